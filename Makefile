@@ -1,0 +1,134 @@
+# FlexTrain NPU — build, simulate, test.
+#   make sim    [CONFIG=small]   build the model (once per config) and run the demo GEMM with a trace
+#   make test                    Criterion: host unit tests + RTL tests at tiny and small
+#   make lint                    verilator --lint-only -Wall on every config
+#   make bench  [CONFIG=small]   simulated cycles per second and utilization (reproducible)
+# Everything a config needs is generated from configs/<config>.cfg into build/<config>/.
+
+CONFIG   ?= small
+CONFIGS  := tiny small medium
+TEST_CONFIGS := tiny small
+B        := build/$(CONFIG)
+CC       ?= gcc
+CXX      ?= g++
+CSTD     := -std=c99 -Wall -Wextra -Werror -O2 -g
+JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
+
+RTL      := $(sort $(wildcard rtl/*.v))
+HOST_SRC := $(filter-out sw/tools/%,$(wildcard sw/*.c))
+CLI_SRC  := $(wildcard sw/cli/*.c)
+UNIT_SRC := $(wildcard tests/unit/*.c)
+RTLT_SRC := $(wildcard tests/rtl/*.c)
+
+VERILATOR ?= verilator
+VFLAGS   := --cc -O3 --x-assign fast --x-initial fast --noassert --trace-fst \
+            --prefix Vnpu_top --top-module npu_top -Wno-fatal
+# The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
+VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
+
+.PHONY: all sim test lint bench deps clean model cli unit-tests help
+.DELETE_ON_ERROR:
+
+all: cli
+
+help:
+	@sed -n '1,8p' Makefile
+
+# ----------------------------------------------------------------------------- dependencies
+# Installs what is missing (Debian packages) or says clearly what to install.
+DEPS_STAMP := build/.deps-ok
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP):
+	@mkdir -p build
+	@missing=""; \
+	command -v $(VERILATOR) >/dev/null 2>&1 || missing="$$missing verilator"; \
+	command -v $(CXX) >/dev/null 2>&1 || missing="$$missing g++"; \
+	[ -f /usr/include/criterion/criterion.h ] || missing="$$missing libcriterion-dev"; \
+	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
+	if [ -n "$$missing" ]; then \
+	  echo "deps: installing missing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
+	    || { echo "deps: could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; \
+	fi; \
+	touch $@
+
+# ----------------------------------------------------------------------------- generated config
+build/gencfg: sw/tools/gencfg.c sw/npu_defs.h | $(DEPS_STAMP)
+	@mkdir -p build
+	$(CC) $(CSTD) -o $@ $<
+
+build/%/.gen: configs/%.cfg build/gencfg
+	@mkdir -p $(@D)
+	build/gencfg $< $(@D)
+	@touch $@
+
+# ----------------------------------------------------------------------------- Verilated model
+# One static library per config: model + Verilator runtime + the C++ harness (C API).
+VINC = -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include/vltstd
+build/%/libnpusim.a: build/%/.gen $(RTL) tb/npu_sim.cpp tb/npu_sim.h tb/dram_model.c tb/dram_model.h
+	@echo "== verilating config $* (once per config)"
+	rm -rf build/$*/obj
+	$(VERILATOR) $(VFLAGS) -f build/$*/verilator.f -Ibuild/$* -Irtl $(RTL) --Mdir build/$*/obj
+	$(MAKE) -s -j$(JOBS) -C build/$*/obj -f Vnpu_top.mk $(VMAKE_OPT) \
+	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
+	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE -Ibuild/$* -Ibuild/$*/obj -Itb $(VINC) \
+	    -c tb/npu_sim.cpp -o build/$*/npu_sim.o
+	$(CC) $(CSTD) -Ibuild/$* -Itb -c tb/dram_model.c -o build/$*/dram_model.o
+	rm -f $@ && ar rcs $@ build/$*/obj/*.o build/$*/npu_sim.o build/$*/dram_model.o
+
+SIM_LIBS := -lz -lpthread
+
+# ----------------------------------------------------------------------------- host programs
+# The host library does not depend on the config (configs arrive as a runtime struct).
+HOST_OBJ := $(patsubst sw/%.c,build/host/%.o,$(HOST_SRC))
+build/host/%.o: sw/%.c $(wildcard sw/*.h sw/cli/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) -Isw -Isw/cli -Itb -c $< -o $@
+build/libnpuhost.a: $(HOST_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+CLI_LIB_SRC := $(filter-out sw/cli/npu_main.c,$(CLI_SRC))
+CLI_LIB_OBJ := $(patsubst sw/%.c,build/host/%.o,$(CLI_LIB_SRC))
+build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_main.c $(wildcard sw/cli/*.h)
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Isw/cli -Itb -c sw/cli/npu_main.c -o build/$*/npu_main.o
+	$(CXX) -o $@ build/$*/npu_main.o $(CLI_LIB_OBJ) build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+
+build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h)
+	for f in $(RTLT_SRC); do \
+	  $(CC) $(CSTD) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
+	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/libnpuhost.a \
+	    build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
+
+build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h)
+	$(CC) $(CSTD) -Isw -Isw/cli -Itb -Itests/unit -o $@ $(UNIT_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
+
+build/npu: build/small/npu
+	ln -sf small/npu $@
+
+model: $(B)/libnpusim.a
+cli: $(B)/npu build/npu
+
+# ----------------------------------------------------------------------------- main targets
+SIM_ARGS ?= gemm -m 300 -n 200 -k 500 --seed 1 --stall-pct 5 --trace waveforms/npu.fst --trace-end 20000
+sim: $(B)/npu build/npu
+	@mkdir -p waveforms
+	$(B)/npu $(SIM_ARGS)
+	@echo "waveform: waveforms/npu.fst (open with: gtkwave waveforms/npu.gtkw)"
+
+test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu)
+	@set -e; \
+	echo "== host unit tests"; build/test_unit --jobs $(JOBS); \
+	for c in $(TEST_CONFIGS); do echo "== RTL tests, config $$c"; build/$$c/test_rtl --jobs $(JOBS); done; \
+	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu
+
+lint: $(foreach c,$(CONFIGS),build/$(c)/.gen)
+	@set -e; for c in $(CONFIGS); do \
+	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); \
+	done; echo "lint: clean (verilator -Wall, configs: $(CONFIGS))"
+
+bench: $(B)/npu
+	tests/bench.sh $(B)/npu
+
+clean:
+	rm -rf build

@@ -1,0 +1,86 @@
+`default_nettype none
+// npu_axi_rd_arb: two read masters (0 = instruction fetch, 1 = LOAD DMA) onto one AXI-like
+// read port. AR: round-robin (the master that did not win last goes first), so neither master
+// starves; ar_id = master index. Once an address is offered it is held until accepted (the choice
+// is locked while m_ar_vld && !m_ar_rdy), as AXI requires stable payloads. R: beats are routed by
+// r_id; m_r_rdy is the ready of the addressed master (combinational through r_id; the DRAM model's
+// outputs are registered, so there is no loop). Beats with an unknown id are dropped.
+module npu_axi_rd_arb #(
+    parameter integer DW = 256
+) (
+    input  wire          clk,
+    input  wire          rst_n,
+    // master 0 (fetch)
+    input  wire          s0_ar_vld,
+    output wire          s0_ar_rdy,
+    input  wire [31:0]   s0_ar_addr,
+    input  wire [7:0]    s0_ar_len,
+    output wire          s0_r_vld,
+    input  wire          s0_r_rdy,
+    output wire [DW-1:0] s0_r_data,
+    output wire          s0_r_last,
+    output wire          s0_r_resp,
+    // master 1 (LOAD DMA)
+    input  wire          s1_ar_vld,
+    output wire          s1_ar_rdy,
+    input  wire [31:0]   s1_ar_addr,
+    input  wire [7:0]    s1_ar_len,
+    output wire          s1_r_vld,
+    input  wire          s1_r_rdy,
+    output wire [DW-1:0] s1_r_data,
+    output wire          s1_r_last,
+    output wire          s1_r_resp,
+    // to DRAM
+    output wire          m_ar_vld,
+    input  wire          m_ar_rdy,
+    output wire [31:0]   m_ar_addr,
+    output wire [7:0]    m_ar_len,
+    output wire [1:0]    m_ar_id,
+    input  wire          m_r_vld,
+    output wire          m_r_rdy,
+    input  wire [DW-1:0] m_r_data,
+    input  wire          m_r_last,
+    input  wire [1:0]    m_r_id,
+    input  wire          m_r_resp
+);
+    reg prio;     // master preferred when both request (toggles to the loser after a grant)
+    reg locked;   // an address was offered last cycle and not accepted: keep lock_sel
+    reg lock_sel;
+
+    wire free_sel = (s0_ar_vld && s1_ar_vld) ? prio : s1_ar_vld;
+    wire sel      = locked ? lock_sel : free_sel;
+
+    assign m_ar_vld  = sel ? s1_ar_vld : s0_ar_vld;
+    assign m_ar_addr = sel ? s1_ar_addr : s0_ar_addr;
+    assign m_ar_len  = sel ? s1_ar_len : s0_ar_len;
+    assign m_ar_id   = {1'b0, sel};
+    assign s0_ar_rdy = m_ar_rdy && !sel;
+    assign s1_ar_rdy = m_ar_rdy && sel;
+    wire   ar_fire   = m_ar_vld && m_ar_rdy;
+
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            prio     <= 1'b0;
+            locked   <= 1'b0;
+            lock_sel <= 1'b0;
+        end else begin
+            locked   <= m_ar_vld && !m_ar_rdy;
+            lock_sel <= sel;
+            if (ar_fire) prio <= !sel;
+        end
+    end
+
+    // R routing by id.
+    wire to0 = (m_r_id == 2'd0);
+    wire to1 = (m_r_id == 2'd1);
+    assign s0_r_vld  = m_r_vld && to0;
+    assign s1_r_vld  = m_r_vld && to1;
+    assign m_r_rdy   = to0 ? s0_r_rdy : (to1 ? s1_r_rdy : 1'b1);
+    assign s0_r_data = m_r_data;
+    assign s1_r_data = m_r_data;
+    assign s0_r_last = m_r_last;
+    assign s1_r_last = m_r_last;
+    assign s0_r_resp = m_r_resp;
+    assign s1_r_resp = m_r_resp;
+endmodule
+`default_nettype wire

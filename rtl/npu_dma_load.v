@@ -1,0 +1,382 @@
+`default_nettype none
+// npu_dma_load: executes LOAD instructions (DRAM -> SPM), see docs/design.md section 2.
+// Fields: w0[14:12] tag, w0[15] transpose, w0[31:16] rows, w1 dram_addr, w2[15:0] spm_addr,
+// w2[31:16] spm_stride (words), w3[15:0] row_bytes, w3[31:16] dram_stride (beats).
+//
+// Structure: an address generator (AG) issues AXI read bursts and runs up to MAX_OUT bursts ahead
+// of the data; an address FIFO remembers each outstanding burst (for the limit and for the address
+// of a failing beat). The data side walks the same words in the same order (data returns in
+// request order), so it needs no per-burst bookkeeping besides r_last.
+//  - normal mode: each row is split into bursts of <= MAX_BURST beats that never cross 4 KiB;
+//    a beat goes into a holding register that writes the SPM; r_rdy = !hold_vld || wr_gnt,
+//    which sustains one beat per cycle while the SPM grants.
+//  - transposed mode: 2S x 2S element blocks; one single-beat burst per source row of a block
+//    fills a row of the transpose buffer, then the 2S columns are written out one SPM word per
+//    cycle (the buffer shifts right by one element per column, so a column is element 0 of
+//    every row: no wide muxes).
+// Checks happen in one CHECK cycle before any request. A DRAM error response stops the address
+// generator; the beats of bursts already issued are accepted and dropped (DRAIN) so the shared
+// read channel is not blocked, then the engine returns to idle.
+// Assumes S is a power of 2 (beats divide 4 KiB) and SPM_AW <= 16 (spm_addr is 16 bits).
+module npu_dma_load #(
+    parameter integer S         = 8,
+    parameter integer SPM_AW    = 12,
+    parameter integer SPM_WORDS = 4096,
+    parameter integer DRAM_AW   = 24,
+    parameter integer MAX_BURST = 16,
+    parameter integer MAX_OUT   = 4
+) (
+    input  wire              clk,
+    input  wire              rst_n,
+    // descriptor
+    input  wire              cmd_vld,
+    output wire              cmd_rdy,
+    input  wire [127:0]      cmd_insn,
+    output wire              busy,
+    output reg               done,
+    output reg               err,
+    output reg  [7:0]        err_code,
+    output reg  [31:0]       err_info,
+    // AXI-like read master
+    output wire              ar_vld,
+    input  wire              ar_rdy,
+    output wire [31:0]       ar_addr,
+    output wire [7:0]        ar_len,
+    input  wire              r_vld,
+    output wire              r_rdy,
+    input  wire [32*S-1:0]   r_data,
+    input  wire              r_last,
+    input  wire              r_resp,
+    // SPM write port
+    output wire              wr_req,
+    output wire [SPM_AW-1:0] wr_addr,
+    output wire [32*S-1:0]   wr_data,
+    input  wire              wr_gnt,
+    // counter pulses
+    output wire              cnt_beat,
+    output wire [2:0]        cnt_tag,
+    output wire              cnt_burst
+);
+    localparam [7:0] ERR_DRAM_ADDR = 8'd2;
+    localparam [7:0] ERR_SPM_ADDR  = 8'd3;
+    localparam [7:0] ERR_BAD_DESC  = 8'd5;
+    localparam [7:0] ERR_DRAM_RESP = 8'd8;
+
+    localparam integer B  = 4 * S;          // bytes per beat / SPM word
+    localparam integer WB = 32 * S;         // bits per beat
+    localparam integer E  = 2 * S;          // int16 elements per beat (transpose block side)
+    localparam integer LB = $clog2(B);
+    localparam integer LE = $clog2(E);
+    localparam integer OW = $clog2(MAX_OUT + 1);
+    localparam [31:0] E32      = E;
+    localparam [31:0] MAXB32   = MAX_BURST;
+    localparam [31:0] SPMW32   = SPM_WORDS;
+    localparam [15:0] E16      = E32[15:0];
+    localparam [15:0] MAXB16   = MAXB32[15:0];
+    localparam [47:0] DRAM_LIM = 48'd1 << DRAM_AW;
+
+    localparam [1:0] ST_IDLE = 2'd0, ST_CHECK = 2'd1, ST_RUN = 2'd2, ST_DRAIN = 2'd3;
+
+    // ---------------- descriptor ----------------
+    reg [1:0]  state;
+    reg [2:0]  f_tag;
+    reg        f_tr;
+    reg [15:0] f_rows;
+    reg [31:0] f_daddr;
+    reg [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+
+    assign cmd_rdy = (state == ST_IDLE);
+    assign busy    = (state != ST_IDLE);
+    wire cmd_fire  = cmd_vld && cmd_rdy;
+    // opcode and token bits are the queue's business
+    // verilator lint_off UNUSEDSIGNAL
+    wire unused_insn = &{1'b0, cmd_insn[11:0]};
+    // verilator lint_on UNUSEDSIGNAL
+
+    // beats per row (= column blocks in transposed mode), and the C = row_bytes/2 columns
+    wire [15:0] nbeats   = {{LB{1'b0}}, f_rbytes[15:LB]} + {15'd0, |f_rbytes[LB-1:0]};
+    wire [15:0] ncols    = {1'b0, f_rbytes[15:1]};
+    wire [31:0] strideB  = {16'd0, f_dstride} << LB;          // DRAM row pitch in bytes
+    wire [31:0] strideBE = {16'd0, f_dstride} << (LB + LE);   // pitch of a 2S-row block
+    wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
+    wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
+    wire [SPM_AW-1:0] sstrideE  = sstride_s << LE;
+
+    // ---------------- start checks (48-bit, no overflow) ----------------
+    wire [47:0] rows48  = {32'd0, f_rows};
+    wire [47:0] dlast   = {16'd0, f_daddr} + (rows48 - 48'd1) * {16'd0, strideB}
+                          + {32'd0, f_rbytes} - 48'd1;
+    wire [47:0] wpr48   = (rows48 + {32'd0, E16} - 48'd1) >> LE;       // SPM words per transposed row
+    wire [47:0] slast   = f_tr ? {32'd0, f_saddr} + ({32'd0, ncols} - 48'd1) * {32'd0, f_sstride}
+                                 + wpr48 - 48'd1
+                               : {32'd0, f_saddr} + (rows48 - 48'd1) * {32'd0, f_sstride}
+                                 + {32'd0, nbeats} - 48'd1;
+    wire chk_bad  = (f_rows == 16'd0) || (f_rbytes == 16'd0) || (f_daddr[LB-1:0] != {LB{1'b0}})
+                    || (f_tr && f_rbytes[0]);
+    wire chk_dram = (dlast >= DRAM_LIM);
+    wire chk_spm  = (slast[47:32] != 16'd0) || (slast[31:0] >= SPMW32);
+    wire in_check = (state == ST_CHECK);
+    wire go       = in_check && !chk_bad && !chk_dram && !chk_spm;
+    wire in_run   = (state == ST_RUN);
+
+    // ---------------- address generator ----------------
+    reg         ag_act;
+    reg [31:0]  ag_addr;    // next burst address
+    reg [31:0]  ag_row;     // normal: current row start; transposed: current row-block start
+    reg [15:0]  ag_rem;     // normal: beats left in the row
+    reg [15:0]  ag_rows;    // normal: rows left; transposed: rows left from this row block
+    reg [LE-1:0] ag_i;      // transposed: row inside the block
+    reg [15:0]  ag_cb;      // transposed: column block (= beat index in the row)
+    reg [31:0]  ag_cboff;   // transposed: ag_cb * B
+
+    wire [12:0] to4k  = (13'd4096 - {1'b0, ag_addr[11:0]}) >> LB;  // beats before the 4 KiB line
+    wire [15:0] lmax  = (MAXB16 < {3'd0, to4k}) ? MAXB16 : {3'd0, to4k};
+    wire [15:0] blen  = (ag_rem < lmax) ? ag_rem : lmax;
+    wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
+    wire [15:0] ag_i16  = {{(16-LE){1'b0}}, ag_i};
+    wire ag_row_end  = (ag_rem == blen);
+    wire ag_blk_last = (ag_i16 == E16 - 16'd1) || (ag_i16 + 16'd1 == ag_rows);
+    wire ag_cb_last  = (ag_cb == nbeats - 16'd1);
+
+    wire        af_full, af_empty;
+    wire [31:0] af_dout;
+    // verilator lint_off UNUSEDSIGNAL
+    wire [OW-1:0] af_count;   // the limit uses af_full
+    // verilator lint_on UNUSEDSIGNAL
+
+    assign ar_vld  = in_run && ag_act && !af_full;
+    assign ar_addr = ag_addr;
+    assign ar_len  = f_tr ? 8'd0 : blen_m1;
+    wire ar_fire   = ar_vld && ar_rdy;
+
+    // ---------------- data side ----------------
+    reg              hold_vld, hold_last;
+    reg [SPM_AW-1:0] hold_addr;
+    reg [WB-1:0]     hold_data;
+    reg [WB-1:0]     tmask;     // keeps the row_bytes of the last beat of a row
+    reg [7:0]        dp_bc;     // beat inside the current burst (for err_info)
+    reg [15:0]       dp_j;      // normal: beat in the row
+    reg [15:0]       dp_rows;   // rows left (normal) / rows left from this row block (transposed)
+    reg [SPM_AW-1:0] dp_spm, dp_srow;
+    // transposed
+    reg              t_fill;    // 1: filling buffer rows from DRAM, 0: writing columns to the SPM
+    reg [LE-1:0]     dp_i, dp_k;
+    reg [15:0]       dp_cols;   // columns left from this column block
+    reg [SPM_AW-1:0] dp_rbaddr, dp_cbaddr, dp_caddr;
+    reg [E*WB-1:0]   tb;        // transpose buffer: row i = beat of source row i of the block
+
+    wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
+    wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
+    wire dp_row_end   = (dp_j == nbeats - 16'd1);
+    wire t_fill_last  = (dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows);
+    wire t_col_last   = (dp_k16 == E16 - 16'd1) || (dp_k16 + 16'd1 == dp_cols);
+    wire t_last_cb    = (dp_cols <= E16);
+    wire t_last_rb    = (dp_rows <= E16);
+
+    wire [WB-1:0] tcol;   // current column: element 0 of every buffer row
+    genvar g;
+    generate
+        for (g = 0; g < E; g = g + 1) begin : g_col
+            assign tcol[g*16 +: 16] = tb[g*WB +: 16];
+        end
+    endgenerate
+
+    assign r_rdy   = (state == ST_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
+    wire r_fire    = r_vld && r_rdy;
+    wire r_err     = r_fire && r_resp && in_run;
+    wire beat_ok   = r_fire && !r_resp && in_run;
+
+    assign wr_req  = in_run && (f_tr ? !t_fill : hold_vld);
+    assign wr_addr = f_tr ? dp_caddr : hold_addr;
+    assign wr_data = f_tr ? tcol : hold_data;
+    wire wr_fire   = wr_req && wr_gnt;
+    wire fin       = f_tr ? (wr_fire && t_col_last && t_last_cb && t_last_rb)
+                          : (wr_fire && hold_last);
+
+    npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
+        .clk(clk), .rst_n(rst_n),
+        .push(ar_fire), .din(ag_addr),
+        .pop(r_fire && r_last), .dout(af_dout),
+        .full(af_full), .empty(af_empty), .count(af_count)
+    );
+
+    assign cnt_beat  = r_fire;
+    assign cnt_burst = ar_fire;
+    assign cnt_tag   = f_tag;
+
+    // ---------------- control state ----------------
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            state    <= ST_IDLE;
+            done     <= 1'b0;
+            err      <= 1'b0;
+            err_code <= 8'd0;
+            err_info <= 32'd0;
+            ag_act   <= 1'b0;
+            hold_vld <= 1'b0;
+            t_fill   <= 1'b1;
+            dp_bc    <= 8'd0;
+        end else begin
+            done <= 1'b0;
+            err  <= 1'b0;
+            if (r_fire) dp_bc <= r_last ? 8'd0 : dp_bc + 8'd1;
+            case (state)
+                ST_IDLE: if (cmd_fire) state <= ST_CHECK;
+                ST_CHECK: begin
+                    if (chk_bad) begin
+                        err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
+                        state <= ST_IDLE;
+                    end else if (chk_dram) begin
+                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= dlast[31:0];
+                        state <= ST_IDLE;
+                    end else if (chk_spm) begin
+                        err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= slast[31:0];
+                        state <= ST_IDLE;
+                    end else begin
+                        ag_act   <= 1'b1;
+                        hold_vld <= 1'b0;
+                        t_fill   <= 1'b1;
+                        state    <= ST_RUN;
+                    end
+                end
+                ST_RUN: begin
+                    if (ar_fire) begin
+                        if (!f_tr) begin
+                            if (ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
+                        end else begin
+                            if (ag_blk_last && ag_cb_last && ag_rows <= E16) ag_act <= 1'b0;
+                        end
+                    end
+                    if (!f_tr) begin
+                        if (beat_ok)      hold_vld <= 1'b1;
+                        else if (wr_fire) hold_vld <= 1'b0;
+                    end else begin
+                        if (beat_ok && t_fill_last)     t_fill <= 1'b0;
+                        else if (wr_fire && t_col_last) t_fill <= 1'b1;
+                    end
+                    if (r_err) begin
+                        err <= 1'b1; err_code <= ERR_DRAM_RESP;
+                        err_info <= af_dout + ({24'd0, dp_bc} << LB);
+                        hold_vld <= 1'b0;
+                        state <= ST_DRAIN;
+                    end else if (fin) begin
+                        done  <= 1'b1;
+                        state <= ST_IDLE;
+                    end
+                end
+                default: if (af_empty) state <= ST_IDLE;   // ST_DRAIN
+            endcase
+        end
+    end
+
+    // ---------------- datapath (no reset) ----------------
+    always @(posedge clk) begin
+        if (cmd_fire) begin
+            f_tag     <= cmd_insn[14:12];
+            f_tr      <= cmd_insn[15];
+            f_rows    <= cmd_insn[31:16];
+            f_daddr   <= cmd_insn[63:32];
+            f_saddr   <= cmd_insn[79:64];
+            f_sstride <= cmd_insn[95:80];
+            f_rbytes  <= cmd_insn[111:96];
+            f_dstride <= cmd_insn[127:112];
+        end
+        if (go) begin
+            tmask    <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {WB{1'b1}}
+                        : ~({WB{1'b1}} << {f_rbytes[LB-1:0], 3'b000});
+            ag_addr  <= f_daddr;
+            ag_row   <= f_daddr;
+            ag_rem   <= nbeats;
+            ag_rows  <= f_rows;
+            ag_i     <= {LE{1'b0}};
+            ag_cb    <= 16'd0;
+            ag_cboff <= 32'd0;
+            dp_j     <= 16'd0;
+            dp_rows  <= f_rows;
+            dp_spm   <= saddr_s;
+            dp_srow  <= saddr_s;
+            dp_i     <= {LE{1'b0}};
+            dp_k     <= {LE{1'b0}};
+            dp_cols  <= ncols;
+            dp_rbaddr <= saddr_s;
+            dp_cbaddr <= saddr_s;
+            dp_caddr  <= saddr_s;
+            if (f_tr) tb <= {E{ {WB{1'b0}} }};   // rows past `rows` read as zero lanes
+        end
+
+        // address generator
+        if (ar_fire) begin
+            if (!f_tr) begin
+                if (ag_row_end) begin
+                    ag_rem  <= nbeats;
+                    ag_rows <= ag_rows - 16'd1;
+                    ag_row  <= ag_row + strideB;
+                    ag_addr <= ag_row + strideB;
+                end else begin
+                    ag_rem  <= ag_rem - blen;
+                    ag_addr <= ag_addr + ({16'd0, blen} << LB);
+                end
+            end else if (ag_blk_last) begin
+                ag_i <= {LE{1'b0}};
+                if (ag_cb_last) begin
+                    ag_cb    <= 16'd0;
+                    ag_cboff <= 32'd0;
+                    ag_rows  <= ag_rows - E16;
+                    ag_row   <= ag_row + strideBE;
+                    ag_addr  <= ag_row + strideBE;
+                end else begin
+                    ag_cb    <= ag_cb + 16'd1;
+                    ag_cboff <= ag_cboff + B;
+                    ag_addr  <= ag_row + ag_cboff + B;
+                end
+            end else begin
+                ag_i    <= ag_i + 1'b1;
+                ag_addr <= ag_addr + strideB;
+            end
+        end
+
+        // normal data side: beat -> holding register
+        if (beat_ok && !f_tr) begin
+            hold_addr <= dp_spm;
+            hold_data <= dp_row_end ? (r_data & tmask) : r_data;
+            hold_last <= dp_row_end && (dp_rows == 16'd1);
+            if (dp_row_end) begin
+                dp_j    <= 16'd0;
+                dp_rows <= dp_rows - 16'd1;
+                dp_srow <= dp_srow + sstride_s;
+                dp_spm  <= dp_srow + sstride_s;
+            end else begin
+                dp_j    <= dp_j + 16'd1;
+                dp_spm  <= dp_spm + 1'b1;
+            end
+        end
+
+        // transposed data side: fill rows, then write columns
+        if (beat_ok && f_tr) begin
+            tb[dp_i*WB +: WB] <= r_data;
+            dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
+        end
+        if (wr_fire && f_tr) begin
+            if (t_col_last) begin
+                tb   <= {E{ {WB{1'b0}} }};
+                dp_k <= {LE{1'b0}};
+                if (t_last_cb) begin
+                    dp_rows   <= dp_rows - E16;
+                    dp_cols   <= ncols;
+                    dp_rbaddr <= dp_rbaddr + 1'b1;
+                    dp_cbaddr <= dp_rbaddr + 1'b1;
+                    dp_caddr  <= dp_rbaddr + 1'b1;
+                end else begin
+                    dp_cols   <= dp_cols - E16;
+                    dp_cbaddr <= dp_cbaddr + sstrideE;
+                    dp_caddr  <= dp_cbaddr + sstrideE;
+                end
+            end else begin
+                tb       <= tb >> 16;
+                dp_k     <= dp_k + 1'b1;
+                dp_caddr <= dp_caddr + sstride_s;
+            end
+        end
+    end
+endmodule
+`default_nettype wire

@@ -1,0 +1,296 @@
+`default_nettype none
+// npu_dma_store: executes STORE instructions (SPM -> DRAM), the reverse of a normal LOAD
+// (docs/design.md section 2). Same fields as LOAD; transpose must be 0.
+//
+// Three decoupled walkers over the same word order:
+//  - reader: reads SPM words (1-cycle latency) into a small read-ahead FIFO, only while the FIFO
+//    has room for the word in flight, so it sustains one word per cycle without overflow;
+//  - address generator: issues AW bursts (<= MAX_BURST beats, never crossing 4 KiB, at most
+//    MAX_OUT awaiting their B response) and queues each burst's length for the W side;
+//  - W side: sends the bursts' beats in AW order (a burst's W starts after its AW handshake),
+//    strobes cover only the row_bytes of each row (last beat of a row is partial).
+// done pulses after the B response of the last burst. A DRAM error response stops the address
+// generator; the W beats of bursts already issued are still sent and their B responses taken
+// (DRAIN), then the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle.
+// Assumes S is a power of 2 (beats divide 4 KiB) and SPM_AW <= 16 (spm_addr is 16 bits).
+module npu_dma_store #(
+    parameter integer S         = 8,
+    parameter integer SPM_AW    = 12,
+    parameter integer SPM_WORDS = 4096,
+    parameter integer DRAM_AW   = 24,
+    parameter integer MAX_BURST = 16,
+    parameter integer MAX_OUT   = 4
+) (
+    input  wire              clk,
+    input  wire              rst_n,
+    // descriptor
+    input  wire              cmd_vld,
+    output wire              cmd_rdy,
+    input  wire [127:0]      cmd_insn,
+    output wire              busy,
+    output reg               done,
+    output reg               err,
+    output reg  [7:0]        err_code,
+    output reg  [31:0]       err_info,
+    // SPM read port
+    output wire              rd_req,
+    output wire [SPM_AW-1:0] rd_addr,
+    input  wire              rd_gnt,
+    input  wire              rd_vld,
+    input  wire [32*S-1:0]   rd_data,
+    // AXI-like write master
+    output wire              aw_vld,
+    input  wire              aw_rdy,
+    output wire [31:0]       aw_addr,
+    output wire [7:0]        aw_len,
+    output wire              w_vld,
+    input  wire              w_rdy,
+    output wire [32*S-1:0]   w_data,
+    output wire [4*S-1:0]    w_strb,
+    output wire              w_last,
+    input  wire              b_vld,
+    output wire              b_rdy,
+    input  wire              b_resp,
+    // counter pulses
+    output wire              cnt_beat,
+    output wire [2:0]        cnt_tag,
+    output wire              cnt_burst
+);
+    localparam [7:0] ERR_DRAM_ADDR = 8'd2;
+    localparam [7:0] ERR_SPM_ADDR  = 8'd3;
+    localparam [7:0] ERR_BAD_DESC  = 8'd5;
+    localparam [7:0] ERR_DRAM_RESP = 8'd8;
+
+    localparam integer B  = 4 * S;          // bytes per beat / SPM word
+    localparam integer WB = 32 * S;
+    localparam integer LB = $clog2(B);
+    localparam integer OW = $clog2(MAX_OUT + 1);
+    localparam integer DFD = 4;             // read-ahead depth: word in flight + pop latency slack
+    localparam integer DFW = $clog2(DFD + 1);
+    localparam [31:0] MAXB32   = MAX_BURST;
+    localparam [31:0] SPMW32   = SPM_WORDS;
+    localparam [31:0] DFD32    = DFD;
+    localparam [15:0] MAXB16   = MAXB32[15:0];
+    localparam [DFW-1:0] DFD_C = DFD32[DFW-1:0];
+    localparam [47:0] DRAM_LIM = 48'd1 << DRAM_AW;
+
+    localparam [2:0] ST_IDLE = 3'd0, ST_CHECK = 3'd1, ST_RUN = 3'd2, ST_DRAIN = 3'd3,
+                     ST_FLUSH = 3'd4;
+
+    // ---------------- descriptor ----------------
+    reg [2:0]  state;
+    reg [2:0]  f_tag;
+    reg        f_tr;
+    reg [15:0] f_rows;
+    reg [31:0] f_daddr;
+    reg [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+
+    assign cmd_rdy = (state == ST_IDLE);
+    assign busy    = (state != ST_IDLE);
+    wire cmd_fire  = cmd_vld && cmd_rdy;
+    // opcode and token bits are the queue's business
+    // verilator lint_off UNUSEDSIGNAL
+    wire unused_insn = &{1'b0, cmd_insn[11:0]};
+    // verilator lint_on UNUSEDSIGNAL
+
+    wire [15:0] nbeats  = {{LB{1'b0}}, f_rbytes[15:LB]} + {15'd0, |f_rbytes[LB-1:0]};
+    wire [31:0] strideB = {16'd0, f_dstride} << LB;
+    wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
+    wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
+
+    // ---------------- start checks (48-bit, no overflow) ----------------
+    wire [47:0] rows48 = {32'd0, f_rows};
+    wire [47:0] dlast  = {16'd0, f_daddr} + (rows48 - 48'd1) * {16'd0, strideB}
+                         + {32'd0, f_rbytes} - 48'd1;
+    wire [47:0] slast  = {32'd0, f_saddr} + (rows48 - 48'd1) * {32'd0, f_sstride}
+                         + {32'd0, nbeats} - 48'd1;
+    wire chk_bad  = (f_rows == 16'd0) || (f_rbytes == 16'd0) || (f_daddr[LB-1:0] != {LB{1'b0}})
+                    || f_tr;
+    wire chk_dram = (dlast >= DRAM_LIM);
+    wire chk_spm  = (slast[47:32] != 16'd0) || (slast[31:0] >= SPMW32);
+    wire go       = (state == ST_CHECK) && !chk_bad && !chk_dram && !chk_spm;
+    wire in_run   = (state == ST_RUN);
+    wire in_xfer  = in_run || (state == ST_DRAIN);   // W and B still flow while draining
+
+    // ---------------- reader: SPM -> read-ahead FIFO ----------------
+    reg              rd_act;
+    reg [15:0]       rd_j, rd_rows;
+    reg [SPM_AW-1:0] rd_spm, rd_srow;
+    wire             df_full, df_empty;
+    wire [WB-1:0]    df_dout;
+    wire [DFW-1:0]   df_count;
+    // room for one more word beyond the one arriving now (rd_vld)
+    wire df_room   = ({1'b0, df_count} + {{DFW{1'b0}}, rd_vld}) < {1'b0, DFD_C};
+    assign rd_req  = in_xfer && rd_act && df_room;
+    assign rd_addr = rd_spm;
+    wire rd_fire   = rd_req && rd_gnt;
+    wire rd_row_end = (rd_j == nbeats - 16'd1);
+
+    // ---------------- address generator ----------------
+    reg         ag_act;
+    reg [31:0]  ag_addr, ag_row;
+    reg [15:0]  ag_rem, ag_rows;
+    wire [12:0] to4k  = (13'd4096 - {1'b0, ag_addr[11:0]}) >> LB;
+    wire [15:0] lmax  = (MAXB16 < {3'd0, to4k}) ? MAXB16 : {3'd0, to4k};
+    wire [15:0] blen  = (ag_rem < lmax) ? ag_rem : lmax;
+    wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
+    wire ag_row_end = (ag_rem == blen);
+
+    wire          af_full, af_empty;      // bursts awaiting B (address kept for err_info)
+    wire [31:0]   af_dout;
+    wire [OW-1:0] af_count;
+    wire          bf_full, bf_empty;      // bursts awaiting W: {last burst of a row, len-1}
+    wire [8:0]    bf_dout;
+    // verilator lint_off UNUSEDSIGNAL
+    wire          bf_full_unused = bf_full;   // bf never holds more entries than af
+    wire [OW-1:0] bf_count;
+    // verilator lint_on UNUSEDSIGNAL
+
+    assign aw_vld  = in_run && ag_act && !af_full;
+    assign aw_addr = ag_addr;
+    assign aw_len  = blen_m1;
+    wire aw_fire   = aw_vld && aw_rdy;
+
+    // ---------------- W side ----------------
+    reg [7:0]     wc;        // beat inside the current burst
+    reg [4*S-1:0] tstrb;     // strobes of the last beat of a row
+    assign w_vld   = in_xfer && !bf_empty && !df_empty;
+    assign w_last  = (wc == bf_dout[7:0]);
+    assign w_data  = df_dout;
+    assign w_strb  = (bf_dout[8] && w_last) ? tstrb : {(4*S){1'b1}};
+    wire w_fire    = w_vld && w_rdy;
+
+    assign b_rdy   = in_xfer;
+    wire b_fire    = b_vld && b_rdy;
+
+    npu_fifo #(.W(WB), .DEPTH(DFD)) u_df (
+        .clk(clk), .rst_n(rst_n),
+        .push(rd_vld), .din(rd_data),
+        .pop(w_fire || (state == ST_FLUSH)), .dout(df_dout),
+        .full(df_full), .empty(df_empty), .count(df_count)
+    );
+    // verilator lint_off UNUSEDSIGNAL
+    wire df_full_unused = df_full;   // df_room keeps the FIFO from overflowing
+    // verilator lint_on UNUSEDSIGNAL
+
+    npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
+        .clk(clk), .rst_n(rst_n),
+        .push(aw_fire), .din(ag_addr),
+        .pop(b_fire), .dout(af_dout),
+        .full(af_full), .empty(af_empty), .count(af_count)
+    );
+
+    npu_fifo #(.W(9), .DEPTH(MAX_OUT)) u_bf (
+        .clk(clk), .rst_n(rst_n),
+        .push(aw_fire), .din({ag_row_end, blen_m1}),
+        .pop(w_fire && w_last), .dout(bf_dout),
+        .full(bf_full), .empty(bf_empty), .count(bf_count)
+    );
+
+    assign cnt_beat  = w_fire;
+    assign cnt_burst = aw_fire;
+    assign cnt_tag   = f_tag;
+
+    // ---------------- control state ----------------
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            state    <= ST_IDLE;
+            done     <= 1'b0;
+            err      <= 1'b0;
+            err_code <= 8'd0;
+            err_info <= 32'd0;
+            ag_act   <= 1'b0;
+            rd_act   <= 1'b0;
+            wc       <= 8'd0;
+        end else begin
+            done <= 1'b0;
+            err  <= 1'b0;
+            if (w_fire) wc <= w_last ? 8'd0 : wc + 8'd1;
+            if (aw_fire && ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
+            if (rd_fire && rd_row_end && rd_rows == 16'd1) rd_act <= 1'b0;
+            case (state)
+                ST_IDLE: if (cmd_fire) state <= ST_CHECK;
+                ST_CHECK: begin
+                    if (chk_bad) begin
+                        err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
+                        state <= ST_IDLE;
+                    end else if (chk_dram) begin
+                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= dlast[31:0];
+                        state <= ST_IDLE;
+                    end else if (chk_spm) begin
+                        err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= slast[31:0];
+                        state <= ST_IDLE;
+                    end else begin
+                        ag_act <= 1'b1;
+                        rd_act <= 1'b1;
+                        state  <= ST_RUN;
+                    end
+                end
+                ST_RUN: begin
+                    if (b_fire && b_resp) begin
+                        err <= 1'b1; err_code <= ERR_DRAM_RESP; err_info <= af_dout;
+                        ag_act <= 1'b0;
+                        state <= ST_DRAIN;
+                    end else if (b_fire && !ag_act && af_count == {{(OW-1){1'b0}}, 1'b1}) begin
+                        done  <= 1'b1;
+                        state <= ST_IDLE;
+                    end
+                end
+                ST_DRAIN: if (af_empty) begin
+                    rd_act <= 1'b0;
+                    state  <= ST_FLUSH;
+                end
+                default: if (df_empty && !rd_vld) state <= ST_IDLE;   // ST_FLUSH
+            endcase
+        end
+    end
+
+    // ---------------- datapath (no reset) ----------------
+    always @(posedge clk) begin
+        if (cmd_fire) begin
+            f_tag     <= cmd_insn[14:12];
+            f_tr      <= cmd_insn[15];
+            f_rows    <= cmd_insn[31:16];
+            f_daddr   <= cmd_insn[63:32];
+            f_saddr   <= cmd_insn[79:64];
+            f_sstride <= cmd_insn[95:80];
+            f_rbytes  <= cmd_insn[111:96];
+            f_dstride <= cmd_insn[127:112];
+        end
+        if (go) begin
+            tstrb   <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {(4*S){1'b1}}
+                       : ~({(4*S){1'b1}} << f_rbytes[LB-1:0]);
+            ag_addr <= f_daddr;
+            ag_row  <= f_daddr;
+            ag_rem  <= nbeats;
+            ag_rows <= f_rows;
+            rd_j    <= 16'd0;
+            rd_rows <= f_rows;
+            rd_spm  <= saddr_s;
+            rd_srow <= saddr_s;
+        end
+        if (aw_fire) begin
+            if (ag_row_end) begin
+                ag_rem  <= nbeats;
+                ag_rows <= ag_rows - 16'd1;
+                ag_row  <= ag_row + strideB;
+                ag_addr <= ag_row + strideB;
+            end else begin
+                ag_rem  <= ag_rem - blen;
+                ag_addr <= ag_addr + ({16'd0, blen} << LB);
+            end
+        end
+        if (rd_fire) begin
+            if (rd_row_end) begin
+                rd_j    <= 16'd0;
+                rd_rows <= rd_rows - 16'd1;
+                rd_srow <= rd_srow + sstride_s;
+                rd_spm  <= rd_srow + sstride_s;
+            end else begin
+                rd_j    <= rd_j + 16'd1;
+                rd_spm  <= rd_spm + 1'b1;
+            end
+        end
+    end
+endmodule
+`default_nettype wire

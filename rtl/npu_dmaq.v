@@ -1,0 +1,66 @@
+`default_nettype none
+// npu_dmaq: issue logic of the LOAD or the STORE queue. Pops the dependency tokens the head
+// instruction asks for, hands a LOAD/STORE to its DMA engine (one descriptor at a time) and
+// pushes tokens when the engine reports completion. SYNC instructions only move tokens.
+module npu_dmaq (
+    input  wire         clk,
+    input  wire         rst_n,
+    input  wire         run,
+    input  wire [7:0]   sync_op,      // OP_SYNC_L or OP_SYNC_S
+    // queue head
+    input  wire         q_vld,
+    input  wire [127:0] q_insn,
+    input  wire [31:0]  q_pc,
+    output wire         q_pop,
+    // tokens (a missing neighbour is tied to avail = 1 and its outputs left open)
+    input  wire         prev_avail,
+    input  wire         next_avail,
+    output wire         pop_prev,
+    output wire         pop_next,
+    output wire         push_prev,
+    output wire         push_next,
+    // DMA engine
+    output wire         cmd_vld,
+    input  wire         cmd_rdy,
+    output wire [127:0] cmd_insn,
+    input  wire         dma_done,
+    // status
+    output wire         busy,
+    output reg  [31:0]  pc_cur,
+    output wire         done,
+    output wire         ev_wait_tok
+);
+    reg       inflight;
+    reg [1:0] push_q;                 // {push_next, push_prev} of the descriptor in flight
+    wire is_sync   = q_insn[7:0] == sync_op;
+    wire tokens_ok = (!q_insn[8] || prev_avail) && (!q_insn[9] || next_avail);
+    wire go        = run && q_vld && tokens_ok && !inflight;
+    wire issue     = go && (is_sync || cmd_rdy);
+    assign q_pop     = issue;
+    assign pop_prev  = issue && q_insn[8];
+    assign pop_next  = issue && q_insn[9];
+    assign cmd_vld   = go && !is_sync;
+    assign cmd_insn  = q_insn;
+    wire sync_done   = issue && is_sync;
+    wire dma_fin     = inflight && dma_done;
+    assign push_prev = (sync_done && q_insn[10]) || (dma_fin && push_q[0]);
+    assign push_next = (sync_done && q_insn[11]) || (dma_fin && push_q[1]);
+    assign done      = sync_done || dma_fin;
+    assign busy      = inflight;
+    assign ev_wait_tok = run && q_vld && !tokens_ok && !inflight;
+
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            inflight <= 1'b0; push_q <= 2'b00; pc_cur <= 32'd0;
+        end else begin
+            if (q_vld && !inflight) pc_cur <= q_pc;
+            if (issue && !is_sync) begin
+                inflight <= 1'b1;
+                push_q   <= q_insn[11:10];
+            end else if (dma_fin) begin
+                inflight <= 1'b0;
+            end
+        end
+    end
+endmodule
+`default_nettype wire

@@ -1,0 +1,179 @@
+`default_nettype none
+// npu_fetch: reads the program (PROG_LEN 128-bit instructions at PROG_BASE) from DRAM in bursts,
+// splits beats into instructions, checks the opcode and pushes each instruction with its index
+// (pc) into the LOAD, EXEC or STORE queue. It stops at an illegal opcode (error with its pc).
+module npu_fetch #(
+    parameter S         = 8,
+    parameter DRAM_AW   = 24,
+    parameter MAX_BURST = 16
+) (
+    input  wire           clk,
+    input  wire           rst_n,
+    input  wire           start,        // one-cycle pulse: begin a new program
+    input  wire           run,          // 0 after an error: stop issuing requests
+    input  wire [31:0]    prog_base,
+    input  wire [31:0]    prog_len,
+    // AXI-like read master
+    output wire           ar_vld,
+    input  wire           ar_rdy,
+    output wire [31:0]    ar_addr,
+    output wire [7:0]     ar_len,
+    input  wire           r_vld,
+    output wire           r_rdy,
+    input  wire [32*S-1:0] r_data,
+    input  wire           r_last,
+    input  wire           r_resp,
+    // instruction queues (instruction in [127:0], pc in [159:128])
+    output wire [159:0]   q_din,
+    output wire           ql_push,
+    input  wire           ql_full,
+    output wire           qe_push,
+    input  wire           qe_full,
+    output wire           qs_push,
+    input  wire           qs_full,
+    output wire           done,         // every instruction has been pushed
+    output wire [31:0]    fetch_pc,
+    output wire           err,
+    output wire [7:0]     err_code,
+    output wire [31:0]    err_info,
+    output wire [31:0]    err_pc,
+    output wire           ev_beat,
+    output wire           ev_burst
+);
+`include "npu_defs.vh"
+    localparam B     = 4 * S;                    // bytes per beat
+    localparam WB    = 32 * S;
+    localparam BW    = $clog2(MAX_BURST + 1);
+    // Instructions per beat (B >= 16) or beats per instruction (B < 16).
+    localparam IPB   = (B >= 16) ? B / 16 : 1;
+    localparam BPI   = (B >= 16) ? 1 : 16 / B;
+    localparam ALIGN = (B >= 16) ? B : 16;
+    localparam [47:0] B48 = {16'd0, B[31:0]};
+
+    reg         active;
+    reg  [31:0] pc;                 // next instruction to push
+    reg  [31:0] len;
+    reg  [47:0] addr;               // next beat address
+    reg  [31:0] beats_left;         // beats not yet requested
+    reg         burst_out;          // one burst outstanding at a time
+    reg         failed;
+    reg  [7:0]  f_code;
+    reg  [31:0] f_info;
+
+    // beat buffer sized for a whole burst, so r_rdy never depends on the queues
+    wire         bf_full, bf_empty;
+    wire [BW-1:0] bf_count;
+    wire [WB-1:0] bf_dout;
+    wire         bf_pop;
+
+    wire [47:0] to_4k  = 48'd4096 - {36'd0, addr[11:0]};
+    wire [47:0] beats_4k = to_4k / B48;
+    wire [31:0] blen_a = (beats_left < MAX_BURST) ? beats_left : MAX_BURST;
+    wire [31:0] blen   = ({16'd0, blen_a} > beats_4k) ? beats_4k[31:0] : blen_a;
+    assign ar_vld  = active && run && !failed && !burst_out && beats_left != 0
+                  && ({{(32-BW){1'b0}}, bf_count} + blen) <= MAX_BURST;
+    assign ar_addr = addr[31:0];
+    assign ar_len  = blen[7:0] - 8'd1;
+    assign r_rdy   = 1'b1;
+    assign ev_beat = r_vld && !r_resp;
+    assign ev_burst = ar_vld && ar_rdy;
+
+    npu_fifo #(.W(WB), .DEPTH(MAX_BURST)) u_beats (
+        .clk(clk), .rst_n(rst_n && !start),
+        .push(r_vld && !r_resp && active), .din(r_data),
+        .pop(bf_pop), .dout(bf_dout), .full(bf_full), .empty(bf_empty), .count(bf_count)
+    );
+
+    // ---- split beats into instructions
+    wire [127:0] insn;
+    wire         insn_vld;
+    wire         insn_take;
+    generate
+        if (B >= 16) begin : g_wide
+            localparam SLW = $clog2(IPB + 1);
+            localparam [SLW-1:0] LAST = IPB[SLW-1:0] - 1'b1;
+            reg [SLW-1:0] slot;
+            assign insn     = bf_dout[slot*128 +: 128];
+            assign insn_vld = !bf_empty;
+            // a beat is consumed after its last slot or after the program's last instruction
+            assign bf_pop   = insn_take && (slot == LAST || pc + 1 == len);
+            always @(posedge clk) begin
+                if (!rst_n || start) slot <= 0;
+                else if (insn_take) slot <= (slot == LAST) ? {SLW{1'b0}} : slot + 1'b1;
+            end
+        end else begin : g_narrow
+            reg [127:0] asm_q;
+            localparam NBW = $clog2(BPI + 1);
+            localparam [NBW-1:0] FULL = BPI[NBW-1:0];
+            reg [NBW-1:0] nb;
+            assign insn     = asm_q;
+            assign insn_vld = nb == FULL;
+            assign bf_pop   = !bf_empty && nb != FULL;
+            always @(posedge clk) begin
+                if (!rst_n || start) nb <= 0;
+                else begin
+                    if (bf_pop) begin
+                        asm_q <= {bf_dout, asm_q[127:WB]};   // little-endian: later beats are higher
+                        nb    <= nb + 1'b1;
+                    end else if (insn_take) nb <= 0;
+                end
+            end
+        end
+    endgenerate
+
+    wire [7:0] op = insn[7:0];
+    wire to_l = op == OP_LOAD || op == OP_SYNC_L;
+    wire to_s = op == OP_STORE || op == OP_SYNC_S;
+    wire to_e = op == OP_LDW || op == OP_WAVE || op == OP_DRAIN || op == OP_SYNC_E;
+    wire illegal = !(to_l || to_s || to_e);
+    wire have = active && run && !failed && insn_vld && pc != len;
+    assign insn_take = have && !illegal && ((to_l && !ql_full) || (to_s && !qs_full) || (to_e && !qe_full));
+    assign ql_push = insn_take && to_l;
+    assign qs_push = insn_take && to_s;
+    assign qe_push = insn_take && to_e;
+    assign q_din   = {pc, insn};
+
+    // ---- program checks at start
+    wire [47:0] prog_end = {16'd0, prog_base} + {12'd0, prog_len, 4'd0};
+    wire bad_prog = (prog_base % ALIGN) != 0 || prog_end > (48'd1 << DRAM_AW);
+
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            active <= 1'b0; failed <= 1'b0; pc <= 0; len <= 0; beats_left <= 0; burst_out <= 1'b0;
+            f_code <= ERR_NONE; f_info <= 0; addr <= 0;
+        end else if (start) begin
+            active     <= !bad_prog;
+            failed     <= bad_prog;
+            f_code     <= bad_prog ? ERR_BAD_PROGRAM : ERR_NONE;
+            f_info     <= prog_base;
+            pc         <= 0;
+            len        <= prog_len;
+            addr       <= {16'd0, prog_base};
+            beats_left <= (prog_len * 16 + B - 1) / B;
+            burst_out  <= 1'b0;
+        end else begin
+            if (ar_vld && ar_rdy) begin
+                burst_out  <= 1'b1;
+                addr       <= addr + blen * B;
+                beats_left <= beats_left - blen;
+            end
+            if (r_vld && r_last) burst_out <= 1'b0;
+            if (r_vld && r_resp && active && !failed) begin
+                failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= addr[31:0];
+            end
+            if (have && illegal && !failed) begin
+                failed <= 1'b1; f_code <= ERR_ILLEGAL_OPCODE; f_info <= {24'd0, op};
+            end
+            if (insn_take) pc <= pc + 1;
+        end
+    end
+
+    assign done     = active && pc == len;
+    assign fetch_pc = pc;
+    assign err      = failed;
+    assign err_code = f_code;
+    assign err_info = f_info;
+    assign err_pc   = pc;
+    wire unused = &{1'b0, bf_full};
+endmodule
+`default_nettype wire

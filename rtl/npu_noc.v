@@ -1,0 +1,65 @@
+`default_nettype none
+// npu_noc: one multicast channel from the SPM side to NEP core endpoints.
+// A flit (2S int16 lanes) with group id in_gid goes to every endpoint e with accept[e*16+gid];
+// endpoint e keeps the low (half[e]=0, lanes 0..S-1) or high (half[e]=1, lanes S..2S-1) half.
+// Each endpoint has exactly one output register (one link stage). The flit moves only when all
+// its destinations can take it (register empty or emptied this cycle), so a multicast is atomic
+// and in_rdy depends combinationally on in_gid and out_rdy. A flit with no destination is
+// consumed and flagged with err_nodest.
+module npu_noc #(
+    parameter integer S   = 8,
+    parameter integer NEP = 4
+) (
+    input  wire                       clk,
+    input  wire                       rst_n,
+    input  wire                       in_vld,
+    output wire                       in_rdy,
+    input  wire [3:0]                 in_gid,
+    input  wire [2*S*16-1:0]          in_data,
+    input  wire [NEP*16-1:0]          accept,
+    input  wire [NEP-1:0]             half,
+    output reg  [NEP-1:0]             out_vld,
+    output reg  [NEP*S*16-1:0]        out_data,
+    input  wire [NEP-1:0]             out_rdy,
+    output wire                       err_nodest,
+    output wire                       cnt_flit,
+    output reg  [$clog2(NEP+1)-1:0]   cnt_deliv
+);
+    localparam integer HW = S * 16;   // bits kept by one endpoint
+    localparam integer DW = $clog2(NEP + 1);
+
+    wire [NEP-1:0] dest;
+    wire [NEP-1:0] can_take;   // endpoint register free (or freed) this cycle
+    genvar e;
+    generate
+        for (e = 0; e < NEP; e = e + 1) begin : g_ep
+            wire [15:0] acc_e = accept[e*16 +: 16];
+            assign dest[e]     = acc_e[in_gid];
+            assign can_take[e] = !out_vld[e] || out_rdy[e];
+        end
+    endgenerate
+
+    assign in_rdy     = &(~dest | can_take);
+    wire   fire       = in_vld && in_rdy;
+    assign err_nodest = fire && (dest == {NEP{1'b0}});
+    assign cnt_flit   = fire;
+
+    integer i;
+    always @(*) begin
+        cnt_deliv = {DW{1'b0}};
+        for (i = 0; i < NEP; i = i + 1)
+            if (fire && dest[i]) cnt_deliv = cnt_deliv + 1'b1;
+    end
+
+    always @(posedge clk) begin
+        for (i = 0; i < NEP; i = i + 1)
+            if (fire && dest[i])
+                out_data[i*HW +: HW] <= half[i] ? in_data[HW +: HW] : in_data[0 +: HW];
+    end
+
+    always @(posedge clk) begin
+        if (!rst_n) out_vld <= {NEP{1'b0}};
+        else        out_vld <= (out_vld & ~out_rdy) | ({NEP{fire}} & dest);
+    end
+endmodule
+`default_nettype wire

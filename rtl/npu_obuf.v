@@ -1,0 +1,46 @@
+`default_nettype none
+// npu_obuf: output buffer, 2S lanes of 2*ROWS int32 (two halves for double buffering; the half is
+// addr / ROWS). Each lane accumulates on write: mem[a] <= acc ? mem[a] + d : d (32-bit wrap).
+// Port wr_* takes the bottom lanes of the array, port wr2_* the path (2) lanes of cores 0/1
+// (HSW/ISW). Both ports writing one lane at one address in one cycle is a program error; port 1
+// wins. One row read port, registered: rd_data is valid the cycle after rd_en; a read of an
+// address written in the same cycle returns the old value. No reset: datapath only.
+module npu_obuf #(
+    parameter S    = 8,
+    parameter ROWS = 256
+) (
+    input  wire                            clk,
+    input  wire [2*S-1:0]                  wr_en,
+    input  wire [2*S*$clog2(2*ROWS)-1:0]   wr_addr,
+    input  wire [2*S-1:0]                  wr_acc,
+    input  wire [2*S*32-1:0]               wr_data,
+    input  wire [2*S-1:0]                  wr2_en,
+    input  wire [2*S*$clog2(2*ROWS)-1:0]   wr2_addr,
+    input  wire [2*S-1:0]                  wr2_acc,
+    input  wire [2*S*32-1:0]               wr2_data,
+    input  wire                            rd_en,
+    input  wire [$clog2(2*ROWS)-1:0]       rd_addr,
+    output wire [2*S*32-1:0]               rd_data
+);
+    localparam AW = $clog2(2*ROWS);
+
+    genvar l;
+    generate
+        for (l = 0; l < 2*S; l = l + 1) begin : g_lane
+            reg  [31:0]   mem [0:2*ROWS-1];
+            reg  [31:0]   q;
+            wire [AW-1:0] a1 = wr_addr[l*AW +: AW];
+            wire [AW-1:0] a2 = wr2_addr[l*AW +: AW];
+            wire [31:0]   d1 = wr_data[l*32 +: 32];
+            wire [31:0]   d2 = wr2_data[l*32 +: 32];
+            always @(posedge clk) begin
+                // Port 2 first so that port 1's write (the later assignment) wins on a clash.
+                if (wr2_en[l]) mem[a2] <= wr2_acc[l] ? mem[a2] + d2 : d2;
+                if (wr_en[l])  mem[a1] <= wr_acc[l]  ? mem[a1] + d1 : d1;
+                if (rd_en)     q <= mem[rd_addr];
+            end
+            assign rd_data[l*32 +: 32] = q;
+        end
+    endgenerate
+endmodule
+`default_nettype wire

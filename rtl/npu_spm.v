@@ -1,0 +1,92 @@
+`default_nettype none
+// npu_spm: banked scratchpad. BANKS banks of BANK_WORDS words of WB bits; bank = addr / BANK_WORDS.
+// BANK_WORDS must be a power of 2 (the bank is then the address bits above log2(BANK_WORDS)).
+// Each bank has one read and one write port per cycle. Per bank and per direction the lowest
+// requesting port index wins; a request to the same bank from a lower port blocks higher ones.
+// Grants are combinational; a write happens at the clock edge of its grant, read data comes out
+// registered the cycle after the grant (rd_vld). A read and a write of the same word in the same
+// cycle return the old data. Addresses must be in range (requestors check before issuing).
+// The storage is modelled as one array (arbitration guarantees one access per bank and port
+// kind per cycle), which keeps simulation cheap.
+module npu_spm #(
+    parameter integer BANKS      = 4,
+    parameter integer BANK_WORDS = 1024,
+    parameter integer WB         = 256,
+    parameter integer NR         = 3,
+    parameter integer NW         = 2
+) (
+    input  wire                                   clk,
+    input  wire                                   rst_n,
+    input  wire [NR-1:0]                          rd_req,
+    input  wire [NR*$clog2(BANKS*BANK_WORDS)-1:0] rd_addr,
+    output reg  [NR-1:0]                          rd_gnt,
+    output reg  [NR-1:0]                          rd_vld,
+    output reg  [NR*WB-1:0]                       rd_data,
+    input  wire [NW-1:0]                          wr_req,
+    input  wire [NW*$clog2(BANKS*BANK_WORDS)-1:0] wr_addr,
+    input  wire [NW*WB-1:0]                       wr_data,
+    output reg  [NW-1:0]                          wr_gnt,
+    output reg  [$clog2(NR+1)-1:0]                cnt_rd,
+    output reg  [$clog2(NW+1)-1:0]                cnt_wr,
+    output reg  [$clog2(NR+NW+1)-1:0]             cnt_conflict
+);
+    localparam integer AW    = $clog2(BANKS * BANK_WORDS);
+    localparam integer BW    = $clog2(BANK_WORDS);   // row bits inside a bank
+    localparam integer WORDS = BANKS * BANK_WORDS;
+    localparam integer RCW   = $clog2(NR + 1);
+    localparam integer WCW   = $clog2(NW + 1);
+    localparam integer CCW   = $clog2(NR + NW + 1);
+
+    reg [WB-1:0] mem [0:WORDS-1];   // no reset (datapath)
+
+    // Same-bank test: compare the address bits above the in-bank row (works for BANKS = 1 too).
+    function same_bank;
+        input [AW-1:0] a;
+        input [AW-1:0] b;
+        begin
+            same_bank = ((a >> BW) == (b >> BW));
+        end
+    endfunction
+
+    integer i, k;
+    always @(*) begin
+        rd_gnt = rd_req;
+        for (i = 1; i < NR; i = i + 1)
+            for (k = 0; k < i; k = k + 1)
+                if (rd_req[k] && same_bank(rd_addr[k*AW +: AW], rd_addr[i*AW +: AW]))
+                    rd_gnt[i] = 1'b0;
+        wr_gnt = wr_req;
+        for (i = 1; i < NW; i = i + 1)
+            for (k = 0; k < i; k = k + 1)
+                if (wr_req[k] && same_bank(wr_addr[k*AW +: AW], wr_addr[i*AW +: AW]))
+                    wr_gnt[i] = 1'b0;
+    end
+
+    // Per-cycle counter pulses.
+    always @(*) begin
+        cnt_rd = {RCW{1'b0}};
+        cnt_wr = {WCW{1'b0}};
+        cnt_conflict = {CCW{1'b0}};
+        for (i = 0; i < NR; i = i + 1) begin
+            if (rd_gnt[i])               cnt_rd = cnt_rd + 1'b1;
+            if (rd_req[i] && !rd_gnt[i]) cnt_conflict = cnt_conflict + 1'b1;
+        end
+        for (i = 0; i < NW; i = i + 1) begin
+            if (wr_gnt[i])               cnt_wr = cnt_wr + 1'b1;
+            if (wr_req[i] && !wr_gnt[i]) cnt_conflict = cnt_conflict + 1'b1;
+        end
+    end
+
+    always @(posedge clk) begin
+        for (i = 0; i < NW; i = i + 1)
+            if (wr_gnt[i]) mem[wr_addr[i*AW +: AW]] <= wr_data[i*WB +: WB];
+        for (i = 0; i < NR; i = i + 1)
+            if (rd_gnt[i]) rd_data[i*WB +: WB] <= mem[rd_addr[i*AW +: AW]];
+    end
+
+    always @(posedge clk) begin
+        if (!rst_n) rd_vld <= {NR{1'b0}};
+        else        rd_vld <= rd_gnt;
+    end
+endmodule
+`default_nettype wire

@@ -1,0 +1,433 @@
+`default_nettype none
+// npu_top: the FlexTrain NPU. A host writes a program and tensors into DRAM, sets PROG_BASE,
+// PROG_LEN and CTRL.start over the CSR port and waits for `halted`; the NPU fetches the program
+// and runs its LOAD, EXEC and STORE queues concurrently (docs/design.md).
+//
+//   DRAM <-AXI-> fetch, LOAD DMA, STORE DMA <-> SPM (banked) -> NoC H/V -> LBUF_H/LBUF_V
+//        -> FlexSA (2x2 cores of SxS PEs) -> OBUF (accumulate) -> SPM
+module npu_top #(
+    parameter S               = 8,
+    parameter SPM_BANKS       = 4,
+    parameter SPM_BANK_WORDS  = 1024,
+    parameter OBUF_ROWS       = 256,
+    parameter LBUF_H_DEPTH    = 8,
+    parameter LBUF_V_DEPTH    = 16,
+    parameter QUEUE_DEPTH     = 8,
+    parameter TOKEN_MAX       = 15,
+    parameter DRAM_ADDR_BITS  = 24,
+    parameter MAX_BURST_BEATS = 16,
+    parameter MAX_OUTSTANDING = 4,
+    parameter WATCHDOG_CYCLES = 20000
+) (
+    input  wire             clk,
+    input  wire             rst_n,
+    // CSR port
+    input  wire [11:0]      csr_addr,
+    input  wire [31:0]      csr_wdata,
+    input  wire             csr_we,
+    output wire [31:0]      csr_rdata,
+    output wire             halted,
+    // AXI-like DRAM master
+    output wire             m_ar_valid,
+    input  wire             m_ar_ready,
+    output wire [31:0]      m_ar_addr,
+    output wire [7:0]       m_ar_len,
+    output wire [1:0]       m_ar_id,
+    input  wire             m_r_valid,
+    output wire             m_r_ready,
+    input  wire [32*S-1:0]  m_r_data,
+    input  wire             m_r_last,
+    input  wire [1:0]       m_r_id,
+    input  wire             m_r_resp,
+    output wire             m_aw_valid,
+    input  wire             m_aw_ready,
+    output wire [31:0]      m_aw_addr,
+    output wire [7:0]       m_aw_len,
+    output wire             m_w_valid,
+    input  wire             m_w_ready,
+    output wire [32*S-1:0]  m_w_data,
+    output wire [4*S-1:0]   m_w_strb,
+    output wire             m_w_last,
+    input  wire             m_b_valid,
+    output wire             m_b_ready,
+    input  wire             m_b_resp
+);
+`include "npu_defs.vh"
+    localparam F         = 2 * S;
+    localparam WB        = 32 * S;          // SPM word / DRAM beat bits
+    localparam BEAT      = 4 * S;           // bytes
+    localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
+    localparam SPM_AW    = $clog2(SPM_WORDS);
+    localparam OBUF_AW   = $clog2(2 * OBUF_ROWS);
+    localparam TAGW      = OBUF_AW + 3;     // {last, bank, acc, obuf row}
+    localparam QW        = 160;             // queue entry: {pc, instruction}
+    localparam QCW       = $clog2(QUEUE_DEPTH + 1);
+    localparam LHW       = $clog2(LBUF_H_DEPTH + 1);
+    localparam LVW       = $clog2(LBUF_V_DEPTH + 1);
+
+    // ------------------------------------------------------------------ control
+    wire        unit_rst_n, fetch_start, run;
+    wire [31:0] prog_base, prog_len;
+    wire        fetch_done;
+    wire [31:0] fetch_pc, pc_l, pc_e, pc_s;
+    wire        busy_l, busy_e, busy_s;
+    wire [3:0]  err_vec;
+    wire [31:0] err_code;
+    wire [127:0] err_info, err_pc;
+    wire        pop_l2e, pop_e2l, pop_e2s, pop_s2e, push_l2e, push_s2e;
+    wire [2:0]  push_e2l, push_e2s;
+    wire        l2e_avail, e2l_avail, e2s_avail, s2e_avail;
+    reg  [NUM_COUNTERS*16-1:0] cnt_inc;
+    wire        progress;
+    wire [QCW-1:0] ql_cnt, qe_cnt, qs_cnt;
+
+    npu_ctrl #(.S(S), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS), .TOKEN_MAX(TOKEN_MAX),
+               .WATCHDOG_CYCLES(WATCHDOG_CYCLES), .NCNT(NUM_COUNTERS), .NERR(4)) u_ctrl (
+        .clk(clk), .rst_n(rst_n),
+        .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_we(csr_we), .csr_rdata(csr_rdata),
+        .halted(halted), .unit_rst_n(unit_rst_n), .fetch_start(fetch_start), .run(run),
+        .prog_base(prog_base), .prog_len(prog_len),
+        .fetch_done(fetch_done), .fetch_pc(fetch_pc),
+        .ql_cnt(sat4(ql_cnt)), .qe_cnt(sat4(qe_cnt)), .qs_cnt(sat4(qs_cnt)),
+        .busy_l(busy_l), .busy_e(busy_e), .busy_s(busy_s),
+        .pc_l(pc_l), .pc_e(pc_e), .pc_s(pc_s), .progress(progress),
+        .err_vec(err_vec), .err_code(err_code), .err_info(err_info), .err_pc(err_pc),
+        .pop_l2e(pop_l2e), .pop_e2l(pop_e2l), .pop_e2s(pop_e2s), .pop_s2e(pop_s2e),
+        .push_l2e(push_l2e), .push_e2l(push_e2l), .push_e2s(push_e2s), .push_s2e(push_s2e),
+        .l2e_avail(l2e_avail), .e2l_avail(e2l_avail), .e2s_avail(e2s_avail), .s2e_avail(s2e_avail),
+        .cnt_inc(cnt_inc)
+    );
+
+    function [3:0] sat4(input [QCW-1:0] v);
+        sat4 = (v > 15) ? 4'd15 : v[3:0];
+    endfunction
+
+    // ------------------------------------------------------------------ fetch and queues
+    wire        f_ar_vld, f_ar_rdy, f_r_vld, f_r_rdy, f_r_last, f_r_resp;
+    wire [31:0] f_ar_addr;
+    wire [7:0]  f_ar_len;
+    wire [WB-1:0] f_r_data;
+    wire [QW-1:0] q_din, ql_dout, qe_dout, qs_dout;
+    wire        ql_push, qe_push, qs_push, ql_full, qe_full, qs_full, ql_empty, qe_empty, qs_empty;
+    wire        ql_pop, qe_pop, qs_pop;
+    wire        f_err, ev_f_beat, ev_f_burst;
+    wire [7:0]  f_err_code;
+    wire [31:0] f_err_info, f_err_pc;
+
+    npu_fetch #(.S(S), .DRAM_AW(DRAM_ADDR_BITS), .MAX_BURST(MAX_BURST_BEATS)) u_fetch (
+        .clk(clk), .rst_n(unit_rst_n), .start(fetch_start), .run(run),
+        .prog_base(prog_base), .prog_len(prog_len),
+        .ar_vld(f_ar_vld), .ar_rdy(f_ar_rdy), .ar_addr(f_ar_addr), .ar_len(f_ar_len),
+        .r_vld(f_r_vld), .r_rdy(f_r_rdy), .r_data(f_r_data), .r_last(f_r_last), .r_resp(f_r_resp),
+        .q_din(q_din), .ql_push(ql_push), .ql_full(ql_full), .qe_push(qe_push), .qe_full(qe_full),
+        .qs_push(qs_push), .qs_full(qs_full), .done(fetch_done), .fetch_pc(fetch_pc),
+        .err(f_err), .err_code(f_err_code), .err_info(f_err_info), .err_pc(f_err_pc),
+        .ev_beat(ev_f_beat), .ev_burst(ev_f_burst)
+    );
+
+    npu_fifo #(.W(QW), .DEPTH(QUEUE_DEPTH)) u_qload (
+        .clk(clk), .rst_n(unit_rst_n), .push(ql_push), .din(q_din), .pop(ql_pop),
+        .dout(ql_dout), .full(ql_full), .empty(ql_empty), .count(ql_cnt));
+    npu_fifo #(.W(QW), .DEPTH(QUEUE_DEPTH)) u_qexec (
+        .clk(clk), .rst_n(unit_rst_n), .push(qe_push), .din(q_din), .pop(qe_pop),
+        .dout(qe_dout), .full(qe_full), .empty(qe_empty), .count(qe_cnt));
+    npu_fifo #(.W(QW), .DEPTH(QUEUE_DEPTH)) u_qstore (
+        .clk(clk), .rst_n(unit_rst_n), .push(qs_push), .din(q_din), .pop(qs_pop),
+        .dout(qs_dout), .full(qs_full), .empty(qs_empty), .count(qs_cnt));
+
+    // ------------------------------------------------------------------ LOAD queue + DMA
+    wire        ld_cmd_vld, ld_cmd_rdy, ld_busy, ld_done, ld_err, ldq_done, ld_wait_tok;
+    wire [127:0] ld_cmd;
+    wire [7:0]  ld_err_code;
+    wire [31:0] ld_err_info;
+    wire        l_ar_vld, l_ar_rdy, l_r_vld, l_r_rdy, l_r_last, l_r_resp;
+    wire [31:0] l_ar_addr;
+    wire [7:0]  l_ar_len;
+    wire [WB-1:0] l_r_data;
+    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst;
+    wire [SPM_AW-1:0] ld_wr_addr;
+    wire [WB-1:0] ld_wr_data;
+    wire [2:0]  ld_cnt_tag;
+    wire        ldq_busy, ldq_pop_prev_unused, ldq_push_prev_unused;
+
+    npu_dmaq u_ldq (
+        .clk(clk), .rst_n(unit_rst_n), .run(run), .sync_op(OP_SYNC_L),
+        .q_vld(!ql_empty), .q_insn(ql_dout[127:0]), .q_pc(ql_dout[159:128]), .q_pop(ql_pop),
+        .prev_avail(1'b1), .next_avail(e2l_avail),
+        .pop_prev(ldq_pop_prev_unused), .pop_next(pop_e2l),
+        .push_prev(ldq_push_prev_unused), .push_next(push_l2e),
+        .cmd_vld(ld_cmd_vld), .cmd_rdy(ld_cmd_rdy), .cmd_insn(ld_cmd), .dma_done(ld_done),
+        .busy(ldq_busy), .pc_cur(pc_l), .done(ldq_done), .ev_wait_tok(ld_wait_tok)
+    );
+    assign busy_l = ldq_busy || ld_busy;
+
+    npu_dma_load #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
+                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_load (
+        .clk(clk), .rst_n(unit_rst_n),
+        .cmd_vld(ld_cmd_vld), .cmd_rdy(ld_cmd_rdy), .cmd_insn(ld_cmd),
+        .busy(ld_busy), .done(ld_done), .err(ld_err), .err_code(ld_err_code), .err_info(ld_err_info),
+        .ar_vld(l_ar_vld), .ar_rdy(l_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
+        .r_vld(l_r_vld), .r_rdy(l_r_rdy), .r_data(l_r_data), .r_last(l_r_last), .r_resp(l_r_resp),
+        .wr_req(ld_wr_req), .wr_addr(ld_wr_addr), .wr_data(ld_wr_data), .wr_gnt(ld_wr_gnt),
+        .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst)
+    );
+
+    npu_axi_rd_arb #(.DW(WB)) u_rd_arb (
+        .clk(clk), .rst_n(rst_n),
+        .s0_ar_vld(f_ar_vld), .s0_ar_rdy(f_ar_rdy), .s0_ar_addr(f_ar_addr), .s0_ar_len(f_ar_len),
+        .s0_r_vld(f_r_vld), .s0_r_rdy(f_r_rdy), .s0_r_data(f_r_data), .s0_r_last(f_r_last),
+        .s0_r_resp(f_r_resp),
+        .s1_ar_vld(l_ar_vld), .s1_ar_rdy(l_ar_rdy), .s1_ar_addr(l_ar_addr), .s1_ar_len(l_ar_len),
+        .s1_r_vld(l_r_vld), .s1_r_rdy(l_r_rdy), .s1_r_data(l_r_data), .s1_r_last(l_r_last),
+        .s1_r_resp(l_r_resp),
+        .m_ar_vld(m_ar_valid), .m_ar_rdy(m_ar_ready), .m_ar_addr(m_ar_addr), .m_ar_len(m_ar_len),
+        .m_ar_id(m_ar_id), .m_r_vld(m_r_valid), .m_r_rdy(m_r_ready), .m_r_data(m_r_data),
+        .m_r_last(m_r_last), .m_r_id(m_r_id), .m_r_resp(m_r_resp)
+    );
+
+    // ------------------------------------------------------------------ STORE queue + DMA
+    wire        st_cmd_vld, st_cmd_rdy, st_busy, st_done, st_err, stq_done, st_wait_tok;
+    wire [127:0] st_cmd;
+    wire [7:0]  st_err_code;
+    wire [31:0] st_err_info;
+    wire        st_rd_req, st_rd_gnt, st_rd_vld, st_cnt_beat, st_cnt_burst;
+    wire [SPM_AW-1:0] st_rd_addr;
+    wire [WB-1:0] st_rd_data;
+    wire [2:0]  st_cnt_tag;
+    wire        stq_busy, stq_pop_next_unused, stq_push_next_unused;
+
+    npu_dmaq u_stq (
+        .clk(clk), .rst_n(unit_rst_n), .run(run), .sync_op(OP_SYNC_S),
+        .q_vld(!qs_empty), .q_insn(qs_dout[127:0]), .q_pc(qs_dout[159:128]), .q_pop(qs_pop),
+        .prev_avail(e2s_avail), .next_avail(1'b1),
+        .pop_prev(pop_e2s), .pop_next(stq_pop_next_unused),
+        .push_prev(push_s2e), .push_next(stq_push_next_unused),
+        .cmd_vld(st_cmd_vld), .cmd_rdy(st_cmd_rdy), .cmd_insn(st_cmd), .dma_done(st_done),
+        .busy(stq_busy), .pc_cur(pc_s), .done(stq_done), .ev_wait_tok(st_wait_tok)
+    );
+    assign busy_s = stq_busy || st_busy;
+
+    npu_dma_store #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
+                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_store (
+        .clk(clk), .rst_n(unit_rst_n),
+        .cmd_vld(st_cmd_vld), .cmd_rdy(st_cmd_rdy), .cmd_insn(st_cmd),
+        .busy(st_busy), .done(st_done), .err(st_err), .err_code(st_err_code), .err_info(st_err_info),
+        .rd_req(st_rd_req), .rd_addr(st_rd_addr), .rd_gnt(st_rd_gnt), .rd_vld(st_rd_vld),
+        .rd_data(st_rd_data),
+        .aw_vld(m_aw_valid), .aw_rdy(m_aw_ready), .aw_addr(m_aw_addr), .aw_len(m_aw_len),
+        .w_vld(m_w_valid), .w_rdy(m_w_ready), .w_data(m_w_data), .w_strb(m_w_strb), .w_last(m_w_last),
+        .b_vld(m_b_valid), .b_rdy(m_b_ready), .b_resp(m_b_resp),
+        .cnt_beat(st_cnt_beat), .cnt_tag(st_cnt_tag), .cnt_burst(st_cnt_burst)
+    );
+
+    // ------------------------------------------------------------------ SPM
+    // read ports: 0 = A stream (WAVE), 1 = stationary stream (LDW), 2 = STORE DMA
+    // write ports: 0 = OBUF drain, 1 = LOAD DMA
+    wire        rda_req, rda_gnt, rdw_req, rdw_gnt, dr_wr_req, dr_wr_gnt;
+    wire [SPM_AW-1:0] rda_addr, rdw_addr, dr_wr_addr;
+    wire [WB-1:0] dr_wr_data;
+    wire [3*WB-1:0] spm_rd_data;
+    wire [2:0]  spm_rd_vld;
+    wire [2:0]  spm_rd_gnt;
+    wire [1:0]  spm_wr_gnt;
+    wire [1:0]  spm_cnt_rd;
+    wire [1:0]  spm_cnt_wr;
+    wire [2:0]  spm_cnt_conf;
+
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(3), .NW(2)) u_spm (
+        .clk(clk), .rst_n(unit_rst_n),
+        .rd_req({st_rd_req, rdw_req, rda_req}), .rd_addr({st_rd_addr, rdw_addr, rda_addr}),
+        .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
+        .wr_req({ld_wr_req, dr_wr_req}), .wr_addr({ld_wr_addr, dr_wr_addr}),
+        .wr_data({ld_wr_data, dr_wr_data}), .wr_gnt(spm_wr_gnt),
+        .cnt_rd(spm_cnt_rd), .cnt_wr(spm_cnt_wr), .cnt_conflict(spm_cnt_conf)
+    );
+    assign rda_gnt    = spm_rd_gnt[0];
+    assign rdw_gnt    = spm_rd_gnt[1];
+    assign st_rd_gnt  = spm_rd_gnt[2];
+    assign st_rd_vld  = spm_rd_vld[2];
+    assign st_rd_data = spm_rd_data[2*WB +: WB];
+    assign dr_wr_gnt  = spm_wr_gnt[0];
+    assign ld_wr_gnt  = spm_wr_gnt[1];
+
+    // ------------------------------------------------------------------ NoC and local buffers
+    // Multicast group IDs are, for now, core bitmasks: endpoint e accepts ID g when g[e] = 1.
+    // H channel (A rows): core 0 keeps lanes 0..S-1, core 2 lanes S..2S-1 (FW rows 0..S-1 / S..2S-1).
+    // V channel (stationary rows): cores 0/2 keep lanes 0..S-1, cores 1/3 lanes S..2S-1.
+    wire [63:0] accept;
+    genvar e, g;
+    generate
+        for (e = 0; e < 4; e = e + 1) begin : g_ep
+            for (g = 0; g < 16; g = g + 1) begin : g_id
+                assign accept[e*16 + g] = ((g >> e) & 1) != 0;
+            end
+        end
+    endgenerate
+
+    wire        h_vld, h_rdy, v_vld, v_rdy;
+    wire [3:0]  h_gid, v_gid;
+    wire [WB-1:0] h_data, v_data;
+    wire [3:0]  nh_vld, nh_rdy, nv_vld, nv_rdy;
+    wire [4*S*16-1:0] nh_data, nv_data;
+    wire        nh_flit, nv_flit, nh_nodest, nv_nodest;
+    wire [2:0]  nh_deliv, nv_deliv;
+
+    npu_noc #(.S(S), .NEP(4)) u_noc_h (
+        .clk(clk), .rst_n(unit_rst_n),
+        .in_vld(h_vld), .in_rdy(h_rdy), .in_gid(h_gid), .in_data(h_data),
+        .accept(accept), .half(4'b1100),
+        .out_vld(nh_vld), .out_rdy(nh_rdy), .out_data(nh_data),
+        .err_nodest(nh_nodest), .cnt_flit(nh_flit), .cnt_deliv(nh_deliv)
+    );
+    npu_noc #(.S(S), .NEP(4)) u_noc_v (
+        .clk(clk), .rst_n(unit_rst_n),
+        .in_vld(v_vld), .in_rdy(v_rdy), .in_gid(v_gid), .in_data(v_data),
+        .accept(accept), .half(4'b1010),
+        .out_vld(nv_vld), .out_rdy(nv_rdy), .out_data(nv_data),
+        .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_deliv(nv_deliv)
+    );
+
+    wire [3:0] lbh_empty, lbh_full, lbh_pop, lbv_empty, lbv_full, lbv_pop;
+    wire [4*S*16-1:0] lbh_dout, lbv_dout;
+    generate
+        for (e = 0; e < 4; e = e + 1) begin : g_lbuf
+            wire [LHW-1:0] hc;
+            wire [LVW-1:0] vc;
+            npu_fifo #(.W(S*16), .DEPTH(LBUF_H_DEPTH)) u_lbuf_h (
+                .clk(clk), .rst_n(unit_rst_n),
+                .push(nh_vld[e] && !lbh_full[e]), .din(nh_data[e*S*16 +: S*16]),
+                .pop(lbh_pop[e]), .dout(lbh_dout[e*S*16 +: S*16]),
+                .full(lbh_full[e]), .empty(lbh_empty[e]), .count(hc));
+            npu_fifo #(.W(S*16), .DEPTH(LBUF_V_DEPTH)) u_lbuf_v (
+                .clk(clk), .rst_n(unit_rst_n),
+                .push(nv_vld[e] && !lbv_full[e]), .din(nv_data[e*S*16 +: S*16]),
+                .pop(lbv_pop[e]), .dout(lbv_dout[e*S*16 +: S*16]),
+                .full(lbv_full[e]), .empty(lbv_empty[e]), .count(vc));
+            assign nh_rdy[e] = !lbh_full[e];
+            assign nv_rdy[e] = !lbv_full[e];
+            wire unused_cnt = &{1'b0, hc, vc};
+        end
+    endgenerate
+
+    // ------------------------------------------------------------------ EXEC, FlexSA, OBUF
+    wire [1:0]  mode;
+    wire [3:0]  inj_vld, inj_sel, w_shift, w_bank;
+    wire [4*S*16-1:0] inj_a, w_in;
+    wire [4*TAGW-1:0] inj_tag;
+    wire [F-1:0] out_vld, top_vld;
+    wire [F*TAGW-1:0] out_tag, top_tag;
+    wire [F*32-1:0] out_data, top_data;
+    wire [F-1:0] ob_wr_en, ob_wr_acc;
+    wire [F*OBUF_AW-1:0] ob_wr_addr;
+    wire        ob_rd_en;
+    wire [OBUF_AW-1:0] ob_rd_addr;
+    wire [F*32-1:0] ob_rd_data;
+    wire        x_err, x_busy, x_progress;
+    wire [7:0]  x_err_code;
+    wire [31:0] x_err_info, x_err_pc;
+    wire [2:0]  x_done;
+    wire [3:0]  ev_busy, ev_stall, ev_wave, ev_row;
+    wire [63:0] ev_macs;
+    wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit, ev_drain_row;
+    wire [7:0]  ev_obuf_writes;
+
+    npu_exec #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS),
+               .OBUF_AW(OBUF_AW), .TAGW(TAGW)) u_exec (
+        .clk(clk), .rst_n(unit_rst_n), .run(run),
+        .q_vld(!qe_empty), .q_insn(qe_dout[127:0]), .q_pc(qe_dout[159:128]), .q_pop(qe_pop),
+        .pc_cur(pc_e),
+        .l2e_avail(l2e_avail), .s2e_avail(s2e_avail), .pop_l2e(pop_l2e), .pop_s2e(pop_s2e),
+        .push_e2l(push_e2l), .push_e2s(push_e2s),
+        .err(x_err), .err_code(x_err_code), .err_info(x_err_info), .err_pc(x_err_pc),
+        .busy(x_busy), .progress(x_progress), .done_cnt(x_done),
+        .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[0 +: WB]),
+        .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[WB +: WB]),
+        .wr_req(dr_wr_req), .wr_addr(dr_wr_addr), .wr_data(dr_wr_data), .wr_gnt(dr_wr_gnt),
+        .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_rdy(h_rdy),
+        .v_vld(v_vld), .v_gid(v_gid), .v_data(v_data), .v_rdy(v_rdy),
+        .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
+        .lbv_empty(lbv_empty), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
+        .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
+        .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
+        .out_vld(out_vld), .out_tag(out_tag),
+        .ob_wr_en(ob_wr_en), .ob_wr_addr(ob_wr_addr), .ob_wr_acc(ob_wr_acc),
+        .ob_rd_en(ob_rd_en), .ob_rd_addr(ob_rd_addr), .ob_rd_data(ob_rd_data),
+        .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave), .ev_row(ev_row),
+        .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
+        .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes), .ev_drain_row(ev_drain_row)
+    );
+    assign busy_e = x_busy;
+
+    npu_flexsa #(.S(S), .TAGW(TAGW)) u_flexsa (
+        .clk(clk), .rst_n(unit_rst_n), .mode(mode),
+        .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
+        .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
+        .out_vld(out_vld), .out_tag(out_tag), .out_data(out_data),
+        .top_vld(top_vld), .top_tag(top_tag), .top_data(top_data)
+    );
+
+    npu_obuf #(.S(S), .ROWS(OBUF_ROWS)) u_obuf (
+        .clk(clk),
+        .wr_en(ob_wr_en), .wr_addr(ob_wr_addr), .wr_acc(ob_wr_acc), .wr_data(out_data),
+        .wr2_en({F{1'b0}}), .wr2_addr({F*OBUF_AW{1'b0}}), .wr2_acc({F{1'b0}}), .wr2_data({F*32{1'b0}}),
+        .rd_en(ob_rd_en), .rd_addr(ob_rd_addr), .rd_data(ob_rd_data)
+    );
+
+    // ------------------------------------------------------------------ errors, progress
+    assign err_vec  = {x_err, st_err, ld_err, f_err};
+    assign err_code = {x_err_code, st_err_code, ld_err_code, f_err_code};
+    assign err_info = {x_err_info, st_err_info, ld_err_info, f_err_info};
+    assign err_pc   = {x_err_pc, pc_s, pc_l, f_err_pc};
+    assign progress = ql_push || qe_push || qs_push || ldq_done || stq_done || x_progress
+                   || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
+
+    // ------------------------------------------------------------------ performance counters
+    function [15:0] pc4(input [3:0] v);
+        pc4 = {15'd0, v[0]} + {15'd0, v[1]} + {15'd0, v[2]} + {15'd0, v[3]};
+    endfunction
+    integer t;
+    always @(*) begin
+        cnt_inc = {NUM_COUNTERS*16{1'b0}};
+        cnt_inc[CNT_CYCLES*16 +: 16] = 16'd1;
+        for (t = 0; t < 4; t = t + 1) begin
+            cnt_inc[(CNT_BUSY_CORE0 + t)*16 +: 16]  = {15'd0, ev_busy[t]};
+            cnt_inc[(CNT_STALL_CORE0 + t)*16 +: 16] = {15'd0, ev_stall[t]};
+            cnt_inc[(CNT_MACS_CORE0 + t)*16 +: 16]  = ev_macs[t*16 +: 16];
+            cnt_inc[(CNT_WAVES_FW + t)*16 +: 16]    = {15'd0, ev_wave[t]};
+            cnt_inc[(CNT_ROWS_FW + t)*16 +: 16]     = {15'd0, ev_row[t]};
+        end
+        for (t = 0; t < 8; t = t + 1) begin
+            cnt_inc[(CNT_DRAM_RD_PROG + t)*16 +: 16] =
+                ((ld_cnt_beat && {29'd0, ld_cnt_tag} == t) ? BEAT[15:0] : 16'd0)
+              + ((ev_f_beat && t == {29'd0, TAG_PROG}) ? BEAT[15:0] : 16'd0);
+            cnt_inc[(CNT_DRAM_WR_PROG + t)*16 +: 16] =
+                (st_cnt_beat && {29'd0, st_cnt_tag} == t) ? BEAT[15:0] : 16'd0;
+        end
+        cnt_inc[CNT_DRAM_RD_BURSTS*16 +: 16] = {15'd0, ld_cnt_burst} + {15'd0, ev_f_burst};
+        cnt_inc[CNT_DRAM_WR_BURSTS*16 +: 16] = {15'd0, st_cnt_burst};
+        cnt_inc[CNT_SPM_RD_WORDS*16 +: 16]   = {14'd0, spm_cnt_rd};
+        cnt_inc[CNT_SPM_WR_WORDS*16 +: 16]   = {14'd0, spm_cnt_wr};
+        cnt_inc[CNT_SPM_CONFLICTS*16 +: 16]  = {13'd0, spm_cnt_conf};
+        cnt_inc[CNT_NOC_H_FLITS*16 +: 16]    = {15'd0, nh_flit};
+        cnt_inc[CNT_NOC_V_FLITS*16 +: 16]    = {15'd0, nv_flit};
+        cnt_inc[CNT_NOC_DELIVERIES*16 +: 16] = {13'd0, nh_deliv} + {13'd0, nv_deliv};
+        cnt_inc[CNT_LBUF_H_WORDS*16 +: 16]   = pc4(nh_vld & nh_rdy);
+        cnt_inc[CNT_LBUF_V_WORDS*16 +: 16]   = pc4(nv_vld & nv_rdy);
+        cnt_inc[CNT_OBUF_WRITES*16 +: 16]    = {8'd0, ev_obuf_writes};
+        cnt_inc[CNT_OBUF_DRAIN_ROWS*16 +: 16] = {15'd0, ev_drain_row};
+        cnt_inc[CNT_INSN_LOAD*16 +: 16]      = {15'd0, ldq_done};
+        cnt_inc[CNT_INSN_EXEC*16 +: 16]      = {13'd0, x_done};
+        cnt_inc[CNT_INSN_STORE*16 +: 16]     = {15'd0, stq_done};
+        cnt_inc[CNT_WAIT_TOK_LOAD*16 +: 16]  = {15'd0, ld_wait_tok};
+        cnt_inc[CNT_WAIT_TOK_EXEC*16 +: 16]  = {15'd0, ev_wait_tok};
+        cnt_inc[CNT_WAIT_TOK_STORE*16 +: 16] = {15'd0, st_wait_tok};
+        cnt_inc[CNT_WAIT_EXEC_WEIGHTS*16 +: 16] = {15'd0, ev_wait_weights};
+        cnt_inc[CNT_WAIT_EXEC_OBUF*16 +: 16] = {15'd0, ev_wait_obuf};
+        cnt_inc[CNT_WAIT_EXEC_UNIT*16 +: 16] = {15'd0, ev_wait_unit};
+    end
+
+    wire unused = &{1'b0, top_vld, top_tag, top_data, nh_nodest, nv_nodest, spm_rd_vld[1:0],
+                    ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
+                    stq_push_next_unused, s2e_avail};
+endmodule
+`default_nettype wire

@@ -1,0 +1,232 @@
+/* args.c - `npu` argument parsing; see args.h. */
+#define _GNU_SOURCE
+#include "args.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
+    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CONFIG, OPT_HELP
+};
+
+/* Which options each command accepts (bit = option). */
+#define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 8 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
+#define OPTS_DIMS (B('m') | B('n') | B('k'))
+#define OPTS_GEMM                                                                              \
+    (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
+     B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
+     B(OPT_JSON) | B(OPT_QUIET))
+#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B))
+
+static const struct option long_opts[] = {
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"dram-bw", required_argument, NULL, OPT_DRAM_BW},
+    {"dram-latency", required_argument, NULL, OPT_DRAM_LAT},
+    {"stall-pct", required_argument, NULL, OPT_STALL},
+    {"trans-a", no_argument, NULL, OPT_TRANS_A},
+    {"trans-b", no_argument, NULL, OPT_TRANS_B},
+    {"trace", required_argument, NULL, OPT_TRACE},
+    {"trace-start", required_argument, NULL, OPT_TRACE_START},
+    {"trace-end", required_argument, NULL, OPT_TRACE_END},
+    {"max-cycles", required_argument, NULL, OPT_MAX_CYCLES},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"config", optional_argument, NULL, OPT_CONFIG},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+void npu_args_usage(FILE *f, const char *cfg)
+{
+    fprintf(f,
+            "usage: npu gemm -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
+            "                [--dram-latency C] [--stall-pct P] [--trans-a] [--trans-b]\n"
+            "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
+            "                [--max-cycles N] [--json] [--quiet]\n"
+            "       npu disasm -m M -n N -k K [--trans-a] [--trans-b]\n"
+            "       npu info\n"
+            "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
+            "Exit status: 0 pass, 1 fail or NPU error, 2 bad usage, 3 simulation timeout.\n",
+            cfg ? cfg : "?");
+}
+
+/* Strict unsigned parse: digits only (decimal, or 0x hex), no sign, no overflow. */
+static int parse_u64(const char *s, uint64_t *v)
+{
+    char *end;
+    unsigned long long x;
+    if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+        return -1;
+    errno = 0;
+    x = strtoull(s, &end, 0);
+    if (errno || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_double(const char *s, double *v)
+{
+    char *end;
+    double x;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    x = strtod(s, &end);
+    if (errno || *end || !(x > 0) || !isfinite(x))
+        return -1;
+    *v = x;
+    return 0;
+}
+
+static int bad(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *err, size_t n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+    return 2;
+}
+
+int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *err, size_t errn)
+{
+    const char *cmd;
+    unsigned long long allowed, seen = 0;
+    int c, sub_argc;
+    char **sub_argv;
+    uint64_t v;
+
+    memset(a, 0, sizeof *a);
+    a->seed = NPU_ARGS_DEFAULT_SEED;
+    a->max_cycles = NPU_ARGS_DEFAULT_MAX_CYCLES;
+    a->trace_end = UINT64_MAX;
+    if (errn)
+        err[0] = '\0';
+    if (argc < 2)
+        return bad(err, errn, "missing command (gemm, disasm or info)");
+    cmd = argv[1];
+    if (!strcmp(cmd, "gemm")) {
+        a->cmd = NPU_CMD_GEMM;
+        allowed = OPTS_GEMM;
+    } else if (!strcmp(cmd, "disasm")) {
+        a->cmd = NPU_CMD_DISASM;
+        allowed = OPTS_DISASM;
+    } else if (!strcmp(cmd, "info")) {
+        a->cmd = NPU_CMD_INFO;
+        allowed = 0;
+    } else if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        a->cmd = NPU_CMD_HELP;
+        return 0;
+    } else if (!strncmp(cmd, "--config", 8)) {
+        snprintf(err, errn,
+                 "--config is not an option: each build is one configuration (this binary is "
+                 "'%s'); run build/<config>/npu for another one",
+                 cfg ? cfg : "?");
+        return 2;
+    } else {
+        return bad(err, errn, "unknown command '%s' (expected gemm, disasm or info)", cmd);
+    }
+
+    sub_argc = argc - 1;
+    sub_argv = argv + 1;
+    optind = 0; /* glibc: full re-initialisation, so parse can be called repeatedly */
+    opterr = 0;
+    while ((c = getopt_long(sub_argc, sub_argv, ":m:n:k:h", long_opts, NULL)) != -1) {
+        const char *opt = sub_argv[optind - 1];
+        if (c == OPT_CONFIG) {
+            snprintf(err, errn,
+                     "--config is not an option: each build is one configuration (this binary "
+                     "is '%s'); run build/<config>/npu for another one",
+                     cfg ? cfg : "?");
+            return 2;
+        }
+        if (c == 'h' || c == OPT_HELP) {
+            a->cmd = NPU_CMD_HELP;
+            return 0;
+        }
+        if (c == '?') {
+            if (optopt > 0 && optopt < 128)
+                snprintf(err, errn, "unknown option '-%c' for '%s'", optopt, cmd);
+            else
+                snprintf(err, errn, "unknown option '%s' for '%s'", opt, cmd);
+            return 2;
+        }
+        if (c == ':')
+            return bad(err, errn, "option '%s' needs a value", opt);
+        if (!(allowed & B(c)))
+            return bad(err, errn, "option '%s' does not apply to '%s'", opt, cmd);
+        seen |= B(c);
+        switch (c) {
+        case 'm':
+        case 'n':
+        case 'k':
+            if (parse_u64(optarg, &v) || v < 1 || v > NPU_ARGS_MAX_DIM) {
+                snprintf(err, errn, "-%c needs a size in 1..%d, not '%s'", c, NPU_ARGS_MAX_DIM,
+                         optarg);
+                return 2;
+            }
+            *(c == 'm' ? &a->m : c == 'n' ? &a->n : &a->k) = (int)v;
+            break;
+        case OPT_SEED:
+            if (parse_u64(optarg, &a->seed))
+                return bad(err, errn, "--seed needs an unsigned integer, not '%s'", optarg);
+            break;
+        case OPT_DRAM_BW:
+            if (parse_double(optarg, &a->dram_bw))
+                return bad(err, errn, "--dram-bw needs a positive number, not '%s'", optarg);
+            a->dram_bw_set = 1;
+            break;
+        case OPT_DRAM_LAT:
+            if (parse_u64(optarg, &v) || v > 1000000)
+                return bad(err, errn, "--dram-latency needs cycles in 0..1000000, not '%s'",
+                           optarg);
+            a->dram_latency = (unsigned)v;
+            a->dram_latency_set = 1;
+            break;
+        case OPT_STALL:
+            if (parse_u64(optarg, &v) || v > 100)
+                return bad(err, errn, "--stall-pct needs a percentage in 0..100, not '%s'",
+                           optarg);
+            a->stall_pct = (unsigned)v;
+            break;
+        case OPT_TRANS_A: a->trans_a = 1; break;
+        case OPT_TRANS_B: a->trans_b = 1; break;
+        case OPT_TRACE:
+            if (!*optarg)
+                return bad(err, errn, "--trace needs a file name");
+            a->trace = optarg;
+            break;
+        case OPT_TRACE_START:
+            if (parse_u64(optarg, &a->trace_start))
+                return bad(err, errn, "--trace-start needs a cycle number, not '%s'", optarg);
+            break;
+        case OPT_TRACE_END:
+            if (parse_u64(optarg, &a->trace_end))
+                return bad(err, errn, "--trace-end needs a cycle number, not '%s'", optarg);
+            break;
+        case OPT_MAX_CYCLES:
+            if (parse_u64(optarg, &a->max_cycles) || a->max_cycles == 0)
+                return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", optarg);
+            break;
+        case OPT_JSON: a->json = 1; break;
+        case OPT_QUIET: a->quiet = 1; break;
+        default:
+            return bad(err, errn, "unexpected option '%s'", opt);
+        }
+    }
+    if (optind < sub_argc)
+        return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], cmd);
+    if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
+        return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
+    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
+        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
+    if (a->trace_end < a->trace_start)
+        return bad(err, errn, "--trace-end is before --trace-start");
+    return 0;
+}

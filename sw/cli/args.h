@@ -1,0 +1,46 @@
+/*
+ * args.h - command-line parsing of the `npu` CLI (getopt_long), kept apart from main so the
+ * tests can check it.
+ *
+ *   npu gemm   -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
+ *              [--stall-pct P] [--trans-a] [--trans-b] [--trace FILE.fst] [--trace-start C]
+ *              [--trace-end C] [--max-cycles N] [--json] [--quiet]
+ *   npu disasm -m M -n N -k K [--trans-a] [--trans-b]
+ *   npu info
+ *   npu help | --help | -h
+ */
+#ifndef NPU_CLI_ARGS_H
+#define NPU_CLI_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum npu_cmd { NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP };
+
+#define NPU_ARGS_MAX_DIM 1000000            /* largest accepted M, N or K */
+#define NPU_ARGS_DEFAULT_SEED 1u
+#define NPU_ARGS_DEFAULT_MAX_CYCLES 100000000ull
+
+typedef struct npu_args {
+    int cmd;
+    int m, n, k;
+    int trans_a, trans_b;
+    uint64_t seed;
+    int dram_bw_set, dram_latency_set; /* else the config's defaults */
+    double dram_bw;
+    unsigned dram_latency, stall_pct;
+    const char *trace;                  /* NULL: no trace */
+    uint64_t trace_start, trace_end;    /* trace_end = UINT64_MAX: to the end */
+    uint64_t max_cycles;
+    int json, quiet;
+} npu_args_t;
+
+/* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the
+ * configuration this binary is built for (used in the --config message). */
+int npu_args_parse(int argc, char **argv, const char *cfg_name, npu_args_t *a, char *err,
+                   size_t errn);
+
+void npu_args_usage(FILE *f, const char *cfg_name);
+
+#endif

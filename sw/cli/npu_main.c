@@ -1,0 +1,238 @@
+/*
+ * npu_main.c - the `npu` command line: compile a GEMM, run it on the simulated NPU of this
+ * build's configuration, check it bit-exact against the golden model and print the report.
+ * Built once per configuration (build/<config>/npu); npu_params.h is generated from
+ * configs/<config>.cfg and gives NPU_CFG_INIT. See args.h for the usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_params.h" /* generated: NPU_CFG_INIT */
+
+#include "args.h"
+#include "gemm_emit.h"
+#include "gemm_tiling.h"
+#include "isa.h"
+#include "npu_cfg.h"
+#include "npu_sim.h"
+#include "report.h"
+#include "runtime.h"
+
+enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3 };
+
+static const npu_cfg_t g_cfg = NPU_CFG_INIT;
+
+/* xorshift64*; the inputs are a function of the seed only. */
+static uint64_t xs_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+static void random_i16(int16_t *v, size_t n, uint64_t *st)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint16_t u = (uint16_t)(xs_next(st) >> 48);
+        v[i] = (int16_t)(u >= 0x8000u ? (int)u - 0x10000 : (int)u);
+    }
+}
+
+static int cmd_info(void)
+{
+    const npu_cfg_t *c = &g_cfg;
+    printf("config          %s\n", c->name);
+    printf("S               %d (fused array %dx%d, %d PEs)\n", c->s, 2 * c->s, 2 * c->s,
+           4 * c->s * c->s);
+    printf("word / beat     %d bytes (%d int16 lanes)\n", npu_cfg_beat(c), npu_cfg_f(c));
+    printf("SPM             %d banks x %d words = %d KiB\n", c->spm_banks, c->spm_bank_words,
+           c->spm_banks * c->spm_bank_words * npu_cfg_beat(c) / 1024);
+    printf("OBUF            2 halves x %d rows of %d int32\n", c->obuf_rows, npu_cfg_f(c));
+    printf("LBUF H / V      %d / %d words per core\n", c->lbuf_h_depth, c->lbuf_v_depth);
+    printf("queues          %d instructions each, tokens up to %d\n", c->queue_depth, c->token_max);
+    printf("DRAM            2^%d bytes, bursts up to %d beats, %d outstanding\n",
+           c->dram_addr_bits, c->max_burst_beats, c->max_outstanding);
+    printf("DRAM timing     %d B/cycle, latency %d, burst cost %d (defaults)\n", c->dram_bw,
+           c->dram_latency, c->dram_burst_cost);
+    printf("watchdog        %d cycles\n", c->watchdog_cycles);
+    return EXIT_PASS;
+}
+
+static int cmd_disasm(const npu_args_t *a)
+{
+    npu_gemm_report_t rep;
+    char line[256];
+    int rc = npu_gemm_compile(&g_cfg, 1ull << g_cfg.dram_addr_bits, a->m, a->n, a->k, a->trans_a,
+                              a->trans_b, &rep);
+    if (rc != NPU_GEMM_PASS) {
+        fprintf(stderr, "npu: cannot compile gemm M=%d N=%d K=%d: %s\n", a->m, a->n, a->k,
+                rep.host_msg);
+        npu_gemm_report_free(&rep);
+        return EXIT_FAIL;
+    }
+    printf("# gemm M=%d N=%d K=%d%s%s, config %s: Mt=%d Nt=%d Kc=%d, %dx%d tiles x %d chunks\n",
+           a->m, a->n, a->k, a->trans_a ? " transA" : "", a->trans_b ? " transB" : "", g_cfg.name,
+           rep.plan.Mt, rep.plan.Nt, rep.plan.Kc, rep.plan.m_tiles, rep.plan.n_tiles,
+           rep.plan.k_chunks);
+    printf("# DRAM: program 0x%06llx, A 0x%06x (pitch %u beats), B 0x%06x (pitch %u), C 0x%06x "
+           "(pitch %u); SPM A %u/%u B %u/%u C %u/%u\n",
+           (unsigned long long)rep.prog_base, (unsigned)rep.args.a, rep.args.pitch_a,
+           (unsigned)rep.args.b, rep.args.pitch_b, (unsigned)rep.args.c, rep.args.pitch_c,
+           rep.plan.spm_a[0], rep.plan.spm_a[1], rep.plan.spm_b[0], rep.plan.spm_b[1],
+           rep.plan.spm_c[0], rep.plan.spm_c[1]);
+    for (size_t i = 0; i < rep.prog.n; i++) {
+        npu_disasm(&rep.prog.insn[i], line, sizeof line);
+        printf("%6zu  %s\n", i, line);
+    }
+    npu_gemm_report_free(&rep);
+    return EXIT_PASS;
+}
+
+static int cmd_gemm(const npu_args_t *a)
+{
+    npu_dram_timing_t t;
+    npu_sim_t *sim;
+    npu_gemm_report_t rep;
+    npu_report_opts_t o;
+    int16_t *A, *B;
+    size_t na = (size_t)a->m * (size_t)a->k, nb = (size_t)a->k * (size_t)a->n;
+    uint64_t st = a->seed ? a->seed : 0x9E3779B97F4A7C15ull;
+    char msg[256], line[256];
+    int rc, ex;
+
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = a->dram_bw_set ? a->dram_bw : (double)g_cfg.dram_bw;
+    t.latency = a->dram_latency_set ? a->dram_latency : (unsigned)g_cfg.dram_latency;
+    t.burst_cost = (unsigned)g_cfg.dram_burst_cost;
+    t.stall_pct = a->stall_pct;
+    t.seed = a->seed;
+    o.seed = a->seed;
+    o.dram_bw = t.bytes_per_cycle;
+    o.dram_latency = t.latency;
+    o.stall_pct = t.stall_pct;
+
+    A = malloc(na * sizeof *A);
+    B = malloc(nb * sizeof *B);
+    if (!A || !B) {
+        fprintf(stderr, "npu: out of memory for the inputs\n");
+        free(A);
+        free(B);
+        return EXIT_FAIL;
+    }
+    random_i16(A, na, &st);
+    random_i16(B, nb, &st);
+    if (!a->json && !a->quiet)
+        printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", a->m, a->n, a->k,
+               a->trans_a ? " --trans-a" : "", a->trans_b ? " --trans-b" : "",
+               (unsigned long long)a->seed, g_cfg.name);
+
+    sim = npu_sim_open(&t);
+    if (!sim) {
+        fprintf(stderr, "npu: cannot open the simulator\n");
+        free(A);
+        free(B);
+        return EXIT_FAIL;
+    }
+    if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(&g_cfg) ||
+        npu_check_hw(&g_cfg, sim, msg, sizeof msg) != 0) {
+        if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(&g_cfg))
+            snprintf(msg, sizeof msg, "the simulator's beat is %u bytes, config '%s' needs %d",
+                     npu_sim_beat_bytes(), g_cfg.name, npu_cfg_beat(&g_cfg));
+        fprintf(stderr, "npu: %s; use build/<config>/npu, built for that configuration\n", msg);
+        npu_sim_close(sim);
+        free(A);
+        free(B);
+        return EXIT_FAIL;
+    }
+    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, a->trace_end) != 0) {
+        fprintf(stderr, "npu: cannot trace to %s (is this build compiled with tracing?)\n",
+                a->trace);
+        npu_sim_close(sim);
+        free(A);
+        free(B);
+        return EXIT_FAIL;
+    }
+
+    rc = npu_gemm_run(&g_cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, NULL,
+                      a->max_cycles, &rep);
+
+    switch (rc) {
+    case NPU_GEMM_PASS: ex = EXIT_PASS; break;
+    case NPU_GEMM_TIMEOUT: ex = EXIT_TIMEOUT; break;
+    default: ex = EXIT_FAIL; break;
+    }
+    if (a->json) {
+        npu_report_json(stdout, &g_cfg, &rep, &o);
+    } else {
+        /* the verdict line, always printed */
+        switch (rc) {
+        case NPU_GEMM_PASS:
+            printf("PASS gemm M=%d N=%d K=%d seed %llu: %llu cycles\n", a->m, a->n, a->k,
+                   (unsigned long long)a->seed, (unsigned long long)rep.run.cnt[NPU_CNT_cycles]);
+            break;
+        case NPU_GEMM_MISMATCH:
+            printf("FAIL gemm M=%d N=%d K=%d seed %llu: %zu mismatches, first C[%d][%d] = %ld, "
+                   "expected %ld\n",
+                   a->m, a->n, a->k, (unsigned long long)a->seed, rep.mismatches, rep.bad_row,
+                   rep.bad_col, (long)rep.bad_got, (long)rep.bad_exp);
+            break;
+        case NPU_GEMM_COUNTERS:
+            printf("FAIL gemm M=%d N=%d K=%d seed %llu: result bit-exact but %s\n", a->m, a->n,
+                   a->k, (unsigned long long)a->seed, rep.counters_msg);
+            break;
+        case NPU_GEMM_NPU_ERROR: {
+            const char *nm = npu_error_name(rep.run.err);
+            if (rep.run.err_pc < rep.prog.n)
+                npu_disasm(&rep.prog.insn[rep.run.err_pc], line, sizeof line);
+            else
+                snprintf(line, sizeof line, "(outside the program)");
+            printf("FAIL gemm M=%d N=%d K=%d seed %llu: NPU error %s (%s) at pc %u: %s; "
+                   "ERR_INFO 0x%08x\n",
+                   a->m, a->n, a->k, (unsigned long long)a->seed, nm ? nm : "?",
+                   npu_error_text(rep.run.err) ? npu_error_text(rep.run.err) : "unknown code",
+                   (unsigned)rep.run.err_pc, line, (unsigned)rep.run.err_info);
+            break;
+        }
+        case NPU_GEMM_TIMEOUT:
+            npu_qstate_str(rep.run.qstate, line, sizeof line);
+            printf("TIMEOUT gemm M=%d N=%d K=%d seed %llu: no halt after %llu cycles (cycle "
+                   "%llu); QSTATE 0x%08x: %s; PC_L %u PC_E %u PC_S %u FETCH_PC %u\n",
+                   a->m, a->n, a->k, (unsigned long long)a->seed,
+                   (unsigned long long)a->max_cycles, (unsigned long long)rep.run.end_cycle,
+                   (unsigned)rep.run.qstate, line, (unsigned)rep.run.pc_l,
+                   (unsigned)rep.run.pc_e, (unsigned)rep.run.pc_s, (unsigned)rep.run.fetch_pc);
+            break;
+        default:
+            printf("FAIL gemm M=%d N=%d K=%d: %s\n", a->m, a->n, a->k, rep.host_msg);
+            break;
+        }
+        if (!a->quiet)
+            npu_report_text(stdout, &g_cfg, &rep, &o);
+    }
+    npu_gemm_report_free(&rep);
+    npu_sim_close(sim);
+    free(A);
+    free(B);
+    return ex;
+}
+
+int main(int argc, char **argv)
+{
+    npu_args_t a;
+    char err[256];
+    if (npu_args_parse(argc, argv, g_cfg.name, &a, err, sizeof err) != 0) {
+        fprintf(stderr, "npu: %s\n", err);
+        npu_args_usage(stderr, g_cfg.name);
+        return EXIT_USAGE;
+    }
+    switch (a.cmd) {
+    case NPU_CMD_HELP: npu_args_usage(stdout, g_cfg.name); return EXIT_PASS;
+    case NPU_CMD_INFO: return cmd_info();
+    case NPU_CMD_DISASM: return cmd_disasm(&a);
+    default: return cmd_gemm(&a);
+    }
+}

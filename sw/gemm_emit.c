@@ -1,0 +1,246 @@
+/* gemm_emit.c - GEMM program emission and expected counters; see gemm_emit.h. */
+#include "gemm_emit.h"
+
+#include <string.h>
+
+static unsigned cdivu(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
+static int imin(int a, int b) { return a < b ? a : b; }
+
+void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                      unsigned *pitch_a, unsigned *pitch_b, unsigned *pitch_c)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    *pitch_a = cdivu(2ull * (uint64_t)(transA ? M : K), B);
+    *pitch_b = cdivu(2ull * (uint64_t)(transB ? K : N), B);
+    *pitch_c = cdivu(4ull * (uint64_t)N, B);
+}
+
+typedef struct emitter {
+    const npu_cfg_t *cfg;
+    const npu_gemm_plan_t *p;
+    const npu_gemm_args_t *a;
+    npu_prog_t *out;
+    uint64_t B;
+    unsigned wave; /* global wave counter: weight bank = wave % 2 */
+    int err;
+} emitter_t;
+
+static void put(emitter_t *e, int enc_rc, npu_insn_t *in, unsigned tok)
+{
+    if (enc_rc != 0) {
+        e->err = 1;
+        return;
+    }
+    npu_insn_tok(in, tok);
+    if (npu_prog_push(e->out, in) != 0)
+        e->err = 1;
+}
+
+/* A DRAM address must fit the 32-bit field; otherwise the emission fails. */
+static uint32_t daddr(emitter_t *e, uint64_t a)
+{
+    if (a > 0xFFFFFFFFull) {
+        e->err = 1;
+        return 0;
+    }
+    return (uint32_t)a;
+}
+
+typedef struct chunk {
+    int t, c;        /* tile index, chunk index within the tile */
+    int m0, n0, k0;  /* origins */
+    int m_act, n_act, kc_act;
+} chunk_t;
+
+static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
+{
+    chunk_t ch;
+    int mi, ni;
+    ch.t = g / p->k_chunks;
+    ch.c = g % p->k_chunks;
+    mi = ch.t / p->n_tiles;
+    ni = ch.t % p->n_tiles;
+    ch.m0 = mi * p->Mt;
+    ch.n0 = ni * p->Nt;
+    ch.k0 = ch.c * p->Kc;
+    ch.m_act = imin(p->Mt, p->M - ch.m0);
+    ch.n_act = imin(p->Nt, p->N - ch.n0);
+    ch.kc_act = imin(p->Kc, p->K - ch.k0);
+    return ch;
+}
+
+static void emit_loads(emitter_t *e, int g)
+{
+    const npu_gemm_plan_t *p = e->p;
+    const npu_gemm_args_t *a = e->a;
+    chunk_t ch = chunk_at(p, g);
+    unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
+    npu_insn_t in;
+    int rc;
+    if (!a->transA)
+        rc = npu_enc_load(&in, NPU_TAGID_X, 0, (unsigned)ch.m_act,
+                          daddr(e, a->a + (uint64_t)ch.m0 * a->pitch_a * e->B + 2ull * ch.k0),
+                          p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
+    else
+        rc = npu_enc_load(&in, NPU_TAGID_X, 1, (unsigned)ch.kc_act,
+                          daddr(e, a->a + (uint64_t)ch.k0 * a->pitch_a * e->B + 2ull * ch.m0),
+                          p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
+    put(e, rc, &in, g >= 2 ? NPU_TOK_POP_NEXT : 0);
+    if (!a->transB)
+        rc = npu_enc_load(&in, NPU_TAGID_W, 0, (unsigned)ch.kc_act,
+                          daddr(e, a->b + (uint64_t)ch.k0 * a->pitch_b * e->B + 2ull * ch.n0),
+                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
+    else
+        rc = npu_enc_load(&in, NPU_TAGID_W, 1, (unsigned)ch.n_act,
+                          daddr(e, a->b + (uint64_t)ch.n0 * a->pitch_b * e->B + 2ull * ch.k0),
+                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
+    put(e, rc, &in, NPU_TOK_PUSH_NEXT);
+}
+
+static void emit_exec(emitter_t *e, int g)
+{
+    const npu_gemm_plan_t *p = e->p;
+    chunk_t ch = chunk_at(p, g);
+    unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
+    unsigned h = (unsigned)ch.t % 2u;
+    int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
+    npu_insn_t in;
+    for (int kb = 0; kb < kblocks; kb++) {
+        int k = imin(p->F, ch.kc_act - kb * p->F);
+        for (int j = 0; j < nblocks; j++) {
+            int n = imin(p->F, ch.n_act - j * p->F);
+            unsigned bank = e->wave % 2u;
+            int first = kb == 0 && j == 0, last = kb == kblocks - 1 && j == nblocks - 1;
+            put(e,
+                npu_enc_ldw(&in, bank, NPU_MODE_FW, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
+                            (unsigned)p->nb, (unsigned)k, (unsigned)n),
+                &in, first ? NPU_TOK_POP_PREV : 0);
+            put(e,
+                npu_enc_wave(&in, bank, NPU_MODE_FW, ch.k0 + kb * p->F > 0, (unsigned)ch.m_act,
+                             p->spm_a[q] + (unsigned)kb, wpr, (unsigned)k, (unsigned)n,
+                             h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt)),
+                &in, last ? NPU_TOK_PUSH_PREV : 0);
+            e->wave++;
+        }
+    }
+}
+
+static void emit_drain_store(emitter_t *e, int g)
+{
+    const npu_gemm_plan_t *p = e->p;
+    const npu_gemm_args_t *a = e->a;
+    chunk_t ch = chunk_at(p, g);
+    unsigned h = (unsigned)ch.t % 2u, cs = p->spm_c[h], stride = 2u * (unsigned)p->nb;
+    int nblocks = (ch.n_act + p->F - 1) / p->F;
+    npu_insn_t in;
+    for (int j = 0; j < nblocks; j++) {
+        unsigned tok = 0;
+        if (j == 0 && ch.t >= 2)
+            tok |= NPU_TOK_POP_NEXT;
+        if (j == nblocks - 1)
+            tok |= NPU_TOK_PUSH_NEXT;
+        put(e,
+            npu_enc_drain(&in, (unsigned)ch.m_act,
+                          h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt),
+                          cs + 2u * (unsigned)j, stride),
+            &in, tok);
+    }
+    put(e,
+        npu_enc_store(&in, NPU_TAGID_Y, (unsigned)ch.m_act,
+                      daddr(e, a->c + (uint64_t)ch.m0 * a->pitch_c * e->B + 4ull * ch.n0), cs,
+                      stride, 4u * (unsigned)ch.n_act, a->pitch_c),
+        &in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
+}
+
+int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                  npu_prog_t *out)
+{
+    emitter_t e;
+    int total;
+    if (npu_gemm_plan_check(cfg, plan) != 0)
+        return -1;
+    memset(&e, 0, sizeof e);
+    e.cfg = cfg;
+    e.p = plan;
+    e.a = args;
+    e.out = out;
+    e.B = (uint64_t)npu_cfg_beat(cfg);
+    if (args->a % e.B || args->b % e.B || args->c % e.B)
+        return -1;
+    total = plan->m_tiles * plan->n_tiles * plan->k_chunks;
+    emit_loads(&e, 0);
+    for (int g = 0; g < total && !e.err; g++) {
+        if (g + 1 < total)
+            emit_loads(&e, g + 1);
+        emit_exec(&e, g);
+        if (g % plan->k_chunks == plan->k_chunks - 1)
+            emit_drain_store(&e, g);
+    }
+    return e.err ? -1 : 0;
+}
+
+/* ---- expected counters ---------------------------------------------------------------- */
+
+void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu_prog_expect_t *e)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg), F = (uint64_t)npu_cfg_f(cfg), S = (uint64_t)cfg->s;
+    uint64_t mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
+    memset(e, 0, sizeof *e);
+    e->rd_bytes[NPU_TAGID_PROG] = (n * NPU_INSN_BYTES + B - 1) / B * B;
+    for (size_t i = 0; i < n; i++) {
+        npu_fields_t f;
+        uint64_t beats;
+        if (npu_decode(&prog[i], &f) != 0)
+            continue;
+        switch (f.op) {
+        case NPU_OP_LOAD:
+            e->insn_load++;
+            beats = (f.row_bytes + B - 1) / B;
+            e->rd_bytes[f.tag] += (uint64_t)f.rows * beats * B;
+            if (f.transpose) {
+                e->rd_bursts += (uint64_t)f.rows * beats;
+                e->spm_wr_words += (uint64_t)(f.row_bytes / 2) * ((f.rows + F - 1) / F);
+            } else {
+                e->rd_bursts += (uint64_t)f.rows * ((beats + mb - 1) / mb);
+                e->spm_wr_words += (uint64_t)f.rows * beats;
+            }
+            break;
+        case NPU_OP_STORE:
+            e->insn_store++;
+            beats = (f.row_bytes + B - 1) / B;
+            e->wr_bytes[f.tag] += (uint64_t)f.rows * beats * B;
+            e->wr_bursts += (uint64_t)f.rows * ((beats + mb - 1) / mb);
+            e->spm_rd_words += (uint64_t)f.rows * beats;
+            break;
+        case NPU_OP_LDW:
+            e->insn_exec++;
+            e->spm_rd_words += f.k;
+            break;
+        case NPU_OP_WAVE: {
+            uint64_t k0 = f.k < S ? f.k : S, k1 = f.k > S ? f.k - S : 0;
+            uint64_t n0 = f.n < S ? f.n : S, n1 = f.n > S ? f.n - S : 0;
+            e->insn_exec++;
+            e->spm_rd_words += f.m;
+            e->waves[f.mode]++;
+            e->rows[f.mode] += f.m;
+            e->macs += (uint64_t)f.m * f.k * f.n;
+            if (f.mode == NPU_MODE_FW) {
+                e->macs_core[0] += f.m * k0 * n0;
+                e->macs_core[1] += f.m * k0 * n1;
+                e->macs_core[2] += f.m * k1 * n0;
+                e->macs_core[3] += f.m * k1 * n1;
+            }
+            break;
+        }
+        case NPU_OP_DRAIN:
+            e->insn_exec++;
+            e->spm_wr_words += 2ull * f.rows;
+            e->obuf_drain_rows += f.rows;
+            break;
+        case NPU_OP_SYNC_L: e->insn_load++; break;
+        case NPU_OP_SYNC_E: e->insn_exec++; break;
+        case NPU_OP_SYNC_S: e->insn_store++; break;
+        default: break;
+        }
+    }
+}

@@ -1,0 +1,65 @@
+/*
+ * gemm_emit.h - instruction emission for a tiled GEMM (FW mode), and the expected counters of
+ * any program.
+ *
+ * Per output tile t (m outer, n inner; OBUF half h = t%2, C staging buffer C_(t%2)), per K
+ * chunk with global index g (SPM buffers A_(g%2), B_(g%2)):
+ *   LOAD X (A chunk)   [pop_next if g >= 2: e2l, the buffer is free again]
+ *   LOAD W (B chunk)   [push_next: l2e]
+ *   EXEC: per k-block kb, per n-block j, wave counter w:
+ *     LDW  bank w%2                       first EXEC insn of the chunk [pop_prev: l2e]
+ *     WAVE bank w%2 FW -> OBUF h*OBUF_ROWS + j*Mt, acc after the first k-block
+ *                                         last WAVE of the chunk [push_prev: e2l]
+ *   after the tile's last chunk: DRAIN per n-block -> C_(t%2)
+ *                                         first [pop_next if t >= 2: s2e], last [push_next: e2s]
+ *   STORE Y (C tile)   [pop_prev: e2s, push_prev: s2e]
+ * Program order is software-pipelined by one chunk: LOAD(g+1) is emitted before EXEC(g), so the
+ * in-order fetcher (finite queues) never sits on a full EXEC queue while the next chunk's loads
+ * are still unfetched. Every token a queue waits for is produced by an earlier instruction in
+ * program order, so the program cannot deadlock for any queue depth >= 1.
+ */
+#ifndef NPU_GEMM_EMIT_H
+#define NPU_GEMM_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemm_tiling.h"
+#include "isa.h"
+#include "npu_cfg.h"
+
+typedef struct npu_gemm_args {
+    int transA, transB;   /* A stored K x M, B stored N x K */
+    uint32_t a, b, c;     /* DRAM byte addresses, beat-aligned */
+    unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in beats */
+} npu_gemm_args_t;
+
+/* Row pitches (beats) of A, B (as stored, honouring transA/transB) and C. */
+void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                      unsigned *pitch_a, unsigned *pitch_b, unsigned *pitch_c);
+
+/* Appends the program to *out. Returns 0, or -1 when a field does not fit its encoding or
+ * memory runs out (out then holds a partial program; the caller frees it). */
+int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                  npu_prog_t *out);
+
+/* What a program should make the counters say (ISA-level accounting, see each field). */
+typedef struct npu_prog_expect {
+    uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: beats * B (a transposed LOAD reads
+                                        rows * ceil(row_bytes/B) beats); PROG: ceil(n*16/B)*B */
+    uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
+    uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
+                                        bursts of MAX_BURST_BEATS; a transposed LOAD issues one
+                                        single-beat burst per source row per 2S-column block */
+    uint64_t macs;                   /* sum of m*k*n over WAVEs */
+    uint64_t macs_core[4];           /* FW split: core0 k<S,n<S; 1 k<S,n>=S; 2 k>=S,n<S; 3 */
+    uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];
+    uint64_t insn_load, insn_exec, insn_store;
+    uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
+    uint64_t obuf_drain_rows;
+} npu_prog_expect_t;
+
+void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                     npu_prog_expect_t *e);
+
+#endif

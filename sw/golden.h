@@ -1,0 +1,24 @@
+/*
+ * golden.h - the C golden model: int16 x int16 -> int32 GEMM with two's-complement wrap-around.
+ *
+ * C[i][j] = sum_k A(i,k) * B(k,j), accumulated modulo 2^32 (computed in uint32_t, no UB).
+ * A(i,k) = transA ? A[k*lda + i] (A stored K x M) : A[i*lda + k] (A stored M x K).
+ * B(k,j) = transB ? B[j*ldb + k] (B stored N x K) : B[k*ldb + j] (B stored K x N).
+ * Pitches (lda, ldb, ldc) are in elements. The result does not depend on summation order.
+ */
+#ifndef NPU_GOLDEN_H
+#define NPU_GOLDEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void npu_golden_gemm(int M, int N, int K, const int16_t *A, size_t lda, int transA,
+                     const int16_t *B, size_t ldb, int transB, int32_t *C, size_t ldc);
+
+/* Element-wise compare of M x N int32 matrices (pitches in elements). Returns the number of
+ * mismatching elements; the first one in row-major order goes to *row, *col, *got, *exp
+ * (each pointer may be NULL). */
+size_t npu_compare_i32(int M, int N, const int32_t *got, size_t ldg, const int32_t *exp,
+                       size_t lde, int *row, int *col, int32_t *got_v, int32_t *exp_v);
+
+#endif

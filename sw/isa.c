@@ -1,0 +1,363 @@
+/* isa.c - instruction encode/decode/disassembly; see isa.h and docs/design.md section 2. */
+#include "isa.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names from the X-macros ---------------------------------------------------------- */
+
+const char *npu_op_name(unsigned op)
+{
+    switch (op) {
+#define X(n, v, q, t) case v: return #n;
+        NPU_OPCODES(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+char npu_op_queue(unsigned op)
+{
+    switch (op) {
+#define X(n, v, q, t) case v: return (#q)[0];
+        NPU_OPCODES(X)
+#undef X
+    default: return 0;
+    }
+}
+
+const char *npu_tag_name(unsigned tag)
+{
+    switch (tag) {
+#define X(n, v) case v: return #n;
+        NPU_TAGS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+const char *npu_mode_name(unsigned mode)
+{
+    switch (mode) {
+#define X(n, v) case v: return #n;
+        NPU_MODES(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+/* ---- encoding ------------------------------------------------------------------------- */
+
+static int fits(uint32_t v, unsigned bits) { return bits >= 32 || v < (1u << bits); }
+
+int npu_encode(const npu_fields_t *f, npu_insn_t *out)
+{
+    npu_insn_t r = {{0, 0, 0, 0}};
+    unsigned t = f->pop_prev | f->pop_next | f->push_prev | f->push_next;
+    if (t > 1 || !npu_op_name(f->op))
+        return -1;
+    r.w[0] = f->op | (f->pop_prev << 8) | (f->pop_next << 9) | (f->push_prev << 10) |
+             (f->push_next << 11);
+    switch (f->op) {
+    case NPU_OP_LOAD:
+    case NPU_OP_STORE:
+        if (!fits(f->tag, 3) || !fits(f->transpose, 1) || !fits(f->rows, 16) ||
+            !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->row_bytes, 16) ||
+            !fits(f->dram_stride, 16))
+            return -1;
+        if (f->op == NPU_OP_STORE && f->transpose)
+            return -1;
+        if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr)
+            return -1;
+        r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
+        r.w[1] = f->dram_addr;
+        r.w[2] = f->spm_addr | (f->spm_stride << 16);
+        r.w[3] = f->row_bytes | (f->dram_stride << 16);
+        break;
+    case NPU_OP_LDW:
+    case NPU_OP_WAVE:
+        if (!fits(f->wbank, 1) || !fits(f->mode, 2) || !fits(f->acc, 1) || !fits(f->m, 16) ||
+            !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->k, 8) ||
+            !fits(f->n, 8) || !fits(f->obuf_addr, 16))
+            return -1;
+        if (f->tag || f->transpose || f->rows || f->dram_addr || f->row_bytes || f->dram_stride)
+            return -1;
+        if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr))
+            return -1;
+        r.w[0] |= (f->wbank << 12) | (f->mode << 13) | (f->acc << 15) | (f->m << 16);
+        r.w[1] = f->spm_addr | (f->spm_stride << 16);
+        r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16);
+        break;
+    case NPU_OP_DRAIN:
+        if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
+            !fits(f->spm_stride, 16))
+            return -1;
+        if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
+            f->wbank || f->mode || f->acc || f->m || f->k || f->n)
+            return -1;
+        r.w[0] |= f->rows << 16;
+        r.w[1] = f->obuf_addr;
+        r.w[2] = f->spm_addr | (f->spm_stride << 16);
+        break;
+    default: /* SYNC_L/E/S: tokens only */
+        if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
+            f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
+            f->n || f->obuf_addr)
+            return -1;
+        break;
+    }
+    *out = r;
+    return 0;
+}
+
+int npu_decode(const npu_insn_t *in, npu_fields_t *f)
+{
+    uint32_t w0 = in->w[0];
+    memset(f, 0, sizeof *f);
+    f->op = w0 & 0xFFu;
+    f->pop_prev = (w0 >> 8) & 1u;
+    f->pop_next = (w0 >> 9) & 1u;
+    f->push_prev = (w0 >> 10) & 1u;
+    f->push_next = (w0 >> 11) & 1u;
+    switch (f->op) {
+    case NPU_OP_LOAD:
+    case NPU_OP_STORE:
+        f->tag = (w0 >> 12) & 7u;
+        f->transpose = f->op == NPU_OP_LOAD ? (w0 >> 15) & 1u : 0;
+        f->rows = w0 >> 16;
+        f->dram_addr = in->w[1];
+        f->spm_addr = in->w[2] & 0xFFFFu;
+        f->spm_stride = in->w[2] >> 16;
+        f->row_bytes = in->w[3] & 0xFFFFu;
+        f->dram_stride = in->w[3] >> 16;
+        return 0;
+    case NPU_OP_LDW:
+    case NPU_OP_WAVE:
+        f->wbank = (w0 >> 12) & 1u;
+        f->mode = (w0 >> 13) & 3u;
+        f->spm_addr = in->w[1] & 0xFFFFu;
+        f->spm_stride = in->w[1] >> 16;
+        f->k = in->w[2] & 0xFFu;
+        f->n = (in->w[2] >> 8) & 0xFFu;
+        if (f->op == NPU_OP_WAVE) {
+            f->acc = (w0 >> 15) & 1u;
+            f->m = w0 >> 16;
+            f->obuf_addr = in->w[2] >> 16;
+        }
+        return 0;
+    case NPU_OP_DRAIN:
+        f->rows = w0 >> 16;
+        f->obuf_addr = in->w[1] & 0xFFFFu;
+        f->spm_addr = in->w[2] & 0xFFFFu;
+        f->spm_stride = in->w[2] >> 16;
+        return 0;
+    case NPU_OP_SYNC_L:
+    case NPU_OP_SYNC_E:
+    case NPU_OP_SYNC_S:
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int enc(npu_fields_t *f, npu_insn_t *out) { return npu_encode(f, out); }
+
+int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
+                 unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD;
+    f.tag = tag;
+    f.transpose = transpose ? 1u : 0u;
+    f.rows = rows;
+    f.dram_addr = dram_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    f.dram_stride = dram_stride;
+    return enc(&f, out);
+}
+
+int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
+                  unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_STORE;
+    f.tag = tag;
+    f.rows = rows;
+    f.dram_addr = dram_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    f.dram_stride = dram_stride;
+    return enc(&f, out);
+}
+
+int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                unsigned spm_stride, unsigned k, unsigned n)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW;
+    f.wbank = wbank;
+    f.mode = mode;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.k = k;
+    f.n = n;
+    return enc(&f, out);
+}
+
+int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsigned m,
+                 unsigned spm_addr, unsigned spm_stride, unsigned k, unsigned n, unsigned obuf_addr)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_WAVE;
+    f.wbank = wbank;
+    f.mode = mode;
+    f.acc = acc ? 1u : 0u;
+    f.m = m;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.k = k;
+    f.n = n;
+    f.obuf_addr = obuf_addr;
+    return enc(&f, out);
+}
+
+int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                  unsigned spm_stride)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_DRAIN;
+    f.rows = rows;
+    f.obuf_addr = obuf_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    return enc(&f, out);
+}
+
+int npu_enc_sync(npu_insn_t *out, unsigned op)
+{
+    npu_fields_t f;
+    if (op != NPU_OP_SYNC_L && op != NPU_OP_SYNC_E && op != NPU_OP_SYNC_S)
+        return -1;
+    memset(&f, 0, sizeof f);
+    f.op = op;
+    return enc(&f, out);
+}
+
+void npu_insn_tok(npu_insn_t *in, unsigned tok_flags) { in->w[0] |= tok_flags & NPU_TOK_MASK; }
+
+void npu_insn_set_tok(npu_insn_t *in, unsigned tok_flags)
+{
+    in->w[0] = (in->w[0] & ~NPU_TOK_MASK) | (tok_flags & NPU_TOK_MASK);
+}
+
+/* ---- disassembly ---------------------------------------------------------------------- */
+
+/* Appends to buf like snprintf, tracking the would-be length in *len. */
+static void app(char *buf, size_t n, int *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void app(char *buf, size_t n, int *len, const char *fmt, ...)
+{
+    va_list ap;
+    size_t off = (size_t)*len;
+    int r;
+    va_start(ap, fmt);
+    if (off < n)
+        r = vsnprintf(buf + off, n - off, fmt, ap);
+    else
+        r = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (r > 0)
+        *len += r;
+}
+
+static const char *name_or(const char *s, const char *dflt) { return s ? s : dflt; }
+
+int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
+{
+    npu_fields_t f;
+    int len = 0;
+    if (n)
+        buf[0] = '\0';
+    if (npu_decode(in, &f) != 0) {
+        app(buf, n, &len, "ILLEGAL op=0x%02x w=%08x_%08x_%08x_%08x", f.op, (unsigned)in->w[0],
+            (unsigned)in->w[1], (unsigned)in->w[2], (unsigned)in->w[3]);
+        return len;
+    }
+    app(buf, n, &len, "%s", npu_op_name(f.op));
+    switch (f.op) {
+    case NPU_OP_LOAD:
+        app(buf, n, &len, " %s%s rows=%u bytes=%u dram=0x%06x+%u*r spm=0x%04x+%u*r",
+            name_or(npu_tag_name(f.tag), "?"), f.transpose ? " trans" : "", f.rows, f.row_bytes,
+            (unsigned)f.dram_addr, f.dram_stride, f.spm_addr, f.spm_stride);
+        break;
+    case NPU_OP_STORE:
+        app(buf, n, &len, " %s rows=%u bytes=%u spm=0x%04x+%u*r dram=0x%06x+%u*r",
+            name_or(npu_tag_name(f.tag), "?"), f.rows, f.row_bytes, f.spm_addr, f.spm_stride,
+            (unsigned)f.dram_addr, f.dram_stride);
+        break;
+    case NPU_OP_LDW:
+        app(buf, n, &len, " %s k=%u n=%u spm=0x%04x+%u*r bank=%u",
+            name_or(npu_mode_name(f.mode), "?"), f.k, f.n, f.spm_addr, f.spm_stride, f.wbank);
+        break;
+    case NPU_OP_WAVE:
+        app(buf, n, &len, " %s m=%u k=%u n=%u spm=0x%04x+%u*i bank=%u%s obuf=%u",
+            name_or(npu_mode_name(f.mode), "?"), f.m, f.k, f.n, f.spm_addr, f.spm_stride, f.wbank,
+            f.acc ? " acc" : "", f.obuf_addr);
+        break;
+    case NPU_OP_DRAIN:
+        app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*r", f.rows, f.obuf_addr, f.spm_addr,
+            f.spm_stride);
+        break;
+    default:
+        break;
+    }
+    if (f.pop_prev | f.pop_next | f.push_prev | f.push_next) {
+        const char *sep = "";
+        app(buf, n, &len, " [");
+        if (f.pop_prev) { app(buf, n, &len, "%spop_prev", sep); sep = " "; }
+        if (f.pop_next) { app(buf, n, &len, "%spop_next", sep); sep = " "; }
+        if (f.push_prev) { app(buf, n, &len, "%spush_prev", sep); sep = " "; }
+        if (f.push_next) { app(buf, n, &len, "%spush_next", sep); }
+        app(buf, n, &len, "]");
+    }
+    return len;
+}
+
+/* ---- program array -------------------------------------------------------------------- */
+
+void npu_prog_init(npu_prog_t *p)
+{
+    p->insn = NULL;
+    p->n = p->cap = 0;
+}
+
+int npu_prog_push(npu_prog_t *p, const npu_insn_t *in)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 256;
+        npu_insn_t *q = realloc(p->insn, cap * sizeof *q);
+        if (!q)
+            return -1;
+        p->insn = q;
+        p->cap = cap;
+    }
+    p->insn[p->n++] = *in;
+    return 0;
+}
+
+void npu_prog_free(npu_prog_t *p)
+{
+    free(p->insn);
+    npu_prog_init(p);
+}

@@ -1,0 +1,101 @@
+/*
+ * isa.h - FlexTrain instruction encoding, decoding and disassembly (docs/design.md section 2).
+ *
+ * Encoders check every field against its bit width and return -1 instead of truncating.
+ * They do not check semantics (zero sizes, alignment, ranges against a config): those are
+ * hardware errors that tests must be able to provoke.
+ */
+#ifndef NPU_ISA_H
+#define NPU_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npu_defs.h"
+
+typedef struct npu_insn {
+    uint32_t w[4]; /* little-endian words w0..w3 */
+} npu_insn_t;
+
+/* Tensor tag values by name. npu_defs.h's enum npu_tag is generated through NPU_TAGS, whose
+ * macro parameter is itself called X, so its tag X comes out as NPU_TAG_NPU_X_TAG; expanding the
+ * list with a macro literally named X keeps every name right. Use NPU_TAGID_* in sw/. */
+#define X(n, v) NPU_TAGID_##n = v,
+enum npu_tag_id { NPU_TAGS(X) };
+#undef X
+
+/* Token flags: the bit positions of w0. */
+#define NPU_TOK_POP_PREV  (1u << 8)
+#define NPU_TOK_POP_NEXT  (1u << 9)
+#define NPU_TOK_PUSH_PREV (1u << 10)
+#define NPU_TOK_PUSH_NEXT (1u << 11)
+#define NPU_TOK_MASK      (0xFu << 8)
+
+/* Every field of every format; fields a format does not have are zero after decoding. */
+typedef struct npu_fields {
+    unsigned op;
+    unsigned pop_prev, pop_next, push_prev, push_next;
+    /* LOAD / STORE */
+    unsigned tag, transpose, rows;
+    uint32_t dram_addr;
+    unsigned spm_addr, spm_stride, row_bytes, dram_stride;
+    /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
+    unsigned wbank, mode, acc, m, k, n, obuf_addr;
+} npu_fields_t;
+
+/* Generic encoder: checks that op is a known opcode and every field used by its format
+ * fits its width (and that unused fields are zero). Returns 0 or -1 (out is untouched). */
+int npu_encode(const npu_fields_t *f, npu_insn_t *out);
+
+/* Decoder: fills f with the fields of the opcode's format. Returns 0, or -1 for an unknown
+ * opcode (then only op and the token bits are filled). */
+int npu_decode(const npu_insn_t *in, npu_fields_t *f);
+
+/* Per-opcode encoders (tokens are added with npu_insn_tok). Return 0 or -1. */
+int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
+                 unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
+int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
+                  unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
+int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                unsigned spm_stride, unsigned k, unsigned n);
+int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsigned m,
+                 unsigned spm_addr, unsigned spm_stride, unsigned k, unsigned n, unsigned obuf_addr);
+int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                  unsigned spm_stride);
+int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
+
+/* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */
+void npu_insn_tok(npu_insn_t *in, unsigned tok_flags);
+void npu_insn_set_tok(npu_insn_t *in, unsigned tok_flags);
+static inline unsigned npu_insn_op(const npu_insn_t *in) { return in->w[0] & 0xFFu; }
+static inline unsigned npu_insn_tokens(const npu_insn_t *in) { return in->w[0] & NPU_TOK_MASK; }
+
+/* Names from the X-macro lists of npu_defs.h; NULL when the value has no name. */
+const char *npu_op_name(unsigned op);
+const char *npu_tag_name(unsigned tag);
+const char *npu_mode_name(unsigned mode);
+/* Queue of an opcode: 'L', 'E', 'S', or 0 for an unknown opcode. */
+char npu_op_queue(unsigned op);
+
+/* One-line disassembly, e.g.
+ *   WAVE FW m=64 k=16 n=16 spm=0x0000+1*i bank=1 acc obuf=64 [pop_prev push_next]
+ *   LOAD X rows=64 bytes=32 dram=0x000400+1*r spm=0x0000+2*r
+ *   LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r
+ *   LDW FW k=16 n=16 spm=0x0400+4*r bank=0
+ *   DRAIN rows=64 obuf=0 spm=0x0800+8*r
+ *   STORE Y rows=64 bytes=256 spm=0x0800+8*r dram=0x004000+8*r
+ *   SYNC_E [pop_prev]
+ *   ILLEGAL op=0x1f w=0000001f_00000000_00000000_00000000
+ * Writes at most n bytes (NUL-terminated, truncated if needed); returns the snprintf length. */
+int npu_disasm(const npu_insn_t *in, char *buf, size_t n);
+
+/* Growable program array. */
+typedef struct npu_prog {
+    npu_insn_t *insn;
+    size_t n, cap;
+} npu_prog_t;
+void npu_prog_init(npu_prog_t *p);
+int npu_prog_push(npu_prog_t *p, const npu_insn_t *in); /* 0 or -1 (out of memory) */
+void npu_prog_free(npu_prog_t *p);
+
+#endif

@@ -1,0 +1,27 @@
+/*
+ * npu_cfg.h - the hardware configuration as a runtime value.
+ *
+ * The same typedef is emitted by sw/tools/gencfg.c into build/<cfg>/npu_params.h (with
+ * NPU_CFG_INIT); both are guarded by NPU_CFG_T_DEFINED so either header may come first.
+ * Compiler stages take a const npu_cfg_t * so they are pure and testable for any config;
+ * only the CLI (sw/cli/) includes the generated header to get the build's default.
+ */
+#ifndef NPU_CFG_H
+#define NPU_CFG_H
+
+#ifndef NPU_CFG_T_DEFINED
+#define NPU_CFG_T_DEFINED
+typedef struct npu_cfg {
+    const char *name;
+    int s, spm_banks, spm_bank_words, obuf_rows, lbuf_h_depth, lbuf_v_depth, queue_depth,
+        token_max, dram_addr_bits, max_burst_beats, max_outstanding, watchdog_cycles, dram_bw,
+        dram_latency, dram_burst_cost;
+} npu_cfg_t;
+#endif
+
+/* Derived sizes (docs/design.md section 1). */
+static inline int npu_cfg_f(const npu_cfg_t *c) { return 2 * c->s; }          /* fused array side, lanes per word */
+static inline int npu_cfg_beat(const npu_cfg_t *c) { return 4 * c->s; }       /* bytes per word / DRAM beat */
+static inline int npu_cfg_spm_words(const npu_cfg_t *c) { return c->spm_banks * c->spm_bank_words; }
+
+#endif

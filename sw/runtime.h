@@ -1,0 +1,112 @@
+/*
+ * runtime.h - driving the NPU through the simulator C API (tb/npu_sim.h): DRAM allocation,
+ * tensor layout, program launch, counters, and the GEMM driver with golden compare.
+ */
+#ifndef NPU_RUNTIME_H
+#define NPU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemm_emit.h"
+#include "gemm_tiling.h"
+#include "isa.h"
+#include "npu_cfg.h"
+#include "npu_defs.h"
+#include "npu_sim.h"
+
+/* ---- names from the X-macros ---- */
+const char *npu_error_name(unsigned code); /* "DEADLOCK"; NULL if unknown */
+const char *npu_error_text(unsigned code); /* "deadlock: no progress ..."; NULL if unknown */
+const char *npu_state_name(unsigned state);
+const char *npu_csr_name(unsigned addr);
+/* "lq=1 eq=2 sq=0 l2e=0 e2l=1 e2s=0 s2e=0 fetch_done=1 busy=-E-" style decoding of QSTATE. */
+int npu_qstate_str(uint32_t qstate, char *buf, size_t n);
+
+/* ---- DRAM bump allocator: from 0 (program first), every block beat-aligned ---- */
+typedef struct npu_alloc {
+    uint64_t next, limit, align;
+} npu_alloc_t;
+void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes);
+int npu_alloc(npu_alloc_t *a, uint64_t bytes, uint64_t *addr); /* 0, or -1 if it does not fit */
+
+/* ---- tensors in DRAM: row-major, row pitch in beats, zero padding past cols ---- */
+void npu_write_i16(uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat, int rows,
+                   int cols, const int16_t *src, size_t ld);
+void npu_read_i32(const uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat,
+                  int rows, int cols, int32_t *dst, size_t ld);
+void npu_write_prog(uint8_t *dram, uint64_t addr, const npu_insn_t *prog, size_t n);
+
+/* ---- launching a program ---- */
+enum { NPU_RUN_DONE = 0, NPU_RUN_ERROR = 1, NPU_RUN_TIMEOUT = 2, NPU_RUN_HOST_ERROR = -1 };
+
+typedef struct npu_run_result {
+    int halted;                       /* npu_sim_run returned 1 */
+    unsigned state, err;              /* STATUS[1:0], STATUS[15:8] */
+    uint32_t status, err_pc, err_info, qstate, pc_l, pc_e, pc_s, fetch_pc;
+    uint64_t start_cycle, end_cycle;  /* npu_sim_cycle around the run */
+    double wall_s;                    /* wall-clock time of npu_sim_run */
+    uint64_t cnt[NPU_NUM_COUNTERS];   /* performance counters (lo 0x100+i, hi 0x200+i) */
+} npu_run_result_t;
+
+/* Writes the program at prog_base, sets PROG_BASE, PROG_LEN, WATCHDOG (cfg), clears the
+ * counters (CTRL=2), starts (CTRL=1) and runs for at most max_cycles. Returns NPU_RUN_*. */
+int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                    const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r);
+
+/* Reads HW_S, HW_SPM, HW_OBUF and compares them with cfg. 0 if they match; otherwise -1 and a
+ * message in msg. */
+int npu_check_hw(const npu_cfg_t *cfg, npu_sim_t *sim, char *msg, size_t n);
+
+/* ---- GEMM driver ---- */
+enum {
+    NPU_GEMM_PASS = 0,      /* bit-exact and the counters add up */
+    NPU_GEMM_MISMATCH = 1,  /* result differs from the golden model */
+    NPU_GEMM_COUNTERS = 2,  /* result right, counters disagree with the program */
+    NPU_GEMM_NPU_ERROR = 3, /* STATUS = ERROR */
+    NPU_GEMM_TIMEOUT = 4,   /* max_cycles reached */
+    NPU_GEMM_HOST_ERROR = -1 /* no plan, does not fit DRAM, out of memory */
+};
+const char *npu_gemm_rc_name(int rc); /* "PASS", "FAIL", ... */
+
+typedef struct npu_gemm_report {
+    int M, N, K, transA, transB;
+    int rc;
+    char host_msg[160];       /* reason for NPU_GEMM_HOST_ERROR */
+    npu_gemm_plan_t plan;
+    npu_gemm_args_t args;
+    uint64_t prog_base, dram_used;
+    npu_prog_t prog;          /* owned; freed by npu_gemm_report_free */
+    npu_prog_expect_t expect;
+    npu_run_result_t run;
+    size_t mismatches;        /* first mismatch (row-major) below */
+    int bad_row, bad_col;
+    int32_t bad_got, bad_exp;
+    char counters_msg[256];   /* first counter that disagrees, "" if none */
+    uint64_t rd_beats, wr_beats, rd_bursts, wr_bursts, stall_cycles; /* npu_sim_dram_stats */
+} npu_gemm_report_t;
+
+/* Runs C[MxN] = A * B on the NPU. A is dense M x K (K x M if transA), B dense K x N (N x K if
+ * transB); C_out (may be NULL) receives the NPU result, dense M x N. Compares against the golden
+ * model and checks the counters against npu_prog_expect. Returns NPU_GEMM_*; rep is always
+ * filled (call npu_gemm_report_free afterwards). */
+int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
+                 const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
+                 npu_gemm_report_t *rep);
+void npu_gemm_report_free(npu_gemm_report_t *rep);
+
+/* The compile half of npu_gemm_run (no simulator): tiling, DRAM layout for a DRAM of dram_bytes
+ * (program at 0, then A, B, C), emission and expected counters into rep. Returns NPU_GEMM_PASS
+ * or NPU_GEMM_HOST_ERROR (reason in rep->host_msg). Free rep with npu_gemm_report_free. */
+int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
+                     int transB, npu_gemm_report_t *rep);
+
+/* Compares counters with the expectation of a program; 0 if they add up, else -1 and the first
+ * difference in msg. Checked: DMA bytes per tag (PROG excluded: fetch may over-read), MACs (total
+ * and per core), waves and rows per mode, completed instructions per queue, drained rows. */
+int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *msg, size_t n);
+
+/* Program length npu_gemm_emit will produce for a plan (without emitting). */
+size_t npu_gemm_prog_len(const npu_gemm_plan_t *plan);
+
+#endif

@@ -1,0 +1,485 @@
+/*
+ * gencfg - turn configs/<NAME>.cfg into the generated build files of one configuration.
+ *
+ *   gencfg <configs/NAME.cfg> <outdir>
+ *
+ * Input: lines `KEY = VALUE   # comment` with integer values (decimal, or hex with 0x).
+ * Every key of the table below must appear exactly once; unknown keys, duplicates and
+ * non-integer values are errors (reported as file:line, exit code 2).
+ *
+ * Output (each file is rewritten only when its content changes, so make does not rebuild):
+ *   npu_params.h   C: NPU_CFG_NAME, NPU_CFG_<KEY>, struct npu_cfg and NPU_CFG_INIT
+ *   npu_params.vh  Verilog: `define NPU_CFG_<KEY> (informational; the RTL takes its
+ *                  parameters as top-level -G overrides, see verilator.f)
+ *   verilator.f    one -G<KEY>=<value> per line for the RTL parameters
+ *   npu_defs.vh    localparams generated from the X-macro lists of sw/npu_defs.h, to be
+ *                  `include'd inside module bodies
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "../npu_defs.h"
+
+/* ---- the configuration keys (order = struct npu_cfg field order) ---- */
+struct key {
+    const char *name;  /* KEY in the .cfg */
+    const char *field; /* struct npu_cfg member */
+    int rtl;           /* passed to Verilator as -G */
+};
+
+static const struct key KEYS[] = {
+    {"S", "s", 1},
+    {"SPM_BANKS", "spm_banks", 1},
+    {"SPM_BANK_WORDS", "spm_bank_words", 1},
+    {"OBUF_ROWS", "obuf_rows", 1},
+    {"LBUF_H_DEPTH", "lbuf_h_depth", 1},
+    {"LBUF_V_DEPTH", "lbuf_v_depth", 1},
+    {"QUEUE_DEPTH", "queue_depth", 1},
+    {"TOKEN_MAX", "token_max", 1},
+    {"DRAM_ADDR_BITS", "dram_addr_bits", 1},
+    {"MAX_BURST_BEATS", "max_burst_beats", 1},
+    {"MAX_OUTSTANDING", "max_outstanding", 1},
+    {"WATCHDOG_CYCLES", "watchdog_cycles", 1},
+    {"DRAM_BW", "dram_bw", 0},
+    {"DRAM_LATENCY", "dram_latency", 0},
+    {"DRAM_BURST_COST", "dram_burst_cost", 0},
+};
+enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
+enum {
+    K_S, K_SPM_BANKS, K_SPM_BANK_WORDS, K_OBUF_ROWS, K_LBUF_H_DEPTH, K_LBUF_V_DEPTH,
+    K_QUEUE_DEPTH, K_TOKEN_MAX, K_DRAM_ADDR_BITS, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING,
+    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST
+};
+
+static long val[NKEYS];
+static int line_of[NKEYS]; /* 0 = not seen */
+static const char *cfg_path;
+static int n_errors;
+
+static void err_at(int line, const char *fmt, ...)
+{
+    va_list ap;
+    if (line > 0)
+        fprintf(stderr, "%s:%d: error: ", cfg_path, line);
+    else
+        fprintf(stderr, "%s: error: ", cfg_path);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    n_errors++;
+}
+
+static void die(const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "gencfg: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    exit(2);
+}
+
+/* ---- parsing ---- */
+static char *trim(char *s)
+{
+    char *e;
+    while (*s && isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = 0;
+    return s;
+}
+
+static int parse_int(const char *s, long *out)
+{
+    char *end;
+    long long v;
+    int base = 10;
+    const char *p = s;
+    if (*p == '+' || *p == '-')
+        p++;
+    if (!isdigit((unsigned char)*p))
+        return -1;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        base = 16;
+    errno = 0;
+    v = strtoll(s, &end, base);
+    if (errno || *end || end == s)
+        return -1;
+    if (v < -2147483647LL - 1 || v > 2147483647LL)
+        return -1;
+    *out = (long)v;
+    return 0;
+}
+
+static void parse_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char buf[1024];
+    int line = 0;
+    if (!f)
+        die("cannot open %s: %s", path, strerror(errno));
+    while (fgets(buf, sizeof buf, f)) {
+        char *s, *eq, *k, *v, *hash;
+        int i, found = -1;
+        long x;
+        line++;
+        if (!strchr(buf, '\n') && !feof(f)) {
+            err_at(line, "line too long");
+            while (fgets(buf, sizeof buf, f) && !strchr(buf, '\n'))
+                ;
+            continue;
+        }
+        hash = strchr(buf, '#');
+        if (hash)
+            *hash = 0;
+        s = trim(buf);
+        if (!*s)
+            continue;
+        eq = strchr(s, '=');
+        if (!eq) {
+            err_at(line, "expected `KEY = VALUE`, got `%s`", s);
+            continue;
+        }
+        *eq = 0;
+        k = trim(s);
+        v = trim(eq + 1);
+        if (!*k) {
+            err_at(line, "missing key before `=`");
+            continue;
+        }
+        for (i = 0; i < NKEYS; i++)
+            if (!strcmp(k, KEYS[i].name))
+                found = i;
+        if (found < 0) {
+            err_at(line, "unknown key `%s`", k);
+            continue;
+        }
+        if (line_of[found]) {
+            err_at(line, "duplicate key %s (first set on line %d)", k, line_of[found]);
+            continue;
+        }
+        line_of[found] = line; /* seen, even if the value below is bad */
+        if (!*v) {
+            err_at(line, "missing value for %s", k);
+            continue;
+        }
+        if (parse_int(v, &x)) {
+            err_at(line, "value of %s is not an integer: `%s`", k, v);
+            continue;
+        }
+        val[found] = x;
+    }
+    if (ferror(f))
+        die("error reading %s", path);
+    fclose(f);
+    {
+        int i;
+        for (i = 0; i < NKEYS; i++)
+            if (!line_of[i])
+                err_at(0, "missing key %s", KEYS[i].name);
+    }
+}
+
+/* ---- validation ---- */
+static int is_pow2(long v) { return v > 0 && (v & (v - 1)) == 0; }
+
+static void check_range(int k, long lo, long hi)
+{
+    if (val[k] < lo || val[k] > hi)
+        err_at(line_of[k], "%s = %ld out of range [%ld, %ld]", KEYS[k].name, val[k], lo, hi);
+}
+
+static void check_pow2(int k)
+{
+    if (!is_pow2(val[k]))
+        err_at(line_of[k], "%s = %ld must be a power of two", KEYS[k].name, val[k]);
+}
+
+static void validate(void)
+{
+    int i;
+    int before = n_errors;
+    for (i = 0; i < NKEYS; i++)
+        if (val[i] < 0)
+            err_at(line_of[i], "%s = %ld must not be negative", KEYS[i].name, val[i]);
+    if (n_errors != before)
+        return;
+    check_range(K_S, 1, 64);
+    check_pow2(K_S);
+    check_pow2(K_SPM_BANKS);
+    check_pow2(K_SPM_BANK_WORDS);
+    if ((long long)val[K_SPM_BANKS] * val[K_SPM_BANK_WORDS] > 65536)
+        err_at(line_of[K_SPM_BANK_WORDS], "SPM_BANKS * SPM_BANK_WORDS = %lld exceeds 65536 (16-bit SPM addresses)",
+               (long long)val[K_SPM_BANKS] * val[K_SPM_BANK_WORDS]);
+    check_pow2(K_OBUF_ROWS);
+    check_range(K_OBUF_ROWS, 1, 32768); /* 2*OBUF_ROWS addresses fit the 16-bit obuf_addr */
+    check_range(K_LBUF_H_DEPTH, 1, 1L << 20);
+    check_range(K_LBUF_V_DEPTH, 1, 1L << 20);
+    check_range(K_QUEUE_DEPTH, 1, 15);     /* QSTATE reports queue counts in 4 bits */
+    check_range(K_TOKEN_MAX, 1, 15);       /* QSTATE reports token counts in 4 bits */
+    check_range(K_DRAM_ADDR_BITS, 16, 31);
+    check_range(K_MAX_BURST_BEATS, 1, 256);
+    check_range(K_MAX_OUTSTANDING, 1, 16);
+    check_range(K_WATCHDOG_CYCLES, 0, 2147483647L);
+    check_range(K_DRAM_BW, 1, 1L << 20);
+    check_range(K_DRAM_LATENCY, 0, 1L << 20);
+    check_range(K_DRAM_BURST_COST, 0, 1L << 20);
+}
+
+/* ---- output buffer ---- */
+struct buf {
+    char *p;
+    size_t n, cap;
+};
+
+static void bprintf(struct buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    int need;
+    for (;;) {
+        size_t room = b->cap - b->n;
+        va_start(ap, fmt);
+        need = vsnprintf(b->p ? b->p + b->n : NULL, room, fmt, ap);
+        va_end(ap);
+        if (need < 0)
+            die("vsnprintf failed");
+        if ((size_t)need < room) {
+            b->n += (size_t)need;
+            return;
+        }
+        b->cap = (b->cap + (size_t)need + 1) * 2;
+        b->p = (char *)realloc(b->p, b->cap);
+        if (!b->p)
+            die("out of memory");
+    }
+}
+
+static void mkdir_p(const char *dir)
+{
+    char tmp[4096];
+    size_t i, n = strlen(dir);
+    if (n == 0 || n >= sizeof tmp)
+        die("bad output directory `%s`", dir);
+    memcpy(tmp, dir, n + 1);
+    for (i = 1; i <= n; i++) {
+        if (tmp[i] == '/' || tmp[i] == 0) {
+            char c = tmp[i];
+            tmp[i] = 0;
+            if (mkdir(tmp, 0777) && errno != EEXIST)
+                die("cannot create directory %s: %s", tmp, strerror(errno));
+            tmp[i] = c;
+        }
+    }
+}
+
+/* Write b to dir/name unless the file already holds exactly that content. */
+static void write_if_changed(const char *dir, const char *name, const struct buf *b)
+{
+    char path[4096], tmp[4200];
+    FILE *f;
+    int same = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    f = fopen(path, "rb");
+    if (f) {
+        char *old = (char *)malloc(b->n + 1);
+        size_t got;
+        if (!old)
+            die("out of memory");
+        got = fread(old, 1, b->n + 1, f);
+        same = got == b->n && memcmp(old, b->p, b->n) == 0;
+        free(old);
+        fclose(f);
+    }
+    if (same)
+        return;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    f = fopen(tmp, "wb");
+    if (!f)
+        die("cannot write %s: %s", tmp, strerror(errno));
+    if (fwrite(b->p, 1, b->n, f) != b->n || fclose(f))
+        die("cannot write %s: %s", tmp, strerror(errno));
+    if (rename(tmp, path))
+        die("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+}
+
+/* ---- generators ---- */
+static const char *cfg_name; /* basename without .cfg */
+
+static void gen_params_h(struct buf *b)
+{
+    int i;
+    bprintf(b, "/* Generated by sw/tools/gencfg from %s.cfg -- do not edit. */\n", cfg_name);
+    bprintf(b, "#ifndef NPU_PARAMS_H\n#define NPU_PARAMS_H\n\n");
+    bprintf(b, "#define NPU_CFG_NAME \"%s\"\n", cfg_name);
+    for (i = 0; i < NKEYS; i++)
+        bprintf(b, "#define NPU_CFG_%s %ld\n", KEYS[i].name, val[i]);
+    bprintf(b, "\n/* Derived values. */\n");
+    bprintf(b, "#define NPU_CFG_BEAT_BYTES %ld /* 4*S: one SPM word = one DRAM beat */\n", 4 * val[K_S]);
+    bprintf(b, "#define NPU_CFG_SPM_WORDS %ld /* SPM_BANKS*SPM_BANK_WORDS */\n",
+            val[K_SPM_BANKS] * val[K_SPM_BANK_WORDS]);
+    bprintf(b, "#define NPU_CFG_DRAM_BYTES (1UL << %ld)\n", val[K_DRAM_ADDR_BITS]);
+    bprintf(b, "\n#ifndef NPU_CFG_T_DEFINED\n#define NPU_CFG_T_DEFINED\n");
+    bprintf(b, "typedef struct npu_cfg {\n    const char *name;\n    int");
+    for (i = 0; i < NKEYS; i++)
+        bprintf(b, "%s %s", i ? "," : "", KEYS[i].field);
+    bprintf(b, ";\n} npu_cfg_t;\n#endif\n\n");
+    bprintf(b, "#define NPU_CFG_INIT { NPU_CFG_NAME");
+    for (i = 0; i < NKEYS; i++)
+        bprintf(b, ", %ld", val[i]);
+    bprintf(b, " }\n\n#endif /* NPU_PARAMS_H */\n");
+}
+
+static void gen_params_vh(struct buf *b)
+{
+    int i;
+    bprintf(b, "// Generated by sw/tools/gencfg from %s.cfg -- do not edit.\n", cfg_name);
+    bprintf(b, "// Informational macros of configuration \"%s\". The RTL receives its hardware\n", cfg_name);
+    bprintf(b, "// parameters as top-level overrides (-G, see verilator.f), not from this file.\n");
+    bprintf(b, "`ifndef NPU_PARAMS_VH\n`define NPU_PARAMS_VH\n");
+    bprintf(b, "`define NPU_CFG_NAME \"%s\"\n", cfg_name);
+    for (i = 0; i < NKEYS; i++)
+        bprintf(b, "`define NPU_CFG_%s %ld\n", KEYS[i].name, val[i]);
+    bprintf(b, "`endif\n");
+}
+
+static void gen_verilator_f(struct buf *b)
+{
+    int i;
+    for (i = 0; i < NKEYS; i++)
+        if (KEYS[i].rtl)
+            bprintf(b, "-G%s=%ld\n", KEYS[i].name, val[i]);
+}
+
+static void upper(char *dst, const char *src, size_t n)
+{
+    size_t i;
+    for (i = 0; i + 1 < n && src[i]; i++)
+        dst[i] = (char)toupper((unsigned char)src[i]);
+    dst[i] = 0;
+}
+
+static void gen_defs_vh(struct buf *b)
+{
+    int n;
+    char u[64];
+    bprintf(b, "// Generated by sw/tools/gencfg from sw/npu_defs.h -- do not edit.\n");
+    bprintf(b, "// Names shared by the RTL and the C host. `include this file inside a module\n");
+    bprintf(b, "// body: it holds only localparams (no include guard, no `define).\n");
+    bprintf(b, "/* verilator lint_save */\n/* verilator lint_off UNUSED */\n\n");
+
+    bprintf(b, "localparam integer INSN_BYTES = %d;\n\n", NPU_INSN_BYTES);
+
+    bprintf(b, "// Opcodes (w0[7:0]); queue L = LOAD, E = EXEC, S = STORE\n");
+#define X(nm, v, q, t) bprintf(b, "localparam [7:0] OP_%-6s = 8'h%02X; // %s: %s\n", #nm, (unsigned)(v), #q, t);
+    NPU_OPCODES(X)
+#undef X
+
+    bprintf(b, "\n// Tensor tags\n");
+#define X(nm, v) bprintf(b, "localparam [2:0] TAG_%-7s = 3'd%d;\n", #nm, (int)(v));
+    NPU_TAGS(X)
+#undef X
+    bprintf(b, "localparam integer NUM_TAGS = %d;\n", (int)NPU_NUM_TAGS);
+
+    bprintf(b, "\n// FlexSA modes\n");
+#define X(nm, v) bprintf(b, "localparam [1:0] MODE_%-3s = 2'd%d;\n", #nm, (int)(v));
+    NPU_MODES(X)
+#undef X
+    bprintf(b, "localparam integer NUM_MODES = %d;\n", (int)NPU_NUM_MODES);
+
+    bprintf(b, "\n// Error codes (STATUS[15:8])\n");
+#define X(nm, v, t) bprintf(b, "localparam [7:0] ERR_%-14s = 8'd%d; // %s\n", #nm, (int)(v), t);
+    NPU_ERRORS(X)
+#undef X
+
+    bprintf(b, "\n// States (STATUS[1:0])\n");
+#define X(nm, v) bprintf(b, "localparam [1:0] ST_%-7s = 2'd%d;\n", #nm, (int)(v));
+    NPU_STATES(X)
+#undef X
+
+    bprintf(b, "\n// CSR word addresses\n");
+#define X(nm, v, t) bprintf(b, "localparam [11:0] CSR_%-9s = 12'h%03X; // %s\n", #nm, (unsigned)(v), t);
+    NPU_CSRS(X)
+#undef X
+    bprintf(b, "localparam [11:0] CSR_CNT_LO    = 12'h%03X; // counter i low word at CSR_CNT_LO + i\n",
+            (unsigned)NPU_CSR_CNT_LO);
+    bprintf(b, "localparam [11:0] CSR_CNT_HI    = 12'h%03X; // counter i high word at CSR_CNT_HI + i\n",
+            (unsigned)NPU_CSR_CNT_HI);
+
+    bprintf(b, "\n// Performance counter indices\n");
+    n = 0;
+#define X(nm, t)                                                                     \
+    upper(u, #nm, sizeof u);                                                         \
+    bprintf(b, "localparam integer CNT_%-17s = %d; // %s\n", u, n, t);                \
+    n++;
+    NPU_COUNTERS(X)
+#undef X
+    if (n != (int)NPU_NUM_COUNTERS)
+        die("internal error: counter count mismatch");
+    bprintf(b, "localparam integer NUM_COUNTERS = %d;\n", n);
+    bprintf(b, "\n/* verilator lint_restore */\n");
+}
+
+static const char *base_name(const char *path)
+{
+    static char name[256];
+    const char *s = strrchr(path, '/');
+    size_t n;
+    s = s ? s + 1 : path;
+    n = strlen(s);
+    if (n > 4 && !strcmp(s + n - 4, ".cfg"))
+        n -= 4;
+    if (n == 0 || n >= sizeof name)
+        die("bad configuration file name `%s`", path);
+    memcpy(name, s, n);
+    name[n] = 0;
+    {
+        size_t i;
+        for (i = 0; i < n; i++)
+            if (!isalnum((unsigned char)name[i]) && name[i] != '_' && name[i] != '-')
+                die("configuration name `%s` may only contain letters, digits, '_' and '-'", name);
+    }
+    return name;
+}
+
+int main(int argc, char **argv)
+{
+    struct buf b = {0, 0, 0};
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s <configs/NAME.cfg> <outdir>\n", argv[0]);
+        return 2;
+    }
+    cfg_path = argv[1];
+    cfg_name = base_name(cfg_path);
+    parse_file(cfg_path);
+    if (!n_errors)
+        validate();
+    if (n_errors) {
+        fprintf(stderr, "%s: %d error%s, nothing written\n", cfg_path, n_errors, n_errors > 1 ? "s" : "");
+        return 2;
+    }
+    mkdir_p(argv[2]);
+    gen_params_h(&b);
+    write_if_changed(argv[2], "npu_params.h", &b);
+    b.n = 0;
+    gen_params_vh(&b);
+    write_if_changed(argv[2], "npu_params.vh", &b);
+    b.n = 0;
+    gen_verilator_f(&b);
+    write_if_changed(argv[2], "verilator.f", &b);
+    b.n = 0;
+    gen_defs_vh(&b);
+    write_if_changed(argv[2], "npu_defs.vh", &b);
+    free(b.p);
+    return 0;
+}

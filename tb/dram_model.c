@@ -1,0 +1,352 @@
+/*
+ * dram_model.c - see dram_model.h. O(1) work per cycle: two small ring buffers of accepted
+ * bursts, a shared byte-credit bucket and one PRNG draw per cycle when stalls are enabled.
+ */
+#include "dram_model.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { ST_AR = 1, ST_R = 2, ST_AW = 4, ST_W = 8, ST_B = 16 };
+enum { OF_AR = 1, OF_R = 2, OF_AW = 4, OF_W = 8, OF_B = 16 };
+
+typedef struct rd_burst {
+    uint64_t addr;
+    uint64_t ready; /* cycle from which the burst may start (accept + latency) */
+    uint32_t beats, done;
+    uint8_t id, err;
+} rd_burst_t;
+
+typedef struct wr_burst {
+    uint64_t addr;
+    uint32_t beats, done;
+    uint8_t err;
+} wr_burst_t;
+
+struct dram {
+    uint8_t *mem;
+    uint64_t size;
+    unsigned beat;
+
+    /* timing */
+    int unlimited;
+    double bpc, cap, credit;
+    unsigned latency, burst_cost;
+    uint32_t stall_thr; /* per 4096 */
+    uint64_t rng;
+
+    uint64_t now;
+
+    rd_burst_t rq[DRAM_MAX_RD_BURSTS];
+    unsigned rq_head, rq_count;
+    int rd_active;     /* head burst has started (paid its burst cost) */
+    uint64_t rd_first; /* first cycle its beats may move */
+
+    wr_burst_t wq[DRAM_MAX_WR_BURSTS];
+    unsigned wq_head, wq_count;
+    int wr_active;
+    uint64_t wr_first;
+
+    uint8_t bq[DRAM_MAX_WR_BURSTS];
+    unsigned bq_head, bq_count;
+
+    unsigned stall; /* ST_* bits withheld in the current cycle */
+    int r_hold, b_hold;
+    int prio_w;  /* contested credit goes to the write port next */
+    int contest; /* this cycle: 0 no contest, 1 read won, 2 write won */
+    int withheld;
+    int driven;
+    unsigned offered; /* OF_* bits driven this cycle */
+
+    dram_stats_t st;
+    uint8_t zero[DRAM_MAX_BEAT_BYTES];
+};
+
+static uint64_t xorshift(uint64_t *s)
+{
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1DULL;
+}
+
+static void draw_stalls(dram_t *d)
+{
+    uint64_t r;
+    unsigned s = 0, i;
+    if (!d->stall_thr) {
+        d->stall = 0;
+        return;
+    }
+    r = xorshift(&d->rng);
+    for (i = 0; i < 5; i++, r >>= 12)
+        if ((uint32_t)(r & 4095u) < d->stall_thr)
+            s |= 1u << i;
+    d->stall = s;
+}
+
+void dram_set_timing(dram_t *d, const npu_dram_timing_t *t)
+{
+    unsigned pct = t ? t->stall_pct : 0;
+    d->unlimited = !t || !(t->bytes_per_cycle > 0);
+    d->bpc = d->unlimited ? 0 : t->bytes_per_cycle;
+    d->cap = 4.0 * d->beat;
+    if (d->cap < 2.0 * d->beat + d->bpc)
+        d->cap = 2.0 * d->beat + d->bpc;
+    d->credit = d->cap;
+    d->latency = (t && t->latency > 1) ? t->latency : 1;
+    d->burst_cost = t ? t->burst_cost : 0;
+    if (pct > 99)
+        pct = 99; /* 100 % would withhold every handshake forever */
+    d->stall_thr = (uint32_t)((pct * 4096u + 50u) / 100u);
+    d->rng = (t && t->seed) ? t->seed : 0x9E3779B97F4A7C15ULL;
+    draw_stalls(d);
+    d->driven = 0;
+}
+
+dram_t *dram_create(unsigned addr_bits, unsigned beat_bytes, const npu_dram_timing_t *t)
+{
+    dram_t *d;
+    if (addr_bits < 8 || addr_bits > 40 || beat_bytes < 4 || beat_bytes > DRAM_MAX_BEAT_BYTES ||
+        (beat_bytes & (beat_bytes - 1)))
+        return NULL;
+    if (sizeof(size_t) < 8 && addr_bits > 31)
+        return NULL;
+    d = (dram_t *)calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->size = (uint64_t)1 << addr_bits;
+    d->beat = beat_bytes;
+    d->mem = (uint8_t *)calloc((size_t)d->size, 1);
+    if (!d->mem) {
+        free(d);
+        return NULL;
+    }
+    dram_set_timing(d, t);
+    return d;
+}
+
+void dram_free(dram_t *d)
+{
+    if (!d)
+        return;
+    free(d->mem);
+    free(d);
+}
+
+uint8_t *dram_mem(dram_t *d, size_t *bytes)
+{
+    if (bytes)
+        *bytes = (size_t)d->size;
+    return d->mem;
+}
+
+void dram_reset(dram_t *d)
+{
+    d->rq_head = d->rq_count = 0;
+    d->wq_head = d->wq_count = 0;
+    d->bq_head = d->bq_count = 0;
+    d->rd_active = d->wr_active = 0;
+    d->r_hold = d->b_hold = 0;
+    d->prio_w = 0;
+    d->credit = d->cap;
+    d->driven = 0;
+}
+
+void dram_get_stats(const dram_t *d, dram_stats_t *st) { *st = d->st; }
+
+void dram_drive(dram_t *d, dram_out_t *o)
+{
+    const unsigned stall = d->stall;
+    const double beat = (double)d->beat;
+    int r_can, w_can, r_ok, w_ok, b_ok, withheld = 0;
+    int ar_free = d->rq_count < DRAM_MAX_RD_BURSTS;
+    int aw_free = d->wq_count + d->bq_count < DRAM_MAX_WR_BURSTS;
+
+    d->contest = 0;
+    r_can = d->rd_active && d->now >= d->rd_first; /* rd_active implies rq_count > 0 */
+    w_can = d->wr_active && d->now >= d->wr_first;
+    if (stall) {
+        withheld = ((stall & ST_AR) && ar_free) || ((stall & ST_AW) && aw_free) ||
+                   ((stall & ST_R) && r_can && !d->r_hold) || ((stall & ST_W) && w_can) ||
+                   ((stall & ST_B) && d->bq_count && !d->b_hold);
+        if (stall & ST_AR)
+            ar_free = 0;
+        if (stall & ST_AW)
+            aw_free = 0;
+        if ((stall & ST_R) && !d->r_hold)
+            r_can = 0;
+        if (stall & ST_W)
+            w_can = 0;
+    }
+    if (d->r_hold) {
+        r_ok = 1; /* offered last cycle and not taken: keep it up */
+        w_ok = w_can && (d->unlimited || d->credit >= 2.0 * beat);
+    } else if (d->unlimited) {
+        r_ok = r_can;
+        w_ok = w_can;
+    } else if (r_can && w_can) {
+        double c = d->credit;
+        if (c >= 2.0 * beat) {
+            r_ok = w_ok = 1;
+        } else if (c >= beat) {
+            w_ok = d->prio_w;
+            r_ok = !w_ok;
+            d->contest = w_ok ? 2 : 1;
+        } else {
+            r_ok = w_ok = 0;
+        }
+    } else {
+        r_ok = r_can && d->credit >= beat;
+        w_ok = w_can && d->credit >= beat;
+    }
+
+    o->ar_ready = (uint8_t)ar_free;
+    o->aw_ready = (uint8_t)aw_free;
+    o->w_ready = (uint8_t)w_ok;
+    o->r_valid = (uint8_t)r_ok;
+    if (r_ok) {
+        const rd_burst_t *h = &d->rq[d->rq_head];
+        o->r_data = h->err ? d->zero : d->mem + h->addr + (uint64_t)h->done * d->beat;
+        o->r_last = (uint8_t)(h->done + 1 == h->beats);
+        o->r_id = h->id;
+        o->r_resp = h->err;
+    } else {
+        o->r_data = d->zero;
+        o->r_last = 0;
+        o->r_id = 0;
+        o->r_resp = 0;
+    }
+    b_ok = d->bq_count && (d->b_hold || !(stall & ST_B));
+    o->b_valid = (uint8_t)b_ok;
+    o->b_resp = b_ok ? d->bq[d->bq_head] : 0;
+    d->withheld = withheld;
+    /* what sample() needs, kept as one word (no read-back of the byte fields of *o) */
+    d->offered = (ar_free ? OF_AR : 0) | (r_ok ? OF_R : 0) | (aw_free ? OF_AW : 0) | (w_ok ? OF_W : 0) |
+                 (b_ok ? OF_B : 0);
+    d->driven = 1;
+}
+
+static void write_beat(dram_t *d, uint64_t a, const uint8_t *data, const uint8_t *strb)
+{
+    unsigned n = d->beat, nb = n / 8, i;
+    uint8_t *m = d->mem + a;
+    for (i = 0; i < nb; i++)
+        if (strb[i] != 0xFF)
+            break;
+    if (i == nb && (n % 8 == 0 || (strb[nb] & ((1u << (n % 8)) - 1)) == ((1u << (n % 8)) - 1))) {
+        memcpy(m, data, n);
+        return;
+    }
+    for (i = 0; i < n; i++)
+        if ((strb[i >> 3] >> (i & 7)) & 1)
+            m[i] = data[i];
+}
+
+void dram_sample(dram_t *d, const dram_in_t *in)
+{
+    unsigned of;
+    if (!d->driven) {
+        dram_out_t o;
+        dram_drive(d, &o);
+    }
+    of = d->offered;
+
+    /* AR */
+    if ((of & OF_AR) && in->ar_valid) {
+        rd_burst_t *b = &d->rq[(d->rq_head + d->rq_count) % DRAM_MAX_RD_BURSTS];
+        b->addr = in->ar_addr;
+        b->beats = (uint32_t)in->ar_len + 1;
+        b->done = 0;
+        b->id = in->ar_id;
+        b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
+        b->ready = d->now + d->latency;
+        d->rq_count++;
+        d->st.rd_bursts++;
+        d->st.err_bursts += b->err;
+    }
+    /* R */
+    if (of & OF_R) {
+        if (in->r_ready) {
+            rd_burst_t *h = &d->rq[d->rq_head];
+            d->r_hold = 0;
+            d->credit -= d->beat;
+            d->st.rd_beats++;
+            if (++h->done == h->beats) {
+                d->rq_head = (d->rq_head + 1) % DRAM_MAX_RD_BURSTS;
+                d->rq_count--;
+                d->rd_active = 0;
+            }
+        } else {
+            d->r_hold = 1;
+        }
+    }
+    /* AW */
+    if ((of & OF_AW) && in->aw_valid) {
+        wr_burst_t *b = &d->wq[(d->wq_head + d->wq_count) % DRAM_MAX_WR_BURSTS];
+        b->addr = in->aw_addr;
+        b->beats = (uint32_t)in->aw_len + 1;
+        b->done = 0;
+        b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
+        d->wq_count++;
+        d->st.wr_bursts++;
+        d->st.err_bursts += b->err;
+    }
+    /* W */
+    if ((of & OF_W) && in->w_valid) {
+        wr_burst_t *h = &d->wq[d->wq_head];
+        int last;
+        if (!h->err)
+            write_beat(d, h->addr + (uint64_t)h->done * d->beat, in->w_data, in->w_strb);
+        d->credit -= d->beat;
+        d->st.wr_beats++;
+        last = ++h->done == h->beats;
+        if (last != !!in->w_last)
+            d->st.proto_errors++;
+        if (last) {
+            d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
+            d->bq_count++;
+            d->wq_head = (d->wq_head + 1) % DRAM_MAX_WR_BURSTS;
+            d->wq_count--;
+            d->wr_active = 0;
+        }
+    }
+    /* B */
+    if (of & OF_B) {
+        if (in->b_ready) {
+            d->bq_head = (d->bq_head + 1) % DRAM_MAX_WR_BURSTS;
+            d->bq_count--;
+            d->b_hold = 0;
+        } else {
+            d->b_hold = 1;
+        }
+    }
+    if (d->contest)
+        d->prio_w = d->contest == 1;
+    d->st.stall_cycles += (uint64_t)d->withheld;
+
+    /* next cycle */
+    d->now++;
+    d->st.cycles++;
+    if (!d->unlimited) {
+        d->credit += d->bpc;
+        if (d->credit > d->cap)
+            d->credit = d->cap;
+    }
+    if (!d->rd_active && d->rq_count && d->now >= d->rq[d->rq_head].ready) {
+        d->rd_active = 1;
+        d->rd_first = d->now + d->burst_cost;
+        if (!d->unlimited)
+            d->credit -= d->burst_cost * d->bpc;
+    }
+    if (!d->wr_active && d->wq_count) {
+        d->wr_active = 1;
+        d->wr_first = d->now + d->burst_cost;
+        if (!d->unlimited)
+            d->credit -= d->burst_cost * d->bpc;
+    }
+    draw_stalls(d);
+    d->driven = 0;
+}

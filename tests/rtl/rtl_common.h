@@ -1,0 +1,84 @@
+/*
+ * rtl_common.h - helpers shared by the RTL tests: the build's configuration, a model with
+ * seeded random DRAM stalls, seeded random operands, and a GEMM check with a useful message.
+ * Each Criterion test runs in its own process and opens its own model; nothing is rebuilt.
+ */
+#ifndef RTL_COMMON_H
+#define RTL_COMMON_H
+
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "npu_params.h" /* NPU_CFG_INIT of this build */
+#include "report.h"
+#include "runtime.h"
+
+static inline npu_cfg_t rtl_cfg(void)
+{
+    npu_cfg_t c = NPU_CFG_INIT;
+    return c;
+}
+
+/* Seed from NPU_SEED (replay) or the given default; printed by every failing check. */
+static inline uint64_t rtl_seed(uint64_t dflt)
+{
+    const char *s = getenv("NPU_SEED");
+    return s ? strtoull(s, NULL, 0) : dflt;
+}
+
+static inline uint64_t rtl_rand(uint64_t *x)
+{
+    *x ^= *x << 13; *x ^= *x >> 7; *x ^= *x << 17;
+    return *x;
+}
+
+static inline npu_sim_t *rtl_open(const npu_cfg_t *cfg, unsigned stall_pct, double bw, uint64_t seed)
+{
+    npu_dram_timing_t t = { bw > 0 ? bw : (double)cfg->dram_bw, (unsigned)cfg->dram_latency,
+                            (unsigned)cfg->dram_burst_cost, stall_pct, seed };
+    npu_sim_t *s = npu_sim_open(&t);
+    cr_assert_not_null(s, "npu_sim_open failed");
+    char msg[160];
+    cr_assert_eq(npu_check_hw(cfg, s, msg, sizeof msg), 0, "%s", msg);
+    return s;
+}
+
+static inline void rtl_fill(int16_t *v, size_t n, uint64_t *x)
+{
+    for (size_t i = 0; i < n; i++) v[i] = (int16_t)(rtl_rand(x) & 0xFFFF);
+}
+
+/* Cycle budget: generous against the ideal compute and transfer time, so only a hang hits it. */
+static inline uint64_t rtl_budget(const npu_cfg_t *cfg, int M, int N, int K)
+{
+    uint64_t F = 2u * (uint64_t)cfg->s;
+    uint64_t waves = (uint64_t)((M + F - 1) / F + 1) * ((N + F - 1) / F) * ((K + F - 1) / F);
+    return 200000 + 40 * (uint64_t)M * ((N + F - 1) / F) * ((K + F - 1) / F) + 400 * waves;
+}
+
+/* Runs one GEMM and asserts PASS, naming the shape, seed and first mismatch. */
+static inline void rtl_gemm_check(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K,
+                                  int ta, int tb, uint64_t seed, npu_gemm_report_t *out)
+{
+    uint64_t x = seed | 1;
+    int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K);
+    int16_t *B = malloc(sizeof(int16_t) * (size_t)K * N);
+    cr_assert(A && B);
+    rtl_fill(A, (size_t)M * K, &x);
+    rtl_fill(B, (size_t)K * N, &x);
+    npu_gemm_report_t r;
+    int rc = npu_gemm_run(cfg, s, M, N, K, A, B, ta, tb, NULL, rtl_budget(cfg, M, N, K), &r);
+    cr_assert_eq(rc, NPU_GEMM_PASS,
+                 "GEMM %dx%dx%d transA=%d transB=%d seed=%llu: %s (%s) err=%s pc=%u "
+                 "first mismatch C[%d][%d]=%d expected %d; %s %s",
+                 M, N, K, ta, tb, (unsigned long long)seed, npu_gemm_rc_name(rc),
+                 npu_state_name(r.run.state), npu_error_name(r.run.err) ? npu_error_name(r.run.err) : "?",
+                 (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp,
+                 r.counters_msg, r.host_msg);
+    if (out) *out = r; else npu_gemm_report_free(&r);
+    free(A);
+    free(B);
+}
+
+#endif

@@ -1,0 +1,814 @@
+/*
+ * fake_npu_sim.c - a functional model of the FlexTrain NPU behind the tb/npu_sim.h API.
+ *
+ * It is the host's second model of docs/design.md (an ISA reference), not a cycle model:
+ *  - DRAM (2^DRAM_ADDR_BITS bytes), SPM (SPM_BANKS*SPM_BANK_WORDS words of 4S bytes), OBUF
+ *    (2*OBUF_ROWS rows of 2S int32), two weight banks of 2S x 2S int16.
+ *  - The fetcher reads one instruction per cycle from DRAM, checks its opcode and appends it to
+ *    the LOAD, EXEC or STORE queue (QUEUE_DEPTH entries; it waits while the queue is full).
+ *  - Each queue runs its head when the tokens it pops are available (all at once), then stays
+ *    busy for a crude cost in cycles (DMA: latency + bytes/bandwidth + per-burst cost; LDW: 2S;
+ *    WAVE: m + 4S; DRAIN: 2*rows), optionally stretched by a seeded random jitter. An
+ *    instruction reads its sources when it starts and writes its results when it completes,
+ *    then pushes its tokens: a program with a missing token sees stale or future data.
+ *  - The EXEC queue is one sequential unit (the RTL's three EXEC units are hazard-checked to
+ *    give the same result).
+ *  - Errors follow docs/design.md section 2, checked when an instruction starts, in the order
+ *    BAD_DESC, DRAM_ADDR, SPM_ADDR, OBUF_ADDR. Model choices where the design leaves freedom:
+ *    ERR_INFO is the first out-of-range address in access order (DRAM byte, SPM word or OBUF
+ *    row), the opcode for ILLEGAL_OPCODE, the token channel (0 l2e, 1 e2l, 2 e2s, 3 s2e) for
+ *    TOKEN_OVERFLOW, QSTATE for DEADLOCK (ERR_PC = first queue head waiting for a token, else
+ *    FETCH_PC); modes other than FW are BAD_DESC (not implemented yet); a transposed LOAD with
+ *    odd row_bytes is BAD_DESC; PROG_LEN = 0, PROG_BASE not 16-byte aligned or a program past
+ *    the end of DRAM is BAD_PROGRAM.
+ *  - Counters: the ones npu_prog_expect (sw/gemm_emit.c) defines are exact; NoC/LBUF counts are
+ *    ISA-level guesses (FW: an A row is 2 flit deliveries, a W row 2); stalls, SPM conflicts and
+ *    exec waits are 0.
+ * npu_sim_trace is not supported (returns -1).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_npu_sim.h"
+#include "npu_defs.h"
+#include "npu_sim.h"
+
+#ifdef FAKE_NPU_USE_PARAMS
+#include "npu_params.h"
+static npu_cfg_t g_cfg = NPU_CFG_INIT;
+#else
+static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4};
+#endif
+static unsigned g_jitter;
+
+void fake_npu_sim_config(const npu_cfg_t *cfg) { g_cfg = *cfg; }
+void fake_npu_sim_jitter(unsigned pct) { g_jitter = pct; }
+unsigned npu_sim_beat_bytes(void) { return 4u * (unsigned)g_cfg.s; }
+
+enum { QL, QE, QS };                      /* queues */
+enum { T_L2E, T_E2L, T_E2S, T_S2E };      /* token channels */
+enum { MEM_DRAM, MEM_SPM, MEM_OBUF, MEM_WB };
+
+typedef struct pending_wr {
+    int mem;
+    size_t off, len, data; /* byte offset in the memory, length, offset in the unit's pool */
+} pending_wr_t;
+
+typedef struct unit {
+    int busy;
+    uint32_t pc;          /* instruction in progress (or last one) */
+    uint32_t w0;          /* its first word (token flags) */
+    uint64_t done_at;
+    pending_wr_t *wr;
+    size_t nwr, capwr;
+    uint8_t *pool;
+    size_t npool, cappool;
+} unit_t;
+
+typedef struct qentry {
+    uint32_t pc;
+    uint32_t w[4];
+} qentry_t;
+
+typedef struct queue {
+    qentry_t *e;
+    unsigned head, n, cap;
+} queue_t;
+
+struct npu_sim {
+    npu_cfg_t cfg;
+    unsigned S, F, B;
+    npu_dram_timing_t t;
+    unsigned jitter;
+    uint64_t rng;
+    uint8_t *dram, *spm, *obuf, *wb; /* OBUF: uint32 lanes; WB: int16, [bank][r][c] */
+    size_t dram_bytes, spm_words, obuf_rows2;
+    uint32_t prog_base, prog_len, watchdog, status, err_pc, err_info;
+    uint64_t cnt[NPU_NUM_COUNTERS];
+    uint64_t cycle, last_progress;
+    uint32_t fetch_pc;
+    uint64_t next_fetch_beat; /* first program beat not yet counted */
+    queue_t q[3];
+    unit_t u[3];
+    unsigned tok[4];
+    uint64_t rd_beats, wr_beats, rd_bursts, wr_bursts, stalls;
+};
+
+/* ---- small helpers -------------------------------------------------------------------- */
+
+static uint64_t rnd(npu_sim_t *s)
+{
+    s->rng ^= s->rng << 13;
+    s->rng ^= s->rng >> 7;
+    s->rng ^= s->rng << 17;
+    return s->rng;
+}
+
+static unsigned state_of(const npu_sim_t *s) { return s->status & 3u; }
+static int running(const npu_sim_t *s) { return state_of(s) == NPU_STATE_RUNNING; }
+static int halted(const npu_sim_t *s)
+{
+    return state_of(s) == NPU_STATE_DONE || state_of(s) == NPU_STATE_ERROR;
+}
+
+static void fail(npu_sim_t *s, unsigned err, uint32_t pc, uint32_t info)
+{
+    s->status = NPU_STATE_ERROR | (err << 8);
+    s->err_pc = pc;
+    s->err_info = info;
+}
+
+static uint32_t rd32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void wr32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+static int16_t lane16(const uint8_t *word, unsigned lane)
+{
+    uint16_t v = (uint16_t)(word[2 * lane] | word[2 * lane + 1] << 8);
+    return (int16_t)(v >= 0x8000u ? (int)v - 0x10000 : (int)v);
+}
+
+static uint8_t *mem_base(npu_sim_t *s, int mem)
+{
+    switch (mem) {
+    case MEM_DRAM: return s->dram;
+    case MEM_SPM: return s->spm;
+    case MEM_OBUF: return s->obuf;
+    default: return s->wb;
+    }
+}
+
+/* Reserves a pending write of len bytes and returns its data buffer (zeroed). */
+static uint8_t *stage(unit_t *u, int mem, size_t off, size_t len)
+{
+    if (u->nwr == u->capwr) {
+        u->capwr = u->capwr ? 2 * u->capwr : 64;
+        u->wr = realloc(u->wr, u->capwr * sizeof *u->wr);
+    }
+    if (u->npool + len > u->cappool) {
+        while (u->npool + len > u->cappool)
+            u->cappool = u->cappool ? 2 * u->cappool : 4096;
+        u->pool = realloc(u->pool, u->cappool);
+    }
+    if (!u->wr || !u->pool)
+        abort();
+    u->wr[u->nwr].mem = mem;
+    u->wr[u->nwr].off = off;
+    u->wr[u->nwr].len = len;
+    u->wr[u->nwr].data = u->npool;
+    u->nwr++;
+    memset(u->pool + u->npool, 0, len);
+    u->npool += len;
+    return u->pool + u->npool - len;
+}
+
+static void commit(npu_sim_t *s, unit_t *u)
+{
+    for (size_t i = 0; i < u->nwr; i++)
+        memcpy(mem_base(s, u->wr[i].mem) + u->wr[i].off, u->pool + u->wr[i].data, u->wr[i].len);
+    u->nwr = 0;
+    u->npool = 0;
+}
+
+static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
+{
+    double bw = s->t.bytes_per_cycle > 0 ? s->t.bytes_per_cycle : 1.0;
+    uint64_t c = s->t.latency + (uint64_t)((double)(beats * s->B) / bw + 0.999999) +
+                 bursts * s->t.burst_cost;
+    if (s->t.stall_pct) {
+        uint64_t extra = rnd(s) % (c * s->t.stall_pct / 100 + 1);
+        s->stalls += extra;
+        c += extra;
+    }
+    return c;
+}
+
+/* ---- instruction semantics (docs/design.md section 2) --------------------------------- */
+
+typedef struct insn_f {
+    unsigned op, tag, trans, rows, spm, sstride, rb, dstride, wbank, mode, acc, m, k, n, obuf;
+    uint32_t dram;
+} insn_f_t;
+
+static void decode(const uint32_t *w, insn_f_t *f)
+{
+    memset(f, 0, sizeof *f);
+    f->op = w[0] & 0xFFu;
+    switch (f->op) {
+    case NPU_OP_LOAD:
+    case NPU_OP_STORE:
+        f->tag = (w[0] >> 12) & 7u;
+        f->trans = f->op == NPU_OP_LOAD ? (w[0] >> 15) & 1u : 0u;
+        f->rows = w[0] >> 16;
+        f->dram = w[1];
+        f->spm = w[2] & 0xFFFFu;
+        f->sstride = w[2] >> 16;
+        f->rb = w[3] & 0xFFFFu;
+        f->dstride = w[3] >> 16;
+        break;
+    case NPU_OP_LDW:
+    case NPU_OP_WAVE:
+        f->wbank = (w[0] >> 12) & 1u;
+        f->mode = (w[0] >> 13) & 3u;
+        f->acc = (w[0] >> 15) & 1u;
+        f->m = w[0] >> 16;
+        f->spm = w[1] & 0xFFFFu;
+        f->sstride = w[1] >> 16;
+        f->k = w[2] & 0xFFu;
+        f->n = (w[2] >> 8) & 0xFFu;
+        f->obuf = w[2] >> 16;
+        break;
+    case NPU_OP_DRAIN:
+        f->rows = w[0] >> 16;
+        f->obuf = w[1] & 0xFFFFu;
+        f->spm = w[2] & 0xFFFFu;
+        f->sstride = w[2] >> 16;
+        break;
+    default:
+        break;
+    }
+}
+
+/* Checks that rows r < n of `len` units at base + r*stride stay below `limit`; returns 0 or sets
+ * *info to the first address past the end (in access order) and returns -1. */
+static int range_rows(uint64_t base, uint64_t stride, uint64_t n, uint64_t len, uint64_t limit,
+                      uint32_t *info)
+{
+    for (uint64_t r = 0; r < n; r++) {
+        uint64_t a = base + r * stride;
+        if (a + len > limit) {
+            *info = (uint32_t)(a > limit ? a : limit);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Each exec_* validates, stages its writes in u, counts, and returns 0 (with *cost) or an error
+ * code (with *info). */
+
+static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t B = s->B, F = s->F, beats = cdiv(f->rb, B), mb = (uint64_t)s->cfg.max_burst_beats;
+    uint64_t cols = f->rb / 2, wpr = cdiv(f->rows, F), bursts;
+    if (!f->rows || !f->rb || f->dram % B || (f->trans && f->rb % 2)) {
+        *info = f->dram;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->dram, f->dstride * B, f->rows, f->rb, s->dram_bytes, info))
+        return NPU_ERR_DRAM_ADDR;
+    if (!f->trans ? range_rows(f->spm, f->sstride, f->rows, beats, s->spm_words, info)
+                  : range_rows(f->spm, f->sstride, cols, wpr, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if (!f->trans) {
+        for (uint64_t r = 0; r < f->rows; r++) {
+            uint8_t *d = stage(u, MEM_SPM, (f->spm + r * f->sstride) * B, beats * B);
+            memcpy(d, s->dram + f->dram + r * f->dstride * B, f->rb);
+        }
+        bursts = f->rows * cdiv(beats, mb ? mb : 1);
+        s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
+    } else {
+        for (uint64_t c = 0; c < cols; c++) {
+            uint8_t *d = stage(u, MEM_SPM, (f->spm + c * f->sstride) * B, wpr * B);
+            for (uint64_t r = 0; r < f->rows; r++) {
+                const uint8_t *src = s->dram + f->dram + r * f->dstride * B + 2 * c;
+                d[(r / F) * B + (r % F) * 2] = src[0];
+                d[(r / F) * B + (r % F) * 2 + 1] = src[1];
+            }
+        }
+        bursts = f->rows * beats; /* one single-beat burst per source row of each 2S x 2S block */
+        s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
+    }
+    s->cnt[NPU_CNT_dram_rd_prog + f->tag] += f->rows * beats * B;
+    s->cnt[NPU_CNT_dram_rd_bursts] += bursts;
+    s->rd_beats += f->rows * beats;
+    s->rd_bursts += bursts;
+    *cost = dma_cost(s, f->rows * beats, bursts);
+    return 0;
+}
+
+static unsigned exec_store(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t B = s->B, beats = cdiv(f->rb, B), mb = (uint64_t)s->cfg.max_burst_beats, bursts;
+    if (!f->rows || !f->rb || f->dram % B) {
+        *info = f->dram;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->dram, f->dstride * B, f->rows, f->rb, s->dram_bytes, info))
+        return NPU_ERR_DRAM_ADDR;
+    if (range_rows(f->spm, f->sstride, f->rows, beats, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    for (uint64_t r = 0; r < f->rows; r++) /* write strobes cover only row_bytes */
+        memcpy(stage(u, MEM_DRAM, f->dram + r * f->dstride * B, f->rb),
+               s->spm + (f->spm + r * f->sstride) * B, f->rb);
+    bursts = f->rows * cdiv(beats, mb ? mb : 1);
+    s->cnt[NPU_CNT_dram_wr_prog + f->tag] += f->rows * beats * B;
+    s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
+    s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
+    s->wr_beats += f->rows * beats;
+    s->wr_bursts += bursts;
+    *cost = dma_cost(s, f->rows * beats, bursts);
+    return 0;
+}
+
+static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
+{
+    unsigned F = s->F;
+    uint8_t *d;
+    if (!f->k || !f->n || f->k > F || f->n > F || f->mode != NPU_MODE_FW) {
+        *info = f->spm;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm, f->sstride, f->k, 1, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    d = stage(u, MEM_WB, (size_t)f->wbank * F * F * 2, (size_t)F * F * 2); /* rows >= k zero */
+    for (unsigned r = 0; r < f->k; r++)
+        memcpy(d + (size_t)r * F * 2, s->spm + ((uint64_t)f->spm + (uint64_t)r * f->sstride) * s->B,
+               (size_t)F * 2);
+    s->cnt[NPU_CNT_spm_rd_words] += f->k;
+    s->cnt[NPU_CNT_noc_v_flits] += f->k;
+    s->cnt[NPU_CNT_noc_deliveries] += 2u * f->k;
+    s->cnt[NPU_CNT_lbuf_v_words] += 2u * f->k;
+    *cost = F;
+    return 0;
+}
+
+static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
+{
+    unsigned F = s->F, S = s->S;
+    uint64_t k0 = f->k < S ? f->k : S, k1 = f->k > S ? f->k - S : 0;
+    uint64_t n0 = f->n < S ? f->n : S, n1 = f->n > S ? f->n - S : 0;
+    const uint8_t *wb = s->wb + (size_t)f->wbank * F * F * 2;
+    if (!f->m || !f->k || !f->n || f->k > F || f->n > F || f->mode != NPU_MODE_FW) {
+        *info = f->spm;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm, f->sstride, f->m, 1, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if ((uint64_t)f->obuf + f->m > s->obuf_rows2) {
+        *info = (uint32_t)(f->obuf > s->obuf_rows2 ? f->obuf : s->obuf_rows2);
+        return NPU_ERR_OBUF_ADDR;
+    }
+    for (unsigned i = 0; i < f->m; i++) {
+        const uint8_t *a = s->spm + ((uint64_t)f->spm + (uint64_t)i * f->sstride) * s->B;
+        const uint8_t *o = s->obuf + ((size_t)f->obuf + i) * F * 4;
+        uint8_t *d = stage(u, MEM_OBUF, ((size_t)f->obuf + i) * F * 4, (size_t)F * 4);
+        for (unsigned c = 0; c < F; c++) {
+            uint32_t acc = f->acc ? rd32(o + 4 * c) : 0;
+            for (unsigned r = 0; r < F; r++)
+                acc += (uint32_t)((int32_t)lane16(a, r) * (int32_t)lane16(wb + (size_t)r * F * 2, c));
+            wr32(d + 4 * c, acc);
+        }
+    }
+    s->cnt[NPU_CNT_waves_fw] += 1;
+    s->cnt[NPU_CNT_rows_fw] += f->m;
+    s->cnt[NPU_CNT_macs_core0] += f->m * k0 * n0;
+    s->cnt[NPU_CNT_macs_core1] += f->m * k0 * n1;
+    s->cnt[NPU_CNT_macs_core2] += f->m * k1 * n0;
+    s->cnt[NPU_CNT_macs_core3] += f->m * k1 * n1;
+    for (int c = 0; c < 4; c++)
+        s->cnt[NPU_CNT_busy_core0 + c] += f->m;
+    s->cnt[NPU_CNT_spm_rd_words] += f->m;
+    s->cnt[NPU_CNT_noc_h_flits] += f->m;
+    s->cnt[NPU_CNT_noc_deliveries] += 2u * f->m;
+    s->cnt[NPU_CNT_lbuf_h_words] += 2u * f->m;
+    s->cnt[NPU_CNT_obuf_writes] += (uint64_t)f->m * F;
+    *cost = f->m + 2u * F;
+    return 0;
+}
+
+static unsigned exec_drain(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
+{
+    unsigned F = s->F, B = s->B;
+    if (!f->rows) {
+        *info = f->obuf;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm, f->sstride, f->rows, 2, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if ((uint64_t)f->obuf + f->rows > s->obuf_rows2) {
+        *info = (uint32_t)(f->obuf > s->obuf_rows2 ? f->obuf : s->obuf_rows2);
+        return NPU_ERR_OBUF_ADDR;
+    }
+    for (unsigned r = 0; r < f->rows; r++) {
+        uint64_t w = (uint64_t)f->spm + (uint64_t)r * f->sstride;
+        /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
+        memcpy(stage(u, MEM_SPM, w * B, 2u * B), s->obuf + ((size_t)f->obuf + r) * F * 4, (size_t)F * 4);
+    }
+    s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
+    s->cnt[NPU_CNT_spm_wr_words] += 2u * f->rows;
+    *cost = 2u * f->rows;
+    return 0;
+}
+
+/* ---- queues, tokens, fetch ------------------------------------------------------------ */
+
+static unsigned queue_of(unsigned op)
+{
+    switch (op) {
+#define X(n, v, q, t) case v: return (#q)[0] == 'L' ? QL : (#q)[0] == 'E' ? QE : QS;
+        NPU_OPCODES(X)
+#undef X
+    default: return 3;
+    }
+}
+
+/* Token channels an instruction of queue q pops / pushes (-1: none or ignored). */
+static void tok_map(unsigned q, uint32_t w0, int pop[2], int push[2])
+{
+    unsigned pp = (w0 >> 8) & 1u, pn = (w0 >> 9) & 1u, up = (w0 >> 10) & 1u, un = (w0 >> 11) & 1u;
+    pop[0] = pop[1] = push[0] = push[1] = -1;
+    switch (q) {
+    case QL: /* prev does not exist */
+        if (pn) pop[1] = T_E2L;
+        if (un) push[1] = T_L2E;
+        break;
+    case QE:
+        if (pp) pop[0] = T_L2E;
+        if (pn) pop[1] = T_S2E;
+        if (up) push[0] = T_E2L;
+        if (un) push[1] = T_E2S;
+        break;
+    default: /* STORE: next does not exist */
+        if (pp) pop[0] = T_E2S;
+        if (up) push[0] = T_S2E;
+        break;
+    }
+}
+
+static uint32_t qstate(const npu_sim_t *s)
+{
+    uint32_t v = 0;
+    for (int q = 0; q < 3; q++)
+        v |= (uint32_t)(s->q[q].n > 15 ? 15 : s->q[q].n) << (4 * q);
+    for (int t = 0; t < 4; t++)
+        v |= (uint32_t)(s->tok[t] > 15 ? 15 : s->tok[t]) << (12 + 4 * t);
+    v |= (uint32_t)(s->fetch_pc >= s->prog_len) << 28;
+    for (int q = 0; q < 3; q++)
+        v |= (uint32_t)(s->u[q].busy != 0) << (29 + q);
+    return v;
+}
+
+static void complete(npu_sim_t *s, unsigned q)
+{
+    unit_t *u = &s->u[q];
+    int pop[2], push[2];
+    commit(s, u);
+    u->busy = 0;
+    s->cnt[NPU_CNT_insn_load + q]++;
+    tok_map(q, u->w0, pop, push);
+    for (int i = 0; i < 2; i++)
+        if (push[i] >= 0 && ++s->tok[push[i]] > (unsigned)s->cfg.token_max) {
+            fail(s, NPU_ERR_TOKEN_OVERFLOW, u->pc, (uint32_t)push[i]);
+            return;
+        }
+}
+
+enum { TRY_IDLE, TRY_WAIT, TRY_STARTED, TRY_ERROR };
+
+static int try_start(npu_sim_t *s, unsigned q, uint64_t now)
+{
+    queue_t *qu = &s->q[q];
+    unit_t *u = &s->u[q];
+    qentry_t *e;
+    int pop[2], push[2];
+    insn_f_t f;
+    uint64_t cost = 1;
+    uint32_t info = 0;
+    unsigned err = 0;
+    if (u->busy || !qu->n)
+        return TRY_IDLE;
+    e = &qu->e[qu->head];
+    tok_map(q, e->w[0], pop, push);
+    for (int i = 0; i < 2; i++)
+        if (pop[i] >= 0 && s->tok[pop[i]] == 0) {
+            s->cnt[NPU_CNT_wait_tok_load + q]++;
+            return TRY_WAIT;
+        }
+    for (int i = 0; i < 2; i++)
+        if (pop[i] >= 0)
+            s->tok[pop[i]]--;
+    u->pc = e->pc;
+    u->w0 = e->w[0];
+    qu->head = (qu->head + 1) % qu->cap;
+    qu->n--;
+    decode(e->w, &f);
+    switch (f.op) {
+    case NPU_OP_LOAD: err = exec_load(s, u, &f, &cost, &info); break;
+    case NPU_OP_STORE: err = exec_store(s, u, &f, &cost, &info); break;
+    case NPU_OP_LDW: err = exec_ldw(s, u, &f, &cost, &info); break;
+    case NPU_OP_WAVE: err = exec_wave(s, u, &f, &cost, &info); break;
+    case NPU_OP_DRAIN: err = exec_drain(s, u, &f, &cost, &info); break;
+    default: cost = 1; break; /* SYNC_* */
+    }
+    if (err) {
+        u->nwr = u->npool = 0;
+        fail(s, err, u->pc, info);
+        return TRY_ERROR;
+    }
+    if (s->jitter)
+        cost += rnd(s) % (cost * s->jitter / 100 + 1);
+    u->busy = 1;
+    u->done_at = now + (cost ? cost : 1);
+    return TRY_STARTED;
+}
+
+static int fetch(npu_sim_t *s)
+{
+    uint64_t a, first, last;
+    uint32_t w[4];
+    unsigned q;
+    queue_t *qu;
+    if (s->fetch_pc >= s->prog_len)
+        return TRY_IDLE;
+    a = (uint64_t)s->prog_base + 16u * (uint64_t)s->fetch_pc;
+    for (int i = 0; i < 4; i++)
+        w[i] = rd32(s->dram + a + 4 * i);
+    q = queue_of(w[0] & 0xFFu);
+    if (q > QS) {
+        fail(s, NPU_ERR_ILLEGAL_OPCODE, s->fetch_pc, w[0] & 0xFFu);
+        return TRY_ERROR;
+    }
+    qu = &s->q[q];
+    if (qu->n == qu->cap)
+        return TRY_WAIT;
+    /* count the program beats this instruction brings in (tag PROG) */
+    first = a / s->B;
+    last = (a + 15) / s->B;
+    if (first < s->next_fetch_beat)
+        first = s->next_fetch_beat;
+    for (uint64_t b = first; b <= last; b++) {
+        uint64_t mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
+        if ((b - s->prog_base / s->B) % mb == 0) {
+            s->cnt[NPU_CNT_dram_rd_bursts]++;
+            s->rd_bursts++;
+        }
+        s->cnt[NPU_CNT_dram_rd_prog] += s->B;
+        s->rd_beats++;
+    }
+    if (last + 1 > s->next_fetch_beat)
+        s->next_fetch_beat = last + 1;
+    qu->e[(qu->head + qu->n) % qu->cap].pc = s->fetch_pc;
+    memcpy(qu->e[(qu->head + qu->n) % qu->cap].w, w, sizeof w);
+    qu->n++;
+    s->fetch_pc++;
+    return TRY_STARTED;
+}
+
+/* Processes the cycle s->cycle and returns the number of cycles consumed (1, or a jump over
+ * cycles in which nothing can change), at most limit (>= 1). */
+static uint64_t tick(npu_sim_t *s, uint64_t limit)
+{
+    uint64_t now = s->cycle, next = UINT64_MAX, span;
+    int progress = 0, waiting[3] = {0, 0, 0}, anybusy = 0, order[3] = {QL, QE, QS};
+    for (unsigned q = 0; q < 3; q++)
+        if (s->u[q].busy && s->u[q].done_at <= now) {
+            complete(s, q);
+            progress = 1;
+            if (halted(s))
+                goto one;
+        }
+    for (int i = 2; i > 0; i--) { /* random start order: the queues race differently per seed */
+        int j = (int)(rnd(s) % (uint64_t)(i + 1)), t = order[i];
+        order[i] = order[j];
+        order[j] = t;
+    }
+    for (int i = 0; i < 3; i++) {
+        int r = try_start(s, (unsigned)order[i], now);
+        if (r == TRY_ERROR)
+            goto one;
+        if (r == TRY_STARTED)
+            progress = 1;
+        if (r == TRY_WAIT)
+            waiting[order[i]] = 1;
+    }
+    switch (fetch(s)) {
+    case TRY_ERROR: goto one;
+    case TRY_STARTED: progress = 1; break;
+    default: break;
+    }
+    if (s->fetch_pc >= s->prog_len && !s->q[0].n && !s->q[1].n && !s->q[2].n && !s->u[0].busy &&
+        !s->u[1].busy && !s->u[2].busy) {
+        s->status = NPU_STATE_DONE;
+        goto one;
+    }
+    if (progress) {
+        s->last_progress = now;
+        goto one;
+    }
+    /* Nothing happened: nothing will until the next completion (or the watchdog fires). */
+    for (unsigned q = 0; q < 3; q++)
+        if (s->u[q].busy) {
+            anybusy = 1;
+            if (s->u[q].done_at < next)
+                next = s->u[q].done_at;
+        }
+    if (anybusy)
+        s->last_progress = now;
+    else if (s->watchdog && s->last_progress + s->watchdog < next)
+        next = s->last_progress + s->watchdog;
+    span = next == UINT64_MAX ? limit : (next > now ? next - now : 1);
+    if (span > limit)
+        span = limit;
+    if (span < 1)
+        span = 1;
+    for (unsigned q = 0; q < 3; q++)
+        if (waiting[q])
+            s->cnt[NPU_CNT_wait_tok_load + q] += span - 1;
+    s->cnt[NPU_CNT_cycles] += span;
+    s->cycle += span;
+    if (!anybusy && s->watchdog && s->cycle >= s->last_progress + s->watchdog) {
+        uint32_t pc = s->fetch_pc;
+        for (unsigned q = 0; q < 3; q++)
+            if (waiting[q]) {
+                pc = s->q[q].e[s->q[q].head].pc;
+                break;
+            }
+        fail(s, NPU_ERR_DEADLOCK, pc, qstate(s));
+    }
+    return span;
+one:
+    s->cnt[NPU_CNT_cycles]++;
+    s->cycle++;
+    return 1;
+}
+
+static void advance(npu_sim_t *s, uint64_t n)
+{
+    while (n > 0) {
+        if (!running(s)) {
+            s->cycle += n;
+            return;
+        }
+        n -= tick(s, n);
+    }
+}
+
+static void start(npu_sim_t *s)
+{
+    if (running(s))
+        return;
+    for (int q = 0; q < 3; q++) {
+        s->q[q].head = s->q[q].n = 0;
+        s->u[q].busy = 0;
+        s->u[q].nwr = s->u[q].npool = 0;
+        s->u[q].pc = 0;
+    }
+    memset(s->tok, 0, sizeof s->tok);
+    s->fetch_pc = 0;
+    s->next_fetch_beat = 0;
+    s->err_pc = s->err_info = 0;
+    s->last_progress = s->cycle;
+    s->status = NPU_STATE_RUNNING;
+    if (s->prog_len == 0 || s->prog_base % 16u ||
+        (uint64_t)s->prog_base + 16u * (uint64_t)s->prog_len > s->dram_bytes)
+        fail(s, NPU_ERR_BAD_PROGRAM, 0, s->prog_base);
+}
+
+/* ---- the npu_sim.h API ---------------------------------------------------------------- */
+
+npu_sim_t *npu_sim_open(const npu_dram_timing_t *t)
+{
+    npu_sim_t *s = calloc(1, sizeof *s);
+    unsigned F;
+    if (!s)
+        return NULL;
+    s->cfg = g_cfg;
+    s->S = (unsigned)g_cfg.s;
+    s->F = F = 2u * s->S;
+    s->B = 4u * s->S;
+    if (t)
+        s->t = *t;
+    else {
+        s->t.bytes_per_cycle = g_cfg.dram_bw;
+        s->t.latency = (unsigned)g_cfg.dram_latency;
+        s->t.burst_cost = (unsigned)g_cfg.dram_burst_cost;
+    }
+    s->jitter = g_jitter;
+    s->rng = s->t.seed ? s->t.seed * 0x9E3779B97F4A7C15ull : 0x2545F4914F6CDD1Dull;
+    if (!s->rng)
+        s->rng = 1;
+    s->dram_bytes = (size_t)1 << g_cfg.dram_addr_bits;
+    s->spm_words = (size_t)g_cfg.spm_banks * (size_t)g_cfg.spm_bank_words;
+    s->obuf_rows2 = 2u * (size_t)g_cfg.obuf_rows;
+    s->dram = calloc(s->dram_bytes, 1);
+    s->spm = calloc(s->spm_words, s->B);
+    s->obuf = calloc(s->obuf_rows2 * F, 4);
+    s->wb = calloc(2u * F * F, 2);
+    for (int q = 0; q < 3; q++) {
+        s->q[q].cap = g_cfg.queue_depth > 0 ? (unsigned)g_cfg.queue_depth : 1u;
+        s->q[q].e = calloc(s->q[q].cap, sizeof *s->q[q].e);
+        if (!s->q[q].e)
+            s->dram = NULL;
+    }
+    if (!s->dram || !s->spm || !s->obuf || !s->wb) {
+        npu_sim_close(s);
+        return NULL;
+    }
+    return s;
+}
+
+void npu_sim_close(npu_sim_t *s)
+{
+    if (!s)
+        return;
+    free(s->dram);
+    free(s->spm);
+    free(s->obuf);
+    free(s->wb);
+    for (int q = 0; q < 3; q++) {
+        free(s->q[q].e);
+        free(s->u[q].wr);
+        free(s->u[q].pool);
+    }
+    free(s);
+}
+
+uint8_t *npu_sim_dram(npu_sim_t *s, size_t *bytes)
+{
+    if (bytes)
+        *bytes = s->dram_bytes;
+    return s->dram;
+}
+
+void npu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v)
+{
+    switch (addr) {
+    case NPU_CSR_CTRL:
+        if (v & 2u)
+            memset(s->cnt, 0, sizeof s->cnt);
+        if (v & 1u)
+            start(s);
+        break;
+    case NPU_CSR_PROG_BASE: s->prog_base = v; break;
+    case NPU_CSR_PROG_LEN: s->prog_len = v; break;
+    case NPU_CSR_WATCHDOG: s->watchdog = v; break;
+    default: break; /* read-only or unmapped */
+    }
+    advance(s, 1);
+}
+
+uint32_t npu_sim_csr_read(npu_sim_t *s, uint32_t addr)
+{
+    if (addr >= NPU_CSR_CNT_LO && addr < NPU_CSR_CNT_LO + NPU_NUM_COUNTERS)
+        return (uint32_t)s->cnt[addr - NPU_CSR_CNT_LO];
+    if (addr >= NPU_CSR_CNT_HI && addr < NPU_CSR_CNT_HI + NPU_NUM_COUNTERS)
+        return (uint32_t)(s->cnt[addr - NPU_CSR_CNT_HI] >> 32);
+    switch (addr) {
+    case NPU_CSR_STATUS: return s->status;
+    case NPU_CSR_ERR_PC: return s->err_pc;
+    case NPU_CSR_ERR_INFO: return s->err_info;
+    case NPU_CSR_PROG_BASE: return s->prog_base;
+    case NPU_CSR_PROG_LEN: return s->prog_len;
+    case NPU_CSR_WATCHDOG: return s->watchdog;
+    case NPU_CSR_HW_S: return s->S;
+    case NPU_CSR_HW_SPM: return (uint32_t)s->spm_words;
+    case NPU_CSR_HW_OBUF: return (uint32_t)s->cfg.obuf_rows;
+    case NPU_CSR_QSTATE: return qstate(s);
+    case NPU_CSR_PC_L: return s->q[QL].n && !s->u[QL].busy ? s->q[QL].e[s->q[QL].head].pc : s->u[QL].pc;
+    case NPU_CSR_PC_E: return s->q[QE].n && !s->u[QE].busy ? s->q[QE].e[s->q[QE].head].pc : s->u[QE].pc;
+    case NPU_CSR_PC_S: return s->q[QS].n && !s->u[QS].busy ? s->q[QS].e[s->q[QS].head].pc : s->u[QS].pc;
+    case NPU_CSR_FETCH_PC: return s->fetch_pc;
+    default: return 0;
+    }
+}
+
+int npu_sim_run(npu_sim_t *s, uint64_t max_cycles)
+{
+    if (halted(s))
+        return 1;
+    advance(s, max_cycles);
+    return halted(s) ? 1 : 0;
+}
+
+uint64_t npu_sim_cycle(npu_sim_t *s) { return s->cycle; }
+
+int npu_sim_trace(npu_sim_t *s, const char *fst_path, uint64_t start_cycle, uint64_t end_cycle)
+{
+    (void)s;
+    (void)fst_path;
+    (void)start_cycle;
+    (void)end_cycle;
+    return -1;
+}
+
+void npu_sim_dram_stats(npu_sim_t *s, uint64_t *rd_beats, uint64_t *wr_beats, uint64_t *rd_bursts,
+                        uint64_t *wr_bursts, uint64_t *stall_cycles)
+{
+    if (rd_beats) *rd_beats = s->rd_beats;
+    if (wr_beats) *wr_beats = s->wr_beats;
+    if (rd_bursts) *rd_bursts = s->rd_bursts;
+    if (wr_bursts) *wr_bursts = s->wr_bursts;
+    if (stall_cycles) *stall_cycles = s->stalls;
+}

@@ -1,0 +1,338 @@
+/* test_emit.c - emitted GEMM programs: DRAM bytes per tag and MACs against closed forms, token
+ * discipline, buffer/bank/OBUF ranges, accumulate flags, encoding limits. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "gemm_emit.h"
+#include "gemm_tiling.h"
+#include "isa.h"
+#include "test_cfgs.h"
+
+static uint64_t cdivu(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+typedef struct built {
+    npu_gemm_plan_t p;
+    npu_gemm_args_t a;
+    npu_prog_t prog;
+} built_t;
+
+static void build(const npu_cfg_t *c, int M, int N, int K, int ta, int tb, built_t *b)
+{
+    uint64_t B = (uint64_t)4 * c->s;
+    memset(b, 0, sizeof *b);
+    cr_assert_eq(npu_gemm_tile(c, M, N, K, &b->p), 0);
+    npu_gemm_pitches(c, M, N, K, ta, tb, &b->a.pitch_a, &b->a.pitch_b, &b->a.pitch_c);
+    b->a.transA = ta;
+    b->a.transB = tb;
+    b->a.a = (uint32_t)(B * 1000);
+    b->a.b = (uint32_t)(b->a.a + B * b->a.pitch_a * (uint64_t)(ta ? K : M));
+    b->a.c = (uint32_t)(b->a.b + B * b->a.pitch_b * (uint64_t)(tb ? N : K));
+    npu_prog_init(&b->prog);
+    cr_assert_eq(npu_gemm_emit(c, &b->p, &b->a, &b->prog), 0, "emit %dx%dx%d", M, N, K);
+}
+
+/* The counters a program implies, against formulas in M, N, K only (the plan only through the
+ * tile counts, since Mt, Nt and Kc are multiples of 2S). */
+static void check_bytes(const npu_cfg_t *c, const built_t *b, int M, int N, int K, int ta, int tb)
+{
+    npu_prog_expect_t e;
+    uint64_t B = (uint64_t)4 * c->s, F = (uint64_t)2 * c->s;
+    uint64_t mT = (uint64_t)b->p.m_tiles, nT = (uint64_t)b->p.n_tiles;
+    uint64_t x = nT * (ta ? (uint64_t)K * cdivu(2ull * M, B) : (uint64_t)M * cdivu(2ull * K, B)) * B;
+    uint64_t w = mT * (tb ? (uint64_t)N * cdivu(2ull * K, B) : (uint64_t)K * cdivu(2ull * N, B)) * B;
+    uint64_t y = (uint64_t)M * cdivu(4ull * N, B) * B;
+    uint64_t waves = mT * cdivu((uint64_t)K, F) * cdivu((uint64_t)N, F);
+    npu_prog_expect(c, b->prog.insn, b->prog.n, &e);
+    cr_assert_eq(e.rd_bytes[NPU_TAGID_X], x, "X bytes %dx%dx%d ta=%d", M, N, K, ta);
+    cr_assert_eq(e.rd_bytes[NPU_TAGID_W], w, "W bytes %dx%dx%d tb=%d", M, N, K, tb);
+    cr_assert_eq(e.wr_bytes[NPU_TAGID_Y], y, "Y bytes");
+    cr_assert_eq(e.rd_bytes[NPU_TAGID_PROG], cdivu(16ull * b->prog.n, B) * B);
+    for (int t = 0; t < NPU_NUM_TAGS; t++) {
+        if (t != NPU_TAGID_X && t != NPU_TAGID_W && t != NPU_TAGID_PROG)
+            cr_assert_eq(e.rd_bytes[t], 0u);
+        if (t != NPU_TAGID_Y)
+            cr_assert_eq(e.wr_bytes[t], 0u);
+    }
+    cr_assert_eq(e.macs, (uint64_t)M * N * K);
+    cr_assert_eq(e.macs_core[0] + e.macs_core[1] + e.macs_core[2] + e.macs_core[3], e.macs);
+    cr_assert_eq(e.waves[NPU_MODE_FW], waves);
+    cr_assert_eq(e.rows[NPU_MODE_FW], (uint64_t)M * cdivu((uint64_t)K, F) * cdivu((uint64_t)N, F));
+    cr_assert_eq(e.obuf_drain_rows, (uint64_t)M * cdivu((uint64_t)N, F));
+    cr_assert_eq(e.insn_load + e.insn_exec + e.insn_store, b->prog.n);
+    cr_assert_eq(e.insn_load, 2 * mT * nT * (uint64_t)b->p.k_chunks);
+    cr_assert_eq(e.insn_store, mT * nT);
+}
+
+/* Token discipline: run the program strictly in program order with unbounded token counters.
+ * No pop may find an empty counter (so no deadlock for any queue depth), every counter stays
+ * <= 2 (far below TOKEN_MAX) and the balance at the end is exact. */
+static void check_tokens(const built_t *b)
+{
+    int tok[4] = {0, 0, 0, 0}; /* l2e e2l e2s s2e */
+    int pushes[4] = {0, 0, 0, 0}, pops[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < b->prog.n; i++) {
+        npu_fields_t f;
+        char q;
+        int pop[2] = {-1, -1}, push[2] = {-1, -1};
+        cr_assert_eq(npu_decode(&b->prog.insn[i], &f), 0);
+        q = npu_op_queue(f.op);
+        if (q == 'L') {
+            cr_assert_eq(f.pop_prev, 0u);
+            cr_assert_eq(f.push_prev, 0u);
+            if (f.pop_next) pop[1] = 1;
+            if (f.push_next) push[1] = 0;
+        } else if (q == 'E') {
+            if (f.pop_prev) pop[0] = 0;
+            if (f.pop_next) pop[1] = 3;
+            if (f.push_prev) push[0] = 1;
+            if (f.push_next) push[1] = 2;
+        } else {
+            cr_assert_eq(f.pop_next, 0u);
+            cr_assert_eq(f.push_next, 0u);
+            if (f.pop_prev) pop[0] = 2;
+            if (f.push_prev) push[0] = 3;
+        }
+        for (int k = 0; k < 2; k++)
+            if (pop[k] >= 0) {
+                cr_assert(tok[pop[k]] > 0, "insn %zu pops channel %d before it is pushed", i, pop[k]);
+                tok[pop[k]]--;
+                pops[pop[k]]++;
+            }
+        for (int k = 0; k < 2; k++)
+            if (push[k] >= 0) {
+                tok[push[k]]++;
+                pushes[push[k]]++;
+                cr_assert(tok[push[k]] <= 2, "channel %d reaches %d", push[k], tok[push[k]]);
+            }
+    }
+    {
+        int chunks = b->p.m_tiles * b->p.n_tiles * b->p.k_chunks;
+        int tiles = b->p.m_tiles * b->p.n_tiles;
+        cr_assert_eq(pushes[0], chunks);
+        cr_assert_eq(pops[0], chunks);
+        cr_assert_eq(pushes[1], chunks);
+        cr_assert_eq(pops[1], chunks > 2 ? chunks - 2 : 0);
+        cr_assert_eq(pushes[2], tiles);
+        cr_assert_eq(pops[2], tiles);
+        cr_assert_eq(pushes[3], tiles);
+        cr_assert_eq(pops[3], tiles > 2 ? tiles - 2 : 0);
+    }
+}
+
+/* Every access stays inside its own buffer / OBUF half; WAVE acc is clear exactly on the first
+ * k-block of each output block; DMA rows stay inside the tensors. */
+static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int K, int ta, int tb)
+{
+    const npu_gemm_plan_t *p = &b->p;
+    unsigned F = 2u * (unsigned)c->s, B = 4u * (unsigned)c->s, wpr = (unsigned)p->Kc / F;
+    unsigned asz = (unsigned)p->Mt * wpr, bsz = (unsigned)(p->Kc * p->nb), csz = 2u * (unsigned)(p->Mt * p->nb);
+    uint64_t a_end = b->a.a + (uint64_t)B * b->a.pitch_a * (uint64_t)(ta ? K : M);
+    uint64_t b_end = b->a.b + (uint64_t)B * b->a.pitch_b * (uint64_t)(tb ? N : K);
+    uint64_t c_end = b->a.c + (uint64_t)B * b->a.pitch_c * (uint64_t)M;
+    int fresh_waves = 0;
+    for (size_t i = 0; i < b->prog.n; i++) {
+        npu_fields_t f;
+        npu_decode(&b->prog.insn[i], &f);
+        switch (f.op) {
+        case NPU_OP_LOAD: {
+            unsigned base, size, words, srows;
+            uint64_t lo, hi, beats = cdivu(f.row_bytes, B);
+            int isA = f.tag == NPU_TAGID_X;
+            cr_assert(isA || f.tag == NPU_TAGID_W);
+            base = isA ? (f.spm_addr == p->spm_a[0] ? p->spm_a[0] : p->spm_a[1])
+                       : (f.spm_addr == p->spm_b[0] ? p->spm_b[0] : p->spm_b[1]);
+            cr_assert_eq(f.spm_addr, base, "LOAD %zu starts at its buffer", i);
+            size = isA ? asz : bsz;
+            cr_assert_eq(f.transpose, (unsigned)(isA ? ta : tb));
+            srows = f.transpose ? f.row_bytes / 2 : f.rows;
+            words = f.transpose ? (unsigned)cdivu(f.rows, F) : (unsigned)beats;
+            cr_assert(f.rows > 0 && f.row_bytes > 0 && f.dram_addr % B == 0);
+            cr_assert((srows - 1) * f.spm_stride + words <= size, "LOAD %zu overflows its buffer", i);
+            lo = f.dram_addr;
+            hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride * B + f.row_bytes;
+            cr_assert(lo >= (isA ? b->a.a : b->a.b) && hi <= (isA ? a_end : b_end), "LOAD %zu in tensor", i);
+            break;
+        }
+        case NPU_OP_LDW:
+            cr_assert_eq(f.mode, (unsigned)NPU_MODE_FW);
+            cr_assert(f.k >= 1 && f.k <= F && f.n >= 1 && f.n <= F);
+            cr_assert(f.spm_addr >= p->spm_b[0] && f.spm_addr + (f.k - 1) * f.spm_stride < p->spm_b[0] + 2 * bsz);
+            cr_assert_eq((f.spm_addr - p->spm_b[0]) / bsz, (f.spm_addr + (f.k - 1) * f.spm_stride - p->spm_b[0]) / bsz,
+                         "LDW %zu stays in one B buffer", i);
+            break;
+        case NPU_OP_WAVE: {
+            unsigned h = f.obuf_addr / (unsigned)c->obuf_rows;
+            cr_assert(f.m >= 1 && f.m <= (unsigned)p->Mt);
+            cr_assert(f.k >= 1 && f.k <= F && f.n >= 1 && f.n <= F);
+            cr_assert(h < 2 && (f.obuf_addr + f.m - 1) / (unsigned)c->obuf_rows == h, "WAVE %zu in one OBUF half", i);
+            cr_assert(f.spm_addr + (f.m - 1) * f.spm_stride < 2 * asz);
+            cr_assert_eq(f.spm_stride, wpr);
+            if (!f.acc)
+                fresh_waves++;
+            break;
+        }
+        case NPU_OP_DRAIN: {
+            unsigned h = f.obuf_addr / (unsigned)c->obuf_rows;
+            cr_assert(h < 2 && (f.obuf_addr + f.rows - 1) / (unsigned)c->obuf_rows == h);
+            cr_assert(f.spm_addr >= p->spm_c[0] && f.spm_addr + (f.rows - 1) * f.spm_stride + 2 <= p->spm_c[0] + 2 * csz);
+            cr_assert_eq(p->spm_c[h], f.spm_addr - (f.spm_addr - p->spm_c[h]) % (2u * (unsigned)p->nb),
+                         "DRAIN %zu uses the staging buffer of its half", i);
+            break;
+        }
+        case NPU_OP_STORE: {
+            uint64_t hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride * B + f.row_bytes;
+            cr_assert_eq(f.tag, (unsigned)NPU_TAGID_Y);
+            cr_assert(f.spm_addr == p->spm_c[0] || f.spm_addr == p->spm_c[1]);
+            cr_assert(f.dram_addr >= b->a.c && hi <= c_end && f.dram_addr % B == 0);
+            break;
+        }
+        default:
+            cr_assert_fail("unexpected opcode %u", f.op);
+        }
+    }
+    /* one overwrite (acc = 0) wave per output F-column block per m-tile */
+    cr_assert_eq((uint64_t)fresh_waves, (uint64_t)p->m_tiles * cdivu((uint64_t)N, F));
+}
+
+Test(emit, programs_many_shapes_and_configs)
+{
+    static const int ss[] = {2, 8, 16};
+    static const int dims[] = {1, 2, 3, 4, 5, 7, 13, 15, 16, 17, 31, 32, 33, 64, 97, 128, 129, 255, 300};
+    uint64_t seed = 77;
+    int nd = (int)(sizeof dims / sizeof dims[0]);
+    for (int si = 0; si < 3; si++) {
+        npu_cfg_t c = test_cfg(ss[si]);
+        for (int it = 0; it < 120; it++) {
+            int M = dims[test_rand(&seed) % (uint64_t)nd], N = dims[test_rand(&seed) % (uint64_t)nd];
+            int K = dims[test_rand(&seed) % (uint64_t)nd], ta = it & 1, tb = (it >> 1) & 1;
+            built_t b;
+            build(&c, M, N, K, ta, tb, &b);
+            check_bytes(&c, &b, M, N, K, ta, tb);
+            check_tokens(&b);
+            check_ranges(&c, &b, M, N, K, ta, tb);
+            npu_prog_free(&b.prog);
+        }
+    }
+}
+
+Test(emit, small_program_exact_text)
+{
+    /* S=2 (F=4): M=5, N=6, K=9 -> Mt=8, Nt=8 (nb=2), Kc=12 (one chunk), one tile */
+    npu_cfg_t c = test_cfg(2);
+    built_t b;
+    char line[160];
+    static const char *const want[] = {
+        "LOAD X rows=5 bytes=18 dram=0x001f40+3*r spm=0x0000+3*r",
+        "LOAD W rows=9 bytes=12 dram=0x001fb8+2*r spm=0x0800+2*r [push_next]",
+        "LDW FW k=4 n=4 spm=0x0800+2*r bank=0 [pop_prev]",
+        "WAVE FW m=5 k=4 n=4 spm=0x0000+3*i bank=0 obuf=0",
+        "LDW FW k=4 n=2 spm=0x0801+2*r bank=1",
+        "WAVE FW m=5 k=4 n=2 spm=0x0000+3*i bank=1 obuf=8",
+        "LDW FW k=4 n=4 spm=0x0808+2*r bank=0",
+        "WAVE FW m=5 k=4 n=4 spm=0x0001+3*i bank=0 acc obuf=0",
+        "LDW FW k=4 n=2 spm=0x0809+2*r bank=1",
+        "WAVE FW m=5 k=4 n=2 spm=0x0001+3*i bank=1 acc obuf=8",
+        "LDW FW k=1 n=4 spm=0x0810+2*r bank=0",
+        "WAVE FW m=5 k=1 n=4 spm=0x0002+3*i bank=0 acc obuf=0",
+        "LDW FW k=1 n=2 spm=0x0811+2*r bank=1",
+        "WAVE FW m=5 k=1 n=2 spm=0x0002+3*i bank=1 acc obuf=8 [push_prev]",
+        "DRAIN rows=5 obuf=0 spm=0x1000+4*r",
+        "DRAIN rows=5 obuf=8 spm=0x1002+4*r [push_next]",
+        "STORE Y rows=5 bytes=24 spm=0x1000+4*r dram=0x002048+3*r [pop_prev push_prev]",
+    };
+    build(&c, 5, 6, 9, 0, 0, &b);
+    cr_assert_eq(b.p.Mt, 8);
+    cr_assert_eq(b.p.Nt, 8);
+    cr_assert_eq(b.p.Kc, 12);
+    cr_assert_eq(b.prog.n, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < b.prog.n; i++) {
+        npu_disasm(&b.prog.insn[i], line, sizeof line);
+        cr_assert_str_eq(line, want[i], "insn %zu: got \"%s\"", i, line);
+    }
+    npu_prog_free(&b.prog);
+}
+
+Test(emit, pipelined_order_and_tokens_two_chunks_two_tiles)
+{
+    /* S=2: K=600 needs several chunks; M=200 needs several m-tiles (Mt <= OBUF_ROWS = 64) */
+    npu_cfg_t c = test_cfg(2);
+    built_t b;
+    npu_fields_t f;
+    int loads_seen = 0;
+    build(&c, 200, 4, 600, 0, 0, &b);
+    cr_assert(b.p.k_chunks >= 2 && b.p.m_tiles >= 3);
+    /* program order: LOAD(0) LOAD(0) LOAD(1) LOAD(1) then EXEC(0) */
+    for (int i = 0; i < 4; i++) {
+        npu_decode(&b.prog.insn[i], &f);
+        cr_assert_eq(f.op, (unsigned)NPU_OP_LOAD);
+        loads_seen++;
+    }
+    npu_decode(&b.prog.insn[0], &f);
+    cr_assert_eq(f.pop_next, 0u);
+    npu_decode(&b.prog.insn[2], &f);
+    cr_assert_eq(f.pop_next, 0u, "chunk 1 uses the other buffer: no e2l pop");
+    cr_assert_eq(f.spm_addr, b.p.spm_a[1]);
+    npu_decode(&b.prog.insn[4], &f);
+    cr_assert_eq(f.op, (unsigned)NPU_OP_LDW);
+    cr_assert_eq(f.pop_prev, 1u);
+    /* the third chunk's first LOAD pops e2l */
+    for (size_t i = 5, nl = 0; i < b.prog.n; i++) {
+        npu_decode(&b.prog.insn[i], &f);
+        if (f.op == NPU_OP_LOAD && nl++ == 0) {
+            cr_assert_eq(f.pop_next, 1u);
+            cr_assert_eq(f.spm_addr, b.p.spm_a[0]);
+            break;
+        }
+    }
+    cr_assert_eq(loads_seen, 4);
+    npu_prog_free(&b.prog);
+}
+
+Test(emit, rejects_unencodable)
+{
+    npu_cfg_t c = test_cfg(8);
+    built_t b;
+    npu_prog_t prog;
+    build(&c, 20, 20, 20, 0, 0, &b);
+    npu_prog_init(&prog);
+    b.a.a += 4; /* misaligned tensor */
+    cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
+    npu_prog_free(&prog);
+    b.a.a -= 4;
+    b.a.pitch_a = 70000; /* pitch does not fit dram_stride */
+    cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
+    npu_prog_free(&prog);
+    b.a.pitch_a = 1;
+    b.a.c = 0xFFFFFFE0u; /* C address + offsets overflow 32 bits for the second m-tile */
+    b.p.Mt = 16;
+    b.p.m_tiles = 2;
+    b.p.spm_a[1] = (unsigned)(b.p.Mt * (b.p.Kc / 16));
+    b.p.spm_c[1] = 2048u + 2u * (unsigned)(b.p.Mt * b.p.nb);
+    cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
+    npu_prog_free(&prog);
+    b.p.Kc = 17; /* invalid plan */
+    cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
+    npu_prog_free(&prog);
+    npu_prog_free(&b.prog);
+}
+
+Test(emit, expect_counts_transposed_and_bursts)
+{
+    npu_cfg_t c = test_cfg(2); /* B = 8 bytes, F = 4, max burst 16 beats */
+    npu_insn_t prog[3];
+    npu_prog_expect_t e;
+    npu_enc_load(&prog[0], NPU_TAGID_X, 1, 10, 0, 0, 1, 20, 3);  /* 10 rows x 3 beats, transposed */
+    npu_enc_load(&prog[1], NPU_TAGID_DW, 0, 2, 0, 0, 20, 160, 20); /* 20 beats per row -> 2 bursts */
+    npu_enc_store(&prog[2], NPU_TAGID_PARTIAL, 3, 0, 0, 2, 9, 2);   /* 2 beats per row */
+    npu_prog_expect(&c, prog, 3, &e);
+    cr_assert_eq(e.rd_bytes[NPU_TAGID_X], 10u * 3 * 8);
+    cr_assert_eq(e.rd_bytes[NPU_TAGID_DW], 2u * 20 * 8);
+    cr_assert_eq(e.wr_bytes[NPU_TAGID_PARTIAL], 3u * 2 * 8);
+    cr_assert_eq(e.rd_bytes[NPU_TAGID_PROG], 48u);
+    cr_assert_eq(e.rd_bursts, 30u + 4u);
+    cr_assert_eq(e.wr_bursts, 3u);
+    cr_assert_eq(e.spm_wr_words, 10u * 3 + 40u); /* transposed: C=10 SPM rows x ceil(10/4) words */
+    cr_assert_eq(e.spm_rd_words, 6u);
+    cr_assert_eq(e.insn_load, 2u);
+    cr_assert_eq(e.insn_store, 1u);
+}

@@ -1,0 +1,255 @@
+/* test_isa.c - exact encodings, field round-trips, range rejection and disassembly text. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "isa.h"
+#include "test_cfgs.h"
+
+static void words(const npu_insn_t *in, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3)
+{
+    cr_assert_eq(in->w[0], w0, "w0 %08x != %08x", (unsigned)in->w[0], (unsigned)w0);
+    cr_assert_eq(in->w[1], w1, "w1 %08x != %08x", (unsigned)in->w[1], (unsigned)w1);
+    cr_assert_eq(in->w[2], w2, "w2 %08x != %08x", (unsigned)in->w[2], (unsigned)w2);
+    cr_assert_eq(in->w[3], w3, "w3 %08x != %08x", (unsigned)in->w[3], (unsigned)w3);
+}
+
+static void dis(const npu_insn_t *in, const char *want)
+{
+    char buf[200];
+    int n = npu_disasm(in, buf, sizeof buf);
+    cr_assert_str_eq(buf, want);
+    cr_assert_eq(n, (int)strlen(want));
+}
+
+Test(isa, names_from_xmacros)
+{
+    cr_assert_str_eq(npu_op_name(0x01), "LOAD");
+    cr_assert_str_eq(npu_op_name(0x04), "WAVE");
+    cr_assert_str_eq(npu_op_name(0x08), "SYNC_S");
+    cr_assert_null(npu_op_name(0x00));
+    cr_assert_null(npu_op_name(0x09));
+    cr_assert_str_eq(npu_tag_name(1), "X");
+    cr_assert_str_eq(npu_tag_name(7), "PARTIAL");
+    cr_assert_null(npu_tag_name(8));
+    cr_assert_str_eq(npu_mode_name(0), "FW");
+    cr_assert_str_eq(npu_mode_name(3), "ISW");
+    cr_assert_eq(npu_op_queue(NPU_OP_LOAD), 'L');
+    cr_assert_eq(npu_op_queue(NPU_OP_DRAIN), 'E');
+    cr_assert_eq(npu_op_queue(NPU_OP_SYNC_S), 'S');
+    cr_assert_eq(npu_op_queue(0x42), 0);
+    cr_assert_eq(NPU_TAGID_X, 1);
+    cr_assert_eq(NPU_TAGID_W, 2);
+    cr_assert_eq(NPU_TAGID_Y, 3);
+}
+
+Test(isa, load_exact)
+{
+    npu_insn_t in;
+    cr_assert_eq(npu_enc_load(&in, NPU_TAGID_W, 1, 20, 0x1000, 0x400, 4, 64, 2), 0);
+    npu_insn_tok(&in, NPU_TOK_PUSH_NEXT);
+    words(&in, 0x0014A801u, 0x00001000u, 0x00040400u, 0x00020040u);
+    dis(&in, "LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r [push_next]");
+    cr_assert_eq(npu_enc_load(&in, NPU_TAGID_X, 0, 65535, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF), 0);
+    words(&in, 0xFFFF1001u, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
+}
+
+Test(isa, store_exact)
+{
+    npu_insn_t in;
+    cr_assert_eq(npu_enc_store(&in, NPU_TAGID_Y, 1, 0xFFFFE0, 0x801, 0, 4, 65535), 0);
+    npu_insn_tok(&in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
+    words(&in, 0x00013502u, 0x00FFFFE0u, 0x00000801u, 0xFFFF0004u);
+    dis(&in, "STORE Y rows=1 bytes=4 spm=0x0801+0*r dram=0xffffe0+65535*r [pop_prev push_prev]");
+}
+
+Test(isa, ldw_wave_drain_sync_exact)
+{
+    npu_insn_t in;
+    cr_assert_eq(npu_enc_ldw(&in, 0, NPU_MODE_ISW, 0x123, 7, 5, 9), 0);
+    words(&in, 0x00006003u, 0x00070123u, 0x00000905u, 0);
+    dis(&in, "LDW ISW k=5 n=9 spm=0x0123+7*r bank=0");
+
+    cr_assert_eq(npu_enc_wave(&in, 1, NPU_MODE_FW, 1, 64, 0, 1, 16, 16, 64), 0);
+    npu_insn_tok(&in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+    words(&in, 0x00409904u, 0x00010000u, 0x00401010u, 0);
+    dis(&in, "WAVE FW m=64 k=16 n=16 spm=0x0000+1*i bank=1 acc obuf=64 [pop_prev push_next]");
+    cr_assert_eq(npu_enc_wave(&in, 0, NPU_MODE_VSW, 0, 3, 0x10, 2, 1, 2, 511), 0);
+    words(&in, 0x00032004u, 0x00020010u, 0x01FF0201u, 0);
+    dis(&in, "WAVE VSW m=3 k=1 n=2 spm=0x0010+2*i bank=0 obuf=511");
+
+    cr_assert_eq(npu_enc_drain(&in, 33, 300, 0x800, 8), 0);
+    npu_insn_tok(&in, NPU_TOK_POP_NEXT);
+    words(&in, 0x00210205u, 0x0000012Cu, 0x00080800u, 0);
+    dis(&in, "DRAIN rows=33 obuf=300 spm=0x0800+8*r [pop_next]");
+
+    cr_assert_eq(npu_enc_sync(&in, NPU_OP_SYNC_E), 0);
+    npu_insn_tok(&in, NPU_TOK_POP_PREV);
+    words(&in, 0x00000107u, 0, 0, 0);
+    dis(&in, "SYNC_E [pop_prev]");
+    cr_assert_eq(npu_enc_sync(&in, NPU_OP_WAVE), -1);
+}
+
+Test(isa, token_setters)
+{
+    npu_insn_t in;
+    npu_enc_sync(&in, NPU_OP_SYNC_L);
+    npu_insn_tok(&in, NPU_TOK_POP_NEXT);
+    npu_insn_tok(&in, NPU_TOK_PUSH_NEXT | 0xFFFF0000u); /* bits outside the token field ignored */
+    cr_assert_eq(in.w[0], 0x0A06u);
+    cr_assert_eq(npu_insn_tokens(&in), NPU_TOK_POP_NEXT | NPU_TOK_PUSH_NEXT);
+    npu_insn_set_tok(&in, NPU_TOK_PUSH_PREV);
+    cr_assert_eq(in.w[0], 0x0406u);
+    dis(&in, "SYNC_L [push_prev]");
+    npu_insn_set_tok(&in, 0);
+    dis(&in, "SYNC_L");
+}
+
+Test(isa, rejects_out_of_range_without_truncating)
+{
+    npu_insn_t in = {{0xDEADBEEFu, 1, 2, 3}};
+    cr_assert_eq(npu_enc_load(&in, 8, 0, 1, 0, 0, 0, 1, 0), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 65536, 0, 0, 0, 1, 0), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 65536, 0, 1, 0), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 65536, 1, 0), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 0, 65536, 0), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 0, 1, 65536), -1);
+    cr_assert_eq(npu_enc_store(&in, 3, 70000, 0, 0, 0, 4, 0), -1);
+    cr_assert_eq(npu_enc_ldw(&in, 2, 0, 0, 1, 1, 1), -1);
+    cr_assert_eq(npu_enc_ldw(&in, 0, 4, 0, 1, 1, 1), -1);
+    cr_assert_eq(npu_enc_ldw(&in, 0, 0, 0, 1, 256, 1), -1);
+    cr_assert_eq(npu_enc_ldw(&in, 0, 0, 0, 1, 1, 256), -1);
+    cr_assert_eq(npu_enc_wave(&in, 0, 0, 0, 65536, 0, 1, 1, 1, 0), -1);
+    cr_assert_eq(npu_enc_wave(&in, 0, 0, 0, 1, 0, 1, 1, 1, 65536), -1);
+    cr_assert_eq(npu_enc_drain(&in, 1, 65536, 0, 2), -1);
+    cr_assert_eq(npu_enc_drain(&in, 1, 0, 0x10000, 2), -1);
+    /* the output was never touched */
+    cr_assert_eq(in.w[0], 0xDEADBEEFu);
+    cr_assert_eq(in.w[3], 3u);
+}
+
+Test(isa, generic_encoder_checks_format)
+{
+    npu_fields_t f;
+    npu_insn_t in;
+    memset(&f, 0, sizeof f);
+    f.op = 0x09;
+    cr_assert_eq(npu_encode(&f, &in), -1, "unknown opcode");
+    f.op = NPU_OP_STORE;
+    f.transpose = 1;
+    cr_assert_eq(npu_encode(&f, &in), -1, "STORE has no transpose");
+    f.transpose = 0;
+    f.k = 1;
+    cr_assert_eq(npu_encode(&f, &in), -1, "STORE has no k");
+    f.k = 0;
+    f.pop_prev = 2;
+    cr_assert_eq(npu_encode(&f, &in), -1, "token flags are bits");
+    f.pop_prev = 1;
+    cr_assert_eq(npu_encode(&f, &in), 0);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW;
+    f.m = 4;
+    cr_assert_eq(npu_encode(&f, &in), -1, "LDW has no m");
+    f.op = NPU_OP_SYNC_L;
+    cr_assert_eq(npu_encode(&f, &in), -1, "SYNC has no fields");
+}
+
+static unsigned rbits(uint64_t *s, unsigned bits)
+{
+    return (unsigned)(test_rand(s) & ((bits >= 32) ? 0xFFFFFFFFull : ((1ull << bits) - 1)));
+}
+
+Test(isa, random_round_trips)
+{
+    uint64_t s = 12345;
+    static const unsigned ops[] = {NPU_OP_LOAD, NPU_OP_STORE, NPU_OP_LDW, NPU_OP_WAVE,
+                                   NPU_OP_DRAIN, NPU_OP_SYNC_L, NPU_OP_SYNC_E, NPU_OP_SYNC_S};
+    for (int it = 0; it < 20000; it++) {
+        npu_fields_t f, g;
+        npu_insn_t in, in2;
+        memset(&f, 0, sizeof f);
+        f.op = ops[it % 8];
+        f.pop_prev = rbits(&s, 1);
+        f.pop_next = rbits(&s, 1);
+        f.push_prev = rbits(&s, 1);
+        f.push_next = rbits(&s, 1);
+        switch (f.op) {
+        case NPU_OP_LOAD:
+        case NPU_OP_STORE:
+            f.tag = rbits(&s, 3);
+            f.transpose = f.op == NPU_OP_LOAD ? rbits(&s, 1) : 0;
+            f.rows = rbits(&s, 16);
+            f.dram_addr = (uint32_t)rbits(&s, 32);
+            f.spm_addr = rbits(&s, 16);
+            f.spm_stride = rbits(&s, 16);
+            f.row_bytes = rbits(&s, 16);
+            f.dram_stride = rbits(&s, 16);
+            break;
+        case NPU_OP_WAVE:
+            f.acc = rbits(&s, 1);
+            f.m = rbits(&s, 16);
+            f.obuf_addr = rbits(&s, 16);
+            /* fall through */
+        case NPU_OP_LDW:
+            f.wbank = rbits(&s, 1);
+            f.mode = rbits(&s, 2);
+            f.spm_addr = rbits(&s, 16);
+            f.spm_stride = rbits(&s, 16);
+            f.k = rbits(&s, 8);
+            f.n = rbits(&s, 8);
+            break;
+        case NPU_OP_DRAIN:
+            f.rows = rbits(&s, 16);
+            f.obuf_addr = rbits(&s, 16);
+            f.spm_addr = rbits(&s, 16);
+            f.spm_stride = rbits(&s, 16);
+            break;
+        default:
+            break;
+        }
+        cr_assert_eq(npu_encode(&f, &in), 0);
+        cr_assert_eq(npu_decode(&in, &g), 0);
+        cr_assert(memcmp(&f, &g, sizeof f) == 0, "round trip of op %u (iteration %d)", f.op, it);
+        cr_assert_eq(npu_encode(&g, &in2), 0);
+        cr_assert(memcmp(&in, &in2, sizeof in) == 0);
+    }
+}
+
+Test(isa, decode_unknown_and_disasm_illegal)
+{
+    npu_insn_t in = {{0x0000031Fu, 0x11, 0x22, 0x33}};
+    npu_fields_t f;
+    cr_assert_eq(npu_decode(&in, &f), -1);
+    cr_assert_eq(f.op, 0x1Fu);
+    cr_assert_eq(f.pop_prev, 1u);
+    cr_assert_eq(f.pop_next, 1u);
+    dis(&in, "ILLEGAL op=0x1f w=0000031f_00000011_00000022_00000033");
+}
+
+Test(isa, disasm_truncates_safely)
+{
+    npu_insn_t in;
+    char buf[10];
+    int n;
+    npu_enc_wave(&in, 1, NPU_MODE_FW, 1, 64, 0, 1, 16, 16, 64);
+    npu_insn_tok(&in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+    memset(buf, 'x', sizeof buf);
+    n = npu_disasm(&in, buf, sizeof buf);
+    cr_assert_eq(n, (int)strlen("WAVE FW m=64 k=16 n=16 spm=0x0000+1*i bank=1 acc obuf=64 [pop_prev push_next]"));
+    cr_assert_str_eq(buf, "WAVE FW m");
+}
+
+Test(isa, prog_array_grows)
+{
+    npu_prog_t p;
+    npu_insn_t in;
+    npu_prog_init(&p);
+    for (unsigned i = 0; i < 1000; i++) {
+        npu_enc_drain(&in, i + 1, 0, 0, 2);
+        cr_assert_eq(npu_prog_push(&p, &in), 0);
+    }
+    cr_assert_eq(p.n, 1000u);
+    cr_assert_eq(p.insn[999].w[0] >> 16, 1000u);
+    npu_prog_free(&p);
+    cr_assert_eq(p.n, 0u);
+    cr_assert_null(p.insn);
+}

@@ -1,0 +1,548 @@
+/* test_runtime.c - runtime on the functional fake NPU: layout, launch, every error, timeouts,
+ * token semantics and end-to-end GEMMs (S = 2 and 8, transA/transB) bit-exact. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_npu_sim.h"
+#include "golden.h"
+#include "isa.h"
+#include "npu_sim.h"
+#include "runtime.h"
+#include "test_cfgs.h"
+
+static npu_sim_t *open_sim(const npu_cfg_t *c, uint64_t seed, unsigned stall_pct)
+{
+    npu_dram_timing_t t;
+    npu_sim_t *s;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = c->dram_bw;
+    t.latency = (unsigned)c->dram_latency;
+    t.burst_cost = (unsigned)c->dram_burst_cost;
+    t.stall_pct = stall_pct;
+    t.seed = seed;
+    fake_npu_sim_config(c);
+    s = npu_sim_open(&t);
+    cr_assert_not_null(s);
+    return s;
+}
+
+/* ---- names, allocator, layout ---------------------------------------------------------- */
+
+Test(runtime, names)
+{
+    char buf[200];
+    cr_assert_str_eq(npu_error_name(NPU_ERR_DEADLOCK), "DEADLOCK");
+    cr_assert_str_eq(npu_error_name(0), "NONE");
+    cr_assert_null(npu_error_name(200));
+    cr_assert_str_eq(npu_error_text(NPU_ERR_SPM_ADDR), "SPM address out of range");
+    cr_assert_str_eq(npu_state_name(NPU_STATE_DONE), "DONE");
+    cr_assert_str_eq(npu_csr_name(0x0A), "QSTATE");
+    npu_qstate_str(0xF1234321u, buf, sizeof buf);
+    cr_assert_str_eq(buf, "queues L=1 E=2 S=3 tokens l2e=4 e2l=3 e2s=2 s2e=1 fetch_done=1 busy L=1 E=1 S=1");
+}
+
+Test(runtime, allocator)
+{
+    npu_alloc_t a;
+    uint64_t x;
+    npu_alloc_init(&a, 1000, 32);
+    cr_assert_eq(npu_alloc(&a, 1, &x), 0);
+    cr_assert_eq(x, 0u);
+    cr_assert_eq(npu_alloc(&a, 33, &x), 0);
+    cr_assert_eq(x, 32u);
+    cr_assert_eq(npu_alloc(&a, 64, &x), 0);
+    cr_assert_eq(x, 96u);
+    cr_assert_eq(npu_alloc(&a, 1000, &x), -1);
+    cr_assert_eq(npu_alloc(&a, 832, &x), 0, "exactly the rest");
+    cr_assert_eq(x, 160u);
+    cr_assert_eq(npu_alloc(&a, 1, &x), -1);
+    cr_assert_eq(npu_alloc(&a, UINT64_MAX - 3, &x), -1, "no wrap-around");
+}
+
+Test(runtime, layout_pitch_and_padding)
+{
+    uint8_t dram[256];
+    int16_t m[6] = {1, -2, 0x1234, -32768, 32767, 0};
+    int32_t back[4];
+    memset(dram, 0xEE, sizeof dram);
+    npu_write_i16(dram, 16, 2, 8, 2, 3, m, 3); /* 2 x 3, pitch 2 beats of 8 bytes */
+    {
+        static const uint8_t want[32] = {1, 0, 0xFE, 0xFF, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+                                         0, 0x80, 0xFF, 0x7F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        cr_assert(memcmp(dram + 16, want, 32) == 0);
+        cr_assert_eq(dram[15], 0xEE);
+        cr_assert_eq(dram[48], 0xEE);
+    }
+    {
+        uint8_t d[32] = {0};
+        d[0] = 0xFF; d[1] = 0xFF; d[2] = 0xFF; d[3] = 0xFF;       /* -1 */
+        d[4] = 0; d[5] = 0; d[6] = 0; d[7] = 0x80;                /* INT32_MIN */
+        d[16] = 7;                                                /* row 1 col 0 */
+        d[20] = 0xFF; d[21] = 0xFF; d[22] = 0xFF; d[23] = 0x7F;   /* INT32_MAX */
+        npu_read_i32(d, 0, 2, 8, 2, 2, back, 2);
+        cr_assert_eq(back[0], -1);
+        cr_assert_eq(back[1], INT32_MIN);
+        cr_assert_eq(back[2], 7);
+        cr_assert_eq(back[3], INT32_MAX);
+    }
+}
+
+/* ---- hand-written programs on the fake ------------------------------------------------ */
+
+static int run(const npu_cfg_t *c, npu_sim_t *s, const npu_insn_t *p, size_t n, npu_run_result_t *r)
+{
+    return npu_run_program(c, s, 0, p, n, 10000000, r);
+}
+
+Test(runtime, copy_program_tokens_and_strobes)
+{
+    npu_cfg_t c = test_cfg(2); /* B = 8 */
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    npu_insn_t p[3];
+    npu_run_result_t r;
+    uint8_t *d = npu_sim_dram(s, NULL);
+    for (int i = 0; i < 48; i++)
+        d[0x1000 + i] = (uint8_t)(i + 1);
+    memset(d + 0x2000, 0xEE, 64);
+    npu_enc_load(&p[0], NPU_TAGID_X, 0, 3, 0x1000, 0, 2, 12, 2);
+    npu_insn_tok(&p[0], NPU_TOK_PUSH_NEXT);
+    npu_enc_sync(&p[1], NPU_OP_SYNC_E);
+    npu_insn_tok(&p[1], NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+    npu_enc_store(&p[2], NPU_TAGID_Y, 3, 0x2000, 0, 2, 12, 2);
+    npu_insn_tok(&p[2], NPU_TOK_POP_PREV);
+    cr_assert_eq(run(&c, s, p, 3, &r), NPU_RUN_DONE);
+    cr_assert_eq(r.state, (unsigned)NPU_STATE_DONE);
+    for (int row = 0; row < 3; row++) {
+        cr_assert(memcmp(d + 0x2000 + 16 * row, d + 0x1000 + 16 * row, 12) == 0, "row %d", row);
+        cr_assert_eq(d[0x2000 + 16 * row + 12], 0xEE, "strobes stop at row_bytes");
+    }
+    cr_assert_eq(r.cnt[NPU_CNT_dram_rd_x], 3u * 2 * 8);
+    cr_assert_eq(r.cnt[NPU_CNT_dram_wr_y], 3u * 2 * 8);
+    cr_assert_eq(r.cnt[NPU_CNT_dram_rd_prog], 48u);
+    cr_assert_eq(r.cnt[NPU_CNT_insn_load], 1u);
+    cr_assert_eq(r.cnt[NPU_CNT_insn_exec], 1u);
+    cr_assert_eq(r.cnt[NPU_CNT_insn_store], 1u);
+    cr_assert(r.cnt[NPU_CNT_cycles] > 30u, "DRAM latency is modelled");
+    /* a second run on the same simulator starts from a clean state */
+    cr_assert_eq(run(&c, s, p, 3, &r), NPU_RUN_DONE);
+    cr_assert_eq(r.cnt[NPU_CNT_insn_load], 1u, "counters cleared by the runtime");
+    npu_sim_close(s);
+}
+
+Test(runtime, transposed_load_layout)
+{
+    /* S=2 (F=4, B=8): DRAM 5 rows x 3 columns int16 (row_bytes 6, pitch 1 beat). SPM row c gets
+     * column c: word 0 = elements (0..3, c), word 1 = (4, c), 0, 0, 0. */
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    npu_insn_t p[3];
+    npu_run_result_t r;
+    uint8_t *d = npu_sim_dram(s, NULL);
+    memset(d + 0x3000, 0x77, 64);
+    for (int row = 0; row < 5; row++)
+        for (int col = 0; col < 4; col++) { /* column 3 is beyond row_bytes: never read */
+            int16_t v = (int16_t)(100 * row + col - 250);
+            d[0x1000 + 8 * row + 2 * col] = (uint8_t)((uint16_t)v & 0xFF);
+            d[0x1000 + 8 * row + 2 * col + 1] = (uint8_t)((uint16_t)v >> 8);
+        }
+    /* fill the SPM target with garbage first, so zero lanes are really written */
+    npu_enc_load(&p[0], NPU_TAGID_W, 0, 6, 0x3000, 0x10, 1, 8, 1);
+    npu_enc_load(&p[1], NPU_TAGID_W, 1, 5, 0x1000, 0x10, 2, 6, 1);
+    npu_insn_tok(&p[1], NPU_TOK_PUSH_NEXT);
+    npu_enc_store(&p[2], NPU_TAGID_Y, 3, 0x2000, 0x10, 2, 16, 2);
+    {
+        npu_insn_t q[4] = {p[0], p[1], {{0, 0, 0, 0}}, p[2]};
+        npu_enc_sync(&q[2], NPU_OP_SYNC_E);
+        npu_insn_tok(&q[2], NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+        npu_insn_tok(&q[3], NPU_TOK_POP_PREV);
+        cr_assert_eq(run(&c, s, q, 4, &r), NPU_RUN_DONE, "err %u pc %u", r.err, r.err_pc);
+    }
+    for (int col = 0; col < 3; col++)
+        for (int lane = 0; lane < 8; lane++) {
+            const uint8_t *e = d + 0x2000 + 16 * col + 2 * lane;
+            int16_t got = (int16_t)(uint16_t)(e[0] | e[1] << 8);
+            int16_t want = lane < 5 ? (int16_t)(100 * lane + col - 250) : 0;
+            cr_assert_eq(got, want, "SPM row %d lane %d", col, lane);
+        }
+    cr_assert_eq(r.cnt[NPU_CNT_dram_rd_w], 6u * 8 + 5u * 8, "transposed: rows * ceil(row_bytes/B) beats");
+    npu_sim_close(s);
+}
+
+Test(runtime, wave_uses_only_k_rows_of_weights)
+{
+    /* S=2: SPM rows of W beyond k hold garbage and A lanes beyond k are non-zero: LDW must
+     * zero the rows r >= k, so C = A[:, :k] * W[:k, :]. */
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    npu_insn_t p[7];
+    npu_run_result_t r;
+    uint8_t *d = npu_sim_dram(s, NULL);
+    int16_t A[2][4] = {{1, 2, 3, 4}, {-5, 6, -7, 8}}, W[4][4] = {{1, 0, 0, 1}, {0, 1, 0, 2}, {9, 9, 9, 9}, {9, 9, 9, 9}};
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 4; j++) {
+            d[0x1000 + 8 * i + 2 * j] = (uint8_t)((uint16_t)A[i][j] & 0xFF);
+            d[0x1000 + 8 * i + 2 * j + 1] = (uint8_t)((uint16_t)A[i][j] >> 8);
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            d[0x1100 + 8 * i + 2 * j] = (uint8_t)((uint16_t)W[i][j] & 0xFF);
+            d[0x1100 + 8 * i + 2 * j + 1] = (uint8_t)((uint16_t)W[i][j] >> 8);
+        }
+    npu_enc_load(&p[0], NPU_TAGID_X, 0, 2, 0x1000, 0, 1, 8, 1);
+    npu_enc_load(&p[1], NPU_TAGID_W, 0, 4, 0x1100, 0x100, 1, 8, 1);
+    npu_insn_tok(&p[1], NPU_TOK_PUSH_NEXT);
+    npu_enc_ldw(&p[2], 1, NPU_MODE_FW, 0x100, 1, 2, 4);
+    npu_insn_tok(&p[2], NPU_TOK_POP_PREV);
+    npu_enc_wave(&p[3], 1, NPU_MODE_FW, 0, 2, 0, 1, 2, 4, 70); /* rows 70, 71: second half */
+    npu_enc_drain(&p[4], 2, 70, 0x200, 2);
+    npu_insn_tok(&p[4], NPU_TOK_PUSH_NEXT);
+    npu_enc_store(&p[5], NPU_TAGID_Y, 2, 0x2000, 0x200, 2, 16, 2);
+    npu_insn_tok(&p[5], NPU_TOK_POP_PREV);
+    cr_assert_eq(run(&c, s, p, 6, &r), NPU_RUN_DONE, "err %u pc %u", r.err, r.err_pc);
+    {
+        int32_t got[2][4];
+        int32_t want[2][4] = {{1, 2, 0, 5}, {-5, 6, 0, 7}};
+        npu_read_i32(d, 0x2000, 2, 8, 2, 4, &got[0][0], 4);
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 4; j++)
+                cr_assert_eq(got[i][j], want[i][j], "C[%d][%d] = %d", i, j, got[i][j]);
+    }
+    cr_assert_eq(r.cnt[NPU_CNT_macs_core0] + r.cnt[NPU_CNT_macs_core1] + r.cnt[NPU_CNT_macs_core2] +
+                     r.cnt[NPU_CNT_macs_core3], 2u * 2 * 4);
+    cr_assert_eq(r.cnt[NPU_CNT_macs_core0], 2u * 2 * 2, "k<S, n<S");
+    cr_assert_eq(r.cnt[NPU_CNT_macs_core1], 2u * 2 * 2, "k<S, n>=S");
+    cr_assert_eq(r.cnt[NPU_CNT_macs_core2], 0u);
+    npu_sim_close(s);
+}
+
+typedef struct err_case {
+    const char *what;
+    npu_insn_t p[4];
+    size_t n;
+    unsigned err;
+    uint32_t pc;
+    int check_info;
+    uint32_t info;
+} err_case_t;
+
+static void expect_error(const npu_cfg_t *c, const npu_insn_t *p, size_t n, unsigned err,
+                         uint32_t pc, int check_info, uint32_t info, const char *what)
+{
+    npu_sim_t *s = open_sim(c, 3, 0);
+    npu_run_result_t r;
+    cr_assert_eq(run(c, s, p, n, &r), NPU_RUN_ERROR, "%s: not an error", what);
+    cr_assert_eq(r.state, (unsigned)NPU_STATE_ERROR, "%s", what);
+    cr_assert_eq(r.err, err, "%s: error %s, expected %s", what, npu_error_name(r.err), npu_error_name(err));
+    cr_assert_eq(r.err_pc, pc, "%s: pc %u", what, r.err_pc);
+    if (check_info)
+        cr_assert_eq(r.err_info, info, "%s: info 0x%x, expected 0x%x", what, r.err_info, info);
+    npu_sim_close(s);
+}
+
+Test(runtime, every_error_is_reported)
+{
+    npu_cfg_t c = test_cfg(2); /* F=4, B=8, SPM 8192 words, OBUF 2x64 rows, DRAM 16 MiB */
+    npu_insn_t p[20];
+    uint32_t dram_end = 1u << 24;
+    npu_enc_sync(&p[0], NPU_OP_SYNC_L);
+    p[1].w[0] = 0x1F; p[1].w[1] = p[1].w[2] = p[1].w[3] = 0;
+    expect_error(&c, p, 2, NPU_ERR_ILLEGAL_OPCODE, 1, 1, 0x1F, "illegal opcode");
+
+    npu_enc_sync(&p[0], NPU_OP_SYNC_L);
+    npu_enc_load(&p[1], NPU_TAGID_X, 0, 0, 0x1000, 0, 1, 8, 1);
+    expect_error(&c, p, 2, NPU_ERR_BAD_DESC, 1, 0, 0, "LOAD rows=0");
+    npu_enc_load(&p[0], NPU_TAGID_X, 0, 1, 0x1000, 0, 1, 0, 1);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "LOAD row_bytes=0");
+    npu_enc_load(&p[0], NPU_TAGID_X, 0, 1, 0x1004, 0, 1, 8, 1);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "misaligned dram_addr");
+    npu_enc_store(&p[0], NPU_TAGID_Y, 1, 0x1001, 0, 1, 8, 1);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "misaligned STORE");
+    npu_enc_ldw(&p[0], 0, NPU_MODE_FW, 0, 1, 5, 4);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "LDW k > 2S");
+    npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 1, 0, 1, 4, 0, 0);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "WAVE n = 0");
+    npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 0, 0, 1, 4, 4, 0);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "WAVE m = 0");
+    npu_enc_drain(&p[0], 0, 0, 0, 2);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "DRAIN rows = 0");
+
+    npu_enc_load(&p[0], NPU_TAGID_X, 0, 2, dram_end - 8, 0, 1, 8, 1);
+    expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end, "LOAD past DRAM end");
+    npu_enc_store(&p[0], NPU_TAGID_Y, 1, dram_end - 8, 0, 2, 9, 1);
+    expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end, "STORE past DRAM end");
+    npu_enc_load(&p[0], NPU_TAGID_X, 0, 1, 0x1000, 8191, 1, 16, 1);
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "LOAD past SPM end");
+    npu_enc_load(&p[0], NPU_TAGID_X, 1, 5, 0x1000, 8190, 1, 8, 1); /* 4 SPM rows at 8190.. */
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "transposed LOAD past SPM end");
+    npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 3, 8190, 1, 4, 4, 0);
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "WAVE A rows past SPM end");
+    npu_enc_drain(&p[0], 1, 0, 8191, 2);
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "DRAIN second word past SPM end");
+    npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 2, 0, 1, 4, 4, 127);
+    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 128, "WAVE past OBUF end");
+    npu_enc_drain(&p[0], 65, 64, 0, 2);
+    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 128, "DRAIN past OBUF end");
+
+    for (int i = 0; i < 17; i++) {
+        npu_enc_sync(&p[i], NPU_OP_SYNC_L);
+        npu_insn_tok(&p[i], NPU_TOK_PUSH_NEXT);
+    }
+    expect_error(&c, p, 17, NPU_ERR_TOKEN_OVERFLOW, 15, 1, 0, "16th l2e token");
+
+    npu_enc_sync(&p[0], NPU_OP_SYNC_L);
+    npu_enc_sync(&p[1], NPU_OP_SYNC_E);
+    npu_insn_tok(&p[1], NPU_TOK_POP_PREV);
+    /* QSTATE: EXEC queue holds 1, fetch done, nothing busy */
+    expect_error(&c, p, 2, NPU_ERR_DEADLOCK, 1, 1, (1u << 4) | (1u << 28), "EXEC waits for l2e");
+}
+
+Test(runtime, bad_program_csrs)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    npu_sim_csr_write(s, NPU_CSR_PROG_BASE, 0);
+    npu_sim_csr_write(s, NPU_CSR_PROG_LEN, 0);
+    npu_sim_csr_write(s, NPU_CSR_CTRL, 1);
+    cr_assert_eq(npu_sim_run(s, 1000), 1);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_STATUS), (unsigned)NPU_STATE_ERROR | (NPU_ERR_BAD_PROGRAM << 8));
+    npu_sim_csr_write(s, NPU_CSR_PROG_BASE, 8);
+    npu_sim_csr_write(s, NPU_CSR_PROG_LEN, 1);
+    npu_sim_csr_write(s, NPU_CSR_CTRL, 1);
+    cr_assert_eq(npu_sim_run(s, 1000), 1);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_STATUS) >> 8, (unsigned)NPU_ERR_BAD_PROGRAM);
+    npu_sim_csr_write(s, NPU_CSR_PROG_BASE, (1u << 24) - 16);
+    npu_sim_csr_write(s, NPU_CSR_PROG_LEN, 2);
+    npu_sim_csr_write(s, NPU_CSR_CTRL, 1);
+    cr_assert_eq(npu_sim_run(s, 1000), 1);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_STATUS) >> 8, (unsigned)NPU_ERR_BAD_PROGRAM);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_S), 2u);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_SPM), 8192u);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_OBUF), 64u);
+    npu_sim_close(s);
+}
+
+Test(runtime, timeout_without_watchdog)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s;
+    npu_insn_t p[2];
+    npu_run_result_t r;
+    c.watchdog_cycles = 0;
+    s = open_sim(&c, 1, 0);
+    npu_enc_sync(&p[0], NPU_OP_SYNC_S);
+    npu_insn_tok(&p[0], NPU_TOK_POP_PREV);
+    npu_enc_sync(&p[1], NPU_OP_SYNC_L);
+    cr_assert_eq(npu_run_program(&c, s, 0, p, 2, 5000000, &r), NPU_RUN_TIMEOUT);
+    cr_assert_eq(r.halted, 0);
+    cr_assert_eq(r.state, (unsigned)NPU_STATE_RUNNING);
+    cr_assert(r.end_cycle - r.start_cycle >= 5000000u);
+    cr_assert_eq(r.qstate & 0xF00u, 0x100u, "STORE queue holds the blocked SYNC_S");
+    cr_assert(r.qstate & (1u << 28), "fetch done");
+    cr_assert_eq(r.pc_s, 0u);
+    npu_sim_close(s);
+}
+
+Test(runtime, check_hw_detects_wrong_binary)
+{
+    npu_cfg_t c8 = test_cfg(8), c2 = test_cfg(2);
+    npu_sim_t *s = open_sim(&c8, 1, 0);
+    char msg[256];
+    cr_assert_eq(npu_check_hw(&c8, s, msg, sizeof msg), 0);
+    cr_assert_eq(npu_check_hw(&c2, s, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "S=8") && strstr(msg, "'tiny'"), "%s", msg);
+    npu_sim_close(s);
+}
+
+/* ---- GEMM end to end ------------------------------------------------------------------ */
+
+static void fill(int16_t *v, size_t n, uint64_t *st)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = (int16_t)((int)(test_rand(st) % 65536) - 32768);
+}
+
+static void gemm_case(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int ta, int tb, uint64_t seed)
+{
+    int16_t *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)K * N * sizeof *B);
+    int32_t *C = malloc((size_t)M * N * sizeof *C), *G = malloc((size_t)M * N * sizeof *G);
+    npu_gemm_report_t rep;
+    int rc;
+    fill(A, (size_t)M * K, &seed);
+    fill(B, (size_t)K * N, &seed);
+    rc = npu_gemm_run(c, s, M, N, K, A, B, ta, tb, C, 50000000, &rep);
+    cr_assert_eq(rc, NPU_GEMM_PASS,
+                 "S=%d M=%d N=%d K=%d ta=%d tb=%d: %s (err %s pc %u, %zu mismatches, C[%d][%d]=%d "
+                 "expected %d, counters: %s, host: %s)",
+                 c->s, M, N, K, ta, tb, npu_gemm_rc_name(rc), npu_error_name(rep.run.err),
+                 rep.run.err_pc, rep.mismatches, rep.bad_row, rep.bad_col, rep.bad_got, rep.bad_exp,
+                 rep.counters_msg, rep.host_msg);
+    /* independent of the driver's own compare */
+    npu_golden_gemm(M, N, K, A, (size_t)(ta ? M : K), ta, B, (size_t)(tb ? K : N), tb, G, (size_t)N);
+    cr_assert(memcmp(C, G, (size_t)M * N * sizeof *C) == 0);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_dram_rd_x], rep.expect.rd_bytes[NPU_TAGID_X]);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_dram_wr_y], (uint64_t)M * ((4u * N + 4u * c->s - 1) / (4u * c->s)) * 4u * c->s);
+    npu_gemm_report_free(&rep);
+    free(A);
+    free(B);
+    free(C);
+    free(G);
+}
+
+/* Sizes: 1, primes, multiples of 2S and +-1, up to 300. */
+static int pick(uint64_t *st, int F)
+{
+    static const int primes[] = {2, 3, 5, 7, 11, 13, 17, 31, 37, 61, 101, 127, 131, 199, 251, 257, 293};
+    switch (test_rand(st) % 4) {
+    case 0: return primes[test_rand(st) % (sizeof primes / sizeof primes[0])];
+    case 1: {
+        int m = F * (1 + (int)(test_rand(st) % (uint64_t)(300 / F)));
+        int d = (int)(test_rand(st) % 3) - 1;
+        return m + d > 300 ? 300 : m + d;
+    }
+    case 2: return 1 + (int)(test_rand(st) % 300);
+    default: return 1 + (int)(test_rand(st) % 40);
+    }
+}
+
+static void gemm_batch(int S, uint64_t seed, int count, unsigned jitter, unsigned stall_pct)
+{
+    npu_cfg_t c = test_cfg(S);
+    npu_sim_t *s;
+    fake_npu_sim_jitter(jitter);
+    s = open_sim(&c, seed, stall_pct);
+    for (int i = 0; i < count; i++) {
+        int M = pick(&seed, 2 * S), N = pick(&seed, 2 * S), K = pick(&seed, 2 * S);
+        gemm_case(s, &c, M, N, K, i & 1, (i >> 1) & 1, seed + (uint64_t)i);
+    }
+    npu_sim_close(s);
+}
+
+Test(gemm_fake, edge_shapes_s2) {
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 11, 0);
+    static const int sh[][3] = {{1, 1, 1}, {1, 1, 300}, {300, 1, 1}, {1, 300, 1}, {4, 4, 4},
+                                {3, 5, 7}, {5, 3, 4}, {63, 65, 64}, {64, 64, 64}, {65, 63, 3}};
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int t = 0; t < 4; t++)
+            gemm_case(s, &c, sh[i][0], sh[i][1], sh[i][2], t & 1, t >> 1, 100 + i);
+    npu_sim_close(s);
+}
+
+Test(gemm_fake, edge_shapes_s8) {
+    npu_cfg_t c = test_cfg(8);
+    npu_sim_t *s = open_sim(&c, 12, 0);
+    static const int sh[][3] = {{1, 1, 1}, {15, 16, 17}, {16, 16, 16}, {17, 15, 16}, {256, 16, 33},
+                                {257, 17, 15}, {31, 257, 64}, {300, 300, 300}};
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int t = 0; t < 4; t++)
+            gemm_case(s, &c, sh[i][0], sh[i][1], sh[i][2], t & 1, t >> 1, 200 + i);
+    npu_sim_close(s);
+}
+
+Test(gemm_fake, random_s2_a) { gemm_batch(2, 1001, 25, 0, 0); }
+Test(gemm_fake, random_s2_b_jitter) { gemm_batch(2, 1002, 25, 300, 50); }
+Test(gemm_fake, random_s8_a) { gemm_batch(8, 2001, 25, 0, 0); }
+Test(gemm_fake, random_s8_b_jitter) { gemm_batch(8, 2002, 25, 300, 50); }
+
+Test(gemm_fake, wrap_around_through_the_npu)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    int M = 3, N = 5, K = 6;
+    int16_t A[18], B[30];
+    int32_t C[15];
+    npu_gemm_report_t rep;
+    for (int i = 0; i < 18; i++) A[i] = -32768;
+    for (int i = 0; i < 30; i++) B[i] = -32768;
+    cr_assert_eq(npu_gemm_run(&c, s, M, N, K, A, B, 0, 0, C, 1000000, &rep), NPU_GEMM_PASS);
+    for (int i = 0; i < 15; i++)
+        cr_assert_eq(C[i], INT32_MIN, "6 * 2^30 mod 2^32 = 2^31 -> INT32_MIN"); /* 6*2^30 = 2^32 + 2^31 */
+    npu_gemm_report_free(&rep);
+    npu_sim_close(s);
+}
+
+Test(gemm_fake, queue_depth_one_and_tiny_token_max)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s;
+    c.queue_depth = 1;
+    c.token_max = 2;
+    s = open_sim(&c, 5, 0);
+    gemm_case(s, &c, 70, 9, 333, 0, 1, 9); /* many chunks and tiles */
+    npu_sim_close(s);
+}
+
+/* The tokens matter: without them the queues race and the fake computes garbage for some seed;
+ * with them every seed is bit-exact. */
+Test(gemm_fake, missing_tokens_are_caught)
+{
+    npu_cfg_t c = test_cfg(2);
+    int M = 40, N = 12, K = 300, broken = 0;
+    int16_t *A = malloc((size_t)M * K * 2), *B = malloc((size_t)K * N * 2);
+    uint64_t st = 3;
+    fill(A, (size_t)M * K, &st);
+    fill(B, (size_t)K * N, &st);
+    fake_npu_sim_jitter(400);
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+        npu_sim_t *s = open_sim(&c, seed, 0);
+        npu_gemm_report_t rep;
+        npu_run_result_t r;
+        size_t bad;
+        int32_t *got = malloc((size_t)M * N * 4), *exp = malloc((size_t)M * N * 4);
+        cr_assert_eq(npu_gemm_compile(&c, 1u << 24, M, N, K, 0, 0, &rep), NPU_GEMM_PASS);
+        cr_assert(rep.plan.k_chunks >= 3, "enough chunks to reuse buffers");
+        npu_write_i16(npu_sim_dram(s, NULL), rep.args.a, rep.args.pitch_a, 8, M, K, A, (size_t)K);
+        npu_write_i16(npu_sim_dram(s, NULL), rep.args.b, rep.args.pitch_b, 8, K, N, B, (size_t)N);
+        for (size_t i = 0; i < rep.prog.n; i++)
+            npu_insn_set_tok(&rep.prog.insn[i], 0);
+        cr_assert_eq(npu_run_program(&c, s, rep.prog_base, rep.prog.insn, rep.prog.n, 10000000, &r), NPU_RUN_DONE);
+        npu_read_i32(npu_sim_dram(s, NULL), rep.args.c, rep.args.pitch_c, 8, M, N, got, (size_t)N);
+        npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, exp, (size_t)N);
+        bad = npu_compare_i32(M, N, got, (size_t)N, exp, (size_t)N, NULL, NULL, NULL, NULL);
+        broken += bad > 0;
+        npu_gemm_report_free(&rep);
+        npu_sim_close(s);
+        free(got);
+        free(exp);
+    }
+    cr_assert(broken > 0, "a token-less program must fail on the fake for some seed");
+    free(A);
+    free(B);
+}
+
+Test(gemm_fake, counter_check_catches_a_wrong_counter)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    int16_t A[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, B[12] = {1, 0, 0, 1, 1, 1, 2, 2, 2, 3, 3, 3};
+    npu_gemm_report_t rep;
+    char msg[256];
+    cr_assert_eq(npu_gemm_run(&c, s, 3, 3, 4, A, B, 0, 0, NULL, 1000000, &rep), NPU_GEMM_PASS);
+    cr_assert_eq(npu_check_counters(rep.run.cnt, &rep.expect, msg, sizeof msg), 0);
+    cr_assert_str_eq(msg, "");
+    rep.run.cnt[NPU_CNT_dram_rd_w] += 8;
+    cr_assert_eq(npu_check_counters(rep.run.cnt, &rep.expect, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "dram_rd_w") != NULL, "%s", msg);
+    rep.run.cnt[NPU_CNT_dram_rd_w] -= 8;
+    rep.run.cnt[NPU_CNT_macs_core3] += 1;
+    cr_assert_eq(npu_check_counters(rep.run.cnt, &rep.expect, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "macs_core3") != NULL, "%s", msg);
+    npu_gemm_report_free(&rep);
+    npu_sim_close(s);
+}
+
+Test(gemm_fake, host_errors)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s = open_sim(&c, 1, 0);
+    npu_gemm_report_t rep;
+    int16_t *A = calloc((size_t)4000 * 4000, 2);
+    cr_assert_not_null(A);
+    /* 4000 x 4000 int16 A + B + int32 C = 128 MB: does not fit 16 MiB */
+    cr_assert_eq(npu_gemm_run(&c, s, 4000, 4000, 4000, A, A, 0, 0, NULL, 1000, &rep), NPU_GEMM_HOST_ERROR);
+    cr_assert(strstr(rep.host_msg, "DRAM") != NULL, "%s", rep.host_msg);
+    npu_gemm_report_free(&rep);
+    free(A);
+    npu_sim_close(s);
+}
