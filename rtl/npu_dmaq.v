@@ -26,11 +26,12 @@ module npu_dmaq (
     input  wire         dma_done,
     // status
     output wire         busy,
-    output reg  [31:0]  pc_cur,
+    output wire [31:0]  pc_cur,       // instruction at the head or in flight
     output wire         done,
     output wire         ev_wait_tok
 );
     reg       inflight;
+    reg [31:0] pc_q;                  // pc of the descriptor in flight
     reg [1:0] push_q;                 // {push_next, push_prev} of the descriptor in flight
     wire is_sync   = q_insn[7:0] == sync_op;
     wire tokens_ok = (!q_insn[8] || prev_avail) && (!q_insn[9] || next_avail);
@@ -48,12 +49,13 @@ module npu_dmaq (
     assign done      = sync_done || dma_fin;
     assign busy      = inflight;
     assign ev_wait_tok = run && q_vld && !tokens_ok && !inflight;
+    assign pc_cur      = (q_vld && !inflight) ? q_pc : pc_q;
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            inflight <= 1'b0; push_q <= 2'b00; pc_cur <= 32'd0;
+            inflight <= 1'b0; push_q <= 2'b00; pc_q <= 32'd0;
         end else begin
-            if (q_vld && !inflight) pc_cur <= q_pc;
+            if (q_vld && !inflight) pc_q <= q_pc;
             if (issue && !is_sync) begin
                 inflight <= 1'b1;
                 push_q   <= q_insn[11:10];

@@ -8,7 +8,8 @@
 // Hazards are interlocked here, so a program only needs tokens for DMA <-> EXEC ordering:
 //   LDW(bank b) shifts only when no issued wave using b is pending or still in the array;
 //   WAVE(bank b) issues only when b is loaded and no LDW to b is outstanding, and its OBUF half
-//   is not being drained; DRAIN(half h) issues when no row for h is pending or in flight.
+//   is not being drained; a DRAIN(half h) waits in a small queue and starts when no row for h
+//   is pending or in flight.
 // This issue runs mode FW only; other modes are rejected with BAD_DESC until the FlexSA modes land.
 module npu_exec #(
     parameter S         = 8,
@@ -26,7 +27,7 @@ module npu_exec #(
     input  wire [127:0]          q_insn,
     input  wire [31:0]           q_pc,
     output wire                  q_pop,
-    output reg  [31:0]           pc_cur,
+    output wire [31:0]           pc_cur,     // head instruction, else the last one issued
     // dependency tokens
     input  wire                  l2e_avail,
     input  wire                  s2e_avail,
@@ -223,6 +224,9 @@ module npu_exec #(
     reg          rd_infl, hold_vld, hold_hi;
     reg  [2*S*32-1:0] hold;
 
+    wire         dq_full;
+    reg  [2:0]   dpend [0:1];        // per OBUF half: DRAINs queued or draining
+
     // completion records of issued waves (in order; rows retire in order)
     wire         cf_full, cf_empty;
     wire [1:0]   cf_dout;
@@ -233,12 +237,11 @@ module npu_exec #(
     wire wave_half = f_w2hi[HB];
     wire drain_half = f_w1lo[HB];
     wire wave_w_ok  = loaded[f_bank] && !ldw_pend[f_bank];
-    wire wave_ob_ok = !(dr_act && dr_half == wave_half);
-    wire drain_ob_ok = hpend[drain_half] == 2'd0 && hinfl[drain_half] == 16'd0;
+    wire wave_ob_ok = dpend[wave_half] == 3'd0;
     wire unit_ok = is_ldw   ? !ldw_act :
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
-                   is_drain ? !dr_act : 1'b1;
-    wire hazard_ok = is_wave ? (wave_w_ok && wave_ob_ok) : is_drain ? drain_ob_ok : 1'b1;
+                   is_drain ? !dq_full : 1'b1;
+    wire hazard_ok = is_wave ? (wave_w_ok && wave_ob_ok) : 1'b1;
     wire bad = chk_code != ERR_NONE;
     wire can_issue = run && q_vld && !bad && tokens_ok && unit_ok && hazard_ok;
     wire issue_ldw   = can_issue && is_ldw;
@@ -254,15 +257,16 @@ module npu_exec #(
     assign err_info = chk_info;
     assign err_pc   = q_pc;
 
+    reg [31:0] pc_q;
     always @(posedge clk) begin
-        if (!rst_n) pc_cur <= 32'd0;
-        else if (q_vld) pc_cur <= q_pc;
+        if (!rst_n) pc_q <= 32'd0;
+        else if (q_vld) pc_q <= q_pc;
     end
+    assign pc_cur = q_vld ? q_pc : pc_q;
 
     assign ev_wait_tok     = run && q_vld && !bad && !tokens_ok;
     assign ev_wait_weights = run && q_vld && tokens_ok && is_wave && !wave_w_ok;
-    assign ev_wait_obuf    = run && q_vld && tokens_ok && ((is_wave && wave_w_ok && !wave_ob_ok)
-                                                        || (is_drain && !drain_ob_ok));
+    assign ev_wait_obuf    = run && q_vld && tokens_ok && is_wave && wave_w_ok && !wave_ob_ok;
     assign ev_wait_unit    = run && q_vld && tokens_ok && hazard_ok && !unit_ok;
     assign ev_wave         = issue_wave ? (4'b0001 << f_mode) : 4'b0000;
 
@@ -368,7 +372,8 @@ module npu_exec #(
     assign inj_a     = {{S*16{1'b0}}, inj ? lbh_dout[2*S*16 +: S*16] : {S*16{1'b0}},
                         {S*16{1'b0}}, inj ? lbh_dout[0 +: S*16] : {S*16{1'b0}}};
     assign inj_tag   = {4{tag}};
-    assign ev_busy   = inj_vld;
+    // in FW one fused row passes through all four cores (cores 1/3 get it from cores 0/2)
+    assign ev_busy   = {4{inj}};
     assign ev_stall  = in_act ? {1'b0, lbh_empty[2], 1'b0, lbh_empty[0]} : 4'b0000;
     assign ev_macs   = inj ? wq_macs[wq_in] : 64'd0;
     assign ev_row    = inj ? (4'b0001 << wq_mode[wq_in]) : 4'b0000;
@@ -454,6 +459,22 @@ module npu_exec #(
     assign ev_obuf_writes = nwr;
 
     // ------------------------------------------------------------------ drain engine
+    // DRAINs wait in a small queue so that the next tile's LDW/WAVEs (other OBUF half) issue
+    // while the previous tile drains; dpend counts queued + active drains per half.
+    localparam DQW = 16 + OBUF_AW + 16 + 16 + 2 + 1;
+    wire [DQW-1:0] dq_dout;
+    wire           dq_empty;
+    wire [2:0]     dq_count;
+    // a queued DRAIN starts once every row of its half has left the array (later waves go
+    // to the other half: dpend blocks them from this one)
+    wire           dq_half = dq_dout[DQW-1];
+    wire           dq_pop = !dr_act && !dq_empty && hpend[dq_half] == 2'd0 && hinfl[dq_half] == 16'd0;
+    npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
+        .clk(clk), .rst_n(rst_n),
+        .push(issue_drain),
+        .din({drain_half, t_psh_nxt, t_psh_prv, f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt}),
+        .pop(dq_pop), .dout(dq_dout), .full(dq_full), .empty(dq_empty), .count(dq_count)
+    );
     // Two SPM words per OBUF row (lanes 0..S-1, then S..2S-1); the next row is read while the
     // high word is written, so a row takes two cycles.
     wire hold_done = hold_vld && hold_hi && wr_gnt;
@@ -468,17 +489,13 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             dr_act <= 1'b0; rd_infl <= 1'b0; hold_vld <= 1'b0; hold_hi <= 1'b0;
-            dr_ri <= 0; dr_wi <= 0;
+            dr_ri <= 0; dr_wi <= 0; dpend[0] <= 3'd0; dpend[1] <= 3'd0;
         end else begin
             rd_infl <= ob_rd_en;
-            if (issue_drain) begin
-                dr_act      <= 1'b1;
-                dr_half     <= drain_half;
-                dr_rows     <= f_cnt;
-                dr_ob       <= f_w1lo[OBUF_AW-1:0];
-                dr_spm_next <= {16'd0, f_w2lo};
-                dr_stride   <= f_w2hi;
-                dr_push     <= {t_psh_nxt, t_psh_prv};
+            if (dq_pop) begin
+                {dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout;
+                dr_spm_next[31:16] <= 16'd0;
+                dr_act <= 1'b1;
                 dr_ri <= 0; dr_wi <= 0;
             end
             if (ob_rd_en) begin
@@ -496,6 +513,9 @@ module npu_exec #(
             end
             if (hold_done) dr_wi <= dr_wi + 16'd1;
             if (dr_last) dr_act <= 1'b0;
+            for (i = 0; i < 2; i = i + 1)
+                dpend[i] <= dpend[i] + {2'd0, issue_drain && drain_half == i[0]}
+                                     - {2'd0, dr_last && dr_half == i[0]};
         end
     end
 
@@ -509,10 +529,10 @@ module npu_exec #(
     assign push_e2s = {2'd0, ldw_p[1]} + {2'd0, wave_push[1]} + {2'd0, dr_p[1]} + {2'd0, sy_p[1]};
     assign done_cnt = {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_last} + {2'd0, issue_sync};
     assign busy     = ldw_act || wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0
-                   || dr_act || !cf_empty || !rdw_idle || !rda_idle;
+                   || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle;
     assign progress = can_issue || inj || (|lbv_pop) || hold_done || x_vld || st_fire;
 
-    wire unused = &{1'b0, cf_count, ldw_rdy, q_insn[127:96], lbh_empty[3], lbh_empty[1],
+    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, q_insn[127:96], lbh_empty[3], lbh_empty[1],
                     lbh_dout[3*S*16 +: S*16], lbh_dout[S*16 +: S*16], hold_addr[31:SPM_AW], st_addr[31:SPM_AW]};
 endmodule
 `default_nettype wire

@@ -43,7 +43,10 @@ module npu_fetch #(
 `include "npu_defs.vh"
     localparam B     = 4 * S;                    // bytes per beat
     localparam WB    = 32 * S;
-    localparam BW    = $clog2(MAX_BURST + 1);
+    // The beat buffer holds two bursts, so one burst streams in while the previous one is
+    // being split into instructions (fetch keeps up with one-cycle instructions even at S=2).
+    localparam BUF   = 2 * MAX_BURST;
+    localparam BW    = $clog2(BUF + 1);
     // Instructions per beat (B >= 16) or beats per instruction (B < 16).
     localparam IPB   = (B >= 16) ? B / 16 : 1;
     localparam BPI   = (B >= 16) ? 1 : 16 / B;
@@ -55,7 +58,7 @@ module npu_fetch #(
     reg  [31:0] len;
     reg  [47:0] addr;               // next beat address
     reg  [31:0] beats_left;         // beats not yet requested
-    reg         burst_out;          // one burst outstanding at a time
+    reg  [15:0] obeats;             // beats requested, not yet received
     reg         failed;
     reg  [7:0]  f_code;
     reg  [31:0] f_info;
@@ -70,15 +73,15 @@ module npu_fetch #(
     wire [47:0] beats_4k = to_4k / B48;
     wire [31:0] blen_a = (beats_left < MAX_BURST) ? beats_left : MAX_BURST;
     wire [31:0] blen   = ({16'd0, blen_a} > beats_4k) ? beats_4k[31:0] : blen_a;
-    assign ar_vld  = active && run && !failed && !burst_out && beats_left != 0
-                  && ({{(32-BW){1'b0}}, bf_count} + blen) <= MAX_BURST;
+    assign ar_vld  = active && run && !failed && beats_left != 0
+                  && ({{(32-BW){1'b0}}, bf_count} + {16'd0, obeats} + blen) <= BUF;
     assign ar_addr = addr[31:0];
     assign ar_len  = blen[7:0] - 8'd1;
     assign r_rdy   = 1'b1;
     assign ev_beat = r_vld && !r_resp;
     assign ev_burst = ar_vld && ar_rdy;
 
-    npu_fifo #(.W(WB), .DEPTH(MAX_BURST)) u_beats (
+    npu_fifo #(.W(WB), .DEPTH(BUF)) u_beats (
         .clk(clk), .rst_n(rst_n && !start),
         .push(r_vld && !r_resp && active), .din(r_data),
         .pop(bf_pop), .dout(bf_dout), .full(bf_full), .empty(bf_empty), .count(bf_count)
@@ -139,7 +142,7 @@ module npu_fetch #(
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            active <= 1'b0; failed <= 1'b0; pc <= 0; len <= 0; beats_left <= 0; burst_out <= 1'b0;
+            active <= 1'b0; failed <= 1'b0; pc <= 0; len <= 0; beats_left <= 0; obeats <= 0;
             f_code <= ERR_NONE; f_info <= 0; addr <= 0;
         end else if (start) begin
             active     <= !bad_prog;
@@ -150,14 +153,13 @@ module npu_fetch #(
             len        <= prog_len;
             addr       <= {16'd0, prog_base};
             beats_left <= (prog_len * 16 + B - 1) / B;
-            burst_out  <= 1'b0;
+            obeats     <= 0;
         end else begin
             if (ar_vld && ar_rdy) begin
-                burst_out  <= 1'b1;
                 addr       <= addr + blen * B;
                 beats_left <= beats_left - blen;
             end
-            if (r_vld && r_last) burst_out <= 1'b0;
+            obeats <= obeats + ((ar_vld && ar_rdy) ? blen[15:0] : 16'd0) - {15'd0, r_vld};
             if (r_vld && r_resp && active && !failed) begin
                 failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= addr[31:0];
             end
@@ -174,6 +176,6 @@ module npu_fetch #(
     assign err_code = f_code;
     assign err_info = f_info;
     assign err_pc   = pc;
-    wire unused = &{1'b0, bf_full};
+    wire unused = &{1'b0, bf_full, r_last};   // beats are counted, bursts need no end marker
 endmodule
 `default_nettype wire

@@ -57,36 +57,50 @@ module npu_flexsa #(
     wire vfuse = (mode == M_FW) || (mode == M_VSW);
 
     // ---------------- input skew: row j of stream k delayed j (+S in FW/VSW for k >= 2) ----------------
-    wire [4*S*16-1:0] sk_a;    // stream k, row j at (k*S+j)*16
-    wire [4*S-1:0]    sk_sel;
+    // stream k, row j at k*S+j. split_var: let Verilator keep the rows as separate variables
+    // instead of packing a wide vector every cycle.
+    wire [4*S*16-1:0] sk_a   /*verilator split_var*/;
+    wire [4*S-1:0]    sk_sel /*verilator split_var*/;
 
-    genvar k, j;
+    // The +S delay of streams 2/3 is a ring of S entries per row (a small register file, far cheaper
+    // to simulate than an S-deep shift of the whole vector): written every cycle at xp and read at
+    // xp before the write, i.e. S cycles later. One pointer serves all rows of both streams.
+    localparam XW = $clog2(S);
+    localparam integer XLAST = S - 1;
+    reg [XW-1:0] xp;
+    always @(posedge clk) begin
+        if (!rst_n || xp == XLAST[XW-1:0]) xp <= {XW{1'b0}};
+        else                               xp <= xp + 1'b1;
+    end
+
+    genvar k, j, i;
     generate
         for (k = 0; k < 4; k = k + 1) begin : g_str
-            wire [S*PW-1:0] p;  // row vector, a zeroed when invalid (the PEs have no valid bit)
-            wire [S*PW-1:0] q;  // after the optional +S delay
-            for (j = 0; j < S; j = j + 1) begin : g_pack
-                assign p[j*PW +: PW] = {inj_sel[k], inj_vld[k] ? inj_a[(k*S+j)*16 +: 16] : 16'd0};
-            end
-            if (k >= 2) begin : g_xd
-                // Lower half of a vertically fused column: its rows are fused rows S..2S-1.
-                reg [S*S*PW-1:0] xd;
-                always @(posedge clk) xd <= {xd[0 +: (S-1)*S*PW], p};
-                assign q = vfuse ? xd[(S-1)*S*PW +: S*PW] : p;
-            end else begin : g_nxd
-                assign q = p;
-            end
-            for (j = 0; j < S; j = j + 1) begin : g_skew
+            for (j = 0; j < S; j = j + 1) begin : g_row
+                // {sel, a}, a zeroed when the stream is invalid (the PEs have no valid bit)
+                wire [PW-1:0] p = {inj_sel[k], inj_vld[k] ? inj_a[(k*S+j)*16 +: 16] : 16'd0};
+                wire [PW-1:0] q;  // after the optional +S delay
+                if (k >= 2) begin : g_xd
+                    // Lower half of a vertically fused column: its rows are fused rows S..2S-1.
+                    reg [PW-1:0] xm [0:S-1];
+                    always @(posedge clk) xm[xp] <= p;
+                    assign q = vfuse ? xm[xp] : p;
+                end else begin : g_nxd
+                    assign q = p;
+                end
+                // Skew: a shift register of j stages (one variable per stage: no wide-vector shifts).
+                for (i = 0; i < j; i = i + 1) begin : g_st
+                    reg [PW-1:0] r;
+                    if (i == 0) begin : g_first
+                        always @(posedge clk) r <= q;
+                    end else begin : g_next
+                        always @(posedge clk) r <= g_st[i-1].r;
+                    end
+                end
                 if (j == 0) begin : g_d0
-                    assign {sk_sel[k*S+j], sk_a[(k*S+j)*16 +: 16]} = q[j*PW +: PW];
-                end else if (j == 1) begin : g_d1
-                    reg [PW-1:0] d;
-                    always @(posedge clk) d <= q[j*PW +: PW];
-                    assign {sk_sel[k*S+j], sk_a[(k*S+j)*16 +: 16]} = d;
+                    assign {sk_sel[k*S+j], sk_a[(k*S+j)*16 +: 16]} = q;
                 end else begin : g_dn
-                    reg [j*PW-1:0] d;
-                    always @(posedge clk) d <= {d[0 +: (j-1)*PW], q[j*PW +: PW]};
-                    assign {sk_sel[k*S+j], sk_a[(k*S+j)*16 +: 16]} = d[(j-1)*PW +: PW];
+                    assign {sk_sel[k*S+j], sk_a[(k*S+j)*16 +: 16]} = g_st[j-1].r;
                 end
             end
         end
@@ -148,15 +162,24 @@ module npu_flexsa #(
     generate
         for (k = 0; k < 4; k = k + 1) begin : g_tag
             // Stage i holds the entry delayed i+1 cycles; stages S-1 .. 2S-2 are the S lanes.
-            reg [2*S-2:0]          cv;
-            reg [(2*S-1)*TAGW-1:0] ct;
+            // Valid bits are control state (reset); tags are per-stage datapath registers.
+            reg [2*S-2:0] cv;
             always @(posedge clk) begin
                 if (!rst_n) cv <= {(2*S-1){1'b0}};
                 else        cv <= {cv[2*S-3:0], e_vld[k]};
             end
-            always @(posedge clk) ct <= {ct[0 +: (2*S-2)*TAGW], e_tag[k*TAGW +: TAGW]};
-            assign lane_vld[k*S +: S]           = cv[S-1 +: S];
-            assign lane_tag[k*S*TAGW +: S*TAGW] = ct[(S-1)*TAGW +: S*TAGW];
+            for (i = 0; i < 2*S-1; i = i + 1) begin : g_st
+                reg [TAGW-1:0] t;
+                if (i == 0) begin : g_first
+                    always @(posedge clk) t <= e_tag[k*TAGW +: TAGW];
+                end else begin : g_next
+                    always @(posedge clk) t <= g_st[i-1].t;
+                end
+                if (i >= S-1) begin : g_lane
+                    assign lane_tag[(k*S+i-(S-1))*TAGW +: TAGW] = t;
+                end
+            end
+            assign lane_vld[k*S +: S] = cv[S-1 +: S];
         end
     endgenerate
 

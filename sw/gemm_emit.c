@@ -78,20 +78,20 @@ static void emit_loads(emitter_t *e, int g)
     npu_insn_t in;
     int rc;
     if (!a->transA)
-        rc = npu_enc_load(&in, NPU_TAGID_X, 0, (unsigned)ch.m_act,
+        rc = npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)ch.m_act,
                           daddr(e, a->a + (uint64_t)ch.m0 * a->pitch_a * e->B + 2ull * ch.k0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
     else
-        rc = npu_enc_load(&in, NPU_TAGID_X, 1, (unsigned)ch.kc_act,
+        rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)ch.kc_act,
                           daddr(e, a->a + (uint64_t)ch.k0 * a->pitch_a * e->B + 2ull * ch.m0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
     put(e, rc, &in, g >= 2 ? NPU_TOK_POP_NEXT : 0);
     if (!a->transB)
-        rc = npu_enc_load(&in, NPU_TAGID_W, 0, (unsigned)ch.kc_act,
+        rc = npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)ch.kc_act,
                           daddr(e, a->b + (uint64_t)ch.k0 * a->pitch_b * e->B + 2ull * ch.n0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
     else
-        rc = npu_enc_load(&in, NPU_TAGID_W, 1, (unsigned)ch.n_act,
+        rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)ch.n_act,
                           daddr(e, a->b + (uint64_t)ch.n0 * a->pitch_b * e->B + 2ull * ch.k0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
     put(e, rc, &in, NPU_TOK_PUSH_NEXT);
@@ -146,17 +146,23 @@ static void emit_drain_store(emitter_t *e, int g)
             &in, tok);
     }
     put(e,
-        npu_enc_store(&in, NPU_TAGID_Y, (unsigned)ch.m_act,
+        npu_enc_store(&in, NPU_TAG_Y, (unsigned)ch.m_act,
                       daddr(e, a->c + (uint64_t)ch.m0 * a->pitch_c * e->B + 4ull * ch.n0), cs,
                       stride, 4u * (unsigned)ch.n_act, a->pitch_c),
         &in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
+}
+
+int npu_gemm_lookahead(const npu_cfg_t *cfg)
+{
+    /* Two chunks of loads may wait in the LOAD queue (4 instructions) while the fetcher moves on. */
+    return cfg->queue_depth >= 4 ? 2 : 1;
 }
 
 int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
                   npu_prog_t *out)
 {
     emitter_t e;
-    int total;
+    int total, ahead;
     if (npu_gemm_plan_check(cfg, plan) != 0)
         return -1;
     memset(&e, 0, sizeof e);
@@ -168,10 +174,16 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
     if (args->a % e.B || args->b % e.B || args->c % e.B)
         return -1;
     total = plan->m_tiles * plan->n_tiles * plan->k_chunks;
-    emit_loads(&e, 0);
+    /* Loads run `ahead` chunks ahead in program order: LOAD(g+2) waits in the LOAD queue for
+     * EXEC(g) to free its buffer and starts the moment it does, so it has the whole of EXEC(g+1)
+     * to arrive. (One chunk ahead, LOAD(g+2) would be fetched only when EXEC(g+1) is almost
+     * done, because the fetcher sits on the full EXEC queue.) */
+    ahead = npu_gemm_lookahead(cfg);
+    for (int g = 0; g < ahead && g < total; g++)
+        emit_loads(&e, g);
     for (int g = 0; g < total && !e.err; g++) {
-        if (g + 1 < total)
-            emit_loads(&e, g + 1);
+        if (g + ahead < total)
+            emit_loads(&e, g + ahead);
         emit_exec(&e, g);
         if (g % plan->k_chunks == plan->k_chunks - 1)
             emit_drain_store(&e, g);
@@ -181,12 +193,35 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
 
 /* ---- expected counters ---------------------------------------------------------------- */
 
+/* Bursts for `beats` consecutive beats from addr: at most mb beats, never crossing 4 KiB. */
+static uint64_t bursts_of(uint64_t addr, uint64_t beats, uint64_t B, uint64_t mb)
+{
+    uint64_t n = 0;
+    while (beats) {
+        uint64_t to4k = (4096 - addr % 4096) / B, len = beats < mb ? beats : mb;
+        if (to4k && len > to4k)
+            len = to4k;
+        addr += len * B;
+        beats -= len;
+        n++;
+    }
+    return n;
+}
+
+static uint64_t row_bursts(const npu_fields_t *f, uint64_t beats, uint64_t B, uint64_t mb)
+{
+    uint64_t n = 0;
+    for (uint64_t r = 0; r < f->rows; r++)
+        n += bursts_of(f->dram_addr + r * f->dram_stride * B, beats, B, mb);
+    return n;
+}
+
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu_prog_expect_t *e)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg), F = (uint64_t)npu_cfg_f(cfg), S = (uint64_t)cfg->s;
     uint64_t mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
     memset(e, 0, sizeof *e);
-    e->rd_bytes[NPU_TAGID_PROG] = (n * NPU_INSN_BYTES + B - 1) / B * B;
+    e->rd_bytes[NPU_TAG_PROG] = (n * NPU_INSN_BYTES + B - 1) / B * B;
     for (size_t i = 0; i < n; i++) {
         npu_fields_t f;
         uint64_t beats;
@@ -201,7 +236,7 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
                 e->rd_bursts += (uint64_t)f.rows * beats;
                 e->spm_wr_words += (uint64_t)(f.row_bytes / 2) * ((f.rows + F - 1) / F);
             } else {
-                e->rd_bursts += (uint64_t)f.rows * ((beats + mb - 1) / mb);
+                e->rd_bursts += row_bursts(&f, beats, B, mb);
                 e->spm_wr_words += (uint64_t)f.rows * beats;
             }
             break;
@@ -209,7 +244,7 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
             e->insn_store++;
             beats = (f.row_bytes + B - 1) / B;
             e->wr_bytes[f.tag] += (uint64_t)f.rows * beats * B;
-            e->wr_bursts += (uint64_t)f.rows * ((beats + mb - 1) / mb);
+            e->wr_bursts += row_bursts(&f, beats, B, mb);
             e->spm_rd_words += (uint64_t)f.rows * beats;
             break;
         case NPU_OP_LDW:

@@ -13,10 +13,13 @@
  *   after the tile's last chunk: DRAIN per n-block -> C_(t%2)
  *                                         first [pop_next if t >= 2: s2e], last [push_next: e2s]
  *   STORE Y (C tile)   [pop_prev: e2s, push_prev: s2e]
- * Program order is software-pipelined by one chunk: LOAD(g+1) is emitted before EXEC(g), so the
- * in-order fetcher (finite queues) never sits on a full EXEC queue while the next chunk's loads
- * are still unfetched. Every token a queue waits for is produced by an earlier instruction in
- * program order, so the program cannot deadlock for any queue depth >= 1.
+ * Program order is software-pipelined by two chunks (npu_gemm_lookahead; one chunk when
+ * QUEUE_DEPTH < 4): LOAD(g+2) is emitted before EXEC(g). It
+ * waits in the LOAD queue for EXEC(g) to free its buffer and then has all of EXEC(g+1) to arrive;
+ * with one chunk of lookahead the in-order fetcher, sitting on a full EXEC queue, would fetch it
+ * only when EXEC(g+1) is nearly done. Every token a queue waits for is produced by an instruction
+ * that the fetcher reaches while at most two chunks' loads (4 instructions) wait in the LOAD
+ * queue, so the program cannot deadlock for QUEUE_DEPTH >= 4.
  */
 #ifndef NPU_GEMM_EMIT_H
 #define NPU_GEMM_EMIT_H
@@ -38,6 +41,9 @@ typedef struct npu_gemm_args {
 void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
                       unsigned *pitch_a, unsigned *pitch_b, unsigned *pitch_c);
 
+/* Chunks of loads emitted ahead of the EXEC chunk that uses them: 2, or 1 if QUEUE_DEPTH < 4. */
+int npu_gemm_lookahead(const npu_cfg_t *cfg);
+
 /* Appends the program to *out. Returns 0, or -1 when a field does not fit its encoding or
  * memory runs out (out then holds a partial program; the caller frees it). */
 int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
@@ -49,8 +55,9 @@ typedef struct npu_prog_expect {
                                         rows * ceil(row_bytes/B) beats); PROG: ceil(n*16/B)*B */
     uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
     uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
-                                        bursts of MAX_BURST_BEATS; a transposed LOAD issues one
-                                        single-beat burst per source row per 2S-column block */
+                                        bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
+                                        transposed LOAD issues one single-beat burst per source
+                                        row per 2S-column block */
     uint64_t macs;                   /* sum of m*k*n over WAVEs */
     uint64_t macs_core[4];           /* FW split: core0 k<S,n<S; 1 k<S,n>=S; 2 k>=S,n<S; 3 */
     uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];

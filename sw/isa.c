@@ -361,3 +361,20 @@ void npu_prog_free(npu_prog_t *p)
     free(p->insn);
     npu_prog_init(p);
 }
+
+int npu_prog_keep_queues(const npu_insn_t *in, size_t n, const char *queues, npu_prog_t *out)
+{
+    if (!queues || (n && !in))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char q = npu_op_queue(npu_insn_op(&in[i]));
+        npu_insn_t c;
+        if (!q || !strchr(queues, q)) /* strchr would match the terminator for q == 0 */
+            continue;
+        c = in[i];
+        c.w[0] &= ~NPU_TOK_MASK;
+        if (npu_prog_push(out, &c) != 0)
+            return -1;
+    }
+    return 0;
+}

@@ -17,13 +17,6 @@ typedef struct npu_insn {
     uint32_t w[4]; /* little-endian words w0..w3 */
 } npu_insn_t;
 
-/* Tensor tag values by name. npu_defs.h's enum npu_tag is generated through NPU_TAGS, whose
- * macro parameter is itself called X, so its tag X comes out as NPU_TAG_NPU_X_TAG; expanding the
- * list with a macro literally named X keeps every name right. Use NPU_TAGID_* in sw/. */
-#define X(n, v) NPU_TAGID_##n = v,
-enum npu_tag_id { NPU_TAGS(X) };
-#undef X
-
 /* Token flags: the bit positions of w0. */
 #define NPU_TOK_POP_PREV  (1u << 8)
 #define NPU_TOK_POP_NEXT  (1u << 9)
@@ -97,5 +90,12 @@ typedef struct npu_prog {
 void npu_prog_init(npu_prog_t *p);
 int npu_prog_push(npu_prog_t *p, const npu_insn_t *in); /* 0 or -1 (out of memory) */
 void npu_prog_free(npu_prog_t *p);
+
+/* Appends to *out (initialised with npu_prog_init) the instructions of in[0..n) whose queue
+ * (npu_op_queue) is one of the characters of `queues` ("E": the compute-only version of a program,
+ * "LS": the transfer-only version), in program order, with all four token bits cleared so the
+ * kept queues run unsynchronised. Unknown opcodes are never kept. Returns 0, or -1 when queues
+ * is NULL or memory runs out (out then holds a partial program; the caller frees it). */
+int npu_prog_keep_queues(const npu_insn_t *in, size_t n, const char *queues, npu_prog_t *out);
 
 #endif

@@ -3,7 +3,7 @@
  * opcodes, instruction fields, tensor tags, FlexSA modes, error codes, CSR addresses
  * and performance counters. sw/tools/gencfg.c turns these X-macro lists into
  * build/<config>/npu_defs.vh for the Verilog, so the two sides cannot drift.
- * docs/isa.md explains the encoding.
+ * docs/design.md explains the encoding.
  */
 #ifndef NPU_DEFS_H
 #define NPU_DEFS_H
@@ -24,8 +24,9 @@
     X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")
 
 /* Tensor tag of a DMA transfer: DRAM traffic is counted per tag. */
-#define NPU_TAGS(X) \
-    X(PROG, 0) X(X, 1) X(W, 2) X(Y, 3) X(DY, 4) X(DX, 5) X(DW, 6) X(PARTIAL, 7)
+/* (the list parameter is T, not X: one tag is named X) */
+#define NPU_TAGS(T) \
+    T(PROG, 0) T(X, 1) T(W, 2) T(Y, 3) T(DY, 4) T(DX, 5) T(DW, 6) T(PARTIAL, 7)
 
 /* FlexSA modes (ARCHITECTURE.md section 3). */
 #define NPU_MODES(X) X(FW, 0) X(VSW, 1) X(HSW, 2) X(ISW, 3)
@@ -52,7 +53,7 @@
     X(STATUS,    0x01, "[1:0] state, [15:8] error code")                          \
     X(ERR_PC,    0x02, "index of the faulting instruction")                       \
     X(ERR_INFO,  0x03, "error detail: faulting address, or queue state on deadlock") \
-    X(PROG_BASE, 0x04, "program byte address in DRAM (16-byte aligned)")          \
+    X(PROG_BASE, 0x04, "program byte address in DRAM (aligned to max(16, 4S) bytes)")          \
     X(PROG_LEN,  0x05, "program length in instructions")                          \
     X(WATCHDOG,  0x06, "cycles without progress before DEADLOCK (0 = off)")      \
     X(HW_S,      0x07, "read-only: core side S of this build")                    \
@@ -69,7 +70,7 @@
 /* Performance counters, 64-bit, index = position in this list. */
 #define NPU_COUNTERS(X)                                                          \
     X(cycles,            "cycles while running")                                \
-    X(busy_core0,        "cycles a valid A row entered core 0")                 \
+    X(busy_core0,        "valid A rows entering core 0 (= its busy cycles)")   \
     X(busy_core1,        "cycles a valid A row entered core 1")                 \
     X(busy_core2,        "cycles a valid A row entered core 2")                 \
     X(busy_core3,        "cycles a valid A row entered core 3")                 \

@@ -135,6 +135,7 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     size_t dram_bytes = 0;
     uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
     double t0;
+    int rc;
     memset(r, 0, sizeof *r);
     if (!dram || prog_base > dram_bytes || n > (dram_bytes - prog_base) / NPU_INSN_BYTES ||
         prog_base > 0xFFFFFFFFull || n > 0xFFFFFFFFull)
@@ -147,7 +148,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     r->start_cycle = npu_sim_cycle(sim);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     t0 = now_s();
-    r->halted = npu_sim_run(sim, max_cycles);
+    rc = npu_sim_run(sim, max_cycles);
+    r->halted = rc > 0;
     r->wall_s = now_s() - t0;
     r->end_cycle = npu_sim_cycle(sim);
     r->status = npu_sim_csr_read(sim, NPU_CSR_STATUS);
@@ -165,6 +167,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         uint64_t hi = npu_sim_csr_read(sim, NPU_CSR_CNT_HI + i);
         r->cnt[i] = hi << 32 | lo;
     }
+    if (rc < 0)
+        return NPU_RUN_SIM_STOPPED;
     if (!r->halted)
         return NPU_RUN_TIMEOUT;
     return r->state == NPU_STATE_DONE ? NPU_RUN_DONE : NPU_RUN_ERROR;
@@ -325,6 +329,8 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
                        &rep->stall_cycles);
     if (rrc == NPU_RUN_HOST_ERROR)
         return host_error(rep, "program does not fit the DRAM");
+    if (rrc == NPU_RUN_SIM_STOPPED)
+        return host_error(rep, "the simulation stopped ($finish in the RTL)");
     if (rrc == NPU_RUN_TIMEOUT)
         return rep->rc = NPU_GEMM_TIMEOUT;
     if (rrc == NPU_RUN_ERROR)

@@ -38,7 +38,13 @@ void npu_read_i32(const uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsi
 void npu_write_prog(uint8_t *dram, uint64_t addr, const npu_insn_t *prog, size_t n);
 
 /* ---- launching a program ---- */
-enum { NPU_RUN_DONE = 0, NPU_RUN_ERROR = 1, NPU_RUN_TIMEOUT = 2, NPU_RUN_HOST_ERROR = -1 };
+enum {
+    NPU_RUN_DONE = 0,         /* STATUS = DONE */
+    NPU_RUN_ERROR = 1,        /* STATUS = ERROR (err, err_pc, err_info) */
+    NPU_RUN_TIMEOUT = 2,      /* max_cycles elapsed without halting */
+    NPU_RUN_SIM_STOPPED = 3,  /* npu_sim_run returned -1 ($finish in the RTL) */
+    NPU_RUN_HOST_ERROR = -1   /* the program does not fit the DRAM */
+};
 
 typedef struct npu_run_result {
     int halted;                       /* npu_sim_run returned 1 */

@@ -22,6 +22,9 @@ enum {
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
      B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B))
+#define OPTS_OVERLAP                                                                           \
+    (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
+     B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
 
 static const struct option long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
@@ -48,10 +51,15 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--dram-latency C] [--stall-pct P] [--trans-a] [--trans-b]\n"
             "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
             "                [--max-cycles N] [--json] [--quiet]\n"
+            "       npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
+            "                [--dram-latency C] [--stall-pct P] [--max-cycles N] [--json]\n"
+            "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
+            "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b]\n"
             "       npu info\n"
             "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
-            "Exit status: 0 pass, 1 fail or NPU error, 2 bad usage, 3 simulation timeout.\n",
+            "Exit status: 0 pass, 1 fail or NPU error (overlap: or ratio > 1.15), 2 bad usage,\n"
+            "3 simulation timeout.\n",
             cfg ? cfg : "?");
 }
 
@@ -109,11 +117,14 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     if (errn)
         err[0] = '\0';
     if (argc < 2)
-        return bad(err, errn, "missing command (gemm, disasm or info)");
+        return bad(err, errn, "missing command (gemm, overlap, disasm or info)");
     cmd = argv[1];
     if (!strcmp(cmd, "gemm")) {
         a->cmd = NPU_CMD_GEMM;
         allowed = OPTS_GEMM;
+    } else if (!strcmp(cmd, "overlap")) {
+        a->cmd = NPU_CMD_OVERLAP;
+        allowed = OPTS_OVERLAP;
     } else if (!strcmp(cmd, "disasm")) {
         a->cmd = NPU_CMD_DISASM;
         allowed = OPTS_DISASM;
@@ -130,7 +141,8 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
                  cfg ? cfg : "?");
         return 2;
     } else {
-        return bad(err, errn, "unknown command '%s' (expected gemm, disasm or info)", cmd);
+        return bad(err, errn, "unknown command '%s' (expected gemm, overlap, disasm or info)",
+                   cmd);
     }
 
     sub_argc = argc - 1;

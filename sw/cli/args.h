@@ -5,6 +5,10 @@
  *   npu gemm   -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--trans-a] [--trans-b] [--trace FILE.fst] [--trace-start C]
  *              [--trace-end C] [--max-cycles N] [--json] [--quiet]
+ *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
+ *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
+ *              (double-buffering check: compute-only, transfer-only and full cycles; without
+ *              --dram-bw the bandwidth is chosen so that transfer time ~ compute time)
  *   npu disasm -m M -n N -k K [--trans-a] [--trans-b]
  *   npu info
  *   npu help | --help | -h
@@ -16,7 +20,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum npu_cmd { NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP };
+enum npu_cmd { NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP };
 
 #define NPU_ARGS_MAX_DIM 1000000            /* largest accepted M, N or K */
 #define NPU_ARGS_DEFAULT_SEED 1u

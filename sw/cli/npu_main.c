@@ -18,6 +18,7 @@
 #include "isa.h"
 #include "npu_cfg.h"
 #include "npu_sim.h"
+#include "overlap.h"
 #include "report.h"
 #include "runtime.h"
 
@@ -220,6 +221,122 @@ static int cmd_gemm(const npu_args_t *a)
     return ex;
 }
 
+/* `npu overlap`: compute-only, transfer-only and full cycles of one GEMM (sw/overlap.h). */
+static int cmd_overlap(const npu_args_t *a)
+{
+    npu_dram_timing_t t;
+    npu_overlap_result_t r;
+    int16_t *A, *B;
+    size_t na = (size_t)a->m * (size_t)a->k, nb = (size_t)a->k * (size_t)a->n;
+    uint64_t st = a->seed ? a->seed : 0x9E3779B97F4A7C15ull;
+    const char *verdict;
+    int rc, ex;
+
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = a->dram_bw_set ? a->dram_bw : (double)g_cfg.dram_bw;
+    t.latency = a->dram_latency_set ? a->dram_latency : (unsigned)g_cfg.dram_latency;
+    t.burst_cost = (unsigned)g_cfg.dram_burst_cost;
+    t.stall_pct = a->stall_pct;
+    t.seed = a->seed;
+
+    A = malloc(na * sizeof *A);
+    B = malloc(nb * sizeof *B);
+    if (!A || !B) {
+        fprintf(stderr, "npu: out of memory for the inputs\n");
+        free(A);
+        free(B);
+        return EXIT_FAIL;
+    }
+    random_i16(A, na, &st); /* the same inputs as `npu gemm` with this seed */
+    random_i16(B, nb, &st);
+    if (!a->json && !a->quiet)
+        printf("npu overlap M=%d N=%d K=%d seed %llu (config %s): compute-only, transfer-only "
+               "and full runs%s\n",
+               a->m, a->n, a->k, (unsigned long long)a->seed, g_cfg.name,
+               a->dram_bw_set ? "" : ", DRAM bandwidth calibrated so transfer ~ compute");
+
+    rc = npu_overlap_measure(&g_cfg, a->m, a->n, a->k, A, B, 0, 0, &t, !a->dram_bw_set,
+                             a->max_cycles, &r);
+    ex = rc == NPU_OVERLAP_OK && r.overlap_ok ? EXIT_PASS
+         : rc == NPU_OVERLAP_TIMEOUT         ? EXIT_TIMEOUT
+                                             : EXIT_FAIL;
+    verdict = rc != NPU_OVERLAP_OK ? "ERROR" : r.overlap_ok ? "OK" : "POOR";
+
+    if (a->json) {
+        fputs("{\"config\":{\"name\":", stdout);
+        npu_json_string(stdout, g_cfg.name);
+        printf(",\"s\":%d},\"workload\":{\"op\":\"overlap\",\"m\":%d,\"n\":%d,\"k\":%d,"
+               "\"seed\":%llu,\"dram_latency\":%u,\"stall_pct\":%u},",
+               g_cfg.s, a->m, a->n, a->k, (unsigned long long)a->seed, t.latency, t.stall_pct);
+        fputs("\"result\":", stdout);
+        npu_json_string(stdout, rc == NPU_OVERLAP_OK ? "PASS" : npu_gemm_rc_name(r.full.rc));
+        printf(",\"pass\":%s,\"overlap\":", rc == NPU_OVERLAP_OK ? "true" : "false");
+        npu_json_string(stdout, verdict);
+        printf(",\"overlap_ok\":%s,\"error\":", r.overlap_ok ? "true" : "false");
+        npu_json_string(stdout, r.msg);
+        printf(",\"dram_bw\":%.6g,\"dram_bw_calibrated\":%s,\"compute_cycles\":%llu,"
+               "\"transfer_cycles\":%llu,\"dma_only_cycles\":%llu,\"full_cycles\":%llu,"
+               "\"max_compute_transfer_cycles\":%llu,"
+               "\"ratio\":%.6f,\"max_ratio\":%.2f,\"instructions\":{\"compute\":%zu,"
+               "\"transfer\":%zu,\"full\":%zu},\"wall_s\":%.6f,\"full_cycles_per_s\":%.1f,"
+               "\"full_pe_util\":%.6f,\"calibration\":[",
+               r.dram_bw, r.calibrated ? "true" : "false",
+               (unsigned long long)r.compute_cycles, (unsigned long long)r.transfer_cycles,
+               (unsigned long long)r.dma_cycles, (unsigned long long)r.full_cycles,
+               (unsigned long long)r.bound_cycles, r.ratio,
+               NPU_OVERLAP_MAX_RATIO, r.n_compute, r.n_transfer, r.full.prog.n, r.wall_s,
+               r.full.run.wall_s > 0 ? (double)r.full_cycles / r.full.run.wall_s : 0.0,
+               r.full_cycles ? npu_report_pe_util(&g_cfg, r.full.run.cnt) : 0.0);
+        for (int i = 0; i < r.n_steps; i++)
+            printf("%s{\"dram_bw\":%.6g,\"compute_cycles\":%llu,\"transfer_cycles\":%llu,"
+                   "\"dma_only_cycles\":%llu}",
+                   i ? "," : "", r.steps[i].dram_bw,
+                   (unsigned long long)r.steps[i].compute_cycles,
+                   (unsigned long long)r.steps[i].transfer_cycles,
+                   (unsigned long long)r.steps[i].dma_cycles);
+        puts("]}");
+    } else {
+        if (!a->quiet) {
+            for (int i = 0; i < r.n_steps && r.calibrated; i++)
+                printf("  calibration %d: DRAM %.4g B/cycle -> compute-only %llu, transfer-only "
+                       "%llu (DMA-only %llu) cycles\n",
+                       i + 1, r.steps[i].dram_bw, (unsigned long long)r.steps[i].compute_cycles,
+                       (unsigned long long)r.steps[i].transfer_cycles,
+                       (unsigned long long)r.steps[i].dma_cycles);
+            if (rc == NPU_OVERLAP_OK) {
+                printf("  %-26s %12llu cycles  (%zu EXEC instructions, no tokens)\n",
+                       "compute-only", (unsigned long long)r.compute_cycles, r.n_compute);
+                printf("  %-26s %12llu cycles  (%zu LOAD/STORE, no tokens, EXEC -> SYNC_E: "
+                       "same program fetch)\n",
+                       "transfer-only", (unsigned long long)r.transfer_cycles, r.n_transfer);
+                printf("  %-26s %12llu cycles  (LOAD/STORE alone, reference only)\n",
+                       "  DMA-only (no EXEC fetch)", (unsigned long long)r.dma_cycles);
+                printf("  %-26s %12llu cycles  (%zu instructions, bit-exact)\n", "full",
+                       (unsigned long long)r.full_cycles, r.full.prog.n);
+                printf("  %-26s %12llu cycles\n", "max(compute, transfer)",
+                       (unsigned long long)r.bound_cycles);
+                printf("  %-26s %12.3f  (OK if <= %.2f)\n", "ratio full / max", r.ratio,
+                       NPU_OVERLAP_MAX_RATIO);
+                printf("  %-26s %12.4g B/cycle (%s)\n", "DRAM bandwidth", r.dram_bw,
+                       r.calibrated ? "calibrated" : "--dram-bw");
+            }
+        }
+        if (rc == NPU_OVERLAP_OK)
+            printf("overlap %s: full %llu cycles / max(compute %llu, transfer %llu) = %.3f at "
+                   "%.4g B/cycle; gemm M=%d N=%d K=%d PASS\n",
+                   verdict, (unsigned long long)r.full_cycles,
+                   (unsigned long long)r.compute_cycles, (unsigned long long)r.transfer_cycles,
+                   r.ratio, r.dram_bw, a->m, a->n, a->k);
+        else
+            printf("FAIL overlap M=%d N=%d K=%d seed %llu: %s\n", a->m, a->n, a->k,
+                   (unsigned long long)a->seed, r.msg);
+    }
+    npu_overlap_result_free(&r);
+    free(A);
+    free(B);
+    return ex;
+}
+
 int main(int argc, char **argv)
 {
     npu_args_t a;
@@ -233,6 +350,7 @@ int main(int argc, char **argv)
     case NPU_CMD_HELP: npu_args_usage(stdout, g_cfg.name); return EXIT_PASS;
     case NPU_CMD_INFO: return cmd_info();
     case NPU_CMD_DISASM: return cmd_disasm(&a);
+    case NPU_CMD_OVERLAP: return cmd_overlap(&a);
     default: return cmd_gemm(&a);
     }
 }

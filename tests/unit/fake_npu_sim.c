@@ -14,17 +14,19 @@
  *  - The EXEC queue is one sequential unit (the RTL's three EXEC units are hazard-checked to
  *    give the same result).
  *  - Errors follow docs/design.md section 2, checked when an instruction starts, in the order
- *    BAD_DESC, DRAM_ADDR, SPM_ADDR, OBUF_ADDR. Model choices where the design leaves freedom:
- *    ERR_INFO is the first out-of-range address in access order (DRAM byte, SPM word or OBUF
- *    row), the opcode for ILLEGAL_OPCODE, the token channel (0 l2e, 1 e2l, 2 e2s, 3 s2e) for
- *    TOKEN_OVERFLOW, QSTATE for DEADLOCK (ERR_PC = first queue head waiting for a token, else
- *    FETCH_PC); modes other than FW are BAD_DESC (not implemented yet); a transposed LOAD with
- *    odd row_bytes is BAD_DESC; PROG_LEN = 0, PROG_BASE not 16-byte aligned or a program past
- *    the end of DRAM is BAD_PROGRAM.
- *  - Counters: the ones npu_prog_expect (sw/gemm_emit.c) defines are exact; NoC/LBUF counts are
- *    ISA-level guesses (FW: an A row is 2 flit deliveries, a W row 2); stalls, SPM conflicts and
- *    exec waits are 0.
- * npu_sim_trace is not supported (returns -1).
+ *    BAD_DESC, DRAM_ADDR, SPM_ADDR, OBUF_ADDR, with the RTL's conventions where the design
+ *    leaves freedom: ERR_INFO = last DRAM byte / last SPM word touched (DRAM_ADDR / SPM_ADDR),
+ *    end row obuf_addr + count (OBUF_ADDR; a WAVE or DRAIN may not cross an OBUF half either),
+ *    dram_addr of a DMA / 0 of an EXEC instruction (BAD_DESC), the opcode (ILLEGAL_OPCODE), a
+ *    bit per overflowing channel (TOKEN_OVERFLOW), QSTATE (DEADLOCK; ERR_PC = the EXEC queue's
+ *    instruction if it holds one, else LOAD's, else STORE's), PROG_BASE (BAD_PROGRAM: base not
+ *    aligned to max(16, 4S) bytes or program past the end of DRAM; PROG_LEN = 0 just finishes).
+ *    Modes other than FW, a transposed LOAD with odd row_bytes and a STORE with the transpose
+ *    bit are BAD_DESC. TOKEN_OVERFLOW's ERR_PC is the pushing instruction (the RTL may differ).
+ *  - Counters: the ones npu_prog_expect (sw/gemm_emit.c) defines are exact; bursts never cross
+ *    4 KiB; NoC/LBUF counts follow the RTL (an LDW sends all 2S rows, zero rows included, each
+ *    to two cores; an FW A row enters cores 0 and 2); stalls, SPM conflicts and exec waits are 0.
+ * npu_sim_trace is not supported (returns -1); npu_sim_dram_model (tb/) is not provided.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +90,8 @@ struct npu_sim {
     uint64_t cycle, last_progress;
     uint32_t fetch_pc;
     uint64_t next_fetch_beat; /* first program beat not yet counted */
+    uint64_t fetch_burst_end; /* first beat after the current fetch burst */
+    uint64_t prog_beats;      /* beats the fetcher reads: ceil(PROG_LEN * 16 / B) */
     queue_t q[3];
     unit_t u[3];
     unsigned tok[4];
@@ -181,6 +185,21 @@ static void commit(npu_sim_t *s, unit_t *u)
 
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* Bursts for `beats` consecutive beats from addr: at most MAX_BURST_BEATS, never crossing 4 KiB. */
+static uint64_t bursts_of(const npu_sim_t *s, uint64_t addr, uint64_t beats)
+{
+    uint64_t n = 0, mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
+    while (beats) {
+        uint64_t to4k = (4096 - addr % 4096) / s->B, len = beats < mb ? beats : mb;
+        if (to4k && len > to4k)
+            len = to4k;
+        addr += len * s->B;
+        beats -= len;
+        n++;
+    }
+    return n;
+}
+
 static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
 {
     double bw = s->t.bytes_per_cycle > 0 ? s->t.bytes_per_cycle : 1.0;
@@ -209,7 +228,7 @@ static void decode(const uint32_t *w, insn_f_t *f)
     case NPU_OP_LOAD:
     case NPU_OP_STORE:
         f->tag = (w[0] >> 12) & 7u;
-        f->trans = f->op == NPU_OP_LOAD ? (w[0] >> 15) & 1u : 0u;
+        f->trans = (w[0] >> 15) & 1u; /* a STORE with it set is BAD_DESC */
         f->rows = w[0] >> 16;
         f->dram = w[1];
         f->spm = w[2] & 0xFFFFu;
@@ -240,17 +259,26 @@ static void decode(const uint32_t *w, insn_f_t *f)
     }
 }
 
-/* Checks that rows r < n of `len` units at base + r*stride stay below `limit`; returns 0 or sets
- * *info to the first address past the end (in access order) and returns -1. */
+/* Checks that rows r < n of `len` units at base + r*stride stay below `limit` (the last row is
+ * the highest: strides are unsigned). Returns 0, or -1 with *info = the last unit touched. */
 static int range_rows(uint64_t base, uint64_t stride, uint64_t n, uint64_t len, uint64_t limit,
                       uint32_t *info)
 {
-    for (uint64_t r = 0; r < n; r++) {
-        uint64_t a = base + r * stride;
-        if (a + len > limit) {
-            *info = (uint32_t)(a > limit ? a : limit);
-            return -1;
-        }
+    uint64_t last = base + (n - 1) * stride + len - 1;
+    if (last >= limit) {
+        *info = (uint32_t)last;
+        return -1;
+    }
+    return 0;
+}
+
+/* OBUF rows [addr, addr+n) must lie inside one half; *info = addr + n (the end row). */
+static int obuf_bad(const npu_sim_t *s, uint64_t addr, uint64_t n, uint32_t *info)
+{
+    uint64_t half = s->obuf_rows2 / 2;
+    if (addr + n > s->obuf_rows2 || addr % half + n > half) {
+        *info = (uint32_t)(addr + n);
+        return 1;
     }
     return 0;
 }
@@ -260,8 +288,8 @@ static int range_rows(uint64_t base, uint64_t stride, uint64_t n, uint64_t len, 
 
 static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
-    uint64_t B = s->B, F = s->F, beats = cdiv(f->rb, B), mb = (uint64_t)s->cfg.max_burst_beats;
-    uint64_t cols = f->rb / 2, wpr = cdiv(f->rows, F), bursts;
+    uint64_t B = s->B, F = s->F, beats = cdiv(f->rb, B);
+    uint64_t cols = f->rb / 2, wpr = cdiv(f->rows, F), bursts = 0;
     if (!f->rows || !f->rb || f->dram % B || (f->trans && f->rb % 2)) {
         *info = f->dram;
         return NPU_ERR_BAD_DESC;
@@ -275,8 +303,8 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         for (uint64_t r = 0; r < f->rows; r++) {
             uint8_t *d = stage(u, MEM_SPM, (f->spm + r * f->sstride) * B, beats * B);
             memcpy(d, s->dram + f->dram + r * f->dstride * B, f->rb);
+            bursts += bursts_of(s, f->dram + r * f->dstride * B, beats);
         }
-        bursts = f->rows * cdiv(beats, mb ? mb : 1);
         s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
     } else {
         for (uint64_t c = 0; c < cols; c++) {
@@ -300,8 +328,8 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
 
 static unsigned exec_store(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
-    uint64_t B = s->B, beats = cdiv(f->rb, B), mb = (uint64_t)s->cfg.max_burst_beats, bursts;
-    if (!f->rows || !f->rb || f->dram % B) {
+    uint64_t B = s->B, beats = cdiv(f->rb, B), bursts = 0;
+    if (!f->rows || !f->rb || f->dram % B || f->trans) {
         *info = f->dram;
         return NPU_ERR_BAD_DESC;
     }
@@ -309,10 +337,11 @@ static unsigned exec_store(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t 
         return NPU_ERR_DRAM_ADDR;
     if (range_rows(f->spm, f->sstride, f->rows, beats, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    for (uint64_t r = 0; r < f->rows; r++) /* write strobes cover only row_bytes */
+    for (uint64_t r = 0; r < f->rows; r++) { /* write strobes cover only row_bytes */
         memcpy(stage(u, MEM_DRAM, f->dram + r * f->dstride * B, f->rb),
                s->spm + (f->spm + r * f->sstride) * B, f->rb);
-    bursts = f->rows * cdiv(beats, mb ? mb : 1);
+        bursts += bursts_of(s, f->dram + r * f->dstride * B, beats);
+    }
     s->cnt[NPU_CNT_dram_wr_prog + f->tag] += f->rows * beats * B;
     s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
     s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
@@ -327,7 +356,7 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
     unsigned F = s->F;
     uint8_t *d;
     if (!f->k || !f->n || f->k > F || f->n > F || f->mode != NPU_MODE_FW) {
-        *info = f->spm;
+        *info = 0;
         return NPU_ERR_BAD_DESC;
     }
     if (range_rows(f->spm, f->sstride, f->k, 1, s->spm_words, info))
@@ -336,10 +365,10 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
     for (unsigned r = 0; r < f->k; r++)
         memcpy(d + (size_t)r * F * 2, s->spm + ((uint64_t)f->spm + (uint64_t)r * f->sstride) * s->B,
                (size_t)F * 2);
-    s->cnt[NPU_CNT_spm_rd_words] += f->k;
-    s->cnt[NPU_CNT_noc_v_flits] += f->k;
-    s->cnt[NPU_CNT_noc_deliveries] += 2u * f->k;
-    s->cnt[NPU_CNT_lbuf_v_words] += 2u * f->k;
+    s->cnt[NPU_CNT_spm_rd_words] += f->k; /* rows >= k are zero flits, no SPM read */
+    s->cnt[NPU_CNT_noc_v_flits] += F;
+    s->cnt[NPU_CNT_noc_deliveries] += 2u * F;
+    s->cnt[NPU_CNT_lbuf_v_words] += 2u * F;
     *cost = F;
     return 0;
 }
@@ -351,15 +380,13 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     uint64_t n0 = f->n < S ? f->n : S, n1 = f->n > S ? f->n - S : 0;
     const uint8_t *wb = s->wb + (size_t)f->wbank * F * F * 2;
     if (!f->m || !f->k || !f->n || f->k > F || f->n > F || f->mode != NPU_MODE_FW) {
-        *info = f->spm;
+        *info = 0;
         return NPU_ERR_BAD_DESC;
     }
     if (range_rows(f->spm, f->sstride, f->m, 1, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    if ((uint64_t)f->obuf + f->m > s->obuf_rows2) {
-        *info = (uint32_t)(f->obuf > s->obuf_rows2 ? f->obuf : s->obuf_rows2);
+    if (obuf_bad(s, f->obuf, f->m, info))
         return NPU_ERR_OBUF_ADDR;
-    }
     for (unsigned i = 0; i < f->m; i++) {
         const uint8_t *a = s->spm + ((uint64_t)f->spm + (uint64_t)i * f->sstride) * s->B;
         const uint8_t *o = s->obuf + ((size_t)f->obuf + i) * F * 4;
@@ -377,7 +404,7 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     s->cnt[NPU_CNT_macs_core1] += f->m * k0 * n1;
     s->cnt[NPU_CNT_macs_core2] += f->m * k1 * n0;
     s->cnt[NPU_CNT_macs_core3] += f->m * k1 * n1;
-    for (int c = 0; c < 4; c++)
+    for (int c = 0; c < 4; c++) /* FW: every fused row passes through all four cores */
         s->cnt[NPU_CNT_busy_core0 + c] += f->m;
     s->cnt[NPU_CNT_spm_rd_words] += f->m;
     s->cnt[NPU_CNT_noc_h_flits] += f->m;
@@ -392,15 +419,13 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t 
 {
     unsigned F = s->F, B = s->B;
     if (!f->rows) {
-        *info = f->obuf;
+        *info = 0;
         return NPU_ERR_BAD_DESC;
     }
     if (range_rows(f->spm, f->sstride, f->rows, 2, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    if ((uint64_t)f->obuf + f->rows > s->obuf_rows2) {
-        *info = (uint32_t)(f->obuf > s->obuf_rows2 ? f->obuf : s->obuf_rows2);
+    if (obuf_bad(s, f->obuf, f->rows, info))
         return NPU_ERR_OBUF_ADDR;
-    }
     for (unsigned r = 0; r < f->rows; r++) {
         uint64_t w = (uint64_t)f->spm + (uint64_t)r * f->sstride;
         /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
@@ -470,7 +495,7 @@ static void complete(npu_sim_t *s, unsigned q)
     tok_map(q, u->w0, pop, push);
     for (int i = 0; i < 2; i++)
         if (push[i] >= 0 && ++s->tok[push[i]] > (unsigned)s->cfg.token_max) {
-            fail(s, NPU_ERR_TOKEN_OVERFLOW, u->pc, (uint32_t)push[i]);
+            fail(s, NPU_ERR_TOKEN_OVERFLOW, u->pc, 1u << push[i]);
             return;
         }
 }
@@ -549,8 +574,13 @@ static int fetch(npu_sim_t *s)
     if (first < s->next_fetch_beat)
         first = s->next_fetch_beat;
     for (uint64_t b = first; b <= last; b++) {
-        uint64_t mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
-        if ((b - s->prog_base / s->B) % mb == 0) {
+        if (b == s->fetch_burst_end) { /* a new fetch burst: <= MAX_BURST_BEATS, not across 4 KiB */
+            uint64_t mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
+            uint64_t left = s->prog_beats - (b - s->prog_base / s->B);
+            uint64_t len = left < mb ? left : mb, to4k = (4096 - (b * s->B) % 4096) / s->B;
+            if (to4k && len > to4k)
+                len = to4k;
+            s->fetch_burst_end = b + len;
             s->cnt[NPU_CNT_dram_rd_bursts]++;
             s->rd_bursts++;
         }
@@ -629,10 +659,11 @@ static uint64_t tick(npu_sim_t *s, uint64_t limit)
     s->cnt[NPU_CNT_cycles] += span;
     s->cycle += span;
     if (!anybusy && s->watchdog && s->cycle >= s->last_progress + s->watchdog) {
+        static const unsigned pref[3] = {QE, QL, QS};
         uint32_t pc = s->fetch_pc;
-        for (unsigned q = 0; q < 3; q++)
-            if (waiting[q]) {
-                pc = s->q[q].e[s->q[q].head].pc;
+        for (unsigned i = 0; i < 3; i++)
+            if (s->q[pref[i]].n) {
+                pc = s->q[pref[i]].e[s->q[pref[i]].head].pc;
                 break;
             }
         fail(s, NPU_ERR_DEADLOCK, pc, qstate(s));
@@ -667,11 +698,12 @@ static void start(npu_sim_t *s)
     }
     memset(s->tok, 0, sizeof s->tok);
     s->fetch_pc = 0;
-    s->next_fetch_beat = 0;
+    s->next_fetch_beat = s->fetch_burst_end = s->prog_base / s->B;
+    s->prog_beats = cdiv(16u * (uint64_t)s->prog_len, s->B);
     s->err_pc = s->err_info = 0;
     s->last_progress = s->cycle;
     s->status = NPU_STATE_RUNNING;
-    if (s->prog_len == 0 || s->prog_base % 16u ||
+    if (s->prog_base % (s->B > 16 ? s->B : 16) ||
         (uint64_t)s->prog_base + 16u * (uint64_t)s->prog_len > s->dram_bytes)
         fail(s, NPU_ERR_BAD_PROGRAM, 0, s->prog_base);
 }
@@ -791,6 +823,8 @@ int npu_sim_run(npu_sim_t *s, uint64_t max_cycles)
     advance(s, max_cycles);
     return halted(s) ? 1 : 0;
 }
+
+void npu_sim_step(npu_sim_t *s, uint64_t n) { advance(s, n); }
 
 uint64_t npu_sim_cycle(npu_sim_t *s) { return s->cycle; }
 

@@ -43,14 +43,14 @@ static void check_bytes(const npu_cfg_t *c, const built_t *b, int M, int N, int 
     uint64_t y = (uint64_t)M * cdivu(4ull * N, B) * B;
     uint64_t waves = mT * cdivu((uint64_t)K, F) * cdivu((uint64_t)N, F);
     npu_prog_expect(c, b->prog.insn, b->prog.n, &e);
-    cr_assert_eq(e.rd_bytes[NPU_TAGID_X], x, "X bytes %dx%dx%d ta=%d", M, N, K, ta);
-    cr_assert_eq(e.rd_bytes[NPU_TAGID_W], w, "W bytes %dx%dx%d tb=%d", M, N, K, tb);
-    cr_assert_eq(e.wr_bytes[NPU_TAGID_Y], y, "Y bytes");
-    cr_assert_eq(e.rd_bytes[NPU_TAGID_PROG], cdivu(16ull * b->prog.n, B) * B);
+    cr_assert_eq(e.rd_bytes[NPU_TAG_X], x, "X bytes %dx%dx%d ta=%d", M, N, K, ta);
+    cr_assert_eq(e.rd_bytes[NPU_TAG_W], w, "W bytes %dx%dx%d tb=%d", M, N, K, tb);
+    cr_assert_eq(e.wr_bytes[NPU_TAG_Y], y, "Y bytes");
+    cr_assert_eq(e.rd_bytes[NPU_TAG_PROG], cdivu(16ull * b->prog.n, B) * B);
     for (int t = 0; t < NPU_NUM_TAGS; t++) {
-        if (t != NPU_TAGID_X && t != NPU_TAGID_W && t != NPU_TAGID_PROG)
+        if (t != NPU_TAG_X && t != NPU_TAG_W && t != NPU_TAG_PROG)
             cr_assert_eq(e.rd_bytes[t], 0u);
-        if (t != NPU_TAGID_Y)
+        if (t != NPU_TAG_Y)
             cr_assert_eq(e.wr_bytes[t], 0u);
     }
     cr_assert_eq(e.macs, (uint64_t)M * N * K);
@@ -63,48 +63,76 @@ static void check_bytes(const npu_cfg_t *c, const built_t *b, int M, int N, int 
     cr_assert_eq(e.insn_store, mT * nT);
 }
 
-/* Token discipline: run the program strictly in program order with unbounded token counters.
- * No pop may find an empty counter (so no deadlock for any queue depth), every counter stays
- * <= 2 (far below TOKEN_MAX) and the balance at the end is exact. */
-static void check_tokens(const built_t *b)
+/* Token discipline, on an abstract machine: an in-order fetcher fills LOAD/EXEC/STORE queues of
+ * `depth` entries; a queue head executes (pops, then pushes, atomically) when its tokens are
+ * there. The program must finish (no deadlock at this depth), every counter stays <= 2 (far
+ * below TOKEN_MAX) and the balance at the end is exact. */
+static void tok_channels(const npu_fields_t *f, int pop[2], int push[2])
+{
+    char q = npu_op_queue(f->op);
+    pop[0] = pop[1] = push[0] = push[1] = -1;
+    if (q == 'L') {
+        cr_assert_eq(f->pop_prev, 0u);
+        cr_assert_eq(f->push_prev, 0u);
+        if (f->pop_next) pop[1] = 1;
+        if (f->push_next) push[1] = 0;
+    } else if (q == 'E') {
+        if (f->pop_prev) pop[0] = 0;
+        if (f->pop_next) pop[1] = 3;
+        if (f->push_prev) push[0] = 1;
+        if (f->push_next) push[1] = 2;
+    } else {
+        cr_assert_eq(f->pop_next, 0u);
+        cr_assert_eq(f->push_next, 0u);
+        if (f->pop_prev) pop[0] = 2;
+        if (f->push_prev) push[0] = 3;
+    }
+}
+
+static void check_tokens(const built_t *b, int depth)
 {
     int tok[4] = {0, 0, 0, 0}; /* l2e e2l e2s s2e */
     int pushes[4] = {0, 0, 0, 0}, pops[4] = {0, 0, 0, 0};
-    for (size_t i = 0; i < b->prog.n; i++) {
-        npu_fields_t f;
-        char q;
-        int pop[2] = {-1, -1}, push[2] = {-1, -1};
-        cr_assert_eq(npu_decode(&b->prog.insn[i], &f), 0);
-        q = npu_op_queue(f.op);
-        if (q == 'L') {
-            cr_assert_eq(f.pop_prev, 0u);
-            cr_assert_eq(f.push_prev, 0u);
-            if (f.pop_next) pop[1] = 1;
-            if (f.push_next) push[1] = 0;
-        } else if (q == 'E') {
-            if (f.pop_prev) pop[0] = 0;
-            if (f.pop_next) pop[1] = 3;
-            if (f.push_prev) push[0] = 1;
-            if (f.push_next) push[1] = 2;
-        } else {
-            cr_assert_eq(f.pop_next, 0u);
-            cr_assert_eq(f.push_next, 0u);
-            if (f.pop_prev) pop[0] = 2;
-            if (f.push_prev) push[0] = 3;
+    size_t n = b->prog.n, fetched = 0, done = 0;
+    size_t *qbuf = malloc(3 * (n + 1) * sizeof *qbuf);
+    size_t head[3] = {0, 0, 0}, tail[3] = {0, 0, 0};
+    cr_assert_not_null(qbuf);
+    while (done < n) {
+        int progress = 0;
+        for (int qi = 0; qi < 3; qi++) {
+            while (head[qi] != tail[qi]) {
+                npu_fields_t f;
+                int pop[2], push[2], ok = 1;
+                size_t i = qbuf[qi * (n + 1) + head[qi]];
+                cr_assert_eq(npu_decode(&b->prog.insn[i], &f), 0);
+                tok_channels(&f, pop, push);
+                for (int k = 0; k < 2; k++)
+                    if (pop[k] >= 0 && tok[pop[k]] == 0) ok = 0;
+                if (!ok) break;
+                for (int k = 0; k < 2; k++)
+                    if (pop[k] >= 0) { tok[pop[k]]--; pops[pop[k]]++; }
+                for (int k = 0; k < 2; k++)
+                    if (push[k] >= 0) {
+                        tok[push[k]]++;
+                        pushes[push[k]]++;
+                        cr_assert(tok[push[k]] <= 2, "channel %d reaches %d", push[k], tok[push[k]]);
+                    }
+                head[qi]++;
+                done++;
+                progress = 1;
+            }
         }
-        for (int k = 0; k < 2; k++)
-            if (pop[k] >= 0) {
-                cr_assert(tok[pop[k]] > 0, "insn %zu pops channel %d before it is pushed", i, pop[k]);
-                tok[pop[k]]--;
-                pops[pop[k]]++;
-            }
-        for (int k = 0; k < 2; k++)
-            if (push[k] >= 0) {
-                tok[push[k]]++;
-                pushes[push[k]]++;
-                cr_assert(tok[push[k]] <= 2, "channel %d reaches %d", push[k], tok[push[k]]);
-            }
+        while (fetched < n) {
+            char q = npu_op_queue(npu_insn_op(&b->prog.insn[fetched]));
+            int qi = q == 'L' ? 0 : q == 'E' ? 1 : 2;
+            if (tail[qi] - head[qi] >= (size_t)depth) break;
+            qbuf[qi * (n + 1) + tail[qi]++] = fetched++;
+            progress = 1;
+        }
+        cr_assert(progress, "deadlock at queue depth %d: fetched %zu of %zu, done %zu", depth,
+                  fetched, n, done);
     }
+    free(qbuf);
     {
         int chunks = b->p.m_tiles * b->p.n_tiles * b->p.k_chunks;
         int tiles = b->p.m_tiles * b->p.n_tiles;
@@ -137,8 +165,8 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
         case NPU_OP_LOAD: {
             unsigned base, size, words, srows;
             uint64_t lo, hi, beats = cdivu(f.row_bytes, B);
-            int isA = f.tag == NPU_TAGID_X;
-            cr_assert(isA || f.tag == NPU_TAGID_W);
+            int isA = f.tag == NPU_TAG_X;
+            cr_assert(isA || f.tag == NPU_TAG_W);
             base = isA ? (f.spm_addr == p->spm_a[0] ? p->spm_a[0] : p->spm_a[1])
                        : (f.spm_addr == p->spm_b[0] ? p->spm_b[0] : p->spm_b[1]);
             cr_assert_eq(f.spm_addr, base, "LOAD %zu starts at its buffer", i);
@@ -181,7 +209,7 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
         }
         case NPU_OP_STORE: {
             uint64_t hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride * B + f.row_bytes;
-            cr_assert_eq(f.tag, (unsigned)NPU_TAGID_Y);
+            cr_assert_eq(f.tag, (unsigned)NPU_TAG_Y);
             cr_assert(f.spm_addr == p->spm_c[0] || f.spm_addr == p->spm_c[1]);
             cr_assert(f.dram_addr >= b->a.c && hi <= c_end && f.dram_addr % B == 0);
             break;
@@ -208,7 +236,7 @@ Test(emit, programs_many_shapes_and_configs)
             built_t b;
             build(&c, M, N, K, ta, tb, &b);
             check_bytes(&c, &b, M, N, K, ta, tb);
-            check_tokens(&b);
+            check_tokens(&b, c.queue_depth);
             check_ranges(&c, &b, M, N, K, ta, tb);
             npu_prog_free(&b.prog);
         }
@@ -261,8 +289,10 @@ Test(emit, pipelined_order_and_tokens_two_chunks_two_tiles)
     int loads_seen = 0;
     build(&c, 200, 4, 600, 0, 0, &b);
     cr_assert(b.p.k_chunks >= 2 && b.p.m_tiles >= 3);
-    /* program order: LOAD(0) LOAD(0) LOAD(1) LOAD(1) then EXEC(0) */
-    for (int i = 0; i < 4; i++) {
+    /* program order (two chunks of lookahead): LOAD(0) LOAD(0) LOAD(1) LOAD(1) LOAD(2) LOAD(2)
+     * then EXEC(0); the third chunk reuses buffer 0, so its first LOAD pops e2l */
+    cr_assert_eq(npu_gemm_lookahead(&c), 2);
+    for (int i = 0; i < 6; i++) {
         npu_decode(&b.prog.insn[i], &f);
         cr_assert_eq(f.op, (unsigned)NPU_OP_LOAD);
         loads_seen++;
@@ -273,18 +303,15 @@ Test(emit, pipelined_order_and_tokens_two_chunks_two_tiles)
     cr_assert_eq(f.pop_next, 0u, "chunk 1 uses the other buffer: no e2l pop");
     cr_assert_eq(f.spm_addr, b.p.spm_a[1]);
     npu_decode(&b.prog.insn[4], &f);
+    cr_assert_eq(f.pop_next, 1u, "chunk 2 waits for EXEC(0) to free buffer 0");
+    cr_assert_eq(f.spm_addr, b.p.spm_a[0]);
+    npu_decode(&b.prog.insn[6], &f);
     cr_assert_eq(f.op, (unsigned)NPU_OP_LDW);
     cr_assert_eq(f.pop_prev, 1u);
-    /* the third chunk's first LOAD pops e2l */
-    for (size_t i = 5, nl = 0; i < b.prog.n; i++) {
-        npu_decode(&b.prog.insn[i], &f);
-        if (f.op == NPU_OP_LOAD && nl++ == 0) {
-            cr_assert_eq(f.pop_next, 1u);
-            cr_assert_eq(f.spm_addr, b.p.spm_a[0]);
-            break;
-        }
-    }
-    cr_assert_eq(loads_seen, 4);
+    /* with shallow queues the lookahead drops to one chunk (no deadlock at depth 1) */
+    c.queue_depth = 1;
+    cr_assert_eq(npu_gemm_lookahead(&c), 1);
+    cr_assert_eq(loads_seen, 6);
     npu_prog_free(&b.prog);
 }
 
@@ -321,18 +348,22 @@ Test(emit, expect_counts_transposed_and_bursts)
     npu_cfg_t c = test_cfg(2); /* B = 8 bytes, F = 4, max burst 16 beats */
     npu_insn_t prog[3];
     npu_prog_expect_t e;
-    npu_enc_load(&prog[0], NPU_TAGID_X, 1, 10, 0, 0, 1, 20, 3);  /* 10 rows x 3 beats, transposed */
-    npu_enc_load(&prog[1], NPU_TAGID_DW, 0, 2, 0, 0, 20, 160, 20); /* 20 beats per row -> 2 bursts */
-    npu_enc_store(&prog[2], NPU_TAGID_PARTIAL, 3, 0, 0, 2, 9, 2);   /* 2 beats per row */
+    npu_enc_load(&prog[0], NPU_TAG_X, 1, 10, 0, 0, 1, 20, 3);  /* 10 rows x 3 beats, transposed */
+    npu_enc_load(&prog[1], NPU_TAG_DW, 0, 2, 0, 0, 20, 160, 20); /* 20 beats per row -> 2 bursts */
+    npu_enc_store(&prog[2], NPU_TAG_PARTIAL, 3, 0, 0, 2, 9, 2);   /* 2 beats per row */
     npu_prog_expect(&c, prog, 3, &e);
-    cr_assert_eq(e.rd_bytes[NPU_TAGID_X], 10u * 3 * 8);
-    cr_assert_eq(e.rd_bytes[NPU_TAGID_DW], 2u * 20 * 8);
-    cr_assert_eq(e.wr_bytes[NPU_TAGID_PARTIAL], 3u * 2 * 8);
-    cr_assert_eq(e.rd_bytes[NPU_TAGID_PROG], 48u);
+    cr_assert_eq(e.rd_bytes[NPU_TAG_X], 10u * 3 * 8);
+    cr_assert_eq(e.rd_bytes[NPU_TAG_DW], 2u * 20 * 8);
+    cr_assert_eq(e.wr_bytes[NPU_TAG_PARTIAL], 3u * 2 * 8);
+    cr_assert_eq(e.rd_bytes[NPU_TAG_PROG], 48u);
     cr_assert_eq(e.rd_bursts, 30u + 4u);
     cr_assert_eq(e.wr_bursts, 3u);
     cr_assert_eq(e.spm_wr_words, 10u * 3 + 40u); /* transposed: C=10 SPM rows x ceil(10/4) words */
     cr_assert_eq(e.spm_rd_words, 6u);
     cr_assert_eq(e.insn_load, 2u);
     cr_assert_eq(e.insn_store, 1u);
+    /* rows that cross 4 KiB take one more burst: 3 beats from 4096-16 -> 2 + 1 */
+    npu_enc_load(&prog[0], NPU_TAG_X, 0, 2, 4096 - 16, 0, 1, 24, 512);
+    npu_prog_expect(&c, prog, 1, &e);
+    cr_assert_eq(e.rd_bursts, 2u + 2u);
 }

@@ -37,26 +37,26 @@ Test(isa, names_from_xmacros)
     cr_assert_eq(npu_op_queue(NPU_OP_DRAIN), 'E');
     cr_assert_eq(npu_op_queue(NPU_OP_SYNC_S), 'S');
     cr_assert_eq(npu_op_queue(0x42), 0);
-    cr_assert_eq(NPU_TAGID_X, 1);
-    cr_assert_eq(NPU_TAGID_W, 2);
-    cr_assert_eq(NPU_TAGID_Y, 3);
+    cr_assert_eq(NPU_TAG_X, 1, "npu_defs.h: tag X must be NPU_TAG_X");
+    cr_assert_eq(NPU_TAG_W, 2);
+    cr_assert_eq(NPU_TAG_Y, 3);
 }
 
 Test(isa, load_exact)
 {
     npu_insn_t in;
-    cr_assert_eq(npu_enc_load(&in, NPU_TAGID_W, 1, 20, 0x1000, 0x400, 4, 64, 2), 0);
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_W, 1, 20, 0x1000, 0x400, 4, 64, 2), 0);
     npu_insn_tok(&in, NPU_TOK_PUSH_NEXT);
     words(&in, 0x0014A801u, 0x00001000u, 0x00040400u, 0x00020040u);
     dis(&in, "LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r [push_next]");
-    cr_assert_eq(npu_enc_load(&in, NPU_TAGID_X, 0, 65535, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF), 0);
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 65535, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF), 0);
     words(&in, 0xFFFF1001u, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
 }
 
 Test(isa, store_exact)
 {
     npu_insn_t in;
-    cr_assert_eq(npu_enc_store(&in, NPU_TAGID_Y, 1, 0xFFFFE0, 0x801, 0, 4, 65535), 0);
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 1, 0xFFFFE0, 0x801, 0, 4, 65535), 0);
     npu_insn_tok(&in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
     words(&in, 0x00013502u, 0x00FFFFE0u, 0x00000801u, 0xFFFF0004u);
     dis(&in, "STORE Y rows=1 bytes=4 spm=0x0801+0*r dram=0xffffe0+65535*r [pop_prev push_prev]");
@@ -252,4 +252,72 @@ Test(isa, prog_array_grows)
     npu_prog_free(&p);
     cr_assert_eq(p.n, 0u);
     cr_assert_null(p.insn);
+}
+
+/* A small program of every queue, with tokens, plus an unknown opcode. */
+Test(isa, prog_keep_queues)
+{
+    npu_insn_t in[8], ill = {{0x1Fu | NPU_TOK_PUSH_NEXT, 1, 2, 3}};
+    npu_prog_t p;
+    unsigned ops[8];
+    cr_assert_eq(npu_enc_load(&in[0], NPU_TAG_X, 0, 4, 0x100, 0, 1, 32, 1), 0);
+    npu_insn_tok(&in[0], NPU_TOK_POP_NEXT);
+    cr_assert_eq(npu_enc_load(&in[1], NPU_TAG_W, 1, 4, 0x200, 64, 1, 8, 1), 0);
+    npu_insn_tok(&in[1], NPU_TOK_PUSH_NEXT);
+    cr_assert_eq(npu_enc_ldw(&in[2], 0, 0, 64, 1, 4, 4), 0);
+    npu_insn_tok(&in[2], NPU_TOK_POP_PREV);
+    cr_assert_eq(npu_enc_wave(&in[3], 0, 0, 0, 4, 0, 1, 4, 4, 0), 0);
+    npu_insn_tok(&in[3], NPU_TOK_PUSH_PREV);
+    cr_assert_eq(npu_enc_drain(&in[4], 4, 0, 128, 2), 0);
+    npu_insn_tok(&in[4], NPU_TOK_POP_NEXT | NPU_TOK_PUSH_NEXT);
+    in[5] = ill;
+    cr_assert_eq(npu_enc_store(&in[6], NPU_TAG_Y, 4, 0x300, 128, 2, 16, 1), 0);
+    npu_insn_tok(&in[6], NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
+    cr_assert_eq(npu_enc_sync(&in[7], NPU_OP_SYNC_E), 0);
+    npu_insn_set_tok(&in[7], NPU_TOK_MASK);
+    for (int i = 0; i < 8; i++)
+        ops[i] = npu_insn_op(&in[i]);
+
+    /* compute only: LDW, WAVE, DRAIN, SYNC_E in order, tokens cleared, other bits intact */
+    npu_prog_init(&p);
+    cr_assert_eq(npu_prog_keep_queues(in, 8, "E", &p), 0);
+    cr_assert_eq(p.n, 4u);
+    {
+        const int want[] = {2, 3, 4, 7};
+        for (int i = 0; i < 4; i++) {
+            cr_assert_eq(npu_insn_op(&p.insn[i]), ops[want[i]]);
+            cr_assert_eq(npu_insn_tokens(&p.insn[i]), 0u, "insn %d keeps tokens", i);
+            cr_assert_eq(p.insn[i].w[0], in[want[i]].w[0] & ~NPU_TOK_MASK);
+            for (int w = 1; w < 4; w++)
+                cr_assert_eq(p.insn[i].w[w], in[want[i]].w[w]);
+        }
+    }
+    npu_prog_free(&p);
+
+    /* transfer only: both LOADs and the STORE; order of `queues` does not matter */
+    npu_prog_init(&p);
+    cr_assert_eq(npu_prog_keep_queues(in, 8, "SL", &p), 0);
+    cr_assert_eq(p.n, 3u);
+    cr_assert_eq(npu_insn_op(&p.insn[0]), (unsigned)NPU_OP_LOAD);
+    cr_assert_eq(npu_insn_op(&p.insn[1]), (unsigned)NPU_OP_LOAD);
+    cr_assert_eq(npu_insn_op(&p.insn[2]), (unsigned)NPU_OP_STORE);
+    cr_assert_eq(p.insn[1].w[0], in[1].w[0] & ~NPU_TOK_MASK);
+    cr_assert_eq(p.insn[1].w[0] & (1u << 15), 1u << 15, "transpose bit lost");
+    for (size_t i = 0; i < p.n; i++)
+        cr_assert_eq(npu_insn_tokens(&p.insn[i]), 0u);
+
+    /* appends; the input is untouched */
+    cr_assert_eq(npu_prog_keep_queues(in, 8, "LSE", &p), 0);
+    cr_assert_eq(p.n, 3u + 7u, "all queues keep everything but the unknown opcode");
+    cr_assert_eq(in[0].w[0] & NPU_TOK_MASK, NPU_TOK_POP_NEXT);
+    npu_prog_free(&p);
+
+    /* nothing kept, bad arguments */
+    npu_prog_init(&p);
+    cr_assert_eq(npu_prog_keep_queues(in, 8, "", &p), 0);
+    cr_assert_eq(p.n, 0u);
+    cr_assert_eq(npu_prog_keep_queues(in, 0, "E", &p), 0);
+    cr_assert_eq(p.n, 0u);
+    cr_assert_eq(npu_prog_keep_queues(in, 8, NULL, &p), -1);
+    npu_prog_free(&p);
 }

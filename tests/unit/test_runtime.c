@@ -105,11 +105,11 @@ Test(runtime, copy_program_tokens_and_strobes)
     for (int i = 0; i < 48; i++)
         d[0x1000 + i] = (uint8_t)(i + 1);
     memset(d + 0x2000, 0xEE, 64);
-    npu_enc_load(&p[0], NPU_TAGID_X, 0, 3, 0x1000, 0, 2, 12, 2);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 3, 0x1000, 0, 2, 12, 2);
     npu_insn_tok(&p[0], NPU_TOK_PUSH_NEXT);
     npu_enc_sync(&p[1], NPU_OP_SYNC_E);
     npu_insn_tok(&p[1], NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
-    npu_enc_store(&p[2], NPU_TAGID_Y, 3, 0x2000, 0, 2, 12, 2);
+    npu_enc_store(&p[2], NPU_TAG_Y, 3, 0x2000, 0, 2, 12, 2);
     npu_insn_tok(&p[2], NPU_TOK_POP_PREV);
     cr_assert_eq(run(&c, s, p, 3, &r), NPU_RUN_DONE);
     cr_assert_eq(r.state, (unsigned)NPU_STATE_DONE);
@@ -147,10 +147,10 @@ Test(runtime, transposed_load_layout)
             d[0x1000 + 8 * row + 2 * col + 1] = (uint8_t)((uint16_t)v >> 8);
         }
     /* fill the SPM target with garbage first, so zero lanes are really written */
-    npu_enc_load(&p[0], NPU_TAGID_W, 0, 6, 0x3000, 0x10, 1, 8, 1);
-    npu_enc_load(&p[1], NPU_TAGID_W, 1, 5, 0x1000, 0x10, 2, 6, 1);
+    npu_enc_load(&p[0], NPU_TAG_W, 0, 6, 0x3000, 0x10, 1, 8, 1);
+    npu_enc_load(&p[1], NPU_TAG_W, 1, 5, 0x1000, 0x10, 2, 6, 1);
     npu_insn_tok(&p[1], NPU_TOK_PUSH_NEXT);
-    npu_enc_store(&p[2], NPU_TAGID_Y, 3, 0x2000, 0x10, 2, 16, 2);
+    npu_enc_store(&p[2], NPU_TAG_Y, 3, 0x2000, 0x10, 2, 16, 2);
     {
         npu_insn_t q[4] = {p[0], p[1], {{0, 0, 0, 0}}, p[2]};
         npu_enc_sync(&q[2], NPU_OP_SYNC_E);
@@ -189,15 +189,15 @@ Test(runtime, wave_uses_only_k_rows_of_weights)
             d[0x1100 + 8 * i + 2 * j] = (uint8_t)((uint16_t)W[i][j] & 0xFF);
             d[0x1100 + 8 * i + 2 * j + 1] = (uint8_t)((uint16_t)W[i][j] >> 8);
         }
-    npu_enc_load(&p[0], NPU_TAGID_X, 0, 2, 0x1000, 0, 1, 8, 1);
-    npu_enc_load(&p[1], NPU_TAGID_W, 0, 4, 0x1100, 0x100, 1, 8, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, 0x1000, 0, 1, 8, 1);
+    npu_enc_load(&p[1], NPU_TAG_W, 0, 4, 0x1100, 0x100, 1, 8, 1);
     npu_insn_tok(&p[1], NPU_TOK_PUSH_NEXT);
     npu_enc_ldw(&p[2], 1, NPU_MODE_FW, 0x100, 1, 2, 4);
     npu_insn_tok(&p[2], NPU_TOK_POP_PREV);
     npu_enc_wave(&p[3], 1, NPU_MODE_FW, 0, 2, 0, 1, 2, 4, 70); /* rows 70, 71: second half */
     npu_enc_drain(&p[4], 2, 70, 0x200, 2);
     npu_insn_tok(&p[4], NPU_TOK_PUSH_NEXT);
-    npu_enc_store(&p[5], NPU_TAGID_Y, 2, 0x2000, 0x200, 2, 16, 2);
+    npu_enc_store(&p[5], NPU_TAG_Y, 2, 0x2000, 0x200, 2, 16, 2);
     npu_insn_tok(&p[5], NPU_TOK_POP_PREV);
     cr_assert_eq(run(&c, s, p, 6, &r), NPU_RUN_DONE, "err %u pc %u", r.err, r.err_pc);
     {
@@ -250,13 +250,13 @@ Test(runtime, every_error_is_reported)
     expect_error(&c, p, 2, NPU_ERR_ILLEGAL_OPCODE, 1, 1, 0x1F, "illegal opcode");
 
     npu_enc_sync(&p[0], NPU_OP_SYNC_L);
-    npu_enc_load(&p[1], NPU_TAGID_X, 0, 0, 0x1000, 0, 1, 8, 1);
+    npu_enc_load(&p[1], NPU_TAG_X, 0, 0, 0x1000, 0, 1, 8, 1);
     expect_error(&c, p, 2, NPU_ERR_BAD_DESC, 1, 0, 0, "LOAD rows=0");
-    npu_enc_load(&p[0], NPU_TAGID_X, 0, 1, 0x1000, 0, 1, 0, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 0, 1, 0, 1);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "LOAD row_bytes=0");
-    npu_enc_load(&p[0], NPU_TAGID_X, 0, 1, 0x1004, 0, 1, 8, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1004, 0, 1, 8, 1);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "misaligned dram_addr");
-    npu_enc_store(&p[0], NPU_TAGID_Y, 1, 0x1001, 0, 1, 8, 1);
+    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1001, 0, 1, 8, 1);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "misaligned STORE");
     npu_enc_ldw(&p[0], 0, NPU_MODE_FW, 0, 1, 5, 4);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "LDW k > 2S");
@@ -267,28 +267,39 @@ Test(runtime, every_error_is_reported)
     npu_enc_drain(&p[0], 0, 0, 0, 2);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "DRAIN rows = 0");
 
-    npu_enc_load(&p[0], NPU_TAGID_X, 0, 2, dram_end - 8, 0, 1, 8, 1);
-    expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end, "LOAD past DRAM end");
-    npu_enc_store(&p[0], NPU_TAGID_Y, 1, dram_end - 8, 0, 2, 9, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, dram_end - 8, 0, 1, 8, 1);
+    expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 7, "LOAD past DRAM end (info: last byte)");
+    npu_enc_store(&p[0], NPU_TAG_Y, 1, dram_end - 8, 0, 2, 9, 1);
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end, "STORE past DRAM end");
-    npu_enc_load(&p[0], NPU_TAGID_X, 0, 1, 0x1000, 8191, 1, 16, 1);
-    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "LOAD past SPM end");
-    npu_enc_load(&p[0], NPU_TAGID_X, 1, 5, 0x1000, 8190, 1, 8, 1); /* 4 SPM rows at 8190.. */
-    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "transposed LOAD past SPM end");
+    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 9, 1);
+    p[0].w[0] |= 1u << 15;
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "STORE with the transpose bit");
+    npu_enc_load(&p[0], NPU_TAG_X, 1, 4, 0x1000, 0, 1, 7, 1);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed LOAD, odd row_bytes");
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 8191, 1, 16, 1);
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "LOAD past SPM end (info: last word)");
+    npu_enc_load(&p[0], NPU_TAG_X, 1, 5, 0x1000, 8190, 1, 8, 1); /* 4 SPM rows of 2 words at 8190.. */
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8190 + 3 + 1, "transposed LOAD past SPM end");
     npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 3, 8190, 1, 4, 4, 0);
     expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "WAVE A rows past SPM end");
     npu_enc_drain(&p[0], 1, 0, 8191, 2);
     expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "DRAIN second word past SPM end");
+    npu_enc_ldw(&p[0], 0, NPU_MODE_FW, 8000, 100, 4, 4);
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8300, "LDW rows past SPM end");
     npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 2, 0, 1, 4, 4, 127);
-    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 128, "WAVE past OBUF end");
+    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 129, "WAVE past OBUF end (info: end row)");
+    npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 2, 0, 1, 4, 4, 63);
+    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 65, "WAVE across the OBUF halves");
     npu_enc_drain(&p[0], 65, 64, 0, 2);
-    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 128, "DRAIN past OBUF end");
+    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 129, "DRAIN past OBUF end");
+    npu_enc_ldw(&p[0], 0, NPU_MODE_VSW, 0, 1, 4, 4);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "modes other than FW: not yet");
 
     for (int i = 0; i < 17; i++) {
         npu_enc_sync(&p[i], NPU_OP_SYNC_L);
         npu_insn_tok(&p[i], NPU_TOK_PUSH_NEXT);
     }
-    expect_error(&c, p, 17, NPU_ERR_TOKEN_OVERFLOW, 15, 1, 0, "16th l2e token");
+    expect_error(&c, p, 17, NPU_ERR_TOKEN_OVERFLOW, 15, 1, 1u << 0, "16th l2e token (info: channel bits)");
 
     npu_enc_sync(&p[0], NPU_OP_SYNC_L);
     npu_enc_sync(&p[1], NPU_OP_SYNC_E);
@@ -305,12 +316,13 @@ Test(runtime, bad_program_csrs)
     npu_sim_csr_write(s, NPU_CSR_PROG_LEN, 0);
     npu_sim_csr_write(s, NPU_CSR_CTRL, 1);
     cr_assert_eq(npu_sim_run(s, 1000), 1);
-    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_STATUS), (unsigned)NPU_STATE_ERROR | (NPU_ERR_BAD_PROGRAM << 8));
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_STATUS), (unsigned)NPU_STATE_DONE, "an empty program just finishes");
     npu_sim_csr_write(s, NPU_CSR_PROG_BASE, 8);
     npu_sim_csr_write(s, NPU_CSR_PROG_LEN, 1);
     npu_sim_csr_write(s, NPU_CSR_CTRL, 1);
     cr_assert_eq(npu_sim_run(s, 1000), 1);
     cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_STATUS) >> 8, (unsigned)NPU_ERR_BAD_PROGRAM);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_ERR_INFO), 8u);
     npu_sim_csr_write(s, NPU_CSR_PROG_BASE, (1u << 24) - 16);
     npu_sim_csr_write(s, NPU_CSR_PROG_LEN, 2);
     npu_sim_csr_write(s, NPU_CSR_CTRL, 1);
@@ -380,7 +392,7 @@ static void gemm_case(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int
     /* independent of the driver's own compare */
     npu_golden_gemm(M, N, K, A, (size_t)(ta ? M : K), ta, B, (size_t)(tb ? K : N), tb, G, (size_t)N);
     cr_assert(memcmp(C, G, (size_t)M * N * sizeof *C) == 0);
-    cr_assert_eq(rep.run.cnt[NPU_CNT_dram_rd_x], rep.expect.rd_bytes[NPU_TAGID_X]);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_dram_rd_x], rep.expect.rd_bytes[NPU_TAG_X]);
     cr_assert_eq(rep.run.cnt[NPU_CNT_dram_wr_y], (uint64_t)M * ((4u * N + 4u * c->s - 1) / (4u * c->s)) * 4u * c->s);
     npu_gemm_report_free(&rep);
     free(A);
@@ -478,7 +490,7 @@ Test(gemm_fake, queue_depth_one_and_tiny_token_max)
 Test(gemm_fake, missing_tokens_are_caught)
 {
     npu_cfg_t c = test_cfg(2);
-    int M = 40, N = 12, K = 300, broken = 0;
+    int M = 40, N = 12, K = 1200, broken = 0;
     int16_t *A = malloc((size_t)M * K * 2), *B = malloc((size_t)K * N * 2);
     uint64_t st = 3;
     fill(A, (size_t)M * K, &st);

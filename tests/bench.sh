@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# make bench: simulation speed, PE utilisation and double-buffering overlap of one build, from
+# one invocation (so the figures come from the same run on a possibly noisy machine).
+#   tests/bench.sh build/<config>/npu
+# (i)  a long GEMM, (64S)^3 (512^3 at S=8), no DRAM stalls, with --json: simulated cycles/s and
+#      PE utilisation;
+# (ii) `npu overlap` on (32S)^3 with the calibrated DRAM bandwidth: compute-only,
+#      transfer-only and full cycles, and the ratio full / max(compute, transfer).
+# Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
+# fails (not PASS, or overlap POOR).
+set -u
+export LC_ALL=C   # "." as the decimal point for printf
+npu=${1:?usage: $0 build/<config>/npu}
+[ -x "$npu" ] || { echo "bench: $npu is not an executable (build it with make)" >&2; exit 2; }
+
+# First value of "key" in a one-line JSON object (top-level keys come before nested ones).
+jget() { printf '%s\n' "$2" | grep -o "\"$1\":[^,}]*" | head -n 1 | sed 's/^[^:]*://; s/^"//; s/"$//'; }
+
+S=$("$npu" info | sed -n 's/^S  *\([0-9][0-9]*\).*/\1/p')
+cfg=$("$npu" info | sed -n 's/^config  *//p')
+[ -n "$S" ] || { echo "bench: cannot read S from '$npu info'" >&2; exit 2; }
+G=$((64 * S))
+O=$((32 * S))
+fail=0
+
+echo "== bench: config $cfg (S=$S), $npu"
+echo "-- (i) gemm ${G}x${G}x${G}, seed 1, no DRAM stalls"
+gj=$("$npu" gemm -m "$G" -n "$G" -k "$G" --seed 1 --json); grc=$?
+if [ "$(jget pass "$gj")" != true ]; then
+    echo "bench: gemm failed (exit $grc): $(jget result "$gj") $(jget counters_check "$gj")" >&2
+    fail=1
+fi
+g_cycles=$(jget cycles "$gj"); g_wall=$(jget wall_s "$gj")
+g_cps=$(jget cycles_per_s "$gj"); g_util=$(jget pe_util "$gj")
+
+echo "-- (ii) overlap ${O}x${O}x${O}, seed 1, DRAM bandwidth calibrated"
+oj=$("$npu" overlap -m "$O" -n "$O" -k "$O" --seed 1 --json); orc=$?
+if [ "$orc" -ne 0 ] || [ "$(jget pass "$oj")" != true ]; then
+    echo "bench: overlap failed (exit $orc): $(jget result "$oj") overlap $(jget overlap "$oj")" \
+         "$(jget error "$oj")" >&2
+    fail=1
+fi
+
+# bash's printf does floating point (strtold), so "0.91e2" prints as 91.0
+pct() { printf '%.1f%%' "${1:-0}e2" 2>/dev/null || printf '?'; }
+num() { printf "$1" "${2:-0}" 2>/dev/null || printf '?'; }
+echo
+echo "summary (config $cfg, S=$S)"
+printf '  %-38s %s\n' "gemm ${G}^3 result" "$(jget result "$gj")"
+printf '  %-38s %s cycles in %s s\n' "  simulated" "${g_cycles:-?}" "${g_wall:-?}"
+printf '  %-38s %s cycles/s\n' "  simulation speed" "$(num %.0f "$g_cps")"
+printf '  %-38s %s\n' "  PE utilization" "$(pct "$g_util")"
+printf '  %-38s %s (%s)\n' "overlap ${O}^3" "$(jget overlap "$oj")" "$(jget result "$oj")"
+printf '  %-38s %s B/cycle\n' "  DRAM bandwidth (calibrated)" "$(jget dram_bw "$oj")"
+printf '  %-38s %s / %s / %s cycles\n' "  compute-only / transfer-only / full" \
+    "$(jget compute_cycles "$oj")" "$(jget transfer_cycles "$oj")" "$(jget full_cycles "$oj")"
+printf '  %-38s %s (OK if <= %s)\n' "  overlap ratio full / max" "$(num %.3f "$(jget ratio "$oj")")" \
+    "$(jget max_ratio "$oj")"
+[ "$fail" -eq 0 ] && echo "bench: OK" || echo "bench: FAILED"
+exit "$fail"

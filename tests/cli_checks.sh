@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Bad CLI input must be rejected with a message on stderr and exit code 2 (never a crash, never
+# a simulation). Usage: tests/cli_checks.sh build/<config>/npu
+set -u
+npu=${1:?usage: $0 path/to/npu}
+fail=0
+check() {   # expected-exit-code description args...
+    local want=$1 what=$2; shift 2
+    local err rc
+    err=$("$npu" "$@" 2>&1 >/dev/null); rc=$?
+    if [ "$rc" -ne "$want" ] || { [ "$want" -eq 2 ] && [ -z "$err" ]; }; then
+        echo "FAIL: $what: npu $* -> exit $rc (want $want), stderr: ${err:-<empty>}"; fail=1
+    else
+        echo "ok: $what -> exit $rc${err:+ ($(echo "$err" | head -n 1))}"
+    fi
+}
+check 2 "no command"
+check 2 "unknown command" frobnicate
+check 2 "missing sizes" gemm
+check 2 "missing -k" gemm -m 4 -n 4
+check 2 "zero size" gemm -m 0 -n 4 -k 4
+check 2 "negative size" gemm -m -3 -n 4 -k 4
+check 2 "non-numeric size" gemm -m abc -n 4 -k 4
+check 2 "trailing garbage" gemm -m 4x -n 4 -k 4
+check 2 "unknown option" gemm -m 4 -n 4 -k 4 --bogus
+check 2 "missing option value" gemm -m 4 -n 4 -k
+check 2 "bad dram bandwidth" gemm -m 4 -n 4 -k 4 --dram-bw 0
+check 2 "bad stall percentage" gemm -m 4 -n 4 -k 4 --stall-pct 150
+check 2 "config is not an option" gemm -m 4 -n 4 -k 4 --config small
+check 0 "a valid run" gemm -m 5 -n 6 -k 7 --quiet
+exit $fail

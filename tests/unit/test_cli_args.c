@@ -1,0 +1,222 @@
+/* test_cli_args.c - `npu` argument parsing: commands, options, defaults and every usage error. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "args.h"
+
+#define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int parse(int argc, const char **argv, npu_args_t *a, char *err)
+{
+    /* getopt permutes argv: hand it a writable copy */
+    char *copy[32];
+    for (int i = 0; i < argc; i++)
+        copy[i] = (char *)argv[i];
+    copy[argc] = NULL;
+    return npu_args_parse(argc, copy, "small", a, err, 256);
+}
+
+static void bad(int argc, const char **argv, const char *msg_part)
+{
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(argc, argv, &a, err), 2, "expected a usage error for '%s ...'", argv[1] ? argv[1] : "");
+    cr_assert(strstr(err, msg_part) != NULL, "message '%s' lacks '%s'", err, msg_part);
+}
+
+Test(cli_args, gemm_defaults)
+{
+    const char *v[] = {"npu", "gemm", "-m", "64", "-n", "32", "-k", "0x10"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_GEMM);
+    cr_assert_eq(a.m, 64);
+    cr_assert_eq(a.n, 32);
+    cr_assert_eq(a.k, 16);
+    cr_assert_eq(a.seed, (uint64_t)NPU_ARGS_DEFAULT_SEED);
+    cr_assert_eq(a.max_cycles, NPU_ARGS_DEFAULT_MAX_CYCLES);
+    cr_assert_eq(a.dram_bw_set, 0);
+    cr_assert_eq(a.dram_latency_set, 0);
+    cr_assert_eq(a.stall_pct, 0u);
+    cr_assert_null(a.trace);
+    cr_assert_eq(a.trace_end, UINT64_MAX);
+    cr_assert_eq(a.json | a.quiet | a.trans_a | a.trans_b, 0);
+}
+
+Test(cli_args, gemm_all_options)
+{
+    const char *v[] = {"npu", "gemm", "-m", "7", "-n", "5", "-k", "3", "--seed", "123456789012",
+                       "--dram-bw", "12.5", "--dram-latency", "0", "--stall-pct", "25", "--trans-a",
+                       "--trans-b", "--trace", "w.fst", "--trace-start", "100", "--trace-end", "200",
+                       "--max-cycles", "5000", "--json", "--quiet"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.seed, 123456789012ull);
+    cr_assert_float_eq(a.dram_bw, 12.5, 1e-12);
+    cr_assert_eq(a.dram_bw_set, 1);
+    cr_assert_eq(a.dram_latency, 0u);
+    cr_assert_eq(a.dram_latency_set, 1);
+    cr_assert_eq(a.stall_pct, 25u);
+    cr_assert_eq(a.trans_a, 1);
+    cr_assert_eq(a.trans_b, 1);
+    cr_assert_str_eq(a.trace, "w.fst");
+    cr_assert_eq(a.trace_start, 100u);
+    cr_assert_eq(a.trace_end, 200u);
+    cr_assert_eq(a.max_cycles, 5000u);
+    cr_assert_eq(a.json, 1);
+    cr_assert_eq(a.quiet, 1);
+}
+
+Test(cli_args, options_in_any_order_and_equals_form)
+{
+    const char *v[] = {"npu", "gemm", "--json", "-k5", "--seed=9", "-n", "1", "-m", "2"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.m, 2);
+    cr_assert_eq(a.n, 1);
+    cr_assert_eq(a.k, 5);
+    cr_assert_eq(a.seed, 9u);
+    /* parsing twice in one process works (getopt state is reset) */
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.k, 5);
+}
+
+Test(cli_args, disasm_info_help)
+{
+    const char *d[] = {"npu", "disasm", "-m", "3", "-n", "4", "-k", "5", "--trans-b"};
+    const char *i[] = {"npu", "info"};
+    const char *h1[] = {"npu", "--help"};
+    const char *h2[] = {"npu", "gemm", "-h"};
+    const char *h3[] = {"npu", "help"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(d), d, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_DISASM);
+    cr_assert_eq(a.trans_b, 1);
+    cr_assert_eq(parse(ARGC(i), i, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_INFO);
+    cr_assert_eq(parse(ARGC(h1), h1, &a, err), 0);
+    cr_assert_eq(a.cmd, NPU_CMD_HELP);
+    cr_assert_eq(parse(ARGC(h2), h2, &a, err), 0);
+    cr_assert_eq(a.cmd, NPU_CMD_HELP);
+    cr_assert_eq(parse(ARGC(h3), h3, &a, err), 0);
+    cr_assert_eq(a.cmd, NPU_CMD_HELP);
+}
+
+Test(cli_args, usage_errors)
+{
+    const char *none[] = {"npu"};
+    const char *unk_cmd[] = {"npu", "train"};
+    const char *unk_opt[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--fast"};
+    const char *unk_short[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "-x"};
+    const char *missing_k[] = {"npu", "gemm", "-m", "1", "-n", "1"};
+    const char *zero[] = {"npu", "gemm", "-m", "0", "-n", "1", "-k", "1"};
+    const char *neg[] = {"npu", "gemm", "-m", "-4", "-n", "1", "-k", "1"};
+    const char *nonnum[] = {"npu", "gemm", "-m", "12abc", "-n", "1", "-k", "1"};
+    const char *huge[] = {"npu", "gemm", "-m", "99999999999999999999999", "-n", "1", "-k", "1"};
+    const char *noval[] = {"npu", "gemm", "-n", "1", "-k", "1", "-m"};
+    const char *stall[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--stall-pct", "101"};
+    const char *bw[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--dram-bw", "0"};
+    const char *bw2[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--dram-bw", "fast"};
+    const char *mc[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--max-cycles", "0"};
+    const char *seed[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--seed", "-1"};
+    const char *tr[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--trace-start", "5"};
+    const char *tr2[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--trace", "x.fst", "--trace-start", "9", "--trace-end", "5"};
+    const char *extra[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "stray"};
+    const char *notapply[] = {"npu", "disasm", "-m", "1", "-n", "1", "-k", "1", "--json"};
+    const char *info_m[] = {"npu", "info", "-m", "3"};
+    const char *jsonarg[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--json=yes"};
+    bad(ARGC(none), none, "missing command");
+    bad(ARGC(unk_cmd), unk_cmd, "unknown command 'train'");
+    bad(ARGC(unk_opt), unk_opt, "unknown option '--fast'");
+    bad(ARGC(unk_short), unk_short, "unknown option '-x'");
+    bad(ARGC(missing_k), missing_k, "needs -m M -n N -k K");
+    bad(ARGC(zero), zero, "-m needs a size");
+    bad(ARGC(neg), neg, "-m needs a size");
+    bad(ARGC(nonnum), nonnum, "'12abc'");
+    bad(ARGC(huge), huge, "-m needs a size");
+    bad(ARGC(noval), noval, "needs a value");
+    bad(ARGC(stall), stall, "--stall-pct");
+    bad(ARGC(bw), bw, "--dram-bw");
+    bad(ARGC(bw2), bw2, "--dram-bw");
+    bad(ARGC(mc), mc, "--max-cycles");
+    bad(ARGC(seed), seed, "--seed");
+    bad(ARGC(tr), tr, "need --trace");
+    bad(ARGC(tr2), tr2, "before --trace-start");
+    bad(ARGC(extra), extra, "unexpected argument 'stray'");
+    bad(ARGC(notapply), notapply, "does not apply to 'disasm'");
+    bad(ARGC(info_m), info_m, "does not apply to 'info'");
+    bad(ARGC(jsonarg), jsonarg, "--json");
+}
+
+Test(cli_args, config_option_points_to_the_right_binary)
+{
+    const char *c1[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--config", "medium"};
+    const char *c2[] = {"npu", "--config=tiny", "gemm"};
+    bad(ARGC(c1), c1, "build/<config>/npu");
+    bad(ARGC(c2), c2, "this binary is 'small'");
+}
+
+Test(cli_args, overlap_defaults_and_options)
+{
+    const char *d[] = {"npu", "overlap", "-m", "256", "-n", "128", "-k", "64"};
+    const char *all[] = {"npu", "overlap", "--json", "-m", "8", "-n", "9", "-k", "10", "--seed", "7",
+                         "--dram-bw", "3.5", "--dram-latency", "12", "--stall-pct", "5",
+                         "--max-cycles", "1000", "--quiet"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(d), d, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_OVERLAP);
+    cr_assert_eq(a.m, 256);
+    cr_assert_eq(a.n, 128);
+    cr_assert_eq(a.k, 64);
+    cr_assert_eq(a.seed, (uint64_t)NPU_ARGS_DEFAULT_SEED);
+    cr_assert_eq(a.max_cycles, NPU_ARGS_DEFAULT_MAX_CYCLES);
+    cr_assert_eq(a.dram_bw_set, 0, "no --dram-bw: the bandwidth is calibrated");
+    cr_assert_eq(a.dram_latency_set, 0);
+    cr_assert_eq(a.stall_pct, 0u);
+    cr_assert_eq(a.json | a.quiet | a.trans_a | a.trans_b, 0);
+    cr_assert_null(a.trace);
+
+    cr_assert_eq(parse(ARGC(all), all, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_OVERLAP);
+    cr_assert_eq(a.m, 8);
+    cr_assert_eq(a.n, 9);
+    cr_assert_eq(a.k, 10);
+    cr_assert_eq(a.seed, 7u);
+    cr_assert_eq(a.dram_bw_set, 1);
+    cr_assert_float_eq(a.dram_bw, 3.5, 1e-12);
+    cr_assert_eq(a.dram_latency_set, 1);
+    cr_assert_eq(a.dram_latency, 12u);
+    cr_assert_eq(a.stall_pct, 5u);
+    cr_assert_eq(a.max_cycles, 1000u);
+    cr_assert_eq(a.json, 1);
+    cr_assert_eq(a.quiet, 1);
+}
+
+Test(cli_args, overlap_usage_errors)
+{
+    const char *missing[] = {"npu", "overlap", "-m", "8", "-k", "8"};
+    const char *trans[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "--trans-a"};
+    const char *transb[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "--trans-b"};
+    const char *trace[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "--trace", "x.fst"};
+    const char *bw[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "--dram-bw", "-2"};
+    const char *stall[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "--stall-pct", "200"};
+    const char *zero[] = {"npu", "overlap", "-m", "8", "-n", "0", "-k", "8"};
+    const char *extra[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "now"};
+    const char *cfg[] = {"npu", "overlap", "-m", "8", "-n", "8", "-k", "8", "--config=tiny"};
+    const char *unk[] = {"npu", "overlaps"};
+    bad(ARGC(missing), missing, "'overlap' needs -m M -n N -k K");
+    bad(ARGC(trans), trans, "does not apply to 'overlap'");
+    bad(ARGC(transb), transb, "does not apply to 'overlap'");
+    bad(ARGC(trace), trace, "does not apply to 'overlap'");
+    bad(ARGC(bw), bw, "--dram-bw");
+    bad(ARGC(stall), stall, "--stall-pct");
+    bad(ARGC(zero), zero, "-n needs a size");
+    bad(ARGC(extra), extra, "unexpected argument 'now'");
+    bad(ARGC(cfg), cfg, "build/<config>/npu");
+    bad(ARGC(unk), unk, "expected gemm, overlap, disasm or info");
+}
