@@ -3,6 +3,11 @@
 // row j already delayed j cycles. A enters at the left and leaves at the right edge (for the
 // neighbouring core), psums enter at the top and leave at the bottom. The weight chain runs
 // down each column: after S pushes the first word pushed sits in row S-1.
+// PE nets are declared per PE (not as one flattened vector) because event-driven simulators
+// re-evaluate every reader of a vector when any slice of it changes.
+// Not traced: the S x S PE internals would dominate the FST and slow every traced build by a
+// quarter; a core's inputs and outputs are visible in npu_flexsa.
+/* verilator tracing_off */
 module npu_core #(
     parameter S = 8
 ) (
@@ -17,45 +22,53 @@ module npu_core #(
     input  wire            w_bank,
     input  wire [S*16-1:0] w_in       // top of column c
 );
-    // Inter-PE nets. ah/sh: horizontal, index r*(S+1)+c (c = S is the right edge).
-    // pv/wv: vertical, index r*S+c (r = S is the bottom edge).
-    wire [S*(S+1)*16-1:0] ah;
-    wire [S*(S+1)-1:0]    sh;
-    wire [(S+1)*S*32-1:0] pv;
-    // The bottom row's w_out has nowhere to go.
-    /* verilator lint_off UNUSED */
-    wire [(S+1)*S*16-1:0] wv;
-    /* verilator lint_on UNUSED */
-
     genvar r, c;
     generate
-        for (r = 0; r < S; r = r + 1) begin : g_edge_r
-            assign ah[(r*(S+1))*16 +: 16] = a_in[r*16 +: 16];
-            assign sh[r*(S+1)]            = sel_in[r];
-            assign a_out[r*16 +: 16]      = ah[(r*(S+1)+S)*16 +: 16];
-            assign sel_out[r]             = sh[r*(S+1)+S];
-        end
-        for (c = 0; c < S; c = c + 1) begin : g_edge_c
-            assign pv[c*32 +: 32]           = psum_in[c*32 +: 32];
-            assign wv[c*16 +: 16]           = w_in[c*16 +: 16];
-            assign psum_out[c*32 +: 32]     = pv[(S*S+c)*32 +: 32];
-        end
         for (r = 0; r < S; r = r + 1) begin : g_row
             for (c = 0; c < S; c = c + 1) begin : g_col
+                wire [15:0] a_i, a_o;
+                wire        s_i, s_o;
+                wire [31:0] p_i, p_o;
+                wire [15:0] w_i;
+                // The bottom row's w_out has nowhere to go.
+                /* verilator lint_off UNUSED */
+                wire [15:0] w_o;
+                /* verilator lint_on UNUSED */
+
+                if (c == 0) begin : g_left
+                    assign a_i = a_in[r*16 +: 16];
+                    assign s_i = sel_in[r];
+                end else begin : g_inner_h
+                    assign a_i = g_row[r].g_col[c-1].a_o;
+                    assign s_i = g_row[r].g_col[c-1].s_o;
+                end
+                if (r == 0) begin : g_top
+                    assign p_i = psum_in[c*32 +: 32];
+                    assign w_i = w_in[c*16 +: 16];
+                end else begin : g_inner_v
+                    assign p_i = g_row[r-1].g_col[c].p_o;
+                    assign w_i = g_row[r-1].g_col[c].w_o;
+                end
+
                 npu_pe u_pe (
                     .clk       (clk),
-                    .a_in      (ah[(r*(S+1)+c)*16 +: 16]),
-                    .a_sel_in  (sh[r*(S+1)+c]),
-                    .psum_in   (pv[(r*S+c)*32 +: 32]),
+                    .a_in      (a_i),
+                    .a_sel_in  (s_i),
+                    .psum_in   (p_i),
                     .w_shift   (w_shift),
                     .w_bank    (w_bank),
-                    .w_in      (wv[(r*S+c)*16 +: 16]),
-                    .a_out     (ah[(r*(S+1)+c+1)*16 +: 16]),
-                    .a_sel_out (sh[r*(S+1)+c+1]),
-                    .psum_out  (pv[((r+1)*S+c)*32 +: 32]),
-                    .w_out     (wv[((r+1)*S+c)*16 +: 16])
+                    .w_in      (w_i),
+                    .a_out     (a_o),
+                    .a_sel_out (s_o),
+                    .psum_out  (p_o),
+                    .w_out     (w_o)
                 );
             end
+            assign a_out[r*16 +: 16] = g_row[r].g_col[S-1].a_o;
+            assign sel_out[r]        = g_row[r].g_col[S-1].s_o;
+        end
+        for (c = 0; c < S; c = c + 1) begin : g_bottom
+            assign psum_out[c*32 +: 32] = g_row[S-1].g_col[c].p_o;
         end
     endgenerate
 endmodule

@@ -145,16 +145,20 @@ module npu_ctrl #(
     end
     wire [3:0] tok_ov = tok_ovf;
 
-    // performance counters count while the program runs
-    genvar g;
-    generate
-        for (g = 0; g < NCNT; g = g + 1) begin : g_cnt
-            always @(posedge clk) begin
-                if (!rst_n || clear) cnt[g] <= 64'd0;
-                else if (run) cnt[g] <= cnt[g] + {48'd0, cnt_inc[g*16 +: 16]};
-            end
+    // Performance counters count while the program runs. One loop with blocking assignments:
+    // the array is read only by the combinational CSR mux below, never by another clocked
+    // process, so there is no ordering race, and Verilator updates it in place (non-blocking
+    // writes to an unpacked array cost a shadow copy and a flag per element, every cycle: this
+    // block was the most expensive control logic of the whole simulation).
+    integer c;
+    /* verilator lint_off BLKSEQ */
+    always @(posedge clk) begin
+        for (c = 0; c < NCNT; c = c + 1) begin
+            if (!rst_n || clear) cnt[c] = 64'd0;
+            else if (run)        cnt[c] = cnt[c] + {48'd0, cnt_inc[c*16 +: 16]};
         end
-    endgenerate
+    end
+    /* verilator lint_on BLKSEQ */
 
     // CSR reads
     localparam CIW = $clog2(NCNT);

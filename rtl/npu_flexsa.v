@@ -26,6 +26,8 @@
 // Tags/valids: top lanes and FW/VSW out lanes carry stream 0/1's tag (the row owner); in HSW/ISW
 // out lanes carry stream 2/3's. top_vld is 0 in FW/VSW.
 // The mode must not change while rows are in flight (the muxes act on the rows in the array).
+// Each stream's a is zeroed by its own inj_vld, so in FW/VSW inj_vld[0]=1 with inj_vld[2]=0 runs
+// the row with its lower half A[S:2S] = 0 (tag and valid come from stream 0).
 // Requires S >= 2.
 module npu_flexsa #(
     parameter S    = 8,

@@ -4,6 +4,9 @@
 // Two stationary registers: the bank named by a_sel computes while the other bank can be
 // shifted in from above (w_bank), so the next tile preloads during the current wave.
 // Invalid A rows carry a = 0, so there is no valid bit. No reset: datapath only.
+// Not traced: the S x S PE internals would dominate the FST and slow every traced build by a
+// quarter; a core's inputs and outputs are visible in npu_flexsa.
+/* verilator tracing_off */
 module npu_pe (
     input  wire        clk,
     input  wire [15:0] a_in,

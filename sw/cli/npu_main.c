@@ -43,6 +43,19 @@ static void random_i16(int16_t *v, size_t n, uint64_t *st)
     }
 }
 
+/* Every performance counter as `name,value` lines (the Ibex simple-system convention), for
+ * spreadsheets and regression dashboards. */
+static int write_counters_csv(const char *path, const uint64_t *cnt)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "counter,value\n");
+    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
+        fprintf(f, "%s,%llu\n", npu_counter_name(i), (unsigned long long)cnt[i]);
+    return fclose(f);
+}
+
 static int cmd_info(void)
 {
     const npu_cfg_t *c = &g_cfg;
@@ -166,6 +179,8 @@ static int cmd_gemm(const npu_args_t *a)
     case NPU_GEMM_TIMEOUT: ex = EXIT_TIMEOUT; break;
     default: ex = EXIT_FAIL; break;
     }
+    if (a->csv && write_counters_csv(a->csv, rep.run.cnt) != 0)
+        fprintf(stderr, "npu: cannot write %s\n", a->csv);
     if (a->json) {
         npu_report_json(stdout, &g_cfg, &rep, &o);
     } else {
