@@ -56,6 +56,37 @@ static int write_counters_csv(const char *path, const uint64_t *cnt)
     return fclose(f);
 }
 
+/* DRAM timing of a run: the options, else this configuration's defaults. */
+static npu_dram_timing_t dram_timing(const npu_args_t *a)
+{
+    npu_dram_timing_t t;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = a->dram_bw_set ? a->dram_bw : (double)g_cfg.dram_bw;
+    t.latency = a->dram_latency_set ? a->dram_latency : (unsigned)g_cfg.dram_latency;
+    t.burst_cost = (unsigned)g_cfg.dram_burst_cost;
+    t.stall_pct = a->stall_pct;
+    t.seed = a->seed;
+    return t;
+}
+
+/* Seeded random operands A (M x K) and B (K x N), the same for every command. 0 or -1. */
+static int random_inputs(const npu_args_t *a, int16_t **A, int16_t **B)
+{
+    size_t na = (size_t)a->m * (size_t)a->k, nb = (size_t)a->k * (size_t)a->n;
+    uint64_t st = a->seed ? a->seed : 0x9E3779B97F4A7C15ull;
+    *A = malloc(na * sizeof **A);
+    *B = malloc(nb * sizeof **B);
+    if (!*A || !*B) {
+        fprintf(stderr, "npu: out of memory for the inputs\n");
+        free(*A);
+        free(*B);
+        return -1;
+    }
+    random_i16(*A, na, &st);
+    random_i16(*B, nb, &st);
+    return 0;
+}
+
 static int cmd_info(void)
 {
     const npu_cfg_t *c = &g_cfg;
@@ -113,32 +144,17 @@ static int cmd_gemm(const npu_args_t *a)
     npu_gemm_report_t rep;
     npu_report_opts_t o;
     int16_t *A, *B;
-    size_t na = (size_t)a->m * (size_t)a->k, nb = (size_t)a->k * (size_t)a->n;
-    uint64_t st = a->seed ? a->seed : 0x9E3779B97F4A7C15ull;
     char msg[256], line[256];
     int rc, ex;
 
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = a->dram_bw_set ? a->dram_bw : (double)g_cfg.dram_bw;
-    t.latency = a->dram_latency_set ? a->dram_latency : (unsigned)g_cfg.dram_latency;
-    t.burst_cost = (unsigned)g_cfg.dram_burst_cost;
-    t.stall_pct = a->stall_pct;
-    t.seed = a->seed;
+    t = dram_timing(a);
     o.seed = a->seed;
     o.dram_bw = t.bytes_per_cycle;
     o.dram_latency = t.latency;
     o.stall_pct = t.stall_pct;
 
-    A = malloc(na * sizeof *A);
-    B = malloc(nb * sizeof *B);
-    if (!A || !B) {
-        fprintf(stderr, "npu: out of memory for the inputs\n");
-        free(A);
-        free(B);
+    if (random_inputs(a, &A, &B) != 0)
         return EXIT_FAIL;
-    }
-    random_i16(A, na, &st);
-    random_i16(B, nb, &st);
     if (!a->json && !a->quiet)
         printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", a->m, a->n, a->k,
                a->trans_a ? " --trans-a" : "", a->trans_b ? " --trans-b" : "",
@@ -242,28 +258,13 @@ static int cmd_overlap(const npu_args_t *a)
     npu_dram_timing_t t;
     npu_overlap_result_t r;
     int16_t *A, *B;
-    size_t na = (size_t)a->m * (size_t)a->k, nb = (size_t)a->k * (size_t)a->n;
-    uint64_t st = a->seed ? a->seed : 0x9E3779B97F4A7C15ull;
     const char *verdict;
     int rc, ex;
 
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = a->dram_bw_set ? a->dram_bw : (double)g_cfg.dram_bw;
-    t.latency = a->dram_latency_set ? a->dram_latency : (unsigned)g_cfg.dram_latency;
-    t.burst_cost = (unsigned)g_cfg.dram_burst_cost;
-    t.stall_pct = a->stall_pct;
-    t.seed = a->seed;
+    t = dram_timing(a);
 
-    A = malloc(na * sizeof *A);
-    B = malloc(nb * sizeof *B);
-    if (!A || !B) {
-        fprintf(stderr, "npu: out of memory for the inputs\n");
-        free(A);
-        free(B);
+    if (random_inputs(a, &A, &B) != 0) /* the same inputs as `npu gemm` with this seed */
         return EXIT_FAIL;
-    }
-    random_i16(A, na, &st); /* the same inputs as `npu gemm` with this seed */
-    random_i16(B, nb, &st);
     if (!a->json && !a->quiet)
         printf("npu overlap M=%d N=%d K=%d seed %llu (config %s): compute-only, transfer-only "
                "and full runs%s\n",
