@@ -3,6 +3,7 @@
 #   make test                    Criterion: host unit tests + RTL tests at tiny and small
 #   make lint                    verilator --lint-only -Wall on every config
 #   make bench  [CONFIG=small]   simulated cycles per second and utilization (reproducible)
+#   make synth  [CONFIG=small]   Yosys area and logic-depth estimates (synth.mk)
 # Everything a config needs is generated from configs/<config>.cfg into build/<config>/.
 
 CONFIG   ?= small
@@ -28,6 +29,8 @@ VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
 .PHONY: all sim test lint bench deps clean model cli unit-tests help
 .DELETE_ON_ERROR:
+# Generated headers and model libraries are intermediate files of pattern rules: keep them.
+.SECONDARY:
 
 all: cli
 
@@ -81,6 +84,21 @@ build/%/libnpusim.a: $(GEN_FILES) $(RTL) tb/npu_sim.cpp tb/npu_sim.h tb/dram_mod
 
 SIM_LIBS := -lz -lpthread
 
+# Speed reference for `make bench`: the bare FlexSA array (tb/npu_bench_top.v) behind the same
+# harness and flags, so the NPU's speed can be reported as a ratio measured in one run.
+build/%/libnpuref.a: $(GEN_FILES) $(RTL) tb/npu_bench_top.v tb/npu_sim.cpp tb/npu_sim.h build/%/libnpusim.a
+	rm -rf build/$*/refobj
+	$(VERILATOR) $(subst --top-module npu_top,--top-module npu_bench_top,$(VFLAGS)) -f build/$*/verilator.f -Ibuild/$* -Irtl \
+	    tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v --Mdir build/$*/refobj
+	$(MAKE) -s -j$(JOBS) -C build/$*/refobj -f Vnpu_top.mk $(VMAKE_OPT) \
+	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
+	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE -Ibuild/$* -Ibuild/$*/refobj -Itb $(VINC) \
+	    -c tb/npu_sim.cpp -o build/$*/refobj/npu_sim_ref.o
+	rm -f $@ && ar rcs $@ build/$*/refobj/*.o build/$*/dram_model.o
+build/%/bench_array: tests/bench/bench_array.c build/%/libnpuref.a
+	$(CC) $(CSTD) -Ibuild/$* -Itb -c $< -o build/$*/bench_array.o
+	$(CXX) -o $@ build/$*/bench_array.o build/$*/libnpuref.a $(SIM_LIBS)
+
 # ----------------------------------------------------------------------------- host programs
 # The host library does not depend on the config (configs arrive as a runtime struct).
 HOST_OBJ := $(patsubst sw/%.c,build/host/%.o,$(HOST_SRC))
@@ -129,10 +147,15 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	@set -e; for c in $(CONFIGS); do \
 	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); \
-	done; echo "lint: clean (verilator -Wall, configs: $(CONFIGS))"
+	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_bench_top \
+	      tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v; \
+	done; echo "lint: clean (verilator -Wall: npu_top and the bench reference, configs: $(CONFIGS))"
 
-bench: $(B)/npu
-	tests/bench.sh $(B)/npu
+bench: $(B)/npu $(B)/bench_array
+	tests/bench.sh $(B)/npu $(B)/bench_array
 
 clean:
 	rm -rf build
+
+# Synthesis view (Yosys): make synth CONFIG=<name>
+-include synth.mk

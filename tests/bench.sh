@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # make bench: simulation speed, PE utilisation and double-buffering overlap of one build, from
 # one invocation (so the figures come from the same run on a possibly noisy machine).
-#   tests/bench.sh build/<config>/npu
+#   tests/bench.sh build/<config>/npu [build/<config>/bench_array]
 # (i)  a long GEMM, (64S)^3 (512^3 at S=8), no DRAM stalls, with --json: simulated cycles/s and
 #      PE utilisation;
 # (ii) `npu overlap` on (32S)^3 with the calibrated DRAM bandwidth: compute-only,
 #      transfer-only and full cycles, and the ratio full / max(compute, transfer).
+# (iii) with the optional reference binary: the bare FlexSA array's simulated cycles/s, and the
+#      NPU's speed as a ratio to it (both measured here, so machine load mostly cancels).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
 export LC_ALL=C   # "." as the decimal point for printf
-npu=${1:?usage: $0 build/<config>/npu}
+npu=${1:?usage: $0 build/<config>/npu [build/<config>/bench_array]}
+ref=${2:-}
 [ -x "$npu" ] || { echo "bench: $npu is not an executable (build it with make)" >&2; exit 2; }
 
 # First value of "key" in a one-line JSON object (top-level keys come before nested ones).
@@ -41,6 +44,12 @@ if [ "$orc" -ne 0 ] || [ "$(jget pass "$oj")" != true ]; then
     fail=1
 fi
 
+if [ -n "$ref" ]; then
+    echo "-- (iii) bare FlexSA array reference, 2,000,000 cycles"
+    rj=$("$ref" 2000000) || { echo "bench: $ref failed" >&2; fail=1; }
+    r_cps=$(jget cycles_per_s "$rj")
+fi
+
 # bash's printf does floating point (strtold), so "0.91e2" prints as 91.0
 pct() { printf '%.1f%%' "${1:-0}e2" 2>/dev/null || printf '?'; }
 num() { printf "$1" "${2:-0}" 2>/dev/null || printf '?'; }
@@ -50,6 +59,11 @@ printf '  %-38s %s\n' "gemm ${G}^3 result" "$(jget result "$gj")"
 printf '  %-38s %s cycles in %s s\n' "  simulated" "${g_cycles:-?}" "${g_wall:-?}"
 printf '  %-38s %s cycles/s\n' "  simulation speed" "$(num %.0f "$g_cps")"
 printf '  %-38s %s\n' "  PE utilization" "$(pct "$g_util")"
+if [ -n "$ref" ]; then
+    printf '  %-38s %s cycles/s\n' "bare array (reference) speed" "$(num %.0f "$r_cps")"
+    printf '  %-38s %s\n' "  NPU speed / bare array speed" \
+        "$(awk -v a="${g_cps:-0}" -v b="${r_cps:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "?" }')"
+fi
 printf '  %-38s %s (%s)\n' "overlap ${O}^3" "$(jget overlap "$oj")" "$(jget result "$oj")"
 printf '  %-38s %s B/cycle\n' "  DRAM bandwidth (calibrated)" "$(jget dram_bw "$oj")"
 printf '  %-38s %s / %s / %s cycles\n' "  compute-only / transfer-only / full" \
