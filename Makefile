@@ -7,7 +7,10 @@
 # Everything a config needs is generated from configs/<config>.cfg into build/<config>/.
 
 CONFIG   ?= small
-CONFIGS  := tiny small medium
+CONFIGS  := $(sort $(basename $(notdir $(wildcard configs/*.cfg))))
+ifeq ($(wildcard configs/$(CONFIG).cfg),)
+$(error unknown CONFIG '$(CONFIG)': configs/ has $(CONFIGS))
+endif
 TEST_CONFIGS := tiny small
 B        := build/$(CONFIG)
 CC       ?= gcc
