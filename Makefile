@@ -30,7 +30,7 @@ VFLAGS   := --cc -O3 --x-assign fast --x-initial fast --noassert --trace-fst \
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: all sim test lint bench deps clean model cli unit-tests help
+.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -139,13 +139,23 @@ sim: $(B)/npu build/npu
 	$(B)/npu $(SIM_ARGS)
 	@echo "waveform: waveforms/npu.fst (open with: gtkwave waveforms/npu.gtkw)"
 
+# Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu)
-	@fail=0; \
-	echo "== host unit tests"; build/test_unit --jobs $(JOBS) || fail=1; \
+	@mkdir -p build/reports; fail=0; \
+	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	for c in $(TEST_CONFIGS); do echo "== RTL tests, config $$c"; \
-	  build/$$c/test_rtl --jobs $(JOBS) || fail=1; done; \
+	  build/$$c/test_rtl --jobs $(JOBS) --xml=build/reports/rtl-$$c.xml || fail=1; done; \
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
+
+# Host code under AddressSanitizer and UndefinedBehaviorSanitizer (the unit suite runs the runtime
+# on the C functional model, so no Verilator build is needed).
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+test-asan: $(DEPS_STAMP)
+	@mkdir -p build/asan
+	$(CC) $(CSTD) -O1 $(SAN) -Isw -Isw/cli -Itb -Itests/unit -o build/asan/test_unit \
+	    $(UNIT_SRC) $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
+	ASAN_OPTIONS=detect_leaks=1 build/asan/test_unit --jobs $(JOBS)
 
 lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	@set -e; for c in $(CONFIGS); do \
