@@ -42,3 +42,27 @@ size_t npu_compare_i32(int M, int N, const int32_t *got, size_t ldg, const int32
         }
     return bad;
 }
+
+/* xorshift64*: the operands are a function of the seed only */
+static uint64_t xs_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
+
+static void random_i16(int16_t *v, size_t n, uint64_t *st)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint16_t u = (uint16_t)(xs_next(st) >> 48);
+        v[i] = (int16_t)(u >= 0x8000u ? (int)u - 0x10000 : (int)u);
+    }
+}
+
+void npu_random_operands(int M, int N, int K, uint64_t seed, int16_t *A, int16_t *B)
+{
+    uint64_t st = seed ? seed : 0x9E3779B97F4A7C15ull;
+    random_i16(A, (size_t)M * (size_t)K, &st);
+    random_i16(B, (size_t)K * (size_t)N, &st);
+}

@@ -21,4 +21,9 @@ void npu_golden_gemm(int M, int N, int K, const int16_t *A, size_t lda, int tran
 size_t npu_compare_i32(int M, int N, const int32_t *got, size_t ldg, const int32_t *exp,
                        size_t lde, int *row, int *col, int32_t *got_v, int32_t *exp_v);
 
+/* Seeded operands: A (M x K values) then B (K x N values) from one xorshift64* stream (seed 0 is
+ * replaced by a fixed constant). The CLI and the RTL tests share it, so a failing test's seed
+ * replays with `npu gemm ... --seed N`. A and B are filled in storage order whatever the layout. */
+void npu_random_operands(int M, int N, int K, uint64_t seed, int16_t *A, int16_t *B);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "npu_params.h" /* NPU_CFG_INIT of this build */
+#include "golden.h"
 #include "report.h"
 #include "runtime.h"
 
@@ -57,26 +58,34 @@ static inline uint64_t rtl_budget(const npu_cfg_t *cfg, int M, int N, int K)
     return 200000 + 40 * (uint64_t)M * ((N + F - 1) / F) * ((K + F - 1) / F) + 400 * waves;
 }
 
-/* Runs one GEMM and asserts PASS, naming the shape, seed and first mismatch. */
-static inline void rtl_gemm_check(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K,
-                                  int ta, int tb, uint64_t seed, npu_gemm_report_t *out)
+/* Runs one GEMM on a fresh model (DRAM stalls seeded by `seed`, operands from
+ * npu_random_operands(seed), exactly as the CLI does) and asserts PASS. A failure names the
+ * shape, the first mismatch and the one command that replays it. bw = 0: the config's default. */
+static inline void rtl_gemm_check(const npu_cfg_t *cfg, int M, int N, int K, int ta, int tb,
+                                  uint64_t seed, unsigned stall_pct, double bw,
+                                  npu_gemm_report_t *out)
 {
-    uint64_t x = seed | 1;
     int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K);
     int16_t *B = malloc(sizeof(int16_t) * (size_t)K * N);
     cr_assert(A && B);
-    rtl_fill(A, (size_t)M * K, &x);
-    rtl_fill(B, (size_t)K * N, &x);
+    npu_random_operands(M, N, K, seed, A, B);
+    npu_sim_t *s = rtl_open(cfg, stall_pct, bw, seed);
     npu_gemm_report_t r;
     int rc = npu_gemm_run(cfg, s, M, N, K, A, B, ta, tb, NULL, rtl_budget(cfg, M, N, K), &r);
+    char bwopt[48] = "";
+    if (bw > 0)
+        snprintf(bwopt, sizeof bwopt, " --dram-bw %g", bw);
     cr_assert_eq(rc, NPU_GEMM_PASS,
                  "GEMM %dx%dx%d transA=%d transB=%d seed=%llu: %s (%s) err=%s pc=%u "
-                 "first mismatch C[%d][%d]=%d expected %d; %s %s",
+                 "first mismatch C[%d][%d]=%d expected %d; %s %s\n"
+                 "  replay: build/%s/npu gemm -m %d -n %d -k %d --seed %llu --stall-pct %u%s%s%s",
                  M, N, K, ta, tb, (unsigned long long)seed, npu_gemm_rc_name(rc),
                  npu_state_name(r.run.state), npu_error_name(r.run.err) ? npu_error_name(r.run.err) : "?",
                  (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp,
-                 r.counters_msg, r.host_msg);
+                 r.counters_msg, r.host_msg, cfg->name, M, N, K, (unsigned long long)seed,
+                 stall_pct, bwopt, ta ? " --trans-a" : "", tb ? " --trans-b" : "");
     if (out) *out = r; else npu_gemm_report_free(&r);
+    npu_sim_close(s);
     free(A);
     free(B);
 }

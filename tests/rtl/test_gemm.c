@@ -1,7 +1,8 @@
 /*
  * test_gemm.c - GEMMs on the Verilated NPU of this build, bit-exact against the golden model,
  * with seeded random DRAM stalls; the runtime also checks that the counters add up (DRAM bytes
- * per tag, MACs per core, waves, instructions, drained rows) against the program.
+ * per tag, MACs per core, waves, instructions, drained rows) against the program. Every GEMM runs
+ * on a fresh model with its own seed, so a failure prints the `npu gemm` command that replays it.
  */
 #include "rtl_common.h"
 
@@ -10,9 +11,7 @@ static const unsigned STALL = 10; /* % of cycles the DRAM withholds a handshake 
 Test(gemm, one_by_one)
 {
     npu_cfg_t cfg = rtl_cfg();
-    npu_sim_t *s = rtl_open(&cfg, STALL, 0, rtl_seed(1));
-    rtl_gemm_check(&cfg, s, 1, 1, 1, 0, 0, rtl_seed(1), NULL);
-    npu_sim_close(s);
+    rtl_gemm_check(&cfg, 1, 1, 1, 0, 0, rtl_seed(1), STALL, 0, NULL);
 }
 
 /* Sizes around the array side: 2S-1, 2S, 2S+1, primes, and small values. */
@@ -23,17 +22,16 @@ Test(gemm, edge_sizes)
     int sz[] = { 1, 2, F - 1, F, F + 1, 2 * F - 1, 2 * F + 1, 7, 13, 31, 67 };
     int n = (int)(sizeof sz / sizeof sz[0]);
     uint64_t seed = rtl_seed(2);
-    npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
     int runs = 0;
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j += 3)
             for (int k = (i + j) % 2; k < n; k += 4) {
                 if (sz[i] < 1 || sz[j] < 1 || sz[k] < 1) continue;
-                rtl_gemm_check(&cfg, s, sz[i], sz[j], sz[k], 0, 0, seed + (uint64_t)runs, NULL);
+                rtl_gemm_check(&cfg, sz[i], sz[j], sz[k], 0, 0, seed + (uint64_t)runs, STALL, 0,
+                               NULL);
                 runs++;
             }
     cr_assert_gt(runs, 30);
-    npu_sim_close(s);
 }
 
 /* Random shapes, M, N, K in 1..300; four tests so Criterion runs them in parallel. */
@@ -41,15 +39,13 @@ static void random_shapes(int part, int count)
 {
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(1000 + (uint64_t)part);
-    npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
     uint64_t x = seed * 2654435761u + 1;
     for (int i = 0; i < count; i++) {
         int M = 1 + (int)(rtl_rand(&x) % 300), N = 1 + (int)(rtl_rand(&x) % 300);
         int K = 1 + (int)(rtl_rand(&x) % 300);
         if (cfg.s <= 2) { M = 1 + M / 3; } /* keep the tiny array's cycle count in budget */
-        rtl_gemm_check(&cfg, s, M, N, K, 0, 0, seed + (uint64_t)i, NULL);
+        rtl_gemm_check(&cfg, M, N, K, 0, 0, seed + (uint64_t)i, STALL, 0, NULL);
     }
-    npu_sim_close(s);
 }
 Test(gemm, random_a) { random_shapes(0, 25); }
 Test(gemm, random_b) { random_shapes(1, 25); }
@@ -61,13 +57,11 @@ Test(gemm, transposed_operands)
 {
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(3);
-    npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
     int shapes[][3] = { { 1, 1, 1 }, { 37, 45, 29 }, { 2 * cfg.s + 1, 3, 70 }, { 64, 100, 33 } };
     for (int i = 0; i < 4; i++)
         for (int t = 1; t < 4; t++)
-            rtl_gemm_check(&cfg, s, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1,
-                           seed + (uint64_t)(4 * i + t), NULL);
-    npu_sim_close(s);
+            rtl_gemm_check(&cfg, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1,
+                           seed + (uint64_t)(4 * i + t), STALL, 0, NULL);
 }
 
 /* A problem whose operands do not fit the SPM: tiles, K chunks and double buffers all cycle. */
@@ -78,9 +72,7 @@ Test(gemm, larger_than_spm)
     int M = 300, N = 200, K = 500;
     if (cfg.s <= 2) { M = 150; N = 100; K = 300; }
     cr_assert_gt((uint64_t)2 * M * K + 2ull * K * N, spm_bytes, "shape must exceed the SPM");
-    npu_sim_t *s = rtl_open(&cfg, STALL, 0, rtl_seed(4));
-    rtl_gemm_check(&cfg, s, M, N, K, 0, 0, rtl_seed(4), NULL);
-    npu_sim_close(s);
+    rtl_gemm_check(&cfg, M, N, K, 0, 0, rtl_seed(4), STALL, 0, NULL);
 }
 
 /* Compute-bound GEMM (64S x 64S x 64S, DRAM fast enough): PE utilization >= 90% from S = 8 on
@@ -92,13 +84,11 @@ Test(gemm, compute_bound_utilization, .timeout = 600)
     npu_cfg_t cfg = rtl_cfg();
     int n = 64 * cfg.s;
     double want = cfg.s >= 8 ? 0.90 : 0.80;
-    npu_sim_t *s = rtl_open(&cfg, 0, 8.0 * cfg.s, rtl_seed(5));
     npu_gemm_report_t r;
-    rtl_gemm_check(&cfg, s, n, n, n, 0, 0, rtl_seed(5), &r);
+    rtl_gemm_check(&cfg, n, n, n, 0, 0, rtl_seed(5), 0, 8.0 * cfg.s, &r);
     double util = npu_report_pe_util(&cfg, r.run.cnt);
     cr_log_info("compute-bound %dx%dx%d: %llu cycles, utilization %.2f%%", n, n, n,
                 (unsigned long long)r.run.cnt[NPU_CNT_cycles], 100 * util);
     cr_expect_geq(util, want, "PE utilization %.2f%% < %.0f%%", 100 * util, 100 * want);
     npu_gemm_report_free(&r);
-    npu_sim_close(s);
 }
