@@ -12,8 +12,9 @@
 //    which sustains one beat per cycle while the SPM grants.
 //  - transposed mode: 2S x 2S element blocks; one single-beat burst per source row of a block
 //    fills a row of the transpose buffer, then the 2S columns are written out one SPM word per
-//    cycle (the buffer shifts right by one element per column, so a column is element 0 of
-//    every row: no wide muxes).
+//    cycle. The buffer is stored by column (tcm[k] = element k of every buffered row), so a
+//    filling beat scatters its elements into lane dp_i of the columns and a column write is a
+//    plain array read: nothing wide is shifted or rebuilt while the engine idles.
 // Checks happen in one CHECK cycle before any request. A DRAM error response stops the address
 // generator; the beats of bursts already issued are accepted and dropped (DRAIN) so the shared
 // read channel is not blocked, then the engine returns to idle.
@@ -84,6 +85,18 @@ module npu_dma_load #(
     reg [15:0] f_rows;
     reg [31:0] f_daddr;
     reg [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    reg [15:0] nbeats;      // beats per row (= column blocks in transposed mode)
+    reg        c_bad, c_dram, c_spm;   // start checks, registered at cmd_fire
+    reg [31:0] c_dlast, c_slast;
+
+    // descriptor fields in the instruction word
+    wire        d_tr      = cmd_insn[15];
+    wire [15:0] d_rows    = cmd_insn[31:16];
+    wire [31:0] d_daddr   = cmd_insn[63:32];
+    wire [15:0] d_saddr   = cmd_insn[79:64];
+    wire [15:0] d_sstride = cmd_insn[95:80];
+    wire [15:0] d_rbytes  = cmd_insn[111:96];
+    wire [15:0] d_dstride = cmd_insn[127:112];
 
     assign cmd_rdy = (state == ST_IDLE);
     assign busy    = (state != ST_IDLE);
@@ -91,10 +104,10 @@ module npu_dma_load #(
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
     wire unused_insn = &{1'b0, cmd_insn[11:0]};
+    wire unused_desc = &{1'b0, f_saddr, f_sstride};   // bits above SPM_AW: checked at cmd_fire
     // verilator lint_on UNUSEDSIGNAL
 
-    // beats per row (= column blocks in transposed mode), and the C = row_bytes/2 columns
-    wire [15:0] nbeats   = {{LB{1'b0}}, f_rbytes[15:LB]} + {15'd0, |f_rbytes[LB-1:0]};
+    // the C = row_bytes/2 columns
     wire [15:0] ncols    = {1'b0, f_rbytes[15:1]};
     wire [31:0] strideB  = {16'd0, f_dstride} << LB;          // DRAM row pitch in bytes
     wire [31:0] strideBE = {16'd0, f_dstride} << (LB + LE);   // pitch of a 2S-row block
@@ -103,18 +116,36 @@ module npu_dma_load #(
     wire [SPM_AW-1:0] sstrideE  = sstride_s << LE;
 
     // ---------------- start checks (48-bit, no overflow) ----------------
-    wire [47:0] rows48  = {32'd0, f_rows};
-    wire [47:0] dlast   = {16'd0, f_daddr} + (rows48 - 48'd1) * {16'd0, strideB}
-                          + {32'd0, f_rbytes} - 48'd1;
-    wire [47:0] wpr48   = (rows48 + {32'd0, E16} - 48'd1) >> LE;       // SPM words per transposed row
-    wire [47:0] slast   = f_tr ? {32'd0, f_saddr} + ({32'd0, ncols} - 48'd1) * {32'd0, f_sstride}
-                                 + wpr48 - 48'd1
-                               : {32'd0, f_saddr} + (rows48 - 48'd1) * {32'd0, f_sstride}
-                                 + {32'd0, nbeats} - 48'd1;
-    wire chk_bad  = (f_rows == 16'd0) || (f_rbytes == 16'd0) || (f_daddr[LB-1:0] != {LB{1'b0}})
-                    || (f_tr && f_rbytes[0]);
-    wire chk_dram = (dlast >= DRAM_LIM);
-    wire chk_spm  = (slast[47:32] != 16'd0) || (slast[31:0] >= SPMW32);
+    // Evaluated from the instruction word in the cmd_fire cycle and registered: the CHECK cycle
+    // is always the next one and reads the results, so the wide arithmetic runs once per
+    // instruction instead of in every cycle.
+    function [15:0] beats_of(input [15:0] rbytes);
+        beats_of = {{LB{1'b0}}, rbytes[15:LB]} + {15'd0, |rbytes[LB-1:0]};
+    endfunction
+    // verilator lint_off UNUSEDSIGNAL
+    function [31:0] lo32(input [47:0] x);   // err_info reports the low 32 bits
+        lo32 = x[31:0];
+    endfunction
+    // verilator lint_on UNUSEDSIGNAL
+    function [47:0] dram_last(input [31:0] daddr, input [15:0] rows, input [15:0] dstride,
+                              input [15:0] rbytes);
+        dram_last = {16'd0, daddr} + ({32'd0, rows} - 48'd1) * {16'd0, {16'd0, dstride} << LB}
+                    + {32'd0, rbytes} - 48'd1;
+    endfunction
+    // transposed: the last word of the last column, with (rows + 2S - 1) / 2S words per column
+    function [47:0] spm_last(input tr, input [15:0] saddr, input [15:0] sstride,
+                             input [15:0] rows, input [15:0] rbytes);
+        spm_last = tr ? {32'd0, saddr} + ({32'd0, 1'b0, rbytes[15:1]} - 48'd1) * {32'd0, sstride}
+                        + (({32'd0, rows} + {32'd0, E16} - 48'd1) >> LE) - 48'd1
+                      : {32'd0, saddr} + ({32'd0, rows} - 48'd1) * {32'd0, sstride}
+                        + {32'd0, beats_of(rbytes)} - 48'd1;
+    endfunction
+    function desc_bad(input tr, input [15:0] rows, input [15:0] rbytes, input [LB-1:0] dlow);
+        desc_bad = (rows == 16'd0) || (rbytes == 16'd0) || (dlow != {LB{1'b0}}) || (tr && rbytes[0]);
+    endfunction
+    wire chk_bad  = c_bad;
+    wire chk_dram = c_dram;
+    wire chk_spm  = c_spm;
     wire in_check = (state == ST_CHECK);
     wire go       = in_check && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == ST_RUN);
@@ -163,7 +194,7 @@ module npu_dma_load #(
     reg [LE-1:0]     dp_i, dp_k;
     reg [15:0]       dp_cols;   // columns left from this column block
     reg [SPM_AW-1:0] dp_rbaddr, dp_cbaddr, dp_caddr;
-    reg [E*WB-1:0]   tb;        // transpose buffer: row i = beat of source row i of the block
+    reg [WB-1:0]     tcm [0:E-1];   // transpose buffer by column: lane i = source row i
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
@@ -173,13 +204,7 @@ module npu_dma_load #(
     wire t_last_cb    = (dp_cols <= E16);
     wire t_last_rb    = (dp_rows <= E16);
 
-    wire [WB-1:0] tcol;   // current column: element 0 of every buffer row
-    genvar g;
-    generate
-        for (g = 0; g < E; g = g + 1) begin : g_col
-            assign tcol[g*16 +: 16] = tb[g*WB +: 16];
-        end
-    endgenerate
+    wire [WB-1:0] tcol = tcm[dp_k];   // current column
 
     assign r_rdy   = (state == ST_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
     wire r_fire    = r_vld && r_rdy;
@@ -227,10 +252,10 @@ module npu_dma_load #(
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= ST_IDLE;
                     end else if (chk_dram) begin
-                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= dlast[31:0];
+                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= c_dlast;
                         state <= ST_IDLE;
                     end else if (chk_spm) begin
-                        err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= slast[31:0];
+                        err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
                         state <= ST_IDLE;
                     end else begin
                         ag_act   <= 1'b1;
@@ -280,6 +305,12 @@ module npu_dma_load #(
             f_sstride <= cmd_insn[95:80];
             f_rbytes  <= cmd_insn[111:96];
             f_dstride <= cmd_insn[127:112];
+            nbeats    <= beats_of(cmd_insn[111:96]);
+            c_bad     <= desc_bad(d_tr, d_rows, d_rbytes, d_daddr[LB-1:0]);
+            c_dram    <= (dram_last(d_daddr, d_rows, d_dstride, d_rbytes) >= DRAM_LIM);
+            c_dlast   <= lo32(dram_last(d_daddr, d_rows, d_dstride, d_rbytes));
+            c_spm     <= (spm_last(d_tr, d_saddr, d_sstride, d_rows, d_rbytes) >= {16'd0, SPMW32});
+            c_slast   <= lo32(spm_last(d_tr, d_saddr, d_sstride, d_rows, d_rbytes));
         end
         if (go) begin
             tmask    <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {WB{1'b1}}
@@ -301,7 +332,6 @@ module npu_dma_load #(
             dp_rbaddr <= saddr_s;
             dp_cbaddr <= saddr_s;
             dp_caddr  <= saddr_s;
-            if (f_tr) tb <= {E{ {WB{1'b0}} }};   // rows past `rows` read as zero lanes
         end
 
         // address generator
@@ -353,12 +383,10 @@ module npu_dma_load #(
 
         // transposed data side: fill rows, then write columns
         if (beat_ok && f_tr) begin
-            tb[dp_i*WB +: WB] <= r_data;
             dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
         end
         if (wr_fire && f_tr) begin
             if (t_col_last) begin
-                tb   <= {E{ {WB{1'b0}} }};
                 dp_k <= {LE{1'b0}};
                 if (t_last_cb) begin
                     dp_rows   <= dp_rows - E16;
@@ -372,11 +400,28 @@ module npu_dma_load #(
                     dp_caddr  <= dp_cbaddr + sstrideE;
                 end
             end else begin
-                tb       <= tb >> 16;
                 dp_k     <= dp_k + 1'b1;
                 dp_caddr <= dp_caddr + sstride_s;
             end
         end
     end
+
+    // Transpose buffer fill: beat dp_i of a block goes to lane dp_i of every column; the first
+    // beat of a block also clears the other lanes (rows past `rows` read as zero lanes).
+    // Blocking writes, updated in place (a non-blocking write to an array element costs a
+    // shadow value and flag per element every cycle). This is race-free: tcm is read only
+    // through wr_data, which the SPM samples only in column-write cycles (t_fill = 0), while
+    // it is written only in fill cycles (beat_ok in transposed mode needs t_fill = 1).
+    integer k;
+    /* verilator lint_off BLKSEQ */
+    always @(posedge clk) begin
+        if (beat_ok && f_tr) begin
+            for (k = 0; k < E; k = k + 1) begin
+                if (dp_i == {LE{1'b0}}) tcm[k] = {{(WB-16){1'b0}}, r_data[k*16 +: 16]};
+                else                    tcm[k][dp_i*16 +: 16] = r_data[k*16 +: 16];
+            end
+        end
+    end
+    /* verilator lint_on BLKSEQ */
 endmodule
 `default_nettype wire

@@ -80,10 +80,21 @@ module npu_dma_store #(
     // ---------------- descriptor ----------------
     reg [2:0]  state;
     reg [2:0]  f_tag;
-    reg        f_tr;
     reg [15:0] f_rows;
     reg [31:0] f_daddr;
     reg [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    reg [15:0] nbeats;      // beats per row
+    reg        c_bad, c_dram, c_spm;   // start checks, registered at cmd_fire
+    reg [31:0] c_dlast, c_slast;
+
+    // descriptor fields in the instruction word
+    wire        d_tr      = cmd_insn[15];
+    wire [15:0] d_rows    = cmd_insn[31:16];
+    wire [31:0] d_daddr   = cmd_insn[63:32];
+    wire [15:0] d_saddr   = cmd_insn[79:64];
+    wire [15:0] d_sstride = cmd_insn[95:80];
+    wire [15:0] d_rbytes  = cmd_insn[111:96];
+    wire [15:0] d_dstride = cmd_insn[127:112];
 
     assign cmd_rdy = (state == ST_IDLE);
     assign busy    = (state != ST_IDLE);
@@ -91,23 +102,43 @@ module npu_dma_store #(
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
     wire unused_insn = &{1'b0, cmd_insn[11:0]};
+    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes};   // only partly used after the checks
     // verilator lint_on UNUSEDSIGNAL
 
-    wire [15:0] nbeats  = {{LB{1'b0}}, f_rbytes[15:LB]} + {15'd0, |f_rbytes[LB-1:0]};
     wire [31:0] strideB = {16'd0, f_dstride} << LB;
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
 
     // ---------------- start checks (48-bit, no overflow) ----------------
-    wire [47:0] rows48 = {32'd0, f_rows};
-    wire [47:0] dlast  = {16'd0, f_daddr} + (rows48 - 48'd1) * {16'd0, strideB}
-                         + {32'd0, f_rbytes} - 48'd1;
-    wire [47:0] slast  = {32'd0, f_saddr} + (rows48 - 48'd1) * {32'd0, f_sstride}
-                         + {32'd0, nbeats} - 48'd1;
-    wire chk_bad  = (f_rows == 16'd0) || (f_rbytes == 16'd0) || (f_daddr[LB-1:0] != {LB{1'b0}})
-                    || f_tr;
-    wire chk_dram = (dlast >= DRAM_LIM);
-    wire chk_spm  = (slast[47:32] != 16'd0) || (slast[31:0] >= SPMW32);
+    // Evaluated from the instruction word in the cmd_fire cycle and registered: the CHECK cycle
+    // is always the next one and reads the results, so the wide arithmetic runs once per
+    // instruction instead of in every cycle.
+    function [15:0] beats_of(input [15:0] rbytes);
+        beats_of = {{LB{1'b0}}, rbytes[15:LB]} + {15'd0, |rbytes[LB-1:0]};
+    endfunction
+    // verilator lint_off UNUSEDSIGNAL
+    function [31:0] lo32(input [47:0] x);   // err_info reports the low 32 bits
+        lo32 = x[31:0];
+    endfunction
+    // verilator lint_on UNUSEDSIGNAL
+    function [47:0] dram_last(input [31:0] daddr, input [15:0] rows, input [15:0] dstride,
+                              input [15:0] rbytes);
+        dram_last = {16'd0, daddr} + ({32'd0, rows} - 48'd1) * {16'd0, {16'd0, dstride} << LB}
+                    + {32'd0, rbytes} - 48'd1;
+    endfunction
+    // verilator lint_off UNUSEDSIGNAL
+    function [47:0] spm_last(input tr, input [15:0] saddr, input [15:0] sstride,
+                             input [15:0] rows, input [15:0] rbytes);   // tr: same call as LOAD
+        spm_last = {32'd0, saddr} + ({32'd0, rows} - 48'd1) * {32'd0, sstride}
+                   + {32'd0, beats_of(rbytes)} - 48'd1;
+    endfunction
+    // verilator lint_on UNUSEDSIGNAL
+    function desc_bad(input tr, input [15:0] rows, input [15:0] rbytes, input [LB-1:0] dlow);
+        desc_bad = (rows == 16'd0) || (rbytes == 16'd0) || (dlow != {LB{1'b0}}) || tr;
+    endfunction
+    wire chk_bad  = c_bad;
+    wire chk_dram = c_dram;
+    wire chk_spm  = c_spm;
     wire go       = (state == ST_CHECK) && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == ST_RUN);
     wire in_xfer  = in_run || (state == ST_DRAIN);   // W and B still flow while draining
@@ -215,10 +246,10 @@ module npu_dma_store #(
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= ST_IDLE;
                     end else if (chk_dram) begin
-                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= dlast[31:0];
+                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= c_dlast;
                         state <= ST_IDLE;
                     end else if (chk_spm) begin
-                        err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= slast[31:0];
+                        err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
                         state <= ST_IDLE;
                     end else begin
                         ag_act <= 1'b1;
@@ -249,13 +280,18 @@ module npu_dma_store #(
     always @(posedge clk) begin
         if (cmd_fire) begin
             f_tag     <= cmd_insn[14:12];
-            f_tr      <= cmd_insn[15];
             f_rows    <= cmd_insn[31:16];
             f_daddr   <= cmd_insn[63:32];
             f_saddr   <= cmd_insn[79:64];
             f_sstride <= cmd_insn[95:80];
             f_rbytes  <= cmd_insn[111:96];
             f_dstride <= cmd_insn[127:112];
+            nbeats    <= beats_of(cmd_insn[111:96]);
+            c_bad     <= desc_bad(d_tr, d_rows, d_rbytes, d_daddr[LB-1:0]);
+            c_dram    <= (dram_last(d_daddr, d_rows, d_dstride, d_rbytes) >= DRAM_LIM);
+            c_dlast   <= lo32(dram_last(d_daddr, d_rows, d_dstride, d_rbytes));
+            c_spm     <= (spm_last(d_tr, d_saddr, d_sstride, d_rows, d_rbytes) >= {16'd0, SPMW32});
+            c_slast   <= lo32(spm_last(d_tr, d_saddr, d_sstride, d_rows, d_rbytes));
         end
         if (go) begin
             tstrb   <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {(4*S){1'b1}}
