@@ -68,74 +68,45 @@ module npu_dma_store #(
     localparam integer DFD = 4;             // read-ahead depth: word in flight + pop latency slack
     localparam integer DFW = $clog2(DFD + 1);
     localparam [31:0] MAXB32   = MAX_BURST;
-    localparam [31:0] SPMW32   = SPM_WORDS;
     localparam [31:0] DFD32    = DFD;
     localparam [15:0] MAXB16   = MAXB32[15:0];
     localparam [DFW-1:0] DFD_C = DFD32[DFW-1:0];
-    localparam [47:0] DRAM_LIM = 48'd1 << DRAM_AW;
 
     localparam [2:0] ST_IDLE = 3'd0, ST_CHECK = 3'd1, ST_RUN = 3'd2, ST_DRAIN = 3'd3,
                      ST_FLUSH = 3'd4;
 
     // ---------------- descriptor ----------------
     reg [2:0]  state;
-    reg [2:0]  f_tag;
-    reg [15:0] f_rows;
-    reg [31:0] f_daddr;
-    reg [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
-    reg [15:0] nbeats;      // beats per row
-    reg        c_bad, c_dram, c_spm;   // start checks, registered at cmd_fire
-    reg [31:0] c_dlast, c_slast;
+    // the descriptor and its start checks, latched when the instruction is accepted
+    wire [2:0]  f_tag;
+    wire        f_tr;        // always 0 for STORE (a set transpose bit is BAD_DESC)
+    wire [15:0] f_rows;
+    wire [31:0] f_daddr;
+    wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire [15:0] nbeats;      // beats per row
+    wire        c_bad, c_dram, c_spm;
+    wire [31:0] c_dlast, c_slast;
+    npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
+                   .TRANSPOSE(0)) u_desc (
+        .clk(clk), .load(cmd_fire), .cmd_insn(cmd_insn),
+        .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
+        .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
+        .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
+    );
 
-    // descriptor fields in the instruction word
-    wire        d_tr      = cmd_insn[15];
-    wire [15:0] d_rows    = cmd_insn[31:16];
-    wire [31:0] d_daddr   = cmd_insn[63:32];
-    wire [15:0] d_saddr   = cmd_insn[79:64];
-    wire [15:0] d_sstride = cmd_insn[95:80];
-    wire [15:0] d_rbytes  = cmd_insn[111:96];
-    wire [15:0] d_dstride = cmd_insn[127:112];
 
     assign cmd_rdy = (state == ST_IDLE);
     assign busy    = (state != ST_IDLE);
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
-    wire unused_insn = &{1'b0, cmd_insn[11:0]};
-    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes};   // only partly used after the checks
+    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes, f_tr};   // only partly used after the checks
     // verilator lint_on UNUSEDSIGNAL
 
     wire [31:0] strideB = {16'd0, f_dstride} << LB;
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
 
-    // ---------------- start checks (48-bit, no overflow) ----------------
-    // Evaluated from the instruction word in the cmd_fire cycle and registered: the CHECK cycle
-    // is always the next one and reads the results, so the wide arithmetic runs once per
-    // instruction instead of in every cycle.
-    function [15:0] beats_of(input [15:0] rbytes);
-        beats_of = {{LB{1'b0}}, rbytes[15:LB]} + {15'd0, |rbytes[LB-1:0]};
-    endfunction
-    // verilator lint_off UNUSEDSIGNAL
-    function [31:0] lo32(input [47:0] x);   // err_info reports the low 32 bits
-        lo32 = x[31:0];
-    endfunction
-    // verilator lint_on UNUSEDSIGNAL
-    function [47:0] dram_last(input [31:0] daddr, input [15:0] rows, input [15:0] dstride,
-                              input [15:0] rbytes);
-        dram_last = {16'd0, daddr} + ({32'd0, rows} - 48'd1) * {16'd0, {16'd0, dstride} << LB}
-                    + {32'd0, rbytes} - 48'd1;
-    endfunction
-    // verilator lint_off UNUSEDSIGNAL
-    function [47:0] spm_last(input tr, input [15:0] saddr, input [15:0] sstride,
-                             input [15:0] rows, input [15:0] rbytes);   // tr: same call as LOAD
-        spm_last = {32'd0, saddr} + ({32'd0, rows} - 48'd1) * {32'd0, sstride}
-                   + {32'd0, beats_of(rbytes)} - 48'd1;
-    endfunction
-    // verilator lint_on UNUSEDSIGNAL
-    function desc_bad(input tr, input [15:0] rows, input [15:0] rbytes, input [LB-1:0] dlow);
-        desc_bad = (rows == 16'd0) || (rbytes == 16'd0) || (dlow != {LB{1'b0}}) || tr;
-    endfunction
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
@@ -278,21 +249,6 @@ module npu_dma_store #(
 
     // ---------------- datapath (no reset) ----------------
     always @(posedge clk) begin
-        if (cmd_fire) begin
-            f_tag     <= cmd_insn[14:12];
-            f_rows    <= cmd_insn[31:16];
-            f_daddr   <= cmd_insn[63:32];
-            f_saddr   <= cmd_insn[79:64];
-            f_sstride <= cmd_insn[95:80];
-            f_rbytes  <= cmd_insn[111:96];
-            f_dstride <= cmd_insn[127:112];
-            nbeats    <= beats_of(cmd_insn[111:96]);
-            c_bad     <= desc_bad(d_tr, d_rows, d_rbytes, d_daddr[LB-1:0]);
-            c_dram    <= (dram_last(d_daddr, d_rows, d_dstride, d_rbytes) >= DRAM_LIM);
-            c_dlast   <= lo32(dram_last(d_daddr, d_rows, d_dstride, d_rbytes));
-            c_spm     <= (spm_last(d_tr, d_saddr, d_sstride, d_rows, d_rbytes) >= {16'd0, SPMW32});
-            c_slast   <= lo32(spm_last(d_tr, d_saddr, d_sstride, d_rows, d_rbytes));
-        end
         if (go) begin
             tstrb   <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {(4*S){1'b1}}
                        : ~({(4*S){1'b1}} << f_rbytes[LB-1:0]);

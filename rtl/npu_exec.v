@@ -10,7 +10,15 @@
 //   WAVE(bank b) issues only when b is loaded and no LDW to b is outstanding, and its OBUF half
 //   is not being drained; a DRAIN(half h) waits in a small queue and starts when no row for h
 //   is pending or in flight.
-// This issue runs mode FW only; other modes are rejected with BAD_DESC until the FlexSA modes land.
+// Modes (docs/design.md §2): a WAVE's m rows are split into row sets, one per sub-array, injected in
+// lockstep (one slot per cycle: slot t carries row t of every set that has one):
+//   FW  1 set  [0,m)                         streams 0+2            wide OBUF layout
+//   HSW 2 sets [0,ha) top, [ha,m) bottom     stream 0 | stream 2    wide
+//   VSW 2 sets [0,ha) left, [ha,m) right     streams 0+2 | 1+3      skinny
+//   ISW 4 sets core0 [0,qa), core2 [qa,ha), core1 [ha,ha+qb), core3 [ha+qb,m)   skinny
+// with ha = ceil(m/2), qa = ceil(ha/2), qb = ceil((m-ha)/2). Wide: OBUF row obuf+i, lane = column.
+// Skinny: rows i < ha at OBUF row obuf+i, lanes 0..S-1; rows i >= ha at obuf+i-ha, lanes S..2S-1.
+// The array mode changes only when no row is in flight (a mode-switch bubble).
 module npu_exec #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -59,10 +67,12 @@ module npu_exec #(
     // NoC sources
     output wire                  h_vld,
     output wire [3:0]            h_gid,
+    output wire [3:0]            h_half,       // NoC H endpoint halves for the head flit
     output wire [32*S-1:0]       h_data,
     input  wire                  h_rdy,
     output wire                  v_vld,
     output wire [3:0]            v_gid,
+    output wire [3:0]            v_half,       // NoC V endpoint halves for the head flit
     output wire [32*S-1:0]       v_data,
     input  wire                  v_rdy,
     // per-core local buffers
@@ -83,10 +93,15 @@ module npu_exec #(
     output wire [4*S*16-1:0]     w_in,
     input  wire [2*S-1:0]        out_vld,
     input  wire [2*S*TAGW-1:0]   out_tag,
+    input  wire [2*S-1:0]        top_vld,
+    input  wire [2*S*TAGW-1:0]   top_tag,
     // OBUF
     output wire [2*S-1:0]        ob_wr_en,
     output wire [2*S*OBUF_AW-1:0] ob_wr_addr,
     output wire [2*S-1:0]        ob_wr_acc,
+    output wire [2*S-1:0]        ob2_wr_en,    // path (2): results of cores 0/1 (HSW/ISW)
+    output wire [2*S*OBUF_AW-1:0] ob2_wr_addr,
+    output wire [2*S-1:0]        ob2_wr_acc,
     output wire                  ob_rd_en,
     output wire [OBUF_AW-1:0]    ob_rd_addr,
     input  wire [2*S*32-1:0]     ob_rd_data,
@@ -95,7 +110,11 @@ module npu_exec #(
     output wire [3:0]            ev_stall,     // per core: wave waiting for its LBUF_H
     output wire [4*16-1:0]       ev_macs,      // per core: useful MACs this cycle
     output wire [3:0]            ev_wave,      // one-hot mode of a WAVE issued this cycle
-    output wire [3:0]            ev_row,       // one-hot mode of a row injected this cycle
+    output wire [3:0]            ev_row,       // one-hot mode of an injection slot this cycle
+    output wire [11:0]           ev_rows,      // per mode (3 bits each): rows injected this cycle
+    output wire                  ev_mode_switch, // the array changed mode (a drained array)
+    output wire [1:0]            ev_bypass,    // S-element A words over bypass (1) to cores 1/3 (VSW/ISW)
+    output wire [7:0]            ev_path2,     // int32 results of cores 0/1 over path (2) (HSW/ISW)
     output wire                  ev_wait_tok,
     output wire                  ev_wait_weights,
     output wire                  ev_wait_obuf,
@@ -129,13 +148,34 @@ module npu_exec #(
     wire [15:0] f_w1hi    = q_insn[63:48];    // LDW/WAVE spm_stride
     wire [7:0]  f_k       = q_insn[71:64];
     wire [7:0]  f_n       = q_insn[79:72];
+    wire [3:0]  f_cmask   = q_insn[83:80];    // LDW core mask (w2[19:16])
     wire [15:0] f_w2lo    = q_insn[79:64];    // DRAIN spm_addr
     wire [15:0] f_w2hi    = q_insn[95:80];    // WAVE obuf_addr, DRAIN spm_stride
+    wire [15:0] f_split   = q_insn[111:96];   // DRAIN split_rows (w3[15:0])
+    wire [15:0] f_hirows  = q_insn[127:112];  // DRAIN hi_rows (w3[31:16])
 
     wire is_ldw   = op == OP_LDW;
     wire is_wave  = op == OP_WAVE;
     wire is_drain = op == OP_DRAIN;
     wire is_sync  = op == OP_SYNC_E;
+
+    // mode legality: HSW needs k <= S, VSW n <= S, ISW both
+    wire k_small = f_k <= S8;
+    wire n_small = f_n <= S8;
+    wire mode_ok = (f_mode == MODE_FW) || (f_mode == MODE_HSW && k_small)
+                || (f_mode == MODE_VSW && n_small) || (f_mode == MODE_ISW && k_small && n_small);
+    wire skinny  = f_mode == MODE_VSW || f_mode == MODE_ISW;
+
+    // row sets of a WAVE (see the header)
+    wire [16:0] m17  = {1'b0, f_cnt};
+    wire [16:0] ha17 = (m17 + 17'd1) >> 1;
+    wire [15:0] ha   = ha17[15:0];
+    wire [15:0] hb   = f_cnt - ha;
+    wire [15:0] qa0  = (ha >> 1) + {15'd0, ha[0]};
+    wire [15:0] qa1  = ha - qa0;
+    wire [15:0] qb0  = (hb >> 1) + {15'd0, hb[0]};
+    wire [15:0] qb1  = hb - qb0;
+    wire [15:0] rows_used = skinny ? ha : f_cnt;   // OBUF rows a wave writes
 
     // last address touched = base + (count-1)*stride, in wide arithmetic
     wire [15:0] ldw_kminus1   = {8'd0, f_k} - 16'd1;
@@ -143,14 +183,20 @@ module npu_exec #(
     wire [31:0] ldw_prod      = {16'd0, ldw_kminus1} * {16'd0, f_w1hi};
     wire [31:0] wave_prod     = {16'd0, cnt_minus1} * {16'd0, f_w1hi};
     wire [31:0] dr_prod       = {16'd0, cnt_minus1} * {16'd0, f_w2hi};
+    wire [16:0] dr_hi_last    = {1'b0, f_split} + {1'b0, f_hirows} - 17'd1;
+    wire [33:0] dr_hi_prod    = {17'd0, dr_hi_last} * {18'd0, f_w2hi};
     wire [33:0] ldw_last_spm  = {18'd0, f_w1lo} + {2'd0, ldw_prod};
     wire [33:0] wave_last_spm = {18'd0, f_w1lo} + {2'd0, wave_prod};
-    wire [33:0] dr_last_spm   = {18'd0, f_w2lo} + {2'd0, dr_prod} + 34'd1;
+    wire        dr_splitm     = f_split != 16'd0;
+    wire [33:0] dr_lo_last    = {18'd0, f_w2lo} + {2'd0, dr_prod};
+    wire [33:0] dr_hi_lastw   = {18'd0, f_w2lo} + dr_hi_prod;
+    wire [33:0] dr_last_spm   = !dr_splitm ? dr_lo_last + 34'd1 :
+                                (f_hirows != 16'd0 && dr_hi_lastw > dr_lo_last) ? dr_hi_lastw : dr_lo_last;
     // OBUF range: a wave or drain stays inside one half (the unit of double buffering)
     localparam HB = OBUF_AW - 1;     // half bit
-    wire [16:0] wave_obuf_end = {1'b0, f_w2hi} + {1'b0, f_cnt};
+    wire [16:0] wave_obuf_end = {1'b0, f_w2hi} + {1'b0, rows_used};
     wire [16:0] dr_obuf_end   = {1'b0, f_w1lo} + {1'b0, f_cnt};
-    wire [16:0] wave_in_half  = ({1'b0, f_w2hi} % OBUF_ROWS17) + {1'b0, f_cnt};
+    wire [16:0] wave_in_half  = ({1'b0, f_w2hi} % OBUF_ROWS17) + {1'b0, rows_used};
     wire [16:0] dr_in_half    = ({1'b0, f_w1lo} % OBUF_ROWS17) + {1'b0, f_cnt};
 
     reg  [7:0]  chk_code;
@@ -159,14 +205,15 @@ module npu_exec #(
         chk_code = ERR_NONE;
         chk_info = 32'd0;
         if (is_ldw) begin
-            if (f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || f_mode != MODE_FW) begin
+            if (f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
+                || (f_cmask != 4'd0 && f_mode != MODE_ISW)) begin
                 chk_code = ERR_BAD_DESC;
             end else if (ldw_last_spm >= SPM_WORDS34) begin
                 chk_code = ERR_SPM_ADDR; chk_info = ldw_last_spm[31:0];
             end
         end else if (is_wave) begin
             if (f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8
-                || f_mode != MODE_FW) begin
+                || !mode_ok) begin
                 chk_code = ERR_BAD_DESC;
             end else if (wave_last_spm >= SPM_WORDS34) begin
                 chk_code = ERR_SPM_ADDR; chk_info = wave_last_spm[31:0];
@@ -174,7 +221,7 @@ module npu_exec #(
                 chk_code = ERR_OBUF_ADDR; chk_info = {15'd0, wave_obuf_end};
             end
         end else if (is_drain) begin
-            if (f_cnt == 16'd0) begin
+            if (f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt) begin
                 chk_code = ERR_BAD_DESC;
             end else if (dr_last_spm >= SPM_WORDS34) begin
                 chk_code = ERR_SPM_ADDR; chk_info = dr_last_spm[31:0];
@@ -186,39 +233,75 @@ module npu_exec #(
         end
     end
 
+    // ------------------------------------------------------------------ per-mode routing
+    // Set j of a wave: NoC group (cores whose LBUF_H take its rows = streams it drives) and the
+    // cores its rows pass through.
+    function [3:0] set_gid(input [1:0] md, input integer j);
+        case (md)
+            MODE_FW:  set_gid = (j == 0) ? 4'b0101 : 4'b0000;
+            MODE_HSW: set_gid = (j == 0) ? 4'b0001 : (j == 1) ? 4'b0100 : 4'b0000;
+            MODE_VSW: set_gid = (j == 0) ? 4'b0101 : (j == 1) ? 4'b1010 : 4'b0000;
+            default:  set_gid = (j == 0) ? 4'b0001 : (j == 1) ? 4'b0100 :
+                                (j == 2) ? 4'b0010 : 4'b1000;
+        endcase
+    endfunction
+    function [3:0] set_cores(input [1:0] md, input integer j);
+        case (md)
+            MODE_FW:  set_cores = (j == 0) ? 4'b1111 : 4'b0000;
+            MODE_HSW: set_cores = (j == 0) ? 4'b0011 : (j == 1) ? 4'b1100 : 4'b0000;
+            default:  set_cores = set_gid(md, j);
+        endcase
+    endfunction
+    // the set that drives stream (core) k
+    function [1:0] stream_set(input [1:0] md, input integer k);
+        case (md)
+            MODE_FW:  stream_set = 2'd0;
+            MODE_HSW: stream_set = (k >= 2) ? 2'd1 : 2'd0;
+            MODE_VSW: stream_set = (k == 1 || k == 3) ? 2'd1 : 2'd0;
+            default:  stream_set = (k == 0) ? 2'd0 : (k == 2) ? 2'd1 : (k == 1) ? 2'd2 : 2'd3;
+        endcase
+    endfunction
+
     // ------------------------------------------------------------------ unit state
     // weight loader
     reg          ldw_act;
     reg          ldw_bank;
     reg  [7:0]   ldw_k;
+    reg  [3:0]   ldw_gid_r;          // 0: FW/VSW row halves; else the fixed group
+    reg          ldw_low;            // every endpoint keeps the low half
+    reg  [FW_:0] ldw_nrows;          // rows sent: 2S (FW, VSW) or S
     reg  [31:0]  ldw_addr;           // running SPM address of the row being requested
     reg  [15:0]  ldw_stride;
-    reg  [FW_:0] ldw_i;              // rows requested so far (2S rows, bottom row first)
+    reg  [FW_:0] ldw_i;              // rows requested so far (bottom row first)
     reg  [FW_:0] sh_cnt [0:3];       // words shifted into each core
     reg  [1:0]   ldw_push;
-    reg  [1:0]   loaded, ldw_pend;
+    reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
+    reg  [1:0]   ldw_pend;
     // wave queue: two entries shared by the streamer (SPM side) and the injector (array side)
     reg  [1:0]   wq_cnt, wq_unstreamed;
     reg          wq_wr, wq_st, wq_in;
     reg  [1:0]   wq_mode [0:1];
     reg          wq_bank [0:1];
     reg          wq_acc  [0:1];
-    reg  [15:0]  wq_m    [0:1];
     reg  [15:0]  wq_spm  [0:1];
     reg  [15:0]  wq_str  [0:1];
-    reg  [OBUF_AW-1:0] wq_ob [0:1];
-    reg  [63:0]  wq_macs [0:1];
-    reg  [15:0]  st_i, in_i;
-    reg  [31:0]  st_off;
+    reg  [63:0]  wq_len  [0:1];      // per set: rows
+    reg  [63:0]  wq_start[0:1];      // per set: first row of the wave
+    reg  [4*OBUF_AW-1:0] wq_ob [0:1];  // per set: OBUF row of its first row
+    reg  [63:0]  wq_macs [0:1];      // per core: MACs of one row passing through it
+    reg  [15:0]  st_t, in_t;
+    reg  [3:0]   st_done;
     reg  [1:0]   wpend [0:1];        // per bank: waves issued, not fully injected
     reg  [15:0]  infl  [0:1];        // per bank: rows in the array
     reg  [1:0]   hpend [0:1];        // per OBUF half: waves issued, not fully injected
     reg  [15:0]  hinfl [0:1];        // per OBUF half: rows in the array
+    reg  [1:0]   amode;              // mode of the array (rows in flight)
+    reg  [2:0]   lcnt;               // last rows of the oldest wave retired so far
     // drain
-    reg          dr_act, dr_half;
-    reg  [15:0]  dr_rows, dr_ri, dr_wi;
+    reg          dr_act, dr_half, dr_splitm_r;
+    reg  [15:0]  dr_rows, dr_ri, dr_wi, dr_hi;
     reg  [OBUF_AW-1:0] dr_ob;
-    reg  [31:0]  dr_spm_next, hold_addr;
+    reg  [31:0]  dr_spm_next, hold_addr, dr_hoff;
     reg  [15:0]  dr_stride;
     reg  [1:0]   dr_push;
     reg          rd_infl, hold_vld, hold_hi;
@@ -227,16 +310,16 @@ module npu_exec #(
     wire         dq_full;
     reg  [2:0]   dpend [0:1];        // per OBUF half: DRAINs queued or draining
 
-    // completion records of issued waves (in order; rows retire in order)
+    // completion records of issued waves (in order; waves retire in order)
     wire         cf_full, cf_empty;
-    wire [1:0]   cf_dout;
+    wire [4:0]   cf_dout;
     wire [3:0]   cf_count;
 
     // ------------------------------------------------------------------ issue
     wire tokens_ok = (!t_pop_prv || l2e_avail) && (!t_pop_nxt || s2e_avail);
     wire wave_half = f_w2hi[HB];
     wire drain_half = f_w1lo[HB];
-    wire wave_w_ok  = loaded[f_bank] && !ldw_pend[f_bank];
+    wire wave_w_ok  = loaded4[f_bank] == 4'b1111 && !ldw_pend[f_bank];
     wire wave_ob_ok = dpend[wave_half] == 3'd0;
     wire unit_ok = is_ldw   ? !ldw_act :
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
@@ -271,21 +354,33 @@ module npu_exec #(
     assign ev_wave         = issue_wave ? (4'b0001 << f_mode) : 4'b0000;
 
     // ------------------------------------------------------------------ weight loader
-    // Rows go bottom-first (row 2S-1 down to 0) so that after S shifts each core's chain holds
-    // its rows in place; rows >= k are zero words that never touch the SPM.
-    wire [FW_:0] ldw_row  = FC - 1'b1 - ldw_i;
-    wire         ldw_zero = {{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k};
-    wire         ldw_req  = ldw_act && ldw_i < FC;
+    // Rows go bottom-first so that after S shifts each core's chain holds its rows in place;
+    // rows >= k are zero words that never touch the SPM. Per mode (one SPM read per row, the
+    // NoC multicasts it):
+    //   FW : rows 2S-1..0; rows >= S to cores {2,3}, rows < S to {0,1}; cores 1/3 keep the high half
+    //   VSW: rows 2S-1..0 like FW, every core keeps the low half (columns 0..S-1)
+    //   HSW: rows S-1..0 to all four cores; cores 1/3 keep the high half
+    //   ISW: rows S-1..0 to all four, low halves; with a core mask: to the masked cores only
+    wire [3:0]   ld_mask   = (f_cmask != 4'd0) ? f_cmask : 4'b1111;
+    wire         ld_full   = f_cmask == 4'd0 && (f_mode == MODE_FW || f_mode == MODE_VSW);
+    wire [FW_:0] ld_nrows  = ld_full ? FC : SC;
+    wire [FW_:0] ldw_row   = ldw_nrows - 1'b1 - ldw_i;
+    wire         ldw_zero  = {{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k};
+    wire         ldw_req   = ldw_act && ldw_i < ldw_nrows;
     wire         ldw_rdy;
     wire         rdw_idle;
-    wire [3:0]   ldw_gid  = (ldw_row >= SC) ? 4'b1100 : 4'b0011;   // bottom cores / top cores
-    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(4)) u_rdw (
+    wire [3:0]   ldw_gid   = (ldw_gid_r != 4'd0) ? ldw_gid_r :
+                             (ldw_row >= SC) ? 4'b1100 : 4'b0011;
+    wire [4:0]   v_tag;
+    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(5)) u_rdw (
         .clk(clk), .rst_n(rst_n),
         .req_vld(ldw_req), .req_addr(ldw_addr[SPM_AW-1:0]), .req_zero(ldw_zero),
-        .req_gid(ldw_gid), .req_rdy(ldw_rdy),
+        .req_gid({ldw_low, ldw_gid}), .req_rdy(ldw_rdy),
         .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
-        .out_vld(v_vld), .out_gid(v_gid), .out_data(v_data), .out_rdy(v_rdy), .idle(rdw_idle)
+        .out_vld(v_vld), .out_gid(v_tag), .out_data(v_data), .out_rdy(v_rdy), .idle(rdw_idle)
     );
+    assign v_gid  = v_tag[3:0];
+    assign v_half = v_tag[4] ? 4'b0000 : 4'b1010;
     wire bank_free = wpend[ldw_bank] == 2'd0 && infl[ldw_bank] == 16'd0;
     genvar c;
     generate
@@ -297,11 +392,13 @@ module npu_exec #(
         end
     endgenerate
     wire ldw_done = ldw_act && sh_cnt[0] == SC && sh_cnt[1] == SC && sh_cnt[2] == SC && sh_cnt[3] == SC;
+    reg  [3:0] ldw_mask;
 
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
-            ldw_act <= 1'b0; loaded <= 2'b00; ldw_pend <= 2'b00; ldw_i <= 0;
+            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; ldw_pend <= 2'b00;
+            ldw_i <= 0;
             for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
         end else begin
             if (issue_ldw) begin
@@ -309,12 +406,16 @@ module npu_exec #(
                 ldw_bank   <= f_bank;
                 ldw_k      <= f_k;
                 ldw_stride <= f_w1hi;
-                ldw_addr   <= {16'd0, f_w1lo} + {16'd0, f_w1hi} * (F - 1);
+                ldw_nrows  <= ld_nrows;
+                ldw_mask   <= ld_mask;
+                ldw_gid_r  <= ld_full ? 4'b0000 : ld_mask;
+                ldw_low    <= f_cmask != 4'd0 || f_mode == MODE_VSW || f_mode == MODE_ISW;
+                ldw_addr   <= {16'd0, f_w1lo} + {16'd0, f_w1hi} * {{(32-FW_-1){1'b0}}, ld_nrows - 1'b1};
                 ldw_i      <= 0;
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
-                loaded[f_bank]   <= 1'b0;
+                loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
                 ldw_pend[f_bank] <= 1'b1;
-                for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
+                for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= ld_mask[i] ? {(FW_+1){1'b0}} : SC;
             end else begin
                 if (ldw_req && ldw_rdy) begin
                     ldw_i    <= ldw_i + 1'b1;
@@ -324,7 +425,7 @@ module npu_exec #(
                     if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
                 if (ldw_done) begin
                     ldw_act <= 1'b0;
-                    loaded[ldw_bank]   <= 1'b1;
+                    loaded4[ldw_bank]  <= loaded4[ldw_bank] | ldw_mask;
                     ldw_pend[ldw_bank] <= 1'b0;
                 end
             end
@@ -332,136 +433,240 @@ module npu_exec #(
     end
 
     // ------------------------------------------------------------------ wave engine
-    // MACs per core for one row of an FW wave: core (row half, column half) of the valid k x n.
+    // MACs per core for one row passing through it: the core's part of the valid k x n.
     wire [15:0] k_lo = (f_k > S8) ? S16 : {8'd0, f_k};
     wire [15:0] k_hi = (f_k > S8) ? {8'd0, f_k} - S16 : 16'd0;
     wire [15:0] n_lo = (f_n > S8) ? S16 : {8'd0, f_n};
     wire [15:0] n_hi = (f_n > S8) ? {8'd0, f_n} - S16 : 16'd0;
-    wire [63:0] macs_fw = {k_hi * n_hi, k_hi * n_lo, k_lo * n_hi, k_lo * n_lo};
+    wire [15:0] kn   = {8'd0, f_k} * {8'd0, f_n};
+    reg  [63:0] macs_m;
+    reg  [63:0] len_m, start_m;
+    reg  [4*OBUF_AW-1:0] ob_m;
+    wire [OBUF_AW-1:0] f_ob = f_w2hi[OBUF_AW-1:0];
+    always @(*) begin
+        case (f_mode)
+            MODE_FW: begin
+                macs_m  = {k_hi * n_hi, k_hi * n_lo, k_lo * n_hi, k_lo * n_lo};
+                len_m   = {48'd0, f_cnt};
+                start_m = 64'd0;
+                ob_m    = {{(3*OBUF_AW){1'b0}}, f_ob};
+            end
+            MODE_HSW: begin       // k <= S: cores {0,2} columns 0..S-1, {1,3} columns S..2S-1
+                macs_m  = {k_lo * n_hi, k_lo * n_lo, k_lo * n_hi, k_lo * n_lo};
+                len_m   = {32'd0, hb, ha};
+                start_m = {32'd0, ha, 16'd0};
+                ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob + ha[OBUF_AW-1:0], f_ob};
+            end
+            MODE_VSW: begin       // n <= S: cores {0,1} rows 0..S-1, {2,3} rows S..2S-1
+                macs_m  = {k_hi * n_lo, k_hi * n_lo, k_lo * n_lo, k_lo * n_lo};
+                len_m   = {32'd0, hb, ha};
+                start_m = {32'd0, ha, 16'd0};
+                ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob, f_ob};
+            end
+            default: begin        // ISW: sets 0..3 = cores 0, 2, 1, 3
+                macs_m  = {4{kn}};
+                len_m   = {qb1, qb0, qa1, qa0};
+                start_m = {ha + qb0, ha, qa0, 16'd0};
+                ob_m    = {f_ob + qb0[OBUF_AW-1:0], f_ob, f_ob + qa0[OBUF_AW-1:0], f_ob};
+            end
+        endcase
+    end
+    wire [2:0] nset_m = {2'd0, len_m[15:0] != 16'd0} + {2'd0, len_m[31:16] != 16'd0}
+                      + {2'd0, len_m[47:32] != 16'd0} + {2'd0, len_m[63:48] != 16'd0};
 
-    // streamer: A rows SPM -> H channel, multicast to cores 0 and 2 (each keeps its half)
-    wire        st_act = wq_unstreamed != 2'd0;
+    // streamer: slot t sends row t of every set that has one (set order), SPM -> H channel
+    wire        st_act  = wq_unstreamed != 2'd0;
     wire        st_rdy;
     wire        rda_idle;
-    wire [15:0] st_m   = wq_m[wq_st];
-    wire [31:0] st_addr = {16'd0, wq_spm[wq_st]} + st_off;
-    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(4)) u_rda (
+    wire [1:0]  st_mode = wq_mode[wq_st];
+    wire [63:0] st_len  = wq_len[wq_st];
+    wire [63:0] st_start = wq_start[wq_st];
+    wire [3:0]  st_sets = {st_t < st_len[48 +: 16], st_t < st_len[32 +: 16],
+                           st_t < st_len[16 +: 16], st_t < st_len[0 +: 16]};
+    wire [3:0]  st_pend = st_sets & ~st_done;
+    wire [3:0]  st_jbit = st_pend & (~st_pend + 4'd1);
+    wire [1:0]  st_j    = st_jbit[0] ? 2'd0 : st_jbit[1] ? 2'd1 : st_jbit[2] ? 2'd2 : 2'd3;
+    wire [15:0] st_row  = st_start[st_j*16 +: 16] + st_t;
+    wire [31:0] st_addr = {16'd0, wq_spm[wq_st]} + {16'd0, st_row} * {16'd0, wq_str[wq_st]};
+    wire        st_low  = st_mode == MODE_HSW || st_mode == MODE_ISW;
+    wire [4:0]  h_tag;
+    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(5)) u_rda (
         .clk(clk), .rst_n(rst_n),
         .req_vld(st_act), .req_addr(st_addr[SPM_AW-1:0]), .req_zero(1'b0),
-        .req_gid(4'b0101), .req_rdy(st_rdy),
+        .req_gid({st_low, set_gid(st_mode, {30'd0, st_j})}), .req_rdy(st_rdy),
         .rd_req(rda_req), .rd_addr(rda_addr), .rd_gnt(rda_gnt), .rd_data(rda_data),
-        .out_vld(h_vld), .out_gid(h_gid), .out_data(h_data), .out_rdy(h_rdy), .idle(rda_idle)
+        .out_vld(h_vld), .out_gid(h_tag), .out_data(h_data), .out_rdy(h_rdy), .idle(rda_idle)
     );
+    assign h_gid  = h_tag[3:0];
+    assign h_half = h_tag[4] ? 4'b0000 : 4'b1100;
     wire st_fire = st_act && st_rdy;
-    wire st_last = st_fire && st_i == st_m - 16'd1;
+    wire st_slot_end = st_fire && (st_pend & ~st_jbit) == 4'd0;
+    wire st_last = st_slot_end && st_t == st_len[15:0] - 16'd1;
 
-    // injector: one fused row per cycle when both feeding LBUF_Hs have data
+    // injector: one slot per cycle when every LBUF_H the slot needs has data and the array
+    // runs the wave's mode (a different mode waits for the array to empty, then switches)
     wire        in_act  = wq_cnt != 2'd0;
+    wire [1:0]  in_mode = wq_mode[wq_in];
     wire        in_bank = wq_bank[wq_in];
     wire        in_acc  = wq_acc[wq_in];
-    wire [15:0] in_m    = wq_m[wq_in];
-    wire [OBUF_AW-1:0] in_ob = wq_ob[wq_in];
-    wire        inj     = in_act && !lbh_empty[0] && !lbh_empty[2];
-    wire        in_last = inj && in_i == in_m - 16'd1;
-    wire [OBUF_AW-1:0] in_row = in_ob + in_i[OBUF_AW-1:0];
-    wire [TAGW-1:0] tag = {in_last, in_bank, in_acc, in_row};
-    assign mode      = wq_mode[wq_in];
-    assign lbh_pop   = {1'b0, inj, 1'b0, inj};
-    assign inj_vld   = {1'b0, inj, 1'b0, inj};
-    assign inj_sel   = {4{in_bank}};
-    assign inj_a     = {{S*16{1'b0}}, inj ? lbh_dout[2*S*16 +: S*16] : {S*16{1'b0}},
-                        {S*16{1'b0}}, inj ? lbh_dout[0 +: S*16] : {S*16{1'b0}}};
-    assign inj_tag   = {4{tag}};
-    // in FW one fused row passes through all four cores (cores 1/3 get it from cores 0/2)
-    assign ev_busy   = {4{inj}};
-    assign ev_stall  = in_act ? {1'b0, lbh_empty[2], 1'b0, lbh_empty[0]} : 4'b0000;
-    assign ev_macs   = inj ? wq_macs[wq_in] : 64'd0;
-    assign ev_row    = inj ? (4'b0001 << wq_mode[wq_in]) : 4'b0000;
+    wire [63:0] in_len  = wq_len[wq_in];
+    wire [4*OBUF_AW-1:0] in_ob = wq_ob[wq_in];
+    wire [3:0]  in_sets = {in_t < in_len[48 +: 16], in_t < in_len[32 +: 16],
+                           in_t < in_len[16 +: 16], in_t < in_len[0 +: 16]};
+    reg  [3:0]  in_need, in_cores;
+    reg  [2:0]  in_nrows;
+    integer j;
+    always @(*) begin
+        in_need = 4'd0; in_cores = 4'd0; in_nrows = 3'd0;
+        for (j = 0; j < 4; j = j + 1)
+            if (in_sets[j]) begin
+                in_need  = in_need | set_gid(in_mode, j);
+                in_cores = in_cores | set_cores(in_mode, j);
+                in_nrows = in_nrows + 3'd1;
+            end
+    end
+    wire        arr_empty = infl[0] == 16'd0 && infl[1] == 16'd0;
+    wire        mode_sw = in_act && in_mode != amode && arr_empty;
+    wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0;
+    wire        in_last = inj && in_t == in_len[15:0] - 16'd1;
+    wire [OBUF_AW-1:0] in_row0 = in_ob[0 +: OBUF_AW] + in_t[OBUF_AW-1:0];
+    wire        in_half = in_row0[HB];
+    assign mode    = amode;
+    assign lbh_pop = inj ? in_need : 4'd0;
+    assign inj_vld = inj ? in_need : 4'd0;
+    assign inj_sel = {4{in_bank}};
+    genvar k;
+    generate
+        for (k = 0; k < 4; k = k + 1) begin : g_inj
+            wire [1:0] sj = stream_set(in_mode, k);
+            wire [OBUF_AW-1:0] row = in_ob[sj*OBUF_AW +: OBUF_AW] + in_t[OBUF_AW-1:0];
+            wire lst = in_t == in_len[sj*16 +: 16] - 16'd1;
+            assign inj_a[k*S*16 +: S*16] = (inj && in_need[k]) ? lbh_dout[k*S*16 +: S*16] : {S*16{1'b0}};
+            assign inj_tag[k*TAGW +: TAGW] = {lst, in_bank, in_acc, row};
+            assign ev_macs[k*16 +: 16] = (inj && in_cores[k]) ? wq_macs[wq_in][k*16 +: 16] : 16'd0;
+        end
+    endgenerate
+    assign ev_busy  = inj ? in_cores : 4'b0000;
+    assign ev_stall = (in_act && in_mode == amode) ? (in_need & lbh_empty) : 4'b0000;
+    assign ev_row   = inj ? (4'b0001 << in_mode) : 4'b0000;
+    assign ev_rows  = inj ? ({9'd0, in_nrows} << (3 * in_mode)) : 12'd0;
+    assign ev_mode_switch = mode_sw;
+    wire   byp = amode == MODE_VSW || amode == MODE_ISW;
+    assign ev_bypass = (inj && byp) ? {1'b0, in_need[1]} + {1'b0, in_need[3]} : 2'd0;
 
-    // retirement: the last lane of the fused array sees every row last
-    wire [TAGW-1:0] x_tag  = out_tag[(F-1)*TAGW +: TAGW];
-    wire            x_vld  = out_vld[F-1];
-    wire            x_bank = x_tag[OBUF_AW+1];
-    wire            x_half = x_tag[HB];
-    wire            x_last = x_vld && x_tag[OBUF_AW+2];
-    wire            in_half = in_row[HB];
+    // retirement: the last lane of each sub-array; which ones carry rows depends on the mode
+    //   P0 top lane S-1 (ISW core 0), P1 top lane 2S-1 (HSW top, ISW core 1),
+    //   P2 out lane S-1 (VSW left, ISW core 2), P3 out lane 2S-1 (every mode)
+    wire [4*TAGW-1:0] p_tag = {out_tag[(F-1)*TAGW +: TAGW], out_tag[(S-1)*TAGW +: TAGW],
+                               top_tag[(F-1)*TAGW +: TAGW], top_tag[(S-1)*TAGW +: TAGW]};
+    wire [3:0] p_on  = (amode == MODE_FW)  ? 4'b1000 : (amode == MODE_HSW) ? 4'b1010 :
+                       (amode == MODE_VSW) ? 4'b1100 : 4'b1111;
+    wire [3:0] p_vld = p_on & {out_vld[F-1], out_vld[S-1], top_vld[F-1], top_vld[S-1]};
+    reg  [2:0] r_bank0, r_bank1, r_half0, r_half1, r_last;
+    always @(*) begin
+        r_bank0 = 3'd0; r_bank1 = 3'd0; r_half0 = 3'd0; r_half1 = 3'd0; r_last = 3'd0;
+        for (j = 0; j < 4; j = j + 1)
+            if (p_vld[j]) begin
+                if (p_tag[j*TAGW + OBUF_AW + 1]) r_bank1 = r_bank1 + 3'd1;
+                else                             r_bank0 = r_bank0 + 3'd1;
+                if (p_tag[j*TAGW + HB])          r_half1 = r_half1 + 3'd1;
+                else                             r_half0 = r_half0 + 3'd1;
+                if (p_tag[j*TAGW + OBUF_AW + 2]) r_last  = r_last + 3'd1;
+            end
+    end
+    wire       x_vld = p_vld != 4'd0;
+    wire [2:0] lsum  = lcnt + r_last;
+    wire       wave_done = r_last != 3'd0 && lsum == cf_dout[4:2];
 
-    npu_fifo #(.W(2), .DEPTH(8)) u_cf (
+    npu_fifo #(.W(5), .DEPTH(8)) u_cf (
         .clk(clk), .rst_n(rst_n),
-        .push(issue_wave), .din({t_psh_nxt, t_psh_prv}),
-        .pop(x_last), .dout(cf_dout), .full(cf_full), .empty(cf_empty), .count(cf_count)
+        .push(issue_wave), .din({nset_m, t_psh_nxt, t_psh_prv}),
+        .pop(wave_done), .dout(cf_dout), .full(cf_full), .empty(cf_empty), .count(cf_count)
     );
 
     always @(posedge clk) begin
         if (!rst_n) begin
             wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0;
-            st_i <= 0; in_i <= 0; st_off <= 0;
+            st_t <= 0; st_done <= 0; in_t <= 0; amode <= MODE_FW; lcnt <= 0;
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
             hpend[0] <= 0; hpend[1] <= 0; hinfl[0] <= 0; hinfl[1] <= 0;
         end else begin
             if (issue_wave) begin
-                wq_mode[wq_wr] <= f_mode;
-                wq_bank[wq_wr] <= f_bank;
-                wq_acc[wq_wr]  <= f_acc;
-                wq_m[wq_wr]    <= f_cnt;
-                wq_spm[wq_wr]  <= f_w1lo;
-                wq_str[wq_wr]  <= f_w1hi;
-                wq_ob[wq_wr]   <= f_w2hi[OBUF_AW-1:0];
-                wq_macs[wq_wr] <= macs_fw;
+                wq_mode[wq_wr]  <= f_mode;
+                wq_bank[wq_wr]  <= f_bank;
+                wq_acc[wq_wr]   <= f_acc;
+                wq_spm[wq_wr]   <= f_w1lo;
+                wq_str[wq_wr]   <= f_w1hi;
+                wq_len[wq_wr]   <= len_m;
+                wq_start[wq_wr] <= start_m;
+                wq_ob[wq_wr]    <= ob_m;
+                wq_macs[wq_wr]  <= macs_m;
                 wq_wr <= ~wq_wr;
             end
             wq_cnt        <= wq_cnt + {1'b0, issue_wave} - {1'b0, in_last};
             wq_unstreamed <= wq_unstreamed + {1'b0, issue_wave} - {1'b0, st_last};
             if (st_last) begin
-                wq_st <= ~wq_st;
-                st_i  <= 0;
+                wq_st   <= ~wq_st;
+                st_t    <= 0;
+                st_done <= 0;
+            end else if (st_slot_end) begin
+                st_t    <= st_t + 16'd1;
+                st_done <= 0;
             end else if (st_fire) begin
-                st_i <= st_i + 16'd1;
+                st_done <= st_done | st_jbit;
             end
-            // running offset from the entry's base; the next entry starts at offset 0
-            if (st_last)      st_off <= 32'd0;
-            else if (st_fire) st_off <= st_off + {16'd0, wq_str[wq_st]};
             if (in_last) begin
                 wq_in <= ~wq_in;
-                in_i  <= 0;
+                in_t  <= 0;
             end else if (inj) begin
-                in_i <= in_i + 16'd1;
+                in_t <= in_t + 16'd1;
             end
+            if (mode_sw) amode <= in_mode;
+            lcnt <= wave_done ? 3'd0 : lsum;
             // occupancy per bank and per OBUF half (hazard interlocks)
             for (i = 0; i < 2; i = i + 1) begin
                 wpend[i] <= wpend[i] + {1'b0, issue_wave && f_bank == i[0]}
                                      - {1'b0, in_last && in_bank == i[0]};
                 hpend[i] <= hpend[i] + {1'b0, issue_wave && wave_half == i[0]}
                                      - {1'b0, in_last && in_half == i[0]};
-                infl[i]  <= infl[i] + {15'd0, inj && in_bank == i[0]}
-                                    - {15'd0, x_vld && x_bank == i[0]};
-                hinfl[i] <= hinfl[i] + {15'd0, inj && in_half == i[0]}
-                                     - {15'd0, x_vld && x_half == i[0]};
             end
+            infl[0]  <= infl[0]  + ((inj && !in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank0};
+            infl[1]  <= infl[1]  + ((inj &&  in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank1};
+            hinfl[0] <= hinfl[0] + ((inj && !in_half) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_half0};
+            hinfl[1] <= hinfl[1] + ((inj &&  in_half) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_half1};
         end
     end
 
-    // OBUF writes straight from the tags of the bottom lanes
+    // OBUF writes straight from the tags: bottom lanes on port 1, path (2) lanes on port 2
     genvar x;
     generate
         for (x = 0; x < F; x = x + 1) begin : g_ob
             assign ob_wr_en[x] = out_vld[x];
             assign ob_wr_addr[x*OBUF_AW +: OBUF_AW] = out_tag[x*TAGW +: OBUF_AW];
             assign ob_wr_acc[x] = out_tag[x*TAGW + OBUF_AW];
+            assign ob2_wr_en[x] = top_vld[x];
+            assign ob2_wr_addr[x*OBUF_AW +: OBUF_AW] = top_tag[x*TAGW +: OBUF_AW];
+            assign ob2_wr_acc[x] = top_tag[x*TAGW + OBUF_AW];
         end
     endgenerate
     // population count of the lanes written this cycle
     reg [7:0] nwr;
     always @(*) begin
         nwr = 8'd0;
-        for (i = 0; i < F; i = i + 1) nwr = nwr + {7'd0, out_vld[i]};
+        for (i = 0; i < F; i = i + 1) nwr = nwr + {7'd0, out_vld[i]} + {7'd0, top_vld[i]};
     end
     assign ev_obuf_writes = nwr;
+    reg [7:0] n2;
+    always @(*) begin
+        n2 = 8'd0;
+        for (i = 0; i < F; i = i + 1) n2 = n2 + {7'd0, top_vld[i]};
+    end
+    assign ev_path2 = n2;
 
     // ------------------------------------------------------------------ drain engine
     // DRAINs wait in a small queue so that the next tile's LDW/WAVEs (other OBUF half) issue
     // while the previous tile drains; dpend counts queued + active drains per half.
-    localparam DQW = 16 + OBUF_AW + 16 + 16 + 2 + 1;
+    localparam DQW = 16 + 16 + 16 + OBUF_AW + 16 + 16 + 2 + 1;
     wire [DQW-1:0] dq_dout;
     wire           dq_empty;
     wire [2:0]     dq_count;
@@ -472,19 +677,24 @@ module npu_exec #(
     npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
         .clk(clk), .rst_n(rst_n),
         .push(issue_drain),
-        .din({drain_half, t_psh_nxt, t_psh_prv, f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt}),
+        .din({drain_half, t_psh_nxt, t_psh_prv, f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt,
+              f_split, f_hirows}),
         .pop(dq_pop), .dout(dq_dout), .full(dq_full), .empty(dq_empty), .count(dq_count)
     );
     // Two SPM words per OBUF row (lanes 0..S-1, then S..2S-1); the next row is read while the
-    // high word is written, so a row takes two cycles.
-    wire hold_done = hold_vld && hold_hi && wr_gnt;
+    // high word is written, so a row takes two cycles. Skinny (split_rows != 0): the high word
+    // of row r goes to SPM row r + split_rows (word 0), for r < hi_rows only.
+    wire hold_skip = dr_splitm_r && dr_wi >= dr_hi;
+    wire hold_done = hold_vld && wr_gnt && (hold_hi || hold_skip);
     assign ob_rd_en   = dr_act && dr_ri != dr_rows && !rd_infl && (!hold_vld || hold_done);
     assign ob_rd_addr = dr_ob + dr_ri[OBUF_AW-1:0];
+    wire [31:0] hi_addr = dr_splitm_r ? hold_addr + dr_hoff : hold_addr + 32'd1;
     assign wr_req  = hold_vld;
-    assign wr_addr = hold_addr[SPM_AW-1:0] + {{(SPM_AW-1){1'b0}}, hold_hi};
+    assign wr_addr = hold_hi ? hi_addr[SPM_AW-1:0] : hold_addr[SPM_AW-1:0];
     assign wr_data = hold_hi ? hold[2*S*32-1:S*32] : hold[S*32-1:0];
     wire dr_last = hold_done && dr_wi == dr_rows - 16'd1;
     assign ev_drain_row = hold_done;
+    wire [15:0] dq_split = dq_dout[31:16];
 
     always @(posedge clk) begin
         if (!rst_n) begin
@@ -493,7 +703,10 @@ module npu_exec #(
         end else begin
             rd_infl <= ob_rd_en;
             if (dq_pop) begin
-                {dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout;
+                {dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout[DQW-1:32];
+                dr_hi       <= dq_dout[15:0];
+                dr_splitm_r <= dq_split != 16'd0;
+                dr_hoff     <= {16'd0, dq_split} * {16'd0, dq_dout[DQW-4 -: 16]};
                 dr_spm_next[31:16] <= 16'd0;
                 dr_act <= 1'b1;
                 dr_ri <= 0; dr_wi <= 0;
@@ -508,8 +721,12 @@ module npu_exec #(
                 hold_vld <= 1'b1;
                 hold_hi  <= 1'b0;
             end else if (hold_vld && wr_gnt) begin
-                if (hold_hi) hold_vld <= 1'b0;
-                hold_hi <= ~hold_hi;
+                if (hold_hi || hold_skip) begin
+                    hold_vld <= 1'b0;
+                    hold_hi  <= 1'b0;
+                end else begin
+                    hold_hi  <= 1'b1;
+                end
             end
             if (hold_done) dr_wi <= dr_wi + 16'd1;
             if (dr_last) dr_act <= 1'b0;
@@ -520,8 +737,7 @@ module npu_exec #(
     end
 
     // ------------------------------------------------------------------ completion
-    wire wave_done = x_last;
-    wire [1:0] wave_push = wave_done ? cf_dout : 2'b00;
+    wire [1:0] wave_push = wave_done ? cf_dout[1:0] : 2'b00;
     wire [1:0] ldw_p  = ldw_done ? ldw_push : 2'b00;
     wire [1:0] dr_p   = dr_last ? dr_push : 2'b00;
     wire [1:0] sy_p   = issue_sync ? {t_psh_nxt, t_psh_prv} : 2'b00;
@@ -530,9 +746,9 @@ module npu_exec #(
     assign done_cnt = {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_last} + {2'd0, issue_sync};
     assign busy     = ldw_act || wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0
                    || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle;
-    assign progress = can_issue || inj || (|lbv_pop) || hold_done || x_vld || st_fire;
+    assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || st_fire;
 
-    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, q_insn[127:96], lbh_empty[3], lbh_empty[1],
-                    lbh_dout[3*S*16 +: S*16], lbh_dout[S*16 +: S*16], hold_addr[31:SPM_AW], st_addr[31:SPM_AW]};
+    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW], st_addr[31:SPM_AW],
+                    hi_addr[31:SPM_AW], dr_hi_last[16], ha17[16], dr_hi_prod[33]};
 endmodule
 `default_nettype wire

@@ -265,7 +265,7 @@ module npu_top #(
     endgenerate
 
     wire        h_vld, h_rdy, v_vld, v_rdy;
-    wire [3:0]  h_gid, v_gid;
+    wire [3:0]  h_gid, v_gid, h_half, v_half;
     wire [WB-1:0] h_data, v_data;
     wire [3:0]  nh_vld, nh_rdy, nv_vld, nv_rdy;
     wire [4*S*16-1:0] nh_data, nv_data;
@@ -275,14 +275,14 @@ module npu_top #(
     npu_noc #(.S(S), .NEP(4)) u_noc_h (
         .clk(clk), .rst_n(unit_rst_n),
         .in_vld(h_vld), .in_rdy(h_rdy), .in_gid(h_gid), .in_data(h_data),
-        .accept(accept), .half(4'b1100),
+        .accept(accept), .half(h_half),
         .out_vld(nh_vld), .out_rdy(nh_rdy), .out_data(nh_data),
         .err_nodest(nh_nodest), .cnt_flit(nh_flit), .cnt_deliv(nh_deliv)
     );
     npu_noc #(.S(S), .NEP(4)) u_noc_v (
         .clk(clk), .rst_n(unit_rst_n),
         .in_vld(v_vld), .in_rdy(v_rdy), .in_gid(v_gid), .in_data(v_data),
-        .accept(accept), .half(4'b1010),
+        .accept(accept), .half(v_half),
         .out_vld(nv_vld), .out_rdy(nv_rdy), .out_data(nv_data),
         .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_deliv(nv_deliv)
     );
@@ -317,8 +317,8 @@ module npu_top #(
     wire [F-1:0] out_vld, top_vld;
     wire [F*TAGW-1:0] out_tag, top_tag;
     wire [F*32-1:0] out_data, top_data;
-    wire [F-1:0] ob_wr_en, ob_wr_acc;
-    wire [F*OBUF_AW-1:0] ob_wr_addr;
+    wire [F-1:0] ob_wr_en, ob_wr_acc, ob2_wr_en, ob2_wr_acc;
+    wire [F*OBUF_AW-1:0] ob_wr_addr, ob2_wr_addr;
     wire        ob_rd_en;
     wire [OBUF_AW-1:0] ob_rd_addr;
     wire [F*32-1:0] ob_rd_data;
@@ -327,6 +327,10 @@ module npu_top #(
     wire [31:0] x_err_info, x_err_pc;
     wire [2:0]  x_done;
     wire [3:0]  ev_busy, ev_stall, ev_wave, ev_row;
+    wire [11:0] ev_rows;   // per mode, 3 bits: rows injected this cycle (ev_row counts slots)
+    wire        ev_mode_switch;
+    wire [1:0]  ev_bypass;
+    wire [7:0]  ev_path2;
     wire [63:0] ev_macs;
     wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit, ev_drain_row;
     wire [7:0]  ev_obuf_writes;
@@ -343,16 +347,18 @@ module npu_top #(
         .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[0 +: WB]),
         .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[WB +: WB]),
         .wr_req(dr_wr_req), .wr_addr(dr_wr_addr), .wr_data(dr_wr_data), .wr_gnt(dr_wr_gnt),
-        .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_rdy(h_rdy),
-        .v_vld(v_vld), .v_gid(v_gid), .v_data(v_data), .v_rdy(v_rdy),
+        .h_vld(h_vld), .h_gid(h_gid), .h_half(h_half), .h_data(h_data), .h_rdy(h_rdy),
+        .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
         .lbv_empty(lbv_empty), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
         .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
         .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
-        .out_vld(out_vld), .out_tag(out_tag),
+        .out_vld(out_vld), .out_tag(out_tag), .top_vld(top_vld), .top_tag(top_tag),
         .ob_wr_en(ob_wr_en), .ob_wr_addr(ob_wr_addr), .ob_wr_acc(ob_wr_acc),
+        .ob2_wr_en(ob2_wr_en), .ob2_wr_addr(ob2_wr_addr), .ob2_wr_acc(ob2_wr_acc),
         .ob_rd_en(ob_rd_en), .ob_rd_addr(ob_rd_addr), .ob_rd_data(ob_rd_data),
         .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave), .ev_row(ev_row),
+        .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass), .ev_path2(ev_path2),
         .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
         .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes), .ev_drain_row(ev_drain_row)
     );
@@ -369,7 +375,7 @@ module npu_top #(
     npu_obuf #(.S(S), .ROWS(OBUF_ROWS)) u_obuf (
         .clk(clk),
         .wr_en(ob_wr_en), .wr_addr(ob_wr_addr), .wr_acc(ob_wr_acc), .wr_data(out_data),
-        .wr2_en({F{1'b0}}), .wr2_addr({F*OBUF_AW{1'b0}}), .wr2_acc({F{1'b0}}), .wr2_data({F*32{1'b0}}),
+        .wr2_en(ob2_wr_en), .wr2_addr(ob2_wr_addr), .wr2_acc(ob2_wr_acc), .wr2_data(top_data),
         .rd_en(ob_rd_en), .rd_addr(ob_rd_addr), .rd_data(ob_rd_data)
     );
 
@@ -382,51 +388,85 @@ module npu_top #(
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters
-    function [15:0] pc4(input [3:0] v);
-        pc4 = {15'd0, v[0]} + {15'd0, v[1]} + {15'd0, v[2]} + {15'd0, v[3]};
-    endfunction
-    integer t;
-    always @(*) begin
-        cnt_inc = {NUM_COUNTERS*16{1'b0}};
-        cnt_inc[CNT_CYCLES*16 +: 16] = 16'd1;
-        for (t = 0; t < 4; t = t + 1) begin
-            cnt_inc[(CNT_BUSY_CORE0 + t)*16 +: 16]  = {15'd0, ev_busy[t]};
-            cnt_inc[(CNT_STALL_CORE0 + t)*16 +: 16] = {15'd0, ev_stall[t]};
-            cnt_inc[(CNT_MACS_CORE0 + t)*16 +: 16]  = ev_macs[t*16 +: 16];
-            cnt_inc[(CNT_WAVES_FW + t)*16 +: 16]    = {15'd0, ev_wave[t]};
-            cnt_inc[(CNT_ROWS_FW + t)*16 +: 16]     = {15'd0, ev_row[t]};
+    // Built per counter slice (the index tests fold at elaboration) in two parts: the DRAM
+    // byte and burst counters follow the DRAM handshake inputs, everything else follows only
+    // registered state. Verilator re-evaluates logic that depends on top-level inputs at every
+    // eval() call (twice per cycle) and again after the clock edge, so only the small input-
+    // dependent part (cnt_dyn) is in that path; cnt_sta is computed once per cycle.
+    localparam [15:0] BEAT16 = BEAT[15:0];
+    wire [7:0] ld_tag_beat = {7'd0, ld_cnt_beat} << ld_cnt_tag;   // one-hot per tag
+    wire [7:0] st_tag_beat = {7'd0, st_cnt_beat} << st_cnt_tag;
+    wire [3:0] nh_take = nh_vld & nh_rdy;
+    wire [3:0] nv_take = nv_vld & nv_rdy;
+    wire [NUM_COUNTERS*16-1:0] cnt_sta /*verilator public_flat_rd*/;
+    wire [NUM_COUNTERS*16-1:0] cnt_dyn;
+    genvar gc;
+    generate
+        for (gc = 0; gc < NUM_COUNTERS; gc = gc + 1) begin : g_cnt
+            localparam integer TR = gc - CNT_DRAM_RD_PROG;   // tag of a DRAM-read byte counter
+            localparam integer TW = gc - CNT_DRAM_WR_PROG;   // tag of a DRAM-write byte counter
+            localparam [2:0] TR3 = TR[2:0];
+            wire [15:0] v;
+            if (gc >= CNT_DRAM_RD_PROG && gc < CNT_DRAM_RD_PROG + 8 && TR3 == TAG_PROG)
+                assign v = (ld_tag_beat[TR] ? BEAT16 : 16'd0) + (ev_f_beat ? BEAT16 : 16'd0);
+            else if (gc >= CNT_DRAM_RD_PROG && gc < CNT_DRAM_RD_PROG + 8)
+                assign v = ld_tag_beat[TR] ? BEAT16 : 16'd0;
+            else if (gc >= CNT_DRAM_WR_PROG && gc < CNT_DRAM_WR_PROG + 8)
+                assign v = st_tag_beat[TW] ? BEAT16 : 16'd0;
+            else if (gc == CNT_DRAM_RD_BURSTS)
+                assign v = {15'd0, ld_cnt_burst} + {15'd0, ev_f_burst};
+            else if (gc == CNT_DRAM_WR_BURSTS)  assign v = {15'd0, st_cnt_burst};
+            else if (gc == CNT_CYCLES)
+                assign v = 16'd1;
+            else if (gc >= CNT_BUSY_CORE0 && gc < CNT_BUSY_CORE0 + 4)
+                assign v = {15'd0, ev_busy[gc - CNT_BUSY_CORE0]};
+            else if (gc >= CNT_STALL_CORE0 && gc < CNT_STALL_CORE0 + 4)
+                assign v = {15'd0, ev_stall[gc - CNT_STALL_CORE0]};
+            else if (gc >= CNT_MACS_CORE0 && gc < CNT_MACS_CORE0 + 4)
+                assign v = ev_macs[(gc - CNT_MACS_CORE0)*16 +: 16];
+            else if (gc >= CNT_WAVES_FW && gc < CNT_WAVES_FW + 4)
+                assign v = {15'd0, ev_wave[gc - CNT_WAVES_FW]};
+            else if (gc >= CNT_ROWS_FW && gc < CNT_ROWS_FW + 4)
+                assign v = {13'd0, ev_rows[(gc - CNT_ROWS_FW)*3 +: 3]};
+            else if (gc == CNT_SPM_RD_WORDS)    assign v = {14'd0, spm_cnt_rd};
+            else if (gc == CNT_SPM_WR_WORDS)    assign v = {14'd0, spm_cnt_wr};
+            else if (gc == CNT_SPM_CONFLICTS)   assign v = {13'd0, spm_cnt_conf};
+            else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit};
+            else if (gc == CNT_NOC_V_FLITS)     assign v = {15'd0, nv_flit};
+            else if (gc == CNT_NOC_DELIVERIES)  assign v = {13'd0, nh_deliv} + {13'd0, nv_deliv};
+            else if (gc == CNT_LBUF_H_WORDS)
+                assign v = {15'd0, nh_take[0]} + {15'd0, nh_take[1]}
+                         + {15'd0, nh_take[2]} + {15'd0, nh_take[3]};
+            else if (gc == CNT_LBUF_V_WORDS)
+                assign v = {15'd0, nv_take[0]} + {15'd0, nv_take[1]}
+                         + {15'd0, nv_take[2]} + {15'd0, nv_take[3]};
+            else if (gc == CNT_OBUF_WRITES)       assign v = {8'd0, ev_obuf_writes};
+            else if (gc == CNT_OBUF_DRAIN_ROWS)   assign v = {15'd0, ev_drain_row};
+            else if (gc == CNT_INSN_LOAD)         assign v = {15'd0, ldq_done};
+            else if (gc == CNT_INSN_EXEC)         assign v = {13'd0, x_done};
+            else if (gc == CNT_INSN_STORE)        assign v = {15'd0, stq_done};
+            else if (gc == CNT_WAIT_TOK_LOAD)     assign v = {15'd0, ld_wait_tok};
+            else if (gc == CNT_WAIT_TOK_EXEC)     assign v = {15'd0, ev_wait_tok};
+            else if (gc == CNT_WAIT_TOK_STORE)    assign v = {15'd0, st_wait_tok};
+            else if (gc == CNT_WAIT_EXEC_WEIGHTS) assign v = {15'd0, ev_wait_weights};
+            else if (gc == CNT_WAIT_EXEC_OBUF)    assign v = {15'd0, ev_wait_obuf};
+            else if (gc == CNT_WAIT_EXEC_UNIT)    assign v = {15'd0, ev_wait_unit};
+            else if (gc == CNT_MODE_SWITCHES)     assign v = {15'd0, ev_mode_switch};
+            else if (gc == CNT_BYPASS_WORDS)      assign v = {14'd0, ev_bypass};
+            else if (gc == CNT_PATH2_RESULTS)     assign v = {8'd0, ev_path2};
+            else                                  assign v = 16'd0;
+            if (gc >= CNT_DRAM_RD_PROG && gc <= CNT_DRAM_WR_BURSTS) begin : g_dyn
+                assign cnt_dyn[gc*16 +: 16] = v;
+                assign cnt_sta[gc*16 +: 16] = 16'd0;
+            end else begin : g_sta
+                assign cnt_dyn[gc*16 +: 16] = 16'd0;
+                assign cnt_sta[gc*16 +: 16] = v;
+            end
         end
-        for (t = 0; t < 8; t = t + 1) begin
-            cnt_inc[(CNT_DRAM_RD_PROG + t)*16 +: 16] =
-                ((ld_cnt_beat && {29'd0, ld_cnt_tag} == t) ? BEAT[15:0] : 16'd0)
-              + ((ev_f_beat && t == {29'd0, TAG_PROG}) ? BEAT[15:0] : 16'd0);
-            cnt_inc[(CNT_DRAM_WR_PROG + t)*16 +: 16] =
-                (st_cnt_beat && {29'd0, st_cnt_tag} == t) ? BEAT[15:0] : 16'd0;
-        end
-        cnt_inc[CNT_DRAM_RD_BURSTS*16 +: 16] = {15'd0, ld_cnt_burst} + {15'd0, ev_f_burst};
-        cnt_inc[CNT_DRAM_WR_BURSTS*16 +: 16] = {15'd0, st_cnt_burst};
-        cnt_inc[CNT_SPM_RD_WORDS*16 +: 16]   = {14'd0, spm_cnt_rd};
-        cnt_inc[CNT_SPM_WR_WORDS*16 +: 16]   = {14'd0, spm_cnt_wr};
-        cnt_inc[CNT_SPM_CONFLICTS*16 +: 16]  = {13'd0, spm_cnt_conf};
-        cnt_inc[CNT_NOC_H_FLITS*16 +: 16]    = {15'd0, nh_flit};
-        cnt_inc[CNT_NOC_V_FLITS*16 +: 16]    = {15'd0, nv_flit};
-        cnt_inc[CNT_NOC_DELIVERIES*16 +: 16] = {13'd0, nh_deliv} + {13'd0, nv_deliv};
-        cnt_inc[CNT_LBUF_H_WORDS*16 +: 16]   = pc4(nh_vld & nh_rdy);
-        cnt_inc[CNT_LBUF_V_WORDS*16 +: 16]   = pc4(nv_vld & nv_rdy);
-        cnt_inc[CNT_OBUF_WRITES*16 +: 16]    = {8'd0, ev_obuf_writes};
-        cnt_inc[CNT_OBUF_DRAIN_ROWS*16 +: 16] = {15'd0, ev_drain_row};
-        cnt_inc[CNT_INSN_LOAD*16 +: 16]      = {15'd0, ldq_done};
-        cnt_inc[CNT_INSN_EXEC*16 +: 16]      = {13'd0, x_done};
-        cnt_inc[CNT_INSN_STORE*16 +: 16]     = {15'd0, stq_done};
-        cnt_inc[CNT_WAIT_TOK_LOAD*16 +: 16]  = {15'd0, ld_wait_tok};
-        cnt_inc[CNT_WAIT_TOK_EXEC*16 +: 16]  = {15'd0, ev_wait_tok};
-        cnt_inc[CNT_WAIT_TOK_STORE*16 +: 16] = {15'd0, st_wait_tok};
-        cnt_inc[CNT_WAIT_EXEC_WEIGHTS*16 +: 16] = {15'd0, ev_wait_weights};
-        cnt_inc[CNT_WAIT_EXEC_OBUF*16 +: 16] = {15'd0, ev_wait_obuf};
-        cnt_inc[CNT_WAIT_EXEC_UNIT*16 +: 16] = {15'd0, ev_wait_unit};
-    end
+    endgenerate
+    always @(*) cnt_inc = cnt_sta | cnt_dyn;
 
-    wire unused = &{1'b0, top_vld, top_tag, top_data, nh_nodest, nv_nodest, spm_rd_vld[1:0],
+    wire unused = &{1'b0, ev_row, nh_nodest, nv_nodest, spm_rd_vld[1:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
                     stq_push_next_unused, s2e_avail};
 endmodule

@@ -1,6 +1,8 @@
 /* gemm_emit.c - GEMM program emission and expected counters; see gemm_emit.h. */
 #include "gemm_emit.h"
 
+#include "flexsa_mode.h"
+
 #include <string.h>
 
 static unsigned cdivu(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
@@ -111,12 +113,13 @@ static void emit_exec(emitter_t *e, int g)
             int n = imin(p->F, ch.n_act - j * p->F);
             unsigned bank = e->wave % 2u;
             int first = kb == 0 && j == 0, last = kb == kblocks - 1 && j == nblocks - 1;
+            unsigned mode = e->a->modes ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k) : NPU_MODE_FW;
             put(e,
-                npu_enc_ldw(&in, bank, NPU_MODE_FW, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
+                npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
                             (unsigned)p->nb, (unsigned)k, (unsigned)n),
                 &in, first ? NPU_TOK_POP_PREV : 0);
             put(e,
-                npu_enc_wave(&in, bank, NPU_MODE_FW, ch.k0 + kb * p->F > 0, (unsigned)ch.m_act,
+                npu_enc_wave(&in, bank, mode, ch.k0 + kb * p->F > 0, (unsigned)ch.m_act,
                              p->spm_a[q] + (unsigned)kb, wpr, (unsigned)k, (unsigned)n,
                              h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt)),
                 &in, last ? NPU_TOK_PUSH_PREV : 0);
@@ -137,13 +140,19 @@ static void emit_drain_store(emitter_t *e, int g)
         unsigned tok = 0;
         if (j == 0 && ch.t >= 2)
             tok |= NPU_TOK_POP_NEXT;
+        int n = imin(p->F, ch.n_act - j * p->F);
+        unsigned ob = h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt);
+        unsigned ha = ((unsigned)ch.m_act + 1) / 2;
         if (j == nblocks - 1)
             tok |= NPU_TOK_PUSH_NEXT;
-        put(e,
-            npu_enc_drain(&in, (unsigned)ch.m_act,
-                          h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt),
-                          cs + 2u * (unsigned)j, stride),
-            &in, tok);
+        if (e->a->modes && n <= e->cfg->s) /* skinny n-block (VSW/ISW waves) */
+            put(e,
+                npu_enc_drain_split(&in, ha, ob, cs + 2u * (unsigned)j, stride, ha,
+                                    (unsigned)ch.m_act - ha),
+                &in, tok);
+        else
+            put(e, npu_enc_drain(&in, (unsigned)ch.m_act, ob, cs + 2u * (unsigned)j, stride), &in,
+                tok);
     }
     put(e,
         npu_enc_store(&in, NPU_TAG_Y, (unsigned)ch.m_act,
@@ -259,17 +268,24 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
             e->waves[f.mode]++;
             e->rows[f.mode] += f.m;
             e->macs += (uint64_t)f.m * f.k * f.n;
-            if (f.mode == NPU_MODE_FW) {
-                e->macs_core[0] += f.m * k0 * n0;
-                e->macs_core[1] += f.m * k0 * n1;
-                e->macs_core[2] += f.m * k1 * n0;
-                e->macs_core[3] += f.m * k1 * n1;
+            {
+                /* per row set, per core it passes through: the core's part of the k x n tile */
+                npu_wave_sets_t ws;
+                int vsplit = f.mode == NPU_MODE_FW || f.mode == NPU_MODE_VSW; /* k over 2 cores */
+                int hsplit = f.mode == NPU_MODE_FW || f.mode == NPU_MODE_HSW; /* n over 2 cores */
+                npu_wave_sets(f.mode, f.m, &ws);
+                for (int j = 0; j < 4; j++)
+                    for (int c = 0; c < 4; c++)
+                        if (ws.cores[j] >> c & 1u)
+                            e->macs_core[c] += (uint64_t)ws.len[j] *
+                                               (vsplit ? (c >= 2 ? k1 : k0) : f.k) *
+                                               (hsplit ? (c & 1 ? n1 : n0) : f.n);
             }
             break;
         }
         case NPU_OP_DRAIN:
             e->insn_exec++;
-            e->spm_wr_words += 2ull * f.rows;
+            e->spm_wr_words += (uint64_t)f.rows + (f.split_rows ? f.hi_rows : f.rows);
             e->obuf_drain_rows += f.rows;
             break;
         case NPU_OP_SYNC_L: e->insn_load++; break;

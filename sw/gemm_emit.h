@@ -35,6 +35,9 @@ typedef struct npu_gemm_args {
     int transA, transB;   /* A stored K x M, B stored N x K */
     uint32_t a, b, c;     /* DRAM byte addresses, beat-aligned */
     unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in beats */
+    int modes;            /* 0: every wave FW (default); 1: each wave's mode from its (n, k) by
+                             Algorithm 1 (npu_flexsa_mode): n-blocks with n <= S use the skinny
+                             OBUF layout (VSW/ISW waves, skinny DRAIN), wider ones FW/HSW */
 } npu_gemm_args_t;
 
 /* Row pitches (beats) of A, B (as stored, honouring transA/transB) and C. */
@@ -59,7 +62,8 @@ typedef struct npu_prog_expect {
                                         transposed LOAD issues one single-beat burst per source
                                         row per 2S-column block */
     uint64_t macs;                   /* sum of m*k*n over WAVEs */
-    uint64_t macs_core[4];           /* FW split: core0 k<S,n<S; 1 k<S,n>=S; 2 k>=S,n<S; 3 */
+    uint64_t macs_core[4];           /* per core, the rows of each set (npu_wave_sets) times the
+                                        core's part of k x n (FW: core0 k<S,n<S; 1 k<S,n>=S; ...) */
     uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];
     uint64_t insn_load, insn_exec, insn_store;
     uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */

@@ -69,7 +69,8 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
             return -1;
         if (f->op == NPU_OP_STORE && f->transpose)
             return -1;
-        if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr)
+        if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr ||
+            f->core_mask || f->split_rows || f->hi_rows)
             return -1;
         r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
         r.w[1] = f->dram_addr;
@@ -86,25 +87,29 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
             return -1;
         if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr))
             return -1;
+        if (!fits(f->core_mask, 4) || (f->op == NPU_OP_WAVE && f->core_mask) || f->split_rows ||
+            f->hi_rows)
+            return -1;
         r.w[0] |= (f->wbank << 12) | (f->mode << 13) | (f->acc << 15) | (f->m << 16);
         r.w[1] = f->spm_addr | (f->spm_stride << 16);
-        r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16);
+        r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16) | (f->core_mask << 16);
         break;
     case NPU_OP_DRAIN:
         if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
-            !fits(f->spm_stride, 16))
+            !fits(f->spm_stride, 16) || !fits(f->split_rows, 16) || !fits(f->hi_rows, 16))
             return -1;
         if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
-            f->wbank || f->mode || f->acc || f->m || f->k || f->n)
+            f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->core_mask)
             return -1;
         r.w[0] |= f->rows << 16;
         r.w[1] = f->obuf_addr;
         r.w[2] = f->spm_addr | (f->spm_stride << 16);
+        r.w[3] = f->split_rows | (f->hi_rows << 16);
         break;
     default: /* SYNC_L/E/S: tokens only */
         if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
             f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
-            f->n || f->obuf_addr)
+            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows)
             return -1;
         break;
     }
@@ -145,6 +150,8 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
             f->acc = (w0 >> 15) & 1u;
             f->m = w0 >> 16;
             f->obuf_addr = in->w[2] >> 16;
+        } else {
+            f->core_mask = (in->w[2] >> 16) & 0xFu;
         }
         return 0;
     case NPU_OP_DRAIN:
@@ -152,6 +159,8 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
         f->obuf_addr = in->w[1] & 0xFFFFu;
         f->spm_addr = in->w[2] & 0xFFFFu;
         f->spm_stride = in->w[2] >> 16;
+        f->split_rows = in->w[3] & 0xFFFFu;
+        f->hi_rows = in->w[3] >> 16;
         return 0;
     case NPU_OP_SYNC_L:
     case NPU_OP_SYNC_E:
@@ -243,6 +252,81 @@ int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned s
     return enc(&f, out);
 }
 
+int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                      unsigned spm_stride, unsigned k, unsigned n, unsigned core_mask)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW;
+    f.wbank = wbank;
+    f.mode = mode;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.k = k;
+    f.n = n;
+    f.core_mask = core_mask;
+    return enc(&f, out);
+}
+
+int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                        unsigned spm_stride, unsigned split_rows, unsigned hi_rows)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_DRAIN;
+    f.rows = rows;
+    f.obuf_addr = obuf_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.split_rows = split_rows;
+    f.hi_rows = hi_rows;
+    return enc(&f, out);
+}
+
+int npu_mode_fits(unsigned mode, unsigned k, unsigned n, unsigned S)
+{
+    switch (mode) {
+    case NPU_MODE_FW: return 1;
+    case NPU_MODE_HSW: return k <= S;
+    case NPU_MODE_VSW: return n <= S;
+    case NPU_MODE_ISW: return k <= S && n <= S;
+    default: return 0;
+    }
+}
+
+int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws)
+{
+    unsigned ha = (m + 1) / 2, hb = m - ha, qa = (ha + 1) / 2, qb = (hb + 1) / 2;
+    memset(ws, 0, sizeof *ws);
+    switch (mode) {
+    case NPU_MODE_FW:
+        ws->len[0] = m;
+        ws->cores[0] = 0xF;
+        ws->obuf_rows = m;
+        return 1;
+    case NPU_MODE_HSW: /* top {0,1} rows [0,ha), bottom {2,3} rows [ha,m); wide layout */
+        ws->len[0] = ha; ws->len[1] = hb;
+        ws->start[1] = ha; ws->orow[1] = ha;
+        ws->cores[0] = 0x3; ws->cores[1] = 0xC;
+        ws->obuf_rows = m;
+        return 2;
+    case NPU_MODE_VSW: /* left {0,2} rows [0,ha) lanes 0..S-1, right {1,3} [ha,m) lanes S.. */
+        ws->len[0] = ha; ws->len[1] = hb;
+        ws->start[1] = ha; ws->lane_hi[1] = 1;
+        ws->cores[0] = 0x5; ws->cores[1] = 0xA;
+        ws->obuf_rows = ha;
+        return 2;
+    default: /* ISW: core 0 [0,qa), core 2 [qa,ha), core 1 [ha,ha+qb), core 3 [ha+qb,m) */
+        ws->len[0] = qa; ws->len[1] = ha - qa; ws->len[2] = qb; ws->len[3] = hb - qb;
+        ws->start[1] = qa; ws->start[2] = ha; ws->start[3] = ha + qb;
+        ws->orow[1] = qa; ws->orow[3] = qb;
+        ws->lane_hi[2] = ws->lane_hi[3] = 1;
+        ws->cores[0] = 0x1; ws->cores[1] = 0x4; ws->cores[2] = 0x2; ws->cores[3] = 0x8;
+        ws->obuf_rows = ha;
+        return 4;
+    }
+}
+
 int npu_enc_sync(npu_insn_t *out, unsigned op)
 {
     npu_fields_t f;
@@ -309,6 +393,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
     case NPU_OP_LDW:
         app(buf, n, &len, " %s k=%u n=%u spm=0x%04x+%u*r bank=%u",
             name_or(npu_mode_name(f.mode), "?"), f.k, f.n, f.spm_addr, f.spm_stride, f.wbank);
+        if (f.core_mask)
+            app(buf, n, &len, " cores=0x%x", f.core_mask);
         break;
     case NPU_OP_WAVE:
         app(buf, n, &len, " %s m=%u k=%u n=%u spm=0x%04x+%u*i bank=%u%s obuf=%u",
@@ -318,6 +404,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
     case NPU_OP_DRAIN:
         app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*r", f.rows, f.obuf_addr, f.spm_addr,
             f.spm_stride);
+        if (f.split_rows || f.hi_rows)
+            app(buf, n, &len, " split=%u hi=%u", f.split_rows, f.hi_rows);
         break;
     default:
         break;

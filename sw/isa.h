@@ -34,6 +34,11 @@ typedef struct npu_fields {
     unsigned spm_addr, spm_stride, row_bytes, dram_stride;
     /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
     unsigned wbank, mode, acc, m, k, n, obuf_addr;
+    /* LDW: core mask w2[19:16] (0 = the mode's normal fan-out; else load the S x S tile
+     * W[0:k][0:n] (k, n <= S, mode ISW) into the masked cores only) */
+    unsigned core_mask;
+    /* DRAIN skinny variant: w3[15:0] split_rows, w3[31:16] hi_rows (0, 0 = normal) */
+    unsigned split_rows, hi_rows;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
@@ -43,6 +48,8 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out);
 /* Decoder: fills f with the fields of the opcode's format. Returns 0, or -1 for an unknown
  * opcode (then only op and the token bits are filled). */
 int npu_decode(const npu_insn_t *in, npu_fields_t *f);
+/* True when a mode can run a k x n stationary tile: FW any; HSW k <= S; VSW n <= S; ISW both. */
+int npu_mode_fits(unsigned mode, unsigned k, unsigned n, unsigned S);
 
 /* Per-opcode encoders (tokens are added with npu_insn_tok). Return 0 or -1. */
 int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
@@ -55,6 +62,23 @@ int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsign
                  unsigned spm_addr, unsigned spm_stride, unsigned k, unsigned n, unsigned obuf_addr);
 int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
                   unsigned spm_stride);
+/* LDW with a core mask (independent cores): the tile goes to the masked cores' bank only. */
+int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                      unsigned spm_stride, unsigned k, unsigned n, unsigned core_mask);
+/* Skinny DRAIN: OBUF row r, lanes 0..S-1 -> SPM word spm_addr + r*stride; for r < hi_rows,
+ * lanes S..2S-1 -> SPM word spm_addr + (r + split_rows)*stride (split_rows >= 1). */
+int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                        unsigned spm_stride, unsigned split_rows, unsigned hi_rows);
+
+/* Row sets of a WAVE of m rows in each mode (docs/design.md section 2): set j has len[j] rows
+ * starting at row start[j] of the wave; its rows go to OBUF row obuf_addr + orow[j] + t (t < len[j])
+ * in the lanes of lane_hi[j] ? S..2S-1 : 0..S-1 (skinny modes) or all lanes (FW, HSW); cores[j]
+ * are the cores its rows pass through. Unused sets have len 0. Returns the number of sets. */
+typedef struct npu_wave_sets {
+    unsigned len[4], start[4], orow[4], lane_hi[4], cores[4];
+    unsigned obuf_rows; /* OBUF rows the wave writes: m (FW, HSW) or ceil(m/2) (VSW, ISW) */
+} npu_wave_sets_t;
+int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
 
 /* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */

@@ -265,8 +265,8 @@ static int host_error(npu_gemm_report_t *rep, const char *msg)
     return rep->rc;
 }
 
-int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
-                     int transB, npu_gemm_report_t *rep)
+static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
+                        int transB, int modes, npu_gemm_report_t *rep)
 {
     unsigned beat = (unsigned)npu_cfg_beat(cfg);
     size_t plen;
@@ -284,6 +284,7 @@ int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, in
         return host_error(rep, "no tiling fits this configuration");
     rep->args.transA = transA;
     rep->args.transB = transB;
+    rep->args.modes = modes;
     npu_gemm_pitches(cfg, M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
                      &rep->args.pitch_c);
     plen = npu_gemm_prog_len(&rep->plan);
@@ -304,9 +305,22 @@ int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, in
     return rep->rc = NPU_GEMM_PASS;
 }
 
+int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
+                     int transB, npu_gemm_report_t *rep)
+{
+    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, 0, rep);
+}
+
 int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
                  const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
                  npu_gemm_report_t *rep)
+{
+    return npu_gemm_run_modes(cfg, sim, M, N, K, A, B, transA, transB, 0, C_out, max_cycles, rep);
+}
+
+int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K,
+                       const int16_t *A, const int16_t *B, int transA, int transB, int modes,
+                       int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
 {
     unsigned beat = (unsigned)npu_cfg_beat(cfg);
     size_t dram_bytes = 0;
@@ -316,7 +330,7 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
     int rows_b = transB ? N : K, cols_b = transB ? K : N;
     int rrc;
 
-    if (npu_gemm_compile(cfg, dram ? dram_bytes : 0, M, N, K, transA, transB, rep) != 0)
+    if (gemm_compile(cfg, dram ? dram_bytes : 0, M, N, K, transA, transB, modes, rep) != 0)
         return rep->rc;
     npu_write_i16(dram, rep->args.a, rep->args.pitch_a, beat, rows_a, cols_a, A, (size_t)cols_a);
     npu_write_i16(dram, rep->args.b, rep->args.pitch_b, beat, rows_b, cols_b, B, (size_t)cols_b);

@@ -100,6 +100,11 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
                  const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
                  npu_gemm_report_t *rep);
 void npu_gemm_report_free(npu_gemm_report_t *rep);
+/* npu_gemm_run with the emitter's mode choice args.modes (0 = FW only, as npu_gemm_run; 1 = each
+ * wave's FlexSA mode by Algorithm 1, see gemm_emit.h). */
+int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K,
+                       const int16_t *A, const int16_t *B, int transA, int transB, int modes,
+                       int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep);
 
 /* The compile half of npu_gemm_run (no simulator): tiling, DRAM layout for a DRAM of dram_bytes
  * (program at 0, then A, B, C), emission and expected counters into rep. Returns NPU_GEMM_PASS

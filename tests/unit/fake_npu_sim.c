@@ -21,7 +21,9 @@
  *    bit per overflowing channel (TOKEN_OVERFLOW), QSTATE (DEADLOCK; ERR_PC = the EXEC queue's
  *    instruction if it holds one, else LOAD's, else STORE's), PROG_BASE (BAD_PROGRAM: base not
  *    aligned to max(16, 4S) bytes or program past the end of DRAM; PROG_LEN = 0 just finishes).
- *    Modes other than FW, a transposed LOAD with odd row_bytes and a STORE with the transpose
+ *    A mode that cannot hold the k x n tile (HSW k > S, VSW n > S, ISW either), an LDW core mask
+ *    outside ISW, a DRAIN with hi_rows but no split_rows or hi_rows > rows, a transposed LOAD
+ *    with odd row_bytes and a STORE with the transpose
  *    bit are BAD_DESC. TOKEN_OVERFLOW's ERR_PC is the pushing instruction (the RTL may differ).
  *  - Counters: the ones npu_prog_expect (sw/gemm_emit.c) defines are exact; bursts never cross
  *    4 KiB; NoC/LBUF counts follow the RTL (an LDW sends all 2S rows, zero rows included, each
@@ -32,6 +34,7 @@
 #include <string.h>
 
 #include "fake_npu_sim.h"
+#include "isa.h"
 #include "npu_defs.h"
 #include "npu_sim.h"
 
@@ -217,6 +220,7 @@ static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
 
 typedef struct insn_f {
     unsigned op, tag, trans, rows, spm, sstride, rb, dstride, wbank, mode, acc, m, k, n, obuf;
+    unsigned cmask, split, hi;
     uint32_t dram;
 } insn_f_t;
 
@@ -247,12 +251,18 @@ static void decode(const uint32_t *w, insn_f_t *f)
         f->k = w[2] & 0xFFu;
         f->n = (w[2] >> 8) & 0xFFu;
         f->obuf = w[2] >> 16;
+        if (f->op == NPU_OP_LDW) {
+            f->cmask = (w[2] >> 16) & 0xFu;
+            f->obuf = 0;
+        }
         break;
     case NPU_OP_DRAIN:
         f->rows = w[0] >> 16;
         f->obuf = w[1] & 0xFFFFu;
         f->spm = w[2] & 0xFFFFu;
         f->sstride = w[2] >> 16;
+        f->split = w[3] & 0xFFFFu;
+        f->hi = w[3] >> 16;
         break;
     default:
         break;
@@ -351,88 +361,150 @@ static unsigned exec_store(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t 
     return 0;
 }
 
+/* Per-core stationary tiles: wb[bank][core][r][c], S x S int16 each. */
+static uint8_t *wtile(npu_sim_t *s, unsigned bank, unsigned core)
+{
+    return s->wb + ((size_t)bank * 4 + core) * s->S * s->S * 2;
+}
+
 static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
-    unsigned F = s->F;
-    uint8_t *d;
-    if (!f->k || !f->n || f->k > F || f->n > F || f->mode != NPU_MODE_FW) {
+    unsigned F = s->F, S = s->S, mask = f->cmask ? f->cmask : 0xFu, nrows, ndel = 0;
+    int vsplit = !f->cmask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW);
+    int hsplit = !f->cmask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW);
+    if (!f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S) ||
+        (f->cmask && f->mode != NPU_MODE_ISW)) {
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
     if (range_rows(f->spm, f->sstride, f->k, 1, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    d = stage(u, MEM_WB, (size_t)f->wbank * F * F * 2, (size_t)F * F * 2); /* rows >= k zero */
-    for (unsigned r = 0; r < f->k; r++)
-        memcpy(d + (size_t)r * F * 2, s->spm + ((uint64_t)f->spm + (uint64_t)r * f->sstride) * s->B,
-               (size_t)F * 2);
+    /* core q holds W[ro + r][co + c]: ro = S for the bottom cores when k is split over two
+     * cores (FW, VSW), co = S for the right cores when n is (FW, HSW); rows >= k are zero */
+    for (unsigned q = 0; q < 4; q++) {
+        unsigned ro = vsplit && q >= 2 ? S : 0, co = hsplit && (q & 1) ? S : 0;
+        uint8_t *d;
+        if (!(mask >> q & 1u))
+            continue;
+        d = stage(u, MEM_WB, (size_t)(wtile(s, f->wbank, q) - s->wb), (size_t)S * S * 2);
+        ndel++;
+        for (unsigned r = 0; r < S; r++)
+            if (ro + r < f->k)
+                memcpy(d + (size_t)r * S * 2,
+                       s->spm + ((uint64_t)f->spm + (uint64_t)(ro + r) * f->sstride) * s->B + 2u * co,
+                       (size_t)S * 2);
+    }
+    nrows = vsplit ? F : S; /* rows sent (bottom first), each one flit */
     s->cnt[NPU_CNT_spm_rd_words] += f->k; /* rows >= k are zero flits, no SPM read */
-    s->cnt[NPU_CNT_noc_v_flits] += F;
-    s->cnt[NPU_CNT_noc_deliveries] += 2u * F;
-    s->cnt[NPU_CNT_lbuf_v_words] += 2u * F;
-    *cost = F;
+    s->cnt[NPU_CNT_noc_v_flits] += nrows;
+    s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)ndel * S;
+    s->cnt[NPU_CNT_lbuf_v_words] += (uint64_t)ndel * S;
+    *cost = nrows;
     return 0;
+}
+
+/* MACs of one row of set j passing through core c (the core's part of the k x n tile). */
+static uint64_t row_macs(const npu_sim_t *s, const insn_f_t *f, unsigned c)
+{
+    uint64_t S = s->S, k0 = f->k < S ? f->k : S, k1 = f->k > S ? f->k - S : 0;
+    uint64_t n0 = f->n < S ? f->n : S, n1 = f->n > S ? f->n - S : 0;
+    int vsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW;
+    int hsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW;
+    return (vsplit ? (c >= 2 ? k1 : k0) : f->k) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
 }
 
 static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
     unsigned F = s->F, S = s->S;
-    uint64_t k0 = f->k < S ? f->k : S, k1 = f->k > S ? f->k - S : 0;
-    uint64_t n0 = f->n < S ? f->n : S, n1 = f->n > S ? f->n - S : 0;
-    const uint8_t *wb = s->wb + (size_t)f->wbank * F * F * 2;
-    if (!f->m || !f->k || !f->n || f->k > F || f->n > F || f->mode != NPU_MODE_FW) {
+    static const unsigned isw_core[4] = {0, 2, 1, 3};
+    int vsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW; /* sub-array 2S tall */
+    int hsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW; /* sub-array 2S wide */
+    unsigned depth = vsplit ? F : S, width = hsplit ? F : S;
+    npu_wave_sets_t ws;
+    if (!f->m || !f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S)) {
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
+    npu_wave_sets(f->mode, f->m, &ws);
     if (range_rows(f->spm, f->sstride, f->m, 1, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    if (obuf_bad(s, f->obuf, f->m, info))
+    if (obuf_bad(s, f->obuf, ws.obuf_rows, info))
         return NPU_ERR_OBUF_ADDR;
-    for (unsigned i = 0; i < f->m; i++) {
-        const uint8_t *a = s->spm + ((uint64_t)f->spm + (uint64_t)i * f->sstride) * s->B;
-        const uint8_t *o = s->obuf + ((size_t)f->obuf + i) * F * 4;
-        uint8_t *d = stage(u, MEM_OBUF, ((size_t)f->obuf + i) * F * 4, (size_t)F * 4);
-        for (unsigned c = 0; c < F; c++) {
-            uint32_t acc = f->acc ? rd32(o + 4 * c) : 0;
-            for (unsigned r = 0; r < F; r++)
-                acc += (uint32_t)((int32_t)lane16(a, r) * (int32_t)lane16(wb + (size_t)r * F * 2, c));
-            wr32(d + 4 * c, acc);
+    for (unsigned j = 0; j < 4; j++) {
+        unsigned lane0 = hsplit ? 0 : ws.lane_hi[j] * S;
+        for (unsigned t = 0; t < ws.len[j]; t++) {
+            unsigned i = ws.start[j] + t, orow = f->obuf + ws.orow[j] + t;
+            const uint8_t *a = s->spm + ((uint64_t)f->spm + (uint64_t)i * f->sstride) * s->B;
+            const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
+            uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)width * 4);
+            for (unsigned cc = 0; cc < width; cc++) {
+                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
+                for (unsigned rr = 0; rr < depth; rr++) {
+                    unsigned rh = rr >= S, ch = cc >= S, q;
+                    switch (f->mode) {
+                    case NPU_MODE_FW: q = rh * 2 + ch; break;
+                    case NPU_MODE_HSW: q = j * 2 + ch; break;
+                    case NPU_MODE_VSW: q = rh * 2 + j; break;
+                    default: q = isw_core[j]; break;
+                    }
+                    acc += (uint32_t)((int32_t)lane16(a, rr) *
+                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
+                }
+                wr32(d + 4 * cc, acc);
+            }
         }
+        for (unsigned c = 0; c < 4; c++)
+            if (ws.cores[j] >> c & 1u) {
+                s->cnt[NPU_CNT_macs_core0 + c] += ws.len[j] * row_macs(s, f, c);
+                s->cnt[NPU_CNT_busy_core0 + c] += ws.len[j];
+            }
     }
-    s->cnt[NPU_CNT_waves_fw] += 1;
-    s->cnt[NPU_CNT_rows_fw] += f->m;
-    s->cnt[NPU_CNT_macs_core0] += f->m * k0 * n0;
-    s->cnt[NPU_CNT_macs_core1] += f->m * k0 * n1;
-    s->cnt[NPU_CNT_macs_core2] += f->m * k1 * n0;
-    s->cnt[NPU_CNT_macs_core3] += f->m * k1 * n1;
-    for (int c = 0; c < 4; c++) /* FW: every fused row passes through all four cores */
-        s->cnt[NPU_CNT_busy_core0 + c] += f->m;
+    s->cnt[NPU_CNT_waves_fw + f->mode] += 1;
+    s->cnt[NPU_CNT_rows_fw + f->mode] += f->m;
     s->cnt[NPU_CNT_spm_rd_words] += f->m;
     s->cnt[NPU_CNT_noc_h_flits] += f->m;
-    s->cnt[NPU_CNT_noc_deliveries] += 2u * f->m;
-    s->cnt[NPU_CNT_lbuf_h_words] += 2u * f->m;
-    s->cnt[NPU_CNT_obuf_writes] += (uint64_t)f->m * F;
-    *cost = f->m + 2u * F;
+    s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
+    s->cnt[NPU_CNT_lbuf_h_words] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
+    s->cnt[NPU_CNT_obuf_writes] += (uint64_t)f->m * width;
+    *cost = ws.len[0] + 2u * F;
     return 0;
 }
 
 static unsigned exec_drain(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
     unsigned F = s->F, B = s->B;
-    if (!f->rows) {
+    if (!f->rows || (!f->split && f->hi) || f->hi > f->rows) {
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
-    if (range_rows(f->spm, f->sstride, f->rows, 2, s->spm_words, info))
-        return NPU_ERR_SPM_ADDR;
+    if (!f->split) {
+        if (range_rows(f->spm, f->sstride, f->rows, 2, s->spm_words, info))
+            return NPU_ERR_SPM_ADDR;
+    } else {
+        uint64_t lo = (uint64_t)f->spm + (uint64_t)(f->rows - 1) * f->sstride;
+        uint64_t hi = f->hi ? (uint64_t)f->spm + (uint64_t)(f->split + f->hi - 1) * f->sstride : 0;
+        uint64_t last = hi > lo ? hi : lo;
+        if (last >= s->spm_words) {
+            *info = (uint32_t)last;
+            return NPU_ERR_SPM_ADDR;
+        }
+    }
     if (obuf_bad(s, f->obuf, f->rows, info))
         return NPU_ERR_OBUF_ADDR;
     for (unsigned r = 0; r < f->rows; r++) {
         uint64_t w = (uint64_t)f->spm + (uint64_t)r * f->sstride;
-        /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
-        memcpy(stage(u, MEM_SPM, w * B, 2u * B), s->obuf + ((size_t)f->obuf + r) * F * 4, (size_t)F * 4);
+        const uint8_t *o = s->obuf + ((size_t)f->obuf + r) * F * 4;
+        if (!f->split) {
+            /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
+            memcpy(stage(u, MEM_SPM, w * B, 2u * B), o, (size_t)F * 4);
+        } else {
+            memcpy(stage(u, MEM_SPM, w * B, B), o, B);
+            if (r < f->hi)
+                memcpy(stage(u, MEM_SPM, (w + (uint64_t)f->split * f->sstride) * B, B), o + B, B);
+        }
     }
     s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
-    s->cnt[NPU_CNT_spm_wr_words] += 2u * f->rows;
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows + (f->split ? f->hi : f->rows);
     *cost = 2u * f->rows;
     return 0;
 }
@@ -737,7 +809,7 @@ npu_sim_t *npu_sim_open(const npu_dram_timing_t *t)
     s->dram = calloc(s->dram_bytes, 1);
     s->spm = calloc(s->spm_words, s->B);
     s->obuf = calloc(s->obuf_rows2 * F, 4);
-    s->wb = calloc(2u * F * F, 2);
+    s->wb = calloc(2u * F * F, 2); /* 2 banks x 4 cores x S x S */
     for (int q = 0; q < 3; q++) {
         s->q[q].cap = g_cfg.queue_depth > 0 ? (unsigned)g_cfg.queue_depth : 1u;
         s->q[q].e = calloc(s->q[q].cap, sizeof *s->q[q].e);

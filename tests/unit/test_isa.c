@@ -321,3 +321,50 @@ Test(isa, prog_keep_queues)
     cr_assert_eq(npu_prog_keep_queues(in, 8, NULL, &p), -1);
     npu_prog_free(&p);
 }
+
+Test(isa, flexsa_fields_round_trip_and_disasm)
+{
+    npu_insn_t in;
+    npu_fields_t f;
+    char buf[160];
+    cr_assert_eq(npu_enc_ldw_cores(&in, 1, NPU_MODE_ISW, 0x40, 2, 5, 6, 0x9), 0);
+    cr_assert_eq(in.w[2], 5u | 6u << 8 | 9u << 16);
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert_eq(f.core_mask, 9u);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "LDW ISW k=5 n=6 spm=0x0040+2*r bank=1 cores=0x9");
+    cr_assert_eq(npu_enc_ldw_cores(&in, 1, NPU_MODE_ISW, 0x40, 2, 5, 6, 16), -1, "mask is 4 bits");
+    cr_assert_eq(npu_enc_drain_split(&in, 19, 256, 0x100, 2, 19, 18), 0);
+    cr_assert_eq(in.w[3], 19u | 18u << 16);
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert_eq(f.split_rows, 19u);
+    cr_assert_eq(f.hi_rows, 18u);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "DRAIN rows=19 obuf=256 spm=0x0100+2*r split=19 hi=18");
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_WAVE;
+    f.m = 1; f.k = 1; f.n = 1;
+    f.core_mask = 1;
+    cr_assert_eq(npu_encode(&f, &in), -1, "a WAVE has no core mask");
+}
+
+Test(isa, wave_sets_split_rows)
+{
+    npu_wave_sets_t ws;
+    cr_assert_eq(npu_wave_sets(NPU_MODE_ISW, 37, &ws), 4);
+    /* ha = 19: core 0 [0,10), core 2 [10,19), core 1 [19,28), core 3 [28,37) */
+    cr_assert_eq(ws.len[0], 10u); cr_assert_eq(ws.len[1], 9u);
+    cr_assert_eq(ws.len[2], 9u); cr_assert_eq(ws.len[3], 9u);
+    cr_assert_eq(ws.start[1], 10u); cr_assert_eq(ws.start[2], 19u); cr_assert_eq(ws.start[3], 28u);
+    cr_assert_eq(ws.orow[1], 10u); cr_assert_eq(ws.orow[2], 0u); cr_assert_eq(ws.orow[3], 9u);
+    cr_assert_eq(ws.obuf_rows, 19u);
+    cr_assert_eq(npu_wave_sets(NPU_MODE_VSW, 37, &ws), 2);
+    cr_assert_eq(ws.len[0], 19u); cr_assert_eq(ws.len[1], 18u); cr_assert_eq(ws.lane_hi[1], 1u);
+    cr_assert_eq(npu_wave_sets(NPU_MODE_HSW, 1, &ws), 2);
+    cr_assert_eq(ws.len[0], 1u); cr_assert_eq(ws.len[1], 0u); cr_assert_eq(ws.obuf_rows, 1u);
+    cr_assert_eq(npu_wave_sets(NPU_MODE_ISW, 6, &ws), 4);
+    cr_assert_eq(ws.len[0] + ws.len[1], 3u); cr_assert_eq(ws.len[2], 2u); cr_assert_eq(ws.len[3], 1u);
+    cr_assert(npu_mode_fits(NPU_MODE_HSW, 8, 16, 8) && !npu_mode_fits(NPU_MODE_HSW, 9, 16, 8));
+    cr_assert(npu_mode_fits(NPU_MODE_VSW, 16, 8, 8) && !npu_mode_fits(NPU_MODE_VSW, 16, 9, 8));
+    cr_assert(!npu_mode_fits(NPU_MODE_ISW, 8, 9, 8) && npu_mode_fits(NPU_MODE_FW, 16, 16, 8));
+}

@@ -293,7 +293,21 @@ Test(runtime, every_error_is_reported)
     npu_enc_drain(&p[0], 65, 64, 0, 2);
     expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 129, "DRAIN past OBUF end");
     npu_enc_ldw(&p[0], 0, NPU_MODE_VSW, 0, 1, 4, 4);
-    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "modes other than FW: not yet");
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "LDW VSW with n > S");
+    npu_enc_wave(&p[0], 0, NPU_MODE_HSW, 0, 2, 0, 1, 3, 4, 0);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "WAVE HSW with k > S");
+    npu_enc_wave(&p[0], 0, NPU_MODE_ISW, 0, 2, 0, 1, 2, 3, 0);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "WAVE ISW with n > S");
+    npu_enc_ldw_cores(&p[0], 0, NPU_MODE_FW, 0, 1, 2, 2, 0x1);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "LDW core mask outside ISW");
+    npu_enc_drain_split(&p[0], 2, 0, 0, 1, 0, 1);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "DRAIN hi_rows without split_rows");
+    npu_enc_drain_split(&p[0], 2, 0, 0, 1, 2, 3);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0, "DRAIN hi_rows > rows");
+    npu_enc_drain_split(&p[0], 2, 0, 8180, 4, 3, 1);
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "skinny DRAIN high rows past SPM end");
+    npu_enc_wave(&p[0], 0, NPU_MODE_VSW, 0, 5, 0, 1, 4, 2, 62);
+    expect_error(&c, p, 1, NPU_ERR_OBUF_ADDR, 0, 1, 65, "skinny WAVE uses ceil(m/2) OBUF rows");
 
     for (int i = 0; i < 17; i++) {
         npu_enc_sync(&p[i], NPU_OP_SYNC_L);
@@ -374,7 +388,8 @@ static void fill(int16_t *v, size_t n, uint64_t *st)
         v[i] = (int16_t)((int)(test_rand(st) % 65536) - 32768);
 }
 
-static void gemm_case(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int ta, int tb, uint64_t seed)
+static void gemm_case_modes(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int ta, int tb,
+                            int modes, uint64_t seed)
 {
     int16_t *A = malloc((size_t)M * K * sizeof *A), *B = malloc((size_t)K * N * sizeof *B);
     int32_t *C = malloc((size_t)M * N * sizeof *C), *G = malloc((size_t)M * N * sizeof *G);
@@ -382,7 +397,7 @@ static void gemm_case(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int
     int rc;
     fill(A, (size_t)M * K, &seed);
     fill(B, (size_t)K * N, &seed);
-    rc = npu_gemm_run(c, s, M, N, K, A, B, ta, tb, C, 50000000, &rep);
+    rc = npu_gemm_run_modes(c, s, M, N, K, A, B, ta, tb, modes, C, 50000000, &rep);
     cr_assert_eq(rc, NPU_GEMM_PASS,
                  "S=%d M=%d N=%d K=%d ta=%d tb=%d: %s (err %s pc %u, %zu mismatches, C[%d][%d]=%d "
                  "expected %d, counters: %s, host: %s)",
@@ -399,6 +414,11 @@ static void gemm_case(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int
     free(B);
     free(C);
     free(G);
+}
+
+static void gemm_case(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int ta, int tb, uint64_t seed)
+{
+    gemm_case_modes(s, c, M, N, K, ta, tb, 0, seed);
 }
 
 /* Sizes: 1, primes, multiples of 2S and +-1, up to 300. */
@@ -556,5 +576,48 @@ Test(gemm_fake, host_errors)
     cr_assert(strstr(rep.host_msg, "DRAM") != NULL, "%s", rep.host_msg);
     npu_gemm_report_free(&rep);
     free(A);
+    npu_sim_close(s);
+}
+
+/* The emitter's per-wave FlexSA modes (Algorithm 1; skinny n-blocks drain with split_rows) on the
+ * functional model: bit-exact, and the counters (waves/rows per mode, MACs per core) add up. */
+static void modes_batch(int S, uint64_t seed, int count)
+{
+    npu_cfg_t c = test_cfg(S);
+    npu_sim_t *s;
+    fake_npu_sim_jitter(0);
+    s = open_sim(&c, seed, 0);
+    for (int i = 0; i < count; i++) {
+        int M = pick(&seed, 2 * S), N = pick(&seed, 2 * S), K = pick(&seed, 2 * S);
+        gemm_case_modes(s, &c, M, N, K, i & 1, (i >> 1) & 1, 1, seed + (uint64_t)i);
+    }
+    {   /* the cross-mode sequences of Fig. 9: VSW then ISW; FW then HSW on two n-blocks */
+        gemm_case_modes(s, &c, 37, S >= 8 ? 6 : S, 2 * S + 5, 0, 0, 1, seed);
+        gemm_case_modes(s, &c, 37, 3 * S + 1, 2 * S + 5, 0, 0, 1, seed + 1);
+    }
+    npu_sim_close(s);
+}
+Test(gemm_fake, flexsa_modes_s2) { modes_batch(2, 3001, 20); }
+Test(gemm_fake, flexsa_modes_s8) { modes_batch(8, 3002, 20); }
+
+Test(gemm_fake, flexsa_modes_counters)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_sim_t *s = open_sim(&c, 5, 0);
+    int16_t A[37 * 21], B[21 * 6];
+    uint64_t st = 9;
+    npu_gemm_report_t rep;
+    fill(A, sizeof A / sizeof A[0], &st);
+    fill(B, sizeof B / sizeof B[0], &st);
+    cr_assert_eq(npu_gemm_run_modes(&c, s, 37, 6, 21, A, B, 0, 0, 1, NULL, 1000000, &rep),
+                 NPU_GEMM_PASS, "%s", rep.counters_msg);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_waves_vsw], 1u);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_waves_isw], 1u);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_waves_fw] + rep.run.cnt[NPU_CNT_waves_hsw], 0u);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_rows_vsw], 37u);
+    /* ISW k=5 n=6: cores 0, 2, 1, 3 get 10, 9, 9, 9 rows */
+    cr_assert_eq(rep.run.cnt[NPU_CNT_macs_core0], 10u * 30 + 19u * 8 * 6);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_macs_core3], 9u * 30 + 18u * 8 * 6);
+    npu_gemm_report_free(&rep);
     npu_sim_close(s);
 }

@@ -1,0 +1,500 @@
+/*
+ * test_modes.c - the four FlexSA modes on the Verilated NPU (docs/design.md section 2):
+ * hand-made programs (sw/isa encoders, runtime npu_run_program), operands and results through
+ * the runtime helpers, compared with the golden model.
+ *   - single waves in every legal mode, random shapes (m, n, k <= 2S), bit-exact;
+ *   - for n, k <= S all four modes give the same C;
+ *   - ISW: four concurrent sub-waves; the independent-cores variant (LDW core masks, four
+ *     distinct stationary tiles);
+ *   - cross-mode accumulation along K (VSW then ISW; FW then HSW on two n-blocks);
+ *   - counters: waves per mode, MACs per core, rows per mode.
+ */
+#include <string.h>
+
+#include "golden.h"
+#include "rtl_common.h"
+
+#define PUSH(p, expr) do { npu_insn_t _i; cr_assert_eq((expr), 0, "encoding failed: %s", #expr); \
+                           npu_insn_tok(&_i, tok); tok = 0; \
+                           cr_assert_eq(npu_prog_push(&(p), &_i), 0); } while (0)
+#define I (&_i)
+
+enum { POL_FW = 0, POL_VSW = 1, POL_HSW = 2, POL_ISW = 3, POL_PAPER = 4 };
+
+/* Mode of a (k, n) block: a fixed mode, or the paper's choice (wide n > S: FW if k > S else HSW;
+ * skinny n <= S: VSW if k > S else ISW; the layout class then depends only on n, so every wave
+ * of an n-block accumulates into the same OBUF entries). */
+static unsigned pick_mode(int pol, unsigned k, unsigned n, unsigned S)
+{
+    if (pol != POL_PAPER) return (unsigned)pol;
+    if (n > S) return k > S ? NPU_MODE_FW : NPU_MODE_HSW;
+    return k > S ? NPU_MODE_VSW : NPU_MODE_ISW;
+}
+static int skinny_mode(unsigned mode) { return mode == NPU_MODE_VSW || mode == NPU_MODE_ISW; }
+
+typedef struct run_info {
+    npu_run_result_t r;
+    uint64_t waves[4], rows[4], macs_core[4];
+} run_info_t;
+
+/* C = A(MxK) * B(KxN) with K in 2S-blocks and N in 2S-blocks, the mode of each wave from pol.
+ * SPM: A rows at 0 (ka words each), B rows at 0x300 (nbk words), C at 0x600 (2*nbk words). */
+static void run_gemm_modes(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K, int pol,
+                           const int16_t *A, const int16_t *B, int32_t *C, run_info_t *ri)
+{
+    unsigned S = (unsigned)cfg->s, F = 2 * S, Bt = 4 * S;
+    unsigned ka = ((unsigned)K + F - 1) / F, nbk = ((unsigned)N + F - 1) / F;
+    unsigned SA = 0, SB = 0x300, SC = 0x600, cst = 2 * nbk;
+    uint64_t da, db, dc;
+    npu_alloc_t al;
+    size_t dbytes;
+    uint8_t *d = npu_sim_dram(s, &dbytes);
+    npu_alloc_init(&al, dbytes, Bt);
+    uint64_t prog_base;
+    cr_assert_eq(npu_alloc(&al, 64 * 1024, &prog_base), 0);
+    cr_assert_eq(npu_alloc(&al, (uint64_t)M * ka * Bt, &da), 0);
+    cr_assert_eq(npu_alloc(&al, (uint64_t)K * nbk * Bt, &db), 0);
+    cr_assert_eq(npu_alloc(&al, (uint64_t)M * cst * Bt, &dc), 0);
+    cr_assert_leq(SA + (unsigned)M * ka, SB);
+    cr_assert_leq(SB + (unsigned)K * nbk, SC);
+    cr_assert_leq(SC + (unsigned)M * cst, (unsigned)npu_cfg_spm_words(cfg));
+    npu_write_i16(d, da, ka, Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, db, nbk, Bt, K, N, B, (size_t)N);
+    memset(d + dc, 0x5A, (size_t)M * cst * Bt);
+    /* n-block j at OBUF half j % 2, after the blocks before it in that half */
+#define OB(j) ((j) % 2 * (unsigned)cfg->obuf_rows + (j) / 2 * (unsigned)M)
+    cr_assert_leq((nbk + 1) / 2 * (unsigned)M, (unsigned)cfg->obuf_rows);
+
+    memset(ri, 0, sizeof *ri);
+    npu_prog_t p; npu_prog_init(&p);
+    unsigned tok = 0;
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, SA, ka, 2u * (unsigned)K, ka));
+    tok = NPU_TOK_PUSH_NEXT;
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, (unsigned)K, (uint32_t)db, SB, nbk, 2u * (unsigned)N, nbk));
+    unsigned w = 0, ha = ((unsigned)M + 1) / 2;
+    int first = 1;
+    for (unsigned j = 0; j < nbk; j++) {
+        unsigned n = (unsigned)N - j * F < F ? (unsigned)N - j * F : F;
+        for (unsigned kb = 0; kb < ka; kb++) {
+            unsigned k = (unsigned)K - kb * F < F ? (unsigned)K - kb * F : F;
+            unsigned mode = pick_mode(pol, k, n, S), bank = w % 2;
+            npu_wave_sets_t ws;
+            cr_assert(npu_mode_fits(mode, k, n, S), "mode %u cannot run k=%u n=%u", mode, k, n);
+            npu_wave_sets(mode, (unsigned)M, &ws);
+            if (first) tok = NPU_TOK_POP_PREV;
+            first = 0;
+            PUSH(p, npu_enc_ldw(I, bank, mode, SB + kb * F * nbk + j, nbk, k, n));
+            PUSH(p, npu_enc_wave(I, bank, mode, kb > 0, (unsigned)M, SA + kb, ka, k, n, OB(j)));
+            ri->waves[mode]++;
+            ri->rows[mode] += (unsigned)M;
+            w++;
+        }
+    }
+    for (unsigned j = 0; j < nbk; j++) {
+        unsigned n = (unsigned)N - j * F < F ? (unsigned)N - j * F : F;
+        unsigned mode = pick_mode(pol, F, n, S); /* layout class of the n-block */
+        if (j == nbk - 1) tok = NPU_TOK_PUSH_NEXT;
+        if (skinny_mode(mode))
+            PUSH(p, npu_enc_drain_split(I, ha, OB(j), SC + 2 * j, cst, ha, (unsigned)M - ha));
+        else
+            PUSH(p, npu_enc_drain(I, (unsigned)M, OB(j), SC + 2 * j, cst));
+    }
+    tok = NPU_TOK_POP_PREV;
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, cst, 4u * (unsigned)N, cst));
+
+    npu_prog_expect_t e;
+    npu_prog_expect(cfg, p.insn, p.n, &e);
+    memcpy(ri->macs_core, e.macs_core, sizeof ri->macs_core);
+    int rc = npu_run_program(cfg, s, prog_base, p.insn, p.n, 2000000, &ri->r);
+    if (rc != NPU_RUN_DONE) {
+        char dis[160];
+        for (size_t i = 0; i < p.n; i++) {
+            npu_disasm(&p.insn[i], dis, sizeof dis);
+            cr_log_error("%3zu %s", i, dis);
+        }
+    }
+    cr_assert_eq(rc, NPU_RUN_DONE, "GEMM %dx%dx%d policy %d: run rc %d err %s pc %u",
+                 M, N, K, pol, rc, npu_error_name(ri->r.err) ? npu_error_name(ri->r.err) : "?",
+                 (unsigned)ri->r.err_pc);
+    npu_read_i32(d, dc, cst, Bt, M, N, C, (size_t)N);
+    npu_prog_free(&p);
+}
+
+static void check_exact(int M, int N, int K, const int16_t *A, const int16_t *B, const int32_t *C,
+                        const char *what)
+{
+    int32_t *G = malloc(sizeof(int32_t) * (size_t)M * N);
+    cr_assert(G);
+    npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N);
+    int br = 0, bc = 0;
+    int32_t got = 0, exp = 0;
+    size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);
+    cr_assert_eq(bad, 0u, "%s %dx%dx%d: %zu mismatches, first C[%d][%d]=%d expected %d", what, M,
+                 N, K, bad, br, bc, (int)got, (int)exp);
+    free(G);
+}
+
+/* Waves and rows per mode and MACs per core exact (a sub-wave's rows count, not the lockstep
+ * injection slots). */
+static void check_counters(const run_info_t *ri, const char *what)
+{
+    static const char *mn[4] = {"FW", "VSW", "HSW", "ISW"};
+    for (int m = 0; m < 4; m++) {
+        cr_assert_eq(ri->r.cnt[NPU_CNT_waves_fw + m], ri->waves[m], "%s: waves_%s %llu, expected %llu",
+                     what, mn[m], (unsigned long long)ri->r.cnt[NPU_CNT_waves_fw + m],
+                     (unsigned long long)ri->waves[m]);
+        uint64_t got = ri->r.cnt[NPU_CNT_rows_fw + m];
+        cr_assert(got == ri->rows[m], "%s: rows_%s %llu, expected %llu rows",
+                  what, mn[m], (unsigned long long)got, (unsigned long long)ri->rows[m]);
+    }
+    for (int c = 0; c < 4; c++)
+        cr_assert_eq(ri->r.cnt[NPU_CNT_macs_core0 + c], ri->macs_core[c],
+                     "%s: macs_core%d %llu, expected %llu", what, c,
+                     (unsigned long long)ri->r.cnt[NPU_CNT_macs_core0 + c],
+                     (unsigned long long)ri->macs_core[c]);
+}
+
+static void one(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K, int pol, uint64_t seed,
+                int32_t *C_out)
+{
+    uint64_t x = seed | 1;
+    int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K), *B = malloc(sizeof(int16_t) * (size_t)K * N);
+    int32_t *C = malloc(sizeof(int32_t) * (size_t)M * N);
+    cr_assert(A && B && C);
+    rtl_fill(A, (size_t)M * K, &x);
+    rtl_fill(B, (size_t)K * N, &x);
+    run_info_t ri;
+    char what[96];
+    snprintf(what, sizeof what, "policy %d seed %llu", pol, (unsigned long long)seed);
+    run_gemm_modes(cfg, s, M, N, K, pol, A, B, C, &ri);
+    check_exact(M, N, K, A, B, C, what);
+    check_counters(&ri, what);
+    if (C_out) memcpy(C_out, C, sizeof(int32_t) * (size_t)M * N);
+    free(A); free(B); free(C);
+}
+
+/* (1) Random single waves in every legal mode. */
+Test(modes, single_waves_every_mode, .timeout = 600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s, F = 2 * S;
+    uint64_t seed = rtl_seed(11), x = seed * 2654435761u + 7;
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, seed);
+    int ms[] = { 1, 2, 3, 4, 5, 7, 2 * F + 3 };
+    for (int mode = 0; mode < 4; mode++)
+        for (int t = 0; t < 8; t++) {
+            int kmax = (mode == NPU_MODE_HSW || mode == NPU_MODE_ISW) ? S : F;
+            int nmax = (mode == NPU_MODE_VSW || mode == NPU_MODE_ISW) ? S : F;
+            int M = t < 7 ? ms[t] : 1 + (int)(rtl_rand(&x) % 40);
+            int K = 1 + (int)(rtl_rand(&x) % (uint64_t)kmax), N = 1 + (int)(rtl_rand(&x) % (uint64_t)nmax);
+            if (t == 1) { K = kmax; N = nmax; }
+            one(&cfg, s, M, N, K, mode, seed + (uint64_t)(10 * mode + t), NULL);
+        }
+    npu_sim_close(s);
+}
+
+/* (1) For n, k <= S all four modes give identical C (and golden). */
+Test(modes, four_modes_agree)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    uint64_t seed = rtl_seed(12), x = seed * 2654435761u + 3;
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, seed);
+    for (int t = 0; t < 4; t++) {
+        int M = 1 + (int)(rtl_rand(&x) % 30), N = 1 + (int)(rtl_rand(&x) % (uint64_t)S);
+        int K = 1 + (int)(rtl_rand(&x) % (uint64_t)S);
+        int32_t *C[4];
+        for (int mode = 0; mode < 4; mode++) {
+            C[mode] = malloc(sizeof(int32_t) * (size_t)M * N);
+            one(&cfg, s, M, N, K, mode, seed + (uint64_t)t, C[mode]);
+        }
+        for (int mode = 1; mode < 4; mode++)
+            cr_assert(memcmp(C[0], C[mode], sizeof(int32_t) * (size_t)M * N) == 0,
+                      "mode %d differs from FW (%dx%dx%d)", mode, M, N, K);
+        for (int mode = 0; mode < 4; mode++) free(C[mode]);
+    }
+    npu_sim_close(s);
+}
+
+/* (2) ISW: four concurrent S x S sub-waves; each core sees its own quarter of the rows. */
+Test(modes, isw_four_subwaves)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s, M = 8 * S + 3;
+    npu_sim_t *s = rtl_open(&cfg, 0, 0, rtl_seed(13));
+    uint64_t x = rtl_seed(13) | 1;
+    int16_t *A = malloc(sizeof(int16_t) * (size_t)M * S), *B = malloc(sizeof(int16_t) * (size_t)S * S);
+    int32_t *C = malloc(sizeof(int32_t) * (size_t)M * S);
+    rtl_fill(A, (size_t)M * S, &x);
+    rtl_fill(B, (size_t)S * S, &x);
+    run_info_t ri;
+    run_gemm_modes(&cfg, s, M, S, S, POL_ISW, A, B, C, &ri);
+    check_exact(M, S, S, A, B, C, "ISW");
+    check_counters(&ri, "ISW");
+    npu_wave_sets_t ws;
+    npu_wave_sets(NPU_MODE_ISW, (unsigned)M, &ws);
+    static const int core_of_set[4] = { 0, 2, 1, 3 };
+    for (int j = 0; j < 4; j++)
+        cr_assert_eq(ri.r.cnt[NPU_CNT_busy_core0 + core_of_set[j]], ws.len[j], "core %d rows",
+                     core_of_set[j]);
+    /* the four sub-waves run concurrently: the same program in FW takes about 3M/4 more cycles
+     * to stream and M/2 more OBUF rows to drain (two cycles each) */
+    run_info_t rf;
+    run_gemm_modes(&cfg, s, M, S, S, POL_FW, A, B, C, &rf);
+    check_exact(M, S, S, A, B, C, "FW");
+    uint64_t ci = ri.r.cnt[NPU_CNT_cycles], cf = rf.r.cnt[NPU_CNT_cycles];
+    cr_log_info("M=%d n=k=S: ISW %llu cycles, FW %llu cycles", M, (unsigned long long)ci,
+                (unsigned long long)cf);
+    cr_assert_geq(cf, ci + (uint64_t)(M - (M + 3) / 4) / 2, "ISW %llu cycles vs FW %llu",
+                  (unsigned long long)ci, (unsigned long long)cf);
+    free(A); free(B); free(C);
+    npu_sim_close(s);
+}
+
+/* (2) Independent cores: four distinct S x S stationary tiles (LDW core masks), one ISW wave;
+ * the rows of core q's set are multiplied by tile q. */
+Test(modes, isw_independent_tiles)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, F = 2 * S, Bt = 4 * S;
+    int M = 4 * (int)S + 5, K = (int)S - (S > 2 ? 1 : 0), N = (int)S;
+    uint64_t x = rtl_seed(14) | 1;
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, rtl_seed(14));
+    size_t dbytes;
+    uint8_t *d = npu_sim_dram(s, &dbytes);
+    int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K), *W = malloc(sizeof(int16_t) * 4 * (size_t)K * N);
+    int32_t *C = malloc(sizeof(int32_t) * (size_t)M * N), *G = malloc(sizeof(int32_t) * (size_t)M * N);
+    rtl_fill(A, (size_t)M * K, &x);
+    rtl_fill(W, 4 * (size_t)K * N, &x);
+    uint64_t da = 0x10000, dw = 0x20000, dc = 0x30000;
+    npu_write_i16(d, da, 1, Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, dw, 1, Bt, 4 * K, N, W, (size_t)N); /* tile q = rows q*K .. q*K+K-1 */
+    npu_prog_t p; npu_prog_init(&p);
+    unsigned tok = 0, ha = ((unsigned)M + 1) / 2;
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1));
+    tok = NPU_TOK_PUSH_NEXT;
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 4u * (unsigned)K, (uint32_t)dw, 0x300, 1, 2u * (unsigned)N, 1));
+    for (unsigned q = 0; q < 4; q++) {
+        if (q == 0) tok = NPU_TOK_POP_PREV;
+        PUSH(p, npu_enc_ldw_cores(I, 1, NPU_MODE_ISW, 0x300 + q * (unsigned)K, 1, (unsigned)K,
+                                  (unsigned)N, 1u << q));
+    }
+    PUSH(p, npu_enc_wave(I, 1, NPU_MODE_ISW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, 3));
+    tok = NPU_TOK_PUSH_NEXT;
+    PUSH(p, npu_enc_drain_split(I, ha, 3, 0x600, 2, ha, (unsigned)M - ha));
+    tok = NPU_TOK_POP_PREV;
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, 0x600, 2, 4u * (unsigned)N, 2));
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
+                 npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
+    npu_read_i32(d, dc, 2, Bt, M, N, C, (size_t)N);
+    npu_wave_sets_t ws;
+    npu_wave_sets(NPU_MODE_ISW, (unsigned)M, &ws);
+    static const int core_of_set[4] = { 0, 2, 1, 3 };
+    for (int j = 0; j < 4; j++) {
+        int q = core_of_set[j];
+        if (!ws.len[j]) continue;
+        npu_golden_gemm((int)ws.len[j], N, K, A + (size_t)ws.start[j] * K, (size_t)K, 0,
+                        W + (size_t)q * K * N, (size_t)N, 0, G + (size_t)ws.start[j] * N, (size_t)N);
+    }
+    int br = 0, bc = 0;
+    int32_t got = 0, exp = 0;
+    size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);
+    cr_assert_eq(bad, 0u, "independent tiles: %zu mismatches, first C[%d][%d]=%d expected %d", bad,
+                 br, bc, (int)got, (int)exp);
+    cr_assert_eq(r.cnt[NPU_CNT_waves_isw], 1u);
+    (void)F;
+    npu_prog_free(&p);
+    free(A); free(W); free(C); free(G);
+    npu_sim_close(s);
+}
+
+/* (3) Cross-mode accumulation along K: N = 6 (skinny; 3S/4 at other S), K = 2S + 5: VSW then
+ * ISW into the same OBUF entries; N = 3S + 1 (two n-blocks, 2S and S+1 wide), K = 2S + 5: FW
+ * then HSW on the K remainder. Also the same GEMMs in FW only, and a random mix of shapes. */
+Test(modes, cross_mode_accumulation, .timeout = 600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    uint64_t seed = rtl_seed(15);
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, seed);
+    int n_skinny = S >= 8 ? 6 : (3 * S + 3) / 4;
+    int shapes[][3] = { { 37, n_skinny, 2 * S + 5 }, { 37, 3 * S + 1, 2 * S + 5 },
+                        { 1, n_skinny, 2 * S + 5 }, { 2, 3 * S + 1, 2 * S + 5 },
+                        { 30, S, 4 * S + 3 }, { 23, 2 * S + 1, 3 * S } };
+    for (int i = 0; i < 6; i++) {
+        one(&cfg, s, shapes[i][0], shapes[i][1], shapes[i][2], POL_PAPER, seed + (uint64_t)i, NULL);
+        one(&cfg, s, shapes[i][0], shapes[i][1], shapes[i][2], POL_FW, seed + (uint64_t)i, NULL);
+    }
+    uint64_t x = seed * 2654435761u + 5;
+    for (int i = 0; i < 6; i++) {
+        int M = 1 + (int)(rtl_rand(&x) % 40), N = 1 + (int)(rtl_rand(&x) % (uint64_t)(4 * S));
+        int K = 1 + (int)(rtl_rand(&x) % (uint64_t)(5 * S));
+        one(&cfg, s, M, N, K, POL_PAPER, seed + 100 + (uint64_t)i, NULL);
+    }
+    npu_sim_close(s);
+}
+
+/* The emitter with per-wave FlexSA modes (gemm_emit args.modes = 1: Algorithm 1 per wave, skinny
+ * n-blocks drained with split_rows) on whole tiled GEMMs: bit-exact, and every counter adds up. */
+static void emitter_modes(int part, int count)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    uint64_t seed = rtl_seed(1600 + (uint64_t)part), x = seed * 2654435761u + 1;
+    npu_sim_t *s = rtl_open(&cfg, 10, 0, seed);
+    for (int i = 0; i < count; i++) {
+        int M = 1 + (int)(rtl_rand(&x) % 200), N = 1 + (int)(rtl_rand(&x) % (uint64_t)(10 * S));
+        int K = 1 + (int)(rtl_rand(&x) % (uint64_t)(10 * S));
+        if (i == 0) { M = 64 * S / 8 + 3; N = 5 * S / 8 + 1; K = 4 * S + 3; }  /* skinny */
+        if (i == 1) { M = 64 * S / 8 + 1; N = 4 * S + 1; K = 5 * S / 8 + 1; }  /* fat */
+        if (S <= 2) M = 1 + M / 3;
+        uint64_t y = (seed + (uint64_t)i) | 1;
+        int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K), *B = malloc(sizeof(int16_t) * (size_t)K * N);
+        cr_assert(A && B);
+        rtl_fill(A, (size_t)M * K, &y);
+        rtl_fill(B, (size_t)K * N, &y);
+        npu_gemm_report_t r;
+        int rc = npu_gemm_run_modes(&cfg, s, M, N, K, A, B, i & 1, 0, 1, NULL,
+                                    rtl_budget(&cfg, M, N, K), &r);
+        cr_assert(rc == NPU_GEMM_PASS,
+                  "modes GEMM %dx%dx%d seed %llu: %s err=%s pc=%u first mismatch C[%d][%d]=%d "
+                  "expected %d; %s %s", M, N, K, (unsigned long long)seed, npu_gemm_rc_name(rc),
+                  npu_error_name(r.run.err) ? npu_error_name(r.run.err) : "?",
+                  (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp,
+                  r.counters_msg, r.host_msg);
+        if (i < 2)
+            cr_log_info("modes GEMM %dx%dx%d: %llu cycles, waves FW/VSW/HSW/ISW %llu/%llu/%llu/%llu, "
+                        "rows %llu/%llu/%llu/%llu", M, N, K, (unsigned long long)r.run.cnt[NPU_CNT_cycles],
+                        (unsigned long long)r.run.cnt[NPU_CNT_waves_fw], (unsigned long long)r.run.cnt[NPU_CNT_waves_vsw],
+                        (unsigned long long)r.run.cnt[NPU_CNT_waves_hsw], (unsigned long long)r.run.cnt[NPU_CNT_waves_isw],
+                        (unsigned long long)r.run.cnt[NPU_CNT_rows_fw], (unsigned long long)r.run.cnt[NPU_CNT_rows_vsw],
+                        (unsigned long long)r.run.cnt[NPU_CNT_rows_hsw], (unsigned long long)r.run.cnt[NPU_CNT_rows_isw]);
+        npu_gemm_report_free(&r);
+        free(A); free(B);
+    }
+    npu_sim_close(s);
+}
+Test(modes, emitter_modes_a, .timeout = 600) { emitter_modes(0, 12); }
+Test(modes, emitter_modes_b, .timeout = 600) { emitter_modes(1, 12); }
+
+/* Mode legality and the new fields' checks (BAD_DESC / SPM_ADDR / OBUF_ADDR), as the C model. */
+static void expect_err(const npu_insn_t *in, unsigned code, int check_info, uint32_t info,
+                       const char *what)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
+    npu_run_result_t r;
+    int rc = npu_run_program(&cfg, s, 0, in, 1, 100000, &r);
+    cr_assert_eq(rc, NPU_RUN_ERROR, "%s: run rc %d", what, rc);
+    cr_assert_eq(r.err, code, "%s: error %s, expected %s", what,
+                 npu_error_name(r.err) ? npu_error_name(r.err) : "?", npu_error_name(code));
+    if (check_info)
+        cr_assert_eq(r.err_info, info, "%s: info %u, expected %u", what, (unsigned)r.err_info,
+                     (unsigned)info);
+    npu_sim_close(s);
+}
+
+Test(modes, illegal_mode_shapes_and_fields)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, words = (unsigned)npu_cfg_spm_words(&cfg);
+    npu_insn_t in;
+    cr_assert_eq(npu_enc_ldw(&in, 0, NPU_MODE_VSW, 0, 1, 2 * S, S + 1), 0);
+    expect_err(&in, NPU_ERR_BAD_DESC, 0, 0, "LDW VSW n > S");
+    cr_assert_eq(npu_enc_wave(&in, 0, NPU_MODE_HSW, 0, 4, 0, 1, S + 1, 2 * S, 0), 0);
+    expect_err(&in, NPU_ERR_BAD_DESC, 0, 0, "WAVE HSW k > S");
+    cr_assert_eq(npu_enc_wave(&in, 0, NPU_MODE_ISW, 0, 4, 0, 1, S, S + 1, 0), 0);
+    expect_err(&in, NPU_ERR_BAD_DESC, 0, 0, "WAVE ISW n > S");
+    cr_assert_eq(npu_enc_ldw_cores(&in, 0, NPU_MODE_VSW, 0, 1, S, S, 0x2), 0);
+    expect_err(&in, NPU_ERR_BAD_DESC, 0, 0, "LDW core mask outside ISW");
+    cr_assert_eq(npu_enc_drain_split(&in, 3, 0, 0, 2, 0, 1), 0);
+    expect_err(&in, NPU_ERR_BAD_DESC, 0, 0, "DRAIN hi_rows without split_rows");
+    cr_assert_eq(npu_enc_drain_split(&in, 3, 0, 0, 2, 3, 4), 0);
+    expect_err(&in, NPU_ERR_BAD_DESC, 0, 0, "DRAIN hi_rows > rows");
+    cr_assert_eq(npu_enc_drain_split(&in, 2, 0, words - 20, 4, 4, 2), 0);
+    expect_err(&in, NPU_ERR_SPM_ADDR, 1, words - 20 + 5 * 4, "skinny DRAIN: last high word");
+    cr_assert_eq(npu_enc_wave(&in, 0, NPU_MODE_VSW, 0, 5, 0, 1, 2 * S, S,
+                              (unsigned)cfg.obuf_rows - 2), 0);
+    expect_err(&in, NPU_ERR_OBUF_ADDR, 1, (unsigned)cfg.obuf_rows + 1, "skinny WAVE: ceil(m/2) rows");
+}
+
+/* Independent-core tiles and shared tiles in one program: an FW wave on bank 0, masked LDWs of
+ * four distinct tiles into bank 1 (while bank 0 computes), an ISW wave on bank 1, then a
+ * broadcast ISW LDW over bank 0 and an ISW wave on it (mode switches FW -> ISW, masked and
+ * unmasked loads of the same banks). */
+Test(modes, independent_and_shared_tiles_mixed)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, Bt = 4 * S, OR = (unsigned)cfg.obuf_rows;
+    int M = 2 * (int)S + 7, K = (int)S, N = (int)S;
+    unsigned ha = ((unsigned)M + 1) / 2, hb = (unsigned)M - ha;
+    uint64_t x = rtl_seed(17) | 1;
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, rtl_seed(17));
+    uint8_t *d = npu_sim_dram(s, NULL);
+    int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K), *W = malloc(sizeof(int16_t) * 5 * (size_t)K * N);
+    int32_t *C = malloc(sizeof(int32_t) * (size_t)M * N), *G = malloc(sizeof(int32_t) * (size_t)M * N);
+    cr_assert(A && W && C && G);
+    rtl_fill(A, (size_t)M * K, &x);
+    rtl_fill(W, 5 * (size_t)K * N, &x);
+    uint64_t da = 0x10000, dw = 0x20000, dc[3] = { 0x30000, 0x38000, 0x40000 };
+    npu_write_i16(d, da, 1, Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, dw, 1, Bt, 5 * K, N, W, (size_t)N); /* tile 4 = shared, 0..3 per core */
+    unsigned WT = 0x300, CS[3] = { 0x600, 0x700, 0x800 };
+    npu_prog_t p; npu_prog_init(&p);
+    unsigned tok = 0;
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1));
+    tok = NPU_TOK_PUSH_NEXT;
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 5u * (unsigned)K, (uint32_t)dw, WT, 1, 2u * (unsigned)N, 1));
+    tok = NPU_TOK_POP_PREV;
+    PUSH(p, npu_enc_ldw(I, 0, NPU_MODE_FW, WT + 4 * (unsigned)K, 1, (unsigned)K, (unsigned)N));
+    PUSH(p, npu_enc_wave(I, 0, NPU_MODE_FW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, 0));
+    for (unsigned q = 0; q < 4; q++)
+        PUSH(p, npu_enc_ldw_cores(I, 1, NPU_MODE_ISW, WT + q * (unsigned)K, 1, (unsigned)K,
+                                  (unsigned)N, 1u << q));
+    PUSH(p, npu_enc_wave(I, 1, NPU_MODE_ISW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, OR));
+    PUSH(p, npu_enc_ldw(I, 0, NPU_MODE_ISW, WT + 4 * (unsigned)K, 1, (unsigned)K, (unsigned)N));
+    PUSH(p, npu_enc_wave(I, 0, NPU_MODE_ISW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N,
+                         (unsigned)M));
+    PUSH(p, npu_enc_drain(I, (unsigned)M, 0, CS[0], 2));
+    PUSH(p, npu_enc_drain_split(I, ha, OR, CS[1], 2, ha, hb));
+    tok = NPU_TOK_PUSH_NEXT;
+    PUSH(p, npu_enc_drain_split(I, ha, (unsigned)M, CS[2], 2, ha, hb));
+    for (int t = 0; t < 3; t++) {
+        tok = t == 0 ? NPU_TOK_POP_PREV : 0;
+        PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc[t], CS[t], 2, 4u * (unsigned)N, 2));
+    }
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
+                 npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
+    /* shared tile: C0 (FW) and C2 (ISW) = A x W4 */
+    npu_golden_gemm(M, N, K, A, (size_t)K, 0, W + 4 * (size_t)K * N, (size_t)N, 0, G, (size_t)N);
+    for (int t = 0; t < 3; t += 2) {
+        npu_read_i32(d, dc[t], 2, Bt, M, N, C, (size_t)N);
+        int br = 0, bc = 0;
+        int32_t got = 0, exp = 0;
+        size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);
+        cr_assert_eq(bad, 0u, "result %d: %zu mismatches, C[%d][%d]=%d expected %d", t, bad, br,
+                     bc, (int)got, (int)exp);
+    }
+    /* independent tiles: the rows of core q's set times tile q */
+    npu_wave_sets_t ws;
+    npu_wave_sets(NPU_MODE_ISW, (unsigned)M, &ws);
+    static const int core_of_set[4] = { 0, 2, 1, 3 };
+    for (int j = 0; j < 4; j++)
+        if (ws.len[j])
+            npu_golden_gemm((int)ws.len[j], N, K, A + (size_t)ws.start[j] * K, (size_t)K, 0,
+                            W + (size_t)core_of_set[j] * K * N, (size_t)N, 0,
+                            G + (size_t)ws.start[j] * N, (size_t)N);
+    npu_read_i32(d, dc[1], 2, Bt, M, N, C, (size_t)N);
+    int br = 0, bc = 0;
+    int32_t got = 0, exp = 0;
+    size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);
+    cr_assert_eq(bad, 0u, "independent: %zu mismatches, C[%d][%d]=%d expected %d", bad, br, bc,
+                 (int)got, (int)exp);
+    cr_assert_eq(r.cnt[NPU_CNT_waves_fw], 1u);
+    cr_assert_eq(r.cnt[NPU_CNT_waves_isw], 2u);
+    npu_prog_free(&p);
+    free(A); free(W); free(C); free(G);
+    npu_sim_close(s);
+}
