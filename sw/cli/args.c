@@ -11,7 +11,7 @@
 
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
-    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_CONFIG, OPT_HELP
+    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_CONFIG, OPT_HELP
 };
 
 /* Which options each command accepts (bit = option). */
@@ -20,7 +20,7 @@ enum {
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
-     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV))
+     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
@@ -40,6 +40,7 @@ static const struct option long_opts[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"csv", required_argument, NULL, OPT_CSV},
+    {"flexsa", no_argument, NULL, OPT_FLEXSA},
     {"config", optional_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -51,7 +52,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "usage: npu gemm -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
             "                [--dram-latency C] [--stall-pct P] [--trans-a] [--trans-b]\n"
             "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
-            "                [--max-cycles N] [--json] [--quiet] [--csv FILE]\n"
+            "                [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]\n"
             "       npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
             "                [--dram-latency C] [--stall-pct P] [--max-cycles N] [--json]\n"
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
@@ -229,6 +230,7 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
             break;
         case OPT_JSON: a->json = 1; break;
         case OPT_QUIET: a->quiet = 1; break;
+        case OPT_FLEXSA: a->flexsa = 1; break;
         case OPT_CSV:
             if (!*optarg)
                 return bad(err, errn, "--csv needs a file name");

@@ -4,7 +4,7 @@
  *
  *   npu gemm   -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--trans-a] [--trans-b] [--trace FILE.fst] [--trace-start C]
- *              [--trace-end C] [--max-cycles N] [--json] [--quiet] [--csv FILE]
+ *              [--trace-end C] [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
@@ -39,6 +39,7 @@ typedef struct npu_args {
     uint64_t max_cycles;
     int json, quiet;
     const char *csv;                    /* NULL: no counters CSV */
+    int flexsa;                         /* modes per wave (Algorithm 1); else FW only */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

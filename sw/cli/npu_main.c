@@ -169,7 +169,7 @@ static int cmd_gemm(const npu_args_t *a)
         return EXIT_FAIL;
     }
 
-    rc = npu_gemm_run(&g_cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, NULL,
+    rc = npu_gemm_run_modes(&g_cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, a->flexsa, NULL,
                       a->max_cycles, &rep);
 
     switch (rc) {

@@ -220,3 +220,21 @@ Test(cli_args, overlap_usage_errors)
     bad(ARGC(cfg), cfg, "build/<config>/npu");
     bad(ARGC(unk), unk, "expected gemm, overlap, disasm or info");
 }
+
+Test(cli_args, gemm_csv_and_flexsa)
+{
+    const char *v[] = {"npu", "gemm", "-m", "8", "-n", "5", "-k", "5", "--csv", "c.csv", "--flexsa"};
+    const char *d[] = {"npu", "gemm", "-m", "8", "-n", "5", "-k", "5"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_str_eq(a.csv, "c.csv");
+    cr_assert_eq(a.flexsa, 1);
+    cr_assert_eq(parse(ARGC(d), d, &a, err), 0, "%s", err);
+    cr_assert_null(a.csv);
+    cr_assert_eq(a.flexsa, 0, "FW only unless asked");
+    const char *e[] = {"npu", "gemm", "-m", "8", "-n", "5", "-k", "5", "--csv", ""};
+    bad(ARGC(e), e, "--csv");
+    const char *o[] = {"npu", "overlap", "-m", "8", "-n", "5", "-k", "5", "--flexsa"};
+    cr_assert_eq(parse(ARGC(o), o, &a, err), 2, "--flexsa is a gemm option");
+}
