@@ -209,16 +209,7 @@ int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_ad
 int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
                 unsigned spm_stride, unsigned k, unsigned n)
 {
-    npu_fields_t f;
-    memset(&f, 0, sizeof f);
-    f.op = NPU_OP_LDW;
-    f.wbank = wbank;
-    f.mode = mode;
-    f.spm_addr = spm_addr;
-    f.spm_stride = spm_stride;
-    f.k = k;
-    f.n = n;
-    return enc(&f, out);
+    return npu_enc_ldw_cores(out, wbank, mode, spm_addr, spm_stride, k, n, 0);
 }
 
 int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsigned m,
@@ -242,14 +233,7 @@ int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsign
 int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
                   unsigned spm_stride)
 {
-    npu_fields_t f;
-    memset(&f, 0, sizeof f);
-    f.op = NPU_OP_DRAIN;
-    f.rows = rows;
-    f.obuf_addr = obuf_addr;
-    f.spm_addr = spm_addr;
-    f.spm_stride = spm_stride;
-    return enc(&f, out);
+    return npu_enc_drain_split(out, rows, obuf_addr, spm_addr, spm_stride, 0, 0);
 }
 
 int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
