@@ -64,10 +64,12 @@ module npu_ctrl #(
     reg  [31:0] e_pc, e_info;
     reg  [31:0] wd_limit, wd_cnt;
     reg         srst;
+    reg         run_q;              // run, one cycle late (counter pipeline)
+    reg  [NCNT*16-1:0] inc_q;       // counter increments, one cycle late
     reg  [7:0]  tok [0:3];
     reg  [63:0] cnt [0:NCNT-1];
 
-    assign halted     = state == ST_DONE || state == ST_ERROR;
+    assign halted     = (state == ST_DONE || state == ST_ERROR) && !run_q;
     assign run        = state == ST_RUNNING && !srst && !fetch_start;
     assign unit_rst_n = rst_n && !srst;
     assign l2e_avail  = tok[0] != 8'd0;
@@ -152,10 +154,19 @@ module npu_ctrl #(
     // block was the most expensive control logic of the whole simulation).
     integer c;
     /* verilator lint_off BLKSEQ */
+    // The increments are registered first (adders one cycle late): the event logic feeding them is
+    // then not in series with the 64-bit adders, which synthesis found on the NPU's deepest path.
+    // `halted` waits for that last registered increment, so a halted NPU's counters are complete.
     always @(posedge clk) begin
+        if (!rst_n || clear) begin
+            run_q <= 1'b0;
+        end else begin
+            run_q <= run;
+            inc_q <= cnt_inc;
+        end
         for (c = 0; c < NCNT; c = c + 1) begin
             if (!rst_n || clear) cnt[c] = 64'd0;
-            else if (run)        cnt[c] = cnt[c] + {48'd0, cnt_inc[c*16 +: 16]};
+            else if (run_q)      cnt[c] = cnt[c] + {48'd0, inc_q[c*16 +: 16]};
         end
     end
     /* verilator lint_on BLKSEQ */

@@ -325,8 +325,22 @@ module npu_exec #(
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
                    is_drain ? !dq_full : 1'b1;
     wire hazard_ok = is_wave ? (wave_w_ok && wave_ob_ok) : 1'b1;
-    wire bad = chk_code != ERR_NONE;
-    wire can_issue = run && q_vld && !bad && tokens_ok && unit_ok && hazard_ok;
+    // The range checks (16-bit multiplies) are registered: a head instruction is checked in the
+    // cycle it arrives and may issue from the next one. This keeps the multipliers out of the
+    // issue -> token -> counter path (synthesis found it the deepest path of the NPU); it costs
+    // one cycle per EXEC instruction at the queue head, hidden because issue runs ahead of the
+    // units (the wave queue, the drain queue, the shadow weight bank).
+    reg        chk_vld;     // chk_q describes the current head
+    reg  [7:0]  chk_code_q;
+    reg  [31:0] chk_info_q;
+    always @(posedge clk) begin
+        if (!rst_n) chk_vld <= 1'b0;
+        else        chk_vld <= q_vld && !q_pop;
+        chk_code_q <= chk_code;
+        chk_info_q <= chk_info;
+    end
+    wire bad = chk_vld && chk_code_q != ERR_NONE;
+    wire can_issue = run && q_vld && chk_vld && !bad && tokens_ok && unit_ok && hazard_ok;
     wire issue_ldw   = can_issue && is_ldw;
     wire issue_wave  = can_issue && is_wave;
     wire issue_drain = can_issue && is_drain;
@@ -336,8 +350,8 @@ module npu_exec #(
     assign pop_s2e = can_issue && t_pop_nxt;
 
     assign err      = run && q_vld && bad;
-    assign err_code = chk_code;
-    assign err_info = chk_info;
+    assign err_code = chk_code_q;
+    assign err_info = chk_info_q;
     assign err_pc   = q_pc;
 
     reg [31:0] pc_q;
@@ -347,7 +361,7 @@ module npu_exec #(
     end
     assign pc_cur = q_vld ? q_pc : pc_q;
 
-    assign ev_wait_tok     = run && q_vld && !bad && !tokens_ok;
+    assign ev_wait_tok     = run && q_vld && chk_vld && !bad && !tokens_ok;
     assign ev_wait_weights = run && q_vld && tokens_ok && is_wave && !wave_w_ok;
     assign ev_wait_obuf    = run && q_vld && tokens_ok && is_wave && wave_w_ok && !wave_ob_ok;
     assign ev_wait_unit    = run && q_vld && tokens_ok && hazard_ok && !unit_ok;
