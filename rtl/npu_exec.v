@@ -276,6 +276,7 @@ module npu_exec #(
     reg  [FW_:0] sh_cnt [0:3];       // words shifted into each core
     reg  [1:0]   ldw_push;
     reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
+    reg  [1:0]   bank_mode [0:1];    // per bank: the mode whose layout its LDW loaded
     reg  [1:0]   ldw_pend;
     // wave queue: two entries shared by the streamer (SPM side) and the injector (array side)
     reg  [1:0]   wq_cnt, wq_unstreamed;
@@ -339,7 +340,10 @@ module npu_exec #(
         chk_code_q <= chk_code;
         chk_info_q <= chk_info;
     end
-    wire bad = chk_vld && chk_code_q != ERR_NONE;
+    // A WAVE must run in the mode its bank was loaded for (each mode lays the stationary tile
+    // out differently over the four cores): checked when the bank is ready, else BAD_DESC.
+    wire mode_bad = chk_vld && is_wave && wave_w_ok && bank_mode[f_bank] != f_mode;
+    wire bad = (chk_vld && chk_code_q != ERR_NONE) || mode_bad;
     wire can_issue = run && q_vld && chk_vld && !bad && tokens_ok && unit_ok && hazard_ok;
     wire issue_ldw   = can_issue && is_ldw;
     wire issue_wave  = can_issue && is_wave;
@@ -350,8 +354,8 @@ module npu_exec #(
     assign pop_s2e = can_issue && t_pop_nxt;
 
     assign err      = run && q_vld && bad;
-    assign err_code = chk_code_q;
-    assign err_info = chk_info_q;
+    assign err_code = (chk_code_q != ERR_NONE) ? chk_code_q : ERR_BAD_DESC;
+    assign err_info = (chk_code_q != ERR_NONE) ? chk_info_q : {28'd0, bank_mode[f_bank], f_mode};
     assign err_pc   = q_pc;
 
     reg [31:0] pc_q;
@@ -429,6 +433,7 @@ module npu_exec #(
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
                 loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
                 ldw_pend[f_bank] <= 1'b1;
+                bank_mode[f_bank] <= (f_cmask != 4'd0) ? MODE_ISW : f_mode;
                 for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= ld_mask[i] ? {(FW_+1){1'b0}} : SC;
             end else begin
                 if (ldw_req && ldw_rdy) begin

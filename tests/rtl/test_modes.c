@@ -419,6 +419,25 @@ Test(modes, illegal_mode_shapes_and_fields)
     expect_err(&in, NPU_ERR_OBUF_ADDR, 1, (unsigned)cfg.obuf_rows + 1, "skinny WAVE: ceil(m/2) rows");
 }
 
+/* A WAVE in another mode than the one its bank was loaded for would read a different layout of
+ * the stationary tile: BAD_DESC at the WAVE, with ERR_INFO = {bank mode, wave mode}. */
+Test(modes, wave_mode_must_match_its_bank)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s;
+    npu_insn_t p[2];
+    cr_assert_eq(npu_enc_ldw(&p[0], 1, NPU_MODE_FW, 0, 1, S, S), 0);
+    cr_assert_eq(npu_enc_wave(&p[1], 1, NPU_MODE_ISW, 0, 4, 0, 1, S, S, 0), 0);
+    npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
+    npu_run_result_t r;
+    int rc = npu_run_program(&cfg, s, 0, p, 2, 100000, &r);
+    cr_assert_eq(rc, NPU_RUN_ERROR, "run rc %d", rc);
+    cr_assert_eq(r.err, NPU_ERR_BAD_DESC, "error %s", npu_error_name(r.err) ? npu_error_name(r.err) : "?");
+    cr_assert_eq(r.err_pc, 1u);
+    cr_assert_eq(r.err_info, (unsigned)(NPU_MODE_FW << 2 | NPU_MODE_ISW));
+    npu_sim_close(s);
+}
+
 /* Independent-core tiles and shared tiles in one program: an FW wave on bank 0, masked LDWs of
  * four distinct tiles into bank 1 (while bank 0 computes), an ISW wave on bank 1, then a
  * broadcast ISW LDW over bank 0 and an ISW wave on it (mode switches FW -> ISW, masked and
