@@ -1,6 +1,7 @@
 /* flexsa_mode.c - FlexSA mode selection, sub-wave row split and the wave-plan model; see
  * flexsa_mode.h. */
 #include "flexsa_mode.h"
+#include "isa.h"
 
 #include <string.h>
 
@@ -29,47 +30,19 @@ int npu_flexsa_parts(npu_mode_t mode)
 
 int npu_flexsa_split(npu_mode_t mode, int m, npu_flexsa_split_t *out)
 {
+    /* The split is the hardware's (npu_wave_sets, which the emitter and the RTL follow); this
+     * view only adds the cycle count. */
     npu_flexsa_split_t s;
-    int h0, h1, i;
+    npu_wave_sets_t ws;
+    int i;
     if (m < 1 || npu_flexsa_parts(mode) == 0)
         return -1;
     memset(&s, 0, sizeof s);
-    h0 = (m + 1) / 2;
-    h1 = m / 2;
-    switch (mode) {
-    case NPU_MODE_FW:
-        s.count = 1;
-        s.rows[0] = m;
-        s.cores[0] = NPU_CORES_ALL;
-        break;
-    case NPU_MODE_HSW:
-        s.count = 2;
-        s.rows[0] = h0;
-        s.rows[1] = h1;
-        s.cores[0] = 0x3u; /* top: 0, 1 */
-        s.cores[1] = 0xCu; /* bottom: 2, 3 */
-        break;
-    case NPU_MODE_VSW:
-        s.count = 2;
-        s.rows[0] = h0;
-        s.rows[1] = h1;
-        s.cores[0] = 0x5u; /* left: 0, 2 */
-        s.cores[1] = 0xAu; /* right: 1, 3 */
-        break;
-    default: /* ISW */
-        s.count = 4;
-        s.rows[0] = (h0 + 1) / 2;
-        s.rows[1] = h0 / 2;
-        s.rows[2] = (h1 + 1) / 2;
-        s.rows[3] = h1 / 2;
-        s.cores[0] = 0x1u;
-        s.cores[1] = 0x4u;
-        s.cores[2] = 0x2u;
-        s.cores[3] = 0x8u;
-        break;
-    }
+    s.count = npu_wave_sets((unsigned)mode, (unsigned)m, &ws);
     for (i = 0; i < s.count; i++) {
-        s.row0[i] = i ? s.row0[i - 1] + s.rows[i - 1] : 0;
+        s.row0[i] = (int)ws.start[i];
+        s.rows[i] = (int)ws.len[i];
+        s.cores[i] = ws.cores[i];
         if (s.rows[i] > s.cycles)
             s.cycles = s.rows[i];
     }
