@@ -70,9 +70,7 @@ module npu_dma_load #(
     localparam integer LE = $clog2(E);
     localparam integer OW = $clog2(MAX_OUT + 1);
     localparam [31:0] E32      = E;
-    localparam [31:0] MAXB32   = MAX_BURST;
     localparam [15:0] E16      = E32[15:0];
-    localparam [15:0] MAXB16   = MAXB32[15:0];
 
     localparam [1:0] ST_IDLE = 2'd0, ST_CHECK = 2'd1, ST_RUN = 2'd2, ST_DRAIN = 2'd3;
 
@@ -129,9 +127,8 @@ module npu_dma_load #(
     reg [15:0]  ag_cb;      // transposed: column block (= beat index in the row)
     reg [31:0]  ag_cboff;   // transposed: ag_cb * B
 
-    wire [12:0] to4k  = (13'd4096 - {1'b0, ag_addr[11:0]}) >> LB;  // beats before the 4 KiB line
-    wire [15:0] lmax  = (MAXB16 < {3'd0, to4k}) ? MAXB16 : {3'd0, to4k};
-    wire [15:0] blen  = (ag_rem < lmax) ? ag_rem : lmax;
+    wire [15:0] blen;
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(ag_addr[11:0]), .want(ag_rem), .len(blen));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
     wire [15:0] ag_i16  = {{(16-LE){1'b0}}, ag_i};
     wire ag_row_end  = (ag_rem == blen);

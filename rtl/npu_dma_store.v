@@ -67,9 +67,7 @@ module npu_dma_store #(
     localparam integer OW = $clog2(MAX_OUT + 1);
     localparam integer DFD = 4;             // read-ahead depth: word in flight + pop latency slack
     localparam integer DFW = $clog2(DFD + 1);
-    localparam [31:0] MAXB32   = MAX_BURST;
     localparam [31:0] DFD32    = DFD;
-    localparam [15:0] MAXB16   = MAXB32[15:0];
     localparam [DFW-1:0] DFD_C = DFD32[DFW-1:0];
 
     localparam [2:0] ST_IDLE = 3'd0, ST_CHECK = 3'd1, ST_RUN = 3'd2, ST_DRAIN = 3'd3,
@@ -132,9 +130,8 @@ module npu_dma_store #(
     reg         ag_act;
     reg [31:0]  ag_addr, ag_row;
     reg [15:0]  ag_rem, ag_rows;
-    wire [12:0] to4k  = (13'd4096 - {1'b0, ag_addr[11:0]}) >> LB;
-    wire [15:0] lmax  = (MAXB16 < {3'd0, to4k}) ? MAXB16 : {3'd0, to4k};
-    wire [15:0] blen  = (ag_rem < lmax) ? ag_rem : lmax;
+    wire [15:0] blen;
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(ag_addr[11:0]), .want(ag_rem), .len(blen));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
     wire ag_row_end = (ag_rem == blen);
 

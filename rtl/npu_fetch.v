@@ -51,7 +51,6 @@ module npu_fetch #(
     localparam IPB   = (B >= 16) ? B / 16 : 1;
     localparam BPI   = (B >= 16) ? 1 : 16 / B;
     localparam ALIGN = (B >= 16) ? B : 16;
-    localparam [47:0] B48 = {16'd0, B[31:0]};
 
     reg         active;
     reg  [31:0] pc;                 // next instruction to push
@@ -69,10 +68,11 @@ module npu_fetch #(
     wire [WB-1:0] bf_dout;
     wire         bf_pop;
 
-    wire [47:0] to_4k  = 48'd4096 - {36'd0, addr[11:0]};
-    wire [47:0] beats_4k = to_4k / B48;
-    wire [31:0] blen_a = (beats_left < MAX_BURST) ? beats_left : MAX_BURST;
-    wire [31:0] blen   = ({16'd0, blen_a} > beats_4k) ? beats_4k[31:0] : blen_a;
+    // beats wanted, clipped to 16 bits (a burst is at most MAX_BURST <= 256 beats anyway)
+    wire [15:0] want   = (beats_left > 32'hFFFF) ? 16'hFFFF : beats_left[15:0];
+    wire [15:0] blen16;
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(addr[11:0]), .want(want), .len(blen16));
+    wire [31:0] blen   = {16'd0, blen16};
     assign ar_vld  = active && run && !failed && beats_left != 0
                   && ({{(32-BW){1'b0}}, bf_count} + {16'd0, obeats} + blen) <= BUF;
     assign ar_addr = addr[31:0];
