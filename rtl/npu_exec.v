@@ -149,6 +149,8 @@ module npu_exec #(
     wire [7:0]  f_k       = q_insn[71:64];
     wire [7:0]  f_n       = q_insn[79:72];
     wire [3:0]  f_cmask   = q_insn[83:80];    // LDW core mask (w2[19:16])
+    wire        f_bhi     = q_insn[84];       // LDW b_hi (w2[20]): every core keeps lanes S..2S-1
+    wire        f_ahi     = q_insn[96];       // WAVE a_hi (w3[0]): every core takes lanes S..2S-1
     wire [15:0] f_w2lo    = q_insn[79:64];    // DRAIN spm_addr
     wire [15:0] f_w2hi    = q_insn[95:80];    // WAVE obuf_addr, DRAIN spm_stride
     wire [15:0] f_split   = q_insn[111:96];   // DRAIN split_rows (w3[15:0])
@@ -268,7 +270,7 @@ module npu_exec #(
     reg          ldw_bank;
     reg  [7:0]   ldw_k;
     reg  [3:0]   ldw_gid_r;          // 0: FW/VSW row halves; else the fixed group
-    reg          ldw_low;            // every endpoint keeps the low half
+    reg  [1:0]   ldw_lanes;          // {forced, high}: 0x = the mode's halves, 10 low, 11 high
     reg  [FW_:0] ldw_nrows;          // rows sent: 2S (FW, VSW) or S
     reg  [31:0]  ldw_addr;           // running SPM address of the row being requested
     reg  [15:0]  ldw_stride;
@@ -284,6 +286,7 @@ module npu_exec #(
     reg  [1:0]   wq_mode [0:1];
     reg          wq_bank [0:1];
     reg          wq_acc  [0:1];
+    reg          wq_ahi  [0:1];      // a_hi: every core takes A lanes S..2S-1
     reg  [15:0]  wq_spm  [0:1];
     reg  [15:0]  wq_str  [0:1];
     reg  [63:0]  wq_len  [0:1];      // per set: rows
@@ -389,16 +392,17 @@ module npu_exec #(
     wire         rdw_idle;
     wire [3:0]   ldw_gid   = (ldw_gid_r != 4'd0) ? ldw_gid_r :
                              (ldw_row >= SC) ? 4'b1100 : 4'b0011;
-    wire [4:0]   v_tag;
-    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(5)) u_rdw (
+    wire [5:0]   v_tag;
+    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(6)) u_rdw (
         .clk(clk), .rst_n(rst_n),
         .req_vld(ldw_req), .req_addr(ldw_addr[SPM_AW-1:0]), .req_zero(ldw_zero),
-        .req_gid({ldw_low, ldw_gid}), .req_rdy(ldw_rdy),
+        .req_gid({ldw_lanes, ldw_gid}), .req_rdy(ldw_rdy),
         .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
         .out_vld(v_vld), .out_gid(v_tag), .out_data(v_data), .out_rdy(v_rdy), .idle(rdw_idle)
     );
     assign v_gid  = v_tag[3:0];
-    assign v_half = v_tag[4] ? 4'b0000 : 4'b1010;
+    // the lane choice travels with the flit (an LDW may start while the previous one drains)
+    assign v_half = v_tag[5] ? {4{v_tag[4]}} : 4'b1010;
     wire bank_free = wpend[ldw_bank] == 2'd0 && infl[ldw_bank] == 16'd0;
     genvar c;
     generate
@@ -427,7 +431,8 @@ module npu_exec #(
                 ldw_nrows  <= ld_nrows;
                 ldw_mask   <= ld_mask;
                 ldw_gid_r  <= ld_full ? 4'b0000 : ld_mask;
-                ldw_low    <= f_cmask != 4'd0 || f_mode == MODE_VSW || f_mode == MODE_ISW;
+                ldw_lanes  <= {f_bhi || f_cmask != 4'd0 || f_mode == MODE_VSW || f_mode == MODE_ISW,
+                               f_bhi};
                 ldw_addr   <= {16'd0, f_w1lo} + {16'd0, f_w1hi} * {{(32-FW_-1){1'b0}}, ld_nrows - 1'b1};
                 ldw_i      <= 0;
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
@@ -507,17 +512,18 @@ module npu_exec #(
     wire [1:0]  st_j    = st_jbit[0] ? 2'd0 : st_jbit[1] ? 2'd1 : st_jbit[2] ? 2'd2 : 2'd3;
     wire [15:0] st_row  = st_start[st_j*16 +: 16] + st_t;
     wire [31:0] st_addr = {16'd0, wq_spm[wq_st]} + {16'd0, st_row} * {16'd0, wq_str[wq_st]};
-    wire        st_low  = st_mode == MODE_HSW || st_mode == MODE_ISW;
-    wire [4:0]  h_tag;
-    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(5)) u_rda (
+    wire        st_ahi  = wq_ahi[wq_st];
+    wire        st_one  = st_ahi || st_mode == MODE_HSW || st_mode == MODE_ISW; // one half for all
+    wire [5:0]  h_tag;
+    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(6)) u_rda (
         .clk(clk), .rst_n(rst_n),
         .req_vld(st_act), .req_addr(st_addr[SPM_AW-1:0]), .req_zero(1'b0),
-        .req_gid({st_low, set_gid(st_mode, {30'd0, st_j})}), .req_rdy(st_rdy),
+        .req_gid({st_one, st_ahi, set_gid(st_mode, {30'd0, st_j})}), .req_rdy(st_rdy),
         .rd_req(rda_req), .rd_addr(rda_addr), .rd_gnt(rda_gnt), .rd_data(rda_data),
         .out_vld(h_vld), .out_gid(h_tag), .out_data(h_data), .out_rdy(h_rdy), .idle(rda_idle)
     );
     assign h_gid  = h_tag[3:0];
-    assign h_half = h_tag[4] ? 4'b0000 : 4'b1100;
+    assign h_half = h_tag[5] ? {4{h_tag[4]}} : 4'b1100;
     wire st_fire = st_act && st_rdy;
     wire st_slot_end = st_fire && (st_pend & ~st_jbit) == 4'd0;
     wire st_last = st_slot_end && st_t == st_len[15:0] - 16'd1;
@@ -614,6 +620,7 @@ module npu_exec #(
                 wq_mode[wq_wr]  <= f_mode;
                 wq_bank[wq_wr]  <= f_bank;
                 wq_acc[wq_wr]   <= f_acc;
+                wq_ahi[wq_wr]   <= f_ahi;
                 wq_spm[wq_wr]   <= f_w1lo;
                 wq_str[wq_wr]   <= f_w1hi;
                 wq_len[wq_wr]   <= len_m;

@@ -99,6 +99,49 @@ static void emit_loads(emitter_t *e, int g)
     put(e, rc, &in, NPU_TOK_PUSH_NEXT);
 }
 
+/* OBUF rows per n-block region: Mt, or Mt + 1 for 1G4C when Mt is odd (its two n-halves take
+ * ceil(m/2) rows each). */
+static unsigned region_rows(const emitter_t *e)
+{
+    unsigned mt = (unsigned)e->p->Mt;
+    return e->a->modes == NPU_EMIT_1G4C ? mt + (mt & 1u) : mt;
+}
+
+/* 1G4C: the S x S sub-tiles of one 2S x 2S (k, n) block, each as four per-core LDWs and one ISW
+ * WAVE (gemm_emit.h). *first / *last: tokens of the chunk's first LDW / last WAVE. */
+static void emit_1g4c_block(emitter_t *e, const chunk_t *ch, unsigned qb, int kb, int j, int k,
+                            int n, int *first, int last)
+{
+    const npu_gemm_plan_t *p = e->p;
+    unsigned S = (unsigned)e->cfg->s, wpr = (unsigned)(p->Kc / p->F);
+    unsigned ob = ((unsigned)ch->t % 2u) * (unsigned)e->cfg->obuf_rows + (unsigned)j * region_rows(e);
+    unsigned ha = ((unsigned)ch->m_act + 1) / 2;
+    int kh_n = (k + (int)S - 1) / (int)S, nh_n = (n + (int)S - 1) / (int)S;
+    npu_insn_t in;
+    for (int kh = 0; kh < kh_n; kh++)
+        for (int nh = 0; nh < nh_n; nh++) {
+            unsigned kk = (unsigned)imin((int)S, k - kh * (int)S);
+            unsigned nn = (unsigned)imin((int)S, n - nh * (int)S);
+            unsigned bank = e->wave % 2u;
+            int acc = ch->k0 + kb * p->F + kh * (int)S > 0;
+            for (unsigned c = 0; c < 4; c++) {
+                int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
+                                           p->spm_b[qb] + (unsigned)((kb * p->F + kh * (int)S) * p->nb + j),
+                                           (unsigned)p->nb, kk, nn, 1u << c);
+                if (rc == 0 && nh)
+                    rc = npu_insn_lane_hi(&in);
+                put(e, rc, &in, *first ? NPU_TOK_POP_PREV : 0);
+                *first = 0;
+            }
+            int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, acc, (unsigned)ch->m_act,
+                                  p->spm_a[qb] + (unsigned)kb, wpr, kk, nn, ob + (unsigned)nh * ha);
+            if (rc == 0 && kh)
+                rc = npu_insn_lane_hi(&in);
+            put(e, rc, &in, last && kh == kh_n - 1 && nh == nh_n - 1 ? NPU_TOK_PUSH_PREV : 0);
+            e->wave++;
+        }
+}
+
 static void emit_exec(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
@@ -107,13 +150,19 @@ static void emit_exec(emitter_t *e, int g)
     unsigned h = (unsigned)ch.t % 2u;
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
     npu_insn_t in;
+    int first1g4c = 1;
     for (int kb = 0; kb < kblocks; kb++) {
         int k = imin(p->F, ch.kc_act - kb * p->F);
         for (int j = 0; j < nblocks; j++) {
             int n = imin(p->F, ch.n_act - j * p->F);
             unsigned bank = e->wave % 2u;
             int first = kb == 0 && j == 0, last = kb == kblocks - 1 && j == nblocks - 1;
-            unsigned mode = e->a->modes ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k) : NPU_MODE_FW;
+            if (e->a->modes == NPU_EMIT_1G4C) {
+                emit_1g4c_block(e, &ch, q, kb, j, k, n, &first1g4c, last);
+                continue;
+            }
+            unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
+                                                           : NPU_MODE_FW;
             put(e,
                 npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
                             (unsigned)p->nb, (unsigned)k, (unsigned)n),
@@ -141,11 +190,25 @@ static void emit_drain_store(emitter_t *e, int g)
         if (j == 0 && ch.t >= 2)
             tok |= NPU_TOK_POP_NEXT;
         int n = imin(p->F, ch.n_act - j * p->F);
-        unsigned ob = h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt);
+        unsigned ob = h * (unsigned)e->cfg->obuf_rows + (unsigned)j * region_rows(e);
         unsigned ha = ((unsigned)ch.m_act + 1) / 2;
+        if (e->a->modes == NPU_EMIT_1G4C) { /* one split DRAIN per n-half (C words 2j, 2j+1) */
+            int nh_n = (n + e->cfg->s - 1) / e->cfg->s;
+            for (int nh = 0; nh < nh_n; nh++) {
+                if (j == nblocks - 1 && nh == nh_n - 1)
+                    tok |= NPU_TOK_PUSH_NEXT;
+                put(e,
+                    npu_enc_drain_split(&in, ha, ob + (unsigned)nh * ha,
+                                        cs + 2u * (unsigned)j + (unsigned)nh, stride, ha,
+                                        (unsigned)ch.m_act - ha),
+                    &in, tok);
+                tok = 0;
+            }
+            continue;
+        }
         if (j == nblocks - 1)
             tok |= NPU_TOK_PUSH_NEXT;
-        if (e->a->modes && n <= e->cfg->s) /* skinny n-block (VSW/ISW waves) */
+        if (e->a->modes == NPU_EMIT_FLEXSA && n <= e->cfg->s) /* skinny n-block (VSW/ISW waves) */
             put(e,
                 npu_enc_drain_split(&in, ha, ob, cs + 2u * (unsigned)j, stride, ha,
                                     (unsigned)ch.m_act - ha),
@@ -182,6 +245,11 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
     e.B = (uint64_t)npu_cfg_beat(cfg);
     if (args->a % e.B || args->b % e.B || args->c % e.B)
         return -1;
+    if (args->modes < NPU_EMIT_FW || args->modes > NPU_EMIT_1G4C)
+        return -1;
+    /* 1G4C with an odd Mt needs one more OBUF row per n-block */
+    if (region_rows(&e) * (unsigned)plan->nb > (unsigned)cfg->obuf_rows)
+        return -1;
     total = plan->m_tiles * plan->n_tiles * plan->k_chunks;
     /* Loads run `ahead` chunks ahead in program order: LOAD(g+2) waits in the LOAD queue for
      * EXEC(g) to free its buffer and starts the moment it does, so it has the whole of EXEC(g+1)
@@ -198,6 +266,19 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
             emit_drain_store(&e, g);
     }
     return e.err ? -1 : 0;
+}
+
+size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
+                         const npu_gemm_args_t *args)
+{
+    npu_prog_t p;
+    npu_gemm_args_t a = *args;
+    size_t n;
+    a.a = a.b = a.c = 0;
+    npu_prog_init(&p);
+    n = npu_gemm_emit(cfg, plan, &a, &p) == 0 ? p.n : 0;
+    npu_prog_free(&p);
+    return n;
 }
 
 /* ---- expected counters ---------------------------------------------------------------- */

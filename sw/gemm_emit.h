@@ -35,10 +35,22 @@ typedef struct npu_gemm_args {
     int transA, transB;   /* A stored K x M, B stored N x K */
     uint32_t a, b, c;     /* DRAM byte addresses, beat-aligned */
     unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in beats */
-    int modes;            /* 0: every wave FW (default); 1: each wave's mode from its (n, k) by
-                             Algorithm 1 (npu_flexsa_mode): n-blocks with n <= S use the skinny
-                             OBUF layout (VSW/ISW waves, skinny DRAIN), wider ones FW/HSW */
+    int modes;            /* mapping policy, NPU_EMIT_*: */
 } npu_gemm_args_t;
+
+/* args.modes: the three mapping policies of the FlexSA brief, on the same RTL.
+ *   NPU_EMIT_FW      1G1C: every wave FW on the 2S x 2S array (default)
+ *   NPU_EMIT_FLEXSA  each wave's mode from its (n, k) by Algorithm 1 (npu_flexsa_mode): n-blocks
+ *                    with n <= S use the skinny OBUF layout (VSW/ISW waves, skinny DRAIN)
+ *   NPU_EMIT_1G4C    four independent S x S cores, no sharing: every 2S x 2S block is cut into
+ *                    its S x S sub-tiles (k-half kh, n-half nh); each sub-tile is loaded into
+ *                    each core separately (four LDW with core masks 1, 2, 4, 8 and b_hi = nh:
+ *                    four SPM reads per stationary word, no multicast) and runs as one ISW
+ *                    WAVE whose four row quarters are the four cores' waves (a_hi = kh), so
+ *                    the four cores work on different A rows and never share a streamed word.
+ *                    OBUF: n-half nh of n-block j at j*R + nh*ceil(m/2), R = Mt rounded up to
+ *                    even; drained with split DRAINs into C words 2j + nh. */
+enum { NPU_EMIT_FW = 0, NPU_EMIT_FLEXSA = 1, NPU_EMIT_1G4C = 2 };
 
 /* Row pitches (beats) of A, B (as stored, honouring transA/transB) and C. */
 void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
@@ -51,6 +63,11 @@ int npu_gemm_lookahead(const npu_cfg_t *cfg);
  * memory runs out (out then holds a partial program; the caller frees it). */
 int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
                   npu_prog_t *out);
+
+/* Length of the program npu_gemm_emit produces for plan and args (emitted into scratch memory:
+ * the length does not depend on the DRAM addresses). 0 if the emission fails. */
+size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
+                         const npu_gemm_args_t *args);
 
 /* What a program should make the counters say (ISA-level accounting, see each field). */
 typedef struct npu_prog_expect {

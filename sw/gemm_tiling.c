@@ -65,6 +65,12 @@ static int better(const npu_gemm_plan_t *a, const npu_gemm_plan_t *b, int F)
 
 int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *plan)
 {
+    return npu_gemm_tile_ex(cfg, M, N, K, 0, plan);
+}
+
+int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                     npu_gemm_plan_t *plan)
+{
     int F, bw, found = 0, mt_lo, mt_hi, mt_step, nb_hi, kblocks;
     npu_gemm_plan_t best;
     if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1 || cfg->spm_banks < 3)
@@ -85,7 +91,8 @@ int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *pl
         for (int nb = 1; nb <= nb_hi; nb++) {
             npu_gemm_plan_t c;
             int kc_blocks, nch;
-            if ((long)Mt * nb > cfg->obuf_rows || 4L * Mt * nb > bw)
+            if ((long)(Mt + (even_regions ? Mt % 2 : 0)) * nb > cfg->obuf_rows ||
+                4L * Mt * nb > bw)
                 break; /* grows with nb */
             /* largest Kc/F allowed by both double buffers */
             kc_blocks = bw / (2 * Mt);

@@ -40,6 +40,10 @@ typedef struct npu_gemm_plan {
 /* Returns 0 and fills *plan, or -1 (bad sizes, or no plan fits the config). */
 int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *plan);
 
+/* npu_gemm_tile with even_regions = 1: the OBUF must also hold nb regions of Mt rounded up to
+ * even rows (the 1G4C emission's two n-halves of ceil(m/2) rows each, gemm_emit.h). */
+int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                     npu_gemm_plan_t *plan);
 /* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);
 

@@ -70,7 +70,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->op == NPU_OP_STORE && f->transpose)
             return -1;
         if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr ||
-            f->core_mask || f->split_rows || f->hi_rows)
+            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi)
             return -1;
         r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
         r.w[1] = f->dram_addr;
@@ -88,18 +88,22 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr))
             return -1;
         if (!fits(f->core_mask, 4) || (f->op == NPU_OP_WAVE && f->core_mask) || f->split_rows ||
-            f->hi_rows)
+            f->hi_rows || !fits(f->lane_hi, 1))
             return -1;
         r.w[0] |= (f->wbank << 12) | (f->mode << 13) | (f->acc << 15) | (f->m << 16);
         r.w[1] = f->spm_addr | (f->spm_stride << 16);
         r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16) | (f->core_mask << 16);
+        if (f->op == NPU_OP_LDW)
+            r.w[2] |= f->lane_hi << 20;
+        else
+            r.w[3] = f->lane_hi;
         break;
     case NPU_OP_DRAIN:
         if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
             !fits(f->spm_stride, 16) || !fits(f->split_rows, 16) || !fits(f->hi_rows, 16))
             return -1;
         if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
-            f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->core_mask)
+            f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->core_mask || f->lane_hi)
             return -1;
         r.w[0] |= f->rows << 16;
         r.w[1] = f->obuf_addr;
@@ -109,7 +113,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
     default: /* SYNC_L/E/S: tokens only */
         if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
             f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
-            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows)
+            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows || f->lane_hi)
             return -1;
         break;
     }
@@ -150,8 +154,10 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
             f->acc = (w0 >> 15) & 1u;
             f->m = w0 >> 16;
             f->obuf_addr = in->w[2] >> 16;
+            f->lane_hi = in->w[3] & 1u;
         } else {
             f->core_mask = (in->w[2] >> 16) & 0xFu;
+            f->lane_hi = (in->w[2] >> 20) & 1u;
         }
         return 0;
     case NPU_OP_DRAIN:
@@ -250,6 +256,18 @@ int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned s
     f.n = n;
     f.core_mask = core_mask;
     return enc(&f, out);
+}
+
+int npu_insn_lane_hi(npu_insn_t *in)
+{
+    unsigned op = npu_insn_op(in);
+    if (op == NPU_OP_LDW)
+        in->w[2] |= 1u << 20;
+    else if (op == NPU_OP_WAVE)
+        in->w[3] |= 1u;
+    else
+        return -1;
+    return 0;
 }
 
 int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
@@ -379,11 +397,15 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             name_or(npu_mode_name(f.mode), "?"), f.k, f.n, f.spm_addr, f.spm_stride, f.wbank);
         if (f.core_mask)
             app(buf, n, &len, " cores=0x%x", f.core_mask);
+        if (f.lane_hi)
+            app(buf, n, &len, " b_hi");
         break;
     case NPU_OP_WAVE:
         app(buf, n, &len, " %s m=%u k=%u n=%u spm=0x%04x+%u*i bank=%u%s obuf=%u",
             name_or(npu_mode_name(f.mode), "?"), f.m, f.k, f.n, f.spm_addr, f.spm_stride, f.wbank,
             f.acc ? " acc" : "", f.obuf_addr);
+        if (f.lane_hi)
+            app(buf, n, &len, " a_hi");
         break;
     case NPU_OP_DRAIN:
         app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*r", f.rows, f.obuf_addr, f.spm_addr,

@@ -39,6 +39,10 @@ typedef struct npu_fields {
     unsigned core_mask;
     /* DRAIN skinny variant: w3[15:0] split_rows, w3[31:16] hi_rows (0, 0 = normal) */
     unsigned split_rows, hi_rows;
+    /* Lane select (both 0 = the mode's own halves): LDW w2[20] every core keeps stationary lanes
+     * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE w3[0] every core takes
+     * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
+    unsigned lane_hi;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
@@ -79,6 +83,8 @@ typedef struct npu_wave_sets {
     unsigned obuf_rows; /* OBUF rows the wave writes: m (FW, HSW) or ceil(m/2) (VSW, ISW) */
 } npu_wave_sets_t;
 int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
+/* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
+int npu_insn_lane_hi(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
 
 /* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */

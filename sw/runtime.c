@@ -280,14 +280,16 @@ static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N,
     rep->K = K;
     rep->transA = transA;
     rep->transB = transB;
-    if (npu_gemm_tile(cfg, M, N, K, &rep->plan) != 0)
+    if (npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
         return host_error(rep, "no tiling fits this configuration");
     rep->args.transA = transA;
     rep->args.transB = transB;
     rep->args.modes = modes;
     npu_gemm_pitches(cfg, M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
                      &rep->args.pitch_c);
-    plen = npu_gemm_prog_len(&rep->plan);
+    plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
+    if (plen == 0)
+        return host_error(rep, "instruction emission failed (a field does not fit)");
     npu_alloc_init(&al, dram_bytes, beat);
     if (npu_alloc(&al, (uint64_t)plen * NPU_INSN_BYTES, &pa) ||
         npu_alloc(&al, (uint64_t)(transA ? K : M) * rep->args.pitch_a * beat, &a) ||
@@ -309,6 +311,12 @@ int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, in
                      int transB, npu_gemm_report_t *rep)
 {
     return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, 0, rep);
+}
+
+int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
+                           int transA, int transB, int modes, npu_gemm_report_t *rep)
+{
+    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, modes, rep);
 }
 
 int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,

@@ -100,8 +100,9 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
                  const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
                  npu_gemm_report_t *rep);
 void npu_gemm_report_free(npu_gemm_report_t *rep);
-/* npu_gemm_run with the emitter's mode choice args.modes (0 = FW only, as npu_gemm_run; 1 = each
- * wave's FlexSA mode by Algorithm 1, see gemm_emit.h). */
+/* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
+ * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =
+ * four independent cores). */
 int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K,
                        const int16_t *A, const int16_t *B, int transA, int transB, int modes,
                        int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep);
@@ -112,6 +113,9 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
 int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
                      int transB, npu_gemm_report_t *rep);
 
+/* npu_gemm_compile with the emitter's policy args.modes (NPU_EMIT_*, gemm_emit.h). */
+int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
+                           int transA, int transB, int modes, npu_gemm_report_t *rep);
 /* Compares counters with the expectation of a program; 0 if they add up, else -1 and the first
  * difference in msg. Checked: DMA bytes per tag (PROG excluded: fetch may over-read), MACs (total
  * and per core), waves and rows per mode, completed instructions per queue, drained rows. */

@@ -11,7 +11,7 @@
 
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
-    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_CONFIG, OPT_HELP
+    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_CONFIG, OPT_HELP
 };
 
 /* Which options each command accepts (bit = option). */
@@ -20,8 +20,10 @@ enum {
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
-     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA))
-#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B))
+     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY))
+#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY))
+#define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
+                     B(OPT_MAX_CYCLES))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -41,6 +43,9 @@ static const struct option long_opts[] = {
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"csv", required_argument, NULL, OPT_CSV},
     {"flexsa", no_argument, NULL, OPT_FLEXSA},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"limit", required_argument, NULL, OPT_LIMIT},
+    {"batch", required_argument, NULL, OPT_BATCH},
     {"config", optional_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -52,12 +57,16 @@ void npu_args_usage(FILE *f, const char *cfg)
             "usage: npu gemm -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
             "                [--dram-latency C] [--stall-pct P] [--trans-a] [--trans-b]\n"
             "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
-            "                [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]\n"
+            "                [--max-cycles N] [--json] [--quiet] [--csv FILE]\n"
+            "                [--policy 1g1c|1g4c|flexsa] [--flexsa (= --policy flexsa)]\n"
             "       npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
             "                [--dram-latency C] [--stall-pct P] [--max-cycles N] [--json]\n"
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
-            "       npu disasm -m M -n N -k K [--trans-a] [--trans-b]\n"
+            "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
+            "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
+            "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
+            "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
             "       npu info\n"
             "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
             "Exit status: 0 pass, 1 fail or NPU error (overlap: or ratio > 1.15), 2 bad usage,\n"
@@ -119,7 +128,7 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     if (errn)
         err[0] = '\0';
     if (argc < 2)
-        return bad(err, errn, "missing command (gemm, overlap, disasm or info)");
+        return bad(err, errn, "missing command (gemm, overlap, disasm, flexsa-report or info)");
     cmd = argv[1];
     if (!strcmp(cmd, "gemm")) {
         a->cmd = NPU_CMD_GEMM;
@@ -130,6 +139,9 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     } else if (!strcmp(cmd, "disasm")) {
         a->cmd = NPU_CMD_DISASM;
         allowed = OPTS_DISASM;
+    } else if (!strcmp(cmd, "flexsa-report")) {
+        a->cmd = NPU_CMD_FLEXSA_REPORT;
+        allowed = OPTS_REPORT;
     } else if (!strcmp(cmd, "info")) {
         a->cmd = NPU_CMD_INFO;
         allowed = 0;
@@ -143,7 +155,8 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
                  cfg ? cfg : "?");
         return 2;
     } else {
-        return bad(err, errn, "unknown command '%s' (expected gemm, overlap, disasm or info)",
+        return bad(err, errn,
+                   "unknown command '%s' (expected gemm, overlap, disasm, flexsa-report or info)",
                    cmd);
     }
 
@@ -230,7 +243,27 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
             break;
         case OPT_JSON: a->json = 1; break;
         case OPT_QUIET: a->quiet = 1; break;
-        case OPT_FLEXSA: a->flexsa = 1; break;
+        case OPT_FLEXSA: a->policy = NPU_POLICY_ARG_FLEXSA; break;
+        case OPT_POLICY:
+            if (!strcmp(optarg, "1g1c") || !strcmp(optarg, "fw"))
+                a->policy = NPU_POLICY_ARG_1G1C;
+            else if (!strcmp(optarg, "1g4c"))
+                a->policy = NPU_POLICY_ARG_1G4C;
+            else if (!strcmp(optarg, "flexsa"))
+                a->policy = NPU_POLICY_ARG_FLEXSA;
+            else
+                return bad(err, errn, "--policy needs 1g1c, 1g4c or flexsa, not '%s'", optarg);
+            break;
+        case OPT_LIMIT:
+            if (parse_u64(optarg, &v) || v > 100000)
+                return bad(err, errn, "--limit needs a GEMM count in 0..100000, not '%s'", optarg);
+            a->limit = (unsigned)v;
+            break;
+        case OPT_BATCH:
+            if (parse_u64(optarg, &v) || v < 1 || v > 1024)
+                return bad(err, errn, "--batch needs a mini-batch in 1..1024, not '%s'", optarg);
+            a->batch = (unsigned)v;
+            break;
         case OPT_CSV:
             if (!*optarg)
                 return bad(err, errn, "--csv needs a file name");

@@ -5,11 +5,13 @@
  *   npu gemm   -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--trans-a] [--trans-b] [--trace FILE.fst] [--trace-start C]
  *              [--trace-end C] [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]
+ *              [--policy 1g1c|1g4c|flexsa]
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
  *              --dram-bw the bandwidth is chosen so that transfer time ~ compute time)
- *   npu disasm -m M -n N -k K [--trans-a] [--trans-b]
+ *   npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]
+ *   npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet] [--max-cycles N]
  *   npu info
  *   npu help | --help | -h
  */
@@ -20,7 +22,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
-enum npu_cmd { NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP };
+enum npu_cmd {
+    NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
+    NPU_CMD_FLEXSA_REPORT
+};
+
+/* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
+enum { NPU_POLICY_ARG_1G1C = 0, NPU_POLICY_ARG_FLEXSA = 1, NPU_POLICY_ARG_1G4C = 2 };
 
 #define NPU_ARGS_MAX_DIM 1000000            /* largest accepted M, N or K */
 #define NPU_ARGS_DEFAULT_SEED 1u
@@ -39,7 +47,9 @@ typedef struct npu_args {
     uint64_t max_cycles;
     int json, quiet;
     const char *csv;                    /* NULL: no counters CSV */
-    int flexsa;                         /* modes per wave (Algorithm 1); else FW only */
+    int policy;                         /* NPU_POLICY_ARG_*: 1G1C (FW only, default), FlexSA
+                                           (Algorithm 1 per wave) or 1G4C (independent cores) */
+    unsigned limit, batch;              /* flexsa-report: GEMMs of the set (0 = all), batch */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

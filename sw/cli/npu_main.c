@@ -13,6 +13,7 @@
 #include "npu_params.h" /* generated: NPU_CFG_INIT */
 
 #include "args.h"
+#include "commands.h"
 #include "gemm_emit.h"
 #include "gemm_tiling.h"
 #include "isa.h"
@@ -93,8 +94,8 @@ static int cmd_disasm(const npu_args_t *a)
 {
     npu_gemm_report_t rep;
     char line[256];
-    int rc = npu_gemm_compile(&g_cfg, 1ull << g_cfg.dram_addr_bits, a->m, a->n, a->k, a->trans_a,
-                              a->trans_b, &rep);
+    int rc = npu_gemm_compile_modes(&g_cfg, 1ull << g_cfg.dram_addr_bits, a->m, a->n, a->k,
+                                    a->trans_a, a->trans_b, a->policy, &rep);
     if (rc != NPU_GEMM_PASS) {
         fprintf(stderr, "npu: cannot compile gemm M=%d N=%d K=%d: %s\n", a->m, a->n, a->k,
                 rep.host_msg);
@@ -169,7 +170,7 @@ static int cmd_gemm(const npu_args_t *a)
         return EXIT_FAIL;
     }
 
-    rc = npu_gemm_run_modes(&g_cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, a->flexsa, NULL,
+    rc = npu_gemm_run_modes(&g_cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, a->policy, NULL,
                       a->max_cycles, &rep);
 
     switch (rc) {
@@ -349,6 +350,7 @@ int main(int argc, char **argv)
     case NPU_CMD_INFO: return cmd_info();
     case NPU_CMD_DISASM: return cmd_disasm(&a);
     case NPU_CMD_OVERLAP: return cmd_overlap(&a);
+    case NPU_CMD_FLEXSA_REPORT: return npu_cmd_flexsa_report(&g_cfg, &a);
     default: return cmd_gemm(&a);
     }
 }

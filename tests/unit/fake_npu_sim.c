@@ -220,7 +220,7 @@ static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
 
 typedef struct insn_f {
     unsigned op, tag, trans, rows, spm, sstride, rb, dstride, wbank, mode, acc, m, k, n, obuf;
-    unsigned cmask, split, hi;
+    unsigned cmask, split, hi, lane_hi; /* lane_hi: LDW b_hi w2[20], WAVE a_hi w3[0] */
     uint32_t dram;
 } insn_f_t;
 
@@ -253,7 +253,10 @@ static void decode(const uint32_t *w, insn_f_t *f)
         f->obuf = w[2] >> 16;
         if (f->op == NPU_OP_LDW) {
             f->cmask = (w[2] >> 16) & 0xFu;
+            f->lane_hi = (w[2] >> 20) & 1u;
             f->obuf = 0;
+        } else {
+            f->lane_hi = w[3] & 1u;
         }
         break;
     case NPU_OP_DRAIN:
@@ -382,7 +385,7 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
     /* core q holds W[ro + r][co + c]: ro = S for the bottom cores when k is split over two
      * cores (FW, VSW), co = S for the right cores when n is (FW, HSW); rows >= k are zero */
     for (unsigned q = 0; q < 4; q++) {
-        unsigned ro = vsplit && q >= 2 ? S : 0, co = hsplit && (q & 1) ? S : 0;
+        unsigned ro = vsplit && q >= 2 ? S : 0, co = f->lane_hi || (hsplit && (q & 1)) ? S : 0;
         uint8_t *d;
         if (!(mask >> q & 1u))
             continue;
@@ -447,7 +450,7 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
                     case NPU_MODE_VSW: q = rh * 2 + j; break;
                     default: q = isw_core[j]; break;
                     }
-                    acc += (uint32_t)((int32_t)lane16(a, rr) *
+                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr % S : rr) *
                                       (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
                 }
                 wr32(d + 4 * cc, acc);

@@ -218,7 +218,7 @@ Test(cli_args, overlap_usage_errors)
     bad(ARGC(zero), zero, "-n needs a size");
     bad(ARGC(extra), extra, "unexpected argument 'now'");
     bad(ARGC(cfg), cfg, "build/<config>/npu");
-    bad(ARGC(unk), unk, "expected gemm, overlap, disasm or info");
+    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, flexsa-report or info");
 }
 
 Test(cli_args, gemm_csv_and_flexsa)
@@ -229,12 +229,37 @@ Test(cli_args, gemm_csv_and_flexsa)
     char err[256];
     cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
     cr_assert_str_eq(a.csv, "c.csv");
-    cr_assert_eq(a.flexsa, 1);
+    cr_assert_eq(a.policy, NPU_POLICY_ARG_FLEXSA);
     cr_assert_eq(parse(ARGC(d), d, &a, err), 0, "%s", err);
     cr_assert_null(a.csv);
-    cr_assert_eq(a.flexsa, 0, "FW only unless asked");
+    cr_assert_eq(a.policy, NPU_POLICY_ARG_1G1C, "FW only unless asked");
     const char *e[] = {"npu", "gemm", "-m", "8", "-n", "5", "-k", "5", "--csv", ""};
     bad(ARGC(e), e, "--csv");
     const char *o[] = {"npu", "overlap", "-m", "8", "-n", "5", "-k", "5", "--flexsa"};
     cr_assert_eq(parse(ARGC(o), o, &a, err), 2, "--flexsa is a gemm option");
+}
+
+Test(cli_args, policy_and_flexsa_report)
+{
+    npu_args_t a;
+    char err[256];
+    const char *p4[] = {"npu", "gemm", "-m", "8", "-n", "5", "-k", "5", "--policy", "1g4c"};
+    cr_assert_eq(parse(ARGC(p4), p4, &a, err), 0, "%s", err);
+    cr_assert_eq(a.policy, NPU_POLICY_ARG_1G4C);
+    const char *p1[] = {"npu", "disasm", "-m", "8", "-n", "5", "-k", "5", "--policy", "1g1c"};
+    cr_assert_eq(parse(ARGC(p1), p1, &a, err), 0, "%s", err);
+    cr_assert_eq(a.policy, NPU_POLICY_ARG_1G1C);
+    const char *px[] = {"npu", "gemm", "-m", "8", "-n", "5", "-k", "5", "--policy", "2g2c"};
+    bad(ARGC(px), px, "--policy needs 1g1c, 1g4c or flexsa");
+    const char *r[] = {"npu", "flexsa-report", "--seed", "3", "--limit", "7", "--batch", "4",
+                       "--csv", "r.csv"};
+    cr_assert_eq(parse(ARGC(r), r, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_FLEXSA_REPORT);
+    cr_assert_eq(a.limit, 7u);
+    cr_assert_eq(a.batch, 4u);
+    cr_assert_eq(a.seed, 3u);
+    const char *rb[] = {"npu", "flexsa-report", "--batch", "0"};
+    bad(ARGC(rb), rb, "--batch needs a mini-batch");
+    const char *rd[] = {"npu", "flexsa-report", "-m", "4"};
+    bad(ARGC(rd), rd, "does not apply to 'flexsa-report'");
 }

@@ -581,7 +581,7 @@ Test(gemm_fake, host_errors)
 
 /* The emitter's per-wave FlexSA modes (Algorithm 1; skinny n-blocks drain with split_rows) on the
  * functional model: bit-exact, and the counters (waves/rows per mode, MACs per core) add up. */
-static void modes_batch(int S, uint64_t seed, int count)
+static void policy_batch(int S, uint64_t seed, int count, int policy)
 {
     npu_cfg_t c = test_cfg(S);
     npu_sim_t *s;
@@ -589,16 +589,48 @@ static void modes_batch(int S, uint64_t seed, int count)
     s = open_sim(&c, seed, 0);
     for (int i = 0; i < count; i++) {
         int M = pick(&seed, 2 * S), N = pick(&seed, 2 * S), K = pick(&seed, 2 * S);
-        gemm_case_modes(s, &c, M, N, K, i & 1, (i >> 1) & 1, 1, seed + (uint64_t)i);
+        gemm_case_modes(s, &c, M, N, K, i & 1, (i >> 1) & 1, policy, seed + (uint64_t)i);
     }
     {   /* the cross-mode sequences of Fig. 9: VSW then ISW; FW then HSW on two n-blocks */
-        gemm_case_modes(s, &c, 37, S >= 8 ? 6 : S, 2 * S + 5, 0, 0, 1, seed);
-        gemm_case_modes(s, &c, 37, 3 * S + 1, 2 * S + 5, 0, 0, 1, seed + 1);
+        gemm_case_modes(s, &c, 37, S >= 8 ? 6 : S, 2 * S + 5, 0, 0, policy, seed);
+        gemm_case_modes(s, &c, 37, 3 * S + 1, 2 * S + 5, 0, 0, policy, seed + 1);
     }
+    /* 1G4C: an odd Mt (M < 2S) with two n-blocks needs the Mt + 1 OBUF region; larger shapes */
+    gemm_case_modes(s, &c, 2 * S - 1, 4 * S + 3, 3 * S + 1, 0, 0, policy, seed + 2);
+    gemm_case_modes(s, &c, 9 * S + 3, 5 * S + 1, 7 * S - 2, 1, 0, policy, seed + 3);
     npu_sim_close(s);
 }
-Test(gemm_fake, flexsa_modes_s2) { modes_batch(2, 3001, 20); }
-Test(gemm_fake, flexsa_modes_s8) { modes_batch(8, 3002, 20); }
+Test(gemm_fake, flexsa_modes_s2) { policy_batch(2, 3001, 20, NPU_EMIT_FLEXSA); }
+Test(gemm_fake, flexsa_modes_s8) { policy_batch(8, 3002, 20, NPU_EMIT_FLEXSA); }
+Test(gemm_fake, policy_1g4c_s2) { policy_batch(2, 3011, 20, NPU_EMIT_1G4C); }
+Test(gemm_fake, policy_1g4c_s8) { policy_batch(8, 3012, 20, NPU_EMIT_1G4C); }
+
+/* 1G4C on one 2S x 2S block: four S x S sub-tiles, each loaded into every core by its own LDW
+ * (16 LDWs, 4 SPM reads per stationary row: no multicast) and run as one ISW WAVE. */
+Test(gemm_fake, policy_1g4c_counters)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_sim_t *s = open_sim(&c, 5, 0);
+    int16_t A[64 * 16], B[16 * 16];
+    uint64_t st = 11;
+    npu_gemm_report_t rep;
+    fill(A, sizeof A / sizeof A[0], &st);
+    fill(B, sizeof B / sizeof B[0], &st);
+    cr_assert_eq(npu_gemm_run_modes(&c, s, 64, 16, 16, A, B, 0, 0, NPU_EMIT_1G4C, NULL, 1000000,
+                                    &rep),
+                 NPU_GEMM_PASS, "%s", rep.counters_msg);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_waves_isw], 4u);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_waves_fw] + rep.run.cnt[NPU_CNT_waves_hsw] +
+                     rep.run.cnt[NPU_CNT_waves_vsw], 0u);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_rows_isw], 4u * 64);
+    for (int q = 0; q < 4; q++) /* each core: 16 rows x 8 x 8 per sub-tile, 4 sub-tiles */
+        cr_assert_eq(rep.run.cnt[NPU_CNT_macs_core0 + q], 4u * 16 * 64, "core %d", q);
+    /* stationary: 16 LDWs x 8 rows delivered to one core each */
+    cr_assert_eq(rep.run.cnt[NPU_CNT_lbuf_v_words], 16u * 8);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_lbuf_h_words], 4u * 64);
+    npu_gemm_report_free(&rep);
+    npu_sim_close(s);
+}
 
 Test(gemm_fake, flexsa_modes_counters)
 {

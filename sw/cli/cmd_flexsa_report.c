@@ -1,0 +1,182 @@
+/* cmd_flexsa_report.c - `npu flexsa-report`: 1G1C, 1G4C and FlexSA on the RTL (flexsa_report.h).
+ *
+ * Part 1, the mode shapes of the brief (issue 3 item 5; N, K scaled by S/8, M = 64 * 2S):
+ * ideal (model) and measured (RTL, compute run) utilization per policy.
+ * Part 2, a pruned ResNet-50 GEMM set (pruned_layers.h, forward / data-gradient / weight-
+ * gradient GEMMs): per policy the GEMMs that pass bit-exact, ideal and measured utilization,
+ * cycles of the full programs, SPM -> LBUF traffic (RTL and model, and each / 1G1C's) and the
+ * share of inter-core waves (FW + HSW + VSW). --csv writes one line per GEMM and policy. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "flexsa_report.h"
+#include "gemm_emit.h"
+#include "pruned_layers.h"
+#include "runtime.h"
+
+static const int k_emit[3] = {NPU_EMIT_FW, NPU_EMIT_1G4C, NPU_EMIT_FLEXSA};
+static const char *const k_name[3] = {"1G1C", "1G4C", "FlexSA"};
+static const char *const k_phase[3] = {"fwd", "dx", "dw"};
+
+typedef struct agg {
+    int n, pass;
+    uint64_t macs, compute_cycles, cycles, lbuf_rtl, waves[NPU_NUM_MODES];
+    npu_flexsa_stats_t model;
+} agg_t;
+
+static void agg_add(agg_t *g, const npu_policy_meas_t *m)
+{
+    g->n++;
+    g->pass += m->rc == NPU_GEMM_PASS;
+    g->macs += m->macs;
+    g->compute_cycles += m->compute_cycles;
+    g->cycles += m->cycles;
+    g->lbuf_rtl += m->lbuf_elems;
+    for (int i = 0; i < NPU_NUM_MODES; i++)
+        g->waves[i] += m->waves[i];
+    npu_flexsa_stats_add(&g->model, &m->model);
+}
+
+static void csv_line(FILE *f, const char *set, const char *name, int M, int N, int K,
+                     int pol, const npu_policy_meas_t *m)
+{
+    if (!f)
+        return;
+    fprintf(f, "%s,%s,%d,%d,%d,%s,%s,%llu,%llu,%llu,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%llu\n",
+            set, name, M, N, K, k_name[pol], npu_gemm_rc_name(m->rc),
+            (unsigned long long)m->cycles, (unsigned long long)m->compute_cycles,
+            (unsigned long long)m->macs, m->ideal_util, m->measured_util,
+            (unsigned long long)m->lbuf_elems,
+            (unsigned long long)npu_flexsa_traffic(&m->model),
+            (unsigned long long)m->waves[NPU_MODE_FW], (unsigned long long)m->waves[NPU_MODE_HSW],
+            (unsigned long long)m->waves[NPU_MODE_VSW], (unsigned long long)m->waves[NPU_MODE_ISW]);
+}
+
+static int scaled(int x, int S)
+{
+    int v = (x * S + 4) / 8;
+    return v < 1 ? 1 : v;
+}
+
+int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    static const int shapes[4][2] = {{5, 5}, {5, 32}, {32, 5}, {24, 24}};
+    int S = cfg->s, M1 = 64 * 2 * S, failures = 0;
+    uint64_t seed = a->seed ? a->seed : 1;
+    FILE *csv = NULL;
+    agg_t g[3];
+    npu_policy_meas_t m;
+
+    if (a->csv) {
+        csv = fopen(a->csv, "w");
+        if (!csv) {
+            fprintf(stderr, "npu: cannot write %s\n", a->csv);
+            return 1;
+        }
+        fprintf(csv, "set,gemm,M,N,K,policy,result,cycles,compute_cycles,macs,ideal_util,"
+                     "measured_util,lbuf_elems_rtl,lbuf_elems_model,waves_fw,waves_hsw,"
+                     "waves_vsw,waves_isw\n");
+    }
+    printf("npu flexsa-report (config %s, S=%d, 2S x 2S = %d PEs); measured = MACs / (PEs x "
+           "cycles of the EXEC queue alone)\n\n",
+           cfg->name, S, 4 * S * S);
+    printf("Mode shapes, M = %d:\n%-12s %-7s %8s %9s %9s %10s  %s\n", M1, "N x K", "policy",
+           "ideal%", "measured%", "meas/ideal", "compute", "waves FW/HSW/VSW/ISW");
+    for (int i = 0; i < 4; i++) {
+        int N = scaled(shapes[i][0], S), K = scaled(shapes[i][1], S);
+        char nm[32];
+        snprintf(nm, sizeof nm, "%dx%d", N, K);
+        for (int p = 0; p < 3; p++) {
+            npu_policy_measure(cfg, M1, N, K, k_emit[p], seed, 0, a->max_cycles, &m);
+            if (m.rc != NPU_GEMM_PASS) {
+                failures++;
+                printf("%-12s %-7s FAILED: %s\n", nm, k_name[p], m.msg);
+            } else {
+                printf("%-12s %-7s %8.2f %9.2f %10.3f %10llu  %llu/%llu/%llu/%llu\n", nm, k_name[p],
+                       100 * m.ideal_util, 100 * m.measured_util,
+                       m.ideal_util > 0 ? m.measured_util / m.ideal_util : 0.0,
+                       (unsigned long long)m.compute_cycles,
+                       (unsigned long long)m.waves[NPU_MODE_FW],
+                       (unsigned long long)m.waves[NPU_MODE_HSW],
+                       (unsigned long long)m.waves[NPU_MODE_VSW],
+                       (unsigned long long)m.waves[NPU_MODE_ISW]);
+            }
+            csv_line(csv, "shapes", nm, M1, N, K, p, &m);
+        }
+    }
+
+    /* pruned ResNet-50 GEMMs */
+    npu_prune_cfg_t pc = {S, seed, 0.48, 0, (int)(a->batch ? a->batch : 4)};
+    npu_conv_layer_t L[NPU_RESNET50_LAYERS];
+    double fr = 0;
+    int nl = npu_pruned_resnet50(&pc, L, NPU_RESNET50_LAYERS, &fr), ng = 0;
+    if (nl < 0) {
+        fprintf(stderr, "npu: cannot build the pruned layer set\n");
+        if (csv)
+            fclose(csv);
+        return 1;
+    }
+    memset(g, 0, sizeof g);
+    printf("\nPruned ResNet-50 (seed %llu, %.0f%% of the forward MACs, batch %d)%s:\n",
+           (unsigned long long)seed, 100 * fr, pc.batch, a->quiet ? "" : ", per GEMM");
+    for (int l = 0; l < nl && (!a->limit || ng < (int)a->limit); l++) {
+        npu_gemm_shape_t gs[3];
+        int n3 = npu_conv_gemms(&L[l], l, pc.batch, gs);
+        for (int j = 0; j < n3 && (!a->limit || ng < (int)a->limit); j++, ng++) {
+            char nm[96];
+            snprintf(nm, sizeof nm, "%.40s.%s", L[l].name, k_phase[gs[j].phase]);
+            if (!a->quiet)
+                printf("  %-22s M=%-5d N=%-4d K=%-5d", nm, gs[j].M, gs[j].N, gs[j].K);
+            for (int p = 0; p < 3; p++) {
+                npu_policy_measure(cfg, gs[j].M, gs[j].N, gs[j].K, k_emit[p], seed + (uint64_t)ng,
+                                   1, a->max_cycles, &m);
+                agg_add(&g[p], &m);
+                csv_line(csv, "pruned", nm, gs[j].M, gs[j].N, gs[j].K, p, &m);
+                if (m.rc != NPU_GEMM_PASS) {
+                    failures++;
+                    printf("\n  %s %s FAILED: %s (replay: npu gemm -m %d -n %d -k %d --seed %llu "
+                           "--policy %s)\n",
+                           nm, k_name[p], m.msg, gs[j].M, gs[j].N, gs[j].K,
+                           (unsigned long long)(seed + (uint64_t)ng),
+                           p == 0 ? "1g1c" : p == 1 ? "1g4c" : "flexsa");
+                } else if (!a->quiet) {
+                    printf("  %s %5.1f/%5.1f%%", k_name[p], 100 * m.ideal_util,
+                           100 * m.measured_util);
+                }
+            }
+            if (!a->quiet)
+                printf("\n");
+            fflush(stdout);
+        }
+    }
+    printf("\n%-7s %6s %8s %9s %12s %12s %7s %12s %7s %9s\n", "policy", "pass", "ideal%",
+           "measured%", "cycles", "lbuf RTL", "/1G1C", "lbuf model", "/1G1C", "intercore");
+    for (int p = 0; p < 3; p++) {
+        uint64_t w = 0;
+        for (int i = 0; i < NPU_NUM_MODES; i++)
+            w += g[p].waves[i];
+        double meas = g[p].compute_cycles
+                          ? (double)g[p].macs / (4.0 * S * S * (double)g[p].compute_cycles)
+                          : 0.0;
+        double tr0 = (double)npu_flexsa_traffic(&g[0].model);
+        printf("%-7s %3d/%-3d %7.2f %9.2f %12llu %12llu %7.3f %12llu %7.3f %8.1f%%\n", k_name[p],
+               g[p].pass, g[p].n, 100 * npu_flexsa_util(&g[p].model), 100 * meas,
+               (unsigned long long)g[p].cycles, (unsigned long long)g[p].lbuf_rtl,
+               g[0].lbuf_rtl ? (double)g[p].lbuf_rtl / (double)g[0].lbuf_rtl : 0.0,
+               (unsigned long long)npu_flexsa_traffic(&g[p].model),
+               tr0 > 0 ? (double)npu_flexsa_traffic(&g[p].model) / tr0 : 0.0,
+               w ? 100.0 * (double)(g[p].waves[NPU_MODE_FW] + g[p].waves[NPU_MODE_HSW] +
+                                    g[p].waves[NPU_MODE_VSW]) / (double)w
+                 : 0.0);
+    }
+    printf("(lbuf RTL: S-element words delivered to the cores x S, padding included; lbuf model:\n"
+           " valid elements only; intercore: FW+HSW+VSW share of the RTL's waves; 1G4C runs each\n"
+           " four-core group of S x S waves as one ISW WAVE with per-core LDWs)\n");
+    if (csv)
+        fclose(csv);
+    printf("%s\n", failures ? "FAIL" : "PASS");
+    return failures ? 1 : 0;
+}
