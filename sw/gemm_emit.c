@@ -71,6 +71,8 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
     return ch;
 }
 
+static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
+
 static void emit_loads(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
@@ -80,20 +82,20 @@ static void emit_loads(emitter_t *e, int g)
     npu_insn_t in;
     int rc;
     if (!a->transA)
-        rc = npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)ch.m_act,
+        rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 0, (unsigned)ch.m_act,
                           daddr(e, a->a + (uint64_t)ch.m0 * a->pitch_a * e->B + 2ull * ch.k0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
     else
-        rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)ch.kc_act,
+        rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
                           daddr(e, a->a + (uint64_t)ch.k0 * a->pitch_a * e->B + 2ull * ch.m0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
     put(e, rc, &in, g >= 2 ? NPU_TOK_POP_NEXT : 0);
     if (!a->transB)
-        rc = npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)ch.kc_act,
+        rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 0, (unsigned)ch.kc_act,
                           daddr(e, a->b + (uint64_t)ch.k0 * a->pitch_b * e->B + 2ull * ch.n0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
     else
-        rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)ch.n_act,
+        rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
                           daddr(e, a->b + (uint64_t)ch.n0 * a->pitch_b * e->B + 2ull * ch.k0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
     put(e, rc, &in, NPU_TOK_PUSH_NEXT);
@@ -218,7 +220,7 @@ static void emit_drain_store(emitter_t *e, int g)
                 tok);
     }
     put(e,
-        npu_enc_store(&in, NPU_TAG_Y, (unsigned)ch.m_act,
+        npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
                       daddr(e, a->c + (uint64_t)ch.m0 * a->pitch_c * e->B + 4ull * ch.n0), cs,
                       stride, 4u * (unsigned)ch.n_act, a->pitch_c),
         &in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);

@@ -36,6 +36,8 @@ typedef struct npu_gemm_args {
     uint32_t a, b, c;     /* DRAM byte addresses, beat-aligned */
     unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in beats */
     int modes;            /* mapping policy, NPU_EMIT_*: */
+    unsigned tag_a, tag_b, tag_c; /* DMA tensor tags of A, B, C (0: X, W, Y); the training
+                                     lowering uses DY, DX, DW so the counters split by tensor */
 } npu_gemm_args_t;
 
 /* args.modes: the three mapping policies of the FlexSA brief, on the same RTL.

@@ -28,4 +28,12 @@ check 2 "bad dram bandwidth" gemm -m 4 -n 4 -k 4 --dram-bw 0
 check 2 "bad stall percentage" gemm -m 4 -n 4 -k 4 --stall-pct 150
 check 2 "config is not an option" gemm -m 4 -n 4 -k 4 --config small
 check 0 "a valid run" gemm -m 5 -n 6 -k 7 --quiet
+check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
+check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
+check 2 "train without layers" train --batch 4
+check 2 "train with one size" train --layers 64
+check 2 "train with a bad order" train --layers 8,8 --order fastest
+check 1 "train order not lowered yet" train --layers 8,8 --order dxmajor --quiet
+check 0 "a valid training step" train --layers 12,9,5 --batch 6 --quiet
+check 2 "flexsa-report bad batch" flexsa-report --batch 0
 exit $fail

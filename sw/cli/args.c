@@ -11,7 +11,7 @@
 
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
-    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_CONFIG, OPT_HELP
+    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_CONFIG, OPT_HELP
 };
 
 /* Which options each command accepts (bit = option). */
@@ -22,6 +22,10 @@ enum {
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY))
+#define OPTS_TRAIN                                                                             \
+    (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
+     B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
+     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES))
 #define OPTS_OVERLAP                                                                           \
@@ -46,6 +50,9 @@ static const struct option long_opts[] = {
     {"policy", required_argument, NULL, OPT_POLICY},
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"batch", required_argument, NULL, OPT_BATCH},
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"order", required_argument, NULL, OPT_ORDER},
+    {"partition", required_argument, NULL, OPT_PARTITION},
     {"config", optional_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -64,6 +71,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
+            "       npu train --layers D0,D1,..,DL [--batch B] [--order seq] [--partition none]\n"
+            "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
+            "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
             "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
@@ -128,7 +138,7 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     if (errn)
         err[0] = '\0';
     if (argc < 2)
-        return bad(err, errn, "missing command (gemm, overlap, disasm, flexsa-report or info)");
+        return bad(err, errn, "missing command (gemm, overlap, disasm, train, flexsa-report or info)");
     cmd = argv[1];
     if (!strcmp(cmd, "gemm")) {
         a->cmd = NPU_CMD_GEMM;
@@ -139,6 +149,9 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     } else if (!strcmp(cmd, "disasm")) {
         a->cmd = NPU_CMD_DISASM;
         allowed = OPTS_DISASM;
+    } else if (!strcmp(cmd, "train")) {
+        a->cmd = NPU_CMD_TRAIN;
+        allowed = OPTS_TRAIN;
     } else if (!strcmp(cmd, "flexsa-report")) {
         a->cmd = NPU_CMD_FLEXSA_REPORT;
         allowed = OPTS_REPORT;
@@ -156,7 +169,7 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
         return 2;
     } else {
         return bad(err, errn,
-                   "unknown command '%s' (expected gemm, overlap, disasm, flexsa-report or info)",
+                   "unknown command '%s' (expected gemm, overlap, disasm, train, flexsa-report or info)",
                    cmd);
     }
 
@@ -259,6 +272,25 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
                 return bad(err, errn, "--limit needs a GEMM count in 0..100000, not '%s'", optarg);
             a->limit = (unsigned)v;
             break;
+        case OPT_LAYERS:
+            if (!*optarg)
+                return bad(err, errn, "--layers needs sizes like 64,128,32");
+            a->layers = optarg;
+            break;
+        case OPT_ORDER:
+            if (strcmp(optarg, "seq") && strcmp(optarg, "interleave") && strcmp(optarg, "dxmajor") &&
+                strcmp(optarg, "dwmajor") && strcmp(optarg, "auto") && strcmp(optarg, "oracle"))
+                return bad(err, errn,
+                           "--order needs seq, interleave, dxmajor, dwmajor, auto or oracle, not '%s'",
+                           optarg);
+            a->order = optarg;
+            break;
+        case OPT_PARTITION:
+            if (strcmp(optarg, "none") && strcmp(optarg, "m") && strcmp(optarg, "n") &&
+                strcmp(optarg, "k") && strcmp(optarg, "knn"))
+                return bad(err, errn, "--partition needs none, m, n, k or knn, not '%s'", optarg);
+            a->partition = optarg;
+            break;
         case OPT_BATCH:
             if (parse_u64(optarg, &v) || v < 1 || v > 1024)
                 return bad(err, errn, "--batch needs a mini-batch in 1..1024, not '%s'", optarg);
@@ -275,6 +307,8 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     }
     if (optind < sub_argc)
         return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], cmd);
+    if (a->cmd == NPU_CMD_TRAIN && !a->layers)
+        return bad(err, errn, "'train' needs --layers D0,D1,..,DL");
     if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
         return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
     if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)

@@ -11,6 +11,8 @@
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
  *              --dram-bw the bandwidth is chosen so that transfer time ~ compute time)
  *   npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]
+ *   npu train --layers D0,..,DL [--batch B] [--order O] [--partition P] [--policy P] [--seed N]
+ *              [--dram-bw B] [--dram-latency C] [--stall-pct P] [--max-cycles N] [--csv F] [--quiet]
  *   npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet] [--max-cycles N]
  *   npu info
  *   npu help | --help | -h
@@ -24,7 +26,7 @@
 
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
-    NPU_CMD_FLEXSA_REPORT
+    NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -49,7 +51,10 @@ typedef struct npu_args {
     const char *csv;                    /* NULL: no counters CSV */
     int policy;                         /* NPU_POLICY_ARG_*: 1G1C (FW only, default), FlexSA
                                            (Algorithm 1 per wave) or 1G4C (independent cores) */
-    unsigned limit, batch;              /* flexsa-report: GEMMs of the set (0 = all), batch */
+    unsigned limit, batch;              /* flexsa-report: GEMMs of the set (0 = all), batch;
+                                           train: batch (0 = 16) */
+    const char *layers;                 /* train: "D0,D1,..,DL" */
+    const char *order, *partition;      /* train: NULL = seq / none */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

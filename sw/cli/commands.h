@@ -4,8 +4,12 @@
 
 #include "args.h"
 #include "npu_cfg.h"
+#include "npu_sim.h"
 
 /* `npu flexsa-report` (cmd_flexsa_report.c): 0 when every run passed, 1 otherwise. */
 int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* `npu train` (cmd_train.c): 0 pass, 1 fail or NPU error, 2 bad usage. */
+int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t);
 
 #endif

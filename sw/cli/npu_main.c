@@ -351,6 +351,10 @@ int main(int argc, char **argv)
     case NPU_CMD_DISASM: return cmd_disasm(&a);
     case NPU_CMD_OVERLAP: return cmd_overlap(&a);
     case NPU_CMD_FLEXSA_REPORT: return npu_cmd_flexsa_report(&g_cfg, &a);
+    case NPU_CMD_TRAIN: {
+        npu_dram_timing_t t = dram_timing(&a);
+        return npu_cmd_train(&g_cfg, &a, &t);
+    }
     default: return cmd_gemm(&a);
     }
 }

@@ -109,7 +109,7 @@ Test(cli_args, disasm_info_help)
 Test(cli_args, usage_errors)
 {
     const char *none[] = {"npu"};
-    const char *unk_cmd[] = {"npu", "train"};
+    const char *unk_cmd[] = {"npu", "fly"};
     const char *unk_opt[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--fast"};
     const char *unk_short[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "-x"};
     const char *missing_k[] = {"npu", "gemm", "-m", "1", "-n", "1"};
@@ -130,7 +130,7 @@ Test(cli_args, usage_errors)
     const char *info_m[] = {"npu", "info", "-m", "3"};
     const char *jsonarg[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--json=yes"};
     bad(ARGC(none), none, "missing command");
-    bad(ARGC(unk_cmd), unk_cmd, "unknown command 'train'");
+    bad(ARGC(unk_cmd), unk_cmd, "unknown command 'fly'");
     bad(ARGC(unk_opt), unk_opt, "unknown option '--fast'");
     bad(ARGC(unk_short), unk_short, "unknown option '-x'");
     bad(ARGC(missing_k), missing_k, "needs -m M -n N -k K");
@@ -218,7 +218,7 @@ Test(cli_args, overlap_usage_errors)
     bad(ARGC(zero), zero, "-n needs a size");
     bad(ARGC(extra), extra, "unexpected argument 'now'");
     bad(ARGC(cfg), cfg, "build/<config>/npu");
-    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, flexsa-report or info");
+    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, train, flexsa-report or info");
 }
 
 Test(cli_args, gemm_csv_and_flexsa)
@@ -262,4 +262,27 @@ Test(cli_args, policy_and_flexsa_report)
     bad(ARGC(rb), rb, "--batch needs a mini-batch");
     const char *rd[] = {"npu", "flexsa-report", "-m", "4"};
     bad(ARGC(rd), rd, "does not apply to 'flexsa-report'");
+}
+
+Test(cli_args, train_options)
+{
+    npu_args_t a;
+    char err[256];
+    const char *v[] = {"npu", "train", "--layers", "64,32,10", "--batch", "8", "--order", "seq",
+                       "--partition", "none", "--policy", "flexsa", "--stall-pct", "5"};
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_TRAIN);
+    cr_assert_str_eq(a.layers, "64,32,10");
+    cr_assert_str_eq(a.order, "seq");
+    cr_assert_str_eq(a.partition, "none");
+    cr_assert_eq(a.batch, 8u);
+    cr_assert_eq(a.policy, NPU_POLICY_ARG_FLEXSA);
+    const char *nol[] = {"npu", "train", "--batch", "8"};
+    bad(ARGC(nol), nol, "needs --layers");
+    const char *bo[] = {"npu", "train", "--layers", "4,4", "--order", "fast"};
+    bad(ARGC(bo), bo, "--order needs seq, interleave");
+    const char *bp[] = {"npu", "train", "--layers", "4,4", "--partition", "x"};
+    bad(ARGC(bp), bp, "--partition needs none, m, n, k or knn");
+    const char *dm[] = {"npu", "train", "--layers", "4,4", "-m", "4"};
+    bad(ARGC(dm), dm, "does not apply to 'train'");
 }

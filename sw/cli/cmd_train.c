@@ -1,0 +1,116 @@
+/* cmd_train.c - `npu train`: one MLP training step on the RTL (train_run.h), per-layer table. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "gemm_emit.h"
+#include "runtime.h"
+#include "train_run.h"
+
+static const char *policy_name(int p)
+{
+    return p == NPU_EMIT_FLEXSA ? "flexsa" : p == NPU_EMIT_1G4C ? "1g4c" : "1g1c";
+}
+
+int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
+{
+    npu_mlp_t mlp;
+    npu_train_order_t order = NPU_TRAIN_SEQ;
+    npu_train_result_t *r;
+    npu_sim_t *sim;
+    FILE *csv = NULL;
+    int batch = a->batch ? (int)a->batch : 16, rc;
+    uint64_t seed = a->seed ? a->seed : 1;
+
+    if (npu_mlp_parse(a->layers, batch, &mlp) != 0) {
+        fprintf(stderr, "npu: --layers needs 2 to %d sizes in 1..65535 separated by commas, not '%s'\n",
+                NPU_TRAIN_MAX_LAYERS + 1, a->layers);
+        return 2;
+    }
+    if (a->order && npu_train_order_parse(a->order, &order) != 0)
+        return 2; /* args.c already checked the name */
+    if (a->partition && strcmp(a->partition, "none")) {
+        fprintf(stderr, "npu: --partition %s is not lowered to the RTL yet (only 'none'; "
+                        "see docs/training.md)\n", a->partition);
+        return 1;
+    }
+    r = calloc(1, sizeof *r);
+    sim = npu_sim_open(t);
+    if (!r || !sim) {
+        fprintf(stderr, "npu: cannot open the simulator\n");
+        npu_sim_close(sim);
+        free(r);
+        return 1;
+    }
+    rc = npu_train_step(cfg, sim, &mlp, order, a->policy, seed, a->max_cycles, r);
+    npu_sim_close(sim);
+    if (rc < 0) {
+        fprintf(stderr, "npu: train: %s\n", r->msg);
+        free(r);
+        return 1;
+    }
+    if (a->csv && !(csv = fopen(a->csv, "w")))
+        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+    if (csv)
+        fprintf(csv, "layer,M,K,N,order,policy,pass,cycles,macs,result,rd_X,rd_W,rd_DY,rd_PARTIAL,"
+                     "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory\n");
+    if (!a->quiet) {
+        printf("npu train: MLP %s, batch %d, order %s, policy %s, seed %llu (config %s)\n",
+               a->layers, batch, npu_train_order_name(order), policy_name(a->policy),
+               (unsigned long long)seed, cfg->name);
+        printf("%-5s %6s %6s %6s %10s %10s %10s %6s %10s %10s %9s %6s\n", "layer", "M", "K", "N",
+               "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B", "dY once B", "dY loads",
+               "result");
+    }
+    for (int i = mlp.layers - 1; i >= 0; i--) {
+        const npu_train_layer_t *L = &r->layer[i];
+        uint64_t cyc = 0, macs = 0;
+        int pass = 1;
+        for (int p = 0; p < NPU_NUM_PASSES; p++)
+            if (L->ran[p]) {
+                cyc += L->cycles[p];
+                macs += L->macs[p];
+                pass = pass && L->rc[p] == NPU_GEMM_PASS;
+            }
+        double util = cyc ? (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0;
+        char dx[24] = "-"; /* layer 0 has no dX */
+        if (L->ran[NPU_PASS_DX])
+            snprintf(dx, sizeof dx, "%llu", (unsigned long long)L->cycles[NPU_PASS_DX]);
+        if (!a->quiet)
+            printf("%-5d %6d %6d %6d %10llu %10s %10llu %6.1f %10llu %10llu %9.2f %6s\n", i, L->M,
+                   L->K, L->N, (unsigned long long)L->cycles[NPU_PASS_FWD], dx,
+                   (unsigned long long)L->cycles[NPU_PASS_DW],
+                   100 * util, (unsigned long long)L->dy_rd_bytes,
+                   (unsigned long long)L->dy_compulsory,
+                   L->dy_compulsory ? (double)L->dy_rd_bytes / (double)L->dy_compulsory : 0.0,
+                   pass ? "PASS" : "FAIL");
+        if (csv)
+            for (int p = 0; p < NPU_NUM_PASSES; p++)
+                if (L->ran[p])
+                    fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
+                                 "%llu,%llu,%llu,%llu\n",
+                            i, L->M, L->K, L->N, npu_train_order_name(order),
+                            policy_name(a->policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
+                            (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
+                            npu_gemm_rc_name(L->rc[p]),
+                            (unsigned long long)L->rd_bytes[NPU_TAG_X],
+                            (unsigned long long)L->rd_bytes[NPU_TAG_W],
+                            (unsigned long long)L->rd_bytes[NPU_TAG_DY],
+                            (unsigned long long)L->rd_bytes[NPU_TAG_PARTIAL],
+                            (unsigned long long)L->wr_bytes[NPU_TAG_Y],
+                            (unsigned long long)L->wr_bytes[NPU_TAG_DX],
+                            (unsigned long long)L->wr_bytes[NPU_TAG_DW],
+                            (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
+                            (unsigned long long)L->dy_rd_bytes,
+                            (unsigned long long)L->dy_compulsory);
+    }
+    if (csv)
+        fclose(csv);
+    printf("%s train step: %llu cycles%s%s\n", r->rc == 0 ? "PASS" : "FAIL",
+           (unsigned long long)r->cycles, r->rc ? ": " : "", r->rc ? r->msg : "");
+    rc = r->rc == 0 ? 0 : 1;
+    free(r);
+    return rc;
+}

@@ -1,0 +1,83 @@
+/*
+ * train_run.h - one training step of an MLP on the NPU (issue 4), every GEMM checked bit-exact.
+ *
+ * Layer i (0-based, L layers): X_i (B x d_i) . W_i (d_i x d_{i+1}) = Y_i (B x d_{i+1}), so
+ * M = B, K = d_i, N = d_{i+1}. The step runs, each as its own NPU program on one simulator
+ * whose DRAM keeps every tensor (nothing is re-laid out by the host):
+ *   forward   Y_i  = X_i . W_i            A = X_i (tag X), B = W_i (tag W), C = Y_i (tag Y)
+ *   backward  for i = L-1 .. 0:
+ *     dX_i = dY_i . W_i^T  (not for i = 0)  A = dY_i (tag DY), B = W_i read TRANSPOSED by the
+ *                                            DMA (transB), C = dX_i (tag DX)
+ *     dW_i = X_i^T . dY_i                   A = X_i read TRANSPOSED by the DMA (transA),
+ *                                            B = dY_i (tag DY), C = dW_i (tag DW)
+ * Between layers the host stands in for the activation (forward) and its derivative
+ * (backward), which are not GEMMs: identity, requantised to int16 by an arithmetic shift
+ * (X_{i+1} = Y_i >> shift, dY_{i-1} = dX_i >> shift, shift = NPU_TRAIN_SHIFT), the same in
+ * the golden model. dY_{L-1} (the loss gradient) and X_0, W_i are seeded random int16.
+ *
+ * Order: NPU_TRAIN_SEQ runs dX_i then dW_i as two programs (the sequential baseline: dY_i is
+ * read from DRAM by both). The fused orders (interleave, dXmajor, dWmajor) are the next step
+ * (docs/training.md); they are rejected with a message until their emitter lands.
+ */
+#ifndef NPU_TRAIN_RUN_H
+#define NPU_TRAIN_RUN_H
+
+#include <stdint.h>
+
+#include "npu_cfg.h"
+#include "npu_defs.h"
+#include "npu_sim.h"
+
+#define NPU_TRAIN_MAX_LAYERS 16
+#define NPU_TRAIN_SHIFT 16
+
+typedef enum npu_train_order {
+    NPU_TRAIN_SEQ = 0,
+    NPU_TRAIN_INTERLEAVE,
+    NPU_TRAIN_DXMAJOR,
+    NPU_TRAIN_DWMAJOR,
+    NPU_TRAIN_AUTO,
+    NPU_TRAIN_ORACLE,
+    NPU_TRAIN_NUM_ORDERS
+} npu_train_order_t;
+
+const char *npu_train_order_name(npu_train_order_t o); /* "seq", "interleave", ... */
+int npu_train_order_parse(const char *s, npu_train_order_t *o); /* 0 or -1 */
+
+typedef struct npu_mlp {
+    int batch;                           /* B = M of every layer GEMM */
+    int layers;                          /* L */
+    int dims[NPU_TRAIN_MAX_LAYERS + 1];  /* d_0 .. d_L */
+} npu_mlp_t;
+
+enum { NPU_PASS_FWD = 0, NPU_PASS_DX = 1, NPU_PASS_DW = 2, NPU_NUM_PASSES = 3 };
+
+typedef struct npu_train_layer {
+    int M, N, K;
+    int ran[NPU_NUM_PASSES];             /* 0 for the dX of layer 0 */
+    int rc[NPU_NUM_PASSES];              /* NPU_GEMM_* per pass */
+    uint64_t cycles[NPU_NUM_PASSES];
+    uint64_t macs[NPU_NUM_PASSES];       /* MAC counter */
+    uint64_t rd_bytes[NPU_NUM_TAGS], wr_bytes[NPU_NUM_TAGS]; /* DMA bytes of the layer, all passes */
+    uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of dY (padded rows) */
+    char msg[256];                       /* first failure of the layer, "" if none */
+} npu_train_layer_t;
+
+typedef struct npu_train_result {
+    int rc;                              /* 0 every GEMM PASS; 1 a mismatch/NPU error; -1 host */
+    char msg[256];
+    npu_train_order_t order;
+    int policy;                          /* NPU_EMIT_* mapping policy of every GEMM */
+    uint64_t cycles;                     /* all programs */
+    npu_train_layer_t layer[NPU_TRAIN_MAX_LAYERS];
+} npu_train_result_t;
+
+/* Parses "64,128,32" into dims (at least two sizes, each 1..65535). 0 or -1. */
+int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp);
+
+/* Runs one training step on sim (its DRAM is overwritten). Returns r->rc. */
+int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
+                   npu_train_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                   npu_train_result_t *r);
+
+#endif
