@@ -100,12 +100,13 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         break;
     case NPU_OP_DRAIN:
         if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
-            !fits(f->spm_stride, 16) || !fits(f->split_rows, 16) || !fits(f->hi_rows, 16))
+            !fits(f->spm_stride, 16) || !fits(f->split_rows, 16) || !fits(f->hi_rows, 16) ||
+            !fits(f->acc, 1))
             return -1;
         if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
-            f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->core_mask || f->lane_hi)
+            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi)
             return -1;
-        r.w[0] |= f->rows << 16;
+        r.w[0] |= (f->acc << 15) | (f->rows << 16);
         r.w[1] = f->obuf_addr;
         r.w[2] = f->spm_addr | (f->spm_stride << 16);
         r.w[3] = f->split_rows | (f->hi_rows << 16);
@@ -161,6 +162,7 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
         }
         return 0;
     case NPU_OP_DRAIN:
+        f->acc = (w0 >> 15) & 1u;
         f->rows = w0 >> 16;
         f->obuf_addr = in->w[1] & 0xFFFFu;
         f->spm_addr = in->w[2] & 0xFFFFu;
@@ -256,6 +258,14 @@ int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned s
     f.n = n;
     f.core_mask = core_mask;
     return enc(&f, out);
+}
+
+int npu_insn_drain_acc(npu_insn_t *in)
+{
+    if (npu_insn_op(in) != NPU_OP_DRAIN)
+        return -1;
+    in->w[0] |= 1u << 15;
+    return 0;
 }
 
 int npu_insn_lane_hi(npu_insn_t *in)
@@ -412,6 +422,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             f.spm_stride);
         if (f.split_rows || f.hi_rows)
             app(buf, n, &len, " split=%u hi=%u", f.split_rows, f.hi_rows);
+        if (f.acc)
+            app(buf, n, &len, " acc");
         break;
     default:
         break;

@@ -33,7 +33,7 @@ typedef struct npu_fields {
     uint32_t dram_addr;
     unsigned spm_addr, spm_stride, row_bytes, dram_stride;
     /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
-    unsigned wbank, mode, acc, m, k, n, obuf_addr;
+    unsigned wbank, mode, acc, m, k, n, obuf_addr; /* acc: WAVE into the OBUF, DRAIN into the SPM */
     /* LDW: core mask w2[19:16] (0 = the mode's normal fan-out; else load the S x S tile
      * W[0:k][0:n] (k, n <= S, mode ISW) into the masked cores only) */
     unsigned core_mask;
@@ -83,6 +83,12 @@ typedef struct npu_wave_sets {
     unsigned obuf_rows; /* OBUF rows the wave writes: m (FW, HSW) or ceil(m/2) (VSW, ISW) */
 } npu_wave_sets_t;
 int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
+/* Makes an encoded DRAIN accumulate (w0[15]): each SPM word it writes becomes the lane-wise int32
+ * sum (mod 2^32) of the OBUF lanes and the word's old value, so an output tile can be reduced
+ * over several tile-ops in the SPM (partial sums of the fused backward orders, docs/training.md).
+ * Its destinations must not overlap: stride >= 2 (normal) or stride >= 1 and split_rows >= rows
+ * (split), else BAD_DESC. Returns 0, or -1 for other opcodes. */
+int npu_insn_drain_acc(npu_insn_t *in);
 /* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
 int npu_insn_lane_hi(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);

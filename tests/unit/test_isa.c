@@ -405,3 +405,24 @@ Test(isa, wave_sets_split_rows)
     cr_assert(npu_mode_fits(NPU_MODE_VSW, 16, 8, 8) && !npu_mode_fits(NPU_MODE_VSW, 16, 9, 8));
     cr_assert(!npu_mode_fits(NPU_MODE_ISW, 8, 9, 8) && npu_mode_fits(NPU_MODE_FW, 16, 16, 8));
 }
+
+/* DRAIN acc (w0[15]): reduction of an output tile in the SPM over several tile-ops. */
+Test(isa, drain_acc_round_trip_and_disasm)
+{
+    npu_insn_t in;
+    npu_fields_t f;
+    char buf[160];
+    cr_assert_eq(npu_enc_drain(&in, 32, 256, 0x200, 4), 0);
+    cr_assert_eq(npu_insn_drain_acc(&in), 0);
+    cr_assert_eq(in.w[0] >> 15 & 1u, 1u);
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert_eq(f.acc, 1u);
+    cr_assert_eq(f.rows, 32u);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "DRAIN rows=32 obuf=256 spm=0x0200+4*r acc");
+    npu_insn_t g;
+    cr_assert_eq(npu_encode(&f, &g), 0);
+    cr_assert_eq(memcmp(&g, &in, sizeof g), 0);
+    cr_assert_eq(npu_enc_ldw(&in, 0, NPU_MODE_FW, 0, 1, 4, 4), 0);
+    cr_assert_eq(npu_insn_drain_acc(&in), -1, "only a DRAIN accumulates into the SPM");
+}
