@@ -23,6 +23,7 @@ module npu_noc #(
     input  wire [NEP-1:0]             out_rdy,
     output wire                       err_nodest,
     output wire                       cnt_flit,
+    output wire [NEP-1:0]             cnt_link,   // per endpoint: a flit crossed its link
     output reg  [$clog2(NEP+1)-1:0]   cnt_deliv
 );
     localparam integer HW = S * 16;   // bits kept by one endpoint
@@ -43,6 +44,7 @@ module npu_noc #(
     wire   fire       = in_vld && in_rdy;
     assign err_nodest = fire && (dest == {NEP{1'b0}});
     assign cnt_flit   = fire;
+    assign cnt_link   = {NEP{fire}} & dest;
 
     integer i;
     always @(*) begin
