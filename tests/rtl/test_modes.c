@@ -594,3 +594,55 @@ Test(modes, compute_only_utilization, .timeout = 600)
         cr_expect_eq(c[NPU_CNT_drain_stall], 0u, "%dx%dx%d: drain stalls", M, N, K);
     }
 }
+
+/* Issue 3 acceptance 6: SPM -> LBUF traffic of one FW wave, m = 2*2S, n = k = 2S, in elements
+ * ((lbuf_v_words + lbuf_h_words) x S): FlexSA 4S^2 + 8S^2 = 12 S^2 (768 at S = 8); the naive
+ * four-core variant (four independent S x S cores, LDW core masks, one ISW wave whose four row
+ * sets carry every core's own A rows: cores (k-half, n-half) = 0 (0,0), 1 (0,1), 2 (1,0),
+ * 3 (1,1), each needing all m rows of its k-half) 4S^2 + 16S^2 = 20 S^2 (1280). A stationary
+ * tile multicast to four cores costs one SPM read per word. Operands are whatever the SPM holds:
+ * only traffic is measured here (the results of these shapes are checked by the tests above). */
+Test(modes, traffic_fw_wave_vs_four_cores)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, F = 2 * S, m = 2 * F;
+    npu_run_result_t r;
+    npu_insn_t p[5];
+    /* FlexSA: one LDW (FW, 2S x 2S) and one FW wave */
+    cr_assert_eq(npu_enc_ldw(&p[0], 0, NPU_MODE_FW, 0x300, 1, F, F), 0);
+    cr_assert_eq(npu_enc_wave(&p[1], 0, NPU_MODE_FW, 0, m, 0, 1, F, F, 0), 0);
+    npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_program(&cfg, s, 0, p, 2, 100000, &r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    uint64_t fx = (r.cnt[NPU_CNT_lbuf_v_words] + r.cnt[NPU_CNT_lbuf_h_words]) * S;
+    cr_assert_eq(fx, 12u * S * S, "FlexSA FW wave: %llu elements SPM -> LBUF, expected %u",
+                 (unsigned long long)fx, 12 * S * S);
+    /* every SPM word read once: 2S stationary rows, m A rows */
+    cr_assert_eq(r.cnt[NPU_CNT_spm_rd_words], (uint64_t)F + m);
+    /* naive four cores: tile q from 0x300 + q*S (S rows each), A rows per core from 0: the
+     * host lays out k-half h of A as separate S-element words (the 1G4C "own operands") */
+    for (unsigned q = 0; q < 4; q++)
+        cr_assert_eq(npu_enc_ldw_cores(&p[q], 1, NPU_MODE_ISW, 0x300 + q * S, 1, S, S, 1u << q), 0);
+    cr_assert_eq(npu_enc_wave(&p[4], 1, NPU_MODE_ISW, 0, 4 * m, 0, 1, S, S, 0), 0);
+    s = rtl_open(&cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_program(&cfg, s, 0, p, 5, 100000, &r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    uint64_t nv = (r.cnt[NPU_CNT_lbuf_v_words] + r.cnt[NPU_CNT_lbuf_h_words]) * S;
+    cr_assert_eq(nv, 20u * S * S, "four independent cores: %llu elements, expected %u",
+                 (unsigned long long)nv, 20 * S * S);
+    cr_log_info("SPM -> LBUF elements, FW wave m=%u n=k=%u: FlexSA %llu, four cores %llu (%.2fx)",
+                m, F, (unsigned long long)fx, (unsigned long long)nv, (double)nv / (double)fx);
+    /* one stationary tile multicast to all four cores (ISW LDW, no mask): S SPM reads,
+     * 4S deliveries, 3S reads saved */
+    cr_assert_eq(npu_enc_ldw(&p[0], 0, NPU_MODE_ISW, 0x300, 1, S, S), 0);
+    s = rtl_open(&cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_program(&cfg, s, 0, p, 1, 100000, &r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    cr_assert_eq(r.cnt[NPU_CNT_spm_rd_words], (uint64_t)S, "multicast tile: %llu SPM reads",
+                 (unsigned long long)r.cnt[NPU_CNT_spm_rd_words]);
+    cr_assert_eq(r.cnt[NPU_CNT_lbuf_v_words], 4u * S);
+    cr_assert_eq(r.cnt[NPU_CNT_noc_v_flits], (uint64_t)S);
+    cr_assert_eq(r.cnt[NPU_CNT_noc_mcast_saved], 3u * S);
+    for (unsigned c = 0; c < 4; c++)
+        cr_assert_eq(r.cnt[NPU_CNT_noc_v_link0 + c], (uint64_t)S, "V link %u", c);
+}
