@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_exec: the EXEC queue. Issues LDW / WAVE / DRAIN / SYNC_E in order, each to its own unit,
 // and lets the three units run concurrently so that stationary preloading (LDW into the shadow
 // weight bank), streaming waves and OBUF draining overlap:
@@ -793,5 +794,43 @@ module npu_exec #(
 
     wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW], st_addr[31:SPM_AW],
                     hi_addr[31:SPM_AW], dr_hi_last[16], ha17[16], dr_hi_prod[33]};
+
+`ifdef NPU_ASSERTS
+    // Interlock invariants (each would otherwise show up as a wrong result much later).
+    integer ax;
+    always @(posedge clk) if (rst_n) begin
+        // one mode per core per wave: rows enter only in the array's mode, and the mode
+        // changes only on an empty array
+        if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
+        if (mode_sw && !arr_empty)      `NPU_ASSERT_FAIL("mode switch with rows in flight")
+        if ((lbh_pop & lbh_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_H popped while empty")
+        if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
+        if (wq_cnt == 2'd3 || wq_unstreamed > wq_cnt) `NPU_ASSERT_FAIL("wave queue count out of range")
+        if ({13'd0, r_bank0} > infl[0] || {13'd0, r_bank1} > infl[1])
+            `NPU_ASSERT_FAIL("row retired that was not in flight")
+        if (|lbv_pop && !bank_free)     `NPU_ASSERT_FAIL("weights shifted into a bank in use")
+        // OBUF accumulate hazards: the drained half has no row pending or in the array
+        if (ob_rd_en && (hinfl[dr_half] != 16'd0 || hpend[dr_half] != 2'd0))
+            `NPU_ASSERT_FAIL("OBUF half drained while rows for it are in flight")
+        for (ax = 0; ax < F; ax = ax + 1) begin
+            if (dr_act && ((out_vld[ax] && out_tag[ax*TAGW + HB] == dr_half)
+                        || (top_vld[ax] && top_tag[ax*TAGW + HB] == dr_half)))
+                `NPU_ASSERT_FAIL("OBUF write into the half being drained")
+            if (out_vld[ax] && top_vld[ax]
+                && out_tag[ax*TAGW +: OBUF_AW] == top_tag[ax*TAGW +: OBUF_AW])
+                `NPU_ASSERT_FAIL("both OBUF ports write one lane and row")
+        end
+        // SPM address bounds (issue checked them; the running addresses must agree)
+        if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
+        if (wr_req[1] && {2'd0, hi_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain high word past the SPM")
+        if (st_act && {2'd0, st_addr} >= SPM_WORDS34)      `NPU_ASSERT_FAIL("wave stream address past the SPM")
+        if (ldw_req && !ldw_zero && {2'd0, ldw_addr} >= SPM_WORDS34)
+            `NPU_ASSERT_FAIL("LDW address past the SPM")
+        if (dr_act && dr_wi > dr_ri)    `NPU_ASSERT_FAIL("drain wrote a row it has not read")
+        if (!hold_vld && (hold_lo || hold_hi)) `NPU_ASSERT_FAIL("drain word pending without a held row")
+        // dpend = queued (<= 4, the DRAIN queue) + active (<= 1) drains of a half
+        if (dpend[0] > 3'd5 || dpend[1] > 3'd5) `NPU_ASSERT_FAIL("drain queue count out of range")
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_spm: banked scratchpad. BANKS banks of BANK_WORDS words of WB bits; bank = addr / BANK_WORDS.
 // BANK_WORDS must be a power of 2 (the bank is then the address bits above log2(BANK_WORDS)).
 // Each bank is split into two half-size sub-banks, each with one read and one write port per
@@ -99,5 +100,25 @@ module npu_spm #(
         if (!rst_n) rd_vld <= {NR{1'b0}};
         else        rd_vld <= rd_gnt;
     end
+
+`ifdef NPU_ASSERTS
+    // One access per unit and direction (addresses are always in range: BANKS * BANK_WORDS is a
+    // power of 2 here; the requestors' range checks are asserted in npu_exec).
+    integer ai, ak;
+    always @(posedge clk) if (rst_n) begin
+        for (ai = 0; ai < NR; ai = ai + 1) begin
+            if (rd_gnt[ai] && !rd_req[ai]) `NPU_ASSERT_FAIL("SPM read grant without request")
+            for (ak = 0; ak < ai; ak = ak + 1)
+                if (rd_gnt[ai] && rd_gnt[ak] && same_bank(rd_addr[ai*AW +: AW], rd_addr[ak*AW +: AW]))
+                    `NPU_ASSERT_FAIL("SPM two reads granted in one sub-bank")
+        end
+        for (ai = 0; ai < NW; ai = ai + 1) begin
+            if (wr_gnt[ai] && !wr_req[ai]) `NPU_ASSERT_FAIL("SPM write grant without request")
+            for (ak = 0; ak < ai; ak = ak + 1)
+                if (wr_gnt[ai] && wr_gnt[ak] && same_bank(wr_addr[ai*AW +: AW], wr_addr[ak*AW +: AW]))
+                    `NPU_ASSERT_FAIL("SPM two writes granted in one sub-bank")
+        end
+    end
+`endif
 endmodule
 `default_nettype wire
