@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_exec: the EXEC queue. Issues LDW / WAVE / DRAIN / SYNC_E in order, each to its own unit,
 // and lets the three units run concurrently so that stationary preloading (LDW into the shadow
 // weight bank), streaming waves and OBUF draining overlap:
@@ -60,10 +61,10 @@ module npu_exec #(
     output wire [SPM_AW-1:0]     rdw_addr,
     input  wire                  rdw_gnt,
     input  wire [32*S-1:0]       rdw_data,
-    output wire                  wr_req,
-    output wire [SPM_AW-1:0]     wr_addr,
-    output wire [32*S-1:0]       wr_data,
-    input  wire                  wr_gnt,
+    output wire [1:0]            wr_req,       // drain: [0] low word, [1] high word of a row
+    output wire [2*SPM_AW-1:0]   wr_addr,
+    output wire [2*32*S-1:0]     wr_data,
+    input  wire [1:0]            wr_gnt,
     // NoC sources
     output wire                  h_vld,
     output wire [3:0]            h_gid,
@@ -120,7 +121,10 @@ module npu_exec #(
     output wire                  ev_wait_obuf,
     output wire                  ev_wait_unit,
     output wire [7:0]            ev_obuf_writes,
-    output wire                  ev_drain_row
+    output wire                  ev_drain_row,
+    output wire [15:0]           ev_idle_shape,  // PEs of row-carrying sub-arrays outside k x n
+    output wire                  ev_drain_busy,  // a DRAIN is active
+    output wire                  ev_drain_stall  // a drain word was refused by the SPM
 );
 `include "npu_defs.vh"
     localparam F  = 2 * S;           // fused array side
@@ -293,6 +297,7 @@ module npu_exec #(
     reg  [63:0]  wq_start[0:1];      // per set: first row of the wave
     reg  [4*OBUF_AW-1:0] wq_ob [0:1];  // per set: OBUF row of its first row
     reg  [63:0]  wq_macs [0:1];      // per core: MACs of one row passing through it
+    reg  [15:0]  wq_idle [0:1];      // PEs of one sub-array outside the wave's k x n
     reg  [15:0]  st_t, in_t;
     reg  [3:0]   st_done;
     reg  [1:0]   wpend [0:1];        // per bank: waves issued, not fully injected
@@ -305,11 +310,11 @@ module npu_exec #(
     reg          dr_act, dr_half, dr_splitm_r;
     reg  [15:0]  dr_rows, dr_ri, dr_wi, dr_hi;
     reg  [OBUF_AW-1:0] dr_ob;
-    reg  [31:0]  dr_spm_next, hold_addr, dr_hoff;
+    reg  [31:0]  dr_spm_next, dr_hoff;
     reg  [15:0]  dr_stride;
     reg  [1:0]   dr_push;
-    reg          rd_infl, hold_vld, hold_hi;
-    reg  [2*S*32-1:0] hold;
+    reg          hold_vld, hold_lo, hold_hi;
+    reg  [31:0]  hold_addr;
 
     wire         dq_full;
     reg  [2:0]   dpend [0:1];        // per OBUF half: DRAINs queued or draining
@@ -495,6 +500,11 @@ module npu_exec #(
             end
         endcase
     end
+    // PEs of one sub-array (4S^2 / parts) that the k x n tile leaves unused, per row it carries
+    localparam integer PE4I = 4 * S * S;
+    localparam [15:0] PE4 = PE4I[15:0];
+    wire [15:0] pes_m  = (f_mode == MODE_FW) ? PE4 : (f_mode == MODE_ISW) ? PE4 >> 2 : PE4 >> 1;
+    wire [15:0] idle_m = pes_m - kn;
     wire [2:0] nset_m = {2'd0, len_m[15:0] != 16'd0} + {2'd0, len_m[31:16] != 16'd0}
                       + {2'd0, len_m[47:32] != 16'd0} + {2'd0, len_m[63:48] != 16'd0};
 
@@ -575,6 +585,10 @@ module npu_exec #(
     assign ev_stall = (in_act && in_mode == amode) ? (in_need & lbh_empty) : 4'b0000;
     assign ev_row   = inj ? (4'b0001 << in_mode) : 4'b0000;
     assign ev_rows  = inj ? ({9'd0, in_nrows} << (3 * in_mode)) : 12'd0;
+    // rows x idle PEs per sub-array: in_nrows <= 4, so two shifted adds instead of a multiply
+    wire [15:0] idle_w = wq_idle[wq_in];
+    assign ev_idle_shape = !inj ? 16'd0 : (in_nrows[2] ? idle_w << 2 : 16'd0)
+                         + (in_nrows[1] ? idle_w << 1 : 16'd0) + (in_nrows[0] ? idle_w : 16'd0);
     assign ev_mode_switch = mode_sw;
     wire   byp = amode == MODE_VSW || amode == MODE_ISW;
     assign ev_bypass = (inj && byp) ? {1'b0, in_need[1]} + {1'b0, in_need[3]} : 2'd0;
@@ -627,6 +641,7 @@ module npu_exec #(
                 wq_start[wq_wr] <= start_m;
                 wq_ob[wq_wr]    <= ob_m;
                 wq_macs[wq_wr]  <= macs_m;
+                wq_idle[wq_wr]  <= idle_m;
                 wq_wr <= ~wq_wr;
             end
             wq_cnt        <= wq_cnt + {1'b0, issue_wave} - {1'b0, in_last};
@@ -707,27 +722,32 @@ module npu_exec #(
               f_split, f_hirows}),
         .pop(dq_pop), .dout(dq_dout), .full(dq_full), .empty(dq_empty), .count(dq_count)
     );
-    // Two SPM words per OBUF row (lanes 0..S-1, then S..2S-1); the next row is read while the
-    // high word is written, so a row takes two cycles. Skinny (split_rows != 0): the high word
-    // of row r goes to SPM row r + split_rows (word 0), for r < hi_rows only.
-    wire hold_skip = dr_splitm_r && dr_wi >= dr_hi;
-    wire hold_done = hold_vld && wr_gnt && (hold_hi || hold_skip);
-    assign ob_rd_en   = dr_act && dr_ri != dr_rows && !rd_infl && (!hold_vld || hold_done);
+    // One OBUF row per cycle: the row read in cycle t sits in the OBUF's output register (it
+    // holds until the next read, so it is the hold stage) and both of its SPM words are written
+    // in cycle t+1 over two write ports, low word (lanes 0..S-1) on port 0, high word
+    // (S..2S-1) on port 1, each granted on its own (the SPM has two sub-banks per bank). A word
+    // refused by a sub-bank conflict stays pending alone; the next OBUF read is issued in the
+    // cycle the held row's last word is written, so the stream does not bubble.
+    // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
+    // for r < hi_rows only.
+    wire hold_done = hold_vld && (!hold_lo || wr_gnt[0]) && (!hold_hi || wr_gnt[1]);
+    assign ob_rd_en   = dr_act && dr_ri != dr_rows && (!hold_vld || hold_done);
     assign ob_rd_addr = dr_ob + dr_ri[OBUF_AW-1:0];
     wire [31:0] hi_addr = dr_splitm_r ? hold_addr + dr_hoff : hold_addr + 32'd1;
-    assign wr_req  = hold_vld;
-    assign wr_addr = hold_hi ? hi_addr[SPM_AW-1:0] : hold_addr[SPM_AW-1:0];
-    assign wr_data = hold_hi ? hold[2*S*32-1:S*32] : hold[S*32-1:0];
+    assign wr_req  = {hold_vld && hold_hi, hold_vld && hold_lo};
+    assign wr_addr = {hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+    assign wr_data = ob_rd_data;
     wire dr_last = hold_done && dr_wi == dr_rows - 16'd1;
-    assign ev_drain_row = hold_done;
+    assign ev_drain_row   = hold_done;
+    assign ev_drain_busy  = dr_act;
+    assign ev_drain_stall = hold_vld && !hold_done;
     wire [15:0] dq_split = dq_dout[31:16];
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            dr_act <= 1'b0; rd_infl <= 1'b0; hold_vld <= 1'b0; hold_hi <= 1'b0;
+            dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
             dr_ri <= 0; dr_wi <= 0; dpend[0] <= 3'd0; dpend[1] <= 3'd0;
         end else begin
-            rd_infl <= ob_rd_en;
             if (dq_pop) begin
                 {dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout[DQW-1:32];
                 dr_hi       <= dq_dout[15:0];
@@ -741,18 +761,16 @@ module npu_exec #(
                 dr_ri       <= dr_ri + 16'd1;
                 dr_spm_next <= dr_spm_next + {16'd0, dr_stride};
                 hold_addr   <= dr_spm_next;
-            end
-            if (rd_infl) begin
-                hold     <= ob_rd_data;
-                hold_vld <= 1'b1;
+                hold_vld    <= 1'b1;
+                hold_lo     <= 1'b1;
+                hold_hi     <= !dr_splitm_r || dr_ri < dr_hi;
+            end else if (hold_done) begin
+                hold_vld <= 1'b0;
+                hold_lo  <= 1'b0;
                 hold_hi  <= 1'b0;
-            end else if (hold_vld && wr_gnt) begin
-                if (hold_hi || hold_skip) begin
-                    hold_vld <= 1'b0;
-                    hold_hi  <= 1'b0;
-                end else begin
-                    hold_hi  <= 1'b1;
-                end
+            end else if (hold_vld) begin
+                hold_lo <= hold_lo && !wr_gnt[0];
+                hold_hi <= hold_hi && !wr_gnt[1];
             end
             if (hold_done) dr_wi <= dr_wi + 16'd1;
             if (dr_last) dr_act <= 1'b0;
@@ -776,5 +794,43 @@ module npu_exec #(
 
     wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW], st_addr[31:SPM_AW],
                     hi_addr[31:SPM_AW], dr_hi_last[16], ha17[16], dr_hi_prod[33]};
+
+`ifdef NPU_ASSERTS
+    // Interlock invariants (each would otherwise show up as a wrong result much later).
+    integer ax;
+    always @(posedge clk) if (rst_n) begin
+        // one mode per core per wave: rows enter only in the array's mode, and the mode
+        // changes only on an empty array
+        if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
+        if (mode_sw && !arr_empty)      `NPU_ASSERT_FAIL("mode switch with rows in flight")
+        if ((lbh_pop & lbh_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_H popped while empty")
+        if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
+        if (wq_cnt == 2'd3 || wq_unstreamed > wq_cnt) `NPU_ASSERT_FAIL("wave queue count out of range")
+        if ({13'd0, r_bank0} > infl[0] || {13'd0, r_bank1} > infl[1])
+            `NPU_ASSERT_FAIL("row retired that was not in flight")
+        if (|lbv_pop && !bank_free)     `NPU_ASSERT_FAIL("weights shifted into a bank in use")
+        // OBUF accumulate hazards: the drained half has no row pending or in the array
+        if (ob_rd_en && (hinfl[dr_half] != 16'd0 || hpend[dr_half] != 2'd0))
+            `NPU_ASSERT_FAIL("OBUF half drained while rows for it are in flight")
+        for (ax = 0; ax < F; ax = ax + 1) begin
+            if (dr_act && ((out_vld[ax] && out_tag[ax*TAGW + HB] == dr_half)
+                        || (top_vld[ax] && top_tag[ax*TAGW + HB] == dr_half)))
+                `NPU_ASSERT_FAIL("OBUF write into the half being drained")
+            if (out_vld[ax] && top_vld[ax]
+                && out_tag[ax*TAGW +: OBUF_AW] == top_tag[ax*TAGW +: OBUF_AW])
+                `NPU_ASSERT_FAIL("both OBUF ports write one lane and row")
+        end
+        // SPM address bounds (issue checked them; the running addresses must agree)
+        if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
+        if (wr_req[1] && {2'd0, hi_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain high word past the SPM")
+        if (st_act && {2'd0, st_addr} >= SPM_WORDS34)      `NPU_ASSERT_FAIL("wave stream address past the SPM")
+        if (ldw_req && !ldw_zero && {2'd0, ldw_addr} >= SPM_WORDS34)
+            `NPU_ASSERT_FAIL("LDW address past the SPM")
+        if (dr_act && dr_wi > dr_ri)    `NPU_ASSERT_FAIL("drain wrote a row it has not read")
+        if (!hold_vld && (hold_lo || hold_hi)) `NPU_ASSERT_FAIL("drain word pending without a held row")
+        // dpend = queued (<= 4, the DRAIN queue) + active (<= 1) drains of a half
+        if (dpend[0] > 3'd5 || dpend[1] > 3'd5) `NPU_ASSERT_FAIL("drain queue count out of range")
+    end
+`endif
 endmodule
 `default_nettype wire

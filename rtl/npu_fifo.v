@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_fifo: synchronous show-ahead FIFO (dout is the oldest entry while !empty).
 // Any DEPTH >= 1 (pointers wrap explicitly, so non-powers of 2 work).
 // push while full is ignored unless a valid pop happens in the same cycle
@@ -52,5 +53,14 @@ module npu_fifo #(
             else if (do_pop && !do_push) count <= count - 1'b1;
         end
     end
+
+`ifdef NPU_ASSERTS
+    // Simulation-only checks: every user gates push on !full and pop on !empty; a dropped push
+    // or a pop of nothing would silently lose or invent a word.
+    always @(posedge clk) if (rst_n) begin
+        if (push && full && !pop) `NPU_ASSERT_FAIL("FIFO overflow: push while full")
+        if (pop && empty)         `NPU_ASSERT_FAIL("FIFO underflow: pop while empty")
+    end
+`endif
 endmodule
 `default_nettype wire

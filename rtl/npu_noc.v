@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_noc: one multicast channel from the SPM side to NEP core endpoints.
 // A flit (2S int16 lanes) with group id in_gid goes to every endpoint e with accept[e*16+gid];
 // endpoint e keeps the low (half[e]=0, lanes 0..S-1) or high (half[e]=1, lanes S..2S-1) half.
@@ -23,6 +24,7 @@ module npu_noc #(
     input  wire [NEP-1:0]             out_rdy,
     output wire                       err_nodest,
     output wire                       cnt_flit,
+    output wire [NEP-1:0]             cnt_link,   // per endpoint: a flit crossed its link
     output reg  [$clog2(NEP+1)-1:0]   cnt_deliv
 );
     localparam integer HW = S * 16;   // bits kept by one endpoint
@@ -43,6 +45,7 @@ module npu_noc #(
     wire   fire       = in_vld && in_rdy;
     assign err_nodest = fire && (dest == {NEP{1'b0}});
     assign cnt_flit   = fire;
+    assign cnt_link   = {NEP{fire}} & dest;
 
     integer i;
     always @(*) begin
@@ -61,5 +64,28 @@ module npu_noc #(
         if (!rst_n) out_vld <= {NEP{1'b0}};
         else        out_vld <= (out_vld & ~out_rdy) | ({NEP{fire}} & dest);
     end
+
+`ifdef NPU_ASSERTS
+    // Valid/ready: a flit offered and not taken stays offered, unchanged (the sources are
+    // show-ahead FIFOs); every flit has a destination; a link register is never overwritten.
+    reg              a_hold;
+    reg [3:0]        a_gid;
+    reg [2*S*16-1:0] a_data;
+    always @(posedge clk) begin
+        if (!rst_n) a_hold <= 1'b0;
+        else        a_hold <= in_vld && !in_rdy;
+        a_gid  <= in_gid;
+        a_data <= in_data;
+    end
+    always @(posedge clk) if (rst_n) begin
+        if (a_hold && !in_vld) `NPU_ASSERT_FAIL("NoC flit withdrawn before it was taken")
+        if (a_hold && in_vld && (in_gid != a_gid || in_data != a_data))
+            `NPU_ASSERT_FAIL("NoC flit changed while waiting")
+        if (err_nodest) `NPU_ASSERT_FAIL("NoC flit with no destination")
+        for (i = 0; i < NEP; i = i + 1)
+            if (fire && dest[i] && out_vld[i] && !out_rdy[i])
+                `NPU_ASSERT_FAIL("NoC link register overwritten")
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -1,8 +1,17 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_spm: banked scratchpad. BANKS banks of BANK_WORDS words of WB bits; bank = addr / BANK_WORDS.
 // BANK_WORDS must be a power of 2 (the bank is then the address bits above log2(BANK_WORDS)).
-// Each bank has one read and one write port per cycle. Per bank and per direction the lowest
-// requesting port index wins; a request to the same bank from a lower port blocks higher ones.
+// Each bank is split into two half-size sub-banks, each with one read and one write port per
+// cycle, so a bank serves two reads and two writes per cycle when they fall in different
+// sub-banks. Sub-bank = XOR of the in-bank address bits (word parity of the address's popcount):
+// the drain writes both SPM words of an OBUF row in one cycle, words w and w+1 of a wide row
+// (w even: they differ in bit 0 only) and, for the skinny split layout, rows r and
+// r + split_rows of the C staging buffer (D = split_rows * stride apart; with the compiler's
+// power-of-two tiles D is one address bit, and a carry-free add flips one bit). A plain
+// even/odd split would put the skinny pair (even stride) in the same sub-bank every time.
+// Per unit (bank, sub-bank) and per direction the lowest requesting port index wins; a request
+// to the same unit from a lower port blocks higher ones.
 // Grants are combinational; a write happens at the clock edge of its grant, read data comes out
 // registered the cycle after the grant (rd_vld). A read and a write of the same word in the same
 // cycle return the old data. Addresses must be in range (requestors check before issuing).
@@ -39,12 +48,15 @@ module npu_spm #(
 
     reg [WB-1:0] mem [0:WORDS-1];   // no reset (datapath)
 
-    // Same-bank test: compare the address bits above the in-bank row (works for BANKS = 1 too).
+    // Same-unit test: same bank (address bits above the in-bank row; works for BANKS = 1 too)
+    // and same sub-bank (XOR of the in-bank bits).
     function same_bank;
         input [AW-1:0] a;
         input [AW-1:0] b;
+        reg   [AW-1:0] x;
         begin
-            same_bank = ((a >> BW) == (b >> BW));
+            x = a ^ b;
+            same_bank = ((x >> BW) == {AW{1'b0}}) && !(^x[BW-1:0]);
         end
     endfunction
 
@@ -88,5 +100,25 @@ module npu_spm #(
         if (!rst_n) rd_vld <= {NR{1'b0}};
         else        rd_vld <= rd_gnt;
     end
+
+`ifdef NPU_ASSERTS
+    // One access per unit and direction (addresses are always in range: BANKS * BANK_WORDS is a
+    // power of 2 here; the requestors' range checks are asserted in npu_exec).
+    integer ai, ak;
+    always @(posedge clk) if (rst_n) begin
+        for (ai = 0; ai < NR; ai = ai + 1) begin
+            if (rd_gnt[ai] && !rd_req[ai]) `NPU_ASSERT_FAIL("SPM read grant without request")
+            for (ak = 0; ak < ai; ak = ak + 1)
+                if (rd_gnt[ai] && rd_gnt[ak] && same_bank(rd_addr[ai*AW +: AW], rd_addr[ak*AW +: AW]))
+                    `NPU_ASSERT_FAIL("SPM two reads granted in one sub-bank")
+        end
+        for (ai = 0; ai < NW; ai = ai + 1) begin
+            if (wr_gnt[ai] && !wr_req[ai]) `NPU_ASSERT_FAIL("SPM write grant without request")
+            for (ak = 0; ak < ai; ak = ak + 1)
+                if (wr_gnt[ai] && wr_gnt[ak] && same_bank(wr_addr[ai*AW +: AW], wr_addr[ak*AW +: AW]))
+                    `NPU_ASSERT_FAIL("SPM two writes granted in one sub-bank")
+        end
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_spm_reader: turns a stream of SPM word requests into NoC flits, one per cycle.
 // A request either reads the SPM (one-cycle latency after the grant) or injects an all-zero
 // word (rows past the valid k of a stationary tile) without touching the SPM. Every request
@@ -61,5 +62,12 @@ module npu_spm_reader #(
     assign out_data = f_dout[WB-1:0];
     assign idle     = f_empty && !s1_vld;
     wire unused = f_full;
+
+`ifdef NPU_ASSERTS
+    always @(posedge clk) if (rst_n) begin
+        if (s1_vld && f_full) `NPU_ASSERT_FAIL("SPM reader: read returned into a full queue")
+        if (req_zero && rd_req) `NPU_ASSERT_FAIL("SPM reader: zero word read the SPM")
+    end
+`endif
 endmodule
 `default_nettype wire

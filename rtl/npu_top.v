@@ -222,19 +222,21 @@ module npu_top #(
 
     // ------------------------------------------------------------------ SPM
     // read ports: 0 = A stream (WAVE), 1 = stationary stream (LDW), 2 = STORE DMA
-    // write ports: 0 = OBUF drain, 1 = LOAD DMA
-    wire        rda_req, rda_gnt, rdw_req, rdw_gnt, dr_wr_req, dr_wr_gnt;
-    wire [SPM_AW-1:0] rda_addr, rdw_addr, dr_wr_addr;
-    wire [WB-1:0] dr_wr_data;
+    // write ports: 0 = OBUF drain low word, 1 = drain high word, 2 = LOAD DMA
+    wire        rda_req, rda_gnt, rdw_req, rdw_gnt;
+    wire [1:0]  dr_wr_req, dr_wr_gnt;
+    wire [SPM_AW-1:0] rda_addr, rdw_addr;
+    wire [2*SPM_AW-1:0] dr_wr_addr;
+    wire [2*WB-1:0] dr_wr_data;
     wire [3*WB-1:0] spm_rd_data;
     wire [2:0]  spm_rd_vld;
     wire [2:0]  spm_rd_gnt;
-    wire [1:0]  spm_wr_gnt;
+    wire [2:0]  spm_wr_gnt;
     wire [1:0]  spm_cnt_rd;
     wire [1:0]  spm_cnt_wr;
     wire [2:0]  spm_cnt_conf;
 
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(3), .NW(2)) u_spm (
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(3), .NW(3)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
         .rd_req({st_rd_req, rdw_req, rda_req}), .rd_addr({st_rd_addr, rdw_addr, rda_addr}),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
@@ -247,8 +249,8 @@ module npu_top #(
     assign st_rd_gnt  = spm_rd_gnt[2];
     assign st_rd_vld  = spm_rd_vld[2];
     assign st_rd_data = spm_rd_data[2*WB +: WB];
-    assign dr_wr_gnt  = spm_wr_gnt[0];
-    assign ld_wr_gnt  = spm_wr_gnt[1];
+    assign dr_wr_gnt  = spm_wr_gnt[1:0];
+    assign ld_wr_gnt  = spm_wr_gnt[2];
 
     // ------------------------------------------------------------------ NoC and local buffers
     // Multicast group IDs are, for now, core bitmasks: endpoint e accepts ID g when g[e] = 1.
@@ -271,20 +273,21 @@ module npu_top #(
     wire [4*S*16-1:0] nh_data, nv_data;
     wire        nh_flit, nv_flit, nh_nodest, nv_nodest;
     wire [2:0]  nh_deliv, nv_deliv;
+    wire [3:0]  nh_link, nv_link;
 
     npu_noc #(.S(S), .NEP(4)) u_noc_h (
         .clk(clk), .rst_n(unit_rst_n),
         .in_vld(h_vld), .in_rdy(h_rdy), .in_gid(h_gid), .in_data(h_data),
         .accept(accept), .half(h_half),
         .out_vld(nh_vld), .out_rdy(nh_rdy), .out_data(nh_data),
-        .err_nodest(nh_nodest), .cnt_flit(nh_flit), .cnt_deliv(nh_deliv)
+        .err_nodest(nh_nodest), .cnt_flit(nh_flit), .cnt_link(nh_link), .cnt_deliv(nh_deliv)
     );
     npu_noc #(.S(S), .NEP(4)) u_noc_v (
         .clk(clk), .rst_n(unit_rst_n),
         .in_vld(v_vld), .in_rdy(v_rdy), .in_gid(v_gid), .in_data(v_data),
         .accept(accept), .half(v_half),
         .out_vld(nv_vld), .out_rdy(nv_rdy), .out_data(nv_data),
-        .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_deliv(nv_deliv)
+        .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_link(nv_link), .cnt_deliv(nv_deliv)
     );
 
     wire [3:0] lbh_empty, lbh_full, lbh_pop, lbv_empty, lbv_full, lbv_pop;
@@ -333,6 +336,8 @@ module npu_top #(
     wire [7:0]  ev_path2;
     wire [63:0] ev_macs;
     wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit, ev_drain_row;
+    wire        ev_drain_busy, ev_drain_stall;
+    wire [15:0] ev_idle_shape;
     wire [7:0]  ev_obuf_writes;
 
     npu_exec #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS),
@@ -360,7 +365,8 @@ module npu_top #(
         .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave), .ev_row(ev_row),
         .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass), .ev_path2(ev_path2),
         .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
-        .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes), .ev_drain_row(ev_drain_row)
+        .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes), .ev_drain_row(ev_drain_row),
+        .ev_idle_shape(ev_idle_shape), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall)
     );
     assign busy_e = x_busy;
 
@@ -454,6 +460,20 @@ module npu_top #(
             else if (gc == CNT_MODE_SWITCHES)     assign v = {15'd0, ev_mode_switch};
             else if (gc == CNT_BYPASS_WORDS)      assign v = {14'd0, ev_bypass};
             else if (gc == CNT_PATH2_RESULTS)     assign v = {8'd0, ev_path2};
+            else if (gc >= CNT_BUSY_FW && gc < CNT_BUSY_FW + 4)
+                assign v = {15'd0, ev_row[gc - CNT_BUSY_FW]};
+            else if (gc == CNT_IDLE_PE_SHAPE)     assign v = ev_idle_shape;
+            // a multicast flit delivered d times saves d - 1 SPM reads (a flit without a
+            // destination is an error, counted as no saving)
+            else if (gc == CNT_NOC_MCAST_SAVED)
+                assign v = {13'd0, nh_deliv - {2'd0, nh_flit && nh_deliv != 3'd0}}
+                         + {13'd0, nv_deliv - {2'd0, nv_flit && nv_deliv != 3'd0}};
+            else if (gc >= CNT_NOC_H_LINK0 && gc < CNT_NOC_H_LINK0 + 4)
+                assign v = {15'd0, nh_link[gc - CNT_NOC_H_LINK0]};
+            else if (gc >= CNT_NOC_V_LINK0 && gc < CNT_NOC_V_LINK0 + 4)
+                assign v = {15'd0, nv_link[gc - CNT_NOC_V_LINK0]};
+            else if (gc == CNT_DRAIN_BUSY)        assign v = {15'd0, ev_drain_busy};
+            else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
             else                                  assign v = 16'd0;
             if (gc >= CNT_DRAM_RD_PROG && gc <= CNT_DRAM_WR_BURSTS) begin : g_dyn
                 assign cnt_dyn[gc*16 +: 16] = v;
@@ -466,7 +486,7 @@ module npu_top #(
     endgenerate
     always @(*) cnt_inc = cnt_sta | cnt_dyn;
 
-    wire unused = &{1'b0, ev_row, nh_nodest, nv_nodest, spm_rd_vld[1:0],
+    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[1:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
                     stq_push_next_unused, s2e_avail};
 endmodule

@@ -129,7 +129,23 @@
     X(wait_exec_unit,    "cycles an EXEC instruction waited for a busy unit")   \
     X(mode_switches,     "FlexSA mode changes (each waits for the array to empty)") \
     X(bypass_words,      "S-element A words driven over cores 0/2 on bypass (1) (OverCore)") \
-    X(path2_results,     "int32 results driven over cores 2/3 on path (2) (OverCore)")
+    X(path2_results,     "int32 results driven over cores 2/3 on path (2) (OverCore)") \
+    X(busy_fw,           "cycles an FW injection slot entered the array (array busy = sum of busy_<mode>)") \
+    X(busy_vsw,          "cycles a VSW injection slot entered the array")       \
+    X(busy_hsw,          "cycles an HSW injection slot entered the array")      \
+    X(busy_isw,          "cycles an ISW injection slot entered the array")      \
+    X(idle_pe_shape,     "PE-cycles of row-carrying sub-arrays outside the wave's k x n tile") \
+    X(noc_mcast_saved,   "SPM words saved by multicast versus unicast (deliveries - flits)") \
+    X(noc_h_link0,       "cycles a flit crossed the H link into core 0")        \
+    X(noc_h_link1,       "cycles a flit crossed the H link into core 1")        \
+    X(noc_h_link2,       "cycles a flit crossed the H link into core 2")        \
+    X(noc_h_link3,       "cycles a flit crossed the H link into core 3")        \
+    X(noc_v_link0,       "cycles a flit crossed the V link into core 0")        \
+    X(noc_v_link1,       "cycles a flit crossed the V link into core 1")        \
+    X(noc_v_link2,       "cycles a flit crossed the V link into core 2")        \
+    X(noc_v_link3,       "cycles a flit crossed the V link into core 3")        \
+    X(drain_busy,        "cycles a DRAIN was active")                           \
+    X(drain_stall,       "drain cycles with a word refused by an SPM sub-bank conflict")
 
 /* Enumerations generated from the lists above. */
 #define NPU_X_OP(n, v, q, t) NPU_OP_##n = v,

@@ -33,6 +33,16 @@ double npu_report_pe_util(const npu_cfg_t *cfg, const uint64_t *cnt)
     return (double)npu_report_useful_macs(cnt) / (pes * (double)cnt[NPU_CNT_cycles]);
 }
 
+double npu_report_busy_util(const npu_cfg_t *cfg, const uint64_t *cnt)
+{
+    double pes = 4.0 * cfg->s * cfg->s;
+    uint64_t busy = cnt[NPU_CNT_busy_fw] + cnt[NPU_CNT_busy_vsw] + cnt[NPU_CNT_busy_hsw] +
+                    cnt[NPU_CNT_busy_isw];
+    if (!busy)
+        return 0.0;
+    return (double)npu_report_useful_macs(cnt) / (pes * (double)busy);
+}
+
 void npu_json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -127,8 +137,20 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
             u(c[NPU_CNT_spm_rd_words]), u(c[NPU_CNT_spm_wr_words]), u(c[NPU_CNT_spm_conflicts]));
     fprintf(f, "  NoC          %llu H flits, %llu V flits, %llu deliveries\n",
             u(c[NPU_CNT_noc_h_flits]), u(c[NPU_CNT_noc_v_flits]), u(c[NPU_CNT_noc_deliveries]));
+    fprintf(f, "  NoC links    H %llu/%llu/%llu/%llu, V %llu/%llu/%llu/%llu busy cycles (core 0..3), "
+               "%llu SPM words saved by multicast\n",
+            u(c[NPU_CNT_noc_h_link0]), u(c[NPU_CNT_noc_h_link1]), u(c[NPU_CNT_noc_h_link2]),
+            u(c[NPU_CNT_noc_h_link3]), u(c[NPU_CNT_noc_v_link0]), u(c[NPU_CNT_noc_v_link1]),
+            u(c[NPU_CNT_noc_v_link2]), u(c[NPU_CNT_noc_v_link3]), u(c[NPU_CNT_noc_mcast_saved]));
     fprintf(f, "  waves        FW %llu, VSW %llu, HSW %llu, ISW %llu\n", u(c[NPU_CNT_waves_fw]),
             u(c[NPU_CNT_waves_vsw]), u(c[NPU_CNT_waves_hsw]), u(c[NPU_CNT_waves_isw]));
+    fprintf(f, "  array busy   FW %llu, VSW %llu, HSW %llu, ISW %llu cycles (utilization while busy "
+               "%.1f %%), %llu idle PE-cycles from tile shape\n",
+            u(c[NPU_CNT_busy_fw]), u(c[NPU_CNT_busy_vsw]), u(c[NPU_CNT_busy_hsw]),
+            u(c[NPU_CNT_busy_isw]), 100.0 * npu_report_busy_util(cfg, c),
+            u(c[NPU_CNT_idle_pe_shape]));
+    fprintf(f, "  drain        %llu rows, %llu busy cycles, %llu stall cycles\n",
+            u(c[NPU_CNT_obuf_drain_rows]), u(c[NPU_CNT_drain_busy]), u(c[NPU_CNT_drain_stall]));
     fprintf(f, "  cores        %-6s %12s %12s %14s\n", "core", "busy", "stall", "MACs");
     for (int i = 0; i < 4; i++)
         fprintf(f, "               %-6d %12llu %12llu %14llu\n", i, u(c[NPU_CNT_busy_core0 + i]),

@@ -26,6 +26,9 @@ const char *npu_counter_text(unsigned i);
 /* Useful MACs and PE utilisation from counters (0 if cycles == 0). */
 uint64_t npu_report_useful_macs(const uint64_t *cnt);
 double npu_report_pe_util(const npu_cfg_t *cfg, const uint64_t *cnt);
+/* Useful MACs / (4S^2 x array-busy cycles): array busy = sum of busy_<mode> (injection slots);
+ * 0 if the array never ran. The array's own efficiency, independent of how fast it is fed. */
+double npu_report_busy_util(const npu_cfg_t *cfg, const uint64_t *cnt);
 
 /* Writes a JSON string literal (with quotes) for s, escaping ", \ and control characters. */
 void npu_json_string(FILE *f, const char *s);

@@ -227,6 +227,43 @@ int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg,
     return 0;
 }
 
+void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                           npu_array_expect_t *x)
+{
+    uint64_t S = (uint64_t)cfg->s;
+    memset(x, 0, sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        npu_fields_t f;
+        npu_wave_sets_t ws;
+        if (npu_insn_op(&prog[i]) != NPU_OP_WAVE || npu_decode(&prog[i], &f) != 0 ||
+            f.mode >= NPU_NUM_MODES || npu_wave_sets(f.mode, f.m, &ws) < 1)
+            continue;
+        /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs */
+        uint64_t parts = f.mode == NPU_MODE_FW ? 1 : f.mode == NPU_MODE_ISW ? 4 : 2;
+        x->busy[f.mode] += ws.len[0]; /* lockstep slots = the first (longest) set */
+        x->idle_pe_shape += (uint64_t)f.m * (4 * S * S / parts - (uint64_t)f.k * f.n);
+    }
+}
+
+int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n)
+{
+    static const char *const mn[NPU_NUM_MODES] = {"busy_fw", "busy_vsw", "busy_hsw", "busy_isw"};
+    for (int m = 0; m < NPU_NUM_MODES; m++)
+        if (c[NPU_CNT_busy_fw + m] != x->busy[m]) {
+            snprintf(msg, n, "counter %s = %llu, the program implies %llu", mn[m],
+                     (unsigned long long)c[NPU_CNT_busy_fw + m], (unsigned long long)x->busy[m]);
+            return -1;
+        }
+    if (c[NPU_CNT_idle_pe_shape] != x->idle_pe_shape) {
+        snprintf(msg, n, "counter idle_pe_shape = %llu, the program implies %llu",
+                 (unsigned long long)c[NPU_CNT_idle_pe_shape], (unsigned long long)x->idle_pe_shape);
+        return -1;
+    }
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
+
 /* ---- GEMM driver ------------------------------------------------------------------------ */
 
 const char *npu_gemm_rc_name(int rc)
@@ -373,7 +410,12 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
         memcpy(C_out, got, (size_t)M * (size_t)N * sizeof *got);
     free(got);
     free(exp);
-    npu_check_counters(rep->run.cnt, &rep->expect, rep->counters_msg, sizeof rep->counters_msg);
+    if (npu_check_counters(rep->run.cnt, &rep->expect, rep->counters_msg,
+                           sizeof rep->counters_msg) == 0) {
+        npu_array_expect_t ax;
+        npu_prog_expect_array(cfg, rep->prog.insn, rep->prog.n, &ax);
+        npu_check_array_counters(rep->run.cnt, &ax, rep->counters_msg, sizeof rep->counters_msg);
+    }
     if (rep->mismatches)
         return rep->rc = NPU_GEMM_MISMATCH;
     if (rep->counters_msg[0])

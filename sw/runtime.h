@@ -116,10 +116,24 @@ int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, in
 /* npu_gemm_compile with the emitter's policy args.modes (NPU_EMIT_*, gemm_emit.h). */
 int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
                            int transA, int transB, int modes, npu_gemm_report_t *rep);
+
 /* Compares counters with the expectation of a program; 0 if they add up, else -1 and the first
  * difference in msg. Checked: DMA bytes per tag (PROG excluded: fetch may over-read), MACs (total
  * and per core), waves and rows per mode, completed instructions per queue, drained rows. */
 int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *msg, size_t n);
+
+/* Array-occupancy counters a program implies exactly (the WAVEs alone decide them):
+ * busy[mode] = injection slots = sum of the first (longest) row set of each wave
+ * (npu_wave_sets), idle_pe_shape = sum of m x (4S^2 / parts - k x n) (PEs of each row-carrying
+ * sub-array outside the wave's tile). npu_gemm_run checks them after npu_check_counters. */
+typedef struct npu_array_expect {
+    uint64_t busy[NPU_NUM_MODES];
+    uint64_t idle_pe_shape;
+} npu_array_expect_t;
+void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                           npu_array_expect_t *x);
+/* 0 if busy_<mode> and idle_pe_shape match x, else -1 and the first difference in msg. */
+int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n);
 
 /* Program length npu_gemm_emit will produce for a plan (without emitting). */
 size_t npu_gemm_prog_len(const npu_gemm_plan_t *plan);

@@ -90,6 +90,10 @@ struct npu_sim {
     size_t dram_bytes, spm_words, obuf_rows2;
     uint32_t prog_base, prog_len, watchdog, status, err_pc, err_info;
     uint64_t cnt[NPU_NUM_COUNTERS];
+    /* per weight bank: the mode whose tile layout its last LDW loaded (a masked LDW loads
+     * the ISW layout), valid once an LDW targeted the bank (as the RTL's bank_mode) */
+    unsigned bank_mode[2];
+    int bank_loaded[2];
     uint64_t cycle, last_progress;
     uint32_t fetch_pc;
     uint64_t next_fetch_beat; /* first program beat not yet counted */
@@ -397,6 +401,8 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
                        s->spm + ((uint64_t)f->spm + (uint64_t)(ro + r) * f->sstride) * s->B + 2u * co,
                        (size_t)S * 2);
     }
+    s->bank_mode[f->wbank] = f->cmask ? (unsigned)NPU_MODE_ISW : f->mode;
+    s->bank_loaded[f->wbank] = 1;
     nrows = vsplit ? F : S; /* rows sent (bottom first), each one flit */
     s->cnt[NPU_CNT_spm_rd_words] += f->k; /* rows >= k are zero flits, no SPM read */
     s->cnt[NPU_CNT_noc_v_flits] += nrows;
@@ -433,6 +439,12 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         return NPU_ERR_SPM_ADDR;
     if (obuf_bad(s, f->obuf, ws.obuf_rows, info))
         return NPU_ERR_OBUF_ADDR;
+    /* each mode lays the stationary tile out differently over the cores: a WAVE must run in
+     * the mode its bank was loaded for (RTL: BAD_DESC, ERR_INFO = bank mode << 2 | wave mode) */
+    if (s->bank_loaded[f->wbank] && s->bank_mode[f->wbank] != f->mode) {
+        *info = s->bank_mode[f->wbank] << 2 | f->mode;
+        return NPU_ERR_BAD_DESC;
+    }
     for (unsigned j = 0; j < 4; j++) {
         unsigned lane0 = hsplit ? 0 : ws.lane_hi[j] * S;
         for (unsigned t = 0; t < ws.len[j]; t++) {
@@ -464,6 +476,10 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     }
     s->cnt[NPU_CNT_waves_fw + f->mode] += 1;
     s->cnt[NPU_CNT_rows_fw + f->mode] += f->m;
+    s->cnt[NPU_CNT_busy_fw + f->mode] += ws.len[0]; /* lockstep slots */
+    s->cnt[NPU_CNT_idle_pe_shape] +=
+        (uint64_t)f->m * (4u * S * S / (f->mode == NPU_MODE_FW ? 1u : f->mode == NPU_MODE_ISW ? 4u : 2u)
+                          - (uint64_t)f->k * f->n);
     s->cnt[NPU_CNT_spm_rd_words] += f->m;
     s->cnt[NPU_CNT_noc_h_flits] += f->m;
     s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
@@ -772,6 +788,7 @@ static void start(npu_sim_t *s)
         s->u[q].pc = 0;
     }
     memset(s->tok, 0, sizeof s->tok);
+    memset(s->bank_loaded, 0, sizeof s->bank_loaded); /* start resets the units (RTL loaded4) */
     s->fetch_pc = 0;
     s->next_fetch_beat = s->fetch_burst_end = s->prog_base / s->B;
     s->prog_beats = cdiv(16u * (uint64_t)s->prog_len, s->B);
