@@ -194,6 +194,9 @@ module npu_exec #(
     wire [33:0] ldw_last_spm  = {18'd0, f_w1lo} + {2'd0, ldw_prod};
     wire [33:0] wave_last_spm = {18'd0, f_w1lo} + {2'd0, wave_prod};
     wire        dr_splitm     = f_split != 16'd0;
+    // DRAIN acc reads the words it writes: its destinations must not overlap
+    wire        dr_acc_overlap = f_acc && (dr_splitm ? (f_w2hi == 16'd0 || f_split < f_cnt)
+                                                     : f_w2hi < 16'd2);
     wire [33:0] dr_lo_last    = {18'd0, f_w2lo} + {2'd0, dr_prod};
     wire [33:0] dr_hi_lastw   = {18'd0, f_w2lo} + dr_hi_prod;
     wire [33:0] dr_last_spm   = !dr_splitm ? dr_lo_last + 34'd1 :
@@ -227,7 +230,8 @@ module npu_exec #(
                 chk_code = ERR_OBUF_ADDR; chk_info = {15'd0, wave_obuf_end};
             end
         end else if (is_drain) begin
-            if (f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt) begin
+            if (f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
+                || dr_acc_overlap) begin
                 chk_code = ERR_BAD_DESC;
             end else if (dr_last_spm >= SPM_WORDS34) begin
                 chk_code = ERR_SPM_ADDR; chk_info = dr_last_spm[31:0];
@@ -314,6 +318,9 @@ module npu_exec #(
     reg  [15:0]  dr_stride;
     reg  [1:0]   dr_push;
     reg          hold_vld, hold_lo, hold_hi;
+    reg          dr_acc;             // the active DRAIN accumulates into the SPM
+    wire         wl_rd_req, wl_rd_gnt;
+    wire [SPM_AW-1:0] wl_rd_addr;
     reg  [31:0]  hold_addr;
 
     wire         dq_full;
@@ -402,7 +409,7 @@ module npu_exec #(
         .clk(clk), .rst_n(rst_n),
         .req_vld(ldw_req), .req_addr(ldw_addr[SPM_AW-1:0]), .req_zero(ldw_zero),
         .req_gid({ldw_lanes, ldw_gid}), .req_rdy(ldw_rdy),
-        .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
+        .rd_req(wl_rd_req), .rd_addr(wl_rd_addr), .rd_gnt(wl_rd_gnt), .rd_data(rdw_data),
         .out_vld(v_vld), .out_gid(v_tag), .out_data(v_data), .out_rdy(v_rdy), .idle(rdw_idle)
     );
     assign v_gid  = v_tag[3:0];
@@ -707,18 +714,18 @@ module npu_exec #(
     // ------------------------------------------------------------------ drain engine
     // DRAINs wait in a small queue so that the next tile's LDW/WAVEs (other OBUF half) issue
     // while the previous tile drains; dpend counts queued + active drains per half.
-    localparam DQW = 16 + 16 + 16 + OBUF_AW + 16 + 16 + 2 + 1;
+    localparam DQW = 16 + 16 + 16 + OBUF_AW + 16 + 16 + 2 + 1 + 1;
     wire [DQW-1:0] dq_dout;
     wire           dq_empty;
     wire [2:0]     dq_count;
     // a queued DRAIN starts once every row of its half has left the array (later waves go
     // to the other half: dpend blocks them from this one)
-    wire           dq_half = dq_dout[DQW-1];
+    wire           dq_half = dq_dout[DQW-2];
     wire           dq_pop = !dr_act && !dq_empty && hpend[dq_half] == 2'd0 && hinfl[dq_half] == 16'd0;
     npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
         .clk(clk), .rst_n(rst_n),
         .push(issue_drain),
-        .din({drain_half, t_psh_nxt, t_psh_prv, f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt,
+        .din({f_acc, drain_half, t_psh_nxt, t_psh_prv, f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt,
               f_split, f_hirows}),
         .pop(dq_pop), .dout(dq_dout), .full(dq_full), .empty(dq_empty), .count(dq_count)
     );
@@ -730,29 +737,57 @@ module npu_exec #(
     // cycle the held row's last word is written, so the stream does not bubble.
     // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
     // for r < hi_rows only.
-    wire hold_done = hold_vld && (!hold_lo || wr_gnt[0]) && (!hold_hi || wr_gnt[1]);
+    // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32). The old
+    // words come through the weight loader's SPM read port (rdw; the weight loader has priority),
+    // one per cycle, each used in the cycle its data arrives (or kept if its write is refused):
+    // a row takes 3 cycles (read lo | write lo, read hi | write hi, next OBUF row) instead of 1.
+    reg  [1:0]   acc_rd;             // read granted last cycle: 01 low word, 10 high word
+    reg          acc_lo_ok, acc_hi_ok;
+    reg  [WB-1:0] acc_lo_old, acc_hi_old;
+    wire lo_ready = !dr_acc || acc_lo_ok || acc_rd == 2'b01;
+    wire hi_ready = !dr_acc || acc_hi_ok || acc_rd == 2'b10;
+    wire acc_rd_lo = dr_acc && hold_vld && hold_lo && !lo_ready;
+    wire acc_rd_hi = dr_acc && hold_vld && hold_hi && !hi_ready && !acc_rd_lo;
+    wire dacc_req  = acc_rd_lo || acc_rd_hi;
+    assign rdw_req   = wl_rd_req || dacc_req;
+    assign rdw_addr  = wl_rd_req ? wl_rd_addr : acc_rd_lo ? hold_addr[SPM_AW-1:0] : hi_addr[SPM_AW-1:0];
+    assign wl_rd_gnt = rdw_gnt && wl_rd_req;
+    wire dacc_gnt    = rdw_gnt && !wl_rd_req && dacc_req;
+    wire [WB-1:0] lo_old = !dr_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
+    wire [WB-1:0] hi_old = !dr_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
+    reg  [2*WB-1:0] dr_sum;
+    integer al;
+    always @(*)
+        for (al = 0; al < S; al = al + 1) begin
+            dr_sum[al*32 +: 32]      = ob_rd_data[al*32 +: 32] + lo_old[al*32 +: 32];
+            dr_sum[WB + al*32 +: 32] = ob_rd_data[WB + al*32 +: 32] + hi_old[al*32 +: 32];
+        end
+    wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]));
     assign ob_rd_en   = dr_act && dr_ri != dr_rows && (!hold_vld || hold_done);
     assign ob_rd_addr = dr_ob + dr_ri[OBUF_AW-1:0];
     wire [31:0] hi_addr = dr_splitm_r ? hold_addr + dr_hoff : hold_addr + 32'd1;
-    assign wr_req  = {hold_vld && hold_hi, hold_vld && hold_lo};
+    assign wr_req  = {hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
     assign wr_addr = {hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
-    assign wr_data = ob_rd_data;
+    assign wr_data = dr_sum;
     wire dr_last = hold_done && dr_wi == dr_rows - 16'd1;
     assign ev_drain_row   = hold_done;
     assign ev_drain_busy  = dr_act;
     assign ev_drain_stall = hold_vld && !hold_done;
-    wire [15:0] dq_split = dq_dout[31:16];
+    // queue entry: {acc, half, push[1:0], stride, spm_addr, obuf_addr, rows, split_rows, hi_rows}
+    wire [15:0] dq_split  = dq_dout[31:16];
+    wire [15:0] dq_stride = dq_dout[DQW-5 -: 16];
 
     always @(posedge clk) begin
         if (!rst_n) begin
             dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
+            dr_acc <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
             dr_ri <= 0; dr_wi <= 0; dpend[0] <= 3'd0; dpend[1] <= 3'd0;
         end else begin
             if (dq_pop) begin
-                {dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout[DQW-1:32];
+                {dr_acc, dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout[DQW-1:32];
                 dr_hi       <= dq_dout[15:0];
                 dr_splitm_r <= dq_split != 16'd0;
-                dr_hoff     <= {16'd0, dq_split} * {16'd0, dq_dout[DQW-4 -: 16]};
+                dr_hoff     <= {16'd0, dq_split} * {16'd0, dq_stride};
                 dr_spm_next[31:16] <= 16'd0;
                 dr_act <= 1'b1;
                 dr_ri <= 0; dr_wi <= 0;
@@ -769,8 +804,17 @@ module npu_exec #(
                 hold_lo  <= 1'b0;
                 hold_hi  <= 1'b0;
             end else if (hold_vld) begin
-                hold_lo <= hold_lo && !wr_gnt[0];
-                hold_hi <= hold_hi && !wr_gnt[1];
+                hold_lo <= hold_lo && !(wr_req[0] && wr_gnt[0]);
+                hold_hi <= hold_hi && !(wr_req[1] && wr_gnt[1]);
+            end
+            // accumulating drain: old words read and kept until their write is granted
+            acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
+            if (ob_rd_en || hold_done) begin
+                acc_lo_ok <= 1'b0;
+                acc_hi_ok <= 1'b0;
+            end else begin
+                if (acc_rd == 2'b01) begin acc_lo_old <= rdw_data; acc_lo_ok <= 1'b1; end
+                if (acc_rd == 2'b10) begin acc_hi_old <= rdw_data; acc_hi_ok <= 1'b1; end
             end
             if (hold_done) dr_wi <= dr_wi + 16'd1;
             if (dr_last) dr_act <= 1'b0;

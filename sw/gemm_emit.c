@@ -369,6 +369,8 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
         case NPU_OP_DRAIN:
             e->insn_exec++;
             e->spm_wr_words += (uint64_t)f.rows + (f.split_rows ? f.hi_rows : f.rows);
+            if (f.acc) /* an accumulating DRAIN reads every word it writes */
+                e->spm_rd_words += (uint64_t)f.rows + (f.split_rows ? f.hi_rows : f.rows);
             e->obuf_drain_rows += f.rows;
             break;
         case NPU_OP_SYNC_L: e->insn_load++; break;

@@ -264,6 +264,7 @@ static void decode(const uint32_t *w, insn_f_t *f)
         }
         break;
     case NPU_OP_DRAIN:
+        f->acc = (w[0] >> 15) & 1u;
         f->rows = w[0] >> 16;
         f->obuf = w[1] & 0xFFFFu;
         f->spm = w[2] & 0xFFFFu;
@@ -489,11 +490,26 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     return 0;
 }
 
+/* One SPM word of a DRAIN: the OBUF lanes, or (acc) their int32 sum with the word's old value
+ * (read from the SPM as it was before this instruction: destinations never overlap). */
+static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, unsigned acc)
+{
+    uint8_t *d = stage(u, MEM_SPM, w * s->B, s->B);
+    if (!acc) {
+        memcpy(d, o, s->B);
+        return;
+    }
+    for (unsigned l = 0; l < s->B / 4; l++)
+        wr32(d + 4 * l, rd32(o + 4 * l) + rd32(s->spm + w * s->B + 4 * l));
+    s->cnt[NPU_CNT_spm_rd_words] += 1;
+}
+
 static unsigned exec_drain(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
     unsigned F = s->F, B = s->B;
-    if (!f->rows || (!f->split && f->hi) || f->hi > f->rows) {
-        *info = 0;
+    if (!f->rows || (!f->split && f->hi) || f->hi > f->rows ||
+        (f->acc && (f->split ? (!f->sstride || f->split < f->rows) : f->sstride < 2))) {
+        *info = 0; /* an accumulating DRAIN's destinations must not overlap */
         return NPU_ERR_BAD_DESC;
     }
     if (!f->split) {
@@ -515,11 +531,12 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t 
         const uint8_t *o = s->obuf + ((size_t)f->obuf + r) * F * 4;
         if (!f->split) {
             /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
-            memcpy(stage(u, MEM_SPM, w * B, 2u * B), o, (size_t)F * 4);
+            drain_word(s, u, w, o, f->acc);
+            drain_word(s, u, w + 1, o + B, f->acc);
         } else {
-            memcpy(stage(u, MEM_SPM, w * B, B), o, B);
+            drain_word(s, u, w, o, f->acc);
             if (r < f->hi)
-                memcpy(stage(u, MEM_SPM, (w + (uint64_t)f->split * f->sstride) * B, B), o + B, B);
+                drain_word(s, u, w + (uint64_t)f->split * f->sstride, o + B, f->acc);
         }
     }
     s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
