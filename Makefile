@@ -25,8 +25,17 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 RTLT_SRC := $(wildcard tests/rtl/*.c)
 
 VERILATOR ?= verilator
+# Harness hooks, compiled into the model, the Verilator runtime and tb/npu_sim.cpp alike: $display
+# goes through npu_sim_vl_printf (keeps the NPU_ASSERT message), $finish does not exit the process.
+VHOOKS   := -DVL_USER_FINISH -DVL_PRINTF=npu_sim_vl_printf -include $(CURDIR)/tb/npu_sim_hooks.h
 VFLAGS   := --cc -O3 --x-assign fast --x-initial fast --noassert --trace-fst \
-            --prefix Vnpu_top --top-module npu_top -Wno-fatal
+            --prefix Vnpu_top --top-module npu_top -Wno-fatal \
+            $(foreach f,$(VHOOKS),-CFLAGS $(f))
+# The NPU models (CLI, tests, bench) include the RTL's invariant checks (rtl/npu_assert.vh); the
+# bare-array speed reference does not. NPU_ASSERTS=0 builds models without them (same build dir:
+# `make clean` or delete build/<config>/libnpusim.a when switching).
+NPU_ASSERTS ?= 1
+VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
@@ -74,13 +83,14 @@ $(GEN_FILES): configs/%.cfg build/gencfg
 # ----------------------------------------------------------------------------- Verilated model
 # One static library per config: model + Verilator runtime + the C++ harness (C API).
 VINC = -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include/vltstd
-build/%/libnpusim.a: $(GEN_FILES) $(RTL) tb/npu_sim.cpp tb/npu_sim.h tb/dram_model.c tb/dram_model.h
+TB_DEPS := tb/npu_sim.cpp tb/npu_sim.h tb/npu_sim_hooks.h tb/dram_model.c tb/dram_model.h
+build/%/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
 	@echo "== verilating config $* (once per config)"
 	rm -rf build/$*/obj
-	$(VERILATOR) $(VFLAGS) -f build/$*/verilator.f -Ibuild/$* -Irtl $(RTL) --Mdir build/$*/obj
+	$(VERILATOR) $(VFLAGS) $(VASSERT) -f build/$*/verilator.f -Ibuild/$* -Irtl $(RTL) --Mdir build/$*/obj
 	$(MAKE) -s -j$(JOBS) -C build/$*/obj -f Vnpu_top.mk $(VMAKE_OPT) \
 	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
-	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE -Ibuild/$* -Ibuild/$*/obj -Itb $(VINC) \
+	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE $(VHOOKS) -Ibuild/$* -Ibuild/$*/obj -Itb $(VINC) \
 	    -c tb/npu_sim.cpp -o build/$*/npu_sim.o
 	$(CC) $(CSTD) -Ibuild/$* -Itb -c tb/dram_model.c -o build/$*/dram_model.o
 	rm -f $@ && ar rcs $@ build/$*/obj/*.o build/$*/npu_sim.o build/$*/dram_model.o
@@ -89,13 +99,13 @@ SIM_LIBS := -lz -lpthread
 
 # Speed reference for `make bench`: the bare FlexSA array (tb/npu_bench_top.v) behind the same
 # harness and flags, so the NPU's speed can be reported as a ratio measured in one run.
-build/%/libnpuref.a: $(GEN_FILES) $(RTL) tb/npu_bench_top.v tb/npu_sim.cpp tb/npu_sim.h build/%/libnpusim.a
+build/%/libnpuref.a: $(GEN_FILES) $(RTL) tb/npu_bench_top.v $(TB_DEPS) build/%/libnpusim.a
 	rm -rf build/$*/refobj
 	$(VERILATOR) $(subst --top-module npu_top,--top-module npu_bench_top,$(VFLAGS)) -f build/$*/verilator.f -Ibuild/$* -Irtl \
 	    tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v --Mdir build/$*/refobj
 	$(MAKE) -s -j$(JOBS) -C build/$*/refobj -f Vnpu_top.mk $(VMAKE_OPT) \
 	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
-	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE -Ibuild/$* -Ibuild/$*/refobj -Itb $(VINC) \
+	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE $(VHOOKS) -Ibuild/$* -Ibuild/$*/refobj -Itb $(VINC) \
 	    -c tb/npu_sim.cpp -o build/$*/refobj/npu_sim_ref.o
 	rm -f $@ && ar rcs $@ build/$*/refobj/*.o build/$*/dram_model.o
 build/%/bench_array: tests/bench/bench_array.c build/%/libnpuref.a
@@ -117,11 +127,20 @@ build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_ma
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Isw/cli -Itb -c sw/cli/npu_main.c -o build/$*/npu_main.o
 	$(CXX) -o $@ build/$*/npu_main.o $(CLI_LIB_OBJ) build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
 
-build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h)
+# tests/rtl/test_assert.c skips its fault tests while rtl/ has no checks at all.
+NPU_ASSERT_SITES := $(shell cat rtl/*.v | grep -c 'NPU_ASSERT_FAIL')
+# tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tests/unit/fake_npu_sim.c),
+# linked into the same binary under fnpu_sim_* names.
+FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats \
+                 beat_bytes finished assert_msg,-Dnpu_sim_$(f)=fnpu_sim_$(f))
+build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h) \
+                  tests/unit/fake_npu_sim.c tests/unit/fake_npu_sim.h
 	for f in $(RTLT_SRC); do \
-	  $(CC) $(CSTD) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
-	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/libnpuhost.a \
-	    build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
+	  $(CC) $(CSTD) -DNPU_ASSERT_SITES=$(NPU_ASSERT_SITES) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -DFAKE_NPU_USE_PARAMS $(FAKE_RENAME) -Ibuild/$* -Isw -Itb -Itests/unit \
+	    -c tests/unit/fake_npu_sim.c -o build/$*/rtl_fake_npu_sim.o
+	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/$*/rtl_fake_npu_sim.o \
+	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
 build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h)
 	$(CC) $(CSTD) -Isw -Isw/cli -Itb -Itests/unit -o $@ $(UNIT_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion

@@ -98,6 +98,7 @@ struct npu_sim {
     queue_t q[3];
     unit_t u[3];
     unsigned tok[4];
+    unsigned bank_mode[2]; /* mode each weight bank's last LDW loaded (FW after reset) */
     uint64_t rd_beats, wr_beats, rd_bursts, wr_bursts, stalls;
 };
 
@@ -397,6 +398,7 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
                        s->spm + ((uint64_t)f->spm + (uint64_t)(ro + r) * f->sstride) * s->B + 2u * co,
                        (size_t)S * 2);
     }
+    s->bank_mode[f->wbank] = f->cmask ? NPU_MODE_ISW : f->mode;
     nrows = vsplit ? F : S; /* rows sent (bottom first), each one flit */
     s->cnt[NPU_CNT_spm_rd_words] += f->k; /* rows >= k are zero flits, no SPM read */
     s->cnt[NPU_CNT_noc_v_flits] += nrows;
@@ -433,6 +435,10 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         return NPU_ERR_SPM_ADDR;
     if (obuf_bad(s, f->obuf, ws.obuf_rows, info))
         return NPU_ERR_OBUF_ADDR;
+    if (s->bank_mode[f->wbank] != f->mode) { /* docs/design.md: the bank's layout is another mode's */
+        *info = s->bank_mode[f->wbank] << 2 | f->mode;
+        return NPU_ERR_BAD_DESC;
+    }
     for (unsigned j = 0; j < 4; j++) {
         unsigned lane0 = hsplit ? 0 : ws.lane_hi[j] * S;
         for (unsigned t = 0; t < ws.len[j]; t++) {
@@ -889,6 +895,15 @@ uint32_t npu_sim_csr_read(npu_sim_t *s, uint32_t addr)
     case NPU_CSR_FETCH_PC: return s->fetch_pc;
     default: return 0;
     }
+}
+
+/* The functional model has no RTL assertions and never executes $finish. */
+int npu_sim_finished(npu_sim_t *s) { (void)s; return 0; }
+const char *npu_sim_assert_msg(npu_sim_t *s, uint64_t *cycle)
+{
+    (void)s;
+    (void)cycle;
+    return NULL;
 }
 
 int npu_sim_run(npu_sim_t *s, uint64_t max_cycles)
