@@ -176,12 +176,75 @@ test-asan: $(DEPS_STAMP)
 	    $(UNIT_SRC) $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
 	ASAN_OPTIONS=detect_leaks=1 build/asan/test_unit --jobs $(JOBS)
 
+# ----------------------------------------------------------------------------- host fuzzing
+# libFuzzer harnesses (tests/fuzz/) under ASan + UBSan: `make fuzz-host FUZZ_SECONDS=600` runs
+# each for FUZZ_SECONDS (make -j2 fuzz-host: two at a time). Corpora and crash artifacts land in
+# build/fuzz/<harness>/; a crash fails the target and names the input that replays it
+# (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang).
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES := cli_args gencfg isa
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer
+.PHONY: fuzz-host fuzz-bins $(addprefix fuzz-run-,$(FUZZ_HARNESSES))
+fuzz-bins: $(addprefix build/fuzz/fuzz_,$(FUZZ_HARNESSES))
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c tests/unit/fake_npu_sim.c \
+                   build/small/npu_params.h $(wildcard sw/*.h sw/cli/*.h)
+	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang)"; exit 1; }
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Isw/cli -Itb -Itests/unit -Ibuild/small -o $@ $< \
+	    $(HOST_SRC) $(CLI_LIB_SRC) tests/unit/fake_npu_sim.c
+fuzz-run-%: build/fuzz/fuzz_%
+	@mkdir -p build/fuzz/$*/corpus
+	@if [ -d tests/fuzz/seeds/$* ]; then cp -n tests/fuzz/seeds/$*/* build/fuzz/$*/corpus/ 2>/dev/null || true; fi
+	@if [ $* = gencfg ]; then cp -n configs/*.cfg build/fuzz/$*/corpus/ 2>/dev/null || true; fi
+	@echo "== fuzz $* for $(FUZZ_SECONDS) s (log: build/fuzz/$*/log)"
+	@ASAN_OPTIONS=detect_leaks=1 build/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -close_fd_mask=2 -artifact_prefix=build/fuzz/$*/ -print_final_stats=1 \
+	    build/fuzz/$*/corpus > build/fuzz/$*/log 2>&1; rc=$$?; \
+	  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" build/fuzz/$*/log | tr '\n' ' '; echo; \
+	  if [ $$rc != 0 ]; then tail -40 build/fuzz/$*/log; \
+	    echo "fuzz $*: FAILED (crash input in build/fuzz/$*/; replay: build/fuzz/fuzz_$* <file>)"; exit 1; fi; \
+	  echo "fuzz $*: clean ($$(ls build/fuzz/$*/corpus | wc -l) corpus inputs)"
+fuzz-host: $(addprefix fuzz-run-,$(FUZZ_HARNESSES))
+
+# Three tools, every config, the RTL with and without its assertions (NPU_ASSERTS):
+#  Verilator --lint-only -Wall (npu_top and the bench reference);
+#  Icarus iverilog -g2005 -Wall, parse + elaborate with the config's parameters (-P from the -G
+#    lines of verilator.f). -Wno-sensitivity-entire-array: Icarus notes that an always @* reading
+#    a counter array by a variable index is sensitive to the whole array (true, and intended);
+#  Yosys read_verilog + hierarchy -check -top npu_top (-chparam per config) + proc, the synthesis
+#    view (no NPU_ASSERTS). Any Yosys warning fails, except "Replacing memory ... with list of
+#    registers" (how proc represents small register arrays, not a defect).
+IVERILOG ?= iverilog
+YOSYS    ?= yosys
+LINT_IVL_FLAGS := -g2005 -Wall -Wno-sensitivity-entire-array
 lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	@set -e; for c in $(CONFIGS); do \
-	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); \
+	  for d in "" "+define+NPU_ASSERTS"; do \
+	    $(VERILATOR) --lint-only -Wall $$d -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); done; \
 	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_bench_top \
 	      tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v; \
-	done; echo "lint: clean (verilator -Wall: npu_top and the bench reference, configs: $(CONFIGS))"
+	done; echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
+	@command -v $(IVERILOG) >/dev/null || { echo "lint: $(IVERILOG) not found (apt-get install iverilog)"; exit 1; }
+	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
+	  P=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-Pnpu_top.\1=\2/p' build/$$c/verilator.f); \
+	  for d in "" "-DNPU_ASSERTS"; do \
+	    $(IVERILOG) $(LINT_IVL_FLAGS) $$d -Ibuild/$$c -Irtl -s npu_top $$P -o build/lint/$$c.vvp $(RTL) \
+	      > build/lint/iverilog-$$c.log 2>&1 || { cat build/lint/iverilog-$$c.log; echo "lint: iverilog failed, config $$c $$d"; exit 1; }; \
+	    if [ -s build/lint/iverilog-$$c.log ]; then cat build/lint/iverilog-$$c.log; \
+	      echo "lint: iverilog warnings, config $$c $$d"; exit 1; fi; \
+	  done; \
+	done; echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
+	@command -v $(YOSYS) >/dev/null || { echo "lint: $(YOSYS) not found (apt-get install yosys)"; exit 1; }
+	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
+	  C=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-chparam \1 \2/p' build/$$c/verilator.f | tr '\n' ' '); \
+	  $(YOSYS) -q -l build/lint/yosys-$$c.log -p "read_verilog -Ibuild/$$c -Irtl $(RTL); \
+	    hierarchy -check -top npu_top $$C; proc" >/dev/null 2>&1 \
+	    || { tail -20 build/lint/yosys-$$c.log; echo "lint: yosys failed, config $$c"; exit 1; }; \
+	  if grep "^Warning:" build/lint/yosys-$$c.log | grep -v "Replacing memory .* with list of registers"; then \
+	    echo "lint: yosys warnings, config $$c (build/lint/yosys-$$c.log)"; exit 1; fi; \
+	done; echo "lint: yosys read_verilog + hierarchy -check + proc clean (configs: $(CONFIGS))"
 
 bench: $(B)/npu $(B)/bench_array
 	tests/bench.sh $(B)/npu $(B)/bench_array
