@@ -39,7 +39,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help
+.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help regress fuzz-npu
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -167,6 +167,34 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 
+# The full tier: every RTL test at REGRESS_CONFIGS x REGRESS_SEEDS plus the NPU fuzz at the
+# acceptance counts, split deterministically by SHARD=i/N (tests/regress.sh; runs unchanged under
+# GNU parallel: parallel make regress SHARD={}/4 ::: 0 1 2 3). JUnit XML per job in build/reports/.
+REGRESS_CONFIGS ?= tiny small medium
+REGRESS_SEEDS   ?= 1 2 3
+SHARD           ?= 0/1
+regress: build/test_unit $(foreach c,$(REGRESS_CONFIGS),build/$(c)/test_rtl build/$(c)/npu)
+	@mkdir -p build/reports
+	@if [ "$(firstword $(subst /, ,$(SHARD)))" = 0 ]; then \
+	  build/test_unit --jobs $(JOBS) --xml=build/reports/regress-unit.xml || exit 1; fi
+	tests/regress.sh "$(SHARD)" "$(REGRESS_CONFIGS)" "$(REGRESS_SEEDS)"
+
+# NPU fuzz at the acceptance counts (100,000 instruction words, 10,000 descriptors) at tiny, in
+# JOBS parallel parts. NPU_SEED=<n> changes the seed; a failure prints its replay command.
+FUZZ_WORDS ?= 100000
+FUZZ_DESCS ?= 10000
+FUZZ_CONFIG ?= tiny
+fuzz-npu: build/$(FUZZ_CONFIG)/test_rtl
+	@mkdir -p build/reports; pids=""; \
+	for p in $$(seq 0 $$(($(JOBS) - 1))); do \
+	  NPU_FUZZ_PART=$$p/$(JOBS) NPU_FUZZ_WORDS=$(FUZZ_WORDS) NPU_FUZZ_DESCS=$(FUZZ_DESCS) \
+	    build/$(FUZZ_CONFIG)/test_rtl --filter 'fuzz/*' --xml=build/reports/fuzz-npu-$$p.xml \
+	    > build/reports/fuzz-npu-$$p.log 2>&1 & pids="$$pids $$!"; done; \
+	fail=0; for q in $$pids; do wait $$q || fail=1; done; \
+	grep -h "^fuzz/" build/reports/fuzz-npu-*.log; \
+	if [ $$fail = 0 ]; then echo "fuzz-npu: $(FUZZ_WORDS) words + $(FUZZ_DESCS) descriptors at $(FUZZ_CONFIG): no hang, no wrong answer"; \
+	else grep -h -A3 "Assertion\|replay" build/reports/fuzz-npu-*.log | head -30; echo "fuzz-npu: FAILED"; exit 1; fi
+
 # Host code under AddressSanitizer and UndefinedBehaviorSanitizer (the unit suite runs the runtime
 # on the C functional model, so no Verilator build is needed).
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -186,7 +214,7 @@ FUZZ_HARNESSES := cli_args gencfg isa
 FUZZ_CC ?= clang
 FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
-.PHONY: fuzz-host fuzz-bins $(addprefix fuzz-run-,$(FUZZ_HARNESSES))
+.PHONY: fuzz-host fuzz-bins  # fuzz-run-% are not .PHONY: make skips pattern rules for phony targets
 fuzz-bins: $(addprefix build/fuzz/fuzz_,$(FUZZ_HARNESSES))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c tests/unit/fake_npu_sim.c \
                    build/small/npu_params.h $(wildcard sw/*.h sw/cli/*.h)
