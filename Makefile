@@ -25,12 +25,21 @@ UNIT_SRC := $(wildcard tests/unit/*.c)
 RTLT_SRC := $(wildcard tests/rtl/*.c)
 
 VERILATOR ?= verilator
+# Harness hooks, compiled into the model, the Verilator runtime and tb/npu_sim.cpp alike: $display
+# goes through npu_sim_vl_printf (keeps the NPU_ASSERT message), $finish does not exit the process.
+VHOOKS   := -DVL_USER_FINISH -DVL_PRINTF=npu_sim_vl_printf -include $(CURDIR)/tb/npu_sim_hooks.h
 VFLAGS   := --cc -O3 --x-assign fast --x-initial fast --noassert --trace-fst \
-            --prefix Vnpu_top --top-module npu_top -Wno-fatal
+            --prefix Vnpu_top --top-module npu_top -Wno-fatal \
+            $(foreach f,$(VHOOKS),-CFLAGS $(f))
+# The NPU models (CLI, tests, bench) include the RTL's invariant checks (rtl/npu_assert.vh); the
+# bare-array speed reference does not. NPU_ASSERTS=0 builds models without them (same build dir:
+# `make clean` or delete build/<config>/libnpusim.a when switching).
+NPU_ASSERTS ?= 1
+VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help
+.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help regress fuzz-npu
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -74,13 +83,14 @@ $(GEN_FILES): configs/%.cfg build/gencfg
 # ----------------------------------------------------------------------------- Verilated model
 # One static library per config: model + Verilator runtime + the C++ harness (C API).
 VINC = -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include/vltstd
-build/%/libnpusim.a: $(GEN_FILES) $(RTL) tb/npu_sim.cpp tb/npu_sim.h tb/dram_model.c tb/dram_model.h
+TB_DEPS := tb/npu_sim.cpp tb/npu_sim.h tb/npu_sim_hooks.h tb/dram_model.c tb/dram_model.h
+build/%/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
 	@echo "== verilating config $* (once per config)"
 	rm -rf build/$*/obj
-	$(VERILATOR) $(VFLAGS) -f build/$*/verilator.f -Ibuild/$* -Irtl $(RTL) --Mdir build/$*/obj
+	$(VERILATOR) $(VFLAGS) $(VASSERT) -f build/$*/verilator.f -Ibuild/$* -Irtl $(RTL) --Mdir build/$*/obj
 	$(MAKE) -s -j$(JOBS) -C build/$*/obj -f Vnpu_top.mk $(VMAKE_OPT) \
 	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
-	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE -Ibuild/$* -Ibuild/$*/obj -Itb $(VINC) \
+	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE $(VHOOKS) -Ibuild/$* -Ibuild/$*/obj -Itb $(VINC) \
 	    -c tb/npu_sim.cpp -o build/$*/npu_sim.o
 	$(CC) $(CSTD) -Ibuild/$* -Itb -c tb/dram_model.c -o build/$*/dram_model.o
 	rm -f $@ && ar rcs $@ build/$*/obj/*.o build/$*/npu_sim.o build/$*/dram_model.o
@@ -89,13 +99,13 @@ SIM_LIBS := -lz -lpthread
 
 # Speed reference for `make bench`: the bare FlexSA array (tb/npu_bench_top.v) behind the same
 # harness and flags, so the NPU's speed can be reported as a ratio measured in one run.
-build/%/libnpuref.a: $(GEN_FILES) $(RTL) tb/npu_bench_top.v tb/npu_sim.cpp tb/npu_sim.h build/%/libnpusim.a
+build/%/libnpuref.a: $(GEN_FILES) $(RTL) tb/npu_bench_top.v $(TB_DEPS) build/%/libnpusim.a
 	rm -rf build/$*/refobj
 	$(VERILATOR) $(subst --top-module npu_top,--top-module npu_bench_top,$(VFLAGS)) -f build/$*/verilator.f -Ibuild/$* -Irtl \
 	    tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v --Mdir build/$*/refobj
 	$(MAKE) -s -j$(JOBS) -C build/$*/refobj -f Vnpu_top.mk $(VMAKE_OPT) \
 	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
-	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE -Ibuild/$* -Ibuild/$*/refobj -Itb $(VINC) \
+	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE $(VHOOKS) -Ibuild/$* -Ibuild/$*/refobj -Itb $(VINC) \
 	    -c tb/npu_sim.cpp -o build/$*/refobj/npu_sim_ref.o
 	rm -f $@ && ar rcs $@ build/$*/refobj/*.o build/$*/dram_model.o
 build/%/bench_array: tests/bench/bench_array.c build/%/libnpuref.a
@@ -117,11 +127,20 @@ build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_ma
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Isw/cli -Itb -c sw/cli/npu_main.c -o build/$*/npu_main.o
 	$(CXX) -o $@ build/$*/npu_main.o $(CLI_LIB_OBJ) build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
 
-build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h)
+# tests/rtl/test_assert.c skips its fault tests while rtl/ has no checks at all.
+NPU_ASSERT_SITES := $(shell cat rtl/*.v | grep -c 'NPU_ASSERT_FAIL')
+# tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tests/unit/fake_npu_sim.c),
+# linked into the same binary under fnpu_sim_* names.
+FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats \
+                 beat_bytes finished assert_msg,-Dnpu_sim_$(f)=fnpu_sim_$(f))
+build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h) \
+                  tests/unit/fake_npu_sim.c tests/unit/fake_npu_sim.h
 	for f in $(RTLT_SRC); do \
-	  $(CC) $(CSTD) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
-	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/libnpuhost.a \
-	    build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
+	  $(CC) $(CSTD) -DNPU_ASSERT_SITES=$(NPU_ASSERT_SITES) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
+	$(CC) $(CSTD) -DFAKE_NPU_USE_PARAMS $(FAKE_RENAME) -Ibuild/$* -Isw -Itb -Itests/unit \
+	    -c tests/unit/fake_npu_sim.c -o build/$*/rtl_fake_npu_sim.o
+	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/$*/rtl_fake_npu_sim.o \
+	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
 build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h)
 	$(CC) $(CSTD) -Isw -Isw/cli -Itb -Itests/unit -o $@ $(UNIT_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
@@ -148,6 +167,34 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 
+# The full tier: every RTL test at REGRESS_CONFIGS x REGRESS_SEEDS plus the NPU fuzz at the
+# acceptance counts, split deterministically by SHARD=i/N (tests/regress.sh; runs unchanged under
+# GNU parallel: parallel make regress SHARD={}/4 ::: 0 1 2 3). JUnit XML per job in build/reports/.
+REGRESS_CONFIGS ?= tiny small medium
+REGRESS_SEEDS   ?= 1 2 3
+SHARD           ?= 0/1
+regress: build/test_unit $(foreach c,$(REGRESS_CONFIGS),build/$(c)/test_rtl build/$(c)/npu)
+	@mkdir -p build/reports
+	@if [ "$(firstword $(subst /, ,$(SHARD)))" = 0 ]; then \
+	  build/test_unit --jobs $(JOBS) --xml=build/reports/regress-unit.xml || exit 1; fi
+	tests/regress.sh "$(SHARD)" "$(REGRESS_CONFIGS)" "$(REGRESS_SEEDS)"
+
+# NPU fuzz at the acceptance counts (100,000 instruction words, 10,000 descriptors) at tiny, in
+# JOBS parallel parts. NPU_SEED=<n> changes the seed; a failure prints its replay command.
+FUZZ_WORDS ?= 100000
+FUZZ_DESCS ?= 10000
+FUZZ_CONFIG ?= tiny
+fuzz-npu: build/$(FUZZ_CONFIG)/test_rtl
+	@mkdir -p build/reports; pids=""; \
+	for p in $$(seq 0 $$(($(JOBS) - 1))); do \
+	  NPU_FUZZ_PART=$$p/$(JOBS) NPU_FUZZ_WORDS=$(FUZZ_WORDS) NPU_FUZZ_DESCS=$(FUZZ_DESCS) \
+	    build/$(FUZZ_CONFIG)/test_rtl --filter 'fuzz/*' --xml=build/reports/fuzz-npu-$$p.xml \
+	    > build/reports/fuzz-npu-$$p.log 2>&1 & pids="$$pids $$!"; done; \
+	fail=0; for q in $$pids; do wait $$q || fail=1; done; \
+	grep -h "^fuzz/" build/reports/fuzz-npu-*.log; \
+	if [ $$fail = 0 ]; then echo "fuzz-npu: $(FUZZ_WORDS) words + $(FUZZ_DESCS) descriptors at $(FUZZ_CONFIG): no hang, no wrong answer"; \
+	else grep -h -A3 "Assertion\|replay" build/reports/fuzz-npu-*.log | head -30; echo "fuzz-npu: FAILED"; exit 1; fi
+
 # Host code under AddressSanitizer and UndefinedBehaviorSanitizer (the unit suite runs the runtime
 # on the C functional model, so no Verilator build is needed).
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
@@ -157,12 +204,75 @@ test-asan: $(DEPS_STAMP)
 	    $(UNIT_SRC) $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
 	ASAN_OPTIONS=detect_leaks=1 build/asan/test_unit --jobs $(JOBS)
 
+# ----------------------------------------------------------------------------- host fuzzing
+# libFuzzer harnesses (tests/fuzz/) under ASan + UBSan: `make fuzz-host FUZZ_SECONDS=600` runs
+# each for FUZZ_SECONDS (make -j2 fuzz-host: two at a time). Corpora and crash artifacts land in
+# build/fuzz/<harness>/; a crash fails the target and names the input that replays it
+# (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang).
+FUZZ_SECONDS ?= 60
+FUZZ_HARNESSES := cli_args gencfg isa
+FUZZ_CC ?= clang
+FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+              -fno-omit-frame-pointer
+.PHONY: fuzz-host fuzz-bins  # fuzz-run-% are not .PHONY: make skips pattern rules for phony targets
+fuzz-bins: $(addprefix build/fuzz/fuzz_,$(FUZZ_HARNESSES))
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c tests/unit/fake_npu_sim.c \
+                   build/small/npu_params.h $(wildcard sw/*.h sw/cli/*.h)
+	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang)"; exit 1; }
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Isw/cli -Itb -Itests/unit -Ibuild/small -o $@ $< \
+	    $(HOST_SRC) $(CLI_LIB_SRC) tests/unit/fake_npu_sim.c
+fuzz-run-%: build/fuzz/fuzz_%
+	@mkdir -p build/fuzz/$*/corpus
+	@if [ -d tests/fuzz/seeds/$* ]; then cp -n tests/fuzz/seeds/$*/* build/fuzz/$*/corpus/ 2>/dev/null || true; fi
+	@if [ $* = gencfg ]; then cp -n configs/*.cfg build/fuzz/$*/corpus/ 2>/dev/null || true; fi
+	@echo "== fuzz $* for $(FUZZ_SECONDS) s (log: build/fuzz/$*/log)"
+	@ASAN_OPTIONS=detect_leaks=1 build/fuzz/fuzz_$* -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    -rss_limit_mb=2048 -close_fd_mask=2 -artifact_prefix=build/fuzz/$*/ -print_final_stats=1 \
+	    build/fuzz/$*/corpus > build/fuzz/$*/log 2>&1; rc=$$?; \
+	  grep -E "^stat::number_of_executed_units|^stat::peak_rss_mb" build/fuzz/$*/log | tr '\n' ' '; echo; \
+	  if [ $$rc != 0 ]; then tail -40 build/fuzz/$*/log; \
+	    echo "fuzz $*: FAILED (crash input in build/fuzz/$*/; replay: build/fuzz/fuzz_$* <file>)"; exit 1; fi; \
+	  echo "fuzz $*: clean ($$(ls build/fuzz/$*/corpus | wc -l) corpus inputs)"
+fuzz-host: $(addprefix fuzz-run-,$(FUZZ_HARNESSES))
+
+# Three tools, every config, the RTL with and without its assertions (NPU_ASSERTS):
+#  Verilator --lint-only -Wall (npu_top and the bench reference);
+#  Icarus iverilog -g2005 -Wall, parse + elaborate with the config's parameters (-P from the -G
+#    lines of verilator.f). -Wno-sensitivity-entire-array: Icarus notes that an always @* reading
+#    a counter array by a variable index is sensitive to the whole array (true, and intended);
+#  Yosys read_verilog + hierarchy -check -top npu_top (-chparam per config) + proc, the synthesis
+#    view (no NPU_ASSERTS). Any Yosys warning fails, except "Replacing memory ... with list of
+#    registers" (how proc represents small register arrays, not a defect).
+IVERILOG ?= iverilog
+YOSYS    ?= yosys
+LINT_IVL_FLAGS := -g2005 -Wall -Wno-sensitivity-entire-array
 lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	@set -e; for c in $(CONFIGS); do \
-	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); \
+	  for d in "" "+define+NPU_ASSERTS"; do \
+	    $(VERILATOR) --lint-only -Wall $$d -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); done; \
 	  $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_bench_top \
 	      tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v; \
-	done; echo "lint: clean (verilator -Wall: npu_top and the bench reference, configs: $(CONFIGS))"
+	done; echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
+	@command -v $(IVERILOG) >/dev/null || { echo "lint: $(IVERILOG) not found (apt-get install iverilog)"; exit 1; }
+	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
+	  P=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-Pnpu_top.\1=\2/p' build/$$c/verilator.f); \
+	  for d in "" "-DNPU_ASSERTS"; do \
+	    $(IVERILOG) $(LINT_IVL_FLAGS) $$d -Ibuild/$$c -Irtl -s npu_top $$P -o build/lint/$$c.vvp $(RTL) \
+	      > build/lint/iverilog-$$c.log 2>&1 || { cat build/lint/iverilog-$$c.log; echo "lint: iverilog failed, config $$c $$d"; exit 1; }; \
+	    if [ -s build/lint/iverilog-$$c.log ]; then cat build/lint/iverilog-$$c.log; \
+	      echo "lint: iverilog warnings, config $$c $$d"; exit 1; fi; \
+	  done; \
+	done; echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
+	@command -v $(YOSYS) >/dev/null || { echo "lint: $(YOSYS) not found (apt-get install yosys)"; exit 1; }
+	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
+	  C=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-chparam \1 \2/p' build/$$c/verilator.f | tr '\n' ' '); \
+	  $(YOSYS) -q -l build/lint/yosys-$$c.log -p "read_verilog -Ibuild/$$c -Irtl $(RTL); \
+	    hierarchy -check -top npu_top $$C; proc" >/dev/null 2>&1 \
+	    || { tail -20 build/lint/yosys-$$c.log; echo "lint: yosys failed, config $$c"; exit 1; }; \
+	  if grep "^Warning:" build/lint/yosys-$$c.log | grep -v "Replacing memory .* with list of registers"; then \
+	    echo "lint: yosys warnings, config $$c (build/lint/yosys-$$c.log)"; exit 1; fi; \
+	done; echo "lint: yosys read_verilog + hierarchy -check + proc clean (configs: $(CONFIGS))"
 
 bench: $(B)/npu $(B)/bench_array
 	tests/bench.sh $(B)/npu $(B)/bench_array

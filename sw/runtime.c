@@ -388,8 +388,13 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
                        &rep->stall_cycles);
     if (rrc == NPU_RUN_HOST_ERROR)
         return host_error(rep, "program does not fit the DRAM");
-    if (rrc == NPU_RUN_SIM_STOPPED)
-        return host_error(rep, "the simulation stopped ($finish in the RTL)");
+    if (rrc == NPU_RUN_SIM_STOPPED) {
+        uint64_t at = rep->run.end_cycle;
+        const char *m = npu_sim_assert_msg(sim, &at);
+        snprintf(rep->host_msg, sizeof rep->host_msg, "RTL assertion failed at cycle %llu: %s",
+                 (unsigned long long)at, m ? m : "$finish without an NPU_ASSERT message");
+        return rep->rc = NPU_GEMM_HOST_ERROR;
+    }
     if (rrc == NPU_RUN_TIMEOUT)
         return rep->rc = NPU_GEMM_TIMEOUT;
     if (rrc == NPU_RUN_ERROR)

@@ -59,8 +59,11 @@ struct dram {
     unsigned offered; /* OF_* bits driven this cycle */
 
     dram_stats_t st;
+    unsigned faults; /* DRAM_FAULT_* */
     uint8_t zero[DRAM_MAX_BEAT_BYTES];
 };
+
+void dram_set_faults(dram_t *d, unsigned faults) { d->faults = faults; }
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -259,8 +262,14 @@ void dram_sample(dram_t *d, const dram_in_t *in)
         rd_burst_t *b = &d->rq[(d->rq_head + d->rq_count) % DRAM_MAX_RD_BURSTS];
         b->addr = in->ar_addr;
         b->beats = (uint32_t)in->ar_len + 1;
+        if (d->faults & DRAM_FAULT_R_EXTRA_BEAT)
+            b->beats++;
+        else if ((d->faults & DRAM_FAULT_R_EARLY_LAST) && b->beats > 1)
+            b->beats--;
         b->done = 0;
         b->id = in->ar_id;
+        if (d->faults & DRAM_FAULT_R_BAD_ID)
+            b->id ^= 1u;
         b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
         b->ready = d->now + d->latency;
         d->rq_count++;
@@ -308,6 +317,10 @@ void dram_sample(dram_t *d, const dram_in_t *in)
         if (last) {
             d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
             d->bq_count++;
+            if ((d->faults & DRAM_FAULT_B_EXTRA) && d->bq_count < DRAM_MAX_WR_BURSTS) {
+                d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
+                d->bq_count++;
+            }
             d->wq_head = (d->wq_head + 1) % DRAM_MAX_WR_BURSTS;
             d->wq_count--;
             d->wr_active = 0;

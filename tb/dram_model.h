@@ -97,6 +97,17 @@ void dram_drive(dram_t *d, dram_out_t *out);
 void dram_sample(dram_t *d, const dram_in_t *in);
 void dram_get_stats(const dram_t *d, dram_stats_t *st);
 
+/* Test-only fault injection: protocol violations the NPU's DRAM-port assertions (rtl/npu_dma_*.v,
+ * rtl/npu_axi_rd_arb.v, +define+NPU_ASSERTS) must catch. OR of DRAM_FAULT_*, applied to every
+ * burst accepted (AR / AW) after the call; 0 (the default, also after dram_create) = none. */
+enum {
+    DRAM_FAULT_R_EXTRA_BEAT = 1, /* a read burst returns one beat more than AR asked for */
+    DRAM_FAULT_R_EARLY_LAST = 2, /* a read burst of >= 2 beats ends (r_last) one beat early */
+    DRAM_FAULT_R_BAD_ID = 4,     /* R beats carry r_id ^ 1 (an id that was not requested) */
+    DRAM_FAULT_B_EXTRA = 8       /* each write burst is answered with two B responses */
+};
+void dram_set_faults(dram_t *d, unsigned faults);
+
 #ifdef __cplusplus
 }
 #endif

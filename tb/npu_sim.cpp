@@ -5,7 +5,9 @@
 
 #include "npu_sim.h"
 
+#include <cstdarg>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -52,7 +54,44 @@ static_assert(port_size<decltype(std::declval<Vnpu_top &>().m_w_data)>() == kBea
 static_assert(port_size<decltype(std::declval<Vnpu_top &>().m_w_strb)>() * 8 >= kBeat,
               "m_w_strb narrower than 4*NPU_CFG_S");
 
+// The model and the Verilator runtime are compiled with -DVL_PRINTF=npu_sim_vl_printf (Makefile):
+// every $display goes through here, so the first "NPU_ASSERT <path>: <msg>" line (rtl/npu_assert.vh)
+// is kept for npu_sim_assert_msg() and the cycle it was printed in for the report.
+char g_assert_msg[512];
+uint64_t g_assert_cycle;
+const uint64_t *g_cur_cycle;
+
 }  // namespace
+
+extern "C" void npu_sim_vl_printf(const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    std::fputs(buf, stdout);
+    if (!g_assert_msg[0] && std::strncmp(buf, "NPU_ASSERT ", 11) == 0) {
+        std::size_t n = std::strcspn(buf, "\n");
+        if (n >= sizeof g_assert_msg) n = sizeof g_assert_msg - 1;
+        std::memcpy(g_assert_msg, buf, n);
+        g_assert_msg[n] = '\0';
+        g_assert_cycle = g_cur_cycle ? *g_cur_cycle : 0;
+        std::fflush(stdout);
+    }
+}
+
+#ifndef VL_USER_FINISH
+#error "compile npu_sim.cpp and the model with the Makefile's VHOOKS (-DVL_USER_FINISH ...)"
+#endif
+// -DVL_USER_FINISH (Makefile): $finish only marks the context finished. Verilator's own vl_finish
+// prints a banner and calls exit(0) on a second $finish (two assertions firing in one cycle),
+// which would end a test process with a success code.
+void vl_finish(const char *filename, int linenum, const char *hier) VL_MT_UNSAFE {
+    (void)filename;
+    (void)linenum;
+    (void)hier;
+    Verilated::threadContextp()->gotFinish(true);
+}
 
 struct npu_sim {
     VerilatedContext *ctx;
@@ -82,6 +121,7 @@ static inline void trace_close(npu_sim *s) {
 // One clock cycle; see the contract in npu_sim.h.
 static inline void step(npu_sim *s) {
     Vnpu_top *t = s->top;
+    if (s->ctx->gotFinish()) return;  // an RTL assertion stopped the model: it stays frozen
     dram_out_t o;
     dram_drive(s->dram, &o);
     t->m_ar_ready = o.ar_ready;
@@ -146,6 +186,8 @@ npu_sim_t *npu_sim_open(const npu_dram_timing_t *t) {
         return nullptr;
     }
     s->ctx = new VerilatedContext;
+    g_assert_msg[0] = '\0';
+    g_cur_cycle = &s->cycle;
 #ifdef NPU_TRACE
     s->ctx->traceEverOn(true);
 #endif
@@ -179,6 +221,7 @@ npu_sim_t *npu_sim_open(const npu_dram_timing_t *t) {
 
 void npu_sim_close(npu_sim_t *s) {
     if (!s) return;
+    if (g_cur_cycle == &s->cycle) g_cur_cycle = nullptr;
     trace_close(s);
     s->top->final();
     s->top->~Vnpu_top();
@@ -205,17 +248,27 @@ uint32_t npu_sim_csr_read(npu_sim_t *s, uint32_t addr) {
 }
 
 int npu_sim_run(npu_sim_t *s, uint64_t max_cycles) {
+    if (s->ctx->gotFinish()) return -1;
     if (s->top->halted) return 1;
     for (uint64_t i = 0; i < max_cycles; i++) {
         step(s);
-        if (s->top->halted) return 1;
         if (s->ctx->gotFinish()) return -1;
+        if (s->top->halted) return 1;
     }
     return 0;
 }
 
 void npu_sim_step(npu_sim_t *s, uint64_t n) {
-    for (uint64_t i = 0; i < n; i++) step(s);
+    for (uint64_t i = 0; i < n && !s->ctx->gotFinish(); i++) step(s);
+}
+
+int npu_sim_finished(npu_sim_t *s) { return s->ctx->gotFinish() ? 1 : 0; }
+
+const char *npu_sim_assert_msg(npu_sim_t *s, uint64_t *cycle) {
+    (void)s;
+    if (!g_assert_msg[0]) return nullptr;
+    if (cycle) *cycle = g_assert_cycle;
+    return g_assert_msg;
 }
 
 uint64_t npu_sim_cycle(npu_sim_t *s) { return s->cycle; }

@@ -37,10 +37,17 @@ void npu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v);
 uint32_t npu_sim_csr_read(npu_sim_t *s, uint32_t addr);
 
 /* Clocks until the `halted` output is 1 (returns 1; returns 1 at once if it already is) or
- * max_cycles more cycles elapsed (returns 0). Returns -1 if the RTL executed $finish. */
+ * max_cycles more cycles elapsed (returns 0). Returns -1 if the RTL executed $finish (an RTL
+ * assertion, rtl/npu_assert.vh; see npu_sim_assert_msg), also when called again after that. */
 int npu_sim_run(npu_sim_t *s, uint64_t max_cycles);
-/* Clocks exactly n cycles whatever `halted` is. */
+/* Clocks exactly n cycles whatever `halted` is (stops early once the RTL executed $finish). */
 void npu_sim_step(npu_sim_t *s, uint64_t n);
+/* 1 once the RTL executed $finish (the model no longer advances), else 0. */
+int npu_sim_finished(npu_sim_t *s);
+/* The line "NPU_ASSERT <instance path>: <message>" of the first RTL assertion that fired since
+ * npu_sim_open (models built with +define+NPU_ASSERTS), and the cycle it fired in (*cycle, may be
+ * NULL); NULL if none fired. */
+const char *npu_sim_assert_msg(npu_sim_t *s, uint64_t *cycle);
 /* Cycles since npu_sim_open (the 4 reset cycles included). */
 uint64_t npu_sim_cycle(npu_sim_t *s);
 

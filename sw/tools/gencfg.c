@@ -122,13 +122,11 @@ static int parse_int(const char *s, long *out)
     return 0;
 }
 
-static void parse_file(const char *path)
+/* Parses the lines of f (cfg_path names it in messages); errors are counted in n_errors. */
+static void parse_stream(FILE *f)
 {
-    FILE *f = fopen(path, "r");
     char buf[1024];
     int line = 0;
-    if (!f)
-        die("cannot open %s: %s", path, strerror(errno));
     while (fgets(buf, sizeof buf, f)) {
         char *s, *eq, *k, *v, *hash;
         int i, found = -1;
@@ -181,14 +179,22 @@ static void parse_file(const char *path)
         val[found] = x;
     }
     if (ferror(f))
-        die("error reading %s", path);
-    fclose(f);
+        die("error reading %s", cfg_path);
     {
         int i;
         for (i = 0; i < NKEYS; i++)
             if (!line_of[i])
                 err_at(0, "missing key %s", KEYS[i].name);
     }
+}
+
+static void parse_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        die("cannot open %s: %s", path, strerror(errno));
+    parse_stream(f);
+    fclose(f);
 }
 
 /* ---- validation ---- */
@@ -452,6 +458,22 @@ static const char *base_name(const char *path)
     return name;
 }
 
+/* The parser and checks as one call, for tests/fuzz/fuzz_gencfg.c: forgets any earlier
+ * configuration, parses f and validates it. Returns the number of errors (0: valid). */
+int gencfg_check(FILE *f, const char *name)
+{
+    memset(val, 0, sizeof val);
+    memset(line_of, 0, sizeof line_of);
+    n_errors = 0;
+    cfg_path = name;
+    cfg_name = name;
+    parse_stream(f);
+    if (!n_errors)
+        validate();
+    return n_errors;
+}
+
+#ifndef GENCFG_NO_MAIN
 int main(int argc, char **argv)
 {
     struct buf b = {0, 0, 0};
@@ -483,3 +505,4 @@ int main(int argc, char **argv)
     free(b.p);
     return 0;
 }
+#endif /* GENCFG_NO_MAIN */
