@@ -350,7 +350,8 @@ static double lower_bound(const npu_tm_hw_t *hw, const npu_tm_layer_t *L,
 
 /* Best tiles (and seq variant) for a partition plan and order. */
 static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tpart_plan_t *pp,
-                      npu_torder_t o, int fwd, int fixed, cand_eval_t *best, int *bt)
+                      npu_torder_t o, int fwd, int fixed, int canonical, cand_eval_t *best,
+                      int *bt)
 {
     int conc = hw->cores > 1;
     int A = conc ? hw->S : 2 * hw->S;
@@ -373,7 +374,12 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
         o0 = r < 0 ? o : (npu_torder_t)r;
     }
     unsigned nv = fwd ? 2u : (o0 == NPU_TORD_SEQ || o0 == NPU_TORD_INTERLEAVE || !L->has_dx) ? 4u : 1u;
-    int found = 0;
+    if (canonical && !fwd)
+        nv = 1u;
+    /* candidates that fit, cheapest lower bound first; stop once the bound reaches the best */
+    int ct[27][3];
+    double lbs[27];
+    int ncand = 0;
     for (int a = 0; a < nc; a++)
         for (int b = 0; b < nc; b++)
             for (int c = 0; c < nc; c++) {
@@ -385,22 +391,45 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
                 if (!fits(hw, (int)minl(Tm, maxd[0]), (int)minl(Tn, maxd[1]),
                           (int)minl(Tk, maxd[2]), P, fwd, o0 == NPU_TORD_SEQ || !L->has_dx))
                     continue;
-                if (found && lower_bound(hw, L, pp, Tm, Tn, Tk, fwd) >= best->cycles)
-                    continue;
-                for (unsigned v = 0; v < nv; v++) {
-                    cand_eval_t ce;
-                    if (eval_parts(hw, L, pp, o, v, Tm, Tn, Tk, fwd, &ce) != 0)
-                        return -1;
-                    ce.variant = v;
-                    if (!found || better(&ce, best)) {
-                        *best = ce;
-                        bt[0] = Tm;
-                        bt[1] = Tn;
-                        bt[2] = Tk;
-                        found = 1;
-                    }
+                double lbv = lower_bound(hw, L, pp, Tm, Tn, Tk, fwd);
+                int q = ncand++;
+                while (q > 0 && lbs[q - 1] > lbv) { /* insertion sort, stable */
+                    lbs[q] = lbs[q - 1];
+                    memcpy(ct[q], ct[q - 1], sizeof ct[q]);
+                    q--;
                 }
+                lbs[q] = lbv;
+                ct[q][0] = Tm;
+                ct[q][1] = Tn;
+                ct[q][2] = Tk;
             }
+    /* keep the search fast: candidates with more than NPU_TM_MAX_OPS tile-ops per part are
+     * skipped while a coarser one exists */
+    long minops = -1;
+    for (int i = 0; i < ncand; i++) {
+        long ops = cdivl(maxd[0], ct[i][0]) * cdivl(maxd[1], ct[i][1]) * cdivl(maxd[2], ct[i][2]);
+        if (minops < 0 || ops < minops)
+            minops = ops;
+    }
+    int found = 0;
+    for (int i = 0; i < ncand; i++) {
+        if (found && lbs[i] >= best->cycles)
+            break;
+        long ops = cdivl(maxd[0], ct[i][0]) * cdivl(maxd[1], ct[i][1]) * cdivl(maxd[2], ct[i][2]);
+        if (ops > NPU_TM_MAX_OPS && ops > minops)
+            continue;
+        for (unsigned v = 0; v < nv; v++) {
+            cand_eval_t ce;
+            if (eval_parts(hw, L, pp, o, v, ct[i][0], ct[i][1], ct[i][2], fwd, &ce) != 0)
+                return -1;
+            ce.variant = v;
+            if (!found || better(&ce, best)) {
+                *best = ce;
+                memcpy(bt, ct[i], 3 * sizeof(int));
+                found = 1;
+            }
+        }
+    }
     return found ? 0 : -1;
 }
 
@@ -432,7 +461,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     } else {
         cand_eval_t fe;
         int ft[3];
-        if (best_tiles(hw, L, &fp, NPU_TORD_SEQ, 1, o->fixed_tile, &fe, ft) != 0)
+        if (best_tiles(hw, L, &fp, NPU_TORD_SEQ, 1, o->fixed_tile, 0, &fe, ft) != 0)
             return -1;
         r->fwd_cycles = fe.cycles;
     }
@@ -447,7 +476,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
         for (int oo = NPU_TORD_INTERLEAVE; oo <= NPU_TORD_DWMAJOR; oo++) {
             cand_eval_t ce;
             int t3[3];
-            if (best_tiles(hw, L, &pp, (npu_torder_t)oo, 0, o->fixed_tile, &ce, t3) != 0)
+            if (best_tiles(hw, L, &pp, (npu_torder_t)oo, 0, o->fixed_tile, o->canonical, &ce, t3) != 0)
                 return -1;
             if (!found || better(&ce, &be)) {
                 be = ce;
@@ -458,7 +487,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     } else {
         if ((unsigned)o->order >= NPU_TORD_ORACLE)
             return -1;
-        if (best_tiles(hw, L, &pp, o->order, 0, o->fixed_tile, &be, bt) != 0)
+        if (best_tiles(hw, L, &pp, o->order, 0, o->fixed_tile, o->canonical, &be, bt) != 0)
             return -1;
     }
     r->bwd_cycles = be.cycles;

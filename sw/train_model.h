@@ -26,7 +26,8 @@
  *  - The forward pass is the same for every backward variant: the best of (m,n,k)/(n,m,k)
  *    output-stationary orders and tile sizes; on 4 cores split along M.
  *  - Tile sizes: every order picks its best (Tm, Tn, Tk) in {A, 2A, 4A}^3 (clipped to the dims)
- *    by cycles, then DRAM bytes. The baseline (seq) also picks, per layer, its best
+ *    by cycles, then DRAM bytes (candidates above NPU_TM_MAX_OPS points skipped when a coarser
+ *    one fits). The baseline (seq) also picks, per layer, its best
  *    output-stationary permutation of each GEMM (the brief's "best tiling" baseline).
  *  - ORACLE = the fastest of interleave, dxmajor, dwmajor; AUTO = Algorithm 1 on the (sub-)GEMM's
  *    element dims (re-applied per partition, brief 2.9).
@@ -40,6 +41,10 @@
 #include "train_order.h"
 #include "train_partition.h"
 #include "train_residency.h"
+
+/* Tile-size candidates with more iteration points than this (per part) are skipped when a
+ * coarser candidate fits (search time; larger tiles are rarely worse on such layers). */
+#define NPU_TM_MAX_OPS 4096
 
 typedef struct npu_tm_hw {
     int S;            /* core side; the fused array is 2S x 2S */
@@ -64,6 +69,7 @@ typedef struct npu_tm_opts {
     int P;              /* parts (1, 2, 4); with cores = 4, P = 4 runs concurrently */
     int fixed_tile;     /* > 0: Tm = Tn = Tk = fixed_tile instead of the search */
     double fwd_cycles;  /* > 0: the forward time already known (skips its evaluation) */
+    int canonical;      /* 1: seq/interleave keep the brief's loop orders (no permutation search) */
 } npu_tm_opts_t;
 
 typedef struct npu_tm_result {
