@@ -9,24 +9,7 @@
 #include "gemm_tiling.h"
 #include "golden.h"
 #include "runtime.h"
-
-static const char *const k_order_names[NPU_TRAIN_NUM_ORDERS] = {
-    "seq", "interleave", "dxmajor", "dwmajor", "auto", "oracle"};
-
-const char *npu_train_order_name(npu_train_order_t o)
-{
-    return (unsigned)o < NPU_TRAIN_NUM_ORDERS ? k_order_names[o] : NULL;
-}
-
-int npu_train_order_parse(const char *s, npu_train_order_t *o)
-{
-    for (int i = 0; s && i < NPU_TRAIN_NUM_ORDERS; i++)
-        if (!strcmp(s, k_order_names[i])) {
-            *o = (npu_train_order_t)i;
-            return 0;
-        }
-    return -1;
-}
+#include "train_emit.h"
 
 int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp)
 {
@@ -75,6 +58,8 @@ typedef struct ctx {
     int policy;
     uint64_t max_cycles;
     npu_train_result_t *r;
+    int dead;          /* an earlier program ended in an NPU error: later ones are not run */
+    int tile;          /* fused tiles (0: default) */
 } ctx_t;
 
 static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
@@ -106,26 +91,86 @@ static void requant(const int32_t *src, int16_t *dst, size_t n)
         dst[i] = (int16_t)(src[i] >> NPU_TRAIN_SHIFT); /* arithmetic shift (gcc, C99 impl.-def.) */
 }
 
+static const char *const k_pname[NPU_NUM_PASSES] = {"fwd", "dx", "dw"};
+
+/* Runs prog (its tokens complete) at a fresh 16-byte aligned DRAM address, adds its cycles,
+ * MACs and DMA bytes to pass `pass` of L, checks the counters against the program. */
+static int run_prog(ctx_t *c, npu_train_layer_t *L, int pass, const npu_prog_t *prog)
+{
+    npu_prog_expect_t ex;
+    npu_run_result_t rr;
+    uint64_t pbase;
+    char msg[200];
+    int rc;
+    L->ran[pass] = 1;
+    if (c->dead) {
+        snprintf(L->msg, sizeof L->msg, "%s: not run (an earlier program failed)", k_pname[pass]);
+        return L->rc[pass] = NPU_GEMM_HOST_ERROR;
+    }
+    c->al.next = (c->al.next + NPU_INSN_BYTES - 1) / NPU_INSN_BYTES * NPU_INSN_BYTES; /* fetch alignment */
+    if (npu_alloc(&c->al, (uint64_t)prog->n * NPU_INSN_BYTES, &pbase) != 0) {
+        snprintf(L->msg, sizeof L->msg, "%s: the program does not fit the DRAM", k_pname[pass]);
+        return L->rc[pass] = NPU_GEMM_HOST_ERROR;
+    }
+    npu_prog_expect(c->cfg, prog->insn, prog->n, &ex);
+    rc = npu_run_program(c->cfg, c->sim, pbase, prog->insn, prog->n, c->max_cycles, &rr);
+    L->cycles[pass] += rr.cnt[NPU_CNT_cycles];
+    L->macs[pass] += rr.cnt[NPU_CNT_macs_core0] + rr.cnt[NPU_CNT_macs_core1] +
+                     rr.cnt[NPU_CNT_macs_core2] + rr.cnt[NPU_CNT_macs_core3];
+    for (int t = 0; t < NPU_NUM_TAGS; t++) {
+        L->rd_bytes[t] += rr.cnt[NPU_CNT_dram_rd_prog + t];
+        L->wr_bytes[t] += rr.cnt[NPU_CNT_dram_wr_prog + t];
+    }
+    c->r->cycles += rr.cnt[NPU_CNT_cycles];
+    if (rc != NPU_RUN_DONE) {
+        c->dead = 1;
+        snprintf(L->msg, sizeof L->msg, "%s: %s (err %s at pc %u)", k_pname[pass],
+                 rc == NPU_RUN_TIMEOUT ? "timeout" : "NPU error",
+                 npu_error_name(rr.err) ? npu_error_name(rr.err) : "-", (unsigned)rr.err_pc);
+        return L->rc[pass] = rc == NPU_RUN_TIMEOUT ? NPU_GEMM_TIMEOUT : NPU_GEMM_NPU_ERROR;
+    }
+    if (npu_check_counters(rr.cnt, &ex, msg, sizeof msg) != 0) {
+        snprintf(L->msg, sizeof L->msg, "%s: counters: %s", k_pname[pass], msg);
+        return L->rc[pass] = NPU_GEMM_COUNTERS;
+    }
+    return L->rc[pass] = NPU_GEMM_PASS;
+}
+
+/* Compares the int32 tensor o (M x N) in DRAM with gold. */
+static int check_result(ctx_t *c, npu_train_layer_t *L, int pass, const dtensor_t *o, int M,
+                        int N, const int32_t *gold)
+{
+    int32_t *got = malloc(sizeof *got * (size_t)M * (size_t)N);
+    int br = 0, bc = 0;
+    int32_t gv = 0, ev = 0;
+    size_t bad;
+    if (!got)
+        return L->rc[pass] = NPU_GEMM_HOST_ERROR;
+    npu_read_i32(c->dram, o->addr, o->pitch, c->beat, M, N, got, (size_t)N);
+    bad = npu_compare_i32(M, N, got, (size_t)N, gold, (size_t)N, &br, &bc, &gv, &ev);
+    free(got);
+    if (bad) {
+        snprintf(L->msg, sizeof L->msg, "%s: %zu mismatches, first [%d][%d] = %d expected %d",
+                 k_pname[pass], bad, br, bc, (int)gv, (int)ev);
+        return L->rc[pass] = NPU_GEMM_MISMATCH;
+    }
+    return L->rc[pass];
+}
+
 /* One GEMM C = A . B on the NPU with operands already in DRAM (A stored transposed if transA,
  * B if transB); checks counters and the result against gold (M x N, dense). */
 static int run_gemm(ctx_t *c, npu_train_layer_t *L, int pass, int M, int N, int K, int transA,
                     int transB, const dtensor_t *a, const dtensor_t *b, const dtensor_t *o,
                     unsigned tag_a, unsigned tag_b, unsigned tag_c, const int32_t *gold)
 {
-    static const char *const pname[NPU_NUM_PASSES] = {"fwd", "dx", "dw"};
     npu_gemm_plan_t plan;
     npu_gemm_args_t args;
     npu_prog_t prog;
-    npu_prog_expect_t ex;
-    npu_run_result_t rr;
-    uint64_t pbase;
-    char msg[200];
     int rc;
-    int32_t *got;
 
     L->ran[pass] = 1;
     if (npu_gemm_tile_ex(c->cfg, M, N, K, c->policy == NPU_EMIT_1G4C, &plan) != 0) {
-        snprintf(L->msg, sizeof L->msg, "%s: no tiling fits", pname[pass]);
+        snprintf(L->msg, sizeof L->msg, "%s: no tiling fits", k_pname[pass]);
         return L->rc[pass] = NPU_GEMM_HOST_ERROR;
     }
     memset(&args, 0, sizeof args);
@@ -142,61 +187,91 @@ static int run_gemm(ctx_t *c, npu_train_layer_t *L, int pass, int M, int N, int 
     args.tag_b = tag_b;
     args.tag_c = tag_c;
     npu_prog_init(&prog);
-    if (npu_gemm_emit(c->cfg, &plan, &args, &prog) != 0 ||
-        npu_alloc(&c->al, (uint64_t)prog.n * NPU_INSN_BYTES, &pbase) != 0) {
+    if (npu_gemm_emit(c->cfg, &plan, &args, &prog) != 0) {
         npu_prog_free(&prog);
-        snprintf(L->msg, sizeof L->msg, "%s: emission failed or the program does not fit",
-                 pname[pass]);
+        snprintf(L->msg, sizeof L->msg, "%s: emission failed", k_pname[pass]);
         return L->rc[pass] = NPU_GEMM_HOST_ERROR;
     }
-    npu_prog_expect(c->cfg, prog.insn, prog.n, &ex);
-    rc = npu_run_program(c->cfg, c->sim, pbase, prog.insn, prog.n, c->max_cycles, &rr);
+    rc = run_prog(c, L, pass, &prog);
     npu_prog_free(&prog);
-    L->cycles[pass] = rr.cnt[NPU_CNT_cycles];
-    L->macs[pass] = rr.cnt[NPU_CNT_macs_core0] + rr.cnt[NPU_CNT_macs_core1] +
-                    rr.cnt[NPU_CNT_macs_core2] + rr.cnt[NPU_CNT_macs_core3];
-    for (int t = 0; t < NPU_NUM_TAGS; t++) {
-        L->rd_bytes[t] += rr.cnt[NPU_CNT_dram_rd_prog + t];
-        L->wr_bytes[t] += rr.cnt[NPU_CNT_dram_wr_prog + t];
+    if (rc != NPU_GEMM_NPU_ERROR && rc != NPU_GEMM_TIMEOUT && rc != NPU_GEMM_HOST_ERROR)
+        check_result(c, L, pass, o, M, N, gold);
+    return L->rc[pass];
+}
+
+/* The fused backward of a layer (train_emit.h): dX and dW in one program under a concrete
+ * order; both checked against golden. Cycles go to the dx pass (the dw pass is marked run). */
+static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const dtensor_t *X,
+                     const dtensor_t *W, const dtensor_t *dY, const dtensor_t *dX,
+                     const dtensor_t *dW, const dtensor_t *pX, const dtensor_t *pW,
+                     const int32_t *gold_dx, const int32_t *gold_dw)
+{
+    npu_bwd_args_t a;
+    npu_bwd_stats_t st;
+    npu_prog_t prog;
+    char msg[200];
+    int rc;
+    memset(&a, 0, sizeof a);
+    a.M = L->M;
+    a.K = L->K;
+    a.N = L->N;
+    npu_bwd_default_tiles(c->cfg, a.M, a.K, a.N, &a.Tm, &a.Tn, &a.Tk);
+    if (c->tile > 0) {
+        int F = 2 * c->cfg->s;
+        a.Tm = c->tile < (a.M + F - 1) / F * F ? c->tile : (a.M + F - 1) / F * F;
+        a.Tn = c->tile < (a.N + F - 1) / F * F ? c->tile : (a.N + F - 1) / F * F;
+        a.Tk = c->tile < (a.K + F - 1) / F * F ? c->tile : (a.K + F - 1) / F * F;
     }
-    c->r->cycles += L->cycles[pass];
-    if (rc != NPU_RUN_DONE) {
-        snprintf(L->msg, sizeof L->msg, "%s: %s (err %s at pc %u)", pname[pass],
-                 rc == NPU_RUN_TIMEOUT ? "timeout" : "NPU error",
-                 npu_error_name(rr.err) ? npu_error_name(rr.err) : "-", (unsigned)rr.err_pc);
-        return L->rc[pass] = rc == NPU_RUN_TIMEOUT ? NPU_GEMM_TIMEOUT : NPU_GEMM_NPU_ERROR;
+    a.order = order;
+    a.policy = c->policy;
+    a.io.x = (uint32_t)X->addr;
+    a.io.w = (uint32_t)W->addr;
+    a.io.dy = (uint32_t)dY->addr;
+    a.io.dx = (uint32_t)dX->addr;
+    a.io.dw = (uint32_t)dW->addr;
+    a.io.px = (uint32_t)pX->addr;
+    a.io.pw = (uint32_t)pW->addr;
+    a.io.pitch_x = X->pitch;
+    a.io.pitch_w = W->pitch;
+    a.io.pitch_dy = dY->pitch;
+    a.io.pitch_dx = dX->pitch;
+    a.io.pitch_dw = dW->pitch;
+    L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
+    L->fused = 1;
+    L->order = order;
+    npu_prog_init(&prog);
+    if (npu_bwd_emit(c->cfg, &a, &prog, &st, msg, sizeof msg) != 0) {
+        npu_prog_free(&prog);
+        snprintf(L->msg, sizeof L->msg, "%s: %s", npu_train_order_name(order), msg);
+        return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
     }
-    got = malloc(sizeof *got * (size_t)M * (size_t)N);
-    if (!got)
-        return L->rc[pass] = NPU_GEMM_HOST_ERROR;
-    npu_read_i32(c->dram, o->addr, o->pitch, c->beat, M, N, got, (size_t)N);
-    {
-        int br = 0, bc = 0;
-        int32_t gv = 0, ev = 0;
-        size_t bad = npu_compare_i32(M, N, got, (size_t)N, gold, (size_t)N, &br, &bc, &gv, &ev);
-        free(got);
-        if (bad) {
-            snprintf(L->msg, sizeof L->msg, "%s: %zu mismatches, first [%d][%d] = %d expected %d",
-                     pname[pass], bad, br, bc, (int)gv, (int)ev);
-            return L->rc[pass] = NPU_GEMM_MISMATCH;
-        }
+    L->dy_tile_loads = st.loads[NPU_TT_DY];
+    L->dy_tiles = st.dy_compulsory;
+    L->spills = st.spills[NPU_TT_DX] + st.spills[NPU_TT_DW];
+    L->reloads = st.reloads[NPU_TT_DX] + st.reloads[NPU_TT_DW];
+    rc = run_prog(c, L, NPU_PASS_DX, &prog);
+    npu_prog_free(&prog);
+    L->rc[NPU_PASS_DW] = rc;
+    if (rc == NPU_GEMM_PASS || rc == NPU_GEMM_COUNTERS) {
+        check_result(c, L, NPU_PASS_DX, dX, L->M, L->K, gold_dx);
+        L->rc[NPU_PASS_DW] = L->rc[NPU_PASS_DX] == NPU_GEMM_PASS ? NPU_GEMM_PASS : L->rc[NPU_PASS_DX];
+        if (check_result(c, L, NPU_PASS_DW, dW, L->K, L->N, gold_dw) != NPU_GEMM_PASS &&
+            L->rc[NPU_PASS_DX] == NPU_GEMM_PASS)
+            L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW];
     }
-    if (npu_check_counters(rr.cnt, &ex, msg, sizeof msg) != 0) {
-        snprintf(L->msg, sizeof L->msg, "%s: counters: %s", pname[pass], msg);
-        return L->rc[pass] = NPU_GEMM_COUNTERS;
-    }
-    return L->rc[pass] = NPU_GEMM_PASS;
+    return L->rc[NPU_PASS_DX];
 }
 
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
-                   npu_train_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                   npu_torder_t order, int policy, uint64_t seed, uint64_t max_cycles,
                    npu_train_result_t *r)
 {
     int Lc = mlp->layers, B = mlp->batch, ok = 1;
     size_t dram_bytes = 0;
     ctx_t c;
     dtensor_t X[NPU_TRAIN_MAX_LAYERS + 1], W[NPU_TRAIN_MAX_LAYERS], Y[NPU_TRAIN_MAX_LAYERS],
-        dY[NPU_TRAIN_MAX_LAYERS], dX[NPU_TRAIN_MAX_LAYERS], dW[NPU_TRAIN_MAX_LAYERS];
+        dY[NPU_TRAIN_MAX_LAYERS], dX[NPU_TRAIN_MAX_LAYERS], dW[NPU_TRAIN_MAX_LAYERS],
+        pX[NPU_TRAIN_MAX_LAYERS], pW[NPU_TRAIN_MAX_LAYERS]; /* spill areas of the partials */
     int16_t *hX[NPU_TRAIN_MAX_LAYERS + 1] = {0}, *hW[NPU_TRAIN_MAX_LAYERS] = {0},
             *hdY[NPU_TRAIN_MAX_LAYERS] = {0};
     int32_t *gold = NULL;
@@ -209,10 +284,13 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
         snprintf(r->msg, sizeof r->msg, "bad MLP");
         return r->rc = -1;
     }
-    if (order != NPU_TRAIN_SEQ) {
-        snprintf(r->msg, sizeof r->msg,
-                 "order '%s' is not lowered to the RTL yet (only 'seq'; see docs/training.md)",
-                 npu_train_order_name(order) ? npu_train_order_name(order) : "?");
+    if (order == NPU_TORD_ORACLE || (unsigned)order >= NPU_TORD_COUNT) {
+        snprintf(r->msg, sizeof r->msg, "order '%s' is not lowered to the RTL (oracle: run each "
+                 "order and compare)", npu_train_order_name(order) ? npu_train_order_name(order) : "?");
+        return r->rc = -1;
+    }
+    if (order != NPU_TORD_SEQ && policy == NPU_EMIT_1G4C) {
+        snprintf(r->msg, sizeof r->msg, "the fused orders run the 1G1C and FlexSA policies");
         return r->rc = -1;
     }
     memset(&c, 0, sizeof c);
@@ -223,6 +301,7 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
     c.policy = policy;
     c.max_cycles = max_cycles;
     c.r = r;
+    c.tile = mlp->tile;
     npu_alloc_init(&c.al, dram_bytes, c.beat);
     /* every tensor of the step gets its own DRAM region (programs are allocated as they run) */
     for (int i = 0; i <= Lc && ok; i++) {
@@ -234,7 +313,8 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
         int K = mlp->dims[i], N = mlp->dims[i + 1];
         ok = talloc(&c, K, N, 2, &W[i]) == 0 && talloc(&c, B, N, 4, &Y[i]) == 0 &&
              talloc(&c, B, N, 2, &dY[i]) == 0 && talloc(&c, B, K, 4, &dX[i]) == 0 &&
-             talloc(&c, K, N, 4, &dW[i]) == 0;
+             talloc(&c, K, N, 4, &dW[i]) == 0 && talloc(&c, B, K, 4, &pX[i]) == 0 &&
+             talloc(&c, K, N, 4, &pW[i]) == 0;
         hW[i] = malloc(sizeof(int16_t) * (size_t)K * (size_t)N);
         hdY[i] = malloc(sizeof(int16_t) * (size_t)B * (size_t)N);
         ok = ok && hW[i] && hdY[i];
@@ -280,11 +360,34 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
         if (i + 1 < Lc)
             write16(&c, &X[i + 1], hX[i + 1]);
     }
-    /* backward, layers in reverse; sequential order: dX_i then dW_i */
+    /* backward, layers in reverse: dX_i then dW_i (seq), or both in one fused program */
     for (int i = Lc - 1; i >= 0; i--) {
         npu_train_layer_t *L = &r->layer[i];
         int K = mlp->dims[i], N = mlp->dims[i + 1];
         uint64_t before = L->rd_bytes[NPU_TAG_DY];
+        npu_torder_t o = order;
+        if (o == NPU_TORD_AUTO)
+            o = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, B, K, N);
+        if (i > 0 && o != NPU_TORD_SEQ) {
+            int32_t *gdw = malloc(sizeof *gdw * (size_t)K * (size_t)N);
+            if (!gdw) {
+                ok = 0;
+                snprintf(L->msg, sizeof L->msg, "out of memory");
+                continue;
+            }
+            npu_golden_gemm(B, K, N, hdY[i], (size_t)N, 0, hW[i], (size_t)N, 1, gold, (size_t)K);
+            npu_golden_gemm(K, N, B, hX[i], (size_t)K, 1, hdY[i], (size_t)N, 0, gdw, (size_t)N);
+            if (run_fused(&c, L, o, &X[i], &W[i], &dY[i], &dX[i], &dW[i], &pX[i], &pW[i], gold,
+                          gdw) != NPU_GEMM_PASS)
+                ok = 0;
+            free(gdw);
+            requant(gold, hdY[i - 1], (size_t)B * (size_t)K); /* activation derivative */
+            write16(&c, &dY[i - 1], hdY[i - 1]);
+            L->dy_rd_bytes = L->rd_bytes[NPU_TAG_DY] - before;
+            L->dy_compulsory = (uint64_t)B * dY[i].pitch * c.beat;
+            continue;
+        }
+        L->order = NPU_TORD_SEQ;
         if (i > 0) {
             npu_golden_gemm(B, K, N, hdY[i], (size_t)N, 0, hW[i], (size_t)N, 1, gold, (size_t)K);
             if (run_gemm(&c, L, NPU_PASS_DX, B, K, N, 0, 1, &dY[i], &W[i], &dX[i], NPU_TAG_DY,
@@ -301,7 +404,7 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
         L->dy_compulsory = (uint64_t)B * dY[i].pitch * c.beat;
     }
     r->rc = ok ? 0 : 1;
-    for (int i = 0; i < Lc && !ok; i++)
+    for (int i = Lc - 1; i >= 0 && !ok; i--) /* the backward runs the last layer first */
         if (r->layer[i].msg[0]) {
             snprintf(r->msg, sizeof r->msg, "layer %d %.200s", i, r->layer[i].msg);
             break;

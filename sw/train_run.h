@@ -15,9 +15,9 @@
  * (X_{i+1} = Y_i >> shift, dY_{i-1} = dX_i >> shift, shift = NPU_TRAIN_SHIFT), the same in
  * the golden model. dY_{L-1} (the loss gradient) and X_0, W_i are seeded random int16.
  *
- * Order: NPU_TRAIN_SEQ runs dX_i then dW_i as two programs (the sequential baseline: dY_i is
- * read from DRAM by both). The fused orders (interleave, dXmajor, dWmajor) are the next step
- * (docs/training.md); they are rejected with a message until their emitter lands.
+ * Order (train_order.h): NPU_TORD_SEQ runs dX_i then dW_i as two GEMM programs (gemm_emit; the
+ * sequential baseline: dY_i is read from DRAM by both). The fused orders are lowered by
+ * train_emit.h next; until then they are rejected with a message.
  */
 #ifndef NPU_TRAIN_RUN_H
 #define NPU_TRAIN_RUN_H
@@ -27,27 +27,17 @@
 #include "npu_cfg.h"
 #include "npu_defs.h"
 #include "npu_sim.h"
+#include "train_order.h"
 
 #define NPU_TRAIN_MAX_LAYERS 16
 #define NPU_TRAIN_SHIFT 16
-
-typedef enum npu_train_order {
-    NPU_TRAIN_SEQ = 0,
-    NPU_TRAIN_INTERLEAVE,
-    NPU_TRAIN_DXMAJOR,
-    NPU_TRAIN_DWMAJOR,
-    NPU_TRAIN_AUTO,
-    NPU_TRAIN_ORACLE,
-    NPU_TRAIN_NUM_ORDERS
-} npu_train_order_t;
-
-const char *npu_train_order_name(npu_train_order_t o); /* "seq", "interleave", ... */
-int npu_train_order_parse(const char *s, npu_train_order_t *o); /* 0 or -1 */
 
 typedef struct npu_mlp {
     int batch;                           /* B = M of every layer GEMM */
     int layers;                          /* L */
     int dims[NPU_TRAIN_MAX_LAYERS + 1];  /* d_0 .. d_L */
+    int tile;                            /* fused orders: Tm = Tn = Tk (multiple of 2S, clipped
+                                            to the dims); 0 = npu_bwd_default_tiles */
 } npu_mlp_t;
 
 enum { NPU_PASS_FWD = 0, NPU_PASS_DX = 1, NPU_PASS_DW = 2, NPU_NUM_PASSES = 3 };
@@ -61,12 +51,16 @@ typedef struct npu_train_layer {
     uint64_t rd_bytes[NPU_NUM_TAGS], wr_bytes[NPU_NUM_TAGS]; /* DMA bytes of the layer, all passes */
     uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of dY (padded rows) */
     char msg[256];                       /* first failure of the layer, "" if none */
+    npu_torder_t order;                  /* backward order run (auto resolved) */
+    int fused;                           /* dX and dW in one program (cycles in the dx pass) */
+    long dy_tile_loads, dy_tiles;        /* fused: dY tile loads vs the Mt*Nt compulsory */
+    long spills, reloads;                /* fused: partial tiles spilled / reloaded */
 } npu_train_layer_t;
 
 typedef struct npu_train_result {
     int rc;                              /* 0 every GEMM PASS; 1 a mismatch/NPU error; -1 host */
     char msg[256];
-    npu_train_order_t order;
+    npu_torder_t order;
     int policy;                          /* NPU_EMIT_* mapping policy of every GEMM */
     uint64_t cycles;                     /* all programs */
     npu_train_layer_t layer[NPU_TRAIN_MAX_LAYERS];
@@ -77,7 +71,7 @@ int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp);
 
 /* Runs one training step on sim (its DRAM is overwritten). Returns r->rc. */
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
-                   npu_train_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                   npu_torder_t order, int policy, uint64_t seed, uint64_t max_cycles,
                    npu_train_result_t *r);
 
 #endif

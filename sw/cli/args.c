@@ -11,7 +11,7 @@
 
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
-    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_CONFIG, OPT_HELP
+    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP
 };
 
 /* Which options each command accepts (bit = option). */
@@ -24,6 +24,7 @@ enum {
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
+     B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
@@ -53,6 +54,7 @@ static const struct option long_opts[] = {
     {"layers", required_argument, NULL, OPT_LAYERS},
     {"order", required_argument, NULL, OPT_ORDER},
     {"partition", required_argument, NULL, OPT_PARTITION},
+    {"tile", required_argument, NULL, OPT_TILE},
     {"config", optional_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -71,7 +73,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
-            "       npu train --layers D0,D1,..,DL [--batch B] [--order seq] [--partition none]\n"
+            "       npu train --layers D0,D1,..,DL [--batch B] [--order O] [--partition none]\n"
+            "                [--tile T]\n"
             "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
             "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
@@ -290,6 +293,12 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
                 strcmp(optarg, "k") && strcmp(optarg, "knn"))
                 return bad(err, errn, "--partition needs none, m, n, k or knn, not '%s'", optarg);
             a->partition = optarg;
+            break;
+        case OPT_TILE:
+            if (parse_u64(optarg, &v) || v < 1 || v > 4096)
+                return bad(err, errn, "--tile needs a tile size in 1..4096 (a multiple of 2S), not '%s'",
+                           optarg);
+            a->tile = (unsigned)v;
             break;
         case OPT_BATCH:
             if (parse_u64(optarg, &v) || v < 1 || v > 1024)

@@ -55,6 +55,7 @@ typedef struct npu_args {
                                            train: batch (0 = 16) */
     const char *layers;                 /* train: "D0,D1,..,DL" */
     const char *order, *partition;      /* train: NULL = seq / none */
+    unsigned tile;                      /* train: fused tile size (0 = default 2 x 2S) */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -17,7 +17,7 @@ static const char *policy_name(int p)
 int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
 {
     npu_mlp_t mlp;
-    npu_train_order_t order = NPU_TRAIN_SEQ;
+    npu_torder_t order = NPU_TORD_SEQ;
     npu_train_result_t *r;
     npu_sim_t *sim;
     FILE *csv = NULL;
@@ -29,8 +29,13 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                 NPU_TRAIN_MAX_LAYERS + 1, a->layers);
         return 2;
     }
-    if (a->order && npu_train_order_parse(a->order, &order) != 0)
-        return 2; /* args.c already checked the name */
+    mlp.tile = (int)a->tile;
+    if (a->order) {
+        int o = npu_train_order_parse(a->order);
+        if (o < 0)
+            return 2; /* args.c already checked the name */
+        order = (npu_torder_t)o;
+    }
     if (a->partition && strcmp(a->partition, "none")) {
         fprintf(stderr, "npu: --partition %s is not lowered to the RTL yet (only 'none'; "
                         "see docs/training.md)\n", a->partition);
@@ -60,9 +65,9 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         printf("npu train: MLP %s, batch %d, order %s, policy %s, seed %llu (config %s)\n",
                a->layers, batch, npu_train_order_name(order), policy_name(a->policy),
                (unsigned long long)seed, cfg->name);
-        printf("%-5s %6s %6s %6s %10s %10s %10s %6s %10s %10s %9s %6s\n", "layer", "M", "K", "N",
-               "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B", "dY once B", "dY loads",
-               "result");
+        printf("%-5s %6s %6s %6s %-10s %10s %10s %10s %6s %10s %10s %9s %6s\n", "layer", "M",
+               "K", "N", "order", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B", "dY once B",
+               "dY reads", "result");
     }
     for (int i = mlp.layers - 1; i >= 0; i--) {
         const npu_train_layer_t *L = &r->layer[i];
@@ -75,13 +80,16 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                 pass = pass && L->rc[p] == NPU_GEMM_PASS;
             }
         double util = cyc ? (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0;
-        char dx[24] = "-"; /* layer 0 has no dX */
+        char dx[24] = "-", dw[24]; /* layer 0 has no dX; a fused program counts in dx */
         if (L->ran[NPU_PASS_DX])
             snprintf(dx, sizeof dx, "%llu", (unsigned long long)L->cycles[NPU_PASS_DX]);
+        snprintf(dw, sizeof dw, "%llu", (unsigned long long)L->cycles[NPU_PASS_DW]);
+        if (L->fused)
+            snprintf(dw, sizeof dw, "(fused)");
         if (!a->quiet)
-            printf("%-5d %6d %6d %6d %10llu %10s %10llu %6.1f %10llu %10llu %9.2f %6s\n", i, L->M,
-                   L->K, L->N, (unsigned long long)L->cycles[NPU_PASS_FWD], dx,
-                   (unsigned long long)L->cycles[NPU_PASS_DW],
+            printf("%-5d %6d %6d %6d %-10s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %6s\n", i,
+                   L->M, L->K, L->N, npu_train_order_name(L->order),
+                   (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
                    100 * util, (unsigned long long)L->dy_rd_bytes,
                    (unsigned long long)L->dy_compulsory,
                    L->dy_compulsory ? (double)L->dy_rd_bytes / (double)L->dy_compulsory : 0.0,
@@ -91,7 +99,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                 if (L->ran[p])
                     fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
                                  "%llu,%llu,%llu,%llu\n",
-                            i, L->M, L->K, L->N, npu_train_order_name(order),
+                            i, L->M, L->K, L->N, npu_train_order_name(L->order),
                             policy_name(a->policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
                             (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
                             npu_gemm_rc_name(L->rc[p]),
@@ -106,6 +114,9 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                             (unsigned long long)L->dy_rd_bytes,
                             (unsigned long long)L->dy_compulsory);
     }
+    for (int i = mlp.layers - 1; i >= 0; i--)
+        if (r->layer[i].msg[0])
+            printf("layer %d: %s\n", i, r->layer[i].msg);
     if (csv)
         fclose(csv);
     printf("%s train step: %llu cycles%s%s\n", r->rc == 0 ? "PASS" : "FAIL",

@@ -1,0 +1,556 @@
+/* train_emit.c - fused backward program of a layer; see train_emit.h. */
+#include "train_emit.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flexsa_mode.h"
+#include "gemm_emit.h"
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+void npu_bwd_default_tiles(const npu_cfg_t *cfg, int M, int K, int N, int *Tm, int *Tn, int *Tk)
+{
+    int F = 2 * cfg->s, T = 2 * F;
+    *Tm = imin(T, cdiv(M, F) * F);
+    *Tn = imin(T, cdiv(N, F) * F);
+    *Tk = imin(T, cdiv(K, F) * F);
+}
+
+/* ---- SPM bookkeeping: where tiles are, and who used each byte range last ------------------ */
+
+typedef struct res_ent { int tensor; long tile; long start, end; } res_ent_t;
+typedef struct use_ent { long start, end; long last_exec, last_store; } use_ent_t;
+
+typedef struct book {
+    res_ent_t *res;
+    int nres, capres;
+    use_ent_t *use;
+    int nuse, capuse;
+} book_t;
+
+static int overlap(long a0, long a1, long b0, long b1) { return a0 < b1 && b0 < a1; }
+
+static long res_find(const book_t *b, int tensor, long tile)
+{
+    for (int i = 0; i < b->nres; i++)
+        if (b->res[i].tensor == tensor && b->res[i].tile == tile)
+            return b->res[i].start;
+    return -1;
+}
+
+/* tile (tensor, tile) now occupies [start, end): anything overlapping is gone */
+static int res_put(book_t *b, int tensor, long tile, long start, long end)
+{
+    int j = 0;
+    for (int i = 0; i < b->nres; i++)
+        if (!overlap(b->res[i].start, b->res[i].end, start, end) &&
+            !(b->res[i].tensor == tensor && b->res[i].tile == tile))
+            b->res[j++] = b->res[i];
+    b->nres = j;
+    if (b->nres == b->capres) {
+        int cap = b->capres ? 2 * b->capres : 64;
+        res_ent_t *p = realloc(b->res, (size_t)cap * sizeof *p);
+        if (!p)
+            return -1;
+        b->res = p;
+        b->capres = cap;
+    }
+    b->res[b->nres].tensor = tensor;
+    b->res[b->nres].tile = tile;
+    b->res[b->nres].start = start;
+    b->res[b->nres].end = end;
+    b->nres++;
+    return 0;
+}
+
+static use_ent_t *use_get(book_t *b, long start, long end)
+{
+    for (int i = 0; i < b->nuse; i++)
+        if (b->use[i].start == start && b->use[i].end == end)
+            return &b->use[i];
+    if (b->nuse == b->capuse) {
+        int cap = b->capuse ? 2 * b->capuse : 64;
+        use_ent_t *p = realloc(b->use, (size_t)cap * sizeof *p);
+        if (!p)
+            return NULL;
+        b->use = p;
+        b->capuse = cap;
+    }
+    b->use[b->nuse].start = start;
+    b->use[b->nuse].end = end;
+    b->use[b->nuse].last_exec = -1;
+    b->use[b->nuse].last_store = -1;
+    return &b->use[b->nuse++];
+}
+
+/* latest EXEC op / STORE op that used any byte of [start, end) */
+static void use_last(const book_t *b, long start, long end, long *ex, long *stv)
+{
+    *ex = -1;
+    *stv = -1;
+    for (int i = 0; i < b->nuse; i++)
+        if (overlap(b->use[i].start, b->use[i].end, start, end)) {
+            if (b->use[i].last_exec > *ex)
+                *ex = b->use[i].last_exec;
+            if (b->use[i].last_store > *stv)
+                *stv = b->use[i].last_store;
+        }
+}
+
+/* ---- per-op instruction lists ------------------------------------------------------------- */
+
+typedef struct opcode {
+    npu_prog_t ld, ex, sto;
+    long load_req;     /* EXEC op whose completion the loads wait for (-1: none) */
+    long exec_wait_st; /* STORE op whose completion the DRAINs wait for (-1: none) */
+    int has_store;
+    int first_drain;   /* index in ex of the first DRAIN */
+} opcode_t;
+
+typedef struct em {
+    const npu_cfg_t *cfg;
+    const npu_bwd_args_t *a;
+    int S, F, B, Mt, Nt, Kt;
+    unsigned wave;
+    char *msg;
+    size_t msgn;
+    int err;
+} em_t;
+
+static void fail(em_t *e, const char *fmt, ...)
+{
+    va_list ap;
+    if (e->err)
+        return;
+    e->err = 1;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, e->msgn, fmt, ap);
+    va_end(ap);
+}
+
+static void push(em_t *e, npu_prog_t *p, int rc, const npu_insn_t *in, const char *what)
+{
+    if (rc != 0)
+        fail(e, "%s: a field does not fit its encoding", what);
+    else if (npu_prog_push(p, in) != 0)
+        fail(e, "out of memory");
+}
+
+/* element extent of tile index i of a dim of size D and tile T */
+static int ext(int D, int T, int i) { return imin(T, D - i * T); }
+
+/* SPM bytes of a full tile of tensor t */
+static long tile_bytes(const npu_bwd_args_t *a, int t)
+{
+    switch (t) {
+    case NPU_TT_X: return 2L * a->Tm * a->Tk;
+    case NPU_TT_W: return 2L * a->Tk * a->Tn;
+    case NPU_TT_DY: return 2L * a->Tm * a->Tn;
+    case NPU_TT_DX: return 4L * a->Tm * a->Tk;
+    case NPU_TT_DW: return 4L * a->Tk * a->Tn;
+    default: return 4L * a->Tm * a->Tn; /* Y */
+    }
+}
+
+/* LOAD of a tile into the SPM word `word` (tensor's layout, see train_emit.h) */
+static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsigned word)
+{
+    const npu_bwd_args_t *a = e->a;
+    const npu_bwd_io_t *io = &a->io;
+    uint64_t B = (uint64_t)e->B;
+    int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
+    npu_insn_t in;
+    int rc;
+    uint64_t d;
+    switch (t) {
+    case NPU_TT_DY:
+        d = io->dy + (uint64_t)o->m * a->Tm * io->pitch_dy * B + 2ull * o->n * a->Tn;
+        rc = npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)m_act, (uint32_t)d, word,
+                          (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy);
+        break;
+    case NPU_TT_X: /* X^T tile: rows k, words over m */
+        d = io->x + (uint64_t)o->m * a->Tm * io->pitch_x * B + 2ull * o->k * a->Tk;
+        rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)m_act, (uint32_t)d, word,
+                          (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x);
+        break;
+    case NPU_TT_W: /* W^T tile: rows n, words over k */
+        d = io->w + (uint64_t)o->k * a->Tk * io->pitch_w * B + 2ull * o->n * a->Tn;
+        rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)k_act, (uint32_t)d, word,
+                          (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
+        break;
+    case NPU_TT_DX: /* spilled partial */
+        d = io->px + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
+        rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, (uint32_t)d, word,
+                          (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
+        break;
+    case NPU_TT_DW:
+        d = io->pw + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
+        rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, (uint32_t)d, word,
+                          (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
+        break;
+    default:
+        fail(e, "no load for tensor %d", t);
+        return;
+    }
+    if (d > 0xFFFFFFFFull)
+        fail(e, "DRAM address beyond 32 bits");
+    push(e, p, rc, &in, "LOAD");
+}
+
+/* STORE of the accumulator of op o from SPM word `word`: final (tag DX/DW) or spill (PARTIAL) */
+static void emit_store(em_t *e, npu_prog_t *p, const npu_tileop_t *o, unsigned word, int spill)
+{
+    const npu_bwd_args_t *a = e->a;
+    const npu_bwd_io_t *io = &a->io;
+    uint64_t B = (uint64_t)e->B, d;
+    int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
+    npu_insn_t in;
+    int rc;
+    if (o->grad == NPU_TG_DX) {
+        d = (spill ? io->px : io->dx) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
+        rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DX, (unsigned)m_act, (uint32_t)d,
+                           word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
+    } else {
+        d = (spill ? io->pw : io->dw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
+        rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DW, (unsigned)k_act, (uint32_t)d,
+                           word, (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
+    }
+    push(e, p, rc, &in, "STORE");
+}
+
+/* The waves and drains of op i: A (R rows x red) at word a0, B (red rows x C) at b0, the
+ * accumulator (R rows x C int32) at c0; OBUF half i % 2. Returns the index of its first DRAIN. */
+static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsigned a0,
+                     unsigned b0, unsigned c0, int acc)
+{
+    const npu_bwd_args_t *a = e->a;
+    int F = e->F, S = e->S, R, C, red, Tred, TC, first_drain;
+    int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
+    unsigned base = (unsigned)(i % 2) * (unsigned)e->cfg->obuf_rows;
+    npu_insn_t in;
+    if (o->grad == NPU_TG_DX) { /* dX[m,k] += dY[m,n] W^T[n,k] */
+        R = m_act; C = k_act; red = n_act; Tred = a->Tn; TC = a->Tk;
+    } else {                    /* dW[k,n] += X^T[k,m] dY[m,n] */
+        R = k_act; C = n_act; red = m_act; Tred = a->Tm; TC = a->Tn;
+    }
+    unsigned wpr_a = (unsigned)(Tred / F), wpr_b = (unsigned)(TC / F), sc = 2u * (unsigned)(TC / F);
+    int nrb = cdiv(red, F), ncb = cdiv(C, F);
+    if ((long)R * ncb > e->cfg->obuf_rows) {
+        fail(e, "an op's output (%d rows x %d blocks) does not fit an OBUF half", R, ncb);
+        return 0;
+    }
+    for (int rb = 0; rb < nrb; rb++) {
+        int k = imin(F, red - rb * F);
+        for (int cb = 0; cb < ncb; cb++) {
+            int n = imin(F, C - cb * F);
+            unsigned bank = e->wave % 2u;
+            unsigned mode = a->policy == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(S, n, k) : NPU_MODE_FW;
+            push(e, p, npu_enc_ldw(&in, bank, mode, b0 + (unsigned)(rb * F) * wpr_b + (unsigned)cb, wpr_b,
+                                   (unsigned)k, (unsigned)n), &in, "LDW");
+            push(e, p, npu_enc_wave(&in, bank, mode, rb > 0, (unsigned)R, a0 + (unsigned)rb, wpr_a,
+                                    (unsigned)k, (unsigned)n, base + (unsigned)(cb * R)), &in, "WAVE");
+            e->wave++;
+        }
+    }
+    first_drain = (int)p->n;
+    for (int cb = 0; cb < ncb; cb++) {
+        int n = imin(F, C - cb * F);
+        unsigned ob = base + (unsigned)(cb * R), ha = ((unsigned)R + 1) / 2;
+        int rc;
+        if (a->policy == NPU_EMIT_FLEXSA && n <= S) /* skinny n-block (VSW/ISW waves) */
+            rc = npu_enc_drain_split(&in, ha, ob, c0 + 2u * (unsigned)cb, sc, ha, (unsigned)R - ha);
+        else
+            rc = npu_enc_drain(&in, (unsigned)R, ob, c0 + 2u * (unsigned)cb, sc);
+        if (rc == 0 && acc)
+            rc = npu_insn_drain_acc(&in);
+        push(e, p, rc, &in, "DRAIN");
+    }
+    return first_drain;
+}
+
+static void tok(npu_prog_t *p, size_t idx, unsigned flag)
+{
+    if (idx < p->n)
+        npu_insn_tok(&p->insn[idx], flag);
+}
+
+int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                 npu_bwd_stats_t *st, char *msg, size_t msgn)
+{
+    em_t e;
+    book_t bk;
+    npu_tsched_t sched;
+    npu_tres_plan_t plan;
+    npu_tres_cfg_t rc;
+    npu_tileop_t *ops = NULL;
+    npu_tres_action_t *act = NULL;
+    npu_tres_counts_t cnt;
+    opcode_t *oc = NULL;
+    long n = 0, maxunit = 0, spm_bytes, scratch;
+    char dummy[8];
+
+    memset(&e, 0, sizeof e);
+    memset(&bk, 0, sizeof bk);
+    e.cfg = cfg;
+    e.a = a;
+    e.S = cfg->s;
+    e.F = 2 * cfg->s;
+    e.B = npu_cfg_beat(cfg);
+    e.msg = msg ? msg : dummy;
+    e.msgn = msg ? msgn : sizeof dummy;
+    if (msg && msgn)
+        msg[0] = '\0';
+    if (st)
+        memset(st, 0, sizeof *st);
+    if (a->M < 1 || a->N < 1 || a->K < 1 || a->Tm < e.F || a->Tn < e.F || a->Tk < e.F ||
+        a->Tm % e.F || a->Tn % e.F || a->Tk % e.F) {
+        fail(&e, "bad sizes or tiles (tiles must be multiples of 2S = %d)", e.F);
+        return -1;
+    }
+    if (a->policy != NPU_EMIT_FW && a->policy != NPU_EMIT_FLEXSA) {
+        fail(&e, "the fused backward emitter supports the 1G1C and FlexSA policies");
+        return -1;
+    }
+    if (npu_train_sched(a->order, 0, &sched) != 0) {
+        fail(&e, "order %s is not a concrete backward order", npu_train_order_name(a->order));
+        return -1;
+    }
+    e.Mt = cdiv(a->M, a->Tm);
+    e.Nt = cdiv(a->N, a->Tn);
+    e.Kt = cdiv(a->K, a->Tk);
+    for (int t = 0; t < NPU_TT_COUNT; t++)
+        if (tile_bytes(a, t) > maxunit)
+            maxunit = tile_bytes(a, t);
+    /* the planner's stream slots: 2 streams x 6 tensors x 2 buffers of the largest tile, after
+     * the pin window */
+    spm_bytes = (long)npu_cfg_spm_words(cfg) * e.B;
+    memset(&rc, 0, sizeof rc);
+    rc.Mt = e.Mt;
+    rc.Nt = e.Nt;
+    rc.Kt = e.Kt;
+    /* two scratch slots at the top of the SPM: an operand the plan calls resident but that is
+     * not (the planner's zipped-stream reuse can point at a tile whose slot was reused) is
+     * loaded there instead, and counted (st->plan_misses) */
+    scratch = spm_bytes - 2 * maxunit;
+    rc.budget = a->budget > 0 ? a->budget : (scratch - 24 * maxunit) / e.B * e.B;
+    rc.bytes = 1;
+    rc.M = a->M;
+    rc.N = a->N;
+    rc.K = a->K;
+    rc.Tm = a->Tm;
+    rc.Tn = a->Tn;
+    rc.Tk = a->Tk;
+    rc.in_bytes = 2;
+    rc.acc_bytes = 4;
+    if (rc.budget < 0 || rc.budget % e.B || rc.budget + 24 * maxunit > scratch) {
+        fail(&e, "tiles %dx%dx%d: pin window %ld B + stream and scratch slots %ld B exceed the SPM "
+             "(%ld B)", a->Tm, a->Tn, a->Tk, rc.budget, 26 * maxunit, spm_bytes);
+        return -1;
+    }
+    n = (long)npu_train_sched_count(&sched, e.Mt, e.Nt, e.Kt);
+    ops = malloc((size_t)n * sizeof *ops);
+    act = malloc((size_t)n * sizeof *act);
+    oc = calloc((size_t)n, sizeof *oc);
+    if (!ops || !act || !oc || npu_train_order_ex(&sched, e.Mt, e.Nt, e.Kt, ops, (size_t)n) != n ||
+        npu_tres_plan(&sched, &rc, &plan) != 0 || npu_tres_run(&plan, ops, (size_t)n, act, &cnt) != 0) {
+        fail(&e, "ordering or residency planning failed");
+        goto out;
+    }
+    for (int t = 0; t < NPU_TT_COUNT; t++)
+        if (plan.tile_unit[t] > maxunit) {
+            fail(&e, "the plan's tile units exceed the emitter's slot size");
+            goto out;
+        }
+
+    /* pass 1: per op, its instructions and what they wait for (in op order) */
+    {
+        long last_store_op[NPU_TEMIT_STORE_LAG + 1];
+        int nls = 0;
+        for (long i = 0; i < n && !e.err; i++) {
+            const npu_tileop_t *o = &ops[i];
+            const npu_tres_action_t *ac = &act[i];
+            npu_ttensor_t to, ta, tb;
+            long slot[3];
+            int tens[3];
+            long tile[3];
+            npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
+            tens[0] = ta;
+            tens[1] = tb;
+            tens[2] = to;
+            for (int r = 0; r < 3; r++)
+                tile[r] = npu_train_tile_index((npu_ttensor_t)tens[r], o->m, o->n, o->k, e.Mt, e.Nt, e.Kt);
+            npu_prog_init(&oc[i].ld);
+            npu_prog_init(&oc[i].ex);
+            npu_prog_init(&oc[i].sto);
+            oc[i].load_req = -1;
+            oc[i].exec_wait_st = -1;
+            /* operands and the partial: loaded where the plan says, else found where they are */
+            for (int r = 0; r < 3; r++) {
+                int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : ac->reload;
+                long want = r == 0 ? ac->slot_a : r == 1 ? ac->slot_b : ac->slot_acc;
+                long bytes = tile_bytes(a, tens[r]);
+                if (r == 2 && o->first) {
+                    slot[r] = want; /* a new accumulator */
+                } else if (load) {
+                    long ex, sv;
+                    slot[r] = want;
+                    use_last(&bk, want, want + bytes, &ex, &sv);
+                    if (sv >= 0) { /* a STORE read this range last: go through EXEC op i-1 */
+                        if (sv >= i - 1) {
+                            fail(&e, "op %ld: slot %ld is reloaded right after op %ld stores it", i, want, sv);
+                            break;
+                        }
+                        if (oc[i - 1].exec_wait_st < sv)
+                            oc[i - 1].exec_wait_st = sv;
+                        if (ex < i - 1)
+                            ex = i - 1;
+                    }
+                    if (ex > oc[i].load_req)
+                        oc[i].load_req = ex;
+                    emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(want / e.B));
+                    if (st) {
+                        if (r == 2)
+                            st->reloads[tens[r]]++;
+                        else
+                            st->loads[tens[r]]++;
+                    }
+                } else {
+                    slot[r] = res_find(&bk, tens[r], tile[r]);
+                    if (slot[r] < 0 && r < 2) { /* plan miss: load into a scratch slot */
+                        long ex, sv, sl = scratch + r * maxunit;
+                        use_last(&bk, sl, sl + bytes, &ex, &sv);
+                        if (ex > oc[i].load_req)
+                            oc[i].load_req = ex;
+                        emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(sl / e.B));
+                        slot[r] = sl;
+                        if (st) {
+                            st->loads[tens[r]]++;
+                            st->plan_misses++;
+                        }
+                    } else if (slot[r] < 0) {
+                        fail(&e, "op %ld (%s m%d n%d k%d): the plan says the %s partial %ld is in "
+                                 "the SPM, it is not", i, npu_train_grad_name((npu_tgrad_t)o->grad),
+                             o->m, o->n, o->k, npu_train_tensor_name((npu_ttensor_t)tens[r]), tile[r]);
+                        break;
+                    }
+                }
+                if (slot[r] % e.B || slot[r] + bytes > spm_bytes) {
+                    fail(&e, "op %ld: slot %ld outside the SPM or not word-aligned", i, slot[r]);
+                    break;
+                }
+                if (res_put(&bk, tens[r], tile[r], slot[r], slot[r] + bytes) != 0)
+                    fail(&e, "out of memory");
+            }
+            if (e.err)
+                break;
+            /* the LOAD queue runs at most NPU_TEMIT_LOAD_LAG ops ahead of EXEC (l2e stays small) */
+            if (oc[i].ld.n && i - NPU_TEMIT_LOAD_LAG > oc[i].load_req)
+                oc[i].load_req = i - NPU_TEMIT_LOAD_LAG;
+            for (int r = 0; r < 2; r++)
+                if (overlap(slot[r], slot[r] + tile_bytes(a, tens[r]), slot[2], slot[2] + tile_bytes(a, to)) ||
+                    (r == 0 && overlap(slot[0], slot[0] + tile_bytes(a, ta), slot[1], slot[1] + tile_bytes(a, tb))))
+                    fail(&e, "op %ld: operand and accumulator slots overlap", i);
+            /* the DRAINs write the accumulator range: wait for the STORE that read it last */
+            {
+                long ex, sv;
+                use_last(&bk, slot[2], slot[2] + tile_bytes(a, to), &ex, &sv);
+                if (sv > oc[i].exec_wait_st)
+                    oc[i].exec_wait_st = sv;
+                if (nls == NPU_TEMIT_STORE_LAG && last_store_op[0] > oc[i].exec_wait_st)
+                    oc[i].exec_wait_st = last_store_op[0]; /* bounded lag behind the STOREs */
+            }
+            oc[i].first_drain = emit_exec(&e, &oc[i].ex, i, o, (unsigned)(slot[0] / e.B),
+                                          (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B), !o->first);
+            for (int r = 0; r < 3; r++) {
+                use_ent_t *u = use_get(&bk, slot[r], slot[r] + tile_bytes(a, tens[r]));
+                if (!u) {
+                    fail(&e, "out of memory");
+                    break;
+                }
+                u->last_exec = i;
+            }
+            if (ac->spill || ac->store) {
+                use_ent_t *u = use_get(&bk, slot[2], slot[2] + tile_bytes(a, to));
+                emit_store(&e, &oc[i].sto, o, (unsigned)(slot[2] / e.B), ac->spill && !ac->store);
+                oc[i].has_store = 1;
+                if (u)
+                    u->last_store = i;
+                if (st) {
+                    if (ac->store)
+                        st->stores[to]++;
+                    else
+                        st->spills[to]++;
+                }
+                if (nls == NPU_TEMIT_STORE_LAG) {
+                    memmove(last_store_op, last_store_op + 1, (size_t)(nls - 1) * sizeof *last_store_op);
+                    nls--;
+                }
+                last_store_op[nls++] = i;
+            }
+        }
+    }
+    if (e.err)
+        goto out;
+
+    /* pass 2: tokens (each producer pushes exactly what a consumer pops) */
+    {
+        long waited_l = -1, waited_s = -1;
+        for (long i = 0; i < n; i++) {
+            opcode_t *c = &oc[i];
+            if (c->ld.n) { /* l2e: the op's last load -> its first EXEC instruction */
+                tok(&c->ld, c->ld.n - 1, NPU_TOK_PUSH_NEXT);
+                tok(&c->ex, 0, NPU_TOK_POP_PREV);
+            }
+            if (c->ld.n && c->load_req > waited_l) { /* e2l: loads wait for EXEC op load_req */
+                tok(&c->ld, 0, NPU_TOK_POP_NEXT);
+                tok(&oc[c->load_req].ex, oc[c->load_req].ex.n - 1, NPU_TOK_PUSH_PREV);
+                waited_l = c->load_req;
+            }
+            if (c->exec_wait_st > waited_s) { /* s2e: the op's DRAINs wait for a STORE */
+                tok(&c->ex, (size_t)c->first_drain, NPU_TOK_POP_NEXT);
+                tok(&oc[c->exec_wait_st].sto, 0, NPU_TOK_PUSH_PREV);
+                waited_s = c->exec_wait_st;
+            }
+            if (c->has_store) { /* e2s: the op's last DRAIN -> its STORE */
+                tok(&c->ex, c->ex.n - 1, NPU_TOK_PUSH_NEXT);
+                tok(&c->sto, 0, NPU_TOK_POP_PREV);
+            }
+        }
+    }
+    /* pass 3: program order, loads one op ahead */
+    for (long i = 0; i <= n && !e.err; i++) {
+        const npu_prog_t *parts[3];
+        parts[0] = i + 1 < n ? &oc[i + 1].ld : NULL;
+        parts[1] = i < n ? &oc[i].ex : NULL;
+        parts[2] = i < n ? &oc[i].sto : NULL;
+        if (i == 0 && n > 0)
+            for (size_t j = 0; j < oc[0].ld.n && !e.err; j++)
+                push(&e, out, 0, &oc[0].ld.insn[j], "copy");
+        for (int q = 0; q < 3; q++)
+            for (size_t j = 0; parts[q] && j < parts[q]->n && !e.err; j++)
+                push(&e, out, 0, &parts[q]->insn[j], "copy");
+    }
+    if (st && !e.err) {
+        st->ops = n;
+        st->dy_compulsory = (long)e.Mt * e.Nt;
+        st->budget = rc.budget;
+        st->macs = 2ull * (uint64_t)a->M * (uint64_t)a->N * (uint64_t)a->K;
+    }
+out:
+    if (oc)
+        for (long i = 0; i < n; i++) {
+            npu_prog_free(&oc[i].ld);
+            npu_prog_free(&oc[i].ex);
+            npu_prog_free(&oc[i].sto);
+        }
+    free(oc);
+    free(ops);
+    free(act);
+    free(bk.res);
+    free(bk.use);
+    return e.err ? -1 : 0;
+}

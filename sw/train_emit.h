@@ -1,0 +1,78 @@
+/*
+ * train_emit.h - the EMIT stage of the training backward pass: a tile-op schedule (train_order)
+ * and its residency plan (train_residency) become one NPU program that computes dX and dW of a
+ * layer together, so a dY tile loaded once can serve both gradients (brief 000).
+ *
+ * Tiles Tm x Tn x Tk (multiples of 2S). Per tile-op, in program order (loads one op ahead):
+ *   LOAD   the operand tiles the plan says are missing, into their SPM slots:
+ *            dY[m,n]  normal  (rows m, words over n)      A of dx, B of dw (same layout)
+ *            X[m,k]   TRANSPOSED by the DMA -> X^T tile   (rows k, words over m), A of dw
+ *            W[k,n]   TRANSPOSED by the DMA -> W^T tile   (rows n, words over k), B of dx
+ *          and a spilled partial (int32, tag PARTIAL) before its next contribution;
+ *   EXEC   per reduction block and output column block of 2S: LDW + WAVE (FW, or the mode of
+ *          Algorithm 1 with the FlexSA policy) into an OBUF half (alternating per op), then one
+ *          DRAIN per column block into the accumulator slot: plain for the output tile's first
+ *          contribution, DRAIN acc (SPM += OBUF) for the later ones;
+ *   STORE  a partial the plan spills (tag PARTIAL, to a spill area laid out like the tensor),
+ *          or the final tile (tag DX / DW).
+ * The actual location of every tile is tracked here (not trusted from the plan): an operand
+ * or partial the plan calls resident must be found in the SPM, else the emission fails.
+ *
+ * Synchronisation is by completion counts on the four token channels: a LOAD into a slot
+ * waits (e2l) for the EXEC op that last used the slot; a DRAIN into a slot waits (s2e) for the
+ * STORE that last read it; a reload into a slot a STORE last read goes through the previous
+ * EXEC op, which waits for that STORE; a STORE waits (e2s) for its op's DRAINs; an op's EXEC
+ * waits (l2e) for its loads. Each producer pushes only the tokens a consumer pops; EXEC never
+ * runs more than NPU_TEMIT_STORE_LAG stores ahead of the STOREs, nor LOAD more than
+ * NPU_TEMIT_LOAD_LAG ops ahead of EXEC (token counters stay far below TOKEN_MAX).
+ */
+#ifndef NPU_TRAIN_EMIT_H
+#define NPU_TRAIN_EMIT_H
+
+#include <stdint.h>
+
+#include "isa.h"
+#include "npu_cfg.h"
+#include "train_order.h"
+#include "train_residency.h"
+
+#define NPU_TEMIT_STORE_LAG 6
+#define NPU_TEMIT_LOAD_LAG 4
+
+/* DRAM tensors of one layer: row-major, pitches in beats. px / pw: spill areas for the dX / dW
+ * partials, laid out like dX / dW (int32). */
+typedef struct npu_bwd_io {
+    uint32_t x, w, dy, dx, dw, px, pw;
+    unsigned pitch_x, pitch_w, pitch_dy, pitch_dx, pitch_dw;
+} npu_bwd_io_t;
+
+typedef struct npu_bwd_args {
+    int M, K, N;            /* layer: X (M x K), W (K x N), dY (M x N) */
+    int Tm, Tn, Tk;         /* tile sizes, multiples of 2S (edge tiles are cut) */
+    npu_torder_t order;     /* SEQ, INTERLEAVE, DXMAJOR or DWMAJOR */
+    int policy;             /* NPU_EMIT_FW or NPU_EMIT_FLEXSA (modes per wave) */
+    long budget;            /* pin window bytes; <= 0: the SPM left after the stream slots */
+    npu_bwd_io_t io;
+} npu_bwd_args_t;
+
+typedef struct npu_bwd_stats {
+    long ops;                       /* tile-ops (2 Mt Nt Kt) */
+    long loads[NPU_TT_COUNT];       /* tile loads per tensor (operands) */
+    long reloads[NPU_TT_COUNT], spills[NPU_TT_COUNT], stores[NPU_TT_COUNT];
+    long dy_compulsory;             /* Mt * Nt */
+    long budget;                    /* pin window used for the plan (bytes) */
+    long plan_misses;               /* operands the plan called resident that were not (loaded
+                                       into a scratch slot instead) */
+    uint64_t macs;                  /* 2 M N K */
+} npu_bwd_stats_t;
+
+/* Default tiles for a configuration: 2 x 2S each (clipped to the dims rounded up to 2S). */
+void npu_bwd_default_tiles(const npu_cfg_t *cfg, int M, int K, int N, int *Tm, int *Tn, int *Tk);
+
+/* Appends the backward program of one layer to *out. Returns 0, or -1 with a reason in msg
+ * (tiles do not fit the SPM/OBUF, a field does not fit, the plan and the tracked residency
+ * disagree, out of memory). */
+int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                 npu_bwd_stats_t *st, char *msg, size_t msgn);
+
+#endif
