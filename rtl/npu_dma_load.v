@@ -128,10 +128,14 @@ module npu_dma_load #(
     reg [31:0]  ag_cboff;   // transposed: ag_cb * B
 
     wire [15:0] blen;
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(ag_addr[11:0]), .want(ag_rem), .len(blen));
+    wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
+    wire        ag_row_end;  // this burst ends the row (blen == ag_rem)
+    // registered burst rule: the next burst's length is ready one cycle after each burst
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || ar_fire),
+        .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
     wire [15:0] ag_i16  = {{(16-LE){1'b0}}, ag_i};
-    wire ag_row_end  = (ag_rem == blen);
     wire ag_blk_last = (ag_i16 == E16 - 16'd1) || (ag_i16 + 16'd1 == ag_rows);
     wire ag_cb_last  = (ag_cb == nbeats - 16'd1);
 
@@ -141,7 +145,8 @@ module npu_dma_load #(
     wire [OW-1:0] af_count;   // the limit uses af_full
     // verilator lint_on UNUSEDSIGNAL
 
-    assign ar_vld  = in_run && ag_act && !af_full;
+    // normal mode waits for the registered burst length; transposed bursts are single beats
+    assign ar_vld  = in_run && ag_act && !af_full && (f_tr || blen_ok);
     assign ar_addr = ag_addr;
     assign ar_len  = f_tr ? 8'd0 : blen_m1;
     wire ar_fire   = ar_vld && ar_rdy;

@@ -131,9 +131,13 @@ module npu_dma_store #(
     reg [31:0]  ag_addr, ag_row;
     reg [15:0]  ag_rem, ag_rows;
     wire [15:0] blen;
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(ag_addr[11:0]), .want(ag_rem), .len(blen));
+    wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
+    wire        ag_row_end;  // this burst ends the row (blen == ag_rem)
+    // registered burst rule: the next burst's length is ready one cycle after each burst
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || aw_fire),
+        .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
-    wire ag_row_end = (ag_rem == blen);
 
     wire          af_full, af_empty;      // bursts awaiting B (address kept for err_info)
     wire [31:0]   af_dout;
@@ -145,7 +149,7 @@ module npu_dma_store #(
     wire [OW-1:0] bf_count;
     // verilator lint_on UNUSEDSIGNAL
 
-    assign aw_vld  = in_run && ag_act && !af_full;
+    assign aw_vld  = in_run && ag_act && !af_full && blen_ok;   // registered burst length
     assign aw_addr = ag_addr;
     assign aw_len  = blen_m1;
     wire aw_fire   = aw_vld && aw_rdy;
