@@ -82,15 +82,18 @@ module npu_dma_load #(
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
     wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row (= column blocks in transposed mode)
+    wire        c_vld;       // the checks are ready (two cycles after acceptance)
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TRANSPOSE(1)) u_desc (
-        .clk(clk), .load(cmd_fire), .cmd_insn(cmd_insn),
+        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
-        .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
+        .nbeats_m1(nbeats_m1),
+        .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
     );
 
 
@@ -114,7 +117,7 @@ module npu_dma_load #(
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
     wire in_check = (state == ST_CHECK);
-    wire go       = in_check && !chk_bad && !chk_dram && !chk_spm;
+    wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == ST_RUN);
 
     // ---------------- address generator ----------------
@@ -137,7 +140,7 @@ module npu_dma_load #(
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
     wire [15:0] ag_i16  = {{(16-LE){1'b0}}, ag_i};
     wire ag_blk_last = (ag_i16 == E16 - 16'd1) || (ag_i16 + 16'd1 == ag_rows);
-    wire ag_cb_last  = (ag_cb == nbeats - 16'd1);
+    wire ag_cb_last  = (ag_cb == nbeats_m1);
 
     wire        af_full, af_empty;
     wire [31:0] af_dout;
@@ -169,7 +172,7 @@ module npu_dma_load #(
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
-    wire dp_row_end   = (dp_j == nbeats - 16'd1);
+    wire dp_row_end   = (dp_j == nbeats_m1);
     wire t_fill_last  = (dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows);
     wire t_col_last   = (dp_k16 == E16 - 16'd1) || (dp_k16 + 16'd1 == dp_cols);
     wire t_last_cb    = (dp_cols <= E16);
@@ -218,7 +221,7 @@ module npu_dma_load #(
             if (r_fire) dp_bc <= r_last ? 8'd0 : dp_bc + 8'd1;
             case (state)
                 ST_IDLE: if (cmd_fire) state <= ST_CHECK;
-                ST_CHECK: begin
+                ST_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= ST_IDLE;
@@ -378,5 +381,40 @@ module npu_dma_load #(
         end
     end
     /* verilator lint_on BLKSEQ */
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // AXI AR: valid and payload hold until ready (an error stop, leaving RUN, may withdraw);
+    // bursts within the rule; the bookkeeping FIFO and the holding register never overflow.
+    reg        ar_pend, wr_pend;
+    reg [31:0] ar_addr_q;
+    reg [7:0]  ar_len_q;
+    reg [SPM_AW-1:0] wr_addr_q;
+    always @(posedge clk) begin
+        ar_pend   <= rst_n && ar_vld && !ar_rdy;
+        wr_pend   <= rst_n && wr_req && !wr_gnt;
+        ar_addr_q <= ar_addr;
+        ar_len_q  <= ar_len;
+        wr_addr_q <= wr_addr;
+    end
+    always @(posedge clk) if (rst_n) begin
+        if (ar_pend && in_run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
+        if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
+            `NPU_ASSERT_FAIL("LOAD AR payload changed before ready")
+        if (ar_vld && !f_tr && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
+            `NPU_ASSERT_FAIL("LOAD burst length not in 1..min(MAX_BURST and beats left in row)")
+        if (ar_vld && !f_tr && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
+            `NPU_ASSERT_FAIL("LOAD burst crosses a 4 KiB line")
+        if (ar_vld && f_tr && {20'd0, ag_addr[11:0]} + B > 32'd4096)
+            `NPU_ASSERT_FAIL("LOAD transposed beat crosses a 4 KiB line")
+        if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
+        if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
+        if (beat_ok && !f_tr && hold_vld && !wr_fire)
+            `NPU_ASSERT_FAIL("LOAD beat overwrites an unwritten holding register")
+        if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
+            `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
+        if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
+    end
+`endif
 endmodule
 `default_nettype wire

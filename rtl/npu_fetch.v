@@ -54,6 +54,7 @@ module npu_fetch #(
 
     reg         active;
     reg  [31:0] pc;                 // next instruction to push
+    reg         pc_last;            // pc + 1 == len, kept in a register (off the beat-pop path)
     reg  [31:0] len;
     // next beat address: stays below prog_end <= 2^DRAM_AW <= 2^32 (checked at start), so 32 bits
     reg  [31:0] addr;
@@ -111,7 +112,7 @@ module npu_fetch #(
             assign insn     = bf_dout[slot*128 +: 128];
             assign insn_vld = !bf_empty;
             // a beat is consumed after its last slot or after the program's last instruction
-            assign bf_pop   = insn_take && (slot == LAST || pc + 1 == len);
+            assign bf_pop   = insn_take && (slot == LAST || pc_last);
             always @(posedge clk) begin
                 if (!rst_n || start) slot <= 0;
                 else if (insn_take) slot <= (slot == LAST) ? {SLW{1'b0}} : slot + 1'b1;
@@ -154,7 +155,8 @@ module npu_fetch #(
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            active <= 1'b0; failed <= 1'b0; pc <= 0; len <= 0; beats_left <= 0; held <= 0;
+            active <= 1'b0; failed <= 1'b0; pc <= 0; pc_last <= 1'b0; len <= 0; beats_left <= 0;
+            held <= 0;
             f_code <= ERR_NONE; f_info <= 0; addr <= 0;
         end else if (start) begin
             active     <= !bad_prog;
@@ -162,6 +164,7 @@ module npu_fetch #(
             f_code     <= bad_prog ? ERR_BAD_PROGRAM : ERR_NONE;
             f_info     <= prog_base;
             pc         <= 0;
+            pc_last    <= prog_len == 32'd1;
             len        <= prog_len;
             addr       <= prog_base;
             beats_left <= (prog_len * 16 + B - 1) / B;
@@ -181,7 +184,10 @@ module npu_fetch #(
             if (have && illegal && !failed) begin
                 failed <= 1'b1; f_code <= ERR_ILLEGAL_OPCODE; f_info <= {24'd0, op};
             end
-            if (insn_take) pc <= pc + 1;
+            if (insn_take) begin
+                pc      <= pc + 1;
+                pc_last <= pc + 2 == len;
+            end
         end
     end
 
@@ -193,7 +199,8 @@ module npu_fetch #(
     assign err_pc   = pc;
     wire unused = &{1'b0, bf_full, r_last,    // beats are counted, bursts need no end marker
                     bf_count,                 // the room check uses held (bf_count is in it)
-                    blen_whole};              // beats_left counts down to 0 instead
+                    blen_whole,               // beats_left counts down to 0 instead
+                    pc_last};                 // used when a beat holds several instructions
 
 `include "npu_assert.vh"
 `ifdef NPU_ASSERTS
@@ -223,6 +230,7 @@ module npu_fetch #(
         if ((ql_push && ql_full) || (qe_push && qe_full) || (qs_push && qs_full))
             `NPU_ASSERT_FAIL("fetch pushes into a full instruction queue")
         if (active && pc > len) `NPU_ASSERT_FAIL("fetch pc past the program length")
+        if (pc_last != (pc + 1 == len)) `NPU_ASSERT_FAIL("fetch pc_last out of step with pc")
     end
 `endif
 endmodule
