@@ -189,6 +189,7 @@ module npu_dma_load #(
     assign wr_addr = f_tr ? dp_caddr : hold_addr;
     assign wr_data = f_tr ? tcol : hold_data;
     wire wr_fire   = wr_req && wr_gnt;
+    wire dp_rows_en = (beat_ok && !f_tr && dp_row_end) || (wr_fire && f_tr && t_col_last && t_last_cb);
     wire fin       = f_tr ? (wr_fire && t_col_last && t_last_cb && t_last_rb)
                           : (wr_fire && hold_last);
 
@@ -323,6 +324,10 @@ module npu_dma_load #(
             end
         end
 
+        // rows left: one writer with a precomputed value, so the late beat/grant handshakes
+        // only enable it (they come through the SPM arbiter)
+        if (dp_rows_en) dp_rows <= f_tr ? dp_rows - E16 : dp_rows - 16'd1;
+
         // normal data side: beat -> holding register
         if (beat_ok && !f_tr) begin
             hold_addr <= dp_spm;
@@ -330,7 +335,6 @@ module npu_dma_load #(
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
-                dp_rows <= dp_rows - 16'd1;
                 dp_srow <= dp_srow + sstride_s;
                 dp_spm  <= dp_srow + sstride_s;
             end else begin
@@ -347,7 +351,6 @@ module npu_dma_load #(
             if (t_col_last) begin
                 dp_k <= {LE{1'b0}};
                 if (t_last_cb) begin
-                    dp_rows   <= dp_rows - E16;
                     dp_cols   <= ncols;
                     dp_rbaddr <= dp_rbaddr + 1'b1;
                     dp_cbaddr <= dp_rbaddr + 1'b1;

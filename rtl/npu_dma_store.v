@@ -213,7 +213,10 @@ module npu_dma_store #(
             err  <= 1'b0;
             if (w_fire) wc <= w_last ? 8'd0 : wc + 8'd1;
             if (aw_fire && ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
-            if (rd_fire && rd_row_end && rd_rows == 16'd1) rd_act <= 1'b0;
+            // set at go, cleared after the last word or when the drain ends: one set/clear
+            // pair, so the late SPM grant (rd_fire) passes through two gates, not the state mux
+            rd_act <= go || (rd_act && !(rd_fire && rd_row_end && rd_rows == 16'd1)
+                                    && !(state == ST_DRAIN && af_empty));
             case (state)
                 ST_IDLE: if (cmd_fire) state <= ST_CHECK;
                 ST_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
@@ -228,7 +231,6 @@ module npu_dma_store #(
                         state <= ST_IDLE;
                     end else begin
                         ag_act <= 1'b1;
-                        rd_act <= 1'b1;
                         state  <= ST_RUN;
                     end
                 end
@@ -242,10 +244,7 @@ module npu_dma_store #(
                         state <= ST_IDLE;
                     end
                 end
-                ST_DRAIN: if (af_empty) begin
-                    rd_act <= 1'b0;
-                    state  <= ST_FLUSH;
-                end
+                ST_DRAIN: if (af_empty) state <= ST_FLUSH;
                 default: if (df_empty && !rd_vld) state <= ST_IDLE;   // ST_FLUSH
             endcase
         end

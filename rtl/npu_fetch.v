@@ -59,15 +59,18 @@ module npu_fetch #(
     // next beat address: stays below prog_end <= 2^DRAM_AW <= 2^32 (checked at start), so 32 bits
     reg  [31:0] addr;
     reg  [31:0] beats_left;         // beats not yet requested
-    // Beats requested and not yet popped from the beat buffer (= beats in flight + bf_count), one
-    // register instead of the sum of two counters, so the room check before a request is one
-    // small adder (part of the depth cut of issue 7).
-    reg  [BW:0] held;
+    // Room of the beat buffer: BUF - (beats in flight + bf_count), one register instead of the
+    // sum of two counters, so the check before a request is one small compare and the AR
+    // handshake only selects between two precomputed updates (part of the depth cut of issue 7).
+    reg  [BW:0] room;
     reg         failed;
     reg  [7:0]  f_code;
     reg  [31:0] f_info;
 
     // beat buffer sized for a whole burst, so r_rdy never depends on the queues
+    // room plus the beats freed this cycle, for each value of the late signals (a pop follows
+    // the queues and the opcode decode, the AR handshake the arbiter): they only select
+    wire [BW:0] room_d, room_d1, room_db, room_d1b;
     wire         bf_full, bf_empty;
     wire [BW-1:0] bf_count;
     wire [WB-1:0] bf_dout;
@@ -86,7 +89,7 @@ module npu_fetch #(
     wire [BW:0] blen_b = blen16[BW:0];
     localparam [31:0] BUF32 = BUF;
     assign ar_vld  = active && run && !failed && beats_left != 0 && blen_ok
-                  && (held + blen_b) <= BUF32[BW:0];
+                  && blen_b <= room;
     assign ar_addr = addr;
     assign ar_len  = blen[7:0] - 8'd1;
     assign r_rdy   = 1'b1;
@@ -94,6 +97,10 @@ module npu_fetch #(
     assign ev_burst = ar_fire;
 
     wire bf_push = r_vld && !r_resp && active;
+    assign room_d   = room + {{BW{1'b0}}, r_vld && !bf_push};   // + a dropped beat
+    assign room_d1  = room_d + {{BW{1'b0}}, 1'b1};               // + a popped beat
+    assign room_db  = room_d - blen_b;                           // - a requested burst
+    assign room_d1b = room_d1 - blen_b;
     npu_fifo #(.W(WB), .DEPTH(BUF)) u_beats (
         .clk(clk), .rst_n(rst_n && !start),
         .push(bf_push), .din(r_data),
@@ -156,7 +163,7 @@ module npu_fetch #(
     always @(posedge clk) begin
         if (!rst_n) begin
             active <= 1'b0; failed <= 1'b0; pc <= 0; pc_last <= 1'b0; len <= 0; beats_left <= 0;
-            held <= 0;
+            room <= BUF32[BW:0];
             f_code <= ERR_NONE; f_info <= 0; addr <= 0;
         end else if (start) begin
             active     <= !bad_prog;
@@ -168,16 +175,16 @@ module npu_fetch #(
             len        <= prog_len;
             addr       <= prog_base;
             beats_left <= (prog_len * 16 + B - 1) / B;
-            held       <= 0;
+            room       <= BUF32[BW:0];
         end else begin
             if (ar_fire) begin
                 addr       <= addr + blen * B;
                 beats_left <= beats_left - blen;
             end
-            // + a burst's beats when requested, - a beat that is dropped (error response, or
-            // arriving while inactive), - a beat popped from the buffer
-            held <= held + (ar_fire ? blen_b : {(BW+1){1'b0}})
-                         - {{BW{1'b0}}, r_vld && !bf_push} - {{BW{1'b0}}, bf_pop && !bf_empty};
+            // - a burst's beats when requested, + a beat that is dropped (error response, or
+            // arriving while inactive), + a beat popped from the buffer
+            if (bf_pop && !bf_empty) room <= ar_fire ? room_d1b : room_d1;
+            else                     room <= ar_fire ? room_db : room_d;
             if (r_vld && r_resp && active && !failed) begin
                 failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= addr;
             end
@@ -198,7 +205,7 @@ module npu_fetch #(
     assign err_info = f_info;
     assign err_pc   = pc;
     wire unused = &{1'b0, bf_full, r_last,    // beats are counted, bursts need no end marker
-                    bf_count,                 // the room check uses held (bf_count is in it)
+                    bf_count,                 // the room check uses room (bf_count is in it)
                     blen_whole,               // beats_left counts down to 0 instead
                     pc_last};                 // used when a beat holds several instructions
 
@@ -223,8 +230,8 @@ module npu_fetch #(
         if (ar_vld && {20'd0, addr[11:0]} + blen * B > 32'd4096)
             `NPU_ASSERT_FAIL("fetch burst crosses a 4 KiB line")
         if (ar_vld && blen > beats_left) `NPU_ASSERT_FAIL("fetch burst past the program end")
-        if (held > BUF32[BW:0]) `NPU_ASSERT_FAIL("fetch beats held above the beat buffer size")
-        if (held < {1'b0, bf_count}) `NPU_ASSERT_FAIL("fetch beats in flight underflow")
+        if (room > BUF32[BW:0]) `NPU_ASSERT_FAIL("fetch beat buffer room above its size")
+        if (BUF32[BW:0] - room < {1'b0, bf_count}) `NPU_ASSERT_FAIL("fetch beats in flight underflow")
         if (bf_push && bf_full && !(bf_pop && !bf_empty))
             `NPU_ASSERT_FAIL("fetch beat buffer overflow")
         if ((ql_push && ql_full) || (qe_push && qe_full) || (qs_push && qs_full))
