@@ -213,8 +213,6 @@ module npu_dma_load #(
             err_code <= 8'd0;
             err_info <= 32'd0;
             ag_act   <= 1'b0;
-            hold_vld <= 1'b0;
-            t_fill   <= 1'b1;
             dp_bc    <= 8'd0;
         end else begin
             done <= 1'b0;
@@ -234,8 +232,6 @@ module npu_dma_load #(
                         state <= ST_IDLE;
                     end else begin
                         ag_act   <= 1'b1;
-                        hold_vld <= 1'b0;
-                        t_fill   <= 1'b1;
                         state    <= ST_RUN;
                     end
                 end
@@ -247,17 +243,9 @@ module npu_dma_load #(
                             if (ag_blk_last && ag_cb_last && ag_rows <= E16) ag_act <= 1'b0;
                         end
                     end
-                    if (!f_tr) begin
-                        if (beat_ok)      hold_vld <= 1'b1;
-                        else if (wr_fire) hold_vld <= 1'b0;
-                    end else begin
-                        if (beat_ok && t_fill_last)     t_fill <= 1'b0;
-                        else if (wr_fire && t_col_last) t_fill <= 1'b1;
-                    end
                     if (r_err) begin
                         err <= 1'b1; err_code <= ERR_DRAM_RESP;
                         err_info <= af_dout + ({24'd0, dp_bc} << LB);
-                        hold_vld <= 1'b0;
                         state <= ST_DRAIN;
                     end else if (fin) begin
                         done  <= 1'b1;
@@ -267,6 +255,17 @@ module npu_dma_load #(
                 default: if (af_empty) state <= ST_IDLE;   // ST_DRAIN
             endcase
         end
+    end
+
+    // The two data-side flags as set/clear pairs outside the state machine: the SPM grant and
+    // the R handshake arrive late (through the SPM arbiter), so they pass through a few gates,
+    // not the state mux. A beat and a write never meet in transposed mode (r_rdy needs t_fill,
+    // wr_req needs !t_fill); in normal mode a beat wins over the write that empties the register.
+    always @(posedge clk) begin
+        hold_vld <= rst_n && !go && !r_err
+                    && ((beat_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
+        t_fill   <= !rst_n || go || (t_fill && !(beat_ok && f_tr && t_fill_last))
+                    || (wr_fire && f_tr && t_col_last);
     end
 
     // ---------------- datapath (no reset) ----------------
