@@ -409,6 +409,9 @@ class ModTiming:
         self.capture = {}    # (port, i) -> (depth, Path)   to an end point inside
         self.arcs = {}       # (out_port, i) -> {in_port: (depth, segs)}
         self.best = (NEG, None)   # deepest start->end path inside this module's subtree
+        # module base name -> (depth, Path): deepest start->end path of this subtree that has
+        # levels in that module (crossing module boundaries: the path in context)
+        self.by_mod = {}
 
     def arc_max(self):
         m = 0
@@ -643,6 +646,35 @@ class Sta:
                                         segs=prefix_segs(sb[1].segs, cn)))
         tm.best = best
 
+        # 1b. deepest path through each module (in context): the deepest path to every end
+        # point, credited to every module it has levels in; plus the children's own.
+        # (Per end point only its deepest path is traced: a module whose deepest path is
+        # shadowed at every end point by a deeper one elsewhere gets that deeper path's end.)
+        by_mod = {}
+        for b, ends in endpt.items():
+            if b not in arr:
+                continue
+            d, ep = max(ends, key=lambda x: x[0])
+            tot = arr[b] + d
+            segs, origin = trace(b, prv, init)
+            mods_on = {sg[1] for sg in segs if sg[2] > 0} | {sg[1] for sg in ep.segs if sg[2] > 0}
+            for mm in mods_on:
+                if mm not in by_mod or tot > by_mod[mm][0]:
+                    by_mod[mm] = (tot, (b, ep))
+        for mm, (tot, (b, ep)) in list(by_mod.items()):
+            segs, origin = trace(b, prv, init)
+            for sg in ep.segs:
+                add_seg(segs, *sg)
+            by_mod[mm] = (tot, Path(start=origin.start, end=ep.end, segs=segs))
+        for cn, c in m['cells'].items():
+            if c['type'] in self.models:
+                for mm, (sd, sp) in self.models[c['type']].by_mod.items():
+                    if mm not in by_mod or sd > by_mod[mm][0]:
+                        by_mod[mm] = (sd, Path(start=prefix_name(cn, sp.start),
+                                               end=prefix_name(cn, sp.end),
+                                               segs=prefix_segs(sp.segs, cn)))
+        tm.by_mod = by_mod
+
         # 2. capture depth per input bit and input-port -> output-bit arcs: one sweep per port
         for pn, bits in ins:
             srcs = {}
@@ -842,10 +874,22 @@ def cmd_report(a):
         dep_rows.append(dict(module=b, depth=d, start=p.start, end=p.end,
                              route=route_str(p),
                              kind=path_class(p)[0]))
+    # deepest path through each module inside the NPU (crossing module boundaries): what a
+    # designer of that module must shorten, e.g. a queue head feeding a module's input logic
+    ctx_rows = []
+    for b, (d, p) in topm.by_mod.items():
+        ctx_rows.append(dict(module=b, depth=d, start=p.start, end=p.end, route=route_str(p),
+                             kind=path_class(p)[0]))
+    for r in dep_rows:
+        r['depth_in_npu'] = topm.by_mod.get(r['module'], (NEG, None))[0]
     dep_rows.sort(key=lambda r: -r['depth'])
-    dep_cols = ['module', 'depth', 'start', 'end', 'route', 'kind']
+    ctx_rows.sort(key=lambda r: -r['depth'])
+    dep_cols = ['module', 'depth', 'start', 'end', 'route', 'kind', 'depth_in_npu']
     write_csv(os.path.join(out_dir, 'synth_depth.csv'), dep_cols,
               [[r[c] for c in dep_cols] for r in dep_rows])
+    ctx_cols = ['module', 'depth', 'start', 'end', 'route', 'kind']
+    write_csv(os.path.join(out_dir, 'synth_depth_npu.csv'), ctx_cols,
+              [[r[c] for c in ctx_cols] for r in ctx_rows])
 
     # ---------------- FlexSA overhead
     ov = None
@@ -902,7 +946,7 @@ def cmd_report(a):
                npu=dict(area_ge=round(npu_ge), ff_bits=tot[top]['ff'], mem_bits=npu_mem,
                         area_incl_mem_ge=round(npu_ge + MEM_GE_PER_BIT * npu_mem),
                         mul_ge_standalone=round(mul_ge_of(D, top, mul_area))),
-               modules=rows, memories=mem_rows, depth=dep_rows,
+               modules=rows, memories=mem_rows, depth=dep_rows, depth_in_npu=ctx_rows,
                critical_path=dict(depth=best_d, start=best_p.start if best_p else '',
                                   end=best_p.end if best_p else '',
                                   segments=[list(s) for s in best_p.segs] if best_p else [],
@@ -951,6 +995,14 @@ def cmd_report(a):
     P(table(['module', 'depth', 'kind', 'start', 'end'],
             [[r['module'], r['depth'], r['kind'].split(' (')[0], r['start'][:48], r['end'][:48]]
              for r in dep_rows]))
+    P('')
+    P('== deepest path through each module inside the NPU (in context: across module boundaries)')
+    P(table(['module', 'depth', 'kind', 'start', 'end'],
+            [[r['module'], r['depth'], r['kind'].split(' (')[0], r['start'][:48], r['end'][:48]]
+             for r in ctx_rows]))
+    for r in ctx_rows:
+        if not r['kind'].startswith('datapath'):
+            P('  %-15s %3d via %s' % (r['module'], r['depth'], r['route']))
     P('  deepest path of the NPU: ' + fmt_path(best_p, best_d))
     P('  critical path is %s%s' % (cls, '' if cls.startswith('datapath') else
                                    '  <-- WARNING: not a PE/buffer path (issue 7: pipeline it)'))
@@ -970,7 +1022,7 @@ def cmd_report(a):
           '-- paper ~5%%' % (2 * a.S, 2 * a.S, ov['ov_vs_mono_ge'], ov['ov_vs_mono_pct'],
                               ov['ov_vs_mono_pct_npu']))
     P('')
-    P('files: %s/{synth_modules.csv,synth_depth.csv,synth_overhead.csv,synth.json}' % out_dir)
+    P('files: %s/{synth_modules.csv,synth_depth.csv,synth_depth_npu.csv,synth_overhead.csv,synth.json}' % out_dir)
     return 0
 
 

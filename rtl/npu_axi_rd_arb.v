@@ -82,5 +82,26 @@ module npu_axi_rd_arb #(
     assign s1_r_last = m_r_last;
     assign s0_r_resp = m_r_resp;
     assign s1_r_resp = m_r_resp;
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // DRAM AR: the lock keeps the offered address until accepted (a master may withdraw only on an
+    // error stop, so the payload is checked while valid stays high); R ids are only 0 and 1.
+    reg        pend;
+    reg [31:0] addr_q;
+    reg [7:0]  len_q;
+    reg [1:0]  id_q;
+    always @(posedge clk) begin
+        pend   <= rst_n && m_ar_vld && !m_ar_rdy;
+        addr_q <= m_ar_addr;
+        len_q  <= m_ar_len;
+        id_q   <= m_ar_id;
+    end
+    always @(posedge clk) if (rst_n) begin
+        if (pend && m_ar_vld && (m_ar_addr != addr_q || m_ar_len != len_q || m_ar_id != id_q))
+            `NPU_ASSERT_FAIL("DRAM AR payload changed before ready")
+        if (m_r_vld && !to0 && !to1) `NPU_ASSERT_FAIL("DRAM R beat with an unknown id")
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -201,5 +201,19 @@ module npu_ctrl #(
             end
         endcase
     end
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // Token counters: a pop needs a token (else the counter would wrap and be reported as an
+    // overflow, hiding the real bug), and no counter is above TOKEN_MAX while running (an
+    // overflow always ends the run with ERR_TOKEN_OVERFLOW in the same cycle).
+    always @(posedge clk) if (rst_n && run) begin
+        if ((pop_l2e && tok[0] == 8'd0) || (pop_e2l && tok[1] == 8'd0)
+            || (pop_e2s && tok[2] == 8'd0) || (pop_s2e && tok[3] == 8'd0))
+            `NPU_ASSERT_FAIL("token counter underflow (pop without a token)")
+        if (tok[0] > TMAX || tok[1] > TMAX || tok[2] > TMAX || tok[3] > TMAX)
+            `NPU_ASSERT_FAIL("token counter above TOKEN_MAX while running (unreported overflow)")
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -1,11 +1,26 @@
 `default_nettype none
 // npu_dma_desc: the LOAD/STORE descriptor as both DMA engines see it (docs/design.md section 2).
 // Latches the fields of the instruction when the engine accepts it, together with the start
-// checks (48-bit arithmetic, no overflow): malformed descriptor, last DRAM byte past the end,
-// last SPM word past the end. The checks are computed from the instruction word in the accepting
-// cycle and registered, so the wide arithmetic runs once per instruction, not in every cycle.
-// TRANSPOSE = 1 (LOAD): the transpose bit selects the transposed layout (odd row_bytes is bad);
-// TRANSPOSE = 0 (STORE): a set transpose bit is itself a malformed descriptor.
+// checks (no overflow): malformed descriptor, last DRAM byte past the end, last SPM word past the
+// end. TRANSPOSE = 1 (LOAD): the transpose bit selects the transposed layout (odd row_bytes is
+// bad); TRANSPOSE = 0 (STORE): a set transpose bit is itself a malformed descriptor.
+//
+// Two stages (issue 7: the checks were a 16x21-bit multiply, three adds and a compare in series
+// from the queue head, 44 levels, deeper than a PE):
+//  1. accepting cycle: the fields, the multiplications split in two 8x16-bit halves, and the
+//     other addends pre-summed. With (n-1)*s + x - 1 = n*s + x + ~s (two's complement):
+//       dram last = daddr + (rows-1)*dstride*B + rbytes - 1 = [daddr + rbytes + ~(dstride*B)]
+//                   + rows*dstride*B
+//       spm last  = saddr + (n-1)*sstride + w - 1 = [saddr + (w-1) + ~sstride + 1] + n*sstride,
+//                   n = rows, w = ceil(row_bytes/4S) (normal), n = row_bytes/2,
+//                   w = ceil(rows/2S) (transposed); w - 1 = hi + |lo - 1, so [..] = saddr + hi
+//                   + ~sstride + |lo, with no incrementer in series.
+//     The limits are subtracted here too, so a check is the sign of a sum in stage 2.
+//  2. one cycle later: each last address (and its distance to the limit) is the pre-sum plus the
+//     two shifted half products, a 3-operand add; `vld` rises with the results.
+// The engine waits for `vld` in its CHECK state: one cycle more per LOAD/STORE instruction.
+// Same values as before (exact while the operands are in range: rows, row_bytes >= 1, which the
+// malformed-descriptor check, reported first, guarantees).
 module npu_dma_desc #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -14,6 +29,7 @@ module npu_dma_desc #(
     parameter TRANSPOSE = 1
 ) (
     input  wire         clk,
+    input  wire         rst_n,
     input  wire         load,          // the engine accepts cmd_insn this cycle
     input  wire [127:0] cmd_insn,
     output reg  [2:0]   tag,
@@ -25,6 +41,8 @@ module npu_dma_desc #(
     output reg  [15:0]  rbytes,
     output reg  [15:0]  dstride,       // beats
     output reg  [15:0]  nbeats,        // beats per row = ceil(row_bytes / 4S)
+    output reg  [15:0]  nbeats_m1,     // nbeats - 1, registered: the engines' last-beat compares
+    output reg          vld,           // the checks below belong to the last accepted descriptor
     output reg          bad,           // ERR_BAD_DESC
     output reg          dram_err,      // ERR_DRAM_ADDR, dlast = the byte
     output reg          spm_err,       // ERR_SPM_ADDR, slast = the word
@@ -33,10 +51,12 @@ module npu_dma_desc #(
 );
     localparam integer LB = $clog2(4 * S);  // log2 bytes per beat
     localparam integer LE = $clog2(2 * S);  // log2 elements per beat (transpose block side)
-    localparam [31:0] E32      = 2 * S;
-    localparam [15:0] E16      = E32[15:0];
-    localparam [31:0] SPMW32   = SPM_WORDS;
-    localparam [47:0] DRAM_LIM = 48'd1 << DRAM_AW;
+    // sum widths: DRAM last < 2^32 + 2^(32+LB) + 2^16, SPM last < 2^32 + 2^17, one sign bit more
+    localparam integer XW = 34 + LB;
+    localparam integer SW = 35;
+    localparam [XW-1:0] DRAM_LIM = {{(XW-1){1'b0}}, 1'b1} << DRAM_AW;
+    localparam [31:0]   SPMW32   = SPM_WORDS;
+    localparam [SW-1:0] SPM_LIM  = {{(SW-32){1'b0}}, SPMW32};
 
     wire        d_tr      = cmd_insn[15];
     wire [15:0] d_rows    = cmd_insn[31:16];
@@ -51,19 +71,32 @@ module npu_dma_desc #(
     function [15:0] beats_of(input [15:0] b);
         beats_of = {{LB{1'b0}}, b[15:LB]} + {15'd0, |b[LB-1:0]};
     endfunction
-    wire [47:0] d_last = {16'd0, d_daddr} + ({32'd0, d_rows} - 48'd1) * {16'd0, {16'd0, d_dstride} << LB}
-                         + {32'd0, d_rbytes} - 48'd1;
-    // transposed: the last word of the last column, with (rows + 2S - 1) / 2S words per column
     wire        use_tr = (TRANSPOSE != 0) && d_tr;
-    wire [47:0] s_last = use_tr
-        ? {32'd0, d_saddr} + ({32'd0, 1'b0, d_rbytes[15:1]} - 48'd1) * {32'd0, d_sstride}
-          + (({32'd0, d_rows} + {32'd0, E16} - 48'd1) >> LE) - 48'd1
-        : {32'd0, d_saddr} + ({32'd0, d_rows} - 48'd1) * {32'd0, d_sstride}
-          + {32'd0, beats_of(d_rbytes)} - 48'd1;
     wire        d_bad  = (d_rows == 16'd0) || (d_rbytes == 16'd0) || (d_daddr[LB-1:0] != {LB{1'b0}})
                          || ((TRANSPOSE != 0) ? (d_tr && d_rbytes[0]) : d_tr);
 
+    // ---- stage 1: half products and pre-sums
+    wire [XW-1:0] strideB_x = {{(XW-16){1'b0}}, d_dstride} << LB;
+    wire [XW-1:0] d_pre = {{(XW-32){1'b0}}, d_daddr} + {{(XW-16){1'b0}}, d_rbytes} + ~strideB_x;
+    wire [15:0]   s_n   = use_tr ? {1'b0, d_rbytes[15:1]} : d_rows;
+    // w - 1 = hi + |lo - 1 (the -1 is in ~sstride)
+    wire [15:0]   s_hi  = use_tr ? {{LE{1'b0}}, d_rows[15:LE]} : {{LB{1'b0}}, d_rbytes[15:LB]};
+    wire          s_lo  = use_tr ? |d_rows[LE-1:0] : |d_rbytes[LB-1:0];
+    wire [SW-1:0] s_pre = {{(SW-16){1'b0}}, d_saddr} + {{(SW-16){1'b0}}, s_hi}
+                          + ~{{(SW-16){1'b0}}, d_sstride} + {{(SW-1){1'b0}}, s_lo};
+    reg  [XW-1:0] dp_pre, dp_lim;        // DRAM pre-sum, and minus the limit
+    reg  [SW-1:0] sp_pre, sp_lim;        // SPM pre-sum, and minus the limit
+    reg  [23:0]   dm_lo, dm_hi;          // rows[7:0] * dstride, rows[15:8] * dstride
+    reg  [23:0]   sm_lo, sm_hi;          // n[7:0] * sstride, n[15:8] * sstride
+    reg           s1;                    // stage 2 runs this cycle
+
     always @(posedge clk) begin
+        if (!rst_n) begin
+            s1 <= 1'b0; vld <= 1'b0;
+        end else begin
+            s1  <= load;
+            vld <= s1;
+        end
         if (load) begin
             tag      <= cmd_insn[14:12];
             tr       <= use_tr;
@@ -74,13 +107,34 @@ module npu_dma_desc #(
             rbytes   <= d_rbytes;
             dstride  <= d_dstride;
             nbeats   <= beats_of(d_rbytes);
+            nbeats_m1 <= beats_of(d_rbytes) - 16'd1;
             bad      <= d_bad;
-            dram_err <= d_last >= DRAM_LIM;
-            dlast    <= d_last[31:0];   // err_info reports the low 32 bits
-            spm_err  <= s_last >= {16'd0, SPMW32};
+            dp_pre   <= d_pre;
+            dp_lim   <= d_pre - DRAM_LIM;
+            sp_pre   <= s_pre;
+            sp_lim   <= s_pre - SPM_LIM;
+            dm_lo    <= {8'd0, d_rows[7:0]} * d_dstride;
+            dm_hi    <= {8'd0, d_rows[15:8]} * d_dstride;
+            sm_lo    <= {8'd0, s_n[7:0]} * d_sstride;
+            sm_hi    <= {8'd0, s_n[15:8]} * d_sstride;
+        end
+    end
+
+    // ---- stage 2: the last addresses and their distance to the limits (sign = inside)
+    wire [XW-1:0] d_last = dp_pre + ({{(XW-24){1'b0}}, dm_lo} << LB)
+                                  + ({{(XW-24){1'b0}}, dm_hi} << (LB + 8));
+    wire [XW-1:0] d_dist = dp_lim + ({{(XW-24){1'b0}}, dm_lo} << LB)
+                                  + ({{(XW-24){1'b0}}, dm_hi} << (LB + 8));
+    wire [SW-1:0] s_last = sp_pre + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
+    wire [SW-1:0] s_dist = sp_lim + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
+    always @(posedge clk) begin
+        if (s1) begin
+            dram_err <= !d_dist[XW-1];      // last byte - 2^DRAM_AW >= 0
+            dlast    <= d_last[31:0];       // err_info reports the low 32 bits
+            spm_err  <= !s_dist[SW-1];      // last word - SPM_WORDS >= 0
             slast    <= s_last[31:0];
         end
     end
-    wire unused_hi = &{1'b0, d_last[47:32], s_last[47:32], SPM_AW[0]};
+    wire unused_hi = &{1'b0, d_last[XW-1:32], s_last[SW-1:32], SPM_AW[0]};
 endmodule
 `default_nettype wire

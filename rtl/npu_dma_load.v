@@ -82,15 +82,18 @@ module npu_dma_load #(
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
     wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row (= column blocks in transposed mode)
+    wire        c_vld;       // the checks are ready (two cycles after acceptance)
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TRANSPOSE(1)) u_desc (
-        .clk(clk), .load(cmd_fire), .cmd_insn(cmd_insn),
+        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
-        .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
+        .nbeats_m1(nbeats_m1),
+        .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
     );
 
 
@@ -114,7 +117,7 @@ module npu_dma_load #(
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
     wire in_check = (state == ST_CHECK);
-    wire go       = in_check && !chk_bad && !chk_dram && !chk_spm;
+    wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == ST_RUN);
 
     // ---------------- address generator ----------------
@@ -128,12 +131,16 @@ module npu_dma_load #(
     reg [31:0]  ag_cboff;   // transposed: ag_cb * B
 
     wire [15:0] blen;
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(ag_addr[11:0]), .want(ag_rem), .len(blen));
+    wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
+    wire        ag_row_end;  // this burst ends the row (blen == ag_rem)
+    // registered burst rule: the next burst's length is ready one cycle after each burst
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || ar_fire),
+        .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
     wire [15:0] ag_i16  = {{(16-LE){1'b0}}, ag_i};
-    wire ag_row_end  = (ag_rem == blen);
     wire ag_blk_last = (ag_i16 == E16 - 16'd1) || (ag_i16 + 16'd1 == ag_rows);
-    wire ag_cb_last  = (ag_cb == nbeats - 16'd1);
+    wire ag_cb_last  = (ag_cb == nbeats_m1);
 
     wire        af_full, af_empty;
     wire [31:0] af_dout;
@@ -141,7 +148,8 @@ module npu_dma_load #(
     wire [OW-1:0] af_count;   // the limit uses af_full
     // verilator lint_on UNUSEDSIGNAL
 
-    assign ar_vld  = in_run && ag_act && !af_full;
+    // normal mode waits for the registered burst length; transposed bursts are single beats
+    assign ar_vld  = in_run && ag_act && !af_full && (f_tr || blen_ok);
     assign ar_addr = ag_addr;
     assign ar_len  = f_tr ? 8'd0 : blen_m1;
     wire ar_fire   = ar_vld && ar_rdy;
@@ -164,7 +172,7 @@ module npu_dma_load #(
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
-    wire dp_row_end   = (dp_j == nbeats - 16'd1);
+    wire dp_row_end   = (dp_j == nbeats_m1);
     wire t_fill_last  = (dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows);
     wire t_col_last   = (dp_k16 == E16 - 16'd1) || (dp_k16 + 16'd1 == dp_cols);
     wire t_last_cb    = (dp_cols <= E16);
@@ -181,6 +189,7 @@ module npu_dma_load #(
     assign wr_addr = f_tr ? dp_caddr : hold_addr;
     assign wr_data = f_tr ? tcol : hold_data;
     wire wr_fire   = wr_req && wr_gnt;
+    wire dp_rows_en = (beat_ok && !f_tr && dp_row_end) || (wr_fire && f_tr && t_col_last && t_last_cb);
     wire fin       = f_tr ? (wr_fire && t_col_last && t_last_cb && t_last_rb)
                           : (wr_fire && hold_last);
 
@@ -204,8 +213,6 @@ module npu_dma_load #(
             err_code <= 8'd0;
             err_info <= 32'd0;
             ag_act   <= 1'b0;
-            hold_vld <= 1'b0;
-            t_fill   <= 1'b1;
             dp_bc    <= 8'd0;
         end else begin
             done <= 1'b0;
@@ -213,7 +220,7 @@ module npu_dma_load #(
             if (r_fire) dp_bc <= r_last ? 8'd0 : dp_bc + 8'd1;
             case (state)
                 ST_IDLE: if (cmd_fire) state <= ST_CHECK;
-                ST_CHECK: begin
+                ST_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= ST_IDLE;
@@ -225,8 +232,6 @@ module npu_dma_load #(
                         state <= ST_IDLE;
                     end else begin
                         ag_act   <= 1'b1;
-                        hold_vld <= 1'b0;
-                        t_fill   <= 1'b1;
                         state    <= ST_RUN;
                     end
                 end
@@ -238,17 +243,9 @@ module npu_dma_load #(
                             if (ag_blk_last && ag_cb_last && ag_rows <= E16) ag_act <= 1'b0;
                         end
                     end
-                    if (!f_tr) begin
-                        if (beat_ok)      hold_vld <= 1'b1;
-                        else if (wr_fire) hold_vld <= 1'b0;
-                    end else begin
-                        if (beat_ok && t_fill_last)     t_fill <= 1'b0;
-                        else if (wr_fire && t_col_last) t_fill <= 1'b1;
-                    end
                     if (r_err) begin
                         err <= 1'b1; err_code <= ERR_DRAM_RESP;
                         err_info <= af_dout + ({24'd0, dp_bc} << LB);
-                        hold_vld <= 1'b0;
                         state <= ST_DRAIN;
                     end else if (fin) begin
                         done  <= 1'b1;
@@ -258,6 +255,17 @@ module npu_dma_load #(
                 default: if (af_empty) state <= ST_IDLE;   // ST_DRAIN
             endcase
         end
+    end
+
+    // The two data-side flags as set/clear pairs outside the state machine: the SPM grant and
+    // the R handshake arrive late (through the SPM arbiter), so they pass through a few gates,
+    // not the state mux. A beat and a write never meet in transposed mode (r_rdy needs t_fill,
+    // wr_req needs !t_fill); in normal mode a beat wins over the write that empties the register.
+    always @(posedge clk) begin
+        hold_vld <= rst_n && !go && !r_err
+                    && ((beat_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
+        t_fill   <= !rst_n || go || (t_fill && !(beat_ok && f_tr && t_fill_last))
+                    || (wr_fire && f_tr && t_col_last);
     end
 
     // ---------------- datapath (no reset) ----------------
@@ -315,6 +323,10 @@ module npu_dma_load #(
             end
         end
 
+        // rows left: one writer with a precomputed value, so the late beat/grant handshakes
+        // only enable it (they come through the SPM arbiter)
+        if (dp_rows_en) dp_rows <= f_tr ? dp_rows - E16 : dp_rows - 16'd1;
+
         // normal data side: beat -> holding register
         if (beat_ok && !f_tr) begin
             hold_addr <= dp_spm;
@@ -322,7 +334,6 @@ module npu_dma_load #(
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
-                dp_rows <= dp_rows - 16'd1;
                 dp_srow <= dp_srow + sstride_s;
                 dp_spm  <= dp_srow + sstride_s;
             end else begin
@@ -339,7 +350,6 @@ module npu_dma_load #(
             if (t_col_last) begin
                 dp_k <= {LE{1'b0}};
                 if (t_last_cb) begin
-                    dp_rows   <= dp_rows - E16;
                     dp_cols   <= ncols;
                     dp_rbaddr <= dp_rbaddr + 1'b1;
                     dp_cbaddr <= dp_rbaddr + 1'b1;
@@ -373,5 +383,40 @@ module npu_dma_load #(
         end
     end
     /* verilator lint_on BLKSEQ */
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // AXI AR: valid and payload hold until ready (an error stop, leaving RUN, may withdraw);
+    // bursts within the rule; the bookkeeping FIFO and the holding register never overflow.
+    reg        ar_pend, wr_pend;
+    reg [31:0] ar_addr_q;
+    reg [7:0]  ar_len_q;
+    reg [SPM_AW-1:0] wr_addr_q;
+    always @(posedge clk) begin
+        ar_pend   <= rst_n && ar_vld && !ar_rdy;
+        wr_pend   <= rst_n && wr_req && !wr_gnt;
+        ar_addr_q <= ar_addr;
+        ar_len_q  <= ar_len;
+        wr_addr_q <= wr_addr;
+    end
+    always @(posedge clk) if (rst_n) begin
+        if (ar_pend && in_run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
+        if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
+            `NPU_ASSERT_FAIL("LOAD AR payload changed before ready")
+        if (ar_vld && !f_tr && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
+            `NPU_ASSERT_FAIL("LOAD burst length not in 1..min(MAX_BURST and beats left in row)")
+        if (ar_vld && !f_tr && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
+            `NPU_ASSERT_FAIL("LOAD burst crosses a 4 KiB line")
+        if (ar_vld && f_tr && {20'd0, ag_addr[11:0]} + B > 32'd4096)
+            `NPU_ASSERT_FAIL("LOAD transposed beat crosses a 4 KiB line")
+        if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
+        if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
+        if (beat_ok && !f_tr && hold_vld && !wr_fire)
+            `NPU_ASSERT_FAIL("LOAD beat overwrites an unwritten holding register")
+        if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
+            `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
+        if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
+    end
+`endif
 endmodule
 `default_nettype wire

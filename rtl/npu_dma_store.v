@@ -81,15 +81,18 @@ module npu_dma_store #(
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
     wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row
+    wire        c_vld;       // the checks are ready (two cycles after acceptance)
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TRANSPOSE(0)) u_desc (
-        .clk(clk), .load(cmd_fire), .cmd_insn(cmd_insn),
+        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
-        .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
+        .nbeats_m1(nbeats_m1),
+        .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
     );
 
 
@@ -108,7 +111,7 @@ module npu_dma_store #(
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
-    wire go       = (state == ST_CHECK) && !chk_bad && !chk_dram && !chk_spm;
+    wire go       = (state == ST_CHECK) && c_vld && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == ST_RUN);
     wire in_xfer  = in_run || (state == ST_DRAIN);   // W and B still flow while draining
 
@@ -124,16 +127,20 @@ module npu_dma_store #(
     assign rd_req  = in_xfer && rd_act && df_room;
     assign rd_addr = rd_spm;
     wire rd_fire   = rd_req && rd_gnt;
-    wire rd_row_end = (rd_j == nbeats - 16'd1);
+    wire rd_row_end = (rd_j == nbeats_m1);
 
     // ---------------- address generator ----------------
     reg         ag_act;
     reg [31:0]  ag_addr, ag_row;
     reg [15:0]  ag_rem, ag_rows;
     wire [15:0] blen;
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(ag_addr[11:0]), .want(ag_rem), .len(blen));
+    wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
+    wire        ag_row_end;  // this burst ends the row (blen == ag_rem)
+    // registered burst rule: the next burst's length is ready one cycle after each burst
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || aw_fire),
+        .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
-    wire ag_row_end = (ag_rem == blen);
 
     wire          af_full, af_empty;      // bursts awaiting B (address kept for err_info)
     wire [31:0]   af_dout;
@@ -145,7 +152,7 @@ module npu_dma_store #(
     wire [OW-1:0] bf_count;
     // verilator lint_on UNUSEDSIGNAL
 
-    assign aw_vld  = in_run && ag_act && !af_full;
+    assign aw_vld  = in_run && ag_act && !af_full && blen_ok;   // registered burst length
     assign aw_addr = ag_addr;
     assign aw_len  = blen_m1;
     wire aw_fire   = aw_vld && aw_rdy;
@@ -206,10 +213,13 @@ module npu_dma_store #(
             err  <= 1'b0;
             if (w_fire) wc <= w_last ? 8'd0 : wc + 8'd1;
             if (aw_fire && ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
-            if (rd_fire && rd_row_end && rd_rows == 16'd1) rd_act <= 1'b0;
+            // set at go, cleared after the last word or when the drain ends: one set/clear
+            // pair, so the late SPM grant (rd_fire) passes through two gates, not the state mux
+            rd_act <= go || (rd_act && !(rd_fire && rd_row_end && rd_rows == 16'd1)
+                                    && !(state == ST_DRAIN && af_empty));
             case (state)
                 ST_IDLE: if (cmd_fire) state <= ST_CHECK;
-                ST_CHECK: begin
+                ST_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= ST_IDLE;
@@ -221,7 +231,6 @@ module npu_dma_store #(
                         state <= ST_IDLE;
                     end else begin
                         ag_act <= 1'b1;
-                        rd_act <= 1'b1;
                         state  <= ST_RUN;
                     end
                 end
@@ -235,10 +244,7 @@ module npu_dma_store #(
                         state <= ST_IDLE;
                     end
                 end
-                ST_DRAIN: if (af_empty) begin
-                    rd_act <= 1'b0;
-                    state  <= ST_FLUSH;
-                end
+                ST_DRAIN: if (af_empty) state <= ST_FLUSH;
                 default: if (df_empty && !rd_vld) state <= ST_IDLE;   // ST_FLUSH
             endcase
         end
@@ -281,5 +287,44 @@ module npu_dma_store #(
             end
         end
     end
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // AXI AW/W: valid and payload hold until ready (an error stop may withdraw AW, W flows until
+    // the drain ends); bursts within the rule; no FIFO overflow; a response needs a burst.
+    reg              aw_pend, w_pend;
+    reg [31:0]       aw_addr_q;
+    reg [7:0]        aw_len_q;
+    reg [32*S-1:0]   w_data_q;
+    reg [4*S-1:0]    w_strb_q;
+    reg              w_last_q;
+    always @(posedge clk) begin
+        aw_pend   <= rst_n && aw_vld && !aw_rdy;
+        w_pend    <= rst_n && w_vld && !w_rdy;
+        aw_addr_q <= aw_addr;
+        aw_len_q  <= aw_len;
+        w_data_q  <= w_data;
+        w_strb_q  <= w_strb;
+        w_last_q  <= w_last;
+    end
+    always @(posedge clk) if (rst_n) begin
+        if (aw_pend && in_run && !aw_vld) `NPU_ASSERT_FAIL("STORE AW valid dropped before ready")
+        if (aw_pend && aw_vld && (aw_addr != aw_addr_q || aw_len != aw_len_q))
+            `NPU_ASSERT_FAIL("STORE AW payload changed before ready")
+        if (w_pend && in_xfer && !w_vld) `NPU_ASSERT_FAIL("STORE W valid dropped before ready")
+        if (w_pend && w_vld && (w_data != w_data_q || w_strb != w_strb_q || w_last != w_last_q))
+            `NPU_ASSERT_FAIL("STORE W payload changed before ready")
+        if (aw_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
+            `NPU_ASSERT_FAIL("STORE burst length not in 1..min(MAX_BURST and beats left in row)")
+        if (aw_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
+            `NPU_ASSERT_FAIL("STORE burst crosses a 4 KiB line")
+        if (aw_fire && af_full) `NPU_ASSERT_FAIL("STORE burst FIFO overflow")
+        if (rd_vld && df_full && !w_fire && state != ST_FLUSH)
+            `NPU_ASSERT_FAIL("STORE read-ahead FIFO overflow")
+        if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
+        if (w_vld && bf_empty) `NPU_ASSERT_FAIL("STORE W beat before its burst address")
+        if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("STORE starts a descriptor that failed its checks")
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -64,5 +64,14 @@ module npu_dmaq (
             end
         end
     end
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    always @(posedge clk) if (rst_n) begin
+        if (dma_done && !inflight) `NPU_ASSERT_FAIL("DMA done without a descriptor in flight")
+        if ((pop_prev && !prev_avail) || (pop_next && !next_avail))
+            `NPU_ASSERT_FAIL("token popped while none is available")
+    end
+`endif
 endmodule
 `default_nettype wire

@@ -54,15 +54,23 @@ module npu_fetch #(
 
     reg         active;
     reg  [31:0] pc;                 // next instruction to push
+    reg         pc_last;            // pc + 1 == len, kept in a register (off the beat-pop path)
     reg  [31:0] len;
-    reg  [47:0] addr;               // next beat address
+    // next beat address: stays below prog_end <= 2^DRAM_AW <= 2^32 (checked at start), so 32 bits
+    reg  [31:0] addr;
     reg  [31:0] beats_left;         // beats not yet requested
-    reg  [15:0] obeats;             // beats requested, not yet received
+    // Room of the beat buffer: BUF - (beats in flight + bf_count), one register instead of the
+    // sum of two counters, so the check before a request is one small compare and the AR
+    // handshake only selects between two precomputed updates (part of the depth cut of issue 7).
+    reg  [BW:0] room;
     reg         failed;
     reg  [7:0]  f_code;
     reg  [31:0] f_info;
 
     // beat buffer sized for a whole burst, so r_rdy never depends on the queues
+    // room plus the beats freed this cycle, for each value of the late signals (a pop follows
+    // the queues and the opcode decode, the AR handshake the arbiter): they only select
+    wire [BW:0] room_d, room_d1, room_db, room_d1b;
     wire         bf_full, bf_empty;
     wire [BW-1:0] bf_count;
     wire [WB-1:0] bf_dout;
@@ -70,20 +78,32 @@ module npu_fetch #(
 
     // beats wanted, clipped to 16 bits (a burst is at most MAX_BURST <= 256 beats anyway)
     wire [15:0] want   = (beats_left > 32'hFFFF) ? 16'hFFFF : beats_left[15:0];
-    wire [15:0] blen16;
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (.addr(addr[11:0]), .want(want), .len(blen16));
+    wire [15:0] blen16;             // registered: valid when blen_ok (npu_burst_len)
+    wire        blen_ok, blen_whole;
+    wire        ar_fire = ar_vld && ar_rdy;
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+        .clk(clk), .rst_n(rst_n), .addr(addr[11:0]), .want(want), .upd(start || ar_fire),
+        .len(blen16), .whole(blen_whole), .ok(blen_ok));
     wire [31:0] blen   = {16'd0, blen16};
-    assign ar_vld  = active && run && !failed && beats_left != 0
-                  && ({{(32-BW){1'b0}}, bf_count} + {16'd0, obeats} + blen) <= BUF;
-    assign ar_addr = addr[31:0];
+    // blen16 <= MAX_BURST < 2^BW (BUF = 2 MAX_BURST), so the low BW+1 bits carry it
+    wire [BW:0] blen_b = blen16[BW:0];
+    localparam [31:0] BUF32 = BUF;
+    assign ar_vld  = active && run && !failed && beats_left != 0 && blen_ok
+                  && blen_b <= room;
+    assign ar_addr = addr;
     assign ar_len  = blen[7:0] - 8'd1;
     assign r_rdy   = 1'b1;
     assign ev_beat = r_vld && !r_resp;
-    assign ev_burst = ar_vld && ar_rdy;
+    assign ev_burst = ar_fire;
 
+    wire bf_push = r_vld && !r_resp && active;
+    assign room_d   = room + {{BW{1'b0}}, r_vld && !bf_push};   // + a dropped beat
+    assign room_d1  = room_d + {{BW{1'b0}}, 1'b1};               // + a popped beat
+    assign room_db  = room_d - blen_b;                           // - a requested burst
+    assign room_d1b = room_d1 - blen_b;
     npu_fifo #(.W(WB), .DEPTH(BUF)) u_beats (
         .clk(clk), .rst_n(rst_n && !start),
-        .push(r_vld && !r_resp && active), .din(r_data),
+        .push(bf_push), .din(r_data),
         .pop(bf_pop), .dout(bf_dout), .full(bf_full), .empty(bf_empty), .count(bf_count)
     );
 
@@ -99,7 +119,7 @@ module npu_fetch #(
             assign insn     = bf_dout[slot*128 +: 128];
             assign insn_vld = !bf_empty;
             // a beat is consumed after its last slot or after the program's last instruction
-            assign bf_pop   = insn_take && (slot == LAST || pc + 1 == len);
+            assign bf_pop   = insn_take && (slot == LAST || pc_last);
             always @(posedge clk) begin
                 if (!rst_n || start) slot <= 0;
                 else if (insn_take) slot <= (slot == LAST) ? {SLW{1'b0}} : slot + 1'b1;
@@ -142,7 +162,8 @@ module npu_fetch #(
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            active <= 1'b0; failed <= 1'b0; pc <= 0; len <= 0; beats_left <= 0; obeats <= 0;
+            active <= 1'b0; failed <= 1'b0; pc <= 0; pc_last <= 1'b0; len <= 0; beats_left <= 0;
+            room <= BUF32[BW:0];
             f_code <= ERR_NONE; f_info <= 0; addr <= 0;
         end else if (start) begin
             active     <= !bad_prog;
@@ -150,23 +171,30 @@ module npu_fetch #(
             f_code     <= bad_prog ? ERR_BAD_PROGRAM : ERR_NONE;
             f_info     <= prog_base;
             pc         <= 0;
+            pc_last    <= prog_len == 32'd1;
             len        <= prog_len;
-            addr       <= {16'd0, prog_base};
+            addr       <= prog_base;
             beats_left <= (prog_len * 16 + B - 1) / B;
-            obeats     <= 0;
+            room       <= BUF32[BW:0];
         end else begin
-            if (ar_vld && ar_rdy) begin
+            if (ar_fire) begin
                 addr       <= addr + blen * B;
                 beats_left <= beats_left - blen;
             end
-            obeats <= obeats + ((ar_vld && ar_rdy) ? blen[15:0] : 16'd0) - {15'd0, r_vld};
+            // - a burst's beats when requested, + a beat that is dropped (error response, or
+            // arriving while inactive), + a beat popped from the buffer
+            if (bf_pop && !bf_empty) room <= ar_fire ? room_d1b : room_d1;
+            else                     room <= ar_fire ? room_db : room_d;
             if (r_vld && r_resp && active && !failed) begin
-                failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= addr[31:0];
+                failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= addr;
             end
             if (have && illegal && !failed) begin
                 failed <= 1'b1; f_code <= ERR_ILLEGAL_OPCODE; f_info <= {24'd0, op};
             end
-            if (insn_take) pc <= pc + 1;
+            if (insn_take) begin
+                pc      <= pc + 1;
+                pc_last <= pc + 2 == len;
+            end
         end
     end
 
@@ -176,6 +204,41 @@ module npu_fetch #(
     assign err_code = f_code;
     assign err_info = f_info;
     assign err_pc   = pc;
-    wire unused = &{1'b0, bf_full, r_last};   // beats are counted, bursts need no end marker
+    wire unused = &{1'b0, bf_full, r_last,    // beats are counted, bursts need no end marker
+                    bf_count,                 // the room check uses room (bf_count is in it)
+                    blen_whole,               // beats_left counts down to 0 instead
+                    pc_last};                 // used when a beat holds several instructions
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // AR payload as offered last cycle, for the stability checks (AXI: once valid is high, valid
+    // and payload hold until ready; an error stop (run or failed low) may withdraw the request)
+    reg        ar_pend;
+    reg [31:0] ar_addr_q;
+    reg [7:0]  ar_len_q;
+    always @(posedge clk) begin
+        ar_pend   <= rst_n && !start && ar_vld && !ar_rdy;
+        ar_addr_q <= ar_addr;
+        ar_len_q  <= ar_len;
+    end
+    always @(posedge clk) if (rst_n && !start) begin
+        if (ar_pend && run && !failed && !ar_vld) `NPU_ASSERT_FAIL("fetch AR valid dropped before ready")
+        if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
+            `NPU_ASSERT_FAIL("fetch AR payload changed before ready")
+        if (ar_vld && (blen == 32'd0 || blen > MAX_BURST))
+            `NPU_ASSERT_FAIL("fetch burst length not in 1..MAX_BURST")
+        if (ar_vld && {20'd0, addr[11:0]} + blen * B > 32'd4096)
+            `NPU_ASSERT_FAIL("fetch burst crosses a 4 KiB line")
+        if (ar_vld && blen > beats_left) `NPU_ASSERT_FAIL("fetch burst past the program end")
+        if (room > BUF32[BW:0]) `NPU_ASSERT_FAIL("fetch beat buffer room above its size")
+        if (BUF32[BW:0] - room < {1'b0, bf_count}) `NPU_ASSERT_FAIL("fetch beats in flight underflow")
+        if (bf_push && bf_full && !(bf_pop && !bf_empty))
+            `NPU_ASSERT_FAIL("fetch beat buffer overflow")
+        if ((ql_push && ql_full) || (qe_push && qe_full) || (qs_push && qs_full))
+            `NPU_ASSERT_FAIL("fetch pushes into a full instruction queue")
+        if (active && pc > len) `NPU_ASSERT_FAIL("fetch pc past the program length")
+        if (pc_last != (pc + 1 == len)) `NPU_ASSERT_FAIL("fetch pc_last out of step with pc")
+    end
+`endif
 endmodule
 `default_nettype wire
