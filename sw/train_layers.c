@@ -13,6 +13,7 @@ int npu_tl_config(const char *name, npu_tpcfg_t *c)
     c->S = 16;
     c->spm_bytes = 512L * 1024;
     c->cores = 1;
+    c->acc_bytes = 2; /* brief 3 [INTERP]: one 2-byte element size (bf16) for the paper */
     if (strcmp(name, "edge") == 0) {
         c->dram_bw = 11;
         c->batch = 4;
@@ -52,7 +53,7 @@ void npu_tl_hw(const npu_tpcfg_t *c, npu_tm_hw_t *hw)
     hw->spm_bytes = c->spm_bytes;
     hw->dram_bw = c->dram_bw;
     hw->in_bytes = 2;
-    hw->acc_bytes = 4;
+    hw->acc_bytes = c->acc_bytes > 0 ? c->acc_bytes : 4;
 }
 
 typedef struct lset {

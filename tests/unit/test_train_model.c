@@ -188,11 +188,12 @@ Test(train_layers, configs_and_shapes)
     cr_log_info("edge layer set: %d shapes, %d layers", n, total);
 }
 
-static void bench(const char *name)
+static void bench(const char *name, int acc_bytes)
 {
     static npu_tl_row_t rows[NPU_TL_MAX];
     npu_tpcfg_t c;
     cr_assert_eq(npu_tl_config(name, &c), 0);
+    c.acc_bytes = acc_bytes;
     npu_tl_bench_t b;
     cr_assert_eq(npu_tl_bench(&c, rows, NPU_TL_MAX, &b), 0);
     for (int i = 0; i < b.nrows; i++) {
@@ -207,11 +208,11 @@ static void bench(const char *name)
     }
     for (int k = 0; k < 3; k++)
         cr_assert(b.knn_acc[k] >= 0 && b.knn_acc[k] <= 1);
-    cr_log_info("%s: fwd+bwd reduction vs seq (mean over %d models): interleave %.1f%%, "
+    cr_log_info("%s (partials/gradients %d B): fwd+bwd reduction vs seq (mean over %d models): interleave %.1f%%, "
                 "+rearr Alg.1 %.1f%%, +rearr oracle %.1f%%, +partition %.1f%%, +partition KNN "
                 "%.1f%% (paper %.1f / %.1f / %.1f%% (oracle) / %.1f%%); KNN accuracy k=1,3,5: "
                 "%.1f%% %.1f%% %.1f%%; Alg.1 = oracle on %d layers, rule (b) differs on %d",
-                name, b.nmodels, b.red[NPU_TL_INTERLEAVE], b.red[NPU_TL_ALG1],
+                name, acc_bytes, b.nmodels, b.red[NPU_TL_INTERLEAVE], b.red[NPU_TL_ALG1],
                 b.red[NPU_TL_ORACLE], b.red[NPU_TL_PART], b.red[NPU_TL_PART_KNN], c.paper[0],
                 c.paper[1], c.paper[3], c.paper[2], 100 * b.knn_acc[0], 100 * b.knn_acc[1],
                 100 * b.knn_acc[2], b.alg1_vs_oracle, b.alg1_vs_rule_b);
@@ -224,16 +225,19 @@ static void bench(const char *name)
 /* The server set runs in the default suite (< 1 s); edge and server4 take 4-10 s each, so they
  * run when TRAIN_BENCH is set:
  *   TRAIN_BENCH=1 ./build/test_unit --filter 'train_bench*' --verbose                         */
-Test(train_bench, server, .timeout = 60) { bench("server"); }
+Test(train_bench, server, .timeout = 60) { bench("server", 2); }
 Test(train_bench, edge, .timeout = 120)
 {
     if (!getenv("TRAIN_BENCH"))
         cr_skip_test("set TRAIN_BENCH=1 to run the edge bench");
-    bench("edge");
+    bench("edge", 2);
+    bench("edge", 4);
 }
 Test(train_bench, server4, .timeout = 120)
 {
     if (!getenv("TRAIN_BENCH"))
         cr_skip_test("set TRAIN_BENCH=1 to run the quad-core server bench");
-    bench("server4");
+    bench("server", 4);
+    bench("server4", 2);
+    bench("server4", 4);
 }
