@@ -14,8 +14,10 @@ static npu_tm_hw_t edge_hw(void)
 {
     npu_tpcfg_t c;
     cr_assert_eq(npu_tl_config("edge", &c), 0);
+    c.acc_bytes = 4; /* the RTL's int32 partials and gradients */
     npu_tm_hw_t hw;
     npu_tl_hw(&c, &hw);
+    cr_assert_eq(hw.acc_bytes, 4);
     return hw;
 }
 
@@ -240,4 +242,25 @@ Test(train_bench, server4, .timeout = 120)
     bench("server", 4);
     bench("server4", 2);
     bench("server4", 4);
+}
+
+/* The values docs/training.md gives for configs/edge.cfg and configs/server.cfg, read through
+ * npu_tm_hw_from_cfg, are the model's edge / server hardware. */
+Test(train_layers, cfg_values_match_model)
+{
+    static const struct { const char *name; int bw; } c[] = {{"edge", 11}, {"server", 9}};
+    for (size_t i = 0; i < 2; i++) {
+        npu_cfg_t cfg = test_cfg(16);
+        cfg.spm_banks = 4;
+        cfg.spm_bank_words = 2048;
+        cfg.dram_bw = c[i].bw;
+        npu_tm_hw_t a, b;
+        npu_tm_hw_from_cfg(&cfg, &a);
+        npu_tpcfg_t pc;
+        cr_assert_eq(npu_tl_config(c[i].name, &pc), 0);
+        npu_tl_hw(&pc, &b);
+        cr_assert_eq(a.S, b.S);
+        cr_assert_eq(a.spm_bytes, b.spm_bytes);
+        cr_assert_float_eq(a.dram_bw, b.dram_bw, 0);
+    }
 }
