@@ -32,7 +32,7 @@ static npu_tm_result_t eval(const npu_tm_hw_t *hw, long M, long K, long N, npu_t
     op.P = P;
     npu_tm_result_t r;
     cr_assert_eq(npu_tm_layer_eval(hw, &L, &op, &r), 0, "(%ld,%ld,%ld) %s", M, K, N,
-                 npu_train_order_name(o));
+                 npu_torder_name(o));
     return r;
 }
 
@@ -44,7 +44,7 @@ Test(train_model, everything_fits_compulsory)
     uint64_t comp = (uint64_t)(M * K + K * N + M * N) * 2 + (uint64_t)(M * K + K * N) * 4;
     for (int o = NPU_TORD_SEQ; o <= NPU_TORD_ORACLE; o++) {
         npu_tm_result_t r = eval(&hw, M, K, N, (npu_torder_t)o, NPU_TPART_NONE, 1);
-        cr_assert_eq(r.dram_bytes, comp, "%s: %lu", npu_train_order_name((npu_torder_t)o),
+        cr_assert_eq(r.dram_bytes, comp, "%s: %lu", npu_torder_name((npu_torder_t)o),
                      (unsigned long)r.dram_bytes);
         cr_assert_eq(r.dy_loads, r.dy_compulsory);
         cr_assert_eq(r.macs, 2u * M * N * K);
