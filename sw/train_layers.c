@@ -104,7 +104,7 @@ static void conv(lset_t *ls, const char *name, int B, int cin, int cout, int k, 
 static void resnet50(lset_t *ls, int B)
 {
     static const int blocks[4] = {3, 4, 6, 3}, mid[4] = {64, 128, 256, 512};
-    char nm[32];
+    char nm[64];
     ls->model = "res";
     conv(ls, "res_conv1", B, 3, 64, 7, 112, 0, 1);
     int in = 64, res = 56;
@@ -136,7 +136,7 @@ static void mobilenet(lset_t *ls, int B)
                                 {512, 512, 14},  {512, 512, 14},  {512, 512, 14},
                                 {512, 512, 14},  {512, 512, 14},  {512, 1024, 7},
                                 {1024, 1024, 7}};
-    char nm[32];
+    char nm[64];
     ls->model = "mob";
     conv(ls, "mob_conv1", B, 3, 32, 3, 112, 0, 1);
     for (size_t i = 0; i < sizeof pw / sizeof pw[0]; i++) {
@@ -184,7 +184,7 @@ static void yolo_tiny(lset_t *ls, int B)
     static const int c[][4] = {{16, 32, 3, 208},   {32, 64, 3, 104},   {64, 128, 3, 52},
                                {128, 256, 3, 26},  {256, 512, 3, 13},  {512, 1024, 3, 13},
                                {1024, 512, 3, 13}, {512, 125, 1, 13}};
-    char nm[32];
+    char nm[64];
     ls->model = "yolo";
     conv(ls, "yolo_conv1", B, 3, 16, 3, 416, 0, 1);
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
