@@ -13,6 +13,7 @@ int npu_tl_config(const char *name, npu_tpcfg_t *c)
     c->S = 16;
     c->spm_bytes = 512L * 1024;
     c->cores = 1;
+    c->acc_bytes = 2; /* brief 3 [INTERP]: one 2-byte element size (bf16) for the paper */
     if (strcmp(name, "edge") == 0) {
         c->dram_bw = 11;
         c->batch = 4;
@@ -52,7 +53,7 @@ void npu_tl_hw(const npu_tpcfg_t *c, npu_tm_hw_t *hw)
     hw->spm_bytes = c->spm_bytes;
     hw->dram_bw = c->dram_bw;
     hw->in_bytes = 2;
-    hw->acc_bytes = 4;
+    hw->acc_bytes = c->acc_bytes > 0 ? c->acc_bytes : 4;
 }
 
 typedef struct lset {
@@ -103,7 +104,7 @@ static void conv(lset_t *ls, const char *name, int B, int cin, int cout, int k, 
 static void resnet50(lset_t *ls, int B)
 {
     static const int blocks[4] = {3, 4, 6, 3}, mid[4] = {64, 128, 256, 512};
-    char nm[32];
+    char nm[64];
     ls->model = "res";
     conv(ls, "res_conv1", B, 3, 64, 7, 112, 0, 1);
     int in = 64, res = 56;
@@ -135,7 +136,7 @@ static void mobilenet(lset_t *ls, int B)
                                 {512, 512, 14},  {512, 512, 14},  {512, 512, 14},
                                 {512, 512, 14},  {512, 512, 14},  {512, 1024, 7},
                                 {1024, 1024, 7}};
-    char nm[32];
+    char nm[64];
     ls->model = "mob";
     conv(ls, "mob_conv1", B, 3, 32, 3, 112, 0, 1);
     for (size_t i = 0; i < sizeof pw / sizeof pw[0]; i++) {
@@ -183,7 +184,7 @@ static void yolo_tiny(lset_t *ls, int B)
     static const int c[][4] = {{16, 32, 3, 208},   {32, 64, 3, 104},   {64, 128, 3, 52},
                                {128, 256, 3, 26},  {256, 512, 3, 13},  {512, 1024, 3, 13},
                                {1024, 512, 3, 13}, {512, 125, 1, 13}};
-    char nm[32];
+    char nm[64];
     ls->model = "yolo";
     conv(ls, "yolo_conv1", B, 3, 16, 3, 416, 0, 1);
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {

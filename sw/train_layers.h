@@ -17,6 +17,8 @@
  * GEMMs and are left out), BERT (tiny on edge, large on server; seq 128; QKV, output, FFN x2;
  * the attention score GEMMs have no weights and are left out), NCF (NeuMF MLP 256-256-128-64-1),
  * DLRM (MLPerf MLPs: bottom 13-512-256-128, top 479-1024-1024-512-256-1), YOLOv2-tiny (416).
+ * Element sizes: operands 2 B; partial sums and gradients acc_bytes (2 B by default for the
+ * paper comparison, brief section 3 [INTERP] "element size 2 B (bf16)"; 4 B = the RTL's int32).
  * Identical shapes of a model are merged with a count. The first layer of a network (no dX)
  * is modelled as its dW GEMM only and gets no gain.
  */
@@ -48,6 +50,8 @@ typedef struct npu_tpcfg {
     int batch;
     int paper_side;     /* the paper's array side (45 / 128) */
     int big;            /* large model variants (BERT-large) */
+    int acc_bytes;      /* partial-sum / gradient element bytes: 2 in the paper configs (the
+                         * brief's bf16 interpretation), 4 = the RTL's int32 (0: 4) */
     double paper[4];    /* paper's %: interleave, +rearrangement, +partitioning, -1 if none */
 } npu_tpcfg_t;
 

@@ -7,12 +7,12 @@
 static const char *const order_names[NPU_TORD_COUNT] = {"seq",     "interleave", "dxmajor",
                                                         "dwmajor", "auto",       "oracle"};
 
-const char *npu_train_order_name(npu_torder_t o)
+const char *npu_torder_name(npu_torder_t o)
 {
     return (unsigned)o < NPU_TORD_COUNT ? order_names[o] : "?";
 }
 
-int npu_train_order_parse(const char *s)
+int npu_torder_parse(const char *s)
 {
     for (int i = 0; i < NPU_TORD_COUNT; i++)
         if (s && strcmp(s, order_names[i]) == 0)

@@ -86,8 +86,8 @@ typedef struct npu_tsched {
 } npu_tsched_t;
 
 /* Names: "seq", "interleave", "dxmajor", "dwmajor", "auto", "oracle"; parse returns -1 if unknown. */
-const char *npu_train_order_name(npu_torder_t o);
-int npu_train_order_parse(const char *s);
+const char *npu_torder_name(npu_torder_t o);
+int npu_torder_parse(const char *s);
 const char *npu_train_grad_name(npu_tgrad_t g);     /* "fwd", "dx", "dw" */
 const char *npu_train_tensor_name(npu_ttensor_t t); /* "X", "W", "dY", "dX", "dW", "Y" */
 

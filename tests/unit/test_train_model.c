@@ -14,8 +14,10 @@ static npu_tm_hw_t edge_hw(void)
 {
     npu_tpcfg_t c;
     cr_assert_eq(npu_tl_config("edge", &c), 0);
+    c.acc_bytes = 4; /* the RTL's int32 partials and gradients */
     npu_tm_hw_t hw;
     npu_tl_hw(&c, &hw);
+    cr_assert_eq(hw.acc_bytes, 4);
     return hw;
 }
 
@@ -30,7 +32,7 @@ static npu_tm_result_t eval(const npu_tm_hw_t *hw, long M, long K, long N, npu_t
     op.P = P;
     npu_tm_result_t r;
     cr_assert_eq(npu_tm_layer_eval(hw, &L, &op, &r), 0, "(%ld,%ld,%ld) %s", M, K, N,
-                 npu_train_order_name(o));
+                 npu_torder_name(o));
     return r;
 }
 
@@ -42,7 +44,7 @@ Test(train_model, everything_fits_compulsory)
     uint64_t comp = (uint64_t)(M * K + K * N + M * N) * 2 + (uint64_t)(M * K + K * N) * 4;
     for (int o = NPU_TORD_SEQ; o <= NPU_TORD_ORACLE; o++) {
         npu_tm_result_t r = eval(&hw, M, K, N, (npu_torder_t)o, NPU_TPART_NONE, 1);
-        cr_assert_eq(r.dram_bytes, comp, "%s: %lu", npu_train_order_name((npu_torder_t)o),
+        cr_assert_eq(r.dram_bytes, comp, "%s: %lu", npu_torder_name((npu_torder_t)o),
                      (unsigned long)r.dram_bytes);
         cr_assert_eq(r.dy_loads, r.dy_compulsory);
         cr_assert_eq(r.macs, 2u * M * N * K);
@@ -188,11 +190,12 @@ Test(train_layers, configs_and_shapes)
     cr_log_info("edge layer set: %d shapes, %d layers", n, total);
 }
 
-static void bench(const char *name)
+static void bench(const char *name, int acc_bytes)
 {
     static npu_tl_row_t rows[NPU_TL_MAX];
     npu_tpcfg_t c;
     cr_assert_eq(npu_tl_config(name, &c), 0);
+    c.acc_bytes = acc_bytes;
     npu_tl_bench_t b;
     cr_assert_eq(npu_tl_bench(&c, rows, NPU_TL_MAX, &b), 0);
     for (int i = 0; i < b.nrows; i++) {
@@ -207,11 +210,11 @@ static void bench(const char *name)
     }
     for (int k = 0; k < 3; k++)
         cr_assert(b.knn_acc[k] >= 0 && b.knn_acc[k] <= 1);
-    cr_log_info("%s: fwd+bwd reduction vs seq (mean over %d models): interleave %.1f%%, "
+    cr_log_info("%s (partials/gradients %d B): fwd+bwd reduction vs seq (mean over %d models): interleave %.1f%%, "
                 "+rearr Alg.1 %.1f%%, +rearr oracle %.1f%%, +partition %.1f%%, +partition KNN "
                 "%.1f%% (paper %.1f / %.1f / %.1f%% (oracle) / %.1f%%); KNN accuracy k=1,3,5: "
                 "%.1f%% %.1f%% %.1f%%; Alg.1 = oracle on %d layers, rule (b) differs on %d",
-                name, b.nmodels, b.red[NPU_TL_INTERLEAVE], b.red[NPU_TL_ALG1],
+                name, acc_bytes, b.nmodels, b.red[NPU_TL_INTERLEAVE], b.red[NPU_TL_ALG1],
                 b.red[NPU_TL_ORACLE], b.red[NPU_TL_PART], b.red[NPU_TL_PART_KNN], c.paper[0],
                 c.paper[1], c.paper[3], c.paper[2], 100 * b.knn_acc[0], 100 * b.knn_acc[1],
                 100 * b.knn_acc[2], b.alg1_vs_oracle, b.alg1_vs_rule_b);
@@ -224,16 +227,40 @@ static void bench(const char *name)
 /* The server set runs in the default suite (< 1 s); edge and server4 take 4-10 s each, so they
  * run when TRAIN_BENCH is set:
  *   TRAIN_BENCH=1 ./build/test_unit --filter 'train_bench*' --verbose                         */
-Test(train_bench, server, .timeout = 60) { bench("server"); }
+Test(train_bench, server, .timeout = 60) { bench("server", 2); }
 Test(train_bench, edge, .timeout = 120)
 {
     if (!getenv("TRAIN_BENCH"))
         cr_skip_test("set TRAIN_BENCH=1 to run the edge bench");
-    bench("edge");
+    bench("edge", 2);
+    bench("edge", 4);
 }
 Test(train_bench, server4, .timeout = 120)
 {
     if (!getenv("TRAIN_BENCH"))
         cr_skip_test("set TRAIN_BENCH=1 to run the quad-core server bench");
-    bench("server4");
+    bench("server", 4);
+    bench("server4", 2);
+    bench("server4", 4);
+}
+
+/* The values docs/training.md gives for configs/edge.cfg and configs/server.cfg, read through
+ * npu_tm_hw_from_cfg, are the model's edge / server hardware. */
+Test(train_layers, cfg_values_match_model)
+{
+    static const struct { const char *name; int bw; } c[] = {{"edge", 11}, {"server", 9}};
+    for (size_t i = 0; i < 2; i++) {
+        npu_cfg_t cfg = test_cfg(16);
+        cfg.spm_banks = 4;
+        cfg.spm_bank_words = 2048;
+        cfg.dram_bw = c[i].bw;
+        npu_tm_hw_t a, b;
+        npu_tm_hw_from_cfg(&cfg, &a);
+        npu_tpcfg_t pc;
+        cr_assert_eq(npu_tl_config(c[i].name, &pc), 0);
+        npu_tl_hw(&pc, &b);
+        cr_assert_eq(a.S, b.S);
+        cr_assert_eq(a.spm_bytes, b.spm_bytes);
+        cr_assert_float_eq(a.dram_bw, b.dram_bw, 0);
+    }
 }

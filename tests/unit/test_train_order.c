@@ -27,7 +27,7 @@ Test(train_order, t2_every_op_once)
             long n;
             npu_tileop_t *ops = gen((npu_torder_t)o, Mt, Nt, Kt, &n);
             cr_assert_eq(n, 2L * Mt * Nt * Kt, "%s (%d,%d,%d): %ld ops",
-                         npu_train_order_name((npu_torder_t)o), Mt, Nt, Kt, n);
+                         npu_torder_name((npu_torder_t)o), Mt, Nt, Kt, n);
             long pts = (long)Mt * Nt * Kt;
             char *seen = calloc((size_t)(2 * pts), 1);
             int *firsts = calloc((size_t)(Mt * Kt + Kt * Nt), sizeof(int));
@@ -86,8 +86,8 @@ Test(train_order, nests_as_brief)
     o = gen(NPU_TORD_DWMAJOR, 2, 3, 2, &n);
     cr_assert(o[0].grad == NPU_TG_DW && o[2].m == 1 && o[4].n == 1 && o[12].k == 1);
     free(o);
-    cr_assert_eq(npu_train_order_parse("dwmajor"), NPU_TORD_DWMAJOR);
-    cr_assert_eq(npu_train_order_parse("nope"), -1);
+    cr_assert_eq(npu_torder_parse("dwmajor"), NPU_TORD_DWMAJOR);
+    cr_assert_eq(npu_torder_parse("nope"), -1);
     cr_assert_eq(npu_train_order(NPU_TORD_AUTO, 1, 1, 1, NULL, 0), -1);
 }
 
@@ -104,10 +104,10 @@ Test(train_order, t8_alg1_truth_table)
         npu_torder_t a = npu_train_alg1(c[i].M, c[i].K, c[i].N);
         npu_torder_t b = npu_train_alg1_rule_b(c[i].M, c[i].K, c[i].N);
         cr_assert_eq(a, c[i].o, "(%ld,%ld,%ld): %s", c[i].M, c[i].K, c[i].N,
-                     npu_train_order_name(a));
+                     npu_torder_name(a));
         if (a != b)
             cr_log_info("T8 (M,K,N)=(%ld,%ld,%ld): rule (a) %s, rule (b) %s", c[i].M, c[i].K,
-                        c[i].N, npu_train_order_name(a), npu_train_order_name(b));
+                        c[i].N, npu_torder_name(a), npu_torder_name(b));
         cr_assert_eq(npu_train_resolve(NPU_TORD_AUTO, c[i].M, c[i].K, c[i].N), (int)a);
     }
     cr_assert_eq(npu_train_alg1_rule_b(4, 1024, 4096), NPU_TORD_DWMAJOR); /* the disagreement */
@@ -213,7 +213,7 @@ Test(train_residency, t7_everything_fits)
 {
     for (int o = NPU_TORD_SEQ; o <= NPU_TORD_DWMAJOR; o++) {
         npu_tres_counts_t k = res((npu_torder_t)o, 4, 4, 4, 80);
-        cr_assert_eq(k.transfers, 80, "%s: %ld", npu_train_order_name((npu_torder_t)o),
+        cr_assert_eq(k.transfers, 80, "%s: %ld", npu_torder_name((npu_torder_t)o),
                      k.transfers);
     }
 }

@@ -148,10 +148,10 @@ Test(train_partition, t1_functional_all_orders_partitions)
                     for (int p = 0; p < pp.nparts; p++)
                         run_part(&pp.part[p], (npu_torder_t)o, 16, N, K, X, W, dY, gX, gW);
                     cr_assert(memcmp(gX, rX, (size_t)(M * K) * 4) == 0, "dX (%ld,%ld,%ld) %s %s P=%d",
-                              M, K, N, npu_train_order_name((npu_torder_t)o),
+                              M, K, N, npu_torder_name((npu_torder_t)o),
                               npu_tpart_name((npu_tpart_t)sc), P);
                     cr_assert(memcmp(gW, rW, (size_t)(K * N) * 4) == 0, "dW (%ld,%ld,%ld) %s %s P=%d",
-                              M, K, N, npu_train_order_name((npu_torder_t)o),
+                              M, K, N, npu_torder_name((npu_torder_t)o),
                               npu_tpart_name((npu_tpart_t)sc), P);
                 }
         free(X); free(W); free(dY); free(rX); free(rW); free(gX); free(gW);
