@@ -316,7 +316,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
         return -1;
     }
     if (npu_train_sched(a->order, 0, &sched) != 0) {
-        fail(&e, "order %s is not a concrete backward order", npu_train_order_name(a->order));
+        fail(&e, "order %s is not a concrete backward order", npu_torder_name(a->order));
         return -1;
     }
     e.Mt = cdiv(a->M, a->Tm);

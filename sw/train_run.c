@@ -242,7 +242,7 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     npu_prog_init(&prog);
     if (npu_bwd_emit(c->cfg, &a, &prog, &st, msg, sizeof msg) != 0) {
         npu_prog_free(&prog);
-        snprintf(L->msg, sizeof L->msg, "%s: %s", npu_train_order_name(order), msg);
+        snprintf(L->msg, sizeof L->msg, "%s: %s", npu_torder_name(order), msg);
         return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
     }
     L->dy_tile_loads = st.loads[NPU_TT_DY];
@@ -286,7 +286,7 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
     }
     if (order == NPU_TORD_ORACLE || (unsigned)order >= NPU_TORD_COUNT) {
         snprintf(r->msg, sizeof r->msg, "order '%s' is not lowered to the RTL (oracle: run each "
-                 "order and compare)", npu_train_order_name(order) ? npu_train_order_name(order) : "?");
+                 "order and compare)", npu_torder_name(order) ? npu_torder_name(order) : "?");
         return r->rc = -1;
     }
     if (order != NPU_TORD_SEQ && policy == NPU_EMIT_1G4C) {

@@ -31,7 +31,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
     }
     mlp.tile = (int)a->tile;
     if (a->order) {
-        int o = npu_train_order_parse(a->order);
+        int o = npu_torder_parse(a->order);
         if (o < 0)
             return 2; /* args.c already checked the name */
         order = (npu_torder_t)o;
@@ -63,7 +63,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                      "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory\n");
     if (!a->quiet) {
         printf("npu train: MLP %s, batch %d, order %s, policy %s, seed %llu (config %s)\n",
-               a->layers, batch, npu_train_order_name(order), policy_name(a->policy),
+               a->layers, batch, npu_torder_name(order), policy_name(a->policy),
                (unsigned long long)seed, cfg->name);
         printf("%-5s %6s %6s %6s %-10s %10s %10s %10s %6s %10s %10s %9s %6s\n", "layer", "M",
                "K", "N", "order", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B", "dY once B",
@@ -88,7 +88,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
             snprintf(dw, sizeof dw, "(fused)");
         if (!a->quiet)
             printf("%-5d %6d %6d %6d %-10s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %6s\n", i,
-                   L->M, L->K, L->N, npu_train_order_name(L->order),
+                   L->M, L->K, L->N, npu_torder_name(L->order),
                    (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
                    100 * util, (unsigned long long)L->dy_rd_bytes,
                    (unsigned long long)L->dy_compulsory,
@@ -99,7 +99,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                 if (L->ran[p])
                     fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
                                  "%llu,%llu,%llu,%llu\n",
-                            i, L->M, L->K, L->N, npu_train_order_name(L->order),
+                            i, L->M, L->K, L->N, npu_torder_name(L->order),
                             policy_name(a->policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
                             (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
                             npu_gemm_rc_name(L->rc[p]),

@@ -27,10 +27,10 @@ static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int b
         o += snprintf(dl + o, sizeof dl - (size_t)o, i ? ",%d" : "%d", dims[i]);
     cr_assert_eq(rc, 0, "train step MLP %s batch %d policy %d order %s: %s\n  replay: build/%s/npu "
                  "train --layers %s --batch %d --seed %llu --stall-pct %u --policy %s --order %s",
-                 dl, batch, policy, npu_train_order_name(order), r->msg, cfg->name, dl, batch,
+                 dl, batch, policy, npu_torder_name(order), r->msg, cfg->name, dl, batch,
                  (unsigned long long)seed, stall,
                  policy == NPU_EMIT_FLEXSA ? "flexsa" : policy == NPU_EMIT_1G4C ? "1g4c" : "1g1c",
-                 npu_train_order_name(order));
+                 npu_torder_name(order));
     /* MAC counters: fwd M*N*K; backward exactly 2*M*N*K (M*N*K for the first layer: no dX),
      * whatever the order (a fused program counts both gradients in its dx pass) */
     for (int i = 0; i < layers; i++) {
@@ -38,7 +38,7 @@ static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int b
         uint64_t mnk = (uint64_t)L->M * (uint64_t)L->N * (uint64_t)L->K;
         cr_assert_eq(L->macs[NPU_PASS_FWD], mnk);
         cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], (i ? 2u : 1u) * mnk,
-                     "layer %d order %s", i, npu_train_order_name(L->order));
+                     "layer %d order %s", i, npu_torder_name(L->order));
         cr_assert_eq(L->fused, i > 0 && order != NPU_TORD_SEQ);
         if (!L->fused) /* sequential: dY read by dX and again by dW (more if a GEMM re-reads it) */
             cr_assert_geq(L->dy_rd_bytes, (i ? 2u : 1u) * L->dy_compulsory, "layer %d", i);
@@ -112,6 +112,6 @@ Test(train, host_errors)
     cr_assert_eq(npu_mlp_parse("64,70000", 8, &mlp), -1);
     cr_assert_eq(npu_mlp_parse("64,x", 8, &mlp), -1);
     cr_assert_eq(npu_mlp_parse("64,32", 0, &mlp), -1);
-    cr_assert_eq(npu_train_order_parse("dxmajor"), NPU_TORD_DXMAJOR);
-    cr_assert_eq(npu_train_order_parse("dx"), -1);
+    cr_assert_eq(npu_torder_parse("dxmajor"), NPU_TORD_DXMAJOR);
+    cr_assert_eq(npu_torder_parse("dx"), -1);
 }
