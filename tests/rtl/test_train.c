@@ -115,3 +115,45 @@ Test(train, host_errors)
     cr_assert_eq(npu_torder_parse("dxmajor"), NPU_TORD_DXMAJOR);
     cr_assert_eq(npu_torder_parse("dx"), -1);
 }
+
+/* dY reuse on the RTL (issue 4 item 3), tiles of 2S: (Mt, Nt, Kt) = (32, 4, 2) with dXmajor and
+ * (2, 4, 32) with dWmajor load every dY tile exactly once (dY loads = Mt * Nt, dY bytes read =
+ * one read of dY), while the sequential baseline reads dY at least twice. */
+static const npu_train_layer_t *reuse_run(const npu_cfg_t *cfg, int M, int K, int N,
+                                          npu_torder_t order, npu_train_result_t *r)
+{
+    npu_mlp_t mlp;
+    memset(&mlp, 0, sizeof mlp);
+    mlp.batch = M;
+    mlp.layers = 2;
+    mlp.dims[0] = 3;
+    mlp.dims[1] = K;
+    mlp.dims[2] = N;
+    mlp.tile = 2 * cfg->s;
+    npu_sim_t *s = rtl_open(cfg, 5, 0, rtl_seed(31));
+    int rc = npu_train_step(cfg, s, &mlp, order, NPU_EMIT_FW, rtl_seed(31), 50000000, r);
+    npu_sim_close(s);
+    cr_assert_eq(rc, 0, "M=%d K=%d N=%d order %s: %s", M, K, N, npu_torder_name(order), r->msg);
+    return &r->layer[1];
+}
+
+Test(train, dy_reuse_tiles, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int T = 2 * cfg.s;
+    npu_train_result_t *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    const npu_train_layer_t *L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_TORD_DXMAJOR, r);
+    cr_assert_eq(L->dy_tiles, 128);
+    cr_assert_eq(L->dy_tile_loads, 128, "dXmajor (32,4,2): dY tile loads %ld", L->dy_tile_loads);
+    cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory);
+    L = reuse_run(&cfg, 2 * T, 32 * T, 4 * T, NPU_TORD_DWMAJOR, r);
+    cr_assert_eq(L->dy_tiles, 8);
+    cr_assert_eq(L->dy_tile_loads, 8, "dWmajor (2,4,32): dY tile loads %ld", L->dy_tile_loads);
+    cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory);
+    L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_TORD_SEQ, r);
+    cr_assert_geq(L->dy_rd_bytes, 2 * L->dy_compulsory);
+    cr_log_info("dY reuse (%s): seq reads dY %.2fx", cfg.name,
+                (double)L->dy_rd_bytes / (double)L->dy_compulsory);
+    free(r);
+}
