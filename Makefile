@@ -153,10 +153,14 @@ cli: $(B)/npu build/npu
 
 # ----------------------------------------------------------------------------- main targets
 SIM_ARGS ?= gemm -m 300 -n 200 -k 500 --seed 1 --stall-pct 5 --trace waveforms/npu.fst --trace-end 20000
+# One MLP training step (forward, dX, dW of every layer) with Algorithm 1's order per layer.
+TRAIN_ARGS ?= train --layers 24,96,64,40 --batch 64 --order auto --stall-pct 5
 sim: $(B)/npu build/npu
 	@mkdir -p waveforms
 	$(B)/npu $(SIM_ARGS)
 	@echo "waveform: waveforms/npu.fst (open with: gtkwave waveforms/npu.gtkw)"
+	@echo
+	$(B)/npu $(TRAIN_ARGS)
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu)
