@@ -86,21 +86,61 @@ module npu_axi_rd_arb #(
 `include "npu_assert.vh"
 `ifdef NPU_ASSERTS
     // DRAM AR: the lock keeps the offered address until accepted (a master may withdraw only on an
-    // error stop, so the payload is checked while valid stays high); R ids are only 0 and 1.
+    // error stop, so the payload is checked while valid stays high). DRAM R, checked against the
+    // bursts accepted on AR (this module sees both and is reset only with the NPU, not between
+    // runs): a beat needs an outstanding burst of its id (ids are 0 and 1), and r_last marks
+    // exactly the last beat of the oldest burst of that id. A shadow queue of burst lengths per
+    // id (OQ entries; fetch has at most 2 MAX_BURST beats in flight, a DMA engine MAX_OUT bursts).
+    localparam integer OQ = 64;
     reg        pend;
     reg [31:0] addr_q;
     reg [7:0]  len_q;
     reg [1:0]  id_q;
+    reg [7:0]  olen [0:2*OQ-1];    // {id, slot} -> ar_len of an outstanding burst
+    reg [5:0]  owp0, owp1, orp0, orp1;
+    reg [6:0]  onum0, onum1;       // outstanding bursts per id
+    reg [7:0]  obc0, obc1;         // beats received of the oldest burst per id
+    wire       a_fire_a = m_ar_vld && m_ar_rdy;
+    wire       r_fire_a = m_r_vld && m_r_rdy;
+    wire       rid1     = m_r_id[0];
+    wire [6:0] onum_r   = rid1 ? onum1 : onum0;
+    wire [7:0] obc_r    = rid1 ? obc1 : obc0;
+    wire [7:0] olen_r   = olen[rid1 ? {1'b1, orp1} : {1'b0, orp0}];
     always @(posedge clk) begin
         pend   <= rst_n && m_ar_vld && !m_ar_rdy;
         addr_q <= m_ar_addr;
         len_q  <= m_ar_len;
         id_q   <= m_ar_id;
+        if (!rst_n) begin
+            owp0 <= 6'd0; owp1 <= 6'd0; orp0 <= 6'd0; orp1 <= 6'd0;
+            onum0 <= 7'd0; onum1 <= 7'd0; obc0 <= 8'd0; obc1 <= 8'd0;
+        end else begin
+            if (a_fire_a) begin
+                olen[{m_ar_id[0], m_ar_id[0] ? owp1 : owp0}] <= m_ar_len;
+                if (m_ar_id[0]) owp1 <= owp1 + 6'd1; else owp0 <= owp0 + 6'd1;
+            end
+            if (r_fire_a && (to0 || to1)) begin
+                if (m_r_last) begin
+                    if (rid1) begin orp1 <= orp1 + 6'd1; obc1 <= 8'd0; end
+                    else      begin orp0 <= orp0 + 6'd1; obc0 <= 8'd0; end
+                end else begin
+                    if (rid1) obc1 <= obc1 + 8'd1; else obc0 <= obc0 + 8'd1;
+                end
+            end
+            onum0 <= onum0 + {6'd0, a_fire_a && !m_ar_id[0]} - {6'd0, r_fire_a && to0 && m_r_last};
+            onum1 <= onum1 + {6'd0, a_fire_a && m_ar_id[0]} - {6'd0, r_fire_a && to1 && m_r_last};
+        end
     end
     always @(posedge clk) if (rst_n) begin
         if (pend && m_ar_vld && (m_ar_addr != addr_q || m_ar_len != len_q || m_ar_id != id_q))
             `NPU_ASSERT_FAIL("DRAM AR payload changed before ready")
         if (m_r_vld && !to0 && !to1) `NPU_ASSERT_FAIL("DRAM R beat with an unknown id")
+        if (m_r_vld && (to0 || to1) && onum_r == 7'd0)
+            `NPU_ASSERT_FAIL("DRAM R id of no outstanding read (R id not outstanding)")
+        if (r_fire_a && (to0 || to1) && onum_r != 7'd0 && m_r_last != (obc_r == olen_r))
+            `NPU_ASSERT_FAIL("DRAM r_last on a wrong beat of its burst")
+        if (a_fire_a && (m_ar_id[0] ? onum1 : onum0) == OQ[6:0])
+            `NPU_ASSERT_FAIL("more DRAM reads outstanding than the checker tracks")
     end
 `endif
 endmodule

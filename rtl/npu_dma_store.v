@@ -298,7 +298,11 @@ module npu_dma_store #(
     reg [32*S-1:0]   w_data_q;
     reg [4*S-1:0]    w_strb_q;
     reg              w_last_q;
+    // bursts whose last W beat was sent and whose B response has not come: a B needs one
+    reg [7:0]        wb_pend;
     always @(posedge clk) begin
+        if (!rst_n) wb_pend <= 8'd0;
+        else        wb_pend <= wb_pend + {7'd0, w_fire && w_last} - {7'd0, b_fire};
         aw_pend   <= rst_n && aw_vld && !aw_rdy;
         w_pend    <= rst_n && w_vld && !w_rdy;
         aw_addr_q <= aw_addr;
@@ -322,6 +326,7 @@ module npu_dma_store #(
         if (rd_vld && df_full && !w_fire && state != ST_FLUSH)
             `NPU_ASSERT_FAIL("STORE read-ahead FIFO overflow")
         if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
+        if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")
         if (w_vld && bf_empty) `NPU_ASSERT_FAIL("STORE W beat before its burst address")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("STORE starts a descriptor that failed its checks")
     end
