@@ -2,27 +2,34 @@
 `include "npu_assert.vh"
 // npu_spm: banked scratchpad. BANKS banks of BANK_WORDS words of WB bits; bank = addr / BANK_WORDS.
 // BANK_WORDS must be a power of 2 (the bank is then the address bits above log2(BANK_WORDS)).
-// Each bank is split into two half-size sub-banks, each with one read and one write port per
-// cycle, so a bank serves two reads and two writes per cycle when they fall in different
-// sub-banks. Sub-bank = XOR of the in-bank address bits (word parity of the address's popcount):
-// the drain writes both SPM words of an OBUF row in one cycle, words w and w+1 of a wide row
-// (w even: they differ in bit 0 only) and, for the skinny split layout, rows r and
-// r + split_rows of the C staging buffer (D = split_rows * stride apart; with the compiler's
-// power-of-two tiles D is one address bit, and a carry-free add flips one bit). A plain
-// even/odd split would put the skinny pair (even stride) in the same sub-bank every time.
+// Each bank is split into SUBS = 2^SUBW equal sub-banks, each with one read and one write port per
+// cycle, so a bank serves up to SUBS reads and SUBS writes per cycle when they fall in different
+// sub-banks. Sub-bank = XOR-fold of the in-bank address bits into SUBW bits (bit i of the address
+// goes to sub-bank bit i mod SUBW). Why a fold: two addresses that differ in exactly one bit are
+// always in different sub-banks, which is what the drain needs (it writes both SPM words of an
+// OBUF row in one cycle: words w and w+1 of a wide row, w even, differ in bit 0; for the skinny
+// split layout rows r and r + split_rows of the C staging buffer are D = split_rows * stride
+// apart, with the compiler's power-of-two tiles one address bit, and a carry-free add flips one
+// bit). SUBW = 2 (four sub-banks) is for the A stream: an ISW wave reads one row of each of its
+// four row sets per cycle, at offsets 0, b, 2b, 3b (+ t * stride) from the wave's first row. With
+// power-of-two m and stride, b = m/4 * stride is one address bit and t * stride < b adds no carry
+// into it, so the four folds differ in the two adjacent bits of b and 2b: four different
+// sub-banks every cycle (likewise the two rows of an HSW/VSW slot, offsets 0 and 2b).
+// A plain low-bits split would put the skinny pair (even distance) in one sub-bank every time.
 // Per unit (bank, sub-bank) and per direction the lowest requesting port index wins; a request
 // to the same unit from a lower port blocks higher ones.
 // Grants are combinational; a write happens at the clock edge of its grant, read data comes out
 // registered the cycle after the grant (rd_vld). A read and a write of the same word in the same
 // cycle return the old data. Addresses must be in range (requestors check before issuing).
-// The storage is modelled as one array (arbitration guarantees one access per bank and port
+// The storage is modelled as one array (arbitration guarantees one access per sub-bank and port
 // kind per cycle), which keeps simulation cheap.
 module npu_spm #(
     parameter integer BANKS      = 4,
     parameter integer BANK_WORDS = 1024,
     parameter integer WB         = 256,
     parameter integer NR         = 3,
-    parameter integer NW         = 2
+    parameter integer NW         = 2,
+    parameter integer SUBW       = 2     // log2(sub-banks per bank)
 ) (
     input  wire                                   clk,
     input  wire                                   rst_n,
@@ -49,14 +56,18 @@ module npu_spm #(
     reg [WB-1:0] mem [0:WORDS-1];   // no reset (datapath)
 
     // Same-unit test: same bank (address bits above the in-bank row; works for BANKS = 1 too)
-    // and same sub-bank (XOR of the in-bank bits).
+    // and same sub-bank (XOR-fold of the in-bank bits into SUBW bits).
     function same_bank;
         input [AW-1:0] a;
         input [AW-1:0] b;
         reg   [AW-1:0] x;
+        reg   [SUBW-1:0] f;
+        integer b_;
         begin
             x = a ^ b;
-            same_bank = ((x >> BW) == {AW{1'b0}}) && !(^x[BW-1:0]);
+            f = {SUBW{1'b0}};
+            for (b_ = 0; b_ < BW; b_ = b_ + 1) f[b_ % SUBW] = f[b_ % SUBW] ^ x[b_];
+            same_bank = ((x >> BW) == {AW{1'b0}}) && f == {SUBW{1'b0}};
         end
     endfunction
 
