@@ -19,7 +19,8 @@
 //   ISW 4 sets core0 [0,qa), core2 [qa,ha), core1 [ha,ha+qb), core3 [ha+qb,m)   skinny
 // with ha = ceil(m/2), qa = ceil(ha/2), qb = ceil((m-ha)/2). Wide: OBUF row obuf+i, lane = column.
 // Skinny: rows i < ha at OBUF row obuf+i, lanes 0..S-1; rows i >= ha at obuf+i-ha, lanes S..2S-1.
-// The array mode changes only when no row is in flight (a mode-switch bubble).
+// Rows carry their mode through the array (npu_flexsa), so a mode change costs only the gap
+// that keeps rows of the old and the new mode from entering a core in the same cycle (injector).
 module npu_exec #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -115,7 +116,7 @@ module npu_exec #(
     output wire [3:0]            ev_wave,      // one-hot mode of a WAVE issued this cycle
     output wire [3:0]            ev_row,       // one-hot mode of an injection slot this cycle
     output wire [11:0]           ev_rows,      // per mode (3 bits each): rows injected this cycle
-    output wire                  ev_mode_switch, // the array changed mode (a drained array)
+    output wire                  ev_mode_switch, // the injection mode changed
     output wire [1:0]            ev_bypass,    // S-element A words over bypass (1) to cores 1/3 (VSW/ISW)
     output wire [7:0]            ev_path2,     // int32 results of cores 0/1 over path (2) (HSW/ISW)
     output wire                  ev_wait_tok,
@@ -662,8 +663,25 @@ module npu_exec #(
                 in_nrows = in_nrows + 3'd1;
             end
     end
-    wire        arr_empty = infl[0] == 16'd0 && infl[1] == 16'd0;
-    wire        mode_sw = in_act && in_mode != amode && arr_empty;
+    // Mode change gap (npu_flexsa header): a row injected at t enters cores (0,1,2,3) at
+    // t + S * off(mode), off = FW (0,1,1,2), HSW (0,1,0,1), VSW (0,0,1,1), ISW (0,0,0,0). Rows of
+    // the new mode Y must enter every core after the last row of the old mode X did, so the
+    // first Y slot comes at least S * max_core(off_X - off_Y) + 1 cycles after the last X slot:
+    // 2S for FW -> ISW, S for FW -> HSW/VSW, HSW/VSW -> VSW/HSW/ISW, none otherwise (the array
+    // needs no drain: each row carries its mode through the muxes). The switch itself takes the
+    // cycle in which amode changes.
+    function [1:0] mode_gap(input [1:0] from, input [1:0] to);   // in units of S
+        case (from)
+            MODE_FW:  mode_gap = (to == MODE_ISW) ? 2'd2 : (to == MODE_FW) ? 2'd0 : 2'd1;
+            MODE_HSW: mode_gap = (to == MODE_FW || to == MODE_HSW) ? 2'd0 : 2'd1;
+            MODE_VSW: mode_gap = (to == MODE_FW || to == MODE_VSW) ? 2'd0 : 2'd1;
+            default:  mode_gap = 2'd0;
+        endcase
+    endfunction
+    reg  [FW_:0] since_inj;          // cycles since the last injection slot (saturating at 2S)
+    wire [1:0]   gap_s  = mode_gap(amode, in_mode);
+    wire         gap_ok = gap_s == 2'd0 || (gap_s == 2'd1 && since_inj >= SC) || since_inj >= FC;
+    wire        mode_sw = in_act && in_mode != amode && gap_ok;
     wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0;
     wire        in_last = inj && in_t == in_len[15:0] - 16'd1;
     wire [OBUF_AW-1:0] in_row0 = in_ob[0 +: OBUF_AW] + in_t[OBUF_AW-1:0];
@@ -679,7 +697,7 @@ module npu_exec #(
             wire [OBUF_AW-1:0] row = in_ob[sj*OBUF_AW +: OBUF_AW] + in_t[OBUF_AW-1:0];
             wire lst = in_t == in_len[sj*16 +: 16] - 16'd1;
             assign inj_a[k*S*16 +: S*16] = (inj && in_need[k]) ? lbh_dout[k*S*16 +: S*16] : {S*16{1'b0}};
-            assign inj_tag[k*TAGW +: TAGW] = {lst, in_bank, in_acc, row};
+            assign inj_tag[k*TAGW +: TAGW] = {in_mode, lst, in_bank, in_acc, row};
             assign ev_macs[k*16 +: 16] = (inj && in_cores[k]) ? wq_macs[wq_in][k*16 +: 16] : 16'd0;
         end
     endgenerate
@@ -700,9 +718,14 @@ module npu_exec #(
     //   P2 out lane S-1 (VSW left, ISW core 2), P3 out lane 2S-1 (every mode)
     wire [4*TAGW-1:0] p_tag = {out_tag[(F-1)*TAGW +: TAGW], out_tag[(S-1)*TAGW +: TAGW],
                                top_tag[(F-1)*TAGW +: TAGW], top_tag[(S-1)*TAGW +: TAGW]};
-    wire [3:0] p_on  = (amode == MODE_FW)  ? 4'b1000 : (amode == MODE_HSW) ? 4'b1010 :
-                       (amode == MODE_VSW) ? 4'b1100 : 4'b1111;
-    wire [3:0] p_vld = p_on & {out_vld[F-1], out_vld[S-1], top_vld[F-1], top_vld[S-1]};
+    // rows of several modes may be in flight: each lane's tag carries its row's mode
+    // (tag bits OBUF_AW+3 .. OBUF_AW+4); top lanes are valid only for HSW/ISW rows (npu_flexsa)
+    wire [1:0] p0_md = top_tag[(S-1)*TAGW + OBUF_AW + 3 +: 2];
+    wire [1:0] p2_md = out_tag[(S-1)*TAGW + OBUF_AW + 3 +: 2];
+    wire [3:0] p_vld = {out_vld[F-1],
+                        out_vld[S-1] && (p2_md == MODE_VSW || p2_md == MODE_ISW),
+                        top_vld[F-1],
+                        top_vld[S-1] && p0_md == MODE_ISW};
     reg  [2:0] r_bank0, r_bank1, r_half0, r_half1, r_last;
     always @(*) begin
         r_bank0 = 3'd0; r_bank1 = 3'd0; r_half0 = 3'd0; r_half1 = 3'd0; r_last = 3'd0;
@@ -728,7 +751,7 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0;
-            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; amode <= MODE_FW; lcnt <= 0;
+            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; amode <= MODE_FW; lcnt <= 0;
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
             hpend[0] <= 0; hpend[1] <= 0; hinfl[0] <= 0; hinfl[1] <= 0;
         end else begin
@@ -766,6 +789,8 @@ module npu_exec #(
                 in_t <= in_t + 16'd1;
             end
             if (mode_sw) amode <= in_mode;
+            if (inj)                since_inj <= {(FW_+1){1'b0}};
+            else if (since_inj < FC) since_inj <= since_inj + 1'b1;
             lcnt <= wave_done ? 3'd0 : lsum;
             // occupancy per bank and per OBUF half (hazard interlocks)
             for (i = 0; i < 2; i = i + 1) begin
@@ -942,7 +967,7 @@ module npu_exec #(
         // one mode per core per wave: rows enter only in the array's mode, and the mode
         // changes only on an empty array
         if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
-        if (mode_sw && !arr_empty)      `NPU_ASSERT_FAIL("mode switch with rows in flight")
+        if (mode_sw && !gap_ok)         `NPU_ASSERT_FAIL("mode switch before the mode change gap")
         if ((lbh_pop & lbh_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_H popped while empty")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
         if (wq_cnt == 2'd3 || wq_unstreamed > wq_cnt) `NPU_ASSERT_FAIL("wave queue count out of range")

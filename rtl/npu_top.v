@@ -59,7 +59,7 @@ module npu_top #(
     localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
     localparam SPM_AW    = $clog2(SPM_WORDS);
     localparam OBUF_AW   = $clog2(2 * OBUF_ROWS);
-    localparam TAGW      = OBUF_AW + 3;     // {last, bank, acc, obuf row}
+    localparam TAGW      = OBUF_AW + 5;     // {mode, last, bank, acc, obuf row}
     localparam QW        = 160;             // queue entry: {pc, instruction}
     localparam QCW       = $clog2(QUEUE_DEPTH + 1);
     localparam LHW       = $clog2(LBUF_H_DEPTH + 1);
