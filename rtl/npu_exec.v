@@ -62,10 +62,10 @@ module npu_exec #(
     output wire [SPM_AW-1:0]     rdw_addr,
     input  wire                  rdw_gnt,
     input  wire [32*S-1:0]       rdw_data,
-    output wire [1:0]            wr_req,       // drain: [0] low word, [1] high word of a row
-    output wire [2*SPM_AW-1:0]   wr_addr,
-    output wire [2*32*S-1:0]     wr_data,
-    input  wire [1:0]            wr_gnt,
+    output wire [3:0]            wr_req,       // drain: [0]/[1] low/high word of row r, [2]/[3] row r+1
+    output wire [4*SPM_AW-1:0]   wr_addr,
+    output wire [4*32*S-1:0]     wr_data,
+    input  wire [3:0]            wr_gnt,
     // NoC sources
     // two H channels: [0] = L (LBUF_H of cores 0/2), [1] = R (cores 1/3); the low endpoint of a
     // channel (core 0/1) keeps lanes 0..S-1 of a flit, the high one (core 2/3) lanes S..2S-1
@@ -109,6 +109,9 @@ module npu_exec #(
     output wire                  ob_rd_en,
     output wire [OBUF_AW-1:0]    ob_rd_addr,
     input  wire [2*S*32-1:0]     ob_rd_data,
+    output wire                  ob_rd2_en,    // second row of a drained pair
+    output wire [OBUF_AW-1:0]    ob_rd2_addr,
+    input  wire [2*S*32-1:0]     ob_rd2_data,
     // counter events
     output wire [3:0]            ev_busy,      // per core: a valid row entered
     output wire [3:0]            ev_stall,     // per core: wave waiting for its LBUF_H
@@ -124,7 +127,7 @@ module npu_exec #(
     output wire                  ev_wait_obuf,
     output wire                  ev_wait_unit,
     output wire [7:0]            ev_obuf_writes,
-    output wire                  ev_drain_row,
+    output wire [1:0]            ev_drain_row,
     output wire [15:0]           ev_idle_shape,  // PEs of row-carrying sub-arrays outside k x n
     output wire                  ev_drain_busy,  // a DRAIN is active
     output wire                  ev_drain_stall  // a drain word was refused by the SPM
@@ -357,6 +360,8 @@ module npu_exec #(
     wire         wl_rd_req, wl_rd_gnt;
     wire [SPM_AW-1:0] wl_rd_addr;
     reg  [31:0]  hold_addr;
+    reg          h2_vld, h2_lo, h2_hi;   // second row of a pair (plain drains)
+    reg  [31:0]  h2_addr;
 
     wire         dq_full;
     reg  [2:0]   dpend [0:1];        // per OBUF half: DRAINs queued or draining
@@ -678,9 +683,12 @@ module npu_exec #(
             default:  mode_gap = 2'd0;
         endcase
     endfunction
-    reg  [FW_:0] since_inj;          // cycles since the last injection slot (saturating at 2S)
+    // since_inj = x - t_last - 1 in cycle x (saturating at 2S); a switch in cycle x lets the
+    // first new slot go in cycle x + 1, so gap G * S needs since_inj >= G * S - 1
+    reg  [FW_:0] since_inj;
     wire [1:0]   gap_s  = mode_gap(amode, in_mode);
-    wire         gap_ok = gap_s == 2'd0 || (gap_s == 2'd1 && since_inj >= SC) || since_inj >= FC;
+    wire         gap_ok = gap_s == 2'd0 || (gap_s == 2'd1 && since_inj >= SC - 1'b1)
+                       || since_inj >= FC - 1'b1;
     wire        mode_sw = in_act && in_mode != amode && gap_ok;
     wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0;
     wire        in_last = inj && in_t == in_len[15:0] - 16'd1;
@@ -883,15 +891,28 @@ module npu_exec #(
             dr_sum[al*32 +: 32]      = ob_rd_data[al*32 +: 32] + lo_old[al*32 +: 32];
             dr_sum[WB + al*32 +: 32] = ob_rd_data[WB + al*32 +: 32] + hi_old[al*32 +: 32];
         end
-    wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]));
+    // Two rows per cycle (plain drains; HSW/ISW waves write two OBUF rows per cycle): rows r and
+    // r+1 are read together on the OBUF's two read ports and their four words go out on write
+    // ports 0..3 (npu_spm's sub-bank codes keep them apart for the compiler's layouts); the pair
+    // is done when all four are written. An accumulating drain stays one row at a time.
+    wire h2_done   = !h2_vld || ((!h2_lo || wr_gnt[2]) && (!h2_hi || wr_gnt[3]));
+    wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]))
+                  && h2_done;
     assign ob_rd_en   = dr_act && dr_ri != dr_rows && (!hold_vld || hold_done);
     assign ob_rd_addr = dr_ob + dr_ri[OBUF_AW-1:0];
+    wire   dr_pair    = !dr_acc && dr_ri + 16'd1 < dr_rows;
+    assign ob_rd2_en   = ob_rd_en && dr_pair;
+    assign ob_rd2_addr = ob_rd_addr + 1'b1;
     wire [31:0] hi_addr = dr_splitm_r ? hold_addr + dr_hoff : hold_addr + 32'd1;
-    assign wr_req  = {hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
-    assign wr_addr = {hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
-    assign wr_data = dr_sum;
-    wire dr_last = hold_done && dr_wi == dr_rows - 16'd1;
-    assign ev_drain_row   = hold_done;
+    wire [31:0] hi2_addr = dr_splitm_r ? h2_addr + dr_hoff : h2_addr + 32'd1;
+    assign wr_req  = {h2_vld && h2_hi, h2_vld && h2_lo,
+                      hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
+    assign wr_addr = {hi2_addr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
+                      hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+    assign wr_data = {ob_rd2_data, dr_sum};
+    wire [15:0] held = h2_vld ? 16'd2 : 16'd1;   // rows in the hold stage
+    wire dr_last = hold_done && dr_wi + held == dr_rows;
+    assign ev_drain_row   = hold_done ? (h2_vld ? 2'd2 : 2'd1) : 2'd0;
     assign ev_drain_busy  = dr_act;
     assign ev_drain_stall = hold_vld && !hold_done;
     // queue entry: {acc, half, push[1:0], stride, spm_addr, obuf_addr, rows, split_rows, hi_rows}
@@ -901,6 +922,7 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
+            h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0;
             dr_acc <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
             dr_ri <= 0; dr_wi <= 0; dpend[0] <= 3'd0; dpend[1] <= 3'd0;
         end else begin
@@ -914,19 +936,28 @@ module npu_exec #(
                 dr_ri <= 0; dr_wi <= 0;
             end
             if (ob_rd_en) begin
-                dr_ri       <= dr_ri + 16'd1;
-                dr_spm_next <= dr_spm_next + {16'd0, dr_stride};
+                dr_ri       <= dr_ri + (dr_pair ? 16'd2 : 16'd1);
+                dr_spm_next <= dr_spm_next + (dr_pair ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
                 hold_addr   <= dr_spm_next;
                 hold_vld    <= 1'b1;
                 hold_lo     <= 1'b1;
                 hold_hi     <= !dr_splitm_r || dr_ri < dr_hi;
+                h2_addr     <= dr_spm_next + {16'd0, dr_stride};
+                h2_vld      <= dr_pair;
+                h2_lo       <= dr_pair;
+                h2_hi       <= dr_pair && (!dr_splitm_r || dr_ri + 16'd1 < dr_hi);
             end else if (hold_done) begin
                 hold_vld <= 1'b0;
                 hold_lo  <= 1'b0;
                 hold_hi  <= 1'b0;
+                h2_vld   <= 1'b0;
+                h2_lo    <= 1'b0;
+                h2_hi    <= 1'b0;
             end else if (hold_vld) begin
                 hold_lo <= hold_lo && !(wr_req[0] && wr_gnt[0]);
                 hold_hi <= hold_hi && !(wr_req[1] && wr_gnt[1]);
+                h2_lo   <= h2_lo && !wr_gnt[2];
+                h2_hi   <= h2_hi && !wr_gnt[3];
             end
             // accumulating drain: old words read and kept until their write is granted
             acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
@@ -937,7 +968,7 @@ module npu_exec #(
                 if (acc_rd == 2'b01) begin acc_lo_old <= rdw_data; acc_lo_ok <= 1'b1; end
                 if (acc_rd == 2'b10) begin acc_hi_old <= rdw_data; acc_hi_ok <= 1'b1; end
             end
-            if (hold_done) dr_wi <= dr_wi + 16'd1;
+            if (hold_done) dr_wi <= dr_wi + held;
             if (dr_last) dr_act <= 1'b0;
             for (i = 0; i < 2; i = i + 1)
                 dpend[i] <= dpend[i] + {2'd0, issue_drain && drain_half == i[0]}
@@ -958,7 +989,7 @@ module npu_exec #(
     assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
     wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW],
-                    hi_addr[31:SPM_AW], ha17[16]};
+                    hi_addr[31:SPM_AW], h2_addr[31:SPM_AW], hi2_addr[31:SPM_AW], ha17[16]};
 
 `ifdef NPU_ASSERTS
     // Interlock invariants (each would otherwise show up as a wrong result much later).
@@ -988,6 +1019,9 @@ module npu_exec #(
         // SPM address bounds (issue checked them; the running addresses must agree)
         if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
         if (wr_req[1] && {2'd0, hi_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain high word past the SPM")
+        if (wr_req[2] && {2'd0, h2_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain pair low word past the SPM")
+        if (wr_req[3] && {2'd0, hi2_addr} >= SPM_WORDS34)  `NPU_ASSERT_FAIL("drain pair high word past the SPM")
+        if (h2_vld && (!hold_vld || dr_acc))  `NPU_ASSERT_FAIL("drain pair without its first row, or accumulating")
         for (ax = 0; ax < 4; ax = ax + 1)
             if (rda_req[ax] && {{(34-SPM_AW){1'b0}}, rda_addr[ax*SPM_AW +: SPM_AW]} >= SPM_WORDS34)
                 `NPU_ASSERT_FAIL("wave stream address past the SPM")

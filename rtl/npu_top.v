@@ -223,23 +223,23 @@ module npu_top #(
     // ------------------------------------------------------------------ SPM
     // read ports: 0..3 = A stream positions (WAVE: one row per sub-array and cycle),
     //             4 = stationary stream (LDW), 5 = STORE DMA
-    // write ports: 0 = OBUF drain low word, 1 = drain high word, 2 = LOAD DMA
+    // write ports: 0/1 = OBUF drain low/high word of row r, 2/3 = of row r+1, 4 = LOAD DMA
     wire        rdw_req, rdw_gnt;
     wire [3:0]  rda_req, rda_gnt;
-    wire [1:0]  dr_wr_req, dr_wr_gnt;
+    wire [3:0]  dr_wr_req, dr_wr_gnt;
     wire [SPM_AW-1:0] rdw_addr;
     wire [4*SPM_AW-1:0] rda_addr;
-    wire [2*SPM_AW-1:0] dr_wr_addr;
-    wire [2*WB-1:0] dr_wr_data;
+    wire [4*SPM_AW-1:0] dr_wr_addr;
+    wire [4*WB-1:0] dr_wr_data;
     wire [6*WB-1:0] spm_rd_data;
     wire [5:0]  spm_rd_vld;
     wire [5:0]  spm_rd_gnt;
-    wire [2:0]  spm_wr_gnt;
+    wire [4:0]  spm_wr_gnt;
     wire [2:0]  spm_cnt_rd;
-    wire [1:0]  spm_cnt_wr;
+    wire [2:0]  spm_cnt_wr;
     wire [3:0]  spm_cnt_conf;
 
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(6), .NW(3), .SUBW(2)) u_spm (
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(6), .NW(5), .SUBW(2)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
         .rd_req({st_rd_req, rdw_req, rda_req}), .rd_addr({st_rd_addr, rdw_addr, rda_addr}),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
@@ -252,8 +252,8 @@ module npu_top #(
     assign st_rd_gnt  = spm_rd_gnt[5];
     assign st_rd_vld  = spm_rd_vld[5];
     assign st_rd_data = spm_rd_data[5*WB +: WB];
-    assign dr_wr_gnt  = spm_wr_gnt[1:0];
-    assign ld_wr_gnt  = spm_wr_gnt[2];
+    assign dr_wr_gnt  = spm_wr_gnt[3:0];
+    assign ld_wr_gnt  = spm_wr_gnt[4];
 
     // ------------------------------------------------------------------ NoC and local buffers
     // Multicast group IDs are, for now, core bitmasks: endpoint e accepts ID g when g[e] = 1.
@@ -352,9 +352,9 @@ module npu_top #(
     wire [F*32-1:0] out_data, top_data;
     wire [F-1:0] ob_wr_en, ob_wr_acc, ob2_wr_en, ob2_wr_acc;
     wire [F*OBUF_AW-1:0] ob_wr_addr, ob2_wr_addr;
-    wire        ob_rd_en;
-    wire [OBUF_AW-1:0] ob_rd_addr;
-    wire [F*32-1:0] ob_rd_data;
+    wire        ob_rd_en, ob_rd2_en;
+    wire [OBUF_AW-1:0] ob_rd_addr, ob_rd2_addr;
+    wire [F*32-1:0] ob_rd_data, ob_rd2_data;
     wire        x_err, x_busy, x_progress;
     wire [7:0]  x_err_code;
     wire [31:0] x_err_info, x_err_pc;
@@ -365,7 +365,8 @@ module npu_top #(
     wire [1:0]  ev_bypass;
     wire [7:0]  ev_path2;
     wire [63:0] ev_macs;
-    wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit, ev_drain_row;
+    wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit;
+    wire [1:0]  ev_drain_row;
     wire        ev_drain_busy, ev_drain_stall;
     wire [15:0] ev_idle_shape;
     wire [7:0]  ev_obuf_writes;
@@ -392,6 +393,7 @@ module npu_top #(
         .ob_wr_en(ob_wr_en), .ob_wr_addr(ob_wr_addr), .ob_wr_acc(ob_wr_acc),
         .ob2_wr_en(ob2_wr_en), .ob2_wr_addr(ob2_wr_addr), .ob2_wr_acc(ob2_wr_acc),
         .ob_rd_en(ob_rd_en), .ob_rd_addr(ob_rd_addr), .ob_rd_data(ob_rd_data),
+        .ob_rd2_en(ob_rd2_en), .ob_rd2_addr(ob_rd2_addr), .ob_rd2_data(ob_rd2_data),
         .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave), .ev_row(ev_row),
         .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass), .ev_path2(ev_path2),
         .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
@@ -412,7 +414,8 @@ module npu_top #(
         .clk(clk),
         .wr_en(ob_wr_en), .wr_addr(ob_wr_addr), .wr_acc(ob_wr_acc), .wr_data(out_data),
         .wr2_en(ob2_wr_en), .wr2_addr(ob2_wr_addr), .wr2_acc(ob2_wr_acc), .wr2_data(top_data),
-        .rd_en(ob_rd_en), .rd_addr(ob_rd_addr), .rd_data(ob_rd_data)
+        .rd_en(ob_rd_en), .rd_addr(ob_rd_addr), .rd_data(ob_rd_data),
+        .rd2_en(ob_rd2_en), .rd2_addr(ob_rd2_addr), .rd2_data(ob_rd2_data)
     );
 
     // ------------------------------------------------------------------ errors, progress
@@ -472,7 +475,7 @@ module npu_top #(
             else if (gc >= CNT_ROWS_FW && gc < CNT_ROWS_FW + 4)
                 assign v = {13'd0, ev_rows[(gc - CNT_ROWS_FW)*3 +: 3]};
             else if (gc == CNT_SPM_RD_WORDS)    assign v = {13'd0, spm_cnt_rd};
-            else if (gc == CNT_SPM_WR_WORDS)    assign v = {14'd0, spm_cnt_wr};
+            else if (gc == CNT_SPM_WR_WORDS)    assign v = {13'd0, spm_cnt_wr};
             else if (gc == CNT_SPM_CONFLICTS)   assign v = {12'd0, spm_cnt_conf};
             else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit[0]} + {15'd0, nh_flit[1]};
             else if (gc == CNT_NOC_V_FLITS)     assign v = {15'd0, nv_flit};
@@ -485,7 +488,7 @@ module npu_top #(
                 assign v = {15'd0, nv_take[0]} + {15'd0, nv_take[1]}
                          + {15'd0, nv_take[2]} + {15'd0, nv_take[3]};
             else if (gc == CNT_OBUF_WRITES)       assign v = {8'd0, ev_obuf_writes};
-            else if (gc == CNT_OBUF_DRAIN_ROWS)   assign v = {15'd0, ev_drain_row};
+            else if (gc == CNT_OBUF_DRAIN_ROWS)   assign v = {14'd0, ev_drain_row};
             else if (gc == CNT_INSN_LOAD)         assign v = {15'd0, ldq_done};
             else if (gc == CNT_INSN_EXEC)         assign v = {13'd0, x_done};
             else if (gc == CNT_INSN_STORE)        assign v = {15'd0, stq_done};
