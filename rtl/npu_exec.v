@@ -19,7 +19,8 @@
 //   ISW 4 sets core0 [0,qa), core2 [qa,ha), core1 [ha,ha+qb), core3 [ha+qb,m)   skinny
 // with ha = ceil(m/2), qa = ceil(ha/2), qb = ceil((m-ha)/2). Wide: OBUF row obuf+i, lane = column.
 // Skinny: rows i < ha at OBUF row obuf+i, lanes 0..S-1; rows i >= ha at obuf+i-ha, lanes S..2S-1.
-// The array mode changes only when no row is in flight (a mode-switch bubble).
+// Rows carry their mode through the array (npu_flexsa), so a mode change costs only the gap
+// that keeps rows of the old and the new mode from entering a core in the same cycle (injector).
 module npu_exec #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -53,24 +54,26 @@ module npu_exec #(
     output wire                  progress,
     output wire [2:0]            done_cnt,
     // SPM: port A (streamed operand), port W (stationary operand), drain write port
-    output wire                  rda_req,
-    output wire [SPM_AW-1:0]     rda_addr,
-    input  wire                  rda_gnt,
-    input  wire [32*S-1:0]       rda_data,
+    output wire [3:0]            rda_req,      // one A port per stream position (see streamer)
+    output wire [4*SPM_AW-1:0]   rda_addr,
+    input  wire [3:0]            rda_gnt,
+    input  wire [4*32*S-1:0]     rda_data,
     output wire                  rdw_req,
     output wire [SPM_AW-1:0]     rdw_addr,
     input  wire                  rdw_gnt,
     input  wire [32*S-1:0]       rdw_data,
-    output wire [1:0]            wr_req,       // drain: [0] low word, [1] high word of a row
-    output wire [2*SPM_AW-1:0]   wr_addr,
-    output wire [2*32*S-1:0]     wr_data,
-    input  wire [1:0]            wr_gnt,
+    output wire [3:0]            wr_req,       // drain: [0]/[1] low/high word of row r, [2]/[3] row r+1
+    output wire [4*SPM_AW-1:0]   wr_addr,
+    output wire [4*32*S-1:0]     wr_data,
+    input  wire [3:0]            wr_gnt,
     // NoC sources
-    output wire                  h_vld,
-    output wire [3:0]            h_gid,
-    output wire [3:0]            h_half,       // NoC H endpoint halves for the head flit
-    output wire [32*S-1:0]       h_data,
-    input  wire                  h_rdy,
+    // two H channels: [0] = L (LBUF_H of cores 0/2), [1] = R (cores 1/3); the low endpoint of a
+    // channel (core 0/1) keeps lanes 0..S-1 of a flit, the high one (core 2/3) lanes S..2S-1
+    output wire [1:0]            h_vld,
+    output wire [7:0]            h_gid,        // per channel: core bitmask of its destinations
+    output wire [2*32*S-1:0]     h_data,
+    output wire [1:0]            h_two,        // the flit carries two SPM words (two rows)
+    input  wire [1:0]            h_rdy,
     output wire                  v_vld,
     output wire [3:0]            v_gid,
     output wire [3:0]            v_half,       // NoC V endpoint halves for the head flit
@@ -106,6 +109,9 @@ module npu_exec #(
     output wire                  ob_rd_en,
     output wire [OBUF_AW-1:0]    ob_rd_addr,
     input  wire [2*S*32-1:0]     ob_rd_data,
+    output wire                  ob_rd2_en,    // second row of a drained pair
+    output wire [OBUF_AW-1:0]    ob_rd2_addr,
+    input  wire [2*S*32-1:0]     ob_rd2_data,
     // counter events
     output wire [3:0]            ev_busy,      // per core: a valid row entered
     output wire [3:0]            ev_stall,     // per core: wave waiting for its LBUF_H
@@ -113,7 +119,7 @@ module npu_exec #(
     output wire [3:0]            ev_wave,      // one-hot mode of a WAVE issued this cycle
     output wire [3:0]            ev_row,       // one-hot mode of an injection slot this cycle
     output wire [11:0]           ev_rows,      // per mode (3 bits each): rows injected this cycle
-    output wire                  ev_mode_switch, // the array changed mode (a drained array)
+    output wire                  ev_mode_switch, // the injection mode changed
     output wire [1:0]            ev_bypass,    // S-element A words over bypass (1) to cores 1/3 (VSW/ISW)
     output wire [7:0]            ev_path2,     // int32 results of cores 0/1 over path (2) (HSW/ISW)
     output wire                  ev_wait_tok,
@@ -121,7 +127,7 @@ module npu_exec #(
     output wire                  ev_wait_obuf,
     output wire                  ev_wait_unit,
     output wire [7:0]            ev_obuf_writes,
-    output wire                  ev_drain_row,
+    output wire [1:0]            ev_drain_row,
     output wire [15:0]           ev_idle_shape,  // PEs of row-carrying sub-arrays outside k x n
     output wire                  ev_drain_busy,  // a DRAIN is active
     output wire                  ev_drain_stall  // a drain word was refused by the SPM
@@ -183,24 +189,56 @@ module npu_exec #(
     wire [15:0] qb1  = hb - qb0;
     wire [15:0] rows_used = skinny ? ha : f_cnt;   // OBUF rows a wave writes
 
-    // last address touched = base + (count-1)*stride, in wide arithmetic
-    wire [15:0] ldw_kminus1   = {8'd0, f_k} - 16'd1;
-    wire [15:0] cnt_minus1    = f_cnt - 16'd1;
-    wire [31:0] ldw_prod      = {16'd0, ldw_kminus1} * {16'd0, f_w1hi};
-    wire [31:0] wave_prod     = {16'd0, cnt_minus1} * {16'd0, f_w1hi};
-    wire [31:0] dr_prod       = {16'd0, cnt_minus1} * {16'd0, f_w2hi};
-    wire [16:0] dr_hi_last    = {1'b0, f_split} + {1'b0, f_hirows} - 17'd1;
-    wire [33:0] dr_hi_prod    = {17'd0, dr_hi_last} * {18'd0, f_w2hi};
-    wire [33:0] ldw_last_spm  = {18'd0, f_w1lo} + {2'd0, ldw_prod};
-    wire [33:0] wave_last_spm = {18'd0, f_w1lo} + {2'd0, wave_prod};
+    // Range checks in two registered stages, so that no multiplier sits in a path with adders
+    // and comparators behind it (synthesis: the check was the deepest path of the NPU, deeper
+    // than the PE's multiply-add). The head instruction is stable until it issues, so:
+    //   stage 1 (cycle 1 at the head): three products of raw fields, registered (c1_p*);
+    //   stage 2 (cycle 2): last address = base + count * stride - stride, compares, the wave's
+    //            per-position start addresses, registered (chk_*_q); it may issue in cycle 3.
+    // Shared multipliers (one instruction is checked at a time):
+    //   p0 = k * stride (LDW), m * stride (WAVE), rows * stride (DRAIN)
+    //   p1 = (m >> 1) * stride (WAVE), split_rows * stride (DRAIN)
+    //   p2 = (m >> 2) * stride (WAVE), hi_rows * stride (DRAIN)
+    // from which: (count-1) * stride = p0 - stride; ceil(m/2) * stride = p1 + m[0] * stride;
+    // ceil(m/4) * stride = p2 + (m[1:0] != 0) * stride; (m - m/4) * stride = p0 - p2 (the first
+    // rows of ISW sets 1..3 are ceil(ceil(m/2)/2), ceil(m/2), m - floor(m/4)); drain high rows:
+    // (split + hi - 1) * stride = p1 + p2 - stride.
+    wire [15:0] mul_s  = is_drain ? f_w2hi : f_w1hi;
+    wire [15:0] mul_a0 = is_ldw ? {8'd0, f_k} : f_cnt;
+    wire [15:0] mul_a1 = is_drain ? f_split : {1'b0, f_cnt[15:1]};
+    wire [15:0] mul_a2 = is_drain ? f_hirows : {2'b0, f_cnt[15:2]};
+    reg  [31:0] c1_p0, c1_p1, c1_p2;
+    always @(posedge clk) begin
+        c1_p0 <= {16'd0, mul_a0} * {16'd0, mul_s};
+        c1_p1 <= {16'd0, mul_a1} * {16'd0, mul_s};
+        c1_p2 <= {16'd0, mul_a2} * {16'd0, mul_s};
+    end
+    wire [33:0] s34         = {18'd0, mul_s};
+    wire [33:0] base34      = {18'd0, is_drain ? f_w2lo : f_w1lo};
+    // last address touched = base + (count-1)*stride, in wide arithmetic (count >= 1 here: a
+    // zero count is BAD_DESC, checked first)
+    wire [33:0] last0       = base34 + {2'd0, c1_p0} - s34;
+    wire [33:0] ldw_last_spm  = last0;
+    wire [33:0] wave_last_spm = last0;
     wire        dr_splitm     = f_split != 16'd0;
     // DRAIN acc reads the words it writes: its destinations must not overlap
     wire        dr_acc_overlap = f_acc && (dr_splitm ? (f_w2hi == 16'd0 || f_split < f_cnt)
                                                      : f_w2hi < 16'd2);
-    wire [33:0] dr_lo_last    = {18'd0, f_w2lo} + {2'd0, dr_prod};
-    wire [33:0] dr_hi_lastw   = {18'd0, f_w2lo} + dr_hi_prod;
+    wire [33:0] dr_lo_last    = last0;
+    wire [33:0] dr_hi_lastw   = base34 + {2'd0, c1_p1} + {2'd0, c1_p2} - s34;
+    // hi > lo without the common base and stride, in parallel with the sums
+    wire        dr_hi_above   = {1'b0, c1_p1} + {1'b0, c1_p2} > {1'b0, c1_p0};
     wire [33:0] dr_last_spm   = !dr_splitm ? dr_lo_last + 34'd1 :
-                                (f_hirows != 16'd0 && dr_hi_lastw > dr_lo_last) ? dr_hi_lastw : dr_lo_last;
+                                (f_hirows != 16'd0 && dr_hi_above) ? dr_hi_lastw : dr_lo_last;
+    // per stream position: SPM address of the first row of its set (see the streamer), mod the
+    // SPM size (a power of 2); positions a mode leaves unused get don't-care values
+    wire [SPM_AW-1:0] str_a  = f_w1hi[SPM_AW-1:0];
+    wire [SPM_AW-1:0] sa0    = f_w1lo[SPM_AW-1:0];
+    wire [SPM_AW-1:0] off_h  = c1_p1[SPM_AW-1:0] + (f_cnt[0] ? str_a : {SPM_AW{1'b0}});
+    wire [SPM_AW-1:0] off_q  = c1_p2[SPM_AW-1:0] + (f_cnt[1:0] != 2'd0 ? str_a : {SPM_AW{1'b0}});
+    wire [SPM_AW-1:0] off_3q = c1_p0[SPM_AW-1:0] - c1_p2[SPM_AW-1:0];
+    wire [4*SPM_AW-1:0] sa_m = {sa0 + off_3q, sa0 + off_h,
+                                sa0 + ((f_mode == MODE_HSW) ? off_h : off_q), sa0};
     // OBUF range: a wave or drain stays inside one half (the unit of double buffering)
     localparam HB = OBUF_AW - 1;     // half bit
     wire [16:0] wave_obuf_end = {1'b0, f_w2hi} + {1'b0, rows_used};
@@ -295,14 +333,14 @@ module npu_exec #(
     reg          wq_bank [0:1];
     reg          wq_acc  [0:1];
     reg          wq_ahi  [0:1];      // a_hi: every core takes A lanes S..2S-1
-    reg  [15:0]  wq_spm  [0:1];
+    reg  [4*SPM_AW-1:0] wq_sa [0:1]; // per stream position: SPM address of its first row
     reg  [15:0]  wq_str  [0:1];
     reg  [63:0]  wq_len  [0:1];      // per set: rows
-    reg  [63:0]  wq_start[0:1];      // per set: first row of the wave
     reg  [4*OBUF_AW-1:0] wq_ob [0:1];  // per set: OBUF row of its first row
     reg  [63:0]  wq_macs [0:1];      // per core: MACs of one row passing through it
     reg  [15:0]  wq_idle [0:1];      // PEs of one sub-array outside the wave's k x n
     reg  [15:0]  st_t, in_t;
+    reg  [SPM_AW-1:0] st_off;        // st_t * row stride (mod the SPM size)
     reg  [3:0]   st_done;
     reg  [1:0]   wpend [0:1];        // per bank: waves issued, not fully injected
     reg  [15:0]  infl  [0:1];        // per bank: rows in the array
@@ -322,6 +360,8 @@ module npu_exec #(
     wire         wl_rd_req, wl_rd_gnt;
     wire [SPM_AW-1:0] wl_rd_addr;
     reg  [31:0]  hold_addr;
+    reg          h2_vld, h2_lo, h2_hi;   // second row of a pair (plain drains)
+    reg  [31:0]  h2_addr;
 
     wire         dq_full;
     reg  [2:0]   dpend [0:1];        // per OBUF half: DRAINs queued or draining
@@ -341,19 +381,23 @@ module npu_exec #(
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
                    is_drain ? !dq_full : 1'b1;
     wire hazard_ok = is_wave ? (wave_w_ok && wave_ob_ok) : 1'b1;
-    // The range checks (16-bit multiplies) are registered: a head instruction is checked in the
-    // cycle it arrives and may issue from the next one. This keeps the multipliers out of the
-    // issue -> token -> counter path (synthesis found it the deepest path of the NPU); it costs
-    // one cycle per EXEC instruction at the queue head, hidden because issue runs ahead of the
-    // units (the wave queue, the drain queue, the shadow weight bank).
-    reg        chk_vld;     // chk_q describes the current head
+    // The range checks are registered in two stages (see "Range checks" above): a head
+    // instruction is checked in the two cycles after it arrives and may issue from the third.
+    // This keeps the multipliers and the wide adds out of the issue -> token -> counter path and
+    // out of each other's cycle (synthesis found the check the deepest path of the NPU); it costs
+    // two cycles per EXEC instruction at the queue head, mostly hidden because issue runs ahead
+    // of the units (the wave queue, the drain queue, the shadow weight bank).
+    reg  [1:0]  chk_st;      // cycles the current head has been checked (stage 1, stage 2)
+    wire        chk_vld = chk_st == 2'd2;   // chk_*_q describe the current head
     reg  [7:0]  chk_code_q;
     reg  [31:0] chk_info_q;
+    reg  [4*SPM_AW-1:0] chk_sa_q;
     always @(posedge clk) begin
-        if (!rst_n) chk_vld <= 1'b0;
-        else        chk_vld <= q_vld && !q_pop;
+        if (!rst_n || !q_vld || q_pop) chk_st <= 2'd0;
+        else if (!chk_vld)             chk_st <= chk_st + 2'd1;
         chk_code_q <= chk_code;
         chk_info_q <= chk_info;
+        chk_sa_q   <= sa_m;
     end
     // A WAVE must run in the mode its bank was loaded for (each mode lays the stationary tile
     // out differently over the four cores): checked when the bank is ready, else BAD_DESC.
@@ -402,6 +446,11 @@ module npu_exec #(
     wire         ldw_req   = ldw_act && ldw_i < ldw_nrows;
     wire         ldw_rdy;
     wire         rdw_idle;
+    // address of the first (bottom) row sent: base + (nrows - 1) * stride with nrows = S or 2S,
+    // S a power of 2: a shift and a subtract instead of a multiplier on the issue path
+    localparam integer LS = $clog2(S);
+    wire [31:0]  ldw_top   = {16'd0, f_w1lo} - {16'd0, f_w1hi}
+                           + ({16'd0, f_w1hi} << (ld_full ? LS + 1 : LS));
     wire [3:0]   ldw_gid   = (ldw_gid_r != 4'd0) ? ldw_gid_r :
                              (ldw_row >= SC) ? 4'b1100 : 4'b0011;
     wire [5:0]   v_tag;
@@ -445,7 +494,7 @@ module npu_exec #(
                 ldw_gid_r  <= ld_full ? 4'b0000 : ld_mask;
                 ldw_lanes  <= {f_bhi || f_cmask != 4'd0 || f_mode == MODE_VSW || f_mode == MODE_ISW,
                                f_bhi};
-                ldw_addr   <= {16'd0, f_w1lo} + {16'd0, f_w1hi} * {{(32-FW_-1){1'b0}}, ld_nrows - 1'b1};
+                ldw_addr   <= ldw_top;
                 ldw_i      <= 0;
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
                 loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
@@ -476,7 +525,7 @@ module npu_exec #(
     wire [15:0] n_hi = (f_n > S8) ? {8'd0, f_n} - S16 : 16'd0;
     wire [15:0] kn   = {8'd0, f_k} * {8'd0, f_n};
     reg  [63:0] macs_m;
-    reg  [63:0] len_m, start_m;
+    reg  [63:0] len_m;
     reg  [4*OBUF_AW-1:0] ob_m;
     wire [OBUF_AW-1:0] f_ob = f_w2hi[OBUF_AW-1:0];
     always @(*) begin
@@ -484,25 +533,21 @@ module npu_exec #(
             MODE_FW: begin
                 macs_m  = {k_hi * n_hi, k_hi * n_lo, k_lo * n_hi, k_lo * n_lo};
                 len_m   = {48'd0, f_cnt};
-                start_m = 64'd0;
                 ob_m    = {{(3*OBUF_AW){1'b0}}, f_ob};
             end
             MODE_HSW: begin       // k <= S: cores {0,2} columns 0..S-1, {1,3} columns S..2S-1
                 macs_m  = {k_lo * n_hi, k_lo * n_lo, k_lo * n_hi, k_lo * n_lo};
                 len_m   = {32'd0, hb, ha};
-                start_m = {32'd0, ha, 16'd0};
                 ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob + ha[OBUF_AW-1:0], f_ob};
             end
             MODE_VSW: begin       // n <= S: cores {0,1} rows 0..S-1, {2,3} rows S..2S-1
                 macs_m  = {k_hi * n_lo, k_hi * n_lo, k_lo * n_lo, k_lo * n_lo};
                 len_m   = {32'd0, hb, ha};
-                start_m = {32'd0, ha, 16'd0};
                 ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob, f_ob};
             end
             default: begin        // ISW: sets 0..3 = cores 0, 2, 1, 3
                 macs_m  = {4{kn}};
                 len_m   = {qb1, qb0, qa1, qa0};
-                start_m = {ha + qb0, ha, qa0, 16'd0};
                 ob_m    = {f_ob + qb0[OBUF_AW-1:0], f_ob, f_ob + qa0[OBUF_AW-1:0], f_ob};
             end
         endcase
@@ -515,34 +560,90 @@ module npu_exec #(
     wire [2:0] nset_m = {2'd0, len_m[15:0] != 16'd0} + {2'd0, len_m[31:16] != 16'd0}
                       + {2'd0, len_m[47:32] != 16'd0} + {2'd0, len_m[63:48] != 16'd0};
 
-    // streamer: slot t sends row t of every set that has one (set order), SPM -> H channel
+    // streamer: slot t reads row t of every set that has one, all in the same cycle, one SPM read
+    // port each, so each sub-array gets a row per cycle (the injector pops a slot per cycle).
+    // Sets are mapped to four stream positions, which fix the H channel and the flit half:
+    //   p0 = channel L low (core 0)   p1 = L high (core 2)   p2 = R low (core 1)   p3 = R high (core 3)
+    //   FW : set 0 -> p0 as a full flit (lanes 0..S-1 to core 0, S..2S-1 to core 2)
+    //   HSW: set 0 -> p0, set 1 -> p1, packed into one L flit (k <= S: each row is S lanes)
+    //   VSW: set 0 -> p0 full on L, set 1 -> p2 full on R
+    //   ISW: set j -> p j; L packs sets 0/1, R packs sets 2/3
+    // So one flit per slot and channel; a packed flit carries two SPM words (h_two). A position
+    // refused by the SPM retries; the slot ends when every position of it was granted.
+    function [3:0] pos_on(input [1:0] md);
+        case (md)
+            MODE_FW:  pos_on = 4'b0001;
+            MODE_HSW: pos_on = 4'b0011;
+            MODE_VSW: pos_on = 4'b0101;
+            default:  pos_on = 4'b1111;
+        endcase
+    endfunction
+    // the set that position p carries (for positions the mode uses)
+    function [1:0] pos_set(input [1:0] md, input integer p);
+        pos_set = (md == MODE_VSW && p == 2) ? 2'd1 : p[1:0];
+    endfunction
     wire        st_act  = wq_unstreamed != 2'd0;
-    wire        st_rdy;
-    wire        rda_idle;
     wire [1:0]  st_mode = wq_mode[wq_st];
     wire [63:0] st_len  = wq_len[wq_st];
-    wire [63:0] st_start = wq_start[wq_st];
-    wire [3:0]  st_sets = {st_t < st_len[48 +: 16], st_t < st_len[32 +: 16],
-                           st_t < st_len[16 +: 16], st_t < st_len[0 +: 16]};
-    wire [3:0]  st_pend = st_sets & ~st_done;
-    wire [3:0]  st_jbit = st_pend & (~st_pend + 4'd1);
-    wire [1:0]  st_j    = st_jbit[0] ? 2'd0 : st_jbit[1] ? 2'd1 : st_jbit[2] ? 2'd2 : 2'd3;
-    wire [15:0] st_row  = st_start[st_j*16 +: 16] + st_t;
-    wire [31:0] st_addr = {16'd0, wq_spm[wq_st]} + {16'd0, st_row} * {16'd0, wq_str[wq_st]};
     wire        st_ahi  = wq_ahi[wq_st];
-    wire        st_one  = st_ahi || st_mode == MODE_HSW || st_mode == MODE_ISW; // one half for all
-    wire [5:0]  h_tag;
-    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(6)) u_rda (
-        .clk(clk), .rst_n(rst_n),
-        .req_vld(st_act), .req_addr(st_addr[SPM_AW-1:0]), .req_zero(1'b0),
-        .req_gid({st_one, st_ahi, set_gid(st_mode, {30'd0, st_j})}), .req_rdy(st_rdy),
-        .rd_req(rda_req), .rd_addr(rda_addr), .rd_gnt(rda_gnt), .rd_data(rda_data),
-        .out_vld(h_vld), .out_gid(h_tag), .out_data(h_data), .out_rdy(h_rdy), .idle(rda_idle)
-    );
-    assign h_gid  = h_tag[3:0];
-    assign h_half = h_tag[5] ? {4{h_tag[4]}} : 4'b1100;
-    wire st_fire = st_act && st_rdy;
-    wire st_slot_end = st_fire && (st_pend & ~st_jbit) == 4'd0;
+    wire        st_full = st_mode == MODE_FW || st_mode == MODE_VSW;
+    wire [3:0]  st_on   = pos_on(st_mode);
+    wire [3:0]  st_rdy;
+    wire [3:0]  rda_idle_p;
+    wire [3:0]  st_psets, st_fire;
+    wire [4*SPM_AW-1:0] st_addr;
+    wire [4*3-1:0] st_otag;         // per position: {pair, ahi, full} of its head flit word
+    wire [4*32*S-1:0] st_odata;
+    wire [3:0]  st_ovld, st_ordy;
+    genvar p;
+    generate
+        for (p = 0; p < 4; p = p + 1) begin : g_pos
+            wire [1:0] sj = pos_set(st_mode, p);
+            assign st_psets[p] = st_on[p] && st_t < st_len[sj*16 +: 16];
+            wire pend = st_act && st_psets[p] && !st_done[p];
+            assign st_addr[p*SPM_AW +: SPM_AW] = wq_sa[wq_st][p*SPM_AW +: SPM_AW] + st_off;
+            // positions 0/2 carry the channel's flit; pair = its high position has a row too
+            wire pair;
+            if (p == 0 || p == 2) begin : g_pair
+                assign pair = st_psets[p + 1];
+            end else begin : g_nopair
+                assign pair = 1'b0;
+            end
+            npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(3)) u_rda (
+                .clk(clk), .rst_n(rst_n),
+                .req_vld(pend), .req_addr(st_addr[p*SPM_AW +: SPM_AW]), .req_zero(1'b0),
+                .req_gid({pair, st_ahi, st_full}), .req_rdy(st_rdy[p]),
+                .rd_req(rda_req[p]), .rd_addr(rda_addr[p*SPM_AW +: SPM_AW]), .rd_gnt(rda_gnt[p]),
+                .rd_data(rda_data[p*WB +: WB]),
+                .out_vld(st_ovld[p]), .out_gid(st_otag[p*3 +: 3]), .out_data(st_odata[p*WB +: WB]),
+                .out_rdy(st_ordy[p]), .idle(rda_idle_p[p])
+            );
+            assign st_fire[p] = pend && st_rdy[p];
+        end
+        // flit assembly per channel c: the low position's word heads the flit; a packed flit
+        // (HSW/ISW) takes the S lanes of each row (a_hi: lanes S..2S-1) into its half
+        for (p = 0; p < 2; p = p + 1) begin : g_hch
+            localparam integer LO = 2 * p, HI = 2 * p + 1;
+            wire [WB-1:0] wl = st_odata[LO*WB +: WB];
+            wire [WB-1:0] wh = st_odata[HI*WB +: WB];
+            wire full = st_otag[LO*3];
+            wire ahi  = st_otag[LO*3 + 1];
+            wire pair = st_otag[LO*3 + 2];
+            wire two  = !full && pair;
+            wire [WB/2-1:0] lo_half = ahi ? wl[WB/2 +: WB/2] : wl[0 +: WB/2];
+            wire [WB/2-1:0] hi_half = full ? wl[WB/2 +: WB/2] :
+                                      !pair ? {WB/2{1'b0}} : ahi ? wh[WB/2 +: WB/2] : wh[0 +: WB/2];
+            assign h_vld[p] = st_ovld[LO] && (!two || st_ovld[HI]);
+            assign h_gid[p*4 +: 4] = (4'b0001 << p) | ((full || pair) ? (4'b0100 << p) : 4'b0000);
+            assign h_data[p*WB +: WB] = {hi_half, lo_half};
+            assign h_two[p] = two;
+            assign st_ordy[LO] = h_vld[p] && h_rdy[p];
+            assign st_ordy[HI] = h_vld[p] && h_rdy[p] && two;
+        end
+    endgenerate
+    wire rda_idle = &rda_idle_p;
+    wire [3:0] st_pend = {4{st_act}} & st_psets & ~st_done;
+    wire st_slot_end = st_act && (st_pend & ~st_fire) == 4'd0;
     wire st_last = st_slot_end && st_t == st_len[15:0] - 16'd1;
 
     // injector: one slot per cycle when every LBUF_H the slot needs has data and the array
@@ -567,8 +668,28 @@ module npu_exec #(
                 in_nrows = in_nrows + 3'd1;
             end
     end
-    wire        arr_empty = infl[0] == 16'd0 && infl[1] == 16'd0;
-    wire        mode_sw = in_act && in_mode != amode && arr_empty;
+    // Mode change gap (npu_flexsa header): a row injected at t enters cores (0,1,2,3) at
+    // t + S * off(mode), off = FW (0,1,1,2), HSW (0,1,0,1), VSW (0,0,1,1), ISW (0,0,0,0). Rows of
+    // the new mode Y must enter every core after the last row of the old mode X did, so the
+    // first Y slot comes at least S * max_core(off_X - off_Y) + 1 cycles after the last X slot:
+    // 2S for FW -> ISW, S for FW -> HSW/VSW, HSW/VSW -> VSW/HSW/ISW, none otherwise (the array
+    // needs no drain: each row carries its mode through the muxes). The switch itself takes the
+    // cycle in which amode changes.
+    function [1:0] mode_gap(input [1:0] from, input [1:0] to);   // in units of S
+        case (from)
+            MODE_FW:  mode_gap = (to == MODE_ISW) ? 2'd2 : (to == MODE_FW) ? 2'd0 : 2'd1;
+            MODE_HSW: mode_gap = (to == MODE_FW || to == MODE_HSW) ? 2'd0 : 2'd1;
+            MODE_VSW: mode_gap = (to == MODE_FW || to == MODE_VSW) ? 2'd0 : 2'd1;
+            default:  mode_gap = 2'd0;
+        endcase
+    endfunction
+    // since_inj = x - t_last - 1 in cycle x (saturating at 2S); a switch in cycle x lets the
+    // first new slot go in cycle x + 1, so gap G * S needs since_inj >= G * S - 1
+    reg  [FW_:0] since_inj;
+    wire [1:0]   gap_s  = mode_gap(amode, in_mode);
+    wire         gap_ok = gap_s == 2'd0 || (gap_s == 2'd1 && since_inj >= SC - 1'b1)
+                       || since_inj >= FC - 1'b1;
+    wire        mode_sw = in_act && in_mode != amode && gap_ok;
     wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0;
     wire        in_last = inj && in_t == in_len[15:0] - 16'd1;
     wire [OBUF_AW-1:0] in_row0 = in_ob[0 +: OBUF_AW] + in_t[OBUF_AW-1:0];
@@ -584,7 +705,7 @@ module npu_exec #(
             wire [OBUF_AW-1:0] row = in_ob[sj*OBUF_AW +: OBUF_AW] + in_t[OBUF_AW-1:0];
             wire lst = in_t == in_len[sj*16 +: 16] - 16'd1;
             assign inj_a[k*S*16 +: S*16] = (inj && in_need[k]) ? lbh_dout[k*S*16 +: S*16] : {S*16{1'b0}};
-            assign inj_tag[k*TAGW +: TAGW] = {lst, in_bank, in_acc, row};
+            assign inj_tag[k*TAGW +: TAGW] = {in_mode, lst, in_bank, in_acc, row};
             assign ev_macs[k*16 +: 16] = (inj && in_cores[k]) ? wq_macs[wq_in][k*16 +: 16] : 16'd0;
         end
     endgenerate
@@ -605,9 +726,14 @@ module npu_exec #(
     //   P2 out lane S-1 (VSW left, ISW core 2), P3 out lane 2S-1 (every mode)
     wire [4*TAGW-1:0] p_tag = {out_tag[(F-1)*TAGW +: TAGW], out_tag[(S-1)*TAGW +: TAGW],
                                top_tag[(F-1)*TAGW +: TAGW], top_tag[(S-1)*TAGW +: TAGW]};
-    wire [3:0] p_on  = (amode == MODE_FW)  ? 4'b1000 : (amode == MODE_HSW) ? 4'b1010 :
-                       (amode == MODE_VSW) ? 4'b1100 : 4'b1111;
-    wire [3:0] p_vld = p_on & {out_vld[F-1], out_vld[S-1], top_vld[F-1], top_vld[S-1]};
+    // rows of several modes may be in flight: each lane's tag carries its row's mode
+    // (tag bits OBUF_AW+3 .. OBUF_AW+4); top lanes are valid only for HSW/ISW rows (npu_flexsa)
+    wire [1:0] p0_md = top_tag[(S-1)*TAGW + OBUF_AW + 3 +: 2];
+    wire [1:0] p2_md = out_tag[(S-1)*TAGW + OBUF_AW + 3 +: 2];
+    wire [3:0] p_vld = {out_vld[F-1],
+                        out_vld[S-1] && (p2_md == MODE_VSW || p2_md == MODE_ISW),
+                        top_vld[F-1],
+                        top_vld[S-1] && p0_md == MODE_ISW};
     reg  [2:0] r_bank0, r_bank1, r_half0, r_half1, r_last;
     always @(*) begin
         r_bank0 = 3'd0; r_bank1 = 3'd0; r_half0 = 3'd0; r_half1 = 3'd0; r_last = 3'd0;
@@ -633,7 +759,7 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0;
-            st_t <= 0; st_done <= 0; in_t <= 0; amode <= MODE_FW; lcnt <= 0;
+            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; amode <= MODE_FW; lcnt <= 0;
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
             hpend[0] <= 0; hpend[1] <= 0; hinfl[0] <= 0; hinfl[1] <= 0;
         end else begin
@@ -642,10 +768,9 @@ module npu_exec #(
                 wq_bank[wq_wr]  <= f_bank;
                 wq_acc[wq_wr]   <= f_acc;
                 wq_ahi[wq_wr]   <= f_ahi;
-                wq_spm[wq_wr]   <= f_w1lo;
+                wq_sa[wq_wr]    <= chk_sa_q;
                 wq_str[wq_wr]   <= f_w1hi;
                 wq_len[wq_wr]   <= len_m;
-                wq_start[wq_wr] <= start_m;
                 wq_ob[wq_wr]    <= ob_m;
                 wq_macs[wq_wr]  <= macs_m;
                 wq_idle[wq_wr]  <= idle_m;
@@ -656,12 +781,14 @@ module npu_exec #(
             if (st_last) begin
                 wq_st   <= ~wq_st;
                 st_t    <= 0;
+                st_off  <= 0;
                 st_done <= 0;
             end else if (st_slot_end) begin
                 st_t    <= st_t + 16'd1;
+                st_off  <= st_off + wq_str[wq_st][SPM_AW-1:0];
                 st_done <= 0;
-            end else if (st_fire) begin
-                st_done <= st_done | st_jbit;
+            end else begin
+                st_done <= st_done | st_fire;
             end
             if (in_last) begin
                 wq_in <= ~wq_in;
@@ -670,6 +797,8 @@ module npu_exec #(
                 in_t <= in_t + 16'd1;
             end
             if (mode_sw) amode <= in_mode;
+            if (inj)                since_inj <= {(FW_+1){1'b0}};
+            else if (since_inj < FC) since_inj <= since_inj + 1'b1;
             lcnt <= wave_done ? 3'd0 : lsum;
             // occupancy per bank and per OBUF half (hazard interlocks)
             for (i = 0; i < 2; i = i + 1) begin
@@ -762,15 +891,28 @@ module npu_exec #(
             dr_sum[al*32 +: 32]      = ob_rd_data[al*32 +: 32] + lo_old[al*32 +: 32];
             dr_sum[WB + al*32 +: 32] = ob_rd_data[WB + al*32 +: 32] + hi_old[al*32 +: 32];
         end
-    wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]));
+    // Two rows per cycle (plain drains; HSW/ISW waves write two OBUF rows per cycle): rows r and
+    // r+1 are read together on the OBUF's two read ports and their four words go out on write
+    // ports 0..3 (npu_spm's sub-bank codes keep them apart for the compiler's layouts); the pair
+    // is done when all four are written. An accumulating drain stays one row at a time.
+    wire h2_done   = !h2_vld || ((!h2_lo || wr_gnt[2]) && (!h2_hi || wr_gnt[3]));
+    wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]))
+                  && h2_done;
     assign ob_rd_en   = dr_act && dr_ri != dr_rows && (!hold_vld || hold_done);
     assign ob_rd_addr = dr_ob + dr_ri[OBUF_AW-1:0];
+    wire   dr_pair    = !dr_acc && dr_ri + 16'd1 < dr_rows;
+    assign ob_rd2_en   = ob_rd_en && dr_pair;
+    assign ob_rd2_addr = ob_rd_addr + 1'b1;
     wire [31:0] hi_addr = dr_splitm_r ? hold_addr + dr_hoff : hold_addr + 32'd1;
-    assign wr_req  = {hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
-    assign wr_addr = {hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
-    assign wr_data = dr_sum;
-    wire dr_last = hold_done && dr_wi == dr_rows - 16'd1;
-    assign ev_drain_row   = hold_done;
+    wire [31:0] hi2_addr = dr_splitm_r ? h2_addr + dr_hoff : h2_addr + 32'd1;
+    assign wr_req  = {h2_vld && h2_hi, h2_vld && h2_lo,
+                      hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
+    assign wr_addr = {hi2_addr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
+                      hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+    assign wr_data = {ob_rd2_data, dr_sum};
+    wire [15:0] held = h2_vld ? 16'd2 : 16'd1;   // rows in the hold stage
+    wire dr_last = hold_done && dr_wi + held == dr_rows;
+    assign ev_drain_row   = hold_done ? (h2_vld ? 2'd2 : 2'd1) : 2'd0;
     assign ev_drain_busy  = dr_act;
     assign ev_drain_stall = hold_vld && !hold_done;
     // queue entry: {acc, half, push[1:0], stride, spm_addr, obuf_addr, rows, split_rows, hi_rows}
@@ -780,6 +922,7 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
+            h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0;
             dr_acc <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
             dr_ri <= 0; dr_wi <= 0; dpend[0] <= 3'd0; dpend[1] <= 3'd0;
         end else begin
@@ -793,19 +936,28 @@ module npu_exec #(
                 dr_ri <= 0; dr_wi <= 0;
             end
             if (ob_rd_en) begin
-                dr_ri       <= dr_ri + 16'd1;
-                dr_spm_next <= dr_spm_next + {16'd0, dr_stride};
+                dr_ri       <= dr_ri + (dr_pair ? 16'd2 : 16'd1);
+                dr_spm_next <= dr_spm_next + (dr_pair ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
                 hold_addr   <= dr_spm_next;
                 hold_vld    <= 1'b1;
                 hold_lo     <= 1'b1;
                 hold_hi     <= !dr_splitm_r || dr_ri < dr_hi;
+                h2_addr     <= dr_spm_next + {16'd0, dr_stride};
+                h2_vld      <= dr_pair;
+                h2_lo       <= dr_pair;
+                h2_hi       <= dr_pair && (!dr_splitm_r || dr_ri + 16'd1 < dr_hi);
             end else if (hold_done) begin
                 hold_vld <= 1'b0;
                 hold_lo  <= 1'b0;
                 hold_hi  <= 1'b0;
+                h2_vld   <= 1'b0;
+                h2_lo    <= 1'b0;
+                h2_hi    <= 1'b0;
             end else if (hold_vld) begin
                 hold_lo <= hold_lo && !(wr_req[0] && wr_gnt[0]);
                 hold_hi <= hold_hi && !(wr_req[1] && wr_gnt[1]);
+                h2_lo   <= h2_lo && !wr_gnt[2];
+                h2_hi   <= h2_hi && !wr_gnt[3];
             end
             // accumulating drain: old words read and kept until their write is granted
             acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
@@ -816,7 +968,7 @@ module npu_exec #(
                 if (acc_rd == 2'b01) begin acc_lo_old <= rdw_data; acc_lo_ok <= 1'b1; end
                 if (acc_rd == 2'b10) begin acc_hi_old <= rdw_data; acc_hi_ok <= 1'b1; end
             end
-            if (hold_done) dr_wi <= dr_wi + 16'd1;
+            if (hold_done) dr_wi <= dr_wi + held;
             if (dr_last) dr_act <= 1'b0;
             for (i = 0; i < 2; i = i + 1)
                 dpend[i] <= dpend[i] + {2'd0, issue_drain && drain_half == i[0]}
@@ -834,10 +986,10 @@ module npu_exec #(
     assign done_cnt = {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_last} + {2'd0, issue_sync};
     assign busy     = ldw_act || wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0
                    || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle;
-    assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || st_fire;
+    assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
-    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW], st_addr[31:SPM_AW],
-                    hi_addr[31:SPM_AW], dr_hi_last[16], ha17[16], dr_hi_prod[33]};
+    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW],
+                    hi_addr[31:SPM_AW], h2_addr[31:SPM_AW], hi2_addr[31:SPM_AW], ha17[16]};
 
 `ifdef NPU_ASSERTS
     // Interlock invariants (each would otherwise show up as a wrong result much later).
@@ -846,7 +998,7 @@ module npu_exec #(
         // one mode per core per wave: rows enter only in the array's mode, and the mode
         // changes only on an empty array
         if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
-        if (mode_sw && !arr_empty)      `NPU_ASSERT_FAIL("mode switch with rows in flight")
+        if (mode_sw && !gap_ok)         `NPU_ASSERT_FAIL("mode switch before the mode change gap")
         if ((lbh_pop & lbh_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_H popped while empty")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
         if (wq_cnt == 2'd3 || wq_unstreamed > wq_cnt) `NPU_ASSERT_FAIL("wave queue count out of range")
@@ -867,7 +1019,15 @@ module npu_exec #(
         // SPM address bounds (issue checked them; the running addresses must agree)
         if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
         if (wr_req[1] && {2'd0, hi_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain high word past the SPM")
-        if (st_act && {2'd0, st_addr} >= SPM_WORDS34)      `NPU_ASSERT_FAIL("wave stream address past the SPM")
+        if (wr_req[2] && {2'd0, h2_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain pair low word past the SPM")
+        if (wr_req[3] && {2'd0, hi2_addr} >= SPM_WORDS34)  `NPU_ASSERT_FAIL("drain pair high word past the SPM")
+        if (h2_vld && (!hold_vld || dr_acc))  `NPU_ASSERT_FAIL("drain pair without its first row, or accumulating")
+        for (ax = 0; ax < 4; ax = ax + 1)
+            if (rda_req[ax] && {{(34-SPM_AW){1'b0}}, rda_addr[ax*SPM_AW +: SPM_AW]} >= SPM_WORDS34)
+                `NPU_ASSERT_FAIL("wave stream address past the SPM")
+        // a packed flit's high word belongs to the same slot as its low word
+        if ((st_ordy[1] && !st_ordy[0]) || (st_ordy[3] && !st_ordy[2]))
+            `NPU_ASSERT_FAIL("H flit high half popped without its low half")
         if (ldw_req && !ldw_zero && {2'd0, ldw_addr} >= SPM_WORDS34)
             `NPU_ASSERT_FAIL("LDW address past the SPM")
         if (dr_act && dr_wi > dr_ri)    `NPU_ASSERT_FAIL("drain wrote a row it has not read")

@@ -1,4 +1,5 @@
 `default_nettype none
+`include "npu_assert.vh"
 // npu_flexsa: the 2x2 FlexSA arrangement of four S x S cores (docs/design.md §5, brief §2.1-2.4).
 //
 //   core 0 (top-left)    -- M_H1 --> core 1 (top-right)      A: left to right
@@ -25,7 +26,14 @@
 // monolithic array. The last lane retiring means the row has left the array.
 // Tags/valids: top lanes and FW/VSW out lanes carry stream 0/1's tag (the row owner); in HSW/ISW
 // out lanes carry stream 2/3's. top_vld is 0 in FW/VSW.
-// The mode must not change while rows are in flight (the muxes act on the rows in the array).
+// Modes are per row: `mode` is the mode of the rows injected this cycle, and every mux decides
+// from the mode of the row passing it (carried in the +S ring and in the tag pipelines), so rows
+// of different modes may be in the array at the same time and a mode change needs no drained
+// array. What the injector must guarantee (npu_exec, "mode change gap"): no two rows enter one
+// core in the same cycle, and each core sees its rows in injection order. A row injected at t
+// enters core (0, 1, 2, 3) at t + (0, S, S, 2S) in FW, (0, S, 0, S) in HSW, (0, 0, S, S) in VSW,
+// (0, 0, 0, 0) in ISW, so a row of mode Y may follow the last row of mode X after
+// max_core(off_X - off_Y) + 1 cycles.
 // Each stream's a is zeroed by its own inj_vld, so in FW/VSW inj_vld[0]=1 with inj_vld[2]=0 runs
 // the row with its lower half A[S:2S] = 0 (tag and valid come from stream 0).
 // Requires S >= 2.
@@ -54,8 +62,9 @@ module npu_flexsa #(
     localparam PW = 17;  // a skew-line element: {sel, a}
 
     // hfuse: cores 1/3 continue the rows of cores 0/2 (M_H1/M_H3 pick the neighbour, not (1)).
-    wire hfuse = (mode == M_FW) || (mode == M_HSW);
     // vfuse: cores 2/3 continue the columns of cores 0/1 (M_P2/M_P3 pass psums; +S input skew).
+    // Of the rows injected this cycle; each row carries its pair {hf, vf} through the array.
+    wire hfuse = (mode == M_FW) || (mode == M_HSW);
     wire vfuse = (mode == M_FW) || (mode == M_VSW);
 
     // ---------------- input skew: row j of stream k delayed j (+S in FW/VSW for k >= 2) ----------------
@@ -83,10 +92,13 @@ module npu_flexsa #(
                 wire [PW-1:0] p = {inj_sel[k], inj_vld[k] ? inj_a[(k*S+j)*16 +: 16] : 16'd0};
                 wire [PW-1:0] q;  // after the optional +S delay
                 if (k >= 2) begin : g_xd
-                    // Lower half of a vertically fused column: its rows are fused rows S..2S-1.
-                    reg [PW-1:0] xm [0:S-1];
-                    always @(posedge clk) xm[xp] <= p;
-                    assign q = vfuse ? xm[xp] : p;
+                    // Lower half of a vertically fused column: its rows are fused rows S..2S-1,
+                    // so a vfuse row waits S cycles in the ring (entry bit 17: "take me then");
+                    // a row of another mode goes straight in. The injector never has both.
+                    reg [PW:0] xm [0:S-1];
+                    always @(posedge clk) xm[xp] <= {inj_vld[k] && vfuse, p};
+                    wire [PW:0] xo = xm[xp];
+                    assign q = xo[PW] ? xo[PW-1:0] : (vfuse ? {PW{1'b0}} : p);
                 end else begin : g_nxd
                     assign q = p;
                 end
@@ -118,12 +130,31 @@ module npu_flexsa #(
     /* verilator lint_on UNUSED */
     wire [S*32-1:0] c0_po, c1_po, c2_po, c3_po;
 
-    wire [S*16-1:0] c1_ai = hfuse ? c0_ao : sk_a[1*S*16 +: S*16];    // M_H1
-    wire [S-1:0]    c1_si = hfuse ? c0_so : sk_sel[1*S +: S];
-    wire [S*16-1:0] c3_ai = hfuse ? c2_ao : sk_a[3*S*16 +: S*16];    // M_H3
-    wire [S-1:0]    c3_si = hfuse ? c2_so : sk_sel[3*S +: S];
-    wire [S*32-1:0] c2_pi = vfuse ? c0_po : {S*32{1'b0}};             // M_P2
-    wire [S*32-1:0] c3_pi = vfuse ? c1_po : {S*32{1'b0}};             // M_P3
+    // Per-row / per-column mux selects from the tag pipelines (g_tag below; stage i of core k
+    // holds the row that entered core k's row 0 i+1 cycles ago, with its {hf, vf}):
+    //   M_H1/M_H3 row j: core 0/2's right edge row j carries the row that entered that core
+    //     S + j cycles ago (stage S+j-1); take it if it is an hfuse row, else the bypass (1).
+    //   M_P2/M_P3 column c: the row in core 2/3's row 0, column c entered c cycles ago (the entry
+    //     itself for c = 0, else stage c-1); pass core 0/1's psum if it is a vfuse row, else 0.
+    wire [4*2*S-1:0] st_hf, st_vf;   // core k, stage i (0..2S-2) at k*2S+i: valid row and hf / vf
+    wire             e_vf2, e_vf3;   // the entries of cores 2/3 are valid vfuse rows
+    wire [S*16-1:0] c1_ai, c3_ai;
+    wire [S-1:0]    c1_si, c3_si;
+    wire [S*32-1:0] c2_pi, c3_pi;
+    generate
+        for (j = 0; j < S; j = j + 1) begin : g_mux
+            wire h1 = st_hf[0*2*S + S + j - 1];
+            wire h3 = st_hf[2*2*S + S + j - 1];
+            assign c1_ai[j*16 +: 16] = h1 ? c0_ao[j*16 +: 16] : sk_a[(1*S+j)*16 +: 16];  // M_H1
+            assign c1_si[j]          = h1 ? c0_so[j] : sk_sel[1*S+j];
+            assign c3_ai[j*16 +: 16] = h3 ? c2_ao[j*16 +: 16] : sk_a[(3*S+j)*16 +: 16];  // M_H3
+            assign c3_si[j]          = h3 ? c2_so[j] : sk_sel[3*S+j];
+            wire v2 = (j == 0) ? e_vf2 : st_vf[2*2*S + j - 1];
+            wire v3 = (j == 0) ? e_vf3 : st_vf[3*2*S + j - 1];
+            assign c2_pi[j*32 +: 32] = v2 ? c0_po[j*32 +: 32] : 32'd0;                  // M_P2
+            assign c3_pi[j*32 +: 32] = v3 ? c1_po[j*32 +: 32] : 32'd0;                  // M_P3
+        end
+    endgenerate
 
     npu_core #(.S(S)) u_core0 (
         .clk(clk), .a_in(sk_a[0*S*16 +: S*16]), .sel_in(sk_sel[0*S +: S]),
@@ -143,23 +174,38 @@ module npu_flexsa #(
         .w_shift(w_shift[3]), .w_bank(w_bank[3]), .w_in(w_in[3*S*16 +: S*16]));
 
     // ---------------- output tag pipeline ----------------
-    // e_* is the tag/valid of the row entering core k's row 0 this cycle; core k's bottom column c
-    // holds that row's result S+c cycles later. A row reaches core 1 (3) row 0 S cycles after
-    // core 0 (2) when hfuse, and core 2 (3) row 0 S cycles after core 0 (1) when vfuse, so the
-    // entry of a continued core is the delay-S tap of the core it continues (the row owner).
+    // e_* is the tag/valid of the row entering core k's row 0 this cycle, with the row's {hf, vf};
+    // core k's bottom column c holds that row's result S+c cycles later. A row reaches core 1 (3)
+    // row 0 S cycles after core 0 (2) when it is an hfuse row, and core 2 (3) row 0 S cycles after
+    // core 0 (1) when it is a vfuse row, so the entry of a continued core is the delay-S tap of the
+    // core it continues (the row owner) when that tap holds such a row; otherwise it is the
+    // core's own stream (rows of the modes that inject into it directly).
+    localparam EW = TAGW + 2;        // {hf, vf, tag}
     wire [3:0]        e_vld;
-    wire [4*TAGW-1:0] e_tag;
+    wire [4*EW-1:0]   e_tag;
     wire [4*S-1:0]    lane_vld;   // core k, bottom column c at k*S+c
-    wire [4*S*TAGW-1:0] lane_tag;
+    wire [4*S*EW-1:0] lane_tag;
+    wire [EW-1:0] inj_e0 = {hfuse, vfuse, inj_tag[0*TAGW +: TAGW]};
+    wire [EW-1:0] inj_e1 = {hfuse, vfuse, inj_tag[1*TAGW +: TAGW]};
+    wire [EW-1:0] inj_e2 = {hfuse, vfuse, inj_tag[2*TAGW +: TAGW]};
+    wire [EW-1:0] inj_e3 = {hfuse, vfuse, inj_tag[3*TAGW +: TAGW]};
+    wire [EW-1:0] tap0 = lane_tag[(0*S)*EW +: EW];
+    wire [EW-1:0] tap1 = lane_tag[(1*S)*EW +: EW];
+    wire [EW-1:0] tap2 = lane_tag[(2*S)*EW +: EW];
+    wire t0h = lane_vld[0*S] && tap0[EW-1];
+    wire t0v = lane_vld[0*S] && tap0[EW-2];
+    // core 3 continues core 2 for hfuse rows (FW, HSW) and core 1 for VSW rows (an FW row is
+    // in both taps at once: it comes from core 2)
+    wire t1v = lane_vld[1*S] && tap1[EW-2] && !tap1[EW-1];
+    wire t2h = lane_vld[2*S] && tap2[EW-1];
 
-    assign {e_vld[0], e_tag[0*TAGW +: TAGW]} = {inj_vld[0], inj_tag[0*TAGW +: TAGW]};
-    assign {e_vld[1], e_tag[1*TAGW +: TAGW]} = hfuse ? {lane_vld[0*S], lane_tag[(0*S)*TAGW +: TAGW]}
-                                                     : {inj_vld[1], inj_tag[1*TAGW +: TAGW]};
-    assign {e_vld[2], e_tag[2*TAGW +: TAGW]} = vfuse ? {lane_vld[0*S], lane_tag[(0*S)*TAGW +: TAGW]}
-                                                     : {inj_vld[2], inj_tag[2*TAGW +: TAGW]};
-    assign {e_vld[3], e_tag[3*TAGW +: TAGW]} = hfuse ? {lane_vld[2*S], lane_tag[(2*S)*TAGW +: TAGW]}
-                                             : vfuse ? {lane_vld[1*S], lane_tag[(1*S)*TAGW +: TAGW]}
-                                                     : {inj_vld[3], inj_tag[3*TAGW +: TAGW]};
+    assign e_vf2 = e_vld[2] && e_tag[2*EW + EW-2];
+    assign e_vf3 = e_vld[3] && e_tag[3*EW + EW-2];
+    assign {e_vld[0], e_tag[0*EW +: EW]} = {inj_vld[0], inj_e0};
+    assign {e_vld[1], e_tag[1*EW +: EW]} = t0h ? {1'b1, tap0} : {inj_vld[1] && !hfuse, inj_e1};
+    assign {e_vld[2], e_tag[2*EW +: EW]} = t0v ? {1'b1, tap0} : {inj_vld[2] && !vfuse, inj_e2};
+    assign {e_vld[3], e_tag[3*EW +: EW]} = t2h ? {1'b1, tap2} : t1v ? {1'b1, tap1}
+                                         : {inj_vld[3] && !hfuse && !vfuse, inj_e3};
 
     generate
         for (k = 0; k < 4; k = k + 1) begin : g_tag
@@ -171,26 +217,54 @@ module npu_flexsa #(
                 else        cv <= {cv[2*S-3:0], e_vld[k]};
             end
             for (i = 0; i < 2*S-1; i = i + 1) begin : g_st
-                reg [TAGW-1:0] t;
+                reg [EW-1:0] t;
                 if (i == 0) begin : g_first
-                    always @(posedge clk) t <= e_tag[k*TAGW +: TAGW];
+                    always @(posedge clk) t <= e_tag[k*EW +: EW];
                 end else begin : g_next
                     always @(posedge clk) t <= g_st[i-1].t;
                 end
+                assign st_hf[k*2*S + i] = cv[i] && t[EW-1];
+                assign st_vf[k*2*S + i] = cv[i] && t[EW-2];
                 if (i >= S-1) begin : g_lane
-                    assign lane_tag[(k*S+i-(S-1))*TAGW +: TAGW] = t;
+                    assign lane_tag[(k*S+i-(S-1))*EW +: EW] = t;
                 end
             end
+            assign st_hf[k*2*S + 2*S-1] = 1'b0;   // padding (2S-1 stages)
+            assign st_vf[k*2*S + 2*S-1] = 1'b0;
             assign lane_vld[k*S +: S] = cv[S-1 +: S];
         end
     endgenerate
 
+    // lane outputs: the tag without {hf, vf}; path (2) lanes only for rows that do not continue
+    // into cores 2/3
+    wire [2*S*TAGW-1:0] lt_out, lt_top;
+    wire [2*S-1:0]      lv_top;
+    generate
+        for (i = 0; i < 2*S; i = i + 1) begin : g_lane_out
+            assign lt_top[i*TAGW +: TAGW] = lane_tag[i*EW +: TAGW];
+            assign lt_out[i*TAGW +: TAGW] = lane_tag[(2*S+i)*EW +: TAGW];
+            assign lv_top[i] = lane_vld[i] && !lane_tag[i*EW + EW-2];
+        end
+    endgenerate
     assign out_vld  = lane_vld[2*S +: 2*S];
-    assign out_tag  = lane_tag[2*S*TAGW +: 2*S*TAGW];
+    assign out_tag  = lt_out;
     assign out_data = {c3_po, c2_po};
     // Path (2): cores 0/1 bottoms are results only when they do not feed cores 2/3.
-    assign top_vld  = lane_vld[0 +: 2*S] & {(2*S){~vfuse}};
-    assign top_tag  = lane_tag[0 +: 2*S*TAGW];
+    assign top_vld  = lv_top;
+    assign top_tag  = lt_top;
     assign top_data = {c1_po, c0_po};
+
+`ifdef NPU_ASSERTS
+    // The injector's mode change gap: never two rows entering one core in one cycle.
+    always @(posedge clk) if (rst_n) begin
+        if (t0h && inj_vld[1] && !hfuse) `NPU_ASSERT_FAIL("FlexSA: two rows enter core 1 in one cycle")
+        if (t0v && inj_vld[2] && !vfuse) `NPU_ASSERT_FAIL("FlexSA: two rows enter core 2 in one cycle")
+        if ((t2h && t1v) || ((t2h || t1v) && inj_vld[3] && !hfuse && !vfuse))
+            `NPU_ASSERT_FAIL("FlexSA: two rows enter core 3 in one cycle")
+        if ((g_str[2].g_row[0].g_xd.xo[PW] && inj_vld[2] && !vfuse)
+            || (g_str[3].g_row[0].g_xd.xo[PW] && inj_vld[3] && !vfuse))
+            `NPU_ASSERT_FAIL("FlexSA: a delayed and a direct row meet at a lower stream")
+    end
+`endif
 endmodule
 `default_nettype wire

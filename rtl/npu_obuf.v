@@ -3,8 +3,10 @@
 // addr / ROWS). Each lane accumulates on write: mem[a] <= acc ? mem[a] + d : d (32-bit wrap).
 // Port wr_* takes the bottom lanes of the array, port wr2_* the path (2) lanes of cores 0/1
 // (HSW/ISW). Both ports writing one lane at one address in one cycle is a program error; port 1
-// wins. One row read port, registered: rd_data is valid the cycle after rd_en; a read of an
-// address written in the same cycle returns the old value. No reset: datapath only.
+// wins. Two row read ports (the drain reads two rows per cycle, as fast as HSW/ISW waves write
+// them), registered: rd_data / rd2_data are valid the cycle after rd_en / rd2_en and hold until
+// the next read; a read of an address written in the same cycle returns the old value. No
+// reset: datapath only.
 module npu_obuf #(
     parameter S    = 8,
     parameter ROWS = 256
@@ -20,7 +22,10 @@ module npu_obuf #(
     input  wire [2*S*32-1:0]               wr2_data,
     input  wire                            rd_en,
     input  wire [$clog2(2*ROWS)-1:0]       rd_addr,
-    output wire [2*S*32-1:0]               rd_data
+    output wire [2*S*32-1:0]               rd_data,
+    input  wire                            rd2_en,
+    input  wire [$clog2(2*ROWS)-1:0]       rd2_addr,
+    output wire [2*S*32-1:0]               rd2_data
 );
     localparam AW = $clog2(2*ROWS);
 
@@ -28,7 +33,7 @@ module npu_obuf #(
     generate
         for (l = 0; l < 2*S; l = l + 1) begin : g_lane
             reg  [31:0]   mem [0:2*ROWS-1];
-            reg  [31:0]   q;
+            reg  [31:0]   q, q2;
             wire [AW-1:0] a1 = wr_addr[l*AW +: AW];
             wire [AW-1:0] a2 = wr2_addr[l*AW +: AW];
             wire [31:0]   d1 = wr_data[l*32 +: 32];
@@ -38,8 +43,10 @@ module npu_obuf #(
                 if (wr2_en[l]) mem[a2] <= wr2_acc[l] ? mem[a2] + d2 : d2;
                 if (wr_en[l])  mem[a1] <= wr_acc[l]  ? mem[a1] + d1 : d1;
                 if (rd_en)     q <= mem[rd_addr];
+                if (rd2_en)    q2 <= mem[rd2_addr];
             end
-            assign rd_data[l*32 +: 32] = q;
+            assign rd_data[l*32 +: 32]  = q;
+            assign rd2_data[l*32 +: 32] = q2;
         end
     endgenerate
 endmodule

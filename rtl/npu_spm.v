@@ -2,27 +2,37 @@
 `include "npu_assert.vh"
 // npu_spm: banked scratchpad. BANKS banks of BANK_WORDS words of WB bits; bank = addr / BANK_WORDS.
 // BANK_WORDS must be a power of 2 (the bank is then the address bits above log2(BANK_WORDS)).
-// Each bank is split into two half-size sub-banks, each with one read and one write port per
-// cycle, so a bank serves two reads and two writes per cycle when they fall in different
-// sub-banks. Sub-bank = XOR of the in-bank address bits (word parity of the address's popcount):
-// the drain writes both SPM words of an OBUF row in one cycle, words w and w+1 of a wide row
-// (w even: they differ in bit 0 only) and, for the skinny split layout, rows r and
-// r + split_rows of the C staging buffer (D = split_rows * stride apart; with the compiler's
-// power-of-two tiles D is one address bit, and a carry-free add flips one bit). A plain
-// even/odd split would put the skinny pair (even stride) in the same sub-bank every time.
+// Each bank is split into 2^SUBW equal sub-banks, each with one read and one write port per
+// cycle, so a bank serves up to 2^SUBW reads and as many writes per cycle when they fall in
+// different sub-banks. Sub-bank = XOR over the set in-bank address bits i of a code c(i) != 0.
+// Why codes: two addresses one bit apart are always in different sub-banks, which the drain needs
+// (it writes both SPM words of an OBUF row in one cycle: words w and w+1 of a wide row, w even,
+// differ in bit 0; for the skinny split layout rows r and r + split_rows of the C staging buffer
+// are D = split_rows * stride apart, with the compiler's power-of-two tiles one address bit, and
+// a carry-free add flips one bit). SUBW = 2 (four sub-banks, npu_top) cycles the codes 01, 10, 11
+// over the bits, so the codes of two adjacent bits and their XOR are the three non-zero codes:
+//   - an ISW slot reads rows at offsets 0, b, 2b, 3b (+ t * stride) from the wave's first row;
+//     with power-of-two m and stride, b = m/4 * stride is one address bit and t * stride < b
+//     adds no carry into it: four different sub-banks every cycle (HSW/VSW: 0, 2b, two);
+//   - the drain writes two OBUF rows r, r+1 (r even) per cycle: wide words w, w+1, w+s, w+s+1
+//     (s = 2 * n-blocks) are four sub-banks unless s = 2^(3j) (s = 8: N of 49..64 at S = 8, or
+//     more); skinny words 0, D, s, s + D unless log2(D) = log2(s) mod 3.
+// SUBW = 1 is the plain XOR of all bits (two sub-banks). A plain low-bits split would put the
+// skinny pair (even distance) in one sub-bank every time.
 // Per unit (bank, sub-bank) and per direction the lowest requesting port index wins; a request
 // to the same unit from a lower port blocks higher ones.
 // Grants are combinational; a write happens at the clock edge of its grant, read data comes out
 // registered the cycle after the grant (rd_vld). A read and a write of the same word in the same
 // cycle return the old data. Addresses must be in range (requestors check before issuing).
-// The storage is modelled as one array (arbitration guarantees one access per bank and port
+// The storage is modelled as one array (arbitration guarantees one access per sub-bank and port
 // kind per cycle), which keeps simulation cheap.
 module npu_spm #(
     parameter integer BANKS      = 4,
     parameter integer BANK_WORDS = 1024,
     parameter integer WB         = 256,
     parameter integer NR         = 3,
-    parameter integer NW         = 2
+    parameter integer NW         = 2,
+    parameter integer SUBW       = 2     // log2(sub-banks per bank)
 ) (
     input  wire                                   clk,
     input  wire                                   rst_n,
@@ -48,15 +58,25 @@ module npu_spm #(
 
     reg [WB-1:0] mem [0:WORDS-1];   // no reset (datapath)
 
+    // code of address bit i (see the header)
+    function [SUBW-1:0] sub_code(input integer i);
+        if (SUBW == 2) sub_code = (i % 3 == 0) ? 2'b01 : (i % 3 == 1) ? 2'b10 : 2'b11;
+        else           sub_code = {{(SUBW-1){1'b0}}, 1'b1};
+    endfunction
     // Same-unit test: same bank (address bits above the in-bank row; works for BANKS = 1 too)
-    // and same sub-bank (XOR of the in-bank bits).
+    // and same sub-bank (XOR-fold of the in-bank bits into SUBW bits).
     function same_bank;
         input [AW-1:0] a;
         input [AW-1:0] b;
         reg   [AW-1:0] x;
+        reg   [SUBW-1:0] f;
+        integer b_;
         begin
             x = a ^ b;
-            same_bank = ((x >> BW) == {AW{1'b0}}) && !(^x[BW-1:0]);
+            f = {SUBW{1'b0}};
+            for (b_ = 0; b_ < BW; b_ = b_ + 1)
+                if (x[b_]) f = f ^ sub_code(b_);
+            same_bank = ((x >> BW) == {AW{1'b0}}) && f == {SUBW{1'b0}};
         end
     endfunction
 

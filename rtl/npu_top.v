@@ -59,7 +59,7 @@ module npu_top #(
     localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
     localparam SPM_AW    = $clog2(SPM_WORDS);
     localparam OBUF_AW   = $clog2(2 * OBUF_ROWS);
-    localparam TAGW      = OBUF_AW + 3;     // {last, bank, acc, obuf row}
+    localparam TAGW      = OBUF_AW + 5;     // {mode, last, bank, acc, obuf row}
     localparam QW        = 160;             // queue entry: {pc, instruction}
     localparam QCW       = $clog2(QUEUE_DEPTH + 1);
     localparam LHW       = $clog2(LBUF_H_DEPTH + 1);
@@ -221,22 +221,25 @@ module npu_top #(
     );
 
     // ------------------------------------------------------------------ SPM
-    // read ports: 0 = A stream (WAVE), 1 = stationary stream (LDW), 2 = STORE DMA
-    // write ports: 0 = OBUF drain low word, 1 = drain high word, 2 = LOAD DMA
-    wire        rda_req, rda_gnt, rdw_req, rdw_gnt;
-    wire [1:0]  dr_wr_req, dr_wr_gnt;
-    wire [SPM_AW-1:0] rda_addr, rdw_addr;
-    wire [2*SPM_AW-1:0] dr_wr_addr;
-    wire [2*WB-1:0] dr_wr_data;
-    wire [3*WB-1:0] spm_rd_data;
-    wire [2:0]  spm_rd_vld;
-    wire [2:0]  spm_rd_gnt;
-    wire [2:0]  spm_wr_gnt;
-    wire [1:0]  spm_cnt_rd;
-    wire [1:0]  spm_cnt_wr;
-    wire [2:0]  spm_cnt_conf;
+    // read ports: 0..3 = A stream positions (WAVE: one row per sub-array and cycle),
+    //             4 = stationary stream (LDW), 5 = STORE DMA
+    // write ports: 0/1 = OBUF drain low/high word of row r, 2/3 = of row r+1, 4 = LOAD DMA
+    wire        rdw_req, rdw_gnt;
+    wire [3:0]  rda_req, rda_gnt;
+    wire [3:0]  dr_wr_req, dr_wr_gnt;
+    wire [SPM_AW-1:0] rdw_addr;
+    wire [4*SPM_AW-1:0] rda_addr;
+    wire [4*SPM_AW-1:0] dr_wr_addr;
+    wire [4*WB-1:0] dr_wr_data;
+    wire [6*WB-1:0] spm_rd_data;
+    wire [5:0]  spm_rd_vld;
+    wire [5:0]  spm_rd_gnt;
+    wire [4:0]  spm_wr_gnt;
+    wire [2:0]  spm_cnt_rd;
+    wire [2:0]  spm_cnt_wr;
+    wire [3:0]  spm_cnt_conf;
 
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(3), .NW(3)) u_spm (
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(6), .NW(5), .SUBW(2)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
         .rd_req({st_rd_req, rdw_req, rda_req}), .rd_addr({st_rd_addr, rdw_addr, rda_addr}),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
@@ -244,44 +247,71 @@ module npu_top #(
         .wr_data({ld_wr_data, dr_wr_data}), .wr_gnt(spm_wr_gnt),
         .cnt_rd(spm_cnt_rd), .cnt_wr(spm_cnt_wr), .cnt_conflict(spm_cnt_conf)
     );
-    assign rda_gnt    = spm_rd_gnt[0];
-    assign rdw_gnt    = spm_rd_gnt[1];
-    assign st_rd_gnt  = spm_rd_gnt[2];
-    assign st_rd_vld  = spm_rd_vld[2];
-    assign st_rd_data = spm_rd_data[2*WB +: WB];
-    assign dr_wr_gnt  = spm_wr_gnt[1:0];
-    assign ld_wr_gnt  = spm_wr_gnt[2];
+    assign rda_gnt    = spm_rd_gnt[3:0];
+    assign rdw_gnt    = spm_rd_gnt[4];
+    assign st_rd_gnt  = spm_rd_gnt[5];
+    assign st_rd_vld  = spm_rd_vld[5];
+    assign st_rd_data = spm_rd_data[5*WB +: WB];
+    assign dr_wr_gnt  = spm_wr_gnt[3:0];
+    assign ld_wr_gnt  = spm_wr_gnt[4];
 
     // ------------------------------------------------------------------ NoC and local buffers
     // Multicast group IDs are, for now, core bitmasks: endpoint e accepts ID g when g[e] = 1.
-    // H channel (A rows): core 0 keeps lanes 0..S-1, core 2 lanes S..2S-1 (FW rows 0..S-1 / S..2S-1).
     // V channel (stationary rows): cores 0/2 keep lanes 0..S-1, cores 1/3 lanes S..2S-1.
+    // H channels (A rows), two so that every sub-array gets a row per cycle: L feeds the LBUF_H
+    // of cores 0 (lanes 0..S-1) and 2 (lanes S..2S-1), R those of cores 1 (0..S-1) and 3
+    // (S..2S-1) over the bypass (1). A flit is either one A row split over the two cores (FW, VSW)
+    // or two S-element rows packed by npu_exec (HSW, ISW), so the halves are fixed per endpoint.
     wire [63:0] accept;
+    wire [63:0] accept_h;            // channel c, endpoint e (core 2e + c) at [(2c+e)*16 +: 16]
     genvar e, g;
     generate
         for (e = 0; e < 4; e = e + 1) begin : g_ep
             for (g = 0; g < 16; g = g + 1) begin : g_id
-                assign accept[e*16 + g] = ((g >> e) & 1) != 0;
+                assign accept[e*16 + g]   = ((g >> e) & 1) != 0;
+                assign accept_h[e*16 + g] = ((g >> ((e % 2) * 2 + e / 2)) & 1) != 0;
             end
         end
     endgenerate
 
-    wire        h_vld, h_rdy, v_vld, v_rdy;
-    wire [3:0]  h_gid, v_gid, h_half, v_half;
-    wire [WB-1:0] h_data, v_data;
-    wire [3:0]  nh_vld, nh_rdy, nv_vld, nv_rdy;
-    wire [4*S*16-1:0] nh_data, nv_data;
-    wire        nh_flit, nv_flit, nh_nodest, nv_nodest;
-    wire [2:0]  nh_deliv, nv_deliv;
-    wire [3:0]  nh_link, nv_link;
+    wire        v_vld, v_rdy;
+    wire [1:0]  h_vld, h_rdy, h_two;
+    wire [7:0]  h_gid;
+    wire [3:0]  v_gid, v_half;
+    wire [2*WB-1:0] h_data;
+    wire [WB-1:0] v_data;
+    wire [3:0]  nh_vld, nh_rdy, nv_vld, nv_rdy;     // per core
+    wire [4*S*16-1:0] nh_data, nv_data;             // per core
+    wire [3:0]  nhc_vld, nhc_rdy;                   // per channel endpoint (2c + e)
+    wire [4*S*16-1:0] nhc_data;
+    wire        nv_flit, nv_nodest;
+    wire [1:0]  nh_flit, nh_nodest;
+    wire [3:0]  nh_deliv;                           // per channel, 2 bits
+    wire [2:0]  nv_deliv;
+    wire [3:0]  nh_link, nhc_link, nv_link;
 
-    npu_noc #(.S(S), .NEP(4)) u_noc_h (
-        .clk(clk), .rst_n(unit_rst_n),
-        .in_vld(h_vld), .in_rdy(h_rdy), .in_gid(h_gid), .in_data(h_data),
-        .accept(accept), .half(h_half),
-        .out_vld(nh_vld), .out_rdy(nh_rdy), .out_data(nh_data),
-        .err_nodest(nh_nodest), .cnt_flit(nh_flit), .cnt_link(nh_link), .cnt_deliv(nh_deliv)
-    );
+    generate
+        for (e = 0; e < 2; e = e + 1) begin : g_hch
+            npu_noc #(.S(S), .NEP(2)) u_noc_h (
+                .clk(clk), .rst_n(unit_rst_n),
+                .in_vld(h_vld[e]), .in_rdy(h_rdy[e]), .in_gid(h_gid[e*4 +: 4]),
+                .in_data(h_data[e*WB +: WB]),
+                .accept(accept_h[e*32 +: 32]), .half(2'b10),
+                .out_vld(nhc_vld[e*2 +: 2]), .out_rdy(nhc_rdy[e*2 +: 2]),
+                .out_data(nhc_data[e*2*S*16 +: 2*S*16]),
+                .err_nodest(nh_nodest[e]), .cnt_flit(nh_flit[e]), .cnt_link(nhc_link[e*2 +: 2]),
+                .cnt_deliv(nh_deliv[e*2 +: 2])
+            );
+        end
+        // core q = 2e + c is endpoint e of channel c = q % 2
+        for (e = 0; e < 4; e = e + 1) begin : g_hcore
+            localparam integer CE = (e % 2) * 2 + e / 2;
+            assign nh_vld[e] = nhc_vld[CE];
+            assign nh_data[e*S*16 +: S*16] = nhc_data[CE*S*16 +: S*16];
+            assign nhc_rdy[CE] = nh_rdy[e];
+            assign nh_link[e] = nhc_link[CE];
+        end
+    endgenerate
     npu_noc #(.S(S), .NEP(4)) u_noc_v (
         .clk(clk), .rst_n(unit_rst_n),
         .in_vld(v_vld), .in_rdy(v_rdy), .in_gid(v_gid), .in_data(v_data),
@@ -322,9 +352,9 @@ module npu_top #(
     wire [F*32-1:0] out_data, top_data;
     wire [F-1:0] ob_wr_en, ob_wr_acc, ob2_wr_en, ob2_wr_acc;
     wire [F*OBUF_AW-1:0] ob_wr_addr, ob2_wr_addr;
-    wire        ob_rd_en;
-    wire [OBUF_AW-1:0] ob_rd_addr;
-    wire [F*32-1:0] ob_rd_data;
+    wire        ob_rd_en, ob_rd2_en;
+    wire [OBUF_AW-1:0] ob_rd_addr, ob_rd2_addr;
+    wire [F*32-1:0] ob_rd_data, ob_rd2_data;
     wire        x_err, x_busy, x_progress;
     wire [7:0]  x_err_code;
     wire [31:0] x_err_info, x_err_pc;
@@ -335,7 +365,8 @@ module npu_top #(
     wire [1:0]  ev_bypass;
     wire [7:0]  ev_path2;
     wire [63:0] ev_macs;
-    wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit, ev_drain_row;
+    wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit;
+    wire [1:0]  ev_drain_row;
     wire        ev_drain_busy, ev_drain_stall;
     wire [15:0] ev_idle_shape;
     wire [7:0]  ev_obuf_writes;
@@ -349,10 +380,10 @@ module npu_top #(
         .push_e2l(push_e2l), .push_e2s(push_e2s),
         .err(x_err), .err_code(x_err_code), .err_info(x_err_info), .err_pc(x_err_pc),
         .busy(x_busy), .progress(x_progress), .done_cnt(x_done),
-        .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[0 +: WB]),
-        .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[WB +: WB]),
+        .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[0 +: 4*WB]),
+        .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[4*WB +: WB]),
         .wr_req(dr_wr_req), .wr_addr(dr_wr_addr), .wr_data(dr_wr_data), .wr_gnt(dr_wr_gnt),
-        .h_vld(h_vld), .h_gid(h_gid), .h_half(h_half), .h_data(h_data), .h_rdy(h_rdy),
+        .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_two(h_two), .h_rdy(h_rdy),
         .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
         .lbv_empty(lbv_empty), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
@@ -362,6 +393,7 @@ module npu_top #(
         .ob_wr_en(ob_wr_en), .ob_wr_addr(ob_wr_addr), .ob_wr_acc(ob_wr_acc),
         .ob2_wr_en(ob2_wr_en), .ob2_wr_addr(ob2_wr_addr), .ob2_wr_acc(ob2_wr_acc),
         .ob_rd_en(ob_rd_en), .ob_rd_addr(ob_rd_addr), .ob_rd_data(ob_rd_data),
+        .ob_rd2_en(ob_rd2_en), .ob_rd2_addr(ob_rd2_addr), .ob_rd2_data(ob_rd2_data),
         .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave), .ev_row(ev_row),
         .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass), .ev_path2(ev_path2),
         .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
@@ -382,7 +414,8 @@ module npu_top #(
         .clk(clk),
         .wr_en(ob_wr_en), .wr_addr(ob_wr_addr), .wr_acc(ob_wr_acc), .wr_data(out_data),
         .wr2_en(ob2_wr_en), .wr2_addr(ob2_wr_addr), .wr2_acc(ob2_wr_acc), .wr2_data(top_data),
-        .rd_en(ob_rd_en), .rd_addr(ob_rd_addr), .rd_data(ob_rd_data)
+        .rd_en(ob_rd_en), .rd_addr(ob_rd_addr), .rd_data(ob_rd_data),
+        .rd2_en(ob_rd2_en), .rd2_addr(ob_rd2_addr), .rd2_data(ob_rd2_data)
     );
 
     // ------------------------------------------------------------------ errors, progress
@@ -404,6 +437,13 @@ module npu_top #(
     wire [7:0] st_tag_beat = {7'd0, st_cnt_beat} << st_cnt_tag;
     wire [3:0] nh_take = nh_vld & nh_rdy;
     wire [3:0] nv_take = nv_vld & nv_rdy;
+    wire [3:0] h_saved;              // per H channel, 2 bits: deliveries - SPM words carried
+    generate
+        for (e = 0; e < 2; e = e + 1) begin : g_hsave
+            wire [1:0] d = nh_deliv[e*2 +: 2];
+            assign h_saved[e*2 +: 2] = (d == 2'd2 && !h_two[e]) ? 2'd1 : 2'd0;
+        end
+    endgenerate
     wire [NUM_COUNTERS*16-1:0] cnt_sta /*verilator public_flat_rd*/;
     wire [NUM_COUNTERS*16-1:0] cnt_dyn;
     genvar gc;
@@ -434,12 +474,13 @@ module npu_top #(
                 assign v = {15'd0, ev_wave[gc - CNT_WAVES_FW]};
             else if (gc >= CNT_ROWS_FW && gc < CNT_ROWS_FW + 4)
                 assign v = {13'd0, ev_rows[(gc - CNT_ROWS_FW)*3 +: 3]};
-            else if (gc == CNT_SPM_RD_WORDS)    assign v = {14'd0, spm_cnt_rd};
-            else if (gc == CNT_SPM_WR_WORDS)    assign v = {14'd0, spm_cnt_wr};
-            else if (gc == CNT_SPM_CONFLICTS)   assign v = {13'd0, spm_cnt_conf};
-            else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit};
+            else if (gc == CNT_SPM_RD_WORDS)    assign v = {13'd0, spm_cnt_rd};
+            else if (gc == CNT_SPM_WR_WORDS)    assign v = {13'd0, spm_cnt_wr};
+            else if (gc == CNT_SPM_CONFLICTS)   assign v = {12'd0, spm_cnt_conf};
+            else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit[0]} + {15'd0, nh_flit[1]};
             else if (gc == CNT_NOC_V_FLITS)     assign v = {15'd0, nv_flit};
-            else if (gc == CNT_NOC_DELIVERIES)  assign v = {13'd0, nh_deliv} + {13'd0, nv_deliv};
+            else if (gc == CNT_NOC_DELIVERIES)
+                assign v = {14'd0, nh_deliv[1:0]} + {14'd0, nh_deliv[3:2]} + {13'd0, nv_deliv};
             else if (gc == CNT_LBUF_H_WORDS)
                 assign v = {15'd0, nh_take[0]} + {15'd0, nh_take[1]}
                          + {15'd0, nh_take[2]} + {15'd0, nh_take[3]};
@@ -447,7 +488,7 @@ module npu_top #(
                 assign v = {15'd0, nv_take[0]} + {15'd0, nv_take[1]}
                          + {15'd0, nv_take[2]} + {15'd0, nv_take[3]};
             else if (gc == CNT_OBUF_WRITES)       assign v = {8'd0, ev_obuf_writes};
-            else if (gc == CNT_OBUF_DRAIN_ROWS)   assign v = {15'd0, ev_drain_row};
+            else if (gc == CNT_OBUF_DRAIN_ROWS)   assign v = {14'd0, ev_drain_row};
             else if (gc == CNT_INSN_LOAD)         assign v = {15'd0, ldq_done};
             else if (gc == CNT_INSN_EXEC)         assign v = {13'd0, x_done};
             else if (gc == CNT_INSN_STORE)        assign v = {15'd0, stq_done};
@@ -463,10 +504,11 @@ module npu_top #(
             else if (gc >= CNT_BUSY_FW && gc < CNT_BUSY_FW + 4)
                 assign v = {15'd0, ev_row[gc - CNT_BUSY_FW]};
             else if (gc == CNT_IDLE_PE_SHAPE)     assign v = ev_idle_shape;
-            // a multicast flit delivered d times saves d - 1 SPM reads (a flit without a
+            // a multicast flit carrying w SPM words and delivered d times saves d - w SPM reads
+            // (a packed H flit, two rows to two cores, saves none; a flit without a
             // destination is an error, counted as no saving)
             else if (gc == CNT_NOC_MCAST_SAVED)
-                assign v = {13'd0, nh_deliv - {2'd0, nh_flit && nh_deliv != 3'd0}}
+                assign v = {14'd0, h_saved[1:0]} + {14'd0, h_saved[3:2]}
                          + {13'd0, nv_deliv - {2'd0, nv_flit && nv_deliv != 3'd0}};
             else if (gc >= CNT_NOC_H_LINK0 && gc < CNT_NOC_H_LINK0 + 4)
                 assign v = {15'd0, nh_link[gc - CNT_NOC_H_LINK0]};
@@ -486,7 +528,7 @@ module npu_top #(
     endgenerate
     always @(*) cnt_inc = cnt_sta | cnt_dyn;
 
-    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[1:0],
+    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[4:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
                     stq_push_next_unused, s2e_avail};
 endmodule

@@ -9,6 +9,7 @@
  *   - cross-mode accumulation along K (VSW then ISW; FW then HSW on two n-blocks);
  *   - counters: waves per mode, MACs per core, rows per mode.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "flexsa_mode.h"
@@ -549,25 +550,29 @@ static void compute_only_util(const npu_cfg_t *cfg, int M, int N, int K, util_me
     npu_gemm_report_free(&c);
 }
 
-/* Measured against two references:
- *  - the compiler's ideal (npu_flexsa_util): not reached. The wave streamer sends one SPM word
- *    (one A row) per cycle over the single H channel, so a wave of m rows needs m streaming
- *    cycles in every mode, while the ideal charges ceil(m / parts). The A-stream bound is
- *    MACs / (4S^2 x rows streamed): at S = 8 9.77%, 31.25%, 31.25%, 56.25% for the four shapes
- *    (the 1G1C numbers). The drain (one OBUF row = two SPM words per cycle) keeps up with that
- *    stream in every mode, so the measured values sit at 82-90% of this bound.
+/* Issue 3 acceptance 5, compute-only (the EXEC queue alone, operands already in the SPM), M =
+ * 64 * 2S, Algorithm 1 modes. Measured against two references:
  *  - array busy (sum of busy_<mode>, the cycles an injection slot entered the array):
- *    utilization over those cycles equals the ideal (the array itself runs every mode at its
- *    ideal rate once its LBUF_H are fed). */
+ *    utilization over those cycles equals the compiler's ideal (the array runs every mode at its
+ *    ideal rate when fed: the streamer reads one A row per sub-array and cycle, four SPM read
+ *    ports, two H channels, HSW/ISW rows packed two per flit);
+ *  - the compiler's ideal (npu_flexsa_util) over all cycles. At S = 8 measured / ideal = 0.61,
+ *    0.87, 0.77, 0.85 (24.0 / 39.1, 54.3 / 62.5, 47.9 / 62.5, 84.8 / 100 %); before the
+ *    parallel A stream 0.21, 0.45, 0.41, 0.49. What is left is per m-tile: the drain (two OBUF
+ *    rows per cycle) of a tile starts only when every row of its OBUF half retired, so with four
+ *    tiles the last tile's drain is exposed (N=5,K=5: 64 of 419 cycles, N=32,K=5: 256 of
+ *    1337), plus the first LDW, the array latency before each drain, and for N=K=24 three mode
+ *    change gaps (S or 2S cycles) per tile. For N=5,K=5 and N=32,K=5 the drain is as long as
+ *    the waves (one OBUF row per HSW/ISW slot and sub-array), so a tile's drain also delays the
+ *    waves two tiles later by the array latency.
+ * At S = 2 (tiny: 64-row tiles, so the tails weigh more) the ratios are lower (want2). */
 Test(modes, compute_only_utilization, .timeout = 600)
 {
     npu_cfg_t cfg = rtl_cfg();
     int S = cfg.s, M = 64 * 2 * S;
     static const int shapes[4][2] = { { 5, 5 }, { 5, 32 }, { 32, 5 }, { 24, 24 } };
-    /* measured / A-stream bound achieved at S = 8: 0.84, 0.90, 0.82, 0.87 (the rest: LDW and
-     * drain tails between m-tiles); at S = 2 (64-row tiles, so the tails weigh more) 0.74,
-     * 0.84, 0.75, 0.90 */
-    static const double want8[4] = { 0.80, 0.85, 0.78, 0.82 }, want2[4] = { 0.70, 0.80, 0.70, 0.85 };
+    /* measured / ideal required (a little under what the RTL achieves, see above) */
+    static const double want8[4] = { 0.58, 0.84, 0.74, 0.82 }, want2[4] = { 0.40, 0.60, 0.50, 0.60 };
     const double *want = S >= 8 ? want8 : want2;
     for (int i = 0; i < 4; i++) {
         int N = (shapes[i][0] * S + 7) / 8, K = (shapes[i][1] * S + 7) / 8;
@@ -575,23 +580,36 @@ Test(modes, compute_only_utilization, .timeout = 600)
         compute_only_util(&cfg, M, N, K, &u);
         const uint64_t *c = u.r.cnt;
         uint64_t macs = npu_report_useful_macs(c), pes = 4u * (uint64_t)S * (uint64_t)S;
-        uint64_t rows = c[NPU_CNT_rows_fw] + c[NPU_CNT_rows_vsw] + c[NPU_CNT_rows_hsw] + c[NPU_CNT_rows_isw];
         uint64_t busy = c[NPU_CNT_busy_fw] + c[NPU_CNT_busy_vsw] + c[NPU_CNT_busy_hsw] + c[NPU_CNT_busy_isw];
-        double stream_bound = (double)macs / (double)(pes * rows);
         double busy_util = (double)macs / (double)(pes * busy);
-        cr_log_info("compute-only %dx%dx%d: %llu cycles, ideal %.2f%%, measured %.2f%%, A-stream "
-                    "bound %.2f%%, array busy %llu cycles (utilization %.2f%%), drain busy %llu "
-                    "stall %llu", M, N, K, (unsigned long long)c[NPU_CNT_cycles], 100 * u.ideal,
-                    100 * u.measured, 100 * stream_bound, (unsigned long long)busy, 100 * busy_util,
+        cr_log_info("compute-only %dx%dx%d: %llu cycles, ideal %.2f%%, measured %.2f%% (%.2f of "
+                    "ideal), array busy %llu cycles (utilization %.2f%%), drain busy %llu stall %llu",
+                    M, N, K, (unsigned long long)c[NPU_CNT_cycles], 100 * u.ideal, 100 * u.measured,
+                    u.measured / u.ideal, (unsigned long long)busy, 100 * busy_util,
                     (unsigned long long)c[NPU_CNT_drain_busy], (unsigned long long)c[NPU_CNT_drain_stall]);
+        if (getenv("NPU_DBG")) {
+            static const char *const nm[] = {
+#define X(n_, t_) #n_,
+                NPU_COUNTERS(X)
+#undef X
+            };
+            for (int q = 0; q < NPU_NUM_COUNTERS; q++)
+                if (c[q]) cr_log_info("  %s = %llu", nm[q], (unsigned long long)c[q]);
+        }
         cr_expect(busy_util > u.ideal - 0.005 && busy_util < u.ideal + 0.005,
                   "%dx%dx%d: busy utilization %.2f%% != ideal %.2f%%", M, N, K, 100 * busy_util,
                   100 * u.ideal);
-        cr_expect_geq(u.measured, want[i] * stream_bound,
-                      "%dx%dx%d: measured %.2f%% < %.0f%% of the A-stream bound %.2f%%", M, N, K,
-                      100 * u.measured, 100 * want[i], 100 * stream_bound);
-        /* the compiler's C staging layout never puts a row's two words in one sub-bank */
-        cr_expect_eq(c[NPU_CNT_drain_stall], 0u, "%dx%dx%d: drain stalls", M, N, K);
+        cr_expect_geq(u.measured, want[i] * u.ideal,
+                      "%dx%dx%d: measured %.2f%% < %.2f x the ideal %.2f%%", M, N, K,
+                      100 * u.measured, want[i], 100 * u.ideal);
+        /* The drain writes two OBUF rows (four SPM words) per cycle. The compiler's C staging
+         * layout never puts one row's two words in one sub-bank; a pair of rows needs only two
+         * sub-banks (two cycles) for a skinny drain with log2(split_rows) = 0 mod 3 (npu_spm), as
+         * in N=K=24 at S = 8 (64-row skinny n-block): at most one stall per pair. */
+        cr_expect_leq(c[NPU_CNT_drain_stall], c[NPU_CNT_obuf_drain_rows] / 2, "%dx%dx%d: drain stalls",
+                      M, N, K);
+        if (i < 3 && S == 8)
+            cr_expect_eq(c[NPU_CNT_drain_stall], 0u, "%dx%dx%d: drain stalls", M, N, K);
     }
 }
 

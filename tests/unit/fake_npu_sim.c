@@ -482,7 +482,10 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         (uint64_t)f->m * (4u * S * S / (f->mode == NPU_MODE_FW ? 1u : f->mode == NPU_MODE_ISW ? 4u : 2u)
                           - (uint64_t)f->k * f->n);
     s->cnt[NPU_CNT_spm_rd_words] += f->m;
-    s->cnt[NPU_CNT_noc_h_flits] += f->m;
+    /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW sets
+     * 0/1 packed on L; ISW sets 0/1 packed on L, sets 2/3 on R (the RTL's two H channels) */
+    s->cnt[NPU_CNT_noc_h_flits] += f->mode == NPU_MODE_HSW ? ws.len[0]
+                                 : f->mode == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f->m;
     s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
     s->cnt[NPU_CNT_lbuf_h_words] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
     s->cnt[NPU_CNT_obuf_writes] += (uint64_t)f->m * width;
