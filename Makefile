@@ -286,3 +286,4 @@ clean:
 
 # Synthesis view (Yosys): make synth CONFIG=<name>
 -include synth.mk
+-include coverage.mk

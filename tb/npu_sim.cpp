@@ -15,6 +15,11 @@
 #include <utility>
 
 #include "Vnpu_top.h"
+#if VM_COVERAGE
+#include <unistd.h>
+
+#include "verilated_cov.h"
+#endif
 #include "npu_params.h"
 #include "verilated.h"
 #ifdef NPU_TRACE
@@ -224,6 +229,15 @@ void npu_sim_close(npu_sim_t *s) {
     if (g_cur_cycle == &s->cycle) g_cur_cycle = nullptr;
     trace_close(s);
     s->top->final();
+#if VM_COVERAGE
+    // coverage builds (make coverage): each simulator instance writes its own counts
+    if (const char *dir = std::getenv("NPU_COV_DIR")) {
+        static unsigned n = 0;
+        char path[512];
+        std::snprintf(path, sizeof path, "%s/cov_%ld_%u.dat", dir, (long)getpid(), n++);
+        s->ctx->coveragep()->write(path);
+    }
+#endif
     s->top->~Vnpu_top();
     std::free(s->top);
     delete s->ctx;
