@@ -189,12 +189,15 @@ module npu_exec #(
     wire [15:0] qb1  = hb - qb0;
     wire [15:0] rows_used = skinny ? ha : f_cnt;   // OBUF rows a wave writes
 
-    // Range checks in two registered stages, so that no multiplier sits in a path with adders
-    // and comparators behind it (synthesis: the check was the deepest path of the NPU, deeper
-    // than the PE's multiply-add). The head instruction is stable until it issues, so:
-    //   stage 1 (cycle 1 at the head): three products of raw fields, registered (c1_p*);
-    //   stage 2 (cycle 2): last address = base + count * stride - stride, compares, the wave's
-    //            per-position start addresses, registered (chk_*_q); it may issue in cycle 3.
+    // Range checks in three registered stages, so that no multiplier sits in a path with adders
+    // and comparators behind it, and no wide sum in front of the issue decision (synthesis: the
+    // check was the deepest path of the NPU, deeper than the PE's multiply-add). The head
+    // instruction is stable until it issues, so:
+    //   stage 1 (cycle 1 at the head): three products of raw fields, base - stride (c1_*);
+    //   stage 2 (cycle 2): last address = (base - stride) + count * stride, the descriptor and
+    //            OBUF checks, the wave's per-position start addresses (chk_*_q);
+    //   stage 3 (cycle 3): SPM out of range = OR of the sums' high bits (chk_spmf_q);
+    // it may issue in cycle 4.
     // Shared multipliers (one instruction is checked at a time):
     //   p0 = k * stride (LDW), m * stride (WAVE), rows * stride (DRAIN)
     //   p1 = (m >> 1) * stride (WAVE), split_rows * stride (DRAIN)
@@ -208,28 +211,31 @@ module npu_exec #(
     wire [15:0] mul_a1 = is_drain ? f_split : {1'b0, f_cnt[15:1]};
     wire [15:0] mul_a2 = is_drain ? f_hirows : {2'b0, f_cnt[15:2]};
     reg  [31:0] c1_p0, c1_p1, c1_p2;
+    reg  [33:0] c1_bms;              // base - stride (two's complement, 34 bits)
     always @(posedge clk) begin
-        c1_p0 <= {16'd0, mul_a0} * {16'd0, mul_s};
-        c1_p1 <= {16'd0, mul_a1} * {16'd0, mul_s};
-        c1_p2 <= {16'd0, mul_a2} * {16'd0, mul_s};
+        c1_p0  <= {16'd0, mul_a0} * {16'd0, mul_s};
+        c1_p1  <= {16'd0, mul_a1} * {16'd0, mul_s};
+        c1_p2  <= {16'd0, mul_a2} * {16'd0, mul_s};
+        c1_bms <= {18'd0, is_drain ? f_w2lo : f_w1lo} - {18'd0, mul_s};
     end
-    wire [33:0] s34         = {18'd0, mul_s};
-    wire [33:0] base34      = {18'd0, is_drain ? f_w2lo : f_w1lo};
     // last address touched = base + (count-1)*stride, in wide arithmetic (count >= 1 here: a
-    // zero count is BAD_DESC, checked first)
-    wire [33:0] last0       = base34 + {2'd0, c1_p0} - s34;
-    wire [33:0] ldw_last_spm  = last0;
-    wire [33:0] wave_last_spm = last0;
+    // zero count is BAD_DESC, checked first); stage 2 only adds (two or three operands) and
+    // compares, so no carry chain follows another
+    wire [33:0] last0       = c1_bms + {2'd0, c1_p0};
+    // x >= SPM_WORDS: with a power-of-two SPM (every config) the OR of the bits above the
+    // address, not a second carry chain behind the sum
+    localparam SPM_POW2 = SPM_WORDS == (1 << SPM_AW);
+    function spm_out(input [33:0] x);
+        if (SPM_POW2) spm_out = |(x >> SPM_AW);
+        else          spm_out = x >= SPM_WORDS34;
+    endfunction
     wire        dr_splitm     = f_split != 16'd0;
     // DRAIN acc reads the words it writes: its destinations must not overlap
     wire        dr_acc_overlap = f_acc && (dr_splitm ? (f_w2hi == 16'd0 || f_split < f_cnt)
                                                      : f_w2hi < 16'd2);
     wire [33:0] dr_lo_last    = last0;
-    wire [33:0] dr_hi_lastw   = base34 + {2'd0, c1_p1} + {2'd0, c1_p2} - s34;
-    // hi > lo without the common base and stride, in parallel with the sums
-    wire        dr_hi_above   = {1'b0, c1_p1} + {1'b0, c1_p2} > {1'b0, c1_p0};
-    wire [33:0] dr_last_spm   = !dr_splitm ? dr_lo_last + 34'd1 :
-                                (f_hirows != 16'd0 && dr_hi_above) ? dr_hi_lastw : dr_lo_last;
+    wire [33:0] dr_hi_lastw   = c1_bms + {2'd0, c1_p1} + {2'd0, c1_p2};
+    wire [33:0] dr_lo_next    = c1_bms + {2'd0, c1_p0} + 34'd1;   // in parallel with dr_lo_last
     // per stream position: SPM address of the first row of its set (see the streamer), mod the
     // SPM size (a power of 2); positions a mode leaves unused get don't-care values
     wire [SPM_AW-1:0] str_a  = f_w1hi[SPM_AW-1:0];
@@ -246,40 +252,18 @@ module npu_exec #(
     wire [16:0] wave_in_half  = ({1'b0, f_w2hi} % OBUF_ROWS17) + {1'b0, rows_used};
     wire [16:0] dr_in_half    = ({1'b0, f_w1lo} % OBUF_ROWS17) + {1'b0, f_cnt};
 
-    reg  [7:0]  chk_code;
-    reg  [31:0] chk_info;
-    always @(*) begin
-        chk_code = ERR_NONE;
-        chk_info = 32'd0;
-        if (is_ldw) begin
-            if (f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
-                || (f_cmask != 4'd0 && f_mode != MODE_ISW)) begin
-                chk_code = ERR_BAD_DESC;
-            end else if (ldw_last_spm >= SPM_WORDS34) begin
-                chk_code = ERR_SPM_ADDR; chk_info = ldw_last_spm[31:0];
-            end
-        end else if (is_wave) begin
-            if (f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8
-                || !mode_ok) begin
-                chk_code = ERR_BAD_DESC;
-            end else if (wave_last_spm >= SPM_WORDS34) begin
-                chk_code = ERR_SPM_ADDR; chk_info = wave_last_spm[31:0];
-            end else if (wave_obuf_end > 2 * OBUF_ROWS17 || wave_in_half > OBUF_ROWS17) begin
-                chk_code = ERR_OBUF_ADDR; chk_info = {15'd0, wave_obuf_end};
-            end
-        end else if (is_drain) begin
-            if (f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
-                || dr_acc_overlap) begin
-                chk_code = ERR_BAD_DESC;
-            end else if (dr_last_spm >= SPM_WORDS34) begin
-                chk_code = ERR_SPM_ADDR; chk_info = dr_last_spm[31:0];
-            end else if (dr_obuf_end > 2 * OBUF_ROWS17 || dr_in_half > OBUF_ROWS17) begin
-                chk_code = ERR_OBUF_ADDR; chk_info = {15'd0, dr_obuf_end};
-            end
-        end else if (!is_sync) begin
-            chk_code = ERR_ILLEGAL_OPCODE; chk_info = {24'd0, op};
-        end
-    end
+    // Per-instruction error flags (registered in stage 2; the code and ERR_INFO are formed after
+    // the register, in priority order BAD_DESC, SPM_ADDR, OBUF_ADDR, so the range sums feed a
+    // register through an OR only)
+    wire ldw_bad   = f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
+                  || (f_cmask != 4'd0 && f_mode != MODE_ISW);
+    wire wave_bad  = f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok;
+    wire drain_bad = f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
+                  || dr_acc_overlap;
+    wire chk_f_bad = is_ldw ? ldw_bad : is_wave ? wave_bad : is_drain && drain_bad;
+    wire chk_f_ob  = is_wave ? (wave_obuf_end > 2 * OBUF_ROWS17 || wave_in_half > OBUF_ROWS17)
+                   : is_drain && (dr_obuf_end > 2 * OBUF_ROWS17 || dr_in_half > OBUF_ROWS17);
+    wire chk_f_ill = !is_ldw && !is_wave && !is_drain && !is_sync;
 
     // ------------------------------------------------------------------ per-mode routing
     // Set j of a wave: NoC group (cores whose LBUF_H take its rows = streams it drives) and the
@@ -381,28 +365,52 @@ module npu_exec #(
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
                    is_drain ? !dq_full : 1'b1;
     wire hazard_ok = is_wave ? (wave_w_ok && wave_ob_ok) : 1'b1;
-    // The range checks are registered in two stages (see "Range checks" above): a head
-    // instruction is checked in the two cycles after it arrives and may issue from the third.
+    // The range checks are registered in three stages (see "Range checks" above): a head
+    // instruction is checked in the three cycles after it arrives and may issue from the fourth.
     // This keeps the multipliers and the wide adds out of the issue -> token -> counter path and
     // out of each other's cycle (synthesis found the check the deepest path of the NPU); it costs
-    // two cycles per EXEC instruction at the queue head, mostly hidden because issue runs ahead
+    // three cycles per EXEC instruction at the queue head, mostly hidden because issue runs ahead
     // of the units (the wave queue, the drain queue, the shadow weight bank).
-    reg  [1:0]  chk_st;      // cycles the current head has been checked (stage 1, stage 2)
-    wire        chk_vld = chk_st == 2'd2;   // chk_*_q describe the current head
-    reg  [7:0]  chk_code_q;
-    reg  [31:0] chk_info_q;
+    reg  [1:0]  chk_st;      // cycles the current head has been checked (stages 1, 2, 3)
+    wire        chk_vld = chk_st == 2'd3;   // chk_*_q describe the current head
+    reg         chk_bad_q, chk_obf_q, chk_ill_q, chk_shv_q, chk_sv_q;
+    reg  [33:0] chk_sl_q, chk_sh_q;  // last SPM word (+1 for a plain DRAIN), skinny DRAIN high
+    // ERR_INFO candidates are registered beside the code and selected after the register: the
+    // selection depends on the range compares, so selecting before would chain them
+    reg  [31:0] chk_spm_q;
+    reg  [16:0] chk_ob_q;
     reg  [4*SPM_AW-1:0] chk_sa_q;
     always @(posedge clk) begin
         if (!rst_n || !q_vld || q_pop) chk_st <= 2'd0;
         else if (!chk_vld)             chk_st <= chk_st + 2'd1;
-        chk_code_q <= chk_code;
-        chk_info_q <= chk_info;
+        chk_bad_q  <= chk_f_bad;
+        chk_sl_q   <= is_drain ? (dr_splitm ? dr_lo_last : dr_lo_next) : last0;
+        chk_sh_q   <= dr_hi_lastw;
+        chk_shv_q  <= is_drain && dr_splitm && f_hirows != 16'd0;
+        chk_sv_q   <= is_ldw || is_wave || is_drain;
+        chk_obf_q  <= chk_f_ob;
+        chk_ill_q  <= chk_f_ill;
+        chk_ob_q   <= is_drain ? dr_obuf_end : wave_obuf_end;
         chk_sa_q   <= sa_m;
     end
     // A WAVE must run in the mode its bank was loaded for (each mode lays the stationary tile
     // out differently over the four cores): checked when the bank is ready, else BAD_DESC.
     wire mode_bad = chk_vld && is_wave && wave_w_ok && bank_mode[f_bank] != f_mode;
-    wire bad = (chk_vld && chk_code_q != ERR_NONE) || mode_bad;
+    // SPM range: the sums are registered (chk_sl_q, chk_sh_q) and tested after the register (an
+    // OR of their high bits): out of range = the larger last word out of range = either one
+    // (stage 3, registered: the OR would otherwise lead the issue path)
+    // ERR_INFO's SPM word = the larger of the two (skinny DRAIN), also chosen in stage 3
+    reg  chk_spmf_q;
+    always @(posedge clk) begin
+        chk_spmf_q <= chk_sv_q && (spm_out(chk_sl_q) || (chk_shv_q && spm_out(chk_sh_q)));
+        chk_spm_q  <= (chk_shv_q && chk_sh_q > chk_sl_q) ? chk_sh_q[31:0] : chk_sl_q[31:0];
+    end
+    wire [7:0] chk_code_q = chk_ill_q ? ERR_ILLEGAL_OPCODE : chk_bad_q ? ERR_BAD_DESC
+                          : chk_spmf_q ? ERR_SPM_ADDR : chk_obf_q ? ERR_OBUF_ADDR : ERR_NONE;
+    // ERR_INFO: 0 none, 1 last SPM word, 2 OBUF end row, 3 opcode
+    wire [1:0] chk_isel_q = chk_ill_q ? 2'd3 : chk_bad_q ? 2'd0 : chk_spmf_q ? 2'd1
+                          : chk_obf_q ? 2'd2 : 2'd0;
+    wire bad = (chk_vld && (chk_bad_q || chk_spmf_q || chk_obf_q || chk_ill_q)) || mode_bad;
     wire can_issue = run && q_vld && chk_vld && !bad && tokens_ok && unit_ok && hazard_ok;
     wire issue_ldw   = can_issue && is_ldw;
     wire issue_wave  = can_issue && is_wave;
@@ -414,6 +422,8 @@ module npu_exec #(
 
     assign err      = run && q_vld && bad;
     assign err_code = (chk_code_q != ERR_NONE) ? chk_code_q : ERR_BAD_DESC;
+    wire [31:0] chk_info_q = (chk_isel_q == 2'd1) ? chk_spm_q : (chk_isel_q == 2'd2) ? {15'd0, chk_ob_q}
+                           : (chk_isel_q == 2'd3) ? {24'd0, op} : 32'd0;
     assign err_info = (chk_code_q != ERR_NONE) ? chk_info_q : {28'd0, bank_mode[f_bank], f_mode};
     assign err_pc   = q_pc;
 
@@ -442,8 +452,10 @@ module npu_exec #(
     wire         ld_full   = f_cmask == 4'd0 && (f_mode == MODE_FW || f_mode == MODE_VSW);
     wire [FW_:0] ld_nrows  = ld_full ? FC : SC;
     wire [FW_:0] ldw_row   = ldw_nrows - 1'b1 - ldw_i;
-    wire         ldw_zero  = {{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k};
-    wire         ldw_req   = ldw_act && ldw_i < ldw_nrows;
+    // "more rows" and "this row is a zero row" are registered (updated with ldw_i), so the SPM
+    // request and its grant, which gate ldw_addr/ldw_i, follow no compare
+    reg          ldw_more, ldw_zero;
+    wire         ldw_req   = ldw_act && ldw_more;
     wire         ldw_rdy;
     wire         rdw_idle;
     // address of the first (bottom) row sent: base + (nrows - 1) * stride with nrows = S or 2S,
@@ -496,6 +508,8 @@ module npu_exec #(
                                f_bhi};
                 ldw_addr   <= ldw_top;
                 ldw_i      <= 0;
+                ldw_more   <= 1'b1;
+                ldw_zero   <= {{(8-FW_){1'b0}}, ld_nrows - 1'b1} >= {1'b0, f_k};
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
                 loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
                 ldw_pend[f_bank] <= 1'b1;
@@ -505,6 +519,8 @@ module npu_exec #(
                 if (ldw_req && ldw_rdy) begin
                     ldw_i    <= ldw_i + 1'b1;
                     ldw_addr <= ldw_addr - {16'd0, ldw_stride};
+                    ldw_more <= ldw_i + 1'b1 < ldw_nrows;
+                    ldw_zero <= {{(8-FW_){1'b0}}, ldw_row - 1'b1} >= {1'b0, ldw_k};
                 end
                 for (i = 0; i < 4; i = i + 1)
                     if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
@@ -654,11 +670,25 @@ module npu_exec #(
     wire        in_acc  = wq_acc[wq_in];
     wire [63:0] in_len  = wq_len[wq_in];
     wire [4*OBUF_AW-1:0] in_ob = wq_ob[wq_in];
-    wire [3:0]  in_sets = {in_t < in_len[48 +: 16], in_t < in_len[32 +: 16],
-                           in_t < in_len[16 +: 16], in_t < in_len[0 +: 16]};
+    // Sets with a row in the current slot, registered: in_sets = {in_t < len_j} is computed one
+    // cycle ahead for each possible next (slot, wave) and selected by inj / in_last, so the
+    // 16-bit compares are not in front of the injection decision and the counters behind it.
+    // The next wave's lengths come from the wave queue, or from the WAVE issuing this cycle.
+    reg  [3:0]  in_sets;
+    integer j;
+    wire        nx_wq   = ~wq_in;
+    wire [63:0] len_cur = (issue_wave && wq_wr == wq_in) ? len_m : in_len;
+    wire [63:0] len_nxt = (issue_wave && wq_wr == nx_wq) ? len_m : wq_len[nx_wq];
+    wire [15:0] in_t1   = in_t + 16'd1;
+    reg  [3:0]  lt_same, lt_step, lt_next;
+    always @(*)
+        for (j = 0; j < 4; j = j + 1) begin
+            lt_same[j] = in_t  < len_cur[j*16 +: 16];
+            lt_step[j] = in_t1 < len_cur[j*16 +: 16];
+            lt_next[j] = len_nxt[j*16 +: 16] != 16'd0;
+        end
     reg  [3:0]  in_need, in_cores;
     reg  [2:0]  in_nrows;
-    integer j;
     always @(*) begin
         in_need = 4'd0; in_cores = 4'd0; in_nrows = 3'd0;
         for (j = 0; j < 4; j = j + 1)
@@ -691,7 +721,7 @@ module npu_exec #(
                        || since_inj >= FC - 1'b1;
     wire        mode_sw = in_act && in_mode != amode && gap_ok;
     wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0;
-    wire        in_last = inj && in_t == in_len[15:0] - 16'd1;
+    wire        in_last = inj && !lt_step[0];
     wire [OBUF_AW-1:0] in_row0 = in_ob[0 +: OBUF_AW] + in_t[OBUF_AW-1:0];
     wire        in_half = in_row0[HB];
     assign mode    = amode;
@@ -759,7 +789,7 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0;
-            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; amode <= MODE_FW; lcnt <= 0;
+            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; in_sets <= 4'd0; amode <= MODE_FW; lcnt <= 0;
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
             hpend[0] <= 0; hpend[1] <= 0; hinfl[0] <= 0; hinfl[1] <= 0;
         end else begin
@@ -790,6 +820,7 @@ module npu_exec #(
             end else begin
                 st_done <= st_done | st_fire;
             end
+            in_sets <= in_last ? lt_next : inj ? lt_step : lt_same;
             if (in_last) begin
                 wq_in <= ~wq_in;
                 in_t  <= 0;
@@ -998,6 +1029,12 @@ module npu_exec #(
         // one mode per core per wave: rows enter only in the array's mode, and the mode
         // changes only on an empty array
         if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
+        if (ldw_act && (ldw_more != (ldw_i < ldw_nrows)
+                        || (ldw_more && ldw_zero != ({{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k}))))
+            `NPU_ASSERT_FAIL("registered LDW row state differs")
+        if (in_act && in_sets != {in_t < in_len[48 +: 16], in_t < in_len[32 +: 16],
+                                  in_t < in_len[16 +: 16], in_t < in_len[0 +: 16]})
+            `NPU_ASSERT_FAIL("registered row sets differ from the slot's")
         if (mode_sw && !gap_ok)         `NPU_ASSERT_FAIL("mode switch before the mode change gap")
         if ((lbh_pop & lbh_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_H popped while empty")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")

@@ -565,14 +565,14 @@ static void compute_only_util(const npu_cfg_t *cfg, int M, int N, int K, util_me
  *    change gaps (S or 2S cycles) per tile. For N=5,K=5 and N=32,K=5 the drain is as long as
  *    the waves (one OBUF row per HSW/ISW slot and sub-array), so a tile's drain also delays the
  *    waves two tiles later by the array latency.
- * At S = 2 (tiny: 64-row tiles, so the tails weigh more) the ratios are lower (want2). */
+ * At S = 2 (tiny: 64-row tiles, so the tails weigh more): 0.42, 0.76, 0.64, 0.78. */
 Test(modes, compute_only_utilization, .timeout = 600)
 {
     npu_cfg_t cfg = rtl_cfg();
     int S = cfg.s, M = 64 * 2 * S;
     static const int shapes[4][2] = { { 5, 5 }, { 5, 32 }, { 32, 5 }, { 24, 24 } };
     /* measured / ideal required (a little under what the RTL achieves, see above) */
-    static const double want8[4] = { 0.58, 0.84, 0.74, 0.82 }, want2[4] = { 0.40, 0.60, 0.50, 0.60 };
+    static const double want8[4] = { 0.58, 0.84, 0.74, 0.82 }, want2[4] = { 0.40, 0.72, 0.60, 0.74 };
     const double *want = S >= 8 ? want8 : want2;
     for (int i = 0; i < 4; i++) {
         int N = (shapes[i][0] * S + 7) / 8, K = (shapes[i][1] * S + 7) / 8;
