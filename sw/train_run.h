@@ -17,7 +17,8 @@
  *
  * Order (train_order.h): NPU_TORD_SEQ runs dX_i then dW_i as two GEMM programs (gemm_emit; the
  * sequential baseline: dY_i is read from DRAM by both). The fused orders are lowered by
- * train_emit.h next; until then they are rejected with a message.
+ * train_emit.h (one program for dX and dW); AUTO is Algorithm 1 per layer; ORACLE runs the
+ * four concrete orders of each layer on the RTL (all must be exact) and keeps the fastest.
  */
 #ifndef NPU_TRAIN_RUN_H
 #define NPU_TRAIN_RUN_H
@@ -55,6 +56,9 @@ typedef struct npu_train_layer {
     int fused;                           /* dX and dW in one program (cycles in the dx pass) */
     long dy_tile_loads, dy_tiles;        /* fused: dY tile loads vs the Mt*Nt compulsory */
     long spills, reloads;                /* fused: partial tiles spilled / reloaded */
+    int has_dx;                          /* not the first layer */
+    uint64_t order_cycles[NPU_TORD_AUTO]; /* oracle: backward cycles of seq, interleave, dxmajor,
+                                            dwmajor (each run on the RTL, the fastest kept) */
 } npu_train_layer_t;
 
 typedef struct npu_train_result {

@@ -33,7 +33,7 @@ check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
 check 2 "train without layers" train --batch 4
 check 2 "train with one size" train --layers 64
 check 2 "train with a bad order" train --layers 8,8 --order fastest
-check 1 "train oracle order not on the RTL" train --layers 8,8,8 --order oracle --quiet
+check 0 "train with the oracle order" train --layers 8,8,8 --order oracle --quiet
 check 1 "train partition not on the RTL" train --layers 8,8,8 --partition m --quiet
 check 2 "train bad tile" train --layers 8,8 --tile 0
 check 0 "a fused training step" train --layers 9,20,12 --batch 10 --order dxmajor --quiet

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "gemm_emit.h"
 #include "runtime.h"
+#include "train_order.h"
 #include "train_run.h"
 
 static const char *policy_name(int p)
@@ -114,6 +115,20 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                             (unsigned long long)L->dy_rd_bytes,
                             (unsigned long long)L->dy_compulsory);
     }
+    if (order == NPU_TORD_ORACLE && !a->quiet) /* what each order cost, and Algorithm 1's pick */
+        for (int i = mlp.layers - 1; i >= 1; i--) {
+            const npu_train_layer_t *L = &r->layer[i];
+            npu_torder_t alg = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, L->M, L->K, L->N);
+            uint64_t best = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
+            printf("layer %d backward cycles: seq %llu, interleave %llu, dxmajor %llu, dwmajor %llu; "
+                   "oracle %s; Algorithm 1 picks %s (%+.1f%%)\n", i,
+                   (unsigned long long)L->order_cycles[NPU_TORD_SEQ],
+                   (unsigned long long)L->order_cycles[NPU_TORD_INTERLEAVE],
+                   (unsigned long long)L->order_cycles[NPU_TORD_DXMAJOR],
+                   (unsigned long long)L->order_cycles[NPU_TORD_DWMAJOR], npu_torder_name(L->order),
+                   npu_torder_name(alg),
+                   best ? 100.0 * ((double)L->order_cycles[alg] - (double)best) / (double)best : 0.0);
+        }
     for (int i = mlp.layers - 1; i >= 0; i--)
         if (r->layer[i].msg[0])
             printf("layer %d: %s\n", i, r->layer[i].msg);

@@ -157,3 +157,33 @@ Test(train, dy_reuse_tiles, .timeout = 900)
                 (double)L->dy_rd_bytes / (double)L->dy_compulsory);
     free(r);
 }
+
+/* The oracle runs the four concrete orders of every layer on the RTL and keeps the fastest: its
+ * choice is the minimum of the cycles it measured, and every order was exact. */
+Test(train, oracle_keeps_the_fastest, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int dims[4] = {5, 3 * cfg.s, 5 * cfg.s, 2 * cfg.s + 1};
+    npu_mlp_t mlp;
+    memset(&mlp, 0, sizeof mlp);
+    mlp.batch = 6 * cfg.s;
+    mlp.layers = 3;
+    memcpy(mlp.dims, dims, sizeof dims);
+    npu_train_result_t *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, rtl_seed(44));
+    cr_assert_eq(npu_train_step(&cfg, s, &mlp, NPU_TORD_ORACLE, NPU_EMIT_FW, rtl_seed(44), 50000000, r),
+                 0, "%s", r->msg);
+    npu_sim_close(s);
+    for (int i = 1; i < 3; i++) {
+        const npu_train_layer_t *L = &r->layer[i];
+        uint64_t kept = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
+        cr_assert_eq(kept, L->order_cycles[L->order], "layer %d", i);
+        for (int q = NPU_TORD_SEQ; q <= NPU_TORD_DWMAJOR; q++) {
+            cr_assert_gt(L->order_cycles[q], 0u, "layer %d order %d not run", i, q);
+            cr_assert_leq(kept, L->order_cycles[q], "layer %d: kept %s but %s is faster", i,
+                          npu_torder_name(L->order), npu_torder_name((npu_torder_t)q));
+        }
+    }
+    free(r);
+}
