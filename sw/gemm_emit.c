@@ -3,6 +3,7 @@
 
 #include "flexsa_mode.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static unsigned cdivu(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
@@ -281,6 +282,101 @@ size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
     n = npu_gemm_emit(cfg, plan, &a, &p) == 0 ? p.n : 0;
     npu_prog_free(&p);
     return n;
+}
+
+int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                    const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,
+                    char *buf, size_t bufn)
+{
+    unsigned tag_c = tag_or(args->tag_c, NPU_TAG_Y), S = (unsigned)cfg->s;
+    long t, seen = -1;
+    int F = plan->F, r_in, c_in, ncols;
+    memset(loc, 0, sizeof *loc);
+    loc->store_pc = loc->drain_pc = loc->wave_pc[0] = loc->wave_pc[1] = -1;
+    if (row < 0 || col < 0 || row >= plan->M || col >= plan->N || plan->Mt < 1 || plan->Nt < 1)
+        return -1;
+    loc->m_tile = row / plan->Mt;
+    loc->n_tile = col / plan->Nt;
+    r_in = row % plan->Mt;
+    c_in = col % plan->Nt;
+    loc->n_block = c_in / F;
+    t = (long)loc->m_tile * plan->n_tiles + loc->n_tile;
+    for (size_t i = 0; i < n; i++) { /* the t-th STORE of C */
+        npu_fields_t f;
+        if (npu_decode(&prog[i], &f) == 0 && f.op == NPU_OP_STORE && f.tag == tag_c && ++seen == t) {
+            loc->store_pc = (long)i;
+            break;
+        }
+    }
+    if (loc->store_pc < 0)
+        return -1;
+    /* the DRAIN that moved the element: walk back over the tile's DRAINs (SPM word of the column) */
+    ncols = 0;
+    for (long i = loc->store_pc - 1; i >= 0; i--) {
+        npu_fields_t f;
+        if (npu_decode(&prog[i], &f) != 0)
+            continue;
+        if (f.op == NPU_OP_STORE && f.tag == tag_c)
+            break; /* the previous tile */
+        if (f.op != NPU_OP_DRAIN)
+            continue;
+        {
+            /* C staging word of the element: 2 per 2S-column block, S int32 each */
+            unsigned word = (unsigned)(2 * loc->n_block) + (unsigned)((c_in % F) / (int)S);
+            unsigned w0 = (f.spm_addr - plan->spm_c[(unsigned)t % 2u]);
+            unsigned orow;
+            int hit = 0;
+            if (!f.split_rows) { /* normal: words w0, w0+1 of each row */
+                hit = word == w0 || word == w0 + 1;
+                orow = f.obuf_addr + (unsigned)r_in;
+            } else {            /* skinny: lanes 0..S-1 of row r -> row r, S..2S-1 -> row r+split */
+                hit = word == w0;
+                orow = f.obuf_addr + ((unsigned)r_in < f.split_rows ? (unsigned)r_in : (unsigned)r_in - f.split_rows);
+            }
+            if (!hit)
+                continue;
+            loc->drain_pc = i;
+            loc->obuf_row = orow;
+            ncols = 1;
+            break;
+        }
+    }
+    if (!ncols)
+        return -1;
+    /* WAVEs before the DRAIN writing that OBUF row, back to the previous DRAIN of the same rows */
+    for (long i = loc->drain_pc - 1; i >= 0; i--) {
+        npu_fields_t f;
+        npu_wave_sets_t ws;
+        if (npu_decode(&prog[i], &f) != 0)
+            continue;
+        if (f.op == NPU_OP_DRAIN && f.obuf_addr <= loc->obuf_row && loc->obuf_row < f.obuf_addr + f.rows)
+            break;
+        if (f.op != NPU_OP_WAVE)
+            continue;
+        npu_wave_sets(f.mode, f.m, &ws);
+        if (f.obuf_addr <= loc->obuf_row && loc->obuf_row < f.obuf_addr + ws.obuf_rows) {
+            if (loc->wave_pc[1] < 0)
+                loc->wave_pc[1] = i;
+            loc->wave_pc[0] = i;
+            loc->waves++;
+            loc->modes |= 1u << f.mode;
+            if (!f.acc)
+                break; /* the first k-block starts the accumulation */
+        }
+    }
+    if (buf && bufn) {
+        char ms[32] = "";
+        for (unsigned m = 0; m < 4; m++)
+            if (loc->modes >> m & 1u) {
+                size_t l = strlen(ms);
+                snprintf(ms + l, sizeof ms - l, "%s%s", l ? "+" : "", npu_flexsa_mode_name((npu_mode_t)m));
+            }
+        snprintf(buf, bufn, "tile (%d,%d) n-block %d: STORE #%ld, DRAIN #%ld, %d WAVE%s #%ld..#%ld in %s, "
+                 "OBUF row %u", loc->m_tile, loc->n_tile, loc->n_block, loc->store_pc, loc->drain_pc,
+                 loc->waves, loc->waves == 1 ? "" : "s", loc->wave_pc[0], loc->wave_pc[1],
+                 ms[0] ? ms : "-", loc->obuf_row);
+    }
+    return 0;
 }
 
 /* ---- expected counters ---------------------------------------------------------------- */

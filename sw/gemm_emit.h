@@ -71,6 +71,26 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
 size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
                          const npu_gemm_args_t *args);
 
+/* First-divergence locator: where in a GEMM program (npu_gemm_emit's, any policy) element
+ * C[row][col] was produced. The t-th STORE of tag C stores output tile t; the DRAINs just before
+ * it move the tile's n-blocks from the OBUF to the SPM; the WAVEs before them whose OBUF window
+ * holds the element's OBUF row wrote it (one per k-block, possibly in different modes). */
+typedef struct npu_gemm_loc {
+    int m_tile, n_tile, n_block;  /* output tile (Mt x Nt) and its 2S-column block */
+    long store_pc, drain_pc;      /* instruction indices (-1: not found) */
+    long wave_pc[2];              /* first and last WAVE that wrote the element's OBUF row */
+    int waves;                    /* WAVEs that wrote it (k-blocks) */
+    unsigned modes;               /* bit m set: a wave in mode m (NPU_MODE_*) wrote it */
+    unsigned obuf_row;            /* OBUF row of the element in the last wave */
+} npu_gemm_loc_t;
+
+/* Fills *loc for C[row][col]; returns 0, or -1 if the program has no such element. Renders
+ * "tile (mi,ni) n-block j: STORE #s, DRAIN #d, 2 WAVEs #w0..#w1 in FW+HSW, OBUF row r" into buf
+ * when buf is not NULL. */
+int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                    const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,
+                    char *buf, size_t bufn);
+
 /* What a program should make the counters say (ISA-level accounting, see each field). */
 typedef struct npu_prog_expect {
     uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: beats * B (a transposed LOAD reads

@@ -113,9 +113,16 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                 u(r->run.end_cycle), buf, (unsigned)r->run.pc_l, (unsigned)r->run.pc_e,
                 (unsigned)r->run.pc_s, (unsigned)r->run.fetch_pc);
     }
-    if (r->mismatches)
+    if (r->mismatches) {
+        npu_gemm_loc_t loc;
+        char where[200];
         fprintf(f, "  mismatch     %zu elements; first C[%d][%d] = %ld, expected %ld\n",
                 r->mismatches, r->bad_row, r->bad_col, (long)r->bad_got, (long)r->bad_exp);
+        /* first divergence: which tile, instructions and modes produced that element */
+        if (npu_gemm_locate(cfg, &r->plan, &r->args, r->prog.insn, r->prog.n, r->bad_row,
+                            r->bad_col, &loc, where, sizeof where) == 0)
+            fprintf(f, "  written by   %s\n", where);
+    }
     if (r->counters_msg[0])
         fprintf(f, "  counters     %s\n", r->counters_msg);
     fprintf(f, "  cycles       %llu (%.3f s wall, %.0f simulated cycles/s)\n", u(c[NPU_CNT_cycles]),

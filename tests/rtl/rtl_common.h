@@ -75,13 +75,18 @@ static inline void rtl_gemm_check(const npu_cfg_t *cfg, int M, int N, int K, int
     char bwopt[48] = "";
     if (bw > 0)
         snprintf(bwopt, sizeof bwopt, " --dram-bw %g", bw);
+    char where[200] = "";
+    npu_gemm_loc_t loc;
+    if (rc == NPU_GEMM_MISMATCH) /* first divergence: tile, instructions and modes */
+        npu_gemm_locate(cfg, &r.plan, &r.args, r.prog.insn, r.prog.n, r.bad_row, r.bad_col, &loc,
+                        where, sizeof where);
     cr_assert_eq(rc, NPU_GEMM_PASS,
                  "GEMM %dx%dx%d transA=%d transB=%d seed=%llu: %s (%s) err=%s pc=%u "
-                 "first mismatch C[%d][%d]=%d expected %d; %s %s\n"
+                 "first mismatch C[%d][%d]=%d expected %d (%s); %s %s\n"
                  "  replay: build/%s/npu gemm -m %d -n %d -k %d --seed %llu --stall-pct %u%s%s%s",
                  M, N, K, ta, tb, (unsigned long long)seed, npu_gemm_rc_name(rc),
                  npu_state_name(r.run.state), npu_error_name(r.run.err) ? npu_error_name(r.run.err) : "?",
-                 (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp,
+                 (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp, where,
                  r.counters_msg, r.host_msg, cfg->name, M, N, K, (unsigned long long)seed,
                  stall_pct, bwopt, ta ? " --trans-a" : "", tb ? " --trans-b" : "");
     if (out) *out = r; else npu_gemm_report_free(&r);

@@ -6,6 +6,7 @@
 #include "gemm_emit.h"
 #include "gemm_tiling.h"
 #include "isa.h"
+#include "runtime.h"
 #include "test_cfgs.h"
 
 static uint64_t cdivu(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
@@ -366,4 +367,42 @@ Test(emit, expect_counts_transposed_and_bursts)
     npu_enc_load(&prog[0], NPU_TAG_X, 0, 2, 4096 - 16, 0, 1, 24, 512);
     npu_prog_expect(&c, prog, 1, &e);
     cr_assert_eq(e.rd_bursts, 2u + 2u);
+}
+
+/* First-divergence locator: for elements of GEMMs under each policy, the located DRAIN and WAVEs
+ * really cover the element, and one WAVE per k-block (per S-deep k-half for 1G4C) is found. */
+Test(emit, locate_first_divergence)
+{
+    npu_cfg_t c = test_cfg(8);
+    const int M = 70, N = 24, K = 40; /* n-blocks 16 + 8 (skinny), k-blocks 16, 16, 8 */
+    for (int pol = NPU_EMIT_FW; pol <= NPU_EMIT_1G4C; pol++) {
+        npu_gemm_report_t rep;
+        cr_assert_eq(npu_gemm_compile_modes(&c, 1u << 24, M, N, K, 0, 0, pol, &rep), NPU_GEMM_PASS);
+        const int pts[3][2] = {{0, 0}, {69, 20}, {37, 9}};
+        for (int q = 0; q < 3; q++) {
+            npu_gemm_loc_t loc;
+            char buf[200];
+            int row = pts[q][0], col = pts[q][1];
+            cr_assert_eq(npu_gemm_locate(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, row, col,
+                                         &loc, buf, sizeof buf), 0, "policy %d C[%d][%d]", pol, row, col);
+            cr_assert_eq(loc.n_block, (col % rep.plan.Nt) / 16);
+            npu_fields_t d, w;
+            cr_assert_eq(npu_decode(&rep.prog.insn[loc.drain_pc], &d), 0);
+            cr_assert_eq(d.op, NPU_OP_DRAIN);
+            cr_assert_eq(npu_decode(&rep.prog.insn[loc.wave_pc[1]], &w), 0);
+            cr_assert_eq(w.op, NPU_OP_WAVE);
+            cr_assert(loc.obuf_row >= d.obuf_addr && loc.obuf_row < d.obuf_addr + d.rows, "%s", buf);
+            int kb = pol == NPU_EMIT_1G4C ? (K + 7) / 8 : (K + 15) / 16;
+            cr_assert_eq(loc.waves, kb, "policy %d C[%d][%d]: %s", pol, row, col, buf);
+            if (pol == NPU_EMIT_FLEXSA && col >= 16) /* the 8-wide n-block: VSW (k=16) then ISW (k=8) */
+                cr_assert_eq(loc.modes, (1u << NPU_MODE_VSW) | (1u << NPU_MODE_ISW), "%s", buf);
+            if (pol == NPU_EMIT_FW)
+                cr_assert_eq(loc.modes, 1u << NPU_MODE_FW, "%s", buf);
+            cr_assert(strstr(buf, "tile (") != NULL);
+        }
+        npu_gemm_loc_t out;
+        cr_assert_eq(npu_gemm_locate(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, M, 0, &out,
+                                     NULL, 0), -1, "row M is outside C");
+        npu_gemm_report_free(&rep);
+    }
 }
