@@ -1012,11 +1012,26 @@ module npu_exec #(
     wire [1:0] ldw_p  = ldw_done ? ldw_push : 2'b00;
     wire [1:0] dr_p   = dr_last ? dr_push : 2'b00;
     wire [1:0] sy_p   = issue_sync ? {t_psh_nxt, t_psh_prv} : 2'b00;
-    assign push_e2l = {2'd0, ldw_p[0]} + {2'd0, wave_push[0]} + {2'd0, dr_p[0]} + {2'd0, sy_p[0]};
-    assign push_e2s = {2'd0, ldw_p[1]} + {2'd0, wave_push[1]} + {2'd0, dr_p[1]} + {2'd0, sy_p[1]};
-    assign done_cnt = {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_last} + {2'd0, issue_sync};
+    // Token pushes and completion counts leave through registers: the units' completion logic
+    // (an SPM write grant -> drain done, for one) is not chained into the controller's token
+    // counters and error capture (issue 7: that was the NPU's deepest path). Tokens arrive one
+    // cycle later; busy covers the cycle in between so the NPU never halts with a push in flight.
+    reg  [2:0] push_e2l_q, push_e2s_q, done_cnt_q;
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            push_e2l_q <= 3'd0; push_e2s_q <= 3'd0; done_cnt_q <= 3'd0;
+        end else begin
+            push_e2l_q <= {2'd0, ldw_p[0]} + {2'd0, wave_push[0]} + {2'd0, dr_p[0]} + {2'd0, sy_p[0]};
+            push_e2s_q <= {2'd0, ldw_p[1]} + {2'd0, wave_push[1]} + {2'd0, dr_p[1]} + {2'd0, sy_p[1]};
+            done_cnt_q <= {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_last} + {2'd0, issue_sync};
+        end
+    end
+    assign push_e2l = push_e2l_q;
+    assign push_e2s = push_e2s_q;
+    assign done_cnt = done_cnt_q;
     assign busy     = ldw_act || wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0
-                   || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle;
+                   || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle
+                   || push_e2l_q != 3'd0 || push_e2s_q != 3'd0 || done_cnt_q != 3'd0;
     assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
     wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW],
