@@ -20,16 +20,16 @@
 static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
 {
     npu_cfg_t cfg = rtl_cfg();
-    unsigned S = (unsigned)cfg.s, F = 2 * S, Bt = 4 * S, ob_rows = (unsigned)cfg.obuf_rows;
+    unsigned Bt = 4 * (unsigned)cfg.s, ob_rows = (unsigned)cfg.obuf_rows;
     uint64_t x = seed | 1;
     npu_sim_t *s = rtl_open(&cfg, 10, 0, seed);
     size_t dbytes;
     uint8_t *d = npu_sim_dram(s, &dbytes);
     int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K);
-    int16_t *Bs = malloc(sizeof(int16_t) * (size_t)nb * K * N), *Bsum = malloc(sizeof(int16_t) * (size_t)K * N);
+    int16_t *Bs = malloc(sizeof(int16_t) * (size_t)nb * K * N);
     int32_t *C = malloc(sizeof(int32_t) * (size_t)M * N), *G = malloc(sizeof(int32_t) * (size_t)M * N);
     int32_t *Gj = malloc(sizeof(int32_t) * (size_t)M * N);
-    cr_assert(A && Bs && Bsum && C && G && Gj);
+    cr_assert(A && Bs && C && G && Gj);
     rtl_fill(A, (size_t)M * K, &x);
     rtl_fill(Bs, (size_t)nb * K * N, &x);
     memset(G, 0, sizeof(int32_t) * (size_t)M * N);
@@ -79,9 +79,8 @@ static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
     npu_prog_expect(&cfg, p.insn, p.n, &e);
     cr_assert_eq(r.cnt[NPU_CNT_spm_rd_words], e.spm_rd_words, "SPM reads (acc reads %llu)",
                  (unsigned long long)((uint64_t)(nb - 1) * words_per));
-    (void)F;
     npu_prog_free(&p);
-    free(A); free(Bs); free(Bsum); free(C); free(G); free(Gj);
+    free(A); free(Bs); free(C); free(G); free(Gj);
     npu_sim_close(s);
 }
 
