@@ -428,6 +428,11 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
                 e->spm_wr_words += (uint64_t)f.rows * beats;
             }
             break;
+        case NPU_OP_FILL:
+            e->insn_load++;
+            e->fill_words += (uint64_t)f.rows * ((f.row_bytes + B - 1) / B);
+            e->spm_wr_words += (uint64_t)f.rows * ((f.row_bytes + B - 1) / B);
+            break;
         case NPU_OP_STORE:
             e->insn_store++;
             beats = (f.row_bytes + B - 1) / B;
@@ -437,16 +442,18 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
             break;
         case NPU_OP_LDW:
             e->insn_exec++;
-            e->spm_rd_words += f.k;
+            e->spm_rd_words += f.k - (f.k_lo < f.k ? f.k_lo : f.k); /* rows < k_lo are not read */
             break;
         case NPU_OP_WAVE: {
-            uint64_t k0 = f.k < S ? f.k : S, k1 = f.k > S ? f.k - S : 0;
+            /* lanes [k_lo, k) are MACs; k0 of them in the cores' low half (lanes < S) */
+            uint64_t klo = f.k_lo < f.k ? f.k_lo : f.k, kk = f.k - klo;
+            uint64_t k0 = (f.k < S ? f.k : S) - (klo < S ? klo : S), k1 = kk - k0;
             uint64_t n0 = f.n < S ? f.n : S, n1 = f.n > S ? f.n - S : 0;
             e->insn_exec++;
             e->spm_rd_words += f.m;
             e->waves[f.mode]++;
             e->rows[f.mode] += f.m;
-            e->macs += (uint64_t)f.m * f.k * f.n;
+            e->macs += (uint64_t)f.m * kk * f.n;
             {
                 /* per row set, per core it passes through: the core's part of the k x n tile */
                 npu_wave_sets_t ws;
@@ -457,7 +464,7 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
                     for (int c = 0; c < 4; c++)
                         if (ws.cores[j] >> c & 1u)
                             e->macs_core[c] += (uint64_t)ws.len[j] *
-                                               (vsplit ? (c >= 2 ? k1 : k0) : f.k) *
+                                               (vsplit ? (c >= 2 ? k1 : k0) : kk) *
                                                (hsplit ? (c & 1 ? n1 : n0) : f.n);
             }
             break;

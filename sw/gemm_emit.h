@@ -100,13 +100,14 @@ typedef struct npu_prog_expect {
                                         bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
                                         transposed LOAD issues one single-beat burst per source
                                         row per 2S-column block */
-    uint64_t macs;                   /* sum of m*k*n over WAVEs */
+    uint64_t macs;                   /* sum of m*(k-k_lo)*n over WAVEs */
     uint64_t macs_core[4];           /* per core, the rows of each set (npu_wave_sets) times the
                                         core's part of k x n (FW: core0 k<S,n<S; 1 k<S,n>=S; ...) */
     uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];
     uint64_t insn_load, insn_exec, insn_store;
     uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
     uint64_t obuf_drain_rows;
+    uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
 } npu_prog_expect_t;
 
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,

@@ -61,8 +61,11 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
     r.w[0] = f->op | (f->pop_prev << 8) | (f->pop_next << 9) | (f->push_prev << 10) |
              (f->push_next << 11);
     switch (f->op) {
+    case NPU_OP_FILL: /* the LOAD format without its DRAM fields */
     case NPU_OP_LOAD:
     case NPU_OP_STORE:
+        if (f->op == NPU_OP_FILL && (f->tag || f->transpose || f->dram_addr || f->dram_stride))
+            return -1;
         if (!fits(f->tag, 3) || !fits(f->transpose, 1) || !fits(f->rows, 16) ||
             !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->row_bytes, 16) ||
             !fits(f->dram_stride, 16))
@@ -70,7 +73,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->op == NPU_OP_STORE && f->transpose)
             return -1;
         if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr ||
-            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi)
+            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi || f->k_lo)
             return -1;
         r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
         r.w[1] = f->dram_addr;
@@ -88,15 +91,15 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr))
             return -1;
         if (!fits(f->core_mask, 4) || (f->op == NPU_OP_WAVE && f->core_mask) || f->split_rows ||
-            f->hi_rows || !fits(f->lane_hi, 1))
+            f->hi_rows || !fits(f->lane_hi, 1) || !fits(f->k_lo, 6))
             return -1;
         r.w[0] |= (f->wbank << 12) | (f->mode << 13) | (f->acc << 15) | (f->m << 16);
         r.w[1] = f->spm_addr | (f->spm_stride << 16);
         r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16) | (f->core_mask << 16);
         if (f->op == NPU_OP_LDW)
-            r.w[2] |= f->lane_hi << 20;
+            r.w[2] |= (f->lane_hi << 20) | (f->k_lo << 24);
         else
-            r.w[3] = f->lane_hi;
+            r.w[3] = f->lane_hi | (f->k_lo << 8);
         break;
     case NPU_OP_DRAIN:
         if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
@@ -104,7 +107,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
             !fits(f->acc, 1))
             return -1;
         if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
-            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi)
+            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi || f->k_lo)
             return -1;
         r.w[0] |= (f->acc << 15) | (f->rows << 16);
         r.w[1] = f->obuf_addr;
@@ -114,7 +117,8 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
     default: /* SYNC_L/E/S: tokens only */
         if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
             f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
-            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows || f->lane_hi)
+            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows || f->lane_hi ||
+            f->k_lo)
             return -1;
         break;
     }
@@ -143,6 +147,12 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
         f->row_bytes = in->w[3] & 0xFFFFu;
         f->dram_stride = in->w[3] >> 16;
         return 0;
+    case NPU_OP_FILL: /* the LOAD format; the hardware ignores tag, transpose and DRAM fields */
+        f->rows = w0 >> 16;
+        f->spm_addr = in->w[2] & 0xFFFFu;
+        f->spm_stride = in->w[2] >> 16;
+        f->row_bytes = in->w[3] & 0xFFFFu;
+        return 0;
     case NPU_OP_LDW:
     case NPU_OP_WAVE:
         f->wbank = (w0 >> 12) & 1u;
@@ -156,9 +166,11 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
             f->m = w0 >> 16;
             f->obuf_addr = in->w[2] >> 16;
             f->lane_hi = in->w[3] & 1u;
+            f->k_lo = (in->w[3] >> 8) & 0x3Fu;
         } else {
             f->core_mask = (in->w[2] >> 16) & 0xFu;
             f->lane_hi = (in->w[2] >> 20) & 1u;
+            f->k_lo = (in->w[2] >> 24) & 0x3Fu;
         }
         return 0;
     case NPU_OP_DRAIN:
@@ -266,6 +278,33 @@ int npu_insn_drain_acc(npu_insn_t *in)
         return -1;
     in->w[0] |= 1u << 15;
     return 0;
+}
+
+int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo)
+{
+    unsigned op = npu_insn_op(in);
+    if (k_lo >= 64u)
+        return -1;
+    if (op == NPU_OP_LDW)
+        in->w[2] = (in->w[2] & ~(0x3Fu << 24)) | (k_lo << 24);
+    else if (op == NPU_OP_WAVE)
+        in->w[3] = (in->w[3] & ~(0x3Fu << 8)) | (k_lo << 8);
+    else
+        return -1;
+    return 0;
+}
+
+int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
+                 unsigned row_bytes)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_FILL;
+    f.rows = rows;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    return enc(&f, out);
 }
 
 int npu_insn_lane_hi(npu_insn_t *in)
@@ -397,6 +436,10 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             name_or(npu_tag_name(f.tag), "?"), f.transpose ? " trans" : "", f.rows, f.row_bytes,
             (unsigned)f.dram_addr, f.dram_stride, f.spm_addr, f.spm_stride);
         break;
+    case NPU_OP_FILL:
+        app(buf, n, &len, " rows=%u bytes=%u spm=0x%04x+%u*r", f.rows, f.row_bytes, f.spm_addr,
+            f.spm_stride);
+        break;
     case NPU_OP_STORE:
         app(buf, n, &len, " %s rows=%u bytes=%u spm=0x%04x+%u*r dram=0x%06x+%u*r",
             name_or(npu_tag_name(f.tag), "?"), f.rows, f.row_bytes, f.spm_addr, f.spm_stride,
@@ -409,6 +452,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             app(buf, n, &len, " cores=0x%x", f.core_mask);
         if (f.lane_hi)
             app(buf, n, &len, " b_hi");
+        if (f.k_lo)
+            app(buf, n, &len, " k_lo=%u", f.k_lo);
         break;
     case NPU_OP_WAVE:
         app(buf, n, &len, " %s m=%u k=%u n=%u spm=0x%04x+%u*i bank=%u%s obuf=%u",
@@ -416,6 +461,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             f.acc ? " acc" : "", f.obuf_addr);
         if (f.lane_hi)
             app(buf, n, &len, " a_hi");
+        if (f.k_lo)
+            app(buf, n, &len, " k_lo=%u", f.k_lo);
         break;
     case NPU_OP_DRAIN:
         app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*r", f.rows, f.obuf_addr, f.spm_addr,

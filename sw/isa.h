@@ -43,6 +43,11 @@ typedef struct npu_fields {
      * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE w3[0] every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
     unsigned lane_hi;
+    /* Window start (0 = none), for zero-free convolution windows (docs/design.md section 2):
+     * LDW w2[29:24]: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
+     * spm_addr + (r - k_lo)*spm_stride; WAVE w3[13:8]: A lanes j < k_lo of the k-block are fed
+     * as zeros and are not MACs (MAC counters count (k - k_lo) x n per row). k_lo < k. */
+    unsigned k_lo;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
@@ -92,6 +97,13 @@ int npu_insn_drain_acc(npu_insn_t *in);
 /* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
 int npu_insn_lane_hi(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
+/* Sets k_lo (see npu_fields_t) on an encoded LDW or WAVE. Returns 0, or -1 for other opcodes or
+ * k_lo >= 64. */
+int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
+/* FILL: zeroes the SPM words a LOAD of the same rows / spm_addr / spm_stride / row_bytes would
+ * write (ceil(row_bytes / B) words per row), without touching the DRAM. */
+int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
+                 unsigned row_bytes);
 
 /* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */
 void npu_insn_tok(npu_insn_t *in, unsigned tok_flags);
@@ -110,6 +122,7 @@ char npu_op_queue(unsigned op);
  *   WAVE FW m=64 k=16 n=16 spm=0x0000+1*i bank=1 acc obuf=64 [pop_prev push_next]
  *   LOAD X rows=64 bytes=32 dram=0x000400+1*r spm=0x0000+2*r
  *   LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r
+ *   FILL rows=9 bytes=64 spm=0x0400+2*r
  *   LDW FW k=16 n=16 spm=0x0400+4*r bank=0
  *   DRAIN rows=64 obuf=0 spm=0x0800+8*r
  *   STORE Y rows=64 bytes=256 spm=0x0800+8*r dram=0x004000+8*r

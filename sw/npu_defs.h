@@ -21,7 +21,8 @@
     X(DRAIN,  0x05, E, "OBUF rows (int32) -> SPM")                              \
     X(SYNC_L, 0x06, L, "token-only no-op in the LOAD queue")                    \
     X(SYNC_E, 0x07, E, "token-only no-op in the EXEC queue")                    \
-    X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")
+    X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")                   \
+    X(FILL,   0x09, L, "zero SPM words (the LOAD format without DRAM: padding, zero-inserted planes)")
 
 /* Tensor tag of a DMA transfer: DRAM traffic is counted per tag. */
 /* (the list parameter is T, not X: one tag is named X) */
@@ -145,7 +146,9 @@
     X(noc_v_link2,       "cycles a flit crossed the V link into core 2")        \
     X(noc_v_link3,       "cycles a flit crossed the V link into core 3")        \
     X(drain_busy,        "cycles a DRAIN was active")                           \
-    X(drain_stall,       "drain cycles with a word refused by an SPM sub-bank conflict")
+    X(drain_stall,       "drain cycles with a word refused by an SPM sub-bank conflict") \
+    X(macs_zero,         "MACs whose streamed (A) operand is zero: lanes k_lo..k-1 x n of each row") \
+    X(fill_words,        "SPM words zeroed by FILL")
 
 /* Enumerations generated from the lists above. */
 #define NPU_X_OP(n, v, q, t) NPU_OP_##n = v,

@@ -216,6 +216,7 @@ int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg,
     chk[k].idx = NPU_CNT_insn_exec; chk[k++].want = e->insn_exec;
     chk[k].idx = NPU_CNT_insn_store; chk[k++].want = e->insn_store;
     chk[k].idx = NPU_CNT_obuf_drain_rows; chk[k++].want = e->obuf_drain_rows;
+    chk[k].idx = NPU_CNT_fill_words; chk[k++].want = e->fill_words;
     for (int i = 0; i < k; i++)
         if (c[chk[i].idx] != chk[i].want) {
             snprintf(msg, n, "counter %s = %llu, the program implies %llu", names[chk[i].idx],
@@ -241,7 +242,8 @@ void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t 
         /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs */
         uint64_t parts = f.mode == NPU_MODE_FW ? 1 : f.mode == NPU_MODE_ISW ? 4 : 2;
         x->busy[f.mode] += ws.len[0]; /* lockstep slots = the first (longest) set */
-        x->idle_pe_shape += (uint64_t)f.m * (4 * S * S / parts - (uint64_t)f.k * f.n);
+        x->idle_pe_shape +=
+            (uint64_t)f.m * (4 * S * S / parts - (uint64_t)(f.k - (f.k_lo < f.k ? f.k_lo : f.k)) * f.n);
     }
 }
 
