@@ -11,11 +11,17 @@
 
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
-    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP
+    OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
+    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S
 };
 
 /* Which options each command accepts (bit = option). */
 #define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 8 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
+#define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
+#define OPTS_CONV                                                                              \
+    (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
+     B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
+     B(OPT_CSV))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
@@ -26,7 +32,7 @@ enum {
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
-     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV))
+     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES))
 #define OPTS_OVERLAP                                                                           \
@@ -57,6 +63,12 @@ static const struct option long_opts[] = {
     {"tile", required_argument, NULL, OPT_TILE},
     {"config", optional_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, OPT_HELP},
+    {"conv", required_argument, NULL, OPT_CONV},
+    {"topology", required_argument, NULL, OPT_TOPOLOGY},
+    {"kernel", required_argument, NULL, OPT_KERNEL},
+    {"dataflow", required_argument, NULL, OPT_DATAFLOW},
+    {"scale-c", required_argument, NULL, OPT_SCALE_C},
+    {"scale-s", required_argument, NULL, OPT_SCALE_S},
     {NULL, 0, NULL, 0},
 };
 
@@ -77,6 +89,15 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--tile T]\n"
             "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
             "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"
+            "       npu train (--conv SPEC[;SPEC..] | --topology FILE.csv) [--dataflow D]\n"
+            "                [--batch B] [--scale-c N] [--scale-s N] [--seed N] [--csv FILE]\n"
+            "                (conv layers: forward, dX (not the first layer), dW, bit-exact)\n"
+            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|all]\n"
+            "                [--dataflow zeropad|ecoflow|both] [--batch B] [--scale-c N]\n"
+            "                [--scale-s N] [--seed N] [--max-cycles N] [--csv FILE] [--quiet]\n"
+            "                (convolution kernels on the RTL, bit-exact; SPEC = C,H,W,F,KH,KW,\n"
+            "                stride,pad,dil[,dw]; FILE = SCALE-Sim topology CSV; --scale-c/-s\n"
+            "                divide channels / height and width for quicker runs)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
             "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
@@ -141,7 +162,8 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     if (errn)
         err[0] = '\0';
     if (argc < 2)
-        return bad(err, errn, "missing command (gemm, overlap, disasm, train, flexsa-report or info)");
+        return bad(err, errn,
+                   "missing command (gemm, overlap, disasm, train, conv, flexsa-report or info)");
     cmd = argv[1];
     if (!strcmp(cmd, "gemm")) {
         a->cmd = NPU_CMD_GEMM;
@@ -155,6 +177,9 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     } else if (!strcmp(cmd, "train")) {
         a->cmd = NPU_CMD_TRAIN;
         allowed = OPTS_TRAIN;
+    } else if (!strcmp(cmd, "conv")) {
+        a->cmd = NPU_CMD_CONV;
+        allowed = OPTS_CONV;
     } else if (!strcmp(cmd, "flexsa-report")) {
         a->cmd = NPU_CMD_FLEXSA_REPORT;
         allowed = OPTS_REPORT;
@@ -172,7 +197,8 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
         return 2;
     } else {
         return bad(err, errn,
-                   "unknown command '%s' (expected gemm, overlap, disasm, train, flexsa-report or info)",
+                   "unknown command '%s' (expected gemm, overlap, disasm, train, conv, flexsa-report "
+                   "or info)",
                    cmd);
     }
 
@@ -305,6 +331,35 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
                 return bad(err, errn, "--batch needs a mini-batch in 1..1024, not '%s'", optarg);
             a->batch = (unsigned)v;
             break;
+        case OPT_CONV:
+            if (!*optarg)
+                return bad(err, errn, "--conv needs layers like 16,57,57,16,3,3,2,0,1 (C,H,W,F,KH,KW,"
+                                      "stride,pad,dil[,dw]; several separated by ';')");
+            a->conv = optarg;
+            break;
+        case OPT_TOPOLOGY:
+            if (!*optarg)
+                return bad(err, errn, "--topology needs a SCALE-Sim topology CSV file");
+            a->topology = optarg;
+            break;
+        case OPT_KERNEL:
+            if (strcmp(optarg, "fwd") && strcmp(optarg, "dx") && strcmp(optarg, "dw") &&
+                strcmp(optarg, "all"))
+                return bad(err, errn, "--kernel needs fwd, dx, dw or all, not '%s'", optarg);
+            a->kernel = optarg;
+            break;
+        case OPT_DATAFLOW:
+            if (strcmp(optarg, "zeropad") && strcmp(optarg, "ecoflow") && strcmp(optarg, "both"))
+                return bad(err, errn, "--dataflow needs zeropad, ecoflow or both, not '%s'", optarg);
+            a->dataflow = optarg;
+            break;
+        case OPT_SCALE_C:
+        case OPT_SCALE_S:
+            if (parse_u64(optarg, &v) || v < 1 || v > 4096)
+                return bad(err, errn, "%s needs a divisor in 1..4096, not '%s'",
+                           c == OPT_SCALE_C ? "--scale-c" : "--scale-s", optarg);
+            *(c == OPT_SCALE_C ? &a->scale_c : &a->scale_s) = (unsigned)v;
+            break;
         case OPT_CSV:
             if (!*optarg)
                 return bad(err, errn, "--csv needs a file name");
@@ -316,8 +371,19 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     }
     if (optind < sub_argc)
         return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], cmd);
-    if (a->cmd == NPU_CMD_TRAIN && !a->layers)
-        return bad(err, errn, "'train' needs --layers D0,D1,..,DL");
+    if (a->conv && a->topology)
+        return bad(err, errn, "--conv and --topology are alternatives: give one");
+    if (a->cmd == NPU_CMD_TRAIN && !a->layers && !a->conv && !a->topology)
+        return bad(err, errn, "'train' needs --layers D0,D1,..,DL (MLP) or --conv/--topology (CNN)");
+    if (a->cmd == NPU_CMD_TRAIN && a->layers && (a->conv || a->topology))
+        return bad(err, errn, "'train' takes --layers (MLP) or --conv/--topology (CNN), not both");
+    if (a->cmd == NPU_CMD_TRAIN && a->layers && (seen & (B(OPT_DATAFLOW) | B(OPT_SCALE_C) | B(OPT_SCALE_S))))
+        return bad(err, errn, "--dataflow/--scale-c/--scale-s apply to conv layers (--conv, --topology)");
+    if (a->cmd == NPU_CMD_TRAIN && (a->conv || a->topology) &&
+        (seen & (B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) | B(OPT_TILE) | B(OPT_FLEXSA))))
+        return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
+    if (a->cmd == NPU_CMD_CONV && !a->conv && !a->topology)
+        return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
     if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
         return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
     if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)

@@ -13,6 +13,9 @@
  *   npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]
  *   npu train --layers D0,..,DL [--batch B] [--order O] [--partition P] [--policy P] [--seed N]
  *              [--dram-bw B] [--dram-latency C] [--stall-pct P] [--max-cycles N] [--csv F] [--quiet]
+ *   npu conv (--conv SPEC[;SPEC] | --topology FILE.csv) [--kernel K] [--dataflow D] [--batch B]
+ *              [--scale-c N] [--scale-s N] [--seed N] [--max-cycles N] [--csv F] [--quiet]
+ *   npu train (--conv SPEC[;SPEC] | --topology FILE.csv) [--dataflow D] [--batch B] ...
  *   npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet] [--max-cycles N]
  *   npu info
  *   npu help | --help | -h
@@ -26,7 +29,7 @@
 
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
-    NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN
+    NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -56,6 +59,11 @@ typedef struct npu_args {
     const char *layers;                 /* train: "D0,D1,..,DL" */
     const char *order, *partition;      /* train: NULL = seq / none */
     unsigned tile;                      /* train: fused tile size (0 = default 2 x 2S) */
+    const char *conv, *topology;        /* conv, train: "C,H,W,F,KH,KW,s,p,d[,dw];..." or a
+                                           SCALE-Sim topology CSV file */
+    const char *kernel, *dataflow;      /* conv: fwd|dx|dw|all (NULL = all);
+                                           zeropad|ecoflow|both (NULL: conv both, train ecoflow) */
+    unsigned scale_c, scale_s;          /* conv, train: channel / spatial divisors (0 = 1) */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -353,7 +353,11 @@ int main(int argc, char **argv)
     case NPU_CMD_FLEXSA_REPORT: return npu_cmd_flexsa_report(&g_cfg, &a);
     case NPU_CMD_TRAIN: {
         npu_dram_timing_t t = dram_timing(&a);
-        return npu_cmd_train(&g_cfg, &a, &t);
+        return a.layers ? npu_cmd_train(&g_cfg, &a, &t) : npu_cmd_train_conv(&g_cfg, &a, &t);
+    }
+    case NPU_CMD_CONV: {
+        npu_dram_timing_t t = dram_timing(&a);
+        return npu_cmd_conv(&g_cfg, &a, &t);
     }
     default: return cmd_gemm(&a);
     }

@@ -1,0 +1,241 @@
+/*
+ * cmd_conv.c - `npu conv` and `npu train --conv/--topology`: convolution layers on the RTL
+ * (conv_run.h), every kernel bit-exact against the golden model, the MAC and zero-operand MAC
+ * counters checked against the formulas, and the ecoflow / zeropad speedup per backward kernel.
+ *
+ * Layers come from --conv (C,H,W,F,KH,KW,stride,pad,dil[,dw], several separated by ';') or a
+ * SCALE-Sim topology CSV file (topology.h). A topology lists convolutions without the pooling and
+ * activations between them, so the layers run independently, each on its own seeded tensors.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "commands.h"
+#include "conv_golden.h"
+#include "conv_layer.h"
+#include "conv_run.h"
+#include "runtime.h"
+#include "topology.h"
+
+/* Layers of --conv or --topology, scaled; 0 or -1 after printing the reason. */
+static int load_layers(const npu_args_t *a, npu_topology_t *t)
+{
+    char msg[200];
+    int batch = a->batch ? (int)a->batch : 1;
+    if (a->topology) {
+        if (npu_topo_load(a->topology, batch, t, msg, sizeof msg) != 0) {
+            fprintf(stderr, "npu: --topology %s: %s\n", a->topology, msg);
+            return -1;
+        }
+    } else {
+        char *spec = malloc(strlen(a->conv) + 1), *save = NULL, *tok;
+        if (!spec)
+            return -1;
+        strcpy(spec, a->conv);
+        memset(t, 0, sizeof *t);
+        for (tok = strtok_r(spec, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+            npu_topo_layer_t *L = &t->layer[t->n];
+            if (t->n == NPU_TOPO_MAX_LAYERS || npu_conv_parse(tok, &L->conv, msg, sizeof msg) != 0) {
+                fprintf(stderr, "npu: --conv '%s': %s\n", tok,
+                        t->n == NPU_TOPO_MAX_LAYERS ? "too many layers" : msg);
+                free(spec);
+                return -1;
+            }
+            L->conv.batch = batch;
+            snprintf(L->name, sizeof L->name, "conv%d", t->n);
+            t->n++;
+        }
+        free(spec);
+        if (t->n == 0) {
+            fprintf(stderr, "npu: --conv has no layer\n");
+            return -1;
+        }
+    }
+    for (int i = 0; i < t->n; i++) {
+        npu_topo_scale(&t->layer[i].conv, (int)a->scale_c, (int)a->scale_s);
+        if (npu_conv_check(&t->layer[i].conv, msg, sizeof msg) != 0) {
+            fprintf(stderr, "npu: layer '%s': %s\n", t->layer[i].name, msg);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+typedef struct run_row {
+    int layer, kernel, dataflow;
+    npu_conv_report_t rep;
+} run_row_t;
+
+static const char *result_name(int rc)
+{
+    return npu_gemm_rc_name(rc);
+}
+
+static void print_header(void)
+{
+    printf("%-16s %-4s %-8s %10s %12s %12s %12s %7s %10s %10s %10s  %s\n", "layer", "kern",
+           "dataflow", "cycles", "MACs", "zero MACs", "formula 0", "useful", "DRAM rd",
+           "DRAM wr", "compulsory", "result");
+}
+
+static void print_row(const npu_topology_t *t, const run_row_t *r)
+{
+    const npu_conv_report_t *p = &r->rep;
+    double useful = p->macs ? 100.0 * (double)(p->macs - p->macs_zero) / (double)p->macs : 0.0;
+    printf("%-16s %-4s %-8s %10llu %12llu %12llu %12llu %6.1f%% %10llu %10llu %10llu  %s%s%s\n",
+           t->layer[r->layer].name, npu_conv_kernel_name(r->kernel),
+           r->kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(r->dataflow),
+           (unsigned long long)p->cycles, (unsigned long long)p->macs,
+           (unsigned long long)p->macs_zero, (unsigned long long)p->expect.zero, useful,
+           (unsigned long long)p->dram_rd_bytes, (unsigned long long)p->dram_wr_bytes,
+           (unsigned long long)(p->compulsory_rd_bytes + p->compulsory_wr_bytes),
+           result_name(p->rc), p->msg[0] ? ": " : "", p->msg);
+}
+
+static void csv_row(FILE *f, const npu_topology_t *t, const run_row_t *r)
+{
+    const npu_conv_report_t *p = &r->rep;
+    const npu_conv_t *c = &t->layer[r->layer].conv;
+    fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
+               "%llu,%llu,%llu,%llu,%s\n",
+            t->layer[r->layer].name, c->batch, c->C, c->H, c->W, c->F, c->KH, c->KW, c->stride,
+            c->pad, c->dil, c->depthwise, npu_conv_kernel_name(r->kernel),
+            r->kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(r->dataflow),
+            (unsigned long long)p->cycles, (unsigned long long)p->exec_busy,
+            (unsigned long long)p->macs, (unsigned long long)p->macs_zero,
+            (unsigned long long)p->expect.total, (unsigned long long)p->expect.zero,
+            (unsigned long long)p->dram_rd_bytes, (unsigned long long)p->dram_wr_bytes,
+            (unsigned long long)p->plan_rd_bytes, (unsigned long long)p->plan_wr_bytes,
+            (unsigned long long)p->compulsory_rd_bytes, (unsigned long long)p->compulsory_wr_bytes,
+            result_name(p->rc));
+}
+
+/* Runs the kernels x dataflows of every layer; prints the table, the speedups and the CSV.
+ * first_dx: also run dX of layer 0 (npu conv) or not (npu train: the input needs no gradient). */
+static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
+                   const npu_topology_t *t, const int *kernels, int nk, const int *dfs, int ndf,
+                   int first_dx)
+{
+    run_row_t *rows = calloc((size_t)t->n * 3 * 2, sizeof *rows);
+    int nrows = 0, fails = 0, timeout = 0;
+    uint64_t seed = a->seed ? a->seed : 1;
+    FILE *csv = NULL;
+    if (!rows)
+        return 1;
+    if (a->csv && !(csv = fopen(a->csv, "w"))) {
+        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+        free(rows);
+        return 1;
+    }
+    if (!a->quiet)
+        print_header();
+    for (int l = 0; l < t->n; l++)
+        for (int ki = 0; ki < nk; ki++) {
+            int k = kernels[ki];
+            if (k == NPU_CONV_DX && l == 0 && !first_dx)
+                continue;
+            for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf); di++) {
+                run_row_t *r = &rows[nrows++];
+                npu_sim_t *sim = npu_sim_open(tm);
+                r->layer = l;
+                r->kernel = k;
+                r->dataflow = dfs[di];
+                if (!sim) {
+                    fprintf(stderr, "npu: cannot open the simulator\n");
+                    fails++;
+                    nrows--;
+                    continue;
+                }
+                npu_conv_run(cfg, sim, &t->layer[l].conv, k, r->dataflow, seed + (uint64_t)l,
+                             a->max_cycles, &r->rep);
+                npu_sim_close(sim);
+                fails += r->rep.rc != NPU_GEMM_PASS;
+                timeout |= r->rep.rc == NPU_GEMM_TIMEOUT;
+                if (!a->quiet)
+                    print_row(t, r);
+                if (csv)
+                    csv_row(csv, t, r);
+            }
+        }
+    /* ecoflow over zeropad per layer and backward kernel, next to the MAC ratio (the ideal) */
+    for (int i = 0; i < nrows && !a->quiet; i++)
+        for (int j = 0; j < nrows; j++) {
+            const run_row_t *z = &rows[i], *e = &rows[j];
+            if (z->layer != e->layer || z->kernel != e->kernel || z->kernel == NPU_CONV_FWD ||
+                z->dataflow != NPU_CONV_ZEROPAD || e->dataflow != NPU_CONV_ECOFLOW ||
+                !e->rep.cycles || !e->rep.expect.total)
+                continue;
+            printf("speedup %-16s %-2s ecoflow/zeropad %6.2fx cycles (MAC ratio %5.2fx)\n",
+                   t->layer[z->layer].name, npu_conv_kernel_name(z->kernel),
+                   (double)z->rep.cycles / (double)e->rep.cycles,
+                   (double)z->rep.expect.total / (double)e->rep.expect.total);
+        }
+    if (csv)
+        fclose(csv);
+    free(rows);
+    if (fails && !a->quiet)
+        printf("%d run(s) failed\n", fails);
+    return timeout ? 3 : fails ? 1 : 0;
+}
+
+static int parse_dataflows(const char *s, int dflt_both, int *dfs)
+{
+    if (!s)
+        s = dflt_both ? "both" : "ecoflow";
+    if (!strcmp(s, "both")) {
+        dfs[0] = NPU_CONV_ZEROPAD;
+        dfs[1] = NPU_CONV_ECOFLOW;
+        return 2;
+    }
+    dfs[0] = npu_conv_dataflow_parse(s);
+    return dfs[0] < 0 ? 0 : 1;
+}
+
+int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm)
+{
+    npu_topology_t *t = malloc(sizeof *t);
+    int kernels[3], nk = 0, dfs[2], ndf, rc;
+    if (!t)
+        return 1;
+    if (load_layers(a, t) != 0) {
+        free(t);
+        return 2;
+    }
+    if (!a->kernel || !strcmp(a->kernel, "all")) {
+        kernels[nk++] = NPU_CONV_FWD;
+        kernels[nk++] = NPU_CONV_DX;
+        kernels[nk++] = NPU_CONV_DW;
+    } else {
+        kernels[nk++] = npu_conv_kernel_parse(a->kernel);
+    }
+    ndf = parse_dataflows(a->dataflow, 1, dfs);
+    if (ndf == 0 || kernels[0] < 0) {
+        free(t);
+        return 2; /* args.c checked the names */
+    }
+    rc = run_all(cfg, a, tm, t, kernels, nk, dfs, ndf, 1);
+    free(t);
+    return rc;
+}
+
+int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm)
+{
+    npu_topology_t *t = malloc(sizeof *t);
+    int kernels[3] = {NPU_CONV_FWD, NPU_CONV_DX, NPU_CONV_DW}, dfs[2], ndf, rc;
+    if (!t)
+        return 1;
+    if (load_layers(a, t) != 0) {
+        free(t);
+        return 2;
+    }
+    ndf = parse_dataflows(a->dataflow, 0, dfs);
+    if (ndf == 0) {
+        free(t);
+        return 2;
+    }
+    rc = run_all(cfg, a, tm, t, kernels, 3, dfs, ndf, 0);
+    free(t);
+    return rc;
+}
