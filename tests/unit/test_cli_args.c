@@ -286,3 +286,44 @@ Test(cli_args, train_options)
     const char *dm[] = {"npu", "train", "--layers", "4,4", "-m", "4"};
     bad(ARGC(dm), dm, "does not apply to 'train'");
 }
+
+Test(cli_args, conv_and_train_conv_options)
+{
+    const char *v[] = {"npu", "conv", "--conv", "16,57,57,16,3,3,2,0,1", "--kernel", "dx",
+                       "--dataflow", "both", "--scale-c", "2", "--scale-s", "3", "--batch", "2",
+                       "--csv", "c.csv", "--quiet"};
+    const char *w[] = {"npu", "train", "--topology", "t.csv", "--dataflow", "zeropad"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_CONV);
+    cr_assert_str_eq(a.conv, "16,57,57,16,3,3,2,0,1");
+    cr_assert_str_eq(a.kernel, "dx");
+    cr_assert_str_eq(a.dataflow, "both");
+    cr_assert(a.scale_c == 2 && a.scale_s == 3 && a.batch == 2 && a.quiet);
+    cr_assert_eq(parse(ARGC(w), w, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_TRAIN);
+    cr_assert_str_eq(a.topology, "t.csv");
+    cr_assert_null(a.layers);
+
+    const char *b1[] = {"npu", "conv"};
+    bad(ARGC(b1), b1, "'conv' needs --conv SPEC or --topology");
+    const char *b2[] = {"npu", "conv", "--conv", "1,8,8,1,3,3,1,0,1", "--kernel", "bwd"};
+    bad(ARGC(b2), b2, "--kernel needs fwd, dx, dw or all");
+    const char *b3[] = {"npu", "conv", "--conv", "1,8,8,1,3,3,1,0,1", "--dataflow", "tpu"};
+    bad(ARGC(b3), b3, "--dataflow needs zeropad, ecoflow or both");
+    const char *b4[] = {"npu", "conv", "--conv", "x", "--topology", "t.csv"};
+    bad(ARGC(b4), b4, "alternatives");
+    const char *b5[] = {"npu", "conv", "--conv", "x", "--scale-c", "0"};
+    bad(ARGC(b5), b5, "--scale-c needs a divisor");
+    const char *b6[] = {"npu", "train", "--layers", "8,8", "--conv", "x"};
+    bad(ARGC(b6), b6, "not both");
+    const char *b7[] = {"npu", "train", "--layers", "8,8", "--dataflow", "ecoflow"};
+    bad(ARGC(b7), b7, "apply to conv layers");
+    const char *b8[] = {"npu", "train", "--conv", "1,8,8,1,3,3,1,0,1", "--order", "interleave"};
+    bad(ARGC(b8), b8, "apply to MLPs");
+    const char *b9[] = {"npu", "conv", "--conv", "1,8,8,1,3,3,1,0,1", "--order", "seq"};
+    bad(ARGC(b9), b9, "");
+    const char *b10[] = {"npu", "train"};
+    bad(ARGC(b10), b10, "--conv/--topology");
+}
