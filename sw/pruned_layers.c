@@ -98,7 +98,7 @@ static void base_channels(int S, int ch[NGROUPS])
     }
 }
 
-uint64_t npu_conv_macs(const npu_conv_layer_t *L, int batch)
+uint64_t npu_conv_layer_macs(const npu_conv_layer_t *L, int batch)
 {
     return (uint64_t)batch * (uint64_t)L->ho * (uint64_t)L->wo * (uint64_t)L->cout *
            (uint64_t)L->cin * (uint64_t)L->kh * (uint64_t)L->kw;
@@ -110,7 +110,7 @@ static uint64_t net_macs(const int ch[NGROUPS], int S, int in_hw)
     uint64_t t = 0;
     int i, n = build(ch, S, in_hw, L);
     for (i = 0; i < n; i++)
-        t += npu_conv_macs(&L[i], 1);
+        t += npu_conv_layer_macs(&L[i], 1);
     return t;
 }
 

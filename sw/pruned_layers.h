@@ -63,7 +63,7 @@ int npu_pruned_resnet50(const npu_prune_cfg_t *cfg, npu_conv_layer_t *out, int m
 int npu_conv_gemms(const npu_conv_layer_t *L, int layer, int batch, npu_gemm_shape_t out[3]);
 
 /* Forward MACs of a layer for a mini-batch. */
-uint64_t npu_conv_macs(const npu_conv_layer_t *L, int batch);
+uint64_t npu_conv_layer_macs(const npu_conv_layer_t *L, int batch);
 
 typedef struct npu_flexsa_eval {
     npu_flexsa_stats_t st[NPU_NUM_POLICIES]; /* aggregates over the set */
