@@ -214,8 +214,8 @@ test-asan: $(DEPS_STAMP)
 # build/fuzz/<harness>/; a crash fails the target and names the input that replays it
 # (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang).
 FUZZ_SECONDS ?= 60
-FUZZ_HARNESSES := cli_args gencfg isa
-FUZZ_CC ?= clang
+FUZZ_HARNESSES := cli_args gencfg isa topology
+FUZZ_CC ?= $(shell command -v clang || command -v clang-14 || echo clang)
 FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
 .PHONY: fuzz-host fuzz-bins  # fuzz-run-% are not .PHONY: make skips pattern rules for phony targets
