@@ -484,9 +484,11 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
     }
 }
 
-/* Appends `in` to the program so that it starts only after the previous instruction (queue
- * `*last`) completed: dependency tokens between neighbouring queues, a SYNC_E between LOAD and
- * STORE. */
+/* Appends `in` to the program so that it starts only after the previous instructions completed:
+ * dependency tokens between neighbouring queues, a SYNC_E between LOAD and STORE. The LOAD and
+ * STORE queues complete in order, the EXEC queue does not (its three units run concurrently: a
+ * DRAIN may still write the SPM after a later LDW completed), so every instruction of an EXEC
+ * run pushes a token and the next queue pops them all (SYNC_L / SYNC_S pops, then `in`). */
 static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *in)
 {
     char q = npu_op_queue(in->w[0] & 0xFFu);
@@ -499,12 +501,25 @@ static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *
             push_serial(p, n, last, &tmp);
         }
         npu_insn_t *prev = &p[*n - 1];
-        if ((*last == 'L' && q == 'E') || (*last == 'E' && q == 'S')) {
+        if (*last == 'L' && q == 'E') {
             prev->w[0] |= NPU_TOK_PUSH_NEXT;
             ins.w[0] |= NPU_TOK_POP_PREV;
-        } else if ((*last == 'E' && q == 'L') || (*last == 'S' && q == 'E')) {
+        } else if (*last == 'S' && q == 'E') {
             prev->w[0] |= NPU_TOK_PUSH_PREV;
             ins.w[0] |= NPU_TOK_POP_NEXT;
+        } else if (*last == 'E') { /* to S (push_next / pop_prev) or to L (push_prev / pop_next) */
+            uint32_t push = q == 'S' ? NPU_TOK_PUSH_NEXT : NPU_TOK_PUSH_PREV;
+            uint32_t pop = q == 'S' ? NPU_TOK_POP_PREV : NPU_TOK_POP_NEXT;
+            size_t k = *n;
+            while (k > 0 && npu_op_queue(p[k - 1].w[0] & 0xFFu) == 'E')
+                p[--k].w[0] |= push;
+            for (size_t extra = *n - k; extra > 1; extra--) {
+                npu_insn_t sy;
+                npu_enc_sync(&sy, q == 'S' ? NPU_OP_SYNC_S : NPU_OP_SYNC_L);
+                sy.w[0] |= pop;
+                p[(*n)++] = sy;
+            }
+            ins.w[0] |= pop;
         }
     }
     p[(*n)++] = ins;

@@ -338,14 +338,17 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         }
         s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
     } else {
-        for (uint64_t c = 0; c < cols; c++) {
-            uint8_t *d = stage(u, MEM_SPM, (f->spm + c * f->sstride) * B, wpr * B);
-            for (uint64_t r = 0; r < f->rows; r++) {
-                const uint8_t *src = s->dram + f->dram + r * f->dstride * B + 2 * c;
-                d[(r / F) * B + (r % F) * 2] = src[0];
-                d[(r / F) * B + (r % F) * 2 + 1] = src[1];
+        /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
+         * (spm_stride < the words per column) end the same */
+        for (uint64_t wb = 0; wb < wpr; wb++)
+            for (uint64_t c = 0; c < cols; c++) {
+                uint8_t *d = stage(u, MEM_SPM, (f->spm + c * f->sstride + wb) * B, B);
+                for (uint64_t r = wb * F; r < f->rows && r < (wb + 1) * F; r++) {
+                    const uint8_t *src = s->dram + f->dram + r * f->dstride * B + 2 * c;
+                    d[(r % F) * 2] = src[0];
+                    d[(r % F) * 2 + 1] = src[1];
+                }
             }
-        }
         bursts = f->rows * beats; /* one single-beat burst per source row of each 2S x 2S block */
         s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
     }
