@@ -162,7 +162,7 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
 	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/$*/rtl_fake_npu_sim.o \
 	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
-build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h)
+build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h) tests/rtl/conv_cases.h
 	$(CC) $(CSTD) -Isw -Isw/cli -Itb -Itests/unit -o $@ $(UNIT_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
 build/npu: build/small/npu
