@@ -11,6 +11,9 @@ static int imax(int a, int b) { return a > b ? a : b; }
 /* The instruction groups of one unit (conv_emit.h). */
 typedef struct unit_prog {
     npu_prog_t L, FO, C, D, S;
+    int first_grp, last_grp; /* first / last unit of its band (the band's input and output) */
+    int band;                /* band index over the program (dW: the unit index) */
+    int tile_wait; /* fwd/dX: first unit of a band >= 2: its output tile must be stored first */
 } unit_prog_t;
 
 typedef struct cx {
@@ -23,7 +26,6 @@ typedef struct cx {
     int err;
     char why[160];
     uint8_t *cov;        /* per OBUF row: written since its region was (re)started -> acc = 1 */
-    uint8_t *reg_init;   /* dW: region (cb, tap) already drained into the SPM tile */
     uint8_t *tap_valid;  /* dW: some wave of the whole program reaches tap t */
 } cx_t;
 
@@ -196,21 +198,63 @@ static void load_weights(cx_t *x, npu_prog_t *l)
     }
 }
 
-/* STORE of the unit's output tile: rows pixels from tile pixel 0 (pitch 2G words) to DRAM
- * pixel `pix0` of the output tensor, lanes of blocks [k0, k1). */
+/* Output tiles are dense: a pixel (dW: a (tap, f) row) takes pout words, exactly its DRAM pitch
+ * ceil(4*channels / B), block j at word 2j; a last block of <= S lanes has only its low word. So
+ * a band's tile is one flat byte range of the output tensor (a few long STORE rows of 16-beat
+ * bursts instead of a burst per pixel). */
+static void drain_blk(cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, unsigned spm,
+                      unsigned stride, int blk, int chans)
+{
+    npu_insn_t in;
+    if (chans - blk * x->L <= x->S) /* lanes 0..S-1 only */
+        put(x, l, npu_enc_drain_split(&in, rows, obuf, spm, stride, rows, 0), &in);
+    else
+        put(x, l, npu_enc_drain(&in, rows, obuf, spm, stride), &in);
+}
+
+/* STORE of `bytes` contiguous bytes from SPM word spm to DRAM dram (rows of the largest whole
+ * number of words a row_bytes field holds). */
+static void store_flat(cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t bytes)
+{
+    unsigned cw = 65535u / x->B, chunk = cw * x->B;
+    uint64_t rows = bytes / chunk, rest = bytes % chunk;
+    npu_insn_t in;
+    while (rows) {
+        unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
+        put(x, l, npu_enc_store(&in, tag, nr, daddr(x, dram), spm, cw, chunk, cw), &in);
+        spm += nr * cw;
+        dram += (uint64_t)nr * chunk;
+        rows -= nr;
+    }
+    if (rest)
+        put(x, l, npu_enc_store(&in, tag, 1, daddr(x, dram), spm, 0, (unsigned)rest, 0), &in);
+}
+
+/* The band's input buffer and output tile (all block groups of a band share them: the input is
+ * loaded once, the tile stored in one run): buffer and tile band % 2; dW: unit % 2. The band's
+ * first group loads, its last stores. */
+static int band_of(const cx_t *x, const npu_conv_unit_t *un)
+{
+    return x->p->kernel == NPU_CONV_DW ? un->u : un->b * x->p->nbands + un->band;
+}
+
+static unsigned in_of(const cx_t *x, const npu_conv_unit_t *un)
+{
+    return x->p->in_base[band_of(x, un) % 2];
+}
+
+static unsigned tile_of(const cx_t *x, const npu_conv_unit_t *un)
+{
+    return x->p->out_base[band_of(x, un) % 2];
+}
+
 static void store_tile(cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_unit_t *un,
-                       unsigned rows, uint64_t pix0, int chans)
+                       unsigned rows, uint64_t pix0)
 {
     const npu_conv_plan_t *p = x->p;
-    npu_insn_t in;
-    unsigned G = (unsigned)(un->k1 - un->k0);
-    unsigned lanes = (unsigned)(imin(chans, un->k1 * p->L) - un->k0 * p->L);
-    uint64_t dram = x->a->out + pix0 * p->pout * x->B + 4ull * (unsigned)p->L * (unsigned)un->k0;
-    for (unsigned r0 = 0; r0 < rows; r0 += 65535u) {
-        unsigned nr = rows - r0 < 65535u ? rows - r0 : 65535u;
-        put(x, l, npu_enc_store(&in, tag, nr, daddr(x, dram + (uint64_t)r0 * p->pout * x->B),
-                                p->out_base[un->u % 2] + r0 * 2u * G, 2u * G, 4u * lanes, p->pout), &in);
-    }
+    if (un->grp == p->ngroups - 1)
+        store_flat(x, l, tag, tile_of(x, un), x->a->out + pix0 * p->pout * x->B,
+                   (uint64_t)rows * p->pout * x->B);
 }
 
 /* ---- fwd ------------------------------------------------------------------------------ */
@@ -219,13 +263,13 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
-    unsigned in = p->in_base[un->u % 2], hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned in = in_of(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
     unsigned cw = (unsigned)p->cw, OW = (unsigned)p->OW, Ru = (unsigned)(un->r1 - un->r0);
     unsigned G = (unsigned)(un->k1 - un->k0);
-    npu_insn_t ins;
     if (un->u == 0)
         load_weights(x, &up->L);
-    load_plane(x, &up->L, un, in);
+    if (un->grp == 0)
+        load_plane(x, &up->L, un, in);
     memset(x->cov + hb, 0, (size_t)G * Ru * OW);
     for (int t = 0; t < p->T; t++) {
         int kh = t / c->KW, kw = t % c->KW;
@@ -246,9 +290,9 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         }
     }
     for (unsigned j = 0; j < G; j++)
-        put(x, &up->D, npu_enc_drain(&ins, Ru * OW, hb + j * Ru * OW, p->out_base[un->u % 2] + 2u * j, 2u * G), &ins);
-    store_tile(x, &up->S, NPU_TAG_Y, un, Ru * OW,
-               ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW, c->F);
+        drain_blk(x, &up->D, Ru * OW, hb + j * Ru * OW, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
+                  un->k0 + (int)j, c->F);
+    store_tile(x, &up->S, NPU_TAG_Y, un, Ru * OW, ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW);
 }
 
 /* ---- dX --------------------------------------------------------------------------------- */
@@ -266,7 +310,7 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
-    unsigned in = p->in_base[un->u % 2], hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned in = in_of(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
     unsigned fw = (unsigned)p->fw, W = (unsigned)c->W, ZW = (unsigned)p->ZW;
     unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
     int s = c->stride, v0 = c->pad - (c->KW - 1) * c->dil;
@@ -275,8 +319,9 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     if (un->u == 0)
         load_weights(x, &up->L);
     /* Z plane: zero everything, then each dY row to its dilated positions */
-    fill(x, &up->L, 1, in, 0, (unsigned)(un->i1 - un->i0) * ZW * fw);
-    for (int oh = imax(0, npu_ceildiv(un->i0, s)); ow1 > ow0 && oh < p->OH && oh * s < un->i1; oh++) {
+    if (un->grp == 0)
+        fill(x, &up->L, 1, in, 0, (unsigned)(un->i1 - un->i0) * ZW * fw);
+    for (int oh = imax(0, npu_ceildiv(un->i0, s)); un->grp == 0 && ow1 > ow0 && oh < p->OH && oh * s < un->i1; oh++) {
         unsigned spm = in + ((unsigned)(oh * s - un->i0) * ZW + (unsigned)(ow0 * s - v0)) * fw;
         uint64_t dram = x->a->dy + (((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)oh) * (uint64_t)p->OW +
                                     (uint64_t)ow0) * fw * x->B;
@@ -308,38 +353,41 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
             }
     }
     for (unsigned j = 0; j < G; j++)
-        put(x, &up->D, npu_enc_drain(&ins, Ru * W, hb + j * Ru * W, p->out_base[un->u % 2] + 2u * j, 2u * G), &ins);
-    store_tile(x, &up->S, NPU_TAG_DX, un, Ru * W,
-               ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W, c->C);
+        drain_blk(x, &up->D, Ru * W, hb + j * Ru * W, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
+                  un->k0 + (int)j, c->C);
+    store_tile(x, &up->S, NPU_TAG_DX, un, Ru * W, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W);
 }
 
 /* dX ecoflow (phase decomposition, docs/conv.md): dX row ih gets tap kh when
  * (ih + p - kh*d) % s == 0 (dY row oh = (ih + p - kh*d) / s); tap kw feeds the one column phase
  * b = (kw*d - p) mod s, dX columns iw = x*s + b, from dY columns ow = x + off, a contiguous run.
- * OBUF per dX row: phase 0's pixels, then phase 1's, ...; each wave writes consecutive rows. */
+ * The output tile's rows are Wp = nx*s pixels wide (nx = ceil(W/s); columns >= W are junk, never
+ * stored), so pixel (r, x*s + b) sits at (r*nx + x)*s + b: a phase of the whole band is one run
+ * at stride s. The OBUF is phase-major over the band (phase b, then row r, then x), so every
+ * wave writes consecutive rows and one DRAIN per (c-block, phase) moves the band, except where
+ * it has to step around real pixels no wave covered (those stay the FILL's zeros). */
 static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
-    unsigned in = p->in_base[un->u % 2], hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
-    unsigned fw = (unsigned)p->fw, W = (unsigned)c->W, OW = (unsigned)p->OW;
+    unsigned in = in_of(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned fw = (unsigned)p->fw, OW = (unsigned)p->OW;
     unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
-    unsigned tile = p->out_base[un->u % 2];
-    int s = c->stride, uncovered = 0;
-    npu_insn_t ins;
+    unsigned tile = tile_of(x, un), pw = p->pout;
+    int s = c->stride, uncovered = 0, nx = (c->W + s - 1) / s;
+    unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
     if (un->u == 0)
         load_weights(x, &up->L);
-    if (un->i1 > un->i0)
+    if (un->grp == 0 && un->i1 > un->i0)
         load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
                   x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * fw * x->B,
                   OW * fw, in, OW * fw, OW, fw);
-    memset(x->cov + hb, 0, (size_t)G * Ru * W);
+    memset(x->cov + hb, 0, (size_t)G * blk);
     for (int t = 0; t < p->T; t++) {
         int kh = t / c->KW, kw = t % c->KW;
         int b = ((kw * c->dil - c->pad) % s + s) % s;
         int off = (b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
-        int nx = npu_conv_phase_nx(p, b), po = npu_conv_phase_off(p, b);
-        int x_lo = imax(0, -off), x_hi = imin(nx, p->OW - off);
+        int x_lo = imax(0, -off), x_hi = imin(npu_conv_phase_nx(p, b), p->OW - off);
         int any = 0;
         if (x_lo >= x_hi)
             continue;
@@ -359,34 +407,44 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                     wave(x, &up->C, bank, x_hi - x_lo,
                          in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)fb, fw,
                          imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L),
-                         hb + ((unsigned)(cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W +
-                             (unsigned)(po + x_lo));
+                         hb + (unsigned)(cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
+                             (unsigned)x_lo);
                 }
             }
     }
-    /* DRAIN the covered runs of each (dX row, phase) to pixels x*s + b (stride s pixels) */
+    /* per (c-block, phase): runs over i = r*nx + x of covered or junk positions holding a covered
+     * one; a real uncovered pixel ends a run */
     for (unsigned j = 0; j < G; j++)
-        for (unsigned r = 0; r < Ru; r++)
-            for (int b = 0; b < s && b < c->W; b++) {
-                int nx = npu_conv_phase_nx(p, b);
-                unsigned ob = hb + (j * Ru + r) * W + (unsigned)npu_conv_phase_off(p, b);
-                for (int x0 = 0; x0 < nx;) {
-                    int x1 = x0;
-                    while (x1 < nx && x->cov[ob + (unsigned)x1])
-                        x1++;
-                    if (x1 > x0)
-                        put(x, &up->D, npu_enc_drain(&ins, (unsigned)(x1 - x0), ob + (unsigned)x0,
-                                                     tile + ((r * W + (unsigned)(x0 * s + b)) * G + j) * 2u,
-                                                     (unsigned)s * 2u * G), &ins);
-                    else
-                        uncovered = 1;
-                    x0 = x1 > x0 ? x1 : x0 + 1;
+        for (int b = 0; b < s; b++) {
+            unsigned ob = hb + j * blk + (unsigned)b * Ru * (unsigned)nx, n = Ru * (unsigned)nx;
+            for (unsigned i0 = 0; i0 < n;) {
+                unsigned i1 = i0, covered = 0;
+                for (; i1 < n; i1++) {
+                    int junk = (int)(i1 % (unsigned)nx) * s + b >= c->W;
+                    if (!junk && !x->cov[ob + i1])
+                        break;
+                    covered |= x->cov[ob + i1];
                 }
+                if (covered)
+                    drain_blk(x, &up->D, i1 - i0, ob + i0,
+                              tile + (i0 * (unsigned)s + (unsigned)b) * pw + 2u * ((unsigned)un->k0 + j),
+                              (unsigned)s * pw, un->k0 + (int)j, c->C);
+                if (i1 < n)
+                    uncovered = 1;
+                i0 = i1 + (i1 < n);
             }
-    if (uncovered) /* pixels no tap reaches are zero */
-        fill(x, &up->FO, 1, tile, 0, Ru * W * 2u * G);
-    store_tile(x, &up->S, NPU_TAG_DX, un, Ru * W,
-               ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W, c->C);
+        }
+    if (uncovered && un->grp == 0) /* pixels no tap reaches are zero (the same in every group) */
+        fill(x, &up->FO, 1, tile, 0, Ru * Wp * pw);
+    if (un->grp == p->ngroups - 1) { /* one STORE per dX row (tile rows are Wp pixels apart) */
+        if (Wp == (unsigned)c->W)
+            store_tile(x, &up->S, NPU_TAG_DX, un, Ru * Wp, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * Wp);
+        else
+            for (unsigned r = 0; r < Ru; r++)
+                store_flat(x, &up->S, NPU_TAG_DX, tile + r * Wp * pw,
+                           x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) * (uint64_t)c->W * pw * x->B,
+                           (uint64_t)c->W * pw * x->B);
+    }
 }
 
 /* ---- dW --------------------------------------------------------------------------------- */
@@ -412,54 +470,52 @@ static int dw_tap_valid(const npu_conv_plan_t *p, int t)
     return 0;
 }
 
-/* OBUF row of dW region q = cb*T + tap (F rows; group q / per_half in half group % 2). */
+/* OBUF row of dW region q = cb*T + tap (F rows) in its pass: the pass's l-th region in half
+ * l / per_half. */
 static unsigned dw_region(const cx_t *x, int q)
 {
-    int ph = x->p->dw_per_half;
-    return (unsigned)((q / ph) % 2) * (unsigned)x->cfg->obuf_rows + (unsigned)((q % ph) * x->p->c.F);
+    int ph = x->p->dw_per_half, l = q % x->p->dw_pass_regions;
+    return (unsigned)(l / ph) * (unsigned)x->cfg->obuf_rows + (unsigned)((l % ph) * x->p->c.F);
 }
 
 /* DRAINs of the covered regions of [q0, q1) into the dW tile (merged where OBUF and SPM rows
- * are contiguous: same c-block, consecutive taps); acc where the region was drained before. */
+ * are contiguous: same c-block, consecutive taps, one half). */
 static void dw_drains(cx_t *x, npu_prog_t *l, int q0, int q1)
 {
     const npu_conv_plan_t *p = x->p;
-    unsigned F = (unsigned)p->c.F, dwp = 2u * (unsigned)p->cw;
-    npu_insn_t in;
+    unsigned F = (unsigned)p->c.F, dwp = p->pout;
     for (int q = q0; q < q1;) {
         unsigned o = dw_region(x, q);
         if (!x->cov[o]) {
             q++;
             continue;
         }
-        int e = q + 1, acc = x->reg_init[q];
-        while (e < q1 && e % p->T != 0 && e % p->dw_per_half != 0 && x->cov[dw_region(x, e)] &&
-               x->reg_init[e] == acc &&
-               dw_region(x, e) == o + (unsigned)(e - q) * F)
+        int e = q + 1;
+        while (e < q1 && e % p->T != 0 && x->cov[dw_region(x, e)] && dw_region(x, e) == o + (unsigned)(e - q) * F &&
+               (dw_region(x, e) + F - 1) / (unsigned)x->cfg->obuf_rows == o / (unsigned)x->cfg->obuf_rows)
             e++;
-        int rc = npu_enc_drain(&in, (unsigned)(e - q) * F, o,
-                               p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T), dwp);
-        if (rc == 0 && acc)
-            rc = npu_insn_drain_acc(&in);
-        put(x, l, rc, &in);
-        for (int i = q; i < e; i++)
-            x->reg_init[i] = 1;
+        drain_blk(x, l, (unsigned)(e - q) * F, o, p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T),
+                  dwp, q / p->T, p->c.C);
         q = e;
     }
 }
 
 /* dW: the GEMM per tap dW[t] (F x C) = sum over dY pixels of dY^T (rows f) x X pixels (rows =
- * the pixels, lanes c). A = dY^T word j of a row (transposed LOAD per dY row: word j holds
- * columns ow in [2S*j, 2S*j + 2S)), B = the X pixels those columns read (stride vs*cw); lanes
- * outside the valid columns are cut by k (top) and k_lo (bottom) on both LDW and WAVE. */
+ * the pixels, lanes c). A = dY^T word j of the F rows of dY row oh (transposed LOAD per dY row:
+ * word j holds columns ow in [2S*j, 2S*j + 2S)), one WAVE of m = F rows; B = the X pixels those
+ * columns read (stride vs*cw); lanes outside the valid columns are cut by k (top) and k_lo
+ * (bottom) on both LDW and WAVE. One LDW of X row pr serves every (oh, kh) with
+ * oh*vs + kh*d - vp = pr: the waves per stationary tile hide the LDW turnaround (a bank is
+ * reloaded only after its waves left the array). */
 static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
-    unsigned in = p->in_base[un->u % 2], xb = in + p->xoff;
+    unsigned in = in_of(x, un), xb = in + p->xoff;
     unsigned fw = (unsigned)p->fw, cw = (unsigned)p->cw, owj = (unsigned)p->owj;
-    unsigned F = (unsigned)c->F, dwp = 2u * (unsigned)p->cw;
-    int nreg = p->T * p->cw, ngr = p->dw_resident ? 1 : p->dw_groups;
+    unsigned F = (unsigned)c->F, dwp = p->pout;
+    int nreg = p->T * p->cw, q0 = un->grp * p->dw_pass_regions, q1 = imin(nreg, q0 + p->dw_pass_regions);
+    int first = un->b == 0 && un->band == 0, last = un->b == p->c.batch - 1 && un->band == p->nbands - 1;
     npu_insn_t ins;
     if (un->u == 0) /* dW of taps no wave reaches is zero */
         for (int t = 0; t < p->T; t++)
@@ -471,45 +527,42 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                                                          (uint64_t)p->vOW) * fw * x->B),
                                     in + (unsigned)(oh - un->r0) * F * owj, owj, 2u * F, fw), &ins);
     load_plane(x, &up->L, un, xb);
-    for (int g = 0; g < ngr; g++) {
-        int q0 = p->dw_resident ? 0 : g * p->dw_per_half, q1 = p->dw_resident ? nreg : imin(nreg, q0 + p->dw_per_half);
-        if (!p->dw_resident)
-            for (int q = q0; q < q1; q++)
-                memset(x->cov + dw_region(x, q), 0, F);
-        for (int oh = un->r0; oh < un->r1; oh++)
-            for (int t = 0; t < p->T; t++) {
-                int kh = t / c->KW, kw = t % c->KW, ow_a, ow_b;
-                int pr = oh * p->vs + kh * c->dil - p->vp;
-                if (pr < 0 || pr >= p->PH)
-                    continue;
+    if (first) /* a pass starts its regions */
+        memset(x->cov, 0, 2u * (size_t)x->cfg->obuf_rows);
+    {
+        for (int pr = un->i0; pr < un->i1; pr++)
+            for (int kw = 0; kw < c->KW; kw++) {
+                int ow_a, ow_b;
                 dw_cols(p, kw, &ow_a, &ow_b);
                 for (int j = 0; j * p->L < ow_b; j++) {
                     int klo = imax(ow_a - j * p->L, 0), khi = imin(ow_b - j * p->L, p->L);
                     if (klo >= khi)
                         continue;
                     for (int cb = 0; cb < p->cw; cb++) {
-                        int q = cb * p->T + t;
-                        if (q < q0 || q >= q1)
-                            continue;
-                        int nc = imin(p->L, c->C - cb * p->L);
-                        int pc = (j * p->L + klo) * p->vs + kw * c->dil - p->vp;
-                        unsigned bank = ldw(x, &up->C, xb + ((unsigned)(pr - un->i0) * (unsigned)p->PW + (unsigned)pc) * cw + (unsigned)cb,
-                                            (unsigned)p->vs * cw, khi, klo, nc);
-                        for (int fb = 0; fb < p->fw; fb++)
-                            wave(x, &up->C, bank, imin(p->L, c->F - fb * p->L),
-                                 in + (unsigned)(oh - un->r0) * F * owj + (unsigned)(fb * p->L) * owj + (unsigned)j,
-                                 owj, khi, klo, nc, dw_region(x, q) + (unsigned)(fb * p->L));
+                        int nc = imin(p->L, c->C - cb * p->L), any = 0;
+                        unsigned bank = 0;
+                        for (int kh = 0; kh < c->KH; kh++) {
+                            int num = pr + p->vp - kh * c->dil, oh = num / p->vs, q = cb * p->T + kh * c->KW + kw;
+                            if (num < 0 || num % p->vs || oh < un->r0 || oh >= un->r1 || q < q0 || q >= q1)
+                                continue;
+                            if (!any) {
+                                int pc = (j * p->L + klo) * p->vs + kw * c->dil - p->vp;
+                                bank = ldw(x, &up->C,
+                                           xb + ((unsigned)(pr - un->i0) * (unsigned)p->PW + (unsigned)pc) * cw + (unsigned)cb,
+                                           (unsigned)p->vs * cw, khi, klo, nc);
+                                any = 1;
+                            }
+                            wave(x, &up->C, bank, c->F, in + (unsigned)(oh - un->r0) * F * owj + (unsigned)j,
+                                 owj, khi, klo, nc, dw_region(x, q));
+                        }
                     }
                 }
             }
-        if (!p->dw_resident)
-            dw_drains(x, &up->C, q0, q1);
     }
+    if (last)
+        dw_drains(x, &up->D, q0, q1);
     if (un->u == p->units - 1) {
-        if (p->dw_resident)
-            dw_drains(x, &up->D, 0, nreg);
-        put(x, &up->S, npu_enc_store(&ins, NPU_TAG_DW, (unsigned)p->T * F, daddr(x, x->a->out), p->out_base[0],
-                                     dwp, 4u * (unsigned)c->C, p->pout), &ins);
+        store_flat(x, &up->S, NPU_TAG_DW, p->out_base[0], x->a->out, (uint64_t)p->T * F * dwp * x->B);
     }
 }
 
@@ -545,54 +598,50 @@ static void append(cx_t *x, npu_prog_t *out, const npu_insn_t *l, size_t n, unsi
     }
 }
 
-static void emit_load_side(cx_t *x, unit_prog_t *u, int ui, int relay, npu_prog_t *out)
+static void emit_fo(cx_t *x, unit_prog_t *u, int relay, npu_prog_t *out)
 {
-    append(x, out, u->L.insn, u->L.n, NPU_OP_SYNC_L, ui >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
     if (u->FO.n)
-        append(x, out, u->FO.insn, u->FO.n, NPU_OP_SYNC_L, relay && ui >= 2 ? NPU_TOK_POP_NEXT : 0,
+        append(x, out, u->FO.insn, u->FO.n, NPU_OP_SYNC_L, relay && u->tile_wait ? NPU_TOK_POP_NEXT : 0,
                NPU_TOK_PUSH_NEXT);
 }
 
-static void emit_exec_side(cx_t *x, unit_prog_t *u, int ui, int relay, const unit_prog_t *next,
-                           npu_prog_t *out)
+/* C(u) (tokens of the band's input on its first / last group; the relay for the next band's FO
+ * in the band's last group), FO(next band) right after it in program order (the relay is then
+ * fetched before the FILL that waits for it, whatever the queue depth), then D(u). */
+static void emit_exec_side(cx_t *x, unit_prog_t *u, int relay, unit_prog_t *nb, npu_prog_t *out)
 {
-    const npu_conv_plan_t *p = x->p;
     long reader = -1;
     size_t dstart;
-    npu_insn_t in;
-    int has_out = p->kernel != NPU_CONV_DW;
+    npu_insn_t in, sy;
+    unsigned t_first = u->first_grp ? NPU_TOK_POP_PREV : 0, t_last = u->last_grp ? NPU_TOK_PUSH_PREV : 0;
+    int do_relay = relay && u->last_grp && nb && nb->tile_wait;
+    npu_enc_sync(&sy, NPU_OP_SYNC_E);
+    npu_insn_tok(&sy, do_relay ? NPU_TOK_POP_NEXT | (nb->FO.n ? NPU_TOK_PUSH_PREV : 0) : 0);
     for (size_t i = 0; i < u->C.n; i++)
         if (is_reader(&u->C.insn[i]))
             reader = (long)i;
-    /* C up to its last reader; what follows (dW group drains) joins D */
+    /* C up to its last reader; what follows (dW pass drains) joins D */
     dstart = reader >= 0 ? (size_t)reader + 1 : u->C.n;
     if (reader < 0) { /* no LDW/WAVE: a SYNC_E takes the input band's tokens */
         append(x, out, u->C.insn, u->C.n, NPU_OP_SYNC_E, 0, 0);
-        if (relay && next && ui + 1 >= 2) {
-            npu_enc_sync(&in, NPU_OP_SYNC_E);
-            npu_insn_tok(&in, NPU_TOK_POP_NEXT | (next->FO.n ? NPU_TOK_PUSH_PREV : 0));
-            put(x, out, 0, &in);
-        }
-        npu_enc_sync(&in, NPU_OP_SYNC_E);
-        npu_insn_tok(&in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
-        put(x, out, 0, &in);
+        if (do_relay)
+            put(x, out, 0, &sy);
+        append(x, out, NULL, 0, NPU_OP_SYNC_E, t_first, t_last);
     } else {
         for (long i = 0; i <= reader; i++) {
             in = u->C.insn[i];
             if (i == 0)
-                npu_insn_tok(&in, NPU_TOK_POP_PREV);
+                npu_insn_tok(&in, t_first);
             if (i == reader) {
-                if (relay && next && ui + 1 >= 2) { /* the relay for FO(u+1) (conv_emit.h) */
-                    npu_insn_t sy;
-                    npu_enc_sync(&sy, NPU_OP_SYNC_E);
-                    npu_insn_tok(&sy, NPU_TOK_POP_NEXT | (next->FO.n ? NPU_TOK_PUSH_PREV : 0));
+                if (do_relay) /* the relay for FO(next band) (conv_emit.h) */
                     put(x, out, 0, &sy);
-                }
-                npu_insn_tok(&in, NPU_TOK_PUSH_PREV);
+                npu_insn_tok(&in, t_last);
             }
             put(x, out, 0, &in);
         }
     }
+    if (u->last_grp && nb)
+        emit_fo(x, nb, relay, out);
     {
         /* D: the C tail, then the DRAINs */
         npu_prog_t d;
@@ -604,7 +653,7 @@ static void emit_exec_side(cx_t *x, unit_prog_t *u, int ui, int relay, const uni
             put(x, &d, 0, &u->D.insn[i]);
         if (u->FO.n)
             first |= NPU_TOK_POP_PREV;
-        if (has_out && !relay && ui >= 2)
+        if (!relay && u->tile_wait)
             first |= NPU_TOK_POP_NEXT;
         append(x, out, d.insn, d.n, NPU_OP_SYNC_E, first, last);
         npu_prog_free(&d);
@@ -635,9 +684,8 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     x.L = npu_cfg_f(cfg);
     up = calloc((size_t)p->units, sizeof *up);
     x.cov = calloc(2u * (size_t)cfg->obuf_rows, 1);
-    x.reg_init = calloc((size_t)(p->T * p->cw) + 1, 1);
     x.tap_valid = calloc((size_t)p->T, 1);
-    if (!up || !x.cov || !x.reg_init || !x.tap_valid) {
+    if (!up || !x.cov || !x.tap_valid) {
         fail(&x, "out of memory");
     } else {
         for (int t = 0; t < p->T; t++)
@@ -650,6 +698,10 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
             npu_prog_init(&up[u].C);
             npu_prog_init(&up[u].D);
             npu_prog_init(&up[u].S);
+            up[u].first_grp = p->kernel == NPU_CONV_DW || un.grp == 0;
+            up[u].last_grp = p->kernel == NPU_CONV_DW || un.grp == p->ngroups - 1;
+            up[u].band = band_of(&x, &un);
+            up[u].tile_wait = p->kernel != NPU_CONV_DW && un.grp == 0 && up[u].band >= 2;
             if (p->kernel == NPU_CONV_FWD)
                 unit_fwd(&x, &un, &up[u]);
             else if (p->kernel == NPU_CONV_DW)
@@ -660,13 +712,20 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
                 unit_dx_ecoflow(&x, &un, &up[u]);
             relay |= up[u].FO.n > 0;
         }
-        /* program order: L(0); per unit u: L(u+1), EXEC(u), STORE(u) */
-        if (!x.err)
-            emit_load_side(&x, &up[0], 0, relay, out);
+        /* program order: L(0), FO(0); per band j: L(j+1), then per unit u of band j: C(u)
+         * (FO(j+1) after the band's last C), D(u), S(u) */
         for (int u = 0; u < p->units && !x.err; u++) {
-            if (u + 1 < p->units)
-                emit_load_side(&x, &up[u + 1], u + 1, relay, out);
-            emit_exec_side(&x, &up[u], u, relay, u + 1 < p->units ? &up[u + 1] : NULL, out);
+            int nx = u + 1;
+            while (nx < p->units && !up[nx].first_grp)
+                nx++;
+            if (u == 0) {
+                append(&x, out, up[0].L.insn, up[0].L.n, NPU_OP_SYNC_L, 0, NPU_TOK_PUSH_NEXT);
+                emit_fo(&x, &up[0], relay, out);
+            }
+            if (up[u].first_grp && nx < p->units)
+                append(&x, out, up[nx].L.insn, up[nx].L.n, NPU_OP_SYNC_L,
+                       up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
+            emit_exec_side(&x, &up[u], relay, nx < p->units ? &up[nx] : NULL, out);
             if (up[u].S.n)
                 append(&x, out, up[u].S.insn, up[u].S.n, NPU_OP_SYNC_S, NPU_TOK_POP_PREV, NPU_TOK_PUSH_PREV);
         }
@@ -676,7 +735,6 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
             unit_free(&up[u]);
     free(up);
     free(x.cov);
-    free(x.reg_init);
     free(x.tap_valid);
     if (x.err) {
         if (n)

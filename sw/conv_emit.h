@@ -5,26 +5,27 @@
  * whose A rows are pixel words of an SPM-resident band read with a strided address (the im2col
  * view made on the fly by the WAVE / LDW address generators), accumulated in the OBUF.
  *
- * Per unit u (conv_plan.h), in program order LOAD(u+1) is emitted before EXEC(u) (one unit of
- * lookahead: it waits in the LOAD queue for EXEC(u-1) to free its buffer, then has all of
- * EXEC(u) to arrive):
+ * Per unit u (conv_plan.h), program order L(0), FO(0), then per u: L(u+1), C(u), FO(u+1), D(u),
+ * S(u): the next band's loads come before EXEC(u) (one unit of lookahead: L(u+1) waits in the
+ * LOAD queue for C(u-1) to free its buffer, then has all of C(u) to arrive):
  *   L(u)   FILL/LOADs of the input band into buffer u%2 (unit 0 first loads the resident
  *          weights and zeroes the dW taps no wave reaches)
  *          [first: pop e2l if u >= 2 (EXEC(u-2) freed the buffer); last: push l2e]
- *   FO(u)  dX ecoflow only, when the unit's tile has pixels no wave covers: FILL of output tile
- *          u%2 [pop e2l if u >= 2: the relay below; push l2e]
- *   C(u)   LDW/WAVEs (dW group mode: with DRAIN acc per OBUF group)
- *          [first: pop l2e; the last LDW/WAVE pushes e2l]; relay scheme (any FO): a SYNC_E
- *          just before that last one pops s2e (STORE(u-1) done: tile (u+1)%2 is free) and
- *          pushes e2l when FO(u+1) exists, so the FILL never overwrites a tile being stored
- *   D(u)   DRAINs into output tile u%2 [first: pop l2e if FO(u); pop s2e if u >= 2 and no
- *          relay scheme; last: push e2s]
- *   S(u)   STOREs [first: pop e2s; last: push s2e]
+ *   FO(u)  dX ecoflow only, first unit of a band whose tile has pixels no wave covers: FILL of
+ *          the band's output tile [pop e2l for band >= 2: the relay below; push l2e]
+ *   C(u)   LDW/WAVEs [first: pop l2e; the last LDW/WAVE pushes e2l]; relay scheme (any FO):
+ *          when unit u+1 starts band j >= 2, a SYNC_E just before that last one pops s2e
+ *          (STORE of band j-2 done: tile j%2 is free) and pushes e2l when FO(u+1) exists, so
+ *          the FILL never overwrites a tile being stored
+ *   D(u)   DRAINs into the band's output tile (tile band%2, shared by the band's block groups)
+ *          [first: pop l2e if FO(u); pop s2e if u starts band >= 2 and no relay scheme; last:
+ *          push e2s if S(u)]; dW: the pass's DRAINs at its last unit
+ *   S(u)   STOREs of the band's tile, by its last block group (dW: the last unit)
+ *          [first: pop e2s; last: push s2e]
  * An empty group that must carry tokens is a SYNC. No token counter exceeds 4 (l2e: L and FO of
  * two units), far below TOKEN_MAX, and the program
  * cannot deadlock at any queue depth: every token an instruction waits for comes from an
- * instruction the fetcher reached before it, except FO(u+1)'s relay, which is in C(u) right
- * after FO(u+1) (the last instruction of its LOAD group) in program order.
+ * instruction the fetcher reached before it (FO(u+1) follows the relay in C(u)).
  */
 #ifndef NPU_CONV_EMIT_H
 #define NPU_CONV_EMIT_H

@@ -14,10 +14,18 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
     int per_img = p->nbands * p->ngroups, rem;
     memset(un, 0, sizeof *un);
     un->u = u;
-    un->b = u / per_img;
-    rem = u % per_img;
-    un->band = rem / p->ngroups;
-    un->grp = rem % p->ngroups;
+    if (p->kernel == NPU_CONV_DW) { /* pass, image, band */
+        int per_pass = c->batch * p->nbands;
+        un->grp = u / per_pass;
+        rem = u % per_pass;
+        un->b = rem / p->nbands;
+        un->band = rem % p->nbands;
+    } else { /* image, band, block group */
+        un->b = u / per_img;
+        rem = u % per_img;
+        un->band = rem / p->ngroups;
+        un->grp = rem % p->ngroups;
+    }
     un->r0 = un->band * p->R;
     un->r1 = imin(un->r0 + p->R, p->rows);
     un->k0 = un->grp * p->G;
@@ -72,14 +80,6 @@ int npu_conv_phase_nx(const npu_conv_plan_t *p, int b)
     return b < p->c.W ? (p->c.W - b + p->c.stride - 1) / p->c.stride : 0;
 }
 
-int npu_conv_phase_off(const npu_conv_plan_t *p, int b)
-{
-    int o = 0;
-    for (int i = 0; i < b; i++)
-        o += npu_conv_phase_nx(p, i);
-    return o;
-}
-
 /* dX zeropad: the dY columns that land inside the Z plane (s*ow in [p-(KW-1)d, W+p)). */
 static void zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1)
 {
@@ -107,6 +107,10 @@ static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint
     const npu_conv_t *c = &p->c;
     uint64_t B = p->B;
     *rd_x = *rd_dy = *wr = 0;
+    if (p->kernel != NPU_CONV_DW && un->grp == p->ngroups - 1) /* the band's tile, once */
+        *wr = (uint64_t)(un->r1 - un->r0) * (uint64_t)(p->kernel == NPU_CONV_FWD ? p->OW : c->W) * p->pout * B;
+    if (p->kernel != NPU_CONV_DW && un->grp != 0) /* the band's input: loaded by its first group */
+        return;
     if (p->kernel == NPU_CONV_FWD || p->kernel == NPU_CONV_DW)
         for (int pr = un->i0; pr < un->i1; pr++)
             if (pr - p->P >= 0 && pr - p->P < c->H && npu_conv_plane_row_used(p, un, pr))
@@ -121,12 +125,6 @@ static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint
         for (int oh = 0; oh < p->OH; oh++)
             if (oh * c->stride >= un->i0 && oh * c->stride < un->i1 && ow1 > ow0)
                 *rd_dy += (uint64_t)(ow1 - ow0) * (uint64_t)p->fw * B;
-    }
-    if (p->kernel != NPU_CONV_DW) {
-        int chans = p->kernel == NPU_CONV_FWD ? c->F : c->C;
-        uint64_t lanes = (uint64_t)(imin(chans, un->k1 * p->L) - un->k0 * p->L);
-        uint64_t len = p->kernel == NPU_CONV_FWD ? (uint64_t)p->OW : (uint64_t)c->W;
-        *wr = (uint64_t)(un->r1 - un->r0) * len * cdiv64(4 * lanes, B) * B;
     }
 }
 
@@ -154,7 +152,7 @@ static uint64_t spm_need(npu_conv_plan_t *p)
     if (p->kernel == NPU_CONV_DW)
         p->xoff = (unsigned)(p->R * c->F * p->owj);
     for (int band = 0; band < p->nbands; band++) {
-        npu_conv_unit_at(p, band * p->ngroups, &un);
+        npu_conv_unit_at(p, p->kernel == NPU_CONV_DW ? band : band * p->ngroups, &un);
         unsigned w = unit_in_words(p, &un);
         inw = w > inw ? w : inw;
     }
@@ -162,15 +160,15 @@ static uint64_t spm_need(npu_conv_plan_t *p)
     switch (p->kernel) {
     case NPU_CONV_FWD:
         p->w_words = (unsigned)(p->T * c->C * p->fw);
-        p->out_words = (unsigned)(p->R * p->OW * 2 * p->G);
+        p->out_words = (unsigned)p->R * (unsigned)p->OW * p->pout; /* dense full pixels: one tile per band */
         break;
     case NPU_CONV_DX:
         p->w_words = (unsigned)(p->T * c->F * p->cw);
-        p->out_words = (unsigned)(p->R * c->W * 2 * p->G);
+        p->out_words = (unsigned)(p->R * p->row_pitch) * p->pout;
         break;
     default:
         p->w_words = 0;
-        p->out_words = (unsigned)(p->T * c->F * 2 * p->cw);
+        p->out_words = (unsigned)(p->T * c->F) * p->pout;
         break;
     }
     return 2ull * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words;
@@ -262,7 +260,9 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         p->rows = c->H;
         p->nblk = p->cw;
         p->ZW = c->W + (c->KW - 1) * c->dil;
-        row_len = c->W;
+        /* ecoflow: tile rows of ceil(W/s)*s pixels (conv_emit.c, unit_dx_ecoflow) */
+        row_len = dataflow == NPU_CONV_ECOFLOW ? (c->W + c->stride - 1) / c->stride * c->stride : c->W;
+        p->row_pitch = row_len;
         break;
     default:
         if (dataflow == NPU_CONV_ZEROPAD) { /* the zero-inserted dY against the padded X plane */
@@ -281,12 +281,15 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
     p->PW = c->W + 2 * p->P;
 
     if (kernel == NPU_CONV_DW) {
+        /* regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over
+         * the whole input; more regions than fit: several passes (the input streamed again) */
         int nreg = p->T * p->cw;
         p->dw_per_half = cfg->obuf_rows / c->F;
         if (p->dw_per_half < 1)
-            return fail(msg, n, "dW: F rows of a region do not fit an OBUF half");
-        p->dw_groups = (nreg + p->dw_per_half - 1) / p->dw_per_half;
-        p->dw_resident = p->dw_groups <= 2;
+            return fail(msg, n, "dW: the F rows of a (c-block, tap) region do not fit an OBUF half");
+        p->dw_passes = (nreg + 2 * p->dw_per_half - 1) / (2 * p->dw_per_half);
+        p->dw_pass_regions = (nreg + p->dw_passes - 1) / p->dw_passes;
+        p->nblk = p->ngroups = p->dw_passes;
         int rmax = p->rows;
         if (opts->max_band_rows > 0)
             rmax = imin(rmax, opts->max_band_rows);
@@ -306,18 +309,47 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         gmax = imin(gmax, p->nblk);
         if (opts->max_blocks > 0)
             gmax = imin(gmax, opts->max_blocks);
-        for (int G = gmax; G >= 1 && !best; G--) {
-            p->ngroups = (p->nblk + G - 1) / G;
-            p->G = (p->nblk + p->ngroups - 1) / p->ngroups;
-            int rmax = imin(p->rows, cfg->obuf_rows / (p->G * row_len));
+        /* Largest block group whose bands still give every stationary tile enough work: an LDW
+         * reloads a weight bank only after the waves on it left the array (about 4S cycles) and
+         * then shifts for S, so with two banks a tile needs >= ~5S + 8 injection slots of waves
+         * or the array waits (measured on the RTL). Fewer blocks per unit mean taller bands
+         * (more waves per tile) but re-load the input band once per group; without any G
+         * reaching the target, the tallest bands (G = 1). */
+        int chosen = 0, cR = 0, cG = 0;
+        for (int G = gmax; G >= 1 && !chosen; G--) {
+            int ng = (p->nblk + G - 1) / G, g = (p->nblk + ng - 1) / ng, fitR = 0;
+            int rmax = imin(p->rows, cfg->obuf_rows / (g * row_len));
             if (opts->max_band_rows > 0)
                 rmax = imin(rmax, opts->max_band_rows);
-            for (int R = rmax; R >= 1 && !best; R--) {
+            for (int R = rmax; R >= 1 && !fitR; R--) {
+                p->ngroups = ng;
+                p->G = g;
                 p->nbands = (p->rows + R - 1) / R;
                 p->R = (p->rows + p->nbands - 1) / p->nbands;
                 if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
-                    best = 1;
+                    fitR = p->R;
             }
+            if (!fitR)
+                continue;
+            if (!cR || fitR > cR) { /* the fallback: tallest bands */
+                cR = fitR;
+                cG = g;
+            }
+            double slots = kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW
+                               ? (double)fitR * (double)row_len / ((double)c->stride * (double)c->stride)
+                               : (double)fitR * (double)row_len;
+            if (slots >= 5.0 * cfg->s + 8.0 || opts->max_blocks > 0) {
+                cR = fitR;
+                cG = g;
+                chosen = 1;
+            }
+        }
+        if (cR) {
+            best = 1;
+            p->ngroups = (p->nblk + cG - 1) / cG;
+            p->G = (p->nblk + p->ngroups - 1) / p->ngroups;
+            p->nbands = (p->rows + cR - 1) / cR;
+            p->R = (p->rows + p->nbands - 1) / p->nbands;
         }
         p->obuf_unit_rows = (unsigned)(p->G * p->R * row_len);
     }
@@ -332,7 +364,7 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         return fail(msg, n, "the SPM layout does not fit");
     if (npu_cfg_spm_words(cfg) > 65536)
         return fail(msg, n, "SPM addresses past 16 bits");
-    p->units = c->batch * p->nbands * p->ngroups;
+    p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
 
     /* DRAM bytes: the plan's, and each tensor once */
     for (int u = 0; u < p->units; u++) {

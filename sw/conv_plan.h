@@ -5,13 +5,16 @@
  *
  * A pure function of (cfg, layer, kernel, dataflow, options): no simulator, no DRAM addresses.
  *
- * Work is cut into UNITS, executed in order, each one LOAD group -> EXEC -> STORE with its own
- * input buffer (unit u uses buffer u % 2) and OBUF half (u % 2):
- *   fwd, dX: unit = (image b, band of output rows [r0, r1), output-channel blocks [k0, k1));
- *            the input band (with its halo rows) is loaded once per unit, so the halo rows and,
- *            with several block groups, the whole band are re-loaded (the residency plan).
- *   dW:      unit = (image b, band of dY rows); the dW tile stays in the SPM (and, when it fits,
- *            in the OBUF) for the whole program and is stored once at the end.
+ * Work is cut into UNITS, executed in order (LOAD -> EXEC -> STORE, double-buffered), each with
+ * its OBUF half (u % 2):
+ *   fwd, dX: unit = (image b, band of output rows [r0, r1), output-channel blocks [k0, k1)); the
+ *            block groups of a band share its input buffer (band % 2, loaded by the first group
+ *            with its halo rows: the halo rows are re-loaded per band, the residency plan) and
+ *            its output tile (band % 2, stored by the last group as one run).
+ *   dW:      unit = (pass, image b, band of dY rows); the dW tile stays in the SPM and is stored
+ *            once at the end; a pass accumulates the (c-block, tap) regions that fit the OBUF
+ *            (both halves) over the whole input and drains them once; a layer whose dW does not
+ *            fit the OBUF takes several passes, each streaming the input again.
  *
  * DRAM layouts (dense NHWC, one tensor row per pixel, channels padded to whole beats):
  *   X   [b][H][W]   rows of C int16,  pitch cw = ceil(C / 2S) beats
@@ -54,6 +57,7 @@ typedef struct npu_conv_plan {
     int owj;                /* dW: words per transposed dY row, ceil(vOW / 2S) */
     /* dX zeropad: the Z plane (dilated, zero-padded dY) band is ZR x ZW pixels */
     int ZW;
+    int row_pitch;          /* dX: pixels per row of the output tile (ecoflow: ceil(W/s)*s) */
     /* blocking */
     int nblk;               /* output-channel blocks: fwd fw, dX cw, dW 1 */
     int G, ngroups;         /* blocks per unit, groups */
@@ -66,9 +70,10 @@ typedef struct npu_conv_plan {
     unsigned out_base[2], out_words;
     unsigned xoff;                 /* dW: offset of the X plane rows in an input buffer */
     unsigned spm_used;
-    /* OBUF: fwd/dX rows per unit; dW regions (cb, tap) of F rows */
+    /* OBUF: fwd/dX rows per unit; dW regions (c-block, tap) of F rows, dw_pass_regions of them
+     * (<= 2 dw_per_half) per pass, accumulated over the whole input */
     unsigned obuf_unit_rows;
-    int dw_per_half, dw_groups, dw_resident;
+    int dw_per_half, dw_passes, dw_pass_regions;
     /* DRAM bytes per tag: what the program moves, and each tensor once */
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
     uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS];
@@ -81,9 +86,9 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
 
 /* One unit of work (see above). */
 typedef struct npu_conv_unit {
-    int u, b, band, grp;
+    int u, b, band, grp; /* grp: block group (fwd, dX) or pass (dW) */
     int r0, r1;  /* output rows of image b */
-    int k0, k1;  /* output-channel blocks (fwd: f-blocks, dX: c-blocks; dW: 0, 1) */
+    int k0, k1;  /* output-channel blocks (fwd: f-blocks, dX: c-blocks; dW: the pass, pass + 1) */
     int i0, i1;  /* input rows held in the buffer: fwd/dW the X plane rows, dX zeropad the Z rows
                     (Z coordinates: row u = ih + p - kh*d), dX ecoflow the dY rows (may be empty) */
 } npu_conv_unit_t;
@@ -92,10 +97,8 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un);
 /* fwd / dW: is plane row pr (in [un->i0, un->i1)) read by any (output row, kh) of the unit? */
 int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr);
 
-/* dX ecoflow column phases: dX column iw = x*s + b; nx(b) columns in phase b, po(b) = sum of
- * nx over the phases before b (the OBUF offset of phase b in a dX row). */
+/* dX ecoflow column phases: dX column iw = x*s + b; nx(b) real columns in phase b. */
 int npu_conv_phase_nx(const npu_conv_plan_t *p, int b);
-int npu_conv_phase_off(const npu_conv_plan_t *p, int b);
 
 /* Floor / ceiling division for any signs (b > 0). */
 static inline int npu_floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

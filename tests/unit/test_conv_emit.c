@@ -249,7 +249,9 @@ static void check_program(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const 
         }
         case NPU_OP_DRAIN:
             lo = f.spm_addr;
-            hi = f.spm_addr + (f.rows - 1) * f.spm_stride + 2;
+            hi = f.spm_addr + (f.rows - 1) * f.spm_stride + (f.split_rows ? 1 : 2);
+            if (f.split_rows && f.hi_rows)
+                hi = f.spm_addr + (f.split_rows + f.hi_rows - 1) * f.spm_stride + 1;
             cr_assert(inside(out, 2, lo, hi), "%s: DRAIN %zu writes [%u, %u) outside the output", what, i, lo, hi);
             cr_assert(f.obuf_addr / half == (f.obuf_addr + f.rows - 1) / half, "%s: DRAIN %zu crosses a half", what, i);
             break;
@@ -287,7 +289,7 @@ static void check_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df,
         cr_assert_leq(p.obuf_unit_rows, (unsigned)cfg->obuf_rows, "%s", what);
     /* the units cover every (image, output row, output block) exactly once */
     {
-        int blocks = k == NPU_CONV_DW ? 1 : p.nblk;
+        int blocks = p.nblk; /* dW: passes */
         unsigned char *seen = calloc((size_t)c->batch * (size_t)p.rows * (size_t)blocks, 1);
         cr_assert_not_null(seen);
         for (int u = 0; u < p.units; u++) {
