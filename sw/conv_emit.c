@@ -27,6 +27,8 @@ typedef struct cx {
     char why[160];
     uint8_t *cov;        /* per OBUF row: written since its region was (re)started -> acc = 1 */
     uint8_t *tap_valid;  /* dW: some wave of the whole program reaches tap t */
+    int *pass_of;        /* dW: region q's pass and OBUF row (npu_conv_dw_layout) */
+    unsigned *row_of;
 } cx_t;
 
 static void fail(cx_t *x, const char *why)
@@ -470,34 +472,15 @@ static int dw_tap_valid(const npu_conv_plan_t *p, int t)
     return 0;
 }
 
-/* OBUF row of dW region q = cb*T + tap (F rows) in its pass: the pass's l-th region in half
- * l / per_half. */
-static unsigned dw_region(const cx_t *x, int q)
-{
-    int ph = x->p->dw_per_half, l = q % x->p->dw_pass_regions;
-    return (unsigned)(l / ph) * (unsigned)x->cfg->obuf_rows + (unsigned)((l % ph) * x->p->c.F);
-}
-
-/* DRAINs of the covered regions of [q0, q1) into the dW tile (merged where OBUF and SPM rows
- * are contiguous: same c-block, consecutive taps, one half). */
-static void dw_drains(cx_t *x, npu_prog_t *l, int q0, int q1)
+/* DRAINs of the covered regions of the pass into the dW tile (one per region). */
+static void dw_drains(cx_t *x, npu_prog_t *l, int pass)
 {
     const npu_conv_plan_t *p = x->p;
     unsigned F = (unsigned)p->c.F, dwp = p->pout;
-    for (int q = q0; q < q1;) {
-        unsigned o = dw_region(x, q);
-        if (!x->cov[o]) {
-            q++;
-            continue;
-        }
-        int e = q + 1;
-        while (e < q1 && e % p->T != 0 && x->cov[dw_region(x, e)] && dw_region(x, e) == o + (unsigned)(e - q) * F &&
-               (dw_region(x, e) + F - 1) / (unsigned)x->cfg->obuf_rows == o / (unsigned)x->cfg->obuf_rows)
-            e++;
-        drain_blk(x, l, (unsigned)(e - q) * F, o, p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T),
-                  dwp, q / p->T, p->c.C);
-        q = e;
-    }
+    for (int q = 0; q < p->T * p->cw; q++)
+        if (x->pass_of[q] == pass && x->cov[x->row_of[q]])
+            drain_blk(x, l, F, x->row_of[q], p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T),
+                      dwp, q / p->T, p->c.C);
 }
 
 /* dW: the GEMM per tap dW[t] (F x C) = sum over dY pixels of dY^T (rows f) x X pixels (rows =
@@ -514,8 +497,9 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     unsigned in = in_of(x, un), xb = in + p->xoff;
     unsigned fw = (unsigned)p->fw, cw = (unsigned)p->cw, owj = (unsigned)p->owj;
     unsigned F = (unsigned)c->F, dwp = p->pout;
-    int nreg = p->T * p->cw, q0 = un->grp * p->dw_pass_regions, q1 = imin(nreg, q0 + p->dw_pass_regions);
     int first = un->b == 0 && un->band == 0, last = un->b == p->c.batch - 1 && un->band == p->nbands - 1;
+    int step = npu_conv_dw_step(p), chained = npu_conv_dw_chained(p);
+    unsigned half = (unsigned)x->cfg->obuf_rows;
     npu_insn_t ins;
     if (un->u == 0) /* dW of taps no wave reaches is zero */
         for (int t = 0; t < p->T; t++)
@@ -529,21 +513,34 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     load_plane(x, &up->L, un, xb);
     if (first) /* a pass starts its regions */
         memset(x->cov, 0, 2u * (size_t)x->cfg->obuf_rows);
-    {
-        for (int pr = un->i0; pr < un->i1; pr++)
-            for (int kw = 0; kw < c->KW; kw++) {
-                int ow_a, ow_b;
-                dw_cols(p, kw, &ow_a, &ow_b);
-                for (int j = 0; j * p->L < ow_b; j++) {
-                    int klo = imax(ow_a - j * p->L, 0), khi = imin(ow_b - j * p->L, p->L);
-                    if (klo >= khi)
-                        continue;
-                    for (int cb = 0; cb < p->cw; cb++) {
-                        int nc = imin(p->L, c->C - cb * p->L), any = 0;
-                        unsigned bank = 0;
-                        for (int kh = 0; kh < c->KH; kh++) {
+    for (int pr = un->i0; pr < un->i1; pr++)
+        for (int kw = 0; kw < c->KW; kw++) {
+            int ow_a, ow_b;
+            dw_cols(p, kw, &ow_a, &ow_b);
+            for (int j = 0; j * p->L < ow_b; j++) {
+                int klo = imax(ow_a - j * p->L, 0), khi = imin(ow_b - j * p->L, p->L);
+                if (klo >= khi)
+                    continue;
+                for (int cb = 0; cb < p->cw; cb++) {
+                    int nc = imin(p->L, c->C - cb * p->L), any = 0;
+                    unsigned bank = 0;
+                    for (int rho = 0; rho < step && rho < c->KH; rho++) {
+                        /* the kh of class rho reading X row pr, kh decreasing = dY rows increasing;
+                         * a run of them in consecutive OBUF regions is one WAVE */
+                        int run_q = -1, run_oh = 0, run_n = 0;
+                        for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= -step; kh -= step) {
                             int num = pr + p->vp - kh * c->dil, oh = num / p->vs, q = cb * p->T + kh * c->KW + kw;
-                            if (num < 0 || num % p->vs || oh < un->r0 || oh >= un->r1 || q < q0 || q >= q1)
+                            int ok = kh >= 0 && num >= 0 && num % p->vs == 0 && oh >= un->r0 && oh < un->r1 &&
+                                     x->pass_of[q] == un->grp;
+                            if (run_n && (!ok || !chained || oh != run_oh + run_n ||
+                                          x->row_of[q] != x->row_of[run_q] + (unsigned)run_n * F ||
+                                          x->row_of[q] / half != x->row_of[run_q] / half)) {
+                                wave(x, &up->C, bank, run_n * c->F,
+                                     in + (unsigned)(run_oh - un->r0) * F * owj + (unsigned)j, owj, khi, klo, nc,
+                                     x->row_of[run_q]);
+                                run_n = 0;
+                            }
+                            if (!ok)
                                 continue;
                             if (!any) {
                                 int pc = (j * p->L + klo) * p->vs + kw * c->dil - p->vp;
@@ -552,21 +549,30 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                                            (unsigned)p->vs * cw, khi, klo, nc);
                                 any = 1;
                             }
-                            wave(x, &up->C, bank, c->F, in + (unsigned)(oh - un->r0) * F * owj + (unsigned)j,
-                                 owj, khi, klo, nc, dw_region(x, q));
+                            if (!run_n) {
+                                run_q = q;
+                                run_oh = oh;
+                            }
+                            run_n++;
                         }
                     }
                 }
             }
-    }
+        }
     if (last)
-        dw_drains(x, &up->D, q0, q1);
-    if (un->u == p->units - 1) {
+        dw_drains(x, &up->D, un->grp);
+    if (un->u == p->units - 1)
         store_flat(x, &up->S, NPU_TAG_DW, p->out_base[0], x->a->out, (uint64_t)p->T * F * dwp * x->B);
-    }
 }
 
 /* ---- assembly with tokens ---------------------------------------------------------------- */
+
+/* The EXEC units (weight loader, wave engine, drain engine) complete out of order, and an
+ * instruction pushes its tokens when it completes, so the pushes on one channel must come from
+ * one in-order unit or the consumer could take a later push for an earlier event: e2l is pushed
+ * only by WAVEs (or, for a band without waves, by the second of two token-only LDWs, which
+ * completes after every earlier wave left the array), e2s only by DRAINs (or a token-only DRAIN
+ * into the scratch words). LOAD and STORE queues complete in order. */
 
 static int is_reader(const npu_insn_t *in)
 {
@@ -574,22 +580,12 @@ static int is_reader(const npu_insn_t *in)
     return op == NPU_OP_LDW || op == NPU_OP_WAVE;
 }
 
-/* Appends l[0..n) to out with tok_first on the first and tok_last on the last; an empty group
- * with tokens becomes a SYNC of its queue. */
-static void append(cx_t *x, npu_prog_t *out, const npu_insn_t *l, size_t n, unsigned sync_op,
-                   unsigned tok_first, unsigned tok_last)
+/* Appends l[0..n) to out with tok_first on the first and tok_last on the last. */
+static void append(cx_t *x, npu_prog_t *out, const npu_insn_t *l, size_t n, unsigned tok_first,
+                   unsigned tok_last)
 {
-    npu_insn_t in;
-    if (!n) {
-        if (tok_first | tok_last) {
-            npu_enc_sync(&in, sync_op);
-            npu_insn_tok(&in, tok_first | tok_last);
-            put(x, out, 0, &in);
-        }
-        return;
-    }
     for (size_t i = 0; i < n; i++) {
-        in = l[i];
+        npu_insn_t in = l[i];
         if (i == 0)
             npu_insn_tok(&in, tok_first);
         if (i == n - 1)
@@ -598,65 +594,121 @@ static void append(cx_t *x, npu_prog_t *out, const npu_insn_t *l, size_t n, unsi
     }
 }
 
-static void emit_fo(cx_t *x, unit_prog_t *u, int relay, npu_prog_t *out)
+/* A LOAD-queue group with tokens; SYNC_L when empty. */
+static void append_l(cx_t *x, npu_prog_t *out, const npu_prog_t *l, unsigned tok_first, unsigned tok_last)
 {
-    if (u->FO.n)
-        append(x, out, u->FO.insn, u->FO.n, NPU_OP_SYNC_L, relay && u->tile_wait ? NPU_TOK_POP_NEXT : 0,
-               NPU_TOK_PUSH_NEXT);
+    npu_insn_t in;
+    if (l->n) {
+        append(x, out, l->insn, l->n, tok_first, tok_last);
+    } else if (tok_first | tok_last) {
+        npu_enc_sync(&in, NPU_OP_SYNC_L);
+        npu_insn_tok(&in, tok_first | tok_last);
+        put(x, out, 0, &in);
+    }
 }
 
-/* C(u) (tokens of the band's input on its first / last group; the relay for the next band's FO
- * in the band's last group), FO(next band) right after it in program order (the relay is then
- * fetched before the FILL that waits for it, whatever the queue depth), then D(u). */
-static void emit_exec_side(cx_t *x, unit_prog_t *u, int relay, unit_prog_t *nb, npu_prog_t *out)
+/* C(u): pops on its first instruction, pushes (e2l) on its last reader; a C without readers is
+ * two token-only LDWs (bank 0 then 1, k = n = 1). */
+static void emit_c(cx_t *x, const unit_prog_t *u, unsigned pops, unsigned push, npu_prog_t *out, size_t *dstart)
 {
     long reader = -1;
-    size_t dstart;
-    npu_insn_t in, sy;
-    unsigned t_first = u->first_grp ? NPU_TOK_POP_PREV : 0, t_last = u->last_grp ? NPU_TOK_PUSH_PREV : 0;
-    int do_relay = relay && u->last_grp && nb && nb->tile_wait;
-    npu_enc_sync(&sy, NPU_OP_SYNC_E);
-    npu_insn_tok(&sy, do_relay ? NPU_TOK_POP_NEXT | (nb->FO.n ? NPU_TOK_PUSH_PREV : 0) : 0);
+    npu_insn_t in;
     for (size_t i = 0; i < u->C.n; i++)
         if (is_reader(&u->C.insn[i]))
             reader = (long)i;
-    /* C up to its last reader; what follows (dW pass drains) joins D */
-    dstart = reader >= 0 ? (size_t)reader + 1 : u->C.n;
-    if (reader < 0) { /* no LDW/WAVE: a SYNC_E takes the input band's tokens */
-        append(x, out, u->C.insn, u->C.n, NPU_OP_SYNC_E, 0, 0);
-        if (do_relay)
-            put(x, out, 0, &sy);
-        append(x, out, NULL, 0, NPU_OP_SYNC_E, t_first, t_last);
-    } else {
+    *dstart = reader >= 0 ? (size_t)reader + 1 : u->C.n; /* what follows the last reader joins D */
+    if (reader >= 0) {
         for (long i = 0; i <= reader; i++) {
             in = u->C.insn[i];
             if (i == 0)
-                npu_insn_tok(&in, t_first);
-            if (i == reader) {
-                if (do_relay) /* the relay for FO(next band) (conv_emit.h) */
-                    put(x, out, 0, &sy);
-                npu_insn_tok(&in, t_last);
-            }
+                npu_insn_tok(&in, pops);
+            if (i == reader)
+                npu_insn_tok(&in, push);
             put(x, out, 0, &in);
         }
+        return;
     }
-    if (u->last_grp && nb)
-        emit_fo(x, nb, relay, out);
-    {
-        /* D: the C tail, then the DRAINs */
-        npu_prog_t d;
-        unsigned first = 0, last = u->S.n ? NPU_TOK_PUSH_NEXT : 0;
-        npu_prog_init(&d);
-        for (size_t i = dstart; i < u->C.n; i++)
-            put(x, &d, 0, &u->C.insn[i]);
-        for (size_t i = 0; i < u->D.n; i++)
-            put(x, &d, 0, &u->D.insn[i]);
-        if (u->FO.n)
-            first |= NPU_TOK_POP_PREV;
-        if (!relay && u->tile_wait)
-            first |= NPU_TOK_POP_NEXT;
-        append(x, out, d.insn, d.n, NPU_OP_SYNC_E, first, last);
-        npu_prog_free(&d);
+    if (!(pops | push))
+        return;
+    for (unsigned b = 0; b < 2; b++) {
+        put(x, out, npu_enc_ldw(&in, b, NPU_MODE_HSW, x->p->scratch, 0, 1, 1), &in);
+        npu_insn_tok(&out->insn[out->n - 1], b == 0 ? pops : push);
+    }
+}
+
+/* D(u) = the C tail and the DRAINs: pops on the first, e2s pushed by the last DRAIN (a DRAIN of
+ * one OBUF row into the scratch words when there is none). */
+static void emit_d(cx_t *x, const unit_prog_t *u, size_t dstart, unsigned pops, unsigned push, int half,
+                   npu_prog_t *out)
+{
+    npu_prog_t d;
+    npu_insn_t in;
+    npu_prog_init(&d);
+    for (size_t i = dstart; i < u->C.n; i++)
+        put(x, &d, 0, &u->C.insn[i]);
+    for (size_t i = 0; i < u->D.n; i++)
+        put(x, &d, 0, &u->D.insn[i]);
+    if (push && (!d.n || npu_insn_op(&d.insn[d.n - 1]) != NPU_OP_DRAIN))
+        put(x, &d, npu_enc_drain(&in, 1, (unsigned)half * (unsigned)x->cfg->obuf_rows, x->p->scratch, 2), &in);
+    if (!d.n && pops) {
+        npu_enc_sync(&in, NPU_OP_SYNC_E);
+        put(x, &d, 0, &in);
+    }
+    append(x, out, d.insn, d.n, pops, push);
+    npu_prog_free(&d);
+}
+
+/* Program order and tokens (conv_emit.h). */
+static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
+{
+    const npu_conv_plan_t *p = x->p;
+    int U = p->units, fo = 0;
+    for (int u = 0; u < U; u++)
+        fo |= up[u].FO.n > 0;
+    for (int u = 0; u < U && !x->err; u++) {
+        unit_prog_t *cu = &up[u];
+        int nx = u + 1; /* first unit of the next band */
+        size_t dstart;
+        while (nx < U && !up[nx].first_grp)
+            nx++;
+        if (!fo) {
+            /* L(b+1) ahead of band b (it pops C(b-1)'s e2l); D(b) pops STORE(b-2)'s s2e */
+            if (u == 0)
+                append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
+            if (cu->first_grp && nx < U)
+                append_l(x, out, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
+            emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, out, &dstart);
+            emit_d(x, cu, dstart, cu->tile_wait ? NPU_TOK_POP_NEXT : 0, cu->S.n ? NPU_TOK_PUSH_NEXT : 0,
+                   u % 2, out);
+        } else {
+            /* output FILLs: the last wave of band b pops STORE(b-1)'s s2e and pushes e2l; that one
+             * token releases H(b+1) = FO(b+1), L(b+2) (tile (b+1)%2 and input buffer b%2 free) */
+            if (u == 0) {
+                append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
+                if (cu->FO.n)
+                    append_l(x, out, &cu->FO, 0, NPU_TOK_PUSH_NEXT);
+                if (nx < U)
+                    append_l(x, out, &up[nx].L, 0, NPU_TOK_PUSH_NEXT);
+            }
+            emit_c(x, cu, (cu->first_grp ? NPU_TOK_POP_PREV : 0) | (cu->last_grp && cu->band >= 1 ? NPU_TOK_POP_NEXT : 0),
+                   cu->last_grp ? NPU_TOK_PUSH_PREV : 0, out, &dstart);
+            if (cu->last_grp && nx < U) {
+                int n2 = nx + 1;
+                while (n2 < U && !up[n2].first_grp)
+                    n2++;
+                if (up[nx].FO.n) {
+                    append_l(x, out, &up[nx].FO, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_NEXT);
+                    if (n2 < U)
+                        append_l(x, out, &up[n2].L, 0, NPU_TOK_PUSH_NEXT);
+                } else if (n2 < U) {
+                    append_l(x, out, &up[n2].L, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_NEXT);
+                }
+            }
+            emit_d(x, cu, dstart, cu->first_grp && cu->FO.n ? NPU_TOK_POP_PREV : 0,
+                   cu->S.n ? NPU_TOK_PUSH_NEXT : 0, u % 2, out);
+        }
+        if (cu->S.n)
+            append(x, out, cu->S.insn, cu->S.n, NPU_TOK_POP_PREV, NPU_TOK_PUSH_PREV);
     }
 }
 
@@ -674,7 +726,6 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
 {
     cx_t x;
     unit_prog_t *up;
-    int relay = 0;
     memset(&x, 0, sizeof x);
     x.cfg = cfg;
     x.p = p;
@@ -685,11 +736,15 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     up = calloc((size_t)p->units, sizeof *up);
     x.cov = calloc(2u * (size_t)cfg->obuf_rows, 1);
     x.tap_valid = calloc((size_t)p->T, 1);
-    if (!up || !x.cov || !x.tap_valid) {
+    x.pass_of = calloc((size_t)(p->T * p->cw), sizeof *x.pass_of);
+    x.row_of = calloc((size_t)(p->T * p->cw), sizeof *x.row_of);
+    if (!up || !x.cov || !x.tap_valid || !x.pass_of || !x.row_of) {
         fail(&x, "out of memory");
     } else {
         for (int t = 0; t < p->T; t++)
             x.tap_valid[t] = (uint8_t)(p->kernel == NPU_CONV_DW ? dw_tap_valid(p, t) : 1);
+        if (p->kernel == NPU_CONV_DW)
+            npu_conv_dw_layout(p, cfg->obuf_rows, x.pass_of, x.row_of);
         for (int u = 0; u < p->units && !x.err; u++) {
             npu_conv_unit_t un;
             npu_conv_unit_at(p, u, &un);
@@ -710,25 +765,9 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
                 unit_dx_zeropad(&x, &un, &up[u]);
             else
                 unit_dx_ecoflow(&x, &un, &up[u]);
-            relay |= up[u].FO.n > 0;
         }
-        /* program order: L(0), FO(0); per band j: L(j+1), then per unit u of band j: C(u)
-         * (FO(j+1) after the band's last C), D(u), S(u) */
-        for (int u = 0; u < p->units && !x.err; u++) {
-            int nx = u + 1;
-            while (nx < p->units && !up[nx].first_grp)
-                nx++;
-            if (u == 0) {
-                append(&x, out, up[0].L.insn, up[0].L.n, NPU_OP_SYNC_L, 0, NPU_TOK_PUSH_NEXT);
-                emit_fo(&x, &up[0], relay, out);
-            }
-            if (up[u].first_grp && nx < p->units)
-                append(&x, out, up[nx].L.insn, up[nx].L.n, NPU_OP_SYNC_L,
-                       up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
-            emit_exec_side(&x, &up[u], relay, nx < p->units ? &up[nx] : NULL, out);
-            if (up[u].S.n)
-                append(&x, out, up[u].S.insn, up[u].S.n, NPU_OP_SYNC_S, NPU_TOK_POP_PREV, NPU_TOK_PUSH_PREV);
-        }
+        if (!x.err)
+            assemble(&x, up, out);
     }
     if (up)
         for (int u = 0; u < p->units; u++)
@@ -736,6 +775,8 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     free(up);
     free(x.cov);
     free(x.tap_valid);
+    free(x.pass_of);
+    free(x.row_of);
     if (x.err) {
         if (n)
             snprintf(msg, n, "%s", x.why);

@@ -5,27 +5,31 @@
  * whose A rows are pixel words of an SPM-resident band read with a strided address (the im2col
  * view made on the fly by the WAVE / LDW address generators), accumulated in the OBUF.
  *
- * Per unit u (conv_plan.h), program order L(0), FO(0), then per u: L(u+1), C(u), FO(u+1), D(u),
- * S(u): the next band's loads come before EXEC(u) (one unit of lookahead: L(u+1) waits in the
- * LOAD queue for C(u-1) to free its buffer, then has all of C(u) to arrive):
- *   L(u)   FILL/LOADs of the input band into buffer u%2 (unit 0 first loads the resident
- *          weights and zeroes the dW taps no wave reaches)
- *          [first: pop e2l if u >= 2 (EXEC(u-2) freed the buffer); last: push l2e]
- *   FO(u)  dX ecoflow only, first unit of a band whose tile has pixels no wave covers: FILL of
- *          the band's output tile [pop e2l for band >= 2: the relay below; push l2e]
- *   C(u)   LDW/WAVEs [first: pop l2e; the last LDW/WAVE pushes e2l]; relay scheme (any FO):
- *          when unit u+1 starts band j >= 2, a SYNC_E just before that last one pops s2e
- *          (STORE of band j-2 done: tile j%2 is free) and pushes e2l when FO(u+1) exists, so
- *          the FILL never overwrites a tile being stored
- *   D(u)   DRAINs into the band's output tile (tile band%2, shared by the band's block groups)
- *          [first: pop l2e if FO(u); pop s2e if u starts band >= 2 and no relay scheme; last:
- *          push e2s if S(u)]; dW: the pass's DRAINs at its last unit
- *   S(u)   STOREs of the band's tile, by its last block group (dW: the last unit)
- *          [first: pop e2s; last: push s2e]
- * An empty group that must carry tokens is a SYNC. No token counter exceeds 4 (l2e: L and FO of
- * two units), far below TOKEN_MAX, and the program
- * cannot deadlock at any queue depth: every token an instruction waits for comes from an
- * instruction the fetcher reached before it (FO(u+1) follows the relay in C(u)).
+ * Instruction groups per unit u of band b (conv_plan.h: a band's block groups are consecutive
+ * units sharing its input buffer b%2 and output tile b%2; dW: every unit is its own band):
+ *   L(b)   FILL/LOADs of the band's input (band 0 first loads the resident weights and zeroes
+ *          the dW taps no wave reaches); last instruction pushes l2e
+ *   FO(b)  dX ecoflow, a band whose tile has pixels no wave covers: FILL of the tile; pushes l2e
+ *   C(u)   LDW/WAVEs; the band's first group pops l2e (L(b)) on its first instruction, its last
+ *          group pushes e2l on its last WAVE (the input buffer is free)
+ *   D(u)   DRAINs into the tile (dW: a pass's DRAINs at its last unit); pops l2e when FO(b)
+ *          exists; the band's last group pushes e2s on its last DRAIN
+ *   S(u)   the band's STOREs (its last group; dW: the last unit): pop e2s, push s2e
+ * Two schemes, program order in brackets:
+ *   no FO: [L(0); per band b: L(b+1) (pops e2l of band b-1 for b+1 >= 2), C, D, S]; D of a band
+ *          b >= 2 pops s2e (STORE of band b-2 done: the tile is free). One band of lookahead:
+ *          L(b+1) waits in the LOAD queue for band b-1 to free its buffer, then has all of
+ *          band b's compute to arrive.
+ *   FO:    [L(0), FO(0), L(1); per band b: C, H(b+1), D, S] with H(b+1) = FO(b+1), L(b+2): the
+ *          last WAVE of band b >= 1 also pops s2e (STORE of band b-1 done) and its one e2l
+ *          releases H(b+1), which writes tile (b+1)%2 and input buffer b%2.
+ * The EXEC units complete out of order and a token is pushed at completion, so each channel's
+ * pushes come from one in-order unit: e2l from WAVEs (a band without waves: two token-only LDWs,
+ * banks 0 and 1, the second completing after every earlier wave left the array), e2s from
+ * DRAINs (a band without DRAINs: a token-only DRAIN of one OBUF row into the plan's scratch
+ * words). No token counter exceeds 5 (l2e: the LOAD queue runs up to five groups ahead), far
+ * below TOKEN_MAX, and no program can deadlock at any queue depth: every token an instruction
+ * waits for comes from an instruction the fetcher reached before it.
  */
 #ifndef NPU_CONV_EMIT_H
 #define NPU_CONV_EMIT_H

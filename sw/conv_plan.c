@@ -2,6 +2,7 @@
 #include "conv_plan.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int imin(int a, int b) { return a < b ? a : b; }
@@ -78,6 +79,45 @@ int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un,
 int npu_conv_phase_nx(const npu_conv_plan_t *p, int b)
 {
     return b < p->c.W ? (p->c.W - b + p->c.stride - 1) / p->c.stride : 0;
+}
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int npu_conv_dw_chained(const npu_conv_plan_t *p)
+{
+    return p->c.dil / gcd(p->vs, p->c.dil) == 1;
+}
+
+int npu_conv_dw_step(const npu_conv_plan_t *p) { return p->vs / gcd(p->vs, p->c.dil); }
+
+int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of)
+{
+    const npu_conv_t *c = &p->c;
+    int F = c->F, half = 0, used = 0, step = npu_conv_dw_step(p);
+    if (F > obuf_rows)
+        return 0;
+    for (int cb = 0; cb < p->cw; cb++)
+        for (int kw = 0; kw < c->KW; kw++)
+            for (int rho = 0; rho < step && rho < c->KH; rho++)
+                for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= 0; kh -= step) {
+                    int q = cb * p->T + kh * c->KW + kw;
+                    if (used + F > obuf_rows) { /* a region never crosses a half */
+                        half++;
+                        used = 0;
+                    }
+                    pass_of[q] = half / 2;
+                    row_of[q] = (unsigned)((half % 2) * obuf_rows + used);
+                    used += F;
+                }
+    return half / 2 + 1;
 }
 
 /* dX zeropad: the dY columns that land inside the Z plane (s*ow in [p-(KW-1)d, W+p)). */
@@ -171,20 +211,20 @@ static uint64_t spm_need(npu_conv_plan_t *p)
         p->out_words = (unsigned)(p->T * c->F) * p->pout;
         break;
     }
-    return 2ull * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words;
+    return 2ull * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words + 2u;
 }
 
-/* Places in0, in1, weights, out0 (, out1): each region starts a new bank when it does not fit
+/* Places in0, in1, weights, out0 (, out1), scratch (2 words): each region starts a new bank when it does not fit
  * the rest of the current one (concurrent streams in different banks), else packed. */
 static int place(const npu_cfg_t *cfg, npu_conv_plan_t *p)
 {
     unsigned bw = (unsigned)cfg->spm_bank_words, total = (unsigned)npu_cfg_spm_words(cfg);
-    unsigned size[5] = {p->in_words, p->in_words, p->w_words, p->out_words,
-                        p->kernel == NPU_CONV_DW ? 0u : p->out_words};
-    unsigned addr[5];
+    unsigned size[6] = {p->in_words, p->in_words, p->w_words, p->out_words,
+                        p->kernel == NPU_CONV_DW ? 0u : p->out_words, 2u};
+    unsigned addr[6];
     for (int pass = 0; pass < 2; pass++) {
         uint64_t at = 0;
-        for (int i = 0; i < 5; i++) {
+        for (int i = 0; i < 6; i++) {
             if (pass == 0 && size[i] && at % bw && at % bw + size[i] > bw)
                 at = (at / bw + 1) * bw;
             addr[i] = (unsigned)at;
@@ -196,6 +236,7 @@ static int place(const npu_cfg_t *cfg, npu_conv_plan_t *p)
             p->w_base = addr[2];
             p->out_base[0] = addr[3];
             p->out_base[1] = p->kernel == NPU_CONV_DW ? addr[3] : addr[4];
+            p->scratch = addr[5];
             p->spm_used = (unsigned)at;
             return 0;
         }
@@ -284,11 +325,18 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         /* regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over
          * the whole input; more regions than fit: several passes (the input streamed again) */
         int nreg = p->T * p->cw;
-        p->dw_per_half = cfg->obuf_rows / c->F;
-        if (p->dw_per_half < 1)
+        int *pass_of = malloc(sizeof *pass_of * (size_t)nreg);
+        unsigned *row_of = malloc(sizeof *row_of * (size_t)nreg);
+        if (!pass_of || !row_of) {
+            free(pass_of);
+            free(row_of);
+            return fail(msg, n, "out of memory");
+        }
+        p->dw_passes = npu_conv_dw_layout(p, cfg->obuf_rows, pass_of, row_of);
+        free(pass_of);
+        free(row_of);
+        if (p->dw_passes < 1)
             return fail(msg, n, "dW: the F rows of a (c-block, tap) region do not fit an OBUF half");
-        p->dw_passes = (nreg + 2 * p->dw_per_half - 1) / (2 * p->dw_per_half);
-        p->dw_pass_regions = (nreg + p->dw_passes - 1) / p->dw_passes;
         p->nblk = p->ngroups = p->dw_passes;
         int rmax = p->rows;
         if (opts->max_band_rows > 0)

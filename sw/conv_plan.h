@@ -69,11 +69,11 @@ typedef struct npu_conv_plan {
     unsigned w_base, w_words;      /* stationary weights (fwd, dX), resident */
     unsigned out_base[2], out_words;
     unsigned xoff;                 /* dW: offset of the X plane rows in an input buffer */
+    unsigned scratch;              /* 2 words: target of the token-only DRAIN (conv_emit.c) */
     unsigned spm_used;
-    /* OBUF: fwd/dX rows per unit; dW regions (c-block, tap) of F rows, dw_pass_regions of them
-     * (<= 2 dw_per_half) per pass, accumulated over the whole input */
+    /* OBUF: fwd/dX rows per unit; dW: passes of regions (npu_conv_dw_layout) */
     unsigned obuf_unit_rows;
-    int dw_per_half, dw_passes, dw_pass_regions;
+    int dw_passes;
     /* DRAM bytes per tag: what the program moves, and each tensor once */
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
     uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS];
@@ -99,6 +99,18 @@ int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un,
 
 /* dX ecoflow column phases: dX column iw = x*s + b; nx(b) real columns in phase b. */
 int npu_conv_phase_nx(const npu_conv_plan_t *p, int b);
+
+/* dW OBUF layout: region q = cb*T + tap holds dW[tap][f][cb-block], F rows. Regions form chains
+ * per (c-block, kw, class of kh mod s/g, g = gcd(s, d)), kh decreasing: the kh of a chain that
+ * share an X row read consecutive dY rows when d/g = 1, so one WAVE of the chain's F-row blocks
+ * covers them. Regions are packed in chain order, never across an OBUF half (a chain cut there
+ * takes two WAVEs), halves in order, two per pass. Fills pass_of[q] and row_of[q] (OBUF row, both halves) for the
+ * T * cw regions; returns the number of passes (0 if F rows exceed a half). */
+int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of);
+/* dW: kh of one class differ by step = s/gcd(s, d) (s: the dW program's stride); 1 when the kh of
+ * a chain read consecutive dY rows (d/gcd(s, d) = 1: the layout's waves merge). */
+int npu_conv_dw_step(const npu_conv_plan_t *p);
+int npu_conv_dw_chained(const npu_conv_plan_t *p);
 
 /* Floor / ceiling division for any signs (b > 0). */
 static inline int npu_floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -138,7 +138,7 @@ Test(conv, random_layers, .timeout = 1800)
 Test(conv, dram_bytes_3x3, .timeout = 900)
 {
     npu_cfg_t cfg = rtl_cfg();
-    npu_conv_t c = layer(1, 2 * cfg.s + 3, 9, 9, 2 * cfg.s - 1, 3, 3, 1, 1, 1);
+    npu_conv_t c = layer(1, 2 * cfg.s + 3, 7, 7, 2 * cfg.s - 1, 3, 3, 1, 1, 1);
     for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
         for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
             npu_conv_report_t r;
@@ -147,7 +147,7 @@ Test(conv, dram_bytes_3x3, .timeout = 900)
             if (k == NPU_CONV_FWD && df == NPU_CONV_ECOFLOW)
                 continue;
             cr_assert_eq(npu_conv_plan(&cfg, &c, k, df, NULL, &p, msg, sizeof msg), 0, "%s", msg);
-            cr_assert_eq(p.units, 1, "%s %s: the 9x9 layer should fit one band",
+            cr_assert_eq(p.nbands, 1, "%s %s: the 7x7 layer should fit one band",
                          npu_conv_kernel_name(k), npu_conv_dataflow_name(df));
             conv_rtl(&cfg, &c, k, df, NULL, rtl_seed(77), 10, &r);
             cr_assert_eq(r.dram_rd_bytes, r.compulsory_rd_bytes, "%s %s: read %llu, compulsory %llu",
