@@ -357,14 +357,14 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         gmax = imin(gmax, p->nblk);
         if (opts->max_blocks > 0)
             gmax = imin(gmax, opts->max_blocks);
-        /* Largest block group whose bands still give every stationary tile enough work: an LDW
-         * reloads a weight bank only after the waves on it left the array (about 4S cycles) and
-         * then shifts for S, so with two banks a tile needs >= ~5S + 8 injection slots of waves
-         * or the array waits (measured on the RTL). Fewer blocks per unit mean taller bands
-         * (more waves per tile) but re-load the input band once per group; without any G
-         * reaching the target, the tallest bands (G = 1). */
-        int chosen = 0, cR = 0, cG = 0;
-        for (int G = gmax; G >= 1 && !chosen; G--) {
+        /* Block groups per unit G and band rows R (the largest fitting the SPM and an OBUF half
+         * for that G). An LDW reloads a weight bank only after the waves on it left the array
+         * (about 4S cycles) and then shifts for S, so with two banks a tile needs >= ~5S + 8
+         * injection slots of waves or the array waits (measured on the RTL): among the G whose
+         * bands give that, the fewest units (per-unit overheads), then the fewest bands (halo
+         * rows re-loaded per band); none reaching it: the tallest bands. */
+        int cR = 0, cG = 0, cOk = 0, cUnits = 0, cBands = 0;
+        for (int G = gmax; G >= 1; G--) {
             int ng = (p->nblk + G - 1) / G, g = (p->nblk + ng - 1) / ng, fitR = 0;
             int rmax = imin(p->rows, cfg->obuf_rows / (g * row_len));
             if (opts->max_band_rows > 0)
@@ -379,17 +379,20 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
             }
             if (!fitR)
                 continue;
-            if (!cR || fitR > cR) { /* the fallback: tallest bands */
-                cR = fitR;
-                cG = g;
-            }
             double slots = kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW
                                ? (double)fitR * (double)row_len / ((double)c->stride * (double)c->stride)
                                : (double)fitR * (double)row_len;
-            if (slots >= 5.0 * cfg->s + 8.0 || opts->max_blocks > 0) {
+            int ok = slots >= 5.0 * cfg->s + 8.0, nb = (p->rows + fitR - 1) / fitR, units = nb * ng;
+            int better = !cR || (ok && !cOk) ||
+                         (ok == cOk && (ok ? (units < cUnits || (units == cUnits && nb < cBands)) : fitR > cR));
+            if (opts->max_blocks > 0 && cR)
+                better = 0; /* forced: the largest G allowed */
+            if (better) {
                 cR = fitR;
                 cG = g;
-                chosen = 1;
+                cOk = ok;
+                cUnits = units;
+                cBands = nb;
             }
         }
         if (cR) {
