@@ -21,6 +21,9 @@
 // The engine waits for `vld` in its CHECK state: one cycle more per LOAD/STORE instruction.
 // Same values as before (exact while the operands are in range: rows, row_bytes >= 1, which the
 // malformed-descriptor check, reported first, guarantees).
+// FILL (`fill`, LOAD engine only): the LOAD format without its DRAM side. The transpose bit and
+// the DRAM fields are ignored: no transposed layout, no alignment or DRAM range check, daddr
+// (ERR_INFO of a malformed FILL) reads 0; the SPM range is checked like a normal LOAD's.
 module npu_dma_desc #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -32,6 +35,7 @@ module npu_dma_desc #(
     input  wire         rst_n,
     input  wire         load,          // the engine accepts cmd_insn this cycle
     input  wire [127:0] cmd_insn,
+    input  wire         fill,          // cmd_insn is a FILL (valid with load)
     output reg  [2:0]   tag,
     output reg          tr,
     output reg  [15:0]  rows,
@@ -71,9 +75,11 @@ module npu_dma_desc #(
     function [15:0] beats_of(input [15:0] b);
         beats_of = {{LB{1'b0}}, b[15:LB]} + {15'd0, |b[LB-1:0]};
     endfunction
-    wire        use_tr = (TRANSPOSE != 0) && d_tr;
-    wire        d_bad  = (d_rows == 16'd0) || (d_rbytes == 16'd0) || (d_daddr[LB-1:0] != {LB{1'b0}})
-                         || ((TRANSPOSE != 0) ? (d_tr && d_rbytes[0]) : d_tr);
+    wire        use_tr = (TRANSPOSE != 0) && d_tr && !fill;
+    wire        d_bad  = (d_rows == 16'd0) || (d_rbytes == 16'd0) || (!fill && (
+                         (d_daddr[LB-1:0] != {LB{1'b0}})
+                         || ((TRANSPOSE != 0) ? (d_tr && d_rbytes[0]) : d_tr)));
+    reg         f_fill;
 
     // ---- stage 1: half products and pre-sums
     wire [XW-1:0] strideB_x = {{(XW-16){1'b0}}, d_dstride} << LB;
@@ -101,7 +107,8 @@ module npu_dma_desc #(
             tag      <= cmd_insn[14:12];
             tr       <= use_tr;
             rows     <= d_rows;
-            daddr    <= d_daddr;
+            daddr    <= fill ? 32'd0 : d_daddr;
+            f_fill   <= fill;
             saddr    <= d_saddr;
             sstride  <= d_sstride;
             rbytes   <= d_rbytes;
@@ -129,7 +136,7 @@ module npu_dma_desc #(
     wire [SW-1:0] s_dist = sp_lim + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
     always @(posedge clk) begin
         if (s1) begin
-            dram_err <= !d_dist[XW-1];      // last byte - 2^DRAM_AW >= 0
+            dram_err <= !d_dist[XW-1] && !f_fill;   // last byte - 2^DRAM_AW >= 0 (FILL: none)
             dlast    <= d_last[31:0];       // err_info reports the low 32 bits
             spm_err  <= !s_dist[SW-1];      // last word - SPM_WORDS >= 0
             slast    <= s_last[31:0];

@@ -15,6 +15,11 @@
 //    cycle. The buffer is stored by column (tcm[k] = element k of every buffered row), so a
 //    filling beat scatters its elements into lane dp_i of the columns and a column write is a
 //    plain array read: nothing wide is shifted or rebuilt while the engine idles.
+// FILL (opcode 0x09, the LOAD format without its DRAM side): the same engine without the DRAM:
+// after the descriptor checks (rows/row_bytes zero: BAD_DESC; SPM range as LOAD; no DRAM
+// check) the data side makes a zero beat whenever the holding register is free or being
+// written, instead of accepting an R beat, so it writes one zero word per granted cycle through
+// the same SPM write port, walking the words of a normal LOAD. No AXI request is issued.
 // Checks happen in one CHECK cycle before any request. A DRAM error response stops the address
 // generator; the beats of bursts already issued are accepted and dropped (DRAIN) so the shared
 // read channel is not blocked, then the engine returns to idle.
@@ -56,7 +61,8 @@ module npu_dma_load #(
     // counter pulses
     output wire              cnt_beat,
     output wire [2:0]        cnt_tag,
-    output wire              cnt_burst
+    output wire              cnt_burst,
+    output wire              cnt_fill      // an SPM word zeroed by FILL was written
 );
     localparam [7:0] ERR_DRAM_ADDR = 8'd2;
     localparam [7:0] ERR_SPM_ADDR  = 8'd3;
@@ -87,9 +93,14 @@ module npu_dma_load #(
     wire        c_vld;       // the checks are ready (two cycles after acceptance)
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
+    // The LOAD queue hands this engine LOAD (0x01) and FILL (0x09) only (npu_fetch routes SYNC_L
+    // to npu_dmaq, which runs it): bit 3 tells them apart, no opcode compare in front of the
+    // descriptor's multipliers (asserted below).
+    wire        cmd_fill = cmd_insn[3];
+    reg         f_fill;      // the descriptor is a FILL
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TRANSPOSE(1)) u_desc (
-        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn),
+        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(cmd_fill),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
         .nbeats_m1(nbeats_m1),
@@ -183,7 +194,11 @@ module npu_dma_load #(
     assign r_rdy   = (state == ST_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
     wire r_fire    = r_vld && r_rdy;
     wire r_err     = r_fire && r_resp && in_run;
-    wire beat_ok   = r_fire && !r_resp && in_run;
+    // FILL: a zero beat whenever the holding register can take one (fl_act: words left)
+    reg  fl_act;
+    wire fl_beat   = fl_act && (!hold_vld || wr_gnt);
+    wire beat_ok   = (r_fire && !r_resp && in_run) || fl_beat;
+    wire [WB-1:0] bdata = r_data & {WB{!f_fill}};
 
     assign wr_req  = in_run && (f_tr ? !t_fill : hold_vld);
     assign wr_addr = f_tr ? dp_caddr : hold_addr;
@@ -202,6 +217,7 @@ module npu_dma_load #(
 
     assign cnt_beat  = r_fire;
     assign cnt_burst = ar_fire;
+    assign cnt_fill  = wr_fire && f_fill;
     assign cnt_tag   = f_tag;
 
     // ---------------- control state ----------------
@@ -213,6 +229,7 @@ module npu_dma_load #(
             err_code <= 8'd0;
             err_info <= 32'd0;
             ag_act   <= 1'b0;
+            fl_act   <= 1'b0;
             dp_bc    <= 8'd0;
         end else begin
             done <= 1'b0;
@@ -231,11 +248,13 @@ module npu_dma_load #(
                         err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
                         state <= ST_IDLE;
                     end else begin
-                        ag_act   <= 1'b1;
+                        ag_act   <= !f_fill;
+                        fl_act   <= f_fill;
                         state    <= ST_RUN;
                     end
                 end
                 ST_RUN: begin
+                    if (fl_beat && dp_row_end && dp_rows == 16'd1) fl_act <= 1'b0;
                     if (ar_fire) begin
                         if (!f_tr) begin
                             if (ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
@@ -270,6 +289,7 @@ module npu_dma_load #(
 
     // ---------------- datapath (no reset) ----------------
     always @(posedge clk) begin
+        if (cmd_fire) f_fill <= cmd_fill;
         if (go) begin
             tmask    <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {WB{1'b1}}
                         : ~({WB{1'b1}} << {f_rbytes[LB-1:0], 3'b000});
@@ -330,7 +350,7 @@ module npu_dma_load #(
         // normal data side: beat -> holding register
         if (beat_ok && !f_tr) begin
             hold_addr <= dp_spm;
-            hold_data <= dp_row_end ? (r_data & tmask) : r_data;
+            hold_data <= dp_row_end ? (bdata & tmask) : bdata;
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
@@ -416,6 +436,10 @@ module npu_dma_load #(
         if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
+        if (f_fill && in_run && (ar_vld || r_fire)) `NPU_ASSERT_FAIL("FILL touches the DRAM read channel")
+        if (cmd_fire && cmd_insn[7:0] != 8'h01 && cmd_insn[7:0] != 8'h09)   // LOAD, FILL
+            `NPU_ASSERT_FAIL("LOAD engine given an opcode other than LOAD or FILL")
+        if (fl_act && !in_run) `NPU_ASSERT_FAIL("FILL beat source active outside RUN")
     end
 `endif
 endmodule

@@ -88,7 +88,7 @@ module npu_dma_store #(
     wire [31:0] c_dlast, c_slast;
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TRANSPOSE(0)) u_desc (
-        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn),
+        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(1'b0),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
         .nbeats_m1(nbeats_m1),

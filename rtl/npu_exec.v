@@ -129,6 +129,7 @@ module npu_exec #(
     output wire [7:0]            ev_obuf_writes,
     output wire [1:0]            ev_drain_row,
     output wire [15:0]           ev_idle_shape,  // PEs of row-carrying sub-arrays outside k x n
+    output wire [15:0]           ev_macs_zero,   // MACs fed a zero A element (lanes k_lo..k-1 x n)
     output wire                  ev_drain_busy,  // a DRAIN is active
     output wire                  ev_drain_stall  // a drain word was refused by the SPM
 );
@@ -142,7 +143,6 @@ module npu_exec #(
     localparam [FW_:0] SC  = S[FW_:0];
     localparam [33:0] SPM_WORDS34 = {2'd0, SPM_WORDS[31:0]};
     localparam [16:0] OBUF_ROWS17 = OBUF_ROWS[16:0];
-    localparam [15:0] S16  = S[15:0];
 
     // ------------------------------------------------------------------ decode
     wire [7:0]  op        = q_insn[7:0];
@@ -161,6 +161,8 @@ module npu_exec #(
     wire [3:0]  f_cmask   = q_insn[83:80];    // LDW core mask (w2[19:16])
     wire        f_bhi     = q_insn[84];       // LDW b_hi (w2[20]): every core keeps lanes S..2S-1
     wire        f_ahi     = q_insn[96];       // WAVE a_hi (w3[0]): every core takes lanes S..2S-1
+    wire [5:0]  f_klo_l   = q_insn[93:88];    // LDW window start k_lo (w2[29:24])
+    wire [5:0]  f_klo_w   = q_insn[109:104];  // WAVE window start k_lo (w3[13:8])
     wire [15:0] f_w2lo    = q_insn[79:64];    // DRAIN spm_addr
     wire [15:0] f_w2hi    = q_insn[95:80];    // WAVE obuf_addr, DRAIN spm_stride
     wire [15:0] f_split   = q_insn[111:96];   // DRAIN split_rows (w3[15:0])
@@ -207,9 +209,13 @@ module npu_exec #(
     // rows of ISW sets 1..3 are ceil(ceil(m/2)/2), ceil(m/2), m - floor(m/4)); drain high rows:
     // (split + hi - 1) * stride = p1 + p2 - stride.
     wire [15:0] mul_s  = is_drain ? f_w2hi : f_w1hi;
-    wire [15:0] mul_a0 = is_ldw ? {8'd0, f_k} : f_cnt;
+    wire [15:0] mul_a0 = is_ldw ? {8'd0, f_k - {2'd0, f_klo_l}} : f_cnt;
     wire [15:0] mul_a1 = is_drain ? f_split : {1'b0, f_cnt[15:1]};
     wire [15:0] mul_a2 = is_drain ? f_hirows : {2'b0, f_cnt[15:2]};
+    // An LDW reads its rows k_lo..k-1 from base + (r - k_lo) * stride: its count is k - k_lo
+    // (p0 = (k - k_lo) * stride), and its last word, base + (k - k_lo - 1) * stride, is the
+    // address of its first row read (row k-1: rows go bottom first), which the weight loader
+    // takes from chk_sl_q.
     reg  [31:0] c1_p0, c1_p1, c1_p2;
     reg  [33:0] c1_bms;              // base - stride (two's complement, 34 bits)
     always @(posedge clk) begin
@@ -219,8 +225,8 @@ module npu_exec #(
         c1_bms <= {18'd0, is_drain ? f_w2lo : f_w1lo} - {18'd0, mul_s};
     end
     // last address touched = base + (count-1)*stride, in wide arithmetic (count >= 1 here: a
-    // zero count is BAD_DESC, checked first); stage 2 only adds (two or three operands) and
-    // compares, so no carry chain follows another
+    // zero count is BAD_DESC, checked first, and so is an LDW k_lo >= k); stage 2 only adds (two
+    // or three operands) and compares, so no carry chain follows another
     wire [33:0] last0       = c1_bms + {2'd0, c1_p0};
     // x >= SPM_WORDS: with a power-of-two SPM (every config) the OR of the bits above the
     // address, not a second carry chain behind the sum
@@ -256,8 +262,9 @@ module npu_exec #(
     // the register, in priority order BAD_DESC, SPM_ADDR, OBUF_ADDR, so the range sums feed a
     // register through an OR only)
     wire ldw_bad   = f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
-                  || (f_cmask != 4'd0 && f_mode != MODE_ISW);
-    wire wave_bad  = f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok;
+                  || (f_cmask != 4'd0 && f_mode != MODE_ISW) || {2'd0, f_klo_l} >= f_k;
+    wire wave_bad  = f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
+                  || {2'd0, f_klo_w} >= f_k;
     wire drain_bad = f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
                   || dr_acc_overlap;
     wire chk_f_bad = is_ldw ? ldw_bad : is_wave ? wave_bad : is_drain && drain_bad;
@@ -299,6 +306,7 @@ module npu_exec #(
     reg          ldw_act;
     reg          ldw_bank;
     reg  [7:0]   ldw_k;
+    reg  [5:0]   ldw_klo;            // rows below k_lo are zero (not read)
     reg  [3:0]   ldw_gid_r;          // 0: FW/VSW row halves; else the fixed group
     reg  [1:0]   ldw_lanes;          // {forced, high}: 0x = the mode's halves, 10 low, 11 high
     reg  [FW_:0] ldw_nrows;          // rows sent: 2S (FW, VSW) or S
@@ -323,6 +331,9 @@ module npu_exec #(
     reg  [4*OBUF_AW-1:0] wq_ob [0:1];  // per set: OBUF row of its first row
     reg  [63:0]  wq_macs [0:1];      // per core: MACs of one row passing through it
     reg  [15:0]  wq_idle [0:1];      // PEs of one sub-array outside the wave's k x n
+    reg  [4*S-1:0] wq_pass [0:1];    // per stream and lane: fed (k-block lane >= k_lo), else zero
+    reg  [4*S-1:0] wq_cntm [0:1];    // per stream and lane: counted by macs_zero (k_lo <= lane < k)
+    reg  [7:0]   wq_n    [0:1];      // n (macs_zero: zero lanes x n)
     reg  [15:0]  st_t, in_t;
     reg  [SPM_AW-1:0] st_off;        // st_t * row stride (mod the SPM size)
     reg  [3:0]   st_done;
@@ -458,11 +469,10 @@ module npu_exec #(
     wire         ldw_req   = ldw_act && ldw_more;
     wire         ldw_rdy;
     wire         rdw_idle;
-    // address of the first (bottom) row sent: base + (nrows - 1) * stride with nrows = S or 2S,
-    // S a power of 2: a shift and a subtract instead of a multiplier on the issue path
-    localparam integer LS = $clog2(S);
-    wire [31:0]  ldw_top   = {16'd0, f_w1lo} - {16'd0, f_w1hi}
-                           + ({16'd0, f_w1hi} << (ld_full ? LS + 1 : LS));
+    // The running address is that of the next row read: it starts at row k-1 (the first
+    // nonzero row, bottom first; k <= nrows), base + (k - 1 - k_lo) * stride = the range
+    // check's last word (chk_sl_q, registered: no adder on the issue path), and steps down by
+    // the stride after each row read (rows >= k and < k_lo are zero, not read).
     wire [3:0]   ldw_gid   = (ldw_gid_r != 4'd0) ? ldw_gid_r :
                              (ldw_row >= SC) ? 4'b1100 : 4'b0011;
     wire [5:0]   v_tag;
@@ -506,10 +516,12 @@ module npu_exec #(
                 ldw_gid_r  <= ld_full ? 4'b0000 : ld_mask;
                 ldw_lanes  <= {f_bhi || f_cmask != 4'd0 || f_mode == MODE_VSW || f_mode == MODE_ISW,
                                f_bhi};
-                ldw_addr   <= ldw_top;
+                ldw_klo    <= f_klo_l;
+                ldw_addr   <= chk_sl_q[31:0];
                 ldw_i      <= 0;
                 ldw_more   <= 1'b1;
-                ldw_zero   <= {{(8-FW_){1'b0}}, ld_nrows - 1'b1} >= {1'b0, f_k};
+                ldw_zero   <= {{(8-FW_){1'b0}}, ld_nrows - 1'b1} >= {1'b0, f_k}
+                           || {{(8-FW_){1'b0}}, ld_nrows - 1'b1} < {3'd0, f_klo_l};
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
                 loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
                 ldw_pend[f_bank] <= 1'b1;
@@ -518,9 +530,10 @@ module npu_exec #(
             end else begin
                 if (ldw_req && ldw_rdy) begin
                     ldw_i    <= ldw_i + 1'b1;
-                    ldw_addr <= ldw_addr - {16'd0, ldw_stride};
+                    if (!ldw_zero) ldw_addr <= ldw_addr - {16'd0, ldw_stride};
                     ldw_more <= ldw_i + 1'b1 < ldw_nrows;
-                    ldw_zero <= {{(8-FW_){1'b0}}, ldw_row - 1'b1} >= {1'b0, ldw_k};
+                    ldw_zero <= {{(8-FW_){1'b0}}, ldw_row - 1'b1} >= {1'b0, ldw_k}
+                             || {{(8-FW_){1'b0}}, ldw_row - 1'b1} < {3'd0, ldw_klo};
                 end
                 for (i = 0; i < 4; i = i + 1)
                     if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
@@ -534,12 +547,28 @@ module npu_exec #(
     end
 
     // ------------------------------------------------------------------ wave engine
-    // MACs per core for one row passing through it: the core's part of the valid k x n.
-    wire [15:0] k_lo = (f_k > S8) ? S16 : {8'd0, f_k};
-    wire [15:0] k_hi = (f_k > S8) ? {8'd0, f_k} - S16 : 16'd0;
-    wire [15:0] n_lo = (f_n > S8) ? S16 : {8'd0, f_n};
-    wire [15:0] n_hi = (f_n > S8) ? {8'd0, f_n} - S16 : 16'd0;
-    wire [15:0] kn   = {8'd0, f_k} * {8'd0, f_n};
+    // MACs per core for one row passing through it: the core's part of the valid k x n, where
+    // the valid lanes of the k-block are [k_lo, k): k0 of them below S (the cores' low half, the
+    // top cores in FW/VSW), k1 = k - k_lo - k0 at or above S. Registered in the check stages
+    // like the range checks (stage 1: the lane counts from the raw fields; stage 2: the
+    // products; stage 3: the idle PEs, a subtraction behind a product), so no multiplier is on
+    // the issue path; the head is stable until it issues.
+    wire [7:0]  kl_lo  = ({2'd0, f_klo_w} > S8) ? S8 : {2'd0, f_klo_w};
+    wire [7:0]  kl_hi  = ({2'd0, f_klo_w} > S8) ? {2'd0, f_klo_w} - S8 : 8'd0;
+    reg  [7:0]  c1_k0, c1_k1, c1_kk, c1_n0, c1_n1, c1_n;
+    always @(posedge clk) begin
+        c1_n  <= f_n;
+        c1_k0 <= ((f_k > S8) ? S8 : f_k) - kl_lo;
+        c1_k1 <= ((f_k > S8) ? f_k - S8 : 8'd0) - kl_hi;
+        c1_kk <= f_k - {2'd0, f_klo_w};
+        c1_n0 <= (f_n > S8) ? S8 : f_n;
+        c1_n1 <= (f_n > S8) ? f_n - S8 : 8'd0;
+    end
+    wire [15:0] p_k0n0 = {8'd0, c1_k0} * {8'd0, c1_n0};
+    wire [15:0] p_k0n1 = {8'd0, c1_k0} * {8'd0, c1_n1};
+    wire [15:0] p_k1n0 = {8'd0, c1_k1} * {8'd0, c1_n0};
+    wire [15:0] p_k1n1 = {8'd0, c1_k1} * {8'd0, c1_n1};
+    wire [15:0] kn     = {8'd0, c1_kk} * {8'd0, c1_n};   // (k - k_lo) * n
     reg  [63:0] macs_m;
     reg  [63:0] len_m;
     reg  [4*OBUF_AW-1:0] ob_m;
@@ -547,17 +576,17 @@ module npu_exec #(
     always @(*) begin
         case (f_mode)
             MODE_FW: begin
-                macs_m  = {k_hi * n_hi, k_hi * n_lo, k_lo * n_hi, k_lo * n_lo};
+                macs_m  = {p_k1n1, p_k1n0, p_k0n1, p_k0n0};
                 len_m   = {48'd0, f_cnt};
                 ob_m    = {{(3*OBUF_AW){1'b0}}, f_ob};
             end
             MODE_HSW: begin       // k <= S: cores {0,2} columns 0..S-1, {1,3} columns S..2S-1
-                macs_m  = {k_lo * n_hi, k_lo * n_lo, k_lo * n_hi, k_lo * n_lo};
+                macs_m  = {p_k0n1, p_k0n0, p_k0n1, p_k0n0};
                 len_m   = {32'd0, hb, ha};
                 ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob + ha[OBUF_AW-1:0], f_ob};
             end
             MODE_VSW: begin       // n <= S: cores {0,1} rows 0..S-1, {2,3} rows S..2S-1
-                macs_m  = {k_hi * n_lo, k_hi * n_lo, k_lo * n_lo, k_lo * n_lo};
+                macs_m  = {p_k1n0, p_k1n0, p_k0n0, p_k0n0};
                 len_m   = {32'd0, hb, ha};
                 ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob, f_ob};
             end
@@ -572,7 +601,31 @@ module npu_exec #(
     localparam integer PE4I = 4 * S * S;
     localparam [15:0] PE4 = PE4I[15:0];
     wire [15:0] pes_m  = (f_mode == MODE_FW) ? PE4 : (f_mode == MODE_ISW) ? PE4 >> 2 : PE4 >> 1;
-    wire [15:0] idle_m = pes_m - kn;
+    reg  [63:0] chk_macs_q;
+    reg  [15:0] chk_kn_q, chk_idle_q;
+    always @(posedge clk) begin
+        chk_macs_q <= macs_m;
+        chk_kn_q   <= kn;
+        chk_idle_q <= pes_m - chk_kn_q;
+    end
+    // Lanes of the k-block per stream (core k's LBUF_H, S lanes each; lane l of stream k is
+    // k-block lane j = l + S in FW/VSW cores 2/3, else l, after the a_hi selection):
+    // pass = j >= k_lo (lanes below k_lo are fed as zeros), cnt = k_lo <= j < k (macs_zero).
+    reg  [4*S-1:0] lane_pass_m, lane_cnt_m, chk_pass_q, chk_cnt_q;
+    integer lq, ll;
+    always @(*)
+        for (lq = 0; lq < 4; lq = lq + 1)
+            for (ll = 0; ll < S; ll = ll + 1) begin
+                lane_pass_m[lq*S + ll] = ll + (((f_mode == MODE_FW || f_mode == MODE_VSW) && lq >= 2) ? S : 0)
+                                         >= {26'd0, f_klo_w};
+                lane_cnt_m[lq*S + ll]  = lane_pass_m[lq*S + ll]
+                                      && ll + (((f_mode == MODE_FW || f_mode == MODE_VSW) && lq >= 2) ? S : 0)
+                                         < {24'd0, f_k};
+            end
+    always @(posedge clk) begin
+        chk_pass_q <= lane_pass_m;
+        chk_cnt_q  <= lane_cnt_m;
+    end
     wire [2:0] nset_m = {2'd0, len_m[15:0] != 16'd0} + {2'd0, len_m[31:16] != 16'd0}
                       + {2'd0, len_m[47:32] != 16'd0} + {2'd0, len_m[63:48] != 16'd0};
 
@@ -728,17 +781,56 @@ module npu_exec #(
     assign lbh_pop = inj ? in_need : 4'd0;
     assign inj_vld = inj ? in_need : 4'd0;
     assign inj_sel = {4{in_bank}};
+    // window start k_lo: lanes below it are fed as zeros (the mask is a register of the wave,
+    // applied on the data side so the late injection decision meets no extra gate)
+    wire [4*S-1:0] in_pass = wq_pass[wq_in];
+    wire [4*S-1:0] in_cntm = wq_cntm[wq_in];
+    wire [4*S*16-1:0] lbh_win;       // LBUF_H heads with the lanes below k_lo zeroed
+    wire [4*S-1:0] lane_zero;        // counted lanes (k_lo <= j < k) whose element is zero
     genvar k;
     generate
+        for (k = 0; k < 4*S; k = k + 1) begin : g_lane
+            assign lbh_win[k*16 +: 16] = in_pass[k] ? lbh_dout[k*16 +: 16] : 16'd0;
+            assign lane_zero[k] = in_cntm[k] && lbh_dout[k*16 +: 16] == 16'd0;
+        end
         for (k = 0; k < 4; k = k + 1) begin : g_inj
             wire [1:0] sj = stream_set(in_mode, k);
             wire [OBUF_AW-1:0] row = in_ob[sj*OBUF_AW +: OBUF_AW] + in_t[OBUF_AW-1:0];
             wire lst = in_t == in_len[sj*16 +: 16] - 16'd1;
-            assign inj_a[k*S*16 +: S*16] = (inj && in_need[k]) ? lbh_dout[k*S*16 +: S*16] : {S*16{1'b0}};
+            assign inj_a[k*S*16 +: S*16] = (inj && in_need[k]) ? lbh_win[k*S*16 +: S*16] : {S*16{1'b0}};
             assign inj_tag[k*TAGW +: TAGW] = {in_mode, lst, in_bank, in_acc, row};
             assign ev_macs[k*16 +: 16] = (inj && in_cores[k]) ? wq_macs[wq_in][k*16 +: 16] : 16'd0;
         end
     endgenerate
+    // macs_zero: per injected row, the zero elements among its lanes [k_lo, k), times n; summed
+    // over the streams of the slot (a row is one stream, or two in FW/VSW: lanes < S and >= S).
+    // Three register stages (zero flags of the injected lanes; their count; times n), so the
+    // count meets neither the injection decision nor the counters' adders; busy covers them.
+    reg  [4*S-1:0] mz_z;
+    reg  [7:0]     mz_n1, mz_n2;
+    reg  [8:0]     mz_cnt;
+    reg  [15:0]    mz_ev;
+    reg  [2:0]     mz_vld;           // stage valid bits (busy until the event is counted)
+    reg  [8:0]     mz_pop;
+    integer mzi;
+    always @(*) begin
+        mz_pop = 9'd0;
+        for (mzi = 0; mzi < 4*S; mzi = mzi + 1) mz_pop = mz_pop + {8'd0, mz_z[mzi]};
+    end
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            mz_vld <= 3'd0; mz_z <= {4*S{1'b0}}; mz_cnt <= 9'd0; mz_ev <= 16'd0;
+        end else begin
+            mz_vld <= {mz_vld[1:0], inj};
+            mz_cnt <= mz_pop;
+            for (mzi = 0; mzi < 4*S; mzi = mzi + 1)
+                mz_z[mzi] <= inj && in_need[mzi / S] && lane_zero[mzi];
+            mz_ev <= {7'd0, mz_cnt} * {8'd0, mz_n2};
+        end
+        mz_n1  <= wq_n[wq_in];
+        mz_n2  <= mz_n1;
+    end
+    assign ev_macs_zero = mz_ev;
     assign ev_busy  = inj ? in_cores : 4'b0000;
     assign ev_stall = (in_act && in_mode == amode) ? (in_need & lbh_empty) : 4'b0000;
     assign ev_row   = inj ? (4'b0001 << in_mode) : 4'b0000;
@@ -802,8 +894,11 @@ module npu_exec #(
                 wq_str[wq_wr]   <= f_w1hi;
                 wq_len[wq_wr]   <= len_m;
                 wq_ob[wq_wr]    <= ob_m;
-                wq_macs[wq_wr]  <= macs_m;
-                wq_idle[wq_wr]  <= idle_m;
+                wq_macs[wq_wr]  <= chk_macs_q;
+                wq_idle[wq_wr]  <= chk_idle_q;
+                wq_pass[wq_wr]  <= chk_pass_q;
+                wq_cntm[wq_wr]  <= chk_cnt_q;
+                wq_n[wq_wr]     <= f_n;
                 wq_wr <= ~wq_wr;
             end
             wq_cnt        <= wq_cnt + {1'b0, issue_wave} - {1'b0, in_last};
@@ -1031,7 +1126,8 @@ module npu_exec #(
     assign done_cnt = done_cnt_q;
     assign busy     = ldw_act || wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0
                    || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle
-                   || push_e2l_q != 3'd0 || push_e2s_q != 3'd0 || done_cnt_q != 3'd0;
+                   || push_e2l_q != 3'd0 || push_e2s_q != 3'd0 || done_cnt_q != 3'd0
+                   || mz_vld != 3'd0;
     assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
     wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW],
@@ -1045,7 +1141,8 @@ module npu_exec #(
         // changes only on an empty array
         if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
         if (ldw_act && (ldw_more != (ldw_i < ldw_nrows)
-                        || (ldw_more && ldw_zero != ({{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k}))))
+                        || (ldw_more && ldw_zero != ({{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k}
+                                                     || {{(8-FW_){1'b0}}, ldw_row} < {3'd0, ldw_klo}))))
             `NPU_ASSERT_FAIL("registered LDW row state differs")
         if (in_act && in_sets != {in_t < in_len[48 +: 16], in_t < in_len[32 +: 16],
                                   in_t < in_len[16 +: 16], in_t < in_len[0 +: 16]})

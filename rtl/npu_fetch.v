@@ -145,7 +145,10 @@ module npu_fetch #(
     endgenerate
 
     wire [7:0] op = insn[7:0];
-    wire to_l = op == OP_LOAD || op == OP_SYNC_L;
+    // The opcodes the hardware executes, each listed by hand (not every name of the generated
+    // list): an opcode the RTL does not implement yet stays ILLEGAL_OPCODE instead of being
+    // run as something else. FILL runs in the LOAD DMA engine (npu_dma_load).
+    wire to_l = op == OP_LOAD || op == OP_SYNC_L || op == OP_FILL;
     wire to_s = op == OP_STORE || op == OP_SYNC_S;
     wire to_e = op == OP_LDW || op == OP_WAVE || op == OP_DRAIN || op == OP_SYNC_E;
     wire illegal = !(to_l || to_s || to_e);

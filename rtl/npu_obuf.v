@@ -35,7 +35,13 @@ module npu_obuf #(
             reg  [31:0]   mem [0:2*ROWS-1];
             reg  [31:0]   q, q2;
             wire [AW-1:0] a1 = wr_addr[l*AW +: AW];
+`ifdef NPU_PLANTED_FAULT
+            // Test-only planted bug (issue 6, tests/rtl/test_planted.c): path (2) -- the HSW/ISW
+            // results of cores 0/1 -- lands one OBUF row too far. Never defined in real builds.
+            wire [AW-1:0] a2 = wr2_addr[l*AW +: AW] + 1'b1;
+`else
             wire [AW-1:0] a2 = wr2_addr[l*AW +: AW];
+`endif
             wire [31:0]   d1 = wr_data[l*32 +: 32];
             wire [31:0]   d2 = wr2_data[l*32 +: 32];
             always @(posedge clk) begin

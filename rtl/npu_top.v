@@ -144,7 +144,7 @@ module npu_top #(
     wire [31:0] l_ar_addr;
     wire [7:0]  l_ar_len;
     wire [WB-1:0] l_r_data;
-    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst;
+    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst, ld_cnt_fill;
     wire [SPM_AW-1:0] ld_wr_addr;
     wire [WB-1:0] ld_wr_data;
     wire [2:0]  ld_cnt_tag;
@@ -169,7 +169,7 @@ module npu_top #(
         .ar_vld(l_ar_vld), .ar_rdy(l_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
         .r_vld(l_r_vld), .r_rdy(l_r_rdy), .r_data(l_r_data), .r_last(l_r_last), .r_resp(l_r_resp),
         .wr_req(ld_wr_req), .wr_addr(ld_wr_addr), .wr_data(ld_wr_data), .wr_gnt(ld_wr_gnt),
-        .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst)
+        .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst), .cnt_fill(ld_cnt_fill)
     );
 
     npu_axi_rd_arb #(.DW(WB)) u_rd_arb (
@@ -368,7 +368,7 @@ module npu_top #(
     wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit;
     wire [1:0]  ev_drain_row;
     wire        ev_drain_busy, ev_drain_stall;
-    wire [15:0] ev_idle_shape;
+    wire [15:0] ev_idle_shape, ev_macs_zero;
     wire [7:0]  ev_obuf_writes;
 
     npu_exec #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS),
@@ -398,7 +398,7 @@ module npu_top #(
         .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass), .ev_path2(ev_path2),
         .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
         .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes), .ev_drain_row(ev_drain_row),
-        .ev_idle_shape(ev_idle_shape), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall)
+        .ev_idle_shape(ev_idle_shape), .ev_macs_zero(ev_macs_zero), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall)
     );
     assign busy_e = x_busy;
 
@@ -423,7 +423,12 @@ module npu_top #(
     assign err_code = {x_err_code, st_err_code, ld_err_code, f_err_code};
     assign err_info = {x_err_info, st_err_info, ld_err_info, f_err_info};
     assign err_pc   = {x_err_pc, pc_s, pc_l, f_err_pc};
-    assign progress = ql_push || qe_push || qs_push || ldq_done || stq_done || x_progress
+    // A FILL moves no DRAM data: its SPM writes are its progress. They and the DMA queues'
+    // completions reach the watchdog through a register (a cycle late is fine for it), so the
+    // OR in front of it keeps seven inputs (x_progress comes through the SPM arbitration).
+    reg dma_prog_q;
+    always @(posedge clk) dma_prog_q <= unit_rst_n && (ldq_done || stq_done || ld_cnt_fill);
+    assign progress = ql_push || qe_push || qs_push || dma_prog_q || x_progress
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters
@@ -516,6 +521,8 @@ module npu_top #(
                 assign v = {15'd0, nv_link[gc - CNT_NOC_V_LINK0]};
             else if (gc == CNT_DRAIN_BUSY)        assign v = {15'd0, ev_drain_busy};
             else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
+            else if (gc == CNT_MACS_ZERO)         assign v = ev_macs_zero;
+            else if (gc == CNT_FILL_WORDS)        assign v = {15'd0, ld_cnt_fill};
             else                                  assign v = 16'd0;
             if (gc >= CNT_DRAM_RD_PROG && gc <= CNT_DRAM_WR_BURSTS) begin : g_dyn
                 assign cnt_dyn[gc*16 +: 16] = v;

@@ -331,6 +331,7 @@ int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu
                 orow = f.obuf_addr + (unsigned)r_in;
             } else {            /* skinny: lanes 0..S-1 of row r -> row r, S..2S-1 -> row r+split */
                 hit = word == w0;
+                loc->skinny_hi = (unsigned)r_in >= f.split_rows;
                 orow = f.obuf_addr + ((unsigned)r_in < f.split_rows ? (unsigned)r_in : (unsigned)r_in - f.split_rows);
             }
             if (!hit)
@@ -364,17 +365,49 @@ int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu
                 break; /* the first k-block starts the accumulation */
         }
     }
+    /* The cores of the last WAVE whose outputs hold the element: the row set that wrote its
+     * OBUF row and lane (wide: lane = column in the 2S-block; skinny: the drain's half), and of
+     * that set's cores the ones in the element's column (left {0,2} / right {1,3}) for wide sets. */
+    if (loc->wave_pc[1] >= 0) {
+        npu_fields_t f;
+        npu_wave_sets_t ws;
+        npu_decode(&prog[loc->wave_pc[1]], &f);
+        npu_wave_sets(f.mode, f.m, &ws);
+        {
+            int skinny = f.mode == NPU_MODE_VSW || f.mode == NPU_MODE_ISW;
+            unsigned lane = (unsigned)(c_in % F), side;
+            if (skinny)
+                lane = lane % S + (loc->skinny_hi ? S : 0);
+            side = lane < S ? 0x5u : 0xAu;
+            for (int j = 0; j < 4; j++) {
+                unsigned r0 = f.obuf_addr + ws.orow[j];
+                if (!ws.len[j] || loc->obuf_row < r0 || loc->obuf_row >= r0 + ws.len[j])
+                    continue;
+                if (skinny && (lane >= S) != (ws.lane_hi[j] != 0))
+                    continue;
+                loc->set = j;
+                loc->cores = skinny ? ws.cores[j] : ws.cores[j] & side;
+                break;
+            }
+        }
+    }
     if (buf && bufn) {
-        char ms[32] = "";
+        char ms[32] = "", cs[16] = "";
+        for (unsigned c = 0; c < 4; c++)
+            if (loc->cores >> c & 1u) {
+                size_t l = strlen(cs);
+                snprintf(cs + l, sizeof cs - l, "%s%u", l ? "+" : "", c);
+            }
         for (unsigned m = 0; m < 4; m++)
             if (loc->modes >> m & 1u) {
                 size_t l = strlen(ms);
                 snprintf(ms + l, sizeof ms - l, "%s%s", l ? "+" : "", npu_flexsa_mode_name((npu_mode_t)m));
             }
         snprintf(buf, bufn, "tile (%d,%d) n-block %d: STORE #%ld, DRAIN #%ld, %d WAVE%s #%ld..#%ld in %s, "
-                 "OBUF row %u", loc->m_tile, loc->n_tile, loc->n_block, loc->store_pc, loc->drain_pc,
-                 loc->waves, loc->waves == 1 ? "" : "s", loc->wave_pc[0], loc->wave_pc[1],
-                 ms[0] ? ms : "-", loc->obuf_row);
+                 "OBUF row %u, core %s (row set %d)", loc->m_tile, loc->n_tile, loc->n_block,
+                 loc->store_pc, loc->drain_pc, loc->waves, loc->waves == 1 ? "" : "s",
+                 loc->wave_pc[0], loc->wave_pc[1], ms[0] ? ms : "-", loc->obuf_row,
+                 cs[0] ? cs : "?", loc->set);
     }
     return 0;
 }

@@ -82,10 +82,15 @@ typedef struct npu_gemm_loc {
     int waves;                    /* WAVEs that wrote it (k-blocks) */
     unsigned modes;               /* bit m set: a wave in mode m (NPU_MODE_*) wrote it */
     unsigned obuf_row;            /* OBUF row of the element in the last wave */
+    unsigned skinny_hi;           /* skinny drain: the element is in the OBUF row's high lanes */
+    int set;                      /* row set (npu_wave_sets) of the last wave that wrote it */
+    unsigned cores;               /* bit c: core c's outputs hold it (FW: both cores of the
+                                     column; HSW: one; VSW: the set's two; ISW: one) */
 } npu_gemm_loc_t;
 
 /* Fills *loc for C[row][col]; returns 0, or -1 if the program has no such element. Renders
- * "tile (mi,ni) n-block j: STORE #s, DRAIN #d, 2 WAVEs #w0..#w1 in FW+HSW, OBUF row r" into buf
+ * "tile (mi,ni) n-block j: STORE #s, DRAIN #d, 2 WAVEs #w0..#w1 in FW+HSW, OBUF row r, core 1 (row
+ * set 0)" into buf
  * when buf is not NULL. */
 int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
                     const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runtime.h"
 
+#include "fcov.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,23 +131,59 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
-                    const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r)
+/* Writes the program and its CSRs, clears the counters and starts it; 0, or -1 if it does not
+ * fit the DRAM. */
+static int start_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n)
 {
     size_t dram_bytes = 0;
     uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
-    double t0;
-    int rc;
-    memset(r, 0, sizeof *r);
     if (!dram || prog_base > dram_bytes || n > (dram_bytes - prog_base) / NPU_INSN_BYTES ||
         prog_base > 0xFFFFFFFFull || n > 0xFFFFFFFFull)
-        return NPU_RUN_HOST_ERROR;
+        return -1;
     npu_write_prog(dram, prog_base, prog, n);
     npu_sim_csr_write(sim, NPU_CSR_PROG_BASE, (uint32_t)prog_base);
     npu_sim_csr_write(sim, NPU_CSR_PROG_LEN, (uint32_t)n);
     npu_sim_csr_write(sim, NPU_CSR_WATCHDOG, (uint32_t)cfg->watchdog_cycles);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 2u); /* clear counters */
+    return 0;
+}
+
+int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
+                         uint64_t *cycle)
+{
+    uint64_t t0;
+    if (start_program(cfg, sim, prog_base, prog, n) != 0)
+        return -1;
+    t0 = npu_sim_cycle(sim);
+    npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
+    while (npu_sim_cycle(sim) - t0 < max_cycles) {
+        uint32_t st = npu_sim_csr_read(sim, NPU_CSR_STATUS) & 3u;
+        uint32_t q = npu_sim_csr_read(sim, NPU_CSR_QSTATE);
+        if (npu_sim_csr_read(sim, NPU_CSR_PC_E) == pc && (q >> 30 & 1u)) { /* exec busy on pc */
+            *cycle = npu_sim_cycle(sim);
+            return 0;
+        }
+        if (st == NPU_STATE_DONE || st == NPU_STATE_ERROR || npu_sim_finished(sim))
+            return -1;
+        npu_sim_step(sim, 1);
+    }
+    return -1;
+}
+
+int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                    const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r)
+{
+    double t0;
+    int rc;
+    uint64_t stall0 = 0, stall1 = 0;
+    const char *fcov_path;
+    memset(r, 0, sizeof *r);
+    if (start_program(cfg, sim, prog_base, prog, n) != 0)
+        return NPU_RUN_HOST_ERROR;
     r->start_cycle = npu_sim_cycle(sim);
+    npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     t0 = now_s();
     rc = npu_sim_run(sim, max_cycles);
@@ -171,6 +209,13 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         return NPU_RUN_SIM_STOPPED;
     if (!r->halted)
         return NPU_RUN_TIMEOUT;
+    if (r->state == NPU_STATE_DONE && (fcov_path = getenv("NPU_FCOV")) && *fcov_path) {
+        npu_fcov_t c; /* functional coverage of this run (fcov.h) */
+        memset(&c, 0, sizeof c);
+        npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall1);
+        npu_fcov_program(cfg, prog, n, stall1 > stall0, &c);
+        npu_fcov_append(fcov_path, &c);
+    }
     return r->state == NPU_STATE_DONE ? NPU_RUN_DONE : NPU_RUN_ERROR;
 }
 

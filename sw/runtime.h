@@ -60,6 +60,15 @@ typedef struct npu_run_result {
 int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
                     const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r);
 
+/* First divergence, in time: starts the program as npu_run_program and steps the simulator until
+ * the EXEC queue works on instruction `pc` (PC_E = pc, exec busy); *cycle = that cycle
+ * (npu_sim_cycle; timing does not depend on the data, so a re-run of the same program with the
+ * same DRAM timing seed can trace a window around it with npu_sim_trace). Returns 0, or -1 if
+ * the program halts first, max_cycles pass or it does not fit the DRAM. */
+int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
+                         uint64_t *cycle);
+
 /* Reads HW_S, HW_SPM, HW_OBUF and compares them with cfg. 0 if they match; otherwise -1 and a
  * message in msg. */
 int npu_check_hw(const npu_cfg_t *cfg, npu_sim_t *sim, char *msg, size_t n);

@@ -227,6 +227,10 @@ npu_sim_t *npu_sim_open(const npu_dram_timing_t *t) {
 void npu_sim_close(npu_sim_t *s) {
     if (!s) return;
     if (g_cur_cycle == &s->cycle) g_cur_cycle = nullptr;
+    // Verilator routes scope teardown through Verilated::threadContextp(), which the newest
+    // VerilatedContext set: with several simulators open, closing one out of order would tear its
+    // scopes down in another (possibly freed) context and deadlock on its mutex.
+    Verilated::threadContextp(s->ctx);
     trace_close(s);
     s->top->final();
 #if VM_COVERAGE

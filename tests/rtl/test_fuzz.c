@@ -7,13 +7,16 @@
  *                   ERROR with a known error code and an ERR_PC inside the program) within a
  *                   cycle bound computed from its instructions (fuzz_bound); not halting is a hang
  *                   and fails, naming the seed, program and the instruction each queue is on.
- * fuzz/descriptors  random descriptors: valid opcodes LOAD/STORE/LDW/WAVE/DRAIN with random
- *                   fields (biased to edge values), serialised by dependency tokens (SYNC_E glue
+ * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN with random
+ *                   fields (biased to edge values; LDW and WAVE with a window start k_lo in a
+ *                   quarter of them), serialised by dependency tokens (SYNC_E glue
  *                   between LOAD and STORE) so the result does not depend on timing. Each program
  *                   also runs on the C functional ISA model (tests/unit/fake_npu_sim.c, linked
  *                   here under fnpu_sim_* names). Both must halt in the same state; when both
- *                   complete, the whole DRAM must be equal; when both fail, the error code and
- *                   ERR_PC must be equal.
+ *                   complete, the whole DRAM must be equal, and so must the counters the
+ *                   program and its data decide (MACs per core, macs_zero, fill_words,
+ *                   idle_pe_shape, busy per mode); when both fail, the error code and
+ *                   ERR_PC must be equal (NPU_FUZZ_STRICT=1).
  *
  * Knobs (environment): NPU_FUZZ_WORDS (default 2048), NPU_FUZZ_DESCS (default 256): how many
  * words / descriptors this run feeds; NPU_SEED: base seed (default 1); NPU_FUZZ_ONLY=k: run
@@ -129,6 +132,10 @@ static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in)
         uint64_t bursts = (w0 >> 15) & 1u ? beats : rows * (cdiv64(bpr, (uint64_t)c->max_burst_beats) + 1);
         return 64 + beats * per_beat + bursts * per_burst;
     }
+    case NPU_OP_FILL: { /* one SPM word per cycle, no DRAM */
+        uint64_t rows = w0 >> 16, rb = in->w[3] & 0xFFFFu;
+        return 64 + 2 * rows * cdiv64(rb ? rb : 1, B);
+    }
     case NPU_OP_LDW: return 32 * F + 200;
     case NPU_OP_WAVE: return 4 * (uint64_t)(w0 >> 16) + 32 * F + 200;
     case NPU_OP_DRAIN: return 4 * (uint64_t)(w0 >> 16) + 8 * F + 200;
@@ -143,7 +150,7 @@ static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in)
     while (insn_cost(c, in) > INSN_CAP) {
         uint32_t rows = in->w[0] >> 16;
         unsigned op = in->w[0] & 0xFFu;
-        if ((op == NPU_OP_LOAD || op == NPU_OP_STORE) && (in->w[3] & 0xFFFFu) > rows)
+        if ((op == NPU_OP_LOAD || op == NPU_OP_STORE || op == NPU_OP_FILL) && (in->w[3] & 0xFFFFu) > rows)
             in->w[3] = (in->w[3] & 0xFFFF0000u) | ((in->w[3] & 0xFFFFu) >> 1);
         else
             in->w[0] = (in->w[0] & 0xFFFFu) | ((rows >> 1) << 16);
@@ -168,7 +175,14 @@ typedef struct outcome {
     int rc;              /* npu_sim_run: 1 halted, 0 not within the bound, -1 $finish */
     uint32_t status, err, err_pc, err_info, qstate, pc_l, pc_e, pc_s, fetch_pc;
     uint64_t cycles;
+    uint64_t cnt[NPU_NUM_COUNTERS];
 } outcome_t;
+
+/* Counters both models must agree on when a program completes (exact by program and data). */
+static const int exact_cnt[] = { NPU_CNT_macs_core0, NPU_CNT_macs_core1, NPU_CNT_macs_core2,
+                                 NPU_CNT_macs_core3, NPU_CNT_macs_zero, NPU_CNT_fill_words,
+                                 NPU_CNT_idle_pe_shape, NPU_CNT_busy_fw, NPU_CNT_busy_vsw,
+                                 NPU_CNT_busy_hsw, NPU_CNT_busy_isw, NPU_CNT_spm_wr_words };
 
 static void run_prog(const sim_ops_t *o, npu_sim_t *s, const npu_insn_t *p, size_t n,
                      uint64_t bound, outcome_t *r)
@@ -192,6 +206,9 @@ static void run_prog(const sim_ops_t *o, npu_sim_t *s, const npu_insn_t *p, size
     r->pc_e = o->rd(s, NPU_CSR_PC_E);
     r->pc_s = o->rd(s, NPU_CSR_PC_S);
     r->fetch_pc = o->rd(s, NPU_CSR_FETCH_PC);
+    for (int i = 0; i < NPU_NUM_COUNTERS; i++)
+        r->cnt[i] = (uint64_t)o->rd(s, NPU_CSR_CNT_LO + (uint32_t)i) |
+                    (uint64_t)o->rd(s, NPU_CSR_CNT_HI + (uint32_t)i) << 32;
 }
 
 static void print_prog(const npu_insn_t *p, size_t n)
@@ -212,7 +229,7 @@ static const char *ename(unsigned e)
 
 /* Outcome histogram printed at the end of a run. */
 typedef struct stats {
-    uint64_t progs, words, done, err[256], cycles, shrinks, err_agree, both_done;
+    uint64_t progs, words, done, err[256], cycles, shrinks, err_agree, both_done, mz, fill;
     double wall;
 } stats_t;
 
@@ -364,25 +381,45 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         in->w[3] = rb | ds << 16;
         break;
     }
+    case NPU_OP_FILL: { /* the LOAD format without DRAM: tag, transpose, DRAM fields ignored */
+        uint32_t rows = rnd_in(g, 1, 3 * F), rb = rnd_in(g, 1, 4 * B);
+        uint32_t beats = (rb + B - 1) / B, ss = rnd_in(g, 0, 4) + beats - (rtl_rand(&g->x) % 3 == 0);
+        uint32_t spm = place(g, (uint64_t)(rows - 1) * ss + beats, spm_words);
+        rows = mutate(g, rows, 16, rows + 1);
+        rb = mutate(g, rb, 16, rb + 1);
+        spm = mutate(g, spm, 16, spm_words - 1);
+        ss = mutate(g, ss, 16, ss + 1);
+        in->w[0] = op | rows << 16;
+        in->w[2] = spm | ss << 16;
+        in->w[3] = rb;
+        if (rtl_rand(&g->x) % 4 == 0) { /* junk in the ignored fields */
+            in->w[0] |= (uint32_t)(rtl_rand(&g->x) & 0xF000u);
+            in->w[1] = (uint32_t)(rtl_rand(&g->x) >> 7);
+            in->w[3] |= (uint32_t)(rtl_rand(&g->x) >> 5) & 0xFFFF0000u;
+        }
+        break;
+    }
     case NPU_OP_LDW: {
         uint32_t mode = rnd_in(g, 0, 3), bank = rnd_in(g, 0, 1), cmask = 0;
         uint32_t kmax = mode == NPU_MODE_HSW || mode == NPU_MODE_ISW ? S : F;
         uint32_t nmax = mode == NPU_MODE_VSW || mode == NPU_MODE_ISW ? S : F;
         uint32_t k = rnd_in(g, 1, kmax), n = rnd_in(g, 1, nmax), ss = rnd_in(g, 1, 4);
+        uint32_t klo = rtl_rand(&g->x) % 4 == 0 ? rnd_in(g, 0, k - 1) : 0;
         if (mode == NPU_MODE_ISW && rtl_rand(&g->x) % 2)
             cmask = rnd_in(g, 1, 15);
-        uint32_t spm = place(g, (uint64_t)(k - 1) * ss + 1, spm_words);
+        uint32_t spm = place(g, (uint64_t)(k - klo - 1) * ss + 1, spm_words);
         mode = mutate(g, mode, 2, 3);
         k = mutate(g, k, 8, kmax + 1);
         n = mutate(g, n, 8, nmax + 1);
         cmask = mutate(g, cmask, 4, 1);
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
+        klo = mutate(g, klo, 6, k); /* k_lo = k: BAD_DESC */
         g->bank_mode[bank] = cmask ? NPU_MODE_ISW : (int)mode;
         g->loaded[bank] = cmask ? g->loaded[bank] | cmask : 0xFu;
         in->w[0] = op | bank << 12 | mode << 13 | rnd_in(g, 0, 1) << 15;
         in->w[1] = spm | ss << 16;
-        in->w[2] = k | n << 8 | cmask << 16;
+        in->w[2] = k | n << 8 | cmask << 16 | klo << 24;
         break;
     }
     case NPU_OP_WAVE: {
@@ -401,6 +438,8 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         uint32_t nmax = mode == NPU_MODE_VSW || mode == NPU_MODE_ISW ? S : F;
         uint32_t k = rnd_in(g, 1, kmax), n = rnd_in(g, 1, nmax), m = rnd_in(g, 1, 3 * F);
         uint32_t ss = rnd_in(g, 0, 3), acc = rnd_in(g, 0, 1);
+        uint32_t klo = rtl_rand(&g->x) % 4 == 0 ? rnd_in(g, 0, k - 1) : 0;
+        uint32_t ahi = (mode == NPU_MODE_HSW || mode == NPU_MODE_ISW) && rtl_rand(&g->x) % 8 == 0;
         npu_wave_sets_t ws;
         npu_wave_sets(mode, m, &ws);
         uint32_t obuf = rnd_in(g, 0, 1) * half + place(g, ws.obuf_rows, half);
@@ -412,9 +451,11 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         obuf = mutate(g, obuf, 16, 2 * half - 1);
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
+        klo = mutate(g, klo, 6, k); /* k_lo = k: BAD_DESC */
         in->w[0] = op | bank << 12 | mode << 13 | acc << 15 | m << 16;
         in->w[1] = spm | ss << 16;
         in->w[2] = k | n << 8 | obuf << 16;
+        in->w[3] = ahi | klo << 8;
         break;
     }
     default: { /* DRAIN */
@@ -443,9 +484,11 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
     }
 }
 
-/* Appends `in` to the program so that it starts only after the previous instruction (queue
- * `*last`) completed: dependency tokens between neighbouring queues, a SYNC_E between LOAD and
- * STORE. */
+/* Appends `in` to the program so that it starts only after the previous instructions completed:
+ * dependency tokens between neighbouring queues, a SYNC_E between LOAD and STORE. The LOAD and
+ * STORE queues complete in order, the EXEC queue does not (its three units run concurrently: a
+ * DRAIN may still write the SPM after a later LDW completed), so every instruction of an EXEC
+ * run pushes a token and the next queue pops them all (SYNC_L / SYNC_S pops, then `in`). */
 static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *in)
 {
     char q = npu_op_queue(in->w[0] & 0xFFu);
@@ -458,12 +501,25 @@ static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *
             push_serial(p, n, last, &tmp);
         }
         npu_insn_t *prev = &p[*n - 1];
-        if ((*last == 'L' && q == 'E') || (*last == 'E' && q == 'S')) {
+        if (*last == 'L' && q == 'E') {
             prev->w[0] |= NPU_TOK_PUSH_NEXT;
             ins.w[0] |= NPU_TOK_POP_PREV;
-        } else if ((*last == 'E' && q == 'L') || (*last == 'S' && q == 'E')) {
+        } else if (*last == 'S' && q == 'E') {
             prev->w[0] |= NPU_TOK_PUSH_PREV;
             ins.w[0] |= NPU_TOK_POP_NEXT;
+        } else if (*last == 'E') { /* to S (push_next / pop_prev) or to L (push_prev / pop_next) */
+            uint32_t push = q == 'S' ? NPU_TOK_PUSH_NEXT : NPU_TOK_PUSH_PREV;
+            uint32_t pop = q == 'S' ? NPU_TOK_POP_PREV : NPU_TOK_POP_NEXT;
+            size_t k = *n;
+            while (k > 0 && npu_op_queue(p[k - 1].w[0] & 0xFFu) == 'E')
+                p[--k].w[0] |= push;
+            for (size_t extra = *n - k; extra > 1; extra--) {
+                npu_insn_t sy;
+                npu_enc_sync(&sy, q == 'S' ? NPU_OP_SYNC_S : NPU_OP_SYNC_L);
+                sy.w[0] |= pop;
+                p[(*n)++] = sy;
+            }
+            ins.w[0] |= pop;
         }
     }
     p[(*n)++] = ins;
@@ -472,9 +528,9 @@ static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *
 
 Test(fuzz, descriptors, .timeout = 3000)
 {
-    static const unsigned ops[] = { NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_STORE,
-                                    NPU_OP_STORE, NPU_OP_LDW, NPU_OP_LDW, NPU_OP_WAVE,
-                                    NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_DRAIN };
+    static const unsigned ops[] = { NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_FILL,
+                                    NPU_OP_STORE, NPU_OP_STORE, NPU_OP_LDW, NPU_OP_LDW,
+                                    NPU_OP_WAVE, NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_DRAIN };
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(1), total = env_u64("NPU_FUZZ_DESCS", 256);
     /* Both must fail, but which of several faulty descriptors is reported first may differ: the
@@ -539,6 +595,17 @@ Test(fuzz, descriptors, .timeout = 3000)
                 a++;
             snprintf(why, sizeof why, "both DONE, DRAM differs first at 0x%06zx: RTL 0x%02x, "
                      "model 0x%02x", a, d[a], md[a]);
+        } else if (rs == NPU_STATE_DONE) {
+            static const char *const cn[] = {
+#define X(nm, t) #nm,
+                NPU_COUNTERS(X)
+#undef X
+            };
+            for (size_t i = 0; i < sizeof exact_cnt / sizeof exact_cnt[0] && !why[0]; i++)
+                if (r.cnt[exact_cnt[i]] != e.cnt[exact_cnt[i]])
+                    snprintf(why, sizeof why, "both DONE, counter %s: RTL %llu, model %llu",
+                             cn[exact_cnt[i]], (unsigned long long)r.cnt[exact_cnt[i]],
+                             (unsigned long long)e.cnt[exact_cnt[i]]);
         }
         if (why[0]) {
             fprintf(stderr, "fuzz/descriptors: program %llu (seed %llu), config %s, stalls %u%%:\n",
@@ -554,9 +621,11 @@ Test(fuzz, descriptors, .timeout = 3000)
         st.progs++;
         st.words += DESC_PER_PROG;
         st.cycles += r.cycles;
-        if (rs == NPU_STATE_DONE)
+        if (rs == NPU_STATE_DONE) {
             st.done++;
-        else {
+            st.mz += r.cnt[NPU_CNT_macs_zero] != 0;
+            st.fill += r.cnt[NPU_CNT_fill_words] != 0;
+        } else {
             st.err[r.err]++;
             st.err_agree += r.err == e.err && r.err_pc == e.err_pc;
         }
@@ -564,17 +633,22 @@ Test(fuzz, descriptors, .timeout = 3000)
     st.wall = now_s() - t0;
     print_stats("fuzz/descriptors", &st, seed);
     uint64_t nerr = st.progs - st.done;
-    fprintf(stderr, "fuzz/descriptors: RTL and model agree on every outcome; DRAM equal in %llu "
-            "DONE programs; same error code and ERR_PC in %llu of %llu ERROR programs%s\n",
-            (unsigned long long)st.done, (unsigned long long)st.err_agree,
-            (unsigned long long)nerr, strict ? " (NPU_FUZZ_STRICT)" : "");
+    fprintf(stderr, "fuzz/descriptors: RTL and model agree on every outcome; DRAM and exact "
+            "counters equal in %llu DONE programs (%llu with macs_zero > 0, %llu with a FILL); "
+            "same error code and ERR_PC in %llu of %llu ERROR programs%s\n",
+            (unsigned long long)st.done, (unsigned long long)st.mz, (unsigned long long)st.fill,
+            (unsigned long long)st.err_agree, (unsigned long long)nerr,
+            strict ? " (NPU_FUZZ_STRICT)" : "");
     cr_assert(st.progs > 0 || sel.has_only || sel.parts > 1, "no program ran");
 }
 
 /* ---- fuzz/words ------------------------------------------------------------------------- */
 
-static const unsigned valid_ops[] = { /* the five descriptors first */ NPU_OP_LOAD, NPU_OP_STORE, NPU_OP_LDW, NPU_OP_WAVE,
-                                      NPU_OP_DRAIN, NPU_OP_SYNC_L, NPU_OP_SYNC_E, NPU_OP_SYNC_S };
+static const unsigned valid_ops[] = { /* the six descriptors first */ NPU_OP_LOAD, NPU_OP_STORE, NPU_OP_LDW,
+                                      NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_FILL, NPU_OP_SYNC_L,
+                                      NPU_OP_SYNC_E, NPU_OP_SYNC_S };
+#define N_VALID_OPS (sizeof valid_ops / sizeof valid_ops[0])
+#define N_DESC_OPS 6u
 
 Test(fuzz, words, .timeout = 3000)
 {
@@ -603,9 +677,9 @@ Test(fuzz, words, .timeout = 3000)
             if (r < 2) {
                 /* any 128 bits */
             } else if (r < 35) {
-                in.w[0] = (in.w[0] & ~0xFFu) | valid_ops[rtl_rand(&g.x) % 8];
+                in.w[0] = (in.w[0] & ~0xFFu) | valid_ops[rtl_rand(&g.x) % N_VALID_OPS];
             } else {
-                unsigned op = valid_ops[rtl_rand(&g.x) % 5];
+                unsigned op = valid_ops[rtl_rand(&g.x) % N_DESC_OPS];
                 uint32_t junk = in.w[0];
                 gen_desc(&cfg, &g, op, &in);
                 if (random_tokens)

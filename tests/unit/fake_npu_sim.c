@@ -24,7 +24,11 @@
  *    A mode that cannot hold the k x n tile (HSW k > S, VSW n > S, ISW either), an LDW core mask
  *    outside ISW, a DRAIN with hi_rows but no split_rows or hi_rows > rows, a transposed LOAD
  *    with odd row_bytes and a STORE with the transpose
- *    bit are BAD_DESC. TOKEN_OVERFLOW's ERR_PC is the pushing instruction (the RTL may differ).
+ *    bit are BAD_DESC, and so is an LDW or WAVE window start k_lo >= k; a FILL with rows or
+ *    row_bytes zero is BAD_DESC with ERR_INFO 0 (it has no DRAM address).
+ *    TOKEN_OVERFLOW's ERR_PC is the pushing instruction (the RTL may differ).
+ *  - FILL (LOAD queue) zeroes the SPM words of a LOAD without DRAM; LDW k_lo: stationary rows
+ *    < k_lo are zero and not read; WAVE k_lo: A lanes < k_lo of the k-block are not MACs.
  *  - Counters: the ones npu_prog_expect (sw/gemm_emit.c) defines are exact; bursts never cross
  *    4 KiB; NoC/LBUF counts follow the RTL (an LDW sends all 2S rows, zero rows included, each
  *    to two cores; an FW A row enters cores 0 and 2); stalls, SPM conflicts and exec waits are 0.
@@ -225,6 +229,7 @@ static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
 typedef struct insn_f {
     unsigned op, tag, trans, rows, spm, sstride, rb, dstride, wbank, mode, acc, m, k, n, obuf;
     unsigned cmask, split, hi, lane_hi; /* lane_hi: LDW b_hi w2[20], WAVE a_hi w3[0] */
+    unsigned k_lo;                      /* window start: LDW w2[29:24], WAVE w3[13:8] */
     uint32_t dram;
 } insn_f_t;
 
@@ -233,6 +238,12 @@ static void decode(const uint32_t *w, insn_f_t *f)
     memset(f, 0, sizeof *f);
     f->op = w[0] & 0xFFu;
     switch (f->op) {
+    case NPU_OP_FILL: /* the LOAD format; tag, transpose and the DRAM fields are ignored */
+        f->rows = w[0] >> 16;
+        f->spm = w[2] & 0xFFFFu;
+        f->sstride = w[2] >> 16;
+        f->rb = w[3] & 0xFFFFu;
+        break;
     case NPU_OP_LOAD:
     case NPU_OP_STORE:
         f->tag = (w[0] >> 12) & 7u;
@@ -258,9 +269,11 @@ static void decode(const uint32_t *w, insn_f_t *f)
         if (f->op == NPU_OP_LDW) {
             f->cmask = (w[2] >> 16) & 0xFu;
             f->lane_hi = (w[2] >> 20) & 1u;
+            f->k_lo = (w[2] >> 24) & 0x3Fu;
             f->obuf = 0;
         } else {
             f->lane_hi = w[3] & 1u;
+            f->k_lo = (w[3] >> 8) & 0x3Fu;
         }
         break;
     case NPU_OP_DRAIN:
@@ -325,14 +338,17 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         }
         s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
     } else {
-        for (uint64_t c = 0; c < cols; c++) {
-            uint8_t *d = stage(u, MEM_SPM, (f->spm + c * f->sstride) * B, wpr * B);
-            for (uint64_t r = 0; r < f->rows; r++) {
-                const uint8_t *src = s->dram + f->dram + r * f->dstride * B + 2 * c;
-                d[(r / F) * B + (r % F) * 2] = src[0];
-                d[(r / F) * B + (r % F) * 2 + 1] = src[1];
+        /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
+         * (spm_stride < the words per column) end the same */
+        for (uint64_t wb = 0; wb < wpr; wb++)
+            for (uint64_t c = 0; c < cols; c++) {
+                uint8_t *d = stage(u, MEM_SPM, (f->spm + c * f->sstride + wb) * B, B);
+                for (uint64_t r = wb * F; r < f->rows && r < (wb + 1) * F; r++) {
+                    const uint8_t *src = s->dram + f->dram + r * f->dstride * B + 2 * c;
+                    d[(r % F) * 2] = src[0];
+                    d[(r % F) * 2 + 1] = src[1];
+                }
             }
-        }
         bursts = f->rows * beats; /* one single-beat burst per source row of each 2S x 2S block */
         s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
     }
@@ -341,6 +357,26 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     s->rd_beats += f->rows * beats;
     s->rd_bursts += bursts;
     *cost = dma_cost(s, f->rows * beats, bursts);
+    return 0;
+}
+
+/* FILL: zeroes the words a normal LOAD of the same rows / spm / sstride / row_bytes would write,
+ * without a DRAM access (RTL: the LOAD engine, one word per cycle). BAD_DESC's ERR_INFO is 0
+ * (no DRAM address). */
+static unsigned exec_fill(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t beats = cdiv(f->rb, s->B);
+    if (!f->rows || !f->rb) {
+        *info = 0;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm, f->sstride, f->rows, beats, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    for (uint64_t r = 0; r < f->rows; r++)
+        stage(u, MEM_SPM, (f->spm + r * f->sstride) * s->B, beats * s->B); /* staged zeroed */
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
+    s->cnt[NPU_CNT_fill_words] += f->rows * beats;
+    *cost = f->rows * beats + 4;
     return 0;
 }
 
@@ -381,14 +417,16 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
     int vsplit = !f->cmask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW);
     int hsplit = !f->cmask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW);
     if (!f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S) ||
-        (f->cmask && f->mode != NPU_MODE_ISW)) {
+        (f->cmask && f->mode != NPU_MODE_ISW) || f->k_lo >= f->k) {
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
-    if (range_rows(f->spm, f->sstride, f->k, 1, s->spm_words, info))
+    /* rows k_lo..k-1 are read, row r from spm + (r - k_lo)*sstride */
+    if (range_rows(f->spm, f->sstride, f->k - f->k_lo, 1, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
     /* core q holds W[ro + r][co + c]: ro = S for the bottom cores when k is split over two
-     * cores (FW, VSW), co = S for the right cores when n is (FW, HSW); rows >= k are zero */
+     * cores (FW, VSW), co = S for the right cores when n is (FW, HSW); rows >= k and rows
+     * < k_lo are zero */
     for (unsigned q = 0; q < 4; q++) {
         unsigned ro = vsplit && q >= 2 ? S : 0, co = f->lane_hi || (hsplit && (q & 1)) ? S : 0;
         uint8_t *d;
@@ -397,15 +435,16 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
         d = stage(u, MEM_WB, (size_t)(wtile(s, f->wbank, q) - s->wb), (size_t)S * S * 2);
         ndel++;
         for (unsigned r = 0; r < S; r++)
-            if (ro + r < f->k)
+            if (ro + r < f->k && ro + r >= f->k_lo)
                 memcpy(d + (size_t)r * S * 2,
-                       s->spm + ((uint64_t)f->spm + (uint64_t)(ro + r) * f->sstride) * s->B + 2u * co,
+                       s->spm + ((uint64_t)f->spm + (uint64_t)(ro + r - f->k_lo) * f->sstride) * s->B +
+                           2u * co,
                        (size_t)S * 2);
     }
     s->bank_mode[f->wbank] = f->cmask ? (unsigned)NPU_MODE_ISW : f->mode;
     s->bank_loaded[f->wbank] = 1;
     nrows = vsplit ? F : S; /* rows sent (bottom first), each one flit */
-    s->cnt[NPU_CNT_spm_rd_words] += f->k; /* rows >= k are zero flits, no SPM read */
+    s->cnt[NPU_CNT_spm_rd_words] += f->k - f->k_lo; /* rows >= k or < k_lo: zero flits, no read */
     s->cnt[NPU_CNT_noc_v_flits] += nrows;
     s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)ndel * S;
     s->cnt[NPU_CNT_lbuf_v_words] += (uint64_t)ndel * S;
@@ -413,14 +452,16 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
     return 0;
 }
 
-/* MACs of one row of set j passing through core c (the core's part of the k x n tile). */
+/* MACs of one row of set j passing through core c (the core's part of the k x n tile; the valid
+ * lanes of the k-block are [k_lo, k), k0 of them below S). */
 static uint64_t row_macs(const npu_sim_t *s, const insn_f_t *f, unsigned c)
 {
-    uint64_t S = s->S, k0 = f->k < S ? f->k : S, k1 = f->k > S ? f->k - S : 0;
+    uint64_t S = s->S, kk = f->k - f->k_lo;
+    uint64_t k0 = (f->k < S ? f->k : S) - (f->k_lo < S ? f->k_lo : S), k1 = kk - k0;
     uint64_t n0 = f->n < S ? f->n : S, n1 = f->n > S ? f->n - S : 0;
     int vsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW;
     int hsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW;
-    return (vsplit ? (c >= 2 ? k1 : k0) : f->k) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
+    return (vsplit ? (c >= 2 ? k1 : k0) : kk) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
 }
 
 static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
@@ -431,7 +472,8 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     int hsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW; /* sub-array 2S wide */
     unsigned depth = vsplit ? F : S, width = hsplit ? F : S;
     npu_wave_sets_t ws;
-    if (!f->m || !f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S)) {
+    if (!f->m || !f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S) ||
+        f->k_lo >= f->k) {
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
@@ -453,9 +495,13 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
             const uint8_t *a = s->spm + ((uint64_t)f->spm + (uint64_t)i * f->sstride) * s->B;
             const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
             uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)width * 4);
+            /* macs_zero: the row's lanes [k_lo, k) whose A element is zero, times n */
+            for (unsigned rr = f->k_lo; rr < f->k && rr < depth; rr++)
+                if (lane16(a, f->lane_hi ? S + rr % S : rr) == 0)
+                    s->cnt[NPU_CNT_macs_zero] += f->n;
             for (unsigned cc = 0; cc < width; cc++) {
                 uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
-                for (unsigned rr = 0; rr < depth; rr++) {
+                for (unsigned rr = f->k_lo; rr < depth; rr++) { /* lanes < k_lo are fed as zero */
                     unsigned rh = rr >= S, ch = cc >= S, q;
                     switch (f->mode) {
                     case NPU_MODE_FW: q = rh * 2 + ch; break;
@@ -480,7 +526,7 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
     s->cnt[NPU_CNT_busy_fw + f->mode] += ws.len[0]; /* lockstep slots */
     s->cnt[NPU_CNT_idle_pe_shape] +=
         (uint64_t)f->m * (4u * S * S / (f->mode == NPU_MODE_FW ? 1u : f->mode == NPU_MODE_ISW ? 4u : 2u)
-                          - (uint64_t)f->k * f->n);
+                          - (uint64_t)(f->k - f->k_lo) * f->n);
     s->cnt[NPU_CNT_spm_rd_words] += f->m;
     /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW sets
      * 0/1 packed on L; ISW sets 0/1 packed on L, sets 2/3 on R (the RTL's two H channels) */
@@ -642,6 +688,7 @@ static int try_start(npu_sim_t *s, unsigned q, uint64_t now)
     decode(e->w, &f);
     switch (f.op) {
     case NPU_OP_LOAD: err = exec_load(s, u, &f, &cost, &info); break;
+    case NPU_OP_FILL: err = exec_fill(s, u, &f, &cost, &info); break;
     case NPU_OP_STORE: err = exec_store(s, u, &f, &cost, &info); break;
     case NPU_OP_LDW: err = exec_ldw(s, u, &f, &cost, &info); break;
     case NPU_OP_WAVE: err = exec_wave(s, u, &f, &cost, &info); break;

@@ -340,6 +340,13 @@ Test(emit, locate_first_divergence)
             if (pol == NPU_EMIT_FW)
                 cr_assert_eq(loc.modes, 1u << NPU_MODE_FW, "%s", buf);
             cr_assert(strstr(buf, "tile (") != NULL);
+            /* the core(s) whose outputs hold the element */
+            cr_assert(loc.cores != 0 && loc.cores < 16, "%s", buf);
+            if (pol == NPU_EMIT_FW) /* both cores of the element's column */
+                cr_assert_eq(loc.cores, (col % rep.plan.Nt) % 16 < 8 ? 0x5u : 0xAu, "%s", buf);
+            if (pol == NPU_EMIT_FLEXSA && col >= 16) /* ISW: one core */
+                cr_assert_eq(__builtin_popcount(loc.cores), 1, "%s", buf);
+            cr_assert(strstr(buf, ", core ") != NULL, "%s", buf);
         }
         npu_gemm_loc_t out;
         cr_assert_eq(npu_gemm_locate(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, M, 0, &out,
