@@ -48,24 +48,6 @@ static npu_sim_t *open_fake(const npu_cfg_t *c, unsigned jitter, uint64_t seed)
     return s;
 }
 
-/* Does the C ISA model implement the convolution additions (FILL, k_lo, macs_zero; branch
- * convrtl)? Programs with a FILL or a k_lo window need them. */
-static int fake_has_conv_isa(const npu_cfg_t *cfg)
-{
-    npu_insn_t in;
-    npu_run_result_t r;
-    npu_sim_t *s = open_fake(cfg, 0, 1);
-    cr_assert_eq(npu_enc_fill(&in, 1, 0, 0, 4u * (unsigned)cfg->s), 0);
-    int rc = npu_run_program(cfg, s, 0, &in, 1, 100000, &r);
-    npu_sim_close(s);
-    return rc == NPU_RUN_DONE && r.cnt[NPU_CNT_fill_words] == 1;
-}
-#define NEED_CONV_ISA(cfg)                                                                        \
-    do {                                                                                          \
-        if (!fake_has_conv_isa(cfg))                                                              \
-            cr_skip_test("the C ISA model has no FILL / k_lo / macs_zero yet (branch convrtl)"); \
-    } while (0)
-
 /* One kernel x dataflow of c on the fake model with random timing; asserts PASS (bit-exact,
  * counters, MAC formulas) and the plan's DRAM bytes. */
 static void conv_check(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int df,
@@ -142,12 +124,6 @@ Test(conv_fake, dw_s1_p0)
 
 /* Random layers: kernel 1..7, stride 1..4, padding 0..3, dilation 1..2, odd sizes, channels
  * not multiples of 2S, batch 1..2, forced band / block-group sizes; every kernel x dataflow. */
-#define NEED_CONV_ISA_S(S)             \
-    do {                               \
-        npu_cfg_t cc_ = test_cfg(S);   \
-        NEED_CONV_ISA(&cc_);           \
-    } while (0)
-
 static void random_layers(int S, uint64_t seed, int count)
 {
     uint64_t x = seed;
@@ -169,15 +145,14 @@ static void random_layers(int S, uint64_t seed, int count)
     }
 }
 
-Test(conv_fake, random_s2) { NEED_CONV_ISA_S(2); random_layers(2, 5, 80); }
-Test(conv_fake, random_s8) { NEED_CONV_ISA_S(8); random_layers(8, 6, 40); }
+Test(conv_fake, random_s2) { random_layers(2, 5, 80); }
+Test(conv_fake, random_s8) { random_layers(8, 6, 40); }
 
 /* The issue's geometry at a small scale: ResNet-50 CONV3-like 3x3 s2 (57 -> 28 scaled to 15 -> 7)
  * and an 11x11 s4 AlexNet CONV1-like layer, all kernels and dataflows. */
 Test(conv_fake, paper_geometries)
 {
     npu_cfg_t cfg = test_cfg(2);
-    NEED_CONV_ISA(&cfg);
     npu_conv_t c = layer(2, 4, 15, 15, 4, 3, 3, 2, 0, 1);
     cr_assert_eq(all_kernels(&cfg, &c, NULL, 300), 5);
     c = layer(1, 3, 27, 27, 4, 11, 11, 4, 2, 1);
@@ -388,9 +363,10 @@ Test(conv_plan, refusals)
     cr_assert_eq(npu_conv_plan(&cfg, &c, 3, NPU_CONV_ECOFLOW, NULL, &p, msg, sizeof msg), -1);
 }
 
-Test(conv_dev, stress)
+/* More random layers: NPU_CONV_RANDOM=n runs n more rounds (make regress). */
+Test(conv_fake, random_more, .timeout = 3600)
 {
-    const char *e = getenv("CONV_STRESS");
+    const char *e = getenv("NPU_CONV_RANDOM");
     int n = e ? atoi(e) : 0;
     for (int i = 0; i < n; i++) {
         random_layers(2, 1000 + (uint64_t)i, 20);
