@@ -183,6 +183,24 @@ static void load_weights(cx_t *x, npu_prog_t *l)
     const npu_conv_t *c = &p->c;
     npu_insn_t in;
     uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B;
+    if (c->depthwise) { /* the diagonal blocks, one contiguous run (the same for fwd and dX) */
+        uint64_t words = (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L, chunk = 65535u / x->B;
+        for (uint64_t w0 = 0; w0 < words; w0 += chunk * 65535u) {
+            uint64_t left = words - w0, rows = left / chunk, rest = left % chunk;
+            if (rows > 65535u) {
+                rows = 65535u;
+                rest = 0;
+            }
+            if (rows)
+                put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)rows, daddr(x, x->a->w + w0 * x->B),
+                                       p->w_base + (unsigned)w0, (unsigned)chunk, (unsigned)(chunk * x->B),
+                                       (unsigned)chunk), &in);
+            if (rest)
+                put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, 1, daddr(x, x->a->w + (w0 + rows * chunk) * x->B),
+                                       p->w_base + (unsigned)(w0 + rows * chunk), 0, (unsigned)(rest * x->B), 0), &in);
+        }
+        return;
+    }
     if (p->kernel == NPU_CONV_FWD) {
         for (int t = 0; t < p->T; t++)
             put(x, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, daddr(x, x->a->w + (uint64_t)t * tap_bytes),
@@ -279,8 +297,14 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
             int ck = imin(p->L, c->C - cb * p->L);
             for (int fb = un->k0; fb < un->k1; fb++) {
                 int nf = imin(p->L, c->F - fb * p->L);
-                unsigned bank = ldw(x, &up->C, p->w_base + (unsigned)((t * c->C + cb * p->L) * p->fw + fb),
-                                    (unsigned)p->fw, ck, 0, nf);
+                unsigned bank;
+                if (c->depthwise && fb != cb)
+                    continue; /* only the diagonal block is nonzero */
+                if (c->depthwise)
+                    bank = ldw(x, &up->C, p->w_base + (unsigned)((t * p->cw + cb) * p->L), 1, ck, 0, nf);
+                else
+                    bank = ldw(x, &up->C, p->w_base + (unsigned)((t * c->C + cb * p->L) * p->fw + fb),
+                               (unsigned)p->fw, ck, 0, nf);
                 for (int oh = un->r0; oh < un->r1; oh++) {
                     unsigned row = (unsigned)(oh * c->stride + kh * c->dil - un->i0);
                     wave(x, &up->C, bank, p->OW,
@@ -299,11 +323,14 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 
 /* ---- dX --------------------------------------------------------------------------------- */
 
-/* B tile of (tap, f-block, c-block) for dX: rows f, lanes c. */
+/* B tile of (tap, f-block, c-block) for dX: rows f, lanes c (depthwise: the diagonal block). */
 static unsigned ldw_dx(cx_t *x, npu_prog_t *l, int t, int fb, int cb)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
+    if (c->depthwise)
+        return ldw(x, l, p->w_base + (unsigned)((t * p->cw + cb) * p->L), 1, imin(p->L, c->C - cb * p->L), 0,
+                   imin(p->L, c->C - cb * p->L));
     return ldw(x, l, p->w_base + (unsigned)((t * c->F + fb * p->L) * p->cw + cb), (unsigned)p->cw,
                imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L));
 }
@@ -344,6 +371,8 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         int kh = t / c->KW, kw = t % c->KW;
         for (int fb = 0; fb < p->fw; fb++)
             for (int cb = un->k0; cb < un->k1; cb++) {
+                if (c->depthwise && fb != cb)
+                    continue;
                 unsigned bank = ldw_dx(x, &up->C, t, fb, cb);
                 for (int ih = un->r0; ih < un->r1; ih++) {
                     unsigned zr = (unsigned)(ih + c->pad - kh * c->dil - un->i0);
@@ -401,6 +430,8 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
             continue;
         for (int fb = 0; fb < p->fw; fb++)
             for (int cb = un->k0; cb < un->k1; cb++) {
+                if (c->depthwise && fb != cb)
+                    continue;
                 unsigned bank = ldw_dx(x, &up->C, t, fb, cb);
                 for (int ih = un->r0; ih < un->r1; ih++) {
                     int num = ih + c->pad - kh * c->dil, oh = num / s;

@@ -174,7 +174,8 @@ uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag)
     uint64_t B = p->B, b = (uint64_t)c->batch, T = (uint64_t)p->T;
     switch (tag) {
     case NPU_TAG_X: return b * (uint64_t)c->H * (uint64_t)c->W * p->px * B;
-    case NPU_TAG_W: return T * (uint64_t)c->F * p->pw * B;
+    case NPU_TAG_W: /* depthwise: the host's diagonal blocks, 2S one-word rows per tap and block */
+        return c->depthwise ? T * (uint64_t)p->cw * (uint64_t)p->L * B : T * (uint64_t)c->F * p->pw * B;
     case NPU_TAG_DY: return b * (uint64_t)p->vOH * (uint64_t)p->vOW * p->pdy * B;
     case NPU_TAG_Y: return b * (uint64_t)p->OH * (uint64_t)p->OW * p->pout * B;
     case NPU_TAG_DX: return b * (uint64_t)c->H * (uint64_t)c->W * p->pout * B;
@@ -199,11 +200,11 @@ static uint64_t spm_need(npu_conv_plan_t *p)
     p->in_words = inw ? inw : 1;
     switch (p->kernel) {
     case NPU_CONV_FWD:
-        p->w_words = (unsigned)(p->T * c->C * p->fw);
+        p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->C * p->fw);
         p->out_words = (unsigned)p->R * (unsigned)p->OW * p->pout; /* dense full pixels: one tile per band */
         break;
     case NPU_CONV_DX:
-        p->w_words = (unsigned)(p->T * c->F * p->cw);
+        p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->F * p->cw);
         p->out_words = (unsigned)(p->R * p->row_pitch) * p->pout;
         break;
     default:
@@ -267,8 +268,6 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
     if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
         dataflow > NPU_CONV_ECOFLOW)
         return fail(msg, n, "unknown kernel or dataflow");
-    if (c->depthwise)
-        return fail(msg, n, "depthwise convolutions are not supported yet");
     p->c = *c;
     p->kernel = kernel;
     p->dataflow = dataflow;
@@ -280,7 +279,8 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
     p->T = c->KH * c->KW;
     p->cw = (c->C + p->L - 1) / p->L;
     p->fw = (c->F + p->L - 1) / p->L;
-    p->px = p->pw = (unsigned)p->cw;
+    p->px = (unsigned)p->cw;
+    p->pw = c->depthwise ? 1u : (unsigned)p->cw; /* depthwise: diagonal blocks, one word per row */
     p->pdy = (unsigned)p->fw;
     p->pout = (unsigned)cdiv64(4ull * (uint64_t)(kernel == NPU_CONV_FWD ? c->F : c->C), p->B);
     p->vOH = p->OH;

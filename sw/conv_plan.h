@@ -20,10 +20,13 @@
  *   X   [b][H][W]   rows of C int16,  pitch cw = ceil(C / 2S) beats
  *   dY  [b][OH][OW] rows of F int16,  pitch fw = ceil(F / 2S) beats (dW zeropad: the host's
  *                   zero-inserted dY, [b][DH][DW], DH = s(OH-1)+1, DW = s(OW-1)+1)
- *   Wt  [KH][KW][F] rows of C int16,  pitch cw (depthwise: see docs/conv.md)
+ *   Wt  [KH][KW][F] rows of C int16,  pitch cw; depthwise (F = C): the host packs the weights
+ *                   once into diagonal 2S x 2S blocks, [KH][KW][cw][2S] one-word rows, row r of
+ *                   block b holding Wt[kh][kw][2S*b + r] in lane r (zero elsewhere)
  *   Y   [b][OH][OW] rows of F int32,  pitch ceil(4F / B)
  *   dX  [b][H][W]   rows of C int32,  pitch ceil(4C / B)
- *   dW  [KH][KW][F] rows of C int32,  pitch ceil(4C / B)
+ *   dW  [KH][KW][F] rows of C int32,  pitch ceil(4C / B) (depthwise: the dense C x C per tap;
+ *                   the host takes its diagonal)
  */
 #ifndef NPU_CONV_PLAN_H
 #define NPU_CONV_PLAN_H

@@ -126,8 +126,8 @@ int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c,
         } else if (kernel == NPU_CONV_DX) {
             orows = c->batch * c->H * c->W;
             ocols = c->C;
-        } else {
-            orows = p->T * (c->depthwise ? 1 : c->F);
+        } else { /* depthwise: the dense C x C per tap (F = C), the host takes the diagonal */
+            orows = p->T * c->F;
             ocols = c->C;
         }
         got = malloc(sizeof *got * (size_t)orows * (size_t)ocols);
@@ -178,8 +178,24 @@ int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c,
     }
     if (kernel != NPU_CONV_DX)
         npu_write_i16(dram, ax, p->px, B, c->batch * c->H * c->W, c->C, X, (size_t)c->C);
-    if (kernel != NPU_CONV_DW)
+    if (kernel != NPU_CONV_DW && !c->depthwise)
         npu_write_i16(dram, aw, p->pw, B, p->T * c->F, c->C, Wt, (size_t)c->C);
+    if (kernel != NPU_CONV_DW && c->depthwise) {
+        /* the depthwise weights packed once into diagonal 2S x 2S blocks (docs/conv.md): row r of
+         * block b of tap t is a word with Wt[t][2S*b + r] in lane r, zero elsewhere */
+        int L = p->L, rows = p->T * p->cw * L;
+        int16_t *D = calloc((size_t)rows * (size_t)L, sizeof *D);
+        if (!D) {
+            rc = done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
+            goto out;
+        }
+        for (int t = 0; t < p->T; t++)
+            for (int ch = 0; ch < c->C; ch++)
+                D[((size_t)(t * p->cw + ch / L) * (size_t)L + (size_t)(ch % L)) * (size_t)L + (size_t)(ch % L)] =
+                    Wt[(size_t)t * (size_t)c->C + (size_t)ch];
+        npu_write_i16(dram, aw, 1, B, rows, L, D, (size_t)L);
+        free(D);
+    }
     if (kernel != NPU_CONV_FWD)
         npu_write_i16(dram, ady, p->pdy, B, c->batch * p->vOH * p->vOW, c->F, Z ? Z : dY, (size_t)c->F);
     /* poison the output: an element the NPU never writes cannot match by accident */
@@ -222,6 +238,12 @@ int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c,
         goto out;
     }
     npu_read_i32(dram, aout, p->pout, B, orows, ocols, got, (size_t)ocols);
+    if (kernel == NPU_CONV_DW && c->depthwise) { /* the diagonal of each tap's C x C */
+        for (int t = 0; t < p->T; t++)
+            for (int ch = 0; ch < c->C; ch++)
+                got[(size_t)t * (size_t)c->C + (size_t)ch] = got[((size_t)t * (size_t)c->C + (size_t)ch) * (size_t)c->C + (size_t)ch];
+        orows = p->T;
+    }
     if (kernel == NPU_CONV_FWD)
         npu_conv_fwd_golden(c, X, Wt, exp);
     else if (kernel == NPU_CONV_DX)
@@ -252,8 +274,19 @@ int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c,
             goto out;
         }
     }
-    /* the MAC formulas: the hardware counts k x n per row, so depthwise (diagonal tiles) is
-     * checked against the program above and only its zeros against the formula */
+    /* the MAC formulas. Depthwise: the hardware counts k x n per row (the diagonal tiles' and
+     * the dense dW's zero pairs too), so the MACs are checked against the program above and the
+     * zeros against the formula scaled by the pairs per useful pair: fwd / dX sum(ck^2) / C over
+     * the channel blocks (a zero lane meets its block's ck filters), dW F (= C) */
+    if (c->depthwise) {
+        uint64_t sq = 0;
+        for (int cb = 0; cb < p->cw; cb++) {
+            uint64_t ck = (uint64_t)(c->C - cb * p->L < p->L ? c->C - cb * p->L : p->L);
+            sq += ck * ck;
+        }
+        rep->expect.zero = kernel == NPU_CONV_DW ? rep->expect.zero * (uint64_t)c->F
+                                                 : rep->expect.zero / (uint64_t)c->C * sq;
+    }
     if (!c->depthwise && rep->macs != rep->expect.total) {
         snprintf(msg, sizeof msg, "MACs %llu, the %s %s formula says %llu", (unsigned long long)rep->macs,
                  npu_conv_kernel_name(kernel), npu_conv_dataflow_name(dataflow),

@@ -106,6 +106,26 @@ Test(conv, fwd_sweep, .timeout = 900) { sweep(NPU_CONV_FWD); }
 Test(conv, dx_sweep, .timeout = 900) { sweep(NPU_CONV_DX); }
 Test(conv, dw_sweep, .timeout = 900) { sweep(NPU_CONV_DW); }
 
+/* Depthwise (F = C): fwd / dX on the host's diagonal weight blocks, dW dense with the diagonal
+ * taken; MACs against the program, macs_zero against the scaled formula (conv_run.c). */
+Test(conv, depthwise, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    static const shape_t dws[] = {
+        {1, 5, 15, 15, 5, 3, 3, 2, 0, 1, 0, 0},  /* MobileNet CONV5-like 3x3 s2 */
+        {2, 3, 9, 10, 3, 3, 3, 1, 1, 1, 3, 0},   /* 3x3 s1 p1, bands */
+        {1, 6, 11, 11, 6, 5, 5, 2, 2, 2, 0, 1},  /* 5x5 s2 p2 d2 */
+    };
+    for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
+        shape_t sh = scaled(&cfg, dws[i]);
+        npu_conv_t c = layer(sh.b, sh.C, sh.H, sh.W, sh.C, sh.KH, sh.KW, sh.s, sh.p, sh.d);
+        npu_conv_plan_opts_t o = {sh.bands, sh.blocks};
+        c.depthwise = 1;
+        for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
+            both(&cfg, &c, k, &o, rtl_seed(400 + 10 * (uint64_t)i + (uint64_t)k));
+    }
+}
+
 /* Random layers (NPU_CONV_RANDOM more; 2 by default) under every kernel and dataflow. */
 Test(conv, random_layers, .timeout = 1800)
 {

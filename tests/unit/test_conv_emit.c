@@ -141,6 +141,10 @@ static void random_layers(int S, uint64_t seed, int count)
         int C = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S)), F = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S));
         npu_conv_t c = layer(1 + (int)(test_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
         npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 4), (int)(test_rand(&x) % 3)};
+        if (i % 4 == 3) { /* depthwise */
+            c.depthwise = 1;
+            c.F = c.C;
+        }
         all_kernels(&cfg, &c, &o, seed * 100 + (uint64_t)i);
     }
 }
@@ -160,6 +164,9 @@ Test(conv_fake, paper_geometries)
     cfg = test_cfg(8);
     c = layer(1, 32, 29, 29, 32, 3, 3, 2, 1, 1);
     cr_assert_eq(all_kernels(&cfg, &c, NULL, 320), 5);
+    c = layer(2, 40, 15, 15, 40, 3, 3, 2, 0, 1); /* MobileNet CONV5-like depthwise */
+    c.depthwise = 1;
+    cr_assert_eq(all_kernels(&cfg, &c, NULL, 330), 5);
 }
 
 /* ---- planner and program invariants (no simulation) ------------------------------------- */
@@ -292,6 +299,14 @@ static void check_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df,
     }
     {
         npu_conv_macs_t m = npu_conv_macs(c, k, df);
+        if (c->depthwise) { /* the hardware counts the diagonal tiles' (dense dW's) k x n */
+            uint64_t sq = 0;
+            for (int cb = 0; cb < p.cw; cb++) {
+                uint64_t ck = (uint64_t)(c->C - cb * p.L < p.L ? c->C - cb * p.L : p.L);
+                sq += ck * ck;
+            }
+            m.total = k == NPU_CONV_DW ? m.total * (uint64_t)c->F : m.total / (uint64_t)c->C * sq;
+        }
         cr_assert_eq(e.macs, m.total, "%s: program MACs %llu, formula %llu", what,
                      (unsigned long long)e.macs, (unsigned long long)m.total);
     }
@@ -320,6 +335,10 @@ Test(conv_plan, invariants_random)
             int C = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si])), F = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si]));
             npu_conv_t c = layer(1 + (int)(test_rand(&x) % 3), C, H, W, F, KH, KW, s, p, d);
             npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 5), (int)(test_rand(&x) % 3)};
+            if (i % 5 == 4) {
+                c.depthwise = 1;
+                c.F = c.C;
+            }
             for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
                 for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++)
                     check_plan(&cfg, &c, k, df, i % 2 ? &o : NULL);
