@@ -212,7 +212,7 @@ FCOV_SHARD = build/reports/fcov-regress-$(firstword $(subst /, ,$(SHARD))).txt
 regress: build/test_unit $(foreach c,$(REGRESS_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) build/fcov_report
 	@mkdir -p build/reports; rm -f $(FCOV_SHARD)
 	@if [ "$(firstword $(subst /, ,$(SHARD)))" = 0 ]; then \
-	  build/test_unit --jobs $(JOBS) --xml=build/reports/regress-unit.xml || exit 1; fi
+	  NPU_CONV_RANDOM=20 build/test_unit --jobs $(JOBS) --xml=build/reports/regress-unit.xml || exit 1; fi
 	NPU_FCOV=$(CURDIR)/$(FCOV_SHARD) tests/regress.sh "$(SHARD)" "$(REGRESS_CONFIGS)" "$(REGRESS_SEEDS)"
 	@build/fcov_report $(FCOV_SHARD)
 fcov-report: build/fcov_report
