@@ -10,24 +10,9 @@
 #include <string.h>
 
 #include "conv_run.h"
+#include "../unit/conv_test_layer.h"
 #include "rtl_common.h"
 
-static npu_conv_t layer(int b, int C, int H, int W, int F, int KH, int KW, int s, int p, int d)
-{
-    npu_conv_t c;
-    memset(&c, 0, sizeof c);
-    c.batch = b;
-    c.C = C;
-    c.H = H;
-    c.W = W;
-    c.F = F;
-    c.KH = KH;
-    c.KW = KW;
-    c.stride = s;
-    c.pad = p;
-    c.dil = d;
-    return c;
-}
 
 /* Runs one kernel x dataflow on a fresh model and asserts PASS and the plan's DRAM bytes. */
 static void conv_rtl(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df,
@@ -96,7 +81,7 @@ static void sweep(int k)
     npu_cfg_t cfg = rtl_cfg();
     for (size_t i = 0; i < sizeof k_sweep / sizeof k_sweep[0]; i++) {
         shape_t sh = scaled(&cfg, k_sweep[i]);
-        npu_conv_t c = layer(sh.b, sh.C, sh.H, sh.W, sh.F, sh.KH, sh.KW, sh.s, sh.p, sh.d);
+        npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.F, sh.KH, sh.KW, sh.s, sh.p, sh.d);
         npu_conv_plan_opts_t o = {sh.bands, sh.blocks};
         both(&cfg, &c, k, &o, rtl_seed(100 + 10 * (uint64_t)i + (uint64_t)k));
     }
@@ -118,7 +103,7 @@ Test(conv, depthwise, .timeout = 900)
     };
     for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
         shape_t sh = scaled(&cfg, dws[i]);
-        npu_conv_t c = layer(sh.b, sh.C, sh.H, sh.W, sh.C, sh.KH, sh.KW, sh.s, sh.p, sh.d);
+        npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.C, sh.KH, sh.KW, sh.s, sh.p, sh.d);
         npu_conv_plan_opts_t o = {sh.bands, sh.blocks};
         c.depthwise = 1;
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
@@ -142,7 +127,7 @@ Test(conv, random_layers, .timeout = 1800)
             p = 0;
         int H = (KH - 1) * d + 1 + (int)(rtl_rand(&x) % 8), W = (KW - 1) * d + 1 + (int)(rtl_rand(&x) % 8);
         int C = 1 + (int)(rtl_rand(&x) % (uint64_t)(3 * cfg.s)), F = 1 + (int)(rtl_rand(&x) % (uint64_t)(3 * cfg.s));
-        npu_conv_t c = layer(1 + (int)(rtl_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
+        npu_conv_t c = conv_layer_of(1 + (int)(rtl_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
         npu_conv_plan_opts_t o = {(int)(rtl_rand(&x) % 4), (int)(rtl_rand(&x) % 3)};
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++) {
             npu_conv_plan_t pl;
@@ -159,7 +144,7 @@ Test(conv, random_layers, .timeout = 1800)
 Test(conv, dram_bytes_3x3, .timeout = 900)
 {
     npu_cfg_t cfg = rtl_cfg();
-    npu_conv_t c = layer(1, 2 * cfg.s + 3, 7, 7, 2 * cfg.s - 1, 3, 3, 1, 1, 1);
+    npu_conv_t c = conv_layer_of(1, 2 * cfg.s + 3, 7, 7, 2 * cfg.s - 1, 3, 3, 1, 1, 1);
     for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
         for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
             npu_conv_report_t r;
@@ -218,11 +203,11 @@ Test(conv, speedup_table, .timeout = 1800)
     npu_cfg_t cfg = rtl_cfg();
     int ch = 4 * cfg.s;
     speedup_row_t rows[] = {
-        {"ResNet-50 CONV3 57->28 s2", layer(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DX, 3.5},
-        {"ResNet-50 CONV3 57->28 s2", layer(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DW, 3.3},
-        {"AlexNet CONV1-like 47->10 s4", layer(1, 3, 47, 47, 2 * cfg.s, 11, 11, 4, 0, 1), NPU_CONV_DW, 10.0},
-        {"3x3 s1 p1 29x29", layer(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DX, 1.0},
-        {"3x3 s1 p1 29x29", layer(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DW, 1.0},
+        {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DX, 3.5},
+        {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DW, 3.3},
+        {"AlexNet CONV1-like 47->10 s4", conv_layer_of(1, 3, 47, 47, 2 * cfg.s, 11, 11, 4, 0, 1), NPU_CONV_DW, 10.0},
+        {"3x3 s1 p1 29x29", conv_layer_of(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DX, 1.0},
+        {"3x3 s1 p1 29x29", conv_layer_of(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DW, 1.0},
     };
     char lines[5][320];
     double got[5];

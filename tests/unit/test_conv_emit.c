@@ -10,27 +10,12 @@
 #include "conv_emit.h"
 #include "conv_plan.h"
 #include "conv_run.h"
+#include "conv_test_layer.h"
 #include "fake_npu_sim.h"
 #include "queue_machine.h"
 #include "runtime.h"
 #include "test_cfgs.h"
 
-static npu_conv_t layer(int b, int C, int H, int W, int F, int KH, int KW, int s, int p, int d)
-{
-    npu_conv_t c;
-    memset(&c, 0, sizeof c);
-    c.batch = b;
-    c.C = C;
-    c.H = H;
-    c.W = W;
-    c.F = F;
-    c.KH = KH;
-    c.KW = KW;
-    c.stride = s;
-    c.pad = p;
-    c.dil = d;
-    return c;
-}
 
 static npu_sim_t *open_fake(const npu_cfg_t *c, unsigned jitter, uint64_t seed)
 {
@@ -96,28 +81,28 @@ static int all_kernels(const npu_cfg_t *cfg, const npu_conv_t *c, const npu_conv
 Test(conv_fake, fwd_no_padding)
 {
     npu_cfg_t cfg = test_cfg(2);
-    npu_conv_t c = layer(2, 3, 7, 9, 5, 3, 3, 1, 0, 1);
+    npu_conv_t c = conv_layer_of(2, 3, 7, 9, 5, 3, 3, 1, 0, 1);
     conv_check(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, 1);
-    c = layer(1, 6, 11, 10, 9, 3, 2, 2, 0, 2);
+    c = conv_layer_of(1, 6, 11, 10, 9, 3, 2, 2, 0, 2);
     conv_check(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, 2);
     cfg = test_cfg(8);
-    c = layer(1, 20, 9, 13, 17, 5, 5, 2, 0, 1);
+    c = conv_layer_of(1, 20, 9, 13, 17, 5, 5, 2, 0, 1);
     conv_check(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, 3);
 }
 
 Test(conv_fake, dx_ecoflow_covered)
 {
     npu_cfg_t cfg = test_cfg(2);
-    npu_conv_t c = layer(2, 3, 7, 9, 5, 3, 3, 1, 0, 1);
+    npu_conv_t c = conv_layer_of(2, 3, 7, 9, 5, 3, 3, 1, 0, 1);
     conv_check(&cfg, &c, NPU_CONV_DX, NPU_CONV_ECOFLOW, NULL, 11);
-    c = layer(1, 6, 11, 11, 5, 3, 3, 2, 0, 1);
+    c = conv_layer_of(1, 6, 11, 11, 5, 3, 3, 2, 0, 1);
     conv_check(&cfg, &c, NPU_CONV_DX, NPU_CONV_ECOFLOW, NULL, 12);
 }
 
 Test(conv_fake, dw_s1_p0)
 {
     npu_cfg_t cfg = test_cfg(2);
-    npu_conv_t c = layer(2, 3, 7, 9, 5, 3, 3, 1, 0, 1);
+    npu_conv_t c = conv_layer_of(2, 3, 7, 9, 5, 3, 3, 1, 0, 1);
     conv_check(&cfg, &c, NPU_CONV_DW, NPU_CONV_ZEROPAD, NULL, 21);
     conv_check(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, NULL, 22);
 }
@@ -139,7 +124,7 @@ static void random_layers(int S, uint64_t seed, int count)
         if (H + 2 * p < (KH - 1) * d + 1 || W + 2 * p < (KW - 1) * d + 1)
             continue;
         int C = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S)), F = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S));
-        npu_conv_t c = layer(1 + (int)(test_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
+        npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
         npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 4), (int)(test_rand(&x) % 3)};
         if (i % 4 == 3) { /* depthwise */
             c.depthwise = 1;
@@ -157,14 +142,14 @@ Test(conv_fake, random_s8) { random_layers(8, 6, 40); }
 Test(conv_fake, paper_geometries)
 {
     npu_cfg_t cfg = test_cfg(2);
-    npu_conv_t c = layer(2, 4, 15, 15, 4, 3, 3, 2, 0, 1);
+    npu_conv_t c = conv_layer_of(2, 4, 15, 15, 4, 3, 3, 2, 0, 1);
     cr_assert_eq(all_kernels(&cfg, &c, NULL, 300), 5);
-    c = layer(1, 3, 27, 27, 4, 11, 11, 4, 2, 1);
+    c = conv_layer_of(1, 3, 27, 27, 4, 11, 11, 4, 2, 1);
     cr_assert_eq(all_kernels(&cfg, &c, NULL, 310), 5);
     cfg = test_cfg(8);
-    c = layer(1, 32, 29, 29, 32, 3, 3, 2, 1, 1);
+    c = conv_layer_of(1, 32, 29, 29, 32, 3, 3, 2, 1, 1);
     cr_assert_eq(all_kernels(&cfg, &c, NULL, 320), 5);
-    c = layer(2, 40, 15, 15, 40, 3, 3, 2, 0, 1); /* MobileNet CONV5-like depthwise */
+    c = conv_layer_of(2, 40, 15, 15, 40, 3, 3, 2, 0, 1); /* MobileNet CONV5-like depthwise */
     c.depthwise = 1;
     cr_assert_eq(all_kernels(&cfg, &c, NULL, 330), 5);
 }
@@ -333,7 +318,7 @@ Test(conv_plan, invariants_random)
             int p = (int)(test_rand(&x) % 4);
             int H = (KH - 1) * d + 1 + (int)(test_rand(&x) % 40), W = (KW - 1) * d + 1 + (int)(test_rand(&x) % 40);
             int C = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si])), F = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si]));
-            npu_conv_t c = layer(1 + (int)(test_rand(&x) % 3), C, H, W, F, KH, KW, s, p, d);
+            npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 3), C, H, W, F, KH, KW, s, p, d);
             npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 5), (int)(test_rand(&x) % 3)};
             if (i % 5 == 4) {
                 c.depthwise = 1;
@@ -350,7 +335,7 @@ Test(conv_plan, invariants_random)
 Test(conv_plan, compulsory_one_band)
 {
     npu_cfg_t cfg = test_cfg(8);
-    npu_conv_t c = layer(1, 20, 13, 13, 24, 3, 3, 2, 1, 1);
+    npu_conv_t c = conv_layer_of(1, 20, 13, 13, 24, 3, 3, 2, 1, 1);
     for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
         for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
             npu_conv_plan_t p;
@@ -373,12 +358,12 @@ Test(conv_plan, refusals)
     npu_cfg_t cfg = test_cfg(2);
     npu_conv_plan_t p;
     char msg[160];
-    npu_conv_t c = layer(1, 3, 9, 100, 4, 3, 3, 1, 1, 1); /* a 100-pixel row, OBUF half of 64 */
+    npu_conv_t c = conv_layer_of(1, 3, 9, 100, 4, 3, 3, 1, 1, 1); /* a 100-pixel row, OBUF half of 64 */
     cr_assert_eq(npu_conv_plan(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, &p, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "OBUF") != NULL, "%s", msg);
-    c = layer(1, 3, 9, 9, 4, 3, 3, 0, 1, 1); /* stride 0 */
+    c = conv_layer_of(1, 3, 9, 9, 4, 3, 3, 0, 1, 1); /* stride 0 */
     cr_assert_eq(npu_conv_plan(&cfg, &c, NPU_CONV_DX, NPU_CONV_ECOFLOW, NULL, &p, msg, sizeof msg), -1);
-    c = layer(1, 3, 9, 9, 4, 3, 3, 1, 1, 1);
+    c = conv_layer_of(1, 3, 9, 9, 4, 3, 3, 1, 1, 1);
     cr_assert_eq(npu_conv_plan(&cfg, &c, 3, NPU_CONV_ECOFLOW, NULL, &p, msg, sizeof msg), -1);
 }
 
