@@ -39,7 +39,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help regress fuzz-npu
+.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -165,6 +165,10 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
 build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h) tests/rtl/conv_cases.h
 	$(CC) $(CSTD) -Isw -Isw/cli -Itb -Itests/unit -o $@ $(UNIT_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
+# Functional coverage report (sw/fcov.h): merges the NPU_FCOV files of make test / make regress.
+build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/fcov.h
+	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
+
 build/npu: build/small/npu
 	ln -sf small/npu $@
 
@@ -184,11 +188,13 @@ sim: $(B)/npu build/npu
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
-      build/$(PLANT_CONFIG)/fault/test_planted
-	@mkdir -p build/reports; fail=0; \
+      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report
+	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	for c in $(TEST_CONFIGS); do echo "== RTL tests, config $$c"; \
+	  NPU_FCOV=$(CURDIR)/build/reports/fcov-test.txt \
 	  build/$$c/test_rtl --jobs $(JOBS) --xml=build/reports/rtl-$$c.xml || fail=1; done; \
+	build/fcov_report build/reports/fcov-test.txt | tail -1; \
 	echo "== planted RTL bug (NPU_PLANTED_FAULT, config $(PLANT_CONFIG)): the tests must catch it"; \
 	build/$(PLANT_CONFIG)/fault/test_planted --verbose=0 --xml=build/reports/planted.xml || fail=1; \
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
@@ -200,11 +206,17 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 REGRESS_CONFIGS ?= tiny small medium
 REGRESS_SEEDS   ?= 1 2 3
 SHARD           ?= 0/1
-regress: build/test_unit $(foreach c,$(REGRESS_CONFIGS),build/$(c)/test_rtl build/$(c)/npu)
-	@mkdir -p build/reports
+# Functional coverage of the shard: build/reports/fcov-regress-<i>.txt (make fcov-report merges
+# the shards' files and requires every point).
+FCOV_SHARD = build/reports/fcov-regress-$(firstword $(subst /, ,$(SHARD))).txt
+regress: build/test_unit $(foreach c,$(REGRESS_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) build/fcov_report
+	@mkdir -p build/reports; rm -f $(FCOV_SHARD)
 	@if [ "$(firstword $(subst /, ,$(SHARD)))" = 0 ]; then \
-	  build/test_unit --jobs $(JOBS) --xml=build/reports/regress-unit.xml || exit 1; fi
-	tests/regress.sh "$(SHARD)" "$(REGRESS_CONFIGS)" "$(REGRESS_SEEDS)"
+	  NPU_CONV_RANDOM=20 build/test_unit --jobs $(JOBS) --xml=build/reports/regress-unit.xml || exit 1; fi
+	NPU_FCOV=$(CURDIR)/$(FCOV_SHARD) tests/regress.sh "$(SHARD)" "$(REGRESS_CONFIGS)" "$(REGRESS_SEEDS)"
+	@build/fcov_report $(FCOV_SHARD)
+fcov-report: build/fcov_report
+	build/fcov_report --require-all build/reports/fcov-regress-*.txt
 
 # NPU fuzz at the acceptance counts (100,000 instruction words, 10,000 descriptors) at tiny, in
 # JOBS parallel parts. NPU_SEED=<n> changes the seed; a failure prints its replay command.

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "runtime.h"
 
+#include "fcov.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -175,10 +177,13 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
 {
     double t0;
     int rc;
+    uint64_t stall0 = 0, stall1 = 0;
+    const char *fcov_path;
     memset(r, 0, sizeof *r);
     if (start_program(cfg, sim, prog_base, prog, n) != 0)
         return NPU_RUN_HOST_ERROR;
     r->start_cycle = npu_sim_cycle(sim);
+    npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     t0 = now_s();
     rc = npu_sim_run(sim, max_cycles);
@@ -204,6 +209,13 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         return NPU_RUN_SIM_STOPPED;
     if (!r->halted)
         return NPU_RUN_TIMEOUT;
+    if (r->state == NPU_STATE_DONE && (fcov_path = getenv("NPU_FCOV")) && *fcov_path) {
+        npu_fcov_t c; /* functional coverage of this run (fcov.h) */
+        memset(&c, 0, sizeof c);
+        npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall1);
+        npu_fcov_program(cfg, prog, n, stall1 > stall0, &c);
+        npu_fcov_append(fcov_path, &c);
+    }
     return r->state == NPU_STATE_DONE ? NPU_RUN_DONE : NPU_RUN_ERROR;
 }
 

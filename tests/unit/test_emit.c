@@ -6,6 +6,7 @@
 #include "gemm_emit.h"
 #include "gemm_tiling.h"
 #include "isa.h"
+#include "queue_machine.h"
 #include "runtime.h"
 #include "test_cfgs.h"
 
@@ -64,76 +65,16 @@ static void check_bytes(const npu_cfg_t *c, const built_t *b, int M, int N, int 
     cr_assert_eq(e.insn_store, mT * nT);
 }
 
-/* Token discipline, on an abstract machine: an in-order fetcher fills LOAD/EXEC/STORE queues of
- * `depth` entries; a queue head executes (pops, then pushes, atomically) when its tokens are
- * there. The program must finish (no deadlock at this depth), every counter stays <= 2 (far
- * below TOKEN_MAX) and the balance at the end is exact. */
-static void tok_channels(const npu_fields_t *f, int pop[2], int push[2])
-{
-    char q = npu_op_queue(f->op);
-    pop[0] = pop[1] = push[0] = push[1] = -1;
-    if (q == 'L') {
-        cr_assert_eq(f->pop_prev, 0u);
-        cr_assert_eq(f->push_prev, 0u);
-        if (f->pop_next) pop[1] = 1;
-        if (f->push_next) push[1] = 0;
-    } else if (q == 'E') {
-        if (f->pop_prev) pop[0] = 0;
-        if (f->pop_next) pop[1] = 3;
-        if (f->push_prev) push[0] = 1;
-        if (f->push_next) push[1] = 2;
-    } else {
-        cr_assert_eq(f->pop_next, 0u);
-        cr_assert_eq(f->push_next, 0u);
-        if (f->pop_prev) pop[0] = 2;
-        if (f->push_prev) push[0] = 3;
-    }
-}
-
+/* Token discipline, on the abstract machine of queue_machine.h: the program must finish (no
+ * deadlock at this depth), every counter stays <= 2 (far below TOKEN_MAX) and the balance at the
+ * end is exact. */
 static void check_tokens(const built_t *b, int depth)
 {
-    int tok[4] = {0, 0, 0, 0}; /* l2e e2l e2s s2e */
-    int pushes[4] = {0, 0, 0, 0}, pops[4] = {0, 0, 0, 0};
-    size_t n = b->prog.n, fetched = 0, done = 0;
-    size_t *qbuf = malloc(3 * (n + 1) * sizeof *qbuf);
-    size_t head[3] = {0, 0, 0}, tail[3] = {0, 0, 0};
-    cr_assert_not_null(qbuf);
-    while (done < n) {
-        int progress = 0;
-        for (int qi = 0; qi < 3; qi++) {
-            while (head[qi] != tail[qi]) {
-                npu_fields_t f;
-                int pop[2], push[2], ok = 1;
-                size_t i = qbuf[qi * (n + 1) + head[qi]];
-                cr_assert_eq(npu_decode(&b->prog.insn[i], &f), 0);
-                tok_channels(&f, pop, push);
-                for (int k = 0; k < 2; k++)
-                    if (pop[k] >= 0 && tok[pop[k]] == 0) ok = 0;
-                if (!ok) break;
-                for (int k = 0; k < 2; k++)
-                    if (pop[k] >= 0) { tok[pop[k]]--; pops[pop[k]]++; }
-                for (int k = 0; k < 2; k++)
-                    if (push[k] >= 0) {
-                        tok[push[k]]++;
-                        pushes[push[k]]++;
-                        cr_assert(tok[push[k]] <= 2, "channel %d reaches %d", push[k], tok[push[k]]);
-                    }
-                head[qi]++;
-                done++;
-                progress = 1;
-            }
-        }
-        while (fetched < n) {
-            char q = npu_op_queue(npu_insn_op(&b->prog.insn[fetched]));
-            int qi = q == 'L' ? 0 : q == 'E' ? 1 : 2;
-            if (tail[qi] - head[qi] >= (size_t)depth) break;
-            qbuf[qi * (n + 1) + tail[qi]++] = fetched++;
-            progress = 1;
-        }
-        cr_assert(progress, "deadlock at queue depth %d: fetched %zu of %zu, done %zu", depth,
-                  fetched, n, done);
-    }
-    free(qbuf);
+    queue_machine_t m;
+    int *pushes = m.pushes, *pops = m.pops;
+    cr_assert_eq(queue_machine_run(b->prog.insn, b->prog.n, depth, &m), 0, "%s", m.msg);
+    for (int c = 0; c < 4; c++)
+        cr_assert(m.max_tok[c] <= 2, "channel %d reaches %d", c, m.max_tok[c]);
     {
         int chunks = b->p.m_tiles * b->p.n_tiles * b->p.k_chunks;
         int tiles = b->p.m_tiles * b->p.n_tiles;

@@ -1,0 +1,453 @@
+/* conv_plan.c - convolution planning stage; see conv_plan.h and docs/conv.md. */
+#include "conv_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
+{
+    const npu_conv_t *c = &p->c;
+    int per_img = p->nbands * p->ngroups, rem;
+    memset(un, 0, sizeof *un);
+    un->u = u;
+    if (p->kernel == NPU_CONV_DW) { /* pass, image, band */
+        int per_pass = c->batch * p->nbands;
+        un->grp = u / per_pass;
+        rem = u % per_pass;
+        un->b = rem / p->nbands;
+        un->band = rem % p->nbands;
+    } else { /* image, band, block group */
+        un->b = u / per_img;
+        rem = u % per_img;
+        un->band = rem / p->ngroups;
+        un->grp = rem % p->ngroups;
+    }
+    un->r0 = un->band * p->R;
+    un->r1 = imin(un->r0 + p->R, p->rows);
+    un->k0 = un->grp * p->G;
+    un->k1 = imin(un->k0 + p->G, p->nblk);
+    switch (p->kernel) {
+    case NPU_CONV_FWD: /* padded-plane rows oh*s + kh*d */
+        un->i0 = un->r0 * c->stride;
+        un->i1 = (un->r1 - 1) * c->stride + (c->KH - 1) * c->dil + 1;
+        break;
+    case NPU_CONV_DX:
+        if (p->dataflow == NPU_CONV_ZEROPAD) { /* Z rows ih + p - kh*d */
+            un->i0 = un->r0 + c->pad - (c->KH - 1) * c->dil;
+            un->i1 = un->r1 + c->pad;
+        } else { /* the dY rows the band's (dX row, kh) pairs hit */
+            int lo = p->OH, hi = -1;
+            for (int ih = un->r0; ih < un->r1; ih++)
+                for (int kh = 0; kh < c->KH; kh++) {
+                    int num = ih + c->pad - kh * c->dil;
+                    if (num >= 0 && num % c->stride == 0 && num / c->stride < p->OH) {
+                        lo = imin(lo, num / c->stride);
+                        hi = imax(hi, num / c->stride);
+                    }
+                }
+            un->i0 = hi >= 0 ? lo : 0;
+            un->i1 = hi >= 0 ? hi + 1 : 0;
+        }
+        break;
+    default: /* dW: plane rows oh*vs + kh*d - vp inside the plane */
+        un->i0 = imax(0, un->r0 * p->vs - p->vp);
+        un->i1 = imin(p->PH, (un->r1 - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1);
+        if (un->i1 < un->i0)
+            un->i1 = un->i0;
+        break;
+    }
+}
+
+int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr)
+{
+    const npu_conv_t *c = &p->c;
+    int vs = p->kernel == NPU_CONV_FWD ? c->stride : p->vs;
+    int vp = p->kernel == NPU_CONV_FWD ? 0 : p->vp;
+    for (int kh = 0; kh < c->KH; kh++) {
+        int num = pr + vp - kh * c->dil;
+        if (num >= 0 && num % vs == 0 && num / vs >= un->r0 && num / vs < un->r1)
+            return 1;
+    }
+    return 0;
+}
+
+int npu_conv_phase_nx(const npu_conv_plan_t *p, int b)
+{
+    return b < p->c.W ? (p->c.W - b + p->c.stride - 1) / p->c.stride : 0;
+}
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int npu_conv_dw_chained(const npu_conv_plan_t *p)
+{
+    return p->c.dil / gcd(p->vs, p->c.dil) == 1;
+}
+
+int npu_conv_dw_step(const npu_conv_plan_t *p) { return p->vs / gcd(p->vs, p->c.dil); }
+
+int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of)
+{
+    const npu_conv_t *c = &p->c;
+    int F = c->F, half = 0, used = 0, step = npu_conv_dw_step(p);
+    if (F > obuf_rows)
+        return 0;
+    for (int cb = 0; cb < p->cw; cb++)
+        for (int kw = 0; kw < c->KW; kw++)
+            for (int rho = 0; rho < step && rho < c->KH; rho++)
+                for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= 0; kh -= step) {
+                    int q = cb * p->T + kh * c->KW + kw;
+                    if (used + F > obuf_rows) { /* a region never crosses a half */
+                        half++;
+                        used = 0;
+                    }
+                    pass_of[q] = half / 2;
+                    row_of[q] = (unsigned)((half % 2) * obuf_rows + used);
+                    used += F;
+                }
+    return half / 2 + 1;
+}
+
+/* dX zeropad: the dY columns that land inside the Z plane (s*ow in [p-(KW-1)d, W+p)). */
+static void zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1)
+{
+    const npu_conv_t *c = &p->c;
+    *ow0 = imax(0, npu_ceildiv(c->pad - (c->KW - 1) * c->dil, c->stride));
+    *ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, c->stride) + 1);
+}
+
+/* Words of the unit's input buffer. */
+static unsigned unit_in_words(const npu_conv_plan_t *p, const npu_conv_unit_t *un)
+{
+    unsigned rows = (unsigned)(un->i1 - un->i0);
+    switch (p->kernel) {
+    case NPU_CONV_FWD: return rows * (unsigned)(p->PW * p->cw);
+    case NPU_CONV_DX:
+        return rows * (unsigned)(p->dataflow == NPU_CONV_ZEROPAD ? p->ZW * p->fw : p->OW * p->fw);
+    default: return p->xoff + rows * (unsigned)(p->PW * p->cw);
+    }
+}
+
+/* Loaded bytes (tag X or DY) and stored bytes of one unit, as the emitter moves them. */
+static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint64_t *rd_x,
+                       uint64_t *rd_dy, uint64_t *wr)
+{
+    const npu_conv_t *c = &p->c;
+    uint64_t B = p->B;
+    *rd_x = *rd_dy = *wr = 0;
+    if (p->kernel != NPU_CONV_DW && un->grp == p->ngroups - 1) /* the band's tile, once */
+        *wr = (uint64_t)(un->r1 - un->r0) * (uint64_t)(p->kernel == NPU_CONV_FWD ? p->OW : c->W) * p->pout * B;
+    if (p->kernel != NPU_CONV_DW && un->grp != 0) /* the band's input: loaded by its first group */
+        return;
+    if (p->kernel == NPU_CONV_FWD || p->kernel == NPU_CONV_DW)
+        for (int pr = un->i0; pr < un->i1; pr++)
+            if (pr - p->P >= 0 && pr - p->P < c->H && npu_conv_plane_row_used(p, un, pr))
+                *rd_x += (uint64_t)c->W * (uint64_t)p->cw * B;
+    if (p->kernel == NPU_CONV_DW)
+        *rd_dy = (uint64_t)(un->r1 - un->r0) * (uint64_t)p->vOW * (uint64_t)p->fw * B;
+    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW)
+        *rd_dy = (uint64_t)(un->i1 - un->i0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
+    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ZEROPAD) {
+        int ow0, ow1;
+        zp_cols(p, &ow0, &ow1);
+        for (int oh = 0; oh < p->OH; oh++)
+            if (oh * c->stride >= un->i0 && oh * c->stride < un->i1 && ow1 > ow0)
+                *rd_dy += (uint64_t)(ow1 - ow0) * (uint64_t)p->fw * B;
+    }
+}
+
+uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag)
+{
+    const npu_conv_t *c = &p->c;
+    uint64_t B = p->B, b = (uint64_t)c->batch, T = (uint64_t)p->T;
+    switch (tag) {
+    case NPU_TAG_X: return b * (uint64_t)c->H * (uint64_t)c->W * p->px * B;
+    case NPU_TAG_W: /* depthwise: the host's diagonal blocks, 2S one-word rows per tap and block */
+        return c->depthwise ? T * (uint64_t)p->cw * (uint64_t)p->L * B : T * (uint64_t)c->F * p->pw * B;
+    case NPU_TAG_DY: return b * (uint64_t)p->vOH * (uint64_t)p->vOW * p->pdy * B;
+    case NPU_TAG_Y: return b * (uint64_t)p->OH * (uint64_t)p->OW * p->pout * B;
+    case NPU_TAG_DX: return b * (uint64_t)c->H * (uint64_t)c->W * p->pout * B;
+    case NPU_TAG_DW: return T * (uint64_t)c->F * p->pout * B;
+    default: return 0;
+    }
+}
+
+/* SPM words the plan needs (with p->R, p->nbands, p->G, p->ngroups set). */
+static uint64_t spm_need(npu_conv_plan_t *p)
+{
+    const npu_conv_t *c = &p->c;
+    unsigned inw = 0;
+    npu_conv_unit_t un;
+    if (p->kernel == NPU_CONV_DW)
+        p->xoff = (unsigned)(p->R * c->F * p->owj);
+    for (int band = 0; band < p->nbands; band++) {
+        npu_conv_unit_at(p, p->kernel == NPU_CONV_DW ? band : band * p->ngroups, &un);
+        unsigned w = unit_in_words(p, &un);
+        inw = w > inw ? w : inw;
+    }
+    p->in_words = inw ? inw : 1;
+    switch (p->kernel) {
+    case NPU_CONV_FWD:
+        p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->C * p->fw);
+        p->out_words = (unsigned)p->R * (unsigned)p->OW * p->pout; /* dense full pixels: one tile per band */
+        break;
+    case NPU_CONV_DX:
+        p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->F * p->cw);
+        p->out_words = (unsigned)(p->R * p->row_pitch) * p->pout;
+        break;
+    default:
+        p->w_words = 0;
+        p->out_words = (unsigned)(p->T * c->F) * p->pout;
+        break;
+    }
+    return 2ull * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words + 2u;
+}
+
+/* Places in0, in1, weights, out0 (, out1), scratch (2 words): each region starts a new bank when it does not fit
+ * the rest of the current one (concurrent streams in different banks), else packed. */
+static int place(const npu_cfg_t *cfg, npu_conv_plan_t *p)
+{
+    unsigned bw = (unsigned)cfg->spm_bank_words, total = (unsigned)npu_cfg_spm_words(cfg);
+    unsigned size[6] = {p->in_words, p->in_words, p->w_words, p->out_words,
+                        p->kernel == NPU_CONV_DW ? 0u : p->out_words, 2u};
+    unsigned addr[6];
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t at = 0;
+        for (int i = 0; i < 6; i++) {
+            if (pass == 0 && size[i] && at % bw && at % bw + size[i] > bw)
+                at = (at / bw + 1) * bw;
+            addr[i] = (unsigned)at;
+            at += size[i];
+        }
+        if (at <= total) {
+            p->in_base[0] = addr[0];
+            p->in_base[1] = addr[1];
+            p->w_base = addr[2];
+            p->out_base[0] = addr[3];
+            p->out_base[1] = p->kernel == NPU_CONV_DW ? addr[3] : addr[4];
+            p->scratch = addr[5];
+            p->spm_used = (unsigned)at;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int fail(char *msg, size_t n, const char *why)
+{
+    if (n)
+        snprintf(msg, n, "%s", why);
+    return -1;
+}
+
+int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                  const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n)
+{
+    npu_conv_plan_opts_t o0;
+    int row_len, best = 0;
+    char why[200];
+    memset(p, 0, sizeof *p);
+    if (!opts) {
+        memset(&o0, 0, sizeof o0);
+        opts = &o0;
+    }
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, why);
+    if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
+        dataflow > NPU_CONV_ECOFLOW)
+        return fail(msg, n, "unknown kernel or dataflow");
+    p->c = *c;
+    p->kernel = kernel;
+    p->dataflow = dataflow;
+    p->S = cfg->s;
+    p->L = npu_cfg_f(cfg);
+    p->B = (unsigned)npu_cfg_beat(cfg);
+    p->OH = npu_conv_oh(c);
+    p->OW = npu_conv_ow(c);
+    p->T = c->KH * c->KW;
+    p->cw = (c->C + p->L - 1) / p->L;
+    p->fw = (c->F + p->L - 1) / p->L;
+    p->px = (unsigned)p->cw;
+    p->pw = c->depthwise ? 1u : (unsigned)p->cw; /* depthwise: diagonal blocks, one word per row */
+    p->pdy = (unsigned)p->fw;
+    p->pout = (unsigned)cdiv64(4ull * (uint64_t)(kernel == NPU_CONV_FWD ? c->F : c->C), p->B);
+    p->vOH = p->OH;
+    p->vOW = p->OW;
+    p->vs = c->stride;
+    p->vp = c->pad;
+    p->ngroups = 1;
+    p->G = 1;
+    p->nblk = 1;
+    switch (kernel) {
+    case NPU_CONV_FWD:
+        p->P = c->pad;
+        p->rows = p->OH;
+        p->nblk = p->fw;
+        row_len = p->OW;
+        break;
+    case NPU_CONV_DX:
+        p->rows = c->H;
+        p->nblk = p->cw;
+        p->ZW = c->W + (c->KW - 1) * c->dil;
+        /* ecoflow: tile rows of ceil(W/s)*s pixels (conv_emit.c, unit_dx_ecoflow) */
+        row_len = dataflow == NPU_CONV_ECOFLOW ? (c->W + c->stride - 1) / c->stride * c->stride : c->W;
+        p->row_pitch = row_len;
+        break;
+    default:
+        if (dataflow == NPU_CONV_ZEROPAD) { /* the zero-inserted dY against the padded X plane */
+            p->vOH = c->stride * (p->OH - 1) + 1;
+            p->vOW = c->stride * (p->OW - 1) + 1;
+            p->vs = 1;
+            p->vp = 0;
+            p->P = c->pad;
+        }
+        p->rows = p->vOH;
+        p->owj = (p->vOW + p->L - 1) / p->L;
+        row_len = 0;
+        break;
+    }
+    p->PH = c->H + 2 * p->P;
+    p->PW = c->W + 2 * p->P;
+
+    if (kernel == NPU_CONV_DW) {
+        /* regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over
+         * the whole input; more regions than fit: several passes (the input streamed again) */
+        int nreg = p->T * p->cw;
+        int *pass_of = malloc(sizeof *pass_of * (size_t)nreg);
+        unsigned *row_of = malloc(sizeof *row_of * (size_t)nreg);
+        if (!pass_of || !row_of) {
+            free(pass_of);
+            free(row_of);
+            return fail(msg, n, "out of memory");
+        }
+        p->dw_passes = npu_conv_dw_layout(p, cfg->obuf_rows, pass_of, row_of);
+        free(pass_of);
+        free(row_of);
+        if (p->dw_passes < 1)
+            return fail(msg, n, "dW: the F rows of a (c-block, tap) region do not fit an OBUF half");
+        p->nblk = p->ngroups = p->dw_passes;
+        int rmax = p->rows;
+        if (opts->max_band_rows > 0)
+            rmax = imin(rmax, opts->max_band_rows);
+        for (int R = rmax; R >= 1 && !best; R--) {
+            p->nbands = (p->rows + R - 1) / R;
+            p->R = (p->rows + p->nbands - 1) / p->nbands;
+            if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
+                best = 1;
+        }
+    } else {
+        int gmax = cfg->obuf_rows / row_len;
+        if (gmax < 1) {
+            snprintf(why, sizeof why, "an output row of %d pixels does not fit an OBUF half (%d rows)",
+                     row_len, cfg->obuf_rows);
+            return fail(msg, n, why);
+        }
+        gmax = imin(gmax, p->nblk);
+        if (opts->max_blocks > 0)
+            gmax = imin(gmax, opts->max_blocks);
+        /* Block groups per unit G and band rows R (the largest fitting the SPM and an OBUF half
+         * for that G). An LDW reloads a weight bank only after the waves on it left the array
+         * (about 4S cycles) and then shifts for S, so with two banks a tile needs >= ~5S + 8
+         * injection slots of waves or the array waits (measured on the RTL): among the G whose
+         * bands give that, the fewest units (per-unit overheads), then the fewest bands (halo
+         * rows re-loaded per band); none reaching it: the tallest bands. */
+        int cR = 0, cG = 0, cOk = 0, cUnits = 0, cBands = 0;
+        for (int G = gmax; G >= 1; G--) {
+            int ng = (p->nblk + G - 1) / G, g = (p->nblk + ng - 1) / ng, fitR = 0;
+            int rmax = imin(p->rows, cfg->obuf_rows / (g * row_len));
+            if (opts->max_band_rows > 0)
+                rmax = imin(rmax, opts->max_band_rows);
+            for (int R = rmax; R >= 1 && !fitR; R--) {
+                p->ngroups = ng;
+                p->G = g;
+                p->nbands = (p->rows + R - 1) / R;
+                p->R = (p->rows + p->nbands - 1) / p->nbands;
+                if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
+                    fitR = p->R;
+            }
+            if (!fitR)
+                continue;
+            double slots = kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW
+                               ? (double)fitR * (double)row_len / ((double)c->stride * (double)c->stride)
+                               : (double)fitR * (double)row_len;
+            int ok = slots >= 5.0 * cfg->s + 8.0, nb = (p->rows + fitR - 1) / fitR, units = nb * ng;
+            int better = !cR || (ok && !cOk) ||
+                         (ok == cOk && (ok ? (units < cUnits || (units == cUnits && nb < cBands)) : fitR > cR));
+            if (opts->max_blocks > 0 && cR)
+                better = 0; /* forced: the largest G allowed */
+            if (better) {
+                cR = fitR;
+                cG = g;
+                cOk = ok;
+                cUnits = units;
+                cBands = nb;
+            }
+        }
+        if (cR) {
+            best = 1;
+            p->ngroups = (p->nblk + cG - 1) / cG;
+            p->G = (p->nblk + p->ngroups - 1) / p->ngroups;
+            p->nbands = (p->rows + cR - 1) / cR;
+            p->R = (p->rows + p->nbands - 1) / p->nbands;
+        }
+        p->obuf_unit_rows = (unsigned)(p->G * p->R * row_len);
+    }
+    if (!best) {
+        snprintf(why, sizeof why, "one band of the %s input does not fit the SPM (%d words)",
+                 kernel == NPU_CONV_FWD ? "fwd" : kernel == NPU_CONV_DX ? "dx" : "dw",
+                 npu_cfg_spm_words(cfg));
+        return fail(msg, n, why);
+    }
+    spm_need(p); /* the chosen R and G */
+    if (place(cfg, p) != 0)
+        return fail(msg, n, "the SPM layout does not fit");
+    if (npu_cfg_spm_words(cfg) > 65536)
+        return fail(msg, n, "SPM addresses past 16 bits");
+    p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
+
+    /* DRAM bytes: the plan's, and each tensor once */
+    for (int u = 0; u < p->units; u++) {
+        npu_conv_unit_t un;
+        uint64_t rx, rdy, wr;
+        npu_conv_unit_at(p, u, &un);
+        unit_bytes(p, &un, &rx, &rdy, &wr);
+        p->plan_rd[NPU_TAG_X] += rx;
+        p->plan_rd[NPU_TAG_DY] += rdy;
+        p->plan_wr[kernel == NPU_CONV_FWD ? NPU_TAG_Y : NPU_TAG_DX] += wr;
+    }
+    if (kernel != NPU_CONV_DW)
+        p->plan_rd[NPU_TAG_W] = npu_conv_tensor_bytes(p, NPU_TAG_W);
+    else
+        p->plan_wr[NPU_TAG_DW] = npu_conv_tensor_bytes(p, NPU_TAG_DW);
+    {
+        /* compulsory: the layer's own tensors (dW zeropad: the original dY, not the host's
+         * zero-inserted one) */
+        npu_conv_plan_t q = *p;
+        q.vOH = p->OH;
+        q.vOW = p->OW;
+        if (kernel != NPU_CONV_DX)
+            p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
+        if (kernel != NPU_CONV_DW)
+            p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
+        if (kernel != NPU_CONV_FWD)
+            p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
+        p->comp_wr[kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW] =
+            npu_conv_tensor_bytes(&q, kernel == NPU_CONV_FWD ? NPU_TAG_Y
+                                      : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW);
+    }
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
