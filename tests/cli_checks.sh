@@ -38,5 +38,13 @@ check 1 "train partition not on the RTL" train --layers 8,8,8 --partition m --qu
 check 2 "train bad tile" train --layers 8,8 --tile 0
 check 0 "a fused training step" train --layers 9,20,12 --batch 10 --order dxmajor --quiet
 check 0 "a valid training step" train --layers 12,9,5 --batch 6 --quiet
+check 2 "conv without layers" conv --kernel dx
+check 2 "conv with a bad layer" conv --conv 3,8,8,4,9,9,1,0,1
+check 2 "conv with a bad spec" conv --conv 3,8,8
+check 2 "conv with a missing topology" conv --topology /nonexistent.csv
+check 2 "conv with a bad kernel" conv --conv 3,8,8,4,3,3,1,0,1 --kernel bwd
+check 2 "train with layers and conv" train --layers 8,8 --conv 3,8,8,4,3,3,1,0,1
+check 0 "conv kernels, both dataflows" conv --conv "3,9,9,5,3,3,2,1,1;4,7,7,4,3,3,1,1,1,dw" --quiet
+check 0 "conv layers of a topology, scaled" train --topology tests/topologies/ecoflow_layers.csv --scale-c 64 --scale-s 8 --quiet --dataflow ecoflow
 check 2 "flexsa-report bad batch" flexsa-report --batch 0
 exit $fail

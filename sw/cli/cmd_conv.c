@@ -30,13 +30,18 @@ static int load_layers(const npu_args_t *a, npu_topology_t *t)
             return -1;
         }
     } else {
-        char *spec = malloc(strlen(a->conv) + 1), *save = NULL, *tok;
+        char *spec = malloc(strlen(a->conv) + 1), *tok, *next;
         if (!spec)
             return -1;
         strcpy(spec, a->conv);
         memset(t, 0, sizeof *t);
-        for (tok = strtok_r(spec, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        for (tok = spec; tok; tok = next) { /* layers separated by ';' (empty ones skipped) */
             npu_topo_layer_t *L = &t->layer[t->n];
+            next = strchr(tok, ';');
+            if (next)
+                *next++ = '\0';
+            if (!*tok)
+                continue;
             if (t->n == NPU_TOPO_MAX_LAYERS || npu_conv_parse(tok, &L->conv, msg, sizeof msg) != 0) {
                 fprintf(stderr, "npu: --conv '%s': %s\n", tok,
                         t->n == NPU_TOPO_MAX_LAYERS ? "too many layers" : msg);
@@ -129,6 +134,10 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
         free(rows);
         return 1;
     }
+    if (csv)
+        fprintf(csv, "layer,batch,C,H,W,F,KH,KW,stride,pad,dil,depthwise,kernel,dataflow,cycles,"
+                     "exec_busy,macs,macs_zero,formula_macs,formula_zero,dram_rd_bytes,dram_wr_bytes,"
+                     "plan_rd_bytes,plan_wr_bytes,compulsory_rd_bytes,compulsory_wr_bytes,result\n");
     if (!a->quiet)
         print_header();
     for (int l = 0; l < t->n; l++)
