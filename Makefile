@@ -258,6 +258,11 @@ fuzz-bins: $(addprefix build/fuzz/fuzz_,$(FUZZ_HARNESSES))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c tests/unit/fake_npu_sim.c \
                    build/small/npu_params.h $(wildcard sw/*.h sw/cli/*.h)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang)"; exit 1; }
+	@[ -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.a)" ] || { \
+	  echo "fuzz: installing clang's sanitizer runtime (libclang-rt-dev)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+	  $$SUDO apt-get install -y -qq libclang-rt-14-dev >/dev/null 2>&1 || $$SUDO apt-get install -y -qq libclang-rt-dev >/dev/null 2>&1 \
+	    || { echo "fuzz: clang's sanitizer runtime is missing: apt-get install libclang-rt-14-dev"; exit 1; }; }
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Isw/cli -Itb -Itests/unit -Ibuild/small -o $@ $< \
 	    $(HOST_SRC) $(CLI_LIB_SRC) tests/unit/fake_npu_sim.c
