@@ -403,7 +403,6 @@ module npu_exec #(
     reg  [1:0]   ldw_push;
     reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
     reg  [1:0]   bank_mode [0:1];    // per bank: the mode whose layout its LDW loaded
-    reg  [1:0]   ldw_pend;
     reg  [3:0]   ldw_mask;
     reg  [1:0]   w_early;            // early waves on the active LDW's bank (issued after it)
     // wave queue: two entries shared by the streamer (SPM side) and the injector (array side)
@@ -459,8 +458,12 @@ module npu_exec #(
     // core will hold its tile (early: the streamer fetches its A rows while the weights shift in;
     // the injector holds it until the LDW completes, wq_early). So the instructions behind it (a
     // DRAIN of the previous wave's rows) issue without waiting for the LDW.
-    wire wave_w_early = ldw_act && ldw_bank == f_bank && (loaded4[f_bank] | ldw_mask) == 4'b1111;
-    wire wave_w_ok  = (loaded4[f_bank] == 4'b1111 && !ldw_pend[f_bank]) || wave_w_early;
+    // Both per bank in registers (wok_q, wearly_q), computed from the LDW state of the next cycle
+    // as far as LDW completion changes it; an LDW issue changes it a cycle late, which no WAVE can
+    // see (the next head is in its check stages).
+    reg  [1:0] wok_q, wearly_q;
+    wire wave_w_early = wearly_q[f_bank];
+    wire wave_w_ok  = wok_q[f_bank];
     wire wave_ob_ok = !war_blk_q;
     wire unit_ok = is_ldw   ? !ldw_act :
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
@@ -589,11 +592,24 @@ module npu_exec #(
         end
     endgenerate
     wire ldw_done = ldw_act && sh_cnt[0] == SC && sh_cnt[1] == SC && sh_cnt[2] == SC && sh_cnt[3] == SC;
+    // wok_q / wearly_q (issue): bank b loaded, or loading by the active LDW to a full cover
+    genvar wb;
+    generate
+        for (wb = 0; wb < 2; wb = wb + 1) begin : g_wok
+            wire       own   = ldw_bank == wb[0];
+            wire [3:0] ld_n  = (ldw_done && own) ? (loaded4[wb] | ldw_mask) : loaded4[wb];
+            wire       act_n = ldw_act && !ldw_done && own;
+            always @(posedge clk) begin
+                wearly_q[wb] <= rst_n && act_n && (ld_n | ldw_mask) == 4'b1111;
+                wok_q[wb]    <= rst_n && ((ld_n == 4'b1111 && !act_n) || (act_n && (ld_n | ldw_mask) == 4'b1111));
+            end
+        end
+    endgenerate
 
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
-            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; ldw_pend <= 2'b00;
+            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000;
             w_early <= 2'd0;
             ldw_i <= 0;
             for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
@@ -616,7 +632,6 @@ module npu_exec #(
                            || {{(8-FW_){1'b0}}, ld_nrows - 1'b1} < {3'd0, f_klo_l};
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
                 loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
-                ldw_pend[f_bank] <= 1'b1;
                 bank_mode[f_bank] <= (f_cmask != 4'd0) ? MODE_ISW : f_mode;
                 for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= ld_mask[i] ? {(FW_+1){1'b0}} : SC;
             end else begin
@@ -634,7 +649,6 @@ module npu_exec #(
                     w_early <= 2'd0;
                     ldw_act <= 1'b0;
                     loaded4[ldw_bank]  <= loaded4[ldw_bank] | ldw_mask;
-                    ldw_pend[ldw_bank] <= 1'b0;
                 end
             end
         end
@@ -867,7 +881,15 @@ module npu_exec #(
     wire         gap_ok = gap_s == 2'd0 || (gap_s == 2'd1 && since_inj >= SC - 1'b1)
                        || since_inj >= FC - 1'b1;
     wire        mode_sw = in_act && in_mode != amode && gap_ok;
-    wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0 && !wq_early[wq_in];
+    // in_go = in_act && !wq_early[wq_in] (a wave is at the injector and not early), registered
+    // like in_sets (the value for the next head, selected by in_last), so the injection decision
+    // has no more terms than before early issue
+    reg         in_go;
+    wire [1:0]  early_nx = ldw_done ? 2'b00
+                         : (issue_wave ? (wq_wr ? {wave_w_early, wq_early[0]} : {wq_early[1], wave_w_early})
+                                       : wq_early);
+    wire [1:0]  cnt_s   = wq_cnt + {1'b0, issue_wave};
+    wire        inj     = in_go && in_mode == amode && (in_need & lbh_empty) == 4'd0;
     wire        in_last = inj && !lt_step[0];
     assign mode    = amode;
     assign lbh_pop = inj ? in_need : 4'd0;
@@ -1049,7 +1071,7 @@ module npu_exec #(
     always @(posedge clk) begin
         if (!rst_n) begin
             wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0; wq_early <= 2'b00;
-            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; in_sets <= 4'd0; amode <= MODE_FW; lcnt <= 0;
+            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; in_sets <= 4'd0; in_go <= 1'b0; amode <= MODE_FW; lcnt <= 0;
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
         end else begin
             if (issue_wave) begin
@@ -1085,6 +1107,7 @@ module npu_exec #(
                 st_done <= st_done | st_fire;
             end
             in_sets <= in_last ? lt_next : inj ? lt_step : lt_same;
+            in_go    <= in_last ? cnt_s != 2'd1 && !early_nx[~wq_in] : cnt_s != 2'd0 && !early_nx[wq_in];
             if (in_last) begin
                 wq_in <= ~wq_in;
                 in_t  <= 0;
@@ -1401,6 +1424,8 @@ module npu_exec #(
 `ifdef NPU_ASSERTS
     // Interlock invariants (each would otherwise show up as a wrong result much later).
     integer ax;
+    reg ldw_iss_q;
+    always @(posedge clk) ldw_iss_q <= issue_ldw;
     always @(posedge clk) if (rst_n) begin
         // one mode per core per wave: rows enter only in the array's mode, and the mode
         // changes only on an empty array
@@ -1423,6 +1448,14 @@ module npu_exec #(
             `NPU_ASSERT_FAIL("weights shifted into the bank of a wave issued before the LDW")
         if (inj && ldw_act && in_bank == ldw_bank && wq_early[wq_in])
             `NPU_ASSERT_FAIL("early wave injected before its LDW completed")
+        if (in_go != (in_act && !wq_early[wq_in])) `NPU_ASSERT_FAIL("registered in_go differs from the wave queue")
+        // the registered bank states (issue) agree with the LDW state, except the cycle after an
+        // LDW issued (no WAVE is past its check stages then)
+        if (!ldw_iss_q) for (ax = 0; ax < 2; ax = ax + 1)
+            if (wok_q[ax] != ((loaded4[ax] == 4'b1111 && !(ldw_act && ldw_bank == ax[0]))
+                              || (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
+                || wearly_q[ax] != (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
+                `NPU_ASSERT_FAIL("registered bank state differs from the LDW state")
         for (ax = 0; ax < F; ax = ax + 1) begin
             if (out_vld[ax] && top_vld[ax]
                 && out_tag[ax*TAGW +: OBUF_AW] == top_tag[ax*TAGW +: OBUF_AW])
