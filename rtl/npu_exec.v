@@ -252,11 +252,97 @@ module npu_exec #(
     wire [4*SPM_AW-1:0] sa_m = {sa0 + off_3q, sa0 + off_h,
                                 sa0 + ((f_mode == MODE_HSW) ? off_h : off_q), sa0};
     // OBUF range: a wave or drain stays inside one half (the unit of double buffering)
-    localparam HB = OBUF_AW - 1;     // half bit
+    localparam RW = OBUF_AW + 1;     // an OBUF row or the end of a range (up to 2 * OBUF_ROWS)
+    localparam CFW = 5 + 8 * RW;     // completion record: lane ranges, sets, token pushes
     wire [16:0] wave_obuf_end = {1'b0, f_w2hi} + {1'b0, rows_used};
     wire [16:0] dr_obuf_end   = {1'b0, f_w1lo} + {1'b0, f_cnt};
     wire [16:0] wave_in_half  = ({1'b0, f_w2hi} % OBUF_ROWS17) + {1'b0, rows_used};
     wire [16:0] dr_in_half    = ({1'b0, f_w1lo} % OBUF_ROWS17) + {1'b0, f_cnt};
+
+    // OBUF rows a WAVE writes, per retirement lane (the last lane of each sub-array, see
+    // "retirement" below: P0 top S-1, P1 top 2S-1, P2 out S-1, P3 out 2S-1), for the row-granular
+    // OBUF hazards: lane l of a wave retires the rows [s_l, e_l) in order (absolute OBUF rows,
+    // RW bits: the end may be 2 * OBUF_ROWS; an unused lane has s_l = e_l):
+    //   FW  P3 [ob, ob+m)
+    //   HSW P1 [ob, ob+ha)    P3 [ob+ha, ob+m)
+    //   VSW P2 [ob, ob+ha)    P3 [ob, ob+hb)                        (lanes 0..S-1 | S..2S-1)
+    //   ISW P0 [ob, ob+qa0)   P2 [ob+qa0, ob+ha)   P1 [ob, ob+qb0)   P3 [ob+qb0, ob+hb)
+    // Computed in the check stages (stage 1: the set sizes from m; stage 2: the sums), so no adder
+    // chain reaches the issue. A WAVE that issues passed the OBUF range check, so its sizes fit
+    // in RW bits (truncated values belong to waves that never issue).
+    reg  [RW-1:0] c1_m, c1_ha, c1_hb, c1_qa0, c1_qb0;
+    always @(posedge clk) begin
+        c1_m   <= f_cnt[RW-1:0];
+        c1_ha  <= ha[RW-1:0];
+        c1_hb  <= hb[RW-1:0];
+        c1_qa0 <= qa0[RW-1:0];
+        c1_qb0 <= qb0[RW-1:0];
+    end
+    wire [RW-1:0] lr_ob   = {1'b0, f_w2hi[OBUF_AW-1:0]};
+    wire [RW-1:0] lr_m    = lr_ob + c1_m;
+    wire [RW-1:0] lr_ha   = lr_ob + c1_ha;
+    wire [RW-1:0] lr_hb   = lr_ob + c1_hb;
+    wire [RW-1:0] lr_qa0  = lr_ob + c1_qa0;
+    wire [RW-1:0] lr_qb0  = lr_ob + c1_qb0;
+    reg  [8*RW-1:0] lr_m8;           // {e3, s3, e2, s2, e1, s1, e0, s0}
+    always @(*) begin
+        lr_m8 = {8*RW{1'b0}};
+        case (f_mode)
+            MODE_FW:  lr_m8[6*RW +: 2*RW] = {lr_m, lr_ob};
+            MODE_HSW: begin
+                lr_m8[2*RW +: 2*RW] = {lr_ha, lr_ob};
+                lr_m8[6*RW +: 2*RW] = {lr_m, lr_ha};
+            end
+            MODE_VSW: begin
+                lr_m8[4*RW +: 2*RW] = {lr_ha, lr_ob};
+                lr_m8[6*RW +: 2*RW] = {lr_hb, lr_ob};
+            end
+            default: begin
+                lr_m8[0*RW +: 2*RW] = {lr_qa0, lr_ob};
+                lr_m8[4*RW +: 2*RW] = {lr_ha, lr_qa0};
+                lr_m8[2*RW +: 2*RW] = {lr_qb0, lr_ob};
+                lr_m8[6*RW +: 2*RW] = {lr_hb, lr_qb0};
+            end
+        endcase
+    end
+    // the rows of the head WAVE [lo, hi) and of the head DRAIN, registered in stage 2
+    reg  [8*RW-1:0] chk_lr_q;
+    reg  [RW-1:0]   chk_rlo_q, chk_rhi_q;
+    // DRAIN, SPM offsets of the drain engine (stage 2, from the stage 1 products): the high word
+    // of a skinny row, split_rows * stride, and the second cursor of a split pair (see the drain
+    // engine), ceil(rows/2) * stride = (rows * stride + rows[0] * stride) / 2. A DRAIN that issues
+    // passed the SPM range check, so the offsets it uses are below the SPM size (16 bits).
+    reg  [15:0]     chk_hoff_q, chk_hs_q;
+    // Stage 3: the drain engine's pair order (split pairs where they keep the SPM words of a pair
+    // in four sub-banks, or where adjacent pairs do not either): npu_spm's sub-bank of an address
+    // offset, ignoring carries, is the XOR of a code per set bit i (01, 10, 11 for i mod 3 = 0,
+    // 1, 2); a pair's words are at offsets 0, x, y, x ^ y (x = 1 wide or split * stride skinny,
+    // y = stride adjacent or ceil(rows/2) * stride split): four sub-banks iff the codes of x and
+    // y are non-zero and differ.
+    function [1:0] sub_code(input [15:0] v);
+        integer b;
+        begin
+            sub_code = 2'b00;
+            for (b = 0; b < 16; b = b + 1)
+                if (v[b]) sub_code = sub_code ^ ((b % 3 == 0) ? 2'b01 : (b % 3 == 1) ? 2'b10 : 2'b11);
+        end
+    endfunction
+    wire [1:0] sc_x  = dr_splitm ? sub_code(chk_hoff_q) : 2'b01;
+    wire [1:0] sc_ya = sub_code(f_w2hi);
+    wire [1:0] sc_ys = sub_code(chk_hs_q);
+    wire       dq_two_ok = !f_acc && (dr_splitm ? (f_w2hi != 16'd0 && f_split >= f_cnt) : f_w2hi >= 16'd2);
+    reg        chk_two_q;            // DRAIN: split pairs allowed (see the drain engine) and chosen
+    always @(posedge clk)
+        chk_two_q <= dq_two_ok && ((sc_x != 2'b00 && sc_ys != 2'b00 && sc_ys != sc_x)
+                                   || !(sc_x != 2'b00 && sc_ya != 2'b00 && sc_ya != sc_x));
+    always @(posedge clk) begin
+        chk_hoff_q <= c1_p1[15:0];
+        chk_hs_q   <= c1_p0[16:1] + ((f_cnt[0] && f_w2hi[0]) ? 16'd1 : 16'd0)
+                    + (f_cnt[0] ? {1'b0, f_w2hi[15:1]} : 16'd0);
+        chk_lr_q  <= lr_m8;
+        chk_rlo_q <= is_drain ? {1'b0, f_w1lo[OBUF_AW-1:0]} : lr_ob;
+        chk_rhi_q <= is_drain ? dr_obuf_end[RW-1:0] : skinny ? lr_ha : lr_m;
+    end
 
     // Per-instruction error flags (registered in stage 2; the code and ERR_INFO are formed after
     // the register, in priority order BAD_DESC, SPM_ADDR, OBUF_ADDR, so the range sums feed a
@@ -317,12 +403,14 @@ module npu_exec #(
     reg  [1:0]   ldw_push;
     reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
     reg  [1:0]   bank_mode [0:1];    // per bank: the mode whose layout its LDW loaded
-    reg  [1:0]   ldw_pend;
+    reg  [3:0]   ldw_mask;
+    reg  [1:0]   w_early;            // early waves on the active LDW's bank (issued after it)
     // wave queue: two entries shared by the streamer (SPM side) and the injector (array side)
     reg  [1:0]   wq_cnt, wq_unstreamed;
     reg          wq_wr, wq_st, wq_in;
     reg  [1:0]   wq_mode [0:1];
     reg          wq_bank [0:1];
+    reg  [1:0]   wq_early;           // issued early (before its LDW completed): not injected yet
     reg          wq_acc  [0:1];
     reg          wq_ahi  [0:1];      // a_hi: every core takes A lanes S..2S-1
     reg  [4*SPM_AW-1:0] wq_sa [0:1]; // per stream position: SPM address of its first row
@@ -339,19 +427,18 @@ module npu_exec #(
     reg  [3:0]   st_done;
     reg  [1:0]   wpend [0:1];        // per bank: waves issued, not fully injected
     reg  [15:0]  infl  [0:1];        // per bank: rows in the array
-    reg  [1:0]   hpend [0:1];        // per OBUF half: waves issued, not fully injected
-    reg  [15:0]  hinfl [0:1];        // per OBUF half: rows in the array
     reg  [1:0]   amode;              // mode of the array (rows in flight)
     reg  [2:0]   lcnt;               // last rows of the oldest wave retired so far
     // drain
-    reg          dr_act, dr_half, dr_splitm_r;
-    reg  [15:0]  dr_rows, dr_ri, dr_wi, dr_hi;
-    reg  [OBUF_AW-1:0] dr_ob;
+    reg          dr_act, dr_splitm_r;
+    reg  [15:0]  dr_ri, dr_ri2, dr_hi;   // the pair's row indices, hi_rows (skinny)
+    reg          dr_two;             // split pairs (drain engine)
     reg  [31:0]  dr_spm_next, dr_hoff;
     reg  [15:0]  dr_stride;
     reg  [1:0]   dr_push;
     reg          hold_vld, hold_lo, hold_hi;
     reg          dr_acc;             // the active DRAIN accumulates into the SPM
+    reg          war_blk_q;          // a DRAIN queued or reading overlaps the head WAVE's rows
     wire         wl_rd_req, wl_rd_gnt;
     wire [SPM_AW-1:0] wl_rd_addr;
     reg  [31:0]  hold_addr;
@@ -359,19 +446,25 @@ module npu_exec #(
     reg  [31:0]  h2_addr;
 
     wire         dq_full;
-    reg  [2:0]   dpend [0:1];        // per OBUF half: DRAINs queued or draining
 
     // completion records of issued waves (in order; waves retire in order)
     wire         cf_full, cf_empty;
-    wire [4:0]   cf_dout;
+    wire [CFW-1:0] cf_dout;
     wire [3:0]   cf_count;
 
     // ------------------------------------------------------------------ issue
     wire tokens_ok = (!t_pop_prv || l2e_avail) && (!t_pop_nxt || s2e_avail);
-    wire wave_half = f_w2hi[HB];
-    wire drain_half = f_w1lo[HB];
-    wire wave_w_ok  = loaded4[f_bank] == 4'b1111 && !ldw_pend[f_bank];
-    wire wave_ob_ok = dpend[wave_half] == 3'd0;
+    // A WAVE issues when its bank is loaded, or is being loaded by the active LDW so that every
+    // core will hold its tile (early: the streamer fetches its A rows while the weights shift in;
+    // the injector holds it until the LDW completes, wq_early). So the instructions behind it (a
+    // DRAIN of the previous wave's rows) issue without waiting for the LDW.
+    // Both per bank in registers (wok_q, wearly_q), computed from the LDW state of the next cycle
+    // as far as LDW completion changes it; an LDW issue changes it a cycle late, which no WAVE can
+    // see (the next head is in its check stages).
+    reg  [1:0] wok_q, wearly_q;
+    wire wave_w_early = wearly_q[f_bank];
+    wire wave_w_ok  = wok_q[f_bank];
+    wire wave_ob_ok = !war_blk_q;
     wire unit_ok = is_ldw   ? !ldw_act :
                    is_wave  ? (wq_cnt != 2'd2 && !cf_full) :
                    is_drain ? !dq_full : 1'b1;
@@ -486,7 +579,9 @@ module npu_exec #(
     assign v_gid  = v_tag[3:0];
     // the lane choice travels with the flit (an LDW may start while the previous one drains)
     assign v_half = v_tag[5] ? {4{v_tag[4]}} : 4'b1010;
-    wire bank_free = wpend[ldw_bank] == 2'd0 && infl[ldw_bank] == 16'd0;
+    // the waves on its bank issued before it (pending or in the array) are done; the early waves
+    // issued after it (w_early, not injected before it completes) do not count
+    wire bank_free = wpend[ldw_bank] == w_early && infl[ldw_bank] == 16'd0;
     genvar c;
     generate
         for (c = 0; c < 4; c = c + 1) begin : g_shift
@@ -497,12 +592,25 @@ module npu_exec #(
         end
     endgenerate
     wire ldw_done = ldw_act && sh_cnt[0] == SC && sh_cnt[1] == SC && sh_cnt[2] == SC && sh_cnt[3] == SC;
-    reg  [3:0] ldw_mask;
+    // wok_q / wearly_q (issue): bank b loaded, or loading by the active LDW to a full cover
+    genvar wb;
+    generate
+        for (wb = 0; wb < 2; wb = wb + 1) begin : g_wok
+            wire       own   = ldw_bank == wb[0];
+            wire [3:0] ld_n  = (ldw_done && own) ? (loaded4[wb] | ldw_mask) : loaded4[wb];
+            wire       act_n = ldw_act && !ldw_done && own;
+            always @(posedge clk) begin
+                wearly_q[wb] <= rst_n && act_n && (ld_n | ldw_mask) == 4'b1111;
+                wok_q[wb]    <= rst_n && ((ld_n == 4'b1111 && !act_n) || (act_n && (ld_n | ldw_mask) == 4'b1111));
+            end
+        end
+    endgenerate
 
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
-            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; ldw_pend <= 2'b00;
+            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000;
+            w_early <= 2'd0;
             ldw_i <= 0;
             for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
         end else begin
@@ -524,7 +632,6 @@ module npu_exec #(
                            || {{(8-FW_){1'b0}}, ld_nrows - 1'b1} < {3'd0, f_klo_l};
                 ldw_push   <= {t_psh_nxt, t_psh_prv};
                 loaded4[f_bank]  <= loaded4[f_bank] & ~ld_mask;
-                ldw_pend[f_bank] <= 1'b1;
                 bank_mode[f_bank] <= (f_cmask != 4'd0) ? MODE_ISW : f_mode;
                 for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= ld_mask[i] ? {(FW_+1){1'b0}} : SC;
             end else begin
@@ -537,10 +644,11 @@ module npu_exec #(
                 end
                 for (i = 0; i < 4; i = i + 1)
                     if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
+                if (issue_wave && wave_w_early) w_early <= w_early + 2'd1;
                 if (ldw_done) begin
+                    w_early <= 2'd0;
                     ldw_act <= 1'b0;
                     loaded4[ldw_bank]  <= loaded4[ldw_bank] | ldw_mask;
-                    ldw_pend[ldw_bank] <= 1'b0;
                 end
             end
         end
@@ -773,10 +881,16 @@ module npu_exec #(
     wire         gap_ok = gap_s == 2'd0 || (gap_s == 2'd1 && since_inj >= SC - 1'b1)
                        || since_inj >= FC - 1'b1;
     wire        mode_sw = in_act && in_mode != amode && gap_ok;
-    wire        inj     = in_act && in_mode == amode && (in_need & lbh_empty) == 4'd0;
+    // in_go = in_act && !wq_early[wq_in] (a wave is at the injector and not early), registered
+    // like in_sets (the value for the next head, selected by in_last), so the injection decision
+    // has no more terms than before early issue
+    reg         in_go;
+    wire [1:0]  early_nx = ldw_done ? 2'b00
+                         : (issue_wave ? (wq_wr ? {wave_w_early, wq_early[0]} : {wq_early[1], wave_w_early})
+                                       : wq_early);
+    wire [1:0]  cnt_s   = wq_cnt + {1'b0, issue_wave};
+    wire        inj     = in_go && in_mode == amode && (in_need & lbh_empty) == 4'd0;
     wire        in_last = inj && !lt_step[0];
-    wire [OBUF_AW-1:0] in_row0 = in_ob[0 +: OBUF_AW] + in_t[OBUF_AW-1:0];
-    wire        in_half = in_row0[HB];
     assign mode    = amode;
     assign lbh_pop = inj ? in_need : 4'd0;
     assign inj_vld = inj ? in_need : 4'd0;
@@ -856,15 +970,13 @@ module npu_exec #(
                         out_vld[S-1] && (p2_md == MODE_VSW || p2_md == MODE_ISW),
                         top_vld[F-1],
                         top_vld[S-1] && p0_md == MODE_ISW};
-    reg  [2:0] r_bank0, r_bank1, r_half0, r_half1, r_last;
+    reg  [2:0] r_bank0, r_bank1, r_last;
     always @(*) begin
-        r_bank0 = 3'd0; r_bank1 = 3'd0; r_half0 = 3'd0; r_half1 = 3'd0; r_last = 3'd0;
+        r_bank0 = 3'd0; r_bank1 = 3'd0; r_last = 3'd0;
         for (j = 0; j < 4; j = j + 1)
             if (p_vld[j]) begin
                 if (p_tag[j*TAGW + OBUF_AW + 1]) r_bank1 = r_bank1 + 3'd1;
                 else                             r_bank0 = r_bank0 + 3'd1;
-                if (p_tag[j*TAGW + HB])          r_half1 = r_half1 + 3'd1;
-                else                             r_half0 = r_half0 + 3'd1;
                 if (p_tag[j*TAGW + OBUF_AW + 2]) r_last  = r_last + 3'd1;
             end
     end
@@ -872,22 +984,100 @@ module npu_exec #(
     wire [2:0] lsum  = lcnt + r_last;
     wire       wave_done = r_last != 3'd0 && lsum == cf_dout[4:2];
 
-    npu_fifo #(.W(5), .DEPTH(8)) u_cf (
+    // Completion records of the issued waves, oldest first: {lane ranges, sets, token pushes}.
+    // The head is the oldest wave in flight (Wo), whose rows the OBUF hazards track per lane.
+    npu_fifo #(.W(CFW), .DEPTH(8)) u_cf (
         .clk(clk), .rst_n(rst_n),
-        .push(issue_wave), .din({nset_m, t_psh_nxt, t_psh_prv}),
+        .push(issue_wave), .din({chk_lr_q, nset_m, t_psh_nxt, t_psh_prv}),
         .pop(wave_done), .dout(cf_dout), .full(cf_full), .empty(cf_empty), .count(cf_count)
     );
 
+    // ------------------------------------------------------------------ OBUF row hazards
+    // Row granular instead of per OBUF half (docs/design.md, "OBUF hazards"):
+    //  WAR: a WAVE issues only when no DRAIN queued or reading overlaps its OBUF rows (war_blk_q).
+    //       So every wave in flight that writes a row of a pending DRAIN was issued before it.
+    //  RAW: the drain reads rows r (and its pair) only when no wave in flight still writes them:
+    //       the waves other than the oldest (Wo) by their whole row range (wt_*; registered
+    //       per drain, young_q), Wo by its lanes: lane l has retired the rows [s_l, wo_f[l]) of
+    //       its range [s_l, e_l) (rows retire in order per lane), so r is pending in Wo iff
+    //       wo_f[l] <= r < e_l for some l.
+    // Everything that can only shrink is registered (the set of in-flight waves overlapping a
+    // pending DRAIN, the DRAINs overlapping the head WAVE): one cycle stale = conservative.
+    // In-flight waves by issue order (entry = issue count mod 8, the depth of u_cf): OBUF rows.
+    reg  [2:0]      wt_wp, wt_rp;
+    reg  [7:0]      wt_v;
+    reg  [8*RW-1:0] wt_lo, wt_hi;
+    integer y;
     always @(posedge clk) begin
         if (!rst_n) begin
-            wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0;
-            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; in_sets <= 4'd0; amode <= MODE_FW; lcnt <= 0;
+            wt_wp <= 3'd0; wt_rp <= 3'd0; wt_v <= 8'd0;
+        end else begin
+            if (issue_wave) wt_wp <= wt_wp + 3'd1;
+            if (wave_done)  wt_rp <= wt_rp + 3'd1;
+            for (y = 0; y < 8; y = y + 1)
+                if (issue_wave && wt_wp == y[2:0])     wt_v[y] <= 1'b1;
+                else if (wave_done && wt_rp == y[2:0]) wt_v[y] <= 1'b0;
+        end
+        for (y = 0; y < 8; y = y + 1)
+            if (issue_wave && wt_wp == y[2:0]) begin
+                wt_lo[y*RW +: RW] <= chk_rlo_q;
+                wt_hi[y*RW +: RW] <= chk_rhi_q;
+            end
+    end
+    // Wo's lanes: range [wo_s, wo_e) from the head record, wo_f = first row not yet retired.
+    // A retiring row is Wo's when its lane has not finished Wo's range (lanes retire in order,
+    // and the older waves are complete), else a younger wave's: per lane, y_any / y_next record
+    // the younger rows (the row after the last one). wo_ok = 0 the cycle after Wo changes
+    // (the head record of the next wave is visible then): wo_f is loaded from y_next clamped to
+    // the new Wo's range (y_next belongs to it, or to a later wave when the new Wo finished that
+    // lane: either way its rows below y_next are retired), else from wo_s. In that cycle Wo is
+    // not consulted: it was young the cycle before, so young_q covers it (and a wave issued
+    // since overlaps no pending DRAIN).
+    reg  [4*RW-1:0] wo_f, y_next;
+    reg  [3:0]      y_any;
+    reg             wo_ok;
+    wire [4*RW-1:0] wo_s, wo_e, p_nx, y_nx, wo_ld;
+    wire [3:0]      wo_own, y_anx;
+    genvar wl;
+    generate
+        for (wl = 0; wl < 4; wl = wl + 1) begin : g_wo
+            assign wo_s[wl*RW +: RW] = cf_dout[5 + 2*wl*RW +: RW];
+            assign wo_e[wl*RW +: RW] = cf_dout[5 + (2*wl+1)*RW +: RW];
+            assign wo_own[wl] = wo_ok && wo_f[wl*RW +: RW] < wo_e[wl*RW +: RW];
+            assign p_nx[wl*RW +: RW] = {1'b0, p_tag[wl*TAGW +: OBUF_AW]} + 1'b1;
+            // younger rows up to this cycle (every row retiring while wo_ok = 0 is younger)
+            assign y_anx[wl] = y_any[wl] || (p_vld[wl] && !wo_own[wl]);
+            assign y_nx[wl*RW +: RW] = (p_vld[wl] && !wo_own[wl]) ? p_nx[wl*RW +: RW] : y_next[wl*RW +: RW];
+            assign wo_ld[wl*RW +: RW] = !y_anx[wl] || y_nx[wl*RW +: RW] < wo_s[wl*RW +: RW] ? wo_s[wl*RW +: RW]
+                                      : y_nx[wl*RW +: RW] > wo_e[wl*RW +: RW] ? wo_e[wl*RW +: RW]
+                                      : y_nx[wl*RW +: RW];
+        end
+    endgenerate
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            wo_ok <= 1'b0; y_any <= 4'd0;
+        end else begin
+            wo_ok <= !cf_empty && !wave_done;
+            y_any <= wo_ok ? y_anx : 4'd0;
+        end
+        y_next <= y_nx;
+        for (y = 0; y < 4; y = y + 1)
+            if (!wo_ok)
+                wo_f[y*RW +: RW] <= wo_ld[y*RW +: RW];
+            else if (p_vld[y] && wo_own[y])
+                wo_f[y*RW +: RW] <= p_nx[y*RW +: RW];
+    end
+
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            wq_cnt <= 0; wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0; wq_in <= 0; wq_early <= 2'b00;
+            st_t <= 0; st_off <= 0; st_done <= 0; in_t <= 0; since_inj <= FC; in_sets <= 4'd0; in_go <= 1'b0; amode <= MODE_FW; lcnt <= 0;
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
-            hpend[0] <= 0; hpend[1] <= 0; hinfl[0] <= 0; hinfl[1] <= 0;
         end else begin
             if (issue_wave) begin
                 wq_mode[wq_wr]  <= f_mode;
                 wq_bank[wq_wr]  <= f_bank;
+                wq_early[wq_wr] <= wave_w_early;
                 wq_acc[wq_wr]   <= f_acc;
                 wq_ahi[wq_wr]   <= f_ahi;
                 wq_sa[wq_wr]    <= chk_sa_q;
@@ -901,6 +1091,7 @@ module npu_exec #(
                 wq_n[wq_wr]     <= f_n;
                 wq_wr <= ~wq_wr;
             end
+            if (ldw_done) wq_early <= 2'b00;   // after the issue above: the LDW is done
             wq_cnt        <= wq_cnt + {1'b0, issue_wave} - {1'b0, in_last};
             wq_unstreamed <= wq_unstreamed + {1'b0, issue_wave} - {1'b0, st_last};
             if (st_last) begin
@@ -916,6 +1107,7 @@ module npu_exec #(
                 st_done <= st_done | st_fire;
             end
             in_sets <= in_last ? lt_next : inj ? lt_step : lt_same;
+            in_go    <= in_last ? cnt_s != 2'd1 && !early_nx[~wq_in] : cnt_s != 2'd0 && !early_nx[wq_in];
             if (in_last) begin
                 wq_in <= ~wq_in;
                 in_t  <= 0;
@@ -926,17 +1118,13 @@ module npu_exec #(
             if (inj)                since_inj <= {(FW_+1){1'b0}};
             else if (since_inj < FC) since_inj <= since_inj + 1'b1;
             lcnt <= wave_done ? 3'd0 : lsum;
-            // occupancy per bank and per OBUF half (hazard interlocks)
+            // occupancy per bank (weight hazards)
             for (i = 0; i < 2; i = i + 1) begin
                 wpend[i] <= wpend[i] + {1'b0, issue_wave && f_bank == i[0]}
                                      - {1'b0, in_last && in_bank == i[0]};
-                hpend[i] <= hpend[i] + {1'b0, issue_wave && wave_half == i[0]}
-                                     - {1'b0, in_last && in_half == i[0]};
             end
             infl[0]  <= infl[0]  + ((inj && !in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank0};
             infl[1]  <= infl[1]  + ((inj &&  in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank1};
-            hinfl[0] <= hinfl[0] + ((inj && !in_half) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_half0};
-            hinfl[1] <= hinfl[1] + ((inj &&  in_half) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_half1};
         end
     end
 
@@ -967,49 +1155,131 @@ module npu_exec #(
     assign ev_path2 = n2;
 
     // ------------------------------------------------------------------ drain engine
-    // DRAINs wait in a small queue so that the next tile's LDW/WAVEs (other OBUF half) issue
-    // while the previous tile drains; dpend counts queued + active drains per half.
-    localparam DQW = 16 + 16 + 16 + OBUF_AW + 16 + 16 + 2 + 1 + 1;
+    // DRAINs wait in a small queue so that the next tile's LDW/WAVEs issue while a tile drains.
+    // A DRAIN leaves the queue as soon as the drain engine has read every row of the previous
+    // one (the hold stage carries its own write parameters), then reads its rows as they become
+    // final (OBUF row hazards above): it streams behind the wave that writes them.
+    // queue entry: {two, half rows, hs, hoff, acc, push[1:0], stride, spm_addr, obuf_addr, rows,
+    // end row, split_rows, hi_rows}
+    localparam DQW = 1 + OBUF_AW + 16 + 16 + 1 + 2 + 16 + 16 + OBUF_AW + 16 + RW + 16 + 16;
+    // Split pairs (two = 1): the pair read in one cycle is rows r and r + h (h = ceil(rows/2))
+    // instead of r and r + 1, r = 0 .. h-1 (the last alone when rows is odd). HSW and ISW waves
+    // write their OBUF rows two per slot in that pattern (rows t and ha + t, or t and qa + t),
+    // so the drain keeps pace with them; and its four SPM words are in four sub-banks for the
+    // compiler's skinny layout (split_rows = rows = 2h: offsets 0, D, D/2, 3D/2; the adjacent
+    // pair's 0, D, s, s + D collide when log2(D) = log2(s) mod 3). The order of the rows is only
+    // visible when destinations overlap, so split pairs are used only when they cannot: not
+    // accumulating and stride >= 2 (plain) or stride >= 1 and split_rows >= rows (skinny), the
+    // rule DRAIN acc requires (dq_two_ok); and where the pair's SPM words are in four sub-banks
+    // or the adjacent pair's are not either (chk_two_q).
     wire [DQW-1:0] dq_dout;
     wire           dq_empty;
     wire [2:0]     dq_count;
-    // a queued DRAIN starts once every row of its half has left the array (later waves go
-    // to the other half: dpend blocks them from this one)
-    wire           dq_half = dq_dout[DQW-2];
-    wire           dq_pop = !dr_act && !dq_empty && hpend[dq_half] == 2'd0 && hinfl[dq_half] == 16'd0;
+    wire           dq_pop;
     npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
         .clk(clk), .rst_n(rst_n),
         .push(issue_drain),
-        .din({f_acc, drain_half, t_psh_nxt, t_psh_prv, f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt,
-              f_split, f_hirows}),
+        .din({chk_two_q, c1_ha[OBUF_AW-1:0], chk_hs_q, chk_hoff_q, f_acc, t_psh_nxt, t_psh_prv,
+              f_w2hi, f_w2lo, f_w1lo[OBUF_AW-1:0], f_cnt, chk_rhi_q, f_split, f_hirows}),
         .pop(dq_pop), .dout(dq_dout), .full(dq_full), .empty(dq_empty), .count(dq_count)
     );
+    wire [15:0]        dq_hirows = dq_dout[15:0];
+    wire [15:0]        dq_split  = dq_dout[31:16];
+    wire [RW-1:0]      dq_end    = dq_dout[32 +: RW];
+    wire [15:0]        dq_rows   = dq_dout[32 + RW +: 16];
+    wire [OBUF_AW-1:0] dq_ob     = dq_dout[48 + RW +: OBUF_AW];
+    wire [15:0]        dq_spm    = dq_dout[48 + RW + OBUF_AW +: 16];
+    wire [15:0]        dq_stride = dq_dout[64 + RW + OBUF_AW +: 16];
+    wire [1:0]         dq_push   = dq_dout[80 + RW + OBUF_AW +: 2];
+    wire               dq_acc    = dq_dout[82 + RW + OBUF_AW];
+    wire [15:0]        dq_hoff   = dq_dout[83 + RW + OBUF_AW +: 16];
+    wire [15:0]        dq_hs     = dq_dout[99 + RW + OBUF_AW +: 16];
+    wire [OBUF_AW-1:0] dq_h      = dq_dout[115 + RW + OBUF_AW +: OBUF_AW];
+    wire               dq_two    = dq_dout[DQW-1];
+    wire [RW-1:0]      dq_lo     = {1'b0, dq_ob};
+    // The OBUF rows of the queued DRAINs (a copy beside u_dq, same order) for the WAR check.
+    reg  [1:0]      dqm_wp, dqm_rp;
+    reg  [3:0]      dqm_v;
+    reg  [4*RW-1:0] dqm_lo, dqm_hi;
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            dqm_wp <= 2'd0; dqm_rp <= 2'd0; dqm_v <= 4'd0;
+        end else begin
+            if (issue_drain) dqm_wp <= dqm_wp + 2'd1;
+            if (dq_pop)      dqm_rp <= dqm_rp + 2'd1;
+            for (y = 0; y < 4; y = y + 1)
+                if (issue_drain && dqm_wp == y[1:0]) dqm_v[y] <= 1'b1;
+                else if (dq_pop && dqm_rp == y[1:0]) dqm_v[y] <= 1'b0;
+        end
+        for (y = 0; y < 4; y = y + 1)
+            if (issue_drain && dqm_wp == y[1:0]) begin
+                dqm_lo[y*RW +: RW] <= chk_rlo_q;
+                dqm_hi[y*RW +: RW] <= chk_rhi_q;
+            end
+    end
+
+    // Read side: the active DRAIN (dr_*), rows dr_row (and dr_row1 of a pair) next.
+    reg  [15:0]  dr_left;            // rows still to read
+    reg  [OBUF_AW-1:0] dr_row, dr_row1;
+    reg  [RW-1:0] dr_lo, dr_end;     // its OBUF rows [lo, end)
+    reg  [31:0]  dr_spm1;            // SPM word of row dr_row1
+    // rows / SPM words from one read to the next: 1 / stride for split pairs, else 2 / 2 * stride
+    // (1 / stride for a row alone)
+    reg          young_q;            // a wave in flight other than Wo writes rows of the active DRAIN
+    // WAR: the head WAVE's rows [chk_rlo_q, chk_rhi_q) against the DRAINs queued or reading
+    reg          war_c;
+    // RAW: in-flight waves other than Wo over the active DRAIN and over the queue head (which
+    // becomes the active one when it leaves the queue); Wo over the rows read next
+    reg          young_act, young_head, pend_a, pend_b;
+    always @(*) begin
+        war_c = dr_act && dr_lo < chk_rhi_q && chk_rlo_q < dr_end;
+        for (y = 0; y < 4; y = y + 1)
+            if (dqm_v[y] && dqm_lo[y*RW +: RW] < chk_rhi_q && chk_rlo_q < dqm_hi[y*RW +: RW])
+                war_c = 1'b1;
+        young_act = 1'b0; young_head = 1'b0;
+        for (y = 0; y < 8; y = y + 1)
+            if (wt_v[y] && y[2:0] != wt_rp) begin
+                if (wt_lo[y*RW +: RW] < dr_end && dr_lo < wt_hi[y*RW +: RW]) young_act  = 1'b1;
+                if (wt_lo[y*RW +: RW] < dq_end && dq_lo < wt_hi[y*RW +: RW]) young_head = 1'b1;
+            end
+        pend_a = 1'b0;
+        pend_b = 1'b0;
+        for (y = 0; y < 4; y = y + 1)
+            if (wo_ok) begin
+                if (wo_f[y*RW +: RW] <= {1'b0, dr_row}  && {1'b0, dr_row}  < wo_e[y*RW +: RW]) pend_a = 1'b1;
+                if (wo_f[y*RW +: RW] <= {1'b0, dr_row1} && {1'b0, dr_row1} < wo_e[y*RW +: RW]) pend_b = 1'b1;
+            end
+    end
     // One OBUF row per cycle: the row read in cycle t sits in the OBUF's output register (it
     // holds until the next read, so it is the hold stage) and both of its SPM words are written
     // in cycle t+1 over two write ports, low word (lanes 0..S-1) on port 0, high word
-    // (S..2S-1) on port 1, each granted on its own (the SPM has two sub-banks per bank). A word
-    // refused by a sub-bank conflict stays pending alone; the next OBUF read is issued in the
-    // cycle the held row's last word is written, so the stream does not bubble.
+    // (S..2S-1) on port 1, each granted on its own. A word refused by a sub-bank conflict stays
+    // pending alone; the next OBUF read is issued in the cycle the held row's last word is
+    // written, so the stream does not bubble. The hold stage keeps its words' addresses, acc
+    // flag and completion (last row, token pushes), so the next DRAIN may read meanwhile.
     // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
     // for r < hi_rows only.
     // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32). The old
     // words come through the weight loader's SPM read port (rdw; the weight loader has priority),
     // one per cycle, each used in the cycle its data arrives (or kept if its write is refused):
     // a row takes 3 cycles (read lo | write lo, read hi | write hi, next OBUF row) instead of 1.
+    reg  [31:0]  hold_hiaddr, h2_hiaddr;
+    reg          hold_acc, hold_last;
+    reg  [1:0]   hold_push;
     reg  [1:0]   acc_rd;             // read granted last cycle: 01 low word, 10 high word
     reg          acc_lo_ok, acc_hi_ok;
     reg  [WB-1:0] acc_lo_old, acc_hi_old;
-    wire lo_ready = !dr_acc || acc_lo_ok || acc_rd == 2'b01;
-    wire hi_ready = !dr_acc || acc_hi_ok || acc_rd == 2'b10;
-    wire acc_rd_lo = dr_acc && hold_vld && hold_lo && !lo_ready;
-    wire acc_rd_hi = dr_acc && hold_vld && hold_hi && !hi_ready && !acc_rd_lo;
+    wire lo_ready = !hold_acc || acc_lo_ok || acc_rd == 2'b01;
+    wire hi_ready = !hold_acc || acc_hi_ok || acc_rd == 2'b10;
+    wire acc_rd_lo = hold_acc && hold_vld && hold_lo && !lo_ready;
+    wire acc_rd_hi = hold_acc && hold_vld && hold_hi && !hi_ready && !acc_rd_lo;
     wire dacc_req  = acc_rd_lo || acc_rd_hi;
     assign rdw_req   = wl_rd_req || dacc_req;
-    assign rdw_addr  = wl_rd_req ? wl_rd_addr : acc_rd_lo ? hold_addr[SPM_AW-1:0] : hi_addr[SPM_AW-1:0];
+    assign rdw_addr  = wl_rd_req ? wl_rd_addr : acc_rd_lo ? hold_addr[SPM_AW-1:0] : hold_hiaddr[SPM_AW-1:0];
     assign wl_rd_gnt = rdw_gnt && wl_rd_req;
     wire dacc_gnt    = rdw_gnt && !wl_rd_req && dacc_req;
-    wire [WB-1:0] lo_old = !dr_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
-    wire [WB-1:0] hi_old = !dr_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
+    wire [WB-1:0] lo_old = !hold_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
+    wire [WB-1:0] hi_old = !hold_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
     reg  [2*WB-1:0] dr_sum;
     integer al;
     always @(*)
@@ -1024,54 +1294,56 @@ module npu_exec #(
     wire h2_done   = !h2_vld || ((!h2_lo || wr_gnt[2]) && (!h2_hi || wr_gnt[3]));
     wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]))
                   && h2_done;
-    assign ob_rd_en   = dr_act && dr_ri != dr_rows && (!hold_vld || hold_done);
-    assign ob_rd_addr = dr_ob + dr_ri[OBUF_AW-1:0];
-    wire   dr_pair    = !dr_acc && dr_ri + 16'd1 < dr_rows;
+    wire   dr_pair    = !dr_acc && dr_left[15:1] != 15'd0;
+    wire   dr_step2   = dr_pair && !dr_two;
+    wire   dr_rdy     = !young_q && !pend_a && (!dr_pair || !pend_b);
+    assign ob_rd_en   = dr_act && dr_rdy && (!hold_vld || hold_done);
+    assign ob_rd_addr = dr_row;
     assign ob_rd2_en   = ob_rd_en && dr_pair;
-    assign ob_rd2_addr = ob_rd_addr + 1'b1;
-    wire [31:0] hi_addr = dr_splitm_r ? hold_addr + dr_hoff : hold_addr + 32'd1;
-    wire [31:0] hi2_addr = dr_splitm_r ? h2_addr + dr_hoff : h2_addr + 32'd1;
+    assign ob_rd2_addr = dr_row1;
+    wire   rd_last    = ob_rd_en && dr_left == (dr_pair ? 16'd2 : 16'd1);
+    assign dq_pop     = !dq_empty && (!dr_act || rd_last);
+    wire [31:0] dr_hioff = dr_splitm_r ? dr_hoff : 32'd1;
     assign wr_req  = {h2_vld && h2_hi, h2_vld && h2_lo,
                       hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
-    assign wr_addr = {hi2_addr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
-                      hi_addr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+    assign wr_addr = {h2_hiaddr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
+                      hold_hiaddr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
     assign wr_data = {ob_rd2_data, dr_sum};
-    wire [15:0] held = h2_vld ? 16'd2 : 16'd1;   // rows in the hold stage
-    wire dr_last = hold_done && dr_wi + held == dr_rows;
+    wire dr_done = hold_done && hold_last;   // the last rows of a DRAIN written
     assign ev_drain_row   = hold_done ? (h2_vld ? 2'd2 : 2'd1) : 2'd0;
-    assign ev_drain_busy  = dr_act;
+    assign ev_drain_busy  = dr_act || hold_vld;
     assign ev_drain_stall = hold_vld && !hold_done;
-    // queue entry: {acc, half, push[1:0], stride, spm_addr, obuf_addr, rows, split_rows, hi_rows}
-    wire [15:0] dq_split  = dq_dout[31:16];
-    wire [15:0] dq_stride = dq_dout[DQW-5 -: 16];
 
     always @(posedge clk) begin
+        war_blk_q <= war_c;
+        young_q   <= dq_pop ? young_head : young_act;
         if (!rst_n) begin
             dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
-            h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0;
+            h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0; hold_last <= 1'b0; hold_acc <= 1'b0;
             dr_acc <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
-            dr_ri <= 0; dr_wi <= 0; dpend[0] <= 3'd0; dpend[1] <= 3'd0;
+            dr_left <= 16'd0; dr_ri <= 16'd0;
         end else begin
-            if (dq_pop) begin
-                {dr_acc, dr_half, dr_push, dr_stride, dr_spm_next[15:0], dr_ob, dr_rows} <= dq_dout[DQW-1:32];
-                dr_hi       <= dq_dout[15:0];
-                dr_splitm_r <= dq_split != 16'd0;
-                dr_hoff     <= {16'd0, dq_split} * {16'd0, dq_stride};
-                dr_spm_next[31:16] <= 16'd0;
-                dr_act <= 1'b1;
-                dr_ri <= 0; dr_wi <= 0;
-            end
             if (ob_rd_en) begin
-                dr_ri       <= dr_ri + (dr_pair ? 16'd2 : 16'd1);
-                dr_spm_next <= dr_spm_next + (dr_pair ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
+                dr_left     <= dr_left - (dr_pair ? 16'd2 : 16'd1);
+                dr_ri       <= dr_ri + (dr_step2 ? 16'd2 : 16'd1);
+                dr_ri2      <= dr_ri2 + (dr_step2 ? 16'd2 : 16'd1);
+                dr_row      <= dr_row + (dr_step2 ? 2 : 1);
+                dr_row1     <= dr_row1 + (dr_step2 ? 2 : 1);
+                dr_spm_next <= dr_spm_next + (dr_step2 ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
+                dr_spm1     <= dr_spm1 + (dr_step2 ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
                 hold_addr   <= dr_spm_next;
+                hold_hiaddr <= dr_spm_next + dr_hioff;
                 hold_vld    <= 1'b1;
                 hold_lo     <= 1'b1;
                 hold_hi     <= !dr_splitm_r || dr_ri < dr_hi;
-                h2_addr     <= dr_spm_next + {16'd0, dr_stride};
+                hold_acc    <= dr_acc;
+                hold_last   <= rd_last;
+                hold_push   <= dr_push;
+                h2_addr     <= dr_spm1;
+                h2_hiaddr   <= dr_spm1 + dr_hioff;
                 h2_vld      <= dr_pair;
                 h2_lo       <= dr_pair;
-                h2_hi       <= dr_pair && (!dr_splitm_r || dr_ri + 16'd1 < dr_hi);
+                h2_hi       <= dr_pair && (!dr_splitm_r || dr_ri2 < dr_hi);
             end else if (hold_done) begin
                 hold_vld <= 1'b0;
                 hold_lo  <= 1'b0;
@@ -1085,6 +1357,27 @@ module npu_exec #(
                 h2_lo   <= h2_lo && !wr_gnt[2];
                 h2_hi   <= h2_hi && !wr_gnt[3];
             end
+            if (dq_pop) begin
+                dr_act      <= 1'b1;
+                dr_acc      <= dq_acc;
+                dr_push     <= dq_push;
+                dr_stride   <= dq_stride;
+                dr_spm_next <= {16'd0, dq_spm};
+                dr_spm1     <= {16'd0, dq_spm} + {16'd0, dq_two ? dq_hs : dq_stride};
+                dr_row      <= dq_ob;
+                dr_row1     <= dq_ob + (dq_two ? dq_h : {{(OBUF_AW-1){1'b0}}, 1'b1});
+                dr_two      <= dq_two;
+                dr_ri2      <= dq_two ? {{(16-OBUF_AW){1'b0}}, dq_h} : 16'd1;
+                dr_lo       <= dq_lo;
+                dr_end      <= dq_end;
+                dr_left     <= dq_rows;
+                dr_ri       <= 16'd0;
+                dr_hi       <= dq_hirows;
+                dr_splitm_r <= dq_split != 16'd0;
+                dr_hoff     <= {16'd0, dq_hoff};
+            end else if (rd_last) begin
+                dr_act <= 1'b0;
+            end
             // accumulating drain: old words read and kept until their write is granted
             acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
             if (ob_rd_en || hold_done) begin
@@ -1094,18 +1387,13 @@ module npu_exec #(
                 if (acc_rd == 2'b01) begin acc_lo_old <= rdw_data; acc_lo_ok <= 1'b1; end
                 if (acc_rd == 2'b10) begin acc_hi_old <= rdw_data; acc_hi_ok <= 1'b1; end
             end
-            if (hold_done) dr_wi <= dr_wi + held;
-            if (dr_last) dr_act <= 1'b0;
-            for (i = 0; i < 2; i = i + 1)
-                dpend[i] <= dpend[i] + {2'd0, issue_drain && drain_half == i[0]}
-                                     - {2'd0, dr_last && dr_half == i[0]};
         end
     end
 
     // ------------------------------------------------------------------ completion
     wire [1:0] wave_push = wave_done ? cf_dout[1:0] : 2'b00;
     wire [1:0] ldw_p  = ldw_done ? ldw_push : 2'b00;
-    wire [1:0] dr_p   = dr_last ? dr_push : 2'b00;
+    wire [1:0] dr_p   = dr_done ? hold_push : 2'b00;
     wire [1:0] sy_p   = issue_sync ? {t_psh_nxt, t_psh_prv} : 2'b00;
     // Token pushes and completion counts leave through registers: the units' completion logic
     // (an SPM write grant -> drain done, for one) is not chained into the controller's token
@@ -1118,24 +1406,26 @@ module npu_exec #(
         end else begin
             push_e2l_q <= {2'd0, ldw_p[0]} + {2'd0, wave_push[0]} + {2'd0, dr_p[0]} + {2'd0, sy_p[0]};
             push_e2s_q <= {2'd0, ldw_p[1]} + {2'd0, wave_push[1]} + {2'd0, dr_p[1]} + {2'd0, sy_p[1]};
-            done_cnt_q <= {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_last} + {2'd0, issue_sync};
+            done_cnt_q <= {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_done} + {2'd0, issue_sync};
         end
     end
     assign push_e2l = push_e2l_q;
     assign push_e2s = push_e2s_q;
     assign done_cnt = done_cnt_q;
     assign busy     = ldw_act || wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0
-                   || dr_act || !dq_empty || !cf_empty || !rdw_idle || !rda_idle
+                   || dr_act || hold_vld || !dq_empty || !cf_empty || !rdw_idle || !rda_idle
                    || push_e2l_q != 3'd0 || push_e2s_q != 3'd0 || done_cnt_q != 3'd0
                    || mz_vld != 3'd0;
     assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
     wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW],
-                    hi_addr[31:SPM_AW], h2_addr[31:SPM_AW], hi2_addr[31:SPM_AW], ha17[16]};
+                    hold_hiaddr[31:SPM_AW], h2_addr[31:SPM_AW], h2_hiaddr[31:SPM_AW], ha17[16]};
 
 `ifdef NPU_ASSERTS
     // Interlock invariants (each would otherwise show up as a wrong result much later).
     integer ax;
+    reg ldw_iss_q;
+    always @(posedge clk) ldw_iss_q <= issue_ldw;
     always @(posedge clk) if (rst_n) begin
         // one mode per core per wave: rows enter only in the array's mode, and the mode
         // changes only on an empty array
@@ -1154,23 +1444,29 @@ module npu_exec #(
         if ({13'd0, r_bank0} > infl[0] || {13'd0, r_bank1} > infl[1])
             `NPU_ASSERT_FAIL("row retired that was not in flight")
         if (|lbv_pop && !bank_free)     `NPU_ASSERT_FAIL("weights shifted into a bank in use")
-        // OBUF accumulate hazards: the drained half has no row pending or in the array
-        if (ob_rd_en && (hinfl[dr_half] != 16'd0 || hpend[dr_half] != 2'd0))
-            `NPU_ASSERT_FAIL("OBUF half drained while rows for it are in flight")
+        if (|lbv_pop && in_act && in_bank == ldw_bank && !wq_early[wq_in])
+            `NPU_ASSERT_FAIL("weights shifted into the bank of a wave issued before the LDW")
+        if (inj && ldw_act && in_bank == ldw_bank && wq_early[wq_in])
+            `NPU_ASSERT_FAIL("early wave injected before its LDW completed")
+        if (in_go != (in_act && !wq_early[wq_in])) `NPU_ASSERT_FAIL("registered in_go differs from the wave queue")
+        // the registered bank states (issue) agree with the LDW state, except the cycle after an
+        // LDW issued (no WAVE is past its check stages then)
+        if (!ldw_iss_q) for (ax = 0; ax < 2; ax = ax + 1)
+            if (wok_q[ax] != ((loaded4[ax] == 4'b1111 && !(ldw_act && ldw_bank == ax[0]))
+                              || (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
+                || wearly_q[ax] != (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
+                `NPU_ASSERT_FAIL("registered bank state differs from the LDW state")
         for (ax = 0; ax < F; ax = ax + 1) begin
-            if (dr_act && ((out_vld[ax] && out_tag[ax*TAGW + HB] == dr_half)
-                        || (top_vld[ax] && top_tag[ax*TAGW + HB] == dr_half)))
-                `NPU_ASSERT_FAIL("OBUF write into the half being drained")
             if (out_vld[ax] && top_vld[ax]
                 && out_tag[ax*TAGW +: OBUF_AW] == top_tag[ax*TAGW +: OBUF_AW])
                 `NPU_ASSERT_FAIL("both OBUF ports write one lane and row")
         end
         // SPM address bounds (issue checked them; the running addresses must agree)
         if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
-        if (wr_req[1] && {2'd0, hi_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain high word past the SPM")
+        if (wr_req[1] && {2'd0, hold_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain high word past the SPM")
         if (wr_req[2] && {2'd0, h2_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain pair low word past the SPM")
-        if (wr_req[3] && {2'd0, hi2_addr} >= SPM_WORDS34)  `NPU_ASSERT_FAIL("drain pair high word past the SPM")
-        if (h2_vld && (!hold_vld || dr_acc))  `NPU_ASSERT_FAIL("drain pair without its first row, or accumulating")
+        if (wr_req[3] && {2'd0, h2_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain pair high word past the SPM")
+        if (h2_vld && (!hold_vld || hold_acc)) `NPU_ASSERT_FAIL("drain pair without its first row, or accumulating")
         for (ax = 0; ax < 4; ax = ax + 1)
             if (rda_req[ax] && {{(34-SPM_AW){1'b0}}, rda_addr[ax*SPM_AW +: SPM_AW]} >= SPM_WORDS34)
                 `NPU_ASSERT_FAIL("wave stream address past the SPM")
@@ -1179,11 +1475,68 @@ module npu_exec #(
             `NPU_ASSERT_FAIL("H flit high half popped without its low half")
         if (ldw_req && !ldw_zero && {2'd0, ldw_addr} >= SPM_WORDS34)
             `NPU_ASSERT_FAIL("LDW address past the SPM")
-        if (dr_act && dr_wi > dr_ri)    `NPU_ASSERT_FAIL("drain wrote a row it has not read")
         if (!hold_vld && (hold_lo || hold_hi)) `NPU_ASSERT_FAIL("drain word pending without a held row")
-        // dpend = queued (<= 4, the DRAIN queue) + active (<= 1) drains of a half
-        if (dpend[0] > 3'd5 || dpend[1] > 3'd5) `NPU_ASSERT_FAIL("drain queue count out of range")
+        if (dr_act && dr_left == 16'd0)  `NPU_ASSERT_FAIL("active DRAIN without rows to read")
+        if (dq_pop && dr_act && !rd_last) `NPU_ASSERT_FAIL("DRAIN started before the previous one read its rows")
+        if (wo_ok && !cf_empty) for (ax = 0; ax < 4; ax = ax + 1)
+            if (wo_f[ax*RW +: RW] < wo_s[ax*RW +: RW] || wo_f[ax*RW +: RW] > wo_e[ax*RW +: RW])
+                `NPU_ASSERT_FAIL("oldest wave's retired row outside its lane range")
     end
+    // OBUF row hazards against a per-row model built from the ISA semantics (docs/design.md §2,
+    // not from the hazard logic above): sb_w[x] = set rows of issued waves that still have to
+    // retire into OBUF row x (a skinny row is written by two sets), sb_d[x] = queued or active
+    // DRAINs that still have to read row x.
+    //   WAR: a WAVE issues only when no pending DRAIN still has to read one of its rows;
+    //   RAW: the drain reads a row only when no issued wave still has to write it.
+    // Blocking updates in place (several events may hit one row in a cycle; see npu_dma_load).
+    integer sb_w [0:2*OBUF_ROWS-1];
+    integer sb_d [0:2*OBUF_ROWS-1];
+    integer sx, srow, sha;
+    /* verilator lint_off BLKSEQ */
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            for (sx = 0; sx < 2*OBUF_ROWS; sx = sx + 1) begin
+                sb_w[sx] = 0;
+                sb_d[sx] = 0;
+            end
+        end else begin
+            if (issue_wave) begin
+                sha = ({16'd0, f_cnt} + 1) / 2;
+                for (sx = 0; sx < 2*OBUF_ROWS; sx = sx + 1)
+                    if (sx < {16'd0, f_cnt}) begin
+                        srow = {{(32-OBUF_AW){1'b0}}, f_w2hi[OBUF_AW-1:0]} + ((skinny && sx >= sha) ? sx - sha : sx);
+                        if (srow < 2*OBUF_ROWS) begin
+                            if (sb_d[srow] != 0)
+                                `NPU_ASSERT_FAIL("WAVE issued over an OBUF row a pending DRAIN has not read")
+                            sb_w[srow] = sb_w[srow] + 1;
+                        end
+                    end
+            end
+            for (sx = 0; sx < 4; sx = sx + 1)
+                if (p_vld[sx]) begin
+                    srow = {{(32-OBUF_AW){1'b0}}, p_tag[sx*TAGW +: OBUF_AW]};
+                    if (sb_w[srow] == 0) `NPU_ASSERT_FAIL("OBUF row retired that no wave was to write")
+                    sb_w[srow] = sb_w[srow] - 1;
+                end
+            if (ob_rd_en) begin
+                srow = {{(32-OBUF_AW){1'b0}}, ob_rd_addr};
+                if (sb_w[srow] != 0) `NPU_ASSERT_FAIL("OBUF row drained before its last wave retired")
+                if (sb_d[srow] == 0) `NPU_ASSERT_FAIL("OBUF row drained that no DRAIN was to read")
+                sb_d[srow] = sb_d[srow] - 1;
+            end
+            if (ob_rd2_en) begin
+                srow = {{(32-OBUF_AW){1'b0}}, ob_rd2_addr};
+                if (sb_w[srow] != 0) `NPU_ASSERT_FAIL("OBUF pair row drained before its last wave retired")
+                if (sb_d[srow] == 0) `NPU_ASSERT_FAIL("OBUF pair row drained that no DRAIN was to read")
+                sb_d[srow] = sb_d[srow] - 1;
+            end
+            if (issue_drain)
+                for (sx = 0; sx < 2*OBUF_ROWS; sx = sx + 1)
+                    if (sx < {16'd0, f_cnt} && {{(32-OBUF_AW){1'b0}}, f_w1lo[OBUF_AW-1:0]} + sx < 2*OBUF_ROWS)
+                        sb_d[{{(32-OBUF_AW){1'b0}}, f_w1lo[OBUF_AW-1:0]} + sx] = sb_d[{{(32-OBUF_AW){1'b0}}, f_w1lo[OBUF_AW-1:0]} + sx] + 1;
+        end
+    end
+    /* verilator lint_on BLKSEQ */
 `endif
 endmodule
 `default_nettype wire

@@ -145,6 +145,27 @@ static void emit_1g4c_block(emitter_t *e, const chunk_t *ch, unsigned qb, int kb
         }
 }
 
+/* The (k-block, n-block) order of chunk g's waves, as index i -> kb = i / nblocks, j = i % nblocks
+ * of the plain order. FW and 1G4C: k-blocks in order, n-blocks in order. FlexSA: serpentine, so
+ * that consecutive waves share their mode where they can and the mode changes cost less (design.md
+ * §2: a change away from FW, or from HSW/VSW to another mode, spaces the waves by S or 2S; into
+ * FW or out of ISW it is free): the n-blocks run backwards in odd k-blocks, and every other chunk
+ * runs the whole sequence backwards (it then starts in the mode the previous one ended in). With
+ * the four modes of one tile (K and N of two 2S-blocks, the second partial: FW, VSW, ISW, HSW,
+ * then HSW, ISW, VSW, FW) that is 1.5 gaps of S per tile instead of three. The sums are the same
+ * in any order (int32 wrap-around): the first wave of each OBUF region in the chunk starts it. */
+static int block_at(const emitter_t *e, int g, int i, int kblocks, int nblocks)
+{
+    int kb, j;
+    if (e->a->modes == NPU_EMIT_FLEXSA && g % 2)
+        i = kblocks * nblocks - 1 - i;
+    kb = i / nblocks;
+    j = i % nblocks;
+    if (e->a->modes == NPU_EMIT_FLEXSA && kb % 2)
+        j = nblocks - 1 - j;
+    return kb * nblocks + j;
+}
+
 static void emit_exec(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
@@ -152,31 +173,33 @@ static void emit_exec(emitter_t *e, int g)
     unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
     unsigned h = (unsigned)ch.t % 2u;
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
+    int nw = kblocks * nblocks;
     npu_insn_t in;
     int first1g4c = 1;
-    for (int kb = 0; kb < kblocks; kb++) {
+    for (int i = 0; i < nw; i++) {
+        int b = block_at(e, g, i, kblocks, nblocks), kb = b / nblocks, j = b % nblocks;
         int k = imin(p->F, ch.kc_act - kb * p->F);
-        for (int j = 0; j < nblocks; j++) {
-            int n = imin(p->F, ch.n_act - j * p->F);
-            unsigned bank = e->wave % 2u;
-            int first = kb == 0 && j == 0, last = kb == kblocks - 1 && j == nblocks - 1;
-            if (e->a->modes == NPU_EMIT_1G4C) {
-                emit_1g4c_block(e, &ch, q, kb, j, k, n, &first1g4c, last);
-                continue;
-            }
-            unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
-                                                           : NPU_MODE_FW;
-            put(e,
-                npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
-                            (unsigned)p->nb, (unsigned)k, (unsigned)n),
-                &in, first ? NPU_TOK_POP_PREV : 0);
-            put(e,
-                npu_enc_wave(&in, bank, mode, ch.k0 + kb * p->F > 0, (unsigned)ch.m_act,
-                             p->spm_a[q] + (unsigned)kb, wpr, (unsigned)k, (unsigned)n,
-                             h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt)),
-                &in, last ? NPU_TOK_PUSH_PREV : 0);
-            e->wave++;
+        int n = imin(p->F, ch.n_act - j * p->F);
+        unsigned bank = e->wave % 2u;
+        int first = i == 0, last = i == nw - 1, acc = ch.k0 > 0;
+        for (int i2 = 0; i2 < i && !acc; i2++) /* an earlier wave of this chunk into region j */
+            acc = block_at(e, g, i2, kblocks, nblocks) % nblocks == j;
+        if (e->a->modes == NPU_EMIT_1G4C) {
+            emit_1g4c_block(e, &ch, q, kb, j, k, n, &first1g4c, last);
+            continue;
         }
+        unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
+                                                       : NPU_MODE_FW;
+        put(e,
+            npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
+                        (unsigned)p->nb, (unsigned)k, (unsigned)n),
+            &in, first ? NPU_TOK_POP_PREV : 0);
+        put(e,
+            npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, p->spm_a[q] + (unsigned)kb, wpr,
+                         (unsigned)k, (unsigned)n,
+                         h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt)),
+            &in, last ? NPU_TOK_PUSH_PREV : 0);
+        e->wave++;
     }
 }
 
@@ -187,10 +210,16 @@ static void emit_drain_store(emitter_t *e, int g)
     chunk_t ch = chunk_at(p, g);
     unsigned h = (unsigned)ch.t % 2u, cs = p->spm_c[h], stride = 2u * (unsigned)p->nb;
     int nblocks = (ch.n_act + p->F - 1) / p->F;
+    int kblocks = (ch.kc_act + p->F - 1) / p->F, nw = kblocks * nblocks;
     npu_insn_t in;
-    for (int j = 0; j < nblocks; j++) {
+    /* FlexSA: the DRAINs in the order their regions receive their last wave (the drain engine
+     * takes them in order and each starts as its rows become final): the n-blocks in the order of
+     * the chunk's last k-block pass (block_at). */
+    for (int jj = 0; jj < nblocks; jj++) {
+        int j = e->a->modes == NPU_EMIT_FLEXSA ? block_at(e, g, nw - nblocks + jj, kblocks, nblocks) % nblocks
+                                               : jj;
         unsigned tok = 0;
-        if (j == 0 && ch.t >= 2)
+        if (jj == 0 && ch.t >= 2)
             tok |= NPU_TOK_POP_NEXT;
         int n = imin(p->F, ch.n_act - j * p->F);
         unsigned ob = h * (unsigned)e->cfg->obuf_rows + (unsigned)j * region_rows(e);
@@ -198,7 +227,7 @@ static void emit_drain_store(emitter_t *e, int g)
         if (e->a->modes == NPU_EMIT_1G4C) { /* one split DRAIN per n-half (C words 2j, 2j+1) */
             int nh_n = (n + e->cfg->s - 1) / e->cfg->s;
             for (int nh = 0; nh < nh_n; nh++) {
-                if (j == nblocks - 1 && nh == nh_n - 1)
+                if (jj == nblocks - 1 && nh == nh_n - 1)
                     tok |= NPU_TOK_PUSH_NEXT;
                 put(e,
                     npu_enc_drain_split(&in, ha, ob + (unsigned)nh * ha,
@@ -209,7 +238,7 @@ static void emit_drain_store(emitter_t *e, int g)
             }
             continue;
         }
-        if (j == nblocks - 1)
+        if (jj == nblocks - 1)
             tok |= NPU_TOK_PUSH_NEXT;
         if (e->a->modes == NPU_EMIT_FLEXSA && n <= e->cfg->s) /* skinny n-block (VSW/ISW waves) */
             put(e,
