@@ -354,7 +354,7 @@ def mulstd_area(json_path, sigs_path):
 # flip-flop D/EN/sync-reset, memory write and synchronous-read address/enable pins, the module's
 # outputs. An asynchronous (combinational) memory read is an arc address -> data of
 # ceil(log2(words)) levels (a MUX2 tree). Each module is analysed once; its parents use its
-# timing model (launch depth per output bit, capture depth per input bit, input-port -> output-bit
+# timing model (launch depth per output bit, capture depth per input bit, input-bit -> output-bit
 # arcs), so paths crossing module boundaries are measured without flattening.
 NEG = -1
 
@@ -407,11 +407,14 @@ class ModTiming:
     def __init__(self):
         self.launch = {}     # (port, i) -> (depth, Path)   from a start point inside
         self.capture = {}    # (port, i) -> (depth, Path)   to an end point inside
-        self.arcs = {}       # (out_port, i) -> {in_port: (depth, segs)}
+        self.arcs = {}       # (out_port, i) -> {(in_port, j, width): (depth, segs)}
         self.best = (NEG, None)   # deepest start->end path inside this module's subtree
         # module base name -> (depth, Path): deepest start->end path of this subtree that has
         # levels in that module (crossing module boundaries: the path in context)
         self.by_mod = {}
+        # every end point of this subtree whose deepest path is deeper than the PE (npu_pe's
+        # own deepest path): [(depth, Path)], one per end-point bit (report: grouped)
+        self.deep = []
 
     def arc_max(self):
         m = 0
@@ -534,9 +537,10 @@ class Sta:
                                     + [('', '', 0, pin_name(cn, pn, i, len(bits)))]))
                             arcs = sub.arcs.get((pn, i))
                             if arcs and isinstance(b, int):
-                                for ip, (d, segs) in arcs.items():
-                                    edge(('v', cn, ip), b, d,
-                                         ('arc', cn, segs, ip, pin_name(cn, pn, i, len(bits))))
+                                for (ip, j, w), (d, segs) in arcs.items():
+                                    edge(('v', cn, ip, j), b, d,
+                                         ('arc', cn, segs, pin_name(cn, ip, j, w),
+                                          pin_name(cn, pn, i, len(bits))))
                     else:
                         for i, b in enumerate(bits):
                             if (pn, i) in sub.capture:
@@ -546,7 +550,7 @@ class Sta:
                                     segs=[('', '', 0, pin_name(cn, pn, i, len(bits)))]
                                     + prefix_segs(pth.segs, cn)))
                             if isinstance(b, int):
-                                edge(b, ('v', cn, pn), 0, None)
+                                edge(b, ('v', cn, pn, i), 0, None)
             # other cells (none expected after mapping) are ignored
 
         # topological order (Kahn)
@@ -605,7 +609,7 @@ class Sta:
                 if via is None:
                     add_seg(segs, '', mod_b, w)
                 else:
-                    add_seg(segs, '', '', 0, pin=pin_name(via[1], via[3]))
+                    add_seg(segs, '', '', 0, pin=via[3])
                     for s in prefix_segs(via[2], via[1]):
                         add_seg(segs, *s)
                     add_seg(segs, '', '', 0, pin=via[4])
@@ -675,35 +679,58 @@ class Sta:
                                                segs=prefix_segs(sp.segs, cn)))
         tm.by_mod = by_mod
 
-        # 2. capture depth per input bit and input-port -> output-bit arcs: one sweep per port
-        for pn, bits in ins:
-            srcs = {}
-            for b in bits:
-                if isinstance(b, int):
-                    srcs[b] = (0, Path(start='in ' + pn))
-            if not srcs:
-                continue
-            arr, prv = sweep(srcs)
-            # capture: per bit would need one sweep per bit; the port's deepest capture is used
-            # for every bit of the port that reaches an end point (documented simplification)
-            capd = (NEG, None)
+        # 1c. every end point deeper than the PE (the issue-7 rule: nothing but a PE or a buffer
+        # may be deeper than the PE), with its path; the children's own below
+        pe = [t for n, t in self.models.items() if base_name(n) == 'npu_pe']
+        thr = pe[0].best[0] if pe and mod_b != 'npu_pe' else None
+        deep = []
+        if thr is not None:
             for b, ends in endpt.items():
-                if b in arr:
-                    for d, ep in ends:
-                        if arr[b] + d > capd[0]:
-                            capd = (arr[b] + d, (b, ep))
-            if capd[1] is not None:
-                b, ep = capd[1]
-                segs, _ = trace(b, prv, srcs)
-                for s in ep.segs:
-                    add_seg(segs, *s)
-                pth = Path(start='in ' + pn, end=ep.end, segs=segs)
-                for i, bb in enumerate(bits):
-                    tm.capture[(pn, i)] = (capd[0], pth)
-            for opn, i, b in outs:
-                if isinstance(b, int) and b in arr:
-                    segs, _ = trace(b, prv, srcs)
-                    tm.arcs.setdefault((opn, i), {})[pn] = (arr[b], segs)
+                if b not in arr:
+                    continue
+                d, ep = max(ends, key=lambda x: x[0])
+                tot = arr[b] + d
+                if tot <= thr:
+                    continue
+                segs, origin = trace(b, prv, init)
+                for sg in ep.segs:
+                    add_seg(segs, *sg)
+                deep.append((tot, Path(start=origin.start, end=ep.end, segs=segs)))
+            for cn, c in m['cells'].items():
+                if c['type'] in self.models:
+                    for sd, sp in self.models[c['type']].deep:
+                        deep.append((sd, Path(start=prefix_name(cn, sp.start),
+                                              end=prefix_name(cn, sp.end),
+                                              segs=prefix_segs(sp.segs, cn))))
+        tm.deep = deep
+
+        # 2. capture depth per input bit and input-bit -> output-bit arcs: one sweep per input
+        # bit (a sweep per port would credit every bit of a wide port, e.g. the SPM's six read
+        # addresses, with the deepest bit's paths: false paths through the hierarchy)
+        for pn, bits in ins:
+            w = len(bits)
+            for j, b in enumerate(bits):
+                if not isinstance(b, int):
+                    continue
+                srcs = {b: (0, Path(start='in ' + pin_name('', pn, j, w)[1:]))}
+                arr, prv = sweep(srcs)
+                capd = (NEG, None)
+                for e, ends in endpt.items():
+                    if e in arr:
+                        for d, ep in ends:
+                            if arr[e] + d > capd[0]:
+                                capd = (arr[e] + d, (e, ep))
+                if capd[1] is not None:
+                    e, ep = capd[1]
+                    segs, _ = trace(e, prv, srcs)
+                    for sg in ep.segs:
+                        add_seg(segs, *sg)
+                    tm.capture[(pn, j)] = (capd[0], Path(start=srcs[b][1].start, end=ep.end,
+                                                         segs=segs))
+                for opn, i, ob in outs:
+                    if isinstance(ob, int) and ob in arr:
+                        segs, _ = trace(ob, prv, srcs)
+                        tm.arcs.setdefault((opn, i), {})[(pn, j, w)] = (arr[ob], segs)
         return tm
 
 
@@ -861,9 +888,10 @@ def cmd_report(a):
                   default=(NEG, None))
     in2out = (NEG, None)
     for (op, i), arcs in topm.arcs.items():
-        for ip, (d, segs) in arcs.items():
+        for (ip, j, w), (d, segs) in arcs.items():
             if d > in2out[0]:
-                in2out = (d, Path(start='in ' + ip, end='out %s[%d]' % (op, i), segs=segs))
+                in2out = (d, Path(start='in ' + pin_name('', ip, j, w)[1:],
+                                  end='out %s[%d]' % (op, i), segs=segs))
     # deepest path per module
     dep_rows = []
     for b, ns in groups.items():
@@ -890,6 +918,30 @@ def cmd_report(a):
     ctx_cols = ['module', 'depth', 'start', 'end', 'route', 'kind']
     write_csv(os.path.join(out_dir, 'synth_depth_npu.csv'), ctx_cols,
               [[r[c] for c in ctx_cols] for r in ctx_rows])
+
+    # end points deeper than the PE, grouped by end register/memory (bit and instance indices
+    # folded): the deepest path to each group; control ones must be cut (issue 7)
+    pe_d = max((sta.models[n].best[0] for n in D['order'] if base_name(n) == 'npu_pe'),
+               default=NEG)
+    dgroups = {}
+    for d, p in topm.deep:
+        key = re.sub(r'\[\d+\]', '[*]', p.end)
+        g = dgroups.get(key)
+        if g is None:
+            dgroups[key] = g = dict(end=key, depth=d, bits=0, path=p)
+        g['bits'] += 1
+        if d > g['depth']:
+            g['depth'], g['path'] = d, p
+    deep_rows = []
+    for g in dgroups.values():
+        p = g['path']
+        deep_rows.append(dict(end=g['end'], depth=g['depth'], bits=g['bits'], start=p.start,
+                              route=route_str(p), kind=path_class(p)[0]))
+    deep_rows.sort(key=lambda r: (-r['depth'], r['end']))
+    deep_cols = ['end', 'depth', 'bits', 'start', 'route', 'kind']
+    write_csv(os.path.join(out_dir, 'synth_deep.csv'), deep_cols,
+              [[r[c] for c in deep_cols] for r in deep_rows])
+    deep_ctl = [r for r in deep_rows if not r['kind'].startswith('datapath')]
 
     # ---------------- FlexSA overhead
     ov = None
@@ -947,6 +999,7 @@ def cmd_report(a):
                         area_incl_mem_ge=round(npu_ge + MEM_GE_PER_BIT * npu_mem),
                         mul_ge_standalone=round(mul_ge_of(D, top, mul_area))),
                modules=rows, memories=mem_rows, depth=dep_rows, depth_in_npu=ctx_rows,
+               pe_depth=pe_d, deeper_than_pe=deep_rows,
                critical_path=dict(depth=best_d, start=best_p.start if best_p else '',
                                   end=best_p.end if best_p else '',
                                   segments=[list(s) for s in best_p.segs] if best_p else [],
@@ -1006,6 +1059,13 @@ def cmd_report(a):
     P('  deepest path of the NPU: ' + fmt_path(best_p, best_d))
     P('  critical path is %s%s' % (cls, '' if cls.startswith('datapath') else
                                    '  <-- WARNING: not a PE/buffer path (issue 7: pipeline it)'))
+    P('  end points deeper than the PE (%d levels): %d groups, %d control/NoC%s'
+      % (pe_d, len(deep_rows), len(deep_ctl), ':' if deep_ctl else ''))
+    for r in deep_ctl[:12]:
+        P('    %3d  %s (%d bits) <- %s\n         via %s'
+          % (r['depth'], r['end'], r['bits'], r['start'], r['route']))
+    if len(deep_ctl) > 12:
+        P('    ... %d more in synth_deep.csv' % (len(deep_ctl) - 12))
     P('  I/O (for the SDC budgets): in->reg %d (%s), reg->out %d (%s), in->out %d (%s -> %s)'
       % (in2reg[0], in2reg[1].start if in2reg[1] else '-', reg2out[0],
          reg2out[1].start if reg2out[1] else '-', in2out[0],
@@ -1022,7 +1082,8 @@ def cmd_report(a):
           '-- paper ~5%%' % (2 * a.S, 2 * a.S, ov['ov_vs_mono_ge'], ov['ov_vs_mono_pct'],
                               ov['ov_vs_mono_pct_npu']))
     P('')
-    P('files: %s/{synth_modules.csv,synth_depth.csv,synth_depth_npu.csv,synth_overhead.csv,synth.json}' % out_dir)
+    P('files: %s/{synth_modules.csv,synth_depth.csv,synth_depth_npu.csv,synth_deep.csv,'
+      'synth_overhead.csv,synth.json}' % out_dir)
     return 0
 
 

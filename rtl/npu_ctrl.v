@@ -10,7 +10,10 @@ module npu_ctrl #(
     parameter TOKEN_MAX       = 15,
     parameter WATCHDOG_CYCLES = 20000,
     parameter NCNT            = 58,
-    parameter NERR            = 4
+    parameter NERR            = 4,
+    // counters whose increment arrives one cycle after its event (registered at the source:
+    // npu_spm's counts); they are added while run was high two cycles earlier (run_q2)
+    parameter [NCNT-1:0] LATE_CNT = {NCNT{1'b0}}
 ) (
     input  wire                clk,
     input  wire                rst_n,
@@ -65,11 +68,21 @@ module npu_ctrl #(
     reg  [31:0] wd_limit, wd_cnt;
     reg         srst;
     reg         run_q;              // run, one cycle late (counter pipeline)
+    reg         run_q2;             // run, two cycles late (the LATE_CNT counters)
     reg  [NCNT*16-1:0] inc_q;       // counter increments, one cycle late
     reg  [7:0]  tok [0:3];
     reg  [63:0] cnt [0:NCNT-1];
 
-    assign halted     = (state == ST_DONE || state == ST_ERROR) && !run_q;
+    // A late counter's increment still in inc_q when run_q has dropped is added in this cycle:
+    // halted waits for it (only after an error can one be there: no unit touches the SPM in the
+    // cycle all are idle, see the assertion below, so a DONE halts as early as before).
+    reg  [NCNT-1:0] late_nz;
+    integer li;
+    always @(*)
+        for (li = 0; li < NCNT; li = li + 1)
+            late_nz[li] = LATE_CNT[li] && inc_q[li*16 +: 16] != 16'd0;
+    wire late_pend    = run_q2 && |late_nz;
+    assign halted     = (state == ST_DONE || state == ST_ERROR) && !run_q && !late_pend;
     assign run        = state == ST_RUNNING && !srst && !fetch_start;
     assign unit_rst_n = rst_n && !srst;
     assign l2e_avail  = tok[0] != 8'd0;
@@ -157,16 +170,20 @@ module npu_ctrl #(
     // The increments are registered first (adders one cycle late): the event logic feeding them is
     // then not in series with the 64-bit adders, which synthesis found on the NPU's deepest path.
     // `halted` waits for that last registered increment, so a halted NPU's counters are complete.
+    // LATE_CNT counters arrive one cycle after their event and are added under run_q2, so every
+    // counter counts exactly the events of the cycles in which run was high.
     always @(posedge clk) begin
         if (!rst_n || clear) begin
-            run_q <= 1'b0;
+            run_q  <= 1'b0;
+            run_q2 <= 1'b0;
         end else begin
-            run_q <= run;
-            inc_q <= cnt_inc;
+            run_q  <= run;
+            run_q2 <= run_q;
+            inc_q  <= cnt_inc;
         end
         for (c = 0; c < NCNT; c = c + 1) begin
-            if (!rst_n || clear) cnt[c] = 64'd0;
-            else if (run_q)      cnt[c] = cnt[c] + {48'd0, inc_q[c*16 +: 16]};
+            if (!rst_n || clear)                   cnt[c] = 64'd0;
+            else if (LATE_CNT[c] ? run_q2 : run_q) cnt[c] = cnt[c] + {48'd0, inc_q[c*16 +: 16]};
         end
     end
     /* verilator lint_on BLKSEQ */
@@ -214,6 +231,10 @@ module npu_ctrl #(
         if (tok[0] > TMAX || tok[1] > TMAX || tok[2] > TMAX || tok[3] > TMAX)
             `NPU_ASSERT_FAIL("token counter above TOKEN_MAX while running (unreported overflow)")
     end
+    // A late counter event in the cycle the NPU went idle (DONE) would delay `halted` by a cycle:
+    // the units touch the SPM only while busy, so it never happens.
+    always @(posedge clk) if (rst_n && state == ST_DONE && !run_q && late_pend)
+        `NPU_ASSERT_FAIL("late counter event after the last busy cycle")
 `endif
 endmodule
 `default_nettype wire

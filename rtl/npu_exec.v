@@ -424,6 +424,7 @@ module npu_exec #(
     reg  [7:0]   wq_n    [0:1];      // n (macs_zero: zero lanes x n)
     reg  [15:0]  st_t, in_t;
     reg  [SPM_AW-1:0] st_off;        // st_t * row stride (mod the SPM size)
+    reg  [4*SPM_AW-1:0] st_addr_r;   // per position: wq_sa[wq_st] + st_off (registered)
     reg  [3:0]   st_done;
     reg  [1:0]   wpend [0:1];        // per bank: waves issued, not fully injected
     reg  [15:0]  infl  [0:1];        // per bank: rows in the array
@@ -778,7 +779,7 @@ module npu_exec #(
             wire [1:0] sj = pos_set(st_mode, p);
             assign st_psets[p] = st_on[p] && st_t < st_len[sj*16 +: 16];
             wire pend = st_act && st_psets[p] && !st_done[p];
-            assign st_addr[p*SPM_AW +: SPM_AW] = wq_sa[wq_st][p*SPM_AW +: SPM_AW] + st_off;
+            assign st_addr[p*SPM_AW +: SPM_AW] = st_addr_r[p*SPM_AW +: SPM_AW];
             // positions 0/2 carry the channel's flit; pair = its high position has a row too
             wire pair;
             if (p == 0 || p == 2) begin : g_pair
@@ -786,7 +787,7 @@ module npu_exec #(
             end else begin : g_nopair
                 assign pair = 1'b0;
             end
-            npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(3)) u_rda (
+            npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(3), .ZEROS(0)) u_rda (
                 .clk(clk), .rst_n(rst_n),
                 .req_vld(pend), .req_addr(st_addr[p*SPM_AW +: SPM_AW]), .req_zero(1'b0),
                 .req_gid({pair, st_ahi, st_full}), .req_rdy(st_rdy[p]),
@@ -822,6 +823,18 @@ module npu_exec #(
     wire [3:0] st_pend = {4{st_act}} & st_psets & ~st_done;
     wire st_slot_end = st_act && (st_pend & ~st_fire) == 4'd0;
     wire st_last = st_slot_end && st_t == st_len[15:0] - 16'd1;
+    // The running addresses are registered (synthesis: no adder in front of the SPM grants and
+    // the slot logic behind them); the three candidates come from registers and the late slot
+    // end only selects: next wave's first rows (the entry a WAVE may be writing), + stride, or
+    // unchanged (a WAVE written into an idle streamer: st_off is 0 there).
+    wire [4*SPM_AW-1:0] sa_new  = (issue_wave && wq_wr == ~wq_st) ? chk_sa_q : wq_sa[~wq_st];
+    wire [4*SPM_AW-1:0] sa_same = (issue_wave && wq_wr == wq_st) ? chk_sa_q : st_addr_r;
+    reg  [4*SPM_AW-1:0] sa_step;
+    integer sx;
+    always @(*)
+        for (sx = 0; sx < 4; sx = sx + 1)
+            sa_step[sx*SPM_AW +: SPM_AW] = st_addr_r[sx*SPM_AW +: SPM_AW] + wq_str[wq_st][SPM_AW-1:0];
+    always @(posedge clk) st_addr_r <= st_last ? sa_new : st_slot_end ? sa_step : sa_same;
 
     // injector: one slot per cycle when every LBUF_H the slot needs has data and the array
     // runs the wave's mode (a different mode waits for the array to empty, then switches)
@@ -1441,6 +1454,9 @@ module npu_exec #(
         if ((lbh_pop & lbh_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_H popped while empty")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
         if (wq_cnt == 2'd3 || wq_unstreamed > wq_cnt) `NPU_ASSERT_FAIL("wave queue count out of range")
+        for (ax = 0; ax < 4; ax = ax + 1)
+            if (st_act && st_addr_r[ax*SPM_AW +: SPM_AW] != wq_sa[wq_st][ax*SPM_AW +: SPM_AW] + st_off)
+                `NPU_ASSERT_FAIL("registered stream address differs")
         if ({13'd0, r_bank0} > infl[0] || {13'd0, r_bank1} > infl[1])
             `NPU_ASSERT_FAIL("row retired that was not in flight")
         if (|lbv_pop && !bank_free)     `NPU_ASSERT_FAIL("weights shifted into a bank in use")

@@ -4,10 +4,13 @@
 // A request either reads the SPM (one-cycle latency after the grant) or injects an all-zero
 // word (rows past the valid k of a stationary tile) without touching the SPM. Every request
 // passes through the same one-cycle stage so zeros and reads stay in order.
+// ZEROS = 0: the requestor never asks for a zero word (req_zero unused), so the SPM grant
+// reaches req_rdy through one gate (synthesis: requestor -> SPM -> requestor path).
 module npu_spm_reader #(
-    parameter AW  = 12,
-    parameter WB  = 256,
-    parameter GW  = 4
+    parameter AW    = 12,
+    parameter WB    = 256,
+    parameter GW    = 4,
+    parameter ZEROS = 1
 ) (
     input  wire          clk,
     input  wire          rst_n,
@@ -39,15 +42,17 @@ module npu_spm_reader #(
     wire [GW+WB-1:0] f_dout;
 
     wire space = ({1'b0, f_count} + {2'b0, s1_vld}) < DEPTH;
-    assign rd_req  = req_vld && !req_zero && space;
+    wire   zero    = ZEROS != 0 && req_zero;
+    wire   rd_ok   = !zero && space;
+    assign rd_req  = req_vld && rd_ok;
     assign rd_addr = req_addr;
-    assign req_rdy = space && (req_zero || rd_gnt);
+    assign req_rdy = space && (zero || rd_gnt);
     wire   accept  = req_vld && req_rdy;
 
     always @(posedge clk) begin
         if (!rst_n) s1_vld <= 1'b0;
         else        s1_vld <= accept;
-        s1_zero <= req_zero;
+        s1_zero <= zero;
         s1_gid  <= req_gid;
     end
 
@@ -66,7 +71,8 @@ module npu_spm_reader #(
 `ifdef NPU_ASSERTS
     always @(posedge clk) if (rst_n) begin
         if (s1_vld && f_full) `NPU_ASSERT_FAIL("SPM reader: read returned into a full queue")
-        if (req_zero && rd_req) `NPU_ASSERT_FAIL("SPM reader: zero word read the SPM")
+        if (zero && rd_req) `NPU_ASSERT_FAIL("SPM reader: zero word read the SPM")
+        if (ZEROS == 0 && req_vld && req_zero) `NPU_ASSERT_FAIL("SPM reader: zero word asked with ZEROS = 0")
     end
 `endif
 endmodule

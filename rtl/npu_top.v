@@ -81,8 +81,15 @@ module npu_top #(
     wire        progress;
     wire [QCW-1:0] ql_cnt, qe_cnt, qs_cnt;
 
+    // npu_spm's counts are registered at the source (they describe the previous cycle)
+    localparam [NUM_COUNTERS-1:0] CNT_ONE  = {{(NUM_COUNTERS-1){1'b0}}, 1'b1};
+    localparam [NUM_COUNTERS-1:0] LATE_CNT = (CNT_ONE << CNT_SPM_RD_WORDS)
+                                           | (CNT_ONE << CNT_SPM_WR_WORDS)
+                                           | (CNT_ONE << CNT_SPM_CONFLICTS);
+
     npu_ctrl #(.S(S), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS), .TOKEN_MAX(TOKEN_MAX),
-               .WATCHDOG_CYCLES(WATCHDOG_CYCLES), .NCNT(NUM_COUNTERS), .NERR(4)) u_ctrl (
+               .WATCHDOG_CYCLES(WATCHDOG_CYCLES), .NCNT(NUM_COUNTERS), .NERR(4),
+               .LATE_CNT(LATE_CNT)) u_ctrl (
         .clk(clk), .rst_n(rst_n),
         .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_we(csr_we), .csr_rdata(csr_rdata),
         .halted(halted), .unit_rst_n(unit_rst_n), .fetch_start(fetch_start), .run(run),
@@ -402,9 +409,34 @@ module npu_top #(
     );
     assign busy_e = x_busy;
 
+    // Injection register: the rows npu_exec injects in cycle t enter the array in t+1. The
+    // injector's decision (LBUF_H heads, wave queue, mode) would otherwise be in series with the
+    // array's first MAC (synthesis: 36 levels, LBUF_H count -> npu_exec -> FlexSA muxes -> PE,
+    // against the PE's 24). The stage is transparent to npu_exec: it counts a row in flight from
+    // its injection and retires it by the tag coming out of the array, so the stage only adds a
+    // cycle to the array latency; weights (w_*) are not delayed, which only makes a bank loaded
+    // for a wave earlier than the rows that use it (an LDW never shifts a bank with rows in
+    // flight, this stage included).
+    reg  [1:0]         mode_q;
+    reg  [3:0]         inj_vld_q, inj_sel_q;
+    reg  [4*S*16-1:0]  inj_a_q;
+    reg  [4*TAGW-1:0]  inj_tag_q;
+    always @(posedge clk) begin
+        if (!unit_rst_n) begin
+            inj_vld_q <= 4'd0;
+            mode_q    <= 2'd0;
+        end else begin
+            inj_vld_q <= inj_vld;
+            mode_q    <= mode;
+        end
+        inj_a_q   <= inj_a;
+        inj_sel_q <= inj_sel;
+        inj_tag_q <= inj_tag;
+    end
+
     npu_flexsa #(.S(S), .TAGW(TAGW)) u_flexsa (
-        .clk(clk), .rst_n(unit_rst_n), .mode(mode),
-        .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
+        .clk(clk), .rst_n(unit_rst_n), .mode(mode_q),
+        .inj_vld(inj_vld_q), .inj_a(inj_a_q), .inj_sel(inj_sel_q), .inj_tag(inj_tag_q),
         .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
         .out_vld(out_vld), .out_tag(out_tag), .out_data(out_data),
         .top_vld(top_vld), .top_tag(top_tag), .top_data(top_data)
@@ -423,12 +455,13 @@ module npu_top #(
     assign err_code = {x_err_code, st_err_code, ld_err_code, f_err_code};
     assign err_info = {x_err_info, st_err_info, ld_err_info, f_err_info};
     assign err_pc   = {x_err_pc, pc_s, pc_l, f_err_pc};
-    // A FILL moves no DRAM data: its SPM writes are its progress. They and the DMA queues'
-    // completions reach the watchdog through a register (a cycle late is fine for it), so the
-    // OR in front of it keeps seven inputs (x_progress comes through the SPM arbitration).
-    reg dma_prog_q;
-    always @(posedge clk) dma_prog_q <= unit_rst_n && (ldq_done || stq_done || ld_cnt_fill);
-    assign progress = ql_push || qe_push || qs_push || dma_prog_q || x_progress
+    // A FILL moves no DRAM data: its SPM writes are its progress. They, the DMA queues'
+    // completions and npu_exec's progress (which comes through the SPM grants) reach the
+    // watchdog through a register (a cycle late is fine for it): the grants do not feed the
+    // watchdog counter's logic.
+    reg unit_prog_q;
+    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || ld_cnt_fill || x_progress);
+    assign progress = ql_push || qe_push || qs_push || unit_prog_q
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters

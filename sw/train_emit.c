@@ -12,12 +12,49 @@
 static int imin(int a, int b) { return a < b ? a : b; }
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
+/* SPM bytes the emitter needs besides the pin window for tiles Tm x Tn x Tk, the largest over
+ * the concrete orders: the planner's stream buffers and the two scratch slots (npu_bwd_emit) */
+static long fixed_bytes(int Tm, int Tn, int Tk)
+{
+    long worst = 0, maxop;
+    long off[2][NPU_TT_COUNT];
+    npu_tres_cfg_t rc;
+    npu_tsched_t s;
+    memset(&rc, 0, sizeof rc);
+    rc.Mt = rc.Nt = rc.Kt = 1;
+    rc.bytes = 1;
+    rc.Tm = Tm;
+    rc.Tn = Tn;
+    rc.Tk = Tk;
+    rc.in_bytes = 2;
+    rc.acc_bytes = 4;
+    maxop = 2L * Tm * Tk;                                /* X */
+    maxop = 2L * Tk * Tn > maxop ? 2L * Tk * Tn : maxop; /* W */
+    maxop = 2L * Tm * Tn > maxop ? 2L * Tm * Tn : maxop; /* dY */
+    for (int o = NPU_TORD_SEQ; o <= NPU_TORD_DWMAJOR; o++) {
+        if (npu_train_sched((npu_torder_t)o, 0, &s) != 0)
+            continue;
+        long b = npu_tres_stream_layout(&s, &rc, off) + 2 * maxop;
+        worst = b > worst ? b : worst;
+    }
+    return worst;
+}
+
 void npu_bwd_default_tiles(const npu_cfg_t *cfg, int M, int K, int N, int *Tm, int *Tn, int *Tk)
 {
     int F = 2 * cfg->s, T = 2 * F;
+    long spm = (long)npu_cfg_spm_words(cfg) * npu_cfg_beat(cfg);
     *Tm = imin(T, cdiv(M, F) * F);
     *Tn = imin(T, cdiv(N, F) * F);
     *Tk = imin(T, cdiv(K, F) * F);
+    /* smaller tiles (the largest dimension first, down to 2S) while the stream buffers and the
+     * scratch slots would not leave a quarter of the SPM for the pin window */
+    while (fixed_bytes(*Tm, *Tn, *Tk) > spm - spm / 4) {
+        int *big = *Tm >= *Tn && *Tm >= *Tk ? Tm : *Tn >= *Tk ? Tn : Tk;
+        if (*big <= F)
+            break;
+        *big -= F;
+    }
 }
 
 /* ---- SPM bookkeeping: where tiles are, and who used each byte range last ------------------ */
@@ -290,7 +327,8 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     npu_tres_action_t *act = NULL;
     npu_tres_counts_t cnt;
     opcode_t *oc = NULL;
-    long n = 0, maxunit = 0, spm_bytes, scratch;
+    long n = 0, maxop = 0, spm_bytes, scratch, stream;
+    long soff[2][NPU_TT_COUNT];
     char dummy[8];
 
     memset(&e, 0, sizeof e);
@@ -322,21 +360,14 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     e.Mt = cdiv(a->M, a->Tm);
     e.Nt = cdiv(a->N, a->Tn);
     e.Kt = cdiv(a->K, a->Tk);
-    for (int t = 0; t < NPU_TT_COUNT; t++)
-        if (tile_bytes(a, t) > maxunit)
-            maxunit = tile_bytes(a, t);
-    /* the planner's stream slots: 2 streams x 6 tensors x 2 buffers of the largest tile, after
-     * the pin window */
+    for (int t = NPU_TT_X; t <= NPU_TT_DY; t++)
+        if (tile_bytes(a, t) > maxop)
+            maxop = tile_bytes(a, t);
     spm_bytes = (long)npu_cfg_spm_words(cfg) * e.B;
     memset(&rc, 0, sizeof rc);
     rc.Mt = e.Mt;
     rc.Nt = e.Nt;
     rc.Kt = e.Kt;
-    /* two scratch slots at the top of the SPM: an operand the plan calls resident but that is
-     * not (the planner's zipped-stream reuse can point at a tile whose slot was reused) is
-     * loaded there instead, and counted (st->plan_misses) */
-    scratch = spm_bytes - 2 * maxunit;
-    rc.budget = a->budget > 0 ? a->budget : (scratch - 24 * maxunit) / e.B * e.B;
     rc.bytes = 1;
     rc.M = a->M;
     rc.N = a->N;
@@ -346,9 +377,17 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     rc.Tk = a->Tk;
     rc.in_bytes = 2;
     rc.acc_bytes = 4;
-    if (rc.budget < 0 || rc.budget % e.B || rc.budget + 24 * maxunit > scratch) {
+    /* SPM: pin window, then the planner's stream buffers (two per stream and tensor it uses,
+     * each one tile of that tensor; whole words: the tile bytes are multiples of 2S elements
+     * x 2 B), then two scratch slots at the top: an operand the plan calls resident but that
+     * is not (the planner's zipped-stream reuse can point at a tile whose slot was reused) is
+     * loaded there instead, and counted (st->plan_misses) */
+    stream = npu_tres_stream_layout(&sched, &rc, soff);
+    scratch = spm_bytes - 2 * maxop;
+    rc.budget = a->budget > 0 ? a->budget : (scratch - stream) / e.B * e.B;
+    if (rc.budget < 0 || rc.budget % e.B || rc.budget + stream > scratch || stream % e.B) {
         fail(&e, "tiles %dx%dx%d: pin window %ld B + stream and scratch slots %ld B exceed the SPM "
-             "(%ld B)", a->Tm, a->Tn, a->Tk, rc.budget, 26 * maxunit, spm_bytes);
+             "(%ld B)", a->Tm, a->Tn, a->Tk, rc.budget, stream + 2 * maxop, spm_bytes);
         return -1;
     }
     n = (long)npu_train_sched_count(&sched, e.Mt, e.Nt, e.Kt);
@@ -361,8 +400,8 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
         goto out;
     }
     for (int t = 0; t < NPU_TT_COUNT; t++)
-        if (plan.tile_unit[t] > maxunit) {
-            fail(&e, "the plan's tile units exceed the emitter's slot size");
+        if (plan.tile_unit[t] != tile_bytes(a, t) || plan.stream_units != stream) {
+            fail(&e, "the plan's tile units differ from the emitter's tiles");
             goto out;
         }
 
@@ -421,7 +460,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                 } else {
                     slot[r] = res_find(&bk, tens[r], tile[r]);
                     if (slot[r] < 0 && r < 2) { /* plan miss: load into a scratch slot */
-                        long ex, sv, sl = scratch + r * maxunit;
+                        long ex, sv, sl = scratch + r * maxop;
                         use_last(&bk, sl, sl + bytes, &ex, &sv);
                         if (ex > oc[i].load_req)
                             oc[i].load_req = ex;

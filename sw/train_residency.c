@@ -72,6 +72,27 @@ static int cand_cmp(const void *a, const void *b)
     return (int)x->p.owner - (int)y->p.owner;
 }
 
+long npu_tres_stream_layout(const npu_tsched_t *s, const npu_tres_cfg_t *cfg,
+                            long off[2][NPU_TT_COUNT])
+{
+    long at = 0;
+    for (int st = 0; st < 2; st++) {
+        int used_t[NPU_TT_COUNT] = {0};
+        if (st < s->nnests)
+            for (int g = 0; g < s->nest[st].ngrads; g++) {
+                npu_ttensor_t o, a, b;
+                npu_train_op_tensors((npu_tgrad_t)s->nest[st].grads[g], &o, &a, &b);
+                used_t[o] = used_t[a] = used_t[b] = 1;
+            }
+        for (int t = 0; t < NPU_TT_COUNT; t++) {
+            off[st][t] = used_t[t] ? at : -1;
+            if (used_t[t])
+                at += 2 * tile_units(cfg, (npu_ttensor_t)t, -1, 0, 0);
+        }
+    }
+    return at;
+}
+
 int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_plan_t *plan)
 {
     if (!s || !cfg || !plan || cfg->Mt < 1 || cfg->Nt < 1 || cfg->Kt < 1 || cfg->budget < 0 ||
@@ -85,6 +106,7 @@ int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_pla
     plan->stream_base = cfg->budget;
     for (int t = 0; t < NPU_TT_COUNT; t++)
         plan->tile_unit[t] = tile_units(cfg, (npu_ttensor_t)t, -1, 0, 0);
+    plan->stream_units = npu_tres_stream_layout(s, cfg, plan->stream_off);
     if (cfg->no_pins)
         return 0;
 
@@ -242,12 +264,9 @@ int npu_tres_run(const npu_tres_plan_t *plan, const npu_tileop_t *ops, size_t n,
     }
     long last[2][NPU_TT_COUNT];
     int parity[2][NPU_TT_COUNT];
-    long maxunit = 1;
     for (int t = 0; t < NPU_TT_COUNT; t++) {
         last[0][t] = last[1][t] = -1;
         parity[0][t] = parity[1][t] = 0;
-        if (plan->tile_unit[t] > maxunit)
-            maxunit = plan->tile_unit[t];
     }
     for (size_t i = 0; i < n && rc == 0; i++) {
         const npu_tileop_t *o = &ops[i];
@@ -324,9 +343,13 @@ int npu_tres_run(const npu_tres_plan_t *plan, const npu_tileop_t *ops, size_t n,
                     }
                 }
             }
-            if (slot < 0)
-                slot = plan->stream_base +
-                       ((long)(st * NPU_TT_COUNT + (int)T) * 2 + parity[st][T]) * maxunit;
+            if (slot < 0) {
+                if (plan->stream_off[st][T] < 0) { /* an op of a tensor its stream does not use */
+                    rc = -1;
+                    break;
+                }
+                slot = plan->stream_base + plan->stream_off[st][T] + parity[st][T] * plan->tile_unit[T];
+            }
             slots[r] = slot;
             if (r == 2) {
                 a.pinned_acc = (uint8_t)own;
@@ -346,6 +369,8 @@ int npu_tres_run(const npu_tres_plan_t *plan, const npu_tileop_t *ops, size_t n,
                 last[st][T] = t;
             }
         }
+        if (rc != 0)
+            break;
         a.slot_a = slots[0];
         a.slot_b = slots[1];
         a.slot_acc = slots[2];

@@ -5,10 +5,11 @@
  * function of the schedule, the tile counts and the budget only.
  *
  * Model.
- *  - The SPM is split in two halves (double buffering): the STREAM half holds the current and
- *    the next step's operand tiles and accumulators (two slots per stream and tensor); the
- *    other half is the PIN WINDOW ("reuse window = half the SPM", brief 2.1). The budget given
- *    here is the pin window, in tiles (tile units) or in bytes (byte units).
+ *  - The SPM is split in two parts (double buffering): the STREAM area holds the current and
+ *    the next step's operand tiles and accumulators (two slots per stream and tensor it uses,
+ *    each sized for that tensor's tile: npu_tres_stream_layout); the rest is the PIN WINDOW
+ *    ("reuse window = half the SPM", brief 2.1). The budget given here is the pin window, in
+ *    tiles (tile units) or in bytes (byte units); the stream area follows it.
  *  - Reuse analysis per loop nest (train_order.h): a tensor (input X, W, dY, or output dX, dW,
  *    Y) is indexed by two of the three loop dims; it is reused across the loop of the dim it
  *    does not use, at level L (0 outer .. 2 inner). L = 2: the tile stays in the stream buffer
@@ -87,6 +88,11 @@ typedef struct npu_tres_plan {
     long used[2];       /* window used per pass (zipped/fused: [0] only) */
     long stream_base;   /* first unit of the stream half (= budget) */
     long tile_unit[NPU_TT_COUNT]; /* charge of one full tile per tensor */
+    /* stream buffers (npu_tres_stream_layout): per stream and tensor, the first of its two
+     * buffers relative to stream_base (-1: the stream does not use the tensor), and the size
+     * of the stream area */
+    long stream_off[2][NPU_TT_COUNT];
+    long stream_units;
 } npu_tres_plan_t;
 
 typedef struct npu_tres_action {
@@ -110,6 +116,14 @@ typedef struct npu_tres_counts {
     uint64_t wr[NPU_TT_COUNT];  /* units written per tensor (spills + stores) */
     uint64_t rd_total, wr_total;
 } npu_tres_counts_t;
+
+/* Stream buffers of schedule s: two per stream (nest) and tensor that stream uses, each one
+ * full tile of that tensor (tile units of cfg), packed stream by stream. Fills off[st][t]
+ * (relative to the stream base; -1 if stream st does not use t) and returns the area's size.
+ * (Sizing every buffer by the largest tile for all six tensors and both streams, 24 largest
+ * tiles, did not fit config medium's SPM with the default tiles.) */
+long npu_tres_stream_layout(const npu_tsched_t *s, const npu_tres_cfg_t *cfg,
+                            long off[2][NPU_TT_COUNT]);
 
 /* Plans the pins of schedule s; returns 0 or -1 (bad arguments). */
 int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_plan_t *plan);
