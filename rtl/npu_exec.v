@@ -830,10 +830,10 @@ module npu_exec #(
     wire [4*SPM_AW-1:0] sa_new  = (issue_wave && wq_wr == ~wq_st) ? chk_sa_q : wq_sa[~wq_st];
     wire [4*SPM_AW-1:0] sa_same = (issue_wave && wq_wr == wq_st) ? chk_sa_q : st_addr_r;
     reg  [4*SPM_AW-1:0] sa_step;
-    integer sx;
+    integer sax;
     always @(*)
-        for (sx = 0; sx < 4; sx = sx + 1)
-            sa_step[sx*SPM_AW +: SPM_AW] = st_addr_r[sx*SPM_AW +: SPM_AW] + wq_str[wq_st][SPM_AW-1:0];
+        for (sax = 0; sax < 4; sax = sax + 1)
+            sa_step[sax*SPM_AW +: SPM_AW] = st_addr_r[sax*SPM_AW +: SPM_AW] + wq_str[wq_st][SPM_AW-1:0];
     always @(posedge clk) st_addr_r <= st_last ? sa_new : st_slot_end ? sa_step : sa_same;
 
     // injector: one slot per cycle when every LBUF_H the slot needs has data and the array
