@@ -1528,12 +1528,6 @@ module npu_exec #(
                         end
                     end
             end
-            for (sx = 0; sx < 4; sx = sx + 1)
-                if (p_vld[sx]) begin
-                    srow = {{(32-OBUF_AW){1'b0}}, p_tag[sx*TAGW +: OBUF_AW]};
-                    if (sb_w[srow] == 0) `NPU_ASSERT_FAIL("OBUF row retired that no wave was to write")
-                    sb_w[srow] = sb_w[srow] - 1;
-                end
             if (ob_rd_en) begin
                 srow = {{(32-OBUF_AW){1'b0}}, ob_rd_addr};
                 if (sb_w[srow] != 0) `NPU_ASSERT_FAIL("OBUF row drained before its last wave retired")
@@ -1546,6 +1540,14 @@ module npu_exec #(
                 if (sb_d[srow] == 0) `NPU_ASSERT_FAIL("OBUF pair row drained that no DRAIN was to read")
                 sb_d[srow] = sb_d[srow] - 1;
             end
+            // a row's last write lands at the end of its retirement cycle: a read in that cycle
+            // still gets the old value, so retirements count after the reads
+            for (sx = 0; sx < 4; sx = sx + 1)
+                if (p_vld[sx]) begin
+                    srow = {{(32-OBUF_AW){1'b0}}, p_tag[sx*TAGW +: OBUF_AW]};
+                    if (sb_w[srow] == 0) `NPU_ASSERT_FAIL("OBUF row retired that no wave was to write")
+                    sb_w[srow] = sb_w[srow] - 1;
+                end
             if (issue_drain)
                 for (sx = 0; sx < 2*OBUF_ROWS; sx = sx + 1)
                     if (sx < {16'd0, f_cnt} && {{(32-OBUF_AW){1'b0}}, f_w1lo[OBUF_AW-1:0]} + sx < 2*OBUF_ROWS)

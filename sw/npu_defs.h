@@ -126,7 +126,7 @@
     X(wait_tok_exec,     "cycles the EXEC queue head waited for a token")       \
     X(wait_tok_store,    "cycles the STORE queue head waited for a token")      \
     X(wait_exec_weights, "cycles a WAVE waited for its stationary tile")        \
-    X(wait_exec_obuf,    "cycles an EXEC instruction waited for an OBUF half")  \
+    X(wait_exec_obuf,    "cycles a WAVE waited for a DRAIN of its OBUF rows")   \
     X(wait_exec_unit,    "cycles an EXEC instruction waited for a busy unit")   \
     X(mode_switches,     "FlexSA mode changes (each waits for the array to empty)") \
     X(bypass_words,      "S-element A words driven over cores 0/2 on bypass (1) (OverCore)") \

@@ -7,7 +7,9 @@
  *   - ISW: four concurrent sub-waves; the independent-cores variant (LDW core masks, four
  *     distinct stationary tiles);
  *   - cross-mode accumulation along K (VSW then ISW; FW then HSW on two n-blocks);
- *   - counters: waves per mode, MACs per core, rows per mode.
+ *   - counters: waves per mode, MACs per core, rows per mode;
+ *   - OBUF row hazards: WAVEs and DRAINs of neighbouring OBUF regions running concurrently;
+ *   - compute-only utilization against the compiler's ideal (acceptance 5 of the issue).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -520,6 +522,120 @@ Test(modes, independent_and_shared_tiles_mixed)
     npu_sim_close(s);
 }
 
+/* OBUF row hazards (npu_exec, docs/design.md §5 "OBUF hazards"): random EXEC runs over eight
+ * OBUF regions of m rows (four per half, m random, odd too) in which WAVEs of every mode
+ * accumulate and DRAINs read regions back while the waves of neighbouring regions, of the same
+ * half, still run. A DRAIN streams behind the waves before it (RAW) and a WAVE waits for the
+ * DRAINs before it that read its rows (WAR); both are also asserted in the RTL against a per-row
+ * model. Every DRAIN goes to its own C slot: slot = A x (sum of the tiles of the waves since the
+ * region's previous DRAIN), bit-exact. Tiles are S x S (k = n = S), so every mode is legal; a
+ * region's layout (wide FW/HSW, skinny VSW/ISW) is drawn when it starts. Sometimes one DRAIN
+ * reads two neighbouring wide regions. */
+Test(modes, obuf_region_hazards, .timeout = 600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, Bt = 4 * S, cst = 2, NT = 4;
+    uint64_t x = rtl_seed(7) * 0x9E3779B97F4A7C15ull | 1;
+    enum { MAXD = 20 };              /* DRAINs per program (C slots of up to 2m rows) */
+    unsigned mmax = (unsigned)cfg.obuf_rows / 4, spm = (unsigned)npu_cfg_spm_words(&cfg);
+    if (mmax > (spm - 8 * S) / (4 * MAXD)) mmax = (spm - 8 * S) / (4 * MAXD);
+    for (int prog = 0; prog < 6; prog++) {
+        unsigned m = 1 + (unsigned)(rtl_rand(&x) % mmax);
+        unsigned ha = (m + 1) / 2, SA = 0, SB = SA + m, SC = SB + NT * S;
+        npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
+        size_t dbytes;
+        uint8_t *d = npu_sim_dram(s, &dbytes);
+        npu_alloc_t al;
+        npu_alloc_init(&al, dbytes, Bt);
+        uint64_t prog_base, da, db, dc;
+        unsigned max_rows = MAXD * 2 * m;
+        cr_assert_leq(SC + max_rows * cst, (unsigned)npu_cfg_spm_words(&cfg));
+        cr_assert_eq(npu_alloc(&al, 64 * 1024, &prog_base), 0);
+        cr_assert_eq(npu_alloc(&al, (uint64_t)m * Bt, &da), 0);
+        cr_assert_eq(npu_alloc(&al, (uint64_t)NT * S * Bt, &db), 0);
+        cr_assert_eq(npu_alloc(&al, (uint64_t)max_rows * cst * Bt, &dc), 0);
+        int16_t *A = malloc(sizeof(int16_t) * m * S), *W = malloc(sizeof(int16_t) * NT * S * S);
+        int32_t *G = malloc(sizeof(int32_t) * NT * m * S), *E = calloc((size_t)max_rows * S, sizeof(int32_t));
+        int32_t *C = malloc(sizeof(int32_t) * (size_t)max_rows * S);
+        cr_assert(A && W && G && E && C);
+        rtl_fill(A, (size_t)m * S, &x);
+        rtl_fill(W, (size_t)NT * S * S, &x);
+        npu_write_i16(d, da, 1, Bt, (int)m, (int)S, A, S);
+        npu_write_i16(d, db, 1, Bt, (int)(NT * S), (int)S, W, S); /* tile t: rows t*S.. of B */
+        for (unsigned t = 0; t < NT; t++)
+            npu_golden_gemm((int)m, (int)S, (int)S, A, S, 0, W + (size_t)t * S * S, S, 0,
+                            G + (size_t)t * m * S, S);
+        /* region state: 0 empty, else 1 + layout (0 wide, 1 skinny); sum of its tiles */
+        int lay[8];
+        unsigned cnt[8][4];
+        memset(lay, 0, sizeof lay);
+        memset(cnt, 0, sizeof cnt);
+        npu_prog_t p; npu_prog_init(&p);
+        unsigned tok = 0, bank = 0, ndr = 0, row = 0;
+        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, m, (uint32_t)da, SA, 1, 2 * S, 1));
+        tok = NPU_TOK_PUSH_NEXT;
+        PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, NT * S, (uint32_t)db, SB, 1, 2 * S, 1));
+        tok = NPU_TOK_POP_PREV;
+#define RG_OB(i) ((i) / 4 * (unsigned)cfg.obuf_rows + (i) % 4 * m)
+        /* DRAIN regions i (and i+1 when two) into the next C slot; expected rows from cnt */
+#define RG_DRAIN(i, two) do {                                                                     \
+            unsigned r_ = (two) ? 2 * m : m;                                                        \
+            if (lay[i] == 2)                                                                        \
+                PUSH(p, npu_enc_drain_split(I, ha, RG_OB(i), SC + row * cst, cst, ha, m - ha));     \
+            else                                                                                    \
+                PUSH(p, npu_enc_drain(I, r_, RG_OB(i), SC + row * cst, cst));                       \
+            for (unsigned q_ = 0; q_ < ((two) ? 2u : 1u); q_++) {                                   \
+                for (unsigned t_ = 0; t_ < NT; t_++)                                                \
+                    for (unsigned e_ = 0; e_ < m * S; e_++)                                         \
+                        E[(size_t)(row + q_ * m) * S + e_] = (int32_t)((uint32_t)E[(size_t)(row + q_ * m) * S + e_] \
+                            + cnt[(i) + q_][t_] * (uint32_t)G[(size_t)t_ * m * S + e_]);             \
+                lay[(i) + q_] = 0;                                                                  \
+                memset(cnt[(i) + q_], 0, sizeof cnt[0]);                                            \
+            }                                                                                       \
+            row += r_; ndr++;                                                                       \
+        } while (0)
+        for (int step = 0; step < 24 && ndr + 9 < MAXD; step++) {
+            unsigned i = (unsigned)(rtl_rand(&x) % 8), act = (unsigned)(rtl_rand(&x) % 3);
+            if (act == 0 && lay[i]) {
+                int two = i % 4 != 3 && lay[i] == 1 && lay[i + 1] == 1 && rtl_rand(&x) % 3 == 0;
+                RG_DRAIN(i, two);
+                continue;
+            }
+            if (!lay[i]) lay[i] = 1 + (int)(rtl_rand(&x) % 2);
+            /* wide: FW or HSW, skinny: VSW or ISW */
+            unsigned t = (unsigned)(rtl_rand(&x) % NT);
+            unsigned mode = lay[i] == 2 ? (rtl_rand(&x) % 2 ? NPU_MODE_ISW : NPU_MODE_VSW)
+                                        : (rtl_rand(&x) % 2 ? NPU_MODE_HSW : NPU_MODE_FW);
+            int acc = cnt[i][0] + cnt[i][1] + cnt[i][2] + cnt[i][3] > 0;
+            PUSH(p, npu_enc_ldw(I, bank, mode, SB + t * S, 1, S, S));
+            PUSH(p, npu_enc_wave(I, bank, mode, acc, m, SA, 1, S, S, RG_OB(i)));
+            cnt[i][t]++;
+            bank ^= 1u;
+        }
+        for (unsigned i = 0; i < 8; i++)
+            if (lay[i]) RG_DRAIN(i, 0);
+#undef RG_DRAIN
+#undef RG_OB
+        /* the last DRAIN pushes the token of the STORE (DRAINs complete in order) */
+        p.insn[p.n - 1].w[0] |= NPU_TOK_PUSH_NEXT;
+        tok = NPU_TOK_POP_PREV;
+        PUSH(p, npu_enc_store(I, NPU_TAG_Y, row, (uint32_t)dc, SC, cst, 4 * S, cst));
+        npu_run_result_t r;
+        int rc = npu_run_program(&cfg, s, prog_base, p.insn, p.n, 2000000, &r);
+        cr_assert_eq(rc, NPU_RUN_DONE, "program %d (m %u): rc %d err %s pc %u", prog, m, rc,
+                     npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
+        npu_read_i32(d, dc, cst, Bt, (int)row, (int)S, C, S);
+        int br = 0, bc = 0;
+        int32_t got = 0, exp = 0;
+        size_t bad = npu_compare_i32((int)row, (int)S, C, S, E, S, &br, &bc, &got, &exp);
+        cr_assert_eq(bad, 0u, "program %d (m %u, %u DRAINs): %zu mismatches, first row %d col %d: %d, "
+                     "expected %d", prog, m, ndr, bad, br, bc, (int)got, (int)exp);
+        npu_prog_free(&p);
+        npu_sim_close(s);
+        free(A); free(W); free(G); free(E); free(C);
+    }
+}
+
 /* Issue 3 acceptance 5: for large M (64 * 2S rows), the compute-only part of a GEMM compiled with
  * Algorithm 1 modes (the EXEC queue alone: LDW, WAVE, DRAIN; operands need not be loaded for a
  * timing measurement) against the compiler's ideal utilization. Shapes of the issue at S = 8
@@ -551,68 +667,75 @@ static void compute_only_util(const npu_cfg_t *cfg, int M, int N, int K, util_me
 }
 
 /* Issue 3 acceptance 5, compute-only (the EXEC queue alone, operands already in the SPM), M =
- * 64 * 2S, Algorithm 1 modes. Measured against two references:
+ * 64 * 2S and 4 * 64 * 2S, Algorithm 1 modes. Measured against two references:
  *  - array busy (sum of busy_<mode>, the cycles an injection slot entered the array):
  *    utilization over those cycles equals the compiler's ideal (the array runs every mode at its
  *    ideal rate when fed: the streamer reads one A row per sub-array and cycle, four SPM read
  *    ports, two H channels, HSW/ISW rows packed two per flit);
- *  - the compiler's ideal (npu_flexsa_util) over all cycles. At S = 8 measured / ideal = 0.61,
- *    0.87, 0.77, 0.85 (24.0 / 39.1, 54.3 / 62.5, 47.9 / 62.5, 84.8 / 100 %); before the
- *    parallel A stream 0.21, 0.45, 0.41, 0.49. What is left is per m-tile: the drain (two OBUF
- *    rows per cycle) of a tile starts only when every row of its OBUF half retired, so with four
- *    tiles the last tile's drain is exposed (N=5,K=5: 64 of 419 cycles, N=32,K=5: 256 of
- *    1337), plus the first LDW, the array latency before each drain, and for N=K=24 three mode
- *    change gaps (S or 2S cycles) per tile. For N=5,K=5 and N=32,K=5 the drain is as long as
- *    the waves (one OBUF row per HSW/ISW slot and sub-array), so a tile's drain also delays the
- *    waves two tiles later by the array latency.
- * At S = 2 (tiny: 64-row tiles, so the tails weigh more): 0.42, 0.76, 0.64, 0.78. */
+ *  - the compiler's ideal (npu_flexsa_util) over all cycles of the run (fetch included). At S = 8,
+ *    M = 1024, measured / ideal = 0.78, 0.92, 0.93, 0.92 (30.4 / 39.1, 57.5 / 62.5, 57.9 / 62.5,
+ *    91.8 / 100 %); 0.61, 0.87, 0.76, 0.85 with OBUF hazards per half (a drain waited for its
+ *    whole half: the last tile's drain exposed, the waves two tiles later delayed), 0.21, 0.45,
+ *    0.41, 0.49 before the parallel A stream. Now the drains stream behind the waves (row
+ *    granular OBUF hazards, split drain pairs), and what is left is a fixed cost per run: fetch
+ *    (the first EXEC instruction issues in cycle 41), the first LDW and, after the last slot,
+ *    the array latency to the last retirement: 73, 89, 81 cycles besides the array-busy ones at
+ *    M = 1024 and at 4096 alike. N=K=5 has only 256 busy cycles (0.90 needs M >= 2.6 * 64 * 2S);
+ *    at M = 4096: 0.93, 0.98, 0.98, 0.95. N=K=24 adds 1.5 mode-change gaps of S per tile (the
+ *    emitter's serpentine wave order; three before).
+ * At S = 2 (tiny, M = 256): 0.52, 0.81, 0.79, 0.85 (M = 1024: 0.82, 0.94, 0.94, 0.92); S = 16
+ * (medium, M = 2048): 0.84, 0.94, 0.95, 0.85 (M = 8192: 0.95, 0.98, 0.99, 0.87: at S = 16 the
+ * ISW wave of a tile is shorter than the reload of the next weight bank). docs/design.md
+ * "Throughput". */
 Test(modes, compute_only_utilization, .timeout = 600)
 {
     npu_cfg_t cfg = rtl_cfg();
-    int S = cfg.s, M = 64 * 2 * S;
+    int S = cfg.s;
     static const int shapes[4][2] = { { 5, 5 }, { 5, 32 }, { 32, 5 }, { 24, 24 } };
-    /* measured / ideal required (a little under what the RTL achieves, see above) */
-    static const double want8[4] = { 0.58, 0.84, 0.74, 0.82 }, want2[4] = { 0.40, 0.72, 0.60, 0.74 };
-    /* medium (S=16, make regress) measures 0.65 / 0.91 / 0.76 / 0.78: one more mode-change gap and
-     * drain pair conflicts at 48x48 */
-    static const double want16[4] = { 0.62, 0.87, 0.73, 0.75 };
-    const double *want = S >= 16 ? want16 : S >= 8 ? want8 : want2;
-    for (int i = 0; i < 4; i++) {
-        int N = (shapes[i][0] * S + 7) / 8, K = (shapes[i][1] * S + 7) / 8;
-        util_meas_t u;
-        compute_only_util(&cfg, M, N, K, &u);
-        const uint64_t *c = u.r.cnt;
-        uint64_t macs = npu_report_useful_macs(c), pes = 4u * (uint64_t)S * (uint64_t)S;
-        uint64_t busy = c[NPU_CNT_busy_fw] + c[NPU_CNT_busy_vsw] + c[NPU_CNT_busy_hsw] + c[NPU_CNT_busy_isw];
-        double busy_util = (double)macs / (double)(pes * busy);
-        cr_log_info("compute-only %dx%dx%d: %llu cycles, ideal %.2f%%, measured %.2f%% (%.2f of "
-                    "ideal), array busy %llu cycles (utilization %.2f%%), drain busy %llu stall %llu",
-                    M, N, K, (unsigned long long)c[NPU_CNT_cycles], 100 * u.ideal, 100 * u.measured,
-                    u.measured / u.ideal, (unsigned long long)busy, 100 * busy_util,
-                    (unsigned long long)c[NPU_CNT_drain_busy], (unsigned long long)c[NPU_CNT_drain_stall]);
-        if (getenv("NPU_DBG")) {
-            static const char *const nm[] = {
+    /* measured / ideal required at M = 64 * 2S and at 4 * 64 * 2S (a little under what the RTL
+     * achieves, see above): the acceptance, 0.90, except where a run's fixed cost alone leaves
+     * less (N=K=5 at S=8, the short runs of S=2), and N=K=48 at S=16 (make regress: weight
+     * reloads behind the short ISW wave) */
+    static const double want8[2][4] = { { 0.76, 0.90, 0.90, 0.90 }, { 0.90, 0.90, 0.90, 0.90 } };
+    static const double want2[2][4] = { { 0.50, 0.78, 0.76, 0.82 }, { 0.80, 0.90, 0.90, 0.90 } };
+    static const double want16[2][4] = { { 0.82, 0.92, 0.92, 0.83 }, { 0.90, 0.90, 0.90, 0.85 } };
+    const double (*want)[4] = S >= 16 ? want16 : S >= 8 ? want8 : want2;
+    for (int big = 0; big < 2; big++) {
+        int M = (big ? 4 : 1) * 64 * 2 * S;
+        for (int i = 0; i < 4; i++) {
+            int N = (shapes[i][0] * S + 7) / 8, K = (shapes[i][1] * S + 7) / 8;
+            util_meas_t u;
+            compute_only_util(&cfg, M, N, K, &u);
+            const uint64_t *c = u.r.cnt;
+            uint64_t macs = npu_report_useful_macs(c), pes = 4u * (uint64_t)S * (uint64_t)S;
+            uint64_t busy = c[NPU_CNT_busy_fw] + c[NPU_CNT_busy_vsw] + c[NPU_CNT_busy_hsw] + c[NPU_CNT_busy_isw];
+            double busy_util = (double)macs / (double)(pes * busy);
+            double w = want[big][i];
+            cr_log_info("compute-only %dx%dx%d: %llu cycles, ideal %.2f%%, measured %.2f%% (%.3f of "
+                        "ideal), array busy %llu cycles (utilization %.2f%%), %llu other cycles, drain "
+                        "busy %llu stall %llu", M, N, K, (unsigned long long)c[NPU_CNT_cycles],
+                        100 * u.ideal, 100 * u.measured, u.measured / u.ideal, (unsigned long long)busy,
+                        100 * busy_util, (unsigned long long)(c[NPU_CNT_cycles] - busy),
+                        (unsigned long long)c[NPU_CNT_drain_busy], (unsigned long long)c[NPU_CNT_drain_stall]);
+            if (getenv("NPU_DBG")) {
+                static const char *const nm[] = {
 #define X(n_, t_) #n_,
-                NPU_COUNTERS(X)
+                    NPU_COUNTERS(X)
 #undef X
-            };
-            for (int q = 0; q < NPU_NUM_COUNTERS; q++)
-                if (c[q]) cr_log_info("  %s = %llu", nm[q], (unsigned long long)c[q]);
-        }
-        cr_expect(busy_util > u.ideal - 0.005 && busy_util < u.ideal + 0.005,
-                  "%dx%dx%d: busy utilization %.2f%% != ideal %.2f%%", M, N, K, 100 * busy_util,
-                  100 * u.ideal);
-        cr_expect_geq(u.measured, want[i] * u.ideal,
-                      "%dx%dx%d: measured %.2f%% < %.2f x the ideal %.2f%%", M, N, K,
-                      100 * u.measured, want[i], 100 * u.ideal);
-        /* The drain writes two OBUF rows (four SPM words) per cycle. The compiler's C staging
-         * layout never puts one row's two words in one sub-bank; a pair of rows needs only two
-         * sub-banks (two cycles) for a skinny drain with log2(split_rows) = 0 mod 3 (npu_spm), as
-         * in N=K=24 at S = 8 (64-row skinny n-block): at most one stall per pair. */
-        cr_expect_leq(c[NPU_CNT_drain_stall], c[NPU_CNT_obuf_drain_rows] / 2, "%dx%dx%d: drain stalls",
-                      M, N, K);
-        if (i < 3 && S == 8)
+                };
+                for (int q = 0; q < NPU_NUM_COUNTERS; q++)
+                    if (c[q]) cr_log_info("  %s = %llu", nm[q], (unsigned long long)c[q]);
+            }
+            cr_expect(busy_util > u.ideal - 0.005 && busy_util < u.ideal + 0.005,
+                      "%dx%dx%d: busy utilization %.2f%% != ideal %.2f%%", M, N, K, 100 * busy_util,
+                      100 * u.ideal);
+            cr_expect_geq(u.measured, w * u.ideal, "%dx%dx%d: measured %.2f%% < %.2f x the ideal %.2f%%",
+                          M, N, K, 100 * u.measured, w, 100 * u.ideal);
+            /* The drain writes two OBUF rows (four SPM words) per cycle; it pairs rows r, r+1 or r,
+             * r + ceil(rows/2) (npu_exec: whichever keeps the four words in four sub-banks; for the
+             * compiler's C staging layouts one of them does). */
             cr_expect_eq(c[NPU_CNT_drain_stall], 0u, "%dx%dx%d: drain stalls", M, N, K);
+        }
     }
 }
 
