@@ -71,6 +71,8 @@ Test(gemm, larger_than_spm)
     uint64_t spm_bytes = (uint64_t)cfg.spm_banks * cfg.spm_bank_words * 4u * cfg.s;
     int M = 300, N = 200, K = 500;
     if (cfg.s <= 2) { M = 150; N = 100; K = 300; }
+    while ((uint64_t)2 * M * K + 2ull * K * N <= spm_bytes) /* larger SPMs (medium: 512 KiB) */
+        M += M / 2;
     cr_assert_gt((uint64_t)2 * M * K + 2ull * K * N, spm_bytes, "shape must exceed the SPM");
     rtl_gemm_check(&cfg, M, N, K, 0, 0, rtl_seed(4), STALL, 0, NULL);
 }
