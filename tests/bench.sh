@@ -8,6 +8,10 @@
 #      transfer-only and full cycles, and the ratio full / max(compute, transfer).
 # (iii) with the optional reference binary: the bare FlexSA array's simulated cycles/s, and the
 #      NPU's speed as a ratio to it (both measured here, so machine load mostly cancels).
+# (iv) `npu train-bench`: the analytical model's training bench on the paper-scaled configurations
+#      (edge, server, quad-core server): fwd+bwd cycle reduction of Interleaving, +Rearrangement
+#      and +Partitioning against the sequential baseline, beside the paper's numbers; the full
+#      per-layer table goes to build/bench/train_bench.{txt,csv}.
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
@@ -50,6 +54,18 @@ if [ -n "$ref" ]; then
     r_cps=$(jget cycles_per_s "$rj")
 fi
 
+echo "-- (iv) training bench (analytical model), paper-scaled configurations"
+bdir=$(dirname "$(dirname "$npu")")/bench
+mkdir -p "$bdir"
+if "$npu" train-bench --set all --csv "$bdir/train_bench.csv" >"$bdir/train_bench.txt"; then
+    tb=$(grep '^train-bench ' "$bdir/train_bench.txt")
+else
+    echo "bench: train-bench failed (see $bdir/train_bench.txt)" >&2
+    fail=1
+    tb=""
+fi
+tbget() { printf '%s\n' "$tb" | grep "^train-bench $1 " | grep -o " $2=[^ ]*" | cut -d= -f2; }
+
 # bash's printf does floating point (strtold), so "0.91e2" prints as 91.0
 pct() { printf '%.1f%%' "${1:-0}e2" 2>/dev/null || printf '?'; }
 num() { printf "$1" "${2:-0}" 2>/dev/null || printf '?'; }
@@ -70,5 +86,22 @@ printf '  %-38s %s / %s / %s cycles\n' "  compute-only / transfer-only / full" \
     "$(jget compute_cycles "$oj")" "$(jget transfer_cycles "$oj")" "$(jget full_cycles "$oj")"
 printf '  %-38s %s (OK if <= %s)\n' "  overlap ratio full / max" "$(num %.3f "$(jget ratio "$oj")")" \
     "$(jget max_ratio "$oj")"
+if [ -n "$tb" ]; then
+    printf '  %-38s %s\n' "training fwd+bwd reduction vs seq" "interleave / +rearr (Alg. 1) / +rearr (oracle) / +part [paper]"
+    for c in edge server server4; do
+        printf '  %-38s %6.1f%% / %6.1f%% / %6.1f%% / %6.1f%%   [%s / %s / - / %s]\n' "  $c (model)" \
+            "$(tbget $c interleave)" "$(tbget $c alg1)" "$(tbget $c oracle)" "$(tbget $c part)" \
+            "$(tbget $c paper_interleave | sed 's/^-1.0$/-/')" "$(tbget $c paper_alg1 | sed 's/^-1.0$/-/')" \
+            "$(tbget $c paper_part)"
+    done
+    # brief 000's trend: every step gains, and the full method gains more on edge than on server
+    pos=yes
+    for c in edge server; do for k in interleave alg1 part; do
+        awk -v v="$(tbget $c $k)" 'BEGIN { exit !(v > 0) }' || pos=no
+    done; done
+    more=$(awk -v e="$(tbget edge part)" -v s="$(tbget server part)" 'BEGIN { print (e > s) ? "yes" : "no" }')
+    printf '  %-38s %s; edge > server (+part): %s\n' "  every step positive (edge, server)" "$pos" "$more"
+    printf '  %-38s %s\n' "  per-layer table" "$bdir/train_bench.txt, .csv"
+fi
 [ "$fail" -eq 0 ] && echo "bench: OK" || echo "bench: FAILED"
 exit "$fail"

@@ -47,4 +47,8 @@ check 2 "train with layers and conv" train --layers 8,8 --conv 3,8,8,4,3,3,1,0,1
 check 0 "conv kernels, both dataflows" conv --conv "3,9,9,5,3,3,2,1,1;4,7,7,4,3,3,1,1,1,dw" --quiet
 check 0 "conv layers of a topology, scaled" train --topology tests/topologies/ecoflow_layers.csv --scale-c 64 --scale-s 8 --quiet --dataflow ecoflow
 check 2 "flexsa-report bad batch" flexsa-report --batch 0
+check 2 "train-bench unknown set" train-bench --set cloud
+check 2 "train-bench bad element size" train-bench --acc-bytes 8
+check 2 "train-bench csv not writable" train-bench --set server --quiet --csv /nonexistent/dir/b.csv
+check 0 "train-bench on the server set" train-bench --set server --quiet
 exit $fail

@@ -12,7 +12,7 @@
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
-    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S
+    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES
 };
 
 /* Which options each command accepts (bit = option). */
@@ -35,6 +35,7 @@ enum {
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES))
+#define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -69,6 +70,8 @@ static const struct option long_opts[] = {
     {"dataflow", required_argument, NULL, OPT_DATAFLOW},
     {"scale-c", required_argument, NULL, OPT_SCALE_C},
     {"scale-s", required_argument, NULL, OPT_SCALE_S},
+    {"set", required_argument, NULL, OPT_SET},
+    {"acc-bytes", required_argument, NULL, OPT_ACC_BYTES},
     {NULL, 0, NULL, 0},
 };
 
@@ -101,6 +104,10 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
             "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
+            "       npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE]\n"
+            "                [--quiet]   (analytical model, paper-scaled configurations: fwd+bwd\n"
+            "                cycle reduction of interleaving, rearrangement, partitioning vs the\n"
+            "                sequential baseline, per layer and per model, beside the paper)\n"
             "       npu info\n"
             "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
             "Exit status: 0 pass, 1 fail or NPU error (overlap: or ratio > 1.15), 2 bad usage,\n"
@@ -163,7 +170,7 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
         err[0] = '\0';
     if (argc < 2)
         return bad(err, errn,
-                   "missing command (gemm, overlap, disasm, train, conv, flexsa-report or info)");
+                   "missing command (gemm, overlap, disasm, train, train-bench, conv, flexsa-report or info)");
     cmd = argv[1];
     if (!strcmp(cmd, "gemm")) {
         a->cmd = NPU_CMD_GEMM;
@@ -177,6 +184,9 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     } else if (!strcmp(cmd, "train")) {
         a->cmd = NPU_CMD_TRAIN;
         allowed = OPTS_TRAIN;
+    } else if (!strcmp(cmd, "train-bench")) {
+        a->cmd = NPU_CMD_TRAIN_BENCH;
+        allowed = OPTS_TRAIN_BENCH;
     } else if (!strcmp(cmd, "conv")) {
         a->cmd = NPU_CMD_CONV;
         allowed = OPTS_CONV;
@@ -197,8 +207,8 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
         return 2;
     } else {
         return bad(err, errn,
-                   "unknown command '%s' (expected gemm, overlap, disasm, train, conv, flexsa-report "
-                   "or info)",
+                   "unknown command '%s' (expected gemm, overlap, disasm, train, train-bench, conv, "
+                   "flexsa-report or info)",
                    cmd);
     }
 
@@ -228,8 +238,16 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
         }
         if (c == ':')
             return bad(err, errn, "option '%s' needs a value", opt);
-        if (!(allowed & B(c)))
-            return bad(err, errn, "option '%s' does not apply to '%s'", opt, cmd);
+        if (!(allowed & B(c))) {
+            /* name the option, not its value (optind is past both) */
+            const char *lname = NULL;
+            for (const struct option *o = long_opts; o->name; o++)
+                if (o->val == c)
+                    lname = o->name;
+            if (lname)
+                return bad(err, errn, "option '--%s' does not apply to '%s'", lname, cmd);
+            return bad(err, errn, "option '-%c' does not apply to '%s'", c, cmd);
+        }
         seen |= B(c);
         switch (c) {
         case 'm':
@@ -359,6 +377,18 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
                 return bad(err, errn, "%s needs a divisor in 1..4096, not '%s'",
                            c == OPT_SCALE_C ? "--scale-c" : "--scale-s", optarg);
             *(c == OPT_SCALE_C ? &a->scale_c : &a->scale_s) = (unsigned)v;
+            break;
+        case OPT_SET:
+            if (strcmp(optarg, "edge") && strcmp(optarg, "server") && strcmp(optarg, "server4") &&
+                strcmp(optarg, "all"))
+                return bad(err, errn, "--set needs edge, server, server4 or all, not '%s'", optarg);
+            a->bench_set = optarg;
+            break;
+        case OPT_ACC_BYTES:
+            if (strcmp(optarg, "2") && strcmp(optarg, "4"))
+                return bad(err, errn, "--acc-bytes needs 2 (bf16, the paper) or 4 (int32, the RTL), "
+                                      "not '%s'", optarg);
+            a->acc_bytes = (unsigned)(optarg[0] - '0');
             break;
         case OPT_CSV:
             if (!*optarg)

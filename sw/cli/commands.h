@@ -20,4 +20,8 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timin
  * layer with one dataflow (default ecoflow) or both. Same exit codes. */
 int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t);
 
+/* `npu train-bench` (cmd_train_bench.c): the analytical brief-000 bench on the paper-scaled
+ * configurations. 0 ok, 1 model failure, 2 bad usage / file error. */
+int npu_cmd_train_bench(const npu_args_t *a);
+
 #endif

@@ -351,6 +351,7 @@ int main(int argc, char **argv)
     case NPU_CMD_DISASM: return cmd_disasm(&a);
     case NPU_CMD_OVERLAP: return cmd_overlap(&a);
     case NPU_CMD_FLEXSA_REPORT: return npu_cmd_flexsa_report(&g_cfg, &a);
+    case NPU_CMD_TRAIN_BENCH: return npu_cmd_train_bench(&a);
     case NPU_CMD_TRAIN: {
         npu_dram_timing_t t = dram_timing(&a);
         return a.layers ? npu_cmd_train(&g_cfg, &a, &t) : npu_cmd_train_conv(&g_cfg, &a, &t);

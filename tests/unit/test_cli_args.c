@@ -218,7 +218,7 @@ Test(cli_args, overlap_usage_errors)
     bad(ARGC(zero), zero, "-n needs a size");
     bad(ARGC(extra), extra, "unexpected argument 'now'");
     bad(ARGC(cfg), cfg, "build/<config>/npu");
-    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, train, conv, flexsa-report or info");
+    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, train, train-bench, conv, flexsa-report or info");
 }
 
 Test(cli_args, gemm_csv_and_flexsa)
@@ -326,4 +326,31 @@ Test(cli_args, conv_and_train_conv_options)
     bad(ARGC(b9), b9, "");
     const char *b10[] = {"npu", "train"};
     bad(ARGC(b10), b10, "--conv/--topology");
+}
+
+Test(cli_args, train_bench_options)
+{
+    npu_args_t a;
+    char err[256];
+    const char *v[] = {"npu", "train-bench", "--set", "server4", "--acc-bytes", "4", "--csv",
+                       "b.csv", "--quiet"};
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_TRAIN_BENCH);
+    cr_assert_str_eq(a.bench_set, "server4");
+    cr_assert_eq(a.acc_bytes, 4u);
+    cr_assert_str_eq(a.csv, "b.csv");
+    cr_assert_eq(a.quiet, 1);
+    const char *d[] = {"npu", "train-bench"};
+    cr_assert_eq(parse(ARGC(d), d, &a, err), 0, "%s", err);
+    cr_assert_null(a.bench_set);
+    cr_assert_eq(a.acc_bytes, 0u);
+    const char *bs[] = {"npu", "train-bench", "--set", "cloud"};
+    bad(ARGC(bs), bs, "--set needs edge, server, server4 or all");
+    const char *ba[] = {"npu", "train-bench", "--acc-bytes", "3"};
+    bad(ARGC(ba), ba, "--acc-bytes needs 2");
+    /* the message names the option, not its value */
+    const char *bm[] = {"npu", "train-bench", "-m", "4"};
+    bad(ARGC(bm), bm, "option '-m' does not apply to 'train-bench'");
+    const char *bl[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--set", "edge"};
+    bad(ARGC(bl), bl, "option '--set' does not apply to 'gemm'");
 }
