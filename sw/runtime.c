@@ -281,9 +281,38 @@ void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t 
     for (size_t i = 0; i < n; i++) {
         npu_fields_t f;
         npu_wave_sets_t ws;
-        if (npu_insn_op(&prog[i]) != NPU_OP_WAVE || npu_decode(&prog[i], &f) != 0 ||
-            f.mode >= NPU_NUM_MODES || npu_wave_sets(f.mode, f.m, &ws) < 1)
+        unsigned op = npu_insn_op(&prog[i]);
+        if ((op != NPU_OP_WAVE && op != NPU_OP_LDW) || npu_decode(&prog[i], &f) != 0 ||
+            f.mode >= NPU_NUM_MODES)
             continue;
+        if (op == NPU_OP_LDW) {
+            unsigned mask = f.core_mask ? f.core_mask : 0xFu;
+            int vsplit = !f.core_mask && (f.mode == NPU_MODE_FW || f.mode == NPU_MODE_VSW);
+            uint64_t ndel = 0;
+            for (unsigned q = 0; q < 4; q++)
+                if (mask >> q & 1u) {
+                    x->noc_v_link[q] += S; /* its own S rows (of 2S when k is split) */
+                    ndel++;
+                }
+            x->noc_v_flits += vsplit ? 2 * S : S;
+            x->noc_deliveries += ndel * S;
+            x->lbuf_v_words += ndel * S;
+            continue;
+        }
+        if (npu_wave_sets(f.mode, f.m, &ws) < 1)
+            continue;
+        for (int j = 0; j < 4; j++)
+            for (unsigned q = 0; q < 4; q++)
+                /* entry cores: in the set, not fed by the bypass from its left neighbour */
+                if ((ws.cores[j] >> q & 1u) && !((q & 1u) && (ws.cores[j] >> (q - 1) & 1u))) {
+                    x->noc_h_link[q] += ws.len[j];
+                    x->noc_deliveries += ws.len[j];
+                    x->lbuf_h_words += ws.len[j];
+                }
+        /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW
+         * sets 0/1 packed on L; ISW sets 0/1 packed on L, sets 2/3 on R */
+        x->noc_h_flits += f.mode == NPU_MODE_HSW ? ws.len[0]
+                        : f.mode == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f.m;
         /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs */
         uint64_t parts = f.mode == NPU_MODE_FW ? 1 : f.mode == NPU_MODE_ISW ? 4 : 2;
         x->busy[f.mode] += ws.len[0]; /* lockstep slots = the first (longest) set */
@@ -301,11 +330,28 @@ int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, cha
                      (unsigned long long)c[NPU_CNT_busy_fw + m], (unsigned long long)x->busy[m]);
             return -1;
         }
-    if (c[NPU_CNT_idle_pe_shape] != x->idle_pe_shape) {
-        snprintf(msg, n, "counter idle_pe_shape = %llu, the program implies %llu",
-                 (unsigned long long)c[NPU_CNT_idle_pe_shape], (unsigned long long)x->idle_pe_shape);
-        return -1;
-    }
+    const struct { int id; const char *name; uint64_t want; } noc[] = {
+        {NPU_CNT_idle_pe_shape, "idle_pe_shape", x->idle_pe_shape},
+        {NPU_CNT_noc_v_flits, "noc_v_flits", x->noc_v_flits},
+        {NPU_CNT_noc_h_flits, "noc_h_flits", x->noc_h_flits},
+        {NPU_CNT_noc_deliveries, "noc_deliveries", x->noc_deliveries},
+        {NPU_CNT_lbuf_v_words, "lbuf_v_words", x->lbuf_v_words},
+        {NPU_CNT_lbuf_h_words, "lbuf_h_words", x->lbuf_h_words},
+        {NPU_CNT_noc_h_link0, "noc_h_link0", x->noc_h_link[0]},
+        {NPU_CNT_noc_h_link1, "noc_h_link1", x->noc_h_link[1]},
+        {NPU_CNT_noc_h_link2, "noc_h_link2", x->noc_h_link[2]},
+        {NPU_CNT_noc_h_link3, "noc_h_link3", x->noc_h_link[3]},
+        {NPU_CNT_noc_v_link0, "noc_v_link0", x->noc_v_link[0]},
+        {NPU_CNT_noc_v_link1, "noc_v_link1", x->noc_v_link[1]},
+        {NPU_CNT_noc_v_link2, "noc_v_link2", x->noc_v_link[2]},
+        {NPU_CNT_noc_v_link3, "noc_v_link3", x->noc_v_link[3]},
+    };
+    for (size_t i = 0; i < sizeof noc / sizeof noc[0]; i++)
+        if (c[noc[i].id] != noc[i].want) {
+            snprintf(msg, n, "counter %s = %llu, the program implies %llu", noc[i].name,
+                     (unsigned long long)c[noc[i].id], (unsigned long long)noc[i].want);
+            return -1;
+        }
     if (n)
         msg[0] = '\0';
     return 0;

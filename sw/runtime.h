@@ -138,10 +138,19 @@ int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *ms
 typedef struct npu_array_expect {
     uint64_t busy[NPU_NUM_MODES];
     uint64_t idle_pe_shape;
+    /* NoC (docs/design.md "Counters added for FlexSA"), also implied by the program alone:
+     * V (LDW): one flit per stationary row sent (2S when k is split over two cores: FW, VSW;
+     *   else S), each delivered to every core of the LDW's core mask (all four without one);
+     * H (WAVE): one flit per slot and H channel; a row set's rows cross the link of the cores
+     *   where they enter the array (cores 0/2, and 1/3 for the sets that do not reach them
+     *   through core 0/2's horizontal bypass: VSW's right set, ISW's sets on cores 1/3). */
+    uint64_t noc_v_flits, noc_h_flits, noc_deliveries, lbuf_v_words, lbuf_h_words;
+    uint64_t noc_h_link[4], noc_v_link[4];
 } npu_array_expect_t;
 void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
                            npu_array_expect_t *x);
-/* 0 if busy_<mode> and idle_pe_shape match x, else -1 and the first difference in msg. */
+/* 0 if busy_<mode>, idle_pe_shape and the NoC counters match x, else -1 and the first
+ * difference in msg. */
 int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n);
 
 /* Program length npu_gemm_emit will produce for a plan (without emitting). */
