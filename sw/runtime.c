@@ -149,19 +149,20 @@ static int start_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_bas
     return 0;
 }
 
-int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
-                         const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
-                         uint64_t *cycle)
+int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, const npu_insn_t *prog,
+                  size_t n, uint64_t max_cycles, int (*pred)(npu_sim_t *, void *), void *ctx,
+                  uint64_t *start, uint64_t *cycle)
 {
     uint64_t t0;
     if (start_program(cfg, sim, prog_base, prog, n) != 0)
         return -1;
     t0 = npu_sim_cycle(sim);
+    if (start)
+        *start = t0;
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     while (npu_sim_cycle(sim) - t0 < max_cycles) {
         uint32_t st = npu_sim_csr_read(sim, NPU_CSR_STATUS) & 3u;
-        uint32_t q = npu_sim_csr_read(sim, NPU_CSR_QSTATE);
-        if (npu_sim_csr_read(sim, NPU_CSR_PC_E) == pc && (q >> 30 & 1u)) { /* exec busy on pc */
+        if (pred(sim, ctx)) {
             *cycle = npu_sim_cycle(sim);
             return 0;
         }
@@ -170,6 +171,19 @@ int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_bas
         npu_sim_step(sim, 1);
     }
     return -1;
+}
+
+static int exec_on_pc(npu_sim_t *sim, void *ctx)
+{
+    uint32_t q = npu_sim_csr_read(sim, NPU_CSR_QSTATE);
+    return npu_sim_csr_read(sim, NPU_CSR_PC_E) == *(const uint32_t *)ctx && (q >> 30 & 1u);
+}
+
+int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
+                         uint64_t *cycle)
+{
+    return npu_run_until(cfg, sim, prog_base, prog, n, max_cycles, exec_on_pc, &pc, NULL, cycle);
 }
 
 int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,

@@ -65,6 +65,12 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
  * (npu_sim_cycle; timing does not depend on the data, so a re-run of the same program with the
  * same DRAM timing seed can trace a window around it with npu_sim_trace). Returns 0, or -1 if
  * the program halts first, max_cycles pass or it does not fit the DRAM. */
+/* Starts the program as npu_run_program and steps the simulator one cycle at a time until
+ * pred(sim, ctx) holds (it may read CSRs, e.g. the counters); *start (if not NULL) = the
+ * simulator cycle of the start, *cycle = the cycle pred held (npu_sim_cycle). Returns 0, or -1 if the program halts first, max_cycles pass or it does not fit the DRAM. */
+int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, const npu_insn_t *prog,
+                  size_t n, uint64_t max_cycles, int (*pred)(npu_sim_t *, void *), void *ctx,
+                  uint64_t *start, uint64_t *cycle);
 int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
                          const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
                          uint64_t *cycle);
