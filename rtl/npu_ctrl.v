@@ -59,12 +59,14 @@ module npu_ctrl #(
     output wire                e2s_avail,
     output wire                s2e_avail,
     // performance counter increments, 16 bits each, index order of NPU_COUNTERS
-    input  wire [NCNT*16-1:0]  cnt_inc
+    input  wire [NCNT*16-1:0]  cnt_inc,
+    // NoC head flits (npu_top), frozen with the error so the host sees the stuck flit
+    input  wire [31:0]         noc_state
 );
 `include "npu_defs.vh"
     reg  [1:0]  state;
     reg  [7:0]  e_code;
-    reg  [31:0] e_pc, e_info;
+    reg  [31:0] e_pc, e_info, e_noc;
     reg  [31:0] wd_limit, wd_cnt;
     reg         srst;
     reg         run_q;              // run, one cycle late (counter pipeline)
@@ -128,7 +130,7 @@ module npu_ctrl #(
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            state <= ST_IDLE; e_code <= ERR_NONE; e_pc <= 0; e_info <= 0;
+            state <= ST_IDLE; e_code <= ERR_NONE; e_pc <= 0; e_info <= 0; e_noc <= 0;
             prog_base <= 0; prog_len <= 0; wd_limit <= WATCHDOG_CYCLES; wd_cnt <= 0;
             srst <= 1'b0; fetch_start <= 1'b0;
             for (i = 0; i < 4; i = i + 1) tok[i] <= 8'd0;
@@ -140,11 +142,12 @@ module npu_ctrl #(
             if (csr_we && csr_addr == CSR_WATCHDOG)  wd_limit  <= csr_wdata;
             if (start) begin
                 state  <= ST_RUNNING;
-                e_code <= ERR_NONE; e_pc <= 0; e_info <= 0; wd_cnt <= 0;
+                e_code <= ERR_NONE; e_pc <= 0; e_info <= 0; e_noc <= 0; wd_cnt <= 0;
                 for (i = 0; i < 4; i = i + 1) tok[i] <= 8'd0;
             end else if (run) begin
                 tok[0] <= tok_next0; tok[1] <= tok_next1; tok[2] <= tok_next2; tok[3] <= tok_next3;
                 wd_cnt <= progress ? 32'd0 : wd_cnt + 32'd1;
+                e_noc  <= noc_state;   // kept from the last running cycle: the error's view
                 if (u_err) begin
                     state <= ST_ERROR; e_code <= u_code; e_pc <= u_pc; e_info <= u_info;
                 end else if (|tok_ov) begin
@@ -210,6 +213,7 @@ module npu_ctrl #(
             CSR_PC_E:      csr_rdata = pc_e;
             CSR_PC_S:      csr_rdata = pc_s;
             CSR_FETCH_PC:  csr_rdata = fetch_pc;
+            CSR_NOCSTATE:  csr_rdata = state == ST_RUNNING ? noc_state : e_noc;
             default: begin
                 if (csr_addr >= CSR_CNT_LO && {20'd0, ci_lo} < NCNT)
                     csr_rdata = cnt[ci_lo[CIW-1:0]][31:0];

@@ -25,7 +25,8 @@ module npu_noc #(
     output wire                       err_nodest,
     output wire                       cnt_flit,
     output wire [NEP-1:0]             cnt_link,   // per endpoint: a flit crossed its link
-    output reg  [$clog2(NEP+1)-1:0]   cnt_deliv
+    output reg  [$clog2(NEP+1)-1:0]   cnt_deliv,
+    output wire [NEP-1:0]             blocked     // endpoints a waiting flit cannot enter yet
 );
     localparam integer HW = S * 16;   // bits kept by one endpoint
     localparam integer DW = $clog2(NEP + 1);
@@ -46,6 +47,7 @@ module npu_noc #(
     assign err_nodest = fire && (dest == {NEP{1'b0}});
     assign cnt_flit   = fire;
     assign cnt_link   = {NEP{fire}} & dest;
+    assign blocked    = {NEP{in_vld}} & dest & ~can_take;   // the watchdog's view (NOCSTATE)
 
     integer i;
     always @(*) begin

@@ -78,6 +78,7 @@ module npu_top #(
     wire [2:0]  push_e2l, push_e2s;
     wire        l2e_avail, e2l_avail, e2s_avail, s2e_avail;
     reg  [NUM_COUNTERS*16-1:0] cnt_inc;
+    wire [31:0] noc_state;                  // NOCSTATE CSR (assigned by the NoC wiring below)
     wire        progress;
     wire [QCW-1:0] ql_cnt, qe_cnt, qs_cnt;
 
@@ -102,7 +103,7 @@ module npu_top #(
         .pop_l2e(pop_l2e), .pop_e2l(pop_e2l), .pop_e2s(pop_e2s), .pop_s2e(pop_s2e),
         .push_l2e(push_l2e), .push_e2l(push_e2l), .push_e2s(push_e2s), .push_s2e(push_s2e),
         .l2e_avail(l2e_avail), .e2l_avail(e2l_avail), .e2s_avail(e2s_avail), .s2e_avail(s2e_avail),
-        .cnt_inc(cnt_inc)
+        .cnt_inc(cnt_inc), .noc_state(noc_state)
     );
 
     function [3:0] sat4(input [QCW-1:0] v);
@@ -296,6 +297,7 @@ module npu_top #(
     wire [3:0]  nh_deliv;                           // per channel, 2 bits
     wire [2:0]  nv_deliv;
     wire [3:0]  nh_link, nhc_link, nv_link;
+    wire [3:0]  nv_blocked, nh_blocked;             // per endpoint (H: per channel, 2 bits)
 
     generate
         for (e = 0; e < 2; e = e + 1) begin : g_hch
@@ -307,7 +309,7 @@ module npu_top #(
                 .out_vld(nhc_vld[e*2 +: 2]), .out_rdy(nhc_rdy[e*2 +: 2]),
                 .out_data(nhc_data[e*2*S*16 +: 2*S*16]),
                 .err_nodest(nh_nodest[e]), .cnt_flit(nh_flit[e]), .cnt_link(nhc_link[e*2 +: 2]),
-                .cnt_deliv(nh_deliv[e*2 +: 2])
+                .cnt_deliv(nh_deliv[e*2 +: 2]), .blocked(nh_blocked[e*2 +: 2])
             );
         end
         // core q = 2e + c is endpoint e of channel c = q % 2
@@ -324,8 +326,16 @@ module npu_top #(
         .in_vld(v_vld), .in_rdy(v_rdy), .in_gid(v_gid), .in_data(v_data),
         .accept(accept), .half(v_half),
         .out_vld(nv_vld), .out_rdy(nv_rdy), .out_data(nv_data),
-        .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_link(nv_link), .cnt_deliv(nv_deliv)
+        .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_link(nv_link), .cnt_deliv(nv_deliv),
+        .blocked(nv_blocked)
     );
+    // NOCSTATE (docs/design.md §3): the head flit of each channel, so a deadlock report names a
+    // stuck flit: per channel waiting, blocked (some destination cannot take it), group ID, and
+    // the destinations not ready. V [9:0], H channel L [19:10], H channel R [29:20].
+    assign noc_state = {2'd0,
+                        2'd0, nh_blocked[3:2], h_gid[7:4], h_vld[1] && !h_rdy[1], h_vld[1],
+                        2'd0, nh_blocked[1:0], h_gid[3:0], h_vld[0] && !h_rdy[0], h_vld[0],
+                        nv_blocked, v_gid, v_vld && !v_rdy, v_vld};
 
     wire [3:0] lbh_empty, lbh_full, lbh_pop, lbv_empty, lbv_full, lbv_pop;
     wire [4*S*16-1:0] lbh_dout, lbv_dout;

@@ -64,7 +64,8 @@
     X(PC_L,      0x0B, "read-only: index of the LOAD instruction in progress")   \
     X(PC_E,      0x0C, "read-only: index of the EXEC instruction in progress")   \
     X(PC_S,      0x0D, "read-only: index of the STORE instruction in progress")  \
-    X(FETCH_PC,  0x0E, "read-only: next instruction index to fetch")
+    X(FETCH_PC,  0x0E, "read-only: next instruction index to fetch")              \
+    X(NOCSTATE,  0x0F, "read-only: NoC head flits per channel (frozen at an error)")
 #define NPU_CSR_CNT_LO 0x100 /* counter i low 32 bits at 0x100 + i */
 #define NPU_CSR_CNT_HI 0x200 /* counter i high 32 bits at 0x200 + i */
 

@@ -106,12 +106,20 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                 npu_error_text(r->run.err) ? npu_error_text(r->run.err) : "unknown code",
                 (unsigned)r->run.err_pc, faulting_insn(r, buf, sizeof buf),
                 (unsigned)r->run.err_info);
+        if (r->run.err == NPU_ERR_DEADLOCK) {
+            npu_qstate_str(r->run.err_info, buf, sizeof buf);
+            fprintf(f, "  deadlock     %s\n", buf);
+            npu_nocstate_str(r->run.nocstate, buf, sizeof buf);
+            fprintf(f, "               %s (NOCSTATE 0x%08x)\n", buf, (unsigned)r->run.nocstate);
+        }
     }
     if (r->rc == NPU_GEMM_TIMEOUT) {
         npu_qstate_str(r->run.qstate, buf, sizeof buf);
         fprintf(f, "  timeout      at cycle %llu; %s; PC_L %u PC_E %u PC_S %u FETCH_PC %u\n",
                 u(r->run.end_cycle), buf, (unsigned)r->run.pc_l, (unsigned)r->run.pc_e,
                 (unsigned)r->run.pc_s, (unsigned)r->run.fetch_pc);
+        npu_nocstate_str(r->run.nocstate, buf, sizeof buf);
+        fprintf(f, "               %s (NOCSTATE 0x%08x)\n", buf, (unsigned)r->run.nocstate);
     }
     if (r->mismatches) {
         npu_gemm_loc_t loc;

@@ -65,6 +65,34 @@ int npu_qstate_str(uint32_t q, char *buf, size_t n)
                     (unsigned)((q >> 30) & 1u), (unsigned)((q >> 31) & 1u));
 }
 
+int npu_nocstate_str(uint32_t q, char *buf, size_t n)
+{
+    /* field layout: rtl/npu_top.v noc_state; V endpoints = cores 0..3, H-L endpoints = cores
+     * 0, 2, H-R = cores 1, 3 */
+    static const char *const ch[3] = {"V", "H-L", "H-R"};
+    static const unsigned core[3][4] = {{0, 1, 2, 3}, {0, 2, 0, 0}, {1, 3, 0, 0}};
+    size_t len = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int c = 0; c < 3; c++) {
+        uint32_t f = q >> (10 * c) & 0x3FFu;
+        unsigned nep = c ? 2 : 4, blk = f >> 6 & ((1u << nep) - 1);
+        if (!(f & 1u))
+            continue;
+        int k = snprintf(buf + len, len < n ? n - len : 0, "%s%s flit gid %u %s", len ? "; " : "NoC ",
+                         ch[c], (unsigned)(f >> 2 & 15u), f & 2u ? "blocked on core" : "moving");
+        len += k > 0 ? (size_t)k : 0;
+        for (unsigned e = 0; e < nep && (f & 2u); e++)
+            if (blk >> e & 1u) {
+                k = snprintf(buf + len, len < n ? n - len : 0, " %u", core[c][e]);
+                len += k > 0 ? (size_t)k : 0;
+            }
+    }
+    if (!len)
+        return snprintf(buf, n, "NoC idle");
+    return (int)len;
+}
+
 /* ---- allocator and layout --------------------------------------------------------------- */
 
 void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes)
@@ -214,6 +242,7 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     r->pc_e = npu_sim_csr_read(sim, NPU_CSR_PC_E);
     r->pc_s = npu_sim_csr_read(sim, NPU_CSR_PC_S);
     r->fetch_pc = npu_sim_csr_read(sim, NPU_CSR_FETCH_PC);
+    r->nocstate = npu_sim_csr_read(sim, NPU_CSR_NOCSTATE);
     for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++) {
         uint64_t lo = npu_sim_csr_read(sim, NPU_CSR_CNT_LO + i);
         uint64_t hi = npu_sim_csr_read(sim, NPU_CSR_CNT_HI + i);

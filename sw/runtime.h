@@ -22,6 +22,9 @@ const char *npu_state_name(unsigned state);
 const char *npu_csr_name(unsigned addr);
 /* "lq=1 eq=2 sq=0 l2e=0 e2l=1 e2s=0 s2e=0 fetch_done=1 busy=-E-" style decoding of QSTATE. */
 int npu_qstate_str(uint32_t qstate, char *buf, size_t n);
+/* Decoding of NOCSTATE, the head flit of each NoC channel (V, H channel L = cores 0/2, H channel
+ * R = cores 1/3): "NoC idle", or per waiting channel "H-L flit gid 5 blocked on core 2". */
+int npu_nocstate_str(uint32_t nocstate, char *buf, size_t n);
 
 /* ---- DRAM bump allocator: from 0 (program first), every block beat-aligned ---- */
 typedef struct npu_alloc {
@@ -50,6 +53,7 @@ typedef struct npu_run_result {
     int halted;                       /* npu_sim_run returned 1 */
     unsigned state, err;              /* STATUS[1:0], STATUS[15:8] */
     uint32_t status, err_pc, err_info, qstate, pc_l, pc_e, pc_s, fetch_pc;
+    uint32_t nocstate;  /* NOCSTATE at the end (frozen at an error) */
     uint64_t start_cycle, end_cycle;  /* npu_sim_cycle around the run */
     double wall_s;                    /* wall-clock time of npu_sim_run */
     uint64_t cnt[NPU_NUM_COUNTERS];   /* performance counters (lo 0x100+i, hi 0x200+i) */

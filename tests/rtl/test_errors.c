@@ -4,6 +4,7 @@
  * descriptors, misaligned program, token overflow, and a deadlock caught by the watchdog.
  */
 #include "rtl_common.h"
+#include <string.h>
 
 #define PUSH(p, expr) do { npu_insn_t _i; cr_assert_eq((expr), 0); \
                            cr_assert_eq(npu_prog_push(&(p), &_i), 0); } while (0)
@@ -161,6 +162,33 @@ Test(errors, deadlock_watchdog)
     uint64_t cycles = r.end_cycle - r.start_cycle;
     cr_assert(cycles >= (uint64_t)cfg.watchdog_cycles && cycles < 2ull * cfg.watchdog_cycles + 1000,
               "deadlock reported after %llu cycles", (unsigned long long)cycles);
+    npu_sim_close(s);
+    npu_prog_free(&p);
+}
+
+/* The watchdog's report includes the NoC: NOCSTATE (frozen at the error) gives each channel's
+ * head flit, waiting or blocked, its group ID and the cores it cannot enter yet. Here the tile of
+ * bank 0 reaches cores 0-2 only (masked LDWs, ISW), so the WAVE on bank 0 never issues: DEADLOCK
+ * at the WAVE, and the NoC is idle (no flit is stuck: the wait is in EXEC, not in the NoC). */
+Test(errors, deadlock_reports_noc_state)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s;
+    npu_prog_t p; npu_prog_init(&p);
+    for (unsigned q = 0; q < 3; q++)
+        PUSH(p, npu_enc_ldw_cores(I, 0, NPU_MODE_ISW, 0x100, 1, S, S, 1u << q));
+    PUSH(p, npu_enc_wave(I, 0, NPU_MODE_ISW, 0, 2u * (unsigned)cfg.obuf_rows, 0, 1, S, S, 0));
+    npu_run_result_t r;
+    npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
+    int rc = npu_run_program(&cfg, s, 0, p.insn, p.n, 10ull * cfg.watchdog_cycles, &r);
+    cr_assert_eq(rc, NPU_RUN_ERROR, "rc %d", rc);
+    cr_assert_eq(r.err, NPU_ERR_DEADLOCK, "error %s", npu_error_name(r.err));
+    cr_assert_eq(r.err_pc, 3u, "the WAVE is the stuck instruction, not pc %u", (unsigned)r.err_pc);
+    char buf[256];
+    npu_nocstate_str(r.nocstate, buf, sizeof buf);
+    cr_assert_eq(r.nocstate & 0x100401u, 0u,
+                 "no flit waits in the NoC: NOCSTATE 0x%08x %s", (unsigned)r.nocstate, buf);
+    cr_assert_str_eq(buf, "NoC idle");
     npu_sim_close(s);
     npu_prog_free(&p);
 }
