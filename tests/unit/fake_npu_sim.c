@@ -434,6 +434,7 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *c
             continue;
         d = stage(u, MEM_WB, (size_t)(wtile(s, f->wbank, q) - s->wb), (size_t)S * S * 2);
         ndel++;
+        s->cnt[NPU_CNT_noc_v_link0 + q] += S; /* the core's S rows cross its V link */
         for (unsigned r = 0; r < S; r++)
             if (ro + r < f->k && ro + r >= f->k_lo)
                 memcpy(d + (size_t)r * S * 2,
@@ -534,6 +535,28 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
                                  : f->mode == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f->m;
     s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
     s->cnt[NPU_CNT_lbuf_h_words] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
+    /* H links: rows enter at cores 0/2 (cores 1/3 get them over the bypass) except VSW's right
+     * set and ISW's sets of cores 1/3, which enter there */
+    switch (f->mode) {
+    case NPU_MODE_FW:
+        s->cnt[NPU_CNT_noc_h_link0] += f->m;
+        s->cnt[NPU_CNT_noc_h_link2] += f->m;
+        break;
+    case NPU_MODE_HSW:
+        s->cnt[NPU_CNT_noc_h_link0] += ws.len[0];
+        s->cnt[NPU_CNT_noc_h_link2] += ws.len[1];
+        break;
+    case NPU_MODE_VSW:
+        s->cnt[NPU_CNT_noc_h_link0] += ws.len[0];
+        s->cnt[NPU_CNT_noc_h_link2] += ws.len[0];
+        s->cnt[NPU_CNT_noc_h_link1] += ws.len[1];
+        s->cnt[NPU_CNT_noc_h_link3] += ws.len[1];
+        break;
+    default:
+        for (unsigned j = 0; j < 4; j++)
+            s->cnt[NPU_CNT_noc_h_link0 + isw_core[j]] += ws.len[j];
+        break;
+    }
     s->cnt[NPU_CNT_obuf_writes] += (uint64_t)f->m * width;
     *cost = ws.len[0] + 2u * F;
     return 0;
