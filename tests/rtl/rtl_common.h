@@ -61,9 +61,12 @@ static inline uint64_t rtl_budget(const npu_cfg_t *cfg, int M, int N, int K)
 /* Runs one GEMM on a fresh model (DRAM stalls seeded by `seed`, operands from
  * npu_random_operands(seed), exactly as the CLI does) and asserts PASS. A failure names the
  * shape, the first mismatch and the one command that replays it. bw = 0: the config's default. */
-static inline void rtl_gemm_check(const npu_cfg_t *cfg, int M, int N, int K, int ta, int tb,
-                                  uint64_t seed, unsigned stall_pct, double bw,
-                                  npu_gemm_report_t *out)
+/* One GEMM on a fresh model under the emitter's mapping policy emit (NPU_EMIT_FW = 1G1C,
+ * NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C), bit-exact and every counter checked;
+ * a failure names the first wrong element's tile and prints the replay command. */
+static inline void rtl_gemm_check_policy(const npu_cfg_t *cfg, int M, int N, int K, int ta, int tb,
+                                         uint64_t seed, unsigned stall_pct, double bw, int emit,
+                                         npu_gemm_report_t *out)
 {
     int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K);
     int16_t *B = malloc(sizeof(int16_t) * (size_t)K * N);
@@ -71,7 +74,8 @@ static inline void rtl_gemm_check(const npu_cfg_t *cfg, int M, int N, int K, int
     npu_random_operands(M, N, K, seed, A, B);
     npu_sim_t *s = rtl_open(cfg, stall_pct, bw, seed);
     npu_gemm_report_t r;
-    int rc = npu_gemm_run(cfg, s, M, N, K, A, B, ta, tb, NULL, rtl_budget(cfg, M, N, K), &r);
+    int rc = npu_gemm_run_modes(cfg, s, M, N, K, A, B, ta, tb, emit, NULL, rtl_budget(cfg, M, N, K), &r);
+    const char *pol = emit == NPU_EMIT_FLEXSA ? " --policy flexsa" : emit == NPU_EMIT_1G4C ? " --policy 1g4c" : "";
     char bwopt[48] = "";
     if (bw > 0)
         snprintf(bwopt, sizeof bwopt, " --dram-bw %g", bw);
@@ -83,16 +87,23 @@ static inline void rtl_gemm_check(const npu_cfg_t *cfg, int M, int N, int K, int
     cr_assert_eq(rc, NPU_GEMM_PASS,
                  "GEMM %dx%dx%d transA=%d transB=%d seed=%llu: %s (%s) err=%s pc=%u "
                  "first mismatch C[%d][%d]=%d expected %d (%s); %s %s\n"
-                 "  replay: build/%s/npu gemm -m %d -n %d -k %d --seed %llu --stall-pct %u%s%s%s",
+                 "  replay: build/%s/npu gemm -m %d -n %d -k %d --seed %llu --stall-pct %u%s%s%s%s",
                  M, N, K, ta, tb, (unsigned long long)seed, npu_gemm_rc_name(rc),
                  npu_state_name(r.run.state), npu_error_name(r.run.err) ? npu_error_name(r.run.err) : "?",
                  (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp, where,
                  r.counters_msg, r.host_msg, cfg->name, M, N, K, (unsigned long long)seed,
-                 stall_pct, bwopt, ta ? " --trans-a" : "", tb ? " --trans-b" : "");
+                 stall_pct, bwopt, ta ? " --trans-a" : "", tb ? " --trans-b" : "", pol);
     if (out) *out = r; else npu_gemm_report_free(&r);
     npu_sim_close(s);
     free(A);
     free(B);
+}
+
+static inline void rtl_gemm_check(const npu_cfg_t *cfg, int M, int N, int K, int ta, int tb,
+                                  uint64_t seed, unsigned stall_pct, double bw,
+                                  npu_gemm_report_t *out)
+{
+    rtl_gemm_check_policy(cfg, M, N, K, ta, tb, seed, stall_pct, bw, NPU_EMIT_FW, out);
 }
 
 #endif
