@@ -146,6 +146,8 @@ typedef struct opcode {
     long exec_wait_st; /* STORE op whose completion the DRAINs wait for (-1: none) */
     int has_store;
     int first_drain;   /* index in ex of the first DRAIN */
+    int sync_store;    /* the next op loads into the range this op stores (acc_in): a SYNC_E
+                          after the DRAINs waits for the STORE, and the loads wait for it */
 } opcode_t;
 
 typedef struct em {
@@ -193,8 +195,9 @@ static long tile_bytes(const npu_bwd_args_t *a, int t)
     }
 }
 
-/* LOAD of a tile into the SPM word `word` (tensor's layout, see train_emit.h) */
-static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsigned word)
+/* LOAD of a tile into the SPM word `word` (tensor's layout, see train_emit.h); a partial
+ * comes from the spill area, or with `sum` from the gradient tensor itself (acc_in) */
+static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsigned word, int sum)
 {
     const npu_bwd_args_t *a = e->a;
     const npu_bwd_io_t *io = &a->io;
@@ -220,12 +223,12 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsi
                           (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
         break;
     case NPU_TT_DX: /* spilled partial */
-        d = io->px + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
+        d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, (uint32_t)d, word,
                           (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
         break;
     case NPU_TT_DW:
-        d = io->pw + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
+        d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, (uint32_t)d, word,
                           (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
         break;
@@ -428,17 +431,22 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
             oc[i].load_req = -1;
             oc[i].exec_wait_st = -1;
             /* operands and the partial: loaded where the plan says, else found where they are */
+            int sum_in = o->first && ((a->acc_in >> o->grad) & 1u); /* an earlier part's sum */
             for (int r = 0; r < 3; r++) {
-                int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : ac->reload;
+                int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : ac->reload || sum_in;
                 long want = r == 0 ? ac->slot_a : r == 1 ? ac->slot_b : ac->slot_acc;
                 long bytes = tile_bytes(a, tens[r]);
-                if (r == 2 && o->first) {
+                if (r == 2 && o->first && !sum_in) {
                     slot[r] = want; /* a new accumulator */
                 } else if (load) {
                     long ex, sv;
                     slot[r] = want;
                     use_last(&bk, want, want + bytes, &ex, &sv);
-                    if (sv >= 0) { /* a STORE read this range last: go through EXEC op i-1 */
+                    if (sv >= 0 && sv == i - 1 && r == 2 && sum_in) {
+                        oc[i - 1].sync_store = 1; /* through a SYNC_E behind op i-1's STORE */
+                        if (ex < i - 1)
+                            ex = i - 1;
+                    } else if (sv >= 0) { /* a STORE read this range last: go through EXEC op i-1 */
                         if (sv >= i - 1) {
                             fail(&e, "op %ld: slot %ld is reloaded right after op %ld stores it", i, want, sv);
                             break;
@@ -450,9 +458,14 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                     }
                     if (ex > oc[i].load_req)
                         oc[i].load_req = ex;
-                    emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(want / e.B));
+                    emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(want / e.B), r == 2 && sum_in);
                     if (st) {
-                        if (r == 2)
+                        if (r == 2 && sum_in) {
+                            st->accum_loads++;
+                            st->accum_adds += o->grad == NPU_TG_DX
+                                                  ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
+                                                  : (long)ext(a->K, a->Tk, o->k) * ext(a->N, a->Tn, o->n);
+                        } else if (r == 2)
                             st->reloads[tens[r]]++;
                         else
                             st->loads[tens[r]]++;
@@ -464,7 +477,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         use_last(&bk, sl, sl + bytes, &ex, &sv);
                         if (ex > oc[i].load_req)
                             oc[i].load_req = ex;
-                        emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(sl / e.B));
+                        emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(sl / e.B), 0);
                         slot[r] = sl;
                         if (st) {
                             st->loads[tens[r]]++;
@@ -503,7 +516,8 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                     oc[i].exec_wait_st = last_store_op[0]; /* bounded lag behind the STOREs */
             }
             oc[i].first_drain = emit_exec(&e, &oc[i].ex, i, o, (unsigned)(slot[0] / e.B),
-                                          (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B), !o->first);
+                                          (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B),
+                                          !o->first || sum_in);
             for (int r = 0; r < 3; r++) {
                 use_ent_t *u = use_get(&bk, slot[r], slot[r] + tile_bytes(a, tens[r]));
                 if (!u) {
@@ -538,8 +552,19 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     /* pass 2: tokens (each producer pushes exactly what a consumer pops) */
     {
         long waited_l = -1, waited_s = -1;
-        for (long i = 0; i < n; i++) {
+        for (long i = 0; i < n && !e.err; i++) {
             opcode_t *c = &oc[i];
+            size_t last_drain = c->ex.n - 1;
+            if (c->sync_store) { /* SYNC_E: pops the op's STORE token, then stands for the op */
+                npu_insn_t in;
+                if (!c->has_store || c->exec_wait_st >= i) {
+                    fail(&e, "op %ld: a SYNC behind a store it does not have", i);
+                    break;
+                }
+                push(&e, &c->ex, npu_enc_sync(&in, NPU_OP_SYNC_E), &in, "SYNC_E");
+                tok(&c->ex, c->ex.n - 1, NPU_TOK_POP_NEXT);
+                tok(&c->sto, 0, NPU_TOK_PUSH_PREV);
+            }
             if (c->ld.n) { /* l2e: the op's last load -> its first EXEC instruction */
                 tok(&c->ld, c->ld.n - 1, NPU_TOK_PUSH_NEXT);
                 tok(&c->ex, 0, NPU_TOK_POP_PREV);
@@ -554,8 +579,10 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                 tok(&oc[c->exec_wait_st].sto, 0, NPU_TOK_PUSH_PREV);
                 waited_s = c->exec_wait_st;
             }
+            if (c->sync_store) /* later ops are behind the SYNC_E: nothing else pops this STORE */
+                waited_s = i;
             if (c->has_store) { /* e2s: the op's last DRAIN -> its STORE */
-                tok(&c->ex, c->ex.n - 1, NPU_TOK_PUSH_NEXT);
+                tok(&c->ex, last_drain, NPU_TOK_PUSH_NEXT);
                 tok(&c->sto, 0, NPU_TOK_POP_PREV);
             }
         }

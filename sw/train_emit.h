@@ -52,6 +52,11 @@ typedef struct npu_bwd_args {
     npu_torder_t order;     /* SEQ, INTERLEAVE, DXMAJOR or DWMAJOR */
     int policy;             /* NPU_EMIT_FW or NPU_EMIT_FLEXSA (modes per wave) */
     long budget;            /* pin window bytes; <= 0: the SPM left after the stream slots */
+    unsigned acc_in;        /* bit NPU_TG_DX / NPU_TG_DW: that gradient's tensor in DRAM
+                               (io.dx / io.dw) already holds the partial sum of an earlier
+                               partition part (train_partition.h): each output tile's first
+                               contribution loads it (tag PARTIAL) into its accumulator and
+                               adds (DRAIN acc) instead of starting from zero */
     npu_bwd_io_t io;
 } npu_bwd_args_t;
 
@@ -64,6 +69,9 @@ typedef struct npu_bwd_stats {
     long plan_misses;               /* operands the plan called resident that were not (loaded
                                        into a scratch slot instead) */
     uint64_t macs;                  /* 2 M N K */
+    long accum_loads;               /* acc_in: tiles of an earlier part's sum loaded */
+    long accum_adds;                /* acc_in: element additions combining the parts (the real
+                                       extents of those tiles: M*K for dX, K*N for dW) */
 } npu_bwd_stats_t;
 
 /* Default tiles for a configuration: 2 x 2S each (clipped to the dims rounded up to 2S). */
