@@ -245,13 +245,22 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     npu_prog_t prog, part;
     char msg[200];
     uint64_t B = c->beat;
-    int rc;
+    int rc, align;
     L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
     L->fused = 1;
     L->order = order;
     L->part = c->part;
+    {   /* the split is aligned to the layer's tile along the split dim (as in the model) */
+        npu_bwd_args_t la;
+        memset(&la, 0, sizeof la);
+        la.M = L->M;
+        la.K = L->K;
+        la.N = L->N;
+        bwd_tiles(c, &la);
+        align = c->part == NPU_TPART_M ? la.Tm : c->part == NPU_TPART_N ? la.Tn : la.Tk;
+    }
     if (npu_tpart_split(c->part, c->part == NPU_TPART_NONE ? 1 : NPU_TRAIN_PARTS, L->M, L->N, L->K,
-                        2 * c->cfg->s, 4, &pl) != 0) {
+                        align, 4, &pl) != 0) {
         snprintf(L->msg, sizeof L->msg, "%s: partition %s failed", npu_torder_name(order),
                  npu_tpart_name(c->part));
         return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
