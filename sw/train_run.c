@@ -213,6 +213,27 @@ static void bwd_tiles(const ctx_t *c, npu_bwd_args_t *a)
     }
 }
 
+/* The DRAM side of a (sub-)GEMM at element offsets (m0, n0, k0) of the layer's tensors
+ * (2S-aligned offsets: whole beats). */
+static void bwd_io(const ctx_t *c, npu_bwd_io_t *io, long m0, long n0, long k0, const dtensor_t *X,
+                   const dtensor_t *W, const dtensor_t *dY, const dtensor_t *dX, const dtensor_t *dW,
+                   const dtensor_t *pX, const dtensor_t *pW)
+{
+    uint64_t B = c->beat, m = (uint64_t)m0, n = (uint64_t)n0, k = (uint64_t)k0;
+    io->x = (uint32_t)(X->addr + m * X->pitch * B + 2u * k);
+    io->w = (uint32_t)(W->addr + k * W->pitch * B + 2u * n);
+    io->dy = (uint32_t)(dY->addr + m * dY->pitch * B + 2u * n);
+    io->dx = (uint32_t)(dX->addr + m * dX->pitch * B + 4u * k);
+    io->dw = (uint32_t)(dW->addr + k * dW->pitch * B + 4u * n);
+    io->px = (uint32_t)(pX->addr + m * pX->pitch * B + 4u * k);
+    io->pw = (uint32_t)(pW->addr + k * pW->pitch * B + 4u * n);
+    io->pitch_x = X->pitch;
+    io->pitch_w = W->pitch;
+    io->pitch_dy = dY->pitch;
+    io->pitch_dx = dX->pitch;
+    io->pitch_dw = dW->pitch;
+}
+
 /* Appends the SYNC barrier between two parts to prog (train_run.h): the last STORE so far
  * pushes s2e, SYNC_E pops it and pushes e2l, SYNC_L pops it. 0 or -1. */
 static int part_barrier(npu_prog_t *prog)
@@ -244,8 +265,7 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     npu_tpart_plan_t pl;
     npu_prog_t prog, part;
     char msg[200];
-    uint64_t B = c->beat;
-    int rc, align;
+    int rc, align, T = 1;
     L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
     L->fused = 1;
     L->order = order;
@@ -257,7 +277,7 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
         la.K = L->K;
         la.N = L->N;
         bwd_tiles(c, &la);
-        align = c->part == NPU_TPART_M ? la.Tm : c->part == NPU_TPART_N ? la.Tn : la.Tk;
+        align = T = c->part == NPU_TPART_M ? la.Tm : c->part == NPU_TPART_N ? la.Tn : la.Tk;
     }
     if (npu_tpart_split(c->part, c->part == NPU_TPART_NONE ? 1 : NPU_TRAIN_PARTS, L->M, L->N, L->K,
                         align, 4, &pl) != 0) {
@@ -269,6 +289,39 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     L->accum_expect = pl.accum_elems;
     npu_prog_init(&prog);
     npu_prog_init(&part);
+    L->part_seq = 0;
+    {   /* one schedule: the order's nest part after part (train_emit.h), the partials of the
+         * summed gradient kept on chip by the residency plan */
+        npu_bwd_args_t a;
+        npu_bwd_stats_t st;
+        memset(&a, 0, sizeof a);
+        a.M = L->M;
+        a.K = L->K;
+        a.N = L->N;
+        bwd_tiles(c, &a);
+        a.order = order;
+        a.policy = c->policy;
+        a.nparts = pl.nparts;
+        a.part_dim = c->part == NPU_TPART_M ? NPU_TD_M : c->part == NPU_TPART_N ? NPU_TD_N : NPU_TD_K;
+        for (int p = 0; p < pl.nparts; p++) {
+            const npu_tsub_t *sp = &pl.part[p];
+            long off = c->part == NPU_TPART_M ? sp->m0 : c->part == NPU_TPART_N ? sp->n0 : sp->k0;
+            long len = c->part == NPU_TPART_M ? sp->M : c->part == NPU_TPART_N ? sp->N : sp->K;
+            a.part_t0[p] = (int)(off / T);
+            a.part_t0[p + 1] = (int)((off + len + T - 1) / T);
+        }
+        bwd_io(c, &a.io, 0, 0, 0, X, W, dY, dX, dW, pX, pW);
+        if (npu_bwd_emit(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
+            L->dy_tile_loads = st.loads[NPU_TT_DY];
+            L->dy_tiles = st.dy_compulsory;
+            L->spills = st.spills[NPU_TT_DX] + st.spills[NPU_TT_DW];
+            L->reloads = st.reloads[NPU_TT_DX] + st.reloads[NPU_TT_DW];
+            L->accum_adds = st.accum_adds;
+            goto run;
+        }
+        prog.n = 0; /* the plan does not hold across the parts: the parts in sequence */
+        L->part_seq = 1;
+    }
     for (int p = 0; p < pl.nparts; p++) {
         const npu_tsub_t *sp = &pl.part[p];
         npu_bwd_args_t a;
@@ -281,19 +334,7 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
         a.order = order;
         a.policy = c->policy;
         a.acc_in = p > 0 && pl.accum_grad >= 0 ? 1u << pl.accum_grad : 0;
-        /* the part's corner of every tensor (2S-aligned offsets: whole beats) */
-        a.io.x = (uint32_t)(X->addr + (uint64_t)sp->m0 * X->pitch * B + 2u * (uint64_t)sp->k0);
-        a.io.w = (uint32_t)(W->addr + (uint64_t)sp->k0 * W->pitch * B + 2u * (uint64_t)sp->n0);
-        a.io.dy = (uint32_t)(dY->addr + (uint64_t)sp->m0 * dY->pitch * B + 2u * (uint64_t)sp->n0);
-        a.io.dx = (uint32_t)(dX->addr + (uint64_t)sp->m0 * dX->pitch * B + 4u * (uint64_t)sp->k0);
-        a.io.dw = (uint32_t)(dW->addr + (uint64_t)sp->k0 * dW->pitch * B + 4u * (uint64_t)sp->n0);
-        a.io.px = (uint32_t)(pX->addr + (uint64_t)sp->m0 * pX->pitch * B + 4u * (uint64_t)sp->k0);
-        a.io.pw = (uint32_t)(pW->addr + (uint64_t)sp->k0 * pW->pitch * B + 4u * (uint64_t)sp->n0);
-        a.io.pitch_x = X->pitch;
-        a.io.pitch_w = W->pitch;
-        a.io.pitch_dy = dY->pitch;
-        a.io.pitch_dx = dX->pitch;
-        a.io.pitch_dw = dW->pitch;
+        bwd_io(c, &a.io, sp->m0, sp->n0, sp->k0, X, W, dY, dX, dW, pX, pW);
         part.n = 0;
         if (npu_bwd_emit(c->cfg, &a, &part, &st, msg, sizeof msg) != 0 ||
             (p > 0 && part_barrier(&prog) != 0)) {
@@ -316,6 +357,7 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
         L->reloads += st.reloads[NPU_TT_DX] + st.reloads[NPU_TT_DW];
         L->accum_adds += st.accum_adds;
     }
+run:
     npu_prog_free(&part);
     rc = run_prog(c, L, NPU_PASS_DX, &prog);
     npu_prog_free(&prog);

@@ -79,6 +79,8 @@ typedef struct npu_train_layer {
                                             dwmajor (each run on the RTL, the fastest kept) */
     npu_tpart_t part;                    /* partitioning run (knn resolved; NONE for layer 0) */
     int nparts;                          /* parts of the split (1 for NONE) */
+    int part_seq;                        /* 1: the parts ran as separate schedules in sequence
+                                            (the one-schedule plan failed) */
     long accum_adds;                     /* element additions combining the parts' partials
                                             (counted from the DRAIN acc of the loaded sums) */
     long accum_expect;                   /* the plan's (nparts - 1) * (K*N or M*K) */

@@ -93,7 +93,8 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
             snprintf(dw, sizeof dw, "(fused)");
         char part[16] = "-"; /* scheme x parts; layer 0 (no dX) is not partitioned */
         if (L->part != NPU_TPART_NONE)
-            snprintf(part, sizeof part, "%sx%d", npu_tpart_name(L->part), L->nparts);
+            snprintf(part, sizeof part, "%sx%d%s", npu_tpart_name(L->part), L->nparts,
+                     L->part_seq ? "s" : ""); /* s: the parts as separate schedules */
         else if (L->has_dx)
             snprintf(part, sizeof part, "none");
         if (!a->quiet)
