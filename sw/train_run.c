@@ -264,23 +264,25 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
 {
     npu_tpart_plan_t pl;
     npu_prog_t prog, part;
+    npu_bwd_args_t a; /* the whole layer */
     char msg[200];
-    int rc, align, T = 1;
+    int rc, T;
     L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
     L->fused = 1;
     L->order = order;
     L->part = c->part;
-    {   /* the split is aligned to the layer's tile along the split dim (as in the model) */
-        npu_bwd_args_t la;
-        memset(&la, 0, sizeof la);
-        la.M = L->M;
-        la.K = L->K;
-        la.N = L->N;
-        bwd_tiles(c, &la);
-        align = T = c->part == NPU_TPART_M ? la.Tm : c->part == NPU_TPART_N ? la.Tn : la.Tk;
-    }
+    memset(&a, 0, sizeof a);
+    a.M = L->M;
+    a.K = L->K;
+    a.N = L->N;
+    bwd_tiles(c, &a);
+    a.order = order;
+    a.policy = c->policy;
+    bwd_io(c, &a.io, 0, 0, 0, X, W, dY, dX, dW, pX, pW);
+    /* the split is aligned to the layer's tile along the split dim (as in the model) */
+    T = c->part == NPU_TPART_M ? a.Tm : c->part == NPU_TPART_N ? a.Tn : a.Tk;
     if (npu_tpart_split(c->part, c->part == NPU_TPART_NONE ? 1 : NPU_TRAIN_PARTS, L->M, L->N, L->K,
-                        align, 4, &pl) != 0) {
+                        T, 4, &pl) != 0) {
         snprintf(L->msg, sizeof L->msg, "%s: partition %s failed", npu_torder_name(order),
                  npu_tpart_name(c->part));
         return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
@@ -292,15 +294,7 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     L->part_seq = 0;
     {   /* one schedule: the order's nest part after part (train_emit.h), the partials of the
          * summed gradient kept on chip by the residency plan */
-        npu_bwd_args_t a;
         npu_bwd_stats_t st;
-        memset(&a, 0, sizeof a);
-        a.M = L->M;
-        a.K = L->K;
-        a.N = L->N;
-        bwd_tiles(c, &a);
-        a.order = order;
-        a.policy = c->policy;
         a.nparts = pl.nparts;
         a.part_dim = c->part == NPU_TPART_M ? NPU_TD_M : c->part == NPU_TPART_N ? NPU_TD_N : NPU_TD_K;
         for (int p = 0; p < pl.nparts; p++) {
@@ -310,7 +304,6 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
             a.part_t0[p] = (int)(off / T);
             a.part_t0[p + 1] = (int)((off + len + T - 1) / T);
         }
-        bwd_io(c, &a.io, 0, 0, 0, X, W, dY, dX, dW, pX, pW);
         if (npu_bwd_emit(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
             L->dy_tile_loads = st.loads[NPU_TT_DY];
             L->dy_tiles = st.dy_compulsory;
@@ -324,19 +317,17 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     }
     for (int p = 0; p < pl.nparts; p++) {
         const npu_tsub_t *sp = &pl.part[p];
-        npu_bwd_args_t a;
+        npu_bwd_args_t pa = a; /* the part: its dims, tiles and corner */
         npu_bwd_stats_t st;
-        memset(&a, 0, sizeof a);
-        a.M = (int)sp->M;
-        a.K = (int)sp->K;
-        a.N = (int)sp->N;
-        bwd_tiles(c, &a);
-        a.order = order;
-        a.policy = c->policy;
-        a.acc_in = p > 0 && pl.accum_grad >= 0 ? 1u << pl.accum_grad : 0;
-        bwd_io(c, &a.io, sp->m0, sp->n0, sp->k0, X, W, dY, dX, dW, pX, pW);
+        pa.M = (int)sp->M;
+        pa.K = (int)sp->K;
+        pa.N = (int)sp->N;
+        pa.nparts = 0;
+        bwd_tiles(c, &pa);
+        pa.acc_in = p > 0 && pl.accum_grad >= 0 ? 1u << pl.accum_grad : 0;
+        bwd_io(c, &pa.io, sp->m0, sp->n0, sp->k0, X, W, dY, dX, dW, pX, pW);
         part.n = 0;
-        if (npu_bwd_emit(c->cfg, &a, &part, &st, msg, sizeof msg) != 0 ||
+        if (npu_bwd_emit(c->cfg, &pa, &part, &st, msg, sizeof msg) != 0 ||
             (p > 0 && part_barrier(&prog) != 0)) {
             npu_prog_free(&prog);
             npu_prog_free(&part);

@@ -7,7 +7,7 @@
  * (nparts - 1) * (M*K) (N), 0 for K. The layer (M, K, N) is the second layer of a two-layer MLP
  * (the first has no dX and is not partitioned).
  *
- * Random shapes: NPU_TRAIN_RANDOM of them (default 4 in make test; tests/regress.sh sets 100),
+ * Random shapes: NPU_TRAIN_RANDOM of them (default 24 in make test; tests/regress.sh sets 100),
  * each under one (order, partitioning) pair, the pairs cycling through all 24.
  */
 #include <string.h>
@@ -90,7 +90,7 @@ Test(train_part, random_shapes, .timeout = 3600)
 {
     npu_cfg_t cfg = rtl_cfg();
     const char *e = getenv("NPU_TRAIN_RANDOM");
-    int n = e ? atoi(e) : 4;
+    int n = e ? atoi(e) : 24;
     uint64_t x = rtl_seed(93) | 1;
     for (int t = 0; t < n; t++) {
         int M = 1 + (int)(rtl_rand(&x) % (uint64_t)(24 * cfg.s));
