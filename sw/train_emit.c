@@ -182,6 +182,13 @@ static void push(em_t *e, npu_prog_t *p, int rc, const npu_insn_t *in, const cha
 /* element extent of tile index i of a dim of size D and tile T */
 static int ext(int D, int T, int i) { return imin(T, D - i * T); }
 
+/* elements of a backward op's output tile (real extents) */
+static long out_elems(const npu_bwd_args_t *a, const npu_tileop_t *o)
+{
+    return o->grad == NPU_TG_DX ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
+                                : (long)ext(a->K, a->Tk, o->k) * ext(a->N, a->Tn, o->n);
+}
+
 /* SPM bytes of a full tile of tensor t */
 static long tile_bytes(const npu_bwd_args_t *a, int t)
 {
@@ -552,9 +559,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                     if (st) {
                         if (r == 2 && sum_in) {
                             st->accum_loads++;
-                            st->accum_adds += o->grad == NPU_TG_DX
-                                                  ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
-                                                  : (long)ext(a->K, a->Tk, o->k) * ext(a->N, a->Tn, o->n);
+                            st->accum_adds += out_elems(a, o);
                         } else if (r == 2)
                             st->reloads[tens[r]]++;
                         else
@@ -609,9 +614,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                                           (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B),
                                           !o->first || sum_in);
             if (pstart && pstart[i] && st)
-                st->accum_adds += o->grad == NPU_TG_DX
-                                      ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
-                                      : (long)ext(a->K, a->Tk, o->k) * ext(a->N, a->Tn, o->n);
+                st->accum_adds += out_elems(a, o);
             for (int r = 0; r < 3; r++) {
                 use_ent_t *u = use_get(&bk, slot[r], slot[r] + tile_bytes(a, tens[r]));
                 if (!u) {

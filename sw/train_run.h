@@ -20,18 +20,19 @@
  * train_emit.h (one program for dX and dW); AUTO is Algorithm 1 per layer; ORACLE runs the
  * four concrete orders of each layer on the RTL (all must be exact) and keeps the fastest.
  *
- * Partitioning (mlp->partition, train_partition.h, brief 000 section 2.9): the backward of a
- * layer with dX is split into NPU_TRAIN_PARTS sub-GEMMs along M, N or K (2S-aligned, balanced;
- * fewer parts when the dim is small). The parts run one after another in ONE program, each
- * lowered by train_emit under the layer's order (seq included: train_emit's SEQ schedule) and
- * the policy, with every operand address offset to the part (whole beats: the split is
- * 2S-aligned). A SYNC barrier separates the parts (the last STORE of part p pushes s2e,
- * SYNC_E pops it and pushes e2l, SYNC_L pops it). The gradient the split sums (dW for M, dX
- * for N) is combined on chip: part p > 0 loads the running sum written by part p - 1 into its
- * accumulator and adds its partial with DRAIN acc (SPM += OBUF); the adds are counted
- * (accum_adds) and equal the plan's (nparts - 1) * (K*N or M*K). The MAC counter stays exactly
- * 2*M*N*K. KNN: the partition of each layer is predicted (k = 1) from the model's labels of
- * the paper's quad-core layer set (train_layers "server4").
+ * Partitioning (mlp->partition, train_partition.h, brief 000 section 2.9; docs/training.md
+ * section 10): the backward of a layer with dX is split into NPU_TRAIN_PARTS parts along M, N
+ * or K, balanced in units of the layer's tile along that dim (fewer parts when the dim has
+ * fewer tiles). One fused program (train_emit, seq included: its SEQ schedule) runs the
+ * order's nest part after part over the parts' tile ranges; the gradient the split sums (dW
+ * for M, dX for N) is combined on chip by DRAIN acc (SPM += OBUF) into one accumulator per
+ * tile, pinned or spilled by the residency plan. When that emission fails, the parts are
+ * emitted as separate sub-GEMMs (addresses offset to the part) behind a SYNC barrier (the
+ * last STORE of part p pushes s2e, SYNC_E pops it and pushes e2l, SYNC_L pops it), and part
+ * p > 0 loads the running sum part p - 1 stored and adds to it with DRAIN acc (part_seq).
+ * The combining adds are counted (accum_adds) and equal the plan's (nparts - 1) * (K*N or
+ * M*K); the MAC counter stays exactly 2*M*N*K. KNN: the partition of each layer is predicted
+ * (k = 1) from the model's labels of the paper's quad-core layer set (train_layers "server4").
  */
 #ifndef NPU_TRAIN_RUN_H
 #define NPU_TRAIN_RUN_H
