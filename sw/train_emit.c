@@ -146,6 +146,8 @@ typedef struct opcode {
     long exec_wait_st; /* STORE op whose completion the DRAINs wait for (-1: none) */
     int has_store;
     int first_drain;   /* index in ex of the first DRAIN */
+    int sync_store;    /* the next op loads into the range this op stores (acc_in): a SYNC_E
+                          after the DRAINs waits for the STORE, and the loads wait for it */
 } opcode_t;
 
 typedef struct em {
@@ -180,6 +182,13 @@ static void push(em_t *e, npu_prog_t *p, int rc, const npu_insn_t *in, const cha
 /* element extent of tile index i of a dim of size D and tile T */
 static int ext(int D, int T, int i) { return imin(T, D - i * T); }
 
+/* elements of a backward op's output tile (real extents) */
+static long out_elems(const npu_bwd_args_t *a, const npu_tileop_t *o)
+{
+    return o->grad == NPU_TG_DX ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
+                                : (long)ext(a->K, a->Tk, o->k) * ext(a->N, a->Tn, o->n);
+}
+
 /* SPM bytes of a full tile of tensor t */
 static long tile_bytes(const npu_bwd_args_t *a, int t)
 {
@@ -193,8 +202,9 @@ static long tile_bytes(const npu_bwd_args_t *a, int t)
     }
 }
 
-/* LOAD of a tile into the SPM word `word` (tensor's layout, see train_emit.h) */
-static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsigned word)
+/* LOAD of a tile into the SPM word `word` (tensor's layout, see train_emit.h); a partial
+ * comes from the spill area, or with `sum` from the gradient tensor itself (acc_in) */
+static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsigned word, int sum)
 {
     const npu_bwd_args_t *a = e->a;
     const npu_bwd_io_t *io = &a->io;
@@ -220,12 +230,12 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsi
                           (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
         break;
     case NPU_TT_DX: /* spilled partial */
-        d = io->px + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
+        d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, (uint32_t)d, word,
                           (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
         break;
     case NPU_TT_DW:
-        d = io->pw + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
+        d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, (uint32_t)d, word,
                           (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
         break;
@@ -315,6 +325,80 @@ static void tok(npu_prog_t *p, size_t idx, unsigned flag)
         npu_insn_tok(&p->insn[idx], flag);
 }
 
+/* nparts > 1: rewrites ops[0..n) as the schedule's nest run part after part over the tile
+ * ranges of a->part_dim, with first/last over the whole sequence; *pstart[i] = 1 when op i is
+ * a later part's first contribution to an output tile an earlier part started (its DRAIN acc
+ * combines the parts). 0, or -1 with the reason in e. */
+static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, long n,
+                         uint8_t **pstart)
+{
+    const npu_bwd_args_t *a = e->a;
+    long w = 0, ntile[3], *total = NULL, *seen = NULL;
+    int *lastp = NULL, *partof = NULL;
+    ntile[NPU_TG_FWD] = 0;
+    ntile[NPU_TG_DX] = (long)e->Mt * e->Kt;
+    ntile[NPU_TG_DW] = (long)e->Kt * e->Nt;
+    if (a->nparts > NPU_TPART_MAX || a->part_dim < NPU_TD_M || a->part_dim > NPU_TD_K) {
+        fail(e, "bad partition");
+        return -1;
+    }
+    total = calloc((size_t)(ntile[1] + ntile[2]), sizeof *total);
+    seen = calloc((size_t)(ntile[1] + ntile[2]), sizeof *seen);
+    lastp = calloc((size_t)(ntile[1] + ntile[2]), sizeof *lastp);
+    partof = malloc((size_t)n * sizeof *partof);
+    *pstart = calloc((size_t)n, 1);
+    if (!total || !seen || !lastp || !partof || !*pstart) {
+        fail(e, "out of memory");
+        goto done;
+    }
+    for (int p = 0; p < a->nparts && !e->err; p++) {
+        int sub[3] = {e->Mt, e->Nt, e->Kt}, t0 = a->part_t0[p];
+        long c;
+        sub[a->part_dim] = a->part_t0[p + 1] - t0;
+        if (sub[a->part_dim] < 1 || (c = npu_train_order_ex(sched, sub[0], sub[1], sub[2], ops + w,
+                                                            (size_t)(n - w))) < 0) {
+            fail(e, "part %d: bad tile range", p);
+            break;
+        }
+        for (long j = w; j < w + c; j++) {
+            if (a->part_dim == NPU_TD_M)
+                ops[j].m += t0;
+            else if (a->part_dim == NPU_TD_N)
+                ops[j].n += t0;
+            else
+                ops[j].k += t0;
+            partof[j] = p;
+        }
+        w += c;
+    }
+    if (!e->err && w != n)
+        fail(e, "the parts cover %ld of %ld tile-ops", w, n);
+    for (int pass = 0; pass < 2 && !e->err; pass++)
+        for (long j = 0; j < n; j++) {
+            npu_tileop_t *o = &ops[j];
+            long t = o->grad == NPU_TG_DX ? (long)o->m * e->Kt + o->k
+                                          : ntile[1] + (long)o->k * e->Nt + o->n;
+            if (o->grad != NPU_TG_DX && o->grad != NPU_TG_DW) {
+                fail(e, "not a backward op");
+                break;
+            }
+            if (pass == 0) {
+                total[t]++;
+                continue;
+            }
+            o->first = seen[t] == 0;
+            (*pstart)[j] = seen[t] > 0 && partof[j] != lastp[t];
+            lastp[t] = partof[j];
+            o->last = ++seen[t] == total[t];
+        }
+done:
+    free(total);
+    free(seen);
+    free(lastp);
+    free(partof);
+    return e->err ? -1 : 0;
+}
+
 int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                  npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
@@ -327,6 +411,8 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     npu_tres_action_t *act = NULL;
     npu_tres_counts_t cnt;
     opcode_t *oc = NULL;
+    uint8_t *pstart = NULL; /* nparts > 1: op i starts a later part's share of its tile */
+    uint8_t *spill_ok[2] = {NULL, NULL}; /* per dW / dX tile: its spill area is current */
     long n = 0, maxop = 0, spm_bytes, scratch, stream;
     long soff[2][NPU_TT_COUNT];
     char dummy[8];
@@ -394,9 +480,14 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     ops = malloc((size_t)n * sizeof *ops);
     act = malloc((size_t)n * sizeof *act);
     oc = calloc((size_t)n, sizeof *oc);
-    if (!ops || !act || !oc || npu_train_order_ex(&sched, e.Mt, e.Nt, e.Kt, ops, (size_t)n) != n ||
-        npu_tres_plan(&sched, &rc, &plan) != 0 || npu_tres_run(&plan, ops, (size_t)n, act, &cnt) != 0) {
-        fail(&e, "ordering or residency planning failed");
+    if (!ops || !act || !oc || npu_train_order_ex(&sched, e.Mt, e.Nt, e.Kt, ops, (size_t)n) != n) {
+        fail(&e, "ordering failed");
+        goto out;
+    }
+    if (a->nparts > 1 && part_sequence(&e, &sched, ops, n, &pstart) != 0)
+        goto out;
+    if (npu_tres_plan(&sched, &rc, &plan) != 0 || npu_tres_run(&plan, ops, (size_t)n, act, &cnt) != 0) {
+        fail(&e, "residency planning failed");
         goto out;
     }
     for (int t = 0; t < NPU_TT_COUNT; t++)
@@ -406,6 +497,12 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
         }
 
     /* pass 1: per op, its instructions and what they wait for (in op order) */
+    spill_ok[0] = calloc((size_t)e.Kt * (size_t)e.Nt, 1);
+    spill_ok[1] = calloc((size_t)e.Mt * (size_t)e.Kt, 1);
+    if (!spill_ok[0] || !spill_ok[1]) {
+        fail(&e, "out of memory");
+        goto out;
+    }
     {
         long last_store_op[NPU_TEMIT_STORE_LAG + 1];
         int nls = 0;
@@ -428,17 +525,25 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
             oc[i].load_req = -1;
             oc[i].exec_wait_st = -1;
             /* operands and the partial: loaded where the plan says, else found where they are */
+            int sum_in = o->first && ((a->acc_in >> o->grad) & 1u); /* an earlier part's sum */
+            /* a reload of a partial whose spill is not current (the plan's scopes do not
+             * follow the parts: nparts > 1) takes the partial where it still is, else fails */
+            int stale = ac->reload && !sum_in && !spill_ok[o->grad == NPU_TG_DX][tile[2]];
             for (int r = 0; r < 3; r++) {
-                int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : ac->reload;
+                int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : (ac->reload && !stale) || sum_in;
                 long want = r == 0 ? ac->slot_a : r == 1 ? ac->slot_b : ac->slot_acc;
                 long bytes = tile_bytes(a, tens[r]);
-                if (r == 2 && o->first) {
+                if (r == 2 && o->first && !sum_in) {
                     slot[r] = want; /* a new accumulator */
                 } else if (load) {
                     long ex, sv;
                     slot[r] = want;
                     use_last(&bk, want, want + bytes, &ex, &sv);
-                    if (sv >= 0) { /* a STORE read this range last: go through EXEC op i-1 */
+                    if (sv >= 0 && sv == i - 1 && r == 2 && sum_in) {
+                        oc[i - 1].sync_store = 1; /* through a SYNC_E behind op i-1's STORE */
+                        if (ex < i - 1)
+                            ex = i - 1;
+                    } else if (sv >= 0) { /* a STORE read this range last: go through EXEC op i-1 */
                         if (sv >= i - 1) {
                             fail(&e, "op %ld: slot %ld is reloaded right after op %ld stores it", i, want, sv);
                             break;
@@ -450,9 +555,12 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                     }
                     if (ex > oc[i].load_req)
                         oc[i].load_req = ex;
-                    emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(want / e.B));
+                    emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(want / e.B), r == 2 && sum_in);
                     if (st) {
-                        if (r == 2)
+                        if (r == 2 && sum_in) {
+                            st->accum_loads++;
+                            st->accum_adds += out_elems(a, o);
+                        } else if (r == 2)
                             st->reloads[tens[r]]++;
                         else
                             st->loads[tens[r]]++;
@@ -464,7 +572,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         use_last(&bk, sl, sl + bytes, &ex, &sv);
                         if (ex > oc[i].load_req)
                             oc[i].load_req = ex;
-                        emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(sl / e.B));
+                        emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(sl / e.B), 0);
                         slot[r] = sl;
                         if (st) {
                             st->loads[tens[r]]++;
@@ -503,7 +611,10 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                     oc[i].exec_wait_st = last_store_op[0]; /* bounded lag behind the STOREs */
             }
             oc[i].first_drain = emit_exec(&e, &oc[i].ex, i, o, (unsigned)(slot[0] / e.B),
-                                          (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B), !o->first);
+                                          (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B),
+                                          !o->first || sum_in);
+            if (pstart && pstart[i] && st)
+                st->accum_adds += out_elems(a, o);
             for (int r = 0; r < 3; r++) {
                 use_ent_t *u = use_get(&bk, slot[r], slot[r] + tile_bytes(a, tens[r]));
                 if (!u) {
@@ -512,6 +623,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                 }
                 u->last_exec = i;
             }
+            spill_ok[o->grad == NPU_TG_DX][tile[2]] = ac->spill && !ac->store;
             if (ac->spill || ac->store) {
                 use_ent_t *u = use_get(&bk, slot[2], slot[2] + tile_bytes(a, to));
                 emit_store(&e, &oc[i].sto, o, (unsigned)(slot[2] / e.B), ac->spill && !ac->store);
@@ -538,8 +650,19 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     /* pass 2: tokens (each producer pushes exactly what a consumer pops) */
     {
         long waited_l = -1, waited_s = -1;
-        for (long i = 0; i < n; i++) {
+        for (long i = 0; i < n && !e.err; i++) {
             opcode_t *c = &oc[i];
+            size_t last_drain = c->ex.n - 1;
+            if (c->sync_store) { /* SYNC_E: pops the op's STORE token, then stands for the op */
+                npu_insn_t in;
+                if (!c->has_store || c->exec_wait_st >= i) {
+                    fail(&e, "op %ld: a SYNC behind a store it does not have", i);
+                    break;
+                }
+                push(&e, &c->ex, npu_enc_sync(&in, NPU_OP_SYNC_E), &in, "SYNC_E");
+                tok(&c->ex, c->ex.n - 1, NPU_TOK_POP_NEXT);
+                tok(&c->sto, 0, NPU_TOK_PUSH_PREV);
+            }
             if (c->ld.n) { /* l2e: the op's last load -> its first EXEC instruction */
                 tok(&c->ld, c->ld.n - 1, NPU_TOK_PUSH_NEXT);
                 tok(&c->ex, 0, NPU_TOK_POP_PREV);
@@ -554,8 +677,10 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                 tok(&oc[c->exec_wait_st].sto, 0, NPU_TOK_PUSH_PREV);
                 waited_s = c->exec_wait_st;
             }
+            if (c->sync_store) /* later ops are behind the SYNC_E: nothing else pops this STORE */
+                waited_s = i;
             if (c->has_store) { /* e2s: the op's last DRAIN -> its STORE */
-                tok(&c->ex, c->ex.n - 1, NPU_TOK_PUSH_NEXT);
+                tok(&c->ex, last_drain, NPU_TOK_PUSH_NEXT);
                 tok(&c->sto, 0, NPU_TOK_POP_PREV);
             }
         }
@@ -587,6 +712,9 @@ out:
             npu_prog_free(&oc[i].sto);
         }
     free(oc);
+    free(pstart);
+    free(spill_ok[0]);
+    free(spill_ok[1]);
     free(ops);
     free(act);
     free(bk.res);

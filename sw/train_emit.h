@@ -34,6 +34,7 @@
 #include "isa.h"
 #include "npu_cfg.h"
 #include "train_order.h"
+#include "train_partition.h"
 #include "train_residency.h"
 
 #define NPU_TEMIT_STORE_LAG 6
@@ -52,6 +53,18 @@ typedef struct npu_bwd_args {
     npu_torder_t order;     /* SEQ, INTERLEAVE, DXMAJOR or DWMAJOR */
     int policy;             /* NPU_EMIT_FW or NPU_EMIT_FLEXSA (modes per wave) */
     long budget;            /* pin window bytes; <= 0: the SPM left after the stream slots */
+    unsigned acc_in;        /* bit NPU_TG_DX / NPU_TG_DW: that gradient's tensor in DRAM
+                               (io.dx / io.dw) already holds the partial sum of an earlier
+                               partition part (train_partition.h): each output tile's first
+                               contribution loads it (tag PARTIAL) into its accumulator and
+                               adds (DRAIN acc) instead of starting from zero */
+    /* Partitioning in one schedule (train_run.h): nparts > 1 runs the order's nest part after
+     * part over tile ranges [part_t0[p], part_t0[p+1]) of dim part_dim (npu_tdim_t); the
+     * first/last flags and the residency plan cover the whole sequence, so a partial of the
+     * gradient the split sums stays on chip (or is spilled by the plan) across the parts. */
+    int nparts;
+    int part_dim;
+    int part_t0[NPU_TPART_MAX + 1];
     npu_bwd_io_t io;
 } npu_bwd_args_t;
 
@@ -64,6 +77,11 @@ typedef struct npu_bwd_stats {
     long plan_misses;               /* operands the plan called resident that were not (loaded
                                        into a scratch slot instead) */
     uint64_t macs;                  /* 2 M N K */
+    long accum_loads;               /* acc_in: tiles of an earlier part's sum loaded */
+    long accum_adds;                /* element additions combining the parts (acc_in: the loaded
+                                       sums; nparts > 1: the DRAIN acc of each part's first
+                                       contribution to a tile an earlier part started), real
+                                       extents: (P-1)*M*K for dX, (P-1)*K*N for dW */
 } npu_bwd_stats_t;
 
 /* Default tiles for a configuration: 2 x 2S each (clipped to the dims rounded up to 2S). */

@@ -10,6 +10,7 @@
 #include "golden.h"
 #include "runtime.h"
 #include "train_emit.h"
+#include "train_layers.h"
 
 int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp)
 {
@@ -60,6 +61,7 @@ typedef struct ctx {
     npu_train_result_t *r;
     int dead;          /* an earlier program ended in an NPU error: later ones are not run */
     int tile;          /* fused tiles (0: default) */
+    npu_tpart_t part;  /* partitioning of the layer being run (NONE, M, N, K) */
 } ctx_t;
 
 static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
@@ -199,56 +201,155 @@ static int run_gemm(ctx_t *c, npu_train_layer_t *L, int pass, int M, int N, int 
     return L->rc[pass];
 }
 
+/* Tiles of a (sub-)GEMM: the defaults, or c->tile clipped to the dims rounded up to 2S. */
+static void bwd_tiles(const ctx_t *c, npu_bwd_args_t *a)
+{
+    int F = 2 * c->cfg->s;
+    npu_bwd_default_tiles(c->cfg, a->M, a->K, a->N, &a->Tm, &a->Tn, &a->Tk);
+    if (c->tile > 0) {
+        a->Tm = c->tile < (a->M + F - 1) / F * F ? c->tile : (a->M + F - 1) / F * F;
+        a->Tn = c->tile < (a->N + F - 1) / F * F ? c->tile : (a->N + F - 1) / F * F;
+        a->Tk = c->tile < (a->K + F - 1) / F * F ? c->tile : (a->K + F - 1) / F * F;
+    }
+}
+
+/* The DRAM side of a (sub-)GEMM at element offsets (m0, n0, k0) of the layer's tensors
+ * (2S-aligned offsets: whole beats). */
+static void bwd_io(const ctx_t *c, npu_bwd_io_t *io, long m0, long n0, long k0, const dtensor_t *X,
+                   const dtensor_t *W, const dtensor_t *dY, const dtensor_t *dX, const dtensor_t *dW,
+                   const dtensor_t *pX, const dtensor_t *pW)
+{
+    uint64_t B = c->beat, m = (uint64_t)m0, n = (uint64_t)n0, k = (uint64_t)k0;
+    io->x = (uint32_t)(X->addr + m * X->pitch * B + 2u * k);
+    io->w = (uint32_t)(W->addr + k * W->pitch * B + 2u * n);
+    io->dy = (uint32_t)(dY->addr + m * dY->pitch * B + 2u * n);
+    io->dx = (uint32_t)(dX->addr + m * dX->pitch * B + 4u * k);
+    io->dw = (uint32_t)(dW->addr + k * dW->pitch * B + 4u * n);
+    io->px = (uint32_t)(pX->addr + m * pX->pitch * B + 4u * k);
+    io->pw = (uint32_t)(pW->addr + k * pW->pitch * B + 4u * n);
+    io->pitch_x = X->pitch;
+    io->pitch_w = W->pitch;
+    io->pitch_dy = dY->pitch;
+    io->pitch_dx = dX->pitch;
+    io->pitch_dw = dW->pitch;
+}
+
+/* Appends the SYNC barrier between two parts to prog (train_run.h): the last STORE so far
+ * pushes s2e, SYNC_E pops it and pushes e2l, SYNC_L pops it. 0 or -1. */
+static int part_barrier(npu_prog_t *prog)
+{
+    npu_insn_t in;
+    size_t i = prog->n;
+    while (i > 0 && npu_insn_op(&prog->insn[i - 1]) != NPU_OP_STORE)
+        i--;
+    if (i == 0 || (npu_insn_tokens(&prog->insn[i - 1]) & NPU_TOK_PUSH_PREV))
+        return -1; /* a part ends with the final store of its last op, which nothing waits for */
+    npu_insn_tok(&prog->insn[i - 1], NPU_TOK_PUSH_PREV);
+    if (npu_enc_sync(&in, NPU_OP_SYNC_E) != 0)
+        return -1;
+    npu_insn_tok(&in, NPU_TOK_POP_NEXT | NPU_TOK_PUSH_PREV);
+    if (npu_prog_push(prog, &in) != 0 || npu_enc_sync(&in, NPU_OP_SYNC_L) != 0)
+        return -1;
+    npu_insn_tok(&in, NPU_TOK_POP_NEXT);
+    return npu_prog_push(prog, &in);
+}
+
 /* The fused backward of a layer (train_emit.h): dX and dW in one program under a concrete
- * order; both checked against golden. Cycles go to the dx pass (the dw pass is marked run). */
+ * order (seq too when partitioned), split into the parts of c->part (one part for NONE); both
+ * gradients checked against golden. Cycles go to the dx pass (the dw pass is marked run). */
 static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const dtensor_t *X,
                      const dtensor_t *W, const dtensor_t *dY, const dtensor_t *dX,
                      const dtensor_t *dW, const dtensor_t *pX, const dtensor_t *pW,
                      const int32_t *gold_dx, const int32_t *gold_dw)
 {
-    npu_bwd_args_t a;
-    npu_bwd_stats_t st;
-    npu_prog_t prog;
+    npu_tpart_plan_t pl;
+    npu_prog_t prog, part;
+    npu_bwd_args_t a; /* the whole layer */
     char msg[200];
-    int rc;
+    int rc, T;
+    L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
+    L->fused = 1;
+    L->order = order;
+    L->part = c->part;
     memset(&a, 0, sizeof a);
     a.M = L->M;
     a.K = L->K;
     a.N = L->N;
-    npu_bwd_default_tiles(c->cfg, a.M, a.K, a.N, &a.Tm, &a.Tn, &a.Tk);
-    if (c->tile > 0) {
-        int F = 2 * c->cfg->s;
-        a.Tm = c->tile < (a.M + F - 1) / F * F ? c->tile : (a.M + F - 1) / F * F;
-        a.Tn = c->tile < (a.N + F - 1) / F * F ? c->tile : (a.N + F - 1) / F * F;
-        a.Tk = c->tile < (a.K + F - 1) / F * F ? c->tile : (a.K + F - 1) / F * F;
-    }
+    bwd_tiles(c, &a);
     a.order = order;
     a.policy = c->policy;
-    a.io.x = (uint32_t)X->addr;
-    a.io.w = (uint32_t)W->addr;
-    a.io.dy = (uint32_t)dY->addr;
-    a.io.dx = (uint32_t)dX->addr;
-    a.io.dw = (uint32_t)dW->addr;
-    a.io.px = (uint32_t)pX->addr;
-    a.io.pw = (uint32_t)pW->addr;
-    a.io.pitch_x = X->pitch;
-    a.io.pitch_w = W->pitch;
-    a.io.pitch_dy = dY->pitch;
-    a.io.pitch_dx = dX->pitch;
-    a.io.pitch_dw = dW->pitch;
-    L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
-    L->fused = 1;
-    L->order = order;
-    npu_prog_init(&prog);
-    if (npu_bwd_emit(c->cfg, &a, &prog, &st, msg, sizeof msg) != 0) {
-        npu_prog_free(&prog);
-        snprintf(L->msg, sizeof L->msg, "%s: %s", npu_torder_name(order), msg);
+    bwd_io(c, &a.io, 0, 0, 0, X, W, dY, dX, dW, pX, pW);
+    /* the split is aligned to the layer's tile along the split dim (as in the model) */
+    T = c->part == NPU_TPART_M ? a.Tm : c->part == NPU_TPART_N ? a.Tn : a.Tk;
+    if (npu_tpart_split(c->part, c->part == NPU_TPART_NONE ? 1 : NPU_TRAIN_PARTS, L->M, L->N, L->K,
+                        T, 4, &pl) != 0) {
+        snprintf(L->msg, sizeof L->msg, "%s: partition %s failed", npu_torder_name(order),
+                 npu_tpart_name(c->part));
         return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
     }
-    L->dy_tile_loads = st.loads[NPU_TT_DY];
-    L->dy_tiles = st.dy_compulsory;
-    L->spills = st.spills[NPU_TT_DX] + st.spills[NPU_TT_DW];
-    L->reloads = st.reloads[NPU_TT_DX] + st.reloads[NPU_TT_DW];
+    L->nparts = pl.nparts;
+    L->accum_expect = pl.accum_elems;
+    npu_prog_init(&prog);
+    npu_prog_init(&part);
+    L->part_seq = 0;
+    {   /* one schedule: the order's nest part after part (train_emit.h), the partials of the
+         * summed gradient kept on chip by the residency plan */
+        npu_bwd_stats_t st;
+        a.nparts = pl.nparts;
+        a.part_dim = c->part == NPU_TPART_M ? NPU_TD_M : c->part == NPU_TPART_N ? NPU_TD_N : NPU_TD_K;
+        for (int p = 0; p < pl.nparts; p++) {
+            const npu_tsub_t *sp = &pl.part[p];
+            long off = c->part == NPU_TPART_M ? sp->m0 : c->part == NPU_TPART_N ? sp->n0 : sp->k0;
+            long len = c->part == NPU_TPART_M ? sp->M : c->part == NPU_TPART_N ? sp->N : sp->K;
+            a.part_t0[p] = (int)(off / T);
+            a.part_t0[p + 1] = (int)((off + len + T - 1) / T);
+        }
+        if (npu_bwd_emit(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
+            L->dy_tile_loads = st.loads[NPU_TT_DY];
+            L->dy_tiles = st.dy_compulsory;
+            L->spills = st.spills[NPU_TT_DX] + st.spills[NPU_TT_DW];
+            L->reloads = st.reloads[NPU_TT_DX] + st.reloads[NPU_TT_DW];
+            L->accum_adds = st.accum_adds;
+            goto run;
+        }
+        prog.n = 0; /* the plan does not hold across the parts: the parts in sequence */
+        L->part_seq = 1;
+    }
+    for (int p = 0; p < pl.nparts; p++) {
+        const npu_tsub_t *sp = &pl.part[p];
+        npu_bwd_args_t pa = a; /* the part: its dims, tiles and corner */
+        npu_bwd_stats_t st;
+        pa.M = (int)sp->M;
+        pa.K = (int)sp->K;
+        pa.N = (int)sp->N;
+        pa.nparts = 0;
+        bwd_tiles(c, &pa);
+        pa.acc_in = p > 0 && pl.accum_grad >= 0 ? 1u << pl.accum_grad : 0;
+        bwd_io(c, &pa.io, sp->m0, sp->n0, sp->k0, X, W, dY, dX, dW, pX, pW);
+        part.n = 0;
+        if (npu_bwd_emit(c->cfg, &pa, &part, &st, msg, sizeof msg) != 0 ||
+            (p > 0 && part_barrier(&prog) != 0)) {
+            npu_prog_free(&prog);
+            npu_prog_free(&part);
+            snprintf(L->msg, sizeof L->msg, "%s part %d/%d: %s", npu_torder_name(order), p,
+                     pl.nparts, msg);
+            return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
+        }
+        for (size_t j = 0; j < part.n; j++)
+            if (npu_prog_push(&prog, &part.insn[j]) != 0) {
+                npu_prog_free(&prog);
+                npu_prog_free(&part);
+                snprintf(L->msg, sizeof L->msg, "out of memory");
+                return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
+            }
+        L->dy_tile_loads += st.loads[NPU_TT_DY];
+        L->dy_tiles += st.dy_compulsory;
+        L->spills += st.spills[NPU_TT_DX] + st.spills[NPU_TT_DW];
+        L->reloads += st.reloads[NPU_TT_DX] + st.reloads[NPU_TT_DW];
+        L->accum_adds += st.accum_adds;
+    }
+run:
+    npu_prog_free(&part);
     rc = run_prog(c, L, NPU_PASS_DX, &prog);
     npu_prog_free(&prog);
     L->rc[NPU_PASS_DW] = rc;
@@ -272,7 +373,9 @@ static int bwd_layer(ctx_t *c, npu_train_layer_t *L, npu_torder_t o, const dtens
     int B = L->M, K = L->K, N = L->N, first = !L->has_dx;
     uint64_t before = L->rd_bytes[NPU_TAG_DY];
     int rc = NPU_GEMM_PASS;
-    if (o != NPU_TORD_SEQ && !first) {
+    L->part = NPU_TPART_NONE;
+    L->nparts = 1;
+    if ((o != NPU_TORD_SEQ || c->part != NPU_TPART_NONE) && !first) {
         rc = run_fused(c, L, o, X, W, dY, dX, dW, pX, pW, gold_dx, gold_dw);
     } else {
         L->order = NPU_TORD_SEQ;
@@ -286,6 +389,53 @@ static int bwd_layer(ctx_t *c, npu_train_layer_t *L, npu_torder_t o, const dtens
     L->dy_rd_bytes = L->rd_bytes[NPU_TAG_DY] - before;
     L->dy_compulsory = (uint64_t)B * dY->pitch * c->beat;
     return rc;
+}
+
+npu_tpart_t npu_train_knn_partition(long M, long K, long N)
+{
+    static npu_knn_sample_t samples[NPU_TL_MAX];
+    static int ns = -1;
+    double f[NPU_KNN_FEATURES];
+    int label;
+    if (ns < 0) { /* train once: the labels train_layers gives the quad-core paper layer set
+                   * (fastest of m, n, k at P = 4 under Algorithm 1's order; the forward, the
+                   * same for every scheme, is left out) */
+        npu_tpcfg_t pc;
+        npu_tm_hw_t hw;
+        npu_tlayer_t *Ls = malloc(sizeof *Ls * NPU_TL_MAX);
+        int n = Ls && npu_tl_config("server4", &pc) == 0 ? npu_tl_layers(&pc, Ls, NPU_TL_MAX) : -1;
+        ns = 0;
+        if (n > 0)
+            npu_tl_hw(&pc, &hw);
+        for (int i = 0; i < n; i++) {
+            npu_tm_layer_t ml = {Ls[i].M, Ls[i].K, Ls[i].N, Ls[i].has_dx};
+            double best = -1;
+            int lab = -1;
+            if (!Ls[i].has_dx)
+                continue;
+            for (int sc = NPU_TPART_M; sc <= NPU_TPART_K; sc++) {
+                npu_tm_opts_t o;
+                npu_tm_result_t res;
+                memset(&o, 0, sizeof o);
+                o.order = NPU_TORD_AUTO;
+                o.part = (npu_tpart_t)sc;
+                o.P = hw.cores;
+                o.fwd_cycles = 1;
+                if (npu_tm_layer_eval(&hw, &ml, &o, &res) == 0 && (lab < 0 || res.cycles < best)) {
+                    best = res.cycles;
+                    lab = sc;
+                }
+            }
+            if (lab < 0)
+                continue;
+            npu_knn_features(Ls[i].M, Ls[i].K, Ls[i].N, samples[ns].f);
+            samples[ns++].label = lab;
+        }
+        free(Ls);
+    }
+    npu_knn_features(M, K, N, f);
+    label = ns > 0 ? npu_knn_predict(samples, ns, f, 1) : -1;
+    return label >= NPU_TPART_M && label <= NPU_TPART_K ? (npu_tpart_t)label : NPU_TPART_M;
 }
 
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
@@ -314,8 +464,13 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
         snprintf(r->msg, sizeof r->msg, "unknown order %d", (int)order);
         return r->rc = -1;
     }
-    if (order != NPU_TORD_SEQ && policy == NPU_EMIT_1G4C) {
-        snprintf(r->msg, sizeof r->msg, "the fused orders run the 1G1C and FlexSA policies");
+    if ((order != NPU_TORD_SEQ || mlp->partition != NPU_TPART_NONE) && policy == NPU_EMIT_1G4C) {
+        snprintf(r->msg, sizeof r->msg, "the fused orders and the partitionings run the 1G1C and "
+                 "FlexSA policies");
+        return r->rc = -1;
+    }
+    if ((unsigned)mlp->partition >= NPU_TPART_COUNT) {
+        snprintf(r->msg, sizeof r->msg, "unknown partitioning %d", (int)mlp->partition);
         return r->rc = -1;
     }
     memset(&c, 0, sizeof c);
@@ -404,6 +559,7 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
             o = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, B, K, N);
         if (i == 0)
             o = NPU_TORD_SEQ; /* the first layer has no dX: its dW alone */
+        c.part = mlp->partition == NPU_TPART_KNN ? npu_train_knn_partition(B, K, N) : mlp->partition;
         if (o == NPU_TORD_ORACLE) {
             /* run every concrete order on the RTL and keep the fastest (all must be exact) */
             npu_train_layer_t start = *L, best;

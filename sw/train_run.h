@@ -19,6 +19,20 @@
  * sequential baseline: dY_i is read from DRAM by both). The fused orders are lowered by
  * train_emit.h (one program for dX and dW); AUTO is Algorithm 1 per layer; ORACLE runs the
  * four concrete orders of each layer on the RTL (all must be exact) and keeps the fastest.
+ *
+ * Partitioning (mlp->partition, train_partition.h, brief 000 section 2.9; docs/training.md
+ * section 10): the backward of a layer with dX is split into NPU_TRAIN_PARTS parts along M, N
+ * or K, balanced in units of the layer's tile along that dim (fewer parts when the dim has
+ * fewer tiles). One fused program (train_emit, seq included: its SEQ schedule) runs the
+ * order's nest part after part over the parts' tile ranges; the gradient the split sums (dW
+ * for M, dX for N) is combined on chip by DRAIN acc (SPM += OBUF) into one accumulator per
+ * tile, pinned or spilled by the residency plan. When that emission fails, the parts are
+ * emitted as separate sub-GEMMs (addresses offset to the part) behind a SYNC barrier (the
+ * last STORE of part p pushes s2e, SYNC_E pops it and pushes e2l, SYNC_L pops it), and part
+ * p > 0 loads the running sum part p - 1 stored and adds to it with DRAIN acc (part_seq).
+ * The combining adds are counted (accum_adds) and equal the plan's (nparts - 1) * (K*N or
+ * M*K); the MAC counter stays exactly 2*M*N*K. KNN: the partition of each layer is predicted
+ * (k = 1) from the model's labels of the paper's quad-core layer set (train_layers "server4").
  */
 #ifndef NPU_TRAIN_RUN_H
 #define NPU_TRAIN_RUN_H
@@ -29,8 +43,10 @@
 #include "npu_defs.h"
 #include "npu_sim.h"
 #include "train_order.h"
+#include "train_partition.h"
 
 #define NPU_TRAIN_MAX_LAYERS 16
+#define NPU_TRAIN_PARTS 4 /* partition parts: one per FlexSA core */
 #define NPU_TRAIN_SHIFT 16
 
 typedef struct npu_mlp {
@@ -39,6 +55,9 @@ typedef struct npu_mlp {
     int dims[NPU_TRAIN_MAX_LAYERS + 1];  /* d_0 .. d_L */
     int tile;                            /* fused orders: Tm = Tn = Tk (multiple of 2S, clipped
                                             to the dims); 0 = npu_bwd_default_tiles */
+    npu_tpart_t partition;               /* backward partitioning of every layer with dX
+                                            (NONE, M, N, K; KNN: npu_train_knn_partition per
+                                            layer); see "Partitioning" above */
 } npu_mlp_t;
 
 enum { NPU_PASS_FWD = 0, NPU_PASS_DX = 1, NPU_PASS_DW = 2, NPU_NUM_PASSES = 3 };
@@ -59,6 +78,13 @@ typedef struct npu_train_layer {
     int has_dx;                          /* not the first layer */
     uint64_t order_cycles[NPU_TORD_AUTO]; /* oracle: backward cycles of seq, interleave, dxmajor,
                                             dwmajor (each run on the RTL, the fastest kept) */
+    npu_tpart_t part;                    /* partitioning run (knn resolved; NONE for layer 0) */
+    int nparts;                          /* parts of the split (1 for NONE) */
+    int part_seq;                        /* 1: the parts ran as separate schedules in sequence
+                                            (the one-schedule plan failed) */
+    long accum_adds;                     /* element additions combining the parts' partials
+                                            (counted from the DRAIN acc of the loaded sums) */
+    long accum_expect;                   /* the plan's (nparts - 1) * (K*N or M*K) */
 } npu_train_layer_t;
 
 typedef struct npu_train_result {
@@ -72,6 +98,10 @@ typedef struct npu_train_result {
 
 /* Parses "64,128,32" into dims (at least two sizes, each 1..65535). 0 or -1. */
 int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp);
+
+/* KNN selector of the partitioning (knn.h): M, N or K for a layer (M, K, N), trained once on
+ * the model labels of train_layers' "server4" set (4 cores); NPU_TPART_M if that fails. */
+npu_tpart_t npu_train_knn_partition(long M, long K, long N);
 
 /* Runs one training step on sim (its DRAM is overwritten). Returns r->rc. */
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,

@@ -34,7 +34,8 @@ check 2 "train without layers" train --batch 4
 check 2 "train with one size" train --layers 64
 check 2 "train with a bad order" train --layers 8,8 --order fastest
 check 0 "train with the oracle order" train --layers 8,8,8 --order oracle --quiet
-check 1 "train partition not on the RTL" train --layers 8,8,8 --partition m --quiet
+check 0 "train partitioned along M" train --layers 8,8,8 --partition m --quiet
+check 0 "train partitioned by the KNN selector" train --layers 9,20,12 --batch 10 --order dwmajor --partition knn --quiet
 check 2 "train bad tile" train --layers 8,8 --tile 0
 check 0 "a fused training step" train --layers 9,20,12 --batch 10 --order dxmajor --quiet
 check 0 "a valid training step" train --layers 12,9,5 --batch 6 --quiet

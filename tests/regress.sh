@@ -53,7 +53,7 @@ while read -r kind c a b x y; do
     total=$((total + 1))
     if [ "$kind" = rtl ]; then
         name="$c-s$a-$(echo "$b" | tr / -)"
-        NPU_SEED=$a NPU_CONV_RANDOM=${NPU_CONV_RANDOM:-40} build/$c/test_rtl --filter "$b" --xml="build/reports/regress-$name.xml" \
+        NPU_SEED=$a NPU_CONV_RANDOM=${NPU_CONV_RANDOM:-40} NPU_TRAIN_RANDOM=${NPU_TRAIN_RANDOM:-100} build/$c/test_rtl --filter "$b" --xml="build/reports/regress-$name.xml" \
             > "build/reports/regress-$name.log" 2>&1
         rc=$?
         replay="NPU_SEED=$a build/$c/test_rtl --filter '$b'"

@@ -88,7 +88,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
-            "       npu train --layers D0,D1,..,DL [--batch B] [--order O] [--partition none]\n"
+            "       npu train --layers D0,D1,..,DL [--batch B] [--order O] [--partition none|m|n|k|knn]\n"
             "                [--tile T]\n"
             "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
             "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"

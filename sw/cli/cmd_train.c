@@ -8,6 +8,7 @@
 #include "gemm_emit.h"
 #include "runtime.h"
 #include "train_order.h"
+#include "train_partition.h"
 #include "train_run.h"
 
 static const char *policy_name(int p)
@@ -37,10 +38,11 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
             return 2; /* args.c already checked the name */
         order = (npu_torder_t)o;
     }
-    if (a->partition && strcmp(a->partition, "none")) {
-        fprintf(stderr, "npu: --partition %s is not lowered to the RTL yet (only 'none'; "
-                        "see docs/training.md)\n", a->partition);
-        return 1;
+    if (a->partition) {
+        int p = npu_tpart_parse(a->partition);
+        if (p < 0)
+            return 2; /* args.c already checked the name */
+        mlp.partition = (npu_tpart_t)p;
     }
     r = calloc(1, sizeof *r);
     sim = npu_sim_open(t);
@@ -61,14 +63,16 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         fprintf(stderr, "npu: cannot write %s\n", a->csv);
     if (csv)
         fprintf(csv, "layer,M,K,N,order,policy,pass,cycles,macs,result,rd_X,rd_W,rd_DY,rd_PARTIAL,"
-                     "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory\n");
+                     "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory,partition,parts,"
+                     "accum_adds\n");
     if (!a->quiet) {
-        printf("npu train: MLP %s, batch %d, order %s, policy %s, seed %llu (config %s)\n",
-               a->layers, batch, npu_torder_name(order), policy_name(a->policy),
-               (unsigned long long)seed, cfg->name);
-        printf("%-5s %6s %6s %6s %-10s %10s %10s %10s %6s %10s %10s %9s %6s\n", "layer", "M",
-               "K", "N", "order", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B", "dY once B",
-               "dY reads", "result");
+        printf("npu train: MLP %s, batch %d, order %s, partition %s, policy %s, seed %llu "
+               "(config %s)\n", a->layers, batch, npu_torder_name(order),
+               npu_tpart_name(mlp.partition), policy_name(a->policy), (unsigned long long)seed,
+               cfg->name);
+        printf("%-5s %6s %6s %6s %-10s %-7s %10s %10s %10s %6s %10s %10s %9s %9s %6s\n", "layer",
+               "M", "K", "N", "order", "part", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B",
+               "dY once B", "dY reads", "acc adds", "result");
     }
     for (int i = mlp.layers - 1; i >= 0; i--) {
         const npu_train_layer_t *L = &r->layer[i];
@@ -87,19 +91,25 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         snprintf(dw, sizeof dw, "%llu", (unsigned long long)L->cycles[NPU_PASS_DW]);
         if (L->fused)
             snprintf(dw, sizeof dw, "(fused)");
+        char part[16] = "-"; /* scheme x parts; layer 0 (no dX) is not partitioned */
+        if (L->part != NPU_TPART_NONE)
+            snprintf(part, sizeof part, "%sx%d%s", npu_tpart_name(L->part), L->nparts,
+                     L->part_seq ? "s" : ""); /* s: the parts as separate schedules */
+        else if (L->has_dx)
+            snprintf(part, sizeof part, "none");
         if (!a->quiet)
-            printf("%-5d %6d %6d %6d %-10s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %6s\n", i,
-                   L->M, L->K, L->N, npu_torder_name(L->order),
+            printf("%-5d %6d %6d %6d %-10s %-7s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %9ld %6s\n",
+                   i, L->M, L->K, L->N, npu_torder_name(L->order), part,
                    (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
                    100 * util, (unsigned long long)L->dy_rd_bytes,
                    (unsigned long long)L->dy_compulsory,
                    L->dy_compulsory ? (double)L->dy_rd_bytes / (double)L->dy_compulsory : 0.0,
-                   pass ? "PASS" : "FAIL");
+                   L->accum_adds, pass ? "PASS" : "FAIL");
         if (csv)
             for (int p = 0; p < NPU_NUM_PASSES; p++)
                 if (L->ran[p])
                     fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
-                                 "%llu,%llu,%llu,%llu\n",
+                                 "%llu,%llu,%llu,%llu,%s,%d,%ld\n",
                             i, L->M, L->K, L->N, npu_torder_name(L->order),
                             policy_name(a->policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
                             (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
@@ -113,7 +123,8 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                             (unsigned long long)L->wr_bytes[NPU_TAG_DW],
                             (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
                             (unsigned long long)L->dy_rd_bytes,
-                            (unsigned long long)L->dy_compulsory);
+                            (unsigned long long)L->dy_compulsory, npu_tpart_name(L->part),
+                            L->nparts ? L->nparts : 1, L->accum_adds);
     }
     if (order == NPU_TORD_ORACLE && !a->quiet) /* what each order cost, and Algorithm 1's pick */
         for (int i = mlp.layers - 1; i >= 1; i--) {

@@ -1,0 +1,104 @@
+/*
+ * test_train_part.c - the partitionings of the fused backward GEMM on the Verilated NPU
+ * (train_run.h "Partitioning", issue 4 acceptance 1 and 2): for every order (seq, interleave,
+ * dxmajor, dwmajor, auto, oracle) and every partitioning (m, n, k, knn), dX and dW of the layer
+ * bit-exact against golden with random DRAM stalls, the MAC counter exactly 2*M*N*K, and the
+ * accumulation adds of the on-chip combination exactly the plan's (nparts - 1) * (K*N) (M) or
+ * (nparts - 1) * (M*K) (N), 0 for K. The layer (M, K, N) is the second layer of a two-layer MLP
+ * (the first has no dX and is not partitioned).
+ *
+ * Random shapes: NPU_TRAIN_RANDOM of them (default 24 in make test; tests/regress.sh sets 100),
+ * each under one (order, partitioning) pair, the pairs cycling through all 24.
+ */
+#include <string.h>
+
+#include "rtl_common.h"
+#include "train_run.h"
+
+static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
+                       npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
+                       uint64_t *bwd_cycles)
+{
+    npu_mlp_t mlp;
+    memset(&mlp, 0, sizeof mlp);
+    mlp.batch = M;
+    mlp.layers = 2;
+    mlp.dims[0] = 7;
+    mlp.dims[1] = K;
+    mlp.dims[2] = N;
+    mlp.partition = part;
+    npu_sim_t *s = rtl_open(cfg, stall, 0, seed);
+    npu_train_result_t *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    int rc = npu_train_step(cfg, s, &mlp, order, policy, seed, 50000000, r);
+    npu_sim_close(s);
+    cr_assert_eq(rc, 0, "(M,K,N) = (%d,%d,%d) order %s partition %s policy %d: %s\n  replay: "
+                 "build/%s/npu train --layers 7,%d,%d --batch %d --seed %llu --stall-pct %u "
+                 "--policy %s --order %s --partition %s", M, K, N, npu_torder_name(order),
+                 npu_tpart_name(part), policy, r->msg, cfg->name, K, N, M,
+                 (unsigned long long)seed, stall, policy == NPU_EMIT_FLEXSA ? "flexsa" : "1g1c",
+                 npu_torder_name(order), npu_tpart_name(part));
+    const npu_train_layer_t *L = &r->layer[1];
+    uint64_t mnk = (uint64_t)M * (uint64_t)N * (uint64_t)K;
+    cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], 2 * mnk,
+                 "(%d,%d,%d) %s %s: backward MACs %llu, expected 2MNK = %llu", M, K, N,
+                 npu_torder_name(order), npu_tpart_name(part),
+                 (unsigned long long)(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW]),
+                 (unsigned long long)(2 * mnk));
+    cr_assert_eq(r->layer[0].macs[NPU_PASS_DW], (uint64_t)M * 7u * (uint64_t)K);
+    cr_assert(L->fused);
+    cr_assert(part == NPU_TPART_KNN ? L->part >= NPU_TPART_M && L->part <= NPU_TPART_K : L->part == part);
+    long expect = L->part == NPU_TPART_M ? (long)(L->nparts - 1) * K * N
+                  : L->part == NPU_TPART_N ? (long)(L->nparts - 1) * M * K : 0;
+    cr_assert_eq(L->accum_expect, expect);
+    cr_assert_eq(L->accum_adds, expect, "(%d,%d,%d) %s %s x%d: accumulation adds %ld, expected %ld",
+                 M, K, N, npu_torder_name(order), npu_tpart_name(L->part), L->nparts,
+                 L->accum_adds, expect);
+    cr_assert_geq(L->dy_tile_loads, L->dy_tiles);
+    if (bwd_cycles)
+        *bwd_cycles = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
+    free(r);
+}
+
+/* The issue's shapes under one order, every partitioning (and none, for the cycle log). */
+static void issue_shapes(npu_torder_t order)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    const int sh[4][3] = {{64, 64, 64}, {256, 64, 32}, {8, 512, 64}, {45, 90, 135}};
+    for (int i = 0; i < 4; i++) {
+        uint64_t cyc[NPU_TPART_COUNT] = {0};
+        if (cfg.s <= 2 && sh[i][1] * sh[i][2] > 10000)
+            continue; /* tiny: keep the CI tier fast (the shape runs at small) */
+        for (int p = NPU_TPART_M; p <= NPU_TPART_KNN; p++)
+            part_check(&cfg, sh[i][0], sh[i][1], sh[i][2], order, (npu_tpart_t)p,
+                       (i + p) & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
+                       rtl_seed(800 + (uint64_t)i), 10, &cyc[p]);
+        cr_log_info("%s (%d,%d,%d) %s: backward cycles m %llu n %llu k %llu knn %llu", cfg.name,
+                    sh[i][0], sh[i][1], sh[i][2], npu_torder_name(order),
+                    (unsigned long long)cyc[NPU_TPART_M], (unsigned long long)cyc[NPU_TPART_N],
+                    (unsigned long long)cyc[NPU_TPART_K], (unsigned long long)cyc[NPU_TPART_KNN]);
+    }
+}
+Test(train_part, issue_shapes_seq, .timeout = 1200) { issue_shapes(NPU_TORD_SEQ); }
+Test(train_part, issue_shapes_interleave, .timeout = 1200) { issue_shapes(NPU_TORD_INTERLEAVE); }
+Test(train_part, issue_shapes_dxmajor, .timeout = 1200) { issue_shapes(NPU_TORD_DXMAJOR); }
+Test(train_part, issue_shapes_dwmajor, .timeout = 1200) { issue_shapes(NPU_TORD_DWMAJOR); }
+Test(train_part, issue_shapes_auto, .timeout = 1200) { issue_shapes(NPU_TORD_AUTO); }
+Test(train_part, issue_shapes_oracle, .timeout = 1200) { issue_shapes(NPU_TORD_ORACLE); }
+
+Test(train_part, random_shapes, .timeout = 3600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    const char *e = getenv("NPU_TRAIN_RANDOM");
+    int n = e ? atoi(e) : 24;
+    uint64_t x = rtl_seed(93) | 1;
+    for (int t = 0; t < n; t++) {
+        int M = 1 + (int)(rtl_rand(&x) % (uint64_t)(24 * cfg.s));
+        int K = 1 + (int)(rtl_rand(&x) % (uint64_t)(12 * cfg.s));
+        int N = 1 + (int)(rtl_rand(&x) % (uint64_t)(12 * cfg.s));
+        npu_torder_t o = (npu_torder_t)(t % (NPU_TORD_ORACLE + 1));
+        npu_tpart_t p = (npu_tpart_t)(NPU_TPART_M + (t + t / (NPU_TORD_ORACLE + 1)) % 4); /* 24 pairs */
+        part_check(&cfg, M, K, N, o, p, t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
+                   rtl_seed(900 + (uint64_t)t), 10, NULL);
+    }
+}

@@ -1,0 +1,94 @@
+/*
+ * test_train_part.c - the partitioned backward (train_run.h "Partitioning") on the functional
+ * NPU model (fake_npu_sim.c) with timing jitter: every order x every partitioning gives dX and
+ * dW bit-exact, the MAC counter is exactly 2*M*N*K and the accumulation adds are the plan's
+ * (nparts - 1) * (K*N or M*K). The RTL runs the same checks (tests/rtl/test_train_part.c).
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_npu_sim.h"
+#include "runtime.h"
+#include "test_cfgs.h"
+#include "train_run.h"
+
+static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
+                       unsigned jitter, uint64_t seed)
+{
+    npu_cfg_t c = test_cfg(S);
+    npu_dram_timing_t t;
+    npu_mlp_t mlp;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = c.dram_bw;
+    t.latency = (unsigned)c.dram_latency;
+    t.burst_cost = (unsigned)c.dram_burst_cost;
+    t.seed = seed;
+    fake_npu_sim_config(&c);
+    fake_npu_sim_jitter(jitter);
+    npu_sim_t *s = npu_sim_open(&t);
+    cr_assert_not_null(s);
+    memset(&mlp, 0, sizeof mlp);
+    mlp.batch = M;
+    mlp.layers = 2;
+    mlp.dims[0] = 5;
+    mlp.dims[1] = K;
+    mlp.dims[2] = N;
+    mlp.partition = part;
+    npu_train_result_t *r = malloc(sizeof *r);
+    cr_assert_not_null(r);
+    int rc = npu_train_step(&c, s, &mlp, order, policy, seed, 50000000, r);
+    npu_sim_close(s);
+    fake_npu_sim_jitter(0);
+    cr_assert_eq(rc, 0, "S=%d (%d,%d,%d) order %s partition %s: %s", S, M, K, N,
+                 npu_torder_name(order), npu_tpart_name(part), r->msg);
+    const npu_train_layer_t *L = &r->layer[1];
+    uint64_t mnk = (uint64_t)M * (uint64_t)N * (uint64_t)K;
+    cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], 2 * mnk);
+    cr_assert_eq(L->accum_adds, L->accum_expect, "S=%d (%d,%d,%d) %s %s: adds %ld expected %ld", S,
+                 M, K, N, npu_torder_name(order), npu_tpart_name(part), L->accum_adds,
+                 L->accum_expect);
+    if (part != NPU_TPART_KNN)
+        cr_assert_eq(L->part, part);
+    if (L->part == NPU_TPART_M)
+        cr_assert_eq(L->accum_expect, (long)(L->nparts - 1) * K * N);
+    else if (L->part == NPU_TPART_N)
+        cr_assert_eq(L->accum_expect, (long)(L->nparts - 1) * M * K);
+    else
+        cr_assert_eq(L->accum_expect, 0);
+    free(r);
+}
+
+Test(train_part, issue_shapes_every_order_and_partition, .timeout = 600)
+{
+    const int sh[4][3] = {{64, 64, 64}, {256, 64, 32}, {8, 512, 64}, {45, 90, 135}};
+    for (int i = 0; i < 4; i++)
+        for (int o = NPU_TORD_SEQ; o <= NPU_TORD_ORACLE; o++)
+            for (int p = NPU_TPART_M; p <= NPU_TPART_KNN; p++)
+                part_check(8, sh[i][0], sh[i][1], sh[i][2], (npu_torder_t)o, (npu_tpart_t)p,
+                           (i + o + p) & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 11 + (uint64_t)i);
+}
+
+Test(train_part, random_shapes, .timeout = 600)
+{
+    uint64_t x = 0x1234567ull;
+    for (int t = 0; t < 40; t++) {
+        int S = t % 4 == 3 ? 2 : 8, d[3];
+        for (int j = 0; j < 3; j++) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            d[j] = 1 + (int)(x % (uint64_t)(20 * S));
+        }
+        part_check(S, d[0], d[1], d[2], (npu_torder_t)(t % (NPU_TORD_ORACLE + 1)),
+                   (npu_tpart_t)(NPU_TPART_M + t % 4), t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 40,
+                   100 + (uint64_t)t);
+    }
+}
+
+Test(train_part, knn_picks_a_scheme)
+{
+    npu_tpart_t p = npu_train_knn_partition(64, 64, 64);
+    cr_assert(p == NPU_TPART_M || p == NPU_TPART_N || p == NPU_TPART_K);
+    cr_assert_eq(npu_train_knn_partition(64, 64, 64), p, "deterministic");
+}
