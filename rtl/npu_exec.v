@@ -1068,26 +1068,14 @@ module npu_exec #(
     // Everything that can only shrink is registered (the set of in-flight waves overlapping a
     // pending DRAIN, the DRAINs overlapping the head WAVE): one cycle stale = conservative.
     // In-flight waves by issue order (entry = issue count mod 8, the depth of u_cf): OBUF rows.
-    reg  [2:0]      wt_wp, wt_rp;
-    reg  [7:0]      wt_v;
-    reg  [8*RW-1:0] wt_lo, wt_hi;
+    wire [7:0]      wt_v, wt_head;
+    wire [8*RW-1:0] wt_lo, wt_hi;
+    npu_range_fifo #(.DEPTH(8), .W(RW)) u_wt (
+        .clk(clk), .rst_n(rst_n),
+        .push(issue_wave), .push_lo(chk_rlo_q), .push_hi(chk_rhi_q), .pop(wave_done),
+        .vld(wt_v), .head(wt_head), .lo(wt_lo), .hi(wt_hi)
+    );
     integer y;
-    always @(posedge clk) begin
-        if (!rst_n) begin
-            wt_wp <= 3'd0; wt_rp <= 3'd0; wt_v <= 8'd0;
-        end else begin
-            if (issue_wave) wt_wp <= wt_wp + 3'd1;
-            if (wave_done)  wt_rp <= wt_rp + 3'd1;
-            for (y = 0; y < 8; y = y + 1)
-                if (issue_wave && wt_wp == y[2:0])     wt_v[y] <= 1'b1;
-                else if (wave_done && wt_rp == y[2:0]) wt_v[y] <= 1'b0;
-        end
-        for (y = 0; y < 8; y = y + 1)
-            if (issue_wave && wt_wp == y[2:0]) begin
-                wt_lo[y*RW +: RW] <= chk_rlo_q;
-                wt_hi[y*RW +: RW] <= chk_rhi_q;
-            end
-    end
     // Wo's lanes: range [wo_s, wo_e) from the head record, wo_f = first row not yet retired.
     // A retiring row is Wo's when its lane has not finished Wo's range (lanes retire in order,
     // and the older waves are complete), else a younger wave's: per lane, y_any / y_next record
@@ -1262,25 +1250,13 @@ module npu_exec #(
     wire               dq_two    = dq_dout[DQW-1];
     wire [RW-1:0]      dq_lo     = {1'b0, dq_ob};
     // The OBUF rows of the queued DRAINs (a copy beside u_dq, same order) for the WAR check.
-    reg  [1:0]      dqm_wp, dqm_rp;
-    reg  [3:0]      dqm_v;
-    reg  [4*RW-1:0] dqm_lo, dqm_hi;
-    always @(posedge clk) begin
-        if (!rst_n) begin
-            dqm_wp <= 2'd0; dqm_rp <= 2'd0; dqm_v <= 4'd0;
-        end else begin
-            if (issue_drain) dqm_wp <= dqm_wp + 2'd1;
-            if (dq_pop)      dqm_rp <= dqm_rp + 2'd1;
-            for (y = 0; y < 4; y = y + 1)
-                if (issue_drain && dqm_wp == y[1:0]) dqm_v[y] <= 1'b1;
-                else if (dq_pop && dqm_rp == y[1:0]) dqm_v[y] <= 1'b0;
-        end
-        for (y = 0; y < 4; y = y + 1)
-            if (issue_drain && dqm_wp == y[1:0]) begin
-                dqm_lo[y*RW +: RW] <= chk_rlo_q;
-                dqm_hi[y*RW +: RW] <= chk_rhi_q;
-            end
-    end
+    wire [3:0]      dqm_v, dqm_head;
+    wire [4*RW-1:0] dqm_lo, dqm_hi;
+    npu_range_fifo #(.DEPTH(4), .W(RW)) u_dqm (
+        .clk(clk), .rst_n(rst_n),
+        .push(issue_drain), .push_lo(chk_rlo_q), .push_hi(chk_rhi_q), .pop(dq_pop),
+        .vld(dqm_v), .head(dqm_head), .lo(dqm_lo), .hi(dqm_hi)
+    );
 
     // Read side: the active DRAIN (dr_*), rows dr_row (and dr_row1 of a pair) next.
     reg  [15:0]  dr_left;            // rows still to read
@@ -1302,7 +1278,7 @@ module npu_exec #(
                 war_c = 1'b1;
         young_act = 1'b0; young_head = 1'b0;
         for (y = 0; y < 8; y = y + 1)
-            if (wt_v[y] && y[2:0] != wt_rp) begin
+            if (wt_v[y] && !wt_head[y]) begin
                 if (wt_lo[y*RW +: RW] < dr_end && dr_lo < wt_hi[y*RW +: RW]) young_act  = 1'b1;
                 if (wt_lo[y*RW +: RW] < dq_end && dq_lo < wt_hi[y*RW +: RW]) young_head = 1'b1;
             end
@@ -1482,7 +1458,7 @@ module npu_exec #(
                    || mz_vld != 3'd0;
     assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
-    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW], k0_8, k1_8, kk_8, n0_8, n1_8,
+    wire unused = &{1'b0, cf_count, dq_count, dqm_head, ldw_rdy, hold_addr[31:SPM_AW], k0_8, k1_8, kk_8, n0_8, n1_8,
                     hs_m[0], sh_p0h, sh_p1h, sh_p2h,
                     hold_hiaddr[31:SPM_AW], h2_addr[31:SPM_AW], h2_hiaddr[31:SPM_AW], ha17[16]};
 
