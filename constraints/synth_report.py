@@ -789,6 +789,12 @@ def analyse_design(gate_jsons, coarse_json, top_base, mul_area=None):
     mult, order = multiplicity(st, top)
     muls = coarse_muls(coarse_json)
     sta = Sta(mods)
+    # the PE first: its deepest path is the threshold of every module's list of end points
+    # deeper than the PE (Sta._module, 1c); a module analysed before it (npu_exec, by the order
+    # of the top's cells) would list none of its own, internal ones
+    for n in mods:
+        if base_name(n) == 'npu_pe':
+            sta.analyse(n)
     sta.analyse(top)
     return dict(mods=mods, top=top, st=st, tot=tot, mult=mult, order=order, muls=muls, sta=sta)
 

@@ -200,34 +200,53 @@ module npu_exec #(
     //            OBUF checks, the wave's per-position start addresses (chk_*_q);
     //   stage 3 (cycle 3): SPM out of range = OR of the sums' high bits (chk_spmf_q);
     // it may issue in cycle 4.
-    // Shared multipliers (one instruction is checked at a time):
-    //   p0 = k * stride (LDW), m * stride (WAVE), rows * stride (DRAIN)
+    // Shared multipliers (one instruction is checked at a time), each as two 8 x 16-bit half
+    // products (low and high byte of the count; stage 2 adds them with the other terms): a
+    // 16 x 16 multiplier alone is as deep as the PE (23 levels against 24), so with the opcode
+    // decode and the operand mux in front it was the NPU's deepest path (29 at tiny); an 8 x 16
+    // one is 18 levels. Products:
+    //   p0 = m * stride (WAVE), rows * stride (DRAIN); LDW: k * stride (low) and
+    //        k_lo * stride (high), so no k - k_lo subtraction sits in front of the multiplier:
+    //        stage 2 subtracts the high half instead of adding it shifted
     //   p1 = (m >> 1) * stride (WAVE), split_rows * stride (DRAIN)
     //   p2 = (m >> 2) * stride (WAVE), hi_rows * stride (DRAIN)
-    // from which: (count-1) * stride = p0 - stride; ceil(m/2) * stride = p1 + m[0] * stride;
-    // ceil(m/4) * stride = p2 + (m[1:0] != 0) * stride; (m - m/4) * stride = p0 - p2 (the first
-    // rows of ISW sets 1..3 are ceil(ceil(m/2)/2), ceil(m/2), m - floor(m/4)); drain high rows:
-    // (split + hi - 1) * stride = p1 + p2 - stride.
-    wire [15:0] mul_s  = is_drain ? f_w2hi : f_w1hi;
-    wire [15:0] mul_a0 = is_ldw ? {8'd0, f_k - {2'd0, f_klo_l}} : f_cnt;
-    wire [15:0] mul_a1 = is_drain ? f_split : {1'b0, f_cnt[15:1]};
-    wire [15:0] mul_a2 = is_drain ? f_hirows : {2'b0, f_cnt[15:2]};
-    // An LDW reads its rows k_lo..k-1 from base + (r - k_lo) * stride: its count is k - k_lo
-    // (p0 = (k - k_lo) * stride), and its last word, base + (k - k_lo - 1) * stride, is the
-    // address of its first row read (row k-1: rows go bottom first), which the weight loader
-    // takes from chk_sl_q.
-    reg  [31:0] c1_p0, c1_p1, c1_p2;
-    reg  [33:0] c1_bms;              // base - stride (two's complement, 34 bits)
+    // pX = pXl + (pXh << 8), from which: (count-1) * stride = p0 - stride; ceil(m/2) * stride =
+    // p1 + m[0] * stride; ceil(m/4) * stride = p2 + (m[1:0] != 0) * stride; (m - m/4) * stride =
+    // p0 - p2 (the first rows of ISW sets 1..3 are ceil(ceil(m/2)/2), ceil(m/2), m - floor(m/4));
+    // drain high rows: (split + hi - 1) * stride = p1 + p2 - stride.
+    // The operand muxes select on opcode bits, not on the full decode (is_ldw, is_drain: an
+    // 8-bit compare, 3 levels in front of the multipliers): the products only matter for LDW,
+    // WAVE and DRAIN (chk_sv_q), and among those bit 2 is 0 for LDW only and bits 2 and 0 are
+    // both 1 for DRAIN only (asserted: NPU_ASSERTS).
+    wire        mul_ldw = !op[2];
+    wire        mul_drn = op[2] && op[0];
+    wire [15:0] mul_s  = mul_drn ? f_w2hi : f_w1hi;
+    wire [15:0] mul_a0 = mul_ldw ? {2'd0, f_klo_l, f_k} : f_cnt;
+    wire [15:0] mul_a1 = mul_drn ? f_split : {1'b0, f_cnt[15:1]};
+    wire [15:0] mul_a2 = mul_drn ? f_hirows : {2'b0, f_cnt[15:2]};
+    // An LDW reads its rows k_lo..k-1 from base + (r - k_lo) * stride: its count is k - k_lo,
+    // and its last word, base + (k - k_lo - 1) * stride, is the address of its first row read
+    // (row k-1: rows go bottom first), which the weight loader takes from chk_sl_q.
+    // c1_bms = base - stride, + 1 for an LDW (two's complement of k_lo * stride: ~x + 1) and for
+    // a plain DRAIN (its check word is the one after the last), so stage 2 needs no carry-in.
+    wire        dr_splitm     = f_split != 16'd0;
+    wire        bms_ci = mul_ldw || (mul_drn && !dr_splitm);
+    reg  [23:0] c1_p0l, c1_p0h, c1_p1l, c1_p1h, c1_p2l, c1_p2h;
+    reg  [33:0] c1_bms;              // base - stride (+ bms_ci), two's complement, 34 bits
     always @(posedge clk) begin
-        c1_p0  <= {16'd0, mul_a0} * {16'd0, mul_s};
-        c1_p1  <= {16'd0, mul_a1} * {16'd0, mul_s};
-        c1_p2  <= {16'd0, mul_a2} * {16'd0, mul_s};
-        c1_bms <= {18'd0, is_drain ? f_w2lo : f_w1lo} - {18'd0, mul_s};
+        c1_p0l <= {16'd0, mul_a0[7:0]}  * {8'd0, mul_s};
+        c1_p0h <= {16'd0, mul_a0[15:8]} * {8'd0, mul_s};
+        c1_p1l <= {16'd0, mul_a1[7:0]}  * {8'd0, mul_s};
+        c1_p1h <= {16'd0, mul_a1[15:8]} * {8'd0, mul_s};
+        c1_p2l <= {16'd0, mul_a2[7:0]}  * {8'd0, mul_s};
+        c1_p2h <= {16'd0, mul_a2[15:8]} * {8'd0, mul_s};
+        c1_bms <= {18'd0, mul_drn ? f_w2lo : f_w1lo} - {18'd0, mul_s} + {33'd0, bms_ci};
     end
     // last address touched = base + (count-1)*stride, in wide arithmetic (count >= 1 here: a
-    // zero count is BAD_DESC, checked first, and so is an LDW k_lo >= k); stage 2 only adds (two
-    // or three operands) and compares, so no carry chain follows another
-    wire [33:0] last0       = c1_bms + {2'd0, c1_p0};
+    // zero count is BAD_DESC, checked first, and so is an LDW k_lo >= k); +1 for a plain DRAIN
+    // (c1_bms). Stage 2 only adds (three to five operands, one carry chain) and compares.
+    wire [33:0] p0h_t = mul_ldw ? ~{10'd0, c1_p0h} : {2'd0, c1_p0h, 8'd0};
+    wire [33:0] last0 = c1_bms + {10'd0, c1_p0l} + p0h_t;
     // x >= SPM_WORDS: with a power-of-two SPM (every config) the OR of the bits above the
     // address, not a second carry chain behind the sum
     localparam SPM_POW2 = SPM_WORDS == (1 << SPM_AW);
@@ -235,28 +254,45 @@ module npu_exec #(
         if (SPM_POW2) spm_out = |(x >> SPM_AW);
         else          spm_out = x >= SPM_WORDS34;
     endfunction
-    wire        dr_splitm     = f_split != 16'd0;
     // DRAIN acc reads the words it writes: its destinations must not overlap
     wire        dr_acc_overlap = f_acc && (dr_splitm ? (f_w2hi == 16'd0 || f_split < f_cnt)
                                                      : f_w2hi < 16'd2);
-    wire [33:0] dr_lo_last    = last0;
-    wire [33:0] dr_hi_lastw   = c1_bms + {2'd0, c1_p1} + {2'd0, c1_p2};
-    wire [33:0] dr_lo_next    = c1_bms + {2'd0, c1_p0} + 34'd1;   // in parallel with dr_lo_last
+    // skinny DRAIN: last word of the high rows, base + (split + hi - 1) * stride (bms_ci = 0)
+    wire [33:0] dr_hi_lastw = c1_bms + {10'd0, c1_p1l} + {2'd0, c1_p1h, 8'd0}
+                                     + {10'd0, c1_p2l} + {2'd0, c1_p2h, 8'd0};
     // per stream position: SPM address of the first row of its set (see the streamer), mod the
-    // SPM size (a power of 2); positions a mode leaves unused get don't-care values
+    // SPM size (a power of 2); positions a mode leaves unused get don't-care values. Each is one
+    // multi-operand sum of the half products (mod 2^SPM_AW: their low bits only), the mode
+    // selecting operands, not sums.
     wire [SPM_AW-1:0] str_a  = f_w1hi[SPM_AW-1:0];
     wire [SPM_AW-1:0] sa0    = f_w1lo[SPM_AW-1:0];
-    wire [SPM_AW-1:0] off_h  = c1_p1[SPM_AW-1:0] + (f_cnt[0] ? str_a : {SPM_AW{1'b0}});
-    wire [SPM_AW-1:0] off_q  = c1_p2[SPM_AW-1:0] + (f_cnt[1:0] != 2'd0 ? str_a : {SPM_AW{1'b0}});
-    wire [SPM_AW-1:0] off_3q = c1_p0[SPM_AW-1:0] - c1_p2[SPM_AW-1:0];
-    wire [4*SPM_AW-1:0] sa_m = {sa0 + off_3q, sa0 + off_h,
-                                sa0 + ((f_mode == MODE_HSW) ? off_h : off_q), sa0};
+    wire [SPM_AW-1:0] lo_p0l = c1_p0l[SPM_AW-1:0];
+    wire [SPM_AW-1:0] lo_p1l = c1_p1l[SPM_AW-1:0];
+    wire [SPM_AW-1:0] lo_p2l = c1_p2l[SPM_AW-1:0];
+    wire [31:0]       sh_p0h = {c1_p0h, 8'd0};
+    wire [31:0]       sh_p1h = {c1_p1h, 8'd0};
+    wire [31:0]       sh_p2h = {c1_p2h, 8'd0};
+    wire [SPM_AW-1:0] lo_p0h = sh_p0h[SPM_AW-1:0];
+    wire [SPM_AW-1:0] lo_p1h = sh_p1h[SPM_AW-1:0];
+    wire [SPM_AW-1:0] lo_p2h = sh_p2h[SPM_AW-1:0];
+    wire              hsw    = f_mode == MODE_HSW;
+    wire [SPM_AW-1:0] st_h   = f_cnt[0] ? str_a : {SPM_AW{1'b0}};
+    wire [SPM_AW-1:0] st_q   = f_cnt[1:0] != 2'd0 ? str_a : {SPM_AW{1'b0}};
+    //   p3: (m - m/4) * stride; p2: ceil(m/2) * stride; p1: HSW ceil(m/2), else ceil(m/4) * stride
+    wire [SPM_AW-1:0] sa_3   = sa0 + lo_p0l + lo_p0h - lo_p2l - lo_p2h;
+    wire [SPM_AW-1:0] sa_2   = sa0 + lo_p1l + lo_p1h + st_h;
+    wire [SPM_AW-1:0] sa_1   = sa0 + (hsw ? lo_p1l : lo_p2l) + (hsw ? lo_p1h : lo_p2h) + (hsw ? st_h : st_q);
+    wire [4*SPM_AW-1:0] sa_m = {sa_3, sa_2, sa_1, sa0};
     // OBUF range: a wave or drain stays inside one half (the unit of double buffering)
     localparam RW = OBUF_AW + 1;     // an OBUF row or the end of a range (up to 2 * OBUF_ROWS)
     localparam CFW = 5 + 8 * RW;     // completion record: lane ranges, sets, token pushes
-    wire [16:0] wave_obuf_end = {1'b0, f_w2hi} + {1'b0, rows_used};
+    // (stage 2, like the SPM sums: rows_used, ceil(m/2) for a skinny wave, is registered in
+    // stage 1, so the incrementer is not in front of the sum and the compares)
+    reg  [15:0] c1_ru;
+    always @(posedge clk) c1_ru <= rows_used;
+    wire [16:0] wave_obuf_end = {1'b0, f_w2hi} + {1'b0, c1_ru};
     wire [16:0] dr_obuf_end   = {1'b0, f_w1lo} + {1'b0, f_cnt};
-    wire [16:0] wave_in_half  = ({1'b0, f_w2hi} % OBUF_ROWS17) + {1'b0, rows_used};
+    wire [16:0] wave_in_half  = ({1'b0, f_w2hi} % OBUF_ROWS17) + {1'b0, c1_ru};
     wire [16:0] dr_in_half    = ({1'b0, f_w1lo} % OBUF_ROWS17) + {1'b0, f_cnt};
 
     // OBUF rows a WAVE writes, per retirement lane (the last lane of each sub-array, see
@@ -331,14 +367,17 @@ module npu_exec #(
     wire [1:0] sc_ya = sub_code(f_w2hi);
     wire [1:0] sc_ys = sub_code(chk_hs_q);
     wire       dq_two_ok = !f_acc && (dr_splitm ? (f_w2hi != 16'd0 && f_split >= f_cnt) : f_w2hi >= 16'd2);
+    // split_rows * stride; ceil(rows/2) * stride = (rows * stride + rows[0] * stride) / 2 (an
+    // even sum: the shift drops a zero)
+    wire [15:0] hoff_m = c1_p1l[15:0] + {c1_p1h[7:0], 8'd0};
+    wire [16:0] hs_m   = c1_p0l[16:0] + {c1_p0h[8:0], 8'd0} + (f_cnt[0] ? {1'b0, f_w2hi} : 17'd0);
     reg        chk_two_q;            // DRAIN: split pairs allowed (see the drain engine) and chosen
     always @(posedge clk)
         chk_two_q <= dq_two_ok && ((sc_x != 2'b00 && sc_ys != 2'b00 && sc_ys != sc_x)
                                    || !(sc_x != 2'b00 && sc_ya != 2'b00 && sc_ya != sc_x));
     always @(posedge clk) begin
-        chk_hoff_q <= c1_p1[15:0];
-        chk_hs_q   <= c1_p0[16:1] + ((f_cnt[0] && f_w2hi[0]) ? 16'd1 : 16'd0)
-                    + (f_cnt[0] ? {1'b0, f_w2hi[15:1]} : 16'd0);
+        chk_hoff_q <= hoff_m[15:0];
+        chk_hs_q   <= hs_m[16:1];
         chk_lr_q  <= lr_m8;
         chk_rlo_q <= is_drain ? {1'b0, f_w1lo[OBUF_AW-1:0]} : lr_ob;
         chk_rhi_q <= is_drain ? dr_obuf_end[RW-1:0] : skinny ? lr_ha : lr_m;
@@ -489,7 +528,7 @@ module npu_exec #(
         if (!rst_n || !q_vld || q_pop) chk_st <= 2'd0;
         else if (!chk_vld)             chk_st <= chk_st + 2'd1;
         chk_bad_q  <= chk_f_bad;
-        chk_sl_q   <= is_drain ? (dr_splitm ? dr_lo_last : dr_lo_next) : last0;
+        chk_sl_q   <= last0;
         chk_sh_q   <= dr_hi_lastw;
         chk_shv_q  <= is_drain && dr_splitm && f_hirows != 16'd0;
         chk_sv_q   <= is_ldw || is_wave || is_drain;
@@ -664,20 +703,29 @@ module npu_exec #(
     // the issue path; the head is stable until it issues.
     wire [7:0]  kl_lo  = ({2'd0, f_klo_w} > S8) ? S8 : {2'd0, f_klo_w};
     wire [7:0]  kl_hi  = ({2'd0, f_klo_w} > S8) ? {2'd0, f_klo_w} - S8 : 8'd0;
-    reg  [7:0]  c1_k0, c1_k1, c1_kk, c1_n0, c1_n1, c1_n;
+    // The lane counts of a WAVE that issues are at most 2S (k, n <= 2S, k_lo < k; else
+    // BAD_DESC), so they are registered in KW bits: small multipliers (a shared 8 x 8 one with
+    // the mode's operand mux in front was 25 levels, deeper than the PE).
+    localparam KW = $clog2(F + 1);
+    wire [7:0]  k0_8 = ((f_k > S8) ? S8 : f_k) - kl_lo;
+    wire [7:0]  k1_8 = ((f_k > S8) ? f_k - S8 : 8'd0) - kl_hi;
+    wire [7:0]  kk_8 = f_k - {2'd0, f_klo_w};
+    wire [7:0]  n0_8 = (f_n > S8) ? S8 : f_n;
+    wire [7:0]  n1_8 = (f_n > S8) ? f_n - S8 : 8'd0;
+    reg  [KW-1:0] c1_k0, c1_k1, c1_kk, c1_n0, c1_n1, c1_n;
     always @(posedge clk) begin
-        c1_n  <= f_n;
-        c1_k0 <= ((f_k > S8) ? S8 : f_k) - kl_lo;
-        c1_k1 <= ((f_k > S8) ? f_k - S8 : 8'd0) - kl_hi;
-        c1_kk <= f_k - {2'd0, f_klo_w};
-        c1_n0 <= (f_n > S8) ? S8 : f_n;
-        c1_n1 <= (f_n > S8) ? f_n - S8 : 8'd0;
+        c1_n  <= f_n[KW-1:0];
+        c1_k0 <= k0_8[KW-1:0];
+        c1_k1 <= k1_8[KW-1:0];
+        c1_kk <= kk_8[KW-1:0];
+        c1_n0 <= n0_8[KW-1:0];
+        c1_n1 <= n1_8[KW-1:0];
     end
-    wire [15:0] p_k0n0 = {8'd0, c1_k0} * {8'd0, c1_n0};
-    wire [15:0] p_k0n1 = {8'd0, c1_k0} * {8'd0, c1_n1};
-    wire [15:0] p_k1n0 = {8'd0, c1_k1} * {8'd0, c1_n0};
-    wire [15:0] p_k1n1 = {8'd0, c1_k1} * {8'd0, c1_n1};
-    wire [15:0] kn     = {8'd0, c1_kk} * {8'd0, c1_n};   // (k - k_lo) * n
+    wire [15:0] p_k0n0 = {{(16-KW){1'b0}}, c1_k0} * {{(16-KW){1'b0}}, c1_n0};
+    wire [15:0] p_k0n1 = {{(16-KW){1'b0}}, c1_k0} * {{(16-KW){1'b0}}, c1_n1};
+    wire [15:0] p_k1n0 = {{(16-KW){1'b0}}, c1_k1} * {{(16-KW){1'b0}}, c1_n0};
+    wire [15:0] p_k1n1 = {{(16-KW){1'b0}}, c1_k1} * {{(16-KW){1'b0}}, c1_n1};
+    wire [15:0] kn     = {{(16-KW){1'b0}}, c1_kk} * {{(16-KW){1'b0}}, c1_n};   // (k - k_lo) * n
     reg  [63:0] macs_m;
     reg  [63:0] len_m;
     reg  [4*OBUF_AW-1:0] ob_m;
@@ -858,7 +906,10 @@ module npu_exec #(
     always @(*)
         for (j = 0; j < 4; j = j + 1) begin
             lt_same[j] = in_t  < len_cur[j*16 +: 16];
-            lt_step[j] = in_t1 < len_cur[j*16 +: 16];
+            // used only with inj, when the wave at the injector is not the one issuing (inj
+            // needs wq_cnt != 0, issue wq_cnt != 2, so wq_wr != wq_in): in_len, not len_cur, so
+            // the issue decision and the row-set sums are not in front of in_last
+            lt_step[j] = in_t1 < in_len[j*16 +: 16];
             lt_next[j] = len_nxt[j*16 +: 16] != 16'd0;
         end
     reg  [3:0]  in_need, in_cores;
@@ -1017,26 +1068,14 @@ module npu_exec #(
     // Everything that can only shrink is registered (the set of in-flight waves overlapping a
     // pending DRAIN, the DRAINs overlapping the head WAVE): one cycle stale = conservative.
     // In-flight waves by issue order (entry = issue count mod 8, the depth of u_cf): OBUF rows.
-    reg  [2:0]      wt_wp, wt_rp;
-    reg  [7:0]      wt_v;
-    reg  [8*RW-1:0] wt_lo, wt_hi;
+    wire [7:0]      wt_v, wt_head;
+    wire [8*RW-1:0] wt_lo, wt_hi;
+    npu_range_fifo #(.DEPTH(8), .W(RW)) u_wt (
+        .clk(clk), .rst_n(rst_n),
+        .push(issue_wave), .push_lo(chk_rlo_q), .push_hi(chk_rhi_q), .pop(wave_done),
+        .vld(wt_v), .head(wt_head), .lo(wt_lo), .hi(wt_hi)
+    );
     integer y;
-    always @(posedge clk) begin
-        if (!rst_n) begin
-            wt_wp <= 3'd0; wt_rp <= 3'd0; wt_v <= 8'd0;
-        end else begin
-            if (issue_wave) wt_wp <= wt_wp + 3'd1;
-            if (wave_done)  wt_rp <= wt_rp + 3'd1;
-            for (y = 0; y < 8; y = y + 1)
-                if (issue_wave && wt_wp == y[2:0])     wt_v[y] <= 1'b1;
-                else if (wave_done && wt_rp == y[2:0]) wt_v[y] <= 1'b0;
-        end
-        for (y = 0; y < 8; y = y + 1)
-            if (issue_wave && wt_wp == y[2:0]) begin
-                wt_lo[y*RW +: RW] <= chk_rlo_q;
-                wt_hi[y*RW +: RW] <= chk_rhi_q;
-            end
-    end
     // Wo's lanes: range [wo_s, wo_e) from the head record, wo_f = first row not yet retired.
     // A retiring row is Wo's when its lane has not finished Wo's range (lanes retire in order,
     // and the older waves are complete), else a younger wave's: per lane, y_any / y_next record
@@ -1211,25 +1250,13 @@ module npu_exec #(
     wire               dq_two    = dq_dout[DQW-1];
     wire [RW-1:0]      dq_lo     = {1'b0, dq_ob};
     // The OBUF rows of the queued DRAINs (a copy beside u_dq, same order) for the WAR check.
-    reg  [1:0]      dqm_wp, dqm_rp;
-    reg  [3:0]      dqm_v;
-    reg  [4*RW-1:0] dqm_lo, dqm_hi;
-    always @(posedge clk) begin
-        if (!rst_n) begin
-            dqm_wp <= 2'd0; dqm_rp <= 2'd0; dqm_v <= 4'd0;
-        end else begin
-            if (issue_drain) dqm_wp <= dqm_wp + 2'd1;
-            if (dq_pop)      dqm_rp <= dqm_rp + 2'd1;
-            for (y = 0; y < 4; y = y + 1)
-                if (issue_drain && dqm_wp == y[1:0]) dqm_v[y] <= 1'b1;
-                else if (dq_pop && dqm_rp == y[1:0]) dqm_v[y] <= 1'b0;
-        end
-        for (y = 0; y < 4; y = y + 1)
-            if (issue_drain && dqm_wp == y[1:0]) begin
-                dqm_lo[y*RW +: RW] <= chk_rlo_q;
-                dqm_hi[y*RW +: RW] <= chk_rhi_q;
-            end
-    end
+    wire [3:0]      dqm_v, dqm_head;
+    wire [4*RW-1:0] dqm_lo, dqm_hi;
+    npu_range_fifo #(.DEPTH(4), .W(RW)) u_dqm (
+        .clk(clk), .rst_n(rst_n),
+        .push(issue_drain), .push_lo(chk_rlo_q), .push_hi(chk_rhi_q), .pop(dq_pop),
+        .vld(dqm_v), .head(dqm_head), .lo(dqm_lo), .hi(dqm_hi)
+    );
 
     // Read side: the active DRAIN (dr_*), rows dr_row (and dr_row1 of a pair) next.
     reg  [15:0]  dr_left;            // rows still to read
@@ -1251,7 +1278,7 @@ module npu_exec #(
                 war_c = 1'b1;
         young_act = 1'b0; young_head = 1'b0;
         for (y = 0; y < 8; y = y + 1)
-            if (wt_v[y] && y[2:0] != wt_rp) begin
+            if (wt_v[y] && !wt_head[y]) begin
                 if (wt_lo[y*RW +: RW] < dr_end && dr_lo < wt_hi[y*RW +: RW]) young_act  = 1'b1;
                 if (wt_lo[y*RW +: RW] < dq_end && dq_lo < wt_hi[y*RW +: RW]) young_head = 1'b1;
             end
@@ -1431,7 +1458,8 @@ module npu_exec #(
                    || mz_vld != 3'd0;
     assign progress = can_issue || inj || mode_sw || (|lbv_pop) || hold_done || x_vld || (|st_fire);
 
-    wire unused = &{1'b0, cf_count, dq_count, ldw_rdy, hold_addr[31:SPM_AW],
+    wire unused = &{1'b0, cf_count, dq_count, dqm_head, ldw_rdy, hold_addr[31:SPM_AW], k0_8, k1_8, kk_8, n0_8, n1_8,
+                    hs_m[0], sh_p0h, sh_p1h, sh_p2h,
                     hold_hiaddr[31:SPM_AW], h2_addr[31:SPM_AW], h2_hiaddr[31:SPM_AW], ha17[16]};
 
 `ifdef NPU_ASSERTS
@@ -1443,6 +1471,9 @@ module npu_exec #(
         // one mode per core per wave: rows enter only in the array's mode, and the mode
         // changes only on an empty array
         if (inj && in_mode != amode)    `NPU_ASSERT_FAIL("row injected in another mode than the array's")
+        // the check stage's multiplier operands select on opcode bits (see "Range checks")
+        if (q_vld && (is_ldw || is_wave || is_drain) && (mul_ldw != is_ldw || mul_drn != is_drain))
+            `NPU_ASSERT_FAIL("opcode bits of the check multipliers' operand muxes disagree with the decode")
         if (ldw_act && (ldw_more != (ldw_i < ldw_nrows)
                         || (ldw_more && ldw_zero != ({{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k}
                                                      || {{(8-FW_){1'b0}}, ldw_row} < {3'd0, ldw_klo}))))
