@@ -689,6 +689,27 @@ static void emit_d(cx_t *x, const unit_prog_t *u, size_t dstart, unsigned pops, 
     npu_prog_free(&d);
 }
 
+/* L(b+1) spread over the first half of C(b), one LOAD-queue instruction per k EXEC ones. The
+ * fetcher dispatches in program order, so a block of L(b+1) longer than the LOAD queue would hold
+ * it (and every C(b) instruction behind) until most of those loads had run: band b's compute
+ * would start only after band b+1's loads. Interleaved, both queues stay fed. Orders within L
+ * and within C are kept, and every token waited on is still pushed by an earlier instruction. */
+static void interleave(cx_t *x, const npu_prog_t *l, const npu_prog_t *c, npu_prog_t *out)
+{
+    size_t k = l->n ? c->n / (2 * l->n) : 0, i = 0, j = 0;
+    if (k < 1)
+        k = 1;
+    while (i < l->n || j < c->n) {
+        if (i < l->n)
+            put(x, out, 0, &l->insn[i++]);
+        for (size_t t = 0; t < k && j < c->n; t++)
+            put(x, out, 0, &c->insn[j++]);
+        if (i == l->n)
+            while (j < c->n)
+                put(x, out, 0, &c->insn[j++]);
+    }
+}
+
 /* Program order and tokens (conv_emit.h). */
 static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
 {
@@ -706,9 +727,15 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
             /* L(b+1) ahead of band b (it pops C(b-1)'s e2l); D(b) pops STORE(b-2)'s s2e */
             if (u == 0)
                 append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
+            npu_prog_t lt, ct;
+            npu_prog_init(&lt);
+            npu_prog_init(&ct);
             if (cu->first_grp && nx < U)
-                append_l(x, out, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
-            emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, out, &dstart);
+                append_l(x, &lt, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
+            emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, &ct, &dstart);
+            interleave(x, &lt, &ct, out);
+            npu_prog_free(&lt);
+            npu_prog_free(&ct);
             emit_d(x, cu, dstart, cu->tile_wait ? NPU_TOK_POP_NEXT : 0, cu->S.n ? NPU_TOK_PUSH_NEXT : 0,
                    u % 2, out);
         } else {
