@@ -107,7 +107,8 @@ int npu_conv_phase_nx(const npu_conv_plan_t *p, int b);
  * per (c-block, kw, class of kh mod s/g, g = gcd(s, d)), kh decreasing: the kh of a chain that
  * share an X row read consecutive dY rows when d/g = 1, so one WAVE of the chain's F-row blocks
  * covers them. Regions are packed in chain order, never across an OBUF half (a chain cut there
- * takes two WAVEs), halves in order, two per pass. Fills pass_of[q] and row_of[q] (OBUF row, both halves) for the
+ * takes two WAVEs), halves in order, two per pass, the passes as even as the halves allow (each
+ * streams the whole input). Fills pass_of[q] and row_of[q] (OBUF row, both halves) for the
  * T * cw regions; returns the number of passes (0 if F rows exceed a half). */
 int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of);
 /* dW: kh of one class differ by step = s/gcd(s, d) (s: the dW program's stride); 1 when the kh of
