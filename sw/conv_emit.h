@@ -8,7 +8,8 @@
  * Instruction groups per unit u of band b (conv_plan.h: a band's block groups are consecutive
  * units sharing its input buffer b%2 and output tile b%2; dW: every unit is its own band):
  *   L(b)   FILL/LOADs of the band's input (band 0 first loads the resident weights and zeroes
- *          the dW taps no wave reaches); last instruction pushes l2e
+ *          the dW taps no wave reaches); last instruction pushes l2e. dW's first unit loads in
+ *          two parts, each pushing l2e: its C pops the second at its first LDW that needs it
  *   FO(b)  dX ecoflow, a band whose tile has pixels no wave covers: FILL of the tile; pushes l2e
  *   C(u)   LDW/WAVEs; the band's first group pops l2e (L(b)) on its first instruction, its last
  *          group pushes e2l on its last WAVE (the input buffer is free)
