@@ -10,11 +10,17 @@
 //  - normal mode: each row is split into bursts of <= MAX_BURST beats that never cross 4 KiB;
 //    a beat goes into a holding register that writes the SPM; r_rdy = !hold_vld || wr_gnt,
 //    which sustains one beat per cycle while the SPM grants.
-//  - transposed mode: 2S x 2S element blocks; one single-beat burst per source row of a block
-//    fills a row of the transpose buffer, then the 2S columns are written out one SPM word per
-//    cycle. The buffer is stored by column (tcm[k] = element k of every buffered row), so a
-//    filling beat scatters its elements into lane dp_i of the columns and a column write is a
-//    plain array read: nothing wide is shifted or rebuilt while the engine idles.
+//  - transposed mode: blocks of 2S source rows x TB column blocks (a group: the TB = 2 beats
+//    cb0, cb0+1 of each row, or the last beat alone); the group fills TB transpose buffers, then
+//    its columns are written out one SPM word per cycle. A group's beats are read in bursts:
+//    one burst per source row (its TB beats are adjacent), or, when the rows are adjacent too
+//    (dram_stride = the group's beats: dense pixels of <= 2 beats, dY and Z of dW), the whole
+//    block as one run split by the burst rule like a normal row. Single-beat bursts cost the
+//    DRAM's per-burst time and a MAX_OUT share of its latency each (~10 cycles at small);
+//    a 2S-row run of 16 beats costs 16 + 4. Each buffer is stored by column (tcm[t*2S + k] =
+//    element k of every buffered row of beat t), so a filling beat scatters its elements into
+//    lane dp_i of the columns and a column write is a plain array read: nothing wide is shifted
+//    or rebuilt while the engine idles.
 // FILL (opcode 0x09, the LOAD format without its DRAM side): the same engine without the DRAM:
 // after the descriptor checks (rows/row_bytes zero: BAD_DESC; SPM range as LOAD; no DRAM
 // check) the data side makes a zero beat whenever the holding register is free or being
@@ -122,7 +128,7 @@ module npu_dma_load #(
     wire [31:0] strideBE = {16'd0, f_dstride} << (LB + LE);   // pitch of a 2S-row block
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
-    wire [SPM_AW-1:0] sstrideE  = sstride_s << LE;
+    wire [SPM_AW-1:0] sstrideE2 = sstride_s << (LE + 1);   // a group's 2 x 2S columns
 
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
@@ -137,9 +143,13 @@ module npu_dma_load #(
     reg [31:0]  ag_row;     // normal: current row start; transposed: current row-block start
     reg [15:0]  ag_rem;     // normal: beats left in the row
     reg [15:0]  ag_rows;    // normal: rows left; transposed: rows left from this row block
-    reg [LE-1:0] ag_i;      // transposed: row inside the block
-    reg [15:0]  ag_cb;      // transposed: column block (= beat index in the row)
-    reg [31:0]  ag_cboff;   // transposed: ag_cb * B
+    reg [LE-1:0] ag_i;      // transposed: row inside the block (per-row bursts)
+    reg [15:0]  ag_cols;    // transposed: columns left from this group's first (group: 2 beats
+                            // when > 2S, else 1)
+    reg [31:0]  ag_cboff;   // transposed: the group's first beat * B
+    reg [31:0]  ag_seg;     // transposed: start of the current row's burst run
+    reg [LE:0]  ag_nr;      // transposed: rows in this block (<= 2S)
+    reg         t_run1, t_run2;   // dram_stride == 1 / 2: a 1- / 2-beat group's rows are adjacent
 
     wire [15:0] blen;
     wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
@@ -149,9 +159,24 @@ module npu_dma_load #(
         .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || ar_fire),
         .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
-    wire [15:0] ag_i16  = {{(16-LE){1'b0}}, ag_i};
-    wire ag_blk_last = (ag_i16 == E16 - 16'd1) || (ag_i16 + 16'd1 == ag_rows);
-    wire ag_cb_last  = (ag_cb == nbeats_m1);
+    // transposed groups: g2 = the group has two beats per row; run = its rows are adjacent
+    // (the whole block is one run of burst beats), else one burst of the g beats per row
+    wire [15:0] ag_i16   = {{(16-LE){1'b0}}, ag_i};
+    wire [15:0] ag_nr16  = {{(15-LE){1'b0}}, ag_nr};
+    wire ag_g2       = (ag_cols > E16);
+    wire ag_run      = ag_g2 ? t_run2 : t_run1;
+    wire ag_grp_last = ag_run || (ag_i16 + 16'd1 == ag_nr16);   // with ag_row_end: the group's last burst
+    wire ag_cb_last  = (ag_cols <= {E16[14:0], 1'b0});          // the block's last group
+    // the first group of a block: its burst run (beats) for nr rows
+    wire        n_g2     = (ncols > E16);
+    wire [15:0] rows_nx  = ag_rows - E16;                       // rows left after this block
+    wire [LE:0] nr_nx    = (rows_nx > E16) ? E16[LE:0] : rows_nx[LE:0];
+    wire [LE:0] nr_go    = (f_rows > E16) ? E16[LE:0] : f_rows[LE:0];
+    function [15:0] run_len(input g2, input run, input [LE:0] nr);
+        run_len = !run ? (g2 ? 16'd2 : 16'd1)
+                       : (g2 ? {{(14-LE){1'b0}}, nr, 1'b0} : {{(15-LE){1'b0}}, nr});
+    endfunction
+    wire        g2_nx    = (ag_cols - {E16[14:0], 1'b0} > E16);   // the block's next group
 
     wire        af_full, af_empty;
     wire [31:0] af_dout;
@@ -159,10 +184,10 @@ module npu_dma_load #(
     wire [OW-1:0] af_count;   // the limit uses af_full
     // verilator lint_on UNUSEDSIGNAL
 
-    // normal mode waits for the registered burst length; transposed bursts are single beats
-    assign ar_vld  = in_run && ag_act && !af_full && (f_tr || blen_ok);
+    // both modes wait for the registered burst length
+    assign ar_vld  = in_run && ag_act && !af_full && blen_ok;
     assign ar_addr = ag_addr;
-    assign ar_len  = f_tr ? 8'd0 : blen_m1;
+    assign ar_len  = blen_m1;
     wire ar_fire   = ar_vld && ar_rdy;
 
     // ---------------- data side ----------------
@@ -177,19 +202,22 @@ module npu_dma_load #(
     // transposed
     reg              t_fill;    // 1: filling buffer rows from DRAM, 0: writing columns to the SPM
     reg [LE-1:0]     dp_i, dp_k;
-    reg [15:0]       dp_cols;   // columns left from this column block
+    reg              dp_t;      // beat of the group (fill) / buffer of the column (write)
+    reg [15:0]       dp_cols;   // columns left from this group's first
     reg [SPM_AW-1:0] dp_rbaddr, dp_cbaddr, dp_caddr;
-    reg [WB-1:0]     tcm [0:E-1];   // transpose buffer by column: lane i = source row i
+    reg [WB-1:0]     tcm [0:2*E-1];   // two transpose buffers by column: lane i = source row i
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
     wire dp_row_end   = (dp_j == nbeats_m1);
-    wire t_fill_last  = (dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows);
-    wire t_col_last   = (dp_k16 == E16 - 16'd1) || (dp_k16 + 16'd1 == dp_cols);
-    wire t_last_cb    = (dp_cols <= E16);
+    wire dp_g2        = (dp_cols > E16);   // two beats per row in this group
+    wire [15:0] dp_tk16 = {{(15-LE){1'b0}}, dp_t, dp_k};   // column index in the group
+    wire t_fill_last  = (dp_t || !dp_g2) && ((dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows));
+    wire t_col_last   = (dp_t == dp_g2 && dp_k16 == E16 - 16'd1) || (dp_tk16 + 16'd1 == dp_cols);
+    wire t_last_cb    = (dp_cols <= {E16[14:0], 1'b0});
     wire t_last_rb    = (dp_rows <= E16);
 
-    wire [WB-1:0] tcol = tcm[dp_k];   // current column
+    wire [WB-1:0] tcol = tcm[{dp_t, dp_k}];   // current column
 
     assign r_rdy   = (state == ST_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
     wire r_fire    = r_vld && r_rdy;
@@ -259,7 +287,7 @@ module npu_dma_load #(
                         if (!f_tr) begin
                             if (ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
                         end else begin
-                            if (ag_blk_last && ag_cb_last && ag_rows <= E16) ag_act <= 1'b0;
+                            if (ag_row_end && ag_grp_last && ag_cb_last && ag_rows <= E16) ag_act <= 1'b0;
                         end
                     end
                     if (r_err) begin
@@ -281,6 +309,7 @@ module npu_dma_load #(
     // not the state mux. A beat and a write never meet in transposed mode (r_rdy needs t_fill,
     // wr_req needs !t_fill); in normal mode a beat wins over the write that empties the register.
     always @(posedge clk) begin
+        // the AG finishes a group's requests / the data side writes its last column
         hold_vld <= rst_n && !go && !r_err
                     && ((beat_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
         t_fill   <= !rst_n || go || (t_fill && !(beat_ok && f_tr && t_fill_last))
@@ -295,17 +324,23 @@ module npu_dma_load #(
                         : ~({WB{1'b1}} << {f_rbytes[LB-1:0], 3'b000});
             ag_addr  <= f_daddr;
             ag_row   <= f_daddr;
-            ag_rem   <= nbeats;
+            ag_rem   <= f_tr ? run_len(n_g2, n_g2 ? (f_dstride == 16'd2) : (f_dstride == 16'd1), nr_go)
+                             : nbeats;
             ag_rows  <= f_rows;
             ag_i     <= {LE{1'b0}};
-            ag_cb    <= 16'd0;
+            ag_cols  <= ncols;
             ag_cboff <= 32'd0;
+            ag_seg   <= f_daddr;
+            ag_nr    <= nr_go;
+            t_run1   <= (f_dstride == 16'd1);
+            t_run2   <= (f_dstride == 16'd2);
             dp_j     <= 16'd0;
             dp_rows  <= f_rows;
             dp_spm   <= saddr_s;
             dp_srow  <= saddr_s;
             dp_i     <= {LE{1'b0}};
             dp_k     <= {LE{1'b0}};
+            dp_t     <= 1'b0;
             dp_cols  <= ncols;
             dp_rbaddr <= saddr_s;
             dp_cbaddr <= saddr_s;
@@ -314,32 +349,37 @@ module npu_dma_load #(
 
         // address generator
         if (ar_fire) begin
-            if (!f_tr) begin
-                if (ag_row_end) begin
-                    ag_rem  <= nbeats;
-                    ag_rows <= ag_rows - 16'd1;
-                    ag_row  <= ag_row + strideB;
-                    ag_addr <= ag_row + strideB;
-                end else begin
-                    ag_rem  <= ag_rem - blen;
-                    ag_addr <= ag_addr + ({16'd0, blen} << LB);
-                end
-            end else if (ag_blk_last) begin
+            if (!ag_row_end) begin            // the row (transposed: the run) goes on
+                ag_rem  <= ag_rem - blen;
+                ag_addr <= ag_addr + ({16'd0, blen} << LB);
+            end else if (!f_tr) begin
+                ag_rem  <= nbeats;
+                ag_rows <= ag_rows - 16'd1;
+                ag_row  <= ag_row + strideB;
+                ag_addr <= ag_row + strideB;
+            end else if (ag_grp_last) begin
                 ag_i <= {LE{1'b0}};
-                if (ag_cb_last) begin
-                    ag_cb    <= 16'd0;
+                if (ag_cb_last) begin         // next row block, first group
+                    ag_cols  <= ncols;
                     ag_cboff <= 32'd0;
-                    ag_rows  <= ag_rows - E16;
+                    ag_rows  <= rows_nx;
+                    ag_nr    <= nr_nx;
+                    ag_rem   <= run_len(n_g2, n_g2 ? t_run2 : t_run1, nr_nx);
                     ag_row   <= ag_row + strideBE;
+                    ag_seg   <= ag_row + strideBE;
                     ag_addr  <= ag_row + strideBE;
-                end else begin
-                    ag_cb    <= ag_cb + 16'd1;
-                    ag_cboff <= ag_cboff + B;
-                    ag_addr  <= ag_row + ag_cboff + B;
+                end else begin                // next group of the block
+                    ag_cols  <= ag_cols - {E16[14:0], 1'b0};
+                    ag_cboff <= ag_cboff + 2 * B;
+                    ag_rem   <= run_len(g2_nx, g2_nx ? t_run2 : t_run1, ag_nr);
+                    ag_seg   <= ag_row + ag_cboff + 2 * B;
+                    ag_addr  <= ag_row + ag_cboff + 2 * B;
                 end
-            end else begin
+            end else begin                    // next row of the group
                 ag_i    <= ag_i + 1'b1;
-                ag_addr <= ag_addr + strideB;
+                ag_rem  <= ag_g2 ? 16'd2 : 16'd1;
+                ag_seg  <= ag_seg + strideB;
+                ag_addr <= ag_seg + strideB;
             end
         end
 
@@ -363,31 +403,36 @@ module npu_dma_load #(
         end
 
         // transposed data side: fill rows, then write columns
+        // a group's beats come row by row, the g beats of a row in turn (beat t -> buffer t)
         if (beat_ok && f_tr) begin
-            dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
+            dp_t <= dp_g2 && !dp_t;
+            if (dp_t || !dp_g2) dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
         end
         if (wr_fire && f_tr) begin
             if (t_col_last) begin
                 dp_k <= {LE{1'b0}};
+                dp_t <= 1'b0;
                 if (t_last_cb) begin
                     dp_cols   <= ncols;
                     dp_rbaddr <= dp_rbaddr + 1'b1;
                     dp_cbaddr <= dp_rbaddr + 1'b1;
                     dp_caddr  <= dp_rbaddr + 1'b1;
                 end else begin
-                    dp_cols   <= dp_cols - E16;
-                    dp_cbaddr <= dp_cbaddr + sstrideE;
-                    dp_caddr  <= dp_cbaddr + sstrideE;
+                    dp_cols   <= dp_cols - {E16[14:0], 1'b0};
+                    dp_cbaddr <= dp_cbaddr + sstrideE2;
+                    dp_caddr  <= dp_cbaddr + sstrideE2;
                 end
             end else begin
+                if (dp_k16 == E16 - 16'd1) dp_t <= 1'b1;
                 dp_k     <= dp_k + 1'b1;
                 dp_caddr <= dp_caddr + sstride_s;
             end
         end
     end
 
-    // Transpose buffer fill: beat dp_i of a block goes to lane dp_i of every column; the first
-    // beat of a block also clears the other lanes (rows past `rows` read as zero lanes).
+    // Transpose buffer fill: row dp_i's beat dp_t goes to lane dp_i of every column of buffer
+    // dp_t; the first row of a group also clears the other lanes (rows past `rows` read as zero
+    // lanes).
     // Blocking writes, updated in place (a non-blocking write to an array element costs a
     // shadow value and flag per element every cycle). This is race-free: tcm is read only
     // through wr_data, which the SPM samples only in column-write cycles (t_fill = 0), while
@@ -397,8 +442,8 @@ module npu_dma_load #(
     always @(posedge clk) begin
         if (beat_ok && f_tr) begin
             for (k = 0; k < E; k = k + 1) begin
-                if (dp_i == {LE{1'b0}}) tcm[k] = {{(WB-16){1'b0}}, r_data[k*16 +: 16]};
-                else                    tcm[k][dp_i*16 +: 16] = r_data[k*16 +: 16];
+                if (dp_i == {LE{1'b0}}) tcm[{dp_t, k[LE-1:0]}] = {{(WB-16){1'b0}}, r_data[k*16 +: 16]};
+                else                    tcm[{dp_t, k[LE-1:0]}][dp_i*16 +: 16] = r_data[k*16 +: 16];
             end
         end
     end
@@ -423,12 +468,10 @@ module npu_dma_load #(
         if (ar_pend && in_run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
         if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
             `NPU_ASSERT_FAIL("LOAD AR payload changed before ready")
-        if (ar_vld && !f_tr && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
-            `NPU_ASSERT_FAIL("LOAD burst length not in 1..min(MAX_BURST and beats left in row)")
-        if (ar_vld && !f_tr && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
+        if (ar_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
+            `NPU_ASSERT_FAIL("LOAD burst length not in 1..min(MAX_BURST and beats left in row/run)")
+        if (ar_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("LOAD burst crosses a 4 KiB line")
-        if (ar_vld && f_tr && {20'd0, ag_addr[11:0]} + B > 32'd4096)
-            `NPU_ASSERT_FAIL("LOAD transposed beat crosses a 4 KiB line")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
         if (beat_ok && !f_tr && hold_vld && !wr_fire)

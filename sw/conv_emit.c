@@ -14,6 +14,8 @@ typedef struct unit_prog {
     int first_grp, last_grp; /* first / last unit of its band (the band's input and output) */
     int band;                /* band index over the program (dW: the unit index) */
     int tile_wait; /* fwd/dX: first unit of a band >= 2: its output tile must be stored first */
+    npu_prog_t L2;   /* dW, first unit: the rest of its input, loaded while C starts */
+    size_t c_split;  /* dW, first unit: 1 + the first C instruction that needs L2 (pops its l2e) */
 } unit_prog_t;
 
 typedef struct cx {
@@ -143,19 +145,19 @@ static void wave(cx_t *x, npu_prog_t *l, unsigned bank, int m, unsigned spm, uns
 /* Rows [un->i0, un->i1) of the X plane padded by P (fwd: p; dW zeropad: p; dW ecoflow: 0) into
  * SPM base: the rows some output row reads, interior rows by LOAD (and their border columns by
  * FILL), padding rows by FILL. */
-static void load_plane(cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base)
+static void load_plane_rows(cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
     unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->P;
-    int pr = un->i0;
-    while (pr < un->i1) {
+    int pr = lo;
+    while (pr < hi) {
         if (!npu_conv_plane_row_used(p, un, pr)) {
             pr++;
             continue;
         }
         int in = pr - p->P >= 0 && pr - p->P < c->H, q = pr + 1;
-        while (q < un->i1 && npu_conv_plane_row_used(p, un, q) &&
+        while (q < hi && npu_conv_plane_row_used(p, un, q) &&
                (q - p->P >= 0 && q - p->P < c->H) == in)
             q++;
         unsigned nr = (unsigned)(q - pr), spm = base + (unsigned)(pr - un->i0) * rw;
@@ -172,6 +174,11 @@ static void load_plane(cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsign
         }
         pr = q;
     }
+}
+
+static void load_plane(cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base)
+{
+    load_plane_rows(x, l, un, base, un->i0, un->i1);
 }
 
 /* The weights, resident for the whole program (unit 0). fwd: per tap a transposed LOAD, SPM row
@@ -536,12 +543,20 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         for (int t = 0; t < p->T; t++)
             if (!x->tap_valid[t])
                 fill(x, &up->L, F, p->out_base[0] + (unsigned)t * F * dwp, dwp, dwp);
-    for (int oh = un->r0; oh < un->r1; oh++)
-        put(x, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW,
-                                    daddr(x, x->a->dy + (((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) *
-                                                         (uint64_t)p->vOW) * fw * x->B),
-                                    in + (unsigned)(oh - un->r0) * F * owj, owj, 2u * F, fw), &ins);
-    load_plane(x, &up->L, un, xb);
+    /* The first unit's load is exposed: its input comes in two parts, the X rows below im
+     * (about a third) with the dY rows they read, then the rest, which C pops for at its first
+     * LDW of an X row >= im (the waves of the first rows hide it). */
+    int im = un->u == 0 && un->i1 - un->i0 >= 3 ? un->i0 + (un->i1 - un->i0 + 2) / 3 : un->i1;
+    int ohm = imin(un->r1, imax(un->r0, npu_floordiv(im - 1 + p->vp, p->vs) + 1));
+    for (int part = 0; part < 2; part++) {
+        npu_prog_t *l = part ? &up->L2 : &up->L;
+        for (int oh = part ? ohm : un->r0; oh < (part ? un->r1 : ohm); oh++)
+            put(x, l, npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW,
+                                   daddr(x, x->a->dy + (((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) *
+                                                        (uint64_t)p->vOW) * fw * x->B),
+                                   in + (unsigned)(oh - un->r0) * F * owj, owj, 2u * F, fw), &ins);
+        load_plane_rows(x, l, un, xb, part ? im : un->i0, part ? un->i1 : im);
+    }
     if (first) /* a pass starts its regions */
         memset(x->cov, 0, 2u * (size_t)x->cfg->obuf_rows);
     for (int pr = un->i0; pr < un->i1; pr++)
@@ -575,6 +590,8 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                                 continue;
                             if (!any) {
                                 int pc = (j * p->L + klo) * p->vs + kw * c->dil - p->vp;
+                                if (pr >= im && up->L2.n && !up->c_split)
+                                    up->c_split = up->C.n + 1;
                                 bank = ldw(x, &up->C,
                                            xb + ((unsigned)(pr - un->i0) * (unsigned)p->PW + (unsigned)pc) * cw + (unsigned)cb,
                                            (unsigned)p->vs * cw, khi, klo, nc);
@@ -689,6 +706,27 @@ static void emit_d(cx_t *x, const unit_prog_t *u, size_t dstart, unsigned pops, 
     npu_prog_free(&d);
 }
 
+/* L(b+1) spread over the first half of C(b), one LOAD-queue instruction per k EXEC ones. The
+ * fetcher dispatches in program order, so a block of L(b+1) longer than the LOAD queue would hold
+ * it (and every C(b) instruction behind) until most of those loads had run: band b's compute
+ * would start only after band b+1's loads. Interleaved, both queues stay fed. Orders within L
+ * and within C are kept, and every token waited on is still pushed by an earlier instruction. */
+static void interleave(cx_t *x, const npu_prog_t *l, const npu_prog_t *c, npu_prog_t *out)
+{
+    size_t k = l->n ? c->n / (2 * l->n) : 0, i = 0, j = 0;
+    if (k < 1)
+        k = 1;
+    while (i < l->n || j < c->n) {
+        if (i < l->n)
+            put(x, out, 0, &l->insn[i++]);
+        for (size_t t = 0; t < k && j < c->n; t++)
+            put(x, out, 0, &c->insn[j++]);
+        if (i == l->n)
+            while (j < c->n)
+                put(x, out, 0, &c->insn[j++]);
+    }
+}
+
 /* Program order and tokens (conv_emit.h). */
 static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
 {
@@ -696,6 +734,16 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
     int U = p->units, fo = 0;
     for (int u = 0; u < U; u++)
         fo |= up[u].FO.n > 0;
+    for (int u = 0; u < U; u++) {
+        unit_prog_t *cu = &up[u];
+        if (cu->L2.n && !fo && cu->c_split > 1) { /* C pops L2's l2e before it needs it */
+            npu_insn_tok(&cu->C.insn[cu->c_split - 1], NPU_TOK_POP_PREV);
+        } else { /* one load group */
+            for (size_t i = 0; i < cu->L2.n; i++)
+                put(x, &cu->L, 0, &cu->L2.insn[i]);
+            cu->L2.n = 0;
+        }
+    }
     for (int u = 0; u < U && !x->err; u++) {
         unit_prog_t *cu = &up[u];
         int nx = u + 1; /* first unit of the next band */
@@ -704,11 +752,20 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
             nx++;
         if (!fo) {
             /* L(b+1) ahead of band b (it pops C(b-1)'s e2l); D(b) pops STORE(b-2)'s s2e */
-            if (u == 0)
+            if (u == 0) {
                 append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
+                if (cu->L2.n)
+                    append_l(x, out, &cu->L2, 0, NPU_TOK_PUSH_NEXT);
+            }
+            npu_prog_t lt, ct;
+            npu_prog_init(&lt);
+            npu_prog_init(&ct);
             if (cu->first_grp && nx < U)
-                append_l(x, out, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
-            emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, out, &dstart);
+                append_l(x, &lt, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
+            emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, &ct, &dstart);
+            interleave(x, &lt, &ct, out);
+            npu_prog_free(&lt);
+            npu_prog_free(&ct);
             emit_d(x, cu, dstart, cu->tile_wait ? NPU_TOK_POP_NEXT : 0, cu->S.n ? NPU_TOK_PUSH_NEXT : 0,
                    u % 2, out);
         } else {
@@ -746,6 +803,7 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
 static void unit_free(unit_prog_t *u)
 {
     npu_prog_free(&u->L);
+    npu_prog_free(&u->L2);
     npu_prog_free(&u->FO);
     npu_prog_free(&u->C);
     npu_prog_free(&u->D);
@@ -780,6 +838,7 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
             npu_conv_unit_t un;
             npu_conv_unit_at(p, u, &un);
             npu_prog_init(&up[u].L);
+            npu_prog_init(&up[u].L2);
             npu_prog_init(&up[u].FO);
             npu_prog_init(&up[u].C);
             npu_prog_init(&up[u].D);

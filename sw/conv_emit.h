@@ -8,7 +8,8 @@
  * Instruction groups per unit u of band b (conv_plan.h: a band's block groups are consecutive
  * units sharing its input buffer b%2 and output tile b%2; dW: every unit is its own band):
  *   L(b)   FILL/LOADs of the band's input (band 0 first loads the resident weights and zeroes
- *          the dW taps no wave reaches); last instruction pushes l2e
+ *          the dW taps no wave reaches); last instruction pushes l2e. dW's first unit loads in
+ *          two parts, each pushing l2e: its C pops the second at its first LDW that needs it
  *   FO(b)  dX ecoflow, a band whose tile has pixels no wave covers: FILL of the tile; pushes l2e
  *   C(u)   LDW/WAVEs; the band's first group pops l2e (L(b)) on its first instruction, its last
  *          group pushes e2l on its last WAVE (the input buffer is free)
@@ -16,10 +17,13 @@
  *          exists; the band's last group pushes e2s on its last DRAIN
  *   S(u)   the band's STOREs (its last group; dW: the last unit): pop e2s, push s2e
  * Two schemes, program order in brackets:
- *   no FO: [L(0); per band b: L(b+1) (pops e2l of band b-1 for b+1 >= 2), C, D, S]; D of a band
- *          b >= 2 pops s2e (STORE of band b-2 done: the tile is free). One band of lookahead:
- *          L(b+1) waits in the LOAD queue for band b-1 to free its buffer, then has all of
- *          band b's compute to arrive.
+ *   no FO: [L(0); per band b: L(b+1) (pops e2l of band b-1 for b+1 >= 2) interleaved with C,
+ *          then D, S]; D of a band b >= 2 pops s2e (STORE of band b-2 done: the tile is free).
+ *          One band of lookahead: L(b+1) waits in the LOAD queue for band b-1 to free its
+ *          buffer, then has all of band b's compute to arrive. Interleaved (one LOAD-queue
+ *          instruction per few EXEC ones over the first half of C) because the fetcher
+ *          dispatches in program order: a block of L(b+1) longer than the LOAD queue held C(b)
+ *          until most of those loads had run.
  *   FO:    [L(0), FO(0), L(1); per band b: C, H(b+1), D, S] with H(b+1) = FO(b+1), L(b+2): the
  *          last WAVE of band b >= 1 also pops s2e (STORE of band b-1 done) and its one e2l
  *          releases H(b+1), which writes tile (b+1)%2 and input buffer b%2.

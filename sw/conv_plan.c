@@ -63,6 +63,8 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
     }
 }
 
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh);
+
 int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr)
 {
     const npu_conv_t *c = &p->c;
@@ -70,7 +72,8 @@ int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un,
     int vp = p->kernel == NPU_CONV_FWD ? 0 : p->vp;
     for (int kh = 0; kh < c->KH; kh++) {
         int num = pr + vp - kh * c->dil;
-        if (num >= 0 && num % vs == 0 && num / vs >= un->r0 && num / vs < un->r1)
+        if (num >= 0 && num % vs == 0 && num / vs >= un->r0 && num / vs < un->r1 &&
+            (p->kernel != NPU_CONV_DW || dw_pass_reads_kh(p, un->grp, kh)))
             return 1;
     }
     return 0;
@@ -98,26 +101,120 @@ int npu_conv_dw_chained(const npu_conv_plan_t *p)
 
 int npu_conv_dw_step(const npu_conv_plan_t *p) { return p->vs / gcd(p->vs, p->c.dil); }
 
-int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of)
+/* The dW regions in layout order: class (kh mod step) first, so that a pass holds few classes
+ * and reads only their X rows (at s = 2 a class-0 pass reads the even rows only); then c-block,
+ * kw and the chain of kh (decreasing). Calls f(q, i, kh, arg) for region q at position i;
+ * stops and returns 1 when f does. */
+static int dw_regions(const npu_conv_plan_t *p, int (*f)(int, int, int, void *), void *arg)
 {
     const npu_conv_t *c = &p->c;
-    int F = c->F, half = 0, used = 0, step = npu_conv_dw_step(p);
-    if (F > obuf_rows)
+    int step = npu_conv_dw_step(p), i = 0;
+    for (int rho = 0; rho < step && rho < c->KH; rho++)
+        for (int cb = 0; cb < p->cw; cb++)
+            for (int kw = 0; kw < c->KW; kw++)
+                for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= 0; kh -= step, i++)
+                    if (f(cb * p->T + kh * c->KW + kw, i, kh, arg))
+                        return 1;
+    return 0;
+}
+
+/* The passes of the dW regions (layout position i -> pass, position j in it). The fewest passes
+ * that fit (two OBUF halves each); whole classes per pass when that takes no more passes (each
+ * pass then loads only its classes' X rows: at s = 2, 12 + 6 regions read the even, then the
+ * odd rows), else the regions shared evenly: every pass streams its input, so a pass with few
+ * regions would be load-bound (at small, C = F = 32: 16 + 2 regions took 31.5k + 14k cycles,
+ * 9 + 9 hide the loads behind the waves). */
+typedef struct dw_split { int per_half, passes, per_pass, by_class; } dw_split_t;
+
+static int dw_class_regions(const npu_conv_plan_t *p, int rho)
+{
+    return p->cw * p->c.KW * ((p->c.KH - 1 - rho) / npu_conv_dw_step(p) + 1);
+}
+
+static dw_split_t dw_split(const npu_conv_plan_t *p, int obuf_rows)
+{
+    dw_split_t d;
+    int nreg = p->T * p->cw, cap, used = 0, n = 1, step = npu_conv_dw_step(p);
+    d.per_half = obuf_rows / p->c.F;
+    cap = 2 * d.per_half;
+    d.passes = (nreg + cap - 1) / cap;
+    d.per_pass = (nreg + d.passes - 1) / d.passes;
+    d.by_class = 1;
+    for (int rho = 0; rho < step && rho < p->c.KH && d.by_class; rho++) {
+        int k = dw_class_regions(p, rho);
+        if (used && used + k > cap) {
+            n++;
+            used = 0;
+        }
+        used += k;
+        d.by_class = k <= cap && n <= d.passes;
+    }
+    return d;
+}
+
+static int dw_pass_at(const npu_conv_plan_t *p, const dw_split_t *d, int i, int *j)
+{
+    int g = 0, start = 0, used = 0;
+    if (!d->by_class) {
+        *j = i % d->per_pass;
+        return i / d->per_pass;
+    }
+    for (int rho = 0;; rho++) {
+        int k = dw_class_regions(p, rho);
+        if (used && used + k > 2 * d->per_half) {
+            g++;
+            start += used;
+            used = 0;
+        }
+        if (i < start + used + k) {
+            *j = i - start;
+            return g;
+        }
+        used += k;
+    }
+}
+
+typedef struct dw_lay { const npu_conv_plan_t *p; dw_split_t d; int obuf_rows, *pass_of; unsigned *row_of; } dw_lay_t;
+
+static int dw_place(int q, int i, int kh, void *arg)
+{
+    dw_lay_t *l = arg;
+    int j;
+    (void)kh;
+    l->pass_of[q] = dw_pass_at(l->p, &l->d, i, &j);
+    /* a region never crosses a half */
+    l->row_of[q] = (unsigned)((j / l->d.per_half) * l->obuf_rows + (j % l->d.per_half) * l->p->c.F);
+    return 0;
+}
+
+int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of)
+{
+    dw_lay_t l = {p, {0, 0, 0, 0}, obuf_rows, pass_of, row_of};
+    if (p->c.F > obuf_rows)
         return 0;
-    for (int cb = 0; cb < p->cw; cb++)
-        for (int kw = 0; kw < c->KW; kw++)
-            for (int rho = 0; rho < step && rho < c->KH; rho++)
-                for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= 0; kh -= step) {
-                    int q = cb * p->T + kh * c->KW + kw;
-                    if (used + F > obuf_rows) { /* a region never crosses a half */
-                        half++;
-                        used = 0;
-                    }
-                    pass_of[q] = half / 2;
-                    row_of[q] = (unsigned)((half % 2) * obuf_rows + used);
-                    used += F;
-                }
-    return half / 2 + 1;
+    l.d = dw_split(p, obuf_rows);
+    dw_regions(p, dw_place, &l);
+    return l.d.passes;
+}
+
+typedef struct dw_has { const npu_conv_plan_t *p; dw_split_t d; int pass, kh; } dw_has_t;
+
+static int dw_has_kh(int q, int i, int kh, void *arg)
+{
+    const dw_has_t *h = arg;
+    int j;
+    (void)q;
+    return kh == h->kh && dw_pass_at(h->p, &h->d, i, &j) == h->pass;
+}
+
+/* dW: does pass `pass` hold a region of row kh (any c-block, kw)? */
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh)
+{
+    dw_has_t h = {p, {0, 0, 0, 0}, pass, kh};
+    if (p->dw_obuf_rows <= 0)
+        return 1;
+    h.d = dw_split(p, p->dw_obuf_rows);
+    return dw_regions(p, dw_has_kh, &h);
 }
 
 /* dX zeropad: the dY columns that land inside the Z plane (s*ow in [p-(KW-1)d, W+p)). */
@@ -332,6 +429,7 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
             free(row_of);
             return fail(msg, n, "out of memory");
         }
+        p->dw_obuf_rows = cfg->obuf_rows;
         p->dw_passes = npu_conv_dw_layout(p, cfg->obuf_rows, pass_of, row_of);
         free(pass_of);
         free(row_of);

@@ -77,6 +77,7 @@ typedef struct npu_conv_plan {
     /* OBUF: fwd/dX rows per unit; dW: passes of regions (npu_conv_dw_layout) */
     unsigned obuf_unit_rows;
     int dw_passes;
+    int dw_obuf_rows;       /* dW: the OBUF half the layout was made for (npu_conv_dw_layout) */
     /* DRAM bytes per tag: what the program moves, and each tensor once */
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
     uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS];
@@ -106,8 +107,10 @@ int npu_conv_phase_nx(const npu_conv_plan_t *p, int b);
 /* dW OBUF layout: region q = cb*T + tap holds dW[tap][f][cb-block], F rows. Regions form chains
  * per (c-block, kw, class of kh mod s/g, g = gcd(s, d)), kh decreasing: the kh of a chain that
  * share an X row read consecutive dY rows when d/g = 1, so one WAVE of the chain's F-row blocks
- * covers them. Regions are packed in chain order, never across an OBUF half (a chain cut there
- * takes two WAVEs), halves in order, two per pass. Fills pass_of[q] and row_of[q] (OBUF row, both halves) for the
+ * covers them. Regions are packed class by class (a pass loads only the X rows its classes
+ * read: npu_conv_plane_row_used), in chain order, never across an OBUF half (a chain cut there
+ * takes two WAVEs), halves in order, two per pass, the passes as even as the halves allow (each
+ * streams the whole input). Fills pass_of[q] and row_of[q] (OBUF row, both halves) for the
  * T * cw regions; returns the number of passes (0 if F rows exceed a half). */
 int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of);
 /* dW: kh of one class differ by step = s/gcd(s, d) (s: the dW program's stride); 1 when the kh of

@@ -174,7 +174,9 @@ Test(conv, dram_bytes_3x3, .timeout = 900)
  * drains), measured without DRAM stalls. ResNet-50 CONV3 geometry (57x57 -> 28x28, 3x3, s2, p0)
  * with C = F = 4S (tiny, small: 2S is LDW-bound at S = 2): ideal 4.14 (dX) / 3.86 (dW); an
  * 11x11 s4 layer (AlexNet CONV1-like, 47x47 -> 10x10): ideal dW 13.7; a 3x3 s1 p1 layer:
- * ecoflow never slower. Thresholds: dX >= 3.5, dW >= 3.3, s4 dW >= 10, s1 >= 1. */
+ * ecoflow never slower. Thresholds: dX >= 3.5, dW >= 3.3 (asserted at small; tiny's program
+ * fetch shares its 8 B/cycle DRAM), s4 dW >= 10 (open: lane granularity caps it, docs/conv.md
+ * section 7), s1 >= 1. */
 typedef struct speedup_row {
     const char *name;
     npu_conv_t c;
@@ -182,7 +184,7 @@ typedef struct speedup_row {
     double need;  /* the issue's threshold */
     double floor; /* > 0: the threshold is not met yet (issue 5 note, docs/conv.md section 7):
                      the row is measured and printed as OPEN, and only this regression floor
-                     (just under today's measurement) is asserted */
+                     (just under today's measurement at that config) is asserted */
 } speedup_row_t;
 
 static double speedup(const npu_cfg_t *cfg, const speedup_row_t *row, char *line, size_t n)
@@ -207,8 +209,11 @@ Test(conv, speedup_table, .timeout = 1800)
     int ch = 4 * cfg.s;
     speedup_row_t rows[] = {
         {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DX, 3.5, 0},
-        {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DW, 3.3, 2.7},
-        {"AlexNet CONV1-like 47->10 s4", conv_layer_of(1, 3, 47, 47, 2 * cfg.s, 11, 11, 4, 0, 1), NPU_CONV_DW, 10.0, 6.0},
+        /* met at small (the issue's config); tiny is bound by program fetch on its 8 B/cycle DRAM */
+        {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DW, 3.3,
+         cfg.s <= 2 ? 2.95 : 0},
+        {"AlexNet CONV1-like 47->10 s4", conv_layer_of(1, 3, 47, 47, 2 * cfg.s, 11, 11, 4, 0, 1), NPU_CONV_DW, 10.0,
+         cfg.s <= 2 ? 8.0 : 7.2},
         {"3x3 s1 p1 29x29", conv_layer_of(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DX, 1.0, 0},
         {"3x3 s1 p1 29x29", conv_layer_of(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DW, 1.0, 0},
     };

@@ -131,3 +131,87 @@ Test(conv_isa, klo_bad_desc_and_range)
         npu_sim_close(s);
     }
 }
+
+/* Transposed LOAD bursts (npu_dma_load): per 2S-row block, groups of <= 2 beats (2S-column
+ * blocks) per source row; one burst run per row, or one per block when the group's rows are
+ * adjacent (dram_stride = the group's beats: dY and Z of dW), split by the burst rule
+ * (MAX_BURST, 4 KiB). Bit-exact against the host's transpose (read back through a STORE; lanes
+ * past `rows` zero) and the burst count against that rule, with and without DRAM stalls. */
+static uint64_t tr_bursts_of(uint64_t addr, uint64_t beats, unsigned B, unsigned mb)
+{
+    uint64_t n = 0;
+    while (beats) {
+        uint64_t to4k = (4096 - addr % 4096) / B, len = beats < mb ? beats : mb;
+        if (len > to4k)
+            len = to4k;
+        addr += len * B;
+        beats -= len;
+        n++;
+    }
+    return n;
+}
+
+Test(conv_isa, transposed_load_bursts)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, E = 2 * S, B = 4 * S, mb = (unsigned)cfg.max_burst_beats;
+    /* rows, columns (int16), dram_stride (beats), beats before a 4 KiB line (0: on it) */
+    const unsigned c[][4] = {
+        {2 * E + 3, E, 1, 0},          /* one beat per row, adjacent rows: a run per block */
+        {2 * E + 3, 2 * E, 2, 0},      /* two beats (dY of dW at C = F = 4S): a run per block */
+        {E, 2 * E, 2, 5},              /* the run crosses a 4 KiB line */
+        {E + 1, 2 * E + 3, 3, 0},      /* three beats: per-row pairs, then single beats */
+        {5, E - 1, 2, 0},              /* rows not adjacent: one single-beat burst per row */
+        {3 * E, 3 * E, 4, 1},          /* rows further apart than their beats */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        for (unsigned stall = 0; stall <= 20; stall += 20) {
+            unsigned rows = c[i][0], cols = c[i][1], ds = c[i][2], beats = (2 * cols + B - 1) / B;
+            unsigned wpr = (rows + E - 1) / E, R0 = 0x40;
+            uint64_t src = 0x10000 + (c[i][3] ? 4096 - (uint64_t)c[i][3] * B : 0), dst = 0x40000, x = rtl_seed(131) + i, want = 0;
+            npu_sim_t *s = rtl_open(&cfg, stall, 0, x + stall);
+            size_t dbytes;
+            uint8_t *d = npu_sim_dram(s, &dbytes);
+            for (uint64_t k = 0; k < (uint64_t)rows * ds * B + (uint64_t)beats * B; k++)
+                d[src + k] = (uint8_t)cv_rand(&x);
+            memset(d + dst, 0xA5, (size_t)cols * wpr * B);
+            npu_prog_t p;
+            npu_insn_t in;
+            npu_prog_init(&p);
+            cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_DY, 1, rows, (uint32_t)src, R0, wpr, 2 * cols, ds),
+                    NPU_TOK_PUSH_NEXT);
+            cv_push(&p, &in, npu_enc_sync(&in, NPU_OP_SYNC_E), NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+            cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, cols, (uint32_t)dst, R0, wpr, wpr * B, wpr),
+                    NPU_TOK_POP_PREV);
+            npu_run_result_t r;
+            int rc = npu_run_program(&cfg, s, 0, p.insn, p.n, 500000, &r);
+            cr_assert_eq(rc, NPU_RUN_DONE, "case %zu: rc %d, %s", i, rc, cv_err(r.err));
+            for (unsigned col = 0; col < cols; col++)
+                for (unsigned rw = 0; rw < wpr * E; rw++) {
+                    const uint8_t *g = d + dst + ((uint64_t)col * wpr * E + rw) * 2;
+                    const uint8_t *w = d + src + (uint64_t)rw * ds * B + (uint64_t)col * 2;
+                    uint8_t z[2] = {0, 0};
+                    cr_assert(memcmp(g, rw < rows ? w : z, 2) == 0, "case %zu stall %u: column %u row %u",
+                              i, stall, col, rw);
+                }
+            for (unsigned wb = 0; wb < wpr; wb++) {
+                unsigned r0 = wb * E, nr = rows - r0 < E ? rows - r0 : E;
+                for (unsigned cb = 0; cb < beats; cb += 2) {
+                    unsigned g = beats - cb < 2 ? beats - cb : 2;
+                    if (ds == g)
+                        want += tr_bursts_of(src + ((uint64_t)r0 * ds + cb) * B, (uint64_t)nr * g, B, mb);
+                    else
+                        for (unsigned rr = r0; rr < r0 + nr; rr++)
+                            want += tr_bursts_of(src + ((uint64_t)rr * ds + cb) * B, g, B, mb);
+                }
+            }
+            uint64_t fetch = tr_bursts_of(0, (p.n * 16 + B - 1) / B, B, mb);
+            cr_assert_eq(r.cnt[NPU_CNT_dram_rd_bursts], want + fetch, "case %zu: %llu read bursts, want %llu + %llu fetch",
+                         i, (unsigned long long)r.cnt[NPU_CNT_dram_rd_bursts], (unsigned long long)want,
+                         (unsigned long long)fetch);
+            cr_assert_eq(r.cnt[NPU_CNT_dram_rd_dy], (uint64_t)rows * beats * B);
+            cv_check_counters(&cfg, &p, &r, "transposed LOAD");
+            npu_prog_free(&p);
+            npu_sim_close(s);
+        }
+}

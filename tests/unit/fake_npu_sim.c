@@ -349,7 +349,19 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
                     d[(r % F) * 2 + 1] = src[1];
                 }
             }
-        bursts = f->rows * beats; /* one single-beat burst per source row of each 2S x 2S block */
+        /* the RTL's bursts: per 2S-row block, groups of <= 2 beats (column blocks) per row; one
+         * burst run per row, or per block when the group's rows are adjacent (dstride = g) */
+        for (uint64_t wb = 0; wb < wpr; wb++) {
+            uint64_t r0 = wb * F, nr = f->rows - r0 < F ? f->rows - r0 : F;
+            for (uint64_t cb = 0; cb < beats; cb += 2) {
+                uint64_t g = beats - cb < 2 ? beats - cb : 2;
+                if (f->dstride == g)
+                    bursts += bursts_of(s, f->dram + (r0 * f->dstride + cb) * B, nr * g);
+                else
+                    for (uint64_t r = r0; r < r0 + nr; r++)
+                        bursts += bursts_of(s, f->dram + (r * f->dstride + cb) * B, g);
+            }
+        }
         s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
     }
     s->cnt[NPU_CNT_dram_rd_prog + f->tag] += f->rows * beats * B;
