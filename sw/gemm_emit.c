@@ -483,7 +483,21 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
             beats = (f.row_bytes + B - 1) / B;
             e->rd_bytes[f.tag] += (uint64_t)f.rows * beats * B;
             if (f.transpose) {
-                e->rd_bursts += (uint64_t)f.rows * beats;
+                /* npu_dma_load: per 2S-row block, groups of <= 2 beats (column blocks); one burst
+                 * run per block when the group's rows are adjacent (dram_stride = the group's
+                 * beats), else one per row */
+                for (uint64_t r0 = 0; r0 < f.rows; r0 += F) {
+                    uint64_t nr = f.rows - r0 < F ? f.rows - r0 : F;
+                    for (uint64_t cb = 0; cb < beats; cb += 2) {
+                        uint64_t g = beats - cb < 2 ? beats - cb : 2;
+                        if (f.dram_stride == g)
+                            e->rd_bursts += bursts_of(f.dram_addr + (r0 * g + cb) * B, nr * g, B, mb);
+                        else
+                            for (uint64_t r = r0; r < r0 + nr; r++)
+                                e->rd_bursts += bursts_of(f.dram_addr + (r * f.dram_stride + cb) * B,
+                                                          g, B, mb);
+                    }
+                }
                 e->spm_wr_words += (uint64_t)(f.row_bytes / 2) * ((f.rows + F - 1) / F);
             } else {
                 e->rd_bursts += row_bursts(&f, beats, B, mb);

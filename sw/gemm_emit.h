@@ -103,8 +103,11 @@ typedef struct npu_prog_expect {
     uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
     uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
                                         bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
-                                        transposed LOAD issues one single-beat burst per source
-                                        row per 2S-column block */
+                                        transposed LOAD, per 2S-row block and group of <= 2
+                                        beats, one burst run per block when the rows are
+                                        adjacent (dram_stride = the group's beats), else per row.
+                                        Checked: wr_bursts exactly, rd_bursts as a lower bound
+                                        of dram_rd_bursts (which also counts the fetch's) */
     uint64_t macs;                   /* sum of m*(k-k_lo)*n over WAVEs */
     uint64_t macs_core[4];           /* per core, the rows of each set (npu_wave_sets) times the
                                         core's part of k x n (FW: core0 k<S,n<S; 1 k<S,n>=S; ...) */

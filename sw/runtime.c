@@ -305,12 +305,19 @@ int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg,
     chk[k].idx = NPU_CNT_insn_store; chk[k++].want = e->insn_store;
     chk[k].idx = NPU_CNT_obuf_drain_rows; chk[k++].want = e->obuf_drain_rows;
     chk[k].idx = NPU_CNT_fill_words; chk[k++].want = e->fill_words;
+    chk[k].idx = NPU_CNT_dram_wr_bursts; chk[k++].want = e->wr_bursts;
     for (int i = 0; i < k; i++)
         if (c[chk[i].idx] != chk[i].want) {
             snprintf(msg, n, "counter %s = %llu, the program implies %llu", names[chk[i].idx],
                      (unsigned long long)c[chk[i].idx], (unsigned long long)chk[i].want);
             return -1;
         }
+    /* read bursts: the DMA's (exact in the program) plus the fetch's (not: it may over-read) */
+    if (c[NPU_CNT_dram_rd_bursts] < e->rd_bursts) {
+        snprintf(msg, n, "counter dram_rd_bursts = %llu, below the %llu the program's LOADs imply",
+                 (unsigned long long)c[NPU_CNT_dram_rd_bursts], (unsigned long long)e->rd_bursts);
+        return -1;
+    }
     if (n)
         msg[0] = '\0';
     return 0;

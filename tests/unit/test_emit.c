@@ -298,12 +298,17 @@ Test(emit, expect_counts_transposed_and_bursts)
     cr_assert_eq(e.rd_bytes[NPU_TAG_DW], 2u * 20 * 8);
     cr_assert_eq(e.wr_bytes[NPU_TAG_PARTIAL], 3u * 2 * 8);
     cr_assert_eq(e.rd_bytes[NPU_TAG_PROG], 48u);
-    cr_assert_eq(e.rd_bursts, 30u + 4u);
+    cr_assert_eq(e.rd_bursts, 20u + 4u); /* transposed: 10 rows x 2 groups (2 + 1 beats), rows
+                                            not adjacent (stride 3) */
     cr_assert_eq(e.wr_bursts, 3u);
     cr_assert_eq(e.spm_wr_words, 10u * 3 + 40u); /* transposed: C=10 SPM rows x ceil(10/4) words */
     cr_assert_eq(e.spm_rd_words, 6u);
     cr_assert_eq(e.insn_load, 2u);
     cr_assert_eq(e.insn_store, 1u);
+    /* adjacent rows (stride = 2 beats = one group): one run per 4-row block: 10 rows = 4+4+2 */
+    npu_enc_load(&prog[0], NPU_TAG_X, 1, 10, 0, 0, 1, 16, 2);
+    npu_prog_expect(&c, prog, 1, &e);
+    cr_assert_eq(e.rd_bursts, 3u);
     /* rows that cross 4 KiB take one more burst: 3 beats from 4096-16 -> 2 + 1 */
     npu_enc_load(&prog[0], NPU_TAG_X, 0, 2, 4096 - 16, 0, 1, 24, 512);
     npu_prog_expect(&c, prog, 1, &e);
