@@ -1,13 +1,23 @@
 # coverage.mk - `make coverage`: line and toggle coverage of rtl/ from the RTL tests of `make test`.
-#   make coverage [COV_CONFIGS="tiny small"]
+#   make coverage [COV_CONFIGS="tiny small"] [COV_LIST_MAX=60]
 # Per config, a second model is built with Verilator's --coverage-line --coverage-toggle into
 # build/<config>/cov/ (the normal model is untouched), the RTL test binary is linked against it
 # and run; every simulator instance writes its counts (NPU_COV_DIR, tb/npu_sim.cpp) and
 # verilator_coverage merges them, prints the line / toggle percentages per config and for all
-# configs, and writes an annotated copy of rtl/ under build/coverage/annotated/ (lines with
+# configs, the least covered modules, every line point no config hit (file:line, branch arm,
+# source text) and writes an annotated copy of rtl/ under build/coverage/annotated/ (lines with
 # '%000000' were never executed). The coverage model leaves out the NPU_ASSERTS checks: their
-# failure branches would count as lines never run. Slow: the instrumented model runs the tiny
-# suite in ~25 min on 2 busy cores (COV_CONFIGS=tiny for a first look).
+# failure branches would count as lines never run.
+# Slow (measured on 2 cores shared with other jobs, load 6-10): COV_CONFIGS=tiny from a fresh
+# tree 39 min (verilating and compiling both tiny models ~18 min, the instrumented suite ~20 min);
+# small: the instrumented model alone compiles in ~35 min, the suite SMALL_RUN_TIME.
+# Rebuilds are incremental (see the flags stamp below), so a re-run after a test change costs the
+# suite only. Expected never-hit line points (tiny and small): the DRAM_RESP error paths (the
+# C DRAM model answers resp = 1 only past the end of memory, which the DMA and fetch range checks
+# never reach), npu_exec's non-power-of-two SPM compare (gencfg requires powers of two),
+# npu_spm's SUBW = 1 sub-bank code (npu_top uses SUBW = 2) and npu_exec's DRAIN-acc branch for a
+# refused high-word write after its old word arrived (write port 1 is only blocked by port 0,
+# whose low word is always written first).
 COV_CONFIGS ?= tiny small
 COV_FLAGS   := --coverage-line --coverage-toggle
 
@@ -24,7 +34,15 @@ coverage: $(foreach c,$(COV_CONFIGS),build/$(c)/cov/test_rtl)
 	@verilator_coverage --write build/coverage/all.dat $(foreach c,$(COV_CONFIGS),build/coverage/$(c).dat) >/dev/null
 	@tests/coverage_report.sh build/coverage $(COV_CONFIGS)
 
-build/%/cov/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
+# The instrumented model is rebuilt when the RTL, the harness or the Verilator flags change (the
+# flags through build/<config>/cov/flags, rewritten only when they differ); the test binary when
+# any RTL test or the host library changes (through build/<config>/test_rtl).
+.PHONY: cov-flags-force
+build/%/cov/flags: cov-flags-force
+	@mkdir -p $(@D)
+	@echo '$(VERILATOR) $(VFLAGS) $(COV_FLAGS) $(VMAKE_OPT)' | cmp -s - $@ \
+	  || echo '$(VERILATOR) $(VFLAGS) $(COV_FLAGS) $(VMAKE_OPT)' > $@
+build/%/cov/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS) build/%/cov/flags
 	@echo "== verilating config $* with coverage"
 	rm -rf build/$*/cov/obj
 	@mkdir -p build/$*/cov
