@@ -1,30 +1,57 @@
 # coverage.mk - `make coverage`: line and toggle coverage of rtl/ from the RTL tests of `make test`.
-#   make coverage [COV_CONFIGS="tiny small"]
+#   make coverage [COV_CONFIGS="tiny small"] [COV_LIST_MAX=60]
 # Per config, a second model is built with Verilator's --coverage-line --coverage-toggle into
 # build/<config>/cov/ (the normal model is untouched), the RTL test binary is linked against it
 # and run; every simulator instance writes its counts (NPU_COV_DIR, tb/npu_sim.cpp) and
 # verilator_coverage merges them, prints the line / toggle percentages per config and for all
-# configs, and writes an annotated copy of rtl/ under build/coverage/annotated/ (lines with
+# configs, the least covered modules, every line point no config hit (file:line, branch arm,
+# source text) and writes an annotated copy of rtl/ under build/coverage/annotated/ (lines with
 # '%000000' were never executed). The coverage model leaves out the NPU_ASSERTS checks: their
-# failure branches would count as lines never run. Slow: the instrumented model runs the tiny
-# suite in ~25 min on 2 busy cores (COV_CONFIGS=tiny for a first look).
+# failure branches would count as lines never run.
+# Slow (measured on 2 cores shared with other jobs, load 6-10): COV_CONFIGS=tiny from a fresh
+# tree 39 min (verilating and compiling both tiny models ~18 min, the instrumented suite ~20 min);
+# COV_CONFIGS=small: 65 min (both small models ~35 min, the suite ~29 min; gemm::
+# compute_bound_utilization then hits its 600 s Criterion timeout on the instrumented model: a
+# timeout is reported as a WARNING and its points are left out, any other failure fails the target).
+# Measured: tiny line 96.9% toggle 87.2%, small line 96.9% toggle 89.1%, merged line 96.9%
+# (476/491) toggle 91.9%.
+# Rebuilds are incremental (see the flags stamp below), so a re-run after a test change costs the
+# suite only. Expected never-hit line points (tiny and small): the DRAM_RESP error paths (the
+# C DRAM model answers resp = 1 only past the end of memory, which the DMA and fetch range checks
+# never reach), npu_exec's non-power-of-two SPM compare (gencfg requires powers of two),
+# npu_spm's SUBW = 1 sub-bank code (npu_top uses SUBW = 2) and npu_exec's DRAIN-acc branch for a
+# refused high-word write after its old word arrived (write port 1 is only blocked by port 0,
+# whose low word is always written first).
 COV_CONFIGS ?= tiny small
 COV_FLAGS   := --coverage-line --coverage-toggle
 
 .PHONY: coverage
 coverage: $(foreach c,$(COV_CONFIGS),build/$(c)/cov/test_rtl)
-	@rm -rf build/coverage && mkdir -p build/coverage
-	@for c in $(COV_CONFIGS); do \
+	@rm -rf build/coverage && mkdir -p build/coverage; fail=""; \
+	for c in $(COV_CONFIGS); do \
 	  mkdir -p build/coverage/$$c; \
 	  echo "== coverage run, config $$c"; \
 	  NPU_COV_DIR=build/coverage/$$c build/$$c/cov/test_rtl --jobs $(JOBS) >build/coverage/$$c.log 2>&1 \
-	    || { echo "coverage: RTL tests failed at $$c (see build/coverage/$$c.log)"; exit 1; }; \
+	    || { grep -h "^\[FAIL\]" build/coverage/$$c.log; \
+	         if grep "^\[FAIL\]" build/coverage/$$c.log | grep -qv "Timed out" \
+	            || ! grep -q "^\[FAIL\].*Timed out" build/coverage/$$c.log; then fail="$$fail $$c"; \
+	         else echo "coverage: WARNING: at $$c the test(s) above hit their Criterion timeout on the" \
+	                   "slower instrumented model; their points are not counted"; fi; }; \
 	  verilator_coverage --write build/coverage/$$c.dat build/coverage/$$c/*.dat >/dev/null; \
-	done
-	@verilator_coverage --write build/coverage/all.dat $(foreach c,$(COV_CONFIGS),build/coverage/$(c).dat) >/dev/null
-	@tests/coverage_report.sh build/coverage $(COV_CONFIGS)
+	done; \
+	verilator_coverage --write build/coverage/all.dat $(foreach c,$(COV_CONFIGS),build/coverage/$(c).dat) >/dev/null; \
+	tests/coverage_report.sh build/coverage $(COV_CONFIGS); \
+	if [ -n "$$fail" ]; then echo "coverage: RTL tests failed at$$fail (build/coverage/<config>.log)"; exit 1; fi
 
-build/%/cov/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
+# The instrumented model is rebuilt when the RTL, the harness or the Verilator flags change (the
+# flags through build/<config>/cov/flags, rewritten only when they differ); the test binary when
+# any RTL test or the host library changes (through build/<config>/test_rtl).
+.PHONY: cov-flags-force
+build/%/cov/flags: cov-flags-force
+	@mkdir -p $(@D)
+	@echo '$(VERILATOR) $(VFLAGS) $(COV_FLAGS) $(VMAKE_OPT)' | cmp -s - $@ \
+	  || echo '$(VERILATOR) $(VFLAGS) $(COV_FLAGS) $(VMAKE_OPT)' > $@
+build/%/cov/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS) build/%/cov/flags
 	@echo "== verilating config $* with coverage"
 	rm -rf build/$*/cov/obj
 	@mkdir -p build/$*/cov

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # coverage_report.sh DIR CONFIG... - line and toggle coverage of rtl/ from the merged
 # verilator_coverage data of `make coverage` (DIR/<config>.dat and DIR/all.dat), the least covered
-# modules, and an annotated copy of the sources in DIR/annotated ('%000000' = never hit).
+# modules, every line point no config hit (file:line, branch, source text; COV_LIST_MAX of them,
+# default 60), and an annotated copy of the sources in DIR/annotated ('%000000' = never hit).
 set -euo pipefail
 dir=$1; shift
-python3 - "$dir" "$@" <<'PY'
+python3 - "$dir" "${COV_LIST_MAX:-60}" "$@" <<'PY'
 import re, sys, collections
-d, cfgs = sys.argv[1], sys.argv[2:]
+d, nmax, cfgs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def load(path):
     pts = {}  # (kind, file, line, name, hier) -> count; hierarchies merged per source point
     for ln in open(path, encoding='latin-1'):
@@ -38,6 +39,22 @@ for c in cfgs + ['all']:
         worst = sorted(per.items(), key=lambda kv: pct(kv[1][1], kv[1][0]))[:5]
         print("  least line-covered modules: " +
               ", ".join(f"{f[4:]} {pct(b, a):.1f}%" for f, (a, b) in worst))
+        # never-hit line points: file:line, the branch arms (Verilator's 'o' field), the source
+        miss = collections.defaultdict(list)
+        for (k, f, l, o, _), v in pts.items():
+            if k == 'line' and v == 0:
+                miss[(f, int(l))].append(o or 'line')
+        src = {}
+        print(f"  line points never hit: {sum(len(v) for v in miss.values())} on {len(miss)} lines"
+              + (f" (first {nmax})" if len(miss) > nmax else ""))
+        for (f, l) in sorted(miss)[:nmax]:
+            if f not in src:
+                try:
+                    src[f] = open(f, encoding='latin-1').read().split('\n')
+                except OSError:
+                    src[f] = []
+            text = src[f][l - 1].strip() if l <= len(src[f]) else ''
+            print(f"    {f}:{l} [{','.join(sorted(set(miss[(f, l)])))}] {text[:90]}")
 PY
 verilator_coverage --annotate "$dir/annotated" "$dir/all.dat" >/dev/null 2>&1 || true
 echo "annotated sources: $dir/annotated/"
