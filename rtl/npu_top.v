@@ -331,11 +331,14 @@ module npu_top #(
     );
     // NOCSTATE (docs/design.md §3): the head flit of each channel, so a deadlock report names a
     // stuck flit: per channel waiting, blocked (some destination cannot take it), group ID, and
-    // the destinations not ready. V [9:0], H channel L [19:10], H channel R [29:20].
-    assign noc_state = {2'd0,
-                        2'd0, nh_blocked[3:2], h_gid[7:4], h_vld[1] && !h_rdy[1], h_vld[1],
-                        2'd0, nh_blocked[1:0], h_gid[3:0], h_vld[0] && !h_rdy[0], h_vld[0],
-                        nv_blocked, v_gid, v_vld && !v_rdy, v_vld};
+    // the destinations not ready. Field layout from sw/npu_defs.h (NOC_* in npu_defs.vh).
+    function [31:0] noc_field(input vld, input blk, input [3:0] gid, input [3:0] wt);
+        noc_field = ({31'd0, vld} << NOC_VLD) | ({31'd0, blk} << NOC_BLK)
+                  | ({28'd0, gid} << NOC_GID) | ({28'd0, wt} << NOC_WAIT);
+    endfunction
+    assign noc_state = noc_field(v_vld, v_vld && !v_rdy, v_gid, nv_blocked)
+        | (noc_field(h_vld[0], h_vld[0] && !h_rdy[0], h_gid[3:0], {2'd0, nh_blocked[1:0]}) << NOC_CH_BITS)
+        | (noc_field(h_vld[1], h_vld[1] && !h_rdy[1], h_gid[7:4], {2'd0, nh_blocked[3:2]}) << (2 * NOC_CH_BITS));
 
     wire [3:0] lbh_empty, lbh_full, lbh_pop, lbv_empty, lbv_full, lbv_pop;
     wire [4*S*16-1:0] lbh_dout, lbv_dout;

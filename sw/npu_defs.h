@@ -69,6 +69,18 @@
 #define NPU_CSR_CNT_LO 0x100 /* counter i low 32 bits at 0x100 + i */
 #define NPU_CSR_CNT_HI 0x200 /* counter i high 32 bits at 0x200 + i */
 
+/* NOCSTATE: one field of NPU_NOC_CH_BITS per NoC channel, channel c at bit c * NPU_NOC_CH_BITS
+ * (0 = V, 1 = H channel L (cores 0, 2), 2 = H channel R (cores 1, 3)); inside a field: a flit
+ * waiting, blocked, its group ID (4 bits), the destinations not ready (4 bits: V cores 0..3; H the
+ * channel's two endpoints in bits 0, 1). rtl/npu_top.v and sw/runtime.c share these. */
+#define NPU_NOC_CH_BITS 10
+#define NPU_NOC_VLD 0
+#define NPU_NOC_BLK 1
+#define NPU_NOC_GID 2
+#define NPU_NOC_WAIT 6
+/* bit b of a field, in all three channels */
+#define NPU_NOC_ALL(b) ((1u << (b)) | (1u << ((b) + NPU_NOC_CH_BITS)) | (1u << ((b) + 2 * NPU_NOC_CH_BITS)))
+
 /* Performance counters, 64-bit, index = position in this list. */
 #define NPU_COUNTERS(X)                                                          \
     X(cycles,            "cycles while running")                                \

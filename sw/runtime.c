@@ -75,14 +75,15 @@ int npu_nocstate_str(uint32_t q, char *buf, size_t n)
     if (n)
         buf[0] = '\0';
     for (int c = 0; c < 3; c++) {
-        uint32_t f = q >> (10 * c) & 0x3FFu;
-        unsigned nep = c ? 2 : 4, blk = f >> 6 & ((1u << nep) - 1);
-        if (!(f & 1u))
+        uint32_t f = q >> (NPU_NOC_CH_BITS * c) & ((1u << NPU_NOC_CH_BITS) - 1);
+        unsigned nep = c ? 2 : 4, blk = f >> NPU_NOC_WAIT & ((1u << nep) - 1);
+        unsigned blocked = f >> NPU_NOC_BLK & 1u;
+        if (!(f >> NPU_NOC_VLD & 1u))
             continue;
         int k = snprintf(buf + len, len < n ? n - len : 0, "%s%s flit gid %u %s", len ? "; " : "NoC ",
-                         ch[c], (unsigned)(f >> 2 & 15u), f & 2u ? "blocked on core" : "moving");
+                         ch[c], (unsigned)(f >> NPU_NOC_GID & 15u), blocked ? "blocked on core" : "moving");
         len += k > 0 ? (size_t)k : 0;
-        for (unsigned e = 0; e < nep && (f & 2u); e++)
+        for (unsigned e = 0; e < nep && blocked; e++)
             if (blk >> e & 1u) {
                 k = snprintf(buf + len, len < n ? n - len : 0, " %u", core[c][e]);
                 len += k > 0 ? (size_t)k : 0;

@@ -421,6 +421,10 @@ static void gen_defs_vh(struct buf *b)
             (unsigned)NPU_CSR_CNT_LO);
     bprintf(b, "localparam [11:0] CSR_CNT_HI    = 12'h%03X; // counter i high word at CSR_CNT_HI + i\n",
             (unsigned)NPU_CSR_CNT_HI);
+    bprintf(b, "// NOCSTATE fields (sw/npu_defs.h): channel c at c * NOC_CH_BITS\n");
+    bprintf(b, "localparam integer NOC_CH_BITS = %d;\n", NPU_NOC_CH_BITS);
+    bprintf(b, "localparam integer NOC_VLD = %d, NOC_BLK = %d, NOC_GID = %d, NOC_WAIT = %d;\n",
+            NPU_NOC_VLD, NPU_NOC_BLK, NPU_NOC_GID, NPU_NOC_WAIT);
 
     bprintf(b, "\n// Performance counter indices\n");
     n = 0;

@@ -840,7 +840,7 @@ static int noc_blocked(npu_sim_t *sim, void *ctx)
 {
     uint32_t q = npu_sim_csr_read(sim, NPU_CSR_NOCSTATE);
     *(uint32_t *)ctx = q;
-    return (q & ((1u << 1) | (1u << 11) | (1u << 21))) != 0;
+    return (q & NPU_NOC_ALL(NPU_NOC_BLK)) != 0;
 }
 
 Test(modes, noc_state_names_a_blocked_flit)
@@ -868,11 +868,11 @@ Test(modes, noc_state_names_a_blocked_flit)
     npu_nocstate_str(q, buf, sizeof buf);
     cr_log_info("cycle %llu: NOCSTATE 0x%08x: %s", (unsigned long long)(t1 - t0), (unsigned)q, buf);
     for (int c = 0; c < 3; c++) {
-        uint32_t f = q >> (10 * c) & 0x3FFu;
-        if (f & 2u) {
-            cr_assert(f & 1u, "blocked implies waiting: 0x%08x", (unsigned)q);
-            cr_assert_neq(f >> 6, 0u, "a blocked flit names its cores: 0x%08x", (unsigned)q);
-            cr_assert_eq(f >> 6 & (c ? ~3u : ~15u), 0u, "H channels have two endpoints: 0x%08x",
+        uint32_t f = q >> (NPU_NOC_CH_BITS * c) & ((1u << NPU_NOC_CH_BITS) - 1);
+        if (f >> NPU_NOC_BLK & 1u) {
+            cr_assert(f >> NPU_NOC_VLD & 1u, "blocked implies waiting: 0x%08x", (unsigned)q);
+            cr_assert_neq(f >> NPU_NOC_WAIT, 0u, "a blocked flit names its cores: 0x%08x", (unsigned)q);
+            cr_assert_eq(f >> NPU_NOC_WAIT & (c ? ~3u : ~15u), 0u, "H channels have two endpoints: 0x%08x",
                          (unsigned)q);
         }
     }
@@ -881,6 +881,6 @@ Test(modes, noc_state_names_a_blocked_flit)
     npu_run_result_t r;
     s = rtl_open(&cfg, 0, 0, 1);
     cr_assert_eq(npu_run_program(&cfg, s, 0, p, 4, 100000, &r), NPU_RUN_DONE);
-    cr_assert_eq(r.nocstate & 0x100401u, 0u, "flits left at DONE: 0x%08x", (unsigned)r.nocstate);
+    cr_assert_eq(r.nocstate & NPU_NOC_ALL(NPU_NOC_VLD), 0u, "flits left at DONE: 0x%08x", (unsigned)r.nocstate);
     npu_sim_close(s);
 }
