@@ -38,6 +38,7 @@
 #define NPU_TRAIN_RUN_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include "npu_cfg.h"
 #include "npu_defs.h"
@@ -59,6 +60,18 @@ typedef struct npu_mlp {
                                             (NONE, M, N, K; KNN: npu_train_knn_partition per
                                             layer); see "Partitioning" above */
 } npu_mlp_t;
+
+/* The two-layer MLP d0 -> k -> n at a batch (one backward GEMM layer with dX: M = batch, K = k,
+ * N = n); every other field zero (default tiles, no partitioning). */
+static inline void npu_mlp_two_layers(npu_mlp_t *m, int batch, int d0, int k, int n)
+{
+    memset(m, 0, sizeof *m);
+    m->batch = batch;
+    m->layers = 2;
+    m->dims[0] = d0;
+    m->dims[1] = k;
+    m->dims[2] = n;
+}
 
 enum { NPU_PASS_FWD = 0, NPU_PASS_DX = 1, NPU_PASS_DW = 2, NPU_NUM_PASSES = 3 };
 

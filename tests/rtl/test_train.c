@@ -123,12 +123,7 @@ static const npu_train_layer_t *reuse_run(const npu_cfg_t *cfg, int M, int K, in
                                           npu_torder_t order, npu_train_result_t *r)
 {
     npu_mlp_t mlp;
-    memset(&mlp, 0, sizeof mlp);
-    mlp.batch = M;
-    mlp.layers = 2;
-    mlp.dims[0] = 3;
-    mlp.dims[1] = K;
-    mlp.dims[2] = N;
+    npu_mlp_two_layers(&mlp, M, 3, K, N);
     mlp.tile = 2 * cfg->s;
     npu_sim_t *s = rtl_open(cfg, 5, 0, rtl_seed(31));
     int rc = npu_train_step(cfg, s, &mlp, order, NPU_EMIT_FW, rtl_seed(31), 50000000, r);

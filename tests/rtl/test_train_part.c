@@ -20,12 +20,7 @@ static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t o
                        uint64_t *bwd_cycles)
 {
     npu_mlp_t mlp;
-    memset(&mlp, 0, sizeof mlp);
-    mlp.batch = M;
-    mlp.layers = 2;
-    mlp.dims[0] = 7;
-    mlp.dims[1] = K;
-    mlp.dims[2] = N;
+    npu_mlp_two_layers(&mlp, M, 7, K, N);
     mlp.partition = part;
     npu_sim_t *s = rtl_open(cfg, stall, 0, seed);
     npu_train_result_t *r = malloc(sizeof *r);

@@ -28,12 +28,7 @@ static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart
     fake_npu_sim_jitter(jitter);
     npu_sim_t *s = npu_sim_open(&t);
     cr_assert_not_null(s);
-    memset(&mlp, 0, sizeof mlp);
-    mlp.batch = M;
-    mlp.layers = 2;
-    mlp.dims[0] = 5;
-    mlp.dims[1] = K;
-    mlp.dims[2] = N;
+    npu_mlp_two_layers(&mlp, M, 5, K, N);
     mlp.partition = part;
     npu_train_result_t *r = malloc(sizeof *r);
     cr_assert_not_null(r);
