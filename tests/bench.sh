@@ -12,6 +12,9 @@
 #      (edge, server, quad-core server): fwd+bwd cycle reduction of Interleaving, +Rearrangement
 #      and +Partitioning against the sequential baseline, beside the paper's numbers; the full
 #      per-layer table goes to build/bench/train_bench.{txt,csv}.
+# (v)  `npu conv`: EcoFlow's zero-free backward against the zero-padded baseline on the RTL
+#      (cycles zeropad / ecoflow, bit-exact runs), the layers of tests/rtl/test_conv.c
+#      speedup_table, beside the paper's numbers (docs/conv.md section 7).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
@@ -64,6 +67,24 @@ else
     fail=1
     tb=""
 fi
+echo "-- (v) EcoFlow conv backward speedups (RTL)"
+CH=$((4 * S > 16 ? 4 * S : 16)); F4=$((2 * S > 8 ? 2 * S : 8))
+# name | spec C,H,W,F,KH,KW,stride,pad,dil | kernel | issue threshold | paper
+conv_rows=(
+    "ResNet-50 CONV3 57->28 s2|$CH,57,57,$CH,3,3,2,0,1|dx|3.5|~4 (ideal 4.14)"
+    "ResNet-50 CONV3 57->28 s2|$CH,57,57,$CH,3,3,2,0,1|dw|3.3|>3 (ideal 3.86)"
+    "AlexNet CONV1-like 63->14 s4|3,63,63,$F4,11,11,4,0,1|dw|10|15.6"
+    "AlexNet 47->10 s4 (10/2S lanes)|3,47,47,$((2 * S)),11,11,4,0,1|dw|-|15.6"
+)
+conv_out=()
+for row in "${conv_rows[@]}"; do
+    IFS='|' read -r cname cspec ckern cneed cpaper <<<"$row"
+    out=$("$npu" conv --conv "$cspec" --kernel "$ckern" --dataflow both) || {
+        echo "bench: npu conv --conv '$cspec' --kernel $ckern failed" >&2; fail=1; }
+    sp=$(printf '%s\n' "$out" | sed -n 's/^speedup .* \([0-9.]*\)x cycles (MAC ratio *\([0-9.]*\)x)/\1 \2/p')
+    conv_out+=("$cname|$ckern|${sp% *}|${sp#* }|$cneed|$cpaper")
+done
+
 tbget() { printf '%s\n' "$tb" | grep "^train-bench $1 " | grep -o " $2=[^ ]*" | cut -d= -f2; }
 
 # bash's printf does floating point (strtold), so "0.91e2" prints as 91.0
@@ -103,5 +124,10 @@ if [ -n "$tb" ]; then
     printf '  %-38s %s; edge > server (+part): %s\n' "  every step positive (edge, server)" "$pos" "$more"
     printf '  %-38s %s\n' "  per-layer table" "$bdir/train_bench.txt, .csv"
 fi
+printf '  %-38s %s\n' "ecoflow / zeropad cycles (RTL)" "speedup (MAC ratio) [issue threshold; paper]"
+for r in "${conv_out[@]}"; do
+    IFS='|' read -r cname ckern csp cmac cneed cpaper <<<"$r"
+    printf '  %-38s %6sx (%sx) [%s; %s]\n' "  $cname $ckern" "${csp:-?}" "${cmac:-?}" "$cneed" "$cpaper"
+done
 [ "$fail" -eq 0 ] && echo "bench: OK" || echo "bench: FAILED"
 exit "$fail"
