@@ -16,12 +16,11 @@
 # Measured: tiny line 96.9% toggle 87.2%, small line 96.9% toggle 89.1%, merged line 96.9%
 # (476/491) toggle 91.9%.
 # Rebuilds are incremental (see the flags stamp below), so a re-run after a test change costs the
-# suite only. Expected never-hit line points (tiny and small): the DRAM_RESP error paths (the
-# C DRAM model answers resp = 1 only past the end of memory, which the DMA and fetch range checks
-# never reach), npu_exec's non-power-of-two SPM compare (gencfg requires powers of two),
-# npu_spm's SUBW = 1 sub-bank code (npu_top uses SUBW = 2) and npu_exec's DRAIN-acc branch for a
-# refused high-word write after its old word arrived (write port 1 is only blocked by port 0,
-# whose low word is always written first).
+# suite only. Expected never-hit line points (tiny and small): npu_exec's non-power-of-two SPM
+# compare (gencfg requires powers of two), npu_spm's SUBW = 1 sub-bank code (npu_top uses
+# SUBW = 2) and npu_exec's DRAIN-acc branch for a refused high-word write after its old word
+# arrived (write port 1 is only blocked by port 0, whose low word is always written first). The
+# DRAM_RESP error paths are reached through the DRAM model's error window (test_dram_resp.c).
 COV_CONFIGS ?= tiny small
 COV_FLAGS   := --coverage-line --coverage-toggle
 

@@ -61,7 +61,9 @@ module npu_ctrl #(
     // performance counter increments, 16 bits each, index order of NPU_COUNTERS
     input  wire [NCNT*16-1:0]  cnt_inc,
     // NoC head flits (npu_top), frozen with the error so the host sees the stuck flit
-    input  wire [31:0]         noc_state
+    input  wire [31:0]         noc_state,
+    // the DRAM port owes no R beat or B response (npu_axi_owed): halted waits for it
+    input  wire                dram_quiet
 );
 `include "npu_defs.vh"
     reg  [1:0]  state;
@@ -84,7 +86,7 @@ module npu_ctrl #(
         for (li = 0; li < NCNT; li = li + 1)
             late_nz[li] = LATE_CNT[li] && inc_q[li*16 +: 16] != 16'd0;
     wire late_pend    = run_q2 && |late_nz;
-    assign halted     = (state == ST_DONE || state == ST_ERROR) && !run_q && !late_pend;
+    assign halted     = (state == ST_DONE || state == ST_ERROR) && !run_q && !late_pend && dram_quiet;
     assign run        = state == ST_RUNNING && !srst && !fetch_start;
     assign unit_rst_n = rst_n && !srst;
     assign l2e_avail  = tok[0] != 8'd0;

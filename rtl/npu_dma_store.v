@@ -172,7 +172,7 @@ module npu_dma_store #(
     npu_fifo #(.W(WB), .DEPTH(DFD)) u_df (
         .clk(clk), .rst_n(rst_n),
         .push(rd_vld), .din(rd_data),
-        .pop(w_fire || (state == ST_FLUSH)), .dout(df_dout),
+        .pop(w_fire || (state == ST_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
         .full(df_full), .empty(df_empty), .count(df_count)
     );
     // verilator lint_off UNUSEDSIGNAL

@@ -58,6 +58,7 @@ module npu_fetch #(
     reg  [31:0] len;
     // next beat address: stays below prog_end <= 2^DRAM_AW <= 2^32 (checked at start), so 32 bits
     reg  [31:0] addr;
+    reg  [31:0] raddr;              // address of the next beat to return (bursts come in order)
     reg  [31:0] beats_left;         // beats not yet requested
     // Room of the beat buffer: BUF - (beats in flight + bf_count), one register instead of the
     // sum of two counters, so the check before a request is one small compare and the AR
@@ -167,7 +168,7 @@ module npu_fetch #(
         if (!rst_n) begin
             active <= 1'b0; failed <= 1'b0; pc <= 0; pc_last <= 1'b0; len <= 0; beats_left <= 0;
             room <= BUF32[BW:0];
-            f_code <= ERR_NONE; f_info <= 0; addr <= 0;
+            f_code <= ERR_NONE; f_info <= 0; addr <= 0; raddr <= 0;
         end else if (start) begin
             active     <= !bad_prog;
             failed     <= bad_prog;
@@ -177,6 +178,7 @@ module npu_fetch #(
             pc_last    <= prog_len == 32'd1;
             len        <= prog_len;
             addr       <= prog_base;
+            raddr      <= prog_base;
             beats_left <= (prog_len * 16 + B - 1) / B;
             room       <= BUF32[BW:0];
         end else begin
@@ -188,8 +190,10 @@ module npu_fetch #(
             // arriving while inactive), + a beat popped from the buffer
             if (bf_pop && !bf_empty) room <= ar_fire ? room_d1b : room_d1;
             else                     room <= ar_fire ? room_db : room_d;
+            if (r_vld && active) raddr <= raddr + B;
+            // ERR_INFO names the beat that came back with the error response
             if (r_vld && r_resp && active && !failed) begin
-                failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= addr;
+                failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= raddr;
             end
             if (have && illegal && !failed) begin
                 failed <= 1'b1; f_code <= ERR_ILLEGAL_OPCODE; f_info <= {24'd0, op};

@@ -67,6 +67,7 @@ module npu_top #(
 
     // ------------------------------------------------------------------ control
     wire        unit_rst_n, fetch_start, run;
+    wire        dram_quiet;
     wire [31:0] prog_base, prog_len;
     wire        fetch_done;
     wire [31:0] fetch_pc, pc_l, pc_e, pc_s;
@@ -103,7 +104,14 @@ module npu_top #(
         .pop_l2e(pop_l2e), .pop_e2l(pop_e2l), .pop_e2s(pop_e2s), .pop_s2e(pop_s2e),
         .push_l2e(push_l2e), .push_e2l(push_e2l), .push_e2s(push_e2s), .push_s2e(push_s2e),
         .l2e_avail(l2e_avail), .e2l_avail(e2l_avail), .e2s_avail(e2s_avail), .s2e_avail(s2e_avail),
-        .cnt_inc(cnt_inc), .noc_state(noc_state)
+        .cnt_inc(cnt_inc), .noc_state(noc_state), .dram_quiet(dram_quiet)
+    );
+
+    // halted waits until the DRAM owes nothing (an error may stop units with bursts in flight)
+    npu_axi_owed u_owed (
+        .clk(clk), .rst_n(rst_n),
+        .ar_fire(m_ar_valid && m_ar_ready), .ar_len(m_ar_len), .r_fire(m_r_valid && m_r_ready),
+        .aw_fire(m_aw_valid && m_aw_ready), .b_fire(m_b_valid && m_b_ready), .quiet(dram_quiet)
     );
 
     function [3:0] sat4(input [QCW-1:0] v);

@@ -60,10 +60,23 @@ struct dram {
 
     dram_stats_t st;
     unsigned faults; /* DRAM_FAULT_* */
+    uint64_t err_lo, err_hi; /* dram_set_error_range: beats in [err_lo, err_hi) answer resp = 1 */
     uint8_t zero[DRAM_MAX_BEAT_BYTES];
 };
 
 void dram_set_faults(dram_t *d, unsigned faults) { d->faults = faults; }
+
+void dram_set_error_range(dram_t *d, uint64_t lo, uint64_t hi)
+{
+    d->err_lo = lo;
+    d->err_hi = hi;
+}
+
+/* Does [a, a + n) touch the error range? */
+static int in_err_range(const dram_t *d, uint64_t a, uint64_t n)
+{
+    return a < d->err_hi && a + n > d->err_lo;
+}
 
 static uint64_t xorshift(uint64_t *s)
 {
@@ -212,10 +225,13 @@ void dram_drive(dram_t *d, dram_out_t *o)
     o->r_valid = (uint8_t)r_ok;
     if (r_ok) {
         const rd_burst_t *h = &d->rq[d->rq_head];
-        o->r_data = h->err ? d->zero : d->mem + h->addr + (uint64_t)h->done * d->beat;
+        uint64_t a = h->addr + (uint64_t)h->done * d->beat;
+        /* past the end: every beat of the burst; error range: the beats inside it */
+        int err = h->err || in_err_range(d, a, d->beat);
+        o->r_data = err ? d->zero : d->mem + a;
         o->r_last = (uint8_t)(h->done + 1 == h->beats);
         o->r_id = h->id;
-        o->r_resp = h->err;
+        o->r_resp = (uint8_t)err;
     } else {
         o->r_data = d->zero;
         o->r_last = 0;
@@ -274,7 +290,7 @@ void dram_sample(dram_t *d, const dram_in_t *in)
         b->ready = d->now + d->latency;
         d->rq_count++;
         d->st.rd_bursts++;
-        d->st.err_bursts += b->err;
+        d->st.err_bursts += b->err || in_err_range(d, b->addr, (uint64_t)b->beats * d->beat);
     }
     /* R */
     if (of & OF_R) {
@@ -298,7 +314,9 @@ void dram_sample(dram_t *d, const dram_in_t *in)
         b->addr = in->aw_addr;
         b->beats = (uint32_t)in->aw_len + 1;
         b->done = 0;
-        b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
+        /* one B response per burst: an error if any beat is past the end or in the error range */
+        b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size ||
+                           in_err_range(d, b->addr, (uint64_t)b->beats * d->beat));
         d->wq_count++;
         d->st.wr_bursts++;
         d->st.err_bursts += b->err;

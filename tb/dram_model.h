@@ -21,7 +21,8 @@
  *   seed             PRNG seed (0 is replaced by a fixed constant).
  * Reads return in order (up to DRAM_MAX_RD_BURSTS accepted bursts in flight); a write burst's
  * beats are taken after its AW (up to DRAM_MAX_WR_BURSTS AW + pending B). A burst that runs past
- * the end of memory gets resp = 1 on every beat (reads return zeros) and does not touch memory.
+ * the end of memory gets resp = 1 on every beat (reads return zeros) and does not touch memory;
+ * so do the beats of dram_set_error_range's window (below).
  * W beats honour w_strb. C99; also compiles as C++.
  */
 #ifndef DRAM_MODEL_H
@@ -107,6 +108,11 @@ enum {
     DRAM_FAULT_B_EXTRA = 8       /* each write burst is answered with two B responses */
 };
 void dram_set_faults(dram_t *d, unsigned faults);
+
+/* Test-only error responses (a poisoned / uncorrectable region, a slave error): read beats whose
+ * bytes touch [lo, hi) return zeros with r_resp = 1; a write burst touching it writes nothing and
+ * gets b_resp = 1. lo = hi (the default) = none. The NPU must stop with STATUS ERROR DRAM_RESP. */
+void dram_set_error_range(dram_t *d, uint64_t lo, uint64_t hi);
 
 #ifdef __cplusplus
 }
