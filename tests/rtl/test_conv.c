@@ -170,6 +170,38 @@ Test(conv, dram_bytes_3x3, .timeout = 900)
         }
 }
 
+/* Acceptance 6: at stride 1 ecoflow is never slower than zeropad (no DRAM stalls, cycles of the
+ * whole programs). At s = 1 the two differ only in the padding: ecoflow skips the outer zero
+ * rows and columns. The sweep's stride-1 layers and more: 1x1, p0 (dW: the same program),
+ * kernels 2..7, dilation 2, depthwise, channels across several 2S-blocks. */
+Test(conv, stride1_never_slower, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    static const shape_t s1[] = {
+        {1, 3, 7, 9, 5, 3, 3, 1, 1, 1, 0, 0},   {1, 7, 11, 12, 9, 3, 3, 1, 2, 2, 0, 0},
+        {1, 8, 13, 13, 8, 1, 1, 1, 0, 1, 0, 0}, {1, 8, 13, 13, 8, 3, 3, 1, 0, 1, 0, 0},
+        {1, 5, 15, 14, 6, 5, 5, 1, 2, 1, 0, 0}, {1, 3, 13, 11, 4, 7, 7, 1, 3, 1, 0, 0},
+        {1, 16, 20, 20, 16, 3, 3, 1, 1, 1, 0, 0}, {1, 17, 9, 9, 15, 2, 2, 1, 1, 1, 0, 0},
+        {1, 6, 12, 12, 6, 3, 3, 1, 1, 1, 0, 0}, /* depthwise below */
+    };
+    int n = (int)(sizeof s1 / sizeof s1[0]);
+    for (int i = 0; i < n; i++) {
+        shape_t sh = s1[i];
+        npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.F, sh.KH, sh.KW, sh.s, sh.p, sh.d);
+        c.depthwise = i == n - 1;
+        for (int k = NPU_CONV_DX; k <= NPU_CONV_DW; k++) {
+            npu_conv_report_t z, e;
+            char ls[96];
+            conv_rtl(&cfg, &c, k, NPU_CONV_ZEROPAD, NULL, rtl_seed(600 + (uint64_t)i), 0, &z);
+            conv_rtl(&cfg, &c, k, NPU_CONV_ECOFLOW, NULL, rtl_seed(600 + (uint64_t)i), 0, &e);
+            npu_conv_str(&c, ls, sizeof ls);
+            cr_expect_leq(e.cycles, z.cycles, "%s %s: ecoflow %llu cycles, zeropad %llu", ls,
+                          npu_conv_kernel_name(k), (unsigned long long)e.cycles,
+                          (unsigned long long)z.cycles);
+        }
+    }
+}
+
 /* (d) EcoFlow speedups (cycles zeropad / cycles ecoflow, whole programs: DMA, FILL, waves,
  * drains), measured without DRAM stalls (docs/conv.md section 7).
  * - ResNet-50 CONV3 geometry (57x57 -> 28x28, 3x3, s2, p0), C = F = max(4S, 16): ideal 4.14 (dX)
