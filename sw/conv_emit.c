@@ -29,6 +29,7 @@ typedef struct cx {
     char why[160];
     uint8_t *cov;        /* per OBUF row: written since its region was (re)started -> acc = 1 */
     uint8_t *tap_valid;  /* dW: some wave of the whole program reaches tap t */
+    size_t *tap_c;       /* fwd, dX: unit 0's C index of the first LDW of tap t (SIZE_MAX: none) */
     int *pass_of;        /* dW: region q's pass and OBUF row (npu_conv_dw_layout) */
     unsigned *row_of;
 } cx_t;
@@ -181,48 +182,106 @@ static void load_plane(cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsign
     load_plane_rows(x, l, un, base, un->i0, un->i1);
 }
 
-/* The weights, resident for the whole program (unit 0). fwd: per tap a transposed LOAD, SPM row
- * c of tap t holds the F filters (B tile rows c, lanes f); dX: Wt as stored, SPM row (t, f)
- * holds the C channels (B tile rows f, lanes c). */
-static void load_weights(cx_t *x, npu_prog_t *l)
+/* LOAD of `words` contiguous words from DRAM dram to SPM spm: rows of the largest whole number
+ * of words a row_bytes field holds, each a run of long bursts (one descriptor row of a few beats
+ * each is one short burst per row: at medium the dX weights' 576 two-beat rows took 3.9k cycles,
+ * a flat run 1.2k). */
+static void load_flat(cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, unsigned spm, uint64_t words)
+{
+    unsigned cw = 65535u / x->B;
+    uint64_t rows = words / cw, rest = words % cw;
+    npu_insn_t in;
+    while (rows) {
+        unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
+        put(x, l, npu_enc_load(&in, tag, 0, nr, daddr(x, dram), spm, cw, cw * x->B, cw), &in);
+        spm += nr * cw;
+        dram += (uint64_t)nr * cw * x->B;
+        rows -= nr;
+    }
+    if (rest)
+        put(x, l, npu_enc_load(&in, tag, 0, 1, daddr(x, dram), spm, 0, (unsigned)(rest * x->B), 0), &in);
+}
+
+/* SPM words of one tap of the resident weights (they are tap-major). */
+static unsigned tap_words(const npu_conv_plan_t *p)
+{
+    const npu_conv_t *c = &p->c;
+    if (c->depthwise)
+        return (unsigned)(p->cw * p->L);
+    return p->kernel == NPU_CONV_FWD ? (unsigned)(c->C * p->fw) : (unsigned)(c->F * p->cw);
+}
+
+/* Taps [t0, t1) of the weights, resident for the whole program (unit 0). fwd: per tap a
+ * transposed LOAD, SPM row c of tap t holds the F filters (B tile rows c, lanes f); dX: Wt as
+ * stored, SPM row (t, f) holds the C channels (B tile rows f, lanes c), one flat run when the
+ * rows are whole words; depthwise: the diagonal blocks, one flat run. */
+static void load_weights(cx_t *x, npu_prog_t *l, int t0, int t1)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
     npu_insn_t in;
-    uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B;
-    if (c->depthwise) { /* the diagonal blocks, one contiguous run (the same for fwd and dX) */
-        uint64_t words = (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L, chunk = 65535u / x->B;
-        for (uint64_t w0 = 0; w0 < words; w0 += chunk * 65535u) {
-            uint64_t left = words - w0, rows = left / chunk, rest = left % chunk;
-            if (rows > 65535u) {
-                rows = 65535u;
-                rest = 0;
-            }
-            if (rows)
-                put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)rows, daddr(x, x->a->w + w0 * x->B),
-                                       p->w_base + (unsigned)w0, (unsigned)chunk, (unsigned)(chunk * x->B),
-                                       (unsigned)chunk), &in);
-            if (rest)
-                put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, 1, daddr(x, x->a->w + (w0 + rows * chunk) * x->B),
-                                       p->w_base + (unsigned)(w0 + rows * chunk), 0, (unsigned)(rest * x->B), 0), &in);
-        }
+    uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B, tw = tap_words(p);
+    if (t0 >= t1)
+        return;
+    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B)) {
+        /* DRAM and SPM are both dense at pitch tw words per tap */
+        load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t0 * tw * x->B, p->w_base + (unsigned)(t0 * (int)tw),
+                  (uint64_t)(t1 - t0) * tw);
         return;
     }
     if (p->kernel == NPU_CONV_FWD) {
-        for (int t = 0; t < p->T; t++)
+        for (int t = t0; t < t1; t++)
             put(x, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, daddr(x, x->a->w + (uint64_t)t * tap_bytes),
                                    p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
                                    2u * (unsigned)c->C, p->pw), &in);
-    } else {
-        for (int t0 = 0; t0 < p->T;) { /* rows field is 16 bits */
-            int nt = imin(p->T - t0, 65535 / c->F);
-            put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F),
-                                   daddr(x, x->a->w + (uint64_t)t0 * tap_bytes),
-                                   p->w_base + (unsigned)(t0 * c->F * p->cw), (unsigned)p->cw,
-                                   2u * (unsigned)c->C, p->pw), &in);
-            t0 += nt;
-        }
+        return;
     }
+    for (int t = t0; t < t1;) { /* rows field is 16 bits */
+        int nt = imin(t1 - t, 65535 / c->F);
+        put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), daddr(x, x->a->w + (uint64_t)t * tap_bytes),
+                               p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
+                               p->pw), &in);
+        t += nt;
+    }
+}
+
+/* fwd, dX: notes where unit 0's first LDW of tap t is (resident_weights splits its load there). */
+static void mark_tap(cx_t *x, const npu_conv_unit_t *un, const unit_prog_t *up, int t)
+{
+    if (un->u == 0 && x->tap_c[t] == SIZE_MAX)
+        x->tap_c[t] = up->C.n;
+}
+
+/* Unit 0's weights, in two parts: taps [0, ts) ahead of the band's input in L, taps [ts, T) in L2,
+ * which C pops at the first LDW of tap ts (assemble). The whole set ahead of the first wave was
+ * exposed (medium, CONV3 dX: 1.2k cycles of a 32k program even as one flat run); ts is the first
+ * tap whose earlier taps' waves cover the rest of the load at the DRAM's rate (16-beat bursts
+ * plus their cost: about 5/4 cycles per beat). */
+static void resident_weights(cx_t *x, unit_prog_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t tap_bytes = npu_conv_tensor_bytes(p, NPU_TAG_W) / (uint64_t)p->T, slots = 0;
+    int ts = p->T;
+    size_t i = 0;
+    npu_prog_t l;
+    for (int t = 1; t < p->T && ts == p->T; t++) {
+        npu_fields_t f;
+        if (x->tap_c[t] == SIZE_MAX)
+            continue;
+        for (; i < x->tap_c[t]; i++)
+            if (npu_insn_op(&up->C.insn[i]) == NPU_OP_WAVE && npu_decode(&up->C.insn[i], &f) == 0)
+                slots += f.mode == NPU_MODE_HSW ? (f.m + 1) / 2 : f.m;
+        if (4 * slots * (uint64_t)x->cfg->dram_bw >= 5 * (uint64_t)(p->T - t) * tap_bytes)
+            ts = t;
+    }
+    npu_prog_init(&l);
+    load_weights(x, &l, 0, ts);
+    for (size_t j = 0; j < up->L.n; j++)
+        put(x, &l, 0, &up->L.insn[j]);
+    npu_prog_free(&up->L);
+    up->L = l;
+    load_weights(x, &up->L2, ts, p->T);
+    up->c_split = ts < p->T ? x->tap_c[ts] + 1 : 0;
 }
 
 /* Output tiles are dense: a pixel (dW: a (tap, f) row) takes pout words, exactly its DRAM pitch
@@ -293,13 +352,12 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     unsigned in = in_of(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
     unsigned cw = (unsigned)p->cw, OW = (unsigned)p->OW, Ru = (unsigned)(un->r1 - un->r0);
     unsigned G = (unsigned)(un->k1 - un->k0);
-    if (un->u == 0)
-        load_weights(x, &up->L);
     if (un->grp == 0)
         load_plane(x, &up->L, un, in);
     memset(x->cov + hb, 0, (size_t)G * Ru * OW);
     for (int t = 0; t < p->T; t++) {
         int kh = t / c->KW, kw = t % c->KW;
+        mark_tap(x, un, up, t);
         for (int cb = 0; cb < p->cw; cb++) {
             int ck = imin(p->L, c->C - cb * p->L);
             for (int fb = un->k0; fb < un->k1; fb++) {
@@ -326,6 +384,8 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         drain_blk(x, &up->D, Ru * OW, hb + j * Ru * OW, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
                   un->k0 + (int)j, c->F);
     store_tile(x, &up->S, NPU_TAG_Y, un, Ru * OW, ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW);
+    if (un->u == 0)
+        resident_weights(x, up);
 }
 
 /* ---- dX --------------------------------------------------------------------------------- */
@@ -352,8 +412,6 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     int s = c->stride, v0 = c->pad - (c->KW - 1) * c->dil;
     int ow0 = imax(0, npu_ceildiv(v0, s)), ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, s) + 1);
     npu_insn_t ins;
-    if (un->u == 0)
-        load_weights(x, &up->L);
     /* Z plane: zero everything, then each dY row to its dilated positions */
     if (un->grp == 0)
         fill(x, &up->L, 1, in, 0, (unsigned)(un->i1 - un->i0) * ZW * fw);
@@ -376,6 +434,7 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     memset(x->cov + hb, 0, (size_t)G * Ru * W);
     for (int t = 0; t < p->T; t++) {
         int kh = t / c->KW, kw = t % c->KW;
+        mark_tap(x, un, up, t);
         for (int fb = 0; fb < p->fw; fb++)
             for (int cb = un->k0; cb < un->k1; cb++) {
                 if (c->depthwise && fb != cb)
@@ -394,6 +453,8 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         drain_blk(x, &up->D, Ru * W, hb + j * Ru * W, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
                   un->k0 + (int)j, c->C);
     store_tile(x, &up->S, NPU_TAG_DX, un, Ru * W, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W);
+    if (un->u == 0)
+        resident_weights(x, up);
 }
 
 /* dX ecoflow (phase decomposition, docs/conv.md): dX row ih gets tap kh when
@@ -414,8 +475,6 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     unsigned tile = tile_of(x, un), pw = p->pout;
     int s = c->stride, uncovered = 0, nx = (c->W + s - 1) / s;
     unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
-    if (un->u == 0)
-        load_weights(x, &up->L);
     if (un->grp == 0 && un->i1 > un->i0)
         load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
                   x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * fw * x->B,
@@ -435,6 +494,7 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         }
         if (!any)
             continue;
+        mark_tap(x, un, up, t);
         for (int fb = 0; fb < p->fw; fb++)
             for (int cb = un->k0; cb < un->k1; cb++) {
                 if (c->depthwise && fb != cb)
@@ -485,6 +545,8 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                            x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) * (uint64_t)c->W * pw * x->B,
                            (uint64_t)c->W * pw * x->B);
     }
+    if (un->u == 0)
+        resident_weights(x, up);
 }
 
 /* ---- dW --------------------------------------------------------------------------------- */
@@ -825,13 +887,16 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     up = calloc((size_t)p->units, sizeof *up);
     x.cov = calloc(2u * (size_t)cfg->obuf_rows, 1);
     x.tap_valid = calloc((size_t)p->T, 1);
+    x.tap_c = malloc(sizeof *x.tap_c * (size_t)p->T);
     x.pass_of = calloc((size_t)(p->T * p->cw), sizeof *x.pass_of);
     x.row_of = calloc((size_t)(p->T * p->cw), sizeof *x.row_of);
-    if (!up || !x.cov || !x.tap_valid || !x.pass_of || !x.row_of) {
+    if (!up || !x.cov || !x.tap_valid || !x.tap_c || !x.pass_of || !x.row_of) {
         fail(&x, "out of memory");
     } else {
-        for (int t = 0; t < p->T; t++)
+        for (int t = 0; t < p->T; t++) {
             x.tap_valid[t] = (uint8_t)(p->kernel == NPU_CONV_DW ? dw_tap_valid(p, t) : 1);
+            x.tap_c[t] = SIZE_MAX;
+        }
         if (p->kernel == NPU_CONV_DW)
             npu_conv_dw_layout(p, cfg->obuf_rows, x.pass_of, x.row_of);
         for (int u = 0; u < p->units && !x.err; u++) {
@@ -865,6 +930,7 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     free(up);
     free(x.cov);
     free(x.tap_valid);
+    free(x.tap_c);
     free(x.pass_of);
     free(x.row_of);
     if (x.err) {
