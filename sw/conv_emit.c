@@ -633,14 +633,14 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
      * (about a third) with the dY rows they read, then the rest, which C pops for at its first
      * LDW of an X row >= im (the waves of the first rows hide it). */
     int im = un->u == 0 && un->i1 - un->i0 >= 3 ? un->i0 + (un->i1 - un->i0 + 2) / 3 : un->i1;
-    int ohm = imin(un->r1, imax(un->r0, npu_floordiv(im - 1 + p->vp, p->vs) + 1));
+    int ohm = imin(un->o1, imax(un->o0, npu_floordiv(im - 1 + p->vp, p->vs) + 1));
     for (int part = 0; part < 2; part++) {
         npu_prog_t *l = part ? &up->L2 : &up->L;
-        for (int oh = part ? ohm : un->r0; oh < (part ? un->r1 : ohm); oh++)
+        for (int oh = part ? ohm : un->o0; oh < (part ? un->o1 : ohm); oh++)
             put(x, l, npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW,
                                    daddr(x, x->a->dy + (((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) *
                                                         (uint64_t)p->vOW) * fw * x->B),
-                                   in + (unsigned)(oh - un->r0) * F * owj, owj, 2u * F, fw), &ins);
+                                   in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, fw), &ins);
         load_plane_rows(x, l, un, xb, part ? im : un->i0, part ? un->i1 : im);
     }
     if (first) /* a pass starts its regions */
@@ -662,13 +662,13 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                         int run_q = -1, run_oh = 0, run_n = 0;
                         for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= -step; kh -= step) {
                             int num = pr + p->vp - kh * c->dil, oh = num / p->vs, q = cb * p->T + kh * c->KW + kw;
-                            int ok = kh >= 0 && num >= 0 && num % p->vs == 0 && oh >= un->r0 && oh < un->r1 &&
+                            int ok = kh >= 0 && num >= 0 && num % p->vs == 0 && oh < p->vOH &&
                                      x->pass_of[q] == un->grp;
                             if (run_n && (!ok || !chained || oh != run_oh + run_n ||
                                           x->row_of[q] != x->row_of[run_q] + (unsigned)run_n * F ||
                                           x->row_of[q] / half != x->row_of[run_q] / half)) {
                                 wave(x, &up->C, bank, run_n * c->F,
-                                     in + (unsigned)(run_oh - un->r0) * F * owj + (unsigned)j, owj, khi, klo, nc,
+                                     in + (unsigned)(run_oh - un->o0) * F * owj + (unsigned)j, owj, khi, klo, nc,
                                      x->row_of[run_q]);
                                 run_n = 0;
                             }
@@ -838,18 +838,31 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
             nx++;
         if (!fo) {
             /* L(b+1) ahead of band b (it pops C(b-1)'s e2l); D(b) pops STORE(b-2)'s s2e */
-            if (u == 0) {
+            if (u == 0)
                 append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
-                if (cu->L2.n)
-                    append_l(x, out, &cu->L2, 0, NPU_TOK_PUSH_NEXT);
-            }
-            npu_prog_t lt, ct;
+            npu_prog_t lt, ct, l2, rest;
+            size_t c0 = 0;
             npu_prog_init(&lt);
             npu_prog_init(&ct);
+            npu_prog_init(&l2);
             if (cu->first_grp && nx < U)
                 append_l(x, &lt, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
             emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, &ct, &dstart);
-            interleave(x, &lt, &ct, out);
+            /* L2 one for one with C's first instructions, all of it ahead of the pop at c_split:
+             * as a block ahead of C, the in-order fetcher held C until the LOAD queue took the
+             * block's tail (at medium, CONV3 dW: 1k cycles more before the first wave) */
+            if (cu->L2.n)
+                append_l(x, &l2, &cu->L2, 0, NPU_TOK_PUSH_NEXT);
+            for (size_t i = 0; i < l2.n; i++) {
+                put(x, out, 0, &l2.insn[i]);
+                if (c0 + 1 < cu->c_split && c0 < ct.n)
+                    put(x, out, 0, &ct.insn[c0++]);
+            }
+            rest = ct;
+            rest.insn += c0;
+            rest.n -= c0;
+            interleave(x, &lt, &rest, out);
+            npu_prog_free(&l2);
             npu_prog_free(&lt);
             npu_prog_free(&ct);
             emit_d(x, cu, dstart, cu->tile_wait ? NPU_TOK_POP_NEXT : 0, cu->S.n ? NPU_TOK_PUSH_NEXT : 0,
