@@ -9,6 +9,8 @@ static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh);
+
 void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
 {
     const npu_conv_t *c = &p->c;
@@ -57,10 +59,18 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
     default: /* dW: X plane rows; the dY rows oh with oh*vs + kh*d - vp in them */
         un->i0 = un->r0;
         un->i1 = un->r1;
-        un->o0 = imax(0, npu_ceildiv(un->r0 + p->vp - (c->KH - 1) * c->dil, p->vs));
-        un->o1 = imin(p->vOH, npu_floordiv(un->r1 - 1 + p->vp, p->vs) + 1);
-        if (un->o1 < un->o0)
-            un->o1 = un->o0;
+        un->o0 = p->vOH;
+        un->o1 = 0;
+        for (int kh = 0; kh < c->KH; kh++) { /* the kh of the pass only */
+            int a = imax(0, npu_ceildiv(un->r0 + p->vp - kh * c->dil, p->vs));
+            int e = imin(p->vOH, npu_floordiv(un->r1 - 1 + p->vp - kh * c->dil, p->vs) + 1);
+            if (a < e && dw_pass_reads_kh(p, un->grp, kh)) {
+                un->o0 = imin(un->o0, a);
+                un->o1 = imax(un->o1, e);
+            }
+        }
+        if (un->o1 <= un->o0)
+            un->o0 = un->o1 = 0;
         break;
     }
 }
@@ -327,9 +337,9 @@ static uint64_t spm_need(npu_conv_plan_t *p)
     const npu_conv_t *c = &p->c;
     unsigned inw = 0;
     npu_conv_unit_t un;
-    p->xoff = 0; /* dW: the most dY^T rows a band holds */
-    for (int band = 0; band < p->nbands && p->kernel == NPU_CONV_DW; band++) {
-        npu_conv_unit_at(p, band, &un);
+    p->xoff = 0; /* dW: the most dY^T rows a unit holds (any pass) */
+    for (int u = 0; u < p->nbands * p->ngroups && p->kernel == NPU_CONV_DW; u++) {
+        npu_conv_unit_at(p, u / p->nbands * p->c.batch * p->nbands + u % p->nbands, &un);
         p->xoff = (unsigned)imax((int)p->xoff, (un.o1 - un.o0) * c->F * p->owj);
     }
     for (int band = 0; band < p->nbands; band++) {
