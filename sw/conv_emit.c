@@ -402,6 +402,34 @@ static unsigned ldw_dx(cx_t *x, npu_prog_t *l, int t, int fb, int cb)
                imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L));
 }
 
+/* dX: the stationary tiles of a unit, in program order: tap, f-block, c-block (depthwise: the
+ * diagonal blocks). Both dX kernels walk them with dx_next, which emits the next tile's LDW, and
+ * add the waves of their own (dX row, tap) pairs; taps for which skip(x, un, t) holds have none. */
+typedef struct dx_tile { int t, fb, cb; unsigned bank; } dx_tile_t;
+#define DX_TILES {-1, 0, 0, 0}
+
+static int dx_next(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up, dx_tile_t *it,
+                   int (*skip)(cx_t *, const npu_conv_unit_t *, int))
+{
+    const npu_conv_plan_t *p = x->p;
+    do {
+        if (it->t >= 0 && ++it->cb < un->k1)
+            continue;
+        it->cb = un->k0;
+        if (it->t >= 0 && ++it->fb < p->fw)
+            continue;
+        it->fb = 0;
+        do
+            it->t++;
+        while (it->t < p->T && skip && skip(x, un, it->t));
+        if (it->t >= p->T)
+            return 0;
+        mark_tap(x, un, up, it->t);
+    } while (p->c.depthwise && it->fb != it->cb);
+    it->bank = ldw_dx(x, &up->C, it->t, it->fb, it->cb);
+    return 1;
+}
+
 static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
@@ -432,22 +460,15 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         }
     }
     memset(x->cov + hb, 0, (size_t)G * Ru * W);
-    for (int t = 0; t < p->T; t++) {
-        int kh = t / c->KW, kw = t % c->KW;
-        mark_tap(x, un, up, t);
-        for (int fb = 0; fb < p->fw; fb++)
-            for (int cb = un->k0; cb < un->k1; cb++) {
-                if (c->depthwise && fb != cb)
-                    continue;
-                unsigned bank = ldw_dx(x, &up->C, t, fb, cb);
-                for (int ih = un->r0; ih < un->r1; ih++) {
-                    unsigned zr = (unsigned)(ih + c->pad - kh * c->dil - un->i0);
-                    wave(x, &up->C, bank, c->W,
-                         in + (zr * ZW + (unsigned)((c->KW - 1 - kw) * c->dil)) * fw + (unsigned)fb, fw,
-                         imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L),
-                         hb + ((unsigned)(cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W);
-                }
-            }
+    for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, NULL);) {
+        int kh = it.t / c->KW, kw = it.t % c->KW;
+        for (int ih = un->r0; ih < un->r1; ih++) {
+            unsigned zr = (unsigned)(ih + c->pad - kh * c->dil - un->i0);
+            wave(x, &up->C, it.bank, c->W,
+                 in + (zr * ZW + (unsigned)((c->KW - 1 - kw) * c->dil)) * fw + (unsigned)it.fb, fw,
+                 imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
+                 hb + ((unsigned)(it.cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W);
+        }
     }
     for (unsigned j = 0; j < G; j++)
         drain_blk(x, &up->D, Ru * W, hb + j * Ru * W, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
@@ -465,6 +486,33 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
  * at stride s. The OBUF is phase-major over the band (phase b, then row r, then x), so every
  * wave writes consecutive rows and one DRAIN per (c-block, phase) moves the band, except where
  * it has to step around real pixels no wave covered (those stay the FILL's zeros). */
+/* dX ecoflow, tap kw: its column phase b, the dY column offset off (dX column x*s + b reads dY
+ * column x + off) and the phase columns [x_lo, x_hi) with a real dY column. */
+static void dx_phase(const npu_conv_plan_t *p, int kw, int *b, int *off, int *x_lo, int *x_hi)
+{
+    const npu_conv_t *c = &p->c;
+    int s = c->stride;
+    *b = ((kw * c->dil - c->pad) % s + s) % s;
+    *off = (*b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
+    *x_lo = imax(0, -*off);
+    *x_hi = imin(npu_conv_phase_nx(p, *b), p->OW - *off);
+}
+
+/* dX ecoflow: tap t has no wave in the unit (no real dY column, or no dX row of the band it
+ * reaches). */
+static int dx_eco_skip(cx_t *x, const npu_conv_unit_t *un, int t)
+{
+    const npu_conv_t *c = &x->p->c;
+    int b, off, x_lo, x_hi;
+    dx_phase(x->p, t % c->KW, &b, &off, &x_lo, &x_hi);
+    for (int ih = un->r0; ih < un->r1 && x_lo < x_hi; ih++) {
+        int num = ih + c->pad - (t / c->KW) * c->dil;
+        if (num >= 0 && num % c->stride == 0 && num / c->stride < x->p->OH)
+            return 0;
+    }
+    return 1;
+}
+
 static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
@@ -480,37 +528,19 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                   x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * fw * x->B,
                   OW * fw, in, OW * fw, OW, fw);
     memset(x->cov + hb, 0, (size_t)G * blk);
-    for (int t = 0; t < p->T; t++) {
-        int kh = t / c->KW, kw = t % c->KW;
-        int b = ((kw * c->dil - c->pad) % s + s) % s;
-        int off = (b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
-        int x_lo = imax(0, -off), x_hi = imin(npu_conv_phase_nx(p, b), p->OW - off);
-        int any = 0;
-        if (x_lo >= x_hi)
-            continue;
-        for (int ih = un->r0; ih < un->r1 && !any; ih++) {
-            int num = ih + c->pad - kh * c->dil;
-            any = num >= 0 && num % s == 0 && num / s < p->OH;
+    for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, dx_eco_skip);) {
+        int kh = it.t / c->KW, b, off, x_lo, x_hi;
+        dx_phase(p, it.t % c->KW, &b, &off, &x_lo, &x_hi);
+        for (int ih = un->r0; ih < un->r1; ih++) {
+            int num = ih + c->pad - kh * c->dil, oh = num / s;
+            if (num < 0 || num % s || oh >= p->OH)
+                continue;
+            wave(x, &up->C, it.bank, x_hi - x_lo,
+                 in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)it.fb, fw,
+                 imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
+                 hb + (unsigned)(it.cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
+                     (unsigned)x_lo);
         }
-        if (!any)
-            continue;
-        mark_tap(x, un, up, t);
-        for (int fb = 0; fb < p->fw; fb++)
-            for (int cb = un->k0; cb < un->k1; cb++) {
-                if (c->depthwise && fb != cb)
-                    continue;
-                unsigned bank = ldw_dx(x, &up->C, t, fb, cb);
-                for (int ih = un->r0; ih < un->r1; ih++) {
-                    int num = ih + c->pad - kh * c->dil, oh = num / s;
-                    if (num < 0 || num % s || oh >= p->OH)
-                        continue;
-                    wave(x, &up->C, bank, x_hi - x_lo,
-                         in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)fb, fw,
-                         imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L),
-                         hb + (unsigned)(cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
-                             (unsigned)x_lo);
-                }
-            }
     }
     /* per (c-block, phase): runs over i = r*nx + x of covered or junk positions holding a covered
      * one; a real uncovered pixel ends a run */
