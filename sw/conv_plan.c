@@ -31,6 +31,10 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
     }
     un->r0 = un->band * p->R;
     un->r1 = imin(un->r0 + p->R, p->rows);
+    if (p->kernel == NPU_CONV_DW) { /* bands of ceil or floor rows: no short last band */
+        un->r0 = (int)((long)un->band * p->rows / p->nbands);
+        un->r1 = (int)((long)(un->band + 1) * p->rows / p->nbands);
+    }
     un->k0 = un->grp * p->G;
     un->k1 = imin(un->k0 + p->G, p->nblk);
     switch (p->kernel) {
