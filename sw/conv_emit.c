@@ -1,6 +1,7 @@
 /* conv_emit.c - convolution program emission; see conv_emit.h and docs/conv.md. */
 #include "conv_emit.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -602,32 +603,47 @@ static int dw_tap_valid(const npu_conv_plan_t *p, int t)
     return 0;
 }
 
-/* DRAINs of the covered regions of the pass into the dW tile (one per region). */
-static void dw_drains(cx_t *x, npu_prog_t *l, int pass)
+/* dW: the last X plane row an (oh, kh) pair reads: the last waves into row kh's regions. */
+static int dw_fin_row(const npu_conv_plan_t *p, int kh)
+{
+    int oh = imin(p->vOH - 1, npu_floordiv(p->PH - 1 + p->vp - kh * p->c.dil, p->vs));
+    return oh * p->vs + kh * p->c.dil - p->vp;
+}
+
+/* DRAINs of the pass's covered regions whose last X row is in (lo, hi] into the dW tile, one per
+ * region; returns how many. */
+static int dw_drains(cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     unsigned F = (unsigned)p->c.F, dwp = p->pout;
-    for (int q = 0; q < p->T * p->cw; q++)
-        if (x->pass_of[q] == pass && x->cov[x->row_of[q]])
+    int n = 0;
+    for (int q = 0; q < p->T * p->cw; q++) {
+        int fin = dw_fin_row(p, q % p->T / p->c.KW);
+        if (x->pass_of[q] == pass && x->cov[x->row_of[q]] && fin > lo && fin <= hi) {
             drain_blk(x, l, F, x->row_of[q], p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T),
                       dwp, q / p->T, p->c.C);
+            n++;
+        }
+    }
+    return n;
 }
 
-/* STOREs of the dW taps the pass completes (its last region over the c-blocks is in the pass),
- * runs of consecutive taps in one flat STORE each. Storing per pass overlaps the tile's store with
- * the next passes' waves: at the end of the program only the last pass's taps are left (the whole
- * tile there cost 3.9k cycles at medium, s = 4 layer, in both dataflows). */
-static void dw_stores(cx_t *x, npu_prog_t *l, int pass)
+/* STOREs of the dW taps the pass completes (its last region over the c-blocks is in the pass)
+ * whose last X row is in (lo, hi], runs of consecutive taps in one flat STORE each. Storing per
+ * pass overlaps the tile's store with the next passes' waves (the whole tile after the last pass
+ * cost 3.9k cycles at medium, s = 4 layer, in both dataflows); the last pass's taps go in up to
+ * three groups (unit_dw). */
+static void dw_stores(cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
     for (int t = 0; t < p->T;) {
         int e = t;
         for (;; e++) {
-            int done = e < p->T, g = -1;
+            int done = e < p->T, g = -1, fin = done ? dw_fin_row(p, e / p->c.KW) : 0;
             for (int cb = 0; done && cb < p->cw; cb++)
                 g = x->pass_of[cb * p->T + e] > g ? x->pass_of[cb * p->T + e] : g;
-            if (!done || g != pass)
+            if (!done || g != pass || fin <= lo || fin > hi)
                 break;
         }
         if (e > t)
@@ -635,6 +651,40 @@ static void dw_stores(cx_t *x, npu_prog_t *l, int pass)
                        x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
         t = e + (e == t);
     }
+}
+
+/* dW: does the pass hold a region of row kh? */
+static int dw_pass_has_kh(const cx_t *x, int pass, int kh)
+{
+    const npu_conv_plan_t *p = x->p;
+    for (int cb = 0; cb < p->cw; cb++)
+        for (int kw = 0; kw < p->c.KW; kw++)
+            if (x->pass_of[cb * p->T + kh * p->c.KW + kw] == pass)
+                return 1;
+    return 0;
+}
+
+/* The last unit of a pass: drains and stores of the regions whose last X row is in (*lo, hi],
+ * in C right after the waves of X row hi (the last DRAIN pushes e2s, the first STORE pops it),
+ * so they overlap the waves of the rows after it; *lo = hi when emitted. Nothing when the group
+ * has no DRAIN or no STORE (its regions then go with the next group). */
+static void dw_early_group(cx_t *x, unit_prog_t *up, int pass, int *lo, int hi)
+{
+    npu_prog_t d, st;
+    npu_prog_init(&d);
+    npu_prog_init(&st);
+    dw_stores(x, &st, pass, *lo, hi);
+    if (st.n && dw_drains(x, &d, pass, *lo, hi)) {
+        npu_insn_tok(&d.insn[d.n - 1], NPU_TOK_PUSH_NEXT);
+        npu_insn_tok(&st.insn[0], NPU_TOK_POP_PREV);
+        for (size_t i = 0; i < d.n; i++)
+            put(x, &up->C, 0, &d.insn[i]);
+        for (size_t i = 0; i < st.n; i++)
+            put(x, &up->C, 0, &st.insn[i]);
+        *lo = hi;
+    }
+    npu_prog_free(&d);
+    npu_prog_free(&st);
 }
 
 /* dW: the GEMM per tap dW[t] (F x C) = sum over dY pixels of dY^T (rows f) x X pixels (rows =
@@ -675,7 +725,25 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     }
     if (first) /* a pass starts its regions */
         memset(x->cov, 0, 2u * (size_t)x->cfg->obuf_rows);
-    for (int pr = un->i0; pr < un->i1; pr++)
+    /* The pass's last unit: the regions whose last X row comes before the unit's end are drained
+     * and stored while the waves of the later rows run, in up to two early groups (after the
+     * X rows cp[0], cp[1]: the two latest last rows but the final one); else the store of the
+     * last pass's taps was all exposed (medium, s = 4: 1.3k cycles). */
+    int cp[2] = {-1, -1}, lo = INT_MIN;
+    for (int kh = 0; last && kh < c->KH; kh++) {
+        int fin = dw_fin_row(p, kh), later = 0;
+        for (int k2 = 0; k2 < c->KH; k2++)
+            later |= dw_fin_row(p, k2) > fin && dw_pass_has_kh(x, un->grp, k2);
+        if (!dw_pass_has_kh(x, un->grp, kh) || !later || fin < un->i0 || fin == cp[0] || fin == cp[1])
+            continue;
+        if (fin > cp[1]) {
+            cp[0] = cp[1];
+            cp[1] = fin;
+        } else if (fin > cp[0]) {
+            cp[0] = fin;
+        }
+    }
+    for (int pr = un->i0; pr < un->i1; pr++) {
         for (int kw = 0; kw < c->KW; kw++) {
             int ow_a, ow_b;
             dw_cols(p, kw, &ow_a, &ow_b);
@@ -723,9 +791,13 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                 }
             }
         }
+        for (int k = 0; k < 2; k++)
+            if (pr == cp[k])
+                dw_early_group(x, up, un->grp, &lo, pr);
+    }
     if (last) {
-        dw_drains(x, &up->D, un->grp);
-        dw_stores(x, &up->S, un->grp);
+        dw_drains(x, &up->D, un->grp, lo, INT_MAX);
+        dw_stores(x, &up->S, un->grp, lo, INT_MAX);
     }
 }
 
