@@ -44,7 +44,7 @@
 #include "npu_defs.h"
 
 typedef struct npu_conv_plan_opts {
-    int max_band_rows; /* 0: as many output rows per band as the SPM and OBUF allow */
+    int max_band_rows; /* 0: as many output rows (dW: X plane rows) per band as the SPM and OBUF allow */
     int max_blocks;    /* 0: as many output-channel blocks per unit as the OBUF allows */
 } npu_conv_plan_opts_t;
 
