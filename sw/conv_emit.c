@@ -1,6 +1,7 @@
 /* conv_emit.c - convolution program emission; see conv_emit.h and docs/conv.md. */
 #include "conv_emit.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,7 @@ typedef struct cx {
     char why[160];
     uint8_t *cov;        /* per OBUF row: written since its region was (re)started -> acc = 1 */
     uint8_t *tap_valid;  /* dW: some wave of the whole program reaches tap t */
+    size_t *tap_c;       /* fwd, dX: unit 0's C index of the first LDW of tap t (SIZE_MAX: none) */
     int *pass_of;        /* dW: region q's pass and OBUF row (npu_conv_dw_layout) */
     unsigned *row_of;
 } cx_t;
@@ -181,48 +183,106 @@ static void load_plane(cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsign
     load_plane_rows(x, l, un, base, un->i0, un->i1);
 }
 
-/* The weights, resident for the whole program (unit 0). fwd: per tap a transposed LOAD, SPM row
- * c of tap t holds the F filters (B tile rows c, lanes f); dX: Wt as stored, SPM row (t, f)
- * holds the C channels (B tile rows f, lanes c). */
-static void load_weights(cx_t *x, npu_prog_t *l)
+/* LOAD of `words` contiguous words from DRAM dram to SPM spm: rows of the largest whole number
+ * of words a row_bytes field holds, each a run of long bursts (one descriptor row of a few beats
+ * each is one short burst per row: at medium the dX weights' 576 two-beat rows took 3.9k cycles,
+ * a flat run 1.2k). */
+static void load_flat(cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, unsigned spm, uint64_t words)
+{
+    unsigned cw = 65535u / x->B;
+    uint64_t rows = words / cw, rest = words % cw;
+    npu_insn_t in;
+    while (rows) {
+        unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
+        put(x, l, npu_enc_load(&in, tag, 0, nr, daddr(x, dram), spm, cw, cw * x->B, cw), &in);
+        spm += nr * cw;
+        dram += (uint64_t)nr * cw * x->B;
+        rows -= nr;
+    }
+    if (rest)
+        put(x, l, npu_enc_load(&in, tag, 0, 1, daddr(x, dram), spm, 0, (unsigned)(rest * x->B), 0), &in);
+}
+
+/* SPM words of one tap of the resident weights (they are tap-major). */
+static unsigned tap_words(const npu_conv_plan_t *p)
+{
+    const npu_conv_t *c = &p->c;
+    if (c->depthwise)
+        return (unsigned)(p->cw * p->L);
+    return p->kernel == NPU_CONV_FWD ? (unsigned)(c->C * p->fw) : (unsigned)(c->F * p->cw);
+}
+
+/* Taps [t0, t1) of the weights, resident for the whole program (unit 0). fwd: per tap a
+ * transposed LOAD, SPM row c of tap t holds the F filters (B tile rows c, lanes f); dX: Wt as
+ * stored, SPM row (t, f) holds the C channels (B tile rows f, lanes c), one flat run when the
+ * rows are whole words; depthwise: the diagonal blocks, one flat run. */
+static void load_weights(cx_t *x, npu_prog_t *l, int t0, int t1)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
     npu_insn_t in;
-    uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B;
-    if (c->depthwise) { /* the diagonal blocks, one contiguous run (the same for fwd and dX) */
-        uint64_t words = (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L, chunk = 65535u / x->B;
-        for (uint64_t w0 = 0; w0 < words; w0 += chunk * 65535u) {
-            uint64_t left = words - w0, rows = left / chunk, rest = left % chunk;
-            if (rows > 65535u) {
-                rows = 65535u;
-                rest = 0;
-            }
-            if (rows)
-                put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)rows, daddr(x, x->a->w + w0 * x->B),
-                                       p->w_base + (unsigned)w0, (unsigned)chunk, (unsigned)(chunk * x->B),
-                                       (unsigned)chunk), &in);
-            if (rest)
-                put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, 1, daddr(x, x->a->w + (w0 + rows * chunk) * x->B),
-                                       p->w_base + (unsigned)(w0 + rows * chunk), 0, (unsigned)(rest * x->B), 0), &in);
-        }
+    uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B, tw = tap_words(p);
+    if (t0 >= t1)
+        return;
+    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B)) {
+        /* DRAM and SPM are both dense at pitch tw words per tap */
+        load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t0 * tw * x->B, p->w_base + (unsigned)(t0 * (int)tw),
+                  (uint64_t)(t1 - t0) * tw);
         return;
     }
     if (p->kernel == NPU_CONV_FWD) {
-        for (int t = 0; t < p->T; t++)
+        for (int t = t0; t < t1; t++)
             put(x, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, daddr(x, x->a->w + (uint64_t)t * tap_bytes),
                                    p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
                                    2u * (unsigned)c->C, p->pw), &in);
-    } else {
-        for (int t0 = 0; t0 < p->T;) { /* rows field is 16 bits */
-            int nt = imin(p->T - t0, 65535 / c->F);
-            put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F),
-                                   daddr(x, x->a->w + (uint64_t)t0 * tap_bytes),
-                                   p->w_base + (unsigned)(t0 * c->F * p->cw), (unsigned)p->cw,
-                                   2u * (unsigned)c->C, p->pw), &in);
-            t0 += nt;
-        }
+        return;
     }
+    for (int t = t0; t < t1;) { /* rows field is 16 bits */
+        int nt = imin(t1 - t, 65535 / c->F);
+        put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), daddr(x, x->a->w + (uint64_t)t * tap_bytes),
+                               p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
+                               p->pw), &in);
+        t += nt;
+    }
+}
+
+/* fwd, dX: notes where unit 0's first LDW of tap t is (resident_weights splits its load there). */
+static void mark_tap(cx_t *x, const npu_conv_unit_t *un, const unit_prog_t *up, int t)
+{
+    if (un->u == 0 && x->tap_c[t] == SIZE_MAX)
+        x->tap_c[t] = up->C.n;
+}
+
+/* Unit 0's weights, in two parts: taps [0, ts) ahead of the band's input in L, taps [ts, T) in L2,
+ * which C pops at the first LDW of tap ts (assemble). The whole set ahead of the first wave was
+ * exposed (medium, CONV3 dX: 1.2k cycles of a 32k program even as one flat run); ts is the first
+ * tap whose earlier taps' waves cover the rest of the load at the DRAM's rate (16-beat bursts
+ * plus their cost: about 5/4 cycles per beat). */
+static void resident_weights(cx_t *x, unit_prog_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t tap_bytes = npu_conv_tensor_bytes(p, NPU_TAG_W) / (uint64_t)p->T, slots = 0;
+    int ts = p->T;
+    size_t i = 0;
+    npu_prog_t l;
+    for (int t = 1; t < p->T && ts == p->T; t++) {
+        npu_fields_t f;
+        if (x->tap_c[t] == SIZE_MAX)
+            continue;
+        for (; i < x->tap_c[t]; i++)
+            if (npu_insn_op(&up->C.insn[i]) == NPU_OP_WAVE && npu_decode(&up->C.insn[i], &f) == 0)
+                slots += f.mode == NPU_MODE_HSW ? (f.m + 1) / 2 : f.m;
+        if (4 * slots * (uint64_t)x->cfg->dram_bw >= 5 * (uint64_t)(p->T - t) * tap_bytes)
+            ts = t;
+    }
+    npu_prog_init(&l);
+    load_weights(x, &l, 0, ts);
+    for (size_t j = 0; j < up->L.n; j++)
+        put(x, &l, 0, &up->L.insn[j]);
+    npu_prog_free(&up->L);
+    up->L = l;
+    load_weights(x, &up->L2, ts, p->T);
+    up->c_split = ts < p->T ? x->tap_c[ts] + 1 : 0;
 }
 
 /* Output tiles are dense: a pixel (dW: a (tap, f) row) takes pout words, exactly its DRAM pitch
@@ -293,13 +353,12 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     unsigned in = in_of(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
     unsigned cw = (unsigned)p->cw, OW = (unsigned)p->OW, Ru = (unsigned)(un->r1 - un->r0);
     unsigned G = (unsigned)(un->k1 - un->k0);
-    if (un->u == 0)
-        load_weights(x, &up->L);
     if (un->grp == 0)
         load_plane(x, &up->L, un, in);
     memset(x->cov + hb, 0, (size_t)G * Ru * OW);
     for (int t = 0; t < p->T; t++) {
         int kh = t / c->KW, kw = t % c->KW;
+        mark_tap(x, un, up, t);
         for (int cb = 0; cb < p->cw; cb++) {
             int ck = imin(p->L, c->C - cb * p->L);
             for (int fb = un->k0; fb < un->k1; fb++) {
@@ -326,6 +385,8 @@ static void unit_fwd(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         drain_blk(x, &up->D, Ru * OW, hb + j * Ru * OW, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
                   un->k0 + (int)j, c->F);
     store_tile(x, &up->S, NPU_TAG_Y, un, Ru * OW, ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW);
+    if (un->u == 0)
+        resident_weights(x, up);
 }
 
 /* ---- dX --------------------------------------------------------------------------------- */
@@ -342,6 +403,34 @@ static unsigned ldw_dx(cx_t *x, npu_prog_t *l, int t, int fb, int cb)
                imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L));
 }
 
+/* dX: the stationary tiles of a unit, in program order: tap, f-block, c-block (depthwise: the
+ * diagonal blocks). Both dX kernels walk them with dx_next, which emits the next tile's LDW, and
+ * add the waves of their own (dX row, tap) pairs; taps for which skip(x, un, t) holds have none. */
+typedef struct dx_tile { int t, fb, cb; unsigned bank; } dx_tile_t;
+#define DX_TILES {-1, 0, 0, 0}
+
+static int dx_next(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up, dx_tile_t *it,
+                   int (*skip)(cx_t *, const npu_conv_unit_t *, int))
+{
+    const npu_conv_plan_t *p = x->p;
+    do {
+        if (it->t >= 0 && ++it->cb < un->k1)
+            continue;
+        it->cb = un->k0;
+        if (it->t >= 0 && ++it->fb < p->fw)
+            continue;
+        it->fb = 0;
+        do
+            it->t++;
+        while (it->t < p->T && skip && skip(x, un, it->t));
+        if (it->t >= p->T)
+            return 0;
+        mark_tap(x, un, up, it->t);
+    } while (p->c.depthwise && it->fb != it->cb);
+    it->bank = ldw_dx(x, &up->C, it->t, it->fb, it->cb);
+    return 1;
+}
+
 static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
@@ -352,8 +441,6 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     int s = c->stride, v0 = c->pad - (c->KW - 1) * c->dil;
     int ow0 = imax(0, npu_ceildiv(v0, s)), ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, s) + 1);
     npu_insn_t ins;
-    if (un->u == 0)
-        load_weights(x, &up->L);
     /* Z plane: zero everything, then each dY row to its dilated positions */
     if (un->grp == 0)
         fill(x, &up->L, 1, in, 0, (unsigned)(un->i1 - un->i0) * ZW * fw);
@@ -374,26 +461,22 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
         }
     }
     memset(x->cov + hb, 0, (size_t)G * Ru * W);
-    for (int t = 0; t < p->T; t++) {
-        int kh = t / c->KW, kw = t % c->KW;
-        for (int fb = 0; fb < p->fw; fb++)
-            for (int cb = un->k0; cb < un->k1; cb++) {
-                if (c->depthwise && fb != cb)
-                    continue;
-                unsigned bank = ldw_dx(x, &up->C, t, fb, cb);
-                for (int ih = un->r0; ih < un->r1; ih++) {
-                    unsigned zr = (unsigned)(ih + c->pad - kh * c->dil - un->i0);
-                    wave(x, &up->C, bank, c->W,
-                         in + (zr * ZW + (unsigned)((c->KW - 1 - kw) * c->dil)) * fw + (unsigned)fb, fw,
-                         imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L),
-                         hb + ((unsigned)(cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W);
-                }
-            }
+    for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, NULL);) {
+        int kh = it.t / c->KW, kw = it.t % c->KW;
+        for (int ih = un->r0; ih < un->r1; ih++) {
+            unsigned zr = (unsigned)(ih + c->pad - kh * c->dil - un->i0);
+            wave(x, &up->C, it.bank, c->W,
+                 in + (zr * ZW + (unsigned)((c->KW - 1 - kw) * c->dil)) * fw + (unsigned)it.fb, fw,
+                 imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
+                 hb + ((unsigned)(it.cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W);
+        }
     }
     for (unsigned j = 0; j < G; j++)
         drain_blk(x, &up->D, Ru * W, hb + j * Ru * W, tile_of(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
                   un->k0 + (int)j, c->C);
     store_tile(x, &up->S, NPU_TAG_DX, un, Ru * W, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W);
+    if (un->u == 0)
+        resident_weights(x, up);
 }
 
 /* dX ecoflow (phase decomposition, docs/conv.md): dX row ih gets tap kh when
@@ -404,6 +487,33 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
  * at stride s. The OBUF is phase-major over the band (phase b, then row r, then x), so every
  * wave writes consecutive rows and one DRAIN per (c-block, phase) moves the band, except where
  * it has to step around real pixels no wave covered (those stay the FILL's zeros). */
+/* dX ecoflow, tap kw: its column phase b, the dY column offset off (dX column x*s + b reads dY
+ * column x + off) and the phase columns [x_lo, x_hi) with a real dY column. */
+static void dx_phase(const npu_conv_plan_t *p, int kw, int *b, int *off, int *x_lo, int *x_hi)
+{
+    const npu_conv_t *c = &p->c;
+    int s = c->stride;
+    *b = ((kw * c->dil - c->pad) % s + s) % s;
+    *off = (*b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
+    *x_lo = imax(0, -*off);
+    *x_hi = imin(npu_conv_phase_nx(p, *b), p->OW - *off);
+}
+
+/* dX ecoflow: tap t has no wave in the unit (no real dY column, or no dX row of the band it
+ * reaches). */
+static int dx_eco_skip(cx_t *x, const npu_conv_unit_t *un, int t)
+{
+    const npu_conv_t *c = &x->p->c;
+    int b, off, x_lo, x_hi;
+    dx_phase(x->p, t % c->KW, &b, &off, &x_lo, &x_hi);
+    for (int ih = un->r0; ih < un->r1 && x_lo < x_hi; ih++) {
+        int num = ih + c->pad - (t / c->KW) * c->dil;
+        if (num >= 0 && num % c->stride == 0 && num / c->stride < x->p->OH)
+            return 0;
+    }
+    return 1;
+}
+
 static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
 {
     const npu_conv_plan_t *p = x->p;
@@ -414,43 +524,24 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     unsigned tile = tile_of(x, un), pw = p->pout;
     int s = c->stride, uncovered = 0, nx = (c->W + s - 1) / s;
     unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
-    if (un->u == 0)
-        load_weights(x, &up->L);
     if (un->grp == 0 && un->i1 > un->i0)
         load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
                   x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * fw * x->B,
                   OW * fw, in, OW * fw, OW, fw);
     memset(x->cov + hb, 0, (size_t)G * blk);
-    for (int t = 0; t < p->T; t++) {
-        int kh = t / c->KW, kw = t % c->KW;
-        int b = ((kw * c->dil - c->pad) % s + s) % s;
-        int off = (b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
-        int x_lo = imax(0, -off), x_hi = imin(npu_conv_phase_nx(p, b), p->OW - off);
-        int any = 0;
-        if (x_lo >= x_hi)
-            continue;
-        for (int ih = un->r0; ih < un->r1 && !any; ih++) {
-            int num = ih + c->pad - kh * c->dil;
-            any = num >= 0 && num % s == 0 && num / s < p->OH;
+    for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, dx_eco_skip);) {
+        int kh = it.t / c->KW, b, off, x_lo, x_hi;
+        dx_phase(p, it.t % c->KW, &b, &off, &x_lo, &x_hi);
+        for (int ih = un->r0; ih < un->r1; ih++) {
+            int num = ih + c->pad - kh * c->dil, oh = num / s;
+            if (num < 0 || num % s || oh >= p->OH)
+                continue;
+            wave(x, &up->C, it.bank, x_hi - x_lo,
+                 in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)it.fb, fw,
+                 imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
+                 hb + (unsigned)(it.cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
+                     (unsigned)x_lo);
         }
-        if (!any)
-            continue;
-        for (int fb = 0; fb < p->fw; fb++)
-            for (int cb = un->k0; cb < un->k1; cb++) {
-                if (c->depthwise && fb != cb)
-                    continue;
-                unsigned bank = ldw_dx(x, &up->C, t, fb, cb);
-                for (int ih = un->r0; ih < un->r1; ih++) {
-                    int num = ih + c->pad - kh * c->dil, oh = num / s;
-                    if (num < 0 || num % s || oh >= p->OH)
-                        continue;
-                    wave(x, &up->C, bank, x_hi - x_lo,
-                         in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)fb, fw,
-                         imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L),
-                         hb + (unsigned)(cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
-                             (unsigned)x_lo);
-                }
-            }
     }
     /* per (c-block, phase): runs over i = r*nx + x of covered or junk positions holding a covered
      * one; a real uncovered pixel ends a run */
@@ -485,6 +576,8 @@ static void unit_dx_ecoflow(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                            x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) * (uint64_t)c->W * pw * x->B,
                            (uint64_t)c->W * pw * x->B);
     }
+    if (un->u == 0)
+        resident_weights(x, up);
 }
 
 /* ---- dW --------------------------------------------------------------------------------- */
@@ -510,15 +603,88 @@ static int dw_tap_valid(const npu_conv_plan_t *p, int t)
     return 0;
 }
 
-/* DRAINs of the covered regions of the pass into the dW tile (one per region). */
-static void dw_drains(cx_t *x, npu_prog_t *l, int pass)
+/* dW: the last X plane row an (oh, kh) pair reads: the last waves into row kh's regions. */
+static int dw_fin_row(const npu_conv_plan_t *p, int kh)
+{
+    int oh = imin(p->vOH - 1, npu_floordiv(p->PH - 1 + p->vp - kh * p->c.dil, p->vs));
+    return oh * p->vs + kh * p->c.dil - p->vp;
+}
+
+/* DRAINs of the pass's covered regions whose last X row is in (lo, hi] into the dW tile, one per
+ * region; returns how many. */
+static int dw_drains(cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     unsigned F = (unsigned)p->c.F, dwp = p->pout;
-    for (int q = 0; q < p->T * p->cw; q++)
-        if (x->pass_of[q] == pass && x->cov[x->row_of[q]])
+    int n = 0;
+    for (int q = 0; q < p->T * p->cw; q++) {
+        int fin = dw_fin_row(p, q % p->T / p->c.KW);
+        if (x->pass_of[q] == pass && x->cov[x->row_of[q]] && fin > lo && fin <= hi) {
             drain_blk(x, l, F, x->row_of[q], p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T),
                       dwp, q / p->T, p->c.C);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* STOREs of the dW taps the pass completes (its last region over the c-blocks is in the pass)
+ * whose last X row is in (lo, hi], runs of consecutive taps in one flat STORE each. Storing per
+ * pass overlaps the tile's store with the next passes' waves (the whole tile after the last pass
+ * cost 3.9k cycles at medium, s = 4 layer, in both dataflows); the last pass's taps go in up to
+ * three groups (unit_dw). */
+static void dw_stores(cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
+    for (int t = 0; t < p->T;) {
+        int e = t;
+        for (;; e++) {
+            int done = e < p->T, g = -1, fin = done ? dw_fin_row(p, e / p->c.KW) : 0;
+            for (int cb = 0; done && cb < p->cw; cb++)
+                g = x->pass_of[cb * p->T + e] > g ? x->pass_of[cb * p->T + e] : g;
+            if (!done || g != pass || fin <= lo || fin > hi)
+                break;
+        }
+        if (e > t)
+            store_flat(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
+                       x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
+        t = e + (e == t);
+    }
+}
+
+/* dW: does the pass hold a region of row kh? */
+static int dw_pass_has_kh(const cx_t *x, int pass, int kh)
+{
+    const npu_conv_plan_t *p = x->p;
+    for (int cb = 0; cb < p->cw; cb++)
+        for (int kw = 0; kw < p->c.KW; kw++)
+            if (x->pass_of[cb * p->T + kh * p->c.KW + kw] == pass)
+                return 1;
+    return 0;
+}
+
+/* The last unit of a pass: drains and stores of the regions whose last X row is in (*lo, hi],
+ * in C right after the waves of X row hi (the last DRAIN pushes e2s, the first STORE pops it),
+ * so they overlap the waves of the rows after it; *lo = hi when emitted. Nothing when the group
+ * has no DRAIN or no STORE (its regions then go with the next group). */
+static void dw_early_group(cx_t *x, unit_prog_t *up, int pass, int *lo, int hi)
+{
+    npu_prog_t d, st;
+    npu_prog_init(&d);
+    npu_prog_init(&st);
+    dw_stores(x, &st, pass, *lo, hi);
+    if (st.n && dw_drains(x, &d, pass, *lo, hi)) {
+        npu_insn_tok(&d.insn[d.n - 1], NPU_TOK_PUSH_NEXT);
+        npu_insn_tok(&st.insn[0], NPU_TOK_POP_PREV);
+        for (size_t i = 0; i < d.n; i++)
+            put(x, &up->C, 0, &d.insn[i]);
+        for (size_t i = 0; i < st.n; i++)
+            put(x, &up->C, 0, &st.insn[i]);
+        *lo = hi;
+    }
+    npu_prog_free(&d);
+    npu_prog_free(&st);
 }
 
 /* dW: the GEMM per tap dW[t] (F x C) = sum over dY pixels of dY^T (rows f) x X pixels (rows =
@@ -547,19 +713,37 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
      * (about a third) with the dY rows they read, then the rest, which C pops for at its first
      * LDW of an X row >= im (the waves of the first rows hide it). */
     int im = un->u == 0 && un->i1 - un->i0 >= 3 ? un->i0 + (un->i1 - un->i0 + 2) / 3 : un->i1;
-    int ohm = imin(un->r1, imax(un->r0, npu_floordiv(im - 1 + p->vp, p->vs) + 1));
+    int ohm = imin(un->o1, imax(un->o0, npu_floordiv(im - 1 + p->vp, p->vs) + 1));
     for (int part = 0; part < 2; part++) {
         npu_prog_t *l = part ? &up->L2 : &up->L;
-        for (int oh = part ? ohm : un->r0; oh < (part ? un->r1 : ohm); oh++)
+        for (int oh = part ? ohm : un->o0; oh < (part ? un->o1 : ohm); oh++)
             put(x, l, npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW,
                                    daddr(x, x->a->dy + (((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) *
                                                         (uint64_t)p->vOW) * fw * x->B),
-                                   in + (unsigned)(oh - un->r0) * F * owj, owj, 2u * F, fw), &ins);
+                                   in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, fw), &ins);
         load_plane_rows(x, l, un, xb, part ? im : un->i0, part ? un->i1 : im);
     }
     if (first) /* a pass starts its regions */
         memset(x->cov, 0, 2u * (size_t)x->cfg->obuf_rows);
-    for (int pr = un->i0; pr < un->i1; pr++)
+    /* The pass's last unit: the regions whose last X row comes before the unit's end are drained
+     * and stored while the waves of the later rows run, in up to two early groups (after the
+     * X rows cp[0], cp[1]: the two latest last rows but the final one); else the store of the
+     * last pass's taps was all exposed (medium, s = 4: 1.3k cycles). */
+    int cp[2] = {-1, -1}, lo = INT_MIN;
+    for (int kh = 0; last && kh < c->KH; kh++) {
+        int fin = dw_fin_row(p, kh), later = 0;
+        for (int k2 = 0; k2 < c->KH; k2++)
+            later |= dw_fin_row(p, k2) > fin && dw_pass_has_kh(x, un->grp, k2);
+        if (!dw_pass_has_kh(x, un->grp, kh) || !later || fin < un->i0 || fin == cp[0] || fin == cp[1])
+            continue;
+        if (fin > cp[1]) {
+            cp[0] = cp[1];
+            cp[1] = fin;
+        } else if (fin > cp[0]) {
+            cp[0] = fin;
+        }
+    }
+    for (int pr = un->i0; pr < un->i1; pr++) {
         for (int kw = 0; kw < c->KW; kw++) {
             int ow_a, ow_b;
             dw_cols(p, kw, &ow_a, &ow_b);
@@ -576,13 +760,13 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                         int run_q = -1, run_oh = 0, run_n = 0;
                         for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= -step; kh -= step) {
                             int num = pr + p->vp - kh * c->dil, oh = num / p->vs, q = cb * p->T + kh * c->KW + kw;
-                            int ok = kh >= 0 && num >= 0 && num % p->vs == 0 && oh >= un->r0 && oh < un->r1 &&
+                            int ok = kh >= 0 && num >= 0 && num % p->vs == 0 && oh < p->vOH &&
                                      x->pass_of[q] == un->grp;
                             if (run_n && (!ok || !chained || oh != run_oh + run_n ||
                                           x->row_of[q] != x->row_of[run_q] + (unsigned)run_n * F ||
                                           x->row_of[q] / half != x->row_of[run_q] / half)) {
                                 wave(x, &up->C, bank, run_n * c->F,
-                                     in + (unsigned)(run_oh - un->r0) * F * owj + (unsigned)j, owj, khi, klo, nc,
+                                     in + (unsigned)(run_oh - un->o0) * F * owj + (unsigned)j, owj, khi, klo, nc,
                                      x->row_of[run_q]);
                                 run_n = 0;
                             }
@@ -607,10 +791,14 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                 }
             }
         }
-    if (last)
-        dw_drains(x, &up->D, un->grp);
-    if (un->u == p->units - 1)
-        store_flat(x, &up->S, NPU_TAG_DW, p->out_base[0], x->a->out, (uint64_t)p->T * F * dwp * x->B);
+        for (int k = 0; k < 2; k++)
+            if (pr == cp[k])
+                dw_early_group(x, up, un->grp, &lo, pr);
+    }
+    if (last) {
+        dw_drains(x, &up->D, un->grp, lo, INT_MAX);
+        dw_stores(x, &up->S, un->grp, lo, INT_MAX);
+    }
 }
 
 /* ---- assembly with tokens ---------------------------------------------------------------- */
@@ -752,18 +940,31 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
             nx++;
         if (!fo) {
             /* L(b+1) ahead of band b (it pops C(b-1)'s e2l); D(b) pops STORE(b-2)'s s2e */
-            if (u == 0) {
+            if (u == 0)
                 append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
-                if (cu->L2.n)
-                    append_l(x, out, &cu->L2, 0, NPU_TOK_PUSH_NEXT);
-            }
-            npu_prog_t lt, ct;
+            npu_prog_t lt, ct, l2, rest;
+            size_t c0 = 0;
             npu_prog_init(&lt);
             npu_prog_init(&ct);
+            npu_prog_init(&l2);
             if (cu->first_grp && nx < U)
                 append_l(x, &lt, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
             emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, &ct, &dstart);
-            interleave(x, &lt, &ct, out);
+            /* L2 one for one with C's first instructions, all of it ahead of the pop at c_split:
+             * as a block ahead of C, the in-order fetcher held C until the LOAD queue took the
+             * block's tail (at medium, CONV3 dW: 1k cycles more before the first wave) */
+            if (cu->L2.n)
+                append_l(x, &l2, &cu->L2, 0, NPU_TOK_PUSH_NEXT);
+            for (size_t i = 0; i < l2.n; i++) {
+                put(x, out, 0, &l2.insn[i]);
+                if (c0 + 1 < cu->c_split && c0 < ct.n)
+                    put(x, out, 0, &ct.insn[c0++]);
+            }
+            rest = ct;
+            rest.insn += c0;
+            rest.n -= c0;
+            interleave(x, &lt, &rest, out);
+            npu_prog_free(&l2);
             npu_prog_free(&lt);
             npu_prog_free(&ct);
             emit_d(x, cu, dstart, cu->tile_wait ? NPU_TOK_POP_NEXT : 0, cu->S.n ? NPU_TOK_PUSH_NEXT : 0,
@@ -795,8 +996,11 @@ static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
             emit_d(x, cu, dstart, cu->first_grp && cu->FO.n ? NPU_TOK_POP_PREV : 0,
                    cu->S.n ? NPU_TOK_PUSH_NEXT : 0, u % 2, out);
         }
+        /* dW: only the last STOREs push s2e (no one pops the passes' before: a pass's taps are
+         * stored once, the tile is never reused) */
         if (cu->S.n)
-            append(x, out, cu->S.insn, cu->S.n, NPU_TOK_POP_PREV, NPU_TOK_PUSH_PREV);
+            append(x, out, cu->S.insn, cu->S.n, NPU_TOK_POP_PREV,
+                   p->kernel != NPU_CONV_DW || u == U - 1 ? NPU_TOK_PUSH_PREV : 0);
     }
 }
 
@@ -825,13 +1029,16 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     up = calloc((size_t)p->units, sizeof *up);
     x.cov = calloc(2u * (size_t)cfg->obuf_rows, 1);
     x.tap_valid = calloc((size_t)p->T, 1);
+    x.tap_c = malloc(sizeof *x.tap_c * (size_t)p->T);
     x.pass_of = calloc((size_t)(p->T * p->cw), sizeof *x.pass_of);
     x.row_of = calloc((size_t)(p->T * p->cw), sizeof *x.row_of);
-    if (!up || !x.cov || !x.tap_valid || !x.pass_of || !x.row_of) {
+    if (!up || !x.cov || !x.tap_valid || !x.tap_c || !x.pass_of || !x.row_of) {
         fail(&x, "out of memory");
     } else {
-        for (int t = 0; t < p->T; t++)
+        for (int t = 0; t < p->T; t++) {
             x.tap_valid[t] = (uint8_t)(p->kernel == NPU_CONV_DW ? dw_tap_valid(p, t) : 1);
+            x.tap_c[t] = SIZE_MAX;
+        }
         if (p->kernel == NPU_CONV_DW)
             npu_conv_dw_layout(p, cfg->obuf_rows, x.pass_of, x.row_of);
         for (int u = 0; u < p->units && !x.err; u++) {
@@ -865,6 +1072,7 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     free(up);
     free(x.cov);
     free(x.tap_valid);
+    free(x.tap_c);
     free(x.pass_of);
     free(x.row_of);
     if (x.err) {

@@ -8,14 +8,21 @@
  * Instruction groups per unit u of band b (conv_plan.h: a band's block groups are consecutive
  * units sharing its input buffer b%2 and output tile b%2; dW: every unit is its own band):
  *   L(b)   FILL/LOADs of the band's input (band 0 first loads the resident weights and zeroes
- *          the dW taps no wave reaches); last instruction pushes l2e. dW's first unit loads in
- *          two parts, each pushing l2e: its C pops the second at its first LDW that needs it
+ *          the dW taps no wave reaches); last instruction pushes l2e. The first unit loads in
+ *          two parts, each pushing l2e (fwd, dX: the first taps' weights with the band, then the
+ *          other taps; dW: the first third of its X rows, then the rest): its C pops the second
+ *          at its first LDW that needs it, and the second part is placed one for one with C's
+ *          first instructions (as a block, the in-order fetcher held C behind it)
  *   FO(b)  dX ecoflow, a band whose tile has pixels no wave covers: FILL of the tile; pushes l2e
  *   C(u)   LDW/WAVEs; the band's first group pops l2e (L(b)) on its first instruction, its last
  *          group pushes e2l on its last WAVE (the input buffer is free)
  *   D(u)   DRAINs into the tile (dW: a pass's DRAINs at its last unit); pops l2e when FO(b)
  *          exists; the band's last group pushes e2s on its last DRAIN
- *   S(u)   the band's STOREs (its last group; dW: the last unit): pop e2s, push s2e
+ *   S(u)   the band's STOREs (its last group; dW: a pass's last unit, the taps the pass
+ *          completes): pop e2s, push s2e (dW: only the last unit's). A pass's last unit also
+ *          drains and stores the regions that finish before its last X row inside C, right
+ *          after that row's waves, in up to two early groups (last DRAIN pushes e2s, first
+ *          STORE pops it)
  * Two schemes, program order in brackets:
  *   no FO: [L(0); per band b: L(b+1) (pops e2l of band b-1 for b+1 >= 2) interleaved with C,
  *          then D, S]; D of a band b >= 2 pops s2e (STORE of band b-2 done: the tile is free).

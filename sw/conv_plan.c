@@ -9,6 +9,8 @@ static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh);
+
 void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
 {
     const npu_conv_t *c = &p->c;
@@ -29,6 +31,10 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
     }
     un->r0 = un->band * p->R;
     un->r1 = imin(un->r0 + p->R, p->rows);
+    if (p->kernel == NPU_CONV_DW) { /* bands of ceil or floor rows: no short last band */
+        un->r0 = (int)((long)un->band * p->rows / p->nbands);
+        un->r1 = (int)((long)(un->band + 1) * p->rows / p->nbands);
+    }
     un->k0 = un->grp * p->G;
     un->k1 = imin(un->k0 + p->G, p->nblk);
     switch (p->kernel) {
@@ -54,11 +60,21 @@ void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
             un->i1 = hi >= 0 ? hi + 1 : 0;
         }
         break;
-    default: /* dW: plane rows oh*vs + kh*d - vp inside the plane */
-        un->i0 = imax(0, un->r0 * p->vs - p->vp);
-        un->i1 = imin(p->PH, (un->r1 - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1);
-        if (un->i1 < un->i0)
-            un->i1 = un->i0;
+    default: /* dW: X plane rows; the dY rows oh with oh*vs + kh*d - vp in them */
+        un->i0 = un->r0;
+        un->i1 = un->r1;
+        un->o0 = p->vOH;
+        un->o1 = 0;
+        for (int kh = 0; kh < c->KH; kh++) { /* the kh of the pass only */
+            int a = imax(0, npu_ceildiv(un->r0 + p->vp - kh * c->dil, p->vs));
+            int e = imin(p->vOH, npu_floordiv(un->r1 - 1 + p->vp - kh * c->dil, p->vs) + 1);
+            if (a < e && dw_pass_reads_kh(p, un->grp, kh)) {
+                un->o0 = imin(un->o0, a);
+                un->o1 = imax(un->o1, e);
+            }
+        }
+        if (un->o1 <= un->o0)
+            un->o0 = un->o1 = 0;
         break;
     }
 }
@@ -72,8 +88,10 @@ int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un,
     int vp = p->kernel == NPU_CONV_FWD ? 0 : p->vp;
     for (int kh = 0; kh < c->KH; kh++) {
         int num = pr + vp - kh * c->dil;
-        if (num >= 0 && num % vs == 0 && num / vs >= un->r0 && num / vs < un->r1 &&
-            (p->kernel != NPU_CONV_DW || dw_pass_reads_kh(p, un->grp, kh)))
+        if (num < 0 || num % vs)
+            continue;
+        if (p->kernel == NPU_CONV_DW ? num / vs < p->vOH && dw_pass_reads_kh(p, un->grp, kh)
+                                     : num / vs >= un->r0 && num / vs < un->r1)
             return 1;
     }
     return 0;
@@ -123,8 +141,37 @@ static int dw_regions(const npu_conv_plan_t *p, int (*f)(int, int, int, void *),
  * pass then loads only its classes' X rows: at s = 2, 12 + 6 regions read the even, then the
  * odd rows), else the regions shared evenly: every pass streams its input, so a pass with few
  * regions would be load-bound (at small, C = F = 32: 16 + 2 regions took 31.5k + 14k cycles,
- * 9 + 9 hide the loads behind the waves). */
-typedef struct dw_split { int per_half, passes, per_pass, by_class; } dw_split_t;
+ * 9 + 9 hide the loads behind the waves). In between, whole chains per pass when that takes no
+ * more passes: one LDW of an X row serves its chain's kh in one pass, so a chain cut by a pass
+ * takes that X row's LDW in both (medium, 11x11 s4: 4 of 44 chains cut, 26 LDWs more). */
+typedef struct dw_split { int per_half, passes, per_pass, by_class, by_chain; } dw_split_t;
+
+/* Whole chains per pass, in layout order, a pass closed when the next chain would overflow it
+ * or it holds per_pass regions. Returns the pass of position i (*j: the position in it), or for
+ * i < 0 the number of passes (0 when a chain exceeds a pass). */
+static int dw_chain_pass(const npu_conv_plan_t *p, const dw_split_t *d, int i, int *j)
+{
+    int step = npu_conv_dw_step(p), g = 0, start = 0, used = 0, pos = 0, cap = 2 * d->per_half;
+    for (int rho = 0; rho < step && rho < p->c.KH; rho++) {
+        int len = (p->c.KH - 1 - rho) / step + 1;
+        if (len > cap)
+            return 0;
+        for (int n = 0; n < p->cw * p->c.KW; n++) {
+            if (used + len > cap || used >= d->per_pass) {
+                g++;
+                start += used;
+                used = 0;
+            }
+            if (i >= 0 && i < pos + len) {
+                *j = i - start;
+                return g;
+            }
+            used += len;
+            pos += len;
+        }
+    }
+    return g + 1;
+}
 
 static int dw_class_regions(const npu_conv_plan_t *p, int rho)
 {
@@ -149,12 +196,19 @@ static dw_split_t dw_split(const npu_conv_plan_t *p, int obuf_rows)
         used += k;
         d.by_class = k <= cap && n <= d.passes;
     }
+    d.by_chain = 0;
+    if (!d.by_class) {
+        int n2 = dw_chain_pass(p, &d, -1, NULL);
+        d.by_chain = n2 >= 1 && n2 <= d.passes;
+    }
     return d;
 }
 
 static int dw_pass_at(const npu_conv_plan_t *p, const dw_split_t *d, int i, int *j)
 {
     int g = 0, start = 0, used = 0;
+    if (d->by_chain)
+        return dw_chain_pass(p, d, i, j);
     if (!d->by_class) {
         *j = i % d->per_pass;
         return i / d->per_pass;
@@ -189,7 +243,7 @@ static int dw_place(int q, int i, int kh, void *arg)
 
 int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of)
 {
-    dw_lay_t l = {p, {0, 0, 0, 0}, obuf_rows, pass_of, row_of};
+    dw_lay_t l = {p, {0, 0, 0, 0, 0}, obuf_rows, pass_of, row_of};
     if (p->c.F > obuf_rows)
         return 0;
     l.d = dw_split(p, obuf_rows);
@@ -210,7 +264,7 @@ static int dw_has_kh(int q, int i, int kh, void *arg)
 /* dW: does pass `pass` hold a region of row kh (any c-block, kw)? */
 static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh)
 {
-    dw_has_t h = {p, {0, 0, 0, 0}, pass, kh};
+    dw_has_t h = {p, {0, 0, 0, 0, 0}, pass, kh};
     if (p->dw_obuf_rows <= 0)
         return 1;
     h.d = dw_split(p, p->dw_obuf_rows);
@@ -253,7 +307,7 @@ static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint
             if (pr - p->P >= 0 && pr - p->P < c->H && npu_conv_plane_row_used(p, un, pr))
                 *rd_x += (uint64_t)c->W * (uint64_t)p->cw * B;
     if (p->kernel == NPU_CONV_DW)
-        *rd_dy = (uint64_t)(un->r1 - un->r0) * (uint64_t)p->vOW * (uint64_t)p->fw * B;
+        *rd_dy = (uint64_t)(un->o1 - un->o0) * (uint64_t)p->vOW * (uint64_t)p->fw * B;
     if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW)
         *rd_dy = (uint64_t)(un->i1 - un->i0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
     if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ZEROPAD) {
@@ -287,8 +341,11 @@ static uint64_t spm_need(npu_conv_plan_t *p)
     const npu_conv_t *c = &p->c;
     unsigned inw = 0;
     npu_conv_unit_t un;
-    if (p->kernel == NPU_CONV_DW)
-        p->xoff = (unsigned)(p->R * c->F * p->owj);
+    p->xoff = 0; /* dW: the most dY^T rows a unit holds (any pass) */
+    for (int u = 0; u < p->nbands * p->ngroups && p->kernel == NPU_CONV_DW; u++) {
+        npu_conv_unit_at(p, u / p->nbands * p->c.batch * p->nbands + u % p->nbands, &un);
+        p->xoff = (unsigned)imax((int)p->xoff, (un.o1 - un.o0) * c->F * p->owj);
+    }
     for (int band = 0; band < p->nbands; band++) {
         npu_conv_unit_at(p, p->kernel == NPU_CONV_DW ? band : band * p->ngroups, &un);
         unsigned w = unit_in_words(p, &un);
@@ -410,13 +467,14 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
             p->vp = 0;
             p->P = c->pad;
         }
-        p->rows = p->vOH;
         p->owj = (p->vOW + p->L - 1) / p->L;
         row_len = 0;
         break;
     }
     p->PH = c->H + 2 * p->P;
     p->PW = c->W + 2 * p->P;
+    if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
+        p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
 
     if (kernel == NPU_CONV_DW) {
         /* regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over

@@ -11,10 +11,14 @@
  *            block groups of a band share its input buffer (band % 2, loaded by the first group
  *            with its halo rows: the halo rows are re-loaded per band, the residency plan) and
  *            its output tile (band % 2, stored by the last group as one run).
- *   dW:      unit = (pass, image b, band of dY rows); the dW tile stays in the SPM and is stored
- *            once at the end; a pass accumulates the (c-block, tap) regions that fit the OBUF
- *            (both halves) over the whole input and drains them once; a layer whose dW does not
- *            fit the OBUF takes several passes, each streaming the input again.
+ *   dW:      unit = (pass, image b, band of X plane rows, with the dY rows they meet); the dW
+ *            tile stays in the SPM, a pass's taps are stored after its drains; a pass accumulates
+ *            the (c-block, tap) regions that fit the OBUF (both halves) over the whole input and
+ *            drains them once; a layer whose dW does not fit the OBUF takes several passes, each
+ *            streaming the input again. Bands of X rows, not dY rows: each X row is loaded once
+ *            per pass and its one LDW serves every kh of its chain (bands of dY rows cut the
+ *            chains of the X rows two bands share: two LDWs there); the dY halo rows are the
+ *            cheap ones (F x ceil(OW/2S) words each).
  *
  * DRAM layouts (dense NHWC, one tensor row per pixel, channels padded to whole beats):
  *   X   [b][H][W]   rows of C int16,  pitch cw = ceil(C / 2S) beats
@@ -40,7 +44,7 @@
 #include "npu_defs.h"
 
 typedef struct npu_conv_plan_opts {
-    int max_band_rows; /* 0: as many output rows per band as the SPM and OBUF allow */
+    int max_band_rows; /* 0: as many output rows (dW: X plane rows) per band as the SPM and OBUF allow */
     int max_blocks;    /* 0: as many output-channel blocks per unit as the OBUF allows */
 } npu_conv_plan_opts_t;
 
@@ -64,7 +68,7 @@ typedef struct npu_conv_plan {
     /* blocking */
     int nblk;               /* output-channel blocks: fwd fw, dX cw, dW 1 */
     int G, ngroups;         /* blocks per unit, groups */
-    int rows;               /* output rows per image: fwd OH, dX H, dW vOH */
+    int rows;               /* rows per image cut into bands: fwd OH, dX H, dW the X plane rows read */
     int R, nbands;          /* output rows per band (balanced), bands per image */
     int units;
     /* SPM layout (words) */
@@ -95,6 +99,8 @@ typedef struct npu_conv_unit {
     int k0, k1;  /* output-channel blocks (fwd: f-blocks, dX: c-blocks; dW: the pass, pass + 1) */
     int i0, i1;  /* input rows held in the buffer: fwd/dW the X plane rows, dX zeropad the Z rows
                     (Z coordinates: row u = ih + p - kh*d), dX ecoflow the dY rows (may be empty) */
+    int o0, o1;  /* dW: the dY rows its X rows meet (every (oh, kh) with oh*vs + kh*d - vp in
+                    [i0, i1)); a band's rows [r0, r1) are X plane rows, i0 = r0, i1 = r1 */
 } npu_conv_unit_t;
 void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un);
 

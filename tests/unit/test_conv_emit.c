@@ -377,3 +377,105 @@ Test(conv_fake, random_more, .timeout = 3600)
         random_layers(8, 5000 + (uint64_t)i, 10);
     }
 }
+
+/* The medium configuration (configs/medium.cfg), where the layers were measured. */
+static npu_cfg_t medium_cfg(void)
+{
+    npu_cfg_t c = test_cfg(16);
+    c.spm_bank_words = 2048;
+    c.obuf_rows = 512;
+    c.max_outstanding = 8;
+    return c;
+}
+
+/* Unit 0's resident weights in two parts (conv_emit.c, resident_weights): dense dX rows go as
+ * flat runs of long bursts (not one short burst per (tap, f) row), and only the first taps are
+ * in the load group the first LDW waits for (the rest come in a second group with its own l2e,
+ * popped later); the program passes check_plan (ranges, bytes, no deadlock at any depth). */
+Test(conv_plan, weights_in_two_parts)
+{
+    npu_cfg_t cfg = medium_cfg();
+    npu_conv_t c = conv_layer_of(1, 64, 57, 57, 64, 3, 3, 2, 0, 1);
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
+        npu_conv_plan_t p;
+        npu_prog_t prog;
+        char msg[200];
+        uint64_t w_first = 0, w_all = 0;
+        int pushed = 0, pops = 0;
+        unsigned w_row_bytes = 0;
+        cr_assert_eq(npu_conv_plan(&cfg, &c, NPU_CONV_DX, df, NULL, &p, msg, sizeof msg), 0, "%s", msg);
+        npu_prog_init(&prog);
+        cr_assert_eq(npu_conv_emit(&cfg, &p, &a, &prog, msg, sizeof msg), 0, "%s", msg);
+        for (size_t i = 0; i < prog.n; i++) {
+            npu_fields_t f;
+            cr_assert_eq(npu_decode(&prog.insn[i], &f), 0);
+            if (f.op == NPU_OP_LOAD && f.tag == NPU_TAG_W) {
+                if (!w_row_bytes)
+                    w_row_bytes = f.row_bytes;
+                w_all += (uint64_t)f.rows * f.row_bytes;
+                if (!pushed)
+                    w_first += (uint64_t)f.rows * f.row_bytes;
+            }
+            if (npu_op_queue(f.op) == 'L' && f.push_next)
+                pushed = 1;
+            if ((f.op == NPU_OP_LDW || f.op == NPU_OP_WAVE) && f.pop_prev && pops < 2)
+                pops++;
+        }
+        cr_assert_gt(w_row_bytes, 2u * (unsigned)c.C, "%s: the dense weights as a flat run", npu_conv_dataflow_name(df));
+        cr_assert(w_first > 0 && w_first < w_all, "%s: first group %llu of %llu weight bytes",
+                  npu_conv_dataflow_name(df), (unsigned long long)w_first, (unsigned long long)w_all);
+        cr_assert_eq(pops, 2, "%s: C pops both groups", npu_conv_dataflow_name(df));
+        npu_prog_free(&prog);
+        check_plan(&cfg, &c, NPU_CONV_DX, df, NULL);
+    }
+}
+
+/* dW bands of X plane rows and whole kh chains per pass (conv_plan.h): on the 11x11 s4 layer
+ * (4 passes at S = 16) every chain (c-block, kw, kh mod 4) sits in one pass, every (X row, kh)
+ * pair of a unit meets a dY row the unit holds, and the program has exactly one LDW per (pass,
+ * X row, kw) that some kh of the pass reads: no chain is cut by a band or a pass. */
+Test(conv_plan, dw_x_row_bands_whole_chains)
+{
+    npu_cfg_t cfg = medium_cfg();
+    npu_conv_t c = conv_layer_of(1, 3, 63, 63, 32, 11, 11, 4, 0, 1);
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    npu_conv_plan_t p;
+    npu_prog_t prog;
+    char msg[200];
+    int pass_of[121];
+    unsigned row_of[121];
+    long ldw = 0, want = 0;
+    cr_assert_eq(npu_conv_plan(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, NULL, &p, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(npu_conv_dw_layout(&p, cfg.obuf_rows, pass_of, row_of), 4);
+    for (int kh = 4; kh < 11; kh++)
+        for (int kw = 0; kw < 11; kw++)
+            cr_assert_eq(pass_of[kh * 11 + kw], pass_of[(kh - 4) * 11 + kw], "chain (kw %d, kh %d) cut", kw, kh);
+    for (int u = 0; u < p.units; u++) {
+        npu_conv_unit_t un;
+        npu_conv_unit_at(&p, u, &un);
+        for (int pr = un.i0; pr < un.i1; pr++)
+            for (int kh = 0; kh < 11; kh++) {
+                int num = pr - kh;
+                if (num < 0 || num % 4 || num / 4 >= p.vOH || pass_of[kh * 11] != un.grp)
+                    continue;
+                cr_assert(num / 4 >= un.o0 && num / 4 < un.o1, "unit %d: X row %d, kh %d", u, pr, kh);
+            }
+    }
+    for (int g = 0; g < 4; g++)
+        for (int pr = 0; pr < 63; pr++)
+            for (int kw = 0; kw < 11; kw++) {
+                int any = 0;
+                for (int kh = pr % 4; kh < 11; kh += 4)
+                    any |= (pr - kh) / 4 < p.vOH && pass_of[kh * 11 + kw] == g;
+                want += any;
+            }
+    npu_prog_init(&prog);
+    cr_assert_eq(npu_conv_emit(&cfg, &p, &a, &prog, msg, sizeof msg), 0, "%s", msg);
+    for (size_t i = 0; i < prog.n; i++)
+        ldw += npu_insn_op(&prog.insn[i]) == NPU_OP_LDW;
+    cr_assert_eq(ldw, want, "LDWs %ld, one per (pass, X row, kw): %ld", ldw, want);
+    npu_prog_free(&prog);
+    check_plan(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, NULL);
+    check_plan(&cfg, &c, NPU_CONV_DW, NPU_CONV_ZEROPAD, NULL);
+}
