@@ -117,6 +117,34 @@ Test(errors, wave_k_too_large_is_bad_descriptor)
     npu_prog_free(&p);
 }
 
+/* WAVE bcast (w3[1]) is legal only in ISW, with m < 2^15; its 2m OBUF rows are range checked */
+Test(errors, wave_bcast_only_in_isw)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s;
+    for (unsigned mode = 0; mode < 3; mode++) {
+        npu_prog_t p; npu_prog_init(&p);
+        PUSH(p, npu_enc_ldw(I, 0, mode, 0, 1, S, S));
+        PUSH(p, npu_enc_wave(I, 0, mode, 0, 4, 0, 1, S, S, 0));
+        cr_assert_eq(npu_insn_bcast(&p.insn[1]), 0);
+        expect_error(&p, 0, NPU_ERR_BAD_DESC, 1);
+        npu_prog_free(&p);
+    }
+    npu_prog_t p; npu_prog_init(&p);
+    PUSH(p, npu_enc_ldw(I, 0, NPU_MODE_ISW, 0, 1, S, S));
+    PUSH(p, npu_enc_wave(I, 0, NPU_MODE_ISW, 0, 0x8000, 0, 0, S, S, 0));
+    cr_assert_eq(npu_insn_bcast(&p.insn[1]), 0);
+    expect_error(&p, 0, NPU_ERR_BAD_DESC, 1);
+    npu_prog_free(&p);
+    /* m rows fit an OBUF half, 2m do not */
+    npu_prog_init(&p);
+    PUSH(p, npu_enc_ldw(I, 0, NPU_MODE_ISW, 0, 1, S, S));
+    PUSH(p, npu_enc_wave(I, 0, NPU_MODE_ISW, 0, (unsigned)cfg.obuf_rows / 2 + 1, 0, 1, S, S, 0));
+    cr_assert_eq(npu_insn_bcast(&p.insn[1]), 0);
+    expect_error(&p, 0, NPU_ERR_OBUF_ADDR, 1);
+    npu_prog_free(&p);
+}
+
 Test(errors, misaligned_program)
 {
     npu_prog_t p; npu_prog_init(&p);
