@@ -39,7 +39,10 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         order = (npu_torder_t)o;
     }
     if (a->partition) {
-        int p = npu_tpart_parse(a->partition);
+        /* kseq: the K split with its parts in sequence on the whole array (no per-core K) */
+        int kseq = !strcmp(a->partition, "kseq");
+        int p = kseq ? NPU_TPART_K : npu_tpart_parse(a->partition);
+        mlp.parts_in_sequence = kseq;
         if (p < 0)
             return 2; /* args.c already checked the name */
         mlp.partition = (npu_tpart_t)p;
@@ -94,7 +97,8 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         char part[16] = "-"; /* scheme x parts; layer 0 (no dX) is not partitioned */
         if (L->part != NPU_TPART_NONE)
             snprintf(part, sizeof part, "%sx%d%s", npu_tpart_name(L->part), L->nparts,
-                     L->part_seq ? "s" : ""); /* s: the parts as separate schedules */
+                     L->part_seq ? "s" : L->part_cores ? "c" : ""); /* s: the parts as separate
+                     schedules; c: one part per core, concurrently */
         else if (L->has_dx)
             snprintf(part, sizeof part, "none");
         if (!a->quiet)
