@@ -120,6 +120,10 @@ static int run_prog(ctx_t *c, npu_train_layer_t *L, int pass, const npu_prog_t *
     L->cycles[pass] += rr.cnt[NPU_CNT_cycles];
     L->macs[pass] += rr.cnt[NPU_CNT_macs_core0] + rr.cnt[NPU_CNT_macs_core1] +
                      rr.cnt[NPU_CNT_macs_core2] + rr.cnt[NPU_CNT_macs_core3];
+    L->noc_h_flits[pass] += rr.cnt[NPU_CNT_noc_h_flits];
+    L->noc_v_flits[pass] += rr.cnt[NPU_CNT_noc_v_flits];
+    L->noc_deliveries[pass] += rr.cnt[NPU_CNT_noc_deliveries];
+    L->noc_mcast_saved[pass] += rr.cnt[NPU_CNT_noc_mcast_saved];
     for (int t = 0; t < NPU_NUM_TAGS; t++) {
         L->rd_bytes[t] += rr.cnt[NPU_CNT_dram_rd_prog + t];
         L->wr_bytes[t] += rr.cnt[NPU_CNT_dram_wr_prog + t];

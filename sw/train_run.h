@@ -99,6 +99,8 @@ typedef struct npu_train_layer {
     int nparts;                          /* parts of the split (1 for NONE) */
     int part_seq;                        /* 1: the parts ran as separate schedules in sequence
                                             (the one-schedule plan failed) */
+    uint64_t noc_h_flits[NPU_NUM_PASSES], noc_v_flits[NPU_NUM_PASSES];
+    uint64_t noc_deliveries[NPU_NUM_PASSES], noc_mcast_saved[NPU_NUM_PASSES]; /* NoC counters */
     int part_cores;                      /* 1: one part per core, concurrently (K split:
                                             npu_bwd_emit_kcores; the table's "kx4c") */
     long accum_adds;                     /* element additions combining the parts' partials
