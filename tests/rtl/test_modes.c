@@ -326,7 +326,8 @@ Test(modes, isw_bcast_own_tiles, .timeout = 600)
     unsigned S = (unsigned)cfg.s, F = 2 * S, Bt = 4 * S;
     uint64_t seed = rtl_seed(21), x = seed | 1;
     for (int t = 0; t < 6; t++) {
-        int M = t == 0 ? 1 : t == 1 ? 2 * (int)F + 3 : 1 + (int)(rtl_rand(&x) % 45);
+        int mmax = (cfg.obuf_rows - 3) / 2 < 45 ? (cfg.obuf_rows - 3) / 2 : 45; /* 2m rows at OBUF row 3 */
+        int M = t == 0 ? 1 : t == 1 ? 2 * (int)F + 3 : 1 + (int)(rtl_rand(&x) % (uint64_t)mmax);
         int K = t == 1 ? (int)S : 1 + (int)(rtl_rand(&x) % S), N = t == 1 ? (int)S : 1 + (int)(rtl_rand(&x) % S);
         npu_sim_t *s = rtl_open(&cfg, 10, 0, seed + (uint64_t)t);
         uint8_t *d = npu_sim_dram(s, NULL);
