@@ -900,6 +900,61 @@ Test(modes, compute_only_utilization, .timeout = 600)
     }
 }
 
+/* Cycle-exact: a bcast wave of m rows is an HSW wave of 2m rows in the array (docs/design.md
+ * section 2): compute-only, from the first injection to the end of the run (its DRAIN of the 2m
+ * OBUF rows included), it takes exactly the cycles of an HSW wave of 2m rows whose two sets read
+ * rows [0, m) and [m, 2m), for m = 1 .. 4S and powers of two up to half an OBUF half (at most
+ * those cycles when the HSW wave's two reads per slot meet in an SPM sub-bank). The weights
+ * (four masked LDWs against one HSW LDW) are loaded before the window starts. */
+static uint64_t exec_window(const npu_cfg_t *cfg, const npu_insn_t *p, size_t n, npu_run_result_t *r)
+{
+    uint64_t t0, t1;
+    npu_sim_t *s = rtl_open(cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_program(cfg, s, 0, p, n, 100000, r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    s = rtl_open(cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_until(cfg, s, 0, p, n, 100000, array_busy, NULL, &t0, &t1), 0);
+    npu_sim_close(s);
+    return r->cnt[NPU_CNT_cycles] - (t1 - t0);
+}
+
+Test(modes, isw_bcast_cycles_equal_hsw_2m)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s;
+    unsigned ms[] = {1, 2, 3, S, 2 * S + 1, 4 * S, 8 * S, (unsigned)cfg.obuf_rows / 2};
+    for (size_t t = 0; t < sizeof ms / sizeof ms[0]; t++) {
+        unsigned m = ms[t];
+        npu_insn_t b[6], h[3];
+        npu_run_result_t rb, rh;
+        for (unsigned q = 0; q < 4; q++)
+            cr_assert_eq(npu_enc_ldw_cores(&b[q], 0, NPU_MODE_ISW, 0x300 + q * S, 1, S, S, 1u << q), 0);
+        cr_assert_eq(npu_enc_wave(&b[4], 0, NPU_MODE_ISW, 0, m, 0, 1, S, S, 0), 0);
+        cr_assert_eq(npu_insn_bcast(&b[4]), 0);
+        cr_assert_eq(npu_enc_drain(&b[5], 2 * m, 0, 0x600, 2), 0);
+        cr_assert_eq(npu_enc_ldw(&h[0], 0, NPU_MODE_HSW, 0x300, 1, S, S), 0);
+        cr_assert_eq(npu_enc_wave(&h[1], 0, NPU_MODE_HSW, 0, 2 * m, 0, 1, S, 2 * S, 0), 0);
+        cr_assert_eq(npu_enc_drain(&h[2], 2 * m, 0, 0x600, 2), 0);
+        uint64_t wb = exec_window(&cfg, b, 6, &rb), wh = exec_window(&cfg, h, 3, &rh);
+        /* the HSW wave reads two SPM rows per slot: when they meet in a sub-bank (m not a power
+         * of two), it may lose cycles the bcast wave (one read per slot) does not */
+        if (rh.cnt[NPU_CNT_spm_conflicts] == 0)
+            cr_assert_eq(wb, wh, "m = %u: bcast %llu cycles from the first injection, HSW 2m %llu", m,
+                         (unsigned long long)wb, (unsigned long long)wh);
+        else
+            cr_assert_leq(wb, wh, "m = %u: bcast %llu cycles, HSW 2m (SPM conflicts) %llu", m,
+                          (unsigned long long)wb, (unsigned long long)wh);
+        cr_assert_eq(rb.cnt[NPU_CNT_busy_hsw], (uint64_t)m);
+        cr_assert_eq(rh.cnt[NPU_CNT_busy_hsw], (uint64_t)m);
+        /* the same slots and OBUF writes; half the SPM reads and H deliveries of A rows */
+        cr_assert_eq(rb.cnt[NPU_CNT_obuf_writes], rh.cnt[NPU_CNT_obuf_writes]);
+        cr_assert_eq(rb.cnt[NPU_CNT_noc_h_flits], rh.cnt[NPU_CNT_noc_h_flits]);
+        cr_assert_eq(rb.cnt[NPU_CNT_noc_h_link0] + rb.cnt[NPU_CNT_noc_h_link2], 2u * m);
+        cr_assert_eq(rb.cnt[NPU_CNT_spm_rd_words], 4u * S + m); /* LDWs: 4 x S rows; A: m */
+        cr_assert_eq(rh.cnt[NPU_CNT_spm_rd_words], S + 2u * m);
+    }
+}
+
 /* Issue 3 acceptance 6: SPM -> LBUF traffic of one FW wave, m = 2*2S, n = k = 2S, in elements
  * ((lbuf_v_words + lbuf_h_words) x S): FlexSA 4S^2 + 8S^2 = 12 S^2 (768 at S = 8); the naive
  * four-core variant (four independent S x S cores, LDW core masks, one ISW wave whose four row
