@@ -795,8 +795,13 @@ module npu_exec #(
         chk_pass_q <= lane_pass_m;
         chk_cnt_q  <= lane_cnt_m;
     end
-    wire [2:0] nset_m = {2'd0, len_m[15:0] != 16'd0} + {2'd0, len_m[31:16] != 16'd0}
-                      + {2'd0, len_m[47:32] != 16'd0} + {2'd0, len_m[63:48] != 16'd0};
+    // the set lengths are registered (the head is stable until it issues): the injector's
+    // next-wave compares (len_nxt) then start at a register, not behind the bcast decode and
+    // the row-set adders (synthesis: 27 levels in context from the queue head, 24 registered)
+    reg  [63:0] chk_len_q;
+    always @(posedge clk) chk_len_q <= len_m;
+    wire [2:0] nset_m = {2'd0, chk_len_q[15:0] != 16'd0} + {2'd0, chk_len_q[31:16] != 16'd0}
+                      + {2'd0, chk_len_q[47:32] != 16'd0} + {2'd0, chk_len_q[63:48] != 16'd0};
 
     // streamer: slot t reads row t of every set that has one, all in the same cycle, one SPM read
     // port each, so each sub-array gets a row per cycle (the injector pops a slot per cycle).
@@ -914,8 +919,8 @@ module npu_exec #(
     reg  [3:0]  in_sets;
     integer j;
     wire        nx_wq   = ~wq_in;
-    wire [63:0] len_cur = (issue_wave && wq_wr == wq_in) ? len_m : in_len;
-    wire [63:0] len_nxt = (issue_wave && wq_wr == nx_wq) ? len_m : wq_len[nx_wq];
+    wire [63:0] len_cur = (issue_wave && wq_wr == wq_in) ? chk_len_q : in_len;
+    wire [63:0] len_nxt = (issue_wave && wq_wr == nx_wq) ? chk_len_q : wq_len[nx_wq];
     wire [15:0] in_t1   = in_t + 16'd1;
     reg  [3:0]  lt_same, lt_step, lt_next;
     always @(*)
@@ -1150,7 +1155,7 @@ module npu_exec #(
                 wq_ahi[wq_wr]   <= f_ahi;
                 wq_sa[wq_wr]    <= chk_sa_q;
                 wq_str[wq_wr]   <= f_w1hi;
-                wq_len[wq_wr]   <= len_m;
+                wq_len[wq_wr]   <= chk_len_q;
                 wq_ob[wq_wr]    <= ob_m;
                 wq_macs[wq_wr]  <= chk_macs_q;
                 wq_idle[wq_wr]  <= chk_idle_q;
