@@ -19,6 +19,9 @@
 //   ISW 4 sets core0 [0,qa), core2 [qa,ha), core1 [ha,ha+qb), core3 [ha+qb,m)   skinny
 // with ha = ceil(m/2), qa = ceil(ha/2), qb = ceil((m-ha)/2). Wide: OBUF row obuf+i, lane = column.
 // Skinny: rows i < ha at OBUF row obuf+i, lanes 0..S-1; rows i >= ha at obuf+i-ha, lanes S..2S-1.
+// ISW bcast (w3[1]): every row to all four cores, each with its own tile (masked LDWs); run as
+// an HSW wave of 2m rows whose sets both read rows [0,m) (one SPM read and one L flit per row):
+// cores 0/1 -> OBUF rows obuf+i lanes 0..S-1 / S..2S-1, cores 2/3 -> obuf+m+i (wide).
 // Rows carry their mode through the array (npu_flexsa), so a mode change costs only the gap
 // that keeps rows of the old and the new mode from entering a core in the same cycle (injector).
 module npu_exec #(
@@ -161,6 +164,7 @@ module npu_exec #(
     wire [3:0]  f_cmask   = q_insn[83:80];    // LDW core mask (w2[19:16])
     wire        f_bhi     = q_insn[84];       // LDW b_hi (w2[20]): every core keeps lanes S..2S-1
     wire        f_ahi     = q_insn[96];       // WAVE a_hi (w3[0]): every core takes lanes S..2S-1
+    wire        f_bc      = q_insn[97];       // WAVE bcast (w3[1]): every row to all four cores
     wire [5:0]  f_klo_l   = q_insn[93:88];    // LDW window start k_lo (w2[29:24])
     wire [5:0]  f_klo_w   = q_insn[109:104];  // WAVE window start k_lo (w3[13:8])
     wire [15:0] f_w2lo    = q_insn[79:64];    // DRAIN spm_addr
@@ -178,18 +182,24 @@ module npu_exec #(
     wire n_small = f_n <= S8;
     wire mode_ok = (f_mode == MODE_FW) || (f_mode == MODE_HSW && k_small)
                 || (f_mode == MODE_VSW && n_small) || (f_mode == MODE_ISW && k_small && n_small);
-    wire skinny  = f_mode == MODE_VSW || f_mode == MODE_ISW;
+    // bcast (ISW only): the array runs the wave as an HSW wave of 2m rows whose two sets are
+    // the same m SPM rows (read once, one L flit to cores 0/2, on to 1/3 over the row links),
+    // so each core multiplies every row by its own tile; wide layout of 2m rows (header)
+    wire bc      = op == OP_WAVE && f_bc;
+    wire [1:0] s_mode = bc ? MODE_HSW : f_mode;   // the mode the array runs the rows in
+    wire [15:0] m_set = bc ? {f_cnt[14:0], 1'b0} : f_cnt;   // rows of the sets
+    wire skinny  = s_mode == MODE_VSW || s_mode == MODE_ISW;
 
     // row sets of a WAVE (see the header)
-    wire [16:0] m17  = {1'b0, f_cnt};
+    wire [16:0] m17  = {1'b0, m_set};
     wire [16:0] ha17 = (m17 + 17'd1) >> 1;
     wire [15:0] ha   = ha17[15:0];
-    wire [15:0] hb   = f_cnt - ha;
+    wire [15:0] hb   = m_set - ha;
     wire [15:0] qa0  = (ha >> 1) + {15'd0, ha[0]};
     wire [15:0] qa1  = ha - qa0;
     wire [15:0] qb0  = (hb >> 1) + {15'd0, hb[0]};
     wire [15:0] qb1  = hb - qb0;
-    wire [15:0] rows_used = skinny ? ha : f_cnt;   // OBUF rows a wave writes
+    wire [15:0] rows_used = skinny ? ha : m_set;   // OBUF rows a wave writes
 
     // Range checks in three registered stages, so that no multiplier sits in a path with adders
     // and comparators behind it, and no wide sum in front of the issue decision (synthesis: the
@@ -308,7 +318,7 @@ module npu_exec #(
     // in RW bits (truncated values belong to waves that never issue).
     reg  [RW-1:0] c1_m, c1_ha, c1_hb, c1_qa0, c1_qb0;
     always @(posedge clk) begin
-        c1_m   <= f_cnt[RW-1:0];
+        c1_m   <= m_set[RW-1:0];
         c1_ha  <= ha[RW-1:0];
         c1_hb  <= hb[RW-1:0];
         c1_qa0 <= qa0[RW-1:0];
@@ -323,7 +333,7 @@ module npu_exec #(
     reg  [8*RW-1:0] lr_m8;           // {e3, s3, e2, s2, e1, s1, e0, s0}
     always @(*) begin
         lr_m8 = {8*RW{1'b0}};
-        case (f_mode)
+        case (s_mode)
             MODE_FW:  lr_m8[6*RW +: 2*RW] = {lr_m, lr_ob};
             MODE_HSW: begin
                 lr_m8[2*RW +: 2*RW] = {lr_ha, lr_ob};
@@ -389,7 +399,7 @@ module npu_exec #(
     wire ldw_bad   = f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
                   || (f_cmask != 4'd0 && f_mode != MODE_ISW) || {2'd0, f_klo_l} >= f_k;
     wire wave_bad  = f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
-                  || {2'd0, f_klo_w} >= f_k;
+                  || {2'd0, f_klo_w} >= f_k || (f_bc && (f_mode != MODE_ISW || f_cnt[15]));
     wire drain_bad = f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
                   || dr_acc_overlap;
     wire chk_f_bad = is_ldw ? ldw_bad : is_wave ? wave_bad : is_drain && drain_bad;
@@ -452,6 +462,7 @@ module npu_exec #(
     reg  [1:0]   wq_early;           // issued early (before its LDW completed): not injected yet
     reg          wq_acc  [0:1];
     reg          wq_ahi  [0:1];      // a_hi: every core takes A lanes S..2S-1
+    reg          wq_bc   [0:1];      // bcast: position 0 reads each row once, the L flit carries it twice
     reg  [4*SPM_AW-1:0] wq_sa [0:1]; // per stream position: SPM address of its first row
     reg  [15:0]  wq_str  [0:1];
     reg  [63:0]  wq_len  [0:1];      // per set: rows
@@ -582,7 +593,7 @@ module npu_exec #(
     assign ev_wait_weights = run && q_vld && tokens_ok && is_wave && !wave_w_ok;
     assign ev_wait_obuf    = run && q_vld && tokens_ok && is_wave && wave_w_ok && !wave_ob_ok;
     assign ev_wait_unit    = run && q_vld && tokens_ok && hazard_ok && !unit_ok;
-    assign ev_wave         = issue_wave ? (4'b0001 << f_mode) : 4'b0000;
+    assign ev_wave         = issue_wave ? (4'b0001 << s_mode) : 4'b0000;   // bcast counts as HSW
 
     // ------------------------------------------------------------------ weight loader
     // Rows go bottom-first so that after S shifts each core's chain holds its rows in place;
@@ -731,14 +742,14 @@ module npu_exec #(
     reg  [4*OBUF_AW-1:0] ob_m;
     wire [OBUF_AW-1:0] f_ob = f_w2hi[OBUF_AW-1:0];
     always @(*) begin
-        case (f_mode)
+        case (s_mode)
             MODE_FW: begin
                 macs_m  = {p_k1n1, p_k1n0, p_k0n1, p_k0n0};
                 len_m   = {48'd0, f_cnt};
                 ob_m    = {{(3*OBUF_AW){1'b0}}, f_ob};
             end
             MODE_HSW: begin       // k <= S: cores {0,2} columns 0..S-1, {1,3} columns S..2S-1
-                macs_m  = {p_k0n1, p_k0n0, p_k0n1, p_k0n0};
+                macs_m  = bc ? {4{kn}} : {p_k0n1, p_k0n0, p_k0n1, p_k0n0};   // bcast: own n each
                 len_m   = {32'd0, hb, ha};
                 ob_m    = {{(2*OBUF_AW){1'b0}}, f_ob + ha[OBUF_AW-1:0], f_ob};
             end
@@ -757,13 +768,14 @@ module npu_exec #(
     // PEs of one sub-array (4S^2 / parts) that the k x n tile leaves unused, per row it carries
     localparam integer PE4I = 4 * S * S;
     localparam [15:0] PE4 = PE4I[15:0];
-    wire [15:0] pes_m  = (f_mode == MODE_FW) ? PE4 : (f_mode == MODE_ISW) ? PE4 >> 2 : PE4 >> 1;
+    // (bcast: a sub-array, two cores, holds two k x n tiles)
+    wire [15:0] pes_m  = (s_mode == MODE_FW) ? PE4 : (s_mode == MODE_ISW) ? PE4 >> 2 : PE4 >> 1;
     reg  [63:0] chk_macs_q;
     reg  [15:0] chk_kn_q, chk_idle_q;
     always @(posedge clk) begin
         chk_macs_q <= macs_m;
         chk_kn_q   <= kn;
-        chk_idle_q <= pes_m - chk_kn_q;
+        chk_idle_q <= pes_m - (bc ? chk_kn_q << 1 : chk_kn_q);
     end
     // Lanes of the k-block per stream (core k's LBUF_H, S lanes each; lane l of stream k is
     // k-block lane j = l + S in FW/VSW cores 2/3, else l, after the a_hi selection):
@@ -783,8 +795,13 @@ module npu_exec #(
         chk_pass_q <= lane_pass_m;
         chk_cnt_q  <= lane_cnt_m;
     end
-    wire [2:0] nset_m = {2'd0, len_m[15:0] != 16'd0} + {2'd0, len_m[31:16] != 16'd0}
-                      + {2'd0, len_m[47:32] != 16'd0} + {2'd0, len_m[63:48] != 16'd0};
+    // the set lengths are registered (the head is stable until it issues): the injector's
+    // next-wave compares (len_nxt) then start at a register, not behind the bcast decode and
+    // the row-set adders (synthesis: 27 levels in context from the queue head, 24 registered)
+    reg  [63:0] chk_len_q;
+    always @(posedge clk) chk_len_q <= len_m;
+    wire [2:0] nset_m = {2'd0, chk_len_q[15:0] != 16'd0} + {2'd0, chk_len_q[31:16] != 16'd0}
+                      + {2'd0, chk_len_q[47:32] != 16'd0} + {2'd0, chk_len_q[63:48] != 16'd0};
 
     // streamer: slot t reads row t of every set that has one, all in the same cycle, one SPM read
     // port each, so each sub-array gets a row per cycle (the injector pops a slot per cycle).
@@ -812,13 +829,14 @@ module npu_exec #(
     wire [1:0]  st_mode = wq_mode[wq_st];
     wire [63:0] st_len  = wq_len[wq_st];
     wire        st_ahi  = wq_ahi[wq_st];
+    wire        st_bc   = wq_bc[wq_st];
     wire        st_full = st_mode == MODE_FW || st_mode == MODE_VSW;
-    wire [3:0]  st_on   = pos_on(st_mode);
+    wire [3:0]  st_on   = st_bc ? 4'b0001 : pos_on(st_mode);
     wire [3:0]  st_rdy;
     wire [3:0]  rda_idle_p;
     wire [3:0]  st_psets, st_fire;
     wire [4*SPM_AW-1:0] st_addr;
-    wire [4*3-1:0] st_otag;         // per position: {pair, ahi, full} of its head flit word
+    wire [4*4-1:0] st_otag;         // per position: {dup, pair, ahi, full} of its head flit word
     wire [4*32*S-1:0] st_odata;
     wire [3:0]  st_ovld, st_ordy;
     genvar p;
@@ -835,32 +853,34 @@ module npu_exec #(
             end else begin : g_nopair
                 assign pair = 1'b0;
             end
-            npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(3), .ZEROS(0)) u_rda (
+            npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(4), .ZEROS(0)) u_rda (
                 .clk(clk), .rst_n(rst_n),
                 .req_vld(pend), .req_addr(st_addr[p*SPM_AW +: SPM_AW]), .req_zero(1'b0),
-                .req_gid({pair, st_ahi, st_full}), .req_rdy(st_rdy[p]),
+                .req_gid({st_bc, pair, st_ahi, st_full}), .req_rdy(st_rdy[p]),
                 .rd_req(rda_req[p]), .rd_addr(rda_addr[p*SPM_AW +: SPM_AW]), .rd_gnt(rda_gnt[p]),
                 .rd_data(rda_data[p*WB +: WB]),
-                .out_vld(st_ovld[p]), .out_gid(st_otag[p*3 +: 3]), .out_data(st_odata[p*WB +: WB]),
+                .out_vld(st_ovld[p]), .out_gid(st_otag[p*4 +: 4]), .out_data(st_odata[p*WB +: WB]),
                 .out_rdy(st_ordy[p]), .idle(rda_idle_p[p])
             );
             assign st_fire[p] = pend && st_rdy[p];
         end
         // flit assembly per channel c: the low position's word heads the flit; a packed flit
-        // (HSW/ISW) takes the S lanes of each row (a_hi: lanes S..2S-1) into its half
+        // (HSW/ISW) takes the S lanes of each row (a_hi: lanes S..2S-1) into its half; a bcast
+        // flit (dup) carries its one row in both halves (one SPM word, two deliveries)
         for (p = 0; p < 2; p = p + 1) begin : g_hch
             localparam integer LO = 2 * p, HI = 2 * p + 1;
             wire [WB-1:0] wl = st_odata[LO*WB +: WB];
             wire [WB-1:0] wh = st_odata[HI*WB +: WB];
-            wire full = st_otag[LO*3];
-            wire ahi  = st_otag[LO*3 + 1];
-            wire pair = st_otag[LO*3 + 2];
+            wire full = st_otag[LO*4];
+            wire ahi  = st_otag[LO*4 + 1];
+            wire pair = st_otag[LO*4 + 2];
+            wire dup  = st_otag[LO*4 + 3];
             wire two  = !full && pair;
             wire [WB/2-1:0] lo_half = ahi ? wl[WB/2 +: WB/2] : wl[0 +: WB/2];
-            wire [WB/2-1:0] hi_half = full ? wl[WB/2 +: WB/2] :
+            wire [WB/2-1:0] hi_half = full ? wl[WB/2 +: WB/2] : dup ? lo_half :
                                       !pair ? {WB/2{1'b0}} : ahi ? wh[WB/2 +: WB/2] : wh[0 +: WB/2];
             assign h_vld[p] = st_ovld[LO] && (!two || st_ovld[HI]);
-            assign h_gid[p*4 +: 4] = (4'b0001 << p) | ((full || pair) ? (4'b0100 << p) : 4'b0000);
+            assign h_gid[p*4 +: 4] = (4'b0001 << p) | ((full || pair || dup) ? (4'b0100 << p) : 4'b0000);
             assign h_data[p*WB +: WB] = {hi_half, lo_half};
             assign h_two[p] = two;
             assign st_ordy[LO] = h_vld[p] && h_rdy[p];
@@ -899,8 +919,8 @@ module npu_exec #(
     reg  [3:0]  in_sets;
     integer j;
     wire        nx_wq   = ~wq_in;
-    wire [63:0] len_cur = (issue_wave && wq_wr == wq_in) ? len_m : in_len;
-    wire [63:0] len_nxt = (issue_wave && wq_wr == nx_wq) ? len_m : wq_len[nx_wq];
+    wire [63:0] len_cur = (issue_wave && wq_wr == wq_in) ? chk_len_q : in_len;
+    wire [63:0] len_nxt = (issue_wave && wq_wr == nx_wq) ? chk_len_q : wq_len[nx_wq];
     wire [15:0] in_t1   = in_t + 16'd1;
     reg  [3:0]  lt_same, lt_step, lt_next;
     always @(*)
@@ -1127,20 +1147,21 @@ module npu_exec #(
             wpend[0] <= 0; wpend[1] <= 0; infl[0] <= 0; infl[1] <= 0;
         end else begin
             if (issue_wave) begin
-                wq_mode[wq_wr]  <= f_mode;
+                wq_mode[wq_wr]  <= s_mode;
+                wq_bc[wq_wr]    <= bc;
                 wq_bank[wq_wr]  <= f_bank;
                 wq_early[wq_wr] <= wave_w_early;
                 wq_acc[wq_wr]   <= f_acc;
                 wq_ahi[wq_wr]   <= f_ahi;
                 wq_sa[wq_wr]    <= chk_sa_q;
                 wq_str[wq_wr]   <= f_w1hi;
-                wq_len[wq_wr]   <= len_m;
+                wq_len[wq_wr]   <= chk_len_q;
                 wq_ob[wq_wr]    <= ob_m;
                 wq_macs[wq_wr]  <= chk_macs_q;
                 wq_idle[wq_wr]  <= chk_idle_q;
                 wq_pass[wq_wr]  <= chk_pass_q;
                 wq_cntm[wq_wr]  <= chk_cnt_q;
-                wq_n[wq_wr]     <= f_n;
+                wq_n[wq_wr]     <= bc ? {f_n[6:0], 1'b0} : f_n;   // bcast: a row meets two n-wide tiles
                 wq_wr <= ~wq_wr;
             end
             if (ldw_done) wq_early <= 2'b00;   // after the issue above: the LDW is done
@@ -1548,9 +1569,9 @@ module npu_exec #(
             end
         end else begin
             if (issue_wave) begin
-                sha = ({16'd0, f_cnt} + 1) / 2;
+                sha = ({16'd0, m_set} + 1) / 2;
                 for (sx = 0; sx < 2*OBUF_ROWS; sx = sx + 1)
-                    if (sx < {16'd0, f_cnt}) begin
+                    if (sx < {16'd0, m_set}) begin
                         srow = {{(32-OBUF_AW){1'b0}}, f_w2hi[OBUF_AW-1:0]} + ((skinny && sx >= sha) ? sx - sha : sx);
                         if (srow < 2*OBUF_ROWS) begin
                             if (sb_d[srow] != 0)

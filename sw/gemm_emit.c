@@ -383,7 +383,7 @@ int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu
             break;
         if (f.op != NPU_OP_WAVE)
             continue;
-        npu_wave_sets(f.mode, f.m, &ws);
+        npu_wave_sets_f(&f, &ws);
         if (f.obuf_addr <= loc->obuf_row && loc->obuf_row < f.obuf_addr + ws.obuf_rows) {
             if (loc->wave_pc[1] < 0)
                 loc->wave_pc[1] = i;
@@ -401,9 +401,9 @@ int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu
         npu_fields_t f;
         npu_wave_sets_t ws;
         npu_decode(&prog[loc->wave_pc[1]], &f);
-        npu_wave_sets(f.mode, f.m, &ws);
+        npu_wave_sets_f(&f, &ws);
         {
-            int skinny = f.mode == NPU_MODE_VSW || f.mode == NPU_MODE_ISW;
+            int skinny = ws.amode == NPU_MODE_VSW || ws.amode == NPU_MODE_ISW;
             unsigned lane = (unsigned)(c_in % F), side;
             if (skinny)
                 lane = lane % S + (loc->skinny_hi ? S : 0);
@@ -526,22 +526,25 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
             uint64_t k0 = (f.k < S ? f.k : S) - (klo < S ? klo : S), k1 = kk - k0;
             uint64_t n0 = f.n < S ? f.n : S, n1 = f.n > S ? f.n - S : 0;
             e->insn_exec++;
-            e->spm_rd_words += f.m;
-            e->waves[f.mode]++;
-            e->rows[f.mode] += f.m;
-            e->macs += (uint64_t)f.m * kk * f.n;
+            e->spm_rd_words += f.m; /* bcast too: one read per row */
             {
-                /* per row set, per core it passes through: the core's part of the k x n tile */
+                /* per row set, per core it passes through: the core's part of the k x n tile
+                 * (bcast: each core its own k x n); per-mode counters by the array's mode */
                 npu_wave_sets_t ws;
                 int vsplit = f.mode == NPU_MODE_FW || f.mode == NPU_MODE_VSW; /* k over 2 cores */
                 int hsplit = f.mode == NPU_MODE_FW || f.mode == NPU_MODE_HSW; /* n over 2 cores */
-                npu_wave_sets(f.mode, f.m, &ws);
-                for (int j = 0; j < 4; j++)
+                npu_wave_sets_f(&f, &ws);
+                e->waves[ws.amode]++;
+                for (int j = 0; j < 4; j++) {
+                    e->rows[ws.amode] += ws.len[j];
                     for (int c = 0; c < 4; c++)
-                        if (ws.cores[j] >> c & 1u)
-                            e->macs_core[c] += (uint64_t)ws.len[j] *
-                                               (vsplit ? (c >= 2 ? k1 : k0) : kk) *
-                                               (hsplit ? (c & 1 ? n1 : n0) : f.n);
+                        if (ws.cores[j] >> c & 1u) {
+                            uint64_t mc = (uint64_t)ws.len[j] * (vsplit ? (c >= 2 ? k1 : k0) : kk) *
+                                          (hsplit ? (c & 1 ? n1 : n0) : f.n);
+                            e->macs_core[c] += mc;
+                            e->macs += mc;
+                        }
+                }
             }
             break;
         }

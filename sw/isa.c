@@ -73,7 +73,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->op == NPU_OP_STORE && f->transpose)
             return -1;
         if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr ||
-            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi || f->k_lo)
+            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi || f->k_lo || f->bcast)
             return -1;
         r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
         r.w[1] = f->dram_addr;
@@ -88,7 +88,9 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
             return -1;
         if (f->tag || f->transpose || f->rows || f->dram_addr || f->row_bytes || f->dram_stride)
             return -1;
-        if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr))
+        if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr || f->bcast))
+            return -1;
+        if (!fits(f->bcast, 1))
             return -1;
         if (!fits(f->core_mask, 4) || (f->op == NPU_OP_WAVE && f->core_mask) || f->split_rows ||
             f->hi_rows || !fits(f->lane_hi, 1) || !fits(f->k_lo, 6))
@@ -99,7 +101,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->op == NPU_OP_LDW)
             r.w[2] |= (f->lane_hi << 20) | (f->k_lo << 24);
         else
-            r.w[3] = f->lane_hi | (f->k_lo << 8);
+            r.w[3] = f->lane_hi | (f->bcast << 1) | (f->k_lo << 8);
         break;
     case NPU_OP_DRAIN:
         if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
@@ -107,7 +109,8 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
             !fits(f->acc, 1))
             return -1;
         if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
-            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi || f->k_lo)
+            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi || f->k_lo ||
+            f->bcast)
             return -1;
         r.w[0] |= (f->acc << 15) | (f->rows << 16);
         r.w[1] = f->obuf_addr;
@@ -118,7 +121,7 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
         if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
             f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
             f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows || f->lane_hi ||
-            f->k_lo)
+            f->k_lo || f->bcast)
             return -1;
         break;
     }
@@ -166,6 +169,7 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
             f->m = w0 >> 16;
             f->obuf_addr = in->w[2] >> 16;
             f->lane_hi = in->w[3] & 1u;
+            f->bcast = (in->w[3] >> 1) & 1u;
             f->k_lo = (in->w[3] >> 8) & 0x3Fu;
         } else {
             f->core_mask = (in->w[2] >> 16) & 0xFu;
@@ -319,6 +323,14 @@ int npu_insn_lane_hi(npu_insn_t *in)
     return 0;
 }
 
+int npu_insn_bcast(npu_insn_t *in)
+{
+    if (npu_insn_op(in) != NPU_OP_WAVE)
+        return -1;
+    in->w[3] |= 2u;
+    return 0;
+}
+
 int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
                         unsigned spm_stride, unsigned split_rows, unsigned hi_rows)
 {
@@ -349,6 +361,8 @@ int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws)
 {
     unsigned ha = (m + 1) / 2, hb = m - ha, qa = (ha + 1) / 2, qb = (hb + 1) / 2;
     memset(ws, 0, sizeof *ws);
+    ws->amode = mode;
+    ws->tiles = 1;
     switch (mode) {
     case NPU_MODE_FW:
         ws->len[0] = m;
@@ -376,6 +390,17 @@ int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws)
         ws->obuf_rows = ha;
         return 4;
     }
+}
+
+int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws)
+{
+    if (!f->bcast)
+        return npu_wave_sets(f->mode, f->m, ws);
+    /* the HSW sets of 2m rows, both reading rows [0, m) */
+    npu_wave_sets(NPU_MODE_HSW, 2 * f->m, ws);
+    ws->start[1] = 0;
+    ws->tiles = 2;
+    return 2;
 }
 
 int npu_enc_sync(npu_insn_t *out, unsigned op)
@@ -461,6 +486,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             f.acc ? " acc" : "", f.obuf_addr);
         if (f.lane_hi)
             app(buf, n, &len, " a_hi");
+        if (f.bcast)
+            app(buf, n, &len, " bcast");
         if (f.k_lo)
             app(buf, n, &len, " k_lo=%u", f.k_lo);
         break;

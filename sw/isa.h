@@ -48,6 +48,12 @@ typedef struct npu_fields {
      * spm_addr + (r - k_lo)*spm_stride; WAVE w3[13:8]: A lanes j < k_lo of the k-block are fed
      * as zeros and are not MACs (MAC counters count (k - k_lo) x n per row). k_lo < k. */
     unsigned k_lo;
+    /* WAVE w3[1] bcast (mode ISW, else BAD_DESC): every row i < m goes to all four cores, each
+     * multiplying it by its own tile (masked LDWs). One SPM read and one H flit per row: the
+     * array runs it as an HSW wave of 2m rows whose two sets are the same rows (npu_wave_sets_f);
+     * wide OBUF layout of 2m rows: cores 0/1 -> rows obuf + i lanes 0..S-1 / S..2S-1, cores 2/3
+     * -> rows obuf + m + i. m < 2^15. */
+    unsigned bcast;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
@@ -86,8 +92,14 @@ int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsi
 typedef struct npu_wave_sets {
     unsigned len[4], start[4], orow[4], lane_hi[4], cores[4];
     unsigned obuf_rows; /* OBUF rows the wave writes: m (FW, HSW) or ceil(m/2) (VSW, ISW) */
+    unsigned amode;     /* the mode the array runs the rows in (the per-mode counters): the
+                           wave's, HSW for bcast */
+    unsigned tiles;     /* k x n tiles per sub-array: 1, 2 for bcast (its two cores' own) */
 } npu_wave_sets_t;
 int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
+/* The sets of a decoded WAVE, bcast included: sets 0 and 1 are both rows [0, m), through cores
+ * {0,1} (OBUF rows obuf + t) and {2,3} (obuf + m + t), wide; obuf_rows 2m. */
+int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws);
 /* Makes an encoded DRAIN accumulate (w0[15]): each SPM word it writes becomes the lane-wise int32
  * sum (mod 2^32) of the OBUF lanes and the word's old value, so an output tile can be reduced
  * over several tile-ops in the SPM (partial sums of the fused backward orders, docs/training.md).
@@ -96,6 +108,8 @@ int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
 int npu_insn_drain_acc(npu_insn_t *in);
 /* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
 int npu_insn_lane_hi(npu_insn_t *in);
+/* Sets bcast (see npu_fields_t) on an encoded WAVE. Returns 0, or -1 for other opcodes. */
+int npu_insn_bcast(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
 /* Sets k_lo (see npu_fields_t) on an encoded LDW or WAVE. Returns 0, or -1 for other opcodes or
  * k_lo >= 64. */
@@ -120,6 +134,7 @@ char npu_op_queue(unsigned op);
 
 /* One-line disassembly, e.g.
  *   WAVE FW m=64 k=16 n=16 spm=0x0000+1*i bank=1 acc obuf=64 [pop_prev push_next]
+ *   WAVE ISW m=32 k=8 n=8 spm=0x0000+2*i bank=0 obuf=0 bcast
  *   LOAD X rows=64 bytes=32 dram=0x000400+1*r spm=0x0000+2*r
  *   LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r
  *   FILL rows=9 bytes=64 spm=0x0400+2*r

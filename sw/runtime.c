@@ -350,7 +350,7 @@ void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t 
             x->lbuf_v_words += ndel * S;
             continue;
         }
-        if (npu_wave_sets(f.mode, f.m, &ws) < 1)
+        if (npu_wave_sets_f(&f, &ws) < 1)
             continue;
         for (int j = 0; j < 4; j++)
             for (unsigned q = 0; q < 4; q++)
@@ -361,14 +361,17 @@ void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t 
                     x->lbuf_h_words += ws.len[j];
                 }
         /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW
-         * sets 0/1 packed on L; ISW sets 0/1 packed on L, sets 2/3 on R */
-        x->noc_h_flits += f.mode == NPU_MODE_HSW ? ws.len[0]
-                        : f.mode == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f.m;
-        /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs */
-        uint64_t parts = f.mode == NPU_MODE_FW ? 1 : f.mode == NPU_MODE_ISW ? 4 : 2;
-        x->busy[f.mode] += ws.len[0]; /* lockstep slots = the first (longest) set */
-        x->idle_pe_shape +=
-            (uint64_t)f.m * (4 * S * S / parts - (uint64_t)(f.k - (f.k_lo < f.k ? f.k_lo : f.k)) * f.n);
+         * sets 0/1 packed on L (bcast: one row, both halves); ISW sets 0/1 on L, 2/3 on R */
+        unsigned am = ws.amode;
+        x->noc_h_flits += am == NPU_MODE_HSW ? ws.len[0]
+                        : am == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f.m;
+        /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs holding ws.tiles
+         * k x n tiles */
+        uint64_t parts = am == NPU_MODE_FW ? 1 : am == NPU_MODE_ISW ? 4 : 2;
+        x->busy[am] += ws.len[0]; /* lockstep slots = the first (longest) set */
+        x->idle_pe_shape += (uint64_t)(ws.len[0] + ws.len[1] + ws.len[2] + ws.len[3]) *
+                            (4 * S * S / parts -
+                             (uint64_t)ws.tiles * (f.k - (f.k_lo < f.k ? f.k_lo : f.k)) * f.n);
     }
 }
 

@@ -93,4 +93,18 @@ void npu_bwd_default_tiles(const npu_cfg_t *cfg, int M, int K, int N, int *Tm, i
 int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                  npu_bwd_stats_t *st, char *msg, size_t msgn);
 
+/* The K split one part per core (docs/training.md section 10.4): part q = K columns
+ * [q*K/4, (q+1)*K/4) on core q. dX: per S-wide K-block b and S-deep N-chunk, four masked LDWs
+ * (core q: W^T of its part's block b) and one bcast ISW WAVE of dY rows (each row read once,
+ * every core multiplies it by its own tile); dW: per S-wide N-block and S-deep M-chunk, one
+ * unmasked ISW LDW of the dY tile (multicast to the four cores) and one ISW WAVE of all K rows
+ * of X^T, whose four row sets are the four parts. dY and X^T stay resident in the SPM (dY read
+ * from DRAM once), W^T once per m-chunk of the dX steps (one when all M rows fit a step);
+ * every gradient element is accumulated in the OBUF and stored once (no partials, no
+ * accumulation adds). Applies when K is a multiple of 4S,
+ * K/2 <= OBUF rows and the layout fits the SPM (npu_bwd_kcores_fits). Uses a->M, K, N, io. */
+int npu_bwd_kcores_fits(const npu_cfg_t *cfg, int M, int K, int N);
+int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                        npu_bwd_stats_t *st, char *msg, size_t msgn);
+
 #endif

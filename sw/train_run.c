@@ -62,6 +62,7 @@ typedef struct ctx {
     int dead;          /* an earlier program ended in an NPU error: later ones are not run */
     int tile;          /* fused tiles (0: default) */
     npu_tpart_t part;  /* partitioning of the layer being run (NONE, M, N, K) */
+    int core_parts;    /* K: one part per core when it applies (npu_bwd_emit_kcores) */
 } ctx_t;
 
 static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
@@ -119,6 +120,10 @@ static int run_prog(ctx_t *c, npu_train_layer_t *L, int pass, const npu_prog_t *
     L->cycles[pass] += rr.cnt[NPU_CNT_cycles];
     L->macs[pass] += rr.cnt[NPU_CNT_macs_core0] + rr.cnt[NPU_CNT_macs_core1] +
                      rr.cnt[NPU_CNT_macs_core2] + rr.cnt[NPU_CNT_macs_core3];
+    L->noc_h_flits[pass] += rr.cnt[NPU_CNT_noc_h_flits];
+    L->noc_v_flits[pass] += rr.cnt[NPU_CNT_noc_v_flits];
+    L->noc_deliveries[pass] += rr.cnt[NPU_CNT_noc_deliveries];
+    L->noc_mcast_saved[pass] += rr.cnt[NPU_CNT_noc_mcast_saved];
     for (int t = 0; t < NPU_NUM_TAGS; t++) {
         L->rd_bytes[t] += rr.cnt[NPU_CNT_dram_rd_prog + t];
         L->wr_bytes[t] += rr.cnt[NPU_CNT_dram_wr_prog + t];
@@ -292,6 +297,20 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     npu_prog_init(&prog);
     npu_prog_init(&part);
     L->part_seq = 0;
+    L->part_cores = 0;
+    if (c->part == NPU_TPART_K && c->core_parts && npu_bwd_kcores_fits(c->cfg, L->M, L->K, L->N)) {
+        npu_bwd_stats_t st; /* four parts of K/4 columns, one per core (train_emit.h) */
+        if (npu_bwd_emit_kcores(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
+            L->nparts = NPU_TRAIN_PARTS;
+            L->part_cores = 1;
+            L->dy_tile_loads = st.loads[NPU_TT_DY];
+            L->dy_tiles = st.dy_compulsory;
+            L->spills = L->reloads = 0;
+            L->accum_adds = 0;
+            goto run;
+        }
+        prog.n = 0;
+    }
     {   /* one schedule: the order's nest part after part (train_emit.h), the partials of the
          * summed gradient kept on chip by the residency plan */
         npu_bwd_stats_t st;
@@ -482,6 +501,7 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
     c.max_cycles = max_cycles;
     c.r = r;
     c.tile = mlp->tile;
+    c.core_parts = !mlp->parts_in_sequence;
     npu_alloc_init(&c.al, dram_bytes, c.beat);
     /* every tensor of the step gets its own DRAM region (programs are allocated as they run) */
     for (int i = 0; i <= Lc && ok; i++) {

@@ -37,6 +37,15 @@ check 0 "train with the oracle order" train --layers 8,8,8 --order oracle --quie
 check 0 "train partitioned along M" train --layers 8,8,8 --partition m --quiet
 check 0 "train partitioned by the KNN selector" train --layers 9,20,12 --batch 10 --order dwmajor --partition knn --quiet
 check 2 "train bad tile" train --layers 8,8 --tile 0
+check 0 "train K one part per core" train --layers 8,64,12 --batch 10 --partition k --quiet
+check 0 "train K parts in sequence" train --layers 8,64,12 --batch 10 --partition kseq --quiet
+check 2 "train bad partition" train --layers 8,8 --partition kx
+# the table marks the per-core K split kx4c (K = 64 is a multiple of 4S at tiny and small)
+if ! "$npu" train --layers 8,64,12 --batch 10 --partition k | grep -q ' kx4c '; then
+    echo "FAIL: train --partition k: no kx4c in the table"; fail=1
+else
+    echo "ok: train --partition k runs one part per core (kx4c)"
+fi
 check 0 "a fused training step" train --layers 9,20,12 --batch 10 --order dxmajor --quiet
 check 0 "a valid training step" train --layers 12,9,5 --batch 6 --quiet
 check 2 "conv without layers" conv --kernel dx

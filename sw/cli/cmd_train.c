@@ -39,7 +39,10 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         order = (npu_torder_t)o;
     }
     if (a->partition) {
-        int p = npu_tpart_parse(a->partition);
+        /* kseq: the K split with its parts in sequence on the whole array (no per-core K) */
+        int kseq = !strcmp(a->partition, "kseq");
+        int p = kseq ? NPU_TPART_K : npu_tpart_parse(a->partition);
+        mlp.parts_in_sequence = kseq;
         if (p < 0)
             return 2; /* args.c already checked the name */
         mlp.partition = (npu_tpart_t)p;
@@ -64,7 +67,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
     if (csv)
         fprintf(csv, "layer,M,K,N,order,policy,pass,cycles,macs,result,rd_X,rd_W,rd_DY,rd_PARTIAL,"
                      "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory,partition,parts,"
-                     "accum_adds\n");
+                     "accum_adds,noc_h_flits,noc_v_flits,noc_deliveries,noc_mcast_saved\n");
     if (!a->quiet) {
         printf("npu train: MLP %s, batch %d, order %s, partition %s, policy %s, seed %llu "
                "(config %s)\n", a->layers, batch, npu_torder_name(order),
@@ -94,7 +97,8 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         char part[16] = "-"; /* scheme x parts; layer 0 (no dX) is not partitioned */
         if (L->part != NPU_TPART_NONE)
             snprintf(part, sizeof part, "%sx%d%s", npu_tpart_name(L->part), L->nparts,
-                     L->part_seq ? "s" : ""); /* s: the parts as separate schedules */
+                     L->part_seq ? "s" : L->part_cores ? "c" : ""); /* s: the parts as separate
+                     schedules; c: one part per core, concurrently */
         else if (L->has_dx)
             snprintf(part, sizeof part, "none");
         if (!a->quiet)
@@ -109,7 +113,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
             for (int p = 0; p < NPU_NUM_PASSES; p++)
                 if (L->ran[p])
                     fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
-                                 "%llu,%llu,%llu,%llu,%s,%d,%ld\n",
+                                 "%llu,%llu,%llu,%llu,%s,%d,%ld,%llu,%llu,%llu,%llu\n",
                             i, L->M, L->K, L->N, npu_torder_name(L->order),
                             policy_name(a->policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
                             (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
@@ -124,7 +128,10 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
                             (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
                             (unsigned long long)L->dy_rd_bytes,
                             (unsigned long long)L->dy_compulsory, npu_tpart_name(L->part),
-                            L->nparts ? L->nparts : 1, L->accum_adds);
+                            L->nparts ? L->nparts : 1, L->accum_adds,
+                            (unsigned long long)L->noc_h_flits[p], (unsigned long long)L->noc_v_flits[p],
+                            (unsigned long long)L->noc_deliveries[p],
+                            (unsigned long long)L->noc_mcast_saved[p]);
     }
     if (order == NPU_TORD_ORACLE && !a->quiet) /* what each order cost, and Algorithm 1's pick */
         for (int i = mlp.layers - 1; i >= 1; i--) {

@@ -117,6 +117,28 @@ Test(errors, wave_k_too_large_is_bad_descriptor)
     npu_prog_free(&p);
 }
 
+/* An LDW in `mode` and a bcast WAVE of m rows at OBUF row 0 on its bank end in `code` at the WAVE */
+static void bcast_error(unsigned mode, unsigned m, unsigned code)
+{
+    unsigned S = (unsigned)rtl_cfg().s;
+    npu_prog_t p; npu_prog_init(&p);
+    PUSH(p, npu_enc_ldw(I, 0, mode, 0, 1, S, S));
+    PUSH(p, npu_enc_wave(I, 0, mode, 0, m, 0, m < 0x8000, S, S, 0));
+    cr_assert_eq(npu_insn_bcast(&p.insn[1]), 0);
+    expect_error(&p, 0, code, 1);
+    npu_prog_free(&p);
+}
+
+/* WAVE bcast (w3[1]) is legal only in ISW, with m < 2^15; its 2m OBUF rows are range checked
+ * (m rows fit an OBUF half, 2m do not) */
+Test(errors, wave_bcast_only_in_isw)
+{
+    for (unsigned mode = 0; mode < 3; mode++)
+        bcast_error(mode, 4, NPU_ERR_BAD_DESC);
+    bcast_error(NPU_MODE_ISW, 0x8000, NPU_ERR_BAD_DESC);
+    bcast_error(NPU_MODE_ISW, (unsigned)rtl_cfg().obuf_rows / 2 + 1, NPU_ERR_OBUF_ADDR);
+}
+
 Test(errors, misaligned_program)
 {
     npu_prog_t p; npu_prog_init(&p);

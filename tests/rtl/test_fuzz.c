@@ -9,7 +9,7 @@
  *                   and fails, naming the seed, program and the instruction each queue is on.
  * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN with random
  *                   fields (biased to edge values; LDW and WAVE with a window start k_lo in a
- *                   quarter of them), serialised by dependency tokens (SYNC_E glue
+ *                   quarter of them, a quarter of the ISW WAVEs bcast), serialised by dependency tokens (SYNC_E glue
  *                   between LOAD and STORE) so the result does not depend on timing. Each program
  *                   also runs on the C functional ISA model (tests/unit/fake_npu_sim.c, linked
  *                   here under fnpu_sim_* names). Both must halt in the same state; when both
@@ -440,8 +440,15 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         uint32_t ss = rnd_in(g, 0, 3), acc = rnd_in(g, 0, 1);
         uint32_t klo = rtl_rand(&g->x) % 4 == 0 ? rnd_in(g, 0, k - 1) : 0;
         uint32_t ahi = (mode == NPU_MODE_HSW || mode == NPU_MODE_ISW) && rtl_rand(&g->x) % 8 == 0;
+        /* bcast (every row to the four cores): ISW banks, one wave in four; m < 2^15 */
+        uint32_t bc = mode == NPU_MODE_ISW && rtl_rand(&g->x) % 4 == 0;
         npu_wave_sets_t ws;
-        npu_wave_sets(mode, m, &ws);
+        npu_fields_t wf;
+        memset(&wf, 0, sizeof wf);
+        wf.mode = mode;
+        wf.m = m;
+        wf.bcast = bc;
+        npu_wave_sets_f(&wf, &ws);
         uint32_t obuf = rnd_in(g, 0, 1) * half + place(g, ws.obuf_rows, half);
         uint32_t spm = place(g, (uint64_t)(m - 1) * ss + 1, spm_words);
         mode = mutate(g, mode, 2, 3);
@@ -455,7 +462,7 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         in->w[0] = op | bank << 12 | mode << 13 | acc << 15 | m << 16;
         in->w[1] = spm | ss << 16;
         in->w[2] = k | n << 8 | obuf << 16;
-        in->w[3] = ahi | klo << 8;
+        in->w[3] = ahi | bc << 1 | klo << 8;
         break;
     }
     default: { /* DRAIN */

@@ -313,6 +313,126 @@ Test(modes, isw_independent_tiles)
     npu_sim_close(s);
 }
 
+/* (2b) bcast (ISW, w3[1]): every A row to all four cores, each with its own tile. Two bcast
+ * waves accumulate (tiles 0..3 on bank 1 with A0 = lanes 0..S-1, tiles 4..7 on bank 0 with A1 =
+ * lanes S..2S-1 via a_hi), then a row-set ISW wave on bank 1 (mode switch HSW -> ISW). Core q's
+ * columns at OBUF rows ob + (q >> 1) * m + i, lanes (q & 1) * S: two plain DRAINs store them.
+ * Random shapes, random DRAM stalls; bit-exact against a C reference; every counter the program
+ * implies (npu_check_counters, npu_check_array_counters) plus the NoC's: one L flit and one SPM
+ * read per row, delivered to cores 0/2 (multicast: one read saved per row). */
+Test(modes, isw_bcast_own_tiles, .timeout = 600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s, F = 2 * S, Bt = 4 * S;
+    uint64_t seed = rtl_seed(21), x = seed | 1;
+    for (int t = 0; t < 6; t++) {
+        int mmax = (cfg.obuf_rows - 3) / 2 < 45 ? (cfg.obuf_rows - 3) / 2 : 45; /* 2m rows at OBUF row 3 */
+        int M = t == 0 ? 1 : t == 1 ? 2 * (int)F + 3 : 1 + (int)(rtl_rand(&x) % (uint64_t)mmax);
+        int K = t == 1 ? (int)S : 1 + (int)(rtl_rand(&x) % S), N = t == 1 ? (int)S : 1 + (int)(rtl_rand(&x) % S);
+        npu_sim_t *s = rtl_open(&cfg, 10, 0, seed + (uint64_t)t);
+        uint8_t *d = npu_sim_dram(s, NULL);
+        int16_t *A = malloc(sizeof(int16_t) * (size_t)M * F), *W = malloc(sizeof(int16_t) * 8 * (size_t)K * N);
+        int32_t *C = malloc(sizeof(int32_t) * (size_t)2 * M * F);
+        cr_assert(A && W && C);
+        rtl_fill(A, (size_t)M * F, &x);   /* A0 = lanes 0..K-1, A1 = lanes S..S+K-1 */
+        rtl_fill(W, 8 * (size_t)K * N, &x);
+        uint64_t da = 0x10000, dw = 0x20000, dc[3] = { 0x30000, 0x38000, 0x40000 };
+        npu_write_i16(d, da, 1, Bt, M, (int)F, A, F);
+        npu_write_i16(d, dw, 1, Bt, 8 * K, N, W, (size_t)N); /* tile q = rows q*K .. */
+        unsigned WT = 0x300, CS[3] = { 0x600, 0x800, 0xA00 }, OB = 3, OB2 = (unsigned)cfg.obuf_rows;
+        unsigned ha = ((unsigned)M + 1) / 2;
+        npu_prog_t p; npu_prog_init(&p);
+        unsigned tok = 0;
+        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 4u * S, 1));
+        tok = NPU_TOK_PUSH_NEXT;
+        PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 8u * (unsigned)K, (uint32_t)dw, WT, 1, 2u * (unsigned)N, 1));
+        for (unsigned q = 0; q < 8; q++) {
+            if (q == 0) tok = NPU_TOK_POP_PREV;
+            PUSH(p, npu_enc_ldw_cores(I, q < 4, NPU_MODE_ISW, WT + q * (unsigned)K, 1, (unsigned)K,
+                                      (unsigned)N, 1u << (q % 4)));
+            if (q == 3) {
+                PUSH(p, npu_enc_wave(I, 1, NPU_MODE_ISW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, OB));
+                cr_assert_eq(npu_insn_bcast(&p.insn[p.n - 1]), 0);
+            }
+        }
+        PUSH(p, npu_enc_wave(I, 0, NPU_MODE_ISW, 1, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, OB));
+        cr_assert_eq(npu_insn_bcast(&p.insn[p.n - 1]), 0);
+        cr_assert_eq(npu_insn_lane_hi(&p.insn[p.n - 1]), 0);
+        PUSH(p, npu_enc_wave(I, 1, NPU_MODE_ISW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, OB2));
+        PUSH(p, npu_enc_drain(I, (unsigned)M, OB, CS[0], 2));
+        PUSH(p, npu_enc_drain(I, (unsigned)M, OB + (unsigned)M, CS[1], 2));
+        tok = NPU_TOK_PUSH_NEXT;
+        PUSH(p, npu_enc_drain_split(I, ha, OB2, CS[2], 2, ha, (unsigned)M - ha));
+        for (int c = 0; c < 3; c++) {
+            tok = c == 0 ? NPU_TOK_POP_PREV : 0;
+            PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc[c], CS[c], 2, 8u * S, 2));
+        }
+        npu_run_result_t r;
+        cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
+                     npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
+        /* core q, row i, column c: sum over r < K of A0[i][r] W_q[r][c] + A1[i][r] W_{q+4}[r][c] */
+        for (int q = 0; q < 4; q++) {
+            npu_read_i32(d, dc[q >> 1], 2, Bt, M, (int)F, C, F);
+            for (int i = 0; i < M; i++)
+                for (int c = 0; c < N; c++) {
+                    uint32_t g = 0;
+                    for (int r2 = 0; r2 < K; r2++) {
+                        g += (uint32_t)((int32_t)A[(size_t)i * F + r2] * W[((size_t)q * K + r2) * N + c]);
+                        g += (uint32_t)((int32_t)A[(size_t)i * F + S + r2] * W[((size_t)(q + 4) * K + r2) * N + c]);
+                    }
+                    int32_t got = C[(size_t)i * F + (q & 1) * S + c];
+                    cr_assert_eq(got, (int32_t)g, "M=%d K=%d N=%d core %d C[%d][%d] = %d, expected %d",
+                                 M, K, N, q, i, c, (int)got, (int)(int32_t)g);
+                }
+        }
+        /* the row-set ISW wave after the bcast ones: the rows of core q's set times tile q */
+        npu_wave_sets_t ws;
+        npu_wave_sets(NPU_MODE_ISW, (unsigned)M, &ws);
+        static const int core_of_set[4] = { 0, 2, 1, 3 };
+        npu_read_i32(d, dc[2], 2, Bt, M, (int)F, C, F);   /* the skinny DRAIN: row-major */
+        for (int j = 0; j < 4; j++)
+            for (unsigned tt = 0; tt < ws.len[j]; tt++)
+                for (int c = 0; c < N; c++) {
+                    unsigned i = ws.start[j] + tt;
+                    uint32_t g = 0;
+                    for (int r2 = 0; r2 < K; r2++)
+                        g += (uint32_t)((int32_t)A[(size_t)i * F + r2] * W[((size_t)core_of_set[j] * K + r2) * N + c]);
+                    int32_t got = C[(size_t)i * F + c];
+                    cr_assert_eq(got, (int32_t)g, "ISW after bcast: row %u C %d = %d, expected %d", i, c,
+                                 (int)got, (int)(int32_t)g);
+                }
+        /* counters: the program's formulas, and the bcast waves' NoC traffic by hand */
+        char msg[256];
+        npu_prog_expect_t e;
+        npu_array_expect_t ax;
+        npu_prog_expect(&cfg, p.insn, p.n, &e);
+        npu_prog_expect_array(&cfg, p.insn, p.n, &ax);
+        cr_assert_eq(npu_check_counters(r.cnt, &e, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_check_array_counters(r.cnt, &ax, msg, sizeof msg), 0, "%s", msg);
+        uint64_t m = (uint64_t)M, kn = (uint64_t)K * (uint64_t)N;
+        for (int q = 0; q < 4; q++) /* 2 bcast waves: m k n each; the ISW wave: its set */
+            cr_assert_eq(r.cnt[NPU_CNT_macs_core0 + q], 2 * m * kn + ws.len[q == 0 ? 0 : q == 1 ? 2 : q == 2 ? 1 : 3] * kn);
+        cr_assert_eq(r.cnt[NPU_CNT_waves_hsw], 2u);
+        cr_assert_eq(r.cnt[NPU_CNT_waves_isw], 1u);
+        cr_assert_eq(r.cnt[NPU_CNT_busy_hsw], 2 * m, "a bcast wave takes m injection slots");
+        cr_assert_eq(r.cnt[NPU_CNT_rows_hsw], 4 * m);
+        cr_assert_eq(r.cnt[NPU_CNT_noc_h_flits], 2 * m + ws.len[0] + ws.len[2]);
+        cr_assert_eq(r.cnt[NPU_CNT_noc_h_link0], 2 * m + ws.len[0]);
+        cr_assert_eq(r.cnt[NPU_CNT_noc_h_link2], 2 * m + ws.len[1]);
+        cr_assert_eq(r.cnt[NPU_CNT_noc_h_link1], (uint64_t)ws.len[2]);
+        cr_assert_eq(r.cnt[NPU_CNT_noc_h_link3], (uint64_t)ws.len[3]);
+        /* H: bcast 2 deliveries per flit (one SPM word), ISW packed flits 2 words for 2; V: the
+         * masked LDWs deliver each flit once */
+        cr_assert_eq(r.cnt[NPU_CNT_noc_mcast_saved], 2 * m);
+        cr_assert_eq(r.cnt[NPU_CNT_noc_deliveries], 4 * m + m + 8u * S);
+        cr_assert_eq(r.cnt[NPU_CNT_idle_pe_shape],
+                     2 * m * (4u * S * S - 4 * kn) + m * ((uint64_t)S * S - kn));
+        npu_prog_free(&p);
+        free(A); free(W); free(C);
+        npu_sim_close(s);
+    }
+}
+
 /* (3) Cross-mode accumulation along K: N = 6 (skinny; 3S/4 at other S), K = 2S + 5: VSW then
  * ISW into the same OBUF entries; N = 3S + 1 (two n-blocks, 2S and S+1 wide), K = 2S + 5: FW
  * then HSW on the K remainder. Also the same GEMMs in FW only, and a random mix of shapes. */
@@ -777,6 +897,61 @@ Test(modes, compute_only_utilization, .timeout = 600)
              * compiler's C staging layouts one of them does). */
             cr_expect_eq(c[NPU_CNT_drain_stall], 0u, "%dx%dx%d: drain stalls", M, N, K);
         }
+    }
+}
+
+/* Cycle-exact: a bcast wave of m rows is an HSW wave of 2m rows in the array (docs/design.md
+ * section 2): compute-only, from the first injection to the end of the run (its DRAIN of the 2m
+ * OBUF rows included), it takes exactly the cycles of an HSW wave of 2m rows whose two sets read
+ * rows [0, m) and [m, 2m), for m = 1 .. 4S and powers of two up to half an OBUF half (at most
+ * those cycles when the HSW wave's two reads per slot meet in an SPM sub-bank). The weights
+ * (four masked LDWs against one HSW LDW) are loaded before the window starts. */
+static uint64_t exec_window(const npu_cfg_t *cfg, const npu_insn_t *p, size_t n, npu_run_result_t *r)
+{
+    uint64_t t0, t1;
+    npu_sim_t *s = rtl_open(cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_program(cfg, s, 0, p, n, 100000, r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    s = rtl_open(cfg, 0, 0, 1);
+    cr_assert_eq(npu_run_until(cfg, s, 0, p, n, 100000, array_busy, NULL, &t0, &t1), 0);
+    npu_sim_close(s);
+    return r->cnt[NPU_CNT_cycles] - (t1 - t0);
+}
+
+Test(modes, isw_bcast_cycles_equal_hsw_2m)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned S = (unsigned)cfg.s;
+    unsigned ms[] = {1, 2, 3, S, 2 * S + 1, 4 * S, 8 * S, (unsigned)cfg.obuf_rows / 2};
+    for (size_t t = 0; t < sizeof ms / sizeof ms[0]; t++) {
+        unsigned m = ms[t];
+        npu_insn_t b[6], h[3];
+        npu_run_result_t rb, rh;
+        for (unsigned q = 0; q < 4; q++)
+            cr_assert_eq(npu_enc_ldw_cores(&b[q], 0, NPU_MODE_ISW, 0x300 + q * S, 1, S, S, 1u << q), 0);
+        cr_assert_eq(npu_enc_wave(&b[4], 0, NPU_MODE_ISW, 0, m, 0, 1, S, S, 0), 0);
+        cr_assert_eq(npu_insn_bcast(&b[4]), 0);
+        cr_assert_eq(npu_enc_drain(&b[5], 2 * m, 0, 0x600, 2), 0);
+        cr_assert_eq(npu_enc_ldw(&h[0], 0, NPU_MODE_HSW, 0x300, 1, S, S), 0);
+        cr_assert_eq(npu_enc_wave(&h[1], 0, NPU_MODE_HSW, 0, 2 * m, 0, 1, S, 2 * S, 0), 0);
+        cr_assert_eq(npu_enc_drain(&h[2], 2 * m, 0, 0x600, 2), 0);
+        uint64_t wb = exec_window(&cfg, b, 6, &rb), wh = exec_window(&cfg, h, 3, &rh);
+        /* the HSW wave reads two SPM rows per slot: when they meet in a sub-bank (m not a power
+         * of two), it may lose cycles the bcast wave (one read per slot) does not */
+        if (rh.cnt[NPU_CNT_spm_conflicts] == 0)
+            cr_assert_eq(wb, wh, "m = %u: bcast %llu cycles from the first injection, HSW 2m %llu", m,
+                         (unsigned long long)wb, (unsigned long long)wh);
+        else
+            cr_assert_leq(wb, wh, "m = %u: bcast %llu cycles, HSW 2m (SPM conflicts) %llu", m,
+                          (unsigned long long)wb, (unsigned long long)wh);
+        cr_assert_eq(rb.cnt[NPU_CNT_busy_hsw], (uint64_t)m);
+        cr_assert_eq(rh.cnt[NPU_CNT_busy_hsw], (uint64_t)m);
+        /* the same slots and OBUF writes; half the SPM reads and H deliveries of A rows */
+        cr_assert_eq(rb.cnt[NPU_CNT_obuf_writes], rh.cnt[NPU_CNT_obuf_writes]);
+        cr_assert_eq(rb.cnt[NPU_CNT_noc_h_flits], rh.cnt[NPU_CNT_noc_h_flits]);
+        cr_assert_eq(rb.cnt[NPU_CNT_noc_h_link0] + rb.cnt[NPU_CNT_noc_h_link2], 2u * m);
+        cr_assert_eq(rb.cnt[NPU_CNT_spm_rd_words], 4u * S + m); /* LDWs: 4 x S rows; A: m */
+        cr_assert_eq(rh.cnt[NPU_CNT_spm_rd_words], S + 2u * m);
     }
 }
 

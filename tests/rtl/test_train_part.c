@@ -7,6 +7,10 @@
  * (nparts - 1) * (M*K) (N), 0 for K. The layer (M, K, N) is the second layer of a two-layer MLP
  * (the first has no dX and is not partitioned).
  *
+ * K per core ("kx4c", K a multiple of 4S: npu_bwd_emit_kcores): the same checks, plus four
+ * parts, dY read from DRAM once (the per-tensor DRAM byte counter) and, with the parts in
+ * sequence on the whole array instead (parts_in_sequence), the cycles of both logged.
+ *
  * Random shapes: NPU_TRAIN_RANDOM of them (default 24 in make test; tests/regress.sh sets 100),
  * each under one (order, partitioning) pair, the pairs cycling through all 24.
  */
@@ -15,13 +19,14 @@
 #include "rtl_common.h"
 #include "train_run.h"
 
-static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
-                       npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
-                       uint64_t *bwd_cycles)
+static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
+                          npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
+                          uint64_t *bwd_cycles, int in_seq, int cores)
 {
     npu_mlp_t mlp;
     npu_mlp_two_layers(&mlp, M, 7, K, N);
     mlp.partition = part;
+    mlp.parts_in_sequence = in_seq;
     npu_sim_t *s = rtl_open(cfg, stall, 0, seed);
     npu_train_result_t *r = malloc(sizeof *r);
     cr_assert_not_null(r);
@@ -50,9 +55,44 @@ static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t o
                  M, K, N, npu_torder_name(order), npu_tpart_name(L->part), L->nparts,
                  L->accum_adds, expect);
     cr_assert_geq(L->dy_tile_loads, L->dy_tiles);
+    if (cores >= 0) {
+        cr_assert_eq(L->part_cores, cores, "(%d,%d,%d): part_cores %d", M, K, N, L->part_cores);
+        if (cores) { /* four parts on four cores; dY fetched once (brief T9) */
+            cr_assert_eq(L->nparts, 4);
+            cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "(%d,%d,%d): dY read %llu bytes, once = %llu",
+                         M, K, N, (unsigned long long)L->dy_rd_bytes, (unsigned long long)L->dy_compulsory);
+        }
+    }
     if (bwd_cycles)
         *bwd_cycles = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
     free(r);
+}
+
+static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
+                       npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
+                       uint64_t *bwd_cycles)
+{
+    part_check_ex(cfg, M, K, N, order, part, policy, seed, stall, bwd_cycles, 0, -1);
+}
+
+/* K per core on the issue's shapes where it applies (tiny: the small ones) and edge shapes, and
+ * the same with the parts in sequence, 10 % stalls; cycles of both logged */
+Test(train_part, k_per_core, .timeout = 1200)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    const int sh[][3] = {{64, 64, 64}, {256, 64, 32}, {8, 512, 64}, {13, 4 * S, 2 * S + 5}, {3 * S + 1, 8 * S, S - 1}};
+    for (int i = 0; i < 5; i++) {
+        uint64_t cyc[2] = {0, 0};
+        if (cfg.s <= 2 && sh[i][1] * sh[i][2] > 10000)
+            continue; /* tiny: keep the CI tier fast */
+        for (int seq = 0; seq < 2; seq++)
+            part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_TORD_INTERLEAVE, NPU_TPART_K,
+                          i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(700 + (uint64_t)i), 10,
+                          &cyc[seq], seq, !seq);
+        cr_log_info("%s (%d,%d,%d) K: per core %llu cycles, parts in sequence %llu", cfg.name,
+                    sh[i][0], sh[i][1], sh[i][2], (unsigned long long)cyc[0], (unsigned long long)cyc[1]);
+    }
 }
 
 /* The shapes under one order, every partitioning (and none, for the cycle log). */

@@ -230,6 +230,7 @@ typedef struct insn_f {
     unsigned op, tag, trans, rows, spm, sstride, rb, dstride, wbank, mode, acc, m, k, n, obuf;
     unsigned cmask, split, hi, lane_hi; /* lane_hi: LDW b_hi w2[20], WAVE a_hi w3[0] */
     unsigned k_lo;                      /* window start: LDW w2[29:24], WAVE w3[13:8] */
+    unsigned bcast;                     /* WAVE w3[1]: every row to all four cores */
     uint32_t dram;
 } insn_f_t;
 
@@ -273,6 +274,7 @@ static void decode(const uint32_t *w, insn_f_t *f)
             f->obuf = 0;
         } else {
             f->lane_hi = w[3] & 1u;
+            f->bcast = (w[3] >> 1) & 1u;
             f->k_lo = (w[3] >> 8) & 0x3Fu;
         }
         break;
@@ -477,6 +479,64 @@ static uint64_t row_macs(const npu_sim_t *s, const insn_f_t *f, unsigned c)
     return (vsplit ? (c >= 2 ? k1 : k0) : kk) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
 }
 
+/* bcast WAVE (ISW, docs/design.md section 2): row i < m, read once, multiplied in every core q
+ * by its own tile; core q -> OBUF row obuf + (q >> 1) * m + i, lanes (q & 1) * S ... The array
+ * runs it as HSW rows: one L flit per row to cores 0/2 (1/3 over the row links), per-mode
+ * counters HSW with 2m rows. */
+static unsigned exec_wave_bcast(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost,
+                                uint32_t *info)
+{
+    unsigned F = s->F, S = s->S;
+    uint64_t kk = f->k - f->k_lo, m = f->m;
+    if (f->mode != NPU_MODE_ISW || f->m >= 0x8000u) {
+        *info = 0;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm, f->sstride, f->m, 1, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if (obuf_bad(s, f->obuf, 2 * f->m, info))
+        return NPU_ERR_OBUF_ADDR;
+    if (s->bank_loaded[f->wbank] && s->bank_mode[f->wbank] != f->mode) {
+        *info = s->bank_mode[f->wbank] << 2 | f->mode;
+        return NPU_ERR_BAD_DESC;
+    }
+    for (unsigned i = 0; i < f->m; i++) {
+        const uint8_t *a = s->spm + ((uint64_t)f->spm + (uint64_t)i * f->sstride) * s->B;
+        for (unsigned rr = f->k_lo; rr < f->k; rr++)
+            if (lane16(a, f->lane_hi ? S + rr : rr) == 0)
+                s->cnt[NPU_CNT_macs_zero] += 4u * f->n;
+        for (unsigned q = 0; q < 4; q++) {
+            unsigned orow = f->obuf + (q >> 1) * f->m + i, lane0 = (q & 1u) * S;
+            const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
+            uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)S * 4);
+            for (unsigned cc = 0; cc < S; cc++) {
+                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
+                for (unsigned rr = f->k_lo; rr < S; rr++)
+                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr : rr) *
+                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)rr * S * 2, cc));
+                wr32(d + 4 * cc, acc);
+            }
+        }
+    }
+    for (unsigned q = 0; q < 4; q++) {
+        s->cnt[NPU_CNT_macs_core0 + q] += m * kk * f->n;
+        s->cnt[NPU_CNT_busy_core0 + q] += m;
+    }
+    s->cnt[NPU_CNT_waves_hsw] += 1;
+    s->cnt[NPU_CNT_rows_hsw] += 2 * m;
+    s->cnt[NPU_CNT_busy_hsw] += m;
+    s->cnt[NPU_CNT_idle_pe_shape] += m * (4u * S * S - 4 * kk * f->n);
+    s->cnt[NPU_CNT_spm_rd_words] += m;
+    s->cnt[NPU_CNT_noc_h_flits] += m;
+    s->cnt[NPU_CNT_noc_deliveries] += 2 * m;
+    s->cnt[NPU_CNT_lbuf_h_words] += 2 * m;
+    s->cnt[NPU_CNT_noc_h_link0] += m;
+    s->cnt[NPU_CNT_noc_h_link2] += m;
+    s->cnt[NPU_CNT_obuf_writes] += 4 * m * S;
+    *cost = f->m + 2u * F;
+    return 0;
+}
+
 static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *cost, uint32_t *info)
 {
     unsigned F = s->F, S = s->S;
@@ -490,6 +550,8 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const insn_f_t *f, uint64_t *
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
+    if (f->bcast)
+        return exec_wave_bcast(s, u, f, cost, info);
     npu_wave_sets(f->mode, f->m, &ws);
     if (range_rows(f->spm, f->sstride, f->m, 1, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;

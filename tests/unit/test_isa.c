@@ -386,6 +386,48 @@ Test(isa, lane_hi_round_trip_and_disasm)
     cr_assert_eq(npu_encode(&f, &in), -1);
 }
 
+/* WAVE bcast: w3[1], round trip, disassembly, only in the WAVE format; its row sets */
+Test(isa, bcast_round_trip_disasm_and_sets)
+{
+    npu_insn_t in, g;
+    npu_fields_t f;
+    npu_wave_sets_t ws;
+    char buf[160];
+    cr_assert_eq(npu_enc_wave(&in, 1, NPU_MODE_ISW, 0, 37, 0x20, 1, 8, 5, 64), 0);
+    cr_assert_eq(npu_insn_bcast(&in), 0);
+    cr_assert_eq(npu_insn_lane_hi(&in), 0);
+    cr_assert_eq(in.w[3], 3u);
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert_eq(f.bcast, 1u);
+    cr_assert_eq(f.lane_hi, 1u);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "WAVE ISW m=37 k=8 n=5 spm=0x0020+1*i bank=1 obuf=64 a_hi bcast");
+    cr_assert_eq(npu_encode(&f, &g), 0);
+    cr_assert_eq(memcmp(&g, &in, sizeof g), 0);
+    /* sets: both rows [0, m), cores {0,1} at OBUF rows 0.., {2,3} at m..; array mode HSW */
+    cr_assert_eq(npu_wave_sets_f(&f, &ws), 2);
+    cr_assert_eq(ws.len[0], 37u); cr_assert_eq(ws.len[1], 37u);
+    cr_assert_eq(ws.start[0], 0u); cr_assert_eq(ws.start[1], 0u);
+    cr_assert_eq(ws.orow[0], 0u); cr_assert_eq(ws.orow[1], 37u);
+    cr_assert_eq(ws.cores[0], 0x3u); cr_assert_eq(ws.cores[1], 0xCu);
+    cr_assert_eq(ws.obuf_rows, 74u);
+    cr_assert_eq(ws.amode, (unsigned)NPU_MODE_HSW);
+    cr_assert_eq(ws.tiles, 2u);
+    f.bcast = 0;
+    cr_assert_eq(npu_wave_sets_f(&f, &ws), 4);
+    cr_assert_eq(ws.amode, (unsigned)NPU_MODE_ISW);
+    /* other formats reject it */
+    cr_assert_eq(npu_enc_ldw(&in, 0, NPU_MODE_ISW, 0, 1, 8, 8), 0);
+    cr_assert_eq(npu_insn_bcast(&in), -1);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW; f.k = 1; f.n = 1; f.bcast = 1;
+    cr_assert_eq(npu_encode(&f, &g), -1);
+    f.op = NPU_OP_DRAIN; f.k = f.n = 0; f.rows = 1;
+    cr_assert_eq(npu_encode(&f, &g), -1);
+    f.op = NPU_OP_WAVE; f.rows = 0; f.m = 1; f.k = 1; f.n = 1; f.bcast = 2;
+    cr_assert_eq(npu_encode(&f, &g), -1);
+}
+
 Test(isa, wave_sets_split_rows)
 {
     npu_wave_sets_t ws;

@@ -3,6 +3,8 @@
  * NPU model (fake_npu_sim.c) with timing jitter: every order x every partitioning gives dX and
  * dW bit-exact, the MAC counter is exactly 2*M*N*K and the accumulation adds are the plan's
  * (nparts - 1) * (K*N or M*K). The RTL runs the same checks (tests/rtl/test_train_part.c).
+ * The K split one part per core (K a multiple of 4S: "kx4c", npu_bwd_emit_kcores) on shapes
+ * where it applies, and the same shapes with the parts in sequence (parts_in_sequence).
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -13,8 +15,8 @@
 #include "test_cfgs.h"
 #include "train_run.h"
 
-static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
-                       unsigned jitter, uint64_t seed)
+static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
+                          unsigned jitter, uint64_t seed, int in_seq, int cores)
 {
     npu_cfg_t c = test_cfg(S);
     npu_dram_timing_t t;
@@ -30,6 +32,7 @@ static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart
     cr_assert_not_null(s);
     npu_mlp_two_layers(&mlp, M, 5, K, N);
     mlp.partition = part;
+    mlp.parts_in_sequence = in_seq;
     npu_train_result_t *r = malloc(sizeof *r);
     cr_assert_not_null(r);
     int rc = npu_train_step(&c, s, &mlp, order, policy, seed, 50000000, r);
@@ -51,7 +54,35 @@ static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart
         cr_assert_eq(L->accum_expect, (long)(L->nparts - 1) * M * K);
     else
         cr_assert_eq(L->accum_expect, 0);
+    if (cores >= 0) { /* one part per core: four parts, dY read from DRAM once */
+        cr_assert_eq(L->part_cores, cores, "S=%d (%d,%d,%d): part_cores %d", S, M, K, N, L->part_cores);
+        if (cores) {
+            cr_assert_eq(L->nparts, 4);
+            cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "S=%d (%d,%d,%d): dY read %llu bytes, once = %llu",
+                         S, M, K, N, (unsigned long long)L->dy_rd_bytes,
+                         (unsigned long long)L->dy_compulsory);
+        }
+    }
     free(r);
+}
+
+static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
+                       unsigned jitter, uint64_t seed)
+{
+    part_check_ex(S, M, K, N, order, part, policy, jitter, seed, 0, -1);
+}
+
+/* K per core where K is a multiple of 4S (the issue's first three shapes and edge shapes: M
+ * and N not multiples of S), against the same split with the parts in sequence */
+Test(train_part, k_per_core, .timeout = 600)
+{
+    const int sh[][4] = {{8, 64, 64, 64}, {8, 256, 64, 32}, {8, 8, 512, 64}, {8, 13, 32, 21},
+                         {8, 100, 96, 9}, {2, 64, 64, 64}, {2, 5, 8, 3}, {2, 37, 24, 11}};
+    for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
+        for (int seq = 0; seq < 2; seq++)
+            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
+                          NPU_TPART_K, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 300 + (uint64_t)i,
+                          seq, !seq);
 }
 
 Test(train_part, issue_shapes_every_order_and_partition, .timeout = 600)
