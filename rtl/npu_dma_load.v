@@ -40,6 +40,7 @@ module npu_dma_load #(
 ) (
     input  wire              clk,
     input  wire              rst_n,
+    input  wire              run,        // 0 after an error: issue no new burst (those in flight finish)
     // descriptor
     input  wire              cmd_vld,
     output wire              cmd_rdy,
@@ -185,7 +186,7 @@ module npu_dma_load #(
     // verilator lint_on UNUSEDSIGNAL
 
     // both modes wait for the registered burst length
-    assign ar_vld  = in_run && ag_act && !af_full && blen_ok;
+    assign ar_vld  = in_run && run && ag_act && !af_full && blen_ok;
     assign ar_addr = ag_addr;
     assign ar_len  = blen_m1;
     wire ar_fire   = ar_vld && ar_rdy;
@@ -465,7 +466,7 @@ module npu_dma_load #(
         wr_addr_q <= wr_addr;
     end
     always @(posedge clk) if (rst_n) begin
-        if (ar_pend && in_run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
+        if (ar_pend && in_run && run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
         if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
             `NPU_ASSERT_FAIL("LOAD AR payload changed before ready")
         if (ar_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))

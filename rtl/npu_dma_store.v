@@ -23,6 +23,7 @@ module npu_dma_store #(
 ) (
     input  wire              clk,
     input  wire              rst_n,
+    input  wire              run,        // 0 after an error: issue no new burst (those in flight finish)
     // descriptor
     input  wire              cmd_vld,
     output wire              cmd_rdy,
@@ -152,7 +153,7 @@ module npu_dma_store #(
     wire [OW-1:0] bf_count;
     // verilator lint_on UNUSEDSIGNAL
 
-    assign aw_vld  = in_run && ag_act && !af_full && blen_ok;   // registered burst length
+    assign aw_vld  = in_run && run && ag_act && !af_full && blen_ok;   // registered burst length
     assign aw_addr = ag_addr;
     assign aw_len  = blen_m1;
     wire aw_fire   = aw_vld && aw_rdy;
@@ -312,7 +313,7 @@ module npu_dma_store #(
         w_last_q  <= w_last;
     end
     always @(posedge clk) if (rst_n) begin
-        if (aw_pend && in_run && !aw_vld) `NPU_ASSERT_FAIL("STORE AW valid dropped before ready")
+        if (aw_pend && in_run && run && !aw_vld) `NPU_ASSERT_FAIL("STORE AW valid dropped before ready")
         if (aw_pend && aw_vld && (aw_addr != aw_addr_q || aw_len != aw_len_q))
             `NPU_ASSERT_FAIL("STORE AW payload changed before ready")
         if (w_pend && in_xfer && !w_vld) `NPU_ASSERT_FAIL("STORE W valid dropped before ready")

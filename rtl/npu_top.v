@@ -179,7 +179,7 @@ module npu_top #(
 
     npu_dma_load #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_load (
-        .clk(clk), .rst_n(unit_rst_n),
+        .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(ld_cmd_vld), .cmd_rdy(ld_cmd_rdy), .cmd_insn(ld_cmd),
         .busy(ld_busy), .done(ld_done), .err(ld_err), .err_code(ld_err_code), .err_info(ld_err_info),
         .ar_vld(l_ar_vld), .ar_rdy(l_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
@@ -225,7 +225,7 @@ module npu_top #(
 
     npu_dma_store #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
                     .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_store (
-        .clk(clk), .rst_n(unit_rst_n),
+        .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(st_cmd_vld), .cmd_rdy(st_cmd_rdy), .cmd_insn(st_cmd),
         .busy(st_busy), .done(st_done), .err(st_err), .err_code(st_err_code), .err_info(st_err_info),
         .rd_req(st_rd_req), .rd_addr(st_rd_addr), .rd_gnt(st_rd_gnt), .rd_vld(st_rd_vld),
