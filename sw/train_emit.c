@@ -983,3 +983,218 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     }
     return e.em.err ? -1 : 0;
 }
+
+/* ---- the M split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
+
+/* SPM layout (words): dY (M rows) and W^T (N rows) resident, X^T as four row ranges of K rows,
+ * range p = X[Mp-rows of part p]^T (so that one ISW wave's four row sets are the four parts),
+ * two staging slots. A dX step covers gx S-wide K-blocks, a dW step gw S-wide N-blocks (the
+ * widest that fit: a STORE row of one beat is a burst of its own). A dW staging slot is 2K rows:
+ * [0, K) scratch, [K, 2K) the accumulator (see npu_bwd_emit_mcores). */
+typedef struct mc_layout {
+    int S, F, Mp, nkb, nnb, nmc, gx, gw;
+    unsigned wdy, wk, wxp, dy, wt, xt, st[2], slot;
+    long words;
+} mc_layout_t;
+
+static void mc_plan_g(const npu_cfg_t *cfg, int M, int K, int N, int gx, int gw, mc_layout_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->S = cfg->s;
+    l->F = 2 * cfg->s;
+    l->Mp = M / 4;
+    l->nkb = cdiv(K, l->S);
+    l->nnb = cdiv(N, l->S);
+    l->nmc = l->Mp / l->S;
+    l->gx = gx;
+    l->gw = gw;
+    l->wdy = (unsigned)cdiv(N, l->F);
+    l->wk = (unsigned)cdiv(K, l->F);
+    l->wxp = (unsigned)cdiv(l->Mp, l->F);
+    l->slot = (unsigned)((long)M * gx > 2L * K * gw ? (long)M * gx : 2L * K * gw);
+    l->dy = 0;
+    l->wt = l->dy + (unsigned)M * l->wdy;
+    l->xt = l->wt + (unsigned)N * l->wk;
+    l->st[0] = l->xt + 4u * (unsigned)K * l->wxp;
+    l->st[1] = l->st[0] + l->slot;
+    l->words = (long)l->st[1] + (long)l->slot;
+}
+
+static int mc_plan(const npu_cfg_t *cfg, int M, int K, int N, mc_layout_t *l)
+{
+    int nkb = cdiv(K, cfg->s), nnb = cdiv(N, cfg->s);
+    for (int g = nkb > nnb ? nkb : nnb; g >= 1; g--) {
+        mc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nnb ? g : nnb, l);
+        if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
+            return 1;
+    }
+    return 0;
+}
+
+int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N)
+{
+    mc_layout_t l;
+    /* dX waves write M/2 OBUF rows, dW waves (4K rows) 2K: each within one OBUF half */
+    if (K < 1 || N < 1 || M < 4 * cfg->s || M % (4 * cfg->s) != 0 || M / 2 > cfg->obuf_rows ||
+        2 * K > cfg->obuf_rows || M > 0xFFFF || 4L * K > 0xFFFF || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
+        return 0;
+    return mc_plan(cfg, M, K, N, &l);
+}
+
+/*
+ * Steps g = 0 .. nsx-1: dX of K-blocks [b0, b0 + gx); steps nsx .. nsx+nsw-1: dW of N-blocks
+ * [nb0, nb0 + gw). Step g drains into staging slot g % 2. Loads: dY and W^T first (their last
+ * LOAD pushes l2e, popped by the first dX EXEC), then X^T (pushes l2e, popped by the first dW
+ * EXEC). Per step the last DRAIN pushes e2s (its STORE pops it) and the STORE pushes s2e when
+ * step g + 2 drains into the same slot (its first DRAIN pops it).
+ *
+ * dX[Mp-rows of part p, K-block] = dY[Mp rows, :]·W^T[:, K-block]: per S-deep N-chunk one
+ * unmasked ISW LDW of the W^T tile (multicast to the four cores) and one ISW WAVE of all M dY
+ * rows, whose four row sets are the four parts; a skinny DRAIN gives row-major dX. No partials.
+ *
+ * dW[:, N-block] = sum_p X[part p]^T·dY[part p, N-block]: per S-deep M-chunk s of the parts,
+ * four masked LDWs (the core of part p gets dY[part p's chunk s, N-block]) and one ISW WAVE of
+ * 4K rows (range p = X^T rows of part p, chunk s), accumulated over s in the OBUF. Part p runs
+ * on core {0,2,1,3}[p] (the ISW row sets) and its partial P_p lands at OBUF rows ob + (p&1)*K
+ * lanes (p>>1)*S (skinny). The four partials are summed by four DRAINs into accumulator A (the
+ * slot's rows [K, 2K)); a skinny DRAIN writes each row's low lanes to row r and its high lanes
+ * to row r + split, so one DRAIN adds one partial to A:
+ *   D1 plain, rows ob..     : P0 -> scratch, P2 -> A (no adds)
+ *   D2 acc,   rows ob+K..   : P1 -> scratch, P3 -> A (K*n adds into A)
+ *   D3 acc,   rows ob.., hi_rows 0    : P0 -> A (K*n)
+ *   D4 acc,   rows ob+K.., hi_rows 0  : P1 -> A (K*n)
+ * = 3*K*n combining adds per N-block, (P-1)*K*N for the layer (plus K*n adds into the scratch,
+ * whose result is not used). The drain engine runs DRAINs in program order and an accumulating
+ * DRAIN reads a row's old words only after the previous row's writes (npu_exec), so D1..D4 onto
+ * the same words need no tokens.
+ */
+int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                        npu_bwd_stats_t *st, char *msg, size_t msgn)
+{
+    static const unsigned core_of_part[4] = {0, 2, 1, 3}; /* ISW row sets: [0,qa) -> 0, then 2, 1, 3 */
+    const npu_bwd_io_t *io = &a->io;
+    int M = a->M, K = a->K, N = a->N;
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    mc_layout_t l;
+    kc_t e;
+    npu_insn_t in;
+    if (!npu_bwd_mcores_fits(cfg, M, K, N) || !mc_plan(cfg, M, K, N, &l)) {
+        snprintf(msg, msgn, "per-core M split needs M a multiple of 4S, M/2 and 2K <= OBUF rows "
+                            "and dY, W^T, X^T resident in the SPM");
+        return -1;
+    }
+    memset(&e, 0, sizeof e);
+    e.p = out;
+    e.em.msg = msg;
+    e.em.msgn = msgn;
+    e.obuf_rows = (unsigned)cfg->obuf_rows;
+    int S = l.S, nsx = cdiv(l.nkb, l.gx), nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
+    unsigned Ku = (unsigned)K, Mh = (unsigned)M / 2;
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->loads[NPU_TT_DY] = 1;
+        st->loads[NPU_TT_X] = 1;
+        st->loads[NPU_TT_W] = 1;
+        st->dy_compulsory = 1;
+        st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
+    }
+    /* dY and W^T (resident for the whole program: each read from DRAM once) */
+    put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)M, io->dy, l.dy, l.wdy, 2u * (unsigned)N, io->pitch_dy),
+        &in, 0);
+    put(&e, npu_enc_load(&in, NPU_TAG_W, 1, Ku, io->w, l.wt, l.wk, 2u * (unsigned)N, io->pitch_w), &in,
+        NPU_TOK_PUSH_NEXT);
+    for (unsigned p = 0; p < 4; p++) { /* X^T of part p: K rows of Mp lanes */
+        uint64_t d = io->x + (uint64_t)p * (uint64_t)l.Mp * io->pitch_x * B;
+        put(&e, npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)l.Mp, (uint32_t)d, l.xt + p * Ku * l.wxp, l.wxp,
+                             2u * Ku, io->pitch_x),
+            &in, p == 3 ? NPU_TOK_PUSH_NEXT : 0);
+        if (d > 0xFFFFFFFFull)
+            fail(&e.em, "DRAM address beyond 32 bits");
+    }
+    for (int g = 0; g < nsteps && !e.em.err; g++) {
+        unsigned sb = l.st[g % 2];
+        unsigned pop_l = g == 0 || g == nsx ? NPU_TOK_POP_PREV : 0;
+        unsigned pop_s = g >= 2 ? NPU_TOK_POP_NEXT : 0;
+        unsigned push_s = g + 2 < nsteps ? NPU_TOK_PUSH_PREV : 0;
+        size_t last = 0;
+        if (g < nsx) { /* dX: ISW row sets = the parts' dY rows, W^T multicast */
+            int b0 = g * l.gx, G = l.nkb - b0 < l.gx ? l.nkb - b0 : l.gx;
+            unsigned cols = 0;
+            for (int j = 0; j < G; j++) {
+                int kb = b0 + j;
+                unsigned n = (unsigned)(K - kb * S < S ? K - kb * S : S), ob = ob_alloc(&e, Mh);
+                cols += n;
+                for (int ns = 0; ns < l.nnb; ns++) {
+                    unsigned k = (unsigned)(N - ns * S < S ? N - ns * S : S);
+                    int rc = npu_enc_ldw(&in, e.bank, NPU_MODE_ISW, l.wt + (unsigned)(ns * S) * l.wk + (unsigned)(kb / 2),
+                                         l.wk, k, n);
+                    if (rc == 0 && kb % 2)
+                        rc = npu_insn_lane_hi(&in);
+                    put(&e, rc, &in, pop_l);
+                    pop_l = 0;
+                    rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, ns > 0, (unsigned)M, l.dy + (unsigned)(ns / 2),
+                                      l.wdy, k, n, ob);
+                    if (rc == 0 && ns % 2)
+                        rc = npu_insn_lane_hi(&in);
+                    put(&e, rc, &in, 0);
+                    e.bank ^= 1u;
+                }
+                /* skinny: rows [0, M/2) low lanes, [M/2, M) high lanes -> M rows of gx words */
+                last = put(&e, npu_enc_drain_split(&in, Mh, ob, sb + (unsigned)j, (unsigned)l.gx, Mh, Mh), &in,
+                           pop_s);
+                pop_s = 0;
+            }
+            npu_insn_tok(&out->insn[last], NPU_TOK_PUSH_NEXT);
+            put(&e, npu_enc_store(&in, NPU_TAG_DX, (unsigned)M, io->dx + 4u * (unsigned)(b0 * S), sb,
+                                  (unsigned)l.gx, 4u * cols, io->pitch_dx),
+                &in, NPU_TOK_POP_PREV | push_s);
+        } else { /* dW: ISW row sets = the parts' X^T rows, each core its part's dY tile; sum on chip */
+            int nb0 = (g - nsx) * l.gw, G = l.nnb - nb0 < l.gw ? l.nnb - nb0 : l.gw;
+            unsigned cols = 0, gw = (unsigned)l.gw, acc = sb + Ku * gw;
+            for (int j = 0; j < G; j++) {
+                int nb = nb0 + j;
+                unsigned n = (unsigned)(N - nb * S < S ? N - nb * S : S), ob = ob_alloc(&e, 2 * Ku);
+                cols += n;
+                for (int s = 0; s < l.nmc; s++) {
+                    for (unsigned p = 0; p < 4; p++) {
+                        int rc = npu_enc_ldw_cores(&in, e.bank, NPU_MODE_ISW,
+                                                   l.dy + ((unsigned)l.Mp * p + (unsigned)(s * S)) * l.wdy +
+                                                       (unsigned)(nb / 2),
+                                                   l.wdy, (unsigned)S, n, 1u << core_of_part[p]);
+                        if (rc == 0 && nb % 2)
+                            rc = npu_insn_lane_hi(&in);
+                        put(&e, rc, &in, pop_l);
+                        pop_l = 0;
+                    }
+                    int rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, s > 0, 4u * Ku, l.xt + (unsigned)(s / 2), l.wxp,
+                                          (unsigned)S, n, ob);
+                    if (rc == 0 && s % 2)
+                        rc = npu_insn_lane_hi(&in);
+                    put(&e, rc, &in, 0);
+                    e.bank ^= 1u;
+                }
+                unsigned scr = sb + (unsigned)j, A = acc + (unsigned)j;
+                /* D1..D4 (above): P0/P2, P1/P3, P0, P1 */
+                put(&e, npu_enc_drain_split(&in, Ku, ob, scr, gw, Ku, Ku), &in, pop_s);
+                pop_s = 0;
+                int rc = npu_enc_drain_split(&in, Ku, ob + Ku, scr, gw, Ku, Ku);
+                if (rc == 0)
+                    rc = npu_insn_drain_acc(&in);
+                put(&e, rc, &in, 0);
+                for (unsigned h = 0; h < 2; h++) {
+                    rc = npu_enc_drain_split(&in, Ku, ob + h * Ku, A, gw, Ku, 0);
+                    if (rc == 0)
+                        rc = npu_insn_drain_acc(&in);
+                    last = put(&e, rc, &in, 0);
+                }
+                if (st)
+                    st->accum_adds += 3L * K * (long)n;
+            }
+            npu_insn_tok(&out->insn[last], NPU_TOK_PUSH_NEXT);
+            put(&e, npu_enc_store(&in, NPU_TAG_DW, Ku, io->dw + 4u * (unsigned)(nb0 * S), acc, gw, 4u * cols,
+                                  io->pitch_dw),
+                &in, NPU_TOK_POP_PREV | push_s);
+        }
+    }
+    return e.em.err ? -1 : 0;
+}

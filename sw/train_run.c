@@ -62,7 +62,7 @@ typedef struct ctx {
     int dead;          /* an earlier program ended in an NPU error: later ones are not run */
     int tile;          /* fused tiles (0: default) */
     npu_tpart_t part;  /* partitioning of the layer being run (NONE, M, N, K) */
-    int core_parts;    /* K: one part per core when it applies (npu_bwd_emit_kcores) */
+    int core_parts;    /* K, M: one part per core when it applies (npu_bwd_emit_kcores/mcores) */
 } ctx_t;
 
 static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
@@ -307,6 +307,20 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
             L->dy_tiles = st.dy_compulsory;
             L->spills = L->reloads = 0;
             L->accum_adds = 0;
+            goto run;
+        }
+        prog.n = 0;
+    }
+    if (c->part == NPU_TPART_M && c->core_parts && npu_bwd_mcores_fits(c->cfg, L->M, L->K, L->N)) {
+        npu_bwd_stats_t st; /* four parts of M/4 rows, one per core (train_emit.h) */
+        if (npu_bwd_emit_mcores(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
+            L->nparts = NPU_TRAIN_PARTS;
+            L->part_cores = 1;
+            L->dy_tile_loads = st.loads[NPU_TT_DY];
+            L->dy_tiles = st.dy_compulsory;
+            L->spills = L->reloads = 0;
+            L->accum_adds = st.accum_adds;
+            L->accum_expect = (long)(NPU_TRAIN_PARTS - 1) * L->K * L->N; /* the plan's, P = 4 */
             goto run;
         }
         prog.n = 0;
