@@ -404,7 +404,7 @@ static int bwd_layer(ctx_t *c, npu_train_layer_t *L, npu_torder_t o, const dtens
                      const int32_t *gold_dx, const int32_t *gold_dw)
 {
     int B = L->M, K = L->K, N = L->N, first = !L->has_dx;
-    uint64_t before = L->rd_bytes[NPU_TAG_DY];
+    uint64_t before = L->rd_bytes[NPU_TAG_DY], before_w = L->rd_bytes[NPU_TAG_W];
     int rc = NPU_GEMM_PASS;
     L->part = NPU_TPART_NONE;
     L->nparts = 1;
@@ -421,6 +421,8 @@ static int bwd_layer(ctx_t *c, npu_train_layer_t *L, npu_torder_t o, const dtens
     }
     L->dy_rd_bytes = L->rd_bytes[NPU_TAG_DY] - before;
     L->dy_compulsory = (uint64_t)B * dY->pitch * c->beat;
+    L->w_rd_bytes = L->rd_bytes[NPU_TAG_W] - before_w;
+    L->w_compulsory = first ? 0 : (uint64_t)K * W->pitch * c->beat; /* the first layer reads no W */
     return rc;
 }
 

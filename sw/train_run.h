@@ -89,6 +89,7 @@ typedef struct npu_train_layer {
     uint64_t macs[NPU_NUM_PASSES];       /* MAC counter */
     uint64_t rd_bytes[NPU_NUM_TAGS], wr_bytes[NPU_NUM_TAGS]; /* DMA bytes of the layer, all passes */
     uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of dY (padded rows) */
+    uint64_t w_rd_bytes, w_compulsory;   /* backward W bytes read / one read of W (padded rows) */
     char msg[256];                       /* first failure of the layer, "" if none */
     npu_torder_t order;                  /* backward order run (auto resolved) */
     int fused;                           /* dX and dW in one program (cycles in the dx pass) */

@@ -46,6 +46,14 @@ if ! "$npu" train --layers 8,64,12 --batch 10 --partition k | grep -q ' kx4c '; 
 else
     echo "ok: train --partition k runs one part per core (kx4c)"
 fi
+check 0 "train M one part per core" train --layers 8,20,12 --batch 64 --partition m --quiet
+check 0 "train M parts in sequence" train --layers 8,20,12 --batch 64 --partition mseq --quiet
+# the table marks the per-core M split mx4c (M = 64 is a multiple of 4S at tiny and small)
+if ! "$npu" train --layers 8,20,12 --batch 64 --partition m | grep -q ' mx4c '; then
+    echo "FAIL: train --partition m: no mx4c in the table"; fail=1
+else
+    echo "ok: train --partition m runs one part per core (mx4c)"
+fi
 check 0 "a fused training step" train --layers 9,20,12 --batch 10 --order dxmajor --quiet
 check 0 "a valid training step" train --layers 12,9,5 --batch 6 --quiet
 check 2 "conv without layers" conv --kernel dx

@@ -10,6 +10,8 @@
  * K per core ("kx4c", K a multiple of 4S: npu_bwd_emit_kcores): the same checks, plus four
  * parts, dY read from DRAM once (the per-tensor DRAM byte counter) and, with the parts in
  * sequence on the whole array instead (parts_in_sequence), the cycles of both logged.
+ * M per core ("mx4c", M a multiple of 4S: npu_bwd_emit_mcores): the same, the accumulation adds
+ * of the on-chip sum of the four dW partials exactly (P-1)*K*N.
  *
  * Random shapes: NPU_TRAIN_RANDOM of them (default 24 in make test; tests/regress.sh sets 100),
  * each under one (order, partitioning) pair, the pairs cycling through all 24.
@@ -17,11 +19,12 @@
 #include <string.h>
 
 #include "rtl_common.h"
+#include "train_emit.h"
 #include "train_run.h"
 
 static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
                           npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
-                          uint64_t *bwd_cycles, int in_seq, int cores)
+                          uint64_t *bwd_cycles, int in_seq, int cores, uint64_t *w_bytes)
 {
     npu_mlp_t mlp;
     npu_mlp_two_layers(&mlp, M, 7, K, N);
@@ -65,6 +68,10 @@ static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_
     }
     if (bwd_cycles)
         *bwd_cycles = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
+    if (w_bytes) { /* backward W bytes read, one read */
+        w_bytes[0] = L->w_rd_bytes;
+        w_bytes[1] = L->w_compulsory;
+    }
     free(r);
 }
 
@@ -72,7 +79,7 @@ static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t o
                        npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
                        uint64_t *bwd_cycles)
 {
-    part_check_ex(cfg, M, K, N, order, part, policy, seed, stall, bwd_cycles, 0, -1);
+    part_check_ex(cfg, M, K, N, order, part, policy, seed, stall, bwd_cycles, 0, -1, NULL);
 }
 
 /* K per core on the issue's shapes where it applies (tiny: the small ones) and edge shapes, and
@@ -89,8 +96,37 @@ Test(train_part, k_per_core, .timeout = 1200)
         for (int seq = 0; seq < 2; seq++)
             part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_TORD_INTERLEAVE, NPU_TPART_K,
                           i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(700 + (uint64_t)i), 10,
-                          &cyc[seq], seq, !seq);
+                          &cyc[seq], seq, !seq, NULL);
         cr_log_info("%s (%d,%d,%d) K: per core %llu cycles, parts in sequence %llu", cfg.name,
+                    sh[i][0], sh[i][1], sh[i][2], (unsigned long long)cyc[0], (unsigned long long)cyc[1]);
+    }
+}
+
+/* M per core on the issue's shapes where it applies (M a multiple of 4S, M/2 and 2K <= OBUF rows;
+ * tiny: the small ones) and edge shapes (K, N not multiples of S), and the same with the parts in
+ * sequence, 10 % stalls: bit-exact dX and dW (the four partials of dW summed on chip by DRAIN acc),
+ * 2*M*N*K MACs, (P-1)*K*N accumulation adds, dY read once; cycles of both logged */
+Test(train_part, m_per_core, .timeout = 1200)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    const int sh[][3] = {{64, 64, 64}, {256, 64, 32}, {128, 128, 64}, {512, 32, 16}, {4 * S, 2 * S + 3, S - 1},
+                         {8 * S, 1, 3 * S + 5}, {16 * S, 16 * S, 8 * S + 1}, {64 * S, 4 * S + 1, 2 * S}};
+    for (int i = 0; i < 8; i++) {
+        uint64_t cyc[2] = {0, 0};
+        if (!npu_bwd_mcores_fits(&cfg, sh[i][0], sh[i][1], sh[i][2]) ||
+            (cfg.s <= 2 && (long)sh[i][0] * sh[i][1] * sh[i][2] > 100000))
+            continue; /* does not apply, or tiny: keep the CI tier fast */
+        for (int seq = 0; seq < 2; seq++) {
+            uint64_t w[2];
+            part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_TORD_INTERLEAVE, NPU_TPART_M,
+                          i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(750 + (uint64_t)i), 10,
+                          &cyc[seq], seq, !seq, w);
+            if (!seq) /* W read once, multicast to the four cores */
+                cr_assert_eq(w[0], w[1], "(%d,%d,%d): W read %llu bytes, once = %llu", sh[i][0], sh[i][1],
+                             sh[i][2], (unsigned long long)w[0], (unsigned long long)w[1]);
+        }
+        cr_log_info("%s (%d,%d,%d) M: per core %llu cycles, parts in sequence %llu", cfg.name,
                     sh[i][0], sh[i][1], sh[i][2], (unsigned long long)cyc[0], (unsigned long long)cyc[1]);
     }
 }
