@@ -988,21 +988,26 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
 
 /* SPM layout (words): dY (M rows) and W^T (N rows) resident, X^T as four row ranges of K rows,
  * range p = X[Mp-rows of part p]^T (so that one ISW wave's four row sets are the four parts),
- * two staging slots. A dX step covers gx S-wide K-blocks, a dW step gw S-wide N-blocks (the
- * widest that fit: a STORE row of one beat is a burst of its own). A dW staging slot is 2K rows:
- * [0, K) scratch, [K, 2K) the accumulator (see npu_bwd_emit_mcores). */
+ * two staging slots. dY is chunk-major: chunk c of mc rows of every part, part after part (row
+ * (4c + p)·mc + u), so that a dX wave of 4mc rows has the parts' chunk c as its row sets and a
+ * dX step stores whole rows of mc rows per part. A dX step covers chunk c and gx S-wide K-blocks,
+ * a dW step gw S-wide N-blocks (the widest that fit: a STORE row of one beat is a burst of its
+ * own). A dW staging slot is 2K rows: [0, K) scratch, [K, 2K) the accumulator (see
+ * npu_bwd_emit_mcores). */
 typedef struct mc_layout {
-    int S, F, Mp, nkb, nnb, nmc, gx, gw;
+    int S, F, Mp, mc, nch, nkb, nnb, nmc, gx, gw;
     unsigned wdy, wk, wxp, dy, wt, xt, st[2], slot;
     long words;
 } mc_layout_t;
 
-static void mc_plan_g(const npu_cfg_t *cfg, int M, int K, int N, int gx, int gw, mc_layout_t *l)
+static void mc_plan_g(const npu_cfg_t *cfg, int M, int K, int N, int gx, int gw, int mc, mc_layout_t *l)
 {
     memset(l, 0, sizeof *l);
     l->S = cfg->s;
     l->F = 2 * cfg->s;
     l->Mp = M / 4;
+    l->mc = mc;
+    l->nch = l->Mp / mc;
     l->nkb = cdiv(K, l->S);
     l->nnb = cdiv(N, l->S);
     l->nmc = l->Mp / l->S;
@@ -1011,7 +1016,7 @@ static void mc_plan_g(const npu_cfg_t *cfg, int M, int K, int N, int gx, int gw,
     l->wdy = (unsigned)cdiv(N, l->F);
     l->wk = (unsigned)cdiv(K, l->F);
     l->wxp = (unsigned)cdiv(l->Mp, l->F);
-    l->slot = (unsigned)((long)M * gx > 2L * K * gw ? (long)M * gx : 2L * K * gw);
+    l->slot = (unsigned)(4L * mc * gx > 2L * K * gw ? 4L * mc * gx : 2L * K * gw);
     l->dy = 0;
     l->wt = l->dy + (unsigned)M * l->wdy;
     l->xt = l->wt + (unsigned)N * l->wk;
@@ -1020,23 +1025,27 @@ static void mc_plan_g(const npu_cfg_t *cfg, int M, int K, int N, int gx, int gw,
     l->words = (long)l->st[1] + (long)l->slot;
 }
 
+/* The widest steps first (STORE rows of gx beats), then the most rows per chunk (a dX wave of
+ * 4mc rows writes 2mc OBUF rows, within one OBUF half); mc a multiple of S dividing M/4. */
 static int mc_plan(const npu_cfg_t *cfg, int M, int K, int N, mc_layout_t *l)
 {
-    int nkb = cdiv(K, cfg->s), nnb = cdiv(N, cfg->s);
-    for (int g = nkb > nnb ? nkb : nnb; g >= 1; g--) {
-        mc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nnb ? g : nnb, l);
-        if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
-            return 1;
-    }
+    int S = cfg->s, Mp = M / 4, nkb = cdiv(K, S), nnb = cdiv(N, S);
+    for (int g = nkb > nnb ? nkb : nnb; g >= 1; g--)
+        for (int mc = Mp; mc >= S; mc -= S) {
+            if (Mp % mc || 2 * mc > cfg->obuf_rows)
+                continue;
+            mc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nnb ? g : nnb, mc, l);
+            if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
+                return 1;
+        }
     return 0;
 }
 
 int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N)
 {
     mc_layout_t l;
-    /* dX waves write M/2 OBUF rows, dW waves (4K rows) 2K: each within one OBUF half */
-    if (K < 1 || N < 1 || M < 4 * cfg->s || M % (4 * cfg->s) != 0 || M / 2 > cfg->obuf_rows ||
-        2 * K > cfg->obuf_rows || M > 0xFFFF || 4L * K > 0xFFFF || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
+    /* dW waves (4K rows) write 2K OBUF rows, within one OBUF half */
+    if (K < 1 || N < 1 || M < 4 * cfg->s || M % (4 * cfg->s) != 0 || 2 * K > cfg->obuf_rows || M > 0xFFFF || 4L * K > 0xFFFF || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
         return 0;
     return mc_plan(cfg, M, K, N, &l);
 }
@@ -1079,7 +1088,7 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     kc_t e;
     npu_insn_t in;
     if (!npu_bwd_mcores_fits(cfg, M, K, N) || !mc_plan(cfg, M, K, N, &l)) {
-        snprintf(msg, msgn, "per-core M split needs M a multiple of 4S, M/2 and 2K <= OBUF rows "
+        snprintf(msg, msgn, "per-core M split needs M a multiple of 4S, 2K <= OBUF rows "
                             "and dY, W^T, X^T resident in the SPM");
         return -1;
     }
@@ -1088,8 +1097,8 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     e.em.msg = msg;
     e.em.msgn = msgn;
     e.obuf_rows = (unsigned)cfg->obuf_rows;
-    int S = l.S, nsx = cdiv(l.nkb, l.gx), nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
-    unsigned Ku = (unsigned)K, Mh = (unsigned)M / 2;
+    int S = l.S, nxg = cdiv(l.nkb, l.gx), nsx = nxg * l.nch, nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
+    unsigned Ku = (unsigned)K, mc = (unsigned)l.mc, mc2 = 2u * mc;
     if (st) {
         memset(st, 0, sizeof *st);
         st->loads[NPU_TT_DY] = 1;
@@ -1099,8 +1108,14 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
         st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
     }
     /* dY and W^T (resident for the whole program: each read from DRAM once) */
-    put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)M, io->dy, l.dy, l.wdy, 2u * (unsigned)N, io->pitch_dy),
-        &in, 0);
+    for (unsigned r = 0; r < 4u * (unsigned)l.nch; r++) { /* chunk c = r / 4 of part p = r % 4 */
+        uint64_t d = io->dy + ((uint64_t)(r % 4) * (uint64_t)l.Mp + (uint64_t)(r / 4) * mc) * io->pitch_dy * B;
+        put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, mc, (uint32_t)d, l.dy + r * mc * l.wdy, l.wdy, 2u * (unsigned)N,
+                             io->pitch_dy),
+            &in, 0);
+        if (d > 0xFFFFFFFFull)
+            fail(&e.em, "DRAM address beyond 32 bits");
+    }
     put(&e, npu_enc_load(&in, NPU_TAG_W, 1, Ku, io->w, l.wt, l.wk, 2u * (unsigned)N, io->pitch_w), &in,
         NPU_TOK_PUSH_NEXT);
     for (unsigned p = 0; p < 4; p++) { /* X^T of part p: K rows of Mp lanes */
@@ -1117,12 +1132,12 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
         unsigned pop_s = g >= 2 ? NPU_TOK_POP_NEXT : 0;
         unsigned push_s = g + 2 < nsteps ? NPU_TOK_PUSH_PREV : 0;
         size_t last = 0;
-        if (g < nsx) { /* dX: ISW row sets = the parts' dY rows, W^T multicast */
-            int b0 = g * l.gx, G = l.nkb - b0 < l.gx ? l.nkb - b0 : l.gx;
-            unsigned cols = 0;
+        if (g < nsx) { /* dX, chunk c: ISW row sets = the parts' dY rows, W^T multicast */
+            int c = g / nxg, b0 = g % nxg * l.gx, G = l.nkb - b0 < l.gx ? l.nkb - b0 : l.gx;
+            unsigned cols = 0, dyc = l.dy + 4u * (unsigned)c * mc * l.wdy;
             for (int j = 0; j < G; j++) {
                 int kb = b0 + j;
-                unsigned n = (unsigned)(K - kb * S < S ? K - kb * S : S), ob = ob_alloc(&e, Mh);
+                unsigned n = (unsigned)(K - kb * S < S ? K - kb * S : S), ob = ob_alloc(&e, mc2);
                 cols += n;
                 for (int ns = 0; ns < l.nnb; ns++) {
                     unsigned k = (unsigned)(N - ns * S < S ? N - ns * S : S);
@@ -1132,22 +1147,29 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                         rc = npu_insn_lane_hi(&in);
                     put(&e, rc, &in, pop_l);
                     pop_l = 0;
-                    rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, ns > 0, (unsigned)M, l.dy + (unsigned)(ns / 2),
+                    rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, ns > 0, 2u * mc2, dyc + (unsigned)(ns / 2),
                                       l.wdy, k, n, ob);
                     if (rc == 0 && ns % 2)
                         rc = npu_insn_lane_hi(&in);
                     put(&e, rc, &in, 0);
                     e.bank ^= 1u;
                 }
-                /* skinny: rows [0, M/2) low lanes, [M/2, M) high lanes -> M rows of gx words */
-                last = put(&e, npu_enc_drain_split(&in, Mh, ob, sb + (unsigned)j, (unsigned)l.gx, Mh, Mh), &in,
+                /* skinny: rows [0, 2mc) low lanes, [2mc, 4mc) high lanes -> 4mc rows of gx words,
+                 * part p's chunk at rows p·mc.. */
+                last = put(&e, npu_enc_drain_split(&in, mc2, ob, sb + (unsigned)j, (unsigned)l.gx, mc2, mc2), &in,
                            pop_s);
                 pop_s = 0;
             }
             npu_insn_tok(&out->insn[last], NPU_TOK_PUSH_NEXT);
-            put(&e, npu_enc_store(&in, NPU_TAG_DX, (unsigned)M, io->dx + 4u * (unsigned)(b0 * S), sb,
-                                  (unsigned)l.gx, 4u * cols, io->pitch_dx),
-                &in, NPU_TOK_POP_PREV | push_s);
+            for (unsigned p = 0; p < 4; p++) {
+                uint64_t d = io->dx + ((uint64_t)p * (uint64_t)l.Mp + (uint64_t)c * mc) * io->pitch_dx * B +
+                             4ull * (uint64_t)b0 * (uint64_t)S;
+                put(&e, npu_enc_store(&in, NPU_TAG_DX, mc, (uint32_t)d, sb + p * mc * (unsigned)l.gx, (unsigned)l.gx,
+                                      4u * cols, io->pitch_dx),
+                    &in, (p == 0 ? NPU_TOK_POP_PREV : 0) | (p == 3 ? push_s : 0));
+                if (d > 0xFFFFFFFFull)
+                    fail(&e.em, "DRAM address beyond 32 bits");
+            }
         } else { /* dW: ISW row sets = the parts' X^T rows, each core its part's dY tile; sum on chip */
             int nb0 = (g - nsx) * l.gw, G = l.nnb - nb0 < l.gw ? l.nnb - nb0 : l.gw;
             unsigned cols = 0, gw = (unsigned)l.gw, acc = sb + Ku * gw;
@@ -1158,8 +1180,8 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                 for (int s = 0; s < l.nmc; s++) {
                     for (unsigned p = 0; p < 4; p++) {
                         int rc = npu_enc_ldw_cores(&in, e.bank, NPU_MODE_ISW,
-                                                   l.dy + ((unsigned)l.Mp * p + (unsigned)(s * S)) * l.wdy +
-                                                       (unsigned)(nb / 2),
+                                                   l.dy + ((4u * ((unsigned)(s * S) / mc) + p) * mc +
+                                                           (unsigned)(s * S) % mc) * l.wdy + (unsigned)(nb / 2),
                                                    l.wdy, (unsigned)S, n, 1u << core_of_part[p]);
                         if (rc == 0 && nb % 2)
                             rc = npu_insn_lane_hi(&in);

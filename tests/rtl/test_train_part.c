@@ -102,17 +102,12 @@ Test(train_part, k_per_core, .timeout = 1200)
     }
 }
 
-/* M per core on the issue's shapes where it applies (M a multiple of 4S, M/2 and 2K <= OBUF rows;
- * tiny: the small ones) and edge shapes (K, N not multiples of S), and the same with the parts in
- * sequence, 10 % stalls: bit-exact dX and dW (the four partials of dW summed on chip by DRAIN acc),
- * 2*M*N*K MACs, (P-1)*K*N accumulation adds, dY read once; cycles of both logged */
-Test(train_part, m_per_core, .timeout = 1200)
+/* M per core, shapes sh[0..n): the checks of part_check_ex with four parts on four cores, W read
+ * once, and the same split with the parts in sequence; cycles of both logged */
+static void m_per_core(const int (*sh)[3], int n, uint64_t seed0)
 {
     npu_cfg_t cfg = rtl_cfg();
-    int S = cfg.s;
-    const int sh[][3] = {{64, 64, 64}, {256, 64, 32}, {128, 128, 64}, {512, 32, 16}, {4 * S, 2 * S + 3, S - 1},
-                         {8 * S, 1, 3 * S + 5}, {16 * S, 16 * S, 8 * S + 1}, {64 * S, 4 * S + 1, 2 * S}};
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < n; i++) {
         uint64_t cyc[2] = {0, 0};
         if (!npu_bwd_mcores_fits(&cfg, sh[i][0], sh[i][1], sh[i][2]) ||
             (cfg.s <= 2 && (long)sh[i][0] * sh[i][1] * sh[i][2] > 100000))
@@ -120,7 +115,7 @@ Test(train_part, m_per_core, .timeout = 1200)
         for (int seq = 0; seq < 2; seq++) {
             uint64_t w[2];
             part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_TORD_INTERLEAVE, NPU_TPART_M,
-                          i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(750 + (uint64_t)i), 10,
+                          i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(seed0 + (uint64_t)i), 10,
                           &cyc[seq], seq, !seq, w);
             if (!seq) /* W read once, multicast to the four cores */
                 cr_assert_eq(w[0], w[1], "(%d,%d,%d): W read %llu bytes, once = %llu", sh[i][0], sh[i][1],
@@ -129,6 +124,25 @@ Test(train_part, m_per_core, .timeout = 1200)
         cr_log_info("%s (%d,%d,%d) M: per core %llu cycles, parts in sequence %llu", cfg.name,
                     sh[i][0], sh[i][1], sh[i][2], (unsigned long long)cyc[0], (unsigned long long)cyc[1]);
     }
+}
+
+/* M per core on the issue's shapes where it applies (M a multiple of 4S, 2K <= OBUF rows; tiny:
+ * none), 10 % stalls: bit-exact dX and dW (the four partials of dW summed on chip by DRAIN acc),
+ * 2*M*N*K MACs, (P-1)*K*N accumulation adds, dY and W read once */
+Test(train_part, m_per_core, .timeout = 1200)
+{
+    const int sh[][3] = {{64, 64, 64}, {256, 64, 32}, {128, 128, 64}, {512, 32, 16}};
+    m_per_core(sh, 4, 750);
+}
+
+/* M per core on edge shapes: K and N not multiples of S, K = 1, M/2 > OBUF rows (dX in chunks of
+ * 72 (small) or 24 (tiny) rows per part) */
+Test(train_part, m_per_core_edges, .timeout = 1200)
+{
+    int S = rtl_cfg().s;
+    const int sh[][3] = {{4 * S, 2 * S + 3, S - 1}, {8 * S, 1, 3 * S + 5}, {16 * S, 16 * S, 8 * S + 1},
+                         {64 * S, 4 * S + 1, 2 * S}, {576, 3, 2}};
+    m_per_core(sh, 5, 760);
 }
 
 /* The shapes under one order, every partitioning (and none, for the cycle log). */

@@ -86,12 +86,12 @@ Test(train_part, k_per_core, .timeout = 600)
                           seq, !seq);
 }
 
-/* M per core where M is a multiple of 4S (M/2 and 2K <= OBUF rows; edge shapes: K and N not
- * multiples of S, K = 1), against the same split with the parts in sequence */
+/* M per core where M is a multiple of 4S (2K <= OBUF rows; edge shapes: K and N not multiples
+ * of S, K = 1, M/2 > OBUF rows), against the same split with the parts in sequence */
 Test(train_part, m_per_core, .timeout = 600)
 {
     const int sh[][4] = {{8, 64, 64, 64}, {8, 256, 64, 32}, {8, 128, 128, 64}, {8, 512, 32, 16}, {8, 32, 19, 7},
-                         {8, 64, 1, 29}, {2, 64, 32, 17}, {2, 8, 5, 3}, {2, 128, 9, 4}};
+                         {8, 64, 1, 29}, {2, 64, 32, 17}, {2, 8, 5, 3}, {2, 128, 9, 4}, {2, 256, 5, 3}};
     for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
         for (int seq = 0; seq < 2; seq++)
             part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
