@@ -798,6 +798,15 @@ typedef struct kc {
     unsigned bank, ob_next, obuf_rows;
 } kc_t;
 
+static void kc_init(kc_t *e, const npu_cfg_t *cfg, npu_prog_t *out, char *msg, size_t msgn)
+{
+    memset(e, 0, sizeof *e);
+    e->p = out;
+    e->em.msg = msg;
+    e->em.msgn = msgn;
+    e->obuf_rows = (unsigned)cfg->obuf_rows;
+}
+
 /* Appends an encoded instruction with extra token flags; returns its index. */
 static size_t put(kc_t *e, int rc, npu_insn_t *in, unsigned tok)
 {
@@ -849,11 +858,7 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                             "dY, X^T resident in the SPM");
         return -1;
     }
-    memset(&e, 0, sizeof e);
-    e.p = out;
-    e.em.msg = msg;
-    e.em.msgn = msgn;
-    e.obuf_rows = (unsigned)cfg->obuf_rows;
+    kc_init(&e, cfg, out, msg, msgn);
     int S = l.S, nsx = cdiv(l.nkb, l.gx) * l.nmc, nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
     if (st) {
         memset(st, 0, sizeof *st);
@@ -1092,11 +1097,7 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                             "and dY, W^T, X^T resident in the SPM");
         return -1;
     }
-    memset(&e, 0, sizeof e);
-    e.p = out;
-    e.em.msg = msg;
-    e.em.msgn = msgn;
-    e.obuf_rows = (unsigned)cfg->obuf_rows;
+    kc_init(&e, cfg, out, msg, msgn);
     int S = l.S, nxg = cdiv(l.nkb, l.gx), nsx = nxg * l.nch, nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
     unsigned Ku = (unsigned)K, mc = (unsigned)l.mc, mc2 = 2u * mc;
     if (st) {

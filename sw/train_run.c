@@ -298,29 +298,20 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     npu_prog_init(&part);
     L->part_seq = 0;
     L->part_cores = 0;
-    if (c->part == NPU_TPART_K && c->core_parts && npu_bwd_kcores_fits(c->cfg, L->M, L->K, L->N)) {
-        npu_bwd_stats_t st; /* four parts of K/4 columns, one per core (train_emit.h) */
-        if (npu_bwd_emit_kcores(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
+    if (c->core_parts && ((c->part == NPU_TPART_K && npu_bwd_kcores_fits(c->cfg, L->M, L->K, L->N)) ||
+                          (c->part == NPU_TPART_M && npu_bwd_mcores_fits(c->cfg, L->M, L->K, L->N)))) {
+        /* four parts of K/4 columns or M/4 rows, one per core (train_emit.h) */
+        npu_bwd_stats_t st;
+        if ((c->part == NPU_TPART_K ? npu_bwd_emit_kcores : npu_bwd_emit_mcores)(c->cfg, &a, &prog, &st, msg,
+                                                                                sizeof msg) == 0) {
             L->nparts = NPU_TRAIN_PARTS;
             L->part_cores = 1;
             L->dy_tile_loads = st.loads[NPU_TT_DY];
             L->dy_tiles = st.dy_compulsory;
             L->spills = L->reloads = 0;
-            L->accum_adds = 0;
-            goto run;
-        }
-        prog.n = 0;
-    }
-    if (c->part == NPU_TPART_M && c->core_parts && npu_bwd_mcores_fits(c->cfg, L->M, L->K, L->N)) {
-        npu_bwd_stats_t st; /* four parts of M/4 rows, one per core (train_emit.h) */
-        if (npu_bwd_emit_mcores(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
-            L->nparts = NPU_TRAIN_PARTS;
-            L->part_cores = 1;
-            L->dy_tile_loads = st.loads[NPU_TT_DY];
-            L->dy_tiles = st.dy_compulsory;
-            L->spills = L->reloads = 0;
-            L->accum_adds = st.accum_adds;
-            L->accum_expect = (long)(NPU_TRAIN_PARTS - 1) * L->K * L->N; /* the plan's, P = 4 */
+            L->accum_adds = st.accum_adds; /* M: the on-chip sum of dW; K: none */
+            if (c->part == NPU_TPART_M)
+                L->accum_expect = (long)(NPU_TRAIN_PARTS - 1) * L->K * L->N; /* the plan's, P = 4 */
             goto run;
         }
         prog.n = 0;
