@@ -1082,6 +1082,26 @@ int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N)
  * DRAIN reads a row's old words only after the previous row's writes (npu_exec), so D1..D4 onto
  * the same words need no tokens.
  */
+/* The four partials P_p at OBUF rows ob + (p&1)*rows, lanes (p>>1)*S (an ISW wave of 4*rows rows
+ * whose sets are the parts) summed into the accumulator A (rows words, stride apart) with the
+ * scratch scr (rows words, split so that scr + rows*stride = A) taking the unwanted halves:
+ * D1..D4 of npu_bwd_emit_mcores. The first DRAIN pops `pop`; returns the last one's index. */
+static size_t sum4(kc_t *e, unsigned rows, unsigned ob, unsigned scr, unsigned A, unsigned stride, unsigned pop)
+{
+    npu_insn_t in;
+    size_t last = 0;
+    if (scr + rows * stride != A)
+        fail(&e->em, "sum4: the scratch must end where the accumulator starts");
+    put(e, npu_enc_drain_split(&in, rows, ob, scr, stride, rows, rows), &in, pop); /* P0 -> scr, P2 -> A */
+    for (unsigned d = 0; d < 3; d++) { /* P1 -> scr, P3 -> A; P0 -> A; P1 -> A */
+        int rc = npu_enc_drain_split(&in, rows, ob + (d == 1 ? 0 : rows), d ? A : scr, stride, rows, d ? 0 : rows);
+        if (rc == 0)
+            rc = npu_insn_drain_acc(&in);
+        last = put(e, rc, &in, 0);
+    }
+    return last;
+}
+
 int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
@@ -1196,20 +1216,8 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                     put(&e, rc, &in, 0);
                     e.bank ^= 1u;
                 }
-                unsigned scr = sb + (unsigned)j, A = acc + (unsigned)j;
-                /* D1..D4 (above): P0/P2, P1/P3, P0, P1 */
-                put(&e, npu_enc_drain_split(&in, Ku, ob, scr, gw, Ku, Ku), &in, pop_s);
+                last = sum4(&e, Ku, ob, sb + (unsigned)j, acc + (unsigned)j, gw, pop_s);
                 pop_s = 0;
-                int rc = npu_enc_drain_split(&in, Ku, ob + Ku, scr, gw, Ku, Ku);
-                if (rc == 0)
-                    rc = npu_insn_drain_acc(&in);
-                put(&e, rc, &in, 0);
-                for (unsigned h = 0; h < 2; h++) {
-                    rc = npu_enc_drain_split(&in, Ku, ob + h * Ku, A, gw, Ku, 0);
-                    if (rc == 0)
-                        rc = npu_insn_drain_acc(&in);
-                    last = put(&e, rc, &in, 0);
-                }
                 if (st)
                     st->accum_adds += 3L * K * (long)n;
             }
