@@ -1229,3 +1229,191 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     }
     return e.em.err ? -1 : 0;
 }
+
+/* ---- the N split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
+
+/* SPM layout (words): dY as four row ranges of M rows, range p = dY[:, part p's columns] (so
+ * that one ISW wave's row sets are the four parts), W^T (N rows) and X^T (K rows) resident, two
+ * staging slots: dX 2M rows of gx words (scratch, then the accumulator: sum4), dW four parts'
+ * K rows of gw words. */
+typedef struct nc_layout {
+    int S, F, Np, nkb, nbp, nmb, gx, gw;
+    unsigned wdyp, wk, wx, dy, wt, xt, st[2], slot;
+    long words;
+} nc_layout_t;
+
+static void nc_plan_g(const npu_cfg_t *cfg, int M, int K, int N, int gx, int gw, nc_layout_t *l)
+{
+    memset(l, 0, sizeof *l);
+    l->S = cfg->s;
+    l->F = 2 * cfg->s;
+    l->Np = N / 4;
+    l->nkb = cdiv(K, l->S);
+    l->nbp = l->Np / l->S;
+    l->nmb = cdiv(M, l->S);
+    l->gx = gx;
+    l->gw = gw;
+    l->wdyp = (unsigned)cdiv(l->Np, l->F);
+    l->wk = (unsigned)cdiv(K, l->F);
+    l->wx = (unsigned)cdiv(M, l->F);
+    l->slot = (unsigned)(2L * M * gx > 4L * K * gw ? 2L * M * gx : 4L * K * gw);
+    l->dy = 0;
+    l->wt = l->dy + 4u * (unsigned)M * l->wdyp;
+    l->xt = l->wt + (unsigned)N * l->wk;
+    l->st[0] = l->xt + (unsigned)K * l->wx;
+    l->st[1] = l->st[0] + l->slot;
+    l->words = (long)l->st[1] + (long)l->slot;
+}
+
+static int nc_plan(const npu_cfg_t *cfg, int M, int K, int N, nc_layout_t *l)
+{
+    int nkb = cdiv(K, cfg->s), nbp = N / 4 / cfg->s;
+    for (int g = nkb > nbp ? nkb : nbp; g >= 1; g--) {
+        nc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nbp ? g : nbp, l);
+        if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
+            return 1;
+    }
+    return 0;
+}
+
+int npu_bwd_ncores_fits(const npu_cfg_t *cfg, int M, int K, int N)
+{
+    nc_layout_t l;
+    /* parts of whole beats (a LOAD of part p's columns starts on a beat): N a multiple of 8S; dX
+     * waves (4M rows) write 2M OBUF rows, dW bcast waves (K rows) 2K: each within one half */
+    if (M < 1 || K < 1 || N < 8 * cfg->s || N % (8 * cfg->s) != 0 || 2 * M > cfg->obuf_rows ||
+        2 * K > cfg->obuf_rows || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
+        return 0;
+    return nc_plan(cfg, M, K, N, &l);
+}
+
+/*
+ * Steps g = 0 .. nsx-1: dX of K-blocks [b0, b0 + gx); steps nsx ..: dW of the parts' S-wide
+ * column blocks [b0, b0 + gw) (block b of part q = columns q*Np + b*S ..). Loads and tokens as in
+ * npu_bwd_emit_mcores.
+ *
+ * dX = sum_p dY[:, part p]·W[:, part p]^T: per K-block and S-deep chunk s of the parts' columns,
+ * four masked LDWs (the core of part p: W^T[part p's chunk s, K-block]) and one ISW WAVE of 4M
+ * rows (range p = dY[:, part p], chunk s), accumulated over s in the OBUF; the four partials are
+ * summed by sum4 ((P-1)*M*K combining adds for the layer).
+ *
+ * dW[:, part q] = X^T·dY[:, part q]: per block b of every part and S-deep M-chunk, four masked
+ * LDWs (core q: dY[M-chunk, part q's block b]) and one bcast ISW WAVE of the K rows of X^T (each
+ * row read once, every core multiplies it by its own tile); two skinny DRAINs put core q's
+ * columns into part q's K rows of the staging slot, one STORE per part. No partials.
+ */
+int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                        npu_bwd_stats_t *st, char *msg, size_t msgn)
+{
+    static const unsigned core_of_part[4] = {0, 2, 1, 3}; /* ISW row sets: [0,qa) -> 0, then 2, 1, 3 */
+    const npu_bwd_io_t *io = &a->io;
+    int M = a->M, K = a->K, N = a->N;
+    nc_layout_t l;
+    kc_t e;
+    npu_insn_t in;
+    if (!npu_bwd_ncores_fits(cfg, M, K, N) || !nc_plan(cfg, M, K, N, &l)) {
+        snprintf(msg, msgn, "per-core N split needs N a multiple of 8S, 2M and 2K <= OBUF rows "
+                            "and dY, W^T, X^T resident in the SPM");
+        return -1;
+    }
+    kc_init(&e, cfg, out, msg, msgn);
+    int S = l.S, nsx = cdiv(l.nkb, l.gx), nsw = cdiv(l.nbp, l.gw), nsteps = nsx + nsw;
+    unsigned Ku = (unsigned)K, Mu = (unsigned)M, Np = (unsigned)l.Np;
+    if (st) {
+        memset(st, 0, sizeof *st);
+        st->loads[NPU_TT_DY] = 1;
+        st->loads[NPU_TT_X] = 1;
+        st->loads[NPU_TT_W] = 1;
+        st->dy_compulsory = 1;
+        st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
+    }
+    for (unsigned p = 0; p < 4; p++) /* dY[:, part p]: M rows of Np columns (beat-aligned) */
+        put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, Mu, io->dy + 2u * p * Np, l.dy + p * Mu * l.wdyp, l.wdyp, 2u * Np,
+                             io->pitch_dy),
+            &in, 0);
+    put(&e, npu_enc_load(&in, NPU_TAG_W, 1, Ku, io->w, l.wt, l.wk, 2u * (unsigned)N, io->pitch_w), &in,
+        NPU_TOK_PUSH_NEXT);
+    put(&e, npu_enc_load(&in, NPU_TAG_X, 1, Mu, io->x, l.xt, l.wx, 2u * Ku, io->pitch_x), &in, NPU_TOK_PUSH_NEXT);
+    for (int g = 0; g < nsteps && !e.em.err; g++) {
+        unsigned sb = l.st[g % 2];
+        unsigned pop_l = g == 0 || g == nsx ? NPU_TOK_POP_PREV : 0;
+        unsigned pop_s = g >= 2 ? NPU_TOK_POP_NEXT : 0;
+        unsigned push_s = g + 2 < nsteps ? NPU_TOK_PUSH_PREV : 0;
+        size_t last = 0;
+        if (g < nsx) { /* dX: ISW row sets = the parts' dY rows, each core its part's W^T; sum on chip */
+            int b0 = g * l.gx, G = l.nkb - b0 < l.gx ? l.nkb - b0 : l.gx;
+            unsigned cols = 0, gx = (unsigned)l.gx, acc = sb + Mu * gx;
+            for (int j = 0; j < G; j++) {
+                int kb = b0 + j;
+                unsigned n = (unsigned)(K - kb * S < S ? K - kb * S : S), ob = ob_alloc(&e, 2 * Mu);
+                cols += n;
+                for (int s = 0; s < l.nbp; s++) {
+                    for (unsigned p = 0; p < 4; p++) {
+                        int rc = npu_enc_ldw_cores(&in, e.bank, NPU_MODE_ISW,
+                                                   l.wt + (p * Np + (unsigned)(s * S)) * l.wk + (unsigned)(kb / 2), l.wk,
+                                                   (unsigned)S, n, 1u << core_of_part[p]);
+                        if (rc == 0 && kb % 2)
+                            rc = npu_insn_lane_hi(&in);
+                        put(&e, rc, &in, pop_l);
+                        pop_l = 0;
+                    }
+                    int rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, s > 0, 4u * Mu, l.dy + (unsigned)(s / 2), l.wdyp,
+                                          (unsigned)S, n, ob);
+                    if (rc == 0 && s % 2)
+                        rc = npu_insn_lane_hi(&in);
+                    put(&e, rc, &in, 0);
+                    e.bank ^= 1u;
+                }
+                last = sum4(&e, Mu, ob, sb + (unsigned)j, acc + (unsigned)j, gx, pop_s);
+                pop_s = 0;
+                if (st)
+                    st->accum_adds += 3L * M * (long)n;
+            }
+            npu_insn_tok(&out->insn[last], NPU_TOK_PUSH_NEXT);
+            put(&e, npu_enc_store(&in, NPU_TAG_DX, Mu, io->dx + 4u * (unsigned)(b0 * S), acc, gx, 4u * cols,
+                                  io->pitch_dx),
+                &in, NPU_TOK_POP_PREV | push_s);
+        } else { /* dW, blocks b0.. of every part: bcast waves of X^T rows, core q's own dY tile */
+            int b0 = (g - nsx) * l.gw, G = l.nbp - b0 < l.gw ? l.nbp - b0 : l.gw;
+            unsigned gw = (unsigned)l.gw;
+            for (int j = 0; j < G; j++) {
+                int b = b0 + j;
+                unsigned ob = ob_alloc(&e, 2 * Ku);
+                for (int s = 0; s < l.nmb; s++) {
+                    unsigned k = (unsigned)(M - s * S < S ? M - s * S : S);
+                    for (unsigned q = 0; q < 4; q++) {
+                        int rc = npu_enc_ldw_cores(&in, e.bank, NPU_MODE_ISW,
+                                                   l.dy + (q * Mu + (unsigned)(s * S)) * l.wdyp + (unsigned)(b / 2), l.wdyp,
+                                                   k, (unsigned)S, 1u << q);
+                        if (rc == 0 && b % 2)
+                            rc = npu_insn_lane_hi(&in);
+                        put(&e, rc, &in, pop_l);
+                        pop_l = 0;
+                    }
+                    int rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, s > 0, Ku, l.xt + (unsigned)(s / 2), l.wx, k,
+                                          (unsigned)S, ob);
+                    if (rc == 0)
+                        rc = npu_insn_bcast(&in);
+                    if (rc == 0 && s % 2)
+                        rc = npu_insn_lane_hi(&in);
+                    put(&e, rc, &in, 0);
+                    e.bank ^= 1u;
+                }
+                /* cores 0/1 (rows ob..): low lanes to part 0's K rows, high lanes to part 1's
+                 * (split K rows further); cores 2/3 (rows ob + K..): parts 2/3 */
+                for (unsigned h = 0; h < 2; h++) {
+                    last = put(&e, npu_enc_drain_split(&in, Ku, ob + h * Ku, sb + 2u * h * Ku * gw + (unsigned)j, gw,
+                                                       Ku, Ku),
+                               &in, pop_s);
+                    pop_s = 0;
+                }
+            }
+            npu_insn_tok(&out->insn[last], NPU_TOK_PUSH_NEXT);
+            for (unsigned q = 0; q < 4; q++)
+                put(&e, npu_enc_store(&in, NPU_TAG_DW, Ku, io->dw + 4u * (q * Np + (unsigned)(b0 * S)),
+                                      sb + q * Ku * gw, gw, 4u * (unsigned)(G * S), io->pitch_dw),
+                    &in, (q == 0 ? NPU_TOK_POP_PREV : 0) | (q == 3 ? push_s : 0));
+        }
+    }
+    return e.em.err ? -1 : 0;
+}

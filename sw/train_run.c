@@ -299,19 +299,21 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     L->part_seq = 0;
     L->part_cores = 0;
     if (c->core_parts && ((c->part == NPU_TPART_K && npu_bwd_kcores_fits(c->cfg, L->M, L->K, L->N)) ||
-                          (c->part == NPU_TPART_M && npu_bwd_mcores_fits(c->cfg, L->M, L->K, L->N)))) {
-        /* four parts of K/4 columns or M/4 rows, one per core (train_emit.h) */
+                          (c->part == NPU_TPART_M && npu_bwd_mcores_fits(c->cfg, L->M, L->K, L->N)) ||
+                          (c->part == NPU_TPART_N && npu_bwd_ncores_fits(c->cfg, L->M, L->K, L->N)))) {
+        /* four parts of K/4 columns, M/4 rows or N/4 columns, one per core (train_emit.h) */
         npu_bwd_stats_t st;
-        if ((c->part == NPU_TPART_K ? npu_bwd_emit_kcores : npu_bwd_emit_mcores)(c->cfg, &a, &prog, &st, msg,
-                                                                                sizeof msg) == 0) {
+        if ((c->part == NPU_TPART_K ? npu_bwd_emit_kcores
+             : c->part == NPU_TPART_M ? npu_bwd_emit_mcores
+                                      : npu_bwd_emit_ncores)(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
             L->nparts = NPU_TRAIN_PARTS;
             L->part_cores = 1;
             L->dy_tile_loads = st.loads[NPU_TT_DY];
             L->dy_tiles = st.dy_compulsory;
             L->spills = L->reloads = 0;
-            L->accum_adds = st.accum_adds; /* M: the on-chip sum of dW; K: none */
-            if (c->part == NPU_TPART_M)
-                L->accum_expect = (long)(NPU_TRAIN_PARTS - 1) * L->K * L->N; /* the plan's, P = 4 */
+            L->accum_adds = st.accum_adds; /* the on-chip sum of dW (M) or dX (N); K: none */
+            if (c->part != NPU_TPART_K) /* the plan's, P = 4 */
+                L->accum_expect = (long)(NPU_TRAIN_PARTS - 1) * (c->part == NPU_TPART_M ? L->K * L->N : L->M * L->K);
             goto run;
         }
         prog.n = 0;
