@@ -54,6 +54,14 @@ if ! "$npu" train --layers 8,20,12 --batch 64 --partition m | grep -q ' mx4c '; 
 else
     echo "ok: train --partition m runs one part per core (mx4c)"
 fi
+check 0 "train N one part per core" train --layers 8,20,64 --batch 12 --partition n --quiet
+check 0 "train N parts in sequence" train --layers 8,20,64 --batch 12 --partition nseq --quiet
+# the table marks the per-core N split nx4c (N = 64 is a multiple of 8S at tiny and small)
+if ! "$npu" train --layers 8,20,64 --batch 12 --partition n | grep -q ' nx4c '; then
+    echo "FAIL: train --partition n: no nx4c in the table"; fail=1
+else
+    echo "ok: train --partition n runs one part per core (nx4c)"
+fi
 check 0 "a fused training step" train --layers 9,20,12 --batch 10 --order dxmajor --quiet
 check 0 "a valid training step" train --layers 12,9,5 --batch 6 --quiet
 check 2 "conv without layers" conv --kernel dx
