@@ -795,7 +795,7 @@ int npu_bwd_kcores_fits(const npu_cfg_t *cfg, int M, int K, int N)
 typedef struct kc {
     em_t em;           /* the first failure (fail) */
     npu_prog_t *p;
-    unsigned bank, ob_next, obuf_rows;
+    unsigned bank, ob_next, obuf_rows, S;
 } kc_t;
 
 static void kc_init(kc_t *e, const npu_cfg_t *cfg, npu_prog_t *out, char *msg, size_t msgn)
@@ -805,6 +805,7 @@ static void kc_init(kc_t *e, const npu_cfg_t *cfg, npu_prog_t *out, char *msg, s
     e->em.msg = msg;
     e->em.msgn = msgn;
     e->obuf_rows = (unsigned)cfg->obuf_rows;
+    e->S = (unsigned)cfg->s;
 }
 
 /* Appends an encoded instruction with extra token flags; returns its index. */
@@ -989,6 +990,8 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     return e.em.err ? -1 : 0;
 }
 
+#define NPU_PARTS_MAXCH 256 /* S-deep chunks of one part, M and N split (the fits checks) */
+
 /* ---- the M split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
 
 /* SPM layout (words): dY (M rows) and W^T (N rows) resident, X^T as four row ranges of K rows,
@@ -1050,7 +1053,8 @@ int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N)
 {
     mc_layout_t l;
     /* dW waves (4K rows) write 2K OBUF rows, within one OBUF half */
-    if (K < 1 || N < 1 || M < 4 * cfg->s || M % (4 * cfg->s) != 0 || 2 * K > cfg->obuf_rows || M > 0xFFFF || 4L * K > 0xFFFF || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
+    if (K < 1 || N < 1 || M < 4 * cfg->s || M % (4 * cfg->s) != 0 || 2 * K > cfg->obuf_rows ||
+        M / 4 / cfg->s > NPU_PARTS_MAXCH || M > 0xFFFF || 4L * K > 0xFFFF || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
         return 0;
     return mc_plan(cfg, M, K, N, &l);
 }
@@ -1102,16 +1106,47 @@ static size_t sum4(kc_t *e, unsigned rows, unsigned ob, unsigned scr, unsigned A
     return last;
 }
 
+/* The four parts' partials of one output block, accumulated in the OBUF at ob over nch S-deep
+ * chunks: per chunk, four masked LDWs (part p's tile at ldw[4*s + p], k = S rows of stride
+ * ldw_stride, n lanes, lane_hi for odd blocks) and one ISW WAVE of 4*rows A rows from
+ * a_addr + s/2 (stride a_stride) whose row sets are the parts; then sum4 into A. The first LDW
+ * pops *pop_l, the first DRAIN pop_s; returns the last DRAIN's index. */
+static size_t parts_sum(kc_t *e, int nch, const unsigned *ldw, unsigned ldw_stride, int odd_block, unsigned n,
+                        unsigned rows, unsigned a_addr, unsigned a_stride, unsigned ob, unsigned scr, unsigned A,
+                        unsigned stride, unsigned *pop_l, unsigned pop_s)
+{
+    static const unsigned core_of_part[4] = {0, 2, 1, 3}; /* ISW row sets: [0,qa) -> 0, then 2, 1, 3 */
+    unsigned S = e->S;
+    npu_insn_t in;
+    for (int s = 0; s < nch; s++) {
+        for (unsigned p = 0; p < 4; p++) {
+            int rc = npu_enc_ldw_cores(&in, e->bank, NPU_MODE_ISW, ldw[4 * s + (int)p], ldw_stride, S, n,
+                                       1u << core_of_part[p]);
+            if (rc == 0 && odd_block)
+                rc = npu_insn_lane_hi(&in);
+            put(e, rc, &in, *pop_l);
+            *pop_l = 0;
+        }
+        int rc = npu_enc_wave(&in, e->bank, NPU_MODE_ISW, s > 0, 4u * rows, a_addr + (unsigned)(s / 2), a_stride, S,
+                              n, ob);
+        if (rc == 0 && s % 2)
+            rc = npu_insn_lane_hi(&in);
+        put(e, rc, &in, 0);
+        e->bank ^= 1u;
+    }
+    return sum4(e, rows, ob, scr, A, stride, pop_s);
+}
+
 int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
-    static const unsigned core_of_part[4] = {0, 2, 1, 3}; /* ISW row sets: [0,qa) -> 0, then 2, 1, 3 */
     const npu_bwd_io_t *io = &a->io;
     int M = a->M, K = a->K, N = a->N;
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     mc_layout_t l;
     kc_t e;
     npu_insn_t in;
+    unsigned ldw[4 * NPU_PARTS_MAXCH];
     if (!npu_bwd_mcores_fits(cfg, M, K, N) || !mc_plan(cfg, M, K, N, &l)) {
         snprintf(msg, msgn, "per-core M split needs M a multiple of 4S, 2K <= OBUF rows "
                             "and dY, W^T, X^T resident in the SPM");
@@ -1198,25 +1233,12 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                 int nb = nb0 + j;
                 unsigned n = (unsigned)(N - nb * S < S ? N - nb * S : S), ob = ob_alloc(&e, 2 * Ku);
                 cols += n;
-                for (int s = 0; s < l.nmc; s++) {
-                    for (unsigned p = 0; p < 4; p++) {
-                        int rc = npu_enc_ldw_cores(&in, e.bank, NPU_MODE_ISW,
-                                                   l.dy + ((4u * ((unsigned)(s * S) / mc) + p) * mc +
-                                                           (unsigned)(s * S) % mc) * l.wdy + (unsigned)(nb / 2),
-                                                   l.wdy, (unsigned)S, n, 1u << core_of_part[p]);
-                        if (rc == 0 && nb % 2)
-                            rc = npu_insn_lane_hi(&in);
-                        put(&e, rc, &in, pop_l);
-                        pop_l = 0;
-                    }
-                    int rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, s > 0, 4u * Ku, l.xt + (unsigned)(s / 2), l.wxp,
-                                          (unsigned)S, n, ob);
-                    if (rc == 0 && s % 2)
-                        rc = npu_insn_lane_hi(&in);
-                    put(&e, rc, &in, 0);
-                    e.bank ^= 1u;
-                }
-                last = sum4(&e, Ku, ob, sb + (unsigned)j, acc + (unsigned)j, gw, pop_s);
+                for (int s = 0; s < l.nmc && s < NPU_PARTS_MAXCH; s++) /* part p's dY rows of chunk s */
+                    for (unsigned p = 0; p < 4; p++)
+                        ldw[4 * s + (int)p] = l.dy + ((4u * ((unsigned)(s * S) / mc) + p) * mc +
+                                                      (unsigned)(s * S) % mc) * l.wdy + (unsigned)(nb / 2);
+                last = parts_sum(&e, l.nmc, ldw, l.wdy, nb % 2, n, Ku, l.xt, l.wxp, ob, sb + (unsigned)j,
+                                 acc + (unsigned)j, gw, &pop_l, pop_s);
                 pop_s = 0;
                 if (st)
                     st->accum_adds += 3L * K * (long)n;
@@ -1282,6 +1304,7 @@ int npu_bwd_ncores_fits(const npu_cfg_t *cfg, int M, int K, int N)
     /* parts of whole beats (a LOAD of part p's columns starts on a beat): N a multiple of 8S; dX
      * waves (4M rows) write 2M OBUF rows, dW bcast waves (K rows) 2K: each within one half */
     if (M < 1 || K < 1 || N < 8 * cfg->s || N % (8 * cfg->s) != 0 || 2 * M > cfg->obuf_rows ||
+        N / 4 / cfg->s > NPU_PARTS_MAXCH ||
         2 * K > cfg->obuf_rows || 2L * N > 0xFFFF || 2L * K > 0xFFFF)
         return 0;
     return nc_plan(cfg, M, K, N, &l);
@@ -1305,12 +1328,12 @@ int npu_bwd_ncores_fits(const npu_cfg_t *cfg, int M, int K, int N)
 int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
-    static const unsigned core_of_part[4] = {0, 2, 1, 3}; /* ISW row sets: [0,qa) -> 0, then 2, 1, 3 */
     const npu_bwd_io_t *io = &a->io;
     int M = a->M, K = a->K, N = a->N;
     nc_layout_t l;
     kc_t e;
     npu_insn_t in;
+    unsigned ldw[4 * NPU_PARTS_MAXCH];
     if (!npu_bwd_ncores_fits(cfg, M, K, N) || !nc_plan(cfg, M, K, N, &l)) {
         snprintf(msg, msgn, "per-core N split needs N a multiple of 8S, 2M and 2K <= OBUF rows "
                             "and dY, W^T, X^T resident in the SPM");
@@ -1347,24 +1370,11 @@ int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                 int kb = b0 + j;
                 unsigned n = (unsigned)(K - kb * S < S ? K - kb * S : S), ob = ob_alloc(&e, 2 * Mu);
                 cols += n;
-                for (int s = 0; s < l.nbp; s++) {
-                    for (unsigned p = 0; p < 4; p++) {
-                        int rc = npu_enc_ldw_cores(&in, e.bank, NPU_MODE_ISW,
-                                                   l.wt + (p * Np + (unsigned)(s * S)) * l.wk + (unsigned)(kb / 2), l.wk,
-                                                   (unsigned)S, n, 1u << core_of_part[p]);
-                        if (rc == 0 && kb % 2)
-                            rc = npu_insn_lane_hi(&in);
-                        put(&e, rc, &in, pop_l);
-                        pop_l = 0;
-                    }
-                    int rc = npu_enc_wave(&in, e.bank, NPU_MODE_ISW, s > 0, 4u * Mu, l.dy + (unsigned)(s / 2), l.wdyp,
-                                          (unsigned)S, n, ob);
-                    if (rc == 0 && s % 2)
-                        rc = npu_insn_lane_hi(&in);
-                    put(&e, rc, &in, 0);
-                    e.bank ^= 1u;
-                }
-                last = sum4(&e, Mu, ob, sb + (unsigned)j, acc + (unsigned)j, gx, pop_s);
+                for (int s = 0; s < l.nbp && s < NPU_PARTS_MAXCH; s++) /* part p's W^T rows of chunk s */
+                    for (unsigned p = 0; p < 4; p++)
+                        ldw[4 * s + (int)p] = l.wt + (p * Np + (unsigned)(s * S)) * l.wk + (unsigned)(kb / 2);
+                last = parts_sum(&e, l.nbp, ldw, l.wk, kb % 2, n, Mu, l.dy, l.wdyp, ob, sb + (unsigned)j,
+                                 acc + (unsigned)j, gx, &pop_l, pop_s);
                 pop_s = 0;
                 if (st)
                     st->accum_adds += 3L * M * (long)n;
