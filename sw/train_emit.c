@@ -724,6 +724,25 @@ out:
 
 /* ---- the K split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
 
+/* A per-core layout of `words` SPM words fits the SPM and the 16-bit address fields. */
+static int spm_fits(const npu_cfg_t *cfg, long words)
+{
+    return words <= npu_cfg_spm_words(cfg) && words <= 0x10000;
+}
+
+/* The stats of a per-core program: dY and X^T loaded once, W^T w_loads times, 2*M*N*K MACs. */
+static void cores_stats(npu_bwd_stats_t *st, int M, int K, int N, long w_loads)
+{
+    if (!st)
+        return;
+    memset(st, 0, sizeof *st);
+    st->loads[NPU_TT_DY] = 1;
+    st->loads[NPU_TT_X] = 1;
+    st->loads[NPU_TT_W] = w_loads;
+    st->dy_compulsory = 1;
+    st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
+}
+
 /* SPM layout (words): dY resident, X^T resident, two W^T buffers, two staging slots. A step
  * covers gx S-wide K-blocks of every part (dX) or gw S-wide column blocks (dW), as many as fit,
  * so that each STORE row is gx (gw) beats instead of one (a one-beat row is a burst of its own:
@@ -774,7 +793,7 @@ static int kc_plan(const npu_cfg_t *cfg, int M, int K, int N, kc_layout_t *l)
     for (int mc = mcap; mc >= 1; mc = mc > 1 ? (mc + 1) / 2 : 0) {
         for (int g = nkb > nnb ? nkb : nnb; g >= 1; g--) {
             kc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nnb ? g : nnb, mc, l);
-            if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
+            if (spm_fits(cfg, l->words))
                 return 1;
         }
         if (mc == 1)
@@ -861,14 +880,7 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     }
     kc_init(&e, cfg, out, msg, msgn);
     int S = l.S, nsx = cdiv(l.nkb, l.gx) * l.nmc, nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
-    if (st) {
-        memset(st, 0, sizeof *st);
-        st->loads[NPU_TT_DY] = 1;
-        st->loads[NPU_TT_X] = 1;
-        st->loads[NPU_TT_W] = 4L * nsx; /* W^T of a block group again for each m-chunk */
-        st->dy_compulsory = 1;
-        st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    }
+    cores_stats(st, M, K, N, 4L * nsx); /* W^T of a block group again for each m-chunk */
     for (int g = -2; g < nsteps && !e.em.err; g++) {
         if (g >= 0) {
             int slot = g % 2;
@@ -1043,7 +1055,7 @@ static int mc_plan(const npu_cfg_t *cfg, int M, int K, int N, mc_layout_t *l)
             if (Mp % mc || 2 * mc > cfg->obuf_rows)
                 continue;
             mc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nnb ? g : nnb, mc, l);
-            if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
+            if (spm_fits(cfg, l->words))
                 return 1;
         }
     return 0;
@@ -1155,14 +1167,7 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     kc_init(&e, cfg, out, msg, msgn);
     int S = l.S, nxg = cdiv(l.nkb, l.gx), nsx = nxg * l.nch, nsw = cdiv(l.nnb, l.gw), nsteps = nsx + nsw;
     unsigned Ku = (unsigned)K, mc = (unsigned)l.mc, mc2 = 2u * mc;
-    if (st) {
-        memset(st, 0, sizeof *st);
-        st->loads[NPU_TT_DY] = 1;
-        st->loads[NPU_TT_X] = 1;
-        st->loads[NPU_TT_W] = 1;
-        st->dy_compulsory = 1;
-        st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    }
+    cores_stats(st, M, K, N, 1);
     /* dY and W^T (resident for the whole program: each read from DRAM once) */
     for (unsigned r = 0; r < 4u * (unsigned)l.nch; r++) { /* chunk c = r / 4 of part p = r % 4 */
         uint64_t d = io->dy + ((uint64_t)(r % 4) * (uint64_t)l.Mp + (uint64_t)(r / 4) * mc) * io->pitch_dy * B;
@@ -1292,7 +1297,7 @@ static int nc_plan(const npu_cfg_t *cfg, int M, int K, int N, nc_layout_t *l)
     int nkb = cdiv(K, cfg->s), nbp = N / 4 / cfg->s;
     for (int g = nkb > nbp ? nkb : nbp; g >= 1; g--) {
         nc_plan_g(cfg, M, K, N, g < nkb ? g : nkb, g < nbp ? g : nbp, l);
-        if (l->words <= npu_cfg_spm_words(cfg) && l->words <= 0x10000)
+        if (spm_fits(cfg, l->words))
             return 1;
     }
     return 0;
@@ -1342,14 +1347,7 @@ int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     kc_init(&e, cfg, out, msg, msgn);
     int S = l.S, nsx = cdiv(l.nkb, l.gx), nsw = cdiv(l.nbp, l.gw), nsteps = nsx + nsw;
     unsigned Ku = (unsigned)K, Mu = (unsigned)M, Np = (unsigned)l.Np;
-    if (st) {
-        memset(st, 0, sizeof *st);
-        st->loads[NPU_TT_DY] = 1;
-        st->loads[NPU_TT_X] = 1;
-        st->loads[NPU_TT_W] = 1;
-        st->dy_compulsory = 1;
-        st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
-    }
+    cores_stats(st, M, K, N, 1);
     for (unsigned p = 0; p < 4; p++) /* dY[:, part p]: M rows of Np columns (beat-aligned) */
         put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, Mu, io->dy + 2u * p * Np, l.dy + p * Mu * l.wdyp, l.wdyp, 2u * Np,
                              io->pitch_dy),
