@@ -107,4 +107,28 @@ int npu_bwd_kcores_fits(const npu_cfg_t *cfg, int M, int K, int N);
 int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn);
 
+/* The M split one part per core (docs/training.md section 10.4): part p = M rows
+ * [p*M/4, (p+1)*M/4) on one core each, W shared. dX: per S-wide K-block and S-deep N-chunk, one
+ * unmasked ISW LDW of the W^T tile (multicast) and one ISW WAVE of all M dY rows, whose four row
+ * sets are the four parts; dW: per S-wide N-block and S-deep M-chunk, four masked LDWs (each
+ * core its part's dY tile) and one ISW WAVE of 4K rows of X^T (row range p = part p's M rows),
+ * the four partials summed on chip by DRAIN acc ((P-1)*K*N accumulation adds). dY, W^T and X^T
+ * resident in the SPM (each read from DRAM once). Applies when M is a multiple of 4S, M/2 and
+ * 2K <= OBUF rows and the layout fits the SPM (npu_bwd_mcores_fits). Uses a->M, K, N, io. */
+int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N);
+int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                        npu_bwd_stats_t *st, char *msg, size_t msgn);
+
+/* The N split one part per core (docs/training.md section 10.4): part p = N columns
+ * [p*N/4, (p+1)*N/4), X shared. dW: per S-wide block of every part and S-deep M-chunk, four
+ * masked LDWs (each core its part's dY tile) and one bcast ISW WAVE of the K rows of X^T; dX: per
+ * S-wide K-block and S-deep chunk of the parts' columns, four masked LDWs (each core its part's
+ * W^T tile) and one ISW WAVE of 4M rows (row range p = dY[:, part p]), the four partials summed
+ * on chip by DRAIN acc ((P-1)*M*K accumulation adds). dY, W^T and X^T resident in the SPM.
+ * Applies when N is a multiple of 8S (each part's columns start on a beat), 2M and 2K <= OBUF
+ * rows and the layout fits the SPM (npu_bwd_ncores_fits). Uses a->M, K, N, io. */
+int npu_bwd_ncores_fits(const npu_cfg_t *cfg, int M, int K, int N);
+int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
+                        npu_bwd_stats_t *st, char *msg, size_t msgn);
+
 #endif

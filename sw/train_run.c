@@ -62,7 +62,7 @@ typedef struct ctx {
     int dead;          /* an earlier program ended in an NPU error: later ones are not run */
     int tile;          /* fused tiles (0: default) */
     npu_tpart_t part;  /* partitioning of the layer being run (NONE, M, N, K) */
-    int core_parts;    /* K: one part per core when it applies (npu_bwd_emit_kcores) */
+    int core_parts;    /* K, M: one part per core when it applies (npu_bwd_emit_kcores/mcores) */
 } ctx_t;
 
 static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
@@ -298,15 +298,22 @@ static int run_fused(ctx_t *c, npu_train_layer_t *L, npu_torder_t order, const d
     npu_prog_init(&part);
     L->part_seq = 0;
     L->part_cores = 0;
-    if (c->part == NPU_TPART_K && c->core_parts && npu_bwd_kcores_fits(c->cfg, L->M, L->K, L->N)) {
-        npu_bwd_stats_t st; /* four parts of K/4 columns, one per core (train_emit.h) */
-        if (npu_bwd_emit_kcores(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
+    if (c->core_parts && ((c->part == NPU_TPART_K && npu_bwd_kcores_fits(c->cfg, L->M, L->K, L->N)) ||
+                          (c->part == NPU_TPART_M && npu_bwd_mcores_fits(c->cfg, L->M, L->K, L->N)) ||
+                          (c->part == NPU_TPART_N && npu_bwd_ncores_fits(c->cfg, L->M, L->K, L->N)))) {
+        /* four parts of K/4 columns, M/4 rows or N/4 columns, one per core (train_emit.h) */
+        npu_bwd_stats_t st;
+        if ((c->part == NPU_TPART_K ? npu_bwd_emit_kcores
+             : c->part == NPU_TPART_M ? npu_bwd_emit_mcores
+                                      : npu_bwd_emit_ncores)(c->cfg, &a, &prog, &st, msg, sizeof msg) == 0) {
             L->nparts = NPU_TRAIN_PARTS;
             L->part_cores = 1;
             L->dy_tile_loads = st.loads[NPU_TT_DY];
             L->dy_tiles = st.dy_compulsory;
             L->spills = L->reloads = 0;
-            L->accum_adds = 0;
+            L->accum_adds = st.accum_adds; /* the on-chip sum of dW (M) or dX (N); K: none */
+            if (c->part != NPU_TPART_K) /* the plan's, P = 4 */
+                L->accum_expect = (long)(NPU_TRAIN_PARTS - 1) * (c->part == NPU_TPART_M ? L->K * L->N : L->M * L->K);
             goto run;
         }
         prog.n = 0;
@@ -390,7 +397,7 @@ static int bwd_layer(ctx_t *c, npu_train_layer_t *L, npu_torder_t o, const dtens
                      const int32_t *gold_dx, const int32_t *gold_dw)
 {
     int B = L->M, K = L->K, N = L->N, first = !L->has_dx;
-    uint64_t before = L->rd_bytes[NPU_TAG_DY];
+    uint64_t before = L->rd_bytes[NPU_TAG_DY], before_w = L->rd_bytes[NPU_TAG_W];
     int rc = NPU_GEMM_PASS;
     L->part = NPU_TPART_NONE;
     L->nparts = 1;
@@ -407,6 +414,8 @@ static int bwd_layer(ctx_t *c, npu_train_layer_t *L, npu_torder_t o, const dtens
     }
     L->dy_rd_bytes = L->rd_bytes[NPU_TAG_DY] - before;
     L->dy_compulsory = (uint64_t)B * dY->pitch * c->beat;
+    L->w_rd_bytes = L->rd_bytes[NPU_TAG_W] - before_w;
+    L->w_compulsory = first ? 0 : (uint64_t)K * W->pitch * c->beat; /* the first layer reads no W */
     return rc;
 }
 

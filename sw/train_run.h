@@ -33,6 +33,7 @@
  * The combining adds are counted (accum_adds) and equal the plan's (nparts - 1) * (K*N or
  * M*K); the MAC counter stays exactly 2*M*N*K. K with K a multiple of 4S (and the operands
  * fitting, npu_bwd_kcores_fits) runs one part per core instead (npu_bwd_emit_kcores, "kx4c"),
+ * and so does M with M a multiple of 4S (npu_bwd_mcores_fits; npu_bwd_emit_mcores, "mx4c"),
  * unless mlp->parts_in_sequence. KNN: the partition of each layer is predicted
  * (k = 1) from the model's labels of the paper's quad-core layer set (train_layers "server4").
  */
@@ -61,8 +62,9 @@ typedef struct npu_mlp {
     npu_tpart_t partition;               /* backward partitioning of every layer with dX
                                             (NONE, M, N, K; KNN: npu_train_knn_partition per
                                             layer); see "Partitioning" above */
-    int parts_in_sequence;               /* 1: K too runs its parts in sequence on the whole
-                                            array (no per-core K, npu_bwd_emit_kcores) */
+    int parts_in_sequence;               /* 1: K and M too run their parts in sequence on the
+                                            whole array (no part per core: npu_bwd_emit_kcores,
+                                            npu_bwd_emit_mcores) */
 } npu_mlp_t;
 
 /* The two-layer MLP d0 -> k -> n at a batch (one backward GEMM layer with dX: M = batch, K = k,
@@ -87,6 +89,7 @@ typedef struct npu_train_layer {
     uint64_t macs[NPU_NUM_PASSES];       /* MAC counter */
     uint64_t rd_bytes[NPU_NUM_TAGS], wr_bytes[NPU_NUM_TAGS]; /* DMA bytes of the layer, all passes */
     uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of dY (padded rows) */
+    uint64_t w_rd_bytes, w_compulsory;   /* backward W bytes read / one read of W (padded rows) */
     char msg[256];                       /* first failure of the layer, "" if none */
     npu_torder_t order;                  /* backward order run (auto resolved) */
     int fused;                           /* dX and dW in one program (cycles in the dx pass) */
@@ -102,7 +105,8 @@ typedef struct npu_train_layer {
     uint64_t noc_h_flits[NPU_NUM_PASSES], noc_v_flits[NPU_NUM_PASSES];
     uint64_t noc_deliveries[NPU_NUM_PASSES], noc_mcast_saved[NPU_NUM_PASSES]; /* NoC counters */
     int part_cores;                      /* 1: one part per core, concurrently (K split:
-                                            npu_bwd_emit_kcores; the table's "kx4c") */
+                                            npu_bwd_emit_kcores, the table's "kx4c"; M split:
+                                            npu_bwd_emit_mcores, "mx4c") */
     long accum_adds;                     /* element additions combining the parts' partials
                                             (counted from the DRAIN acc of the loaded sums) */
     long accum_expect;                   /* the plan's (nparts - 1) * (K*N or M*K) */

@@ -89,8 +89,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
             "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
-            "                [--partition none|m|n|k|kseq|knn] [--tile T]\n"
-            "                (k: one part per core when K is a multiple of 4S; kseq: in sequence)\n"
+            "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
+            "                (m, k: one part per core when M, K is a multiple of 4S, n: N of 8S;\n"
+            "                mseq, nseq, kseq: the parts in sequence)\n"
             "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
             "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"
             "       npu train (--conv SPEC[;SPEC..] | --topology FILE.csv) [--dataflow D]\n"
@@ -335,8 +336,10 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
             break;
         case OPT_PARTITION:
             if (strcmp(optarg, "none") && strcmp(optarg, "m") && strcmp(optarg, "n") &&
-                strcmp(optarg, "k") && strcmp(optarg, "kseq") && strcmp(optarg, "knn"))
-                return bad(err, errn, "--partition needs none, m, n, k, kseq or knn, not '%s'", optarg);
+                strcmp(optarg, "k") && strcmp(optarg, "kseq") && strcmp(optarg, "mseq") &&
+                strcmp(optarg, "nseq") && strcmp(optarg, "knn"))
+                return bad(err, errn, "--partition needs none, m, n, k, mseq, nseq, kseq or knn, not '%s'",
+                           optarg);
             a->partition = optarg;
             break;
         case OPT_TILE:

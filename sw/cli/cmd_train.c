@@ -39,10 +39,12 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         order = (npu_torder_t)o;
     }
     if (a->partition) {
-        /* kseq: the K split with its parts in sequence on the whole array (no per-core K) */
-        int kseq = !strcmp(a->partition, "kseq");
-        int p = kseq ? NPU_TPART_K : npu_tpart_parse(a->partition);
-        mlp.parts_in_sequence = kseq;
+        /* kseq, mseq, nseq: the K (M, N) split with its parts in sequence on the whole array (no
+         * part per core) */
+        int kseq = !strcmp(a->partition, "kseq"), mseq = !strcmp(a->partition, "mseq"),
+            nseq = !strcmp(a->partition, "nseq");
+        int p = kseq ? NPU_TPART_K : mseq ? NPU_TPART_M : nseq ? NPU_TPART_N : npu_tpart_parse(a->partition);
+        mlp.parts_in_sequence = kseq || mseq || nseq;
         if (p < 0)
             return 2; /* args.c already checked the name */
         mlp.partition = (npu_tpart_t)p;

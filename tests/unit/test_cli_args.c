@@ -282,7 +282,7 @@ Test(cli_args, train_options)
     const char *bo[] = {"npu", "train", "--layers", "4,4", "--order", "fast"};
     bad(ARGC(bo), bo, "--order needs seq, interleave");
     const char *bp[] = {"npu", "train", "--layers", "4,4", "--partition", "x"};
-    bad(ARGC(bp), bp, "--partition needs none, m, n, k, kseq or knn");
+    bad(ARGC(bp), bp, "--partition needs none, m, n, k, mseq, nseq, kseq or knn");
     const char *dm[] = {"npu", "train", "--layers", "4,4", "-m", "4"};
     bad(ARGC(dm), dm, "does not apply to 'train'");
 }

@@ -4,7 +4,9 @@
  * dW bit-exact, the MAC counter is exactly 2*M*N*K and the accumulation adds are the plan's
  * (nparts - 1) * (K*N or M*K). The RTL runs the same checks (tests/rtl/test_train_part.c).
  * The K split one part per core (K a multiple of 4S: "kx4c", npu_bwd_emit_kcores) on shapes
- * where it applies, and the same shapes with the parts in sequence (parts_in_sequence).
+ * where it applies, and the same shapes with the parts in sequence (parts_in_sequence); the
+ * same for the M split one part per core (M a multiple of 4S: "mx4c", npu_bwd_emit_mcores) and
+ * the N split (N a multiple of 8S: "nx4c", npu_bwd_emit_ncores).
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -82,6 +84,32 @@ Test(train_part, k_per_core, .timeout = 600)
         for (int seq = 0; seq < 2; seq++)
             part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
                           NPU_TPART_K, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 300 + (uint64_t)i,
+                          seq, !seq);
+}
+
+/* M per core where M is a multiple of 4S (2K <= OBUF rows; edge shapes: K and N not multiples
+ * of S, K = 1, M/2 > OBUF rows), against the same split with the parts in sequence */
+Test(train_part, m_per_core, .timeout = 600)
+{
+    const int sh[][4] = {{8, 64, 64, 64}, {8, 256, 64, 32}, {8, 128, 128, 64}, {8, 512, 32, 16}, {8, 32, 19, 7},
+                         {8, 64, 1, 29}, {2, 64, 32, 17}, {2, 8, 5, 3}, {2, 128, 9, 4}, {2, 256, 5, 3}};
+    for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
+        for (int seq = 0; seq < 2; seq++)
+            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
+                          NPU_TPART_M, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 400 + (uint64_t)i,
+                          seq, !seq);
+}
+
+/* N per core where N is a multiple of 8S (2M, 2K <= OBUF rows; edge shapes: M and K not
+ * multiples of S, M = 1, K = 1), against the same split with the parts in sequence */
+Test(train_part, n_per_core, .timeout = 600)
+{
+    const int sh[][4] = {{8, 64, 64, 64}, {8, 128, 128, 64}, {8, 19, 25, 64}, {8, 1, 5, 128}, {8, 10, 1, 64},
+                         {2, 32, 32, 32}, {2, 7, 5, 16}, {2, 1, 3, 48}};
+    for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
+        for (int seq = 0; seq < 2; seq++)
+            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
+                          NPU_TPART_N, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 500 + (uint64_t)i,
                           seq, !seq);
 }
 
