@@ -13,8 +13,9 @@
 # COV_CONFIGS=small: 65 min (both small models ~35 min, the suite ~29 min; gemm::
 # compute_bound_utilization then hits its 600 s Criterion timeout on the instrumented model: a
 # timeout is reported as a WARNING and its points are left out, any other failure fails the target).
-# Measured: tiny line 96.9% toggle 87.2%, small line 96.9% toggle 89.1%, merged line 96.9%
-# (476/491) toggle 91.9%.
+# Measured (session 6, COV_CONFIGS=tiny, 23 min on 2 loaded cores): line 99.2% (481/485), toggle
+# 86.5%; dram_resp/store_flushes_the_read_ahead, added after that run, hits the STORE's FLUSH wait
+# (482/485). Earlier: tiny line 96.9%, small 96.9%, merged toggle 91.9%.
 # Rebuilds are incremental (see the flags stamp below), so a re-run after a test change costs the
 # suite only. Expected never-hit line points (tiny and small): npu_exec's non-power-of-two SPM
 # compare (gencfg requires powers of two), npu_spm's SUBW = 1 sub-bank code (npu_top uses

@@ -107,6 +107,18 @@ Test(dram_resp, store_bursts_in_flight_with_stalls)
     npu_prog_free(&p);
 }
 
+/* The read-ahead is flushed: 32 rows of 4 beats, the window in row 1. When its B response comes
+ * the reader has already read words of rows whose bursts were never issued; FLUSH drops them
+ * (and waits for a read still in flight) before the engine goes idle. */
+Test(dram_resp, store_flushes_the_read_ahead)
+{
+    uint32_t dst = 12288, B = beat();
+    npu_prog_t p; npu_prog_init(&p);
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 32, dst, 0, 4, 4 * B, 8));
+    expect_resp(&p, 0, dst + 8 * B, dst + 8 * B + B, 0, dst + 8 * B, &p);
+    npu_prog_free(&p);
+}
+
 /* The program fetch: instruction 5 of a program of SYNCs lies in the window. ERR_INFO is the
  * address of the beat holding it; ERR_PC is where the fetcher stopped (at or before 5). */
 Test(dram_resp, program_fetch)
