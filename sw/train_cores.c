@@ -115,6 +115,14 @@ static void kc_fail(kc_t *e, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A DRAM address of the 32-bit field; a wider one fails the emission (like gemm_emit's daddr). */
+static uint32_t kc_daddr(kc_t *e, uint64_t d)
+{
+    if (d > 0xFFFFFFFFull)
+        kc_fail(e, "DRAM address beyond 32 bits");
+    return (uint32_t)d;
+}
+
 static void kc_init(kc_t *e, const npu_cfg_t *cfg, npu_prog_t *out, char *msg, size_t msgn)
 {
     memset(e, 0, sizeof *e);
@@ -123,6 +131,16 @@ static void kc_init(kc_t *e, const npu_cfg_t *cfg, npu_prog_t *out, char *msg, s
     e->msgn = msgn;
     e->obuf_rows = (unsigned)cfg->obuf_rows;
     e->S = (unsigned)cfg->s;
+}
+
+/* Tokens of step g of the M and N emitters (dX steps, then dW steps from nsx, two staging slots):
+ * its first LDW waits for the loads (the first step of each gradient); its first DRAIN waits
+ * for the STORE of step g - 2 (the same slot); its STORE releases step g + 2. */
+static void step_tokens(int g, int nsx, int nsteps, unsigned *pop_l, unsigned *pop_s, unsigned *push_s)
+{
+    *pop_l = g == 0 || g == nsx ? NPU_TOK_POP_PREV : 0;
+    *pop_s = g >= 2 ? NPU_TOK_POP_NEXT : 0;
+    *push_s = g + 2 < nsteps ? NPU_TOK_PUSH_PREV : 0;
 }
 
 /* Appends an encoded instruction with extra token flags; returns its index. */
@@ -231,13 +249,11 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                 for (unsigned q = 0; q < 4; q++) {
                     uint64_t d = io->dx + (uint64_t)m0 * io->pitch_dx * B +
                                  4ull * ((uint64_t)q * (uint64_t)l.Kp + (uint64_t)b0 * (uint64_t)S);
-                    put(&e, npu_enc_store(&in, NPU_TAG_DX, m, (uint32_t)d,
+                    put(&e, npu_enc_store(&in, NPU_TAG_DX, m, kc_daddr(&e, d),
                                           sb + q * m * (unsigned)l.gx, (unsigned)l.gx,
                                           4u * (unsigned)(G * S), io->pitch_dx),
                         &in, pop_e | (q == 3 ? push_s : 0));
                     pop_e = 0;
-                    if (d > 0xFFFFFFFFull)
-                        kc_fail(&e, "DRAM address beyond 32 bits");
                 }
             } else { /* dW, column blocks nb0..: ISW row sets = the parts' X^T rows, dY multicast */
                 int nb0 = (g - nsx) * l.gw, G = l.nnb - nb0 < l.gw ? l.nnb - nb0 : l.gw;
@@ -268,7 +284,7 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                 }
                 npu_insn_tok(&out->insn[last], NPU_TOK_PUSH_NEXT | push_l);
                 uint64_t d = io->dw + 4ull * (uint64_t)nb0 * (uint64_t)S;
-                put(&e, npu_enc_store(&in, NPU_TAG_DW, (unsigned)K, (uint32_t)d, sb, (unsigned)l.gw, 4u * cols,
+                put(&e, npu_enc_store(&in, NPU_TAG_DW, (unsigned)K, kc_daddr(&e, d), sb, (unsigned)l.gw, 4u * cols,
                                       io->pitch_dw),
                     &in, pop_e | push_s);
             }
@@ -289,12 +305,10 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                                  io->pitch_dy), &in, 0);
         for (unsigned q = 0; q < 4; q++) { /* W^T of core q's blocks: rows n, G*S lanes of k */
             uint64_t d = io->w + ((uint64_t)q * (uint64_t)l.Kp + (uint64_t)b0 * (uint64_t)S) * io->pitch_w * B;
-            put(&e, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)(G * S), (uint32_t)d,
+            put(&e, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)(G * S), kc_daddr(&e, d),
                                  l.wb[slot] + q * (unsigned)N * l.wg, l.wg, 2u * (unsigned)N, io->pitch_w),
                 &in, tok | (q == 3 ? NPU_TOK_PUSH_NEXT : 0));
             tok = 0;
-            if (d > 0xFFFFFFFFull)
-                kc_fail(&e, "DRAM address beyond 32 bits");
         }
     }
     return e.err ? -1 : 0;
@@ -469,27 +483,22 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     /* dY and W^T (resident for the whole program: each read from DRAM once) */
     for (unsigned r = 0; r < 4u * (unsigned)l.nch; r++) { /* chunk c = r / 4 of part p = r % 4 */
         uint64_t d = io->dy + ((uint64_t)(r % 4) * (uint64_t)l.Mp + (uint64_t)(r / 4) * mc) * io->pitch_dy * B;
-        put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, mc, (uint32_t)d, l.dy + r * mc * l.wdy, l.wdy, 2u * (unsigned)N,
+        put(&e, npu_enc_load(&in, NPU_TAG_DY, 0, mc, kc_daddr(&e, d), l.dy + r * mc * l.wdy, l.wdy, 2u * (unsigned)N,
                              io->pitch_dy),
             &in, 0);
-        if (d > 0xFFFFFFFFull)
-            kc_fail(&e, "DRAM address beyond 32 bits");
     }
     put(&e, npu_enc_load(&in, NPU_TAG_W, 1, Ku, io->w, l.wt, l.wk, 2u * (unsigned)N, io->pitch_w), &in,
         NPU_TOK_PUSH_NEXT);
     for (unsigned p = 0; p < 4; p++) { /* X^T of part p: K rows of Mp lanes */
         uint64_t d = io->x + (uint64_t)p * (uint64_t)l.Mp * io->pitch_x * B;
-        put(&e, npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)l.Mp, (uint32_t)d, l.xt + p * Ku * l.wxp, l.wxp,
+        put(&e, npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)l.Mp, kc_daddr(&e, d), l.xt + p * Ku * l.wxp, l.wxp,
                              2u * Ku, io->pitch_x),
             &in, p == 3 ? NPU_TOK_PUSH_NEXT : 0);
-        if (d > 0xFFFFFFFFull)
-            kc_fail(&e, "DRAM address beyond 32 bits");
     }
     for (int g = 0; g < nsteps && !e.err; g++) {
         unsigned sb = l.st[g % 2];
-        unsigned pop_l = g == 0 || g == nsx ? NPU_TOK_POP_PREV : 0;
-        unsigned pop_s = g >= 2 ? NPU_TOK_POP_NEXT : 0;
-        unsigned push_s = g + 2 < nsteps ? NPU_TOK_PUSH_PREV : 0;
+        unsigned pop_l, pop_s, push_s;
+        step_tokens(g, nsx, nsteps, &pop_l, &pop_s, &push_s);
         size_t last = 0;
         if (g < nsx) { /* dX, chunk c: ISW row sets = the parts' dY rows, W^T multicast */
             int c = g / nxg, b0 = g % nxg * l.gx, G = l.nkb - b0 < l.gx ? l.nkb - b0 : l.gx;
@@ -523,11 +532,9 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
             for (unsigned p = 0; p < 4; p++) {
                 uint64_t d = io->dx + ((uint64_t)p * (uint64_t)l.Mp + (uint64_t)c * mc) * io->pitch_dx * B +
                              4ull * (uint64_t)b0 * (uint64_t)S;
-                put(&e, npu_enc_store(&in, NPU_TAG_DX, mc, (uint32_t)d, sb + p * mc * (unsigned)l.gx, (unsigned)l.gx,
+                put(&e, npu_enc_store(&in, NPU_TAG_DX, mc, kc_daddr(&e, d), sb + p * mc * (unsigned)l.gx, (unsigned)l.gx,
                                       4u * cols, io->pitch_dx),
                     &in, (p == 0 ? NPU_TOK_POP_PREV : 0) | (p == 3 ? push_s : 0));
-                if (d > 0xFFFFFFFFull)
-                    kc_fail(&e, "DRAM address beyond 32 bits");
             }
         } else { /* dW: ISW row sets = the parts' X^T rows, each core its part's dY tile; sum on chip */
             int nb0 = (g - nsx) * l.gw, G = l.nnb - nb0 < l.gw ? l.nnb - nb0 : l.gw;
@@ -655,9 +662,8 @@ int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     put(&e, npu_enc_load(&in, NPU_TAG_X, 1, Mu, io->x, l.xt, l.wx, 2u * Ku, io->pitch_x), &in, NPU_TOK_PUSH_NEXT);
     for (int g = 0; g < nsteps && !e.err; g++) {
         unsigned sb = l.st[g % 2];
-        unsigned pop_l = g == 0 || g == nsx ? NPU_TOK_POP_PREV : 0;
-        unsigned pop_s = g >= 2 ? NPU_TOK_POP_NEXT : 0;
-        unsigned push_s = g + 2 < nsteps ? NPU_TOK_PUSH_PREV : 0;
+        unsigned pop_l, pop_s, push_s;
+        step_tokens(g, nsx, nsteps, &pop_l, &pop_s, &push_s);
         size_t last = 0;
         if (g < nsx) { /* dX: ISW row sets = the parts' dY rows, each core its part's W^T; sum on chip */
             int b0 = g * l.gx, G = l.nkb - b0 < l.gx ? l.nkb - b0 : l.gx;
