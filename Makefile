@@ -39,7 +39,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: all sim test test-asan lint bench deps clean model cli unit-tests help regress fuzz-npu fcov-report
+.PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -51,6 +51,12 @@ help:
 
 # ----------------------------------------------------------------------------- dependencies
 # Installs what is missing (Debian packages) or says clearly what to install.
+# $(call APT_INSTALL,WHO): shell text that installs the Debian packages listed in $$missing (as root,
+# or via sudo) or stops naming them. deps, lint-deps and synth-deps share it.
+APT_INSTALL = if [ -n "$$missing" ]; then echo "$(1): installing missing Debian packages:$$missing"; \
+  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
+  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
+  || { echo "$(1): could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; fi
 DEPS_STAMP := build/.deps-ok
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP):
@@ -60,12 +66,7 @@ $(DEPS_STAMP):
 	command -v $(CXX) >/dev/null 2>&1 || missing="$$missing g++"; \
 	[ -f /usr/include/criterion/criterion.h ] || missing="$$missing libcriterion-dev"; \
 	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
-	if [ -n "$$missing" ]; then \
-	  echo "deps: installing missing Debian packages:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
-	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
-	    || { echo "deps: could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; \
-	fi; \
+	$(call APT_INSTALL,deps); \
 	touch $@
 
 # ----------------------------------------------------------------------------- generated config
@@ -198,6 +199,7 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== planted RTL bug (NPU_PLANTED_FAULT, config $(PLANT_CONFIG)): the tests must catch it"; \
 	build/$(PLANT_CONFIG)/fault/test_planted --verbose=0 --xml=build/reports/planted.xml || fail=1; \
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
+	echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 
 # The full tier: every RTL test at REGRESS_CONFIGS x REGRESS_SEEDS plus the NPU fuzz at the
@@ -295,17 +297,24 @@ LINT_IVL_FLAGS := -g2005 -Wall -Wno-sensitivity-entire-array
 # `make lint` runs Yosys at the S <= 8 configs (every config still goes through Verilator and
 # Icarus; `make synth CONFIG=medium` or LINT_YOSYS_CONFIGS="$(CONFIGS)" covers the rest).
 LINT_YOSYS_CONFIGS ?= tiny small
-lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
+lint-deps: $(DEPS_STAMP)
+	@missing=""; \
+	command -v $(IVERILOG) >/dev/null 2>&1 || missing="$$missing iverilog"; \
+	command -v $(YOSYS) >/dev/null 2>&1 || missing="$$missing yosys"; \
+	$(call APT_INSTALL,lint)
+# Every tool's verdict counts: a non-zero exit or any warning line in its log fails the target.
+lint: lint-deps $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	@mkdir -p build/lint; pids=""; for c in $(CONFIGS); do \
 	  ( set -e; for d in "" "+define+NPU_ASSERTS"; do \
 	    $(VERILATOR) --lint-only -Wall $$d -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); done; \
 	    $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_bench_top \
 	      tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v ) >build/lint/verilator-$$c.log 2>&1 & \
 	  pids="$$pids $$!:$$c"; \
-	done; fail=0; for pc in $$pids; do wait $${pc%%:*} || { cat build/lint/verilator-$${pc#*:}.log; \
-	  echo "lint: verilator failed, config $${pc#*:}"; fail=1; }; done; [ $$fail = 0 ]; \
+	done; fail=0; for pc in $$pids; do c=$${pc#*:}; \
+	  if ! wait $${pc%%:*} || grep -q "^%\(Warning\|Error\)" build/lint/verilator-$$c.log; then \
+	    cat build/lint/verilator-$$c.log; echo "lint: verilator failed, config $$c"; fail=1; fi; done; \
+	[ $$fail = 0 ] || exit 1; \
 	echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
-	@command -v $(IVERILOG) >/dev/null || { echo "lint: $(IVERILOG) not found (apt-get install iverilog)"; exit 1; }
 	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
 	  P=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-Pnpu_top.\1=\2/p' build/$$c/verilator.f); \
 	  for d in "" "-DNPU_ASSERTS"; do \
@@ -315,7 +324,6 @@ lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	      echo "lint: iverilog warnings, config $$c $$d"; exit 1; fi; \
 	  done; \
 	done; echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
-	@command -v $(YOSYS) >/dev/null || { echo "lint: $(YOSYS) not found (apt-get install yosys)"; exit 1; }
 	@set -e; mkdir -p build/lint; for c in $(LINT_YOSYS_CONFIGS); do \
 	  C=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-chparam \1 \2/p' build/$$c/verilator.f | tr '\n' ' '); \
 	  $(YOSYS) -q -l build/lint/yosys-$$c.log -p "read_verilog -Ibuild/$$c -Irtl $(RTL); \
@@ -324,6 +332,13 @@ lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	  if grep "^Warning:" build/lint/yosys-$$c.log | grep -v "Replacing memory .* with list of registers"; then \
 	    echo "lint: yosys warnings, config $$c (build/lint/yosys-$$c.log)"; exit 1; fi; \
 	done; echo "lint: yosys read_verilog + hierarchy -check + proc clean (configs: $(LINT_YOSYS_CONFIGS))"
+
+# The cycle-count baseline (tests/perf/): exact cycles, MACs, DRAM bytes per tag and program-image
+# hashes of a reference set at tiny and small. `make test` checks it; perf-baseline rewrites it.
+perf-check: $(foreach c,$(TEST_CONFIGS),build/$(c)/npu)
+	tests/perf/perf_check.sh
+perf-baseline: $(foreach c,$(TEST_CONFIGS),build/$(c)/npu)
+	tests/perf/perf_check.sh --write
 
 bench: $(B)/npu $(B)/bench_array
 	tests/bench.sh $(B)/npu $(B)/bench_array

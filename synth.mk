@@ -16,12 +16,7 @@ synth-deps:
 	@missing=""; \
 	command -v $(YOSYS) >/dev/null 2>&1 || missing="$$missing yosys"; \
 	command -v $(SYNTH_PY) >/dev/null 2>&1 || missing="$$missing python3"; \
-	if [ -n "$$missing" ]; then \
-	  echo "synth: installing missing Debian packages:$$missing"; \
-	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO="sudo"; \
-	  ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
-	    || { echo "synth: could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; \
-	fi
+	$(call APT_INSTALL,synth)
 
 synth: synth-deps $(B)/verilator.f $(B)/npu_defs.vh
 	@YOSYS="$(YOSYS)" PYTHON="$(SYNTH_PY)" sh constraints/synth.sh $(CONFIG) $(B) $(SYNTH_JOBS) $(RTL)

@@ -3,6 +3,7 @@
 #include "runtime.h"
 
 #include "fcov.h"
+#include "perf_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,7 +222,7 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     double t0;
     int rc;
     uint64_t stall0 = 0, stall1 = 0;
-    const char *fcov_path;
+    const char *fcov_path, *perf_path;
     memset(r, 0, sizeof *r);
     if (start_program(cfg, sim, prog_base, prog, n) != 0)
         return NPU_RUN_HOST_ERROR;
@@ -253,6 +254,9 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         return NPU_RUN_SIM_STOPPED;
     if (!r->halted)
         return NPU_RUN_TIMEOUT;
+    if ((perf_path = getenv("NPU_PERF_LOG")) && *perf_path &&
+        npu_perf_log_append(perf_path, prog, n, r->state, r->cnt) != 0)
+        fprintf(stderr, "npu: cannot append to NPU_PERF_LOG=%s\n", perf_path);
     if (r->state == NPU_STATE_DONE && (fcov_path = getenv("NPU_FCOV")) && *fcov_path) {
         npu_fcov_t c; /* functional coverage of this run (fcov.h) */
         memset(&c, 0, sizeof c);
