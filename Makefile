@@ -19,7 +19,11 @@ CSTD     := -std=c99 -Wall -Wextra -Werror -O2 -g
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
 RTL      := $(sort $(wildcard rtl/*.v))
-HOST_SRC := $(filter-out sw/tools/%,$(wildcard sw/*.c))
+# sw/ by role (sw/README.md): every folder but cli/ and tools/ is the host library.
+HOST_SRC := $(sort $(shell find sw -name '*.c' -not -path 'sw/cli/*' -not -path 'sw/tools/*'))
+HOST_HDR := $(sort $(shell find sw -name '*.h'))
+# The C functional ISA model: the second implementation of tb/npu_sim.h (unit tests, fuzz).
+FUNCSIM  := tb/npu_funcsim.c tb/npu_funcsim.h
 CLI_SRC  := $(wildcard sw/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 RTLT_SRC := $(wildcard tests/rtl/*.c)
@@ -70,7 +74,7 @@ $(DEPS_STAMP):
 	touch $@
 
 # ----------------------------------------------------------------------------- generated config
-build/gencfg: sw/tools/gencfg.c sw/npu_defs.h | $(DEPS_STAMP)
+build/gencfg: sw/tools/gencfg.c sw/hw/npu_defs.h | $(DEPS_STAMP)
 	@mkdir -p build
 	$(CC) $(CSTD) -o $@ $<
 
@@ -136,38 +140,38 @@ build/%/bench_array: tests/bench/bench_array.c build/%/libnpuref.a
 # ----------------------------------------------------------------------------- host programs
 # The host library does not depend on the config (configs arrive as a runtime struct).
 HOST_OBJ := $(patsubst sw/%.c,build/host/%.o,$(HOST_SRC))
-build/host/%.o: sw/%.c $(wildcard sw/*.h sw/cli/*.h) | $(DEPS_STAMP)
+build/host/%.o: sw/%.c $(HOST_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -Isw -Isw/cli -Itb -c $< -o $@
+	$(CC) $(CSTD) -Isw -Itb -c $< -o $@
 build/libnpuhost.a: $(HOST_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 CLI_LIB_SRC := $(filter-out sw/cli/npu_main.c,$(CLI_SRC))
 CLI_LIB_OBJ := $(patsubst sw/%.c,build/host/%.o,$(CLI_LIB_SRC))
 build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_main.c $(wildcard sw/cli/*.h)
-	$(CC) $(CSTD) -Ibuild/$* -Isw -Isw/cli -Itb -c sw/cli/npu_main.c -o build/$*/npu_main.o
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c sw/cli/npu_main.c -o build/$*/npu_main.o
 	$(CXX) -o $@ build/$*/npu_main.o $(CLI_LIB_OBJ) build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
 
 # tests/rtl/test_assert.c skips its fault tests while rtl/ has no checks at all.
 NPU_ASSERT_SITES := $(shell cat rtl/*.v | grep -c 'NPU_ASSERT_FAIL')
-# tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tests/unit/fake_npu_sim.c),
+# tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tb/npu_funcsim.c),
 # linked into the same binary under fnpu_sim_* names.
 FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats \
                  beat_bytes finished assert_msg,-Dnpu_sim_$(f)=fnpu_sim_$(f))
 build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h) \
-                  tests/unit/fake_npu_sim.c tests/unit/fake_npu_sim.h
+                  $(FUNCSIM)
 	for f in $(RTLT_SRC); do \
 	  $(CC) $(CSTD) -DNPU_ASSERT_SITES=$(NPU_ASSERT_SITES) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
-	$(CC) $(CSTD) -DFAKE_NPU_USE_PARAMS $(FAKE_RENAME) -Ibuild/$* -Isw -Itb -Itests/unit \
-	    -c tests/unit/fake_npu_sim.c -o build/$*/rtl_fake_npu_sim.o
-	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/$*/rtl_fake_npu_sim.o \
+	$(CC) $(CSTD) -DNPU_FUNCSIM_USE_PARAMS $(FAKE_RENAME) -Ibuild/$* -Isw -Itb \
+	    -c tb/npu_funcsim.c -o build/$*/rtl_npu_funcsim.o
+	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/$*/rtl_npu_funcsim.o \
 	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
-build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h sw/cli/*.h) tests/rtl/conv_cases.h
-	$(CC) $(CSTD) -Isw -Isw/cli -Itb -Itests/unit -o $@ $(UNIT_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
+build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h
+	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) tb/npu_funcsim.c $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
-# Functional coverage report (sw/fcov.h): merges the NPU_FCOV files of make test / make regress.
-build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/fcov.h
+# Functional coverage report (sw/run/fcov.h): merges the NPU_FCOV files of make test / make regress.
+build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/run/fcov.h
 	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
 
 build/npu: build/small/npu
@@ -241,8 +245,8 @@ fuzz-npu: build/$(FUZZ_CONFIG)/test_rtl
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 test-asan: $(DEPS_STAMP)
 	@mkdir -p build/asan
-	$(CC) $(CSTD) -O1 $(SAN) -Isw -Isw/cli -Itb -Itests/unit -o build/asan/test_unit \
-	    $(UNIT_SRC) $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
+	$(CC) $(CSTD) -O1 $(SAN) -Isw -Itb -Itests/unit -o build/asan/test_unit \
+	    $(UNIT_SRC) tb/npu_funcsim.c $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
 	ASAN_OPTIONS=detect_leaks=1 build/asan/test_unit --jobs $(JOBS)
 
 # ----------------------------------------------------------------------------- host fuzzing
@@ -257,8 +261,8 @@ FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-
               -fno-omit-frame-pointer
 .PHONY: fuzz-host fuzz-bins  # fuzz-run-% are not .PHONY: make skips pattern rules for phony targets
 fuzz-bins: $(addprefix build/fuzz/fuzz_,$(FUZZ_HARNESSES))
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c tests/unit/fake_npu_sim.c \
-                   build/small/npu_params.h $(wildcard sw/*.h sw/cli/*.h)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c $(FUNCSIM) \
+                   build/small/npu_params.h $(HOST_HDR)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang)"; exit 1; }
 	@[ -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.a)" ] || { \
 	  echo "fuzz: installing clang's sanitizer runtime (libclang-rt-dev)"; \
@@ -266,8 +270,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencf
 	  $$SUDO apt-get install -y -qq libclang-rt-14-dev >/dev/null 2>&1 || $$SUDO apt-get install -y -qq libclang-rt-dev >/dev/null 2>&1 \
 	    || { echo "fuzz: clang's sanitizer runtime is missing: apt-get install libclang-rt-14-dev"; exit 1; }; }
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Isw/cli -Itb -Itests/unit -Ibuild/small -o $@ $< \
-	    $(HOST_SRC) $(CLI_LIB_SRC) tests/unit/fake_npu_sim.c
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Itb -Itests/unit -Ibuild/small -o $@ $< \
+	    $(HOST_SRC) $(CLI_LIB_SRC) tb/npu_funcsim.c
 fuzz-run-%: build/fuzz/fuzz_%
 	@mkdir -p build/fuzz/$*/corpus
 	@if [ -d tests/fuzz/seeds/$* ]; then cp -n tests/fuzz/seeds/$*/* build/fuzz/$*/corpus/ 2>/dev/null || true; fi

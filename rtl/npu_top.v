@@ -339,7 +339,7 @@ module npu_top #(
     );
     // NOCSTATE (docs/design.md §3): the head flit of each channel, so a deadlock report names a
     // stuck flit: per channel waiting, blocked (some destination cannot take it), group ID, and
-    // the destinations not ready. Field layout from sw/npu_defs.h (NOC_* in npu_defs.vh).
+    // the destinations not ready. Field layout from sw/hw/npu_defs.h (NOC_* in npu_defs.vh).
     function [31:0] noc_field(input vld, input blk, input [3:0] gid, input [3:0] wt);
         noc_field = ({31'd0, vld} << NOC_VLD) | ({31'd0, blk} << NOC_BLK)
                   | ({28'd0, gid} << NOC_GID) | ({28'd0, wt} << NOC_WAIT);

@@ -1,6 +1,6 @@
 /* args.c - `npu` argument parsing; see args.h. */
 #define _GNU_SOURCE
-#include "args.h"
+#include "cli/args.h"
 
 #include <errno.h>
 #include <getopt.h>

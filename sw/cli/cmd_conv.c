@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "commands.h"
-#include "conv_golden.h"
-#include "conv_layer.h"
-#include "conv_run.h"
-#include "runtime.h"
-#include "topology.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "ref/conv_golden.h"
+#include "compile/conv/conv_layer.h"
+#include "run/conv_run.h"
+#include "run/runtime.h"
+#include "model/topology.h"
 
 /* Layers of --conv or --topology, scaled; 0 or -1 after printing the reason. */
 static int load_layers(const npu_args_t *a, npu_topology_t *t)

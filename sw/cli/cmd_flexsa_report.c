@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "commands.h"
-#include "flexsa_report.h"
-#include "gemm_emit.h"
-#include "pruned_layers.h"
-#include "runtime.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "run/flexsa_report.h"
+#include "compile/gemm/gemm_emit.h"
+#include "model/pruned_layers.h"
+#include "run/runtime.h"
 
 static const int k_emit[3] = {NPU_EMIT_FW, NPU_EMIT_1G4C, NPU_EMIT_FLEXSA};
 static const char *const k_name[3] = {"1G1C", "1G4C", "FlexSA"};

@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "args.h"
-#include "commands.h"
-#include "gemm_emit.h"
-#include "runtime.h"
-#include "train_order.h"
-#include "train_partition.h"
-#include "train_run.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "compile/gemm/gemm_emit.h"
+#include "run/runtime.h"
+#include "compile/train/train_order.h"
+#include "compile/train/train_partition.h"
+#include "run/train_run.h"
 
 static const char *policy_name(int p)
 {

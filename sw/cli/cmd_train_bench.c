@@ -1,5 +1,5 @@
 /* cmd_train_bench.c - `npu train-bench`: the brief-000 reproduction (Fig. 12 / Fig. 14) on the
- * paper-scaled configurations, from the analytical training model (sw/train_layers.c): per
+ * paper-scaled configurations, from the analytical training model (sw/model/train_layers.c): per
  * layer and on average over the models, the reduction of forward+backward cycles against the
  * sequential baseline for Interleaving, +Rearrangement (Algorithm 1 and oracle order) and
  * +Partitioning (scheme by the model, and by the KNN selector), beside the paper's numbers.
@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "commands.h"
-#include "train_layers.h"
-#include "train_order.h"
-#include "train_partition.h"
+#include "cli/commands.h"
+#include "model/train_layers.h"
+#include "compile/train/train_order.h"
+#include "compile/train/train_partition.h"
 
 static const char *const step_name[NPU_TL_NSTEPS] = {
     "seq", "interleave", "alg1", "oracle", "part", "part_knn"

@@ -2,8 +2,8 @@
 #ifndef NPU_CLI_COMMANDS_H
 #define NPU_CLI_COMMANDS_H
 
-#include "args.h"
-#include "npu_cfg.h"
+#include "cli/args.h"
+#include "hw/npu_cfg.h"
 #include "npu_sim.h"
 
 /* `npu flexsa-report` (cmd_flexsa_report.c): 0 when every run passed, 1 otherwise. */

@@ -12,17 +12,17 @@
 
 #include "npu_params.h" /* generated: NPU_CFG_INIT */
 
-#include "args.h"
-#include "commands.h"
-#include "gemm_emit.h"
-#include "gemm_tiling.h"
-#include "isa.h"
-#include "npu_cfg.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "compile/gemm/gemm_emit.h"
+#include "compile/gemm/gemm_tiling.h"
+#include "hw/isa.h"
+#include "hw/npu_cfg.h"
 #include "npu_sim.h"
-#include "overlap.h"
-#include "report.h"
-#include "golden.h"
-#include "runtime.h"
+#include "run/overlap.h"
+#include "run/report.h"
+#include "ref/golden.h"
+#include "run/runtime.h"
 
 enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2, EXIT_TIMEOUT = 3 };
 
@@ -235,7 +235,7 @@ static int cmd_gemm(const npu_args_t *a)
     return ex;
 }
 
-/* `npu overlap`: compute-only, transfer-only and full cycles of one GEMM (sw/overlap.h). */
+/* `npu overlap`: compute-only, transfer-only and full cycles of one GEMM (sw/run/overlap.h). */
 static int cmd_overlap(const npu_args_t *a)
 {
     npu_dram_timing_t t;

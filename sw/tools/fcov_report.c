@@ -1,11 +1,11 @@
 /* fcov_report.c - merges functional coverage files written by the runtime (NPU_FCOV=<file>, see
- * sw/fcov.h) and prints the cover-point table and its holes.
+ * sw/run/fcov.h) and prints the cover-point table and its holes.
  *   build/fcov_report [--require-all] FILE...
  * Exit status: 0; 1 with --require-all when a point has no hit; 2 on a bad or unreadable file. */
 #include <stdio.h>
 #include <string.h>
 
-#include "fcov.h"
+#include "run/fcov.h"
 
 int main(int argc, char **argv)
 {

@@ -1,4 +1,4 @@
-/* fuzz_isa.c - libFuzzer harness: the instruction decoder, encoder and disassembler (sw/isa.c)
+/* fuzz_isa.c - libFuzzer harness: the instruction decoder, encoder and disassembler (sw/hw/isa.c)
  * and the program's expected counters (npu_prog_expect) on arbitrary 16-byte words. Checks:
  * decode(w) succeeds exactly for known opcodes; a decoded word re-encodes (npu_encode) to a
  * word that decodes to the same fields; the disassembly is NUL-terminated in any buffer size. */
@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gemm_emit.h"
-#include "isa.h"
+#include "compile/gemm/gemm_emit.h"
+#include "hw/isa.h"
 #include "npu_params.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,13 +1,13 @@
-/* fuzz_topology.c - libFuzzer harness: the SCALE-Sim topology parser (sw/topology.c) and the
- * --conv layer parser (sw/conv_layer.c) on arbitrary text. Checks: no crash, no sanitizer report;
+/* fuzz_topology.c - libFuzzer harness: the SCALE-Sim topology parser (sw/model/topology.c) and the
+ * --conv layer parser (sw/compile/conv/conv_layer.c) on arbitrary text. Checks: no crash, no sanitizer report;
  * an accepted file has 1..NPU_TOPO_MAX_LAYERS layers that all pass npu_conv_check and have an
  * output of at least 1 x 1; a rejected one has a "line N: ..." message. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_layer.h"
-#include "topology.h"
+#include "compile/conv/conv_layer.h"
+#include "model/topology.h"
 
 static npu_topology_t g_t;
 

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "isa.h"
-#include "runtime.h"
+#include "hw/isa.h"
+#include "run/runtime.h"
 
 static inline uint64_t cv_rand(uint64_t *x)
 {

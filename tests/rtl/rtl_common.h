@@ -11,9 +11,9 @@
 #include <stdlib.h>
 
 #include "npu_params.h" /* NPU_CFG_INIT of this build */
-#include "golden.h"
-#include "report.h"
-#include "runtime.h"
+#include "ref/golden.h"
+#include "run/report.h"
+#include "run/runtime.h"
 
 static inline npu_cfg_t rtl_cfg(void)
 {

@@ -1,5 +1,5 @@
 /*
- * test_conv.c - convolution layers on the Verilated NPU (sw/conv_run.h, docs/conv.md): fwd, dX
+ * test_conv.c - convolution layers on the Verilated NPU (sw/run/conv_run.h, docs/conv.md): fwd, dX
  * and dW under the zeropad and ecoflow dataflows, bit-exact against the golden model with random
  * DRAM stalls; every counter against the program, the MACs against npu_conv_macs (macs_zero =
  * the structural zeros for zeropad, 0 for ecoflow); DRAM bytes against the plan (and the
@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conv_run.h"
+#include "run/conv_run.h"
 #include "../unit/conv_test_layer.h"
 #include "rtl_common.h"
 

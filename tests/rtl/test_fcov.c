@@ -1,5 +1,5 @@
 /*
- * test_fcov.c - runs that close the functional cover points (sw/fcov.h) the other suites leave
+ * test_fcov.c - runs that close the functional cover points (sw/run/fcov.h) the other suites leave
  * open: training steps (fwd, dX, dW) under every mapping policy, with and without DRAM stalls,
  * on layers whose GEMMs are full tiles of every mode (dims = S: ISW / all 2S: FW) and edge tiles
  * (odd dims). Every step is bit-exact (npu_train_step checks each gradient) and the MAC counters
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "rtl_common.h"
-#include "train_run.h"
+#include "run/train_run.h"
 
 static void step(const npu_cfg_t *cfg, const int *dims, int batch, int policy, unsigned stall,
                  uint64_t seed)

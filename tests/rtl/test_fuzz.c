@@ -11,7 +11,7 @@
  *                   fields (biased to edge values; LDW and WAVE with a window start k_lo in a
  *                   quarter of them, a quarter of the ISW WAVEs bcast), serialised by dependency tokens (SYNC_E glue
  *                   between LOAD and STORE) so the result does not depend on timing. Each program
- *                   also runs on the C functional ISA model (tests/unit/fake_npu_sim.c, linked
+ *                   also runs on the C functional ISA model (tb/npu_funcsim.c, linked
  *                   here under fnpu_sim_* names). Both must halt in the same state; when both
  *                   complete, the whole DRAM must be equal, and so must the counters the
  *                   program and its data decide (MACs per core, macs_zero, fill_words,
@@ -34,7 +34,7 @@
 
 #include "rtl_common.h"
 
-/* The functional model (tests/unit/fake_npu_sim.c built with -Dnpu_sim_X=fnpu_sim_X). */
+/* The functional model (tb/npu_funcsim.c built with -Dnpu_sim_X=fnpu_sim_X). */
 npu_sim_t *fnpu_sim_open(const npu_dram_timing_t *t);
 void fnpu_sim_close(npu_sim_t *s);
 uint8_t *fnpu_sim_dram(npu_sim_t *s, size_t *bytes);

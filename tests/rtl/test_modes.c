@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "flexsa_mode.h"
-#include "golden.h"
+#include "compile/gemm/flexsa_mode.h"
+#include "ref/golden.h"
 #include "rtl_common.h"
 
 #define PUSH(p, expr) do { npu_insn_t _i; cr_assert_eq((expr), 0, "encoding failed: %s", #expr); \

@@ -1,11 +1,11 @@
 /*
  * test_overlap.c - double buffering works: with the DRAM bandwidth chosen so that the GEMM's
- * transfers (LOAD/STORE without compute, with the same instruction fetch; see sw/overlap.h) take
+ * transfers (LOAD/STORE without compute, with the same instruction fetch; see sw/run/overlap.h) take
  * about as long as its compute (EXEC alone), the full program takes hardly longer than the
- * slower of the two: DMA overlaps compute. The measuring code is sw/overlap.c, shared with
+ * slower of the two: DMA overlaps compute. The measuring code is sw/run/overlap.c, shared with
  * `npu overlap`.
  */
-#include "overlap.h"
+#include "run/overlap.h"
 #include "rtl_common.h"
 
 /* 32S x 32S x 32S: several output tiles (and K chunks from S=8): a steady-state pipeline.

@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "flexsa_report.h"
-#include "pruned_layers.h"
+#include "run/flexsa_report.h"
+#include "model/pruned_layers.h"
 #include "rtl_common.h"
 
 static const char *policy_opt(int emit)

@@ -1,5 +1,5 @@
 /*
- * test_train.c - training steps on the Verilated NPU (sw/train_run.h): forward, dX = dY W^T and
+ * test_train.c - training steps on the Verilated NPU (sw/run/train_run.h): forward, dX = dY W^T and
  * dW = X^T dY of every layer, bit-exact against golden, transposes done by the DMA, with random
  * DRAM stalls, under the mapping policies. The issue's layer shapes (M, K, N) are the second
  * layer of a two-layer MLP (the first layer has no dX).
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "rtl_common.h"
-#include "train_run.h"
+#include "run/train_run.h"
 
 static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int policy,
                         npu_torder_t order, uint64_t seed, unsigned stall)

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "rtl_common.h"
-#include "train_emit.h"
-#include "train_run.h"
+#include "compile/train/train_emit.h"
+#include "run/train_run.h"
 
 static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
                           npu_tpart_t part, int policy, uint64_t seed, unsigned stall,

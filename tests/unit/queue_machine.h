@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "isa.h"
+#include "hw/isa.h"
 
 typedef struct queue_machine {
     int pushes[4], pops[4]; /* per channel l2e, e2l, e2s, s2e */

@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "npu_cfg.h"
+#include "hw/npu_cfg.h"
 
 static inline npu_cfg_t test_cfg(int s)
 {

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "args.h"
+#include "cli/args.h"
 
 #define ARGC(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

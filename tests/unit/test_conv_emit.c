@@ -1,4 +1,4 @@
-/* test_conv_emit.c - convolution programs (sw/conv_plan.h, sw/conv_emit.h, sw/conv_run.h) on the
+/* test_conv_emit.c - convolution programs (sw/compile/conv/conv_plan.h, sw/compile/conv/conv_emit.h, sw/run/conv_run.h) on the
  * C ISA model: fwd / dX / dW under zeropad and ecoflow bit-exact against the golden model, every
  * counter against the program and the MAC formulas, the planner's invariants (SPM / OBUF fit,
  * bands cover the output, DRAM bytes), the token discipline on an abstract machine. */
@@ -7,13 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_emit.h"
-#include "conv_plan.h"
-#include "conv_run.h"
+#include "compile/conv/conv_emit.h"
+#include "compile/conv/conv_plan.h"
+#include "run/conv_run.h"
 #include "conv_test_layer.h"
-#include "fake_npu_sim.h"
+#include "npu_funcsim.h"
 #include "queue_machine.h"
-#include "runtime.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
 
 
@@ -26,8 +26,8 @@ static npu_sim_t *open_fake(const npu_cfg_t *c, unsigned jitter, uint64_t seed)
     t.burst_cost = (unsigned)c->dram_burst_cost;
     t.stall_pct = 20;
     t.seed = seed;
-    fake_npu_sim_config(c);
-    fake_npu_sim_jitter(jitter);
+    npu_funcsim_config(c);
+    npu_funcsim_jitter(jitter);
     npu_sim_t *s = npu_sim_open(&t);
     cr_assert_not_null(s);
     return s;

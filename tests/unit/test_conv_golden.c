@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "conv_golden.h"
-#include "conv_layer.h"
-#include "golden.h"
+#include "ref/conv_golden.h"
+#include "compile/conv/conv_layer.h"
+#include "ref/golden.h"
 #include "test_cfgs.h"
 
 static npu_conv_t mk(int batch, int C, int H, int W, int F, int KH, int KW, int s, int p, int d, int dw)

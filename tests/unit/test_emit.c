@@ -3,11 +3,11 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "gemm_emit.h"
-#include "gemm_tiling.h"
-#include "isa.h"
+#include "compile/gemm/gemm_emit.h"
+#include "compile/gemm/gemm_tiling.h"
+#include "hw/isa.h"
 #include "queue_machine.h"
-#include "runtime.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
 
 static uint64_t cdivu(uint64_t a, uint64_t b) { return (a + b - 1) / b; }

@@ -1,5 +1,5 @@
 /*
- * test_fake_conv.c - the convolution ISA additions on the C functional model (fake_npu_sim.c):
+ * test_fake_conv.c - the convolution ISA additions on the C functional model (npu_funcsim.c):
  * FILL, the LDW / WAVE window start k_lo, macs_zero / fill_words and their BAD_DESC / SPM_ADDR
  * checks, with the cases of tests/rtl/conv_cases.h that tests/rtl/test_conv_isa.c runs on the
  * RTL (so the model the fuzzer compares against is held to the same checks), at S = 2 and 8.
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../rtl/conv_cases.h"
-#include "fake_npu_sim.h"
+#include "npu_funcsim.h"
 #include "npu_sim.h"
 #include "test_cfgs.h"
 
@@ -20,7 +20,7 @@ static npu_sim_t *fake_open(npu_cfg_t *c, int S)
     t.bytes_per_cycle = c->dram_bw;
     t.latency = (unsigned)c->dram_latency;
     t.burst_cost = (unsigned)c->dram_burst_cost;
-    fake_npu_sim_config(c);
+    npu_funcsim_config(c);
     npu_sim_t *s = npu_sim_open(&t);
     cr_assert_not_null(s);
     return s;

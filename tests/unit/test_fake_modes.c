@@ -1,5 +1,5 @@
 /*
- * test_fake_modes.c - the C functional model (fake_npu_sim.c) reports what the RTL reports for
+ * test_fake_modes.c - the C functional model (npu_funcsim.c) reports what the RTL reports for
  * a WAVE whose mode differs from the mode its weight bank was loaded with: BAD_DESC at the
  * WAVE, ERR_INFO = bank mode << 2 | wave mode (tests/rtl/test_modes.c
  * wave_mode_must_match_its_bank is the RTL side); and the ISW bcast WAVE (w3[1]: every row to
@@ -9,10 +9,10 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "fake_npu_sim.h"
-#include "isa.h"
+#include "npu_funcsim.h"
+#include "hw/isa.h"
 #include "npu_sim.h"
-#include "runtime.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
 
 static int run_prog(int S, const npu_insn_t *p, size_t n, npu_run_result_t *r)
@@ -23,7 +23,7 @@ static int run_prog(int S, const npu_insn_t *p, size_t n, npu_run_result_t *r)
     t.bytes_per_cycle = c.dram_bw;
     t.latency = (unsigned)c.dram_latency;
     t.burst_cost = (unsigned)c.dram_burst_cost;
-    fake_npu_sim_config(&c);
+    npu_funcsim_config(&c);
     npu_sim_t *s = npu_sim_open(&t);
     cr_assert_not_null(s);
     int rc = npu_run_program(&c, s, 0, p, n, 100000, r);
@@ -71,7 +71,7 @@ Test(fake_modes, isw_bcast_own_tiles)
         memset(&t, 0, sizeof t);
         t.bytes_per_cycle = c.dram_bw;
         t.latency = (unsigned)c.dram_latency;
-        fake_npu_sim_config(&c);
+        npu_funcsim_config(&c);
         unsigned F = 2u * (unsigned)S, Bt = 4u * (unsigned)S;
         int M = 3 * S + 1, K = S - (S > 2), N = S;
         uint64_t x = 99 + (uint64_t)S;

@@ -1,4 +1,4 @@
-/* test_fcov.c - functional coverage (sw/fcov.c): per-WAVE attribution of mode, pass, edge,
+/* test_fcov.c - functional coverage (sw/run/fcov.c): per-WAVE attribution of mode, pass, edge,
  * fan-out and stall on emitted programs; the file round trip; the report. */
 #define _POSIX_C_SOURCE 200809L /* mkstemp, fmemopen */
 #include <criterion/criterion.h>
@@ -6,8 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "fcov.h"
-#include "runtime.h"
+#include "run/fcov.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
 
 static uint64_t sum_mode(const npu_fcov_t *c, unsigned m)

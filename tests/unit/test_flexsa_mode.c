@@ -4,8 +4,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "flexsa_mode.h"
-#include "pruned_layers.h"
+#include "compile/gemm/flexsa_mode.h"
+#include "model/pruned_layers.h"
 #include "test_cfgs.h"
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }

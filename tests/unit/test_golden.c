@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "golden.h"
+#include "ref/golden.h"
 #include "test_cfgs.h"
 
 /* Independent reference: exact int64 sum, then reduced modulo 2^32 by arithmetic. */

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_npu_sim.h"
-#include "report.h"
-#include "runtime.h"
+#include "npu_funcsim.h"
+#include "run/report.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
 
 /* ---- a minimal strict JSON validator ---- */
@@ -140,7 +140,7 @@ static void run_small(npu_cfg_t *c, npu_gemm_report_t *rep, int inject_error)
     npu_sim_t *s;
     for (int i = 0; i < 35; i++) A[i] = (int16_t)(i * 37 - 500);
     for (int i = 0; i < 42; i++) B[i] = (int16_t)(i * 91 - 2000);
-    fake_npu_sim_config(c);
+    npu_funcsim_config(c);
     s = npu_sim_open(&t);
     if (!inject_error) {
         cr_assert_eq(npu_gemm_run(c, s, 5, 6, 7, A, B, 0, 0, NULL, 1000000, rep), NPU_GEMM_PASS);

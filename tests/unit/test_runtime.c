@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_npu_sim.h"
-#include "golden.h"
-#include "isa.h"
+#include "npu_funcsim.h"
+#include "ref/golden.h"
+#include "hw/isa.h"
 #include "npu_sim.h"
-#include "runtime.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
 
 static npu_sim_t *open_sim(const npu_cfg_t *c, uint64_t seed, unsigned stall_pct)
@@ -21,7 +21,7 @@ static npu_sim_t *open_sim(const npu_cfg_t *c, uint64_t seed, unsigned stall_pct
     t.burst_cost = (unsigned)c->dram_burst_cost;
     t.stall_pct = stall_pct;
     t.seed = seed;
-    fake_npu_sim_config(c);
+    npu_funcsim_config(c);
     s = npu_sim_open(&t);
     cr_assert_not_null(s);
     return s;
@@ -441,7 +441,7 @@ static void gemm_batch(int S, uint64_t seed, int count, unsigned jitter, unsigne
 {
     npu_cfg_t c = test_cfg(S);
     npu_sim_t *s;
-    fake_npu_sim_jitter(jitter);
+    npu_funcsim_jitter(jitter);
     s = open_sim(&c, seed, stall_pct);
     for (int i = 0; i < count; i++) {
         int M = pick(&seed, 2 * S), N = pick(&seed, 2 * S), K = pick(&seed, 2 * S);
@@ -515,7 +515,7 @@ Test(gemm_fake, missing_tokens_are_caught)
     uint64_t st = 3;
     fill(A, (size_t)M * K, &st);
     fill(B, (size_t)K * N, &st);
-    fake_npu_sim_jitter(400);
+    npu_funcsim_jitter(400);
     for (uint64_t seed = 1; seed <= 8; seed++) {
         npu_sim_t *s = open_sim(&c, seed, 0);
         npu_gemm_report_t rep;
@@ -585,7 +585,7 @@ static void policy_batch(int S, uint64_t seed, int count, int policy)
 {
     npu_cfg_t c = test_cfg(S);
     npu_sim_t *s;
-    fake_npu_sim_jitter(0);
+    npu_funcsim_jitter(0);
     s = open_sim(&c, seed, 0);
     for (int i = 0; i < count; i++) {
         int M = pick(&seed, 2 * S), N = pick(&seed, 2 * S), K = pick(&seed, 2 * S);

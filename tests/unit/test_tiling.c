@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "gemm_tiling.h"
+#include "compile/gemm/gemm_tiling.h"
 #include "test_cfgs.h"
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }

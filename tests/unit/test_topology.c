@@ -1,9 +1,9 @@
-/* test_topology.c - SCALE-Sim topology CSV parsing (sw/topology.c) and layer scaling. */
+/* test_topology.c - SCALE-Sim topology CSV parsing (sw/model/topology.c) and layer scaling. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "topology.h"
+#include "model/topology.h"
 
 static npu_topology_t g_t;
 

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "knn.h"
+#include "model/knn.h"
 #include "test_cfgs.h"
-#include "train_layers.h"
-#include "train_model.h"
+#include "model/train_layers.h"
+#include "model/train_model.h"
 
 static npu_tm_hw_t edge_hw(void)
 {

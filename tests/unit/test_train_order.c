@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "train_order.h"
-#include "train_residency.h"
+#include "compile/train/train_order.h"
+#include "compile/train/train_residency.h"
 
 static npu_tileop_t *gen(npu_torder_t o, int Mt, int Nt, int Kt, long *n)
 {

@@ -1,6 +1,6 @@
 /*
  * test_train_part.c - the partitioned backward (train_run.h "Partitioning") on the functional
- * NPU model (fake_npu_sim.c) with timing jitter: every order x every partitioning gives dX and
+ * NPU model (npu_funcsim.c) with timing jitter: every order x every partitioning gives dX and
  * dW bit-exact, the MAC counter is exactly 2*M*N*K and the accumulation adds are the plan's
  * (nparts - 1) * (K*N or M*K). The RTL runs the same checks (tests/rtl/test_train_part.c).
  * The K split one part per core (K a multiple of 4S: "kx4c", npu_bwd_emit_kcores) on shapes
@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fake_npu_sim.h"
-#include "runtime.h"
+#include "npu_funcsim.h"
+#include "run/runtime.h"
 #include "test_cfgs.h"
-#include "train_run.h"
+#include "run/train_run.h"
 
 static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
                           unsigned jitter, uint64_t seed, int in_seq, int cores)
@@ -28,8 +28,8 @@ static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tp
     t.latency = (unsigned)c.dram_latency;
     t.burst_cost = (unsigned)c.dram_burst_cost;
     t.seed = seed;
-    fake_npu_sim_config(&c);
-    fake_npu_sim_jitter(jitter);
+    npu_funcsim_config(&c);
+    npu_funcsim_jitter(jitter);
     npu_sim_t *s = npu_sim_open(&t);
     cr_assert_not_null(s);
     npu_mlp_two_layers(&mlp, M, 5, K, N);
@@ -39,7 +39,7 @@ static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tp
     cr_assert_not_null(r);
     int rc = npu_train_step(&c, s, &mlp, order, policy, seed, 50000000, r);
     npu_sim_close(s);
-    fake_npu_sim_jitter(0);
+    npu_funcsim_jitter(0);
     cr_assert_eq(rc, 0, "S=%d (%d,%d,%d) order %s partition %s: %s", S, M, K, N,
                  npu_torder_name(order), npu_tpart_name(part), r->msg);
     const npu_train_layer_t *L = &r->layer[1];

@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "test_cfgs.h"
-#include "train_order.h"
-#include "train_partition.h"
+#include "compile/train/train_order.h"
+#include "compile/train/train_partition.h"
 
 /* T9: P = 2 semantics. */
 Test(train_partition, t9_semantics)

@@ -1,0 +1,609 @@
+/* conv_plan.c - convolution planning stage; see conv_plan.h and docs/conv.md. */
+#include "compile/conv/conv_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh);
+
+void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un)
+{
+    const npu_conv_t *c = &p->c;
+    int per_img = p->nbands * p->ngroups, rem;
+    memset(un, 0, sizeof *un);
+    un->u = u;
+    if (p->kernel == NPU_CONV_DW) { /* pass, image, band */
+        int per_pass = c->batch * p->nbands;
+        un->grp = u / per_pass;
+        rem = u % per_pass;
+        un->b = rem / p->nbands;
+        un->band = rem % p->nbands;
+    } else { /* image, band, block group */
+        un->b = u / per_img;
+        rem = u % per_img;
+        un->band = rem / p->ngroups;
+        un->grp = rem % p->ngroups;
+    }
+    un->r0 = un->band * p->R;
+    un->r1 = imin(un->r0 + p->R, p->rows);
+    if (p->kernel == NPU_CONV_DW) { /* bands of ceil or floor rows: no short last band */
+        un->r0 = (int)((long)un->band * p->rows / p->nbands);
+        un->r1 = (int)((long)(un->band + 1) * p->rows / p->nbands);
+    }
+    un->k0 = un->grp * p->G;
+    un->k1 = imin(un->k0 + p->G, p->nblk);
+    switch (p->kernel) {
+    case NPU_CONV_FWD: /* padded-plane rows oh*s + kh*d */
+        un->i0 = un->r0 * c->stride;
+        un->i1 = (un->r1 - 1) * c->stride + (c->KH - 1) * c->dil + 1;
+        break;
+    case NPU_CONV_DX:
+        if (p->dataflow == NPU_CONV_ZEROPAD) { /* Z rows ih + p - kh*d */
+            un->i0 = un->r0 + c->pad - (c->KH - 1) * c->dil;
+            un->i1 = un->r1 + c->pad;
+        } else { /* the dY rows the band's (dX row, kh) pairs hit */
+            int lo = p->OH, hi = -1;
+            for (int ih = un->r0; ih < un->r1; ih++)
+                for (int kh = 0; kh < c->KH; kh++) {
+                    int num = ih + c->pad - kh * c->dil;
+                    if (num >= 0 && num % c->stride == 0 && num / c->stride < p->OH) {
+                        lo = imin(lo, num / c->stride);
+                        hi = imax(hi, num / c->stride);
+                    }
+                }
+            un->i0 = hi >= 0 ? lo : 0;
+            un->i1 = hi >= 0 ? hi + 1 : 0;
+        }
+        break;
+    default: /* dW: X plane rows; the dY rows oh with oh*vs + kh*d - vp in them */
+        un->i0 = un->r0;
+        un->i1 = un->r1;
+        un->o0 = p->vOH;
+        un->o1 = 0;
+        for (int kh = 0; kh < c->KH; kh++) { /* the kh of the pass only */
+            int a = imax(0, npu_ceildiv(un->r0 + p->vp - kh * c->dil, p->vs));
+            int e = imin(p->vOH, npu_floordiv(un->r1 - 1 + p->vp - kh * c->dil, p->vs) + 1);
+            if (a < e && dw_pass_reads_kh(p, un->grp, kh)) {
+                un->o0 = imin(un->o0, a);
+                un->o1 = imax(un->o1, e);
+            }
+        }
+        if (un->o1 <= un->o0)
+            un->o0 = un->o1 = 0;
+        break;
+    }
+}
+
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh);
+
+int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr)
+{
+    const npu_conv_t *c = &p->c;
+    int vs = p->kernel == NPU_CONV_FWD ? c->stride : p->vs;
+    int vp = p->kernel == NPU_CONV_FWD ? 0 : p->vp;
+    for (int kh = 0; kh < c->KH; kh++) {
+        int num = pr + vp - kh * c->dil;
+        if (num < 0 || num % vs)
+            continue;
+        if (p->kernel == NPU_CONV_DW ? num / vs < p->vOH && dw_pass_reads_kh(p, un->grp, kh)
+                                     : num / vs >= un->r0 && num / vs < un->r1)
+            return 1;
+    }
+    return 0;
+}
+
+int npu_conv_phase_nx(const npu_conv_plan_t *p, int b)
+{
+    return b < p->c.W ? (p->c.W - b + p->c.stride - 1) / p->c.stride : 0;
+}
+
+static int gcd(int a, int b)
+{
+    while (b) {
+        int t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+int npu_conv_dw_chained(const npu_conv_plan_t *p)
+{
+    return p->c.dil / gcd(p->vs, p->c.dil) == 1;
+}
+
+int npu_conv_dw_step(const npu_conv_plan_t *p) { return p->vs / gcd(p->vs, p->c.dil); }
+
+/* The dW regions in layout order: class (kh mod step) first, so that a pass holds few classes
+ * and reads only their X rows (at s = 2 a class-0 pass reads the even rows only); then c-block,
+ * kw and the chain of kh (decreasing). Calls f(q, i, kh, arg) for region q at position i;
+ * stops and returns 1 when f does. */
+static int dw_regions(const npu_conv_plan_t *p, int (*f)(int, int, int, void *), void *arg)
+{
+    const npu_conv_t *c = &p->c;
+    int step = npu_conv_dw_step(p), i = 0;
+    for (int rho = 0; rho < step && rho < c->KH; rho++)
+        for (int cb = 0; cb < p->cw; cb++)
+            for (int kw = 0; kw < c->KW; kw++)
+                for (int kh = rho + (c->KH - 1 - rho) / step * step; kh >= 0; kh -= step, i++)
+                    if (f(cb * p->T + kh * c->KW + kw, i, kh, arg))
+                        return 1;
+    return 0;
+}
+
+/* The passes of the dW regions (layout position i -> pass, position j in it). The fewest passes
+ * that fit (two OBUF halves each); whole classes per pass when that takes no more passes (each
+ * pass then loads only its classes' X rows: at s = 2, 12 + 6 regions read the even, then the
+ * odd rows), else the regions shared evenly: every pass streams its input, so a pass with few
+ * regions would be load-bound (at small, C = F = 32: 16 + 2 regions took 31.5k + 14k cycles,
+ * 9 + 9 hide the loads behind the waves). In between, whole chains per pass when that takes no
+ * more passes: one LDW of an X row serves its chain's kh in one pass, so a chain cut by a pass
+ * takes that X row's LDW in both (medium, 11x11 s4: 4 of 44 chains cut, 26 LDWs more). */
+typedef struct dw_split { int per_half, passes, per_pass, by_class, by_chain; } dw_split_t;
+
+/* Whole chains per pass, in layout order, a pass closed when the next chain would overflow it
+ * or it holds per_pass regions. Returns the pass of position i (*j: the position in it), or for
+ * i < 0 the number of passes (0 when a chain exceeds a pass). */
+static int dw_chain_pass(const npu_conv_plan_t *p, const dw_split_t *d, int i, int *j)
+{
+    int step = npu_conv_dw_step(p), g = 0, start = 0, used = 0, pos = 0, cap = 2 * d->per_half;
+    for (int rho = 0; rho < step && rho < p->c.KH; rho++) {
+        int len = (p->c.KH - 1 - rho) / step + 1;
+        if (len > cap)
+            return 0;
+        for (int n = 0; n < p->cw * p->c.KW; n++) {
+            if (used + len > cap || used >= d->per_pass) {
+                g++;
+                start += used;
+                used = 0;
+            }
+            if (i >= 0 && i < pos + len) {
+                *j = i - start;
+                return g;
+            }
+            used += len;
+            pos += len;
+        }
+    }
+    return g + 1;
+}
+
+static int dw_class_regions(const npu_conv_plan_t *p, int rho)
+{
+    return p->cw * p->c.KW * ((p->c.KH - 1 - rho) / npu_conv_dw_step(p) + 1);
+}
+
+static dw_split_t dw_split(const npu_conv_plan_t *p, int obuf_rows)
+{
+    dw_split_t d;
+    int nreg = p->T * p->cw, cap, used = 0, n = 1, step = npu_conv_dw_step(p);
+    d.per_half = obuf_rows / p->c.F;
+    cap = 2 * d.per_half;
+    d.passes = (nreg + cap - 1) / cap;
+    d.per_pass = (nreg + d.passes - 1) / d.passes;
+    d.by_class = 1;
+    for (int rho = 0; rho < step && rho < p->c.KH && d.by_class; rho++) {
+        int k = dw_class_regions(p, rho);
+        if (used && used + k > cap) {
+            n++;
+            used = 0;
+        }
+        used += k;
+        d.by_class = k <= cap && n <= d.passes;
+    }
+    d.by_chain = 0;
+    if (!d.by_class) {
+        int n2 = dw_chain_pass(p, &d, -1, NULL);
+        d.by_chain = n2 >= 1 && n2 <= d.passes;
+    }
+    return d;
+}
+
+static int dw_pass_at(const npu_conv_plan_t *p, const dw_split_t *d, int i, int *j)
+{
+    int g = 0, start = 0, used = 0;
+    if (d->by_chain)
+        return dw_chain_pass(p, d, i, j);
+    if (!d->by_class) {
+        *j = i % d->per_pass;
+        return i / d->per_pass;
+    }
+    for (int rho = 0;; rho++) {
+        int k = dw_class_regions(p, rho);
+        if (used && used + k > 2 * d->per_half) {
+            g++;
+            start += used;
+            used = 0;
+        }
+        if (i < start + used + k) {
+            *j = i - start;
+            return g;
+        }
+        used += k;
+    }
+}
+
+typedef struct dw_lay { const npu_conv_plan_t *p; dw_split_t d; int obuf_rows, *pass_of; unsigned *row_of; } dw_lay_t;
+
+static int dw_place(int q, int i, int kh, void *arg)
+{
+    dw_lay_t *l = arg;
+    int j;
+    (void)kh;
+    l->pass_of[q] = dw_pass_at(l->p, &l->d, i, &j);
+    /* a region never crosses a half */
+    l->row_of[q] = (unsigned)((j / l->d.per_half) * l->obuf_rows + (j % l->d.per_half) * l->p->c.F);
+    return 0;
+}
+
+int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of)
+{
+    dw_lay_t l = {p, {0, 0, 0, 0, 0}, obuf_rows, pass_of, row_of};
+    if (p->c.F > obuf_rows)
+        return 0;
+    l.d = dw_split(p, obuf_rows);
+    dw_regions(p, dw_place, &l);
+    return l.d.passes;
+}
+
+typedef struct dw_has { const npu_conv_plan_t *p; dw_split_t d; int pass, kh; } dw_has_t;
+
+static int dw_has_kh(int q, int i, int kh, void *arg)
+{
+    const dw_has_t *h = arg;
+    int j;
+    (void)q;
+    return kh == h->kh && dw_pass_at(h->p, &h->d, i, &j) == h->pass;
+}
+
+/* dW: does pass `pass` hold a region of row kh (any c-block, kw)? */
+static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh)
+{
+    dw_has_t h = {p, {0, 0, 0, 0, 0}, pass, kh};
+    if (p->dw_obuf_rows <= 0)
+        return 1;
+    h.d = dw_split(p, p->dw_obuf_rows);
+    return dw_regions(p, dw_has_kh, &h);
+}
+
+/* dX zeropad: the dY columns that land inside the Z plane (s*ow in [p-(KW-1)d, W+p)). */
+static void zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1)
+{
+    const npu_conv_t *c = &p->c;
+    *ow0 = imax(0, npu_ceildiv(c->pad - (c->KW - 1) * c->dil, c->stride));
+    *ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, c->stride) + 1);
+}
+
+/* Words of the unit's input buffer. */
+static unsigned unit_in_words(const npu_conv_plan_t *p, const npu_conv_unit_t *un)
+{
+    unsigned rows = (unsigned)(un->i1 - un->i0);
+    switch (p->kernel) {
+    case NPU_CONV_FWD: return rows * (unsigned)(p->PW * p->cw);
+    case NPU_CONV_DX:
+        return rows * (unsigned)(p->dataflow == NPU_CONV_ZEROPAD ? p->ZW * p->fw : p->OW * p->fw);
+    default: return p->xoff + rows * (unsigned)(p->PW * p->cw);
+    }
+}
+
+/* Loaded bytes (tag X or DY) and stored bytes of one unit, as the emitter moves them. */
+static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint64_t *rd_x,
+                       uint64_t *rd_dy, uint64_t *wr)
+{
+    const npu_conv_t *c = &p->c;
+    uint64_t B = p->B;
+    *rd_x = *rd_dy = *wr = 0;
+    if (p->kernel != NPU_CONV_DW && un->grp == p->ngroups - 1) /* the band's tile, once */
+        *wr = (uint64_t)(un->r1 - un->r0) * (uint64_t)(p->kernel == NPU_CONV_FWD ? p->OW : c->W) * p->pout * B;
+    if (p->kernel != NPU_CONV_DW && un->grp != 0) /* the band's input: loaded by its first group */
+        return;
+    if (p->kernel == NPU_CONV_FWD || p->kernel == NPU_CONV_DW)
+        for (int pr = un->i0; pr < un->i1; pr++)
+            if (pr - p->P >= 0 && pr - p->P < c->H && npu_conv_plane_row_used(p, un, pr))
+                *rd_x += (uint64_t)c->W * (uint64_t)p->cw * B;
+    if (p->kernel == NPU_CONV_DW)
+        *rd_dy = (uint64_t)(un->o1 - un->o0) * (uint64_t)p->vOW * (uint64_t)p->fw * B;
+    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW)
+        *rd_dy = (uint64_t)(un->i1 - un->i0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
+    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ZEROPAD) {
+        int ow0, ow1;
+        zp_cols(p, &ow0, &ow1);
+        for (int oh = 0; oh < p->OH; oh++)
+            if (oh * c->stride >= un->i0 && oh * c->stride < un->i1 && ow1 > ow0)
+                *rd_dy += (uint64_t)(ow1 - ow0) * (uint64_t)p->fw * B;
+    }
+}
+
+uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag)
+{
+    const npu_conv_t *c = &p->c;
+    uint64_t B = p->B, b = (uint64_t)c->batch, T = (uint64_t)p->T;
+    switch (tag) {
+    case NPU_TAG_X: return b * (uint64_t)c->H * (uint64_t)c->W * p->px * B;
+    case NPU_TAG_W: /* depthwise: the host's diagonal blocks, 2S one-word rows per tap and block */
+        return c->depthwise ? T * (uint64_t)p->cw * (uint64_t)p->L * B : T * (uint64_t)c->F * p->pw * B;
+    case NPU_TAG_DY: return b * (uint64_t)p->vOH * (uint64_t)p->vOW * p->pdy * B;
+    case NPU_TAG_Y: return b * (uint64_t)p->OH * (uint64_t)p->OW * p->pout * B;
+    case NPU_TAG_DX: return b * (uint64_t)c->H * (uint64_t)c->W * p->pout * B;
+    case NPU_TAG_DW: return T * (uint64_t)c->F * p->pout * B;
+    default: return 0;
+    }
+}
+
+/* SPM words the plan needs (with p->R, p->nbands, p->G, p->ngroups set). */
+static uint64_t spm_need(npu_conv_plan_t *p)
+{
+    const npu_conv_t *c = &p->c;
+    unsigned inw = 0;
+    npu_conv_unit_t un;
+    p->xoff = 0; /* dW: the most dY^T rows a unit holds (any pass) */
+    for (int u = 0; u < p->nbands * p->ngroups && p->kernel == NPU_CONV_DW; u++) {
+        npu_conv_unit_at(p, u / p->nbands * p->c.batch * p->nbands + u % p->nbands, &un);
+        p->xoff = (unsigned)imax((int)p->xoff, (un.o1 - un.o0) * c->F * p->owj);
+    }
+    for (int band = 0; band < p->nbands; band++) {
+        npu_conv_unit_at(p, p->kernel == NPU_CONV_DW ? band : band * p->ngroups, &un);
+        unsigned w = unit_in_words(p, &un);
+        inw = w > inw ? w : inw;
+    }
+    p->in_words = inw ? inw : 1;
+    switch (p->kernel) {
+    case NPU_CONV_FWD:
+        p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->C * p->fw);
+        p->out_words = (unsigned)p->R * (unsigned)p->OW * p->pout; /* dense full pixels: one tile per band */
+        break;
+    case NPU_CONV_DX:
+        p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->F * p->cw);
+        p->out_words = (unsigned)(p->R * p->row_pitch) * p->pout;
+        break;
+    default:
+        p->w_words = 0;
+        p->out_words = (unsigned)(p->T * c->F) * p->pout;
+        break;
+    }
+    return 2ull * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words + 2u;
+}
+
+/* Places in0, in1, weights, out0 (, out1), scratch (2 words): each region starts a new bank when it does not fit
+ * the rest of the current one (concurrent streams in different banks), else packed. */
+static int place(const npu_cfg_t *cfg, npu_conv_plan_t *p)
+{
+    unsigned bw = (unsigned)cfg->spm_bank_words, total = (unsigned)npu_cfg_spm_words(cfg);
+    unsigned size[6] = {p->in_words, p->in_words, p->w_words, p->out_words,
+                        p->kernel == NPU_CONV_DW ? 0u : p->out_words, 2u};
+    unsigned addr[6];
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t at = 0;
+        for (int i = 0; i < 6; i++) {
+            if (pass == 0 && size[i] && at % bw && at % bw + size[i] > bw)
+                at = (at / bw + 1) * bw;
+            addr[i] = (unsigned)at;
+            at += size[i];
+        }
+        if (at <= total) {
+            p->in_base[0] = addr[0];
+            p->in_base[1] = addr[1];
+            p->w_base = addr[2];
+            p->out_base[0] = addr[3];
+            p->out_base[1] = p->kernel == NPU_CONV_DW ? addr[3] : addr[4];
+            p->scratch = addr[5];
+            p->spm_used = (unsigned)at;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int fail(char *msg, size_t n, const char *why)
+{
+    if (n)
+        snprintf(msg, n, "%s", why);
+    return -1;
+}
+
+int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                  const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n)
+{
+    npu_conv_plan_opts_t o0;
+    int row_len, best = 0;
+    char why[200];
+    memset(p, 0, sizeof *p);
+    if (!opts) {
+        memset(&o0, 0, sizeof o0);
+        opts = &o0;
+    }
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, why);
+    if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
+        dataflow > NPU_CONV_ECOFLOW)
+        return fail(msg, n, "unknown kernel or dataflow");
+    p->c = *c;
+    p->kernel = kernel;
+    p->dataflow = dataflow;
+    p->S = cfg->s;
+    p->L = npu_cfg_f(cfg);
+    p->B = (unsigned)npu_cfg_beat(cfg);
+    p->OH = npu_conv_oh(c);
+    p->OW = npu_conv_ow(c);
+    p->T = c->KH * c->KW;
+    p->cw = (c->C + p->L - 1) / p->L;
+    p->fw = (c->F + p->L - 1) / p->L;
+    p->px = (unsigned)p->cw;
+    p->pw = c->depthwise ? 1u : (unsigned)p->cw; /* depthwise: diagonal blocks, one word per row */
+    p->pdy = (unsigned)p->fw;
+    p->pout = (unsigned)cdiv64(4ull * (uint64_t)(kernel == NPU_CONV_FWD ? c->F : c->C), p->B);
+    p->vOH = p->OH;
+    p->vOW = p->OW;
+    p->vs = c->stride;
+    p->vp = c->pad;
+    p->ngroups = 1;
+    p->G = 1;
+    p->nblk = 1;
+    switch (kernel) {
+    case NPU_CONV_FWD:
+        p->P = c->pad;
+        p->rows = p->OH;
+        p->nblk = p->fw;
+        row_len = p->OW;
+        break;
+    case NPU_CONV_DX:
+        p->rows = c->H;
+        p->nblk = p->cw;
+        p->ZW = c->W + (c->KW - 1) * c->dil;
+        /* ecoflow: tile rows of ceil(W/s)*s pixels (conv_emit.c, unit_dx_ecoflow) */
+        row_len = dataflow == NPU_CONV_ECOFLOW ? (c->W + c->stride - 1) / c->stride * c->stride : c->W;
+        p->row_pitch = row_len;
+        break;
+    default:
+        if (dataflow == NPU_CONV_ZEROPAD) { /* the zero-inserted dY against the padded X plane */
+            p->vOH = c->stride * (p->OH - 1) + 1;
+            p->vOW = c->stride * (p->OW - 1) + 1;
+            p->vs = 1;
+            p->vp = 0;
+            p->P = c->pad;
+        }
+        p->owj = (p->vOW + p->L - 1) / p->L;
+        row_len = 0;
+        break;
+    }
+    p->PH = c->H + 2 * p->P;
+    p->PW = c->W + 2 * p->P;
+    if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
+        p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
+
+    if (kernel == NPU_CONV_DW) {
+        /* regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over
+         * the whole input; more regions than fit: several passes (the input streamed again) */
+        int nreg = p->T * p->cw;
+        int *pass_of = malloc(sizeof *pass_of * (size_t)nreg);
+        unsigned *row_of = malloc(sizeof *row_of * (size_t)nreg);
+        if (!pass_of || !row_of) {
+            free(pass_of);
+            free(row_of);
+            return fail(msg, n, "out of memory");
+        }
+        p->dw_obuf_rows = cfg->obuf_rows;
+        p->dw_passes = npu_conv_dw_layout(p, cfg->obuf_rows, pass_of, row_of);
+        free(pass_of);
+        free(row_of);
+        if (p->dw_passes < 1)
+            return fail(msg, n, "dW: the F rows of a (c-block, tap) region do not fit an OBUF half");
+        p->nblk = p->ngroups = p->dw_passes;
+        int rmax = p->rows;
+        if (opts->max_band_rows > 0)
+            rmax = imin(rmax, opts->max_band_rows);
+        for (int R = rmax; R >= 1 && !best; R--) {
+            p->nbands = (p->rows + R - 1) / R;
+            p->R = (p->rows + p->nbands - 1) / p->nbands;
+            if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
+                best = 1;
+        }
+    } else {
+        int gmax = cfg->obuf_rows / row_len;
+        if (gmax < 1) {
+            snprintf(why, sizeof why, "an output row of %d pixels does not fit an OBUF half (%d rows)",
+                     row_len, cfg->obuf_rows);
+            return fail(msg, n, why);
+        }
+        gmax = imin(gmax, p->nblk);
+        if (opts->max_blocks > 0)
+            gmax = imin(gmax, opts->max_blocks);
+        /* Block groups per unit G and band rows R (the largest fitting the SPM and an OBUF half
+         * for that G). An LDW reloads a weight bank only after the waves on it left the array
+         * (about 4S cycles) and then shifts for S, so with two banks a tile needs >= ~5S + 8
+         * injection slots of waves or the array waits (measured on the RTL): among the G whose
+         * bands give that, the fewest units (per-unit overheads), then the fewest bands (halo
+         * rows re-loaded per band); none reaching it: the tallest bands. */
+        int cR = 0, cG = 0, cOk = 0, cUnits = 0, cBands = 0;
+        for (int G = gmax; G >= 1; G--) {
+            int ng = (p->nblk + G - 1) / G, g = (p->nblk + ng - 1) / ng, fitR = 0;
+            int rmax = imin(p->rows, cfg->obuf_rows / (g * row_len));
+            if (opts->max_band_rows > 0)
+                rmax = imin(rmax, opts->max_band_rows);
+            for (int R = rmax; R >= 1 && !fitR; R--) {
+                p->ngroups = ng;
+                p->G = g;
+                p->nbands = (p->rows + R - 1) / R;
+                p->R = (p->rows + p->nbands - 1) / p->nbands;
+                if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
+                    fitR = p->R;
+            }
+            if (!fitR)
+                continue;
+            double slots = kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW
+                               ? (double)fitR * (double)row_len / ((double)c->stride * (double)c->stride)
+                               : (double)fitR * (double)row_len;
+            int ok = slots >= 5.0 * cfg->s + 8.0, nb = (p->rows + fitR - 1) / fitR, units = nb * ng;
+            int better = !cR || (ok && !cOk) ||
+                         (ok == cOk && (ok ? (units < cUnits || (units == cUnits && nb < cBands)) : fitR > cR));
+            if (opts->max_blocks > 0 && cR)
+                better = 0; /* forced: the largest G allowed */
+            if (better) {
+                cR = fitR;
+                cG = g;
+                cOk = ok;
+                cUnits = units;
+                cBands = nb;
+            }
+        }
+        if (cR) {
+            best = 1;
+            p->ngroups = (p->nblk + cG - 1) / cG;
+            p->G = (p->nblk + p->ngroups - 1) / p->ngroups;
+            p->nbands = (p->rows + cR - 1) / cR;
+            p->R = (p->rows + p->nbands - 1) / p->nbands;
+        }
+        p->obuf_unit_rows = (unsigned)(p->G * p->R * row_len);
+    }
+    if (!best) {
+        snprintf(why, sizeof why, "one band of the %s input does not fit the SPM (%d words)",
+                 kernel == NPU_CONV_FWD ? "fwd" : kernel == NPU_CONV_DX ? "dx" : "dw",
+                 npu_cfg_spm_words(cfg));
+        return fail(msg, n, why);
+    }
+    spm_need(p); /* the chosen R and G */
+    if (place(cfg, p) != 0)
+        return fail(msg, n, "the SPM layout does not fit");
+    if (npu_cfg_spm_words(cfg) > 65536)
+        return fail(msg, n, "SPM addresses past 16 bits");
+    p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
+
+    /* DRAM bytes: the plan's, and each tensor once */
+    for (int u = 0; u < p->units; u++) {
+        npu_conv_unit_t un;
+        uint64_t rx, rdy, wr;
+        npu_conv_unit_at(p, u, &un);
+        unit_bytes(p, &un, &rx, &rdy, &wr);
+        p->plan_rd[NPU_TAG_X] += rx;
+        p->plan_rd[NPU_TAG_DY] += rdy;
+        p->plan_wr[kernel == NPU_CONV_FWD ? NPU_TAG_Y : NPU_TAG_DX] += wr;
+    }
+    if (kernel != NPU_CONV_DW)
+        p->plan_rd[NPU_TAG_W] = npu_conv_tensor_bytes(p, NPU_TAG_W);
+    else
+        p->plan_wr[NPU_TAG_DW] = npu_conv_tensor_bytes(p, NPU_TAG_DW);
+    {
+        /* compulsory: the layer's own tensors (dW zeropad: the original dY, not the host's
+         * zero-inserted one) */
+        npu_conv_plan_t q = *p;
+        q.vOH = p->OH;
+        q.vOW = p->OW;
+        if (kernel != NPU_CONV_DX)
+            p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
+        if (kernel != NPU_CONV_DW)
+            p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
+        if (kernel != NPU_CONV_FWD)
+            p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
+        p->comp_wr[kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW] =
+            npu_conv_tensor_bytes(&q, kernel == NPU_CONV_FWD ? NPU_TAG_Y
+                                      : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW);
+    }
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}

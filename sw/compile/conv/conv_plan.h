@@ -1,0 +1,134 @@
+/*
+ * conv_plan.h - planning stage of the convolution lowering (docs/conv.md): bands of output rows,
+ * output-channel block groups, the SPM layout (double-buffered input bands, resident stationary
+ * tiles, double-buffered output tiles), OBUF regions, and the DRAM bytes the plan implies.
+ *
+ * A pure function of (cfg, layer, kernel, dataflow, options): no simulator, no DRAM addresses.
+ *
+ * Work is cut into UNITS, executed in order (LOAD -> EXEC -> STORE, double-buffered), each with
+ * its OBUF half (u % 2):
+ *   fwd, dX: unit = (image b, band of output rows [r0, r1), output-channel blocks [k0, k1)); the
+ *            block groups of a band share its input buffer (band % 2, loaded by the first group
+ *            with its halo rows: the halo rows are re-loaded per band, the residency plan) and
+ *            its output tile (band % 2, stored by the last group as one run).
+ *   dW:      unit = (pass, image b, band of X plane rows, with the dY rows they meet); the dW
+ *            tile stays in the SPM, a pass's taps are stored after its drains; a pass accumulates
+ *            the (c-block, tap) regions that fit the OBUF (both halves) over the whole input and
+ *            drains them once; a layer whose dW does not fit the OBUF takes several passes, each
+ *            streaming the input again. Bands of X rows, not dY rows: each X row is loaded once
+ *            per pass and its one LDW serves every kh of its chain (bands of dY rows cut the
+ *            chains of the X rows two bands share: two LDWs there); the dY halo rows are the
+ *            cheap ones (F x ceil(OW/2S) words each).
+ *
+ * DRAM layouts (dense NHWC, one tensor row per pixel, channels padded to whole beats):
+ *   X   [b][H][W]   rows of C int16,  pitch cw = ceil(C / 2S) beats
+ *   dY  [b][OH][OW] rows of F int16,  pitch fw = ceil(F / 2S) beats (dW zeropad: the host's
+ *                   zero-inserted dY, [b][DH][DW], DH = s(OH-1)+1, DW = s(OW-1)+1)
+ *   Wt  [KH][KW][F] rows of C int16,  pitch cw; depthwise (F = C): the host packs the weights
+ *                   once into diagonal 2S x 2S blocks, [KH][KW][cw][2S] one-word rows, row r of
+ *                   block b holding Wt[kh][kw][2S*b + r] in lane r (zero elsewhere)
+ *   Y   [b][OH][OW] rows of F int32,  pitch ceil(4F / B)
+ *   dX  [b][H][W]   rows of C int32,  pitch ceil(4C / B)
+ *   dW  [KH][KW][F] rows of C int32,  pitch ceil(4C / B) (depthwise: the dense C x C per tap;
+ *                   the host takes its diagonal)
+ */
+#ifndef NPU_CONV_PLAN_H
+#define NPU_CONV_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ref/conv_golden.h"
+#include "compile/conv/conv_layer.h"
+#include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
+
+typedef struct npu_conv_plan_opts {
+    int max_band_rows; /* 0: as many output rows (dW: X plane rows) per band as the SPM and OBUF allow */
+    int max_blocks;    /* 0: as many output-channel blocks per unit as the OBUF allows */
+} npu_conv_plan_opts_t;
+
+typedef struct npu_conv_plan {
+    npu_conv_t c;
+    int kernel, dataflow;   /* NPU_CONV_FWD/DX/DW, NPU_CONV_ZEROPAD/ECOFLOW */
+    int S, L;               /* core side, lanes per word (2S) */
+    unsigned B;             /* bytes per word / beat */
+    int OH, OW, T;          /* output size, taps KH*KW */
+    int cw, fw;             /* words per pixel: C channels (X, dX blocks), F channels (dY) */
+    /* DRAM row pitches in beats */
+    unsigned px, pw, pdy, pout;
+    /* geometry of the dW program: dY rows vOH x vOW at stride vs, X window origin -vp, in an X
+     * plane padded by P (zeropad: the zero-inserted dY, stride 1, the padded X plane). fwd: the
+     * padded X plane (P = p). */
+    int vOH, vOW, vs, vp, P, PH, PW;
+    int owj;                /* dW: words per transposed dY row, ceil(vOW / 2S) */
+    /* dX zeropad: the Z plane (dilated, zero-padded dY) band is ZR x ZW pixels */
+    int ZW;
+    int row_pitch;          /* dX: pixels per row of the output tile (ecoflow: ceil(W/s)*s) */
+    /* blocking */
+    int nblk;               /* output-channel blocks: fwd fw, dX cw, dW 1 */
+    int G, ngroups;         /* blocks per unit, groups */
+    int rows;               /* rows per image cut into bands: fwd OH, dX H, dW the X plane rows read */
+    int R, nbands;          /* output rows per band (balanced), bands per image */
+    int units;
+    /* SPM layout (words) */
+    unsigned in_base[2], in_words;
+    unsigned w_base, w_words;      /* stationary weights (fwd, dX), resident */
+    unsigned out_base[2], out_words;
+    unsigned xoff;                 /* dW: offset of the X plane rows in an input buffer */
+    unsigned scratch;              /* 2 words: target of the token-only DRAIN (conv_emit.c) */
+    unsigned spm_used;
+    /* OBUF: fwd/dX rows per unit; dW: passes of regions (npu_conv_dw_layout) */
+    unsigned obuf_unit_rows;
+    int dw_passes;
+    int dw_obuf_rows;       /* dW: the OBUF half the layout was made for (npu_conv_dw_layout) */
+    /* DRAM bytes per tag: what the program moves, and each tensor once */
+    uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
+    uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS];
+} npu_conv_plan_t;
+
+/* Plans kernel x dataflow of layer c for cfg. Returns 0, or -1 with the reason in msg (layer
+ * invalid, a row does not fit the OBUF, the bands do not fit the SPM, a field overflows). */
+int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                  const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n);
+
+/* One unit of work (see above). */
+typedef struct npu_conv_unit {
+    int u, b, band, grp; /* grp: block group (fwd, dX) or pass (dW) */
+    int r0, r1;  /* output rows of image b */
+    int k0, k1;  /* output-channel blocks (fwd: f-blocks, dX: c-blocks; dW: the pass, pass + 1) */
+    int i0, i1;  /* input rows held in the buffer: fwd/dW the X plane rows, dX zeropad the Z rows
+                    (Z coordinates: row u = ih + p - kh*d), dX ecoflow the dY rows (may be empty) */
+    int o0, o1;  /* dW: the dY rows its X rows meet (every (oh, kh) with oh*vs + kh*d - vp in
+                    [i0, i1)); a band's rows [r0, r1) are X plane rows, i0 = r0, i1 = r1 */
+} npu_conv_unit_t;
+void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un);
+
+/* fwd / dW: is plane row pr (in [un->i0, un->i1)) read by any (output row, kh) of the unit? */
+int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr);
+
+/* dX ecoflow column phases: dX column iw = x*s + b; nx(b) real columns in phase b. */
+int npu_conv_phase_nx(const npu_conv_plan_t *p, int b);
+
+/* dW OBUF layout: region q = cb*T + tap holds dW[tap][f][cb-block], F rows. Regions form chains
+ * per (c-block, kw, class of kh mod s/g, g = gcd(s, d)), kh decreasing: the kh of a chain that
+ * share an X row read consecutive dY rows when d/g = 1, so one WAVE of the chain's F-row blocks
+ * covers them. Regions are packed class by class (a pass loads only the X rows its classes
+ * read: npu_conv_plane_row_used), in chain order, never across an OBUF half (a chain cut there
+ * takes two WAVEs), halves in order, two per pass, the passes as even as the halves allow (each
+ * streams the whole input). Fills pass_of[q] and row_of[q] (OBUF row, both halves) for the
+ * T * cw regions; returns the number of passes (0 if F rows exceed a half). */
+int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, unsigned *row_of);
+/* dW: kh of one class differ by step = s/gcd(s, d) (s: the dW program's stride); 1 when the kh of
+ * a chain read consecutive dY rows (d/gcd(s, d) = 1: the layout's waves merge). */
+int npu_conv_dw_step(const npu_conv_plan_t *p);
+int npu_conv_dw_chained(const npu_conv_plan_t *p);
+
+/* Floor / ceiling division for any signs (b > 0). */
+static inline int npu_floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+static inline int npu_ceildiv(int a, int b) { return -npu_floordiv(-a, b); }
+
+/* Bytes of a DRAM tensor in the plan's layout (tag X, W, DY, Y, DX or DW). */
+uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag);
+
+#endif

@@ -1,0 +1,124 @@
+/*
+ * gemm_emit.h - instruction emission for a tiled GEMM (FW mode), and the expected counters of
+ * any program.
+ *
+ * Per output tile t (m outer, n inner; OBUF half h = t%2, C staging buffer C_(t%2)), per K
+ * chunk with global index g (SPM buffers A_(g%2), B_(g%2)):
+ *   LOAD X (A chunk)   [pop_next if g >= 2: e2l, the buffer is free again]
+ *   LOAD W (B chunk)   [push_next: l2e]
+ *   EXEC: per k-block kb, per n-block j, wave counter w:
+ *     LDW  bank w%2                       first EXEC insn of the chunk [pop_prev: l2e]
+ *     WAVE bank w%2 FW -> OBUF h*OBUF_ROWS + j*Mt, acc after the first k-block
+ *                                         last WAVE of the chunk [push_prev: e2l]
+ *   after the tile's last chunk: DRAIN per n-block -> C_(t%2)
+ *                                         first [pop_next if t >= 2: s2e], last [push_next: e2s]
+ *   STORE Y (C tile)   [pop_prev: e2s, push_prev: s2e]
+ * Program order is software-pipelined by two chunks (npu_gemm_lookahead; one chunk when
+ * QUEUE_DEPTH < 4): LOAD(g+2) is emitted before EXEC(g). It
+ * waits in the LOAD queue for EXEC(g) to free its buffer and then has all of EXEC(g+1) to arrive;
+ * with one chunk of lookahead the in-order fetcher, sitting on a full EXEC queue, would fetch it
+ * only when EXEC(g+1) is nearly done. Every token a queue waits for is produced by an instruction
+ * that the fetcher reaches while at most two chunks' loads (4 instructions) wait in the LOAD
+ * queue, so the program cannot deadlock for QUEUE_DEPTH >= 4.
+ */
+#ifndef NPU_GEMM_EMIT_H
+#define NPU_GEMM_EMIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/gemm/gemm_tiling.h"
+#include "hw/isa.h"
+#include "hw/npu_cfg.h"
+
+typedef struct npu_gemm_args {
+    int transA, transB;   /* A stored K x M, B stored N x K */
+    uint32_t a, b, c;     /* DRAM byte addresses, beat-aligned */
+    unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in beats */
+    int modes;            /* mapping policy, NPU_EMIT_*: */
+    unsigned tag_a, tag_b, tag_c; /* DMA tensor tags of A, B, C (0: X, W, Y); the training
+                                     lowering uses DY, DX, DW so the counters split by tensor */
+} npu_gemm_args_t;
+
+/* args.modes: the three mapping policies of the FlexSA brief, on the same RTL.
+ *   NPU_EMIT_FW      1G1C: every wave FW on the 2S x 2S array (default)
+ *   NPU_EMIT_FLEXSA  each wave's mode from its (n, k) by Algorithm 1 (npu_flexsa_mode): n-blocks
+ *                    with n <= S use the skinny OBUF layout (VSW/ISW waves, skinny DRAIN)
+ *   NPU_EMIT_1G4C    four independent S x S cores, no sharing: every 2S x 2S block is cut into
+ *                    its S x S sub-tiles (k-half kh, n-half nh); each sub-tile is loaded into
+ *                    each core separately (four LDW with core masks 1, 2, 4, 8 and b_hi = nh:
+ *                    four SPM reads per stationary word, no multicast) and runs as one ISW
+ *                    WAVE whose four row quarters are the four cores' waves (a_hi = kh), so
+ *                    the four cores work on different A rows and never share a streamed word.
+ *                    OBUF: n-half nh of n-block j at j*R + nh*ceil(m/2), R = Mt rounded up to
+ *                    even; drained with split DRAINs into C words 2j + nh. */
+enum { NPU_EMIT_FW = 0, NPU_EMIT_FLEXSA = 1, NPU_EMIT_1G4C = 2 };
+
+/* Row pitches (beats) of A, B (as stored, honouring transA/transB) and C. */
+void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                      unsigned *pitch_a, unsigned *pitch_b, unsigned *pitch_c);
+
+/* Chunks of loads emitted ahead of the EXEC chunk that uses them: 2, or 1 if QUEUE_DEPTH < 4. */
+int npu_gemm_lookahead(const npu_cfg_t *cfg);
+
+/* Appends the program to *out. Returns 0, or -1 when a field does not fit its encoding or
+ * memory runs out (out then holds a partial program; the caller frees it). */
+int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                  npu_prog_t *out);
+
+/* Length of the program npu_gemm_emit produces for plan and args (emitted into scratch memory:
+ * the length does not depend on the DRAM addresses). 0 if the emission fails. */
+size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
+                         const npu_gemm_args_t *args);
+
+/* First-divergence locator: where in a GEMM program (npu_gemm_emit's, any policy) element
+ * C[row][col] was produced. The t-th STORE of tag C stores output tile t; the DRAINs just before
+ * it move the tile's n-blocks from the OBUF to the SPM; the WAVEs before them whose OBUF window
+ * holds the element's OBUF row wrote it (one per k-block, possibly in different modes). */
+typedef struct npu_gemm_loc {
+    int m_tile, n_tile, n_block;  /* output tile (Mt x Nt) and its 2S-column block */
+    long store_pc, drain_pc;      /* instruction indices (-1: not found) */
+    long wave_pc[2];              /* first and last WAVE that wrote the element's OBUF row */
+    int waves;                    /* WAVEs that wrote it (k-blocks) */
+    unsigned modes;               /* bit m set: a wave in mode m (NPU_MODE_*) wrote it */
+    unsigned obuf_row;            /* OBUF row of the element in the last wave */
+    unsigned skinny_hi;           /* skinny drain: the element is in the OBUF row's high lanes */
+    int set;                      /* row set (npu_wave_sets) of the last wave that wrote it */
+    unsigned cores;               /* bit c: core c's outputs hold it (FW: both cores of the
+                                     column; HSW: one; VSW: the set's two; ISW: one) */
+} npu_gemm_loc_t;
+
+/* Fills *loc for C[row][col]; returns 0, or -1 if the program has no such element. Renders
+ * "tile (mi,ni) n-block j: STORE #s, DRAIN #d, 2 WAVEs #w0..#w1 in FW+HSW, OBUF row r, core 1 (row
+ * set 0)" into buf
+ * when buf is not NULL. */
+int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                    const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,
+                    char *buf, size_t bufn);
+
+/* What a program should make the counters say (ISA-level accounting, see each field). */
+typedef struct npu_prog_expect {
+    uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: beats * B (a transposed LOAD reads
+                                        rows * ceil(row_bytes/B) beats); PROG: ceil(n*16/B)*B */
+    uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
+    uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
+                                        bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
+                                        transposed LOAD, per 2S-row block and group of <= 2
+                                        beats, one burst run per block when the rows are
+                                        adjacent (dram_stride = the group's beats), else per row.
+                                        Checked: wr_bursts exactly, rd_bursts as a lower bound
+                                        of dram_rd_bursts (which also counts the fetch's) */
+    uint64_t macs;                   /* sum of m*(k-k_lo)*n over WAVEs */
+    uint64_t macs_core[4];           /* per core, the rows of each set (npu_wave_sets) times the
+                                        core's part of k x n (FW: core0 k<S,n<S; 1 k<S,n>=S; ...) */
+    uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];
+    uint64_t insn_load, insn_exec, insn_store;
+    uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
+    uint64_t obuf_drain_rows;
+    uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
+} npu_prog_expect_t;
+
+void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                     npu_prog_expect_t *e);
+
+#endif

@@ -1,0 +1,132 @@
+/* gemm_tiling.c - choose Mt, nb, Kc for a GEMM; see gemm_tiling.h. */
+#include "compile/gemm/gemm_tiling.h"
+
+#include <string.h>
+
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+
+static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
+{
+    unsigned bw = (unsigned)cfg->spm_bank_words;
+    unsigned a = (unsigned)(p->Mt * (p->Kc / p->F));
+    unsigned b = (unsigned)(p->Kc * p->nb);
+    unsigned c = (unsigned)(p->Mt * p->nb * 2);
+    p->spm_a[0] = 0;
+    p->spm_a[1] = a;
+    p->spm_b[0] = bw;
+    p->spm_b[1] = bw + b;
+    p->spm_c[0] = 2 * bw;
+    p->spm_c[1] = 2 * bw + c;
+}
+
+int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
+{
+    int F = 2 * cfg->s;
+    long bw = cfg->spm_bank_words;
+    if (p->M < 1 || p->N < 1 || p->K < 1 || p->F != F || p->Mt < 1 || p->nb < 1 || p->Kc < F)
+        return -1;
+    if (p->Kc % F || p->Nt != p->nb * F)
+        return -1;
+    if (p->M >= F ? (p->Mt % F != 0) : (p->Mt != p->M))
+        return -1;
+    if ((long)p->Mt * p->nb > cfg->obuf_rows)
+        return -1;
+    if (2L * p->Mt * (p->Kc / F) > bw || 2L * p->Kc * p->nb > bw || 4L * p->Mt * p->nb > bw)
+        return -1;
+    if (cfg->spm_banks < 3)
+        return -1;
+    if (p->m_tiles != cdiv(p->M, p->Mt) || p->n_tiles != cdiv(p->N, p->Nt) ||
+        p->k_chunks != cdiv(p->K, p->Kc))
+        return -1;
+    /* buffers inside their banks and disjoint */
+    if (p->spm_a[0] != 0 || p->spm_a[1] != (unsigned)(p->Mt * (p->Kc / F)) ||
+        p->spm_b[0] != (unsigned)bw || p->spm_b[1] != (unsigned)(bw + p->Kc * p->nb) ||
+        p->spm_c[0] != (unsigned)(2 * bw) || p->spm_c[1] != (unsigned)(2 * bw + 2 * p->Mt * p->nb))
+        return -1;
+    return 0;
+}
+
+/* Is candidate a better than b? (lexicographic criteria of gemm_tiling.h) */
+static int better(const npu_gemm_plan_t *a, const npu_gemm_plan_t *b, int F)
+{
+    int pa, pb;
+    if (a->est_dram_bytes != b->est_dram_bytes)
+        return a->est_dram_bytes < b->est_dram_bytes;
+    pa = a->M >= 4 * F && a->Mt < 4 * F;
+    pb = b->M >= 4 * F && b->Mt < 4 * F;
+    if (pa != pb)
+        return pa < pb;
+    if (a->k_chunks != b->k_chunks)
+        return a->k_chunks < b->k_chunks;
+    if (a->Mt * a->nb != b->Mt * b->nb)
+        return a->Mt * a->nb < b->Mt * b->nb;
+    return a->Mt < b->Mt;
+}
+
+int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *plan)
+{
+    return npu_gemm_tile_ex(cfg, M, N, K, 0, plan);
+}
+
+int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                     npu_gemm_plan_t *plan)
+{
+    int F, bw, found = 0, mt_lo, mt_hi, mt_step, nb_hi, kblocks;
+    npu_gemm_plan_t best;
+    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1 || cfg->spm_banks < 3)
+        return -1;
+    F = 2 * cfg->s;
+    bw = cfg->spm_bank_words;
+    if (M < F) {
+        mt_lo = mt_hi = M;
+        mt_step = 1;
+    } else {
+        mt_lo = mt_step = F;
+        mt_hi = cdiv(M, F) * F;
+    }
+    nb_hi = cdiv(N, F);
+    kblocks = cdiv(K, F);
+    memset(&best, 0, sizeof best);
+    for (int Mt = mt_lo; Mt <= mt_hi && Mt <= cfg->obuf_rows; Mt += mt_step) {
+        for (int nb = 1; nb <= nb_hi; nb++) {
+            npu_gemm_plan_t c;
+            int kc_blocks, nch;
+            if ((long)(Mt + (even_regions ? Mt % 2 : 0)) * nb > cfg->obuf_rows ||
+                4L * Mt * nb > bw)
+                break; /* grows with nb */
+            /* largest Kc/F allowed by both double buffers */
+            kc_blocks = bw / (2 * Mt);
+            if (kc_blocks > bw / (2 * F * nb))
+                kc_blocks = bw / (2 * F * nb);
+            if (kc_blocks < 1)
+                continue;
+            if (kc_blocks > kblocks)
+                kc_blocks = kblocks;
+            nch = cdiv(kblocks, kc_blocks);
+            kc_blocks = cdiv(kblocks, nch); /* balanced chunks */
+            memset(&c, 0, sizeof c);
+            c.M = M;
+            c.N = N;
+            c.K = K;
+            c.F = F;
+            c.Mt = Mt;
+            c.nb = nb;
+            c.Nt = nb * F;
+            c.Kc = kc_blocks * F;
+            c.m_tiles = cdiv(M, Mt);
+            c.n_tiles = cdiv(N, c.Nt);
+            c.k_chunks = cdiv(K, c.Kc);
+            c.est_dram_bytes = 2ull * (uint64_t)K *
+                               ((uint64_t)M * (uint64_t)c.n_tiles + (uint64_t)N * (uint64_t)c.m_tiles);
+            if (!found || better(&c, &best, F)) {
+                best = c;
+                found = 1;
+            }
+        }
+    }
+    if (!found)
+        return -1;
+    place(cfg, &best);
+    *plan = best;
+    return 0;
+}

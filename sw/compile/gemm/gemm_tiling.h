@@ -1,0 +1,50 @@
+/*
+ * gemm_tiling.h - the compiler's tiling stage for C[MxN] = A[MxK] * B[KxN] (FW mode only).
+ *
+ * F = 2S is the fused array side. An output tile is Mt rows x Nt = nb*F columns; K is streamed
+ * in chunks of Kc (a multiple of F) through double-buffered SPM buffers:
+ *   bank 0: A0, A1   each Mt rows x Kc/F words       (2*Mt*(Kc/F) <= SPM_BANK_WORDS)
+ *   bank 1: B0, B1   each Kc rows x nb words         (2*Kc*nb     <= SPM_BANK_WORDS)
+ *   bank 2: C0, C1   each Mt rows x 2*nb words (int32 staging, 2*Mt*nb*2 <= SPM_BANK_WORDS)
+ * and the OBUF half holds the tile as nb blocks of Mt rows (Mt*nb <= OBUF_ROWS).
+ *
+ * Choice (pure, deterministic), lexicographic:
+ *  1. minimise the estimated DRAM operand traffic 2*K*(M*ceil(N/Nt) + N*ceil(M/Mt)) bytes,
+ *     i.e. 2/Nt_eff + 2/Mt_eff per MAC with Nt_eff = N/ceil(N/Nt), Mt_eff = M/ceil(M/Mt);
+ *  2. prefer Mt >= 4F when M >= 4F (the next stationary tile loads behind the current wave);
+ *  3. prefer fewer K chunks (larger Kc);
+ *  4. prefer the smaller tile (fewer padded OBUF/SPM rows), then the smaller Mt.
+ * Mt is a multiple of F up to roundup(M, F), or Mt = M when M < F; nb <= ceil(N/F). Once the
+ * number of chunks is fixed, Kc is the smallest multiple of F giving that many chunks
+ * (balanced chunks, smallest buffers).
+ */
+#ifndef NPU_GEMM_TILING_H
+#define NPU_GEMM_TILING_H
+
+#include <stdint.h>
+
+#include "hw/npu_cfg.h"
+
+typedef struct npu_gemm_plan {
+    int M, N, K;
+    int F;           /* 2S */
+    int Mt;          /* rows per output tile */
+    int nb;          /* F-column blocks per output tile */
+    int Nt;          /* nb * F */
+    int Kc;          /* K chunk, multiple of F */
+    int m_tiles, n_tiles, k_chunks; /* ceil(M/Mt), ceil(N/Nt), ceil(K/Kc) */
+    unsigned spm_a[2], spm_b[2], spm_c[2]; /* SPM word addresses of the double buffers */
+    uint64_t est_dram_bytes; /* criterion 1 (operand bytes, without padding or C) */
+} npu_gemm_plan_t;
+
+/* Returns 0 and fills *plan, or -1 (bad sizes, or no plan fits the config). */
+int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *plan);
+
+/* npu_gemm_tile with even_regions = 1: the OBUF must also hold nb regions of Mt rounded up to
+ * even rows (the 1G4C emission's two n-halves of ceil(m/2) rows each, gemm_emit.h). */
+int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                     npu_gemm_plan_t *plan);
+/* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
+int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);
+
+#endif

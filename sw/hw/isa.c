@@ -1,0 +1,560 @@
+/* isa.c - instruction encode/decode/disassembly; see isa.h and docs/design.md section 2. */
+#include "hw/isa.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- names from the X-macros ---------------------------------------------------------- */
+
+const char *npu_op_name(unsigned op)
+{
+    switch (op) {
+#define X(n, v, q, t) case v: return #n;
+        NPU_OPCODES(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+char npu_op_queue(unsigned op)
+{
+    switch (op) {
+#define X(n, v, q, t) case v: return (#q)[0];
+        NPU_OPCODES(X)
+#undef X
+    default: return 0;
+    }
+}
+
+const char *npu_tag_name(unsigned tag)
+{
+    switch (tag) {
+#define X(n, v) case v: return #n;
+        NPU_TAGS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+const char *npu_mode_name(unsigned mode)
+{
+    switch (mode) {
+#define X(n, v) case v: return #n;
+        NPU_MODES(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+/* ---- encoding ------------------------------------------------------------------------- */
+
+static int fits(uint32_t v, unsigned bits) { return bits >= 32 || v < (1u << bits); }
+
+int npu_encode(const npu_fields_t *f, npu_insn_t *out)
+{
+    npu_insn_t r = {{0, 0, 0, 0}};
+    unsigned t = f->pop_prev | f->pop_next | f->push_prev | f->push_next;
+    if (t > 1 || !npu_op_name(f->op))
+        return -1;
+    r.w[0] = f->op | (f->pop_prev << 8) | (f->pop_next << 9) | (f->push_prev << 10) |
+             (f->push_next << 11);
+    switch (f->op) {
+    case NPU_OP_FILL: /* the LOAD format without its DRAM fields */
+    case NPU_OP_LOAD:
+    case NPU_OP_STORE:
+        if (f->op == NPU_OP_FILL && (f->tag || f->transpose || f->dram_addr || f->dram_stride))
+            return -1;
+        if (!fits(f->tag, 3) || !fits(f->transpose, 1) || !fits(f->rows, 16) ||
+            !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->row_bytes, 16) ||
+            !fits(f->dram_stride, 16))
+            return -1;
+        if (f->op == NPU_OP_STORE && f->transpose)
+            return -1;
+        if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr ||
+            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi || f->k_lo || f->bcast)
+            return -1;
+        r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
+        r.w[1] = f->dram_addr;
+        r.w[2] = f->spm_addr | (f->spm_stride << 16);
+        r.w[3] = f->row_bytes | (f->dram_stride << 16);
+        break;
+    case NPU_OP_LDW:
+    case NPU_OP_WAVE:
+        if (!fits(f->wbank, 1) || !fits(f->mode, 2) || !fits(f->acc, 1) || !fits(f->m, 16) ||
+            !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->k, 8) ||
+            !fits(f->n, 8) || !fits(f->obuf_addr, 16))
+            return -1;
+        if (f->tag || f->transpose || f->rows || f->dram_addr || f->row_bytes || f->dram_stride)
+            return -1;
+        if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr || f->bcast))
+            return -1;
+        if (!fits(f->bcast, 1))
+            return -1;
+        if (!fits(f->core_mask, 4) || (f->op == NPU_OP_WAVE && f->core_mask) || f->split_rows ||
+            f->hi_rows || !fits(f->lane_hi, 1) || !fits(f->k_lo, 6))
+            return -1;
+        r.w[0] |= (f->wbank << 12) | (f->mode << 13) | (f->acc << 15) | (f->m << 16);
+        r.w[1] = f->spm_addr | (f->spm_stride << 16);
+        r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16) | (f->core_mask << 16);
+        if (f->op == NPU_OP_LDW)
+            r.w[2] |= (f->lane_hi << 20) | (f->k_lo << 24);
+        else
+            r.w[3] = f->lane_hi | (f->bcast << 1) | (f->k_lo << 8);
+        break;
+    case NPU_OP_DRAIN:
+        if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
+            !fits(f->spm_stride, 16) || !fits(f->split_rows, 16) || !fits(f->hi_rows, 16) ||
+            !fits(f->acc, 1))
+            return -1;
+        if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
+            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi || f->k_lo ||
+            f->bcast)
+            return -1;
+        r.w[0] |= (f->acc << 15) | (f->rows << 16);
+        r.w[1] = f->obuf_addr;
+        r.w[2] = f->spm_addr | (f->spm_stride << 16);
+        r.w[3] = f->split_rows | (f->hi_rows << 16);
+        break;
+    default: /* SYNC_L/E/S: tokens only */
+        if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
+            f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
+            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows || f->lane_hi ||
+            f->k_lo || f->bcast)
+            return -1;
+        break;
+    }
+    *out = r;
+    return 0;
+}
+
+int npu_decode(const npu_insn_t *in, npu_fields_t *f)
+{
+    uint32_t w0 = in->w[0];
+    memset(f, 0, sizeof *f);
+    f->op = w0 & 0xFFu;
+    f->pop_prev = (w0 >> 8) & 1u;
+    f->pop_next = (w0 >> 9) & 1u;
+    f->push_prev = (w0 >> 10) & 1u;
+    f->push_next = (w0 >> 11) & 1u;
+    switch (f->op) {
+    case NPU_OP_LOAD:
+    case NPU_OP_STORE:
+        f->tag = (w0 >> 12) & 7u;
+        f->transpose = f->op == NPU_OP_LOAD ? (w0 >> 15) & 1u : 0;
+        f->rows = w0 >> 16;
+        f->dram_addr = in->w[1];
+        f->spm_addr = in->w[2] & 0xFFFFu;
+        f->spm_stride = in->w[2] >> 16;
+        f->row_bytes = in->w[3] & 0xFFFFu;
+        f->dram_stride = in->w[3] >> 16;
+        return 0;
+    case NPU_OP_FILL: /* the LOAD format; the hardware ignores tag, transpose and DRAM fields */
+        f->rows = w0 >> 16;
+        f->spm_addr = in->w[2] & 0xFFFFu;
+        f->spm_stride = in->w[2] >> 16;
+        f->row_bytes = in->w[3] & 0xFFFFu;
+        return 0;
+    case NPU_OP_LDW:
+    case NPU_OP_WAVE:
+        f->wbank = (w0 >> 12) & 1u;
+        f->mode = (w0 >> 13) & 3u;
+        f->spm_addr = in->w[1] & 0xFFFFu;
+        f->spm_stride = in->w[1] >> 16;
+        f->k = in->w[2] & 0xFFu;
+        f->n = (in->w[2] >> 8) & 0xFFu;
+        if (f->op == NPU_OP_WAVE) {
+            f->acc = (w0 >> 15) & 1u;
+            f->m = w0 >> 16;
+            f->obuf_addr = in->w[2] >> 16;
+            f->lane_hi = in->w[3] & 1u;
+            f->bcast = (in->w[3] >> 1) & 1u;
+            f->k_lo = (in->w[3] >> 8) & 0x3Fu;
+        } else {
+            f->core_mask = (in->w[2] >> 16) & 0xFu;
+            f->lane_hi = (in->w[2] >> 20) & 1u;
+            f->k_lo = (in->w[2] >> 24) & 0x3Fu;
+        }
+        return 0;
+    case NPU_OP_DRAIN:
+        f->acc = (w0 >> 15) & 1u;
+        f->rows = w0 >> 16;
+        f->obuf_addr = in->w[1] & 0xFFFFu;
+        f->spm_addr = in->w[2] & 0xFFFFu;
+        f->spm_stride = in->w[2] >> 16;
+        f->split_rows = in->w[3] & 0xFFFFu;
+        f->hi_rows = in->w[3] >> 16;
+        return 0;
+    case NPU_OP_SYNC_L:
+    case NPU_OP_SYNC_E:
+    case NPU_OP_SYNC_S:
+        return 0;
+    default:
+        return -1;
+    }
+}
+
+static int enc(npu_fields_t *f, npu_insn_t *out) { return npu_encode(f, out); }
+
+int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
+                 unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD;
+    f.tag = tag;
+    f.transpose = transpose ? 1u : 0u;
+    f.rows = rows;
+    f.dram_addr = dram_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    f.dram_stride = dram_stride;
+    return enc(&f, out);
+}
+
+int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
+                  unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_STORE;
+    f.tag = tag;
+    f.rows = rows;
+    f.dram_addr = dram_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    f.dram_stride = dram_stride;
+    return enc(&f, out);
+}
+
+int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                unsigned spm_stride, unsigned k, unsigned n)
+{
+    return npu_enc_ldw_cores(out, wbank, mode, spm_addr, spm_stride, k, n, 0);
+}
+
+int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsigned m,
+                 unsigned spm_addr, unsigned spm_stride, unsigned k, unsigned n, unsigned obuf_addr)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_WAVE;
+    f.wbank = wbank;
+    f.mode = mode;
+    f.acc = acc ? 1u : 0u;
+    f.m = m;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.k = k;
+    f.n = n;
+    f.obuf_addr = obuf_addr;
+    return enc(&f, out);
+}
+
+int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                  unsigned spm_stride)
+{
+    return npu_enc_drain_split(out, rows, obuf_addr, spm_addr, spm_stride, 0, 0);
+}
+
+int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                      unsigned spm_stride, unsigned k, unsigned n, unsigned core_mask)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW;
+    f.wbank = wbank;
+    f.mode = mode;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.k = k;
+    f.n = n;
+    f.core_mask = core_mask;
+    return enc(&f, out);
+}
+
+int npu_insn_drain_acc(npu_insn_t *in)
+{
+    if (npu_insn_op(in) != NPU_OP_DRAIN)
+        return -1;
+    in->w[0] |= 1u << 15;
+    return 0;
+}
+
+int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo)
+{
+    unsigned op = npu_insn_op(in);
+    if (k_lo >= 64u)
+        return -1;
+    if (op == NPU_OP_LDW)
+        in->w[2] = (in->w[2] & ~(0x3Fu << 24)) | (k_lo << 24);
+    else if (op == NPU_OP_WAVE)
+        in->w[3] = (in->w[3] & ~(0x3Fu << 8)) | (k_lo << 8);
+    else
+        return -1;
+    return 0;
+}
+
+int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
+                 unsigned row_bytes)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_FILL;
+    f.rows = rows;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    return enc(&f, out);
+}
+
+int npu_insn_lane_hi(npu_insn_t *in)
+{
+    unsigned op = npu_insn_op(in);
+    if (op == NPU_OP_LDW)
+        in->w[2] |= 1u << 20;
+    else if (op == NPU_OP_WAVE)
+        in->w[3] |= 1u;
+    else
+        return -1;
+    return 0;
+}
+
+int npu_insn_bcast(npu_insn_t *in)
+{
+    if (npu_insn_op(in) != NPU_OP_WAVE)
+        return -1;
+    in->w[3] |= 2u;
+    return 0;
+}
+
+int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                        unsigned spm_stride, unsigned split_rows, unsigned hi_rows)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_DRAIN;
+    f.rows = rows;
+    f.obuf_addr = obuf_addr;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.split_rows = split_rows;
+    f.hi_rows = hi_rows;
+    return enc(&f, out);
+}
+
+int npu_mode_fits(unsigned mode, unsigned k, unsigned n, unsigned S)
+{
+    switch (mode) {
+    case NPU_MODE_FW: return 1;
+    case NPU_MODE_HSW: return k <= S;
+    case NPU_MODE_VSW: return n <= S;
+    case NPU_MODE_ISW: return k <= S && n <= S;
+    default: return 0;
+    }
+}
+
+int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws)
+{
+    unsigned ha = (m + 1) / 2, hb = m - ha, qa = (ha + 1) / 2, qb = (hb + 1) / 2;
+    memset(ws, 0, sizeof *ws);
+    ws->amode = mode;
+    ws->tiles = 1;
+    switch (mode) {
+    case NPU_MODE_FW:
+        ws->len[0] = m;
+        ws->cores[0] = 0xF;
+        ws->obuf_rows = m;
+        return 1;
+    case NPU_MODE_HSW: /* top {0,1} rows [0,ha), bottom {2,3} rows [ha,m); wide layout */
+        ws->len[0] = ha; ws->len[1] = hb;
+        ws->start[1] = ha; ws->orow[1] = ha;
+        ws->cores[0] = 0x3; ws->cores[1] = 0xC;
+        ws->obuf_rows = m;
+        return 2;
+    case NPU_MODE_VSW: /* left {0,2} rows [0,ha) lanes 0..S-1, right {1,3} [ha,m) lanes S.. */
+        ws->len[0] = ha; ws->len[1] = hb;
+        ws->start[1] = ha; ws->lane_hi[1] = 1;
+        ws->cores[0] = 0x5; ws->cores[1] = 0xA;
+        ws->obuf_rows = ha;
+        return 2;
+    default: /* ISW: core 0 [0,qa), core 2 [qa,ha), core 1 [ha,ha+qb), core 3 [ha+qb,m) */
+        ws->len[0] = qa; ws->len[1] = ha - qa; ws->len[2] = qb; ws->len[3] = hb - qb;
+        ws->start[1] = qa; ws->start[2] = ha; ws->start[3] = ha + qb;
+        ws->orow[1] = qa; ws->orow[3] = qb;
+        ws->lane_hi[2] = ws->lane_hi[3] = 1;
+        ws->cores[0] = 0x1; ws->cores[1] = 0x4; ws->cores[2] = 0x2; ws->cores[3] = 0x8;
+        ws->obuf_rows = ha;
+        return 4;
+    }
+}
+
+int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws)
+{
+    if (!f->bcast)
+        return npu_wave_sets(f->mode, f->m, ws);
+    /* the HSW sets of 2m rows, both reading rows [0, m) */
+    npu_wave_sets(NPU_MODE_HSW, 2 * f->m, ws);
+    ws->start[1] = 0;
+    ws->tiles = 2;
+    return 2;
+}
+
+int npu_enc_sync(npu_insn_t *out, unsigned op)
+{
+    npu_fields_t f;
+    if (op != NPU_OP_SYNC_L && op != NPU_OP_SYNC_E && op != NPU_OP_SYNC_S)
+        return -1;
+    memset(&f, 0, sizeof f);
+    f.op = op;
+    return enc(&f, out);
+}
+
+void npu_insn_tok(npu_insn_t *in, unsigned tok_flags) { in->w[0] |= tok_flags & NPU_TOK_MASK; }
+
+void npu_insn_set_tok(npu_insn_t *in, unsigned tok_flags)
+{
+    in->w[0] = (in->w[0] & ~NPU_TOK_MASK) | (tok_flags & NPU_TOK_MASK);
+}
+
+/* ---- disassembly ---------------------------------------------------------------------- */
+
+/* Appends to buf like snprintf, tracking the would-be length in *len. */
+static void app(char *buf, size_t n, int *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void app(char *buf, size_t n, int *len, const char *fmt, ...)
+{
+    va_list ap;
+    size_t off = (size_t)*len;
+    int r;
+    va_start(ap, fmt);
+    if (off < n)
+        r = vsnprintf(buf + off, n - off, fmt, ap);
+    else
+        r = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (r > 0)
+        *len += r;
+}
+
+static const char *name_or(const char *s, const char *dflt) { return s ? s : dflt; }
+
+int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
+{
+    npu_fields_t f;
+    int len = 0;
+    if (n)
+        buf[0] = '\0';
+    if (npu_decode(in, &f) != 0) {
+        app(buf, n, &len, "ILLEGAL op=0x%02x w=%08x_%08x_%08x_%08x", f.op, (unsigned)in->w[0],
+            (unsigned)in->w[1], (unsigned)in->w[2], (unsigned)in->w[3]);
+        return len;
+    }
+    app(buf, n, &len, "%s", npu_op_name(f.op));
+    switch (f.op) {
+    case NPU_OP_LOAD:
+        app(buf, n, &len, " %s%s rows=%u bytes=%u dram=0x%06x+%u*r spm=0x%04x+%u*r",
+            name_or(npu_tag_name(f.tag), "?"), f.transpose ? " trans" : "", f.rows, f.row_bytes,
+            (unsigned)f.dram_addr, f.dram_stride, f.spm_addr, f.spm_stride);
+        break;
+    case NPU_OP_FILL:
+        app(buf, n, &len, " rows=%u bytes=%u spm=0x%04x+%u*r", f.rows, f.row_bytes, f.spm_addr,
+            f.spm_stride);
+        break;
+    case NPU_OP_STORE:
+        app(buf, n, &len, " %s rows=%u bytes=%u spm=0x%04x+%u*r dram=0x%06x+%u*r",
+            name_or(npu_tag_name(f.tag), "?"), f.rows, f.row_bytes, f.spm_addr, f.spm_stride,
+            (unsigned)f.dram_addr, f.dram_stride);
+        break;
+    case NPU_OP_LDW:
+        app(buf, n, &len, " %s k=%u n=%u spm=0x%04x+%u*r bank=%u",
+            name_or(npu_mode_name(f.mode), "?"), f.k, f.n, f.spm_addr, f.spm_stride, f.wbank);
+        if (f.core_mask)
+            app(buf, n, &len, " cores=0x%x", f.core_mask);
+        if (f.lane_hi)
+            app(buf, n, &len, " b_hi");
+        if (f.k_lo)
+            app(buf, n, &len, " k_lo=%u", f.k_lo);
+        break;
+    case NPU_OP_WAVE:
+        app(buf, n, &len, " %s m=%u k=%u n=%u spm=0x%04x+%u*i bank=%u%s obuf=%u",
+            name_or(npu_mode_name(f.mode), "?"), f.m, f.k, f.n, f.spm_addr, f.spm_stride, f.wbank,
+            f.acc ? " acc" : "", f.obuf_addr);
+        if (f.lane_hi)
+            app(buf, n, &len, " a_hi");
+        if (f.bcast)
+            app(buf, n, &len, " bcast");
+        if (f.k_lo)
+            app(buf, n, &len, " k_lo=%u", f.k_lo);
+        break;
+    case NPU_OP_DRAIN:
+        app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*r", f.rows, f.obuf_addr, f.spm_addr,
+            f.spm_stride);
+        if (f.split_rows || f.hi_rows)
+            app(buf, n, &len, " split=%u hi=%u", f.split_rows, f.hi_rows);
+        if (f.acc)
+            app(buf, n, &len, " acc");
+        break;
+    default:
+        break;
+    }
+    if (f.pop_prev | f.pop_next | f.push_prev | f.push_next) {
+        const char *sep = "";
+        app(buf, n, &len, " [");
+        if (f.pop_prev) { app(buf, n, &len, "%spop_prev", sep); sep = " "; }
+        if (f.pop_next) { app(buf, n, &len, "%spop_next", sep); sep = " "; }
+        if (f.push_prev) { app(buf, n, &len, "%spush_prev", sep); sep = " "; }
+        if (f.push_next) { app(buf, n, &len, "%spush_next", sep); }
+        app(buf, n, &len, "]");
+    }
+    return len;
+}
+
+/* ---- program array -------------------------------------------------------------------- */
+
+void npu_prog_init(npu_prog_t *p)
+{
+    p->insn = NULL;
+    p->n = p->cap = 0;
+}
+
+int npu_prog_push(npu_prog_t *p, const npu_insn_t *in)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? 2 * p->cap : 256;
+        npu_insn_t *q = realloc(p->insn, cap * sizeof *q);
+        if (!q)
+            return -1;
+        p->insn = q;
+        p->cap = cap;
+    }
+    p->insn[p->n++] = *in;
+    return 0;
+}
+
+void npu_prog_free(npu_prog_t *p)
+{
+    free(p->insn);
+    npu_prog_init(p);
+}
+
+int npu_prog_keep_queues(const npu_insn_t *in, size_t n, const char *queues, npu_prog_t *out)
+{
+    if (!queues || (n && !in))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char q = npu_op_queue(npu_insn_op(&in[i]));
+        npu_insn_t c;
+        if (!q || !strchr(queues, q)) /* strchr would match the terminator for q == 0 */
+            continue;
+        c = in[i];
+        c.w[0] &= ~NPU_TOK_MASK;
+        if (npu_prog_push(out, &c) != 0)
+            return -1;
+    }
+    return 0;
+}

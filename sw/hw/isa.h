@@ -1,0 +1,165 @@
+/*
+ * isa.h - FlexTrain instruction encoding, decoding and disassembly (docs/design.md section 2).
+ *
+ * Encoders check every field against its bit width and return -1 instead of truncating.
+ * They do not check semantics (zero sizes, alignment, ranges against a config): those are
+ * hardware errors that tests must be able to provoke.
+ */
+#ifndef NPU_ISA_H
+#define NPU_ISA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/npu_defs.h"
+
+typedef struct npu_insn {
+    uint32_t w[4]; /* little-endian words w0..w3 */
+} npu_insn_t;
+
+/* Token flags: the bit positions of w0. */
+#define NPU_TOK_POP_PREV  (1u << 8)
+#define NPU_TOK_POP_NEXT  (1u << 9)
+#define NPU_TOK_PUSH_PREV (1u << 10)
+#define NPU_TOK_PUSH_NEXT (1u << 11)
+#define NPU_TOK_MASK      (0xFu << 8)
+
+/* Every field of every format; fields a format does not have are zero after decoding. */
+typedef struct npu_fields {
+    unsigned op;
+    unsigned pop_prev, pop_next, push_prev, push_next;
+    /* LOAD / STORE */
+    unsigned tag, transpose, rows;
+    uint32_t dram_addr;
+    unsigned spm_addr, spm_stride, row_bytes, dram_stride;
+    /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
+    unsigned wbank, mode, acc, m, k, n, obuf_addr; /* acc: WAVE into the OBUF, DRAIN into the SPM */
+    /* LDW: core mask w2[19:16] (0 = the mode's normal fan-out; else load the S x S tile
+     * W[0:k][0:n] (k, n <= S, mode ISW) into the masked cores only) */
+    unsigned core_mask;
+    /* DRAIN skinny variant: w3[15:0] split_rows, w3[31:16] hi_rows (0, 0 = normal) */
+    unsigned split_rows, hi_rows;
+    /* Lane select (both 0 = the mode's own halves): LDW w2[20] every core keeps stationary lanes
+     * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE w3[0] every core takes
+     * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
+    unsigned lane_hi;
+    /* Window start (0 = none), for zero-free convolution windows (docs/design.md section 2):
+     * LDW w2[29:24]: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
+     * spm_addr + (r - k_lo)*spm_stride; WAVE w3[13:8]: A lanes j < k_lo of the k-block are fed
+     * as zeros and are not MACs (MAC counters count (k - k_lo) x n per row). k_lo < k. */
+    unsigned k_lo;
+    /* WAVE w3[1] bcast (mode ISW, else BAD_DESC): every row i < m goes to all four cores, each
+     * multiplying it by its own tile (masked LDWs). One SPM read and one H flit per row: the
+     * array runs it as an HSW wave of 2m rows whose two sets are the same rows (npu_wave_sets_f);
+     * wide OBUF layout of 2m rows: cores 0/1 -> rows obuf + i lanes 0..S-1 / S..2S-1, cores 2/3
+     * -> rows obuf + m + i. m < 2^15. */
+    unsigned bcast;
+} npu_fields_t;
+
+/* Generic encoder: checks that op is a known opcode and every field used by its format
+ * fits its width (and that unused fields are zero). Returns 0 or -1 (out is untouched). */
+int npu_encode(const npu_fields_t *f, npu_insn_t *out);
+
+/* Decoder: fills f with the fields of the opcode's format. Returns 0, or -1 for an unknown
+ * opcode (then only op and the token bits are filled). */
+int npu_decode(const npu_insn_t *in, npu_fields_t *f);
+/* True when a mode can run a k x n stationary tile: FW any; HSW k <= S; VSW n <= S; ISW both. */
+int npu_mode_fits(unsigned mode, unsigned k, unsigned n, unsigned S);
+
+/* Per-opcode encoders (tokens are added with npu_insn_tok). Return 0 or -1. */
+int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
+                 unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
+int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
+                  unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
+int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                unsigned spm_stride, unsigned k, unsigned n);
+int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsigned m,
+                 unsigned spm_addr, unsigned spm_stride, unsigned k, unsigned n, unsigned obuf_addr);
+int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                  unsigned spm_stride);
+/* LDW with a core mask (independent cores): the tile goes to the masked cores' bank only. */
+int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
+                      unsigned spm_stride, unsigned k, unsigned n, unsigned core_mask);
+/* Skinny DRAIN: OBUF row r, lanes 0..S-1 -> SPM word spm_addr + r*stride; for r < hi_rows,
+ * lanes S..2S-1 -> SPM word spm_addr + (r + split_rows)*stride (split_rows >= 1). */
+int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
+                        unsigned spm_stride, unsigned split_rows, unsigned hi_rows);
+
+/* Row sets of a WAVE of m rows in each mode (docs/design.md section 2): set j has len[j] rows
+ * starting at row start[j] of the wave; its rows go to OBUF row obuf_addr + orow[j] + t (t < len[j])
+ * in the lanes of lane_hi[j] ? S..2S-1 : 0..S-1 (skinny modes) or all lanes (FW, HSW); cores[j]
+ * are the cores its rows pass through. Unused sets have len 0. Returns the number of sets. */
+typedef struct npu_wave_sets {
+    unsigned len[4], start[4], orow[4], lane_hi[4], cores[4];
+    unsigned obuf_rows; /* OBUF rows the wave writes: m (FW, HSW) or ceil(m/2) (VSW, ISW) */
+    unsigned amode;     /* the mode the array runs the rows in (the per-mode counters): the
+                           wave's, HSW for bcast */
+    unsigned tiles;     /* k x n tiles per sub-array: 1, 2 for bcast (its two cores' own) */
+} npu_wave_sets_t;
+int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
+/* The sets of a decoded WAVE, bcast included: sets 0 and 1 are both rows [0, m), through cores
+ * {0,1} (OBUF rows obuf + t) and {2,3} (obuf + m + t), wide; obuf_rows 2m. */
+int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws);
+/* Makes an encoded DRAIN accumulate (w0[15]): each SPM word it writes becomes the lane-wise int32
+ * sum (mod 2^32) of the OBUF lanes and the word's old value, so an output tile can be reduced
+ * over several tile-ops in the SPM (partial sums of the fused backward orders, docs/training.md).
+ * Its destinations must not overlap: stride >= 2 (normal) or stride >= 1 and split_rows >= rows
+ * (split), else BAD_DESC. Returns 0, or -1 for other opcodes. */
+int npu_insn_drain_acc(npu_insn_t *in);
+/* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
+int npu_insn_lane_hi(npu_insn_t *in);
+/* Sets bcast (see npu_fields_t) on an encoded WAVE. Returns 0, or -1 for other opcodes. */
+int npu_insn_bcast(npu_insn_t *in);
+int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
+/* Sets k_lo (see npu_fields_t) on an encoded LDW or WAVE. Returns 0, or -1 for other opcodes or
+ * k_lo >= 64. */
+int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
+/* FILL: zeroes the SPM words a LOAD of the same rows / spm_addr / spm_stride / row_bytes would
+ * write (ceil(row_bytes / B) words per row), without touching the DRAM. */
+int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
+                 unsigned row_bytes);
+
+/* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */
+void npu_insn_tok(npu_insn_t *in, unsigned tok_flags);
+void npu_insn_set_tok(npu_insn_t *in, unsigned tok_flags);
+static inline unsigned npu_insn_op(const npu_insn_t *in) { return in->w[0] & 0xFFu; }
+static inline unsigned npu_insn_tokens(const npu_insn_t *in) { return in->w[0] & NPU_TOK_MASK; }
+
+/* Names from the X-macro lists of npu_defs.h; NULL when the value has no name. */
+const char *npu_op_name(unsigned op);
+const char *npu_tag_name(unsigned tag);
+const char *npu_mode_name(unsigned mode);
+/* Queue of an opcode: 'L', 'E', 'S', or 0 for an unknown opcode. */
+char npu_op_queue(unsigned op);
+
+/* One-line disassembly, e.g.
+ *   WAVE FW m=64 k=16 n=16 spm=0x0000+1*i bank=1 acc obuf=64 [pop_prev push_next]
+ *   WAVE ISW m=32 k=8 n=8 spm=0x0000+2*i bank=0 obuf=0 bcast
+ *   LOAD X rows=64 bytes=32 dram=0x000400+1*r spm=0x0000+2*r
+ *   LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r
+ *   FILL rows=9 bytes=64 spm=0x0400+2*r
+ *   LDW FW k=16 n=16 spm=0x0400+4*r bank=0
+ *   DRAIN rows=64 obuf=0 spm=0x0800+8*r
+ *   STORE Y rows=64 bytes=256 spm=0x0800+8*r dram=0x004000+8*r
+ *   SYNC_E [pop_prev]
+ *   ILLEGAL op=0x1f w=0000001f_00000000_00000000_00000000
+ * Writes at most n bytes (NUL-terminated, truncated if needed); returns the snprintf length. */
+int npu_disasm(const npu_insn_t *in, char *buf, size_t n);
+
+/* Growable program array. */
+typedef struct npu_prog {
+    npu_insn_t *insn;
+    size_t n, cap;
+} npu_prog_t;
+void npu_prog_init(npu_prog_t *p);
+int npu_prog_push(npu_prog_t *p, const npu_insn_t *in); /* 0 or -1 (out of memory) */
+void npu_prog_free(npu_prog_t *p);
+
+/* Appends to *out (initialised with npu_prog_init) the instructions of in[0..n) whose queue
+ * (npu_op_queue) is one of the characters of `queues` ("E": the compute-only version of a program,
+ * "LS": the transfer-only version), in program order, with all four token bits cleared so the
+ * kept queues run unsynchronised. Unknown opcodes are never kept. Returns 0, or -1 when queues
+ * is NULL or memory runs out (out then holds a partial program; the caller frees it). */
+int npu_prog_keep_queues(const npu_insn_t *in, size_t n, const char *queues, npu_prog_t *out);
+
+#endif

@@ -1,0 +1,182 @@
+/*
+ * npu_defs.h - the one definition of every name shared by the RTL and the C host:
+ * opcodes, instruction fields, tensor tags, FlexSA modes, error codes, CSR addresses
+ * and performance counters. sw/tools/gencfg.c turns these X-macro lists into
+ * build/<config>/npu_defs.vh for the Verilog, so the two sides cannot drift.
+ * docs/design.md explains the encoding.
+ */
+#ifndef NPU_DEFS_H
+#define NPU_DEFS_H
+
+/* Instruction: 128 bits = four little-endian 32-bit words w0..w3.
+ * w0[7:0] opcode, w0[8] pop_prev, w0[9] pop_next, w0[10] push_prev, w0[11] push_next. */
+#define NPU_INSN_BYTES 16
+
+/* X(name, value, queue, text) ; queue: L = LOAD, E = EXEC, S = STORE */
+#define NPU_OPCODES(X)                                                          \
+    X(LOAD,   0x01, L, "DMA DRAM -> SPM (strided, tagged, optionally transposed)") \
+    X(STORE,  0x02, S, "DMA SPM -> DRAM (strided, tagged)")                     \
+    X(LDW,    0x03, E, "stationary tile SPM -> NoC -> LBUF_V -> PE weight bank") \
+    X(WAVE,   0x04, E, "systolic wave: A rows SPM -> NoC -> LBUF_H -> FlexSA -> OBUF") \
+    X(DRAIN,  0x05, E, "OBUF rows (int32) -> SPM")                              \
+    X(SYNC_L, 0x06, L, "token-only no-op in the LOAD queue")                    \
+    X(SYNC_E, 0x07, E, "token-only no-op in the EXEC queue")                    \
+    X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")                   \
+    X(FILL,   0x09, L, "zero SPM words (the LOAD format without DRAM: padding, zero-inserted planes)")
+
+/* Tensor tag of a DMA transfer: DRAM traffic is counted per tag. */
+/* (the list parameter is T, not X: one tag is named X) */
+#define NPU_TAGS(T) \
+    T(PROG, 0) T(X, 1) T(W, 2) T(Y, 3) T(DY, 4) T(DX, 5) T(DW, 6) T(PARTIAL, 7)
+
+/* FlexSA modes (ARCHITECTURE.md section 3). */
+#define NPU_MODES(X) X(FW, 0) X(VSW, 1) X(HSW, 2) X(ISW, 3)
+
+/* Error codes reported in STATUS[15:8]; ERR_PC holds the faulting instruction index. */
+#define NPU_ERRORS(X)                                                         \
+    X(NONE,           0, "no error")                                          \
+    X(ILLEGAL_OPCODE, 1, "illegal opcode")                                    \
+    X(DRAM_ADDR,      2, "DRAM address out of range")                         \
+    X(SPM_ADDR,       3, "SPM address out of range")                          \
+    X(OBUF_ADDR,      4, "OBUF address out of range")                         \
+    X(BAD_DESC,       5, "malformed descriptor (zero size, misaligned, bad field)") \
+    X(DEADLOCK,       6, "deadlock: no progress for WATCHDOG_CYCLES")         \
+    X(TOKEN_OVERFLOW, 7, "dependency token counter overflow")                 \
+    X(DRAM_RESP,      8, "DRAM returned an error response")                   \
+    X(BAD_PROGRAM,    9, "program base/length out of range or misaligned")
+
+/* STATUS[1:0] */
+#define NPU_STATES(X) X(IDLE, 0) X(RUNNING, 1) X(DONE, 2) X(ERROR, 3)
+
+/* CSRs: 32-bit registers at word addresses. */
+#define NPU_CSRS(X)                                                               \
+    X(CTRL,      0x00, "write 1 to bit 0: start; bit 1: clear counters")          \
+    X(STATUS,    0x01, "[1:0] state, [15:8] error code")                          \
+    X(ERR_PC,    0x02, "index of the faulting instruction")                       \
+    X(ERR_INFO,  0x03, "error detail: faulting address, or queue state on deadlock") \
+    X(PROG_BASE, 0x04, "program byte address in DRAM (aligned to max(16, 4S) bytes)")          \
+    X(PROG_LEN,  0x05, "program length in instructions")                          \
+    X(WATCHDOG,  0x06, "cycles without progress before DEADLOCK (0 = off)")      \
+    X(HW_S,      0x07, "read-only: core side S of this build")                    \
+    X(HW_SPM,    0x08, "read-only: SPM words")                                    \
+    X(HW_OBUF,   0x09, "read-only: OBUF rows per half")                           \
+    X(QSTATE,    0x0A, "read-only: queue occupancies and token counts")           \
+    X(PC_L,      0x0B, "read-only: index of the LOAD instruction in progress")   \
+    X(PC_E,      0x0C, "read-only: index of the EXEC instruction in progress")   \
+    X(PC_S,      0x0D, "read-only: index of the STORE instruction in progress")  \
+    X(FETCH_PC,  0x0E, "read-only: next instruction index to fetch")              \
+    X(NOCSTATE,  0x0F, "read-only: NoC head flits per channel (frozen at an error)")
+#define NPU_CSR_CNT_LO 0x100 /* counter i low 32 bits at 0x100 + i */
+#define NPU_CSR_CNT_HI 0x200 /* counter i high 32 bits at 0x200 + i */
+
+/* NOCSTATE: one field of NPU_NOC_CH_BITS per NoC channel, channel c at bit c * NPU_NOC_CH_BITS
+ * (0 = V, 1 = H channel L (cores 0, 2), 2 = H channel R (cores 1, 3)); inside a field: a flit
+ * waiting, blocked, its group ID (4 bits), the destinations not ready (4 bits: V cores 0..3; H the
+ * channel's two endpoints in bits 0, 1). rtl/npu_top.v and sw/run/runtime.c share these. */
+#define NPU_NOC_CH_BITS 10
+#define NPU_NOC_VLD 0
+#define NPU_NOC_BLK 1
+#define NPU_NOC_GID 2
+#define NPU_NOC_WAIT 6
+/* bit b of a field, in all three channels */
+#define NPU_NOC_ALL(b) ((1u << (b)) | (1u << ((b) + NPU_NOC_CH_BITS)) | (1u << ((b) + 2 * NPU_NOC_CH_BITS)))
+
+/* Performance counters, 64-bit, index = position in this list. */
+#define NPU_COUNTERS(X)                                                          \
+    X(cycles,            "cycles while running")                                \
+    X(busy_core0,        "valid A rows entering core 0 (= its busy cycles)")   \
+    X(busy_core1,        "cycles a valid A row entered core 1")                 \
+    X(busy_core2,        "cycles a valid A row entered core 2")                 \
+    X(busy_core3,        "cycles a valid A row entered core 3")                 \
+    X(stall_core0,       "wave cycles core 0 waited for its LBUF_H")            \
+    X(stall_core1,       "wave cycles core 1 waited for its LBUF_H")            \
+    X(stall_core2,       "wave cycles core 2 waited for its LBUF_H")            \
+    X(stall_core3,       "wave cycles core 3 waited for its LBUF_H")            \
+    X(macs_core0,        "useful MACs (inside the valid k x n) in core 0")      \
+    X(macs_core1,        "useful MACs in core 1")                               \
+    X(macs_core2,        "useful MACs in core 2")                               \
+    X(macs_core3,        "useful MACs in core 3")                               \
+    X(waves_fw,          "FW waves")                                            \
+    X(waves_vsw,         "VSW waves")                                           \
+    X(waves_hsw,         "HSW waves")                                           \
+    X(waves_isw,         "ISW waves")                                           \
+    X(rows_fw,           "A rows injected in FW waves")                         \
+    X(rows_vsw,          "A rows injected in VSW waves")                        \
+    X(rows_hsw,          "A rows injected in HSW waves")                        \
+    X(rows_isw,          "A rows injected in ISW waves")                        \
+    X(dram_rd_prog,      "DRAM bytes read, program")                            \
+    X(dram_rd_x,         "DRAM bytes read, tag X")                              \
+    X(dram_rd_w,         "DRAM bytes read, tag W")                              \
+    X(dram_rd_y,         "DRAM bytes read, tag Y")                              \
+    X(dram_rd_dy,        "DRAM bytes read, tag dY")                             \
+    X(dram_rd_dx,        "DRAM bytes read, tag dX")                             \
+    X(dram_rd_dw,        "DRAM bytes read, tag dW")                             \
+    X(dram_rd_partial,   "DRAM bytes read, tag partial")                        \
+    X(dram_wr_prog,      "DRAM bytes written, program")                         \
+    X(dram_wr_x,         "DRAM bytes written, tag X")                           \
+    X(dram_wr_w,         "DRAM bytes written, tag W")                           \
+    X(dram_wr_y,         "DRAM bytes written, tag Y")                           \
+    X(dram_wr_dy,        "DRAM bytes written, tag dY")                          \
+    X(dram_wr_dx,        "DRAM bytes written, tag dX")                          \
+    X(dram_wr_dw,        "DRAM bytes written, tag dW")                          \
+    X(dram_wr_partial,   "DRAM bytes written, tag partial")                     \
+    X(dram_rd_bursts,    "read bursts issued to DRAM")                          \
+    X(dram_wr_bursts,    "write bursts issued to DRAM")                         \
+    X(spm_rd_words,      "SPM words read")                                      \
+    X(spm_wr_words,      "SPM words written")                                   \
+    X(spm_conflicts,     "SPM requests refused by a bank conflict (per cycle)") \
+    X(noc_h_flits,       "NoC flits on the streamed (A, LBUF_H) channel")       \
+    X(noc_v_flits,       "NoC flits on the stationary (B, LBUF_V) channel")     \
+    X(noc_deliveries,    "flit deliveries into core buffers (multicast counts each)") \
+    X(lbuf_h_words,      "SPM -> LBUF_H words (S elements) delivered")          \
+    X(lbuf_v_words,      "SPM -> LBUF_V words (S elements) delivered")          \
+    X(obuf_writes,       "OBUF row-lane writes (accumulate or overwrite)")      \
+    X(obuf_drain_rows,   "OBUF rows drained to SPM")                            \
+    X(insn_load,         "LOAD-queue instructions completed")                   \
+    X(insn_exec,         "EXEC-queue instructions completed")                   \
+    X(insn_store,        "STORE-queue instructions completed")                  \
+    X(wait_tok_load,     "cycles the LOAD queue head waited for a token")       \
+    X(wait_tok_exec,     "cycles the EXEC queue head waited for a token")       \
+    X(wait_tok_store,    "cycles the STORE queue head waited for a token")      \
+    X(wait_exec_weights, "cycles a WAVE waited for its stationary tile")        \
+    X(wait_exec_obuf,    "cycles a WAVE waited for a DRAIN of its OBUF rows")   \
+    X(wait_exec_unit,    "cycles an EXEC instruction waited for a busy unit")   \
+    X(mode_switches,     "FlexSA mode changes (each waits for the array to empty)") \
+    X(bypass_words,      "S-element A words driven over cores 0/2 on bypass (1) (OverCore)") \
+    X(path2_results,     "int32 results driven over cores 2/3 on path (2) (OverCore)") \
+    X(busy_fw,           "cycles an FW injection slot entered the array (array busy = sum of busy_<mode>)") \
+    X(busy_vsw,          "cycles a VSW injection slot entered the array")       \
+    X(busy_hsw,          "cycles an HSW injection slot entered the array")      \
+    X(busy_isw,          "cycles an ISW injection slot entered the array")      \
+    X(idle_pe_shape,     "PE-cycles of row-carrying sub-arrays outside the wave's k x n tile") \
+    X(noc_mcast_saved,   "SPM words saved by multicast versus unicast (deliveries - flits)") \
+    X(noc_h_link0,       "cycles a flit crossed the H link into core 0")        \
+    X(noc_h_link1,       "cycles a flit crossed the H link into core 1")        \
+    X(noc_h_link2,       "cycles a flit crossed the H link into core 2")        \
+    X(noc_h_link3,       "cycles a flit crossed the H link into core 3")        \
+    X(noc_v_link0,       "cycles a flit crossed the V link into core 0")        \
+    X(noc_v_link1,       "cycles a flit crossed the V link into core 1")        \
+    X(noc_v_link2,       "cycles a flit crossed the V link into core 2")        \
+    X(noc_v_link3,       "cycles a flit crossed the V link into core 3")        \
+    X(drain_busy,        "cycles a DRAIN was active")                           \
+    X(drain_stall,       "drain cycles with a word refused by an SPM sub-bank conflict") \
+    X(macs_zero,         "MACs whose streamed (A) operand is zero: lanes k_lo..k-1 x n of each row") \
+    X(fill_words,        "SPM words zeroed by FILL")
+
+/* Enumerations generated from the lists above. */
+#define NPU_X_OP(n, v, q, t) NPU_OP_##n = v,
+enum npu_opcode { NPU_OPCODES(NPU_X_OP) };
+#define NPU_X_TAG(n, v) NPU_TAG_##n = v,
+enum npu_tag { NPU_TAGS(NPU_X_TAG) NPU_NUM_TAGS = 8 };
+#define NPU_X_MODE(n, v) NPU_MODE_##n = v,
+enum npu_mode { NPU_MODES(NPU_X_MODE) NPU_NUM_MODES = 4 };
+#define NPU_X_ERR(n, v, t) NPU_ERR_##n = v,
+enum npu_error { NPU_ERRORS(NPU_X_ERR) };
+#define NPU_X_STATE(n, v) NPU_STATE_##n = v,
+enum npu_state { NPU_STATES(NPU_X_STATE) };
+#define NPU_X_CSR(n, v, t) NPU_CSR_##n = v,
+enum npu_csr { NPU_CSRS(NPU_X_CSR) };
+#define NPU_X_CNT(n, t) NPU_CNT_##n,
+enum npu_counter { NPU_COUNTERS(NPU_X_CNT) NPU_NUM_COUNTERS };
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * conv_run.h - the convolution driver: one kernel (fwd, dX, dW) of one layer under one
+ * dataflow (zeropad, ecoflow) on the NPU, laid out in DRAM, planned (conv_plan.h), emitted
+ * (conv_emit.h), run, compared bit-exactly with the golden model (conv_golden.h) and every
+ * counter checked: the program's own accounting (npu_check_counters, npu_check_array_counters),
+ * the MACs against npu_conv_macs() (total; macs_zero = the structural zeros: the data has none).
+ */
+#ifndef NPU_CONV_RUN_H
+#define NPU_CONV_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ref/conv_golden.h"
+#include "compile/conv/conv_layer.h"
+#include "compile/conv/conv_plan.h"
+#include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
+#include "npu_sim.h"
+
+typedef struct npu_conv_report {
+    int rc;                     /* NPU_GEMM_* codes from runtime.h: PASS, MISMATCH, COUNTERS, NPU_ERROR, TIMEOUT, HOST_ERROR */
+    char msg[256];              /* first failure, "" if none */
+    int kernel, dataflow;
+    uint64_t cycles;            /* counter cycles of the program(s) */
+    uint64_t exec_busy;         /* array-busy cycles (sum busy_<mode>) */
+    uint64_t macs, macs_zero;   /* measured: sum macs_core*, macs_zero */
+    npu_conv_macs_t expect;     /* npu_conv_macs() */
+    uint64_t dram_rd_bytes, dram_wr_bytes;        /* measured, DMA only (program excluded) */
+    uint64_t plan_rd_bytes, plan_wr_bytes;        /* what the plan implies */
+    uint64_t compulsory_rd_bytes, compulsory_wr_bytes; /* each tensor once */
+    size_t insns; int bands;
+    uint64_t cnt[NPU_NUM_COUNTERS];
+} npu_conv_report_t;
+
+/* Seeds X, Wt, dY from seed (no zero values, so macs_zero counts only structural zeros), runs the
+ * kernel on the NPU, compares bit-exact with the golden model, checks counters (npu_check_counters,
+ * npu_check_array_counters, macs vs expect.total, macs_zero vs expect.zero). */
+int npu_conv_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel, int dataflow,
+                 uint64_t seed, uint64_t max_cycles, npu_conv_report_t *rep);
+/* The same with planner options (bands, block groups); opts may be NULL. */
+int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel,
+                      int dataflow, const npu_conv_plan_opts_t *opts, uint64_t seed,
+                      uint64_t max_cycles, npu_conv_report_t *rep);
+const char *npu_conv_kernel_name(int kernel);   /* "fwd" "dx" "dw" */
+const char *npu_conv_dataflow_name(int df);     /* "zeropad" "ecoflow" */
+int npu_conv_kernel_parse(const char *s); int npu_conv_dataflow_parse(const char *s); /* -1 if bad */
+
+/* Seeded nonzero int16 values (xorshift64, seed 0 replaced by a constant), in storage order:
+ * X (b*H*W*C), Wt (dense golden layout), dY (b*OH*OW*F), one stream in that order. */
+void npu_conv_operands(const npu_conv_t *c, uint64_t seed, int16_t *X, int16_t *Wt, int16_t *dY);
+
+#endif

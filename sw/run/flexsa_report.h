@@ -1,0 +1,48 @@
+/*
+ * flexsa_report.h - the three mapping policies of the FlexSA brief (1G1C, 1G4C, FlexSA) run on
+ * the RTL and set beside the analytical model (flexsa_mode.h) of the same waves.
+ *
+ * One measurement = one GEMM under one policy (gemm_emit.h NPU_EMIT_*), on fresh simulators:
+ *   full run       the whole program (LOAD/EXEC/STORE), result bit-exact against golden and the
+ *                  counters checked against the program (npu_gemm_run_modes);
+ *   compute run    the EXEC queue alone (npu_prog_keep_queues "E", no tokens): the array-side
+ *                  time with operands already in the SPM, i.e. what the brief's utilization
+ *                  measures. measured utilization = MACs / (4 S^2 x compute cycles).
+ * Traffic SPM -> LBUF: the RTL's lbuf_v_words + lbuf_h_words (S-element words delivered to
+ * the cores, padding included) times S, and the model's valid elements (brief 7.3).
+ * The model uses the RTL's wave height: blk_M = Mt (1G1C, FlexSA: one wave of m_act rows per
+ * (k, n) block), Mt / 4 for 1G4C (each core takes a quarter of the ISW wave's rows).
+ */
+#ifndef NPU_FLEXSA_REPORT_H
+#define NPU_FLEXSA_REPORT_H
+
+#include <stdint.h>
+
+#include "compile/gemm/flexsa_mode.h"
+#include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
+
+typedef struct npu_policy_meas {
+    int emit;                    /* NPU_EMIT_* */
+    int rc;                      /* NPU_GEMM_* of the full run (or of the compute run) */
+    char msg[320];               /* why rc != PASS */
+    uint64_t cycles;             /* full run (0 when not run) */
+    uint64_t compute_cycles;     /* EXEC queue alone */
+    uint64_t macs;               /* RTL counter (MACs of the compute run) */
+    uint64_t lbuf_elems;         /* RTL: (lbuf_v_words + lbuf_h_words) * S, compute run */
+    uint64_t waves[NPU_NUM_MODES]; /* RTL waves per mode, compute run */
+    npu_flexsa_stats_t model;    /* the analytical model of the same GEMM and policy */
+    double ideal_util;           /* model: macs / pe_cycles */
+    double measured_util;        /* macs / (4 S^2 compute_cycles) */
+} npu_policy_meas_t;
+
+/* The flexsa_mode.h policy an emission policy corresponds to. */
+npu_flexsa_policy_t npu_emit_policy_model(int emit);
+
+/* Measures C = A * B (random operands from seed, npu_random_operands) under emission policy
+ * emit. full = 0 skips the full run (compute run only; rc then reports the compute run).
+ * max_cycles bounds each run. Returns m->rc (NPU_GEMM_*). */
+int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint64_t seed,
+                       int full, uint64_t max_cycles, npu_policy_meas_t *m);
+
+#endif

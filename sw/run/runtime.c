@@ -1,0 +1,582 @@
+/* runtime.c - program launch, DRAM layout and the GEMM driver; see runtime.h. */
+#define _POSIX_C_SOURCE 200809L
+#include "run/runtime.h"
+
+#include "run/fcov.h"
+#include "run/perf_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ref/golden.h"
+
+/* ---- names ---------------------------------------------------------------------------- */
+
+const char *npu_error_name(unsigned code)
+{
+    switch (code) {
+#define X(n, v, t) case v: return #n;
+        NPU_ERRORS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+const char *npu_error_text(unsigned code)
+{
+    switch (code) {
+#define X(n, v, t) case v: return t;
+        NPU_ERRORS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+const char *npu_state_name(unsigned state)
+{
+    switch (state) {
+#define X(n, v) case v: return #n;
+        NPU_STATES(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+const char *npu_csr_name(unsigned addr)
+{
+    switch (addr) {
+#define X(n, v, t) case v: return #n;
+        NPU_CSRS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
+int npu_qstate_str(uint32_t q, char *buf, size_t n)
+{
+    return snprintf(buf, n,
+                    "queues L=%u E=%u S=%u tokens l2e=%u e2l=%u e2s=%u s2e=%u fetch_done=%u "
+                    "busy L=%u E=%u S=%u",
+                    (unsigned)(q & 15u), (unsigned)((q >> 4) & 15u), (unsigned)((q >> 8) & 15u),
+                    (unsigned)((q >> 12) & 15u), (unsigned)((q >> 16) & 15u),
+                    (unsigned)((q >> 20) & 15u), (unsigned)((q >> 24) & 15u),
+                    (unsigned)((q >> 28) & 1u), (unsigned)((q >> 29) & 1u),
+                    (unsigned)((q >> 30) & 1u), (unsigned)((q >> 31) & 1u));
+}
+
+int npu_nocstate_str(uint32_t q, char *buf, size_t n)
+{
+    /* field layout: rtl/npu_top.v noc_state; V endpoints = cores 0..3, H-L endpoints = cores
+     * 0, 2, H-R = cores 1, 3 */
+    static const char *const ch[3] = {"V", "H-L", "H-R"};
+    static const unsigned core[3][4] = {{0, 1, 2, 3}, {0, 2, 0, 0}, {1, 3, 0, 0}};
+    size_t len = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int c = 0; c < 3; c++) {
+        uint32_t f = q >> (NPU_NOC_CH_BITS * c) & ((1u << NPU_NOC_CH_BITS) - 1);
+        unsigned nep = c ? 2 : 4, blk = f >> NPU_NOC_WAIT & ((1u << nep) - 1);
+        unsigned blocked = f >> NPU_NOC_BLK & 1u;
+        if (!(f >> NPU_NOC_VLD & 1u))
+            continue;
+        int k = snprintf(buf + len, len < n ? n - len : 0, "%s%s flit gid %u %s", len ? "; " : "NoC ",
+                         ch[c], (unsigned)(f >> NPU_NOC_GID & 15u), blocked ? "blocked on core" : "moving");
+        len += k > 0 ? (size_t)k : 0;
+        for (unsigned e = 0; e < nep && blocked; e++)
+            if (blk >> e & 1u) {
+                k = snprintf(buf + len, len < n ? n - len : 0, " %u", core[c][e]);
+                len += k > 0 ? (size_t)k : 0;
+            }
+    }
+    if (!len)
+        return snprintf(buf, n, "NoC idle");
+    return (int)len;
+}
+
+/* ---- allocator and layout --------------------------------------------------------------- */
+
+void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes)
+{
+    a->next = 0;
+    a->limit = dram_bytes;
+    a->align = beat_bytes ? beat_bytes : 1;
+}
+
+int npu_alloc(npu_alloc_t *a, uint64_t bytes, uint64_t *addr)
+{
+    uint64_t size = (bytes + a->align - 1) / a->align * a->align;
+    if (size < bytes || a->next > a->limit || size > a->limit - a->next)
+        return -1;
+    *addr = a->next;
+    a->next += size;
+    return 0;
+}
+
+void npu_write_i16(uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat, int rows,
+                   int cols, const int16_t *src, size_t ld)
+{
+    size_t pitch = (size_t)pitch_beats * beat;
+    for (int r = 0; r < rows; r++) {
+        uint8_t *row = dram + addr + (size_t)r * pitch;
+        memset(row, 0, pitch);
+        for (int c = 0; c < cols; c++) {
+            uint16_t v = (uint16_t)src[(size_t)r * ld + (size_t)c];
+            row[2 * c] = (uint8_t)(v & 0xFF);
+            row[2 * c + 1] = (uint8_t)(v >> 8);
+        }
+    }
+}
+
+void npu_read_i32(const uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat,
+                  int rows, int cols, int32_t *dst, size_t ld)
+{
+    size_t pitch = (size_t)pitch_beats * beat;
+    for (int r = 0; r < rows; r++) {
+        const uint8_t *row = dram + addr + (size_t)r * pitch;
+        for (int c = 0; c < cols; c++) {
+            uint32_t u = (uint32_t)row[4 * c] | (uint32_t)row[4 * c + 1] << 8 |
+                         (uint32_t)row[4 * c + 2] << 16 | (uint32_t)row[4 * c + 3] << 24;
+            dst[(size_t)r * ld + (size_t)c] =
+                u <= 0x7FFFFFFFu ? (int32_t)u : (int32_t)(u - 0x80000000u) - 0x7FFFFFFF - 1;
+        }
+    }
+}
+
+void npu_write_prog(uint8_t *dram, uint64_t addr, const npu_insn_t *prog, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (int w = 0; w < 4; w++)
+            for (int b = 0; b < 4; b++)
+                dram[addr + 16 * i + 4 * (size_t)w + (size_t)b] = (uint8_t)(prog[i].w[w] >> (8 * b));
+}
+
+/* ---- running a program ------------------------------------------------------------------ */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Writes the program and its CSRs, clears the counters and starts it; 0, or -1 if it does not
+ * fit the DRAM. */
+static int start_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n)
+{
+    size_t dram_bytes = 0;
+    uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
+    if (!dram || prog_base > dram_bytes || n > (dram_bytes - prog_base) / NPU_INSN_BYTES ||
+        prog_base > 0xFFFFFFFFull || n > 0xFFFFFFFFull)
+        return -1;
+    npu_write_prog(dram, prog_base, prog, n);
+    npu_sim_csr_write(sim, NPU_CSR_PROG_BASE, (uint32_t)prog_base);
+    npu_sim_csr_write(sim, NPU_CSR_PROG_LEN, (uint32_t)n);
+    npu_sim_csr_write(sim, NPU_CSR_WATCHDOG, (uint32_t)cfg->watchdog_cycles);
+    npu_sim_csr_write(sim, NPU_CSR_CTRL, 2u); /* clear counters */
+    return 0;
+}
+
+int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, const npu_insn_t *prog,
+                  size_t n, uint64_t max_cycles, int (*pred)(npu_sim_t *, void *), void *ctx,
+                  uint64_t *start, uint64_t *cycle)
+{
+    uint64_t t0;
+    if (start_program(cfg, sim, prog_base, prog, n) != 0)
+        return -1;
+    t0 = npu_sim_cycle(sim);
+    if (start)
+        *start = t0;
+    npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
+    while (npu_sim_cycle(sim) - t0 < max_cycles) {
+        uint32_t st = npu_sim_csr_read(sim, NPU_CSR_STATUS) & 3u;
+        if (pred(sim, ctx)) {
+            *cycle = npu_sim_cycle(sim);
+            return 0;
+        }
+        if (st == NPU_STATE_DONE || st == NPU_STATE_ERROR || npu_sim_finished(sim))
+            return -1;
+        npu_sim_step(sim, 1);
+    }
+    return -1;
+}
+
+static int exec_on_pc(npu_sim_t *sim, void *ctx)
+{
+    uint32_t q = npu_sim_csr_read(sim, NPU_CSR_QSTATE);
+    return npu_sim_csr_read(sim, NPU_CSR_PC_E) == *(const uint32_t *)ctx && (q >> 30 & 1u);
+}
+
+int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
+                         uint64_t *cycle)
+{
+    return npu_run_until(cfg, sim, prog_base, prog, n, max_cycles, exec_on_pc, &pc, NULL, cycle);
+}
+
+int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                    const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r)
+{
+    double t0;
+    int rc;
+    uint64_t stall0 = 0, stall1 = 0;
+    const char *fcov_path, *perf_path;
+    memset(r, 0, sizeof *r);
+    if (start_program(cfg, sim, prog_base, prog, n) != 0)
+        return NPU_RUN_HOST_ERROR;
+    r->start_cycle = npu_sim_cycle(sim);
+    npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
+    npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
+    t0 = now_s();
+    rc = npu_sim_run(sim, max_cycles);
+    r->halted = rc > 0;
+    r->wall_s = now_s() - t0;
+    r->end_cycle = npu_sim_cycle(sim);
+    r->status = npu_sim_csr_read(sim, NPU_CSR_STATUS);
+    r->state = r->status & 3u;
+    r->err = (r->status >> 8) & 0xFFu;
+    r->err_pc = npu_sim_csr_read(sim, NPU_CSR_ERR_PC);
+    r->err_info = npu_sim_csr_read(sim, NPU_CSR_ERR_INFO);
+    r->qstate = npu_sim_csr_read(sim, NPU_CSR_QSTATE);
+    r->pc_l = npu_sim_csr_read(sim, NPU_CSR_PC_L);
+    r->pc_e = npu_sim_csr_read(sim, NPU_CSR_PC_E);
+    r->pc_s = npu_sim_csr_read(sim, NPU_CSR_PC_S);
+    r->fetch_pc = npu_sim_csr_read(sim, NPU_CSR_FETCH_PC);
+    r->nocstate = npu_sim_csr_read(sim, NPU_CSR_NOCSTATE);
+    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++) {
+        uint64_t lo = npu_sim_csr_read(sim, NPU_CSR_CNT_LO + i);
+        uint64_t hi = npu_sim_csr_read(sim, NPU_CSR_CNT_HI + i);
+        r->cnt[i] = hi << 32 | lo;
+    }
+    if (rc < 0)
+        return NPU_RUN_SIM_STOPPED;
+    if (!r->halted)
+        return NPU_RUN_TIMEOUT;
+    if ((perf_path = getenv("NPU_PERF_LOG")) && *perf_path &&
+        npu_perf_log_append(perf_path, prog, n, r->state, r->cnt) != 0)
+        fprintf(stderr, "npu: cannot append to NPU_PERF_LOG=%s\n", perf_path);
+    if (r->state == NPU_STATE_DONE && (fcov_path = getenv("NPU_FCOV")) && *fcov_path) {
+        npu_fcov_t c; /* functional coverage of this run (fcov.h) */
+        memset(&c, 0, sizeof c);
+        npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall1);
+        npu_fcov_program(cfg, prog, n, stall1 > stall0, &c);
+        npu_fcov_append(fcov_path, &c);
+    }
+    return r->state == NPU_STATE_DONE ? NPU_RUN_DONE : NPU_RUN_ERROR;
+}
+
+int npu_check_hw(const npu_cfg_t *cfg, npu_sim_t *sim, char *msg, size_t n)
+{
+    uint32_t s = npu_sim_csr_read(sim, NPU_CSR_HW_S);
+    uint32_t spm = npu_sim_csr_read(sim, NPU_CSR_HW_SPM);
+    uint32_t ob = npu_sim_csr_read(sim, NPU_CSR_HW_OBUF);
+    uint32_t want_spm = (uint32_t)cfg->spm_banks * (uint32_t)cfg->spm_bank_words;
+    if (s == (uint32_t)cfg->s && spm == want_spm && ob == (uint32_t)cfg->obuf_rows)
+        return 0;
+    snprintf(msg, n,
+             "the simulated NPU (S=%u, %u SPM words, %u OBUF rows) is not config '%s' (S=%d, %u "
+             "SPM words, %d OBUF rows)",
+             (unsigned)s, (unsigned)spm, (unsigned)ob, cfg->name ? cfg->name : "?", cfg->s,
+             (unsigned)want_spm, cfg->obuf_rows);
+    return -1;
+}
+
+/* ---- counters vs program ---------------------------------------------------------------- */
+
+int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg, size_t n)
+{
+    static const char *const names[] = {
+#define X(nm, t) #nm,
+        NPU_COUNTERS(X)
+#undef X
+    };
+    struct { int idx; uint64_t want; } chk[64];
+    int k = 0;
+    for (int t = 1; t < NPU_NUM_TAGS; t++) { /* PROG (tag 0) not checked */
+        chk[k].idx = NPU_CNT_dram_rd_prog + t; chk[k++].want = e->rd_bytes[t];
+        chk[k].idx = NPU_CNT_dram_wr_prog + t; chk[k++].want = e->wr_bytes[t];
+    }
+    for (int i = 0; i < 4; i++) {
+        chk[k].idx = NPU_CNT_macs_core0 + i; chk[k++].want = e->macs_core[i];
+    }
+    for (int m = 0; m < NPU_NUM_MODES; m++) {
+        chk[k].idx = NPU_CNT_waves_fw + m; chk[k++].want = e->waves[m];
+        chk[k].idx = NPU_CNT_rows_fw + m; chk[k++].want = e->rows[m];
+    }
+    chk[k].idx = NPU_CNT_insn_load; chk[k++].want = e->insn_load;
+    chk[k].idx = NPU_CNT_insn_exec; chk[k++].want = e->insn_exec;
+    chk[k].idx = NPU_CNT_insn_store; chk[k++].want = e->insn_store;
+    chk[k].idx = NPU_CNT_obuf_drain_rows; chk[k++].want = e->obuf_drain_rows;
+    chk[k].idx = NPU_CNT_fill_words; chk[k++].want = e->fill_words;
+    chk[k].idx = NPU_CNT_dram_wr_bursts; chk[k++].want = e->wr_bursts;
+    for (int i = 0; i < k; i++)
+        if (c[chk[i].idx] != chk[i].want) {
+            snprintf(msg, n, "counter %s = %llu, the program implies %llu", names[chk[i].idx],
+                     (unsigned long long)c[chk[i].idx], (unsigned long long)chk[i].want);
+            return -1;
+        }
+    /* read bursts: the DMA's (exact in the program) plus the fetch's (not: it may over-read) */
+    if (c[NPU_CNT_dram_rd_bursts] < e->rd_bursts) {
+        snprintf(msg, n, "counter dram_rd_bursts = %llu, below the %llu the program's LOADs imply",
+                 (unsigned long long)c[NPU_CNT_dram_rd_bursts], (unsigned long long)e->rd_bursts);
+        return -1;
+    }
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
+
+void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                           npu_array_expect_t *x)
+{
+    uint64_t S = (uint64_t)cfg->s;
+    memset(x, 0, sizeof *x);
+    for (size_t i = 0; i < n; i++) {
+        npu_fields_t f;
+        npu_wave_sets_t ws;
+        unsigned op = npu_insn_op(&prog[i]);
+        if ((op != NPU_OP_WAVE && op != NPU_OP_LDW) || npu_decode(&prog[i], &f) != 0 ||
+            f.mode >= NPU_NUM_MODES)
+            continue;
+        if (op == NPU_OP_LDW) {
+            unsigned mask = f.core_mask ? f.core_mask : 0xFu;
+            int vsplit = !f.core_mask && (f.mode == NPU_MODE_FW || f.mode == NPU_MODE_VSW);
+            uint64_t ndel = 0;
+            for (unsigned q = 0; q < 4; q++)
+                if (mask >> q & 1u) {
+                    x->noc_v_link[q] += S; /* its own S rows (of 2S when k is split) */
+                    ndel++;
+                }
+            x->noc_v_flits += vsplit ? 2 * S : S;
+            x->noc_deliveries += ndel * S;
+            x->lbuf_v_words += ndel * S;
+            continue;
+        }
+        if (npu_wave_sets_f(&f, &ws) < 1)
+            continue;
+        for (int j = 0; j < 4; j++)
+            for (unsigned q = 0; q < 4; q++)
+                /* entry cores: in the set, not fed by the bypass from its left neighbour */
+                if ((ws.cores[j] >> q & 1u) && !((q & 1u) && (ws.cores[j] >> (q - 1) & 1u))) {
+                    x->noc_h_link[q] += ws.len[j];
+                    x->noc_deliveries += ws.len[j];
+                    x->lbuf_h_words += ws.len[j];
+                }
+        /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW
+         * sets 0/1 packed on L (bcast: one row, both halves); ISW sets 0/1 on L, 2/3 on R */
+        unsigned am = ws.amode;
+        x->noc_h_flits += am == NPU_MODE_HSW ? ws.len[0]
+                        : am == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f.m;
+        /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs holding ws.tiles
+         * k x n tiles */
+        uint64_t parts = am == NPU_MODE_FW ? 1 : am == NPU_MODE_ISW ? 4 : 2;
+        x->busy[am] += ws.len[0]; /* lockstep slots = the first (longest) set */
+        x->idle_pe_shape += (uint64_t)(ws.len[0] + ws.len[1] + ws.len[2] + ws.len[3]) *
+                            (4 * S * S / parts -
+                             (uint64_t)ws.tiles * (f.k - (f.k_lo < f.k ? f.k_lo : f.k)) * f.n);
+    }
+}
+
+int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n)
+{
+    static const char *const mn[NPU_NUM_MODES] = {"busy_fw", "busy_vsw", "busy_hsw", "busy_isw"};
+    for (int m = 0; m < NPU_NUM_MODES; m++)
+        if (c[NPU_CNT_busy_fw + m] != x->busy[m]) {
+            snprintf(msg, n, "counter %s = %llu, the program implies %llu", mn[m],
+                     (unsigned long long)c[NPU_CNT_busy_fw + m], (unsigned long long)x->busy[m]);
+            return -1;
+        }
+    const struct { int id; const char *name; uint64_t want; } noc[] = {
+        {NPU_CNT_idle_pe_shape, "idle_pe_shape", x->idle_pe_shape},
+        {NPU_CNT_noc_v_flits, "noc_v_flits", x->noc_v_flits},
+        {NPU_CNT_noc_h_flits, "noc_h_flits", x->noc_h_flits},
+        {NPU_CNT_noc_deliveries, "noc_deliveries", x->noc_deliveries},
+        {NPU_CNT_lbuf_v_words, "lbuf_v_words", x->lbuf_v_words},
+        {NPU_CNT_lbuf_h_words, "lbuf_h_words", x->lbuf_h_words},
+        {NPU_CNT_noc_h_link0, "noc_h_link0", x->noc_h_link[0]},
+        {NPU_CNT_noc_h_link1, "noc_h_link1", x->noc_h_link[1]},
+        {NPU_CNT_noc_h_link2, "noc_h_link2", x->noc_h_link[2]},
+        {NPU_CNT_noc_h_link3, "noc_h_link3", x->noc_h_link[3]},
+        {NPU_CNT_noc_v_link0, "noc_v_link0", x->noc_v_link[0]},
+        {NPU_CNT_noc_v_link1, "noc_v_link1", x->noc_v_link[1]},
+        {NPU_CNT_noc_v_link2, "noc_v_link2", x->noc_v_link[2]},
+        {NPU_CNT_noc_v_link3, "noc_v_link3", x->noc_v_link[3]},
+    };
+    for (size_t i = 0; i < sizeof noc / sizeof noc[0]; i++)
+        if (c[noc[i].id] != noc[i].want) {
+            snprintf(msg, n, "counter %s = %llu, the program implies %llu", noc[i].name,
+                     (unsigned long long)c[noc[i].id], (unsigned long long)noc[i].want);
+            return -1;
+        }
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
+
+/* ---- GEMM driver ------------------------------------------------------------------------ */
+
+const char *npu_gemm_rc_name(int rc)
+{
+    switch (rc) {
+    case NPU_GEMM_PASS: return "PASS";
+    case NPU_GEMM_MISMATCH: return "FAIL";
+    case NPU_GEMM_COUNTERS: return "FAIL (counters)";
+    case NPU_GEMM_NPU_ERROR: return "ERROR";
+    case NPU_GEMM_TIMEOUT: return "TIMEOUT";
+    default: return "HOST ERROR";
+    }
+}
+
+size_t npu_gemm_prog_len(const npu_gemm_plan_t *p)
+{
+    /* per chunk: 2 LOADs + 2 per (k-block, n-block); per tile: 1 DRAIN per n-block + 1 STORE */
+    size_t n = 0;
+    for (int mi = 0; mi < p->m_tiles; mi++)
+        for (int ni = 0; ni < p->n_tiles; ni++) {
+            int n_act = p->N - ni * p->Nt < p->Nt ? p->N - ni * p->Nt : p->Nt;
+            size_t nbl = (size_t)((n_act + p->F - 1) / p->F);
+            for (int c = 0; c < p->k_chunks; c++) {
+                int kc = p->K - c * p->Kc < p->Kc ? p->K - c * p->Kc : p->Kc;
+                n += 2 + 2 * nbl * (size_t)((kc + p->F - 1) / p->F);
+            }
+            n += nbl + 1;
+        }
+    return n;
+}
+
+static int host_error(npu_gemm_report_t *rep, const char *msg)
+{
+    snprintf(rep->host_msg, sizeof rep->host_msg, "%s", msg);
+    rep->rc = NPU_GEMM_HOST_ERROR;
+    return rep->rc;
+}
+
+static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
+                        int transB, int modes, npu_gemm_report_t *rep)
+{
+    unsigned beat = (unsigned)npu_cfg_beat(cfg);
+    size_t plen;
+    npu_alloc_t al;
+    uint64_t pa, a, b, c;
+
+    memset(rep, 0, sizeof *rep);
+    npu_prog_init(&rep->prog);
+    rep->M = M;
+    rep->N = N;
+    rep->K = K;
+    rep->transA = transA;
+    rep->transB = transB;
+    if (npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
+        return host_error(rep, "no tiling fits this configuration");
+    rep->args.transA = transA;
+    rep->args.transB = transB;
+    rep->args.modes = modes;
+    npu_gemm_pitches(cfg, M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
+                     &rep->args.pitch_c);
+    plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
+    if (plen == 0)
+        return host_error(rep, "instruction emission failed (a field does not fit)");
+    npu_alloc_init(&al, dram_bytes, beat);
+    if (npu_alloc(&al, (uint64_t)plen * NPU_INSN_BYTES, &pa) ||
+        npu_alloc(&al, (uint64_t)(transA ? K : M) * rep->args.pitch_a * beat, &a) ||
+        npu_alloc(&al, (uint64_t)(transB ? N : K) * rep->args.pitch_b * beat, &b) ||
+        npu_alloc(&al, (uint64_t)M * rep->args.pitch_c * beat, &c) || c > 0xFFFFFFFFull)
+        return host_error(rep, "program and tensors do not fit the DRAM");
+    rep->prog_base = pa;
+    rep->args.a = (uint32_t)a;
+    rep->args.b = (uint32_t)b;
+    rep->args.c = (uint32_t)c;
+    rep->dram_used = al.next;
+    if (npu_gemm_emit(cfg, &rep->plan, &rep->args, &rep->prog) != 0 || rep->prog.n != plen)
+        return host_error(rep, "instruction emission failed (a field does not fit)");
+    npu_prog_expect(cfg, rep->prog.insn, rep->prog.n, &rep->expect);
+    return rep->rc = NPU_GEMM_PASS;
+}
+
+int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
+                     int transB, npu_gemm_report_t *rep)
+{
+    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, 0, rep);
+}
+
+int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
+                           int transA, int transB, int modes, npu_gemm_report_t *rep)
+{
+    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, modes, rep);
+}
+
+int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
+                 const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
+                 npu_gemm_report_t *rep)
+{
+    return npu_gemm_run_modes(cfg, sim, M, N, K, A, B, transA, transB, 0, C_out, max_cycles, rep);
+}
+
+int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K,
+                       const int16_t *A, const int16_t *B, int transA, int transB, int modes,
+                       int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
+{
+    unsigned beat = (unsigned)npu_cfg_beat(cfg);
+    size_t dram_bytes = 0;
+    uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
+    int32_t *got = NULL, *exp = NULL;
+    int rows_a = transA ? K : M, cols_a = transA ? M : K;
+    int rows_b = transB ? N : K, cols_b = transB ? K : N;
+    int rrc;
+
+    if (gemm_compile(cfg, dram ? dram_bytes : 0, M, N, K, transA, transB, modes, rep) != 0)
+        return rep->rc;
+    npu_write_i16(dram, rep->args.a, rep->args.pitch_a, beat, rows_a, cols_a, A, (size_t)cols_a);
+    npu_write_i16(dram, rep->args.b, rep->args.pitch_b, beat, rows_b, cols_b, B, (size_t)cols_b);
+    /* poison C so that an element the NPU never writes cannot match by accident */
+    memset(dram + rep->args.c, 0xA5, (size_t)M * rep->args.pitch_c * beat);
+
+    rrc = npu_run_program(cfg, sim, rep->prog_base, rep->prog.insn, rep->prog.n, max_cycles,
+                          &rep->run);
+    npu_sim_dram_stats(sim, &rep->rd_beats, &rep->wr_beats, &rep->rd_bursts, &rep->wr_bursts,
+                       &rep->stall_cycles);
+    if (rrc == NPU_RUN_HOST_ERROR)
+        return host_error(rep, "program does not fit the DRAM");
+    if (rrc == NPU_RUN_SIM_STOPPED) {
+        uint64_t at = rep->run.end_cycle;
+        const char *m = npu_sim_assert_msg(sim, &at);
+        snprintf(rep->host_msg, sizeof rep->host_msg, "RTL assertion failed at cycle %llu: %s",
+                 (unsigned long long)at, m ? m : "$finish without an NPU_ASSERT message");
+        return rep->rc = NPU_GEMM_HOST_ERROR;
+    }
+    if (rrc == NPU_RUN_TIMEOUT)
+        return rep->rc = NPU_GEMM_TIMEOUT;
+    if (rrc == NPU_RUN_ERROR)
+        return rep->rc = NPU_GEMM_NPU_ERROR;
+
+    got = malloc((size_t)M * (size_t)N * sizeof *got);
+    exp = malloc((size_t)M * (size_t)N * sizeof *exp);
+    if (!got || !exp) {
+        free(got);
+        free(exp);
+        return host_error(rep, "out of memory");
+    }
+    npu_read_i32(dram, rep->args.c, rep->args.pitch_c, beat, M, N, got, (size_t)N);
+    npu_golden_gemm(M, N, K, A, (size_t)cols_a, transA, B, (size_t)cols_b, transB, exp, (size_t)N);
+    rep->mismatches = npu_compare_i32(M, N, got, (size_t)N, exp, (size_t)N, &rep->bad_row,
+                                      &rep->bad_col, &rep->bad_got, &rep->bad_exp);
+    if (C_out)
+        memcpy(C_out, got, (size_t)M * (size_t)N * sizeof *got);
+    free(got);
+    free(exp);
+    if (npu_check_counters(rep->run.cnt, &rep->expect, rep->counters_msg,
+                           sizeof rep->counters_msg) == 0) {
+        npu_array_expect_t ax;
+        npu_prog_expect_array(cfg, rep->prog.insn, rep->prog.n, &ax);
+        npu_check_array_counters(rep->run.cnt, &ax, rep->counters_msg, sizeof rep->counters_msg);
+    }
+    if (rep->mismatches)
+        return rep->rc = NPU_GEMM_MISMATCH;
+    if (rep->counters_msg[0])
+        return rep->rc = NPU_GEMM_COUNTERS;
+    return rep->rc = NPU_GEMM_PASS;
+}
+
+void npu_gemm_report_free(npu_gemm_report_t *rep) { npu_prog_free(&rep->prog); }

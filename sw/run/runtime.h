@@ -1,0 +1,169 @@
+/*
+ * runtime.h - driving the NPU through the simulator C API (tb/npu_sim.h): DRAM allocation,
+ * tensor layout, program launch, counters, and the GEMM driver with golden compare.
+ */
+#ifndef NPU_RUNTIME_H
+#define NPU_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/gemm/gemm_emit.h"
+#include "compile/gemm/gemm_tiling.h"
+#include "hw/isa.h"
+#include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
+#include "npu_sim.h"
+
+/* ---- names from the X-macros ---- */
+const char *npu_error_name(unsigned code); /* "DEADLOCK"; NULL if unknown */
+const char *npu_error_text(unsigned code); /* "deadlock: no progress ..."; NULL if unknown */
+const char *npu_state_name(unsigned state);
+const char *npu_csr_name(unsigned addr);
+/* "lq=1 eq=2 sq=0 l2e=0 e2l=1 e2s=0 s2e=0 fetch_done=1 busy=-E-" style decoding of QSTATE. */
+int npu_qstate_str(uint32_t qstate, char *buf, size_t n);
+/* Decoding of NOCSTATE, the head flit of each NoC channel (V, H channel L = cores 0/2, H channel
+ * R = cores 1/3): "NoC idle", or per waiting channel "H-L flit gid 5 blocked on core 2". */
+int npu_nocstate_str(uint32_t nocstate, char *buf, size_t n);
+
+/* ---- DRAM bump allocator: from 0 (program first), every block beat-aligned ---- */
+typedef struct npu_alloc {
+    uint64_t next, limit, align;
+} npu_alloc_t;
+void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes);
+int npu_alloc(npu_alloc_t *a, uint64_t bytes, uint64_t *addr); /* 0, or -1 if it does not fit */
+
+/* ---- tensors in DRAM: row-major, row pitch in beats, zero padding past cols ---- */
+void npu_write_i16(uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat, int rows,
+                   int cols, const int16_t *src, size_t ld);
+void npu_read_i32(const uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat,
+                  int rows, int cols, int32_t *dst, size_t ld);
+void npu_write_prog(uint8_t *dram, uint64_t addr, const npu_insn_t *prog, size_t n);
+
+/* ---- launching a program ---- */
+enum {
+    NPU_RUN_DONE = 0,         /* STATUS = DONE */
+    NPU_RUN_ERROR = 1,        /* STATUS = ERROR (err, err_pc, err_info) */
+    NPU_RUN_TIMEOUT = 2,      /* max_cycles elapsed without halting */
+    NPU_RUN_SIM_STOPPED = 3,  /* npu_sim_run returned -1 ($finish in the RTL) */
+    NPU_RUN_HOST_ERROR = -1   /* the program does not fit the DRAM */
+};
+
+typedef struct npu_run_result {
+    int halted;                       /* npu_sim_run returned 1 */
+    unsigned state, err;              /* STATUS[1:0], STATUS[15:8] */
+    uint32_t status, err_pc, err_info, qstate, pc_l, pc_e, pc_s, fetch_pc;
+    uint32_t nocstate;  /* NOCSTATE at the end (frozen at an error) */
+    uint64_t start_cycle, end_cycle;  /* npu_sim_cycle around the run */
+    double wall_s;                    /* wall-clock time of npu_sim_run */
+    uint64_t cnt[NPU_NUM_COUNTERS];   /* performance counters (lo 0x100+i, hi 0x200+i) */
+} npu_run_result_t;
+
+/* Writes the program at prog_base, sets PROG_BASE, PROG_LEN, WATCHDOG (cfg), clears the
+ * counters (CTRL=2), starts (CTRL=1) and runs for at most max_cycles. Returns NPU_RUN_*. */
+int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                    const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r);
+
+/* First divergence, in time: starts the program as npu_run_program and steps the simulator until
+ * the EXEC queue works on instruction `pc` (PC_E = pc, exec busy); *cycle = that cycle
+ * (npu_sim_cycle; timing does not depend on the data, so a re-run of the same program with the
+ * same DRAM timing seed can trace a window around it with npu_sim_trace). Returns 0, or -1 if
+ * the program halts first, max_cycles pass or it does not fit the DRAM. */
+/* Starts the program as npu_run_program and steps the simulator one cycle at a time until
+ * pred(sim, ctx) holds (it may read CSRs, e.g. the counters); *start (if not NULL) = the
+ * simulator cycle of the start, *cycle = the cycle pred held (npu_sim_cycle). Returns 0, or -1 if the program halts first, max_cycles pass or it does not fit the DRAM. */
+int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, const npu_insn_t *prog,
+                  size_t n, uint64_t max_cycles, int (*pred)(npu_sim_t *, void *), void *ctx,
+                  uint64_t *start, uint64_t *cycle);
+int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
+                         const npu_insn_t *prog, size_t n, uint32_t pc, uint64_t max_cycles,
+                         uint64_t *cycle);
+
+/* Reads HW_S, HW_SPM, HW_OBUF and compares them with cfg. 0 if they match; otherwise -1 and a
+ * message in msg. */
+int npu_check_hw(const npu_cfg_t *cfg, npu_sim_t *sim, char *msg, size_t n);
+
+/* ---- GEMM driver ---- */
+enum {
+    NPU_GEMM_PASS = 0,      /* bit-exact and the counters add up */
+    NPU_GEMM_MISMATCH = 1,  /* result differs from the golden model */
+    NPU_GEMM_COUNTERS = 2,  /* result right, counters disagree with the program */
+    NPU_GEMM_NPU_ERROR = 3, /* STATUS = ERROR */
+    NPU_GEMM_TIMEOUT = 4,   /* max_cycles reached */
+    NPU_GEMM_HOST_ERROR = -1 /* no plan, does not fit DRAM, out of memory */
+};
+const char *npu_gemm_rc_name(int rc); /* "PASS", "FAIL", ... */
+
+typedef struct npu_gemm_report {
+    int M, N, K, transA, transB;
+    int rc;
+    char host_msg[160];       /* reason for NPU_GEMM_HOST_ERROR */
+    npu_gemm_plan_t plan;
+    npu_gemm_args_t args;
+    uint64_t prog_base, dram_used;
+    npu_prog_t prog;          /* owned; freed by npu_gemm_report_free */
+    npu_prog_expect_t expect;
+    npu_run_result_t run;
+    size_t mismatches;        /* first mismatch (row-major) below */
+    int bad_row, bad_col;
+    int32_t bad_got, bad_exp;
+    char counters_msg[256];   /* first counter that disagrees, "" if none */
+    uint64_t rd_beats, wr_beats, rd_bursts, wr_bursts, stall_cycles; /* npu_sim_dram_stats */
+} npu_gemm_report_t;
+
+/* Runs C[MxN] = A * B on the NPU. A is dense M x K (K x M if transA), B dense K x N (N x K if
+ * transB); C_out (may be NULL) receives the NPU result, dense M x N. Compares against the golden
+ * model and checks the counters against npu_prog_expect. Returns NPU_GEMM_*; rep is always
+ * filled (call npu_gemm_report_free afterwards). */
+int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
+                 const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
+                 npu_gemm_report_t *rep);
+void npu_gemm_report_free(npu_gemm_report_t *rep);
+/* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
+ * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =
+ * four independent cores). */
+int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K,
+                       const int16_t *A, const int16_t *B, int transA, int transB, int modes,
+                       int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep);
+
+/* The compile half of npu_gemm_run (no simulator): tiling, DRAM layout for a DRAM of dram_bytes
+ * (program at 0, then A, B, C), emission and expected counters into rep. Returns NPU_GEMM_PASS
+ * or NPU_GEMM_HOST_ERROR (reason in rep->host_msg). Free rep with npu_gemm_report_free. */
+int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
+                     int transB, npu_gemm_report_t *rep);
+
+/* npu_gemm_compile with the emitter's policy args.modes (NPU_EMIT_*, gemm_emit.h). */
+int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
+                           int transA, int transB, int modes, npu_gemm_report_t *rep);
+
+/* Compares counters with the expectation of a program; 0 if they add up, else -1 and the first
+ * difference in msg. Checked: DMA bytes per tag (PROG excluded: fetch may over-read), MACs (total
+ * and per core), waves and rows per mode, completed instructions per queue, drained rows. */
+int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *msg, size_t n);
+
+/* Array-occupancy counters a program implies exactly (the WAVEs alone decide them):
+ * busy[mode] = injection slots = sum of the first (longest) row set of each wave
+ * (npu_wave_sets), idle_pe_shape = sum of m x (4S^2 / parts - k x n) (PEs of each row-carrying
+ * sub-array outside the wave's tile). npu_gemm_run checks them after npu_check_counters. */
+typedef struct npu_array_expect {
+    uint64_t busy[NPU_NUM_MODES];
+    uint64_t idle_pe_shape;
+    /* NoC (docs/design.md "Counters added for FlexSA"), also implied by the program alone:
+     * V (LDW): one flit per stationary row sent (2S when k is split over two cores: FW, VSW;
+     *   else S), each delivered to every core of the LDW's core mask (all four without one);
+     * H (WAVE): one flit per slot and H channel; a row set's rows cross the link of the cores
+     *   where they enter the array (cores 0/2, and 1/3 for the sets that do not reach them
+     *   through core 0/2's horizontal bypass: VSW's right set, ISW's sets on cores 1/3). */
+    uint64_t noc_v_flits, noc_h_flits, noc_deliveries, lbuf_v_words, lbuf_h_words;
+    uint64_t noc_h_link[4], noc_v_link[4];
+} npu_array_expect_t;
+void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                           npu_array_expect_t *x);
+/* 0 if busy_<mode>, idle_pe_shape and the NoC counters match x, else -1 and the first
+ * difference in msg. */
+int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n);
+
+/* Program length npu_gemm_emit will produce for a plan (without emitting). */
+size_t npu_gemm_prog_len(const npu_gemm_plan_t *plan);
+
+#endif
