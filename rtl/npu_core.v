@@ -1,5 +1,5 @@
 `default_nettype none
-// npu_core: one S x S FlexSA core (docs/design.md §5). No internal skew: the caller delivers
+// npu_core: one S x S FlexSA core (docs/datapath.md). No internal skew: the caller delivers
 // row j already delayed j cycles. A enters at the left and leaves at the right edge (for the
 // neighbouring core), psums enter at the top and leave at the bottom. The weight chain runs
 // down each column: after S pushes the first word pushed sits in row S-1.

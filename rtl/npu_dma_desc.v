@@ -1,5 +1,5 @@
 `default_nettype none
-// npu_dma_desc: the LOAD/STORE descriptor as both DMA engines see it (docs/design.md section 2).
+// npu_dma_desc: the LOAD/STORE descriptor as both DMA engines see it (docs/isa.md).
 // Latches the fields of the instruction when the engine accepts it, together with the start
 // checks (no overflow): malformed descriptor, last DRAM byte past the end, last SPM word past the
 // end. TRANSPOSE = 1 (LOAD): the transpose bit selects the transposed layout (odd row_bytes is

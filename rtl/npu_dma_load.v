@@ -1,5 +1,5 @@
 `default_nettype none
-// npu_dma_load: executes LOAD instructions (DRAM -> SPM), see docs/design.md section 2.
+// npu_dma_load: executes LOAD instructions (DRAM -> SPM), see docs/isa.md.
 // Fields: w0[14:12] tag, w0[15] transpose, w0[31:16] rows, w1 dram_addr, w2[15:0] spm_addr,
 // w2[31:16] spm_stride (words), w3[15:0] row_bytes, w3[31:16] dram_stride (beats).
 //

@@ -1,6 +1,6 @@
 `default_nettype none
 // npu_dma_store: executes STORE instructions (SPM -> DRAM), the reverse of a normal LOAD
-// (docs/design.md section 2). Same fields as LOAD; transpose must be 0.
+// (docs/isa.md). Same fields as LOAD; transpose must be 0.
 //
 // Three decoupled walkers over the same word order:
 //  - reader: reads SPM words (1-cycle latency) into a small read-ahead FIFO, only while the FIFO

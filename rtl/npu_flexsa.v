@@ -1,6 +1,6 @@
 `default_nettype none
 `include "npu_assert.vh"
-// npu_flexsa: the 2x2 FlexSA arrangement of four S x S cores (docs/design.md §5, brief §2.1-2.4).
+// npu_flexsa: the 2x2 FlexSA arrangement of four S x S cores (docs/datapath.md, brief §2.1-2.4).
 //
 //   core 0 (top-left)    -- M_H1 --> core 1 (top-right)      A: left to right
 //      | M_P2                           | M_P3                 psums: top to bottom

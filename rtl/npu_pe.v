@@ -1,5 +1,5 @@
 `default_nettype none
-// npu_pe: one weight-stationary MAC cell of the FlexSA array (docs/design.md §5).
+// npu_pe: one weight-stationary MAC cell of the FlexSA array (docs/datapath.md).
 // A moves right, partial sums move down, both registered (one cycle per PE).
 // Two stationary registers: the bank named by a_sel computes while the other bank can be
 // shifted in from above (w_bank), so the next tile preloads during the current wave.

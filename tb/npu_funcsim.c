@@ -1,7 +1,7 @@
 /*
  * npu_funcsim.c - a functional model of the FlexTrain NPU behind the tb/npu_sim.h API.
  *
- * It is the host's second model of docs/design.md (an ISA reference), not a cycle model:
+ * It is the host's second model of docs/isa.md (an ISA reference), not a cycle model:
  *  - DRAM (2^DRAM_ADDR_BITS bytes), SPM (SPM_BANKS*SPM_BANK_WORDS words of 4S bytes), OBUF
  *    (2*OBUF_ROWS rows of 2S int32), two weight banks of 2S x 2S int16.
  *  - The fetcher reads one instruction per cycle from DRAM, checks its opcode and appends it to
@@ -13,7 +13,7 @@
  *    then pushes its tokens: a program with a missing token sees stale or future data.
  *  - The EXEC queue is one sequential unit (the RTL's three EXEC units are hazard-checked to
  *    give the same result).
- *  - Errors follow docs/design.md section 2, checked when an instruction starts, in the order
+ *  - Errors follow docs/isa.md, checked when an instruction starts, in the order
  *    BAD_DESC, DRAM_ADDR, SPM_ADDR, OBUF_ADDR, with the RTL's conventions where the design
  *    leaves freedom: ERR_INFO = last DRAM byte / last SPM word touched (DRAM_ADDR / SPM_ADDR),
  *    end row obuf_addr + count (OBUF_ADDR; a WAVE or DRAIN may not cross an OBUF half either),
@@ -224,7 +224,7 @@ static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
     return c;
 }
 
-/* ---- instruction semantics (docs/design.md section 2) --------------------------------- */
+/* ---- instruction semantics (docs/isa.md) --------------------------------- */
 
 typedef struct insn_f {
     unsigned op, tag, trans, rows, spm, sstride, rb, dstride, wbank, mode, acc, m, k, n, obuf;
@@ -479,7 +479,7 @@ static uint64_t row_macs(const npu_sim_t *s, const insn_f_t *f, unsigned c)
     return (vsplit ? (c >= 2 ? k1 : k0) : kk) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
 }
 
-/* bcast WAVE (ISW, docs/design.md section 2): row i < m, read once, multiplied in every core q
+/* bcast WAVE (ISW, docs/isa.md): row i < m, read once, multiplied in every core q
  * by its own tile; core q -> OBUF row obuf + (q >> 1) * m + i, lanes (q & 1) * S ... The array
  * runs it as HSW rows: one L flit per row to cores 0/2 (1/3 over the row links), per-mode
  * counters HSW with 2m rows. */

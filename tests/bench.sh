@@ -14,7 +14,7 @@
 #      per-layer table goes to build/bench/train_bench.{txt,csv}.
 # (v)  `npu conv`: EcoFlow's zero-free backward against the zero-padded baseline on the RTL
 #      (cycles zeropad / ecoflow, bit-exact runs), the layers of tests/rtl/test_conv.c
-#      speedup_table, beside the paper's numbers (docs/conv.md section 7).
+#      speedup_table, beside the paper's numbers (docs/conv.md §4).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u

@@ -1,4 +1,4 @@
-/* isa.c - instruction encode/decode/disassembly; see isa.h and docs/design.md section 2. */
+/* isa.c - instruction encode/decode/disassembly; see isa.h and docs/isa.md. */
 #include "hw/isa.h"
 
 #include <stdarg.h>

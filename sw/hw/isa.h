@@ -1,5 +1,5 @@
 /*
- * isa.h - FlexTrain instruction encoding, decoding and disassembly (docs/design.md section 2).
+ * isa.h - FlexTrain instruction encoding, decoding and disassembly (docs/isa.md).
  *
  * Encoders check every field against its bit width and return -1 instead of truncating.
  * They do not check semantics (zero sizes, alignment, ranges against a config): those are
@@ -43,7 +43,7 @@ typedef struct npu_fields {
      * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE w3[0] every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
     unsigned lane_hi;
-    /* Window start (0 = none), for zero-free convolution windows (docs/design.md section 2):
+    /* Window start (0 = none), for zero-free convolution windows (docs/isa.md):
      * LDW w2[29:24]: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
      * spm_addr + (r - k_lo)*spm_stride; WAVE w3[13:8]: A lanes j < k_lo of the k-block are fed
      * as zeros and are not MACs (MAC counters count (k - k_lo) x n per row). k_lo < k. */
@@ -85,7 +85,7 @@ int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned s
 int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
                         unsigned spm_stride, unsigned split_rows, unsigned hi_rows);
 
-/* Row sets of a WAVE of m rows in each mode (docs/design.md section 2): set j has len[j] rows
+/* Row sets of a WAVE of m rows in each mode (docs/isa.md): set j has len[j] rows
  * starting at row start[j] of the wave; its rows go to OBUF row obuf_addr + orow[j] + t (t < len[j])
  * in the lanes of lane_hi[j] ? S..2S-1 : 0..S-1 (skinny modes) or all lanes (FW, HSW); cores[j]
  * are the cores its rows pass through. Unused sets have len 0. Returns the number of sets. */

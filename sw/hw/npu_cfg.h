@@ -19,7 +19,7 @@ typedef struct npu_cfg {
 } npu_cfg_t;
 #endif
 
-/* Derived sizes (docs/design.md section 1). */
+/* Derived sizes (docs/isa.md §1). */
 static inline int npu_cfg_f(const npu_cfg_t *c) { return 2 * c->s; }          /* fused array side, lanes per word */
 static inline int npu_cfg_beat(const npu_cfg_t *c) { return 4 * c->s; }       /* bytes per word / DRAM beat */
 static inline int npu_cfg_spm_words(const npu_cfg_t *c) { return c->spm_banks * c->spm_bank_words; }

@@ -3,7 +3,7 @@
  * opcodes, instruction fields, tensor tags, FlexSA modes, error codes, CSR addresses
  * and performance counters. sw/tools/gencfg.c turns these X-macro lists into
  * build/<config>/npu_defs.vh for the Verilog, so the two sides cannot drift.
- * docs/design.md explains the encoding.
+ * docs/isa.md explains the encoding.
  */
 #ifndef NPU_DEFS_H
 #define NPU_DEFS_H

@@ -148,7 +148,7 @@ int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *ms
 typedef struct npu_array_expect {
     uint64_t busy[NPU_NUM_MODES];
     uint64_t idle_pe_shape;
-    /* NoC (docs/design.md "Counters added for FlexSA"), also implied by the program alone:
+    /* NoC (docs/isa.md (counters)), also implied by the program alone:
      * V (LDW): one flit per stationary row sent (2S when k is split over two cores: FW, VSW;
      *   else S), each delivered to every core of the LDW's core mask (all four without one);
      * H (WAVE): one flit per slot and H channel; a row set's rows cross the link of the cores

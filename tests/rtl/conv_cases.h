@@ -1,5 +1,5 @@
 /*
- * conv_cases.h - the convolution ISA additions (docs/design.md section 2: FILL, the LDW / WAVE
+ * conv_cases.h - the convolution ISA additions (docs/isa.md: FILL, the LDW / WAVE
  * window start k_lo, counters macs_zero and fill_words) as test cases on any model behind the
  * tb/npu_sim.h API. Shared by tests/rtl/test_conv_isa.c (the Verilated NPU, with DRAM stalls)
  * and tests/unit/test_fake_conv.c (the C functional model), so both models are held to the same

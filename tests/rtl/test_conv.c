@@ -203,7 +203,7 @@ Test(conv, stride1_never_slower, .timeout = 900)
 }
 
 /* (d) EcoFlow speedups (cycles zeropad / cycles ecoflow, whole programs: DMA, FILL, waves,
- * drains), measured without DRAM stalls (docs/conv.md section 7).
+ * drains), measured without DRAM stalls (docs/conv.md §4).
  * - ResNet-50 CONV3 geometry (57x57 -> 28x28, 3x3, s2, p0), C = F = max(4S, 16): ideal 4.14 (dX)
  *   / 3.86 (dW). At least 16 channels: tiny's 4-lane words with 8 channels are bound by the
  *   program fetch on its 8 B/cycle DRAM (3.01), not by the dataflow.
@@ -218,7 +218,7 @@ typedef struct speedup_row {
     npu_conv_t c;
     int k;
     double need;  /* the issue's threshold; 0: reported only, the floor guards it */
-    double floor; /* > 0: the threshold is not met yet (issue 5 note, docs/conv.md section 7):
+    double floor; /* > 0: the threshold is not met yet (issue 5 note, docs/conv.md §4):
                      the row is measured and printed as OPEN, and only this regression floor
                      (just under today's measurement at that config) is asserted */
 } speedup_row_t;
@@ -249,7 +249,7 @@ Test(conv, speedup_table, .timeout = 1800)
         {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DX, 3.5, 0},
         {"ResNet-50 CONV3 57->28 s2", conv_layer_of(1, ch, 57, 57, ch, 3, 3, 2, 0, 1), NPU_CONV_DW, 3.3, 0},
         {"AlexNet CONV1-like 63->14 s4", conv_layer_of(1, 3, 63, 63, f4, 11, 11, 4, 0, 1), NPU_CONV_DW, 10.0, 0},
-        /* reported: 8.44 tiny, 8.71 small, 8.37 medium (docs/conv.md section 7) */
+        /* reported: 8.44 tiny, 8.71 small, 8.37 medium (docs/conv.md §4) */
         {"AlexNet 47->10 s4 (lanes)", conv_layer_of(1, 3, 47, 47, 2 * cfg.s, 11, 11, 4, 0, 1), NPU_CONV_DW, 0,
          cfg.s <= 2 ? 8.3 : cfg.s >= 16 ? 8.2 : 8.6},
         {"3x3 s1 p1 29x29", conv_layer_of(1, ch, 29, 29, ch, 3, 3, 1, 1, 1), NPU_CONV_DX, 1.0, 0},

@@ -1,5 +1,5 @@
 /*
- * test_conv_isa.c - the convolution ISA additions on the Verilated NPU (docs/design.md section 2):
+ * test_conv_isa.c - the convolution ISA additions on the Verilated NPU (docs/isa.md):
  *  - FILL (LOAD queue): zeroes exactly the words a LOAD of the same rows / spm / stride /
  *    row_bytes would write (read back through a STORE), leaves the neighbours intact, ignores
  *    the LOAD format's tag / transpose / DRAM fields, one word per cycle; BAD_DESC (rows or

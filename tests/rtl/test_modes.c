@@ -1,5 +1,5 @@
 /*
- * test_modes.c - the four FlexSA modes on the Verilated NPU (docs/design.md section 2):
+ * test_modes.c - the four FlexSA modes on the Verilated NPU (docs/isa.md):
  * hand-made programs (sw/isa encoders, runtime npu_run_program), operands and results through
  * the runtime helpers, compared with the golden model.
  *   - single waves in every legal mode, random shapes (m, n, k <= 2S), bit-exact;
@@ -642,7 +642,7 @@ Test(modes, independent_and_shared_tiles_mixed)
     npu_sim_close(s);
 }
 
-/* OBUF row hazards (npu_exec, docs/design.md §5 "OBUF hazards"): random EXEC runs over eight
+/* OBUF row hazards (npu_exec, docs/datapath.md "OBUF hazards"): random EXEC runs over eight
  * OBUF regions of m rows (four per half, m random, odd too) in which WAVEs of every mode
  * accumulate and DRAINs read regions back while the waves of neighbouring regions, of the same
  * half, still run. A DRAIN streams behind the waves before it (RAW) and a WAVE waits for the
@@ -838,7 +838,7 @@ static void compute_only_util(const npu_cfg_t *cfg, int M, int N, int K, util_me
  * keeps the floors below.
  * At S = 2 (tiny, M = 256): 0.52, 0.81, 0.79, 0.85 (M = 1024: 0.82, 0.94, 0.94, 0.92); S = 16
  * (medium, M = 2048): 0.84, 0.94, 0.95, 0.85 (M = 8192: 0.95, 0.98, 0.99, 0.87: at S = 16 the
- * ISW wave of a tile is shorter than the reload of the next weight bank). docs/design.md
+ * ISW wave of a tile is shorter than the reload of the next weight bank). docs/isa.md
  * "Throughput". */
 Test(modes, compute_only_utilization, .timeout = 600)
 {
@@ -900,7 +900,7 @@ Test(modes, compute_only_utilization, .timeout = 600)
     }
 }
 
-/* Cycle-exact: a bcast wave of m rows is an HSW wave of 2m rows in the array (docs/design.md
+/* Cycle-exact: a bcast wave of m rows is an HSW wave of 2m rows in the array (docs/isa.md
  * section 2): compute-only, from the first injection to the end of the run (its DRAIN of the 2m
  * OBUF rows included), it takes exactly the cycles of an HSW wave of 2m rows whose two sets read
  * rows [0, m) and [m, 2m), for m = 1 .. 4S and powers of two up to half an OBUF half (at most

@@ -1,5 +1,5 @@
 /* train_cores.c - the partitionings of the fused backward GEMM run one part per core (K, M,
- * N: npu_bwd_emit_kcores / _mcores / _ncores, train_emit.h; docs/training.md section 10.4).
+ * N: npu_bwd_emit_kcores / _mcores / _ncores, train_emit.h; docs/training.md §4 "One part per core").
  * The whole-array lowering of the same partitionings (parts in sequence) is train_emit.c. */
 #include "compile/train/train_emit.h"
 
@@ -10,7 +10,7 @@
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
-/* ---- the K split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
+/* ---- the K split one part per core (train_emit.h, docs/training.md §4 "One part per core") ---------- */
 
 /* A per-core layout of `words` SPM words fits the SPM and the 16-bit address fields. */
 static int spm_fits(const npu_cfg_t *cfg, long words)
@@ -316,7 +316,7 @@ int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
 
 #define NPU_PARTS_MAXCH 256 /* S-deep chunks of one part, M and N split (the fits checks) */
 
-/* ---- the M split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
+/* ---- the M split one part per core (train_emit.h, docs/training.md §4 "One part per core") ---------- */
 
 /* SPM layout (words): dY (M rows) and W^T (N rows) resident, X^T as four row ranges of K rows,
  * range p = X[Mp-rows of part p]^T (so that one ISW wave's four row sets are the four parts),
@@ -562,7 +562,7 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
     return e.err ? -1 : 0;
 }
 
-/* ---- the N split one part per core (train_emit.h, docs/training.md section 10.4) ---------- */
+/* ---- the N split one part per core (train_emit.h, docs/training.md §4 "One part per core") ---------- */
 
 /* SPM layout (words): dY as four row ranges of M rows, range p = dY[:, part p's columns] (so
  * that one ISW wave's row sets are the four parts), W^T (N rows) and X^T (K rows) resident, two

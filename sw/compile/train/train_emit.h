@@ -98,7 +98,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
  * train_cores.c). */
 void npu_bwd_emit_vfail(char *msg, size_t msgn, int *err, const char *fmt, va_list ap);
 
-/* The K split one part per core (docs/training.md section 10.4): part q = K columns
+/* The K split one part per core (docs/training.md §4 "One part per core"): part q = K columns
  * [q*K/4, (q+1)*K/4) on core q. dX: per S-wide K-block b and S-deep N-chunk, four masked LDWs
  * (core q: W^T of its part's block b) and one bcast ISW WAVE of dY rows (each row read once,
  * every core multiplies it by its own tile); dW: per S-wide N-block and S-deep M-chunk, one
@@ -112,7 +112,7 @@ int npu_bwd_kcores_fits(const npu_cfg_t *cfg, int M, int K, int N);
 int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn);
 
-/* The M split one part per core (docs/training.md section 10.4): part p = M rows
+/* The M split one part per core (docs/training.md §4 "One part per core"): part p = M rows
  * [p*M/4, (p+1)*M/4) on one core each, W shared. dX: per S-wide K-block and S-deep N-chunk, one
  * unmasked ISW LDW of the W^T tile (multicast) and one ISW WAVE of all M dY rows, whose four row
  * sets are the four parts; dW: per S-wide N-block and S-deep M-chunk, four masked LDWs (each
@@ -124,7 +124,7 @@ int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N);
 int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn);
 
-/* The N split one part per core (docs/training.md section 10.4): part p = N columns
+/* The N split one part per core (docs/training.md §4 "One part per core"): part p = N columns
  * [p*N/4, (p+1)*N/4), X shared. dW: per S-wide block of every part and S-deep M-chunk, four
  * masked LDWs (each core its part's dY tile) and one bcast ISW WAVE of the K rows of X^T; dX: per
  * S-wide K-block and S-deep chunk of the parts' columns, four masked LDWs (each core its part's
