@@ -303,7 +303,7 @@ lint: $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
 	      tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v ) >build/lint/verilator-$$c.log 2>&1 & \
 	  pids="$$pids $$!:$$c"; \
 	done; fail=0; for pc in $$pids; do wait $${pc%%:*} || { cat build/lint/verilator-$${pc#*:}.log; \
-	  echo "lint: verilator failed, config $${pc#*:}"; fail=1; }; done; [ $$fail = 0 ]; \
+	  echo "lint: verilator failed, config $${pc#*:}"; fail=1; }; done; [ $$fail = 0 ] || exit 1; \
 	echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
 	@command -v $(IVERILOG) >/dev/null || { echo "lint: $(IVERILOG) not found (apt-get install iverilog)"; exit 1; }
 	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
