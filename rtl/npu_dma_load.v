@@ -176,7 +176,7 @@ module npu_dma_load #(
     // (one_run: the group's rows are one burst run)
     function [15:0] run_len(input g2, input one_run, input [LE:0] nr);
         run_len = !one_run ? (g2 ? 16'd2 : 16'd1)
-                       : (g2 ? {{(14-LE){1'b0}}, nr, 1'b0} : {{(15-LE){1'b0}}, nr});
+                           : (g2 ? {{(14-LE){1'b0}}, nr, 1'b0} : {{(15-LE){1'b0}}, nr});
     endfunction
     wire        g2_nx    = (ag_cols - {E16[14:0], 1'b0} > E16);   // the block's next group
 
