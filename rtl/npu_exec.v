@@ -22,7 +22,7 @@ module npu_exec #(
     parameter SPM_WORDS = 4096,
     parameter OBUF_ROWS = 256,
     parameter OBUF_AW   = 9,
-    parameter TAGW      = 12
+    parameter TAGW      = OBUF_AW + 5    // row tag {mode, last, bank, acc, OBUF row}
 ) (
     input  wire                  clk,
     input  wire                  rst_n,

@@ -17,7 +17,7 @@
 module npu_exec_inject #(
     parameter S         = 8,
     parameter OBUF_AW   = 9,
-    parameter TAGW      = 14
+    parameter TAGW      = OBUF_AW + 5    // row tag {mode, last, bank, acc, OBUF row}
 ) (
     input  wire                  clk,
     input  wire                  rst_n,

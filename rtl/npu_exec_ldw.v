@@ -17,7 +17,7 @@ module npu_exec_ldw #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
     // verilator lint_off UNUSEDPARAM
-    parameter SPM_WORDS = 4096      // the checks only (NPU_ASSERTS)
+    parameter SPM_WORDS = 4096       // the checks only (NPU_ASSERTS)
     // verilator lint_on UNUSEDPARAM
 ) (
     input  wire                  clk,

@@ -23,7 +23,7 @@ module npu_exec_obuf_hazard #(
     parameter OBUF_ROWS = 256,       // the checks' row model only (NPU_ASSERTS)
     // verilator lint_on UNUSEDPARAM
     parameter OBUF_AW   = 9,
-    parameter TAGW      = 14
+    parameter TAGW      = OBUF_AW + 5    // row tag {mode, last, bank, acc, OBUF row}
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
