@@ -18,7 +18,12 @@ CXX      ?= g++
 CSTD     := -std=c99 -Wall -Wextra -Werror -O2 -g
 JOBS     ?= $(shell nproc 2>/dev/null || echo 2)
 
-RTL      := $(sort $(wildcard rtl/*.v))
+# The RTL, in dependency order: rtl/npu.f (// comments), every rtl/*.v listed there.
+RTL      := $(shell sed -e 's://.*$$::' rtl/npu.f)
+RTL_MISSING := $(filter-out $(RTL),$(wildcard rtl/*.v))
+ifneq ($(RTL_MISSING),)
+$(error rtl/npu.f does not list $(RTL_MISSING))
+endif
 # sw/ by role (sw/README.md): every folder but cli/ and tools/ is the host library.
 HOST_SRC := $(sort $(shell find sw -name '*.c' -not -path 'sw/cli/*' -not -path 'sw/tools/*'))
 HOST_HDR := $(sort $(shell find sw -name '*.h'))
@@ -100,7 +105,7 @@ define verilate_npu
 	$(CC) $(CSTD) -Ibuild/$(1) -Itb -c tb/dram_model.c -o $(2)/dram_model.o
 	rm -f $(2)/libnpusim.a && ar rcs $(2)/libnpusim.a $(2)/obj/*.o $(2)/npu_sim.o $(2)/dram_model.o
 endef
-build/%/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
+build/%/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh $(TB_DEPS)
 	@echo "== verilating config $* (once per config)"
 	$(call verilate_npu,$*,build/$*,)
 
@@ -109,7 +114,7 @@ build/%/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
 # tests/rtl/test_planted.c on it: the regression must catch the bug with a first-divergence
 # report that names the mode and the tile (the same test passes on the real model).
 PLANT_CONFIG ?= tiny
-build/%/fault/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu_assert.vh $(TB_DEPS)
+build/%/fault/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh $(TB_DEPS)
 	@echo "== verilating config $* with the planted bug (NPU_PLANTED_FAULT)"
 	@mkdir -p build/$*/fault
 	$(call verilate_npu,$*,build/$*/fault,+define+NPU_PLANTED_FAULT)
@@ -153,7 +158,7 @@ build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_ma
 	$(CXX) -o $@ build/$*/npu_main.o $(CLI_LIB_OBJ) build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
 
 # tests/rtl/test_assert.c skips its fault tests while rtl/ has no checks at all.
-NPU_ASSERT_SITES := $(shell cat rtl/*.v | grep -c 'NPU_ASSERT_FAIL')
+NPU_ASSERT_SITES := $(shell cat $(RTL) | grep -c 'NPU_ASSERT_FAIL')
 # tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tb/npu_funcsim.c),
 # linked into the same binary under fnpu_sim_* names.
 FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats \

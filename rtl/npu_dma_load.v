@@ -173,9 +173,10 @@ module npu_dma_load #(
     wire [15:0] rows_nx  = ag_rows - E16;                       // rows left after this block
     wire [LE:0] nr_nx    = (rows_nx > E16) ? E16[LE:0] : rows_nx[LE:0];
     wire [LE:0] nr_go    = (f_rows > E16) ? E16[LE:0] : f_rows[LE:0];
-    function [15:0] run_len(input g2, input as_run, input [LE:0] nr);
-        run_len = !as_run ? (g2 ? 16'd2 : 16'd1)
-                       : (g2 ? {{(14-LE){1'b0}}, nr, 1'b0} : {{(15-LE){1'b0}}, nr});
+    // (one_run: the group's rows are one burst run)
+    function [15:0] run_len(input g2, input one_run, input [LE:0] nr);
+        run_len = !one_run ? (g2 ? 16'd2 : 16'd1)
+                           : (g2 ? {{(14-LE){1'b0}}, nr, 1'b0} : {{(15-LE){1'b0}}, nr});
     endfunction
     wire        g2_nx    = (ag_cols - {E16[14:0], 1'b0} > E16);   // the block's next group
 

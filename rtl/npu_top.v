@@ -1,7 +1,7 @@
 `default_nettype none
 // npu_top: the FlexTrain NPU. A host writes a program and tensors into DRAM, sets PROG_BASE,
 // PROG_LEN and CTRL.start over the CSR port and waits for `halted`; the NPU fetches the program
-// and runs its LOAD, EXEC and STORE queues concurrently (docs/design.md).
+// and runs its LOAD, EXEC and STORE queues concurrently (docs/isa.md).
 //
 //   DRAM <-AXI-> fetch, LOAD DMA, STORE DMA <-> SPM (banked) -> NoC H/V -> LBUF_H/LBUF_V
 //        -> FlexSA (2x2 cores of SxS PEs) -> OBUF (accumulate) -> SPM
@@ -55,7 +55,6 @@ module npu_top #(
 `include "npu_defs.vh"
     localparam F         = 2 * S;
     localparam WB        = 32 * S;          // SPM word / DRAM beat bits
-    localparam BEAT      = 4 * S;           // bytes
     localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
     localparam SPM_AW    = $clog2(SPM_WORDS);
     localparam OBUF_AW   = $clog2(2 * OBUF_ROWS);
@@ -78,7 +77,7 @@ module npu_top #(
     wire        pop_l2e, pop_e2l, pop_e2s, pop_s2e, push_l2e, push_s2e;
     wire [2:0]  push_e2l, push_e2s;
     wire        l2e_avail, e2l_avail, e2s_avail, s2e_avail;
-    reg  [NUM_COUNTERS*16-1:0] cnt_inc;
+    wire [NUM_COUNTERS*16-1:0] cnt_inc;      // npu_perf_counters
     wire [31:0] noc_state;                  // NOCSTATE CSR (assigned by the NoC wiring below)
     wire        progress;
     wire [QCW-1:0] ql_cnt, qe_cnt, qs_cnt;
@@ -337,7 +336,7 @@ module npu_top #(
         .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_link(nv_link), .cnt_deliv(nv_deliv),
         .blocked(nv_blocked)
     );
-    // NOCSTATE (docs/design.md §3): the head flit of each channel, so a deadlock report names a
+    // NOCSTATE (docs/isa.md §6): the head flit of each channel, so a deadlock report names a
     // stuck flit: per channel waiting, blocked (some destination cannot take it), group ID, and
     // the destinations not ready. Field layout from sw/hw/npu_defs.h (NOC_* in npu_defs.vh).
     function [31:0] noc_field(input vld, input blk, input [3:0] gid, input [3:0] wt);
@@ -486,108 +485,24 @@ module npu_top #(
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters
-    // Built per counter slice (the index tests fold at elaboration) in two parts: the DRAM
-    // byte and burst counters follow the DRAM handshake inputs, everything else follows only
-    // registered state. Verilator re-evaluates logic that depends on top-level inputs at every
-    // eval() call (twice per cycle) and again after the clock edge, so only the small input-
-    // dependent part (cnt_dyn) is in that path; cnt_sta is computed once per cycle.
-    localparam [15:0] BEAT16 = BEAT[15:0];
-    wire [7:0] ld_tag_beat = {7'd0, ld_cnt_beat} << ld_cnt_tag;   // one-hot per tag
-    wire [7:0] st_tag_beat = {7'd0, st_cnt_beat} << st_cnt_tag;
-    wire [3:0] nh_take = nh_vld & nh_rdy;
-    wire [3:0] nv_take = nv_vld & nv_rdy;
-    wire [3:0] h_saved;              // per H channel, 2 bits: deliveries - SPM words carried
-    generate
-        for (e = 0; e < 2; e = e + 1) begin : g_hsave
-            wire [1:0] d = nh_deliv[e*2 +: 2];
-            assign h_saved[e*2 +: 2] = (d == 2'd2 && !h_two[e]) ? 2'd1 : 2'd0;
-        end
-    endgenerate
-    wire [NUM_COUNTERS*16-1:0] cnt_sta /*verilator public_flat_rd*/;
-    wire [NUM_COUNTERS*16-1:0] cnt_dyn;
-    genvar gc;
-    generate
-        for (gc = 0; gc < NUM_COUNTERS; gc = gc + 1) begin : g_cnt
-            localparam integer TR = gc - CNT_DRAM_RD_PROG;   // tag of a DRAM-read byte counter
-            localparam integer TW = gc - CNT_DRAM_WR_PROG;   // tag of a DRAM-write byte counter
-            localparam [2:0] TR3 = TR[2:0];
-            wire [15:0] v;
-            if (gc >= CNT_DRAM_RD_PROG && gc < CNT_DRAM_RD_PROG + 8 && TR3 == TAG_PROG)
-                assign v = (ld_tag_beat[TR] ? BEAT16 : 16'd0) + (ev_f_beat ? BEAT16 : 16'd0);
-            else if (gc >= CNT_DRAM_RD_PROG && gc < CNT_DRAM_RD_PROG + 8)
-                assign v = ld_tag_beat[TR] ? BEAT16 : 16'd0;
-            else if (gc >= CNT_DRAM_WR_PROG && gc < CNT_DRAM_WR_PROG + 8)
-                assign v = st_tag_beat[TW] ? BEAT16 : 16'd0;
-            else if (gc == CNT_DRAM_RD_BURSTS)
-                assign v = {15'd0, ld_cnt_burst} + {15'd0, ev_f_burst};
-            else if (gc == CNT_DRAM_WR_BURSTS)  assign v = {15'd0, st_cnt_burst};
-            else if (gc == CNT_CYCLES)
-                assign v = 16'd1;
-            else if (gc >= CNT_BUSY_CORE0 && gc < CNT_BUSY_CORE0 + 4)
-                assign v = {15'd0, ev_busy[gc - CNT_BUSY_CORE0]};
-            else if (gc >= CNT_STALL_CORE0 && gc < CNT_STALL_CORE0 + 4)
-                assign v = {15'd0, ev_stall[gc - CNT_STALL_CORE0]};
-            else if (gc >= CNT_MACS_CORE0 && gc < CNT_MACS_CORE0 + 4)
-                assign v = ev_macs[(gc - CNT_MACS_CORE0)*16 +: 16];
-            else if (gc >= CNT_WAVES_FW && gc < CNT_WAVES_FW + 4)
-                assign v = {15'd0, ev_wave[gc - CNT_WAVES_FW]};
-            else if (gc >= CNT_ROWS_FW && gc < CNT_ROWS_FW + 4)
-                assign v = {13'd0, ev_rows[(gc - CNT_ROWS_FW)*3 +: 3]};
-            else if (gc == CNT_SPM_RD_WORDS)    assign v = {13'd0, spm_cnt_rd};
-            else if (gc == CNT_SPM_WR_WORDS)    assign v = {13'd0, spm_cnt_wr};
-            else if (gc == CNT_SPM_CONFLICTS)   assign v = {12'd0, spm_cnt_conf};
-            else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit[0]} + {15'd0, nh_flit[1]};
-            else if (gc == CNT_NOC_V_FLITS)     assign v = {15'd0, nv_flit};
-            else if (gc == CNT_NOC_DELIVERIES)
-                assign v = {14'd0, nh_deliv[1:0]} + {14'd0, nh_deliv[3:2]} + {13'd0, nv_deliv};
-            else if (gc == CNT_LBUF_H_WORDS)
-                assign v = {15'd0, nh_take[0]} + {15'd0, nh_take[1]}
-                         + {15'd0, nh_take[2]} + {15'd0, nh_take[3]};
-            else if (gc == CNT_LBUF_V_WORDS)
-                assign v = {15'd0, nv_take[0]} + {15'd0, nv_take[1]}
-                         + {15'd0, nv_take[2]} + {15'd0, nv_take[3]};
-            else if (gc == CNT_OBUF_WRITES)       assign v = {8'd0, ev_obuf_writes};
-            else if (gc == CNT_OBUF_DRAIN_ROWS)   assign v = {14'd0, ev_drain_row};
-            else if (gc == CNT_INSN_LOAD)         assign v = {15'd0, ldq_done};
-            else if (gc == CNT_INSN_EXEC)         assign v = {13'd0, x_done};
-            else if (gc == CNT_INSN_STORE)        assign v = {15'd0, stq_done};
-            else if (gc == CNT_WAIT_TOK_LOAD)     assign v = {15'd0, ld_wait_tok};
-            else if (gc == CNT_WAIT_TOK_EXEC)     assign v = {15'd0, ev_wait_tok};
-            else if (gc == CNT_WAIT_TOK_STORE)    assign v = {15'd0, st_wait_tok};
-            else if (gc == CNT_WAIT_EXEC_WEIGHTS) assign v = {15'd0, ev_wait_weights};
-            else if (gc == CNT_WAIT_EXEC_OBUF)    assign v = {15'd0, ev_wait_obuf};
-            else if (gc == CNT_WAIT_EXEC_UNIT)    assign v = {15'd0, ev_wait_unit};
-            else if (gc == CNT_MODE_SWITCHES)     assign v = {15'd0, ev_mode_switch};
-            else if (gc == CNT_BYPASS_WORDS)      assign v = {14'd0, ev_bypass};
-            else if (gc == CNT_PATH2_RESULTS)     assign v = {8'd0, ev_path2};
-            else if (gc >= CNT_BUSY_FW && gc < CNT_BUSY_FW + 4)
-                assign v = {15'd0, ev_row[gc - CNT_BUSY_FW]};
-            else if (gc == CNT_IDLE_PE_SHAPE)     assign v = ev_idle_shape;
-            // a multicast flit carrying w SPM words and delivered d times saves d - w SPM reads
-            // (a packed H flit, two rows to two cores, saves none; a flit without a
-            // destination is an error, counted as no saving)
-            else if (gc == CNT_NOC_MCAST_SAVED)
-                assign v = {14'd0, h_saved[1:0]} + {14'd0, h_saved[3:2]}
-                         + {13'd0, nv_deliv - {2'd0, nv_flit && nv_deliv != 3'd0}};
-            else if (gc >= CNT_NOC_H_LINK0 && gc < CNT_NOC_H_LINK0 + 4)
-                assign v = {15'd0, nh_link[gc - CNT_NOC_H_LINK0]};
-            else if (gc >= CNT_NOC_V_LINK0 && gc < CNT_NOC_V_LINK0 + 4)
-                assign v = {15'd0, nv_link[gc - CNT_NOC_V_LINK0]};
-            else if (gc == CNT_DRAIN_BUSY)        assign v = {15'd0, ev_drain_busy};
-            else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
-            else if (gc == CNT_MACS_ZERO)         assign v = ev_macs_zero;
-            else if (gc == CNT_FILL_WORDS)        assign v = {15'd0, ld_cnt_fill};
-            else                                  assign v = 16'd0;
-            if (gc >= CNT_DRAM_RD_PROG && gc <= CNT_DRAM_WR_BURSTS) begin : g_dyn
-                assign cnt_dyn[gc*16 +: 16] = v;
-                assign cnt_sta[gc*16 +: 16] = 16'd0;
-            end else begin : g_sta
-                assign cnt_dyn[gc*16 +: 16] = 16'd0;
-                assign cnt_sta[gc*16 +: 16] = v;
-            end
-        end
-    endgenerate
-    always @(*) cnt_inc = cnt_sta | cnt_dyn;
+    npu_perf_counters #(.S(S), .NCNT(NUM_COUNTERS)) u_perf (
+        .ld_cnt_beat(ld_cnt_beat), .ld_cnt_tag(ld_cnt_tag), .ld_cnt_burst(ld_cnt_burst),
+        .ld_cnt_fill(ld_cnt_fill), .st_cnt_beat(st_cnt_beat), .st_cnt_tag(st_cnt_tag),
+        .st_cnt_burst(st_cnt_burst), .f_beat(ev_f_beat), .f_burst(ev_f_burst),
+        .spm_rd(spm_cnt_rd), .spm_wr(spm_cnt_wr), .spm_conf(spm_cnt_conf),
+        .nh_flit(nh_flit), .nv_flit(nv_flit), .nh_deliv(nh_deliv), .nv_deliv(nv_deliv),
+        .h_two(h_two), .nh_link(nh_link), .nv_link(nv_link),
+        .lbh_take(nh_vld & nh_rdy), .lbv_take(nv_vld & nv_rdy),
+        .ldq_done(ldq_done), .x_done(x_done), .stq_done(stq_done),
+        .ld_wait_tok(ld_wait_tok), .st_wait_tok(st_wait_tok),
+        .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave),
+        .ev_row(ev_row), .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass),
+        .ev_path2(ev_path2), .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights),
+        .ev_wait_obuf(ev_wait_obuf), .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes),
+        .ev_drain_row(ev_drain_row), .ev_idle_shape(ev_idle_shape), .ev_macs_zero(ev_macs_zero),
+        .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall),
+        .cnt_inc(cnt_inc)
+    );
 
     wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[4:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,

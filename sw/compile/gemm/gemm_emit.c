@@ -147,7 +147,7 @@ static void emit_1g4c_block(emitter_t *e, const chunk_t *ch, unsigned qb, int kb
 
 /* The (k-block, n-block) order of chunk g's waves, as index i -> kb = i / nblocks, j = i % nblocks
  * of the plain order. FW and 1G4C: k-blocks in order, n-blocks in order. FlexSA: serpentine, so
- * that consecutive waves share their mode where they can and the mode changes cost less (design.md
+ * that consecutive waves share their mode where they can and the mode changes cost less (docs/datapath.md
  * §2: a change away from FW, or from HSW/VSW to another mode, spaces the waves by S or 2S; into
  * FW or out of ISW it is free): the n-blocks run backwards in odd k-blocks, and every other chunk
  * runs the whole sequence backwards (it then starts in the mode the previous one ended in). With

@@ -1,0 +1,319 @@
+`default_nettype none
+`include "npu_assert.vh"
+// npu_exec_drain: the drain engine of npu_exec: OBUF rows (int32) -> SPM, one DRAIN at a time
+// behind a queue of four.
+//   in:  issue (a DRAIN issues) with its fields (npu_exec_decode's dr_*: OBUF rows [ob,
+//        rows_end), SPM address, stride, split_rows, hi_rows, acc, the pair order two, h and
+//        its SPM offsets hs / hoff) and token pushes; young / pend_a / pend_b
+//        (npu_exec_obuf_hazard: a wave in flight still writes the active DRAIN's rows, rows
+//        `row` / `row1`); the OBUF read data, the SPM write grants, the SPM read port W (shared
+//        with the weight loader, which has priority: wl_rd_*).
+//   out: full (the queue; no DRAIN issues); the OBUF reads, the SPM writes (ports 0..3), the SPM
+//        read port W; for the hazards the active DRAIN's rows [rd_lo, rd_end) and next rows
+//        row / row1, the queue head's [head_lo, head_end) and start (the head becomes the
+//        active DRAIN); done / done_push: a DRAIN's last words are written, its token pushes;
+//        busy, progress (a pair written); the drain events.
+// A DRAIN leaves the queue in the cycle the previous one reads its last rows; it reads each
+// pair only when its rows are final, so it streams behind the wave that writes them.
+module npu_exec_drain #(
+    parameter S         = 8,
+    parameter SPM_AW    = 12,
+    // verilator lint_off UNUSEDPARAM
+    parameter SPM_WORDS = 4096,      // the checks only (NPU_ASSERTS)
+    // verilator lint_on UNUSEDPARAM
+    parameter OBUF_AW   = 9
+) (
+    input  wire                  clk,
+    input  wire                  rst_n,
+    input  wire                  issue,
+    input  wire                  two,        // split pairs
+    input  wire [OBUF_AW-1:0]    h,          // ceil(rows/2)
+    input  wire [15:0]           hs,         // ceil(rows/2) * stride
+    input  wire [15:0]           hoff,       // split_rows * stride
+    input  wire                  acc,
+    input  wire [1:0]            push,       // token pushes {next, prev}
+    input  wire [15:0]           stride,
+    input  wire [15:0]           spm,
+    input  wire [OBUF_AW-1:0]    ob,
+    input  wire [15:0]           rows,
+    input  wire [OBUF_AW:0]      rows_end,
+    input  wire [15:0]           split,
+    input  wire [15:0]           hirows,
+    output wire                  full,
+    output wire                  busy,
+    output wire                  progress,
+    output wire                  done,
+    output wire [1:0]            done_push,
+    // OBUF row hazards
+    input  wire                  young,
+    input  wire                  pend_a,
+    input  wire                  pend_b,
+    output wire                  act,
+    output wire [OBUF_AW:0]      rd_lo,
+    output wire [OBUF_AW:0]      rd_end,
+    output wire [OBUF_AW-1:0]    row,
+    output wire [OBUF_AW-1:0]    row1,
+    output wire [OBUF_AW:0]      head_lo,
+    output wire [OBUF_AW:0]      head_end,
+    output wire                  start,
+    // OBUF reads (rows r and r+1, or r and r+h)
+    output wire                  ob_rd_en,
+    output wire [OBUF_AW-1:0]    ob_rd_addr,
+    input  wire [2*S*32-1:0]     ob_rd_data,
+    output wire                  ob_rd2_en,
+    output wire [OBUF_AW-1:0]    ob_rd2_addr,
+    input  wire [2*S*32-1:0]     ob_rd2_data,
+    // SPM: write ports 0..3 ([0]/[1] low/high word of the first row, [2]/[3] of the second),
+    // read port W (DRAIN acc, after the weight loader's requests)
+    output wire [3:0]            wr_req,
+    output wire [4*SPM_AW-1:0]   wr_addr,
+    output wire [4*32*S-1:0]     wr_data,
+    input  wire [3:0]            wr_gnt,
+    input  wire                  wl_rd_req,
+    input  wire [SPM_AW-1:0]     wl_rd_addr,
+    output wire                  wl_rd_gnt,
+    output wire                  rdw_req,
+    output wire [SPM_AW-1:0]     rdw_addr,
+    input  wire                  rdw_gnt,
+    input  wire [32*S-1:0]       rdw_data,
+    // events
+    output wire [1:0]            ev_drain_row,
+    output wire                  ev_drain_busy,  // a DRAIN is active
+    output wire                  ev_drain_stall  // a drain word was refused by the SPM
+);
+    localparam WB = 32 * S;          // SPM word bits
+    localparam RW = OBUF_AW + 1;     // an OBUF row or the end of a range (up to 2 * OBUF_ROWS)
+
+    // the active DRAIN
+    reg          dr_act, dr_splitm_r;
+    reg  [15:0]  dr_ri, dr_ri2, dr_hi;   // the pair's row indices, hi_rows (skinny)
+    reg          dr_two;             // split pairs
+    reg  [31:0]  dr_spm_next, dr_hoff;
+    reg  [15:0]  dr_stride;
+    reg  [1:0]   dr_push;
+    reg          dr_acc;             // the active DRAIN accumulates into the SPM
+    // the hold stage (the rows read last)
+    reg          hold_vld, hold_lo, hold_hi;
+    reg  [31:0]  hold_addr;
+    reg          h2_vld, h2_lo, h2_hi;   // second row of a pair (plain drains)
+    reg  [31:0]  h2_addr;
+
+    // DRAINs wait in a small queue so that the next tile's LDW/WAVEs issue while a tile drains.
+    // A DRAIN leaves the queue as soon as the drain engine has read every row of the previous
+    // one (the hold stage carries its own write parameters), then reads its rows as they become
+    // final (npu_exec_obuf_hazard): it streams behind the wave that writes them.
+    // queue entry: {two, half rows, hs, hoff, acc, push[1:0], stride, spm_addr, obuf_addr, rows,
+    // end row, split_rows, hi_rows}
+    localparam DQW = 1 + OBUF_AW + 16 + 16 + 1 + 2 + 16 + 16 + OBUF_AW + 16 + RW + 16 + 16;
+    // Split pairs (two = 1): the pair read in one cycle is rows r and r + h (h = ceil(rows/2))
+    // instead of r and r + 1, r = 0 .. h-1 (the last alone when rows is odd). HSW and ISW waves
+    // write their OBUF rows two per slot in that pattern (rows t and ha + t, or t and qa + t),
+    // so the drain keeps pace with them; and its four SPM words are in four sub-banks for the
+    // compiler's skinny layout (split_rows = rows = 2h: offsets 0, D, D/2, 3D/2; the adjacent
+    // pair's 0, D, s, s + D collide when log2(D) = log2(s) mod 3). The order of the rows is only
+    // visible when destinations overlap, so split pairs are used only when they cannot: not
+    // accumulating and stride >= 2 (plain) or stride >= 1 and split_rows >= rows (skinny), the
+    // rule DRAIN acc requires (dq_two_ok); and where the pair's SPM words are in four sub-banks
+    // or the adjacent pair's are not either (chk_two_q).
+    wire [DQW-1:0] dq_dout;
+    wire           dq_empty;
+    wire [2:0]     dq_count;
+    wire           dq_pop;
+    npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
+        .clk(clk), .rst_n(rst_n),
+        .push(issue),
+        .din({two, h, hs, hoff, acc, push, stride, spm, ob, rows, rows_end, split, hirows}),
+        .pop(dq_pop), .dout(dq_dout), .full(full), .empty(dq_empty), .count(dq_count)
+    );
+    wire [15:0]        dq_hirows = dq_dout[15:0];
+    wire [15:0]        dq_split  = dq_dout[31:16];
+    wire [RW-1:0]      dq_end    = dq_dout[32 +: RW];
+    wire [15:0]        dq_rows   = dq_dout[32 + RW +: 16];
+    wire [OBUF_AW-1:0] dq_ob     = dq_dout[48 + RW +: OBUF_AW];
+    wire [15:0]        dq_spm    = dq_dout[48 + RW + OBUF_AW +: 16];
+    wire [15:0]        dq_stride = dq_dout[64 + RW + OBUF_AW +: 16];
+    wire [1:0]         dq_push   = dq_dout[80 + RW + OBUF_AW +: 2];
+    wire               dq_acc    = dq_dout[82 + RW + OBUF_AW];
+    wire [15:0]        dq_hoff   = dq_dout[83 + RW + OBUF_AW +: 16];
+    wire [15:0]        dq_hs     = dq_dout[99 + RW + OBUF_AW +: 16];
+    wire [OBUF_AW-1:0] dq_h      = dq_dout[115 + RW + OBUF_AW +: OBUF_AW];
+    wire               dq_two    = dq_dout[DQW-1];
+    wire [RW-1:0]      dq_lo     = {1'b0, dq_ob};
+
+    // Read side: the active DRAIN (dr_*), rows dr_row (and dr_row1 of a pair) next.
+    reg  [15:0]  dr_left;            // rows still to read
+    reg  [OBUF_AW-1:0] dr_row, dr_row1;
+    reg  [RW-1:0] dr_lo, dr_end;     // its OBUF rows [lo, end)
+    reg  [31:0]  dr_spm1;            // SPM word of row dr_row1
+    // rows / SPM words from one read to the next: 1 / stride for split pairs, else 2 / 2 * stride
+    // (1 / stride for a row alone)
+    // One OBUF row per cycle: the row read in cycle t sits in the OBUF's output register (it
+    // holds until the next read, so it is the hold stage) and both of its SPM words are written
+    // in cycle t+1 over two write ports, low word (lanes 0..S-1) on port 0, high word
+    // (S..2S-1) on port 1, each granted on its own. A word refused by a sub-bank conflict stays
+    // pending alone; the next OBUF read is issued in the cycle the held row's last word is
+    // written, so the stream does not bubble. The hold stage keeps its words' addresses, acc
+    // flag and completion (last row, token pushes), so the next DRAIN may read meanwhile.
+    // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
+    // for r < hi_rows only.
+    // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32). The old
+    // words come through the weight loader's SPM read port (rdw; the weight loader has priority),
+    // one per cycle, each used in the cycle its data arrives (or kept if its write is refused):
+    // a row takes 3 cycles (read lo | write lo, read hi | write hi, next OBUF row) instead of 1.
+    reg  [31:0]  hold_hiaddr, h2_hiaddr;
+    reg          hold_acc, hold_last;
+    reg  [1:0]   hold_push;
+    reg  [1:0]   acc_rd;             // read granted last cycle: 01 low word, 10 high word
+    reg          acc_lo_ok, acc_hi_ok;
+    reg  [WB-1:0] acc_lo_old, acc_hi_old;
+    wire lo_ready = !hold_acc || acc_lo_ok || acc_rd == 2'b01;
+    wire hi_ready = !hold_acc || acc_hi_ok || acc_rd == 2'b10;
+    wire acc_rd_lo = hold_acc && hold_vld && hold_lo && !lo_ready;
+    wire acc_rd_hi = hold_acc && hold_vld && hold_hi && !hi_ready && !acc_rd_lo;
+    wire dacc_req  = acc_rd_lo || acc_rd_hi;
+    assign rdw_req   = wl_rd_req || dacc_req;
+    assign rdw_addr  = wl_rd_req ? wl_rd_addr : acc_rd_lo ? hold_addr[SPM_AW-1:0] : hold_hiaddr[SPM_AW-1:0];
+    assign wl_rd_gnt = rdw_gnt && wl_rd_req;
+    wire dacc_gnt    = rdw_gnt && !wl_rd_req && dacc_req;
+    wire [WB-1:0] lo_old = !hold_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
+    wire [WB-1:0] hi_old = !hold_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
+    reg  [2*WB-1:0] dr_sum;
+    integer al;
+    always @(*)
+        for (al = 0; al < S; al = al + 1) begin
+            dr_sum[al*32 +: 32]      = ob_rd_data[al*32 +: 32] + lo_old[al*32 +: 32];
+            dr_sum[WB + al*32 +: 32] = ob_rd_data[WB + al*32 +: 32] + hi_old[al*32 +: 32];
+        end
+    // Two rows per cycle (plain drains; HSW/ISW waves write two OBUF rows per cycle): rows r and
+    // r+1 are read together on the OBUF's two read ports and their four words go out on write
+    // ports 0..3 (npu_spm's sub-bank codes keep them apart for the compiler's layouts); the pair
+    // is done when all four are written. An accumulating drain stays one row at a time.
+    wire h2_done   = !h2_vld || ((!h2_lo || wr_gnt[2]) && (!h2_hi || wr_gnt[3]));
+    wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]))
+                  && h2_done;
+    wire   dr_pair    = !dr_acc && dr_left[15:1] != 15'd0;
+    wire   dr_step2   = dr_pair && !dr_two;
+    wire   dr_rdy     = !young && !pend_a && (!dr_pair || !pend_b);
+    assign ob_rd_en   = dr_act && dr_rdy && (!hold_vld || hold_done);
+    assign ob_rd_addr = dr_row;
+    assign ob_rd2_en   = ob_rd_en && dr_pair;
+    assign ob_rd2_addr = dr_row1;
+    wire   rd_last    = ob_rd_en && dr_left == (dr_pair ? 16'd2 : 16'd1);
+    assign dq_pop     = !dq_empty && (!dr_act || rd_last);
+    wire [31:0] dr_hioff = dr_splitm_r ? dr_hoff : 32'd1;
+    assign wr_req  = {h2_vld && h2_hi, h2_vld && h2_lo,
+                      hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
+    assign wr_addr = {h2_hiaddr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
+                      hold_hiaddr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+    assign wr_data = {ob_rd2_data, dr_sum};
+    wire dr_done = hold_done && hold_last;   // the last rows of a DRAIN written
+    assign ev_drain_row   = hold_done ? (h2_vld ? 2'd2 : 2'd1) : 2'd0;
+    assign ev_drain_busy  = dr_act || hold_vld;
+    assign ev_drain_stall = hold_vld && !hold_done;
+
+    always @(posedge clk) begin
+        if (!rst_n) begin
+            dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
+            h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0; hold_last <= 1'b0; hold_acc <= 1'b0;
+            dr_acc <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
+            dr_left <= 16'd0; dr_ri <= 16'd0;
+        end else begin
+            if (ob_rd_en) begin
+                dr_left     <= dr_left - (dr_pair ? 16'd2 : 16'd1);
+                dr_ri       <= dr_ri + (dr_step2 ? 16'd2 : 16'd1);
+                dr_ri2      <= dr_ri2 + (dr_step2 ? 16'd2 : 16'd1);
+                dr_row      <= dr_row + (dr_step2 ? 2 : 1);
+                dr_row1     <= dr_row1 + (dr_step2 ? 2 : 1);
+                dr_spm_next <= dr_spm_next + (dr_step2 ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
+                dr_spm1     <= dr_spm1 + (dr_step2 ? {15'd0, dr_stride, 1'b0} : {16'd0, dr_stride});
+                hold_addr   <= dr_spm_next;
+                hold_hiaddr <= dr_spm_next + dr_hioff;
+                hold_vld    <= 1'b1;
+                hold_lo     <= 1'b1;
+                hold_hi     <= !dr_splitm_r || dr_ri < dr_hi;
+                hold_acc    <= dr_acc;
+                hold_last   <= rd_last;
+                hold_push   <= dr_push;
+                h2_addr     <= dr_spm1;
+                h2_hiaddr   <= dr_spm1 + dr_hioff;
+                h2_vld      <= dr_pair;
+                h2_lo       <= dr_pair;
+                h2_hi       <= dr_pair && (!dr_splitm_r || dr_ri2 < dr_hi);
+            end else if (hold_done) begin
+                hold_vld <= 1'b0;
+                hold_lo  <= 1'b0;
+                hold_hi  <= 1'b0;
+                h2_vld   <= 1'b0;
+                h2_lo    <= 1'b0;
+                h2_hi    <= 1'b0;
+            end else if (hold_vld) begin
+                hold_lo <= hold_lo && !(wr_req[0] && wr_gnt[0]);
+                hold_hi <= hold_hi && !(wr_req[1] && wr_gnt[1]);
+                h2_lo   <= h2_lo && !wr_gnt[2];
+                h2_hi   <= h2_hi && !wr_gnt[3];
+            end
+            if (dq_pop) begin
+                dr_act      <= 1'b1;
+                dr_acc      <= dq_acc;
+                dr_push     <= dq_push;
+                dr_stride   <= dq_stride;
+                dr_spm_next <= {16'd0, dq_spm};
+                dr_spm1     <= {16'd0, dq_spm} + {16'd0, dq_two ? dq_hs : dq_stride};
+                dr_row      <= dq_ob;
+                dr_row1     <= dq_ob + (dq_two ? dq_h : {{(OBUF_AW-1){1'b0}}, 1'b1});
+                dr_two      <= dq_two;
+                dr_ri2      <= dq_two ? {{(16-OBUF_AW){1'b0}}, dq_h} : 16'd1;
+                dr_lo       <= dq_lo;
+                dr_end      <= dq_end;
+                dr_left     <= dq_rows;
+                dr_ri       <= 16'd0;
+                dr_hi       <= dq_hirows;
+                dr_splitm_r <= dq_split != 16'd0;
+                dr_hoff     <= {16'd0, dq_hoff};
+            end else if (rd_last) begin
+                dr_act <= 1'b0;
+            end
+            // accumulating drain: old words read and kept until their write is granted
+            acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
+            if (ob_rd_en || hold_done) begin
+                acc_lo_ok <= 1'b0;
+                acc_hi_ok <= 1'b0;
+            end else begin
+                if (acc_rd == 2'b01) begin acc_lo_old <= rdw_data; acc_lo_ok <= 1'b1; end
+                if (acc_rd == 2'b10) begin acc_hi_old <= rdw_data; acc_hi_ok <= 1'b1; end
+            end
+        end
+    end
+
+    assign busy      = dr_act || hold_vld || !dq_empty;
+    assign progress  = hold_done;
+    assign done      = dr_done;
+    assign done_push = hold_push;
+    assign act       = dr_act;
+    assign rd_lo     = dr_lo;
+    assign rd_end    = dr_end;
+    assign row       = dr_row;
+    assign row1      = dr_row1;
+    assign head_lo   = dq_lo;
+    assign head_end  = dq_end;
+    assign start     = dq_pop;
+
+    wire unused = &{1'b0, dq_count, hold_addr[31:SPM_AW], hold_hiaddr[31:SPM_AW], h2_addr[31:SPM_AW],
+                    h2_hiaddr[31:SPM_AW]};
+
+`ifdef NPU_ASSERTS
+    localparam [33:0] SPM_WORDS34 = {2'd0, SPM_WORDS[31:0]};
+    always @(posedge clk) if (rst_n) begin
+        // SPM address bounds (issue checked them; the running addresses must agree)
+        if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
+        if (wr_req[1] && {2'd0, hold_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain high word past the SPM")
+        if (wr_req[2] && {2'd0, h2_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain pair low word past the SPM")
+        if (wr_req[3] && {2'd0, h2_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain pair high word past the SPM")
+        if (h2_vld && (!hold_vld || hold_acc)) `NPU_ASSERT_FAIL("drain pair without its first row, or accumulating")
+        if (!hold_vld && (hold_lo || hold_hi)) `NPU_ASSERT_FAIL("drain word pending without a held row")
+        if (dr_act && dr_left == 16'd0)  `NPU_ASSERT_FAIL("active DRAIN without rows to read")
+        if (dq_pop && dr_act && !rd_last) `NPU_ASSERT_FAIL("DRAIN started before the previous one read its rows")
+    end
+`endif
+endmodule
+`default_nettype wire
