@@ -38,7 +38,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
