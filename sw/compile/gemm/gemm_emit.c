@@ -2,8 +2,8 @@
 #include "compile/gemm/gemm_emit.h"
 
 #include "compile/gemm/flexsa_mode.h"
+#include "prog/prog_builder.h"
 
-#include <stdio.h>
 #include <string.h>
 
 static unsigned cdivu(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
@@ -18,36 +18,15 @@ void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int
     *pitch_c = cdivu(4ull * (uint64_t)N, B);
 }
 
+/* One step of the program per K chunk g (prog_builder.h): its loads, its LDW/WAVEs and, at the
+ * tile's last chunk, the tile's DRAINs and STORE. */
 typedef struct emitter {
+    npu_pb_t b;
     const npu_cfg_t *cfg;
     const npu_gemm_plan_t *p;
     const npu_gemm_args_t *a;
-    npu_prog_t *out;
-    uint64_t B;
-    unsigned wave; /* global wave counter: weight bank = wave % 2 */
-    int err;
+    npu_pb_step_t *s;
 } emitter_t;
-
-static void put(emitter_t *e, int enc_rc, npu_insn_t *in, unsigned tok)
-{
-    if (enc_rc != 0) {
-        e->err = 1;
-        return;
-    }
-    npu_insn_tok(in, tok);
-    if (npu_prog_push(e->out, in) != 0)
-        e->err = 1;
-}
-
-/* A DRAM address must fit the 32-bit field; otherwise the emission fails. */
-static uint32_t daddr(emitter_t *e, uint64_t a)
-{
-    if (a > 0xFFFFFFFFull) {
-        e->err = 1;
-        return 0;
-    }
-    return (uint32_t)a;
-}
 
 typedef struct chunk {
     int t, c;        /* tile index, chunk index within the tile */
@@ -74,32 +53,36 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
 
 static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
 
+/* LOAD of chunk g's A and B into buffers A(g%2), B(g%2) (transposed by the DMA when stored
+ * transposed). */
 static void emit_loads(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
     const npu_gemm_args_t *a = e->a;
     chunk_t ch = chunk_at(p, g);
     unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
+    uint64_t B = e->b.B;
+    npu_prog_t *l = &e->s[g].ld[0];
     npu_insn_t in;
     int rc;
     if (!a->transA)
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 0, (unsigned)ch.m_act,
-                          daddr(e, a->a + (uint64_t)ch.m0 * a->pitch_a * e->B + 2ull * ch.k0),
+                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.m0 * a->pitch_a * B + 2ull * ch.k0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
     else
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
-                          daddr(e, a->a + (uint64_t)ch.k0 * a->pitch_a * e->B + 2ull * ch.m0),
+                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a * B + 2ull * ch.m0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
-    put(e, rc, &in, g >= 2 ? NPU_TOK_POP_NEXT : 0);
+    npu_pb_put(&e->b, l, rc, &in, 0);
     if (!a->transB)
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 0, (unsigned)ch.kc_act,
-                          daddr(e, a->b + (uint64_t)ch.k0 * a->pitch_b * e->B + 2ull * ch.n0),
+                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.k0 * a->pitch_b * B + 2ull * ch.n0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
     else
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
-                          daddr(e, a->b + (uint64_t)ch.n0 * a->pitch_b * e->B + 2ull * ch.k0),
+                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b * B + 2ull * ch.k0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
-    put(e, rc, &in, NPU_TOK_PUSH_NEXT);
+    npu_pb_put(&e->b, l, rc, &in, 0);
 }
 
 /* OBUF rows per n-block region: Mt, or Mt + 1 for 1G4C when Mt is odd (its two n-halves take
@@ -111,13 +94,13 @@ static unsigned region_rows(const emitter_t *e)
 }
 
 /* 1G4C: the S x S sub-tiles of one 2S x 2S (k, n) block, each as four per-core LDWs and one ISW
- * WAVE (gemm_emit.h). *first / *last: tokens of the chunk's first LDW / last WAVE. */
-static void emit_1g4c_block(emitter_t *e, const chunk_t *ch, unsigned qb, int kb, int j, int k,
-                            int n, int *first, int last)
+ * WAVE (gemm_emit.h), into the EXEC list l. */
+static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, unsigned qb, int kb, int j,
+                            int k, int n)
 {
     const npu_gemm_plan_t *p = e->p;
     unsigned S = (unsigned)e->cfg->s, wpr = (unsigned)(p->Kc / p->F);
-    unsigned ob = ((unsigned)ch->t % 2u) * (unsigned)e->cfg->obuf_rows + (unsigned)j * region_rows(e);
+    unsigned ob = npu_pb_obuf_half(&e->b, ch->t) + (unsigned)j * region_rows(e);
     unsigned ha = ((unsigned)ch->m_act + 1) / 2;
     int kh_n = (k + (int)S - 1) / (int)S, nh_n = (n + (int)S - 1) / (int)S;
     npu_insn_t in;
@@ -125,7 +108,7 @@ static void emit_1g4c_block(emitter_t *e, const chunk_t *ch, unsigned qb, int kb
         for (int nh = 0; nh < nh_n; nh++) {
             unsigned kk = (unsigned)imin((int)S, k - kh * (int)S);
             unsigned nn = (unsigned)imin((int)S, n - nh * (int)S);
-            unsigned bank = e->wave % 2u;
+            unsigned bank = npu_pb_bank(&e->b);
             int acc = ch->k0 + kb * p->F + kh * (int)S > 0;
             for (unsigned c = 0; c < 4; c++) {
                 int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
@@ -133,15 +116,13 @@ static void emit_1g4c_block(emitter_t *e, const chunk_t *ch, unsigned qb, int kb
                                            (unsigned)p->nb, kk, nn, 1u << c);
                 if (rc == 0 && nh)
                     rc = npu_insn_lane_hi(&in);
-                put(e, rc, &in, *first ? NPU_TOK_POP_PREV : 0);
-                *first = 0;
+                npu_pb_put(&e->b, l, rc, &in, 0);
             }
             int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, acc, (unsigned)ch->m_act,
                                   p->spm_a[qb] + (unsigned)kb, wpr, kk, nn, ob + (unsigned)nh * ha);
             if (rc == 0 && kh)
                 rc = npu_insn_lane_hi(&in);
-            put(e, rc, &in, last && kh == kh_n - 1 && nh == nh_n - 1 ? NPU_TOK_PUSH_PREV : 0);
-            e->wave++;
+            npu_pb_put(&e->b, l, rc, &in, 0);
         }
 }
 
@@ -166,94 +147,118 @@ static int block_at(const emitter_t *e, int g, int i, int kblocks, int nblocks)
     return kb * nblocks + j;
 }
 
+/* Chunk g's LDW/WAVEs (buffers A(g%2), B(g%2), OBUF half t%2); the first wave of each OBUF
+ * region in the chunk starts its accumulation unless an earlier chunk of the tile did. */
 static void emit_exec(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
     chunk_t ch = chunk_at(p, g);
     unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
-    unsigned h = (unsigned)ch.t % 2u;
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
     int nw = kblocks * nblocks;
+    npu_prog_t *l = &e->s[g].ex;
     npu_insn_t in;
-    int first1g4c = 1;
     for (int i = 0; i < nw; i++) {
         int b = block_at(e, g, i, kblocks, nblocks), kb = b / nblocks, j = b % nblocks;
         int k = imin(p->F, ch.kc_act - kb * p->F);
         int n = imin(p->F, ch.n_act - j * p->F);
-        unsigned bank = e->wave % 2u;
-        int first = i == 0, last = i == nw - 1, acc = ch.k0 > 0;
+        int acc = ch.k0 > 0;
         for (int i2 = 0; i2 < i && !acc; i2++) /* an earlier wave of this chunk into region j */
             acc = block_at(e, g, i2, kblocks, nblocks) % nblocks == j;
         if (e->a->modes == NPU_EMIT_1G4C) {
-            emit_1g4c_block(e, &ch, q, kb, j, k, n, &first1g4c, last);
+            emit_1g4c_block(e, l, &ch, q, kb, j, k, n);
             continue;
         }
         unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
                                                        : NPU_MODE_FW;
-        put(e,
-            npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
-                        (unsigned)p->nb, (unsigned)k, (unsigned)n),
-            &in, first ? NPU_TOK_POP_PREV : 0);
-        put(e,
-            npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, p->spm_a[q] + (unsigned)kb, wpr,
-                         (unsigned)k, (unsigned)n,
-                         h * (unsigned)e->cfg->obuf_rows + (unsigned)(j * p->Mt)),
-            &in, last ? NPU_TOK_PUSH_PREV : 0);
-        e->wave++;
+        unsigned bank = npu_pb_bank(&e->b);
+        npu_pb_put(&e->b, l,
+                   npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
+                               (unsigned)p->nb, (unsigned)k, (unsigned)n),
+                   &in, 0);
+        npu_pb_put(&e->b, l,
+                   npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, p->spm_a[q] + (unsigned)kb, wpr,
+                                (unsigned)k, (unsigned)n,
+                                npu_pb_obuf_half(&e->b, ch.t) + (unsigned)(j * p->Mt)),
+                   &in, 0);
     }
 }
 
+/* The DRAIN(s) of n-block j of the tile of chunk ch into its staging buffer at cs. */
+static void emit_drain_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int j, unsigned cs,
+                             unsigned stride)
+{
+    const npu_gemm_plan_t *p = e->p;
+    int n = imin(p->F, ch->n_act - j * p->F);
+    unsigned ob = npu_pb_obuf_half(&e->b, ch->t) + (unsigned)j * region_rows(e);
+    unsigned ha = ((unsigned)ch->m_act + 1) / 2, lo = (unsigned)ch->m_act - ha;
+    npu_insn_t in;
+    if (e->a->modes == NPU_EMIT_1G4C) { /* one split DRAIN per n-half (C words 2j, 2j+1) */
+        int nh_n = (n + e->cfg->s - 1) / e->cfg->s;
+        for (int nh = 0; nh < nh_n; nh++)
+            npu_pb_put(&e->b, l,
+                       npu_enc_drain_split(&in, ha, ob + (unsigned)nh * ha,
+                                           cs + 2u * (unsigned)j + (unsigned)nh, stride, ha, lo),
+                       &in, 0);
+    } else if (e->a->modes == NPU_EMIT_FLEXSA && n <= e->cfg->s) { /* skinny (VSW/ISW waves) */
+        npu_pb_put(&e->b, l, npu_enc_drain_split(&in, ha, ob, cs + 2u * (unsigned)j, stride, ha, lo), &in, 0);
+    } else {
+        npu_pb_put(&e->b, l, npu_enc_drain(&in, (unsigned)ch->m_act, ob, cs + 2u * (unsigned)j, stride), &in,
+                   0);
+    }
+}
+
+/* After the tile's last chunk g: its DRAINs into staging buffer C(t%2), then its STORE. FlexSA:
+ * the DRAINs in the order their regions receive their last wave (the drain engine takes them in
+ * order and each starts as its rows become final): the n-blocks in the order of the chunk's
+ * last k-block pass (block_at). */
 static void emit_drain_store(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
     const npu_gemm_args_t *a = e->a;
     chunk_t ch = chunk_at(p, g);
-    unsigned h = (unsigned)ch.t % 2u, cs = p->spm_c[h], stride = 2u * (unsigned)p->nb;
+    unsigned cs = p->spm_c[ch.t % 2], stride = 2u * (unsigned)p->nb;
     int nblocks = (ch.n_act + p->F - 1) / p->F;
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nw = kblocks * nblocks;
     npu_insn_t in;
-    /* FlexSA: the DRAINs in the order their regions receive their last wave (the drain engine
-     * takes them in order and each starts as its rows become final): the n-blocks in the order of
-     * the chunk's last k-block pass (block_at). */
     for (int jj = 0; jj < nblocks; jj++) {
-        int j = e->a->modes == NPU_EMIT_FLEXSA ? block_at(e, g, nw - nblocks + jj, kblocks, nblocks) % nblocks
-                                               : jj;
-        unsigned tok = 0;
-        if (jj == 0 && ch.t >= 2)
-            tok |= NPU_TOK_POP_NEXT;
-        int n = imin(p->F, ch.n_act - j * p->F);
-        unsigned ob = h * (unsigned)e->cfg->obuf_rows + (unsigned)j * region_rows(e);
-        unsigned ha = ((unsigned)ch.m_act + 1) / 2;
-        if (e->a->modes == NPU_EMIT_1G4C) { /* one split DRAIN per n-half (C words 2j, 2j+1) */
-            int nh_n = (n + e->cfg->s - 1) / e->cfg->s;
-            for (int nh = 0; nh < nh_n; nh++) {
-                if (jj == nblocks - 1 && nh == nh_n - 1)
-                    tok |= NPU_TOK_PUSH_NEXT;
-                put(e,
-                    npu_enc_drain_split(&in, ha, ob + (unsigned)nh * ha,
-                                        cs + 2u * (unsigned)j + (unsigned)nh, stride, ha,
-                                        (unsigned)ch.m_act - ha),
-                    &in, tok);
-                tok = 0;
-            }
-            continue;
-        }
-        if (jj == nblocks - 1)
-            tok |= NPU_TOK_PUSH_NEXT;
-        if (e->a->modes == NPU_EMIT_FLEXSA && n <= e->cfg->s) /* skinny n-block (VSW/ISW waves) */
-            put(e,
-                npu_enc_drain_split(&in, ha, ob, cs + 2u * (unsigned)j, stride, ha,
-                                    (unsigned)ch.m_act - ha),
-                &in, tok);
-        else
-            put(e, npu_enc_drain(&in, (unsigned)ch.m_act, ob, cs + 2u * (unsigned)j, stride), &in,
-                tok);
+        int j = a->modes == NPU_EMIT_FLEXSA ? block_at(e, g, nw - nblocks + jj, kblocks, nblocks) % nblocks
+                                            : jj;
+        emit_drain_block(e, &e->s[g].ex, &ch, j, cs, stride);
     }
-    put(e,
-        npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
-                      daddr(e, a->c + (uint64_t)ch.m0 * a->pitch_c * e->B + 4ull * ch.n0), cs,
-                      stride, 4u * (unsigned)ch.n_act, a->pitch_c),
-        &in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_PREV);
+    npu_pb_put(&e->b, &e->s[g].st,
+               npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
+                             npu_pb_dram(&e->b, a->c + (uint64_t)ch.m0 * a->pitch_c * e->b.B + 4ull * ch.n0),
+                             cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c),
+               &in, 0);
+}
+
+/* Chunk g's tokens (gemm_emit.h): its EXEC waits for its loads, which wait (g >= 2) for chunk
+ * g-2's EXEC to free their buffers; every chunk's last wave frees them. At the tile's end the
+ * DRAINs wait (t >= 2) for the STORE of tile t-2 (the same staging buffer), the STORE for the
+ * DRAINs; every STORE frees its buffer. */
+static void emit_chunk(emitter_t *e, int g)
+{
+    const npu_gemm_plan_t *p = e->p;
+    npu_pb_step_t *s = &e->s[g];
+    chunk_t ch = chunk_at(p, g);
+    npu_pb_context(&e->b, "chunk %d (tile %d)", g, ch.t);
+    emit_loads(e, g);
+    emit_exec(e, g);
+    s->push_e2l = s->ex.n - 1;
+    s->free = 1u << NPU_PB_E2L;
+    npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, 0);
+    if (g >= 2)
+        npu_pb_wait(&e->b, s, NPU_PB_E2L, g - 2, 0, 0);
+    if (ch.c == p->k_chunks - 1) {
+        size_t first_drain = s->ex.n;
+        emit_drain_store(e, g);
+        s->push_e2s = s->ex.n - 1;
+        s->free |= 1u << NPU_PB_S2E;
+        if (ch.t >= 2)
+            npu_pb_wait(&e->b, s, NPU_PB_S2E, g - 2 * p->k_chunks, 0, first_drain);
+        npu_pb_wait(&e->b, s, NPU_PB_E2S, 0, 0, 0);
+    }
 }
 
 int npu_gemm_lookahead(const npu_cfg_t *cfg)
@@ -266,16 +271,15 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
                   npu_prog_t *out)
 {
     emitter_t e;
-    int total, ahead;
+    int total;
     if (npu_gemm_plan_check(cfg, plan) != 0)
         return -1;
     memset(&e, 0, sizeof e);
+    npu_pb_init(&e.b, cfg);
     e.cfg = cfg;
     e.p = plan;
     e.a = args;
-    e.out = out;
-    e.B = (uint64_t)npu_cfg_beat(cfg);
-    if (args->a % e.B || args->b % e.B || args->c % e.B)
+    if (args->a % e.b.B || args->b % e.b.B || args->c % e.b.B)
         return -1;
     if (args->modes < NPU_EMIT_FW || args->modes > NPU_EMIT_1G4C)
         return -1;
@@ -283,21 +287,18 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
     if (region_rows(&e) * (unsigned)plan->nb > (unsigned)cfg->obuf_rows)
         return -1;
     total = plan->m_tiles * plan->n_tiles * plan->k_chunks;
+    e.s = npu_pb_steps(&e.b, total);
+    for (int g = 0; g < total && !e.b.err; g++)
+        emit_chunk(&e, g);
+    npu_pb_stitch(&e.b, e.s, total);
     /* Loads run `ahead` chunks ahead in program order: LOAD(g+2) waits in the LOAD queue for
      * EXEC(g) to free its buffer and starts the moment it does, so it has the whole of EXEC(g+1)
      * to arrive. (One chunk ahead, LOAD(g+2) would be fetched only when EXEC(g+1) is almost
      * done, because the fetcher sits on the full EXEC queue.) */
-    ahead = npu_gemm_lookahead(cfg);
-    for (int g = 0; g < ahead && g < total; g++)
-        emit_loads(&e, g);
-    for (int g = 0; g < total && !e.err; g++) {
-        if (g + ahead < total)
-            emit_loads(&e, g + ahead);
-        emit_exec(&e, g);
-        if (g % plan->k_chunks == plan->k_chunks - 1)
-            emit_drain_store(&e, g);
-    }
-    return e.err ? -1 : 0;
+    if (!e.b.err)
+        npu_pb_order(&e.b, e.s, total, npu_gemm_lookahead(cfg), 0, out);
+    npu_pb_steps_free(e.s, total);
+    return npu_pb_finish(&e.b, NULL, 0);
 }
 
 size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
