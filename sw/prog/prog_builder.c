@@ -197,6 +197,7 @@ static void stitch_wait(npu_pb_t *b, npu_pb_step_t *s, long i, const npu_pb_wait
 void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n)
 {
     long waited[NPU_PB_NCHAN] = {-1, -1, -1, -1};
+    npu_pb_context(b, "token stitching");
     for (long i = 0; i < n && !b->err; i++) {
         for (int j = 0; j < s[i].nwait; j++)
             stitch_wait(b, s, i, &s[i].wait[j], waited);
@@ -216,6 +217,7 @@ static void copy_loads(npu_pb_t *b, const npu_pb_step_t *s, npu_prog_t *out)
 void npu_pb_order(npu_pb_t *b, const npu_pb_step_t *s, long n, long ahead, int loads_after,
                   npu_prog_t *out)
 {
+    npu_pb_context(b, "program order");
     for (long i = 0; i < ahead && i < n; i++)
         copy_loads(b, &s[i], out);
     for (long i = 0; i < n && !b->err; i++) {

@@ -108,7 +108,8 @@ npu_pb_step_t *npu_pb_steps(npu_pb_t *b, long n);
 void npu_pb_steps_free(npu_pb_step_t *s, long n);
 /* Adds a wait to step s (see npu_pb_wait_t; unused arguments 0). */
 void npu_pb_wait(npu_pb_t *b, npu_pb_step_t *s, int chan, long from, int grp, size_t at);
-/* Sets the token flags of every wait of steps[0..n) and the free pushes. */
+/* Sets the token flags of every wait of steps[0..n) and the free pushes (failure context: "token
+ * stitching"). */
 void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n);
 /* Program order of steps whose loads run `ahead` steps early: the loads of steps 0..ahead-1,
  * then per step i the loads of step i + ahead (before its EXEC, or with loads_after after its
