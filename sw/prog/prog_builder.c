@@ -143,14 +143,31 @@ void npu_pb_wait(npu_pb_t *b, npu_pb_step_t *s, int chan, long from, int grp, si
     w->at = at;
 }
 
+/* The flags of a channel's producer (push) and consumer (pop). */
+static const unsigned chan_push[NPU_PB_NCHAN] = {NPU_TOK_PUSH_NEXT, NPU_TOK_PUSH_PREV, NPU_TOK_PUSH_NEXT,
+                                                 NPU_TOK_PUSH_PREV};
+static const unsigned chan_pop[NPU_PB_NCHAN] = {NPU_TOK_POP_PREV, NPU_TOK_POP_NEXT, NPU_TOK_POP_PREV,
+                                                NPU_TOK_POP_NEXT};
+static const char *const chan_name[NPU_PB_NCHAN] = {"l2e", "e2l", "e2s", "s2e"};
+
 /* ORs flag into instruction idx of l; a token with no instruction to carry it fails. */
-static void tok(npu_pb_t *b, npu_prog_t *l, size_t idx, unsigned flag, long step, const char *what)
+static void tok(npu_pb_t *b, npu_prog_t *l, size_t idx, unsigned flag, const char *what)
 {
     if (idx >= l->n) {
-        npu_pb_fail(b, "step %ld: no instruction to carry the %s token", step, what);
+        npu_pb_fail(b, "no instruction to carry the %s token", what);
         return;
     }
     npu_insn_tok(&l->insn[idx], flag);
+}
+
+void npu_pb_link(npu_pb_t *b, int chan, npu_prog_t *prod, size_t pi, npu_prog_t *cons, size_t ci)
+{
+    if (chan < 0 || chan >= NPU_PB_NCHAN) {
+        npu_pb_fail(b, "bad token channel %d", chan);
+        return;
+    }
+    tok(b, prod, pi, chan_push[chan], chan_name[chan]);
+    tok(b, cons, ci, chan_pop[chan], chan_name[chan]);
 }
 
 /* One wait of step i: the consumer pops, the producer pushes; e2l and s2e waits implied by an
@@ -163,19 +180,16 @@ static void stitch_wait(npu_pb_t *b, npu_pb_step_t *s, long i, const npu_pb_wait
     case NPU_PB_L2E:
         if (!grp_ok)
             break;
-        tok(b, &c->ld[w->grp], c->ld[w->grp].n - 1, NPU_TOK_PUSH_NEXT, i, "l2e");
-        tok(b, &c->ex, w->at, NPU_TOK_POP_PREV, i, "l2e");
+        npu_pb_link(b, NPU_PB_L2E, &c->ld[w->grp], c->ld[w->grp].n - 1, &c->ex, w->at);
         return;
     case NPU_PB_E2S:
-        tok(b, &c->ex, c->push_e2s, NPU_TOK_PUSH_NEXT, i, "e2s");
-        tok(b, &c->st, 0, NPU_TOK_POP_PREV, i, "e2s");
+        npu_pb_link(b, NPU_PB_E2S, &c->ex, c->push_e2s, &c->st, 0);
         return;
     case NPU_PB_E2L:
         if (!grp_ok || !p || w->from == i)
             break;
         if (w->from > waited[NPU_PB_E2L]) {
-            tok(b, &c->ld[w->grp], 0, NPU_TOK_POP_NEXT, i, "e2l");
-            tok(b, &p->ex, p->push_e2l, NPU_TOK_PUSH_PREV, w->from, "e2l");
+            npu_pb_link(b, NPU_PB_E2L, &p->ex, p->push_e2l, &c->ld[w->grp], 0);
             waited[NPU_PB_E2L] = w->from;
         }
         return;
@@ -183,28 +197,27 @@ static void stitch_wait(npu_pb_t *b, npu_pb_step_t *s, long i, const npu_pb_wait
         if (!p)
             break;
         if (w->from > waited[NPU_PB_S2E]) {
-            tok(b, &c->ex, w->at, NPU_TOK_POP_NEXT, i, "s2e");
-            tok(b, &p->st, p->st.n - 1, NPU_TOK_PUSH_PREV, w->from, "s2e");
+            npu_pb_link(b, NPU_PB_S2E, &p->st, p->st.n - 1, &c->ex, w->at);
             waited[NPU_PB_S2E] = w->from;
         }
         return;
     default:
         break;
     }
-    npu_pb_fail(b, "step %ld: bad wait (channel %d, from step %ld, group %d)", i, w->chan, w->from, w->grp);
+    npu_pb_fail(b, "bad wait (channel %d, from step %ld, group %d)", w->chan, w->from, w->grp);
 }
 
 void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n)
 {
     long waited[NPU_PB_NCHAN] = {-1, -1, -1, -1};
-    npu_pb_context(b, "token stitching");
     for (long i = 0; i < n && !b->err; i++) {
+        npu_pb_context(b, "token stitching, step %ld", i);
         for (int j = 0; j < s[i].nwait; j++)
             stitch_wait(b, s, i, &s[i].wait[j], waited);
         if (s[i].free >> NPU_PB_E2L & 1u)
-            tok(b, &s[i].ex, s[i].push_e2l, NPU_TOK_PUSH_PREV, i, "e2l");
+            tok(b, &s[i].ex, s[i].push_e2l, NPU_TOK_PUSH_PREV, "e2l");
         if (s[i].free >> NPU_PB_S2E & 1u)
-            tok(b, &s[i].st, s[i].st.n - 1, NPU_TOK_PUSH_PREV, i, "s2e");
+            tok(b, &s[i].st, s[i].st.n - 1, NPU_TOK_PUSH_PREV, "s2e");
     }
 }
 

@@ -103,13 +103,15 @@ typedef struct npu_pb_step {
     unsigned free;               /* 1u << NPU_PB_E2L / NPU_PB_S2E: push even if no one waits */
 } npu_pb_step_t;
 
+/* One token inside a stretch of program order the emitter lays out itself: instruction pi of
+ * prod pushes on channel chan (NPU_PB_*), instruction ci of cons pops it. */
+void npu_pb_link(npu_pb_t *b, int chan, npu_prog_t *prod, size_t pi, npu_prog_t *cons, size_t ci);
 /* n steps, every group empty, no waits. NULL when memory runs out (the emission fails). */
 npu_pb_step_t *npu_pb_steps(npu_pb_t *b, long n);
 void npu_pb_steps_free(npu_pb_step_t *s, long n);
 /* Adds a wait to step s (see npu_pb_wait_t; unused arguments 0). */
 void npu_pb_wait(npu_pb_t *b, npu_pb_step_t *s, int chan, long from, int grp, size_t at);
-/* Sets the token flags of every wait of steps[0..n) and the free pushes (failure context: "token
- * stitching"). */
+/* Sets the token flags of every wait of steps[0..n) and the free pushes. */
 void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n);
 /* Program order of steps whose loads run `ahead` steps early: the loads of steps 0..ahead-1,
  * then per step i the loads of step i + ahead (before its EXEC, or with loads_after after its

@@ -1,6 +1,8 @@
 /* conv_emit.c - convolution program emission; see conv_emit.h and docs/conv.md. */
 #include "compile/conv/conv_emit.h"
 
+#include "prog/prog_builder.h"
+
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,49 +19,23 @@ typedef struct unit_prog {
     int tile_wait; /* fwd/dX: first unit of a band >= 2: its output tile must be stored first */
     npu_prog_t L2;   /* dW, first unit: the rest of its input, loaded while C starts */
     size_t c_split;  /* dW, first unit: 1 + the first C instruction that needs L2 (pops its l2e) */
+    size_t dstart;   /* assembly: where D starts in the unit's EXEC list */
+    int nx, n2;      /* assembly: the first units of the next two bands (units: none) */
 } unit_prog_t;
 
 typedef struct cx {
     const npu_cfg_t *cfg;
     const npu_conv_plan_t *p;
     const npu_conv_addrs_t *a;
+    npu_pb_t b;          /* the program builder: failures, weight banks, tokens */
     unsigned B;
     int S, L;
-    unsigned bank;       /* weight bank of the next LDW (LDW/WAVE pairs alternate banks) */
-    int err;
-    char why[160];
     uint8_t *cov;        /* per OBUF row: written since its region was (re)started -> acc = 1 */
     uint8_t *tap_valid;  /* dW: some wave of the whole program reaches tap t */
     size_t *tap_c;       /* fwd, dX: unit 0's C index of the first LDW of tap t (SIZE_MAX: none) */
     int *pass_of;        /* dW: region q's pass and OBUF row (npu_conv_dw_layout) */
     unsigned *row_of;
 } cx_t;
-
-static void fail(cx_t *x, const char *why)
-{
-    if (!x->err)
-        snprintf(x->why, sizeof x->why, "%s", why);
-    x->err = 1;
-}
-
-static void put(cx_t *x, npu_prog_t *l, int rc, const npu_insn_t *in)
-{
-    if (rc != 0) {
-        fail(x, "a field does not fit its encoding");
-        return;
-    }
-    if (npu_prog_push(l, in) != 0)
-        fail(x, "out of memory");
-}
-
-static uint32_t daddr(cx_t *x, uint64_t a)
-{
-    if (a > 0xFFFFFFFFull || a % x->B) {
-        fail(x, "DRAM address past 32 bits or not beat-aligned");
-        return 0;
-    }
-    return (uint32_t)a;
-}
 
 static unsigned mode_of(const cx_t *x, int k) { return k > x->S ? NPU_MODE_FW : NPU_MODE_HSW; }
 
@@ -78,14 +54,14 @@ static void fill(cx_t *x, npu_prog_t *l, unsigned rows, unsigned spm, unsigned s
     }
     if (rows == 1 && words > wmax) { /* a long block: rows of wmax words */
         unsigned full = words / wmax, rest = words % wmax;
-        put(x, l, npu_enc_fill(&in, full, spm, wmax, wmax * x->B), &in);
+        npu_pb_put(&x->b, l, npu_enc_fill(&in, full, spm, wmax, wmax * x->B), &in, 0);
         if (rest)
-            put(x, l, npu_enc_fill(&in, 1, spm + full * wmax, 0, rest * x->B), &in);
+            npu_pb_put(&x->b, l, npu_enc_fill(&in, 1, spm + full * wmax, 0, rest * x->B), &in, 0);
         return;
     }
     for (unsigned c0 = 0; c0 < words; c0 += wmax) {
         unsigned w = words - c0 < wmax ? words - c0 : wmax;
-        put(x, l, npu_enc_fill(&in, rows, spm + c0, stride, w * x->B), &in);
+        npu_pb_put(&x->b, l, npu_enc_fill(&in, rows, spm + c0, stride, w * x->B), &in, 0);
     }
 }
 
@@ -100,25 +76,24 @@ static void load_rows(cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, uint
     if (!nrows || !pix)
         return;
     if (bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
-        put(x, l, npu_enc_load(&in, tag, 0, nrows, daddr(x, dram), spm, nrows > 1 ? spitch : 0,
-                               (unsigned)bytes, nrows > 1 ? dpitch : 0), &in);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows, npu_pb_dram(&x->b, dram), spm, nrows > 1 ? spitch : 0,
+                               (unsigned)bytes, nrows > 1 ? dpitch : 0), &in, 0);
         return;
     }
     for (unsigned r = 0; r < nrows; r++)
-        put(x, l, npu_enc_load(&in, tag, 0, pix, daddr(x, dram + (uint64_t)r * dpitch * x->B),
-                               spm + r * spitch, pw, pw * x->B, pw), &in);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, pix, npu_pb_dram(&x->b, dram + (uint64_t)r * dpitch * x->B),
+                               spm + r * spitch, pw, pw * x->B, pw), &in, 0);
 }
 
 /* LDW into the next weight bank; returns the bank. */
 static unsigned ldw(cx_t *x, npu_prog_t *l, unsigned spm, unsigned stride, int k, int klo, int n)
 {
     npu_insn_t in;
-    unsigned bank = x->bank;
+    unsigned bank = npu_pb_bank(&x->b);
     int rc = npu_enc_ldw(&in, bank, mode_of(x, k), spm, stride, (unsigned)k, (unsigned)n);
     if (rc == 0 && klo)
         rc = npu_insn_k_lo(&in, (unsigned)klo);
-    put(x, l, rc, &in);
-    x->bank ^= 1u;
+    npu_pb_put(&x->b, l, rc, &in, 0);
     return bank;
 }
 
@@ -138,7 +113,7 @@ static void wave(cx_t *x, npu_prog_t *l, unsigned bank, int m, unsigned spm, uns
                               obuf + (unsigned)i);
         if (rc == 0 && klo)
             rc = npu_insn_k_lo(&in, (unsigned)klo);
-        put(x, l, rc, &in);
+        npu_pb_put(&x->b, l, rc, &in, 0);
         memset(x->cov + obuf + i, 1, (size_t)(j - i));
         i = j;
     }
@@ -194,13 +169,13 @@ static void load_flat(cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, unsig
     npu_insn_t in;
     while (rows) {
         unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
-        put(x, l, npu_enc_load(&in, tag, 0, nr, daddr(x, dram), spm, cw, cw * x->B, cw), &in);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, cw, cw * x->B, cw), &in, 0);
         spm += nr * cw;
         dram += (uint64_t)nr * cw * x->B;
         rows -= nr;
     }
     if (rest)
-        put(x, l, npu_enc_load(&in, tag, 0, 1, daddr(x, dram), spm, 0, (unsigned)(rest * x->B), 0), &in);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, 1, npu_pb_dram(&x->b, dram), spm, 0, (unsigned)(rest * x->B), 0), &in, 0);
 }
 
 /* SPM words of one tap of the resident weights (they are tap-major). */
@@ -232,16 +207,16 @@ static void load_weights(cx_t *x, npu_prog_t *l, int t0, int t1)
     }
     if (p->kernel == NPU_CONV_FWD) {
         for (int t = t0; t < t1; t++)
-            put(x, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, daddr(x, x->a->w + (uint64_t)t * tap_bytes),
+            npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                    p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
-                                   2u * (unsigned)c->C, p->pw), &in);
+                                   2u * (unsigned)c->C, p->pw), &in, 0);
         return;
     }
     for (int t = t0; t < t1;) { /* rows field is 16 bits */
         int nt = imin(t1 - t, 65535 / c->F);
-        put(x, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), daddr(x, x->a->w + (uint64_t)t * tap_bytes),
+        npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
-                               p->pw), &in);
+                               p->pw), &in, 0);
         t += nt;
     }
 }
@@ -278,7 +253,7 @@ static void resident_weights(cx_t *x, unit_prog_t *up)
     npu_prog_init(&l);
     load_weights(x, &l, 0, ts);
     for (size_t j = 0; j < up->L.n; j++)
-        put(x, &l, 0, &up->L.insn[j]);
+        npu_pb_put(&x->b, &l, 0, &up->L.insn[j], 0);
     npu_prog_free(&up->L);
     up->L = l;
     load_weights(x, &up->L2, ts, p->T);
@@ -294,9 +269,9 @@ static void drain_blk(cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, unsi
 {
     npu_insn_t in;
     if (chans - blk * x->L <= x->S) /* lanes 0..S-1 only */
-        put(x, l, npu_enc_drain_split(&in, rows, obuf, spm, stride, rows, 0), &in);
+        npu_pb_put(&x->b, l, npu_enc_drain_split(&in, rows, obuf, spm, stride, rows, 0), &in, 0);
     else
-        put(x, l, npu_enc_drain(&in, rows, obuf, spm, stride), &in);
+        npu_pb_put(&x->b, l, npu_enc_drain(&in, rows, obuf, spm, stride), &in, 0);
 }
 
 /* STORE of `bytes` contiguous bytes from SPM word spm to DRAM dram (rows of the largest whole
@@ -308,13 +283,13 @@ static void store_flat(cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint6
     npu_insn_t in;
     while (rows) {
         unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
-        put(x, l, npu_enc_store(&in, tag, nr, daddr(x, dram), spm, cw, chunk, cw), &in);
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, cw, chunk, cw), &in, 0);
         spm += nr * cw;
         dram += (uint64_t)nr * chunk;
         rows -= nr;
     }
     if (rest)
-        put(x, l, npu_enc_store(&in, tag, 1, daddr(x, dram), spm, 0, (unsigned)rest, 0), &in);
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, 1, npu_pb_dram(&x->b, dram), spm, 0, (unsigned)rest, 0), &in, 0);
 }
 
 /* The band's input buffer and output tile (all block groups of a band share them: the input is
@@ -456,8 +431,8 @@ static void unit_dx_zeropad(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
                       ZW * fw, (unsigned)(ow1 - ow0), fw);
             oh = oe - 1;
         } else {
-            put(x, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 0, (unsigned)(ow1 - ow0), daddr(x, dram), spm,
-                                        (unsigned)s * fw, fw * x->B, fw), &ins);
+            npu_pb_put(&x->b, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 0, (unsigned)(ow1 - ow0), npu_pb_dram(&x->b, dram), spm,
+                                        (unsigned)s * fw, fw * x->B, fw), &ins, 0);
         }
     }
     memset(x->cov + hb, 0, (size_t)G * Ru * W);
@@ -675,12 +650,11 @@ static void dw_early_group(cx_t *x, unit_prog_t *up, int pass, int *lo, int hi)
     npu_prog_init(&st);
     dw_stores(x, &st, pass, *lo, hi);
     if (st.n && dw_drains(x, &d, pass, *lo, hi)) {
-        npu_insn_tok(&d.insn[d.n - 1], NPU_TOK_PUSH_NEXT);
-        npu_insn_tok(&st.insn[0], NPU_TOK_POP_PREV);
+        npu_pb_link(&x->b, NPU_PB_E2S, &d, d.n - 1, &st, 0);
         for (size_t i = 0; i < d.n; i++)
-            put(x, &up->C, 0, &d.insn[i]);
+            npu_pb_put(&x->b, &up->C, 0, &d.insn[i], 0);
         for (size_t i = 0; i < st.n; i++)
-            put(x, &up->C, 0, &st.insn[i]);
+            npu_pb_put(&x->b, &up->C, 0, &st.insn[i], 0);
         *lo = hi;
     }
     npu_prog_free(&d);
@@ -717,10 +691,10 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     for (int part = 0; part < 2; part++) {
         npu_prog_t *l = part ? &up->L2 : &up->L;
         for (int oh = part ? ohm : un->o0; oh < (part ? un->o1 : ohm); oh++)
-            put(x, l, npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW,
-                                   daddr(x, x->a->dy + (((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) *
+            npu_pb_put(&x->b, l, npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW,
+                                   npu_pb_dram(&x->b, x->a->dy + (((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) *
                                                         (uint64_t)p->vOW) * fw * x->B),
-                                   in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, fw), &ins);
+                                   in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, fw), &ins, 0);
         load_plane_rows(x, l, un, xb, part ? im : un->i0, part ? un->i1 : im);
     }
     if (first) /* a pass starts its regions */
@@ -801,7 +775,7 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
     }
 }
 
-/* ---- assembly with tokens ---------------------------------------------------------------- */
+/* ---- assembly: one step per unit, tokens, program order ---------------------------------- */
 
 /* The EXEC units (weight loader, wave engine, drain engine) complete out of order, and an
  * instruction pushes its tokens when it completes, so the pushes on one channel must come from
@@ -810,198 +784,154 @@ static void unit_dw(cx_t *x, const npu_conv_unit_t *un, unit_prog_t *up)
  * completes after every earlier wave left the array), e2s only by DRAINs (or a token-only DRAIN
  * into the scratch words). LOAD and STORE queues complete in order. */
 
-static int is_reader(const npu_insn_t *in)
+/* Step u's EXEC list: C(u) up to its last reader (LDW or WAVE; two token-only LDWs, banks 0 then
+ * 1, when it has none but carries tokens: c_tok), then D(u) = the rest of C and the DRAINs, with
+ * a token-only DRAIN of one OBUF row into the scratch words when D must push e2s (d_push) and
+ * does not end in a DRAIN, or a SYNC_E when it is empty and must pop (d_pop). */
+static void unit_ex(cx_t *x, unit_prog_t *up, int u, npu_pb_step_t *s, int c_tok, int d_pop, int d_push)
 {
-    unsigned op = npu_insn_op(in);
-    return op == NPU_OP_LDW || op == NPU_OP_WAVE;
-}
-
-/* Appends l[0..n) to out with tok_first on the first and tok_last on the last. */
-static void append(cx_t *x, npu_prog_t *out, const npu_insn_t *l, size_t n, unsigned tok_first,
-                   unsigned tok_last)
-{
-    for (size_t i = 0; i < n; i++) {
-        npu_insn_t in = l[i];
-        if (i == 0)
-            npu_insn_tok(&in, tok_first);
-        if (i == n - 1)
-            npu_insn_tok(&in, tok_last);
-        put(x, out, 0, &in);
-    }
-}
-
-/* A LOAD-queue group with tokens; SYNC_L when empty. */
-static void append_l(cx_t *x, npu_prog_t *out, const npu_prog_t *l, unsigned tok_first, unsigned tok_last)
-{
+    size_t reader = npu_pb_last_op(&up->C, NPU_PB_OP(NPU_OP_LDW) | NPU_PB_OP(NPU_OP_WAVE)), c_end;
     npu_insn_t in;
-    if (l->n) {
-        append(x, out, l->insn, l->n, tok_first, tok_last);
-    } else if (tok_first | tok_last) {
-        npu_enc_sync(&in, NPU_OP_SYNC_L);
-        npu_insn_tok(&in, tok_first | tok_last);
-        put(x, out, 0, &in);
-    }
+    c_end = reader == NPU_PB_NONE ? up->C.n : reader + 1;
+    if (reader != NPU_PB_NONE)
+        npu_pb_copy(&x->b, &s->ex, up->C.insn, c_end);
+    else if (c_tok)
+        for (unsigned b = 0; b < 2; b++)
+            npu_pb_put(&x->b, &s->ex, npu_enc_ldw(&in, b, NPU_MODE_HSW, x->p->scratch, 0, 1, 1), &in, 0);
+    s->push_e2l = s->ex.n - 1;
+    up->dstart = s->ex.n;
+    npu_pb_copy(&x->b, &s->ex, up->C.insn + c_end, up->C.n - c_end);
+    npu_pb_copy(&x->b, &s->ex, up->D.insn, up->D.n);
+    if (d_push && (s->ex.n == up->dstart || npu_insn_op(&s->ex.insn[s->ex.n - 1]) != NPU_OP_DRAIN))
+        npu_pb_put(&x->b, &s->ex, npu_enc_drain(&in, 1, npu_pb_obuf_half(&x->b, u), x->p->scratch, 2), &in, 0);
+    if (d_pop && s->ex.n == up->dstart)
+        npu_pb_put(&x->b, &s->ex, npu_enc_sync(&in, NPU_OP_SYNC_E), &in, 0);
+    s->push_e2s = s->ex.n - 1;
 }
 
-/* C(u): pops on its first instruction, pushes (e2l) on its last reader; a C without readers is
- * two token-only LDWs (bank 0 then 1, k = n = 1). */
-static void emit_c(cx_t *x, const unit_prog_t *u, unsigned pops, unsigned push, npu_prog_t *out, size_t *dstart)
+/* The unit of the last group of band b (bands are consecutive units). */
+static int band_last(const unit_prog_t *up, int U, int band)
 {
-    long reader = -1;
-    npu_insn_t in;
-    for (size_t i = 0; i < u->C.n; i++)
-        if (is_reader(&u->C.insn[i]))
-            reader = (long)i;
-    *dstart = reader >= 0 ? (size_t)reader + 1 : u->C.n; /* what follows the last reader joins D */
-    if (reader >= 0) {
-        for (long i = 0; i <= reader; i++) {
-            in = u->C.insn[i];
-            if (i == 0)
-                npu_insn_tok(&in, pops);
-            if (i == reader)
-                npu_insn_tok(&in, push);
-            put(x, out, 0, &in);
+    for (int u = 0; u < U; u++)
+        if (up[u].band == band && up[u].last_grp)
+            return u;
+    return -1;
+}
+
+/* Unit u's step and its waits (conv_emit.h). Every band's L pushes l2e (a SYNC_L when it is
+ * empty) and its first group's C pops it; the second part L2 of unit 0's load, when separate, is
+ * popped at C's c_split. Without FO: L(b) waits (e2l) for C(b-2), D(b) for the STORE of band
+ * b-2 (s2e, the same tile). With FO: D(b) pops FO(b)'s l2e; the last group's C(b) pops the
+ * STORE of band b-1 (s2e), and its e2l releases FO(b+1), or else L(b+2). Every band's last C
+ * pushes e2l, every STORE s2e (dW: only the last: a pass's taps are stored once, the tile is
+ * never reused). */
+static void unit_step(cx_t *x, unit_prog_t *up, npu_pb_step_t *st, int U, int u, int fo)
+{
+    unit_prog_t *cu = &up[u];
+    npu_pb_step_t *s = &st[u];
+    int c_pop_s = fo && cu->last_grp && cu->band >= 1;
+    int d_pop = fo ? cu->first_grp && cu->FO.n : cu->tile_wait;
+    unit_ex(x, cu, u, s, cu->first_grp || cu->last_grp, d_pop, cu->S.n > 0);
+    if (cu->first_grp)
+        npu_pb_or_sync(&x->b, &cu->L, NPU_OP_SYNC_L);
+    s->ld[0] = cu->L;
+    s->ld[1] = cu->L2;
+    s->ld[2] = cu->FO;
+    s->st = cu->S;
+    npu_prog_init(&cu->L);
+    npu_prog_init(&cu->L2);
+    npu_prog_init(&cu->FO);
+    npu_prog_init(&cu->S);
+    if (cu->first_grp)
+        npu_pb_wait(&x->b, s, NPU_PB_L2E, 0, 0, 0);
+    if (s->ld[1].n)
+        npu_pb_wait(&x->b, s, NPU_PB_L2E, 0, 1, cu->c_split - 1);
+    if (fo && d_pop)
+        npu_pb_wait(&x->b, s, NPU_PB_L2E, 0, 2, cu->dstart);
+    if (!fo && cu->first_grp && cu->band >= 2)
+        npu_pb_wait(&x->b, s, NPU_PB_E2L, band_last(up, U, cu->band - 2), 0, 0);
+    if (!fo && cu->tile_wait)
+        npu_pb_wait(&x->b, s, NPU_PB_S2E, band_last(up, U, cu->band - 2), 0, cu->dstart);
+    if (c_pop_s)
+        npu_pb_wait(&x->b, s, NPU_PB_S2E, band_last(up, U, cu->band - 1), 0, 0);
+    if (fo && cu->last_grp && cu->nx < U) { /* the next loads wait for this band's waves */
+        if (up[cu->nx].FO.n)
+            npu_pb_wait(&x->b, &st[cu->nx], NPU_PB_E2L, u, 2, 0);
+        else if (cu->n2 < U)
+            npu_pb_wait(&x->b, &st[cu->n2], NPU_PB_E2L, u, 0, 0);
+    }
+    if (s->st.n)
+        npu_pb_wait(&x->b, s, NPU_PB_E2S, 0, 0, 0);
+    s->free = (cu->last_grp ? 1u << NPU_PB_E2L : 0) |
+              (s->st.n && (x->p->kernel != NPU_CONV_DW || u == U - 1) ? 1u << NPU_PB_S2E : 0);
+}
+
+/* Program order of unit u (conv_emit.h). Without FO: L(b+1) spread over C(b) (it pops C(b-1)'s
+ * e2l), after L2 one for one with C's first instructions, all of it ahead of the pop at c_split:
+ * as a block ahead of C, the in-order fetcher held C until the LOAD queue took the block's tail
+ * (at medium, CONV3 dW: 1k cycles more before the first wave). With FO: [L(0), FO(0), L(1)]
+ * first, then per band C, H(b+1) = FO(b+1), L(b+2), D, S. */
+static void unit_order(cx_t *x, const unit_prog_t *up, const npu_pb_step_t *st, int U, int u, int fo,
+                       npu_prog_t *out)
+{
+    const unit_prog_t *cu = &up[u];
+    const npu_pb_step_t *s = &st[u];
+    const npu_prog_t *l2 = &s->ld[1];
+    size_t c0 = 0;
+    if (u == 0) {
+        npu_pb_copy(&x->b, out, s->ld[0].insn, s->ld[0].n);
+        if (fo)
+            npu_pb_copy(&x->b, out, s->ld[2].insn, s->ld[2].n);
+        if (fo && cu->nx < U)
+            npu_pb_copy(&x->b, out, st[cu->nx].ld[0].insn, st[cu->nx].ld[0].n);
+    }
+    if (fo) {
+        npu_pb_copy(&x->b, out, s->ex.insn, cu->dstart);
+        if (cu->last_grp && cu->nx < U) {
+            npu_pb_copy(&x->b, out, st[cu->nx].ld[2].insn, st[cu->nx].ld[2].n);
+            if (cu->n2 < U)
+                npu_pb_copy(&x->b, out, st[cu->n2].ld[0].insn, st[cu->n2].ld[0].n);
         }
-        return;
+    } else {
+        const npu_prog_t *lt = cu->first_grp && cu->nx < U ? &st[cu->nx].ld[0] : NULL;
+        for (size_t i = 0; i < l2->n; i++) {
+            npu_pb_put(&x->b, out, 0, &l2->insn[i], 0);
+            if (c0 + 1 < cu->c_split && c0 < cu->dstart)
+                npu_pb_put(&x->b, out, 0, &s->ex.insn[c0++], 0);
+        }
+        npu_pb_spread(&x->b, out, lt ? lt->insn : NULL, lt ? lt->n : 0, s->ex.insn + c0, cu->dstart - c0);
     }
-    if (!(pops | push))
-        return;
-    for (unsigned b = 0; b < 2; b++) {
-        put(x, out, npu_enc_ldw(&in, b, NPU_MODE_HSW, x->p->scratch, 0, 1, 1), &in);
-        npu_insn_tok(&out->insn[out->n - 1], b == 0 ? pops : push);
-    }
+    npu_pb_copy(&x->b, out, s->ex.insn + cu->dstart, s->ex.n - cu->dstart);
+    npu_pb_copy(&x->b, out, s->st.insn, s->st.n);
 }
 
-/* D(u) = the C tail and the DRAINs: pops on the first, e2s pushed by the last DRAIN (a DRAIN of
- * one OBUF row into the scratch words when there is none). */
-static void emit_d(cx_t *x, const unit_prog_t *u, size_t dstart, unsigned pops, unsigned push, int half,
-                   npu_prog_t *out)
-{
-    npu_prog_t d;
-    npu_insn_t in;
-    npu_prog_init(&d);
-    for (size_t i = dstart; i < u->C.n; i++)
-        put(x, &d, 0, &u->C.insn[i]);
-    for (size_t i = 0; i < u->D.n; i++)
-        put(x, &d, 0, &u->D.insn[i]);
-    if (push && (!d.n || npu_insn_op(&d.insn[d.n - 1]) != NPU_OP_DRAIN))
-        put(x, &d, npu_enc_drain(&in, 1, (unsigned)half * (unsigned)x->cfg->obuf_rows, x->p->scratch, 2), &in);
-    if (!d.n && pops) {
-        npu_enc_sync(&in, NPU_OP_SYNC_E);
-        put(x, &d, 0, &in);
-    }
-    append(x, out, d.insn, d.n, pops, push);
-    npu_prog_free(&d);
-}
-
-/* L(b+1) spread over the first half of C(b), one LOAD-queue instruction per k EXEC ones. The
- * fetcher dispatches in program order, so a block of L(b+1) longer than the LOAD queue would hold
- * it (and every C(b) instruction behind) until most of those loads had run: band b's compute
- * would start only after band b+1's loads. Interleaved, both queues stay fed. Orders within L
- * and within C are kept, and every token waited on is still pushed by an earlier instruction. */
-static void interleave(cx_t *x, const npu_prog_t *l, const npu_prog_t *c, npu_prog_t *out)
-{
-    size_t k = l->n ? c->n / (2 * l->n) : 0, i = 0, j = 0;
-    if (k < 1)
-        k = 1;
-    while (i < l->n || j < c->n) {
-        if (i < l->n)
-            put(x, out, 0, &l->insn[i++]);
-        for (size_t t = 0; t < k && j < c->n; t++)
-            put(x, out, 0, &c->insn[j++]);
-        if (i == l->n)
-            while (j < c->n)
-                put(x, out, 0, &c->insn[j++]);
-    }
-}
-
-/* Program order and tokens (conv_emit.h). */
+/* The units' steps, tokens and program order. Unit 0's second load part L2 stays a group of its
+ * own (popped at c_split) without FO; else it joins L. */
 static void assemble(cx_t *x, unit_prog_t *up, npu_prog_t *out)
 {
-    const npu_conv_plan_t *p = x->p;
-    int U = p->units, fo = 0;
+    int U = x->p->units, fo = 0;
+    npu_pb_step_t *st = npu_pb_steps(&x->b, U);
     for (int u = 0; u < U; u++)
         fo |= up[u].FO.n > 0;
-    for (int u = 0; u < U; u++) {
+    for (int u = U - 1; u >= 0; u--) { /* the first units of the next two bands */
+        up[u].nx = u + 1 < U && !up[u + 1].first_grp ? up[u + 1].nx : u + 1;
+        up[u].n2 = up[u].nx < U ? up[up[u].nx].nx : U;
+    }
+    for (int u = 0; u < U && st; u++) {
         unit_prog_t *cu = &up[u];
-        if (cu->L2.n && !fo && cu->c_split > 1) { /* C pops L2's l2e before it needs it */
-            npu_insn_tok(&cu->C.insn[cu->c_split - 1], NPU_TOK_POP_PREV);
-        } else { /* one load group */
-            for (size_t i = 0; i < cu->L2.n; i++)
-                put(x, &cu->L, 0, &cu->L2.insn[i]);
+        if (!(cu->L2.n && !fo && cu->c_split > 1)) {
+            npu_pb_copy(&x->b, &cu->L, cu->L2.insn, cu->L2.n);
             cu->L2.n = 0;
         }
+        npu_pb_context(&x->b, "unit %d", u);
+        unit_step(x, up, st, U, u, fo);
     }
-    for (int u = 0; u < U && !x->err; u++) {
-        unit_prog_t *cu = &up[u];
-        int nx = u + 1; /* first unit of the next band */
-        size_t dstart;
-        while (nx < U && !up[nx].first_grp)
-            nx++;
-        if (!fo) {
-            /* L(b+1) ahead of band b (it pops C(b-1)'s e2l); D(b) pops STORE(b-2)'s s2e */
-            if (u == 0)
-                append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
-            npu_prog_t lt, ct, l2, rest;
-            size_t c0 = 0;
-            npu_prog_init(&lt);
-            npu_prog_init(&ct);
-            npu_prog_init(&l2);
-            if (cu->first_grp && nx < U)
-                append_l(x, &lt, &up[nx].L, up[nx].band >= 2 ? NPU_TOK_POP_NEXT : 0, NPU_TOK_PUSH_NEXT);
-            emit_c(x, cu, cu->first_grp ? NPU_TOK_POP_PREV : 0, cu->last_grp ? NPU_TOK_PUSH_PREV : 0, &ct, &dstart);
-            /* L2 one for one with C's first instructions, all of it ahead of the pop at c_split:
-             * as a block ahead of C, the in-order fetcher held C until the LOAD queue took the
-             * block's tail (at medium, CONV3 dW: 1k cycles more before the first wave) */
-            if (cu->L2.n)
-                append_l(x, &l2, &cu->L2, 0, NPU_TOK_PUSH_NEXT);
-            for (size_t i = 0; i < l2.n; i++) {
-                put(x, out, 0, &l2.insn[i]);
-                if (c0 + 1 < cu->c_split && c0 < ct.n)
-                    put(x, out, 0, &ct.insn[c0++]);
-            }
-            rest = ct;
-            rest.insn += c0;
-            rest.n -= c0;
-            interleave(x, &lt, &rest, out);
-            npu_prog_free(&l2);
-            npu_prog_free(&lt);
-            npu_prog_free(&ct);
-            emit_d(x, cu, dstart, cu->tile_wait ? NPU_TOK_POP_NEXT : 0, cu->S.n ? NPU_TOK_PUSH_NEXT : 0,
-                   u % 2, out);
-        } else {
-            /* output FILLs: the last wave of band b pops STORE(b-1)'s s2e and pushes e2l; that one
-             * token releases H(b+1) = FO(b+1), L(b+2) (tile (b+1)%2 and input buffer b%2 free) */
-            if (u == 0) {
-                append_l(x, out, &cu->L, 0, NPU_TOK_PUSH_NEXT);
-                if (cu->FO.n)
-                    append_l(x, out, &cu->FO, 0, NPU_TOK_PUSH_NEXT);
-                if (nx < U)
-                    append_l(x, out, &up[nx].L, 0, NPU_TOK_PUSH_NEXT);
-            }
-            emit_c(x, cu, (cu->first_grp ? NPU_TOK_POP_PREV : 0) | (cu->last_grp && cu->band >= 1 ? NPU_TOK_POP_NEXT : 0),
-                   cu->last_grp ? NPU_TOK_PUSH_PREV : 0, out, &dstart);
-            if (cu->last_grp && nx < U) {
-                int n2 = nx + 1;
-                while (n2 < U && !up[n2].first_grp)
-                    n2++;
-                if (up[nx].FO.n) {
-                    append_l(x, out, &up[nx].FO, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_NEXT);
-                    if (n2 < U)
-                        append_l(x, out, &up[n2].L, 0, NPU_TOK_PUSH_NEXT);
-                } else if (n2 < U) {
-                    append_l(x, out, &up[n2].L, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_NEXT);
-                }
-            }
-            emit_d(x, cu, dstart, cu->first_grp && cu->FO.n ? NPU_TOK_POP_PREV : 0,
-                   cu->S.n ? NPU_TOK_PUSH_NEXT : 0, u % 2, out);
-        }
-        /* dW: only the last STOREs push s2e (no one pops the passes' before: a pass's taps are
-         * stored once, the tile is never reused) */
-        if (cu->S.n)
-            append(x, out, cu->S.insn, cu->S.n, NPU_TOK_POP_PREV,
-                   p->kernel != NPU_CONV_DW || u == U - 1 ? NPU_TOK_PUSH_PREV : 0);
-    }
+    if (st && !x->b.err)
+        npu_pb_stitch(&x->b, st, U);
+    npu_pb_context(&x->b, "program order");
+    for (int u = 0; u < U && st && !x->b.err; u++)
+        unit_order(x, up, st, U, u, fo, out);
+    npu_pb_steps_free(st, U);
 }
 
 static void unit_free(unit_prog_t *u)
@@ -1020,6 +950,7 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     cx_t x;
     unit_prog_t *up;
     memset(&x, 0, sizeof x);
+    npu_pb_init(&x.b, cfg);
     x.cfg = cfg;
     x.p = p;
     x.a = a;
@@ -1033,7 +964,7 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     x.pass_of = calloc((size_t)(p->T * p->cw), sizeof *x.pass_of);
     x.row_of = calloc((size_t)(p->T * p->cw), sizeof *x.row_of);
     if (!up || !x.cov || !x.tap_valid || !x.tap_c || !x.pass_of || !x.row_of) {
-        fail(&x, "out of memory");
+        npu_pb_fail(&x.b, "out of memory");
     } else {
         for (int t = 0; t < p->T; t++) {
             x.tap_valid[t] = (uint8_t)(p->kernel == NPU_CONV_DW ? dw_tap_valid(p, t) : 1);
@@ -1041,9 +972,10 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
         }
         if (p->kernel == NPU_CONV_DW)
             npu_conv_dw_layout(p, cfg->obuf_rows, x.pass_of, x.row_of);
-        for (int u = 0; u < p->units && !x.err; u++) {
+        for (int u = 0; u < p->units && !x.b.err; u++) {
             npu_conv_unit_t un;
             npu_conv_unit_at(p, u, &un);
+            npu_pb_context(&x.b, "unit %d", u);
             npu_prog_init(&up[u].L);
             npu_prog_init(&up[u].L2);
             npu_prog_init(&up[u].FO);
@@ -1063,7 +995,7 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
             else
                 unit_dx_ecoflow(&x, &un, &up[u]);
         }
-        if (!x.err)
+        if (!x.b.err)
             assemble(&x, up, out);
     }
     if (up)
@@ -1075,12 +1007,5 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
     free(x.tap_c);
     free(x.pass_of);
     free(x.row_of);
-    if (x.err) {
-        if (n)
-            snprintf(msg, n, "%s", x.why);
-        return -1;
-    }
-    if (n)
-        msg[0] = '\0';
-    return 0;
+    return npu_pb_finish(&x.b, msg, n);
 }
