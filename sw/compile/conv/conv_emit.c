@@ -16,17 +16,17 @@
  * into the scratch words). LOAD and STORE queues complete in order. */
 
 /* Step u's EXEC list: C(u) up to its last reader (LDW or WAVE; two token-only LDWs, banks 0 then
- * 1, when it has none but carries tokens: c_tok), then D(u) = the rest of C and the DRAINs, with
+ * 1, when it has none but carries tokens: c_tok), then D(u) = the rest of C (all of it without a
+ * reader: a dW unit whose X rows meet no dY row may still hold an early group) and the DRAINs, with
  * a token-only DRAIN of one OBUF row into the scratch words when D must push e2s (d_push) and
  * does not end in a DRAIN, or a SYNC_E when it is empty and must pop (d_pop). */
 static void unit_ex(npu_cx_t *x, npu_cx_unit_t *up, int u, npu_pb_step_t *s, int c_tok, int d_pop, int d_push)
 {
     size_t reader = npu_pb_last_op(&up->C, NPU_PB_OP(NPU_OP_LDW) | NPU_PB_OP(NPU_OP_WAVE)), c_end;
     npu_insn_t in;
-    c_end = reader == NPU_PB_NONE ? up->C.n : reader + 1;
-    if (reader != NPU_PB_NONE)
-        npu_pb_copy(&x->b, &s->ex, up->C.insn, c_end);
-    else if (c_tok)
+    c_end = reader == NPU_PB_NONE ? 0 : reader + 1;
+    npu_pb_copy(&x->b, &s->ex, up->C.insn, c_end);
+    if (reader == NPU_PB_NONE && c_tok)
         for (unsigned b = 0; b < 2; b++)
             npu_pb_put(&x->b, &s->ex, npu_enc_ldw(&in, b, NPU_MODE_HSW, x->p->scratch, 0, 1, 1), &in, 0);
     s->push_e2l = s->ex.n - 1;
