@@ -61,7 +61,7 @@ static int dw_drains(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
  * whose last X row is in (lo, hi], runs of consecutive taps in one flat STORE each. Storing per
  * pass overlaps the tile's store with the next passes' waves (the whole tile after the last pass
  * cost 3.9k cycles at medium, s = 4 layer, in both dataflows); the last pass's taps go in up to
- * three groups (unit_dw). */
+ * three groups (npu_cx_unit_dw). */
 static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;

@@ -8,6 +8,21 @@
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
+/* The end of a unit whose OBUF holds its blocks one after another, `rows` rows each (the pixels of
+ * its band): a DRAIN per block into the dense tile, the tile's STORE (tag, from pixel pix0; the
+ * band's last group) and, for unit 0, the resident weights. */
+static void dense_tail(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, unsigned rows, int chans,
+                       unsigned tag, uint64_t pix0)
+{
+    unsigned hb = npu_pb_obuf_half(&x->b, un->u);
+    for (unsigned j = 0; j < (unsigned)(un->k1 - un->k0); j++)
+        npu_cx_drain_blk(x, &up->D, rows, hb + j * rows, npu_cx_tile(x, un) + 2u * ((unsigned)un->k0 + j), x->p->pout,
+                         un->k0 + (int)j, chans);
+    npu_cx_store_tile(x, &up->S, tag, un, rows, pix0);
+    if (un->u == 0)
+        npu_cx_resident_weights(x, up);
+}
+
 /* ---- fwd ------------------------------------------------------------------------------ */
 
 void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
@@ -45,12 +60,7 @@ void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
             }
         }
     }
-    for (unsigned j = 0; j < G; j++)
-        npu_cx_drain_blk(x, &up->D, Ru * OW, hb + j * Ru * OW, npu_cx_tile(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
-                  un->k0 + (int)j, c->F);
-    npu_cx_store_tile(x, &up->S, NPU_TAG_Y, un, Ru * OW, ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW);
-    if (un->u == 0)
-        npu_cx_resident_weights(x, up);
+    dense_tail(x, un, up, Ru * OW, c->F, NPU_TAG_Y, ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW);
 }
 
 /* ---- dX --------------------------------------------------------------------------------- */
@@ -135,12 +145,7 @@ void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
                  hb + ((unsigned)(it.cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W);
         }
     }
-    for (unsigned j = 0; j < G; j++)
-        npu_cx_drain_blk(x, &up->D, Ru * W, hb + j * Ru * W, npu_cx_tile(x, un) + 2u * ((unsigned)un->k0 + j), p->pout,
-                  un->k0 + (int)j, c->C);
-    npu_cx_store_tile(x, &up->S, NPU_TAG_DX, un, Ru * W, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W);
-    if (un->u == 0)
-        npu_cx_resident_weights(x, up);
+    dense_tail(x, un, up, Ru * W, c->C, NPU_TAG_DX, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W);
 }
 
 /* dX ecoflow (phase decomposition, docs/conv.md): dX row ih gets tap kh when

@@ -190,7 +190,7 @@ static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
     }
 }
 
-/* fwd, dX: notes where unit 0's first LDW of tap t is (resident_weights splits its load there). */
+/* fwd, dX: notes where unit 0's first LDW of tap t is (npu_cx_resident_weights splits its load there). */
 void npu_cx_mark_tap(npu_cx_t *x, const npu_conv_unit_t *un, const npu_cx_unit_t *up, int t)
 {
     if (un->u == 0 && x->tap_c[t] == SIZE_MAX)
@@ -198,7 +198,7 @@ void npu_cx_mark_tap(npu_cx_t *x, const npu_conv_unit_t *un, const npu_cx_unit_t
 }
 
 /* Unit 0's weights, in two parts: taps [0, ts) ahead of the band's input in L, taps [ts, T) in L2,
- * which C pops at the first LDW of tap ts (assemble). The whole set ahead of the first wave was
+ * which C pops at the first LDW of tap ts (conv_emit.c). The whole set ahead of the first wave was
  * exposed (medium, CONV3 dX: 1.2k cycles of a 32k program even as one flat run); ts is the first
  * tap whose earlier taps' waves cover the rest of the load at the DRAM's rate (16-beat bursts
  * plus their cost: about 5/4 cycles per beat). */

@@ -30,7 +30,7 @@ void npu_bwd_cores_stats(npu_bwd_stats_t *st, int M, int K, int N, long w_loads)
 }
 
 /* Starts the emission of nsteps steps (0, or -1 when memory runs out). */
-int npu_bwd_cores_init(npu_bwd_cores_t *e, const npu_cfg_t *cfg, long nsteps)
+static int npu_bwd_cores_init(npu_bwd_cores_t *e, const npu_cfg_t *cfg, long nsteps)
 {
     memset(e, 0, sizeof *e);
     npu_pb_init(&e->b, cfg);
@@ -43,7 +43,7 @@ int npu_bwd_cores_init(npu_bwd_cores_t *e, const npu_cfg_t *cfg, long nsteps)
 
 /* The program of the steps in order, loads `ahead` steps early (after the EXEC and STOREs of the
  * step they are emitted with); frees the steps; the result (npu_pb_finish). */
-int npu_bwd_cores_finish(npu_bwd_cores_t *e, long ahead, npu_prog_t *out, char *msg, size_t msgn)
+static int npu_bwd_cores_finish(npu_bwd_cores_t *e, long ahead, npu_prog_t *out, char *msg, size_t msgn)
 {
     if (!e->b.err) {
         npu_pb_stitch(&e->b, e->s, e->nsteps);
@@ -65,7 +65,7 @@ npu_pb_step_t *npu_bwd_cores_step(npu_bwd_cores_t *e, long g, const char *grad)
  * any: the first step of each gradient, or every dX step of the K split); its first DRAIN for the
  * STOREs of step g - 2 (the same staging slot); its STOREs for its DRAINs. Its last DRAIN
  * signals both (e2s, and e2l to loads that wait for it). */
-void npu_bwd_cores_waits(npu_bwd_cores_t *e, long g)
+static void npu_bwd_cores_waits(npu_bwd_cores_t *e, long g)
 {
     npu_pb_step_t *s = &e->s[g];
     s->push_e2l = s->push_e2s = s->ex.n - 1;
@@ -88,6 +88,73 @@ unsigned npu_bwd_cores_obuf(npu_bwd_cores_t *e, unsigned rows)
     unsigned ob = e->ob_next;
     e->ob_next += rows;
     return ob;
+}
+
+int npu_bwd_cores_run(npu_bwd_cores_t *e, const npu_cfg_t *cfg, const npu_bwd_cores_prog_t *pg,
+                      npu_prog_t *out, char *msg, size_t msgn)
+{
+    if (npu_bwd_cores_init(e, cfg, pg->nsteps) == 0) {
+        pg->loads(pg->ctx);
+        for (int g = 0; g < pg->nsteps && !e->b.err; g++) {
+            (g < pg->nsx ? pg->dx : pg->dw)(pg->ctx, g);
+            npu_bwd_cores_waits(e, g);
+        }
+    }
+    return npu_bwd_cores_finish(e, pg->ahead, out, msg, msgn);
+}
+
+int npu_bwd_cores_refuse(const npu_cfg_t *cfg, const char *why, char *msg, size_t msgn)
+{
+    npu_pb_t b;
+    npu_pb_init(&b, cfg);
+    npu_pb_fail(&b, "%s", why);
+    return npu_pb_finish(&b, msg, msgn);
+}
+
+void npu_bwd_cores_mcast(npu_bwd_cores_t *e, const npu_bwd_block_t *k)
+{
+    unsigned S = e->S;
+    npu_insn_t in;
+    for (int c = 0; c * (int)S < k->D; c++) {
+        unsigned kk = (unsigned)(k->D - c * (int)S < (int)S ? k->D - c * (int)S : (int)S), bank = npu_pb_bank(&e->b);
+        int rc = npu_enc_ldw(&in, bank, NPU_MODE_ISW, k->ldw + (unsigned)c * S * k->ldw_stride + (unsigned)(k->blk / 2),
+                             k->ldw_stride, kk, k->n);
+        if (rc == 0 && k->blk % 2)
+            rc = npu_insn_lane_hi(&in);
+        npu_pb_put(&e->b, e->ex, rc, &in, 0);
+        rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, c > 0, k->m, k->a + (unsigned)(c / 2), k->a_stride, kk, k->n, k->ob);
+        if (rc == 0 && c % 2)
+            rc = npu_insn_lane_hi(&in);
+        npu_pb_put(&e->b, e->ex, rc, &in, 0);
+    }
+}
+
+void npu_bwd_cores_bcast(npu_bwd_cores_t *e, const npu_bwd_block_t *k, unsigned qoff, unsigned dst,
+                         unsigned stride)
+{
+    unsigned S = e->S;
+    npu_insn_t in;
+    for (int c = 0; c * (int)S < k->D; c++) {
+        unsigned kk = (unsigned)(k->D - c * (int)S < (int)S ? k->D - c * (int)S : (int)S), bank = npu_pb_bank(&e->b);
+        for (unsigned q = 0; q < 4; q++) {
+            int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
+                                       k->ldw + q * qoff + (unsigned)c * S * k->ldw_stride + (unsigned)(k->blk / 2),
+                                       k->ldw_stride, kk, S, 1u << q);
+            if (rc == 0 && k->blk % 2)
+                rc = npu_insn_lane_hi(&in);
+            npu_pb_put(&e->b, e->ex, rc, &in, 0);
+        }
+        int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, c > 0, k->m, k->a + (unsigned)(c / 2), k->a_stride, kk, S, k->ob);
+        if (rc == 0)
+            rc = npu_insn_bcast(&in);
+        if (rc == 0 && c % 2)
+            rc = npu_insn_lane_hi(&in);
+        npu_pb_put(&e->b, e->ex, rc, &in, 0);
+    }
+    for (unsigned h = 0; h < 2; h++)
+        npu_pb_put(&e->b, e->ex,
+                   npu_enc_drain_split(&in, k->m, k->ob + h * k->m, dst + 2u * h * k->m * stride, stride, k->m, k->m),
+                   &in, 0);
 }
 
 /* ---- the K split one part per core (train_emit.h, docs/training.md §4 "One part per core") ---------- */
@@ -169,8 +236,9 @@ typedef struct kc {
 } kc_t;
 
 /* dX step g: K-blocks b0.. of every part, rows m0..: bcast waves, core q its own W^T. */
-static void kc_dx_step(kc_t *k, int g)
+static void kc_dx_step(void *ctx, int g)
 {
+    kc_t *k = ctx;
     const kc_layout_t *l = &k->l;
     const npu_bwd_io_t *io = &k->a->io;
     npu_bwd_cores_t *e = &k->e;
@@ -179,34 +247,11 @@ static void kc_dx_step(kc_t *k, int g)
     int m0 = g % l->nmc * l->mc;
     unsigned m = (unsigned)(k->a->M - m0 < l->mc ? k->a->M - m0 : l->mc), sb = l->st[g % 2];
     npu_insn_t in;
-    for (int j = 0; j < G; j++) {
-        unsigned ob = npu_bwd_cores_obuf(e, 2 * m);
-        for (int ns = 0; ns < l->nnb; ns++) {
-            unsigned kk = (unsigned)(N - ns * S < S ? N - ns * S : S), bank = npu_pb_bank(&e->b);
-            for (unsigned q = 0; q < 4; q++) {
-                int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
-                                           l->wb[g % 2] + (q * (unsigned)N + (unsigned)(ns * S)) * l->wg +
-                                               (unsigned)(j / 2),
-                                           l->wg, kk, (unsigned)S, 1u << q);
-                if (rc == 0 && j % 2)
-                    rc = npu_insn_lane_hi(&in);
-                npu_pb_put(&e->b, e->ex, rc, &in, 0);
-            }
-            int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, ns > 0, m,
-                                  l->dy + (unsigned)m0 * l->wdy + (unsigned)(ns / 2), l->wdy, kk, (unsigned)S, ob);
-            if (rc == 0)
-                rc = npu_insn_bcast(&in);
-            if (rc == 0 && ns % 2)
-                rc = npu_insn_lane_hi(&in);
-            npu_pb_put(&e->b, e->ex, rc, &in, 0);
-        }
-        /* cores 0/1 (rows ob..): low lanes to part 0's region, high lanes to part 1's (split m
-         * rows further); cores 2/3 (rows ob + m..): parts 2/3 */
-        for (unsigned h = 0; h < 2; h++)
-            npu_pb_put(&e->b, e->ex,
-                npu_enc_drain_split(&in, m, ob + h * m, sb + 2u * h * m * (unsigned)l->gx + (unsigned)j,
-                                    (unsigned)l->gx, m, m),
-                &in, 0);
+    npu_bwd_block_t blk = {N, 0, l->wb[g % 2], l->wg, (unsigned)S, l->dy + (unsigned)m0 * l->wdy, l->wdy, m, 0};
+    for (int j = 0; j < G; j++) { /* core q: its part's K-block b0 + j of W^T */
+        blk.blk = j;
+        blk.ob = npu_bwd_cores_obuf(e, 2 * m);
+        npu_bwd_cores_bcast(e, &blk, (unsigned)N * l->wg, sb + (unsigned)j, (unsigned)l->gx);
     }
     for (unsigned q = 0; q < 4; q++) {
         uint64_t d = io->dx + (uint64_t)m0 * io->pitch_dx * e->b.B +
@@ -219,8 +264,9 @@ static void kc_dx_step(kc_t *k, int g)
 }
 
 /* dW step g: column blocks nb0..: ISW row sets = the parts' X^T rows, dY multicast. */
-static void kc_dw_step(kc_t *k, int g)
+static void kc_dw_step(void *ctx, int g)
 {
+    kc_t *k = ctx;
     const kc_layout_t *l = &k->l;
     const npu_bwd_io_t *io = &k->a->io;
     npu_bwd_cores_t *e = &k->e;
@@ -233,18 +279,8 @@ static void kc_dw_step(kc_t *k, int g)
         int nb = nb0 + j;
         unsigned n = (unsigned)(N - nb * S < S ? N - nb * S : S), ob = npu_bwd_cores_obuf(e, ha);
         cols += n;
-        for (int c = 0; c < l->nmb; c++) {
-            unsigned kk = (unsigned)(M - c * S < S ? M - c * S : S), bank = npu_pb_bank(&e->b);
-            int rc = npu_enc_ldw(&in, bank, NPU_MODE_ISW, l->dy + (unsigned)(c * S) * l->wdy + (unsigned)(nb / 2),
-                                 l->wdy, kk, n);
-            if (rc == 0 && nb % 2)
-                rc = npu_insn_lane_hi(&in);
-            npu_pb_put(&e->b, e->ex, rc, &in, 0);
-            rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, c > 0, (unsigned)K, l->xt + (unsigned)(c / 2), l->wx, kk, n, ob);
-            if (rc == 0 && c % 2)
-                rc = npu_insn_lane_hi(&in);
-            npu_pb_put(&e->b, e->ex, rc, &in, 0);
-        }
+        npu_bwd_block_t blk = {M, nb, l->dy, l->wdy, n, l->xt, l->wx, (unsigned)K, ob};
+        npu_bwd_cores_mcast(e, &blk);
         /* skinny: rows [0, K/2) low lanes, [K/2, K) high lanes -> K rows of gw words */
         npu_pb_put(&e->b, e->ex, npu_enc_drain_split(&in, ha, ob, sb + (unsigned)j, (unsigned)l->gw, ha, ha), &in, 0);
     }
@@ -295,31 +331,26 @@ static void kc_loads(kc_t *k, int h)
  * LOAD pops it); the last STORE pushes s2e when step g + 2 drains into the same slot (its first
  * DRAIN pops it).
  */
+/* The loads of steps 0 .. nsx (kc_loads). */
+static void kc_loads_all(void *ctx)
+{
+    kc_t *k = ctx;
+    for (int h = 0; h <= k->nsx && h < k->nsteps; h++)
+        kc_loads(k, h);
+}
+
 int npu_bwd_emit_kcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
     kc_t k;
+    npu_bwd_cores_prog_t pg = {0, 0, 2, kc_loads_all, kc_dx_step, kc_dw_step, &k};
     memset(&k, 0, sizeof k);
     k.a = a;
-    if (!npu_bwd_kcores_fits(cfg, a->M, a->K, a->N) || !kc_plan(cfg, a->M, a->K, a->N, &k.l)) {
-        npu_pb_init(&k.e.b, cfg);
-        npu_pb_fail(&k.e.b, "per-core K split needs K a multiple of 4S, K/2 <= OBUF rows and "
-                            "dY, X^T resident in the SPM");
-        return npu_pb_finish(&k.e.b, msg, msgn);
-    }
-    k.nsx = cdiv(k.l.nkb, k.l.gx) * k.l.nmc;
-    k.nsteps = k.nsx + cdiv(k.l.nnb, k.l.gw);
+    if (!npu_bwd_kcores_fits(cfg, a->M, a->K, a->N) || !kc_plan(cfg, a->M, a->K, a->N, &k.l))
+        return npu_bwd_cores_refuse(cfg, "per-core K split needs K a multiple of 4S, K/2 <= OBUF rows and "
+                                         "dY, X^T resident in the SPM", msg, msgn);
+    k.nsx = pg.nsx = cdiv(k.l.nkb, k.l.gx) * k.l.nmc;
+    k.nsteps = pg.nsteps = k.nsx + cdiv(k.l.nnb, k.l.gw);
     npu_bwd_cores_stats(st, a->M, a->K, a->N, 4L * k.nsx); /* W^T of a block group again for each m-chunk */
-    if (npu_bwd_cores_init(&k.e, cfg, k.nsteps) != 0)
-        return npu_pb_finish(&k.e.b, msg, msgn);
-    for (int h = 0; h <= k.nsx && h < k.nsteps; h++)
-        kc_loads(&k, h);
-    for (int g = 0; g < k.nsteps && !k.e.b.err; g++) {
-        if (g < k.nsx)
-            kc_dx_step(&k, g);
-        else
-            kc_dw_step(&k, g);
-        npu_bwd_cores_waits(&k.e, g);
-    }
-    return npu_bwd_cores_finish(&k.e, 2, out, msg, msgn);
+    return npu_bwd_cores_run(&k.e, cfg, &pg, out, msg, msgn);
 }

@@ -135,14 +135,16 @@ typedef struct mcx {
     npu_bwd_cores_t e;
     mc_layout_t l;
     const npu_bwd_args_t *a;
+    npu_bwd_stats_t *stats;
     int nxg, nsx, nsteps;
 } mcx_t;
 
 /* dY (chunk c = r / 4 of part p = r % 4) and W^T with step 0, X^T of every part (K rows of Mp
  * lanes each) with the first dW step; all resident for the whole program (each read from DRAM
  * once) and loaded ahead of any step. */
-static void mc_loads(mcx_t *x)
+static void mc_loads(void *ctx)
 {
+    mcx_t *x = ctx;
     const mc_layout_t *l = &x->l;
     const npu_bwd_io_t *io = &x->a->io;
     npu_bwd_cores_t *e = &x->e;
@@ -165,8 +167,9 @@ static void mc_loads(mcx_t *x)
 }
 
 /* dX step g, chunk c: ISW row sets = the parts' dY rows, W^T multicast. */
-static void mc_dx_step(mcx_t *x, int g)
+static void mc_dx_step(void *ctx, int g)
 {
+    mcx_t *x = ctx;
     const mc_layout_t *l = &x->l;
     const npu_bwd_io_t *io = &x->a->io;
     npu_bwd_cores_t *e = &x->e;
@@ -180,18 +183,8 @@ static void mc_dx_step(mcx_t *x, int g)
         int kb = b0 + j;
         unsigned n = (unsigned)(K - kb * S < S ? K - kb * S : S), ob = npu_bwd_cores_obuf(e, mc2);
         cols += n;
-        for (int ns = 0; ns < l->nnb; ns++) {
-            unsigned k = (unsigned)(N - ns * S < S ? N - ns * S : S), bank = npu_pb_bank(&e->b);
-            int rc = npu_enc_ldw(&in, bank, NPU_MODE_ISW, l->wt + (unsigned)(ns * S) * l->wk + (unsigned)(kb / 2),
-                                 l->wk, k, n);
-            if (rc == 0 && kb % 2)
-                rc = npu_insn_lane_hi(&in);
-            npu_pb_put(&e->b, e->ex, rc, &in, 0);
-            rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, ns > 0, 2u * mc2, dyc + (unsigned)(ns / 2), l->wdy, k, n, ob);
-            if (rc == 0 && ns % 2)
-                rc = npu_insn_lane_hi(&in);
-            npu_pb_put(&e->b, e->ex, rc, &in, 0);
-        }
+        npu_bwd_block_t blk = {N, kb, l->wt, l->wk, n, dyc, l->wdy, 2u * mc2, ob};
+        npu_bwd_cores_mcast(e, &blk);
         /* skinny: rows [0, 2mc) low lanes, [2mc, 4mc) high lanes -> 4mc rows of gx words, part
          * p's chunk at rows p·mc.. */
         npu_pb_put(&e->b, e->ex, npu_enc_drain_split(&in, mc2, ob, sb + (unsigned)j, (unsigned)l->gx, mc2, mc2), &in, 0);
@@ -205,8 +198,10 @@ static void mc_dx_step(mcx_t *x, int g)
 }
 
 /* dW step g: ISW row sets = the parts' X^T rows, each core its part's dY tile; sum on chip. */
-static void mc_dw_step(mcx_t *x, int g, npu_bwd_stats_t *stats)
+static void mc_dw_step(void *ctx, int g)
 {
+    mcx_t *x = ctx;
+    npu_bwd_stats_t *stats = x->stats;
     const mc_layout_t *l = &x->l;
     const npu_bwd_io_t *io = &x->a->io;
     npu_bwd_cores_t *e = &x->e;
@@ -266,29 +261,19 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                         npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
     mcx_t x;
+    npu_bwd_cores_prog_t pg = {0, 0, 0, mc_loads, mc_dx_step, mc_dw_step, &x};
     memset(&x, 0, sizeof x);
     x.a = a;
-    if (!npu_bwd_mcores_fits(cfg, a->M, a->K, a->N) || !mc_plan(cfg, a->M, a->K, a->N, &x.l)) {
-        npu_pb_init(&x.e.b, cfg);
-        npu_pb_fail(&x.e.b, "per-core M split needs M a multiple of 4S, 2K <= OBUF rows "
-                            "and dY, W^T, X^T resident in the SPM");
-        return npu_pb_finish(&x.e.b, msg, msgn);
-    }
+    x.stats = st;
+    if (!npu_bwd_mcores_fits(cfg, a->M, a->K, a->N) || !mc_plan(cfg, a->M, a->K, a->N, &x.l))
+        return npu_bwd_cores_refuse(cfg, "per-core M split needs M a multiple of 4S, 2K <= OBUF rows "
+                                         "and dY, W^T, X^T resident in the SPM", msg, msgn);
     x.nxg = cdiv(x.l.nkb, x.l.gx);
-    x.nsx = x.nxg * x.l.nch;
-    x.nsteps = x.nsx + cdiv(x.l.nnb, x.l.gw);
+    x.nsx = pg.nsx = x.nxg * x.l.nch;
+    x.nsteps = pg.nsteps = x.nsx + cdiv(x.l.nnb, x.l.gw);
+    pg.ahead = x.nsteps; /* all loads first: every operand stays resident */
     npu_bwd_cores_stats(st, a->M, a->K, a->N, 1);
-    if (npu_bwd_cores_init(&x.e, cfg, x.nsteps) != 0)
-        return npu_pb_finish(&x.e.b, msg, msgn);
-    mc_loads(&x);
-    for (int g = 0; g < x.nsteps && !x.e.b.err; g++) {
-        if (g < x.nsx)
-            mc_dx_step(&x, g);
-        else
-            mc_dw_step(&x, g, st);
-        npu_bwd_cores_waits(&x.e, g);
-    }
-    return npu_bwd_cores_finish(&x.e, x.nsteps, out, msg, msgn);
+    return npu_bwd_cores_run(&x.e, cfg, &pg, out, msg, msgn);
 }
 
 /* ---- the N split one part per core (train_emit.h, docs/training.md §4 "One part per core") ---------- */
@@ -354,13 +339,15 @@ typedef struct ncx {
     npu_bwd_cores_t e;
     nc_layout_t l;
     const npu_bwd_args_t *a;
+    npu_bwd_stats_t *stats;
     int nsx, nsteps;
 } ncx_t;
 
 /* dY[:, part p] (M rows of Np columns, beat-aligned) and W^T with step 0, X^T with the first dW
  * step; all resident, loaded ahead of any step. */
-static void nc_loads(ncx_t *x)
+static void nc_loads(void *ctx)
 {
+    ncx_t *x = ctx;
     const nc_layout_t *l = &x->l;
     const npu_bwd_io_t *io = &x->a->io;
     npu_bwd_cores_t *e = &x->e;
@@ -377,8 +364,10 @@ static void nc_loads(ncx_t *x)
 }
 
 /* dX step g: ISW row sets = the parts' dY rows, each core its part's W^T; sum on chip. */
-static void nc_dx_step(ncx_t *x, int g, npu_bwd_stats_t *stats)
+static void nc_dx_step(void *ctx, int g)
 {
+    ncx_t *x = ctx;
+    npu_bwd_stats_t *stats = x->stats;
     const nc_layout_t *l = &x->l;
     const npu_bwd_io_t *io = &x->a->io;
     npu_bwd_cores_t *e = &x->e;
@@ -406,8 +395,9 @@ static void nc_dx_step(ncx_t *x, int g, npu_bwd_stats_t *stats)
 }
 
 /* dW step g, blocks b0.. of every part: bcast waves of X^T rows, core q its own dY tile. */
-static void nc_dw_step(ncx_t *x, int g)
+static void nc_dw_step(void *ctx, int g)
 {
+    ncx_t *x = ctx;
     const nc_layout_t *l = &x->l;
     const npu_bwd_io_t *io = &x->a->io;
     npu_bwd_cores_t *e = &x->e;
@@ -416,32 +406,11 @@ static void nc_dw_step(ncx_t *x, int g)
     unsigned Ku = (unsigned)x->a->K, Mu = (unsigned)M, Np = (unsigned)l->Np, gw = (unsigned)l->gw;
     unsigned sb = l->st[g % 2];
     npu_insn_t in;
-    for (int j = 0; j < G; j++) {
-        int b = b0 + j;
-        unsigned ob = npu_bwd_cores_obuf(e, 2 * Ku);
-        for (int s = 0; s < l->nmb; s++) {
-            unsigned k = (unsigned)(M - s * S < S ? M - s * S : S), bank = npu_pb_bank(&e->b);
-            for (unsigned q = 0; q < 4; q++) {
-                int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
-                                           l->dy + (q * Mu + (unsigned)(s * S)) * l->wdyp + (unsigned)(b / 2), l->wdyp,
-                                           k, (unsigned)S, 1u << q);
-                if (rc == 0 && b % 2)
-                    rc = npu_insn_lane_hi(&in);
-                npu_pb_put(&e->b, e->ex, rc, &in, 0);
-            }
-            int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, s > 0, Ku, l->xt + (unsigned)(s / 2), l->wx, k, (unsigned)S,
-                                  ob);
-            if (rc == 0)
-                rc = npu_insn_bcast(&in);
-            if (rc == 0 && s % 2)
-                rc = npu_insn_lane_hi(&in);
-            npu_pb_put(&e->b, e->ex, rc, &in, 0);
-        }
-        /* cores 0/1 (rows ob..): low lanes to part 0's K rows, high lanes to part 1's (split K rows
-         * further); cores 2/3 (rows ob + K..): parts 2/3 */
-        for (unsigned h = 0; h < 2; h++)
-            npu_pb_put(&e->b, e->ex, npu_enc_drain_split(&in, Ku, ob + h * Ku, sb + 2u * h * Ku * gw + (unsigned)j, gw, Ku, Ku),
-                &in, 0);
+    npu_bwd_block_t blk = {M, 0, l->dy, l->wdyp, (unsigned)S, l->xt, l->wx, Ku, 0};
+    for (int j = 0; j < G; j++) { /* core q: dY[M-chunk, part q's block b0 + j] */
+        blk.blk = b0 + j;
+        blk.ob = npu_bwd_cores_obuf(e, 2 * Ku);
+        npu_bwd_cores_bcast(e, &blk, Mu * l->wdyp, sb + (unsigned)j, gw);
     }
     for (unsigned q = 0; q < 4; q++)
         npu_pb_put(&e->b, &sp->st, npu_enc_store(&in, NPU_TAG_DW, Ku, npu_pb_dram(&e->b, io->dw + 4ull * (q * Np + (unsigned)(b0 * S))),
@@ -467,26 +436,16 @@ int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
                         npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
     ncx_t x;
+    npu_bwd_cores_prog_t pg = {0, 0, 0, nc_loads, nc_dx_step, nc_dw_step, &x};
     memset(&x, 0, sizeof x);
     x.a = a;
-    if (!npu_bwd_ncores_fits(cfg, a->M, a->K, a->N) || !nc_plan(cfg, a->M, a->K, a->N, &x.l)) {
-        npu_pb_init(&x.e.b, cfg);
-        npu_pb_fail(&x.e.b, "per-core N split needs N a multiple of 8S, 2M and 2K <= OBUF rows "
-                            "and dY, W^T, X^T resident in the SPM");
-        return npu_pb_finish(&x.e.b, msg, msgn);
-    }
-    x.nsx = cdiv(x.l.nkb, x.l.gx);
-    x.nsteps = x.nsx + cdiv(x.l.nbp, x.l.gw);
+    x.stats = st;
+    if (!npu_bwd_ncores_fits(cfg, a->M, a->K, a->N) || !nc_plan(cfg, a->M, a->K, a->N, &x.l))
+        return npu_bwd_cores_refuse(cfg, "per-core N split needs N a multiple of 8S, 2M and 2K <= OBUF rows "
+                                         "and dY, W^T, X^T resident in the SPM", msg, msgn);
+    x.nsx = pg.nsx = cdiv(x.l.nkb, x.l.gx);
+    x.nsteps = pg.nsteps = x.nsx + cdiv(x.l.nbp, x.l.gw);
+    pg.ahead = x.nsteps; /* all loads first: every operand stays resident */
     npu_bwd_cores_stats(st, a->M, a->K, a->N, 1);
-    if (npu_bwd_cores_init(&x.e, cfg, x.nsteps) != 0)
-        return npu_pb_finish(&x.e.b, msg, msgn);
-    nc_loads(&x);
-    for (int g = 0; g < x.nsteps && !x.e.b.err; g++) {
-        if (g < x.nsx)
-            nc_dx_step(&x, g, st);
-        else
-            nc_dw_step(&x, g);
-        npu_bwd_cores_waits(&x.e, g);
-    }
-    return npu_bwd_cores_finish(&x.e, x.nsteps, out, msg, msgn);
+    return npu_bwd_cores_run(&x.e, cfg, &pg, out, msg, msgn);
 }
