@@ -400,7 +400,7 @@ static npu_cfg_t medium_cfg(void)
     return c;
 }
 
-/* Unit 0's resident weights in two parts (conv_emit.c, resident_weights): dense dX rows go as
+/* Unit 0's resident weights in two parts (conv_unit.c, npu_cx_resident_weights): dense dX rows go as
  * flat runs of long bursts (not one short burst per (tap, f) row), and only the first taps are
  * in the load group the first LDW waits for (the rest come in a second group with its own l2e,
  * popped later); the program passes check_plan (ranges, bytes, no deadlock at any depth). */
