@@ -40,23 +40,15 @@ static void unit_ex(npu_cx_t *x, npu_cx_unit_t *up, int u, npu_pb_step_t *s, int
     s->push_e2s = s->ex.n - 1;
 }
 
-/* The unit of the last group of band b (bands are consecutive units). */
-static int band_last(const npu_cx_unit_t *up, int U, int band)
-{
-    for (int u = 0; u < U; u++)
-        if (up[u].band == band && up[u].last_grp)
-            return u;
-    return -1;
-}
-
 /* Unit u's step and its waits (conv_emit.h). Every band's L pushes l2e (a SYNC_L when it is
  * empty) and its first group's C pops it; the second part L2 of unit 0's load, when separate, is
  * popped at C's c_split. Without FO: L(b) waits (e2l) for C(b-2), D(b) for the STORE of band
  * b-2 (s2e, the same tile). With FO: D(b) pops FO(b)'s l2e; the last group's C(b) pops the
  * STORE of band b-1 (s2e), and its e2l releases FO(b+1), or else L(b+2). Every band's last C
  * pushes e2l, every STORE s2e (dW: only the last: a pass's taps are stored once, the tile is
- * never reused). */
-static void unit_step(npu_cx_t *x, npu_cx_unit_t *up, npu_pb_step_t *st, int U, int u, int fo)
+ * never reused). band_last[b]: the unit of band b's last group. */
+static void unit_step(npu_cx_t *x, npu_cx_unit_t *up, npu_pb_step_t *st, const int *band_last, int U, int u,
+                      int fo)
 {
     npu_cx_unit_t *cu = &up[u];
     npu_pb_step_t *s = &st[u];
@@ -80,11 +72,11 @@ static void unit_step(npu_cx_t *x, npu_cx_unit_t *up, npu_pb_step_t *st, int U, 
     if (fo && d_pop)
         npu_pb_wait(&x->b, s, NPU_PB_L2E, 0, 2, cu->dstart);
     if (!fo && cu->first_grp && cu->band >= 2)
-        npu_pb_wait(&x->b, s, NPU_PB_E2L, band_last(up, U, cu->band - 2), 0, 0);
+        npu_pb_wait(&x->b, s, NPU_PB_E2L, band_last[cu->band - 2], 0, 0);
     if (!fo && cu->tile_wait)
-        npu_pb_wait(&x->b, s, NPU_PB_S2E, band_last(up, U, cu->band - 2), 0, cu->dstart);
+        npu_pb_wait(&x->b, s, NPU_PB_S2E, band_last[cu->band - 2], 0, cu->dstart);
     if (c_pop_s)
-        npu_pb_wait(&x->b, s, NPU_PB_S2E, band_last(up, U, cu->band - 1), 0, 0);
+        npu_pb_wait(&x->b, s, NPU_PB_S2E, band_last[cu->band - 1], 0, 0);
     if (fo && cu->last_grp && cu->nx < U) { /* the next loads wait for this band's waves */
         if (up[cu->nx].FO.n)
             npu_pb_wait(&x->b, &st[cu->nx], NPU_PB_E2L, u, 2, 0);
@@ -142,20 +134,26 @@ static void assemble(npu_cx_t *x, npu_cx_unit_t *up, npu_prog_t *out)
 {
     int U = x->p->units, fo = 0;
     npu_pb_step_t *st = npu_pb_steps(&x->b, U);
-    for (int u = 0; u < U; u++)
+    int *band_last = calloc((size_t)U, sizeof *band_last); /* bands < units */
+    if (!band_last)
+        npu_pb_fail(&x->b, "out of memory");
+    for (int u = 0; u < U && band_last; u++) {
         fo |= up[u].FO.n > 0;
+        if (up[u].last_grp)
+            band_last[up[u].band] = u;
+    }
     for (int u = U - 1; u >= 0; u--) { /* the first units of the next two bands */
         up[u].nx = u + 1 < U && !up[u + 1].first_grp ? up[u + 1].nx : u + 1;
         up[u].n2 = up[u].nx < U ? up[up[u].nx].nx : U;
     }
-    for (int u = 0; u < U && st; u++) {
+    for (int u = 0; u < U && st && band_last; u++) {
         npu_cx_unit_t *cu = &up[u];
         if (!(cu->L2.n && !fo && cu->c_split > 1)) {
             npu_pb_copy(&x->b, &cu->L, cu->L2.insn, cu->L2.n);
             cu->L2.n = 0;
         }
         npu_pb_context(&x->b, "unit %d", u);
-        unit_step(x, up, st, U, u, fo);
+        unit_step(x, up, st, band_last, U, u, fo);
     }
     if (st && !x->b.err)
         npu_pb_stitch(&x->b, st, U);
@@ -163,6 +161,7 @@ static void assemble(npu_cx_t *x, npu_cx_unit_t *up, npu_prog_t *out)
     for (int u = 0; u < U && st && !x->b.err; u++)
         unit_order(x, up, st, U, u, fo, out);
     npu_pb_steps_free(st, U);
+    free(band_last);
 }
 
 static void unit_free(npu_cx_unit_t *u)
