@@ -94,17 +94,25 @@ Test(prog_builder, first_and_last_op)
     npu_prog_free(&l);
 }
 
-/* Three steps, each one LOAD-queue, two EXEC and one STORE instruction; step i's loads wait for
- * step i-1's EXEC, its EXEC for its loads, its second EXEC instruction for the STORE of step
- * i-1, its STORE for its EXEC. */
-static npu_pb_step_t *chain(npu_pb_t *b, int n)
+/* n steps of one LOAD-queue, nex EXEC and one STORE instruction each (SYNCs), no waits. */
+static npu_pb_step_t *bare_steps(npu_pb_t *b, int n, int nex)
 {
     npu_pb_step_t *s = npu_pb_steps(b, n);
     cr_assert_not_null(s);
     for (int i = 0; i < n; i++) {
         syncs(b, &s[i].ld[0], NPU_OP_SYNC_L, 1);
-        syncs(b, &s[i].ex, NPU_OP_SYNC_E, 2);
+        syncs(b, &s[i].ex, NPU_OP_SYNC_E, nex);
         syncs(b, &s[i].st, NPU_OP_SYNC_S, 1);
+    }
+    return s;
+}
+
+/* n steps of two EXEC instructions; step i's loads wait for step i-1's EXEC, its EXEC for its
+ * loads, its second EXEC instruction for the STORE of step i-1, its STORE for its EXEC. */
+static npu_pb_step_t *chain(npu_pb_t *b, int n)
+{
+    npu_pb_step_t *s = bare_steps(b, n, 2);
+    for (int i = 0; i < n; i++) {
         s[i].push_e2l = 0;
         s[i].push_e2s = 1;
         npu_pb_wait(b, &s[i], NPU_PB_L2E, 0, 0, 0);
@@ -140,12 +148,7 @@ Test(prog_builder, implied_waits_are_dropped_and_free_pushes_made)
     npu_cfg_t c = test_cfg(2);
     npu_pb_t b;
     npu_pb_init(&b, &c);
-    npu_pb_step_t *s = npu_pb_steps(&b, 4);
-    for (int i = 0; i < 4; i++) {
-        syncs(&b, &s[i].ld[0], NPU_OP_SYNC_L, 1);
-        syncs(&b, &s[i].ex, NPU_OP_SYNC_E, 1);
-        syncs(&b, &s[i].st, NPU_OP_SYNC_S, 1);
-    }
+    npu_pb_step_t *s = bare_steps(&b, 4, 1);
     npu_pb_wait(&b, &s[2], NPU_PB_E2L, 1, 0, 0);
     npu_pb_wait(&b, &s[3], NPU_PB_E2L, 0, 0, 0); /* implied: step 1's EXEC completed after step 0's */
     s[3].free = 1u << NPU_PB_E2L | 1u << NPU_PB_S2E;
