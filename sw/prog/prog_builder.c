@@ -51,6 +51,8 @@ size_t npu_pb_put(npu_pb_t *b, npu_prog_t *l, int rc, const npu_insn_t *in, unsi
         npu_pb_fail(b, "a field does not fit its encoding");
         return 0;
     }
+    if (!l->cap && (l->insn = malloc(8 * sizeof *l->insn)) != NULL)
+        l->cap = 8; /* a step's groups are short: npu_prog_push would reserve 256 */
     w = *in;
     npu_insn_tok(&w, tok);
     if (npu_prog_push(l, &w) != 0)
@@ -170,12 +172,29 @@ void npu_pb_link(npu_pb_t *b, int chan, npu_prog_t *prod, size_t pi, npu_prog_t 
     tok(b, cons, ci, chan_pop[chan], chan_name[chan]);
 }
 
+/* The steps a stitching pass sees: the whole graph (ring 0) or the stream's ring, where step k
+ * is slot k % ring and only steps from lo on are still there. */
+typedef struct stepv {
+    npu_pb_step_t *s;
+    long ring, lo;
+} stepv_t;
+
+static npu_pb_step_t *step_at(const stepv_t *v, long k)
+{
+    if (k < v->lo)
+        return NULL;
+    return &v->s[v->ring ? k % v->ring : k];
+}
+
 /* One wait of step i: the consumer pops, the producer pushes; e2l and s2e waits implied by an
  * earlier one on the same channel are dropped (waited[]: the last producer step waited for). */
-static void stitch_wait(npu_pb_t *b, npu_pb_step_t *s, long i, const npu_pb_wait_t *w, long *waited)
+static void stitch_wait(npu_pb_t *b, const stepv_t *v, long i, const npu_pb_wait_t *w, long *waited)
 {
-    npu_pb_step_t *c = &s[i], *p = w->from >= 0 && w->from <= i ? &s[w->from] : NULL;
+    npu_pb_step_t *c = step_at(v, i), *p = w->from >= 0 && w->from <= i ? step_at(v, w->from) : NULL;
     int grp_ok = w->grp >= 0 && w->grp < NPU_PB_LOADS;
+    int implied = (w->chan == NPU_PB_E2L || w->chan == NPU_PB_S2E) && w->from <= waited[w->chan];
+    if (implied && w->from >= 0 && (w->chan != NPU_PB_E2L || (grp_ok && w->from < i)))
+        return;
     switch (w->chan) {
     case NPU_PB_L2E:
         if (!grp_ok)
@@ -188,18 +207,14 @@ static void stitch_wait(npu_pb_t *b, npu_pb_step_t *s, long i, const npu_pb_wait
     case NPU_PB_E2L:
         if (!grp_ok || !p || w->from == i)
             break;
-        if (w->from > waited[NPU_PB_E2L]) {
-            npu_pb_link(b, NPU_PB_E2L, &p->ex, p->push_e2l, &c->ld[w->grp], 0);
-            waited[NPU_PB_E2L] = w->from;
-        }
+        npu_pb_link(b, NPU_PB_E2L, &p->ex, p->push_e2l, &c->ld[w->grp], 0);
+        waited[NPU_PB_E2L] = w->from;
         return;
     case NPU_PB_S2E:
         if (!p)
             break;
-        if (w->from > waited[NPU_PB_S2E]) {
-            npu_pb_link(b, NPU_PB_S2E, &p->st, p->st.n - 1, &c->ex, w->at);
-            waited[NPU_PB_S2E] = w->from;
-        }
+        npu_pb_link(b, NPU_PB_S2E, &p->st, p->st.n - 1, &c->ex, w->at);
+        waited[NPU_PB_S2E] = w->from;
         return;
     default:
         break;
@@ -207,18 +222,25 @@ static void stitch_wait(npu_pb_t *b, npu_pb_step_t *s, long i, const npu_pb_wait
     npu_pb_fail(b, "bad wait (channel %d, from step %ld, group %d)", w->chan, w->from, w->grp);
 }
 
+/* The waits and free pushes of step i. */
+static void stitch_step(npu_pb_t *b, const stepv_t *v, long i, long *waited)
+{
+    npu_pb_step_t *c = step_at(v, i);
+    npu_pb_context(b, "token stitching, step %ld", i);
+    for (int j = 0; j < c->nwait; j++)
+        stitch_wait(b, v, i, &c->wait[j], waited);
+    if (c->free >> NPU_PB_E2L & 1u)
+        tok(b, &c->ex, c->push_e2l, NPU_TOK_PUSH_PREV, "e2l");
+    if (c->free >> NPU_PB_S2E & 1u)
+        tok(b, &c->st, c->st.n - 1, NPU_TOK_PUSH_PREV, "s2e");
+}
+
 void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n)
 {
     long waited[NPU_PB_NCHAN] = {-1, -1, -1, -1};
-    for (long i = 0; i < n && !b->err; i++) {
-        npu_pb_context(b, "token stitching, step %ld", i);
-        for (int j = 0; j < s[i].nwait; j++)
-            stitch_wait(b, s, i, &s[i].wait[j], waited);
-        if (s[i].free >> NPU_PB_E2L & 1u)
-            tok(b, &s[i].ex, s[i].push_e2l, NPU_TOK_PUSH_PREV, "e2l");
-        if (s[i].free >> NPU_PB_S2E & 1u)
-            tok(b, &s[i].st, s[i].st.n - 1, NPU_TOK_PUSH_PREV, "s2e");
-    }
+    stepv_t v = {s, 0, 0};
+    for (long i = 0; i < n && !b->err; i++)
+        stitch_step(b, &v, i, waited);
 }
 
 static void copy_loads(npu_pb_t *b, const npu_pb_step_t *s, npu_prog_t *out)
@@ -227,20 +249,103 @@ static void copy_loads(npu_pb_t *b, const npu_pb_step_t *s, npu_prog_t *out)
         npu_pb_copy(b, out, s->ld[g].insn, s->ld[g].n);
 }
 
+/* Program position i: the loads of step i + ahead (la, NULL past the end) before step i's EXEC,
+ * or after its STOREs, and step i's EXEC and STOREs. */
+static void order_at(npu_pb_t *b, const npu_pb_step_t *cur, const npu_pb_step_t *la, int loads_after,
+                     npu_prog_t *out)
+{
+    if (la && !loads_after)
+        copy_loads(b, la, out);
+    npu_pb_copy(b, out, cur->ex.insn, cur->ex.n);
+    npu_pb_copy(b, out, cur->st.insn, cur->st.n);
+    if (la && loads_after)
+        copy_loads(b, la, out);
+}
+
 void npu_pb_order(npu_pb_t *b, const npu_pb_step_t *s, long n, long ahead, int loads_after,
                   npu_prog_t *out)
 {
     npu_pb_context(b, "program order");
     for (long i = 0; i < ahead && i < n; i++)
         copy_loads(b, &s[i], out);
-    for (long i = 0; i < n && !b->err; i++) {
-        if (!loads_after && i + ahead < n)
-            copy_loads(b, &s[i + ahead], out);
-        npu_pb_copy(b, out, s[i].ex.insn, s[i].ex.n);
-        npu_pb_copy(b, out, s[i].st.insn, s[i].st.n);
-        if (loads_after && i + ahead < n)
-            copy_loads(b, &s[i + ahead], out);
+    for (long i = 0; i < n && !b->err; i++)
+        order_at(b, &s[i], i + ahead < n ? &s[i + ahead] : NULL, loads_after, out);
+}
+
+/* ---- the step graph as a stream ------------------------------------------------------------ */
+
+int npu_pb_stream_init(npu_pb_t *b, npu_pb_stream_t *st, long span, long ahead, int loads_after,
+                       npu_prog_t *out)
+{
+    memset(st, 0, sizeof *st);
+    st->span = span > 0 ? span : 0;
+    st->ahead = ahead > 0 ? ahead : 0;
+    st->loads_after = loads_after;
+    st->out = out;
+    st->ring_n = st->span + st->ahead + 1;
+    for (int c = 0; c < NPU_PB_NCHAN; c++)
+        st->waited[c] = -1;
+    st->ring = npu_pb_steps(b, st->ring_n);
+    return st->ring ? 0 : -1;
+}
+
+npu_pb_step_t *npu_pb_stream_step(npu_pb_stream_t *st)
+{
+    npu_pb_step_t *s;
+    if (!st->ring)
+        return NULL;
+    s = &st->ring[st->built % st->ring_n];
+    for (int g = 0; g < NPU_PB_LOADS; g++)
+        s->ld[g].n = 0; /* a recycled slot keeps its arrays */
+    s->ex.n = s->st.n = 0;
+    s->nwait = 0;
+    s->push_e2l = s->push_e2s = 0;
+    s->free = 0;
+    return s;
+}
+
+/* Emits the program positions whose steps no later wait can change any more: position i needs
+ * steps i and i + ahead final, and step k is final once step k + span is stitched (n: the steps
+ * of a finished stream, else -1). */
+static void stream_emit(npu_pb_t *b, npu_pb_stream_t *st, long n)
+{
+    stepv_t v = {st->ring, st->ring_n, 0};
+    long final = n >= 0 ? n - 1 : st->built - 1 - st->span;
+    npu_pb_context(b, "program order");
+    for (; st->next < (n >= 0 ? n : st->built) && (n >= 0 || st->next + st->ahead <= final) && !b->err;
+         st->next++) {
+        long la = st->next + st->ahead;
+        if (st->next == 0)
+            for (long k = 0; k < st->ahead && k <= final; k++)
+                copy_loads(b, step_at(&v, k), st->out);
+        order_at(b, step_at(&v, st->next), la <= final ? step_at(&v, la) : NULL, st->loads_after, st->out);
     }
+}
+
+void npu_pb_stream_commit(npu_pb_t *b, npu_pb_stream_t *st)
+{
+    stepv_t v = {st->ring, st->ring_n, st->built - st->span};
+    for (int j = 0; j < st->ring[st->built % st->ring_n].nwait; j++) {
+        const npu_pb_wait_t *w = &st->ring[st->built % st->ring_n].wait[j];
+        if (w->from < st->built - st->span && w->from > st->waited[w->chan] &&
+            (w->chan == NPU_PB_E2L || w->chan == NPU_PB_S2E))
+            npu_pb_fail(b, "step %ld waits for step %ld, further back than the stream's span %ld", st->built,
+                        w->from, st->span);
+    }
+    if (!b->err)
+        stitch_step(b, &v, st->built, st->waited);
+    st->built++;
+    if (!b->err)
+        stream_emit(b, st, -1);
+}
+
+int npu_pb_stream_end(npu_pb_t *b, npu_pb_stream_t *st)
+{
+    if (st->ring && !b->err)
+        stream_emit(b, st, st->built);
+    npu_pb_steps_free(st->ring, st->ring_n);
+    st->ring = NULL;
+    return b->err ? -1 : 0;
 }
 
 void npu_pb_spread(npu_pb_t *b, npu_prog_t *out, const npu_insn_t *l, size_t nl, const npu_insn_t *c,

@@ -118,6 +118,25 @@ void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n);
  * STOREs), its EXEC, its STOREs; appended to out. */
 void npu_pb_order(npu_pb_t *b, const npu_pb_step_t *s, long n, long ahead, int loads_after,
                   npu_prog_t *out);
+/* The step graph as a stream, for programs too long to hold as a graph: the steps are built in
+ * order into a ring and stitched as they are committed; a program position is emitted as soon as
+ * no later wait can change its steps. span: the farthest back (in steps) any wait reaches (the
+ * ring holds span + ahead + 1 steps); ahead, loads_after: as npu_pb_order. */
+typedef struct npu_pb_stream {
+    npu_pb_step_t *ring;
+    long ring_n, span, ahead, built, next; /* next: the next program position to emit */
+    int loads_after;
+    long waited[NPU_PB_NCHAN];
+    npu_prog_t *out;
+} npu_pb_stream_t;
+int npu_pb_stream_init(npu_pb_t *b, npu_pb_stream_t *st, long span, long ahead, int loads_after,
+                       npu_prog_t *out);
+/* The next step (index st->built), empty; build it, then commit it. */
+npu_pb_step_t *npu_pb_stream_step(npu_pb_stream_t *st);
+void npu_pb_stream_commit(npu_pb_t *b, npu_pb_stream_t *st);
+/* Emits the rest of the program and frees the ring. 0, or -1 after a failure. */
+int npu_pb_stream_end(npu_pb_t *b, npu_pb_stream_t *st);
+
 /* Appends l[0..nl) spread over c[0..nc): one of l, then k of c (k = nc / (2 nl), at least 1),
  * until l is done, then the rest of c. The fetcher dispatches in program order, so a block of
  * loads longer than the LOAD queue ahead of compute would hold the compute until most of them

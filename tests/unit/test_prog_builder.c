@@ -109,19 +109,23 @@ static npu_pb_step_t *bare_steps(npu_pb_t *b, int n, int nex)
 
 /* n steps of two EXEC instructions; step i's loads wait for step i-1's EXEC, its EXEC for its
  * loads, its second EXEC instruction for the STORE of step i-1, its STORE for its EXEC. */
+static void chain_waits(npu_pb_t *b, npu_pb_step_t *s, int i)
+{
+    s->push_e2l = 0;
+    s->push_e2s = 1;
+    npu_pb_wait(b, s, NPU_PB_L2E, 0, 0, 0);
+    if (i > 0) {
+        npu_pb_wait(b, s, NPU_PB_E2L, i - 1, 0, 0);
+        npu_pb_wait(b, s, NPU_PB_S2E, i - 1, 0, 1);
+    }
+    npu_pb_wait(b, s, NPU_PB_E2S, 0, 0, 0);
+}
+
 static npu_pb_step_t *chain(npu_pb_t *b, int n)
 {
     npu_pb_step_t *s = bare_steps(b, n, 2);
-    for (int i = 0; i < n; i++) {
-        s[i].push_e2l = 0;
-        s[i].push_e2s = 1;
-        npu_pb_wait(b, &s[i], NPU_PB_L2E, 0, 0, 0);
-        if (i > 0) {
-            npu_pb_wait(b, &s[i], NPU_PB_E2L, i - 1, 0, 0);
-            npu_pb_wait(b, &s[i], NPU_PB_S2E, i - 1, 0, 1);
-        }
-        npu_pb_wait(b, &s[i], NPU_PB_E2S, 0, 0, 0);
-    }
+    for (int i = 0; i < n; i++)
+        chain_waits(b, &s[i], i);
     return s;
 }
 
@@ -267,4 +271,52 @@ Test(prog_builder, or_sync_fills_only_an_empty_group)
     cr_assert_eq(l.n, 1u);
     cr_assert_eq(npu_insn_op(&l.insn[0]), (unsigned)NPU_OP_SYNC_L);
     npu_prog_free(&l);
+}
+
+/* The stream gives the program of the whole graph, token for token, with a ring of span + ahead
+ * + 1 steps; a wait further back than the span fails. */
+Test(prog_builder, stream_equals_graph)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_pb_t b;
+    npu_prog_t g, out;
+    npu_pb_stream_t st;
+    npu_prog_init(&g);
+    npu_prog_init(&out);
+    for (int after = 0; after < 2; after++)
+        for (long ahead = 0; ahead < 4; ahead++) {
+            npu_pb_init(&b, &c);
+            npu_pb_step_t *s = chain(&b, 7);
+            npu_pb_stitch(&b, s, 7);
+            g.n = out.n = 0;
+            npu_pb_order(&b, s, 7, ahead, after, &g);
+            npu_pb_steps_free(s, 7);
+            cr_assert_eq(npu_pb_stream_init(&b, &st, 1, ahead, after, &out), 0);
+            for (int i = 0; i < 7; i++) {
+                npu_pb_step_t *x = npu_pb_stream_step(&st);
+                syncs(&b, &x->ld[0], NPU_OP_SYNC_L, 1);
+                syncs(&b, &x->ex, NPU_OP_SYNC_E, 2);
+                syncs(&b, &x->st, NPU_OP_SYNC_S, 1);
+                chain_waits(&b, x, i);
+                npu_pb_stream_commit(&b, &st);
+            }
+            cr_assert_eq(npu_pb_stream_end(&b, &st), 0, "%s", b.why);
+            cr_assert_eq(out.n, g.n);
+            cr_assert(!memcmp(out.insn, g.insn, g.n * sizeof *g.insn), "ahead %ld after %d", ahead, after);
+        }
+    npu_pb_init(&b, &c);
+    out.n = 0;
+    cr_assert_eq(npu_pb_stream_init(&b, &st, 1, 1, 0, &out), 0);
+    for (int i = 0; i < 4; i++) {
+        npu_pb_step_t *x = npu_pb_stream_step(&st);
+        syncs(&b, &x->ld[0], NPU_OP_SYNC_L, 1);
+        syncs(&b, &x->ex, NPU_OP_SYNC_E, 1);
+        if (i == 3)
+            npu_pb_wait(&b, x, NPU_PB_E2L, 0, 0, 0);
+        npu_pb_stream_commit(&b, &st);
+    }
+    cr_assert_eq(npu_pb_stream_end(&b, &st), -1);
+    cr_assert(strstr(b.why, "further back") != NULL, "%s", b.why);
+    npu_prog_free(&g);
+    npu_prog_free(&out);
 }

@@ -19,12 +19,14 @@ void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int
 }
 
 /* One step of the program per K chunk g (prog_builder.h): its loads, its LDW/WAVEs and, at the
- * tile's last chunk, the tile's DRAINs and STORE. */
+ * tile's last chunk, the tile's DRAINs and STORE. A GEMM can have millions of chunks, so the
+ * steps stream through a ring (npu_pb_stream_*); s: the step being built. */
 typedef struct emitter {
     npu_pb_t b;
     const npu_cfg_t *cfg;
     const npu_gemm_plan_t *p;
     const npu_gemm_args_t *a;
+    npu_pb_stream_t st;
     npu_pb_step_t *s;
 } emitter_t;
 
@@ -62,7 +64,7 @@ static void emit_loads(emitter_t *e, int g)
     chunk_t ch = chunk_at(p, g);
     unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
     uint64_t B = e->b.B;
-    npu_prog_t *l = &e->s[g].ld[0];
+    npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
     if (!a->transA)
@@ -156,7 +158,7 @@ static void emit_exec(emitter_t *e, int g)
     unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
     int nw = kblocks * nblocks;
-    npu_prog_t *l = &e->s[g].ex;
+    npu_prog_t *l = &e->s->ex;
     npu_insn_t in;
     for (int i = 0; i < nw; i++) {
         int b = block_at(e, g, i, kblocks, nblocks), kb = b / nblocks, j = b % nblocks;
@@ -224,9 +226,9 @@ static void emit_drain_store(emitter_t *e, int g)
     for (int jj = 0; jj < nblocks; jj++) {
         int j = a->modes == NPU_EMIT_FLEXSA ? block_at(e, g, nw - nblocks + jj, kblocks, nblocks) % nblocks
                                             : jj;
-        emit_drain_block(e, &e->s[g].ex, &ch, j, cs, stride);
+        emit_drain_block(e, &e->s->ex, &ch, j, cs, stride);
     }
-    npu_pb_put(&e->b, &e->s[g].st,
+    npu_pb_put(&e->b, &e->s->st,
                npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
                              npu_pb_dram(&e->b, a->c + (uint64_t)ch.m0 * a->pitch_c * e->b.B + 4ull * ch.n0),
                              cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c),
@@ -240,7 +242,7 @@ static void emit_drain_store(emitter_t *e, int g)
 static void emit_chunk(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
-    npu_pb_step_t *s = &e->s[g];
+    npu_pb_step_t *s = e->s = npu_pb_stream_step(&e->st);
     chunk_t ch = chunk_at(p, g);
     npu_pb_context(&e->b, "chunk %d (tile %d)", g, ch.t);
     emit_loads(e, g);
@@ -287,18 +289,17 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
     if (region_rows(&e) * (unsigned)plan->nb > (unsigned)cfg->obuf_rows)
         return -1;
     total = plan->m_tiles * plan->n_tiles * plan->k_chunks;
-    e.s = npu_pb_steps(&e.b, total);
-    for (int g = 0; g < total && !e.b.err; g++)
-        emit_chunk(&e, g);
-    npu_pb_stitch(&e.b, e.s, total);
     /* Loads run `ahead` chunks ahead in program order: LOAD(g+2) waits in the LOAD queue for
      * EXEC(g) to free its buffer and starts the moment it does, so it has the whole of EXEC(g+1)
      * to arrive. (One chunk ahead, LOAD(g+2) would be fetched only when EXEC(g+1) is almost
-     * done, because the fetcher sits on the full EXEC queue.) */
-    if (!e.b.err)
-        npu_pb_order(&e.b, e.s, total, npu_gemm_lookahead(cfg), 0, out);
-    npu_pb_steps_free(e.s, total);
-    return npu_pb_finish(&e.b, NULL, 0);
+     * done, because the fetcher sits on the full EXEC queue.) The farthest wait: a tile's
+     * DRAINs for the STORE two tiles back. */
+    if (npu_pb_stream_init(&e.b, &e.st, 2L * plan->k_chunks, npu_gemm_lookahead(cfg), 0, out) == 0)
+        for (int g = 0; g < total && !e.b.err; g++) {
+            emit_chunk(&e, g);
+            npu_pb_stream_commit(&e.b, &e.st);
+        }
+    return npu_pb_stream_end(&e.b, &e.st);
 }
 
 size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
