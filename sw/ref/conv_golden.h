@@ -66,9 +66,6 @@ typedef struct npu_conv_macs {
     uint64_t total, zero, useful;      /* useful = total - zero */
 } npu_conv_macs_t;
 
-enum { NPU_CONV_FWD = 0, NPU_CONV_DX = 1, NPU_CONV_DW = 2 };          /* kernels fwd/dx/dw */
-enum { NPU_CONV_ZEROPAD = 0, NPU_CONV_ECOFLOW = 1 };                 /* backward dataflows */
-
 /*
  * MAC counts of a kernel under a dataflow, by formula (1-D counts multiplied; no loop over pixels
  * x channels). With P = batch*F*C (depthwise batch*C) and the 1-D counts

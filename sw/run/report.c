@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hw/isa.h"
+#include "prog/prog_locate.h"
 
 static const char *const cnt_names[] = {
 #define X(n, t) #n,

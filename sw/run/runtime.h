@@ -14,6 +14,7 @@
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
 #include "npu_sim.h"
+#include "prog/prog_expect.h"
 
 /* ---- names from the X-macros ---- */
 const char *npu_error_name(unsigned code); /* "DEADLOCK"; NULL if unknown */

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compile/gemm/gemm_emit.h"
 #include "hw/isa.h"
 #include "npu_params.h"
+#include "prog/prog_expect.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "npu_params.h" /* NPU_CFG_INIT of this build */
+#include "prog/prog_locate.h"
 #include "ref/golden.h"
 #include "run/report.h"
 #include "run/runtime.h"

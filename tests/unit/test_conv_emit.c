@@ -137,6 +137,18 @@ static void random_layers(int S, uint64_t seed, int count)
 Test(conv_fake, random_s2) { random_layers(2, 5, 80); }
 Test(conv_fake, random_s8) { random_layers(8, 6, 40); }
 
+/* A dW unit whose X rows meet no dY row but hold an early group (the drains and stores of the
+ * regions that finish before the pass's last row): the group is emitted although the unit has no
+ * waves (it was dropped once, leaving 48 dW elements unwritten). */
+Test(conv_fake, dw_unit_without_waves)
+{
+    npu_cfg_t cfg = test_cfg(2);
+    npu_conv_t c = conv_layer_of(1, 6, 7, 1, 6, 7, 6, 1, 3, 1);
+    npu_conv_plan_opts_t o = {2, 1};
+    c.depthwise = 1;
+    conv_check(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, &o, 27);
+}
+
 /* The issue's geometry at a small scale: ResNet-50 CONV3-like 3x3 s2 (57 -> 28 scaled to 15 -> 7)
  * and an 11x11 s4 AlexNet CONV1-like layer, all kernels and dataflows. */
 Test(conv_fake, paper_geometries)
@@ -388,7 +400,7 @@ static npu_cfg_t medium_cfg(void)
     return c;
 }
 
-/* Unit 0's resident weights in two parts (conv_emit.c, resident_weights): dense dX rows go as
+/* Unit 0's resident weights in two parts (conv_unit.c, npu_cx_resident_weights): dense dX rows go as
  * flat runs of long bursts (not one short burst per (tap, f) row), and only the first taps are
  * in the load group the first LDW waits for (the rest come in a second group with its own l2e,
  * popped later); the program passes check_plan (ranges, bytes, no deadlock at any depth). */

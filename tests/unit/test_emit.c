@@ -6,6 +6,7 @@
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "hw/isa.h"
+#include "prog/prog_locate.h"
 #include "queue_machine.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"

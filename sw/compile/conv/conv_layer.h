@@ -24,6 +24,11 @@
 
 #define NPU_CONV_MAX_DIM 4096 /* every field of a legal layer is <= this */
 
+/* The kernels of a layer and the dataflows of its backward kernels (docs/conv.md): names shared
+ * by the planner, the emitter, the golden models and the drivers. */
+enum { NPU_CONV_FWD = 0, NPU_CONV_DX = 1, NPU_CONV_DW = 2 };          /* kernels fwd/dx/dw */
+enum { NPU_CONV_ZEROPAD = 0, NPU_CONV_ECOFLOW = 1 };                 /* backward dataflows */
+
 typedef struct npu_conv {
     int batch;          /* images N */
     int C, H, W;        /* input channels, height, width */

@@ -406,22 +406,12 @@ static int fail(char *msg, size_t n, const char *why)
     return -1;
 }
 
-int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                  const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n)
+/* The geometry of kernel x dataflow of layer c: sizes, words per pixel, output pitch, the
+ * coordinates of the dY the kernel reads (v*), padding, the rows to band. Returns the OBUF rows
+ * of one output row (0 for dW). */
+static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_plan_t *p)
 {
-    npu_conv_plan_opts_t o0;
-    int row_len, best = 0;
-    char why[200];
-    memset(p, 0, sizeof *p);
-    if (!opts) {
-        memset(&o0, 0, sizeof o0);
-        opts = &o0;
-    }
-    if (npu_conv_check(c, why, sizeof why) != 0)
-        return fail(msg, n, why);
-    if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
-        dataflow > NPU_CONV_ECOFLOW)
-        return fail(msg, n, "unknown kernel or dataflow");
+    int row_len = 0;
     p->c = *c;
     p->kernel = kernel;
     p->dataflow = dataflow;
@@ -455,7 +445,7 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         p->rows = c->H;
         p->nblk = p->cw;
         p->ZW = c->W + (c->KW - 1) * c->dil;
-        /* ecoflow: tile rows of ceil(W/s)*s pixels (conv_emit.c, unit_dx_ecoflow) */
+        /* ecoflow: tile rows of ceil(W/s)*s pixels (conv_fwd_dx.c, npu_cx_unit_dx_ecoflow) */
         row_len = dataflow == NPU_CONV_ECOFLOW ? (c->W + c->stride - 1) / c->stride * c->stride : c->W;
         p->row_pitch = row_len;
         break;
@@ -468,112 +458,130 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
             p->P = c->pad;
         }
         p->owj = (p->vOW + p->L - 1) / p->L;
-        row_len = 0;
         break;
     }
     p->PH = c->H + 2 * p->P;
     p->PW = c->W + 2 * p->P;
     if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
         p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
+    return row_len;
+}
 
-    if (kernel == NPU_CONV_DW) {
-        /* regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over
-         * the whole input; more regions than fit: several passes (the input streamed again) */
-        int nreg = p->T * p->cw;
-        int *pass_of = malloc(sizeof *pass_of * (size_t)nreg);
-        unsigned *row_of = malloc(sizeof *row_of * (size_t)nreg);
-        if (!pass_of || !row_of) {
-            free(pass_of);
-            free(row_of);
-            return fail(msg, n, "out of memory");
-        }
-        p->dw_obuf_rows = cfg->obuf_rows;
-        p->dw_passes = npu_conv_dw_layout(p, cfg->obuf_rows, pass_of, row_of);
+/* Sets bands of R rows (the rows split evenly). */
+static void set_bands(npu_conv_plan_t *p, int R)
+{
+    p->nbands = (p->rows + R - 1) / R;
+    p->R = (p->rows + p->nbands - 1) / p->nbands;
+}
+
+/* dW: regions (c-block, tap) of F rows, resident in the OBUF (both halves) for a pass over the
+ * whole input; more regions than fit: several passes (the input streamed again). Then the
+ * tallest bands that fit the SPM. 1 when some fit, 0 when none, -1 with the reason. */
+static int plan_dw_bands(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg,
+                         size_t n)
+{
+    int nreg = p->T * p->cw, rmax = p->rows;
+    int *pass_of = malloc(sizeof *pass_of * (size_t)nreg);
+    unsigned *row_of = malloc(sizeof *row_of * (size_t)nreg);
+    if (!pass_of || !row_of) {
         free(pass_of);
         free(row_of);
-        if (p->dw_passes < 1)
-            return fail(msg, n, "dW: the F rows of a (c-block, tap) region do not fit an OBUF half");
-        p->nblk = p->ngroups = p->dw_passes;
-        int rmax = p->rows;
+        return fail(msg, n, "out of memory");
+    }
+    p->dw_obuf_rows = cfg->obuf_rows;
+    p->dw_passes = npu_conv_dw_layout(p, cfg->obuf_rows, pass_of, row_of);
+    free(pass_of);
+    free(row_of);
+    if (p->dw_passes < 1)
+        return fail(msg, n, "dW: the F rows of a (c-block, tap) region do not fit an OBUF half");
+    p->nblk = p->ngroups = p->dw_passes;
+    if (opts->max_band_rows > 0)
+        rmax = imin(rmax, opts->max_band_rows);
+    for (int R = rmax; R >= 1; R--) {
+        set_bands(p, R);
+        if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
+            return 1;
+    }
+    return 0;
+}
+
+/* A candidate of the fwd / dX band search: band rows R, blocks per group G, whether its tiles get
+ * enough wave slots, its units and bands. */
+typedef struct band_cand { int R, G, ok, units, bands; } band_cand_t;
+
+/* Block groups per unit G and band rows R (the largest fitting the SPM and an OBUF half for that
+ * G). An LDW reloads a weight bank only after the waves on it left the array (about 4S cycles)
+ * and then shifts for S, so with two banks a tile needs >= ~5S + 8 injection slots of waves or
+ * the array waits (measured on the RTL): among the G whose bands give that, the fewest units
+ * (per-unit overheads), then the fewest bands (halo rows re-loaded per band); none reaching it:
+ * the tallest bands. Returns the choice (R 0: none fits). */
+static band_cand_t plan_band_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p,
+                                    int row_len, int gmax)
+{
+    band_cand_t best = {0, 0, 0, 0, 0};
+    for (int G = gmax; G >= 1; G--) {
+        int ng = (p->nblk + G - 1) / G, g = (p->nblk + ng - 1) / ng, fitR = 0;
+        int rmax = imin(p->rows, cfg->obuf_rows / (g * row_len));
         if (opts->max_band_rows > 0)
             rmax = imin(rmax, opts->max_band_rows);
-        for (int R = rmax; R >= 1 && !best; R--) {
-            p->nbands = (p->rows + R - 1) / R;
-            p->R = (p->rows + p->nbands - 1) / p->nbands;
+        for (int R = rmax; R >= 1 && !fitR; R--) {
+            p->ngroups = ng;
+            p->G = g;
+            set_bands(p, R);
             if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
-                best = 1;
+                fitR = p->R;
         }
-    } else {
-        int gmax = cfg->obuf_rows / row_len;
-        if (gmax < 1) {
-            snprintf(why, sizeof why, "an output row of %d pixels does not fit an OBUF half (%d rows)",
-                     row_len, cfg->obuf_rows);
-            return fail(msg, n, why);
-        }
-        gmax = imin(gmax, p->nblk);
-        if (opts->max_blocks > 0)
-            gmax = imin(gmax, opts->max_blocks);
-        /* Block groups per unit G and band rows R (the largest fitting the SPM and an OBUF half
-         * for that G). An LDW reloads a weight bank only after the waves on it left the array
-         * (about 4S cycles) and then shifts for S, so with two banks a tile needs >= ~5S + 8
-         * injection slots of waves or the array waits (measured on the RTL): among the G whose
-         * bands give that, the fewest units (per-unit overheads), then the fewest bands (halo
-         * rows re-loaded per band); none reaching it: the tallest bands. */
-        int cR = 0, cG = 0, cOk = 0, cUnits = 0, cBands = 0;
-        for (int G = gmax; G >= 1; G--) {
-            int ng = (p->nblk + G - 1) / G, g = (p->nblk + ng - 1) / ng, fitR = 0;
-            int rmax = imin(p->rows, cfg->obuf_rows / (g * row_len));
-            if (opts->max_band_rows > 0)
-                rmax = imin(rmax, opts->max_band_rows);
-            for (int R = rmax; R >= 1 && !fitR; R--) {
-                p->ngroups = ng;
-                p->G = g;
-                p->nbands = (p->rows + R - 1) / R;
-                p->R = (p->rows + p->nbands - 1) / p->nbands;
-                if (spm_need(p) <= (uint64_t)npu_cfg_spm_words(cfg))
-                    fitR = p->R;
-            }
-            if (!fitR)
-                continue;
-            double slots = kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW
-                               ? (double)fitR * (double)row_len / ((double)c->stride * (double)c->stride)
-                               : (double)fitR * (double)row_len;
-            int ok = slots >= 5.0 * cfg->s + 8.0, nb = (p->rows + fitR - 1) / fitR, units = nb * ng;
-            int better = !cR || (ok && !cOk) ||
-                         (ok == cOk && (ok ? (units < cUnits || (units == cUnits && nb < cBands)) : fitR > cR));
-            if (opts->max_blocks > 0 && cR)
-                better = 0; /* forced: the largest G allowed */
-            if (better) {
-                cR = fitR;
-                cG = g;
-                cOk = ok;
-                cUnits = units;
-                cBands = nb;
-            }
-        }
-        if (cR) {
-            best = 1;
-            p->ngroups = (p->nblk + cG - 1) / cG;
-            p->G = (p->nblk + p->ngroups - 1) / p->ngroups;
-            p->nbands = (p->rows + cR - 1) / cR;
-            p->R = (p->rows + p->nbands - 1) / p->nbands;
-        }
-        p->obuf_unit_rows = (unsigned)(p->G * p->R * row_len);
+        if (!fitR)
+            continue;
+        double slots = p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW
+                           ? (double)fitR * (double)row_len / ((double)p->c.stride * (double)p->c.stride)
+                           : (double)fitR * (double)row_len;
+        band_cand_t c = {fitR, g, slots >= 5.0 * cfg->s + 8.0, 0, (p->rows + fitR - 1) / fitR};
+        c.units = c.bands * ng;
+        int better = !best.R || (c.ok && !best.ok) ||
+                     (c.ok == best.ok &&
+                      (c.ok ? (c.units < best.units || (c.units == best.units && c.bands < best.bands)) : fitR > best.R));
+        if (opts->max_blocks > 0 && best.R)
+            better = 0; /* forced: the largest G allowed */
+        if (better)
+            best = c;
     }
-    if (!best) {
-        snprintf(why, sizeof why, "one band of the %s input does not fit the SPM (%d words)",
-                 kernel == NPU_CONV_FWD ? "fwd" : kernel == NPU_CONV_DX ? "dx" : "dw",
-                 npu_cfg_spm_words(cfg));
+    return best;
+}
+
+/* fwd, dX: the block groups and bands (plan_band_search). 1 when some fit, 0 when none, -1 with
+ * the reason. */
+static int plan_bands(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, int row_len,
+                      char *msg, size_t n)
+{
+    int gmax = cfg->obuf_rows / row_len;
+    band_cand_t best;
+    if (gmax < 1) {
+        char why[200];
+        snprintf(why, sizeof why, "an output row of %d pixels does not fit an OBUF half (%d rows)", row_len,
+                 cfg->obuf_rows);
         return fail(msg, n, why);
     }
-    spm_need(p); /* the chosen R and G */
-    if (place(cfg, p) != 0)
-        return fail(msg, n, "the SPM layout does not fit");
-    if (npu_cfg_spm_words(cfg) > 65536)
-        return fail(msg, n, "SPM addresses past 16 bits");
-    p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
+    gmax = imin(gmax, p->nblk);
+    if (opts->max_blocks > 0)
+        gmax = imin(gmax, opts->max_blocks);
+    best = plan_band_search(cfg, opts, p, row_len, gmax);
+    if (best.R) {
+        p->ngroups = (p->nblk + best.G - 1) / best.G;
+        p->G = (p->nblk + p->ngroups - 1) / p->ngroups;
+        set_bands(p, best.R);
+    }
+    p->obuf_unit_rows = (unsigned)(p->G * p->R * row_len);
+    return best.R ? 1 : 0;
+}
 
-    /* DRAM bytes: the plan's, and each tensor once */
+/* DRAM bytes: the plan's (per unit), and the compulsory ones, each of the layer's own tensors once
+ * (dW zeropad: the original dY, not the host's zero-inserted one). */
+static void plan_bytes(npu_conv_plan_t *p)
+{
+    int kernel = p->kernel;
+    unsigned out = kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW;
+    npu_conv_plan_t q;
     for (int u = 0; u < p->units; u++) {
         npu_conv_unit_t un;
         uint64_t rx, rdy, wr;
@@ -587,22 +595,51 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         p->plan_rd[NPU_TAG_W] = npu_conv_tensor_bytes(p, NPU_TAG_W);
     else
         p->plan_wr[NPU_TAG_DW] = npu_conv_tensor_bytes(p, NPU_TAG_DW);
-    {
-        /* compulsory: the layer's own tensors (dW zeropad: the original dY, not the host's
-         * zero-inserted one) */
-        npu_conv_plan_t q = *p;
-        q.vOH = p->OH;
-        q.vOW = p->OW;
-        if (kernel != NPU_CONV_DX)
-            p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
-        if (kernel != NPU_CONV_DW)
-            p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
-        if (kernel != NPU_CONV_FWD)
-            p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
-        p->comp_wr[kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW] =
-            npu_conv_tensor_bytes(&q, kernel == NPU_CONV_FWD ? NPU_TAG_Y
-                                      : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW);
+    q = *p;
+    q.vOH = p->OH;
+    q.vOW = p->OW;
+    if (kernel != NPU_CONV_DX)
+        p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
+    if (kernel != NPU_CONV_DW)
+        p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
+    if (kernel != NPU_CONV_FWD)
+        p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
+    p->comp_wr[out] = npu_conv_tensor_bytes(&q, out);
+}
+
+int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                  const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n)
+{
+    npu_conv_plan_opts_t o0;
+    int row_len, best;
+    char why[200];
+    memset(p, 0, sizeof *p);
+    if (!opts) {
+        memset(&o0, 0, sizeof o0);
+        opts = &o0;
     }
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, why);
+    if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
+        dataflow > NPU_CONV_ECOFLOW)
+        return fail(msg, n, "unknown kernel or dataflow");
+    row_len = plan_geometry(cfg, c, kernel, dataflow, p);
+    best = kernel == NPU_CONV_DW ? plan_dw_bands(cfg, opts, p, msg, n) : plan_bands(cfg, opts, p, row_len, msg, n);
+    if (best < 0)
+        return -1;
+    if (!best) {
+        snprintf(why, sizeof why, "one band of the %s input does not fit the SPM (%d words)",
+                 kernel == NPU_CONV_FWD ? "fwd" : kernel == NPU_CONV_DX ? "dx" : "dw",
+                 npu_cfg_spm_words(cfg));
+        return fail(msg, n, why);
+    }
+    spm_need(p); /* the chosen R and G */
+    if (place(cfg, p) != 0)
+        return fail(msg, n, "the SPM layout does not fit");
+    if (npu_cfg_spm_words(cfg) > 65536)
+        return fail(msg, n, "SPM addresses past 16 bits");
+    p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
+    plan_bytes(p);
     if (n)
         msg[0] = '\0';
     return 0;

@@ -38,7 +38,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
@@ -76,7 +75,7 @@ typedef struct npu_conv_plan {
     unsigned w_base, w_words;      /* stationary weights (fwd, dX), resident */
     unsigned out_base[2], out_words;
     unsigned xoff;                 /* dW: offset of the X plane rows in an input buffer */
-    unsigned scratch;              /* 2 words: target of the token-only DRAIN (conv_emit.c) */
+    unsigned scratch;              /* 2 words: target of the token-only DRAIN / LDWs (conv_emit.c) */
     unsigned spm_used;
     /* OBUF: fwd/dX rows per unit; dW: passes of regions (npu_conv_dw_layout) */
     unsigned obuf_unit_rows;

@@ -1,6 +1,6 @@
 /*
- * gemm_emit.h - instruction emission for a tiled GEMM (FW mode), and the expected counters of
- * any program.
+ * gemm_emit.h - instruction emission for a tiled GEMM (the expected counters of a program:
+ * prog/prog_expect.h; the first-divergence locator: prog/prog_locate.h).
  *
  * Per output tile t (m outer, n inner; OBUF half h = t%2, C staging buffer C_(t%2)), per K
  * chunk with global index g (SPM buffers A_(g%2), B_(g%2)):
@@ -70,55 +70,5 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
  * the length does not depend on the DRAM addresses). 0 if the emission fails. */
 size_t npu_gemm_emit_len(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan,
                          const npu_gemm_args_t *args);
-
-/* First-divergence locator: where in a GEMM program (npu_gemm_emit's, any policy) element
- * C[row][col] was produced. The t-th STORE of tag C stores output tile t; the DRAINs just before
- * it move the tile's n-blocks from the OBUF to the SPM; the WAVEs before them whose OBUF window
- * holds the element's OBUF row wrote it (one per k-block, possibly in different modes). */
-typedef struct npu_gemm_loc {
-    int m_tile, n_tile, n_block;  /* output tile (Mt x Nt) and its 2S-column block */
-    long store_pc, drain_pc;      /* instruction indices (-1: not found) */
-    long wave_pc[2];              /* first and last WAVE that wrote the element's OBUF row */
-    int waves;                    /* WAVEs that wrote it (k-blocks) */
-    unsigned modes;               /* bit m set: a wave in mode m (NPU_MODE_*) wrote it */
-    unsigned obuf_row;            /* OBUF row of the element in the last wave */
-    unsigned skinny_hi;           /* skinny drain: the element is in the OBUF row's high lanes */
-    int set;                      /* row set (npu_wave_sets) of the last wave that wrote it */
-    unsigned cores;               /* bit c: core c's outputs hold it (FW: both cores of the
-                                     column; HSW: one; VSW: the set's two; ISW: one) */
-} npu_gemm_loc_t;
-
-/* Fills *loc for C[row][col]; returns 0, or -1 if the program has no such element. Renders
- * "tile (mi,ni) n-block j: STORE #s, DRAIN #d, 2 WAVEs #w0..#w1 in FW+HSW, OBUF row r, core 1 (row
- * set 0)" into buf
- * when buf is not NULL. */
-int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
-                    const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,
-                    char *buf, size_t bufn);
-
-/* What a program should make the counters say (ISA-level accounting, see each field). */
-typedef struct npu_prog_expect {
-    uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: beats * B (a transposed LOAD reads
-                                        rows * ceil(row_bytes/B) beats); PROG: ceil(n*16/B)*B */
-    uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
-    uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
-                                        bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
-                                        transposed LOAD, per 2S-row block and group of <= 2
-                                        beats, one burst run per block when the rows are
-                                        adjacent (dram_stride = the group's beats), else per row.
-                                        Checked: wr_bursts exactly, rd_bursts as a lower bound
-                                        of dram_rd_bursts (which also counts the fetch's) */
-    uint64_t macs;                   /* sum of m*(k-k_lo)*n over WAVEs */
-    uint64_t macs_core[4];           /* per core, the rows of each set (npu_wave_sets) times the
-                                        core's part of k x n (FW: core0 k<S,n<S; 1 k<S,n>=S; ...) */
-    uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];
-    uint64_t insn_load, insn_exec, insn_store;
-    uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
-    uint64_t obuf_drain_rows;
-    uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
-} npu_prog_expect_t;
-
-void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
-                     npu_prog_expect_t *e);
 
 #endif

@@ -1,13 +1,12 @@
 /* train_emit.c - fused backward program of a layer; see train_emit.h. */
 #include "compile/train/train_emit.h"
 
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_emit.h"
+#include "prog/prog_builder.h"
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
@@ -138,51 +137,38 @@ static void use_last(const book_t *b, long start, long end, long *ex, long *stv)
         }
 }
 
-/* ---- per-op instruction lists ------------------------------------------------------------- */
+/* ---- the emitter ---------------------------------------------------------------------------- */
 
-typedef struct opcode {
-    npu_prog_t ld, ex, sto;
+/* What op i waits for besides its own loads and DRAINs (pass 1 fills it; bwd_waits turns it into
+ * the waits of its step, prog_builder.h). */
+typedef struct opwait {
     long load_req;     /* EXEC op whose completion the loads wait for (-1: none) */
     long exec_wait_st; /* STORE op whose completion the DRAINs wait for (-1: none) */
-    int has_store;
-    int first_drain;   /* index in ex of the first DRAIN */
+    size_t first_drain;/* index in the op's EXEC list of its first DRAIN */
     int sync_store;    /* the next op loads into the range this op stores (acc_in): a SYNC_E
                           after the DRAINs waits for the STORE, and the loads wait for it */
-} opcode_t;
+} opwait_t;
 
 typedef struct em {
+    npu_pb_t b;
     const npu_cfg_t *cfg;
     const npu_bwd_args_t *a;
+    npu_bwd_stats_t *st;              /* NULL: no stats */
     int S, F, B, Mt, Nt, Kt;
-    unsigned wave;
-    char *msg;
-    size_t msgn;
-    int err;
+    long maxop, spm_bytes, scratch, stream; /* largest operand tile; SPM layout (bytes) */
+    npu_tsched_t sched;
+    npu_tres_cfg_t rc;
+    long n;                           /* tile-ops */
+    npu_tileop_t *ops;
+    npu_tres_action_t *act;
+    uint8_t *pstart;                  /* nparts > 1: op i starts a later part's share of its tile */
+    uint8_t *spill_ok[2];             /* per dW / dX tile: its spill area is current */
+    npu_pb_step_t *s;                 /* one step per op */
+    opwait_t *w;
+    book_t bk;
+    long last_store_op[NPU_TEMIT_STORE_LAG + 1]; /* the latest ops with a STORE */
+    int nls;
 } em_t;
-
-void npu_bwd_emit_vfail(char *msg, size_t msgn, int *err, const char *fmt, va_list ap)
-{
-    if (*err)
-        return;
-    *err = 1;
-    vsnprintf(msg, msgn, fmt, ap);
-}
-
-static void fail(em_t *e, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    npu_bwd_emit_vfail(e->msg, e->msgn, &e->err, fmt, ap);
-    va_end(ap);
-}
-
-static void push(em_t *e, npu_prog_t *p, int rc, const npu_insn_t *in, const char *what)
-{
-    if (rc != 0)
-        fail(e, "%s: a field does not fit its encoding", what);
-    else if (npu_prog_push(p, in) != 0)
-        fail(e, "out of memory");
-}
 
 /* element extent of tile index i of a dim of size D and tile T */
 static int ext(int D, int T, int i) { return imin(T, D - i * T); }
@@ -221,36 +207,34 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsi
     switch (t) {
     case NPU_TT_DY:
         d = io->dy + (uint64_t)o->m * a->Tm * io->pitch_dy * B + 2ull * o->n * a->Tn;
-        rc = npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)m_act, (uint32_t)d, word,
+        rc = npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy);
         break;
     case NPU_TT_X: /* X^T tile: rows k, words over m */
         d = io->x + (uint64_t)o->m * a->Tm * io->pitch_x * B + 2ull * o->k * a->Tk;
-        rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)m_act, (uint32_t)d, word,
+        rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x);
         break;
     case NPU_TT_W: /* W^T tile: rows n, words over k */
         d = io->w + (uint64_t)o->k * a->Tk * io->pitch_w * B + 2ull * o->n * a->Tn;
-        rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)k_act, (uint32_t)d, word,
+        rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
         break;
     case NPU_TT_DX: /* spilled partial */
         d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
-        rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, (uint32_t)d, word,
+        rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
         break;
     case NPU_TT_DW:
         d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
-        rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, (uint32_t)d, word,
+        rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
         break;
     default:
-        fail(e, "no load for tensor %d", t);
+        npu_pb_fail(&e->b, "no load for tensor %d", t);
         return;
     }
-    if (d > 0xFFFFFFFFull)
-        fail(e, "DRAM address beyond 32 bits");
-    push(e, p, rc, &in, "LOAD");
+    npu_pb_put(&e->b, p, rc, &in, 0);
 }
 
 /* STORE of the accumulator of op o from SPM word `word`: final (tag DX/DW) or spill (PARTIAL) */
@@ -264,14 +248,14 @@ static void emit_store(em_t *e, npu_prog_t *p, const npu_tileop_t *o, unsigned w
     int rc;
     if (o->grad == NPU_TG_DX) {
         d = (spill ? io->px : io->dx) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
-        rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DX, (unsigned)m_act, (uint32_t)d,
+        rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DX, (unsigned)m_act, npu_pb_dram(&e->b, d),
                            word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
     } else {
         d = (spill ? io->pw : io->dw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
-        rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DW, (unsigned)k_act, (uint32_t)d,
+        rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DW, (unsigned)k_act, npu_pb_dram(&e->b, d),
                            word, (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
     }
-    push(e, p, rc, &in, "STORE");
+    npu_pb_put(&e->b, p, rc, &in, 0);
 }
 
 /* The waves and drains of op i: A (R rows x red) at word a0, B (red rows x C) at b0, the
@@ -282,7 +266,7 @@ static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsi
     const npu_bwd_args_t *a = e->a;
     int F = e->F, S = e->S, R, C, red, Tred, TC, first_drain;
     int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
-    unsigned base = (unsigned)(i % 2) * (unsigned)e->cfg->obuf_rows;
+    unsigned base = npu_pb_obuf_half(&e->b, i);
     npu_insn_t in;
     if (o->grad == NPU_TG_DX) { /* dX[m,k] += dY[m,n] W^T[n,k] */
         R = m_act; C = k_act; red = n_act; Tred = a->Tn; TC = a->Tk;
@@ -292,20 +276,19 @@ static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsi
     unsigned wpr_a = (unsigned)(Tred / F), wpr_b = (unsigned)(TC / F), sc = 2u * (unsigned)(TC / F);
     int nrb = cdiv(red, F), ncb = cdiv(C, F);
     if ((long)R * ncb > e->cfg->obuf_rows) {
-        fail(e, "an op's output (%d rows x %d blocks) does not fit an OBUF half", R, ncb);
+        npu_pb_fail(&e->b, "an op's output (%d rows x %d blocks) does not fit an OBUF half", R, ncb);
         return 0;
     }
     for (int rb = 0; rb < nrb; rb++) {
         int k = imin(F, red - rb * F);
         for (int cb = 0; cb < ncb; cb++) {
             int n = imin(F, C - cb * F);
-            unsigned bank = e->wave % 2u;
+            unsigned bank = npu_pb_bank(&e->b);
             unsigned mode = a->policy == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(S, n, k) : NPU_MODE_FW;
-            push(e, p, npu_enc_ldw(&in, bank, mode, b0 + (unsigned)(rb * F) * wpr_b + (unsigned)cb, wpr_b,
-                                   (unsigned)k, (unsigned)n), &in, "LDW");
-            push(e, p, npu_enc_wave(&in, bank, mode, rb > 0, (unsigned)R, a0 + (unsigned)rb, wpr_a,
-                                    (unsigned)k, (unsigned)n, base + (unsigned)(cb * R)), &in, "WAVE");
-            e->wave++;
+            npu_pb_put(&e->b, p, npu_enc_ldw(&in, bank, mode, b0 + (unsigned)(rb * F) * wpr_b + (unsigned)cb, wpr_b,
+                                   (unsigned)k, (unsigned)n), &in, 0);
+            npu_pb_put(&e->b, p, npu_enc_wave(&in, bank, mode, rb > 0, (unsigned)R, a0 + (unsigned)rb, wpr_a,
+                                    (unsigned)k, (unsigned)n, base + (unsigned)(cb * R)), &in, 0);
         }
     }
     first_drain = (int)p->n;
@@ -319,15 +302,9 @@ static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsi
             rc = npu_enc_drain(&in, (unsigned)R, ob, c0 + 2u * (unsigned)cb, sc);
         if (rc == 0 && acc)
             rc = npu_insn_drain_acc(&in);
-        push(e, p, rc, &in, "DRAIN");
+        npu_pb_put(&e->b, p, rc, &in, 0);
     }
     return first_drain;
-}
-
-static void tok(npu_prog_t *p, size_t idx, unsigned flag)
-{
-    if (idx < p->n)
-        npu_insn_tok(&p->insn[idx], flag);
 }
 
 /* nparts > 1: rewrites ops[0..n) as the schedule's nest run part after part over the tile
@@ -344,7 +321,7 @@ static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, 
     ntile[NPU_TG_DX] = (long)e->Mt * e->Kt;
     ntile[NPU_TG_DW] = (long)e->Kt * e->Nt;
     if (a->nparts > NPU_TPART_MAX || a->part_dim < NPU_TD_M || a->part_dim > NPU_TD_K) {
-        fail(e, "bad partition");
+        npu_pb_fail(&e->b, "bad partition");
         return -1;
     }
     total = calloc((size_t)(ntile[1] + ntile[2]), sizeof *total);
@@ -353,16 +330,16 @@ static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, 
     partof = malloc((size_t)n * sizeof *partof);
     *pstart = calloc((size_t)n, 1);
     if (!total || !seen || !lastp || !partof || !*pstart) {
-        fail(e, "out of memory");
+        npu_pb_fail(&e->b, "out of memory");
         goto done;
     }
-    for (int p = 0; p < a->nparts && !e->err; p++) {
+    for (int p = 0; p < a->nparts && !e->b.err; p++) {
         int sub[3] = {e->Mt, e->Nt, e->Kt}, t0 = a->part_t0[p];
         long c;
         sub[a->part_dim] = a->part_t0[p + 1] - t0;
         if (sub[a->part_dim] < 1 || (c = npu_train_order_ex(sched, sub[0], sub[1], sub[2], ops + w,
                                                             (size_t)(n - w))) < 0) {
-            fail(e, "part %d: bad tile range", p);
+            npu_pb_fail(&e->b, "part %d: bad tile range", p);
             break;
         }
         for (long j = w; j < w + c; j++) {
@@ -376,15 +353,15 @@ static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, 
         }
         w += c;
     }
-    if (!e->err && w != n)
-        fail(e, "the parts cover %ld of %ld tile-ops", w, n);
-    for (int pass = 0; pass < 2 && !e->err; pass++)
+    if (!e->b.err && w != n)
+        npu_pb_fail(&e->b, "the parts cover %ld of %ld tile-ops", w, n);
+    for (int pass = 0; pass < 2 && !e->b.err; pass++)
         for (long j = 0; j < n; j++) {
             npu_tileop_t *o = &ops[j];
             long t = o->grad == NPU_TG_DX ? (long)o->m * e->Kt + o->k
                                           : ntile[1] + (long)o->k * e->Nt + o->n;
             if (o->grad != NPU_TG_DX && o->grad != NPU_TG_DW) {
-                fail(e, "not a backward op");
+                npu_pb_fail(&e->b, "not a backward op");
                 break;
             }
             if (pass == 0) {
@@ -401,328 +378,379 @@ done:
     free(seen);
     free(lastp);
     free(partof);
-    return e->err ? -1 : 0;
+    return e->b.err ? -1 : 0;
+}
+
+
+/* ---- pass 1: per op, its instructions and what they wait for -------------------------------- */
+
+/* The tensors of op o: [0] A, [1] B (the operands), [2] the output (its accumulator), their
+ * tile indices and, once placed, their SPM slots (bytes). */
+typedef struct optens {
+    int tens[3];
+    long tile[3], slot[3];
+} optens_t;
+
+static void op_tensors(const em_t *e, const npu_tileop_t *o, optens_t *t)
+{
+    npu_ttensor_t to, ta, tb;
+    npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
+    t->tens[0] = ta;
+    t->tens[1] = tb;
+    t->tens[2] = to;
+    for (int r = 0; r < 3; r++)
+        t->tile[r] = npu_train_tile_index((npu_ttensor_t)t->tens[r], o->m, o->n, o->k, e->Mt, e->Nt, e->Kt);
+}
+
+/* Op i loads tensor r of t into the slot the plan gives (want). The load waits for the EXEC op
+ * that last used the range; a range a STORE read last is reached through EXEC op i-1, which
+ * waits for that STORE (or, for an earlier part's sum right after op i-1 stored it, through a
+ * SYNC_E behind op i-1's STORE). */
+static int place_load(em_t *e, long i, int r, optens_t *t, long want, int sum_in)
+{
+    const npu_tileop_t *o = &e->ops[i];
+    long ex, sv, bytes = tile_bytes(e->a, t->tens[r]);
+    t->slot[r] = want;
+    use_last(&e->bk, want, want + bytes, &ex, &sv);
+    if (sv >= 0 && sv == i - 1 && r == 2 && sum_in) {
+        e->w[i - 1].sync_store = 1;
+        if (ex < i - 1)
+            ex = i - 1;
+    } else if (sv >= 0) {
+        if (sv >= i - 1) {
+            npu_pb_fail(&e->b, "slot %ld is reloaded right after op %ld stores it", want, sv);
+            return -1;
+        }
+        if (e->w[i - 1].exec_wait_st < sv)
+            e->w[i - 1].exec_wait_st = sv;
+        if (ex < i - 1)
+            ex = i - 1;
+    }
+    if (ex > e->w[i].load_req)
+        e->w[i].load_req = ex;
+    emit_load(e, &e->s[i].ld[0], t->tens[r], o, (unsigned)(want / e->B), r == 2 && sum_in);
+    if (e->st) {
+        if (r == 2 && sum_in) {
+            e->st->accum_loads++;
+            e->st->accum_adds += out_elems(e->a, o);
+        } else if (r == 2) {
+            e->st->reloads[t->tens[r]]++;
+        } else {
+            e->st->loads[t->tens[r]]++;
+        }
+    }
+    return 0;
+}
+
+/* Tensor r of op i is resident: found where it is. An operand the plan calls resident but that
+ * is not (the planner's zipped-stream reuse can point at a tile whose slot was reused) is loaded
+ * into scratch slot r instead and counted; a partial must be there. */
+static int place_resident(em_t *e, long i, int r, optens_t *t)
+{
+    const npu_tileop_t *o = &e->ops[i];
+    long ex, sv, sl = e->scratch + r * e->maxop, bytes = tile_bytes(e->a, t->tens[r]);
+    t->slot[r] = res_find(&e->bk, t->tens[r], t->tile[r]);
+    if (t->slot[r] >= 0)
+        return 0;
+    if (r == 2) {
+        npu_pb_fail(&e->b, "the plan says the %s partial %ld is in the SPM, it is not",
+                    npu_train_tensor_name((npu_ttensor_t)t->tens[r]), t->tile[r]);
+        return -1;
+    }
+    use_last(&e->bk, sl, sl + bytes, &ex, &sv);
+    if (ex > e->w[i].load_req)
+        e->w[i].load_req = ex;
+    emit_load(e, &e->s[i].ld[0], t->tens[r], o, (unsigned)(sl / e->B), 0);
+    t->slot[r] = sl;
+    if (e->st) {
+        e->st->loads[t->tens[r]]++;
+        e->st->plan_misses++;
+    }
+    return 0;
+}
+
+/* Operands and the partial of op i: loaded where the plan says, else found where they are; a new
+ * accumulator takes the plan's slot. A reload of a partial whose spill is not current (the
+ * plan's scopes do not follow the parts: nparts > 1) takes the partial where it still is. */
+static int place_tensors(em_t *e, long i, optens_t *t, int sum_in)
+{
+    const npu_tileop_t *o = &e->ops[i];
+    const npu_tres_action_t *ac = &e->act[i];
+    int stale = ac->reload && !sum_in && !e->spill_ok[o->grad == NPU_TG_DX][t->tile[2]];
+    for (int r = 0; r < 3; r++) {
+        int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : (ac->reload && !stale) || sum_in;
+        long want = r == 0 ? ac->slot_a : r == 1 ? ac->slot_b : ac->slot_acc;
+        long bytes = tile_bytes(e->a, t->tens[r]);
+        int rc = 0;
+        if (r == 2 && o->first && !sum_in)
+            t->slot[r] = want; /* a new accumulator */
+        else if (load)
+            rc = place_load(e, i, r, t, want, sum_in);
+        else
+            rc = place_resident(e, i, r, t);
+        if (rc != 0)
+            return -1;
+        if (t->slot[r] % e->B || t->slot[r] + bytes > e->spm_bytes) {
+            npu_pb_fail(&e->b, "slot %ld outside the SPM or not word-aligned", t->slot[r]);
+            return -1;
+        }
+        if (res_put(&e->bk, t->tens[r], t->tile[r], t->slot[r], t->slot[r] + bytes) != 0)
+            npu_pb_fail(&e->b, "out of memory");
+    }
+    return 0;
+}
+
+/* What op i's loads and DRAINs wait for besides their own: the LOAD queue at most
+ * NPU_TEMIT_LOAD_LAG ops ahead of EXEC (l2e stays small); the DRAINs write the accumulator
+ * range, so they wait for the STORE that read it last, and EXEC runs at most
+ * NPU_TEMIT_STORE_LAG stores ahead of the STOREs. */
+static void op_lags(em_t *e, long i, const optens_t *t)
+{
+    long ex, sv, ta = tile_bytes(e->a, t->tens[0]), tb = tile_bytes(e->a, t->tens[1]);
+    long to = tile_bytes(e->a, t->tens[2]);
+    opwait_t *w = &e->w[i];
+    if (e->s[i].ld[0].n && i - NPU_TEMIT_LOAD_LAG > w->load_req)
+        w->load_req = i - NPU_TEMIT_LOAD_LAG;
+    if (overlap(t->slot[0], t->slot[0] + ta, t->slot[2], t->slot[2] + to) ||
+        overlap(t->slot[1], t->slot[1] + tb, t->slot[2], t->slot[2] + to) ||
+        overlap(t->slot[0], t->slot[0] + ta, t->slot[1], t->slot[1] + tb))
+        npu_pb_fail(&e->b, "operand and accumulator slots overlap");
+    use_last(&e->bk, t->slot[2], t->slot[2] + to, &ex, &sv);
+    if (sv > w->exec_wait_st)
+        w->exec_wait_st = sv;
+    if (e->nls == NPU_TEMIT_STORE_LAG && e->last_store_op[0] > w->exec_wait_st)
+        w->exec_wait_st = e->last_store_op[0]; /* bounded lag behind the STOREs */
+}
+
+/* The STORE of op i's accumulator when the plan spills or stores it. */
+static void op_store(em_t *e, long i, const optens_t *t)
+{
+    const npu_tileop_t *o = &e->ops[i];
+    const npu_tres_action_t *ac = &e->act[i];
+    use_ent_t *u = use_get(&e->bk, t->slot[2], t->slot[2] + tile_bytes(e->a, t->tens[2]));
+    emit_store(e, &e->s[i].st, o, (unsigned)(t->slot[2] / e->B), ac->spill && !ac->store);
+    if (u)
+        u->last_store = i;
+    if (e->st) {
+        if (ac->store)
+            e->st->stores[t->tens[2]]++;
+        else
+            e->st->spills[t->tens[2]]++;
+    }
+    if (e->nls == NPU_TEMIT_STORE_LAG) {
+        memmove(e->last_store_op, e->last_store_op + 1, (size_t)(e->nls - 1) * sizeof *e->last_store_op);
+        e->nls--;
+    }
+    e->last_store_op[e->nls++] = i;
+}
+
+/* Op i: its loads, waves and DRAINs, and STORE, and what they wait for. */
+static void bwd_op(em_t *e, long i)
+{
+    const npu_tileop_t *o = &e->ops[i];
+    const npu_tres_action_t *ac = &e->act[i];
+    int sum_in = o->first && ((e->a->acc_in >> o->grad) & 1u); /* an earlier part's sum */
+    optens_t t;
+    npu_pb_context(&e->b, "op %ld (%s m%d n%d k%d)", i, npu_train_grad_name((npu_tgrad_t)o->grad), o->m, o->n,
+                   o->k);
+    op_tensors(e, o, &t);
+    e->w[i].load_req = -1;
+    e->w[i].exec_wait_st = -1;
+    if (place_tensors(e, i, &t, sum_in) != 0)
+        return;
+    op_lags(e, i, &t);
+    e->w[i].first_drain = (size_t)emit_exec(e, &e->s[i].ex, i, o, (unsigned)(t.slot[0] / e->B),
+                                            (unsigned)(t.slot[1] / e->B), (unsigned)(t.slot[2] / e->B),
+                                            !o->first || sum_in);
+    if (e->pstart && e->pstart[i] && e->st)
+        e->st->accum_adds += out_elems(e->a, o);
+    for (int r = 0; r < 3; r++) {
+        use_ent_t *u = use_get(&e->bk, t.slot[r], t.slot[r] + tile_bytes(e->a, t.tens[r]));
+        if (!u) {
+            npu_pb_fail(&e->b, "out of memory");
+            return;
+        }
+        u->last_exec = i;
+    }
+    e->spill_ok[o->grad == NPU_TG_DX][t.tile[2]] = ac->spill && !ac->store;
+    if (ac->spill || ac->store)
+        op_store(e, i, &t);
+}
+
+/* ---- pass 2: the waits of each op (train_emit.h), then tokens and program order --------------- */
+
+/* Op i's waits: its EXEC waits for its loads (l2e), its loads for EXEC op load_req (e2l; the
+ * last EXEC instruction signals), its first DRAIN for STORE op exec_wait_st (s2e), its STORE for
+ * its DRAINs (e2s). With sync_store a SYNC_E after the DRAINs pops the op's own STORE and then
+ * stands for the op (later ops are behind it: nothing else waits for this STORE). */
+static void bwd_waits(em_t *e, long i)
+{
+    npu_pb_step_t *s = &e->s[i];
+    const opwait_t *w = &e->w[i];
+    npu_insn_t in;
+    s->push_e2s = s->ex.n - 1; /* the last DRAIN */
+    if (w->sync_store) {
+        if (!s->st.n || w->exec_wait_st >= i) {
+            npu_pb_fail(&e->b, "op %ld: a SYNC behind a store it does not have", i);
+            return;
+        }
+        npu_pb_put(&e->b, &s->ex, npu_enc_sync(&in, NPU_OP_SYNC_E), &in, 0);
+    }
+    s->push_e2l = s->ex.n - 1;
+    if (s->ld[0].n) {
+        npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, 0);
+        if (w->load_req >= 0)
+            npu_pb_wait(&e->b, s, NPU_PB_E2L, w->load_req, 0, 0);
+    }
+    if (w->exec_wait_st >= 0)
+        npu_pb_wait(&e->b, s, NPU_PB_S2E, w->exec_wait_st, 0, w->first_drain);
+    if (w->sync_store)
+        npu_pb_wait(&e->b, s, NPU_PB_S2E, i, 0, s->ex.n - 1);
+    if (s->st.n)
+        npu_pb_wait(&e->b, s, NPU_PB_E2S, 0, 0, 0);
+}
+
+/* ---- the emission --------------------------------------------------------------------------- */
+
+/* The arguments the emitter supports. 0, or -1 with the reason. */
+static int bwd_check(em_t *e)
+{
+    const npu_bwd_args_t *a = e->a;
+    if (a->M < 1 || a->N < 1 || a->K < 1 || a->Tm < e->F || a->Tn < e->F || a->Tk < e->F ||
+        a->Tm % e->F || a->Tn % e->F || a->Tk % e->F) {
+        npu_pb_fail(&e->b, "bad sizes or tiles (tiles must be multiples of 2S = %d)", e->F);
+        return -1;
+    }
+    if (a->policy != NPU_EMIT_FW && a->policy != NPU_EMIT_FLEXSA) {
+        npu_pb_fail(&e->b, "the fused backward emitter supports the 1G1C and FlexSA policies");
+        return -1;
+    }
+    if (npu_train_sched(a->order, 0, &e->sched) != 0) {
+        npu_pb_fail(&e->b, "order %s is not a concrete backward order", npu_torder_name(a->order));
+        return -1;
+    }
+    return 0;
+}
+
+/* The SPM: pin window, then the planner's stream buffers (two per stream and tensor it uses,
+ * each one tile of that tensor; whole words: the tile bytes are multiples of 2S elements x 2 B),
+ * then two scratch slots at the top for plan misses (place_resident). 0, or -1 with the reason. */
+static int bwd_layout(em_t *e)
+{
+    const npu_bwd_args_t *a = e->a;
+    long soff[2][NPU_TT_COUNT];
+    npu_tres_cfg_t *rc = &e->rc;
+    e->Mt = cdiv(a->M, a->Tm);
+    e->Nt = cdiv(a->N, a->Tn);
+    e->Kt = cdiv(a->K, a->Tk);
+    for (int t = NPU_TT_X; t <= NPU_TT_DY; t++)
+        if (tile_bytes(a, t) > e->maxop)
+            e->maxop = tile_bytes(a, t);
+    e->spm_bytes = (long)npu_cfg_spm_words(e->cfg) * e->B;
+    memset(rc, 0, sizeof *rc);
+    rc->Mt = e->Mt;
+    rc->Nt = e->Nt;
+    rc->Kt = e->Kt;
+    rc->bytes = 1;
+    rc->M = a->M;
+    rc->N = a->N;
+    rc->K = a->K;
+    rc->Tm = a->Tm;
+    rc->Tn = a->Tn;
+    rc->Tk = a->Tk;
+    rc->in_bytes = 2;
+    rc->acc_bytes = 4;
+    e->stream = npu_tres_stream_layout(&e->sched, rc, soff);
+    e->scratch = e->spm_bytes - 2 * e->maxop;
+    rc->budget = a->budget > 0 ? a->budget : (e->scratch - e->stream) / e->B * e->B;
+    if (rc->budget < 0 || rc->budget % e->B || rc->budget + e->stream > e->scratch || e->stream % e->B) {
+        npu_pb_fail(&e->b, "tiles %dx%dx%d: pin window %ld B + stream and scratch slots %ld B exceed the SPM "
+                    "(%ld B)", a->Tm, a->Tn, a->Tk, rc->budget, e->stream + 2 * e->maxop, e->spm_bytes);
+        return -1;
+    }
+    return 0;
+}
+
+/* The tile-ops (the order's nest, or part after part), the residency plan and its actions, and
+ * the emitter's tables. 0, or -1 with the reason. */
+static int bwd_schedule(em_t *e)
+{
+    npu_tres_plan_t plan;
+    npu_tres_counts_t cnt;
+    e->n = (long)npu_train_sched_count(&e->sched, e->Mt, e->Nt, e->Kt);
+    e->ops = malloc((size_t)e->n * sizeof *e->ops);
+    e->act = malloc((size_t)e->n * sizeof *e->act);
+    e->w = calloc((size_t)e->n, sizeof *e->w);
+    if (!e->ops || !e->act || !e->w ||
+        npu_train_order_ex(&e->sched, e->Mt, e->Nt, e->Kt, e->ops, (size_t)e->n) != e->n) {
+        npu_pb_fail(&e->b, "ordering failed");
+        return -1;
+    }
+    if (e->a->nparts > 1 && part_sequence(e, &e->sched, e->ops, e->n, &e->pstart) != 0)
+        return -1;
+    if (npu_tres_plan(&e->sched, &e->rc, &plan) != 0 ||
+        npu_tres_run(&plan, e->ops, (size_t)e->n, e->act, &cnt) != 0) {
+        npu_pb_fail(&e->b, "residency planning failed");
+        return -1;
+    }
+    for (int t = 0; t < NPU_TT_COUNT; t++)
+        if (plan.tile_unit[t] != tile_bytes(e->a, t) || plan.stream_units != e->stream) {
+            npu_pb_fail(&e->b, "the plan's tile units differ from the emitter's tiles");
+            return -1;
+        }
+    e->spill_ok[0] = calloc((size_t)e->Kt * (size_t)e->Nt, 1);
+    e->spill_ok[1] = calloc((size_t)e->Mt * (size_t)e->Kt, 1);
+    e->s = npu_pb_steps(&e->b, e->n);
+    if (!e->spill_ok[0] || !e->spill_ok[1] || !e->s) {
+        npu_pb_fail(&e->b, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void bwd_free(em_t *e)
+{
+    npu_pb_steps_free(e->s, e->n);
+    free(e->w);
+    free(e->pstart);
+    free(e->spill_ok[0]);
+    free(e->spill_ok[1]);
+    free(e->ops);
+    free(e->act);
+    free(e->bk.res);
+    free(e->bk.use);
 }
 
 int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                  npu_bwd_stats_t *st, char *msg, size_t msgn)
 {
     em_t e;
-    book_t bk;
-    npu_tsched_t sched;
-    npu_tres_plan_t plan;
-    npu_tres_cfg_t rc;
-    npu_tileop_t *ops = NULL;
-    npu_tres_action_t *act = NULL;
-    npu_tres_counts_t cnt;
-    opcode_t *oc = NULL;
-    uint8_t *pstart = NULL; /* nparts > 1: op i starts a later part's share of its tile */
-    uint8_t *spill_ok[2] = {NULL, NULL}; /* per dW / dX tile: its spill area is current */
-    long n = 0, maxop = 0, spm_bytes, scratch, stream;
-    long soff[2][NPU_TT_COUNT];
-    char dummy[8];
-
     memset(&e, 0, sizeof e);
-    memset(&bk, 0, sizeof bk);
+    npu_pb_init(&e.b, cfg);
     e.cfg = cfg;
     e.a = a;
+    e.st = st;
     e.S = cfg->s;
     e.F = 2 * cfg->s;
     e.B = npu_cfg_beat(cfg);
-    e.msg = msg ? msg : dummy;
-    e.msgn = msg ? msgn : sizeof dummy;
-    if (msg && msgn)
-        msg[0] = '\0';
     if (st)
         memset(st, 0, sizeof *st);
-    if (a->M < 1 || a->N < 1 || a->K < 1 || a->Tm < e.F || a->Tn < e.F || a->Tk < e.F ||
-        a->Tm % e.F || a->Tn % e.F || a->Tk % e.F) {
-        fail(&e, "bad sizes or tiles (tiles must be multiples of 2S = %d)", e.F);
-        return -1;
+    if (bwd_check(&e) == 0 && bwd_layout(&e) == 0 && bwd_schedule(&e) == 0) {
+        for (long i = 0; i < e.n && !e.b.err; i++)
+            bwd_op(&e, i);
+        npu_pb_context(&e.b, "");
+        for (long i = 0; i < e.n && !e.b.err; i++)
+            bwd_waits(&e, i);
+        npu_pb_stitch(&e.b, e.s, e.n);
+        if (!e.b.err) /* loads one op ahead */
+            npu_pb_order(&e.b, e.s, e.n, 1, 0, out);
     }
-    if (a->policy != NPU_EMIT_FW && a->policy != NPU_EMIT_FLEXSA) {
-        fail(&e, "the fused backward emitter supports the 1G1C and FlexSA policies");
-        return -1;
-    }
-    if (npu_train_sched(a->order, 0, &sched) != 0) {
-        fail(&e, "order %s is not a concrete backward order", npu_torder_name(a->order));
-        return -1;
-    }
-    e.Mt = cdiv(a->M, a->Tm);
-    e.Nt = cdiv(a->N, a->Tn);
-    e.Kt = cdiv(a->K, a->Tk);
-    for (int t = NPU_TT_X; t <= NPU_TT_DY; t++)
-        if (tile_bytes(a, t) > maxop)
-            maxop = tile_bytes(a, t);
-    spm_bytes = (long)npu_cfg_spm_words(cfg) * e.B;
-    memset(&rc, 0, sizeof rc);
-    rc.Mt = e.Mt;
-    rc.Nt = e.Nt;
-    rc.Kt = e.Kt;
-    rc.bytes = 1;
-    rc.M = a->M;
-    rc.N = a->N;
-    rc.K = a->K;
-    rc.Tm = a->Tm;
-    rc.Tn = a->Tn;
-    rc.Tk = a->Tk;
-    rc.in_bytes = 2;
-    rc.acc_bytes = 4;
-    /* SPM: pin window, then the planner's stream buffers (two per stream and tensor it uses,
-     * each one tile of that tensor; whole words: the tile bytes are multiples of 2S elements
-     * x 2 B), then two scratch slots at the top: an operand the plan calls resident but that
-     * is not (the planner's zipped-stream reuse can point at a tile whose slot was reused) is
-     * loaded there instead, and counted (st->plan_misses) */
-    stream = npu_tres_stream_layout(&sched, &rc, soff);
-    scratch = spm_bytes - 2 * maxop;
-    rc.budget = a->budget > 0 ? a->budget : (scratch - stream) / e.B * e.B;
-    if (rc.budget < 0 || rc.budget % e.B || rc.budget + stream > scratch || stream % e.B) {
-        fail(&e, "tiles %dx%dx%d: pin window %ld B + stream and scratch slots %ld B exceed the SPM "
-             "(%ld B)", a->Tm, a->Tn, a->Tk, rc.budget, stream + 2 * maxop, spm_bytes);
-        return -1;
-    }
-    n = (long)npu_train_sched_count(&sched, e.Mt, e.Nt, e.Kt);
-    ops = malloc((size_t)n * sizeof *ops);
-    act = malloc((size_t)n * sizeof *act);
-    oc = calloc((size_t)n, sizeof *oc);
-    if (!ops || !act || !oc || npu_train_order_ex(&sched, e.Mt, e.Nt, e.Kt, ops, (size_t)n) != n) {
-        fail(&e, "ordering failed");
-        goto out;
-    }
-    if (a->nparts > 1 && part_sequence(&e, &sched, ops, n, &pstart) != 0)
-        goto out;
-    if (npu_tres_plan(&sched, &rc, &plan) != 0 || npu_tres_run(&plan, ops, (size_t)n, act, &cnt) != 0) {
-        fail(&e, "residency planning failed");
-        goto out;
-    }
-    for (int t = 0; t < NPU_TT_COUNT; t++)
-        if (plan.tile_unit[t] != tile_bytes(a, t) || plan.stream_units != stream) {
-            fail(&e, "the plan's tile units differ from the emitter's tiles");
-            goto out;
-        }
-
-    /* pass 1: per op, its instructions and what they wait for (in op order) */
-    spill_ok[0] = calloc((size_t)e.Kt * (size_t)e.Nt, 1);
-    spill_ok[1] = calloc((size_t)e.Mt * (size_t)e.Kt, 1);
-    if (!spill_ok[0] || !spill_ok[1]) {
-        fail(&e, "out of memory");
-        goto out;
-    }
-    {
-        long last_store_op[NPU_TEMIT_STORE_LAG + 1];
-        int nls = 0;
-        for (long i = 0; i < n && !e.err; i++) {
-            const npu_tileop_t *o = &ops[i];
-            const npu_tres_action_t *ac = &act[i];
-            npu_ttensor_t to, ta, tb;
-            long slot[3];
-            int tens[3];
-            long tile[3];
-            npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
-            tens[0] = ta;
-            tens[1] = tb;
-            tens[2] = to;
-            for (int r = 0; r < 3; r++)
-                tile[r] = npu_train_tile_index((npu_ttensor_t)tens[r], o->m, o->n, o->k, e.Mt, e.Nt, e.Kt);
-            npu_prog_init(&oc[i].ld);
-            npu_prog_init(&oc[i].ex);
-            npu_prog_init(&oc[i].sto);
-            oc[i].load_req = -1;
-            oc[i].exec_wait_st = -1;
-            /* operands and the partial: loaded where the plan says, else found where they are */
-            int sum_in = o->first && ((a->acc_in >> o->grad) & 1u); /* an earlier part's sum */
-            /* a reload of a partial whose spill is not current (the plan's scopes do not
-             * follow the parts: nparts > 1) takes the partial where it still is, else fails */
-            int stale = ac->reload && !sum_in && !spill_ok[o->grad == NPU_TG_DX][tile[2]];
-            for (int r = 0; r < 3; r++) {
-                int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : (ac->reload && !stale) || sum_in;
-                long want = r == 0 ? ac->slot_a : r == 1 ? ac->slot_b : ac->slot_acc;
-                long bytes = tile_bytes(a, tens[r]);
-                if (r == 2 && o->first && !sum_in) {
-                    slot[r] = want; /* a new accumulator */
-                } else if (load) {
-                    long ex, sv;
-                    slot[r] = want;
-                    use_last(&bk, want, want + bytes, &ex, &sv);
-                    if (sv >= 0 && sv == i - 1 && r == 2 && sum_in) {
-                        oc[i - 1].sync_store = 1; /* through a SYNC_E behind op i-1's STORE */
-                        if (ex < i - 1)
-                            ex = i - 1;
-                    } else if (sv >= 0) { /* a STORE read this range last: go through EXEC op i-1 */
-                        if (sv >= i - 1) {
-                            fail(&e, "op %ld: slot %ld is reloaded right after op %ld stores it", i, want, sv);
-                            break;
-                        }
-                        if (oc[i - 1].exec_wait_st < sv)
-                            oc[i - 1].exec_wait_st = sv;
-                        if (ex < i - 1)
-                            ex = i - 1;
-                    }
-                    if (ex > oc[i].load_req)
-                        oc[i].load_req = ex;
-                    emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(want / e.B), r == 2 && sum_in);
-                    if (st) {
-                        if (r == 2 && sum_in) {
-                            st->accum_loads++;
-                            st->accum_adds += out_elems(a, o);
-                        } else if (r == 2)
-                            st->reloads[tens[r]]++;
-                        else
-                            st->loads[tens[r]]++;
-                    }
-                } else {
-                    slot[r] = res_find(&bk, tens[r], tile[r]);
-                    if (slot[r] < 0 && r < 2) { /* plan miss: load into a scratch slot */
-                        long ex, sv, sl = scratch + r * maxop;
-                        use_last(&bk, sl, sl + bytes, &ex, &sv);
-                        if (ex > oc[i].load_req)
-                            oc[i].load_req = ex;
-                        emit_load(&e, &oc[i].ld, tens[r], o, (unsigned)(sl / e.B), 0);
-                        slot[r] = sl;
-                        if (st) {
-                            st->loads[tens[r]]++;
-                            st->plan_misses++;
-                        }
-                    } else if (slot[r] < 0) {
-                        fail(&e, "op %ld (%s m%d n%d k%d): the plan says the %s partial %ld is in "
-                                 "the SPM, it is not", i, npu_train_grad_name((npu_tgrad_t)o->grad),
-                             o->m, o->n, o->k, npu_train_tensor_name((npu_ttensor_t)tens[r]), tile[r]);
-                        break;
-                    }
-                }
-                if (slot[r] % e.B || slot[r] + bytes > spm_bytes) {
-                    fail(&e, "op %ld: slot %ld outside the SPM or not word-aligned", i, slot[r]);
-                    break;
-                }
-                if (res_put(&bk, tens[r], tile[r], slot[r], slot[r] + bytes) != 0)
-                    fail(&e, "out of memory");
-            }
-            if (e.err)
-                break;
-            /* the LOAD queue runs at most NPU_TEMIT_LOAD_LAG ops ahead of EXEC (l2e stays small) */
-            if (oc[i].ld.n && i - NPU_TEMIT_LOAD_LAG > oc[i].load_req)
-                oc[i].load_req = i - NPU_TEMIT_LOAD_LAG;
-            for (int r = 0; r < 2; r++)
-                if (overlap(slot[r], slot[r] + tile_bytes(a, tens[r]), slot[2], slot[2] + tile_bytes(a, to)) ||
-                    (r == 0 && overlap(slot[0], slot[0] + tile_bytes(a, ta), slot[1], slot[1] + tile_bytes(a, tb))))
-                    fail(&e, "op %ld: operand and accumulator slots overlap", i);
-            /* the DRAINs write the accumulator range: wait for the STORE that read it last */
-            {
-                long ex, sv;
-                use_last(&bk, slot[2], slot[2] + tile_bytes(a, to), &ex, &sv);
-                if (sv > oc[i].exec_wait_st)
-                    oc[i].exec_wait_st = sv;
-                if (nls == NPU_TEMIT_STORE_LAG && last_store_op[0] > oc[i].exec_wait_st)
-                    oc[i].exec_wait_st = last_store_op[0]; /* bounded lag behind the STOREs */
-            }
-            oc[i].first_drain = emit_exec(&e, &oc[i].ex, i, o, (unsigned)(slot[0] / e.B),
-                                          (unsigned)(slot[1] / e.B), (unsigned)(slot[2] / e.B),
-                                          !o->first || sum_in);
-            if (pstart && pstart[i] && st)
-                st->accum_adds += out_elems(a, o);
-            for (int r = 0; r < 3; r++) {
-                use_ent_t *u = use_get(&bk, slot[r], slot[r] + tile_bytes(a, tens[r]));
-                if (!u) {
-                    fail(&e, "out of memory");
-                    break;
-                }
-                u->last_exec = i;
-            }
-            spill_ok[o->grad == NPU_TG_DX][tile[2]] = ac->spill && !ac->store;
-            if (ac->spill || ac->store) {
-                use_ent_t *u = use_get(&bk, slot[2], slot[2] + tile_bytes(a, to));
-                emit_store(&e, &oc[i].sto, o, (unsigned)(slot[2] / e.B), ac->spill && !ac->store);
-                oc[i].has_store = 1;
-                if (u)
-                    u->last_store = i;
-                if (st) {
-                    if (ac->store)
-                        st->stores[to]++;
-                    else
-                        st->spills[to]++;
-                }
-                if (nls == NPU_TEMIT_STORE_LAG) {
-                    memmove(last_store_op, last_store_op + 1, (size_t)(nls - 1) * sizeof *last_store_op);
-                    nls--;
-                }
-                last_store_op[nls++] = i;
-            }
-        }
-    }
-    if (e.err)
-        goto out;
-
-    /* pass 2: tokens (each producer pushes exactly what a consumer pops) */
-    {
-        long waited_l = -1, waited_s = -1;
-        for (long i = 0; i < n && !e.err; i++) {
-            opcode_t *c = &oc[i];
-            size_t last_drain = c->ex.n - 1;
-            if (c->sync_store) { /* SYNC_E: pops the op's STORE token, then stands for the op */
-                npu_insn_t in;
-                if (!c->has_store || c->exec_wait_st >= i) {
-                    fail(&e, "op %ld: a SYNC behind a store it does not have", i);
-                    break;
-                }
-                push(&e, &c->ex, npu_enc_sync(&in, NPU_OP_SYNC_E), &in, "SYNC_E");
-                tok(&c->ex, c->ex.n - 1, NPU_TOK_POP_NEXT);
-                tok(&c->sto, 0, NPU_TOK_PUSH_PREV);
-            }
-            if (c->ld.n) { /* l2e: the op's last load -> its first EXEC instruction */
-                tok(&c->ld, c->ld.n - 1, NPU_TOK_PUSH_NEXT);
-                tok(&c->ex, 0, NPU_TOK_POP_PREV);
-            }
-            if (c->ld.n && c->load_req > waited_l) { /* e2l: loads wait for EXEC op load_req */
-                tok(&c->ld, 0, NPU_TOK_POP_NEXT);
-                tok(&oc[c->load_req].ex, oc[c->load_req].ex.n - 1, NPU_TOK_PUSH_PREV);
-                waited_l = c->load_req;
-            }
-            if (c->exec_wait_st > waited_s) { /* s2e: the op's DRAINs wait for a STORE */
-                tok(&c->ex, (size_t)c->first_drain, NPU_TOK_POP_NEXT);
-                tok(&oc[c->exec_wait_st].sto, 0, NPU_TOK_PUSH_PREV);
-                waited_s = c->exec_wait_st;
-            }
-            if (c->sync_store) /* later ops are behind the SYNC_E: nothing else pops this STORE */
-                waited_s = i;
-            if (c->has_store) { /* e2s: the op's last DRAIN -> its STORE */
-                tok(&c->ex, last_drain, NPU_TOK_PUSH_NEXT);
-                tok(&c->sto, 0, NPU_TOK_POP_PREV);
-            }
-        }
-    }
-    /* pass 3: program order, loads one op ahead */
-    for (long i = 0; i <= n && !e.err; i++) {
-        const npu_prog_t *parts[3];
-        parts[0] = i + 1 < n ? &oc[i + 1].ld : NULL;
-        parts[1] = i < n ? &oc[i].ex : NULL;
-        parts[2] = i < n ? &oc[i].sto : NULL;
-        if (i == 0 && n > 0)
-            for (size_t j = 0; j < oc[0].ld.n && !e.err; j++)
-                push(&e, out, 0, &oc[0].ld.insn[j], "copy");
-        for (int q = 0; q < 3; q++)
-            for (size_t j = 0; parts[q] && j < parts[q]->n && !e.err; j++)
-                push(&e, out, 0, &parts[q]->insn[j], "copy");
-    }
-    if (st && !e.err) {
-        st->ops = n;
+    if (st && !e.b.err) {
+        st->ops = e.n;
         st->dy_compulsory = (long)e.Mt * e.Nt;
-        st->budget = rc.budget;
+        st->budget = e.rc.budget;
         st->macs = 2ull * (uint64_t)a->M * (uint64_t)a->N * (uint64_t)a->K;
     }
-out:
-    if (oc)
-        for (long i = 0; i < n; i++) {
-            npu_prog_free(&oc[i].ld);
-            npu_prog_free(&oc[i].ex);
-            npu_prog_free(&oc[i].sto);
-        }
-    free(oc);
-    free(pstart);
-    free(spill_ok[0]);
-    free(spill_ok[1]);
-    free(ops);
-    free(act);
-    free(bk.res);
-    free(bk.use);
-    return e.err ? -1 : 0;
+    bwd_free(&e);
+    return npu_pb_finish(&e.b, msg, msgn);
 }

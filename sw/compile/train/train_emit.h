@@ -29,7 +29,7 @@
 #ifndef NPU_TRAIN_EMIT_H
 #define NPU_TRAIN_EMIT_H
 
-#include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hw/isa.h"
@@ -93,10 +93,6 @@ void npu_bwd_default_tiles(const npu_cfg_t *cfg, int M, int K, int N, int *Tm, i
  * disagree, out of memory). */
 int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                  npu_bwd_stats_t *st, char *msg, size_t msgn);
-
-/* The first failure of an emission: if *err is 0, sets it and formats msg (train_emit.c,
- * train_cores.c). */
-void npu_bwd_emit_vfail(char *msg, size_t msgn, int *err, const char *fmt, va_list ap);
 
 /* The K split one part per core (docs/training.md §4 "One part per core"): part q = K columns
  * [q*K/4, (q+1)*K/4) on core q. dX: per S-wide K-block b and S-deep N-chunk, four masked LDWs

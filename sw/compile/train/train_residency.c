@@ -93,26 +93,13 @@ long npu_tres_stream_layout(const npu_tsched_t *s, const npu_tres_cfg_t *cfg,
     return at;
 }
 
-int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_plan_t *plan)
+/* Reuse analysis: per nest and tensor it uses, the loop level L the tensor does not index; reused
+ * across L unless L is innermost (the stream buffer keeps it then): a candidate with footprint F
+ * (the tiles of the loops inside L it indexes), scope (the loops outside L) and saving (R-1)*O
+ * transfers per pinned tile (twice for a partial: spill and reload). Returns the candidates. */
+static int plan_candidates(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, cand_t *c)
 {
-    if (!s || !cfg || !plan || cfg->Mt < 1 || cfg->Nt < 1 || cfg->Kt < 1 || cfg->budget < 0 ||
-        s->nnests < 1 || s->nnests > 2)
-        return -1;
-    if (cfg->bytes && (cfg->Tm < 1 || cfg->Tn < 1 || cfg->Tk < 1))
-        return -1;
-    memset(plan, 0, sizeof *plan);
-    plan->sched = *s;
-    plan->cfg = *cfg;
-    plan->stream_base = cfg->budget;
-    for (int t = 0; t < NPU_TT_COUNT; t++)
-        plan->tile_unit[t] = tile_units(cfg, (npu_ttensor_t)t, -1, 0, 0);
-    plan->stream_units = npu_tres_stream_layout(s, cfg, plan->stream_off);
-    if (cfg->no_pins)
-        return 0;
-
-    int trips[3] = {cfg->Mt, cfg->Nt, cfg->Kt};
-    cand_t c[NPU_TRES_MAX_PINS];
-    int nc = 0;
+    int trips[3] = {cfg->Mt, cfg->Nt, cfg->Kt}, nc = 0;
     for (int ni = 0; ni < s->nnests; ni++) {
         const npu_tnest_t *ne = &s->nest[ni];
         int used_t[NPU_TT_COUNT] = {0};
@@ -150,7 +137,82 @@ int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_pla
             x->prio = tensor_prio((npu_ttensor_t)t);
         }
     }
+    return nc;
+}
+
+/* seq: all of dY pinned across the pass boundary when both passes have room for it (the layer
+ * pin, slot 0, replaces the passes' dY pins). */
+static void plan_layer_dy(npu_tres_plan_t *plan, long rem[2])
+{
+    const npu_tres_cfg_t *cfg = &plan->cfg;
+    long need = (long)cfg->Mt * cfg->Nt * plan->tile_unit[NPU_TT_DY];
+    long freed[2] = {0, 0};
+    npu_tpin_t lp;
+    int w = 0;
+    for (int i = 0; i < plan->npins; i++)
+        if (plan->pin[i].tensor == NPU_TT_DY)
+            freed[plan->pin[i].owner] += plan->pin[i].pinned * plan->tile_unit[NPU_TT_DY];
+    if (rem[0] + freed[0] < need || rem[1] + freed[1] < need || plan->npins >= NPU_TRES_MAX_PINS)
+        return;
+    for (int i = 0; i < plan->npins; i++)
+        if (plan->pin[i].tensor != NPU_TT_DY)
+            plan->pin[w++] = plan->pin[i];
+    plan->npins = w;
+    for (int p = 0; p < 2; p++)
+        rem[p] += freed[p] - need;
+    memset(&lp, 0, sizeof lp);
+    lp.owner = NPU_TRES_LAYER;
+    lp.tensor = NPU_TT_DY;
+    lp.level = 0;
+    lp.footprint = lp.pinned = (long)cfg->Mt * cfg->Nt;
+    lp.saving = 1.0;
+    memmove(&plan->pin[1], &plan->pin[0], (size_t)plan->npins * sizeof plan->pin[0]);
+    plan->pin[0] = lp;
+    plan->npins++;
+}
+
+/* Slot bases: the layer pin first, then each pass's pins (seq passes overlap in the window). */
+static void plan_bases(npu_tres_plan_t *plan, int separate)
+{
+    long layer = 0, off[2];
+    for (int i = 0; i < plan->npins; i++)
+        if (plan->pin[i].owner == NPU_TRES_LAYER) {
+            plan->pin[i].base = 0;
+            layer += plan->pin[i].pinned * plan->tile_unit[plan->pin[i].tensor];
+        }
+    off[0] = off[1] = layer;
+    for (int i = 0; i < plan->npins; i++) {
+        npu_tpin_t *p = &plan->pin[i];
+        if (p->owner == NPU_TRES_LAYER)
+            continue;
+        int pool = separate ? p->owner : 0;
+        p->base = off[pool];
+        off[pool] += p->pinned * plan->tile_unit[p->tensor];
+    }
+    plan->used[0] = off[0];
+    plan->used[1] = separate ? off[1] : 0;
+}
+
+int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_plan_t *plan)
+{
+    cand_t c[NPU_TRES_MAX_PINS];
+    if (!s || !cfg || !plan || cfg->Mt < 1 || cfg->Nt < 1 || cfg->Kt < 1 || cfg->budget < 0 ||
+        s->nnests < 1 || s->nnests > 2)
+        return -1;
+    if (cfg->bytes && (cfg->Tm < 1 || cfg->Tn < 1 || cfg->Tk < 1))
+        return -1;
+    memset(plan, 0, sizeof *plan);
+    plan->sched = *s;
+    plan->cfg = *cfg;
+    plan->stream_base = cfg->budget;
+    for (int t = 0; t < NPU_TT_COUNT; t++)
+        plan->tile_unit[t] = tile_units(cfg, (npu_ttensor_t)t, -1, 0, 0);
+    plan->stream_units = npu_tres_stream_layout(s, cfg, plan->stream_off);
+    if (cfg->no_pins)
+        return 0;
+    int nc = plan_candidates(s, cfg, c);
     qsort(c, (size_t)nc, sizeof c[0], cand_cmp);
+    /* greedy by saving per tile; a candidate that does not fit is pinned partially */
     int separate = s->nnests == 2 && !s->zipped; /* seq: one window per pass */
     long rem[2] = {cfg->budget, cfg->budget};
     for (int i = 0; i < nc; i++) {
@@ -165,210 +227,215 @@ int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_pla
         rem[pool] -= p.pinned * unit;
         plan->pin[plan->npins++] = p;
     }
-    /* seq: all of dY pinned across the pass boundary when both passes have room for it */
-    if (separate) {
-        long need = (long)cfg->Mt * cfg->Nt * plan->tile_unit[NPU_TT_DY];
-        long freed[2] = {0, 0};
-        for (int i = 0; i < plan->npins; i++)
-            if (plan->pin[i].tensor == NPU_TT_DY)
-                freed[plan->pin[i].owner] += plan->pin[i].pinned * plan->tile_unit[NPU_TT_DY];
-        if (rem[0] + freed[0] >= need && rem[1] + freed[1] >= need &&
-            plan->npins < NPU_TRES_MAX_PINS) {
-            int w = 0;
-            for (int i = 0; i < plan->npins; i++)
-                if (plan->pin[i].tensor != NPU_TT_DY)
-                    plan->pin[w++] = plan->pin[i];
-            plan->npins = w;
-            for (int p = 0; p < 2; p++)
-                rem[p] += freed[p] - need;
-            npu_tpin_t lp;
-            memset(&lp, 0, sizeof lp);
-            lp.owner = NPU_TRES_LAYER;
-            lp.tensor = NPU_TT_DY;
-            lp.level = 0;
-            lp.footprint = lp.pinned = (long)cfg->Mt * cfg->Nt;
-            lp.saving = 1.0;
-            /* the layer pin goes first (slot 0) */
-            memmove(&plan->pin[1], &plan->pin[0], (size_t)plan->npins * sizeof plan->pin[0]);
-            plan->pin[0] = lp;
-            plan->npins++;
-        }
-    }
-    /* slot bases: layer pin first, then each pass's pins (seq passes overlap in the window) */
-    long layer = 0;
-    for (int i = 0; i < plan->npins; i++)
-        if (plan->pin[i].owner == NPU_TRES_LAYER) {
-            plan->pin[i].base = 0;
-            layer += plan->pin[i].pinned * plan->tile_unit[plan->pin[i].tensor];
-        }
-    long off[2] = {layer, layer};
-    for (int i = 0; i < plan->npins; i++) {
-        npu_tpin_t *p = &plan->pin[i];
-        if (p->owner == NPU_TRES_LAYER)
-            continue;
-        int pool = separate ? p->owner : 0;
-        p->base = off[pool];
-        off[pool] += p->pinned * plan->tile_unit[p->tensor];
-    }
-    plan->used[0] = off[0];
-    plan->used[1] = separate ? off[1] : 0;
+    if (separate)
+        plan_layer_dy(plan, rem);
+    plan_bases(plan, separate);
     return 0;
+}
+
+/* The state of a run of the plan over an op sequence. */
+typedef struct run {
+    const npu_tres_plan_t *plan;
+    const npu_tres_cfg_t *cfg;
+    const npu_tsched_t *s;
+    int Mt, Nt, Kt, np;
+    long *pin_ep[NPU_TRES_MAX_PINS], *pin_slot[NPU_TRES_MAX_PINS]; /* per pin and tile: its epoch, slot */
+    long epoch[NPU_TRES_MAX_PINS], count[NPU_TRES_MAX_PINS], key[NPU_TRES_MAX_PINS]; /* per pin: scope */
+    uint8_t *keep_next; /* per op: the next op of its stream and gradient accumulates the same tile */
+    long last[2][NPU_TT_COUNT];  /* per stream and tensor: the tile in its buffer */
+    int parity[2][NPU_TT_COUNT]; /* per stream and tensor: the buffer of the next fetch */
+} run_t;
+
+static int run_init(run_t *r, const npu_tres_plan_t *plan, size_t n)
+{
+    memset(r, 0, sizeof *r);
+    r->plan = plan;
+    r->cfg = &plan->cfg;
+    r->s = &plan->sched;
+    r->Mt = r->cfg->Mt;
+    r->Nt = r->cfg->Nt;
+    r->Kt = r->cfg->Kt;
+    r->np = plan->npins;
+    r->keep_next = malloc(n ? n : 1);
+    if (!r->keep_next)
+        return -1;
+    for (int i = 0; i < r->np; i++) {
+        long tc = npu_train_tile_count((npu_ttensor_t)plan->pin[i].tensor, r->Mt, r->Nt, r->Kt);
+        r->pin_ep[i] = malloc((size_t)tc * sizeof(long));
+        r->pin_slot[i] = malloc((size_t)tc * sizeof(long));
+        if (!r->pin_ep[i] || !r->pin_slot[i])
+            return -1;
+        for (long t = 0; t < tc; t++)
+            r->pin_ep[i][t] = -1;
+        r->key[i] = -1;
+    }
+    for (int t = 0; t < NPU_TT_COUNT; t++)
+        r->last[0][t] = r->last[1][t] = -1;
+    return 0;
+}
+
+static void run_free(run_t *r)
+{
+    for (int i = 0; i < r->np; i++) {
+        free(r->pin_ep[i]);
+        free(r->pin_slot[i]);
+    }
+    free(r->keep_next);
+}
+
+/* keep_next of every op, from the end. 0, or -1 for an op of no stream or gradient. */
+static int run_keep_next(run_t *r, const npu_tileop_t *ops, size_t n)
+{
+    long next_tile[2][3];
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 3; b++)
+            next_tile[a][b] = -2;
+    for (size_t i = n; i-- > 0;) {
+        const npu_tileop_t *o = &ops[i];
+        if (o->stream > 1 || o->grad > 2)
+            return -1;
+        npu_ttensor_t to, ta, tb;
+        npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
+        long t = npu_train_tile_index(to, o->m, o->n, o->k, r->Mt, r->Nt, r->Kt);
+        r->keep_next[i] = next_tile[o->stream][o->grad] == t;
+        next_tile[o->stream][o->grad] = t;
+    }
+    return 0;
+}
+
+/* Scope changes of the op's stream's pins: a pin's scope is the loops outside its level. */
+static void run_scope(run_t *r, const npu_tileop_t *o)
+{
+    const npu_tnest_t *ne = &r->s->nest[o->stream < r->s->nnests ? o->stream : 0];
+    int idx[3] = {o->m, o->n, o->k};
+    for (int p = 0; p < r->np; p++) {
+        if (r->plan->pin[p].owner != o->stream)
+            continue;
+        long k2 = r->plan->pin[p].level == 0 ? 0 : idx[ne->perm[0]];
+        if (k2 != r->key[p]) {
+            r->key[p] = k2;
+            r->epoch[p]++;
+            r->count[p] = 0;
+        }
+    }
+}
+
+/* Is tile t of tensor T resident in a pin the op's stream sees (*own: its own or the layer's)?
+ * Sets *slot to its pin slot (its own pin's when several hold it). */
+static int run_resident(const run_t *r, int st, npu_ttensor_t T, long t, int *own, long *slot)
+{
+    int resident = 0;
+    *own = 0;
+    for (int p = 0; p < r->np; p++) {
+        const npu_tpin_t *pp = &r->plan->pin[p];
+        int mine = pp->owner == st || pp->owner == NPU_TRES_LAYER;
+        int valid = mine || (r->s->zipped && pp->owner != st);
+        if (pp->tensor == T && valid && r->pin_ep[p][t] == r->epoch[p]) {
+            if (!resident || mine)
+                *slot = r->pin_slot[p][t];
+            resident = 1;
+            *own |= mine;
+        }
+    }
+    return resident;
+}
+
+/* Pins tile t of T if a live pin of stream st (or the layer) has room; its slot, or -1. */
+static long run_pin(run_t *r, int st, npu_ttensor_t T, long t)
+{
+    for (int p = 0; p < r->np; p++) {
+        const npu_tpin_t *pp = &r->plan->pin[p];
+        if (pp->tensor != T || !(pp->owner == st || pp->owner == NPU_TRES_LAYER))
+            continue;
+        if (r->count[p] < pp->pinned) {
+            r->pin_ep[p][t] = r->epoch[p];
+            r->pin_slot[p][t] = pp->base + r->count[p] * r->plan->tile_unit[T];
+            r->count[p]++;
+            return r->pin_slot[p][t];
+        }
+    }
+    return -1;
+}
+
+/* Tensor ri of op i (0: A, 1: B, 2: the accumulator): fetched unless resident or in a stream
+ * buffer, pinned if a pin has room, else in its stream buffer; the accumulator stored after its
+ * last op, spilled when it is neither pinned nor the next op's. Its slot, or -1 (an op of a
+ * tensor its stream does not use). */
+static long run_tensor(run_t *r, size_t i, const npu_tileop_t *o, int ri, npu_ttensor_t T, npu_tres_action_t *a,
+                       npu_tres_counts_t *cnt)
+{
+    const npu_tres_plan_t *plan = r->plan;
+    int st = o->stream, own;
+    long t = npu_train_tile_index(T, o->m, o->n, o->k, r->Mt, r->Nt, r->Kt);
+    long units = tile_units(r->cfg, T, o->m, o->n, o->k), slot = -1;
+    int resident = run_resident(r, st, T, t, &own, &slot);
+    /* stream buffers: this stream's current tile; for operands of a zipped schedule also the
+     * other stream's (the interleave "T0" reuse). Separate passes (seq) do not see each other's
+     * buffers. */
+    int in_stream = r->last[st][T] == t || (ri != 2 && r->s->zipped && r->last[st ^ 1][T] == t);
+    if (!resident && !in_stream && !(ri == 2 && o->first)) {
+        if (ri == 2) {
+            a->reload = 1;
+            cnt->reloads[T]++;
+        } else {
+            *(ri == 0 ? &a->load_a : &a->load_b) = 1;
+            cnt->loads[T]++;
+        }
+        cnt->rd[T] += (uint64_t)units;
+        a->rd_bytes += (uint32_t)units;
+        r->parity[st][T] ^= 1;
+    }
+    if (!own) {
+        long ps = run_pin(r, st, T, t);
+        if (ps >= 0) {
+            own = 1;
+            slot = ps;
+        }
+    }
+    if (slot < 0) {
+        if (plan->stream_off[st][T] < 0)
+            return -1;
+        slot = plan->stream_base + plan->stream_off[st][T] + r->parity[st][T] * plan->tile_unit[T];
+    }
+    if (ri != 2) {
+        r->last[st][T] = t;
+        return slot;
+    }
+    a->pinned_acc = (uint8_t)own;
+    if (o->last) {
+        a->store = 1;
+        cnt->stores[T]++;
+    } else if (!own && !r->keep_next[i]) {
+        a->spill = 1;
+        cnt->spills[T]++;
+    }
+    if (a->store || a->spill) {
+        cnt->wr[T] += (uint64_t)units;
+        a->wr_bytes += (uint32_t)units;
+    }
+    r->last[st][T] = a->spill ? -1 : t;
+    return slot;
 }
 
 int npu_tres_run(const npu_tres_plan_t *plan, const npu_tileop_t *ops, size_t n,
                  npu_tres_action_t *act, npu_tres_counts_t *cnt)
 {
+    run_t r;
     if (!plan || (!ops && n) || !cnt)
         return -1;
-    const npu_tres_cfg_t *cfg = &plan->cfg;
-    const npu_tsched_t *s = &plan->sched;
-    int Mt = cfg->Mt, Nt = cfg->Nt, Kt = cfg->Kt;
     memset(cnt, 0, sizeof *cnt);
-    int np = plan->npins;
-    long *pin_ep[NPU_TRES_MAX_PINS] = {0}, *pin_slot[NPU_TRES_MAX_PINS] = {0};
-    long epoch[NPU_TRES_MAX_PINS], count[NPU_TRES_MAX_PINS], key[NPU_TRES_MAX_PINS];
-    uint8_t *keep_next = malloc(n ? n : 1);
-    int rc = keep_next ? 0 : -1;
-    for (int i = 0; i < np && rc == 0; i++) {
-        long tc = npu_train_tile_count((npu_ttensor_t)plan->pin[i].tensor, Mt, Nt, Kt);
-        pin_ep[i] = malloc((size_t)tc * sizeof(long));
-        pin_slot[i] = malloc((size_t)tc * sizeof(long));
-        if (!pin_ep[i] || !pin_slot[i]) {
-            rc = -1;
-            break;
-        }
-        for (long t = 0; t < tc; t++)
-            pin_ep[i][t] = -1;
-        epoch[i] = 0;
-        count[i] = 0;
-        key[i] = -1;
-    }
-    if (rc == 0) {
-        /* keep_next[i]: the next op of the same stream and gradient accumulates the same tile */
-        long next_tile[2][3];
-        for (int a = 0; a < 2; a++)
-            for (int b = 0; b < 3; b++)
-                next_tile[a][b] = -2;
-        for (size_t i = n; i-- > 0;) {
-            const npu_tileop_t *o = &ops[i];
-            if (o->stream > 1 || o->grad > 2) {
-                rc = -1;
-                break;
-            }
-            npu_ttensor_t to, ta, tb;
-            npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
-            long t = npu_train_tile_index(to, o->m, o->n, o->k, Mt, Nt, Kt);
-            keep_next[i] = next_tile[o->stream][o->grad] == t;
-            next_tile[o->stream][o->grad] = t;
-        }
-    }
-    long last[2][NPU_TT_COUNT];
-    int parity[2][NPU_TT_COUNT];
-    for (int t = 0; t < NPU_TT_COUNT; t++) {
-        last[0][t] = last[1][t] = -1;
-        parity[0][t] = parity[1][t] = 0;
-    }
+    int rc = run_init(&r, plan, n) == 0 && run_keep_next(&r, ops, n) == 0 ? 0 : -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
         const npu_tileop_t *o = &ops[i];
-        int st = o->stream;
-        const npu_tnest_t *ne = &s->nest[st < s->nnests ? st : 0];
-        int idx[3] = {o->m, o->n, o->k};
-        /* scope changes of this stream's pins */
-        for (int p = 0; p < np; p++) {
-            if (plan->pin[p].owner != st)
-                continue;
-            long k2 = plan->pin[p].level == 0 ? 0 : idx[ne->perm[0]];
-            if (k2 != key[p]) {
-                key[p] = k2;
-                epoch[p]++;
-                count[p] = 0;
-            }
-        }
         npu_ttensor_t tt[3];
-        npu_train_op_tensors((npu_tgrad_t)o->grad, &tt[2], &tt[0], &tt[1]);
         npu_tres_action_t a;
-        memset(&a, 0, sizeof a);
         long slots[3];
-        for (int r = 0; r < 3; r++) {
-            npu_ttensor_t T = tt[r];
-            long t = npu_train_tile_index(T, o->m, o->n, o->k, Mt, Nt, Kt);
-            long units = tile_units(cfg, T, o->m, o->n, o->k);
-            int own = 0, resident = 0;
-            long slot = -1;
-            for (int p = 0; p < np; p++) {
-                const npu_tpin_t *pp = &plan->pin[p];
-                int mine = pp->owner == st || pp->owner == NPU_TRES_LAYER;
-                int valid = mine || (s->zipped && pp->owner != st);
-                if (pp->tensor == T && valid && pin_ep[p][t] == epoch[p]) {
-                    if (!resident || mine)
-                        slot = pin_slot[p][t];
-                    resident = 1;
-                    own |= mine;
-                }
-            }
-            /* stream buffers: this stream's current tile; for operands of a zipped schedule
-             * also the other stream's (the interleave "T0" reuse). Separate passes (seq) do
-             * not see each other's buffers. */
-            int in_stream = last[st][T] == t;
-            if (r != 2 && s->zipped && last[st ^ 1][T] == t)
-                in_stream = 1;
-            if (!resident && !in_stream && !(r == 2 && o->first)) {
-                if (r == 2) {
-                    a.reload = 1;
-                    cnt->reloads[T]++;
-                } else {
-                    if (r == 0)
-                        a.load_a = 1;
-                    else
-                        a.load_b = 1;
-                    cnt->loads[T]++;
-                }
-                cnt->rd[T] += (uint64_t)units;
-                a.rd_bytes += (uint32_t)units;
-                parity[st][T] ^= 1;
-            }
-            if (!own) {
-                /* pin it if a live pin of this stream (or the layer) has room */
-                for (int p = 0; p < np; p++) {
-                    const npu_tpin_t *pp = &plan->pin[p];
-                    if (pp->tensor != T || !(pp->owner == st || pp->owner == NPU_TRES_LAYER))
-                        continue;
-                    if (count[p] < pp->pinned) {
-                        pin_ep[p][t] = epoch[p];
-                        pin_slot[p][t] = pp->base + count[p] * plan->tile_unit[T];
-                        count[p]++;
-                        resident = own = 1;
-                        slot = pin_slot[p][t];
-                        break;
-                    }
-                }
-            }
-            if (slot < 0) {
-                if (plan->stream_off[st][T] < 0) { /* an op of a tensor its stream does not use */
-                    rc = -1;
-                    break;
-                }
-                slot = plan->stream_base + plan->stream_off[st][T] + parity[st][T] * plan->tile_unit[T];
-            }
-            slots[r] = slot;
-            if (r == 2) {
-                a.pinned_acc = (uint8_t)own;
-                if (o->last) {
-                    a.store = 1;
-                    cnt->stores[T]++;
-                    cnt->wr[T] += (uint64_t)units;
-                    a.wr_bytes += (uint32_t)units;
-                } else if (!own && !keep_next[i]) {
-                    a.spill = 1;
-                    cnt->spills[T]++;
-                    cnt->wr[T] += (uint64_t)units;
-                    a.wr_bytes += (uint32_t)units;
-                }
-                last[st][T] = a.spill ? -1 : t;
-            } else {
-                last[st][T] = t;
-            }
-        }
+        run_scope(&r, o);
+        npu_train_op_tensors((npu_tgrad_t)o->grad, &tt[2], &tt[0], &tt[1]);
+        memset(&a, 0, sizeof a);
+        for (int ri = 0; ri < 3 && rc == 0; ri++)
+            if ((slots[ri] = run_tensor(&r, i, o, ri, tt[ri], &a, cnt)) < 0)
+                rc = -1;
         if (rc != 0)
             break;
         a.slot_a = slots[0];
@@ -382,11 +449,7 @@ int npu_tres_run(const npu_tres_plan_t *plan, const npu_tileop_t *ops, size_t n,
         cnt->rd_total += cnt->rd[t];
         cnt->wr_total += cnt->wr[t];
     }
-    for (int i = 0; i < np; i++) {
-        free(pin_ep[i]);
-        free(pin_slot[i]);
-    }
-    free(keep_next);
+    run_free(&r);
     return rc;
 }
 

@@ -1,0 +1,250 @@
+/* conv_fwd_dx.c - the fwd and dX units (zeropad, ecoflow) of a convolution program; see
+ * conv_unit.h and docs/conv.md §3. */
+#include "compile/conv/conv_unit.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+/* The end of a unit whose OBUF holds its blocks one after another, `rows` rows each (the pixels of
+ * its band): a DRAIN per block into the dense tile, the tile's STORE (tag, from pixel pix0; the
+ * band's last group) and, for unit 0, the resident weights. */
+static void dense_tail(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, unsigned rows, int chans,
+                       unsigned tag, uint64_t pix0)
+{
+    unsigned hb = npu_pb_obuf_half(&x->b, un->u);
+    for (unsigned j = 0; j < (unsigned)(un->k1 - un->k0); j++)
+        npu_cx_drain_blk(x, &up->D, rows, hb + j * rows, npu_cx_tile(x, un) + 2u * ((unsigned)un->k0 + j), x->p->pout,
+                         un->k0 + (int)j, chans);
+    npu_cx_store_tile(x, &up->S, tag, un, rows, pix0);
+    if (un->u == 0)
+        npu_cx_resident_weights(x, up);
+}
+
+/* ---- fwd ------------------------------------------------------------------------------ */
+
+void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    unsigned in = npu_cx_in(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned cw = (unsigned)p->cw, OW = (unsigned)p->OW, Ru = (unsigned)(un->r1 - un->r0);
+    unsigned G = (unsigned)(un->k1 - un->k0);
+    if (un->grp == 0)
+        npu_cx_load_plane(x, &up->L, un, in);
+    memset(x->cov + hb, 0, (size_t)G * Ru * OW);
+    for (int t = 0; t < p->T; t++) {
+        int kh = t / c->KW, kw = t % c->KW;
+        npu_cx_mark_tap(x, un, up, t);
+        for (int cb = 0; cb < p->cw; cb++) {
+            int ck = imin(p->L, c->C - cb * p->L);
+            for (int fb = un->k0; fb < un->k1; fb++) {
+                int nf = imin(p->L, c->F - fb * p->L);
+                unsigned bank;
+                if (c->depthwise && fb != cb)
+                    continue; /* only the diagonal block is nonzero */
+                if (c->depthwise)
+                    bank = npu_cx_ldw(x, &up->C, p->w_base + (unsigned)((t * p->cw + cb) * p->L), 1, ck, 0, nf);
+                else
+                    bank = npu_cx_ldw(x, &up->C, p->w_base + (unsigned)((t * c->C + cb * p->L) * p->fw + fb),
+                               (unsigned)p->fw, ck, 0, nf);
+                for (int oh = un->r0; oh < un->r1; oh++) {
+                    unsigned row = (unsigned)(oh * c->stride + kh * c->dil - un->i0);
+                    npu_cx_wave(x, &up->C, bank, p->OW,
+                         in + (row * (unsigned)p->PW + (unsigned)(kw * c->dil)) * cw + (unsigned)cb,
+                         (unsigned)c->stride * cw, ck, 0, nf,
+                         hb + ((unsigned)(fb - un->k0) * Ru + (unsigned)(oh - un->r0)) * OW);
+                }
+            }
+        }
+    }
+    dense_tail(x, un, up, Ru * OW, c->F, NPU_TAG_Y, ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->r0) * OW);
+}
+
+/* ---- dX --------------------------------------------------------------------------------- */
+
+/* B tile of (tap, f-block, c-block) for dX: rows f, lanes c (depthwise: the diagonal block). */
+static unsigned ldw_dx(npu_cx_t *x, npu_prog_t *l, int t, int fb, int cb)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    if (c->depthwise)
+        return npu_cx_ldw(x, l, p->w_base + (unsigned)((t * p->cw + cb) * p->L), 1, imin(p->L, c->C - cb * p->L), 0,
+                   imin(p->L, c->C - cb * p->L));
+    return npu_cx_ldw(x, l, p->w_base + (unsigned)((t * c->F + fb * p->L) * p->cw + cb), (unsigned)p->cw,
+               imin(p->L, c->F - fb * p->L), 0, imin(p->L, c->C - cb * p->L));
+}
+
+/* dX: the stationary tiles of a unit, in program order: tap, f-block, c-block (depthwise: the
+ * diagonal blocks). Both dX kernels walk them with dx_next, which emits the next tile's LDW, and
+ * add the waves of their own (dX row, tap) pairs; taps for which skip(x, un, t) holds have none. */
+typedef struct dx_tile { int t, fb, cb; unsigned bank; } dx_tile_t;
+#define DX_TILES {-1, 0, 0, 0}
+
+static int dx_next(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, dx_tile_t *it,
+                   int (*skip)(npu_cx_t *, const npu_conv_unit_t *, int))
+{
+    const npu_conv_plan_t *p = x->p;
+    do {
+        if (it->t >= 0 && ++it->cb < un->k1)
+            continue;
+        it->cb = un->k0;
+        if (it->t >= 0 && ++it->fb < p->fw)
+            continue;
+        it->fb = 0;
+        do
+            it->t++;
+        while (it->t < p->T && skip && skip(x, un, it->t));
+        if (it->t >= p->T)
+            return 0;
+        npu_cx_mark_tap(x, un, up, it->t);
+    } while (p->c.depthwise && it->fb != it->cb);
+    it->bank = ldw_dx(x, &up->C, it->t, it->fb, it->cb);
+    return 1;
+}
+
+void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    unsigned in = npu_cx_in(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned fw = (unsigned)p->fw, W = (unsigned)c->W, ZW = (unsigned)p->ZW;
+    unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
+    int s = c->stride, v0 = c->pad - (c->KW - 1) * c->dil;
+    int ow0 = imax(0, npu_ceildiv(v0, s)), ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, s) + 1);
+    npu_insn_t ins;
+    /* Z plane: zero everything, then each dY row to its dilated positions */
+    if (un->grp == 0)
+        npu_cx_fill(x, &up->L, 1, in, 0, (unsigned)(un->i1 - un->i0) * ZW * fw);
+    for (int oh = imax(0, npu_ceildiv(un->i0, s)); un->grp == 0 && ow1 > ow0 && oh < p->OH && oh * s < un->i1; oh++) {
+        unsigned spm = in + ((unsigned)(oh * s - un->i0) * ZW + (unsigned)(ow0 * s - v0)) * fw;
+        uint64_t dram = x->a->dy + (((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)oh) * (uint64_t)p->OW +
+                                    (uint64_t)ow0) * fw * x->B;
+        if (s == 1) { /* contiguous: the run of rows in one LOAD */
+            int oe = oh + 1;
+            while (oe < p->OH && oe < un->i1)
+                oe++;
+            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->OW * fw, spm,
+                      ZW * fw, (unsigned)(ow1 - ow0), fw);
+            oh = oe - 1;
+        } else {
+            npu_pb_put(&x->b, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 0, (unsigned)(ow1 - ow0), npu_pb_dram(&x->b, dram), spm,
+                                        (unsigned)s * fw, fw * x->B, fw), &ins, 0);
+        }
+    }
+    memset(x->cov + hb, 0, (size_t)G * Ru * W);
+    for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, NULL);) {
+        int kh = it.t / c->KW, kw = it.t % c->KW;
+        for (int ih = un->r0; ih < un->r1; ih++) {
+            unsigned zr = (unsigned)(ih + c->pad - kh * c->dil - un->i0);
+            npu_cx_wave(x, &up->C, it.bank, c->W,
+                 in + (zr * ZW + (unsigned)((c->KW - 1 - kw) * c->dil)) * fw + (unsigned)it.fb, fw,
+                 imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
+                 hb + ((unsigned)(it.cb - un->k0) * Ru + (unsigned)(ih - un->r0)) * W);
+        }
+    }
+    dense_tail(x, un, up, Ru * W, c->C, NPU_TAG_DX, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * W);
+}
+
+/* dX ecoflow (phase decomposition, docs/conv.md): dX row ih gets tap kh when
+ * (ih + p - kh*d) % s == 0 (dY row oh = (ih + p - kh*d) / s); tap kw feeds the one column phase
+ * b = (kw*d - p) mod s, dX columns iw = x*s + b, from dY columns ow = x + off, a contiguous run.
+ * The output tile's rows are Wp = nx*s pixels wide (nx = ceil(W/s); columns >= W are junk, never
+ * stored), so pixel (r, x*s + b) sits at (r*nx + x)*s + b: a phase of the whole band is one run
+ * at stride s. The OBUF is phase-major over the band (phase b, then row r, then x), so every
+ * wave writes consecutive rows and one DRAIN per (c-block, phase) moves the band, except where
+ * it has to step around real pixels no wave covered (those stay the FILL's zeros). */
+/* dX ecoflow, tap kw: its column phase b, the dY column offset off (dX column x*s + b reads dY
+ * column x + off) and the phase columns [x_lo, x_hi) with a real dY column. */
+static void dx_phase(const npu_conv_plan_t *p, int kw, int *b, int *off, int *x_lo, int *x_hi)
+{
+    const npu_conv_t *c = &p->c;
+    int s = c->stride;
+    *b = ((kw * c->dil - c->pad) % s + s) % s;
+    *off = (*b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
+    *x_lo = imax(0, -*off);
+    *x_hi = imin(npu_conv_phase_nx(p, *b), p->OW - *off);
+}
+
+/* dX ecoflow: tap t has no wave in the unit (no real dY column, or no dX row of the band it
+ * reaches). */
+static int dx_eco_skip(npu_cx_t *x, const npu_conv_unit_t *un, int t)
+{
+    const npu_conv_t *c = &x->p->c;
+    int b, off, x_lo, x_hi;
+    dx_phase(x->p, t % c->KW, &b, &off, &x_lo, &x_hi);
+    for (int ih = un->r0; ih < un->r1 && x_lo < x_hi; ih++) {
+        int num = ih + c->pad - (t / c->KW) * c->dil;
+        if (num >= 0 && num % c->stride == 0 && num / c->stride < x->p->OH)
+            return 0;
+    }
+    return 1;
+}
+
+void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    unsigned in = npu_cx_in(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned fw = (unsigned)p->fw, OW = (unsigned)p->OW;
+    unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
+    unsigned tile = npu_cx_tile(x, un), pw = p->pout;
+    int s = c->stride, uncovered = 0, nx = (c->W + s - 1) / s;
+    unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
+    if (un->grp == 0 && un->i1 > un->i0)
+        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
+                  x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * fw * x->B,
+                  OW * fw, in, OW * fw, OW, fw);
+    memset(x->cov + hb, 0, (size_t)G * blk);
+    for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, dx_eco_skip);) {
+        int kh = it.t / c->KW, b, off, x_lo, x_hi;
+        dx_phase(p, it.t % c->KW, &b, &off, &x_lo, &x_hi);
+        for (int ih = un->r0; ih < un->r1; ih++) {
+            int num = ih + c->pad - kh * c->dil, oh = num / s;
+            if (num < 0 || num % s || oh >= p->OH)
+                continue;
+            npu_cx_wave(x, &up->C, it.bank, x_hi - x_lo,
+                 in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)it.fb, fw,
+                 imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
+                 hb + (unsigned)(it.cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
+                     (unsigned)x_lo);
+        }
+    }
+    /* per (c-block, phase): runs over i = r*nx + x of covered or junk positions holding a covered
+     * one; a real uncovered pixel ends a run */
+    for (unsigned j = 0; j < G; j++)
+        for (int b = 0; b < s; b++) {
+            unsigned ob = hb + j * blk + (unsigned)b * Ru * (unsigned)nx, n = Ru * (unsigned)nx;
+            for (unsigned i0 = 0; i0 < n;) {
+                unsigned i1 = i0, covered = 0;
+                for (; i1 < n; i1++) {
+                    int junk = (int)(i1 % (unsigned)nx) * s + b >= c->W;
+                    if (!junk && !x->cov[ob + i1])
+                        break;
+                    covered |= x->cov[ob + i1];
+                }
+                if (covered)
+                    npu_cx_drain_blk(x, &up->D, i1 - i0, ob + i0,
+                              tile + (i0 * (unsigned)s + (unsigned)b) * pw + 2u * ((unsigned)un->k0 + j),
+                              (unsigned)s * pw, un->k0 + (int)j, c->C);
+                if (i1 < n)
+                    uncovered = 1;
+                i0 = i1 + (i1 < n);
+            }
+        }
+    if (uncovered && un->grp == 0) /* pixels no tap reaches are zero (the same in every group) */
+        npu_cx_fill(x, &up->FO, 1, tile, 0, Ru * Wp * pw);
+    if (un->grp == p->ngroups - 1) { /* one STORE per dX row (tile rows are Wp pixels apart) */
+        if (Wp == (unsigned)c->W)
+            npu_cx_store_tile(x, &up->S, NPU_TAG_DX, un, Ru * Wp, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * Wp);
+        else
+            for (unsigned r = 0; r < Ru; r++)
+                npu_cx_store_flat(x, &up->S, NPU_TAG_DX, tile + r * Wp * pw,
+                           x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) * (uint64_t)c->W * pw * x->B,
+                           (uint64_t)c->W * pw * x->B);
+    }
+    if (un->u == 0)
+        npu_cx_resident_weights(x, up);
+}

@@ -1,0 +1,289 @@
+/* conv_unit.c - the primitives the convolution units are built with; see conv_unit.h. */
+#include "compile/conv/conv_unit.h"
+
+#include <stdint.h>
+#include <string.h>
+
+static int imin(int a, int b) { return a < b ? a : b; }
+
+static unsigned mode_of(const npu_cx_t *x, int k) { return k > x->S ? NPU_MODE_FW : NPU_MODE_HSW; }
+
+/* FILL `rows` rows of `words` words at spm + r*stride (row_bytes is 16 bits: long rows are
+ * cut into column chunks; contiguous rows become one long row). */
+void npu_cx_fill(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned spm, unsigned stride, unsigned words)
+{
+    unsigned wmax = 65535u / x->B;
+    npu_insn_t in;
+    if (!rows || !words)
+        return;
+    if (stride == words && rows > 1) { /* one contiguous block */
+        words *= rows;
+        rows = 1;
+        stride = 0;
+    }
+    if (rows == 1 && words > wmax) { /* a long block: rows of wmax words */
+        unsigned full = words / wmax, rest = words % wmax;
+        npu_pb_put(&x->b, l, npu_enc_fill(&in, full, spm, wmax, wmax * x->B), &in, 0);
+        if (rest)
+            npu_pb_put(&x->b, l, npu_enc_fill(&in, 1, spm + full * wmax, 0, rest * x->B), &in, 0);
+        return;
+    }
+    for (unsigned c0 = 0; c0 < words; c0 += wmax) {
+        unsigned w = words - c0 < wmax ? words - c0 : wmax;
+        npu_pb_put(&x->b, l, npu_enc_fill(&in, rows, spm + c0, stride, w * x->B), &in, 0);
+    }
+}
+
+/* LOAD of `nrows` tensor rows of `pix` pixels x `pw` words each: image row r from DRAM
+ * dram + r*dpitch beats to SPM spm + r*spitch words. One descriptor row per tensor row when it
+ * fits the 16-bit fields, else one per pixel. */
+void npu_cx_load_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, uint64_t dram,
+                      unsigned dpitch, unsigned spm, unsigned spitch, unsigned pix, unsigned pw)
+{
+    npu_insn_t in;
+    uint64_t bytes = (uint64_t)pix * pw * x->B;
+    if (!nrows || !pix)
+        return;
+    if (bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows, npu_pb_dram(&x->b, dram), spm, nrows > 1 ? spitch : 0,
+                               (unsigned)bytes, nrows > 1 ? dpitch : 0), &in, 0);
+        return;
+    }
+    for (unsigned r = 0; r < nrows; r++)
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, pix, npu_pb_dram(&x->b, dram + (uint64_t)r * dpitch * x->B),
+                               spm + r * spitch, pw, pw * x->B, pw), &in, 0);
+}
+
+/* LDW into the next weight bank; returns the bank. */
+unsigned npu_cx_ldw(npu_cx_t *x, npu_prog_t *l, unsigned spm, unsigned stride, int k, int klo, int n)
+{
+    npu_insn_t in;
+    unsigned bank = npu_pb_bank(&x->b);
+    int rc = npu_enc_ldw(&in, bank, mode_of(x, k), spm, stride, (unsigned)k, (unsigned)n);
+    if (rc == 0 && klo)
+        rc = npu_insn_k_lo(&in, (unsigned)klo);
+    npu_pb_put(&x->b, l, rc, &in, 0);
+    return bank;
+}
+
+/* WAVE of m rows into OBUF rows obuf.., cut into maximal runs of equal coverage: an uncovered
+ * run starts its accumulators (acc = 0), a covered one adds (acc = 1). */
+void npu_cx_wave(npu_cx_t *x, npu_prog_t *l, unsigned bank, int m, unsigned spm, unsigned stride,
+                 int k, int klo, int n, unsigned obuf)
+{
+    int i = 0;
+    while (i < m) {
+        int j = i + 1, acc = x->cov[obuf + (unsigned)i];
+        npu_insn_t in;
+        while (j < m && x->cov[obuf + (unsigned)j] == acc)
+            j++;
+        int rc = npu_enc_wave(&in, bank, mode_of(x, k), acc, (unsigned)(j - i),
+                              spm + (unsigned)i * stride, stride, (unsigned)k, (unsigned)n,
+                              obuf + (unsigned)i);
+        if (rc == 0 && klo)
+            rc = npu_insn_k_lo(&in, (unsigned)klo);
+        npu_pb_put(&x->b, l, rc, &in, 0);
+        memset(x->cov + obuf + i, 1, (size_t)(j - i));
+        i = j;
+    }
+}
+
+/* Rows [un->i0, un->i1) of the X plane padded by P (fwd: p; dW zeropad: p; dW ecoflow: 0) into
+ * SPM base: the rows some output row reads, interior rows by LOAD (and their border columns by
+ * FILL), padding rows by FILL. */
+void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->P;
+    int pr = lo;
+    while (pr < hi) {
+        if (!npu_conv_plane_row_used(p, un, pr)) {
+            pr++;
+            continue;
+        }
+        int in = pr - p->P >= 0 && pr - p->P < c->H, q = pr + 1;
+        while (q < hi && npu_conv_plane_row_used(p, un, q) &&
+               (q - p->P >= 0 && q - p->P < c->H) == in)
+            q++;
+        unsigned nr = (unsigned)(q - pr), spm = base + (unsigned)(pr - un->i0) * rw;
+        if (!in) {
+            npu_cx_fill(x, l, nr, spm, rw, rw);
+        } else {
+            if (P) {
+                npu_cx_fill(x, l, nr, spm, rw, P * cw);
+                npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, P * cw);
+            }
+            uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
+            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)c->W * cw * x->B,
+                      (unsigned)c->W * cw, spm + P * cw, rw, (unsigned)c->W, cw);
+        }
+        pr = q;
+    }
+}
+
+void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base)
+{
+    npu_cx_load_plane_rows(x, l, un, base, un->i0, un->i1);
+}
+
+/* LOAD of `words` contiguous words from DRAM dram to SPM spm: rows of the largest whole number
+ * of words a row_bytes field holds, each a run of long bursts (one descriptor row of a few beats
+ * each is one short burst per row: at medium the dX weights' 576 two-beat rows took 3.9k cycles,
+ * a flat run 1.2k). */
+void npu_cx_load_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, unsigned spm, uint64_t words)
+{
+    unsigned cw = 65535u / x->B;
+    uint64_t rows = words / cw, rest = words % cw;
+    npu_insn_t in;
+    while (rows) {
+        unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, cw, cw * x->B, cw), &in, 0);
+        spm += nr * cw;
+        dram += (uint64_t)nr * cw * x->B;
+        rows -= nr;
+    }
+    if (rest)
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, 1, npu_pb_dram(&x->b, dram), spm, 0, (unsigned)(rest * x->B), 0), &in, 0);
+}
+
+/* SPM words of one tap of the resident weights (they are tap-major). */
+static unsigned tap_words(const npu_conv_plan_t *p)
+{
+    const npu_conv_t *c = &p->c;
+    if (c->depthwise)
+        return (unsigned)(p->cw * p->L);
+    return p->kernel == NPU_CONV_FWD ? (unsigned)(c->C * p->fw) : (unsigned)(c->F * p->cw);
+}
+
+/* Taps [t0, t1) of the weights, resident for the whole program (unit 0). fwd: per tap a
+ * transposed LOAD, SPM row c of tap t holds the F filters (B tile rows c, lanes f); dX: Wt as
+ * stored, SPM row (t, f) holds the C channels (B tile rows f, lanes c), one flat run when the
+ * rows are whole words; depthwise: the diagonal blocks, one flat run. */
+static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    npu_insn_t in;
+    uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B, tw = tap_words(p);
+    if (t0 >= t1)
+        return;
+    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B)) {
+        /* DRAM and SPM are both dense at pitch tw words per tap */
+        npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t0 * tw * x->B, p->w_base + (unsigned)(t0 * (int)tw),
+                  (uint64_t)(t1 - t0) * tw);
+        return;
+    }
+    if (p->kernel == NPU_CONV_FWD) {
+        for (int t = t0; t < t1; t++)
+            npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
+                                   p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
+                                   2u * (unsigned)c->C, p->pw), &in, 0);
+        return;
+    }
+    for (int t = t0; t < t1;) { /* rows field is 16 bits */
+        int nt = imin(t1 - t, 65535 / c->F);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
+                               p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
+                               p->pw), &in, 0);
+        t += nt;
+    }
+}
+
+/* fwd, dX: notes where unit 0's first LDW of tap t is (npu_cx_resident_weights splits its load there). */
+void npu_cx_mark_tap(npu_cx_t *x, const npu_conv_unit_t *un, const npu_cx_unit_t *up, int t)
+{
+    if (un->u == 0 && x->tap_c[t] == SIZE_MAX)
+        x->tap_c[t] = up->C.n;
+}
+
+/* Unit 0's weights, in two parts: taps [0, ts) ahead of the band's input in L, taps [ts, T) in L2,
+ * which C pops at the first LDW of tap ts (conv_emit.c). The whole set ahead of the first wave was
+ * exposed (medium, CONV3 dX: 1.2k cycles of a 32k program even as one flat run); ts is the first
+ * tap whose earlier taps' waves cover the rest of the load at the DRAM's rate (16-beat bursts
+ * plus their cost: about 5/4 cycles per beat). */
+void npu_cx_resident_weights(npu_cx_t *x, npu_cx_unit_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t tap_bytes = npu_conv_tensor_bytes(p, NPU_TAG_W) / (uint64_t)p->T, slots = 0;
+    int ts = p->T;
+    size_t i = 0;
+    npu_prog_t l;
+    for (int t = 1; t < p->T && ts == p->T; t++) {
+        npu_fields_t f;
+        if (x->tap_c[t] == SIZE_MAX)
+            continue;
+        for (; i < x->tap_c[t]; i++)
+            if (npu_insn_op(&up->C.insn[i]) == NPU_OP_WAVE && npu_decode(&up->C.insn[i], &f) == 0)
+                slots += f.mode == NPU_MODE_HSW ? (f.m + 1) / 2 : f.m;
+        if (4 * slots * (uint64_t)x->cfg->dram_bw >= 5 * (uint64_t)(p->T - t) * tap_bytes)
+            ts = t;
+    }
+    npu_prog_init(&l);
+    load_weights(x, &l, 0, ts);
+    for (size_t j = 0; j < up->L.n; j++)
+        npu_pb_put(&x->b, &l, 0, &up->L.insn[j], 0);
+    npu_prog_free(&up->L);
+    up->L = l;
+    load_weights(x, &up->L2, ts, p->T);
+    up->c_split = ts < p->T ? x->tap_c[ts] + 1 : 0;
+}
+
+/* Output tiles are dense: a pixel (dW: a (tap, f) row) takes pout words, exactly its DRAM pitch
+ * ceil(4*channels / B), block j at word 2j; a last block of <= S lanes has only its low word. So
+ * a band's tile is one flat byte range of the output tensor (a few long STORE rows of 16-beat
+ * bursts instead of a burst per pixel). */
+void npu_cx_drain_blk(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, unsigned spm,
+                      unsigned stride, int blk, int chans)
+{
+    npu_insn_t in;
+    if (chans - blk * x->L <= x->S) /* lanes 0..S-1 only */
+        npu_pb_put(&x->b, l, npu_enc_drain_split(&in, rows, obuf, spm, stride, rows, 0), &in, 0);
+    else
+        npu_pb_put(&x->b, l, npu_enc_drain(&in, rows, obuf, spm, stride), &in, 0);
+}
+
+/* STORE of `bytes` contiguous bytes from SPM word spm to DRAM dram (rows of the largest whole
+ * number of words a row_bytes field holds). */
+void npu_cx_store_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t bytes)
+{
+    unsigned cw = 65535u / x->B, chunk = cw * x->B;
+    uint64_t rows = bytes / chunk, rest = bytes % chunk;
+    npu_insn_t in;
+    while (rows) {
+        unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, cw, chunk, cw), &in, 0);
+        spm += nr * cw;
+        dram += (uint64_t)nr * chunk;
+        rows -= nr;
+    }
+    if (rest)
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, 1, npu_pb_dram(&x->b, dram), spm, 0, (unsigned)rest, 0), &in, 0);
+}
+
+/* The band's input buffer and output tile (all block groups of a band share them: the input is
+ * loaded once, the tile stored in one run): buffer and tile band % 2; dW: unit % 2. The band's
+ * first group loads, its last stores. */
+int npu_cx_band(const npu_cx_t *x, const npu_conv_unit_t *un)
+{
+    return x->p->kernel == NPU_CONV_DW ? un->u : un->b * x->p->nbands + un->band;
+}
+
+unsigned npu_cx_in(const npu_cx_t *x, const npu_conv_unit_t *un)
+{
+    return x->p->in_base[npu_cx_band(x, un) % 2];
+}
+
+unsigned npu_cx_tile(const npu_cx_t *x, const npu_conv_unit_t *un)
+{
+    return x->p->out_base[npu_cx_band(x, un) % 2];
+}
+
+void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_unit_t *un,
+                       unsigned rows, uint64_t pix0)
+{
+    const npu_conv_plan_t *p = x->p;
+    if (un->grp == p->ngroups - 1)
+        npu_cx_store_flat(x, l, tag, npu_cx_tile(x, un), x->a->out + pix0 * p->pout * x->B,
+                   (uint64_t)rows * p->pout * x->B);
+}

@@ -1,0 +1,41 @@
+/*
+ * prog_expect.h - the expected-counter model of a program: what the performance counters must
+ * say after it runs, from the instruction list alone (docs/compiler.md "Expected counters").
+ * Every flow (GEMM, training, convolution) checks the hardware against it after each run; what
+ * depends on timing or data (cycles, stalls, waits, SPM conflicts, macs_zero) is not in it.
+ */
+#ifndef NPU_PROG_EXPECT_H
+#define NPU_PROG_EXPECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/isa.h"
+#include "hw/npu_cfg.h"
+
+/* What a program should make the counters say (ISA-level accounting, see each field). */
+typedef struct npu_prog_expect {
+    uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: beats * B (a transposed LOAD reads
+                                        rows * ceil(row_bytes/B) beats); PROG: ceil(n*16/B)*B */
+    uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
+    uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
+                                        bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
+                                        transposed LOAD, per 2S-row block and group of <= 2
+                                        beats, one burst run per block when the rows are
+                                        adjacent (dram_stride = the group's beats), else per row.
+                                        Checked: wr_bursts exactly, rd_bursts as a lower bound
+                                        of dram_rd_bursts (which also counts the fetch's) */
+    uint64_t macs;                   /* sum of m*(k-k_lo)*n over WAVEs */
+    uint64_t macs_core[4];           /* per core, the rows of each set (npu_wave_sets) times the
+                                        core's part of k x n (FW: core0 k<S,n<S; 1 k<S,n>=S; ...) */
+    uint64_t waves[NPU_NUM_MODES], rows[NPU_NUM_MODES];
+    uint64_t insn_load, insn_exec, insn_store;
+    uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
+    uint64_t obuf_drain_rows;
+    uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
+} npu_prog_expect_t;
+
+void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                     npu_prog_expect_t *e);
+
+#endif
