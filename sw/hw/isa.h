@@ -17,12 +17,12 @@ typedef struct npu_insn {
     uint32_t w[4]; /* little-endian words w0..w3 */
 } npu_insn_t;
 
-/* Token flags: the bit positions of w0. */
-#define NPU_TOK_POP_PREV  (1u << 8)
-#define NPU_TOK_POP_NEXT  (1u << 9)
-#define NPU_TOK_PUSH_PREV (1u << 10)
-#define NPU_TOK_PUSH_NEXT (1u << 11)
-#define NPU_TOK_MASK      (0xFu << 8)
+/* Token flags: bits of w0, at their positions in NPU_ISA_FIELDS (word 0: test_isa checks it). */
+#define NPU_TOK_POP_PREV  (1u << NPU_FLD_POS_INSN_pop_prev)
+#define NPU_TOK_POP_NEXT  (1u << NPU_FLD_POS_INSN_pop_next)
+#define NPU_TOK_PUSH_PREV (1u << NPU_FLD_POS_INSN_push_prev)
+#define NPU_TOK_PUSH_NEXT (1u << NPU_FLD_POS_INSN_push_next)
+#define NPU_TOK_MASK      (NPU_TOK_POP_PREV | NPU_TOK_POP_NEXT | NPU_TOK_PUSH_PREV | NPU_TOK_PUSH_NEXT)
 
 /* Every field of every format; fields a format does not have are zero after decoding. */
 typedef struct npu_fields {
@@ -119,10 +119,25 @@ int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
 int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
                  unsigned row_bytes);
 
+/* One row of NPU_ISA_FIELDS (sw/hw/npu_defs.h), indexed by its id NPU_FLD_<FORMAT>_<name>. */
+typedef struct npu_isa_field_desc {
+    unsigned op;          /* the opcode whose format has the field; NPU_OP_INSN: every opcode */
+    const char *name;     /* the npu_fields_t member it fills */
+    unsigned word, lsb, width;
+    size_t offset;        /* offsetof(npu_fields_t, name) */
+} npu_isa_field_desc_t;
+extern const npu_isa_field_desc_t npu_isa_fields[NPU_NUM_FIELDS];
+
+/* Raw access to one field (id NPU_FLD_*) of an encoded instruction, whatever its opcode: for
+ * models that must see bits a format ignores (a STORE's transpose bit is BAD_DESC) and for tests
+ * that build malformed words. npu_insn_put returns -1 (in untouched) when v does not fit. */
+uint32_t npu_insn_get(const npu_insn_t *in, unsigned id);
+int npu_insn_put(npu_insn_t *in, unsigned id, uint32_t v);
+
 /* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */
 void npu_insn_tok(npu_insn_t *in, unsigned tok_flags);
 void npu_insn_set_tok(npu_insn_t *in, unsigned tok_flags);
-static inline unsigned npu_insn_op(const npu_insn_t *in) { return in->w[0] & 0xFFu; }
+static inline unsigned npu_insn_op(const npu_insn_t *in) { return npu_insn_get(in, NPU_FLD_INSN_op); }
 static inline unsigned npu_insn_tokens(const npu_insn_t *in) { return in->w[0] & NPU_TOK_MASK; }
 
 /* Names from the X-macro lists of npu_defs.h; NULL when the value has no name. */
