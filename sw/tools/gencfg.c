@@ -425,7 +425,8 @@ static void gen_defs_vh(struct buf *b)
 
     bprintf(b, "\n// Opcodes (field INSN op); queue L = LOAD, E = EXEC, S = STORE\n");
 #define X(nm, v, q, t)                                                                          \
-    bprintf(b, "localparam [%d:0] OP_%-6s = %d'h%02X; // %s: %s\n", ow - 1, #nm, ow, (unsigned)(v), #q, t);
+    bprintf(b, "localparam [%d:0] OP_%-6s = %d'h%02X; // %s: %s\n", ow - 1, #nm, ow,          \
+            (unsigned)(v), #q, t);
     NPU_OPCODES(X)
 #undef X
 

@@ -118,7 +118,7 @@ static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 /* Sets one field (raw, by its NPU_ISA_FIELDS id: the fuzz builds malformed words too). */
 static void put(npu_insn_t *in, unsigned id, uint32_t v)
 {
-    cr_assert_eq(npu_insn_put(in, id, v), 0, "fuzz generator: field %s too wide", npu_isa_fields[id].name);
+    cr_assert_eq(npu_insn_put(in, id, v), 0, "fuzz generator: %s too wide", npu_isa_fields[id].name);
 }
 
 static const unsigned tok_flag[4] = {NPU_TOK_POP_PREV, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_PREV,
@@ -131,7 +131,8 @@ static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in)
     uint64_t B = 4u * (uint64_t)c->s, F = 2u * (uint64_t)c->s;
     unsigned op = npu_insn_op(in);
     /* raw fields (a STORE's transpose bit too): the words may be malformed */
-    uint64_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows), rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
+    uint64_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows);
+    uint64_t rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
     uint64_t per_beat = cdiv64(B, (uint64_t)(c->dram_bw > 0 ? c->dram_bw : 1)) + 1;
     uint64_t per_burst = (uint64_t)c->dram_latency + (uint64_t)c->dram_burst_cost + 4;
     switch (op) {
@@ -157,7 +158,8 @@ static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in)
     unsigned n = 0;
     while (insn_cost(c, in) > INSN_CAP) {
         /* LOAD/STORE/FILL rows, WAVE m and DRAIN rows share these bits (test_isa checks them) */
-        uint32_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows), rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
+        uint32_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows);
+        uint32_t rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
         unsigned op = npu_insn_op(in);
         if ((op == NPU_OP_LOAD || op == NPU_OP_STORE || op == NPU_OP_FILL) && rb > rows)
             put(in, NPU_FLD_LOAD_row_bytes, rb >> 1);

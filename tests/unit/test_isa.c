@@ -545,7 +545,8 @@ Test(isa_fields, fit_their_word_and_name_a_format)
 {
     for (unsigned i = 0; i < NPU_NUM_FIELDS; i++) {
         const npu_isa_field_desc_t *d = &npu_isa_fields[i];
-        cr_assert_not_null(fmt_name(d->op), "field %u (%s): format 0x%x is no opcode", i, d->name, d->op);
+        cr_assert_not_null(fmt_name(d->op), "field %u (%s): format 0x%x is no opcode", i, d->name,
+                           d->op);
         cr_assert(d->word < 4 && d->width >= 1 && d->lsb + d->width <= 32, "%s %s: w%u[%u +: %u]",
                   fmt_name(d->op), d->name, d->word, d->lsb, d->width);
     }
@@ -596,6 +597,30 @@ Test(isa_fields, store_and_fill_share_the_load_layout)
         cr_assert_not_null(l, "%s %s: not a LOAD field", fmt_name(d->op), d->name);
         cr_assert(l->word == d->word && l->lsb == d->lsb && l->width == d->width,
                   "%s %s: not where LOAD has it", fmt_name(d->op), d->name);
+    }
+}
+
+/* rtl/npu_exec.v decodes these once for several EXEC formats (one wire each): same bits. */
+Test(isa_fields, exec_formats_share_what_npu_exec_decodes_once)
+{
+    static const struct { unsigned op_a; const char *a; unsigned op_b; const char *b; } same[] = {
+        {NPU_OP_LDW, "wbank", NPU_OP_WAVE, "wbank"},
+        {NPU_OP_LDW, "mode", NPU_OP_WAVE, "mode"},
+        {NPU_OP_LDW, "spm_addr", NPU_OP_WAVE, "spm_addr"},
+        {NPU_OP_LDW, "spm_stride", NPU_OP_WAVE, "spm_stride"},
+        {NPU_OP_LDW, "k", NPU_OP_WAVE, "k"},
+        {NPU_OP_LDW, "n", NPU_OP_WAVE, "n"},
+        {NPU_OP_DRAIN, "acc", NPU_OP_WAVE, "acc"},
+        {NPU_OP_DRAIN, "rows", NPU_OP_WAVE, "m"},
+        {NPU_OP_DRAIN, "obuf_addr", NPU_OP_WAVE, "spm_addr"},
+        {NPU_OP_DRAIN, "spm_stride", NPU_OP_WAVE, "obuf_addr"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        const npu_isa_field_desc_t *x = find_field(same[i].op_a, same[i].a);
+        const npu_isa_field_desc_t *y = find_field(same[i].op_b, same[i].b);
+        cr_assert(x && y && x->word == y->word && x->lsb == y->lsb && x->width == y->width,
+                  "%s %s and %s %s: not the same bits", fmt_name(same[i].op_a), same[i].a,
+                  fmt_name(same[i].op_b), same[i].b);
     }
 }
 
