@@ -24,7 +24,8 @@ typedef struct npu_insn {
 #define NPU_TOK_PUSH_NEXT (1u << NPU_FLD_POS_INSN_push_next)
 #define NPU_TOK_MASK      (NPU_TOK_POP_PREV | NPU_TOK_POP_NEXT | NPU_TOK_PUSH_PREV | NPU_TOK_PUSH_NEXT)
 
-/* Every field of every format; fields a format does not have are zero after decoding. */
+/* Every field of every format (their bits: NPU_ISA_FIELDS in npu_defs.h); fields a format does
+ * not have are zero after decoding. */
 typedef struct npu_fields {
     unsigned op;
     unsigned pop_prev, pop_next, push_prev, push_next;
@@ -34,21 +35,21 @@ typedef struct npu_fields {
     unsigned spm_addr, spm_stride, row_bytes, dram_stride;
     /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
     unsigned wbank, mode, acc, m, k, n, obuf_addr; /* acc: WAVE into the OBUF, DRAIN into the SPM */
-    /* LDW: core mask w2[19:16] (0 = the mode's normal fan-out; else load the S x S tile
+    /* LDW: core mask (0 = the mode's normal fan-out; else load the S x S tile
      * W[0:k][0:n] (k, n <= S, mode ISW) into the masked cores only) */
     unsigned core_mask;
-    /* DRAIN skinny variant: w3[15:0] split_rows, w3[31:16] hi_rows (0, 0 = normal) */
+    /* DRAIN skinny variant: split_rows, hi_rows (0, 0 = normal) */
     unsigned split_rows, hi_rows;
-    /* Lane select (both 0 = the mode's own halves): LDW w2[20] every core keeps stationary lanes
-     * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE w3[0] every core takes
+    /* Lane select (both 0 = the mode's own halves): LDW (b_hi) every core keeps stationary lanes
+     * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE (a_hi) every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
     unsigned lane_hi;
     /* Window start (0 = none), for zero-free convolution windows (docs/isa.md):
-     * LDW w2[29:24]: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
-     * spm_addr + (r - k_lo)*spm_stride; WAVE w3[13:8]: A lanes j < k_lo of the k-block are fed
+     * LDW: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
+     * spm_addr + (r - k_lo)*spm_stride; WAVE: A lanes j < k_lo of the k-block are fed
      * as zeros and are not MACs (MAC counters count (k - k_lo) x n per row). k_lo < k. */
     unsigned k_lo;
-    /* WAVE w3[1] bcast (mode ISW, else BAD_DESC): every row i < m goes to all four cores, each
+    /* WAVE bcast (mode ISW, else BAD_DESC): every row i < m goes to all four cores, each
      * multiplying it by its own tile (masked LDWs). One SPM read and one H flit per row: the
      * array runs it as an HSW wave of 2m rows whose two sets are the same rows (npu_wave_sets_f);
      * wide OBUF layout of 2m rows: cores 0/1 -> rows obuf + i lanes 0..S-1 / S..2S-1, cores 2/3
@@ -100,7 +101,7 @@ int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
 /* The sets of a decoded WAVE, bcast included: sets 0 and 1 are both rows [0, m), through cores
  * {0,1} (OBUF rows obuf + t) and {2,3} (obuf + m + t), wide; obuf_rows 2m. */
 int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws);
-/* Makes an encoded DRAIN accumulate (w0[15]): each SPM word it writes becomes the lane-wise int32
+/* Makes an encoded DRAIN accumulate (its acc field): each SPM word it writes becomes the lane-wise int32
  * sum (mod 2^32) of the OBUF lanes and the word's old value, so an output tile can be reduced
  * over several tile-ops in the SPM (partial sums of the fused backward orders, docs/training.md).
  * Its destinations must not overlap: stride >= 2 (normal) or stride >= 1 and split_rows >= rows
@@ -112,7 +113,7 @@ int npu_insn_lane_hi(npu_insn_t *in);
 int npu_insn_bcast(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
 /* Sets k_lo (see npu_fields_t) on an encoded LDW or WAVE. Returns 0, or -1 for other opcodes or
- * k_lo >= 64. */
+ * a k_lo too wide for the field (>= 64). */
 int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
 /* FILL: zeroes the SPM words a LOAD of the same rows / spm_addr / spm_stride / row_bytes would
  * write (ceil(row_bytes / B) words per row), without touching the DRAM. */
