@@ -28,7 +28,8 @@ endif
 HOST_SRC := $(sort $(shell find sw -name '*.c' -not -path 'sw/cli/*' -not -path 'sw/tools/*'))
 HOST_HDR := $(sort $(shell find sw -name '*.h'))
 # The C functional ISA model: the second implementation of tb/npu_sim.h (unit tests, fuzz).
-FUNCSIM  := tb/npu_funcsim.c tb/npu_funcsim.h
+FUNCSIM_SRC := tb/npu_funcsim.c tb/npu_funcsim_exec.c
+FUNCSIM  := $(FUNCSIM_SRC) tb/npu_funcsim.h tb/npu_funcsim_int.h
 CLI_SRC  := $(wildcard sw/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/*.c)
 RTLT_SRC := $(wildcard tests/rtl/*.c)
@@ -167,13 +168,14 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
                   $(FUNCSIM)
 	for f in $(RTLT_SRC); do \
 	  $(CC) $(CSTD) -DNPU_ASSERT_SITES=$(NPU_ASSERT_SITES) -Ibuild/$* -Isw -Itb -Itests/rtl -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
-	$(CC) $(CSTD) -DNPU_FUNCSIM_USE_PARAMS $(FAKE_RENAME) -Ibuild/$* -Isw -Itb \
-	    -c tb/npu_funcsim.c -o build/$*/rtl_npu_funcsim.o
-	$(CXX) -o $@ $(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) build/$*/rtl_npu_funcsim.o \
+	for f in $(FUNCSIM_SRC); do \
+	  $(CC) $(CSTD) -DNPU_FUNCSIM_USE_PARAMS $(FAKE_RENAME) -Ibuild/$* -Isw -Itb \
+	    -c $$f -o build/$*/rtl_$$(basename $$f .c).o || exit 1; done
+	$(CXX) -o $@ $(foreach f,$(RTLT_SRC) $(FUNCSIM_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) \
 	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
 build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h
-	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) tb/npu_funcsim.c $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
+	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) $(FUNCSIM_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
 # Functional coverage report (sw/run/fcov.h): merges the NPU_FCOV files of make test / make regress.
 build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/run/fcov.h
@@ -251,7 +253,7 @@ SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recove
 test-asan: $(DEPS_STAMP)
 	@mkdir -p build/asan
 	$(CC) $(CSTD) -O1 $(SAN) -Isw -Itb -Itests/unit -o build/asan/test_unit \
-	    $(UNIT_SRC) tb/npu_funcsim.c $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
+	    $(UNIT_SRC) $(FUNCSIM_SRC) $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
 	ASAN_OPTIONS=detect_leaks=1 build/asan/test_unit --jobs $(JOBS)
 
 # ----------------------------------------------------------------------------- host fuzzing
@@ -276,7 +278,7 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencf
 	    || { echo "fuzz: clang's sanitizer runtime is missing: apt-get install libclang-rt-14-dev"; exit 1; }; }
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Itb -Itests/unit -Ibuild/small -o $@ $< \
-	    $(HOST_SRC) $(CLI_LIB_SRC) tb/npu_funcsim.c
+	    $(HOST_SRC) $(CLI_LIB_SRC) $(FUNCSIM_SRC)
 fuzz-run-%: build/fuzz/fuzz_%
 	@mkdir -p build/fuzz/$*/corpus
 	@if [ -d tests/fuzz/seeds/$* ]; then cp -n tests/fuzz/seeds/$*/* build/fuzz/$*/corpus/ 2>/dev/null || true; fi

@@ -70,5 +70,5 @@ build/%/cov/test_rtl: build/%/cov/libnpusim.a build/%/test_rtl
 	$(CC) $(CSTD) -DNPU_ASSERT_SITES=0 -Ibuild/$* -Isw -Itb -Itests/rtl -c tests/rtl/test_assert.c \
 	    -o build/$*/cov/rtl_test_assert.o
 	$(CXX) -o $@ $(filter-out build/$*/rtl_test_assert.o,$(foreach f,$(RTLT_SRC),build/$*/rtl_$(basename $(notdir $(f))).o)) \
-	    build/$*/cov/rtl_test_assert.o build/$*/rtl_npu_funcsim.o \
+	    build/$*/cov/rtl_test_assert.o $(foreach f,$(FUNCSIM_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) \
 	    build/libnpuhost.a build/$*/cov/libnpusim.a $(SIM_LIBS) -lcriterion

@@ -53,6 +53,7 @@ module npu_dma_desc #(
     output reg  [31:0]  dlast,
     output reg  [31:0]  slast
 );
+`include "npu_defs.vh"
     localparam integer LB = $clog2(4 * S);  // log2 bytes per beat
     localparam integer LE = $clog2(2 * S);  // log2 elements per beat (transpose block side)
     // sum widths: DRAM last < 2^32 + 2^(32+LB) + 2^16, SPM last < 2^32 + 2^17, one sign bit more
@@ -62,15 +63,18 @@ module npu_dma_desc #(
     localparam [31:0]   SPMW32   = SPM_WORDS;
     localparam [SW-1:0] SPM_LIM  = {{(SW-32){1'b0}}, SPMW32};
 
-    wire        d_tr      = cmd_insn[15];
-    wire [15:0] d_rows    = cmd_insn[31:16];
-    wire [31:0] d_daddr   = cmd_insn[63:32];
-    wire [15:0] d_saddr   = cmd_insn[79:64];
-    wire [15:0] d_sstride = cmd_insn[95:80];
-    wire [15:0] d_rbytes  = cmd_insn[111:96];
-    wire [15:0] d_dstride = cmd_insn[127:112];
+    // the LOAD layout: STORE and FILL have the same fields at the same bits (NPU_ISA_FIELDS)
+    wire        d_tr      = cmd_insn[F_LOAD_TRANSPOSE_LSB];
+    wire [15:0] d_rows    = cmd_insn[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W];
+    wire [31:0] d_daddr   = cmd_insn[F_LOAD_DRAM_ADDR_LSB +: F_LOAD_DRAM_ADDR_W];
+    wire [15:0] d_saddr   = cmd_insn[F_LOAD_SPM_ADDR_LSB +: F_LOAD_SPM_ADDR_W];
+    wire [15:0] d_sstride = cmd_insn[F_LOAD_SPM_STRIDE_LSB +: F_LOAD_SPM_STRIDE_W];
+    wire [15:0] d_rbytes  = cmd_insn[F_LOAD_ROW_BYTES_LSB +: F_LOAD_ROW_BYTES_W];
+    wire [15:0] d_dstride = cmd_insn[F_LOAD_DRAM_STRIDE_LSB +: F_LOAD_DRAM_STRIDE_W];
     // opcode and token bits are the queue's business
-    wire unused = &{1'b0, cmd_insn[11:0]};
+    wire unused = &{1'b0, cmd_insn[F_INSN_OP_LSB +: F_INSN_OP_W], cmd_insn[F_INSN_POP_PREV_LSB],
+                    cmd_insn[F_INSN_POP_NEXT_LSB], cmd_insn[F_INSN_PUSH_PREV_LSB],
+                    cmd_insn[F_INSN_PUSH_NEXT_LSB]};
 
     function [15:0] beats_of(input [15:0] b);
         beats_of = {{LB{1'b0}}, b[15:LB]} + {15'd0, |b[LB-1:0]};
@@ -104,7 +108,7 @@ module npu_dma_desc #(
             vld <= s1;
         end
         if (load) begin
-            tag      <= cmd_insn[14:12];
+            tag      <= cmd_insn[F_LOAD_TAG_LSB +: F_LOAD_TAG_W];
             tr       <= use_tr;
             rows     <= d_rows;
             daddr    <= fill ? 32'd0 : d_daddr;

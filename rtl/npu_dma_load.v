@@ -71,11 +71,7 @@ module npu_dma_load #(
     output wire              cnt_burst,
     output wire              cnt_fill      // an SPM word zeroed by FILL was written
 );
-    localparam [7:0] ERR_DRAM_ADDR = 8'd2;
-    localparam [7:0] ERR_SPM_ADDR  = 8'd3;
-    localparam [7:0] ERR_BAD_DESC  = 8'd5;
-    localparam [7:0] ERR_DRAM_RESP = 8'd8;
-
+`include "npu_defs.vh"
     localparam integer B  = 4 * S;          // bytes per beat / SPM word
     localparam integer WB = 32 * S;         // bits per beat
     localparam integer E  = 2 * S;          // int16 elements per beat (transpose block side)
@@ -85,7 +81,8 @@ module npu_dma_load #(
     localparam [31:0] E32      = E;
     localparam [15:0] E16      = E32[15:0];
 
-    localparam [1:0] ST_IDLE = 2'd0, ST_CHECK = 2'd1, ST_RUN = 2'd2, ST_DRAIN = 2'd3;
+    // engine states (SM_: npu_defs.vh's ST_ are the NPU's run states)
+    localparam [1:0] SM_IDLE = 2'd0, SM_CHECK = 2'd1, SM_RUN = 2'd2, SM_DRAIN = 2'd3;
 
     // ---------------- descriptor ----------------
     reg [1:0]  state;
@@ -100,10 +97,12 @@ module npu_dma_load #(
     wire        c_vld;       // the checks are ready (two cycles after acceptance)
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
-    // The LOAD queue hands this engine LOAD (0x01) and FILL (0x09) only (npu_fetch routes SYNC_L
-    // to npu_dmaq, which runs it): bit 3 tells them apart, no opcode compare in front of the
-    // descriptor's multipliers (asserted below).
-    wire        cmd_fill = cmd_insn[3];
+    // The LOAD queue hands this engine LOAD and FILL only (npu_fetch routes SYNC_L to npu_dmaq,
+    // which runs it): the opcode bits in which they differ tell them apart (one bit: OP_LOAD ^
+    // OP_FILL folds to a constant mask), no opcode compare in front of the descriptor's
+    // multipliers (asserted below).
+    wire [F_INSN_OP_W-1:0] cmd_op = cmd_insn[F_INSN_OP_LSB +: F_INSN_OP_W];
+    wire        cmd_fill = |((cmd_op ^ OP_LOAD) & (OP_LOAD ^ OP_FILL));
     reg         f_fill;      // the descriptor is a FILL
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TRANSPOSE(1)) u_desc (
@@ -115,8 +114,8 @@ module npu_dma_load #(
     );
 
 
-    assign cmd_rdy = (state == ST_IDLE);
-    assign busy    = (state != ST_IDLE);
+    assign cmd_rdy = (state == SM_IDLE);
+    assign busy    = (state != SM_IDLE);
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
@@ -134,9 +133,9 @@ module npu_dma_load #(
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
-    wire in_check = (state == ST_CHECK);
+    wire in_check = (state == SM_CHECK);
     wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
-    wire in_run   = (state == ST_RUN);
+    wire in_run   = (state == SM_RUN);
 
     // ---------------- address generator ----------------
     reg         ag_act;
@@ -221,7 +220,7 @@ module npu_dma_load #(
 
     wire [WB-1:0] tcol = tcm[{dp_t, dp_k}];   // current column
 
-    assign r_rdy   = (state == ST_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
+    assign r_rdy   = (state == SM_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
     wire r_fire    = r_vld && r_rdy;
     wire r_err     = r_fire && r_resp && in_run;
     // FILL: a zero beat whenever the holding register can take one (fl_act: words left)
@@ -253,7 +252,7 @@ module npu_dma_load #(
     // ---------------- control state ----------------
     always @(posedge clk) begin
         if (!rst_n) begin
-            state    <= ST_IDLE;
+            state    <= SM_IDLE;
             done     <= 1'b0;
             err      <= 1'b0;
             err_code <= 8'd0;
@@ -266,24 +265,24 @@ module npu_dma_load #(
             err  <= 1'b0;
             if (r_fire) dp_bc <= r_last ? 8'd0 : dp_bc + 8'd1;
             case (state)
-                ST_IDLE: if (cmd_fire) state <= ST_CHECK;
-                ST_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
+                SM_IDLE: if (cmd_fire) state <= SM_CHECK;
+                SM_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
-                        state <= ST_IDLE;
+                        state <= SM_IDLE;
                     end else if (chk_dram) begin
                         err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= c_dlast;
-                        state <= ST_IDLE;
+                        state <= SM_IDLE;
                     end else if (chk_spm) begin
                         err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
-                        state <= ST_IDLE;
+                        state <= SM_IDLE;
                     end else begin
                         ag_act   <= !f_fill;
                         fl_act   <= f_fill;
-                        state    <= ST_RUN;
+                        state    <= SM_RUN;
                     end
                 end
-                ST_RUN: begin
+                SM_RUN: begin
                     if (fl_beat && dp_row_end && dp_rows == 16'd1) fl_act <= 1'b0;
                     if (ar_fire) begin
                         if (!f_tr) begin
@@ -295,13 +294,13 @@ module npu_dma_load #(
                     if (r_err) begin
                         err <= 1'b1; err_code <= ERR_DRAM_RESP;
                         err_info <= af_dout + ({24'd0, dp_bc} << LB);
-                        state <= ST_DRAIN;
+                        state <= SM_DRAIN;
                     end else if (fin) begin
                         done  <= 1'b1;
-                        state <= ST_IDLE;
+                        state <= SM_IDLE;
                     end
                 end
-                default: if (af_empty) state <= ST_IDLE;   // ST_DRAIN
+                default: if (af_empty) state <= SM_IDLE;   // SM_DRAIN
             endcase
         end
     end
@@ -482,7 +481,7 @@ module npu_dma_load #(
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
         if (f_fill && in_run && (ar_vld || r_fire)) `NPU_ASSERT_FAIL("FILL touches the DRAM read channel")
-        if (cmd_fire && cmd_insn[7:0] != 8'h01 && cmd_insn[7:0] != 8'h09)   // LOAD, FILL
+        if (cmd_fire && cmd_op != OP_LOAD && cmd_op != OP_FILL)
             `NPU_ASSERT_FAIL("LOAD engine given an opcode other than LOAD or FILL")
         if (fl_act && !in_run) `NPU_ASSERT_FAIL("FILL beat source active outside RUN")
     end

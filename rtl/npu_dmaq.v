@@ -30,22 +30,27 @@ module npu_dmaq (
     output wire         done,
     output wire         ev_wait_tok
 );
+`include "npu_defs.vh"
     reg       inflight;
     reg [31:0] pc_q;                  // pc of the descriptor in flight
     reg [1:0] push_q;                 // {push_next, push_prev} of the descriptor in flight
-    wire is_sync   = q_insn[7:0] == sync_op;
-    wire tokens_ok = (!q_insn[8] || prev_avail) && (!q_insn[9] || next_avail);
+    wire t_pop_prev  = q_insn[F_INSN_POP_PREV_LSB];
+    wire t_pop_next  = q_insn[F_INSN_POP_NEXT_LSB];
+    wire t_push_prev = q_insn[F_INSN_PUSH_PREV_LSB];
+    wire t_push_next = q_insn[F_INSN_PUSH_NEXT_LSB];
+    wire is_sync   = q_insn[F_INSN_OP_LSB +: F_INSN_OP_W] == sync_op;
+    wire tokens_ok = (!t_pop_prev || prev_avail) && (!t_pop_next || next_avail);
     wire go        = run && q_vld && tokens_ok && !inflight;
     wire issue     = go && (is_sync || cmd_rdy);
     assign q_pop     = issue;
-    assign pop_prev  = issue && q_insn[8];
-    assign pop_next  = issue && q_insn[9];
+    assign pop_prev  = issue && t_pop_prev;
+    assign pop_next  = issue && t_pop_next;
     assign cmd_vld   = go && !is_sync;
     assign cmd_insn  = q_insn;
     wire sync_done   = issue && is_sync;
     wire dma_fin     = inflight && dma_done;
-    assign push_prev = (sync_done && q_insn[10]) || (dma_fin && push_q[0]);
-    assign push_next = (sync_done && q_insn[11]) || (dma_fin && push_q[1]);
+    assign push_prev = (sync_done && t_push_prev) || (dma_fin && push_q[0]);
+    assign push_next = (sync_done && t_push_next) || (dma_fin && push_q[1]);
     assign done      = sync_done || dma_fin;
     assign busy      = inflight;
     assign ev_wait_tok = run && q_vld && !tokens_ok && !inflight;
@@ -58,7 +63,7 @@ module npu_dmaq (
             if (q_vld && !inflight) pc_q <= q_pc;
             if (issue && !is_sync) begin
                 inflight <= 1'b1;
-                push_q   <= q_insn[11:10];
+                push_q   <= {t_push_next, t_push_prev};
             end else if (dma_fin) begin
                 inflight <= 1'b0;
             end

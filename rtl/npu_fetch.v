@@ -109,7 +109,7 @@ module npu_fetch #(
     );
 
     // ---- split beats into instructions
-    wire [127:0] insn;
+    wire [INSN_BITS-1:0] insn;
     wire         insn_vld;
     wire         insn_take;
     generate
@@ -117,7 +117,7 @@ module npu_fetch #(
             localparam SLW = $clog2(IPB + 1);
             localparam [SLW-1:0] LAST = IPB[SLW-1:0] - 1'b1;
             reg [SLW-1:0] slot;
-            assign insn     = bf_dout[slot*128 +: 128];
+            assign insn     = bf_dout[slot*INSN_BITS +: INSN_BITS];
             assign insn_vld = !bf_empty;
             // a beat is consumed after its last slot or after the program's last instruction
             assign bf_pop   = insn_take && (slot == LAST || pc_last);
@@ -126,7 +126,7 @@ module npu_fetch #(
                 else if (insn_take) slot <= (slot == LAST) ? {SLW{1'b0}} : slot + 1'b1;
             end
         end else begin : g_narrow
-            reg [127:0] asm_q;
+            reg [INSN_BITS-1:0] asm_q;
             localparam NBW = $clog2(BPI + 1);
             localparam [NBW-1:0] FULL = BPI[NBW-1:0];
             reg [NBW-1:0] nb;
@@ -137,7 +137,7 @@ module npu_fetch #(
                 if (!rst_n || start) nb <= 0;
                 else begin
                     if (bf_pop) begin
-                        asm_q <= {bf_dout, asm_q[127:WB]};   // little-endian: later beats are higher
+                        asm_q <= {bf_dout, asm_q[INSN_BITS-1:WB]};   // little-endian: later beats are higher
                         nb    <= nb + 1'b1;
                     end else if (insn_take) nb <= 0;
                 end
@@ -145,7 +145,7 @@ module npu_fetch #(
         end
     endgenerate
 
-    wire [7:0] op = insn[7:0];
+    wire [F_INSN_OP_W-1:0] op = insn[F_INSN_OP_LSB +: F_INSN_OP_W];
     // The opcodes the hardware executes, each listed by hand (not every name of the generated
     // list): an opcode the RTL does not implement yet stays ILLEGAL_OPCODE instead of being
     // run as something else. FILL runs in the LOAD DMA engine (npu_dma_load).
@@ -196,7 +196,7 @@ module npu_fetch #(
                 failed <= 1'b1; f_code <= ERR_DRAM_RESP; f_info <= raddr;
             end
             if (have && illegal && !failed) begin
-                failed <= 1'b1; f_code <= ERR_ILLEGAL_OPCODE; f_info <= {24'd0, op};
+                failed <= 1'b1; f_code <= ERR_ILLEGAL_OPCODE; f_info <= {{(32-F_INSN_OP_W){1'b0}}, op};
             end
             if (insn_take) begin
                 pc      <= pc + 1;

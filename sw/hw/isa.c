@@ -2,6 +2,7 @@
 #include "hw/isa.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,82 +49,90 @@ const char *npu_mode_name(unsigned mode)
     }
 }
 
+/* ---- the field table (NPU_ISA_FIELDS) -------------------------------------------------- */
+
+const npu_isa_field_desc_t npu_isa_fields[NPU_NUM_FIELDS] = {
+#define X(fo, nm, w, l, b) {NPU_OP_##fo, #nm, w, l, b, offsetof(npu_fields_t, nm)},
+    NPU_ISA_FIELDS(X)
+#undef X
+};
+
+/* The npu_fields_t member of field id (a switch, as dram_addr is a uint32_t, the rest unsigned). */
+static uint32_t member_get(const npu_fields_t *f, unsigned id)
+{
+    switch (id) {
+#define X(fo, nm, w, l, b) case NPU_FLD_##fo##_##nm: return f->nm;
+        NPU_ISA_FIELDS(X)
+#undef X
+    default: return 0;
+    }
+}
+
+static void member_set(npu_fields_t *f, unsigned id, uint32_t v)
+{
+    switch (id) {
+#define X(fo, nm, w, l, b) case NPU_FLD_##fo##_##nm: f->nm = v; break;
+        NPU_ISA_FIELDS(X)
+#undef X
+    default: break;
+    }
+}
+
+static uint32_t field_mask(const npu_isa_field_desc_t *d)
+{
+    return d->width >= 32 ? 0xFFFFFFFFu : (1u << d->width) - 1u;
+}
+
+uint32_t npu_insn_get(const npu_insn_t *in, unsigned id)
+{
+    const npu_isa_field_desc_t *d;
+    if (id >= NPU_NUM_FIELDS)
+        return 0;
+    d = &npu_isa_fields[id];
+    return (in->w[d->word] >> d->lsb) & field_mask(d);
+}
+
+int npu_insn_put(npu_insn_t *in, unsigned id, uint32_t v)
+{
+    const npu_isa_field_desc_t *d;
+    uint32_t m;
+    if (id >= NPU_NUM_FIELDS)
+        return -1;
+    d = &npu_isa_fields[id];
+    m = field_mask(d);
+    if (v & ~m)
+        return -1; /* range checks come from the widths: never truncate */
+    in->w[d->word] = (in->w[d->word] & ~(m << d->lsb)) | (v << d->lsb);
+    return 0;
+}
+
+/* Does the format of op (with the INSN fields) have the field id? */
+static int has_field(unsigned op, unsigned id)
+{
+    return npu_isa_fields[id].op == NPU_OP_INSN || npu_isa_fields[id].op == op;
+}
+
+/* Does the format of op fill the npu_fields_t member of field id (under any format's id)? */
+static int has_member(unsigned op, unsigned id)
+{
+    for (unsigned j = 0; j < NPU_NUM_FIELDS; j++)
+        if (has_field(op, j) && npu_isa_fields[j].offset == npu_isa_fields[id].offset)
+            return 1;
+    return 0;
+}
+
 /* ---- encoding ------------------------------------------------------------------------- */
 
-static int fits(uint32_t v, unsigned bits) { return bits >= 32 || v < (1u << bits); }
-
+/* Every field of the opcode's format must fit its width; every other member must be zero. */
 int npu_encode(const npu_fields_t *f, npu_insn_t *out)
 {
     npu_insn_t r = {{0, 0, 0, 0}};
-    unsigned t = f->pop_prev | f->pop_next | f->push_prev | f->push_next;
-    if (t > 1 || !npu_op_name(f->op))
+    if (!npu_op_name(f->op))
         return -1;
-    r.w[0] = f->op | (f->pop_prev << 8) | (f->pop_next << 9) | (f->push_prev << 10) |
-             (f->push_next << 11);
-    switch (f->op) {
-    case NPU_OP_FILL: /* the LOAD format without its DRAM fields */
-    case NPU_OP_LOAD:
-    case NPU_OP_STORE:
-        if (f->op == NPU_OP_FILL && (f->tag || f->transpose || f->dram_addr || f->dram_stride))
+    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++) {
+        uint32_t v = member_get(f, id);
+        if (has_field(f->op, id) ? npu_insn_put(&r, id, v) != 0 : v && !has_member(f->op, id))
             return -1;
-        if (!fits(f->tag, 3) || !fits(f->transpose, 1) || !fits(f->rows, 16) ||
-            !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->row_bytes, 16) ||
-            !fits(f->dram_stride, 16))
-            return -1;
-        if (f->op == NPU_OP_STORE && f->transpose)
-            return -1;
-        if (f->wbank || f->mode || f->acc || f->m || f->k || f->n || f->obuf_addr ||
-            f->core_mask || f->split_rows || f->hi_rows || f->lane_hi || f->k_lo || f->bcast)
-            return -1;
-        r.w[0] |= (f->tag << 12) | (f->transpose << 15) | (f->rows << 16);
-        r.w[1] = f->dram_addr;
-        r.w[2] = f->spm_addr | (f->spm_stride << 16);
-        r.w[3] = f->row_bytes | (f->dram_stride << 16);
-        break;
-    case NPU_OP_LDW:
-    case NPU_OP_WAVE:
-        if (!fits(f->wbank, 1) || !fits(f->mode, 2) || !fits(f->acc, 1) || !fits(f->m, 16) ||
-            !fits(f->spm_addr, 16) || !fits(f->spm_stride, 16) || !fits(f->k, 8) ||
-            !fits(f->n, 8) || !fits(f->obuf_addr, 16))
-            return -1;
-        if (f->tag || f->transpose || f->rows || f->dram_addr || f->row_bytes || f->dram_stride)
-            return -1;
-        if (f->op == NPU_OP_LDW && (f->acc || f->m || f->obuf_addr || f->bcast))
-            return -1;
-        if (!fits(f->bcast, 1))
-            return -1;
-        if (!fits(f->core_mask, 4) || (f->op == NPU_OP_WAVE && f->core_mask) || f->split_rows ||
-            f->hi_rows || !fits(f->lane_hi, 1) || !fits(f->k_lo, 6))
-            return -1;
-        r.w[0] |= (f->wbank << 12) | (f->mode << 13) | (f->acc << 15) | (f->m << 16);
-        r.w[1] = f->spm_addr | (f->spm_stride << 16);
-        r.w[2] = f->k | (f->n << 8) | (f->obuf_addr << 16) | (f->core_mask << 16);
-        if (f->op == NPU_OP_LDW)
-            r.w[2] |= (f->lane_hi << 20) | (f->k_lo << 24);
-        else
-            r.w[3] = f->lane_hi | (f->bcast << 1) | (f->k_lo << 8);
-        break;
-    case NPU_OP_DRAIN:
-        if (!fits(f->rows, 16) || !fits(f->obuf_addr, 16) || !fits(f->spm_addr, 16) ||
-            !fits(f->spm_stride, 16) || !fits(f->split_rows, 16) || !fits(f->hi_rows, 16) ||
-            !fits(f->acc, 1))
-            return -1;
-        if (f->tag || f->transpose || f->dram_addr || f->row_bytes || f->dram_stride ||
-            f->wbank || f->mode || f->m || f->k || f->n || f->core_mask || f->lane_hi || f->k_lo ||
-            f->bcast)
-            return -1;
-        r.w[0] |= (f->acc << 15) | (f->rows << 16);
-        r.w[1] = f->obuf_addr;
-        r.w[2] = f->spm_addr | (f->spm_stride << 16);
-        r.w[3] = f->split_rows | (f->hi_rows << 16);
-        break;
-    default: /* SYNC_L/E/S: tokens only */
-        if (f->tag || f->transpose || f->rows || f->dram_addr || f->spm_addr || f->spm_stride ||
-            f->row_bytes || f->dram_stride || f->wbank || f->mode || f->acc || f->m || f->k ||
-            f->n || f->obuf_addr || f->core_mask || f->split_rows || f->hi_rows || f->lane_hi ||
-            f->k_lo || f->bcast)
-            return -1;
-        break;
     }
     *out = r;
     return 0;
@@ -131,68 +140,16 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out)
 
 int npu_decode(const npu_insn_t *in, npu_fields_t *f)
 {
-    uint32_t w0 = in->w[0];
     memset(f, 0, sizeof *f);
-    f->op = w0 & 0xFFu;
-    f->pop_prev = (w0 >> 8) & 1u;
-    f->pop_next = (w0 >> 9) & 1u;
-    f->push_prev = (w0 >> 10) & 1u;
-    f->push_next = (w0 >> 11) & 1u;
-    switch (f->op) {
-    case NPU_OP_LOAD:
-    case NPU_OP_STORE:
-        f->tag = (w0 >> 12) & 7u;
-        f->transpose = f->op == NPU_OP_LOAD ? (w0 >> 15) & 1u : 0;
-        f->rows = w0 >> 16;
-        f->dram_addr = in->w[1];
-        f->spm_addr = in->w[2] & 0xFFFFu;
-        f->spm_stride = in->w[2] >> 16;
-        f->row_bytes = in->w[3] & 0xFFFFu;
-        f->dram_stride = in->w[3] >> 16;
-        return 0;
-    case NPU_OP_FILL: /* the LOAD format; the hardware ignores tag, transpose and DRAM fields */
-        f->rows = w0 >> 16;
-        f->spm_addr = in->w[2] & 0xFFFFu;
-        f->spm_stride = in->w[2] >> 16;
-        f->row_bytes = in->w[3] & 0xFFFFu;
-        return 0;
-    case NPU_OP_LDW:
-    case NPU_OP_WAVE:
-        f->wbank = (w0 >> 12) & 1u;
-        f->mode = (w0 >> 13) & 3u;
-        f->spm_addr = in->w[1] & 0xFFFFu;
-        f->spm_stride = in->w[1] >> 16;
-        f->k = in->w[2] & 0xFFu;
-        f->n = (in->w[2] >> 8) & 0xFFu;
-        if (f->op == NPU_OP_WAVE) {
-            f->acc = (w0 >> 15) & 1u;
-            f->m = w0 >> 16;
-            f->obuf_addr = in->w[2] >> 16;
-            f->lane_hi = in->w[3] & 1u;
-            f->bcast = (in->w[3] >> 1) & 1u;
-            f->k_lo = (in->w[3] >> 8) & 0x3Fu;
-        } else {
-            f->core_mask = (in->w[2] >> 16) & 0xFu;
-            f->lane_hi = (in->w[2] >> 20) & 1u;
-            f->k_lo = (in->w[2] >> 24) & 0x3Fu;
-        }
-        return 0;
-    case NPU_OP_DRAIN:
-        f->acc = (w0 >> 15) & 1u;
-        f->rows = w0 >> 16;
-        f->obuf_addr = in->w[1] & 0xFFFFu;
-        f->spm_addr = in->w[2] & 0xFFFFu;
-        f->spm_stride = in->w[2] >> 16;
-        f->split_rows = in->w[3] & 0xFFFFu;
-        f->hi_rows = in->w[3] >> 16;
-        return 0;
-    case NPU_OP_SYNC_L:
-    case NPU_OP_SYNC_E:
-    case NPU_OP_SYNC_S:
-        return 0;
-    default:
+    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++)
+        if (npu_isa_fields[id].op == NPU_OP_INSN)
+            member_set(f, id, npu_insn_get(in, id));
+    if (!npu_op_name(f->op))
         return -1;
-    }
+    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++)
+        if (npu_isa_fields[id].op == f->op)
+            member_set(f, id, npu_insn_get(in, id));
+    return 0;
 }
 
 static int enc(npu_fields_t *f, npu_insn_t *out) { return npu_encode(f, out); }
@@ -280,22 +237,16 @@ int npu_insn_drain_acc(npu_insn_t *in)
 {
     if (npu_insn_op(in) != NPU_OP_DRAIN)
         return -1;
-    in->w[0] |= 1u << 15;
-    return 0;
+    return npu_insn_put(in, NPU_FLD_DRAIN_acc, 1);
 }
 
 int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo)
 {
-    unsigned op = npu_insn_op(in);
-    if (k_lo >= 64u)
-        return -1;
-    if (op == NPU_OP_LDW)
-        in->w[2] = (in->w[2] & ~(0x3Fu << 24)) | (k_lo << 24);
-    else if (op == NPU_OP_WAVE)
-        in->w[3] = (in->w[3] & ~(0x3Fu << 8)) | (k_lo << 8);
-    else
-        return -1;
-    return 0;
+    switch (npu_insn_op(in)) {
+    case NPU_OP_LDW: return npu_insn_put(in, NPU_FLD_LDW_k_lo, k_lo);
+    case NPU_OP_WAVE: return npu_insn_put(in, NPU_FLD_WAVE_k_lo, k_lo);
+    default: return -1;
+    }
 }
 
 int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
@@ -313,22 +264,18 @@ int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm
 
 int npu_insn_lane_hi(npu_insn_t *in)
 {
-    unsigned op = npu_insn_op(in);
-    if (op == NPU_OP_LDW)
-        in->w[2] |= 1u << 20;
-    else if (op == NPU_OP_WAVE)
-        in->w[3] |= 1u;
-    else
-        return -1;
-    return 0;
+    switch (npu_insn_op(in)) {
+    case NPU_OP_LDW: return npu_insn_put(in, NPU_FLD_LDW_lane_hi, 1);
+    case NPU_OP_WAVE: return npu_insn_put(in, NPU_FLD_WAVE_lane_hi, 1);
+    default: return -1;
+    }
 }
 
 int npu_insn_bcast(npu_insn_t *in)
 {
     if (npu_insn_op(in) != NPU_OP_WAVE)
         return -1;
-    in->w[3] |= 2u;
-    return 0;
+    return npu_insn_put(in, NPU_FLD_WAVE_bcast, 1);
 }
 
 int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,

@@ -17,14 +17,15 @@ typedef struct npu_insn {
     uint32_t w[4]; /* little-endian words w0..w3 */
 } npu_insn_t;
 
-/* Token flags: the bit positions of w0. */
-#define NPU_TOK_POP_PREV  (1u << 8)
-#define NPU_TOK_POP_NEXT  (1u << 9)
-#define NPU_TOK_PUSH_PREV (1u << 10)
-#define NPU_TOK_PUSH_NEXT (1u << 11)
-#define NPU_TOK_MASK      (0xFu << 8)
+/* Token flags: bits of w0, at their positions in NPU_ISA_FIELDS (word 0: test_isa checks it). */
+#define NPU_TOK_POP_PREV  (1u << NPU_FLD_POS_INSN_pop_prev)
+#define NPU_TOK_POP_NEXT  (1u << NPU_FLD_POS_INSN_pop_next)
+#define NPU_TOK_PUSH_PREV (1u << NPU_FLD_POS_INSN_push_prev)
+#define NPU_TOK_PUSH_NEXT (1u << NPU_FLD_POS_INSN_push_next)
+#define NPU_TOK_MASK      (NPU_TOK_POP_PREV | NPU_TOK_POP_NEXT | NPU_TOK_PUSH_PREV | NPU_TOK_PUSH_NEXT)
 
-/* Every field of every format; fields a format does not have are zero after decoding. */
+/* Every field of every format (their bits: NPU_ISA_FIELDS in npu_defs.h); fields a format does
+ * not have are zero after decoding. */
 typedef struct npu_fields {
     unsigned op;
     unsigned pop_prev, pop_next, push_prev, push_next;
@@ -34,21 +35,21 @@ typedef struct npu_fields {
     unsigned spm_addr, spm_stride, row_bytes, dram_stride;
     /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
     unsigned wbank, mode, acc, m, k, n, obuf_addr; /* acc: WAVE into the OBUF, DRAIN into the SPM */
-    /* LDW: core mask w2[19:16] (0 = the mode's normal fan-out; else load the S x S tile
+    /* LDW: core mask (0 = the mode's normal fan-out; else load the S x S tile
      * W[0:k][0:n] (k, n <= S, mode ISW) into the masked cores only) */
     unsigned core_mask;
-    /* DRAIN skinny variant: w3[15:0] split_rows, w3[31:16] hi_rows (0, 0 = normal) */
+    /* DRAIN skinny variant: split_rows, hi_rows (0, 0 = normal) */
     unsigned split_rows, hi_rows;
-    /* Lane select (both 0 = the mode's own halves): LDW w2[20] every core keeps stationary lanes
-     * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE w3[0] every core takes
+    /* Lane select (both 0 = the mode's own halves): LDW (b_hi) every core keeps stationary lanes
+     * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE (a_hi) every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
     unsigned lane_hi;
     /* Window start (0 = none), for zero-free convolution windows (docs/isa.md):
-     * LDW w2[29:24]: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
-     * spm_addr + (r - k_lo)*spm_stride; WAVE w3[13:8]: A lanes j < k_lo of the k-block are fed
+     * LDW: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
+     * spm_addr + (r - k_lo)*spm_stride; WAVE: A lanes j < k_lo of the k-block are fed
      * as zeros and are not MACs (MAC counters count (k - k_lo) x n per row). k_lo < k. */
     unsigned k_lo;
-    /* WAVE w3[1] bcast (mode ISW, else BAD_DESC): every row i < m goes to all four cores, each
+    /* WAVE bcast (mode ISW, else BAD_DESC): every row i < m goes to all four cores, each
      * multiplying it by its own tile (masked LDWs). One SPM read and one H flit per row: the
      * array runs it as an HSW wave of 2m rows whose two sets are the same rows (npu_wave_sets_f);
      * wide OBUF layout of 2m rows: cores 0/1 -> rows obuf + i lanes 0..S-1 / S..2S-1, cores 2/3
@@ -100,7 +101,7 @@ int npu_wave_sets(unsigned mode, unsigned m, npu_wave_sets_t *ws);
 /* The sets of a decoded WAVE, bcast included: sets 0 and 1 are both rows [0, m), through cores
  * {0,1} (OBUF rows obuf + t) and {2,3} (obuf + m + t), wide; obuf_rows 2m. */
 int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws);
-/* Makes an encoded DRAIN accumulate (w0[15]): each SPM word it writes becomes the lane-wise int32
+/* Makes an encoded DRAIN accumulate (its acc field): each SPM word it writes becomes the lane-wise int32
  * sum (mod 2^32) of the OBUF lanes and the word's old value, so an output tile can be reduced
  * over several tile-ops in the SPM (partial sums of the fused backward orders, docs/training.md).
  * Its destinations must not overlap: stride >= 2 (normal) or stride >= 1 and split_rows >= rows
@@ -112,17 +113,32 @@ int npu_insn_lane_hi(npu_insn_t *in);
 int npu_insn_bcast(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);
 /* Sets k_lo (see npu_fields_t) on an encoded LDW or WAVE. Returns 0, or -1 for other opcodes or
- * k_lo >= 64. */
+ * a k_lo too wide for the field (>= 64). */
 int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
 /* FILL: zeroes the SPM words a LOAD of the same rows / spm_addr / spm_stride / row_bytes would
  * write (ceil(row_bytes / B) words per row), without touching the DRAM. */
 int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
                  unsigned row_bytes);
 
+/* One row of NPU_ISA_FIELDS (sw/hw/npu_defs.h), indexed by its id NPU_FLD_<FORMAT>_<name>. */
+typedef struct npu_isa_field_desc {
+    unsigned op;          /* the opcode whose format has the field; NPU_OP_INSN: every opcode */
+    const char *name;     /* the npu_fields_t member it fills */
+    unsigned word, lsb, width;
+    size_t offset;        /* offsetof(npu_fields_t, name) */
+} npu_isa_field_desc_t;
+extern const npu_isa_field_desc_t npu_isa_fields[NPU_NUM_FIELDS];
+
+/* Raw access to one field (id NPU_FLD_*) of an encoded instruction, whatever its opcode: for
+ * models that must see bits a format ignores (a STORE's transpose bit is BAD_DESC) and for tests
+ * that build malformed words. npu_insn_put returns -1 (in untouched) when v does not fit. */
+uint32_t npu_insn_get(const npu_insn_t *in, unsigned id);
+int npu_insn_put(npu_insn_t *in, unsigned id, uint32_t v);
+
 /* Token flags: OR NPU_TOK_* bits into w0 (npu_insn_tok) or set all four (npu_insn_set_tok). */
 void npu_insn_tok(npu_insn_t *in, unsigned tok_flags);
 void npu_insn_set_tok(npu_insn_t *in, unsigned tok_flags);
-static inline unsigned npu_insn_op(const npu_insn_t *in) { return in->w[0] & 0xFFu; }
+static inline unsigned npu_insn_op(const npu_insn_t *in) { return npu_insn_get(in, NPU_FLD_INSN_op); }
 static inline unsigned npu_insn_tokens(const npu_insn_t *in) { return in->w[0] & NPU_TOK_MASK; }
 
 /* Names from the X-macro lists of npu_defs.h; NULL when the value has no name. */

@@ -8,8 +8,8 @@
 #ifndef NPU_DEFS_H
 #define NPU_DEFS_H
 
-/* Instruction: 128 bits = four little-endian 32-bit words w0..w3.
- * w0[7:0] opcode, w0[8] pop_prev, w0[9] pop_next, w0[10] push_prev, w0[11] push_next. */
+/* Instruction: 128 bits = four little-endian 32-bit words w0..w3; every bit position is in
+ * NPU_ISA_FIELDS below. */
 #define NPU_INSN_BYTES 16
 
 /* X(name, value, queue, text) ; queue: L = LOAD, E = EXEC, S = STORE */
@@ -23,6 +23,70 @@
     X(SYNC_E, 0x07, E, "token-only no-op in the EXEC queue")                    \
     X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")                   \
     X(FILL,   0x09, L, "zero SPM words (the LOAD format without DRAM: padding, zero-inserted planes)")
+
+/* The instruction fields: X(format, name, word, lsb, width) is bits [lsb + width - 1 : lsb] of
+ * word w<word>. The one place a bit position is written: sw/hw/isa.c encodes and decodes with this
+ * table, gencfg turns it into the Verilog localparams F_<FORMAT>_<NAME>_LSB (bit of the 128-bit
+ * instruction, 32 * word + lsb) and F_<FORMAT>_<NAME>_W. A format is the opcode whose fields
+ * follow (INSN: every instruction has these); a field a format lacks must be zero to encode and
+ * decodes as zero. Names are the members of npu_fields_t (sw/hw/isa.h). STORE and FILL are the
+ * LOAD layout less transpose / less the DRAM side (one RTL descriptor decodes all three);
+ * SYNC_L/E/S have only the INSN fields. tests/unit/test_isa.c checks the table. */
+#define NPU_ISA_FIELDS(X)                 \
+    X(INSN,  op,          0,  0,  8)      \
+    X(INSN,  pop_prev,    0,  8,  1)      \
+    X(INSN,  pop_next,    0,  9,  1)      \
+    X(INSN,  push_prev,   0, 10,  1)      \
+    X(INSN,  push_next,   0, 11,  1)      \
+    X(LOAD,  tag,         0, 12,  3)      \
+    X(LOAD,  transpose,   0, 15,  1)      \
+    X(LOAD,  rows,        0, 16, 16)      \
+    X(LOAD,  dram_addr,   1,  0, 32)      \
+    X(LOAD,  spm_addr,    2,  0, 16)      \
+    X(LOAD,  spm_stride,  2, 16, 16)      \
+    X(LOAD,  row_bytes,   3,  0, 16)      \
+    X(LOAD,  dram_stride, 3, 16, 16)      \
+    X(STORE, tag,         0, 12,  3)      \
+    X(STORE, rows,        0, 16, 16)      \
+    X(STORE, dram_addr,   1,  0, 32)      \
+    X(STORE, spm_addr,    2,  0, 16)      \
+    X(STORE, spm_stride,  2, 16, 16)      \
+    X(STORE, row_bytes,   3,  0, 16)      \
+    X(STORE, dram_stride, 3, 16, 16)      \
+    X(FILL,  rows,        0, 16, 16)      \
+    X(FILL,  spm_addr,    2,  0, 16)      \
+    X(FILL,  spm_stride,  2, 16, 16)      \
+    X(FILL,  row_bytes,   3,  0, 16)      \
+    X(LDW,   wbank,       0, 12,  1)      \
+    X(LDW,   mode,        0, 13,  2)      \
+    X(LDW,   spm_addr,    1,  0, 16)      \
+    X(LDW,   spm_stride,  1, 16, 16)      \
+    X(LDW,   k,           2,  0,  8)      \
+    X(LDW,   n,           2,  8,  8)      \
+    X(LDW,   core_mask,   2, 16,  4)      \
+    X(LDW,   lane_hi,     2, 20,  1)      \
+    X(LDW,   k_lo,        2, 24,  6)      \
+    X(WAVE,  wbank,       0, 12,  1)      \
+    X(WAVE,  mode,        0, 13,  2)      \
+    X(WAVE,  acc,         0, 15,  1)      \
+    X(WAVE,  m,           0, 16, 16)      \
+    X(WAVE,  spm_addr,    1,  0, 16)      \
+    X(WAVE,  spm_stride,  1, 16, 16)      \
+    X(WAVE,  k,           2,  0,  8)      \
+    X(WAVE,  n,           2,  8,  8)      \
+    X(WAVE,  obuf_addr,   2, 16, 16)      \
+    X(WAVE,  lane_hi,     3,  0,  1)      \
+    X(WAVE,  bcast,       3,  1,  1)      \
+    X(WAVE,  k_lo,        3,  8,  6)      \
+    X(DRAIN, acc,         0, 15,  1)      \
+    X(DRAIN, rows,        0, 16, 16)      \
+    X(DRAIN, obuf_addr,   1,  0, 16)      \
+    X(DRAIN, spm_addr,    2,  0, 16)      \
+    X(DRAIN, spm_stride,  2, 16, 16)      \
+    X(DRAIN, split_rows,  3,  0, 16)      \
+    X(DRAIN, hi_rows,     3, 16, 16)
+/* The format of the INSN fields: not an opcode (opcodes are 8 bits). */
+#define NPU_OP_INSN 0x100
 
 /* Tensor tag of a DMA transfer: DRAM traffic is counted per tag. */
 /* (the list parameter is T, not X: one tag is named X) */
@@ -178,5 +242,11 @@ enum npu_state { NPU_STATES(NPU_X_STATE) };
 enum npu_csr { NPU_CSRS(NPU_X_CSR) };
 #define NPU_X_CNT(n, t) NPU_CNT_##n,
 enum npu_counter { NPU_COUNTERS(NPU_X_CNT) NPU_NUM_COUNTERS };
+/* Field ids NPU_FLD_<FORMAT>_<name> (index into NPU_ISA_FIELDS) and bit positions in the
+ * 128-bit instruction NPU_FLD_POS_<FORMAT>_<name> (32 * word + lsb). */
+#define NPU_X_FLD(f, n, w, l, b) NPU_FLD_##f##_##n,
+enum npu_isa_field { NPU_ISA_FIELDS(NPU_X_FLD) NPU_NUM_FIELDS };
+#define NPU_X_FLD_POS(f, n, w, l, b) NPU_FLD_POS_##f##_##n = 32 * (w) + (l),
+enum npu_isa_field_pos { NPU_ISA_FIELDS(NPU_X_FLD_POS) };
 
 #endif

@@ -96,9 +96,10 @@ static inline void cv_fill_case(const npu_cfg_t *cfg, npu_sim_t *s, uint64_t see
         unsigned rb = rbs[f];
         cr_assert_eq(npu_enc_fill(&in, fills[f][0], R0 + fills[f][1], fills[f][2], rb), 0);
         if (f == 2) { /* the LOAD format's other fields are ignored by FILL */
-            in.w[0] |= (5u << 12) | (1u << 15); /* tag dX, transpose */
-            in.w[1] = 0x123457u;                /* a misaligned DRAM address */
-            in.w[3] |= 7u << 16;                /* dram_stride */
+            npu_insn_put(&in, NPU_FLD_LOAD_tag, NPU_TAG_DX);
+            npu_insn_put(&in, NPU_FLD_LOAD_transpose, 1);
+            npu_insn_put(&in, NPU_FLD_LOAD_dram_addr, 0x123457u); /* misaligned */
+            npu_insn_put(&in, NPU_FLD_LOAD_dram_stride, 7);
         }
         cv_push(&p, &in, 0, f == 3 ? NPU_TOK_PUSH_NEXT : 0);
         unsigned beats = (rb + B - 1) / B;
@@ -132,7 +133,7 @@ static inline void cv_fill_error(const npu_cfg_t *cfg, npu_sim_t *s, unsigned ro
     npu_run_result_t r;
     cr_assert_eq(npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x10000, 0, 1, 4u * (unsigned)cfg->s, 1), 0);
     cr_assert_eq(npu_enc_fill(&p[1], rows, spm, stride, rb), 0);
-    p[1].w[1] = 0x10001; /* a misaligned DRAM address: ignored, not BAD_DESC, not ERR_INFO */
+    npu_insn_put(&p[1], NPU_FLD_LOAD_dram_addr, 0x10001); /* misaligned: ignored, not BAD_DESC, not ERR_INFO */
     int rc = npu_run_program(cfg, s, 0, p, 2, 200000, &r);
     cr_assert_eq(rc, NPU_RUN_ERROR, "FILL rows=%u spm=%u stride=%u bytes=%u: rc %d", rows, spm,
                  stride, rb, rc);

@@ -45,7 +45,7 @@ Test(conv_isa, fill_errors)
     npu_insn_t in;
     npu_run_result_t r;
     cr_assert_eq(npu_enc_fill(&in, 3, W - 10, 4, B + 1), 0); /* words W-10 .. W-1 */
-    in.w[0] |= 1u << 15;                                      /* transpose bit: ignored */
+    npu_insn_put(&in, NPU_FLD_LOAD_transpose, 1);             /* transpose bit: ignored */
     cr_assert_eq(npu_run_program(&cfg, s, 0, &in, 1, 100000, &r), NPU_RUN_DONE, "%s", cv_err(r.err));
     cr_assert_eq(r.cnt[NPU_CNT_fill_words], 6u);
     cr_assert_eq(r.cnt[NPU_CNT_insn_load], 1u);

@@ -115,30 +115,39 @@ static int selected(const fuzz_sel_t *f, uint64_t k)
 
 static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+/* Sets one field (raw, by its NPU_ISA_FIELDS id: the fuzz builds malformed words too). */
+static void put(npu_insn_t *in, unsigned id, uint32_t v)
+{
+    cr_assert_eq(npu_insn_put(in, id, v), 0, "fuzz generator: %s too wide", npu_isa_fields[id].name);
+}
+
+static const unsigned tok_flag[4] = {NPU_TOK_POP_PREV, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_PREV,
+                                     NPU_TOK_PUSH_NEXT};
+
 /* Generous cycles for one instruction as its fields say (valid or not), as if nothing overlapped
  * and every burst paid the full latency. */
 static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in)
 {
     uint64_t B = 4u * (uint64_t)c->s, F = 2u * (uint64_t)c->s;
-    uint32_t w0 = in->w[0];
-    unsigned op = w0 & 0xFFu;
+    unsigned op = npu_insn_op(in);
+    /* raw fields (a STORE's transpose bit too): the words may be malformed */
+    uint64_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows);
+    uint64_t rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
     uint64_t per_beat = cdiv64(B, (uint64_t)(c->dram_bw > 0 ? c->dram_bw : 1)) + 1;
     uint64_t per_burst = (uint64_t)c->dram_latency + (uint64_t)c->dram_burst_cost + 4;
     switch (op) {
     case NPU_OP_LOAD:
     case NPU_OP_STORE: {
-        uint64_t rows = w0 >> 16, rb = in->w[3] & 0xFFFFu, bpr = cdiv64(rb ? rb : 1, B);
-        uint64_t beats = rows * bpr;
-        uint64_t bursts = (w0 >> 15) & 1u ? beats : rows * (cdiv64(bpr, (uint64_t)c->max_burst_beats) + 1);
+        uint64_t bpr = cdiv64(rb ? rb : 1, B), beats = rows * bpr;
+        uint64_t bursts = npu_insn_get(in, NPU_FLD_LOAD_transpose)
+                              ? beats : rows * (cdiv64(bpr, (uint64_t)c->max_burst_beats) + 1);
         return 64 + beats * per_beat + bursts * per_burst;
     }
-    case NPU_OP_FILL: { /* one SPM word per cycle, no DRAM */
-        uint64_t rows = w0 >> 16, rb = in->w[3] & 0xFFFFu;
+    case NPU_OP_FILL: /* one SPM word per cycle, no DRAM */
         return 64 + 2 * rows * cdiv64(rb ? rb : 1, B);
-    }
     case NPU_OP_LDW: return 32 * F + 200;
-    case NPU_OP_WAVE: return 4 * (uint64_t)(w0 >> 16) + 32 * F + 200;
-    case NPU_OP_DRAIN: return 4 * (uint64_t)(w0 >> 16) + 8 * F + 200;
+    case NPU_OP_WAVE: return 4 * (uint64_t)npu_insn_get(in, NPU_FLD_WAVE_m) + 32 * F + 200;
+    case NPU_OP_DRAIN: return 4 * (uint64_t)npu_insn_get(in, NPU_FLD_DRAIN_rows) + 8 * F + 200;
     default: return 16;
     }
 }
@@ -148,12 +157,14 @@ static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in)
 {
     unsigned n = 0;
     while (insn_cost(c, in) > INSN_CAP) {
-        uint32_t rows = in->w[0] >> 16;
-        unsigned op = in->w[0] & 0xFFu;
-        if ((op == NPU_OP_LOAD || op == NPU_OP_STORE || op == NPU_OP_FILL) && (in->w[3] & 0xFFFFu) > rows)
-            in->w[3] = (in->w[3] & 0xFFFF0000u) | ((in->w[3] & 0xFFFFu) >> 1);
+        /* LOAD/STORE/FILL rows, WAVE m and DRAIN rows share these bits (test_isa checks them) */
+        uint32_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows);
+        uint32_t rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
+        unsigned op = npu_insn_op(in);
+        if ((op == NPU_OP_LOAD || op == NPU_OP_STORE || op == NPU_OP_FILL) && rb > rows)
+            put(in, NPU_FLD_LOAD_row_bytes, rb >> 1);
         else
-            in->w[0] = (in->w[0] & 0xFFFFu) | ((rows >> 1) << 16);
+            put(in, NPU_FLD_LOAD_rows, rows >> 1);
         n++;
     }
     return n;
@@ -375,10 +386,16 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
         ds = mutate(g, ds, 16, ds + 1);
-        in->w[0] = op | tag << 12 | tr << 15 | rows << 16;
-        in->w[1] = dram;
-        in->w[2] = spm | ss << 16;
-        in->w[3] = rb | ds << 16;
+        /* the LOAD layout (STORE's too: a STORE with the transpose bit is BAD_DESC) */
+        put(in, NPU_FLD_INSN_op, op);
+        put(in, NPU_FLD_LOAD_tag, tag);
+        put(in, NPU_FLD_LOAD_transpose, tr);
+        put(in, NPU_FLD_LOAD_rows, rows);
+        put(in, NPU_FLD_LOAD_dram_addr, dram);
+        put(in, NPU_FLD_LOAD_spm_addr, spm);
+        put(in, NPU_FLD_LOAD_spm_stride, ss);
+        put(in, NPU_FLD_LOAD_row_bytes, rb);
+        put(in, NPU_FLD_LOAD_dram_stride, ds);
         break;
     }
     case NPU_OP_FILL: { /* the LOAD format without DRAM: tag, transpose, DRAM fields ignored */
@@ -389,13 +406,17 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         rb = mutate(g, rb, 16, rb + 1);
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
-        in->w[0] = op | rows << 16;
-        in->w[2] = spm | ss << 16;
-        in->w[3] = rb;
-        if (rtl_rand(&g->x) % 4 == 0) { /* junk in the ignored fields */
-            in->w[0] |= (uint32_t)(rtl_rand(&g->x) & 0xF000u);
-            in->w[1] = (uint32_t)(rtl_rand(&g->x) >> 7);
-            in->w[3] |= (uint32_t)(rtl_rand(&g->x) >> 5) & 0xFFFF0000u;
+        put(in, NPU_FLD_INSN_op, op);
+        put(in, NPU_FLD_FILL_rows, rows);
+        put(in, NPU_FLD_FILL_spm_addr, spm);
+        put(in, NPU_FLD_FILL_spm_stride, ss);
+        put(in, NPU_FLD_FILL_row_bytes, rb);
+        if (rtl_rand(&g->x) % 4 == 0) { /* junk in the ignored LOAD fields */
+            uint32_t junk = (uint32_t)(rtl_rand(&g->x) >> 12);
+            put(in, NPU_FLD_LOAD_tag, junk & 7u);
+            put(in, NPU_FLD_LOAD_transpose, junk >> 3 & 1u);
+            put(in, NPU_FLD_LOAD_dram_addr, (uint32_t)(rtl_rand(&g->x) >> 7));
+            put(in, NPU_FLD_LOAD_dram_stride, (uint32_t)(rtl_rand(&g->x) >> 21) & 0xFFFFu);
         }
         break;
     }
@@ -417,9 +438,16 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         klo = mutate(g, klo, 6, k); /* k_lo = k: BAD_DESC */
         g->bank_mode[bank] = cmask ? NPU_MODE_ISW : (int)mode;
         g->loaded[bank] = cmask ? g->loaded[bank] | cmask : 0xFu;
-        in->w[0] = op | bank << 12 | mode << 13 | rnd_in(g, 0, 1) << 15;
-        in->w[1] = spm | ss << 16;
-        in->w[2] = k | n << 8 | cmask << 16 | klo << 24;
+        put(in, NPU_FLD_INSN_op, op);
+        put(in, NPU_FLD_LDW_wbank, bank);
+        put(in, NPU_FLD_LDW_mode, mode);
+        put(in, NPU_FLD_WAVE_acc, rnd_in(g, 0, 1)); /* junk: LDW ignores WAVE's acc bit */
+        put(in, NPU_FLD_LDW_spm_addr, spm);
+        put(in, NPU_FLD_LDW_spm_stride, ss);
+        put(in, NPU_FLD_LDW_k, k);
+        put(in, NPU_FLD_LDW_n, n);
+        put(in, NPU_FLD_LDW_core_mask, cmask);
+        put(in, NPU_FLD_LDW_k_lo, klo);
         break;
     }
     case NPU_OP_WAVE: {
@@ -459,10 +487,19 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
         klo = mutate(g, klo, 6, k); /* k_lo = k: BAD_DESC */
-        in->w[0] = op | bank << 12 | mode << 13 | acc << 15 | m << 16;
-        in->w[1] = spm | ss << 16;
-        in->w[2] = k | n << 8 | obuf << 16;
-        in->w[3] = ahi | bc << 1 | klo << 8;
+        put(in, NPU_FLD_INSN_op, op);
+        put(in, NPU_FLD_WAVE_wbank, bank);
+        put(in, NPU_FLD_WAVE_mode, mode);
+        put(in, NPU_FLD_WAVE_acc, acc);
+        put(in, NPU_FLD_WAVE_m, m);
+        put(in, NPU_FLD_WAVE_spm_addr, spm);
+        put(in, NPU_FLD_WAVE_spm_stride, ss);
+        put(in, NPU_FLD_WAVE_k, k);
+        put(in, NPU_FLD_WAVE_n, n);
+        put(in, NPU_FLD_WAVE_obuf_addr, obuf);
+        put(in, NPU_FLD_WAVE_lane_hi, ahi);
+        put(in, NPU_FLD_WAVE_bcast, bc);
+        put(in, NPU_FLD_WAVE_k_lo, klo);
         break;
     }
     default: { /* DRAIN */
@@ -482,10 +519,13 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         ss = mutate(g, ss, 16, ss + 1);
         split = mutate(g, split, 16, rows + 1);
         hi = mutate(g, hi, 16, rows + 1);
-        in->w[0] = op | rows << 16;
-        in->w[1] = obuf;
-        in->w[2] = spm | ss << 16;
-        in->w[3] = split | hi << 16;
+        put(in, NPU_FLD_INSN_op, op);
+        put(in, NPU_FLD_DRAIN_rows, rows);
+        put(in, NPU_FLD_DRAIN_obuf_addr, obuf);
+        put(in, NPU_FLD_DRAIN_spm_addr, spm);
+        put(in, NPU_FLD_DRAIN_spm_stride, ss);
+        put(in, NPU_FLD_DRAIN_split_rows, split);
+        put(in, NPU_FLD_DRAIN_hi_rows, hi);
         break;
     }
     }
@@ -498,7 +538,7 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
  * run pushes a token and the next queue pops them all (SYNC_L / SYNC_S pops, then `in`). */
 static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *in)
 {
-    char q = npu_op_queue(in->w[0] & 0xFFu);
+    char q = npu_op_queue(npu_insn_op(in));
     npu_insn_t ins = *in;
     if (*last && *last != q) {
         if ((*last == 'L' && q == 'S') || (*last == 'S' && q == 'L')) {
@@ -518,7 +558,7 @@ static void push_serial(npu_insn_t *p, size_t *n, char *last, const npu_insn_t *
             uint32_t push = q == 'S' ? NPU_TOK_PUSH_NEXT : NPU_TOK_PUSH_PREV;
             uint32_t pop = q == 'S' ? NPU_TOK_POP_PREV : NPU_TOK_POP_NEXT;
             size_t k = *n;
-            while (k > 0 && npu_op_queue(p[k - 1].w[0] & 0xFFu) == 'E')
+            while (k > 0 && npu_op_queue(npu_insn_op(&p[k - 1])) == 'E')
                 p[--k].w[0] |= push;
             for (size_t extra = *n - k; extra > 1; extra--) {
                 npu_insn_t sy;
@@ -684,7 +724,7 @@ Test(fuzz, words, .timeout = 3000)
             if (r < 2) {
                 /* any 128 bits */
             } else if (r < 35) {
-                in.w[0] = (in.w[0] & ~0xFFu) | valid_ops[rtl_rand(&g.x) % N_VALID_OPS];
+                put(&in, NPU_FLD_INSN_op, valid_ops[rtl_rand(&g.x) % N_VALID_OPS]);
             } else {
                 unsigned op = valid_ops[rtl_rand(&g.x) % N_DESC_OPS];
                 uint32_t junk = in.w[0];
@@ -693,13 +733,13 @@ Test(fuzz, words, .timeout = 3000)
                     in.w[0] = (in.w[0] & ~NPU_TOK_MASK) | (junk & NPU_TOK_MASK);
             }
             st.shrinks += shrink(&cfg, &in);
-            if (random_tokens || npu_op_queue(in.w[0] & 0xFFu) == 0) {
+            if (random_tokens || npu_op_queue(npu_insn_op(&in)) == 0) {
                 p[n++] = in;
                 last = 0;
             } else {
                 push_serial(p, &n, &last, &in);
                 if (rtl_rand(&g.x) % 20 == 0)
-                    p[n - 1].w[0] ^= 1u << (8 + rtl_rand(&g.x) % 4);
+                    p[n - 1].w[0] ^= tok_flag[rtl_rand(&g.x) % 4];
             }
         }
         x = g.x;

@@ -66,13 +66,13 @@ Test(fcov, pass_comes_from_the_store_tag)
     compile(NPU_EMIT_FW, 32, 16, 16, &rep);
     for (size_t i = 0; i < rep.prog.n; i++) /* relabel the C stores as dW */
         if (npu_insn_op(&rep.prog.insn[i]) == NPU_OP_STORE)
-            rep.prog.insn[i].w[0] = (rep.prog.insn[i].w[0] & ~(7u << 12)) | (NPU_TAG_DW << 12);
+            npu_insn_put(&rep.prog.insn[i], NPU_FLD_STORE_tag, NPU_TAG_DW);
     memset(&c, 0, sizeof c);
     npu_fcov_program(&cfg, rep.prog.insn, rep.prog.n, 0, &c);
     cr_assert_eq(c.hits[NPU_MODE_FW][NPU_FCOV_DW][0][NPU_FCOV_FAN2][0], rep.expect.waves[NPU_MODE_FW]);
     for (size_t i = 0; i < rep.prog.n; i++) /* PARTIAL: no pass, nothing hit */
         if (npu_insn_op(&rep.prog.insn[i]) == NPU_OP_STORE)
-            rep.prog.insn[i].w[0] = (rep.prog.insn[i].w[0] & ~(7u << 12)) | (NPU_TAG_PARTIAL << 12);
+            npu_insn_put(&rep.prog.insn[i], NPU_FLD_STORE_tag, NPU_TAG_PARTIAL);
     memset(&c, 0, sizeof c);
     npu_fcov_program(&cfg, rep.prog.insn, rep.prog.n, 0, &c);
     cr_assert_eq(npu_fcov_hit_points(&c), 0);

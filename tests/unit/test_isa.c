@@ -1,5 +1,6 @@
 /* test_isa.c - exact encodings, field round-trips, range rejection and disassembly text. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "hw/isa.h"
@@ -519,4 +520,185 @@ Test(isa, fill_and_k_lo)
     cr_assert_eq((in.w[3] >> 8) & 0x3Fu, 63u);
     f.k_lo = 64;
     cr_assert_eq(npu_encode(&f, &in), -1);
+}
+
+/* ---- the field table NPU_ISA_FIELDS (sw/hw/npu_defs.h) ------------------------------------ */
+
+static const char *fmt_name(unsigned op) { return op == NPU_OP_INSN ? "INSN" : npu_op_name(op); }
+
+static uint32_t field_bits(const npu_isa_field_desc_t *d)
+{
+    return (d->width >= 32 ? 0xFFFFFFFFu : (1u << d->width) - 1u) << d->lsb;
+}
+
+/* The table row of field `name` in the format of op (INSN fields included), or NULL. */
+static const npu_isa_field_desc_t *find_field(unsigned op, const char *name)
+{
+    for (unsigned i = 0; i < NPU_NUM_FIELDS; i++)
+        if ((npu_isa_fields[i].op == op || npu_isa_fields[i].op == NPU_OP_INSN) &&
+            !strcmp(npu_isa_fields[i].name, name))
+            return &npu_isa_fields[i];
+    return NULL;
+}
+
+Test(isa_fields, fit_their_word_and_name_a_format)
+{
+    for (unsigned i = 0; i < NPU_NUM_FIELDS; i++) {
+        const npu_isa_field_desc_t *d = &npu_isa_fields[i];
+        cr_assert_not_null(fmt_name(d->op), "field %u (%s): format 0x%x is no opcode", i, d->name,
+                           d->op);
+        cr_assert(d->word < 4 && d->width >= 1 && d->lsb + d->width <= 32, "%s %s: w%u[%u +: %u]",
+                  fmt_name(d->op), d->name, d->word, d->lsb, d->width);
+    }
+}
+
+/* Every format with the INSN fields: no bit used twice, no name twice. */
+Test(isa_fields, fields_of_a_format_do_not_overlap)
+{
+    static const unsigned ops[] = {
+#define X(n, v, q, t) v,
+        NPU_OPCODES(X)
+#undef X
+    };
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        uint32_t used[4] = {0, 0, 0, 0};
+        for (unsigned i = 0; i < NPU_NUM_FIELDS; i++) {
+            const npu_isa_field_desc_t *d = &npu_isa_fields[i];
+            if (d->op != ops[k] && d->op != NPU_OP_INSN)
+                continue;
+            cr_assert_eq(used[d->word] & field_bits(d), 0u, "%s: %s overlaps another field",
+                         npu_op_name(ops[k]), d->name);
+            used[d->word] |= field_bits(d);
+            cr_assert_eq(find_field(ops[k], d->name), d, "%s: %s twice", npu_op_name(ops[k]), d->name);
+        }
+    }
+}
+
+/* npu_fields_t holds 32-bit members only: the table's offsets must reach each of them. */
+Test(isa_fields, every_npu_fields_t_member_is_in_the_table)
+{
+    cr_assert_eq(sizeof(npu_fields_t) % sizeof(unsigned), 0u);
+    for (size_t off = 0; off < sizeof(npu_fields_t); off += sizeof(unsigned)) {
+        int found = 0;
+        for (unsigned i = 0; i < NPU_NUM_FIELDS; i++)
+            found |= npu_isa_fields[i].offset == off;
+        cr_assert(found, "the npu_fields_t member at byte %zu has no row in NPU_ISA_FIELDS", off);
+    }
+}
+
+/* One RTL descriptor (npu_dma_desc) reads LOAD, STORE and FILL at the LOAD positions. */
+Test(isa_fields, store_and_fill_share_the_load_layout)
+{
+    for (unsigned i = 0; i < NPU_NUM_FIELDS; i++) {
+        const npu_isa_field_desc_t *d = &npu_isa_fields[i], *l;
+        if (d->op != NPU_OP_STORE && d->op != NPU_OP_FILL)
+            continue;
+        l = find_field(NPU_OP_LOAD, d->name);
+        cr_assert_not_null(l, "%s %s: not a LOAD field", fmt_name(d->op), d->name);
+        cr_assert(l->word == d->word && l->lsb == d->lsb && l->width == d->width,
+                  "%s %s: not where LOAD has it", fmt_name(d->op), d->name);
+    }
+}
+
+/* rtl/npu_exec.v decodes these once for several EXEC formats (one wire each): same bits. */
+Test(isa_fields, exec_formats_share_what_npu_exec_decodes_once)
+{
+    static const struct { unsigned op_a; const char *a; unsigned op_b; const char *b; } same[] = {
+        {NPU_OP_LDW, "wbank", NPU_OP_WAVE, "wbank"},
+        {NPU_OP_LDW, "mode", NPU_OP_WAVE, "mode"},
+        {NPU_OP_LDW, "spm_addr", NPU_OP_WAVE, "spm_addr"},
+        {NPU_OP_LDW, "spm_stride", NPU_OP_WAVE, "spm_stride"},
+        {NPU_OP_LDW, "k", NPU_OP_WAVE, "k"},
+        {NPU_OP_LDW, "n", NPU_OP_WAVE, "n"},
+        {NPU_OP_DRAIN, "acc", NPU_OP_WAVE, "acc"},
+        {NPU_OP_DRAIN, "rows", NPU_OP_WAVE, "m"},
+        {NPU_OP_DRAIN, "obuf_addr", NPU_OP_WAVE, "spm_addr"},
+        {NPU_OP_DRAIN, "spm_stride", NPU_OP_WAVE, "obuf_addr"},
+    };
+    for (size_t i = 0; i < sizeof same / sizeof same[0]; i++) {
+        const npu_isa_field_desc_t *x = find_field(same[i].op_a, same[i].a);
+        const npu_isa_field_desc_t *y = find_field(same[i].op_b, same[i].b);
+        cr_assert(x && y && x->word == y->word && x->lsb == y->lsb && x->width == y->width,
+                  "%s %s and %s %s: not the same bits", fmt_name(same[i].op_a), same[i].a,
+                  fmt_name(same[i].op_b), same[i].b);
+    }
+}
+
+Test(isa_fields, token_flags_and_raw_access)
+{
+    npu_insn_t in;
+    const char *tok[4] = {"pop_prev", "pop_next", "push_prev", "push_next"};
+    const unsigned flag[4] = {NPU_TOK_POP_PREV, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_PREV, NPU_TOK_PUSH_NEXT};
+    for (int i = 0; i < 4; i++) { /* isa.h: the token flags are bits of w0 */
+        const npu_isa_field_desc_t *d = find_field(NPU_OP_INSN, tok[i]);
+        cr_assert(d && d->word == 0 && d->width == 1 && flag[i] == 1u << d->lsb, "%s", tok[i]);
+    }
+    cr_assert_eq(npu_enc_sync(&in, NPU_OP_SYNC_L), 0);
+    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_rows, 65536), -1, "too wide: rejected");
+    cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_rows), 0u, "and nothing written");
+    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_rows, 65535), 0);
+    cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_rows), 65535u);
+    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_dram_addr, 0xFFFFFFFFu), 0);
+    cr_assert_eq(npu_insn_get(&in, NPU_FLD_STORE_dram_addr), 0xFFFFFFFFu);
+    cr_assert_eq(npu_insn_op(&in), (unsigned)NPU_OP_SYNC_L);
+    cr_assert_eq(npu_insn_put(&in, NPU_NUM_FIELDS, 0), -1);
+    cr_assert_eq(npu_insn_get(&in, NPU_NUM_FIELDS), 0u);
+}
+
+/* Parses the next "`wD[MSB:LSB]` name", "`wD[B]` name" or "`wD` name" at or after p into d
+ * (op untouched) and name; returns the position after it, or NULL. */
+static const char *next_doc_field(const char *p, npu_isa_field_desc_t *d, char name[32])
+{
+    while ((p = strstr(p, "`w")) != NULL) {
+        unsigned w, a, b;
+        int n = 0;
+        p += 2;
+        if (sscanf(p, "%u[%u:%u]` %n", &w, &a, &b, &n) == 3 && n)
+            d->lsb = b, d->width = a - b + 1;
+        else if ((n = 0, sscanf(p, "%u[%u]` %n", &w, &a, &n) == 2 && n))
+            d->lsb = a, d->width = 1;
+        else if ((n = 0, sscanf(p, "%u` %n", &w, &n) == 1 && n))
+            d->lsb = 0, d->width = 32;
+        else
+            continue;
+        d->word = w;
+        if (sscanf(p + n, "%31[a-z_]", name) == 1)
+            return p + n + strlen(name);
+    }
+    return NULL;
+}
+
+/* docs/isa.md section 2 (the common fields, one table row per opcode) agrees with the table, in
+ * both directions for the formats whose row gives bit positions (STORE and FILL: see above). */
+Test(isa_fields, docs_isa_md_agrees)
+{
+    FILE *f = fopen("docs/isa.md", "r");
+    char line[1024], fmt[16], name[32];
+    unsigned seen[NPU_NUM_FIELDS] = {0}, rows = 0;
+    cr_assert_not_null(f, "docs/isa.md (run from the repository root)");
+    while (fgets(line, sizeof line, f)) {
+        npu_isa_field_desc_t d;
+        const char *p = line;
+        unsigned op;
+        if (strstr(line, "` opcode,"))
+            op = NPU_OP_INSN;
+        else if (sscanf(line, "| %15[A-Z_] 0x%x |", fmt, &op) != 2 || !npu_op_name(op))
+            continue;
+        while ((p = next_doc_field(p, &d, name)) != NULL) {
+            const npu_isa_field_desc_t *t = find_field(op, strcmp(name, "opcode") ? name : "op");
+            cr_assert_not_null(t, "docs/isa.md: %s has no field %s", fmt_name(op), name);
+            cr_assert(t->word == d.word && t->lsb == d.lsb && t->width == d.width,
+                      "docs/isa.md: %s %s is w%u[%u +: %u], the table says w%u[%u +: %u]",
+                      fmt_name(op), name, d.word, d.lsb, d.width, t->word, t->lsb, t->width);
+            seen[t - npu_isa_fields] = 1;
+            rows++;
+        }
+    }
+    fclose(f);
+    cr_assert_gt(rows, 0u);
+    for (unsigned i = 0; i < NPU_NUM_FIELDS; i++) {
+        unsigned op = npu_isa_fields[i].op;
+        if (op != NPU_OP_STORE && op != NPU_OP_FILL)
+            cr_assert(seen[i], "docs/isa.md lacks %s %s", fmt_name(op), npu_isa_fields[i].name);
+    }
 }

@@ -246,7 +246,8 @@ Test(runtime, every_error_is_reported)
     npu_insn_t p[20];
     uint32_t dram_end = 1u << 24;
     npu_enc_sync(&p[0], NPU_OP_SYNC_L);
-    p[1].w[0] = 0x1F; p[1].w[1] = p[1].w[2] = p[1].w[3] = 0;
+    memset(&p[1], 0, sizeof p[1]);
+    npu_insn_put(&p[1], NPU_FLD_INSN_op, 0x1F); /* no such opcode */
     expect_error(&c, p, 2, NPU_ERR_ILLEGAL_OPCODE, 1, 1, 0x1F, "illegal opcode");
 
     npu_enc_sync(&p[0], NPU_OP_SYNC_L);
@@ -272,7 +273,7 @@ Test(runtime, every_error_is_reported)
     npu_enc_store(&p[0], NPU_TAG_Y, 1, dram_end - 8, 0, 2, 9, 1);
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end, "STORE past DRAM end");
     npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 9, 1);
-    p[0].w[0] |= 1u << 15;
+    npu_insn_put(&p[0], NPU_FLD_LOAD_transpose, 1); /* the STORE format has none: raw */
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "STORE with the transpose bit");
     npu_enc_load(&p[0], NPU_TAG_X, 1, 4, 0x1000, 0, 1, 7, 1);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed LOAD, odd row_bytes");

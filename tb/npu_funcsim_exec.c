@@ -1,0 +1,520 @@
+/*
+ * npu_funcsim_exec.c - the instruction semantics of the functional NPU model (docs/isa.md; the
+ * model as a whole: npu_funcsim.c). An instruction reads its sources when it starts and stages
+ * its writes, which npu_funcsim.c applies when it completes (fsim_commit).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npu_funcsim_int.h"
+
+/* ---- staged writes -------------------------------------------------------------------- */
+
+static uint8_t *mem_base(npu_sim_t *s, int mem)
+{
+    switch (mem) {
+    case MEM_DRAM: return s->dram;
+    case MEM_SPM: return s->spm;
+    case MEM_OBUF: return s->obuf;
+    default: return s->wb;
+    }
+}
+
+/* Reserves a pending write of len bytes and returns its data buffer (zeroed). */
+static uint8_t *stage(unit_t *u, int mem, size_t off, size_t len)
+{
+    if (u->nwr == u->capwr) {
+        u->capwr = u->capwr ? 2 * u->capwr : 64;
+        u->wr = realloc(u->wr, u->capwr * sizeof *u->wr);
+    }
+    if (u->npool + len > u->cappool) {
+        while (u->npool + len > u->cappool)
+            u->cappool = u->cappool ? 2 * u->cappool : 4096;
+        u->pool = realloc(u->pool, u->cappool);
+    }
+    if (!u->wr || !u->pool)
+        abort();
+    u->wr[u->nwr].mem = mem;
+    u->wr[u->nwr].off = off;
+    u->wr[u->nwr].len = len;
+    u->wr[u->nwr].data = u->npool;
+    u->nwr++;
+    memset(u->pool + u->npool, 0, len);
+    u->npool += len;
+    return u->pool + u->npool - len;
+}
+
+void fsim_commit(npu_sim_t *s, unit_t *u)
+{
+    for (size_t i = 0; i < u->nwr; i++)
+        memcpy(mem_base(s, u->wr[i].mem) + u->wr[i].off, u->pool + u->wr[i].data, u->wr[i].len);
+    u->nwr = 0;
+    u->npool = 0;
+}
+
+/* ---- DRAM timing ---------------------------------------------------------------------- */
+
+/* Bursts for `beats` consecutive beats from addr: at most MAX_BURST_BEATS, never crossing 4 KiB. */
+static uint64_t bursts_of(const npu_sim_t *s, uint64_t addr, uint64_t beats)
+{
+    uint64_t n = 0, mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
+    while (beats) {
+        uint64_t to4k = (4096 - addr % 4096) / s->B, len = beats < mb ? beats : mb;
+        if (to4k && len > to4k)
+            len = to4k;
+        addr += len * s->B;
+        beats -= len;
+        n++;
+    }
+    return n;
+}
+
+static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
+{
+    double bw = s->t.bytes_per_cycle > 0 ? s->t.bytes_per_cycle : 1.0;
+    uint64_t c = s->t.latency + (uint64_t)((double)(beats * s->B) / bw + 0.999999) +
+                 bursts * s->t.burst_cost;
+    if (s->t.stall_pct) {
+        uint64_t extra = fsim_rnd(s) % (c * s->t.stall_pct / 100 + 1);
+        s->stalls += extra;
+        c += extra;
+    }
+    return c;
+}
+
+/* ---- instruction semantics (docs/isa.md) ---------------------------------------------- */
+
+/* Checks that rows r < n of `len` units at base + r*stride stay below `limit` (the last row is
+ * the highest: strides are unsigned). Returns 0, or -1 with *info = the last unit touched. */
+static int range_rows(uint64_t base, uint64_t stride, uint64_t n, uint64_t len, uint64_t limit,
+                      uint32_t *info)
+{
+    uint64_t last = base + (n - 1) * stride + len - 1;
+    if (last >= limit) {
+        *info = (uint32_t)last;
+        return -1;
+    }
+    return 0;
+}
+
+/* OBUF rows [addr, addr+n) must lie inside one half; *info = addr + n (the end row). */
+static int obuf_bad(const npu_sim_t *s, uint64_t addr, uint64_t n, uint32_t *info)
+{
+    uint64_t half = s->obuf_rows2 / 2;
+    if (addr + n > s->obuf_rows2 || addr % half + n > half) {
+        *info = (uint32_t)(addr + n);
+        return 1;
+    }
+    return 0;
+}
+
+/* Each exec_* validates, stages its writes in u, counts, and returns 0 (with *cost) or an error
+ * code (with *info). */
+
+static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t B = s->B, F = s->F, beats = cdiv(f->row_bytes, B);
+    uint64_t cols = f->row_bytes / 2, wpr = cdiv(f->rows, F), bursts = 0;
+    if (!f->rows || !f->row_bytes || f->dram_addr % B || (f->transpose && f->row_bytes % 2)) {
+        *info = f->dram_addr;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->dram_addr, f->dram_stride * B, f->rows, f->row_bytes, s->dram_bytes, info))
+        return NPU_ERR_DRAM_ADDR;
+    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info)
+                  : range_rows(f->spm_addr, f->spm_stride, cols, wpr, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if (!f->transpose) {
+        for (uint64_t r = 0; r < f->rows; r++) {
+            uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * B, beats * B);
+            memcpy(d, s->dram + f->dram_addr + r * f->dram_stride * B, f->row_bytes);
+            bursts += bursts_of(s, f->dram_addr + r * f->dram_stride * B, beats);
+        }
+        s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
+    } else {
+        /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
+         * (spm_stride < the words per column) end the same */
+        for (uint64_t wb = 0; wb < wpr; wb++)
+            for (uint64_t c = 0; c < cols; c++) {
+                uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + c * f->spm_stride + wb) * B, B);
+                for (uint64_t r = wb * F; r < f->rows && r < (wb + 1) * F; r++) {
+                    const uint8_t *src = s->dram + f->dram_addr + r * f->dram_stride * B + 2 * c;
+                    d[(r % F) * 2] = src[0];
+                    d[(r % F) * 2 + 1] = src[1];
+                }
+            }
+        /* the RTL's bursts: per 2S-row block, groups of <= 2 beats (column blocks) per row; one
+         * burst run per row, or per block when the group's rows are adjacent (dstride = g) */
+        for (uint64_t wb = 0; wb < wpr; wb++) {
+            uint64_t r0 = wb * F, nr = f->rows - r0 < F ? f->rows - r0 : F;
+            for (uint64_t cb = 0; cb < beats; cb += 2) {
+                uint64_t g = beats - cb < 2 ? beats - cb : 2;
+                if (f->dram_stride == g)
+                    bursts += bursts_of(s, f->dram_addr + (r0 * f->dram_stride + cb) * B, nr * g);
+                else
+                    for (uint64_t r = r0; r < r0 + nr; r++)
+                        bursts += bursts_of(s, f->dram_addr + (r * f->dram_stride + cb) * B, g);
+            }
+        }
+        s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
+    }
+    s->cnt[NPU_CNT_dram_rd_prog + f->tag] += f->rows * beats * B;
+    s->cnt[NPU_CNT_dram_rd_bursts] += bursts;
+    s->rd_beats += f->rows * beats;
+    s->rd_bursts += bursts;
+    *cost = dma_cost(s, f->rows * beats, bursts);
+    return 0;
+}
+
+/* FILL: zeroes the words a normal LOAD of the same rows / spm / sstride / row_bytes would write,
+ * without a DRAM access (RTL: the LOAD engine, one word per cycle). BAD_DESC's ERR_INFO is 0
+ * (no DRAM address). */
+static unsigned exec_fill(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t beats = cdiv(f->row_bytes, s->B);
+    if (!f->rows || !f->row_bytes) {
+        *info = 0;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    for (uint64_t r = 0; r < f->rows; r++)
+        stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * s->B, beats * s->B); /* staged zeroed */
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
+    s->cnt[NPU_CNT_fill_words] += f->rows * beats;
+    *cost = f->rows * beats + 4;
+    return 0;
+}
+
+static unsigned exec_store(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t B = s->B, beats = cdiv(f->row_bytes, B), bursts = 0;
+    if (!f->rows || !f->row_bytes || f->dram_addr % B || f->transpose) {
+        *info = f->dram_addr;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->dram_addr, f->dram_stride * B, f->rows, f->row_bytes, s->dram_bytes, info))
+        return NPU_ERR_DRAM_ADDR;
+    if (range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    for (uint64_t r = 0; r < f->rows; r++) { /* write strobes cover only row_bytes */
+        memcpy(stage(u, MEM_DRAM, f->dram_addr + r * f->dram_stride * B, f->row_bytes),
+               s->spm + (f->spm_addr + r * f->spm_stride) * B, f->row_bytes);
+        bursts += bursts_of(s, f->dram_addr + r * f->dram_stride * B, beats);
+    }
+    s->cnt[NPU_CNT_dram_wr_prog + f->tag] += f->rows * beats * B;
+    s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
+    s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
+    s->wr_beats += f->rows * beats;
+    s->wr_bursts += bursts;
+    *cost = dma_cost(s, f->rows * beats, bursts);
+    return 0;
+}
+
+/* Per-core stationary tiles: wb[bank][core][r][c], S x S int16 each. */
+static uint8_t *wtile(npu_sim_t *s, unsigned bank, unsigned core)
+{
+    return s->wb + ((size_t)bank * 4 + core) * s->S * s->S * 2;
+}
+
+static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    unsigned F = s->F, S = s->S, mask = f->core_mask ? f->core_mask : 0xFu, nrows, ndel = 0;
+    int vsplit = !f->core_mask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW);
+    int hsplit = !f->core_mask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW);
+    if (!f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S) ||
+        (f->core_mask && f->mode != NPU_MODE_ISW) || f->k_lo >= f->k) {
+        *info = 0;
+        return NPU_ERR_BAD_DESC;
+    }
+    /* rows k_lo..k-1 are read, row r from spm + (r - k_lo)*sstride */
+    if (range_rows(f->spm_addr, f->spm_stride, f->k - f->k_lo, 1, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    /* core q holds W[ro + r][co + c]: ro = S for the bottom cores when k is split over two
+     * cores (FW, VSW), co = S for the right cores when n is (FW, HSW); rows >= k and rows
+     * < k_lo are zero */
+    for (unsigned q = 0; q < 4; q++) {
+        unsigned ro = vsplit && q >= 2 ? S : 0, co = f->lane_hi || (hsplit && (q & 1)) ? S : 0;
+        uint8_t *d;
+        if (!(mask >> q & 1u))
+            continue;
+        d = stage(u, MEM_WB, (size_t)(wtile(s, f->wbank, q) - s->wb), (size_t)S * S * 2);
+        ndel++;
+        s->cnt[NPU_CNT_noc_v_link0 + q] += S; /* the core's S rows cross its V link */
+        for (unsigned r = 0; r < S; r++)
+            if (ro + r < f->k && ro + r >= f->k_lo)
+                memcpy(d + (size_t)r * S * 2,
+                       s->spm + ((uint64_t)f->spm_addr + (uint64_t)(ro + r - f->k_lo) * f->spm_stride) * s->B +
+                           2u * co,
+                       (size_t)S * 2);
+    }
+    s->bank_mode[f->wbank] = f->core_mask ? (unsigned)NPU_MODE_ISW : f->mode;
+    s->bank_loaded[f->wbank] = 1;
+    nrows = vsplit ? F : S; /* rows sent (bottom first), each one flit */
+    s->cnt[NPU_CNT_spm_rd_words] += f->k - f->k_lo; /* rows >= k or < k_lo: zero flits, no read */
+    s->cnt[NPU_CNT_noc_v_flits] += nrows;
+    s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)ndel * S;
+    s->cnt[NPU_CNT_lbuf_v_words] += (uint64_t)ndel * S;
+    *cost = nrows;
+    return 0;
+}
+
+/* MACs of one row of set j passing through core c (the core's part of the k x n tile; the valid
+ * lanes of the k-block are [k_lo, k), k0 of them below S). */
+static uint64_t row_macs(const npu_sim_t *s, const npu_fields_t *f, unsigned c)
+{
+    uint64_t S = s->S, kk = f->k - f->k_lo;
+    uint64_t k0 = (f->k < S ? f->k : S) - (f->k_lo < S ? f->k_lo : S), k1 = kk - k0;
+    uint64_t n0 = f->n < S ? f->n : S, n1 = f->n > S ? f->n - S : 0;
+    int vsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW;
+    int hsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW;
+    return (vsplit ? (c >= 2 ? k1 : k0) : kk) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
+}
+
+/* bcast WAVE (ISW, docs/isa.md): row i < m, read once, multiplied in every core q
+ * by its own tile; core q -> OBUF row obuf + (q >> 1) * m + i, lanes (q & 1) * S ... The array
+ * runs it as HSW rows: one L flit per row to cores 0/2 (1/3 over the row links), per-mode
+ * counters HSW with 2m rows. */
+static unsigned exec_wave_bcast(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost,
+                                uint32_t *info)
+{
+    unsigned F = s->F, S = s->S;
+    uint64_t kk = f->k - f->k_lo, m = f->m;
+    if (f->mode != NPU_MODE_ISW || f->m >= 0x8000u) {
+        *info = 0;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (range_rows(f->spm_addr, f->spm_stride, f->m, 1, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if (obuf_bad(s, f->obuf_addr, 2 * f->m, info))
+        return NPU_ERR_OBUF_ADDR;
+    if (s->bank_loaded[f->wbank] && s->bank_mode[f->wbank] != f->mode) {
+        *info = s->bank_mode[f->wbank] << 2 | f->mode;
+        return NPU_ERR_BAD_DESC;
+    }
+    for (unsigned i = 0; i < f->m; i++) {
+        const uint8_t *a = s->spm + ((uint64_t)f->spm_addr + (uint64_t)i * f->spm_stride) * s->B;
+        for (unsigned rr = f->k_lo; rr < f->k; rr++)
+            if (lane16(a, f->lane_hi ? S + rr : rr) == 0)
+                s->cnt[NPU_CNT_macs_zero] += 4u * f->n;
+        for (unsigned q = 0; q < 4; q++) {
+            unsigned orow = f->obuf_addr + (q >> 1) * f->m + i, lane0 = (q & 1u) * S;
+            const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
+            uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)S * 4);
+            for (unsigned cc = 0; cc < S; cc++) {
+                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
+                for (unsigned rr = f->k_lo; rr < S; rr++)
+                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr : rr) *
+                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)rr * S * 2, cc));
+                wr32(d + 4 * cc, acc);
+            }
+        }
+    }
+    for (unsigned q = 0; q < 4; q++) {
+        s->cnt[NPU_CNT_macs_core0 + q] += m * kk * f->n;
+        s->cnt[NPU_CNT_busy_core0 + q] += m;
+    }
+    s->cnt[NPU_CNT_waves_hsw] += 1;
+    s->cnt[NPU_CNT_rows_hsw] += 2 * m;
+    s->cnt[NPU_CNT_busy_hsw] += m;
+    s->cnt[NPU_CNT_idle_pe_shape] += m * (4u * S * S - 4 * kk * f->n);
+    s->cnt[NPU_CNT_spm_rd_words] += m;
+    s->cnt[NPU_CNT_noc_h_flits] += m;
+    s->cnt[NPU_CNT_noc_deliveries] += 2 * m;
+    s->cnt[NPU_CNT_lbuf_h_words] += 2 * m;
+    s->cnt[NPU_CNT_noc_h_link0] += m;
+    s->cnt[NPU_CNT_noc_h_link2] += m;
+    s->cnt[NPU_CNT_obuf_writes] += 4 * m * S;
+    *cost = f->m + 2u * F;
+    return 0;
+}
+
+/* ISW row set j -> its core */
+static const unsigned isw_core[4] = {0, 2, 1, 3};
+
+/* The per-mode, SPM, NoC and OBUF counters of a (non-bcast) WAVE with row sets ws. */
+static void wave_counters(npu_sim_t *s, const npu_fields_t *f, const npu_wave_sets_t *ws,
+                          unsigned width)
+{
+    unsigned S = s->S;
+    int vsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW;
+    s->cnt[NPU_CNT_waves_fw + f->mode] += 1;
+    s->cnt[NPU_CNT_rows_fw + f->mode] += f->m;
+    s->cnt[NPU_CNT_busy_fw + f->mode] += ws->len[0]; /* lockstep slots */
+    s->cnt[NPU_CNT_idle_pe_shape] +=
+        (uint64_t)f->m * (4u * S * S / (f->mode == NPU_MODE_FW ? 1u : f->mode == NPU_MODE_ISW ? 4u : 2u)
+                          - (uint64_t)(f->k - f->k_lo) * f->n);
+    s->cnt[NPU_CNT_spm_rd_words] += f->m;
+    /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW sets
+     * 0/1 packed on L; ISW sets 0/1 packed on L, sets 2/3 on R (the RTL's two H channels) */
+    s->cnt[NPU_CNT_noc_h_flits] += f->mode == NPU_MODE_HSW ? ws->len[0]
+                                 : f->mode == NPU_MODE_ISW ? ws->len[0] + ws->len[2] : f->m;
+    s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
+    s->cnt[NPU_CNT_lbuf_h_words] += (uint64_t)(vsplit ? 2u : 1u) * f->m;
+    /* H links: rows enter at cores 0/2 (cores 1/3 get them over the bypass) except VSW's right
+     * set and ISW's sets of cores 1/3, which enter there */
+    switch (f->mode) {
+    case NPU_MODE_FW:
+        s->cnt[NPU_CNT_noc_h_link0] += f->m;
+        s->cnt[NPU_CNT_noc_h_link2] += f->m;
+        break;
+    case NPU_MODE_HSW:
+        s->cnt[NPU_CNT_noc_h_link0] += ws->len[0];
+        s->cnt[NPU_CNT_noc_h_link2] += ws->len[1];
+        break;
+    case NPU_MODE_VSW:
+        s->cnt[NPU_CNT_noc_h_link0] += ws->len[0];
+        s->cnt[NPU_CNT_noc_h_link2] += ws->len[0];
+        s->cnt[NPU_CNT_noc_h_link1] += ws->len[1];
+        s->cnt[NPU_CNT_noc_h_link3] += ws->len[1];
+        break;
+    default:
+        for (unsigned j = 0; j < 4; j++)
+            s->cnt[NPU_CNT_noc_h_link0 + isw_core[j]] += ws->len[j];
+        break;
+    }
+    s->cnt[NPU_CNT_obuf_writes] += (uint64_t)f->m * width;
+}
+
+static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    unsigned F = s->F, S = s->S;
+    int vsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW; /* sub-array 2S tall */
+    int hsplit = f->mode == NPU_MODE_FW || f->mode == NPU_MODE_HSW; /* sub-array 2S wide */
+    unsigned depth = vsplit ? F : S, width = hsplit ? F : S;
+    npu_wave_sets_t ws;
+    if (!f->m || !f->k || !f->n || f->k > F || f->n > F || !npu_mode_fits(f->mode, f->k, f->n, S) ||
+        f->k_lo >= f->k) {
+        *info = 0;
+        return NPU_ERR_BAD_DESC;
+    }
+    if (f->bcast)
+        return exec_wave_bcast(s, u, f, cost, info);
+    npu_wave_sets(f->mode, f->m, &ws);
+    if (range_rows(f->spm_addr, f->spm_stride, f->m, 1, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    if (obuf_bad(s, f->obuf_addr, ws.obuf_rows, info))
+        return NPU_ERR_OBUF_ADDR;
+    /* each mode lays the stationary tile out differently over the cores: a WAVE must run in
+     * the mode its bank was loaded for (RTL: BAD_DESC, ERR_INFO = bank mode << 2 | wave mode) */
+    if (s->bank_loaded[f->wbank] && s->bank_mode[f->wbank] != f->mode) {
+        *info = s->bank_mode[f->wbank] << 2 | f->mode;
+        return NPU_ERR_BAD_DESC;
+    }
+    for (unsigned j = 0; j < 4; j++) {
+        unsigned lane0 = hsplit ? 0 : ws.lane_hi[j] * S;
+        for (unsigned t = 0; t < ws.len[j]; t++) {
+            unsigned i = ws.start[j] + t, orow = f->obuf_addr + ws.orow[j] + t;
+            const uint8_t *a = s->spm + ((uint64_t)f->spm_addr + (uint64_t)i * f->spm_stride) * s->B;
+            const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
+            uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)width * 4);
+            /* macs_zero: the row's lanes [k_lo, k) whose A element is zero, times n */
+            for (unsigned rr = f->k_lo; rr < f->k && rr < depth; rr++)
+                if (lane16(a, f->lane_hi ? S + rr % S : rr) == 0)
+                    s->cnt[NPU_CNT_macs_zero] += f->n;
+            for (unsigned cc = 0; cc < width; cc++) {
+                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
+                for (unsigned rr = f->k_lo; rr < depth; rr++) { /* lanes < k_lo are fed as zero */
+                    unsigned rh = rr >= S, ch = cc >= S, q;
+                    switch (f->mode) {
+                    case NPU_MODE_FW: q = rh * 2 + ch; break;
+                    case NPU_MODE_HSW: q = j * 2 + ch; break;
+                    case NPU_MODE_VSW: q = rh * 2 + j; break;
+                    default: q = isw_core[j]; break;
+                    }
+                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr % S : rr) *
+                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
+                }
+                wr32(d + 4 * cc, acc);
+            }
+        }
+        for (unsigned c = 0; c < 4; c++)
+            if (ws.cores[j] >> c & 1u) {
+                s->cnt[NPU_CNT_macs_core0 + c] += ws.len[j] * row_macs(s, f, c);
+                s->cnt[NPU_CNT_busy_core0 + c] += ws.len[j];
+            }
+    }
+    wave_counters(s, f, &ws, width);
+    *cost = ws.len[0] + 2u * F;
+    return 0;
+}
+
+/* One SPM word of a DRAIN: the OBUF lanes, or (acc) their int32 sum with the word's old value
+ * (read from the SPM as it was before this instruction: destinations never overlap). */
+static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, unsigned acc)
+{
+    uint8_t *d = stage(u, MEM_SPM, w * s->B, s->B);
+    if (!acc) {
+        memcpy(d, o, s->B);
+        return;
+    }
+    for (unsigned l = 0; l < s->B / 4; l++)
+        wr32(d + 4 * l, rd32(o + 4 * l) + rd32(s->spm + w * s->B + 4 * l));
+    s->cnt[NPU_CNT_spm_rd_words] += 1;
+}
+
+static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    unsigned F = s->F, B = s->B;
+    if (!f->rows || (!f->split_rows && f->hi_rows) || f->hi_rows > f->rows ||
+        (f->acc && (f->split_rows ? (!f->spm_stride || f->split_rows < f->rows) : f->spm_stride < 2))) {
+        *info = 0; /* an accumulating DRAIN's destinations must not overlap */
+        return NPU_ERR_BAD_DESC;
+    }
+    if (!f->split_rows) {
+        if (range_rows(f->spm_addr, f->spm_stride, f->rows, 2, s->spm_words, info))
+            return NPU_ERR_SPM_ADDR;
+    } else {
+        uint64_t lo = (uint64_t)f->spm_addr + (uint64_t)(f->rows - 1) * f->spm_stride;
+        uint64_t hi = f->hi_rows ? (uint64_t)f->spm_addr + (uint64_t)(f->split_rows + f->hi_rows - 1) * f->spm_stride : 0;
+        uint64_t last = hi > lo ? hi : lo;
+        if (last >= s->spm_words) {
+            *info = (uint32_t)last;
+            return NPU_ERR_SPM_ADDR;
+        }
+    }
+    if (obuf_bad(s, f->obuf_addr, f->rows, info))
+        return NPU_ERR_OBUF_ADDR;
+    for (unsigned r = 0; r < f->rows; r++) {
+        uint64_t w = (uint64_t)f->spm_addr + (uint64_t)r * f->spm_stride;
+        const uint8_t *o = s->obuf + ((size_t)f->obuf_addr + r) * F * 4;
+        if (!f->split_rows) {
+            /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
+            drain_word(s, u, w, o, f->acc);
+            drain_word(s, u, w + 1, o + B, f->acc);
+        } else {
+            drain_word(s, u, w, o, f->acc);
+            if (r < f->hi_rows)
+                drain_word(s, u, w + (uint64_t)f->split_rows * f->spm_stride, o + B, f->acc);
+        }
+    }
+    s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows + (f->split_rows ? f->hi_rows : f->rows);
+    *cost = 2u * f->rows;
+    return 0;
+}
+
+/* The fields of an instruction as the hardware reads them: its format's fields (npu_decode),
+ * plus a STORE's transpose bit, which the STORE format lacks but the RTL's shared LOAD/STORE
+ * descriptor reads (set, it is BAD_DESC). */
+static void decode(const npu_insn_t *in, npu_fields_t *f)
+{
+    npu_decode(in, f);
+    if (f->op == NPU_OP_STORE)
+        f->transpose = npu_insn_get(in, NPU_FLD_LOAD_transpose);
+}
+
+unsigned fsim_exec(npu_sim_t *s, unit_t *u, const npu_insn_t *in, uint64_t *cost, uint32_t *info)
+{
+    npu_fields_t f;
+    decode(in, &f);
+    switch (f.op) {
+    case NPU_OP_LOAD: return exec_load(s, u, &f, cost, info);
+    case NPU_OP_FILL: return exec_fill(s, u, &f, cost, info);
+    case NPU_OP_STORE: return exec_store(s, u, &f, cost, info);
+    case NPU_OP_LDW: return exec_ldw(s, u, &f, cost, info);
+    case NPU_OP_WAVE: return exec_wave(s, u, &f, cost, info);
+    case NPU_OP_DRAIN: return exec_drain(s, u, &f, cost, info);
+    default: *cost = 1; return 0; /* SYNC_* */
+    }
+}
