@@ -97,29 +97,32 @@ module npu_exec_decode #(
     localparam [16:0] OBUF_ROWS17 = OBUF_ROWS[16:0];
 
     // ------------------------------------------------------------------ decode
-    wire [7:0]  op        = q_insn[7:0];
-    assign      t_pop_prv = q_insn[8];
-    assign      t_pop_nxt = q_insn[9];
-    assign      t_psh_prv = q_insn[10];
-    assign      t_psh_nxt = q_insn[11];
-    wire        f_bank    = q_insn[12];
-    wire [1:0]  f_mode    = q_insn[14:13];
-    wire        f_acc     = q_insn[15];
-    wire [15:0] f_cnt     = q_insn[31:16];    // WAVE m, DRAIN rows
-    wire [15:0] f_w1lo    = q_insn[47:32];    // LDW/WAVE spm_addr, DRAIN obuf_addr
-    wire [15:0] f_w1hi    = q_insn[63:48];    // LDW/WAVE spm_stride
-    wire [7:0]  f_k       = q_insn[71:64];
-    wire [7:0]  f_n       = q_insn[79:72];
-    wire [3:0]  f_cmask   = q_insn[83:80];    // LDW core mask (w2[19:16])
-    wire        f_bhi     = q_insn[84];       // LDW b_hi (w2[20]): every core keeps lanes S..2S-1
-    wire        f_ahi     = q_insn[96];       // WAVE a_hi (w3[0]): every core takes lanes S..2S-1
-    wire        f_bc      = q_insn[97];       // WAVE bcast (w3[1]): every row to all four cores
-    wire [5:0]  f_klo_l   = q_insn[93:88];    // LDW window start k_lo (w2[29:24])
-    wire [5:0]  f_klo_w   = q_insn[109:104];  // WAVE window start k_lo (w3[13:8])
-    wire [15:0] f_w2lo    = q_insn[79:64];    // DRAIN spm_addr
-    wire [15:0] f_w2hi    = q_insn[95:80];    // WAVE obuf_addr, DRAIN spm_stride
-    wire [15:0] f_split   = q_insn[111:96];   // DRAIN split_rows (w3[15:0])
-    wire [15:0] f_hirows  = q_insn[127:112];  // DRAIN hi_rows (w3[31:16])
+    // Field positions from the ISA field table (F_* in npu_defs.vh, generated from NPU_ISA_FIELDS in
+    // sw/hw/npu_defs.h). Fields shared by several formats are decoded once, at the position of the
+    // named format; tests/unit/test_isa.c checks that the other formats put them at the same bits.
+    wire [7:0]  op        = q_insn[F_INSN_OP_LSB +: F_INSN_OP_W];
+    assign      t_pop_prv = q_insn[F_INSN_POP_PREV_LSB];
+    assign      t_pop_nxt = q_insn[F_INSN_POP_NEXT_LSB];
+    assign      t_psh_prv = q_insn[F_INSN_PUSH_PREV_LSB];
+    assign      t_psh_nxt = q_insn[F_INSN_PUSH_NEXT_LSB];
+    wire        f_bank    = q_insn[F_WAVE_WBANK_LSB];                   // LDW, WAVE
+    wire [1:0]  f_mode    = q_insn[F_WAVE_MODE_LSB +: F_WAVE_MODE_W];    // LDW, WAVE
+    wire        f_acc     = q_insn[F_WAVE_ACC_LSB];                     // WAVE, DRAIN
+    wire [15:0] f_cnt     = q_insn[F_WAVE_M_LSB +: F_WAVE_M_W];          // WAVE m, DRAIN rows
+    wire [15:0] f_w1lo    = q_insn[F_WAVE_SPM_ADDR_LSB +: F_WAVE_SPM_ADDR_W];          // LDW/WAVE spm_addr, DRAIN obuf_addr
+    wire [15:0] f_w1hi    = q_insn[F_WAVE_SPM_STRIDE_LSB +: F_WAVE_SPM_STRIDE_W]; // LDW/WAVE spm_stride
+    wire [7:0]  f_k       = q_insn[F_WAVE_K_LSB +: F_WAVE_K_W];          // LDW, WAVE
+    wire [7:0]  f_n       = q_insn[F_WAVE_N_LSB +: F_WAVE_N_W];          // LDW, WAVE
+    wire [3:0]  f_cmask   = q_insn[F_LDW_CORE_MASK_LSB +: F_LDW_CORE_MASK_W];
+    wire        f_bhi     = q_insn[F_LDW_LANE_HI_LSB];   // LDW b_hi: every core keeps lanes S..2S-1
+    wire        f_ahi     = q_insn[F_WAVE_LANE_HI_LSB];  // WAVE a_hi: every core takes lanes S..2S-1
+    wire        f_bc      = q_insn[F_WAVE_BCAST_LSB];    // WAVE bcast: every row to all four cores
+    wire [5:0]  f_klo_l   = q_insn[F_LDW_K_LO_LSB +: F_LDW_K_LO_W];     // LDW window start k_lo
+    wire [5:0]  f_klo_w   = q_insn[F_WAVE_K_LO_LSB +: F_WAVE_K_LO_W];   // WAVE window start k_lo
+    wire [15:0] f_w2lo    = q_insn[F_DRAIN_SPM_ADDR_LSB +: F_DRAIN_SPM_ADDR_W];     // DRAIN spm_addr
+    wire [15:0] f_w2hi    = q_insn[F_DRAIN_SPM_STRIDE_LSB +: F_DRAIN_SPM_STRIDE_W]; // WAVE obuf_addr, DRAIN spm_stride
+    wire [15:0] f_split   = q_insn[F_DRAIN_SPLIT_ROWS_LSB +: F_DRAIN_SPLIT_ROWS_W];
+    wire [15:0] f_hirows  = q_insn[F_DRAIN_HI_ROWS_LSB +: F_DRAIN_HI_ROWS_W];
 
     assign is_ldw   = op == OP_LDW;
     assign is_wave  = op == OP_WAVE;
@@ -177,8 +180,8 @@ module npu_exec_decode #(
     // 8-bit compare, 3 levels in front of the multipliers): the products only matter for LDW,
     // WAVE and DRAIN (chk_sv_q), and among those bit 2 is 0 for LDW only and bits 2 and 0 are
     // both 1 for DRAIN only (asserted: NPU_ASSERTS).
-    wire        mul_ldw = !op[2];
-    wire        mul_drn = op[2] && op[0];
+    wire        mul_ldw = op[2] == OP_LDW[2];
+    wire        mul_drn = op[2] == OP_DRAIN[2] && op[0] == OP_DRAIN[0];
     wire [15:0] mul_s  = mul_drn ? f_w2hi : f_w1hi;
     wire [15:0] mul_a0 = mul_ldw ? {2'd0, f_klo_l, f_k} : f_cnt;
     wire [15:0] mul_a1 = mul_drn ? f_split : {1'b0, f_cnt[15:1]};
