@@ -113,8 +113,9 @@ static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
     return 0;
 }
 
-int npu_cmd_train_bench(const npu_args_t *a)
+int npu_cmd_train_bench(const npu_cfg_t *cfg, const npu_args_t *a)
 {
+    (void)cfg; /* a model run on the paper-scaled configurations, not this build's */
     static const char *const all[] = { "edge", "server", "server4" };
     const char *one = a->bench_set && strcmp(a->bench_set, "all") ? a->bench_set : NULL;
     FILE *csv = NULL;
