@@ -60,17 +60,18 @@ static void print_header(const npu_cfg_t *cfg, const npu_args_t *a, int batch, n
 
 /* The table's part column: scheme x parts, s when the parts ran as separate schedules, c when
  * one part per core; "none" for a layer with dX and no split, "-" for layer 0 (not split). */
-static void part_label(const npu_train_layer_t *L, char *part, size_t n)
+static void part_label(const npu_train_layer_result_t *L, char *part, size_t n)
 {
     snprintf(part, n, "-");
-    if (L->part != NPU_TPART_NONE)
-        snprintf(part, n, "%sx%d%s", npu_tpart_name(L->part), L->nparts,
-                 L->part_seq ? "s" : L->part_cores ? "c" : "");
-    else if (L->has_dx)
+    const npu_train_lowering_t *lw = &L->lower;
+    if (lw->part != NPU_TPART_NONE)
+        snprintf(part, n, "%sx%d%s", npu_tpart_name(lw->part), lw->nparts,
+                 lw->form == NPU_TLOW_SUBGEMMS ? "s" : lw->form == NPU_TLOW_CORES ? "c" : "");
+    else if (L->shape.has_dx)
         snprintf(part, n, "none");
 }
 
-static void print_layer(const npu_cfg_t *cfg, int i, const npu_train_layer_t *L)
+static void print_layer(const npu_cfg_t *cfg, int i, const npu_train_layer_result_t *L)
 {
     uint64_t cyc = 0, macs = 0;
     int pass = 1;
@@ -85,11 +86,11 @@ static void print_layer(const npu_cfg_t *cfg, int i, const npu_train_layer_t *L)
     if (L->ran[NPU_PASS_DX])
         snprintf(dx, sizeof dx, "%llu", (unsigned long long)L->cycles[NPU_PASS_DX]);
     snprintf(dw, sizeof dw, "%llu", (unsigned long long)L->cycles[NPU_PASS_DW]);
-    if (L->fused)
+    if (L->lower.form != NPU_TLOW_GEMMS)
         snprintf(dw, sizeof dw, "(fused)");
     part_label(L, part, sizeof part);
-    printf("%-5d %6d %6d %6d %-10s %-7s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %9ld %6s\n",
-           i, L->M, L->K, L->N, npu_torder_name(L->order), part,
+    printf("%-5d %6ld %6ld %6ld %-10s %-7s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %9ld %6s\n",
+           i, L->shape.M, L->shape.K, L->shape.N, npu_torder_name(L->lower.order), part,
            (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
            100 * util, (unsigned long long)L->dy_rd_bytes,
            (unsigned long long)L->dy_compulsory,
@@ -103,13 +104,13 @@ static const char k_csv_header[] =
     "accum_adds,noc_h_flits,noc_v_flits,noc_deliveries,noc_mcast_saved\n";
 
 /* One CSV line per pass the layer ran. */
-static void csv_layer(FILE *csv, int i, const npu_train_layer_t *L, int policy)
+static void csv_layer(FILE *csv, int i, const npu_train_layer_result_t *L, int policy)
 {
     for (int p = 0; p < NPU_NUM_PASSES; p++)
         if (L->ran[p])
-            fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
+            fprintf(csv, "%d,%ld,%ld,%ld,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
                          "%llu,%llu,%llu,%llu,%s,%d,%ld,%llu,%llu,%llu,%llu\n",
-                    i, L->M, L->K, L->N, npu_torder_name(L->order),
+                    i, L->shape.M, L->shape.K, L->shape.N, npu_torder_name(L->lower.order),
                     policy_name(policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
                     (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
                     npu_gemm_rc_name(L->rc[p]),
@@ -122,8 +123,8 @@ static void csv_layer(FILE *csv, int i, const npu_train_layer_t *L, int policy)
                     (unsigned long long)L->wr_bytes[NPU_TAG_DW],
                     (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
                     (unsigned long long)L->dy_rd_bytes,
-                    (unsigned long long)L->dy_compulsory, npu_tpart_name(L->part),
-                    L->nparts ? L->nparts : 1, L->accum_adds,
+                    (unsigned long long)L->dy_compulsory, npu_tpart_name(L->lower.part),
+                    L->lower.nparts ? L->lower.nparts : 1, L->accum_adds,
                     (unsigned long long)L->noc_h_flits[p], (unsigned long long)L->noc_v_flits[p],
                     (unsigned long long)L->noc_deliveries[p],
                     (unsigned long long)L->noc_mcast_saved[p]);
@@ -133,15 +134,16 @@ static void csv_layer(FILE *csv, int i, const npu_train_layer_t *L, int policy)
 static void print_oracle(const npu_mlp_t *mlp, const npu_train_result_t *r)
 {
     for (int i = mlp->layers - 1; i >= 1; i--) {
-        const npu_train_layer_t *L = &r->layer[i];
-        npu_torder_t alg = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, L->M, L->K, L->N);
+        const npu_train_layer_result_t *L = &r->layer[i];
+        npu_torder_t alg = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, L->shape.M, L->shape.K,
+                                                              L->shape.N);
         uint64_t best = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
         printf("layer %d backward cycles: seq %llu, interleave %llu, dxmajor %llu, dwmajor %llu; "
                "oracle %s; Algorithm 1 picks %s (%+.1f%%)\n", i,
                (unsigned long long)L->order_cycles[NPU_TORD_SEQ],
                (unsigned long long)L->order_cycles[NPU_TORD_INTERLEAVE],
                (unsigned long long)L->order_cycles[NPU_TORD_DXMAJOR],
-               (unsigned long long)L->order_cycles[NPU_TORD_DWMAJOR], npu_torder_name(L->order),
+               (unsigned long long)L->order_cycles[NPU_TORD_DWMAJOR], npu_torder_name(L->lower.order),
                npu_torder_name(alg),
                best ? 100.0 * ((double)L->order_cycles[alg] - (double)best) / (double)best : 0.0);
     }

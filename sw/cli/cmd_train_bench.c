@@ -54,7 +54,7 @@ static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
     for (int i = 0; i < b.nrows; i++) {
         const npu_tl_row_t *r = &rows[i];
         double base = r->cyc[NPU_TL_BASE];
-        if (r->L.has_dx) {
+        if (r->L.shape.has_dx) {
             gap += red(base, r->cyc[NPU_TL_ORACLE]) - red(base, r->cyc[NPU_TL_ALG1]);
             ndx++;
         }
@@ -65,25 +65,25 @@ static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
                        "part%", "knn%", "alg1", "oracle", "part", "knn");
             printf("  %-8s %-22s %7ld %6ld %6ld %3d | %10.0f %6.1f %6.1f %6.1f %6.1f %6.1f | %-10s "
                    "%-10s %-4s %-4s\n",
-                   r->L.model, r->L.name, r->L.M, r->L.K, r->L.N, r->L.count, base,
+                   r->L.model, r->L.name, r->L.shape.M, r->L.shape.K, r->L.shape.N, r->L.count, base,
                    red(base, r->cyc[NPU_TL_INTERLEAVE]), red(base, r->cyc[NPU_TL_ALG1]),
                    red(base, r->cyc[NPU_TL_ORACLE]), red(base, r->cyc[NPU_TL_PART]),
                    red(base, r->cyc[NPU_TL_PART_KNN]),
-                   r->L.has_dx ? npu_torder_name((npu_torder_t)r->alg1_order) : "-",
-                   r->L.has_dx ? npu_torder_name((npu_torder_t)r->oracle_order) : "-",
-                   r->L.has_dx ? npu_tpart_name((npu_tpart_t)r->label) : "-",
-                   r->L.has_dx ? npu_tpart_name((npu_tpart_t)r->knn_pred) : "-");
+                   r->L.shape.has_dx ? npu_torder_name((npu_torder_t)r->alg1_order) : "-",
+                   r->L.shape.has_dx ? npu_torder_name((npu_torder_t)r->oracle_order) : "-",
+                   r->L.shape.has_dx ? npu_tpart_name((npu_tpart_t)r->label) : "-",
+                   r->L.shape.has_dx ? npu_tpart_name((npu_tpart_t)r->knn_pred) : "-");
         }
         if (csv) {
             fprintf(csv, "%s,%d,%s,%s,%ld,%ld,%ld,%d,%d", name, c.acc_bytes, r->L.model, r->L.name,
-                    r->L.M, r->L.K, r->L.N, r->L.count, r->L.has_dx);
+                    r->L.shape.M, r->L.shape.K, r->L.shape.N, r->L.count, r->L.shape.has_dx);
             for (int s = 0; s < NPU_TL_NSTEPS; s++)
                 fprintf(csv, ",%.0f", r->cyc[s]);
             fprintf(csv, ",%s,%s,%s,%s\n",
-                    r->L.has_dx ? npu_torder_name((npu_torder_t)r->alg1_order) : "",
-                    r->L.has_dx ? npu_torder_name((npu_torder_t)r->oracle_order) : "",
-                    r->L.has_dx ? npu_tpart_name((npu_tpart_t)r->label) : "",
-                    r->L.has_dx ? npu_tpart_name((npu_tpart_t)r->knn_pred) : "");
+                    r->L.shape.has_dx ? npu_torder_name((npu_torder_t)r->alg1_order) : "",
+                    r->L.shape.has_dx ? npu_torder_name((npu_torder_t)r->oracle_order) : "",
+                    r->L.shape.has_dx ? npu_tpart_name((npu_tpart_t)r->label) : "",
+                    r->L.shape.has_dx ? npu_tpart_name((npu_tpart_t)r->knn_pred) : "");
         }
     }
     printf("  reduction of fwd+bwd cycles vs the sequential baseline, %% per model [paper]:\n");

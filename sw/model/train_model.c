@@ -211,7 +211,7 @@ static int fits(const npu_tm_hw_t *hw, int Tm, int Tn, int Tk, int P, int fwd, i
 
 /* Backward (or forward when fwd) of the parts of pp under order o (concrete or AUTO per part)
  * and seq variant v, tiles (Tm,Tn,Tk). */
-static int eval_parts(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tpart_plan_t *pp,
+static int eval_parts(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tpart_plan_t *pp,
                       npu_torder_t o, unsigned v, int Tm, int Tn, int Tk, int fwd,
                       cand_eval_t *ce)
 {
@@ -305,7 +305,7 @@ static int better(const cand_eval_t *a, const cand_eval_t *b)
 
 /* Lower bound of eval_parts for tiles (Tm,Tn,Tk): max(compute, compulsory bytes / bw) per part
  * (summed on one core, max on cores); lets best_tiles skip hopeless candidates. */
-static double lower_bound(const npu_tm_hw_t *hw, const npu_tm_layer_t *L,
+static double lower_bound(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
                           const npu_tpart_plan_t *pp, int Tm, int Tn, int Tk, int fwd)
 {
     int conc = hw->cores > 1;
@@ -349,7 +349,7 @@ static double lower_bound(const npu_tm_hw_t *hw, const npu_tm_layer_t *L,
 }
 
 /* Best tiles (and seq variant) for a partition plan and order. */
-static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tpart_plan_t *pp,
+static int best_tiles(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tpart_plan_t *pp,
                       npu_torder_t o, int fwd, int fixed, int canonical, cand_eval_t *best,
                       int *bt)
 {
@@ -433,7 +433,7 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     return found ? 0 : -1;
 }
 
-int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tm_opts_t *o,
+int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tm_opts_t *o,
                       npu_tm_result_t *r)
 {
     if (!hw || !L || !o || !r || hw->S < 1 || (hw->cores != 1 && hw->cores != 4) ||
@@ -513,7 +513,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     return 0;
 }
 
-int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, npu_torder_t order,
+int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_torder_t order,
                           int *P, npu_tm_result_t *r)
 {
     int conc = hw && hw->cores > 1;
