@@ -264,101 +264,101 @@ static void write_beat(dram_t *d, uint64_t a, const uint8_t *data, const uint8_t
             m[i] = data[i];
 }
 
-void dram_sample(dram_t *d, const dram_in_t *in)
+/* AR accepted: queue the read burst (with the test-only faults applied). */
+static void accept_ar(dram_t *d, const dram_in_t *in)
 {
-    unsigned of;
-    if (!d->driven) {
-        dram_out_t o;
-        dram_drive(d, &o);
-    }
-    of = d->offered;
+    rd_burst_t *b = &d->rq[(d->rq_head + d->rq_count) % DRAM_MAX_RD_BURSTS];
+    b->addr = in->ar_addr;
+    b->beats = (uint32_t)in->ar_len + 1;
+    if (d->faults & DRAM_FAULT_R_EXTRA_BEAT)
+        b->beats++;
+    else if ((d->faults & DRAM_FAULT_R_EARLY_LAST) && b->beats > 1)
+        b->beats--;
+    b->done = 0;
+    b->id = in->ar_id;
+    if (d->faults & DRAM_FAULT_R_BAD_ID)
+        b->id ^= 1u;
+    b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
+    b->ready = d->now + d->latency;
+    d->rq_count++;
+    d->st.rd_bursts++;
+    d->st.err_bursts += b->err || in_err_range(d, b->addr, (uint64_t)b->beats * d->beat);
+}
 
-    /* AR */
-    if ((of & OF_AR) && in->ar_valid) {
-        rd_burst_t *b = &d->rq[(d->rq_head + d->rq_count) % DRAM_MAX_RD_BURSTS];
-        b->addr = in->ar_addr;
-        b->beats = (uint32_t)in->ar_len + 1;
-        if (d->faults & DRAM_FAULT_R_EXTRA_BEAT)
-            b->beats++;
-        else if ((d->faults & DRAM_FAULT_R_EARLY_LAST) && b->beats > 1)
-            b->beats--;
-        b->done = 0;
-        b->id = in->ar_id;
-        if (d->faults & DRAM_FAULT_R_BAD_ID)
-            b->id ^= 1u;
-        b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
-        b->ready = d->now + d->latency;
-        d->rq_count++;
-        d->st.rd_bursts++;
-        d->st.err_bursts += b->err || in_err_range(d, b->addr, (uint64_t)b->beats * d->beat);
+/* R offered: a beat moves when taken, else it is held up (AXI stability). */
+static void sample_r(dram_t *d, const dram_in_t *in)
+{
+    rd_burst_t *h = &d->rq[d->rq_head];
+    if (!in->r_ready) {
+        d->r_hold = 1;
+        return;
     }
-    /* R */
-    if (of & OF_R) {
-        if (in->r_ready) {
-            rd_burst_t *h = &d->rq[d->rq_head];
-            d->r_hold = 0;
-            d->credit -= d->beat;
-            d->st.rd_beats++;
-            if (++h->done == h->beats) {
-                d->rq_head = (d->rq_head + 1) % DRAM_MAX_RD_BURSTS;
-                d->rq_count--;
-                d->rd_active = 0;
-            }
-        } else {
-            d->r_hold = 1;
-        }
+    d->r_hold = 0;
+    d->credit -= d->beat;
+    d->st.rd_beats++;
+    if (++h->done == h->beats) {
+        d->rq_head = (d->rq_head + 1) % DRAM_MAX_RD_BURSTS;
+        d->rq_count--;
+        d->rd_active = 0;
     }
-    /* AW */
-    if ((of & OF_AW) && in->aw_valid) {
-        wr_burst_t *b = &d->wq[(d->wq_head + d->wq_count) % DRAM_MAX_WR_BURSTS];
-        b->addr = in->aw_addr;
-        b->beats = (uint32_t)in->aw_len + 1;
-        b->done = 0;
-        /* one B response per burst: an error if any beat is past the end or in the error range */
-        b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size ||
-                           in_err_range(d, b->addr, (uint64_t)b->beats * d->beat));
-        d->wq_count++;
-        d->st.wr_bursts++;
-        d->st.err_bursts += b->err;
-    }
-    /* W */
-    if ((of & OF_W) && in->w_valid) {
-        wr_burst_t *h = &d->wq[d->wq_head];
-        int last;
-        if (!h->err)
-            write_beat(d, h->addr + (uint64_t)h->done * d->beat, in->w_data, in->w_strb);
-        d->credit -= d->beat;
-        d->st.wr_beats++;
-        last = ++h->done == h->beats;
-        if (last != !!in->w_last)
-            d->st.proto_errors++;
-        if (last) {
-            d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
-            d->bq_count++;
-            if ((d->faults & DRAM_FAULT_B_EXTRA) && d->bq_count < DRAM_MAX_WR_BURSTS) {
-                d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
-                d->bq_count++;
-            }
-            d->wq_head = (d->wq_head + 1) % DRAM_MAX_WR_BURSTS;
-            d->wq_count--;
-            d->wr_active = 0;
-        }
-    }
-    /* B */
-    if (of & OF_B) {
-        if (in->b_ready) {
-            d->bq_head = (d->bq_head + 1) % DRAM_MAX_WR_BURSTS;
-            d->bq_count--;
-            d->b_hold = 0;
-        } else {
-            d->b_hold = 1;
-        }
-    }
-    if (d->contest)
-        d->prio_w = d->contest == 1;
-    d->st.stall_cycles += (uint64_t)d->withheld;
+}
 
-    /* next cycle */
+/* AW accepted: queue the write burst. */
+static void accept_aw(dram_t *d, const dram_in_t *in)
+{
+    wr_burst_t *b = &d->wq[(d->wq_head + d->wq_count) % DRAM_MAX_WR_BURSTS];
+    b->addr = in->aw_addr;
+    b->beats = (uint32_t)in->aw_len + 1;
+    b->done = 0;
+    /* one B response per burst: an error if any beat is past the end or in the error range */
+    b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size ||
+                       in_err_range(d, b->addr, (uint64_t)b->beats * d->beat));
+    d->wq_count++;
+    d->st.wr_bursts++;
+    d->st.err_bursts += b->err;
+}
+
+/* W beat taken: write it; the burst's last beat queues its B response(s). */
+static void accept_w(dram_t *d, const dram_in_t *in)
+{
+    wr_burst_t *h = &d->wq[d->wq_head];
+    int last;
+    if (!h->err)
+        write_beat(d, h->addr + (uint64_t)h->done * d->beat, in->w_data, in->w_strb);
+    d->credit -= d->beat;
+    d->st.wr_beats++;
+    last = ++h->done == h->beats;
+    if (last != !!in->w_last)
+        d->st.proto_errors++;
+    if (!last)
+        return;
+    d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
+    d->bq_count++;
+    if ((d->faults & DRAM_FAULT_B_EXTRA) && d->bq_count < DRAM_MAX_WR_BURSTS) {
+        d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
+        d->bq_count++;
+    }
+    d->wq_head = (d->wq_head + 1) % DRAM_MAX_WR_BURSTS;
+    d->wq_count--;
+    d->wr_active = 0;
+}
+
+/* B offered: retired when taken, else held up. */
+static void sample_b(dram_t *d, const dram_in_t *in)
+{
+    if (!in->b_ready) {
+        d->b_hold = 1;
+        return;
+    }
+    d->bq_head = (d->bq_head + 1) % DRAM_MAX_WR_BURSTS;
+    d->bq_count--;
+    d->b_hold = 0;
+}
+
+/* Advance one cycle: refill the credit, start the head bursts (paying their burst cost), draw
+ * the next cycle's stalls. */
+static void next_cycle(dram_t *d)
+{
     d->now++;
     d->st.cycles++;
     if (!d->unlimited) {
@@ -380,4 +380,28 @@ void dram_sample(dram_t *d, const dram_in_t *in)
     }
     draw_stalls(d);
     d->driven = 0;
+}
+
+void dram_sample(dram_t *d, const dram_in_t *in)
+{
+    unsigned of;
+    if (!d->driven) {
+        dram_out_t o;
+        dram_drive(d, &o);
+    }
+    of = d->offered;
+    if ((of & OF_AR) && in->ar_valid)
+        accept_ar(d, in);
+    if (of & OF_R)
+        sample_r(d, in);
+    if ((of & OF_AW) && in->aw_valid)
+        accept_aw(d, in);
+    if ((of & OF_W) && in->w_valid)
+        accept_w(d, in);
+    if (of & OF_B)
+        sample_b(d, in);
+    if (d->contest)
+        d->prio_w = d->contest == 1;
+    d->st.stall_cycles += (uint64_t)d->withheld;
+    next_cycle(d);
 }

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,13 +157,268 @@ static int bad(char *err, size_t n, const char *fmt, ...)
     return 2;
 }
 
+/* The commands and the options each accepts. */
+static const struct cmd_def {
+    const char *name;
+    int cmd;
+    unsigned long long opts;
+} k_cmds[] = {
+    {"gemm", NPU_CMD_GEMM, OPTS_GEMM},
+    {"overlap", NPU_CMD_OVERLAP, OPTS_OVERLAP},
+    {"disasm", NPU_CMD_DISASM, OPTS_DISASM},
+    {"train", NPU_CMD_TRAIN, OPTS_TRAIN},
+    {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH},
+    {"conv", NPU_CMD_CONV, OPTS_CONV},
+    {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT},
+    {"info", NPU_CMD_INFO, 0},
+};
+
+/* Options whose value is one of a few words, kept as given (the commands parse the name). */
+static const struct word_opt {
+    int opt;
+    const char *words[9]; /* NULL-terminated */
+    const char *msg;      /* "... needs <this>, not '%s'" */
+    size_t field;         /* offsetof the const char * in npu_args_t */
+} k_word_opts[] = {
+    {OPT_ORDER, {"seq", "interleave", "dxmajor", "dwmajor", "auto", "oracle", NULL},
+     "--order needs seq, interleave, dxmajor, dwmajor, auto or oracle", offsetof(npu_args_t, order)},
+    {OPT_PARTITION, {"none", "m", "n", "k", "kseq", "mseq", "nseq", "knn", NULL},
+     "--partition needs none, m, n, k, mseq, nseq, kseq or knn", offsetof(npu_args_t, partition)},
+    {OPT_KERNEL, {"fwd", "dx", "dw", "all", NULL}, "--kernel needs fwd, dx, dw or all",
+     offsetof(npu_args_t, kernel)},
+    {OPT_DATAFLOW, {"zeropad", "ecoflow", "both", NULL},
+     "--dataflow needs zeropad, ecoflow or both", offsetof(npu_args_t, dataflow)},
+    {OPT_SET, {"edge", "server", "server4", "all", NULL}, "--set needs edge, server, server4 or all",
+     offsetof(npu_args_t, bench_set)},
+};
+
+/* Options whose value is an unsigned count in [lo, hi]. */
+static const struct count_opt {
+    int opt;
+    unsigned lo, hi;
+    const char *msg; /* "... needs <this>, not '%s'" */
+    size_t field;    /* offsetof the unsigned in npu_args_t */
+} k_count_opts[] = {
+    {OPT_DRAM_LAT, 0, 1000000, "--dram-latency needs cycles in 0..1000000",
+     offsetof(npu_args_t, dram_latency)},
+    {OPT_STALL, 0, 100, "--stall-pct needs a percentage in 0..100", offsetof(npu_args_t, stall_pct)},
+    {OPT_LIMIT, 0, 100000, "--limit needs a GEMM count in 0..100000", offsetof(npu_args_t, limit)},
+    {OPT_TILE, 1, 4096, "--tile needs a tile size in 1..4096 (a multiple of 2S)",
+     offsetof(npu_args_t, tile)},
+    {OPT_BATCH, 1, 1024, "--batch needs a mini-batch in 1..1024", offsetof(npu_args_t, batch)},
+    {OPT_SCALE_C, 1, 4096, "--scale-c needs a divisor in 1..4096", offsetof(npu_args_t, scale_c)},
+    {OPT_SCALE_S, 1, 4096, "--scale-s needs a divisor in 1..4096", offsetof(npu_args_t, scale_s)},
+};
+
+/* Options whose value is a non-empty string (a file name, a layer list). */
+static const struct text_opt {
+    int opt;
+    const char *msg; /* the message for an empty value */
+    size_t field;    /* offsetof the const char * in npu_args_t */
+} k_text_opts[] = {
+    {OPT_TRACE, "--trace needs a file name", offsetof(npu_args_t, trace)},
+    {OPT_LAYERS, "--layers needs sizes like 64,128,32", offsetof(npu_args_t, layers)},
+    {OPT_CONV, "--conv needs layers like 16,57,57,16,3,3,2,0,1 (C,H,W,F,KH,KW,stride,pad,dil[,dw]; "
+               "several separated by ';')", offsetof(npu_args_t, conv)},
+    {OPT_TOPOLOGY, "--topology needs a SCALE-Sim topology CSV file", offsetof(npu_args_t, topology)},
+    {OPT_CSV, "--csv needs a file name", offsetof(npu_args_t, csv)},
+};
+
+#define NELEM(t) (sizeof(t) / sizeof((t)[0]))
+#define FIELD(a, off, type) ((type *)(void *)((char *)(a) + (off)))
+
+/* The option in one of the tables: 1 parsed, 2 bad value (message in err), 0 not a table option. */
+static int parse_table_opt(int c, const char *v, npu_args_t *a, char *err, size_t errn)
+{
+    uint64_t x;
+    for (size_t i = 0; i < NELEM(k_word_opts); i++) {
+        const struct word_opt *o = &k_word_opts[i];
+        if (o->opt != c)
+            continue;
+        for (const char *const *w = o->words; *w; w++)
+            if (!strcmp(v, *w)) {
+                *FIELD(a, o->field, const char *) = v;
+                return 1;
+            }
+        return bad(err, errn, "%s, not '%s'", o->msg, v);
+    }
+    for (size_t i = 0; i < NELEM(k_count_opts); i++) {
+        const struct count_opt *o = &k_count_opts[i];
+        if (o->opt != c)
+            continue;
+        if (parse_u64(v, &x) || x < o->lo || x > o->hi)
+            return bad(err, errn, "%s, not '%s'", o->msg, v);
+        *FIELD(a, o->field, unsigned) = (unsigned)x;
+        return 1;
+    }
+    for (size_t i = 0; i < NELEM(k_text_opts); i++) {
+        const struct text_opt *o = &k_text_opts[i];
+        if (o->opt != c)
+            continue;
+        if (!*v)
+            return bad(err, errn, "%s", o->msg);
+        *FIELD(a, o->field, const char *) = v;
+        return 1;
+    }
+    return 0;
+}
+
+/* --policy's names (fw = 1g1c). 0 or 2. */
+static int parse_policy(const char *v, npu_args_t *a, char *err, size_t errn)
+{
+    if (!strcmp(v, "1g1c") || !strcmp(v, "fw"))
+        a->policy = NPU_POLICY_ARG_1G1C;
+    else if (!strcmp(v, "1g4c"))
+        a->policy = NPU_POLICY_ARG_1G4C;
+    else if (!strcmp(v, "flexsa"))
+        a->policy = NPU_POLICY_ARG_FLEXSA;
+    else
+        return bad(err, errn, "--policy needs 1g1c, 1g4c or flexsa, not '%s'", v);
+    return 0;
+}
+
+/* One accepted option and its value (optarg). 0 or 2 (message in err). */
+static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char *err, size_t errn)
+{
+    uint64_t x;
+    int t = v ? parse_table_opt(c, v, a, err, errn) : 0;
+    if (t)
+        return t == 1 ? 0 : t;
+    switch (c) {
+    case 'm':
+    case 'n':
+    case 'k':
+        if (parse_u64(v, &x) || x < 1 || x > NPU_ARGS_MAX_DIM)
+            return bad(err, errn, "-%c needs a size in 1..%d, not '%s'", c, NPU_ARGS_MAX_DIM, v);
+        *(c == 'm' ? &a->m : c == 'n' ? &a->n : &a->k) = (int)x;
+        return 0;
+    case OPT_SEED:
+        if (parse_u64(v, &a->seed))
+            return bad(err, errn, "--seed needs an unsigned integer, not '%s'", v);
+        return 0;
+    case OPT_DRAM_BW:
+        if (parse_double(v, &a->dram_bw))
+            return bad(err, errn, "--dram-bw needs a positive number, not '%s'", v);
+        a->dram_bw_set = 1;
+        return 0;
+    case OPT_TRACE_START:
+    case OPT_TRACE_END:
+        if (parse_u64(v, c == OPT_TRACE_START ? &a->trace_start : &a->trace_end))
+            return bad(err, errn, "%s needs a cycle number, not '%s'",
+                       c == OPT_TRACE_START ? "--trace-start" : "--trace-end", v);
+        return 0;
+    case OPT_MAX_CYCLES:
+        if (parse_u64(v, &a->max_cycles) || a->max_cycles == 0)
+            return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", v);
+        return 0;
+    case OPT_POLICY: return parse_policy(v, a, err, errn);
+    case OPT_ACC_BYTES:
+        if (strcmp(v, "2") && strcmp(v, "4"))
+            return bad(err, errn, "--acc-bytes needs 2 (bf16, the paper) or 4 (int32, the RTL), "
+                                  "not '%s'", v);
+        a->acc_bytes = (unsigned)(v[0] - '0');
+        return 0;
+    case OPT_TRANS_A: a->trans_a = 1; return 0;
+    case OPT_TRANS_B: a->trans_b = 1; return 0;
+    case OPT_JSON: a->json = 1; return 0;
+    case OPT_QUIET: a->quiet = 1; return 0;
+    case OPT_FLEXSA: a->policy = NPU_POLICY_ARG_FLEXSA; return 0;
+    default: return bad(err, errn, "unexpected option '%s'", opt);
+    }
+}
+
+static int config_is_no_option(const char *cfg, char *err, size_t errn)
+{
+    return bad(err, errn,
+               "--config is not an option: each build is one configuration (this binary is "
+               "'%s'); run build/<config>/npu for another one",
+               cfg ? cfg : "?");
+}
+
+/* argv[1]: the command. 0 (a->cmd and *allowed set), 1 (help: nothing more to parse) or 2. */
+static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned long long *allowed,
+                     char *err, size_t errn)
+{
+    for (size_t i = 0; i < NELEM(k_cmds); i++)
+        if (!strcmp(cmd, k_cmds[i].name)) {
+            a->cmd = k_cmds[i].cmd;
+            *allowed = k_cmds[i].opts;
+            return 0;
+        }
+    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+        a->cmd = NPU_CMD_HELP;
+        return 1;
+    }
+    if (!strncmp(cmd, "--config", 8))
+        return config_is_no_option(cfg, err, errn);
+    return bad(err, errn,
+               "unknown command '%s' (expected gemm, overlap, disasm, train, train-bench, conv, "
+               "flexsa-report or info)",
+               cmd);
+}
+
+/* What getopt_long returned when it is not an option of the command: 1 help, 2 error, 0 ok. */
+static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg,
+                        unsigned long long allowed, npu_args_t *a, char *err, size_t errn)
+{
+    if (c == OPT_CONFIG)
+        return config_is_no_option(cfg, err, errn);
+    if (c == 'h' || c == OPT_HELP) {
+        a->cmd = NPU_CMD_HELP;
+        return 1;
+    }
+    if (c == '?') {
+        if (optopt > 0 && optopt < 128)
+            return bad(err, errn, "unknown option '-%c' for '%s'", optopt, cmd);
+        return bad(err, errn, "unknown option '%s' for '%s'", opt, cmd);
+    }
+    if (c == ':')
+        return bad(err, errn, "option '%s' needs a value", opt);
+    if (!(allowed & B(c))) {
+        /* name the option, not its value (optind is past both) */
+        const char *lname = NULL;
+        for (const struct option *o = long_opts; o->name; o++)
+            if (o->val == c)
+                lname = o->name;
+        if (lname)
+            return bad(err, errn, "option '--%s' does not apply to '%s'", lname, cmd);
+        return bad(err, errn, "option '-%c' does not apply to '%s'", c, cmd);
+    }
+    return 0;
+}
+
+/* The options together: alternatives, requirements, the CNN / MLP forms of train. 0 or 2. */
+static int check_combination(const npu_args_t *a, const char *cmd, unsigned long long allowed,
+                             unsigned long long seen, char *err, size_t errn)
+{
+    int train = a->cmd == NPU_CMD_TRAIN, cnn = a->conv || a->topology;
+    if (a->conv && a->topology)
+        return bad(err, errn, "--conv and --topology are alternatives: give one");
+    if (train && !a->layers && !cnn)
+        return bad(err, errn, "'train' needs --layers D0,D1,..,DL (MLP) or --conv/--topology (CNN)");
+    if (train && a->layers && cnn)
+        return bad(err, errn, "'train' takes --layers (MLP) or --conv/--topology (CNN), not both");
+    if (train && a->layers && (seen & (B(OPT_DATAFLOW) | B(OPT_SCALE_C) | B(OPT_SCALE_S))))
+        return bad(err, errn, "--dataflow/--scale-c/--scale-s apply to conv layers (--conv, --topology)");
+    if (train && cnn &&
+        (seen & (B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) | B(OPT_TILE) | B(OPT_FLEXSA))))
+        return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
+    if (a->cmd == NPU_CMD_CONV && !cnn)
+        return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
+    if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
+        return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
+    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
+        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
+    if (a->trace_end < a->trace_start)
+        return bad(err, errn, "--trace-end is before --trace-start");
+    return 0;
+}
+
 int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *err, size_t errn)
 {
-    const char *cmd;
-    unsigned long long allowed, seen = 0;
-    int c, sub_argc;
-    char **sub_argv;
-    uint64_t v;
+    unsigned long long allowed = 0, seen = 0;
+    int c, rc, sub_argc = argc - 1;
+    char **sub_argv = argv + 1;
 
     memset(a, 0, sizeof *a);
     a->seed = NPU_ARGS_DEFAULT_SEED;
@@ -173,256 +429,21 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     if (argc < 2)
         return bad(err, errn,
                    "missing command (gemm, overlap, disasm, train, train-bench, conv, flexsa-report or info)");
-    cmd = argv[1];
-    if (!strcmp(cmd, "gemm")) {
-        a->cmd = NPU_CMD_GEMM;
-        allowed = OPTS_GEMM;
-    } else if (!strcmp(cmd, "overlap")) {
-        a->cmd = NPU_CMD_OVERLAP;
-        allowed = OPTS_OVERLAP;
-    } else if (!strcmp(cmd, "disasm")) {
-        a->cmd = NPU_CMD_DISASM;
-        allowed = OPTS_DISASM;
-    } else if (!strcmp(cmd, "train")) {
-        a->cmd = NPU_CMD_TRAIN;
-        allowed = OPTS_TRAIN;
-    } else if (!strcmp(cmd, "train-bench")) {
-        a->cmd = NPU_CMD_TRAIN_BENCH;
-        allowed = OPTS_TRAIN_BENCH;
-    } else if (!strcmp(cmd, "conv")) {
-        a->cmd = NPU_CMD_CONV;
-        allowed = OPTS_CONV;
-    } else if (!strcmp(cmd, "flexsa-report")) {
-        a->cmd = NPU_CMD_FLEXSA_REPORT;
-        allowed = OPTS_REPORT;
-    } else if (!strcmp(cmd, "info")) {
-        a->cmd = NPU_CMD_INFO;
-        allowed = 0;
-    } else if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
-        a->cmd = NPU_CMD_HELP;
-        return 0;
-    } else if (!strncmp(cmd, "--config", 8)) {
-        snprintf(err, errn,
-                 "--config is not an option: each build is one configuration (this binary is "
-                 "'%s'); run build/<config>/npu for another one",
-                 cfg ? cfg : "?");
-        return 2;
-    } else {
-        return bad(err, errn,
-                   "unknown command '%s' (expected gemm, overlap, disasm, train, train-bench, conv, "
-                   "flexsa-report or info)",
-                   cmd);
-    }
-
-    sub_argc = argc - 1;
-    sub_argv = argv + 1;
+    if ((rc = parse_cmd(argv[1], cfg, a, &allowed, err, errn)) != 0)
+        return rc == 1 ? 0 : rc;
     optind = 0; /* glibc: full re-initialisation, so parse can be called repeatedly */
     opterr = 0;
     while ((c = getopt_long(sub_argc, sub_argv, ":m:n:k:h", long_opts, NULL)) != -1) {
         const char *opt = sub_argv[optind - 1];
-        if (c == OPT_CONFIG) {
-            snprintf(err, errn,
-                     "--config is not an option: each build is one configuration (this binary "
-                     "is '%s'); run build/<config>/npu for another one",
-                     cfg ? cfg : "?");
-            return 2;
-        }
-        if (c == 'h' || c == OPT_HELP) {
-            a->cmd = NPU_CMD_HELP;
-            return 0;
-        }
-        if (c == '?') {
-            if (optopt > 0 && optopt < 128)
-                snprintf(err, errn, "unknown option '-%c' for '%s'", optopt, cmd);
-            else
-                snprintf(err, errn, "unknown option '%s' for '%s'", opt, cmd);
-            return 2;
-        }
-        if (c == ':')
-            return bad(err, errn, "option '%s' needs a value", opt);
-        if (!(allowed & B(c))) {
-            /* name the option, not its value (optind is past both) */
-            const char *lname = NULL;
-            for (const struct option *o = long_opts; o->name; o++)
-                if (o->val == c)
-                    lname = o->name;
-            if (lname)
-                return bad(err, errn, "option '--%s' does not apply to '%s'", lname, cmd);
-            return bad(err, errn, "option '-%c' does not apply to '%s'", c, cmd);
-        }
+        if ((rc = check_getopt(c, opt, argv[1], cfg, allowed, a, err, errn)) != 0)
+            return rc == 1 ? 0 : rc;
         seen |= B(c);
-        switch (c) {
-        case 'm':
-        case 'n':
-        case 'k':
-            if (parse_u64(optarg, &v) || v < 1 || v > NPU_ARGS_MAX_DIM) {
-                snprintf(err, errn, "-%c needs a size in 1..%d, not '%s'", c, NPU_ARGS_MAX_DIM,
-                         optarg);
-                return 2;
-            }
-            *(c == 'm' ? &a->m : c == 'n' ? &a->n : &a->k) = (int)v;
-            break;
-        case OPT_SEED:
-            if (parse_u64(optarg, &a->seed))
-                return bad(err, errn, "--seed needs an unsigned integer, not '%s'", optarg);
-            break;
-        case OPT_DRAM_BW:
-            if (parse_double(optarg, &a->dram_bw))
-                return bad(err, errn, "--dram-bw needs a positive number, not '%s'", optarg);
-            a->dram_bw_set = 1;
-            break;
-        case OPT_DRAM_LAT:
-            if (parse_u64(optarg, &v) || v > 1000000)
-                return bad(err, errn, "--dram-latency needs cycles in 0..1000000, not '%s'",
-                           optarg);
-            a->dram_latency = (unsigned)v;
+        if (parse_opt(c, optarg, opt, a, err, errn) != 0)
+            return 2;
+        if (c == OPT_DRAM_LAT)
             a->dram_latency_set = 1;
-            break;
-        case OPT_STALL:
-            if (parse_u64(optarg, &v) || v > 100)
-                return bad(err, errn, "--stall-pct needs a percentage in 0..100, not '%s'",
-                           optarg);
-            a->stall_pct = (unsigned)v;
-            break;
-        case OPT_TRANS_A: a->trans_a = 1; break;
-        case OPT_TRANS_B: a->trans_b = 1; break;
-        case OPT_TRACE:
-            if (!*optarg)
-                return bad(err, errn, "--trace needs a file name");
-            a->trace = optarg;
-            break;
-        case OPT_TRACE_START:
-            if (parse_u64(optarg, &a->trace_start))
-                return bad(err, errn, "--trace-start needs a cycle number, not '%s'", optarg);
-            break;
-        case OPT_TRACE_END:
-            if (parse_u64(optarg, &a->trace_end))
-                return bad(err, errn, "--trace-end needs a cycle number, not '%s'", optarg);
-            break;
-        case OPT_MAX_CYCLES:
-            if (parse_u64(optarg, &a->max_cycles) || a->max_cycles == 0)
-                return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", optarg);
-            break;
-        case OPT_JSON: a->json = 1; break;
-        case OPT_QUIET: a->quiet = 1; break;
-        case OPT_FLEXSA: a->policy = NPU_POLICY_ARG_FLEXSA; break;
-        case OPT_POLICY:
-            if (!strcmp(optarg, "1g1c") || !strcmp(optarg, "fw"))
-                a->policy = NPU_POLICY_ARG_1G1C;
-            else if (!strcmp(optarg, "1g4c"))
-                a->policy = NPU_POLICY_ARG_1G4C;
-            else if (!strcmp(optarg, "flexsa"))
-                a->policy = NPU_POLICY_ARG_FLEXSA;
-            else
-                return bad(err, errn, "--policy needs 1g1c, 1g4c or flexsa, not '%s'", optarg);
-            break;
-        case OPT_LIMIT:
-            if (parse_u64(optarg, &v) || v > 100000)
-                return bad(err, errn, "--limit needs a GEMM count in 0..100000, not '%s'", optarg);
-            a->limit = (unsigned)v;
-            break;
-        case OPT_LAYERS:
-            if (!*optarg)
-                return bad(err, errn, "--layers needs sizes like 64,128,32");
-            a->layers = optarg;
-            break;
-        case OPT_ORDER:
-            if (strcmp(optarg, "seq") && strcmp(optarg, "interleave") && strcmp(optarg, "dxmajor") &&
-                strcmp(optarg, "dwmajor") && strcmp(optarg, "auto") && strcmp(optarg, "oracle"))
-                return bad(err, errn,
-                           "--order needs seq, interleave, dxmajor, dwmajor, auto or oracle, not '%s'",
-                           optarg);
-            a->order = optarg;
-            break;
-        case OPT_PARTITION:
-            if (strcmp(optarg, "none") && strcmp(optarg, "m") && strcmp(optarg, "n") &&
-                strcmp(optarg, "k") && strcmp(optarg, "kseq") && strcmp(optarg, "mseq") &&
-                strcmp(optarg, "nseq") && strcmp(optarg, "knn"))
-                return bad(err, errn, "--partition needs none, m, n, k, mseq, nseq, kseq or knn, not '%s'",
-                           optarg);
-            a->partition = optarg;
-            break;
-        case OPT_TILE:
-            if (parse_u64(optarg, &v) || v < 1 || v > 4096)
-                return bad(err, errn, "--tile needs a tile size in 1..4096 (a multiple of 2S), not '%s'",
-                           optarg);
-            a->tile = (unsigned)v;
-            break;
-        case OPT_BATCH:
-            if (parse_u64(optarg, &v) || v < 1 || v > 1024)
-                return bad(err, errn, "--batch needs a mini-batch in 1..1024, not '%s'", optarg);
-            a->batch = (unsigned)v;
-            break;
-        case OPT_CONV:
-            if (!*optarg)
-                return bad(err, errn, "--conv needs layers like 16,57,57,16,3,3,2,0,1 (C,H,W,F,KH,KW,"
-                                      "stride,pad,dil[,dw]; several separated by ';')");
-            a->conv = optarg;
-            break;
-        case OPT_TOPOLOGY:
-            if (!*optarg)
-                return bad(err, errn, "--topology needs a SCALE-Sim topology CSV file");
-            a->topology = optarg;
-            break;
-        case OPT_KERNEL:
-            if (strcmp(optarg, "fwd") && strcmp(optarg, "dx") && strcmp(optarg, "dw") &&
-                strcmp(optarg, "all"))
-                return bad(err, errn, "--kernel needs fwd, dx, dw or all, not '%s'", optarg);
-            a->kernel = optarg;
-            break;
-        case OPT_DATAFLOW:
-            if (strcmp(optarg, "zeropad") && strcmp(optarg, "ecoflow") && strcmp(optarg, "both"))
-                return bad(err, errn, "--dataflow needs zeropad, ecoflow or both, not '%s'", optarg);
-            a->dataflow = optarg;
-            break;
-        case OPT_SCALE_C:
-        case OPT_SCALE_S:
-            if (parse_u64(optarg, &v) || v < 1 || v > 4096)
-                return bad(err, errn, "%s needs a divisor in 1..4096, not '%s'",
-                           c == OPT_SCALE_C ? "--scale-c" : "--scale-s", optarg);
-            *(c == OPT_SCALE_C ? &a->scale_c : &a->scale_s) = (unsigned)v;
-            break;
-        case OPT_SET:
-            if (strcmp(optarg, "edge") && strcmp(optarg, "server") && strcmp(optarg, "server4") &&
-                strcmp(optarg, "all"))
-                return bad(err, errn, "--set needs edge, server, server4 or all, not '%s'", optarg);
-            a->bench_set = optarg;
-            break;
-        case OPT_ACC_BYTES:
-            if (strcmp(optarg, "2") && strcmp(optarg, "4"))
-                return bad(err, errn, "--acc-bytes needs 2 (bf16, the paper) or 4 (int32, the RTL), "
-                                      "not '%s'", optarg);
-            a->acc_bytes = (unsigned)(optarg[0] - '0');
-            break;
-        case OPT_CSV:
-            if (!*optarg)
-                return bad(err, errn, "--csv needs a file name");
-            a->csv = optarg;
-            break;
-        default:
-            return bad(err, errn, "unexpected option '%s'", opt);
-        }
     }
     if (optind < sub_argc)
-        return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], cmd);
-    if (a->conv && a->topology)
-        return bad(err, errn, "--conv and --topology are alternatives: give one");
-    if (a->cmd == NPU_CMD_TRAIN && !a->layers && !a->conv && !a->topology)
-        return bad(err, errn, "'train' needs --layers D0,D1,..,DL (MLP) or --conv/--topology (CNN)");
-    if (a->cmd == NPU_CMD_TRAIN && a->layers && (a->conv || a->topology))
-        return bad(err, errn, "'train' takes --layers (MLP) or --conv/--topology (CNN), not both");
-    if (a->cmd == NPU_CMD_TRAIN && a->layers && (seen & (B(OPT_DATAFLOW) | B(OPT_SCALE_C) | B(OPT_SCALE_S))))
-        return bad(err, errn, "--dataflow/--scale-c/--scale-s apply to conv layers (--conv, --topology)");
-    if (a->cmd == NPU_CMD_TRAIN && (a->conv || a->topology) &&
-        (seen & (B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) | B(OPT_TILE) | B(OPT_FLEXSA))))
-        return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
-    if (a->cmd == NPU_CMD_CONV && !a->conv && !a->topology)
-        return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
-    if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
-        return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
-    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
-        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
-    if (a->trace_end < a->trace_start)
-        return bad(err, errn, "--trace-end is before --trace-start");
-    return 0;
+        return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], argv[1]);
+    return check_combination(a, argv[1], allowed, seen, err, errn);
 }

@@ -202,8 +202,9 @@ static int parse_dataflows(const char *s, int dflt_both, int *dfs)
     return dfs[0] < 0 ? 0 : 1;
 }
 
-int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm)
+int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
 {
+    npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
     npu_topology_t *t = malloc(sizeof *t);
     int kernels[3], nk = 0, dfs[2], ndf, rc;
     if (!t)
@@ -224,13 +225,14 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timin
         free(t);
         return 2; /* args.c checked the names */
     }
-    rc = run_all(cfg, a, tm, t, kernels, nk, dfs, ndf, 1);
+    rc = run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1);
     free(t);
     return rc;
 }
 
-int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm)
+int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a)
 {
+    npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
     npu_topology_t *t = malloc(sizeof *t);
     int kernels[3] = {NPU_CONV_FWD, NPU_CONV_DX, NPU_CONV_DW}, dfs[2], ndf, rc;
     if (!t)
@@ -244,7 +246,7 @@ int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram
         free(t);
         return 2;
     }
-    rc = run_all(cfg, a, tm, t, kernels, 3, dfs, ndf, 0);
+    rc = run_all(cfg, a, &tm, t, kernels, 3, dfs, ndf, 0);
     free(t);
     return rc;
 }

@@ -61,28 +61,13 @@ static int scaled(int x, int S)
     return v < 1 ? 1 : v;
 }
 
-int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
+/* Part 1: the mode shapes at M = 64 x 2S, ideal and measured utilization per policy. Returns
+ * the failures. */
+static int run_shapes(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed, FILE *csv)
 {
     static const int shapes[4][2] = {{5, 5}, {5, 32}, {32, 5}, {24, 24}};
     int S = cfg->s, M1 = 64 * 2 * S, failures = 0;
-    uint64_t seed = a->seed ? a->seed : 1;
-    FILE *csv = NULL;
-    agg_t g[3];
     npu_policy_meas_t m;
-
-    if (a->csv) {
-        csv = fopen(a->csv, "w");
-        if (!csv) {
-            fprintf(stderr, "npu: cannot write %s\n", a->csv);
-            return 1;
-        }
-        fprintf(csv, "set,gemm,M,N,K,policy,result,cycles,compute_cycles,macs,ideal_util,"
-                     "measured_util,lbuf_elems_rtl,lbuf_elems_model,waves_fw,waves_hsw,"
-                     "waves_vsw,waves_isw\n");
-    }
-    printf("npu flexsa-report (config %s, S=%d, 2S x 2S = %d PEs); measured = MACs / (PEs x "
-           "cycles of the EXEC queue alone)\n\n",
-           cfg->name, S, 4 * S * S);
     printf("Mode shapes, M = %d:\n%-12s %-7s %8s %9s %9s %10s  %s\n", M1, "N x K", "policy",
            "ideal%", "measured%", "meas/ideal", "compute", "waves FW/HSW/VSW/ISW");
     for (int i = 0; i < 4; i++) {
@@ -107,59 +92,81 @@ int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
             csv_line(csv, "shapes", nm, M1, N, K, p, &m);
         }
     }
+    return failures;
+}
 
-    /* pruned ResNet-50 GEMMs */
-    npu_prune_cfg_t pc = {S, seed, 0.48, 0, (int)(a->batch ? a->batch : 4)};
-    npu_conv_layer_t L[NPU_RESNET50_LAYERS];
-    double fr = 0;
-    int nl = npu_pruned_resnet50(&pc, L, NPU_RESNET50_LAYERS, &fr), ng = 0;
-    if (nl < 0) {
-        fprintf(stderr, "npu: cannot build the pruned layer set\n");
-        if (csv)
-            fclose(csv);
-        return 1;
-    }
-    memset(g, 0, sizeof g);
-    /* the model's SPM -> LBUF traffic at the paper's blocking (blk_M = 2 x 2S rows per stationary
-     * tile; 1G4C 2S per core), beside the RTL's tiles (Mt up to the OBUF rows, so the stationary
-     * share, and with it 1G4C's relative cost, is smaller there) */
-    double paper_tr[3] = {0, 0, 0};
-    printf("\nPruned ResNet-50 (seed %llu, %.0f%% of the forward MACs, batch %d)%s:\n",
-           (unsigned long long)seed, 100 * fr, pc.batch, a->quiet ? "" : ", per GEMM");
-    for (int l = 0; l < nl && (!a->limit || ng < (int)a->limit); l++) {
-        npu_gemm_shape_t gs[3];
-        int n3 = npu_conv_gemms(&L[l], l, pc.batch, gs);
-        for (int j = 0; j < n3 && (!a->limit || ng < (int)a->limit); j++, ng++) {
-            char nm[96];
-            snprintf(nm, sizeof nm, "%.40s.%s", L[l].name, k_phase[gs[j].phase]);
-            if (!a->quiet)
-                printf("  %-22s M=%-5d N=%-4d K=%-5d", nm, gs[j].M, gs[j].N, gs[j].K);
-            for (int p = 0; p < 3; p++) {
-                npu_flexsa_stats_t ps;
-                npu_flexsa_plan(S, 0, npu_emit_policy_model(k_emit[p]), gs[j].M, gs[j].N, gs[j].K,
-                                NULL, NULL, &ps);
-                paper_tr[p] += (double)npu_flexsa_traffic(&ps);
-                npu_policy_measure(cfg, gs[j].M, gs[j].N, gs[j].K, k_emit[p], seed + (uint64_t)ng,
-                                   1, a->max_cycles, &m);
-                agg_add(&g[p], &m);
-                csv_line(csv, "pruned", nm, gs[j].M, gs[j].N, gs[j].K, p, &m);
-                if (m.rc != NPU_GEMM_PASS) {
-                    failures++;
-                    printf("\n  %s %s FAILED: %s (replay: npu gemm -m %d -n %d -k %d --seed %llu "
-                           "--policy %s)\n",
-                           nm, k_name[p], m.msg, gs[j].M, gs[j].N, gs[j].K,
-                           (unsigned long long)(seed + (uint64_t)ng),
-                           p == 0 ? "1g1c" : p == 1 ? "1g4c" : "flexsa");
-                } else if (!a->quiet) {
-                    printf("  %s %5.1f/%5.1f%%", k_name[p], 100 * m.ideal_util,
-                           100 * m.measured_util);
-                }
-            }
-            if (!a->quiet)
-                printf("\n");
-            fflush(stdout);
+/* Part 2 state: the per-policy aggregates, and the model's SPM -> LBUF traffic at the paper's
+ * blocking (blk_M = 2 x 2S rows per stationary tile; 1G4C 2S per core), beside the RTL's tiles
+ * (Mt up to the OBUF rows, so the stationary share, and with it 1G4C's relative cost, is
+ * smaller there). */
+typedef struct pruned {
+    agg_t g[3];
+    double paper_tr[3];
+    int failures, ng;
+} pruned_t;
+
+/* One GEMM of the pruned set under the three policies. */
+static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed,
+                            const char *nm, const npu_gemm_shape_t *gs, FILE *csv, pruned_t *ps)
+{
+    npu_policy_meas_t m;
+    if (!a->quiet)
+        printf("  %-22s M=%-5d N=%-4d K=%-5d", nm, gs->M, gs->N, gs->K);
+    for (int p = 0; p < 3; p++) {
+        npu_flexsa_stats_t st;
+        npu_flexsa_plan(cfg->s, 0, npu_emit_policy_model(k_emit[p]), gs->M, gs->N, gs->K, NULL,
+                        NULL, &st);
+        ps->paper_tr[p] += (double)npu_flexsa_traffic(&st);
+        npu_policy_measure(cfg, gs->M, gs->N, gs->K, k_emit[p], seed + (uint64_t)ps->ng, 1,
+                           a->max_cycles, &m);
+        agg_add(&ps->g[p], &m);
+        csv_line(csv, "pruned", nm, gs->M, gs->N, gs->K, p, &m);
+        if (m.rc != NPU_GEMM_PASS) {
+            ps->failures++;
+            printf("\n  %s %s FAILED: %s (replay: npu gemm -m %d -n %d -k %d --seed %llu "
+                   "--policy %s)\n",
+                   nm, k_name[p], m.msg, gs->M, gs->N, gs->K,
+                   (unsigned long long)(seed + (uint64_t)ps->ng),
+                   p == 0 ? "1g1c" : p == 1 ? "1g4c" : "flexsa");
+        } else if (!a->quiet) {
+            printf("  %s %5.1f/%5.1f%%", k_name[p], 100 * m.ideal_util, 100 * m.measured_util);
         }
     }
+    if (!a->quiet)
+        printf("\n");
+    fflush(stdout);
+}
+
+/* Part 2: the pruned ResNet-50 GEMMs (up to --limit). -1 if the set cannot be built. */
+static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed, FILE *csv,
+                      pruned_t *ps)
+{
+    npu_prune_cfg_t pc = {cfg->s, seed, 0.48, 0, (int)(a->batch ? a->batch : 4)};
+    npu_conv_layer_t L[NPU_RESNET50_LAYERS];
+    double fr = 0;
+    int nl = npu_pruned_resnet50(&pc, L, NPU_RESNET50_LAYERS, &fr);
+    if (nl < 0) {
+        fprintf(stderr, "npu: cannot build the pruned layer set\n");
+        return -1;
+    }
+    printf("\nPruned ResNet-50 (seed %llu, %.0f%% of the forward MACs, batch %d)%s:\n",
+           (unsigned long long)seed, 100 * fr, pc.batch, a->quiet ? "" : ", per GEMM");
+    for (int l = 0; l < nl && (!a->limit || ps->ng < (int)a->limit); l++) {
+        npu_gemm_shape_t gs[3];
+        int n3 = npu_conv_gemms(&L[l], l, pc.batch, gs);
+        for (int j = 0; j < n3 && (!a->limit || ps->ng < (int)a->limit); j++, ps->ng++) {
+            char nm[96];
+            snprintf(nm, sizeof nm, "%.40s.%s", L[l].name, k_phase[gs[j].phase]);
+            run_pruned_gemm(cfg, a, seed, nm, &gs[j], csv, ps);
+        }
+    }
+    return 0;
+}
+
+/* The per-policy summary of part 2. */
+static void print_summary(int S, const pruned_t *ps)
+{
+    const agg_t *g = ps->g;
     printf("\n%-7s %6s %8s %9s %12s %12s %7s %12s %7s %9s\n", "policy", "pass", "ideal%",
            "measured%", "cycles", "lbuf RTL", "/1G1C", "lbuf model", "/1G1C", "intercore");
     for (int p = 0; p < 3; p++) {
@@ -185,8 +192,39 @@ int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
            " four-core group of S x S waves as one ISW WAVE with per-core LDWs)\n");
     printf("model traffic at the paper's blocking (blk_M = 2 x 2S rows per stationary tile, 1G4C "
            "2S per core), / 1G1C: 1G4C %.3f, FlexSA %.3f (paper: about 1.5 and 0.98)\n",
-           paper_tr[0] > 0 ? paper_tr[1] / paper_tr[0] : 0.0,
-           paper_tr[0] > 0 ? paper_tr[2] / paper_tr[0] : 0.0);
+           ps->paper_tr[0] > 0 ? ps->paper_tr[1] / ps->paper_tr[0] : 0.0,
+           ps->paper_tr[0] > 0 ? ps->paper_tr[2] / ps->paper_tr[0] : 0.0);
+}
+
+int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    uint64_t seed = a->seed ? a->seed : 1;
+    FILE *csv = NULL;
+    pruned_t ps;
+    int failures;
+
+    if (a->csv) {
+        csv = fopen(a->csv, "w");
+        if (!csv) {
+            fprintf(stderr, "npu: cannot write %s\n", a->csv);
+            return 1;
+        }
+        fprintf(csv, "set,gemm,M,N,K,policy,result,cycles,compute_cycles,macs,ideal_util,"
+                     "measured_util,lbuf_elems_rtl,lbuf_elems_model,waves_fw,waves_hsw,"
+                     "waves_vsw,waves_isw\n");
+    }
+    printf("npu flexsa-report (config %s, S=%d, 2S x 2S = %d PEs); measured = MACs / (PEs x "
+           "cycles of the EXEC queue alone)\n\n",
+           cfg->name, cfg->s, 4 * cfg->s * cfg->s);
+    failures = run_shapes(cfg, a, seed, csv);
+    memset(&ps, 0, sizeof ps);
+    if (run_pruned(cfg, a, seed, csv, &ps) != 0) {
+        if (csv)
+            fclose(csv);
+        return 1;
+    }
+    failures += ps.failures;
+    print_summary(cfg->s, &ps);
     if (csv)
         fclose(csv);
     printf("%s\n", failures ? "FAIL" : "PASS");

@@ -16,27 +16,21 @@ static const char *policy_name(int p)
     return p == NPU_EMIT_FLEXSA ? "flexsa" : p == NPU_EMIT_1G4C ? "1g4c" : "1g1c";
 }
 
-int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
+/* The MLP, its order and partitioning from the options; 0, or 2 after printing the reason. */
+static int train_request(const npu_args_t *a, int batch, npu_mlp_t *mlp, npu_torder_t *order)
 {
-    npu_mlp_t mlp;
-    npu_torder_t order = NPU_TORD_SEQ;
-    npu_train_result_t *r;
-    npu_sim_t *sim;
-    FILE *csv = NULL;
-    int batch = a->batch ? (int)a->batch : 16, rc;
-    uint64_t seed = a->seed ? a->seed : 1;
-
-    if (npu_mlp_parse(a->layers, batch, &mlp) != 0) {
+    if (npu_mlp_parse(a->layers, batch, mlp) != 0) {
         fprintf(stderr, "npu: --layers needs 2 to %d sizes in 1..65535 separated by commas, not '%s'\n",
                 NPU_TRAIN_MAX_LAYERS + 1, a->layers);
         return 2;
     }
-    mlp.tile = (int)a->tile;
+    mlp->tile = (int)a->tile;
+    *order = NPU_TORD_SEQ;
     if (a->order) {
         int o = npu_torder_parse(a->order);
         if (o < 0)
             return 2; /* args.c already checked the name */
-        order = (npu_torder_t)o;
+        *order = (npu_torder_t)o;
     }
     if (a->partition) {
         /* kseq, mseq, nseq: the K (M, N) split with its parts in sequence on the whole array (no
@@ -44,13 +38,159 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         int kseq = !strcmp(a->partition, "kseq"), mseq = !strcmp(a->partition, "mseq"),
             nseq = !strcmp(a->partition, "nseq");
         int p = kseq ? NPU_TPART_K : mseq ? NPU_TPART_M : nseq ? NPU_TPART_N : npu_tpart_parse(a->partition);
-        mlp.parts_in_sequence = kseq || mseq || nseq;
+        mlp->parts_in_sequence = kseq || mseq || nseq;
         if (p < 0)
             return 2; /* args.c already checked the name */
-        mlp.partition = (npu_tpart_t)p;
+        mlp->partition = (npu_tpart_t)p;
     }
+    return 0;
+}
+
+static void print_header(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_torder_t order,
+                         const npu_mlp_t *mlp, uint64_t seed)
+{
+    printf("npu train: MLP %s, batch %d, order %s, partition %s, policy %s, seed %llu "
+           "(config %s)\n", a->layers, batch, npu_torder_name(order),
+           npu_tpart_name(mlp->partition), policy_name(a->policy), (unsigned long long)seed,
+           cfg->name);
+    printf("%-5s %6s %6s %6s %-10s %-7s %10s %10s %10s %6s %10s %10s %9s %9s %6s\n", "layer",
+           "M", "K", "N", "order", "part", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B",
+           "dY once B", "dY reads", "acc adds", "result");
+}
+
+/* The table's part column: scheme x parts, s when the parts ran as separate schedules, c when
+ * one part per core; "none" for a layer with dX and no split, "-" for layer 0 (not split). */
+static void part_label(const npu_train_layer_result_t *L, char *part, size_t n)
+{
+    snprintf(part, n, "-");
+    const npu_train_lowering_t *lw = &L->lower;
+    if (lw->part != NPU_TPART_NONE)
+        snprintf(part, n, "%sx%d%s", npu_tpart_name(lw->part), lw->nparts,
+                 lw->form == NPU_TLOW_SUBGEMMS ? "s" : lw->form == NPU_TLOW_CORES ? "c" : "");
+    else if (L->shape.has_dx)
+        snprintf(part, n, "none");
+}
+
+static void print_layer(const npu_cfg_t *cfg, int i, const npu_train_layer_result_t *L)
+{
+    uint64_t cyc = 0, macs = 0;
+    int pass = 1;
+    char dx[24] = "-", dw[24], part[16]; /* layer 0 has no dX; a fused program counts in dx */
+    for (int p = 0; p < NPU_NUM_PASSES; p++)
+        if (L->ran[p]) {
+            cyc += L->cycles[p];
+            macs += L->macs[p];
+            pass = pass && L->rc[p] == NPU_GEMM_PASS;
+        }
+    double util = cyc ? (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0;
+    if (L->ran[NPU_PASS_DX])
+        snprintf(dx, sizeof dx, "%llu", (unsigned long long)L->cycles[NPU_PASS_DX]);
+    snprintf(dw, sizeof dw, "%llu", (unsigned long long)L->cycles[NPU_PASS_DW]);
+    if (L->lower.form != NPU_TLOW_GEMMS)
+        snprintf(dw, sizeof dw, "(fused)");
+    part_label(L, part, sizeof part);
+    printf("%-5d %6ld %6ld %6ld %-10s %-7s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %9ld %6s\n",
+           i, L->shape.M, L->shape.K, L->shape.N, npu_torder_name(L->lower.order), part,
+           (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
+           100 * util, (unsigned long long)L->dy_rd_bytes,
+           (unsigned long long)L->dy_compulsory,
+           L->dy_compulsory ? (double)L->dy_rd_bytes / (double)L->dy_compulsory : 0.0,
+           L->accum_adds, pass ? "PASS" : "FAIL");
+}
+
+static const char k_csv_header[] =
+    "layer,M,K,N,order,policy,pass,cycles,macs,result,rd_X,rd_W,rd_DY,rd_PARTIAL,"
+    "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory,partition,parts,"
+    "accum_adds,noc_h_flits,noc_v_flits,noc_deliveries,noc_mcast_saved\n";
+
+/* One CSV line per pass the layer ran. */
+static void csv_layer(FILE *csv, int i, const npu_train_layer_result_t *L, int policy)
+{
+    for (int p = 0; p < NPU_NUM_PASSES; p++)
+        if (L->ran[p])
+            fprintf(csv, "%d,%ld,%ld,%ld,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
+                         "%llu,%llu,%llu,%llu,%s,%d,%ld,%llu,%llu,%llu,%llu\n",
+                    i, L->shape.M, L->shape.K, L->shape.N, npu_torder_name(L->lower.order),
+                    policy_name(policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
+                    (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
+                    npu_gemm_rc_name(L->rc[p]),
+                    (unsigned long long)L->rd_bytes[NPU_TAG_X],
+                    (unsigned long long)L->rd_bytes[NPU_TAG_W],
+                    (unsigned long long)L->rd_bytes[NPU_TAG_DY],
+                    (unsigned long long)L->rd_bytes[NPU_TAG_PARTIAL],
+                    (unsigned long long)L->wr_bytes[NPU_TAG_Y],
+                    (unsigned long long)L->wr_bytes[NPU_TAG_DX],
+                    (unsigned long long)L->wr_bytes[NPU_TAG_DW],
+                    (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
+                    (unsigned long long)L->dy_rd_bytes,
+                    (unsigned long long)L->dy_compulsory, npu_tpart_name(L->lower.part),
+                    L->lower.nparts ? L->lower.nparts : 1, L->accum_adds,
+                    (unsigned long long)L->noc_h_flits[p], (unsigned long long)L->noc_v_flits[p],
+                    (unsigned long long)L->noc_deliveries[p],
+                    (unsigned long long)L->noc_mcast_saved[p]);
+}
+
+/* --order oracle: what each order cost per layer, and Algorithm 1's pick. */
+static void print_oracle(const npu_mlp_t *mlp, const npu_train_result_t *r)
+{
+    for (int i = mlp->layers - 1; i >= 1; i--) {
+        const npu_train_layer_result_t *L = &r->layer[i];
+        npu_torder_t alg = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, L->shape.M, L->shape.K,
+                                                              L->shape.N);
+        uint64_t best = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
+        printf("layer %d backward cycles: seq %llu, interleave %llu, dxmajor %llu, dwmajor %llu; "
+               "oracle %s; Algorithm 1 picks %s (%+.1f%%)\n", i,
+               (unsigned long long)L->order_cycles[NPU_TORD_SEQ],
+               (unsigned long long)L->order_cycles[NPU_TORD_INTERLEAVE],
+               (unsigned long long)L->order_cycles[NPU_TORD_DXMAJOR],
+               (unsigned long long)L->order_cycles[NPU_TORD_DWMAJOR], npu_torder_name(L->lower.order),
+               npu_torder_name(alg),
+               best ? 100.0 * ((double)L->order_cycles[alg] - (double)best) / (double)best : 0.0);
+    }
+}
+
+/* The table, the CSV, the oracle's lines and the failures of a finished step. */
+static void report(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_torder_t order,
+                   const npu_mlp_t *mlp, uint64_t seed, const npu_train_result_t *r)
+{
+    FILE *csv = NULL;
+    if (a->csv && !(csv = fopen(a->csv, "w")))
+        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+    if (csv)
+        fputs(k_csv_header, csv);
+    if (!a->quiet)
+        print_header(cfg, a, batch, order, mlp, seed);
+    for (int i = mlp->layers - 1; i >= 0; i--) {
+        if (!a->quiet)
+            print_layer(cfg, i, &r->layer[i]);
+        if (csv)
+            csv_layer(csv, i, &r->layer[i], a->policy);
+    }
+    if (order == NPU_TORD_ORACLE && !a->quiet)
+        print_oracle(mlp, r);
+    for (int i = mlp->layers - 1; i >= 0; i--)
+        if (r->layer[i].msg[0])
+            printf("layer %d: %s\n", i, r->layer[i].msg);
+    if (csv)
+        fclose(csv);
+}
+
+int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
+    npu_mlp_t mlp;
+    npu_torder_t order;
+    npu_train_result_t *r;
+    npu_sim_t *sim;
+    int batch = a->batch ? (int)a->batch : 16, rc;
+    uint64_t seed = a->seed ? a->seed : 1;
+
+    if (!a->layers)
+        return npu_cmd_train_conv(cfg, a);
+    if ((rc = train_request(a, batch, &mlp, &order)) != 0)
+        return rc;
     r = calloc(1, sizeof *r);
-    sim = npu_sim_open(t);
+    sim = npu_sim_open(&t);
     if (!r || !sim) {
         fprintf(stderr, "npu: cannot open the simulator\n");
         npu_sim_close(sim);
@@ -64,96 +204,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timi
         free(r);
         return 1;
     }
-    if (a->csv && !(csv = fopen(a->csv, "w")))
-        fprintf(stderr, "npu: cannot write %s\n", a->csv);
-    if (csv)
-        fprintf(csv, "layer,M,K,N,order,policy,pass,cycles,macs,result,rd_X,rd_W,rd_DY,rd_PARTIAL,"
-                     "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory,partition,parts,"
-                     "accum_adds,noc_h_flits,noc_v_flits,noc_deliveries,noc_mcast_saved\n");
-    if (!a->quiet) {
-        printf("npu train: MLP %s, batch %d, order %s, partition %s, policy %s, seed %llu "
-               "(config %s)\n", a->layers, batch, npu_torder_name(order),
-               npu_tpart_name(mlp.partition), policy_name(a->policy), (unsigned long long)seed,
-               cfg->name);
-        printf("%-5s %6s %6s %6s %-10s %-7s %10s %10s %10s %6s %10s %10s %9s %9s %6s\n", "layer",
-               "M", "K", "N", "order", "part", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B",
-               "dY once B", "dY reads", "acc adds", "result");
-    }
-    for (int i = mlp.layers - 1; i >= 0; i--) {
-        const npu_train_layer_t *L = &r->layer[i];
-        uint64_t cyc = 0, macs = 0;
-        int pass = 1;
-        for (int p = 0; p < NPU_NUM_PASSES; p++)
-            if (L->ran[p]) {
-                cyc += L->cycles[p];
-                macs += L->macs[p];
-                pass = pass && L->rc[p] == NPU_GEMM_PASS;
-            }
-        double util = cyc ? (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0;
-        char dx[24] = "-", dw[24]; /* layer 0 has no dX; a fused program counts in dx */
-        if (L->ran[NPU_PASS_DX])
-            snprintf(dx, sizeof dx, "%llu", (unsigned long long)L->cycles[NPU_PASS_DX]);
-        snprintf(dw, sizeof dw, "%llu", (unsigned long long)L->cycles[NPU_PASS_DW]);
-        if (L->fused)
-            snprintf(dw, sizeof dw, "(fused)");
-        char part[16] = "-"; /* scheme x parts; layer 0 (no dX) is not partitioned */
-        if (L->part != NPU_TPART_NONE)
-            snprintf(part, sizeof part, "%sx%d%s", npu_tpart_name(L->part), L->nparts,
-                     L->part_seq ? "s" : L->part_cores ? "c" : ""); /* s: the parts as separate
-                     schedules; c: one part per core, concurrently */
-        else if (L->has_dx)
-            snprintf(part, sizeof part, "none");
-        if (!a->quiet)
-            printf("%-5d %6d %6d %6d %-10s %-7s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %9ld %6s\n",
-                   i, L->M, L->K, L->N, npu_torder_name(L->order), part,
-                   (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
-                   100 * util, (unsigned long long)L->dy_rd_bytes,
-                   (unsigned long long)L->dy_compulsory,
-                   L->dy_compulsory ? (double)L->dy_rd_bytes / (double)L->dy_compulsory : 0.0,
-                   L->accum_adds, pass ? "PASS" : "FAIL");
-        if (csv)
-            for (int p = 0; p < NPU_NUM_PASSES; p++)
-                if (L->ran[p])
-                    fprintf(csv, "%d,%d,%d,%d,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
-                                 "%llu,%llu,%llu,%llu,%s,%d,%ld,%llu,%llu,%llu,%llu\n",
-                            i, L->M, L->K, L->N, npu_torder_name(L->order),
-                            policy_name(a->policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
-                            (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
-                            npu_gemm_rc_name(L->rc[p]),
-                            (unsigned long long)L->rd_bytes[NPU_TAG_X],
-                            (unsigned long long)L->rd_bytes[NPU_TAG_W],
-                            (unsigned long long)L->rd_bytes[NPU_TAG_DY],
-                            (unsigned long long)L->rd_bytes[NPU_TAG_PARTIAL],
-                            (unsigned long long)L->wr_bytes[NPU_TAG_Y],
-                            (unsigned long long)L->wr_bytes[NPU_TAG_DX],
-                            (unsigned long long)L->wr_bytes[NPU_TAG_DW],
-                            (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
-                            (unsigned long long)L->dy_rd_bytes,
-                            (unsigned long long)L->dy_compulsory, npu_tpart_name(L->part),
-                            L->nparts ? L->nparts : 1, L->accum_adds,
-                            (unsigned long long)L->noc_h_flits[p], (unsigned long long)L->noc_v_flits[p],
-                            (unsigned long long)L->noc_deliveries[p],
-                            (unsigned long long)L->noc_mcast_saved[p]);
-    }
-    if (order == NPU_TORD_ORACLE && !a->quiet) /* what each order cost, and Algorithm 1's pick */
-        for (int i = mlp.layers - 1; i >= 1; i--) {
-            const npu_train_layer_t *L = &r->layer[i];
-            npu_torder_t alg = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, L->M, L->K, L->N);
-            uint64_t best = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
-            printf("layer %d backward cycles: seq %llu, interleave %llu, dxmajor %llu, dwmajor %llu; "
-                   "oracle %s; Algorithm 1 picks %s (%+.1f%%)\n", i,
-                   (unsigned long long)L->order_cycles[NPU_TORD_SEQ],
-                   (unsigned long long)L->order_cycles[NPU_TORD_INTERLEAVE],
-                   (unsigned long long)L->order_cycles[NPU_TORD_DXMAJOR],
-                   (unsigned long long)L->order_cycles[NPU_TORD_DWMAJOR], npu_torder_name(L->order),
-                   npu_torder_name(alg),
-                   best ? 100.0 * ((double)L->order_cycles[alg] - (double)best) / (double)best : 0.0);
-        }
-    for (int i = mlp.layers - 1; i >= 0; i--)
-        if (r->layer[i].msg[0])
-            printf("layer %d: %s\n", i, r->layer[i].msg);
-    if (csv)
-        fclose(csv);
+    report(cfg, a, batch, order, &mlp, seed, r);
     printf("%s train step: %llu cycles%s%s\n", r->rc == 0 ? "PASS" : "FAIL",
            (unsigned long long)r->cycles, r->rc ? ": " : "", r->rc ? r->msg : "");
     rc = r->rc == 0 ? 0 : 1;

@@ -1,27 +1,55 @@
-/* commands.h - `npu` commands that live outside npu_main.c. */
+/* commands.h - the `npu` commands, one file each (cmd_<name>.c); npu_main.c dispatches. Every
+ * command takes the configuration this binary is built for and the parsed arguments, and
+ * returns the exit status (enum below). */
 #ifndef NPU_CLI_COMMANDS_H
 #define NPU_CLI_COMMANDS_H
+
+#include <stdint.h>
 
 #include "cli/args.h"
 #include "hw/npu_cfg.h"
 #include "npu_sim.h"
 
+enum { NPU_EXIT_PASS = 0, NPU_EXIT_FAIL = 1, NPU_EXIT_USAGE = 2, NPU_EXIT_TIMEOUT = 3 };
+
+/* `npu gemm` (cmd_gemm.c): one GEMM on the RTL, bit-exact, with the end-of-run report. */
+int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* `npu overlap` (cmd_overlap.c): compute-only, transfer-only and full cycles of one GEMM. */
+int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* `npu disasm` (cmd_disasm.c): the compiled program of a GEMM. */
+int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* `npu info` (cmd_info.c): the configuration of this build. */
+int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* `npu flexsa-report` (cmd_flexsa_report.c): 0 when every run passed, 1 otherwise. */
 int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a);
 
-/* `npu train` (cmd_train.c): 0 pass, 1 fail or NPU error, 2 bad usage. */
-int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t);
+/* `npu train` (cmd_train.c): --layers runs an MLP step (0 pass, 1 fail or NPU error, 2 bad
+ * usage); --conv / --topology the conv layers' training kernels (npu_cmd_train_conv). */
+int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu conv` (cmd_conv.c): convolution kernels x dataflows per layer on the RTL. 0 pass, 1 fail
  * or NPU error, 2 bad usage, 3 timeout. */
-int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t);
+int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu train --conv/--topology` (cmd_conv.c): forward, dX (not layer 0) and dW of every conv
  * layer with one dataflow (default ecoflow) or both. Same exit codes. */
-int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t);
+int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu train-bench` (cmd_train_bench.c): the analytical brief-000 bench on the paper-scaled
  * configurations. 0 ok, 1 model failure, 2 bad usage / file error. */
-int npu_cmd_train_bench(const npu_args_t *a);
+int npu_cmd_train_bench(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* Shared by the commands (cli_common.c). */
+
+/* DRAM timing of a run: the options, else the configuration's defaults. */
+npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* Seeded random operands A (M x K) and B (K x N), the same for every command. 0 or -1 (after
+ * printing the reason). */
+int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B);
 
 #endif

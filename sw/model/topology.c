@@ -71,12 +71,63 @@ static int is_gemm_header(char **f, int nf)
     return nf >= 4 && !strcmp(f[1], "M") && !strcmp(f[2], "N") && !strcmp(f[3], "K");
 }
 
+static const char *const k_col[] = {"IFMAP Height", "IFMAP Width", "Filter Height",
+                                    "Filter Width", "Channels",    "Num Filter",
+                                    "Strides",      "Padding",     "Dilation",
+                                    "Depthwise"};
+
+/* The first non-empty line names the columns. 0 or -1 (message in msg). */
+static int parse_header(char **f, int nf, int lineno, char *msg, size_t n)
+{
+    if (is_gemm_header(f, nf))
+        return fail(msg, n, lineno, "a GEMM (M, N, K) topology is not a list of convolutions "
+                                    "(use npu train --layers for MLPs)");
+    if (nf < 8)
+        return fail(msg, n, lineno, "header with %d columns; SCALE-Sim's convolution format "
+                                    "has 8 (name, IFMAP Height, ..., Strides)", nf);
+    return 0;
+}
+
+/* One layer line appended to t. 0 or -1 (message in msg). */
+static int parse_layer(char **f, int nf, int lineno, int batch, npu_topology_t *t, char *msg,
+                       size_t n)
+{
+    npu_topo_layer_t *L = &t->layer[t->n];
+    npu_conv_t *c = &L->conv;
+    char why[160];
+    int v[10];
+    if (nf < 8 || nf > 11)
+        return fail(msg, n, lineno, "%d fields; a layer has 8 (name and 7 numbers) plus the "
+                                    "optional Padding, Dilation, Depthwise", nf);
+    if (t->n == NPU_TOPO_MAX_LAYERS)
+        return fail(msg, n, lineno, "more than %d layers", NPU_TOPO_MAX_LAYERS);
+    for (int i = 1; i < nf; i++) {
+        long lo = i >= 8 ? (i == 9 ? 1 : 0) : 1;
+        long hi = i == 10 ? 1 : 65535;
+        if (field_int(f[i], lo, hi, &v[i - 1]) != 0)
+            return fail(msg, n, lineno, "%s '%s' is not an integer in %ld..%ld", k_col[i - 1],
+                        f[i], lo, hi);
+    }
+    snprintf(L->name, sizeof L->name, "%s", *f[0] ? f[0] : "layer");
+    c->batch = batch;
+    c->H = v[0];
+    c->W = v[1];
+    c->KH = v[2];
+    c->KW = v[3];
+    c->C = v[4];
+    c->F = v[5];
+    c->stride = v[6];
+    c->pad = nf > 8 ? v[7] : 0;
+    c->dil = nf > 9 ? v[8] : 1;
+    c->depthwise = nf > 10 ? v[9] : 0;
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, lineno, "layer '%s': %s", L->name, why);
+    t->n++;
+    return 0;
+}
+
 int npu_topo_parse(const char *text, int batch, npu_topology_t *t, char *msg, size_t n)
 {
-    static const char *const col[] = {"IFMAP Height", "IFMAP Width", "Filter Height",
-                                      "Filter Width", "Channels",    "Num Filter",
-                                      "Strides",      "Padding",     "Dilation",
-                                      "Depthwise"};
     size_t len = strlen(text);
     char *buf = malloc(len + 1), *line, *next;
     int lineno = 0, header = 1, rc = 0;
@@ -88,7 +139,7 @@ int npu_topo_parse(const char *text, int batch, npu_topology_t *t, char *msg, si
         msg[0] = '\0';
     for (line = buf; line && rc == 0; line = next) {
         char *f[MAX_FIELDS], *l;
-        int nf, v[10];
+        int nf;
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
@@ -97,66 +148,13 @@ int npu_topo_parse(const char *text, int batch, npu_topology_t *t, char *msg, si
         if (!*l || *l == '#')
             continue;
         nf = split(l, f);
-        if (nf < 0) {
+        if (nf < 0)
             rc = fail(msg, n, lineno, "more than %d fields", MAX_FIELDS);
-            break;
-        }
-        if (header) { /* the first non-empty line names the columns */
-            header = 0;
-            if (is_gemm_header(f, nf)) {
-                rc = fail(msg, n, lineno, "a GEMM (M, N, K) topology is not a list of convolutions "
-                                          "(use npu train --layers for MLPs)");
-                break;
-            }
-            if (nf < 8) {
-                rc = fail(msg, n, lineno, "header with %d columns; SCALE-Sim's convolution format "
-                                          "has 8 (name, IFMAP Height, ..., Strides)", nf);
-                break;
-            }
-            continue;
-        }
-        if (nf < 8 || nf > 11) {
-            rc = fail(msg, n, lineno, "%d fields; a layer has 8 (name and 7 numbers) plus the "
-                                      "optional Padding, Dilation, Depthwise", nf);
-            break;
-        }
-        if (t->n == NPU_TOPO_MAX_LAYERS) {
-            rc = fail(msg, n, lineno, "more than %d layers", NPU_TOPO_MAX_LAYERS);
-            break;
-        }
-        for (int i = 1; i < nf; i++) {
-            long lo = i >= 8 ? (i == 9 ? 1 : 0) : 1;
-            long hi = i == 10 ? 1 : 65535;
-            if (field_int(f[i], lo, hi, &v[i - 1]) != 0) {
-                rc = fail(msg, n, lineno, "%s '%s' is not an integer in %ld..%ld", col[i - 1],
-                          f[i], lo, hi);
-                break;
-            }
-        }
-        if (rc)
-            break;
-        {
-            npu_topo_layer_t *L = &t->layer[t->n];
-            npu_conv_t *c = &L->conv;
-            char why[160];
-            snprintf(L->name, sizeof L->name, "%s", *f[0] ? f[0] : "layer");
-            c->batch = batch;
-            c->H = v[0];
-            c->W = v[1];
-            c->KH = v[2];
-            c->KW = v[3];
-            c->C = v[4];
-            c->F = v[5];
-            c->stride = v[6];
-            c->pad = nf > 8 ? v[7] : 0;
-            c->dil = nf > 9 ? v[8] : 1;
-            c->depthwise = nf > 10 ? v[9] : 0;
-            if (npu_conv_check(c, why, sizeof why) != 0) {
-                rc = fail(msg, n, lineno, "layer '%s': %s", L->name, why);
-                break;
-            }
-            t->n++;
-        }
+        else if (header)
+            rc = parse_header(f, nf, lineno, msg, n);
+        else
+            rc = parse_layer(f, nf, lineno, batch, t, msg, n);
+        header = 0;
     }
     if (rc == 0 && t->n == 0)
         rc = fail(msg, n, lineno, "no layers");

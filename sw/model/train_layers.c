@@ -74,8 +74,8 @@ static void add(lset_t *ls, const char *name, long M, long K, long N, int has_dx
     long m = scl(M, ls->scale), k = scl(K, ls->scale), n = scl(N, ls->scale);
     for (int i = 0; i < ls->n; i++) {
         npu_tlayer_t *L = &ls->out[i];
-        if (strcmp(L->model, ls->model) == 0 && L->M == m && L->K == k && L->N == n &&
-            L->has_dx == has_dx) {
+        if (strcmp(L->model, ls->model) == 0 && L->shape.M == m && L->shape.K == k &&
+            L->shape.N == n && L->shape.has_dx == has_dx) {
             L->count += count;
             return;
         }
@@ -88,10 +88,10 @@ static void add(lset_t *ls, const char *name, long M, long K, long N, int has_dx
     memset(L, 0, sizeof *L);
     snprintf(L->model, sizeof L->model, "%s", ls->model);
     snprintf(L->name, sizeof L->name, "%s", name);
-    L->M = m;
-    L->K = k;
-    L->N = n;
-    L->has_dx = has_dx;
+    L->shape.M = m;
+    L->shape.K = k;
+    L->shape.N = n;
+    L->shape.has_dx = has_dx;
     L->count = count;
 }
 
@@ -215,62 +215,65 @@ int npu_tl_knn_samples(const npu_tl_row_t *rows, int n, npu_knn_sample_t *sample
 {
     int w = 0;
     for (int i = 0; i < n; i++) {
-        if (!rows[i].L.has_dx)
+        if (!rows[i].L.shape.has_dx)
             continue;
-        npu_knn_features(rows[i].L.M, rows[i].L.K, rows[i].L.N, samples[w].f);
+        npu_knn_features(rows[i].L.shape.M, rows[i].L.shape.K, rows[i].L.shape.N, samples[w].f);
         samples[w].label = rows[i].label;
         w++;
     }
     return w;
 }
 
-static int eval_row(const npu_tm_hw_t *hw, npu_tl_row_t *r)
+/* A first layer: the method does not apply, every step is the baseline. */
+static void first_layer_row(npu_tl_row_t *r)
 {
-    const npu_tlayer_t *L = &r->L;
-    npu_tm_layer_t ml = {L->M, L->K, L->N, L->has_dx};
-    npu_tm_opts_t o;
-    npu_tm_result_t res;
-    memset(&o, 0, sizeof o);
-    o.order = NPU_TORD_SEQ;
-    o.part = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
-    o.P = hw->cores;
-    if (npu_tm_layer_eval(hw, &ml, &o, &res) != 0)
+    r->base_canon = r->cyc[NPU_TL_BASE];
+    for (int s = 1; s < NPU_TL_NSTEPS; s++)
+        r->cyc[s] = r->cyc[NPU_TL_BASE];
+    for (int p = 0; p < 4; p++) {
+        r->part_cyc[p] = r->cyc[NPU_TL_BASE];
+        r->part_P[p] = 1;
+    }
+    r->oracle_order = NPU_TORD_SEQ;
+    r->bytes_alg1 = r->bytes_base;
+    r->dy_alg1 = r->dy_base;
+}
+
+/* The sequential baseline (best and canonical loop orders); o ends with the forward time. */
+static int eval_base(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_opts_t *o,
+                     npu_tl_row_t *r)
+{
+    npu_tm_result_t res, rc;
+    npu_tm_opts_t oc;
+    memset(o, 0, sizeof *o);
+    o->order = NPU_TORD_SEQ;
+    o->part = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
+    o->P = hw->cores;
+    if (npu_tm_layer_eval(hw, L, o, &res) != 0)
         return -1;
     r->cyc[NPU_TL_BASE] = res.cycles;
-    {
-        npu_tm_opts_t oc = o;
-        npu_tm_result_t rc;
-        oc.canonical = 1;
-        oc.fwd_cycles = res.fwd_cycles;
-        if (npu_tm_layer_eval(hw, &ml, &oc, &rc) != 0)
-            return -1;
-        r->base_canon = rc.cycles;
-    }
+    oc = *o;
+    oc.canonical = 1;
+    oc.fwd_cycles = res.fwd_cycles;
+    if (npu_tm_layer_eval(hw, L, &oc, &rc) != 0)
+        return -1;
+    r->base_canon = rc.cycles;
     r->bytes_base = res.dram_bytes;
     r->dy_base = res.dy_loads;
     r->dy_comp = res.dy_compulsory;
-    o.fwd_cycles = res.fwd_cycles;
-    r->alg1_order = npu_train_alg1(L->M, L->K, L->N);
-    r->rule_b_order = npu_train_alg1_rule_b(L->M, L->K, L->N);
-    r->label = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
-    r->knn_pred = -1;
-    if (!L->has_dx) { /* the method does not apply to a first layer */
-        r->base_canon = r->cyc[NPU_TL_BASE];
-        for (int s = 1; s < NPU_TL_NSTEPS; s++)
-            r->cyc[s] = r->cyc[NPU_TL_BASE];
-        for (int p = 0; p < 4; p++) {
-            r->part_cyc[p] = r->cyc[NPU_TL_BASE];
-            r->part_P[p] = 1;
-        }
-        r->oracle_order = NPU_TORD_SEQ;
-        r->bytes_alg1 = r->bytes_base;
-        r->dy_alg1 = r->dy_base;
-        return 0;
-    }
+    o->fwd_cycles = res.fwd_cycles;
+    return 0;
+}
+
+/* Interleaving, Algorithm 1's order and the oracle's. */
+static int eval_orders(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_opts_t *o,
+                       npu_tl_row_t *r)
+{
     static const npu_torder_t ord[3] = {NPU_TORD_INTERLEAVE, NPU_TORD_AUTO, NPU_TORD_ORACLE};
+    npu_tm_result_t res;
     for (int i = 0; i < 3; i++) {
-        o.order = ord[i];
-        if (npu_tm_layer_eval(hw, &ml, &o, &res) != 0)
+        o->order = ord[i];
+        if (npu_tm_layer_eval(hw, L, o, &res) != 0)
             return -1;
         r->cyc[NPU_TL_INTERLEAVE + i] = res.cycles;
         if (ord[i] == NPU_TORD_AUTO) {
@@ -280,35 +283,58 @@ static int eval_row(const npu_tm_hw_t *hw, npu_tl_row_t *r)
         if (ord[i] == NPU_TORD_ORACLE)
             r->oracle_order = res.order;
     }
-    /* partitions: none (= Algorithm 1), and m/n/k at their best P */
-    o.order = NPU_TORD_AUTO;
-    for (int sc = NPU_TPART_NONE; sc <= NPU_TPART_K; sc++) {
+    return 0;
+}
+
+/* Partitions under Algorithm 1's order: none, and m/n/k at their best P; the fastest is the
+ * KNN label. */
+static int eval_partitions(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_opts_t *o,
+                           npu_tl_row_t *r)
+{
+    static const int Ps[2] = {2, 4};
+    int nP = hw->cores > 1 ? 1 : 2, lab = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
+    npu_tm_result_t res;
+    o->order = NPU_TORD_AUTO;
+    r->part_P[NPU_TPART_NONE] = 1;
+    r->part_cyc[NPU_TPART_NONE] = hw->cores > 1 ? -1 : r->cyc[NPU_TL_ALG1];
+    for (int sc = NPU_TPART_M; sc <= NPU_TPART_K; sc++) {
         r->part_cyc[sc] = -1;
-        if (sc == NPU_TPART_NONE) {
-            r->part_P[sc] = 1;
-            r->part_cyc[sc] = hw->cores > 1 ? -1 : r->cyc[NPU_TL_ALG1];
-            continue;
-        }
-        int Ps[2] = {2, 4};
-        int nP = hw->cores > 1 ? 1 : 2;
         for (int i = 0; i < nP; i++) {
-            o.part = (npu_tpart_t)sc;
-            o.P = hw->cores > 1 ? hw->cores : Ps[i];
-            if (npu_tm_layer_eval(hw, &ml, &o, &res) != 0)
+            o->part = (npu_tpart_t)sc;
+            o->P = hw->cores > 1 ? hw->cores : Ps[i];
+            if (npu_tm_layer_eval(hw, L, o, &res) != 0)
                 return -1;
             if (r->part_cyc[sc] < 0 || res.cycles < r->part_cyc[sc]) {
                 r->part_cyc[sc] = res.cycles;
-                r->part_P[sc] = o.P;
+                r->part_P[sc] = o->P;
             }
         }
     }
-    int lab = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
     for (int sc = lab + 1; sc <= NPU_TPART_K; sc++)
         if (r->part_cyc[sc] < r->part_cyc[lab])
             lab = sc;
     r->label = lab;
     r->cyc[NPU_TL_PART] = r->part_cyc[lab];
     return 0;
+}
+
+static int eval_row(const npu_tm_hw_t *hw, npu_tl_row_t *r)
+{
+    const npu_train_shape_t *L = &r->L.shape;
+    npu_tm_opts_t o;
+    if (eval_base(hw, L, &o, r) != 0)
+        return -1;
+    r->alg1_order = npu_train_alg1(L->M, L->K, L->N);
+    r->rule_b_order = npu_train_alg1_rule_b(L->M, L->K, L->N);
+    r->label = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
+    r->knn_pred = -1;
+    if (!L->has_dx) {
+        first_layer_row(r);
+        return 0;
+    }
+    if (eval_orders(hw, L, &o, r) != 0)
+        return -1;
+    return eval_partitions(hw, L, &o, r);
 }
 
 int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench_t *b)
@@ -336,8 +362,8 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
     npu_knn_sample_t S[NPU_TL_MAX];
     int idx[NPU_TL_MAX], pred[NPU_TL_MAX], ns = 0;
     for (int i = 0; i < n; i++)
-        if (R[i].L.has_dx) {
-            npu_knn_features(R[i].L.M, R[i].L.K, R[i].L.N, S[ns].f);
+        if (R[i].L.shape.has_dx) {
+            npu_knn_features(R[i].L.shape.M, R[i].L.shape.K, R[i].L.shape.N, S[ns].f);
             S[ns].label = R[i].label;
             idx[ns++] = i;
         }
@@ -355,7 +381,7 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
             b->knn_acc[i] = npu_knn_accuracy(S, ns, ks[i], 1000, 0.8, 0x5eed0000ull + (uint64_t)ks[i]);
     }
     for (int i = 0; i < n; i++)
-        if (!R[i].L.has_dx)
+        if (!R[i].L.shape.has_dx)
             R[i].cyc[NPU_TL_PART_KNN] = R[i].cyc[NPU_TL_BASE];
     /* per-model reductions of the summed cycles, then the mean over models */
     double sum[NPU_TL_MAX_MODELS][NPU_TL_NSTEPS], canon[NPU_TL_MAX_MODELS];
@@ -374,7 +400,7 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
         for (int s = 0; s < NPU_TL_NSTEPS; s++)
             sum[m][s] += R[i].cyc[s] * R[i].L.count;
         canon[m] += R[i].base_canon * R[i].L.count;
-        if (R[i].L.has_dx) {
+        if (R[i].L.shape.has_dx) {
             b->alg1_vs_oracle += R[i].alg1_order == R[i].oracle_order;
             b->alg1_vs_rule_b += R[i].alg1_order != R[i].rule_b_order;
         }

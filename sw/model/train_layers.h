@@ -33,11 +33,11 @@
 #define NPU_TL_MAX 160
 #define NPU_TL_MAX_MODELS 8
 
+/* A layer of a set: its shape and its place (model, name, how many times the shape occurs). */
 typedef struct npu_tlayer {
     char model[16];
     char name[32];
-    long M, K, N;
-    int has_dx;
+    npu_train_shape_t shape;
     int count;
 } npu_tlayer_t;
 

@@ -211,7 +211,7 @@ static int fits(const npu_tm_hw_t *hw, int Tm, int Tn, int Tk, int P, int fwd, i
 
 /* Backward (or forward when fwd) of the parts of pp under order o (concrete or AUTO per part)
  * and seq variant v, tiles (Tm,Tn,Tk). */
-static int eval_parts(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tpart_plan_t *pp,
+static int eval_parts(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tpart_plan_t *pp,
                       npu_torder_t o, unsigned v, int Tm, int Tn, int Tk, int fwd,
                       cand_eval_t *ce)
 {
@@ -305,7 +305,7 @@ static int better(const cand_eval_t *a, const cand_eval_t *b)
 
 /* Lower bound of eval_parts for tiles (Tm,Tn,Tk): max(compute, compulsory bytes / bw) per part
  * (summed on one core, max on cores); lets best_tiles skip hopeless candidates. */
-static double lower_bound(const npu_tm_hw_t *hw, const npu_tm_layer_t *L,
+static double lower_bound(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
                           const npu_tpart_plan_t *pp, int Tm, int Tn, int Tk, int fwd)
 {
     int conc = hw->cores > 1;
@@ -349,7 +349,40 @@ static double lower_bound(const npu_tm_hw_t *hw, const npu_tm_layer_t *L,
 }
 
 /* Best tiles (and seq variant) for a partition plan and order. */
-static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tpart_plan_t *pp,
+/* The tile candidates (Tm, Tn, Tk) from cand[0..nc-1]^3 that fit, none larger than needed,
+ * sorted by their lower bound (stable); returns the count. */
+static int tile_candidates(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
+                           const npu_tpart_plan_t *pp, const int *cand, int nc, const long *maxd,
+                           int P, int fwd, int seq, int ct[27][3], double lbs[27])
+{
+    int ncand = 0;
+    for (int a = 0; a < nc; a++)
+        for (int b = 0; b < nc; b++)
+            for (int c = 0; c < nc; c++) {
+                int Tm = cand[a], Tn = cand[b], Tk = cand[c];
+                /* skip tiles larger than needed (the smallest covering one stays) */
+                if ((a > 0 && cand[a - 1] >= maxd[0]) || (b > 0 && cand[b - 1] >= maxd[1]) ||
+                    (c > 0 && cand[c - 1] >= maxd[2]))
+                    continue;
+                if (!fits(hw, (int)minl(Tm, maxd[0]), (int)minl(Tn, maxd[1]),
+                          (int)minl(Tk, maxd[2]), P, fwd, seq))
+                    continue;
+                double lbv = lower_bound(hw, L, pp, Tm, Tn, Tk, fwd);
+                int q = ncand++;
+                while (q > 0 && lbs[q - 1] > lbv) { /* insertion sort, stable */
+                    lbs[q] = lbs[q - 1];
+                    memcpy(ct[q], ct[q - 1], sizeof ct[q]);
+                    q--;
+                }
+                lbs[q] = lbv;
+                ct[q][0] = Tm;
+                ct[q][1] = Tn;
+                ct[q][2] = Tk;
+            }
+    return ncand;
+}
+
+static int best_tiles(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tpart_plan_t *pp,
                       npu_torder_t o, int fwd, int fixed, int canonical, cand_eval_t *best,
                       int *bt)
 {
@@ -379,30 +412,8 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     /* candidates that fit, cheapest lower bound first; stop once the bound reaches the best */
     int ct[27][3];
     double lbs[27];
-    int ncand = 0;
-    for (int a = 0; a < nc; a++)
-        for (int b = 0; b < nc; b++)
-            for (int c = 0; c < nc; c++) {
-                int Tm = cand[a], Tn = cand[b], Tk = cand[c];
-                /* skip tiles larger than needed (the smallest covering one stays) */
-                if ((a > 0 && cand[a - 1] >= maxd[0]) || (b > 0 && cand[b - 1] >= maxd[1]) ||
-                    (c > 0 && cand[c - 1] >= maxd[2]))
-                    continue;
-                if (!fits(hw, (int)minl(Tm, maxd[0]), (int)minl(Tn, maxd[1]),
-                          (int)minl(Tk, maxd[2]), P, fwd, o0 == NPU_TORD_SEQ || !L->has_dx))
-                    continue;
-                double lbv = lower_bound(hw, L, pp, Tm, Tn, Tk, fwd);
-                int q = ncand++;
-                while (q > 0 && lbs[q - 1] > lbv) { /* insertion sort, stable */
-                    lbs[q] = lbs[q - 1];
-                    memcpy(ct[q], ct[q - 1], sizeof ct[q]);
-                    q--;
-                }
-                lbs[q] = lbv;
-                ct[q][0] = Tm;
-                ct[q][1] = Tn;
-                ct[q][2] = Tk;
-            }
+    int ncand = tile_candidates(hw, L, pp, cand, nc, maxd, P, fwd, o0 == NPU_TORD_SEQ || !L->has_dx,
+                                ct, lbs);
     /* keep the search fast: candidates with more than NPU_TM_MAX_OPS tile-ops per part are
      * skipped while a coarser one exists */
     long minops = -1;
@@ -433,7 +444,7 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     return found ? 0 : -1;
 }
 
-int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tm_opts_t *o,
+int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tm_opts_t *o,
                       npu_tm_result_t *r)
 {
     if (!hw || !L || !o || !r || hw->S < 1 || (hw->cores != 1 && hw->cores != 4) ||
@@ -513,7 +524,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_
     return 0;
 }
 
-int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, npu_torder_t order,
+int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_torder_t order,
                           int *P, npu_tm_result_t *r)
 {
     int conc = hw && hw->cores > 1;

@@ -39,6 +39,7 @@
 
 #include "hw/npu_cfg.h"
 #include "compile/train/train_order.h"
+#include "compile/train/train_lower.h" /* npu_train_shape_t: the layer evaluated */
 #include "compile/train/train_partition.h"
 #include "compile/train/train_residency.h"
 
@@ -57,11 +58,6 @@ typedef struct npu_tm_hw {
 
 /* S, SPM bytes (banks * words * 4S) and DRAM_BW of a configuration; cores = 1. */
 void npu_tm_hw_from_cfg(const npu_cfg_t *cfg, npu_tm_hw_t *hw);
-
-typedef struct npu_tm_layer {
-    long M, K, N;   /* forward GEMM Y(M,N) = X(M,K) W(K,N) */
-    int has_dx;     /* 0 for a first layer (no dX: only the dW GEMM, no reuse to gain) */
-} npu_tm_layer_t;
 
 typedef struct npu_tm_opts {
     npu_torder_t order; /* SEQ, INTERLEAVE, DXMAJOR, DWMAJOR, AUTO, ORACLE */
@@ -89,13 +85,13 @@ typedef struct npu_tm_result {
 } npu_tm_result_t;
 
 /* Evaluates one layer; returns 0 or -1 (bad arguments, no tiling fits, allocation). */
-int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, const npu_tm_opts_t *o,
+int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tm_opts_t *o,
                       npu_tm_result_t *r);
 
 /* The best partition of a layer by the model (the KNN labels and the oracle): evaluates NONE
  * (P = 1) and M, N, K with P in {2, 4} (cores = 1) or P = cores (cores = 4), order AUTO;
  * returns the scheme and fills *r (may be NULL) and *P (may be NULL). -1 on error. */
-int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_tm_layer_t *L, npu_torder_t order,
+int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_torder_t order,
                           int *P, npu_tm_result_t *r);
 
 #endif

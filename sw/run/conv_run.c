@@ -76,240 +76,297 @@ int npu_conv_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int 
     return npu_conv_run_opts(cfg, sim, c, kernel, dataflow, NULL, seed, max_cycles, rep);
 }
 
+/* One kernel run: the plan, the host tensors, the DRAM layout and the program. */
+typedef struct conv_job {
+    const npu_cfg_t *cfg;
+    npu_sim_t *sim;
+    const npu_conv_t *c;
+    int kernel, dataflow;
+    npu_conv_report_t *rep;
+    npu_conv_plan_t *p;
+    uint8_t *dram;
+    size_t dram_bytes;
+    unsigned B;                  /* beat bytes */
+    int16_t *X, *Wt, *dY, *Z;    /* Z: the zeropad baseline's zero-inserted dY (dW only) */
+    int32_t *got, *exp;
+    int orows, ocols;            /* the output as the NPU stores it */
+    npu_conv_addrs_t ad;
+    uint64_t apg;                /* program address */
+    npu_prog_t prog;
+    npu_run_result_t rr;
+    char msg[200];
+} conv_job_t;
+
+/* The plan and what it implies for the report. */
+static int plan_kernel(conv_job_t *j, const npu_conv_plan_opts_t *opts)
+{
+    npu_conv_report_t *rep = j->rep;
+    if (npu_conv_plan(j->cfg, j->c, j->kernel, j->dataflow, opts, j->p, j->msg, sizeof j->msg) != 0)
+        return done(rep, NPU_GEMM_HOST_ERROR, j->msg);
+    rep->expect = npu_conv_macs(j->c, j->kernel, j->dataflow);
+    rep->bands = j->p->units;
+    for (int t = 1; t < NPU_NUM_TAGS; t++) {
+        rep->plan_rd_bytes += j->p->plan_rd[t];
+        rep->plan_wr_bytes += j->p->plan_wr[t];
+        rep->compulsory_rd_bytes += j->p->comp_rd[t];
+        rep->compulsory_wr_bytes += j->p->comp_wr[t];
+    }
+    return NPU_GEMM_PASS;
+}
+
+/* Seeded operands, the result buffers and, for the zeropad dW, the zero-inserted dY. */
+static int host_tensors(conv_job_t *j, uint64_t seed)
+{
+    const npu_conv_t *c = j->c;
+    const npu_conv_plan_t *p = j->p;
+    size_t nx = (size_t)c->batch * c->H * c->W * c->C, ndy = (size_t)c->batch * p->OH * p->OW * c->F;
+    j->X = malloc(sizeof *j->X * nx);
+    j->Wt = malloc(sizeof *j->Wt * wt_elems(c));
+    j->dY = malloc(sizeof *j->dY * ndy);
+    if (j->kernel == NPU_CONV_FWD) {
+        j->orows = c->batch * p->OH * p->OW;
+        j->ocols = c->F;
+    } else if (j->kernel == NPU_CONV_DX) {
+        j->orows = c->batch * c->H * c->W;
+        j->ocols = c->C;
+    } else { /* depthwise: the dense C x C per tap (F = C), the host takes the diagonal */
+        j->orows = p->T * c->F;
+        j->ocols = c->C;
+    }
+    j->got = malloc(sizeof *j->got * (size_t)j->orows * (size_t)j->ocols);
+    j->exp = malloc(sizeof *j->exp * (size_t)j->orows * (size_t)j->ocols);
+    if (!j->X || !j->Wt || !j->dY || !j->got || !j->exp)
+        return done(j->rep, NPU_GEMM_HOST_ERROR, "out of memory");
+    npu_conv_operands(c, seed, j->X, j->Wt, j->dY);
+    if (j->kernel != NPU_CONV_DW || j->dataflow != NPU_CONV_ZEROPAD)
+        return NPU_GEMM_PASS;
+    /* the baseline's lowering: the host materialises the zero-inserted dY (s-1 zeros between
+     * elements, DH x DW pixels) in DRAM; its traffic is s^2 x dY's (docs/conv.md) */
+    j->Z = calloc((size_t)c->batch * p->vOH * p->vOW * c->F, sizeof *j->Z);
+    if (!j->Z)
+        return done(j->rep, NPU_GEMM_HOST_ERROR, "out of memory");
+    for (int b = 0; b < c->batch; b++)
+        for (int oh = 0; oh < p->OH; oh++)
+            for (int ow = 0; ow < p->OW; ow++)
+                memcpy(j->Z + (((size_t)b * p->vOH + (size_t)oh * c->stride) * p->vOW + (size_t)ow * c->stride) * c->F,
+                       j->dY + (((size_t)b * p->OH + oh) * p->OW + ow) * c->F, sizeof *j->Z * (size_t)c->F);
+    return NPU_GEMM_PASS;
+}
+
+/* DRAM addresses of the kernel's tensors, the program emitted and placed after them. */
+static int layout_and_emit(conv_job_t *j)
+{
+    const npu_conv_plan_t *p = j->p;
+    int k = j->kernel;
+    uint64_t ax = 0, aw = 0, ady = 0, aout = 0;
+    npu_alloc_t al;
+    npu_alloc_init(&al, j->dram ? j->dram_bytes : 0, j->B > 16 ? j->B : 16);
+    if ((k != NPU_CONV_DX && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_X), &ax)) ||
+        (k != NPU_CONV_DW && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_W), &aw)) ||
+        (k != NPU_CONV_FWD && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_DY), &ady)) ||
+        npu_alloc(&al, npu_conv_tensor_bytes(p, k == NPU_CONV_FWD ? NPU_TAG_Y
+                                                 : k == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW), &aout) ||
+        al.next > 0xFFFFFFFFull)
+        return done(j->rep, NPU_GEMM_HOST_ERROR, "the tensors do not fit the DRAM");
+    j->ad.x = (uint32_t)ax;
+    j->ad.w = (uint32_t)aw;
+    j->ad.dy = (uint32_t)ady;
+    j->ad.out = (uint32_t)aout;
+    if (npu_conv_emit(j->cfg, p, &j->ad, &j->prog, j->msg, sizeof j->msg) != 0)
+        return done(j->rep, NPU_GEMM_HOST_ERROR, j->msg);
+    j->rep->insns = j->prog.n;
+    if (npu_alloc(&al, (uint64_t)j->prog.n * NPU_INSN_BYTES, &j->apg) != 0)
+        return done(j->rep, NPU_GEMM_HOST_ERROR, "the program does not fit the DRAM");
+    return NPU_GEMM_PASS;
+}
+
+/* The depthwise weights packed once into diagonal 2S x 2S blocks (docs/conv.md): row r of block
+ * b of tap t is a word with Wt[t][2S*b + r] in lane r, zero elsewhere. */
+static int write_depthwise_weights(conv_job_t *j)
+{
+    const npu_conv_plan_t *p = j->p;
+    int L = p->L, rows = p->T * p->cw * L;
+    int16_t *D = calloc((size_t)rows * (size_t)L, sizeof *D);
+    if (!D)
+        return done(j->rep, NPU_GEMM_HOST_ERROR, "out of memory");
+    for (int t = 0; t < p->T; t++)
+        for (int ch = 0; ch < j->c->C; ch++)
+            D[((size_t)(t * p->cw + ch / L) * (size_t)L + (size_t)(ch % L)) * (size_t)L + (size_t)(ch % L)] =
+                j->Wt[(size_t)t * (size_t)j->c->C + (size_t)ch];
+    npu_write_i16(j->dram, j->ad.w, 1, j->B, rows, L, D, (size_t)L);
+    free(D);
+    return NPU_GEMM_PASS;
+}
+
+/* The kernel's inputs into DRAM, the output poisoned: an element the NPU never writes cannot
+ * match by accident. */
+static int write_tensors(conv_job_t *j)
+{
+    const npu_conv_t *c = j->c;
+    const npu_conv_plan_t *p = j->p;
+    int k = j->kernel;
+    if (k != NPU_CONV_DX)
+        npu_write_i16(j->dram, j->ad.x, p->px, j->B, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
+    if (k != NPU_CONV_DW && !c->depthwise)
+        npu_write_i16(j->dram, j->ad.w, p->pw, j->B, p->T * c->F, c->C, j->Wt, (size_t)c->C);
+    if (k != NPU_CONV_DW && c->depthwise && write_depthwise_weights(j) != NPU_GEMM_PASS)
+        return j->rep->rc;
+    if (k != NPU_CONV_FWD)
+        npu_write_i16(j->dram, j->ad.dy, p->pdy, j->B, c->batch * p->vOH * p->vOW, c->F,
+                      j->Z ? j->Z : j->dY, (size_t)c->F);
+    memset(j->dram + j->ad.out, 0xA5, (size_t)j->orows * p->pout * j->B);
+    return NPU_GEMM_PASS;
+}
+
+/* Runs the program; its counters go to the report whatever the outcome. */
+static int run_kernel(conv_job_t *j, uint64_t max_cycles)
+{
+    npu_conv_report_t *rep = j->rep;
+    npu_run_result_t *rr = &j->rr;
+    int rc = npu_run_program(j->cfg, j->sim, j->apg, j->prog.insn, j->prog.n, max_cycles, rr);
+    memcpy(rep->cnt, rr->cnt, sizeof rep->cnt);
+    rep->cycles = rr->cnt[NPU_CNT_cycles];
+    for (int m = 0; m < NPU_NUM_MODES; m++)
+        rep->exec_busy += rr->cnt[NPU_CNT_busy_fw + m];
+    for (int i = 0; i < 4; i++)
+        rep->macs += rr->cnt[NPU_CNT_macs_core0 + i];
+    rep->macs_zero = rr->cnt[NPU_CNT_macs_zero];
+    for (int t = 1; t < NPU_NUM_TAGS; t++) {
+        rep->dram_rd_bytes += rr->cnt[NPU_CNT_dram_rd_prog + t];
+        rep->dram_wr_bytes += rr->cnt[NPU_CNT_dram_wr_prog + t];
+    }
+    if (rc == NPU_RUN_HOST_ERROR)
+        return done(rep, NPU_GEMM_HOST_ERROR, "the program does not fit the DRAM");
+    if (rc == NPU_RUN_SIM_STOPPED) {
+        uint64_t at = rr->end_cycle;
+        const char *m = npu_sim_assert_msg(j->sim, &at);
+        snprintf(j->msg, sizeof j->msg, "RTL assertion at cycle %llu: %s", (unsigned long long)at,
+                 m ? m : "$finish without a message");
+        return done(rep, NPU_GEMM_HOST_ERROR, j->msg);
+    }
+    if (rc == NPU_RUN_TIMEOUT)
+        return done(rep, NPU_GEMM_TIMEOUT, "timeout");
+    if (rc == NPU_RUN_ERROR) {
+        snprintf(j->msg, sizeof j->msg, "NPU error %s at pc %u (info 0x%x)",
+                 npu_error_name(rr->err) ? npu_error_name(rr->err) : "?", (unsigned)rr->err_pc,
+                 (unsigned)rr->err_info);
+        return done(rep, NPU_GEMM_NPU_ERROR, j->msg);
+    }
+    return NPU_GEMM_PASS;
+}
+
+/* The output read back (depthwise dW: the diagonal of each tap's C x C) against the golden
+ * model, bit-exact. */
+static int check_result(conv_job_t *j)
+{
+    const npu_conv_t *c = j->c;
+    int rows = j->orows, br = 0, bc = 0, k = j->kernel;
+    int32_t gv = 0, ev = 0;
+    size_t bad;
+    npu_read_i32(j->dram, j->ad.out, j->p->pout, j->B, j->orows, j->ocols, j->got, (size_t)j->ocols);
+    if (k == NPU_CONV_DW && c->depthwise) {
+        for (int t = 0; t < j->p->T; t++)
+            for (int ch = 0; ch < c->C; ch++)
+                j->got[(size_t)t * (size_t)c->C + (size_t)ch] = j->got[((size_t)t * (size_t)c->C + (size_t)ch) * (size_t)c->C + (size_t)ch];
+        rows = j->p->T;
+    }
+    if (k == NPU_CONV_FWD)
+        npu_conv_fwd_golden(c, j->X, j->Wt, j->exp);
+    else if (k == NPU_CONV_DX)
+        npu_conv_dx_golden(c, j->dY, j->Wt, j->exp);
+    else
+        npu_conv_dw_golden(c, j->X, j->dY, j->exp);
+    bad = npu_compare_i32(rows, j->ocols, j->got, (size_t)j->ocols, j->exp, (size_t)j->ocols, &br,
+                          &bc, &gv, &ev);
+    if (!bad)
+        return NPU_GEMM_PASS;
+    snprintf(j->msg, sizeof j->msg, "%zu mismatches, first %s row %d (%s) channel %d = %d expected %d",
+             bad, npu_conv_kernel_name(k), br, k == NPU_CONV_DW ? "tap*F+f" : "pixel", bc, (int)gv,
+             (int)ev);
+    return done(j->rep, NPU_GEMM_MISMATCH, j->msg);
+}
+
+/* Every counter against the program (npu_prog_expect, npu_prog_expect_array). */
+static int check_counters(conv_job_t *j)
+{
+    npu_prog_expect_t ex;
+    npu_array_expect_t ax;
+    npu_prog_expect(j->cfg, j->prog.insn, j->prog.n, &ex);
+    if (npu_check_counters(j->rr.cnt, &ex, j->msg, sizeof j->msg) != 0)
+        return done(j->rep, NPU_GEMM_COUNTERS, j->msg);
+    npu_prog_expect_array(j->cfg, j->prog.insn, j->prog.n, &ax);
+    if (npu_check_array_counters(j->rr.cnt, &ax, j->msg, sizeof j->msg) != 0)
+        return done(j->rep, NPU_GEMM_COUNTERS, j->msg);
+    return NPU_GEMM_PASS;
+}
+
+/* The MACs and zero-operand MACs against the formulas. Depthwise: the hardware counts k x n per
+ * row (the diagonal tiles' and the dense dW's zero pairs too), so the MACs are checked against
+ * the program (check_counters) and the zeros against the formula scaled by the pairs per useful
+ * pair: fwd / dX sum(ck^2) / C over the channel blocks (a zero lane meets its block's ck
+ * filters), dW F (= C). */
+static int check_macs(conv_job_t *j)
+{
+    const npu_conv_t *c = j->c;
+    npu_conv_report_t *rep = j->rep;
+    const char *kn = npu_conv_kernel_name(j->kernel), *dn = npu_conv_dataflow_name(j->dataflow);
+    if (c->depthwise) {
+        uint64_t sq = 0;
+        for (int cb = 0; cb < j->p->cw; cb++) {
+            uint64_t ck = (uint64_t)(c->C - cb * j->p->L < j->p->L ? c->C - cb * j->p->L : j->p->L);
+            sq += ck * ck;
+        }
+        rep->expect.zero = j->kernel == NPU_CONV_DW ? rep->expect.zero * (uint64_t)c->F
+                                                    : rep->expect.zero / (uint64_t)c->C * sq;
+    }
+    if (!c->depthwise && rep->macs != rep->expect.total) {
+        snprintf(j->msg, sizeof j->msg, "MACs %llu, the %s %s formula says %llu",
+                 (unsigned long long)rep->macs, kn, dn, (unsigned long long)rep->expect.total);
+        return done(rep, NPU_GEMM_COUNTERS, j->msg);
+    }
+    if (rep->macs_zero != rep->expect.zero) {
+        snprintf(j->msg, sizeof j->msg, "macs_zero %llu, the %s %s formula says %llu",
+                 (unsigned long long)rep->macs_zero, kn, dn, (unsigned long long)rep->expect.zero);
+        return done(rep, NPU_GEMM_COUNTERS, j->msg);
+    }
+    return done(rep, NPU_GEMM_PASS, NULL);
+}
+
 int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel,
                       int dataflow, const npu_conv_plan_opts_t *opts, uint64_t seed,
                       uint64_t max_cycles, npu_conv_report_t *rep)
 {
-    npu_conv_plan_t *p = malloc(sizeof *p);
-    npu_prog_t prog;
-    npu_prog_expect_t ex;
-    npu_run_result_t rr;
-    npu_conv_addrs_t ad;
-    npu_alloc_t al;
-    size_t dram_bytes = 0;
-    uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
-    unsigned B = (unsigned)npu_cfg_beat(cfg);
-    int16_t *X = NULL, *Wt = NULL, *dY = NULL, *Z = NULL;
-    int32_t *got = NULL, *exp = NULL;
-    uint64_t ax = 0, aw = 0, ady = 0, aout = 0, apg = 0;
-    char msg[200];
-    int rc, OH, OW, orows = 0, ocols = 0;
+    conv_job_t j;
+    int rc;
 
     memset(rep, 0, sizeof *rep);
     rep->kernel = kernel;
     rep->dataflow = dataflow;
-    npu_prog_init(&prog);
-    if (!p)
+    memset(&j, 0, sizeof j);
+    j.cfg = cfg;
+    j.sim = sim;
+    j.c = c;
+    j.kernel = kernel;
+    j.dataflow = dataflow;
+    j.rep = rep;
+    j.dram = npu_sim_dram(sim, &j.dram_bytes);
+    j.B = (unsigned)npu_cfg_beat(cfg);
+    npu_prog_init(&j.prog);
+    j.p = malloc(sizeof *j.p);
+    if (!j.p)
         return done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
-    if (npu_conv_plan(cfg, c, kernel, dataflow, opts, p, msg, sizeof msg) != 0) {
-        free(p);
-        return done(rep, NPU_GEMM_HOST_ERROR, msg);
-    }
-    rep->expect = npu_conv_macs(c, kernel, dataflow);
-    rep->bands = p->units;
-    OH = p->OH;
-    OW = p->OW;
-    for (int t = 1; t < NPU_NUM_TAGS; t++) {
-        rep->plan_rd_bytes += p->plan_rd[t];
-        rep->plan_wr_bytes += p->plan_wr[t];
-        rep->compulsory_rd_bytes += p->comp_rd[t];
-        rep->compulsory_wr_bytes += p->comp_wr[t];
-    }
-    {
-        size_t nx = (size_t)c->batch * c->H * c->W * c->C, ndy = (size_t)c->batch * OH * OW * c->F;
-        X = malloc(sizeof *X * nx);
-        Wt = malloc(sizeof *Wt * wt_elems(c));
-        dY = malloc(sizeof *dY * ndy);
-        if (kernel == NPU_CONV_FWD) {
-            orows = c->batch * OH * OW;
-            ocols = c->F;
-        } else if (kernel == NPU_CONV_DX) {
-            orows = c->batch * c->H * c->W;
-            ocols = c->C;
-        } else { /* depthwise: the dense C x C per tap (F = C), the host takes the diagonal */
-            orows = p->T * c->F;
-            ocols = c->C;
-        }
-        got = malloc(sizeof *got * (size_t)orows * (size_t)ocols);
-        exp = malloc(sizeof *exp * (size_t)orows * (size_t)ocols);
-        if (!X || !Wt || !dY || !got || !exp) {
-            rc = done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
-            goto out;
-        }
-        npu_conv_operands(c, seed, X, Wt, dY);
-    }
-    if (kernel == NPU_CONV_DW && dataflow == NPU_CONV_ZEROPAD) {
-        /* the baseline's lowering: the host materialises the zero-inserted dY (s-1 zeros between
-         * elements, DH x DW pixels) in DRAM; its traffic is s^2 x dY's (docs/conv.md) */
-        size_t nz = (size_t)c->batch * p->vOH * p->vOW * c->F;
-        Z = calloc(nz, sizeof *Z);
-        if (!Z) {
-            rc = done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
-            goto out;
-        }
-        for (int b = 0; b < c->batch; b++)
-            for (int oh = 0; oh < OH; oh++)
-                for (int ow = 0; ow < OW; ow++)
-                    memcpy(Z + (((size_t)b * p->vOH + (size_t)oh * c->stride) * p->vOW + (size_t)ow * c->stride) * c->F,
-                           dY + (((size_t)b * OH + oh) * OW + ow) * c->F, sizeof *Z * (size_t)c->F);
-    }
-    npu_alloc_init(&al, dram ? dram_bytes : 0, B > 16 ? B : 16);
-    if ((kernel != NPU_CONV_DX && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_X), &ax)) ||
-        (kernel != NPU_CONV_DW && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_W), &aw)) ||
-        (kernel != NPU_CONV_FWD && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_DY), &ady)) ||
-        npu_alloc(&al, npu_conv_tensor_bytes(p, kernel == NPU_CONV_FWD ? NPU_TAG_Y
-                                                 : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW), &aout) ||
-        al.next > 0xFFFFFFFFull) {
-        rc = done(rep, NPU_GEMM_HOST_ERROR, "the tensors do not fit the DRAM");
-        goto out;
-    }
-    ad.x = (uint32_t)ax;
-    ad.w = (uint32_t)aw;
-    ad.dy = (uint32_t)ady;
-    ad.out = (uint32_t)aout;
-    if (npu_conv_emit(cfg, p, &ad, &prog, msg, sizeof msg) != 0) {
-        rc = done(rep, NPU_GEMM_HOST_ERROR, msg);
-        goto out;
-    }
-    rep->insns = prog.n;
-    if (npu_alloc(&al, (uint64_t)prog.n * NPU_INSN_BYTES, &apg) != 0) {
-        rc = done(rep, NPU_GEMM_HOST_ERROR, "the program does not fit the DRAM");
-        goto out;
-    }
-    if (kernel != NPU_CONV_DX)
-        npu_write_i16(dram, ax, p->px, B, c->batch * c->H * c->W, c->C, X, (size_t)c->C);
-    if (kernel != NPU_CONV_DW && !c->depthwise)
-        npu_write_i16(dram, aw, p->pw, B, p->T * c->F, c->C, Wt, (size_t)c->C);
-    if (kernel != NPU_CONV_DW && c->depthwise) {
-        /* the depthwise weights packed once into diagonal 2S x 2S blocks (docs/conv.md): row r of
-         * block b of tap t is a word with Wt[t][2S*b + r] in lane r, zero elsewhere */
-        int L = p->L, rows = p->T * p->cw * L;
-        int16_t *D = calloc((size_t)rows * (size_t)L, sizeof *D);
-        if (!D) {
-            rc = done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
-            goto out;
-        }
-        for (int t = 0; t < p->T; t++)
-            for (int ch = 0; ch < c->C; ch++)
-                D[((size_t)(t * p->cw + ch / L) * (size_t)L + (size_t)(ch % L)) * (size_t)L + (size_t)(ch % L)] =
-                    Wt[(size_t)t * (size_t)c->C + (size_t)ch];
-        npu_write_i16(dram, aw, 1, B, rows, L, D, (size_t)L);
-        free(D);
-    }
-    if (kernel != NPU_CONV_FWD)
-        npu_write_i16(dram, ady, p->pdy, B, c->batch * p->vOH * p->vOW, c->F, Z ? Z : dY, (size_t)c->F);
-    /* poison the output: an element the NPU never writes cannot match by accident */
-    memset(dram + aout, 0xA5, (size_t)orows * p->pout * B);
-
-    npu_prog_expect(cfg, prog.insn, prog.n, &ex);
-    rc = npu_run_program(cfg, sim, apg, prog.insn, prog.n, max_cycles, &rr);
-    memcpy(rep->cnt, rr.cnt, sizeof rep->cnt);
-    rep->cycles = rr.cnt[NPU_CNT_cycles];
-    for (int m = 0; m < NPU_NUM_MODES; m++)
-        rep->exec_busy += rr.cnt[NPU_CNT_busy_fw + m];
-    for (int i = 0; i < 4; i++)
-        rep->macs += rr.cnt[NPU_CNT_macs_core0 + i];
-    rep->macs_zero = rr.cnt[NPU_CNT_macs_zero];
-    for (int t = 1; t < NPU_NUM_TAGS; t++) {
-        rep->dram_rd_bytes += rr.cnt[NPU_CNT_dram_rd_prog + t];
-        rep->dram_wr_bytes += rr.cnt[NPU_CNT_dram_wr_prog + t];
-    }
-    if (rc == NPU_RUN_HOST_ERROR) {
-        rc = done(rep, NPU_GEMM_HOST_ERROR, "the program does not fit the DRAM");
-        goto out;
-    }
-    if (rc == NPU_RUN_SIM_STOPPED) {
-        uint64_t at = rr.end_cycle;
-        const char *m = npu_sim_assert_msg(sim, &at);
-        snprintf(msg, sizeof msg, "RTL assertion at cycle %llu: %s", (unsigned long long)at,
-                 m ? m : "$finish without a message");
-        rc = done(rep, NPU_GEMM_HOST_ERROR, msg);
-        goto out;
-    }
-    if (rc == NPU_RUN_TIMEOUT) {
-        rc = done(rep, NPU_GEMM_TIMEOUT, "timeout");
-        goto out;
-    }
-    if (rc == NPU_RUN_ERROR) {
-        snprintf(msg, sizeof msg, "NPU error %s at pc %u (info 0x%x)",
-                 npu_error_name(rr.err) ? npu_error_name(rr.err) : "?", (unsigned)rr.err_pc,
-                 (unsigned)rr.err_info);
-        rc = done(rep, NPU_GEMM_NPU_ERROR, msg);
-        goto out;
-    }
-    npu_read_i32(dram, aout, p->pout, B, orows, ocols, got, (size_t)ocols);
-    if (kernel == NPU_CONV_DW && c->depthwise) { /* the diagonal of each tap's C x C */
-        for (int t = 0; t < p->T; t++)
-            for (int ch = 0; ch < c->C; ch++)
-                got[(size_t)t * (size_t)c->C + (size_t)ch] = got[((size_t)t * (size_t)c->C + (size_t)ch) * (size_t)c->C + (size_t)ch];
-        orows = p->T;
-    }
-    if (kernel == NPU_CONV_FWD)
-        npu_conv_fwd_golden(c, X, Wt, exp);
-    else if (kernel == NPU_CONV_DX)
-        npu_conv_dx_golden(c, dY, Wt, exp);
-    else
-        npu_conv_dw_golden(c, X, dY, exp);
-    {
-        int br = 0, bc = 0;
-        int32_t gv = 0, ev = 0;
-        size_t bad = npu_compare_i32(orows, ocols, got, (size_t)ocols, exp, (size_t)ocols, &br, &bc, &gv, &ev);
-        if (bad) {
-            snprintf(msg, sizeof msg, "%zu mismatches, first %s row %d (%s) channel %d = %d expected %d",
-                     bad, npu_conv_kernel_name(kernel), br,
-                     kernel == NPU_CONV_DW ? "tap*F+f" : "pixel", bc, (int)gv, (int)ev);
-            rc = done(rep, NPU_GEMM_MISMATCH, msg);
-            goto out;
-        }
-    }
-    if (npu_check_counters(rr.cnt, &ex, msg, sizeof msg) != 0) {
-        rc = done(rep, NPU_GEMM_COUNTERS, msg);
-        goto out;
-    }
-    {
-        npu_array_expect_t ax2;
-        npu_prog_expect_array(cfg, prog.insn, prog.n, &ax2);
-        if (npu_check_array_counters(rr.cnt, &ax2, msg, sizeof msg) != 0) {
-            rc = done(rep, NPU_GEMM_COUNTERS, msg);
-            goto out;
-        }
-    }
-    /* the MAC formulas. Depthwise: the hardware counts k x n per row (the diagonal tiles' and
-     * the dense dW's zero pairs too), so the MACs are checked against the program above and the
-     * zeros against the formula scaled by the pairs per useful pair: fwd / dX sum(ck^2) / C over
-     * the channel blocks (a zero lane meets its block's ck filters), dW F (= C) */
-    if (c->depthwise) {
-        uint64_t sq = 0;
-        for (int cb = 0; cb < p->cw; cb++) {
-            uint64_t ck = (uint64_t)(c->C - cb * p->L < p->L ? c->C - cb * p->L : p->L);
-            sq += ck * ck;
-        }
-        rep->expect.zero = kernel == NPU_CONV_DW ? rep->expect.zero * (uint64_t)c->F
-                                                 : rep->expect.zero / (uint64_t)c->C * sq;
-    }
-    if (!c->depthwise && rep->macs != rep->expect.total) {
-        snprintf(msg, sizeof msg, "MACs %llu, the %s %s formula says %llu", (unsigned long long)rep->macs,
-                 npu_conv_kernel_name(kernel), npu_conv_dataflow_name(dataflow),
-                 (unsigned long long)rep->expect.total);
-        rc = done(rep, NPU_GEMM_COUNTERS, msg);
-        goto out;
-    }
-    if (rep->macs_zero != rep->expect.zero) {
-        snprintf(msg, sizeof msg, "macs_zero %llu, the %s %s formula says %llu",
-                 (unsigned long long)rep->macs_zero, npu_conv_kernel_name(kernel),
-                 npu_conv_dataflow_name(dataflow), (unsigned long long)rep->expect.zero);
-        rc = done(rep, NPU_GEMM_COUNTERS, msg);
-        goto out;
-    }
-    rc = done(rep, NPU_GEMM_PASS, NULL);
-out:
-    npu_prog_free(&prog);
-    free(p);
-    free(X);
-    free(Wt);
-    free(dY);
-    free(Z);
-    free(got);
-    free(exp);
+    if ((rc = plan_kernel(&j, opts)) == NPU_GEMM_PASS && (rc = host_tensors(&j, seed)) == NPU_GEMM_PASS &&
+        (rc = layout_and_emit(&j)) == NPU_GEMM_PASS && (rc = write_tensors(&j)) == NPU_GEMM_PASS &&
+        (rc = run_kernel(&j, max_cycles)) == NPU_GEMM_PASS && (rc = check_result(&j)) == NPU_GEMM_PASS &&
+        (rc = check_counters(&j)) == NPU_GEMM_PASS)
+        rc = check_macs(&j);
+    npu_prog_free(&j.prog);
+    free(j.p);
+    free(j.X);
+    free(j.Wt);
+    free(j.dY);
+    free(j.Z);
+    free(j.got);
+    free(j.exp);
     return rc;
 }

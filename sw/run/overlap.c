@@ -114,22 +114,112 @@ static double next_bw(double bw, uint64_t compute, uint64_t transfer, unsigned b
     return nb > hi ? hi : nb < lo ? lo : nb;
 }
 
+/* The three partial programs of one compiled GEMM. */
+typedef struct partials {
+    npu_prog_t compute, transfer, dma;
+} partials_t;
+
+/* Compute-only and transfer-only (and DMA-only) at the bandwidth, re-scaled until they balance
+ * (calibrate) or once; fills r->steps and the final figures. *tt ends at the bandwidth used. */
+static int measure_partials(const npu_cfg_t *cfg, npu_dram_timing_t *tt, const npu_gemm_report_t *c,
+                            const partials_t *pp, const int16_t *A, const int16_t *B,
+                            int calibrate, uint64_t max_cycles, npu_overlap_result_t *r)
+{
+    int rc;
+    for (;;) {
+        npu_overlap_step_t *st = &r->steps[r->n_steps];
+        r->dram_bw = tt->bytes_per_cycle;
+        if ((rc = run_partial(cfg, tt, c, &pp->compute, A, B, max_cycles, "compute-only run",
+                              &r->compute_run, r)) != NPU_OVERLAP_OK ||
+            (rc = run_partial(cfg, tt, c, &pp->transfer, A, B, max_cycles, "transfer-only run",
+                              &r->transfer_run, r)) != NPU_OVERLAP_OK ||
+            (rc = run_partial(cfg, tt, c, &pp->dma, A, B, max_cycles, "DMA-only run",
+                              &r->dma_run, r)) != NPU_OVERLAP_OK)
+            return rc;
+        st->dram_bw = tt->bytes_per_cycle;
+        st->compute_cycles = r->compute_run.cnt[NPU_CNT_cycles];
+        st->transfer_cycles = r->transfer_run.cnt[NPU_CNT_cycles];
+        st->dma_cycles = r->dma_run.cnt[NPU_CNT_cycles];
+        r->n_steps++;
+        if (!calibrate || r->n_steps > NPU_OVERLAP_CALIB_STEPS ||
+            (double)(st->transfer_cycles > st->compute_cycles
+                         ? st->transfer_cycles - st->compute_cycles
+                         : st->compute_cycles - st->transfer_cycles) <=
+                NPU_OVERLAP_BALANCE_TOL * (double)st->compute_cycles)
+            break;
+        tt->bytes_per_cycle = next_bw(tt->bytes_per_cycle, st->compute_cycles,
+                                      st->transfer_cycles, (unsigned)npu_cfg_beat(cfg));
+        if (tt->bytes_per_cycle == st->dram_bw) /* clamped: no better bandwidth to try */
+            break;
+    }
+    r->dram_bw = tt->bytes_per_cycle;
+    r->compute_cycles = r->steps[r->n_steps - 1].compute_cycles;
+    r->transfer_cycles = r->steps[r->n_steps - 1].transfer_cycles;
+    r->dma_cycles = r->steps[r->n_steps - 1].dma_cycles;
+    r->bound_cycles =
+        r->compute_cycles > r->transfer_cycles ? r->compute_cycles : r->transfer_cycles;
+    return NPU_OVERLAP_OK;
+}
+
+/* Why the full run is not PASS, as one line. */
+static void full_fail_msg(const npu_gemm_report_t *f, char *msg, size_t n)
+{
+    if (f->rc == NPU_GEMM_MISMATCH)
+        snprintf(msg, n, "%zu mismatches, first C[%d][%d] = %ld, expected %ld", f->mismatches,
+                 f->bad_row, f->bad_col, (long)f->bad_got, (long)f->bad_exp);
+    else if (f->rc == NPU_GEMM_NPU_ERROR)
+        snprintf(msg, n, "NPU error %s at pc %u",
+                 npu_error_name(f->run.err) ? npu_error_name(f->run.err) : "?",
+                 (unsigned)f->run.err_pc);
+    else
+        snprintf(msg, n, "%s %.80s%.100s", npu_gemm_rc_name(f->rc), f->host_msg, f->counters_msg);
+}
+
+/* The full program through npu_gemm_run (bit-exact), the same program as the partials', and
+ * the ratio to the bound. */
+static int run_full(const npu_cfg_t *cfg, const npu_dram_timing_t *tt, const npu_gemm_report_t *c,
+                    int M, int N, int K, const int16_t *A, const int16_t *B, int transA,
+                    int transB, uint64_t max_cycles, npu_overlap_result_t *r)
+{
+    char msg[200];
+    npu_sim_t *s = open_sim(cfg, tt, msg, sizeof msg);
+    if (!s)
+        return fail(r, NPU_OVERLAP_HOST_ERROR, "full run", msg);
+    npu_prog_free(&r->full.prog);
+    npu_gemm_run(cfg, s, M, N, K, A, B, transA, transB, NULL, max_cycles, &r->full);
+    npu_sim_close(s);
+    r->wall_s += r->full.run.wall_s;
+    if (r->full.rc == NPU_GEMM_PASS &&
+        (r->full.prog.n != c->prog.n ||
+         memcmp(r->full.prog.insn, c->prog.insn, c->prog.n * sizeof *c->prog.insn) != 0))
+        return fail(r, NPU_OVERLAP_HOST_ERROR, "full run",
+                    "npu_gemm_run compiled another program than npu_gemm_compile");
+    if (r->full.rc != NPU_GEMM_PASS) {
+        full_fail_msg(&r->full, msg, sizeof msg);
+        return fail(r, r->full.rc == NPU_GEMM_TIMEOUT ? NPU_OVERLAP_TIMEOUT
+                                                      : NPU_OVERLAP_GEMM_FAILED,
+                    "full run", msg);
+    }
+    r->full_cycles = r->full.run.cnt[NPU_CNT_cycles];
+    r->ratio = r->bound_cycles ? (double)r->full_cycles / (double)r->bound_cycles : 0.0;
+    r->overlap_ok = r->bound_cycles && r->ratio <= NPU_OVERLAP_MAX_RATIO;
+    return NPU_OVERLAP_OK;
+}
+
 int npu_overlap_measure(const npu_cfg_t *cfg, int M, int N, int K, const int16_t *A,
                         const int16_t *B, int transA, int transB, const npu_dram_timing_t *t,
                         int calibrate, uint64_t max_cycles, npu_overlap_result_t *r)
 {
     npu_gemm_report_t c; /* the compiled program and layout */
-    npu_prog_t pe, pt, pd;
+    partials_t pp;
     npu_dram_timing_t tt = *t;
-    char msg[200];
-    npu_sim_t *s;
     int rc = NPU_OVERLAP_OK;
 
     memset(r, 0, sizeof *r);
     npu_prog_init(&r->full.prog);
-    npu_prog_init(&pe);
-    npu_prog_init(&pt);
-    npu_prog_init(&pd);
+    npu_prog_init(&pp.compute);
+    npu_prog_init(&pp.transfer);
+    npu_prog_init(&pp.dma);
     r->calibrated = calibrate;
     if (!(tt.bytes_per_cycle > 0))
         tt.bytes_per_cycle = (double)cfg->dram_bw;
@@ -141,91 +231,20 @@ int npu_overlap_measure(const npu_cfg_t *cfg, int M, int N, int K, const int16_t
         npu_gemm_report_free(&c);
         return r->rc;
     }
-    if (npu_prog_keep_queues(c.prog.insn, c.prog.n, "E", &pe) != 0 ||
-        transfer_prog(&c.prog, &pt) != 0 ||
-        npu_prog_keep_queues(c.prog.insn, c.prog.n, "LS", &pd) != 0) {
+    if (npu_prog_keep_queues(c.prog.insn, c.prog.n, "E", &pp.compute) != 0 ||
+        transfer_prog(&c.prog, &pp.transfer) != 0 ||
+        npu_prog_keep_queues(c.prog.insn, c.prog.n, "LS", &pp.dma) != 0) {
         rc = fail(r, NPU_OVERLAP_HOST_ERROR, "out of memory", NULL);
-        goto out;
+    } else {
+        r->n_compute = pp.compute.n;
+        r->n_transfer = pp.dma.n;
+        rc = measure_partials(cfg, &tt, &c, &pp, A, B, calibrate, max_cycles, r);
+        if (rc == NPU_OVERLAP_OK)
+            rc = run_full(cfg, &tt, &c, M, N, K, A, B, transA, transB, max_cycles, r);
     }
-    r->n_compute = pe.n;
-    r->n_transfer = pd.n;
-
-    /* compute-only and transfer-only at the bandwidth, re-scaled until they balance */
-    for (;;) {
-        npu_overlap_step_t *st = &r->steps[r->n_steps];
-        r->dram_bw = tt.bytes_per_cycle;
-        if ((rc = run_partial(cfg, &tt, &c, &pe, A, B, max_cycles, "compute-only run",
-                              &r->compute_run, r)) != NPU_OVERLAP_OK ||
-            (rc = run_partial(cfg, &tt, &c, &pt, A, B, max_cycles, "transfer-only run",
-                              &r->transfer_run, r)) != NPU_OVERLAP_OK ||
-            (rc = run_partial(cfg, &tt, &c, &pd, A, B, max_cycles, "DMA-only run",
-                              &r->dma_run, r)) != NPU_OVERLAP_OK)
-            goto out;
-        st->dram_bw = tt.bytes_per_cycle;
-        st->compute_cycles = r->compute_run.cnt[NPU_CNT_cycles];
-        st->transfer_cycles = r->transfer_run.cnt[NPU_CNT_cycles];
-        st->dma_cycles = r->dma_run.cnt[NPU_CNT_cycles];
-        r->n_steps++;
-        if (!calibrate || r->n_steps > NPU_OVERLAP_CALIB_STEPS ||
-            (double)(st->transfer_cycles > st->compute_cycles
-                         ? st->transfer_cycles - st->compute_cycles
-                         : st->compute_cycles - st->transfer_cycles) <=
-                NPU_OVERLAP_BALANCE_TOL * (double)st->compute_cycles)
-            break;
-        tt.bytes_per_cycle = next_bw(tt.bytes_per_cycle, st->compute_cycles,
-                                     st->transfer_cycles, (unsigned)npu_cfg_beat(cfg));
-        if (tt.bytes_per_cycle == st->dram_bw) /* clamped: no better bandwidth to try */
-            break;
-    }
-    r->dram_bw = tt.bytes_per_cycle;
-    r->compute_cycles = r->steps[r->n_steps - 1].compute_cycles;
-    r->transfer_cycles = r->steps[r->n_steps - 1].transfer_cycles;
-    r->dma_cycles = r->steps[r->n_steps - 1].dma_cycles;
-    r->bound_cycles =
-        r->compute_cycles > r->transfer_cycles ? r->compute_cycles : r->transfer_cycles;
-
-    /* the full program, checked bit-exact */
-    s = open_sim(cfg, &tt, msg, sizeof msg);
-    if (!s) {
-        rc = fail(r, NPU_OVERLAP_HOST_ERROR, "full run", msg);
-        goto out;
-    }
-    npu_prog_free(&r->full.prog);
-    npu_gemm_run(cfg, s, M, N, K, A, B, transA, transB, NULL, max_cycles, &r->full);
-    npu_sim_close(s);
-    r->wall_s += r->full.run.wall_s;
-    if (r->full.rc == NPU_GEMM_PASS &&
-        (r->full.prog.n != c.prog.n ||
-         memcmp(r->full.prog.insn, c.prog.insn, c.prog.n * sizeof *c.prog.insn) != 0)) {
-        rc = fail(r, NPU_OVERLAP_HOST_ERROR, "full run",
-                  "npu_gemm_run compiled another program than npu_gemm_compile");
-        goto out;
-    }
-    if (r->full.rc != NPU_GEMM_PASS) {
-        if (r->full.rc == NPU_GEMM_MISMATCH)
-            snprintf(msg, sizeof msg, "%zu mismatches, first C[%d][%d] = %ld, expected %ld",
-                     r->full.mismatches, r->full.bad_row, r->full.bad_col,
-                     (long)r->full.bad_got, (long)r->full.bad_exp);
-        else if (r->full.rc == NPU_GEMM_NPU_ERROR)
-            snprintf(msg, sizeof msg, "NPU error %s at pc %u",
-                     npu_error_name(r->full.run.err) ? npu_error_name(r->full.run.err) : "?",
-                     (unsigned)r->full.run.err_pc);
-        else
-            snprintf(msg, sizeof msg, "%s %.80s%.100s", npu_gemm_rc_name(r->full.rc),
-                     r->full.host_msg, r->full.counters_msg);
-        rc = fail(r, r->full.rc == NPU_GEMM_TIMEOUT ? NPU_OVERLAP_TIMEOUT
-                                                    : NPU_OVERLAP_GEMM_FAILED,
-                  "full run", msg);
-        goto out;
-    }
-    r->full_cycles = r->full.run.cnt[NPU_CNT_cycles];
-    r->ratio = r->bound_cycles ? (double)r->full_cycles / (double)r->bound_cycles : 0.0;
-    r->overlap_ok = r->bound_cycles && r->ratio <= NPU_OVERLAP_MAX_RATIO;
-
-out:
-    npu_prog_free(&pe);
-    npu_prog_free(&pt);
-    npu_prog_free(&pd);
+    npu_prog_free(&pp.compute);
+    npu_prog_free(&pp.transfer);
+    npu_prog_free(&pp.dma);
     npu_gemm_report_free(&c);
     return r->rc = rc;
 }

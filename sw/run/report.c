@@ -82,25 +82,11 @@ static const char *faulting_insn(const npu_gemm_report_t *r, char *buf, size_t n
     return buf;
 }
 
-void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
-                     const npu_report_opts_t *o)
+/* What went wrong: the NPU error (with the deadlock state), the timeout, the first mismatch and
+ * where it was written, the counter check. */
+static void text_failure(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r)
 {
-    const uint64_t *c = r->run.cnt;
-    const npu_gemm_plan_t *p = &r->plan;
     char buf[256];
-    fprintf(f, "gemm M=%d N=%d K=%d%s%s on config %s (S=%d, %dx%d PEs)\n", r->M, r->N, r->K,
-            r->transA ? " transA" : "", r->transB ? " transB" : "", cfg->name ? cfg->name : "?",
-            cfg->s, 2 * cfg->s, 2 * cfg->s);
-    fprintf(f, "  result       %s\n", npu_gemm_rc_name(r->rc));
-    if (o)
-        fprintf(f, "  seed         %llu   DRAM %.3g B/cycle, latency %u, stalls %u%%\n", u(o->seed),
-                o->dram_bw, o->dram_latency, o->stall_pct);
-    if (r->rc == NPU_GEMM_HOST_ERROR) {
-        fprintf(f, "  host error   %s\n", r->host_msg);
-        return;
-    }
-    fprintf(f, "  plan         Mt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles, %d K chunks, %zu instructions\n",
-            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->k_chunks, r->prog.n);
     if (r->rc == NPU_GEMM_NPU_ERROR) {
         const char *nm = npu_error_name(r->run.err);
         fprintf(f, "  npu error    %s (%s) at pc %u: %s; ERR_INFO 0x%08x\n", nm ? nm : "?",
@@ -134,10 +120,12 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
     }
     if (r->counters_msg[0])
         fprintf(f, "  counters     %s\n", r->counters_msg);
-    fprintf(f, "  cycles       %llu (%.3f s wall, %.0f simulated cycles/s)\n", u(c[NPU_CNT_cycles]),
-            r->run.wall_s, cycles_per_s(&r->run));
-    fprintf(f, "  PE util      %.1f %% (%llu useful MACs, expected %llu)\n",
-            100.0 * npu_report_pe_util(cfg, c), u(npu_report_useful_macs(c)), u(r->expect.macs));
+}
+
+/* DRAM bytes per tag against the program's, and the DRAM model's beats, bursts and stalls. */
+static void text_dram(FILE *f, const npu_gemm_report_t *r)
+{
+    const uint64_t *c = r->run.cnt;
     fprintf(f, "  DRAM bytes   %-8s %12s %12s %12s %12s\n", "tag", "read", "(program)", "written",
             "(program)");
     for (int t = 0; t < NPU_NUM_TAGS; t++) {
@@ -149,6 +137,11 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
     }
     fprintf(f, "  DRAM model   read %llu beats / %llu bursts, write %llu beats / %llu bursts, %llu stall cycles\n",
             u(r->rd_beats), u(r->rd_bursts), u(r->wr_beats), u(r->wr_bursts), u(r->stall_cycles));
+}
+
+/* On chip: SPM, NoC, waves, array, drain, per core, waits. */
+static void text_chip(FILE *f, const npu_cfg_t *cfg, const uint64_t *c)
+{
     fprintf(f, "  SPM          %llu words read, %llu written, %llu bank conflicts\n",
             u(c[NPU_CNT_spm_rd_words]), u(c[NPU_CNT_spm_wr_words]), u(c[NPU_CNT_spm_conflicts]));
     fprintf(f, "  NoC          %llu H flits, %llu V flits, %llu deliveries\n",
@@ -175,6 +168,33 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
             u(c[NPU_CNT_wait_tok_load]), u(c[NPU_CNT_wait_tok_exec]), u(c[NPU_CNT_wait_tok_store]),
             u(c[NPU_CNT_wait_exec_weights]), u(c[NPU_CNT_wait_exec_obuf]),
             u(c[NPU_CNT_wait_exec_unit]));
+}
+
+void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
+                     const npu_report_opts_t *o)
+{
+    const uint64_t *c = r->run.cnt;
+    const npu_gemm_plan_t *p = &r->plan;
+    fprintf(f, "gemm M=%d N=%d K=%d%s%s on config %s (S=%d, %dx%d PEs)\n", r->M, r->N, r->K,
+            r->transA ? " transA" : "", r->transB ? " transB" : "", cfg->name ? cfg->name : "?",
+            cfg->s, 2 * cfg->s, 2 * cfg->s);
+    fprintf(f, "  result       %s\n", npu_gemm_rc_name(r->rc));
+    if (o)
+        fprintf(f, "  seed         %llu   DRAM %.3g B/cycle, latency %u, stalls %u%%\n", u(o->seed),
+                o->dram_bw, o->dram_latency, o->stall_pct);
+    if (r->rc == NPU_GEMM_HOST_ERROR) {
+        fprintf(f, "  host error   %s\n", r->host_msg);
+        return;
+    }
+    fprintf(f, "  plan         Mt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles, %d K chunks, %zu instructions\n",
+            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->k_chunks, r->prog.n);
+    text_failure(f, cfg, r);
+    fprintf(f, "  cycles       %llu (%.3f s wall, %.0f simulated cycles/s)\n", u(c[NPU_CNT_cycles]),
+            r->run.wall_s, cycles_per_s(&r->run));
+    fprintf(f, "  PE util      %.1f %% (%llu useful MACs, expected %llu)\n",
+            100.0 * npu_report_pe_util(cfg, c), u(npu_report_useful_macs(c)), u(r->expect.macs));
+    text_dram(f, r);
+    text_chip(f, cfg, c);
 }
 
 static void json_tags(FILE *f, const uint64_t *v)

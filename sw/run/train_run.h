@@ -15,27 +15,20 @@
  * (X_{i+1} = Y_i >> shift, dY_{i-1} = dX_i >> shift, shift = NPU_TRAIN_SHIFT), the same in
  * the golden model. dY_{L-1} (the loss gradient) and X_0, W_i are seeded random int16.
  *
- * Order (train_order.h): NPU_TORD_SEQ runs dX_i then dW_i as two GEMM programs (gemm_emit; the
- * sequential baseline: dY_i is read from DRAM by both). The fused orders are lowered by
- * train_emit.h (one program for dX and dW); AUTO is Algorithm 1 per layer; ORACLE runs the
- * four concrete orders of each layer on the RTL (all must be exact) and keeps the fastest.
- *
- * Partitioning (mlp->partition, train_partition.h, brief 000 section 2.9; docs/training.md
- * section 10): the backward of a layer with dX is split into NPU_TRAIN_PARTS parts along M, N
- * or K, balanced in units of the layer's tile along that dim (fewer parts when the dim has
- * fewer tiles). One fused program (train_emit, seq included: its SEQ schedule) runs the
- * order's nest part after part over the parts' tile ranges; the gradient the split sums (dW
- * for M, dX for N) is combined on chip by DRAIN acc (SPM += OBUF) into one accumulator per
- * tile, pinned or spilled by the residency plan. When that emission fails, the parts are
- * emitted as separate sub-GEMMs (addresses offset to the part) behind a SYNC barrier (the
- * last STORE of part p pushes s2e, SYNC_E pops it and pushes e2l, SYNC_L pops it), and part
- * p > 0 loads the running sum part p - 1 stored and adds to it with DRAIN acc (part_seq).
- * The combining adds are counted (accum_adds) and equal the plan's (nparts - 1) * (K*N or
- * M*K); the MAC counter stays exactly 2*M*N*K. K with K a multiple of 4S (and the operands
- * fitting, npu_bwd_kcores_fits) runs one part per core instead (npu_bwd_emit_kcores, "kx4c"),
- * and so does M with M a multiple of 4S (npu_bwd_mcores_fits; npu_bwd_emit_mcores, "mx4c"),
- * unless mlp->parts_in_sequence. KNN: the partition of each layer is predicted
- * (k = 1) from the model's labels of the paper's quad-core layer set (train_layers "server4").
+ * Lowering (compile/train/train_lower.h): the driver asks npu_train_lower, per layer, how the
+ * backward runs and executes that: GEMMS (order seq without partitioning, and the first layer:
+ * dX then dW as two GEMM programs, gemm_emit; the sequential baseline reads dY twice), CORES
+ * (one part per core: npu_bwd_emit_kcores / mcores / ncores, "kx4c", "mx4c", "nx4c"), SCHEDULE
+ * (one fused train_emit program, the order's nest part after part, the gradient the split sums
+ * (dW for M, dX for N) combined on chip by DRAIN acc) or SUBGEMMS (the parts as separate
+ * sub-GEMMs behind a SYNC barrier: the last STORE of part p pushes s2e, SYNC_E pops it and
+ * pushes e2l, SYNC_L pops it; part p > 0 loads the running sum and adds with DRAIN acc, "nx2s").
+ * A form whose emission fails falls back to the next (npu_train_lower_fallback). AUTO is
+ * Algorithm 1 per layer; ORACLE lowers and runs the four concrete orders of each layer on the
+ * RTL (all must be exact) and keeps the fastest. The combining adds are counted (accum_adds)
+ * and equal the lowering's (accum_expect); the MAC counter stays exactly 2*M*N*K.
+ * Partitioning KNN: the split of each layer is predicted by the model's selector
+ * (model/knn_part.h, k = 1 on the paper's quad-core layer set).
  */
 #ifndef NPU_TRAIN_RUN_H
 #define NPU_TRAIN_RUN_H
@@ -46,11 +39,11 @@
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
 #include "npu_sim.h"
+#include "compile/train/train_lower.h"
 #include "compile/train/train_order.h"
 #include "compile/train/train_partition.h"
 
 #define NPU_TRAIN_MAX_LAYERS 16
-#define NPU_TRAIN_PARTS 4 /* partition parts: one per FlexSA core */
 #define NPU_TRAIN_SHIFT 16
 
 typedef struct npu_mlp {
@@ -60,11 +53,10 @@ typedef struct npu_mlp {
     int tile;                            /* fused orders: Tm = Tn = Tk (multiple of 2S, clipped
                                             to the dims); 0 = npu_bwd_default_tiles */
     npu_tpart_t partition;               /* backward partitioning of every layer with dX
-                                            (NONE, M, N, K; KNN: npu_train_knn_partition per
-                                            layer); see "Partitioning" above */
-    int parts_in_sequence;               /* 1: K and M too run their parts in sequence on the
-                                            whole array (no part per core: npu_bwd_emit_kcores,
-                                            npu_bwd_emit_mcores) */
+                                            (NONE, M, N, K; KNN: npu_knn_partition per
+                                            layer); see "Lowering" above */
+    int parts_in_sequence;               /* 1: the parts run in sequence on the whole array (no
+                                            part per core: kseq, mseq, nseq) */
 } npu_mlp_t;
 
 /* The two-layer MLP d0 -> k -> n at a batch (one backward GEMM layer with dX: M = batch, K = k,
@@ -81,8 +73,15 @@ static inline void npu_mlp_two_layers(npu_mlp_t *m, int batch, int d0, int k, in
 
 enum { NPU_PASS_FWD = 0, NPU_PASS_DX = 1, NPU_PASS_DW = 2, NPU_NUM_PASSES = 3 };
 
-typedef struct npu_train_layer {
-    int M, N, K;
+/* What the step measured of one layer (the run result; the layer itself is its shape, its
+ * place in the MLP and the step's options, its lowering the compiler's choice). */
+typedef struct npu_train_layer_result {
+    npu_train_shape_t shape;             /* M = B, K, N; has_dx: not the first layer */
+    npu_train_lowering_t lower;          /* the backward as it ran (train_lower.h): form (fused
+                                            unless GEMMS: then its cycles are in the dx pass),
+                                            concrete order (auto resolved), partition (knn
+                                            resolved; NONE for layer 0), parts, the combining
+                                            adds of the plan (accum_expect) */
     int ran[NPU_NUM_PASSES];             /* 0 for the dX of layer 0 */
     int rc[NPU_NUM_PASSES];              /* NPU_GEMM_* per pass */
     uint64_t cycles[NPU_NUM_PASSES];
@@ -91,26 +90,15 @@ typedef struct npu_train_layer {
     uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of dY (padded rows) */
     uint64_t w_rd_bytes, w_compulsory;   /* backward W bytes read / one read of W (padded rows) */
     char msg[256];                       /* first failure of the layer, "" if none */
-    npu_torder_t order;                  /* backward order run (auto resolved) */
-    int fused;                           /* dX and dW in one program (cycles in the dx pass) */
     long dy_tile_loads, dy_tiles;        /* fused: dY tile loads vs the Mt*Nt compulsory */
     long spills, reloads;                /* fused: partial tiles spilled / reloaded */
-    int has_dx;                          /* not the first layer */
     uint64_t order_cycles[NPU_TORD_AUTO]; /* oracle: backward cycles of seq, interleave, dxmajor,
                                             dwmajor (each run on the RTL, the fastest kept) */
-    npu_tpart_t part;                    /* partitioning run (knn resolved; NONE for layer 0) */
-    int nparts;                          /* parts of the split (1 for NONE) */
-    int part_seq;                        /* 1: the parts ran as separate schedules in sequence
-                                            (the one-schedule plan failed) */
     uint64_t noc_h_flits[NPU_NUM_PASSES], noc_v_flits[NPU_NUM_PASSES];
     uint64_t noc_deliveries[NPU_NUM_PASSES], noc_mcast_saved[NPU_NUM_PASSES]; /* NoC counters */
-    int part_cores;                      /* 1: one part per core, concurrently (K split:
-                                            npu_bwd_emit_kcores, the table's "kx4c"; M split:
-                                            npu_bwd_emit_mcores, "mx4c") */
     long accum_adds;                     /* element additions combining the parts' partials
                                             (counted from the DRAIN acc of the loaded sums) */
-    long accum_expect;                   /* the plan's (nparts - 1) * (K*N or M*K) */
-} npu_train_layer_t;
+} npu_train_layer_result_t;
 
 typedef struct npu_train_result {
     int rc;                              /* 0 every GEMM PASS; 1 a mismatch/NPU error; -1 host */
@@ -118,15 +106,11 @@ typedef struct npu_train_result {
     npu_torder_t order;
     int policy;                          /* NPU_EMIT_* mapping policy of every GEMM */
     uint64_t cycles;                     /* all programs */
-    npu_train_layer_t layer[NPU_TRAIN_MAX_LAYERS];
+    npu_train_layer_result_t layer[NPU_TRAIN_MAX_LAYERS];
 } npu_train_result_t;
 
 /* Parses "64,128,32" into dims (at least two sizes, each 1..65535). 0 or -1. */
 int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp);
-
-/* KNN selector of the partitioning (knn.h): M, N or K for a layer (M, K, N), trained once on
- * the model labels of train_layers' "server4" set (4 cores); NPU_TPART_M if that fails. */
-npu_tpart_t npu_train_knn_partition(long M, long K, long N);
 
 /* Runs one training step on sim (its DRAM is overwritten). Returns r->rc. */
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,

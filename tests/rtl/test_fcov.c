@@ -22,8 +22,8 @@ static void step(const npu_cfg_t *cfg, const int *dims, int batch, int policy, u
     cr_assert_eq(rc, 0, "train --layers %d,%d,%d --batch %d policy %d stall %u seed %llu: %s",
                  dims[0], dims[1], dims[2], batch, policy, stall, (unsigned long long)seed, r->msg);
     for (int i = 0; i < 2; i++) {
-        const npu_train_layer_t *L = &r->layer[i];
-        uint64_t mnk = (uint64_t)L->M * (uint64_t)L->N * (uint64_t)L->K;
+        const npu_train_layer_result_t *L = &r->layer[i];
+        uint64_t mnk = (uint64_t)L->shape.M * (uint64_t)L->shape.N * (uint64_t)L->shape.K;
         cr_assert_eq(L->macs[NPU_PASS_FWD], mnk);
         cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], (i ? 2u : 1u) * mnk);
     }

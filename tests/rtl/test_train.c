@@ -34,13 +34,13 @@ static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int b
     /* MAC counters: fwd M*N*K; backward exactly 2*M*N*K (M*N*K for the first layer: no dX),
      * whatever the order (a fused program counts both gradients in its dx pass) */
     for (int i = 0; i < layers; i++) {
-        const npu_train_layer_t *L = &r->layer[i];
-        uint64_t mnk = (uint64_t)L->M * (uint64_t)L->N * (uint64_t)L->K;
+        const npu_train_layer_result_t *L = &r->layer[i];
+        uint64_t mnk = (uint64_t)L->shape.M * (uint64_t)L->shape.N * (uint64_t)L->shape.K;
         cr_assert_eq(L->macs[NPU_PASS_FWD], mnk);
         cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], (i ? 2u : 1u) * mnk,
-                     "layer %d order %s", i, npu_torder_name(L->order));
-        cr_assert_eq(L->fused, i > 0 && order != NPU_TORD_SEQ);
-        if (!L->fused) /* sequential: dY read by dX and again by dW (more if a GEMM re-reads it) */
+                     "layer %d order %s", i, npu_torder_name(L->lower.order));
+        cr_assert_eq(L->lower.form != NPU_TLOW_GEMMS, i > 0 && order != NPU_TORD_SEQ); /* fused */
+        if (L->lower.form == NPU_TLOW_GEMMS) /* sequential: dY read by dX and again by dW (more if a GEMM re-reads it) */
             cr_assert_geq(L->dy_rd_bytes, (i ? 2u : 1u) * L->dy_compulsory, "layer %d", i);
         else           /* fused: every dY tile loaded at least once */
             cr_assert_geq(L->dy_tile_loads, L->dy_tiles, "layer %d", i);
@@ -119,7 +119,7 @@ Test(train, host_errors)
 /* dY reuse on the RTL (issue 4 item 3), tiles of 2S: (Mt, Nt, Kt) = (32, 4, 2) with dXmajor and
  * (2, 4, 32) with dWmajor load every dY tile exactly once (dY loads = Mt * Nt, dY bytes read =
  * one read of dY), while the sequential baseline reads dY at least twice. */
-static const npu_train_layer_t *reuse_run(const npu_cfg_t *cfg, int M, int K, int N,
+static const npu_train_layer_result_t *reuse_run(const npu_cfg_t *cfg, int M, int K, int N,
                                           npu_torder_t order, npu_train_result_t *r)
 {
     npu_mlp_t mlp;
@@ -138,7 +138,7 @@ Test(train, dy_reuse_tiles, .timeout = 900)
     int T = 2 * cfg.s;
     npu_train_result_t *r = malloc(sizeof *r);
     cr_assert_not_null(r);
-    const npu_train_layer_t *L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_TORD_DXMAJOR, r);
+    const npu_train_layer_result_t *L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_TORD_DXMAJOR, r);
     cr_assert_eq(L->dy_tiles, 128);
     cr_assert_eq(L->dy_tile_loads, 128, "dXmajor (32,4,2): dY tile loads %ld", L->dy_tile_loads);
     cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory);
@@ -171,13 +171,13 @@ Test(train, oracle_keeps_the_fastest, .timeout = 900)
                  0, "%s", r->msg);
     npu_sim_close(s);
     for (int i = 1; i < 3; i++) {
-        const npu_train_layer_t *L = &r->layer[i];
+        const npu_train_layer_result_t *L = &r->layer[i];
         uint64_t kept = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
-        cr_assert_eq(kept, L->order_cycles[L->order], "layer %d", i);
+        cr_assert_eq(kept, L->order_cycles[L->lower.order], "layer %d", i);
         for (int q = NPU_TORD_SEQ; q <= NPU_TORD_DWMAJOR; q++) {
             cr_assert_gt(L->order_cycles[q], 0u, "layer %d order %d not run", i, q);
             cr_assert_leq(kept, L->order_cycles[q], "layer %d: kept %s but %s is faster", i,
-                          npu_torder_name(L->order), npu_torder_name((npu_torder_t)q));
+                          npu_torder_name(L->lower.order), npu_torder_name((npu_torder_t)q));
         }
     }
     free(r);

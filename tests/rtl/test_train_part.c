@@ -42,7 +42,7 @@ static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_
                  npu_tpart_name(part), policy, r->msg, cfg->name, K, N, M,
                  (unsigned long long)seed, stall, policy == NPU_EMIT_FLEXSA ? "flexsa" : "1g1c",
                  npu_torder_name(order), npu_tpart_name(part));
-    const npu_train_layer_t *L = &r->layer[1];
+    const npu_train_layer_result_t *L = &r->layer[1];
     uint64_t mnk = (uint64_t)M * (uint64_t)N * (uint64_t)K;
     cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], 2 * mnk,
                  "(%d,%d,%d) %s %s: backward MACs %llu, expected 2MNK = %llu", M, K, N,
@@ -50,19 +50,21 @@ static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_
                  (unsigned long long)(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW]),
                  (unsigned long long)(2 * mnk));
     cr_assert_eq(r->layer[0].macs[NPU_PASS_DW], (uint64_t)M * 7u * (uint64_t)K);
-    cr_assert(L->fused);
-    cr_assert(part == NPU_TPART_KNN ? L->part >= NPU_TPART_M && L->part <= NPU_TPART_K : L->part == part);
-    long expect = L->part == NPU_TPART_M ? (long)(L->nparts - 1) * K * N
-                  : L->part == NPU_TPART_N ? (long)(L->nparts - 1) * M * K : 0;
-    cr_assert_eq(L->accum_expect, expect);
+    cr_assert(L->lower.form != NPU_TLOW_GEMMS); /* fused */
+    cr_assert(part == NPU_TPART_KNN ? L->lower.part >= NPU_TPART_M && L->lower.part <= NPU_TPART_K
+                                : L->lower.part == part);
+    long expect = L->lower.part == NPU_TPART_M ? (long)(L->lower.nparts - 1) * K * N
+                  : L->lower.part == NPU_TPART_N ? (long)(L->lower.nparts - 1) * M * K : 0;
+    cr_assert_eq(L->lower.accum_expect, expect);
     cr_assert_eq(L->accum_adds, expect, "(%d,%d,%d) %s %s x%d: accumulation adds %ld, expected %ld",
-                 M, K, N, npu_torder_name(order), npu_tpart_name(L->part), L->nparts,
+                 M, K, N, npu_torder_name(order), npu_tpart_name(L->lower.part), L->lower.nparts,
                  L->accum_adds, expect);
     cr_assert_geq(L->dy_tile_loads, L->dy_tiles);
     if (cores >= 0) {
-        cr_assert_eq(L->part_cores, cores, "(%d,%d,%d): part_cores %d", M, K, N, L->part_cores);
+        cr_assert_eq(L->lower.form == NPU_TLOW_CORES, cores, "(%d,%d,%d): form %s", M, K, N,
+                     npu_tlow_form_name(L->lower.form));
         if (cores) { /* four parts on four cores; dY fetched once (brief T9) */
-            cr_assert_eq(L->nparts, 4);
+            cr_assert_eq(L->lower.nparts, 4);
             cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "(%d,%d,%d): dY read %llu bytes, once = %llu",
                          M, K, N, (unsigned long long)L->dy_rd_bytes, (unsigned long long)L->dy_compulsory);
         }

@@ -24,7 +24,7 @@ static npu_tm_hw_t edge_hw(void)
 static npu_tm_result_t eval(const npu_tm_hw_t *hw, long M, long K, long N, npu_torder_t o,
                             npu_tpart_t p, int P)
 {
-    npu_tm_layer_t L = {M, K, N, 1};
+    npu_train_shape_t L = {M, K, N, 1};
     npu_tm_opts_t op;
     memset(&op, 0, sizeof op);
     op.order = o;
@@ -62,7 +62,7 @@ Test(train_model, dxmajor_m_dominant)
     cr_assert_eq(x.rd[NPU_TT_DY], 8192u * 64 * 2);
     cr_assert_gt(b.rd[NPU_TT_DY], x.rd[NPU_TT_DY]);
     cr_assert_lt(x.cycles, b.cycles);
-    cr_assert_eq(npu_tm_layer_eval(&hw, &(npu_tm_layer_t){8192, 320, 64, 1},
+    cr_assert_eq(npu_tm_layer_eval(&hw, &(npu_train_shape_t){8192, 320, 64, 1},
                                    &(npu_tm_opts_t){.order = NPU_TORD_AUTO, .P = 1}, &x), 0);
     cr_assert_eq(x.order, NPU_TORD_DXMAJOR);
     cr_log_info("dxmajor (8192,320,64): %.0f cycles, dY %lu B; seq %.0f cycles, dY %lu B",
@@ -107,7 +107,7 @@ Test(train_model, partitions)
     cr_assert_eq(m.accum_bytes, 2u * 512 * 256 * 4);
     int P = 0;
     npu_tm_result_t br;
-    int sc = npu_tm_best_partition(&hw, &(npu_tm_layer_t){512, 512, 256, 1}, NPU_TORD_AUTO, &P, &br);
+    int sc = npu_tm_best_partition(&hw, &(npu_train_shape_t){512, 512, 256, 1}, NPU_TORD_AUTO, &P, &br);
     cr_assert(sc >= NPU_TPART_NONE && sc <= NPU_TPART_K);
     npu_tm_result_t none = eval(&hw, 512, 512, 256, NPU_TORD_AUTO, NPU_TPART_NONE, 1);
     cr_assert_leq(br.cycles, none.cycles);
@@ -172,17 +172,17 @@ Test(train_layers, configs_and_shapes)
     int total = 0, first = 0;
     for (int i = 0; i < n; i++) {
         total += L[i].count;
-        first += !L[i].has_dx;
-        cr_assert(L[i].M >= 1 && L[i].K >= 1 && L[i].N >= 1);
+        first += !L[i].shape.has_dx;
+        cr_assert(L[i].shape.M >= 1 && L[i].shape.K >= 1 && L[i].shape.N >= 1);
     }
     cr_assert_eq(first, 4); /* res, mob, dlrm, yolo first layers */
     /* ResNet-50 3x3 conv 64->64 at 56x56, B = 4: (12544, 576, 64) scaled by 32/45 */
     int found = 0;
     for (int i = 0; i < n; i++)
         if (strcmp(L[i].name, "res_s2_b0_3x3") == 0) {
-            cr_assert_eq(L[i].M, (long)(12544 * 32.0 / 45 + 0.5));
-            cr_assert_eq(L[i].K, (long)(576 * 32.0 / 45 + 0.5));
-            cr_assert_eq(L[i].N, (long)(64 * 32.0 / 45 + 0.5));
+            cr_assert_eq(L[i].shape.M, (long)(12544 * 32.0 / 45 + 0.5));
+            cr_assert_eq(L[i].shape.K, (long)(576 * 32.0 / 45 + 0.5));
+            cr_assert_eq(L[i].shape.N, (long)(64 * 32.0 / 45 + 0.5));
             cr_assert_eq(L[i].count, 3);
             found = 1;
         }
@@ -205,7 +205,7 @@ static void bench(const char *name, int acc_bytes)
             cr_assert_leq(r->cyc[NPU_TL_PART], r->cyc[NPU_TL_ALG1] * (1 + 1e-12), "%s", r->L.name);
         cr_assert_leq(r->cyc[NPU_TL_ORACLE], r->cyc[NPU_TL_INTERLEAVE] * (1 + 1e-12));
         cr_assert_leq(r->cyc[NPU_TL_ORACLE], r->cyc[NPU_TL_ALG1] * (1 + 1e-12));
-        if (!r->L.has_dx)
+        if (!r->L.shape.has_dx)
             cr_assert_float_eq(r->cyc[NPU_TL_PART], r->cyc[NPU_TL_BASE], 1e-9);
     }
     for (int k = 0; k < 3; k++)

@@ -16,6 +16,7 @@
 #include "run/runtime.h"
 #include "test_cfgs.h"
 #include "run/train_run.h"
+#include "model/knn_part.h"
 
 static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
                           unsigned jitter, uint64_t seed, int in_seq, int cores)
@@ -42,24 +43,26 @@ static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tp
     npu_funcsim_jitter(0);
     cr_assert_eq(rc, 0, "S=%d (%d,%d,%d) order %s partition %s: %s", S, M, K, N,
                  npu_torder_name(order), npu_tpart_name(part), r->msg);
-    const npu_train_layer_t *L = &r->layer[1];
+    const npu_train_layer_result_t *L = &r->layer[1];
     uint64_t mnk = (uint64_t)M * (uint64_t)N * (uint64_t)K;
     cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], 2 * mnk);
-    cr_assert_eq(L->accum_adds, L->accum_expect, "S=%d (%d,%d,%d) %s %s: adds %ld expected %ld", S,
+    cr_assert_eq(L->accum_adds, L->lower.accum_expect, "S=%d (%d,%d,%d) %s %s: adds %ld expected %ld",
+                 S,
                  M, K, N, npu_torder_name(order), npu_tpart_name(part), L->accum_adds,
-                 L->accum_expect);
+                 L->lower.accum_expect);
     if (part != NPU_TPART_KNN)
-        cr_assert_eq(L->part, part);
-    if (L->part == NPU_TPART_M)
-        cr_assert_eq(L->accum_expect, (long)(L->nparts - 1) * K * N);
-    else if (L->part == NPU_TPART_N)
-        cr_assert_eq(L->accum_expect, (long)(L->nparts - 1) * M * K);
+        cr_assert_eq(L->lower.part, part);
+    if (L->lower.part == NPU_TPART_M)
+        cr_assert_eq(L->lower.accum_expect, (long)(L->lower.nparts - 1) * K * N);
+    else if (L->lower.part == NPU_TPART_N)
+        cr_assert_eq(L->lower.accum_expect, (long)(L->lower.nparts - 1) * M * K);
     else
-        cr_assert_eq(L->accum_expect, 0);
+        cr_assert_eq(L->lower.accum_expect, 0);
     if (cores >= 0) { /* one part per core: four parts, dY read from DRAM once */
-        cr_assert_eq(L->part_cores, cores, "S=%d (%d,%d,%d): part_cores %d", S, M, K, N, L->part_cores);
+        cr_assert_eq(L->lower.form == NPU_TLOW_CORES, cores, "S=%d (%d,%d,%d): form %s", S, M, K, N,
+                     npu_tlow_form_name(L->lower.form));
         if (cores) {
-            cr_assert_eq(L->nparts, 4);
+            cr_assert_eq(L->lower.nparts, 4);
             cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "S=%d (%d,%d,%d): dY read %llu bytes, once = %llu",
                          S, M, K, N, (unsigned long long)L->dy_rd_bytes,
                          (unsigned long long)L->dy_compulsory);
@@ -142,7 +145,7 @@ Test(train_part, random_shapes, .timeout = 600)
 
 Test(train_part, knn_picks_a_scheme)
 {
-    npu_tpart_t p = npu_train_knn_partition(64, 64, 64);
+    npu_tpart_t p = npu_knn_partition(&(npu_train_shape_t){64, 64, 64, 1});
     cr_assert(p == NPU_TPART_M || p == NPU_TPART_N || p == NPU_TPART_K);
-    cr_assert_eq(npu_train_knn_partition(64, 64, 64), p, "deterministic");
+    cr_assert_eq(npu_knn_partition(&(npu_train_shape_t){64, 64, 64, 1}), p, "deterministic");
 }

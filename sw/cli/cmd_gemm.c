@@ -1,0 +1,144 @@
+/* cmd_gemm.c - `npu gemm`: compile a GEMM, run it on the simulated NPU of this build's
+ * configuration, check it bit-exact against the golden model and print the report. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli/commands.h"
+#include "hw/isa.h"
+#include "run/report.h"
+#include "run/runtime.h"
+
+/* Every performance counter as `name,value` lines (the Ibex simple-system convention), for
+ * spreadsheets and regression dashboards. */
+static int write_counters_csv(const char *path, const uint64_t *cnt)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "counter,value\n");
+    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
+        fprintf(f, "%s,%llu\n", npu_counter_name(i), (unsigned long long)cnt[i]);
+    return fclose(f);
+}
+
+/* A simulator of this configuration (beat and hardware parameters checked), tracing if asked;
+ * NULL after printing the reason. */
+static npu_sim_t *open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
+{
+    char msg[256];
+    npu_sim_t *sim = npu_sim_open(t);
+    if (!sim) {
+        fprintf(stderr, "npu: cannot open the simulator\n");
+        return NULL;
+    }
+    if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(cfg) ||
+        npu_check_hw(cfg, sim, msg, sizeof msg) != 0) {
+        if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(cfg))
+            snprintf(msg, sizeof msg, "the simulator's beat is %u bytes, config '%s' needs %d",
+                     npu_sim_beat_bytes(), cfg->name, npu_cfg_beat(cfg));
+        fprintf(stderr, "npu: %s; use build/<config>/npu, built for that configuration\n", msg);
+        npu_sim_close(sim);
+        return NULL;
+    }
+    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, a->trace_end) != 0) {
+        fprintf(stderr, "npu: cannot trace to %s (is this build compiled with tracing?)\n",
+                a->trace);
+        npu_sim_close(sim);
+        return NULL;
+    }
+    return sim;
+}
+
+/* The NPU error line: its name, text, the faulting instruction. */
+static void print_npu_error(const npu_args_t *a, const npu_gemm_report_t *rep)
+{
+    char line[256];
+    const char *nm = npu_error_name(rep->run.err);
+    if (rep->run.err_pc < rep->prog.n)
+        npu_disasm(&rep->prog.insn[rep->run.err_pc], line, sizeof line);
+    else
+        snprintf(line, sizeof line, "(outside the program)");
+    printf("FAIL gemm M=%d N=%d K=%d seed %llu: NPU error %s (%s) at pc %u: %s; "
+           "ERR_INFO 0x%08x\n",
+           a->m, a->n, a->k, (unsigned long long)a->seed, nm ? nm : "?",
+           npu_error_text(rep->run.err) ? npu_error_text(rep->run.err) : "unknown code",
+           (unsigned)rep->run.err_pc, line, (unsigned)rep->run.err_info);
+}
+
+/* The verdict line, always printed (text output). */
+static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *rep)
+{
+    char line[256];
+    unsigned long long seed = (unsigned long long)a->seed;
+    switch (rc) {
+    case NPU_GEMM_PASS:
+        printf("PASS gemm M=%d N=%d K=%d seed %llu: %llu cycles\n", a->m, a->n, a->k, seed,
+               (unsigned long long)rep->run.cnt[NPU_CNT_cycles]);
+        break;
+    case NPU_GEMM_MISMATCH:
+        printf("FAIL gemm M=%d N=%d K=%d seed %llu: %zu mismatches, first C[%d][%d] = %ld, "
+               "expected %ld\n",
+               a->m, a->n, a->k, seed, rep->mismatches, rep->bad_row, rep->bad_col,
+               (long)rep->bad_got, (long)rep->bad_exp);
+        break;
+    case NPU_GEMM_COUNTERS:
+        printf("FAIL gemm M=%d N=%d K=%d seed %llu: result bit-exact but %s\n", a->m, a->n,
+               a->k, seed, rep->counters_msg);
+        break;
+    case NPU_GEMM_NPU_ERROR: print_npu_error(a, rep); break;
+    case NPU_GEMM_TIMEOUT:
+        npu_qstate_str(rep->run.qstate, line, sizeof line);
+        printf("TIMEOUT gemm M=%d N=%d K=%d seed %llu: no halt after %llu cycles (cycle "
+               "%llu); QSTATE 0x%08x: %s; PC_L %u PC_E %u PC_S %u FETCH_PC %u\n",
+               a->m, a->n, a->k, seed, (unsigned long long)a->max_cycles,
+               (unsigned long long)rep->run.end_cycle, (unsigned)rep->run.qstate, line,
+               (unsigned)rep->run.pc_l, (unsigned)rep->run.pc_e, (unsigned)rep->run.pc_s,
+               (unsigned)rep->run.fetch_pc);
+        break;
+    default: printf("FAIL gemm M=%d N=%d K=%d: %s\n", a->m, a->n, a->k, rep->host_msg); break;
+    }
+}
+
+int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
+    npu_report_opts_t o;
+    npu_gemm_report_t rep;
+    npu_sim_t *sim;
+    int16_t *A, *B;
+    int rc;
+
+    o.seed = a->seed;
+    o.dram_bw = t.bytes_per_cycle;
+    o.dram_latency = t.latency;
+    o.stall_pct = t.stall_pct;
+    if (npu_cli_random_inputs(a, &A, &B) != 0)
+        return NPU_EXIT_FAIL;
+    if (!a->json && !a->quiet)
+        printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", a->m, a->n, a->k,
+               a->trans_a ? " --trans-a" : "", a->trans_b ? " --trans-b" : "",
+               (unsigned long long)a->seed, cfg->name);
+    sim = open_sim(cfg, a, &t);
+    if (!sim) {
+        free(A);
+        free(B);
+        return NPU_EXIT_FAIL;
+    }
+    rc = npu_gemm_run_modes(cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, a->policy,
+                            NULL, a->max_cycles, &rep);
+    if (a->csv && write_counters_csv(a->csv, rep.run.cnt) != 0)
+        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+    if (a->json) {
+        npu_report_json(stdout, cfg, &rep, &o);
+    } else {
+        print_verdict(a, rc, &rep);
+        if (!a->quiet)
+            npu_report_text(stdout, cfg, &rep, &o);
+    }
+    npu_gemm_report_free(&rep);
+    npu_sim_close(sim);
+    free(A);
+    free(B);
+    return rc == NPU_GEMM_PASS ? NPU_EXIT_PASS : rc == NPU_GEMM_TIMEOUT ? NPU_EXIT_TIMEOUT
+                                                                        : NPU_EXIT_FAIL;
+}
