@@ -236,9 +236,13 @@ module npu_exec #(
 
     wire       st_busy, st_progress;
     wire [1:0] st_waves;
+    wire         wq_wr;                 // the wave queue (slots kept in npu_exec_inject)
+    wire [3:0]   wq_modes;
+    wire [127:0] wq_lens;
     npu_exec_wave #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS)) u_wave (
-        .clk(clk), .rst_n(rst_n), .issue(issue_wave), .wv_mode(wv_mode), .wv_bc(wv_bc),
-        .wv_ahi(wv_ahi), .wv_sa(wv_sa), .wv_stride(wv_stride), .wv_len(wv_len),
+        .clk(clk), .rst_n(rst_n), .issue(issue_wave), .wv_bc(wv_bc),
+        .wv_ahi(wv_ahi), .wv_sa(wv_sa), .wv_stride(wv_stride),
+        .wq_wr(wq_wr), .wq_modes(wq_modes), .wq_lens(wq_lens),
         .busy(st_busy), .progress(st_progress), .waves(st_waves),
         .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(rda_data),
         .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_two(h_two), .h_rdy(h_rdy)
@@ -253,7 +257,8 @@ module npu_exec #(
         .clk(clk), .rst_n(rst_n), .issue(issue_wave), .bank(f_bank), .wv_mode(wv_mode),
         .wv_acc(wv_acc), .wv_len(wv_len), .wv_ob(wv_ob), .wv_pass(wv_pass), .early(wave_w_early),
         .ldw_done(ldw_done), .r_bank(r_bank), .full(inj_full), .wpend(wpend), .bank_idle(bank_idle),
-        .busy(inj_busy), .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
+        .busy(inj_busy), .q_wr(wq_wr), .q_modes(wq_modes), .q_lens(wq_lens),
+        .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
         .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
         .inj(inj), .in_last(in_last), .mode_sw(mode_sw), .in_act(in_act), .in_mode(in_mode),
         .in_need(in_need), .in_cores(in_cores), .in_nrows(in_nrows),

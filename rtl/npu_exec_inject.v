@@ -35,6 +35,10 @@ module npu_exec_inject #(
     output wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
     output wire [1:0]            bank_idle,  // per bank: no rows in the array
     output wire                  busy,
+    // the wave queue's slots, shared with npu_exec_wave (which streams them from its own pointer)
+    output wire                  q_wr,       // the slot the next issued wave takes
+    output wire [2*2-1:0]        q_modes,    // per slot: array mode
+    output wire [2*64-1:0]       q_lens,     // per slot: rows per set
     // LBUF_H and FlexSA
     input  wire [3:0]            lbh_empty,
     input  wire [4*S*16-1:0]     lbh_dout,
@@ -113,6 +117,9 @@ module npu_exec_inject #(
 
     // injector: one slot per cycle when every LBUF_H the slot needs has data and the array
     // runs the wave's mode (a different mode waits for the array to empty, then switches)
+    assign      q_wr    = wq_wr;
+    assign      q_modes = {wq_mode[1], wq_mode[0]};
+    assign      q_lens  = {wq_len[1], wq_len[0]};
     assign      in_act  = wq_cnt != 2'd0;
     assign      in_mode = wq_mode[wq_in];
     wire        in_bank = wq_bank[wq_in];

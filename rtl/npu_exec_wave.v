@@ -2,14 +2,15 @@
 `include "npu_assert.vh"
 // npu_exec_wave: the wave streamer of npu_exec: the A rows of the issued WAVEs, SPM -> the two
 // H channels (-> LBUF_H of each core; npu_exec_inject pops them into the array).
-//   in:  issue (a WAVE issues) with its array mode, bcast and a_hi flags, per stream position
-//        start addresses, SPM row stride and per set row counts (npu_exec_decode's wv_*); the
-//        SPM A ports' grants and data; the H channels' ready.
+//   in:  issue (a WAVE issues) with its bcast and a_hi flags, per stream position start
+//        addresses and SPM row stride (npu_exec_decode's wv_*); the wave queue's write slot, its
+//        two slots' array modes and per set row counts (kept once, in npu_exec_inject); the SPM A
+//        ports' grants and data; the H channels' ready.
 //   out: the four SPM A read ports (one per stream position), the H channel flits; busy (a
 //        read or flit in flight), progress (a row read granted), waves (issued, not fully
 //        read: at most the two waves of the wave queue, npu_exec's issue limit).
-// It keeps its own copy of the fields it needs of the (at most two) waves issued and not yet
-// streamed, in issue order, and streams them one after the other.
+// It keeps the streaming fields of the (at most two) waves issued and not yet streamed, in the
+// wave queue's slots (written at wq_wr, as npu_exec_inject's), and streams them in issue order.
 module npu_exec_wave #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -20,12 +21,13 @@ module npu_exec_wave #(
     input  wire                  clk,
     input  wire                  rst_n,
     input  wire                  issue,
-    input  wire [1:0]            wv_mode,
     input  wire                  wv_bc,
     input  wire                  wv_ahi,
     input  wire [4*SPM_AW-1:0]   wv_sa,
     input  wire [15:0]           wv_stride,
-    input  wire [63:0]           wv_len,
+    input  wire                  wq_wr,        // the wave queue slot the next issued wave takes
+    input  wire [2*2-1:0]        wq_modes,     // per slot: array mode
+    input  wire [2*64-1:0]       wq_lens,      // per slot: rows per set
     output wire                  busy,
     output wire                  progress,
     output wire [1:0]            waves,
@@ -46,13 +48,11 @@ module npu_exec_wave #(
 
     // the waves issued and not streamed: written at wq_wr, streamed from wq_st
     reg  [1:0]   wq_unstreamed;
-    reg          wq_wr, wq_st;
-    reg  [1:0]   wq_mode [0:1];
+    reg          wq_st;
     reg          wq_ahi  [0:1];      // a_hi: every core takes A lanes S..2S-1
     reg          wq_bc   [0:1];      // bcast: position 0 reads each row once, the L flit carries it twice
     reg  [4*SPM_AW-1:0] wq_sa [0:1]; // per stream position: SPM address of its first row
     reg  [15:0]  wq_str  [0:1];
-    reg  [63:0]  wq_len  [0:1];      // per set: rows
     reg  [15:0]  st_t;
     reg  [SPM_AW-1:0] st_off;        // st_t * row stride (mod the SPM size)
     reg  [4*SPM_AW-1:0] st_addr_r;   // per position: wq_sa[wq_st] + st_off (registered)
@@ -81,8 +81,8 @@ module npu_exec_wave #(
         pos_set = (md == MODE_VSW && p == 2) ? 2'd1 : p[1:0];
     endfunction
     wire        st_act  = wq_unstreamed != 2'd0;
-    wire [1:0]  st_mode = wq_mode[wq_st];
-    wire [63:0] st_len  = wq_len[wq_st];
+    wire [1:0]  st_mode = wq_st ? wq_modes[3:2] : wq_modes[1:0];
+    wire [63:0] st_len  = wq_st ? wq_lens[127:64] : wq_lens[63:0];
     wire        st_ahi  = wq_ahi[wq_st];
     wire        st_bc   = wq_bc[wq_st];
     wire        st_full = st_mode == MODE_FW || st_mode == MODE_VSW;
@@ -161,17 +161,14 @@ module npu_exec_wave #(
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            wq_unstreamed <= 0; wq_wr <= 0; wq_st <= 0;
+            wq_unstreamed <= 0; wq_st <= 0;
             st_t <= 0; st_off <= 0; st_done <= 0;
         end else begin
             if (issue) begin
-                wq_mode[wq_wr] <= wv_mode;
                 wq_bc[wq_wr]   <= wv_bc;
                 wq_ahi[wq_wr]  <= wv_ahi;
                 wq_sa[wq_wr]   <= wv_sa;
                 wq_str[wq_wr]  <= wv_stride;
-                wq_len[wq_wr]  <= wv_len;
-                wq_wr <= ~wq_wr;
             end
             wq_unstreamed <= wq_unstreamed + {1'b0, issue} - {1'b0, st_last};
             if (st_last) begin

@@ -112,13 +112,46 @@ static int has_field(unsigned op, unsigned id)
     return npu_isa_fields[id].op == NPU_OP_INSN || npu_isa_fields[id].op == op;
 }
 
-/* Does the format of op fill the npu_fields_t member of field id (under any format's id)? */
-static int has_member(unsigned op, unsigned id)
+/* What encoding an opcode checks, derived once from the table: the ids of its fields (INSN's
+ * included) and one id per npu_fields_t member the format does not fill, which must be zero.
+ * Encoding and decoding run for every instruction emitted or modelled, so they do not search
+ * the table. */
+typedef struct op_plan {
+    unsigned char own[NPU_NUM_FIELDS], other[NPU_NUM_FIELDS];
+    unsigned nown, nother;
+} op_plan_t;
+
+static void plan_build(unsigned op, op_plan_t *p)
 {
-    for (unsigned j = 0; j < NPU_NUM_FIELDS; j++)
-        if (has_field(op, j) && npu_isa_fields[j].offset == npu_isa_fields[id].offset)
-            return 1;
-    return 0;
+    p->nown = p->nother = 0;
+    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++) {
+        int filled = 0, dup = 0;
+        if (has_field(op, id)) {
+            p->own[p->nown++] = (unsigned char)id;
+            continue;
+        }
+        for (unsigned j = 0; j < NPU_NUM_FIELDS; j++) {
+            if (npu_isa_fields[j].offset != npu_isa_fields[id].offset)
+                continue;
+            filled |= has_field(op, j);
+            dup |= j < id && !has_field(op, j); /* an earlier id stands for this member */
+        }
+        if (!filled && !dup)
+            p->other[p->nother++] = (unsigned char)id;
+    }
+}
+
+/* The plan of an opcode (lazily built; the host is single-threaded). */
+static const op_plan_t *op_plan(unsigned op)
+{
+    static op_plan_t plans[256];
+    static unsigned char built[256];
+    unsigned o = op & 0xFFu; /* callers pass an 8-bit opcode field or a named opcode */
+    if (!built[o]) {
+        plan_build(o, &plans[o]);
+        built[o] = 1;
+    }
+    return &plans[o];
 }
 
 /* ---- encoding ------------------------------------------------------------------------- */
@@ -127,64 +160,61 @@ static int has_member(unsigned op, unsigned id)
 int npu_encode(const npu_fields_t *f, npu_insn_t *out)
 {
     npu_insn_t r = {{0, 0, 0, 0}};
+    const op_plan_t *p;
     if (!npu_op_name(f->op))
         return -1;
-    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++) {
-        uint32_t v = member_get(f, id);
-        if (has_field(f->op, id) ? npu_insn_put(&r, id, v) != 0 : v && !has_member(f->op, id))
+    p = op_plan(f->op);
+    for (unsigned i = 0; i < p->nown; i++)
+        if (npu_insn_put(&r, p->own[i], member_get(f, p->own[i])) != 0)
             return -1;
-    }
+    for (unsigned i = 0; i < p->nother; i++)
+        if (member_get(f, p->other[i]))
+            return -1;
     *out = r;
     return 0;
 }
 
 int npu_decode(const npu_insn_t *in, npu_fields_t *f)
 {
+    /* an unknown opcode's plan holds the INSN fields only: they are decoded, the call fails */
+    const op_plan_t *p = op_plan(npu_insn_get(in, NPU_FLD_INSN_op));
     memset(f, 0, sizeof *f);
-    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++)
-        if (npu_isa_fields[id].op == NPU_OP_INSN)
-            member_set(f, id, npu_insn_get(in, id));
-    if (!npu_op_name(f->op))
-        return -1;
-    for (unsigned id = 0; id < NPU_NUM_FIELDS; id++)
-        if (npu_isa_fields[id].op == f->op)
-            member_set(f, id, npu_insn_get(in, id));
-    return 0;
+    for (unsigned i = 0; i < p->nown; i++)
+        member_set(f, p->own[i], npu_insn_get(in, p->own[i]));
+    return npu_op_name(f->op) ? 0 : -1;
 }
 
-static int enc(npu_fields_t *f, npu_insn_t *out) { return npu_encode(f, out); }
-
-int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
-                 unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+/* LOAD and STORE share the DMA format (a STORE has no transpose bit: transpose must be 0). */
+static int enc_dma(npu_insn_t *out, unsigned op, unsigned tag, unsigned transpose, unsigned rows,
+                   uint32_t dram_addr, unsigned spm_addr, unsigned spm_stride, unsigned row_bytes,
+                   unsigned dram_stride)
 {
     npu_fields_t f;
     memset(&f, 0, sizeof f);
-    f.op = NPU_OP_LOAD;
+    f.op = op;
     f.tag = tag;
-    f.transpose = transpose ? 1u : 0u;
+    f.transpose = transpose;
     f.rows = rows;
     f.dram_addr = dram_addr;
     f.spm_addr = spm_addr;
     f.spm_stride = spm_stride;
     f.row_bytes = row_bytes;
     f.dram_stride = dram_stride;
-    return enc(&f, out);
+    return npu_encode(&f, out);
+}
+
+int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, uint32_t dram_addr,
+                 unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+{
+    return enc_dma(out, NPU_OP_LOAD, tag, transpose ? 1u : 0u, rows, dram_addr, spm_addr,
+                   spm_stride, row_bytes, dram_stride);
 }
 
 int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
                   unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
 {
-    npu_fields_t f;
-    memset(&f, 0, sizeof f);
-    f.op = NPU_OP_STORE;
-    f.tag = tag;
-    f.rows = rows;
-    f.dram_addr = dram_addr;
-    f.spm_addr = spm_addr;
-    f.spm_stride = spm_stride;
-    f.row_bytes = row_bytes;
-    f.dram_stride = dram_stride;
-    return enc(&f, out);
+    return enc_dma(out, NPU_OP_STORE, tag, 0, rows, dram_addr, spm_addr, spm_stride, row_bytes,
+                   dram_stride);
 }
 
 int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
@@ -208,7 +238,7 @@ int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsign
     f.k = k;
     f.n = n;
     f.obuf_addr = obuf_addr;
-    return enc(&f, out);
+    return npu_encode(&f, out);
 }
 
 int npu_enc_drain(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsigned spm_addr,
@@ -230,7 +260,7 @@ int npu_enc_ldw_cores(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned s
     f.k = k;
     f.n = n;
     f.core_mask = core_mask;
-    return enc(&f, out);
+    return npu_encode(&f, out);
 }
 
 int npu_insn_drain_acc(npu_insn_t *in)
@@ -259,7 +289,7 @@ int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm
     f.spm_addr = spm_addr;
     f.spm_stride = spm_stride;
     f.row_bytes = row_bytes;
-    return enc(&f, out);
+    return npu_encode(&f, out);
 }
 
 int npu_insn_lane_hi(npu_insn_t *in)
@@ -290,7 +320,7 @@ int npu_enc_drain_split(npu_insn_t *out, unsigned rows, unsigned obuf_addr, unsi
     f.spm_stride = spm_stride;
     f.split_rows = split_rows;
     f.hi_rows = hi_rows;
-    return enc(&f, out);
+    return npu_encode(&f, out);
 }
 
 int npu_mode_fits(unsigned mode, unsigned k, unsigned n, unsigned S)
@@ -357,7 +387,7 @@ int npu_enc_sync(npu_insn_t *out, unsigned op)
         return -1;
     memset(&f, 0, sizeof f);
     f.op = op;
-    return enc(&f, out);
+    return npu_encode(&f, out);
 }
 
 void npu_insn_tok(npu_insn_t *in, unsigned tok_flags) { in->w[0] |= tok_flags & NPU_TOK_MASK; }
