@@ -95,30 +95,38 @@ $(GEN_FILES): configs/%.cfg build/gencfg
 # One static library per config: model + Verilator runtime + the C++ harness (C API).
 VINC = -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include -I$$($(VERILATOR) --getenv VERILATOR_ROOT)/include/vltstd
 TB_DEPS := tb/npu_sim.cpp tb/npu_sim.h tb/npu_sim_hooks.h tb/dram_model.c tb/dram_model.h
-# $(call verilate_npu,CONFIG,OUTDIR,EXTRA_VERILATOR_FLAGS): the model library $(OUTDIR)/libnpusim.a.
+# $(call verilate_npu,CONFIG,OUTDIR,EXTRA_VERILATOR_FLAGS): the Verilated model $(OUTDIR)/obj
+# (depends on the RTL only); $(call harness_lib,CONFIG,OUTDIR): the C++ harness and the DRAM model
+# beside it, archived into $(OUTDIR)/libnpusim.a (a harness change does not re-verilate).
 define verilate_npu
 	rm -rf $(2)/obj
 	$(VERILATOR) $(VFLAGS) $(VASSERT) $(3) -f build/$(1)/verilator.f -Ibuild/$(1) -Irtl $(RTL) --Mdir $(2)/obj
 	$(MAKE) -s -j$(JOBS) -C $(2)/obj -f Vnpu_top.mk $(VMAKE_OPT) \
 	    Vnpu_top__ALL.a verilated.o verilated_fst_c.o verilated_threads.o
+endef
+define harness_lib
 	$(CXX) -O2 -g -std=c++14 -DNPU_TRACE $(VHOOKS) -Ibuild/$(1) -I$(2)/obj -Itb $(VINC) \
 	    -c tb/npu_sim.cpp -o $(2)/npu_sim.o
 	$(CC) $(CSTD) -Ibuild/$(1) -Itb -c tb/dram_model.c -o $(2)/dram_model.o
 	rm -f $(2)/libnpusim.a && ar rcs $(2)/libnpusim.a $(2)/obj/*.o $(2)/npu_sim.o $(2)/dram_model.o
 endef
-build/%/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh $(TB_DEPS)
+build/%/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh
 	@echo "== verilating config $* (once per config)"
 	$(call verilate_npu,$*,build/$*,)
+build/%/libnpusim.a: build/%/obj/Vnpu_top__ALL.a $(TB_DEPS)
+	$(call harness_lib,$*,build/$*)
 
 # The planted bug of issue 6: the PLANT_CONFIG model once more with NPU_PLANTED_FAULT (npu_obuf:
 # HSW/ISW results of cores 0/1 land one OBUF row too far). `make test` runs
 # tests/rtl/test_planted.c on it: the regression must catch the bug with a first-divergence
 # report that names the mode and the tile (the same test passes on the real model).
 PLANT_CONFIG ?= tiny
-build/%/fault/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh $(TB_DEPS)
+build/%/fault/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh
 	@echo "== verilating config $* with the planted bug (NPU_PLANTED_FAULT)"
 	@mkdir -p build/$*/fault
 	$(call verilate_npu,$*,build/$*/fault,+define+NPU_PLANTED_FAULT)
+build/%/fault/libnpusim.a: build/%/fault/obj/Vnpu_top__ALL.a $(TB_DEPS)
+	$(call harness_lib,$*,build/$*/fault)
 build/%/fault/test_planted: build/%/fault/libnpusim.a build/libnpuhost.a tests/rtl/test_planted.c \
                             tests/rtl/rtl_common.h
 	$(CC) $(CSTD) -DNPU_PLANTED_FAULT -Ibuild/$* -Isw -Itb -Itests/rtl -c tests/rtl/test_planted.c \

@@ -57,11 +57,7 @@ module npu_dma_store #(
     output wire [2:0]        cnt_tag,
     output wire              cnt_burst
 );
-    localparam [7:0] ERR_DRAM_ADDR = 8'd2;
-    localparam [7:0] ERR_SPM_ADDR  = 8'd3;
-    localparam [7:0] ERR_BAD_DESC  = 8'd5;
-    localparam [7:0] ERR_DRAM_RESP = 8'd8;
-
+`include "npu_defs.vh"
     localparam integer B  = 4 * S;          // bytes per beat / SPM word
     localparam integer WB = 32 * S;
     localparam integer LB = $clog2(B);
@@ -71,8 +67,9 @@ module npu_dma_store #(
     localparam [31:0] DFD32    = DFD;
     localparam [DFW-1:0] DFD_C = DFD32[DFW-1:0];
 
-    localparam [2:0] ST_IDLE = 3'd0, ST_CHECK = 3'd1, ST_RUN = 3'd2, ST_DRAIN = 3'd3,
-                     ST_FLUSH = 3'd4;
+    // store engine states (SS_: ST_* are the NPU status codes of npu_defs.vh)
+    localparam [2:0] SS_IDLE = 3'd0, SS_CHECK = 3'd1, SS_RUN = 3'd2, SS_DRAIN = 3'd3,
+                     SS_FLUSH = 3'd4;
 
     // ---------------- descriptor ----------------
     reg [2:0]  state;
@@ -97,8 +94,8 @@ module npu_dma_store #(
     );
 
 
-    assign cmd_rdy = (state == ST_IDLE);
-    assign busy    = (state != ST_IDLE);
+    assign cmd_rdy = (state == SS_IDLE);
+    assign busy    = (state != SS_IDLE);
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
@@ -112,9 +109,9 @@ module npu_dma_store #(
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
-    wire go       = (state == ST_CHECK) && c_vld && !chk_bad && !chk_dram && !chk_spm;
-    wire in_run   = (state == ST_RUN);
-    wire in_xfer  = in_run || (state == ST_DRAIN);   // W and B still flow while draining
+    wire go       = (state == SS_CHECK) && c_vld && !chk_bad && !chk_dram && !chk_spm;
+    wire in_run   = (state == SS_RUN);
+    wire in_xfer  = in_run || (state == SS_DRAIN);   // W and B still flow while draining
 
     // ---------------- reader: SPM -> read-ahead FIFO ----------------
     reg              rd_act;
@@ -173,7 +170,7 @@ module npu_dma_store #(
     npu_fifo #(.W(WB), .DEPTH(DFD)) u_df (
         .clk(clk), .rst_n(rst_n),
         .push(rd_vld), .din(rd_data),
-        .pop(w_fire || (state == ST_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
+        .pop(w_fire || (state == SS_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
         .full(df_full), .empty(df_empty), .count(df_count)
     );
     // verilator lint_off UNUSEDSIGNAL
@@ -201,7 +198,7 @@ module npu_dma_store #(
     // ---------------- control state ----------------
     always @(posedge clk) begin
         if (!rst_n) begin
-            state    <= ST_IDLE;
+            state    <= SS_IDLE;
             done     <= 1'b0;
             err      <= 1'b0;
             err_code <= 8'd0;
@@ -217,36 +214,36 @@ module npu_dma_store #(
             // set at go, cleared after the last word or when the drain ends: one set/clear
             // pair, so the late SPM grant (rd_fire) passes through two gates, not the state mux
             rd_act <= go || (rd_act && !(rd_fire && rd_row_end && rd_rows == 16'd1)
-                                    && !(state == ST_DRAIN && af_empty));
+                                    && !(state == SS_DRAIN && af_empty));
             case (state)
-                ST_IDLE: if (cmd_fire) state <= ST_CHECK;
-                ST_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
+                SS_IDLE: if (cmd_fire) state <= SS_CHECK;
+                SS_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
-                        state <= ST_IDLE;
+                        state <= SS_IDLE;
                     end else if (chk_dram) begin
                         err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= c_dlast;
-                        state <= ST_IDLE;
+                        state <= SS_IDLE;
                     end else if (chk_spm) begin
                         err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
-                        state <= ST_IDLE;
+                        state <= SS_IDLE;
                     end else begin
                         ag_act <= 1'b1;
-                        state  <= ST_RUN;
+                        state  <= SS_RUN;
                     end
                 end
-                ST_RUN: begin
+                SS_RUN: begin
                     if (b_fire && b_resp) begin
                         err <= 1'b1; err_code <= ERR_DRAM_RESP; err_info <= af_dout;
                         ag_act <= 1'b0;
-                        state <= ST_DRAIN;
+                        state <= SS_DRAIN;
                     end else if (b_fire && !ag_act && af_count == {{(OW-1){1'b0}}, 1'b1}) begin
                         done  <= 1'b1;
-                        state <= ST_IDLE;
+                        state <= SS_IDLE;
                     end
                 end
-                ST_DRAIN: if (af_empty) state <= ST_FLUSH;
-                default: if (df_empty && !rd_vld) state <= ST_IDLE;   // ST_FLUSH
+                SS_DRAIN: if (af_empty) state <= SS_FLUSH;
+                default: if (df_empty && !rd_vld) state <= SS_IDLE;   // SS_FLUSH
             endcase
         end
     end
@@ -324,7 +321,7 @@ module npu_dma_store #(
         if (aw_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("STORE burst crosses a 4 KiB line")
         if (aw_fire && af_full) `NPU_ASSERT_FAIL("STORE burst FIFO overflow")
-        if (rd_vld && df_full && !w_fire && state != ST_FLUSH)
+        if (rd_vld && df_full && !w_fire && state != SS_FLUSH)
             `NPU_ASSERT_FAIL("STORE read-ahead FIFO overflow")
         if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
         if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")

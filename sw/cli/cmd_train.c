@@ -17,7 +17,7 @@ static const char *policy_name(int p)
 }
 
 /* The MLP, its order and partitioning from the options; 0, or 2 after printing the reason. */
-static int train_request(const npu_args_t *a, int batch, npu_mlp_t *mlp, npu_torder_t *order)
+static int train_request(const npu_args_t *a, int batch, npu_mlp_t *mlp, npu_order_t *order)
 {
     if (npu_mlp_parse(a->layers, batch, mlp) != 0) {
         fprintf(stderr, "npu: --layers needs 2 to %d sizes in 1..65535 separated by commas, not '%s'\n",
@@ -25,33 +25,33 @@ static int train_request(const npu_args_t *a, int batch, npu_mlp_t *mlp, npu_tor
         return 2;
     }
     mlp->tile = (int)a->tile;
-    *order = NPU_TORD_SEQ;
+    *order = NPU_ORDER_SEQ;
     if (a->order) {
-        int o = npu_torder_parse(a->order);
+        int o = npu_order_parse(a->order);
         if (o < 0)
             return 2; /* args.c already checked the name */
-        *order = (npu_torder_t)o;
+        *order = (npu_order_t)o;
     }
     if (a->partition) {
         /* kseq, mseq, nseq: the K (M, N) split with its parts in sequence on the whole array (no
          * part per core) */
         int kseq = !strcmp(a->partition, "kseq"), mseq = !strcmp(a->partition, "mseq"),
             nseq = !strcmp(a->partition, "nseq");
-        int p = kseq ? NPU_TPART_K : mseq ? NPU_TPART_M : nseq ? NPU_TPART_N : npu_tpart_parse(a->partition);
+        int p = kseq ? NPU_PART_K : mseq ? NPU_PART_M : nseq ? NPU_PART_N : npu_part_parse(a->partition);
         mlp->parts_in_sequence = kseq || mseq || nseq;
         if (p < 0)
             return 2; /* args.c already checked the name */
-        mlp->partition = (npu_tpart_t)p;
+        mlp->partition = (npu_part_t)p;
     }
     return 0;
 }
 
-static void print_header(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_torder_t order,
+static void print_header(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_order_t order,
                          const npu_mlp_t *mlp, uint64_t seed)
 {
     printf("npu train: MLP %s, batch %d, order %s, partition %s, policy %s, seed %llu "
-           "(config %s)\n", a->layers, batch, npu_torder_name(order),
-           npu_tpart_name(mlp->partition), policy_name(a->policy), (unsigned long long)seed,
+           "(config %s)\n", a->layers, batch, npu_order_name(order),
+           npu_part_name(mlp->partition), policy_name(a->policy), (unsigned long long)seed,
            cfg->name);
     printf("%-5s %6s %6s %6s %-10s %-7s %10s %10s %10s %6s %10s %10s %9s %9s %6s\n", "layer",
            "M", "K", "N", "order", "part", "fwd cyc", "dx cyc", "dw cyc", "util%", "dY rd B",
@@ -63,10 +63,10 @@ static void print_header(const npu_cfg_t *cfg, const npu_args_t *a, int batch, n
 static void part_label(const npu_train_layer_result_t *L, char *part, size_t n)
 {
     snprintf(part, n, "-");
-    const npu_train_lowering_t *lw = &L->lower;
-    if (lw->part != NPU_TPART_NONE)
-        snprintf(part, n, "%sx%d%s", npu_tpart_name(lw->part), lw->nparts,
-                 lw->form == NPU_TLOW_SUBGEMMS ? "s" : lw->form == NPU_TLOW_CORES ? "c" : "");
+    const npu_lower_plan_t *lw = &L->lower;
+    if (lw->part != NPU_PART_NONE)
+        snprintf(part, n, "%sx%d%s", npu_part_name(lw->part), lw->nparts,
+                 lw->form == NPU_LOWER_SUBGEMMS ? "s" : lw->form == NPU_LOWER_CORES ? "c" : "");
     else if (L->shape.has_dx)
         snprintf(part, n, "none");
 }
@@ -86,11 +86,11 @@ static void print_layer(const npu_cfg_t *cfg, int i, const npu_train_layer_resul
     if (L->ran[NPU_PASS_DX])
         snprintf(dx, sizeof dx, "%llu", (unsigned long long)L->cycles[NPU_PASS_DX]);
     snprintf(dw, sizeof dw, "%llu", (unsigned long long)L->cycles[NPU_PASS_DW]);
-    if (L->lower.form != NPU_TLOW_GEMMS)
+    if (L->lower.form != NPU_LOWER_GEMMS)
         snprintf(dw, sizeof dw, "(fused)");
     part_label(L, part, sizeof part);
     printf("%-5d %6ld %6ld %6ld %-10s %-7s %10llu %10s %10s %6.1f %10llu %10llu %9.2f %9ld %6s\n",
-           i, L->shape.M, L->shape.K, L->shape.N, npu_torder_name(L->lower.order), part,
+           i, L->shape.M, L->shape.K, L->shape.N, npu_order_name(L->lower.order), part,
            (unsigned long long)L->cycles[NPU_PASS_FWD], dx, dw,
            100 * util, (unsigned long long)L->dy_rd_bytes,
            (unsigned long long)L->dy_compulsory,
@@ -110,7 +110,7 @@ static void csv_layer(FILE *csv, int i, const npu_train_layer_result_t *L, int p
         if (L->ran[p])
             fprintf(csv, "%d,%ld,%ld,%ld,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
                          "%llu,%llu,%llu,%llu,%s,%d,%ld,%llu,%llu,%llu,%llu\n",
-                    i, L->shape.M, L->shape.K, L->shape.N, npu_torder_name(L->lower.order),
+                    i, L->shape.M, L->shape.K, L->shape.N, npu_order_name(L->lower.order),
                     policy_name(policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
                     (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
                     npu_gemm_rc_name(L->rc[p]),
@@ -123,7 +123,7 @@ static void csv_layer(FILE *csv, int i, const npu_train_layer_result_t *L, int p
                     (unsigned long long)L->wr_bytes[NPU_TAG_DW],
                     (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
                     (unsigned long long)L->dy_rd_bytes,
-                    (unsigned long long)L->dy_compulsory, npu_tpart_name(L->lower.part),
+                    (unsigned long long)L->dy_compulsory, npu_part_name(L->lower.part),
                     L->lower.nparts ? L->lower.nparts : 1, L->accum_adds,
                     (unsigned long long)L->noc_h_flits[p], (unsigned long long)L->noc_v_flits[p],
                     (unsigned long long)L->noc_deliveries[p],
@@ -135,22 +135,22 @@ static void print_oracle(const npu_mlp_t *mlp, const npu_train_result_t *r)
 {
     for (int i = mlp->layers - 1; i >= 1; i--) {
         const npu_train_layer_result_t *L = &r->layer[i];
-        npu_torder_t alg = (npu_torder_t)npu_train_resolve(NPU_TORD_AUTO, L->shape.M, L->shape.K,
+        npu_order_t alg = (npu_order_t)npu_order_resolve(NPU_ORDER_AUTO, L->shape.M, L->shape.K,
                                                               L->shape.N);
         uint64_t best = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
         printf("layer %d backward cycles: seq %llu, interleave %llu, dxmajor %llu, dwmajor %llu; "
                "oracle %s; Algorithm 1 picks %s (%+.1f%%)\n", i,
-               (unsigned long long)L->order_cycles[NPU_TORD_SEQ],
-               (unsigned long long)L->order_cycles[NPU_TORD_INTERLEAVE],
-               (unsigned long long)L->order_cycles[NPU_TORD_DXMAJOR],
-               (unsigned long long)L->order_cycles[NPU_TORD_DWMAJOR], npu_torder_name(L->lower.order),
-               npu_torder_name(alg),
+               (unsigned long long)L->order_cycles[NPU_ORDER_SEQ],
+               (unsigned long long)L->order_cycles[NPU_ORDER_INTERLEAVE],
+               (unsigned long long)L->order_cycles[NPU_ORDER_DXMAJOR],
+               (unsigned long long)L->order_cycles[NPU_ORDER_DWMAJOR], npu_order_name(L->lower.order),
+               npu_order_name(alg),
                best ? 100.0 * ((double)L->order_cycles[alg] - (double)best) / (double)best : 0.0);
     }
 }
 
 /* The table, the CSV, the oracle's lines and the failures of a finished step. */
-static void report(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_torder_t order,
+static void report(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_order_t order,
                    const npu_mlp_t *mlp, uint64_t seed, const npu_train_result_t *r)
 {
     FILE *csv = NULL;
@@ -166,7 +166,7 @@ static void report(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_tor
         if (csv)
             csv_layer(csv, i, &r->layer[i], a->policy);
     }
-    if (order == NPU_TORD_ORACLE && !a->quiet)
+    if (order == NPU_ORDER_ORACLE && !a->quiet)
         print_oracle(mlp, r);
     for (int i = mlp->layers - 1; i >= 0; i--)
         if (r->layer[i].msg[0])
@@ -179,7 +179,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
     npu_mlp_t mlp;
-    npu_torder_t order;
+    npu_order_t order;
     npu_train_result_t *r;
     npu_sim_t *sim;
     int batch = a->batch ? (int)a->batch : 16, rc;

@@ -1,5 +1,5 @@
 /* cmd_train_bench.c - `npu train-bench`: the brief-000 reproduction (Fig. 12 / Fig. 14) on the
- * paper-scaled configurations, from the analytical training model (sw/model/train_layers.c): per
+ * paper-scaled configurations, from the analytical training model (sw/model/layer_sets.c): per
  * layer and on average over the models, the reduction of forward+backward cycles against the
  * sequential baseline for Interleaving, +Rearrangement (Algorithm 1 and oracle order) and
  * +Partitioning (scheme by the model, and by the KNN selector), beside the paper's numbers.
@@ -10,11 +10,11 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "model/train_layers.h"
+#include "model/layer_sets.h"
 #include "compile/train/train_order.h"
 #include "compile/train/train_partition.h"
 
-static const char *const step_name[NPU_TL_NSTEPS] = {
+static const char *const step_name[NPU_LSET_NSTEPS] = {
     "seq", "interleave", "alg1", "oracle", "part", "part_knn"
 };
 
@@ -29,9 +29,9 @@ static void pct_paper(char *buf, size_t n, double v, double paper)
         snprintf(buf, n, "%5.1f       ", v);
 }
 
-static void print_row(int first, const npu_tl_row_t *r)
+static void print_row(int first, const npu_lset_row_t *r)
 {
-    double base = r->cyc[NPU_TL_BASE];
+    double base = r->cyc[NPU_LSET_BASE];
     int dx = r->L.shape.has_dx;
     if (first)
         printf("  %-8s %-22s %7s %6s %6s %3s | %10s %6s %6s %6s %6s %6s | %-10s %-10s %-4s %-4s\n",
@@ -40,31 +40,31 @@ static void print_row(int first, const npu_tl_row_t *r)
     printf("  %-8s %-22s %7ld %6ld %6ld %3d | %10.0f %6.1f %6.1f %6.1f %6.1f %6.1f | %-10s "
            "%-10s %-4s %-4s\n",
            r->L.model, r->L.name, r->L.shape.M, r->L.shape.K, r->L.shape.N, r->L.count, base,
-           red(base, r->cyc[NPU_TL_INTERLEAVE]), red(base, r->cyc[NPU_TL_ALG1]),
-           red(base, r->cyc[NPU_TL_ORACLE]), red(base, r->cyc[NPU_TL_PART]),
-           red(base, r->cyc[NPU_TL_PART_KNN]),
-           dx ? npu_torder_name((npu_torder_t)r->alg1_order) : "-",
-           dx ? npu_torder_name((npu_torder_t)r->oracle_order) : "-",
-           dx ? npu_tpart_name((npu_tpart_t)r->label) : "-",
-           dx ? npu_tpart_name((npu_tpart_t)r->knn_pred) : "-");
+           red(base, r->cyc[NPU_LSET_INTERLEAVE]), red(base, r->cyc[NPU_LSET_ALG1]),
+           red(base, r->cyc[NPU_LSET_ORACLE]), red(base, r->cyc[NPU_LSET_PART]),
+           red(base, r->cyc[NPU_LSET_PART_KNN]),
+           dx ? npu_order_name((npu_order_t)r->alg1_order) : "-",
+           dx ? npu_order_name((npu_order_t)r->oracle_order) : "-",
+           dx ? npu_part_name((npu_part_t)r->label) : "-",
+           dx ? npu_part_name((npu_part_t)r->knn_pred) : "-");
 }
 
-static void csv_row(FILE *csv, const char *name, int acc_bytes, const npu_tl_row_t *r)
+static void csv_row(FILE *csv, const char *name, int acc_bytes, const npu_lset_row_t *r)
 {
     int dx = r->L.shape.has_dx;
     fprintf(csv, "%s,%d,%s,%s,%ld,%ld,%ld,%d,%d", name, acc_bytes, r->L.model, r->L.name,
             r->L.shape.M, r->L.shape.K, r->L.shape.N, r->L.count, dx);
-    for (int s = 0; s < NPU_TL_NSTEPS; s++)
+    for (int s = 0; s < NPU_LSET_NSTEPS; s++)
         fprintf(csv, ",%.0f", r->cyc[s]);
-    fprintf(csv, ",%s,%s,%s,%s\n", dx ? npu_torder_name((npu_torder_t)r->alg1_order) : "",
-            dx ? npu_torder_name((npu_torder_t)r->oracle_order) : "",
-            dx ? npu_tpart_name((npu_tpart_t)r->label) : "",
-            dx ? npu_tpart_name((npu_tpart_t)r->knn_pred) : "");
+    fprintf(csv, ",%s,%s,%s,%s\n", dx ? npu_order_name((npu_order_t)r->alg1_order) : "",
+            dx ? npu_order_name((npu_order_t)r->oracle_order) : "",
+            dx ? npu_part_name((npu_part_t)r->label) : "",
+            dx ? npu_part_name((npu_part_t)r->knn_pred) : "");
 }
 
 /* Per model and on average, KNN accuracy, Algorithm 1 against the oracle (mean gap in points
  * over the ndx layers with dX), and the one machine-readable line bench.sh greps. */
-static void print_summary(const char *name, const npu_tpcfg_t *c, const npu_tl_bench_t *b,
+static void print_summary(const char *name, const npu_lset_cfg_t *c, const npu_lset_bench_t *b,
                           double gap, int ndx)
 {
     char s1[32], s2[32], s3[32], s4[32];
@@ -73,20 +73,20 @@ static void print_summary(const char *name, const npu_tpcfg_t *c, const npu_tl_b
            "+rearr orac", "+part", "+part knn");
     for (int m = 0; m < b->nmodels; m++)
         printf("    %-10s %12.1f %12.1f %12.1f %12.1f %12.1f\n", b->model[m],
-               b->red_model[m][NPU_TL_INTERLEAVE], b->red_model[m][NPU_TL_ALG1],
-               b->red_model[m][NPU_TL_ORACLE], b->red_model[m][NPU_TL_PART],
-               b->red_model[m][NPU_TL_PART_KNN]);
-    pct_paper(s1, sizeof s1, b->red[NPU_TL_INTERLEAVE], c->paper[0]);
-    pct_paper(s2, sizeof s2, b->red[NPU_TL_ALG1], c->paper[1]);
-    pct_paper(s3, sizeof s3, b->red[NPU_TL_ORACLE], c->paper[3]);
-    pct_paper(s4, sizeof s4, b->red[NPU_TL_PART], c->paper[2]);
-    printf("    %-10s %12s %12s %12s %12s %12.1f\n", "MEAN", s1, s2, s3, s4, b->red[NPU_TL_PART_KNN]);
+               b->red_model[m][NPU_LSET_INTERLEAVE], b->red_model[m][NPU_LSET_ALG1],
+               b->red_model[m][NPU_LSET_ORACLE], b->red_model[m][NPU_LSET_PART],
+               b->red_model[m][NPU_LSET_PART_KNN]);
+    pct_paper(s1, sizeof s1, b->red[NPU_LSET_INTERLEAVE], c->paper[0]);
+    pct_paper(s2, sizeof s2, b->red[NPU_LSET_ALG1], c->paper[1]);
+    pct_paper(s3, sizeof s3, b->red[NPU_LSET_ORACLE], c->paper[3]);
+    pct_paper(s4, sizeof s4, b->red[NPU_LSET_PART], c->paper[2]);
+    printf("    %-10s %12s %12s %12s %12s %12.1f\n", "MEAN", s1, s2, s3, s4, b->red[NPU_LSET_PART_KNN]);
     printf("  KNN selector accuracy (1000 random 80/20 splits): k=1 %.1f%%, k=3 %.1f%%, k=5 %.1f%%\n",
            100 * b->knn_acc[0], 100 * b->knn_acc[1], 100 * b->knn_acc[2]);
     printf("  Algorithm 1 = oracle order on %d of %d layers with dX; mean gap %.2f points\n",
            b->alg1_vs_oracle, ndx, ndx ? gap / ndx : 0.0);
     printf("train-bench %s acc_bytes=%d", name, c->acc_bytes);
-    for (int s = 1; s < NPU_TL_NSTEPS; s++)
+    for (int s = 1; s < NPU_LSET_NSTEPS; s++)
         printf(" %s=%.2f", step_name[s], b->red[s]);
     printf(" paper_interleave=%.1f paper_alg1=%.1f paper_part=%.1f knn_k1=%.3f\n", c->paper[0],
            c->paper[1], c->paper[2], b->knn_acc[0]);
@@ -94,18 +94,18 @@ static void print_summary(const char *name, const npu_tpcfg_t *c, const npu_tl_b
 
 static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
 {
-    static npu_tl_row_t rows[NPU_TL_MAX];
-    npu_tpcfg_t c;
-    npu_tl_bench_t b;
+    static npu_lset_row_t rows[NPU_LSET_MAX];
+    npu_lset_cfg_t c;
+    npu_lset_bench_t b;
     double gap = 0;
     int ndx = 0;
-    if (npu_tl_config(name, &c) != 0) {
+    if (npu_lset_config(name, &c) != 0) {
         fprintf(stderr, "npu: train-bench: unknown configuration '%s'\n", name);
         return 2;
     }
     if (a->acc_bytes)
         c.acc_bytes = (int)a->acc_bytes;
-    if (npu_tl_bench(&c, rows, NPU_TL_MAX, &b) != 0) {
+    if (npu_lset_bench(&c, rows, NPU_LSET_MAX, &b) != 0) {
         fprintf(stderr, "npu: train-bench: the model failed on configuration '%s'\n", name);
         return 1;
     }
@@ -114,10 +114,10 @@ static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
            name, 2 * c.S, 2 * c.S, c.cores > 1 ? "four SxS cores" : "one FlexSA array",
            c.spm_bytes / 1024, c.dram_bw, c.batch, c.acc_bytes, b.nrows, b.nmodels);
     for (int i = 0; i < b.nrows; i++) {
-        const npu_tl_row_t *r = &rows[i];
+        const npu_lset_row_t *r = &rows[i];
         if (r->L.shape.has_dx) {
-            gap += red(r->cyc[NPU_TL_BASE], r->cyc[NPU_TL_ORACLE]) -
-                   red(r->cyc[NPU_TL_BASE], r->cyc[NPU_TL_ALG1]);
+            gap += red(r->cyc[NPU_LSET_BASE], r->cyc[NPU_LSET_ORACLE]) -
+                   red(r->cyc[NPU_LSET_BASE], r->cyc[NPU_LSET_ALG1]);
             ndx++;
         }
         if (!a->quiet)
@@ -142,7 +142,7 @@ int npu_cmd_train_bench(const npu_cfg_t *cfg, const npu_args_t *a)
             return 2;
         }
         fprintf(csv, "config,acc_bytes,model,layer,M,K,N,count,has_dx");
-        for (int s = 0; s < NPU_TL_NSTEPS; s++)
+        for (int s = 0; s < NPU_LSET_NSTEPS; s++)
             fprintf(csv, ",cycles_%s", step_name[s]);
         fprintf(csv, ",alg1_order,oracle_order,part_label,knn_pred\n");
     }

@@ -5,7 +5,7 @@
  * twice), Euclidean distance, k in {1, 3, 5} [INTERP: the paper gives neither k, the metric
  * nor the scaling]. Prediction: majority vote of the k nearest training samples (ties between
  * samples at equal distance broken by index, ties in the vote by the nearest voter).
- * Labels are produced by the model (train_model.h npu_tm_best_partition).
+ * Labels are produced by the model (train_model.h npu_tmodel_best_partition).
  * Accuracy: mean over `splits` random train/test splits (train_frac of the samples for
  * training), shuffled by a xorshift64 seeded with `seed` (deterministic).
  * Pure C99 without libm (log2 is computed here).

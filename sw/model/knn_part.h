@@ -4,7 +4,7 @@
  * trained once per process on the quad-core server set ("server4": for each layer with dX the
  * fastest of the M, N and K splits at P = 4 under Algorithm 1's order; the forward, the same
  * for every scheme, is left out). The bench's own KNN figures (leave-one-out, accuracy over
- * random splits) are in train_layers.c.
+ * random splits) are in layer_sets.c.
  */
 #ifndef NPU_KNN_PART_H
 #define NPU_KNN_PART_H
@@ -13,12 +13,12 @@
 #include "compile/train/train_partition.h"
 #include "model/knn.h"
 
-/* Training samples of a layer set (train_layers.h npu_tl_config name): features of each layer
+/* Training samples of a layer set (layer_sets.h npu_lset_config name): features of each layer
  * with dX and the model's fastest split (M, N or K at P = the set's cores). Returns the count
  * (<= max), or -1 (unknown set, allocation). */
 int npu_knn_part_samples(const char *set, npu_knn_sample_t *samples, int max);
 
-/* The split predicted for a layer: M, N or K (NPU_TPART_M when the training failed). */
-npu_tpart_t npu_knn_partition(const npu_train_shape_t *L);
+/* The split predicted for a layer: M, N or K (NPU_PART_M when the training failed). */
+npu_part_t npu_knn_partition(const npu_train_shape_t *L);
 
 #endif

@@ -184,13 +184,13 @@ int npu_conv_gemms(const npu_conv_layer_t *L, int layer, int batch, npu_gemm_sha
         out[n].N = L->cin;
         out[n].K = L->cout * rs;
         out[n].layer = layer;
-        out[n++].phase = NPU_PHASE_DGRAD;
+        out[n++].phase = NPU_PHASE_DX;
     }
     out[n].M = L->cout;
     out[n].N = L->cin * rs;
     out[n].K = batch * L->ho * L->wo;
     out[n].layer = layer;
-    out[n++].phase = NPU_PHASE_WGRAD;
+    out[n++].phase = NPU_PHASE_DW;
     return n;
 }
 

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "compile/gemm/flexsa_mode.h"
+#include "compile/train/train_order.h" /* npu_phase_t: fwd, dx, dw */
 
 #define NPU_RESNET50_LAYERS 54 /* stem + 16 blocks x 3 + 4 shortcuts + FC */
 
@@ -37,12 +38,10 @@ typedef struct npu_conv_layer {
     int need_dgrad; /* 0 for the first layer (no gradient with respect to the image) */
 } npu_conv_layer_t;
 
-typedef enum npu_gemm_phase { NPU_PHASE_FWD = 0, NPU_PHASE_DGRAD = 1, NPU_PHASE_WGRAD = 2 } npu_gemm_phase_t;
-
 typedef struct npu_gemm_shape {
     int M, N, K;
     int layer;              /* index in the layer set */
-    npu_gemm_phase_t phase;
+    npu_phase_t phase;
 } npu_gemm_shape_t;
 
 typedef struct npu_prune_cfg {

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void npu_tm_hw_from_cfg(const npu_cfg_t *cfg, npu_tm_hw_t *hw)
+void npu_tmodel_hw_from_cfg(const npu_cfg_t *cfg, npu_tmodel_hw_t *hw)
 {
     memset(hw, 0, sizeof *hw);
     hw->S = cfg->s;
@@ -39,8 +39,8 @@ typedef struct gemm_run {
     int Mt, Nt, Kt;
 } gemm_run_t;
 
-static int inb(const npu_tm_hw_t *hw) { return hw->in_bytes > 0 ? hw->in_bytes : 2; }
-static int accb(const npu_tm_hw_t *hw) { return hw->acc_bytes > 0 ? hw->acc_bytes : 4; }
+static int inb(const npu_tmodel_hw_t *hw) { return hw->in_bytes > 0 ? hw->in_bytes : 2; }
+static int accb(const npu_tmodel_hw_t *hw) { return hw->acc_bytes > 0 ? hw->acc_bytes : 4; }
 
 static long ext(long D, int T, int i)
 {
@@ -53,22 +53,22 @@ static double fold_cycles(long R, long D, long C, int A)
     return (double)(cdivl(D, A) * cdivl(C, A)) * (double)(R > A ? R : A);
 }
 
-static long tile_bytes(const gemm_run_t *g, npu_ttensor_t t, int m, int n, int k, int eb)
+static long tile_bytes(const gemm_run_t *g, npu_tensor_t t, int m, int n, int k, int eb)
 {
     long em = ext(g->M, g->Tm, m), en = ext(g->N, g->Tn, n), ek = ext(g->K, g->Tk, k);
     switch (t) {
-    case NPU_TT_X: case NPU_TT_DX: return em * ek * eb;
-    case NPU_TT_W: case NPU_TT_DW: return ek * en * eb;
+    case NPU_TENSOR_X: case NPU_TENSOR_DX: return em * ek * eb;
+    case NPU_TENSOR_W: case NPU_TENSOR_DW: return ek * en * eb;
     default:                       return em * en * eb;
     }
 }
 
 /* One GEMM pass (a schedule) of one part: plan, run, per-op trace. */
-static int pass_trace(const npu_tm_hw_t *hw, int A, const gemm_run_t *g, const npu_tsched_t *s,
-                      long budget, int shared, trace_t *tr, npu_tres_counts_t *cnt)
+static int pass_trace(const npu_tmodel_hw_t *hw, int A, const gemm_run_t *g, const npu_order_sched_t *s,
+                      long budget, int shared, trace_t *tr, npu_resid_counts_t *cnt)
 {
     memset(tr, 0, sizeof *tr);
-    npu_tres_cfg_t rc;
+    npu_resid_cfg_t rc;
     memset(&rc, 0, sizeof rc);
     rc.Mt = g->Mt;
     rc.Nt = g->Nt;
@@ -83,30 +83,30 @@ static int pass_trace(const npu_tm_hw_t *hw, int A, const gemm_run_t *g, const n
     rc.Tk = g->Tk;
     rc.in_bytes = inb(hw);
     rc.acc_bytes = accb(hw);
-    npu_tres_plan_t plan;
-    if (npu_tres_plan(s, &rc, &plan) != 0)
+    npu_resid_plan_t plan;
+    if (npu_resid_plan(s, &rc, &plan) != 0)
         return -1;
-    size_t n = npu_train_sched_count(s, g->Mt, g->Nt, g->Kt);
-    npu_tileop_t *ops = malloc(n * sizeof *ops);
-    npu_tres_action_t *act = malloc(n * sizeof *act);
+    size_t n = npu_order_schedule_count(s, g->Mt, g->Nt, g->Kt);
+    npu_order_op_t *ops = malloc(n * sizeof *ops);
+    npu_resid_action_t *act = malloc(n * sizeof *act);
     tr->c = malloc(n * sizeof(double));
     tr->rs = malloc(n * sizeof(double));
     tr->ro = malloc(n * sizeof(double));
     tr->w = malloc(n * sizeof(double));
     int rcode = -1;
     if (ops && act && tr->c && tr->rs && tr->ro && tr->w &&
-        npu_train_order_ex(s, g->Mt, g->Nt, g->Kt, ops, n) == (long)n &&
-        npu_tres_run(&plan, ops, n, act, cnt) == 0) {
+        npu_order_build_ex(s, g->Mt, g->Nt, g->Kt, ops, n) == (long)n &&
+        npu_resid_run(&plan, ops, n, act, cnt) == 0) {
         tr->n = n;
         for (size_t i = 0; i < n; i++) {
-            const npu_tileop_t *o = &ops[i];
+            const npu_order_op_t *o = &ops[i];
             long em = ext(g->M, g->Tm, o->m), en = ext(g->N, g->Tn, o->n),
                  ek = ext(g->K, g->Tk, o->k);
-            tr->c[i] = o->grad == NPU_TG_FWD  ? fold_cycles(em, ek, en, A)
-                       : o->grad == NPU_TG_DX ? fold_cycles(em, en, ek, A)
+            tr->c[i] = o->grad == NPU_PHASE_FWD  ? fold_cycles(em, ek, en, A)
+                       : o->grad == NPU_PHASE_DX ? fold_cycles(em, en, ek, A)
                                               : fold_cycles(ek, em, en, A);
-            npu_ttensor_t to, ta, tb;
-            npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
+            npu_tensor_t to, ta, tb;
+            npu_order_op_tensors((npu_phase_t)o->grad, &to, &ta, &tb);
             double rs = 0, ro = 0;
             if (act[i].load_a) {
                 double b = (double)tile_bytes(g, ta, o->m, o->n, o->k, inb(hw));
@@ -178,9 +178,9 @@ static double lockstep_time(const trace_t *t, int P, double bw, int A, double *c
 
 typedef struct cand_eval {
     double cycles, compute;
-    uint64_t rd[NPU_TT_COUNT], wr[NPU_TT_COUNT], accum;
+    uint64_t rd[NPU_TENSOR_COUNT], wr[NPU_TENSOR_COUNT], accum;
     long dy_loads, dy_comp;
-    npu_torder_t order;
+    npu_order_t order;
     unsigned variant;
 } cand_eval_t;
 
@@ -198,7 +198,7 @@ static void set_run(gemm_run_t *g, long M, long N, long K, int Tm, int Tn, int T
 }
 
 /* Step working set, double-buffered, against the stream half. */
-static int fits(const npu_tm_hw_t *hw, int Tm, int Tn, int Tk, int P, int fwd, int seq)
+static int fits(const npu_tmodel_hw_t *hw, int Tm, int Tn, int Tk, int P, int fwd, int seq)
 {
     long ib = inb(hw), ab = accb(hw);
     long x = (long)Tm * Tk * ib, w = (long)Tk * Tn * ib, dy = (long)Tm * Tn * ib;
@@ -211,53 +211,53 @@ static int fits(const npu_tm_hw_t *hw, int Tm, int Tn, int Tk, int P, int fwd, i
 
 /* Backward (or forward when fwd) of the parts of pp under order o (concrete or AUTO per part)
  * and seq variant v, tiles (Tm,Tn,Tk). */
-static int eval_parts(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tpart_plan_t *pp,
-                      npu_torder_t o, unsigned v, int Tm, int Tn, int Tk, int fwd,
+static int eval_parts(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, const npu_part_plan_t *pp,
+                      npu_order_t o, unsigned v, int Tm, int Tn, int Tk, int fwd,
                       cand_eval_t *ce)
 {
     int conc = hw->cores > 1;
     int A = conc ? hw->S : 2 * hw->S;
     int P = pp->nparts;
     long budget = hw->spm_bytes / 2 / (conc ? P : 1);
-    trace_t tr[NPU_TPART_MAX];
+    trace_t tr[NPU_PART_MAX];
     memset(tr, 0, sizeof tr);
     memset(ce, 0, sizeof *ce);
     double total = 0, comp = 0;
     int rc = 0;
     for (int p = 0; p < P && rc == 0; p++) {
-        const npu_tsub_t *s = &pp->part[p];
+        const npu_part_sub_t *s = &pp->part[p];
         gemm_run_t g;
         set_run(&g, s->M, s->N, s->K, Tm, Tn, Tk);
-        npu_tsched_t sc;
-        npu_torder_t op = o;
+        npu_order_sched_t sc;
+        npu_order_t op = o;
         if (fwd) {
-            npu_train_fwd_sched(v, &sc);
+            npu_order_fwd_schedule(v, &sc);
         } else if (!L->has_dx) {
             /* first layer: the dW GEMM alone (traditional order) */
             memset(&sc, 0, sizeof sc);
-            npu_train_sched(NPU_TORD_SEQ, v, &sc);
+            npu_order_schedule(NPU_ORDER_SEQ, v, &sc);
             sc.nnests = 1;
             sc.nest[0] = sc.nest[1];
-            op = NPU_TORD_SEQ;
+            op = NPU_ORDER_SEQ;
         } else {
-            int r = npu_train_resolve(o, s->M, s->K, s->N);
-            if (r < 0 || npu_train_sched((npu_torder_t)r, v, &sc) != 0) {
+            int r = npu_order_resolve(o, s->M, s->K, s->N);
+            if (r < 0 || npu_order_schedule((npu_order_t)r, v, &sc) != 0) {
                 rc = -1;
                 break;
             }
-            op = (npu_torder_t)r;
+            op = (npu_order_t)r;
         }
         if (p == 0)
             ce->order = op;
-        npu_tres_counts_t cnt;
+        npu_resid_counts_t cnt;
         rc = pass_trace(hw, A, &g, &sc, budget, conc ? pp->shared : -1, &tr[p], &cnt);
         if (rc)
             break;
-        for (int t = 0; t < NPU_TT_COUNT; t++) {
+        for (int t = 0; t < NPU_TENSOR_COUNT; t++) {
             ce->rd[t] += cnt.rd[t];
             ce->wr[t] += cnt.wr[t];
         }
-        ce->dy_loads += cnt.loads[NPU_TT_DY];
+        ce->dy_loads += cnt.loads[NPU_TENSOR_DY];
         ce->dy_comp += (long)g.Mt * g.Nt;
         if (!conc) {
             double c;
@@ -296,7 +296,7 @@ static int better(const cand_eval_t *a, const cand_eval_t *b)
     if (a->cycles != b->cycles)
         return a->cycles < b->cycles;
     uint64_t ta = 0, tb = 0;
-    for (int t = 0; t < NPU_TT_COUNT; t++) {
+    for (int t = 0; t < NPU_TENSOR_COUNT; t++) {
         ta += a->rd[t] + a->wr[t];
         tb += b->rd[t] + b->wr[t];
     }
@@ -305,14 +305,14 @@ static int better(const cand_eval_t *a, const cand_eval_t *b)
 
 /* Lower bound of eval_parts for tiles (Tm,Tn,Tk): max(compute, compulsory bytes / bw) per part
  * (summed on one core, max on cores); lets best_tiles skip hopeless candidates. */
-static double lower_bound(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
-                          const npu_tpart_plan_t *pp, int Tm, int Tn, int Tk, int fwd)
+static double lower_bound(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L,
+                          const npu_part_plan_t *pp, int Tm, int Tn, int Tk, int fwd)
 {
     int conc = hw->cores > 1;
     int A = conc ? hw->S : 2 * hw->S;
     double tot = 0, mx = 0, bytes = 0;
     for (int p = 0; p < pp->nparts; p++) {
-        const npu_tsub_t *s = &pp->part[p];
+        const npu_part_sub_t *s = &pp->part[p];
         gemm_run_t g;
         set_run(&g, s->M, s->N, s->K, Tm, Tn, Tk);
         double c = 0;
@@ -351,8 +351,8 @@ static double lower_bound(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
 /* Best tiles (and seq variant) for a partition plan and order. */
 /* The tile candidates (Tm, Tn, Tk) from cand[0..nc-1]^3 that fit, none larger than needed,
  * sorted by their lower bound (stable); returns the count. */
-static int tile_candidates(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
-                           const npu_tpart_plan_t *pp, const int *cand, int nc, const long *maxd,
+static int tile_candidates(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L,
+                           const npu_part_plan_t *pp, const int *cand, int nc, const long *maxd,
                            int P, int fwd, int seq, int ct[27][3], double lbs[27])
 {
     int ncand = 0;
@@ -382,8 +382,8 @@ static int tile_candidates(const npu_tm_hw_t *hw, const npu_train_shape_t *L,
     return ncand;
 }
 
-static int best_tiles(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tpart_plan_t *pp,
-                      npu_torder_t o, int fwd, int fixed, int canonical, cand_eval_t *best,
+static int best_tiles(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, const npu_part_plan_t *pp,
+                      npu_order_t o, int fwd, int fixed, int canonical, cand_eval_t *best,
                       int *bt)
 {
     int conc = hw->cores > 1;
@@ -401,20 +401,20 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
     }
     /* permutation variants: fwd (m,n,k)/(n,m,k); seq and interleave: each stream's two
      * output-stationary orders (interleave zips the baseline's streams); fused orders: 1 */
-    npu_torder_t o0 = o;
-    if (!fwd && o == NPU_TORD_AUTO) {
-        int r = npu_train_resolve(o, pp->part[0].M, pp->part[0].K, pp->part[0].N);
-        o0 = r < 0 ? o : (npu_torder_t)r;
+    npu_order_t o0 = o;
+    if (!fwd && o == NPU_ORDER_AUTO) {
+        int r = npu_order_resolve(o, pp->part[0].M, pp->part[0].K, pp->part[0].N);
+        o0 = r < 0 ? o : (npu_order_t)r;
     }
-    unsigned nv = fwd ? 2u : (o0 == NPU_TORD_SEQ || o0 == NPU_TORD_INTERLEAVE || !L->has_dx) ? 4u : 1u;
+    unsigned nv = fwd ? 2u : (o0 == NPU_ORDER_SEQ || o0 == NPU_ORDER_INTERLEAVE || !L->has_dx) ? 4u : 1u;
     if (canonical && !fwd)
         nv = 1u;
     /* candidates that fit, cheapest lower bound first; stop once the bound reaches the best */
     int ct[27][3];
     double lbs[27];
-    int ncand = tile_candidates(hw, L, pp, cand, nc, maxd, P, fwd, o0 == NPU_TORD_SEQ || !L->has_dx,
+    int ncand = tile_candidates(hw, L, pp, cand, nc, maxd, P, fwd, o0 == NPU_ORDER_SEQ || !L->has_dx,
                                 ct, lbs);
-    /* keep the search fast: candidates with more than NPU_TM_MAX_OPS tile-ops per part are
+    /* keep the search fast: candidates with more than NPU_TMODEL_MAX_OPS tile-ops per part are
      * skipped while a coarser one exists */
     long minops = -1;
     for (int i = 0; i < ncand; i++) {
@@ -427,7 +427,7 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
         if (found && lbs[i] >= best->cycles)
             break;
         long ops = cdivl(maxd[0], ct[i][0]) * cdivl(maxd[1], ct[i][1]) * cdivl(maxd[2], ct[i][2]);
-        if (ops > NPU_TM_MAX_OPS && ops > minops)
+        if (ops > NPU_TMODEL_MAX_OPS && ops > minops)
             continue;
         for (unsigned v = 0; v < nv; v++) {
             cand_eval_t ce;
@@ -444,8 +444,8 @@ static int best_tiles(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
     return found ? 0 : -1;
 }
 
-int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tm_opts_t *o,
-                      npu_tm_result_t *r)
+int npu_tmodel_layer_eval(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, const npu_tmodel_opts_t *o,
+                      npu_tmodel_result_t *r)
 {
     if (!hw || !L || !o || !r || hw->S < 1 || (hw->cores != 1 && hw->cores != 4) ||
         hw->dram_bw <= 0 || L->M < 1 || L->N < 1 || L->K < 1)
@@ -454,17 +454,17 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
     int conc = hw->cores > 1;
     int A = conc ? hw->S : 2 * hw->S;
     int P = o->P < 1 ? 1 : o->P;
-    npu_tpart_t part = o->part;
+    npu_part_t part = o->part;
     if (conc) {
         P = hw->cores;
-        if (part == NPU_TPART_NONE)
-            part = NPU_TPART_M;
+        if (part == NPU_PART_NONE)
+            part = NPU_PART_M;
     }
-    if (part == NPU_TPART_NONE)
+    if (part == NPU_PART_NONE)
         P = 1;
     /* forward: M split on cores, else whole */
-    npu_tpart_plan_t fp;
-    if (npu_tpart_split(conc ? NPU_TPART_M : NPU_TPART_NONE, conc ? P : 1, L->M, L->N, L->K, A,
+    npu_part_plan_t fp;
+    if (npu_part_split(conc ? NPU_PART_M : NPU_PART_NONE, conc ? P : 1, L->M, L->N, L->K, A,
                         accb(hw), &fp) != 0)
         return -1;
     if (o->fwd_cycles > 0) {
@@ -472,22 +472,22 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
     } else {
         cand_eval_t fe;
         int ft[3];
-        if (best_tiles(hw, L, &fp, NPU_TORD_SEQ, 1, o->fixed_tile, 0, &fe, ft) != 0)
+        if (best_tiles(hw, L, &fp, NPU_ORDER_SEQ, 1, o->fixed_tile, 0, &fe, ft) != 0)
             return -1;
         r->fwd_cycles = fe.cycles;
     }
 
-    npu_tpart_plan_t pp;
-    if (npu_tpart_split(part, P, L->M, L->N, L->K, A, accb(hw), &pp) != 0)
+    npu_part_plan_t pp;
+    if (npu_part_split(part, P, L->M, L->N, L->K, A, accb(hw), &pp) != 0)
         return -1;
     cand_eval_t be;
     int bt[3];
-    if (o->order == NPU_TORD_ORACLE) {
+    if (o->order == NPU_ORDER_ORACLE) {
         int found = 0;
-        for (int oo = NPU_TORD_INTERLEAVE; oo <= NPU_TORD_DWMAJOR; oo++) {
+        for (int oo = NPU_ORDER_INTERLEAVE; oo <= NPU_ORDER_DWMAJOR; oo++) {
             cand_eval_t ce;
             int t3[3];
-            if (best_tiles(hw, L, &pp, (npu_torder_t)oo, 0, o->fixed_tile, o->canonical, &ce, t3) != 0)
+            if (best_tiles(hw, L, &pp, (npu_order_t)oo, 0, o->fixed_tile, o->canonical, &ce, t3) != 0)
                 return -1;
             if (!found || better(&ce, &be)) {
                 be = ce;
@@ -496,7 +496,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
             }
         }
     } else {
-        if ((unsigned)o->order >= NPU_TORD_ORACLE)
+        if ((unsigned)o->order >= NPU_ORDER_ORACLE)
             return -1;
         if (best_tiles(hw, L, &pp, o->order, 0, o->fixed_tile, o->canonical, &be, bt) != 0)
             return -1;
@@ -504,7 +504,7 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
     r->bwd_cycles = be.cycles;
     r->cycles = r->fwd_cycles + r->bwd_cycles;
     r->compute_cycles = be.compute;
-    for (int t = 0; t < NPU_TT_COUNT; t++) {
+    for (int t = 0; t < NPU_TENSOR_COUNT; t++) {
         r->rd[t] = be.rd[t];
         r->wr[t] = be.wr[t];
         r->dram_bytes += be.rd[t] + be.wr[t];
@@ -524,24 +524,24 @@ int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const n
     return 0;
 }
 
-int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_torder_t order,
-                          int *P, npu_tm_result_t *r)
+int npu_tmodel_best_partition(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, npu_order_t order,
+                          int *P, npu_tmodel_result_t *r)
 {
     int conc = hw && hw->cores > 1;
     int best = -1, bestP = 1;
-    npu_tm_result_t br, cur;
+    npu_tmodel_result_t br, cur;
     memset(&br, 0, sizeof br);
-    for (int sc = conc ? NPU_TPART_M : NPU_TPART_NONE; sc <= NPU_TPART_K; sc++) {
+    for (int sc = conc ? NPU_PART_M : NPU_PART_NONE; sc <= NPU_PART_K; sc++) {
         int ps[2] = {2, 4};
-        int np = sc == NPU_TPART_NONE ? 1 : conc ? 1 : 2;
+        int np = sc == NPU_PART_NONE ? 1 : conc ? 1 : 2;
         for (int i = 0; i < np; i++) {
-            npu_tm_opts_t o;
+            npu_tmodel_opts_t o;
             memset(&o, 0, sizeof o);
             o.order = order;
-            o.part = (npu_tpart_t)sc;
-            o.P = sc == NPU_TPART_NONE ? 1 : conc ? hw->cores : ps[i];
+            o.part = (npu_part_t)sc;
+            o.P = sc == NPU_PART_NONE ? 1 : conc ? hw->cores : ps[i];
             o.fwd_cycles = best >= 0 ? br.fwd_cycles : 0.0; /* the forward is the same */
-            if (npu_tm_layer_eval(hw, L, &o, &cur) != 0)
+            if (npu_tmodel_layer_eval(hw, L, &o, &cur) != 0)
                 return -1;
             if (best < 0 || cur.cycles < br.cycles) {
                 br = cur;

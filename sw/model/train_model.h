@@ -26,7 +26,7 @@
  *  - The forward pass is the same for every backward variant: the best of (m,n,k)/(n,m,k)
  *    output-stationary orders and tile sizes; on 4 cores split along M.
  *  - Tile sizes: every order picks its best (Tm, Tn, Tk) in {A, 2A, 4A}^3 (clipped to the dims)
- *    by cycles, then DRAM bytes (candidates above NPU_TM_MAX_OPS points skipped when a coarser
+ *    by cycles, then DRAM bytes (candidates above NPU_TMODEL_MAX_OPS points skipped when a coarser
  *    one fits). The baseline (seq) also picks, per layer, its best
  *    output-stationary permutation of each GEMM (the brief's "best tiling" baseline).
  *  - ORACLE = the fastest of interleave, dxmajor, dwmajor; AUTO = Algorithm 1 on the (sub-)GEMM's
@@ -45,53 +45,53 @@
 
 /* Tile-size candidates with more iteration points than this (per part) are skipped when a
  * coarser candidate fits (search time; larger tiles are rarely worse on such layers). */
-#define NPU_TM_MAX_OPS 4096
+#define NPU_TMODEL_MAX_OPS 4096
 
-typedef struct npu_tm_hw {
+typedef struct npu_tmodel_hw {
     int S;            /* core side; the fused array is 2S x 2S */
     int cores;        /* 1 (one 2S x 2S array) or 4 (four S x S cores) */
     long spm_bytes;   /* total SPM */
     double dram_bw;   /* bytes per cycle */
     int in_bytes;     /* operand bytes (0: 2) */
     int acc_bytes;    /* partial/gradient bytes (0: 4) */
-} npu_tm_hw_t;
+} npu_tmodel_hw_t;
 
 /* S, SPM bytes (banks * words * 4S) and DRAM_BW of a configuration; cores = 1. */
-void npu_tm_hw_from_cfg(const npu_cfg_t *cfg, npu_tm_hw_t *hw);
+void npu_tmodel_hw_from_cfg(const npu_cfg_t *cfg, npu_tmodel_hw_t *hw);
 
-typedef struct npu_tm_opts {
-    npu_torder_t order; /* SEQ, INTERLEAVE, DXMAJOR, DWMAJOR, AUTO, ORACLE */
-    npu_tpart_t part;   /* NONE, M, N, K */
+typedef struct npu_tmodel_opts {
+    npu_order_t order; /* SEQ, INTERLEAVE, DXMAJOR, DWMAJOR, AUTO, ORACLE */
+    npu_part_t part;   /* NONE, M, N, K */
     int P;              /* parts (1, 2, 4); with cores = 4, P = 4 runs concurrently */
     int fixed_tile;     /* > 0: Tm = Tn = Tk = fixed_tile instead of the search */
     double fwd_cycles;  /* > 0: the forward time already known (skips its evaluation) */
     int canonical;      /* 1: seq/interleave keep the brief's loop orders (no permutation search) */
-} npu_tm_opts_t;
+} npu_tmodel_opts_t;
 
-typedef struct npu_tm_result {
+typedef struct npu_tmodel_result {
     double cycles;         /* forward + backward */
     double fwd_cycles, bwd_cycles;
     double compute_cycles; /* sum of op compute (bwd, slowest core per step) */
-    uint64_t rd[NPU_TT_COUNT], wr[NPU_TT_COUNT]; /* bwd DRAM bytes per tensor */
+    uint64_t rd[NPU_TENSOR_COUNT], wr[NPU_TENSOR_COUNT]; /* bwd DRAM bytes per tensor */
     uint64_t accum_bytes;  /* bwd partition accumulation DRAM bytes */
     uint64_t dram_bytes;   /* bwd total (reads + writes + accumulation) */
     long dy_loads;         /* bwd dY tile loads (all parts) */
     long dy_compulsory;    /* Mt*Nt of the parts */
     uint64_t macs;         /* bwd MACs (2*M*N*K, or M*N*K without dX) */
     double util;           /* fwd+bwd MACs / (cycles * PEs) */
-    npu_torder_t order;    /* order used (first part) */
+    npu_order_t order;    /* order used (first part) */
     int Tm, Tn, Tk;        /* tiles used (first part) */
     unsigned variant;      /* seq permutation variant */
-} npu_tm_result_t;
+} npu_tmodel_result_t;
 
 /* Evaluates one layer; returns 0 or -1 (bad arguments, no tiling fits, allocation). */
-int npu_tm_layer_eval(const npu_tm_hw_t *hw, const npu_train_shape_t *L, const npu_tm_opts_t *o,
-                      npu_tm_result_t *r);
+int npu_tmodel_layer_eval(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, const npu_tmodel_opts_t *o,
+                      npu_tmodel_result_t *r);
 
 /* The best partition of a layer by the model (the KNN labels and the oracle): evaluates NONE
  * (P = 1) and M, N, K with P in {2, 4} (cores = 1) or P = cores (cores = 4), order AUTO;
  * returns the scheme and fills *r (may be NULL) and *P (may be NULL). -1 on error. */
-int npu_tm_best_partition(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_torder_t order,
-                          int *P, npu_tm_result_t *r);
+int npu_tmodel_best_partition(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, npu_order_t order,
+                          int *P, npu_tmodel_result_t *r);
 
 #endif

@@ -31,6 +31,7 @@
 #include <stdint.h>
 
 #include "hw/isa.h"
+#include "prog/prog.h"
 #include "hw/npu_cfg.h"
 
 typedef struct npu_pb {

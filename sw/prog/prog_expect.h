@@ -38,4 +38,23 @@ typedef struct npu_prog_expect {
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
                      npu_prog_expect_t *e);
 
+/* Array-occupancy counters a program implies exactly (the WAVEs alone decide them):
+ * busy[mode] = injection slots = sum of the first (longest) row set of each wave
+ * (npu_wave_sets), idle_pe_shape = sum of m x (4S^2 / parts - k x n) (PEs of each row-carrying
+ * sub-array outside the wave's tile). npu_gemm_run and conv_run check them after npu_check_counters. */
+typedef struct npu_array_expect {
+    uint64_t busy[NPU_NUM_MODES];
+    uint64_t idle_pe_shape;
+    /* NoC (docs/isa.md (counters)), also implied by the program alone:
+     * V (LDW): one flit per stationary row sent (2S when k is split over two cores: FW, VSW;
+     *   else S), each delivered to every core of the LDW's core mask (all four without one);
+     * H (WAVE): one flit per slot and H channel; a row set's rows cross the link of the cores
+     *   where they enter the array (cores 0/2, and 1/3 for the sets that do not reach them
+     *   through core 0/2's horizontal bypass: VSW's right set, ISW's sets on cores 1/3). */
+    uint64_t noc_v_flits, noc_h_flits, noc_deliveries, lbuf_v_words, lbuf_h_words;
+    uint64_t noc_h_link[4], noc_v_link[4];
+} npu_array_expect_t;
+void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
+                           npu_array_expect_t *x);
+
 #endif

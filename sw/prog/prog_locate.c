@@ -140,7 +140,7 @@ static void render(const npu_gemm_loc_t *loc, char *buf, size_t bufn)
              cs[0] ? cs : "?", loc->set);
 }
 
-int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+int npu_prog_locate_gemm(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
                     const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,
                     char *buf, size_t bufn)
 {

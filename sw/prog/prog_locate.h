@@ -31,7 +31,7 @@ typedef struct npu_gemm_loc {
 /* Fills *loc for C[row][col]; returns 0, or -1 if the program has no such element. Renders
  * "tile (mi,ni) n-block j: STORE #s, DRAIN #d, 2 WAVEs #w0..#w1 in FW+HSW, OBUF row r, core 1 (row
  * set 0)" into buf when buf is not NULL. */
-int npu_gemm_locate(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+int npu_prog_locate_gemm(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
                     const npu_insn_t *prog, size_t n, int row, int col, npu_gemm_loc_t *loc,
                     char *buf, size_t bufn);
 

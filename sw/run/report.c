@@ -114,7 +114,7 @@ static void text_failure(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t 
         fprintf(f, "  mismatch     %zu elements; first C[%d][%d] = %ld, expected %ld\n",
                 r->mismatches, r->bad_row, r->bad_col, (long)r->bad_got, (long)r->bad_exp);
         /* first divergence: which tile, instructions and modes produced that element */
-        if (npu_gemm_locate(cfg, &r->plan, &r->args, r->prog.insn, r->prog.n, r->bad_row,
+        if (npu_prog_locate_gemm(cfg, &r->plan, &r->args, r->prog.insn, r->prog.n, r->bad_row,
                             r->bad_col, &loc, where, sizeof where) == 0)
             fprintf(f, "  written by   %s\n", where);
     }

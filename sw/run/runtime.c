@@ -328,57 +328,6 @@ int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg,
     return 0;
 }
 
-void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
-                           npu_array_expect_t *x)
-{
-    uint64_t S = (uint64_t)cfg->s;
-    memset(x, 0, sizeof *x);
-    for (size_t i = 0; i < n; i++) {
-        npu_fields_t f;
-        npu_wave_sets_t ws;
-        unsigned op = npu_insn_op(&prog[i]);
-        if ((op != NPU_OP_WAVE && op != NPU_OP_LDW) || npu_decode(&prog[i], &f) != 0 ||
-            f.mode >= NPU_NUM_MODES)
-            continue;
-        if (op == NPU_OP_LDW) {
-            unsigned mask = f.core_mask ? f.core_mask : 0xFu;
-            int vsplit = !f.core_mask && (f.mode == NPU_MODE_FW || f.mode == NPU_MODE_VSW);
-            uint64_t ndel = 0;
-            for (unsigned q = 0; q < 4; q++)
-                if (mask >> q & 1u) {
-                    x->noc_v_link[q] += S; /* its own S rows (of 2S when k is split) */
-                    ndel++;
-                }
-            x->noc_v_flits += vsplit ? 2 * S : S;
-            x->noc_deliveries += ndel * S;
-            x->lbuf_v_words += ndel * S;
-            continue;
-        }
-        if (npu_wave_sets_f(&f, &ws) < 1)
-            continue;
-        for (int j = 0; j < 4; j++)
-            for (unsigned q = 0; q < 4; q++)
-                /* entry cores: in the set, not fed by the bypass from its left neighbour */
-                if ((ws.cores[j] >> q & 1u) && !((q & 1u) && (ws.cores[j] >> (q - 1) & 1u))) {
-                    x->noc_h_link[q] += ws.len[j];
-                    x->noc_deliveries += ws.len[j];
-                    x->lbuf_h_words += ws.len[j];
-                }
-        /* one flit per slot and H channel: FW one row on L; VSW set 0 on L, set 1 on R; HSW
-         * sets 0/1 packed on L (bcast: one row, both halves); ISW sets 0/1 on L, 2/3 on R */
-        unsigned am = ws.amode;
-        x->noc_h_flits += am == NPU_MODE_HSW ? ws.len[0]
-                        : am == NPU_MODE_ISW ? ws.len[0] + ws.len[2] : f.m;
-        /* sub-arrays: 1 (FW), 2 (VSW, HSW), 4 (ISW), each 4S^2 / parts PEs holding ws.tiles
-         * k x n tiles */
-        uint64_t parts = am == NPU_MODE_FW ? 1 : am == NPU_MODE_ISW ? 4 : 2;
-        x->busy[am] += ws.len[0]; /* lockstep slots = the first (longest) set */
-        x->idle_pe_shape += (uint64_t)(ws.len[0] + ws.len[1] + ws.len[2] + ws.len[3]) *
-                            (4 * S * S / parts -
-                             (uint64_t)ws.tiles * (f.k - (f.k_lo < f.k ? f.k_lo : f.k)) * f.n);
-    }
-}
-
 int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n)
 {
     static const char *const mn[NPU_NUM_MODES] = {"busy_fw", "busy_vsw", "busy_hsw", "busy_isw"};

@@ -11,6 +11,7 @@
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "hw/isa.h"
+#include "prog/prog.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
 #include "npu_sim.h"
@@ -142,24 +143,6 @@ int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int
  * and per core), waves and rows per mode, completed instructions per queue, drained rows. */
 int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *msg, size_t n);
 
-/* Array-occupancy counters a program implies exactly (the WAVEs alone decide them):
- * busy[mode] = injection slots = sum of the first (longest) row set of each wave
- * (npu_wave_sets), idle_pe_shape = sum of m x (4S^2 / parts - k x n) (PEs of each row-carrying
- * sub-array outside the wave's tile). npu_gemm_run checks them after npu_check_counters. */
-typedef struct npu_array_expect {
-    uint64_t busy[NPU_NUM_MODES];
-    uint64_t idle_pe_shape;
-    /* NoC (docs/isa.md (counters)), also implied by the program alone:
-     * V (LDW): one flit per stationary row sent (2S when k is split over two cores: FW, VSW;
-     *   else S), each delivered to every core of the LDW's core mask (all four without one);
-     * H (WAVE): one flit per slot and H channel; a row set's rows cross the link of the cores
-     *   where they enter the array (cores 0/2, and 1/3 for the sets that do not reach them
-     *   through core 0/2's horizontal bypass: VSW's right set, ISW's sets on cores 1/3). */
-    uint64_t noc_v_flits, noc_h_flits, noc_deliveries, lbuf_v_words, lbuf_h_words;
-    uint64_t noc_h_link[4], noc_v_link[4];
-} npu_array_expect_t;
-void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
-                           npu_array_expect_t *x);
 /* 0 if busy_<mode>, idle_pe_shape and the NoC counters match x, else -1 and the first
  * difference in msg. */
 int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n);

@@ -266,7 +266,7 @@ static void bwd_args(const ctx_t *c, const npu_train_layer_result_t *L, const lt
 }
 
 /* SCHEDULE (and the base of SUBGEMMS): the parts in one schedule over their tile ranges. */
-static void schedule_args(const npu_train_lowering_t *lw, npu_bwd_args_t *a)
+static void schedule_args(const npu_lower_plan_t *lw, npu_bwd_args_t *a)
 {
     a->nparts = lw->plan.nparts;
     a->part_dim = lw->part_dim;
@@ -276,10 +276,10 @@ static void schedule_args(const npu_train_lowering_t *lw, npu_bwd_args_t *a)
 /* The emitter's figures of a fused program, added to the layer's. */
 static void add_stats(npu_train_layer_result_t *L, const npu_bwd_stats_t *st)
 {
-    L->dy_tile_loads += st->loads[NPU_TT_DY];
+    L->dy_tile_loads += st->loads[NPU_TENSOR_DY];
     L->dy_tiles += st->dy_compulsory;
-    L->spills += st->spills[NPU_TT_DX] + st->spills[NPU_TT_DW];
-    L->reloads += st->reloads[NPU_TT_DX] + st->reloads[NPU_TT_DW];
+    L->spills += st->spills[NPU_TENSOR_DX] + st->spills[NPU_TENSOR_DW];
+    L->reloads += st->reloads[NPU_TENSOR_DX] + st->reloads[NPU_TENSOR_DW];
     L->accum_adds += st->accum_adds;
 }
 
@@ -288,12 +288,12 @@ static void add_stats(npu_train_layer_result_t *L, const npu_bwd_stats_t *st)
 static int emit_subgemms(const ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
                          const npu_bwd_args_t *a, npu_prog_t *prog, char *msg, size_t msgn)
 {
-    const npu_tpart_plan_t *pl = &L->lower.plan;
+    const npu_part_plan_t *pl = &L->lower.plan;
     npu_prog_t part;
     int rc = 0;
     npu_prog_init(&part);
     for (int p = 0; p < pl->nparts && rc == 0; p++) {
-        const npu_tsub_t *sp = &pl->part[p];
+        const npu_part_sub_t *sp = &pl->part[p];
         npu_bwd_args_t pa = *a; /* the part: its dims, tiles and corner */
         npu_bwd_stats_t st;
         pa.M = (int)sp->M;
@@ -308,7 +308,7 @@ static int emit_subgemms(const ctx_t *c, npu_train_layer_result_t *L, const lten
         part.n = 0;
         if (npu_bwd_emit(c->cfg, &pa, &part, &st, msg, msgn) != 0 ||
             (p > 0 && part_barrier(prog) != 0)) {
-            snprintf(L->msg, sizeof L->msg, "%s part %d/%d: %s", npu_torder_name(L->lower.order), p,
+            snprintf(L->msg, sizeof L->msg, "%s part %d/%d: %s", npu_order_name(L->lower.order), p,
                      pl->nparts, msg);
             rc = -1;
         }
@@ -329,24 +329,24 @@ static int emit_subgemms(const ctx_t *c, npu_train_layer_result_t *L, const lten
 static int emit_form(const ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
                      npu_prog_t *prog, char *msg, size_t msgn)
 {
-    const npu_train_lowering_t *lw = &L->lower;
+    const npu_lower_plan_t *lw = &L->lower;
     npu_bwd_args_t a;
     npu_bwd_stats_t st;
     bwd_args(c, L, t, &a);
-    if (lw->form == NPU_TLOW_CORES) {
+    if (lw->form == NPU_LOWER_CORES) {
         /* four parts of K/4 columns, M/4 rows or N/4 columns, one per core (train_emit.h) */
-        if ((lw->part == NPU_TPART_K ? npu_bwd_emit_kcores
-             : lw->part == NPU_TPART_M ? npu_bwd_emit_mcores
+        if ((lw->part == NPU_PART_K ? npu_bwd_emit_kcores
+             : lw->part == NPU_PART_M ? npu_bwd_emit_mcores
                                        : npu_bwd_emit_ncores)(c->cfg, &a, prog, &st, msg, msgn) != 0)
             return -1;
-        L->dy_tile_loads = st.loads[NPU_TT_DY];
+        L->dy_tile_loads = st.loads[NPU_TENSOR_DY];
         L->dy_tiles = st.dy_compulsory;
         L->spills = L->reloads = 0;
         L->accum_adds = st.accum_adds; /* the on-chip sum of dW (M) or dX (N); K: none */
         return 0;
     }
     schedule_args(lw, &a);
-    if (lw->form == NPU_TLOW_SUBGEMMS)
+    if (lw->form == NPU_LOWER_SUBGEMMS)
         return emit_subgemms(c, L, t, &a, prog, msg, msgn);
     /* one schedule: the order's nest part after part (train_emit.h), the partials of the summed
      * gradient kept on chip by the residency plan */
@@ -369,7 +369,7 @@ static int run_fused(ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
     npu_prog_init(&prog);
     while (emit_form(c, L, t, &prog, msg, sizeof msg) != 0) {
         prog.n = 0;
-        if (L->lower.form == NPU_TLOW_SUBGEMMS || npu_train_lower_fallback(&L->lower) != 0) {
+        if (L->lower.form == NPU_LOWER_SUBGEMMS || npu_lower_fallback(&L->lower) != 0) {
             npu_prog_free(&prog);
             return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
         }
@@ -403,17 +403,17 @@ static int run_gemms(ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
 }
 
 /* The backward of one layer as the lowering of o says (o->order concrete or AUTO). */
-static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_train_lower_opts_t *o,
+static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_lower_opts_t *o,
                      const ltensors_t *t, const int32_t *gold_dx, const int32_t *gold_dw)
 {
     uint64_t before = L->rd_bytes[NPU_TAG_DY], before_w = L->rd_bytes[NPU_TAG_W];
     char msg[200];
     int rc;
-    if (npu_train_lower(c->cfg, &L->shape, o, &L->lower, msg, sizeof msg) != 0) {
+    if (npu_lower_choose(c->cfg, &L->shape, o, &L->lower, msg, sizeof msg) != 0) {
         L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
         snprintf(L->msg, sizeof L->msg, "%s", msg);
         rc = L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
-    } else if (L->lower.form == NPU_TLOW_GEMMS) {
+    } else if (L->lower.form == NPU_LOWER_GEMMS) {
         rc = run_gemms(c, L, t, gold_dx, gold_dw);
     } else {
         L->ran[NPU_PASS_DX] = L->ran[NPU_PASS_DW] = 1;
@@ -429,17 +429,17 @@ static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_train_lowe
 
 /* --order oracle: every concrete order run on the RTL (all must be exact), the fastest kept;
  * only its cycles count in the step. 0 or -1 (a run failed: *L is that run). */
-static int bwd_oracle(ctx_t *c, npu_train_layer_result_t *L, npu_train_lower_opts_t o,
+static int bwd_oracle(ctx_t *c, npu_train_layer_result_t *L, npu_lower_opts_t o,
                       const ltensors_t *t, const int32_t *gold_dx, const int32_t *gold_dw,
                       int step_ok)
 {
     npu_train_layer_result_t start = *L, best;
     uint64_t cyc0 = c->r->cycles, bestc = 0;
     int have = 0;
-    for (int q = NPU_TORD_SEQ; q <= NPU_TORD_DWMAJOR; q++) {
+    for (int q = NPU_ORDER_SEQ; q <= NPU_ORDER_DWMAJOR; q++) {
         npu_train_layer_result_t run = start;
         uint64_t tc;
-        o.order = (npu_torder_t)q;
+        o.order = (npu_order_t)q;
         if (bwd_layer(c, &run, &o, t, gold_dx, gold_dw) != NPU_GEMM_PASS) {
             *L = run;
             return -1;
@@ -453,7 +453,7 @@ static int bwd_oracle(ctx_t *c, npu_train_layer_result_t *L, npu_train_lower_opt
         }
     }
     if (have && step_ok) {
-        for (int q = 0; q < NPU_TORD_AUTO; q++)
+        for (int q = 0; q < NPU_ORDER_AUTO; q++)
             best.order_cycles[q] = start.order_cycles[q];
         *L = best;
         c->r->cycles = cyc0 + bestc;
@@ -551,12 +551,12 @@ static int forward(ctx_t *c, const npu_mlp_t *mlp, step_t *s)
 
 /* The backward of layer i under the step's order and options; then dY_{i-1} for the layer
  * below (the activation derivative). 1 PASS, 0 not; step_ok: no failure so far. */
-static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_torder_t order, step_t *s, int i,
+static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_order_t order, step_t *s, int i,
                     int step_ok)
 {
     npu_train_layer_result_t *L = &c->r->layer[i];
     int B = mlp->batch, K = mlp->dims[i], N = mlp->dims[i + 1], ok = 1;
-    npu_train_lower_opts_t o;
+    npu_lower_opts_t o;
     int32_t *gdw = malloc(sizeof *gdw * (size_t)K * (size_t)N);
     L->shape.has_dx = i > 0;
     if (!gdw) {
@@ -568,10 +568,10 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_torder_t order, step_t *
     npu_golden_gemm(K, N, B, s->hX[i], (size_t)K, 1, s->hdY[i], (size_t)N, 0, gdw, (size_t)N);
     memset(&o, 0, sizeof o);
     o.order = order;
-    o.part = mlp->partition == NPU_TPART_KNN ? npu_knn_partition(&L->shape) : mlp->partition;
+    o.part = mlp->partition == NPU_PART_KNN ? npu_knn_partition(&L->shape) : mlp->partition;
     o.parts_in_sequence = mlp->parts_in_sequence;
     o.tile = mlp->tile;
-    if (order == NPU_TORD_ORACLE && L->shape.has_dx)
+    if (order == NPU_ORDER_ORACLE && L->shape.has_dx)
         ok = bwd_oracle(c, L, o, &s->t[i], s->gold, gdw, step_ok) == 0;
     else
         ok = bwd_layer(c, L, &o, &s->t[i], s->gold, gdw) == NPU_GEMM_PASS;
@@ -584,16 +584,16 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_torder_t order, step_t *
 }
 
 /* The step's arguments; 0, or -1 with the reason in r->msg. */
-static int check_request(const npu_mlp_t *mlp, npu_torder_t order, int policy, npu_train_result_t *r)
+static int check_request(const npu_mlp_t *mlp, npu_order_t order, int policy, npu_train_result_t *r)
 {
     if (mlp->layers < 1 || mlp->layers > NPU_TRAIN_MAX_LAYERS || mlp->batch < 1)
         snprintf(r->msg, sizeof r->msg, "bad MLP");
-    else if ((unsigned)order >= NPU_TORD_COUNT)
+    else if ((unsigned)order >= NPU_ORDER_COUNT)
         snprintf(r->msg, sizeof r->msg, "unknown order %d", (int)order);
-    else if ((order != NPU_TORD_SEQ || mlp->partition != NPU_TPART_NONE) && policy == NPU_EMIT_1G4C)
+    else if ((order != NPU_ORDER_SEQ || mlp->partition != NPU_PART_NONE) && policy == NPU_EMIT_1G4C)
         snprintf(r->msg, sizeof r->msg, "the fused orders and the partitionings run the 1G1C and "
                  "FlexSA policies");
-    else if ((unsigned)mlp->partition >= NPU_TPART_COUNT)
+    else if ((unsigned)mlp->partition >= NPU_PART_COUNT)
         snprintf(r->msg, sizeof r->msg, "unknown partitioning %d", (int)mlp->partition);
     else
         return 0;
@@ -601,7 +601,7 @@ static int check_request(const npu_mlp_t *mlp, npu_torder_t order, int policy, n
 }
 
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
-                   npu_torder_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                   npu_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
                    npu_train_result_t *r)
 {
     size_t dram_bytes = 0;

@@ -15,7 +15,7 @@
  * (X_{i+1} = Y_i >> shift, dY_{i-1} = dX_i >> shift, shift = NPU_TRAIN_SHIFT), the same in
  * the golden model. dY_{L-1} (the loss gradient) and X_0, W_i are seeded random int16.
  *
- * Lowering (compile/train/train_lower.h): the driver asks npu_train_lower, per layer, how the
+ * Lowering (compile/train/train_lower.h): the driver asks npu_lower_choose, per layer, how the
  * backward runs and executes that: GEMMS (order seq without partitioning, and the first layer:
  * dX then dW as two GEMM programs, gemm_emit; the sequential baseline reads dY twice), CORES
  * (one part per core: npu_bwd_emit_kcores / mcores / ncores, "kx4c", "mx4c", "nx4c"), SCHEDULE
@@ -23,7 +23,7 @@
  * (dW for M, dX for N) combined on chip by DRAIN acc) or SUBGEMMS (the parts as separate
  * sub-GEMMs behind a SYNC barrier: the last STORE of part p pushes s2e, SYNC_E pops it and
  * pushes e2l, SYNC_L pops it; part p > 0 loads the running sum and adds with DRAIN acc, "nx2s").
- * A form whose emission fails falls back to the next (npu_train_lower_fallback). AUTO is
+ * A form whose emission fails falls back to the next (npu_lower_fallback). AUTO is
  * Algorithm 1 per layer; ORACLE lowers and runs the four concrete orders of each layer on the
  * RTL (all must be exact) and keeps the fastest. The combining adds are counted (accum_adds)
  * and equal the lowering's (accum_expect); the MAC counter stays exactly 2*M*N*K.
@@ -52,7 +52,7 @@ typedef struct npu_mlp {
     int dims[NPU_TRAIN_MAX_LAYERS + 1];  /* d_0 .. d_L */
     int tile;                            /* fused orders: Tm = Tn = Tk (multiple of 2S, clipped
                                             to the dims); 0 = npu_bwd_default_tiles */
-    npu_tpart_t partition;               /* backward partitioning of every layer with dX
+    npu_part_t partition;               /* backward partitioning of every layer with dX
                                             (NONE, M, N, K; KNN: npu_knn_partition per
                                             layer); see "Lowering" above */
     int parts_in_sequence;               /* 1: the parts run in sequence on the whole array (no
@@ -77,7 +77,7 @@ enum { NPU_PASS_FWD = 0, NPU_PASS_DX = 1, NPU_PASS_DW = 2, NPU_NUM_PASSES = 3 };
  * place in the MLP and the step's options, its lowering the compiler's choice). */
 typedef struct npu_train_layer_result {
     npu_train_shape_t shape;             /* M = B, K, N; has_dx: not the first layer */
-    npu_train_lowering_t lower;          /* the backward as it ran (train_lower.h): form (fused
+    npu_lower_plan_t lower;          /* the backward as it ran (train_lower.h): form (fused
                                             unless GEMMS: then its cycles are in the dx pass),
                                             concrete order (auto resolved), partition (knn
                                             resolved; NONE for layer 0), parts, the combining
@@ -92,7 +92,7 @@ typedef struct npu_train_layer_result {
     char msg[256];                       /* first failure of the layer, "" if none */
     long dy_tile_loads, dy_tiles;        /* fused: dY tile loads vs the Mt*Nt compulsory */
     long spills, reloads;                /* fused: partial tiles spilled / reloaded */
-    uint64_t order_cycles[NPU_TORD_AUTO]; /* oracle: backward cycles of seq, interleave, dxmajor,
+    uint64_t order_cycles[NPU_ORDER_AUTO]; /* oracle: backward cycles of seq, interleave, dxmajor,
                                             dwmajor (each run on the RTL, the fastest kept) */
     uint64_t noc_h_flits[NPU_NUM_PASSES], noc_v_flits[NPU_NUM_PASSES];
     uint64_t noc_deliveries[NPU_NUM_PASSES], noc_mcast_saved[NPU_NUM_PASSES]; /* NoC counters */
@@ -103,7 +103,7 @@ typedef struct npu_train_layer_result {
 typedef struct npu_train_result {
     int rc;                              /* 0 every GEMM PASS; 1 a mismatch/NPU error; -1 host */
     char msg[256];
-    npu_torder_t order;
+    npu_order_t order;
     int policy;                          /* NPU_EMIT_* mapping policy of every GEMM */
     uint64_t cycles;                     /* all programs */
     npu_train_layer_result_t layer[NPU_TRAIN_MAX_LAYERS];
@@ -114,7 +114,7 @@ int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp);
 
 /* Runs one training step on sim (its DRAM is overwritten). Returns r->rc. */
 int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
-                   npu_torder_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                   npu_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
                    npu_train_result_t *r);
 
 #endif

@@ -83,7 +83,7 @@ static inline void rtl_gemm_check_policy(const npu_cfg_t *cfg, int M, int N, int
     char where[200] = "";
     npu_gemm_loc_t loc;
     if (rc == NPU_GEMM_MISMATCH) /* first divergence: tile, instructions and modes */
-        npu_gemm_locate(cfg, &r.plan, &r.args, r.prog.insn, r.prog.n, r.bad_row, r.bad_col, &loc,
+        npu_prog_locate_gemm(cfg, &r.plan, &r.args, r.prog.insn, r.prog.n, r.bad_row, r.bad_col, &loc,
                         where, sizeof where);
     cr_assert_eq(rc, NPU_GEMM_PASS,
                  "GEMM %dx%dx%d transA=%d transB=%d seed=%llu: %s (%s) err=%s pc=%u "

@@ -18,7 +18,7 @@ static void step(const npu_cfg_t *cfg, const int *dims, int batch, int policy, u
     npu_sim_t *s = rtl_open(cfg, stall, 0, seed);
     cr_assert_not_null(r);
     npu_mlp_two_layers(&mlp, batch, dims[0], dims[1], dims[2]);
-    int rc = npu_train_step(cfg, s, &mlp, NPU_TORD_SEQ, policy, seed, 50000000, r);
+    int rc = npu_train_step(cfg, s, &mlp, NPU_ORDER_SEQ, policy, seed, 50000000, r);
     cr_assert_eq(rc, 0, "train --layers %d,%d,%d --batch %d policy %d stall %u seed %llu: %s",
                  dims[0], dims[1], dims[2], batch, policy, stall, (unsigned long long)seed, r->msg);
     for (int i = 0; i < 2; i++) {

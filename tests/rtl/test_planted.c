@@ -37,7 +37,7 @@ static void planted_gemm(int *rc, char *where, size_t n, const char *trace)
                            M, N, K, (unsigned long long)seed, r.bad_row, r.bad_col,
                            (int)r.bad_got, (int)r.bad_exp);
         if (len > 0 && (size_t)len < n &&
-            npu_gemm_locate(&cfg, &r.plan, &r.args, r.prog.insn, r.prog.n, r.bad_row, r.bad_col,
+            npu_prog_locate_gemm(&cfg, &r.plan, &r.args, r.prog.insn, r.prog.n, r.bad_row, r.bad_col,
                             &loc, where + len, n - (size_t)len) == 0 && trace) {
             uint64_t cyc = 0;
             npu_sim_t *s2 = rtl_open(&cfg, 0, 0, seed);

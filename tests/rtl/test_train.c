@@ -10,7 +10,7 @@
 #include "run/train_run.h"
 
 static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int policy,
-                        npu_torder_t order, uint64_t seed, unsigned stall)
+                        npu_order_t order, uint64_t seed, unsigned stall)
 {
     npu_mlp_t mlp;
     memset(&mlp, 0, sizeof mlp);
@@ -27,10 +27,10 @@ static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int b
         o += snprintf(dl + o, sizeof dl - (size_t)o, i ? ",%d" : "%d", dims[i]);
     cr_assert_eq(rc, 0, "train step MLP %s batch %d policy %d order %s: %s\n  replay: build/%s/npu "
                  "train --layers %s --batch %d --seed %llu --stall-pct %u --policy %s --order %s",
-                 dl, batch, policy, npu_torder_name(order), r->msg, cfg->name, dl, batch,
+                 dl, batch, policy, npu_order_name(order), r->msg, cfg->name, dl, batch,
                  (unsigned long long)seed, stall,
                  policy == NPU_EMIT_FLEXSA ? "flexsa" : policy == NPU_EMIT_1G4C ? "1g4c" : "1g1c",
-                 npu_torder_name(order));
+                 npu_order_name(order));
     /* MAC counters: fwd M*N*K; backward exactly 2*M*N*K (M*N*K for the first layer: no dX),
      * whatever the order (a fused program counts both gradients in its dx pass) */
     for (int i = 0; i < layers; i++) {
@@ -38,9 +38,9 @@ static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int b
         uint64_t mnk = (uint64_t)L->shape.M * (uint64_t)L->shape.N * (uint64_t)L->shape.K;
         cr_assert_eq(L->macs[NPU_PASS_FWD], mnk);
         cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], (i ? 2u : 1u) * mnk,
-                     "layer %d order %s", i, npu_torder_name(L->lower.order));
-        cr_assert_eq(L->lower.form != NPU_TLOW_GEMMS, i > 0 && order != NPU_TORD_SEQ); /* fused */
-        if (L->lower.form == NPU_TLOW_GEMMS) /* sequential: dY read by dX and again by dW (more if a GEMM re-reads it) */
+                     "layer %d order %s", i, npu_order_name(L->lower.order));
+        cr_assert_eq(L->lower.form != NPU_LOWER_GEMMS, i > 0 && order != NPU_ORDER_SEQ); /* fused */
+        if (L->lower.form == NPU_LOWER_GEMMS) /* sequential: dY read by dX and again by dW (more if a GEMM re-reads it) */
             cr_assert_geq(L->dy_rd_bytes, (i ? 2u : 1u) * L->dy_compulsory, "layer %d", i);
         else           /* fused: every dY tile loaded at least once */
             cr_assert_geq(L->dy_tile_loads, L->dy_tiles, "layer %d", i);
@@ -52,7 +52,7 @@ static void train_check(const npu_cfg_t *cfg, const int *dims, int layers, int b
 }
 
 /* The issue's shapes (M, K, N) under every order, 1G1C and FlexSA alternating. */
-static void issue_shapes(npu_torder_t order)
+static void issue_shapes(npu_order_t order)
 {
     npu_cfg_t cfg = rtl_cfg();
     const int shapes[4][3] = {{64, 64, 64}, {256, 64, 32}, {8, 512, 64}, {45, 90, 135}};
@@ -64,11 +64,11 @@ static void issue_shapes(npu_torder_t order)
                     rtl_seed(500 + (uint64_t)i), 10);
     }
 }
-Test(train, issue_shapes_seq, .timeout = 900) { issue_shapes(NPU_TORD_SEQ); }
-Test(train, issue_shapes_interleave, .timeout = 900) { issue_shapes(NPU_TORD_INTERLEAVE); }
-Test(train, issue_shapes_dxmajor, .timeout = 900) { issue_shapes(NPU_TORD_DXMAJOR); }
-Test(train, issue_shapes_dwmajor, .timeout = 900) { issue_shapes(NPU_TORD_DWMAJOR); }
-Test(train, issue_shapes_auto, .timeout = 900) { issue_shapes(NPU_TORD_AUTO); }
+Test(train, issue_shapes_seq, .timeout = 900) { issue_shapes(NPU_ORDER_SEQ); }
+Test(train, issue_shapes_interleave, .timeout = 900) { issue_shapes(NPU_ORDER_INTERLEAVE); }
+Test(train, issue_shapes_dxmajor, .timeout = 900) { issue_shapes(NPU_ORDER_DXMAJOR); }
+Test(train, issue_shapes_dwmajor, .timeout = 900) { issue_shapes(NPU_ORDER_DWMAJOR); }
+Test(train, issue_shapes_auto, .timeout = 900) { issue_shapes(NPU_ORDER_AUTO); }
 
 /* Random layers under the fused orders (the issue asks for 100 at small: make regress runs
  * this with more seeds). */
@@ -81,7 +81,7 @@ Test(train, random_layers_fused_orders, .timeout = 900)
                        1 + (int)(rtl_rand(&x) % (uint64_t)(10 * cfg.s))};
         int batch = 1 + (int)(rtl_rand(&x) % (uint64_t)(12 * cfg.s));
         train_check(&cfg, dims, 2, batch, t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
-                    (npu_torder_t)(NPU_TORD_INTERLEAVE + t % 3), rtl_seed(700 + (uint64_t)t), 10);
+                    (npu_order_t)(NPU_ORDER_INTERLEAVE + t % 3), rtl_seed(700 + (uint64_t)t), 10);
     }
 }
 
@@ -95,7 +95,7 @@ Test(train, random_mlps_all_policies, .timeout = 900)
             dims[i] = 1 + (int)(rtl_rand(&x) % (uint64_t)(6 * cfg.s));
         int batch = 1 + (int)(rtl_rand(&x) % (uint64_t)(8 * cfg.s));
         train_check(&cfg, dims, layers, batch, t % 3 == 0 ? NPU_EMIT_FW : t % 3 == 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_1G4C,
-                    NPU_TORD_SEQ, rtl_seed(600 + (uint64_t)t), 10);
+                    NPU_ORDER_SEQ, rtl_seed(600 + (uint64_t)t), 10);
     }
 }
 
@@ -112,15 +112,15 @@ Test(train, host_errors)
     cr_assert_eq(npu_mlp_parse("64,70000", 8, &mlp), -1);
     cr_assert_eq(npu_mlp_parse("64,x", 8, &mlp), -1);
     cr_assert_eq(npu_mlp_parse("64,32", 0, &mlp), -1);
-    cr_assert_eq(npu_torder_parse("dxmajor"), NPU_TORD_DXMAJOR);
-    cr_assert_eq(npu_torder_parse("dx"), -1);
+    cr_assert_eq(npu_order_parse("dxmajor"), NPU_ORDER_DXMAJOR);
+    cr_assert_eq(npu_order_parse("dx"), -1);
 }
 
 /* dY reuse on the RTL (issue 4 item 3), tiles of 2S: (Mt, Nt, Kt) = (32, 4, 2) with dXmajor and
  * (2, 4, 32) with dWmajor load every dY tile exactly once (dY loads = Mt * Nt, dY bytes read =
  * one read of dY), while the sequential baseline reads dY at least twice. */
 static const npu_train_layer_result_t *reuse_run(const npu_cfg_t *cfg, int M, int K, int N,
-                                          npu_torder_t order, npu_train_result_t *r)
+                                          npu_order_t order, npu_train_result_t *r)
 {
     npu_mlp_t mlp;
     npu_mlp_two_layers(&mlp, M, 3, K, N);
@@ -128,7 +128,7 @@ static const npu_train_layer_result_t *reuse_run(const npu_cfg_t *cfg, int M, in
     npu_sim_t *s = rtl_open(cfg, 5, 0, rtl_seed(31));
     int rc = npu_train_step(cfg, s, &mlp, order, NPU_EMIT_FW, rtl_seed(31), 50000000, r);
     npu_sim_close(s);
-    cr_assert_eq(rc, 0, "M=%d K=%d N=%d order %s: %s", M, K, N, npu_torder_name(order), r->msg);
+    cr_assert_eq(rc, 0, "M=%d K=%d N=%d order %s: %s", M, K, N, npu_order_name(order), r->msg);
     return &r->layer[1];
 }
 
@@ -138,15 +138,15 @@ Test(train, dy_reuse_tiles, .timeout = 900)
     int T = 2 * cfg.s;
     npu_train_result_t *r = malloc(sizeof *r);
     cr_assert_not_null(r);
-    const npu_train_layer_result_t *L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_TORD_DXMAJOR, r);
+    const npu_train_layer_result_t *L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_ORDER_DXMAJOR, r);
     cr_assert_eq(L->dy_tiles, 128);
     cr_assert_eq(L->dy_tile_loads, 128, "dXmajor (32,4,2): dY tile loads %ld", L->dy_tile_loads);
     cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory);
-    L = reuse_run(&cfg, 2 * T, 32 * T, 4 * T, NPU_TORD_DWMAJOR, r);
+    L = reuse_run(&cfg, 2 * T, 32 * T, 4 * T, NPU_ORDER_DWMAJOR, r);
     cr_assert_eq(L->dy_tiles, 8);
     cr_assert_eq(L->dy_tile_loads, 8, "dWmajor (2,4,32): dY tile loads %ld", L->dy_tile_loads);
     cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory);
-    L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_TORD_SEQ, r);
+    L = reuse_run(&cfg, 32 * T, 2 * T, 4 * T, NPU_ORDER_SEQ, r);
     cr_assert_geq(L->dy_rd_bytes, 2 * L->dy_compulsory);
     cr_log_info("dY reuse (%s): seq reads dY %.2fx", cfg.name,
                 (double)L->dy_rd_bytes / (double)L->dy_compulsory);
@@ -167,17 +167,17 @@ Test(train, oracle_keeps_the_fastest, .timeout = 900)
     npu_train_result_t *r = malloc(sizeof *r);
     cr_assert_not_null(r);
     npu_sim_t *s = rtl_open(&cfg, 5, 0, rtl_seed(44));
-    cr_assert_eq(npu_train_step(&cfg, s, &mlp, NPU_TORD_ORACLE, NPU_EMIT_FW, rtl_seed(44), 50000000, r),
+    cr_assert_eq(npu_train_step(&cfg, s, &mlp, NPU_ORDER_ORACLE, NPU_EMIT_FW, rtl_seed(44), 50000000, r),
                  0, "%s", r->msg);
     npu_sim_close(s);
     for (int i = 1; i < 3; i++) {
         const npu_train_layer_result_t *L = &r->layer[i];
         uint64_t kept = L->cycles[NPU_PASS_DX] + L->cycles[NPU_PASS_DW];
         cr_assert_eq(kept, L->order_cycles[L->lower.order], "layer %d", i);
-        for (int q = NPU_TORD_SEQ; q <= NPU_TORD_DWMAJOR; q++) {
+        for (int q = NPU_ORDER_SEQ; q <= NPU_ORDER_DWMAJOR; q++) {
             cr_assert_gt(L->order_cycles[q], 0u, "layer %d order %d not run", i, q);
             cr_assert_leq(kept, L->order_cycles[q], "layer %d: kept %s but %s is faster", i,
-                          npu_torder_name(L->lower.order), npu_torder_name((npu_torder_t)q));
+                          npu_order_name(L->lower.order), npu_order_name((npu_order_t)q));
         }
     }
     free(r);

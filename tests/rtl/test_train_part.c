@@ -23,8 +23,8 @@
 #include "compile/train/train_emit.h"
 #include "run/train_run.h"
 
-static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
-                          npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
+static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_order_t order,
+                          npu_part_t part, int policy, uint64_t seed, unsigned stall,
                           uint64_t *bwd_cycles, int in_seq, int cores, uint64_t *w_bytes)
 {
     npu_mlp_t mlp;
@@ -38,31 +38,31 @@ static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_
     npu_sim_close(s);
     cr_assert_eq(rc, 0, "(M,K,N) = (%d,%d,%d) order %s partition %s policy %d: %s\n  replay: "
                  "build/%s/npu train --layers 7,%d,%d --batch %d --seed %llu --stall-pct %u "
-                 "--policy %s --order %s --partition %s", M, K, N, npu_torder_name(order),
-                 npu_tpart_name(part), policy, r->msg, cfg->name, K, N, M,
+                 "--policy %s --order %s --partition %s", M, K, N, npu_order_name(order),
+                 npu_part_name(part), policy, r->msg, cfg->name, K, N, M,
                  (unsigned long long)seed, stall, policy == NPU_EMIT_FLEXSA ? "flexsa" : "1g1c",
-                 npu_torder_name(order), npu_tpart_name(part));
+                 npu_order_name(order), npu_part_name(part));
     const npu_train_layer_result_t *L = &r->layer[1];
     uint64_t mnk = (uint64_t)M * (uint64_t)N * (uint64_t)K;
     cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], 2 * mnk,
                  "(%d,%d,%d) %s %s: backward MACs %llu, expected 2MNK = %llu", M, K, N,
-                 npu_torder_name(order), npu_tpart_name(part),
+                 npu_order_name(order), npu_part_name(part),
                  (unsigned long long)(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW]),
                  (unsigned long long)(2 * mnk));
     cr_assert_eq(r->layer[0].macs[NPU_PASS_DW], (uint64_t)M * 7u * (uint64_t)K);
-    cr_assert(L->lower.form != NPU_TLOW_GEMMS); /* fused */
-    cr_assert(part == NPU_TPART_KNN ? L->lower.part >= NPU_TPART_M && L->lower.part <= NPU_TPART_K
+    cr_assert(L->lower.form != NPU_LOWER_GEMMS); /* fused */
+    cr_assert(part == NPU_PART_KNN ? L->lower.part >= NPU_PART_M && L->lower.part <= NPU_PART_K
                                 : L->lower.part == part);
-    long expect = L->lower.part == NPU_TPART_M ? (long)(L->lower.nparts - 1) * K * N
-                  : L->lower.part == NPU_TPART_N ? (long)(L->lower.nparts - 1) * M * K : 0;
+    long expect = L->lower.part == NPU_PART_M ? (long)(L->lower.nparts - 1) * K * N
+                  : L->lower.part == NPU_PART_N ? (long)(L->lower.nparts - 1) * M * K : 0;
     cr_assert_eq(L->lower.accum_expect, expect);
     cr_assert_eq(L->accum_adds, expect, "(%d,%d,%d) %s %s x%d: accumulation adds %ld, expected %ld",
-                 M, K, N, npu_torder_name(order), npu_tpart_name(L->lower.part), L->lower.nparts,
+                 M, K, N, npu_order_name(order), npu_part_name(L->lower.part), L->lower.nparts,
                  L->accum_adds, expect);
     cr_assert_geq(L->dy_tile_loads, L->dy_tiles);
     if (cores >= 0) {
-        cr_assert_eq(L->lower.form == NPU_TLOW_CORES, cores, "(%d,%d,%d): form %s", M, K, N,
-                     npu_tlow_form_name(L->lower.form));
+        cr_assert_eq(L->lower.form == NPU_LOWER_CORES, cores, "(%d,%d,%d): form %s", M, K, N,
+                     npu_lower_form_name(L->lower.form));
         if (cores) { /* four parts on four cores; dY fetched once (brief T9) */
             cr_assert_eq(L->lower.nparts, 4);
             cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "(%d,%d,%d): dY read %llu bytes, once = %llu",
@@ -78,8 +78,8 @@ static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_
     free(r);
 }
 
-static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_torder_t order,
-                       npu_tpart_t part, int policy, uint64_t seed, unsigned stall,
+static void part_check(const npu_cfg_t *cfg, int M, int K, int N, npu_order_t order,
+                       npu_part_t part, int policy, uint64_t seed, unsigned stall,
                        uint64_t *bwd_cycles)
 {
     part_check_ex(cfg, M, K, N, order, part, policy, seed, stall, bwd_cycles, 0, -1, NULL);
@@ -97,7 +97,7 @@ Test(train_part, k_per_core, .timeout = 1200)
         if (cfg.s <= 2 && sh[i][1] * sh[i][2] > 10000)
             continue; /* tiny: keep the CI tier fast */
         for (int seq = 0; seq < 2; seq++)
-            part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_TORD_INTERLEAVE, NPU_TPART_K,
+            part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_ORDER_INTERLEAVE, NPU_PART_K,
                           i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(700 + (uint64_t)i), 10,
                           &cyc[seq], seq, !seq, NULL);
         cr_log_info("%s (%d,%d,%d) K: per core %llu cycles, parts in sequence %llu", cfg.name,
@@ -107,17 +107,17 @@ Test(train_part, k_per_core, .timeout = 1200)
 
 /* M or N per core, shapes sh[0..n): the checks of part_check_ex with four parts on four cores, W
  * read once, and the same split with the parts in sequence; cycles of both logged */
-static void mn_per_core(npu_tpart_t part, const int (*sh)[3], int n, uint64_t seed0)
+static void mn_per_core(npu_part_t part, const int (*sh)[3], int n, uint64_t seed0)
 {
     npu_cfg_t cfg = rtl_cfg();
     for (int i = 0; i < n; i++) {
         uint64_t cyc[2] = {0, 0};
-        if (!(part == NPU_TPART_M ? npu_bwd_mcores_fits : npu_bwd_ncores_fits)(&cfg, sh[i][0], sh[i][1], sh[i][2]) ||
+        if (!(part == NPU_PART_M ? npu_bwd_mcores_fits : npu_bwd_ncores_fits)(&cfg, sh[i][0], sh[i][1], sh[i][2]) ||
             (cfg.s <= 2 && (long)sh[i][0] * sh[i][1] * sh[i][2] > 100000))
             continue; /* does not apply, or tiny: keep the CI tier fast */
         for (int seq = 0; seq < 2; seq++) {
             uint64_t w[2];
-            part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_TORD_INTERLEAVE, part,
+            part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], NPU_ORDER_INTERLEAVE, part,
                           i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, rtl_seed(seed0 + (uint64_t)i), 10,
                           &cyc[seq], seq, !seq, w);
             if (!seq) /* W read once, multicast to the four cores */
@@ -125,7 +125,7 @@ static void mn_per_core(npu_tpart_t part, const int (*sh)[3], int n, uint64_t se
                              sh[i][2], (unsigned long long)w[0], (unsigned long long)w[1]);
         }
         cr_log_info("%s (%d,%d,%d) %s: per core %llu cycles, parts in sequence %llu", cfg.name, sh[i][0],
-                    sh[i][1], sh[i][2], npu_tpart_name(part), (unsigned long long)cyc[0],
+                    sh[i][1], sh[i][2], npu_part_name(part), (unsigned long long)cyc[0],
                     (unsigned long long)cyc[1]);
     }
 }
@@ -136,7 +136,7 @@ static void mn_per_core(npu_tpart_t part, const int (*sh)[3], int n, uint64_t se
 Test(train_part, m_per_core, .timeout = 1200)
 {
     const int sh[][3] = {{64, 64, 64}, {256, 64, 32}, {128, 128, 64}, {512, 32, 16}};
-    mn_per_core(NPU_TPART_M, sh, 4, 750);
+    mn_per_core(NPU_PART_M, sh, 4, 750);
 }
 
 /* M per core on edge shapes: K and N not multiples of S, K = 1, M/2 > OBUF rows (dX in chunks of
@@ -146,7 +146,7 @@ Test(train_part, m_per_core_edges, .timeout = 1200)
     int S = rtl_cfg().s;
     const int sh[][3] = {{4 * S, 2 * S + 3, S - 1}, {8 * S, 1, 3 * S + 5}, {16 * S, 16 * S, 8 * S + 1},
                          {64 * S, 4 * S + 1, 2 * S}, {576, 3, 2}};
-    mn_per_core(NPU_TPART_M, sh, 5, 760);
+    mn_per_core(NPU_PART_M, sh, 5, 760);
 }
 
 /* N per core (N a multiple of 8S, 2M and 2K <= OBUF rows): the issue's shapes where it applies
@@ -157,34 +157,34 @@ Test(train_part, n_per_core, .timeout = 1200)
     int S = rtl_cfg().s;
     const int sh[][3] = {{64, 64, 64}, {128, 128, 64}, {2 * S + 3, 3 * S + 1, 8 * S}, {1, 5, 16 * S},
                          {10, 1, 8 * S}, {16 * S, 16 * S, 16 * S}};
-    mn_per_core(NPU_TPART_N, sh, 6, 770);
+    mn_per_core(NPU_PART_N, sh, 6, 770);
 }
 
 /* The issue's shapes under one order, every partitioning (and none, for the cycle log). */
-static void issue_shapes(npu_torder_t order)
+static void issue_shapes(npu_order_t order)
 {
     npu_cfg_t cfg = rtl_cfg();
     const int sh[4][3] = {{64, 64, 64}, {256, 64, 32}, {8, 512, 64}, {45, 90, 135}};
     for (int i = 0; i < 4; i++) {
-        uint64_t cyc[NPU_TPART_COUNT] = {0};
+        uint64_t cyc[NPU_PART_COUNT] = {0};
         if (cfg.s <= 2 && sh[i][1] * sh[i][2] > 10000)
             continue; /* tiny: keep the CI tier fast (the shape runs at small) */
-        for (int p = NPU_TPART_M; p <= NPU_TPART_KNN; p++)
-            part_check(&cfg, sh[i][0], sh[i][1], sh[i][2], order, (npu_tpart_t)p,
+        for (int p = NPU_PART_M; p <= NPU_PART_KNN; p++)
+            part_check(&cfg, sh[i][0], sh[i][1], sh[i][2], order, (npu_part_t)p,
                        (i + p) & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
                        rtl_seed(800 + (uint64_t)i), 10, &cyc[p]);
         cr_log_info("%s (%d,%d,%d) %s: backward cycles m %llu n %llu k %llu knn %llu", cfg.name,
-                    sh[i][0], sh[i][1], sh[i][2], npu_torder_name(order),
-                    (unsigned long long)cyc[NPU_TPART_M], (unsigned long long)cyc[NPU_TPART_N],
-                    (unsigned long long)cyc[NPU_TPART_K], (unsigned long long)cyc[NPU_TPART_KNN]);
+                    sh[i][0], sh[i][1], sh[i][2], npu_order_name(order),
+                    (unsigned long long)cyc[NPU_PART_M], (unsigned long long)cyc[NPU_PART_N],
+                    (unsigned long long)cyc[NPU_PART_K], (unsigned long long)cyc[NPU_PART_KNN]);
     }
 }
-Test(train_part, issue_shapes_seq, .timeout = 1200) { issue_shapes(NPU_TORD_SEQ); }
-Test(train_part, issue_shapes_interleave, .timeout = 1200) { issue_shapes(NPU_TORD_INTERLEAVE); }
-Test(train_part, issue_shapes_dxmajor, .timeout = 1200) { issue_shapes(NPU_TORD_DXMAJOR); }
-Test(train_part, issue_shapes_dwmajor, .timeout = 1200) { issue_shapes(NPU_TORD_DWMAJOR); }
-Test(train_part, issue_shapes_auto, .timeout = 1200) { issue_shapes(NPU_TORD_AUTO); }
-Test(train_part, issue_shapes_oracle, .timeout = 1200) { issue_shapes(NPU_TORD_ORACLE); }
+Test(train_part, issue_shapes_seq, .timeout = 1200) { issue_shapes(NPU_ORDER_SEQ); }
+Test(train_part, issue_shapes_interleave, .timeout = 1200) { issue_shapes(NPU_ORDER_INTERLEAVE); }
+Test(train_part, issue_shapes_dxmajor, .timeout = 1200) { issue_shapes(NPU_ORDER_DXMAJOR); }
+Test(train_part, issue_shapes_dwmajor, .timeout = 1200) { issue_shapes(NPU_ORDER_DWMAJOR); }
+Test(train_part, issue_shapes_auto, .timeout = 1200) { issue_shapes(NPU_ORDER_AUTO); }
+Test(train_part, issue_shapes_oracle, .timeout = 1200) { issue_shapes(NPU_ORDER_ORACLE); }
 
 Test(train_part, random_shapes, .timeout = 3600)
 {
@@ -196,8 +196,8 @@ Test(train_part, random_shapes, .timeout = 3600)
         int M = 1 + (int)(rtl_rand(&x) % (uint64_t)(24 * cfg.s));
         int K = 1 + (int)(rtl_rand(&x) % (uint64_t)(12 * cfg.s));
         int N = 1 + (int)(rtl_rand(&x) % (uint64_t)(12 * cfg.s));
-        npu_torder_t o = (npu_torder_t)(t % (NPU_TORD_ORACLE + 1));
-        npu_tpart_t p = (npu_tpart_t)(NPU_TPART_M + (t + t / (NPU_TORD_ORACLE + 1)) % 4); /* 24 pairs */
+        npu_order_t o = (npu_order_t)(t % (NPU_ORDER_ORACLE + 1));
+        npu_part_t p = (npu_part_t)(NPU_PART_M + (t + t / (NPU_ORDER_ORACLE + 1)) % 4); /* 24 pairs */
         part_check(&cfg, M, K, N, o, p, t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
                    rtl_seed(900 + (uint64_t)t), 10, NULL);
     }

@@ -330,7 +330,7 @@ Test(emit, locate_first_divergence)
             npu_gemm_loc_t loc;
             char buf[200];
             int row = pts[q][0], col = pts[q][1];
-            cr_assert_eq(npu_gemm_locate(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, row, col,
+            cr_assert_eq(npu_prog_locate_gemm(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, row, col,
                                          &loc, buf, sizeof buf), 0, "policy %d C[%d][%d]", pol, row, col);
             cr_assert_eq(loc.n_block, (col % rep.plan.Nt) / 16);
             npu_fields_t d, w;
@@ -355,7 +355,7 @@ Test(emit, locate_first_divergence)
             cr_assert(strstr(buf, ", core ") != NULL, "%s", buf);
         }
         npu_gemm_loc_t out;
-        cr_assert_eq(npu_gemm_locate(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, M, 0, &out,
+        cr_assert_eq(npu_prog_locate_gemm(&c, &rep.plan, &rep.args, rep.prog.insn, rep.prog.n, M, 0, &out,
                                      NULL, 0), -1, "row M is outside C");
         npu_gemm_report_free(&rep);
     }

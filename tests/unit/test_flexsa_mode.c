@@ -392,8 +392,8 @@ Test(flexsa_pruned, layer_set)
         cr_assert_str_eq(c.name, "s3.b0.b");
         cr_assert_eq(npu_conv_gemms(&c, 12, 32, s), 3);
         cr_assert(s[0].M == 32 * 16 && s[0].N == 16 && s[0].K == 16 * 9 && s[0].phase == NPU_PHASE_FWD);
-        cr_assert(s[1].M == 32 * 64 && s[1].N == 16 && s[1].K == 16 * 9 && s[1].phase == NPU_PHASE_DGRAD);
-        cr_assert(s[2].M == 16 && s[2].N == 16 * 9 && s[2].K == 32 * 16 && s[2].phase == NPU_PHASE_WGRAD);
+        cr_assert(s[1].M == 32 * 64 && s[1].N == 16 && s[1].K == 16 * 9 && s[1].phase == NPU_PHASE_DX);
+        cr_assert(s[2].M == 16 && s[2].N == 16 * 9 && s[2].K == 32 * 16 && s[2].phase == NPU_PHASE_DW);
     }
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "hw/isa.h"
+#include "prog/prog.h"
 #include "test_cfgs.h"
 
 static void words(const npu_insn_t *in, uint32_t w0, uint32_t w1, uint32_t w2, uint32_t w3)

@@ -8,14 +8,14 @@
 #include "compile/train/train_lower.h"
 #include "test_cfgs.h"
 
-static npu_train_lowering_t lower_ok(const npu_cfg_t *c, long M, long K, long N, int has_dx,
-                                     npu_torder_t order, npu_tpart_t part, int in_seq, int tile)
+static npu_lower_plan_t lower_ok(const npu_cfg_t *c, long M, long K, long N, int has_dx,
+                                     npu_order_t order, npu_part_t part, int in_seq, int tile)
 {
     npu_train_shape_t L = {M, K, N, has_dx};
-    npu_train_lower_opts_t o = {order, part, in_seq, tile};
-    npu_train_lowering_t lw;
+    npu_lower_opts_t o = {order, part, in_seq, tile};
+    npu_lower_plan_t lw;
     char msg[200];
-    cr_assert_eq(npu_train_lower(c, &L, &o, &lw, msg, sizeof msg), 0, "(%ld,%ld,%ld): %s", M, K, N,
+    cr_assert_eq(npu_lower_choose(c, &L, &o, &lw, msg, sizeof msg), 0, "(%ld,%ld,%ld): %s", M, K, N,
                  msg);
     return lw;
 }
@@ -25,30 +25,30 @@ static npu_train_lowering_t lower_ok(const npu_cfg_t *c, long M, long K, long N,
 Test(train_lower, gemms)
 {
     npu_cfg_t c = test_cfg(8);
-    static const npu_torder_t orders[] = {NPU_TORD_SEQ, NPU_TORD_DXMAJOR, NPU_TORD_AUTO,
-                                          NPU_TORD_ORACLE};
+    static const npu_order_t orders[] = {NPU_ORDER_SEQ, NPU_ORDER_DXMAJOR, NPU_ORDER_AUTO,
+                                          NPU_ORDER_ORACLE};
     for (size_t i = 0; i < sizeof orders / sizeof orders[0]; i++)
-        for (int p = NPU_TPART_NONE; p <= NPU_TPART_K; p++) {
-            npu_train_lowering_t lw = lower_ok(&c, 64, 64, 64, 0, orders[i], (npu_tpart_t)p, 0, 0);
-            cr_assert_eq(lw.form, NPU_TLOW_GEMMS);
-            cr_assert(lw.order == NPU_TORD_SEQ && lw.part == NPU_TPART_NONE && lw.nparts == 1);
+        for (int p = NPU_PART_NONE; p <= NPU_PART_K; p++) {
+            npu_lower_plan_t lw = lower_ok(&c, 64, 64, 64, 0, orders[i], (npu_part_t)p, 0, 0);
+            cr_assert_eq(lw.form, NPU_LOWER_GEMMS);
+            cr_assert(lw.order == NPU_ORDER_SEQ && lw.part == NPU_PART_NONE && lw.nparts == 1);
         }
-    npu_train_lowering_t lw = lower_ok(&c, 64, 64, 64, 1, NPU_TORD_SEQ, NPU_TPART_NONE, 0, 0);
-    cr_assert_eq(lw.form, NPU_TLOW_GEMMS);
+    npu_lower_plan_t lw = lower_ok(&c, 64, 64, 64, 1, NPU_ORDER_SEQ, NPU_PART_NONE, 0, 0);
+    cr_assert_eq(lw.form, NPU_LOWER_GEMMS);
 }
 
 /* A fused order without a split: one schedule of one part; AUTO is Algorithm 1. */
 Test(train_lower, fused_orders)
 {
     npu_cfg_t c = test_cfg(8);
-    npu_train_lowering_t lw = lower_ok(&c, 64, 64, 64, 1, NPU_TORD_AUTO, NPU_TPART_NONE, 0, 0);
-    cr_assert_eq(lw.form, NPU_TLOW_SCHEDULE);
-    cr_assert_eq(lw.order, npu_train_alg1(64, 64, 64));
+    npu_lower_plan_t lw = lower_ok(&c, 64, 64, 64, 1, NPU_ORDER_AUTO, NPU_PART_NONE, 0, 0);
+    cr_assert_eq(lw.form, NPU_LOWER_SCHEDULE);
+    cr_assert_eq(lw.order, npu_order_alg1(64, 64, 64));
     cr_assert(lw.nparts == 1 && lw.accum_expect == 0 && lw.part_t0[0] == 0);
-    lw = lower_ok(&c, 8, 512, 64, 1, NPU_TORD_AUTO, NPU_TPART_NONE, 0, 0);
-    cr_assert_eq(lw.order, NPU_TORD_DWMAJOR, "K dominant: dwmajor");
-    lw = lower_ok(&c, 64, 64, 64, 1, NPU_TORD_SEQ, NPU_TPART_M, 0, 0);
-    cr_assert(lw.form != NPU_TLOW_GEMMS && lw.order == NPU_TORD_SEQ, "seq partitioned is fused");
+    lw = lower_ok(&c, 8, 512, 64, 1, NPU_ORDER_AUTO, NPU_PART_NONE, 0, 0);
+    cr_assert_eq(lw.order, NPU_ORDER_DWMAJOR, "K dominant: dwmajor");
+    lw = lower_ok(&c, 64, 64, 64, 1, NPU_ORDER_SEQ, NPU_PART_M, 0, 0);
+    cr_assert(lw.form != NPU_LOWER_GEMMS && lw.order == NPU_ORDER_SEQ, "seq partitioned is fused");
 }
 
 /* K, M, N one part per core where the per-core emitters fit; the parts in sequence otherwise
@@ -56,43 +56,43 @@ Test(train_lower, fused_orders)
 Test(train_lower, per_core)
 {
     npu_cfg_t c = test_cfg(8);
-    static const struct { long M, K, N; npu_tpart_t p; } cases[] = {
-        {10, 64, 12, NPU_TPART_K}, {64, 20, 12, NPU_TPART_M}, {12, 20, 64, NPU_TPART_N}};
+    static const struct { long M, K, N; npu_part_t p; } cases[] = {
+        {10, 64, 12, NPU_PART_K}, {64, 20, 12, NPU_PART_M}, {12, 20, 64, NPU_PART_N}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         long M = cases[i].M, K = cases[i].K, N = cases[i].N;
-        npu_tpart_t p = cases[i].p;
-        int fits = p == NPU_TPART_K   ? npu_bwd_kcores_fits(&c, (int)M, (int)K, (int)N)
-                   : p == NPU_TPART_M ? npu_bwd_mcores_fits(&c, (int)M, (int)K, (int)N)
+        npu_part_t p = cases[i].p;
+        int fits = p == NPU_PART_K   ? npu_bwd_kcores_fits(&c, (int)M, (int)K, (int)N)
+                   : p == NPU_PART_M ? npu_bwd_mcores_fits(&c, (int)M, (int)K, (int)N)
                                       : npu_bwd_ncores_fits(&c, (int)M, (int)K, (int)N);
-        npu_train_lowering_t lw = lower_ok(&c, M, K, N, 1, NPU_TORD_DXMAJOR, p, 0, 0);
+        npu_lower_plan_t lw = lower_ok(&c, M, K, N, 1, NPU_ORDER_DXMAJOR, p, 0, 0);
         cr_assert(fits, "the case is meant to fit");
-        cr_assert_eq(lw.form, NPU_TLOW_CORES, "%s", npu_tpart_name(p));
+        cr_assert_eq(lw.form, NPU_LOWER_CORES, "%s", npu_part_name(p));
         cr_assert_eq(lw.nparts, NPU_TRAIN_PARTS);
-        cr_assert_eq(lw.accum_expect, p == NPU_TPART_K ? 0 : p == NPU_TPART_M ? 3 * K * N : 3 * M * K);
-        lw = lower_ok(&c, M, K, N, 1, NPU_TORD_DXMAJOR, p, 1, 0);
-        cr_assert_eq(lw.form, NPU_TLOW_SCHEDULE, "in sequence: %s", npu_tpart_name(p));
+        cr_assert_eq(lw.accum_expect, p == NPU_PART_K ? 0 : p == NPU_PART_M ? 3 * K * N : 3 * M * K);
+        lw = lower_ok(&c, M, K, N, 1, NPU_ORDER_DXMAJOR, p, 1, 0);
+        cr_assert_eq(lw.form, NPU_LOWER_SCHEDULE, "in sequence: %s", npu_part_name(p));
         cr_assert_eq(lw.nparts, lw.plan.nparts);
         cr_assert_eq(lw.accum_expect, lw.plan.accum_elems);
     }
     /* K not a multiple of 4S: no per-core form */
-    npu_train_lowering_t lw = lower_ok(&c, 10, 40, 12, 1, NPU_TORD_DXMAJOR, NPU_TPART_K, 0, 0);
-    cr_assert_eq(lw.form, NPU_TLOW_SCHEDULE);
+    npu_lower_plan_t lw = lower_ok(&c, 10, 40, 12, 1, NPU_ORDER_DXMAJOR, NPU_PART_K, 0, 0);
+    cr_assert_eq(lw.form, NPU_LOWER_SCHEDULE);
 }
 
 /* CORES -> SCHEDULE -> SUBGEMMS -> none, the parts' figures following the form. */
 Test(train_lower, fallback_chain)
 {
     npu_cfg_t c = test_cfg(8);
-    npu_train_lowering_t lw = lower_ok(&c, 64, 20, 12, 1, NPU_TORD_INTERLEAVE, NPU_TPART_M, 0, 0);
-    cr_assert_eq(lw.form, NPU_TLOW_CORES);
-    cr_assert_eq(npu_train_lower_fallback(&lw), 0);
-    cr_assert_eq(lw.form, NPU_TLOW_SCHEDULE);
+    npu_lower_plan_t lw = lower_ok(&c, 64, 20, 12, 1, NPU_ORDER_INTERLEAVE, NPU_PART_M, 0, 0);
+    cr_assert_eq(lw.form, NPU_LOWER_CORES);
+    cr_assert_eq(npu_lower_fallback(&lw), 0);
+    cr_assert_eq(lw.form, NPU_LOWER_SCHEDULE);
     cr_assert(lw.nparts == lw.plan.nparts && lw.accum_expect == lw.plan.accum_elems);
-    cr_assert_eq(npu_train_lower_fallback(&lw), 0);
-    cr_assert_eq(lw.form, NPU_TLOW_SUBGEMMS);
-    cr_assert_eq(npu_train_lower_fallback(&lw), -1);
-    lw = lower_ok(&c, 64, 64, 64, 0, NPU_TORD_AUTO, NPU_TPART_NONE, 0, 0);
-    cr_assert_eq(npu_train_lower_fallback(&lw), -1, "GEMMS has no fallback");
+    cr_assert_eq(npu_lower_fallback(&lw), 0);
+    cr_assert_eq(lw.form, NPU_LOWER_SUBGEMMS);
+    cr_assert_eq(npu_lower_fallback(&lw), -1);
+    lw = lower_ok(&c, 64, 64, 64, 0, NPU_ORDER_AUTO, NPU_PART_NONE, 0, 0);
+    cr_assert_eq(npu_lower_fallback(&lw), -1, "GEMMS has no fallback");
 }
 
 /* The parts' tile ranges cover the split dim exactly once, in order; the tile option is
@@ -100,12 +100,12 @@ Test(train_lower, fallback_chain)
 Test(train_lower, ranges_and_tiles)
 {
     npu_cfg_t c = test_cfg(2);
-    for (int p = NPU_TPART_M; p <= NPU_TPART_K; p++) {
-        npu_train_lowering_t lw = lower_ok(&c, 40, 24, 56, 1, NPU_TORD_DWMAJOR, (npu_tpart_t)p, 1, 8);
-        long D = p == NPU_TPART_M ? 40 : p == NPU_TPART_N ? 56 : 24;
-        int T = p == NPU_TPART_M ? lw.Tm : p == NPU_TPART_N ? lw.Tn : lw.Tk;
+    for (int p = NPU_PART_M; p <= NPU_PART_K; p++) {
+        npu_lower_plan_t lw = lower_ok(&c, 40, 24, 56, 1, NPU_ORDER_DWMAJOR, (npu_part_t)p, 1, 8);
+        long D = p == NPU_PART_M ? 40 : p == NPU_PART_N ? 56 : 24;
+        int T = p == NPU_PART_M ? lw.Tm : p == NPU_PART_N ? lw.Tn : lw.Tk;
         cr_assert(lw.Tm == 8 && lw.Tn == 8 && lw.Tk == 8);
-        cr_assert_eq(lw.part_dim, p == NPU_TPART_M ? NPU_TD_M : p == NPU_TPART_N ? NPU_TD_N : NPU_TD_K);
+        cr_assert_eq(lw.part_dim, p == NPU_PART_M ? NPU_DIM_M : p == NPU_PART_N ? NPU_DIM_N : NPU_DIM_K);
         cr_assert_eq(lw.part_t0[0], 0);
         for (int i = 0; i < lw.plan.nparts; i++) {
             cr_assert_lt(lw.part_t0[i], lw.part_t0[i + 1]);
@@ -114,7 +114,7 @@ Test(train_lower, ranges_and_tiles)
         }
         cr_assert_eq(lw.part_t0[lw.plan.nparts], (D + T - 1) / T);
     }
-    npu_train_lowering_t lw = lower_ok(&c, 5, 3, 6, 1, NPU_TORD_DXMAJOR, NPU_TPART_NONE, 0, 64);
+    npu_lower_plan_t lw = lower_ok(&c, 5, 3, 6, 1, NPU_ORDER_DXMAJOR, NPU_PART_NONE, 0, 64);
     cr_assert(lw.Tm == 8 && lw.Tn == 8 && lw.Tk == 4, "clipped: %d %d %d", lw.Tm, lw.Tn, lw.Tk);
 }
 
@@ -123,13 +123,13 @@ Test(train_lower, rejects)
 {
     npu_cfg_t c = test_cfg(8);
     npu_train_shape_t L = {64, 64, 64, 1};
-    npu_train_lower_opts_t o = {NPU_TORD_ORACLE, NPU_TPART_NONE, 0, 0};
-    npu_train_lowering_t lw;
+    npu_lower_opts_t o = {NPU_ORDER_ORACLE, NPU_PART_NONE, 0, 0};
+    npu_lower_plan_t lw;
     char msg[200];
-    cr_assert_eq(npu_train_lower(&c, &L, &o, &lw, msg, sizeof msg), -1);
-    o.order = NPU_TORD_DXMAJOR;
-    o.part = NPU_TPART_KNN;
-    cr_assert_eq(npu_train_lower(&c, &L, &o, &lw, msg, sizeof msg), -1);
+    cr_assert_eq(npu_lower_choose(&c, &L, &o, &lw, msg, sizeof msg), -1);
+    o.order = NPU_ORDER_DXMAJOR;
+    o.part = NPU_PART_KNN;
+    cr_assert_eq(npu_lower_choose(&c, &L, &o, &lw, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "knn") != NULL, "%s", msg);
 }
 
@@ -137,7 +137,7 @@ Test(train_lower, rejects)
 Test(train_lower, pure)
 {
     npu_cfg_t c = test_cfg(8);
-    npu_train_lowering_t a = lower_ok(&c, 64, 64, 128, 1, NPU_TORD_AUTO, NPU_TPART_N, 0, 0);
-    npu_train_lowering_t b = lower_ok(&c, 64, 64, 128, 1, NPU_TORD_AUTO, NPU_TPART_N, 0, 0);
+    npu_lower_plan_t a = lower_ok(&c, 64, 64, 128, 1, NPU_ORDER_AUTO, NPU_PART_N, 0, 0);
+    npu_lower_plan_t b = lower_ok(&c, 64, 64, 128, 1, NPU_ORDER_AUTO, NPU_PART_N, 0, 0);
     cr_assert_eq(memcmp(&a, &b, sizeof a), 0);
 }

@@ -18,7 +18,7 @@
 #include "run/train_run.h"
 #include "model/knn_part.h"
 
-static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
+static void part_check_ex(int S, int M, int K, int N, npu_order_t order, npu_part_t part, int policy,
                           unsigned jitter, uint64_t seed, int in_seq, int cores)
 {
     npu_cfg_t c = test_cfg(S);
@@ -42,25 +42,25 @@ static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tp
     npu_sim_close(s);
     npu_funcsim_jitter(0);
     cr_assert_eq(rc, 0, "S=%d (%d,%d,%d) order %s partition %s: %s", S, M, K, N,
-                 npu_torder_name(order), npu_tpart_name(part), r->msg);
+                 npu_order_name(order), npu_part_name(part), r->msg);
     const npu_train_layer_result_t *L = &r->layer[1];
     uint64_t mnk = (uint64_t)M * (uint64_t)N * (uint64_t)K;
     cr_assert_eq(L->macs[NPU_PASS_DX] + L->macs[NPU_PASS_DW], 2 * mnk);
     cr_assert_eq(L->accum_adds, L->lower.accum_expect, "S=%d (%d,%d,%d) %s %s: adds %ld expected %ld",
                  S,
-                 M, K, N, npu_torder_name(order), npu_tpart_name(part), L->accum_adds,
+                 M, K, N, npu_order_name(order), npu_part_name(part), L->accum_adds,
                  L->lower.accum_expect);
-    if (part != NPU_TPART_KNN)
+    if (part != NPU_PART_KNN)
         cr_assert_eq(L->lower.part, part);
-    if (L->lower.part == NPU_TPART_M)
+    if (L->lower.part == NPU_PART_M)
         cr_assert_eq(L->lower.accum_expect, (long)(L->lower.nparts - 1) * K * N);
-    else if (L->lower.part == NPU_TPART_N)
+    else if (L->lower.part == NPU_PART_N)
         cr_assert_eq(L->lower.accum_expect, (long)(L->lower.nparts - 1) * M * K);
     else
         cr_assert_eq(L->lower.accum_expect, 0);
     if (cores >= 0) { /* one part per core: four parts, dY read from DRAM once */
-        cr_assert_eq(L->lower.form == NPU_TLOW_CORES, cores, "S=%d (%d,%d,%d): form %s", S, M, K, N,
-                     npu_tlow_form_name(L->lower.form));
+        cr_assert_eq(L->lower.form == NPU_LOWER_CORES, cores, "S=%d (%d,%d,%d): form %s", S, M, K, N,
+                     npu_lower_form_name(L->lower.form));
         if (cores) {
             cr_assert_eq(L->lower.nparts, 4);
             cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "S=%d (%d,%d,%d): dY read %llu bytes, once = %llu",
@@ -71,7 +71,7 @@ static void part_check_ex(int S, int M, int K, int N, npu_torder_t order, npu_tp
     free(r);
 }
 
-static void part_check(int S, int M, int K, int N, npu_torder_t order, npu_tpart_t part, int policy,
+static void part_check(int S, int M, int K, int N, npu_order_t order, npu_part_t part, int policy,
                        unsigned jitter, uint64_t seed)
 {
     part_check_ex(S, M, K, N, order, part, policy, jitter, seed, 0, -1);
@@ -85,8 +85,8 @@ Test(train_part, k_per_core, .timeout = 600)
                          {8, 100, 96, 9}, {2, 64, 64, 64}, {2, 5, 8, 3}, {2, 37, 24, 11}};
     for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
         for (int seq = 0; seq < 2; seq++)
-            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
-                          NPU_TPART_K, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 300 + (uint64_t)i,
+            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_order_t)(i % 4),
+                          NPU_PART_K, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 300 + (uint64_t)i,
                           seq, !seq);
 }
 
@@ -98,8 +98,8 @@ Test(train_part, m_per_core, .timeout = 600)
                          {8, 64, 1, 29}, {2, 64, 32, 17}, {2, 8, 5, 3}, {2, 128, 9, 4}, {2, 256, 5, 3}};
     for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
         for (int seq = 0; seq < 2; seq++)
-            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
-                          NPU_TPART_M, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 400 + (uint64_t)i,
+            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_order_t)(i % 4),
+                          NPU_PART_M, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 400 + (uint64_t)i,
                           seq, !seq);
 }
 
@@ -111,8 +111,8 @@ Test(train_part, n_per_core, .timeout = 600)
                          {2, 32, 32, 32}, {2, 7, 5, 16}, {2, 1, 3, 48}};
     for (int i = 0; i < (int)(sizeof sh / sizeof sh[0]); i++)
         for (int seq = 0; seq < 2; seq++)
-            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_torder_t)(i % 4),
-                          NPU_TPART_N, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 500 + (uint64_t)i,
+            part_check_ex(sh[i][0], sh[i][1], sh[i][2], sh[i][3], (npu_order_t)(i % 4),
+                          NPU_PART_N, i & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 500 + (uint64_t)i,
                           seq, !seq);
 }
 
@@ -120,9 +120,9 @@ Test(train_part, issue_shapes_every_order_and_partition, .timeout = 600)
 {
     const int sh[4][3] = {{64, 64, 64}, {256, 64, 32}, {8, 512, 64}, {45, 90, 135}};
     for (int i = 0; i < 4; i++)
-        for (int o = NPU_TORD_SEQ; o <= NPU_TORD_ORACLE; o++)
-            for (int p = NPU_TPART_M; p <= NPU_TPART_KNN; p++)
-                part_check(8, sh[i][0], sh[i][1], sh[i][2], (npu_torder_t)o, (npu_tpart_t)p,
+        for (int o = NPU_ORDER_SEQ; o <= NPU_ORDER_ORACLE; o++)
+            for (int p = NPU_PART_M; p <= NPU_PART_KNN; p++)
+                part_check(8, sh[i][0], sh[i][1], sh[i][2], (npu_order_t)o, (npu_part_t)p,
                            (i + o + p) & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 30, 11 + (uint64_t)i);
 }
 
@@ -137,15 +137,15 @@ Test(train_part, random_shapes, .timeout = 600)
             x ^= x << 17;
             d[j] = 1 + (int)(x % (uint64_t)(20 * S));
         }
-        part_check(S, d[0], d[1], d[2], (npu_torder_t)(t % (NPU_TORD_ORACLE + 1)),
-                   (npu_tpart_t)(NPU_TPART_M + t % 4), t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 40,
+        part_check(S, d[0], d[1], d[2], (npu_order_t)(t % (NPU_ORDER_ORACLE + 1)),
+                   (npu_part_t)(NPU_PART_M + t % 4), t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, 40,
                    100 + (uint64_t)t);
     }
 }
 
 Test(train_part, knn_picks_a_scheme)
 {
-    npu_tpart_t p = npu_knn_partition(&(npu_train_shape_t){64, 64, 64, 1});
-    cr_assert(p == NPU_TPART_M || p == NPU_TPART_N || p == NPU_TPART_K);
+    npu_part_t p = npu_knn_partition(&(npu_train_shape_t){64, 64, 64, 1});
+    cr_assert(p == NPU_PART_M || p == NPU_PART_N || p == NPU_PART_K);
     cr_assert_eq(npu_knn_partition(&(npu_train_shape_t){64, 64, 64, 1}), p, "deterministic");
 }

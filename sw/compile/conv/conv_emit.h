@@ -50,6 +50,7 @@
 
 #include "compile/conv/conv_plan.h"
 #include "hw/isa.h"
+#include "prog/prog.h"
 #include "hw/npu_cfg.h"
 
 typedef struct npu_conv_addrs {

@@ -29,6 +29,7 @@
 
 #include "compile/gemm/gemm_tiling.h"
 #include "hw/isa.h"
+#include "prog/prog.h"
 #include "hw/npu_cfg.h"
 
 typedef struct npu_gemm_args {

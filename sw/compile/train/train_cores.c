@@ -22,9 +22,9 @@ void npu_bwd_cores_stats(npu_bwd_stats_t *st, int M, int K, int N, long w_loads)
     if (!st)
         return;
     memset(st, 0, sizeof *st);
-    st->loads[NPU_TT_DY] = 1;
-    st->loads[NPU_TT_X] = 1;
-    st->loads[NPU_TT_W] = w_loads;
+    st->loads[NPU_TENSOR_DY] = 1;
+    st->loads[NPU_TENSOR_X] = 1;
+    st->loads[NPU_TENSOR_W] = w_loads;
     st->dy_compulsory = 1;
     st->macs = 2ull * (uint64_t)M * (uint64_t)N * (uint64_t)K;
 }

@@ -16,9 +16,9 @@ static int cdiv(int a, int b) { return (a + b - 1) / b; }
 static long fixed_bytes(int Tm, int Tn, int Tk)
 {
     long worst = 0, maxop;
-    long off[2][NPU_TT_COUNT];
-    npu_tres_cfg_t rc;
-    npu_tsched_t s;
+    long off[2][NPU_TENSOR_COUNT];
+    npu_resid_cfg_t rc;
+    npu_order_sched_t s;
     memset(&rc, 0, sizeof rc);
     rc.Mt = rc.Nt = rc.Kt = 1;
     rc.bytes = 1;
@@ -30,10 +30,10 @@ static long fixed_bytes(int Tm, int Tn, int Tk)
     maxop = 2L * Tm * Tk;                                /* X */
     maxop = 2L * Tk * Tn > maxop ? 2L * Tk * Tn : maxop; /* W */
     maxop = 2L * Tm * Tn > maxop ? 2L * Tm * Tn : maxop; /* dY */
-    for (int o = NPU_TORD_SEQ; o <= NPU_TORD_DWMAJOR; o++) {
-        if (npu_train_sched((npu_torder_t)o, 0, &s) != 0)
+    for (int o = NPU_ORDER_SEQ; o <= NPU_ORDER_DWMAJOR; o++) {
+        if (npu_order_schedule((npu_order_t)o, 0, &s) != 0)
             continue;
-        long b = npu_tres_stream_layout(&s, &rc, off) + 2 * maxop;
+        long b = npu_resid_stream_layout(&s, &rc, off) + 2 * maxop;
         worst = b > worst ? b : worst;
     }
     return worst;
@@ -156,17 +156,17 @@ typedef struct em {
     npu_bwd_stats_t *st;              /* NULL: no stats */
     int S, F, B, Mt, Nt, Kt;
     long maxop, spm_bytes, scratch, stream; /* largest operand tile; SPM layout (bytes) */
-    npu_tsched_t sched;
-    npu_tres_cfg_t rc;
+    npu_order_sched_t sched;
+    npu_resid_cfg_t rc;
     long n;                           /* tile-ops */
-    npu_tileop_t *ops;
-    npu_tres_action_t *act;
+    npu_order_op_t *ops;
+    npu_resid_action_t *act;
     uint8_t *pstart;                  /* nparts > 1: op i starts a later part's share of its tile */
     uint8_t *spill_ok[2];             /* per dW / dX tile: its spill area is current */
     npu_pb_step_t *s;                 /* one step per op */
     opwait_t *w;
     book_t bk;
-    long last_store_op[NPU_TEMIT_STORE_LAG + 1]; /* the latest ops with a STORE */
+    long last_store_op[NPU_BWD_STORE_LAG + 1]; /* the latest ops with a STORE */
     int nls;
 } em_t;
 
@@ -174,9 +174,9 @@ typedef struct em {
 static int ext(int D, int T, int i) { return imin(T, D - i * T); }
 
 /* elements of a backward op's output tile (real extents) */
-static long out_elems(const npu_bwd_args_t *a, const npu_tileop_t *o)
+static long out_elems(const npu_bwd_args_t *a, const npu_order_op_t *o)
 {
-    return o->grad == NPU_TG_DX ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
+    return o->grad == NPU_PHASE_DX ? (long)ext(a->M, a->Tm, o->m) * ext(a->K, a->Tk, o->k)
                                 : (long)ext(a->K, a->Tk, o->k) * ext(a->N, a->Tn, o->n);
 }
 
@@ -184,18 +184,18 @@ static long out_elems(const npu_bwd_args_t *a, const npu_tileop_t *o)
 static long tile_bytes(const npu_bwd_args_t *a, int t)
 {
     switch (t) {
-    case NPU_TT_X: return 2L * a->Tm * a->Tk;
-    case NPU_TT_W: return 2L * a->Tk * a->Tn;
-    case NPU_TT_DY: return 2L * a->Tm * a->Tn;
-    case NPU_TT_DX: return 4L * a->Tm * a->Tk;
-    case NPU_TT_DW: return 4L * a->Tk * a->Tn;
+    case NPU_TENSOR_X: return 2L * a->Tm * a->Tk;
+    case NPU_TENSOR_W: return 2L * a->Tk * a->Tn;
+    case NPU_TENSOR_DY: return 2L * a->Tm * a->Tn;
+    case NPU_TENSOR_DX: return 4L * a->Tm * a->Tk;
+    case NPU_TENSOR_DW: return 4L * a->Tk * a->Tn;
     default: return 4L * a->Tm * a->Tn; /* Y */
     }
 }
 
 /* LOAD of a tile into the SPM word `word` (tensor's layout, see train_emit.h); a partial
  * comes from the spill area, or with `sum` from the gradient tensor itself (acc_in) */
-static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsigned word, int sum)
+static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_order_op_t *o, unsigned word, int sum)
 {
     const npu_bwd_args_t *a = e->a;
     const npu_bwd_io_t *io = &a->io;
@@ -205,27 +205,27 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsi
     int rc;
     uint64_t d;
     switch (t) {
-    case NPU_TT_DY:
+    case NPU_TENSOR_DY:
         d = io->dy + (uint64_t)o->m * a->Tm * io->pitch_dy * B + 2ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy);
         break;
-    case NPU_TT_X: /* X^T tile: rows k, words over m */
+    case NPU_TENSOR_X: /* X^T tile: rows k, words over m */
         d = io->x + (uint64_t)o->m * a->Tm * io->pitch_x * B + 2ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x);
         break;
-    case NPU_TT_W: /* W^T tile: rows n, words over k */
+    case NPU_TENSOR_W: /* W^T tile: rows n, words over k */
         d = io->w + (uint64_t)o->k * a->Tk * io->pitch_w * B + 2ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
         break;
-    case NPU_TT_DX: /* spilled partial */
+    case NPU_TENSOR_DX: /* spilled partial */
         d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
         break;
-    case NPU_TT_DW:
+    case NPU_TENSOR_DW:
         d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
                           (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
@@ -238,7 +238,7 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_tileop_t *o, unsi
 }
 
 /* STORE of the accumulator of op o from SPM word `word`: final (tag DX/DW) or spill (PARTIAL) */
-static void emit_store(em_t *e, npu_prog_t *p, const npu_tileop_t *o, unsigned word, int spill)
+static void emit_store(em_t *e, npu_prog_t *p, const npu_order_op_t *o, unsigned word, int spill)
 {
     const npu_bwd_args_t *a = e->a;
     const npu_bwd_io_t *io = &a->io;
@@ -246,7 +246,7 @@ static void emit_store(em_t *e, npu_prog_t *p, const npu_tileop_t *o, unsigned w
     int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
     npu_insn_t in;
     int rc;
-    if (o->grad == NPU_TG_DX) {
+    if (o->grad == NPU_PHASE_DX) {
         d = (spill ? io->px : io->dx) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
         rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DX, (unsigned)m_act, npu_pb_dram(&e->b, d),
                            word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
@@ -260,7 +260,7 @@ static void emit_store(em_t *e, npu_prog_t *p, const npu_tileop_t *o, unsigned w
 
 /* The waves and drains of op i: A (R rows x red) at word a0, B (red rows x C) at b0, the
  * accumulator (R rows x C int32) at c0; OBUF half i % 2. Returns the index of its first DRAIN. */
-static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsigned a0,
+static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_order_op_t *o, unsigned a0,
                      unsigned b0, unsigned c0, int acc)
 {
     const npu_bwd_args_t *a = e->a;
@@ -268,7 +268,7 @@ static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsi
     int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
     unsigned base = npu_pb_obuf_half(&e->b, i);
     npu_insn_t in;
-    if (o->grad == NPU_TG_DX) { /* dX[m,k] += dY[m,n] W^T[n,k] */
+    if (o->grad == NPU_PHASE_DX) { /* dX[m,k] += dY[m,n] W^T[n,k] */
         R = m_act; C = k_act; red = n_act; Tred = a->Tn; TC = a->Tk;
     } else {                    /* dW[k,n] += X^T[k,m] dY[m,n] */
         R = k_act; C = n_act; red = m_act; Tred = a->Tm; TC = a->Tn;
@@ -311,16 +311,16 @@ static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_tileop_t *o, unsi
  * ranges of a->part_dim, with first/last over the whole sequence; *pstart[i] = 1 when op i is
  * a later part's first contribution to an output tile an earlier part started (its DRAIN acc
  * combines the parts). 0, or -1 with the reason in e. */
-static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, long n,
+static int part_sequence(em_t *e, const npu_order_sched_t *sched, npu_order_op_t *ops, long n,
                          uint8_t **pstart)
 {
     const npu_bwd_args_t *a = e->a;
     long w = 0, ntile[3], *total = NULL, *seen = NULL;
     int *lastp = NULL, *partof = NULL;
-    ntile[NPU_TG_FWD] = 0;
-    ntile[NPU_TG_DX] = (long)e->Mt * e->Kt;
-    ntile[NPU_TG_DW] = (long)e->Kt * e->Nt;
-    if (a->nparts > NPU_TPART_MAX || a->part_dim < NPU_TD_M || a->part_dim > NPU_TD_K) {
+    ntile[NPU_PHASE_FWD] = 0;
+    ntile[NPU_PHASE_DX] = (long)e->Mt * e->Kt;
+    ntile[NPU_PHASE_DW] = (long)e->Kt * e->Nt;
+    if (a->nparts > NPU_PART_MAX || a->part_dim < NPU_DIM_M || a->part_dim > NPU_DIM_K) {
         npu_pb_fail(&e->b, "bad partition");
         return -1;
     }
@@ -337,15 +337,15 @@ static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, 
         int sub[3] = {e->Mt, e->Nt, e->Kt}, t0 = a->part_t0[p];
         long c;
         sub[a->part_dim] = a->part_t0[p + 1] - t0;
-        if (sub[a->part_dim] < 1 || (c = npu_train_order_ex(sched, sub[0], sub[1], sub[2], ops + w,
+        if (sub[a->part_dim] < 1 || (c = npu_order_build_ex(sched, sub[0], sub[1], sub[2], ops + w,
                                                             (size_t)(n - w))) < 0) {
             npu_pb_fail(&e->b, "part %d: bad tile range", p);
             break;
         }
         for (long j = w; j < w + c; j++) {
-            if (a->part_dim == NPU_TD_M)
+            if (a->part_dim == NPU_DIM_M)
                 ops[j].m += t0;
-            else if (a->part_dim == NPU_TD_N)
+            else if (a->part_dim == NPU_DIM_N)
                 ops[j].n += t0;
             else
                 ops[j].k += t0;
@@ -357,10 +357,10 @@ static int part_sequence(em_t *e, const npu_tsched_t *sched, npu_tileop_t *ops, 
         npu_pb_fail(&e->b, "the parts cover %ld of %ld tile-ops", w, n);
     for (int pass = 0; pass < 2 && !e->b.err; pass++)
         for (long j = 0; j < n; j++) {
-            npu_tileop_t *o = &ops[j];
-            long t = o->grad == NPU_TG_DX ? (long)o->m * e->Kt + o->k
+            npu_order_op_t *o = &ops[j];
+            long t = o->grad == NPU_PHASE_DX ? (long)o->m * e->Kt + o->k
                                           : ntile[1] + (long)o->k * e->Nt + o->n;
-            if (o->grad != NPU_TG_DX && o->grad != NPU_TG_DW) {
+            if (o->grad != NPU_PHASE_DX && o->grad != NPU_PHASE_DW) {
                 npu_pb_fail(&e->b, "not a backward op");
                 break;
             }
@@ -391,15 +391,15 @@ typedef struct optens {
     long tile[3], slot[3];
 } optens_t;
 
-static void op_tensors(const em_t *e, const npu_tileop_t *o, optens_t *t)
+static void op_tensors(const em_t *e, const npu_order_op_t *o, optens_t *t)
 {
-    npu_ttensor_t to, ta, tb;
-    npu_train_op_tensors((npu_tgrad_t)o->grad, &to, &ta, &tb);
+    npu_tensor_t to, ta, tb;
+    npu_order_op_tensors((npu_phase_t)o->grad, &to, &ta, &tb);
     t->tens[0] = ta;
     t->tens[1] = tb;
     t->tens[2] = to;
     for (int r = 0; r < 3; r++)
-        t->tile[r] = npu_train_tile_index((npu_ttensor_t)t->tens[r], o->m, o->n, o->k, e->Mt, e->Nt, e->Kt);
+        t->tile[r] = npu_order_tile_index((npu_tensor_t)t->tens[r], o->m, o->n, o->k, e->Mt, e->Nt, e->Kt);
 }
 
 /* Op i loads tensor r of t into the slot the plan gives (want). The load waits for the EXEC op
@@ -408,7 +408,7 @@ static void op_tensors(const em_t *e, const npu_tileop_t *o, optens_t *t)
  * SYNC_E behind op i-1's STORE). */
 static int place_load(em_t *e, long i, int r, optens_t *t, long want, int sum_in)
 {
-    const npu_tileop_t *o = &e->ops[i];
+    const npu_order_op_t *o = &e->ops[i];
     long ex, sv, bytes = tile_bytes(e->a, t->tens[r]);
     t->slot[r] = want;
     use_last(&e->bk, want, want + bytes, &ex, &sv);
@@ -447,14 +447,14 @@ static int place_load(em_t *e, long i, int r, optens_t *t, long want, int sum_in
  * into scratch slot r instead and counted; a partial must be there. */
 static int place_resident(em_t *e, long i, int r, optens_t *t)
 {
-    const npu_tileop_t *o = &e->ops[i];
+    const npu_order_op_t *o = &e->ops[i];
     long ex, sv, sl = e->scratch + r * e->maxop, bytes = tile_bytes(e->a, t->tens[r]);
     t->slot[r] = res_find(&e->bk, t->tens[r], t->tile[r]);
     if (t->slot[r] >= 0)
         return 0;
     if (r == 2) {
         npu_pb_fail(&e->b, "the plan says the %s partial %ld is in the SPM, it is not",
-                    npu_train_tensor_name((npu_ttensor_t)t->tens[r]), t->tile[r]);
+                    npu_tensor_name((npu_tensor_t)t->tens[r]), t->tile[r]);
         return -1;
     }
     use_last(&e->bk, sl, sl + bytes, &ex, &sv);
@@ -474,9 +474,9 @@ static int place_resident(em_t *e, long i, int r, optens_t *t)
  * plan's scopes do not follow the parts: nparts > 1) takes the partial where it still is. */
 static int place_tensors(em_t *e, long i, optens_t *t, int sum_in)
 {
-    const npu_tileop_t *o = &e->ops[i];
-    const npu_tres_action_t *ac = &e->act[i];
-    int stale = ac->reload && !sum_in && !e->spill_ok[o->grad == NPU_TG_DX][t->tile[2]];
+    const npu_order_op_t *o = &e->ops[i];
+    const npu_resid_action_t *ac = &e->act[i];
+    int stale = ac->reload && !sum_in && !e->spill_ok[o->grad == NPU_PHASE_DX][t->tile[2]];
     for (int r = 0; r < 3; r++) {
         int load = r == 0 ? ac->load_a : r == 1 ? ac->load_b : (ac->reload && !stale) || sum_in;
         long want = r == 0 ? ac->slot_a : r == 1 ? ac->slot_b : ac->slot_acc;
@@ -501,16 +501,16 @@ static int place_tensors(em_t *e, long i, optens_t *t, int sum_in)
 }
 
 /* What op i's loads and DRAINs wait for besides their own: the LOAD queue at most
- * NPU_TEMIT_LOAD_LAG ops ahead of EXEC (l2e stays small); the DRAINs write the accumulator
+ * NPU_BWD_LOAD_LAG ops ahead of EXEC (l2e stays small); the DRAINs write the accumulator
  * range, so they wait for the STORE that read it last, and EXEC runs at most
- * NPU_TEMIT_STORE_LAG stores ahead of the STOREs. */
+ * NPU_BWD_STORE_LAG stores ahead of the STOREs. */
 static void op_lags(em_t *e, long i, const optens_t *t)
 {
     long ex, sv, ta = tile_bytes(e->a, t->tens[0]), tb = tile_bytes(e->a, t->tens[1]);
     long to = tile_bytes(e->a, t->tens[2]);
     opwait_t *w = &e->w[i];
-    if (e->s[i].ld[0].n && i - NPU_TEMIT_LOAD_LAG > w->load_req)
-        w->load_req = i - NPU_TEMIT_LOAD_LAG;
+    if (e->s[i].ld[0].n && i - NPU_BWD_LOAD_LAG > w->load_req)
+        w->load_req = i - NPU_BWD_LOAD_LAG;
     if (overlap(t->slot[0], t->slot[0] + ta, t->slot[2], t->slot[2] + to) ||
         overlap(t->slot[1], t->slot[1] + tb, t->slot[2], t->slot[2] + to) ||
         overlap(t->slot[0], t->slot[0] + ta, t->slot[1], t->slot[1] + tb))
@@ -518,15 +518,15 @@ static void op_lags(em_t *e, long i, const optens_t *t)
     use_last(&e->bk, t->slot[2], t->slot[2] + to, &ex, &sv);
     if (sv > w->exec_wait_st)
         w->exec_wait_st = sv;
-    if (e->nls == NPU_TEMIT_STORE_LAG && e->last_store_op[0] > w->exec_wait_st)
+    if (e->nls == NPU_BWD_STORE_LAG && e->last_store_op[0] > w->exec_wait_st)
         w->exec_wait_st = e->last_store_op[0]; /* bounded lag behind the STOREs */
 }
 
 /* The STORE of op i's accumulator when the plan spills or stores it. */
 static void op_store(em_t *e, long i, const optens_t *t)
 {
-    const npu_tileop_t *o = &e->ops[i];
-    const npu_tres_action_t *ac = &e->act[i];
+    const npu_order_op_t *o = &e->ops[i];
+    const npu_resid_action_t *ac = &e->act[i];
     use_ent_t *u = use_get(&e->bk, t->slot[2], t->slot[2] + tile_bytes(e->a, t->tens[2]));
     emit_store(e, &e->s[i].st, o, (unsigned)(t->slot[2] / e->B), ac->spill && !ac->store);
     if (u)
@@ -537,7 +537,7 @@ static void op_store(em_t *e, long i, const optens_t *t)
         else
             e->st->spills[t->tens[2]]++;
     }
-    if (e->nls == NPU_TEMIT_STORE_LAG) {
+    if (e->nls == NPU_BWD_STORE_LAG) {
         memmove(e->last_store_op, e->last_store_op + 1, (size_t)(e->nls - 1) * sizeof *e->last_store_op);
         e->nls--;
     }
@@ -547,11 +547,11 @@ static void op_store(em_t *e, long i, const optens_t *t)
 /* Op i: its loads, waves and DRAINs, and STORE, and what they wait for. */
 static void bwd_op(em_t *e, long i)
 {
-    const npu_tileop_t *o = &e->ops[i];
-    const npu_tres_action_t *ac = &e->act[i];
+    const npu_order_op_t *o = &e->ops[i];
+    const npu_resid_action_t *ac = &e->act[i];
     int sum_in = o->first && ((e->a->acc_in >> o->grad) & 1u); /* an earlier part's sum */
     optens_t t;
-    npu_pb_context(&e->b, "op %ld (%s m%d n%d k%d)", i, npu_train_grad_name((npu_tgrad_t)o->grad), o->m, o->n,
+    npu_pb_context(&e->b, "op %ld (%s m%d n%d k%d)", i, npu_phase_name((npu_phase_t)o->grad), o->m, o->n,
                    o->k);
     op_tensors(e, o, &t);
     e->w[i].load_req = -1;
@@ -572,7 +572,7 @@ static void bwd_op(em_t *e, long i)
         }
         u->last_exec = i;
     }
-    e->spill_ok[o->grad == NPU_TG_DX][t.tile[2]] = ac->spill && !ac->store;
+    e->spill_ok[o->grad == NPU_PHASE_DX][t.tile[2]] = ac->spill && !ac->store;
     if (ac->spill || ac->store)
         op_store(e, i, &t);
 }
@@ -625,8 +625,8 @@ static int bwd_check(em_t *e)
         npu_pb_fail(&e->b, "the fused backward emitter supports the 1G1C and FlexSA policies");
         return -1;
     }
-    if (npu_train_sched(a->order, 0, &e->sched) != 0) {
-        npu_pb_fail(&e->b, "order %s is not a concrete backward order", npu_torder_name(a->order));
+    if (npu_order_schedule(a->order, 0, &e->sched) != 0) {
+        npu_pb_fail(&e->b, "order %s is not a concrete backward order", npu_order_name(a->order));
         return -1;
     }
     return 0;
@@ -638,12 +638,12 @@ static int bwd_check(em_t *e)
 static int bwd_layout(em_t *e)
 {
     const npu_bwd_args_t *a = e->a;
-    long soff[2][NPU_TT_COUNT];
-    npu_tres_cfg_t *rc = &e->rc;
+    long soff[2][NPU_TENSOR_COUNT];
+    npu_resid_cfg_t *rc = &e->rc;
     e->Mt = cdiv(a->M, a->Tm);
     e->Nt = cdiv(a->N, a->Tn);
     e->Kt = cdiv(a->K, a->Tk);
-    for (int t = NPU_TT_X; t <= NPU_TT_DY; t++)
+    for (int t = NPU_TENSOR_X; t <= NPU_TENSOR_DY; t++)
         if (tile_bytes(a, t) > e->maxop)
             e->maxop = tile_bytes(a, t);
     e->spm_bytes = (long)npu_cfg_spm_words(e->cfg) * e->B;
@@ -660,7 +660,7 @@ static int bwd_layout(em_t *e)
     rc->Tk = a->Tk;
     rc->in_bytes = 2;
     rc->acc_bytes = 4;
-    e->stream = npu_tres_stream_layout(&e->sched, rc, soff);
+    e->stream = npu_resid_stream_layout(&e->sched, rc, soff);
     e->scratch = e->spm_bytes - 2 * e->maxop;
     rc->budget = a->budget > 0 ? a->budget : (e->scratch - e->stream) / e->B * e->B;
     if (rc->budget < 0 || rc->budget % e->B || rc->budget + e->stream > e->scratch || e->stream % e->B) {
@@ -675,25 +675,25 @@ static int bwd_layout(em_t *e)
  * the emitter's tables. 0, or -1 with the reason. */
 static int bwd_schedule(em_t *e)
 {
-    npu_tres_plan_t plan;
-    npu_tres_counts_t cnt;
-    e->n = (long)npu_train_sched_count(&e->sched, e->Mt, e->Nt, e->Kt);
+    npu_resid_plan_t plan;
+    npu_resid_counts_t cnt;
+    e->n = (long)npu_order_schedule_count(&e->sched, e->Mt, e->Nt, e->Kt);
     e->ops = malloc((size_t)e->n * sizeof *e->ops);
     e->act = malloc((size_t)e->n * sizeof *e->act);
     e->w = calloc((size_t)e->n, sizeof *e->w);
     if (!e->ops || !e->act || !e->w ||
-        npu_train_order_ex(&e->sched, e->Mt, e->Nt, e->Kt, e->ops, (size_t)e->n) != e->n) {
+        npu_order_build_ex(&e->sched, e->Mt, e->Nt, e->Kt, e->ops, (size_t)e->n) != e->n) {
         npu_pb_fail(&e->b, "ordering failed");
         return -1;
     }
     if (e->a->nparts > 1 && part_sequence(e, &e->sched, e->ops, e->n, &e->pstart) != 0)
         return -1;
-    if (npu_tres_plan(&e->sched, &e->rc, &plan) != 0 ||
-        npu_tres_run(&plan, e->ops, (size_t)e->n, e->act, &cnt) != 0) {
+    if (npu_resid_plan(&e->sched, &e->rc, &plan) != 0 ||
+        npu_resid_run(&plan, e->ops, (size_t)e->n, e->act, &cnt) != 0) {
         npu_pb_fail(&e->b, "residency planning failed");
         return -1;
     }
-    for (int t = 0; t < NPU_TT_COUNT; t++)
+    for (int t = 0; t < NPU_TENSOR_COUNT; t++)
         if (plan.tile_unit[t] != tile_bytes(e->a, t) || plan.stream_units != e->stream) {
             npu_pb_fail(&e->b, "the plan's tile units differ from the emitter's tiles");
             return -1;

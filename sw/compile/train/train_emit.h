@@ -23,8 +23,8 @@
  * STORE that last read it; a reload into a slot a STORE last read goes through the previous
  * EXEC op, which waits for that STORE; a STORE waits (e2s) for its op's DRAINs; an op's EXEC
  * waits (l2e) for its loads. Each producer pushes only the tokens a consumer pops; EXEC never
- * runs more than NPU_TEMIT_STORE_LAG stores ahead of the STOREs, nor LOAD more than
- * NPU_TEMIT_LOAD_LAG ops ahead of EXEC (token counters stay far below TOKEN_MAX).
+ * runs more than NPU_BWD_STORE_LAG stores ahead of the STOREs, nor LOAD more than
+ * NPU_BWD_LOAD_LAG ops ahead of EXEC (token counters stay far below TOKEN_MAX).
  */
 #ifndef NPU_TRAIN_EMIT_H
 #define NPU_TRAIN_EMIT_H
@@ -33,13 +33,14 @@
 #include <stdint.h>
 
 #include "hw/isa.h"
+#include "prog/prog.h"
 #include "hw/npu_cfg.h"
 #include "compile/train/train_order.h"
 #include "compile/train/train_partition.h"
 #include "compile/train/train_residency.h"
 
-#define NPU_TEMIT_STORE_LAG 6
-#define NPU_TEMIT_LOAD_LAG 4
+#define NPU_BWD_STORE_LAG 6
+#define NPU_BWD_LOAD_LAG 4
 
 /* DRAM tensors of one layer: row-major, pitches in beats. px / pw: spill areas for the dX / dW
  * partials, laid out like dX / dW (int32). */
@@ -51,28 +52,28 @@ typedef struct npu_bwd_io {
 typedef struct npu_bwd_args {
     int M, K, N;            /* layer: X (M x K), W (K x N), dY (M x N) */
     int Tm, Tn, Tk;         /* tile sizes, multiples of 2S (edge tiles are cut) */
-    npu_torder_t order;     /* SEQ, INTERLEAVE, DXMAJOR or DWMAJOR */
+    npu_order_t order;     /* SEQ, INTERLEAVE, DXMAJOR or DWMAJOR */
     int policy;             /* NPU_EMIT_FW or NPU_EMIT_FLEXSA (modes per wave) */
     long budget;            /* pin window bytes; <= 0: the SPM left after the stream slots */
-    unsigned acc_in;        /* bit NPU_TG_DX / NPU_TG_DW: that gradient's tensor in DRAM
+    unsigned acc_in;        /* bit NPU_PHASE_DX / NPU_PHASE_DW: that gradient's tensor in DRAM
                                (io.dx / io.dw) already holds the partial sum of an earlier
                                partition part (train_partition.h): each output tile's first
                                contribution loads it (tag PARTIAL) into its accumulator and
                                adds (DRAIN acc) instead of starting from zero */
     /* Partitioning in one schedule (train_run.h): nparts > 1 runs the order's nest part after
-     * part over tile ranges [part_t0[p], part_t0[p+1]) of dim part_dim (npu_tdim_t); the
+     * part over tile ranges [part_t0[p], part_t0[p+1]) of dim part_dim (npu_dim_t); the
      * first/last flags and the residency plan cover the whole sequence, so a partial of the
      * gradient the split sums stays on chip (or is spilled by the plan) across the parts. */
     int nparts;
     int part_dim;
-    int part_t0[NPU_TPART_MAX + 1];
+    int part_t0[NPU_PART_MAX + 1];
     npu_bwd_io_t io;
 } npu_bwd_args_t;
 
 typedef struct npu_bwd_stats {
     long ops;                       /* tile-ops (2 Mt Nt Kt) */
-    long loads[NPU_TT_COUNT];       /* tile loads per tensor (operands) */
-    long reloads[NPU_TT_COUNT], spills[NPU_TT_COUNT], stores[NPU_TT_COUNT];
+    long loads[NPU_TENSOR_COUNT];       /* tile loads per tensor (operands) */
+    long reloads[NPU_TENSOR_COUNT], spills[NPU_TENSOR_COUNT], stores[NPU_TENSOR_COUNT];
     long dy_compulsory;             /* Mt * Nt */
     long budget;                    /* pin window used for the plan (bytes) */
     long plan_misses;               /* operands the plan called resident that were not (loaded

@@ -4,31 +4,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const order_names[NPU_TORD_COUNT] = {"seq",     "interleave", "dxmajor",
+static const char *const order_names[NPU_ORDER_COUNT] = {"seq",     "interleave", "dxmajor",
                                                         "dwmajor", "auto",       "oracle"};
 
-const char *npu_torder_name(npu_torder_t o)
+const char *npu_order_name(npu_order_t o)
 {
-    return (unsigned)o < NPU_TORD_COUNT ? order_names[o] : "?";
+    return (unsigned)o < NPU_ORDER_COUNT ? order_names[o] : "?";
 }
 
-int npu_torder_parse(const char *s)
+int npu_order_parse(const char *s)
 {
-    for (int i = 0; i < NPU_TORD_COUNT; i++)
+    for (int i = 0; i < NPU_ORDER_COUNT; i++)
         if (s && strcmp(s, order_names[i]) == 0)
             return i;
     return -1;
 }
 
-const char *npu_train_grad_name(npu_tgrad_t g)
+const char *npu_phase_name(npu_phase_t g)
 {
-    return g == NPU_TG_FWD ? "fwd" : g == NPU_TG_DX ? "dx" : g == NPU_TG_DW ? "dw" : "?";
+    return g == NPU_PHASE_FWD ? "fwd" : g == NPU_PHASE_DX ? "dx" : g == NPU_PHASE_DW ? "dw" : "?";
 }
 
-const char *npu_train_tensor_name(npu_ttensor_t t)
+const char *npu_tensor_name(npu_tensor_t t)
 {
-    static const char *const n[NPU_TT_COUNT] = {"X", "W", "dY", "dX", "dW", "Y"};
-    return (unsigned)t < NPU_TT_COUNT ? n[t] : "?";
+    static const char *const n[NPU_TENSOR_COUNT] = {"X", "W", "dY", "dX", "dW", "Y"};
+    return (unsigned)t < NPU_TENSOR_COUNT ? n[t] : "?";
 }
 
 static int almost_square(long M, long K, long N)
@@ -41,34 +41,34 @@ static int almost_square(long M, long K, long N)
     return mn > 0 && mx < 4 * mn; /* max/min < 4, exactly, in integers */
 }
 
-npu_torder_t npu_train_alg1(long M, long K, long N)
+npu_order_t npu_order_alg1(long M, long K, long N)
 {
     if (almost_square(M, K, N))
-        return NPU_TORD_INTERLEAVE;
+        return NPU_ORDER_INTERLEAVE;
     if (K > N && K > M)
-        return NPU_TORD_DWMAJOR;
-    return NPU_TORD_DXMAJOR;
+        return NPU_ORDER_DWMAJOR;
+    return NPU_ORDER_DXMAJOR;
 }
 
-npu_torder_t npu_train_alg1_rule_b(long M, long K, long N)
+npu_order_t npu_order_alg1_rule_b(long M, long K, long N)
 {
     if (almost_square(M, K, N))
-        return NPU_TORD_INTERLEAVE;
-    return M > N ? NPU_TORD_DXMAJOR : NPU_TORD_DWMAJOR; /* |dX| = M*K > |dW| = K*N */
+        return NPU_ORDER_INTERLEAVE;
+    return M > N ? NPU_ORDER_DXMAJOR : NPU_ORDER_DWMAJOR; /* |dX| = M*K > |dW| = K*N */
 }
 
-int npu_train_resolve(npu_torder_t o, long M, long K, long N)
+int npu_order_resolve(npu_order_t o, long M, long K, long N)
 {
-    if (o == NPU_TORD_AUTO)
-        return (int)npu_train_alg1(M, K, N);
-    if ((unsigned)o < NPU_TORD_AUTO)
+    if (o == NPU_ORDER_AUTO)
+        return (int)npu_order_alg1(M, K, N);
+    if ((unsigned)o < NPU_ORDER_AUTO)
         return (int)o;
     return -1;
 }
 
-static npu_tnest_t nest(int a, int b, int c, int g0, int g1)
+static npu_order_nest_t nest(int a, int b, int c, int g0, int g1)
 {
-    npu_tnest_t t;
+    npu_order_nest_t t;
     t.perm[0] = (uint8_t)a;
     t.perm[1] = (uint8_t)b;
     t.perm[2] = (uint8_t)c;
@@ -78,43 +78,43 @@ static npu_tnest_t nest(int a, int b, int c, int g0, int g1)
     return t;
 }
 
-int npu_train_sched(npu_torder_t o, unsigned variant, npu_tsched_t *out)
+int npu_order_schedule(npu_order_t o, unsigned variant, npu_order_sched_t *out)
 {
     memset(out, 0, sizeof *out);
-    npu_tnest_t dx = (variant & 1u) ? nest(NPU_TD_K, NPU_TD_M, NPU_TD_N, NPU_TG_DX, -1)
-                                    : nest(NPU_TD_M, NPU_TD_K, NPU_TD_N, NPU_TG_DX, -1);
-    npu_tnest_t dw = (variant & 2u) ? nest(NPU_TD_N, NPU_TD_K, NPU_TD_M, NPU_TG_DW, -1)
-                                    : nest(NPU_TD_K, NPU_TD_N, NPU_TD_M, NPU_TG_DW, -1);
+    npu_order_nest_t dx = (variant & 1u) ? nest(NPU_DIM_K, NPU_DIM_M, NPU_DIM_N, NPU_PHASE_DX, -1)
+                                    : nest(NPU_DIM_M, NPU_DIM_K, NPU_DIM_N, NPU_PHASE_DX, -1);
+    npu_order_nest_t dw = (variant & 2u) ? nest(NPU_DIM_N, NPU_DIM_K, NPU_DIM_M, NPU_PHASE_DW, -1)
+                                    : nest(NPU_DIM_K, NPU_DIM_N, NPU_DIM_M, NPU_PHASE_DW, -1);
     switch (o) {
-    case NPU_TORD_SEQ:
-    case NPU_TORD_INTERLEAVE:
+    case NPU_ORDER_SEQ:
+    case NPU_ORDER_INTERLEAVE:
         out->nnests = 2;
-        out->zipped = o == NPU_TORD_INTERLEAVE;
+        out->zipped = o == NPU_ORDER_INTERLEAVE;
         out->nest[0] = dx;
         out->nest[1] = dw;
         return 0;
-    case NPU_TORD_DXMAJOR:
+    case NPU_ORDER_DXMAJOR:
         out->nnests = 1;
-        out->nest[0] = nest(NPU_TD_M, NPU_TD_K, NPU_TD_N, NPU_TG_DX, NPU_TG_DW);
+        out->nest[0] = nest(NPU_DIM_M, NPU_DIM_K, NPU_DIM_N, NPU_PHASE_DX, NPU_PHASE_DW);
         return 0;
-    case NPU_TORD_DWMAJOR:
+    case NPU_ORDER_DWMAJOR:
         out->nnests = 1;
-        out->nest[0] = nest(NPU_TD_K, NPU_TD_N, NPU_TD_M, NPU_TG_DW, NPU_TG_DX);
+        out->nest[0] = nest(NPU_DIM_K, NPU_DIM_N, NPU_DIM_M, NPU_PHASE_DW, NPU_PHASE_DX);
         return 0;
     default:
         return -1;
     }
 }
 
-void npu_train_fwd_sched(unsigned variant, npu_tsched_t *out)
+void npu_order_fwd_schedule(unsigned variant, npu_order_sched_t *out)
 {
     memset(out, 0, sizeof *out);
     out->nnests = 1;
-    out->nest[0] = (variant & 1u) ? nest(NPU_TD_N, NPU_TD_M, NPU_TD_K, NPU_TG_FWD, -1)
-                                  : nest(NPU_TD_M, NPU_TD_N, NPU_TD_K, NPU_TG_FWD, -1);
+    out->nest[0] = (variant & 1u) ? nest(NPU_DIM_N, NPU_DIM_M, NPU_DIM_K, NPU_PHASE_FWD, -1)
+                                  : nest(NPU_DIM_M, NPU_DIM_N, NPU_DIM_K, NPU_PHASE_FWD, -1);
 }
 
-size_t npu_train_sched_count(const npu_tsched_t *s, int Mt, int Nt, int Kt)
+size_t npu_order_schedule_count(const npu_order_sched_t *s, int Mt, int Nt, int Kt)
 {
     size_t pts = (size_t)Mt * (size_t)Nt * (size_t)Kt, n = 0;
     for (int i = 0; i < s->nnests; i++)
@@ -122,55 +122,55 @@ size_t npu_train_sched_count(const npu_tsched_t *s, int Mt, int Nt, int Kt)
     return n;
 }
 
-void npu_train_op_tensors(npu_tgrad_t g, npu_ttensor_t *out, npu_ttensor_t *a, npu_ttensor_t *b)
+void npu_order_op_tensors(npu_phase_t g, npu_tensor_t *out, npu_tensor_t *a, npu_tensor_t *b)
 {
     switch (g) {
-    case NPU_TG_DX: *out = NPU_TT_DX; *a = NPU_TT_DY; *b = NPU_TT_W; break;
-    case NPU_TG_DW: *out = NPU_TT_DW; *a = NPU_TT_X; *b = NPU_TT_DY; break;
-    default:        *out = NPU_TT_Y; *a = NPU_TT_X; *b = NPU_TT_W; break;
+    case NPU_PHASE_DX: *out = NPU_TENSOR_DX; *a = NPU_TENSOR_DY; *b = NPU_TENSOR_W; break;
+    case NPU_PHASE_DW: *out = NPU_TENSOR_DW; *a = NPU_TENSOR_X; *b = NPU_TENSOR_DY; break;
+    default:        *out = NPU_TENSOR_Y; *a = NPU_TENSOR_X; *b = NPU_TENSOR_W; break;
     }
 }
 
-int npu_train_tensor_uses(npu_ttensor_t t, npu_tdim_t d)
+int npu_order_tensor_uses(npu_tensor_t t, npu_dim_t d)
 {
     switch (t) {
-    case NPU_TT_X: case NPU_TT_DX: return d == NPU_TD_M || d == NPU_TD_K;
-    case NPU_TT_W: case NPU_TT_DW: return d == NPU_TD_K || d == NPU_TD_N;
-    default:                       return d == NPU_TD_M || d == NPU_TD_N;
+    case NPU_TENSOR_X: case NPU_TENSOR_DX: return d == NPU_DIM_M || d == NPU_DIM_K;
+    case NPU_TENSOR_W: case NPU_TENSOR_DW: return d == NPU_DIM_K || d == NPU_DIM_N;
+    default:                       return d == NPU_DIM_M || d == NPU_DIM_N;
     }
 }
 
-long npu_train_tile_index(npu_ttensor_t t, int m, int n, int k, int Mt, int Nt, int Kt)
+long npu_order_tile_index(npu_tensor_t t, int m, int n, int k, int Mt, int Nt, int Kt)
 {
     (void)Mt;
     switch (t) {
-    case NPU_TT_X: case NPU_TT_DX: return (long)m * Kt + k;
-    case NPU_TT_W: case NPU_TT_DW: return (long)k * Nt + n;
+    case NPU_TENSOR_X: case NPU_TENSOR_DX: return (long)m * Kt + k;
+    case NPU_TENSOR_W: case NPU_TENSOR_DW: return (long)k * Nt + n;
     default:                       return (long)m * Nt + n;
     }
 }
 
-long npu_train_tile_count(npu_ttensor_t t, int Mt, int Nt, int Kt)
+long npu_order_tile_count(npu_tensor_t t, int Mt, int Nt, int Kt)
 {
     switch (t) {
-    case NPU_TT_X: case NPU_TT_DX: return (long)Mt * Kt;
-    case NPU_TT_W: case NPU_TT_DW: return (long)Kt * Nt;
+    case NPU_TENSOR_X: case NPU_TENSOR_DX: return (long)Mt * Kt;
+    case NPU_TENSOR_W: case NPU_TENSOR_DW: return (long)Kt * Nt;
     default:                       return (long)Mt * Nt;
     }
 }
 
 /* Reduction trip count of a gradient (contributions per output tile). */
-static int reduction_trips(npu_tgrad_t g, int Mt, int Nt, int Kt)
+static int reduction_trips(npu_phase_t g, int Mt, int Nt, int Kt)
 {
-    return g == NPU_TG_DX ? Nt : g == NPU_TG_DW ? Mt : Kt;
+    return g == NPU_PHASE_DX ? Nt : g == NPU_PHASE_DW ? Mt : Kt;
 }
 
-long npu_train_order_ex(const npu_tsched_t *s, int Mt, int Nt, int Kt, npu_tileop_t *ops,
+long npu_order_build_ex(const npu_order_sched_t *s, int Mt, int Nt, int Kt, npu_order_op_t *ops,
                         size_t max)
 {
     if (!s || Mt < 1 || Nt < 1 || Kt < 1 || s->nnests < 1 || s->nnests > 2)
         return -1;
-    size_t total = npu_train_sched_count(s, Mt, Nt, Kt);
+    size_t total = npu_order_schedule_count(s, Mt, Nt, Kt);
     if (total > max || !ops)
         return -1;
     size_t pts = (size_t)Mt * Nt * Kt;
@@ -182,7 +182,7 @@ long npu_train_order_ex(const npu_tsched_t *s, int Mt, int Nt, int Kt, npu_tileo
         for (size_t p = 0; p < pts; p++) {
             int lo = s->zipped ? 0 : (int)pass, hi = s->zipped ? s->nnests : (int)pass + 1;
             for (int ni = lo; ni < hi; ni++) {
-                const npu_tnest_t *ne = &s->nest[ni];
+                const npu_order_nest_t *ne = &s->nest[ni];
                 int idx[3];
                 size_t r = p;
                 for (int l = 2; l >= 0; l--) {
@@ -191,13 +191,13 @@ long npu_train_order_ex(const npu_tsched_t *s, int Mt, int Nt, int Kt, npu_tileo
                     r /= (size_t)trips[d];
                 }
                 for (int g = 0; g < ne->ngrads; g++) {
-                    npu_tileop_t *o = &ops[w++];
+                    npu_order_op_t *o = &ops[w++];
                     o->grad = ne->grads[g];
                     o->stream = (uint8_t)ni;
                     o->first = o->last = 0;
-                    o->m = idx[NPU_TD_M];
-                    o->n = idx[NPU_TD_N];
-                    o->k = idx[NPU_TD_K];
+                    o->m = idx[NPU_DIM_M];
+                    o->n = idx[NPU_DIM_N];
+                    o->k = idx[NPU_DIM_K];
                 }
             }
         }
@@ -217,23 +217,23 @@ long npu_train_order_ex(const npu_tsched_t *s, int Mt, int Nt, int Kt, npu_tileo
         }
     }
     for (size_t i = 0; i < w; i++) {
-        npu_tileop_t *o = &ops[i];
-        npu_ttensor_t out, a, b;
-        npu_train_op_tensors((npu_tgrad_t)o->grad, &out, &a, &b);
-        long t = npu_train_tile_index(out, o->m, o->n, o->k, Mt, Nt, Kt);
+        npu_order_op_t *o = &ops[i];
+        npu_tensor_t out, a, b;
+        npu_order_op_tensors((npu_phase_t)o->grad, &out, &a, &b);
+        long t = npu_order_tile_index(out, o->m, o->n, o->k, Mt, Nt, Kt);
         int c = seen[o->grad][t]++;
         o->first = c == 0;
-        o->last = c == reduction_trips((npu_tgrad_t)o->grad, Mt, Nt, Kt) - 1;
+        o->last = c == reduction_trips((npu_phase_t)o->grad, Mt, Nt, Kt) - 1;
     }
     for (int g = 0; g < 3; g++)
         free(seen[g]);
     return (long)w;
 }
 
-long npu_train_order(npu_torder_t o, int Mt, int Nt, int Kt, npu_tileop_t *ops, size_t max)
+long npu_order_build(npu_order_t o, int Mt, int Nt, int Kt, npu_order_op_t *ops, size_t max)
 {
-    npu_tsched_t s;
-    if (npu_train_sched(o, 0, &s) != 0)
+    npu_order_sched_t s;
+    if (npu_order_schedule(o, 0, &s) != 0)
         return -1;
-    return npu_train_order_ex(&s, Mt, Nt, Kt, ops, max);
+    return npu_order_build_ex(&s, Mt, Nt, Kt, ops, max);
 }

@@ -30,40 +30,40 @@
 
 #include "compile/train/train_order.h"
 
-#define NPU_TPART_MAX 8
+#define NPU_PART_MAX 8
 
-typedef enum npu_tpart {
-    NPU_TPART_NONE = 0,
-    NPU_TPART_M,
-    NPU_TPART_N,
-    NPU_TPART_K,
-    NPU_TPART_KNN, /* resolved by the KNN selector (knn.h) */
-    NPU_TPART_COUNT
-} npu_tpart_t;
+typedef enum npu_part {
+    NPU_PART_NONE = 0,
+    NPU_PART_M,
+    NPU_PART_N,
+    NPU_PART_K,
+    NPU_PART_KNN, /* resolved by the KNN selector (knn.h) */
+    NPU_PART_COUNT
+} npu_part_t;
 
-typedef struct npu_tsub {
+typedef struct npu_part_sub {
     long M, N, K;    /* sub-GEMM dims */
     long m0, n0, k0; /* offsets in the layer's GEMM */
-} npu_tsub_t;
+} npu_part_sub_t;
 
-typedef struct npu_tpart_plan {
-    npu_tpart_t scheme;
+typedef struct npu_part_plan {
+    npu_part_t scheme;
     int P;                  /* requested parts */
     int nparts;             /* actual parts (<= P) */
-    npu_tsub_t part[NPU_TPART_MAX];
-    int shared;             /* npu_ttensor_t read by every part (W, X, dY), -1 for NONE */
-    int accum_grad;         /* NPU_TG_DW (M), NPU_TG_DX (N), -1 (K, NONE) */
+    npu_part_sub_t part[NPU_PART_MAX];
+    int shared;             /* npu_tensor_t read by every part (W, X, dY), -1 for NONE */
+    int accum_grad;         /* NPU_PHASE_DW (M), NPU_PHASE_DX (N), -1 (K, NONE) */
     long accum_elems;       /* element additions to combine the partials */
     uint64_t accum_dram_bytes; /* sequential accumulation through DRAM (see above) */
     uint64_t shared_bytes;  /* bytes of the shared operand (int16) */
-} npu_tpart_plan_t;
+} npu_part_plan_t;
 
-const char *npu_tpart_name(npu_tpart_t p); /* "none", "m", "n", "k", "knn" */
-int npu_tpart_parse(const char *s);        /* -1 if unknown */
+const char *npu_part_name(npu_part_t p); /* "none", "m", "n", "k", "knn" */
+int npu_part_parse(const char *s);        /* -1 if unknown */
 
-/* Splits (M,N,K) into P parts (1..NPU_TPART_MAX) along the scheme's dim, aligned to `align`
+/* Splits (M,N,K) into P parts (1..NPU_PART_MAX) along the scheme's dim, aligned to `align`
  * (>= 1) elements; acc_bytes (0: 4) sizes the accumulation traffic. Returns 0 or -1. */
-int npu_tpart_split(npu_tpart_t scheme, int P, long M, long N, long K, long align, int acc_bytes,
-                    npu_tpart_plan_t *out);
+int npu_part_split(npu_part_t scheme, int P, long M, long N, long K, long align, int acc_bytes,
+                    npu_part_plan_t *out);
 
 #endif

@@ -7,7 +7,7 @@
  * Model.
  *  - The SPM is split in two parts (double buffering): the STREAM area holds the current and
  *    the next step's operand tiles and accumulators (two slots per stream and tensor it uses,
- *    each sized for that tensor's tile: npu_tres_stream_layout); the rest is the PIN WINDOW
+ *    each sized for that tensor's tile: npu_resid_stream_layout); the rest is the PIN WINDOW
  *    ("reuse window = half the SPM", brief 2.1). The budget given here is the pin window, in
  *    tiles (tile units) or in bytes (byte units); the stream area follows it.
  *  - Reuse analysis per loop nest (train_order.h): a tensor (input X, W, dY, or output dX, dW,
@@ -55,10 +55,10 @@
 
 #include "compile/train/train_order.h"
 
-#define NPU_TRES_MAX_PINS 16
-#define NPU_TRES_LAYER 2 /* pin owner: the whole layer (both passes) */
+#define NPU_RESID_MAX_PINS 16
+#define NPU_RESID_LAYER 2 /* pin owner: the whole layer (both passes) */
 
-typedef struct npu_tres_cfg {
+typedef struct npu_resid_cfg {
     int Mt, Nt, Kt;       /* tile counts */
     long budget;          /* pin window: tiles (units = 0) or bytes (units = 1) */
     int bytes;            /* 0: every tile is 1 unit; 1: bytes, from the fields below */
@@ -67,35 +67,35 @@ typedef struct npu_tres_cfg {
     int in_bytes;         /* operand element bytes (0: 2) */
     int acc_bytes;        /* partial/gradient element bytes (0: 4) */
     int no_pins;          /* ablation: pin nothing (pure streaming) */
-} npu_tres_cfg_t;
+} npu_resid_cfg_t;
 
-typedef struct npu_tpin {
-    uint8_t owner;   /* stream 0/1, or NPU_TRES_LAYER */
-    uint8_t tensor;  /* npu_ttensor_t */
+typedef struct npu_resid_pin {
+    uint8_t owner;   /* stream 0/1, or NPU_RESID_LAYER */
+    uint8_t tensor;  /* npu_tensor_t */
     uint8_t level;   /* loop level of the reuse (scope = the loops outside it) */
     uint8_t partial; /* output tensor (partial sums) */
     long footprint;  /* tiles of one scope */
     long pinned;     /* tiles kept per scope (<= footprint) */
     long base;       /* slot base in the pin window (units) */
     double saving;   /* transfers saved per pinned tile */
-} npu_tpin_t;
+} npu_resid_pin_t;
 
-typedef struct npu_tres_plan {
-    npu_tsched_t sched;
-    npu_tres_cfg_t cfg;
+typedef struct npu_resid_plan {
+    npu_order_sched_t sched;
+    npu_resid_cfg_t cfg;
     int npins;
-    npu_tpin_t pin[NPU_TRES_MAX_PINS];
+    npu_resid_pin_t pin[NPU_RESID_MAX_PINS];
     long used[2];       /* window used per pass (zipped/fused: [0] only) */
     long stream_base;   /* first unit of the stream half (= budget) */
-    long tile_unit[NPU_TT_COUNT]; /* charge of one full tile per tensor */
-    /* stream buffers (npu_tres_stream_layout): per stream and tensor, the first of its two
+    long tile_unit[NPU_TENSOR_COUNT]; /* charge of one full tile per tensor */
+    /* stream buffers (npu_resid_stream_layout): per stream and tensor, the first of its two
      * buffers relative to stream_base (-1: the stream does not use the tensor), and the size
      * of the stream area */
-    long stream_off[2][NPU_TT_COUNT];
+    long stream_off[2][NPU_TENSOR_COUNT];
     long stream_units;
-} npu_tres_plan_t;
+} npu_resid_plan_t;
 
-typedef struct npu_tres_action {
+typedef struct npu_resid_action {
     uint8_t load_a, load_b; /* operand tiles fetched from DRAM before this op */
     uint8_t reload;         /* partial sum read back from DRAM before this op */
     uint8_t spill;          /* partial sum written to DRAM after this op */
@@ -104,40 +104,40 @@ typedef struct npu_tres_action {
     long slot_a, slot_b, slot_acc; /* SPM slot (units) of A, B and the accumulator */
     uint32_t rd_bytes;      /* DRAM units read before this op (loads + reload) */
     uint32_t wr_bytes;      /* DRAM units written after this op (spill + store) */
-} npu_tres_action_t;
+} npu_resid_action_t;
 
-typedef struct npu_tres_counts {
-    long loads[NPU_TT_COUNT];   /* operand tile loads (X, W, dY) */
-    long reloads[NPU_TT_COUNT]; /* partial reloads (dX, dW, Y) */
-    long spills[NPU_TT_COUNT];  /* partial spills */
-    long stores[NPU_TT_COUNT];  /* final stores */
+typedef struct npu_resid_counts {
+    long loads[NPU_TENSOR_COUNT];   /* operand tile loads (X, W, dY) */
+    long reloads[NPU_TENSOR_COUNT]; /* partial reloads (dX, dW, Y) */
+    long spills[NPU_TENSOR_COUNT];  /* partial spills */
+    long stores[NPU_TENSOR_COUNT];  /* final stores */
     long transfers;             /* all of the above */
-    uint64_t rd[NPU_TT_COUNT];  /* units read per tensor (loads + reloads) */
-    uint64_t wr[NPU_TT_COUNT];  /* units written per tensor (spills + stores) */
+    uint64_t rd[NPU_TENSOR_COUNT];  /* units read per tensor (loads + reloads) */
+    uint64_t wr[NPU_TENSOR_COUNT];  /* units written per tensor (spills + stores) */
     uint64_t rd_total, wr_total;
-} npu_tres_counts_t;
+} npu_resid_counts_t;
 
 /* Stream buffers of schedule s: two per stream (nest) and tensor that stream uses, each one
  * full tile of that tensor (tile units of cfg), packed stream by stream. Fills off[st][t]
  * (relative to the stream base; -1 if stream st does not use t) and returns the area's size.
  * (Sizing every buffer by the largest tile for all six tensors and both streams, 24 largest
  * tiles, did not fit config medium's SPM with the default tiles.) */
-long npu_tres_stream_layout(const npu_tsched_t *s, const npu_tres_cfg_t *cfg,
-                            long off[2][NPU_TT_COUNT]);
+long npu_resid_stream_layout(const npu_order_sched_t *s, const npu_resid_cfg_t *cfg,
+                            long off[2][NPU_TENSOR_COUNT]);
 
 /* Plans the pins of schedule s; returns 0 or -1 (bad arguments). */
-int npu_tres_plan(const npu_tsched_t *s, const npu_tres_cfg_t *cfg, npu_tres_plan_t *plan);
+int npu_resid_plan(const npu_order_sched_t *s, const npu_resid_cfg_t *cfg, npu_resid_plan_t *plan);
 
-/* Runs the plan over ops[0..n-1] (the sequence of the same schedule, npu_train_order_ex);
+/* Runs the plan over ops[0..n-1] (the sequence of the same schedule, npu_order_build_ex);
  * fills act[0..n-1] if act is not NULL and *cnt. Returns 0 or -1 (allocation, bad op). */
-int npu_tres_run(const npu_tres_plan_t *plan, const npu_tileop_t *ops, size_t n,
-                 npu_tres_action_t *act, npu_tres_counts_t *cnt);
+int npu_resid_run(const npu_resid_plan_t *plan, const npu_order_op_t *ops, size_t n,
+                 npu_resid_action_t *act, npu_resid_counts_t *cnt);
 
 /* Convenience: order + plan + run for a concrete backward order (variant 0), counters only.
  * Returns 0 or -1. */
-int npu_tres_eval(npu_torder_t o, const npu_tres_cfg_t *cfg, npu_tres_counts_t *cnt);
+int npu_resid_eval(npu_order_t o, const npu_resid_cfg_t *cfg, npu_resid_counts_t *cnt);
 
 /* Compulsory transfers of the backward pass in tiles: dY + X + W loads, dX + dW stores. */
-long npu_tres_compulsory(int Mt, int Nt, int Kt);
+long npu_resid_compulsory(int Mt, int Nt, int Kt);
 
 #endif

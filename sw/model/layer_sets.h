@@ -1,5 +1,5 @@
 /*
- * train_layers.h - paper-model layer sets and the paper-scaled configurations of brief 000
+ * layer_sets.h - paper-model layer sets and the paper-scaled configurations of brief 000
  * (ARCHITECTURE.md section 7), and the model-based reproduction of Fig. 12 / Fig. 14:
  * reduction of forward + backward cycles for Interleaving, +Rearrangement (Algorithm 1 and
  * oracle) and +Partitioning (oracle and KNN) against the sequential baseline.
@@ -22,26 +22,26 @@
  * Identical shapes of a model are merged with a count. The first layer of a network (no dX)
  * is modelled as its dW GEMM only and gets no gain.
  */
-#ifndef NPU_TRAIN_LAYERS_H
-#define NPU_TRAIN_LAYERS_H
+#ifndef NPU_LAYER_SETS_H
+#define NPU_LAYER_SETS_H
 
 #include <stdint.h>
 
 #include "model/knn.h"
 #include "model/train_model.h"
 
-#define NPU_TL_MAX 160
-#define NPU_TL_MAX_MODELS 8
+#define NPU_LSET_MAX 160
+#define NPU_LSET_MAX_MODELS 8
 
 /* A layer of a set: its shape and its place (model, name, how many times the shape occurs). */
-typedef struct npu_tlayer {
+typedef struct npu_lset_layer {
     char model[16];
     char name[32];
     npu_train_shape_t shape;
     int count;
-} npu_tlayer_t;
+} npu_lset_layer_t;
 
-typedef struct npu_tpcfg {
+typedef struct npu_lset_cfg {
     char name[16];
     int S;
     long spm_bytes;
@@ -53,56 +53,53 @@ typedef struct npu_tpcfg {
     int acc_bytes;      /* partial-sum / gradient element bytes: 2 in the paper configs (the
                          * brief's bf16 interpretation), 4 = the RTL's int32 (0: 4) */
     double paper[4];    /* paper's %: interleave, +rearrangement, +partitioning, -1 if none */
-} npu_tpcfg_t;
+} npu_lset_cfg_t;
 
 /* "edge", "server", "server4"; returns 0 or -1. */
-int npu_tl_config(const char *name, npu_tpcfg_t *c);
-void npu_tl_hw(const npu_tpcfg_t *c, npu_tm_hw_t *hw);
+int npu_lset_config(const char *name, npu_lset_cfg_t *c);
+void npu_lset_hw(const npu_lset_cfg_t *c, npu_tmodel_hw_t *hw);
 
 /* The scaled layer set of a configuration; returns the count or -1. */
-int npu_tl_layers(const npu_tpcfg_t *c, npu_tlayer_t *out, int max);
+int npu_lset_layers(const npu_lset_cfg_t *c, npu_lset_layer_t *out, int max);
 
 enum {
-    NPU_TL_BASE = 0,    /* sequential (best tiles and permutations); 4 cores: M split */
-    NPU_TL_INTERLEAVE,  /* Interleaving */
-    NPU_TL_ALG1,        /* +Rearrangement, Algorithm 1 */
-    NPU_TL_ORACLE,      /* +Rearrangement, oracle order */
-    NPU_TL_PART,        /* +Partitioning, best scheme by the model (Algorithm 1 order) */
-    NPU_TL_PART_KNN,    /* +Partitioning, scheme by KNN (leave-one-out, k = 1) */
-    NPU_TL_NSTEPS
+    NPU_LSET_BASE = 0,    /* sequential (best tiles and permutations); 4 cores: M split */
+    NPU_LSET_INTERLEAVE,  /* Interleaving */
+    NPU_LSET_ALG1,        /* +Rearrangement, Algorithm 1 */
+    NPU_LSET_ORACLE,      /* +Rearrangement, oracle order */
+    NPU_LSET_PART,        /* +Partitioning, best scheme by the model (Algorithm 1 order) */
+    NPU_LSET_PART_KNN,    /* +Partitioning, scheme by KNN (leave-one-out, k = 1) */
+    NPU_LSET_NSTEPS
 };
 
-typedef struct npu_tl_row {
-    npu_tlayer_t L;
-    double cyc[NPU_TL_NSTEPS];
+typedef struct npu_lset_row {
+    npu_lset_layer_t L;
+    double cyc[NPU_LSET_NSTEPS];
     double base_canon;    /* sequential baseline with the brief's fixed loop orders */
     double part_cyc[4];   /* per scheme none/m/n/k at its best P (AUTO order) */
     int part_P[4];
-    int alg1_order;       /* npu_torder_t chosen by Algorithm 1 */
+    int alg1_order;       /* npu_order_t chosen by Algorithm 1 */
     int rule_b_order;     /* rule (b), for the log */
     int oracle_order;
     int label;            /* KNN label: fastest of none/m/n/k (1 core) or m/n/k (4 cores) */
     int knn_pred;
     uint64_t bytes_base, bytes_alg1;
     long dy_base, dy_alg1, dy_comp;
-} npu_tl_row_t;
+} npu_lset_row_t;
 
-typedef struct npu_tl_bench {
+typedef struct npu_lset_bench {
     int nrows;
     int nmodels;
-    char model[NPU_TL_MAX_MODELS][16];
-    double red_model[NPU_TL_MAX_MODELS][NPU_TL_NSTEPS]; /* % reduction per model */
-    double red[NPU_TL_NSTEPS];                           /* mean over models, % */
-    double red_canon[NPU_TL_NSTEPS]; /* mean over models against the fixed-order baseline */
+    char model[NPU_LSET_MAX_MODELS][16];
+    double red_model[NPU_LSET_MAX_MODELS][NPU_LSET_NSTEPS]; /* % reduction per model */
+    double red[NPU_LSET_NSTEPS];                           /* mean over models, % */
+    double red_canon[NPU_LSET_NSTEPS]; /* mean over models against the fixed-order baseline */
     double knn_acc[3];   /* k = 1, 3, 5: mean accuracy over 1000 80/20 splits */
     int alg1_vs_oracle;  /* layers where Algorithm 1 picks the oracle's order */
     int alg1_vs_rule_b;  /* layers where rules (a) and (b) disagree */
-} npu_tl_bench_t;
+} npu_lset_bench_t;
 
 /* Evaluates every layer of the configuration; rows may be NULL. Returns 0 or -1. */
-int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench_t *b);
-
-/* KNN samples (features, label) of bench rows with dX; returns the count. */
-int npu_tl_knn_samples(const npu_tl_row_t *rows, int n, npu_knn_sample_t *samples);
+int npu_lset_bench(const npu_lset_cfg_t *c, npu_lset_row_t *rows, int max, npu_lset_bench_t *b);
 
 #endif

@@ -1,11 +1,11 @@
-/* train_layers.c - paper-model layer sets, paper-scaled configurations and the model-based
- * Fig. 12 / Fig. 14 reproduction; see train_layers.h. */
-#include "model/train_layers.h"
+/* layer_sets.c - paper-model layer sets, paper-scaled configurations and the model-based
+ * Fig. 12 / Fig. 14 reproduction; see layer_sets.h. */
+#include "model/layer_sets.h"
 
 #include <stdio.h>
 #include <string.h>
 
-int npu_tl_config(const char *name, npu_tpcfg_t *c)
+int npu_lset_config(const char *name, npu_lset_cfg_t *c)
 {
     if (!name || !c)
         return -1;
@@ -45,7 +45,7 @@ int npu_tl_config(const char *name, npu_tpcfg_t *c)
     return 0;
 }
 
-void npu_tl_hw(const npu_tpcfg_t *c, npu_tm_hw_t *hw)
+void npu_lset_hw(const npu_lset_cfg_t *c, npu_tmodel_hw_t *hw)
 {
     memset(hw, 0, sizeof *hw);
     hw->S = c->S;
@@ -57,7 +57,7 @@ void npu_tl_hw(const npu_tpcfg_t *c, npu_tm_hw_t *hw)
 }
 
 typedef struct lset {
-    npu_tlayer_t *out;
+    npu_lset_layer_t *out;
     int max, n, err;
     double scale;
     const char *model;
@@ -73,7 +73,7 @@ static void add(lset_t *ls, const char *name, long M, long K, long N, int has_dx
 {
     long m = scl(M, ls->scale), k = scl(K, ls->scale), n = scl(N, ls->scale);
     for (int i = 0; i < ls->n; i++) {
-        npu_tlayer_t *L = &ls->out[i];
+        npu_lset_layer_t *L = &ls->out[i];
         if (strcmp(L->model, ls->model) == 0 && L->shape.M == m && L->shape.K == k &&
             L->shape.N == n && L->shape.has_dx == has_dx) {
             L->count += count;
@@ -84,7 +84,7 @@ static void add(lset_t *ls, const char *name, long M, long K, long N, int has_dx
         ls->err = 1;
         return;
     }
-    npu_tlayer_t *L = &ls->out[ls->n++];
+    npu_lset_layer_t *L = &ls->out[ls->n++];
     memset(L, 0, sizeof *L);
     snprintf(L->model, sizeof L->model, "%s", ls->model);
     snprintf(L->name, sizeof L->name, "%s", name);
@@ -193,7 +193,7 @@ static void yolo_tiny(lset_t *ls, int B)
     }
 }
 
-int npu_tl_layers(const npu_tpcfg_t *c, npu_tlayer_t *out, int max)
+int npu_lset_layers(const npu_lset_cfg_t *c, npu_lset_layer_t *out, int max)
 {
     if (!c || !out || max < 1 || c->paper_side < 1)
         return -1;
@@ -211,51 +211,38 @@ int npu_tl_layers(const npu_tpcfg_t *c, npu_tlayer_t *out, int max)
     return ls.err ? -1 : ls.n;
 }
 
-int npu_tl_knn_samples(const npu_tl_row_t *rows, int n, npu_knn_sample_t *samples)
-{
-    int w = 0;
-    for (int i = 0; i < n; i++) {
-        if (!rows[i].L.shape.has_dx)
-            continue;
-        npu_knn_features(rows[i].L.shape.M, rows[i].L.shape.K, rows[i].L.shape.N, samples[w].f);
-        samples[w].label = rows[i].label;
-        w++;
-    }
-    return w;
-}
-
 /* A first layer: the method does not apply, every step is the baseline. */
-static void first_layer_row(npu_tl_row_t *r)
+static void first_layer_row(npu_lset_row_t *r)
 {
-    r->base_canon = r->cyc[NPU_TL_BASE];
-    for (int s = 1; s < NPU_TL_NSTEPS; s++)
-        r->cyc[s] = r->cyc[NPU_TL_BASE];
+    r->base_canon = r->cyc[NPU_LSET_BASE];
+    for (int s = 1; s < NPU_LSET_NSTEPS; s++)
+        r->cyc[s] = r->cyc[NPU_LSET_BASE];
     for (int p = 0; p < 4; p++) {
-        r->part_cyc[p] = r->cyc[NPU_TL_BASE];
+        r->part_cyc[p] = r->cyc[NPU_LSET_BASE];
         r->part_P[p] = 1;
     }
-    r->oracle_order = NPU_TORD_SEQ;
+    r->oracle_order = NPU_ORDER_SEQ;
     r->bytes_alg1 = r->bytes_base;
     r->dy_alg1 = r->dy_base;
 }
 
 /* The sequential baseline (best and canonical loop orders); o ends with the forward time. */
-static int eval_base(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_opts_t *o,
-                     npu_tl_row_t *r)
+static int eval_base(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, npu_tmodel_opts_t *o,
+                     npu_lset_row_t *r)
 {
-    npu_tm_result_t res, rc;
-    npu_tm_opts_t oc;
+    npu_tmodel_result_t res, rc;
+    npu_tmodel_opts_t oc;
     memset(o, 0, sizeof *o);
-    o->order = NPU_TORD_SEQ;
-    o->part = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
+    o->order = NPU_ORDER_SEQ;
+    o->part = hw->cores > 1 ? NPU_PART_M : NPU_PART_NONE;
     o->P = hw->cores;
-    if (npu_tm_layer_eval(hw, L, o, &res) != 0)
+    if (npu_tmodel_layer_eval(hw, L, o, &res) != 0)
         return -1;
-    r->cyc[NPU_TL_BASE] = res.cycles;
+    r->cyc[NPU_LSET_BASE] = res.cycles;
     oc = *o;
     oc.canonical = 1;
     oc.fwd_cycles = res.fwd_cycles;
-    if (npu_tm_layer_eval(hw, L, &oc, &rc) != 0)
+    if (npu_tmodel_layer_eval(hw, L, &oc, &rc) != 0)
         return -1;
     r->base_canon = rc.cycles;
     r->bytes_base = res.dram_bytes;
@@ -266,21 +253,21 @@ static int eval_base(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_o
 }
 
 /* Interleaving, Algorithm 1's order and the oracle's. */
-static int eval_orders(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_opts_t *o,
-                       npu_tl_row_t *r)
+static int eval_orders(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, npu_tmodel_opts_t *o,
+                       npu_lset_row_t *r)
 {
-    static const npu_torder_t ord[3] = {NPU_TORD_INTERLEAVE, NPU_TORD_AUTO, NPU_TORD_ORACLE};
-    npu_tm_result_t res;
+    static const npu_order_t ord[3] = {NPU_ORDER_INTERLEAVE, NPU_ORDER_AUTO, NPU_ORDER_ORACLE};
+    npu_tmodel_result_t res;
     for (int i = 0; i < 3; i++) {
         o->order = ord[i];
-        if (npu_tm_layer_eval(hw, L, o, &res) != 0)
+        if (npu_tmodel_layer_eval(hw, L, o, &res) != 0)
             return -1;
-        r->cyc[NPU_TL_INTERLEAVE + i] = res.cycles;
-        if (ord[i] == NPU_TORD_AUTO) {
+        r->cyc[NPU_LSET_INTERLEAVE + i] = res.cycles;
+        if (ord[i] == NPU_ORDER_AUTO) {
             r->bytes_alg1 = res.dram_bytes;
             r->dy_alg1 = res.dy_loads;
         }
-        if (ord[i] == NPU_TORD_ORACLE)
+        if (ord[i] == NPU_ORDER_ORACLE)
             r->oracle_order = res.order;
     }
     return 0;
@@ -288,21 +275,21 @@ static int eval_orders(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm
 
 /* Partitions under Algorithm 1's order: none, and m/n/k at their best P; the fastest is the
  * KNN label. */
-static int eval_partitions(const npu_tm_hw_t *hw, const npu_train_shape_t *L, npu_tm_opts_t *o,
-                           npu_tl_row_t *r)
+static int eval_partitions(const npu_tmodel_hw_t *hw, const npu_train_shape_t *L, npu_tmodel_opts_t *o,
+                           npu_lset_row_t *r)
 {
     static const int Ps[2] = {2, 4};
-    int nP = hw->cores > 1 ? 1 : 2, lab = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
-    npu_tm_result_t res;
-    o->order = NPU_TORD_AUTO;
-    r->part_P[NPU_TPART_NONE] = 1;
-    r->part_cyc[NPU_TPART_NONE] = hw->cores > 1 ? -1 : r->cyc[NPU_TL_ALG1];
-    for (int sc = NPU_TPART_M; sc <= NPU_TPART_K; sc++) {
+    int nP = hw->cores > 1 ? 1 : 2, lab = hw->cores > 1 ? NPU_PART_M : NPU_PART_NONE;
+    npu_tmodel_result_t res;
+    o->order = NPU_ORDER_AUTO;
+    r->part_P[NPU_PART_NONE] = 1;
+    r->part_cyc[NPU_PART_NONE] = hw->cores > 1 ? -1 : r->cyc[NPU_LSET_ALG1];
+    for (int sc = NPU_PART_M; sc <= NPU_PART_K; sc++) {
         r->part_cyc[sc] = -1;
         for (int i = 0; i < nP; i++) {
-            o->part = (npu_tpart_t)sc;
+            o->part = (npu_part_t)sc;
             o->P = hw->cores > 1 ? hw->cores : Ps[i];
-            if (npu_tm_layer_eval(hw, L, o, &res) != 0)
+            if (npu_tmodel_layer_eval(hw, L, o, &res) != 0)
                 return -1;
             if (r->part_cyc[sc] < 0 || res.cycles < r->part_cyc[sc]) {
                 r->part_cyc[sc] = res.cycles;
@@ -310,23 +297,23 @@ static int eval_partitions(const npu_tm_hw_t *hw, const npu_train_shape_t *L, np
             }
         }
     }
-    for (int sc = lab + 1; sc <= NPU_TPART_K; sc++)
+    for (int sc = lab + 1; sc <= NPU_PART_K; sc++)
         if (r->part_cyc[sc] < r->part_cyc[lab])
             lab = sc;
     r->label = lab;
-    r->cyc[NPU_TL_PART] = r->part_cyc[lab];
+    r->cyc[NPU_LSET_PART] = r->part_cyc[lab];
     return 0;
 }
 
-static int eval_row(const npu_tm_hw_t *hw, npu_tl_row_t *r)
+static int eval_row(const npu_tmodel_hw_t *hw, npu_lset_row_t *r)
 {
     const npu_train_shape_t *L = &r->L.shape;
-    npu_tm_opts_t o;
+    npu_tmodel_opts_t o;
     if (eval_base(hw, L, &o, r) != 0)
         return -1;
-    r->alg1_order = npu_train_alg1(L->M, L->K, L->N);
-    r->rule_b_order = npu_train_alg1_rule_b(L->M, L->K, L->N);
-    r->label = hw->cores > 1 ? NPU_TPART_M : NPU_TPART_NONE;
+    r->alg1_order = npu_order_alg1(L->M, L->K, L->N);
+    r->rule_b_order = npu_order_alg1_rule_b(L->M, L->K, L->N);
+    r->label = hw->cores > 1 ? NPU_PART_M : NPU_PART_NONE;
     r->knn_pred = -1;
     if (!L->has_dx) {
         first_layer_row(r);
@@ -337,19 +324,19 @@ static int eval_row(const npu_tm_hw_t *hw, npu_tl_row_t *r)
     return eval_partitions(hw, L, &o, r);
 }
 
-int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench_t *b)
+int npu_lset_bench(const npu_lset_cfg_t *c, npu_lset_row_t *rows, int max, npu_lset_bench_t *b)
 {
     if (!c || !b)
         return -1;
     memset(b, 0, sizeof *b);
-    npu_tlayer_t L[NPU_TL_MAX];
-    int n = npu_tl_layers(c, L, NPU_TL_MAX);
+    npu_lset_layer_t L[NPU_LSET_MAX];
+    int n = npu_lset_layers(c, L, NPU_LSET_MAX);
     if (n < 0)
         return -1;
-    npu_tl_row_t local[NPU_TL_MAX];
-    npu_tl_row_t *R = rows && max >= n ? rows : local;
-    npu_tm_hw_t hw;
-    npu_tl_hw(c, &hw);
+    npu_lset_row_t local[NPU_LSET_MAX];
+    npu_lset_row_t *R = rows && max >= n ? rows : local;
+    npu_tmodel_hw_t hw;
+    npu_lset_hw(c, &hw);
     for (int i = 0; i < n; i++) {
         memset(&R[i], 0, sizeof R[i]);
         R[i].L = L[i];
@@ -359,8 +346,8 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
     b->nrows = n;
     /* KNN: labels of the layers with dX; leave-one-out predictions (k = 1) for the bench, and
      * the accuracy over 1000 random 80/20 splits for k = 1, 3, 5 */
-    npu_knn_sample_t S[NPU_TL_MAX];
-    int idx[NPU_TL_MAX], pred[NPU_TL_MAX], ns = 0;
+    npu_knn_sample_t S[NPU_LSET_MAX];
+    int idx[NPU_LSET_MAX], pred[NPU_LSET_MAX], ns = 0;
     for (int i = 0; i < n; i++)
         if (R[i].L.shape.has_dx) {
             npu_knn_features(R[i].L.shape.M, R[i].L.shape.K, R[i].L.shape.N, S[ns].f);
@@ -369,12 +356,12 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
         }
     if (ns >= 2 && npu_knn_loo(S, ns, 1, pred) == 0) {
         for (int j = 0; j < ns; j++) {
-            npu_tl_row_t *r = &R[idx[j]];
+            npu_lset_row_t *r = &R[idx[j]];
             r->knn_pred = pred[j];
-            r->cyc[NPU_TL_PART_KNN] =
-                pred[j] >= NPU_TPART_NONE && pred[j] <= NPU_TPART_K && r->part_cyc[pred[j]] > 0
+            r->cyc[NPU_LSET_PART_KNN] =
+                pred[j] >= NPU_PART_NONE && pred[j] <= NPU_PART_K && r->part_cyc[pred[j]] > 0
                     ? r->part_cyc[pred[j]]
-                    : r->cyc[NPU_TL_ALG1];
+                    : r->cyc[NPU_LSET_ALG1];
         }
         static const int ks[3] = {1, 3, 5};
         for (int i = 0; i < 3; i++)
@@ -382,9 +369,9 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
     }
     for (int i = 0; i < n; i++)
         if (!R[i].L.shape.has_dx)
-            R[i].cyc[NPU_TL_PART_KNN] = R[i].cyc[NPU_TL_BASE];
+            R[i].cyc[NPU_LSET_PART_KNN] = R[i].cyc[NPU_LSET_BASE];
     /* per-model reductions of the summed cycles, then the mean over models */
-    double sum[NPU_TL_MAX_MODELS][NPU_TL_NSTEPS], canon[NPU_TL_MAX_MODELS];
+    double sum[NPU_LSET_MAX_MODELS][NPU_LSET_NSTEPS], canon[NPU_LSET_MAX_MODELS];
     memset(sum, 0, sizeof sum);
     memset(canon, 0, sizeof canon);
     for (int i = 0; i < n; i++) {
@@ -393,11 +380,11 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
             if (strcmp(b->model[m], R[i].L.model) == 0)
                 break;
         if (m == b->nmodels) {
-            if (b->nmodels >= NPU_TL_MAX_MODELS)
+            if (b->nmodels >= NPU_LSET_MAX_MODELS)
                 return -1;
             memcpy(b->model[b->nmodels++], R[i].L.model, sizeof b->model[0]);
         }
-        for (int s = 0; s < NPU_TL_NSTEPS; s++)
+        for (int s = 0; s < NPU_LSET_NSTEPS; s++)
             sum[m][s] += R[i].cyc[s] * R[i].L.count;
         canon[m] += R[i].base_canon * R[i].L.count;
         if (R[i].L.shape.has_dx) {
@@ -406,8 +393,8 @@ int npu_tl_bench(const npu_tpcfg_t *c, npu_tl_row_t *rows, int max, npu_tl_bench
         }
     }
     for (int m = 0; m < b->nmodels; m++)
-        for (int s = 0; s < NPU_TL_NSTEPS; s++) {
-            b->red_model[m][s] = 100.0 * (1.0 - sum[m][s] / sum[m][NPU_TL_BASE]);
+        for (int s = 0; s < NPU_LSET_NSTEPS; s++) {
+            b->red_model[m][s] = 100.0 * (1.0 - sum[m][s] / sum[m][NPU_LSET_BASE]);
             b->red[s] += b->red_model[m][s] / b->nmodels;
             b->red_canon[s] += 100.0 * (1.0 - sum[m][s] / canon[m]) / b->nmodels;
         }
