@@ -54,19 +54,33 @@ void fsim_commit(npu_sim_t *s, unit_t *u)
 
 /* ---- DRAM timing ---------------------------------------------------------------------- */
 
-/* Bursts for `beats` consecutive beats from addr: at most MAX_BURST_BEATS, never crossing 4 KiB. */
-static uint64_t bursts_of(const npu_sim_t *s, uint64_t addr, uint64_t beats)
+/* One DMA run (docs/memory.md "DMA runs and bursts"): the bytes [addr, addr + bytes) cover the
+ * beats floor(addr/B) .. floor((addr+bytes-1)/B), read or written in bursts of at most
+ * MAX_BURST_BEATS that never cross 4 KiB. Adds its beats and bursts. */
+static void run_of(const npu_sim_t *s, uint64_t addr, uint64_t bytes, uint64_t *beats, uint64_t *bursts)
 {
-    uint64_t n = 0, mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
-    while (beats) {
-        uint64_t to4k = (4096 - addr % 4096) / s->B, len = beats < mb ? beats : mb;
-        if (to4k && len > to4k)
+    uint64_t mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
+    uint64_t a = addr / s->B * s->B, n = (addr + bytes - 1) / s->B - addr / s->B + 1;
+    *beats += n;
+    while (n) {
+        uint64_t to4k = (4096 - a % 4096) / s->B, len = n < mb ? n : mb;
+        if (len > to4k)
             len = to4k;
-        addr += len * s->B;
-        beats -= len;
-        n++;
+        a += len * s->B;
+        n -= len;
+        (*bursts)++;
     }
-    return n;
+}
+
+/* A normal LOAD's or a STORE's runs: the whole transfer when the rows are contiguous
+ * (dram_stride == row_bytes), else one per row. */
+static void rows_runs(const npu_sim_t *s, const npu_fields_t *f, uint64_t *beats, uint64_t *bursts)
+{
+    if (f->dram_stride == f->row_bytes)
+        run_of(s, f->dram_addr, (uint64_t)f->rows * f->row_bytes, beats, bursts);
+    else
+        for (uint64_t r = 0; r < f->rows; r++)
+            run_of(s, f->dram_addr + r * f->dram_stride, f->row_bytes, beats, bursts);
 }
 
 static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
@@ -111,25 +125,59 @@ static int obuf_bad(const npu_sim_t *s, uint64_t addr, uint64_t n, uint32_t *inf
 /* Each exec_* validates, stages its writes in u, counts, and returns 0 (with *cost) or an error
  * code (with *info). */
 
-static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+/* LOAD/STORE descriptor checks shared by both: BAD_DESC (zero rows or row_bytes, an odd DRAM
+ * address, row length or pitch, a STORE's transpose bit) then the DRAM range. */
+static unsigned dma_check(const npu_sim_t *s, const npu_fields_t *f, int store, uint32_t *info)
 {
-    uint64_t B = s->B, F = s->F, beats = cdiv(f->row_bytes, B);
-    uint64_t cols = f->row_bytes / 2, wpr = cdiv(f->rows, F), bursts = 0;
-    if (!f->rows || !f->row_bytes || f->dram_addr % B || (f->transpose && f->row_bytes % 2)) {
+    if (!f->rows || !f->row_bytes || f->dram_addr % 2 || f->row_bytes % 2 || f->dram_stride % 2 ||
+        (store && f->transpose)) {
         *info = f->dram_addr;
         return NPU_ERR_BAD_DESC;
     }
-    if (range_rows(f->dram_addr, f->dram_stride * B, f->rows, f->row_bytes, s->dram_bytes, info))
+    if (range_rows(f->dram_addr, f->dram_stride, f->rows, f->row_bytes, s->dram_bytes, info))
         return NPU_ERR_DRAM_ADDR;
+    return 0;
+}
+
+/* The transposed LOAD's runs: per 2S-row block and group of <= 2 column blocks (cb, cb + 1: gb
+ * bytes of each row from +cb*B), one run when the block's sub-rows are contiguous (dram_stride ==
+ * gb) or beat-padded and adjacent (dram_stride == g*B, beat-aligned), else one per sub-row. */
+static void tr_runs(const npu_sim_t *s, const npu_fields_t *f, uint64_t *beats, uint64_t *bursts)
+{
+    uint64_t B = s->B, F = s->F, words = cdiv(f->row_bytes, B);
+    for (uint64_t r0 = 0; r0 < f->rows; r0 += F) {
+        uint64_t nr = f->rows - r0 < F ? f->rows - r0 : F;
+        for (uint64_t cb = 0; cb < words; cb += 2) {
+            uint64_t g = words - cb < 2 ? words - cb : 2;
+            uint64_t gb = f->row_bytes - cb * B < 2 * B ? f->row_bytes - cb * B : 2 * B;
+            uint64_t a = f->dram_addr + r0 * f->dram_stride + cb * B;
+            if (f->dram_stride == gb)
+                run_of(s, a, nr * gb, beats, bursts);
+            else if (f->dram_stride == g * B && f->dram_addr % B == 0)
+                run_of(s, a, nr * g * B, beats, bursts);
+            else
+                for (uint64_t r = 0; r < nr; r++)
+                    run_of(s, a + r * f->dram_stride, gb, beats, bursts);
+        }
+    }
+}
+
+static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t B = s->B, F = s->F, beats = cdiv(f->row_bytes, B);
+    uint64_t cols = f->row_bytes / 2, wpr = cdiv(f->rows, F), rd = 0, bursts = 0;
+    unsigned err = dma_check(s, f, 0, info);
+    if (err)
+        return err;
     if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info)
                   : range_rows(f->spm_addr, f->spm_stride, cols, wpr, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
     if (!f->transpose) {
-        for (uint64_t r = 0; r < f->rows; r++) {
+        for (uint64_t r = 0; r < f->rows; r++) { /* lanes past row_bytes: zero (staged zeroed) */
             uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * B, beats * B);
-            memcpy(d, s->dram + f->dram_addr + r * f->dram_stride * B, f->row_bytes);
-            bursts += bursts_of(s, f->dram_addr + r * f->dram_stride * B, beats);
+            memcpy(d, s->dram + f->dram_addr + r * f->dram_stride, f->row_bytes);
         }
+        rows_runs(s, f, &rd, &bursts);
         s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
     } else {
         /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
@@ -138,31 +186,19 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
             for (uint64_t c = 0; c < cols; c++) {
                 uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + c * f->spm_stride + wb) * B, B);
                 for (uint64_t r = wb * F; r < f->rows && r < (wb + 1) * F; r++) {
-                    const uint8_t *src = s->dram + f->dram_addr + r * f->dram_stride * B + 2 * c;
+                    const uint8_t *src = s->dram + f->dram_addr + r * f->dram_stride + 2 * c;
                     d[(r % F) * 2] = src[0];
                     d[(r % F) * 2 + 1] = src[1];
                 }
             }
-        /* the RTL's bursts: per 2S-row block, groups of <= 2 beats (column blocks) per row; one
-         * burst run per row, or per block when the group's rows are adjacent (dstride = g) */
-        for (uint64_t wb = 0; wb < wpr; wb++) {
-            uint64_t r0 = wb * F, nr = f->rows - r0 < F ? f->rows - r0 : F;
-            for (uint64_t cb = 0; cb < beats; cb += 2) {
-                uint64_t g = beats - cb < 2 ? beats - cb : 2;
-                if (f->dram_stride == g)
-                    bursts += bursts_of(s, f->dram_addr + (r0 * f->dram_stride + cb) * B, nr * g);
-                else
-                    for (uint64_t r = r0; r < r0 + nr; r++)
-                        bursts += bursts_of(s, f->dram_addr + (r * f->dram_stride + cb) * B, g);
-            }
-        }
+        tr_runs(s, f, &rd, &bursts);
         s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
     }
-    s->cnt[NPU_CNT_dram_rd_prog + f->tag] += f->rows * beats * B;
+    s->cnt[NPU_CNT_dram_rd_prog + f->tag] += rd * B;
     s->cnt[NPU_CNT_dram_rd_bursts] += bursts;
-    s->rd_beats += f->rows * beats;
+    s->rd_beats += rd;
     s->rd_bursts += bursts;
-    *cost = dma_cost(s, f->rows * beats, bursts);
+    *cost = dma_cost(s, rd, bursts);
     return 0;
 }
 
@@ -188,26 +224,22 @@ static unsigned exec_fill(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
 
 static unsigned exec_store(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
-    uint64_t B = s->B, beats = cdiv(f->row_bytes, B), bursts = 0;
-    if (!f->rows || !f->row_bytes || f->dram_addr % B || f->transpose) {
-        *info = f->dram_addr;
-        return NPU_ERR_BAD_DESC;
-    }
-    if (range_rows(f->dram_addr, f->dram_stride * B, f->rows, f->row_bytes, s->dram_bytes, info))
-        return NPU_ERR_DRAM_ADDR;
+    uint64_t B = s->B, beats = cdiv(f->row_bytes, B), wr = 0, bursts = 0;
+    unsigned err = dma_check(s, f, 1, info);
+    if (err)
+        return err;
     if (range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    for (uint64_t r = 0; r < f->rows; r++) { /* write strobes cover only row_bytes */
-        memcpy(stage(u, MEM_DRAM, f->dram_addr + r * f->dram_stride * B, f->row_bytes),
+    for (uint64_t r = 0; r < f->rows; r++) /* write strobes cover only the rows' bytes */
+        memcpy(stage(u, MEM_DRAM, f->dram_addr + r * f->dram_stride, f->row_bytes),
                s->spm + (f->spm_addr + r * f->spm_stride) * B, f->row_bytes);
-        bursts += bursts_of(s, f->dram_addr + r * f->dram_stride * B, beats);
-    }
-    s->cnt[NPU_CNT_dram_wr_prog + f->tag] += f->rows * beats * B;
+    rows_runs(s, f, &wr, &bursts);
+    s->cnt[NPU_CNT_dram_wr_prog + f->tag] += wr * B;
     s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
     s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
-    s->wr_beats += f->rows * beats;
+    s->wr_beats += wr;
     s->wr_bursts += bursts;
-    *cost = dma_cost(s, f->rows * beats, bursts);
+    *cost = dma_cost(s, wr, bursts);
     return 0;
 }
 

@@ -75,8 +75,8 @@ void npu_pb_or_sync(npu_pb_t *b, npu_prog_t *l, unsigned op)
 
 uint32_t npu_pb_dram(npu_pb_t *b, uint64_t a)
 {
-    if (a > 0xFFFFFFFFull || a % b->B) {
-        npu_pb_fail(b, "DRAM address 0x%llx past 32 bits or not beat-aligned", (unsigned long long)a);
+    if (a > 0xFFFFFFFFull || a % 2) {
+        npu_pb_fail(b, "DRAM address 0x%llx past 32 bits or odd", (unsigned long long)a);
         return 0;
     }
     return (uint32_t)a;

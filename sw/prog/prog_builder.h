@@ -7,7 +7,7 @@
  *     e.g. "op 12 (dx m0 n1 k0)"); the first failure is kept as "<context>: <reason>", later
  *     ones are dropped, so an emitter reports one precise error instead of a wrong program;
  *   - the checked append of an encoded instruction (the encoder's return code, token flags);
- *   - DRAM addresses: a byte address to the 32-bit field, checked for range and beat alignment;
+ *   - DRAM addresses: a byte address to the 32-bit field, checked for range and 2-byte alignment;
  *   - double buffering: the weight bank of the next stationary tile (LDW/WAVE pairs alternate
  *     banks so the next tile loads behind the current waves) and the OBUF half of a step;
  *   - the token stitching of a STEP GRAPH: an emitter builds its program as steps, each with
@@ -61,7 +61,8 @@ void npu_pb_copy(npu_pb_t *b, npu_prog_t *l, const npu_insn_t *src, size_t n);
  * group with no instruction can still carry its tokens. */
 void npu_pb_or_sync(npu_pb_t *b, npu_prog_t *l, unsigned op);
 
-/* The dram_addr field for byte address a: fails (returning 0) past 32 bits or off a beat. */
+/* The dram_addr field for byte address a: fails (returning 0) past 32 bits or odd (the DMA takes
+ * any element-aligned address, docs/isa.md). */
 uint32_t npu_pb_dram(npu_pb_t *b, uint64_t a);
 
 /* The weight bank of the next stationary tile; the next call gives the other bank. */

@@ -12,70 +12,83 @@ typedef struct geom {
 static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t beats_of(const npu_fields_t *f, const geom_t *g) { return (f->row_bytes + g->B - 1) / g->B; }
 
-/* Bursts for `beats` consecutive beats from addr: at most mb beats, never crossing 4 KiB. */
-static uint64_t bursts_of(uint64_t addr, uint64_t beats, uint64_t B, uint64_t mb)
+npu_dma_count_t npu_dma_run(uint64_t addr, uint64_t bytes, uint64_t B, uint64_t max_burst)
 {
-    uint64_t n = 0;
-    while (beats) {
-        uint64_t to4k = (4096 - addr % 4096) / B, len = beats < mb ? beats : mb;
-        if (to4k && len > to4k)
-            len = to4k;
-        addr += len * B;
-        beats -= len;
-        n++;
+    npu_dma_count_t c = {0, 0};
+    uint64_t mb = max_burst ? max_burst : 1;
+    if (!bytes)
+        return c;
+    uint64_t beat = addr / B, left = (addr + bytes - 1) / B - beat + 1;
+    c.beats = left;
+    while (left) { /* greedy from the run's first beat */
+        uint64_t to4k = (4096 - beat * B % 4096) / B, len = umin(umin(left, mb), to4k);
+        beat += len;
+        left -= len;
+        c.bursts++;
     }
-    return n;
+    return c;
 }
 
-static uint64_t row_bursts(const npu_fields_t *f, uint64_t beats, uint64_t B, uint64_t mb)
+static void add(npu_dma_count_t *t, npu_dma_count_t c)
 {
-    uint64_t n = 0;
-    for (uint64_t r = 0; r < f->rows; r++)
-        n += bursts_of(f->dram_addr + r * f->dram_stride * B, beats, B, mb);
-    return n;
+    t->beats += c.beats;
+    t->bursts += c.bursts;
 }
 
-/* npu_dma_load's transposed read: per 2S-row block, groups of <= 2 beats (column blocks); one
- * burst run per block when the group's rows are adjacent (dram_stride = the group's beats), else
- * one per row. */
-static uint64_t transposed_bursts(const npu_fields_t *f, uint64_t beats, const geom_t *g)
+npu_dma_count_t npu_dma_bursts(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                               uint64_t row_bytes, uint64_t dram_stride)
 {
-    uint64_t n = 0;
-    for (uint64_t r0 = 0; r0 < f->rows; r0 += g->F) {
-        uint64_t nr = umin(f->rows - r0, g->F);
-        for (uint64_t cb = 0; cb < beats; cb += 2) {
-            uint64_t w = umin(beats - cb, 2);
-            if (f->dram_stride == w)
-                n += bursts_of(f->dram_addr + (r0 * w + cb) * g->B, nr * w, g->B, g->mb);
+    npu_dma_count_t t = {0, 0};
+    if (dram_stride == row_bytes) /* rows contiguous: one run */
+        return npu_dma_run(dram_addr, rows * row_bytes, B, max_burst);
+    for (uint64_t r = 0; r < rows; r++)
+        add(&t, npu_dma_run(dram_addr + r * dram_stride, row_bytes, B, max_burst));
+    return t;
+}
+
+npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                                  uint64_t row_bytes, uint64_t dram_stride)
+{
+    npu_dma_count_t t = {0, 0};
+    uint64_t E = B / 2, words = (row_bytes + B - 1) / B;
+    for (uint64_t r0 = 0; r0 < rows; r0 += E) {
+        uint64_t nr = umin(rows - r0, E);
+        for (uint64_t cb = 0; cb < words; cb += 2) {
+            uint64_t w = umin(words - cb, 2), gb = umin(row_bytes - cb * B, 2 * B);
+            uint64_t a = dram_addr + r0 * dram_stride + cb * B;
+            if (dram_stride == gb) /* the sub-rows are contiguous bytes */
+                add(&t, npu_dma_run(a, nr * gb, B, max_burst));
+            else if (dram_stride == w * B && dram_addr % B == 0) /* adjacent beat-padded sub-rows */
+                add(&t, npu_dma_run(a, nr * w * B, B, max_burst));
             else
-                for (uint64_t r = r0; r < r0 + nr; r++)
-                    n += bursts_of(f->dram_addr + (r * f->dram_stride + cb) * g->B, w, g->B, g->mb);
+                for (uint64_t r = 0; r < nr; r++)
+                    add(&t, npu_dma_run(a + r * dram_stride, gb, B, max_burst));
         }
     }
-    return n;
+    return t;
 }
 
 static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
     uint64_t beats = beats_of(f, g);
+    npu_dma_count_t c = (f->transpose ? npu_dma_bursts_tr : npu_dma_bursts)(
+        g->B, g->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     e->insn_load++;
-    e->rd_bytes[f->tag] += (uint64_t)f->rows * beats * g->B;
-    if (f->transpose) {
-        e->rd_bursts += transposed_bursts(f, beats, g);
+    e->rd_bytes[f->tag] += c.beats * g->B;
+    e->rd_bursts += c.bursts;
+    if (f->transpose)
         e->spm_wr_words += (uint64_t)(f->row_bytes / 2) * ((f->rows + g->F - 1) / g->F);
-    } else {
-        e->rd_bursts += row_bursts(f, beats, g->B, g->mb);
+    else
         e->spm_wr_words += (uint64_t)f->rows * beats;
-    }
 }
 
 static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
-    uint64_t beats = beats_of(f, g);
+    npu_dma_count_t c = npu_dma_bursts(g->B, g->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     e->insn_store++;
-    e->wr_bytes[f->tag] += (uint64_t)f->rows * beats * g->B;
-    e->wr_bursts += row_bursts(f, beats, g->B, g->mb);
-    e->spm_rd_words += (uint64_t)f->rows * beats;
+    e->wr_bytes[f->tag] += c.beats * g->B;
+    e->wr_bursts += c.bursts;
+    e->spm_rd_words += (uint64_t)f->rows * beats_of(f, g);
 }
 
 /* Per row set, per core it passes through: the core's part of the k x n tile (bcast: each core

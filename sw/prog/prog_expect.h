@@ -15,14 +15,10 @@
 
 /* What a program should make the counters say (ISA-level accounting, see each field). */
 typedef struct npu_prog_expect {
-    uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: beats * B (a transposed LOAD reads
-                                        rows * ceil(row_bytes/B) beats); PROG: ceil(n*16/B)*B */
-    uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: rows * ceil(row_bytes/B) * B */
-    uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded): a normal row is split into
-                                        bursts of <= MAX_BURST_BEATS that never cross 4 KiB; a
-                                        transposed LOAD, per 2S-row block and group of <= 2
-                                        beats, one burst run per block when the rows are
-                                        adjacent (dram_stride = the group's beats), else per row.
+    uint64_t rd_bytes[NPU_NUM_TAGS]; /* LOAD: the beats of its runs * B (npu_dma_bursts,
+                                        npu_dma_bursts_tr); PROG: ceil(n*16/B)*B */
+    uint64_t wr_bytes[NPU_NUM_TAGS]; /* STORE: the beats of its runs * B (npu_dma_bursts) */
+    uint64_t rd_bursts, wr_bursts;   /* DMA only (fetch excluded), by the same functions.
                                         Checked: wr_bursts exactly, rd_bursts as a lower bound
                                         of dram_rd_bursts (which also counts the fetch's) */
     uint64_t macs;                   /* sum of m*(k-k_lo)*n over WAVEs */
@@ -34,6 +30,29 @@ typedef struct npu_prog_expect {
     uint64_t obuf_drain_rows;
     uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
 } npu_prog_expect_t;
+
+/* ---- DMA bursts (docs/memory.md "DMA runs and bursts"): the one rule of the RTL's DMA engines,
+ * shared by the expected counters and the compiler's burst-count model ------------------------ */
+typedef struct npu_dma_count {
+    uint64_t beats;  /* DRAM beats transferred (the DRAM byte counters say beats * B) */
+    uint64_t bursts; /* AXI bursts */
+} npu_dma_count_t;
+
+/* One run: the `bytes` (>= 1) bytes from byte address addr cover the beats floor(addr/B) ..
+ * floor((addr+bytes-1)/B); they are split greedily from the first into bursts of <= max_burst
+ * beats that never cross a 4 KiB line. bytes = 0: nothing. */
+npu_dma_count_t npu_dma_run(uint64_t addr, uint64_t bytes, uint64_t B, uint64_t max_burst);
+/* A normal LOAD or a STORE of `rows` rows of row_bytes at dram_addr + r * dram_stride (bytes):
+ * one run of rows * row_bytes bytes when dram_stride == row_bytes (rows contiguous), else one run
+ * per row. */
+npu_dma_count_t npu_dma_bursts(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                               uint64_t row_bytes, uint64_t dram_stride);
+/* A transposed LOAD: per block of 2S rows (B/2) and group of <= 2 column blocks (cb, cb + 1:
+ * the sub-row of gb = min(2B, row_bytes - cb*B) bytes at +cb*B of each row): one run of the
+ * block's sub-rows when they are contiguous (dram_stride == gb) or beat-padded and adjacent
+ * (dram_stride == the group's beats * B, dram_addr beat-aligned), else one run per sub-row. */
+npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                                  uint64_t row_bytes, uint64_t dram_stride);
 
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
                      npu_prog_expect_t *e);

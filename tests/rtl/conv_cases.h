@@ -91,7 +91,7 @@ static inline void cv_fill_case(const npu_cfg_t *cfg, npu_sim_t *s, uint64_t see
     npu_prog_t p;
     npu_insn_t in;
     npu_prog_init(&p);
-    cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_X, 0, CV_FILL_WORDS, (uint32_t)src, R0, 1, B, 1), 0);
+    cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_X, 0, CV_FILL_WORDS, (uint32_t)src, R0, 1, B, 1 * B), 0);
     for (int f = 0; f < 4; f++) {
         unsigned rb = rbs[f];
         cr_assert_eq(npu_enc_fill(&in, fills[f][0], R0 + fills[f][1], fills[f][2], rb), 0);
@@ -107,7 +107,7 @@ static inline void cv_fill_case(const npu_cfg_t *cfg, npu_sim_t *s, uint64_t see
             memset(want + (size_t)(fills[f][1] + r * fills[f][2]) * B, 0, (size_t)beats * B);
     }
     cv_push(&p, &in, npu_enc_sync(&in, NPU_OP_SYNC_E), NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
-    cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, CV_FILL_WORDS, (uint32_t)dst, R0, 1, B, 1),
+    cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, CV_FILL_WORDS, (uint32_t)dst, R0, 1, B, 1 * B),
             NPU_TOK_POP_PREV);
     npu_run_result_t r;
     int rc = npu_run_program(cfg, s, 0, p.insn, p.n, 500000, &r);
@@ -131,7 +131,7 @@ static inline void cv_fill_error(const npu_cfg_t *cfg, npu_sim_t *s, unsigned ro
 {
     npu_insn_t p[2];
     npu_run_result_t r;
-    cr_assert_eq(npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x10000, 0, 1, 4u * (unsigned)cfg->s, 1), 0);
+    cr_assert_eq(npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x10000, 0, 1, 4u * (unsigned)cfg->s, 4u * (unsigned)cfg->s), 0);
     cr_assert_eq(npu_enc_fill(&p[1], rows, spm, stride, rb), 0);
     npu_insn_put(&p[1], NPU_FLD_LOAD_dram_addr, 0x10001); /* misaligned: ignored, not BAD_DESC, not ERR_INFO */
     int rc = npu_run_program(cfg, s, 0, p, 2, 200000, &r);
@@ -194,8 +194,8 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
     npu_insn_t in;
     npu_prog_init(&p);
     unsigned ha = ((unsigned)M + 1) / 2;
-    cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, Bt, 1), 0);
-    cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)K, (uint32_t)db, SB, 1, 2u * (unsigned)N, 1),
+    cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, Bt, 1 * Bt), 0);
+    cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)K, (uint32_t)db, SB, 1, 2u * (unsigned)N, 1 * Bt),
             NPU_TOK_PUSH_NEXT);
     cr_assert_eq(npu_enc_ldw(&in, 0, c->mode, SB + c->kl_ldw, 1, (unsigned)K, (unsigned)N), 0);
     cr_assert_eq(npu_insn_k_lo(&in, c->kl_ldw), 0);
@@ -209,7 +209,7 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
         cv_push(&p, &in, npu_enc_drain_split(&in, ha, 0, SC, 2, ha, (unsigned)M - ha), NPU_TOK_PUSH_NEXT);
     else
         cv_push(&p, &in, npu_enc_drain(&in, (unsigned)M, 0, SC, 2), NPU_TOK_PUSH_NEXT);
-    cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, 2, 4u * (unsigned)N, 2),
+    cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, 2, 4u * (unsigned)N, 2 * Bt),
             NPU_TOK_POP_PREV);
 
     char what[160];

@@ -28,13 +28,13 @@ static void load_store_prog(const npu_cfg_t *cfg, npu_prog_t *p)
     unsigned beat = 4u * (unsigned)cfg->s;
     npu_insn_t i;
     npu_prog_init(p);
-    cr_assert_eq(npu_enc_load(&i, NPU_TAG_X, 0, 4, 4096, 0, 4, 4 * beat, 4), 0);
+    cr_assert_eq(npu_enc_load(&i, NPU_TAG_X, 0, 4, 4096, 0, 4, 4 * beat, 4 * beat), 0);
     npu_insn_tok(&i, NPU_TOK_PUSH_NEXT);
     cr_assert_eq(npu_prog_push(p, &i), 0);
     cr_assert_eq(npu_enc_sync(&i, NPU_OP_SYNC_E), 0);
     npu_insn_tok(&i, NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
     cr_assert_eq(npu_prog_push(p, &i), 0);
-    cr_assert_eq(npu_enc_store(&i, NPU_TAG_Y, 4, 8192, 0, 4, 4 * beat, 4), 0);
+    cr_assert_eq(npu_enc_store(&i, NPU_TAG_Y, 4, 8192, 0, 4, 4 * beat, 4 * beat), 0);
     npu_insn_tok(&i, NPU_TOK_POP_PREV);
     cr_assert_eq(npu_prog_push(p, &i), 0);
 }

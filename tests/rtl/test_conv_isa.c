@@ -178,10 +178,10 @@ Test(conv_isa, transposed_load_bursts)
             npu_prog_t p;
             npu_insn_t in;
             npu_prog_init(&p);
-            cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_DY, 1, rows, (uint32_t)src, R0, wpr, 2 * cols, ds),
+            cv_push(&p, &in, npu_enc_load(&in, NPU_TAG_DY, 1, rows, (uint32_t)src, R0, wpr, 2 * cols, ds * B),
                     NPU_TOK_PUSH_NEXT);
             cv_push(&p, &in, npu_enc_sync(&in, NPU_OP_SYNC_E), NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
-            cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, cols, (uint32_t)dst, R0, wpr, wpr * B, wpr),
+            cv_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, cols, (uint32_t)dst, R0, wpr, wpr * B, wpr * B),
                     NPU_TOK_POP_PREV);
             npu_run_result_t r;
             int rc = npu_run_program(&cfg, s, 0, p.insn, p.n, 500000, &r);

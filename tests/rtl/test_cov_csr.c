@@ -60,11 +60,11 @@ Test(cov_csr, unmapped_addresses_read_zero)
      * (cycles, DRAM beats and bursts) end non-zero. */
     unsigned B = 4u * (unsigned)cfg.s;
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 4, 8192, 0, 1, B, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 4, 8192, 0, 1, B, 1 * B));
     npu_insn_tok(&p.insn[p.n - 1], NPU_TOK_PUSH_NEXT);
     PUSH(p, npu_enc_sync(I, NPU_OP_SYNC_E));
     npu_insn_tok(&p.insn[p.n - 1], NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 4, 16384, 0, 1, B, 1));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 4, 16384, 0, 1, B, 1 * B));
     npu_insn_tok(&p.insn[p.n - 1], NPU_TOK_POP_PREV);
     npu_run_result_t r;
     int rc = npu_run_program(&cfg, s, 0, p.insn, p.n, 100000, &r);

@@ -45,9 +45,9 @@ static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
     npu_prog_init(&p);
     unsigned tok = 0, acc = 0, mode = skinny ? NPU_MODE_ISW : NPU_MODE_FW;
     unsigned ha = ((unsigned)M + 1) / 2, SB = 0x300, SC = 0x600;
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1 * Bt));
     tok = NPU_TOK_PUSH_NEXT;
-    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, (unsigned)(nb * K), (uint32_t)db, SB, 1, 2u * (unsigned)N, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, (unsigned)(nb * K), (uint32_t)db, SB, 1, 2u * (unsigned)N, 1 * Bt));
     for (int j = 0; j < nb; j++) {
         unsigned bank = (unsigned)j & 1u, ob = ((unsigned)j & 1u) * ob_rows;
         if (j == 0) tok = NPU_TOK_POP_PREV;
@@ -61,7 +61,7 @@ static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
             PUSH(p, npu_enc_drain(I, (unsigned)M, ob, SC, 2));
     }
     tok = NPU_TOK_POP_PREV;
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, 2, 4u * (unsigned)N, 2));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, 2, 4u * (unsigned)N, 2 * Bt));
     npu_run_result_t r;
     cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 2000000, &r), NPU_RUN_DONE,
                  "M=%d N=%d K=%d nb=%d skinny=%d seed=%llu: err %s pc %u", M, N, K, nb, skinny,

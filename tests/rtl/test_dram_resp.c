@@ -52,7 +52,7 @@ Test(dram_resp, load_names_the_faulting_beat)
     uint32_t src = 4096, B = beat();
     uint32_t bad = src + 2 * 4 * B + B;
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 4, src, 0, 2, 2 * B, 4));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 4, src, 0, 2, 2 * B, 4 * B));
     expect_resp(&p, 0, bad, bad + B, 0, bad, &p);
     npu_prog_free(&p);
 }
@@ -65,7 +65,7 @@ Test(dram_resp, load_bursts_in_flight_with_stalls)
     uint32_t src = 4096, B = beat();
     npu_prog_t p; npu_prog_init(&p);
     for (unsigned l = 0; l < 3; l++)
-        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 16, src + l * 16 * 8 * B, 0, 4, 4 * B, 8));
+        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 16, src + l * 16 * 8 * B, 0, 4, 4 * B, 8 * B));
     uint32_t bad = src + 16 * 8 * B + 9 * 8 * B + 2 * B;
     expect_resp(&p, 20, bad, bad + B, 1, bad, &p);
     npu_prog_free(&p);
@@ -78,7 +78,7 @@ Test(dram_resp, transposed_load)
     uint32_t src = 8192, B = beat();
     unsigned rows = 2u * (unsigned)cfg.s; /* one 2S-row block of 1-beat rows */
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_W, 1, rows, src, 0, 1, B, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 1, rows, src, 0, 1, B, 1 * B));
     expect_resp(&p, 0, src + 3 * B, src + 4 * B, 0, src + 3 * B, &p);
     npu_prog_free(&p);
 }
@@ -89,7 +89,7 @@ Test(dram_resp, store_names_the_burst)
 {
     uint32_t dst = 12288, B = beat();
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 1, dst, 0, 4, 4 * B, 4));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 1, dst, 0, 4, 4 * B, 4 * B));
     expect_resp(&p, 0, dst + 2 * B, dst + 3 * B, 0, dst, &p);
     npu_prog_free(&p);
 }
@@ -101,8 +101,8 @@ Test(dram_resp, store_bursts_in_flight_with_stalls)
 {
     uint32_t dst = 12288, B = beat();
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 8, dst, 0, 4, 4 * B, 8));
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 8, dst + 64 * B, 0, 4, 4 * B, 8));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 8, dst, 0, 4, 4 * B, 8 * B));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 8, dst + 64 * B, 0, 4, 4 * B, 8 * B));
     expect_resp(&p, 20, dst + 3 * 8 * B + B, dst + 3 * 8 * B + 2 * B, 0, dst + 3 * 8 * B, &p);
     npu_prog_free(&p);
 }
@@ -114,7 +114,7 @@ Test(dram_resp, store_flushes_the_read_ahead)
 {
     uint32_t dst = 12288, B = beat();
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 32, dst, 0, 4, 4 * B, 8));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 32, dst, 0, 4, 4 * B, 8 * B));
     expect_resp(&p, 0, dst + 8 * B, dst + 8 * B + B, 0, dst + 8 * B, &p);
     npu_prog_free(&p);
 }

@@ -48,8 +48,8 @@ Test(errors, dma_dram_address_out_of_range)
     npu_cfg_t cfg = rtl_cfg();
     uint32_t end = 1u << cfg.dram_addr_bits;
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096, 0, 1, beat(), 1));
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 2, end - beat(), 0, 1, beat(), 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096, 0, 1, beat(), 1 * beat()));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 2, end - beat(), 0, 1, beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_DRAM_ADDR, 1);
     npu_prog_free(&p);
 }
@@ -59,7 +59,7 @@ Test(errors, store_dram_address_out_of_range)
     npu_cfg_t cfg = rtl_cfg();
     npu_prog_t p; npu_prog_init(&p);
     PUSH(p, npu_enc_store(I, NPU_TAG_Y, 4, (1u << cfg.dram_addr_bits) - 2 * beat(), 0, 1,
-                          beat(), 1));
+                          beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_DRAM_ADDR, 0);
     npu_prog_free(&p);
 }
@@ -67,7 +67,7 @@ Test(errors, store_dram_address_out_of_range)
 Test(errors, spm_address_out_of_range)
 {
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 2, 4096, spm_words() - 1, 1, beat(), 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 2, 4096, spm_words() - 1, 1, beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_SPM_ADDR, 0);
     npu_prog_free(&p);
 }
@@ -95,7 +95,7 @@ Test(errors, obuf_address_out_of_range)
 Test(errors, zero_rows_is_bad_descriptor)
 {
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 0, 4096, 0, 1, beat(), 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 0, 4096, 0, 1, beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_BAD_DESC, 0);
     npu_prog_free(&p);
 }
@@ -103,7 +103,7 @@ Test(errors, zero_rows_is_bad_descriptor)
 Test(errors, misaligned_dram_is_bad_descriptor)
 {
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096 + 2, 0, 1, beat(), 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096 + 2, 0, 1, beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_BAD_DESC, 0);
     npu_prog_free(&p);
 }

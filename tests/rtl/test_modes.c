@@ -72,9 +72,9 @@ static void run_gemm_modes(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int
     memset(ri, 0, sizeof *ri);
     npu_prog_t p; npu_prog_init(&p);
     unsigned tok = 0;
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, SA, ka, 2u * (unsigned)K, ka));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, SA, ka, 2u * (unsigned)K, ka * Bt));
     tok = NPU_TOK_PUSH_NEXT;
-    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, (unsigned)K, (uint32_t)db, SB, nbk, 2u * (unsigned)N, nbk));
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, (unsigned)K, (uint32_t)db, SB, nbk, 2u * (unsigned)N, nbk * Bt));
     unsigned w = 0, ha = ((unsigned)M + 1) / 2;
     int first = 1;
     for (unsigned j = 0; j < nbk; j++) {
@@ -104,7 +104,7 @@ static void run_gemm_modes(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int
             PUSH(p, npu_enc_drain(I, (unsigned)M, OB(j), SC + 2 * j, cst));
     }
     tok = NPU_TOK_POP_PREV;
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, cst, 4u * (unsigned)N, cst));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, SC, cst, 4u * (unsigned)N, cst * Bt));
 
     npu_prog_expect_t e;
     npu_prog_expect(cfg, p.insn, p.n, &e);
@@ -275,9 +275,9 @@ Test(modes, isw_independent_tiles)
     npu_write_i16(d, dw, 1, Bt, 4 * K, N, W, (size_t)N); /* tile q = rows q*K .. q*K+K-1 */
     npu_prog_t p; npu_prog_init(&p);
     unsigned tok = 0, ha = ((unsigned)M + 1) / 2;
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1 * Bt));
     tok = NPU_TOK_PUSH_NEXT;
-    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 4u * (unsigned)K, (uint32_t)dw, 0x300, 1, 2u * (unsigned)N, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 4u * (unsigned)K, (uint32_t)dw, 0x300, 1, 2u * (unsigned)N, 1 * Bt));
     for (unsigned q = 0; q < 4; q++) {
         if (q == 0) tok = NPU_TOK_POP_PREV;
         PUSH(p, npu_enc_ldw_cores(I, 1, NPU_MODE_ISW, 0x300 + q * (unsigned)K, 1, (unsigned)K,
@@ -287,7 +287,7 @@ Test(modes, isw_independent_tiles)
     tok = NPU_TOK_PUSH_NEXT;
     PUSH(p, npu_enc_drain_split(I, ha, 3, 0x600, 2, ha, (unsigned)M - ha));
     tok = NPU_TOK_POP_PREV;
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, 0x600, 2, 4u * (unsigned)N, 2));
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, 0x600, 2, 4u * (unsigned)N, 2 * Bt));
     npu_run_result_t r;
     cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
                  npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
@@ -343,9 +343,9 @@ Test(modes, isw_bcast_own_tiles, .timeout = 600)
         unsigned ha = ((unsigned)M + 1) / 2;
         npu_prog_t p; npu_prog_init(&p);
         unsigned tok = 0;
-        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 4u * S, 1));
+        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 4u * S, 1 * Bt));
         tok = NPU_TOK_PUSH_NEXT;
-        PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 8u * (unsigned)K, (uint32_t)dw, WT, 1, 2u * (unsigned)N, 1));
+        PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 8u * (unsigned)K, (uint32_t)dw, WT, 1, 2u * (unsigned)N, 1 * Bt));
         for (unsigned q = 0; q < 8; q++) {
             if (q == 0) tok = NPU_TOK_POP_PREV;
             PUSH(p, npu_enc_ldw_cores(I, q < 4, NPU_MODE_ISW, WT + q * (unsigned)K, 1, (unsigned)K,
@@ -365,7 +365,7 @@ Test(modes, isw_bcast_own_tiles, .timeout = 600)
         PUSH(p, npu_enc_drain_split(I, ha, OB2, CS[2], 2, ha, (unsigned)M - ha));
         for (int c = 0; c < 3; c++) {
             tok = c == 0 ? NPU_TOK_POP_PREV : 0;
-            PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc[c], CS[c], 2, 8u * S, 2));
+            PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc[c], CS[c], 2, 8u * S, 2 * Bt));
         }
         npu_run_result_t r;
         cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
@@ -586,9 +586,9 @@ Test(modes, independent_and_shared_tiles_mixed)
     unsigned WT = 0x300, CS[3] = { 0x600, 0x700, 0x800 };
     npu_prog_t p; npu_prog_init(&p);
     unsigned tok = 0;
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1 * Bt));
     tok = NPU_TOK_PUSH_NEXT;
-    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 5u * (unsigned)K, (uint32_t)dw, WT, 1, 2u * (unsigned)N, 1));
+    PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, 5u * (unsigned)K, (uint32_t)dw, WT, 1, 2u * (unsigned)N, 1 * Bt));
     tok = NPU_TOK_POP_PREV;
     PUSH(p, npu_enc_ldw(I, 0, NPU_MODE_FW, WT + 4 * (unsigned)K, 1, (unsigned)K, (unsigned)N));
     PUSH(p, npu_enc_wave(I, 0, NPU_MODE_FW, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, 0));
@@ -605,7 +605,7 @@ Test(modes, independent_and_shared_tiles_mixed)
     PUSH(p, npu_enc_drain_split(I, ha, (unsigned)M, CS[2], 2, ha, hb));
     for (int t = 0; t < 3; t++) {
         tok = t == 0 ? NPU_TOK_POP_PREV : 0;
-        PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc[t], CS[t], 2, 4u * (unsigned)N, 2));
+        PUSH(p, npu_enc_store(I, NPU_TAG_Y, (unsigned)M, (uint32_t)dc[t], CS[t], 2, 4u * (unsigned)N, 2 * Bt));
     }
     npu_run_result_t r;
     cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
@@ -692,9 +692,9 @@ Test(modes, obuf_region_hazards, .timeout = 600)
         memset(cnt, 0, sizeof cnt);
         npu_prog_t p; npu_prog_init(&p);
         unsigned tok = 0, bank = 0, ndr = 0, row = 0;
-        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, m, (uint32_t)da, SA, 1, 2 * S, 1));
+        PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, m, (uint32_t)da, SA, 1, 2 * S, 1 * Bt));
         tok = NPU_TOK_PUSH_NEXT;
-        PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, NT * S, (uint32_t)db, SB, 1, 2 * S, 1));
+        PUSH(p, npu_enc_load(I, NPU_TAG_W, 0, NT * S, (uint32_t)db, SB, 1, 2 * S, 1 * Bt));
         tok = NPU_TOK_POP_PREV;
 #define RG_OB(i) ((i) / 4 * (unsigned)cfg.obuf_rows + (i) % 4 * m)
         /* DRAIN regions i (and i+1 when two) into the next C slot; expected rows from cnt */
@@ -739,7 +739,7 @@ Test(modes, obuf_region_hazards, .timeout = 600)
         /* the last DRAIN pushes the token of the STORE (DRAINs complete in order) */
         p.insn[p.n - 1].w[0] |= NPU_TOK_PUSH_NEXT;
         tok = NPU_TOK_POP_PREV;
-        PUSH(p, npu_enc_store(I, NPU_TAG_Y, row, (uint32_t)dc, SC, cst, 4 * S, cst));
+        PUSH(p, npu_enc_store(I, NPU_TAG_Y, row, (uint32_t)dc, SC, cst, 4 * S, cst * Bt));
         npu_run_result_t r;
         int rc = npu_run_program(&cfg, s, prog_base, p.insn, p.n, 2000000, &r);
         cr_assert_eq(rc, NPU_RUN_DONE, "program %d (m %u): rc %d err %s pc %u", prog, m, rc,

@@ -95,9 +95,9 @@ Test(policies, lane_selects)
             npu_prog_init(&p);
             npu_insn_t in;
             unsigned ha = ((unsigned)M + 1) / 2;
-            cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2 * F, 1), 0);
+            cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2 * F, 1 * Bt), 0);
             npu_prog_push(&p, &in);
-            cr_assert_eq(npu_enc_load(&in, NPU_TAG_W, 0, F, (uint32_t)dw, 0x300, 1, 2 * F, 1), 0);
+            cr_assert_eq(npu_enc_load(&in, NPU_TAG_W, 0, F, (uint32_t)dw, 0x300, 1, 2 * F, 1 * Bt), 0);
             npu_insn_tok(&in, NPU_TOK_PUSH_NEXT);
             npu_prog_push(&p, &in);
             for (unsigned c = 0; c < 4; c++) {
@@ -112,7 +112,7 @@ Test(policies, lane_selects)
             cr_assert_eq(npu_enc_drain_split(&in, ha, 3, 0x600, 2, ha, (unsigned)M - ha), 0);
             npu_insn_tok(&in, NPU_TOK_PUSH_NEXT);
             npu_prog_push(&p, &in);
-            cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, 0x600, 2, 4 * S, 2), 0);
+            cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, (unsigned)M, (uint32_t)dc, 0x600, 2, 4 * S, 2 * Bt), 0);
             npu_insn_tok(&in, NPU_TOK_POP_PREV);
             npu_prog_push(&p, &in);
             npu_run_result_t r;

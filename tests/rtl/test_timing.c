@@ -40,7 +40,7 @@ static void load(unsigned code, uint32_t info, const char *what, int tr, unsigne
                  uint32_t daddr, unsigned saddr, unsigned sstride, unsigned rbytes, unsigned dstride)
 {
     npu_insn_t _i;
-    cr_assert_eq(npu_enc_load(I, NPU_TAG_X, tr, rows, daddr, saddr, sstride, rbytes, dstride), 0);
+    cr_assert_eq(npu_enc_load(I, NPU_TAG_X, tr, rows, daddr, saddr, sstride, rbytes, dstride * beat()), 0);
     run_one(I, code, info, what);
 }
 
@@ -51,8 +51,8 @@ Test(timing, load_dram_last_byte_at_the_limit)
     uint32_t d = end - 13 * B;
     load(0, 0, "last byte = end - 1", 0, 3, d, 0, 3, 3 * B, 5);
     load(NPU_ERR_DRAM_ADDR, end + B - 1, "last byte = end + B - 1", 0, 3, d + B, 0, 3, 3 * B, 5);
-    /* partial last beat: row_bytes = 3B - 7 */
-    load(NPU_ERR_DRAM_ADDR, end + B - 8, "partial beat past the end", 0, 3, d + B, 0, 3, 3 * B - 7, 5);
+    /* partial last beat: row_bytes = 3B - 8 */
+    load(NPU_ERR_DRAM_ADDR, end + B - 9, "partial beat past the end", 0, 3, d + B, 0, 3, 3 * B - 8, 5);
 }
 
 Test(timing, load_dram_wide_product)
@@ -70,10 +70,10 @@ Test(timing, load_spm_last_word_at_the_limit)
 {
     uint32_t B = beat();
     unsigned W = spm_words();
-    /* 40 rows, SPM stride 50, 2 beats a row (row_bytes = 2B - 3): last word = s + 39*50 + 1 */
+    /* 40 rows, SPM stride 50, 2 beats a row (row_bytes = 2B - 4): last word = s + 39*50 + 1 */
     unsigned s = W - 1 - 39 * 50 - 1;
-    load(0, 0, "spm last word = SPM_WORDS - 1", 0, 40, 4096, s, 50, 2 * B - 3, 2);
-    load(NPU_ERR_SPM_ADDR, W, "spm last word = SPM_WORDS", 0, 40, 4096, s + 1, 50, 2 * B - 3, 2);
+    load(0, 0, "spm last word = SPM_WORDS - 1", 0, 40, 4096, s, 50, 2 * B - 4, 2);
+    load(NPU_ERR_SPM_ADDR, W, "spm last word = SPM_WORDS", 0, 40, 4096, s + 1, 50, 2 * B - 4, 2);
 }
 
 Test(timing, load_transposed_spm_last_word_at_the_limit)
@@ -93,8 +93,8 @@ Test(timing, store_dram_last_byte_at_the_limit)
     npu_insn_t _i;
     /* 2 rows, stride 3 beats, one beat a row: last byte = daddr + 3B + B - 1 */
     uint32_t d = end - 4 * B;
-    cr_assert_eq(npu_enc_store(I, NPU_TAG_Y, 2, d, 0, 1, B, 3), 0);
+    cr_assert_eq(npu_enc_store(I, NPU_TAG_Y, 2, d, 0, 1, B, 3 * B), 0);
     run_one(I, 0, 0, "store: last byte = end - 1");
-    cr_assert_eq(npu_enc_store(I, NPU_TAG_Y, 2, d + B, 0, 1, B, 3), 0);
+    cr_assert_eq(npu_enc_store(I, NPU_TAG_Y, 2, d + B, 0, 1, B, 3 * B), 0);
     run_one(I, NPU_ERR_DRAM_ADDR, end + B - 1, "store: last byte = end + B - 1");
 }

@@ -120,7 +120,7 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
             cr_assert(f.rows > 0 && f.row_bytes > 0 && f.dram_addr % B == 0);
             cr_assert((srows - 1) * f.spm_stride + words <= size, "LOAD %zu overflows its buffer", i);
             lo = f.dram_addr;
-            hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride * B + f.row_bytes;
+            hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride + f.row_bytes;
             cr_assert(lo >= (isA ? b->a.a : b->a.b) && hi <= (isA ? a_end : b_end), "LOAD %zu in tensor", i);
             break;
         }
@@ -151,7 +151,7 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
             break;
         }
         case NPU_OP_STORE: {
-            uint64_t hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride * B + f.row_bytes;
+            uint64_t hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride + f.row_bytes;
             cr_assert_eq(f.tag, (unsigned)NPU_TAG_Y);
             cr_assert(f.spm_addr == p->spm_c[0] || f.spm_addr == p->spm_c[1]);
             cr_assert(f.dram_addr >= b->a.c && hi <= c_end && f.dram_addr % B == 0);
@@ -193,8 +193,8 @@ Test(emit, small_program_exact_text)
     built_t b;
     char line[160];
     static const char *const want[] = {
-        "LOAD X rows=5 bytes=18 dram=0x001f40+3*r spm=0x0000+3*r",
-        "LOAD W rows=9 bytes=12 dram=0x001fb8+2*r spm=0x0800+2*r [push_next]",
+        "LOAD X rows=5 bytes=18 dram=0x001f40+24*r spm=0x0000+3*r",
+        "LOAD W rows=9 bytes=12 dram=0x001fb8+16*r spm=0x0800+2*r [push_next]",
         "LDW FW k=4 n=4 spm=0x0800+2*r bank=0 [pop_prev]",
         "WAVE FW m=5 k=4 n=4 spm=0x0000+3*i bank=0 obuf=0",
         "LDW FW k=4 n=2 spm=0x0801+2*r bank=1",
@@ -209,7 +209,7 @@ Test(emit, small_program_exact_text)
         "WAVE FW m=5 k=1 n=2 spm=0x0002+3*i bank=1 acc obuf=8 [push_prev]",
         "DRAIN rows=5 obuf=0 spm=0x1000+4*r",
         "DRAIN rows=5 obuf=8 spm=0x1002+4*r [push_next]",
-        "STORE Y rows=5 bytes=24 spm=0x1000+4*r dram=0x002048+3*r [pop_prev push_prev]",
+        "STORE Y rows=5 bytes=24 spm=0x1000+4*r dram=0x002048+24*r [pop_prev push_prev]",
     };
     build(&c, 5, 6, 9, 0, 0, &b);
     cr_assert_eq(b.p.Mt, 8);
@@ -291,9 +291,9 @@ Test(emit, expect_counts_transposed_and_bursts)
     npu_cfg_t c = test_cfg(2); /* B = 8 bytes, F = 4, max burst 16 beats */
     npu_insn_t prog[3];
     npu_prog_expect_t e;
-    npu_enc_load(&prog[0], NPU_TAG_X, 1, 10, 0, 0, 1, 20, 3);  /* 10 rows x 3 beats, transposed */
-    npu_enc_load(&prog[1], NPU_TAG_DW, 0, 2, 0, 0, 20, 160, 20); /* 20 beats per row -> 2 bursts */
-    npu_enc_store(&prog[2], NPU_TAG_PARTIAL, 3, 0, 0, 2, 9, 2);   /* 2 beats per row */
+    npu_enc_load(&prog[0], NPU_TAG_X, 1, 10, 0, 0, 1, 20, 3 * 8);  /* 10 rows x 3 beats, transposed */
+    npu_enc_load(&prog[1], NPU_TAG_DW, 0, 2, 0, 0, 20, 160, 21 * 8); /* 20 beats per row -> 2 bursts */
+    npu_enc_store(&prog[2], NPU_TAG_PARTIAL, 3, 0, 0, 2, 10, 2 * 8);  /* 2 beats per row */
     npu_prog_expect(&c, prog, 3, &e);
     cr_assert_eq(e.rd_bytes[NPU_TAG_X], 10u * 3 * 8);
     cr_assert_eq(e.rd_bytes[NPU_TAG_DW], 2u * 20 * 8);
@@ -307,13 +307,23 @@ Test(emit, expect_counts_transposed_and_bursts)
     cr_assert_eq(e.insn_load, 2u);
     cr_assert_eq(e.insn_store, 1u);
     /* adjacent rows (stride = 2 beats = one group): one run per 4-row block: 10 rows = 4+4+2 */
-    npu_enc_load(&prog[0], NPU_TAG_X, 1, 10, 0, 0, 1, 16, 2);
+    npu_enc_load(&prog[0], NPU_TAG_X, 1, 10, 0, 0, 1, 16, 2 * 8);
     npu_prog_expect(&c, prog, 1, &e);
     cr_assert_eq(e.rd_bursts, 3u);
     /* rows that cross 4 KiB take one more burst: 3 beats from 4096-16 -> 2 + 1 */
-    npu_enc_load(&prog[0], NPU_TAG_X, 0, 2, 4096 - 16, 0, 1, 24, 512);
+    npu_enc_load(&prog[0], NPU_TAG_X, 0, 2, 4096 - 16, 0, 1, 24, 512 * 8);
     npu_prog_expect(&c, prog, 1, &e);
     cr_assert_eq(e.rd_bursts, 2u + 2u);
+    /* contiguous rows (dram_stride = row_bytes): one run of 2 x 160 bytes = 40 beats -> 16+16+8 */
+    npu_enc_load(&prog[0], NPU_TAG_DW, 0, 2, 0, 0, 20, 160, 160);
+    npu_prog_expect(&c, prog, 1, &e);
+    cr_assert_eq(e.rd_bursts, 3u);
+    cr_assert_eq(e.rd_bytes[NPU_TAG_DW], 40u * 8);
+    /* dense 10-byte rows from an unaligned address: 7 rows = bytes [6, 76) = beats 0..9, one run */
+    npu_enc_store(&prog[0], NPU_TAG_Y, 7, 6, 0, 2, 10, 10);
+    npu_prog_expect(&c, prog, 1, &e);
+    cr_assert_eq(e.wr_bursts, 1u);
+    cr_assert_eq(e.wr_bytes[NPU_TAG_Y], 10u * 8);
 }
 
 /* First-divergence locator: for elements of GEMMs under each policy, the located DRAIN and WAVEs

@@ -86,8 +86,8 @@ Test(fake_modes, isw_bcast_own_tiles)
         npu_write_i16(d, 0x20000, 1, Bt, 8 * K, N, W, (size_t)N);
         npu_insn_t p[16];
         size_t n = 0;
-        cr_assert_eq(npu_enc_load(&p[n++], NPU_TAG_X, 0, (unsigned)M, 0x10000, 0, 1, 4u * (unsigned)S, 1), 0);
-        cr_assert_eq(npu_enc_load(&p[n++], NPU_TAG_W, 0, 8u * (unsigned)K, 0x20000, 0x300, 1, 2u * (unsigned)N, 1), 0);
+        cr_assert_eq(npu_enc_load(&p[n++], NPU_TAG_X, 0, (unsigned)M, 0x10000, 0, 1, 4u * (unsigned)S, 1 * Bt), 0);
+        cr_assert_eq(npu_enc_load(&p[n++], NPU_TAG_W, 0, 8u * (unsigned)K, 0x20000, 0x300, 1, 2u * (unsigned)N, 1 * Bt), 0);
         npu_insn_tok(&p[n - 1], NPU_TOK_PUSH_NEXT);
         for (unsigned q = 0; q < 8; q++)
             cr_assert_eq(npu_enc_ldw_cores(&p[n++], q < 4, NPU_MODE_ISW, 0x300 + q * (unsigned)K, 1,
@@ -100,7 +100,7 @@ Test(fake_modes, isw_bcast_own_tiles)
         cr_assert_eq(npu_insn_lane_hi(&p[n - 1]), 0);
         cr_assert_eq(npu_enc_drain(&p[n++], 2u * (unsigned)M, 0, 0x600, 2), 0);
         npu_insn_tok(&p[n - 1], NPU_TOK_PUSH_NEXT);
-        cr_assert_eq(npu_enc_store(&p[n++], NPU_TAG_Y, 2u * (unsigned)M, 0x30000, 0x600, 2, 8u * (unsigned)S, 2), 0);
+        cr_assert_eq(npu_enc_store(&p[n++], NPU_TAG_Y, 2u * (unsigned)M, 0x30000, 0x600, 2, 8u * (unsigned)S, 2 * Bt), 0);
         npu_insn_tok(&p[n - 1], NPU_TOK_POP_PREV);
         npu_run_result_t r;
         cr_assert_eq(npu_run_program(&c, s, 0, p, n, 100000, &r), NPU_RUN_DONE, "S=%d: %s", S,

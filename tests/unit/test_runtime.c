@@ -105,11 +105,11 @@ Test(runtime, copy_program_tokens_and_strobes)
     for (int i = 0; i < 48; i++)
         d[0x1000 + i] = (uint8_t)(i + 1);
     memset(d + 0x2000, 0xEE, 64);
-    npu_enc_load(&p[0], NPU_TAG_X, 0, 3, 0x1000, 0, 2, 12, 2);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 3, 0x1000, 0, 2, 12, 2 * 8);
     npu_insn_tok(&p[0], NPU_TOK_PUSH_NEXT);
     npu_enc_sync(&p[1], NPU_OP_SYNC_E);
     npu_insn_tok(&p[1], NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
-    npu_enc_store(&p[2], NPU_TAG_Y, 3, 0x2000, 0, 2, 12, 2);
+    npu_enc_store(&p[2], NPU_TAG_Y, 3, 0x2000, 0, 2, 12, 2 * 8);
     npu_insn_tok(&p[2], NPU_TOK_POP_PREV);
     cr_assert_eq(run(&c, s, p, 3, &r), NPU_RUN_DONE);
     cr_assert_eq(r.state, (unsigned)NPU_STATE_DONE);
@@ -147,10 +147,10 @@ Test(runtime, transposed_load_layout)
             d[0x1000 + 8 * row + 2 * col + 1] = (uint8_t)((uint16_t)v >> 8);
         }
     /* fill the SPM target with garbage first, so zero lanes are really written */
-    npu_enc_load(&p[0], NPU_TAG_W, 0, 6, 0x3000, 0x10, 1, 8, 1);
-    npu_enc_load(&p[1], NPU_TAG_W, 1, 5, 0x1000, 0x10, 2, 6, 1);
+    npu_enc_load(&p[0], NPU_TAG_W, 0, 6, 0x3000, 0x10, 1, 8, 1 * 8);
+    npu_enc_load(&p[1], NPU_TAG_W, 1, 5, 0x1000, 0x10, 2, 6, 1 * 8);
     npu_insn_tok(&p[1], NPU_TOK_PUSH_NEXT);
-    npu_enc_store(&p[2], NPU_TAG_Y, 3, 0x2000, 0x10, 2, 16, 2);
+    npu_enc_store(&p[2], NPU_TAG_Y, 3, 0x2000, 0x10, 2, 16, 2 * 8);
     {
         npu_insn_t q[4] = {p[0], p[1], {{0, 0, 0, 0}}, p[2]};
         npu_enc_sync(&q[2], NPU_OP_SYNC_E);
@@ -189,15 +189,15 @@ Test(runtime, wave_uses_only_k_rows_of_weights)
             d[0x1100 + 8 * i + 2 * j] = (uint8_t)((uint16_t)W[i][j] & 0xFF);
             d[0x1100 + 8 * i + 2 * j + 1] = (uint8_t)((uint16_t)W[i][j] >> 8);
         }
-    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, 0x1000, 0, 1, 8, 1);
-    npu_enc_load(&p[1], NPU_TAG_W, 0, 4, 0x1100, 0x100, 1, 8, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, 0x1000, 0, 1, 8, 1 * 8);
+    npu_enc_load(&p[1], NPU_TAG_W, 0, 4, 0x1100, 0x100, 1, 8, 1 * 8);
     npu_insn_tok(&p[1], NPU_TOK_PUSH_NEXT);
     npu_enc_ldw(&p[2], 1, NPU_MODE_FW, 0x100, 1, 2, 4);
     npu_insn_tok(&p[2], NPU_TOK_POP_PREV);
     npu_enc_wave(&p[3], 1, NPU_MODE_FW, 0, 2, 0, 1, 2, 4, 70); /* rows 70, 71: second half */
     npu_enc_drain(&p[4], 2, 70, 0x200, 2);
     npu_insn_tok(&p[4], NPU_TOK_PUSH_NEXT);
-    npu_enc_store(&p[5], NPU_TAG_Y, 2, 0x2000, 0x200, 2, 16, 2);
+    npu_enc_store(&p[5], NPU_TAG_Y, 2, 0x2000, 0x200, 2, 16, 2 * 8);
     npu_insn_tok(&p[5], NPU_TOK_POP_PREV);
     cr_assert_eq(run(&c, s, p, 6, &r), NPU_RUN_DONE, "err %u pc %u", r.err, r.err_pc);
     {
@@ -251,13 +251,17 @@ Test(runtime, every_error_is_reported)
     expect_error(&c, p, 2, NPU_ERR_ILLEGAL_OPCODE, 1, 1, 0x1F, "illegal opcode");
 
     npu_enc_sync(&p[0], NPU_OP_SYNC_L);
-    npu_enc_load(&p[1], NPU_TAG_X, 0, 0, 0x1000, 0, 1, 8, 1);
+    npu_enc_load(&p[1], NPU_TAG_X, 0, 0, 0x1000, 0, 1, 8, 1 * 8);
     expect_error(&c, p, 2, NPU_ERR_BAD_DESC, 1, 0, 0, "LOAD rows=0");
-    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 0, 1, 0, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 0, 1, 0, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "LOAD row_bytes=0");
-    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1004, 0, 1, 8, 1);
-    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "misaligned dram_addr");
-    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1001, 0, 1, 8, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1003, 0, 1, 8, 1 * 8);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "odd dram_addr");
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, 0x1004, 0, 1, 8, 7);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "odd dram_stride");
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, 0x1004, 0, 1, 9, 10);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "odd row_bytes");
+    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1001, 0, 1, 8, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "misaligned STORE");
     npu_enc_ldw(&p[0], 0, NPU_MODE_FW, 0, 1, 5, 4);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "LDW k > 2S");
@@ -268,18 +272,18 @@ Test(runtime, every_error_is_reported)
     npu_enc_drain(&p[0], 0, 0, 0, 2);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 0, 0, "DRAIN rows = 0");
 
-    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, dram_end - 8, 0, 1, 8, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 2, dram_end - 8, 0, 1, 8, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 7, "LOAD past DRAM end (info: last byte)");
-    npu_enc_store(&p[0], NPU_TAG_Y, 1, dram_end - 8, 0, 2, 9, 1);
-    expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end, "STORE past DRAM end");
-    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 9, 1);
+    npu_enc_store(&p[0], NPU_TAG_Y, 1, dram_end - 8, 0, 2, 10, 1 * 8);
+    expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 1, "STORE past DRAM end");
+    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 10, 1 * 8);
     npu_insn_put(&p[0], NPU_FLD_LOAD_transpose, 1); /* the STORE format has none: raw */
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "STORE with the transpose bit");
-    npu_enc_load(&p[0], NPU_TAG_X, 1, 4, 0x1000, 0, 1, 7, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 1, 4, 0x1000, 0, 1, 7, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed LOAD, odd row_bytes");
-    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 8191, 1, 16, 1);
+    npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 8191, 1, 16, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "LOAD past SPM end (info: last word)");
-    npu_enc_load(&p[0], NPU_TAG_X, 1, 5, 0x1000, 8190, 1, 8, 1); /* 4 SPM rows of 2 words at 8190.. */
+    npu_enc_load(&p[0], NPU_TAG_X, 1, 5, 0x1000, 8190, 1, 8, 1 * 8); /* 4 SPM rows of 2 words at 8190.. */
     expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8190 + 3 + 1, "transposed LOAD past SPM end");
     npu_enc_wave(&p[0], 0, NPU_MODE_FW, 0, 3, 8190, 1, 4, 4, 0);
     expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8192, "WAVE A rows past SPM end");

@@ -138,7 +138,7 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
             uint64_t pix = ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->vOW;
             npu_pb_put(&x->b, l,
                        npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW, npu_pb_dram(&x->b, x->a->dy + pix * fw * x->B),
-                                    in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, (unsigned)fw),
+                                    in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, (unsigned)fw * x->B),
                        &ins, 0);
         }
         npu_cx_load_plane_rows(x, l, un, in + p->xoff, part ? im : un->i0, part ? un->i1 : im);

@@ -131,7 +131,7 @@ void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
             oh = oe - 1;
         } else {
             npu_pb_put(&x->b, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 0, (unsigned)(ow1 - ow0), npu_pb_dram(&x->b, dram), spm,
-                                        (unsigned)s * fw, fw * x->B, fw), &ins, 0);
+                                        (unsigned)s * fw, fw * x->B, fw * x->B), &ins, 0);
         }
     }
     memset(x->cov + hb, 0, (size_t)G * Ru * W);

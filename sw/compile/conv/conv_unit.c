@@ -46,12 +46,12 @@ void npu_cx_load_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, 
         return;
     if (bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows, npu_pb_dram(&x->b, dram), spm, nrows > 1 ? spitch : 0,
-                               (unsigned)bytes, nrows > 1 ? dpitch : 0), &in, 0);
+                               (unsigned)bytes, (nrows > 1 ? dpitch : 0) * x->B), &in, 0);
         return;
     }
     for (unsigned r = 0; r < nrows; r++)
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, pix, npu_pb_dram(&x->b, dram + (uint64_t)r * dpitch * x->B),
-                               spm + r * spitch, pw, pw * x->B, pw), &in, 0);
+                               spm + r * spitch, pw, pw * x->B, pw * x->B), &in, 0);
 }
 
 /* LDW into the next weight bank; returns the bank. */
@@ -138,7 +138,7 @@ void npu_cx_load_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, u
     npu_insn_t in;
     while (rows) {
         unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
-        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, cw, cw * x->B, cw), &in, 0);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, cw, cw * x->B, cw * x->B), &in, 0);
         spm += nr * cw;
         dram += (uint64_t)nr * cw * x->B;
         rows -= nr;
@@ -178,14 +178,14 @@ static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
         for (int t = t0; t < t1; t++)
             npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                    p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
-                                   2u * (unsigned)c->C, p->pw), &in, 0);
+                                   2u * (unsigned)c->C, p->pw * x->B), &in, 0);
         return;
     }
     for (int t = t0; t < t1;) { /* rows field is 16 bits */
         int nt = imin(t1 - t, 65535 / c->F);
         npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
-                               p->pw), &in, 0);
+                               p->pw * x->B), &in, 0);
         t += nt;
     }
 }
@@ -252,7 +252,7 @@ void npu_cx_store_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, u
     npu_insn_t in;
     while (rows) {
         unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
-        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, cw, chunk, cw), &in, 0);
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, cw, chunk, cw * x->B), &in, 0);
         spm += nr * cw;
         dram += (uint64_t)nr * chunk;
         rows -= nr;

@@ -70,20 +70,20 @@ static void emit_loads(emitter_t *e, int g)
     if (!a->transA)
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 0, (unsigned)ch.m_act,
                           npu_pb_dram(&e->b, a->a + (uint64_t)ch.m0 * a->pitch_a * B + 2ull * ch.k0),
-                          p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
+                          p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a * e->b.B);
     else
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
                           npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a * B + 2ull * ch.m0),
-                          p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
+                          p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a * e->b.B);
     npu_pb_put(&e->b, l, rc, &in, 0);
     if (!a->transB)
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 0, (unsigned)ch.kc_act,
                           npu_pb_dram(&e->b, a->b + (uint64_t)ch.k0 * a->pitch_b * B + 2ull * ch.n0),
-                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
+                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b * e->b.B);
     else
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
                           npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b * B + 2ull * ch.k0),
-                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
+                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b * e->b.B);
     npu_pb_put(&e->b, l, rc, &in, 0);
 }
 
@@ -231,7 +231,7 @@ static void emit_drain_store(emitter_t *e, int g)
     npu_pb_put(&e->b, &e->s->st,
                npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
                              npu_pb_dram(&e->b, a->c + (uint64_t)ch.m0 * a->pitch_c * e->b.B + 4ull * ch.n0),
-                             cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c),
+                             cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c * e->b.B),
                &in, 0);
 }
 

@@ -208,27 +208,27 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_order_op_t *o, un
     case NPU_TENSOR_DY:
         d = io->dy + (uint64_t)o->m * a->Tm * io->pitch_dy * B + 2ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy);
+                          (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy * e->b.B);
         break;
     case NPU_TENSOR_X: /* X^T tile: rows k, words over m */
         d = io->x + (uint64_t)o->m * a->Tm * io->pitch_x * B + 2ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x);
+                          (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x * e->b.B);
         break;
     case NPU_TENSOR_W: /* W^T tile: rows n, words over k */
         d = io->w + (uint64_t)o->k * a->Tk * io->pitch_w * B + 2ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
+                          (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w * e->b.B);
         break;
     case NPU_TENSOR_DX: /* spilled partial */
         d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
+                          (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx * e->b.B);
         break;
     case NPU_TENSOR_DW:
         d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
+                          (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw * e->b.B);
         break;
     default:
         npu_pb_fail(&e->b, "no load for tensor %d", t);
@@ -249,11 +249,11 @@ static void emit_store(em_t *e, npu_prog_t *p, const npu_order_op_t *o, unsigned
     if (o->grad == NPU_PHASE_DX) {
         d = (spill ? io->px : io->dx) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
         rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DX, (unsigned)m_act, npu_pb_dram(&e->b, d),
-                           word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
+                           word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx * e->b.B);
     } else {
         d = (spill ? io->pw : io->dw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
         rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DW, (unsigned)k_act, npu_pb_dram(&e->b, d),
-                           word, (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
+                           word, (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw * e->b.B);
     }
     npu_pb_put(&e->b, p, rc, &in, 0);
 }

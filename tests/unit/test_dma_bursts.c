@@ -1,0 +1,68 @@
+/*
+ * test_dma_bursts.c - the DMA run and burst rule (sw/prog/prog_expect.h npu_dma_*, docs/memory.md
+ * "DMA runs and bursts") on hand-computed cases: a run's beats, the MAX_BURST split, the 4 KiB
+ * split, unaligned starts and ends, contiguous versus per-row runs, transposed groups.
+ */
+#include <criterion/criterion.h>
+
+#include "prog/prog_expect.h"
+
+static void eq(npu_dma_count_t c, uint64_t beats, uint64_t bursts, const char *what)
+{
+    cr_assert_eq(c.beats, beats, "%s: %llu beats, expected %llu", what, (unsigned long long)c.beats,
+                 (unsigned long long)beats);
+    cr_assert_eq(c.bursts, bursts, "%s: %llu bursts, expected %llu", what, (unsigned long long)c.bursts,
+                 (unsigned long long)bursts);
+}
+
+Test(dma_bursts, one_run)
+{
+    eq(npu_dma_run(0, 0, 32, 16), 0, 0, "empty");
+    eq(npu_dma_run(0, 2, 32, 16), 1, 1, "one element");
+    eq(npu_dma_run(30, 2, 32, 16), 1, 1, "the last element of a beat");
+    eq(npu_dma_run(30, 4, 32, 16), 2, 1, "two elements across a beat boundary");
+    eq(npu_dma_run(0, 32 * 16, 32, 16), 16, 1, "MAX_BURST beats");
+    eq(npu_dma_run(0, 32 * 16 + 2, 32, 16), 17, 2, "one element more: MAX_BURST split");
+    eq(npu_dma_run(6, 32 * 16, 32, 16), 17, 2, "unaligned start: 17 beats");
+    eq(npu_dma_run(0, 32 * 40, 32, 16), 40, 3, "16 + 16 + 8");
+    /* 4 KiB: beats 124..131 at B = 32 (bytes 3968..4223): 4 before the line, 4 after */
+    eq(npu_dma_run(3970, 4200 - 3970, 32, 16), 8, 2, "across 4 KiB");
+    eq(npu_dma_run(4096 - 32, 64, 32, 16), 2, 2, "one beat each side of 4 KiB");
+    eq(npu_dma_run(4096 - 2, 4, 32, 16), 2, 2, "one element each side of 4 KiB");
+    /* greedy from the start: 4 beats to the line, then 16, 16, 4 */
+    eq(npu_dma_run(4096 - 4 * 32, 40 * 32, 32, 16), 40, 4, "4 KiB then MAX_BURST");
+    eq(npu_dma_run(8, 8 * 8, 8, 1), 8, 8, "MAX_BURST 1");
+}
+
+Test(dma_bursts, rows)
+{
+    /* 4096 x 5 int16 (10-byte rows) dense: 40960 bytes, 1280 beats of 32, 10 lines of 4 KiB */
+    eq(npu_dma_bursts(32, 16, 0, 4096, 10, 10), 1280, 80, "dense rows: one run");
+    /* the same rows one beat apart: one single-beat burst per row */
+    eq(npu_dma_bursts(32, 16, 0, 4096, 10, 32), 4096, 4096, "padded rows");
+    /* rows 12 bytes apart share beats but are runs of their own: [0,10), [12,22), [24,34) */
+    eq(npu_dma_bursts(32, 16, 0, 3, 10, 12), 4, 3, "per-row runs that share a beat");
+    /* unaligned rows of 64 bytes, stride 96: each covers 3 beats (offsets 2, 2 + 96 = 98 -> 2) */
+    eq(npu_dma_bursts(32, 16, 2, 4, 64, 96), 12, 4, "unaligned rows");
+    /* stride 0: the same row every time, each its own run */
+    eq(npu_dma_bursts(32, 16, 64, 3, 32, 0), 3, 3, "stride 0");
+    /* one row: a run whatever the stride */
+    eq(npu_dma_bursts(32, 16, 30, 1, 34, 0), 2, 1, "one row");
+    /* contiguous rows across a 4 KiB line: bytes [4000, 4000 + 20*10) = beats 125..131 */
+    eq(npu_dma_bursts(32, 16, 4000, 20, 10, 10), 7, 2, "dense rows across 4 KiB");
+}
+
+Test(dma_bursts, transposed)
+{
+    /* B = 8 (S = 2): blocks of 4 rows, groups of <= 2 beats */
+    /* 10 rows x 20 bytes, stride 24: groups (16 bytes, 4 bytes), per sub-row: 10 x (1 + 1) */
+    eq(npu_dma_bursts_tr(8, 16, 0, 10, 20, 24), 30, 20, "per sub-row");
+    /* stride = the group: 10 rows of 16 bytes contiguous: one run per block (4 + 4 + 2 rows) */
+    eq(npu_dma_bursts_tr(8, 16, 0, 10, 16, 16), 20, 3, "contiguous sub-rows");
+    /* beat-padded rows (6 bytes at an 8-byte pitch, aligned): one run per block as before */
+    eq(npu_dma_bursts_tr(8, 16, 0, 10, 6, 8), 10, 3, "beat-padded adjacent rows");
+    /* the same pitch from an unaligned address: per sub-row (6 bytes at 2 + 8r: one beat each) */
+    eq(npu_dma_bursts_tr(8, 16, 2, 10, 6, 8), 10, 10, "unaligned padded rows");
+    /* dense 6-byte rows from offset 2: a block of 4 rows = 24 bytes from 2 + 24b: 4 beats */
+    eq(npu_dma_bursts_tr(8, 16, 2, 8, 6, 6), 8, 2, "dense unaligned rows");
+}
