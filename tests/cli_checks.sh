@@ -30,6 +30,13 @@ check 2 "config is not an option" gemm -m 4 -n 4 -k 4 --config small
 check 0 "a valid run" gemm -m 5 -n 6 -k 7 --quiet
 check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
 check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
+check 2 "GEMM larger than the DRAM" gemm -m 30000 -n 30000 -k 30000
+check 2 "overlap larger than the DRAM" overlap -m 30000 -n 30000 -k 30000
+msg=$("$npu" gemm -m 30000 -n 30000 -k 30000 2>&1 >/dev/null)
+case $msg in
+    *"needs at least 7200000000 bytes of DRAM"*"holds 4294967296 bytes"*) echo "ok: DRAM need named";;
+    *) echo "FAIL: a GEMM larger than the DRAM must name the bytes it needs and the limit: $msg"; fail=1;;
+esac
 check 2 "train without layers" train --batch 4
 check 2 "train with one size" train --layers 64
 check 2 "train with a bad order" train --layers 8,8 --order fastest

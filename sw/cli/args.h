@@ -36,7 +36,8 @@ enum npu_cmd {
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
 enum { NPU_POLICY_ARG_1G1C = 0, NPU_POLICY_ARG_FLEXSA = 1, NPU_POLICY_ARG_1G4C = 2 };
 
-#define NPU_ARGS_MAX_DIM 1000000            /* largest accepted M, N or K */
+#define NPU_ARGS_MAX_DIM (1 << 30) /* largest M, N or K the CLI parses; what fits is the DRAM's call
+                                      (npu_cli_gemm_fits) */
 #define NPU_ARGS_DEFAULT_SEED 1u
 #define NPU_ARGS_DEFAULT_MAX_CYCLES 100000000ull
 

@@ -112,6 +112,8 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     o.dram_bw = t.bytes_per_cycle;
     o.dram_latency = t.latency;
     o.stall_pct = t.stall_pct;
+    if (npu_cli_gemm_fits(cfg, a) != 0)
+        return NPU_EXIT_USAGE;
     if (npu_cli_random_inputs(a, &A, &B) != 0)
         return NPU_EXIT_FAIL;
     if (!a->json && !a->quiet)

@@ -50,6 +50,9 @@ npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
 
 /* Seeded random operands A (M x K) and B (K x N), the same for every command. 0 or -1 (after
  * printing the reason). */
+/* 0 when the GEMM of -m -n -k fits the config's DRAM, else -1 with the bytes it needs and the
+ * DRAM's size on stderr (the caller exits NPU_EXIT_USAGE before building any operand). */
+int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B);
 
 #endif
