@@ -67,6 +67,39 @@ check 2 "conv with a bad kernel" conv --conv 3,8,8,4,3,3,1,0,1 --kernel bwd
 check 2 "train with layers and conv" train --layers 8,8 --conv 3,8,8,4,3,3,1,0,1
 check 0 "conv kernels, both dataflows" conv --conv "3,9,9,5,3,3,2,1,1;4,7,7,4,3,3,1,1,1,dw" --quiet
 check 0 "conv layers of a topology, scaled" train --topology tests/topologies/ecoflow_layers.csv --scale-c 64 --scale-s 8 --quiet --dataflow ecoflow
+check 2 "conv on a GEMM topology" conv --topology tests/topologies/gemm_small.csv
+check 2 "train on a GEMM topology" train --topology tests/topologies/gemm_small.csv
+check 2 "gemm with a missing topology" gemm --topology /nonexistent.csv
+check 2 "gemm with a topology and sizes" gemm --topology tests/topologies/gemm_small.csv -m 4
+check 0 "conv on SCALE-Sim's depthwise form" conv --topology tests/topologies/conv_small.csv --quiet
+# gemm --topology: the exit status and the table (rows, reasons, totals); a layer that does not
+# fit the DRAM fails with its bytes and the next layer still runs
+table() {   # expected-exit file description patterns...
+    local want=$1 file=$2 what=$3 out rc p; shift 3
+    out=$("$npu" gemm --topology "tests/topologies/$file" 2>&1); rc=$?
+    for p in "$@"; do
+        if ! grep -Eq "$p" <<<"$out"; then
+            echo "FAIL: $what: no line matching '$p' in:"; echo "$out"; fail=1; return
+        fi
+    done
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL: $what: exit $rc (want $want)"; echo "$out"; fail=1
+    else
+        echo "ok: $what -> exit $rc"
+    fi
+}
+table 0 gemm_small.csv "gemm --topology, GEMM format" \
+    '^fc1 +64 +32 +48 +[0-9]+ +[0-9.]+% +[0-9]+  PASS$' '^skinny +100 +5 +7 .*  PASS$' \
+    '^wide +9 +70 +33 .*  PASS$' '^total: 3 layers, 3 passed, 0 failed, 0 skipped; passed layers'
+table 1 gemm_nofit.csv "gemm --topology, a layer too large for the DRAM" \
+    "warning: ignored 1 column not in SCALE-Sim's GEMM format: column 5 'Sparsity'" \
+    '^small1 +16 +16 +16 .*  PASS$' \
+    '^huge +100000 +100000 +100000 +0 .*NO FIT: needs at least 80000000000 bytes of DRAM' \
+    '^small2 +20 +12 +40 .*  PASS$' '^total: 3 layers, 2 passed, 1 failed, 0 skipped'
+table 0 conv_small.csv "gemm --topology, conv format (im2col forward GEMMs)" \
+    'note: 1 layer with Num Filter 1' '^c1 +64 +8 +36 .*  PASS$' \
+    '^dw +0 +0 +0 .*SKIP: depthwise: no single GEMM' '^c2 +25 +16 +8 .*  PASS$' \
+    '^total: 3 layers, 2 passed, 0 failed, 1 skipped'
 check 2 "flexsa-report bad batch" flexsa-report --batch 0
 check 2 "train-bench unknown set" train-bench --set cloud
 check 2 "train-bench bad element size" train-bench --acc-bytes 8
