@@ -5,8 +5,9 @@
  * A GEMM file's layer (name, M, N, K) is C[M][N] = A[M][K] x B[K][N] (topology.h), M times
  * --batch. A conv file's layer runs its forward pass lowered by im2col: M = batch x OH x OW,
  * N = filters, K = C x KH x KW (npu_topo_gemm_shape); a depthwise layer is no single GEMM and is
- * skipped with the reason. Each layer runs on a fresh simulator with its own seeded operands
- * (seed + layer index); a layer that fails (too big for the DRAM: NO FIT, checked before its
+ * skipped with the reason. Each layer runs on a fresh simulator with its own seeded operands and
+ * DRAM stalls (seed + layer index i: `npu gemm -m M -n N -k K --seed <seed + i>` with the same
+ * options replays layer i exactly); a layer that fails (too big for the DRAM: NO FIT, checked before its
  * operands are built; a mismatch; a timeout) gets its reason in the table and the next layer
  * runs. Exit status: 0 every layer passed or was skipped, 3 a layer timed out, else 1 a layer
  * failed (NO FIT included: the file is valid, one layer of it did not run).
@@ -166,9 +167,10 @@ static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *r
 static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
                      topo_row_t *rows, FILE *csv)
 {
-    npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
     for (int i = 0; i < t->n; i++) {
         topo_row_t *r = &rows[i];
+        npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
+        tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
         if (npu_topo_gemm_shape(t, i, &r->M, &r->N, &r->K, r->why, sizeof r->why) != 0)
             r->rc = ROW_SKIP;
         else
