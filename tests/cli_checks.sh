@@ -32,6 +32,11 @@ check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
 check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
 check 2 "GEMM larger than the DRAM" gemm -m 30000 -n 30000 -k 30000
 check 2 "overlap larger than the DRAM" overlap -m 30000 -n 30000 -k 30000
+# --quiet keeps a failed layer's reason (on stderr; exit 1): a layer whose X alone is 8 GiB can
+# never run on a 4 GiB DRAM, whatever the planner learns
+msg=$("$npu" conv --conv 4096,1024,1024,16,1,1,1,0,1 --kernel fwd --quiet 2>&1 >/dev/null); rc=$?
+if [ "$rc" -eq 1 ] && [ -n "$msg" ]; then echo "ok: conv --quiet names the failure ($msg)"
+else echo "FAIL: conv --quiet on a failing layer: exit $rc, stderr '${msg}'"; fail=1; fi
 msg=$("$npu" gemm -m 30000 -n 30000 -k 30000 2>&1 >/dev/null)
 case $msg in
     *"needs at least 7200000000 bytes of DRAM"*"holds 4294967296 bytes"*) echo "ok: DRAM need named";;

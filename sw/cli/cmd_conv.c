@@ -177,6 +177,12 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                 timeout |= r->rep.rc == NPU_GEMM_TIMEOUT;
                 if (!a->quiet)
                     print_row(t, r);
+                else if (r->rep.rc != NPU_GEMM_PASS) /* --quiet keeps the failures */
+                    fprintf(stderr, "npu: conv %s %s%s%s: %s%s%s\n", t->layer[l].name,
+                            npu_conv_kernel_name(k), k == NPU_CONV_FWD ? "" : " ",
+                            k == NPU_CONV_FWD ? "" : npu_conv_dataflow_name(r->dataflow),
+                            result_name(r->rep.rc),
+                            r->rep.msg[0] ? ": " : "", r->rep.msg);
                 if (csv)
                     csv_row(csv, t, r);
             }
