@@ -2,10 +2,14 @@
  * dram_model.c - see dram_model.h. O(1) work per cycle: two small ring buffers of accepted
  * bursts, a shared byte-credit bucket and one PRNG draw per cycle when stalls are enabled.
  */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS, MAP_NORESERVE under -std=c99 */
 #include "dram_model.h"
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__)
+#include <sys/mman.h>
+#endif
 
 enum { ST_AR = 1, ST_R = 2, ST_AW = 4, ST_W = 8, ST_B = 16 };
 enum { OF_AR = 1, OF_R = 2, OF_AW = 4, OF_W = 8, OF_B = 16 };
@@ -122,6 +126,35 @@ void dram_set_timing(dram_t *d, const npu_dram_timing_t *t)
     d->driven = 0;
 }
 
+/* A private anonymous mapping: the kernel gives a page on its first write (reads of untouched
+ * pages see the shared zero page), so a 4 GiB DRAM costs what a run touches. MAP_NORESERVE: no
+ * swap is reserved for the untouched part (under the default overcommit heuristic a 4 GiB
+ * reservation could be refused on a small machine). */
+void *dram_mem_alloc(uint64_t bytes)
+{
+    if (bytes == 0 || bytes > (uint64_t)(size_t)-1)
+        return NULL;
+#if defined(__unix__)
+    void *p = mmap(NULL, (size_t)bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+#else
+    return calloc((size_t)bytes, 1);
+#endif
+}
+
+void dram_mem_free(void *mem, uint64_t bytes)
+{
+    if (!mem)
+        return;
+#if defined(__unix__)
+    munmap(mem, (size_t)bytes);
+#else
+    (void)bytes;
+    free(mem);
+#endif
+}
+
 dram_t *dram_create(unsigned addr_bits, unsigned beat_bytes, const npu_dram_timing_t *t)
 {
     dram_t *d;
@@ -135,7 +168,7 @@ dram_t *dram_create(unsigned addr_bits, unsigned beat_bytes, const npu_dram_timi
         return NULL;
     d->size = (uint64_t)1 << addr_bits;
     d->beat = beat_bytes;
-    d->mem = (uint8_t *)calloc((size_t)d->size, 1);
+    d->mem = (uint8_t *)dram_mem_alloc(d->size);
     if (!d->mem) {
         free(d);
         return NULL;
@@ -148,7 +181,7 @@ void dram_free(dram_t *d)
 {
     if (!d)
         return;
-    free(d->mem);
+    dram_mem_free(d->mem, d->size);
     free(d);
 }
 

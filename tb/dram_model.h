@@ -87,7 +87,12 @@ typedef struct dram_stats {
 
 typedef struct dram dram_t;
 
-/* addr_bits: memory is 2^addr_bits bytes (zeroed). beat_bytes: 4..256, power of two.
+/* Zeroed memory of `bytes` bytes whose pages are allocated on first write (mmap on Unix; calloc
+ * elsewhere): the model's and the functional model's DRAM. NULL on failure. */
+void *dram_mem_alloc(uint64_t bytes);
+void dram_mem_free(void *mem, uint64_t bytes);
+
+/* addr_bits: memory is 2^addr_bits bytes (zeroed, allocated on touch: dram_mem_alloc). beat_bytes: 4..256, power of two.
  * t may be NULL (unlimited bandwidth, latency 1, no burst cost, no stalls). NULL on failure. */
 dram_t *dram_create(unsigned addr_bits, unsigned beat_bytes, const npu_dram_timing_t *t);
 void dram_free(dram_t *d);

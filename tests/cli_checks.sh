@@ -30,6 +30,18 @@ check 2 "config is not an option" gemm -m 4 -n 4 -k 4 --config small
 check 0 "a valid run" gemm -m 5 -n 6 -k 7 --quiet
 check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
 check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
+check 2 "GEMM larger than the DRAM" gemm -m 30000 -n 30000 -k 30000
+check 2 "overlap larger than the DRAM" overlap -m 30000 -n 30000 -k 30000
+# --quiet keeps a failed layer's reason (on stderr; exit 1): a layer whose X alone is 8 GiB can
+# never run on a 4 GiB DRAM, whatever the planner learns
+msg=$("$npu" conv --conv 4096,1024,1024,16,1,1,1,0,1 --kernel fwd --quiet 2>&1 >/dev/null); rc=$?
+if [ "$rc" -eq 1 ] && [ -n "$msg" ]; then echo "ok: conv --quiet names the failure ($msg)"
+else echo "FAIL: conv --quiet on a failing layer: exit $rc, stderr '${msg}'"; fail=1; fi
+msg=$("$npu" gemm -m 30000 -n 30000 -k 30000 2>&1 >/dev/null)
+case $msg in
+    *"needs at least 7200000000 bytes of DRAM"*"holds 4294967296 bytes"*) echo "ok: DRAM need named";;
+    *) echo "FAIL: a GEMM larger than the DRAM must name the bytes it needs and the limit: $msg"; fail=1;;
+esac
 check 2 "train without layers" train --batch 4
 check 2 "train with one size" train --layers 64
 check 2 "train with a bad order" train --layers 8,8 --order fastest
@@ -60,6 +72,39 @@ check 2 "conv with a bad kernel" conv --conv 3,8,8,4,3,3,1,0,1 --kernel bwd
 check 2 "train with layers and conv" train --layers 8,8 --conv 3,8,8,4,3,3,1,0,1
 check 0 "conv kernels, both dataflows" conv --conv "3,9,9,5,3,3,2,1,1;4,7,7,4,3,3,1,1,1,dw" --quiet
 check 0 "conv layers of a topology, scaled" train --topology tests/topologies/ecoflow_layers.csv --scale-c 64 --scale-s 8 --quiet --dataflow ecoflow
+check 2 "conv on a GEMM topology" conv --topology tests/topologies/gemm_small.csv
+check 2 "train on a GEMM topology" train --topology tests/topologies/gemm_small.csv
+check 2 "gemm with a missing topology" gemm --topology /nonexistent.csv
+check 2 "gemm with a topology and sizes" gemm --topology tests/topologies/gemm_small.csv -m 4
+check 0 "conv on SCALE-Sim's depthwise form" conv --topology tests/topologies/conv_small.csv --quiet
+# gemm --topology: the exit status and the table (rows, reasons, totals); a layer that does not
+# fit the DRAM fails with its bytes and the next layer still runs
+table() {   # expected-exit file description patterns...
+    local want=$1 file=$2 what=$3 out rc p; shift 3
+    out=$("$npu" gemm --topology "tests/topologies/$file" 2>&1); rc=$?
+    for p in "$@"; do
+        if ! grep -Eq "$p" <<<"$out"; then
+            echo "FAIL: $what: no line matching '$p' in:"; echo "$out"; fail=1; return
+        fi
+    done
+    if [ "$rc" -ne "$want" ]; then
+        echo "FAIL: $what: exit $rc (want $want)"; echo "$out"; fail=1
+    else
+        echo "ok: $what -> exit $rc"
+    fi
+}
+table 0 gemm_small.csv "gemm --topology, GEMM format" \
+    '^fc1 +64 +32 +48 +[0-9]+ +[0-9.]+% +[0-9]+  PASS$' '^skinny +100 +5 +7 .*  PASS$' \
+    '^wide +9 +70 +33 .*  PASS$' '^total: 3 layers, 3 passed, 0 failed, 0 skipped; passed layers'
+table 1 gemm_nofit.csv "gemm --topology, a layer too large for the DRAM" \
+    "warning: ignored 1 column not in SCALE-Sim's GEMM format: column 5 'Sparsity'" \
+    '^small1 +16 +16 +16 .*  PASS$' \
+    '^huge +100000 +100000 +100000 +0 .*NO FIT: needs at least 80000000000 bytes of DRAM' \
+    '^small2 +20 +12 +40 .*  PASS$' '^total: 3 layers, 2 passed, 1 failed, 0 skipped'
+table 0 conv_small.csv "gemm --topology, conv format (im2col forward GEMMs)" \
+    'note: 1 layer with Num Filter 1' '^c1 +64 +8 +36 .*  PASS$' \
+    '^dw +0 +0 +0 .*SKIP: depthwise: no single GEMM' '^c2 +25 +16 +8 .*  PASS$' \
+    '^total: 3 layers, 2 passed, 0 failed, 1 skipped'
 check 2 "flexsa-report bad batch" flexsa-report --batch 0
 check 2 "train-bench unknown set" train-bench --set cloud
 check 2 "train-bench bad element size" train-bench --acc-bytes 8

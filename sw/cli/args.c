@@ -27,7 +27,10 @@ enum {
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
-     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY))
+     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
+     B(OPT_BATCH))
+/* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
+#define OPTS_GEMM_ONE (B(OPT_JSON) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
@@ -84,6 +87,11 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
             "                [--max-cycles N] [--json] [--quiet] [--csv FILE]\n"
             "                [--policy 1g1c|1g4c|flexsa] [--flexsa (= --policy flexsa)]\n"
+            "       npu gemm --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv FILE]\n"
+            "                [--quiet] [DRAM options] [--max-cycles N]   (every GEMM of a SCALE-Sim\n"
+            "                GEMM topology, or the im2col forward GEMM of every layer of a conv\n"
+            "                topology: per-layer table and totals; a failing layer does not stop\n"
+            "                the others)\n"
             "       npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE]\n"
             "                [--dram-latency C] [--stall-pct P] [--max-cycles N] [--json]\n"
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
@@ -102,7 +110,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--dataflow zeropad|ecoflow|both] [--batch B] [--scale-c N]\n"
             "                [--scale-s N] [--seed N] [--max-cycles N] [--csv FILE] [--quiet]\n"
             "                (convolution kernels on the RTL, bit-exact; SPEC = C,H,W,F,KH,KW,\n"
-            "                stride,pad,dil[,dw]; FILE = SCALE-Sim topology CSV; --scale-c/-s\n"
+            "                stride,pad,dil[,dw]; FILE = SCALE-Sim conv topology CSV; --scale-c/-s\n"
             "                divide channels / height and width for quicker runs)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
@@ -387,6 +395,29 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
     return 0;
 }
 
+static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
+        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
+    if (a->trace_end < a->trace_start)
+        return bad(err, errn, "--trace-end is before --trace-start");
+    return 0;
+}
+
+/* gemm: one GEMM (-m -n -k) or the GEMMs of a topology. 0 or 2. */
+static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    if (a->topology && (seen & OPTS_DIMS))
+        return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
+    if (a->topology && (seen & OPTS_GEMM_ONE))
+        return bad(err, errn, "--json/--trace apply to one GEMM (-m -n -k), not to --topology");
+    if (!a->topology && (seen & B(OPT_BATCH)))
+        return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
+    if (!a->topology && (seen & OPTS_DIMS) != OPTS_DIMS)
+        return bad(err, errn, "'gemm' needs -m M -n N -k K (or --topology FILE.csv)");
+    return 0;
+}
+
 /* The options together: alternatives, requirements, the CNN / MLP forms of train. 0 or 2. */
 static int check_combination(const npu_args_t *a, const char *cmd, unsigned long long allowed,
                              unsigned long long seen, char *err, size_t errn)
@@ -405,13 +436,11 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
     if (a->cmd == NPU_CMD_CONV && !cnn)
         return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
+    if (a->cmd == NPU_CMD_GEMM)
+        return check_gemm(a, seen, err, errn) ? 2 : check_trace(a, seen, err, errn);
     if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
         return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
-    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
-        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
-    if (a->trace_end < a->trace_start)
-        return bad(err, errn, "--trace-end is before --trace-start");
-    return 0;
+    return check_trace(a, seen, err, errn);
 }
 
 int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *err, size_t errn)

@@ -6,6 +6,9 @@
  *              [--stall-pct P] [--trans-a] [--trans-b] [--trace FILE.fst] [--trace-start C]
  *              [--trace-end C] [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]
  *              [--policy 1g1c|1g4c|flexsa]
+ *   npu gemm   --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv F] [--quiet]
+ *              [DRAM options] [--max-cycles N] [--trans-a] [--trans-b]   (every GEMM of a
+ *              topology; -m/-n/-k, --json and --trace are for one GEMM)
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
@@ -36,7 +39,8 @@ enum npu_cmd {
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
 enum { NPU_POLICY_ARG_1G1C = 0, NPU_POLICY_ARG_FLEXSA = 1, NPU_POLICY_ARG_1G4C = 2 };
 
-#define NPU_ARGS_MAX_DIM 1000000            /* largest accepted M, N or K */
+#define NPU_ARGS_MAX_DIM (1 << 30) /* largest M, N or K the CLI parses; what fits is the DRAM's call
+                                      (npu_cli_gemm_fits) */
 #define NPU_ARGS_DEFAULT_SEED 1u
 #define NPU_ARGS_DEFAULT_MAX_CYCLES 100000000ull
 
@@ -56,12 +60,13 @@ typedef struct npu_args {
     int policy;                         /* NPU_POLICY_ARG_*: 1G1C (FW only, default), FlexSA
                                            (Algorithm 1 per wave) or 1G4C (independent cores) */
     unsigned limit, batch;              /* flexsa-report: GEMMs of the set (0 = all), batch;
-                                           train: batch (0 = 16) */
+                                           train: batch (0 = 16); conv, gemm --topology: images
+                                           or M multiplier (0 = 1) */
     const char *layers;                 /* train: "D0,D1,..,DL" */
     const char *order, *partition;      /* train: NULL = seq / none */
     unsigned tile;                      /* train: fused tile size (0 = default 2 x 2S) */
     const char *conv, *topology;        /* conv, train: "C,H,W,F,KH,KW,s,p,d[,dw];..." or a
-                                           SCALE-Sim topology CSV file */
+                                           SCALE-Sim topology CSV file (gemm: --topology too) */
     const char *kernel, *dataflow;      /* conv: fwd|dx|dw|all (NULL = all);
                                            zeropad|ecoflow|both (NULL: conv both, train ecoflow) */
     unsigned scale_c, scale_s;          /* conv, train: channel / spatial divisors (0 = 1) */

@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "model/topology.h"
 #include "ref/golden.h"
+#include "run/runtime.h"
 
 npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
 {
@@ -16,6 +18,26 @@ npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
     t.stall_pct = a->stall_pct;
     t.seed = a->seed;
     return t;
+}
+
+int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    uint64_t dram = (uint64_t)1 << cfg->dram_addr_bits;
+    uint64_t need = npu_gemm_dram_need(cfg, a->m, a->n, a->k, a->trans_a, a->trans_b, a->policy,
+                                       dram);
+    if (need == 0) {
+        fprintf(stderr, "npu: gemm M=%d N=%d K=%d: no tiling fits config %s\n", a->m, a->n, a->k,
+                cfg->name);
+        return -1;
+    }
+    if (need <= dram)
+        return 0;
+    /* "at least": beyond the DRAM the program is not emitted, only the tensors are counted */
+    fprintf(stderr, "npu: gemm M=%d N=%d K=%d needs at least %llu bytes of DRAM for its program "
+            "and tensors; config %s's DRAM holds %llu bytes (DRAM_ADDR_BITS = %d)\n", a->m, a->n,
+            a->k, (unsigned long long)need, cfg->name, (unsigned long long)dram,
+            cfg->dram_addr_bits);
+    return -1;
 }
 
 int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B)
@@ -31,4 +53,45 @@ int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B)
     }
     npu_random_operands(a->m, a->n, a->k, a->seed, *A, *B);
     return 0;
+}
+
+npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
+{
+    char msg[256];
+    npu_sim_t *sim = npu_sim_open(t);
+    if (!sim) {
+        fprintf(stderr, "npu: cannot open the simulator\n");
+        return NULL;
+    }
+    if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(cfg) ||
+        npu_check_hw(cfg, sim, msg, sizeof msg) != 0) {
+        if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(cfg))
+            snprintf(msg, sizeof msg, "the simulator's beat is %u bytes, config '%s' needs %d",
+                     npu_sim_beat_bytes(), cfg->name, npu_cfg_beat(cfg));
+        fprintf(stderr, "npu: %s; use build/<config>/npu, built for that configuration\n", msg);
+        npu_sim_close(sim);
+        return NULL;
+    }
+    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, a->trace_end) != 0) {
+        fprintf(stderr, "npu: cannot trace to %s (is this build compiled with tracing?)\n",
+                a->trace);
+        npu_sim_close(sim);
+        return NULL;
+    }
+    return sim;
+}
+
+int npu_cli_load_topology(const npu_args_t *a, int batch, npu_topology_t *t)
+{
+    char msg[256];
+    int rc = npu_topo_load(a->topology, batch, t, msg, sizeof msg);
+    for (const char *w = t->warn; *w;) { /* one stderr line per warning */
+        const char *e = strchr(w, '\n');
+        int len = e ? (int)(e - w) : (int)strlen(w);
+        fprintf(stderr, "npu: --topology %s: %.*s\n", a->topology, len, w);
+        w += len + (e != NULL);
+    }
+    if (rc != 0)
+        fprintf(stderr, "npu: --topology %s: %s\n", a->topology, msg);
+    return rc;
 }

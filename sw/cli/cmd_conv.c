@@ -4,7 +4,8 @@
  * counters checked against the formulas, and the ecoflow / zeropad speedup per backward kernel.
  *
  * Layers come from --conv (C,H,W,F,KH,KW,stride,pad,dil[,dw], several separated by ';') or a
- * SCALE-Sim topology CSV file (topology.h). A topology lists convolutions without the pooling and
+ * SCALE-Sim convolution topology CSV file (topology.h; a GEMM topology is refused, it runs with
+ * `npu gemm --topology`). A topology lists convolutions without the pooling and
  * activations between them, so the layers run independently, each on its own seeded tensors.
  */
 #include <stdio.h>
@@ -19,16 +20,28 @@
 #include "run/runtime.h"
 #include "model/topology.h"
 
+/* A GEMM topology has no convolutions: npu conv refuses it, npu train too (its rows are
+ * independent GEMMs, not a chain of layers whose weights are known). -1 after the message. */
+static int refuse_gemm_topology(const npu_args_t *a, const npu_topology_t *t)
+{
+    if (t->format != NPU_TOPO_GEMM)
+        return 0;
+    fprintf(stderr, "npu: --topology %s is a GEMM topology (Layer, M, N, K), not convolution "
+                    "layers: run its GEMMs with 'npu gemm --topology %s'%s\n",
+            a->topology, a->topology,
+            a->cmd == NPU_CMD_TRAIN ? " (its rows are independent GEMMs, not a network to "
+                                      "train; an MLP trains with 'npu train --layers')" : "");
+    return -1;
+}
+
 /* Layers of --conv or --topology, scaled; 0 or -1 after printing the reason. */
 static int load_layers(const npu_args_t *a, npu_topology_t *t)
 {
     char msg[200];
     int batch = a->batch ? (int)a->batch : 1;
     if (a->topology) {
-        if (npu_topo_load(a->topology, batch, t, msg, sizeof msg) != 0) {
-            fprintf(stderr, "npu: --topology %s: %s\n", a->topology, msg);
+        if (npu_cli_load_topology(a, batch, t) != 0 || refuse_gemm_topology(a, t) != 0)
             return -1;
-        }
     } else {
         char *spec = malloc(strlen(a->conv) + 1), *tok, *next;
         if (!spec)
@@ -164,6 +177,12 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                 timeout |= r->rep.rc == NPU_GEMM_TIMEOUT;
                 if (!a->quiet)
                     print_row(t, r);
+                else if (r->rep.rc != NPU_GEMM_PASS) /* --quiet keeps the failures */
+                    fprintf(stderr, "npu: conv %s %s%s%s: %s%s%s\n", t->layer[l].name,
+                            npu_conv_kernel_name(k), k == NPU_CONV_FWD ? "" : " ",
+                            k == NPU_CONV_FWD ? "" : npu_conv_dataflow_name(r->dataflow),
+                            result_name(r->rep.rc),
+                            r->rep.msg[0] ? ": " : "", r->rep.msg);
                 if (csv)
                     csv_row(csv, t, r);
             }

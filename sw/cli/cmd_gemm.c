@@ -1,5 +1,6 @@
 /* cmd_gemm.c - `npu gemm`: compile a GEMM, run it on the simulated NPU of this build's
- * configuration, check it bit-exact against the golden model and print the report. */
+ * configuration, check it bit-exact against the golden model and print the report. With
+ * --topology, the GEMMs of a topology file (cmd_gemm_topo.c). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,34 +20,6 @@ static int write_counters_csv(const char *path, const uint64_t *cnt)
     for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
         fprintf(f, "%s,%llu\n", npu_counter_name(i), (unsigned long long)cnt[i]);
     return fclose(f);
-}
-
-/* A simulator of this configuration (beat and hardware parameters checked), tracing if asked;
- * NULL after printing the reason. */
-static npu_sim_t *open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
-{
-    char msg[256];
-    npu_sim_t *sim = npu_sim_open(t);
-    if (!sim) {
-        fprintf(stderr, "npu: cannot open the simulator\n");
-        return NULL;
-    }
-    if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(cfg) ||
-        npu_check_hw(cfg, sim, msg, sizeof msg) != 0) {
-        if (npu_sim_beat_bytes() != (unsigned)npu_cfg_beat(cfg))
-            snprintf(msg, sizeof msg, "the simulator's beat is %u bytes, config '%s' needs %d",
-                     npu_sim_beat_bytes(), cfg->name, npu_cfg_beat(cfg));
-        fprintf(stderr, "npu: %s; use build/<config>/npu, built for that configuration\n", msg);
-        npu_sim_close(sim);
-        return NULL;
-    }
-    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, a->trace_end) != 0) {
-        fprintf(stderr, "npu: cannot trace to %s (is this build compiled with tracing?)\n",
-                a->trace);
-        npu_sim_close(sim);
-        return NULL;
-    }
-    return sim;
 }
 
 /* The NPU error line: its name, text, the faulting instruction. */
@@ -108,17 +81,21 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     int16_t *A, *B;
     int rc;
 
+    if (a->topology)
+        return npu_cmd_gemm_topology(cfg, a);
     o.seed = a->seed;
     o.dram_bw = t.bytes_per_cycle;
     o.dram_latency = t.latency;
     o.stall_pct = t.stall_pct;
+    if (npu_cli_gemm_fits(cfg, a) != 0)
+        return NPU_EXIT_USAGE;
     if (npu_cli_random_inputs(a, &A, &B) != 0)
         return NPU_EXIT_FAIL;
     if (!a->json && !a->quiet)
         printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", a->m, a->n, a->k,
                a->trans_a ? " --trans-a" : "", a->trans_b ? " --trans-b" : "",
                (unsigned long long)a->seed, cfg->name);
-    sim = open_sim(cfg, a, &t);
+    sim = npu_cli_open_sim(cfg, a, &t);
     if (!sim) {
         free(A);
         free(B);

@@ -15,6 +15,12 @@ enum { NPU_EXIT_PASS = 0, NPU_EXIT_FAIL = 1, NPU_EXIT_USAGE = 2, NPU_EXIT_TIMEOU
 /* `npu gemm` (cmd_gemm.c): one GEMM on the RTL, bit-exact, with the end-of-run report. */
 int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a);
 
+/* `npu gemm --topology` (cmd_gemm_topo.c): every GEMM of a topology file (a conv file: each
+ * layer's im2col forward GEMM), one table row per layer, a failing layer does not stop the
+ * others. 0 all passed (skipped depthwise layers aside), 1 a layer failed, 2 bad usage or file,
+ * 3 a layer timed out. */
+int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* `npu overlap` (cmd_overlap.c): compute-only, transfer-only and full cycles of one GEMM. */
 int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
 
@@ -50,6 +56,18 @@ npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
 
 /* Seeded random operands A (M x K) and B (K x N), the same for every command. 0 or -1 (after
  * printing the reason). */
+/* 0 when the GEMM of -m -n -k fits the config's DRAM, else -1 with the bytes it needs and the
+ * DRAM's size on stderr (the caller exits NPU_EXIT_USAGE before building any operand). */
+int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B);
+
+/* A simulator of this configuration (beat and hardware parameters checked), tracing if asked
+ * (--trace); NULL after printing the reason. */
+npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t);
+
+/* The --topology file with `batch`: its warnings printed to stderr (one line each, prefixed by
+ * the file name), then 0, or -1 after printing the error. */
+struct npu_topology;
+int npu_cli_load_topology(const npu_args_t *a, int batch, struct npu_topology *t);
 
 #endif

@@ -153,6 +153,21 @@ static int host_tensors(conv_job_t *j, uint64_t seed)
     return NPU_GEMM_PASS;
 }
 
+/* The kernel's tensors exceed the DRAM: the bytes they need and the limit. */
+static int no_fit(conv_job_t *j, int k)
+{
+    static const int tags[3][3] = {{NPU_TAG_X, NPU_TAG_W, NPU_TAG_Y},
+                                   {NPU_TAG_W, NPU_TAG_DY, NPU_TAG_DX},
+                                   {NPU_TAG_X, NPU_TAG_DY, NPU_TAG_DW}};
+    uint64_t need = 0;
+    char msg[160];
+    for (int i = 0; i < 3; i++)
+        need += npu_conv_tensor_bytes(j->p, tags[k == NPU_CONV_FWD ? 0 : k == NPU_CONV_DX ? 1 : 2][i]);
+    snprintf(msg, sizeof msg, "the tensors need %llu bytes of DRAM; the DRAM holds %llu bytes",
+             (unsigned long long)need, (unsigned long long)(j->dram ? j->dram_bytes : 0));
+    return done(j->rep, NPU_GEMM_NO_FIT, msg);
+}
+
 /* DRAM addresses of the kernel's tensors, the program emitted and placed after them. */
 static int layout_and_emit(conv_job_t *j)
 {
@@ -167,7 +182,7 @@ static int layout_and_emit(conv_job_t *j)
         npu_alloc(&al, npu_conv_tensor_bytes(p, k == NPU_CONV_FWD ? NPU_TAG_Y
                                                  : k == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW), &aout) ||
         al.next > 0xFFFFFFFFull)
-        return done(j->rep, NPU_GEMM_HOST_ERROR, "the tensors do not fit the DRAM");
+        return no_fit(j, k);
     j->ad.x = (uint32_t)ax;
     j->ad.w = (uint32_t)aw;
     j->ad.dy = (uint32_t)ady;

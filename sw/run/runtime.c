@@ -374,6 +374,7 @@ const char *npu_gemm_rc_name(int rc)
     case NPU_GEMM_COUNTERS: return "FAIL (counters)";
     case NPU_GEMM_NPU_ERROR: return "ERROR";
     case NPU_GEMM_TIMEOUT: return "TIMEOUT";
+    case NPU_GEMM_NO_FIT: return "NO FIT";
     default: return "HOST ERROR";
     }
 }
@@ -402,13 +403,58 @@ static int host_error(npu_gemm_report_t *rep, const char *msg)
     return rep->rc;
 }
 
+/* The plan, pitches and program length of a GEMM, and the DRAM bytes of its four regions
+ * (program, A, B, C), each rounded up to the allocator's beat alignment. When the tensors alone
+ * exceed `limit` the program is not emitted (a GEMM that large has an enormous program): size[0]
+ * and *plen_out stay 0 and the return is 1. */
+static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                       int modes, uint64_t limit, npu_gemm_report_t *rep, uint64_t size[4],
+                       size_t *plen_out)
+{
+    uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
+    size_t plen;
+    if (npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
+        return host_error(rep, "no tiling fits this configuration");
+    rep->args.transA = transA;
+    rep->args.transB = transB;
+    rep->args.modes = modes;
+    npu_gemm_pitches(cfg, M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
+                     &rep->args.pitch_c);
+    size[0] = 0;
+    size[1] = (uint64_t)(transA ? K : M) * rep->args.pitch_a * beat;
+    size[2] = (uint64_t)(transB ? N : K) * rep->args.pitch_b * beat;
+    size[3] = (uint64_t)M * rep->args.pitch_c * beat;
+    *plen_out = 0;
+    if (size[1] + size[2] + size[3] > limit)
+        return 1;
+    plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
+    if (plen == 0)
+        return host_error(rep, "instruction emission failed (a field does not fit)");
+    size[0] = ((uint64_t)plen * NPU_INSN_BYTES + beat - 1) / beat * beat;
+    *plen_out = plen;
+    return 0;
+}
+
+/* A GEMM whose program and tensors exceed the DRAM: the bytes it needs and the limit. */
+static int gemm_no_fit(npu_gemm_report_t *rep, const uint64_t size[4], uint64_t dram_bytes)
+{
+    rep->dram_need = size[0] + size[1] + size[2] + size[3];
+    snprintf(rep->host_msg, sizeof rep->host_msg,
+             "needs %s%llu bytes of DRAM (program %llu, A %llu, B %llu, C %llu); the DRAM holds "
+             "%llu bytes", size[0] ? "" : "more than ", (unsigned long long)rep->dram_need,
+             (unsigned long long)size[0], (unsigned long long)size[1],
+             (unsigned long long)size[2], (unsigned long long)size[3],
+             (unsigned long long)dram_bytes);
+    return rep->rc = NPU_GEMM_NO_FIT;
+}
+
 static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
                         int transB, int modes, npu_gemm_report_t *rep)
 {
     unsigned beat = (unsigned)npu_cfg_beat(cfg);
+    uint64_t size[4], at[4];
     size_t plen;
     npu_alloc_t al;
-    uint64_t pa, a, b, c;
 
     memset(rep, 0, sizeof *rep);
     npu_prog_init(&rep->prog);
@@ -417,31 +463,36 @@ static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N,
     rep->K = K;
     rep->transA = transA;
     rep->transB = transB;
-    if (npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
-        return host_error(rep, "no tiling fits this configuration");
-    rep->args.transA = transA;
-    rep->args.transB = transB;
-    rep->args.modes = modes;
-    npu_gemm_pitches(cfg, M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
-                     &rep->args.pitch_c);
-    plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
-    if (plen == 0)
-        return host_error(rep, "instruction emission failed (a field does not fit)");
+    int lrc = gemm_layout(cfg, M, N, K, transA, transB, modes, dram_bytes, rep, size, &plen);
+    if (lrc < 0)
+        return rep->rc;
+    if (lrc > 0)
+        return gemm_no_fit(rep, size, dram_bytes);
     npu_alloc_init(&al, dram_bytes, beat);
-    if (npu_alloc(&al, (uint64_t)plen * NPU_INSN_BYTES, &pa) ||
-        npu_alloc(&al, (uint64_t)(transA ? K : M) * rep->args.pitch_a * beat, &a) ||
-        npu_alloc(&al, (uint64_t)(transB ? N : K) * rep->args.pitch_b * beat, &b) ||
-        npu_alloc(&al, (uint64_t)M * rep->args.pitch_c * beat, &c) || c > 0xFFFFFFFFull)
-        return host_error(rep, "program and tensors do not fit the DRAM");
-    rep->prog_base = pa;
-    rep->args.a = (uint32_t)a;
-    rep->args.b = (uint32_t)b;
-    rep->args.c = (uint32_t)c;
-    rep->dram_used = al.next;
+    for (int i = 0; i < 4; i++)
+        if (npu_alloc(&al, size[i], &at[i]) != 0 || at[i] > 0xFFFFFFFFull)
+            return gemm_no_fit(rep, size, dram_bytes);
+    rep->prog_base = at[0];
+    rep->args.a = (uint32_t)at[1];
+    rep->args.b = (uint32_t)at[2];
+    rep->args.c = (uint32_t)at[3];
+    rep->dram_used = rep->dram_need = al.next;
     if (npu_gemm_emit(cfg, &rep->plan, &rep->args, &rep->prog) != 0 || rep->prog.n != plen)
         return host_error(rep, "instruction emission failed (a field does not fit)");
     npu_prog_expect(cfg, rep->prog.insn, rep->prog.n, &rep->expect);
     return rep->rc = NPU_GEMM_PASS;
+}
+
+uint64_t npu_gemm_dram_need(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                            int modes, uint64_t limit)
+{
+    npu_gemm_report_t rep;
+    uint64_t size[4];
+    size_t plen;
+    memset(&rep, 0, sizeof rep);
+    if (gemm_layout(cfg, M, N, K, transA, transB, modes, limit, &rep, size, &plen) < 0)
+        return 0;
+    return size[0] + size[1] + size[2] + size[3];
 }
 
 int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,

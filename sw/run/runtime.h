@@ -92,6 +92,8 @@ enum {
     NPU_GEMM_COUNTERS = 2,  /* result right, counters disagree with the program */
     NPU_GEMM_NPU_ERROR = 3, /* STATUS = ERROR */
     NPU_GEMM_TIMEOUT = 4,   /* max_cycles reached */
+    NPU_GEMM_NO_FIT = 5,    /* program and tensors need more DRAM than the config has
+                               (host_msg: the bytes needed and the limit) */
     NPU_GEMM_HOST_ERROR = -1 /* no plan, does not fit DRAM, out of memory */
 };
 const char *npu_gemm_rc_name(int rc); /* "PASS", "FAIL", ... */
@@ -103,6 +105,7 @@ typedef struct npu_gemm_report {
     npu_gemm_plan_t plan;
     npu_gemm_args_t args;
     uint64_t prog_base, dram_used;
+    uint64_t dram_need;       /* bytes of program and tensors (NPU_GEMM_NO_FIT: over the DRAM) */
     npu_prog_t prog;          /* owned; freed by npu_gemm_report_free */
     npu_prog_expect_t expect;
     npu_run_result_t run;
@@ -133,6 +136,12 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
  * or NPU_GEMM_HOST_ERROR (reason in rep->host_msg). Free rep with npu_gemm_report_free. */
 int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
                      int transB, npu_gemm_report_t *rep);
+
+/* DRAM bytes a GEMM needs (program and tensors, as npu_gemm_compile lays them out), 0 when no
+ * plan exists; when the tensors alone exceed limit, their bytes (the program is not emitted).
+ * The CLI checks it against the config's DRAM before it builds any operand. */
+uint64_t npu_gemm_dram_need(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                            int modes, uint64_t limit);
 
 /* npu_gemm_compile with the emitter's policy args.modes (NPU_EMIT_*, gemm_emit.h). */
 int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,

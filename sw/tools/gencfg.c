@@ -235,7 +235,7 @@ static void validate(void)
     check_range(K_LBUF_V_DEPTH, 1, 1L << 20);
     check_range(K_QUEUE_DEPTH, 1, 15);     /* QSTATE reports queue counts in 4 bits */
     check_range(K_TOKEN_MAX, 1, 15);       /* QSTATE reports token counts in 4 bits */
-    check_range(K_DRAM_ADDR_BITS, 16, 31);
+    check_range(K_DRAM_ADDR_BITS, 16, 32); /* the 32-bit dram_addr field */
     check_range(K_MAX_BURST_BEATS, 1, 256);
     check_range(K_MAX_OUTSTANDING, 1, 16);
     check_range(K_WATCHDOG_CYCLES, 0, 2147483647L);

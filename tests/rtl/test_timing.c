@@ -13,7 +13,10 @@
 
 static unsigned beat(void) { return 4u * (unsigned)rtl_cfg().s; }
 static unsigned spm_words(void) { npu_cfg_t c = rtl_cfg(); return (unsigned)(c.spm_banks * c.spm_bank_words); }
-static uint32_t dram_end(void) { return 1u << rtl_cfg().dram_addr_bits; }
+/* 2^DRAM_ADDR_BITS modulo 2^32: a 4 GiB DRAM ends at 0, and the addresses below it (end - x)
+ * and the error's ERR_INFO (the last byte's low 32 bits, end + x) wrap the same way. */
+static uint64_t dram_bytes(void) { return (uint64_t)1 << rtl_cfg().dram_addr_bits; }
+static uint32_t dram_end(void) { return (uint32_t)dram_bytes(); }
 
 /* Runs a one-instruction program; code 0 expects DONE, else that error at pc 0 with info. */
 static void run_one(const npu_insn_t *in, unsigned code, uint32_t info, const char *what)
@@ -57,9 +60,12 @@ Test(timing, load_dram_last_byte_at_the_limit)
 
 Test(timing, load_dram_wide_product)
 {
-    /* rows = 500 (both 8-bit halves), stride chosen so the rows span about half the DRAM */
+    /* rows = 500 (both 8-bit halves), stride chosen so the rows span about half the DRAM (at
+     * most the 16-bit dram_stride field) */
     uint32_t B = beat(), end = dram_end();
-    unsigned rows = 500, ds = (end / 2) / (rows * B);
+    unsigned rows = 500;
+    uint64_t half = dram_bytes() / 2 / (rows * B);
+    unsigned ds = half > 0xFFFF ? 0xFFFF : (unsigned)half;
     uint32_t span = (rows - 1) * ds * B + B;     /* bytes from daddr to the last byte + 1 */
     uint32_t d = end - span;
     load(0, 0, "wide: last byte = end - 1", 0, rows, d, 0, 1, B, ds);

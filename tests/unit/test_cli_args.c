@@ -328,6 +328,33 @@ Test(cli_args, conv_and_train_conv_options)
     bad(ARGC(b10), b10, "--conv/--topology");
 }
 
+Test(cli_args, gemm_topology_options)
+{
+    const char *v[] = {"npu", "gemm", "--topology", "g.csv", "--batch", "4", "--policy", "flexsa",
+                       "--csv", "t.csv", "--max-cycles", "1000", "--quiet"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_GEMM);
+    cr_assert_str_eq(a.topology, "g.csv");
+    cr_assert(a.batch == 4 && a.m == 0 && a.policy == NPU_POLICY_ARG_FLEXSA && a.quiet);
+
+    const char *b1[] = {"npu", "gemm", "--topology", "g.csv", "-m", "4"};
+    bad(ARGC(b1), b1, "--topology and -m/-n/-k are alternatives");
+    const char *b2[] = {"npu", "gemm", "--topology", "g.csv", "--json"};
+    bad(ARGC(b2), b2, "--json/--trace apply to one GEMM");
+    const char *b3[] = {"npu", "gemm", "--topology", "g.csv", "--trace", "t.fst"};
+    bad(ARGC(b3), b3, "--json/--trace apply to one GEMM");
+    const char *b4[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--batch", "2"};
+    bad(ARGC(b4), b4, "--batch applies to 'gemm --topology'");
+    const char *b5[] = {"npu", "gemm", "--topology", ""};
+    bad(ARGC(b5), b5, "--topology needs a SCALE-Sim topology CSV file");
+    const char *b6[] = {"npu", "gemm", "--topology", "g.csv", "--scale-c", "2"};
+    bad(ARGC(b6), b6, "option '--scale-c' does not apply to 'gemm'");
+    const char *b7[] = {"npu", "overlap", "--topology", "g.csv"};
+    bad(ARGC(b7), b7, "option '--topology' does not apply to 'overlap'");
+}
+
 Test(cli_args, train_bench_options)
 {
     npu_args_t a;

@@ -576,9 +576,13 @@ Test(gemm_fake, host_errors)
     npu_gemm_report_t rep;
     int16_t *A = calloc((size_t)4000 * 4000, 2);
     cr_assert_not_null(A);
-    /* 4000 x 4000 int16 A + B + int32 C = 128 MB: does not fit 16 MiB */
-    cr_assert_eq(npu_gemm_run(&c, s, 4000, 4000, 4000, A, A, 0, 0, NULL, 1000, &rep), NPU_GEMM_HOST_ERROR);
-    cr_assert(strstr(rep.host_msg, "DRAM") != NULL, "%s", rep.host_msg);
+    /* 4000 x 4000 int16 A + B + int32 C = 128 MB: does not fit 16 MiB; the message names the
+     * bytes (A and B 4000 rows of 8000 bytes, C 4000 rows of 16000 bytes: the tensors alone
+     * exceed the DRAM, so the program is not counted) and the limit */
+    cr_assert_eq(npu_gemm_run(&c, s, 4000, 4000, 4000, A, A, 0, 0, NULL, 1000, &rep), NPU_GEMM_NO_FIT);
+    cr_assert_eq(rep.dram_need, 128000000ull);
+    cr_assert(strstr(rep.host_msg, "needs more than 128000000 bytes of DRAM") != NULL, "%s", rep.host_msg);
+    cr_assert(strstr(rep.host_msg, "the DRAM holds 16777216 bytes") != NULL, "%s", rep.host_msg);
     npu_gemm_report_free(&rep);
     free(A);
     npu_sim_close(s);

@@ -1,0 +1,219 @@
+/*
+ * cmd_gemm_topo.c - `npu gemm --topology F.csv`: every GEMM of a SCALE-Sim topology on the RTL,
+ * bit-exact against the golden model with the counters checked, as `npu gemm -m -n -k` runs one.
+ *
+ * A GEMM file's layer (name, M, N, K) is C[M][N] = A[M][K] x B[K][N] (topology.h), M times
+ * --batch. A conv file's layer runs its forward pass lowered by im2col: M = batch x OH x OW,
+ * N = filters, K = C x KH x KW (npu_topo_gemm_shape); a depthwise layer is no single GEMM and is
+ * skipped with the reason. Each layer runs on a fresh simulator with its own seeded operands and
+ * DRAM stalls (seed + layer index i: `npu gemm -m M -n N -k K --seed <seed + i>` with the same
+ * options replays layer i exactly); a layer that fails (too big for the DRAM: NO FIT, checked before its
+ * operands are built; a mismatch; a timeout) gets its reason in the table and the next layer
+ * runs. Exit status: 0 every layer passed or was skipped, 3 a layer timed out, else 1 a layer
+ * failed (NO FIT included: the file is valid, one layer of it did not run).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "hw/isa.h"
+#include "model/topology.h"
+#include "ref/golden.h"
+#include "run/report.h"
+#include "run/runtime.h"
+
+enum { ROW_SKIP = -100 }; /* beside the NPU_GEMM_* codes */
+
+typedef struct topo_row {
+    int M, N, K, rc;
+    uint64_t cycles, macs, rd_bytes, wr_bytes;
+    double util;
+    char why[240]; /* reason of a failure or a skip */
+} topo_row_t;
+
+/* The reason of a failed run, one line. */
+static void fail_reason(const npu_gemm_report_t *rep, uint64_t max_cycles, char *why, size_t n)
+{
+    const char *nm;
+    switch (rep->rc) {
+    case NPU_GEMM_MISMATCH:
+        snprintf(why, n, "%zu mismatches, first C[%d][%d] = %ld, expected %ld", rep->mismatches,
+                 rep->bad_row, rep->bad_col, (long)rep->bad_got, (long)rep->bad_exp);
+        break;
+    case NPU_GEMM_COUNTERS: snprintf(why, n, "result bit-exact but %.150s", rep->counters_msg); break;
+    case NPU_GEMM_NPU_ERROR:
+        nm = npu_error_name(rep->run.err);
+        snprintf(why, n, "NPU error %s at pc %u", nm ? nm : "?", (unsigned)rep->run.err_pc);
+        break;
+    case NPU_GEMM_TIMEOUT:
+        snprintf(why, n, "no halt after %llu cycles", (unsigned long long)max_cycles);
+        break;
+    default: snprintf(why, n, "%s", rep->host_msg); break;
+    }
+}
+
+/* 0 when the layer's program and tensors fit the DRAM, else -1 with the row's reason. */
+static int layer_fits(const npu_cfg_t *cfg, const npu_args_t *a, topo_row_t *r)
+{
+    uint64_t dram = (uint64_t)1 << cfg->dram_addr_bits;
+    uint64_t need = npu_gemm_dram_need(cfg, r->M, r->N, r->K, a->trans_a, a->trans_b, a->policy,
+                                       dram);
+    if (need == 0) {
+        r->rc = NPU_GEMM_HOST_ERROR;
+        snprintf(r->why, sizeof r->why, "no tiling fits config %s", cfg->name);
+        return -1;
+    }
+    if (need <= dram)
+        return 0;
+    r->rc = NPU_GEMM_NO_FIT; /* "at least": past the DRAM the program is not emitted */
+    snprintf(r->why, sizeof r->why, "needs at least %llu bytes of DRAM for its program and "
+             "tensors; the DRAM holds %llu bytes", (unsigned long long)need,
+             (unsigned long long)dram);
+    return -1;
+}
+
+/* Layer i on a fresh simulator; the row filled. */
+static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
+                      int i, topo_row_t *r)
+{
+    npu_gemm_report_t rep;
+    unsigned beat = (unsigned)npu_cfg_beat(cfg);
+    size_t na = (size_t)r->M * (size_t)r->K, nb = (size_t)r->K * (size_t)r->N;
+    int16_t *A, *B;
+    npu_sim_t *sim;
+    if (layer_fits(cfg, a, r) != 0)
+        return; /* before any operand is built */
+    A = malloc(na * sizeof *A);
+    B = malloc(nb * sizeof *B);
+    sim = (A && B) ? npu_cli_open_sim(cfg, a, tm) : NULL;
+    if (!sim) {
+        r->rc = NPU_GEMM_HOST_ERROR;
+        snprintf(r->why, sizeof r->why, A && B ? "cannot open the simulator" : "out of memory");
+        free(A);
+        free(B);
+        return;
+    }
+    npu_random_operands(r->M, r->N, r->K, a->seed + (uint64_t)i, A, B);
+    r->rc = npu_gemm_run_modes(cfg, sim, r->M, r->N, r->K, A, B, a->trans_a, a->trans_b,
+                               a->policy, NULL, a->max_cycles, &rep);
+    r->cycles = rep.run.cnt[NPU_CNT_cycles];
+    r->macs = npu_report_useful_macs(rep.run.cnt);
+    r->util = npu_report_pe_util(cfg, rep.run.cnt);
+    r->rd_bytes = rep.rd_beats * beat;
+    r->wr_bytes = rep.wr_beats * beat;
+    if (r->rc != NPU_GEMM_PASS)
+        fail_reason(&rep, a->max_cycles, r->why, sizeof r->why);
+    npu_gemm_report_free(&rep);
+    npu_sim_close(sim);
+    free(A);
+    free(B);
+}
+
+static const char *row_result(const topo_row_t *r)
+{
+    return r->rc == ROW_SKIP ? "SKIP" : npu_gemm_rc_name(r->rc);
+}
+
+static void print_row(const char *name, const topo_row_t *r)
+{
+    printf("%-24s %8d %8d %8d %12llu %6.1f%% %12llu  %s%s%s\n", name, r->M, r->N, r->K,
+           (unsigned long long)r->cycles, 100.0 * r->util,
+           (unsigned long long)(r->rd_bytes + r->wr_bytes), row_result(r), r->why[0] ? ": " : "",
+           r->why);
+    fflush(stdout); /* long runs: each row as soon as it is known */
+}
+
+static void csv_row(FILE *f, const char *name, const topo_row_t *r)
+{
+    fprintf(f, "%s,%d,%d,%d,%llu,%llu,%.6f,%llu,%llu,%s,", name, r->M, r->N, r->K,
+            (unsigned long long)r->cycles, (unsigned long long)r->macs, r->util,
+            (unsigned long long)r->rd_bytes, (unsigned long long)r->wr_bytes, row_result(r));
+    fputc('"', f); /* the reason may hold commas: quoted, its quotes doubled (RFC 4180) */
+    for (const char *p = r->why; *p; p++) {
+        if (*p == '"')
+            fputc('"', f);
+        fputc(*p, f);
+    }
+    fputs("\"\n", f);
+}
+
+/* The totals line over the layers that ran; returns the exit status. */
+static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows, int n)
+{
+    int pass = 0, fail = 0, skip = 0, timeout = 0;
+    uint64_t cyc = 0, macs = 0, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        pass += rows[i].rc == NPU_GEMM_PASS;
+        skip += rows[i].rc == ROW_SKIP;
+        fail += rows[i].rc != NPU_GEMM_PASS && rows[i].rc != ROW_SKIP;
+        timeout |= rows[i].rc == NPU_GEMM_TIMEOUT;
+        if (rows[i].rc == NPU_GEMM_PASS) {
+            cyc += rows[i].cycles;
+            macs += rows[i].macs;
+            bytes += rows[i].rd_bytes + rows[i].wr_bytes;
+        }
+    }
+    if (!a->quiet)
+        printf("total: %d layers, %d passed, %d failed, %d skipped; passed layers %llu cycles, "
+               "%.1f%% utilization, %llu DRAM bytes\n", n, pass, fail, skip,
+               (unsigned long long)cyc,
+               cyc ? 100.0 * (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0,
+               (unsigned long long)bytes);
+    return timeout ? NPU_EXIT_TIMEOUT : fail ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
+}
+
+/* Every layer: its row printed (and written to the CSV) as soon as it ran. */
+static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
+                     topo_row_t *rows, FILE *csv)
+{
+    for (int i = 0; i < t->n; i++) {
+        topo_row_t *r = &rows[i];
+        npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
+        tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
+        if (npu_topo_gemm_shape(t, i, &r->M, &r->N, &r->K, r->why, sizeof r->why) != 0)
+            r->rc = ROW_SKIP;
+        else
+            run_layer(cfg, a, &tm, i, r);
+        if (!a->quiet)
+            print_row(t->layer[i].name, r);
+        if (csv)
+            csv_row(csv, t->layer[i].name, r);
+    }
+}
+
+int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_topology_t *t = malloc(sizeof *t);
+    topo_row_t *rows = NULL;
+    FILE *csv = NULL;
+    int rc = NPU_EXIT_USAGE;
+    if (!t)
+        return NPU_EXIT_FAIL;
+    if (npu_cli_load_topology(a, a->batch ? (int)a->batch : 1, t) != 0)
+        goto out;
+    rc = NPU_EXIT_FAIL;
+    if (!(rows = calloc((size_t)t->n, sizeof *rows)))
+        goto out;
+    if (a->csv && !(csv = fopen(a->csv, "w"))) {
+        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+        goto out;
+    }
+    if (csv)
+        fprintf(csv, "layer,M,N,K,cycles,macs,pe_util,dram_rd_bytes,dram_wr_bytes,result,reason\n");
+    if (!a->quiet) {
+        printf("npu gemm --topology %s: %d %s layers, batch %u, seed %llu (config %s)\n",
+               a->topology, t->n, t->format == NPU_TOPO_GEMM ? "GEMM" : "conv (forward, im2col)",
+               a->batch ? a->batch : 1, (unsigned long long)a->seed, cfg->name);
+        printf("%-24s %8s %8s %8s %12s %7s %12s  %s\n", "layer", "M", "N", "K", "cycles", "util",
+               "DRAM bytes", "result");
+    }
+    run_rows(cfg, a, t, rows, csv);
+    rc = totals(cfg, a, rows, t->n);
+out:
+    if (csv)
+        fclose(csv);
+    free(rows);
+    free(t);
+    return rc;
+}
