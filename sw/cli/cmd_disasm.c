@@ -21,7 +21,7 @@ int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a)
            a->m, a->n, a->k, a->trans_a ? " transA" : "", a->trans_b ? " transB" : "", cfg->name,
            rep.plan.Mt, rep.plan.Nt, rep.plan.Kc, rep.plan.m_tiles, rep.plan.n_tiles,
            rep.plan.k_chunks);
-    printf("# DRAM: program 0x%06llx, A 0x%06x (pitch %u beats), B 0x%06x (pitch %u), C 0x%06x "
+    printf("# DRAM: program 0x%06llx, A 0x%06x (pitch %u bytes), B 0x%06x (pitch %u), C 0x%06x "
            "(pitch %u); SPM A %u/%u B %u/%u C %u/%u\n",
            (unsigned long long)rep.prog_base, (unsigned)rep.args.a, rep.args.pitch_a,
            (unsigned)rep.args.b, rep.args.pitch_b, (unsigned)rep.args.c, rep.args.pitch_c,

@@ -208,7 +208,7 @@ static int write_depthwise_weights(conv_job_t *j)
         for (int ch = 0; ch < j->c->C; ch++)
             D[((size_t)(t * p->cw + ch / L) * (size_t)L + (size_t)(ch % L)) * (size_t)L + (size_t)(ch % L)] =
                 j->Wt[(size_t)t * (size_t)j->c->C + (size_t)ch];
-    npu_write_i16(j->dram, j->ad.w, 1, j->B, rows, L, D, (size_t)L);
+    npu_write_i16(j->dram, j->ad.w, j->B, rows, L, D, (size_t)L);
     free(D);
     return NPU_GEMM_PASS;
 }
@@ -221,13 +221,13 @@ static int write_tensors(conv_job_t *j)
     const npu_conv_plan_t *p = j->p;
     int k = j->kernel;
     if (k != NPU_CONV_DX)
-        npu_write_i16(j->dram, j->ad.x, p->px, j->B, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
+        npu_write_i16(j->dram, j->ad.x, p->px * j->B, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
     if (k != NPU_CONV_DW && !c->depthwise)
-        npu_write_i16(j->dram, j->ad.w, p->pw, j->B, p->T * c->F, c->C, j->Wt, (size_t)c->C);
+        npu_write_i16(j->dram, j->ad.w, p->pw * j->B, p->T * c->F, c->C, j->Wt, (size_t)c->C);
     if (k != NPU_CONV_DW && c->depthwise && write_depthwise_weights(j) != NPU_GEMM_PASS)
         return j->rep->rc;
     if (k != NPU_CONV_FWD)
-        npu_write_i16(j->dram, j->ad.dy, p->pdy, j->B, c->batch * p->vOH * p->vOW, c->F,
+        npu_write_i16(j->dram, j->ad.dy, p->pdy * j->B, c->batch * p->vOH * p->vOW, c->F,
                       j->Z ? j->Z : j->dY, (size_t)c->F);
     memset(j->dram + j->ad.out, 0xA5, (size_t)j->orows * p->pout * j->B);
     return NPU_GEMM_PASS;
@@ -278,7 +278,7 @@ static int check_result(conv_job_t *j)
     int rows = j->orows, br = 0, bc = 0, k = j->kernel;
     int32_t gv = 0, ev = 0;
     size_t bad;
-    npu_read_i32(j->dram, j->ad.out, j->p->pout, j->B, j->orows, j->ocols, j->got, (size_t)j->ocols);
+    npu_read_i32(j->dram, j->ad.out, j->p->pout * j->B, j->orows, j->ocols, j->got, (size_t)j->ocols);
     if (k == NPU_CONV_DW && c->depthwise) {
         for (int t = 0; t < j->p->T; t++)
             for (int ch = 0; ch < c->C; ch++)

@@ -35,16 +35,15 @@ static npu_sim_t *open_sim(const npu_cfg_t *cfg, const npu_dram_timing_t *t, cha
 }
 
 /* The DRAM contents npu_gemm_run sets up: A and B at the compiled layout, C poisoned. */
-static void setup_dram(const npu_cfg_t *cfg, npu_sim_t *s, const npu_gemm_report_t *c,
+static void setup_dram(npu_sim_t *s, const npu_gemm_report_t *c,
                        const int16_t *A, const int16_t *B)
 {
-    unsigned beat = (unsigned)npu_cfg_beat(cfg);
     uint8_t *dram = npu_sim_dram(s, NULL);
     int rows_a = c->transA ? c->K : c->M, cols_a = c->transA ? c->M : c->K;
     int rows_b = c->transB ? c->N : c->K, cols_b = c->transB ? c->K : c->N;
-    npu_write_i16(dram, c->args.a, c->args.pitch_a, beat, rows_a, cols_a, A, (size_t)cols_a);
-    npu_write_i16(dram, c->args.b, c->args.pitch_b, beat, rows_b, cols_b, B, (size_t)cols_b);
-    memset(dram + c->args.c, 0xA5, (size_t)c->M * c->args.pitch_c * beat);
+    npu_write_i16(dram, c->args.a, c->args.pitch_a, rows_a, cols_a, A, (size_t)cols_a);
+    npu_write_i16(dram, c->args.b, c->args.pitch_b, rows_b, cols_b, B, (size_t)cols_b);
+    memset(dram + c->args.c, 0xA5, (size_t)c->M * c->args.pitch_c);
 }
 
 /* Runs a partial program on a fresh simulator; NPU_OVERLAP_OK or an error (message in r). */
@@ -58,7 +57,7 @@ static int run_partial(const npu_cfg_t *cfg, const npu_dram_timing_t *t,
     int rc;
     if (!s)
         return fail(r, NPU_OVERLAP_HOST_ERROR, what, msg);
-    setup_dram(cfg, s, c, A, B);
+    setup_dram(s, c, A, B);
     rc = npu_run_program(cfg, s, c->prog_base, p->insn, p->n, max_cycles, run);
     npu_sim_close(s);
     r->wall_s += run->wall_s;

@@ -114,13 +114,13 @@ int npu_alloc(npu_alloc_t *a, uint64_t bytes, uint64_t *addr)
     return 0;
 }
 
-void npu_write_i16(uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat, int rows,
-                   int cols, const int16_t *src, size_t ld)
+void npu_write_i16(uint8_t *dram, uint64_t addr, size_t pitch, int rows, int cols,
+                   const int16_t *src, size_t ld)
 {
-    size_t pitch = (size_t)pitch_beats * beat;
     for (int r = 0; r < rows; r++) {
         uint8_t *row = dram + addr + (size_t)r * pitch;
-        memset(row, 0, pitch);
+        if (pitch > 2u * (size_t)cols) /* padding past the row (a padded layout) reads as zero */
+            memset(row + 2 * cols, 0, pitch - 2u * (size_t)cols);
         for (int c = 0; c < cols; c++) {
             uint16_t v = (uint16_t)src[(size_t)r * ld + (size_t)c];
             row[2 * c] = (uint8_t)(v & 0xFF);
@@ -129,10 +129,9 @@ void npu_write_i16(uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned 
     }
 }
 
-void npu_read_i32(const uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat,
-                  int rows, int cols, int32_t *dst, size_t ld)
+void npu_read_i32(const uint8_t *dram, uint64_t addr, size_t pitch, int rows, int cols,
+                  int32_t *dst, size_t ld)
 {
-    size_t pitch = (size_t)pitch_beats * beat;
     for (int r = 0; r < rows; r++) {
         const uint8_t *row = dram + addr + (size_t)r * pitch;
         for (int c = 0; c < cols; c++) {
@@ -418,12 +417,12 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     rep->args.transA = transA;
     rep->args.transB = transB;
     rep->args.modes = modes;
-    npu_gemm_pitches(cfg, M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
+    npu_gemm_pitches(M, N, K, transA, transB, &rep->args.pitch_a, &rep->args.pitch_b,
                      &rep->args.pitch_c);
     size[0] = 0;
-    size[1] = (uint64_t)(transA ? K : M) * rep->args.pitch_a * beat;
-    size[2] = (uint64_t)(transB ? N : K) * rep->args.pitch_b * beat;
-    size[3] = (uint64_t)M * rep->args.pitch_c * beat;
+    size[1] = (uint64_t)(transA ? K : M) * rep->args.pitch_a;
+    size[2] = (uint64_t)(transB ? N : K) * rep->args.pitch_b;
+    size[3] = (uint64_t)M * rep->args.pitch_c;
     *plen_out = 0;
     if (size[1] + size[2] + size[3] > limit)
         return 1;
@@ -518,7 +517,6 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
                        const int16_t *A, const int16_t *B, int transA, int transB, int modes,
                        int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
 {
-    unsigned beat = (unsigned)npu_cfg_beat(cfg);
     size_t dram_bytes = 0;
     uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
     int32_t *got = NULL, *exp = NULL;
@@ -528,10 +526,10 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
 
     if (gemm_compile(cfg, dram ? dram_bytes : 0, M, N, K, transA, transB, modes, rep) != 0)
         return rep->rc;
-    npu_write_i16(dram, rep->args.a, rep->args.pitch_a, beat, rows_a, cols_a, A, (size_t)cols_a);
-    npu_write_i16(dram, rep->args.b, rep->args.pitch_b, beat, rows_b, cols_b, B, (size_t)cols_b);
+    npu_write_i16(dram, rep->args.a, rep->args.pitch_a, rows_a, cols_a, A, (size_t)cols_a);
+    npu_write_i16(dram, rep->args.b, rep->args.pitch_b, rows_b, cols_b, B, (size_t)cols_b);
     /* poison C so that an element the NPU never writes cannot match by accident */
-    memset(dram + rep->args.c, 0xA5, (size_t)M * rep->args.pitch_c * beat);
+    memset(dram + rep->args.c, 0xA5, (size_t)M * rep->args.pitch_c);
 
     rrc = npu_run_program(cfg, sim, rep->prog_base, rep->prog.insn, rep->prog.n, max_cycles,
                           &rep->run);
@@ -558,7 +556,7 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
         free(exp);
         return host_error(rep, "out of memory");
     }
-    npu_read_i32(dram, rep->args.c, rep->args.pitch_c, beat, M, N, got, (size_t)N);
+    npu_read_i32(dram, rep->args.c, rep->args.pitch_c, M, N, got, (size_t)N);
     npu_golden_gemm(M, N, K, A, (size_t)cols_a, transA, B, (size_t)cols_b, transB, exp, (size_t)N);
     rep->mismatches = npu_compare_i32(M, N, got, (size_t)N, exp, (size_t)N, &rep->bad_row,
                                       &rep->bad_col, &rep->bad_got, &rep->bad_exp);

@@ -35,11 +35,12 @@ typedef struct npu_alloc {
 void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes);
 int npu_alloc(npu_alloc_t *a, uint64_t bytes, uint64_t *addr); /* 0, or -1 if it does not fit */
 
-/* ---- tensors in DRAM: row-major, row pitch in beats, zero padding past cols ---- */
-void npu_write_i16(uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat, int rows,
-                   int cols, const int16_t *src, size_t ld);
-void npu_read_i32(const uint8_t *dram, uint64_t addr, unsigned pitch_beats, unsigned beat,
-                  int rows, int cols, int32_t *dst, size_t ld);
+/* ---- tensors in DRAM: row-major, row pitch in bytes (dense: 2 * cols, resp. 4 * cols; a
+ * larger pitch is zero-padded past cols) ---- */
+void npu_write_i16(uint8_t *dram, uint64_t addr, size_t pitch, int rows, int cols,
+                   const int16_t *src, size_t ld);
+void npu_read_i32(const uint8_t *dram, uint64_t addr, size_t pitch, int rows, int cols,
+                  int32_t *dst, size_t ld);
 void npu_write_prog(uint8_t *dram, uint64_t addr, const npu_insn_t *prog, size_t n);
 
 /* ---- launching a program ---- */

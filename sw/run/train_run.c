@@ -78,7 +78,7 @@ static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
 
 static void write16(ctx_t *c, const dtensor_t *t, const int16_t *v)
 {
-    npu_write_i16(c->dram, t->addr, t->pitch, c->beat, t->rows, t->cols, v, (size_t)t->cols);
+    npu_write_i16(c->dram, t->addr, t->pitch * c->beat, t->rows, t->cols, v, (size_t)t->cols);
 }
 
 static void fill(int16_t *v, size_t n, uint64_t *x)
@@ -156,7 +156,7 @@ static int check_result(ctx_t *c, npu_train_layer_result_t *L, int pass, const d
     size_t bad;
     if (!got)
         return L->rc[pass] = NPU_GEMM_HOST_ERROR;
-    npu_read_i32(c->dram, o->addr, o->pitch, c->beat, M, N, got, (size_t)N);
+    npu_read_i32(c->dram, o->addr, o->pitch * c->beat, M, N, got, (size_t)N);
     bad = npu_compare_i32(M, N, got, (size_t)N, gold, (size_t)N, &br, &bc, &gv, &ev);
     free(got);
     if (bad) {
@@ -189,9 +189,9 @@ static int run_gemm(ctx_t *c, npu_train_layer_result_t *L, int pass, int M, int 
     args.a = (uint32_t)a->addr;
     args.b = (uint32_t)b->addr;
     args.c = (uint32_t)o->addr;
-    args.pitch_a = a->pitch;
-    args.pitch_b = b->pitch;
-    args.pitch_c = o->pitch;
+    args.pitch_a = a->pitch * c->beat; /* the step's tensors keep beat-padded rows */
+    args.pitch_b = b->pitch * c->beat;
+    args.pitch_c = o->pitch * c->beat;
     args.modes = c->policy;
     args.tag_a = tag_a;
     args.tag_b = tag_b;

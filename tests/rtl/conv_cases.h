@@ -186,8 +186,8 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
             G[i * N + n] = (int32_t)acc;
         }
     }
-    npu_write_i16(d, da, 1, Bt, M, F, A, (size_t)F);
-    npu_write_i16(d, db, 1, Bt, K, N, Bm, (size_t)N);
+    npu_write_i16(d, da, Bt, M, F, A, (size_t)F);
+    npu_write_i16(d, db, Bt, K, N, Bm, (size_t)N);
     memset(d + dc, 0x5A, (size_t)M * 2 * Bt);
 
     npu_prog_t p;
@@ -219,7 +219,7 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
     npu_run_result_t r;
     int rc = npu_run_program(cfg, s, 0, p.insn, p.n, 500000, &r);
     cr_assert_eq(rc, NPU_RUN_DONE, "%s: rc %d, %s at pc %u", what, rc, cv_err(r.err), (unsigned)r.err_pc);
-    npu_read_i32(d, dc, 2, Bt, M, N, C, (size_t)N);
+    npu_read_i32(d, dc, 2 * Bt, M, N, C, (size_t)N);
     for (int i = 0; i < M * N; i++)
         cr_assert_eq(C[i], G[i], "%s: C[%d][%d] = %d, expected %d", what, i / N, i % N, (int)C[i],
                      (int)G[i]);

@@ -39,8 +39,8 @@ static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
             G[i] = (int32_t)((uint32_t)G[i] + (uint32_t)Gj[i]);
     }
     uint64_t da = 0x10000, db = 0x20000, dc = 0x40000;
-    npu_write_i16(d, da, 1, Bt, M, K, A, (size_t)K);
-    npu_write_i16(d, db, 1, Bt, nb * K, N, Bs, (size_t)N);
+    npu_write_i16(d, da, Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, db, Bt, nb * K, N, Bs, (size_t)N);
     npu_prog_t p;
     npu_prog_init(&p);
     unsigned tok = 0, acc = 0, mode = skinny ? NPU_MODE_ISW : NPU_MODE_FW;
@@ -67,7 +67,7 @@ static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
                  "M=%d N=%d K=%d nb=%d skinny=%d seed=%llu: err %s pc %u", M, N, K, nb, skinny,
                  (unsigned long long)seed, npu_error_name(r.err) ? npu_error_name(r.err) : "?",
                  (unsigned)r.err_pc);
-    npu_read_i32(d, dc, 2, Bt, M, N, C, (size_t)N);
+    npu_read_i32(d, dc, 2 * Bt, M, N, C, (size_t)N);
     int br = 0, bc = 0;
     int32_t got = 0, exp = 0;
     size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);

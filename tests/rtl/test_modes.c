@@ -62,8 +62,8 @@ static void run_gemm_modes(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int
     cr_assert_leq(SA + (unsigned)M * ka, SB);
     cr_assert_leq(SB + (unsigned)K * nbk, SC);
     cr_assert_leq(SC + (unsigned)M * cst, (unsigned)npu_cfg_spm_words(cfg));
-    npu_write_i16(d, da, ka, Bt, M, K, A, (size_t)K);
-    npu_write_i16(d, db, nbk, Bt, K, N, B, (size_t)N);
+    npu_write_i16(d, da, ka * Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, db, nbk * Bt, K, N, B, (size_t)N);
     memset(d + dc, 0x5A, (size_t)M * cst * Bt);
     /* n-block j at OBUF half j % 2, after the blocks before it in that half */
 #define OB(j) ((j) % 2 * (unsigned)cfg->obuf_rows + (j) / 2 * (unsigned)M)
@@ -120,7 +120,7 @@ static void run_gemm_modes(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int
     cr_assert_eq(rc, NPU_RUN_DONE, "GEMM %dx%dx%d policy %d: run rc %d err %s pc %u",
                  M, N, K, pol, rc, npu_error_name(ri->r.err) ? npu_error_name(ri->r.err) : "?",
                  (unsigned)ri->r.err_pc);
-    npu_read_i32(d, dc, cst, Bt, M, N, C, (size_t)N);
+    npu_read_i32(d, dc, cst * Bt, M, N, C, (size_t)N);
     npu_prog_free(&p);
 }
 
@@ -271,8 +271,8 @@ Test(modes, isw_independent_tiles)
     rtl_fill(A, (size_t)M * K, &x);
     rtl_fill(W, 4 * (size_t)K * N, &x);
     uint64_t da = 0x10000, dw = 0x20000, dc = 0x30000;
-    npu_write_i16(d, da, 1, Bt, M, K, A, (size_t)K);
-    npu_write_i16(d, dw, 1, Bt, 4 * K, N, W, (size_t)N); /* tile q = rows q*K .. q*K+K-1 */
+    npu_write_i16(d, da, Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, dw, Bt, 4 * K, N, W, (size_t)N); /* tile q = rows q*K .. q*K+K-1 */
     npu_prog_t p; npu_prog_init(&p);
     unsigned tok = 0, ha = ((unsigned)M + 1) / 2;
     PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, (unsigned)M, (uint32_t)da, 0, 1, 2u * (unsigned)K, 1 * Bt));
@@ -291,7 +291,7 @@ Test(modes, isw_independent_tiles)
     npu_run_result_t r;
     cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE, "err %s pc %u",
                  npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
-    npu_read_i32(d, dc, 2, Bt, M, N, C, (size_t)N);
+    npu_read_i32(d, dc, 2 * Bt, M, N, C, (size_t)N);
     npu_wave_sets_t ws;
     npu_wave_sets(NPU_MODE_ISW, (unsigned)M, &ws);
     static const int core_of_set[4] = { 0, 2, 1, 3 };
@@ -337,8 +337,8 @@ Test(modes, isw_bcast_own_tiles, .timeout = 600)
         rtl_fill(A, (size_t)M * F, &x);   /* A0 = lanes 0..K-1, A1 = lanes S..S+K-1 */
         rtl_fill(W, 8 * (size_t)K * N, &x);
         uint64_t da = 0x10000, dw = 0x20000, dc[3] = { 0x30000, 0x38000, 0x40000 };
-        npu_write_i16(d, da, 1, Bt, M, (int)F, A, F);
-        npu_write_i16(d, dw, 1, Bt, 8 * K, N, W, (size_t)N); /* tile q = rows q*K .. */
+        npu_write_i16(d, da, Bt, M, (int)F, A, F);
+        npu_write_i16(d, dw, Bt, 8 * K, N, W, (size_t)N); /* tile q = rows q*K .. */
         unsigned WT = 0x300, CS[3] = { 0x600, 0x800, 0xA00 }, OB = 3, OB2 = (unsigned)cfg.obuf_rows;
         unsigned ha = ((unsigned)M + 1) / 2;
         npu_prog_t p; npu_prog_init(&p);
@@ -372,7 +372,7 @@ Test(modes, isw_bcast_own_tiles, .timeout = 600)
                      npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
         /* core q, row i, column c: sum over r < K of A0[i][r] W_q[r][c] + A1[i][r] W_{q+4}[r][c] */
         for (int q = 0; q < 4; q++) {
-            npu_read_i32(d, dc[q >> 1], 2, Bt, M, (int)F, C, F);
+            npu_read_i32(d, dc[q >> 1], 2 * Bt, M, (int)F, C, F);
             for (int i = 0; i < M; i++)
                 for (int c = 0; c < N; c++) {
                     uint32_t g = 0;
@@ -389,7 +389,7 @@ Test(modes, isw_bcast_own_tiles, .timeout = 600)
         npu_wave_sets_t ws;
         npu_wave_sets(NPU_MODE_ISW, (unsigned)M, &ws);
         static const int core_of_set[4] = { 0, 2, 1, 3 };
-        npu_read_i32(d, dc[2], 2, Bt, M, (int)F, C, F);   /* the skinny DRAIN: row-major */
+        npu_read_i32(d, dc[2], 2 * Bt, M, (int)F, C, F);   /* the skinny DRAIN: row-major */
         for (int j = 0; j < 4; j++)
             for (unsigned tt = 0; tt < ws.len[j]; tt++)
                 for (int c = 0; c < N; c++) {
@@ -581,8 +581,8 @@ Test(modes, independent_and_shared_tiles_mixed)
     rtl_fill(A, (size_t)M * K, &x);
     rtl_fill(W, 5 * (size_t)K * N, &x);
     uint64_t da = 0x10000, dw = 0x20000, dc[3] = { 0x30000, 0x38000, 0x40000 };
-    npu_write_i16(d, da, 1, Bt, M, K, A, (size_t)K);
-    npu_write_i16(d, dw, 1, Bt, 5 * K, N, W, (size_t)N); /* tile 4 = shared, 0..3 per core */
+    npu_write_i16(d, da, Bt, M, K, A, (size_t)K);
+    npu_write_i16(d, dw, Bt, 5 * K, N, W, (size_t)N); /* tile 4 = shared, 0..3 per core */
     unsigned WT = 0x300, CS[3] = { 0x600, 0x700, 0x800 };
     npu_prog_t p; npu_prog_init(&p);
     unsigned tok = 0;
@@ -613,7 +613,7 @@ Test(modes, independent_and_shared_tiles_mixed)
     /* shared tile: C0 (FW) and C2 (ISW) = A x W4 */
     npu_golden_gemm(M, N, K, A, (size_t)K, 0, W + 4 * (size_t)K * N, (size_t)N, 0, G, (size_t)N);
     for (int t = 0; t < 3; t += 2) {
-        npu_read_i32(d, dc[t], 2, Bt, M, N, C, (size_t)N);
+        npu_read_i32(d, dc[t], 2 * Bt, M, N, C, (size_t)N);
         int br = 0, bc = 0;
         int32_t got = 0, exp = 0;
         size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);
@@ -629,7 +629,7 @@ Test(modes, independent_and_shared_tiles_mixed)
             npu_golden_gemm((int)ws.len[j], N, K, A + (size_t)ws.start[j] * K, (size_t)K, 0,
                             W + (size_t)core_of_set[j] * K * N, (size_t)N, 0,
                             G + (size_t)ws.start[j] * N, (size_t)N);
-    npu_read_i32(d, dc[1], 2, Bt, M, N, C, (size_t)N);
+    npu_read_i32(d, dc[1], 2 * Bt, M, N, C, (size_t)N);
     int br = 0, bc = 0;
     int32_t got = 0, exp = 0;
     size_t bad = npu_compare_i32(M, N, C, (size_t)N, G, (size_t)N, &br, &bc, &got, &exp);
@@ -680,8 +680,8 @@ Test(modes, obuf_region_hazards, .timeout = 600)
         cr_assert(A && W && G && E && C);
         rtl_fill(A, (size_t)m * S, &x);
         rtl_fill(W, (size_t)NT * S * S, &x);
-        npu_write_i16(d, da, 1, Bt, (int)m, (int)S, A, S);
-        npu_write_i16(d, db, 1, Bt, (int)(NT * S), (int)S, W, S); /* tile t: rows t*S.. of B */
+        npu_write_i16(d, da, Bt, (int)m, (int)S, A, S);
+        npu_write_i16(d, db, Bt, (int)(NT * S), (int)S, W, S); /* tile t: rows t*S.. of B */
         for (unsigned t = 0; t < NT; t++)
             npu_golden_gemm((int)m, (int)S, (int)S, A, S, 0, W + (size_t)t * S * S, S, 0,
                             G + (size_t)t * m * S, S);
@@ -744,7 +744,7 @@ Test(modes, obuf_region_hazards, .timeout = 600)
         int rc = npu_run_program(&cfg, s, prog_base, p.insn, p.n, 2000000, &r);
         cr_assert_eq(rc, NPU_RUN_DONE, "program %d (m %u): rc %d err %s pc %u", prog, m, rc,
                      npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
-        npu_read_i32(d, dc, cst, Bt, (int)row, (int)S, C, S);
+        npu_read_i32(d, dc, cst * Bt, (int)row, (int)S, C, S);
         int br = 0, bc = 0;
         int32_t got = 0, exp = 0;
         size_t bad = npu_compare_i32((int)row, (int)S, C, S, E, S, &br, &bc, &got, &exp);

@@ -89,8 +89,8 @@ Test(policies, lane_selects)
             for (unsigned r = 0; r < S; r++)
                 memcpy(Ws + (size_t)r * S, W + (size_t)(kh * S + r) * F + nh * S, sizeof(int16_t) * S);
             uint64_t da = 0x10000, dw = 0x20000, dc = 0x30000;
-            npu_write_i16(d, da, 1, Bt, M, (int)F, A, F);
-            npu_write_i16(d, dw, 1, Bt, (int)F, (int)F, W, F);
+            npu_write_i16(d, da, Bt, M, (int)F, A, F);
+            npu_write_i16(d, dw, Bt, (int)F, (int)F, W, F);
             npu_prog_t p;
             npu_prog_init(&p);
             npu_insn_t in;
@@ -119,7 +119,7 @@ Test(policies, lane_selects)
             cr_assert_eq(npu_run_program(&cfg, s, 0, p.insn, p.n, 1000000, &r), NPU_RUN_DONE,
                          "kh=%u nh=%u: err %s pc %u", kh, nh,
                          npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc);
-            npu_read_i32(d, dc, 2, Bt, M, (int)S, C, S);
+            npu_read_i32(d, dc, 2 * Bt, M, (int)S, C, S);
             npu_golden_gemm(M, (int)S, (int)S, As, S, 0, Ws, S, 0, G, S);
             int br = 0, bc = 0;
             int32_t got = 0, exp = 0;

@@ -24,26 +24,54 @@ static void build(const npu_cfg_t *c, int M, int N, int K, int ta, int tb, built
     uint64_t B = (uint64_t)4 * c->s;
     memset(b, 0, sizeof *b);
     cr_assert_eq(npu_gemm_tile(c, M, N, K, &b->p), 0);
-    npu_gemm_pitches(c, M, N, K, ta, tb, &b->a.pitch_a, &b->a.pitch_b, &b->a.pitch_c);
+    npu_gemm_pitches(M, N, K, ta, tb, &b->a.pitch_a, &b->a.pitch_b, &b->a.pitch_c);
     b->a.transA = ta;
     b->a.transB = tb;
     b->a.a = (uint32_t)(B * 1000);
-    b->a.b = (uint32_t)(b->a.a + B * b->a.pitch_a * (uint64_t)(ta ? K : M));
-    b->a.c = (uint32_t)(b->a.b + B * b->a.pitch_b * (uint64_t)(tb ? N : K));
+    b->a.b = (uint32_t)(b->a.a + b->a.pitch_a * (uint64_t)(ta ? K : M));
+    b->a.c = (uint32_t)(b->a.b + b->a.pitch_b * (uint64_t)(tb ? N : K));
     npu_prog_init(&b->prog);
     cr_assert_eq(npu_gemm_emit(c, &b->p, &b->a, &b->prog), 0, "emit %dx%dx%d", M, N, K);
 }
 
-/* The counters a program implies, against formulas in M, N, K only (the plan only through the
- * tile counts, since Mt, Nt and Kc are multiples of 2S). */
+/* DRAM bytes of the dense tensors as the tiling moves them: every (m-tile, n-tile, k-chunk)
+ * loads its A and B tiles (rows of the stored matrix, pitch 2K / 2M / 2N / 2K) and every
+ * (m-tile, n-tile) stores its C tile (pitch 4N); each transfer counted by the DMA's rule
+ * (npu_dma_bursts, npu_dma_bursts_tr: unit-tested on their own). Independent of the emitter's
+ * address arithmetic: tile origins from the plan's tile sizes and M, N, K only. */
+typedef struct { uint64_t x, w, y; } dense_bytes_t;
+static dense_bytes_t tiled_bytes(const npu_cfg_t *c, const built_t *b, int M, int N, int K, int ta,
+                                 int tb)
+{
+    uint64_t B = (uint64_t)4 * c->s, mb = (uint64_t)c->max_burst_beats;
+    const npu_gemm_plan_t *p = &b->p;
+    dense_bytes_t r = {0, 0, 0};
+    for (int i = 0; i < p->m_tiles; i++)
+        for (int j = 0; j < p->n_tiles; j++) {
+            uint64_t m0 = (uint64_t)i * p->Mt, n0 = (uint64_t)j * p->Nt;
+            uint64_t ma = (uint64_t)M - m0 < (uint64_t)p->Mt ? (uint64_t)M - m0 : (uint64_t)p->Mt;
+            uint64_t na = (uint64_t)N - n0 < (uint64_t)p->Nt ? (uint64_t)N - n0 : (uint64_t)p->Nt;
+            for (int g = 0; g < p->k_chunks; g++) {
+                uint64_t k0 = (uint64_t)g * p->Kc;
+                uint64_t ka = (uint64_t)K - k0 < (uint64_t)p->Kc ? (uint64_t)K - k0 : (uint64_t)p->Kc;
+                r.x += B * (ta ? npu_dma_bursts_tr(B, mb, b->a.a + k0 * 2 * M + 2 * m0, ka, 2 * ma, 2ull * M)
+                               : npu_dma_bursts(B, mb, b->a.a + m0 * 2 * K + 2 * k0, ma, 2 * ka, 2ull * K)).beats;
+                r.w += B * (tb ? npu_dma_bursts_tr(B, mb, b->a.b + n0 * 2 * K + 2 * k0, na, 2 * ka, 2ull * K)
+                               : npu_dma_bursts(B, mb, b->a.b + k0 * 2 * N + 2 * n0, ka, 2 * na, 2ull * N)).beats;
+            }
+            r.y += B * npu_dma_bursts(B, mb, b->a.c + m0 * 4 * N + 4 * n0, ma, 4 * na, 4ull * N).beats;
+        }
+    return r;
+}
+
+/* The counters a program implies, against formulas in M, N, K and the plan's tile sizes. */
 static void check_bytes(const npu_cfg_t *c, const built_t *b, int M, int N, int K, int ta, int tb)
 {
     npu_prog_expect_t e;
     uint64_t B = (uint64_t)4 * c->s, F = (uint64_t)2 * c->s;
     uint64_t mT = (uint64_t)b->p.m_tiles, nT = (uint64_t)b->p.n_tiles;
-    uint64_t x = nT * (ta ? (uint64_t)K * cdivu(2ull * M, B) : (uint64_t)M * cdivu(2ull * K, B)) * B;
-    uint64_t w = mT * (tb ? (uint64_t)N * cdivu(2ull * K, B) : (uint64_t)K * cdivu(2ull * N, B)) * B;
-    uint64_t y = (uint64_t)M * cdivu(4ull * N, B) * B;
+    dense_bytes_t t = tiled_bytes(c, b, M, N, K, ta, tb);
+    uint64_t x = t.x, w = t.w, y = t.y;
     uint64_t waves = mT * cdivu((uint64_t)K, F) * cdivu((uint64_t)N, F);
     npu_prog_expect(c, b->prog.insn, b->prog.n, &e);
     cr_assert_eq(e.rd_bytes[NPU_TAG_X], x, "X bytes %dx%dx%d ta=%d", M, N, K, ta);
@@ -97,9 +125,9 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
     const npu_gemm_plan_t *p = &b->p;
     unsigned F = 2u * (unsigned)c->s, B = 4u * (unsigned)c->s, wpr = (unsigned)p->Kc / F;
     unsigned asz = (unsigned)p->Mt * wpr, bsz = (unsigned)(p->Kc * p->nb), csz = 2u * (unsigned)(p->Mt * p->nb);
-    uint64_t a_end = b->a.a + (uint64_t)B * b->a.pitch_a * (uint64_t)(ta ? K : M);
-    uint64_t b_end = b->a.b + (uint64_t)B * b->a.pitch_b * (uint64_t)(tb ? N : K);
-    uint64_t c_end = b->a.c + (uint64_t)B * b->a.pitch_c * (uint64_t)M;
+    uint64_t a_end = b->a.a + (uint64_t)b->a.pitch_a * (uint64_t)(ta ? K : M);
+    uint64_t b_end = b->a.b + (uint64_t)b->a.pitch_b * (uint64_t)(tb ? N : K);
+    uint64_t c_end = b->a.c + (uint64_t)b->a.pitch_c * (uint64_t)M;
     int fresh_waves = 0;
     for (size_t i = 0; i < b->prog.n; i++) {
         npu_fields_t f;
@@ -117,7 +145,7 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
             cr_assert_eq(f.transpose, (unsigned)(isA ? ta : tb));
             srows = f.transpose ? f.row_bytes / 2 : f.rows;
             words = f.transpose ? (unsigned)cdivu(f.rows, F) : (unsigned)beats;
-            cr_assert(f.rows > 0 && f.row_bytes > 0 && f.dram_addr % B == 0);
+            cr_assert(f.rows > 0 && f.row_bytes > 0 && f.dram_addr % 2 == 0);
             cr_assert((srows - 1) * f.spm_stride + words <= size, "LOAD %zu overflows its buffer", i);
             lo = f.dram_addr;
             hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride + f.row_bytes;
@@ -154,7 +182,7 @@ static void check_ranges(const npu_cfg_t *c, const built_t *b, int M, int N, int
             uint64_t hi = f.dram_addr + (uint64_t)(f.rows - 1) * f.dram_stride + f.row_bytes;
             cr_assert_eq(f.tag, (unsigned)NPU_TAG_Y);
             cr_assert(f.spm_addr == p->spm_c[0] || f.spm_addr == p->spm_c[1]);
-            cr_assert(f.dram_addr >= b->a.c && hi <= c_end && f.dram_addr % B == 0);
+            cr_assert(f.dram_addr >= b->a.c && hi <= c_end && f.dram_addr % 2 == 0);
             break;
         }
         default:
@@ -193,8 +221,8 @@ Test(emit, small_program_exact_text)
     built_t b;
     char line[160];
     static const char *const want[] = {
-        "LOAD X rows=5 bytes=18 dram=0x001f40+24*r spm=0x0000+3*r",
-        "LOAD W rows=9 bytes=12 dram=0x001fb8+16*r spm=0x0800+2*r [push_next]",
+        "LOAD X rows=5 bytes=18 dram=0x001f40+18*r spm=0x0000+3*r", /* dense: pitch 2K */
+        "LOAD W rows=9 bytes=12 dram=0x001f9a+12*r spm=0x0800+2*r [push_next]",
         "LDW FW k=4 n=4 spm=0x0800+2*r bank=0 [pop_prev]",
         "WAVE FW m=5 k=4 n=4 spm=0x0000+3*i bank=0 obuf=0",
         "LDW FW k=4 n=2 spm=0x0801+2*r bank=1",
@@ -209,7 +237,7 @@ Test(emit, small_program_exact_text)
         "WAVE FW m=5 k=1 n=2 spm=0x0002+3*i bank=1 acc obuf=8 [push_prev]",
         "DRAIN rows=5 obuf=0 spm=0x1000+4*r",
         "DRAIN rows=5 obuf=8 spm=0x1002+4*r [push_next]",
-        "STORE Y rows=5 bytes=24 spm=0x1000+4*r dram=0x002048+24*r [pop_prev push_prev]",
+        "STORE Y rows=5 bytes=24 spm=0x1000+4*r dram=0x002006+24*r [pop_prev push_prev]",
     };
     build(&c, 5, 6, 9, 0, 0, &b);
     cr_assert_eq(b.p.Mt, 8);
@@ -265,14 +293,14 @@ Test(emit, rejects_unencodable)
     npu_prog_t prog;
     build(&c, 20, 20, 20, 0, 0, &b);
     npu_prog_init(&prog);
-    b.a.a += 4; /* misaligned tensor */
+    b.a.a += 1; /* an odd address: not element-aligned */
     cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
     npu_prog_free(&prog);
-    b.a.a -= 4;
+    b.a.a -= 1;
     b.a.pitch_a = 70000; /* pitch does not fit dram_stride */
     cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
     npu_prog_free(&prog);
-    b.a.pitch_a = 1;
+    b.a.pitch_a = 40;
     b.a.c = 0xFFFFFFE0u; /* C address + offsets overflow 32 bits for the second m-tile */
     b.p.Mt = 16;
     b.p.m_tiles = 2;

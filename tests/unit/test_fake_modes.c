@@ -82,8 +82,8 @@ Test(fake_modes, isw_bcast_own_tiles)
         npu_sim_t *s = npu_sim_open(&t);
         cr_assert_not_null(s);
         uint8_t *d = npu_sim_dram(s, NULL);
-        npu_write_i16(d, 0x10000, 1, Bt, M, (int)F, A, F);
-        npu_write_i16(d, 0x20000, 1, Bt, 8 * K, N, W, (size_t)N);
+        npu_write_i16(d, 0x10000, Bt, M, (int)F, A, F);
+        npu_write_i16(d, 0x20000, Bt, 8 * K, N, W, (size_t)N);
         npu_insn_t p[16];
         size_t n = 0;
         cr_assert_eq(npu_enc_load(&p[n++], NPU_TAG_X, 0, (unsigned)M, 0x10000, 0, 1, 4u * (unsigned)S, 1 * Bt), 0);
@@ -105,7 +105,7 @@ Test(fake_modes, isw_bcast_own_tiles)
         npu_run_result_t r;
         cr_assert_eq(npu_run_program(&c, s, 0, p, n, 100000, &r), NPU_RUN_DONE, "S=%d: %s", S,
                      npu_error_name(r.err));
-        npu_read_i32(d, 0x30000, 2, Bt, 2 * M, (int)F, C, F);
+        npu_read_i32(d, 0x30000, 2 * Bt, 2 * M, (int)F, C, F);
         for (int q = 0; q < 4; q++)
             for (int i = 0; i < M; i++)
                 for (int cc = 0; cc < N; cc++) {

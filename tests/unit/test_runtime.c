@@ -66,7 +66,7 @@ Test(runtime, layout_pitch_and_padding)
     int16_t m[6] = {1, -2, 0x1234, -32768, 32767, 0};
     int32_t back[4];
     memset(dram, 0xEE, sizeof dram);
-    npu_write_i16(dram, 16, 2, 8, 2, 3, m, 3); /* 2 x 3, pitch 2 beats of 8 bytes */
+    npu_write_i16(dram, 16, 2 * 8, 2, 3, m, 3); /* 2 x 3, pitch 2 beats of 8 bytes */
     {
         static const uint8_t want[32] = {1, 0, 0xFE, 0xFF, 0x34, 0x12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
                                          0, 0x80, 0xFF, 0x7F, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -80,7 +80,7 @@ Test(runtime, layout_pitch_and_padding)
         d[4] = 0; d[5] = 0; d[6] = 0; d[7] = 0x80;                /* INT32_MIN */
         d[16] = 7;                                                /* row 1 col 0 */
         d[20] = 0xFF; d[21] = 0xFF; d[22] = 0xFF; d[23] = 0x7F;   /* INT32_MAX */
-        npu_read_i32(d, 0, 2, 8, 2, 2, back, 2);
+        npu_read_i32(d, 0, 2 * 8, 2, 2, back, 2);
         cr_assert_eq(back[0], -1);
         cr_assert_eq(back[1], INT32_MIN);
         cr_assert_eq(back[2], 7);
@@ -203,7 +203,7 @@ Test(runtime, wave_uses_only_k_rows_of_weights)
     {
         int32_t got[2][4];
         int32_t want[2][4] = {{1, 2, 0, 5}, {-5, 6, 0, 7}};
-        npu_read_i32(d, 0x2000, 2, 8, 2, 4, &got[0][0], 4);
+        npu_read_i32(d, 0x2000, 2 * 8, 2, 4, &got[0][0], 4);
         for (int i = 0; i < 2; i++)
             for (int j = 0; j < 4; j++)
                 cr_assert_eq(got[i][j], want[i][j], "C[%d][%d] = %d", i, j, got[i][j]);
@@ -393,6 +393,23 @@ static void fill(int16_t *v, size_t n, uint64_t *st)
         v[i] = (int16_t)((int)(test_rand(st) % 65536) - 32768);
 }
 
+/* DRAM bytes the STOREs of C write: each (m-tile, n-tile) of the plan stores its rows of the
+ * dense M x N int32 C (pitch 4N) as one transfer, counted by the DMA's rule (npu_dma_bursts). */
+static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M, int N)
+{
+    uint64_t B = 4ull * (uint64_t)c->s, y = 0;
+    const npu_gemm_plan_t *p = &rep->plan;
+    for (int m0 = 0; m0 < M; m0 += p->Mt)
+        for (int n0 = 0; n0 < N; n0 += p->Nt) {
+            uint64_t ma = (uint64_t)(M - m0 < p->Mt ? M - m0 : p->Mt);
+            uint64_t na = (uint64_t)(N - n0 < p->Nt ? N - n0 : p->Nt);
+            y += B * npu_dma_bursts(B, (uint64_t)c->max_burst_beats,
+                                    rep->args.c + 4ull * (uint64_t)m0 * (uint64_t)N + 4ull * (uint64_t)n0,
+                                    ma, 4 * na, 4ull * (uint64_t)N).beats;
+        }
+    return y;
+}
+
 static void gemm_case_modes(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int K, int ta, int tb,
                             int modes, uint64_t seed)
 {
@@ -413,7 +430,7 @@ static void gemm_case_modes(npu_sim_t *s, const npu_cfg_t *c, int M, int N, int 
     npu_golden_gemm(M, N, K, A, (size_t)(ta ? M : K), ta, B, (size_t)(tb ? K : N), tb, G, (size_t)N);
     cr_assert(memcmp(C, G, (size_t)M * N * sizeof *C) == 0);
     cr_assert_eq(rep.run.cnt[NPU_CNT_dram_rd_x], rep.expect.rd_bytes[NPU_TAG_X]);
-    cr_assert_eq(rep.run.cnt[NPU_CNT_dram_wr_y], (uint64_t)M * ((4u * N + 4u * c->s - 1) / (4u * c->s)) * 4u * c->s);
+    cr_assert_eq(rep.run.cnt[NPU_CNT_dram_wr_y], y_bytes(c, &rep, M, N));
     npu_gemm_report_free(&rep);
     free(A);
     free(B);
@@ -529,12 +546,12 @@ Test(gemm_fake, missing_tokens_are_caught)
         int32_t *got = malloc((size_t)M * N * 4), *exp = malloc((size_t)M * N * 4);
         cr_assert_eq(npu_gemm_compile(&c, 1u << 24, M, N, K, 0, 0, &rep), NPU_GEMM_PASS);
         cr_assert(rep.plan.k_chunks >= 3, "enough chunks to reuse buffers");
-        npu_write_i16(npu_sim_dram(s, NULL), rep.args.a, rep.args.pitch_a, 8, M, K, A, (size_t)K);
-        npu_write_i16(npu_sim_dram(s, NULL), rep.args.b, rep.args.pitch_b, 8, K, N, B, (size_t)N);
+        npu_write_i16(npu_sim_dram(s, NULL), rep.args.a, rep.args.pitch_a, M, K, A, (size_t)K);
+        npu_write_i16(npu_sim_dram(s, NULL), rep.args.b, rep.args.pitch_b, K, N, B, (size_t)N);
         for (size_t i = 0; i < rep.prog.n; i++)
             npu_insn_set_tok(&rep.prog.insn[i], 0);
         cr_assert_eq(npu_run_program(&c, s, rep.prog_base, rep.prog.insn, rep.prog.n, 10000000, &r), NPU_RUN_DONE);
-        npu_read_i32(npu_sim_dram(s, NULL), rep.args.c, rep.args.pitch_c, 8, M, N, got, (size_t)N);
+        npu_read_i32(npu_sim_dram(s, NULL), rep.args.c, rep.args.pitch_c, M, N, got, (size_t)N);
         npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, exp, (size_t)N);
         bad = npu_compare_i32(M, N, got, (size_t)N, exp, (size_t)N, NULL, NULL, NULL, NULL);
         broken += bad > 0;

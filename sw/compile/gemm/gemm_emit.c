@@ -6,16 +6,14 @@
 
 #include <string.h>
 
-static unsigned cdivu(uint64_t a, uint64_t b) { return (unsigned)((a + b - 1) / b); }
 static int imin(int a, int b) { return a < b ? a : b; }
 
-void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
-                      unsigned *pitch_a, unsigned *pitch_b, unsigned *pitch_c)
+void npu_gemm_pitches(int M, int N, int K, int transA, int transB, unsigned *pitch_a,
+                      unsigned *pitch_b, unsigned *pitch_c)
 {
-    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
-    *pitch_a = cdivu(2ull * (uint64_t)(transA ? M : K), B);
-    *pitch_b = cdivu(2ull * (uint64_t)(transB ? K : N), B);
-    *pitch_c = cdivu(4ull * (uint64_t)N, B);
+    *pitch_a = 2u * (unsigned)(transA ? M : K);
+    *pitch_b = 2u * (unsigned)(transB ? K : N);
+    *pitch_c = 4u * (unsigned)N;
 }
 
 /* One step of the program per K chunk g (prog_builder.h): its loads, its LDW/WAVEs and, at the
@@ -63,27 +61,26 @@ static void emit_loads(emitter_t *e, int g)
     const npu_gemm_args_t *a = e->a;
     chunk_t ch = chunk_at(p, g);
     unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
-    uint64_t B = e->b.B;
     npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
     if (!a->transA)
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 0, (unsigned)ch.m_act,
-                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.m0 * a->pitch_a * B + 2ull * ch.k0),
-                          p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a * e->b.B);
+                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0),
+                          p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
     else
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
-                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a * B + 2ull * ch.m0),
-                          p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a * e->b.B);
+                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a + 2ull * ch.m0),
+                          p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
     npu_pb_put(&e->b, l, rc, &in, 0);
     if (!a->transB)
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 0, (unsigned)ch.kc_act,
-                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.k0 * a->pitch_b * B + 2ull * ch.n0),
-                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b * e->b.B);
+                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0),
+                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
     else
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
-                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b * B + 2ull * ch.k0),
-                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b * e->b.B);
+                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b + 2ull * ch.k0),
+                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
     npu_pb_put(&e->b, l, rc, &in, 0);
 }
 
@@ -230,8 +227,8 @@ static void emit_drain_store(emitter_t *e, int g)
     }
     npu_pb_put(&e->b, &e->s->st,
                npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
-                             npu_pb_dram(&e->b, a->c + (uint64_t)ch.m0 * a->pitch_c * e->b.B + 4ull * ch.n0),
-                             cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c * e->b.B),
+                             npu_pb_dram(&e->b, a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0),
+                             cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c),
                &in, 0);
 }
 
@@ -281,7 +278,7 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
     e.cfg = cfg;
     e.p = plan;
     e.a = args;
-    if (args->a % e.b.B || args->b % e.b.B || args->c % e.b.B)
+    if (args->a % 2u || args->b % 2u || args->c % 2u) /* element-aligned (dense tensors) */
         return -1;
     if (args->modes < NPU_EMIT_FW || args->modes > NPU_EMIT_1G4C)
         return -1;

@@ -34,8 +34,9 @@
 
 typedef struct npu_gemm_args {
     int transA, transB;   /* A stored K x M, B stored N x K */
-    uint32_t a, b, c;     /* DRAM byte addresses, beat-aligned */
-    unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in beats */
+    uint32_t a, b, c;     /* DRAM byte addresses (2-byte aligned) */
+    unsigned pitch_a, pitch_b, pitch_c; /* row pitches of the stored matrices, in bytes (the
+                                           DMA's dram_stride; dense: 2K, 2N, 4N) */
     int modes;            /* mapping policy, NPU_EMIT_*: */
     unsigned tag_a, tag_b, tag_c; /* DMA tensor tags of A, B, C (0: X, W, Y); the training
                                      lowering uses DY, DX, DW so the counters split by tensor */
@@ -55,9 +56,10 @@ typedef struct npu_gemm_args {
  *                    even; drained with split DRAINs into C words 2j + nh. */
 enum { NPU_EMIT_FW = 0, NPU_EMIT_FLEXSA = 1, NPU_EMIT_1G4C = 2 };
 
-/* Row pitches (beats) of A, B (as stored, honouring transA/transB) and C. */
-void npu_gemm_pitches(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
-                      unsigned *pitch_a, unsigned *pitch_b, unsigned *pitch_c);
+/* Row pitches (bytes) of A, B (as stored, honouring transA/transB) and C in the dense row-major
+ * layout a framework hands over: no row padded (docs/memory.md "Tensors in DRAM"). */
+void npu_gemm_pitches(int M, int N, int K, int transA, int transB, unsigned *pitch_a,
+                      unsigned *pitch_b, unsigned *pitch_c);
 
 /* Chunks of loads emitted ahead of the EXEC chunk that uses them: 2, or 1 if QUEUE_DEPTH < 4. */
 int npu_gemm_lookahead(const npu_cfg_t *cfg);
