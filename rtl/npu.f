@@ -20,6 +20,8 @@ rtl/npu_ctrl.v
 rtl/npu_fetch.v
 rtl/npu_dmaq.v
 rtl/npu_dma_desc.v
+rtl/npu_dma_align.v
+rtl/npu_dma_pack.v
 rtl/npu_dma_load.v
 rtl/npu_dma_store.v
 // EXEC queue: the units, then npu_exec

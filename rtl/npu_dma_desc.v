@@ -2,15 +2,16 @@
 // npu_dma_desc: the LOAD/STORE descriptor as both DMA engines see it (docs/isa.md).
 // Latches the fields of the instruction when the engine accepts it, together with the start
 // checks (no overflow): malformed descriptor, last DRAM byte past the end, last SPM word past the
-// end. TRANSPOSE = 1 (LOAD): the transpose bit selects the transposed layout (odd row_bytes is
-// bad); TRANSPOSE = 0 (STORE): a set transpose bit is itself a malformed descriptor.
+// end. Malformed: zero rows or row_bytes, an odd dram_addr, row_bytes or dram_stride (DRAM rows
+// are int16 elements at any element address, docs/isa.md). TRANSPOSE = 1 (LOAD): the transpose
+// bit selects the transposed layout; TRANSPOSE = 0 (STORE): a set transpose bit is malformed.
 //
 // Two stages (issue 7: the checks were a 16x21-bit multiply, three adds and a compare in series
 // from the queue head, 44 levels, deeper than a PE):
 //  1. accepting cycle: the fields, the multiplications split in two 8x16-bit halves, and the
 //     other addends pre-summed. With (n-1)*s + x - 1 = n*s + x + ~s (two's complement):
-//       dram last = daddr + (rows-1)*dstride*B + rbytes - 1 = [daddr + rbytes + ~(dstride*B)]
-//                   + rows*dstride*B
+//       dram last = daddr + (rows-1)*dstride + rbytes - 1 = [daddr + rbytes + ~dstride]
+//                   + rows*dstride   (dstride in bytes)
 //       spm last  = saddr + (n-1)*sstride + w - 1 = [saddr + (w-1) + ~sstride + 1] + n*sstride,
 //                   n = rows, w = ceil(row_bytes/4S) (normal), n = row_bytes/2,
 //                   w = ceil(rows/2S) (transposed); w - 1 = hi + |lo - 1, so [..] = saddr + hi
@@ -23,7 +24,8 @@
 // malformed-descriptor check, reported first, guarantees).
 // FILL (`fill`, LOAD engine only): the LOAD format without its DRAM side. The transpose bit and
 // the DRAM fields are ignored: no transposed layout, no alignment or DRAM range check, daddr
-// (ERR_INFO of a malformed FILL) reads 0; the SPM range is checked like a normal LOAD's.
+// (ERR_INFO of a malformed FILL) and dstride read 0 (the engine walks a FILL as a LOAD of
+// beat-aligned rows); the SPM range is checked like a normal LOAD's.
 module npu_dma_desc #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -43,7 +45,8 @@ module npu_dma_desc #(
     output reg  [15:0]  saddr,
     output reg  [15:0]  sstride,
     output reg  [15:0]  rbytes,
-    output reg  [15:0]  dstride,       // beats
+    output reg  [15:0]  dstride,       // bytes (FILL: 0)
+    output reg          cont,          // dstride == row_bytes: the rows are one contiguous run
     output reg  [15:0]  nbeats,        // beats per row = ceil(row_bytes / 4S)
     output reg  [15:0]  nbeats_m1,     // nbeats - 1, registered: the engines' last-beat compares
     output reg          vld,           // the checks below belong to the last accepted descriptor
@@ -56,8 +59,8 @@ module npu_dma_desc #(
 `include "npu_defs.vh"
     localparam integer LB = $clog2(4 * S);  // log2 bytes per beat
     localparam integer LE = $clog2(2 * S);  // log2 elements per beat (transpose block side)
-    // sum widths: DRAM last < 2^32 + 2^(32+LB) + 2^16, SPM last < 2^32 + 2^17, one sign bit more
-    localparam integer XW = 34 + LB;
+    // sum widths: DRAM last < 2^32 + 2^32 + 2^16, SPM last < 2^32 + 2^17, one sign bit more
+    localparam integer XW = 35;
     localparam integer SW = 35;
     localparam [XW-1:0] DRAM_LIM = {{(XW-1){1'b0}}, 1'b1} << DRAM_AW;
     localparam [31:0]   SPMW32   = SPM_WORDS;
@@ -81,13 +84,12 @@ module npu_dma_desc #(
     endfunction
     wire        use_tr = (TRANSPOSE != 0) && d_tr && !fill;
     wire        d_bad  = (d_rows == 16'd0) || (d_rbytes == 16'd0) || (!fill && (
-                         (d_daddr[LB-1:0] != {LB{1'b0}})
-                         || ((TRANSPOSE != 0) ? (d_tr && d_rbytes[0]) : d_tr)));
+                         d_daddr[0] || d_rbytes[0] || d_dstride[0] || ((TRANSPOSE == 0) && d_tr)));
     reg         f_fill;
 
     // ---- stage 1: half products and pre-sums
-    wire [XW-1:0] strideB_x = {{(XW-16){1'b0}}, d_dstride} << LB;
-    wire [XW-1:0] d_pre = {{(XW-32){1'b0}}, d_daddr} + {{(XW-16){1'b0}}, d_rbytes} + ~strideB_x;
+    wire [XW-1:0] stride_x = {{(XW-16){1'b0}}, d_dstride};
+    wire [XW-1:0] d_pre = {{(XW-32){1'b0}}, d_daddr} + {{(XW-16){1'b0}}, d_rbytes} + ~stride_x;
     wire [15:0]   s_n   = use_tr ? {1'b0, d_rbytes[15:1]} : d_rows;
     // w - 1 = hi + |lo - 1 (the -1 is in ~sstride)
     wire [15:0]   s_hi  = use_tr ? {{LE{1'b0}}, d_rows[15:LE]} : {{LB{1'b0}}, d_rbytes[15:LB]};
@@ -116,7 +118,8 @@ module npu_dma_desc #(
             saddr    <= d_saddr;
             sstride  <= d_sstride;
             rbytes   <= d_rbytes;
-            dstride  <= d_dstride;
+            dstride  <= fill ? 16'd0 : d_dstride;
+            cont     <= !fill && (d_dstride == d_rbytes);
             nbeats   <= beats_of(d_rbytes);
             nbeats_m1 <= beats_of(d_rbytes) - 16'd1;
             bad      <= d_bad;
@@ -132,10 +135,8 @@ module npu_dma_desc #(
     end
 
     // ---- stage 2: the last addresses and their distance to the limits (sign = inside)
-    wire [XW-1:0] d_last = dp_pre + ({{(XW-24){1'b0}}, dm_lo} << LB)
-                                  + ({{(XW-24){1'b0}}, dm_hi} << (LB + 8));
-    wire [XW-1:0] d_dist = dp_lim + ({{(XW-24){1'b0}}, dm_lo} << LB)
-                                  + ({{(XW-24){1'b0}}, dm_hi} << (LB + 8));
+    wire [XW-1:0] d_last = dp_pre + {{(XW-24){1'b0}}, dm_lo} + ({{(XW-24){1'b0}}, dm_hi} << 8);
+    wire [XW-1:0] d_dist = dp_lim + {{(XW-24){1'b0}}, dm_lo} + ({{(XW-24){1'b0}}, dm_hi} << 8);
     wire [SW-1:0] s_last = sp_pre + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
     wire [SW-1:0] s_dist = sp_lim + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
     always @(posedge clk) begin

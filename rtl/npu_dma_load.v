@@ -1,31 +1,36 @@
 `default_nettype none
 // npu_dma_load: executes LOAD instructions (DRAM -> SPM), see docs/isa.md.
-// Fields: w0[14:12] tag, w0[15] transpose, w0[31:16] rows, w1 dram_addr, w2[15:0] spm_addr,
-// w2[31:16] spm_stride (words), w3[15:0] row_bytes, w3[31:16] dram_stride (beats).
+// Fields: w0[14:12] tag, w0[15] transpose, w0[31:16] rows, w1 dram_addr (bytes), w2[15:0]
+// spm_addr, w2[31:16] spm_stride (words), w3[15:0] row_bytes, w3[31:16] dram_stride (bytes).
+// Rows start at any element address (dense tensors, docs/memory.md "DMA runs and bursts").
 //
 // Structure: an address generator (AG) issues AXI read bursts and runs up to MAX_OUT bursts ahead
 // of the data; an address FIFO remembers each outstanding burst (for the limit and for the address
-// of a failing beat). The data side walks the same words in the same order (data returns in
-// request order), so it needs no per-burst bookkeeping besides r_last.
-//  - normal mode: each row is split into bursts of <= MAX_BURST beats that never cross 4 KiB;
-//    a beat goes into a holding register that writes the SPM; r_rdy = !hold_vld || wr_gnt,
-//    which sustains one beat per cycle while the SPM grants.
-//  - transposed mode: blocks of 2S source rows x TB column blocks (a group: the TB = 2 beats
-//    cb0, cb0+1 of each row, or the last beat alone); the group fills TB transpose buffers, then
-//    its columns are written out one SPM word per cycle. A group's beats are read in bursts:
-//    one burst per source row (its TB beats are adjacent), or, when the rows are adjacent too
-//    (dram_stride = the group's beats: dense pixels of <= 2 beats, dY and Z of dW), the whole
-//    block as one run split by the burst rule like a normal row. Single-beat bursts cost the
-//    DRAM's per-burst time and a MAX_OUT share of its latency each (~10 cycles at small);
-//    a 2S-row run of 16 beats costs 16 + 4. Each buffer is stored by column (tcm[t*2S + k] =
-//    element k of every buffered row of beat t), so a filling beat scatters its elements into
-//    lane dp_i of the columns and a column write is a plain array read: nothing wide is shifted
-//    or rebuilt while the engine idles.
+// of a failing beat). The AG reads RUNS: the beats floor(start/B) .. floor((end-1)/B) of a byte
+// range, split by npu_burst_len (<= MAX_BURST beats, never across 4 KiB). The data side walks
+// the words of the same rows in the same order (data returns in request order) and gets each
+// from the realigner (npu_dma_align), which takes the beats as the words need them: it needs
+// only the word's byte offset in its beat, its length and whether the next word continues in
+// the same beat (`keep`), no per-burst bookkeeping besides r_last.
+//  - normal mode: one run for the whole transfer when the rows are contiguous (dram_stride ==
+//    row_bytes), else one per row. A word goes into a holding register that writes the SPM;
+//    the realigner's output ready is !hold_vld || wr_gnt, which sustains one word per cycle
+//    while the SPM grants (one beat per cycle for long rows).
+//  - transposed mode: blocks of 2S source rows x groups of up to 2 column blocks (the sub-row
+//    of words cb, cb+1 of each row); the group fills two transpose buffers, then its columns are
+//    written out one SPM word per cycle. A group's beats are read as one run for the block when
+//    its sub-rows are contiguous (dram_stride == the sub-row's bytes) or beat-padded and
+//    adjacent (dram_stride == its beats * B, dram_addr beat-aligned: dense pixels of <= 2 beats,
+//    dY and Z of dW), else as one run per sub-row. Single-beat bursts cost the DRAM's per-burst
+//    time and a MAX_OUT share of its latency each (~10 cycles at small); a 2S-row run of 16
+//    beats costs 16 + 4. Each buffer is stored by column (tcm[t*2S + k] = element k of every
+//    buffered row of word t), so a filling word scatters its elements into lane dp_i of the
+//    columns and a column write is a plain array read.
 // FILL (opcode 0x09, the LOAD format without its DRAM side): the same engine without the DRAM:
 // after the descriptor checks (rows/row_bytes zero: BAD_DESC; SPM range as LOAD; no DRAM
-// check) the data side makes a zero beat whenever the holding register is free or being
-// written, instead of accepting an R beat, so it writes one zero word per granted cycle through
-// the same SPM write port, walking the words of a normal LOAD. No AXI request is issued.
+// check) the realigner is fed zero beats instead of R beats, so the data side writes one zero
+// word per granted cycle through the same SPM write port, walking the words of a normal LOAD.
+// No AXI request is issued.
 // Checks happen in one CHECK cycle before any request. A DRAM error response stops the address
 // generator; the beats of bursts already issued are accepted and dropped (DRAIN) so the shared
 // read channel is not blocked, then the engine returns to idle.
@@ -80,6 +85,10 @@ module npu_dma_load #(
     localparam integer OW = $clog2(MAX_OUT + 1);
     localparam [31:0] E32      = E;
     localparam [15:0] E16      = E32[15:0];
+    localparam [31:0] B32      = B;
+    localparam [15:0] BB16     = B32[15:0];             // B
+    localparam [15:0] B2       = BB16 << 1;             // 2B: a full transposed group's bytes
+    localparam [LB:0] BL       = B32[LB:0];
 
     // engine states (SM_: npu_defs.vh's ST_ are the NPU's run states)
     localparam [1:0] SM_IDLE = 2'd0, SM_CHECK = 2'd1, SM_RUN = 2'd2, SM_DRAIN = 2'd3;
@@ -92,6 +101,7 @@ module npu_dma_load #(
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
     wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire        f_cont;      // dram_stride == row_bytes: one run (normal mode)
     wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row (= column blocks in transposed mode)
     wire        c_vld;       // the checks are ready (two cycles after acceptance)
@@ -108,8 +118,8 @@ module npu_dma_load #(
                    .TRANSPOSE(1)) u_desc (
         .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(cmd_fill),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
-        .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
-        .nbeats_m1(nbeats_m1),
+        .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .cont(f_cont),
+        .nbeats(nbeats), .nbeats_m1(nbeats_m1),
         .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
     );
 
@@ -119,13 +129,16 @@ module npu_dma_load #(
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
-    wire unused_desc = &{1'b0, f_saddr, f_sstride};   // bits above SPM_AW: checked at cmd_fire
+    wire unused_desc = &{1'b0, f_saddr, f_sstride, nbeats};   // bits above SPM_AW: checked at cmd_fire
     // verilator lint_on UNUSEDSIGNAL
 
     // the C = row_bytes/2 columns
     wire [15:0] ncols    = {1'b0, f_rbytes[15:1]};
-    wire [31:0] strideB  = {16'd0, f_dstride} << LB;          // DRAM row pitch in bytes
-    wire [31:0] strideBE = {16'd0, f_dstride} << (LB + LE);   // pitch of a 2S-row block
+    wire [31:0] stride   = {16'd0, f_dstride};             // DRAM row pitch in bytes
+    wire [31:0] strideE  = {16'd0, f_dstride} << LE;       // pitch of a 2S-row block
+    wire [LB-1:0] o_blk  = f_daddr[LB-1:0];                // offset of every block's first row
+                                                           // (2S * an even pitch: whole beats)
+    wire [LB:0] rlast    = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstrideE2 = sstride_s << (LE + 1);   // a group's 2 x 2S columns
@@ -137,47 +150,76 @@ module npu_dma_load #(
     wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == SM_RUN);
 
+    // beats of the run of `bytes` (>= 1) bytes from byte `o` of a beat
+    function [31:0] span(input [LB-1:0] o, input [31:0] bytes);
+        span = (({{(32-LB){1'b0}}, o} + bytes - 32'd1) >> LB) + 32'd1;
+    endfunction
+    function [31:0] align(input [31:0] a);
+        align = a & ~{{(32-LB){1'b0}}, {LB{1'b1}}};
+    endfunction
+
     // ---------------- address generator ----------------
     reg         ag_act;
-    reg [31:0]  ag_addr;    // next burst address
+    reg [31:0]  ag_addr;    // next burst address (beat-aligned)
     reg [31:0]  ag_row;     // normal: current row start; transposed: current row-block start
-    reg [15:0]  ag_rem;     // normal: beats left in the row
-    reg [15:0]  ag_rows;    // normal: rows left; transposed: rows left from this row block
-    reg [LE-1:0] ag_i;      // transposed: row inside the block (per-row bursts)
-    reg [15:0]  ag_cols;    // transposed: columns left from this group's first (group: 2 beats
+    reg [31:0]  ag_rem;     // beats left in the run
+    reg [15:0]  ag_rows;    // normal: runs left; transposed: rows left from this row block
+    reg [LE-1:0] ag_i;      // transposed: row inside the block (per-sub-row runs)
+    reg [15:0]  ag_cols;    // transposed: columns left from this group's first (group: 2 words
                             // when > 2S, else 1)
-    reg [31:0]  ag_cboff;   // transposed: the group's first beat * B
-    reg [31:0]  ag_seg;     // transposed: start of the current row's burst run
+    reg [31:0]  ag_cboff;   // transposed: the group's first word * B
+    reg [31:0]  ag_seg;     // transposed: start of the current sub-row
     reg [LE:0]  ag_nr;      // transposed: rows in this block (<= 2S)
-    reg         t_run1, t_run2;   // dram_stride == 1 / 2: a 1- / 2-beat group's rows are adjacent
 
     wire [15:0] blen;
     wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
-    wire        ag_row_end;  // this burst ends the row (blen == ag_rem)
+    wire        ag_row_end;  // this burst ends the run (blen == ag_rem)
+    // the rule needs no more than 16 bits of the beats left: a run longer than 2^16 beats is
+    // still longer than any burst
+    wire [15:0] ag_want = (ag_rem[31:16] != 16'd0) ? 16'hFFFF : ag_rem[15:0];
     // registered burst rule: the next burst's length is ready one cycle after each burst
     npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
-        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || ar_fire),
+        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_want), .upd(go || ar_fire),
         .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
-    // transposed groups: g2 = the group has two beats per row; run = its rows are adjacent
-    // (the whole block is one run of burst beats), else one burst of the g beats per row
+
+    // normal mode: the next row's run
+    wire [31:0] row_nx   = ag_row + stride;
+    // transposed groups: the last group of a row holds its last 2*cols bytes, the others 2B;
+    // run = the block's sub-rows are one run: contiguous (pitch = the sub-row) or beat-padded
+    // and adjacent (pitch = its words * B, beat-aligned rows)
+    wire [15:0] gb_last  = {f_rbytes[15:LB+1], {(LB+1){1'b0}}} == f_rbytes
+                           ? B2 : {{(15-LB){1'b0}}, f_rbytes[LB:0]};
+    wire [15:0] gw_last  = (gb_last > BB16) ? B2 : BB16;          // its words * B
+    wire        t_cont_full = (f_dstride == B2);
+    wire        t_cont_last = (f_dstride == gb_last);
+    wire        t_run_last  = t_cont_last || (f_dstride == gw_last && o_blk == {LB{1'b0}});
+    // the block's run: nr * pitch bytes, 2S * pitch for a full block; the last block's rows
+    // (nr_tail) times the pitch registered (stable while the descriptor is: it is ready at go)
+    wire [LE:0] nr_tail  = (f_rows[LE-1:0] == {LE{1'b0}}) ? E16[LE:0] : {1'b0, f_rows[LE-1:0]};
+    reg  [31:0] tail_b;
+    wire [LE+LB+2:0] tail_p = {{(LB+2){1'b0}}, nr_tail} * {{(LE+1){1'b0}}, f_dstride[LB+1:0]};
+    always @(posedge clk) tail_b <= {{(32-LE-LB-3){1'b0}}, tail_p};
+    // a group's first run (at the block's first row, offset o_blk): the block's run, or the
+    // first row's sub-row
+    function [31:0] grp_rem(input last, input [15:0] cols, input full);
+        grp_rem = (last ? t_run_last : t_cont_full)
+                  ? span(o_blk, full ? strideE : tail_b)
+                  : span(o_blk, last ? {15'd0, cols, 1'b0} : {16'd0, B2});
+    endfunction
     wire [15:0] ag_i16   = {{(16-LE){1'b0}}, ag_i};
     wire [15:0] ag_nr16  = {{(15-LE){1'b0}}, ag_nr};
-    wire ag_g2       = (ag_cols > E16);
-    wire ag_run      = ag_g2 ? t_run2 : t_run1;
-    wire ag_grp_last = ag_run || (ag_i16 + 16'd1 == ag_nr16);   // with ag_row_end: the group's last burst
     wire ag_cb_last  = (ag_cols <= {E16[14:0], 1'b0});          // the block's last group
-    // the first group of a block: its burst run (beats) for nr rows
-    wire        n_g2     = (ncols > E16);
+    wire ag_run      = ag_cb_last ? t_run_last : t_cont_full;
+    wire ag_grp_last = ag_run || (ag_i16 + 16'd1 == ag_nr16);   // with ag_row_end: the group's last run
+    wire [31:0] ag_gb = ag_cb_last ? {15'd0, ag_cols, 1'b0} : {16'd0, B2};   // sub-row bytes
+    wire [31:0] seg_nx   = ag_seg + stride;                     // the group's next sub-row
+    wire [15:0] cols_nx  = ag_cols - {E16[14:0], 1'b0};         // the block's next group
+    wire        cbl_nx   = (cols_nx <= {E16[14:0], 1'b0});
     wire [15:0] rows_nx  = ag_rows - E16;                       // rows left after this block
     wire [LE:0] nr_nx    = (rows_nx > E16) ? E16[LE:0] : rows_nx[LE:0];
     wire [LE:0] nr_go    = (f_rows > E16) ? E16[LE:0] : f_rows[LE:0];
-    // (one_run: the group's rows are one burst run)
-    function [15:0] run_len(input g2, input one_run, input [LE:0] nr);
-        run_len = !one_run ? (g2 ? 16'd2 : 16'd1)
-                           : (g2 ? {{(14-LE){1'b0}}, nr, 1'b0} : {{(15-LE){1'b0}}, nr});
-    endfunction
-    wire        g2_nx    = (ag_cols - {E16[14:0], 1'b0} > E16);   // the block's next group
+    wire        cbl_go   = (ncols <= {E16[14:0], 1'b0});
 
     wire        af_full, af_empty;
     wire [31:0] af_dout;
@@ -195,15 +237,16 @@ module npu_dma_load #(
     reg              hold_vld, hold_last;
     reg [SPM_AW-1:0] hold_addr;
     reg [WB-1:0]     hold_data;
-    reg [WB-1:0]     tmask;     // keeps the row_bytes of the last beat of a row
     reg [7:0]        dp_bc;     // beat inside the current burst (for err_info)
-    reg [15:0]       dp_j;      // normal: beat in the row
+    reg              dp_act;    // normal / FILL: words left
+    reg [15:0]       dp_j;      // normal: word in the row
     reg [15:0]       dp_rows;   // rows left (normal) / rows left from this row block (transposed)
+    reg [LB-1:0]     dp_o;      // byte offset of the current row in its first beat
     reg [SPM_AW-1:0] dp_spm, dp_srow;
     // transposed
     reg              t_fill;    // 1: filling buffer rows from DRAM, 0: writing columns to the SPM
     reg [LE-1:0]     dp_i, dp_k;
-    reg              dp_t;      // beat of the group (fill) / buffer of the column (write)
+    reg              dp_t;      // word of the group (fill) / buffer of the column (write)
     reg [15:0]       dp_cols;   // columns left from this group's first
     reg [SPM_AW-1:0] dp_rbaddr, dp_cbaddr, dp_caddr;
     reg [WB-1:0]     tcm [0:2*E-1];   // two transpose buffers by column: lane i = source row i
@@ -211,29 +254,43 @@ module npu_dma_load #(
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
     wire dp_row_end   = (dp_j == nbeats_m1);
-    wire dp_g2        = (dp_cols > E16);   // two beats per row in this group
+    wire dp_g2        = (dp_cols > E16);   // two words per row in this group
     wire [15:0] dp_tk16 = {{(15-LE){1'b0}}, dp_t, dp_k};   // column index in the group
-    wire t_fill_last  = (dp_t || !dp_g2) && ((dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows));
+    wire t_sub_end    = dp_t || !dp_g2;    // the word ends the row's sub-row
+    wire t_fill_last  = t_sub_end && ((dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows));
     wire t_col_last   = (dp_t == dp_g2 && dp_k16 == E16 - 16'd1) || (dp_tk16 + 16'd1 == dp_cols);
     wire t_last_cb    = (dp_cols <= {E16[14:0], 1'b0});
     wire t_last_rb    = (dp_rows <= E16);
+    wire t_cont       = t_last_cb ? t_cont_last : t_cont_full;   // the sub-rows are one byte run
 
     wire [WB-1:0] tcol = tcm[{dp_t, dp_k}];   // current column
 
-    assign r_rdy   = (state == SM_DRAIN) || (in_run && (f_tr ? t_fill : (!hold_vld || wr_gnt)));
+    // the word the realigner is asked for: its offset, length (a row's last word: the rest) and
+    // whether the next word continues in its last beat (inside a row, or contiguous rows)
+    wire          w_rowlast = f_tr ? (t_last_cb && t_sub_end) : dp_row_end;
+    wire [LB:0]   w_len     = w_rowlast ? rlast : BL;
+    wire          w_keep    = f_tr ? (!t_sub_end || (t_cont && !t_fill_last)) : (!dp_row_end || f_cont);
+    wire          al_req    = in_run && (f_tr ? t_fill : dp_act);
+    wire          al_rdy    = f_tr || !hold_vld || wr_gnt;
+    wire          al_in_rdy, al_vld;
+    wire [WB-1:0] al_data;
+    npu_dma_align #(.S(S)) u_align (
+        .clk(clk), .rst_n(rst_n), .clr(go),
+        .req(al_req), .off(dp_o), .len(w_len), .keep(w_keep),
+        .in_vld(r_vld || f_fill), .in_rdy(al_in_rdy), .in_data(r_data & {WB{!f_fill}}),
+        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_data));
+
+    // FILL: the realigner takes zero beats, never R beats
+    assign r_rdy   = (state == SM_DRAIN) || (in_run && !f_fill && al_in_rdy);
     wire r_fire    = r_vld && r_rdy;
     wire r_err     = r_fire && r_resp && in_run;
-    // FILL: a zero beat whenever the holding register can take one (fl_act: words left)
-    reg  fl_act;
-    wire fl_beat   = fl_act && (!hold_vld || wr_gnt);
-    wire beat_ok   = (r_fire && !r_resp && in_run) || fl_beat;
-    wire [WB-1:0] bdata = r_data & {WB{!f_fill}};
+    wire word_ok   = al_vld && al_rdy && !r_err;   // a word of the rows (not from a failed beat)
 
     assign wr_req  = in_run && (f_tr ? !t_fill : hold_vld);
     assign wr_addr = f_tr ? dp_caddr : hold_addr;
     assign wr_data = f_tr ? tcol : hold_data;
     wire wr_fire   = wr_req && wr_gnt;
-    wire dp_rows_en = (beat_ok && !f_tr && dp_row_end) || (wr_fire && f_tr && t_col_last && t_last_cb);
+    wire dp_rows_en = (word_ok && !f_tr && dp_row_end) || (wr_fire && f_tr && t_col_last && t_last_cb);
     wire fin       = f_tr ? (wr_fire && t_col_last && t_last_cb && t_last_rb)
                           : (wr_fire && hold_last);
 
@@ -258,7 +315,6 @@ module npu_dma_load #(
             err_code <= 8'd0;
             err_info <= 32'd0;
             ag_act   <= 1'b0;
-            fl_act   <= 1'b0;
             dp_bc    <= 8'd0;
         end else begin
             done <= 1'b0;
@@ -278,12 +334,10 @@ module npu_dma_load #(
                         state <= SM_IDLE;
                     end else begin
                         ag_act   <= !f_fill;
-                        fl_act   <= f_fill;
                         state    <= SM_RUN;
                     end
                 end
                 SM_RUN: begin
-                    if (fl_beat && dp_row_end && dp_rows == 16'd1) fl_act <= 1'b0;
                     if (ar_fire) begin
                         if (!f_tr) begin
                             if (ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
@@ -305,38 +359,38 @@ module npu_dma_load #(
         end
     end
 
-    // The two data-side flags as set/clear pairs outside the state machine: the SPM grant and
-    // the R handshake arrive late (through the SPM arbiter), so they pass through a few gates,
-    // not the state mux. A beat and a write never meet in transposed mode (r_rdy needs t_fill,
-    // wr_req needs !t_fill); in normal mode a beat wins over the write that empties the register.
+    // The data-side flags as set/clear pairs outside the state machine: the SPM grant and the R
+    // handshake arrive late (through the SPM arbiter), so they pass through a few gates, not the
+    // state mux. A word and a write never meet in transposed mode (the realigner is asked only
+    // while t_fill, wr_req needs !t_fill); in normal mode a word wins over the write that
+    // empties the register.
     always @(posedge clk) begin
-        // the AG finishes a group's requests / the data side writes its last column
         hold_vld <= rst_n && !go && !r_err
-                    && ((beat_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
-        t_fill   <= !rst_n || go || (t_fill && !(beat_ok && f_tr && t_fill_last))
+                    && ((word_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
+        t_fill   <= !rst_n || go || (t_fill && !(word_ok && f_tr && t_fill_last))
                     || (wr_fire && f_tr && t_col_last);
+        dp_act   <= rst_n && ((go && !f_tr)
+                    || (dp_act && in_run && !(word_ok && dp_row_end && dp_rows == 16'd1)));
     end
 
     // ---------------- datapath (no reset) ----------------
     always @(posedge clk) begin
         if (cmd_fire) f_fill <= cmd_fill;
         if (go) begin
-            tmask    <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {WB{1'b1}}
-                        : ~({WB{1'b1}} << {f_rbytes[LB-1:0], 3'b000});
-            ag_addr  <= f_daddr;
             ag_row   <= f_daddr;
-            ag_rem   <= f_tr ? run_len(n_g2, n_g2 ? (f_dstride == 16'd2) : (f_dstride == 16'd1), nr_go)
-                             : nbeats;
-            ag_rows  <= f_rows;
+            ag_seg   <= f_daddr;
+            ag_addr  <= align(f_daddr);
+            ag_rem   <= f_tr ? grp_rem(cbl_go, ncols, nr_go == E16[LE:0])
+                      : f_cont ? {{LB{1'b0}}, c_dlast[31:LB]} - {{LB{1'b0}}, f_daddr[31:LB]} + 32'd1
+                      : span(o_blk, {16'd0, f_rbytes});
+            ag_rows  <= (f_cont && !f_tr) ? 16'd1 : f_rows;
             ag_i     <= {LE{1'b0}};
             ag_cols  <= ncols;
             ag_cboff <= 32'd0;
-            ag_seg   <= f_daddr;
             ag_nr    <= nr_go;
-            t_run1   <= (f_dstride == 16'd1);
-            t_run2   <= (f_dstride == 16'd2);
             dp_j     <= 16'd0;
             dp_rows  <= f_rows;
+            dp_o     <= o_blk;
             dp_spm   <= saddr_s;
             dp_srow  <= saddr_s;
             dp_i     <= {LE{1'b0}};
@@ -350,14 +404,14 @@ module npu_dma_load #(
 
         // address generator
         if (ar_fire) begin
-            if (!ag_row_end) begin            // the row (transposed: the run) goes on
-                ag_rem  <= ag_rem - blen;
+            if (!ag_row_end) begin            // the run goes on
+                ag_rem  <= ag_rem - {16'd0, blen};
                 ag_addr <= ag_addr + ({16'd0, blen} << LB);
-            end else if (!f_tr) begin
-                ag_rem  <= nbeats;
+            end else if (!f_tr) begin         // the next row's run
                 ag_rows <= ag_rows - 16'd1;
-                ag_row  <= ag_row + strideB;
-                ag_addr <= ag_row + strideB;
+                ag_row  <= row_nx;
+                ag_addr <= align(row_nx);
+                ag_rem  <= span(row_nx[LB-1:0], {16'd0, f_rbytes});
             end else if (ag_grp_last) begin
                 ag_i <= {LE{1'b0}};
                 if (ag_cb_last) begin         // next row block, first group
@@ -365,22 +419,22 @@ module npu_dma_load #(
                     ag_cboff <= 32'd0;
                     ag_rows  <= rows_nx;
                     ag_nr    <= nr_nx;
-                    ag_rem   <= run_len(n_g2, n_g2 ? t_run2 : t_run1, nr_nx);
-                    ag_row   <= ag_row + strideBE;
-                    ag_seg   <= ag_row + strideBE;
-                    ag_addr  <= ag_row + strideBE;
+                    ag_rem   <= grp_rem(cbl_go, ncols, nr_nx == E16[LE:0]);
+                    ag_row   <= ag_row + strideE;
+                    ag_seg   <= ag_row + strideE;
+                    ag_addr  <= align(ag_row + strideE);
                 end else begin                // next group of the block
-                    ag_cols  <= ag_cols - {E16[14:0], 1'b0};
+                    ag_cols  <= cols_nx;
                     ag_cboff <= ag_cboff + 2 * B;
-                    ag_rem   <= run_len(g2_nx, g2_nx ? t_run2 : t_run1, ag_nr);
+                    ag_rem   <= grp_rem(cbl_nx, cols_nx, ag_nr == E16[LE:0]);
                     ag_seg   <= ag_row + ag_cboff + 2 * B;
-                    ag_addr  <= ag_row + ag_cboff + 2 * B;
+                    ag_addr  <= align(ag_row + ag_cboff + 2 * B);
                 end
-            end else begin                    // next row of the group
+            end else begin                    // next sub-row of the group
                 ag_i    <= ag_i + 1'b1;
-                ag_rem  <= ag_g2 ? 16'd2 : 16'd1;
-                ag_seg  <= ag_seg + strideB;
-                ag_addr <= ag_seg + strideB;
+                ag_rem  <= span(seg_nx[LB-1:0], ag_gb);
+                ag_seg  <= seg_nx;
+                ag_addr <= align(seg_nx);
             end
         end
 
@@ -388,13 +442,14 @@ module npu_dma_load #(
         // only enable it (they come through the SPM arbiter)
         if (dp_rows_en) dp_rows <= f_tr ? dp_rows - E16 : dp_rows - 16'd1;
 
-        // normal data side: beat -> holding register
-        if (beat_ok && !f_tr) begin
+        // normal data side: word -> holding register
+        if (word_ok && !f_tr) begin
             hold_addr <= dp_spm;
-            hold_data <= dp_row_end ? (bdata & tmask) : bdata;
+            hold_data <= al_data;
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
+                dp_o    <= dp_o + f_dstride[LB-1:0];
                 dp_srow <= dp_srow + sstride_s;
                 dp_spm  <= dp_srow + sstride_s;
             end else begin
@@ -404,10 +459,13 @@ module npu_dma_load #(
         end
 
         // transposed data side: fill rows, then write columns
-        // a group's beats come row by row, the g beats of a row in turn (beat t -> buffer t)
-        if (beat_ok && f_tr) begin
+        // a group's words come row by row, the g words of a row in turn (word t -> buffer t)
+        if (word_ok && f_tr) begin
             dp_t <= dp_g2 && !dp_t;
-            if (dp_t || !dp_g2) dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
+            if (t_sub_end) begin
+                dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
+                dp_o <= t_fill_last ? o_blk : dp_o + f_dstride[LB-1:0];
+            end
         end
         if (wr_fire && f_tr) begin
             if (t_col_last) begin
@@ -431,20 +489,20 @@ module npu_dma_load #(
         end
     end
 
-    // Transpose buffer fill: row dp_i's beat dp_t goes to lane dp_i of every column of buffer
+    // Transpose buffer fill: row dp_i's word dp_t goes to lane dp_i of every column of buffer
     // dp_t; the first row of a group also clears the other lanes (rows past `rows` read as zero
     // lanes).
     // Blocking writes, updated in place (a non-blocking write to an array element costs a
     // shadow value and flag per element every cycle). This is race-free: tcm is read only
     // through wr_data, which the SPM samples only in column-write cycles (t_fill = 0), while
-    // it is written only in fill cycles (beat_ok in transposed mode needs t_fill = 1).
+    // it is written only in fill cycles (a word in transposed mode needs t_fill = 1).
     integer k;
     /* verilator lint_off BLKSEQ */
     always @(posedge clk) begin
-        if (beat_ok && f_tr) begin
+        if (word_ok && f_tr) begin
             for (k = 0; k < E; k = k + 1) begin
-                if (dp_i == {LE{1'b0}}) tcm[{dp_t, k[LE-1:0]}] = {{(WB-16){1'b0}}, r_data[k*16 +: 16]};
-                else                    tcm[{dp_t, k[LE-1:0]}][dp_i*16 +: 16] = r_data[k*16 +: 16];
+                if (dp_i == {LE{1'b0}}) tcm[{dp_t, k[LE-1:0]}] = {{(WB-16){1'b0}}, al_data[k*16 +: 16]};
+                else                    tcm[{dp_t, k[LE-1:0]}][dp_i*16 +: 16] = al_data[k*16 +: 16];
             end
         end
     end
@@ -453,37 +511,45 @@ module npu_dma_load #(
 `include "npu_assert.vh"
 `ifdef NPU_ASSERTS
     // AXI AR: valid and payload hold until ready (an error stop, leaving RUN, may withdraw);
-    // bursts within the rule; the bookkeeping FIFO and the holding register never overflow.
+    // bursts within the rule and inside the run; the bookkeeping FIFO and the holding register
+    // never overflow; the realigner takes exactly the beats the AG asked for.
     reg        ar_pend, wr_pend;
     reg [31:0] ar_addr_q;
     reg [7:0]  ar_len_q;
     reg [SPM_AW-1:0] wr_addr_q;
+    reg [31:0] rd_owed;      // beats requested and not yet taken
     always @(posedge clk) begin
         ar_pend   <= rst_n && ar_vld && !ar_rdy;
         wr_pend   <= rst_n && wr_req && !wr_gnt;
         ar_addr_q <= ar_addr;
         ar_len_q  <= ar_len;
         wr_addr_q <= wr_addr;
+        if (!rst_n) rd_owed <= 32'd0;
+        else        rd_owed <= rd_owed + (ar_fire ? {16'd0, blen} : 32'd0) - {31'd0, r_fire};
     end
     always @(posedge clk) if (rst_n) begin
         if (ar_pend && in_run && run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
         if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
             `NPU_ASSERT_FAIL("LOAD AR payload changed before ready")
-        if (ar_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
-            `NPU_ASSERT_FAIL("LOAD burst length not in 1..min(MAX_BURST and beats left in row/run)")
+        if (ar_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || {16'd0, blen} > ag_rem))
+            `NPU_ASSERT_FAIL("LOAD burst length not in 1..min(MAX_BURST and beats left in the run)")
         if (ar_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("LOAD burst crosses a 4 KiB line")
+        if (ar_vld && ag_addr[LB-1:0] != {LB{1'b0}}) `NPU_ASSERT_FAIL("LOAD burst address not beat-aligned")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
-        if (beat_ok && !f_tr && hold_vld && !wr_fire)
-            `NPU_ASSERT_FAIL("LOAD beat overwrites an unwritten holding register")
+        if (word_ok && !f_tr && hold_vld && !wr_fire)
+            `NPU_ASSERT_FAIL("LOAD word overwrites an unwritten holding register")
         if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
         if (f_fill && in_run && (ar_vld || r_fire)) `NPU_ASSERT_FAIL("FILL touches the DRAM read channel")
         if (cmd_fire && cmd_op != OP_LOAD && cmd_op != OP_FILL)
             `NPU_ASSERT_FAIL("LOAD engine given an opcode other than LOAD or FILL")
-        if (fl_act && !in_run) `NPU_ASSERT_FAIL("FILL beat source active outside RUN")
+        if (in_run && !f_fill && al_in_rdy && !ag_act && rd_owed == 32'd0)
+            `NPU_ASSERT_FAIL("LOAD realigner wants a beat the address generator will not ask for")
+        if (fin && !f_fill && (ag_act || rd_owed != 32'd0))
+            `NPU_ASSERT_FAIL("LOAD finishes with beats requested or still to request")
     end
 `endif
 endmodule

@@ -1,14 +1,19 @@
 `default_nettype none
 // npu_dma_store: executes STORE instructions (SPM -> DRAM), the reverse of a normal LOAD
-// (docs/isa.md). Same fields as LOAD; transpose must be 0.
+// (docs/isa.md). Same fields as LOAD; transpose must be 0. Rows go to any element address
+// (dense tensors): the DMA writes RUNS, the whole transfer when the rows are contiguous
+// (dram_stride == row_bytes), else one per row (docs/memory.md "DMA runs and bursts").
 //
 // Three decoupled walkers over the same word order:
 //  - reader: reads SPM words (1-cycle latency) into a small read-ahead FIFO, only while the FIFO
 //    has room for the word in flight, so it sustains one word per cycle without overflow;
-//  - address generator: issues AW bursts (<= MAX_BURST beats, never crossing 4 KiB, at most
-//    MAX_OUT awaiting their B response) and queues each burst's length for the W side;
-//  - W side: sends the bursts' beats in AW order (a burst's W starts after its AW handshake),
-//    strobes cover only the row_bytes of each row (last beat of a row is partial).
+//  - address generator: issues AW bursts over each run's beats (<= MAX_BURST beats, never
+//    crossing 4 KiB, at most MAX_OUT awaiting their B response) and queues each burst's length
+//    for the W side;
+//  - W side: the packer (npu_dma_pack) places each word at its row's byte offset and makes the
+//    run's beats with strobes covering only the rows' bytes (rows sharing a beat share it, with
+//    the union of their strobes); they are sent in AW order (a burst's W starts after its AW
+//    handshake). Bytes outside the rows are never written.
 // done pulses after the B response of the last burst. A DRAM error response stops the address
 // generator; the W beats of bursts already issued are still sent and their B responses taken
 // (DRAIN), then the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle.
@@ -61,6 +66,8 @@ module npu_dma_store #(
     localparam integer B  = 4 * S;          // bytes per beat / SPM word
     localparam integer WB = 32 * S;
     localparam integer LB = $clog2(B);
+    localparam [31:0]  B32 = B;
+    localparam [LB:0]  BL  = B32[LB:0];
     localparam integer OW = $clog2(MAX_OUT + 1);
     localparam integer DFD = 4;             // read-ahead depth: word in flight + pop latency slack
     localparam integer DFW = $clog2(DFD + 1);
@@ -79,6 +86,7 @@ module npu_dma_store #(
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
     wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire        f_cont;      // dram_stride == row_bytes: one run
     wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row
     wire        c_vld;       // the checks are ready (two cycles after acceptance)
@@ -88,8 +96,8 @@ module npu_dma_store #(
                    .TRANSPOSE(0)) u_desc (
         .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(1'b0),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
-        .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .nbeats(nbeats),
-        .nbeats_m1(nbeats_m1),
+        .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .cont(f_cont),
+        .nbeats(nbeats), .nbeats_m1(nbeats_m1),
         .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
     );
 
@@ -99,10 +107,18 @@ module npu_dma_store #(
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
-    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes, f_tr};   // only partly used after the checks
+    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes, f_tr, nbeats};   // partly used after the checks
     // verilator lint_on UNUSEDSIGNAL
 
-    wire [31:0] strideB = {16'd0, f_dstride} << LB;
+    wire [31:0] stride  = {16'd0, f_dstride};             // DRAM row pitch in bytes
+    wire [LB:0] rlast   = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
+    // beats of the run of `bytes` (>= 1) bytes from byte `o` of a beat
+    function [31:0] span(input [LB-1:0] o, input [31:0] bytes);
+        span = (({{(32-LB){1'b0}}, o} + bytes - 32'd1) >> LB) + 32'd1;
+    endfunction
+    function [31:0] align(input [31:0] a);
+        align = a & ~{{(32-LB){1'b0}}, {LB{1'b1}}};
+    endfunction
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
 
@@ -129,22 +145,26 @@ module npu_dma_store #(
 
     // ---------------- address generator ----------------
     reg         ag_act;
-    reg [31:0]  ag_addr, ag_row;
-    reg [15:0]  ag_rem, ag_rows;
+    reg [31:0]  ag_addr;     // next burst address (beat-aligned)
+    reg [31:0]  ag_row;      // current row start (byte)
+    reg [31:0]  ag_rem;      // beats left in the run
+    reg [15:0]  ag_rows;     // runs left
     wire [15:0] blen;
     wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
-    wire        ag_row_end;  // this burst ends the row (blen == ag_rem)
+    wire        ag_row_end;  // this burst ends the run (blen == ag_rem)
+    wire [15:0] ag_want = (ag_rem[31:16] != 16'd0) ? 16'hFFFF : ag_rem[15:0];
+    wire [31:0] row_nx  = ag_row + stride;
     // registered burst rule: the next burst's length is ready one cycle after each burst
     npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
-        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_rem), .upd(go || aw_fire),
+        .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_want), .upd(go || aw_fire),
         .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
 
     wire          af_full, af_empty;      // bursts awaiting B (address kept for err_info)
     wire [31:0]   af_dout;
     wire [OW-1:0] af_count;
-    wire          bf_full, bf_empty;      // bursts awaiting W: {last burst of a row, len-1}
-    wire [8:0]    bf_dout;
+    wire          bf_full, bf_empty;      // bursts awaiting W: len-1
+    wire [7:0]    bf_dout;
     // verilator lint_off UNUSEDSIGNAL
     wire          bf_full_unused = bf_full;   // bf never holds more entries than af
     wire [OW-1:0] bf_count;
@@ -157,11 +177,22 @@ module npu_dma_store #(
 
     // ---------------- W side ----------------
     reg [7:0]     wc;        // beat inside the current burst
-    reg [4*S-1:0] tstrb;     // strobes of the last beat of a row
-    assign w_vld   = in_xfer && !bf_empty && !df_empty;
-    assign w_last  = (wc == bf_dout[7:0]);
-    assign w_data  = df_dout;
-    assign w_strb  = (bf_dout[8] && w_last) ? tstrb : {(4*S){1'b1}};
+    // the packer's walker: the word at the FIFO head is word pk_j of a row at byte pk_o of its
+    // first beat; a row's last word holds the rest of it; it ends a run at a row's end unless
+    // the rows are contiguous (then at the last row's)
+    reg [15:0]    pk_j, pk_rows;
+    reg [LB-1:0]  pk_o;
+    wire          pk_row_end = (pk_j == nbeats_m1);
+    wire          pk_pop, pk_vld;
+    npu_dma_pack #(.S(S)) u_pack (
+        .clk(clk), .rst_n(rst_n), .clr(go),
+        .in_vld(!df_empty && in_xfer), .in_pop(pk_pop), .in_data(df_dout),
+        .off(pk_o), .len(pk_row_end ? rlast : BL),
+        .last(pk_row_end && (!f_cont || pk_rows == 16'd1)),
+        .out_vld(pk_vld), .out_rdy(w_rdy && in_xfer && !bf_empty),
+        .out_data(w_data), .out_strb(w_strb));
+    assign w_vld   = in_xfer && !bf_empty && pk_vld;
+    assign w_last  = (wc == bf_dout);
     wire w_fire    = w_vld && w_rdy;
 
     assign b_rdy   = in_xfer;
@@ -170,7 +201,7 @@ module npu_dma_store #(
     npu_fifo #(.W(WB), .DEPTH(DFD)) u_df (
         .clk(clk), .rst_n(rst_n),
         .push(rd_vld), .din(rd_data),
-        .pop(w_fire || (state == SS_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
+        .pop(pk_pop || (state == SS_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
         .full(df_full), .empty(df_empty), .count(df_count)
     );
     // verilator lint_off UNUSEDSIGNAL
@@ -184,9 +215,9 @@ module npu_dma_store #(
         .full(af_full), .empty(af_empty), .count(af_count)
     );
 
-    npu_fifo #(.W(9), .DEPTH(MAX_OUT)) u_bf (
+    npu_fifo #(.W(8), .DEPTH(MAX_OUT)) u_bf (
         .clk(clk), .rst_n(rst_n),
-        .push(aw_fire), .din({ag_row_end, blen_m1}),
+        .push(aw_fire), .din(blen_m1),
         .pop(w_fire && w_last), .dout(bf_dout),
         .full(bf_full), .empty(bf_empty), .count(bf_count)
     );
@@ -251,26 +282,37 @@ module npu_dma_store #(
     // ---------------- datapath (no reset) ----------------
     always @(posedge clk) begin
         if (go) begin
-            tstrb   <= (f_rbytes[LB-1:0] == {LB{1'b0}}) ? {(4*S){1'b1}}
-                       : ~({(4*S){1'b1}} << f_rbytes[LB-1:0]);
-            ag_addr <= f_daddr;
+            ag_addr <= align(f_daddr);
             ag_row  <= f_daddr;
-            ag_rem  <= nbeats;
-            ag_rows <= f_rows;
+            ag_rem  <= f_cont ? {{LB{1'b0}}, c_dlast[31:LB]} - {{LB{1'b0}}, f_daddr[31:LB]} + 32'd1
+                              : span(f_daddr[LB-1:0], {16'd0, f_rbytes});
+            ag_rows <= f_cont ? 16'd1 : f_rows;
+            pk_j    <= 16'd0;
+            pk_rows <= f_rows;
+            pk_o    <= f_daddr[LB-1:0];
             rd_j    <= 16'd0;
             rd_rows <= f_rows;
             rd_spm  <= saddr_s;
             rd_srow <= saddr_s;
         end
         if (aw_fire) begin
-            if (ag_row_end) begin
-                ag_rem  <= nbeats;
+            if (ag_row_end) begin             // the next row's run
+                ag_rem  <= span(row_nx[LB-1:0], {16'd0, f_rbytes});
                 ag_rows <= ag_rows - 16'd1;
-                ag_row  <= ag_row + strideB;
-                ag_addr <= ag_row + strideB;
+                ag_row  <= row_nx;
+                ag_addr <= align(row_nx);
             end else begin
-                ag_rem  <= ag_rem - blen;
+                ag_rem  <= ag_rem - {16'd0, blen};
                 ag_addr <= ag_addr + ({16'd0, blen} << LB);
+            end
+        end
+        if (pk_pop) begin
+            if (pk_row_end) begin
+                pk_j    <= 16'd0;
+                pk_rows <= pk_rows - 16'd1;
+                pk_o    <= pk_o + f_dstride[LB-1:0];
+            end else begin
+                pk_j    <= pk_j + 16'd1;
             end
         end
         if (rd_fire) begin
@@ -316,12 +358,15 @@ module npu_dma_store #(
         if (w_pend && in_xfer && !w_vld) `NPU_ASSERT_FAIL("STORE W valid dropped before ready")
         if (w_pend && w_vld && (w_data != w_data_q || w_strb != w_strb_q || w_last != w_last_q))
             `NPU_ASSERT_FAIL("STORE W payload changed before ready")
-        if (aw_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || blen > ag_rem))
-            `NPU_ASSERT_FAIL("STORE burst length not in 1..min(MAX_BURST and beats left in row)")
+        if (aw_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || {16'd0, blen} > ag_rem))
+            `NPU_ASSERT_FAIL("STORE burst length not in 1..min(MAX_BURST and beats left in the run)")
+        if (aw_vld && ag_addr[LB-1:0] != {LB{1'b0}}) `NPU_ASSERT_FAIL("STORE burst address not beat-aligned")
+        if (done && (pk_rows != 16'd0 || !df_empty))
+            `NPU_ASSERT_FAIL("STORE done with words not packed (the runs and the rows disagree)")
         if (aw_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("STORE burst crosses a 4 KiB line")
         if (aw_fire && af_full) `NPU_ASSERT_FAIL("STORE burst FIFO overflow")
-        if (rd_vld && df_full && !w_fire && state != SS_FLUSH)
+        if (rd_vld && df_full && !pk_pop && state != SS_FLUSH)
             `NPU_ASSERT_FAIL("STORE read-ahead FIFO overflow")
         if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
         if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")

@@ -100,10 +100,10 @@ Test(errors, zero_rows_is_bad_descriptor)
     npu_prog_free(&p);
 }
 
-Test(errors, misaligned_dram_is_bad_descriptor)
+Test(errors, odd_dram_address_is_bad_descriptor)
 {
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096 + 2, 0, 1, beat(), 1 * beat()));
+    PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096 + 1, 0, 1, beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_BAD_DESC, 0);
     npu_prog_free(&p);
 }

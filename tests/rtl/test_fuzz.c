@@ -366,16 +366,22 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
     case NPU_OP_LOAD:
     case NPU_OP_STORE: {
         uint32_t tag = rnd_in(g, 0, 7), tr = op == NPU_OP_LOAD && rtl_rand(&g->x) % 4 == 0;
-        uint32_t rows = rnd_in(g, 1, 3 * F), rb = rnd_in(g, 1, 4 * B), ss, ds, spm, dram;
+        uint32_t rows = rnd_in(g, 1, 3 * F), rb = 2 * rnd_in(g, 1, 2 * B), ss, ds, spm, dram;
         if (tr || rtl_rand(&g->x) % 2)
             rb = tr ? rnd_in(g, 1, 2 * F) * 2 : (rb + B - 1) / B * B;
         uint32_t beats = (rb + B - 1) / B;
         ss = rnd_in(g, 0, 4) + (tr ? (rows + F - 1) / F : beats) - (rtl_rand(&g->x) % 3 == 0);
-        ds = beats + rnd_in(g, 0, 3) - (rtl_rand(&g->x) % 3 == 0);
+        /* DRAM pitch (bytes): dense rows, beat-padded rows, or a few elements more */
+        switch (rtl_rand(&g->x) % 3) {
+        case 0: ds = rb; break;
+        case 1: ds = (beats + rnd_in(g, 0, 3) - (rtl_rand(&g->x) % 3 == 0)) * B; break;
+        default: ds = rb + 2 * rnd_in(g, 0, B); break;
+        }
         uint64_t sspan = tr ? (uint64_t)(rb / 2 - 1) * ss + (rows + F - 1) / F
                             : (uint64_t)(rows - 1) * ss + beats;
         spm = place(g, sspan, spm_words);
-        dram = DATA_BASE + place(g, (uint64_t)(rows - 1) * ds + beats, DATA_WIN / B) * B;
+        dram = DATA_BASE + place(g, (uint64_t)(rows - 1) * ds + rb, DATA_WIN);
+        dram &= rtl_rand(&g->x) % 2 ? ~(uint32_t)(B - 1) : ~1u;   /* beat- or element-aligned */
         tag = mutate(g, tag, 3, 8);
         tr = mutate(g, tr, 1, 1);
         rows = mutate(g, rows, 16, rows + 1);

@@ -54,8 +54,8 @@ Test(timing, load_dram_last_byte_at_the_limit)
     uint32_t d = end - 13 * B;
     load(0, 0, "last byte = end - 1", 0, 3, d, 0, 3, 3 * B, 5);
     load(NPU_ERR_DRAM_ADDR, end + B - 1, "last byte = end + B - 1", 0, 3, d + B, 0, 3, 3 * B, 5);
-    /* partial last beat: row_bytes = 3B - 8 */
-    load(NPU_ERR_DRAM_ADDR, end + B - 9, "partial beat past the end", 0, 3, d + B, 0, 3, 3 * B - 8, 5);
+    /* partial last beat: row_bytes = 3B - 2 */
+    load(NPU_ERR_DRAM_ADDR, end + B - 3, "partial beat past the end", 0, 3, d + B, 0, 3, 3 * B - 2, 5);
 }
 
 Test(timing, load_dram_wide_product)

@@ -1,0 +1,311 @@
+/*
+ * test_dense.c - LOAD and STORE on dense tensors (docs/isa.md, docs/memory.md "DMA runs and
+ * bursts"): rows at any element address and pitch.
+ *
+ * dense/random_*  random programs LOAD (normal or transposed) -> SYNC_E -> STORE of the loaded
+ *                 SPM words as whole words (shows the LOAD, zero lanes included) -> a random dense
+ *                 STORE of the same words. Random row_bytes, rows, unaligned dram_addr, pitches
+ *                 equal to row_bytes (one run) or larger (rows sharing beats, beat-padded rows),
+ *                 runs crossing 4 KiB lines, seeded DRAM stalls. The DRAM around the rows is
+ *                 filled with a pattern first. Checked: the whole data window byte-exact against
+ *                 a plain C reference of the semantics (so a STORE touching a byte outside its
+ *                 rows fails) and against the functional model (tb/npu_funcsim.c); the DRAM
+ *                 byte and burst counters equal npu_prog_expect (npu_dma_bursts) exactly, read
+ *                 bursts plus the program fetch's, and equal the functional model's.
+ * dense/errors    BAD_DESC for an odd address, row length or pitch; DRAM_ADDR with the last byte
+ *                 (no overflow for a 2^32-wide span); a dense transfer ending on the last byte.
+ * NPU_SEED replays (base seed), NPU_DENSE_CASES sets the cases per part (default 32, 4 parts).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "prog/prog_expect.h"
+#include "rtl_common.h"
+
+/* The functional model (tb/npu_funcsim.c built with -Dnpu_sim_X=fnpu_sim_X). */
+npu_sim_t *fnpu_sim_open(const npu_dram_timing_t *t);
+void fnpu_sim_close(npu_sim_t *s);
+uint8_t *fnpu_sim_dram(npu_sim_t *s, size_t *bytes);
+void fnpu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v);
+uint32_t fnpu_sim_csr_read(npu_sim_t *s, uint32_t addr);
+int fnpu_sim_run(npu_sim_t *s, uint64_t max_cycles);
+
+#define WIN_LO 0x10000u  /* data window: sources and destinations */
+#define WIN_HI 0x40000u
+#define SRC 0x10000u     /* + up to 64 KiB */
+#define D1 0x20000u      /* whole SPM words of the LOAD */
+#define D2 0x30000u      /* the dense STORE */
+
+typedef struct dcase {
+    unsigned tr, rows, rb, ds;       /* the LOAD */
+    uint32_t da;
+    unsigned sa, ss;
+    unsigned srows, words;           /* SPM rows written and their words */
+    unsigned rows2, rb2, ds2;        /* the dense STORE of SPM rows 0..rows2-1 */
+    uint32_t da2;
+    unsigned stall;
+} dcase_t;
+
+static unsigned rnd(uint64_t *x, unsigned lo, unsigned hi) { return lo + (unsigned)(rtl_rand(x) % (hi - lo + 1)); }
+
+/* A pitch for rows of rb bytes: equal (one run), a little larger (rows share beats), or whole
+ * beats (padded rows). */
+static unsigned pick_pitch(uint64_t *x, unsigned rb, unsigned B)
+{
+    switch (rtl_rand(x) % 5) {
+    case 0: case 1: return rb;
+    case 2: case 3: return rb + 2 * rnd(x, 1, B);
+    default: return (rb + B - 1) / B * B + B * rnd(x, 0, 1);
+    }
+}
+
+/* An address inside [base, base + 4 KiB) for a span of `span` bytes: aligned, unaligned, or
+ * starting just before a 4 KiB line so that the span crosses it. */
+static uint32_t pick_addr(uint64_t *x, uint32_t base, unsigned B, int aligned_ok)
+{
+    unsigned k = (unsigned)(rtl_rand(x) % 4);
+    if (k == 0 && aligned_ok)
+        return base + B * rnd(x, 0, 4096 / B - 1);
+    if (k == 1)
+        return base + 4096 - 2 * rnd(x, 1, 2 * B); /* crosses the line at base + 4096 */
+    return base + 2 * rnd(x, 0, 2048 - 1);
+}
+
+static void gen(const npu_cfg_t *cfg, uint64_t *x, dcase_t *c)
+{
+    unsigned B = 4u * (unsigned)cfg->s, E = 2u * (unsigned)cfg->s;
+    memset(c, 0, sizeof *c);
+    c->tr = rtl_rand(x) % 4 == 0;
+    unsigned len = (unsigned)(rtl_rand(x) % 3); /* short (several per beat), medium, long rows */
+    c->rb = 2 * (len == 0 ? rnd(x, 1, B / 2) : len == 1 ? rnd(x, B / 2, 2 * B) : rnd(x, 2 * B, 4 * B));
+    c->rows = c->tr ? rnd(x, 1, 3 * E + 2) : rnd(x, 1, 60);
+    c->ds = pick_pitch(x, c->rb, B);
+    c->da = pick_addr(x, SRC, B, 1);
+    if (c->tr && rtl_rand(x) % 3 == 0) /* beat-padded adjacent sub-rows (the old layout) */
+        c->da &= ~(uint32_t)(B - 1);
+    if (c->tr) {
+        c->srows = c->rb / 2;
+        c->words = (c->rows + E - 1) / E;
+    } else {
+        c->srows = c->rows;
+        c->words = (c->rb + B - 1) / B;
+    }
+    c->ss = c->words + rnd(x, 0, 1);
+    c->sa = rnd(x, 0, 64);
+    c->rows2 = rnd(x, 1, c->srows);
+    c->rb2 = 2 * rnd(x, 1, c->words * B / 2);
+    c->ds2 = pick_pitch(x, c->rb2, B);
+    c->da2 = pick_addr(x, D2, B, 1);
+    c->stall = (unsigned)(rtl_rand(x) % 3) * 15;
+}
+
+/* The reference: the SPM words the LOAD writes (srows x words), then the two STOREs. */
+static void reference(const dcase_t *c, unsigned B, unsigned E, uint8_t *win)
+{
+    uint8_t *spm = calloc((size_t)c->srows * c->words, B);
+    cr_assert_not_null(spm);
+    const uint8_t *src = win + (c->da - WIN_LO);
+    for (unsigned r = 0; r < c->rows; r++)
+        for (unsigned i = 0; i < c->rb; i++) {
+            unsigned sr = c->tr ? i / 2 : r;
+            size_t lane = c->tr ? (size_t)(r / E) * B + (r % E) * 2 + i % 2 : i;
+            spm[(size_t)sr * c->words * B + lane] = src[(size_t)r * c->ds + i];
+        }
+    memcpy(win + (D1 - WIN_LO), spm, (size_t)c->srows * c->words * B);
+    for (unsigned r = 0; r < c->rows2; r++)
+        memcpy(win + (c->da2 - WIN_LO) + (size_t)r * c->ds2, spm + (size_t)r * c->words * B, c->rb2);
+    free(spm);
+}
+
+static void build(const dcase_t *c, unsigned B, npu_prog_t *p)
+{
+    npu_insn_t in;
+    npu_prog_init(p);
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, (int)c->tr, c->rows, c->da, c->sa, c->ss, c->rb, c->ds), 0);
+    npu_insn_tok(&in, NPU_TOK_PUSH_NEXT);
+    cr_assert_eq(npu_prog_push(p, &in), 0);
+    cr_assert_eq(npu_enc_sync(&in, NPU_OP_SYNC_E), 0);
+    npu_insn_tok(&in, NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+    cr_assert_eq(npu_prog_push(p, &in), 0);
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, c->srows, D1, c->sa, c->ss, c->words * B, c->words * B), 0);
+    npu_insn_tok(&in, NPU_TOK_POP_PREV);
+    cr_assert_eq(npu_prog_push(p, &in), 0);
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_DY, c->rows2, c->da2, c->sa, c->ss, c->rb2, c->ds2), 0);
+    cr_assert_eq(npu_prog_push(p, &in), 0);
+}
+
+static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return i;
+    return n;
+}
+
+/* The functional model runs p on the same DRAM image; its window must equal want, its DMA
+ * counters the RTL's. */
+static void check_model(const npu_cfg_t *cfg, const npu_prog_t *p, const uint8_t *init,
+                        const uint8_t *want, const npu_run_result_t *r, const char *tag)
+{
+    npu_sim_t *m = fnpu_sim_open(NULL);
+    cr_assert_not_null(m);
+    uint8_t *d = fnpu_sim_dram(m, NULL);
+    memcpy(d + WIN_LO, init, WIN_HI - WIN_LO);
+    for (size_t i = 0; i < p->n; i++)
+        memcpy(d + i * NPU_INSN_BYTES, p->insn[i].w, NPU_INSN_BYTES);
+    fnpu_sim_csr_write(m, NPU_CSR_PROG_BASE, 0);
+    fnpu_sim_csr_write(m, NPU_CSR_PROG_LEN, (uint32_t)p->n);
+    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 2);
+    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 1);
+    cr_assert_eq(fnpu_sim_run(m, 10000000), 1, "%s: the model did not halt", tag);
+    uint32_t st = fnpu_sim_csr_read(m, NPU_CSR_STATUS);
+    cr_assert_eq(st & 3u, (unsigned)NPU_STATE_DONE, "%s: model status 0x%x", tag, st);
+    size_t k = first_diff(d + WIN_LO, want, WIN_HI - WIN_LO);
+    cr_assert_eq(k, (size_t)(WIN_HI - WIN_LO), "%s: model byte 0x%zx = 0x%02x, reference 0x%02x", tag,
+                 WIN_LO + k, d[WIN_LO + k], want[k]);
+    static const unsigned cnt[] = {NPU_CNT_dram_rd_bursts, NPU_CNT_dram_wr_bursts, NPU_CNT_dram_rd_x,
+                                   NPU_CNT_dram_wr_y, NPU_CNT_dram_wr_dy};
+    for (size_t i = 0; i < sizeof cnt / sizeof cnt[0]; i++) {
+        uint64_t v = fnpu_sim_csr_read(m, NPU_CSR_CNT_LO + cnt[i]) |
+                     (uint64_t)fnpu_sim_csr_read(m, NPU_CSR_CNT_HI + cnt[i]) << 32;
+        cr_assert_eq(v, r->cnt[cnt[i]], "%s: counter %s RTL %llu, model %llu", tag, npu_counter_name(cnt[i]),
+                     (unsigned long long)r->cnt[cnt[i]], (unsigned long long)v);
+    }
+    (void)cfg;
+    fnpu_sim_close(m);
+}
+
+static void run_case(const npu_cfg_t *cfg, const dcase_t *c, uint64_t seed, unsigned idx)
+{
+    unsigned B = 4u * (unsigned)cfg->s, E = 2u * (unsigned)cfg->s;
+    char tag[256];
+    snprintf(tag, sizeof tag,
+             "case %u (NPU_SEED=%llu): LOAD%s rows=%u bytes=%u dram=0x%x+%u*r spm=%u+%u*r; "
+             "STORE rows=%u bytes=%u dram=0x%x+%u*r; stall %u%%",
+             idx, (unsigned long long)seed, c->tr ? " trans" : "", c->rows, c->rb, (unsigned)c->da, c->ds,
+             c->sa, c->ss, c->rows2, c->rb2, (unsigned)c->da2, c->ds2, c->stall);
+    size_t n = WIN_HI - WIN_LO;
+    uint8_t *init = malloc(n), *want = malloc(n);
+    cr_assert(init && want);
+    uint64_t x = seed ^ 0x5DEECE66Dull;
+    for (size_t i = 0; i < n; i++)
+        init[i] = (uint8_t)(rtl_rand(&x) >> 24);
+    memcpy(want, init, n);
+    reference(c, B, E, want);
+
+    npu_prog_t p;
+    build(c, B, &p);
+    npu_sim_t *s = rtl_open(cfg, c->stall, 0, seed);
+    uint8_t *d = npu_sim_dram(s, NULL);
+    memcpy(d + WIN_LO, init, n);
+    npu_run_result_t r;
+    int rc = npu_run_program(cfg, s, 0, p.insn, p.n, 2000000, &r);
+    cr_assert_eq(rc, NPU_RUN_DONE, "%s: rc %d err %s pc %u info 0x%x", tag, rc,
+                 npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc, (unsigned)r.err_info);
+    size_t k = first_diff(d + WIN_LO, want, n);
+    cr_assert_eq(k, n, "%s: RTL byte 0x%zx = 0x%02x, reference 0x%02x", tag, WIN_LO + k, d[WIN_LO + k], want[k]);
+
+    npu_prog_expect_t e;
+    char msg[256];
+    npu_prog_expect(cfg, p.insn, p.n, &e);
+    cr_assert_eq(npu_check_counters(r.cnt, &e, msg, sizeof msg), 0, "%s: %s", tag, msg);
+    uint64_t fetch = npu_dma_run(0, p.n * NPU_INSN_BYTES, B, (uint64_t)cfg->max_burst_beats).bursts;
+    cr_assert_eq(r.cnt[NPU_CNT_dram_rd_bursts], e.rd_bursts + fetch, "%s: %llu read bursts, expected %llu + %llu fetch",
+                 tag, (unsigned long long)r.cnt[NPU_CNT_dram_rd_bursts], (unsigned long long)e.rd_bursts,
+                 (unsigned long long)fetch);
+    cr_assert_eq(r.cnt[NPU_CNT_dram_wr_bursts], e.wr_bursts, "%s: %llu write bursts, expected %llu", tag,
+                 (unsigned long long)r.cnt[NPU_CNT_dram_wr_bursts], (unsigned long long)e.wr_bursts);
+    cr_assert_eq(r.cnt[NPU_CNT_dram_rd_x], e.rd_bytes[NPU_TAG_X], "%s: read bytes", tag);
+    cr_assert_eq(r.cnt[NPU_CNT_dram_wr_y] + r.cnt[NPU_CNT_dram_wr_dy],
+                 e.wr_bytes[NPU_TAG_Y] + e.wr_bytes[NPU_TAG_DY], "%s: written bytes", tag);
+    cr_assert_eq(r.cnt[NPU_CNT_spm_wr_words], e.spm_wr_words, "%s: SPM words written", tag);
+    npu_sim_close(s);
+
+    check_model(cfg, &p, init, want, &r, tag);
+    npu_prog_free(&p);
+    free(init);
+    free(want);
+}
+
+static void random_part(unsigned part)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    const char *env = getenv("NPU_DENSE_CASES");
+    unsigned n = env ? (unsigned)strtoul(env, NULL, 0) : 32;
+    uint64_t base = rtl_seed(1);
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t seed = base * 1000003u + part * 1000u + i + 1, x = seed;
+        dcase_t c;
+        gen(&cfg, &x, &c);
+        run_case(&cfg, &c, seed, part * 1000u + i);
+    }
+}
+
+Test(dense, random_0, .timeout = 1200) { random_part(0); }
+Test(dense, random_1, .timeout = 1200) { random_part(1); }
+Test(dense, random_2, .timeout = 1200) { random_part(2); }
+Test(dense, random_3, .timeout = 1200) { random_part(3); }
+
+/* The 4096 x 5 int16 matrix of the motivating GEMM, dense: one run of 1280 / (B/32) beats in
+ * bursts of MAX_BURST, both ways (rows share beats on the STORE too). */
+Test(dense, matrix_4096x5)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned B = 4u * (unsigned)cfg.s;
+    dcase_t c = {0};
+    c.rows = 1024;     /* 10-byte rows; 1024 keeps the SPM within every config */
+    c.rb = 10;
+    c.ds = 10;
+    c.da = SRC + 6;
+    c.sa = 0;
+    c.srows = c.rows;
+    c.words = (c.rb + B - 1) / B;
+    c.ss = c.words;
+    c.rows2 = c.rows;
+    c.rb2 = 10;
+    c.ds2 = 10;
+    c.da2 = D2 + 2;
+    run_case(&cfg, &c, rtl_seed(7), 9999);
+}
+
+static void dma_error(const npu_cfg_t *cfg, const npu_insn_t *in, unsigned err, uint32_t info, const char *what)
+{
+    npu_sim_t *s = rtl_open(cfg, 0, 0, 1);
+    npu_run_result_t r;
+    int rc = npu_run_program(cfg, s, 0, in, 1, 200000, &r);
+    if (err == NPU_ERR_NONE) {
+        cr_assert_eq(rc, NPU_RUN_DONE, "%s: rc %d err %u info 0x%x", what, rc, r.err, (unsigned)r.err_info);
+    } else {
+        cr_assert_eq(rc, NPU_RUN_ERROR, "%s: rc %d", what, rc);
+        cr_assert_eq(r.err, err, "%s: %s, expected %s", what, npu_error_name(r.err), npu_error_name(err));
+        cr_assert_eq(r.err_info, info, "%s: ERR_INFO 0x%x, expected 0x%x", what, (unsigned)r.err_info,
+                     (unsigned)info);
+    }
+    npu_sim_close(s);
+}
+
+Test(dense, errors)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    uint32_t end = (uint32_t)((1ull << cfg.dram_addr_bits) - 1) + 1u; /* 0 when the DRAM is 4 GiB */
+    npu_insn_t in;
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 2, 0x10001, 0, 1, 10, 10), 0);
+    dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10001, "LOAD odd dram_addr");
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 2, 0x10002, 0, 1, 9, 10), 0);
+    dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10002, "LOAD odd row_bytes");
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 2, 0x10002, 0, 1, 10, 11), 0);
+    dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10002, "STORE odd dram_stride");
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 1, 3, 0x10002, 0, 1, 6, 7), 0);
+    dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10002, "transposed LOAD odd dram_stride");
+    /* dense rows ending on the last byte, unaligned: fine; two bytes further: DRAM_ADDR */
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 3, end - 30, 0, 1, 10, 10), 0);
+    dma_error(&cfg, &in, NPU_ERR_NONE, 0, "STORE up to the last byte");
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 3, end - 30, 0, 1, 10, 10), 0);
+    dma_error(&cfg, &in, NPU_ERR_NONE, 0, "LOAD up to the last byte");
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 3, end - 28, 0, 1, 10, 10), 0);
+    dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, end + 1, "LOAD two bytes past");
+    /* a span past 2^32: rows * stride ~ 2^32, reported as the low 32 bits of the last byte */
+    uint64_t last = 0xFFFF0000ull + 65534ull * 65534ull + 65534ull - 1;
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 65535, 0xFFFF0000u, 0, 0, 65534, 65534), 0);
+    dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, (uint32_t)last, "STORE span past 2^32");
+}
