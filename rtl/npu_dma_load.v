@@ -150,13 +150,7 @@ module npu_dma_load #(
     wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == SM_RUN);
 
-    // beats of the run of `bytes` (>= 1) bytes from byte `o` of a beat
-    function [31:0] span(input [LB-1:0] o, input [31:0] bytes);
-        span = (({{(32-LB){1'b0}}, o} + bytes - 32'd1) >> LB) + 32'd1;
-    endfunction
-    function [31:0] align(input [31:0] a);
-        align = a & ~{{(32-LB){1'b0}}, {LB{1'b1}}};
-    endfunction
+`include "npu_dma_fn.vh"
 
     // ---------------- address generator ----------------
     reg         ag_act;
@@ -220,6 +214,17 @@ module npu_dma_load #(
     wire [LE:0] nr_nx    = (rows_nx > E16) ? E16[LE:0] : rows_nx[LE:0];
     wire [LE:0] nr_go    = (f_rows > E16) ? E16[LE:0] : f_rows[LE:0];
     wire        cbl_go   = (ncols <= {E16[14:0], 1'b0});
+
+    // The beats of the run after this one, registered (issue 7: the group and sub-row
+    // arithmetic is 29 levels from ag_cols to ag_rem otherwise). Its inputs change only when a
+    // burst is issued (or at go), and npu_burst_len allows no burst in the next cycle, so the
+    // register is up to date whenever a burst can end a run.
+    reg  [31:0] ag_rem_nx;
+    wire [31:0] rem_nx_c = !f_tr ? span(row_nx[LB-1:0], {16'd0, f_rbytes})
+                         : !ag_grp_last ? span(seg_nx[LB-1:0], ag_gb)
+                         : ag_cb_last ? grp_rem(cbl_go, ncols, nr_nx == E16[LE:0])
+                         : grp_rem(cbl_nx, cols_nx, ag_nr == E16[LE:0]);
+    always @(posedge clk) ag_rem_nx <= rem_nx_c;
 
     wire        af_full, af_empty;
     wire [31:0] af_dout;
@@ -411,7 +416,7 @@ module npu_dma_load #(
                 ag_rows <= ag_rows - 16'd1;
                 ag_row  <= row_nx;
                 ag_addr <= align(row_nx);
-                ag_rem  <= span(row_nx[LB-1:0], {16'd0, f_rbytes});
+                ag_rem  <= ag_rem_nx;
             end else if (ag_grp_last) begin
                 ag_i <= {LE{1'b0}};
                 if (ag_cb_last) begin         // next row block, first group
@@ -419,20 +424,20 @@ module npu_dma_load #(
                     ag_cboff <= 32'd0;
                     ag_rows  <= rows_nx;
                     ag_nr    <= nr_nx;
-                    ag_rem   <= grp_rem(cbl_go, ncols, nr_nx == E16[LE:0]);
+                    ag_rem   <= ag_rem_nx;
                     ag_row   <= ag_row + strideE;
                     ag_seg   <= ag_row + strideE;
                     ag_addr  <= align(ag_row + strideE);
                 end else begin                // next group of the block
                     ag_cols  <= cols_nx;
                     ag_cboff <= ag_cboff + 2 * B;
-                    ag_rem   <= grp_rem(cbl_nx, cols_nx, ag_nr == E16[LE:0]);
+                    ag_rem   <= ag_rem_nx;
                     ag_seg   <= ag_row + ag_cboff + 2 * B;
                     ag_addr  <= align(ag_row + ag_cboff + 2 * B);
                 end
             end else begin                    // next sub-row of the group
                 ag_i    <= ag_i + 1'b1;
-                ag_rem  <= span(seg_nx[LB-1:0], ag_gb);
+                ag_rem  <= ag_rem_nx;
                 ag_seg  <= seg_nx;
                 ag_addr <= align(seg_nx);
             end
@@ -536,6 +541,8 @@ module npu_dma_load #(
         if (ar_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("LOAD burst crosses a 4 KiB line")
         if (ar_vld && ag_addr[LB-1:0] != {LB{1'b0}}) `NPU_ASSERT_FAIL("LOAD burst address not beat-aligned")
+        if (ar_fire && ag_row_end && ag_rem_nx != rem_nx_c)
+            `NPU_ASSERT_FAIL("LOAD next run length register stale when a run ends")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
         if (word_ok && !f_tr && hold_vld && !wr_fire)
