@@ -110,7 +110,7 @@ define harness_lib
 	$(CC) $(CSTD) -Ibuild/$(1) -Itb -c tb/dram_model.c -o $(2)/dram_model.o
 	rm -f $(2)/libnpusim.a && ar rcs $(2)/libnpusim.a $(2)/obj/*.o $(2)/npu_sim.o $(2)/dram_model.o
 endef
-build/%/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh
+build/%/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh)
 	@echo "== verilating config $* (once per config)"
 	$(call verilate_npu,$*,build/$*,)
 build/%/libnpusim.a: build/%/obj/Vnpu_top__ALL.a $(TB_DEPS)
@@ -121,7 +121,7 @@ build/%/libnpusim.a: build/%/obj/Vnpu_top__ALL.a $(TB_DEPS)
 # tests/rtl/test_planted.c on it: the regression must catch the bug with a first-divergence
 # report that names the mode and the tile (the same test passes on the real model).
 PLANT_CONFIG ?= tiny
-build/%/fault/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh
+build/%/fault/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh)
 	@echo "== verilating config $* with the planted bug (NPU_PLANTED_FAULT)"
 	@mkdir -p build/$*/fault
 	$(call verilate_npu,$*,build/$*/fault,+define+NPU_PLANTED_FAULT)

@@ -51,7 +51,7 @@ build/%/cov/flags: cov-flags-force
 	@mkdir -p $(@D)
 	@echo '$(VERILATOR) $(VFLAGS) $(COV_FLAGS) $(VMAKE_OPT)' | cmp -s - $@ \
 	  || echo '$(VERILATOR) $(VFLAGS) $(COV_FLAGS) $(VMAKE_OPT)' > $@
-build/%/cov/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu.f rtl/npu_assert.vh $(TB_DEPS) build/%/cov/flags
+build/%/cov/libnpusim.a: $(GEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh) $(TB_DEPS) build/%/cov/flags
 	@echo "== verilating config $* with coverage"
 	rm -rf build/$*/cov/obj
 	@mkdir -p build/$*/cov

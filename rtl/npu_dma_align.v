@@ -36,7 +36,10 @@ module npu_dma_align #(
     // words
     output wire            out_vld,
     input  wire            out_rdy,
-    output wire [32*S-1:0] out_data
+    output wire [32*S-1:0] out_data,
+    output wire            out_uses_in   // an emitted word includes the incoming beat (registered
+                                         // state only: the owner gates a failed beat's word
+                                         // without the in_rdy path)
 );
     localparam integer B  = 4 * S;
     localparam integer WB = 32 * S;
@@ -53,6 +56,7 @@ module npu_dma_align #(
     assign out_vld = req && !pre && (!need || in_vld);
     assign in_rdy  = req && (pre || (need && out_rdy));
     wire   in_fire = in_vld && in_rdy;
+    assign out_uses_in = need;
     wire   fire    = out_vld && out_rdy;
 
     // the 2B-byte window {next beat, first beat} shifted down by off bytes; the first beat is

@@ -150,13 +150,7 @@ module npu_dma_load #(
     wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
     wire in_run   = (state == SM_RUN);
 
-    // beats of the run of `bytes` (>= 1) bytes from byte `o` of a beat
-    function [31:0] span(input [LB-1:0] o, input [31:0] bytes);
-        span = (({{(32-LB){1'b0}}, o} + bytes - 32'd1) >> LB) + 32'd1;
-    endfunction
-    function [31:0] align(input [31:0] a);
-        align = a & ~{{(32-LB){1'b0}}, {LB{1'b1}}};
-    endfunction
+`include "npu_dma_fn.vh"
 
     // ---------------- address generator ----------------
     reg         ag_act;
@@ -195,18 +189,26 @@ module npu_dma_load #(
     wire        t_cont_last = (f_dstride == gb_last);
     wire        t_run_last  = t_cont_last || (f_dstride == gw_last && o_blk == {LB{1'b0}});
     // the block's run: nr * pitch bytes, 2S * pitch for a full block; the last block's rows
-    // (nr_tail) times the pitch registered (stable while the descriptor is: it is ready at go)
+    // (nr_tail) times the pitch (the pitch of a block run is at most 2B: a small product)
     wire [LE:0] nr_tail  = (f_rows[LE-1:0] == {LE{1'b0}}) ? E16[LE:0] : {1'b0, f_rows[LE-1:0]};
-    reg  [31:0] tail_b;
     wire [LE+LB+2:0] tail_p = {{(LB+2){1'b0}}, nr_tail} * {{(LE+1){1'b0}}, f_dstride[LB+1:0]};
-    always @(posedge clk) tail_b <= {{(32-LE-LB-3){1'b0}}, tail_p};
+    wire [31:0] tail_b   = {{(32-LE-LB-3){1'b0}}, tail_p};
     // a group's first run (at the block's first row, offset o_blk): the block's run, or the
-    // first row's sub-row
-    function [31:0] grp_rem(input last, input [15:0] cols, input full);
-        grp_rem = (last ? t_run_last : t_cont_full)
-                  ? span(o_blk, full ? strideE : tail_b)
-                  : span(o_blk, last ? {15'd0, cols, 1'b0} : {16'd0, B2});
-    endfunction
+    // first row's sub-row. Four values per descriptor (last group or not, full block or the
+    // last one), registered from the descriptor (latched two cycles before go at the earliest),
+    // so they are ready at go and stay while the descriptor does
+    wire [31:0] g_blk_full = span(o_blk, strideE);           // a full block's run
+    wire [31:0] g_blk_tail = span(o_blk, tail_b);            // the last block's run
+    wire [31:0] g_sub_full = span(o_blk, {16'd0, B2});       // a 2-word sub-row
+    wire [31:0] g_sub_last = span(o_blk, {16'd0, gb_last});  // a row's last sub-row
+    wire [31:0] g_rem_c[0:3];   // [{last group, full block}]
+    assign g_rem_c[0] = t_cont_full ? g_blk_tail : g_sub_full;
+    assign g_rem_c[1] = t_cont_full ? g_blk_full : g_sub_full;
+    assign g_rem_c[2] = t_run_last ? g_blk_tail : g_sub_last;
+    assign g_rem_c[3] = t_run_last ? g_blk_full : g_sub_last;
+    reg  [31:0] g_rem[0:3];
+    integer gi;
+    always @(posedge clk) for (gi = 0; gi < 4; gi = gi + 1) g_rem[gi] <= g_rem_c[gi];
     wire [15:0] ag_i16   = {{(16-LE){1'b0}}, ag_i};
     wire [15:0] ag_nr16  = {{(15-LE){1'b0}}, ag_nr};
     wire ag_cb_last  = (ag_cols <= {E16[14:0], 1'b0});          // the block's last group
@@ -215,11 +217,22 @@ module npu_dma_load #(
     wire [31:0] ag_gb = ag_cb_last ? {15'd0, ag_cols, 1'b0} : {16'd0, B2};   // sub-row bytes
     wire [31:0] seg_nx   = ag_seg + stride;                     // the group's next sub-row
     wire [15:0] cols_nx  = ag_cols - {E16[14:0], 1'b0};         // the block's next group
-    wire        cbl_nx   = (cols_nx <= {E16[14:0], 1'b0});
+    wire        cbl_nx   = (ag_cols <= {E16[13:0], 2'b00});     // cols_nx <= 2E
     wire [15:0] rows_nx  = ag_rows - E16;                       // rows left after this block
     wire [LE:0] nr_nx    = (rows_nx > E16) ? E16[LE:0] : rows_nx[LE:0];
     wire [LE:0] nr_go    = (f_rows > E16) ? E16[LE:0] : f_rows[LE:0];
     wire        cbl_go   = (ncols <= {E16[14:0], 1'b0});
+
+    // The beats of the run after this one, registered (issue 7: the group and sub-row
+    // arithmetic is 29 levels from ag_cols to ag_rem otherwise). Its inputs change only when a
+    // burst is issued (or at go), and npu_burst_len allows no burst in the next cycle, so the
+    // register is up to date whenever a burst can end a run.
+    reg  [31:0] ag_rem_nx;
+    wire [31:0] rem_nx_c = !f_tr ? span(row_nx[LB-1:0], {16'd0, f_rbytes})
+                         : !ag_grp_last ? span(seg_nx[LB-1:0], ag_gb)
+                         : ag_cb_last ? g_rem[{cbl_go, nr_nx == E16[LE:0]}]
+                         : g_rem[{cbl_nx, ag_nr == E16[LE:0]}];
+    always @(posedge clk) ag_rem_nx <= rem_nx_c;
 
     wire        af_full, af_empty;
     wire [31:0] af_dout;
@@ -272,19 +285,21 @@ module npu_dma_load #(
     wire          w_keep    = f_tr ? (!t_sub_end || (t_cont && !t_fill_last)) : (!dp_row_end || f_cont);
     wire          al_req    = in_run && (f_tr ? t_fill : dp_act);
     wire          al_rdy    = f_tr || !hold_vld || wr_gnt;
-    wire          al_in_rdy, al_vld;
+    wire          al_in_rdy, al_vld, al_uses_r;
     wire [WB-1:0] al_data;
     npu_dma_align #(.S(S)) u_align (
         .clk(clk), .rst_n(rst_n), .clr(go),
         .req(al_req), .off(dp_o), .len(w_len), .keep(w_keep),
         .in_vld(r_vld || f_fill), .in_rdy(al_in_rdy), .in_data(r_data & {WB{!f_fill}}),
-        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_data));
+        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_data), .out_uses_in(al_uses_r));
 
     // FILL: the realigner takes zero beats, never R beats
     assign r_rdy   = (state == SM_DRAIN) || (in_run && !f_fill && al_in_rdy);
     wire r_fire    = r_vld && r_rdy;
     wire r_err     = r_fire && r_resp && in_run;
-    wire word_ok   = al_vld && al_rdy && !r_err;   // a word of the rows (not from a failed beat)
+    // a word of the rows, not one made with a failed beat (al_uses_r instead of r_fire keeps the
+    // SPM grant -> realigner -> r_rdy path out of it)
+    wire word_ok   = al_vld && al_rdy && !(al_uses_r && r_vld && r_resp && !f_fill);
 
     assign wr_req  = in_run && (f_tr ? !t_fill : hold_vld);
     assign wr_addr = f_tr ? dp_caddr : hold_addr;
@@ -380,7 +395,7 @@ module npu_dma_load #(
             ag_row   <= f_daddr;
             ag_seg   <= f_daddr;
             ag_addr  <= align(f_daddr);
-            ag_rem   <= f_tr ? grp_rem(cbl_go, ncols, nr_go == E16[LE:0])
+            ag_rem   <= f_tr ? g_rem[{cbl_go, nr_go == E16[LE:0]}]
                       : f_cont ? {{LB{1'b0}}, c_dlast[31:LB]} - {{LB{1'b0}}, f_daddr[31:LB]} + 32'd1
                       : span(o_blk, {16'd0, f_rbytes});
             ag_rows  <= (f_cont && !f_tr) ? 16'd1 : f_rows;
@@ -411,7 +426,7 @@ module npu_dma_load #(
                 ag_rows <= ag_rows - 16'd1;
                 ag_row  <= row_nx;
                 ag_addr <= align(row_nx);
-                ag_rem  <= span(row_nx[LB-1:0], {16'd0, f_rbytes});
+                ag_rem  <= ag_rem_nx;
             end else if (ag_grp_last) begin
                 ag_i <= {LE{1'b0}};
                 if (ag_cb_last) begin         // next row block, first group
@@ -419,20 +434,20 @@ module npu_dma_load #(
                     ag_cboff <= 32'd0;
                     ag_rows  <= rows_nx;
                     ag_nr    <= nr_nx;
-                    ag_rem   <= grp_rem(cbl_go, ncols, nr_nx == E16[LE:0]);
+                    ag_rem   <= ag_rem_nx;
                     ag_row   <= ag_row + strideE;
                     ag_seg   <= ag_row + strideE;
                     ag_addr  <= align(ag_row + strideE);
                 end else begin                // next group of the block
                     ag_cols  <= cols_nx;
                     ag_cboff <= ag_cboff + 2 * B;
-                    ag_rem   <= grp_rem(cbl_nx, cols_nx, ag_nr == E16[LE:0]);
+                    ag_rem   <= ag_rem_nx;
                     ag_seg   <= ag_row + ag_cboff + 2 * B;
                     ag_addr  <= align(ag_row + ag_cboff + 2 * B);
                 end
             end else begin                    // next sub-row of the group
                 ag_i    <= ag_i + 1'b1;
-                ag_rem  <= span(seg_nx[LB-1:0], ag_gb);
+                ag_rem  <= ag_rem_nx;
                 ag_seg  <= seg_nx;
                 ag_addr <= align(seg_nx);
             end
@@ -536,6 +551,11 @@ module npu_dma_load #(
         if (ar_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("LOAD burst crosses a 4 KiB line")
         if (ar_vld && ag_addr[LB-1:0] != {LB{1'b0}}) `NPU_ASSERT_FAIL("LOAD burst address not beat-aligned")
+        if (go && (g_rem[0] != g_rem_c[0] || g_rem[1] != g_rem_c[1]
+                   || g_rem[2] != g_rem_c[2] || g_rem[3] != g_rem_c[3]))
+            `NPU_ASSERT_FAIL("LOAD group run lengths not ready at go")
+        if (ar_fire && ag_row_end && ag_rem_nx != rem_nx_c)
+            `NPU_ASSERT_FAIL("LOAD next run length register stale when a run ends")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
         if (word_ok && !f_tr && hold_vld && !wr_fire)

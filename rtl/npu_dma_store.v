@@ -112,13 +112,7 @@ module npu_dma_store #(
 
     wire [31:0] stride  = {16'd0, f_dstride};             // DRAM row pitch in bytes
     wire [LB:0] rlast   = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
-    // beats of the run of `bytes` (>= 1) bytes from byte `o` of a beat
-    function [31:0] span(input [LB-1:0] o, input [31:0] bytes);
-        span = (({{(32-LB){1'b0}}, o} + bytes - 32'd1) >> LB) + 32'd1;
-    endfunction
-    function [31:0] align(input [31:0] a);
-        align = a & ~{{(32-LB){1'b0}}, {LB{1'b1}}};
-    endfunction
+`include "npu_dma_fn.vh"
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
 
@@ -154,6 +148,11 @@ module npu_dma_store #(
     wire        ag_row_end;  // this burst ends the run (blen == ag_rem)
     wire [15:0] ag_want = (ag_rem[31:16] != 16'd0) ? 16'hFFFF : ag_rem[15:0];
     wire [31:0] row_nx  = ag_row + stride;
+    // the next row's run, registered (as in npu_dma_load: no burst in the cycle after one, so it
+    // is up to date whenever a burst ends a run)
+    reg  [31:0] ag_rem_nx;
+    wire [31:0] rem_nx_c = span(row_nx[LB-1:0], {16'd0, f_rbytes});
+    always @(posedge clk) ag_rem_nx <= rem_nx_c;
     // registered burst rule: the next burst's length is ready one cycle after each burst
     npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
         .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_want), .upd(go || aw_fire),
@@ -297,7 +296,7 @@ module npu_dma_store #(
         end
         if (aw_fire) begin
             if (ag_row_end) begin             // the next row's run
-                ag_rem  <= span(row_nx[LB-1:0], {16'd0, f_rbytes});
+                ag_rem  <= ag_rem_nx;
                 ag_rows <= ag_rows - 16'd1;
                 ag_row  <= row_nx;
                 ag_addr <= align(row_nx);
@@ -361,6 +360,8 @@ module npu_dma_store #(
         if (aw_vld && (blen == 16'd0 || {16'd0, blen} > MAX_BURST || {16'd0, blen} > ag_rem))
             `NPU_ASSERT_FAIL("STORE burst length not in 1..min(MAX_BURST and beats left in the run)")
         if (aw_vld && ag_addr[LB-1:0] != {LB{1'b0}}) `NPU_ASSERT_FAIL("STORE burst address not beat-aligned")
+        if (aw_fire && ag_row_end && ag_rem_nx != rem_nx_c)
+            `NPU_ASSERT_FAIL("STORE next run length register stale when a run ends")
         if (done && (pk_rows != 16'd0 || !df_empty))
             `NPU_ASSERT_FAIL("STORE done with words not packed (the runs and the rows disagree)")
         if (aw_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)

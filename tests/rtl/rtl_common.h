@@ -16,6 +16,16 @@
 #include "run/report.h"
 #include "run/runtime.h"
 
+/* The C functional ISA model, linked into test_rtl under fnpu_sim_* names (tb/npu_funcsim.c built
+ * with -Dnpu_sim_X=fnpu_sim_X): test_fuzz and test_dense run programs on both. */
+npu_sim_t *fnpu_sim_open(const npu_dram_timing_t *t);
+void fnpu_sim_close(npu_sim_t *s);
+uint8_t *fnpu_sim_dram(npu_sim_t *s, size_t *bytes);
+void fnpu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v);
+uint32_t fnpu_sim_csr_read(npu_sim_t *s, uint32_t addr);
+int fnpu_sim_run(npu_sim_t *s, uint64_t max_cycles);
+uint64_t fnpu_sim_cycle(npu_sim_t *s);
+
 static inline npu_cfg_t rtl_cfg(void)
 {
     npu_cfg_t c = NPU_CFG_INIT;

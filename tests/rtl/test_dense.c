@@ -22,14 +22,6 @@
 #include "prog/prog_expect.h"
 #include "rtl_common.h"
 
-/* The functional model (tb/npu_funcsim.c built with -Dnpu_sim_X=fnpu_sim_X). */
-npu_sim_t *fnpu_sim_open(const npu_dram_timing_t *t);
-void fnpu_sim_close(npu_sim_t *s);
-uint8_t *fnpu_sim_dram(npu_sim_t *s, size_t *bytes);
-void fnpu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v);
-uint32_t fnpu_sim_csr_read(npu_sim_t *s, uint32_t addr);
-int fnpu_sim_run(npu_sim_t *s, uint64_t max_cycles);
-
 #define WIN_LO 0x10000u  /* data window: sources and destinations */
 #define WIN_HI 0x40000u
 #define SRC 0x10000u     /* + up to 64 KiB */
@@ -308,4 +300,45 @@ Test(dense, errors)
     uint64_t last = 0xFFFF0000ull + 65534ull * 65534ull + 65534ull - 1;
     cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 65535, 0xFFFF0000u, 0, 0, 65534, 65534), 0);
     dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, (uint32_t)last, "STORE span past 2^32");
+}
+
+/* Cycles of one LOAD or STORE alone on a DRAM that is not the limit (4 beats of bandwidth, no
+ * per-burst cost), from the start of the program to the end. */
+static uint64_t xfer_cycles(const npu_cfg_t *cfg, int store, unsigned rows, unsigned rb, uint32_t da)
+{
+    unsigned B = 4u * (unsigned)cfg->s;
+    npu_dram_timing_t t = {4.0 * B, (unsigned)cfg->dram_latency, 0, 0, 1};
+    npu_sim_t *s = npu_sim_open(&t);
+    cr_assert_not_null(s);
+    unsigned words = (rb + B - 1) / B;
+    npu_insn_t in;
+    if (store)
+        cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, rows, da, 0, words, rb, rb), 0);
+    else
+        cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, rows, da, 0, words, rb, rb), 0);
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(cfg, s, 0, &in, 1, 1000000, &r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    return r.end_cycle - r.start_cycle;
+}
+
+/* Throughput (docs/memory.md "LOAD", "STORE"): short dense rows (several per beat) take one SPM
+ * word per cycle both ways, long unaligned rows one beat per cycle; the fixed cost (fetch,
+ * descriptor checks, DRAM latency, the last B response) is below 100 cycles. */
+Test(dense, throughput)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned B = 4u * (unsigned)cfg.s, rows_s = 1024, rows_l = 64;
+    uint64_t beats_l = (2 + (uint64_t)rows_l * 8 * B + B - 1) / B; /* 8B-byte rows from +2 */
+    uint64_t c[4] = {xfer_cycles(&cfg, 0, rows_s, 6, SRC + 2), xfer_cycles(&cfg, 0, rows_l, 8 * B, SRC + 2),
+                     xfer_cycles(&cfg, 1, rows_s, 6, D2 + 2), xfer_cycles(&cfg, 1, rows_l, 8 * B, D2 + 2)};
+    uint64_t n[4] = {rows_s, beats_l, rows_s, beats_l};
+    const char *what[4] = {"LOAD short rows (words)", "LOAD long rows (beats)", "STORE short rows (words)",
+                           "STORE long rows (beats)"};
+    for (int i = 0; i < 4; i++) {
+        cr_log_info("dense throughput: %s: %llu cycles for %llu", what[i], (unsigned long long)c[i],
+                    (unsigned long long)n[i]);
+        cr_assert(c[i] <= n[i] + 100, "%s: %llu cycles for %llu", what[i], (unsigned long long)c[i],
+                  (unsigned long long)n[i]);
+    }
 }

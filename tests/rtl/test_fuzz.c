@@ -34,15 +34,6 @@
 
 #include "rtl_common.h"
 
-/* The functional model (tb/npu_funcsim.c built with -Dnpu_sim_X=fnpu_sim_X). */
-npu_sim_t *fnpu_sim_open(const npu_dram_timing_t *t);
-void fnpu_sim_close(npu_sim_t *s);
-uint8_t *fnpu_sim_dram(npu_sim_t *s, size_t *bytes);
-void fnpu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v);
-uint32_t fnpu_sim_csr_read(npu_sim_t *s, uint32_t addr);
-int fnpu_sim_run(npu_sim_t *s, uint64_t max_cycles);
-uint64_t fnpu_sim_cycle(npu_sim_t *s);
-
 typedef struct sim_ops {
     const char *name;
     npu_sim_t *(*open)(const npu_dram_timing_t *t);
