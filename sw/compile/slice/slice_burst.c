@@ -67,9 +67,17 @@ int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bur
             break;
         run *= (uint64_t)v->dim[i].count;
     }
-    if (i >= 0) { /* the transfer's rows */
+    if (i >= 0) { /* the transfer's rows, and the outer dims that continue them at the same stride */
         rows = (uint64_t)v->dim[i].count;
         stride = (uint64_t)v->dim[i].stride * v->ebytes;
+        for (i--; i >= 0; i--) {
+            if (v->dim[i].count == 1)
+                continue;
+            if ((uint64_t)v->dim[i].stride * v->ebytes != rows * stride)
+                break;
+            rows *= (uint64_t)v->dim[i].count;
+        }
+        i++;
     }
     /* the outer dims 0..i-1 enumerate the transfers (odometer, outermost slowest) */
     memset(idx, 0, sizeof idx);

@@ -15,7 +15,8 @@
  * each a count and a stride in elements, the innermost dim contiguous (stride 1). The counter
  * merges, from the inside out, every dim whose stride equals the run built so far (contiguous:
  * a tile spanning full rows or the full channel depth), the next dim becomes the transfer's rows
- * and the remaining outer dims enumerate the transfers. Layout front-ends (row-major matrices,
+ * (with the outer dims that continue them at the same stride) and the remaining outer dims
+ * enumerate the transfers. Layout front-ends (row-major matrices,
  * NHWC and NCHW images) only build the view: no layout is special-cased.
  */
 #ifndef NPU_SLICE_BURST_H
