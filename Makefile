@@ -49,6 +49,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
+.PHONY: slice-check
 .PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -185,6 +186,16 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
 build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h
 	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) $(FUNCSIM_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
+# The slicing stage (sw/compile/slice/) against its independent brute-force reference
+# (tests/slice/ref_slice.py): candidates visited, fitting and the winner on 21 random conv shapes
+# and 3 GEMMs. build/slice_dump prints the C search's answers.
+build/slice_dump: tests/slice/slice_dump.c build/libnpuhost.a $(HOST_HDR)
+	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
+slice-check: build/slice_dump tests/slice/ref_slice.py
+	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
+	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }
+	@tail -1 build/slice-check.log
+
 # Functional coverage report (sw/run/fcov.h): merges the NPU_FCOV files of make test / make regress.
 build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/run/fcov.h
 	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
@@ -208,7 +219,7 @@ sim: $(B)/npu build/npu
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
-      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report
+      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check
 	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	for c in $(TEST_CONFIGS); do echo "== RTL tests, config $$c"; \

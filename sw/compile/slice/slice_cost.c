@@ -1,0 +1,65 @@
+/* slice_cost.c - cost constants and primitive costs of the slicing stage; see slice_cost.h. */
+#include "compile/slice/slice_cost.h"
+
+#include <string.h>
+
+#include "compile/slice/slice.h"
+
+static uint32_t q16(uint64_t num, uint64_t den) /* round(num / den) in Q16 */
+{
+    return (uint32_t)(((num << NPU_SLICE_Q) + den / 2) / den);
+}
+
+npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
+{
+    npu_slice_cost_t k;
+    unsigned B = (unsigned)npu_cfg_beat(cfg);
+    unsigned bw = cfg->dram_bw > 0 && (unsigned)cfg->dram_bw < B ? (unsigned)cfg->dram_bw : B;
+    unsigned lat = cfg->dram_latency > 0 ? (unsigned)cfg->dram_latency : 0;
+    unsigned bc = cfg->dram_burst_cost > 0 ? (unsigned)cfg->dram_burst_cost : 0;
+    unsigned out = cfg->max_outstanding > 0 ? (unsigned)cfg->max_outstanding : 1;
+    memset(&k, 0, sizeof k);
+    k.mode = mode;
+    k.byte = q16(1, bw);
+    k.burst = q16(lat + bc, out) > q16(bc, 1) ? q16(lat + bc, out) : q16(bc, 1);
+    k.xfer_fixed = q16(lat + 4, 1);
+    k.wave = q16((uint64_t)cfg->s, 1);
+    k.drain_fixed = q16((uint64_t)cfg->s, 1);
+    k.drain_row = q16(1, 2);
+    return k;
+}
+
+const char *npu_slice_mode_name(int mode) { return mode == NPU_SLICE_NOBURST ? "noburst" : "burst"; }
+
+int npu_slice_mode_parse(const char *s)
+{
+    if (!strcmp(s, "burst"))
+        return NPU_SLICE_BURST;
+    if (!strcmp(s, "noburst"))
+        return NPU_SLICE_NOBURST;
+    return -1;
+}
+
+uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat)
+{
+    if (k->mode == NPU_SLICE_NOBURST)
+        return b->bytes * k->byte;
+    return b->xfers * k->xfer_fixed + b->beats * beat * k->byte + b->bursts * k->burst;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
+                                int64_t taps, int64_t kd)
+{
+    int64_t nblk = cdiv(n, S), rows = m, blk = nblk;
+    switch (split) {
+    case NPU_SLICE_SPLIT_N: blk = cdiv(nblk, 4); break;
+    case NPU_SLICE_SPLIT_M: rows = cdiv(m, 4); break;
+    default:
+        blk = cdiv(nblk, 2);
+        rows = cdiv(m, 2);
+        break;
+    }
+    return (uint64_t)(taps * cdiv(kd, S) * blk) * (((uint64_t)rows << NPU_SLICE_Q) + k->wave);
+}

@@ -1,0 +1,55 @@
+/*
+ * slice_cost.h - the slicing stage's cost constants and its two primitive costs (a DMA transfer,
+ * the compute of one tile step on the four cores). All costs are integers in Q16 cycles
+ * (cycles x 65536), so the search and any reference reproduce them exactly.
+ *
+ * Defaults from the config (npu_slice_cost_default), until `npu calibrate` fits them on the RTL:
+ *   byte        65536 / min(DRAM_BW, B)   the DRAM's bandwidth, or the LOAD's one SPM word per cycle
+ *   burst       max(DRAM_BURST_COST, (DRAM_LATENCY + DRAM_BURST_COST) / MAX_OUTSTANDING): long
+ *               bursts pay the data-bus cost, a stream of short ones the latency shared by the
+ *               bursts in flight
+ *   xfer_fixed  DRAM_LATENCY + 4: the first burst's latency and the descriptor's two registered
+ *               stages, once per DMA transfer (the engine takes one descriptor at a time)
+ *   wave        S: systolic skew of an S x S core between back-to-back waves
+ *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
+ * Transfer of bytes in beats and bursts over x descriptors:
+ *   burst mode    x * xfer_fixed + beats * B * byte + bursts * burst
+ *   noburst mode  bytes * byte   (TSO-noburst: payload bytes over the bandwidth)
+ */
+#ifndef NPU_SLICE_COST_H
+#define NPU_SLICE_COST_H
+
+#include <stdint.h>
+
+#include "compile/slice/slice_burst.h"
+#include "hw/npu_cfg.h"
+
+#define NPU_SLICE_Q 16 /* fixed point: Q16 cycles */
+enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
+
+typedef struct npu_slice_cost {
+    int mode;             /* NPU_SLICE_BURST or NPU_SLICE_NOBURST */
+    uint32_t xfer_fixed;  /* per DMA transfer (descriptor) */
+    uint32_t burst;       /* per DRAM burst */
+    uint32_t byte;        /* per byte on the DRAM bus */
+    uint32_t wave;        /* per wave, beyond its rows */
+    uint32_t drain_fixed; /* per drain of an output tile */
+    uint32_t drain_row;   /* per drained OBUF row */
+} npu_slice_cost_t;
+
+npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
+const char *npu_slice_mode_name(int mode); /* "burst", "noburst" */
+int npu_slice_mode_parse(const char *s);   /* -1 if unknown */
+
+/* Q16 cycles of transfers counted in b (beat = bytes per beat). */
+uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
+
+/* Q16 cycles of one tile step on the four S x S cores: a GEMM of m streamed rows, n stationary
+ * columns and a contraction of taps x kd (one wave per tap, S-deep chunk of kd and S-wide block
+ * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
+ * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
+ * the busiest core's waves x (rows + wave). */
+uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
+                                int64_t taps, int64_t kd);
+
+#endif

@@ -1,0 +1,337 @@
+#!/usr/bin/env python3
+"""ref_slice.py - independent brute-force reference of the slicing stage (docs/compiler.md
+"Slicing"; acceptance 4 of issue 14).
+
+Re-implements the documented model without the C code: every candidate (3 splits x 2 loop orders
+x the balanced tile sizes of every dim) is checked against the capacity rules and, when it fits,
+costed by simulating its loop nest step by step, bursts counted by walking every DRAM beat of
+every run. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
+search), the number of candidates visited, of those that fit, and the winner (split, order,
+tiles, predicted Q16 cycles, DRAM bytes).
+
+usage: ref_slice.py SLICE_DUMP [--shapes N] [--seed S]     exit 0 when every shape agrees
+"""
+import itertools
+import random
+import subprocess
+import sys
+
+Q = 16
+PAGE = 4096
+
+
+class Cfg:
+    """config small with a quarter of its SPM banks' words and OBUF rows, so that the capacity
+    rules cut the candidate space of these small shapes too (sent to slice_dump as a cfg line)"""
+    S, banks, bank_words, obuf_rows, max_burst = 8, 4, 256, 64, 16
+    dram_bw, latency, burst_cost, outstanding = 32, 30, 4, 4
+
+    def line(self):
+        return 'cfg %d %d %d %d %d %d %d %d %d\n' % (self.S, self.banks, self.bank_words, self.obuf_rows,
+                                                     self.max_burst, self.dram_bw, self.latency,
+                                                     self.burst_cost, self.outstanding)
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def q16(num, den):
+    return ((num << Q) + den // 2) // den
+
+
+def constants(cfg, mode):
+    B = 4 * cfg.S
+    return dict(mode=mode, byte=q16(1, min(cfg.dram_bw, B)),
+                burst=max(q16(cfg.latency + cfg.burst_cost, cfg.outstanding), q16(cfg.burst_cost, 1)),
+                fixed=q16(cfg.latency + 4, 1), wave=q16(cfg.S, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2))
+
+
+# ------------------------------------------------------------------ bursts, walked beat by beat
+def walk_run(a, n, B, mx):
+    """bursts, beats of one contiguous run: a new burst at the start, after mx beats, at a page."""
+    bursts = inb = 0
+    b0, b1 = a // B, (a + n - 1) // B
+    for b in range(b0, b1 + 1):
+        if b == b0 or inb == mx or (b * B) % PAGE == 0:
+            bursts += 1
+            inb = 0
+        inb += 1
+    return bursts, b1 - b0 + 1
+
+
+def view_cost(dims, base, e, B, mx):
+    """Transfers of a strided view dims [(count, stride)] outer to inner (inner stride 1):
+    contiguous dims merge into the run, the next dim and the outer dims continuing it at the
+    same stride are a transfer's rows, the rest enumerate transfers. Returns
+    (bursts, beats, bytes, xfers)."""
+    dims = [d for d in dims[:-1] if d[0] > 1] + [dims[-1]]
+    run = dims[-1][0] * e
+    i = len(dims) - 2
+    while i >= 0 and dims[i][1] * e == run:
+        run *= dims[i][0]
+        i -= 1
+    rows, stride = 1, 0
+    if i >= 0:
+        rows, stride = dims[i][0], dims[i][1] * e
+        i -= 1
+        while i >= 0 and dims[i][1] * e == rows * stride:
+            rows *= dims[i][0]
+            i -= 1
+    outer = dims[:i + 1]
+    tot = [0, 0, 0, 0]
+    for idx in itertools.product(*[range(c) for c, _ in outer]):
+        a = base + e * sum(j * s for j, (_, s) in zip(idx, outer))
+        tot[3] += 1
+        runs = [(a, rows * run)] if rows == 1 or stride == run else [(a + r * stride, run) for r in range(rows)]
+        for ra, rn in runs:
+            nb, nbeat = walk_run(ra, rn, B, mx)
+            tot[0] += nb
+            tot[1] += nbeat
+            tot[2] += rn
+    return tuple(tot)
+
+
+# ------------------------------------------------------------------ problems
+class Problem:
+    """dims, units, reduction dims, loop orders, tensors: (kind, ebytes, axes) with axes
+    (dim, window, kernel extent, limit); kinds 'mat' (row, col), 'nhwc' (n, h, w, c), 'kfc' (f, c)."""
+
+    def __init__(self, cfg, kind, conv=None, mnk=None):
+        self.cfg, self.kind, self.conv = cfg, kind, conv
+        self.S, self.L, self.B = cfg.S, 2 * cfg.S, 4 * cfg.S
+        if kind == 'gemm':
+            M, N, K = mnk
+            self.ext, self.unit, self.red, self.T = [M, N, K], [self.L] * 3, {2}, 1
+            self.orders = [[0, 1, 2], [1, 0, 2]]
+            self.tensors = [('mat', 2, [(0, 'p', 0, M), (2, 'p', 0, K)]),
+                            ('mat', 2, [(2, 'p', 0, K), (1, 'p', 0, N)]),
+                            ('mat', 4, [(0, 'p', 0, M), (1, 'p', 0, N)])]
+            return
+        C, H, W, F, KH, KW, st, p, d, nb = conv
+        OH = (H + 2 * p - d * (KH - 1) - 1) // st + 1
+        OW = (W + 2 * p - d * (KW - 1) - 1) // st + 1
+        self.T = KH * KW
+        rows, cols = (H, W) if kind == 'dx' else (OH, OW)
+        self.ext, self.unit = [nb, rows, cols, F, C], [1, 1, 1, self.L, self.L]
+
+        def nhwc(e, win, h, w, chd, c):
+            return ('nhwc', e, [(0, 'p', 0, nb), (1, win, KH, h), (2, win, KW, w), (chd, 'p', 0, c)])
+        kfc = lambda e: ('kfc', e, [(3, 'p', 0, F), (4, 'p', 0, C)])
+        if kind == 'fwd':
+            self.red, self.orders = {4}, [[0, 1, 2, 3, 4], [3, 0, 1, 2, 4]]
+            self.tensors = [nhwc(2, 'f', H, W, 4, C), kfc(2), nhwc(4, 'p', OH, OW, 3, F)]
+        elif kind == 'dx':
+            self.red, self.orders = {3}, [[0, 1, 2, 4, 3], [4, 0, 1, 2, 3]]
+            self.tensors = [nhwc(2, 'x', OH, OW, 3, F), kfc(2), nhwc(4, 'p', H, W, 4, C)]
+        else:
+            self.red, self.orders = {0, 1, 2}, [[3, 4, 0, 1, 2], [4, 3, 0, 1, 2]]
+            self.tensors = [nhwc(2, 'p', OH, OW, 3, F), nhwc(2, 'f', H, W, 4, C), kfc(4)]
+
+    def axis_range(self, ax, o, s):
+        dim, win, kk, lim = ax
+        lo, hi = o[dim], o[dim] + s[dim]
+        if win != 'p':
+            st, p, d = self.conv[6], self.conv[7], self.conv[8]
+            if win == 'f':
+                lo, hi = lo * st - p, (hi - 1) * st + (kk - 1) * d - p + 1
+            else:
+                lo, hi = cdiv(lo + p - (kk - 1) * d, st), (hi - 1 + p) // st + 1
+        lo, hi = max(lo, 0), min(hi, lim)
+        return lo, max(hi - lo, 0)
+
+    def tile_cost(self, t, o, s):
+        kind, e, axes = self.tensors[t]
+        rng = [self.axis_range(a, o, s) for a in axes]
+        if any(n <= 0 for _, n in rng):
+            return (0, 0, 0, 0)
+        lim = [a[3] for a in axes]
+        if kind == 'mat':
+            dims = [(rng[0][1], lim[1]), (rng[1][1], 1)]
+            base = rng[0][0] * lim[1] + rng[1][0]
+        elif kind == 'nhwc':
+            strides = [lim[1] * lim[2] * lim[3], lim[2] * lim[3], lim[3], 1]
+            dims = [(n, st) for (_, n), st in zip(rng, strides)]
+            base = sum(lo * st for (lo, _), st in zip(rng, strides))
+        else:
+            dims = [(self.T, lim[0] * lim[1]), (rng[0][1], lim[1]), (rng[1][1], 1)]
+            base = rng[0][0] * lim[1] + rng[1][0]
+        return view_cost(dims, base * e, e, self.B, self.cfg.max_burst)
+
+    def fits(self, t, ntiles):
+        cfg, L, B, T = self.cfg, self.L, self.B, self.T
+        if self.kind == 'gemm':
+            tm = t[0] if self.ext[0] < L else cdiv(t[0], L) * L
+            kb, nb = cdiv(t[2], L), cdiv(t[1], L)
+            bw = cfg.bank_words
+            return cfg.banks >= 3 and 2 * tm * kb <= bw and 2 * kb * L * nb <= bw and 4 * tm * nb <= bw \
+                and tm * nb <= cfg.obuf_rows
+        C, H, W, F, KH, KW, st, p, d, nb = self.conv
+        b, r, c, f, ch = t
+        pix = b * r * c
+        hp, wp = (r - 1) * st + (KH - 1) * d + 1, (c - 1) * st + (KW - 1) * d + 1
+        obuf = cfg.obuf_rows
+        if self.kind == 'fwd':
+            words = [b * hp * wp * cdiv(ch, L), T * ch * cdiv(f, L), pix * cdiv(4 * f, B)]
+            orows = pix * cdiv(f, L)
+        elif self.kind == 'dx':
+            words = [b * (r + (KH - 1) * d) * (c + (KW - 1) * d) * cdiv(f, L), T * f * cdiv(ch, L),
+                     pix * cdiv(4 * ch, B)]
+            orows = pix * cdiv(ch, L)
+        else:
+            words = [pix * cdiv(f, L), b * hp * wp * cdiv(ch, L), T * f * cdiv(4 * ch, B)]
+            orows, obuf = T * cdiv(ch, L) * f, 2 * obuf
+        need = 2
+        for ti, (_, _, axes) in enumerate(self.tensors):
+            grid = 1
+            for a in axes:
+                grid *= ntiles[a[0]]
+            need += (1 if grid == 1 else 2) * words[ti]
+        return orows <= obuf and need <= cfg.banks * cfg.bank_words
+
+    def step_gemm(self, s):
+        if self.kind == 'gemm':
+            return s[0], s[1], 1, s[2], s[0] * cdiv(s[1], self.L)
+        pix = s[0] * s[1] * s[2]
+        if self.kind == 'fwd':
+            return pix, s[3], self.T, s[4], pix * cdiv(s[3], self.L)
+        if self.kind == 'dx':
+            return pix, s[4], self.T, s[3], pix * cdiv(s[4], self.L)
+        return s[3], s[4], self.T, pix, self.T * cdiv(s[4], self.L) * s[3]
+
+
+def compute(k, S, split, m, n, taps, kd):
+    blk, rows = cdiv(n, S), m
+    if split == 0:
+        blk = cdiv(blk, 4)
+    elif split == 1:
+        rows = cdiv(m, 4)
+    else:
+        blk, rows = cdiv(blk, 2), cdiv(m, 2)
+    return taps * cdiv(kd, S) * blk * ((rows << Q) + k['wave'])
+
+
+def xfer(k, b, B):
+    bursts, beats, nbytes, xfers = b
+    if k['mode'] == 'noburst':
+        return nbytes * k['byte']
+    return xfers * k['fixed'] + beats * B * k['byte'] + bursts * k['burst']
+
+
+def simulate(pb, k, t, split, order):
+    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1} + S_{i-1}) + S_{n-1}; DRAM bytes."""
+    nd = len(pb.ext)
+    ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
+    loop = pb.orders[order]
+    deps = [[a[0] for a in axes] for _, _, axes in pb.tensors]
+    cache, prev, steps, nbytes = {}, [None, None], [], 0
+    for idx_in_order in itertools.product(*[range(ntiles[d]) for d in loop]):
+        idx = [0] * nd
+        for pos, d in enumerate(loop):
+            idx[d] = idx_in_order[pos]
+        o = [idx[d] * t[d] for d in range(nd)]
+        s = [min(t[d], pb.ext[d] - o[d]) for d in range(nd)]
+
+        def cost(ti):
+            key = (ti, tuple(idx[d] for d in deps[ti]))
+            if key not in cache:
+                cache[key] = pb.tile_cost(ti, o, s)
+            return cache[key]
+        L = 0
+        for ti in (0, 1):
+            key = tuple(idx[d] for d in deps[ti])
+            if key != prev[ti]:
+                b = cost(ti)
+                L += xfer(k, b, pb.B)
+                nbytes += b[2]
+            prev[ti] = key
+        m, n, taps, kd, orows = pb.step_gemm(s)
+        E = compute(k, pb.S, split, m, n, taps, kd)
+        Sv = 0
+        if all(idx[d] == ntiles[d] - 1 for d in pb.red):
+            E += k['dfix'] + orows * k['drow']
+            b = cost(2)
+            Sv = xfer(k, b, pb.B)
+            nbytes += b[2]
+        steps.append((L, E, Sv))
+    T = steps[0][0]
+    for i, (L, E, Sv) in enumerate(steps):
+        Lnext = steps[i + 1][0] if i + 1 < len(steps) else 0
+        Sprev = steps[i - 1][2] if i > 0 else 0
+        T += max(E, Lnext + Sprev)
+    return T + steps[-1][2], nbytes
+
+
+def tile_opts(ext, u):
+    nb = cdiv(ext, u)
+    return sorted({min(ext, cdiv(nb, n) * u) for n in range(1, nb + 1)}, reverse=True)
+
+
+def search(pb, k):
+    opts = [tile_opts(e, u) for e, u in zip(pb.ext, pb.unit)]
+    visited = fitting = 0
+    best = None
+    for index, (split, order, *t) in enumerate(itertools.product(range(3), range(2), *opts)):
+        visited += 1
+        ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
+        if not pb.fits(t, ntiles):
+            continue
+        fitting += 1
+        cyc, nbytes = simulate(pb, k, t, split, order)
+        key = (cyc, nbytes, index)
+        if best is None or key < best[0]:
+            best = (key, split, order, t)
+    return visited, fitting, best
+
+
+def random_conv(rng):
+    while True:
+        KH, KW = rng.choice([1, 2, 3]), rng.choice([1, 2, 3])
+        st, p, d = rng.choice([1, 1, 2]), rng.choice([0, 1]), rng.choice([1, 1, 2])
+        H, W = rng.randint(3, 8), rng.randint(3, 8)
+        conv = (rng.randint(1, 40), H, W, rng.randint(1, 40), KH, KW, st, p, d, rng.randint(1, 2))
+        if H + 2 * p >= d * (KH - 1) + 1 and W + 2 * p >= d * (KW - 1) + 1:
+            return conv
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__)
+        return 2
+    nshapes, seed = 21, 14
+    args = sys.argv[2:]
+    for i, a in enumerate(args):
+        if a == '--shapes':
+            nshapes = int(args[i + 1])
+        if a == '--seed':
+            seed = int(args[i + 1])
+    rng = random.Random(seed)
+    cfg = Cfg()
+    queries = []
+    for i in range(nshapes):
+        queries.append(('conv', 'burst' if i % 3 else 'noburst', ['fwd', 'dx', 'dw'][i % 3], random_conv(rng)))
+    for mnk in [(100, 40, 33), (300, 5, 5), (64, 200, 80)]:
+        queries.append(('gemm', 'burst', 'gemm', mnk))
+    text = cfg.line() + ''.join('gemm %s %d %d %d\n' % ((q[1],) + q[3]) if q[0] == 'gemm' else
+                   'conv %s %s %s\n' % (q[1], q[2], ' '.join(map(str, q[3]))) for q in queries)
+    out = subprocess.run([sys.argv[1]], input=text, capture_output=True, text=True, check=True).stdout.split('\n')
+    bad = 0
+    for q, line in zip(queries, out):
+        pb = Problem(cfg, q[2], conv=q[3] if q[0] == 'conv' else None, mnk=q[3] if q[0] == 'gemm' else None)
+        visited, fitting, best = search(pb, constants(cfg, q[1]))
+        want = 'visited %d fitting %d' % (visited, fitting)
+        if best:
+            want += ' best %d %d %s %d %d' % (best[1], best[2], ','.join(map(str, best[3])), best[0][0], best[0][1])
+        w = line.split()
+        got = ' '.join(w[0:4] + w[6:12]) if w and w[0] == 'visited' else line
+        ok = got == want
+        bad += not ok
+        print('%s %-5s %-7s %-40s %s' % ('ok ' if ok else 'BAD', q[2], q[1], q[3], want if ok else
+                                         '\n    C:   %s\n    ref: %s' % (got, want)))
+    print('ref_slice: %d of %d shapes agree (visited, fitting, winner, cycles, bytes)' %
+          (len(queries) - bad, len(queries)))
+    return 1 if bad else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

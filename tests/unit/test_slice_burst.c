@@ -1,0 +1,199 @@
+/* test_slice_burst.c - the slicing stage's burst counter: the brief's golden cases (TSO Fig. 1,
+ * InceptionV3 conv5), hand cases (unaligned start, 4 KiB crossing, MAX split) and random views
+ * against a beat-by-beat walk of the DMA rule. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "compile/slice/slice_burst.h"
+#include "test_cfgs.h"
+
+/* 128-byte bursts: 32-byte beats (S = 8) at most 4 per burst. */
+static const npu_burst_geom_t G128 = {32, 4};
+
+static npu_bursts_t run1(const npu_burst_geom_t *g, uint64_t a, uint64_t len)
+{
+    npu_bursts_t b;
+    memset(&b, 0, sizeof b);
+    npu_slice_run(g, a, len, &b);
+    return b;
+}
+
+/* The rule walked beat by beat: a new burst at the run's start, after max beats, or at a page. */
+static uint64_t walk_run(const npu_burst_geom_t *g, uint64_t a, uint64_t len, uint64_t *beats)
+{
+    uint64_t n = 0, in = 0, b0 = a / g->beat, b1 = (a + len - 1) / g->beat;
+    for (uint64_t b = b0; b <= b1; b++) {
+        if (b == b0 || in == g->max_beats || (b * g->beat) % 4096 == 0) {
+            n++;
+            in = 0;
+        }
+        in++;
+    }
+    *beats += b1 - b0 + 1;
+    return n;
+}
+
+Test(slice_burst, fig1_golden)
+{
+    /* 128 x 128 int16 single channel (256-byte rows); slices (a) 128 rows x 32 B, (b) 128 x 64 B,
+     * (c) 64 x 128 B covering the image: 1024 / 512 / 256 bursts, for 128-byte bursts made of
+     * 32-byte beats and of one 128-byte beat. */
+    static const npu_burst_geom_t geoms[2] = {{32, 4}, {128, 1}};
+    static const int tr[3] = {128, 128, 64}, tcb[3] = {32, 64, 128};
+    static const uint64_t want[3] = {1024, 512, 256};
+    for (int gi = 0; gi < 2; gi++)
+        for (int s = 0; s < 3; s++) {
+            npu_bursts_t b;
+            int tc = tcb[s] / 2;
+            memset(&b, 0, sizeof b);
+            for (int r0 = 0; r0 < 128; r0 += tr[s])
+                for (int c0 = 0; c0 < 128; c0 += tc)
+                    cr_assert_eq(npu_slice_matrix_tile(&geoms[gi], 0x10000, 2, 128, 128, r0, c0, tr[s], tc, &b), 0);
+            cr_assert_eq(b.bursts, want[s], "geom %d slice %d: %llu bursts", gi, s, (unsigned long long)b.bursts);
+            cr_assert_eq(b.bytes, 128u * 128u * 2u);
+        }
+}
+
+Test(slice_burst, inception_conv5_golden)
+{
+    /* 80 IFMs of 73 x 73 int16 (NCHW, batch 1) at address 0. TSO-burst IN tile 14 x 4 x 73
+     * (channels x rows x cols): full rows, so each channel's 4 rows are one 584-byte run of 5
+     * bursts: 70. TSO-noburst tile 16 x 11 x 20: one 40-byte run per row, 16 * 11 = 176. */
+    npu_slice_box_t ext = {1, 73, 73, 80}, org = {0, 0, 0, 0};
+    npu_slice_box_t t1 = {1, 4, 73, 14}, t2 = {1, 11, 20, 16};
+    npu_bursts_t b;
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NCHW, &ext, &org, &t1, &b), 0);
+    cr_assert_eq(b.bursts, 70);
+    cr_assert_eq(b.runs, 14);
+    cr_assert_eq(b.xfers, 1, "one transfer: 14 runs at the channel stride");
+    cr_assert_eq(b.bytes, 8176);
+    /* at the origin one row (channel 8, row 5: bytes 85994..86033) crosses the 4 KiB line at
+     * 86016, which the paper's ceil(len / B) ignores: 177; the same tile 11 columns on: 176 */
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NCHW, &ext, &org, &t2, &b), 0);
+    cr_assert_eq(b.bursts, 177);
+    memset(&b, 0, sizeof b);
+    org.w = 11;
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NCHW, &ext, &org, &t2, &b), 0);
+    cr_assert_eq(b.bursts, 176);
+    cr_assert_eq(b.runs, 176);
+    cr_assert_eq(b.xfers, 16, "one transfer of 11 rows per channel");
+    cr_assert_eq(b.bytes, 7040);
+}
+
+Test(slice_burst, hand_cases)
+{
+    npu_bursts_t b;
+    npu_burst_geom_t g16 = {32, 16};
+    /* aligned 128 B: 4 beats, 1 burst; 1 byte later: 5 beats, 2 bursts */
+    b = run1(&G128, 0, 128);
+    cr_assert(b.beats == 4 && b.bursts == 1);
+    b = run1(&G128, 1, 128);
+    cr_assert(b.beats == 5 && b.bursts == 2);
+    /* unaligned 2-byte run inside a beat; across a beat line */
+    b = run1(&G128, 33, 2);
+    cr_assert(b.beats == 1 && b.bursts == 1);
+    b = run1(&G128, 31, 2);
+    cr_assert(b.beats == 2 && b.bursts == 1);
+    /* 4 KiB crossing: 64 bytes from 4096-32 are 2 beats in two pages: 2 bursts */
+    b = run1(&g16, 4096 - 32, 64);
+    cr_assert(b.beats == 2 && b.bursts == 2);
+    /* MAX split: 17 aligned beats = 16 + 1 */
+    b = run1(&g16, 0, 17 * 32);
+    cr_assert(b.beats == 17 && b.bursts == 2);
+    /* a whole 8 KiB run from 100: 257 beats over 3 pages: 128 - 3 = 125 + 128 + 4 beats:
+     * 8 + 8 + 1 bursts */
+    b = run1(&g16, 100, 8192);
+    cr_assert_eq(b.beats, 257);
+    cr_assert_eq(b.bursts, 17);
+    /* a transfer with stride == row_bytes is one run; with a larger stride each row alone */
+    memset(&b, 0, sizeof b);
+    npu_slice_xfer(&g16, 0, 4, 100, 100, &b);
+    cr_assert(b.runs == 1 && b.beats == 13 && b.bursts == 1 && b.xfers == 1);
+    memset(&b, 0, sizeof b);
+    npu_slice_xfer(&g16, 0, 4, 100, 128, &b);
+    cr_assert(b.runs == 4 && b.beats == 16 && b.bursts == 4);
+}
+
+Test(slice_burst, nhwc_merges_from_the_layout)
+{
+    /* 2 x 5 x 6 x 24 int16 NHWC. Full channel depth and full width: one run per image. */
+    npu_slice_box_t ext = {2, 5, 6, 24}, org = {0, 1, 0, 0};
+    npu_slice_box_t full = {2, 3, 6, 24}, part = {1, 3, 6, 8}, cols = {1, 3, 2, 24};
+    npu_bursts_t b;
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NHWC, &ext, &org, &full, &b), 0);
+    cr_assert_eq(b.runs, 2);
+    cr_assert_eq(b.xfers, 1);
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NHWC, &ext, &org, &part, &b), 0);
+    cr_assert_eq(b.runs, 18, "8 of 24 channels: one run per pixel");
+    cr_assert_eq(b.xfers, 1, "full-width rows continue at the pixel stride: one transfer");
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NHWC, &ext, &org, &cols, &b), 0);
+    cr_assert_eq(b.runs, 3, "2 full-depth pixels of a row are contiguous");
+    cr_assert_eq(npu_slice_image_tile(&G128, 0, 2, NPU_SLICE_NHWC, &ext, &org, &(npu_slice_box_t){1, 5, 6, 24}, &b),
+                 -1, "tile past the image");
+}
+
+/* Random views: the counter equals the walk over the same runs, for several geometries. */
+Test(slice_burst, random_views_vs_walk)
+{
+    static const npu_burst_geom_t geoms[4] = {{8, 16}, {32, 16}, {32, 4}, {64, 16}};
+    uint64_t seed = 0x5eed511ceull ^ 0x9e3779b97f4a7c15ull;
+    for (int it = 0; it < 3000; it++) {
+        const npu_burst_geom_t *g = &geoms[it % 4];
+        int64_t H = 1 + (int64_t)(test_rand(&seed) % 9), W = 1 + (int64_t)(test_rand(&seed) % 40);
+        int64_t C = 1 + (int64_t)(test_rand(&seed) % 300);
+        npu_slice_box_t ext = {2, H, W, C}, org, t;
+        uint64_t base = test_rand(&seed) % 20000, want = 0, beats = 0;
+        unsigned e = (it & 8) ? 4 : 2;
+        int layout = (it >> 4) & 1;
+        npu_bursts_t b;
+        t.n = 1 + (int64_t)(test_rand(&seed) % 2);
+        t.h = 1 + (int64_t)(test_rand(&seed) % (uint64_t)H);
+        t.w = 1 + (int64_t)(test_rand(&seed) % (uint64_t)W);
+        t.c = 1 + (int64_t)(test_rand(&seed) % (uint64_t)C);
+        org.n = (int64_t)(test_rand(&seed) % (uint64_t)(3 - t.n));
+        org.h = (int64_t)(test_rand(&seed) % (uint64_t)(H - t.h + 1));
+        org.w = (int64_t)(test_rand(&seed) % (uint64_t)(W - t.w + 1));
+        org.c = (int64_t)(test_rand(&seed) % (uint64_t)(C - t.c + 1));
+        memset(&b, 0, sizeof b);
+        cr_assert_eq(npu_slice_image_tile(g, base, e, layout, &ext, &org, &t, &b), 0);
+        /* the walk: every element run of the innermost dim, merged only where the addresses are
+         * adjacent (an element-level reconstruction of the runs) */
+        {
+            uint64_t run_a = 0, run_len = 0, n = 0;
+            for (int64_t in = 0; in < t.n; in++)
+                for (int64_t o1 = 0; o1 < (layout ? t.c : t.h); o1++)
+                    for (int64_t o2 = 0; o2 < (layout ? t.h : t.w); o2++)
+                        for (int64_t o3 = 0; o3 < (layout ? t.w : t.c); o3++) {
+                            int64_t nn = org.n + in, h, w, c;
+                            uint64_t a;
+                            h = org.h + (layout ? o2 : o1);
+                            w = org.w + (layout ? o3 : o2);
+                            c = org.c + (layout ? o1 : o3);
+                            a = base + e * (uint64_t)(layout ? ((nn * C + c) * H + h) * W + w
+                                                             : ((nn * H + h) * W + w) * C + c);
+                            if (run_len && a == run_a + run_len) {
+                                run_len += e;
+                                continue;
+                            }
+                            if (run_len) {
+                                want += walk_run(g, run_a, run_len, &beats);
+                                n++;
+                            }
+                            run_a = a;
+                            run_len = e;
+                        }
+            want += walk_run(g, run_a, run_len, &beats);
+            n++;
+            cr_assert_eq(b.runs, n, "it %d runs", it);
+        }
+        cr_assert_eq(b.bursts, want, "it %d: %llu vs walk %llu", it, (unsigned long long)b.bursts,
+                     (unsigned long long)want);
+        cr_assert_eq(b.beats, beats, "it %d beats", it);
+        cr_assert_eq(b.bytes, (uint64_t)(t.n * t.h * t.w * t.c) * e);
+    }
+}

@@ -1,0 +1,191 @@
+/* test_slice_search.c - the slicing stage's candidates, cost and choice: tile options, the
+ * candidate count, the overlap formula on hand cases, GEMM plans legal for gemm_tiling's checker,
+ * and the bounded search against costing every candidate (npu_slice_eval). */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "compile/gemm/gemm_tiling.h"
+#include "compile/slice/slice.h"
+#include "test_cfgs.h"
+
+Test(slice_search, tile_opts)
+{
+    int64_t t[16];
+    /* ceil(10/n), n = 1..10: 10 5 4 3 2 2 2 2 2 1 */
+    cr_assert_eq(npu_slice_tile_opts(10, 1, t, 16), 6);
+    cr_assert(t[0] == 10 && t[1] == 5 && t[2] == 4 && t[3] == 3 && t[4] == 2 && t[5] == 1);
+    /* 40 channels in 16-lane blocks: 3, 2, 1 blocks, the whole tile clipped to 40 */
+    cr_assert_eq(npu_slice_tile_opts(40, 16, t, 16), 3);
+    cr_assert(t[0] == 40 && t[1] == 32 && t[2] == 16);
+    cr_assert_eq(npu_slice_tile_opts(5, 16, t, 16), 1);
+    cr_assert_eq(t[0], 5);
+    cr_assert_eq(npu_slice_tile_opts(56, 1, NULL, 0), 14);
+}
+
+Test(slice_search, count_is_visited)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_conv_t c = {2, 20, 9, 7, 24, 3, 3, 1, 1, 1, 0};
+    npu_slice_result_t r;
+    char msg[160];
+    for (int kind = NPU_SLICE_FWD; kind <= NPU_SLICE_DW; kind++) {
+        cr_assert_eq(npu_slice_conv(&cfg, &k, &c, kind, &r, msg, sizeof msg), 0, "%s", msg);
+        /* 3 splits x 2 orders x b {2 1} x rows {9 5 3 2 1} x cols {7 4 3 2 1} x f {24 16} x ch {20 16}
+         * (OH = H, OW = W here: dX's rows and columns are the same counts) */
+        cr_assert_eq(r.visited, npu_slice_count(&cfg, kind, &c, 0, 0, 0));
+        cr_assert_eq(r.visited, 6u * 2 * 5 * 5 * 2 * 2, "kind %d: %llu", kind, (unsigned long long)r.visited);
+        cr_assert(r.fitting >= r.evaluated && r.evaluated >= 1);
+    }
+    cr_assert_eq(npu_slice_gemm(&cfg, &k, 100, 40, 33, &r, msg, sizeof msg), 0);
+    cr_assert_eq(r.visited, 6u * 5 * 3 * 3); /* m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
+}
+
+/* One step: T = L_0 + E_0 + S_0 (nothing to overlap). */
+Test(slice_search, single_step_adds_up)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t p;
+    int64_t tile[3] = {32, 16, 48};
+    cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
+    cr_assert_eq(p.steps, 1);
+    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute);
+    /* A 32 x 48 int16 is one contiguous 3072-byte run: 96 beats, 6 bursts of 16, 1 transfer */
+    cr_assert(p.t[0].b.bytes == 3072 && p.t[0].b.beats == 96 && p.t[0].b.bursts == 6 && p.t[0].b.xfers == 1);
+    cr_assert_eq(p.t[0].cost, k.xfer_fixed + 3072ull * k.byte + 6ull * k.burst);
+    /* split M: 8 rows per core, waves = 6 S-deep chunks x 2 S-wide blocks; drain of 32 rows */
+    cr_assert_eq(p.compute, 12ull * ((8ull << 16) + k.wave) + k.drain_fixed + 32ull * k.drain_row);
+    /* noburst: bytes only */
+    k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST);
+    cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
+    cr_assert_eq(p.t[0].cost, 3072ull * k.byte);
+}
+
+/* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + S_1; A and B reloaded,
+ * C stored once. */
+Test(slice_search, overlap_two_steps)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t p;
+    int64_t tile[3] = {16, 16, 16};
+    cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 16, 16, 32, tile, NPU_SLICE_SPLIT_N, 1, &p), 0);
+    cr_assert_eq(p.steps, 2);
+    cr_assert(p.t[0].loads == 2 && p.t[1].loads == 2 && p.t[2].loads == 1);
+    {
+        uint64_t L = (p.t[0].cost + p.t[1].cost) / 2, S = p.t[2].cost;
+        /* E_0 has no drain, E_1 has it; both k chunks of A and B start 32-byte aligned: L_0 = L_1 */
+        uint64_t E0 = npu_slice_compute_cost(&k, 8, NPU_SLICE_SPLIT_N, 16, 16, 1, 16);
+        uint64_t E1 = p.compute - E0;
+        cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + S);
+    }
+}
+
+/* Dense A[M][K] with one k chunk, order (m, n, k): A stays resident over the n tiles. */
+Test(slice_search, consecutive_reuse)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t p;
+    int64_t tile[3] = {32, 16, 64};
+    cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, NPU_SLICE_SPLIT_2X2, 0, &p), 0);
+    cr_assert_eq(p.t[0].loads, 2, "A: once per m tile");
+    cr_assert_eq(p.t[0].b.bytes, 64u * 64u * 2u);
+    cr_assert_eq(p.t[1].loads, 6, "B: every step");
+    cr_assert_eq(p.t[1].b.bytes, 2u * 64u * 48u * 2u);
+    cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, NPU_SLICE_SPLIT_2X2, 1, &p), 0);
+    cr_assert(p.t[0].loads == 6 && p.t[1].loads == 3, "order (n, m, k): B resident");
+}
+
+/* The search's pick equals the minimum over every candidate costed alone, by the stated order
+ * (cycles, bytes, index), and a GEMM pick passes gemm_tiling's own checker. */
+static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c, int M, int N, int K)
+{
+    npu_slice_cost_t k = npu_slice_cost_default(cfg, mode);
+    npu_slice_result_t r;
+    npu_slice_plan_t p, best;
+    int64_t opt[NPU_SLICE_DIMS][64], tile[NPU_SLICE_DIMS], ext[NPU_SLICE_DIMS];
+    int nopt[NPU_SLICE_DIMS], nd = kind == NPU_SLICE_GEMM ? 3 : 5, L = 2 * cfg->s, found = 0;
+    uint64_t total = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS, fit = 0;
+    char msg[160];
+    memset(&best, 0, sizeof best);
+    int rc = kind == NPU_SLICE_GEMM ? npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg)
+                                    : npu_slice_conv(cfg, &k, c, kind, &r, msg, sizeof msg);
+    cr_assert_eq(rc, 0, "%s", msg);
+    if (kind == NPU_SLICE_GEMM) {
+        ext[0] = M, ext[1] = N, ext[2] = K;
+    } else {
+        ext[0] = c->batch, ext[1] = kind == NPU_SLICE_DX ? c->H : npu_conv_oh(c);
+        ext[2] = kind == NPU_SLICE_DX ? c->W : npu_conv_ow(c), ext[3] = c->F, ext[4] = c->C;
+    }
+    for (int d = 0; d < nd; d++) {
+        nopt[d] = npu_slice_tile_opts(ext[d], kind == NPU_SLICE_GEMM || d >= 3 ? L : 1, opt[d], 64);
+        total *= (uint64_t)nopt[d];
+    }
+    cr_assert_eq(r.visited, total);
+    for (uint64_t i = 0; i < total; i++) {
+        uint64_t rest = i;
+        for (int d = nd - 1; d >= 0; d--) {
+            tile[d] = opt[d][rest % (uint64_t)nopt[d]];
+            rest /= (uint64_t)nopt[d];
+        }
+        rc = npu_slice_eval(cfg, &k, kind, c, M, N, K, tile, (int)(rest / 2), (int)(rest % 2), &p);
+        cr_assert(rc == 0 || rc == 1);
+        if (rc)
+            continue;
+        fit++;
+        p.index = i;
+        if (!found || p.cycles < best.cycles ||
+            (p.cycles == best.cycles && p.t[0].b.bytes + p.t[1].b.bytes + p.t[2].b.bytes <
+                                            best.t[0].b.bytes + best.t[1].b.bytes + best.t[2].b.bytes))
+            best = p;
+        found = 1;
+    }
+    cr_assert_eq(r.fitting, fit);
+    cr_assert_eq(r.best.index, best.index, "search %llu vs all %llu", (unsigned long long)r.best.index,
+                 (unsigned long long)best.index);
+    cr_assert_eq(r.best.cycles, best.cycles);
+    if (kind == NPU_SLICE_GEMM) { /* gemm_tiling's checker accepts the tiles */
+        npu_gemm_plan_t g;
+        memset(&g, 0, sizeof g);
+        g.M = M, g.N = N, g.K = K, g.F = L;
+        g.Mt = M < L ? M : (int)((r.best.tile[0] + L - 1) / L * L);
+        g.nb = (int)((r.best.tile[1] + L - 1) / L), g.Nt = g.nb * L;
+        g.Kc = (int)((r.best.tile[2] + L - 1) / L * L);
+        g.m_tiles = (M + g.Mt - 1) / g.Mt, g.n_tiles = (N + g.Nt - 1) / g.Nt, g.k_chunks = (K + g.Kc - 1) / g.Kc;
+        g.spm_a[1] = (unsigned)(g.Mt * (g.Kc / L));
+        g.spm_b[0] = (unsigned)cfg->spm_bank_words, g.spm_b[1] = g.spm_b[0] + (unsigned)(g.Kc * g.nb);
+        g.spm_c[0] = 2u * (unsigned)cfg->spm_bank_words, g.spm_c[1] = g.spm_c[0] + (unsigned)(2 * g.Mt * g.nb);
+        cr_assert_eq(npu_gemm_plan_check(cfg, &g), 0);
+    }
+}
+
+Test(slice_search, bounded_search_equals_all)
+{
+    npu_cfg_t c8 = test_cfg(8), c2 = test_cfg(2);
+    npu_conv_t a = {1, 20, 12, 11, 40, 3, 3, 1, 1, 1, 0}, b = {2, 9, 10, 8, 17, 3, 2, 2, 0, 1, 0};
+    for (int mode = 0; mode < 2; mode++) {
+        brute(&c8, mode, NPU_SLICE_GEMM, NULL, 300, 200, 100);
+        brute(&c8, mode, NPU_SLICE_GEMM, NULL, 1000, 5, 5);
+        brute(&c2, mode, NPU_SLICE_GEMM, NULL, 70, 33, 20);
+        for (int kind = NPU_SLICE_FWD; kind <= NPU_SLICE_DW; kind++) {
+            brute(&c8, mode, kind, &a, 0, 0, 0);
+            brute(&c2, mode, kind, &b, 0, 0, 0);
+        }
+    }
+}
+
+Test(slice_search, rejects)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_conv_t dw = {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1};
+    npu_slice_result_t r;
+    char msg[160];
+    cr_assert_eq(npu_slice_gemm(&cfg, &k, 0, 4, 4, &r, msg, sizeof msg), -1);
+    cr_assert_eq(npu_slice_conv(&cfg, &k, &dw, NPU_SLICE_FWD, &r, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "depthwise"), "%s", msg);
+    cr_assert_eq(npu_slice_mode_parse("noburst"), NPU_SLICE_NOBURST);
+    cr_assert_eq(npu_slice_mode_parse("bursts"), -1);
+}
