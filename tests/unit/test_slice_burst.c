@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "compile/slice/slice_burst.h"
+#include "prog/prog_expect.h"
 #include "test_cfgs.h"
 
 /* 128-byte bursts: 32-byte beats (S = 8) at most 4 per burst. */
@@ -195,5 +196,35 @@ Test(slice_burst, random_views_vs_walk)
                      (unsigned long long)want);
         cr_assert_eq(b.beats, beats, "it %d beats", it);
         cr_assert_eq(b.bytes, (uint64_t)(t.n * t.h * t.w * t.c) * e);
+    }
+}
+
+/* The compiler's burst model and the expected-counter model (prog/prog_expect: the rule the RTL's
+ * DMA follows, the one its counters are checked against) are written apart on purpose, so each
+ * checks the other: on random normal transfers (any even address, rows, row bytes, and strides
+ * equal to, below and above the row) they count the same beats and bursts. */
+Test(slice_burst, agrees_with_the_dma_rule)
+{
+    static const unsigned beats[] = {8, 32, 64}, maxb[] = {1, 4, 16};
+    uint64_t seed = 0x5EED;
+    for (int i = 0; i < 20000; i++) {
+        npu_burst_geom_t g = {beats[i % 3], maxb[(i / 3) % 3]};
+        uint64_t addr = 2 * (test_rand(&seed) % 40000), rows = 1 + test_rand(&seed) % 40;
+        uint64_t rb = 2 * (1 + test_rand(&seed) % 300), stride;
+        switch (test_rand(&seed) % 3) {
+        case 0: stride = rb; break;
+        case 1: stride = rb + 2 * (test_rand(&seed) % 200); break;
+        default: stride = 2 * (1 + test_rand(&seed) % (rb / 2)); break;
+        }
+        npu_bursts_t a;
+        memset(&a, 0, sizeof a);
+        npu_slice_xfer(&g, addr, rows, rb, stride, &a);
+        npu_dma_count_t d = npu_dma_bursts(g.beat, g.max_beats, addr, rows, rb, stride);
+        cr_assert(a.beats == d.beats && a.bursts == d.bursts,
+                  "B=%u max=%u addr=%llu rows=%llu row_bytes=%llu stride=%llu: slice %llu/%llu, "
+                  "dma %llu/%llu beats/bursts", g.beat, g.max_beats, (unsigned long long)addr,
+                  (unsigned long long)rows, (unsigned long long)rb, (unsigned long long)stride,
+                  (unsigned long long)a.beats, (unsigned long long)a.bursts,
+                  (unsigned long long)d.beats, (unsigned long long)d.bursts);
     }
 }
