@@ -60,12 +60,12 @@ Test(timing, load_dram_last_byte_at_the_limit)
 
 Test(timing, load_dram_wide_product)
 {
-    /* rows = 500 (both 8-bit halves), stride chosen so the rows span about half the DRAM (at
-     * most the 16-bit dram_stride field) */
+    /* rows = 500 (both 8-bit halves), stride (in beats here, bytes in the field) chosen so the
+     * rows span about half the DRAM, at most what the 16-bit dram_stride field holds */
     uint32_t B = beat(), end = dram_end();
     unsigned rows = 500;
     uint64_t half = dram_bytes() / 2 / (rows * B);
-    unsigned ds = half > 0xFFFF ? 0xFFFF : (unsigned)half;
+    unsigned ds = half > 0xFFFFu / B ? 0xFFFFu / B : (unsigned)half;
     uint32_t span = (rows - 1) * ds * B + B;     /* bytes from daddr to the last byte + 1 */
     uint32_t d = end - span;
     load(0, 0, "wide: last byte = end - 1", 0, rows, d, 0, 1, B, ds);
