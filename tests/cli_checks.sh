@@ -31,6 +31,18 @@ check 0 "a valid run" gemm -m 5 -n 6 -k 7 --quiet
 check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
 check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
 check 2 "GEMM larger than the DRAM" gemm -m 30000 -n 30000 -k 30000
+check 2 "slice without a problem" slice
+check 2 "slice with a GEMM and a conv" slice -m 4 -n 4 -k 4 --conv 4,4,4,4,1,1,1,0,1
+check 2 "slice --kernel on a GEMM" slice -m 4 -n 4 -k 4 --kernel dx
+check 2 "slice --conv with a list" slice --conv "4,4,4,4,1,1,1,0,1;4,4,4,4,1,1,1,0,1"
+out=$("$npu" slice -m 4096 -n 5 -k 5 2>&1); rc=$?
+case "$rc:$out" in
+    0:*"burst cost: "*" candidates, "*" fit"*"noburst cost: "*" candidates, "*) echo "ok: slice gemm, both costs";;
+    *) echo "FAIL: npu slice -m 4096 -n 5 -k 5: exit $rc: $out"; fail=1;;
+esac
+out=$("$npu" slice --conv 64,56,56,64,3,3,1,1,1 --kernel all 2>&1); rc=$?
+[ "$rc" -eq 0 ] && [ "$(echo "$out" | grep -c '^npu slice conv')" -eq 3 ] && echo "ok: slice conv, three kernels" ||
+    { echo "FAIL: npu slice --conv (ResNet-50 3x3) --kernel all: exit $rc"; fail=1; }
 check 2 "overlap larger than the DRAM" overlap -m 30000 -n 30000 -k 30000
 # --quiet keeps a failed layer's reason (on stderr; exit 1): a layer whose X alone is 8 GiB can
 # never run on a 4 GiB DRAM, whatever the planner learns

@@ -31,6 +31,7 @@ enum {
      B(OPT_BATCH))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
 #define OPTS_GEMM_ONE (B(OPT_JSON) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
+#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
@@ -96,6 +97,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--dram-latency C] [--stall-pct P] [--max-cycles N] [--json]\n"
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
+            "       npu slice (-m M -n N -k K | --conv SPEC [--kernel fwd|dx|dw|all])   (the slicing\n"
+            "                stage's pick under the burst-aware and the bytes-only cost; a model)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
             "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
             "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
@@ -174,6 +177,7 @@ static const struct cmd_def {
     {"gemm", NPU_CMD_GEMM, OPTS_GEMM},
     {"overlap", NPU_CMD_OVERLAP, OPTS_OVERLAP},
     {"disasm", NPU_CMD_DISASM, OPTS_DISASM},
+    {"slice", NPU_CMD_SLICE, OPTS_SLICE},
     {"train", NPU_CMD_TRAIN, OPTS_TRAIN},
     {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH},
     {"conv", NPU_CMD_CONV, OPTS_CONV},
@@ -438,6 +442,14 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
     if (a->cmd == NPU_CMD_GEMM)
         return check_gemm(a, seen, err, errn) ? 2 : check_trace(a, seen, err, errn);
+    if (a->cmd == NPU_CMD_SLICE && a->conv && (seen & OPTS_DIMS))
+        return bad(err, errn, "'slice' takes -m -n -k (a GEMM) or --conv SPEC, not both");
+    if (a->cmd == NPU_CMD_SLICE && !a->conv && (seen & OPTS_DIMS) != OPTS_DIMS)
+        return bad(err, errn, "'slice' needs -m M -n N -k K or --conv SPEC");
+    if (a->cmd == NPU_CMD_SLICE && !a->conv && (seen & B(OPT_KERNEL)))
+        return bad(err, errn, "--kernel applies to 'slice --conv'");
+    if (a->cmd == NPU_CMD_SLICE)
+        return 0;
     if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
         return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
     return check_trace(a, seen, err, errn);

@@ -26,6 +26,7 @@ int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu disasm` (cmd_disasm.c): the compiled program of a GEMM. */
 int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a);
+int npu_cmd_slice(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
