@@ -46,7 +46,7 @@ Test(errors, illegal_opcode)
 Test(errors, dma_dram_address_out_of_range)
 {
     npu_cfg_t cfg = rtl_cfg();
-    uint32_t end = 1u << cfg.dram_addr_bits;
+    uint32_t end = (uint32_t)((uint64_t)1 << cfg.dram_addr_bits); /* 4 GiB: 0, addresses wrap */
     npu_prog_t p; npu_prog_init(&p);
     PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 1, 4096, 0, 1, beat(), 1 * beat()));
     PUSH(p, npu_enc_load(I, NPU_TAG_X, 0, 2, end - beat(), 0, 1, beat(), 1 * beat()));
@@ -58,7 +58,7 @@ Test(errors, store_dram_address_out_of_range)
 {
     npu_cfg_t cfg = rtl_cfg();
     npu_prog_t p; npu_prog_init(&p);
-    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 4, (1u << cfg.dram_addr_bits) - 2 * beat(), 0, 1,
+    PUSH(p, npu_enc_store(I, NPU_TAG_Y, 4, (uint32_t)(((uint64_t)1 << cfg.dram_addr_bits) - 2 * beat()), 0, 1,
                           beat(), 1 * beat()));
     expect_error(&p, 0, NPU_ERR_DRAM_ADDR, 0);
     npu_prog_free(&p);
