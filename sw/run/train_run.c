@@ -7,6 +7,7 @@
 
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
+#include "prog/prog_expect.h"
 #include "ref/golden.h"
 #include "run/runtime.h"
 #include "compile/train/train_emit.h"
@@ -216,6 +217,18 @@ static uint64_t whole_read(const ctx_t *c, const dtensor_t *t)
 {
     uint64_t B = c->beat, end = t->addr + (uint64_t)t->rows * t->pitch;
     return t->rows && t->pitch ? ((end + B - 1) / B - t->addr / B) * B : 0;
+}
+
+/* DRAM bytes of one transposed read of a whole dense tensor (dX = dY x W^T reads W so): the
+ * beats the DMA's transposed LOAD rule touches (npu_dma_bursts_tr; a pitch that is not a whole
+ * number of beats makes its sub-rows straddle beats, so this exceeds whole_read). */
+static uint64_t whole_read_tr(const ctx_t *c, const dtensor_t *t)
+{
+    uint64_t B = c->beat;
+    if (!t->rows || !t->pitch)
+        return 0;
+    return B * npu_dma_bursts_tr(B, (uint64_t)c->cfg->max_burst_beats, t->addr, (uint64_t)t->rows,
+                                 (uint64_t)t->cols * 2u, t->pitch).beats;
 }
 
 /* The DRAM side of a (sub-)GEMM at element offsets (m0, n0, k0) of the layer's dense tensors. */
@@ -431,7 +444,7 @@ static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_lower_opts
     L->dy_compulsory = whole_read(c, &t->dY);
     L->w_rd_bytes = L->rd_bytes[NPU_TAG_W] - before_w;
     /* the first layer reads no W */
-    L->w_compulsory = L->shape.has_dx ? whole_read(c, &t->W) : 0;
+    L->w_compulsory = L->shape.has_dx ? whole_read_tr(c, &t->W) : 0;
     return rc;
 }
 
