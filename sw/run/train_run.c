@@ -7,6 +7,7 @@
 
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
+#include "prog/prog_expect.h"
 #include "ref/golden.h"
 #include "run/runtime.h"
 #include "compile/train/train_emit.h"
@@ -43,7 +44,8 @@ int npu_mlp_parse(const char *s, int batch, npu_mlp_t *mlp)
     return 0;
 }
 
-/* A row-major tensor in the NPU's DRAM: rows x cols elements of esize bytes, pitch in beats. */
+/* A row-major tensor in the NPU's DRAM: rows x cols elements of esize bytes, dense (pitch
+ * cols * esize bytes, no row padded to a beat). */
 typedef struct dtensor {
     uint64_t addr;
     unsigned pitch;
@@ -72,13 +74,13 @@ static int talloc(ctx_t *c, int rows, int cols, int esize, dtensor_t *t)
 {
     t->rows = rows;
     t->cols = cols;
-    t->pitch = (unsigned)(((uint64_t)cols * (uint64_t)esize + c->beat - 1) / c->beat);
-    return npu_alloc(&c->al, (uint64_t)rows * t->pitch * c->beat, &t->addr);
+    t->pitch = (unsigned)((uint64_t)cols * (uint64_t)esize);
+    return npu_alloc(&c->al, (uint64_t)rows * t->pitch, &t->addr);
 }
 
 static void write16(ctx_t *c, const dtensor_t *t, const int16_t *v)
 {
-    npu_write_i16(c->dram, t->addr, t->pitch * c->beat, t->rows, t->cols, v, (size_t)t->cols);
+    npu_write_i16(c->dram, t->addr, t->pitch, t->rows, t->cols, v, (size_t)t->cols);
 }
 
 static void fill(int16_t *v, size_t n, uint64_t *x)
@@ -156,7 +158,7 @@ static int check_result(ctx_t *c, npu_train_layer_result_t *L, int pass, const d
     size_t bad;
     if (!got)
         return L->rc[pass] = NPU_GEMM_HOST_ERROR;
-    npu_read_i32(c->dram, o->addr, o->pitch * c->beat, M, N, got, (size_t)N);
+    npu_read_i32(c->dram, o->addr, o->pitch, M, N, got, (size_t)N);
     bad = npu_compare_i32(M, N, got, (size_t)N, gold, (size_t)N, &br, &bc, &gv, &ev);
     free(got);
     if (bad) {
@@ -189,9 +191,9 @@ static int run_gemm(ctx_t *c, npu_train_layer_result_t *L, int pass, int M, int 
     args.a = (uint32_t)a->addr;
     args.b = (uint32_t)b->addr;
     args.c = (uint32_t)o->addr;
-    args.pitch_a = a->pitch * c->beat; /* the step's tensors keep beat-padded rows */
-    args.pitch_b = b->pitch * c->beat;
-    args.pitch_c = o->pitch * c->beat;
+    args.pitch_a = a->pitch;
+    args.pitch_b = b->pitch;
+    args.pitch_c = o->pitch;
     args.modes = c->policy;
     args.tag_a = tag_a;
     args.tag_b = tag_b;
@@ -209,18 +211,37 @@ static int run_gemm(ctx_t *c, npu_train_layer_result_t *L, int pass, int M, int 
     return L->rc[pass];
 }
 
-/* The DRAM side of a (sub-)GEMM at element offsets (m0, n0, k0) of the layer's tensors
- * (2S-aligned offsets: whole beats). */
-static void bwd_io(const ctx_t *c, npu_bwd_io_t *io, long m0, long n0, long k0, const ltensors_t *t)
+/* DRAM bytes of one read of a whole dense tensor: the beats its bytes touch (the DMA moves
+ * whole beats), the least any schedule reads. */
+static uint64_t whole_read(const ctx_t *c, const dtensor_t *t)
 {
-    uint64_t B = c->beat, m = (uint64_t)m0, n = (uint64_t)n0, k = (uint64_t)k0;
-    io->x = (uint32_t)(t->X.addr + m * t->X.pitch * B + 2u * k);
-    io->w = (uint32_t)(t->W.addr + k * t->W.pitch * B + 2u * n);
-    io->dy = (uint32_t)(t->dY.addr + m * t->dY.pitch * B + 2u * n);
-    io->dx = (uint32_t)(t->dX.addr + m * t->dX.pitch * B + 4u * k);
-    io->dw = (uint32_t)(t->dW.addr + k * t->dW.pitch * B + 4u * n);
-    io->px = (uint32_t)(t->pX.addr + m * t->pX.pitch * B + 4u * k);
-    io->pw = (uint32_t)(t->pW.addr + k * t->pW.pitch * B + 4u * n);
+    uint64_t B = c->beat, end = t->addr + (uint64_t)t->rows * t->pitch;
+    return t->rows && t->pitch ? ((end + B - 1) / B - t->addr / B) * B : 0;
+}
+
+/* DRAM bytes of one transposed read of a whole dense tensor (dX = dY x W^T reads W so): the
+ * beats the DMA's transposed LOAD rule touches (npu_dma_bursts_tr; a pitch that is not a whole
+ * number of beats makes its sub-rows straddle beats, so this exceeds whole_read). */
+static uint64_t whole_read_tr(const ctx_t *c, const dtensor_t *t)
+{
+    uint64_t B = c->beat;
+    if (!t->rows || !t->pitch)
+        return 0;
+    return B * npu_dma_bursts_tr(B, (uint64_t)c->cfg->max_burst_beats, t->addr, (uint64_t)t->rows,
+                                 (uint64_t)t->cols * 2u, t->pitch).beats;
+}
+
+/* The DRAM side of a (sub-)GEMM at element offsets (m0, n0, k0) of the layer's dense tensors. */
+static void bwd_io(npu_bwd_io_t *io, long m0, long n0, long k0, const ltensors_t *t)
+{
+    uint64_t m = (uint64_t)m0, n = (uint64_t)n0, k = (uint64_t)k0;
+    io->x = (uint32_t)(t->X.addr + m * t->X.pitch + 2u * k);
+    io->w = (uint32_t)(t->W.addr + k * t->W.pitch + 2u * n);
+    io->dy = (uint32_t)(t->dY.addr + m * t->dY.pitch + 2u * n);
+    io->dx = (uint32_t)(t->dX.addr + m * t->dX.pitch + 4u * k);
+    io->dw = (uint32_t)(t->dW.addr + k * t->dW.pitch + 4u * n);
+    io->px = (uint32_t)(t->pX.addr + m * t->pX.pitch + 4u * k);
+    io->pw = (uint32_t)(t->pW.addr + k * t->pW.pitch + 4u * n);
     io->pitch_x = t->X.pitch;
     io->pitch_w = t->W.pitch;
     io->pitch_dy = t->dY.pitch;
@@ -262,7 +283,7 @@ static void bwd_args(const ctx_t *c, const npu_train_layer_result_t *L, const lt
     a->Tk = L->lower.Tk;
     a->order = L->lower.order;
     a->policy = c->policy;
-    bwd_io(c, &a->io, 0, 0, 0, t);
+    bwd_io(&a->io, 0, 0, 0, t);
 }
 
 /* SCHEDULE (and the base of SUBGEMMS): the parts in one schedule over their tile ranges. */
@@ -304,7 +325,7 @@ static int emit_subgemms(const ctx_t *c, npu_train_layer_result_t *L, const lten
         pa.Tn = L->lower.part_tiles[p][1];
         pa.Tk = L->lower.part_tiles[p][2];
         pa.acc_in = p > 0 && pl->accum_grad >= 0 ? 1u << pl->accum_grad : 0;
-        bwd_io(c, &pa.io, sp->m0, sp->n0, sp->k0, t);
+        bwd_io(&pa.io, sp->m0, sp->n0, sp->k0, t);
         part.n = 0;
         if (npu_bwd_emit(c->cfg, &pa, &part, &st, msg, msgn) != 0 ||
             (p > 0 && part_barrier(prog) != 0)) {
@@ -420,10 +441,10 @@ static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_lower_opts
         rc = run_fused(c, L, t, gold_dx, gold_dw);
     }
     L->dy_rd_bytes = L->rd_bytes[NPU_TAG_DY] - before;
-    L->dy_compulsory = (uint64_t)L->shape.M * t->dY.pitch * c->beat;
+    L->dy_compulsory = whole_read(c, &t->dY);
     L->w_rd_bytes = L->rd_bytes[NPU_TAG_W] - before_w;
     /* the first layer reads no W */
-    L->w_compulsory = L->shape.has_dx ? (uint64_t)L->shape.K * t->W.pitch * c->beat : 0;
+    L->w_compulsory = L->shape.has_dx ? whole_read_tr(c, &t->W) : 0;
     return rc;
 }
 

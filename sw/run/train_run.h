@@ -87,8 +87,8 @@ typedef struct npu_train_layer_result {
     uint64_t cycles[NPU_NUM_PASSES];
     uint64_t macs[NPU_NUM_PASSES];       /* MAC counter */
     uint64_t rd_bytes[NPU_NUM_TAGS], wr_bytes[NPU_NUM_TAGS]; /* DMA bytes of the layer, all passes */
-    uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of dY (padded rows) */
-    uint64_t w_rd_bytes, w_compulsory;   /* backward W bytes read / one read of W (padded rows) */
+    uint64_t dy_rd_bytes, dy_compulsory; /* backward dY bytes read / one read of the dense dY (the beats it touches) */
+    uint64_t w_rd_bytes, w_compulsory;   /* backward W bytes read / one read of the dense W (the beats it touches) */
     char msg[256];                       /* first failure of the layer, "" if none */
     long dy_tile_loads, dy_tiles;        /* fused: dY tile loads vs the Mt*Nt compulsory */
     long spills, reloads;                /* fused: partial tiles spilled / reloaded */

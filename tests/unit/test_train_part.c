@@ -63,9 +63,14 @@ static void part_check_ex(int S, int M, int K, int N, npu_order_t order, npu_par
                      npu_lower_form_name(L->lower.form));
         if (cores) {
             cr_assert_eq(L->lower.nparts, 4);
-            cr_assert_eq(L->dy_rd_bytes, L->dy_compulsory, "S=%d (%d,%d,%d): dY read %llu bytes, once = %llu",
-                         S, M, K, N, (unsigned long long)L->dy_rd_bytes,
-                         (unsigned long long)L->dy_compulsory);
+            /* once: the four parts cut the dense dY at element boundaries, so a beat shared by
+             * two parts is read by both (at most one per internal cut) */
+            uint64_t B = 4u * (unsigned)S;
+            cr_assert(L->dy_rd_bytes >= L->dy_compulsory &&
+                      L->dy_rd_bytes <= L->dy_compulsory + 3 * B,
+                      "S=%d (%d,%d,%d): dY read %llu bytes, once = %llu (+ at most 3 shared beats)",
+                      S, M, K, N, (unsigned long long)L->dy_rd_bytes,
+                      (unsigned long long)L->dy_compulsory);
         }
     }
     free(r);

@@ -254,11 +254,11 @@ static void kc_dx_step(void *ctx, int g)
         npu_bwd_cores_bcast(e, &blk, (unsigned)N * l->wg, sb + (unsigned)j, (unsigned)l->gx);
     }
     for (unsigned q = 0; q < 4; q++) {
-        uint64_t d = io->dx + (uint64_t)m0 * io->pitch_dx * e->b.B +
+        uint64_t d = io->dx + (uint64_t)m0 * io->pitch_dx +
                      4ull * ((uint64_t)q * (uint64_t)l->Kp + (uint64_t)b0 * (uint64_t)S);
         npu_pb_put(&e->b, &s->st,
             npu_enc_store(&in, NPU_TAG_DX, m, npu_pb_dram(&e->b, d), sb + q * m * (unsigned)l->gx,
-                          (unsigned)l->gx, 4u * (unsigned)(G * S), io->pitch_dx * e->b.B),
+                          (unsigned)l->gx, 4u * (unsigned)(G * S), io->pitch_dx),
             &in, 0);
     }
 }
@@ -286,7 +286,7 @@ static void kc_dw_step(void *ctx, int g)
     }
     npu_pb_put(&e->b, &s->st,
         npu_enc_store(&in, NPU_TAG_DW, (unsigned)K, npu_pb_dram(&e->b, io->dw + 4ull * (uint64_t)nb0 * (uint64_t)S),
-                      sb, (unsigned)l->gw, 4u * cols, io->pitch_dw * e->b.B),
+                      sb, (unsigned)l->gw, 4u * cols, io->pitch_dw),
         &in, 0);
 }
 
@@ -305,16 +305,16 @@ static void kc_loads(kc_t *k, int h)
     npu_insn_t in;
     if (h == k->nsx) {
         npu_pb_put(&e->b, ld, npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)M, npu_pb_dram(&e->b, io->x), l->xt, l->wx,
-                                2u * (unsigned)K, io->pitch_x * e->b.B), &in, 0);
+                                2u * (unsigned)K, io->pitch_x), &in, 0);
         return;
     }
     if (h == 0)
         npu_pb_put(&e->b, ld, npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)M, npu_pb_dram(&e->b, io->dy), l->dy, l->wdy,
-                                2u * (unsigned)N, io->pitch_dy * e->b.B), &in, 0);
+                                2u * (unsigned)N, io->pitch_dy), &in, 0);
     for (unsigned q = 0; q < 4; q++) {
-        uint64_t d = io->w + ((uint64_t)q * (uint64_t)l->Kp + (uint64_t)b0 * (uint64_t)S) * io->pitch_w * e->b.B;
+        uint64_t d = io->w + ((uint64_t)q * (uint64_t)l->Kp + (uint64_t)b0 * (uint64_t)S) * io->pitch_w;
         npu_pb_put(&e->b, ld, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)(G * S), npu_pb_dram(&e->b, d),
-                                l->wb[h % 2] + q * (unsigned)N * l->wg, l->wg, 2u * (unsigned)N, io->pitch_w * e->b.B),
+                                l->wb[h % 2] + q * (unsigned)N * l->wg, l->wg, 2u * (unsigned)N, io->pitch_w),
             &in, 0);
     }
     if (h >= 2)

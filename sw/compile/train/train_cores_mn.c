@@ -150,19 +150,18 @@ static void mc_loads(void *ctx)
     npu_bwd_cores_t *e = &x->e;
     npu_prog_t *l0 = &e->s[0].ld[0], *lx = &e->s[x->nsx].ld[0];
     unsigned Ku = (unsigned)x->a->K, N = (unsigned)x->a->N, mc = (unsigned)l->mc;
-    uint64_t B = e->b.B;
     npu_insn_t in;
     for (unsigned r = 0; r < 4u * (unsigned)l->nch; r++) {
-        uint64_t d = io->dy + ((uint64_t)(r % 4) * (uint64_t)l->Mp + (uint64_t)(r / 4) * mc) * io->pitch_dy * B;
+        uint64_t d = io->dy + ((uint64_t)(r % 4) * (uint64_t)l->Mp + (uint64_t)(r / 4) * mc) * io->pitch_dy;
         npu_pb_put(&e->b, l0, npu_enc_load(&in, NPU_TAG_DY, 0, mc, npu_pb_dram(&e->b, d), l->dy + r * mc * l->wdy, l->wdy,
-                                2u * N, io->pitch_dy * e->b.B), &in, 0);
+                                2u * N, io->pitch_dy), &in, 0);
     }
-    npu_pb_put(&e->b, l0, npu_enc_load(&in, NPU_TAG_W, 1, Ku, npu_pb_dram(&e->b, io->w), l->wt, l->wk, 2u * N, io->pitch_w * e->b.B),
+    npu_pb_put(&e->b, l0, npu_enc_load(&in, NPU_TAG_W, 1, Ku, npu_pb_dram(&e->b, io->w), l->wt, l->wk, 2u * N, io->pitch_w),
         &in, 0);
     for (unsigned p = 0; p < 4; p++) {
-        uint64_t d = io->x + (uint64_t)p * (uint64_t)l->Mp * io->pitch_x * B;
+        uint64_t d = io->x + (uint64_t)p * (uint64_t)l->Mp * io->pitch_x;
         npu_pb_put(&e->b, lx, npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)l->Mp, npu_pb_dram(&e->b, d), l->xt + p * Ku * l->wxp,
-                                l->wxp, 2u * Ku, io->pitch_x * e->b.B), &in, 0);
+                                l->wxp, 2u * Ku, io->pitch_x), &in, 0);
     }
 }
 
@@ -190,10 +189,10 @@ static void mc_dx_step(void *ctx, int g)
         npu_pb_put(&e->b, e->ex, npu_enc_drain_split(&in, mc2, ob, sb + (unsigned)j, (unsigned)l->gx, mc2, mc2), &in, 0);
     }
     for (unsigned p = 0; p < 4; p++) {
-        uint64_t d = io->dx + ((uint64_t)p * (uint64_t)l->Mp + (uint64_t)c * mc) * io->pitch_dx * e->b.B +
+        uint64_t d = io->dx + ((uint64_t)p * (uint64_t)l->Mp + (uint64_t)c * mc) * io->pitch_dx +
                      4ull * (uint64_t)b0 * (uint64_t)S;
         npu_pb_put(&e->b, &sp->st, npu_enc_store(&in, NPU_TAG_DX, mc, npu_pb_dram(&e->b, d), sb + p * mc * (unsigned)l->gx,
-                                      (unsigned)l->gx, 4u * cols, io->pitch_dx * e->b.B), &in, 0);
+                                      (unsigned)l->gx, 4u * cols, io->pitch_dx), &in, 0);
     }
 }
 
@@ -227,7 +226,7 @@ static void mc_dw_step(void *ctx, int g)
             stats->accum_adds += 3L * K * (long)n;
     }
     npu_pb_put(&e->b, &sp->st, npu_enc_store(&in, NPU_TAG_DW, Ku, npu_pb_dram(&e->b, io->dw + 4ull * (uint64_t)(nb0 * S)), acc,
-                                  gw, 4u * cols, io->pitch_dw * e->b.B), &in, 0);
+                                  gw, 4u * cols, io->pitch_dw), &in, 0);
 }
 
 /*
@@ -356,10 +355,10 @@ static void nc_loads(void *ctx)
     npu_insn_t in;
     for (unsigned p = 0; p < 4; p++)
         npu_pb_put(&e->b, l0, npu_enc_load(&in, NPU_TAG_DY, 0, Mu, npu_pb_dram(&e->b, io->dy + 2ull * p * Np),
-                                l->dy + p * Mu * l->wdyp, l->wdyp, 2u * Np, io->pitch_dy * e->b.B), &in, 0);
+                                l->dy + p * Mu * l->wdyp, l->wdyp, 2u * Np, io->pitch_dy), &in, 0);
     npu_pb_put(&e->b, l0, npu_enc_load(&in, NPU_TAG_W, 1, Ku, npu_pb_dram(&e->b, io->w), l->wt, l->wk,
-                            2u * (unsigned)x->a->N, io->pitch_w * e->b.B), &in, 0);
-    npu_pb_put(&e->b, lx, npu_enc_load(&in, NPU_TAG_X, 1, Mu, npu_pb_dram(&e->b, io->x), l->xt, l->wx, 2u * Ku, io->pitch_x * e->b.B),
+                            2u * (unsigned)x->a->N, io->pitch_w), &in, 0);
+    npu_pb_put(&e->b, lx, npu_enc_load(&in, NPU_TAG_X, 1, Mu, npu_pb_dram(&e->b, io->x), l->xt, l->wx, 2u * Ku, io->pitch_x),
         &in, 0);
 }
 
@@ -391,7 +390,7 @@ static void nc_dx_step(void *ctx, int g)
             stats->accum_adds += 3L * (long)Mu * (long)n;
     }
     npu_pb_put(&e->b, &sp->st, npu_enc_store(&in, NPU_TAG_DX, Mu, npu_pb_dram(&e->b, io->dx + 4ull * (uint64_t)(b0 * S)), acc,
-                                  gx, 4u * cols, io->pitch_dx * e->b.B), &in, 0);
+                                  gx, 4u * cols, io->pitch_dx), &in, 0);
 }
 
 /* dW step g, blocks b0.. of every part: bcast waves of X^T rows, core q its own dY tile. */
@@ -414,7 +413,7 @@ static void nc_dw_step(void *ctx, int g)
     }
     for (unsigned q = 0; q < 4; q++)
         npu_pb_put(&e->b, &sp->st, npu_enc_store(&in, NPU_TAG_DW, Ku, npu_pb_dram(&e->b, io->dw + 4ull * (q * Np + (unsigned)(b0 * S))),
-                                      sb + q * Ku * gw, gw, 4u * (unsigned)(G * S), io->pitch_dw * e->b.B), &in, 0);
+                                      sb + q * Ku * gw, gw, 4u * (unsigned)(G * S), io->pitch_dw), &in, 0);
 }
 
 /*

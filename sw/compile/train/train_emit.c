@@ -199,36 +199,35 @@ static void emit_load(em_t *e, npu_prog_t *p, int t, const npu_order_op_t *o, un
 {
     const npu_bwd_args_t *a = e->a;
     const npu_bwd_io_t *io = &a->io;
-    uint64_t B = (uint64_t)e->B;
     int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
     npu_insn_t in;
     int rc;
     uint64_t d;
     switch (t) {
     case NPU_TENSOR_DY:
-        d = io->dy + (uint64_t)o->m * a->Tm * io->pitch_dy * B + 2ull * o->n * a->Tn;
+        d = io->dy + (uint64_t)o->m * a->Tm * io->pitch_dy + 2ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_DY, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy * e->b.B);
+                          (unsigned)(a->Tn / e->F), 2u * (unsigned)n_act, io->pitch_dy);
         break;
     case NPU_TENSOR_X: /* X^T tile: rows k, words over m */
-        d = io->x + (uint64_t)o->m * a->Tm * io->pitch_x * B + 2ull * o->k * a->Tk;
+        d = io->x + (uint64_t)o->m * a->Tm * io->pitch_x + 2ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x * e->b.B);
+                          (unsigned)(a->Tm / e->F), 2u * (unsigned)k_act, io->pitch_x);
         break;
     case NPU_TENSOR_W: /* W^T tile: rows n, words over k */
-        d = io->w + (uint64_t)o->k * a->Tk * io->pitch_w * B + 2ull * o->n * a->Tn;
+        d = io->w + (uint64_t)o->k * a->Tk * io->pitch_w + 2ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w * e->b.B);
+                          (unsigned)(a->Tk / e->F), 2u * (unsigned)n_act, io->pitch_w);
         break;
     case NPU_TENSOR_DX: /* spilled partial */
-        d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
+        d = (sum ? io->dx : io->px) + (uint64_t)o->m * a->Tm * io->pitch_dx + 4ull * o->k * a->Tk;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)m_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx * e->b.B);
+                          (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
         break;
     case NPU_TENSOR_DW:
-        d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
+        d = (sum ? io->dw : io->pw) + (uint64_t)o->k * a->Tk * io->pitch_dw + 4ull * o->n * a->Tn;
         rc = npu_enc_load(&in, NPU_TAG_PARTIAL, 0, (unsigned)k_act, npu_pb_dram(&e->b, d), word,
-                          (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw * e->b.B);
+                          (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
         break;
     default:
         npu_pb_fail(&e->b, "no load for tensor %d", t);
@@ -242,18 +241,18 @@ static void emit_store(em_t *e, npu_prog_t *p, const npu_order_op_t *o, unsigned
 {
     const npu_bwd_args_t *a = e->a;
     const npu_bwd_io_t *io = &a->io;
-    uint64_t B = (uint64_t)e->B, d;
+    uint64_t d;
     int m_act = ext(a->M, a->Tm, o->m), n_act = ext(a->N, a->Tn, o->n), k_act = ext(a->K, a->Tk, o->k);
     npu_insn_t in;
     int rc;
     if (o->grad == NPU_PHASE_DX) {
-        d = (spill ? io->px : io->dx) + (uint64_t)o->m * a->Tm * io->pitch_dx * B + 4ull * o->k * a->Tk;
+        d = (spill ? io->px : io->dx) + (uint64_t)o->m * a->Tm * io->pitch_dx + 4ull * o->k * a->Tk;
         rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DX, (unsigned)m_act, npu_pb_dram(&e->b, d),
-                           word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx * e->b.B);
+                           word, (unsigned)(2 * a->Tk / e->F), 4u * (unsigned)k_act, io->pitch_dx);
     } else {
-        d = (spill ? io->pw : io->dw) + (uint64_t)o->k * a->Tk * io->pitch_dw * B + 4ull * o->n * a->Tn;
+        d = (spill ? io->pw : io->dw) + (uint64_t)o->k * a->Tk * io->pitch_dw + 4ull * o->n * a->Tn;
         rc = npu_enc_store(&in, spill ? NPU_TAG_PARTIAL : NPU_TAG_DW, (unsigned)k_act, npu_pb_dram(&e->b, d),
-                           word, (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw * e->b.B);
+                           word, (unsigned)(2 * a->Tn / e->F), 4u * (unsigned)n_act, io->pitch_dw);
     }
     npu_pb_put(&e->b, p, rc, &in, 0);
 }

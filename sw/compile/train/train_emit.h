@@ -42,7 +42,7 @@
 #define NPU_BWD_STORE_LAG 6
 #define NPU_BWD_LOAD_LAG 4
 
-/* DRAM tensors of one layer: row-major, pitches in beats. px / pw: spill areas for the dX / dW
+/* DRAM tensors of one layer: row-major, pitches in bytes (dense: the row's bytes). px / pw: spill areas for the dX / dW
  * partials, laid out like dX / dW (int32). */
 typedef struct npu_bwd_io {
     uint32_t x, w, dy, dx, dw, px, pw;
