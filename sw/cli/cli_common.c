@@ -20,22 +20,30 @@ npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
     return t;
 }
 
-int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a)
+int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, int N, int K,
+                            char *why, size_t n)
 {
     uint64_t dram = (uint64_t)1 << cfg->dram_addr_bits;
-    uint64_t need = npu_gemm_dram_need(cfg, a->m, a->n, a->k, a->trans_a, a->trans_b, a->policy,
-                                       dram);
+    uint64_t need = npu_gemm_tensor_bytes(cfg, M, N, K, a->trans_a, a->trans_b, a->policy);
     if (need == 0) {
-        fprintf(stderr, "npu: gemm M=%d N=%d K=%d: no tiling fits config %s\n", a->m, a->n, a->k,
-                cfg->name);
-        return -1;
+        snprintf(why, n, "no tiling fits config %s", cfg->name);
+        return NPU_GEMM_HOST_ERROR;
     }
     if (need <= dram)
+        return NPU_GEMM_PASS;
+    /* "at least": the tensors alone; the program would come on top */
+    snprintf(why, n, "needs at least %llu bytes of DRAM for its program and tensors; the DRAM "
+             "holds %llu bytes", (unsigned long long)need, (unsigned long long)dram);
+    return NPU_GEMM_NO_FIT;
+}
+
+int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    char why[200];
+    if (npu_cli_gemm_dram_check(cfg, a, a->m, a->n, a->k, why, sizeof why) == NPU_GEMM_PASS)
         return 0;
-    /* "at least": beyond the DRAM the program is not emitted, only the tensors are counted */
-    fprintf(stderr, "npu: gemm M=%d N=%d K=%d needs at least %llu bytes of DRAM for its program "
-            "and tensors; config %s's DRAM holds %llu bytes (DRAM_ADDR_BITS = %d)\n", a->m, a->n,
-            a->k, (unsigned long long)need, cfg->name, (unsigned long long)dram,
+    fprintf(stderr, "npu: gemm M=%d N=%d K=%d %s%s (config %s, DRAM_ADDR_BITS = %d)\n", a->m,
+            a->n, a->k, strncmp(why, "needs", 5) ? ": " : "", why, cfg->name,
             cfg->dram_addr_bits);
     return -1;
 }

@@ -68,6 +68,9 @@ static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *
                (unsigned)rep->run.pc_l, (unsigned)rep->run.pc_e, (unsigned)rep->run.pc_s,
                (unsigned)rep->run.fetch_pc);
         break;
+    case NPU_GEMM_NO_FIT: /* the tensors fit, with the program they do not */
+        fprintf(stderr, "npu: gemm M=%d N=%d K=%d %s\n", a->m, a->n, a->k, rep->host_msg);
+        break;
     default: printf("FAIL gemm M=%d N=%d K=%d: %s\n", a->m, a->n, a->k, rep->host_msg); break;
     }
 }
@@ -116,6 +119,8 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_sim_close(sim);
     free(A);
     free(B);
+    if (rc == NPU_GEMM_NO_FIT)
+        return NPU_EXIT_USAGE; /* a limit exceeded, as npu_cli_gemm_fits says before the run */
     return rc == NPU_GEMM_PASS ? NPU_EXIT_PASS : rc == NPU_GEMM_TIMEOUT ? NPU_EXIT_TIMEOUT
                                                                         : NPU_EXIT_FAIL;
 }

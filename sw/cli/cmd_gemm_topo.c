@@ -53,26 +53,6 @@ static void fail_reason(const npu_gemm_report_t *rep, uint64_t max_cycles, char 
     }
 }
 
-/* 0 when the layer's program and tensors fit the DRAM, else -1 with the row's reason. */
-static int layer_fits(const npu_cfg_t *cfg, const npu_args_t *a, topo_row_t *r)
-{
-    uint64_t dram = (uint64_t)1 << cfg->dram_addr_bits;
-    uint64_t need = npu_gemm_dram_need(cfg, r->M, r->N, r->K, a->trans_a, a->trans_b, a->policy,
-                                       dram);
-    if (need == 0) {
-        r->rc = NPU_GEMM_HOST_ERROR;
-        snprintf(r->why, sizeof r->why, "no tiling fits config %s", cfg->name);
-        return -1;
-    }
-    if (need <= dram)
-        return 0;
-    r->rc = NPU_GEMM_NO_FIT; /* "at least": past the DRAM the program is not emitted */
-    snprintf(r->why, sizeof r->why, "needs at least %llu bytes of DRAM for its program and "
-             "tensors; the DRAM holds %llu bytes", (unsigned long long)need,
-             (unsigned long long)dram);
-    return -1;
-}
-
 /* Layer i on a fresh simulator; the row filled. */
 static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
                       int i, topo_row_t *r)
@@ -82,7 +62,8 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     size_t na = (size_t)r->M * (size_t)r->K, nb = (size_t)r->K * (size_t)r->N;
     int16_t *A, *B;
     npu_sim_t *sim;
-    if (layer_fits(cfg, a, r) != 0)
+    r->rc = npu_cli_gemm_dram_check(cfg, a, r->M, r->N, r->K, r->why, sizeof r->why);
+    if (r->rc != NPU_GEMM_PASS)
         return; /* before any operand is built */
     A = malloc(na * sizeof *A);
     B = malloc(nb * sizeof *B);

@@ -153,40 +153,42 @@ static int host_tensors(conv_job_t *j, uint64_t seed)
     return NPU_GEMM_PASS;
 }
 
-/* The kernel's tensors exceed the DRAM: the bytes they need and the limit. */
-static int no_fit(conv_job_t *j, int k)
-{
-    static const int tags[3][3] = {{NPU_TAG_X, NPU_TAG_W, NPU_TAG_Y},
-                                   {NPU_TAG_W, NPU_TAG_DY, NPU_TAG_DX},
-                                   {NPU_TAG_X, NPU_TAG_DY, NPU_TAG_DW}};
-    uint64_t need = 0;
-    char msg[160];
-    for (int i = 0; i < 3; i++)
-        need += npu_conv_tensor_bytes(j->p, tags[k == NPU_CONV_FWD ? 0 : k == NPU_CONV_DX ? 1 : 2][i]);
-    snprintf(msg, sizeof msg, "the tensors need %llu bytes of DRAM; the DRAM holds %llu bytes",
-             (unsigned long long)need, (unsigned long long)(j->dram ? j->dram_bytes : 0));
-    return done(j->rep, NPU_GEMM_NO_FIT, msg);
-}
-
 /* DRAM addresses of the kernel's tensors, the program emitted and placed after them. */
 static int layout_and_emit(conv_job_t *j)
 {
+    /* per kernel (fwd, dx, dw) its two inputs and its output, in allocation order */
+    static const int tags[3][3] = {{NPU_TAG_X, NPU_TAG_W, NPU_TAG_Y},
+                                   {NPU_TAG_W, NPU_TAG_DY, NPU_TAG_DX},
+                                   {NPU_TAG_X, NPU_TAG_DY, NPU_TAG_DW}};
     const npu_conv_plan_t *p = j->p;
-    int k = j->kernel;
-    uint64_t ax = 0, aw = 0, ady = 0, aout = 0;
+    const int *t = tags[j->kernel];
+    uint64_t at[3], need = 0, lim = j->dram ? j->dram_bytes : 0;
+    int fits = 1;
     npu_alloc_t al;
-    npu_alloc_init(&al, j->dram ? j->dram_bytes : 0, j->B > 16 ? j->B : 16);
-    if ((k != NPU_CONV_DX && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_X), &ax)) ||
-        (k != NPU_CONV_DW && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_W), &aw)) ||
-        (k != NPU_CONV_FWD && npu_alloc(&al, npu_conv_tensor_bytes(p, NPU_TAG_DY), &ady)) ||
-        npu_alloc(&al, npu_conv_tensor_bytes(p, k == NPU_CONV_FWD ? NPU_TAG_Y
-                                                 : k == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW), &aout) ||
-        al.next > 0xFFFFFFFFull)
-        return no_fit(j, k);
-    j->ad.x = (uint32_t)ax;
-    j->ad.w = (uint32_t)aw;
-    j->ad.dy = (uint32_t)ady;
-    j->ad.out = (uint32_t)aout;
+    npu_alloc_init(&al, lim, j->B > 16 ? j->B : 16);
+    for (int i = 0; i < 3; i++) {
+        uint64_t bytes = npu_conv_tensor_bytes(p, t[i]);
+        need += bytes;
+        fits = fits && npu_alloc(&al, bytes, &at[i]) == 0;
+    }
+    if (!fits || al.next > 0xFFFFFFFFull) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "the tensors need %llu bytes of DRAM; the DRAM holds %llu bytes",
+                 (unsigned long long)need, (unsigned long long)lim);
+        return done(j->rep, NPU_GEMM_NO_FIT, msg);
+    }
+    memset(&j->ad, 0, sizeof j->ad); /* the tensors the kernel does not use stay at 0 */
+    for (int i = 0; i < 3; i++) {
+        uint32_t a = (uint32_t)at[i];
+        if (i == 2)
+            j->ad.out = a;
+        else if (t[i] == NPU_TAG_X)
+            j->ad.x = a;
+        else if (t[i] == NPU_TAG_W)
+            j->ad.w = a;
+        else
+            j->ad.dy = a;
+    }
     if (npu_conv_emit(j->cfg, p, &j->ad, &j->prog, j->msg, sizeof j->msg) != 0)
         return done(j->rep, NPU_GEMM_HOST_ERROR, j->msg);
     j->rep->insns = j->prog.n;

@@ -482,16 +482,17 @@ static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N,
     return rep->rc = NPU_GEMM_PASS;
 }
 
-uint64_t npu_gemm_dram_need(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
-                            int modes, uint64_t limit)
+uint64_t npu_gemm_tensor_bytes(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                               int modes)
 {
     npu_gemm_report_t rep;
     uint64_t size[4];
     size_t plen;
     memset(&rep, 0, sizeof rep);
-    if (gemm_layout(cfg, M, N, K, transA, transB, modes, limit, &rep, size, &plen) < 0)
+    /* limit 0: the layout stops before it emits the program */
+    if (gemm_layout(cfg, M, N, K, transA, transB, modes, 0, &rep, size, &plen) < 0)
         return 0;
-    return size[0] + size[1] + size[2] + size[3];
+    return size[1] + size[2] + size[3];
 }
 
 int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,

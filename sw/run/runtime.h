@@ -138,11 +138,12 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
 int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
                      int transB, npu_gemm_report_t *rep);
 
-/* DRAM bytes a GEMM needs (program and tensors, as npu_gemm_compile lays them out), 0 when no
- * plan exists; when the tensors alone exceed limit, their bytes (the program is not emitted).
- * The CLI checks it against the config's DRAM before it builds any operand. */
-uint64_t npu_gemm_dram_need(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
-                            int modes, uint64_t limit);
+/* DRAM bytes of a GEMM's A, B and C as npu_gemm_compile lays them out (beat-rounded), 0 when
+ * no plan exists. Cheap: the program is not emitted (npu_gemm_compile does that once, and
+ * returns NPU_GEMM_NO_FIT when program and tensors together exceed the DRAM). The CLI checks it
+ * against the config's DRAM before it builds any operand. */
+uint64_t npu_gemm_tensor_bytes(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
+                               int modes);
 
 /* npu_gemm_compile with the emitter's policy args.modes (NPU_EMIT_*, gemm_emit.h). */
 int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,

@@ -215,8 +215,9 @@ static int run_gemm(ctx_t *c, npu_train_layer_result_t *L, int pass, int M, int 
  * whole beats), the least any schedule reads. */
 static uint64_t whole_read(const ctx_t *c, const dtensor_t *t)
 {
-    uint64_t B = c->beat, end = t->addr + (uint64_t)t->rows * t->pitch;
-    return t->rows && t->pitch ? ((end + B - 1) / B - t->addr / B) * B : 0;
+    uint64_t B = c->beat;
+    return B * npu_dma_run(t->addr, (uint64_t)t->rows * t->pitch, B,
+                           (uint64_t)c->cfg->max_burst_beats).beats;
 }
 
 /* DRAM bytes of one transposed read of a whole dense tensor (dX = dY x W^T reads W so): the

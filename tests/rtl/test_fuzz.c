@@ -654,6 +654,7 @@ Test(fuzz, descriptors, .timeout = 3000)
         cr_assert_eq(e.rc, 1, "the functional model did not halt on program %llu",
                      (unsigned long long)k);
         char why[400] = "";
+        int64_t diff;
         unsigned rs = r.status & 3u, es = e.status & 3u;
         if (rs != es)
             snprintf(why, sizeof why, "RTL %s %s at pc %u, model %s %s at pc %u",
@@ -664,8 +665,8 @@ Test(fuzz, descriptors, .timeout = 3000)
             snprintf(why, sizeof why, "both ERROR, RTL %s at pc %u (info 0x%x), model %s at pc %u "
                      "(info 0x%x)", ename(r.err), (unsigned)r.err_pc, (unsigned)r.err_info,
                      ename(e.err), (unsigned)e.err_pc, (unsigned)e.err_info);
-        else if (rs == NPU_STATE_DONE && dram_diff(d, md, bytes, p, n) >= 0) {
-            size_t a = (size_t)dram_diff(d, md, bytes, p, n);
+        else if (rs == NPU_STATE_DONE && (diff = dram_diff(d, md, bytes, p, n)) >= 0) {
+            size_t a = (size_t)diff;
             snprintf(why, sizeof why, "both DONE, DRAM differs first at 0x%06zx: RTL 0x%02x, "
                      "model 0x%02x", a, d[a], md[a]);
         } else if (rs == NPU_STATE_DONE) {
