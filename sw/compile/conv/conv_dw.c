@@ -75,9 +75,13 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
             if (!done || g != pass || fin <= lo || fin > hi)
                 break;
         }
-        if (e > t)
+        if (e > t && p->dtap_rows == (unsigned)p->c.F && p->dpout == p->pout)
             npu_cx_store_flat(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
                        x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
+        for (int u = t; e > t && u < e && !(p->dtap_rows == (unsigned)p->c.F && p->dpout == p->pout); u++)
+            npu_cx_store_px(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)u * tap),
+                            x->a->out + (uint64_t)u * p->dtap_rows * p->dpout * x->B, (uint64_t)p->c.F, p->pout,
+                            p->dpout);
         t = e + (e == t);
     }
 }
@@ -124,7 +128,6 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
     const npu_conv_plan_t *p = x->p;
     unsigned in = npu_cx_in(x, un), F = (unsigned)p->c.F, dwp = p->pout, owj = (unsigned)p->owj;
-    uint64_t fw = (uint64_t)p->fw;
     npu_insn_t ins;
     if (un->u == 0)
         for (int t = 0; t < p->T; t++)
@@ -137,8 +140,8 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
         for (int oh = part ? ohm : un->o0; oh < (part ? un->o1 : ohm); oh++) {
             uint64_t pix = ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->vOW;
             npu_pb_put(&x->b, l,
-                       npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW, npu_pb_dram(&x->b, x->a->dy + pix * fw * x->B),
-                                    in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, (unsigned)fw * x->B),
+                       npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW, npu_pb_dram(&x->b, x->a->dy + pix * p->dpdy * x->B),
+                                    in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, p->dpdy * x->B),
                        &ins, 0);
         }
         npu_cx_load_plane_rows(x, l, un, in + p->xoff, part ? im : un->i0, part ? un->i1 : im);

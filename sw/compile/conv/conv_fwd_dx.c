@@ -121,17 +121,17 @@ void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
     for (int oh = imax(0, npu_ceildiv(un->i0, s)); un->grp == 0 && ow1 > ow0 && oh < p->OH && oh * s < un->i1; oh++) {
         unsigned spm = in + ((unsigned)(oh * s - un->i0) * ZW + (unsigned)(ow0 * s - v0)) * fw;
         uint64_t dram = x->a->dy + (((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)oh) * (uint64_t)p->OW +
-                                    (uint64_t)ow0) * fw * x->B;
+                                    (uint64_t)ow0) * p->dpdy * x->B;
         if (s == 1) { /* contiguous: the run of rows in one LOAD */
             int oe = oh + 1;
             while (oe < p->OH && oe < un->i1)
                 oe++;
-            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->OW * fw, spm,
-                      ZW * fw, (unsigned)(ow1 - ow0), fw);
+            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->OW * p->dpdy, p->dpdy,
+                             spm, ZW * fw, (unsigned)(ow1 - ow0), fw);
             oh = oe - 1;
         } else {
             npu_pb_put(&x->b, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 0, (unsigned)(ow1 - ow0), npu_pb_dram(&x->b, dram), spm,
-                                        (unsigned)s * fw, fw * x->B, fw * x->B), &ins, 0);
+                                        (unsigned)s * fw, fw * x->B, p->dpdy * x->B), &ins, 0);
         }
     }
     memset(x->cov + hb, 0, (size_t)G * Ru * W);
@@ -195,8 +195,8 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
     unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
     if (un->grp == 0 && un->i1 > un->i0)
         npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
-                  x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * fw * x->B,
-                  OW * fw, in, OW * fw, OW, fw);
+                         x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * p->dpdy * x->B,
+                         OW * p->dpdy, p->dpdy, in, OW * fw, OW, fw);
     memset(x->cov + hb, 0, (size_t)G * blk);
     for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, dx_eco_skip);) {
         int kh = it.t / c->KW, b, off, x_lo, x_hi;
@@ -241,9 +241,10 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
             npu_cx_store_tile(x, &up->S, NPU_TAG_DX, un, Ru * Wp, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * Wp);
         else
             for (unsigned r = 0; r < Ru; r++)
-                npu_cx_store_flat(x, &up->S, NPU_TAG_DX, tile + r * Wp * pw,
-                           x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) * (uint64_t)c->W * pw * x->B,
-                           (uint64_t)c->W * pw * x->B);
+                npu_cx_store_px(x, &up->S, NPU_TAG_DX, tile + r * Wp * pw,
+                                x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) *
+                                                (uint64_t)c->W * p->dpout * x->B,
+                                (uint64_t)c->W, pw, p->dpout);
     }
     if (un->u == 0)
         npu_cx_resident_weights(x, up);

@@ -462,6 +462,11 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     }
     p->PH = c->H + 2 * p->P;
     p->PW = c->W + 2 * p->P;
+    p->dpx = p->px;
+    p->dpdy = p->pdy;
+    p->dpout = p->pout;
+    p->dpw = p->pw;
+    p->dtap_rows = c->depthwise && kernel != NPU_CONV_DW ? (unsigned)(p->cw * p->L) : (unsigned)c->F;
     if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
         p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
     return row_len;
@@ -575,13 +580,28 @@ static int plan_bands(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, np
     return best.R ? 1 : 0;
 }
 
-/* DRAM bytes: the plan's (per unit), and the compulsory ones, each of the layer's own tensors once
- * (dW zeropad: the original dY, not the host's zero-inserted one). */
-static void plan_bytes(npu_conv_plan_t *p)
+/* The compulsory DRAM bytes: each of the layer's own tensors once (dW zeropad: the original dY,
+ * not the host's zero-inserted one). */
+static void plan_comp_bytes(npu_conv_plan_t *p)
 {
     int kernel = p->kernel;
     unsigned out = kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW;
-    npu_conv_plan_t q;
+    npu_conv_plan_t q = *p;
+    q.vOH = p->OH;
+    q.vOW = p->OW;
+    if (kernel != NPU_CONV_DX)
+        p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
+    if (kernel != NPU_CONV_DW)
+        p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
+    if (kernel != NPU_CONV_FWD)
+        p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
+    p->comp_wr[out] = npu_conv_tensor_bytes(&q, out);
+}
+
+/* DRAM bytes the plan moves (per unit), and the compulsory ones. */
+static void plan_bytes(npu_conv_plan_t *p)
+{
+    int kernel = p->kernel;
     for (int u = 0; u < p->units; u++) {
         npu_conv_unit_t un;
         uint64_t rx, rdy, wr;
@@ -595,16 +615,24 @@ static void plan_bytes(npu_conv_plan_t *p)
         p->plan_rd[NPU_TAG_W] = npu_conv_tensor_bytes(p, NPU_TAG_W);
     else
         p->plan_wr[NPU_TAG_DW] = npu_conv_tensor_bytes(p, NPU_TAG_DW);
-    q = *p;
-    q.vOH = p->OH;
-    q.vOW = p->OW;
-    if (kernel != NPU_CONV_DX)
-        p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
-    if (kernel != NPU_CONV_DW)
-        p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
-    if (kernel != NPU_CONV_FWD)
-        p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
-    p->comp_wr[out] = npu_conv_tensor_bytes(&q, out);
+    plan_comp_bytes(p);
+}
+
+int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                      npu_conv_plan_t *p, char *msg, size_t n)
+{
+    char why[200];
+    memset(p, 0, sizeof *p);
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, why);
+    if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
+        dataflow > NPU_CONV_ECOFLOW)
+        return fail(msg, n, "unknown kernel or dataflow");
+    plan_geometry(cfg, c, kernel, dataflow, p);
+    plan_comp_bytes(p);
+    if (n)
+        msg[0] = '\0';
+    return 0;
 }
 
 int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,

@@ -56,6 +56,12 @@ typedef struct npu_conv_plan {
     int cw, fw;             /* words per pixel: C channels (X, dX blocks), F channels (dY) */
     /* DRAM row pitches in beats */
     unsigned px, pw, pdy, pout;
+    /* The DRAM view (conv_split.h): the layer may be a part of a larger one whose tensors hold more
+     * channels. Pitches in beats of a pixel of X, dY and the output, and of a W / dW row; W and dW
+     * rows per tap. A whole layer's view is its own layout (dpx = px, ...). acc: the output adds to
+     * the partial sums already in DRAM (a part of a split reduction after the first). */
+    unsigned dpx, dpdy, dpout, dpw, dtap_rows;
+    int acc;
     /* geometry of the dW program: dY rows vOH x vOW at stride vs, X window origin -vp, in an X
      * plane padded by P (zeropad: the zero-inserted dY, stride 1, the padded X plane). fwd: the
      * padded X plane (P = p). */
@@ -90,6 +96,12 @@ typedef struct npu_conv_plan {
  * invalid, a row does not fit the OBUF, the bands do not fit the SPM, a field overflows). */
 int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
                   const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n);
+
+/* The geometry of kernel x dataflow of layer c (sizes, words per pixel, DRAM layout and view, the
+ * compulsory bytes), without bands or an SPM layout: what a run lays out its DRAM tensors by.
+ * Returns 0, or -1 with the reason in msg (layer invalid). */
+int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                      npu_conv_plan_t *p, char *msg, size_t n);
 
 /* One unit of work (see above). */
 typedef struct npu_conv_unit {

@@ -35,23 +35,29 @@ void npu_cx_fill(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned spm, unsign
 }
 
 /* LOAD of `nrows` tensor rows of `pix` pixels x `pw` words each: image row r from DRAM
- * dram + r*dpitch beats to SPM spm + r*spitch words. One descriptor row per tensor row when it
- * fits the 16-bit fields, else one per pixel. */
+ * dram + r*dpitch beats to SPM spm + r*spitch words, pixels ppitch beats apart in DRAM (pw in a
+ * whole layer; more in a part of a split one, conv_split.h). One descriptor row per tensor row
+ * when it fits the 16-bit fields, else one per pixel. */
 void npu_cx_load_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, uint64_t dram,
-                      unsigned dpitch, unsigned spm, unsigned spitch, unsigned pix, unsigned pw)
+                      unsigned dpitch, unsigned ppitch, unsigned spm, unsigned spitch, unsigned pix, unsigned pw)
 {
     npu_insn_t in;
     uint64_t bytes = (uint64_t)pix * pw * x->B;
     if (!nrows || !pix)
         return;
-    if (bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
+    if (ppitch == pw && bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows, npu_pb_dram(&x->b, dram), spm, nrows > 1 ? spitch : 0,
                                (unsigned)bytes, (nrows > 1 ? dpitch : 0) * x->B), &in, 0);
         return;
     }
+    if (ppitch != pw && dpitch == pix * ppitch && spitch == pix * pw && (uint64_t)nrows * pix <= 65535) {
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows * pix, npu_pb_dram(&x->b, dram), spm, pw, pw * x->B,
+                                          ppitch * x->B), &in, 0);
+        return;
+    }
     for (unsigned r = 0; r < nrows; r++)
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, pix, npu_pb_dram(&x->b, dram + (uint64_t)r * dpitch * x->B),
-                               spm + r * spitch, pw, pw * x->B, pw * x->B), &in, 0);
+                               spm + r * spitch, pw, pw * x->B, ppitch * x->B), &in, 0);
 }
 
 /* LDW into the next weight bank; returns the bank. */
@@ -115,8 +121,8 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
                 npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, P * cw);
             }
             uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
-            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)c->W * cw * x->B,
-                      (unsigned)c->W * cw, spm + P * cw, rw, (unsigned)c->W, cw);
+            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)c->W * p->dpx * x->B,
+                             (unsigned)c->W * p->dpx, p->dpx, spm + P * cw, rw, (unsigned)c->W, cw);
         }
         pr = q;
     }
@@ -165,27 +171,31 @@ static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
     npu_insn_t in;
-    uint64_t tap_bytes = (uint64_t)c->F * p->pw * x->B, tw = tap_words(p);
+    /* DRAM: dtap_rows rows of dpw beats per tap (a part of a split layer reads its own rows of a
+     * larger tensor: conv_split.h) */
+    uint64_t tap_bytes = (uint64_t)p->dtap_rows * p->dpw * x->B, tw = tap_words(p);
+    int whole = p->dpw == p->pw && p->dtap_rows == (c->depthwise ? (unsigned)(p->cw * p->L) : (unsigned)c->F);
     if (t0 >= t1)
         return;
-    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B)) {
-        /* DRAM and SPM are both dense at pitch tw words per tap */
-        npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t0 * tw * x->B, p->w_base + (unsigned)(t0 * (int)tw),
-                  (uint64_t)(t1 - t0) * tw);
+    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B && p->dpw == p->pw)) {
+        /* dense rows: one flat run (the whole tensor, or per tap for a part) */
+        for (int t = t0; t < t1; t = whole ? t1 : t + 1)
+            npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t * tap_bytes, p->w_base + (unsigned)(t * (int)tw),
+                             (uint64_t)(whole ? t1 - t : 1) * tw);
         return;
     }
     if (p->kernel == NPU_CONV_FWD) {
         for (int t = t0; t < t1; t++)
             npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                    p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
-                                   2u * (unsigned)c->C, p->pw * x->B), &in, 0);
+                                   2u * (unsigned)c->C, p->dpw * x->B), &in, 0);
         return;
     }
-    for (int t = t0; t < t1;) { /* rows field is 16 bits */
-        int nt = imin(t1 - t, 65535 / c->F);
+    for (int t = t0; t < t1;) { /* rows field is 16 bits; a part's taps are not contiguous */
+        int nt = whole ? imin(t1 - t, 65535 / c->F) : 1;
         npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
-                               p->pw * x->B), &in, 0);
+                               p->dpw * x->B), &in, 0);
         t += nt;
     }
 }
@@ -284,6 +294,45 @@ void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_
 {
     const npu_conv_plan_t *p = x->p;
     if (un->grp == p->ngroups - 1)
-        npu_cx_store_flat(x, l, tag, npu_cx_tile(x, un), x->a->out + pix0 * p->pout * x->B,
-                   (uint64_t)rows * p->pout * x->B);
+        npu_cx_store_px(x, l, tag, npu_cx_tile(x, un), x->a->out + pix0 * p->dpout * x->B, rows, p->pout, p->dpout);
+}
+
+/* STORE of n rows of pw words (dense in the SPM from spm) to DRAM rows dpitch beats apart from
+ * dram: one flat run when dpitch = pw, else descriptor rows of one tensor row each. */
+void npu_cx_store_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
+                     unsigned pw, unsigned dpitch)
+{
+    npu_insn_t in;
+    if (dpitch == pw) {
+        npu_cx_store_flat(x, l, tag, spm, dram, n * pw * x->B);
+        return;
+    }
+    while (n) {
+        unsigned nr = n > 65535u ? 65535u : (unsigned)n;
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, pw, pw * x->B, dpitch * x->B),
+                   &in, 0);
+        spm += nr * pw;
+        dram += (uint64_t)nr * dpitch * x->B;
+        n -= nr;
+    }
+}
+
+/* The partial sums of n rows of pw words (DRAM rows dpitch beats apart) into the SPM, where the
+ * part's DRAINs add to them (conv_split.h: a split reduction's later parts). */
+void npu_cx_load_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
+                    unsigned pw, unsigned dpitch)
+{
+    npu_insn_t in;
+    if (dpitch == pw) {
+        npu_cx_load_flat(x, l, tag, dram, spm, n * pw);
+        return;
+    }
+    while (n) {
+        unsigned nr = n > 65535u ? 65535u : (unsigned)n;
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, pw, pw * x->B, dpitch * x->B),
+                   &in, 0);
+        spm += nr * pw;
+        dram += (uint64_t)nr * dpitch * x->B;
+        n -= nr;
+    }
 }
