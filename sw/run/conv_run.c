@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compile/conv/conv_emit.h"
+#include "compile/conv/conv_split.h"
 #include "ref/golden.h"
 #include "run/runtime.h"
 
@@ -83,7 +84,8 @@ typedef struct conv_job {
     const npu_conv_t *c;
     int kernel, dataflow;
     npu_conv_report_t *rep;
-    npu_conv_plan_t *p;
+    npu_conv_split_t *sp;        /* the plan, in parts when the layer needs them */
+    const npu_conv_plan_t *p;    /* the whole layer's geometry and DRAM layout (sp->whole) */
     uint8_t *dram;
     size_t dram_bytes;
     unsigned B;                  /* beat bytes */
@@ -101,15 +103,17 @@ typedef struct conv_job {
 static int plan_kernel(conv_job_t *j, const npu_conv_plan_opts_t *opts)
 {
     npu_conv_report_t *rep = j->rep;
-    if (npu_conv_plan(j->cfg, j->c, j->kernel, j->dataflow, opts, j->p, j->msg, sizeof j->msg) != 0)
+    if (npu_conv_split(j->cfg, j->c, j->kernel, j->dataflow, opts, j->sp, j->msg, sizeof j->msg) != 0)
         return done(rep, NPU_GEMM_HOST_ERROR, j->msg);
+    j->p = &j->sp->whole;
     rep->expect = npu_conv_macs(j->c, j->kernel, j->dataflow);
-    rep->bands = j->p->units;
+    rep->bands = j->sp->units;
+    rep->parts = j->sp->parts;
     for (int t = 1; t < NPU_NUM_TAGS; t++) {
-        rep->plan_rd_bytes += j->p->plan_rd[t];
-        rep->plan_wr_bytes += j->p->plan_wr[t];
-        rep->compulsory_rd_bytes += j->p->comp_rd[t];
-        rep->compulsory_wr_bytes += j->p->comp_wr[t];
+        rep->plan_rd_bytes += j->sp->plan_rd[t];
+        rep->plan_wr_bytes += j->sp->plan_wr[t];
+        rep->compulsory_rd_bytes += j->sp->comp_rd[t];
+        rep->compulsory_wr_bytes += j->sp->comp_wr[t];
     }
     return NPU_GEMM_PASS;
 }
@@ -189,7 +193,7 @@ static int layout_and_emit(conv_job_t *j)
         else
             j->ad.dy = a;
     }
-    if (npu_conv_emit(j->cfg, p, &j->ad, &j->prog, j->msg, sizeof j->msg) != 0)
+    if (npu_conv_split_emit(j->cfg, j->sp, &j->ad, &j->prog, j->msg, sizeof j->msg) != 0)
         return done(j->rep, NPU_GEMM_HOST_ERROR, j->msg);
     j->rep->insns = j->prog.n;
     if (npu_alloc(&al, (uint64_t)j->prog.n * NPU_INSN_BYTES, &j->apg) != 0)
@@ -369,8 +373,8 @@ int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c,
     j.dram = npu_sim_dram(sim, &j.dram_bytes);
     j.B = (unsigned)npu_cfg_beat(cfg);
     npu_prog_init(&j.prog);
-    j.p = malloc(sizeof *j.p);
-    if (!j.p)
+    j.sp = calloc(1, sizeof *j.sp);
+    if (!j.sp)
         return done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
     if ((rc = plan_kernel(&j, opts)) == NPU_GEMM_PASS && (rc = host_tensors(&j, seed)) == NPU_GEMM_PASS &&
         (rc = layout_and_emit(&j)) == NPU_GEMM_PASS && (rc = write_tensors(&j)) == NPU_GEMM_PASS &&
@@ -378,7 +382,8 @@ int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c,
         (rc = check_counters(&j)) == NPU_GEMM_PASS)
         rc = check_macs(&j);
     npu_prog_free(&j.prog);
-    free(j.p);
+    npu_conv_split_free(j.sp);
+    free(j.sp);
     free(j.X);
     free(j.Wt);
     free(j.dY);

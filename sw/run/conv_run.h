@@ -29,7 +29,8 @@ typedef struct npu_conv_report {
     uint64_t dram_rd_bytes, dram_wr_bytes;        /* measured, DMA only (program excluded) */
     uint64_t plan_rd_bytes, plan_wr_bytes;        /* what the plan implies */
     uint64_t compulsory_rd_bytes, compulsory_wr_bytes; /* each tensor once */
-    size_t insns; int bands;
+    size_t insns; int bands;    /* bands: units over all parts */
+    int parts;                  /* the layer's parts (conv_split.h), 1 when it plans whole */
     uint64_t cnt[NPU_NUM_COUNTERS];
 } npu_conv_report_t;
 

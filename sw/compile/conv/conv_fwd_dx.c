@@ -15,6 +15,7 @@ static void dense_tail(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up
                        unsigned tag, uint64_t pix0)
 {
     unsigned hb = npu_pb_obuf_half(&x->b, un->u);
+    npu_cx_load_partial(x, up, tag, un, rows, pix0);
     for (unsigned j = 0; j < (unsigned)(un->k1 - un->k0); j++)
         npu_cx_drain_blk(x, &up->D, rows, hb + j * rows, npu_cx_tile(x, un) + 2u * ((unsigned)un->k0 + j), x->p->pout,
                          un->k0 + (int)j, chans);
@@ -234,7 +235,13 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
                 i0 = i1 + (i1 < n);
             }
         }
-    if (uncovered && un->grp == 0) /* pixels no tap reaches are zero (the same in every group) */
+    if (p->acc && un->grp == 0) /* the partial sums, per dX row (tile rows are Wp pixels apart) */
+        for (unsigned r = 0; r < Ru; r++)
+            npu_cx_load_px(x, &up->FO, NPU_TAG_DX, tile + r * Wp * pw,
+                           x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) *
+                                           (uint64_t)c->W * p->dpout * x->B,
+                           (uint64_t)c->W, pw, p->dpout);
+    else if (uncovered && un->grp == 0) /* pixels no tap reaches are zero (the same in every group) */
         npu_cx_fill(x, &up->FO, 1, tile, 0, Ru * Wp * pw);
     if (un->grp == p->ngroups - 1) { /* one STORE per dX row (tile rows are Wp pixels apart) */
         if (Wp == (unsigned)c->W)

@@ -247,10 +247,12 @@ void npu_cx_drain_blk(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, 
                       unsigned stride, int blk, int chans)
 {
     npu_insn_t in;
-    if (chans - blk * x->L <= x->S) /* lanes 0..S-1 only */
-        npu_pb_put(&x->b, l, npu_enc_drain_split(&in, rows, obuf, spm, stride, rows, 0), &in, 0);
-    else
-        npu_pb_put(&x->b, l, npu_enc_drain(&in, rows, obuf, spm, stride), &in, 0);
+    int rc = chans - blk * x->L <= x->S /* lanes 0..S-1 only */
+                 ? npu_enc_drain_split(&in, rows, obuf, spm, stride, rows, 0)
+                 : npu_enc_drain(&in, rows, obuf, spm, stride);
+    if (rc == 0 && x->p->acc) /* a later part of a split reduction adds to the partial sums */
+        rc = npu_insn_drain_acc(&in);
+    npu_pb_put(&x->b, l, rc, &in, 0);
 }
 
 /* STORE of `bytes` contiguous bytes from SPM word spm to DRAM dram (rows of the largest whole
@@ -335,4 +337,15 @@ void npu_cx_load_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint
         dram += (uint64_t)nr * dpitch * x->B;
         n -= nr;
     }
+}
+
+/* A split reduction's later part (p->acc): the band's tile of partial sums (rows pixels from
+ * pixel pix0) loaded by its first block group, in FO (conv_emit.h), for the DRAINs to add to. */
+void npu_cx_load_partial(npu_cx_t *x, npu_cx_unit_t *up, unsigned tag, const npu_conv_unit_t *un,
+                         unsigned rows, uint64_t pix0)
+{
+    const npu_conv_plan_t *p = x->p;
+    if (p->acc && un->grp == 0)
+        npu_cx_load_px(x, &up->FO, tag, npu_cx_tile(x, un), x->a->out + pix0 * p->dpout * x->B, rows, p->pout,
+                       p->dpout);
 }

@@ -84,6 +84,10 @@ unsigned npu_cx_tile(const npu_cx_t *x, const npu_conv_unit_t *un);
 void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_unit_t *un,
                        unsigned rows, uint64_t pix0);
 
+/* p->acc: the band's partial-sum tile into FO (its first block group). */
+void npu_cx_load_partial(npu_cx_t *x, npu_cx_unit_t *up, unsigned tag, const npu_conv_unit_t *un,
+                         unsigned rows, uint64_t pix0);
+
 /* ---- the units of each kernel (conv_fwd_dx.c, conv_dw.c) ---- */
 
 void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);

@@ -1,0 +1,305 @@
+/* conv_split.c - a layer cut into parts over filter and channel ranges; see conv_split.h. */
+#include "compile/conv/conv_split.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/slice/slice.h"
+#include "prog/prog_builder.h"
+
+#define MAX_OPTS 256
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int cdiv(int a, int b) { return (a + b - 1) / b; }
+static unsigned out_tag(int kernel)
+{
+    return kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW;
+}
+
+/* Part i's range indices (reduction innermost: fwd channels, dX filters) and whether it adds to
+ * partial sums. */
+static void part_ranges(const npu_conv_split_t *s, int i, int *fi, int *ci, int *acc)
+{
+    if (s->whole.kernel == NPU_CONV_DX) {
+        *ci = i / s->nf;
+        *fi = i % s->nf;
+    } else {
+        *fi = i / s->nc;
+        *ci = i % s->nc;
+    }
+    *acc = s->whole.kernel == NPU_CONV_FWD ? *ci > 0 : s->whole.kernel == NPU_CONV_DX ? *fi > 0 : 0;
+}
+
+void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0)
+{
+    int fi, ci, acc, L = s->whole.L;
+    part_ranges(s, i, &fi, &ci, &acc);
+    *c0 = ci * s->cblk * L;
+    *f0 = s->whole.c.depthwise ? *c0 : fi * s->fblk * L;
+}
+
+/* The sub-layer of part i. */
+static npu_conv_t part_layer(const npu_conv_split_t *s, int i)
+{
+    npu_conv_t c = s->whole.c;
+    int f0, c0, L = s->whole.L;
+    npu_conv_split_origin(s, i, &f0, &c0);
+    c.C = imin(c.C - c0, s->cblk * L);
+    c.F = c.depthwise ? c.C : imin(c.F - f0, s->fblk * L);
+    return c;
+}
+
+/* Plans part i into *p with its view (the whole layer's pitches) and partial sums. */
+static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, const npu_conv_split_t *s, int i,
+                     npu_conv_plan_t *p, char *msg, size_t n)
+{
+    const npu_conv_plan_t *w = &s->whole;
+    npu_conv_t c = part_layer(s, i);
+    int fi, ci, acc;
+    if (npu_conv_plan(cfg, &c, w->kernel, w->dataflow, opts, p, msg, n) != 0)
+        return -1;
+    part_ranges(s, i, &fi, &ci, &acc);
+    p->dpx = w->px;
+    p->dpdy = w->pdy;
+    p->dpout = w->pout;
+    p->dpw = w->pw;
+    p->dtap_rows = w->dtap_rows;
+    p->acc = acc;
+    if (acc) /* each tile's partial sums are loaded once, where they are stored */
+        p->plan_rd[out_tag(w->kernel)] = p->plan_wr[out_tag(w->kernel)];
+    return 0;
+}
+
+static uint64_t plan_total(const npu_conv_plan_t *p)
+{
+    uint64_t b = 0;
+    for (int t = 0; t < NPU_NUM_TAGS; t++)
+        b += p->plan_rd[t] + p->plan_wr[t];
+    return b;
+}
+
+/* The classes of n ranges that plan alike: the full ones (index 0, n - 1 of them) and the last. */
+static int range_classes(int n, int idx[2], int cnt[2])
+{
+    idx[0] = 0;
+    cnt[0] = n > 1 ? n - 1 : 1;
+    idx[1] = n - 1;
+    cnt[1] = 1;
+    return n > 1 ? 2 : 1;
+}
+
+static int part_index(const npu_conv_split_t *s, int fi, int ci)
+{
+    return s->whole.kernel == NPU_CONV_DX ? ci * s->nf + fi : fi * s->nc + ci;
+}
+
+/* DRAM bytes of the split (s->nf, nc, fblk, cblk set), from one part of each class of filter and
+ * channel ranges, partial sums included; 0 when some part does not plan (reason in msg). */
+static uint64_t split_bytes(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s,
+                            char *msg, size_t n)
+{
+    int fidx[2], fcnt[2], cidx[2], ccnt[2];
+    int nfc = range_classes(s->nf, fidx, fcnt), ncc = range_classes(s->nc, cidx, ccnt);
+    int red = s->whole.kernel == NPU_CONV_FWD ? s->nc : s->whole.kernel == NPU_CONV_DX ? s->nf : 1;
+    unsigned tag = out_tag(s->whole.kernel);
+    uint64_t total = 0;
+    for (int a = 0; a < nfc; a++)
+        for (int b = 0; b < ncc; b++) {
+            npu_conv_plan_t p;
+            if (plan_part(cfg, opts, s, part_index(s, fidx[a], cidx[b]), &p, msg, n) != 0)
+                return 0;
+            total += (uint64_t)fcnt[a] * (uint64_t)ccnt[b] * (plan_total(&p) - (p.acc ? p.plan_rd[tag] : 0));
+        }
+    /* every part of a reduction range but the first loads the partial sums of its output */
+    return total + (uint64_t)(red - 1) * npu_conv_tensor_bytes(&s->whole, tag);
+}
+
+/* The split of fewest DRAM bytes, then fewest parts: for each filter range size (largest first),
+ * the largest channel range size whose parts all plan. Depthwise: channel ranges only. Returns 0
+ * with s->nf, nc, fblk, cblk set, or -1 (msg: the reason of the smallest split tried). */
+static int split_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg,
+                        size_t n)
+{
+    const npu_conv_t *c = &s->whole.c;
+    int64_t fo[MAX_OPTS], co[MAX_OPTS];
+    int L = s->whole.L, nfo = c->depthwise ? 1 : npu_slice_tile_opts(c->F, L, fo, MAX_OPTS);
+    int nco = npu_slice_tile_opts(c->C, L, co, MAX_OPTS);
+    uint64_t best = 0;
+    int bf = 0, bc = 0, bparts = 0;
+    if (c->depthwise)
+        fo[0] = c->F;
+    for (int i = 0; i < nfo; i++)
+        for (int j = 0; j < nco; j++) {
+            uint64_t bytes;
+            s->fblk = cdiv((int)fo[i], L);
+            s->cblk = cdiv((int)co[j], L);
+            s->nf = c->depthwise ? 1 : cdiv(c->F, (int)fo[i]);
+            s->nc = cdiv(c->C, (int)co[j]);
+            bytes = split_bytes(cfg, opts, s, msg, n);
+            if (!bytes)
+                continue;
+            if (!best || bytes < best || (bytes == best && s->nf * s->nc < bparts)) {
+                best = bytes;
+                bf = i;
+                bc = j;
+                bparts = s->nf * s->nc;
+            }
+            break; /* smaller channel ranges of this filter range: more parts, more traffic */
+        }
+    if (!best)
+        return -1;
+    s->fblk = cdiv((int)fo[bf], L);
+    s->cblk = cdiv((int)co[bc], L);
+    s->nf = c->depthwise ? 1 : cdiv(c->F, (int)fo[bf]);
+    s->nc = cdiv(c->C, (int)co[bc]);
+    return 0;
+}
+
+static int fail(char *msg, size_t n, const char *why)
+{
+    if (n && why != msg)
+        snprintf(msg, n, "%s", why);
+    return -1;
+}
+
+/* Fills the parts' plans and the split's byte totals. */
+static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg,
+                      size_t n)
+{
+    s->parts = s->nf * s->nc;
+    s->part = calloc((size_t)s->parts, sizeof *s->part);
+    if (!s->part)
+        return fail(msg, n, "out of memory");
+    for (int i = 0; i < s->parts; i++) {
+        npu_conv_plan_t *p = &s->part[i];
+        if (plan_part(cfg, opts, s, i, p, msg, n) != 0)
+            return -1;
+        s->units += p->units;
+        for (int t = 0; t < NPU_NUM_TAGS; t++) {
+            s->plan_rd[t] += p->plan_rd[t];
+            s->plan_wr[t] += p->plan_wr[t];
+        }
+    }
+    memcpy(s->comp_rd, s->whole.comp_rd, sizeof s->comp_rd);
+    memcpy(s->comp_wr, s->whole.comp_wr, sizeof s->comp_wr);
+    return 0;
+}
+
+int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                   const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg, size_t n)
+{
+    char why[256], last[256];
+    memset(s, 0, sizeof *s);
+    if (npu_conv_geometry(cfg, c, kernel, dataflow, &s->whole, msg, n) != 0)
+        return -1;
+    s->nf = s->nc = 1;
+    s->fblk = s->whole.fw;
+    s->cblk = s->whole.cw;
+    if (npu_conv_plan(cfg, c, kernel, dataflow, opts, &(npu_conv_plan_t){0}, why, sizeof why) != 0) {
+        if (split_search(cfg, opts, s, last, sizeof last) != 0) {
+            snprintf(msg, n, "%s; no split into filter and channel ranges fits either (one 2S-channel "
+                             "range each: %s)", why, last);
+            return -1;
+        }
+    }
+    if (split_fill(cfg, opts, s, msg, n) != 0) {
+        npu_conv_split_free(s);
+        return -1;
+    }
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
+
+void npu_conv_split_free(npu_conv_split_t *s)
+{
+    free(s->part);
+    s->part = NULL;
+}
+
+npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const npu_conv_addrs_t *a)
+{
+    const npu_conv_plan_t *w = &s->whole;
+    npu_conv_addrs_t r = *a;
+    int f0, c0;
+    npu_conv_split_origin(s, i, &f0, &c0);
+    r.x += (uint32_t)(2 * c0);
+    r.dy += (uint32_t)(2 * f0);
+    r.w += w->c.depthwise ? (uint32_t)c0 * w->dpw * w->B /* diagonal blocks: rows of one word */
+                          : (uint32_t)f0 * w->dpw * w->B + (uint32_t)(2 * c0);
+    switch (w->kernel) {
+    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0); break;
+    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0); break;
+    default: r.out += (uint32_t)f0 * w->dpout * w->B + (uint32_t)(4 * c0); break;
+    }
+    return r;
+}
+
+/* Tokens pushed and not popped on each channel (l2e, e2l, e2s, s2e) by instructions [from, n)
+ * of a program: the last bands' frees have no consumer in their part. */
+static void leftover_tokens(const npu_prog_t *p, size_t from, long left[4])
+{
+    memset(left, 0, 4 * sizeof *left);
+    for (size_t i = from; i < p->n; i++) {
+        unsigned op = npu_insn_op(&p->insn[i]), t = npu_insn_tokens(&p->insn[i]);
+        int q = op == NPU_OP_LOAD || op == NPU_OP_FILL || op == NPU_OP_SYNC_L ? 0
+                : op == NPU_OP_STORE || op == NPU_OP_SYNC_S                   ? 2
+                                                                              : 1;
+        long *prev = q ? &left[2 * q - 2] : NULL, *next = q < 2 ? &left[2 * q] : NULL;
+        /* queue q's previous channel pair is (l2e, e2l) for EXEC, (e2s, s2e) for STORE */
+        if (prev && (t & NPU_TOK_POP_PREV))
+            prev[0]--;
+        if (prev && (t & NPU_TOK_PUSH_PREV))
+            prev[1]++;
+        if (next && (t & NPU_TOK_PUSH_NEXT))
+            next[0]++;
+        if (next && (t & NPU_TOK_POP_NEXT))
+            next[1]--;
+    }
+}
+
+static void sync_n(npu_pb_t *b, npu_prog_t *out, unsigned op, long count, unsigned tok)
+{
+    npu_insn_t in;
+    for (long k = 0; k < count; k++)
+        npu_pb_put(b, out, npu_enc_sync(&in, op), &in, tok);
+}
+
+/* Between parts: the previous part's unconsumed tokens are popped, then every STORE completes
+ * (SYNC_S pushes s2e after them) before EXEC (SYNC_E: pops it, pushes e2l) and LOAD (SYNC_L: pops
+ * that) go on, so the next part's loads, waves and drains find every buffer free and its partial
+ * sums in DRAM. Tokens are counted over the part (from), so each channel is balanced after it. */
+static void barrier(npu_pb_t *b, npu_prog_t *out, size_t from)
+{
+    long left[4]; /* l2e, e2l, e2s, s2e */
+    leftover_tokens(out, from, left);
+    sync_n(b, out, NPU_OP_SYNC_E, left[0], NPU_TOK_POP_PREV);
+    sync_n(b, out, NPU_OP_SYNC_S, left[2], NPU_TOK_POP_PREV);
+    sync_n(b, out, NPU_OP_SYNC_S, 1, NPU_TOK_PUSH_PREV);
+    sync_n(b, out, NPU_OP_SYNC_E, left[3], NPU_TOK_POP_NEXT);
+    sync_n(b, out, NPU_OP_SYNC_E, 1, NPU_TOK_POP_NEXT | NPU_TOK_PUSH_PREV);
+    sync_n(b, out, NPU_OP_SYNC_L, left[1] + 1, NPU_TOK_POP_NEXT);
+}
+
+int npu_conv_split_emit(const npu_cfg_t *cfg, const npu_conv_split_t *s, const npu_conv_addrs_t *a,
+                        npu_prog_t *out, char *msg, size_t n)
+{
+    npu_pb_t b;
+    char why[256];
+    npu_pb_init(&b, cfg);
+    for (int i = 0; i < s->parts; i++) {
+        size_t from = out->n;
+        npu_conv_addrs_t ai = npu_conv_split_addrs(s, i, a);
+        if (npu_conv_emit(cfg, &s->part[i], &ai, out, why, sizeof why) != 0) {
+            if (s->parts > 1)
+                snprintf(msg, n, "part %d of %d: %s", i, s->parts, why);
+            else
+                snprintf(msg, n, "%s", why);
+            return -1;
+        }
+        if (i + 1 < s->parts)
+            barrier(&b, out, from);
+    }
+    return npu_pb_finish(&b, msg, n);
+}

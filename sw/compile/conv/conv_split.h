@@ -1,0 +1,59 @@
+/*
+ * conv_split.h - a layer whose one band does not fit the SPM (or whose dW rows do not fit the
+ * OBUF), cut into PARTS: each part is an ordinary plan (conv_plan.h) of the sub-layer over a range
+ * of filters and a range of channels, whose DRAM view (the plan's dp* pitches) reads and writes
+ * its own channels of the whole layer's tensors. The parts run one after another in one program,
+ * a barrier between them (docs/conv.md "Parts").
+ *
+ *   output ranges     fwd filters, dX channels, dW filters and channels (depthwise: channels, the
+ *                     filters with them): independent parts.
+ *   reduction ranges  fwd channels, dX filters: the parts of one output range run consecutively;
+ *                     the first writes the output tensor, each later one loads those partial sums
+ *                     into its output tiles and its DRAINs add to them (acc) before it stores.
+ *
+ * Ranges are balanced in 2S-channel blocks, so every view is beat-aligned. The split is the one
+ * whose parts all plan with the fewest DRAM bytes (the partial sums' loads and stores included),
+ * then the fewest parts; a layer that plans whole is one part, and its program is the plan's.
+ * A pure function of (cfg, layer, kernel, dataflow, options).
+ */
+#ifndef NPU_CONV_SPLIT_H
+#define NPU_CONV_SPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/conv/conv_emit.h"
+#include "compile/conv/conv_plan.h"
+
+typedef struct npu_conv_split {
+    npu_conv_plan_t whole; /* geometry and DRAM layout of the whole layer (npu_conv_geometry) */
+    int nf, nc;            /* ranges of filters, of channels */
+    int fblk, cblk;        /* 2S-channel blocks per range (the last range may have fewer) */
+    int parts;             /* nf x nc, reduction ranges innermost */
+    npu_conv_plan_t *part; /* the parts' plans, views set */
+    int units;             /* the parts' units */
+    /* DRAM bytes per tag: what the program moves (partial sums included), each tensor once */
+    uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
+    uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS];
+} npu_conv_split_t;
+
+/* Plans kernel x dataflow of layer c, split as needed. Returns 0, or -1 with the reason in msg
+ * (the layer is invalid, or no split fits: the whole plan's reason and the smallest part tried).
+ * Free with npu_conv_split_free. */
+int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                   const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg, size_t n);
+void npu_conv_split_free(npu_conv_split_t *s);
+
+/* Part i's first filter and first channel in the whole layer. */
+void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0);
+
+/* Part i's DRAM addresses: the whole layer's, moved to its first filter and channel. */
+npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const npu_conv_addrs_t *a);
+
+/* The program: the parts' programs (npu_conv_emit) with a barrier between consecutive ones (the
+ * next part's loads and drains wait until every STORE of the previous part has completed).
+ * Appends to *out. Returns 0, or -1 with the reason in msg (part i: ...). */
+int npu_conv_split_emit(const npu_cfg_t *cfg, const npu_conv_split_t *s, const npu_conv_addrs_t *a,
+                        npu_prog_t *out, char *msg, size_t n);
+
+#endif
