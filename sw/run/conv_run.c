@@ -325,7 +325,7 @@ static int check_counters(conv_job_t *j)
  * row (the diagonal tiles' and the dense dW's zero pairs too), so the MACs are checked against
  * the program (check_counters) and the zeros against the formula scaled by the pairs per useful
  * pair: fwd / dX sum(ck^2) / C over the channel blocks (a zero lane meets its block's ck
- * filters), dW F (= C). */
+ * filters), dW the sum of C'^2 / C over the parts (dense C' x C' per part; C = F whole). */
 static int check_macs(conv_job_t *j)
 {
     const npu_conv_t *c = j->c;
@@ -337,8 +337,10 @@ static int check_macs(conv_job_t *j)
             uint64_t ck = (uint64_t)(c->C - cb * j->p->L < j->p->L ? c->C - cb * j->p->L : j->p->L);
             sq += ck * ck;
         }
-        rep->expect.zero = j->kernel == NPU_CONV_DW ? rep->expect.zero * (uint64_t)c->F
-                                                    : rep->expect.zero / (uint64_t)c->C * sq;
+        uint64_t dense = 0; /* dW: each part's dense C' x C' per tap (C' = C whole) */
+        for (int i = 0; i < j->sp->parts; i++)
+            dense += (uint64_t)j->sp->part[i].c.C * (uint64_t)j->sp->part[i].c.C;
+        rep->expect.zero = rep->expect.zero / (uint64_t)c->C * (j->kernel == NPU_CONV_DW ? dense : sq);
     }
     if (!c->depthwise && rep->macs != rep->expect.total) {
         snprintf(j->msg, sizeof j->msg, "MACs %llu, the %s %s formula says %llu",

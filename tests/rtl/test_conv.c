@@ -139,6 +139,29 @@ Test(conv, random_layers, .timeout = 1800)
     }
 }
 
+/* Layers too large for one plan, cut into parts over filter and channel ranges (conv_split.h):
+ * 3x3 with 32S channels (fwd reduces over channel ranges, dX over filter ranges, with partial
+ * sums), strided, and a depthwise one; every kernel x dataflow, each run in several parts. */
+Test(conv, parts, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    npu_conv_t layers[3] = {conv_layer_of(1, 32 * S, 5, 5, 32 * S, 3, 3, 1, 1, 1),
+                            conv_layer_of(1, 24 * S, 7, 7, 40 * S, 3, 3, 2, 1, 1),
+                            conv_layer_of(1, 256 * S, 7, 7, 256 * S, 3, 3, 1, 1, 1)};
+    layers[2].depthwise = 1;
+    for (int i = 0; i < 3; i++)
+        for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
+            for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
+                npu_conv_report_t r;
+                if (k == NPU_CONV_FWD && df == NPU_CONV_ECOFLOW)
+                    continue;
+                conv_rtl(&cfg, &layers[i], k, df, NULL, rtl_seed(1500 + 10 * (uint64_t)i + 3 * (uint64_t)k + (uint64_t)df),
+                         10, &r);
+                cr_assert_gt(r.parts, 1, "layer %d kernel %d planned whole: the test lost its purpose", i, k);
+            }
+}
+
 /* (c) DRAM bytes of a 3x3 conv: the plan's always (checked by every run above); each tensor
  * exactly once when the layer fits one band, and the halo re-loads when it is cut into bands. */
 Test(conv, dram_bytes_3x3, .timeout = 900)

@@ -28,7 +28,8 @@ static void part_ranges(const npu_conv_split_t *s, int i, int *fi, int *ci, int 
         *fi = i / s->nc;
         *ci = i % s->nc;
     }
-    *acc = s->whole.kernel == NPU_CONV_FWD ? *ci > 0 : s->whole.kernel == NPU_CONV_DX ? *fi > 0 : 0;
+    /* depthwise: a channel range is its own filters, no reduction across ranges */
+    *acc = s->whole.c.depthwise ? 0 : s->whole.kernel == NPU_CONV_FWD ? *ci > 0 : s->whole.kernel == NPU_CONV_DX ? *fi > 0 : 0;
 }
 
 void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0)
@@ -101,7 +102,7 @@ static uint64_t split_bytes(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *op
 {
     int fidx[2], fcnt[2], cidx[2], ccnt[2];
     int nfc = range_classes(s->nf, fidx, fcnt), ncc = range_classes(s->nc, cidx, ccnt);
-    int red = s->whole.kernel == NPU_CONV_FWD ? s->nc : s->whole.kernel == NPU_CONV_DX ? s->nf : 1;
+    int red = s->whole.c.depthwise ? 1 : s->whole.kernel == NPU_CONV_FWD ? s->nc : s->whole.kernel == NPU_CONV_DX ? s->nf : 1;
     unsigned tag = out_tag(s->whole.kernel);
     uint64_t total = 0;
     for (int a = 0; a < nfc; a++)

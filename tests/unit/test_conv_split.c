@@ -1,0 +1,206 @@
+/* test_conv_split.c - layers cut into parts over filter and channel ranges (sw/compile/conv/
+ * conv_split.h) on the C ISA model: bit-exact against the golden model with every counter, the
+ * program's DRAM bytes equal to the split's, the tokens at every queue depth (the barriers between
+ * parts), the choice of parts, and every layer of the shipped conv topologies planned at small. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/conv/conv_split.h"
+#include "conv_test_layer.h"
+#include "model/topology.h"
+#include "npu_funcsim.h"
+#include "prog/prog_expect.h"
+#include "queue_machine.h"
+#include "run/conv_run.h"
+#include "run/runtime.h"
+#include "test_cfgs.h"
+
+/* A config whose SPM is cut to bank_words x 4 words, so that small layers need parts. */
+static npu_cfg_t small_spm(int S, int bank_words)
+{
+    npu_cfg_t c = test_cfg(S);
+    c.spm_bank_words = bank_words;
+    return c;
+}
+
+/* The split's program on the abstract queue machine at depths 1..8 (no deadlock, l2e and e2s
+ * balanced, no counter past 5) and its DRAM bytes and MACs against the split's. */
+static void check_split_program(const npu_cfg_t *cfg, const npu_conv_split_t *s, const char *what)
+{
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    npu_prog_t prog;
+    npu_prog_expect_t e;
+    char msg[256];
+    npu_prog_init(&prog);
+    cr_assert_eq(npu_conv_split_emit(cfg, s, &a, &prog, msg, sizeof msg), 0, "%s: %s", what, msg);
+    npu_prog_expect(cfg, prog.insn, prog.n, &e);
+    for (int t = 1; t < NPU_NUM_TAGS; t++) {
+        cr_assert_eq(e.rd_bytes[t], s->plan_rd[t], "%s: tag %d read %llu, split %llu", what, t,
+                     (unsigned long long)e.rd_bytes[t], (unsigned long long)s->plan_rd[t]);
+        cr_assert_eq(e.wr_bytes[t], s->plan_wr[t], "%s: tag %d written", what, t);
+    }
+    for (int depth = 1; depth <= 8; depth *= 2) {
+        queue_machine_t m;
+        cr_assert_eq(queue_machine_run(prog.insn, prog.n, depth, &m), 0, "%s: %s", what, m.msg);
+        for (int ch = 0; ch < 4; ch++)
+            cr_assert_leq(m.max_tok[ch], 5, "%s: channel %d reaches %d", what, ch, m.max_tok[ch]);
+        cr_assert_eq(m.pushes[0], m.pops[0], "%s: l2e", what);
+        cr_assert_eq(m.pushes[2], m.pops[2], "%s: e2s", what);
+    }
+    npu_prog_free(&prog);
+}
+
+/* One kernel x dataflow of c split, on the fake model with random timing: PASS, measured DRAM
+ * bytes = the split's. Returns the number of parts. */
+static int split_check(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, uint64_t seed)
+{
+    npu_conv_split_t s;
+    npu_conv_report_t r;
+    npu_dram_timing_t t;
+    char msg[256], ls[96], what[200];
+    npu_conv_str(c, ls, sizeof ls);
+    snprintf(what, sizeof what, "S=%d spm %d %s %s %s", cfg->s, npu_cfg_spm_words(cfg), ls,
+             npu_conv_kernel_name(k), npu_conv_dataflow_name(df));
+    cr_assert_eq(npu_conv_split(cfg, c, k, df, NULL, &s, msg, sizeof msg), 0, "%s: %s", what, msg);
+    int parts = s.parts;
+    check_split_program(cfg, &s, what);
+    npu_conv_split_free(&s);
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg->dram_bw;
+    t.latency = (unsigned)cfg->dram_latency;
+    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    t.stall_pct = 20;
+    t.seed = seed;
+    npu_funcsim_config(cfg);
+    npu_funcsim_jitter(200);
+    npu_sim_t *sim = npu_sim_open(&t);
+    cr_assert_not_null(sim);
+    int rc = npu_conv_run(cfg, sim, c, k, df, seed, 100000000, &r);
+    npu_sim_close(sim);
+    cr_assert_eq(rc, NPU_GEMM_PASS, "%s (%d parts): %s", what, parts, r.msg);
+    cr_assert_eq(r.parts, parts);
+    cr_assert_eq(r.dram_rd_bytes, r.plan_rd_bytes, "%s: read %llu, split %llu", what,
+                 (unsigned long long)r.dram_rd_bytes, (unsigned long long)r.plan_rd_bytes);
+    cr_assert_eq(r.dram_wr_bytes, r.plan_wr_bytes, "%s: written", what);
+    return parts;
+}
+
+/* Random layers with many channels on a cut SPM: every kernel x dataflow; most need parts, and
+ * some split a reduction (partial sums) and some are depthwise. */
+static void random_split_layers(int S, int bank_words, uint64_t seed, int count)
+{
+    uint64_t x = seed;
+    npu_cfg_t cfg = small_spm(S, bank_words);
+    int split = 0, runs = 0;
+    for (int i = 0; i < count; i++) {
+        int KH = 1 + (int)(test_rand(&x) % 4), KW = 1 + (int)(test_rand(&x) % 4);
+        int s = 1 + (int)(test_rand(&x) % 3), p = (int)(test_rand(&x) % 2);
+        int H = KH + (int)(test_rand(&x) % 6), W = KW + (int)(test_rand(&x) % 6);
+        int C = 1 + (int)(test_rand(&x) % (uint64_t)(16 * S)), F = 1 + (int)(test_rand(&x) % (uint64_t)(16 * S));
+        npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 2), C, H, W, F, KH, KW, s, p, 1);
+        if (i % 5 == 4) {
+            c.depthwise = 1;
+            c.F = c.C;
+        }
+        for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
+            for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
+                if (k == NPU_CONV_FWD && df == NPU_CONV_ECOFLOW)
+                    continue;
+                split += split_check(&cfg, &c, k, df, seed * 1000 + (uint64_t)(10 * i + 3 * k + df)) > 1;
+                runs++;
+            }
+    }
+    cr_assert_geq(split, runs / 2, "only %d of %d runs needed parts: the test lost its purpose", split, runs);
+}
+
+Test(conv_split, random_s2) { random_split_layers(2, 128, 41, 12); }
+Test(conv_split, random_s8) { random_split_layers(8, 128, 42, 6); }
+
+/* A layer that plans whole is one part, and its program is the plan's. */
+Test(conv_split, whole_layer_is_its_plan)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_conv_t c = conv_layer_of(1, 32, 29, 29, 32, 3, 3, 2, 1, 1);
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++) {
+        npu_conv_split_t s;
+        npu_conv_plan_t p;
+        npu_prog_t p1, p2;
+        char msg[256];
+        cr_assert_eq(npu_conv_split(&cfg, &c, k, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_conv_plan(&cfg, &c, k, NPU_CONV_ECOFLOW, NULL, &p, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(s.parts, 1);
+        npu_prog_init(&p1);
+        npu_prog_init(&p2);
+        cr_assert_eq(npu_conv_split_emit(&cfg, &s, &a, &p1, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_conv_emit(&cfg, &p, &a, &p2, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(p1.n, p2.n);
+        cr_assert(!memcmp(p1.insn, p2.insn, p1.n * sizeof *p1.insn));
+        npu_prog_free(&p1);
+        npu_prog_free(&p2);
+        npu_conv_split_free(&s);
+    }
+}
+
+/* The part ranges: balanced 2S-channel blocks, reduction innermost, partial sums after the first
+ * part of each output range, origins and sub-layers covering the channels exactly once. */
+Test(conv_split, parts_cover_the_layer)
+{
+    npu_cfg_t cfg = small_spm(2, 256);
+    npu_conv_t c = conv_layer_of(1, 30, 6, 6, 26, 3, 3, 1, 1, 1);
+    for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++) {
+        npu_conv_split_t s;
+        char msg[256];
+        static unsigned char seen[64][64];
+        memset(seen, 0, sizeof seen);
+        cr_assert_eq(npu_conv_split(&cfg, &c, k, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_gt(s.parts, 1, "kernel %d plans whole: the test lost its purpose", k);
+        for (int i = 0; i < s.parts; i++) {
+            int f0, c0;
+            npu_conv_split_origin(&s, i, &f0, &c0);
+            cr_assert_eq(f0 % 4, 0);
+            cr_assert_eq(c0 % 4, 0);
+            for (int f = f0; f < f0 + s.part[i].c.F; f++)
+                for (int ch = c0; ch < c0 + s.part[i].c.C; ch++)
+                    seen[f][ch]++;
+            /* fwd: channel ranges reduce; dX: filter ranges; dW: none */
+            int red_first = k == NPU_CONV_FWD ? c0 == 0 : k == NPU_CONV_DX ? f0 == 0 : 1;
+            cr_assert_eq(s.part[i].acc, !red_first, "kernel %d part %d", k, i);
+        }
+        for (int f = 0; f < 64; f++)
+            for (int ch = 0; ch < 64; ch++)
+                cr_assert_eq(seen[f][ch], f < c.F && ch < c.C, "kernel %d (f %d, c %d)", k, f, ch);
+        npu_conv_split_free(&s);
+    }
+}
+
+/* Every layer of the shipped conv topologies plans at config small in fwd, dX and dW, except the
+ * three whose rows need column segments (a 416-pixel row, an 11-row 224-pixel band). */
+Test(conv_split, every_workload_layer_plans)
+{
+    static const char *nets[] = {"Resnet50", "alexnet", "mobilenet", "yolo_tiny"};
+    static npu_topology_t t;
+    npu_cfg_t cfg = test_cfg(8);
+    int ok = 0, refused = 0;
+    cfg.dram_addr_bits = 32;
+    for (size_t n = 0; n < sizeof nets / sizeof *nets; n++) {
+        char path[160], msg[512];
+        snprintf(path, sizeof path, "tests/topologies/scalesim/%s.csv", nets[n]);
+        cr_assert_eq(npu_topo_load(path, 1, &t, msg, sizeof msg), 0, "%s: %s", path, msg);
+        for (int i = 0; i < t.n; i++)
+            for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++) {
+                npu_conv_split_t s;
+                if (npu_conv_split(&cfg, &t.layer[i].conv, k, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg) == 0) {
+                    ok++;
+                    npu_conv_split_free(&s);
+                } else {
+                    cr_assert(strstr(msg, "does not fit") != NULL, "%s %s: %s", nets[n], t.layer[i].name, msg);
+                    refused++;
+                }
+            }
+    }
+    cr_assert_eq(ok, 282, "%d layer kernels plan, %d refused", ok, refused);
+    cr_assert_eq(refused, 3);
+}
