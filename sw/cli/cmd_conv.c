@@ -93,22 +93,22 @@ static const char *result_name(int rc)
 
 static void print_header(void)
 {
-    printf("%-16s %-4s %-8s %10s %12s %12s %12s %7s %10s %10s %10s  %s\n", "layer", "kern",
+    printf("%-16s %-4s %-8s %10s %12s %12s %12s %7s %10s %10s %10s %5s  %s\n", "layer", "kern",
            "dataflow", "cycles", "MACs", "zero MACs", "formula 0", "useful", "DRAM rd",
-           "DRAM wr", "compulsory", "result");
+           "DRAM wr", "compulsory", "parts", "result");
 }
 
 static void print_row(const npu_topology_t *t, const run_row_t *r)
 {
     const npu_conv_report_t *p = &r->rep;
     double useful = p->macs ? 100.0 * (double)(p->macs - p->macs_zero) / (double)p->macs : 0.0;
-    printf("%-16s %-4s %-8s %10llu %12llu %12llu %12llu %6.1f%% %10llu %10llu %10llu  %s%s%s\n",
+    printf("%-16s %-4s %-8s %10llu %12llu %12llu %12llu %6.1f%% %10llu %10llu %10llu %5d  %s%s%s\n",
            t->layer[r->layer].name, npu_conv_kernel_name(r->kernel),
            r->kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(r->dataflow),
            (unsigned long long)p->cycles, (unsigned long long)p->macs,
            (unsigned long long)p->macs_zero, (unsigned long long)p->expect.zero, useful,
            (unsigned long long)p->dram_rd_bytes, (unsigned long long)p->dram_wr_bytes,
-           (unsigned long long)(p->compulsory_rd_bytes + p->compulsory_wr_bytes),
+           (unsigned long long)(p->compulsory_rd_bytes + p->compulsory_wr_bytes), p->parts,
            result_name(p->rc), p->msg[0] ? ": " : "", p->msg);
 }
 
@@ -117,7 +117,7 @@ static void csv_row(FILE *f, const npu_topology_t *t, const run_row_t *r)
     const npu_conv_report_t *p = &r->rep;
     const npu_conv_t *c = &t->layer[r->layer].conv;
     fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-               "%llu,%llu,%llu,%llu,%s\n",
+               "%llu,%llu,%llu,%llu,%d,%s\n",
             t->layer[r->layer].name, c->batch, c->C, c->H, c->W, c->F, c->KH, c->KW, c->stride,
             c->pad, c->dil, c->depthwise, npu_conv_kernel_name(r->kernel),
             r->kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(r->dataflow),
@@ -127,7 +127,7 @@ static void csv_row(FILE *f, const npu_topology_t *t, const run_row_t *r)
             (unsigned long long)p->dram_rd_bytes, (unsigned long long)p->dram_wr_bytes,
             (unsigned long long)p->plan_rd_bytes, (unsigned long long)p->plan_wr_bytes,
             (unsigned long long)p->compulsory_rd_bytes, (unsigned long long)p->compulsory_wr_bytes,
-            result_name(p->rc));
+            p->parts, result_name(p->rc));
 }
 
 /* Runs the kernels x dataflows of every layer; prints the table, the speedups and the CSV.
@@ -150,7 +150,7 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
     if (csv)
         fprintf(csv, "layer,batch,C,H,W,F,KH,KW,stride,pad,dil,depthwise,kernel,dataflow,cycles,"
                      "exec_busy,macs,macs_zero,formula_macs,formula_zero,dram_rd_bytes,dram_wr_bytes,"
-                     "plan_rd_bytes,plan_wr_bytes,compulsory_rd_bytes,compulsory_wr_bytes,result\n");
+                     "plan_rd_bytes,plan_wr_bytes,compulsory_rd_bytes,compulsory_wr_bytes,parts,result\n");
     if (!a->quiet)
         print_header();
     for (int l = 0; l < t->n; l++)
