@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "cli/args.h"
 
+#include "run/runtime.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
@@ -13,7 +15,7 @@
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
-    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES
+    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING
 };
 
 /* Which options each command accepts (bit = option). */
@@ -28,11 +30,11 @@ enum {
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
-     B(OPT_BATCH))
+     B(OPT_BATCH) | B(OPT_SLICING))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
 #define OPTS_GEMM_ONE (B(OPT_JSON) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL))
-#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY))
+#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
      B(OPT_TILE) |                                                                             \
@@ -61,6 +63,7 @@ static const struct option long_opts[] = {
     {"csv", required_argument, NULL, OPT_CSV},
     {"flexsa", no_argument, NULL, OPT_FLEXSA},
     {"policy", required_argument, NULL, OPT_POLICY},
+    {"slicing", required_argument, NULL, OPT_SLICING},
     {"limit", required_argument, NULL, OPT_LIMIT},
     {"batch", required_argument, NULL, OPT_BATCH},
     {"layers", required_argument, NULL, OPT_LAYERS},
@@ -88,6 +91,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
             "                [--max-cycles N] [--json] [--quiet] [--csv FILE]\n"
             "                [--policy 1g1c|1g4c|flexsa] [--flexsa (= --policy flexsa)]\n"
+            "                [--slicing heuristic|burst|noburst]   (the tiles: gemm_tiling's\n"
+            "                heuristic, or the slicing stage's pick under its burst-aware or\n"
+            "                bytes-only cost)\n"
             "       npu gemm --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv FILE]\n"
             "                [--quiet] [DRAM options] [--max-cycles N]   (every GEMM of a SCALE-Sim\n"
             "                GEMM topology, or the im2col forward GEMM of every layer of a conv\n"
@@ -324,6 +330,16 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
             return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", v);
         return 0;
     case OPT_POLICY: return parse_policy(v, a, err, errn);
+    case OPT_SLICING:
+        if (!strcmp(v, "heuristic"))
+            a->slicing = 0;
+        else if (!strcmp(v, "burst"))
+            a->slicing = NPU_GEMM_SLICING_BURST;
+        else if (!strcmp(v, "noburst"))
+            a->slicing = NPU_GEMM_SLICING_NOBURST;
+        else
+            return bad(err, errn, "--slicing needs heuristic, burst or noburst, not '%s'", v);
+        return 0;
     case OPT_ACC_BYTES:
         if (strcmp(v, "2") && strcmp(v, "4"))
             return bad(err, errn, "--acc-bytes needs 2 (bf16, the paper) or 4 (int32, the RTL), "

@@ -154,7 +154,7 @@ int npu_prog_locate_gemm(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, cons
     loc->n_tile = col / plan->Nt;
     el.r_in = row % plan->Mt;
     el.c_in = col % plan->Nt;
-    el.t = (long)loc->m_tile * plan->n_tiles + loc->n_tile;
+    el.t = npu_gemm_tile_index(plan, loc->m_tile, loc->n_tile);
     loc->n_block = el.c_in / plan->F;
     loc->store_pc = find_store(prog, n, tag_c, el.t);
     if (loc->store_pc < 0 || find_drain(plan, prog, tag_c, S, &el, loc) != 0)

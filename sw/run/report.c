@@ -186,8 +186,8 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
         fprintf(f, "  host error   %s\n", r->host_msg);
         return;
     }
-    fprintf(f, "  plan         Mt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles, %d K chunks, %zu instructions\n",
-            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->k_chunks, r->prog.n);
+    fprintf(f, "  plan         Mt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles %s-major, %d K chunks, %zu instructions\n",
+            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->order ? "n" : "m", p->k_chunks, r->prog.n);
     text_failure(f, cfg, r);
     fprintf(f, "  cycles       %llu (%.3f s wall, %.0f simulated cycles/s)\n", u(c[NPU_CNT_cycles]),
             r->run.wall_s, cycles_per_s(&r->run));
@@ -235,8 +235,8 @@ void npu_report_json(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
         return;
     }
     fprintf(f, ",\"plan\":{\"mt\":%d,\"nt\":%d,\"nb\":%d,\"kc\":%d,\"m_tiles\":%d,\"n_tiles\":%d,"
-               "\"k_chunks\":%d,\"instructions\":%zu}",
-            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->k_chunks, r->prog.n);
+               "\"order\":\"%s\",\"k_chunks\":%d,\"instructions\":%zu}",
+            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->order ? "n" : "m", p->k_chunks, r->prog.n);
     if (r->rc == NPU_GEMM_NPU_ERROR) {
         fputs(",\"npu_error\":{\"name\":", f);
         npu_json_string(f, npu_error_name(r->run.err) ? npu_error_name(r->run.err) : "?");

@@ -2,6 +2,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/runtime.h"
 
+#include "compile/slice/slice_cost.h"
+
 #include "run/fcov.h"
 #include "run/perf_log.h"
 
@@ -412,8 +414,14 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     size_t plen;
-    if (npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
-        return host_error(rep, "no tiling fits this configuration");
+    int slicing = modes & NPU_GEMM_SLICING_MASK;
+    modes &= ~NPU_GEMM_SLICING_MASK;
+    if (slicing ? npu_gemm_tile_sliced(cfg, M, N, K,
+                                       slicing == NPU_GEMM_SLICING_NOBURST ? NPU_SLICE_NOBURST : NPU_SLICE_BURST,
+                                       modes == NPU_EMIT_1G4C, &rep->plan) != 0
+                : npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
+        return host_error(rep, slicing ? "the slicing stage's tiles do not fit the GEMM emitter"
+                                       : "no tiling fits this configuration");
     rep->args.transA = transA;
     rep->args.transB = transB;
     rep->args.modes = modes;

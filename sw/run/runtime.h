@@ -125,6 +125,12 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
                  const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
                  npu_gemm_report_t *rep);
 void npu_gemm_report_free(npu_gemm_report_t *rep);
+/* ORed into a modes argument: the tiles come from the slicing stage (npu_gemm_tile_sliced) under
+ * its burst-aware or its bytes-only cost instead of gemm_tiling's heuristic (npu gemm --slicing). */
+#define NPU_GEMM_SLICING_BURST 0x100
+#define NPU_GEMM_SLICING_NOBURST 0x200
+#define NPU_GEMM_SLICING_MASK (NPU_GEMM_SLICING_BURST | NPU_GEMM_SLICING_NOBURST)
+
 /* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
  * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =
  * four independent cores). */

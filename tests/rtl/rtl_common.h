@@ -86,7 +86,10 @@ static inline void rtl_gemm_check_policy(const npu_cfg_t *cfg, int M, int N, int
     npu_sim_t *s = rtl_open(cfg, stall_pct, bw, seed);
     npu_gemm_report_t r;
     int rc = npu_gemm_run_modes(cfg, s, M, N, K, A, B, ta, tb, emit, NULL, rtl_budget(cfg, M, N, K), &r);
-    const char *pol = emit == NPU_EMIT_FLEXSA ? " --policy flexsa" : emit == NPU_EMIT_1G4C ? " --policy 1g4c" : "";
+    int policy = emit & ~NPU_GEMM_SLICING_MASK, slicing = emit & NPU_GEMM_SLICING_MASK;
+    const char *pol = policy == NPU_EMIT_FLEXSA ? " --policy flexsa" : policy == NPU_EMIT_1G4C ? " --policy 1g4c" : "";
+    const char *sl = slicing == NPU_GEMM_SLICING_BURST ? " --slicing burst"
+                     : slicing == NPU_GEMM_SLICING_NOBURST ? " --slicing noburst" : "";
     char bwopt[48] = "";
     if (bw > 0)
         snprintf(bwopt, sizeof bwopt, " --dram-bw %g", bw);
@@ -98,12 +101,12 @@ static inline void rtl_gemm_check_policy(const npu_cfg_t *cfg, int M, int N, int
     cr_assert_eq(rc, NPU_GEMM_PASS,
                  "GEMM %dx%dx%d transA=%d transB=%d seed=%llu: %s (%s) err=%s pc=%u "
                  "first mismatch C[%d][%d]=%d expected %d (%s); %s %s\n"
-                 "  replay: build/%s/npu gemm -m %d -n %d -k %d --seed %llu --stall-pct %u%s%s%s%s",
+                 "  replay: build/%s/npu gemm -m %d -n %d -k %d --seed %llu --stall-pct %u%s%s%s%s%s",
                  M, N, K, ta, tb, (unsigned long long)seed, npu_gemm_rc_name(rc),
                  npu_state_name(r.run.state), npu_error_name(r.run.err) ? npu_error_name(r.run.err) : "?",
                  (unsigned)r.run.err_pc, r.bad_row, r.bad_col, (int)r.bad_got, (int)r.bad_exp, where,
                  r.counters_msg, r.host_msg, cfg->name, M, N, K, (unsigned long long)seed,
-                 stall_pct, bwopt, ta ? " --trans-a" : "", tb ? " --trans-b" : "", pol);
+                 stall_pct, bwopt, ta ? " --trans-a" : "", tb ? " --trans-b" : "", pol, sl);
     if (out) *out = r; else npu_gemm_report_free(&r);
     npu_sim_close(s);
     free(A);

@@ -40,8 +40,7 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
     int mi, ni;
     ch.t = g / p->k_chunks;
     ch.c = g % p->k_chunks;
-    mi = ch.t / p->n_tiles;
-    ni = ch.t % p->n_tiles;
+    npu_gemm_tile_at(p, ch.t, &mi, &ni);
     ch.m0 = mi * p->Mt;
     ch.n0 = ni * p->Nt;
     ch.k0 = ch.c * p->Kc;

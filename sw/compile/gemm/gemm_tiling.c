@@ -1,6 +1,8 @@
 /* gemm_tiling.c - choose Mt, nb, Kc for a GEMM; see gemm_tiling.h. */
 #include "compile/gemm/gemm_tiling.h"
 
+#include "compile/slice/slice.h"
+
 #include <string.h>
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
@@ -128,5 +130,37 @@ int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions
         return -1;
     place(cfg, &best);
     *plan = best;
+    return 0;
+}
+
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+                         npu_gemm_plan_t *plan)
+{
+    npu_slice_cost_t k;
+    npu_slice_result_t r;
+    npu_gemm_plan_t g;
+    char msg[160];
+    int F;
+    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1)
+        return -1;
+    F = 2 * cfg->s;
+    k = npu_slice_cost_default(cfg, cost_mode);
+    if (npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg) != 0)
+        return -1;
+    memset(&g, 0, sizeof g);
+    g.M = M, g.N = N, g.K = K, g.F = F;
+    g.Mt = M < F ? M : (int)cdiv((int)r.best.tile[0], F) * F;
+    g.nb = (int)cdiv((int)r.best.tile[1], F);
+    g.Nt = g.nb * F;
+    g.Kc = (int)cdiv((int)r.best.tile[2], F) * F;
+    g.m_tiles = cdiv(M, g.Mt);
+    g.n_tiles = cdiv(N, g.Nt);
+    g.k_chunks = cdiv(K, g.Kc);
+    g.order = r.best.loop[0] == 1; /* n outermost */
+    g.est_dram_bytes = 2ull * (uint64_t)K * ((uint64_t)M * (uint64_t)g.n_tiles + (uint64_t)N * (uint64_t)g.m_tiles);
+    place(cfg, &g);
+    if (npu_gemm_plan_check(cfg, &g) != 0 || (even_regions && (long)(g.Mt + g.Mt % 2) * g.nb > cfg->obuf_rows))
+        return -1;
+    *plan = g;
     return 0;
 }

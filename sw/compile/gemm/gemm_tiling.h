@@ -33,6 +33,7 @@ typedef struct npu_gemm_plan {
     int Nt;          /* nb * F */
     int Kc;          /* K chunk, multiple of F */
     int m_tiles, n_tiles, k_chunks; /* ceil(M/Mt), ceil(N/Nt), ceil(K/Kc) */
+    int order;       /* output tiles m-major (0: tile t = mi*n_tiles + ni) or n-major (1) */
     unsigned spm_a[2], spm_b[2], spm_c[2]; /* SPM word addresses of the double buffers */
     uint64_t est_dram_bytes; /* criterion 1 (operand bytes, without padding or C) */
 } npu_gemm_plan_t;
@@ -44,6 +45,25 @@ int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *pl
  * even rows (the 1G4C emission's two n-halves of ceil(m/2) rows each, gemm_emit.h). */
 int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
                      npu_gemm_plan_t *plan);
+/* The output tile of index t in the plan's order (the order the emitter runs them in). */
+static inline void npu_gemm_tile_at(const npu_gemm_plan_t *p, long t, int *mi, int *ni)
+{
+    *mi = (int)(p->order ? t % p->m_tiles : t / p->n_tiles);
+    *ni = (int)(p->order ? t / p->m_tiles : t % p->n_tiles);
+}
+static inline long npu_gemm_tile_index(const npu_gemm_plan_t *p, int mi, int ni)
+{
+    return p->order ? (long)ni * p->m_tiles + mi : (long)mi * p->n_tiles + ni;
+}
+
+/* The tiling the slicing stage picks (compile/slice, docs/compiler.md "Slicing") under its
+ * burst-aware (NPU_SLICE_BURST) or bytes-only (NPU_SLICE_NOBURST) cost, converted to this plan:
+ * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles);
+ * its core split is not used (the emitter's policy maps the waves). even_regions as
+ * npu_gemm_tile_ex. Returns 0, or -1 when the search fails or its pick does not fit this plan. */
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+                         npu_gemm_plan_t *plan);
+
 /* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);
 
