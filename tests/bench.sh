@@ -15,6 +15,11 @@
 # (v)  `npu conv`: EcoFlow's zero-free backward against the zero-padded baseline on the RTL
 #      (cycles zeropad / ecoflow, bit-exact runs), the layers of tests/rtl/test_conv.c
 #      speedup_table, beside the paper's numbers (docs/conv.md §4).
+# (vi) `npu gemm --slicing`: the slicing stage's burst-aware pick against its bytes-only pick
+#      (TSO-noburst) and gemm_tiling's heuristic, FlexSA policy at 64 B/cycle, on the roofline
+#      shapes of issue 14 and im2col GEMMs of ResNet-50 layers: RTL cycles, burst / noburst, the
+#      mean gain beside the paper's 7.4-21.7%. Fails if a burst-aware pick is more than 1.01x
+#      its bytes-only pick.
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
@@ -85,6 +90,21 @@ for row in "${conv_rows[@]}"; do
     conv_out+=("$cname|$ckern|${sp% *}|${sp#* }|$cneed|$cpaper")
 done
 
+echo "-- (vi) burst-aware vs bytes-only slicing (RTL, FlexSA, 64 B/cycle)"
+sl_shapes=(4096,5,5 4096,5,32 4096,32,5 4096,24,24 3136,64,576 3136,576,64 576,64,3136 1024,256,16
+           512,512,512 784,128,1152 196,256,2304 49,512,4608 12544,64,147 3136,256,64)
+sl_out=()
+for sh in "${sl_shapes[@]}"; do
+    IFS=, read -r M N K <<<"$sh"
+    row="$sh"
+    for m in heuristic burst noburst; do
+        j=$("$npu" gemm -m "$M" -n "$N" -k "$K" --policy flexsa --dram-bw 64 --slicing "$m" --json) || {
+            echo "bench: npu gemm $sh --slicing $m failed" >&2; fail=1; }
+        row="$row $(jget cycles "$j")"
+    done
+    sl_out+=("$row")
+done
+
 tbget() { printf '%s\n' "$tb" | grep "^train-bench $1 " | grep -o " $2=[^ ]*" | cut -d= -f2; }
 
 # bash's printf does floating point (strtold), so "0.91e2" prints as 91.0
@@ -129,5 +149,15 @@ for r in "${conv_out[@]}"; do
     IFS='|' read -r cname ckern csp cmac cneed cpaper <<<"$r"
     printf '  %-38s %6sx (%sx) [%s; %s]\n' "  $cname $ckern" "${csp:-?}" "${cmac:-?}" "$cneed" "$cpaper"
 done
+printf '  %-38s %s\n' "GEMM slicing (RTL cycles)" "heuristic / burst / noburst, burst/noburst"
+sl_sum=$(printf '%s\n' "${sl_out[@]}" | awk '
+    { r = $4 > 0 ? $3 / $4 : 0; n++; g += 1 - r; if ($3 < $4) f++; if (r > 1.01) bad++
+      printf "    %-36s %9s / %9s / %9s  %.3f\n", $1, $2, $3, $4, r }
+    END { printf "SUM %d %d %.1f %d\n", n, f, n ? 100 * g / n : 0, bad }')
+printf '%s\n' "$sl_sum" | grep -v '^SUM'
+read -r _ sl_n sl_f sl_g sl_bad <<<"$(printf '%s\n' "$sl_sum" | grep '^SUM')"
+printf '  %-38s %s of %s strictly faster, mean gain %s%% [paper 7.4-21.7%%]; worse than 1.01x: %s\n' \
+    "  burst-aware vs bytes-only" "$sl_f" "$sl_n" "$sl_g" "$sl_bad"
+[ "${sl_bad:-1}" -eq 0 ] || { echo "bench: a burst-aware pick is more than 1.01x its bytes-only pick" >&2; fail=1; }
 [ "$fail" -eq 0 ] && echo "bench: OK" || echo "bench: FAILED"
 exit "$fail"
