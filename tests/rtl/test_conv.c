@@ -160,6 +160,12 @@ Test(conv, parts, .timeout = 900)
                          10, &r);
                 cr_assert_gt(r.parts, 1, "layer %d kernel %d planned whole: the test lost its purpose", i, k);
             }
+    { /* fwd without padding, output rows longer than an OBUF half: column ranges */
+        npu_conv_t c = conv_layer_of(1, 3, 4, cfg.obuf_rows + 40, 2 * S + 3, 3, 3, 1, 0, 1);
+        npu_conv_report_t r;
+        conv_rtl(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, rtl_seed(1550), 10, &r);
+        cr_assert_gt(r.parts, 1);
+    }
 }
 
 /* (c) DRAM bytes of a 3x3 conv: the plan's always (checked by every run above); each tensor

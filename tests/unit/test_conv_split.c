@@ -176,8 +176,9 @@ Test(conv_split, parts_cover_the_layer)
     }
 }
 
-/* Every layer of the shipped conv topologies plans at config small in fwd, dX and dW, except the
- * three whose rows need column segments (a 416-pixel row, an 11-row 224-pixel band). */
+/* Every layer of the shipped conv topologies plans at config small in fwd, dX and dW (fwd rows too
+ * long for the OBUF or the SPM in column ranges), except YOLO-tiny's first dX (416-pixel rows,
+ * no column ranges for dX; a first layer's input needs no gradient in training). */
 Test(conv_split, every_workload_layer_plans)
 {
     static const char *nets[] = {"Resnet50", "alexnet", "mobilenet", "yolo_tiny"};
@@ -201,6 +202,29 @@ Test(conv_split, every_workload_layer_plans)
                 }
             }
     }
-    cr_assert_eq(ok, 282, "%d layer kernels plan, %d refused", ok, refused);
-    cr_assert_eq(refused, 3);
+    cr_assert_eq(ok, 284, "%d layer kernels plan, %d refused", ok, refused);
+    cr_assert_eq(refused, 1);
+}
+
+/* fwd of layers without padding whose output rows exceed an OBUF half (64 rows at S = 2): parts
+ * over output column ranges, each reading its X columns; strided, with channel ranges too. */
+Test(conv_split, column_ranges)
+{
+    npu_cfg_t cfg = test_cfg(2);
+    npu_conv_t layers[3] = {conv_layer_of(1, 5, 4, 102, 6, 3, 3, 1, 0, 1),
+                            conv_layer_of(2, 3, 5, 203, 9, 3, 2, 2, 0, 1),
+                            conv_layer_of(1, 5, 6, 102, 6, 3, 3, 1, 0, 2)};
+    for (int i = 0; i < 3; i++) {
+        npu_conv_split_t s;
+        char msg[256];
+        cr_assert_eq(npu_conv_split(&cfg, &layers[i], NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, &s, msg, sizeof msg), 0,
+                     "%s", msg);
+        cr_assert_gt(s.nw, 1, "layer %d: no column ranges", i);
+        npu_conv_split_free(&s);
+        split_check(&cfg, &layers[i], NPU_CONV_FWD, NPU_CONV_ZEROPAD, 700 + (uint64_t)i);
+    }
+    cfg = small_spm(2, 128);
+    layers[0].C = 40;
+    layers[0].F = 20;
+    cr_assert_gt(split_check(&cfg, &layers[0], NPU_CONV_FWD, NPU_CONV_ZEROPAD, 710), 2);
 }

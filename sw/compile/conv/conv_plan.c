@@ -467,6 +467,8 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     p->dpout = p->pout;
     p->dpw = p->pw;
     p->dtap_rows = c->depthwise && kernel != NPU_CONV_DW ? (unsigned)(p->cw * p->L) : (unsigned)c->F;
+    p->dwx = c->W;
+    p->dwo = kernel == NPU_CONV_FWD ? p->OW : c->W;
     if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
         p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
     return row_len;

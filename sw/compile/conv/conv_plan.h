@@ -61,6 +61,9 @@ typedef struct npu_conv_plan {
      * rows per tap. A whole layer's view is its own layout (dpx = px, ...). acc: the output adds to
      * the partial sums already in DRAM (a part of a split reduction after the first). */
     unsigned dpx, dpdy, dpout, dpw, dtap_rows;
+    int dwx, dwo;           /* pixels per DRAM row of X and of the output (W, OW / W whole; a
+                               fwd part over a range of output columns reads and writes rows of
+                               the whole tensors) */
     int acc;
     /* geometry of the dW program: dY rows vOH x vOW at stride vs, X window origin -vp, in an X
      * plane padded by P (zeropad: the zero-inserted dY, stride 1, the padded X plane). fwd: the

@@ -21,6 +21,7 @@ static unsigned out_tag(int kernel)
  * partial sums. */
 static void part_ranges(const npu_conv_split_t *s, int i, int *fi, int *ci, int *acc)
 {
+    i %= s->nf * s->nc; /* the column range is i / (nf * nc) */
     if (s->whole.kernel == NPU_CONV_DX) {
         *ci = i / s->nf;
         *fi = i % s->nf;
@@ -40,14 +41,21 @@ void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0)
     *f0 = s->whole.c.depthwise ? *c0 : fi * s->fblk * L;
 }
 
-/* The sub-layer of part i. */
+int npu_conv_split_col(const npu_conv_split_t *s, int i)
+{
+    return i / (s->nf * s->nc) * s->wseg;
+}
+
+/* The sub-layer of part i (a column range: the X columns its output columns read). */
 static npu_conv_t part_layer(const npu_conv_split_t *s, int i)
 {
     npu_conv_t c = s->whole.c;
-    int f0, c0, L = s->whole.L;
+    int f0, c0, L = s->whole.L, ow0 = npu_conv_split_col(s, i);
     npu_conv_split_origin(s, i, &f0, &c0);
     c.C = imin(c.C - c0, s->cblk * L);
     c.F = c.depthwise ? c.C : imin(c.F - f0, s->fblk * L);
+    if (s->nw > 1)
+        c.W = (imin(s->whole.OW - ow0, s->wseg) - 1) * c.stride + (c.KW - 1) * c.dil + 1;
     return c;
 }
 
@@ -66,6 +74,8 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     p->dpout = w->pout;
     p->dpw = w->pw;
     p->dtap_rows = w->dtap_rows;
+    p->dwx = w->dwx;
+    p->dwo = w->dwo;
     p->acc = acc;
     if (acc) /* each tile's partial sums are loaded once, where they are stored */
         p->plan_rd[out_tag(w->kernel)] = p->plan_wr[out_tag(w->kernel)];
@@ -90,9 +100,9 @@ static int range_classes(int n, int idx[2], int cnt[2])
     return n > 1 ? 2 : 1;
 }
 
-static int part_index(const npu_conv_split_t *s, int fi, int ci)
+static int part_index(const npu_conv_split_t *s, int fi, int ci, int wi)
 {
-    return s->whole.kernel == NPU_CONV_DX ? ci * s->nf + fi : fi * s->nc + ci;
+    return wi * s->nf * s->nc + (s->whole.kernel == NPU_CONV_DX ? ci * s->nf + fi : fi * s->nc + ci);
 }
 
 /* DRAM bytes of the split (s->nf, nc, fblk, cblk set), from one part of each class of filter and
@@ -100,18 +110,21 @@ static int part_index(const npu_conv_split_t *s, int fi, int ci)
 static uint64_t split_bytes(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s,
                             char *msg, size_t n)
 {
-    int fidx[2], fcnt[2], cidx[2], ccnt[2];
+    int fidx[2], fcnt[2], cidx[2], ccnt[2], widx[2], wcnt[2];
     int nfc = range_classes(s->nf, fidx, fcnt), ncc = range_classes(s->nc, cidx, ccnt);
+    int nwc = range_classes(s->nw, widx, wcnt);
     int red = s->whole.c.depthwise ? 1 : s->whole.kernel == NPU_CONV_FWD ? s->nc : s->whole.kernel == NPU_CONV_DX ? s->nf : 1;
     unsigned tag = out_tag(s->whole.kernel);
     uint64_t total = 0;
     for (int a = 0; a < nfc; a++)
-        for (int b = 0; b < ncc; b++) {
-            npu_conv_plan_t p;
-            if (plan_part(cfg, opts, s, part_index(s, fidx[a], cidx[b]), &p, msg, n) != 0)
-                return 0;
-            total += (uint64_t)fcnt[a] * (uint64_t)ccnt[b] * (plan_total(&p) - (p.acc ? p.plan_rd[tag] : 0));
-        }
+        for (int b = 0; b < ncc; b++)
+            for (int e = 0; e < nwc; e++) {
+                npu_conv_plan_t p;
+                if (plan_part(cfg, opts, s, part_index(s, fidx[a], cidx[b], widx[e]), &p, msg, n) != 0)
+                    return 0;
+                total += (uint64_t)fcnt[a] * (uint64_t)ccnt[b] * (uint64_t)wcnt[e] *
+                         (plan_total(&p) - (p.acc ? p.plan_rd[tag] : 0));
+            }
     /* every part of a reduction range but the first loads the partial sums of its output */
     return total + (uint64_t)(red - 1) * npu_conv_tensor_bytes(&s->whole, tag);
 }
@@ -157,6 +170,23 @@ static int split_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, 
     return 0;
 }
 
+/* fwd without padding: the fewest ranges of output columns (balanced) with which some filter and
+ * channel split fits. 0, or -1 (s->nw back to 1). */
+static int split_columns(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s)
+{
+    char why[256];
+    if (s->whole.kernel == NPU_CONV_FWD && !s->whole.c.pad)
+        for (int nw = 2; nw <= s->whole.OW; nw++) {
+            s->wseg = cdiv(s->whole.OW, nw);
+            s->nw = cdiv(s->whole.OW, s->wseg);
+            if (s->nw == nw && split_search(cfg, opts, s, why, sizeof why) == 0)
+                return 0;
+        }
+    s->nw = 1;
+    s->wseg = s->whole.OW;
+    return -1;
+}
+
 static int fail(char *msg, size_t n, const char *why)
 {
     if (n && why != msg)
@@ -168,7 +198,7 @@ static int fail(char *msg, size_t n, const char *why)
 static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg,
                       size_t n)
 {
-    s->parts = s->nf * s->nc;
+    s->parts = s->nw * s->nf * s->nc;
     s->part = calloc((size_t)s->parts, sizeof *s->part);
     if (!s->part)
         return fail(msg, n, "out of memory");
@@ -194,15 +224,15 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     memset(s, 0, sizeof *s);
     if (npu_conv_geometry(cfg, c, kernel, dataflow, &s->whole, msg, n) != 0)
         return -1;
-    s->nf = s->nc = 1;
+    s->nf = s->nc = s->nw = 1;
     s->fblk = s->whole.fw;
     s->cblk = s->whole.cw;
-    if (npu_conv_plan(cfg, c, kernel, dataflow, opts, &(npu_conv_plan_t){0}, why, sizeof why) != 0) {
-        if (split_search(cfg, opts, s, last, sizeof last) != 0) {
-            snprintf(msg, n, "%s; no split into filter and channel ranges fits either (one 2S-channel "
-                             "range each: %s)", why, last);
-            return -1;
-        }
+    s->wseg = s->whole.OW;
+    if (npu_conv_plan(cfg, c, kernel, dataflow, opts, &(npu_conv_plan_t){0}, why, sizeof why) != 0 &&
+        split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
+        snprintf(msg, n, "%s; no split into filter%s and channel ranges fits either (one 2S-channel "
+                         "range each: %s)", why, kernel == NPU_CONV_FWD && !c->pad ? ", column" : "", last);
+        return -1;
     }
     if (split_fill(cfg, opts, s, msg, n) != 0) {
         npu_conv_split_free(s);
@@ -224,13 +254,14 @@ npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const np
     const npu_conv_plan_t *w = &s->whole;
     npu_conv_addrs_t r = *a;
     int f0, c0;
+    int ow0 = npu_conv_split_col(s, i);
     npu_conv_split_origin(s, i, &f0, &c0);
-    r.x += (uint32_t)(2 * c0);
+    r.x += (uint32_t)(2 * c0) + (uint32_t)ow0 * (uint32_t)w->c.stride * w->dpx * w->B;
     r.dy += (uint32_t)(2 * f0);
     r.w += w->c.depthwise ? (uint32_t)c0 * w->dpw * w->B /* diagonal blocks: rows of one word */
                           : (uint32_t)f0 * w->dpw * w->B + (uint32_t)(2 * c0);
     switch (w->kernel) {
-    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0); break;
+    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)ow0 * w->dpout * w->B; break;
     case NPU_CONV_DX: r.out += (uint32_t)(4 * c0); break;
     default: r.out += (uint32_t)f0 * w->dpout * w->B + (uint32_t)(4 * c0); break;
     }

@@ -7,6 +7,9 @@
  *
  *   output ranges     fwd filters, dX channels, dW filters and channels (depthwise: channels, the
  *                     filters with them): independent parts.
+ *   column ranges     fwd of a layer without padding whose rows do not fit (a 414-pixel output
+ *                     row, an 11-row band of 224 pixels): independent parts over output
+ *                     columns, each reading the X columns it needs.
  *   reduction ranges  fwd channels, dX filters: the parts of one output range run consecutively;
  *                     the first writes the output tensor, each later one loads those partial sums
  *                     into its output tiles and its DRAINs add to them (acc) before it stores.
@@ -29,7 +32,8 @@ typedef struct npu_conv_split {
     npu_conv_plan_t whole; /* geometry and DRAM layout of the whole layer (npu_conv_geometry) */
     int nf, nc;            /* ranges of filters, of channels */
     int fblk, cblk;        /* 2S-channel blocks per range (the last range may have fewer) */
-    int parts;             /* nf x nc, reduction ranges innermost */
+    int nw, wseg;          /* fwd without padding: ranges of output columns, columns per range */
+    int parts;             /* nw x nf x nc, column ranges outermost, reduction ranges innermost */
     npu_conv_plan_t *part; /* the parts' plans, views set */
     int units;             /* the parts' units */
     /* DRAM bytes per tag: what the program moves (partial sums included), each tensor once */
@@ -46,6 +50,8 @@ void npu_conv_split_free(npu_conv_split_t *s);
 
 /* Part i's first filter and first channel in the whole layer. */
 void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0);
+/* Part i's first output column (fwd column ranges; 0 otherwise). */
+int npu_conv_split_col(const npu_conv_split_t *s, int i);
 
 /* Part i's DRAM addresses: the whole layer's, moved to its first filter and channel. */
 npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const npu_conv_addrs_t *a);

@@ -121,8 +121,8 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
                 npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, P * cw);
             }
             uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
-            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)c->W * p->dpx * x->B,
-                             (unsigned)c->W * p->dpx, p->dpx, spm + P * cw, rw, (unsigned)c->W, cw);
+            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)p->dwx * p->dpx * x->B,
+                             (unsigned)p->dwx * p->dpx, p->dpx, spm + P * cw, rw, (unsigned)c->W, cw);
         }
         pr = q;
     }
@@ -291,12 +291,31 @@ unsigned npu_cx_tile(const npu_cx_t *x, const npu_conv_unit_t *un)
     return x->p->out_base[npu_cx_band(x, un) % 2];
 }
 
+typedef void (*px_move_t)(npu_cx_t *, npu_prog_t *, unsigned, unsigned, uint64_t, uint64_t, unsigned, unsigned);
+
+/* A band's dense tile of `rows` pixels from output pixel pix0 (image rows of the plan's row
+ * length) to or from DRAM: one run when the DRAM rows are as long (dwo), else a run per row
+ * (a part over a range of output columns). */
+static void out_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, unsigned rows, uint64_t pix0,
+                     px_move_t move)
+{
+    const npu_conv_plan_t *p = x->p;
+    unsigned len = (unsigned)(p->kernel == NPU_CONV_FWD ? p->OW : p->c.W);
+    if ((unsigned)p->dwo == len) {
+        move(x, l, tag, spm, x->a->out + pix0 * p->dpout * x->B, rows, p->pout, p->dpout);
+        return;
+    }
+    for (unsigned r = 0; r < rows / len; r++)
+        move(x, l, tag, spm + r * len * p->pout, x->a->out + (pix0 / len + r) * (uint64_t)p->dwo * p->dpout * x->B,
+             len, p->pout, p->dpout);
+}
+
 void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_unit_t *un,
                        unsigned rows, uint64_t pix0)
 {
     const npu_conv_plan_t *p = x->p;
     if (un->grp == p->ngroups - 1)
-        npu_cx_store_px(x, l, tag, npu_cx_tile(x, un), x->a->out + pix0 * p->dpout * x->B, rows, p->pout, p->dpout);
+        out_rows(x, l, tag, npu_cx_tile(x, un), rows, pix0, npu_cx_store_px);
 }
 
 /* STORE of n rows of pw words (dense in the SPM from spm) to DRAM rows dpitch beats apart from
@@ -346,6 +365,5 @@ void npu_cx_load_partial(npu_cx_t *x, npu_cx_unit_t *up, unsigned tag, const npu
 {
     const npu_conv_plan_t *p = x->p;
     if (p->acc && un->grp == 0)
-        npu_cx_load_px(x, &up->FO, tag, npu_cx_tile(x, un), x->a->out + pix0 * p->dpout * x->B, rows, p->pout,
-                       p->dpout);
+        out_rows(x, &up->FO, tag, npu_cx_tile(x, un), rows, pix0, npu_cx_load_px);
 }
