@@ -3,6 +3,7 @@
 #   make test                    Criterion: host unit tests + RTL tests at tiny and small
 #   make lint                    verilator --lint-only -Wall on every config
 #   make bench  [CONFIG=small]   simulated cycles per second and utilization (reproducible)
+#   make workloads [CONFIG=small] every shipped topology at full size on the RTL, per-network tables
 #   make synth  [CONFIG=small]   Yosys area and logic-depth estimates (synth.mk)
 # Everything a config needs is generated from configs/<config>.cfg into build/<config>/.
 
@@ -50,7 +51,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
 .PHONY: slice-check
-.PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench deps clean model cli unit-tests help regress fuzz-npu fcov-report
+.PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -372,6 +373,11 @@ perf-baseline: $(foreach c,$(TEST_CONFIGS),build/$(c)/npu)
 
 bench: $(B)/npu $(B)/bench_array
 	tests/bench.sh $(B)/npu $(B)/bench_array
+
+# Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of
+# CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~15 min at small.
+workloads: $(B)/npu
+	tests/workloads.sh $(B)/npu
 
 clean:
 	rm -rf build
