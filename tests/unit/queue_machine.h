@@ -107,4 +107,29 @@ static inline int queue_machine_run(const npu_insn_t *prog, size_t n, int depth,
     return rc;
 }
 
+/* A program at queue depths 1, 2, 4 and 8: no deadlock, no counter above max_tok, l2e and e2s
+ * balanced (the convolution emitters' discipline). 0, or -1 with the reason in msg. */
+static inline int queue_machine_check_depths(const npu_insn_t *insn, size_t n, int max_tok, char *msg,
+                                             size_t mn)
+{
+    for (int depth = 1; depth <= 8; depth *= 2) {
+        queue_machine_t m;
+        if (queue_machine_run(insn, n, depth, &m) != 0) {
+            snprintf(msg, mn, "depth %d: %s", depth, m.msg);
+            return -1;
+        }
+        for (int ch = 0; ch < 4; ch++)
+            if (m.max_tok[ch] > max_tok) {
+                snprintf(msg, mn, "depth %d: channel %d reaches %d", depth, ch, m.max_tok[ch]);
+                return -1;
+            }
+        if (m.pushes[0] != m.pops[0] || m.pushes[2] != m.pops[2]) {
+            snprintf(msg, mn, "depth %d: l2e %d/%d or e2s %d/%d pushes/pops", depth, m.pushes[0], m.pops[0],
+                     m.pushes[2], m.pops[2]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 #endif
