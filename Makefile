@@ -50,7 +50,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check
+.PHONY: slice-check slice-fidelity
 .PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -192,6 +192,12 @@ build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wild
 # and 3 GEMMs. build/slice_dump prints the C search's answers.
 build/slice_dump: tests/slice/slice_dump.c build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
+# The slicing stage's cost model against the RTL (issue 14 acceptance 5): make slice-fidelity.
+build/%/slice_fidelity: tests/slice/slice_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/slice_fidelity.o
+	$(CXX) -o $@ build/$*/slice_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+slice-fidelity: $(B)/slice_fidelity
+	$(B)/slice_fidelity
 slice-check: build/slice_dump tests/slice/ref_slice.py
 	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }

@@ -409,14 +409,18 @@ static int host_error(npu_gemm_report_t *rep, const char *msg)
  * exceed `limit` the program is not emitted (a GEMM that large has an enormous program): size[0]
  * and *plen_out stay 0 and the return is 1. */
 static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
-                       int modes, uint64_t limit, npu_gemm_report_t *rep, uint64_t size[4],
-                       size_t *plen_out)
+                       int modes, const npu_gemm_plan_t *fixed, uint64_t limit, npu_gemm_report_t *rep,
+                       uint64_t size[4], size_t *plen_out)
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     size_t plen;
     int slicing = modes & NPU_GEMM_SLICING_MASK;
     modes &= ~NPU_GEMM_SLICING_MASK;
-    if (slicing ? npu_gemm_tile_sliced(cfg, M, N, K,
+    if (fixed) {
+        if (npu_gemm_plan_check(cfg, fixed) != 0 || fixed->M != M || fixed->N != N || fixed->K != K)
+            return host_error(rep, "the given tiling does not fit this configuration");
+        rep->plan = *fixed;
+    } else if (slicing ? npu_gemm_tile_sliced(cfg, M, N, K,
                                        slicing == NPU_GEMM_SLICING_NOBURST ? NPU_SLICE_NOBURST : NPU_SLICE_BURST,
                                        modes == NPU_EMIT_1G4C, &rep->plan) != 0
                 : npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
@@ -456,7 +460,7 @@ static int gemm_no_fit(npu_gemm_report_t *rep, const uint64_t size[4], uint64_t 
 }
 
 static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
-                        int transB, int modes, npu_gemm_report_t *rep)
+                        int transB, int modes, const npu_gemm_plan_t *fixed, npu_gemm_report_t *rep)
 {
     unsigned beat = (unsigned)npu_cfg_beat(cfg);
     uint64_t size[4], at[4];
@@ -470,7 +474,7 @@ static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N,
     rep->K = K;
     rep->transA = transA;
     rep->transB = transB;
-    int lrc = gemm_layout(cfg, M, N, K, transA, transB, modes, dram_bytes, rep, size, &plen);
+    int lrc = gemm_layout(cfg, M, N, K, transA, transB, modes, fixed, dram_bytes, rep, size, &plen);
     if (lrc < 0)
         return rep->rc;
     if (lrc > 0)
@@ -498,7 +502,7 @@ uint64_t npu_gemm_tensor_bytes(const npu_cfg_t *cfg, int M, int N, int K, int tr
     size_t plen;
     memset(&rep, 0, sizeof rep);
     /* limit 0: the layout stops before it emits the program */
-    if (gemm_layout(cfg, M, N, K, transA, transB, modes, 0, &rep, size, &plen) < 0)
+    if (gemm_layout(cfg, M, N, K, transA, transB, modes, NULL, 0, &rep, size, &plen) < 0)
         return 0;
     return size[1] + size[2] + size[3];
 }
@@ -506,13 +510,13 @@ uint64_t npu_gemm_tensor_bytes(const npu_cfg_t *cfg, int M, int N, int K, int tr
 int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
                      int transB, npu_gemm_report_t *rep)
 {
-    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, 0, rep);
+    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, 0, NULL, rep);
 }
 
 int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
                            int transA, int transB, int modes, npu_gemm_report_t *rep)
 {
-    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, modes, rep);
+    return gemm_compile(cfg, dram_bytes, M, N, K, transA, transB, modes, NULL, rep);
 }
 
 int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
@@ -522,9 +526,26 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
     return npu_gemm_run_modes(cfg, sim, M, N, K, A, B, transA, transB, 0, C_out, max_cycles, rep);
 }
 
+static int gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
+                    const int16_t *B, int transA, int transB, int modes, const npu_gemm_plan_t *fixed,
+                    int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep);
+
 int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K,
                        const int16_t *A, const int16_t *B, int transA, int transB, int modes,
                        int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
+{
+    return gemm_run(cfg, sim, M, N, K, A, B, transA, transB, modes, NULL, C_out, max_cycles, rep);
+}
+
+int npu_gemm_run_plan(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_gemm_plan_t *plan, const int16_t *A,
+                      const int16_t *B, int modes, int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
+{
+    return gemm_run(cfg, sim, plan->M, plan->N, plan->K, A, B, 0, 0, modes, plan, C_out, max_cycles, rep);
+}
+
+static int gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
+                    const int16_t *B, int transA, int transB, int modes, const npu_gemm_plan_t *fixed,
+                    int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
 {
     size_t dram_bytes = 0;
     uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
@@ -533,7 +554,7 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
     int rows_b = transB ? N : K, cols_b = transB ? K : N;
     int rrc;
 
-    if (gemm_compile(cfg, dram ? dram_bytes : 0, M, N, K, transA, transB, modes, rep) != 0)
+    if (gemm_compile(cfg, dram ? dram_bytes : 0, M, N, K, transA, transB, modes, fixed, rep) != 0)
         return rep->rc;
     npu_write_i16(dram, rep->args.a, rep->args.pitch_a, rows_a, cols_a, A, (size_t)cols_a);
     npu_write_i16(dram, rep->args.b, rep->args.pitch_b, rows_b, cols_b, B, (size_t)cols_b);

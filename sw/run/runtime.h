@@ -138,6 +138,12 @@ int npu_gemm_run_modes(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K
                        const int16_t *A, const int16_t *B, int transA, int transB, int modes,
                        int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep);
 
+/* npu_gemm_run_modes with a given tiling (checked by npu_gemm_plan_check; M, N, K from it,
+ * operands not transposed): a compiler's candidate measured on the RTL (the slicing stage's
+ * fidelity, tests/slice/slice_fidelity.c). */
+int npu_gemm_run_plan(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_gemm_plan_t *plan, const int16_t *A,
+                      const int16_t *B, int modes, int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep);
+
 /* The compile half of npu_gemm_run (no simulator): tiling, DRAM layout for a DRAM of dram_bytes
  * (program at 0, then A, B, C), emission and expected counters into rep. Returns NPU_GEMM_PASS
  * or NPU_GEMM_HOST_ERROR (reason in rep->host_msg). Free rep with npu_gemm_report_free. */

@@ -656,6 +656,20 @@ static void sliced_batch(int S, uint64_t seed, int count)
     npu_sim_close(s);
     cr_assert_gt(nmajor, 0, "no shape ran n-major: the test lost its purpose");
 }
+/* Rows longer than the 16-bit dram_stride field (GNMT's 36,548-wide layers): one LOAD / STORE per
+ * row, loads one chunk ahead; bit-exact with every counter, both policies. */
+Test(gemm_fake, rows_past_the_pitch_field)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *s;
+    npu_funcsim_jitter(0);
+    s = open_sim(&c, 77, 0);
+    gemm_case_modes(s, &c, 9, 33000, 11, 0, 0, NPU_EMIT_FW, 78);       /* B and C rows */
+    gemm_case_modes(s, &c, 7, 5, 33001, 0, 0, NPU_EMIT_FLEXSA, 79);    /* A rows */
+    gemm_case_modes(s, &c, 7, 5, 33001, 1, 0, NPU_EMIT_FW, 80);        /* A transposed: short rows */
+    npu_sim_close(s);
+}
+
 Test(gemm_fake, sliced_tiles_s2) { sliced_batch(2, 3021, 30); }
 Test(gemm_fake, sliced_tiles_s8) { sliced_batch(8, 3022, 30); }
 

@@ -52,6 +52,25 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
 
 static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
 
+/* A LOAD (or STORE) of `rows` rows of row_bytes at DRAM pitch `pitch` to (from) SPM words spm +
+ * r*spm_stride: one instruction, or one per row when the pitch exceeds the 16-bit dram_stride
+ * field (rows longer than 64 KiB, such as GNMT's 36,548-wide layers; a transposed LOAD's rows
+ * are not separable, so its encoder refuses such a pitch). */
+static void put_rows(emitter_t *e, npu_prog_t *l, int store, unsigned tag, unsigned rows, uint64_t dram,
+                     unsigned spm, unsigned spm_stride, unsigned row_bytes, unsigned pitch)
+{
+    npu_insn_t in;
+    unsigned n = pitch > 0xFFFFu ? rows : 1, r_each = pitch > 0xFFFFu ? 1 : rows;
+    for (unsigned r = 0; r < n; r++) {
+        uint32_t d = npu_pb_dram(&e->b, dram + (uint64_t)r * pitch);
+        int rc = store ? npu_enc_store(&in, tag, r_each, d, spm + r * spm_stride, spm_stride, row_bytes,
+                                       n > 1 ? 0 : pitch)
+                       : npu_enc_load(&in, tag, 0, r_each, d, spm + r * spm_stride, spm_stride, row_bytes,
+                                      n > 1 ? 0 : pitch);
+        npu_pb_put(&e->b, l, rc, &in, 0);
+    }
+}
+
 /* LOAD of chunk g's A and B into buffers A(g%2), B(g%2) (transposed by the DMA when stored
  * transposed). */
 static void emit_loads(emitter_t *e, int g)
@@ -63,24 +82,26 @@ static void emit_loads(emitter_t *e, int g)
     npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
-    if (!a->transA)
-        rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 0, (unsigned)ch.m_act,
-                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0),
-                          p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act, a->pitch_a);
-    else
+    if (!a->transA) {
+        put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.m_act,
+                 a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0, p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act,
+                 a->pitch_a);
+    } else {
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
                           npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a + 2ull * ch.m0),
                           p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
-    npu_pb_put(&e->b, l, rc, &in, 0);
-    if (!a->transB)
-        rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 0, (unsigned)ch.kc_act,
-                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0),
-                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.n_act, a->pitch_b);
-    else
+        npu_pb_put(&e->b, l, rc, &in, 0);
+    }
+    if (!a->transB) {
+        put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.kc_act,
+                 a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0, p->spm_b[q], (unsigned)p->nb,
+                 2u * (unsigned)ch.n_act, a->pitch_b);
+    } else {
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
                           npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b + 2ull * ch.k0),
                           p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
-    npu_pb_put(&e->b, l, rc, &in, 0);
+        npu_pb_put(&e->b, l, rc, &in, 0);
+    }
 }
 
 /* OBUF rows per n-block region: Mt, or Mt + 1 for 1G4C when Mt is odd (its two n-halves take
@@ -218,17 +239,13 @@ static void emit_drain_store(emitter_t *e, int g)
     unsigned cs = p->spm_c[ch.t % 2], stride = 2u * (unsigned)p->nb;
     int nblocks = (ch.n_act + p->F - 1) / p->F;
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nw = kblocks * nblocks;
-    npu_insn_t in;
     for (int jj = 0; jj < nblocks; jj++) {
         int j = a->modes == NPU_EMIT_FLEXSA ? block_at(e, g, nw - nblocks + jj, kblocks, nblocks) % nblocks
                                             : jj;
         emit_drain_block(e, &e->s->ex, &ch, j, cs, stride);
     }
-    npu_pb_put(&e->b, &e->s->st,
-               npu_enc_store(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
-                             npu_pb_dram(&e->b, a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0),
-                             cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c),
-               &in, 0);
+    put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
+             a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0, cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c);
 }
 
 /* Chunk g's tokens (gemm_emit.h): its EXEC waits for its loads, which wait (g >= 2) for chunk
@@ -265,6 +282,15 @@ int npu_gemm_lookahead(const npu_cfg_t *cfg)
     return cfg->queue_depth >= 4 ? 2 : 1;
 }
 
+/* npu_gemm_lookahead, but one chunk when two chunks' LOADs do not fit the LOAD queue (rows past
+ * the 16-bit pitch take one LOAD each, put_rows): LOAD(g+2) waits for EXEC(g), which the fetcher
+ * would never reach behind a full LOAD queue. */
+static int lookahead(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, const npu_gemm_args_t *a)
+{
+    long per_chunk = (!a->transA && a->pitch_a > 0xFFFFu ? p->Mt : 1) + (!a->transB && a->pitch_b > 0xFFFFu ? p->Kc : 1);
+    return 2 * per_chunk > cfg->queue_depth ? 1 : npu_gemm_lookahead(cfg);
+}
+
 int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
                   npu_prog_t *out)
 {
@@ -290,7 +316,7 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
      * to arrive. (One chunk ahead, LOAD(g+2) would be fetched only when EXEC(g+1) is almost
      * done, because the fetcher sits on the full EXEC queue.) The farthest wait: a tile's
      * DRAINs for the STORE two tiles back. */
-    if (npu_pb_stream_init(&e.b, &e.st, 2L * plan->k_chunks, npu_gemm_lookahead(cfg), 0, out) == 0)
+    if (npu_pb_stream_init(&e.b, &e.st, 2L * plan->k_chunks, lookahead(cfg, plan, args), 0, out) == 0)
         for (int g = 0; g < total && !e.b.err; g++) {
             emit_chunk(&e, g);
             npu_pb_stream_commit(&e.b, &e.st);

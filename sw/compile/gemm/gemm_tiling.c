@@ -133,34 +133,39 @@ int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions
     return 0;
 }
 
-int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
-                         npu_gemm_plan_t *plan)
+int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, int M, int N, int K,
+                             int even_regions, npu_gemm_plan_t *plan)
 {
-    npu_slice_cost_t k;
-    npu_slice_result_t r;
     npu_gemm_plan_t g;
-    char msg[160];
-    int F;
-    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1)
-        return -1;
-    F = 2 * cfg->s;
-    k = npu_slice_cost_default(cfg, cost_mode);
-    if (npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg) != 0)
-        return -1;
+    int F = 2 * cfg->s;
     memset(&g, 0, sizeof g);
     g.M = M, g.N = N, g.K = K, g.F = F;
-    g.Mt = M < F ? M : (int)cdiv((int)r.best.tile[0], F) * F;
-    g.nb = (int)cdiv((int)r.best.tile[1], F);
+    g.Mt = M < F ? M : cdiv((int)sp->tile[0], F) * F;
+    g.nb = cdiv((int)sp->tile[1], F);
     g.Nt = g.nb * F;
-    g.Kc = (int)cdiv((int)r.best.tile[2], F) * F;
+    g.Kc = cdiv((int)sp->tile[2], F) * F;
     g.m_tiles = cdiv(M, g.Mt);
     g.n_tiles = cdiv(N, g.Nt);
     g.k_chunks = cdiv(K, g.Kc);
-    g.order = r.best.loop[0] == 1; /* n outermost */
+    g.order = sp->loop[0] == 1; /* n outermost */
     g.est_dram_bytes = 2ull * (uint64_t)K * ((uint64_t)M * (uint64_t)g.n_tiles + (uint64_t)N * (uint64_t)g.m_tiles);
     place(cfg, &g);
     if (npu_gemm_plan_check(cfg, &g) != 0 || (even_regions && (long)(g.Mt + g.Mt % 2) * g.nb > cfg->obuf_rows))
         return -1;
     *plan = g;
     return 0;
+}
+
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+                         npu_gemm_plan_t *plan)
+{
+    npu_slice_cost_t k;
+    npu_slice_result_t r;
+    char msg[160];
+    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1)
+        return -1;
+    k = npu_slice_cost_default(cfg, cost_mode);
+    if (npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg) != 0)
+        return -1;
+    return npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, even_regions, plan);
 }

@@ -63,6 +63,10 @@ static inline long npu_gemm_tile_index(const npu_gemm_plan_t *p, int mi, int ni)
  * npu_gemm_tile_ex. Returns 0, or -1 when the search fails or its pick does not fit this plan. */
 int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
                          npu_gemm_plan_t *plan);
+/* The conversion alone, of any GEMM candidate of the slicing stage (npu_slice_eval). */
+struct npu_slice_plan;
+int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const struct npu_slice_plan *sp, int M, int N, int K,
+                             int even_regions, npu_gemm_plan_t *plan);
 
 /* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);
