@@ -297,9 +297,12 @@ Test(emit, rejects_unencodable)
     cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
     npu_prog_free(&prog);
     b.a.a -= 1;
-    b.a.pitch_a = 70000; /* pitch does not fit dram_stride */
+    b.a.pitch_a = 70000; /* a transposed LOAD's pitch does not fit dram_stride (its rows do not
+                            separate; plain rows past it take a LOAD each: test_runtime) */
+    b.a.transA = 1;
     cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
     npu_prog_free(&prog);
+    b.a.transA = 0;
     b.a.pitch_a = 40;
     b.a.c = 0xFFFFFFE0u; /* C address + offsets overflow 32 bits for the second m-tile */
     b.p.Mt = 16;
