@@ -49,6 +49,11 @@ def table(name, rows, pes, md):
         print(fmt.format(layer, kern, c, util, mv / cp if cp else 0.0, parts, res))
         bad += res != "PASS"
         cyc, macs, moved, comp = cyc + c, macs + m, moved + mv, comp + cp
+    for k in sorted({r[1] for r in rows}) if len({r[1] for r in rows}) > 1 else []:
+        sel = [r for r in rows if r[1] == k]
+        kc, km, kmv, kcp = (sum(r[i] for r in sel) for i in (2, 3, 4, 5))
+        print(fmt.format(f"all {k}", f"{len(sel)}", kc, 100.0 * km / (kc * pes) if kc else 0.0,
+                         kmv / kcp if kcp else 0.0, "", "FAIL" if any(r[7] != "PASS" for r in sel) else "PASS"))
     util = 100.0 * macs / (cyc * pes) if cyc else 0.0
     print(fmt.format("total", f"{len(rows)}", cyc, util, moved / comp if comp else 0.0, "", "FAIL" if bad else "PASS"))
     return bad
