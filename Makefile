@@ -92,6 +92,11 @@ GEN_FILES = build/%/verilator.f build/%/npu_defs.vh build/%/npu_params.h
 $(GEN_FILES): configs/%.cfg build/gencfg
 	@mkdir -p $(@D)
 	build/gencfg $< $(@D)
+# configs/<config>.calib (`npu calibrate --out`, the slicing stage's fitted cost constants) goes
+# into npu_params.h only. The Verilated model reads verilator.f and npu_defs.vh alone, so a new
+# calibration rebuilds the C++ harness and the host programs, never the model.
+$(foreach c,$(CONFIGS),$(if $(wildcard configs/$(c).calib),$(eval build/$(c)/npu_params.h: configs/$(c).calib)))
+VGEN_FILES = build/%/verilator.f build/%/npu_defs.vh
 
 # ----------------------------------------------------------------------------- Verilated model
 # One static library per config: model + Verilator runtime + the C++ harness (C API).
@@ -112,10 +117,10 @@ define harness_lib
 	$(CC) $(CSTD) -Ibuild/$(1) -Itb -c tb/dram_model.c -o $(2)/dram_model.o
 	rm -f $(2)/libnpusim.a && ar rcs $(2)/libnpusim.a $(2)/obj/*.o $(2)/npu_sim.o $(2)/dram_model.o
 endef
-build/%/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh)
+build/%/obj/Vnpu_top__ALL.a: $(VGEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh)
 	@echo "== verilating config $* (once per config)"
 	$(call verilate_npu,$*,build/$*,)
-build/%/libnpusim.a: build/%/obj/Vnpu_top__ALL.a $(TB_DEPS)
+build/%/libnpusim.a: build/%/obj/Vnpu_top__ALL.a $(TB_DEPS) build/%/npu_params.h
 	$(call harness_lib,$*,build/$*)
 
 # The planted bug of issue 6: the PLANT_CONFIG model once more with NPU_PLANTED_FAULT (npu_obuf:
@@ -123,11 +128,11 @@ build/%/libnpusim.a: build/%/obj/Vnpu_top__ALL.a $(TB_DEPS)
 # tests/rtl/test_planted.c on it: the regression must catch the bug with a first-divergence
 # report that names the mode and the tile (the same test passes on the real model).
 PLANT_CONFIG ?= tiny
-build/%/fault/obj/Vnpu_top__ALL.a: $(GEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh)
+build/%/fault/obj/Vnpu_top__ALL.a: $(VGEN_FILES) $(RTL) rtl/npu.f $(wildcard rtl/*.vh)
 	@echo "== verilating config $* with the planted bug (NPU_PLANTED_FAULT)"
 	@mkdir -p build/$*/fault
 	$(call verilate_npu,$*,build/$*/fault,+define+NPU_PLANTED_FAULT)
-build/%/fault/libnpusim.a: build/%/fault/obj/Vnpu_top__ALL.a $(TB_DEPS)
+build/%/fault/libnpusim.a: build/%/fault/obj/Vnpu_top__ALL.a $(TB_DEPS) build/%/npu_params.h
 	$(call harness_lib,$*,build/$*/fault)
 build/%/fault/test_planted: build/%/fault/libnpusim.a build/libnpuhost.a tests/rtl/test_planted.c \
                             tests/rtl/rtl_common.h

@@ -15,7 +15,8 @@
 enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
-    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING
+    OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
+    OPT_QUICK, OPT_OUT
 };
 
 /* Which options each command accepts (bit = option). */
@@ -43,6 +44,7 @@ enum {
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES))
 #define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET))
+#define OPTS_CALIBRATE (B(OPT_QUICK) | B(OPT_OUT) | B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -80,6 +82,8 @@ static const struct option long_opts[] = {
     {"scale-s", required_argument, NULL, OPT_SCALE_S},
     {"set", required_argument, NULL, OPT_SET},
     {"acc-bytes", required_argument, NULL, OPT_ACC_BYTES},
+    {"quick", no_argument, NULL, OPT_QUICK},
+    {"out", required_argument, NULL, OPT_OUT},
     {NULL, 0, NULL, 0},
 };
 
@@ -128,6 +132,11 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--quiet]   (analytical model, paper-scaled configurations: fwd+bwd\n"
             "                cycle reduction of interleaving, rearrangement, partitioning vs the\n"
             "                sequential baseline, per layer and per model, beside the paper)\n"
+            "       npu calibrate [--quick] [--out FILE] [--json] [--quiet]   (RTL microbenchmarks:\n"
+            "                LOAD sawtooth, WAVE trains, DRAINs; least-squares fit of the slicing\n"
+            "                stage's cost constants, R^2 >= 0.98 required; --out writes the\n"
+            "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
+            "                LOAD widths)\n"
             "       npu info\n"
             "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
             "Exit status: 0 pass, 1 fail or NPU error (overlap: or ratio > 1.15), 2 bad usage,\n"
@@ -188,6 +197,7 @@ static const struct cmd_def {
     {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH},
     {"conv", NPU_CMD_CONV, OPTS_CONV},
     {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT},
+    {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE},
     {"info", NPU_CMD_INFO, 0},
 };
 
@@ -240,6 +250,7 @@ static const struct text_opt {
                "several separated by ';')", offsetof(npu_args_t, conv)},
     {OPT_TOPOLOGY, "--topology needs a SCALE-Sim topology CSV file", offsetof(npu_args_t, topology)},
     {OPT_CSV, "--csv needs a file name", offsetof(npu_args_t, csv)},
+    {OPT_OUT, "--out needs a file name", offsetof(npu_args_t, out)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -350,6 +361,7 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
     case OPT_TRANS_B: a->trans_b = 1; return 0;
     case OPT_JSON: a->json = 1; return 0;
     case OPT_QUIET: a->quiet = 1; return 0;
+    case OPT_QUICK: a->quick = 1; return 0;
     case OPT_FLEXSA: a->policy = NPU_POLICY_ARG_FLEXSA; return 0;
     default: return bad(err, errn, "unexpected option '%s'", opt);
     }
@@ -380,8 +392,8 @@ static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned l
     if (!strncmp(cmd, "--config", 8))
         return config_is_no_option(cfg, err, errn);
     return bad(err, errn,
-               "unknown command '%s' (expected gemm, overlap, disasm, train, train-bench, conv, "
-               "flexsa-report or info)",
+               "unknown command '%s' (expected gemm, overlap, disasm, slice, train, train-bench, "
+               "conv, flexsa-report, calibrate or info)",
                cmd);
 }
 

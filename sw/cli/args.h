@@ -21,6 +21,7 @@
  *   npu train (--conv SPEC[;SPEC] | --topology FILE.csv) [--dataflow D] [--batch B] ...
  *   npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet] [--max-cycles N]
  *   npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE] [--quiet]
+ *   npu calibrate [--quick] [--out FILE] [--json] [--quiet]
  *   npu info
  *   npu help | --help | -h
  */
@@ -33,7 +34,8 @@
 
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
-    NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE
+    NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE,
+    NPU_CMD_CALIBRATE
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -74,6 +76,8 @@ typedef struct npu_args {
     unsigned scale_c, scale_s;          /* conv, train: channel / spatial divisors (0 = 1) */
     const char *bench_set;              /* train-bench: edge|server|server4|all (NULL = all) */
     unsigned acc_bytes;                 /* train-bench: partial/gradient bytes (0 = the config's 2) */
+    int quick;                          /* calibrate: the coarser LOAD sweep */
+    const char *out;                    /* calibrate: the calibration file to write (NULL: none) */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -28,6 +28,11 @@ int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cmd_slice(const npu_cfg_t *cfg, const npu_args_t *a);
 
+/* `npu calibrate` (cmd_calibrate.c): the slicing stage's cost constants fitted on RTL
+ * microbenchmarks (run/calib.h), written to --out. 0 fitted (DMA R^2 >= 0.98), 1 a run, a
+ * burst cross-check or the fit failed, 2 bad usage or an unwritable file. */
+int npu_cmd_calibrate(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
 

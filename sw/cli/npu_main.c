@@ -29,6 +29,7 @@ static const struct {
     {NPU_CMD_INFO, npu_cmd_info},
     {NPU_CMD_DISASM, npu_cmd_disasm},
     {NPU_CMD_SLICE, npu_cmd_slice},
+    {NPU_CMD_CALIBRATE, npu_cmd_calibrate},
     {NPU_CMD_OVERLAP, npu_cmd_overlap},
     {NPU_CMD_FLEXSA_REPORT, npu_cmd_flexsa_report},
     {NPU_CMD_TRAIN_BENCH, npu_cmd_train_bench},

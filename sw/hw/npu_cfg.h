@@ -11,11 +11,19 @@
 
 #ifndef NPU_CFG_T_DEFINED
 #define NPU_CFG_T_DEFINED
+/* The slicing stage's cost constants fitted on the RTL by `npu calibrate` (configs/<cfg>.calib,
+ * Q16 cycles, the members of npu_slice_cost_t); valid = 0: none, the stage derives them from the
+ * config (npu_slice_cost_default). */
+typedef struct npu_cfg_calib {
+    int valid;
+    unsigned xfer_fixed, burst, byte, wave, drain_fixed, drain_row;
+} npu_cfg_calib_t;
 typedef struct npu_cfg {
     const char *name;
     int s, spm_banks, spm_bank_words, obuf_rows, lbuf_h_depth, lbuf_v_depth, queue_depth,
         token_max, dram_addr_bits, max_burst_beats, max_outstanding, watchdog_cycles, dram_bw,
         dram_latency, dram_burst_cost;
+    npu_cfg_calib_t calib;
 } npu_cfg_t;
 #endif
 

@@ -7,8 +7,14 @@
  * Every key of the table below must appear exactly once; unknown keys, duplicates and
  * non-integer values are errors (reported as file:line, exit code 2).
  *
+ * Calibration: configs/NAME.calib beside the .cfg, when it exists (written by `npu calibrate
+ * --out`, docs/compiler.md "Slicing"), gives the slicing stage's fitted cost constants: the same
+ * `KEY = VALUE` lines, every key of CAL_KEYS once. Its S and DRAM keys record what it was
+ * measured under and must equal the .cfg's, so a stale file is an error, not a silent misfit.
+ *
  * Output (each file is rewritten only when its content changes, so make does not rebuild):
- *   npu_params.h   C: NPU_CFG_NAME, NPU_CFG_<KEY>, struct npu_cfg and NPU_CFG_INIT
+ *   npu_params.h   C: NPU_CFG_NAME, NPU_CFG_<KEY>, struct npu_cfg and NPU_CFG_INIT (with the
+ *                  calibration, valid = 0 without a .calib file)
  *   npu_params.vh  Verilog: `define NPU_CFG_<KEY> (informational; the RTL takes its
  *                  parameters as top-level -G overrides, see verilator.f)
  *   verilator.f    one -G<KEY>=<value> per line for the RTL parameters
@@ -59,10 +65,45 @@ enum {
     K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST
 };
 
+/* configs/NAME.calib: the conditions of the measurement (checked against the .cfg), which sweep
+ * produced it, and the slicing stage's cost constants in Q16 cycles (npu_cfg_calib_t). */
+static const struct key CAL_KEYS[] = {
+    {"S", "s", 0},
+    {"MAX_BURST_BEATS", "max_burst_beats", 0},
+    {"MAX_OUTSTANDING", "max_outstanding", 0},
+    {"DRAM_BW", "dram_bw", 0},
+    {"DRAM_LATENCY", "dram_latency", 0},
+    {"DRAM_BURST_COST", "dram_burst_cost", 0},
+    {"QUICK", "quick", 0},
+    {"XFER_FIXED", "xfer_fixed", 0},
+    {"BURST", "burst", 0},
+    {"BYTE", "byte", 0},
+    {"WAVE", "wave", 0},
+    {"DRAIN_FIXED", "drain_fixed", 0},
+    {"DRAIN_ROW", "drain_row", 0},
+};
+enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 6, C_QUICK = 6, C_XFER_FIXED = 7 };
+static const int CAL_COND_KEY[NCAL_COND] = {K_S, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING, K_DRAM_BW,
+                                            K_DRAM_LATENCY, K_DRAM_BURST_COST};
+
 static long val[NKEYS];
 static int line_of[NKEYS]; /* 0 = not seen */
-static const char *cfg_path;
+static long cal_val[NCAL];
+static int cal_line[NCAL];
+static int have_cal;       /* a .calib file was read */
+static const char *cfg_path; /* the file being parsed (messages) */
+static const char *cfg_name; /* basename without .cfg */
 static int n_errors;
+
+/* The keys one kind of file takes and where their values go. */
+struct keyset {
+    const struct key *keys;
+    int n;
+    long *val;
+    int *line_of;
+};
+static const struct keyset CFG_SET = {KEYS, NKEYS, val, line_of};
+static const struct keyset CAL_SET = {CAL_KEYS, NCAL, cal_val, cal_line};
 
 static void err_at(int line, const char *fmt, ...)
 {
@@ -123,8 +164,9 @@ static int parse_int(const char *s, long *out)
     return 0;
 }
 
-/* Parses the lines of f (cfg_path names it in messages); errors are counted in n_errors. */
-static void parse_stream(FILE *f)
+/* Parses the lines of f (cfg_path names it in messages) for the keys of ks; errors are counted
+ * in n_errors. */
+static void parse_stream(FILE *f, const struct keyset *ks)
 {
     char buf[1024];
     int line = 0;
@@ -157,18 +199,18 @@ static void parse_stream(FILE *f)
             err_at(line, "missing key before `=`");
             continue;
         }
-        for (i = 0; i < NKEYS; i++)
-            if (!strcmp(k, KEYS[i].name))
+        for (i = 0; i < ks->n; i++)
+            if (!strcmp(k, ks->keys[i].name))
                 found = i;
         if (found < 0) {
             err_at(line, "unknown key `%s`", k);
             continue;
         }
-        if (line_of[found]) {
-            err_at(line, "duplicate key %s (first set on line %d)", k, line_of[found]);
+        if (ks->line_of[found]) {
+            err_at(line, "duplicate key %s (first set on line %d)", k, ks->line_of[found]);
             continue;
         }
-        line_of[found] = line; /* seen, even if the value below is bad */
+        ks->line_of[found] = line; /* seen, even if the value below is bad */
         if (!*v) {
             err_at(line, "missing value for %s", k);
             continue;
@@ -177,25 +219,58 @@ static void parse_stream(FILE *f)
             err_at(line, "value of %s is not an integer: `%s`", k, v);
             continue;
         }
-        val[found] = x;
+        ks->val[found] = x;
     }
     if (ferror(f))
         die("error reading %s", cfg_path);
     {
         int i;
-        for (i = 0; i < NKEYS; i++)
-            if (!line_of[i])
-                err_at(0, "missing key %s", KEYS[i].name);
+        for (i = 0; i < ks->n; i++)
+            if (!ks->line_of[i])
+                err_at(0, "missing key %s", ks->keys[i].name);
     }
 }
 
-static void parse_file(const char *path)
+static void parse_file(const char *path, const struct keyset *ks)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         die("cannot open %s: %s", path, strerror(errno));
-    parse_stream(f);
+    cfg_path = path;
+    parse_stream(f, ks);
     fclose(f);
+}
+
+/* The calibration file beside the .cfg (NAME.cfg -> NAME.calib), if there is one: parsed, its
+ * values checked, its measurement conditions compared with the configuration's. */
+static void parse_calib(const char *cfg)
+{
+    static char path[4096];
+    size_t n = strlen(cfg);
+    FILE *f;
+    int i;
+    if (n < 4 || strcmp(cfg + n - 4, ".cfg") || n + 3 > sizeof path)
+        return;
+    memcpy(path, cfg, n - 4);
+    memcpy(path + n - 4, ".calib", 7);
+    f = fopen(path, "r");
+    if (!f)
+        return; /* no calibration: the slicing stage derives its constants from the config */
+    fclose(f);
+    have_cal = 1;
+    parse_file(path, &CAL_SET);
+    if (n_errors)
+        return;
+    for (i = 0; i < NCAL_COND; i++)
+        if (cal_val[i] != val[CAL_COND_KEY[i]])
+            err_at(cal_line[i], "measured with %s = %ld but %s has %ld: regenerate it with "
+                   "`build/%s/npu calibrate --out %s`", CAL_KEYS[i].name, cal_val[i], cfg,
+                   val[CAL_COND_KEY[i]], cfg_name, path);
+    if (cal_val[C_QUICK] != 0 && cal_val[C_QUICK] != 1)
+        err_at(cal_line[C_QUICK], "QUICK = %ld must be 0 or 1", cal_val[C_QUICK]);
+    for (i = C_XFER_FIXED; i < NCAL; i++)
+        if (cal_val[i] < 0)
+            err_at(cal_line[i], "%s = %ld must not be negative", CAL_KEYS[i].name, cal_val[i]);
 }
 
 /* ---- validation ---- */
@@ -321,7 +396,6 @@ static void write_if_changed(const char *dir, const char *name, const struct buf
 }
 
 /* ---- generators ---- */
-static const char *cfg_name; /* basename without .cfg */
 
 static void gen_params_h(struct buf *b)
 {
@@ -337,14 +411,24 @@ static void gen_params_h(struct buf *b)
             val[K_SPM_BANKS] * val[K_SPM_BANK_WORDS]);
     bprintf(b, "#define NPU_CFG_DRAM_BYTES (1UL << %ld)\n", val[K_DRAM_ADDR_BITS]);
     bprintf(b, "\n#ifndef NPU_CFG_T_DEFINED\n#define NPU_CFG_T_DEFINED\n");
+    bprintf(b, "typedef struct npu_cfg_calib {\n    int valid;\n    unsigned");
+    for (i = C_XFER_FIXED; i < NCAL; i++)
+        bprintf(b, "%s %s", i > C_XFER_FIXED ? "," : "", CAL_KEYS[i].field);
+    bprintf(b, ";\n} npu_cfg_calib_t;\n");
     bprintf(b, "typedef struct npu_cfg {\n    const char *name;\n    int");
     for (i = 0; i < NKEYS; i++)
         bprintf(b, "%s %s", i ? "," : "", KEYS[i].field);
-    bprintf(b, ";\n} npu_cfg_t;\n#endif\n\n");
+    bprintf(b, ";\n    npu_cfg_calib_t calib;\n} npu_cfg_t;\n#endif\n\n");
+    bprintf(b, "/* Calibration (%s.calib): 1 when its constants came from `npu calibrate --quick`. */\n",
+            cfg_name);
+    bprintf(b, "#define NPU_CFG_CALIB_QUICK %ld\n", have_cal ? cal_val[C_QUICK] : 0L);
     bprintf(b, "#define NPU_CFG_INIT { NPU_CFG_NAME");
     for (i = 0; i < NKEYS; i++)
         bprintf(b, ", %ld", val[i]);
-    bprintf(b, " }\n\n#endif /* NPU_PARAMS_H */\n");
+    bprintf(b, ", { %d", have_cal);
+    for (i = C_XFER_FIXED; i < NCAL; i++)
+        bprintf(b, ", %ldu", have_cal ? cal_val[i] : 0L);
+    bprintf(b, " } }\n\n#endif /* NPU_PARAMS_H */\n");
 }
 
 static void gen_params_vh(struct buf *b)
@@ -507,10 +591,11 @@ int gencfg_check(FILE *f, const char *name)
 {
     memset(val, 0, sizeof val);
     memset(line_of, 0, sizeof line_of);
+    have_cal = 0;
     n_errors = 0;
     cfg_path = name;
     cfg_name = name;
-    parse_stream(f);
+    parse_stream(f, &CFG_SET);
     if (!n_errors)
         validate();
     return n_errors;
@@ -526,11 +611,13 @@ int main(int argc, char **argv)
     }
     cfg_path = argv[1];
     cfg_name = base_name(cfg_path);
-    parse_file(cfg_path);
+    parse_file(cfg_path, &CFG_SET);
     if (!n_errors)
         validate();
+    if (!n_errors)
+        parse_calib(argv[1]);
     if (n_errors) {
-        fprintf(stderr, "%s: %d error%s, nothing written\n", cfg_path, n_errors, n_errors > 1 ? "s" : "");
+        fprintf(stderr, "%s: %d error%s, nothing written\n", argv[1], n_errors, n_errors > 1 ? "s" : "");
         return 2;
     }
     mkdir_p(argv[2]);

@@ -218,7 +218,7 @@ Test(cli_args, overlap_usage_errors)
     bad(ARGC(zero), zero, "-n needs a size");
     bad(ARGC(extra), extra, "unexpected argument 'now'");
     bad(ARGC(cfg), cfg, "build/<config>/npu");
-    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, train, train-bench, conv, flexsa-report or info");
+    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, slice, train, train-bench, conv, flexsa-report, calibrate or info");
 }
 
 Test(cli_args, gemm_csv_and_flexsa)

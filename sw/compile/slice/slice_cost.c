@@ -10,7 +10,27 @@ static uint32_t q16(uint64_t num, uint64_t den) /* round(num / den) in Q16 */
     return (uint32_t)(((num << NPU_SLICE_Q) + den / 2) / den);
 }
 
+/* The constants `npu calibrate` fitted on the RTL (configs/<cfg>.calib, carried by the config). */
+static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
+{
+    npu_slice_cost_t k;
+    memset(&k, 0, sizeof k);
+    k.mode = mode;
+    k.xfer_fixed = c->xfer_fixed;
+    k.burst = c->burst;
+    k.byte = c->byte;
+    k.wave = c->wave;
+    k.drain_fixed = c->drain_fixed;
+    k.drain_row = c->drain_row;
+    return k;
+}
+
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
+{
+    return cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
+}
+
+npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
 {
     npu_slice_cost_t k;
     unsigned B = (unsigned)npu_cfg_beat(cfg);

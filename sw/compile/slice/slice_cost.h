@@ -3,7 +3,9 @@
  * the compute of one tile step on the four cores). All costs are integers in Q16 cycles
  * (cycles x 65536), so the search and any reference reproduce them exactly.
  *
- * Defaults from the config (npu_slice_cost_default), until `npu calibrate` fits them on the RTL:
+ * npu_slice_cost_default takes the constants `npu calibrate` fitted on the RTL's microbenchmarks
+ * when the config carries them (configs/<cfg>.calib -> cfg->calib, docs/compiler.md "Slicing"),
+ * else these formulas of the config (npu_slice_cost_formula):
  *   byte        65536 / min(DRAM_BW, B)   the DRAM's bandwidth, or the LOAD's one SPM word per cycle
  *   burst       max(DRAM_BURST_COST, (DRAM_LATENCY + DRAM_BURST_COST) / MAX_OUTSTANDING): long
  *               bursts pay the data-bus cost, a stream of short ones the latency shared by the
@@ -38,6 +40,7 @@ typedef struct npu_slice_cost {
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
+npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode); /* ignores cfg->calib */
 const char *npu_slice_mode_name(int mode); /* "burst", "noburst" */
 int npu_slice_mode_parse(const char *s);   /* -1 if unknown */
 
