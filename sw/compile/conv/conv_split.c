@@ -1,4 +1,4 @@
-/* conv_split.c - a layer cut into parts over filter and channel ranges; see conv_split.h. */
+/* conv_split.c - a layer cut into parts over filter, channel and output-column ranges; see conv_split.h. */
 #include "compile/conv/conv_split.h"
 
 #include <stdio.h>
