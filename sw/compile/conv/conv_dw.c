@@ -66,6 +66,7 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
+    int flat = p->dtap_rows == (unsigned)p->c.F && p->dpout == p->pout; /* the whole dW: one run */
     for (int t = 0; t < p->T;) {
         int e = t;
         for (;; e++) {
@@ -75,10 +76,10 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
             if (!done || g != pass || fin <= lo || fin > hi)
                 break;
         }
-        if (e > t && p->dtap_rows == (unsigned)p->c.F && p->dpout == p->pout)
+        if (e > t && flat)
             npu_cx_store_flat(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
                        x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
-        for (int u = t; e > t && u < e && !(p->dtap_rows == (unsigned)p->c.F && p->dpout == p->pout); u++)
+        for (int u = t; e > t && !flat && u < e; u++) /* a part: its rows of each tap of the whole dW */
             npu_cx_store_px(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)u * tap),
                             x->a->out + (uint64_t)u * p->dtap_rows * p->dpout * x->B, (uint64_t)p->c.F, p->pout,
                             p->dpout);
