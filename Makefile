@@ -386,7 +386,7 @@ bench: $(B)/npu $(B)/bench_array
 	tests/bench.sh $(B)/npu $(B)/bench_array
 
 # Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of
-# CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~15 min at small.
+# CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~25 min at small + ~3 h for GNMT 13, 15, 16.
 workloads: $(B)/npu
 	tests/workloads.sh $(B)/npu
 
