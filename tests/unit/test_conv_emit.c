@@ -11,27 +11,12 @@
 #include "compile/conv/conv_plan.h"
 #include "run/conv_run.h"
 #include "conv_test_layer.h"
+#include "fake_sim.h"
 #include "npu_funcsim.h"
 #include "queue_machine.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"
 
-
-static npu_sim_t *open_fake(const npu_cfg_t *c, unsigned jitter, uint64_t seed)
-{
-    npu_dram_timing_t t;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = c->dram_bw;
-    t.latency = (unsigned)c->dram_latency;
-    t.burst_cost = (unsigned)c->dram_burst_cost;
-    t.stall_pct = 20;
-    t.seed = seed;
-    npu_funcsim_config(c);
-    npu_funcsim_jitter(jitter);
-    npu_sim_t *s = npu_sim_open(&t);
-    cr_assert_not_null(s);
-    return s;
-}
 
 /* One kernel x dataflow of c on the fake model with random timing; asserts PASS (bit-exact,
  * counters, MAC formulas) and the plan's DRAM bytes. */

@@ -9,6 +9,7 @@
 
 #include "compile/conv/conv_split.h"
 #include "conv_test_layer.h"
+#include "fake_sim.h"
 #include "model/topology.h"
 #include "npu_funcsim.h"
 #include "prog/prog_expect.h"
@@ -54,7 +55,6 @@ static int split_check(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df,
 {
     npu_conv_split_t s;
     npu_conv_report_t r;
-    npu_dram_timing_t t;
     char msg[256], ls[96], what[200];
     npu_conv_str(c, ls, sizeof ls);
     snprintf(what, sizeof what, "S=%d spm %d %s %s %s", cfg->s, npu_cfg_spm_words(cfg), ls,
@@ -63,16 +63,7 @@ static int split_check(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df,
     int parts = s.parts;
     check_split_program(cfg, &s, what);
     npu_conv_split_free(&s);
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = cfg->dram_bw;
-    t.latency = (unsigned)cfg->dram_latency;
-    t.burst_cost = (unsigned)cfg->dram_burst_cost;
-    t.stall_pct = 20;
-    t.seed = seed;
-    npu_funcsim_config(cfg);
-    npu_funcsim_jitter(200);
-    npu_sim_t *sim = npu_sim_open(&t);
-    cr_assert_not_null(sim);
+    npu_sim_t *sim = open_fake(cfg, 200, seed);
     int rc = npu_conv_run(cfg, sim, c, k, df, seed, 100000000, &r);
     npu_sim_close(sim);
     cr_assert_eq(rc, NPU_GEMM_PASS, "%s (%d parts): %s", what, parts, r.msg);
