@@ -24,7 +24,7 @@ int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, in
                             char *why, size_t n)
 {
     uint64_t dram = (uint64_t)1 << cfg->dram_addr_bits;
-    uint64_t need = npu_gemm_tensor_bytes(cfg, M, N, K, a->trans_a, a->trans_b, a->policy | a->slicing);
+    uint64_t need = npu_gemm_tensor_bytes(cfg, M, N, K, a->trans_a, a->trans_b, npu_args_gemm_modes(a));
     if (need == 0) {
         snprintf(why, n, "no tiling fits config %s", cfg->name);
         return NPU_GEMM_HOST_ERROR;

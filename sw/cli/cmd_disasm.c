@@ -10,7 +10,7 @@ int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_gemm_report_t rep;
     char line[256];
     int rc = npu_gemm_compile_modes(cfg, 1ull << cfg->dram_addr_bits, a->m, a->n, a->k,
-                                    a->trans_a, a->trans_b, a->policy | a->slicing, &rep);
+                                    a->trans_a, a->trans_b, npu_args_gemm_modes(a), &rep);
     if (rc != NPU_GEMM_PASS) {
         fprintf(stderr, "npu: cannot compile gemm M=%d N=%d K=%d: %s\n", a->m, a->n, a->k,
                 rep.host_msg);

@@ -104,7 +104,7 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
         free(B);
         return NPU_EXIT_FAIL;
     }
-    rc = npu_gemm_run_modes(cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, a->policy | a->slicing,
+    rc = npu_gemm_run_modes(cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, npu_args_gemm_modes(a),
                             NULL, a->max_cycles, &rep);
     if (a->csv && write_counters_csv(a->csv, rep.run.cnt) != 0)
         fprintf(stderr, "npu: cannot write %s\n", a->csv);

@@ -77,7 +77,7 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     }
     npu_random_operands(r->M, r->N, r->K, a->seed + (uint64_t)i, A, B);
     r->rc = npu_gemm_run_modes(cfg, sim, r->M, r->N, r->K, A, B, a->trans_a, a->trans_b,
-                               a->policy | a->slicing, NULL, a->max_cycles, &rep);
+                               npu_args_gemm_modes(a), NULL, a->max_cycles, &rep);
     r->cycles = rep.run.cnt[NPU_CNT_cycles];
     r->macs = npu_report_useful_macs(rep.run.cnt);
     r->util = npu_report_pe_util(cfg, rep.run.cnt);

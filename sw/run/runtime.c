@@ -380,23 +380,6 @@ const char *npu_gemm_rc_name(int rc)
     }
 }
 
-size_t npu_gemm_prog_len(const npu_gemm_plan_t *p)
-{
-    /* per chunk: 2 LOADs + 2 per (k-block, n-block); per tile: 1 DRAIN per n-block + 1 STORE */
-    size_t n = 0;
-    for (int mi = 0; mi < p->m_tiles; mi++)
-        for (int ni = 0; ni < p->n_tiles; ni++) {
-            int n_act = p->N - ni * p->Nt < p->Nt ? p->N - ni * p->Nt : p->Nt;
-            size_t nbl = (size_t)((n_act + p->F - 1) / p->F);
-            for (int c = 0; c < p->k_chunks; c++) {
-                int kc = p->K - c * p->Kc < p->Kc ? p->K - c * p->Kc : p->Kc;
-                n += 2 + 2 * nbl * (size_t)((kc + p->F - 1) / p->F);
-            }
-            n += nbl + 1;
-        }
-    return n;
-}
-
 static int host_error(npu_gemm_report_t *rep, const char *msg)
 {
     snprintf(rep->host_msg, sizeof rep->host_msg, "%s", msg);

@@ -170,7 +170,4 @@ int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *ms
  * difference in msg. */
 int npu_check_array_counters(const uint64_t *c, const npu_array_expect_t *x, char *msg, size_t n);
 
-/* Program length npu_gemm_emit will produce for a plan (without emitting). */
-size_t npu_gemm_prog_len(const npu_gemm_plan_t *plan);
-
 #endif

@@ -149,14 +149,7 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
     if (kind == NPU_SLICE_GEMM) { /* gemm_tiling's checker accepts the tiles */
         npu_gemm_plan_t g;
         memset(&g, 0, sizeof g);
-        g.M = M, g.N = N, g.K = K, g.F = L;
-        g.Mt = M < L ? M : (int)((r.best.tile[0] + L - 1) / L * L);
-        g.nb = (int)((r.best.tile[1] + L - 1) / L), g.Nt = g.nb * L;
-        g.Kc = (int)((r.best.tile[2] + L - 1) / L * L);
-        g.m_tiles = (M + g.Mt - 1) / g.Mt, g.n_tiles = (N + g.Nt - 1) / g.Nt, g.k_chunks = (K + g.Kc - 1) / g.Kc;
-        g.spm_a[1] = (unsigned)(g.Mt * (g.Kc / L));
-        g.spm_b[0] = (unsigned)cfg->spm_bank_words, g.spm_b[1] = g.spm_b[0] + (unsigned)(g.Kc * g.nb);
-        g.spm_c[0] = 2u * (unsigned)cfg->spm_bank_words, g.spm_c[1] = g.spm_c[0] + (unsigned)(2 * g.Mt * g.nb);
+        npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, 0, &g); /* the emitters' conversion */
         cr_assert_eq(npu_gemm_plan_check(cfg, &g), 0);
     }
 }

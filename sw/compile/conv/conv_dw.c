@@ -80,7 +80,7 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
             npu_cx_store_flat(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
                        x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
         for (int u = t; e > t && !flat && u < e; u++) /* a part: its rows of each tap of the whole dW */
-            npu_cx_store_px(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)u * tap),
+            npu_cx_move_px(x, l, 1, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)u * tap),
                             x->a->out + (uint64_t)u * p->dtap_rows * p->dpout * x->B, (uint64_t)p->c.F, p->pout,
                             p->dpout);
         t = e + (e == t);

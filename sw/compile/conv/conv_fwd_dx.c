@@ -184,6 +184,17 @@ static int dx_eco_skip(npu_cx_t *x, const npu_conv_unit_t *un, int t)
     return 1;
 }
 
+/* dX ecoflow: row r of the unit's tile (Wp pixels apart in the SPM) to (store) or from its DRAM
+ * row of W pixels. */
+static void dx_row(npu_cx_t *x, npu_prog_t *l, int store, const npu_conv_unit_t *un, unsigned tile, unsigned Wp,
+                   unsigned r)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t row = (uint64_t)un->b * (uint64_t)p->c.H + (uint64_t)un->r0 + r;
+    npu_cx_move_px(x, l, store, NPU_TAG_DX, tile + r * Wp * p->pout, x->a->out + row * (uint64_t)p->c.W * p->dpout * x->B,
+                   (uint64_t)p->c.W, p->pout, p->dpout);
+}
+
 void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
     const npu_conv_plan_t *p = x->p;
@@ -237,10 +248,7 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
         }
     if (p->acc && un->grp == 0) /* the partial sums, per dX row (tile rows are Wp pixels apart) */
         for (unsigned r = 0; r < Ru; r++)
-            npu_cx_load_px(x, &up->FO, NPU_TAG_DX, tile + r * Wp * pw,
-                           x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) *
-                                           (uint64_t)c->W * p->dpout * x->B,
-                           (uint64_t)c->W, pw, p->dpout);
+            dx_row(x, &up->FO, 0, un, tile, Wp, r);
     else if (uncovered && un->grp == 0) /* pixels no tap reaches are zero (the same in every group) */
         npu_cx_fill(x, &up->FO, 1, tile, 0, Ru * Wp * pw);
     if (un->grp == p->ngroups - 1) { /* one STORE per dX row (tile rows are Wp pixels apart) */
@@ -248,10 +256,7 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
             npu_cx_store_tile(x, &up->S, NPU_TAG_DX, un, Ru * Wp, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * Wp);
         else
             for (unsigned r = 0; r < Ru; r++)
-                npu_cx_store_px(x, &up->S, NPU_TAG_DX, tile + r * Wp * pw,
-                                x->a->out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)(un->r0 + (int)r)) *
-                                                (uint64_t)c->W * p->dpout * x->B,
-                                (uint64_t)c->W, pw, p->dpout);
+                dx_row(x, &up->S, 1, un, tile, Wp, r);
     }
     if (un->u == 0)
         npu_cx_resident_weights(x, up);

@@ -129,6 +129,17 @@ static uint64_t split_bytes(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *op
     return total + (uint64_t)(red - 1) * npu_conv_tensor_bytes(&s->whole, tag);
 }
 
+/* Ranges of fsz filters and csz channels (depthwise: one filter range, the channels'). */
+static void set_ranges(npu_conv_split_t *s, int64_t fsz, int64_t csz)
+{
+    const npu_conv_t *c = &s->whole.c;
+    int L = s->whole.L;
+    s->fblk = cdiv((int)fsz, L);
+    s->cblk = cdiv((int)csz, L);
+    s->nf = c->depthwise ? 1 : cdiv(c->F, (int)fsz);
+    s->nc = cdiv(c->C, (int)csz);
+}
+
 /* The split of fewest DRAM bytes, then fewest parts: for each filter range size (largest first),
  * the largest channel range size whose parts all plan. Depthwise: channel ranges only. Returns 0
  * with s->nf, nc, fblk, cblk set, or -1 (msg: the reason of the smallest split tried). */
@@ -146,10 +157,7 @@ static int split_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, 
     for (int i = 0; i < nfo; i++)
         for (int j = 0; j < nco; j++) {
             uint64_t bytes;
-            s->fblk = cdiv((int)fo[i], L);
-            s->cblk = cdiv((int)co[j], L);
-            s->nf = c->depthwise ? 1 : cdiv(c->F, (int)fo[i]);
-            s->nc = cdiv(c->C, (int)co[j]);
+            set_ranges(s, fo[i], co[j]);
             bytes = split_bytes(cfg, opts, s, msg, n);
             if (!bytes)
                 continue;
@@ -163,10 +171,7 @@ static int split_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, 
         }
     if (!best)
         return -1;
-    s->fblk = cdiv((int)fo[bf], L);
-    s->cblk = cdiv((int)co[bc], L);
-    s->nf = c->depthwise ? 1 : cdiv(c->F, (int)fo[bf]);
-    s->nc = cdiv(c->C, (int)co[bc]);
+    set_ranges(s, fo[bf], co[bc]);
     return 0;
 }
 
@@ -195,8 +200,8 @@ static int fail(char *msg, size_t n, const char *why)
 }
 
 /* Fills the parts' plans and the split's byte totals. */
-static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg,
-                      size_t n)
+static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s,
+                      const npu_conv_plan_t *whole_plan, char *msg, size_t n)
 {
     s->parts = s->nw * s->nf * s->nc;
     s->part = calloc((size_t)s->parts, sizeof *s->part);
@@ -204,7 +209,9 @@ static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, np
         return fail(msg, n, "out of memory");
     for (int i = 0; i < s->parts; i++) {
         npu_conv_plan_t *p = &s->part[i];
-        if (plan_part(cfg, opts, s, i, p, msg, n) != 0)
+        if (whole_plan) /* one part: the layer's own plan, whose view is its own layout */
+            *p = *whole_plan;
+        else if (plan_part(cfg, opts, s, i, p, msg, n) != 0)
             return -1;
         s->units += p->units;
         for (int t = 0; t < NPU_NUM_TAGS; t++) {
@@ -221,6 +228,8 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
                    const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg, size_t n)
 {
     char why[256], last[256];
+    npu_conv_plan_t whole_plan;
+    int whole;
     memset(s, 0, sizeof *s);
     if (npu_conv_geometry(cfg, c, kernel, dataflow, &s->whole, msg, n) != 0)
         return -1;
@@ -228,13 +237,13 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     s->fblk = s->whole.fw;
     s->cblk = s->whole.cw;
     s->wseg = s->whole.OW;
-    if (npu_conv_plan(cfg, c, kernel, dataflow, opts, &(npu_conv_plan_t){0}, why, sizeof why) != 0 &&
-        split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
+    whole = npu_conv_plan(cfg, c, kernel, dataflow, opts, &whole_plan, why, sizeof why) == 0;
+    if (!whole && split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
         snprintf(msg, n, "%s; no split into filter%s and channel ranges fits either (one 2S-channel "
                          "range each: %s)", why, kernel == NPU_CONV_FWD && !c->pad ? ", column" : "", last);
         return -1;
     }
-    if (split_fill(cfg, opts, s, msg, n) != 0) {
+    if (split_fill(cfg, opts, s, whole ? &whole_plan : NULL, msg, n) != 0) {
         npu_conv_split_free(s);
         return -1;
     }

@@ -291,23 +291,21 @@ unsigned npu_cx_tile(const npu_cx_t *x, const npu_conv_unit_t *un)
     return x->p->out_base[npu_cx_band(x, un) % 2];
 }
 
-typedef void (*px_move_t)(npu_cx_t *, npu_prog_t *, unsigned, unsigned, uint64_t, uint64_t, unsigned, unsigned);
-
 /* A band's dense tile of `rows` pixels from output pixel pix0 (image rows of the plan's row
- * length) to or from DRAM: one run when the DRAM rows are as long (dwo), else a run per row
- * (a part over a range of output columns). */
-static void out_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, unsigned rows, uint64_t pix0,
-                     px_move_t move)
+ * length) to DRAM (store) or from it: one run when the DRAM rows are as long (dwo), else a run
+ * per row (a part over a range of output columns). */
+static void out_rows(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsigned spm, unsigned rows,
+                     uint64_t pix0)
 {
     const npu_conv_plan_t *p = x->p;
     unsigned len = (unsigned)(p->kernel == NPU_CONV_FWD ? p->OW : p->c.W);
     if ((unsigned)p->dwo == len) {
-        move(x, l, tag, spm, x->a->out + pix0 * p->dpout * x->B, rows, p->pout, p->dpout);
+        npu_cx_move_px(x, l, store, tag, spm, x->a->out + pix0 * p->dpout * x->B, rows, p->pout, p->dpout);
         return;
     }
     for (unsigned r = 0; r < rows / len; r++)
-        move(x, l, tag, spm + r * len * p->pout, x->a->out + (pix0 / len + r) * (uint64_t)p->dwo * p->dpout * x->B,
-             len, p->pout, p->dpout);
+        npu_cx_move_px(x, l, store, tag, spm + r * len * p->pout,
+                       x->a->out + (pix0 / len + r) * (uint64_t)p->dwo * p->dpout * x->B, len, p->pout, p->dpout);
 }
 
 void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_unit_t *un,
@@ -315,43 +313,29 @@ void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_
 {
     const npu_conv_plan_t *p = x->p;
     if (un->grp == p->ngroups - 1)
-        out_rows(x, l, tag, npu_cx_tile(x, un), rows, pix0, npu_cx_store_px);
+        out_rows(x, l, 1, tag, npu_cx_tile(x, un), rows, pix0);
 }
 
-/* STORE of n rows of pw words (dense in the SPM from spm) to DRAM rows dpitch beats apart from
- * dram: one flat run when dpitch = pw, else descriptor rows of one tensor row each. */
-void npu_cx_store_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
-                     unsigned pw, unsigned dpitch)
-{
-    npu_insn_t in;
-    if (dpitch == pw) {
-        npu_cx_store_flat(x, l, tag, spm, dram, n * pw * x->B);
-        return;
-    }
-    while (n) {
-        unsigned nr = n > 65535u ? 65535u : (unsigned)n;
-        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, pw, pw * x->B, dpitch * x->B),
-                   &in, 0);
-        spm += nr * pw;
-        dram += (uint64_t)nr * dpitch * x->B;
-        n -= nr;
-    }
-}
-
-/* The partial sums of n rows of pw words (DRAM rows dpitch beats apart) into the SPM, where the
- * part's DRAINs add to them (conv_split.h: a split reduction's later parts). */
-void npu_cx_load_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
+/* STORE (store) or LOAD of n rows of pw words, dense in the SPM from spm, DRAM rows dpitch beats
+ * apart from dram: one flat run when dpitch = pw, else descriptor rows of one tensor row each.
+ * LOADs bring a split reduction's partial sums for the part's DRAINs to add to (conv_split.h). */
+void npu_cx_move_px(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
                     unsigned pw, unsigned dpitch)
 {
     npu_insn_t in;
     if (dpitch == pw) {
-        npu_cx_load_flat(x, l, tag, dram, spm, n * pw);
+        if (store)
+            npu_cx_store_flat(x, l, tag, spm, dram, n * pw * x->B);
+        else
+            npu_cx_load_flat(x, l, tag, dram, spm, n * pw);
         return;
     }
     while (n) {
         unsigned nr = n > 65535u ? 65535u : (unsigned)n;
-        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, pw, pw * x->B, dpitch * x->B),
-                   &in, 0);
+        uint32_t d = npu_pb_dram(&x->b, dram);
+        int rc = store ? npu_enc_store(&in, tag, nr, d, spm, pw, pw * x->B, dpitch * x->B)
+                       : npu_enc_load(&in, tag, 0, nr, d, spm, pw, pw * x->B, dpitch * x->B);
+        npu_pb_put(&x->b, l, rc, &in, 0);
         spm += nr * pw;
         dram += (uint64_t)nr * dpitch * x->B;
         n -= nr;
@@ -365,5 +349,5 @@ void npu_cx_load_partial(npu_cx_t *x, npu_cx_unit_t *up, unsigned tag, const npu
 {
     const npu_conv_plan_t *p = x->p;
     if (p->acc && un->grp == 0)
-        out_rows(x, &up->FO, tag, npu_cx_tile(x, un), rows, pix0, npu_cx_load_px);
+        out_rows(x, &up->FO, 0, tag, npu_cx_tile(x, un), rows, pix0);
 }

@@ -71,10 +71,9 @@ void npu_cx_drain_blk(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, 
                       unsigned stride, int blk, int chans);
 /* STORE of `bytes` contiguous bytes from SPM word spm. */
 void npu_cx_store_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t bytes);
-/* STORE / LOAD (partial sums) of n rows of pw words dense in the SPM, DRAM rows dpitch beats apart. */
-void npu_cx_store_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
-                     unsigned pw, unsigned dpitch);
-void npu_cx_load_px(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
+/* STORE (store = 1) or LOAD (partial sums) of n rows of pw words dense in the SPM, DRAM rows
+ * dpitch beats apart. */
+void npu_cx_move_px(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
                     unsigned pw, unsigned dpitch);
 /* The unit's band over the program, its input buffer and output tile (band parity). */
 int npu_cx_band(const npu_cx_t *x, const npu_conv_unit_t *un);

@@ -56,11 +56,13 @@ static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
  * r*spm_stride: one instruction, or one per row when the pitch exceeds the 16-bit dram_stride
  * field (rows longer than 64 KiB, such as GNMT's 36,548-wide layers; a transposed LOAD's rows
  * are not separable, so its encoder refuses such a pitch). */
+static int pitch_too_long(unsigned pitch) { return pitch > 0xFFFFu; } /* the dram_stride field */
+
 static void put_rows(emitter_t *e, npu_prog_t *l, int store, unsigned tag, unsigned rows, uint64_t dram,
                      unsigned spm, unsigned spm_stride, unsigned row_bytes, unsigned pitch)
 {
     npu_insn_t in;
-    unsigned n = pitch > 0xFFFFu ? rows : 1, r_each = pitch > 0xFFFFu ? 1 : rows;
+    unsigned n = pitch_too_long(pitch) ? rows : 1, r_each = pitch_too_long(pitch) ? 1 : rows;
     for (unsigned r = 0; r < n; r++) {
         uint32_t d = npu_pb_dram(&e->b, dram + (uint64_t)r * pitch);
         int rc = store ? npu_enc_store(&in, tag, r_each, d, spm + r * spm_stride, spm_stride, row_bytes,
@@ -287,7 +289,8 @@ int npu_gemm_lookahead(const npu_cfg_t *cfg)
  * would never reach behind a full LOAD queue. */
 static int lookahead(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, const npu_gemm_args_t *a)
 {
-    long per_chunk = (!a->transA && a->pitch_a > 0xFFFFu ? p->Mt : 1) + (!a->transB && a->pitch_b > 0xFFFFu ? p->Kc : 1);
+    long per_chunk = (!a->transA && pitch_too_long(a->pitch_a) ? p->Mt : 1) +
+                     (!a->transB && pitch_too_long(a->pitch_b) ? p->Kc : 1);
     return 2 * per_chunk > cfg->queue_depth ? 1 : npu_gemm_lookahead(cfg);
 }
 
