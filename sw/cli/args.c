@@ -42,12 +42,19 @@ enum {
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
-                     B(OPT_MAX_CYCLES))
+                     B(OPT_MAX_CYCLES) | B(OPT_SLICING) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
 #define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET))
 #define OPTS_CALIBRATE (B(OPT_QUICK) | B(OPT_OUT) | B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
+
+const char *npu_args_slicing_name(int slicing)
+{
+    return slicing == NPU_GEMM_SLICING_BURST     ? "burst"
+           : slicing == NPU_GEMM_SLICING_NOBURST ? "noburst"
+                                                 : "heuristic";
+}
 
 static const struct option long_opts[] = {
     {"seed", required_argument, NULL, OPT_SEED},
@@ -128,6 +135,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                large for one plan runs in parts over filter, channel or column\n"
             "                ranges, the parts column)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
+            "                [--slicing heuristic|burst|noburst] [--dram-bw B] [--dram-latency C]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
             "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
             "       npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE]\n"

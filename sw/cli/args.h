@@ -89,5 +89,7 @@ void npu_args_usage(FILE *f, const char *cfg_name);
 
 /* The runtime's GEMM `modes` argument (runtime.h): the policy and the tiling (--slicing). */
 static inline int npu_args_gemm_modes(const npu_args_t *a) { return a->policy | a->slicing; }
+/* The --slicing value's spelling. */
+const char *npu_args_slicing_name(int slicing);
 
 #endif

@@ -63,8 +63,9 @@ static int scaled(int x, int S)
 
 /* Part 1: the mode shapes at M = 64 x 2S, ideal and measured utilization per policy. Returns
  * the failures. */
-static int run_shapes(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed, FILE *csv)
+static int run_shapes(const npu_cfg_t *cfg, const npu_policy_opts_t *o, uint64_t seed, FILE *csv)
 {
+    npu_policy_opts_t oc = *o;
     static const int shapes[4][2] = {{5, 5}, {5, 32}, {32, 5}, {24, 24}};
     int S = cfg->s, M1 = 64 * 2 * S, failures = 0;
     npu_policy_meas_t m;
@@ -75,7 +76,8 @@ static int run_shapes(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed, 
         char nm[32];
         snprintf(nm, sizeof nm, "%dx%d", N, K);
         for (int p = 0; p < 3; p++) {
-            npu_policy_measure(cfg, M1, N, K, k_emit[p], seed, 0, a->max_cycles, &m);
+            oc.full = 0;
+            npu_policy_measure(cfg, M1, N, K, k_emit[p], seed, &oc, &m);
             if (m.rc != NPU_GEMM_PASS) {
                 failures++;
                 printf("%-12s %-7s FAILED: %s\n", nm, k_name[p], m.msg);
@@ -106,8 +108,9 @@ typedef struct pruned {
 } pruned_t;
 
 /* One GEMM of the pruned set under the three policies. */
-static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed,
-                            const char *nm, const npu_gemm_shape_t *gs, FILE *csv, pruned_t *ps)
+static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, const npu_policy_opts_t *o,
+                            uint64_t seed, const char *nm, const npu_gemm_shape_t *gs, FILE *csv,
+                            pruned_t *ps)
 {
     npu_policy_meas_t m;
     if (!a->quiet)
@@ -117,8 +120,7 @@ static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t 
         npu_flexsa_plan(cfg->s, 0, npu_emit_policy_model(k_emit[p]), gs->M, gs->N, gs->K, NULL,
                         NULL, &st);
         ps->paper_tr[p] += (double)npu_flexsa_traffic(&st);
-        npu_policy_measure(cfg, gs->M, gs->N, gs->K, k_emit[p], seed + (uint64_t)ps->ng, 1,
-                           a->max_cycles, &m);
+        npu_policy_measure(cfg, gs->M, gs->N, gs->K, k_emit[p], seed + (uint64_t)ps->ng, o, &m);
         agg_add(&ps->g[p], &m);
         csv_line(csv, "pruned", nm, gs->M, gs->N, gs->K, p, &m);
         if (m.rc != NPU_GEMM_PASS) {
@@ -138,8 +140,8 @@ static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t 
 }
 
 /* Part 2: the pruned ResNet-50 GEMMs (up to --limit). -1 if the set cannot be built. */
-static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed, FILE *csv,
-                      pruned_t *ps)
+static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, const npu_policy_opts_t *o,
+                      uint64_t seed, FILE *csv, pruned_t *ps)
 {
     npu_prune_cfg_t pc = {cfg->s, seed, 0.48, 0, (int)(a->batch ? a->batch : 4)};
     npu_conv_layer_t L[NPU_RESNET50_LAYERS];
@@ -157,7 +159,7 @@ static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, uint64_t seed, 
         for (int j = 0; j < n3 && (!a->limit || ps->ng < (int)a->limit); j++, ps->ng++) {
             char nm[96];
             snprintf(nm, sizeof nm, "%.40s.%s", L[l].name, k_phase[gs[j].phase]);
-            run_pruned_gemm(cfg, a, seed, nm, &gs[j], csv, ps);
+            run_pruned_gemm(cfg, a, o, seed, nm, &gs[j], csv, ps);
         }
     }
     return 0;
@@ -202,6 +204,8 @@ int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
     FILE *csv = NULL;
     pruned_t ps;
     int failures;
+    npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
+    npu_policy_opts_t o = {a->slicing, &tm, a->max_cycles, 1};
 
     if (a->csv) {
         csv = fopen(a->csv, "w");
@@ -213,12 +217,12 @@ int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
                      "measured_util,lbuf_elems_rtl,lbuf_elems_model,waves_fw,waves_hsw,"
                      "waves_vsw,waves_isw\n");
     }
-    printf("npu flexsa-report (config %s, S=%d, 2S x 2S = %d PEs); measured = MACs / (PEs x "
-           "cycles of the EXEC queue alone)\n\n",
-           cfg->name, cfg->s, 4 * cfg->s * cfg->s);
-    failures = run_shapes(cfg, a, seed, csv);
+    printf("npu flexsa-report (config %s, S=%d, 2S x 2S = %d PEs; tiles: %s; DRAM %.0f B/cycle); "
+           "measured = MACs / (PEs x cycles of the EXEC queue alone)\n\n",
+           cfg->name, cfg->s, 4 * cfg->s * cfg->s, npu_args_slicing_name(a->slicing), tm.bytes_per_cycle);
+    failures = run_shapes(cfg, &o, seed, csv);
     memset(&ps, 0, sizeof ps);
-    if (run_pruned(cfg, a, seed, csv, &ps) != 0) {
+    if (run_pruned(cfg, a, &o, seed, csv, &ps) != 0) {
         if (csv)
             fclose(csv);
         return 1;

@@ -64,8 +64,10 @@ static int compute_run(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, uint6
 }
 
 int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint64_t seed,
-                       int full, uint64_t max_cycles, npu_policy_meas_t *m)
+                       const npu_policy_opts_t *o, npu_policy_meas_t *m)
 {
+    int modes = emit | o->slicing;
+    uint64_t max_cycles = o->max_cycles;
     npu_gemm_report_t rep;
     int16_t *A, *B;
     int rc, S = cfg->s, blk;
@@ -82,14 +84,14 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
         return fail(m, NPU_GEMM_HOST_ERROR, "out of memory");
     }
     npu_random_operands(M, N, K, seed, A, B);
-    if (full) {
-        npu_sim_t *sim = npu_sim_open(NULL);
+    if (o->full) {
+        npu_sim_t *sim = npu_sim_open(o->timing);
         if (!sim) {
             free(A);
             free(B);
             return fail(m, NPU_GEMM_HOST_ERROR, "cannot open the simulator");
         }
-        rc = npu_gemm_run_modes(cfg, sim, M, N, K, A, B, 0, 0, emit, NULL, max_cycles, &rep);
+        rc = npu_gemm_run_modes(cfg, sim, M, N, K, A, B, 0, 0, modes, NULL, max_cycles, &rep);
         npu_sim_close(sim);
         m->cycles = rep.run.end_cycle - rep.run.start_cycle;
         if (rep.run.cnt[NPU_CNT_cycles])
@@ -99,7 +101,7 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
                      rep.counters_msg[0] ? ": " : "", rep.counters_msg);
     } else {
         size_t dbytes = (size_t)1 << cfg->dram_addr_bits;
-        rc = npu_gemm_compile_modes(cfg, dbytes, M, N, K, 0, 0, emit, &rep);
+        rc = npu_gemm_compile_modes(cfg, dbytes, M, N, K, 0, 0, modes, &rep);
         if (rc != NPU_GEMM_PASS)
             snprintf(m->msg, sizeof m->msg, "compile: %s", rep.host_msg);
     }

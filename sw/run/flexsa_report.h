@@ -21,6 +21,17 @@
 #include "compile/gemm/flexsa_mode.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
+#include "npu_sim.h"
+
+/* How a GEMM is measured: the tiling (runtime.h NPU_GEMM_SLICING_*, 0 = gemm_tiling's
+ * heuristic), the full run's DRAM timing (NULL: the config's defaults), the cycle bound of each
+ * run (0: none) and full = 0 to skip the full run (compute run only). */
+typedef struct npu_policy_opts {
+    int slicing;
+    const npu_dram_timing_t *timing;
+    uint64_t max_cycles;
+    int full;
+} npu_policy_opts_t;
 
 typedef struct npu_policy_meas {
     int emit;                    /* NPU_EMIT_* */
@@ -40,9 +51,8 @@ typedef struct npu_policy_meas {
 npu_flexsa_policy_t npu_emit_policy_model(int emit);
 
 /* Measures C = A * B (random operands from seed, npu_random_operands) under emission policy
- * emit. full = 0 skips the full run (compute run only; rc then reports the compute run).
- * max_cycles bounds each run. Returns m->rc (NPU_GEMM_*). */
+ * emit, as o says (rc reports the compute run when o->full = 0). Returns m->rc (NPU_GEMM_*). */
 int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint64_t seed,
-                       int full, uint64_t max_cycles, npu_policy_meas_t *m);
+                       const npu_policy_opts_t *o, npu_policy_meas_t *m);
 
 #endif

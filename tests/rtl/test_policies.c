@@ -159,8 +159,8 @@ Test(policies, pruned_subset_relations, .timeout = 900)
             for (int p = 0; p < 3; p++) {
                 npu_policy_meas_t m;
                 uint64_t seed = rtl_seed(300 + (uint64_t)ng);
-                int rc = npu_policy_measure(&cfg, gs[j].M, gs[j].N, gs[j].K, emit[p], seed, 1,
-                                            4 * rtl_budget(&cfg, gs[j].M, gs[j].N, gs[j].K), &m);
+                npu_policy_opts_t o = {0, NULL, 4 * rtl_budget(&cfg, gs[j].M, gs[j].N, gs[j].K), 1};
+                int rc = npu_policy_measure(&cfg, gs[j].M, gs[j].N, gs[j].K, emit[p], seed, &o, &m);
                 cr_assert_eq(rc, NPU_GEMM_PASS,
                              "%s GEMM %d (M=%d N=%d K=%d) policy %s: %s\n  replay: build/%s/npu "
                              "gemm -m %d -n %d -k %d --seed %llu --policy %s",
