@@ -17,10 +17,10 @@ int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a)
         npu_gemm_report_free(&rep);
         return NPU_EXIT_FAIL;
     }
-    printf("# gemm M=%d N=%d K=%d%s%s, config %s: Mt=%d Nt=%d Kc=%d, %dx%d tiles %s-major x %d chunks\n",
+    printf("# gemm M=%d N=%d K=%d%s%s, config %s: Mt=%d Nt=%d Kc=%d, %dx%d tiles %s-major x %d chunks%s\n",
            a->m, a->n, a->k, a->trans_a ? " transA" : "", a->trans_b ? " transB" : "", cfg->name,
            rep.plan.Mt, rep.plan.Nt, rep.plan.Kc, rep.plan.m_tiles, rep.plan.n_tiles,
-           rep.plan.order ? "n" : "m", rep.plan.k_chunks);
+           rep.plan.order ? "n" : "m", rep.plan.k_chunks, npu_gemm_res_text(&rep.plan));
     printf("# DRAM: program 0x%06llx, A 0x%06x (pitch %u bytes), B 0x%06x (pitch %u), C 0x%06x "
            "(pitch %u); SPM A %u/%u B %u/%u C %u/%u\n",
            (unsigned long long)rep.prog_base, (unsigned)rep.args.a, rep.args.pitch_a,

@@ -185,7 +185,7 @@ static int run_full(const npu_cfg_t *cfg, const npu_dram_timing_t *tt, const npu
     if (!s)
         return fail(r, NPU_OVERLAP_HOST_ERROR, "full run", msg);
     npu_prog_free(&r->full.prog);
-    npu_gemm_run(cfg, s, M, N, K, A, B, transA, transB, NULL, max_cycles, &r->full);
+    npu_gemm_run_modes(cfg, s, M, N, K, A, B, transA, transB, NPU_GEMM_NO_BAND, NULL, max_cycles, &r->full);
     npu_sim_close(s);
     r->wall_s += r->full.run.wall_s;
     if (r->full.rc == NPU_GEMM_PASS &&
@@ -224,8 +224,8 @@ int npu_overlap_measure(const npu_cfg_t *cfg, int M, int N, int K, const int16_t
         tt.bytes_per_cycle = (double)cfg->dram_bw;
     r->dram_bw = tt.bytes_per_cycle;
 
-    if (npu_gemm_compile(cfg, 1ull << cfg->dram_addr_bits, M, N, K, transA, transB, &c) !=
-        NPU_GEMM_PASS) {
+    if (npu_gemm_compile_modes(cfg, 1ull << cfg->dram_addr_bits, M, N, K, transA, transB, NPU_GEMM_NO_BAND,
+                               &c) != NPU_GEMM_PASS) {
         fail(r, NPU_OVERLAP_HOST_ERROR, "cannot compile the GEMM", c.host_msg);
         npu_gemm_report_free(&c);
         return r->rc;

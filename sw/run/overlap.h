@@ -10,7 +10,12 @@
  *                  a 64^3 GEMM at S=2), so it belongs to the transfer side of the bound.
  *   DMA-only       the LOAD and STORE instructions alone ("LS", no tokens; the literal
  *                  transfer-only program, reported for reference)
- *   full           the whole program through npu_gemm_run (must PASS bit-exact)
+ *   full           the whole program through npu_gemm_run_modes (must PASS bit-exact)
+ * The program is the plain double-buffered one (NPU_GEMM_NO_BAND: every K chunk loads both
+ * operands), so every step carries the same transfer and the ratio measures the pipeline. With
+ * a resident band (the default GEMM tiling) the band's loads come all at once at each band
+ * change: at the bandwidth that balances the two halves those steps expose transfer time
+ * (256^3 at small: ratio 1.169), though the program moves fewer bytes and runs faster.
  * With perfect overlap, full ~ max(compute-only, transfer-only); the ratio full / max says how
  * much of the transfer time is hidden behind compute (or the reverse). The overlap matters most
  * when both halves take about as long: optionally the DRAM bandwidth is calibrated first (start

@@ -397,8 +397,8 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     size_t plen;
-    int slicing = modes & NPU_GEMM_SLICING_MASK;
-    modes &= ~NPU_GEMM_SLICING_MASK;
+    int slicing = modes & NPU_GEMM_SLICING_MASK, band = !(modes & NPU_GEMM_NO_BAND);
+    modes &= ~(NPU_GEMM_SLICING_MASK | NPU_GEMM_NO_BAND);
     if (fixed) {
         if (npu_gemm_plan_check(cfg, fixed) != 0 || fixed->M != M || fixed->N != N || fixed->K != K)
             return host_error(rep, "the given tiling does not fit this configuration");
@@ -406,7 +406,8 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     } else if (slicing ? npu_gemm_tile_sliced(cfg, M, N, K,
                                        slicing == NPU_GEMM_SLICING_NOBURST ? NPU_SLICE_NOBURST : NPU_SLICE_BURST,
                                        modes == NPU_EMIT_1G4C, &rep->plan) != 0
-                : npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
+                : band ? npu_gemm_tile_res(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0
+                       : npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
         return host_error(rep, slicing ? "the slicing stage's tiles do not fit the GEMM emitter"
                                        : "no tiling fits this configuration");
     rep->args.transA = transA;

@@ -130,6 +130,9 @@ void npu_gemm_report_free(npu_gemm_report_t *rep);
 #define NPU_GEMM_SLICING_BURST 0x100
 #define NPU_GEMM_SLICING_NOBURST 0x200
 #define NPU_GEMM_SLICING_MASK (NPU_GEMM_SLICING_BURST | NPU_GEMM_SLICING_NOBURST)
+/* ORed into a modes argument: gemm_tiling's tiles without a resident band (npu_gemm_tile_ex):
+ * every K chunk loads both operands, the plain double-buffered pipeline `npu overlap` measures. */
+#define NPU_GEMM_NO_BAND 0x400
 
 /* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
  * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =

@@ -89,6 +89,30 @@ Test(gemm, sliced_tiles)
     cr_assert_gt(nmajor, 0, "no shape ran n-major: the test lost its purpose");
 }
 
+/* Resident bands (gemm_tiling.h) under the three policies with DRAM stalls: a band chunk is
+ * overwritten by the next band k_chunks chunks after its last use, and read by every tile of its
+ * band; a missing wait or a wrong address shows as a mismatch. Each shape must keep a band. */
+Test(gemm, resident_bands)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    uint64_t seed = rtl_seed(8);
+    int shapes[2][3] = {{300, 200, 500}, {512, 128, 256}}; /* A kept, then B kept */
+    static const int policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
+    if (cfg.s <= 2) { /* the tiny array: bands of the same kinds at a tenth of the cycles */
+        shapes[0][0] = 100, shapes[0][1] = 60, shapes[0][2] = 300;
+        shapes[1][0] = 200, shapes[1][1] = 24, shapes[1][2] = 300;
+    }
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < 3 - i; p++) { /* 1G4C (5x the cycles) on the first shape only */
+            npu_gemm_report_t r;
+            rtl_gemm_check_policy(&cfg, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0,
+                                  seed + (uint64_t)(3 * i + p), STALL, 0, policy[p], &r);
+            cr_assert_neq(r.plan.res, NPU_GEMM_RES_NONE, "%dx%dx%d keeps no band: the test lost its purpose",
+                          shapes[i][0], shapes[i][1], shapes[i][2]);
+            npu_gemm_report_free(&r);
+        }
+}
+
 /* A problem whose operands do not fit the SPM: tiles, K chunks and double buffers all cycle. */
 Test(gemm, larger_than_spm)
 {

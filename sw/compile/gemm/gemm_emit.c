@@ -73,35 +73,35 @@ static void put_rows(emitter_t *e, npu_prog_t *l, int store, unsigned tag, unsig
     }
 }
 
-/* LOAD of chunk g's A and B into buffers A(g%2), B(g%2) (transposed by the DMA when stored
- * transposed). */
+/* LOAD of chunk g's A and B into their buffers (npu_gemm_spm_a / _b; transposed by the DMA when
+ * stored transposed), each unless its resident band holds it already. */
 static void emit_loads(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
     const npu_gemm_args_t *a = e->a;
     chunk_t ch = chunk_at(p, g);
-    unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
+    unsigned wpr = (unsigned)(p->Kc / p->F), sa = npu_gemm_spm_a(p, g), sb = npu_gemm_spm_b(p, g);
     npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
-    if (!a->transA) {
+    if (npu_gemm_loads_a(p, g) && !a->transA) {
         put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.m_act,
-                 a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0, p->spm_a[q], wpr, 2u * (unsigned)ch.kc_act,
+                 a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0, sa, wpr, 2u * (unsigned)ch.kc_act,
                  a->pitch_a);
-    } else {
+    } else if (npu_gemm_loads_a(p, g)) {
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
                           npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a + 2ull * ch.m0),
-                          p->spm_a[q], wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
+                          sa, wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
-    if (!a->transB) {
+    if (npu_gemm_loads_b(p, g) && !a->transB) {
         put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.kc_act,
-                 a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0, p->spm_b[q], (unsigned)p->nb,
+                 a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0, sb, (unsigned)p->nb,
                  2u * (unsigned)ch.n_act, a->pitch_b);
-    } else {
+    } else if (npu_gemm_loads_b(p, g)) {
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
                           npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b + 2ull * ch.k0),
-                          p->spm_b[q], (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
+                          sb, (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
 }
@@ -116,7 +116,7 @@ static unsigned region_rows(const emitter_t *e)
 
 /* 1G4C: the S x S sub-tiles of one 2S x 2S (k, n) block, each as four per-core LDWs and one ISW
  * WAVE (gemm_emit.h), into the EXEC list l. */
-static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, unsigned qb, int kb, int j,
+static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int g, int kb, int j,
                             int k, int n)
 {
     const npu_gemm_plan_t *p = e->p;
@@ -133,14 +133,14 @@ static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, unsi
             int acc = ch->k0 + kb * p->F + kh * (int)S > 0;
             for (unsigned c = 0; c < 4; c++) {
                 int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
-                                           p->spm_b[qb] + (unsigned)((kb * p->F + kh * (int)S) * p->nb + j),
+                                           npu_gemm_spm_b(p, g) + (unsigned)((kb * p->F + kh * (int)S) * p->nb + j),
                                            (unsigned)p->nb, kk, nn, 1u << c);
                 if (rc == 0 && nh)
                     rc = npu_insn_lane_hi(&in);
                 npu_pb_put(&e->b, l, rc, &in, 0);
             }
             int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, acc, (unsigned)ch->m_act,
-                                  p->spm_a[qb] + (unsigned)kb, wpr, kk, nn, ob + (unsigned)nh * ha);
+                                  npu_gemm_spm_a(p, g) + (unsigned)kb, wpr, kk, nn, ob + (unsigned)nh * ha);
             if (rc == 0 && kh)
                 rc = npu_insn_lane_hi(&in);
             npu_pb_put(&e->b, l, rc, &in, 0);
@@ -168,13 +168,13 @@ static int block_at(const emitter_t *e, int g, int i, int kblocks, int nblocks)
     return kb * nblocks + j;
 }
 
-/* Chunk g's LDW/WAVEs (buffers A(g%2), B(g%2), OBUF half t%2); the first wave of each OBUF
+/* Chunk g's LDW/WAVEs (its A and B buffers, OBUF half t%2); the first wave of each OBUF
  * region in the chunk starts its accumulation unless an earlier chunk of the tile did. */
 static void emit_exec(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
     chunk_t ch = chunk_at(p, g);
-    unsigned q = (unsigned)g % 2u, wpr = (unsigned)(p->Kc / p->F);
+    unsigned wpr = (unsigned)(p->Kc / p->F), sa = npu_gemm_spm_a(p, g), sb = npu_gemm_spm_b(p, g);
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
     int nw = kblocks * nblocks;
     npu_prog_t *l = &e->s->ex;
@@ -187,18 +187,18 @@ static void emit_exec(emitter_t *e, int g)
         for (int i2 = 0; i2 < i && !acc; i2++) /* an earlier wave of this chunk into region j */
             acc = block_at(e, g, i2, kblocks, nblocks) % nblocks == j;
         if (e->a->modes == NPU_EMIT_1G4C) {
-            emit_1g4c_block(e, l, &ch, q, kb, j, k, n);
+            emit_1g4c_block(e, l, &ch, g, kb, j, k, n);
             continue;
         }
         unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
                                                        : NPU_MODE_FW;
         unsigned bank = npu_pb_bank(&e->b);
         npu_pb_put(&e->b, l,
-                   npu_enc_ldw(&in, bank, mode, p->spm_b[q] + (unsigned)(kb * p->F * p->nb + j),
+                   npu_enc_ldw(&in, bank, mode, sb + (unsigned)(kb * p->F * p->nb + j),
                                (unsigned)p->nb, (unsigned)k, (unsigned)n),
                    &in, 0);
         npu_pb_put(&e->b, l,
-                   npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, p->spm_a[q] + (unsigned)kb, wpr,
+                   npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, sa + (unsigned)kb, wpr,
                                 (unsigned)k, (unsigned)n,
                                 npu_pb_obuf_half(&e->b, ch.t) + (unsigned)(j * p->Mt)),
                    &in, 0);

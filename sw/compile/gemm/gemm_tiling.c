@@ -21,6 +21,29 @@ static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
     p->spm_c[1] = 2 * bw + c;
 }
 
+/* The resident band's chunk buffers (gemm_tiling.h): in the operand's bank from its first
+ * buffer, then in banks 3, 4, ...; -1 when they do not fit. */
+static int place_res(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, unsigned *res)
+{
+    unsigned bw = (unsigned)cfg->spm_bank_words;
+    unsigned size = p->res == NPU_GEMM_RES_A ? (unsigned)(p->Mt * (p->Kc / p->F)) : (unsigned)(p->Kc * p->nb);
+    unsigned bank = p->res == NPU_GEMM_RES_A ? 0u : 1u, at = 0;
+    if (p->k_chunks < 2 || p->k_chunks > NPU_GEMM_RES_MAX || size == 0 || size > bw)
+        return -1;
+    for (int c = 0; c < p->k_chunks; c++) {
+        if (at + size > bw) { /* the next free bank */
+            bank = bank < 3u ? 3u : bank + 1u;
+            at = 0;
+        }
+        if (bank >= (unsigned)cfg->spm_banks)
+            return -1;
+        if (res)
+            res[c] = bank * bw + at;
+        at += size;
+    }
+    return 0;
+}
+
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
 {
     int F = 2 * cfg->s;
@@ -45,7 +68,50 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
         p->spm_b[0] != (unsigned)bw || p->spm_b[1] != (unsigned)(bw + p->Kc * p->nb) ||
         p->spm_c[0] != (unsigned)(2 * bw) || p->spm_c[1] != (unsigned)(2 * bw + 2 * p->Mt * p->nb))
         return -1;
+    if (p->res != NPU_GEMM_RES_NONE) {
+        unsigned res[NPU_GEMM_RES_MAX];
+        if ((p->res != NPU_GEMM_RES_A && p->res != NPU_GEMM_RES_B) ||
+            p->order != (p->res == NPU_GEMM_RES_B) || place_res(cfg, p, res) != 0 ||
+            memcmp(res, p->spm_res, sizeof res[0] * (size_t)p->k_chunks) != 0)
+            return -1;
+    }
     return 0;
+}
+
+/* DMA rows of A and B over the whole program (a row per LOAD row: A's Kc-wide, B's Nt-wide
+ * when stored untransposed): the tie-break between resident bands of equal traffic. */
+static uint64_t load_rows(const npu_gemm_plan_t *p)
+{
+    uint64_t a = (uint64_t)p->M * (uint64_t)p->k_chunks * (p->res == NPU_GEMM_RES_A ? 1u : (uint64_t)p->n_tiles);
+    uint64_t b = (uint64_t)p->K * (uint64_t)p->n_tiles * (p->res == NPU_GEMM_RES_B ? 1u : (uint64_t)p->m_tiles);
+    return a + b;
+}
+
+static uint64_t traffic(const npu_gemm_plan_t *p)
+{
+    uint64_t a = (uint64_t)p->M * (p->res == NPU_GEMM_RES_A ? 1u : (uint64_t)p->n_tiles);
+    uint64_t b = (uint64_t)p->N * (p->res == NPU_GEMM_RES_B ? 1u : (uint64_t)p->m_tiles);
+    return 2ull * (uint64_t)p->K * (a + b);
+}
+
+/* Candidate c with the resident band that cuts its traffic most (then its DMA rows), if one
+ * fits and cuts it at all. */
+static void pick_res(const npu_cfg_t *cfg, npu_gemm_plan_t *c)
+{
+    npu_gemm_plan_t best = *c;
+    for (int r = NPU_GEMM_RES_A; r <= NPU_GEMM_RES_B; r++) {
+        npu_gemm_plan_t v = *c;
+        v.res = r;
+        v.order = r == NPU_GEMM_RES_B;
+        if (place_res(cfg, &v, NULL) != 0)
+            continue;
+        v.est_dram_bytes = traffic(&v);
+        if (v.est_dram_bytes < best.est_dram_bytes ||
+            (v.est_dram_bytes == best.est_dram_bytes && best.res != NPU_GEMM_RES_NONE &&
+             load_rows(&v) < load_rows(&best)))
+            best = v;
+    }
+    *c = best;
 }
 
 /* Is candidate a better than b? (lexicographic criteria of gemm_tiling.h) */
@@ -70,8 +136,23 @@ int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *pl
     return npu_gemm_tile_ex(cfg, M, N, K, 0, plan);
 }
 
+static int tile(const npu_cfg_t *cfg, int M, int N, int K, int even_regions, int resident,
+                npu_gemm_plan_t *plan);
+
 int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
                      npu_gemm_plan_t *plan)
+{
+    return tile(cfg, M, N, K, even_regions, 0, plan);
+}
+
+int npu_gemm_tile_res(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                      npu_gemm_plan_t *plan)
+{
+    return tile(cfg, M, N, K, even_regions, 1, plan);
+}
+
+static int tile(const npu_cfg_t *cfg, int M, int N, int K, int even_regions, int resident,
+                npu_gemm_plan_t *plan)
 {
     int F, bw, found = 0, mt_lo, mt_hi, mt_step, nb_hi, kblocks;
     npu_gemm_plan_t best;
@@ -118,8 +199,7 @@ int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions
             c.m_tiles = cdiv(M, Mt);
             c.n_tiles = cdiv(N, c.Nt);
             c.k_chunks = cdiv(K, c.Kc);
-            c.est_dram_bytes = 2ull * (uint64_t)K *
-                               ((uint64_t)M * (uint64_t)c.n_tiles + (uint64_t)N * (uint64_t)c.m_tiles);
+            c.est_dram_bytes = traffic(&c);
             if (!found || better(&c, &best, F)) {
                 best = c;
                 found = 1;
@@ -128,7 +208,11 @@ int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions
     }
     if (!found)
         return -1;
+    if (resident) /* the same tiles, with one band resident if that cuts the traffic */
+        pick_res(cfg, &best);
     place(cfg, &best);
+    if (best.res != NPU_GEMM_RES_NONE)
+        place_res(cfg, &best, best.spm_res);
     *plan = best;
     return 0;
 }
@@ -148,7 +232,7 @@ int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, i
     g.n_tiles = cdiv(N, g.Nt);
     g.k_chunks = cdiv(K, g.Kc);
     g.order = sp->loop[0] == 1; /* n outermost */
-    g.est_dram_bytes = 2ull * (uint64_t)K * ((uint64_t)M * (uint64_t)g.n_tiles + (uint64_t)N * (uint64_t)g.m_tiles);
+    g.est_dram_bytes = traffic(&g);
     place(cfg, &g);
     if (npu_gemm_plan_check(cfg, &g) != 0 || (even_regions && (long)(g.Mt + g.Mt % 2) * g.nb > cfg->obuf_rows))
         return -1;

@@ -17,6 +17,18 @@
  * Mt is a multiple of F up to roundup(M, F), or Mt = M when M < F; nb <= ceil(N/F). Once the
  * number of chunks is fixed, Kc is the smallest multiple of F giving that many chunks
  * (balanced chunks, smallest buffers).
+ *
+ * Resident band (npu_gemm_tile_res only, applied to the tiles chosen above): when a tile has
+ * 2..NPU_GEMM_RES_MAX chunks and all of them fit, one operand's band of the whole K stays in the SPM while the inner tile loop runs
+ * over the other operand: RES_B (n-major tiles) keeps the n-tile's B chunks, so B is read once;
+ * RES_A (m-major) keeps the m-tile's A chunks. Chunk c of the band has its own buffer
+ * (spm_res[c]): in the operand's own bank (the first two coincide with its double buffer) and
+ * then in the banks the plain plan leaves free (3 and up), a chunk never straddling a bank.
+ * A chunk whose band is already resident is not loaded. Its buffer is overwritten only by the
+ * next band's chunk c, k_chunks >= 2 chunks later, whose step waits for EXEC(g-2) like every
+ * load: the tokens are those of the plain plan. The variant that cuts the traffic most is taken
+ * (the band counted once); at equal traffic the one with fewer DMA rows (RES_B when A's rows are
+ * the longer).
  */
 #ifndef NPU_GEMM_TILING_H
 #define NPU_GEMM_TILING_H
@@ -24,6 +36,9 @@
 #include <stdint.h>
 
 #include "hw/npu_cfg.h"
+
+#define NPU_GEMM_RES_MAX 16
+enum { NPU_GEMM_RES_NONE = 0, NPU_GEMM_RES_A = 1, NPU_GEMM_RES_B = 2 };
 
 typedef struct npu_gemm_plan {
     int M, N, K;
@@ -35,16 +50,22 @@ typedef struct npu_gemm_plan {
     int m_tiles, n_tiles, k_chunks; /* ceil(M/Mt), ceil(N/Nt), ceil(K/Kc) */
     int order;       /* output tiles m-major (0: tile t = mi*n_tiles + ni) or n-major (1) */
     unsigned spm_a[2], spm_b[2], spm_c[2]; /* SPM word addresses of the double buffers */
+    int res;         /* resident band: NPU_GEMM_RES_NONE, _A (order 0) or _B (order 1) */
+    unsigned spm_res[NPU_GEMM_RES_MAX]; /* the band's chunk c buffer (res != NONE) */
     uint64_t est_dram_bytes; /* criterion 1 (operand bytes, without padding or C) */
 } npu_gemm_plan_t;
 
-/* Returns 0 and fills *plan, or -1 (bad sizes, or no plan fits the config). */
+/* Returns 0 and fills *plan, or -1 (bad sizes, or no plan fits the config). No resident band. */
 int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *plan);
 
 /* npu_gemm_tile with even_regions = 1: the OBUF must also hold nb regions of Mt rounded up to
  * even rows (the 1G4C emission's two n-halves of ceil(m/2) rows each, gemm_emit.h). */
 int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
                      npu_gemm_plan_t *plan);
+/* npu_gemm_tile_ex whose candidates may also keep a resident band (above): the GEMM emitter's
+ * tiling. */
+int npu_gemm_tile_res(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                      npu_gemm_plan_t *plan);
 /* The output tile of index t in the plan's order (the order the emitter runs them in). */
 static inline void npu_gemm_tile_at(const npu_gemm_plan_t *p, long t, int *mi, int *ni)
 {
@@ -54,6 +75,32 @@ static inline void npu_gemm_tile_at(const npu_gemm_plan_t *p, long t, int *mi, i
 static inline long npu_gemm_tile_index(const npu_gemm_plan_t *p, int mi, int ni)
 {
     return p->order ? (long)ni * p->m_tiles + mi : (long)mi * p->n_tiles + ni;
+}
+
+/* "" or ", A band resident" / ", B band resident": the reports' spelling of plan->res. */
+static inline const char *npu_gemm_res_text(const npu_gemm_plan_t *p)
+{
+    return p->res == NPU_GEMM_RES_A ? ", A band resident" : p->res == NPU_GEMM_RES_B ? ", B band resident" : "";
+}
+
+/* SPM word address of chunk g's A and B buffers. */
+static inline unsigned npu_gemm_spm_a(const npu_gemm_plan_t *p, long g)
+{
+    return p->res == NPU_GEMM_RES_A ? p->spm_res[g % p->k_chunks] : p->spm_a[g % 2];
+}
+static inline unsigned npu_gemm_spm_b(const npu_gemm_plan_t *p, long g)
+{
+    return p->res == NPU_GEMM_RES_B ? p->spm_res[g % p->k_chunks] : p->spm_b[g % 2];
+}
+/* Does chunk g load its A (B) chunk? Not when its resident band is there already: the tile
+ * before it in the order shares its m-tile (n-tile). */
+static inline int npu_gemm_loads_a(const npu_gemm_plan_t *p, long g)
+{
+    return p->res != NPU_GEMM_RES_A || (g / p->k_chunks) % p->n_tiles == 0;
+}
+static inline int npu_gemm_loads_b(const npu_gemm_plan_t *p, long g)
+{
+    return p->res != NPU_GEMM_RES_B || (g / p->k_chunks) % p->m_tiles == 0;
 }
 
 /* The tiling the slicing stage picks (compile/slice, docs/compiler.md "Slicing") under its

@@ -1,0 +1,126 @@
+/* test_resident.c - resident bands (gemm_tiling.h): the choice, the chunk placement and its
+ * check, and programs on the functional model (random stalls and latencies): bit-exact under the three policies, the resident
+ * operand read once per band instead of once per tile, no deadlock at the configured queue depth, no token counter above 2. */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/gemm/gemm_emit.h"
+#include "compile/gemm/gemm_tiling.h"
+#include "fake_sim.h"
+#include "queue_machine.h"
+#include "ref/golden.h"
+#include "run/runtime.h"
+#include "test_cfgs.h"
+
+Test(resident, band_of_512_cube)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_gemm_plan_t p, q, bad;
+    static const unsigned chunk_at[4] = {1024, 1536, 3072, 3584}; /* bank 1, then the free bank 3 */
+    cr_assert_eq(npu_gemm_tile(&c, 512, 512, 512, &q), 0);
+    cr_assert_eq(npu_gemm_tile_res(&c, 512, 512, 512, 0, &p), 0);
+    cr_assert_eq(p.Mt, q.Mt);
+    cr_assert_eq(p.nb, q.nb);
+    cr_assert_eq(p.Kc, q.Kc);
+    cr_assert_eq(q.res, NPU_GEMM_RES_NONE);
+    cr_assert_eq(p.res, NPU_GEMM_RES_B, "B's rows (2 Nt = 128 bytes) are the shorter");
+    cr_assert_eq(p.order, 1);
+    cr_assert_eq(p.k_chunks, 4);
+    for (int i = 0; i < 4; i++)
+        cr_assert_eq(p.spm_res[i], chunk_at[i], "chunk %d", i);
+    cr_assert_eq(p.est_dram_bytes, 2ull * 512 * (512 * 8 + 512));
+    cr_assert_eq(npu_gemm_plan_check(&c, &p), 0);
+    bad = p;
+    bad.spm_res[2] = 2048; /* on the C buffers */
+    cr_assert_eq(npu_gemm_plan_check(&c, &bad), -1);
+    bad = p;
+    bad.order = 0;
+    cr_assert_eq(npu_gemm_plan_check(&c, &bad), -1, "RES_B needs n-major tiles");
+    bad = p;
+    bad.res = 3;
+    cr_assert_eq(npu_gemm_plan_check(&c, &bad), -1);
+    /* chunk g's buffers and loads: every n-tile loads its band in its first m-tile only */
+    for (long g = 0; g < (long)p.m_tiles * p.n_tiles * p.k_chunks; g++) {
+        long t = g / p.k_chunks;
+        cr_assert_eq(npu_gemm_spm_b(&p, g), chunk_at[g % 4]);
+        cr_assert_eq(npu_gemm_spm_a(&p, g), p.spm_a[g % 2]);
+        cr_assert_eq(npu_gemm_loads_b(&p, g), t % p.m_tiles == 0);
+        cr_assert(npu_gemm_loads_a(&p, g));
+    }
+}
+
+Test(resident, none_where_it_cannot_cut_traffic)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_gemm_plan_t p;
+    cr_assert_eq(npu_gemm_tile_res(&c, 256, 256, 64, 0, &p), 0);
+    cr_assert_eq(p.k_chunks, 1);
+    cr_assert_eq(p.res, NPU_GEMM_RES_NONE, "one chunk: nothing to keep");
+    cr_assert_eq(npu_gemm_tile_res(&c, 64, 64, 512, 0, &p), 0);
+    cr_assert_eq(p.m_tiles * p.n_tiles, 1);
+    cr_assert_eq(p.res, NPU_GEMM_RES_NONE, "one tile: nothing re-read");
+    c.spm_banks = 3; /* no free bank: a band of four 512-word chunks does not fit bank 1 */
+    cr_assert_eq(npu_gemm_tile_res(&c, 512, 512, 512, 0, &p), 0);
+    cr_assert_eq(p.res, NPU_GEMM_RES_NONE);
+}
+
+static void fill(int16_t *x, size_t n, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++)
+        x[i] = (int16_t)((int)(test_rand(seed) % 2001) - 1000);
+}
+
+/* One GEMM with its resident band and with the same tiles without it: both bit-exact, the band's
+ * operand read reuse times fewer bytes, the other operand the same. */
+static void compare_band(const npu_cfg_t *c, int M, int N, int K, int modes, int want_res)
+{
+    uint64_t seed = 7 + (uint64_t)(M * 31 + N * 7 + K);
+    int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
+    int32_t *C = malloc(sizeof *C * (size_t)M * N), *G = malloc(sizeof *G * (size_t)M * N);
+    npu_gemm_report_t r1, r0;
+    npu_gemm_plan_t plain;
+    queue_machine_t qm;
+    fill(A, (size_t)M * K, &seed);
+    fill(B, (size_t)K * N, &seed);
+    npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N);
+    npu_sim_t *s = open_fake(c, 3, seed);
+    cr_assert_eq(npu_gemm_run_modes(c, s, M, N, K, A, B, 0, 0, modes, C, 50000000, &r1), NPU_GEMM_PASS,
+                 "S=%d %dx%dx%d modes %d: %s %s", c->s, M, N, K, modes, r1.counters_msg, r1.host_msg);
+    npu_sim_close(s);
+    cr_assert(memcmp(C, G, sizeof *C * (size_t)M * N) == 0);
+    cr_assert_eq(r1.plan.res, want_res, "S=%d %dx%dx%d", c->s, M, N, K);
+    cr_assert_eq(queue_machine_run(r1.prog.insn, r1.prog.n, c->queue_depth, &qm), 0, "%s", qm.msg);
+    for (int ch = 0; ch < 4; ch++)
+        cr_assert_leq(qm.max_tok[ch], 2, "channel %d", ch);
+    plain = r1.plan;
+    plain.res = NPU_GEMM_RES_NONE;
+    s = open_fake(c, 3, seed);
+    cr_assert_eq(npu_gemm_run_plan(c, s, &plain, A, B, modes, C, 50000000, &r0), NPU_GEMM_PASS);
+    npu_sim_close(s);
+    cr_assert(memcmp(C, G, sizeof *C * (size_t)M * N) == 0);
+    if (want_res == NPU_GEMM_RES_B) {
+        cr_assert_eq(r1.run.cnt[NPU_CNT_dram_rd_w] * (uint64_t)plain.m_tiles, r0.run.cnt[NPU_CNT_dram_rd_w]);
+        cr_assert_eq(r1.run.cnt[NPU_CNT_dram_rd_x], r0.run.cnt[NPU_CNT_dram_rd_x]);
+    } else {
+        cr_assert_eq(r1.run.cnt[NPU_CNT_dram_rd_x] * (uint64_t)plain.n_tiles, r0.run.cnt[NPU_CNT_dram_rd_x]);
+        cr_assert_eq(r1.run.cnt[NPU_CNT_dram_rd_w], r0.run.cnt[NPU_CNT_dram_rd_w]);
+    }
+    cr_assert_lt(r1.prog.n, r0.prog.n, "fewer LOADs");
+    npu_gemm_report_free(&r1);
+    npu_gemm_report_free(&r0);
+    free(A);
+    free(B);
+    free(C);
+    free(G);
+}
+
+Test(resident, programs_bit_exact_band_read_once)
+{
+    npu_cfg_t c8 = test_cfg(8), c2 = test_cfg(2);
+    for (int modes = NPU_EMIT_FW; modes <= NPU_EMIT_1G4C; modes++) {
+        compare_band(&c8, 512, 512, 512, modes, NPU_GEMM_RES_B);
+        compare_band(&c8, 300, 200, 500, modes, NPU_GEMM_RES_A); /* edge tiles in every dim */
+        compare_band(&c2, 200, 40, 600, modes, NPU_GEMM_RES_B); /* edge chunk, Mt not a power of 2 */
+    }
+}
