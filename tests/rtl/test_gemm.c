@@ -96,13 +96,14 @@ Test(gemm, resident_bands)
 {
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(8);
-    int shapes[2][3] = {{300, 200, 500}, {512, 128, 256}}; /* A kept, then B kept */
+    int shapes[3][3] = {{300, 200, 500}, {512, 128, 256}, {512, 256, 64}}; /* A, B, B of one chunk */
     static const int policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
     if (cfg.s <= 2) { /* the tiny array: bands of the same kinds at a tenth of the cycles */
         shapes[0][0] = 100, shapes[0][1] = 60, shapes[0][2] = 300;
         shapes[1][0] = 200, shapes[1][1] = 24, shapes[1][2] = 300;
+        shapes[2][0] = 160, shapes[2][1] = 48, shapes[2][2] = 64;
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < 3; i++)
         for (int p = 0; p < 3 - i; p++) { /* 1G4C (5x the cycles) on the first shape only */
             npu_gemm_report_t r;
             rtl_gemm_check_policy(&cfg, shapes[i][0], shapes[i][1], shapes[i][2], 0, 0,

@@ -1,5 +1,5 @@
 /* test_resident.c - resident bands (gemm_tiling.h): the choice, the chunk placement and its
- * check, and programs on the functional model (random stalls and latencies): bit-exact under the three policies, the resident
+ * check (a band of one chunk in the double buffer), and programs on the functional model (random stalls and latencies): bit-exact under the three policies, the resident
  * operand read once per band instead of once per tile, no deadlock at the configured queue depth, no token counter above 2. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -50,13 +50,26 @@ Test(resident, band_of_512_cube)
     }
 }
 
+/* One K chunk: band j in the double buffer j % 2, loaded by the first tile of its band. */
+Test(resident, one_chunk_band_in_the_double_buffer)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_gemm_plan_t p;
+    cr_assert_eq(npu_gemm_tile_res(&c, 512, 256, 64, 0, &p), 0);
+    cr_assert_eq(p.k_chunks, 1);
+    cr_assert_eq(p.res, NPU_GEMM_RES_B);
+    cr_assert_eq(npu_gemm_plan_check(&c, &p), 0);
+    for (long g = 0; g < (long)p.m_tiles * p.n_tiles; g++) {
+        cr_assert_eq(npu_gemm_spm_b(&p, g), p.spm_b[(g / p.m_tiles) % 2], "chunk %ld", g);
+        cr_assert_eq(npu_gemm_loads_b(&p, g), g % p.m_tiles == 0);
+        cr_assert_eq(npu_gemm_spm_a(&p, g), p.spm_a[g % 2]);
+    }
+}
+
 Test(resident, none_where_it_cannot_cut_traffic)
 {
     npu_cfg_t c = test_cfg(8);
     npu_gemm_plan_t p;
-    cr_assert_eq(npu_gemm_tile_res(&c, 256, 256, 64, 0, &p), 0);
-    cr_assert_eq(p.k_chunks, 1);
-    cr_assert_eq(p.res, NPU_GEMM_RES_NONE, "one chunk: nothing to keep");
     cr_assert_eq(npu_gemm_tile_res(&c, 64, 64, 512, 0, &p), 0);
     cr_assert_eq(p.m_tiles * p.n_tiles, 1);
     cr_assert_eq(p.res, NPU_GEMM_RES_NONE, "one tile: nothing re-read");
@@ -121,6 +134,7 @@ Test(resident, programs_bit_exact_band_read_once)
     for (int modes = NPU_EMIT_FW; modes <= NPU_EMIT_1G4C; modes++) {
         compare_band(&c8, 512, 512, 512, modes, NPU_GEMM_RES_B);
         compare_band(&c8, 300, 200, 500, modes, NPU_GEMM_RES_A); /* edge tiles in every dim */
+        compare_band(&c8, 512, 256, 64, modes, NPU_GEMM_RES_B);  /* one chunk */
         compare_band(&c2, 200, 40, 600, modes, NPU_GEMM_RES_B); /* edge chunk, Mt not a power of 2 */
     }
 }

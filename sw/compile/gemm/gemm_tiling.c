@@ -22,14 +22,17 @@ static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
 }
 
 /* The resident band's chunk buffers (gemm_tiling.h): in the operand's bank from its first
- * buffer, then in banks 3, 4, ...; -1 when they do not fit. */
+ * buffer, then in banks 3, 4, ... (none for one chunk: the double buffer holds the band); -1
+ * when they do not fit. */
 static int place_res(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, unsigned *res)
 {
     unsigned bw = (unsigned)cfg->spm_bank_words;
     unsigned size = p->res == NPU_GEMM_RES_A ? (unsigned)(p->Mt * (p->Kc / p->F)) : (unsigned)(p->Kc * p->nb);
     unsigned bank = p->res == NPU_GEMM_RES_A ? 0u : 1u, at = 0;
-    if (p->k_chunks < 2 || p->k_chunks > NPU_GEMM_RES_MAX || size == 0 || size > bw)
+    if (p->k_chunks < 1 || p->k_chunks > NPU_GEMM_RES_MAX || size == 0 || size > bw)
         return -1;
+    if (p->k_chunks == 1) /* the band in the double buffer: no buffers of its own */
+        return 0;
     for (int c = 0; c < p->k_chunks; c++) {
         if (at + size > bw) { /* the next free bank */
             bank = bank < 3u ? 3u : bank + 1u;
@@ -72,7 +75,7 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
         unsigned res[NPU_GEMM_RES_MAX];
         if ((p->res != NPU_GEMM_RES_A && p->res != NPU_GEMM_RES_B) ||
             p->order != (p->res == NPU_GEMM_RES_B) || place_res(cfg, p, res) != 0 ||
-            memcmp(res, p->spm_res, sizeof res[0] * (size_t)p->k_chunks) != 0)
+            (p->k_chunks > 1 && memcmp(res, p->spm_res, sizeof res[0] * (size_t)p->k_chunks) != 0))
             return -1;
     }
     return 0;

@@ -18,17 +18,20 @@
  * number of chunks is fixed, Kc is the smallest multiple of F giving that many chunks
  * (balanced chunks, smallest buffers).
  *
- * Resident band (npu_gemm_tile_res only, applied to the tiles chosen above): when a tile has
- * 2..NPU_GEMM_RES_MAX chunks and all of them fit, one operand's band of the whole K stays in the SPM while the inner tile loop runs
- * over the other operand: RES_B (n-major tiles) keeps the n-tile's B chunks, so B is read once;
- * RES_A (m-major) keeps the m-tile's A chunks. Chunk c of the band has its own buffer
- * (spm_res[c]): in the operand's own bank (the first two coincide with its double buffer) and
- * then in the banks the plain plan leaves free (3 and up), a chunk never straddling a bank.
- * A chunk whose band is already resident is not loaded. Its buffer is overwritten only by the
- * next band's chunk c, k_chunks >= 2 chunks later, whose step waits for EXEC(g-2) like every
- * load: the tokens are those of the plain plan. The variant that cuts the traffic most is taken
- * (the band counted once); at equal traffic the one with fewer DMA rows (RES_B when A's rows are
- * the longer).
+ * Resident band (npu_gemm_tile_res only, applied to the tiles chosen above): when a tile has at
+ * most NPU_GEMM_RES_MAX chunks and they all fit, one operand's band over the whole K stays in the
+ * SPM while the inner tile loop runs over the other operand: RES_B (n-major tiles) keeps the
+ * n-tile's B chunks, so B is read once; RES_A (m-major) keeps the m-tile's A chunks. A chunk
+ * whose band is resident is not loaded.
+ *  - k_chunks >= 2: chunk c of the band has its own buffer (spm_res[c]): in the operand's own
+ *    bank (the first two coincide with its double buffer), then in the banks the plain plan
+ *    leaves free (3 and up), a chunk never straddling a bank. The next band overwrites it
+ *    k_chunks >= 2 chunks after its last use.
+ *  - k_chunks = 1: band j sits in the operand's double buffer j % 2; band j + 1 overwrites band
+ *    j - 1, whose last use was at least two chunks earlier.
+ * Either way that load waits for EXEC(g-2) like every load: the tokens are the plain plan's. The
+ * variant that cuts the traffic most is taken (the band counted once); at equal traffic the one
+ * with fewer DMA rows (RES_B when A's rows are the longer).
  */
 #ifndef NPU_GEMM_TILING_H
 #define NPU_GEMM_TILING_H
@@ -86,11 +89,15 @@ static inline const char *npu_gemm_res_text(const npu_gemm_plan_t *p)
 /* SPM word address of chunk g's A and B buffers. */
 static inline unsigned npu_gemm_spm_a(const npu_gemm_plan_t *p, long g)
 {
-    return p->res == NPU_GEMM_RES_A ? p->spm_res[g % p->k_chunks] : p->spm_a[g % 2];
+    if (p->res != NPU_GEMM_RES_A)
+        return p->spm_a[g % 2];
+    return p->k_chunks > 1 ? p->spm_res[g % p->k_chunks] : p->spm_a[(g / p->n_tiles) % 2];
 }
 static inline unsigned npu_gemm_spm_b(const npu_gemm_plan_t *p, long g)
 {
-    return p->res == NPU_GEMM_RES_B ? p->spm_res[g % p->k_chunks] : p->spm_b[g % 2];
+    if (p->res != NPU_GEMM_RES_B)
+        return p->spm_b[g % 2];
+    return p->k_chunks > 1 ? p->spm_res[g % p->k_chunks] : p->spm_b[(g / p->m_tiles) % 2];
 }
 /* Does chunk g load its A (B) chunk? Not when its resident band is there already: the tile
  * before it in the order shares its m-tile (n-tile). */
