@@ -50,7 +50,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check slice-fidelity
+.PHONY: slice-check slice-fidelity slice-fidelity-quick
 .PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -203,6 +203,12 @@ build/%/slice_fidelity: tests/slice/slice_fidelity.c build/%/libnpusim.a build/l
 	$(CXX) -o $@ build/$*/slice_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
 slice-fidelity: $(B)/slice_fidelity
 	$(B)/slice_fidelity
+# make test's representative: three smaller layers, 12 candidates each (about 15 s of CPU).
+slice-fidelity-quick: build/small/slice_fidelity
+	@echo "== slicing cost model vs the RTL, quick (make slice-fidelity for the full set)"
+	@build/small/slice_fidelity --pick 12 256,64,192 128,128,128 1024,24,24 > build/slice-fidelity-quick.log \
+	  || { cat build/slice-fidelity-quick.log; exit 1; }
+	@tail -1 build/slice-fidelity-quick.log
 slice-check: build/slice_dump tests/slice/ref_slice.py
 	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }
@@ -231,7 +237,7 @@ sim: $(B)/npu build/npu
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
-      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check
+      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick
 	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	for c in $(TEST_CONFIGS); do echo "== RTL tests, config $$c"; \

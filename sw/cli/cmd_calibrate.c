@@ -23,7 +23,8 @@ static void print_sawtooth(const npu_cfg_t *cfg, const npu_calib_t *c)
         const npu_calib_dma_pt_t *t = &c->dma[i];
         if (t->rows != 16 || t->xfers != 1 || t->dense || t->off)
             continue;
-        double pred = k[0] + k[1] * t->xfers + k[2] * (double)t->bursts + k[3] * (double)t->beats * B;
+        double bus = k[1] * t->xfers + k[2] * (double)t->bursts + k[3] * (double)t->beats * B;
+        double lat = k[4] * t->xfers + k[5] * (double)t->bursts, pred = k[0] + (bus > lat ? bus : lat);
         printf("  %6u %7llu %7llu %8llu %10.1f %11.1f\n", t->w, (unsigned long long)t->bursts,
                (unsigned long long)t->beats, (unsigned long long)t->cycles, pred,
                (double)t->cycles * 1024.0 / (16.0 * t->w));
@@ -34,18 +35,19 @@ static void print_text(const npu_cfg_t *cfg, const npu_calib_t *c)
 {
     npu_slice_cost_t f = npu_slice_cost_formula(cfg, NPU_SLICE_BURST);
     const npu_cfg_calib_t *k = &c->k;
-    const char *name[6] = {"xfer_fixed", "burst", "byte", "wave", "drain_fixed", "drain_row"};
-    unsigned was[6] = {f.xfer_fixed, f.burst, f.byte, f.wave, f.drain_fixed, f.drain_row};
-    unsigned now[6] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row};
-    printf("DMA fit (cycles = launch + xfer_fixed*transfers + burst*bursts + byte*bytes) over %zu "
-           "LOAD programs: R^2 = %.5f (>= %.2f required), launch %.1f cycles\n", c->fdma.n,
-           c->fdma.r2, NPU_CALIB_R2_MIN, c->fdma.coef[0]);
-    printf("WAVE fit (cycles = launch + rows + wave*waves) over %zu programs: R^2 = %.5f, launch "
-           "%.1f\n", c->fwave.n, c->fwave.r2, c->fwave.coef[0]);
+    const char *name[8] = {"xfer_fixed", "burst", "byte", "wave", "drain_fixed", "drain_row", "lat_fixed", "window"};
+    unsigned was[8] = {f.xfer_fixed, f.burst, f.byte, f.wave, f.drain_fixed, f.drain_row, f.lat_fixed, f.window};
+    unsigned now[8] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row, k->lat_fixed,
+                       k->window};
+    printf("DMA fit (cycles = launch + max(xfer_fixed*transfers + burst*bursts + byte*bytes, "
+           "lat_fixed*transfers + window*bursts)) over %zu LOAD programs: R^2 = %.5f (>= %.2f required), "
+           "launch %.1f cycles\n", c->fdma.n, c->fdma.r2, NPU_CALIB_R2_MIN, c->fdma.coef[0]);
+    printf("WAVE fit (cycles = launch + sum of max(rows, (rows + wave)/2) per LDW + WAVE pair) over %zu "
+           "programs: R^2 = %.5f, launch %.1f\n", c->fwave.n, c->fwave.r2, c->fwave.coef[0]);
     printf("DRAIN fit (cycles = launch + drain_fixed*drains + drain_row*rows) over %zu programs: "
            "R^2 = %.5f, launch %.1f\n", c->fdrain.n, c->fdrain.r2, c->fdrain.coef[0]);
     printf("  %-12s %14s %14s %10s\n", "constant", "config formula", "fitted", "Q16");
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         printf("  %-12s %14.4f %14.4f %10u\n", name[i], q16(was[i]), q16(now[i]), now[i]);
 }
 
@@ -59,11 +61,12 @@ static void print_json(const npu_cfg_t *cfg, const npu_calib_t *c)
     printf(" \"launch\": {\"dma\": %.4f, \"wave\": %.4f, \"drain\": %.4f},\n", c->fdma.coef[0],
            c->fwave.coef[0], c->fdrain.coef[0]);
     printf(" \"q16\": {\"xfer_fixed\": %u, \"burst\": %u, \"byte\": %u, \"wave\": %u, "
-           "\"drain_fixed\": %u, \"drain_row\": %u},\n", k->xfer_fixed, k->burst, k->byte, k->wave,
-           k->drain_fixed, k->drain_row);
+           "\"drain_fixed\": %u, \"drain_row\": %u, \"lat_fixed\": %u, \"window\": %u},\n", k->xfer_fixed,
+           k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row, k->lat_fixed, k->window);
     printf(" \"cycles\": {\"xfer_fixed\": %.6f, \"burst\": %.6f, \"byte\": %.6f, \"wave\": %.6f, "
-           "\"drain_fixed\": %.6f, \"drain_row\": %.6f}}\n", q16(k->xfer_fixed), q16(k->burst),
-           q16(k->byte), q16(k->wave), q16(k->drain_fixed), q16(k->drain_row));
+           "\"drain_fixed\": %.6f, \"drain_row\": %.6f, \"lat_fixed\": %.6f, \"window\": %.6f}}\n",
+           q16(k->xfer_fixed), q16(k->burst), q16(k->byte), q16(k->wave), q16(k->drain_fixed),
+           q16(k->drain_row), q16(k->lat_fixed), q16(k->window));
 }
 
 static int write_file(const npu_cfg_t *cfg, const npu_args_t *a, const npu_calib_t *c)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "compile/slice/slice_burst.h"
+#include "compile/slice/slice_cost.h"
 #include "hw/isa.h"
 #include "prog/prog_builder.h"
 #include "prog/prog_expect.h"
@@ -113,7 +114,8 @@ static int dma_sweep(const npu_cfg_t *cfg, npu_sim_t *sim, npu_calib_t *c, char 
     unsigned offs[2] = {0, B / 2 + 2}; /* beat-aligned, and not: one more beat per run */
     size_t cap = 16 * (wmax / step);
     c->dma = calloc(cap, sizeof *c->dma);
-    if (!c->dma)
+    c->dma_lat = calloc(cap, 1);
+    if (!c->dma || !c->dma_lat)
         return failf(msg, n, "out of memory");
     for (int s = 0; s < 16; s++)
         for (unsigned w = step; w <= wmax; w += step) {
@@ -132,8 +134,8 @@ static int dma_sweep(const npu_cfg_t *cfg, npu_sim_t *sim, npu_calib_t *c, char 
 
 /* ---- EXEC: waves and drains ------------------------------------------------------------- */
 
-/* count LDW + WAVE pairs of m rows (mode ISW, k = n = S, banks alternating) or count DRAINs
- * of m rows. */
+/* count LDW + WAVE pairs of m rows (mode FW, k = n = 2S: one S x S tile per core, banks
+ * alternating) or count DRAINs of m rows. */
 static int exec_build(const npu_cfg_t *cfg, int drain, unsigned m, unsigned count, npu_prog_t *p,
                       char *msg, size_t n)
 {
@@ -148,8 +150,8 @@ static int exec_build(const npu_cfg_t *cfg, int drain, unsigned m, unsigned coun
             continue;
         }
         unsigned bank = npu_pb_bank(&pb);
-        npu_pb_put(&pb, p, npu_enc_ldw(&in, bank, NPU_MODE_ISW, 0, 1, S, S), &in, 0);
-        npu_pb_put(&pb, p, npu_enc_wave(&in, bank, NPU_MODE_ISW, i > 0, m, 0, 1, S, S, 0), &in, 0);
+        npu_pb_put(&pb, p, npu_enc_ldw(&in, bank, NPU_MODE_FW, 0, 1, 2 * S, 2 * S), &in, 0);
+        npu_pb_put(&pb, p, npu_enc_wave(&in, bank, NPU_MODE_FW, i > 0, m, 0, 1, 2 * S, 2 * S, 0), &in, 0);
     }
     return npu_pb_finish(&pb, msg, n);
 }
@@ -165,24 +167,24 @@ static int exec_point(const npu_cfg_t *cfg, npu_sim_t *sim, int drain, npu_calib
     if (rc == 0)
         rc = run(cfg, sim, &p, drain ? "DRAIN set" : "WAVE set", &r, msg, n);
     t->cycles = rc == 0 ? r.cnt[NPU_CNT_cycles] : 0;
-    t->rows = (uint64_t)t->count * (drain ? t->size : (t->size + 3) / 4);
+    t->rows = (uint64_t)t->count * t->size;
     npu_prog_free(&p);
     return rc;
 }
 
-/* WAVE: m = 4S, 8S, 16S, 32S (a skinny wave writes ceil(m/2) OBUF rows), 1..4 pairs (the whole
- * program fits the EXEC queue, so the fetch never starves it). DRAIN: r = S, 4S, 16S, 32S
+/* WAVE: m = S..32S within the OBUF rows (short waves show the bank turnaround), 1..4 pairs (the
+ * whole program fits the EXEC queue, so the fetch never starves it). DRAIN: r = S, 4S, 16S, 32S
  * within the OBUF half, 1, 2 or 4 drains. */
 static int exec_sweep(const npu_cfg_t *cfg, npu_sim_t *sim, npu_calib_t *c, char *msg, size_t n)
 {
-    static const unsigned wmul[4] = {4, 8, 16, 32}, mul[4] = {1, 4, 16, 32}, ndr[3] = {1, 2, 4};
+    static const unsigned wmul[6] = {1, 2, 4, 8, 16, 32}, mul[4] = {1, 4, 16, 32}, ndr[3] = {1, 2, 4};
     unsigned S = (unsigned)cfg->s, pairs = cfg->queue_depth / 2 < 4 ? (unsigned)cfg->queue_depth / 2 : 4;
-    for (unsigned i = 0; i < 4; i++)
+    for (unsigned i = 0; i < 6; i++)
         for (unsigned k = 1; k <= pairs; k++) {
             npu_calib_exec_pt_t *t = &c->wave[c->nwave];
             t->size = wmul[i] * S;
             t->count = k;
-            if ((t->size + 1) / 2 > (unsigned)cfg->obuf_rows)
+            if (t->size > (unsigned)cfg->obuf_rows)
                 continue;
             if (exec_point(cfg, sim, 0, t, msg, n) != 0)
                 return -1;
@@ -246,34 +248,91 @@ static int fit(const double *X, const double *y, const double *off, size_t n, in
     return rc;
 }
 
-/* The design matrices of the three sets, fitted. */
+/* The DMA fit: a LOAD is bus-bound, xfer_fixed + burst per burst + byte per byte, or
+ * latency-bound, lat_fixed + window per burst (MAX_OUTSTANDING round trips in flight), whichever
+ * is longer (slice_cost.h). Each point is classed by its bursts (window > burst + their mean
+ * bytes' time) under the constants of the previous round (the config's formulas first) and the
+ * design refitted until the classes settle. */
+static int fit_dma(const npu_cfg_t *cfg, npu_calib_t *c, double *X, double *y, double *off)
+{
+    npu_slice_cost_t f = npu_slice_cost_formula(cfg, NPU_SLICE_BURST);
+    double B = (double)npu_cfg_beat(cfg), k[5] = {f.xfer_fixed / 65536.0, f.burst / 65536.0, f.byte / 65536.0,
+                                                  f.lat_fixed / 65536.0, f.window / 65536.0};
+    int moved = 1, p = 6;
+    for (int round = 0; round < 16 && moved; round++) {
+        size_t nlat = 0;
+        moved = 0;
+        for (size_t i = 0; i < c->ndma; i++) {
+            const npu_calib_dma_pt_t *t = &c->dma[i];
+            double x = t->xfers, b = (double)t->bursts, by = (double)t->beats * B;
+            int lat = k[4] > k[1] + k[2] * by / b; /* by its bursts: the same class at any length */
+            double row[6] = {1, lat ? 0 : x, lat ? 0 : b, lat ? 0 : by, lat ? x : 0, lat ? b : 0};
+            moved |= round == 0 || (int)c->dma_lat[i] != lat;
+            c->dma_lat[i] = (unsigned char)lat;
+            nlat += (size_t)lat;
+            memcpy(X + 6 * i, row, sizeof row);
+            y[i] = (double)t->cycles;
+            off[i] = 0;
+        }
+        p = nlat ? 6 : 4; /* no latency-bound LOAD: the bus terms alone */
+        for (size_t i = 0; p == 4 && i < c->ndma; i++)
+            memmove(X + 4 * i, X + 6 * i, 4 * sizeof *X);
+        if (fit(X, y, off, c->ndma, p, &c->fdma) != 0)
+            return -1;
+        for (int j = 0; j < 5; j++)
+            k[j] = j + 1 < p ? c->fdma.coef[j + 1] : 0;
+    }
+    c->fdma.coef[4] = k[3];
+    c->fdma.coef[5] = k[4];
+    return 0;
+}
+
+/* The WAVE fit: a pair of m rows costs max(m, (m + wave) / 2), wave the turnaround of a weight
+ * bank (its last rows leave the array, the next LDW shifts in), classed and refitted as above
+ * from wave = 5S + 8. cycles - off = launch + wave * x, off = pairs * m or pairs * m / 2. */
+static int fit_wave(const npu_cfg_t *cfg, npu_calib_t *c, double *X, double *y, double *off)
+{
+    double turn = npu_slice_cost_formula(cfg, NPU_SLICE_BURST).wave / 65536.0;
+    int moved = 1;
+    for (int round = 0; round < 16 && moved; round++) {
+        size_t nturn = 0;
+        moved = 0;
+        for (size_t i = 0; i < c->nwave; i++) {
+            const npu_calib_exec_pt_t *t = &c->wave[i];
+            int tb = (double)t->size < turn;
+            moved |= round == 0 || (int)c->wave_turn[i] != tb;
+            c->wave_turn[i] = (unsigned char)tb;
+            nturn += (size_t)tb;
+            X[2 * i] = 1;
+            X[2 * i + 1] = tb ? t->count / 2.0 : 0;
+            y[i] = (double)t->cycles;
+            off[i] = tb ? (double)t->rows / 2 : (double)t->rows;
+        }
+        for (size_t i = 0; !nturn && i < c->nwave; i++)
+            X[i] = 1; /* launch alone */
+        if (fit(X, y, off, c->nwave, nturn ? 2 : 1, &c->fwave) != 0)
+            return -1;
+        turn = nturn ? c->fwave.coef[1] : 0;
+    }
+    c->fwave.coef[1] = turn;
+    return 0;
+}
+
+/* The three sets, fitted. */
 static int fit_all(const npu_cfg_t *cfg, npu_calib_t *c, char *msg, size_t n)
 {
     size_t N = c->ndma + c->nwave + c->ndrain;
-    double *X = calloc(N * 4, sizeof *X), *y = calloc(N, sizeof *y), *off = calloc(N, sizeof *off);
-    double B = (double)npu_cfg_beat(cfg);
+    double *X = calloc(N * 6, sizeof *X), *y = calloc(N, sizeof *y), *off = calloc(N, sizeof *off);
     int rc = -1;
     if (!X || !y || !off) {
         failf(msg, n, "out of memory");
         goto out;
     }
-    for (size_t i = 0; i < c->ndma; i++) {
-        const npu_calib_dma_pt_t *t = &c->dma[i];
-        double row[4] = {1, (double)t->xfers, (double)t->bursts, (double)t->beats * B};
-        memcpy(X + 4 * i, row, sizeof row);
-        y[i] = (double)t->cycles;
-    }
-    if (fit(X, y, off, c->ndma, 4, &c->fdma) != 0) {
+    if (fit_dma(cfg, c, X, y, off) != 0) {
         failf(msg, n, "DMA fit: the sweep does not separate transfers, bursts and bytes");
         goto out;
     }
-    for (size_t i = 0; i < c->nwave; i++) { /* cycles - rows = launch + wave * pairs */
-        X[2 * i] = 1;
-        X[2 * i + 1] = (double)c->wave[i].count;
-        y[i] = (double)c->wave[i].cycles;
-        off[i] = (double)c->wave[i].rows;
-    }
-    if (fit(X, y, off, c->nwave, 2, &c->fwave) != 0) {
+    if (fit_wave(cfg, c, X, y, off) != 0) {
         failf(msg, n, "WAVE fit: degenerate sweep");
         goto out;
     }
@@ -315,7 +374,9 @@ static int constants(npu_calib_t *c, char *msg, size_t n)
         to_q16(c->fdma.coef[3], "byte", &k->byte, msg, n) ||
         to_q16(c->fwave.coef[1], "wave", &k->wave, msg, n) ||
         to_q16(c->fdrain.coef[1], "drain_fixed", &k->drain_fixed, msg, n) ||
-        to_q16(c->fdrain.coef[2], "drain_row", &k->drain_row, msg, n))
+        to_q16(c->fdrain.coef[2], "drain_row", &k->drain_row, msg, n) ||
+        to_q16(c->fdma.coef[4], "lat_fixed", &k->lat_fixed, msg, n) ||
+        to_q16(c->fdma.coef[5], "window", &k->window, msg, n))
         return -1;
     k->valid = 1;
     return 0;
@@ -340,6 +401,7 @@ int npu_calibrate(const npu_cfg_t *cfg, npu_sim_t *sim, int quick, npu_calib_t *
 void npu_calib_free(npu_calib_t *c)
 {
     free(c->dma);
+    free(c->dma_lat);
     c->dma = NULL;
     c->ndma = 0;
 }
@@ -364,9 +426,14 @@ int npu_calib_write(FILE *f, const npu_cfg_t *cfg, const npu_calib_t *c, const c
     fprintf(f, "BURST           = %u   # %.4f cycles per DRAM burst\n", k->burst, cyc(k->burst));
     fprintf(f, "BYTE            = %u   # %.4f cycles per byte on the bus\n", k->byte, cyc(k->byte));
     fprintf(f, "# WAVE fit over %zu programs, R^2 = %.5f\n", c->fwave.n, c->fwave.r2);
-    fprintf(f, "WAVE            = %u   # %.4f cycles per wave beyond its rows\n", k->wave, cyc(k->wave));
+    fprintf(f, "WAVE            = %u   # %.4f cycles: weight-bank turnaround (a wave takes max(m, (m + WAVE)/2))\n",
+            k->wave, cyc(k->wave));
     fprintf(f, "# DRAIN fit over %zu programs, R^2 = %.5f\n", c->fdrain.n, c->fdrain.r2);
     fprintf(f, "DRAIN_FIXED     = %u   # %.4f cycles per DRAIN\n", k->drain_fixed, cyc(k->drain_fixed));
     fprintf(f, "DRAIN_ROW       = %u   # %.4f cycles per drained row\n", k->drain_row, cyc(k->drain_row));
+    fprintf(f, "# latency-bound LOADs (slice_cost.h): of the DMA fit\n");
+    fprintf(f, "LAT_FIXED       = %u   # %.4f cycles per latency-bound DMA transfer\n", k->lat_fixed,
+            cyc(k->lat_fixed));
+    fprintf(f, "WINDOW          = %u   # %.4f cycles per latency-bound DRAM burst\n", k->window, cyc(k->window));
     return ferror(f) ? -1 : 0;
 }

@@ -10,11 +10,13 @@
  * 1 or 4 LOADs per program, at a beat-aligned and an unaligned base. Bursts, beats and transfers
  * are counted by the slicing stage's counter (slice_burst.h) and cross-checked against
  * npu_dma_bursts (prog_expect.h) and the RTL's dram_rd_bursts / dram_rd_x counters. Fit:
- *   cycles = launch + xfer_fixed * transfers + burst * bursts + byte * beats * B
- * (R^2 must reach NPU_CALIB_R2_MIN).
- * WAVE: trains of n (1..4) LDW + WAVE pairs (mode ISW, k = n = S, the two weight banks
- * alternating as the emitters do) of m = 4S..32S rows: each core takes ceil(m/4) rows, the
- * slicer's rows of a wave. Fit: cycles - rows = launch + wave * n.
+ *   cycles = launch + max(xfer_fixed * transfers + burst * bursts + byte * beats * B,
+ *                         lat_fixed * transfers + window * bursts)
+ * piecewise (each program classed bus- or latency-bound, refitted until the classes settle;
+ * R^2 must reach NPU_CALIB_R2_MIN).
+ * WAVE: trains of n (1..4) LDW + WAVE pairs (mode FW, k = n = 2S: an S x S tile per core, the two
+ * weight banks alternating as the emitters do) of m = S..32S rows. Fit: each pair takes
+ * max(m, (m + wave) / 2), wave the bank turnaround (classed and refitted likewise).
  * DRAIN: n (1, 2, 4) DRAINs of r rows. Fit: cycles = launch + drain_fixed * n + drain_row * n r.
  * launch (program start, fetch, halt) is fitted and reported, not used by the slicer.
  * Every program runs alone on an idle NPU at the config's DRAM timing without stalls: cycles are
@@ -40,7 +42,7 @@ typedef struct npu_calib_dma_pt {
 
 typedef struct npu_calib_exec_pt {
     unsigned size, count; /* WAVE: m rows, n pairs; DRAIN: r rows, n drains */
-    uint64_t rows, cycles; /* rows: WAVE: n * ceil(m/4), DRAIN: n * r */
+    uint64_t rows, cycles; /* rows: n * m (WAVE) or n * r (DRAIN) */
 } npu_calib_exec_pt_t;
 
 typedef struct npu_calib_model {
@@ -53,11 +55,14 @@ typedef struct npu_calib_model {
 typedef struct npu_calib {
     int quick;
     npu_calib_dma_pt_t *dma; /* owned (npu_calib_free) */
+    unsigned char *dma_lat;  /* per DMA point: latency-bound in the fit (owned) */
     size_t ndma;
+    unsigned char wave_turn[NPU_CALIB_EXEC_MAX]; /* per WAVE point: turnaround-bound in the fit */
     npu_calib_exec_pt_t wave[NPU_CALIB_EXEC_MAX], drain[NPU_CALIB_EXEC_MAX];
     size_t nwave, ndrain;
-    npu_calib_model_t fdma, fwave, fdrain; /* fdma: launch, xfer_fixed, burst, byte; fwave:
-                                              launch, wave; fdrain: launch, drain_fixed, drain_row */
+    npu_calib_model_t fdma, fwave, fdrain; /* fdma: launch, xfer_fixed, burst, byte, lat_fixed,
+                                              window; fwave: launch, wave; fdrain: launch,
+                                              drain_fixed, drain_row */
     npu_cfg_calib_t k;                     /* the constants in Q16 cycles (valid = 1) */
     double wall_s;
 } npu_calib_t;

@@ -81,6 +81,8 @@ static const struct key CAL_KEYS[] = {
     {"WAVE", "wave", 0},
     {"DRAIN_FIXED", "drain_fixed", 0},
     {"DRAIN_ROW", "drain_row", 0},
+    {"LAT_FIXED", "lat_fixed", 0},
+    {"WINDOW", "window", 0},
 };
 enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 6, C_QUICK = 6, C_XFER_FIXED = 7 };
 static const int CAL_COND_KEY[NCAL_COND] = {K_S, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING, K_DRAM_BW,

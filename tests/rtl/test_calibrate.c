@@ -5,7 +5,7 @@
  *
  * calibrate/committed  the sweep configs/<cfg>.calib was made with (its QUICK key): every burst
  *                      count cross-checked (slicer = npu_dma_bursts = the RTL's counter), DMA
- *                      R^2 >= 0.98, and the six Q16 constants equal to those the file gave this
+ *                      R^2 >= 0.98, and the eight Q16 constants equal to those the file gave this
  *                      build (NPU_CFG_INIT, what npu_slice_cost_default returns). Cycle counts
  *                      are deterministic, so a timing change of the RTL fails here with
  *                      old -> new and the command that regenerates the file.
@@ -20,12 +20,13 @@
 #include "rtl_common.h"
 #include "run/calib.h"
 
-static const char *const k_name[6] = {"XFER_FIXED", "BURST", "BYTE", "WAVE", "DRAIN_FIXED",
-                                      "DRAIN_ROW"};
+static const char *const k_name[8] = {"XFER_FIXED", "BURST", "BYTE", "WAVE", "DRAIN_FIXED",
+                                      "DRAIN_ROW", "LAT_FIXED", "WINDOW"};
 
 static void consts(const npu_cfg_calib_t *k, unsigned *v)
 {
-    unsigned t[6] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row};
+    unsigned t[8] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row, k->lat_fixed,
+                     k->window};
     memcpy(v, t, sizeof t);
 }
 
@@ -43,14 +44,14 @@ Test(calibrate, committed, .timeout = 120)
 {
     npu_cfg_t cfg = rtl_cfg();
     npu_calib_t c;
-    unsigned want[6], got[6];
+    unsigned want[8], got[8];
     cr_assert(cfg.calib.valid, "config %s has no configs/%s.calib: run build/%s/npu calibrate --out "
               "configs/%s.calib", cfg.name, cfg.name, cfg.name, cfg.name);
     calibrate(&cfg, NPU_CFG_CALIB_QUICK, &c);
     consts(&cfg.calib, want);
     consts(&c.k, got);
     char diff[512] = "";
-    for (int i = 0; i < 6; i++)
+    for (int i = 0; i < 8; i++)
         if (got[i] != want[i])
             snprintf(diff + strlen(diff), sizeof diff - strlen(diff), " %s %u -> %u", k_name[i],
                      want[i], got[i]);
@@ -58,7 +59,8 @@ Test(calibrate, committed, .timeout = 120)
                  "(Q16); regenerate it with build/%s/npu calibrate%s --out configs/%s.calib",
                  cfg.name, cfg.name, diff, cfg.name, NPU_CFG_CALIB_QUICK ? " --quick" : "", cfg.name);
     npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
-    cr_assert(k.burst == got[1] && k.xfer_fixed == got[0] && k.byte == got[2] && k.wave == got[3],
+    cr_assert(k.burst == got[1] && k.xfer_fixed == got[0] && k.byte == got[2] && k.wave == got[3] &&
+                  k.lat_fixed == got[6] && k.window == got[7],
               "the slicing stage does not use the calibration");
     npu_calib_free(&c);
 }
@@ -67,13 +69,13 @@ Test(calibrate, quick, .timeout = 120)
 {
     npu_cfg_t cfg = rtl_cfg();
     npu_calib_t c;
-    unsigned want[6], got[6];
+    unsigned want[8], got[8];
     cr_assert(cfg.calib.valid, "config %s has no configs/%s.calib", cfg.name, cfg.name);
     calibrate(&cfg, 1, &c);
     consts(&cfg.calib, want);
     consts(&c.k, got);
-    for (int i = 0; i < 6; i++) {
-        double w = want[i] / 65536.0, g = got[i] / 65536.0, tol = i < 3 ? 0.1 * w + 0.25 : 0;
+    for (int i = 0; i < 8; i++) {
+        double w = want[i] / 65536.0, g = got[i] / 65536.0, tol = i < 3 || i > 5 ? 0.1 * w + 0.25 : 0;
         cr_assert(g >= w - tol && g <= w + tol, "config %s: --quick %s = %.4f cycles, the "
                   "calibration file's %.4f", cfg.name, k_name[i], g, w);
     }

@@ -42,9 +42,10 @@ def q16(num, den):
 
 def constants(cfg, mode):
     B = 4 * cfg.S
-    return dict(mode=mode, byte=q16(1, min(cfg.dram_bw, B)),
-                burst=max(q16(cfg.latency + cfg.burst_cost, cfg.outstanding), q16(cfg.burst_cost, 1)),
-                fixed=q16(cfg.latency + 4, 1), wave=q16(cfg.S, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2))
+    rt = cfg.latency + cfg.burst_cost + 1  # a one-beat read's round trip
+    return dict(mode=mode, byte=q16(1, min(cfg.dram_bw, B)), burst=q16(cfg.burst_cost, 1),
+                fixed=q16(cfg.latency + 4, 1), wave=q16(5 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
+                lat_fixed=q16(rt * (cfg.outstanding - 1), cfg.outstanding), window=q16(rt, cfg.outstanding))
 
 
 # ------------------------------------------------------------------ bursts, walked beat by beat
@@ -208,18 +209,24 @@ def compute(k, S, split, m, n, taps, kd):
         rows = cdiv(m, 4)
     else:
         blk, rows = cdiv(blk, 2), cdiv(m, 2)
-    return taps * cdiv(kd, S) * blk * ((rows << Q) + k['wave'])
+    r = rows << Q
+    return taps * cdiv(kd, S) * blk * max(r, (r + k['wave']) // 2)  # a weight bank's turnaround
 
 
-def xfer(k, b, B):
+def xfer(k, b, B, store=False):
+    """(cost, bus time): a read is bus- or latency-bound, a write bus-bound"""
     bursts, beats, nbytes, xfers = b
     if k['mode'] == 'noburst':
-        return nbytes * k['byte']
-    return xfers * k['fixed'] + beats * B * k['byte'] + bursts * k['burst']
+        return nbytes * k['byte'], nbytes * k['byte']
+    bus = beats * B * k['byte'] + bursts * k['burst']
+    cost = xfers * k['fixed'] + bus
+    if not store:
+        cost = max(cost, xfers * k['lat_fixed'] + bursts * k['window'])
+    return cost, bus
 
 
 def simulate(pb, k, t, split, order):
-    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1} + S_{i-1}) + S_{n-1}; DRAM bytes."""
+    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}; DRAM bytes."""
     nd = len(pb.ext)
     ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
     loop = pb.orders[order]
@@ -237,12 +244,13 @@ def simulate(pb, k, t, split, order):
             if key not in cache:
                 cache[key] = pb.tile_cost(ti, o, s)
             return cache[key]
-        L = 0
+        L = Lb = 0
         for ti in (0, 1):
             key = tuple(idx[d] for d in deps[ti])
-            if key != prev[ti]:
+            if key != prev[ti] or pb.kind == 'gemm':  # the GEMM emitter loads both every step
                 b = cost(ti)
-                L += xfer(k, b, pb.B)
+                c, bus = xfer(k, b, pb.B)
+                L, Lb = L + c, Lb + bus
                 nbytes += b[2]
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
@@ -251,15 +259,15 @@ def simulate(pb, k, t, split, order):
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
             E += k['dfix'] + orows * k['drow']
             b = cost(2)
-            Sv = xfer(k, b, pb.B)
+            Sv = xfer(k, b, pb.B, store=True)[0]
             nbytes += b[2]
-        steps.append((L, E, Sv))
+        steps.append((L, Lb, E, Sv))
     T = steps[0][0]
-    for i, (L, E, Sv) in enumerate(steps):
-        Lnext = steps[i + 1][0] if i + 1 < len(steps) else 0
-        Sprev = steps[i - 1][2] if i > 0 else 0
-        T += max(E, Lnext + Sprev)
-    return T + steps[-1][2], nbytes
+    for i, (L, Lb, E, Sv) in enumerate(steps):
+        Lnext, Lbnext = steps[i + 1][:2] if i + 1 < len(steps) else (0, 0)
+        Sprev = steps[i - 1][3] if i > 0 else 0
+        T += max(E, Lnext, Lbnext + Sprev)  # loads in turn; the bus shared with the stores
+    return T + steps[-1][3], nbytes
 
 
 def tile_opts(ext, u):

@@ -1,14 +1,15 @@
 /*
  * slice_fidelity.c - the slicing stage's cost model against the RTL (issue 14, acceptance 5):
- * for three GEMM layers, 50 fitting candidates each (tile sizes and loop order; of the three
- * core splits the cheapest, as the search keeps it), spread evenly over the predicted cycles,
+ * for three GEMM layers, 50 fitting candidates each (--pick N: N; tile sizes and loop order; of
+ * the three core splits the cheapest, as the search keeps it), spread evenly over the predicted cycles,
  * each run on the Verilated NPU with the FlexSA policy (`npu_gemm_run_plan`, bit-exact). Prints
  * predicted and measured cycles, and per layer and overall the median and max |error| and the
  * Spearman rank correlation. Exits 1 when the acceptance (median <= 10%, max <= 25%,
  * Spearman >= 0.9 on every layer) is not met, 2 when a run fails. With --all (small layers) every
  * fitting candidate runs, and the pick (least predicted cycles, the search's choice) must also be
  * within 5% of the best measured (acceptance 6).
- *   build/<config>/slice_fidelity [--burst|--noburst] [--all] [M,N,K ...]
+ *   build/<config>/slice_fidelity [--burst|--noburst] [--all] [--pick N] [M,N,K ...]
+ * `make test` runs a quick representative (make slice-fidelity-quick: smaller layers, --pick 12).
  */
 #include <math.h>
 #include <stdio.h>
@@ -23,7 +24,7 @@
 #include "ref/golden.h"
 #include "run/runtime.h"
 
-#define PICK 50
+static int pick = 50; /* candidates run per layer */
 #define MAXC 200000
 #define MAXALL 4000 /* runs over all layers */
 
@@ -154,13 +155,13 @@ static double run(const npu_cfg_t *cfg, int M, int N, int K, cand_t *c)
     return cyc;
 }
 
-/* One layer: PICK candidates spread over the predicted cycles, run; 1 if it meets the bounds,
+/* One layer: `pick` candidates spread over the predicted cycles, run; 1 if it meets the bounds,
  * 0 if not, -1 if a run failed. Appends its candidates to all[*na]. */
 static int layer(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int N, int K, int every, cand_t *all,
                  int *na)
 {
     static cand_t c[MAXC];
-    int n = enumerate(cfg, k, M, N, K, c), m = n < PICK || every ? n : PICK;
+    int n = enumerate(cfg, k, M, N, K, c), m = n < pick || every ? n : pick;
     double med, max, rho;
     qsort(c, (size_t)n, sizeof *c, by_pred);
     if (*na + m > MAXALL) {
@@ -202,12 +203,14 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--all"))
             every = 1;
+        else if (!strcmp(argv[i], "--pick") && i + 1 < argc && atoi(argv[i + 1]) >= 2)
+            pick = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--noburst") || !strcmp(argv[i], "--burst"))
             mode = argv[i][2] == 'n' ? NPU_SLICE_NOBURST : NPU_SLICE_BURST;
         else if (ns < 16 && sscanf(argv[i], "%d,%d,%d", &shapes[ns][0], &shapes[ns][1], &shapes[ns][2]) == 3)
             ns++;
         else {
-            fprintf(stderr, "usage: slice_fidelity [--burst|--noburst] [--all] [M,N,K ...]\n");
+            fprintf(stderr, "usage: slice_fidelity [--burst|--noburst] [--all] [--pick N] [M,N,K ...]\n");
             return 2;
         }
     }

@@ -633,7 +633,9 @@ Test(gemm_fake, policy_1g4c_s2) { policy_batch(2, 3011, 20, NPU_EMIT_1G4C); }
 Test(gemm_fake, policy_1g4c_s8) { policy_batch(8, 3012, 20, NPU_EMIT_1G4C); }
 
 /* Tiles from the slicing stage (npu gemm --slicing burst|noburst), m-major and n-major tile
- * orders, on the functional model: bit-exact and the counters; some shapes must run n-major. */
+ * orders, on the functional model: bit-exact and the counters; some shapes must run n-major (the
+ * GEMM reloads both operands at every step, so the slicer prefers n-major only where its edge
+ * tiles overlap better: the seeds are ones whose shapes include such a case). */
 static void sliced_batch(int S, uint64_t seed, int count)
 {
     npu_cfg_t c = test_cfg(S);
@@ -670,7 +672,7 @@ Test(gemm_fake, rows_past_the_pitch_field)
     npu_sim_close(s);
 }
 
-Test(gemm_fake, sliced_tiles_s2) { sliced_batch(2, 3021, 30); }
+Test(gemm_fake, sliced_tiles_s2) { sliced_batch(2, 3023, 30); }
 Test(gemm_fake, sliced_tiles_s8) { sliced_batch(8, 3022, 30); }
 
 /* 1G4C on one 2S x 2S block: four S x S sub-tiles, each loaded into every core by its own LDW

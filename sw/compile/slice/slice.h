@@ -13,14 +13,16 @@
  *   order  one of two loop orders of the output dims (npu_slice_order_dims);
  *   tiles  per dim, a tile size from the balanced sizes (npu_slice_tile_opts).
  * The SPM is shared, so each tile is loaded from DRAM once whatever the split; the split decides
- * the per-core compute. An input tile is loaded at a step when its tile index differs from the
- * previous step's (consecutive reuse: the loop order decides which operand stays resident).
+ * the per-core compute. A convolution's input tile is loaded at a step when its tile index
+ * differs from the previous step's (consecutive reuse: the loop order decides which operand
+ * stays resident); a GEMM loads both at every step, as its emitter's alternating buffers do.
  *
- * Cost (Q16 cycles, slice_cost.h): per step i the load cost L_i of the input tiles it loads, the
- * compute E_i (max over cores of waves x (rows + wave overhead), plus the drain after an output
- * tile's last reduction step) and the store cost S_i of the output tile it completes; DMA and
- * EXEC overlap as the RTL double-buffers:
- *   T = L_0 + sum_i max(E_i, L_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0)
+ * Cost (Q16 cycles, slice_cost.h): per step i the load cost L_i of the input tiles it loads (of
+ * which Lb_i on the DRAM bus), the compute E_i (max over cores of its waves, each
+ * max(rows, (rows + bank turnaround) / 2), plus the drain after an output tile's last reduction
+ * step) and the store cost S_i of the output tile it completes; DMA and EXEC overlap as the RTL
+ * double-buffers, the loads in turn, the stores sharing only the bus with them:
+ *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0)
  * Tie-break: least cost, then least DRAM bytes, then the first visited (enumeration order:
  * split, order, then each dim's tile from the largest down, dims in index order).
  */
@@ -50,6 +52,7 @@ typedef struct npu_slice_tstat {
     uint64_t loads;         /* tile transfers (loads of IN0/IN1, stores of OUT) */
     npu_bursts_t b;         /* their bursts, beats, bytes, runs, DMA descriptors */
     uint64_t cost;          /* Q16 cycles of those transfers, alone */
+    uint64_t bus;           /* of which on the DRAM bus (npu_slice_xfer_bus) */
 } npu_slice_tstat_t;
 
 typedef struct npu_slice_plan {

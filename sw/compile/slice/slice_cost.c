@@ -22,6 +22,8 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
     k.wave = c->wave;
     k.drain_fixed = c->drain_fixed;
     k.drain_row = c->drain_row;
+    k.lat_fixed = c->lat_fixed;
+    k.window = c->window;
     return k;
 }
 
@@ -41,9 +43,11 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     memset(&k, 0, sizeof k);
     k.mode = mode;
     k.byte = q16(1, bw);
-    k.burst = q16(lat + bc, out) > q16(bc, 1) ? q16(lat + bc, out) : q16(bc, 1);
+    k.burst = q16(bc, 1);
     k.xfer_fixed = q16(lat + 4, 1);
-    k.wave = q16((uint64_t)cfg->s, 1);
+    k.window = q16(lat + bc + 1, out);
+    k.lat_fixed = q16((uint64_t)(lat + bc + 1) * (out - 1), out);
+    k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);
     k.drain_fixed = q16((uint64_t)cfg->s, 1);
     k.drain_row = q16(1, 2);
     return k;
@@ -60,11 +64,23 @@ int npu_slice_mode_parse(const char *s)
     return -1;
 }
 
-uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat)
+uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat)
 {
     if (k->mode == NPU_SLICE_NOBURST)
         return b->bytes * k->byte;
-    return b->xfers * k->xfer_fixed + b->beats * beat * k->byte + b->bursts * k->burst;
+    return b->beats * beat * k->byte + b->bursts * k->burst;
+}
+
+uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat, int store)
+{
+    uint64_t bus = npu_slice_xfer_bus(k, b, beat), lat;
+    if (k->mode == NPU_SLICE_NOBURST)
+        return bus;
+    bus += b->xfers * k->xfer_fixed;
+    if (store)
+        return bus;
+    lat = b->xfers * k->lat_fixed + b->bursts * k->window;
+    return bus > lat ? bus : lat;
 }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -81,5 +97,6 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
         rows = cdiv(m, 2);
         break;
     }
-    return (uint64_t)(taps * cdiv(kd, S) * blk) * (((uint64_t)rows << NPU_SLICE_Q) + k->wave);
+    uint64_t r = (uint64_t)rows << NPU_SLICE_Q, turn = (r + k->wave) / 2; /* the bank turnaround */
+    return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
 }

@@ -7,15 +7,17 @@
  * when the config carries them (configs/<cfg>.calib -> cfg->calib, docs/compiler.md "Slicing"),
  * else these formulas of the config (npu_slice_cost_formula):
  *   byte        65536 / min(DRAM_BW, B)   the DRAM's bandwidth, or the LOAD's one SPM word per cycle
- *   burst       max(DRAM_BURST_COST, (DRAM_LATENCY + DRAM_BURST_COST) / MAX_OUTSTANDING): long
- *               bursts pay the data-bus cost, a stream of short ones the latency shared by the
- *               bursts in flight
+ *   burst       DRAM_BURST_COST: a burst's data-bus cost beyond its beats
  *   xfer_fixed  DRAM_LATENCY + 4: the first burst's latency and the descriptor's two registered
  *               stages, once per DMA transfer (the engine takes one descriptor at a time)
- *   wave        S: systolic skew of an S x S core between back-to-back waves
+ *   window      R / MAX_OUTSTANDING, R = DRAM_LATENCY + DRAM_BURST_COST + 1 (a one-beat read's
+ *               round trip): a stream of short read bursts is bound by the reads in flight
+ *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
+ *   wave        5S + 8: a weight bank's turnaround (its last rows leave the array, the next LDW
+ *               shifts in); a wave of r rows takes max(r, (r + wave) / 2) with two banks
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
- * Transfer of bytes in beats and bursts over x descriptors:
- *   burst mode    x * xfer_fixed + beats * B * byte + bursts * burst
+ * Transfer of bytes in beats and bursts over x descriptors, bus = beats * B * byte + bursts * burst:
+ *   burst mode    store: x * xfer_fixed + bus; load: max(that, x * lat_fixed + bursts * window)
  *   noburst mode  bytes * byte   (TSO-noburst: payload bytes over the bandwidth)
  */
 #ifndef NPU_SLICE_COST_H
@@ -37,6 +39,8 @@ typedef struct npu_slice_cost {
     uint32_t wave;        /* per wave, beyond its rows */
     uint32_t drain_fixed; /* per drain of an output tile */
     uint32_t drain_row;   /* per drained OBUF row */
+    uint32_t lat_fixed;   /* per DMA transfer whose bursts are latency-bound */
+    uint32_t window;      /* per latency-bound burst: its round trip over MAX_OUTSTANDING */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
@@ -44,14 +48,17 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode); /* igno
 const char *npu_slice_mode_name(int mode); /* "burst", "noburst" */
 int npu_slice_mode_parse(const char *s);   /* -1 if unknown */
 
-/* Q16 cycles of transfers counted in b (beat = bytes per beat). */
-uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
+/* Q16 cycles of transfers counted in b (beat = bytes per beat); store: DRAM writes (no read
+ * latency to hide: the bus term alone). */
+uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat, int store);
+/* Their DRAM bus time alone (xfer_fixed, bursts, bytes), which reads and writes share. */
+uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
 
 /* Q16 cycles of one tile step on the four S x S cores: a GEMM of m streamed rows, n stationary
  * columns and a contraction of taps x kd (one wave per tap, S-deep chunk of kd and S-wide block
  * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
  * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
- * the busiest core's waves x (rows + wave). */
+ * the busiest core's waves x max(rows, (rows + wave) / 2). */
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
                                 int64_t taps, int64_t kd);
 

@@ -28,10 +28,10 @@ int npu_slice_tile_opts(int64_t ext, int64_t u, int64_t *out, int max)
 }
 
 /* The transfer costs of one tensor's tiles, computed once per tile (when there are at most
- * MEMO_MAX of them). */
+ * MEMO_MAX of them): per tile its cost and its bus time (slice_cost.h). */
 typedef struct memo {
     int64_t n;
-    uint64_t *cost;
+    uint64_t *cost; /* 2 per tile: cost, bus */
 } memo_t;
 
 typedef struct step_ctx {
@@ -41,21 +41,27 @@ typedef struct step_ctx {
     memo_t m[NPU_SLICE_TENSORS];
 } step_ctx_t;
 
-/* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned. */
-static uint64_t tile_xfer(const step_ctx_t *c, int t, const int64_t *o, const int64_t *s, npu_bursts_t *b)
+/* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned, their bus
+ * time in *bus. */
+static uint64_t tile_xfer(const step_ctx_t *c, int t, const int64_t *o, const int64_t *s, npu_bursts_t *b,
+                          uint64_t *bus)
 {
     memset(b, 0, sizeof *b);
     npu_slice_tile_bursts(c->x, t, o, s, b);
-    return npu_slice_xfer_cost(c->k, b, c->x->B);
+    *bus = npu_slice_xfer_bus(c->k, b, c->x->B);
+    return npu_slice_xfer_cost(c->k, b, c->x->B, t == NPU_SLICE_OUT);
 }
 
-/* Transfer cost of tensor t's tile (o, s) with linear tile index key. */
-static uint64_t tile_cost(const step_ctx_t *c, int t, int64_t key, const int64_t *o, const int64_t *s)
+/* Transfer cost (and bus time in *bus) of tensor t's tile (o, s) with linear tile index key. */
+static uint64_t tile_cost(const step_ctx_t *c, int t, int64_t key, const int64_t *o, const int64_t *s,
+                          uint64_t *bus)
 {
     npu_bursts_t b;
-    if (c->m[t].cost)
-        return c->m[t].cost[key];
-    return tile_xfer(c, t, o, s, &b);
+    if (c->m[t].cost) {
+        *bus = c->m[t].cost[2 * key + 1];
+        return c->m[t].cost[2 * key];
+    }
+    return tile_xfer(c, t, o, s, &b, bus);
 }
 
 /* Origin and size of tile i along dim d. */
@@ -65,8 +71,13 @@ static void tile_at(const npu_slice_plan_t *p, int d, int64_t i, int64_t *o, int
     s[d] = p->tile[d] < p->ext[d] - o[d] ? p->tile[d] : p->ext[d] - o[d];
 }
 
+/* A GEMM's emitter loads both operands at every step (chunk), as its double buffers alternate;
+ * the other kernels keep a tile whose index did not change. */
+static int reloads(const npu_slice_nest_t *x) { return x->kind == NPU_SLICE_GEMM; }
+
 /* Loads of tensor t over the nest: the product of the tile counts of the loop positions down to
- * the innermost one the tensor depends on with more than one tile (its index changes there). */
+ * the innermost one the tensor depends on with more than one tile (its index changes there), or
+ * every step's (reloads). */
 static uint64_t loads_of(const npu_slice_nest_t *x, const npu_slice_plan_t *p, int t)
 {
     int j = -1;
@@ -74,6 +85,7 @@ static uint64_t loads_of(const npu_slice_nest_t *x, const npu_slice_plan_t *p, i
     for (int pos = 0; pos < x->nd; pos++)
         if ((x->t[t].dep >> p->loop[pos] & 1) && p->ntiles[p->loop[pos]] > 1)
             j = pos;
+    j = reloads(x) ? x->nd - 1 : j;
     for (int pos = 0; pos <= j; pos++)
         n *= (uint64_t)p->ntiles[p->loop[pos]];
     return n;
@@ -138,7 +150,9 @@ static uint64_t compute_sum(const npu_slice_nest_t *x, const npu_slice_cost_t *k
 }
 
 /* The step walk: per step the loads of the input tiles whose index changed, the compute (and the
- * drain after an output tile's last reduction step) and the store; T by the overlap formula. */
+ * drain after an output tile's last reduction step) and the store; T by the overlap formula. The
+ * loads take L (one after another on the read side) and share the bus with the stores: the DMA
+ * time of a step is max(L, Lb + S) (Lb: the loads' bus time). */
 static void walk_steps(step_ctx_t *c)
 {
     const npu_slice_nest_t *x = c->x;
@@ -146,7 +160,7 @@ static void walk_steps(step_ctx_t *c)
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
     uint64_t T = 0, E_prev = 0, S_prev = 0, S_prev2 = 0;
     for (uint64_t i = 0;; i++) {
-        uint64_t L = 0, E, S = 0;
+        uint64_t L = 0, Lb = 0, E, S = 0, bus, dma;
         int64_t m, n, taps, kd, orows, key;
         int done = 1;
         for (int d = 0; d < x->nd; d++) {
@@ -159,8 +173,10 @@ static void walk_steps(step_ctx_t *c)
             for (int d = 0; d < x->nd; d++)
                 if (x->t[t].dep >> d & 1)
                     key = key * p->ntiles[d] + idx[d];
-            if (key != last[t])
-                L += tile_cost(c, t, key, o, s);
+            if (key != last[t] || reloads(x)) {
+                L += tile_cost(c, t, key, o, s, &bus);
+                Lb += bus;
+            }
             last[t] = key;
         }
         npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
@@ -171,9 +187,10 @@ static void walk_steps(step_ctx_t *c)
                 if (x->t[NPU_SLICE_OUT].dep >> d & 1)
                     key = key * p->ntiles[d] + idx[d];
             E += c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
-            S = tile_cost(c, NPU_SLICE_OUT, key, o, s);
+            S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &bus);
         }
-        T += i == 0 ? L : (E_prev > L + S_prev2 ? E_prev : L + S_prev2);
+        dma = L > Lb + S_prev2 ? L : Lb + S_prev2;
+        T += i == 0 ? L : (E_prev > dma ? E_prev : dma);
         E_prev = E;
         S_prev2 = S_prev;
         S_prev = S;
@@ -212,7 +229,7 @@ static int tensor_totals(step_ctx_t *c, int t)
     for (int d = 0; d < x->nd; d++)
         if (x->t[t].dep >> d & 1)
             n *= p->ntiles[d];
-    if (n <= MEMO_MAX && !(c->m[t].cost = malloc(sizeof *c->m[t].cost * (size_t)n)))
+    if (n <= MEMO_MAX && !(c->m[t].cost = malloc(sizeof *c->m[t].cost * 2 * (size_t)n)))
         return -1;
     c->m[t].n = n;
     st->loads = t == NPU_SLICE_OUT ? (uint64_t)n : loads_of(x, p, t);
@@ -220,21 +237,24 @@ static int tensor_totals(step_ctx_t *c, int t)
     for (int64_t key = 0; key < n; key++) {
         npu_bursts_t b;
         int64_t rest = key;
-        uint64_t cost;
+        uint64_t cost, bus;
         for (int d = x->nd - 1; d >= 0; d--)
             if (x->t[t].dep >> d & 1) {
                 tile_at(p, d, rest % p->ntiles[d], o, s);
                 rest /= p->ntiles[d];
             }
-        cost = tile_xfer(c, t, o, s, &b);
-        if (c->m[t].cost)
-            c->m[t].cost[key] = cost;
+        cost = tile_xfer(c, t, o, s, &b, &bus);
+        if (c->m[t].cost) {
+            c->m[t].cost[2 * key] = cost;
+            c->m[t].cost[2 * key + 1] = bus;
+        }
         st->b.bursts += passes * b.bursts;
         st->b.beats += passes * b.beats;
         st->b.bytes += passes * b.bytes;
         st->b.runs += passes * b.runs;
         st->b.xfers += passes * b.xfers;
         st->cost += passes * cost;
+        st->bus += passes * bus;
     }
     return 0;
 }
@@ -258,7 +278,8 @@ static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int 
 }
 
 /* Costs a fitting candidate: the totals per tensor and the compute sum, then, unless
- * max(compute, transfers) (a lower bound of the overlapped cycles) exceeds bound, the step walk.
+ * max(compute, loads, loads' bus time + stores) (a lower bound of the overlapped cycles) exceeds
+ * bound, the step walk.
  * 0 costed, 2 bounded out, -1 out of memory. */
 static int cost_steps(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slice_plan_t *p, uint64_t bound)
 {
@@ -272,8 +293,10 @@ static int cost_steps(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_
         rc = tensor_totals(&c, t);
     if (rc == 0) {
         p->compute = compute_sum(x, k, p);
+        uint64_t ld = p->t[0].cost + p->t[1].cost, ldbus = p->t[0].bus + p->t[1].bus + p->t[2].cost;
         p->transfer = p->t[0].cost + p->t[1].cost + p->t[2].cost;
-        if ((p->compute > p->transfer ? p->compute : p->transfer) > bound)
+        ld = ld > ldbus ? ld : ldbus;
+        if ((p->compute > ld ? p->compute : ld) > bound)
             rc = 2;
         else
             walk_steps(&c);
