@@ -189,7 +189,7 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
 	$(CXX) -o $@ $(foreach f,$(RTLT_SRC) $(FUNCSIM_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) \
 	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
-build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h
+build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h tests/fp/fp_operands.h
 	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) $(FUNCSIM_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
 # The slicing stage (sw/compile/slice/) against its independent brute-force reference
