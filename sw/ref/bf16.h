@@ -1,8 +1,9 @@
 /*
  * bf16.h - bit-exact C model of the bf16 datapath's arithmetic (docs/datapath.md, "bf16
  * arithmetic"): the same four operations as rtl/npu_bf16_mul.v, npu_fp32_add.v,
- * npu_fp32_to_bf16.v and npu_pe_bf16.v, on raw bit patterns, in integer arithmetic only (the
- * host FPU's rounding mode, denormal handling and NaN payloads never enter the result).
+ * npu_fp32_to_bf16.v and the MAC of npu_pe.v with BF16 = 1, on raw bit patterns, in integer
+ * arithmetic only (the host FPU's rounding mode, denormal handling and NaN payloads never enter
+ * the result).
  *
  * Semantics, in short: denormal inputs read as zero of their sign and denormal results flush to
  * zero of their sign (FTZ); every NaN result is the one quiet NaN NPU_FP32_NAN / NPU_BF16_NAN;
