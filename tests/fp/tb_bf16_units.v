@@ -32,30 +32,51 @@ module tb_bf16_units;
                            .w_shift(w_shift), .w_bank(w_bank), .w_in(pe_w), .a_out(pe_a_out),
                            .a_sel_out(pe_sel_out), .psum_out(pe_out), .w_out(pe_w_out));
 
-    integer n, i, bad, total;
+    integer n, i, f, bad, total;
     reg [31:0] counts [0:3];
+    reg [31:0] got, want;
 
-    // Reads DIR/<name>, the file'th vector file, into vec[0 .. n-1] (n from counts.hex).
+    // The f'th unit's name: its vector file is DIR/<name>.hex.
+    function [8*3-1:0] unit;
+        input integer f;
+        unit = f == 0 ? "mul" : f == 1 ? "add" : f == 2 ? "cvt" : "mac";
+    endfunction
+
+    // Reads the f'th vector file into vec[0 .. n-1] (n from counts.hex).
     task load;
-        input [8*8-1:0] name;
-        input integer file;
+        input integer f;
         begin
-            n = counts[file];
-            if (counts[file] === 32'bx || n < 1 || n > MAX)
-                $fatal(1, "tb_bf16_units: bad vector count for %0s", name);
+            n = counts[f];
+            if (counts[f] === 32'bx || n < 1 || n > MAX)
+                $fatal(1, "tb_bf16_units: bad vector count for %0s", unit(f));
             for (i = 0; i < n; i = i + 1) vec[i] = 128'bx;
-            $sformat(path, "%0s/%0s", dir, name);
+            $sformat(path, "%0s/%0s.hex", dir, unit(f));
             $readmemh(path, vec, 0, n - 1);
         end
     endtask
 
-    task miss;
-        input [8*8-1:0] unit;
+    // Applies vector v (number i) to the f'th unit; got = its result, want = the model's.
+    task apply;
+        input integer f;
         input [127:0] v;
-        input [31:0] got;
         begin
-            if (bad < 10) $display("MISMATCH %0s vector %0d: %h -> got %h", unit, i, v, got);
-            bad = bad + 1;
+            want = v[31:0];
+            case (f)
+                0: begin {mul_a, mul_b} = v[63:32]; #1 got = mul_p; end
+                1: begin {add_a, add_b} = v[95:32]; #1 got = add_s; end
+                2: begin cvt_x = v[47:16]; want = {16'd0, v[15:0]}; #1 got = {16'd0, cvt_y}; end
+                default: begin
+                    // Shift w into bank i % 2 (the PE holds the other bank's previous weight) ...
+                    w_shift = 1; w_bank = i[0]; pe_w = v[47:32];
+                    #1 clk = 1; #1 clk = 0;
+                    // ... then one MAC with that bank, a junk weight shifted into the other bank.
+                    w_shift = 1; w_bank = !i[0]; pe_w = ~v[47:32];
+                    a_sel = i[0]; pe_a = v[63:48]; pe_psum = v[95:64];
+                    #1 clk = 1; #1 clk = 0;
+                    got = pe_out;
+                    if (pe_a_out !== pe_a || pe_sel_out !== a_sel) got = 32'bx;
+                end
+            endcase
         end
     endtask
 
@@ -65,42 +86,18 @@ module tb_bf16_units;
         $sformat(path, "%0s/counts.hex", dir);
         $readmemh(path, counts);
         clk = 0; a_sel = 0; w_shift = 0; w_bank = 0; pe_a = 0; pe_w = 0; pe_psum = 0;
-
-        load("mul.hex", 0);
-        for (i = 0; i < n; i = i + 1) begin
-            {mul_a, mul_b} = vec[i][63:32];
-            #1 if (mul_p !== vec[i][31:0]) miss("mul", vec[i], mul_p);
+        for (f = 0; f < 4; f = f + 1) begin
+            load(f);
+            for (i = 0; i < n; i = i + 1) begin
+                apply(f, vec[i]);
+                if (got !== want) begin
+                    if (bad < 10)
+                        $display("MISMATCH %0s vector %0d: %h -> got %h", unit(f), i, vec[i], got);
+                    bad = bad + 1;
+                end
+            end
+            total = total + n;
         end
-        total = total + n;
-
-        load("add.hex", 1);
-        for (i = 0; i < n; i = i + 1) begin
-            {add_a, add_b} = vec[i][95:32];
-            #1 if (add_s !== vec[i][31:0]) miss("add", vec[i], add_s);
-        end
-        total = total + n;
-
-        load("cvt.hex", 2);
-        for (i = 0; i < n; i = i + 1) begin
-            cvt_x = vec[i][47:16];
-            #1 if (cvt_y !== vec[i][15:0]) miss("cvt", vec[i], {16'd0, cvt_y});
-        end
-        total = total + n;
-
-        load("mac.hex", 3);
-        for (i = 0; i < n; i = i + 1) begin
-            // Shift w into bank i % 2 (the PE holds the other bank's previous weight) ...
-            w_shift = 1; w_bank = i[0]; pe_w = vec[i][47:32];
-            #1 clk = 1; #1 clk = 0;
-            // ... then one MAC with that bank, and a junk weight shifted into the other bank.
-            w_shift = 1; w_bank = !i[0]; pe_w = ~vec[i][47:32];
-            a_sel = i[0]; pe_a = vec[i][63:48]; pe_psum = vec[i][95:64];
-            #1 clk = 1; #1 clk = 0;
-            if (pe_out !== vec[i][31:0] || pe_a_out !== pe_a || pe_sel_out !== a_sel)
-                miss("mac", vec[i], pe_out);
-        end
-        total = total + n;
-
         $display("bf16 units (RTL vs C model): %0d vectors, %0d mismatches", total, bad);
         if (bad != 0) $fatal(1, "tb_bf16_units: %0d mismatches", bad);
         $finish;

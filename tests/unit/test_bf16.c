@@ -24,9 +24,27 @@ static uint32_t expect_from_host(uint32_t h)
     return ftz(h);
 }
 
+/* A hand-made case of a commutative binary operation: a op b = r. */
+struct case2 { uint32_t a, b, r; };
+
+static uint32_t add_op(uint32_t a, uint32_t b) { return npu_fp32_add(a, b); }
+static uint32_t mul_op(uint32_t a, uint32_t b) { return npu_bf16_mul((uint16_t)a, (uint16_t)b); }
+
+/* Every case both ways round. */
+static void expect_cases(const char *name, uint32_t (*op)(uint32_t, uint32_t),
+                         const struct case2 *t, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t r = op(t[i].a, t[i].b), c = op(t[i].b, t[i].a);
+        cr_expect_eq(r, t[i].r, "%s(%x, %x) = %08x, want %08x", name, t[i].a, t[i].b, r, t[i].r);
+        cr_expect_eq(c, t[i].r, "%s(%x, %x) = %08x, want %08x (commuted)", name, t[i].b, t[i].a,
+                     c, t[i].r);
+    }
+}
+
 Test(bf16, add_special_values)
 {
-    static const struct { uint32_t a, b, sum; } t[] = {
+    static const struct case2 t[] = {
         {0x00000000, 0x00000000, 0x00000000}, /* +0 + +0 */
         {0x80000000, 0x00000000, 0x00000000}, /* -0 + +0 = +0 (RNE) */
         {0x80000000, 0x80000000, 0x80000000}, /* -0 + -0 = -0 */
@@ -55,17 +73,12 @@ Test(bf16, add_special_values)
         {0x3F800000, 0x00800000, 0x3F800000}, /* far below: sticky only */
         {0x4B7FFFFF, 0x3F000000, 0x4B800000}, /* 2^24 - 1 + 0.5: tie, odd -> up, carry */
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        uint32_t exp = t[i].sum;
-        cr_expect_eq(npu_fp32_add(t[i].a, t[i].b), exp, "%08x + %08x = %08x, want %08x",
-                     t[i].a, t[i].b, npu_fp32_add(t[i].a, t[i].b), exp);
-        cr_expect_eq(npu_fp32_add(t[i].b, t[i].a), exp, "commuted: %08x + %08x", t[i].b, t[i].a);
-    }
+    expect_cases("add", add_op, t, sizeof t / sizeof t[0]);
 }
 
 Test(bf16, mul_special_values)
 {
-    static const struct { uint16_t a, b; uint32_t p; } t[] = {
+    static const struct case2 t[] = { /* bf16 a, b; fp32 product */
         {0x3F80, 0x3F80, 0x3F800000}, /* 1 * 1 */
         {0x3FFF, 0x3FFF, 0x407E0100}, /* (2 - 2^-7)^2 = 4 - 2^-5 + 2^-14: exact */
         {0xBFC0, 0x4040, 0xC0900000}, /* -1.5 * 3 = -4.5 */
@@ -90,12 +103,7 @@ Test(bf16, mul_special_values)
         {0x7FC0, 0x3F80, NPU_FP32_NAN},
         {0xFF81, 0x0000, NPU_FP32_NAN}, /* any NaN, even times zero */
     };
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
-        uint32_t exp = t[i].p;
-        cr_expect_eq(npu_bf16_mul(t[i].a, t[i].b), exp, "%04x * %04x = %08x, want %08x",
-                     t[i].a, t[i].b, npu_bf16_mul(t[i].a, t[i].b), exp);
-        cr_expect_eq(npu_bf16_mul(t[i].b, t[i].a), exp, "commuted: %04x * %04x", t[i].b, t[i].a);
-    }
+    expect_cases("mul", mul_op, t, sizeof t / sizeof t[0]);
 }
 
 Test(bf16, to_bf16_special_values)
