@@ -2,6 +2,7 @@
 #   make sim    [CONFIG=small]   build the model (once per config) and run the demo GEMM with a trace
 #   make test                    Criterion: host unit tests + RTL tests at tiny and small
 #   make lint                    verilator --lint-only -Wall on every config
+#   make bf16-check              the bf16 arithmetic units' RTL against their C model (in make test)
 #   make bench  [CONFIG=small]   simulated cycles per second and utilization (reproducible)
 #   make workloads [CONFIG=small] every shipped topology at full size on the RTL, per-network tables
 #   make synth  [CONFIG=small]   Yosys area and logic-depth estimates (synth.mk)
@@ -25,6 +26,8 @@ RTL_MISSING := $(filter-out $(RTL),$(wildcard rtl/*.v))
 ifneq ($(RTL_MISSING),)
 $(error rtl/npu.f does not list $(RTL_MISSING))
 endif
+# The bf16 arithmetic units (issue 15) and npu_pe, whose BF16 = 1 MAC they are; no config uses them.
+BF16_RTL := rtl/npu_bf16_mul.v rtl/npu_fp32_add.v rtl/npu_fp32_to_bf16.v rtl/npu_pe.v
 # sw/ by role (sw/README.md): every folder but cli/ and tools/ is the host library.
 HOST_SRC := $(sort $(shell find sw -name '*.c' -not -path 'sw/cli/*' -not -path 'sw/tools/*'))
 HOST_HDR := $(sort $(shell find sw -name '*.h'))
@@ -50,7 +53,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check slice-fidelity slice-fidelity-quick
+.PHONY: slice-check slice-fidelity slice-fidelity-quick bf16-check
 .PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -59,7 +62,7 @@ VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 all: cli
 
 help:
-	@sed -n '1,8p' Makefile
+	@sed -n '1,9p' Makefile
 
 # ----------------------------------------------------------------------------- dependencies
 # Installs what is missing (Debian packages) or says clearly what to install.
@@ -189,7 +192,7 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
 	$(CXX) -o $@ $(foreach f,$(RTLT_SRC) $(FUNCSIM_SRC),build/$*/rtl_$(basename $(notdir $(f))).o) \
 	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
-build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h
+build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h tests/fp/fp_operands.h
 	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) $(FUNCSIM_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
 
 # The slicing stage (sw/compile/slice/) against its independent brute-force reference
@@ -214,6 +217,19 @@ slice-check: build/slice_dump tests/slice/ref_slice.py
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }
 	@tail -1 build/slice-check.log
 
+# The bf16 arithmetic units' RTL against the C model (tests/fp/): bf16_vectors writes the vectors
+# with the model's results, tb_bf16_units (Icarus) applies them; any mismatch fails. ~10 s.
+build/bf16_vectors: tests/fp/bf16_vectors.c tests/fp/fp_operands.h sw/ref/bf16.c sw/ref/bf16.h | $(DEPS_STAMP)
+	@mkdir -p build
+	$(CC) $(CSTD) -Isw -o $@ tests/fp/bf16_vectors.c sw/ref/bf16.c
+build/fp/tb_bf16_units.vvp: tests/fp/tb_bf16_units.v $(BF16_RTL) | lint-deps
+	@mkdir -p build/fp
+	$(IVERILOG) $(LINT_IVL_FLAGS) -s tb_bf16_units -o $@ $^
+bf16-check: build/bf16_vectors build/fp/tb_bf16_units.vvp
+	@echo "== bf16 arithmetic units: RTL vs C model (tests/fp/)"
+	@build/bf16_vectors build/fp
+	@vvp -n build/fp/tb_bf16_units.vvp +dir=build/fp
+
 # Functional coverage report (sw/run/fcov.h): merges the NPU_FCOV files of make test / make regress.
 build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/run/fcov.h
 	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
@@ -237,7 +253,7 @@ sim: $(B)/npu build/npu
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
-      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick
+      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick bf16-check
 	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	for c in $(TEST_CONFIGS); do echo "== RTL tests, config $$c"; \
@@ -345,6 +361,9 @@ LINT_IVL_FLAGS := -g2005 -Wall -Wno-sensitivity-entire-array
 # `make lint` runs Yosys at the S <= 8 configs (every config still goes through Verilator and
 # Icarus; `make synth CONFIG=medium` or LINT_YOSYS_CONFIGS="$(CONFIGS)" covers the rest).
 LINT_YOSYS_CONFIGS ?= tiny small
+# What npu_top does not elaborate yet (the bf16 units): each TOP[:PARAM=VALUE] here is linted on
+# its own by all three tools, from BF16_RTL.
+LINT_UNIT_TOPS := npu_pe:BF16=1 npu_fp32_to_bf16
 lint-deps: $(DEPS_STAMP)
 	@missing=""; \
 	command -v $(IVERILOG) >/dev/null 2>&1 || missing="$$missing iverilog"; \
@@ -380,6 +399,20 @@ lint: lint-deps $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_def
 	  if grep "^Warning:" build/lint/yosys-$$c.log | grep -v "Replacing memory .* with list of registers"; then \
 	    echo "lint: yosys warnings, config $$c (build/lint/yosys-$$c.log)"; exit 1; fi; \
 	done; echo "lint: yosys read_verilog + hierarchy -check + proc clean (configs: $(LINT_YOSYS_CONFIGS))"
+	@set -e; mkdir -p build/lint; for u in $(LINT_UNIT_TOPS); do \
+	  t=$${u%%:*}; p=$${u#$$t}; p=$${p#:}; \
+	  $(VERILATOR) --lint-only -Wall -Irtl --top-module $$t $${p:+-G$$p} $(BF16_RTL) > build/lint/verilator-$$t.log 2>&1 \
+	    || { cat build/lint/verilator-$$t.log; echo "lint: verilator failed, top $$t"; exit 1; }; \
+	  if grep -q "^%\(Warning\|Error\)" build/lint/verilator-$$t.log; then cat build/lint/verilator-$$t.log; \
+	    echo "lint: verilator warnings, top $$t"; exit 1; fi; \
+	  $(IVERILOG) $(LINT_IVL_FLAGS) -Irtl -s $$t $${p:+-P$$t.$$p} -o build/lint/$$t.vvp $(BF16_RTL) > build/lint/iverilog-$$t.log 2>&1 \
+	    || { cat build/lint/iverilog-$$t.log; echo "lint: iverilog failed, top $$t"; exit 1; }; \
+	  if [ -s build/lint/iverilog-$$t.log ]; then cat build/lint/iverilog-$$t.log; echo "lint: iverilog warnings, top $$t"; exit 1; fi; \
+	  $(YOSYS) -q -l build/lint/yosys-$$t.log -p "read_verilog -Irtl $(BF16_RTL); \
+	    hierarchy -check -top $$t $${p:+-chparam $${p%%=*} $${p#*=}}; proc" >/dev/null 2>&1 \
+	    || { tail -20 build/lint/yosys-$$t.log; echo "lint: yosys failed, top $$t"; exit 1; }; \
+	  if grep "^Warning:" build/lint/yosys-$$t.log; then echo "lint: yosys warnings, top $$t"; exit 1; fi; \
+	done; echo "lint: the units outside npu_top clean in all three tools (tops: $(LINT_UNIT_TOPS))"
 
 # The cycle-count baseline (tests/perf/): exact cycles, MACs, DRAM bytes per tag and program-image
 # hashes of a reference set at tiny and small. `make test` checks it; perf-baseline rewrites it.

@@ -828,6 +828,34 @@ def mul_ge_of(D, n, mul_area, memo=None):
     return g
 
 
+def comb_depth(sta, n):
+    """Deepest input-to-output arc of a combinational module (levels)."""
+    return max((d for arcs in sta.analyse(n).arcs.values() for d, _ in arcs.values()),
+               default=NEG)
+
+
+def pe_variant_rows(D, variants):
+    """The NPU's npu_pe and each PE variant ('label=gates.json', synthesised alone; the label
+    starts with the module name, e.g. 'npu_pe(BF16=1)'): cells, FF bits, area GE,
+    register-to-register depth, and their submodules' area and depth."""
+    out = []
+    designs = [('npu_pe', D, [n for n in D['order'] if base_name(n) == 'npu_pe'])]
+    for v in variants:
+        name, _, path = v.rpartition('=')
+        V = analyse_design([path], None, name.split('(')[0])
+        designs.append((name, V, [V['top']]))
+    for name, X, ns in designs:
+        if not ns:
+            continue
+        n, t = ns[0], X['tot'][ns[0]]
+        parts = ['%s %d GE %d levels' % (base_name(ch), round(X['tot'][ch]['ge']),
+                                         comb_depth(X['sta'], ch))
+                 for ch in X['st'][n].children]
+        out.append(dict(module=name, cells=t['cells'], ff_bits=t['ff'], area_ge=round(t['ge']),
+                        depth=X['sta'].models[n].best[0], parts='; '.join(parts)))
+    return out
+
+
 def cmd_report(a):
     out_dir = a.dir
     mul_area = mulstd_area(a.mul_json, a.mul_sigs)
@@ -865,6 +893,10 @@ def cmd_report(a):
                          mul_ge=round(mge), pct_npu=round(100.0 * ge / npu_ge, 2),
                          depth=depth))
     rows.sort(key=lambda r: -r['area_ge'])
+    pe_rows = pe_variant_rows(D, a.pe_variant or [])
+    pe_cols = ['module', 'cells', 'ff_bits', 'area_ge', 'depth', 'parts']
+    write_csv(os.path.join(out_dir, 'synth_pe.csv'), pe_cols,
+              [[r[c] for c in pe_cols] for r in pe_rows])
     mod_cols = ['module', 'instances', 'cells', 'ff_bits', 'muls', 'mem_bits', 'area_ge',
                 'self_ge', 'mul_ge', 'pct_npu', 'depth', 'mul_shapes']
     write_csv(os.path.join(out_dir, 'synth_modules.csv'), mod_cols,
@@ -1005,7 +1037,7 @@ def cmd_report(a):
                         area_incl_mem_ge=round(npu_ge + MEM_GE_PER_BIT * npu_mem),
                         mul_ge_standalone=round(mul_ge_of(D, top, mul_area))),
                modules=rows, memories=mem_rows, depth=dep_rows, depth_in_npu=ctx_rows,
-               pe_depth=pe_d, deeper_than_pe=deep_rows,
+               pe_depth=pe_d, deeper_than_pe=deep_rows, pe_variants=pe_rows,
                critical_path=dict(depth=best_d, start=best_p.start if best_p else '',
                                   end=best_p.end if best_p else '',
                                   segments=[list(s) for s in best_p.segs] if best_p else [],
@@ -1042,6 +1074,13 @@ def cmd_report(a):
       'with memories at %.2f GE/bit: %d GE'
       % (round(npu_ge), round(mul_ge_of(D, top, mul_area)), tot[top]['ff'], npu_mem,
          npu_mem / 8192.0, MEM_GE_PER_BIT, round(npu_ge + MEM_GE_PER_BIT * npu_mem)))
+    if len(pe_rows) > 1:
+        P('')
+        P('== PE variants, each synthesised alone (issue 15: the bf16 PE beside the int16 one)')
+        P(table(['module', 'cells', 'FF bits', 'area GE', 'depth', 'parts (combinational)'],
+                [[r['module'], r['cells'], r['ff_bits'], r['area_ge'], r['depth'], r['parts']]
+                 for r in pe_rows]))
+        P('  depth: register to register (a_in / weight bank -> psum_out), as in the tables below.')
     P('')
     P('== memories (kept as $mem_v2 cells, not expanded)')
     P(table(['module', 'memory', 'inst', 'words', 'width', 'bits', 'async rd'],
@@ -1089,7 +1128,7 @@ def cmd_report(a):
                               ov['ov_vs_mono_pct_npu']))
     P('')
     P('files: %s/{synth_modules.csv,synth_depth.csv,synth_depth_npu.csv,synth_deep.csv,'
-      'synth_overhead.csv,synth.json}' % out_dir)
+      'synth_overhead.csv,synth_pe.csv,synth.json}' % out_dir)
     return 0
 
 
@@ -1127,6 +1166,8 @@ def main():
     r.add_argument('--mul-json')
     r.add_argument('--mul-sigs')
     r.add_argument('--runtime', type=float, default=0.0)
+    r.add_argument('--pe-variant', action='append',
+                   help='LABEL=gates.json: a PE variant synthesised alone, reported beside npu_pe')
     a = ap.parse_args()
     if a.cmd == 'split':
         return cmd_split(a)

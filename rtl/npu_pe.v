@@ -3,11 +3,18 @@
 // A moves right, partial sums move down, both registered (one cycle per PE).
 // Two stationary registers: the bank named by a_sel computes while the other bank can be
 // shifted in from above (w_bank), so the next tile preloads during the current wave.
-// Invalid A rows carry a = 0, so there is no valid bit. No reset: datapath only.
+// BF16 = 0: int16 x int16 -> int32 with wrap-around. BF16 = 1 (issue 15; no config uses it
+// yet): a and w are bf16, psum fp32, psum + a * w with the product exact and one RNE rounding
+// (docs/datapath.md section 6, C model npu_bf16_mac in sw/ref/bf16.c).
+// Invalid A rows carry a = 0, so there is no valid bit. In bf16, 0 x Inf is NaN: weights of
+// K lanes that see a = 0 in valid rows must be finite (LDW's zero rows are).
+// No reset: datapath only.
 // Not traced: the S x S PE internals would dominate the FST and slow every traced build by a
 // quarter; a core's inputs and outputs are visible in npu_flexsa.
 /* verilator tracing_off */
-module npu_pe (
+module npu_pe #(
+    parameter BF16 = 0
+) (
     input  wire        clk,
     input  wire [15:0] a_in,
     input  wire        a_sel_in,
@@ -23,24 +30,35 @@ module npu_pe (
     reg [15:0] w0, w1;
 
     wire [15:0] w_cur = a_sel_in ? w1 : w0;
-    // Operands sign-extended to 32 bits. (x ^ 0x8000) - 0x8000 equals {{16{x[15]}}, x}, but the
-    // simulator's C++ for it is 3 instructions instead of 5, and this MAC is the hot spot of the
-    // whole NPU simulation. The low 32 bits of the product are the exact int16 x int16 product;
-    // the accumulation wraps at 32 bits as the contract requires.
-    // Synthesis sees the plain signed 16 x 16 product instead (same value): from the xor/subtract
-    // form Yosys builds a 32 x 32 multiplier, 30% larger (Yosys defines SYNTHESIS, Verilator not).
+    wire [31:0] sum;
+    generate
+        if (BF16 != 0) begin : g_bf16
+            wire [31:0] prod;
+            npu_bf16_mul u_mul (.a(a_in), .b(w_cur), .p(prod));
+            npu_fp32_add u_add (.a(psum_in), .b(prod), .s(sum));
+        end else begin : g_int16
+            // Operands sign-extended to 32 bits. (x ^ 0x8000) - 0x8000 equals {{16{x[15]}}, x},
+            // but the simulator's C++ for it is 3 instructions instead of 5, and this MAC is the
+            // hot spot of the whole NPU simulation. The low 32 bits of the product are the exact
+            // int16 x int16 product; the accumulation wraps at 32 bits as the contract requires.
+            // Synthesis sees the plain signed 16 x 16 product instead (same value): from the
+            // xor/subtract form Yosys builds a 32 x 32 multiplier, 30% larger (Yosys defines
+            // SYNTHESIS, Verilator not).
 `ifdef SYNTHESIS
-    wire [31:0] prod = $signed(a_in) * $signed(w_cur);
+            wire [31:0] prod = $signed(a_in) * $signed(w_cur);
 `else
-    wire [31:0] a_x = ({16'd0, a_in}  ^ 32'h8000) - 32'h8000;
-    wire [31:0] w_x = ({16'd0, w_cur} ^ 32'h8000) - 32'h8000;
-    wire [31:0] prod = a_x * w_x;
+            wire [31:0] a_x = ({16'd0, a_in}  ^ 32'h8000) - 32'h8000;
+            wire [31:0] w_x = ({16'd0, w_cur} ^ 32'h8000) - 32'h8000;
+            wire [31:0] prod = a_x * w_x;
 `endif
+            assign sum = psum_in + prod;
+        end
+    endgenerate
 
     always @(posedge clk) begin
         a_out     <= a_in;
         a_sel_out <= a_sel_in;
-        psum_out  <= psum_in + prod;
+        psum_out  <= sum;
         if (w_shift) begin
             if (w_bank) w1 <= w_in;
             else        w0 <= w_in;
