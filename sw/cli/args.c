@@ -25,7 +25,7 @@ enum {
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV))
+     B(OPT_CSV) | B(OPT_JSON))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
@@ -33,17 +33,19 @@ enum {
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
      B(OPT_BATCH) | B(OPT_SLICING))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
-#define OPTS_GEMM_ONE (B(OPT_JSON) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
-#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL))
-#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING))
+#define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
+#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
+#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
+                     B(OPT_JSON))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
-     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW))
+     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
+     B(OPT_JSON))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
-                     B(OPT_MAX_CYCLES))
-#define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET))
+                     B(OPT_MAX_CYCLES) | B(OPT_JSON))
+#define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_JSON))
 #define OPTS_CALIBRATE (B(OPT_QUICK) | B(OPT_OUT) | B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
@@ -140,6 +142,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
             "                LOAD widths)\n"
             "       npu info\n"
+            "Every command takes --json: one JSON object on one line on stdout (keys schema,\n"
+            "command, rev, seed, config first); every CSV starts with a '# npu ...' line holding\n"
+            "the same metadata. Output files are checked for writability before the run.\n"
             "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
             "Exit status: 0 pass, 1 fail or NPU error (overlap: or ratio > 1.15), 2 bad usage,\n"
             "3 simulation timeout.\n",
@@ -200,7 +205,7 @@ static const struct cmd_def {
     {"conv", NPU_CMD_CONV, OPTS_CONV},
     {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT},
     {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE},
-    {"info", NPU_CMD_INFO, 0},
+    {"info", NPU_CMD_INFO, B(OPT_JSON)},
 };
 
 /* Options whose value is one of a few words, kept as given (the commands parse the name). */
@@ -377,6 +382,14 @@ static int config_is_no_option(const char *cfg, char *err, size_t errn)
                cfg ? cfg : "?");
 }
 
+const char *npu_args_cmd_name(int cmd)
+{
+    for (size_t i = 0; i < NELEM(k_cmds); i++)
+        if (k_cmds[i].cmd == cmd)
+            return k_cmds[i].name;
+    return cmd == NPU_CMD_HELP ? "help" : "?";
+}
+
 /* argv[1]: the command. 0 (a->cmd and *allowed set), 1 (help: nothing more to parse) or 2. */
 static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned long long *allowed,
                      char *err, size_t errn)
@@ -444,7 +457,7 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_DIMS))
         return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
     if (a->topology && (seen & OPTS_GEMM_ONE))
-        return bad(err, errn, "--json/--trace apply to one GEMM (-m -n -k), not to --topology");
+        return bad(err, errn, "--trace applies to one GEMM (-m -n -k), not to --topology");
     if (!a->topology && (seen & B(OPT_BATCH)))
         return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
     if (!a->topology && (seen & OPTS_DIMS) != OPTS_DIMS)

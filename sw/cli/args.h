@@ -87,6 +87,9 @@ int npu_args_parse(int argc, char **argv, const char *cfg_name, npu_args_t *a, c
 
 void npu_args_usage(FILE *f, const char *cfg_name);
 
+/* The command's name ("gemm", "train-bench", ...), as typed. */
+const char *npu_args_cmd_name(int cmd);
+
 /* The runtime's GEMM `modes` argument (runtime.h): the policy and the tiling (--slicing). */
 static inline int npu_args_gemm_modes(const npu_args_t *a) { return a->policy | a->slicing; }
 

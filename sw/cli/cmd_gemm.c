@@ -10,16 +10,23 @@
 #include "run/runtime.h"
 
 /* Every performance counter as `name,value` lines (the Ibex simple-system convention), for
- * spreadsheets and regression dashboards. */
-static int write_counters_csv(const char *path, const uint64_t *cnt)
+ * spreadsheets and regression dashboards, after the metadata line. */
+static int write_counters_csv(const npu_cfg_t *cfg, const npu_args_t *a, const uint64_t *cnt)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    static const char *const cols[] = {"counter", "value"};
+    npu_table_t t;
+    int err;
+    if (npu_cli_table_open(cfg, a, &t, cols, 2) != 0)
         return -1;
-    fprintf(f, "counter,value\n");
-    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
-        fprintf(f, "%s,%llu\n", npu_counter_name(i), (unsigned long long)cnt[i]);
-    return fclose(f);
+    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++) {
+        npu_table_str(&t, npu_counter_name(i));
+        npu_table_u64(&t, cnt[i]);
+        npu_table_end_row(&t);
+    }
+    cJSON_Delete(npu_table_close(&t, &err));
+    if (err)
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
+    return err ? -1 : 0;
 }
 
 /* The NPU error line: its name, text, the faulting instruction. */
@@ -82,7 +89,7 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_gemm_report_t rep;
     npu_sim_t *sim;
     int16_t *A, *B;
-    int rc;
+    int rc, csv_err;
 
     if (a->topology)
         return npu_cmd_gemm_topology(cfg, a);
@@ -106,10 +113,13 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     }
     rc = npu_gemm_run_modes(cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, npu_args_gemm_modes(a),
                             NULL, a->max_cycles, &rep);
-    if (a->csv && write_counters_csv(a->csv, rep.run.cnt) != 0)
-        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+    /* the path was checked before the run: what fails here is a write error */
+    csv_err = a->csv && write_counters_csv(cfg, a, rep.run.cnt) != 0;
     if (a->json) {
-        npu_report_json(stdout, cfg, &rep, &o);
+        cJSON *root = npu_cli_json_new(cfg, a);
+        if (root)
+            npu_report_json_add(root, cfg, &rep, &o);
+        npu_cli_json_print(root);
     } else {
         print_verdict(a, rc, &rep);
         if (!a->quiet)
@@ -121,6 +131,7 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     free(B);
     if (rc == NPU_GEMM_NO_FIT)
         return NPU_EXIT_USAGE; /* a limit exceeded, as npu_cli_gemm_fits says before the run */
-    return rc == NPU_GEMM_PASS ? NPU_EXIT_PASS : rc == NPU_GEMM_TIMEOUT ? NPU_EXIT_TIMEOUT
-                                                                        : NPU_EXIT_FAIL;
+    if (rc == NPU_GEMM_TIMEOUT)
+        return NPU_EXIT_TIMEOUT;
+    return rc == NPU_GEMM_PASS && !csv_err ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }

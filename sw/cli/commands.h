@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "hw/npu_cfg.h"
 #include "npu_sim.h"
+#include "run/out.h"
 
 enum { NPU_EXIT_PASS = 0, NPU_EXIT_FAIL = 1, NPU_EXIT_USAGE = 2, NPU_EXIT_TIMEOUT = 3 };
 
@@ -79,5 +80,23 @@ npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu
  * the file name), then 0, or -1 after printing the error. */
 struct npu_topology;
 int npu_cli_load_topology(const npu_args_t *a, int batch, struct npu_topology *t);
+
+/* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
+ * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also
+ * writes. 0, or -1 after the message. */
+int npu_cli_json_mode(void);
+/* Prints root (run/out.h) on the real stdout and deletes it. 0 or -1. */
+int npu_cli_json_print(cJSON *root);
+/* The metadata of this run's outputs (command, config, seed, the git revision of the build). */
+npu_out_meta_t npu_cli_meta(const npu_cfg_t *cfg, const npu_args_t *a);
+/* A JSON object with that metadata (run/out.h). */
+cJSON *npu_cli_json_new(const npu_cfg_t *cfg, const npu_args_t *a);
+/* The command's table: --csv (metadata line, header) and, with --json, the JSON rows. 0, or -1
+ * after naming the file that cannot be written. */
+int npu_cli_table_open(const npu_cfg_t *cfg, const npu_args_t *a, npu_table_t *t,
+                       const char *const *cols, int ncols);
+/* Every output file of the options (--csv, --out, --trace) writable, checked before anything
+ * runs: 0, or -1 after naming the option, the path and why (the caller exits NPU_EXIT_USAGE). */
+int npu_cli_check_outputs(const npu_args_t *a);
 
 #endif

@@ -47,6 +47,10 @@ int main(int argc, char **argv)
         npu_args_usage(stderr, g_cfg.name);
         return NPU_EXIT_USAGE;
     }
+    if (npu_cli_check_outputs(&a) != 0)
+        return NPU_EXIT_USAGE;
+    if (a.json && npu_cli_json_mode() != 0)
+        return NPU_EXIT_FAIL;
     for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
         if (k_dispatch[i].cmd == a.cmd)
             return k_dispatch[i].run(&g_cfg, &a);

@@ -126,7 +126,7 @@ Test(cli_args, usage_errors)
     const char *tr[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--trace-start", "5"};
     const char *tr2[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--trace", "x.fst", "--trace-start", "9", "--trace-end", "5"};
     const char *extra[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "stray"};
-    const char *notapply[] = {"npu", "disasm", "-m", "1", "-n", "1", "-k", "1", "--json"};
+    const char *notapply[] = {"npu", "disasm", "-m", "1", "-n", "1", "-k", "1", "--csv", "x"};
     const char *info_m[] = {"npu", "info", "-m", "3"};
     const char *jsonarg[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--json=yes"};
     bad(ARGC(none), none, "missing command");
@@ -341,10 +341,11 @@ Test(cli_args, gemm_topology_options)
 
     const char *b1[] = {"npu", "gemm", "--topology", "g.csv", "-m", "4"};
     bad(ARGC(b1), b1, "--topology and -m/-n/-k are alternatives");
-    const char *b2[] = {"npu", "gemm", "--topology", "g.csv", "--json"};
-    bad(ARGC(b2), b2, "--json/--trace apply to one GEMM");
+    const char *j[] = {"npu", "gemm", "--topology", "g.csv", "--json"};
+    cr_assert_eq(parse(ARGC(j), j, &a, err), 0, "--json applies to every command: %s", err);
+    cr_assert(a.json);
     const char *b3[] = {"npu", "gemm", "--topology", "g.csv", "--trace", "t.fst"};
-    bad(ARGC(b3), b3, "--json/--trace apply to one GEMM");
+    bad(ARGC(b3), b3, "--trace applies to one GEMM");
     const char *b4[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--batch", "2"};
     bad(ARGC(b4), b4, "--batch applies to 'gemm --topology'");
     const char *b5[] = {"npu", "gemm", "--topology", ""};
