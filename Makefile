@@ -70,6 +70,9 @@ APT_INSTALL = if [ -n "$$missing" ]; then echo "$(1): installing missing Debian 
   ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
   || { echo "$(1): could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; fi
 DEPS_STAMP := build/.deps-ok
+# Debian's python3, where python3-numpy installs (tests/npy_checks.py); a python3 earlier on PATH
+# (pyenv, venv) may not have NumPy.
+PY_NUMPY ?= /usr/bin/python3
 deps: $(DEPS_STAMP)
 # The stamp depends on the Makefile: a dependency added here is checked on the next build.
 $(DEPS_STAMP): Makefile
@@ -80,6 +83,7 @@ $(DEPS_STAMP): Makefile
 	[ -f /usr/include/criterion/criterion.h ] || missing="$$missing libcriterion-dev"; \
 	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
 	[ -f /usr/include/cjson/cJSON.h ] || missing="$$missing libcjson-dev"; \
+	$(PY_NUMPY) -c 'import numpy' >/dev/null 2>&1 || missing="$$missing python3-numpy"; \
 	$(call APT_INSTALL,deps); \
 	touch $@
 
@@ -256,6 +260,7 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
 	echo "== --json of every command, CSV metadata, output paths"; \
 	  python3 tests/json_checks.py build/small/npu || fail=1; \
+	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
 	echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 

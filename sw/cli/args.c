@@ -16,7 +16,7 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE
 };
 
 /* Which options each command accepts (bit = option). */
@@ -31,9 +31,11 @@ enum {
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
-     B(OPT_BATCH) | B(OPT_SLICING))
+     B(OPT_BATCH) | B(OPT_SLICING) | OPTS_TENSORS)
+/* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
+#define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
-#define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
+#define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
                      B(OPT_JSON))
@@ -86,6 +88,9 @@ static const struct option long_opts[] = {
     {"acc-bytes", required_argument, NULL, OPT_ACC_BYTES},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"out", required_argument, NULL, OPT_OUT},
+    {"a", required_argument, NULL, OPT_A},
+    {"b", required_argument, NULL, OPT_B},
+    {"save", required_argument, NULL, OPT_SAVE},
     {NULL, 0, NULL, 0},
 };
 
@@ -100,6 +105,11 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--slicing heuristic|burst|noburst]   (the tiles: gemm_tiling's\n"
             "                heuristic, or the slicing stage's pick under its burst-aware or\n"
             "                bytes-only cost)\n"
+            "       npu gemm --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]\n"
+            "                (your own int16 operands, A M x K and B K x N (K x M, N x K with\n"
+            "                --trans-a/-b), their shapes give M, N, K; --out the NPU's int32 C;\n"
+            "                --save DIR writes A, B, C, the golden C and run.json; -m/-n/-k\n"
+            "                optional, an error if they differ)\n"
             "       npu gemm --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv FILE]\n"
             "                [--quiet] [DRAM options] [--max-cycles N]   (every GEMM of a SCALE-Sim\n"
             "                GEMM topology, or the im2col forward GEMM of every layer of a conv\n"
@@ -258,6 +268,9 @@ static const struct text_opt {
     {OPT_TOPOLOGY, "--topology needs a SCALE-Sim topology CSV file", offsetof(npu_args_t, topology)},
     {OPT_CSV, "--csv needs a file name", offsetof(npu_args_t, csv)},
     {OPT_OUT, "--out needs a file name", offsetof(npu_args_t, out)},
+    {OPT_A, "--a needs a .npy file (A, M x K int16)", offsetof(npu_args_t, a_file)},
+    {OPT_B, "--b needs a .npy file (B, K x N int16)", offsetof(npu_args_t, b_file)},
+    {OPT_SAVE, "--save needs a directory", offsetof(npu_args_t, save)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -457,11 +470,16 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_DIMS))
         return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
     if (a->topology && (seen & OPTS_GEMM_ONE))
-        return bad(err, errn, "--trace applies to one GEMM (-m -n -k), not to --topology");
+        return bad(err, errn, "--trace, --a, --b, --out and --save apply to one GEMM (-m -n -k), "
+                              "not to --topology");
     if (!a->topology && (seen & B(OPT_BATCH)))
         return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
-    if (!a->topology && (seen & OPTS_DIMS) != OPTS_DIMS)
-        return bad(err, errn, "'gemm' needs -m M -n N -k K (or --topology FILE.csv)");
+    if (!a->a_file != !a->b_file)
+        return bad(err, errn, "--a and --b go together (A is M x K, B is K x N: their shapes give "
+                              "M, N and K)");
+    if (!a->topology && !a->a_file && (seen & OPTS_DIMS) != OPTS_DIMS)
+        return bad(err, errn, "'gemm' needs -m M -n N -k K, --a A.npy --b B.npy, or --topology "
+                              "FILE.csv");
     return 0;
 }
 

@@ -9,6 +9,7 @@
  *   npu gemm   --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv F] [--quiet]
  *              [DRAM options] [--max-cycles N] [--trans-a] [--trans-b]   (every GEMM of a
  *              topology; -m/-n/-k, --json and --trace are for one GEMM)
+ *   npu gemm   --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
@@ -77,7 +78,10 @@ typedef struct npu_args {
     const char *bench_set;              /* train-bench: edge|server|server4|all (NULL = all) */
     unsigned acc_bytes;                 /* train-bench: partial/gradient bytes (0 = the config's 2) */
     int quick;                          /* calibrate: the coarser LOAD sweep */
-    const char *out;                    /* calibrate: the calibration file to write (NULL: none) */
+    const char *out;                    /* calibrate: the calibration file to write; gemm: C.npy
+                                           (NULL: none) */
+    const char *a_file, *b_file;        /* gemm: A.npy, B.npy (int16) instead of seeded operands */
+    const char *save;                   /* gemm: directory for every input, output, golden result */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

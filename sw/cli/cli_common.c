@@ -186,11 +186,21 @@ int npu_cli_check_outputs(const npu_args_t *a)
     const struct { const char *opt, *path; } out[] = {
         {"--csv", a->csv}, {"--out", a->out}, {"--trace", a->trace},
     };
+    struct stat st;
     char why[300];
     for (size_t i = 0; i < sizeof out / sizeof out[0]; i++)
         if (out[i].path && check_writable(out[i].path, why, sizeof why) != 0) {
             fprintf(stderr, "npu: %s %s: cannot write: %s\n", out[i].opt, out[i].path, why);
             return -1;
         }
+    /* --save DIR: an existing directory, or one to create in an existing writable directory */
+    if (a->save && stat(a->save, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "npu: --save %s: not a directory\n", a->save);
+        return -1;
+    }
+    if (a->save && stat(a->save, &st) != 0 && check_writable(a->save, why, sizeof why) != 0) {
+        fprintf(stderr, "npu: --save %s: cannot create the directory: %s\n", a->save, why);
+        return -1;
+    }
     return 0;
 }

@@ -82,14 +82,41 @@ static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *
     }
 }
 
+/* The outputs of a finished run: --csv, the JSON or text report, --out / --save. 0, or -1 when an
+ * output file failed while being written (its path was checked before the run). */
+static int outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc, const npu_gemm_report_t *rep,
+                   const npu_report_opts_t *o, const int16_t *A, const int16_t *B, const int32_t *C)
+{
+    int err = g->csv && write_counters_csv(cfg, g, rep->run.cnt) != 0;
+    cJSON *root = g->json || g->save ? npu_cli_json_new(cfg, g) : NULL;
+    int done = rc == NPU_GEMM_PASS || rc == NPU_GEMM_MISMATCH || rc == NPU_GEMM_COUNTERS;
+    if (root)
+        npu_report_json_add(root, cfg, rep, o);
+    if ((g->out || g->save) && npu_cli_gemm_save(g, A, B, done ? C : NULL, root) != 0)
+        err = 1;
+    if (g->out && !done)
+        fprintf(stderr, "npu: --out %s not written: the run did not complete\n", g->out);
+    if (g->json) {
+        npu_cli_json_print(root);
+        return err ? -1 : 0;
+    }
+    cJSON_Delete(root);
+    print_verdict(g, rc, rep);
+    if (!g->quiet)
+        npu_report_text(stdout, cfg, rep, o);
+    return err ? -1 : 0;
+}
+
 int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
     npu_report_opts_t o;
     npu_gemm_report_t rep;
-    npu_sim_t *sim;
+    npu_sim_t *sim = NULL;
+    npu_args_t g; /* a with M, N, K from the .npy files */
     int16_t *A, *B;
-    int rc, csv_err;
+    int32_t *C = NULL;
+    int rc, out_err;
 
     if (a->topology)
         return npu_cmd_gemm_topology(cfg, a);
@@ -97,41 +124,38 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     o.dram_bw = t.bytes_per_cycle;
     o.dram_latency = t.latency;
     o.stall_pct = t.stall_pct;
-    if (npu_cli_gemm_fits(cfg, a) != 0)
-        return NPU_EXIT_USAGE;
-    if (npu_cli_random_inputs(a, &A, &B) != 0)
-        return NPU_EXIT_FAIL;
-    if (!a->json && !a->quiet)
-        printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", a->m, a->n, a->k,
-               a->trans_a ? " --trans-a" : "", a->trans_b ? " --trans-b" : "",
-               (unsigned long long)a->seed, cfg->name);
-    sim = npu_cli_open_sim(cfg, a, &t);
-    if (!sim) {
+    if ((rc = npu_cli_gemm_inputs(cfg, a, &g, &A, &B)) != 0)
+        return rc;
+    if (g.save && npu_cli_save_dir(g.save) != 0)
+        rc = NPU_EXIT_USAGE;
+    else if ((g.out || g.save) && !(C = malloc((size_t)g.m * (size_t)g.n * sizeof *C)))
+        rc = NPU_EXIT_FAIL;
+    else if (!(sim = npu_cli_open_sim(cfg, &g, &t)))
+        rc = NPU_EXIT_FAIL;
+    if (rc) {
         free(A);
         free(B);
-        return NPU_EXIT_FAIL;
+        return rc;
     }
-    rc = npu_gemm_run_modes(cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, npu_args_gemm_modes(a),
-                            NULL, a->max_cycles, &rep);
-    /* the path was checked before the run: what fails here is a write error */
-    csv_err = a->csv && write_counters_csv(cfg, a, rep.run.cnt) != 0;
-    if (a->json) {
-        cJSON *root = npu_cli_json_new(cfg, a);
-        if (root)
-            npu_report_json_add(root, cfg, &rep, &o);
-        npu_cli_json_print(root);
-    } else {
-        print_verdict(a, rc, &rep);
-        if (!a->quiet)
-            npu_report_text(stdout, cfg, &rep, &o);
-    }
+    if (!g.json && !g.quiet && g.a_file)
+        printf("npu gemm M=%d N=%d K=%d%s%s --a %s --b %s (config %s)\n", g.m, g.n, g.k,
+               g.trans_a ? " --trans-a" : "", g.trans_b ? " --trans-b" : "", g.a_file, g.b_file,
+               cfg->name);
+    else if (!g.json && !g.quiet)
+        printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", g.m, g.n, g.k,
+               g.trans_a ? " --trans-a" : "", g.trans_b ? " --trans-b" : "",
+               (unsigned long long)g.seed, cfg->name);
+    rc = npu_gemm_run_modes(cfg, sim, g.m, g.n, g.k, A, B, g.trans_a, g.trans_b,
+                            npu_args_gemm_modes(&g), C, g.max_cycles, &rep);
+    out_err = outputs(cfg, &g, rc, &rep, &o, A, B, C);
     npu_gemm_report_free(&rep);
     npu_sim_close(sim);
     free(A);
     free(B);
+    free(C);
     if (rc == NPU_GEMM_NO_FIT)
         return NPU_EXIT_USAGE; /* a limit exceeded, as npu_cli_gemm_fits says before the run */
     if (rc == NPU_GEMM_TIMEOUT)
         return NPU_EXIT_TIMEOUT;
-    return rc == NPU_GEMM_PASS && !csv_err ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
+    return rc == NPU_GEMM_PASS && !out_err ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }

@@ -81,6 +81,20 @@ npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu
 struct npu_topology;
 int npu_cli_load_topology(const npu_args_t *a, int batch, struct npu_topology *t);
 
+/* A GEMM's operands (cli_tensors.c): seeded (npu_cli_random_inputs) or, with --a/--b, read from
+ * .npy files (int16 2-D) whose shapes give M, N, K into the copy g of a (-m/-n/-k when given must
+ * agree); the GEMM checked against the DRAM (npu_cli_gemm_fits). 0, NPU_EXIT_USAGE (a bad file or
+ * shape, a GEMM too large, after the message) or NPU_EXIT_FAIL. */
+int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g, int16_t **A,
+                        int16_t **B);
+/* --save DIR: the directory, created if missing. 0, or -1 after the message. */
+int npu_cli_save_dir(const char *dir);
+/* --out C.npy (the NPU's int32 C, when C is not NULL) and --save DIR: A.npy, B.npy (as stored,
+ * transposed with --trans-a/-b), C.npy, C_golden.npy (ref/golden.h) and run.json (report: the
+ * JSON report, not consumed). 0, or -1 after naming what failed. */
+int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
+                      cJSON *report);
+
 /* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
  * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also
  * writes. 0, or -1 after the message. */

@@ -345,7 +345,19 @@ Test(cli_args, gemm_topology_options)
     cr_assert_eq(parse(ARGC(j), j, &a, err), 0, "--json applies to every command: %s", err);
     cr_assert(a.json);
     const char *b3[] = {"npu", "gemm", "--topology", "g.csv", "--trace", "t.fst"};
-    bad(ARGC(b3), b3, "--trace applies to one GEMM");
+    bad(ARGC(b3), b3, "--trace, --a, --b, --out and --save apply to one GEMM");
+    const char *t1[] = {"npu", "gemm", "--a", "A.npy", "--b", "B.npy", "--out", "C.npy", "--save", "d"};
+    cr_assert_eq(parse(ARGC(t1), t1, &a, err), 0, "--a/--b give M, N, K: %s", err);
+    cr_assert(!strcmp(a.a_file, "A.npy") && !strcmp(a.b_file, "B.npy") && !strcmp(a.out, "C.npy") &&
+              !strcmp(a.save, "d") && a.m == 0);
+    const char *t2[] = {"npu", "gemm", "--a", "A.npy", "-m", "4", "-n", "4", "-k", "4"};
+    bad(ARGC(t2), t2, "--a and --b go together");
+    const char *t3[] = {"npu", "gemm", "--topology", "g.csv", "--a", "A.npy", "--b", "B.npy"};
+    bad(ARGC(t3), t3, "--a, --b, --out and --save apply to one GEMM");
+    const char *t4[] = {"npu", "overlap", "-m", "4", "-n", "4", "-k", "4", "--save", "d"};
+    bad(ARGC(t4), t4, "option '--save' does not apply to 'overlap'");
+    const char *t5[] = {"npu", "gemm", "--a", "", "--b", "B.npy"};
+    bad(ARGC(t5), t5, "--a needs a .npy file");
     const char *b4[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--batch", "2"};
     bad(ARGC(b4), b4, "--batch applies to 'gemm --topology'");
     const char *b5[] = {"npu", "gemm", "--topology", ""};

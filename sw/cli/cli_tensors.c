@@ -1,0 +1,128 @@
+/* cli_tensors.c - a GEMM's tensors in .npy files (io/npy.h): --a / --b in, --out and --save DIR
+ * out; see commands.h. */
+#define _POSIX_C_SOURCE 200809L /* mkdir */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/commands.h"
+#include "io/npy.h"
+#include "ref/golden.h"
+
+/* -m/-n/-k, when given, must be the files' sizes. 0, or -1 after the message. */
+static int same_dim(char opt, int given, int from_file, const char *file)
+{
+    if (!given || given == from_file)
+        return 0;
+    fprintf(stderr, "npu: -%c %d conflicts with %s, whose shape gives %c = %d\n", opt, given, file,
+            opt == 'm' ? 'M' : opt == 'n' ? 'N' : 'K', from_file);
+    return -1;
+}
+
+int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g, int16_t **A,
+                        int16_t **B)
+{
+    char err[512];
+    int ra, ca, rb, cb, M, N, Ka, Kb;
+    *g = *a;
+    *A = *B = NULL;
+    if (!a->a_file) { /* the DRAM check first: no operand is built for a GEMM that cannot fit */
+        if (npu_cli_gemm_fits(cfg, a) != 0)
+            return NPU_EXIT_USAGE;
+        return npu_cli_random_inputs(a, A, B) == 0 ? 0 : NPU_EXIT_FAIL;
+    }
+    if (npu_npy_load_i16_2d(a->a_file, &ra, &ca, A, err, sizeof err) != 0 ||
+        npu_npy_load_i16_2d(a->b_file, &rb, &cb, B, err, sizeof err) != 0) {
+        fprintf(stderr, "npu: %s\n", err);
+        goto bad;
+    }
+    M = a->trans_a ? ca : ra; /* A is M x K, stored K x M with --trans-a */
+    Ka = a->trans_a ? ra : ca;
+    Kb = a->trans_b ? cb : rb; /* B is K x N, stored N x K with --trans-b */
+    N = a->trans_b ? rb : cb;
+    if (Ka != Kb) {
+        fprintf(stderr, "npu: --a %s is %dx%d and --b %s is %dx%d: A's K (%d) differs from B's "
+                        "(%d)%s\n", a->a_file, ra, ca, a->b_file, rb, cb, Ka, Kb,
+                a->trans_a || a->trans_b ? " (with the transposes asked)" : "");
+        goto bad;
+    }
+    if (same_dim('m', a->m, M, a->a_file) || same_dim('k', a->k, Ka, a->a_file) ||
+        same_dim('n', a->n, N, a->b_file))
+        goto bad;
+    g->m = M;
+    g->n = N;
+    g->k = Ka;
+    if (npu_cli_gemm_fits(cfg, g) == 0)
+        return 0;
+bad:
+    free(*A);
+    free(*B);
+    *A = *B = NULL;
+    return NPU_EXIT_USAGE;
+}
+
+int npu_cli_save_dir(const char *dir)
+{
+    struct stat st;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "npu: --save %s: cannot create the directory: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "npu: --save %s: not a directory\n", dir);
+        return -1;
+    }
+    return 0;
+}
+
+/* One matrix as DIR/name (dir NULL: name is the path). 0 or -1 after the message. */
+static int save_matrix(const char *dir, const char *name, int elem, int rows, int cols,
+                       const void *data)
+{
+    char path[4096], err[600];
+    const int64_t shape[2] = {rows, cols};
+    if (dir)
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+    else
+        snprintf(path, sizeof path, "%s", name);
+    if (npu_npy_save(path, elem, 2, shape, data, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "npu: %s\n", err);
+    return -1;
+}
+
+int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
+                      cJSON *report)
+{
+    int ra = g->trans_a ? g->k : g->m, ca = g->trans_a ? g->m : g->k;
+    int rb = g->trans_b ? g->n : g->k, cb = g->trans_b ? g->k : g->n, rc = 0;
+    int32_t *gold;
+    char path[4096];
+    FILE *f;
+    if (g->out && C)
+        rc |= save_matrix(NULL, g->out, 4, g->m, g->n, C);
+    if (!g->save)
+        return rc;
+    gold = malloc((size_t)g->m * (size_t)g->n * sizeof *gold);
+    if (!gold)
+        return -1;
+    npu_golden_gemm(g->m, g->n, g->k, A, (size_t)ca, g->trans_a, B, (size_t)cb, g->trans_b, gold,
+                    (size_t)g->n);
+    rc |= save_matrix(g->save, "A.npy", 2, ra, ca, A);
+    rc |= save_matrix(g->save, "B.npy", 2, rb, cb, B);
+    rc |= save_matrix(g->save, "C_golden.npy", 4, g->m, g->n, gold);
+    if (C)
+        rc |= save_matrix(g->save, "C.npy", 4, g->m, g->n, C);
+    free(gold);
+    snprintf(path, sizeof path, "%s/run.json", g->save);
+    if (report && (f = fopen(path, "w")) != NULL) { /* the report, as --json prints it */
+        rc |= npu_out_json_print(f, cJSON_Duplicate(report, 1));
+        rc |= fclose(f) != 0 ? -1 : 0;
+    } else if (report) {
+        fprintf(stderr, "npu: --save: cannot write %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+    return rc;
+}
