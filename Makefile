@@ -261,6 +261,8 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== --json of every command, CSV metadata, output paths"; \
 	  python3 tests/json_checks.py build/small/npu || fail=1; \
 	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
+	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
+	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
 	echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 
@@ -311,9 +313,10 @@ test-asan: $(DEPS_STAMP) build/npu_rev.h
 # libFuzzer harnesses (tests/fuzz/) under ASan + UBSan: `make fuzz-host FUZZ_SECONDS=600` runs
 # each for FUZZ_SECONDS (make -j2 fuzz-host: two at a time). Corpora and crash artifacts land in
 # build/fuzz/<harness>/; a crash fails the target and names the input that replays it
-# (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang).
+# (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang). `files`: the .npy and
+# saved-program loaders.
 FUZZ_SECONDS ?= 60
-FUZZ_HARNESSES := cli_args gencfg isa topology
+FUZZ_HARNESSES := cli_args gencfg isa topology files
 FUZZ_CC ?= $(shell command -v clang || command -v clang-14 || echo clang)
 FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer

@@ -26,6 +26,8 @@ RUNS = [
      ["result", "overlap", "dram_bw", "compute_cycles", "transfer_cycles", "full_cycles", "ratio",
       "max_ratio"], False),
     (["disasm", "-m", "5", "-n", "6", "-k", "7"], ["instructions", "program"], False),
+    (["disasm", "{prog}"], ["instructions", "program"], False),
+    (["run", "{prog}"], ["result", "pass", "cycles", "counters", "dram_bytes"], True),
     (["slice", "-m", "64", "-n", "64", "-k", "64"], ["searches"], False),
     (["slice", "--conv", CONV, "--kernel", "all"], ["searches"], False),
     (["train", "--layers", "8,12,8", "--batch", "4"], ["result", "pass", "cycles", "rows"], True),
@@ -89,7 +91,9 @@ def check_unwritable(npu):
     errs = []
     for argv in (["gemm", "-m", "4", "-n", "4", "-k", "4", "--csv"], ["train-bench", "--csv"],
                  ["calibrate", "--quick", "--out"], ["conv", "--conv", CONV, "--csv"],
-                 ["gemm", "-m", "4", "-n", "4", "-k", "4", "--trace"]):
+                 ["gemm", "-m", "4", "-n", "4", "-k", "4", "--trace"],
+                 ["gemm", "-m", "4", "-n", "4", "-k", "4", "--save-program"],
+                 ["gemm", "-m", "4", "-n", "4", "-k", "4", "--out"]):
         bad = "/nonexistent-dir/x.out"
         p = subprocess.run([npu] + argv + [bad], capture_output=True, text=True)
         if p.returncode != 2 or bad not in p.stderr or p.stdout:
@@ -102,7 +106,11 @@ def main():
     npu = sys.argv[1]
     errs, seen = [], set()
     with tempfile.TemporaryDirectory() as tmp:
+        prog = os.path.join(tmp, "p.npuprog")  # for npu run / npu disasm FILE
+        subprocess.run([npu, "gemm", "-m", "9", "-n", "10", "-k", "11", "--save-program", prog,
+                        "--quiet"], check=True, capture_output=True)
         for argv, keys, takes_csv in RUNS:
+            argv = [prog if x == "{prog}" else x for x in argv]
             e = check_json(npu, argv, keys, seen)
             errs += [e] if e else []
             e = check_csv(npu, argv, tmp) if takes_csv else None
@@ -110,7 +118,7 @@ def main():
     errs += check_unwritable(npu)
     p = subprocess.run([npu, "help"], capture_output=True, text=True)
     # every command of the usage text has a --json run above
-    for cmd in ("gemm", "overlap", "slice", "disasm", "train", "conv", "flexsa-report",
+    for cmd in ("gemm", "overlap", "slice", "disasm", "run", "train", "conv", "flexsa-report",
                 "train-bench", "calibrate", "info"):
         if f"npu {cmd}" in p.stdout and cmd not in seen:
             errs.append(f"npu {cmd}: no --json run checked")

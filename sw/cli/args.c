@@ -16,7 +16,7 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM
 };
 
 /* Which options each command accepts (bit = option). */
@@ -33,7 +33,10 @@ enum {
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
      B(OPT_BATCH) | B(OPT_SLICING) | OPTS_TENSORS)
 /* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
-#define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE))
+#define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE) | B(OPT_SAVE_PROGRAM))
+/* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
+#define OPTS_RUN (B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_OUT) |       \
+                  B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
 #define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
@@ -91,6 +94,7 @@ static const struct option long_opts[] = {
     {"a", required_argument, NULL, OPT_A},
     {"b", required_argument, NULL, OPT_B},
     {"save", required_argument, NULL, OPT_SAVE},
+    {"save-program", required_argument, NULL, OPT_SAVE_PROGRAM},
     {NULL, 0, NULL, 0},
 };
 
@@ -110,6 +114,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                --trans-a/-b), their shapes give M, N, K; --out the NPU's int32 C;\n"
             "                --save DIR writes A, B, C, the golden C and run.json; -m/-n/-k\n"
             "                optional, an error if they differ)\n"
+            "       npu gemm ... --save-program FILE   (the compiled program, its DRAM image, the\n"
+            "                DRAM timing and the expected C, for npu run / npu disasm FILE)\n"
             "       npu gemm --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv FILE]\n"
             "                [--quiet] [DRAM options] [--max-cycles N]   (every GEMM of a SCALE-Sim\n"
             "                GEMM topology, or the im2col forward GEMM of every layer of a conv\n"
@@ -122,6 +128,12 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu slice (-m M -n N -k K | --conv SPEC [--kernel fwd|dx|dw|all])   (the slicing\n"
             "                stage's pick under the burst-aware and the bytes-only cost; a model)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
+            "       npu disasm FILE   (a program saved by npu gemm --save-program FILE)\n"
+            "       npu run FILE [--max-cycles N] [--json] [--quiet] [--csv F] [--out C.npy]\n"
+            "                [--trace F.fst ...]   (replays a saved program and its DRAM image on\n"
+            "                the RTL without the compiler, with the saved DRAM timing; checks C\n"
+            "                against the saved expected results and every counter; a file saved\n"
+            "                for another configuration is refused, exit 2)\n"
             "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
             "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
             "                (m, k: one part per core when M, K is a multiple of 4S, n: N of 8S;\n"
@@ -216,6 +228,7 @@ static const struct cmd_def {
     {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT},
     {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE},
     {"info", NPU_CMD_INFO, B(OPT_JSON)},
+    {"run", NPU_CMD_RUN, OPTS_RUN},
 };
 
 /* Options whose value is one of a few words, kept as given (the commands parse the name). */
@@ -271,6 +284,7 @@ static const struct text_opt {
     {OPT_A, "--a needs a .npy file (A, M x K int16)", offsetof(npu_args_t, a_file)},
     {OPT_B, "--b needs a .npy file (B, K x N int16)", offsetof(npu_args_t, b_file)},
     {OPT_SAVE, "--save needs a directory", offsetof(npu_args_t, save)},
+    {OPT_SAVE_PROGRAM, "--save-program needs a file name", offsetof(npu_args_t, save_program)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -420,7 +434,7 @@ static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned l
     if (!strncmp(cmd, "--config", 8))
         return config_is_no_option(cfg, err, errn);
     return bad(err, errn,
-               "unknown command '%s' (expected gemm, overlap, disasm, slice, train, train-bench, "
+               "unknown command '%s' (expected gemm, overlap, disasm, run, slice, train, train-bench, "
                "conv, flexsa-report, calibrate or info)",
                cmd);
 }
@@ -470,8 +484,8 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_DIMS))
         return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
     if (a->topology && (seen & OPTS_GEMM_ONE))
-        return bad(err, errn, "--trace, --a, --b, --out and --save apply to one GEMM (-m -n -k), "
-                              "not to --topology");
+        return bad(err, errn, "--trace, --a, --b, --out, --save and --save-program apply to one "
+                              "GEMM (-m -n -k), not to --topology");
     if (!a->topology && (seen & B(OPT_BATCH)))
         return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
     if (!a->a_file != !a->b_file)
@@ -511,6 +525,15 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--kernel applies to 'slice --conv'");
     if (a->cmd == NPU_CMD_SLICE)
         return 0;
+    if (a->cmd == NPU_CMD_RUN && !a->prog_file)
+        return bad(err, errn, "'run' needs a saved program file (npu gemm --save-program FILE)");
+    if (a->cmd == NPU_CMD_RUN)
+        return check_trace(a, seen, err, errn);
+    if (a->cmd == NPU_CMD_DISASM && a->prog_file && (seen & ~B(OPT_JSON)))
+        return bad(err, errn, "'disasm FILE' takes no other option than --json (the program is "
+                              "saved)");
+    if (a->cmd == NPU_CMD_DISASM && a->prog_file)
+        return 0;
     if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
         return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
     return check_trace(a, seen, err, errn);
@@ -544,6 +567,12 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
             return 2;
         if (c == OPT_DRAM_LAT)
             a->dram_latency_set = 1;
+    }
+    /* npu run FILE, npu disasm FILE: one saved program (progfile.h) */
+    if (optind < sub_argc && (a->cmd == NPU_CMD_RUN || a->cmd == NPU_CMD_DISASM)) {
+        if (!*sub_argv[optind])
+            return bad(err, errn, "'%s' needs a saved program file, not ''", argv[1]);
+        a->prog_file = sub_argv[optind++];
     }
     if (optind < sub_argc)
         return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], argv[1]);

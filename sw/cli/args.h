@@ -10,6 +10,7 @@
  *              [DRAM options] [--max-cycles N] [--trans-a] [--trans-b]   (every GEMM of a
  *              topology; -m/-n/-k, --json and --trace are for one GEMM)
  *   npu gemm   --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]
+ *   npu gemm   ... --save-program FILE;  npu run FILE [--json] ...;  npu disasm FILE
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
@@ -36,7 +37,7 @@
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
     NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE,
-    NPU_CMD_CALIBRATE
+    NPU_CMD_CALIBRATE, NPU_CMD_RUN
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -82,6 +83,8 @@ typedef struct npu_args {
                                            (NULL: none) */
     const char *a_file, *b_file;        /* gemm: A.npy, B.npy (int16) instead of seeded operands */
     const char *save;                   /* gemm: directory for every input, output, golden result */
+    const char *save_program;           /* gemm: the program file to write (progfile.h) */
+    const char *prog_file;              /* run, disasm: the saved program (positional) */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "io/npy.h"
 #include "ref/golden.h"
+#include "run/progfile.h"
 
 /* -m/-n/-k, when given, must be the files' sizes. 0, or -1 after the message. */
 static int same_dim(char opt, int given, int from_file, const char *file)
@@ -93,6 +94,39 @@ static int save_matrix(const char *dir, const char *name, int elem, int rows, in
     return -1;
 }
 
+/* The golden C of g's GEMM (malloc'd), or NULL after the message. */
+static int32_t *golden(const npu_args_t *g, const int16_t *A, const int16_t *B)
+{
+    int32_t *gold = malloc((size_t)g->m * (size_t)g->n * sizeof *gold);
+    if (!gold) {
+        fprintf(stderr, "npu: out of memory for the golden C\n");
+        return NULL;
+    }
+    npu_golden_gemm(g->m, g->n, g->k, A, (size_t)(g->trans_a ? g->m : g->k), g->trans_a, B,
+                    (size_t)(g->trans_b ? g->k : g->n), g->trans_b, gold, (size_t)g->n);
+    return gold;
+}
+
+int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
+                              const npu_dram_timing_t *t, const npu_gemm_report_t *rep,
+                              const int16_t *A, const int16_t *B)
+{
+    char err[600];
+    int32_t *gold;
+    int rc;
+    if (rep->prog.n == 0) {
+        fprintf(stderr, "npu: --save-program %s: no program was compiled\n", g->save_program);
+        return -1;
+    }
+    if (!(gold = golden(g, A, B)))
+        return -1;
+    rc = npu_progfile_save(g->save_program, cfg, t, rep, A, B, gold, err, sizeof err);
+    free(gold);
+    if (rc != 0)
+        fprintf(stderr, "npu: --save-program %s\n", err);
+    return rc;
+}
+
 int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
                       cJSON *report)
 {
@@ -105,11 +139,8 @@ int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, c
         rc |= save_matrix(NULL, g->out, 4, g->m, g->n, C);
     if (!g->save)
         return rc;
-    gold = malloc((size_t)g->m * (size_t)g->n * sizeof *gold);
-    if (!gold)
+    if (!(gold = golden(g, A, B)))
         return -1;
-    npu_golden_gemm(g->m, g->n, g->k, A, (size_t)ca, g->trans_a, B, (size_t)cb, g->trans_b, gold,
-                    (size_t)g->n);
     rc |= save_matrix(g->save, "A.npy", 2, ra, ca, A);
     rc |= save_matrix(g->save, "B.npy", 2, rb, cb, B);
     rc |= save_matrix(g->save, "C_golden.npy", 4, g->m, g->n, gold);

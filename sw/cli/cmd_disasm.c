@@ -3,7 +3,10 @@
 
 #include "cli/commands.h"
 #include "hw/isa.h"
+#include "run/progfile.h"
 #include "run/runtime.h"
+
+static int disasm_compiled(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* The plan, the DRAM layout and the program's instructions as text, one JSON line. */
 static int print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_gemm_report_t *rep)
@@ -36,7 +39,46 @@ static int print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_gemm_
     return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }
 
+/* npu disasm FILE: the saved program (progfile.h), whatever configuration it was built for. */
+static int disasm_file(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_progfile_t p;
+    npu_args_t g = *a;
+    char err[600], line[256];
+    int rc;
+    if (npu_progfile_load(a->prog_file, &p, err, sizeof err) != 0) {
+        fprintf(stderr, "npu: disasm %s\n", err);
+        return NPU_EXIT_USAGE;
+    }
+    g.m = p.gemm.M, g.n = p.gemm.N, g.k = p.gemm.K;
+    g.trans_a = p.gemm.transA, g.trans_b = p.gemm.transB;
+    if (a->json) {
+        rc = print_json(cfg, &g, &p.gemm);
+        npu_progfile_free(&p);
+        return rc;
+    }
+    printf("# %s: gemm M=%d N=%d K=%d%s%s saved for config %s%s; DRAM image %zu bytes at 0x%llx, "
+           "%s expected results\n", a->prog_file, g.m, g.n, g.k, g.trans_a ? " transA" : "",
+           g.trans_b ? " transB" : "", p.config,
+           npu_progfile_check_cfg(&p, cfg, err, sizeof err) ? " (not this build's)" : "",
+           p.image_len, (unsigned long long)p.image_addr, p.expect ? "with" : "without");
+    for (size_t i = 0; i < p.gemm.prog.n; i++) {
+        npu_disasm(&p.gemm.prog.insn[i], line, sizeof line);
+        printf("%6zu  %s\n", i, line);
+    }
+    npu_progfile_free(&p);
+    return NPU_EXIT_PASS;
+}
+
 int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    if (a->prog_file)
+        return disasm_file(cfg, a);
+    return disasm_compiled(cfg, a);
+}
+
+/* npu disasm -m -n -k: the program the compiler makes for the GEMM. */
+static int disasm_compiled(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_gemm_report_t rep;
     char line[256];

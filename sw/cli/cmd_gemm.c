@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "hw/isa.h"
+#include "run/progfile.h"
 #include "run/report.h"
 #include "run/runtime.h"
 
@@ -82,10 +83,9 @@ static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *
     }
 }
 
-/* The outputs of a finished run: --csv, the JSON or text report, --out / --save. 0, or -1 when an
- * output file failed while being written (its path was checked before the run). */
-static int outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc, const npu_gemm_report_t *rep,
-                   const npu_report_opts_t *o, const int16_t *A, const int16_t *B, const int32_t *C)
+int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
+                         const npu_gemm_report_t *rep, const npu_report_opts_t *o,
+                         const int16_t *A, const int16_t *B, const int32_t *C)
 {
     int err = g->csv && write_counters_csv(cfg, g, rep->run.cnt) != 0;
     cJSON *root = g->json || g->save ? npu_cli_json_new(cfg, g) : NULL;
@@ -147,7 +147,9 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
                (unsigned long long)g.seed, cfg->name);
     rc = npu_gemm_run_modes(cfg, sim, g.m, g.n, g.k, A, B, g.trans_a, g.trans_b,
                             npu_args_gemm_modes(&g), C, g.max_cycles, &rep);
-    out_err = outputs(cfg, &g, rc, &rep, &o, A, B, C);
+    out_err = npu_cli_gemm_outputs(cfg, &g, rc, &rep, &o, A, B, C);
+    if (g.save_program && npu_cli_gemm_save_program(cfg, &g, &t, &rep, A, B) != 0)
+        out_err = 1;
     npu_gemm_report_free(&rep);
     npu_sim_close(sim);
     free(A);

@@ -95,6 +95,24 @@ int npu_cli_save_dir(const char *dir);
 int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
                       cJSON *report);
 
+/* --save-program FILE (cli_tensors.c): the compiled program of rep, its DRAM image (A, B), the
+ * run's DRAM timing t and the golden C (progfile.h). 0, or -1 after the message. */
+struct npu_gemm_report;
+int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
+                              const npu_dram_timing_t *t, const struct npu_gemm_report *rep,
+                              const int16_t *A, const int16_t *B);
+/* The outputs of a finished GEMM run (cmd_gemm.c; npu run too): --csv, the JSON or text report,
+ * --out / --save. 0, or -1 when an output file failed while being written (its path was checked
+ * before the run). */
+struct npu_report_opts;
+int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
+                         const struct npu_gemm_report *rep, const struct npu_report_opts *o,
+                         const int16_t *A, const int16_t *B, const int32_t *C);
+
+/* `npu run FILE` (cmd_run.c): a saved program replayed on the RTL without the compiler. 0 pass,
+ * 1 mismatch / counters / NPU error, 2 bad usage or a bad, foreign or unreadable file, 3 timeout. */
+int npu_cmd_run(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
  * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also
  * writes. 0, or -1 after the message. */

@@ -28,6 +28,7 @@ static const struct {
     {NPU_CMD_HELP, cmd_help},
     {NPU_CMD_INFO, npu_cmd_info},
     {NPU_CMD_DISASM, npu_cmd_disasm},
+    {NPU_CMD_RUN, npu_cmd_run},
     {NPU_CMD_SLICE, npu_cmd_slice},
     {NPU_CMD_CALIBRATE, npu_cmd_calibrate},
     {NPU_CMD_OVERLAP, npu_cmd_overlap},
