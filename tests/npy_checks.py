@@ -1,8 +1,10 @@
 #!/usr/bin/python3
-"""`npu gemm` on a designer's own tensors (issue 17 acceptance 1, GEMM part): NumPy writes random
-int16 A (M x K) and B (K x N), `npu gemm --a A.npy --b B.npy --out C.npy` runs them on the RTL,
-and C.npy equals NumPy's own matmul (int64, wrapped to int32 like the NPU's accumulators), also
-with --trans-a / --trans-b (A stored K x M, B stored N x K). `--save DIR` writes A, B, C, the
+"""`npu gemm` and `npu conv` on a designer's own tensors (issue 17 acceptance 1, GEMM and conv
+parts): NumPy writes random int16 A (M x K) and B (K x N), `npu gemm --a A.npy --b B.npy --out
+C.npy` runs them on the RTL, and C.npy equals NumPy's own matmul (int64, wrapped to int32 like the
+NPU's accumulators), also with --trans-a / --trans-b (A stored K x M, B stored N x K). A strided,
+padded 3x3 conv layer's forward, dX (ecoflow) and dW (zeropad) on NumPy's X, W, dY equal NumPy's
+own convolution, and --save's golden result too. `--save DIR` writes A, B, C, the
 golden C and run.json, each equal to what NumPy computes. Bad tensors are refused with exit 2 and
 a message: a float dtype, a 3-D array, Fortran order, a truncated file, K differing between A and
 B, and -m/-n/-k that contradict the shapes.
@@ -67,6 +69,75 @@ def check_save(npu, tmp, rng, errs):
         errs.append("--save: run.json and --json disagree on cycles")
 
 
+# ---- convolutions: NHWC X, W as KH x KW x F x C, dY as B x OH x OW x F (docs/conv.md) ----
+def conv_geom(spec, batch):
+    C, H, W, F, KH, KW, s, p, d = spec
+    OH = (H + 2 * p - d * (KH - 1) - 1) // s + 1
+    OW = (W + 2 * p - d * (KW - 1) - 1) // s + 1
+    return C, H, W, F, KH, KW, s, p, d, OH, OW
+
+
+def x_window(xp, kh, kw, s, d, OH, OW):
+    """The X pixels tap (kh, kw) meets, B x OH x OW x C (xp: X zero-padded by p)."""
+    return xp[:, kh * d: kh * d + s * (OH - 1) + 1: s, kw * d: kw * d + s * (OW - 1) + 1: s, :]
+
+
+def conv_ref(kernel, spec, batch, x, w, dy):
+    C, H, W, F, KH, KW, s, p, d, OH, OW = conv_geom(spec, batch)
+    x64 = x.astype(np.int64) if x is not None else None
+    w64, dy64 = (w.astype(np.int64) if w is not None else None,
+                 dy.astype(np.int64) if dy is not None else None)
+    if kernel == "fwd":
+        xp, y = np.pad(x64, ((0, 0), (p, p), (p, p), (0, 0))), np.zeros((batch, OH, OW, F), np.int64)
+        for kh in range(KH):
+            for kw in range(KW):
+                y += np.einsum("bhwc,fc->bhwf", x_window(xp, kh, kw, s, d, OH, OW), w64[kh, kw])
+        return y.astype(np.int32)
+    if kernel == "dx":
+        dxp = np.zeros((batch, H + 2 * p, W + 2 * p, C), np.int64)
+        for kh in range(KH):
+            for kw in range(KW):
+                x_window(dxp, kh, kw, s, d, OH, OW)[...] += np.einsum("bhwf,fc->bhwc", dy64, w64[kh, kw])
+        return dxp[:, p:p + H, p:p + W, :].astype(np.int32)
+    xp, dw = np.pad(x64, ((0, 0), (p, p), (p, p), (0, 0))), np.zeros((KH, KW, F, C), np.int64)
+    for kh in range(KH):
+        for kw in range(KW):
+            dw[kh, kw] = np.einsum("bhwc,bhwf->fc", x_window(xp, kh, kw, s, d, OH, OW), dy64)
+    return dw.astype(np.int32)
+
+
+def check_conv(npu, tmp, rng, errs):
+    spec, batch = (8, 9, 9, 4, 3, 3, 2, 1, 1), 2
+    C, H, W, F, KH, KW, s, p, d, OH, OW = conv_geom(spec, batch)
+    x = rng.integers(-32768, 32768, size=(batch, H, W, C), dtype=np.int16)
+    w = rng.integers(-32768, 32768, size=(KH, KW, F, C), dtype=np.int16)
+    dy = rng.integers(-32768, 32768, size=(batch, OH, OW, F), dtype=np.int16)
+    files = {}
+    for name, arr in (("x", x), ("w", w), ("dy", dy)):
+        files[name] = os.path.join(tmp, f"conv_{name}.npy")
+        np.save(files[name], arr)
+    sp = ",".join(map(str, spec))
+    for kernel, ins, df in (("fwd", ("x", "w"), []), ("dx", ("dy", "w"), ["--dataflow", "ecoflow"]),
+                            ("dw", ("x", "dy"), ["--dataflow", "zeropad"])):
+        out, d = os.path.join(tmp, f"conv_{kernel}.npy"), os.path.join(tmp, f"save_{kernel}")
+        opts = [a for n in ins for a in (f"--{n}", files[n])]
+        pr = run(npu, "conv", "--conv", sp, "--batch", str(batch), "--kernel", kernel, *df, *opts,
+                 "--out", out, "--save", d, "--quiet")
+        want = conv_ref(kernel, spec, batch, x, w, dy)
+        if pr.returncode != 0:
+            errs.append(f"conv {kernel}: exit {pr.returncode}: {pr.stderr.strip()}")
+            continue
+        got = np.load(out)
+        name = {"fwd": "Y", "dx": "dX", "dw": "dW"}[kernel]
+        if got.dtype != np.int32 or got.shape != want.shape or not np.array_equal(got, want):
+            errs.append(f"conv {kernel}: {name} {got.dtype} {got.shape} differs from NumPy's")
+        if not np.array_equal(np.load(os.path.join(d, f"{name}_golden.npy")), want):
+            errs.append(f"conv {kernel}: --save {name}_golden.npy differs from NumPy's")
+    bad = run(npu, "conv", "--conv", sp, "--kernel", "fwd", "--x", files["dy"])
+    if bad.returncode != 2 or "the layer needs int16 (1, 9, 9, 8) (B, H, W, C)" not in bad.stderr:
+        errs.append(f"conv --x of the wrong shape: exit {bad.returncode}, {bad.stderr.strip()!r}")
+
+
 def check_refusals(npu, tmp, errs):
     good = os.path.join(tmp, "g.npy")
     np.save(good, np.ones((4, 4), dtype=np.int16))
@@ -106,10 +177,12 @@ def main():
                                 (20, 3, 50, 0, 1), (7, 9, 11, 1, 1)):
             check_gemm(npu, tmp, rng, M, N, K, ta, tb, errs)
         check_save(npu, tmp, rng, errs)
+        check_conv(npu, tmp, rng, errs)
         check_refusals(npu, tmp, errs)
     for e in errs:
         print("FAIL:", e, file=sys.stderr)
-    print(f"npy_checks: 5 GEMMs on NumPy tensors, --save, 9 refusals; {len(errs)} failures")
+    print(f"npy_checks: 5 GEMMs and conv fwd / dX / dW on NumPy tensors, --save, 10 refusals; "
+          f"{len(errs)} failures")
     return 1 if errs else 0
 
 

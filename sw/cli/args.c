@@ -16,7 +16,7 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY
 };
 
 /* Which options each command accepts (bit = option). */
@@ -25,7 +25,9 @@ enum {
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV) | B(OPT_JSON))
+     B(OPT_CSV) | B(OPT_JSON) | OPTS_CONV_TENSORS)
+/* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
+#define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
@@ -95,6 +97,9 @@ static const struct option long_opts[] = {
     {"b", required_argument, NULL, OPT_B},
     {"save", required_argument, NULL, OPT_SAVE},
     {"save-program", required_argument, NULL, OPT_SAVE_PROGRAM},
+    {"x", required_argument, NULL, OPT_X},
+    {"w", required_argument, NULL, OPT_W},
+    {"dy", required_argument, NULL, OPT_DY},
     {NULL, 0, NULL, 0},
 };
 
@@ -151,6 +156,12 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                divide channels / height and width for quicker runs; a layer too\n"
             "                large for one plan runs in parts over filter, channel or column\n"
             "                ranges, the parts column)\n"
+            "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
+            "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
+            "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
+            "                KH x KW x 1 x C), dY B x OH x OW x F; a tensor not given is seeded;\n"
+            "                --out the NPU's int32 Y / dX / dW, --save DIR every tensor and\n"
+            "                the golden result)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
             "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
@@ -285,6 +296,9 @@ static const struct text_opt {
     {OPT_B, "--b needs a .npy file (B, K x N int16)", offsetof(npu_args_t, b_file)},
     {OPT_SAVE, "--save needs a directory", offsetof(npu_args_t, save)},
     {OPT_SAVE_PROGRAM, "--save-program needs a file name", offsetof(npu_args_t, save_program)},
+    {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
+    {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
+    {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -497,6 +511,26 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     return 0;
 }
 
+/* npu conv with .npy tensors: one layer (--conv), one kernel, one dataflow, the kernel's inputs. */
+static int check_conv_tensors(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    const char *k = a->kernel;
+    if (!a->conv || strchr(a->conv, ';'))
+        return bad(err, errn, "--x/--w/--dy/--out/--save need one layer (--conv SPEC)");
+    if (!k || !strcmp(k, "all"))
+        return bad(err, errn, "--x/--w/--dy/--out/--save need one kernel: --kernel fwd, dx or dw");
+    if (strcmp(k, "fwd") && (!a->dataflow || !strcmp(a->dataflow, "both")))
+        return bad(err, errn, "--x/--w/--dy/--out/--save need one dataflow: --dataflow ecoflow "
+                              "or zeropad");
+    if ((seen & B(OPT_X)) && !strcmp(k, "dx"))
+        return bad(err, errn, "--x does not apply to --kernel dx (dX = dY * W)");
+    if ((seen & B(OPT_W)) && !strcmp(k, "dw"))
+        return bad(err, errn, "--w does not apply to --kernel dw (dW = X * dY)");
+    if ((seen & B(OPT_DY)) && !strcmp(k, "fwd"))
+        return bad(err, errn, "--dy does not apply to --kernel fwd (Y = X * W)");
+    return 0;
+}
+
 /* The options together: alternatives, requirements, the CNN / MLP forms of train. 0 or 2. */
 static int check_combination(const npu_args_t *a, const char *cmd, unsigned long long allowed,
                              unsigned long long seen, char *err, size_t errn)
@@ -515,6 +549,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
     if (a->cmd == NPU_CMD_CONV && !cnn)
         return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
+    if (a->cmd == NPU_CMD_CONV && (seen & OPTS_CONV_TENSORS))
+        return check_conv_tensors(a, seen, err, errn);
     if (a->cmd == NPU_CMD_GEMM)
         return check_gemm(a, seen, err, errn) ? 2 : check_trace(a, seen, err, errn);
     if (a->cmd == NPU_CMD_SLICE && a->conv && (seen & OPTS_DIMS))

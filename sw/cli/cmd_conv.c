@@ -160,7 +160,7 @@ static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int fails, int
  * first_dx: also run dX of layer 0 (npu conv) or not (npu train: the input needs no gradient). */
 static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
                    const npu_topology_t *t, const int *kernels, int nk, const int *dfs, int ndf,
-                   int first_dx)
+                   int first_dx, npu_conv_io_t *io)
 {
     run_row_t *rows = calloc((size_t)t->n * 3 * 2, sizeof *rows);
     int nrows = 0, fails = 0, timeout = 0;
@@ -193,8 +193,8 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                     nrows--;
                     continue;
                 }
-                npu_conv_run(cfg, sim, &t->layer[l].conv, k, r->dataflow, seed + (uint64_t)l,
-                             a->max_cycles, &r->rep);
+                npu_conv_run_io(cfg, sim, &t->layer[l].conv, k, r->dataflow, seed + (uint64_t)l,
+                                a->max_cycles, io, &r->rep);
                 npu_sim_close(sim);
                 fails += r->rep.rc != NPU_GEMM_PASS;
                 timeout |= r->rep.rc == NPU_GEMM_TIMEOUT;
@@ -236,6 +236,23 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
     return timeout ? 3 : fails ? 1 : 0;
 }
 
+/* One layer, one kernel and dataflow on the caller's .npy tensors (args.c checked the options):
+ * the usual row, then --out / --save. */
+static int run_tensors(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
+                       const npu_topology_t *t, int kernel, int df)
+{
+    npu_conv_io_t io;
+    uint64_t seed = a->seed ? a->seed : 1; /* run_all's seed of layer 0 */
+    int rc = npu_cli_conv_inputs(a, &t->layer[0].conv, kernel, &io);
+    if (rc == 0) {
+        rc = run_all(cfg, a, tm, t, &kernel, 1, &df, 1, 1, &io);
+        if (npu_cli_conv_outputs(a, &t->layer[0].conv, kernel, seed, io.filled, &io))
+            rc = rc ? rc : NPU_EXIT_FAIL;
+    }
+    npu_cli_conv_io_free(&io);
+    return rc;
+}
+
 static int parse_dataflows(const char *s, int dflt_both, int *dfs)
 {
     if (!s)
@@ -272,7 +289,9 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2; /* args.c checked the names */
     }
-    rc = run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1);
+    rc = a->x_file || a->w_file || a->dy_file || a->out || a->save
+             ? run_tensors(cfg, a, &tm, t, kernels[0], dfs[0])
+             : run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1, NULL);
     free(t);
     return rc;
 }
@@ -293,7 +312,7 @@ int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2;
     }
-    rc = run_all(cfg, a, &tm, t, kernels, 3, dfs, ndf, 0);
+    rc = run_all(cfg, a, &tm, t, kernels, 3, dfs, ndf, 0, NULL);
     free(t);
     return rc;
 }

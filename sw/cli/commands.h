@@ -113,6 +113,20 @@ int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
  * 1 mismatch / counters / NPU error, 2 bad usage or a bad, foreign or unreadable file, 3 timeout. */
 int npu_cmd_run(const npu_cfg_t *cfg, const npu_args_t *a);
 
+/* npu conv --x/--w/--dy/--out/--save (cli_tensors.c): the kernel's inputs read from .npy files
+ * (int16, the shapes the layer c implies: X B x H x W x C, W KH x KW x F x C (depthwise F = 1),
+ * dY B x OH x OW x F) and the result buffers. 0, NPU_EXIT_USAGE (after the message) or
+ * NPU_EXIT_FAIL. */
+struct npu_conv_io;
+struct npu_conv;
+int npu_cli_conv_inputs(const npu_args_t *a, const struct npu_conv *c, int kernel,
+                        struct npu_conv_io *io);
+/* --out (the NPU's result when done) and --save DIR (the inputs used, the result and the golden
+ * one as X / W / dY / Y|dX|dW / *_golden .npy). 0, or -1 after the message. */
+int npu_cli_conv_outputs(const npu_args_t *a, const struct npu_conv *c, int kernel, uint64_t seed,
+                         int done, const struct npu_conv_io *io);
+void npu_cli_conv_io_free(struct npu_conv_io *io);
+
 /* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
  * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also
  * writes. 0, or -1 after the message. */

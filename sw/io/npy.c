@@ -1,6 +1,8 @@
 /* npy.c - NumPy .npy reader and writer; see npy.h. */
 #include "io/npy.h"
 
+#include "io/file.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -181,30 +183,16 @@ int npu_npy_parse(const unsigned char *buf, size_t n, npu_npy_t *a, char *err, s
 
 int npu_npy_load(const char *path, npu_npy_t *a, char *err, size_t errn)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    size_t n = 0, cap = 0, got;
+    unsigned char *buf;
+    size_t n;
     char why[200];
     int rc;
     memset(a, 0, sizeof *a);
-    if (!f)
-        return fail(err, errn, "%s: %s", path, strerror(errno));
-    do { /* read the whole file: pipes and files alike */
-        if (n == cap) {
-            unsigned char *nb = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return fail(err, errn, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    rc = ferror(f) ? fail(why, sizeof why, "%s", strerror(errno))
-                   : npu_npy_parse(buf, n, a, why, sizeof why);
-    fclose(f);
+    if (npu_read_file(path, &buf, &n, err, errn) != 0) {
+        free(buf);
+        return -1;
+    }
+    rc = npu_npy_parse(buf, n, a, why, sizeof why);
     free(buf);
     return rc ? fail(err, errn, "%s: %s", path, why) : 0;
 }

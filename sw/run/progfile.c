@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/file.h"
 #include "prog/prog_expect.h"
 
 static const char k_magic[8] = {'N', 'P', 'U', 'P', 'R', 'O', 'G', '\0'};
@@ -352,30 +353,16 @@ int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *er
 
 int npu_progfile_load(const char *path, npu_progfile_t *p, char *err, size_t errn)
 {
-    FILE *f = fopen(path, "rb");
-    uint8_t *buf = NULL;
-    size_t n = 0, cap = 0, got;
+    unsigned char *buf;
+    size_t n;
     char why[300];
     int rc;
     memset(p, 0, sizeof *p);
-    if (!f)
-        return fail(err, errn, "%s: %s", path, strerror(errno));
-    do {
-        if (n == cap) {
-            uint8_t *nb = realloc(buf, cap = cap ? 2 * cap : 1 << 16);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return fail(err, errn, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        got = fread(buf + n, 1, cap - n, f);
-        n += got;
-    } while (got > 0);
-    rc = ferror(f) ? fail(why, sizeof why, "%s", strerror(errno))
-                   : npu_progfile_parse(buf, n, p, why, sizeof why);
-    fclose(f);
+    if (npu_read_file(path, &buf, &n, err, errn) != 0) {
+        free(buf);
+        return -1;
+    }
+    rc = npu_progfile_parse(buf, n, p, why, sizeof why);
     free(buf);
     return rc ? fail(err, errn, "%s: %s", path, why) : 0;
 }

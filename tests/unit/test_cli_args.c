@@ -358,6 +358,20 @@ Test(cli_args, gemm_topology_options)
     bad(ARGC(t4), t4, "option '--save' does not apply to 'overlap'");
     const char *t5[] = {"npu", "gemm", "--a", "", "--b", "B.npy"};
     bad(ARGC(t5), t5, "--a needs a .npy file");
+    const char *c1[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "dx", "--dataflow",
+                        "ecoflow", "--dy", "d.npy", "--w", "w.npy", "--out", "o.npy"};
+    cr_assert_eq(parse(ARGC(c1), c1, &a, err), 0, "%s", err);
+    cr_assert(!strcmp(a.dy_file, "d.npy") && !strcmp(a.w_file, "w.npy") && !a.x_file);
+    const char *c2[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--x", "x.npy"};
+    bad(ARGC(c2), c2, "need one kernel: --kernel fwd, dx or dw");
+    const char *c3[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "dw", "--x", "x.npy"};
+    bad(ARGC(c3), c3, "need one dataflow");
+    const char *c4[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "fwd", "--dy", "d"};
+    bad(ARGC(c4), c4, "--dy does not apply to --kernel fwd");
+    const char *c5[] = {"npu", "conv", "--topology", "t.csv", "--kernel", "fwd", "--x", "x.npy"};
+    bad(ARGC(c5), c5, "need one layer (--conv SPEC)");
+    const char *c6[] = {"npu", "train", "--conv", "4,4,4,4,3,3,1,1,1", "--x", "x.npy"};
+    bad(ARGC(c6), c6, "option '--x' does not apply to 'train'");
     const char *r1[] = {"npu", "run", "p.npuprog", "--json", "--max-cycles", "99"};
     cr_assert_eq(parse(ARGC(r1), r1, &a, err), 0, "%s", err);
     cr_assert(a.cmd == NPU_CMD_RUN && !strcmp(a.prog_file, "p.npuprog") && a.json &&
