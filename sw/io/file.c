@@ -36,3 +36,15 @@ int npu_read_file(const char *path, unsigned char **buf, size_t *n, char *err, s
         snprintf(err, errn, "%s: %s", path, strerror(e));
     return e ? -1 : 0;
 }
+
+int npu_load_file(const char *path, npu_parse_fn parse, void *obj, char *err, size_t errn)
+{
+    unsigned char *buf;
+    size_t n;
+    char why[300];
+    int rc = npu_read_file(path, &buf, &n, err, errn);
+    if (rc == 0 && (rc = parse(buf, n, obj, why, sizeof why)) != 0)
+        snprintf(err, errn, "%s: %s", path, why);
+    free(buf);
+    return rc ? -1 : 0;
+}

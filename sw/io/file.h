@@ -9,4 +9,9 @@
  * and *n. 0, or -1 with the reason, naming the file, in err. */
 int npu_read_file(const char *path, unsigned char **buf, size_t *n, char *err, size_t errn);
 
+/* path read whole and handed to parse (buf, n, obj, err, errn); 0, or -1 with the reason in err,
+ * prefixed with the path when parse refused the contents. */
+typedef int (*npu_parse_fn)(const unsigned char *buf, size_t n, void *obj, char *err, size_t errn);
+int npu_load_file(const char *path, npu_parse_fn parse, void *obj, char *err, size_t errn);
+
 #endif

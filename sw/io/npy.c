@@ -181,20 +181,15 @@ int npu_npy_parse(const unsigned char *buf, size_t n, npu_npy_t *a, char *err, s
     return 0;
 }
 
+static int parse_any(const unsigned char *buf, size_t n, void *a, char *err, size_t errn)
+{
+    return npu_npy_parse(buf, n, a, err, errn);
+}
+
 int npu_npy_load(const char *path, npu_npy_t *a, char *err, size_t errn)
 {
-    unsigned char *buf;
-    size_t n;
-    char why[200];
-    int rc;
     memset(a, 0, sizeof *a);
-    if (npu_read_file(path, &buf, &n, err, errn) != 0) {
-        free(buf);
-        return -1;
-    }
-    rc = npu_npy_parse(buf, n, a, why, sizeof why);
-    free(buf);
-    return rc ? fail(err, errn, "%s: %s", path, why) : 0;
+    return npu_load_file(path, parse_any, a, err, errn);
 }
 
 int npu_npy_load_i16_2d(const char *path, int *rows, int *cols, int16_t **data, char *err,

@@ -351,20 +351,15 @@ int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *er
     return r.short_read ? (npu_progfile_free(p), fail(err, errn, "truncated")) : 0;
 }
 
+static int parse_any(const unsigned char *buf, size_t n, void *p, char *err, size_t errn)
+{
+    return npu_progfile_parse(buf, n, p, err, errn);
+}
+
 int npu_progfile_load(const char *path, npu_progfile_t *p, char *err, size_t errn)
 {
-    unsigned char *buf;
-    size_t n;
-    char why[300];
-    int rc;
     memset(p, 0, sizeof *p);
-    if (npu_read_file(path, &buf, &n, err, errn) != 0) {
-        free(buf);
-        return -1;
-    }
-    rc = npu_progfile_parse(buf, n, p, why, sizeof why);
-    free(buf);
-    return rc ? fail(err, errn, "%s: %s", path, why) : 0;
+    return npu_load_file(path, parse_any, p, err, errn);
 }
 
 int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *err, size_t errn)
