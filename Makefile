@@ -73,14 +73,20 @@ APT_INSTALL = if [ -n "$$missing" ]; then echo "$(1): installing missing Debian 
   ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
   || { echo "$(1): could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; fi
 DEPS_STAMP := build/.deps-ok
+# Debian's python3, where python3-numpy installs (tests/npy_checks.py); a python3 earlier on PATH
+# (pyenv, venv) may not have NumPy.
+PY_NUMPY ?= /usr/bin/python3
 deps: $(DEPS_STAMP)
-$(DEPS_STAMP):
+# The stamp depends on the Makefile: a dependency added here is checked on the next build.
+$(DEPS_STAMP): Makefile
 	@mkdir -p build
 	@missing=""; \
 	command -v $(VERILATOR) >/dev/null 2>&1 || missing="$$missing verilator"; \
 	command -v $(CXX) >/dev/null 2>&1 || missing="$$missing g++"; \
 	[ -f /usr/include/criterion/criterion.h ] || missing="$$missing libcriterion-dev"; \
 	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
+	[ -f /usr/include/cjson/cJSON.h ] || missing="$$missing libcjson-dev"; \
+	$(PY_NUMPY) -c 'import numpy' >/dev/null 2>&1 || missing="$$missing python3-numpy"; \
 	$(call APT_INSTALL,deps); \
 	touch $@
 
@@ -144,7 +150,9 @@ build/%/fault/test_planted: build/%/fault/libnpusim.a build/libnpuhost.a tests/r
 	$(CXX) -o $@ build/$*/fault/test_planted.o build/libnpuhost.a build/$*/fault/libnpusim.a \
 	    $(SIM_LIBS) -lcriterion
 
-SIM_LIBS := -lz -lpthread
+# cJSON (libcjson-dev): the JSON of every command and report (run/out.h)
+HOST_LIBS := -lcjson
+SIM_LIBS := -lz -lpthread $(HOST_LIBS)
 
 # Speed reference for `make bench`: the bare FlexSA array (tb/npu_bench_top.v) behind the same
 # harness and flags, so the NPU's speed can be reported as a ratio measured in one run.
@@ -166,7 +174,16 @@ build/%/bench_array: tests/bench/bench_array.c build/%/libnpuref.a
 HOST_OBJ := $(patsubst sw/%.c,build/host/%.o,$(HOST_SRC))
 build/host/%.o: sw/%.c $(HOST_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CSTD) -Isw -Itb -c $< -o $@
+	$(CC) $(CSTD) -Isw -Itb -Ibuild -c $< -o $@
+
+# The git revision every JSON and CSV of the CLI carries ("rev"): build/npu_rev.h, rewritten only
+# when the revision changes (so only cli_common.o is rebuilt); "unknown" outside a git checkout.
+NPU_GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+build/npu_rev.h: FORCE
+	@mkdir -p build; echo '#define NPU_GIT_REV "$(NPU_GIT_REV)"' > $@.tmp; \
+	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
+build/host/cli/cli_common.o: build/npu_rev.h
 build/libnpuhost.a: $(HOST_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
@@ -193,13 +210,13 @@ build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard 
 	    build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS) -lcriterion
 
 build/test_unit: build/libnpuhost.a $(UNIT_SRC) $(FUNCSIM) $(CLI_LIB_OBJ) $(wildcard tests/unit/*.h) $(HOST_HDR) tests/rtl/conv_cases.h tests/fp/fp_operands.h
-	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) $(FUNCSIM_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a -lcriterion
+	$(CC) $(CSTD) -Isw -Itb -Itests/unit -o $@ $(UNIT_SRC) $(FUNCSIM_SRC) $(CLI_LIB_OBJ) build/libnpuhost.a $(HOST_LIBS) -lcriterion
 
 # The slicing stage (sw/compile/slice/) against its independent brute-force reference
 # (tests/slice/ref_slice.py): candidates visited, fitting and the winner on 21 random conv shapes
 # and 3 GEMMs. build/slice_dump prints the C search's answers.
 build/slice_dump: tests/slice/slice_dump.c build/libnpuhost.a $(HOST_HDR)
-	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
+	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a $(HOST_LIBS)
 # The slicing stage's cost model against the RTL (issue 14 acceptance 5): make slice-fidelity.
 build/%/slice_fidelity: tests/slice/slice_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/slice_fidelity.o
@@ -232,7 +249,7 @@ bf16-check: build/bf16_vectors build/fp/tb_bf16_units.vvp
 
 # Functional coverage report (sw/run/fcov.h): merges the NPU_FCOV files of make test / make regress.
 build/fcov_report: sw/tools/fcov_report.c build/libnpuhost.a sw/run/fcov.h
-	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a
+	$(CC) $(CSTD) -Isw -Itb -o $@ $< build/libnpuhost.a $(HOST_LIBS)
 
 build/npu: build/small/npu
 	ln -sf small/npu $@
@@ -263,6 +280,11 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== planted RTL bug (NPU_PLANTED_FAULT, config $(PLANT_CONFIG)): the tests must catch it"; \
 	build/$(PLANT_CONFIG)/fault/test_planted --verbose=0 --xml=build/reports/planted.xml || fail=1; \
 	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
+	echo "== --json of every command, CSV metadata, output paths"; \
+	  python3 tests/json_checks.py build/small/npu || fail=1; \
+	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
+	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
+	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
 	echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 
@@ -303,26 +325,27 @@ fuzz-npu: build/$(FUZZ_CONFIG)/test_rtl
 # Host code under AddressSanitizer and UndefinedBehaviorSanitizer (the unit suite runs the runtime
 # on the C functional model, so no Verilator build is needed).
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-test-asan: $(DEPS_STAMP)
+test-asan: $(DEPS_STAMP) build/npu_rev.h
 	@mkdir -p build/asan
-	$(CC) $(CSTD) -O1 $(SAN) -Isw -Itb -Itests/unit -o build/asan/test_unit \
-	    $(UNIT_SRC) $(FUNCSIM_SRC) $(HOST_SRC) $(CLI_LIB_SRC) -lcriterion
+	$(CC) $(CSTD) -O1 $(SAN) -Isw -Itb -Ibuild -Itests/unit -o build/asan/test_unit \
+	    $(UNIT_SRC) $(FUNCSIM_SRC) $(HOST_SRC) $(CLI_LIB_SRC) $(HOST_LIBS) -lcriterion
 	ASAN_OPTIONS=detect_leaks=1 build/asan/test_unit --jobs $(JOBS)
 
 # ----------------------------------------------------------------------------- host fuzzing
 # libFuzzer harnesses (tests/fuzz/) under ASan + UBSan: `make fuzz-host FUZZ_SECONDS=600` runs
 # each for FUZZ_SECONDS (make -j2 fuzz-host: two at a time). Corpora and crash artifacts land in
 # build/fuzz/<harness>/; a crash fails the target and names the input that replays it
-# (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang).
+# (build/fuzz/fuzz_<harness> <file>). Needs clang (apt-get install clang). `files`: the .npy and
+# saved-program loaders.
 FUZZ_SECONDS ?= 60
-FUZZ_HARNESSES := cli_args gencfg isa topology
+FUZZ_HARNESSES := cli_args gencfg isa topology files
 FUZZ_CC ?= $(shell command -v clang || command -v clang-14 || echo clang)
 FUZZ_FLAGS := -std=c99 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
               -fno-omit-frame-pointer
 .PHONY: fuzz-host fuzz-bins  # fuzz-run-% are not .PHONY: make skips pattern rules for phony targets
 fuzz-bins: $(addprefix build/fuzz/fuzz_,$(FUZZ_HARNESSES))
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencfg.c $(FUNCSIM) \
-                   build/small/npu_params.h $(HOST_HDR)
+                   build/small/npu_params.h build/npu_rev.h $(HOST_HDR)
 	@command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) not found (apt-get install clang)"; exit 1; }
 	@[ -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.asan-x86_64.a)" ] || { \
 	  echo "fuzz: installing clang's sanitizer runtime (libclang-rt-dev)"; \
@@ -330,8 +353,8 @@ build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(HOST_SRC) $(CLI_LIB_SRC) sw/tools/gencf
 	  $$SUDO apt-get install -y -qq libclang-rt-14-dev >/dev/null 2>&1 || $$SUDO apt-get install -y -qq libclang-rt-dev >/dev/null 2>&1 \
 	    || { echo "fuzz: clang's sanitizer runtime is missing: apt-get install libclang-rt-14-dev"; exit 1; }; }
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Itb -Itests/unit -Ibuild/small -o $@ $< \
-	    $(HOST_SRC) $(CLI_LIB_SRC) $(FUNCSIM_SRC)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Isw -Itb -Itests/unit -Ibuild/small -Ibuild -o $@ $< \
+	    $(HOST_SRC) $(CLI_LIB_SRC) $(FUNCSIM_SRC) $(HOST_LIBS)
 fuzz-run-%: build/fuzz/fuzz_%
 	@mkdir -p build/fuzz/$*/corpus
 	@if [ -d tests/fuzz/seeds/$* ]; then cp -n tests/fuzz/seeds/$*/* build/fuzz/$*/corpus/ 2>/dev/null || true; fi

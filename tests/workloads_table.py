@@ -68,7 +68,8 @@ def main():
     bad = 0
     for path in a.csv:
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+            # the CLI's CSVs start with a "# npu ..." metadata line
+            rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
         rows = conv_rows(rows) if rows and "kernel" in rows[0] else gemm_rows(rows)
         bad += table(os.path.basename(path)[:-4], rows, 4 * a.s * a.s, a.markdown)
     if bad:

@@ -16,7 +16,7 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY
 };
 
 /* Which options each command accepts (bit = option). */
@@ -25,25 +25,35 @@ enum {
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV))
+     B(OPT_CSV) | B(OPT_JSON) | OPTS_CONV_TENSORS)
+/* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
+#define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
-     B(OPT_BATCH) | B(OPT_SLICING))
+     B(OPT_BATCH) | B(OPT_SLICING) | OPTS_TENSORS)
+/* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
+#define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE) | B(OPT_SAVE_PROGRAM))
+/* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
+#define OPTS_RUN (B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_OUT) |       \
+                  B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
-#define OPTS_GEMM_ONE (B(OPT_JSON) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
-#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL))
-#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING))
+#define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
+#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
+#define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
+                     B(OPT_JSON))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
-     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW))
+     B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
+     B(OPT_JSON))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
-                     B(OPT_MAX_CYCLES) | B(OPT_SLICING) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
-#define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET))
+                     B(OPT_MAX_CYCLES) | B(OPT_SLICING) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | \
+                     B(OPT_JSON))
+#define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_JSON))
 #define OPTS_CALIBRATE (B(OPT_QUICK) | B(OPT_OUT) | B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
@@ -91,6 +101,13 @@ static const struct option long_opts[] = {
     {"acc-bytes", required_argument, NULL, OPT_ACC_BYTES},
     {"quick", no_argument, NULL, OPT_QUICK},
     {"out", required_argument, NULL, OPT_OUT},
+    {"a", required_argument, NULL, OPT_A},
+    {"b", required_argument, NULL, OPT_B},
+    {"save", required_argument, NULL, OPT_SAVE},
+    {"save-program", required_argument, NULL, OPT_SAVE_PROGRAM},
+    {"x", required_argument, NULL, OPT_X},
+    {"w", required_argument, NULL, OPT_W},
+    {"dy", required_argument, NULL, OPT_DY},
     {NULL, 0, NULL, 0},
 };
 
@@ -105,6 +122,13 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--slicing heuristic|burst|noburst]   (the tiles: gemm_tiling's\n"
             "                heuristic, or the slicing stage's pick under its burst-aware or\n"
             "                bytes-only cost)\n"
+            "       npu gemm --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]\n"
+            "                (your own int16 operands, A M x K and B K x N (K x M, N x K with\n"
+            "                --trans-a/-b), their shapes give M, N, K; --out the NPU's int32 C;\n"
+            "                --save DIR writes A, B, C, the golden C and run.json; -m/-n/-k\n"
+            "                optional, an error if they differ)\n"
+            "       npu gemm ... --save-program FILE   (the compiled program, its DRAM image, the\n"
+            "                DRAM timing and the expected C, for npu run / npu disasm FILE)\n"
             "       npu gemm --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv FILE]\n"
             "                [--quiet] [DRAM options] [--max-cycles N]   (every GEMM of a SCALE-Sim\n"
             "                GEMM topology, or the im2col forward GEMM of every layer of a conv\n"
@@ -117,6 +141,12 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu slice (-m M -n N -k K | --conv SPEC [--kernel fwd|dx|dw|all])   (the slicing\n"
             "                stage's pick under the burst-aware and the bytes-only cost; a model)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
+            "       npu disasm FILE   (a program saved by npu gemm --save-program FILE)\n"
+            "       npu run FILE [--max-cycles N] [--json] [--quiet] [--csv F] [--out C.npy]\n"
+            "                [--trace F.fst ...]   (replays a saved program and its DRAM image on\n"
+            "                the RTL without the compiler, with the saved DRAM timing; checks C\n"
+            "                against the saved expected results and every counter; a file saved\n"
+            "                for another configuration is refused, exit 2)\n"
             "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
             "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
             "                (m, k: one part per core when M, K is a multiple of 4S, n: N of 8S;\n"
@@ -134,6 +164,12 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                divide channels / height and width for quicker runs; a layer too\n"
             "                large for one plan runs in parts over filter, channel or column\n"
             "                ranges, the parts column)\n"
+            "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
+            "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
+            "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
+            "                KH x KW x 1 x C), dY B x OH x OW x F; a tensor not given is seeded;\n"
+            "                --out the NPU's int32 Y / dX / dW, --save DIR every tensor and\n"
+            "                the golden result)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--slicing heuristic|burst|noburst] [--dram-bw B] [--dram-latency C]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
@@ -148,6 +184,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
             "                LOAD widths)\n"
             "       npu info\n"
+            "Every command takes --json: one JSON object on one line on stdout (keys schema,\n"
+            "command, rev, seed, config first); every CSV starts with a '# npu ...' line holding\n"
+            "the same metadata. Output files are checked for writability before the run.\n"
             "This binary simulates configuration '%s'; each build/<config>/npu is one config.\n"
             "Exit status: 0 pass, 1 fail or NPU error (overlap: or ratio > 1.15), 2 bad usage,\n"
             "3 simulation timeout.\n",
@@ -208,7 +247,8 @@ static const struct cmd_def {
     {"conv", NPU_CMD_CONV, OPTS_CONV},
     {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT},
     {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE},
-    {"info", NPU_CMD_INFO, 0},
+    {"info", NPU_CMD_INFO, B(OPT_JSON)},
+    {"run", NPU_CMD_RUN, OPTS_RUN},
 };
 
 /* Options whose value is one of a few words, kept as given (the commands parse the name). */
@@ -261,6 +301,13 @@ static const struct text_opt {
     {OPT_TOPOLOGY, "--topology needs a SCALE-Sim topology CSV file", offsetof(npu_args_t, topology)},
     {OPT_CSV, "--csv needs a file name", offsetof(npu_args_t, csv)},
     {OPT_OUT, "--out needs a file name", offsetof(npu_args_t, out)},
+    {OPT_A, "--a needs a .npy file (A, M x K int16)", offsetof(npu_args_t, a_file)},
+    {OPT_B, "--b needs a .npy file (B, K x N int16)", offsetof(npu_args_t, b_file)},
+    {OPT_SAVE, "--save needs a directory", offsetof(npu_args_t, save)},
+    {OPT_SAVE_PROGRAM, "--save-program needs a file name", offsetof(npu_args_t, save_program)},
+    {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
+    {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
+    {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -385,6 +432,14 @@ static int config_is_no_option(const char *cfg, char *err, size_t errn)
                cfg ? cfg : "?");
 }
 
+const char *npu_args_cmd_name(int cmd)
+{
+    for (size_t i = 0; i < NELEM(k_cmds); i++)
+        if (k_cmds[i].cmd == cmd)
+            return k_cmds[i].name;
+    return cmd == NPU_CMD_HELP ? "help" : "?";
+}
+
 /* argv[1]: the command. 0 (a->cmd and *allowed set), 1 (help: nothing more to parse) or 2. */
 static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned long long *allowed,
                      char *err, size_t errn)
@@ -402,7 +457,7 @@ static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned l
     if (!strncmp(cmd, "--config", 8))
         return config_is_no_option(cfg, err, errn);
     return bad(err, errn,
-               "unknown command '%s' (expected gemm, overlap, disasm, slice, train, train-bench, "
+               "unknown command '%s' (expected gemm, overlap, disasm, run, slice, train, train-bench, "
                "conv, flexsa-report, calibrate or info)",
                cmd);
 }
@@ -452,11 +507,36 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_DIMS))
         return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
     if (a->topology && (seen & OPTS_GEMM_ONE))
-        return bad(err, errn, "--json/--trace apply to one GEMM (-m -n -k), not to --topology");
+        return bad(err, errn, "--trace, --a, --b, --out, --save and --save-program apply to one "
+                              "GEMM (-m -n -k), not to --topology");
     if (!a->topology && (seen & B(OPT_BATCH)))
         return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
-    if (!a->topology && (seen & OPTS_DIMS) != OPTS_DIMS)
-        return bad(err, errn, "'gemm' needs -m M -n N -k K (or --topology FILE.csv)");
+    if (!a->a_file != !a->b_file)
+        return bad(err, errn, "--a and --b go together (A is M x K, B is K x N: their shapes give "
+                              "M, N and K)");
+    if (!a->topology && !a->a_file && (seen & OPTS_DIMS) != OPTS_DIMS)
+        return bad(err, errn, "'gemm' needs -m M -n N -k K, --a A.npy --b B.npy, or --topology "
+                              "FILE.csv");
+    return 0;
+}
+
+/* npu conv with .npy tensors: one layer (--conv), one kernel, one dataflow, the kernel's inputs. */
+static int check_conv_tensors(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    const char *k = a->kernel;
+    if (!a->conv || strchr(a->conv, ';'))
+        return bad(err, errn, "--x/--w/--dy/--out/--save need one layer (--conv SPEC)");
+    if (!k || !strcmp(k, "all"))
+        return bad(err, errn, "--x/--w/--dy/--out/--save need one kernel: --kernel fwd, dx or dw");
+    if (strcmp(k, "fwd") && (!a->dataflow || !strcmp(a->dataflow, "both")))
+        return bad(err, errn, "--x/--w/--dy/--out/--save need one dataflow: --dataflow ecoflow "
+                              "or zeropad");
+    if ((seen & B(OPT_X)) && !strcmp(k, "dx"))
+        return bad(err, errn, "--x does not apply to --kernel dx (dX = dY * W)");
+    if ((seen & B(OPT_W)) && !strcmp(k, "dw"))
+        return bad(err, errn, "--w does not apply to --kernel dw (dW = X * dY)");
+    if ((seen & B(OPT_DY)) && !strcmp(k, "fwd"))
+        return bad(err, errn, "--dy does not apply to --kernel fwd (Y = X * W)");
     return 0;
 }
 
@@ -478,6 +558,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
     if (a->cmd == NPU_CMD_CONV && !cnn)
         return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
+    if (a->cmd == NPU_CMD_CONV && (seen & OPTS_CONV_TENSORS))
+        return check_conv_tensors(a, seen, err, errn);
     if (a->cmd == NPU_CMD_GEMM)
         return check_gemm(a, seen, err, errn) ? 2 : check_trace(a, seen, err, errn);
     if (a->cmd == NPU_CMD_SLICE && a->conv && (seen & OPTS_DIMS))
@@ -487,6 +569,15 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
     if (a->cmd == NPU_CMD_SLICE && !a->conv && (seen & B(OPT_KERNEL)))
         return bad(err, errn, "--kernel applies to 'slice --conv'");
     if (a->cmd == NPU_CMD_SLICE)
+        return 0;
+    if (a->cmd == NPU_CMD_RUN && !a->prog_file)
+        return bad(err, errn, "'run' needs a saved program file (npu gemm --save-program FILE)");
+    if (a->cmd == NPU_CMD_RUN)
+        return check_trace(a, seen, err, errn);
+    if (a->cmd == NPU_CMD_DISASM && a->prog_file && (seen & ~B(OPT_JSON)))
+        return bad(err, errn, "'disasm FILE' takes no other option than --json (the program is "
+                              "saved)");
+    if (a->cmd == NPU_CMD_DISASM && a->prog_file)
         return 0;
     if ((allowed & OPTS_DIMS) && (seen & OPTS_DIMS) != OPTS_DIMS)
         return bad(err, errn, "'%s' needs -m M -n N -k K", cmd);
@@ -521,6 +612,12 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
             return 2;
         if (c == OPT_DRAM_LAT)
             a->dram_latency_set = 1;
+    }
+    /* npu run FILE, npu disasm FILE: one saved program (progfile.h) */
+    if (optind < sub_argc && (a->cmd == NPU_CMD_RUN || a->cmd == NPU_CMD_DISASM)) {
+        if (!*sub_argv[optind])
+            return bad(err, errn, "'%s' needs a saved program file, not ''", argv[1]);
+        a->prog_file = sub_argv[optind++];
     }
     if (optind < sub_argc)
         return bad(err, errn, "unexpected argument '%s' for '%s'", sub_argv[optind], argv[1]);

@@ -9,6 +9,8 @@
  *   npu gemm   --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv F] [--quiet]
  *              [DRAM options] [--max-cycles N] [--trans-a] [--trans-b]   (every GEMM of a
  *              topology; -m/-n/-k, --json and --trace are for one GEMM)
+ *   npu gemm   --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]
+ *   npu gemm   ... --save-program FILE;  npu run FILE [--json] ...;  npu disasm FILE
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
@@ -35,7 +37,7 @@
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
     NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE,
-    NPU_CMD_CALIBRATE
+    NPU_CMD_CALIBRATE, NPU_CMD_RUN
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -77,7 +79,13 @@ typedef struct npu_args {
     const char *bench_set;              /* train-bench: edge|server|server4|all (NULL = all) */
     unsigned acc_bytes;                 /* train-bench: partial/gradient bytes (0 = the config's 2) */
     int quick;                          /* calibrate: the coarser LOAD sweep */
-    const char *out;                    /* calibrate: the calibration file to write (NULL: none) */
+    const char *out;                    /* calibrate: the calibration file to write; gemm: C.npy
+                                           (NULL: none) */
+    const char *a_file, *b_file;        /* gemm: A.npy, B.npy (int16) instead of seeded operands */
+    const char *save;                   /* gemm: directory for every input, output, golden result */
+    const char *save_program;           /* gemm: the program file to write (progfile.h) */
+    const char *prog_file;              /* run, disasm: the saved program (positional) */
+    const char *x_file, *w_file, *dy_file; /* conv: X, W, dY .npy (int16) instead of seeded */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the
@@ -86,6 +94,9 @@ int npu_args_parse(int argc, char **argv, const char *cfg_name, npu_args_t *a, c
                    size_t errn);
 
 void npu_args_usage(FILE *f, const char *cfg_name);
+
+/* The command's name ("gemm", "train-bench", ...), as typed. */
+const char *npu_args_cmd_name(int cmd);
 
 /* The runtime's GEMM `modes` argument (runtime.h): the policy and the tiling (--slicing). */
 static inline int npu_args_gemm_modes(const npu_args_t *a) { return a->policy | a->slicing; }

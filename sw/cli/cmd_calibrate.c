@@ -51,22 +51,47 @@ static void print_text(const npu_cfg_t *cfg, const npu_calib_t *c)
         printf("  %-12s %14.4f %14.4f %10u\n", name[i], q16(was[i]), q16(now[i]), now[i]);
 }
 
-static void print_json(const npu_cfg_t *cfg, const npu_calib_t *c)
+/* {"name": value, ...} of the NPU_CALIB_CONSTS constants. */
+#define NPU_CALIB_CONSTS 8
+static void json_consts(cJSON *root, const char *key, const char *const *name, const double *v)
 {
+    cJSON *o = cJSON_AddObjectToObject(root, key);
+    for (int i = 0; i < NPU_CALIB_CONSTS; i++)
+        cJSON_AddNumberToObject(o, name[i], v[i]);
+}
+
+static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_calib_t *c)
+{
+    static const char *const name[NPU_CALIB_CONSTS] = {"xfer_fixed", "burst", "byte", "wave", "drain_fixed",
+                                                       "drain_row", "lat_fixed", "window"};
     const npu_cfg_calib_t *k = &c->k;
-    printf("{\"config\": \"%s\", \"quick\": %d, \"points\": {\"dma\": %zu, \"wave\": %zu, "
-           "\"drain\": %zu},\n", cfg->name, c->quick, c->fdma.n, c->fwave.n, c->fdrain.n);
-    printf(" \"r2\": {\"dma\": %.6f, \"wave\": %.6f, \"drain\": %.6f}, \"r2_min\": %.2f,\n",
-           c->fdma.r2, c->fwave.r2, c->fdrain.r2, NPU_CALIB_R2_MIN);
-    printf(" \"launch\": {\"dma\": %.4f, \"wave\": %.4f, \"drain\": %.4f},\n", c->fdma.coef[0],
-           c->fwave.coef[0], c->fdrain.coef[0]);
-    printf(" \"q16\": {\"xfer_fixed\": %u, \"burst\": %u, \"byte\": %u, \"wave\": %u, "
-           "\"drain_fixed\": %u, \"drain_row\": %u, \"lat_fixed\": %u, \"window\": %u},\n", k->xfer_fixed,
-           k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row, k->lat_fixed, k->window);
-    printf(" \"cycles\": {\"xfer_fixed\": %.6f, \"burst\": %.6f, \"byte\": %.6f, \"wave\": %.6f, "
-           "\"drain_fixed\": %.6f, \"drain_row\": %.6f, \"lat_fixed\": %.6f, \"window\": %.6f}}\n",
-           q16(k->xfer_fixed), q16(k->burst), q16(k->byte), q16(k->wave), q16(k->drain_fixed),
-           q16(k->drain_row), q16(k->lat_fixed), q16(k->window));
+    const unsigned q[NPU_CALIB_CONSTS] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed,
+                                          k->drain_row, k->lat_fixed, k->window};
+    double vq[NPU_CALIB_CONSTS], vc[NPU_CALIB_CONSTS];
+    cJSON *root = npu_cli_json_new(cfg, a), *o;
+    if (!root)
+        return;
+    for (int i = 0; i < NPU_CALIB_CONSTS; i++) {
+        vq[i] = q[i];
+        vc[i] = q16(q[i]);
+    }
+    cJSON_AddBoolToObject(root, "quick", c->quick);
+    o = cJSON_AddObjectToObject(root, "points");
+    cJSON_AddNumberToObject(o, "dma", (double)c->fdma.n);
+    cJSON_AddNumberToObject(o, "wave", (double)c->fwave.n);
+    cJSON_AddNumberToObject(o, "drain", (double)c->fdrain.n);
+    o = cJSON_AddObjectToObject(root, "r2");
+    cJSON_AddNumberToObject(o, "dma", c->fdma.r2);
+    cJSON_AddNumberToObject(o, "wave", c->fwave.r2);
+    cJSON_AddNumberToObject(o, "drain", c->fdrain.r2);
+    cJSON_AddNumberToObject(root, "r2_min", NPU_CALIB_R2_MIN);
+    o = cJSON_AddObjectToObject(root, "launch");
+    cJSON_AddNumberToObject(o, "dma", c->fdma.coef[0]);
+    cJSON_AddNumberToObject(o, "wave", c->fwave.coef[0]);
+    cJSON_AddNumberToObject(o, "drain", c->fdrain.coef[0]);
+    json_consts(root, "q16", name, vq);
+    json_consts(root, "cycles", name, vc);
+    npu_cli_json_print(root);
 }
 
 static int write_file(const npu_cfg_t *cfg, const npu_args_t *a, const npu_calib_t *c)
@@ -106,7 +131,7 @@ int npu_cmd_calibrate(const npu_cfg_t *cfg, const npu_args_t *a)
         return NPU_EXIT_FAIL;
     }
     if (a->json) {
-        print_json(cfg, &c);
+        print_json(cfg, a, &c);
     } else {
         printf("npu calibrate: config %s, DRAM %d B/cycle, latency %d, burst cost %d, %d "
                "outstanding (%.1f s)\n", cfg->name, cfg->dram_bw, cfg->dram_latency,

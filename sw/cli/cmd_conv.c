@@ -112,45 +112,68 @@ static void print_row(const npu_topology_t *t, const run_row_t *r)
            result_name(p->rc), p->msg[0] ? ": " : "", p->msg);
 }
 
-static void csv_row(FILE *f, const npu_topology_t *t, const run_row_t *r)
+static const char *const k_cols[] = {
+    "layer", "batch", "C", "H", "W", "F", "KH", "KW", "stride", "pad", "dil", "depthwise", "kernel",
+    "dataflow", "cycles", "exec_busy", "macs", "macs_zero", "formula_macs", "formula_zero",
+    "dram_rd_bytes", "dram_wr_bytes", "plan_rd_bytes", "plan_wr_bytes", "compulsory_rd_bytes",
+    "compulsory_wr_bytes", "parts", "result"};
+
+static void table_row(npu_table_t *tab, const npu_topology_t *t, const run_row_t *r)
 {
     const npu_conv_report_t *p = &r->rep;
     const npu_conv_t *c = &t->layer[r->layer].conv;
-    fprintf(f, "%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%s,%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu,"
-               "%llu,%llu,%llu,%llu,%d,%s\n",
-            t->layer[r->layer].name, c->batch, c->C, c->H, c->W, c->F, c->KH, c->KW, c->stride,
-            c->pad, c->dil, c->depthwise, npu_conv_kernel_name(r->kernel),
-            r->kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(r->dataflow),
-            (unsigned long long)p->cycles, (unsigned long long)p->exec_busy,
-            (unsigned long long)p->macs, (unsigned long long)p->macs_zero,
-            (unsigned long long)p->expect.total, (unsigned long long)p->expect.zero,
-            (unsigned long long)p->dram_rd_bytes, (unsigned long long)p->dram_wr_bytes,
-            (unsigned long long)p->plan_rd_bytes, (unsigned long long)p->plan_wr_bytes,
-            (unsigned long long)p->compulsory_rd_bytes, (unsigned long long)p->compulsory_wr_bytes,
-            p->parts, result_name(p->rc));
+    const int geo[] = {c->batch, c->C, c->H, c->W, c->F, c->KH, c->KW, c->stride, c->pad, c->dil,
+                       c->depthwise};
+    const uint64_t cnt[] = {p->cycles, p->exec_busy, p->macs, p->macs_zero, p->expect.total,
+                            p->expect.zero, p->dram_rd_bytes, p->dram_wr_bytes, p->plan_rd_bytes,
+                            p->plan_wr_bytes, p->compulsory_rd_bytes, p->compulsory_wr_bytes};
+    npu_table_str(tab, t->layer[r->layer].name);
+    for (size_t i = 0; i < sizeof geo / sizeof geo[0]; i++)
+        npu_table_int(tab, geo[i]);
+    npu_table_str(tab, npu_conv_kernel_name(r->kernel));
+    npu_table_str(tab, r->kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(r->dataflow));
+    for (size_t i = 0; i < sizeof cnt / sizeof cnt[0]; i++)
+        npu_table_u64(tab, cnt[i]);
+    npu_table_int(tab, p->parts);
+    npu_table_str(tab, result_name(p->rc));
+    npu_table_end_row(tab);
+}
+
+/* --json: the rows and the verdict. */
+static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int fails, int timeout,
+                       cJSON *rows)
+{
+    cJSON *root = npu_cli_json_new(cfg, a);
+    if (!root) {
+        cJSON_Delete(rows);
+        return;
+    }
+    cJSON_AddStringToObject(root, "layers", a->conv ? a->conv : a->topology);
+    cJSON_AddStringToObject(root, "result", timeout ? "TIMEOUT" : fails ? "FAIL" : "PASS");
+    cJSON_AddBoolToObject(root, "pass", !fails);
+    cJSON_AddNumberToObject(root, "failures", fails);
+    cJSON_AddItemToObject(root, "rows", rows);
+    npu_cli_json_print(root);
 }
 
 /* Runs the kernels x dataflows of every layer; prints the table, the speedups and the CSV.
  * first_dx: also run dX of layer 0 (npu conv) or not (npu train: the input needs no gradient). */
 static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
                    const npu_topology_t *t, const int *kernels, int nk, const int *dfs, int ndf,
-                   int first_dx)
+                   int first_dx, npu_conv_io_t *io)
 {
     run_row_t *rows = calloc((size_t)t->n * 3 * 2, sizeof *rows);
     int nrows = 0, fails = 0, timeout = 0;
     uint64_t seed = a->seed ? a->seed : 1;
-    FILE *csv = NULL;
+    npu_table_t tab;
+    cJSON *rows_json;
+    int err;
     if (!rows)
         return 1;
-    if (a->csv && !(csv = fopen(a->csv, "w"))) {
-        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+    if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0) {
         free(rows);
-        return 1;
+        return NPU_EXIT_USAGE;
     }
-    if (csv)
-        fprintf(csv, "layer,batch,C,H,W,F,KH,KW,stride,pad,dil,depthwise,kernel,dataflow,cycles,"
-                     "exec_busy,macs,macs_zero,formula_macs,formula_zero,dram_rd_bytes,dram_wr_bytes,"
-                     "plan_rd_bytes,plan_wr_bytes,compulsory_rd_bytes,compulsory_wr_bytes,parts,result\n");
     if (!a->quiet)
         print_header();
     for (int l = 0; l < t->n; l++)
@@ -170,8 +193,8 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                     nrows--;
                     continue;
                 }
-                npu_conv_run(cfg, sim, &t->layer[l].conv, k, r->dataflow, seed + (uint64_t)l,
-                             a->max_cycles, &r->rep);
+                npu_conv_run_io(cfg, sim, &t->layer[l].conv, k, r->dataflow, seed + (uint64_t)l,
+                                a->max_cycles, io, &r->rep);
                 npu_sim_close(sim);
                 fails += r->rep.rc != NPU_GEMM_PASS;
                 timeout |= r->rep.rc == NPU_GEMM_TIMEOUT;
@@ -183,8 +206,7 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                             k == NPU_CONV_FWD ? "" : npu_conv_dataflow_name(r->dataflow),
                             result_name(r->rep.rc),
                             r->rep.msg[0] ? ": " : "", r->rep.msg);
-                if (csv)
-                    csv_row(csv, t, r);
+                table_row(&tab, t, r);
             }
         }
     /* ecoflow over zeropad per layer and backward kernel, next to the MAC ratio (the ideal) */
@@ -200,12 +222,35 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                    (double)z->rep.cycles / (double)e->rep.cycles,
                    (double)z->rep.expect.total / (double)e->rep.expect.total);
         }
-    if (csv)
-        fclose(csv);
     free(rows);
     if (fails && !a->quiet)
         printf("%d run(s) failed\n", fails);
+    rows_json = npu_table_close(&tab, &err);
+    if (err)
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
+    fails += err;
+    if (a->json)
+        print_json(cfg, a, fails, timeout, rows_json);
+    else
+        cJSON_Delete(rows_json);
     return timeout ? 3 : fails ? 1 : 0;
+}
+
+/* One layer, one kernel and dataflow on the caller's .npy tensors (args.c checked the options):
+ * the usual row, then --out / --save. */
+static int run_tensors(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
+                       const npu_topology_t *t, int kernel, int df)
+{
+    npu_conv_io_t io;
+    uint64_t seed = a->seed ? a->seed : 1; /* run_all's seed of layer 0 */
+    int rc = npu_cli_conv_inputs(a, &t->layer[0].conv, kernel, &io);
+    if (rc == 0) {
+        rc = run_all(cfg, a, tm, t, &kernel, 1, &df, 1, 1, &io);
+        if (npu_cli_conv_outputs(a, &t->layer[0].conv, kernel, seed, io.filled, &io))
+            rc = rc ? rc : NPU_EXIT_FAIL;
+    }
+    npu_cli_conv_io_free(&io);
+    return rc;
 }
 
 static int parse_dataflows(const char *s, int dflt_both, int *dfs)
@@ -244,7 +289,9 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2; /* args.c checked the names */
     }
-    rc = run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1);
+    rc = a->x_file || a->w_file || a->dy_file || a->out || a->save
+             ? run_tensors(cfg, a, &tm, t, kernels[0], dfs[0])
+             : run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1, NULL);
     free(t);
     return rc;
 }
@@ -265,7 +312,7 @@ int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2;
     }
-    rc = run_all(cfg, a, &tm, t, kernels, 3, dfs, ndf, 0);
+    rc = run_all(cfg, a, &tm, t, kernels, 3, dfs, ndf, 0, NULL);
     free(t);
     return rc;
 }

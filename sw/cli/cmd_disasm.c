@@ -3,9 +3,82 @@
 
 #include "cli/commands.h"
 #include "hw/isa.h"
+#include "run/progfile.h"
 #include "run/runtime.h"
 
+static int disasm_compiled(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* The plan, the DRAM layout and the program's instructions as text, one JSON line. */
+static int print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_gemm_report_t *rep)
+{
+    char line[256];
+    cJSON *root = npu_cli_json_new(cfg, a), *j;
+    if (!root)
+        return NPU_EXIT_FAIL;
+    j = cJSON_AddObjectToObject(root, "workload");
+    cJSON_AddStringToObject(j, "op", "gemm");
+    cJSON_AddNumberToObject(j, "m", a->m);
+    cJSON_AddNumberToObject(j, "n", a->n);
+    cJSON_AddNumberToObject(j, "k", a->k);
+    cJSON_AddBoolToObject(j, "trans_a", a->trans_a);
+    cJSON_AddBoolToObject(j, "trans_b", a->trans_b);
+    j = cJSON_AddObjectToObject(root, "dram");
+    cJSON_AddNumberToObject(j, "program", (double)rep->prog_base);
+    cJSON_AddNumberToObject(j, "a", rep->args.a);
+    cJSON_AddNumberToObject(j, "b", rep->args.b);
+    cJSON_AddNumberToObject(j, "c", rep->args.c);
+    cJSON_AddNumberToObject(j, "pitch_a", rep->args.pitch_a);
+    cJSON_AddNumberToObject(j, "pitch_b", rep->args.pitch_b);
+    cJSON_AddNumberToObject(j, "pitch_c", rep->args.pitch_c);
+    cJSON_AddNumberToObject(root, "instructions", (double)rep->prog.n);
+    j = cJSON_AddArrayToObject(root, "program");
+    for (size_t i = 0; i < rep->prog.n; i++) {
+        npu_disasm(&rep->prog.insn[i], line, sizeof line);
+        cJSON_AddItemToArray(j, cJSON_CreateString(line));
+    }
+    return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
+}
+
+/* npu disasm FILE: the saved program (progfile.h), whatever configuration it was built for. */
+static int disasm_file(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_progfile_t p;
+    npu_args_t g = *a;
+    char err[600], line[256];
+    int rc;
+    if (npu_progfile_load(a->prog_file, &p, err, sizeof err) != 0) {
+        fprintf(stderr, "npu: disasm %s\n", err);
+        return NPU_EXIT_USAGE;
+    }
+    g.m = p.gemm.M, g.n = p.gemm.N, g.k = p.gemm.K;
+    g.trans_a = p.gemm.transA, g.trans_b = p.gemm.transB;
+    if (a->json) {
+        rc = print_json(cfg, &g, &p.gemm);
+        npu_progfile_free(&p);
+        return rc;
+    }
+    printf("# %s: gemm M=%d N=%d K=%d%s%s saved for config %s%s; DRAM image %zu bytes at 0x%llx, "
+           "%s expected results\n", a->prog_file, g.m, g.n, g.k, g.trans_a ? " transA" : "",
+           g.trans_b ? " transB" : "", p.config,
+           npu_progfile_check_cfg(&p, cfg, err, sizeof err) ? " (not this build's)" : "",
+           p.image_len, (unsigned long long)p.image_addr, p.expect ? "with" : "without");
+    for (size_t i = 0; i < p.gemm.prog.n; i++) {
+        npu_disasm(&p.gemm.prog.insn[i], line, sizeof line);
+        printf("%6zu  %s\n", i, line);
+    }
+    npu_progfile_free(&p);
+    return NPU_EXIT_PASS;
+}
+
 int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    if (a->prog_file)
+        return disasm_file(cfg, a);
+    return disasm_compiled(cfg, a);
+}
+
+/* npu disasm -m -n -k: the program the compiler makes for the GEMM. */
+static int disasm_compiled(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_gemm_report_t rep;
     char line[256];
@@ -16,6 +89,11 @@ int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a)
                 rep.host_msg);
         npu_gemm_report_free(&rep);
         return NPU_EXIT_FAIL;
+    }
+    if (a->json) {
+        rc = print_json(cfg, a, &rep);
+        npu_gemm_report_free(&rep);
+        return rc;
     }
     printf("# gemm M=%d N=%d K=%d%s%s, config %s: Mt=%d Nt=%d Kc=%d, %dx%d tiles %s-major x %d chunks%s\n",
            a->m, a->n, a->k, a->trans_a ? " transA" : "", a->trans_b ? " transB" : "", cfg->name,

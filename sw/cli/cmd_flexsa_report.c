@@ -40,19 +40,32 @@ static void agg_add(agg_t *g, const npu_policy_meas_t *m)
     npu_flexsa_stats_add(&g->model, &m->model);
 }
 
-static void csv_line(FILE *f, const char *set, const char *name, int M, int N, int K,
+static const char *const k_cols[] = {
+    "set", "gemm", "M", "N", "K", "policy", "result", "cycles", "compute_cycles", "macs",
+    "ideal_util", "measured_util", "lbuf_elems_rtl", "lbuf_elems_model", "waves_fw", "waves_hsw",
+    "waves_vsw", "waves_isw"};
+
+static void table_line(npu_table_t *t, const char *set, const char *name, int M, int N, int K,
                      int pol, const npu_policy_meas_t *m)
 {
-    if (!f)
-        return;
-    fprintf(f, "%s,%s,%d,%d,%d,%s,%s,%llu,%llu,%llu,%.6f,%.6f,%llu,%llu,%llu,%llu,%llu,%llu\n",
-            set, name, M, N, K, k_name[pol], npu_gemm_rc_name(m->rc),
-            (unsigned long long)m->cycles, (unsigned long long)m->compute_cycles,
-            (unsigned long long)m->macs, m->ideal_util, m->measured_util,
-            (unsigned long long)m->lbuf_elems,
-            (unsigned long long)npu_flexsa_traffic(&m->model),
-            (unsigned long long)m->waves[NPU_MODE_FW], (unsigned long long)m->waves[NPU_MODE_HSW],
-            (unsigned long long)m->waves[NPU_MODE_VSW], (unsigned long long)m->waves[NPU_MODE_ISW]);
+    static const int modes[4] = {NPU_MODE_FW, NPU_MODE_HSW, NPU_MODE_VSW, NPU_MODE_ISW};
+    npu_table_str(t, set);
+    npu_table_str(t, name);
+    npu_table_int(t, M);
+    npu_table_int(t, N);
+    npu_table_int(t, K);
+    npu_table_str(t, k_name[pol]);
+    npu_table_str(t, npu_gemm_rc_name(m->rc));
+    npu_table_u64(t, m->cycles);
+    npu_table_u64(t, m->compute_cycles);
+    npu_table_u64(t, m->macs);
+    npu_table_num(t, m->ideal_util, "%.6f");
+    npu_table_num(t, m->measured_util, "%.6f");
+    npu_table_u64(t, m->lbuf_elems);
+    npu_table_u64(t, npu_flexsa_traffic(&m->model));
+    for (int i = 0; i < 4; i++)
+        npu_table_u64(t, m->waves[modes[i]]);
+    npu_table_end_row(t);
 }
 
 static int scaled(int x, int S)
@@ -63,7 +76,7 @@ static int scaled(int x, int S)
 
 /* Part 1: the mode shapes at M = 64 x 2S, ideal and measured utilization per policy. Returns
  * the failures. */
-static int run_shapes(const npu_cfg_t *cfg, const npu_policy_opts_t *o, uint64_t seed, FILE *csv)
+static int run_shapes(const npu_cfg_t *cfg, const npu_policy_opts_t *o, uint64_t seed, npu_table_t *tab)
 {
     npu_policy_opts_t oc = *o;
     static const int shapes[4][2] = {{5, 5}, {5, 32}, {32, 5}, {24, 24}};
@@ -91,7 +104,7 @@ static int run_shapes(const npu_cfg_t *cfg, const npu_policy_opts_t *o, uint64_t
                        (unsigned long long)m.waves[NPU_MODE_VSW],
                        (unsigned long long)m.waves[NPU_MODE_ISW]);
             }
-            csv_line(csv, "shapes", nm, M1, N, K, p, &m);
+            table_line(tab, "shapes", nm, M1, N, K, p, &m);
         }
     }
     return failures;
@@ -109,7 +122,7 @@ typedef struct pruned {
 
 /* One GEMM of the pruned set under the three policies. */
 static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, const npu_policy_opts_t *o,
-                            uint64_t seed, const char *nm, const npu_gemm_shape_t *gs, FILE *csv,
+                            uint64_t seed, const char *nm, const npu_gemm_shape_t *gs, npu_table_t *tab,
                             pruned_t *ps)
 {
     npu_policy_meas_t m;
@@ -122,7 +135,7 @@ static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, const npu
         ps->paper_tr[p] += (double)npu_flexsa_traffic(&st);
         npu_policy_measure(cfg, gs->M, gs->N, gs->K, k_emit[p], seed + (uint64_t)ps->ng, o, &m);
         agg_add(&ps->g[p], &m);
-        csv_line(csv, "pruned", nm, gs->M, gs->N, gs->K, p, &m);
+        table_line(tab, "pruned", nm, gs->M, gs->N, gs->K, p, &m);
         if (m.rc != NPU_GEMM_PASS) {
             ps->failures++;
             printf("\n  %s %s FAILED: %s (replay: npu gemm -m %d -n %d -k %d --seed %llu "
@@ -141,7 +154,7 @@ static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, const npu
 
 /* Part 2: the pruned ResNet-50 GEMMs (up to --limit). -1 if the set cannot be built. */
 static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, const npu_policy_opts_t *o,
-                      uint64_t seed, FILE *csv, pruned_t *ps)
+                      uint64_t seed, npu_table_t *tab, pruned_t *ps)
 {
     npu_prune_cfg_t pc = {cfg->s, seed, 0.48, 0, (int)(a->batch ? a->batch : 4)};
     npu_conv_layer_t L[NPU_RESNET50_LAYERS];
@@ -159,7 +172,7 @@ static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, const npu_polic
         for (int j = 0; j < n3 && (!a->limit || ps->ng < (int)a->limit); j++, ps->ng++) {
             char nm[96];
             snprintf(nm, sizeof nm, "%.40s.%s", L[l].name, k_phase[gs[j].phase]);
-            run_pruned_gemm(cfg, a, o, seed, nm, &gs[j], csv, ps);
+            run_pruned_gemm(cfg, a, o, seed, nm, &gs[j], tab, ps);
         }
     }
     return 0;
@@ -201,36 +214,39 @@ static void print_summary(int S, const pruned_t *ps)
 int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     uint64_t seed = a->seed ? a->seed : 1;
-    FILE *csv = NULL;
+    npu_table_t tab;
     pruned_t ps;
-    int failures;
+    int failures, err;
+    cJSON *rows, *root;
     npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
     npu_policy_opts_t o = {a->slicing, &tm, a->max_cycles, 1};
 
-    if (a->csv) {
-        csv = fopen(a->csv, "w");
-        if (!csv) {
-            fprintf(stderr, "npu: cannot write %s\n", a->csv);
-            return 1;
-        }
-        fprintf(csv, "set,gemm,M,N,K,policy,result,cycles,compute_cycles,macs,ideal_util,"
-                     "measured_util,lbuf_elems_rtl,lbuf_elems_model,waves_fw,waves_hsw,"
-                     "waves_vsw,waves_isw\n");
-    }
+    if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0)
+        return NPU_EXIT_USAGE;
     printf("npu flexsa-report (config %s, S=%d, 2S x 2S = %d PEs; tiles: %s; DRAM %.0f B/cycle); "
            "measured = MACs / (PEs x cycles of the EXEC queue alone)\n\n",
            cfg->name, cfg->s, 4 * cfg->s * cfg->s, npu_args_slicing_name(a->slicing), tm.bytes_per_cycle);
-    failures = run_shapes(cfg, &o, seed, csv);
+    failures = run_shapes(cfg, &o, seed, &tab);
     memset(&ps, 0, sizeof ps);
-    if (run_pruned(cfg, a, &o, seed, csv, &ps) != 0) {
-        if (csv)
-            fclose(csv);
+    if (run_pruned(cfg, a, &o, seed, &tab, &ps) != 0) {
+        cJSON_Delete(npu_table_close(&tab, &err));
         return 1;
     }
     failures += ps.failures;
     print_summary(cfg->s, &ps);
-    if (csv)
-        fclose(csv);
+    rows = npu_table_close(&tab, &err);
+    if (err)
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
+    failures += err;
     printf("%s\n", failures ? "FAIL" : "PASS");
+    if (a->json && (root = npu_cli_json_new(cfg, a)) != NULL) {
+        cJSON_AddStringToObject(root, "result", failures ? "FAIL" : "PASS");
+        cJSON_AddBoolToObject(root, "pass", !failures);
+        cJSON_AddNumberToObject(root, "failures", failures);
+        cJSON_AddItemToObject(root, "rows", rows);
+        npu_cli_json_print(root);
+    } else {
+        cJSON_Delete(rows);
+    }
     return failures ? 1 : 0;
 }

@@ -6,20 +6,28 @@
 
 #include "cli/commands.h"
 #include "hw/isa.h"
+#include "run/progfile.h"
 #include "run/report.h"
 #include "run/runtime.h"
 
 /* Every performance counter as `name,value` lines (the Ibex simple-system convention), for
- * spreadsheets and regression dashboards. */
-static int write_counters_csv(const char *path, const uint64_t *cnt)
+ * spreadsheets and regression dashboards, after the metadata line. */
+static int write_counters_csv(const npu_cfg_t *cfg, const npu_args_t *a, const uint64_t *cnt)
 {
-    FILE *f = fopen(path, "w");
-    if (!f)
+    static const char *const cols[] = {"counter", "value"};
+    npu_table_t t;
+    int err;
+    if (npu_cli_table_open(cfg, a, &t, cols, 2) != 0)
         return -1;
-    fprintf(f, "counter,value\n");
-    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
-        fprintf(f, "%s,%llu\n", npu_counter_name(i), (unsigned long long)cnt[i]);
-    return fclose(f);
+    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++) {
+        npu_table_str(&t, npu_counter_name(i));
+        npu_table_u64(&t, cnt[i]);
+        npu_table_end_row(&t);
+    }
+    cJSON_Delete(npu_table_close(&t, &err));
+    if (err)
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
+    return err ? -1 : 0;
 }
 
 /* The NPU error line: its name, text, the faulting instruction. */
@@ -75,14 +83,40 @@ static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *
     }
 }
 
+int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
+                         const npu_gemm_report_t *rep, const npu_report_opts_t *o,
+                         const int16_t *A, const int16_t *B, const int32_t *C)
+{
+    int err = g->csv && write_counters_csv(cfg, g, rep->run.cnt) != 0;
+    cJSON *root = g->json || g->save ? npu_cli_json_new(cfg, g) : NULL;
+    int done = rc == NPU_GEMM_PASS || rc == NPU_GEMM_MISMATCH || rc == NPU_GEMM_COUNTERS;
+    if (root)
+        npu_report_json_add(root, cfg, rep, o);
+    if ((g->out || g->save) && npu_cli_gemm_save(g, A, B, done ? C : NULL, root) != 0)
+        err = 1;
+    if (g->out && !done)
+        fprintf(stderr, "npu: --out %s not written: the run did not complete\n", g->out);
+    if (g->json) {
+        npu_cli_json_print(root);
+        return err ? -1 : 0;
+    }
+    cJSON_Delete(root);
+    print_verdict(g, rc, rep);
+    if (!g->quiet)
+        npu_report_text(stdout, cfg, rep, o);
+    return err ? -1 : 0;
+}
+
 int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
     npu_report_opts_t o;
     npu_gemm_report_t rep;
-    npu_sim_t *sim;
+    npu_sim_t *sim = NULL;
+    npu_args_t g; /* a with M, N, K from the .npy files */
     int16_t *A, *B;
-    int rc;
+    int32_t *C = NULL;
+    int rc, out_err;
 
     if (a->topology)
         return npu_cmd_gemm_topology(cfg, a);
@@ -90,37 +124,40 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     o.dram_bw = t.bytes_per_cycle;
     o.dram_latency = t.latency;
     o.stall_pct = t.stall_pct;
-    if (npu_cli_gemm_fits(cfg, a) != 0)
-        return NPU_EXIT_USAGE;
-    if (npu_cli_random_inputs(a, &A, &B) != 0)
-        return NPU_EXIT_FAIL;
-    if (!a->json && !a->quiet)
-        printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", a->m, a->n, a->k,
-               a->trans_a ? " --trans-a" : "", a->trans_b ? " --trans-b" : "",
-               (unsigned long long)a->seed, cfg->name);
-    sim = npu_cli_open_sim(cfg, a, &t);
-    if (!sim) {
+    if ((rc = npu_cli_gemm_inputs(cfg, a, &g, &A, &B)) != 0)
+        return rc;
+    if (g.save && npu_cli_save_dir(g.save) != 0)
+        rc = NPU_EXIT_USAGE;
+    else if ((g.out || g.save) && !(C = malloc((size_t)g.m * (size_t)g.n * sizeof *C)))
+        rc = NPU_EXIT_FAIL;
+    else if (!(sim = npu_cli_open_sim(cfg, &g, &t)))
+        rc = NPU_EXIT_FAIL;
+    if (rc) {
         free(A);
         free(B);
-        return NPU_EXIT_FAIL;
+        return rc;
     }
-    rc = npu_gemm_run_modes(cfg, sim, a->m, a->n, a->k, A, B, a->trans_a, a->trans_b, npu_args_gemm_modes(a),
-                            NULL, a->max_cycles, &rep);
-    if (a->csv && write_counters_csv(a->csv, rep.run.cnt) != 0)
-        fprintf(stderr, "npu: cannot write %s\n", a->csv);
-    if (a->json) {
-        npu_report_json(stdout, cfg, &rep, &o);
-    } else {
-        print_verdict(a, rc, &rep);
-        if (!a->quiet)
-            npu_report_text(stdout, cfg, &rep, &o);
-    }
+    if (!g.json && !g.quiet && g.a_file)
+        printf("npu gemm M=%d N=%d K=%d%s%s --a %s --b %s (config %s)\n", g.m, g.n, g.k,
+               g.trans_a ? " --trans-a" : "", g.trans_b ? " --trans-b" : "", g.a_file, g.b_file,
+               cfg->name);
+    else if (!g.json && !g.quiet)
+        printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", g.m, g.n, g.k,
+               g.trans_a ? " --trans-a" : "", g.trans_b ? " --trans-b" : "",
+               (unsigned long long)g.seed, cfg->name);
+    rc = npu_gemm_run_modes(cfg, sim, g.m, g.n, g.k, A, B, g.trans_a, g.trans_b,
+                            npu_args_gemm_modes(&g), C, g.max_cycles, &rep);
+    out_err = npu_cli_gemm_outputs(cfg, &g, rc, &rep, &o, A, B, C);
+    if (g.save_program && npu_cli_gemm_save_program(cfg, &g, &t, &rep, A, B) != 0)
+        out_err = 1;
     npu_gemm_report_free(&rep);
     npu_sim_close(sim);
     free(A);
     free(B);
+    free(C);
     if (rc == NPU_GEMM_NO_FIT)
         return NPU_EXIT_USAGE; /* a limit exceeded, as npu_cli_gemm_fits says before the run */
-    return rc == NPU_GEMM_PASS ? NPU_EXIT_PASS : rc == NPU_GEMM_TIMEOUT ? NPU_EXIT_TIMEOUT
-                                                                        : NPU_EXIT_FAIL;
+    if (rc == NPU_GEMM_TIMEOUT)
+        return NPU_EXIT_TIMEOUT;
+    return rc == NPU_GEMM_PASS && !out_err ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }

@@ -105,18 +105,23 @@ static void print_row(const char *name, const topo_row_t *r)
     fflush(stdout); /* long runs: each row as soon as it is known */
 }
 
-static void csv_row(FILE *f, const char *name, const topo_row_t *r)
+static const char *const k_cols[] = {"layer", "M", "N", "K", "cycles", "macs", "pe_util",
+                                     "dram_rd_bytes", "dram_wr_bytes", "result", "reason"};
+
+static void table_row(npu_table_t *t, const char *name, const topo_row_t *r)
 {
-    fprintf(f, "%s,%d,%d,%d,%llu,%llu,%.6f,%llu,%llu,%s,", name, r->M, r->N, r->K,
-            (unsigned long long)r->cycles, (unsigned long long)r->macs, r->util,
-            (unsigned long long)r->rd_bytes, (unsigned long long)r->wr_bytes, row_result(r));
-    fputc('"', f); /* the reason may hold commas: quoted, its quotes doubled (RFC 4180) */
-    for (const char *p = r->why; *p; p++) {
-        if (*p == '"')
-            fputc('"', f);
-        fputc(*p, f);
-    }
-    fputs("\"\n", f);
+    npu_table_str(t, name);
+    npu_table_int(t, r->M);
+    npu_table_int(t, r->N);
+    npu_table_int(t, r->K);
+    npu_table_u64(t, r->cycles);
+    npu_table_u64(t, r->macs);
+    npu_table_num(t, r->util, "%.6f");
+    npu_table_u64(t, r->rd_bytes);
+    npu_table_u64(t, r->wr_bytes);
+    npu_table_str(t, row_result(r));
+    npu_table_str(t, r->why); /* may hold commas: the table quotes it */
+    npu_table_end_row(t);
 }
 
 /* The totals line over the layers that ran; returns the exit status. */
@@ -146,7 +151,7 @@ static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *r
 
 /* Every layer: its row printed (and written to the CSV) as soon as it ran. */
 static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
-                     topo_row_t *rows, FILE *csv)
+                     topo_row_t *rows, npu_table_t *tab)
 {
     for (int i = 0; i < t->n; i++) {
         topo_row_t *r = &rows[i];
@@ -158,17 +163,33 @@ static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topolo
             run_layer(cfg, a, &tm, i, r);
         if (!a->quiet)
             print_row(t->layer[i].name, r);
-        if (csv)
-            csv_row(csv, t->layer[i].name, r);
+        table_row(tab, t->layer[i].name, r);
     }
+}
+
+/* --json: the verdict and the rows. */
+static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int rc, cJSON *rows)
+{
+    cJSON *root = npu_cli_json_new(cfg, a);
+    if (!root) {
+        cJSON_Delete(rows);
+        return;
+    }
+    cJSON_AddStringToObject(root, "topology", a->topology);
+    cJSON_AddNumberToObject(root, "batch", a->batch ? a->batch : 1);
+    cJSON_AddStringToObject(root, "result", rc == NPU_EXIT_PASS ? "PASS" : rc == NPU_EXIT_TIMEOUT ? "TIMEOUT" : "FAIL");
+    cJSON_AddBoolToObject(root, "pass", rc == NPU_EXIT_PASS);
+    cJSON_AddItemToObject(root, "rows", rows);
+    npu_cli_json_print(root);
 }
 
 int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_topology_t *t = malloc(sizeof *t);
     topo_row_t *rows = NULL;
-    FILE *csv = NULL;
-    int rc = NPU_EXIT_USAGE;
+    npu_table_t tab;
+    cJSON *json;
+    int rc = NPU_EXIT_USAGE, err;
     if (!t)
         return NPU_EXIT_FAIL;
     if (npu_cli_load_topology(a, a->batch ? (int)a->batch : 1, t) != 0)
@@ -176,12 +197,10 @@ int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
     rc = NPU_EXIT_FAIL;
     if (!(rows = calloc((size_t)t->n, sizeof *rows)))
         goto out;
-    if (a->csv && !(csv = fopen(a->csv, "w"))) {
-        fprintf(stderr, "npu: cannot write %s\n", a->csv);
+    if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0) {
+        rc = NPU_EXIT_USAGE;
         goto out;
     }
-    if (csv)
-        fprintf(csv, "layer,M,N,K,cycles,macs,pe_util,dram_rd_bytes,dram_wr_bytes,result,reason\n");
     if (!a->quiet) {
         printf("npu gemm --topology %s: %d %s layers, batch %u, seed %llu (config %s)\n",
                a->topology, t->n, t->format == NPU_TOPO_GEMM ? "GEMM" : "conv (forward, im2col)",
@@ -189,11 +208,18 @@ int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
         printf("%-24s %8s %8s %8s %12s %7s %12s  %s\n", "layer", "M", "N", "K", "cycles", "util",
                "DRAM bytes", "result");
     }
-    run_rows(cfg, a, t, rows, csv);
+    run_rows(cfg, a, t, rows, &tab);
     rc = totals(cfg, a, rows, t->n);
+    json = npu_table_close(&tab, &err);
+    if (err) {
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
+        rc = rc ? rc : NPU_EXIT_FAIL;
+    }
+    if (a->json)
+        print_json(cfg, a, rc, json);
+    else
+        cJSON_Delete(json);
 out:
-    if (csv)
-        fclose(csv);
     free(rows);
     free(t);
     return rc;

@@ -1,11 +1,38 @@
-/* cmd_info.c - `npu info`: the configuration of this build. */
+/* cmd_info.c - `npu info`: the configuration of this build (text, or --json). */
 #include <stdio.h>
 
 #include "cli/commands.h"
 
+/* Every parameter of the configuration under "config", beside the metadata. */
+static int print_json(const npu_cfg_t *c, const npu_args_t *a)
+{
+    cJSON *root = npu_cli_json_new(c, a), *j = root ? cJSON_GetObjectItem(root, "config") : NULL;
+    if (!j) {
+        cJSON_Delete(root);
+        return NPU_EXIT_FAIL;
+    }
+    cJSON_AddNumberToObject(j, "pes", 4 * c->s * c->s);
+    cJSON_AddNumberToObject(j, "beat_bytes", npu_cfg_beat(c));
+    cJSON_AddNumberToObject(j, "lanes", npu_cfg_f(c));
+    cJSON_AddNumberToObject(j, "spm_bytes", (double)c->spm_banks * c->spm_bank_words * npu_cfg_beat(c));
+    cJSON_AddNumberToObject(j, "lbuf_h_depth", c->lbuf_h_depth);
+    cJSON_AddNumberToObject(j, "lbuf_v_depth", c->lbuf_v_depth);
+    cJSON_AddNumberToObject(j, "queue_depth", c->queue_depth);
+    cJSON_AddNumberToObject(j, "token_max", c->token_max);
+    cJSON_AddNumberToObject(j, "dram_addr_bits", c->dram_addr_bits);
+    cJSON_AddNumberToObject(j, "max_burst_beats", c->max_burst_beats);
+    cJSON_AddNumberToObject(j, "max_outstanding", c->max_outstanding);
+    cJSON_AddNumberToObject(j, "dram_bw", c->dram_bw);
+    cJSON_AddNumberToObject(j, "dram_latency", c->dram_latency);
+    cJSON_AddNumberToObject(j, "dram_burst_cost", c->dram_burst_cost);
+    cJSON_AddNumberToObject(j, "watchdog_cycles", c->watchdog_cycles);
+    return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
+}
+
 int npu_cmd_info(const npu_cfg_t *c, const npu_args_t *a)
 {
-    (void)a;
+    if (a->json)
+        return print_json(c, a);
     printf("config          %s\n", c->name);
     printf("S               %d (fused array %dx%d, %d PEs)\n", c->s, 2 * c->s, 2 * c->s,
            4 * c->s * c->s);

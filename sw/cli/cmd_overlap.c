@@ -10,38 +10,50 @@
 static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t,
                        int rc, const char *verdict, const npu_overlap_result_t *r)
 {
-    fputs("{\"config\":{\"name\":", stdout);
-    npu_json_string(stdout, cfg->name);
-    printf(",\"s\":%d},\"workload\":{\"op\":\"overlap\",\"m\":%d,\"n\":%d,\"k\":%d,"
-           "\"seed\":%llu,\"dram_latency\":%u,\"stall_pct\":%u},",
-           cfg->s, a->m, a->n, a->k, (unsigned long long)a->seed, t->latency, t->stall_pct);
-    fputs("\"result\":", stdout);
-    npu_json_string(stdout, rc == NPU_OVERLAP_OK ? "PASS" : npu_gemm_rc_name(r->full.rc));
-    printf(",\"pass\":%s,\"overlap\":", rc == NPU_OVERLAP_OK ? "true" : "false");
-    npu_json_string(stdout, verdict);
-    printf(",\"overlap_ok\":%s,\"error\":", r->overlap_ok ? "true" : "false");
-    npu_json_string(stdout, r->msg);
-    printf(",\"dram_bw\":%.6g,\"dram_bw_calibrated\":%s,\"compute_cycles\":%llu,"
-           "\"transfer_cycles\":%llu,\"dma_only_cycles\":%llu,\"full_cycles\":%llu,"
-           "\"max_compute_transfer_cycles\":%llu,"
-           "\"ratio\":%.6f,\"max_ratio\":%.2f,\"instructions\":{\"compute\":%zu,"
-           "\"transfer\":%zu,\"full\":%zu},\"wall_s\":%.6f,\"full_cycles_per_s\":%.1f,"
-           "\"full_pe_util\":%.6f,\"calibration\":[",
-           r->dram_bw, r->calibrated ? "true" : "false",
-           (unsigned long long)r->compute_cycles, (unsigned long long)r->transfer_cycles,
-           (unsigned long long)r->dma_cycles, (unsigned long long)r->full_cycles,
-           (unsigned long long)r->bound_cycles, r->ratio,
-           NPU_OVERLAP_MAX_RATIO, r->n_compute, r->n_transfer, r->full.prog.n, r->wall_s,
-           r->full.run.wall_s > 0 ? (double)r->full_cycles / r->full.run.wall_s : 0.0,
-           r->full_cycles ? npu_report_pe_util(cfg, r->full.run.cnt) : 0.0);
-    for (int i = 0; i < r->n_steps; i++)
-        printf("%s{\"dram_bw\":%.6g,\"compute_cycles\":%llu,\"transfer_cycles\":%llu,"
-               "\"dma_only_cycles\":%llu}",
-               i ? "," : "", r->steps[i].dram_bw,
-               (unsigned long long)r->steps[i].compute_cycles,
-               (unsigned long long)r->steps[i].transfer_cycles,
-               (unsigned long long)r->steps[i].dma_cycles);
-    puts("]}");
+    cJSON *root = npu_cli_json_new(cfg, a), *w, *j, *cal;
+    if (!root)
+        return;
+    w = cJSON_AddObjectToObject(root, "workload");
+    cJSON_AddStringToObject(w, "op", "overlap");
+    cJSON_AddNumberToObject(w, "m", a->m);
+    cJSON_AddNumberToObject(w, "n", a->n);
+    cJSON_AddNumberToObject(w, "k", a->k);
+    cJSON_AddNumberToObject(w, "seed", (double)a->seed);
+    cJSON_AddNumberToObject(w, "dram_latency", t->latency);
+    cJSON_AddNumberToObject(w, "stall_pct", t->stall_pct);
+    cJSON_AddStringToObject(root, "result", rc == NPU_OVERLAP_OK ? "PASS" : npu_gemm_rc_name(r->full.rc));
+    cJSON_AddBoolToObject(root, "pass", rc == NPU_OVERLAP_OK);
+    cJSON_AddStringToObject(root, "overlap", verdict);
+    cJSON_AddBoolToObject(root, "overlap_ok", r->overlap_ok);
+    cJSON_AddStringToObject(root, "error", r->msg);
+    cJSON_AddNumberToObject(root, "dram_bw", r->dram_bw);
+    cJSON_AddBoolToObject(root, "dram_bw_calibrated", r->calibrated);
+    cJSON_AddNumberToObject(root, "compute_cycles", (double)r->compute_cycles);
+    cJSON_AddNumberToObject(root, "transfer_cycles", (double)r->transfer_cycles);
+    cJSON_AddNumberToObject(root, "dma_only_cycles", (double)r->dma_cycles);
+    cJSON_AddNumberToObject(root, "full_cycles", (double)r->full_cycles);
+    cJSON_AddNumberToObject(root, "max_compute_transfer_cycles", (double)r->bound_cycles);
+    cJSON_AddNumberToObject(root, "ratio", r->ratio);
+    cJSON_AddNumberToObject(root, "max_ratio", NPU_OVERLAP_MAX_RATIO);
+    j = cJSON_AddObjectToObject(root, "instructions");
+    cJSON_AddNumberToObject(j, "compute", (double)r->n_compute);
+    cJSON_AddNumberToObject(j, "transfer", (double)r->n_transfer);
+    cJSON_AddNumberToObject(j, "full", (double)r->full.prog.n);
+    cJSON_AddNumberToObject(root, "wall_s", r->wall_s);
+    cJSON_AddNumberToObject(root, "full_cycles_per_s",
+                            r->full.run.wall_s > 0 ? (double)r->full_cycles / r->full.run.wall_s : 0.0);
+    cJSON_AddNumberToObject(root, "full_pe_util",
+                            r->full_cycles ? npu_report_pe_util(cfg, r->full.run.cnt) : 0.0);
+    cal = cJSON_AddArrayToObject(root, "calibration");
+    for (int i = 0; i < r->n_steps; i++) {
+        j = cJSON_CreateObject();
+        cJSON_AddNumberToObject(j, "dram_bw", r->steps[i].dram_bw);
+        cJSON_AddNumberToObject(j, "compute_cycles", (double)r->steps[i].compute_cycles);
+        cJSON_AddNumberToObject(j, "transfer_cycles", (double)r->steps[i].transfer_cycles);
+        cJSON_AddNumberToObject(j, "dma_only_cycles", (double)r->steps[i].dma_cycles);
+        cJSON_AddItemToArray(cal, j);
+    }
+    npu_cli_json_print(root);
 }
 
 /* The calibration steps and the table of the measurements (not with --quiet). */

@@ -98,36 +98,45 @@ static void print_layer(const npu_cfg_t *cfg, int i, const npu_train_layer_resul
            L->accum_adds, pass ? "PASS" : "FAIL");
 }
 
-static const char k_csv_header[] =
-    "layer,M,K,N,order,policy,pass,cycles,macs,result,rd_X,rd_W,rd_DY,rd_PARTIAL,"
-    "wr_Y,wr_DX,wr_DW,wr_PARTIAL,dy_rd_bytes,dy_compulsory,partition,parts,"
-    "accum_adds,noc_h_flits,noc_v_flits,noc_deliveries,noc_mcast_saved\n";
+static const char *const k_cols[] = {
+    "layer", "M", "K", "N", "order", "policy", "pass", "cycles", "macs", "result", "rd_X", "rd_W",
+    "rd_DY", "rd_PARTIAL", "wr_Y", "wr_DX", "wr_DW", "wr_PARTIAL", "dy_rd_bytes", "dy_compulsory",
+    "partition", "parts", "accum_adds", "noc_h_flits", "noc_v_flits", "noc_deliveries",
+    "noc_mcast_saved"};
 
-/* One CSV line per pass the layer ran. */
-static void csv_layer(FILE *csv, int i, const npu_train_layer_result_t *L, int policy)
+/* One table row (CSV line, JSON row) per pass the layer ran. */
+static void table_layer(npu_table_t *t, int i, const npu_train_layer_result_t *L, int policy)
 {
-    for (int p = 0; p < NPU_NUM_PASSES; p++)
-        if (L->ran[p])
-            fprintf(csv, "%d,%ld,%ld,%ld,%s,%s,%s,%llu,%llu,%s,%llu,%llu,%llu,%llu,%llu,%llu,"
-                         "%llu,%llu,%llu,%llu,%s,%d,%ld,%llu,%llu,%llu,%llu\n",
-                    i, L->shape.M, L->shape.K, L->shape.N, npu_order_name(L->lower.order),
-                    policy_name(policy), p == 0 ? "fwd" : p == 1 ? "dx" : "dw",
-                    (unsigned long long)L->cycles[p], (unsigned long long)L->macs[p],
-                    npu_gemm_rc_name(L->rc[p]),
-                    (unsigned long long)L->rd_bytes[NPU_TAG_X],
-                    (unsigned long long)L->rd_bytes[NPU_TAG_W],
-                    (unsigned long long)L->rd_bytes[NPU_TAG_DY],
-                    (unsigned long long)L->rd_bytes[NPU_TAG_PARTIAL],
-                    (unsigned long long)L->wr_bytes[NPU_TAG_Y],
-                    (unsigned long long)L->wr_bytes[NPU_TAG_DX],
-                    (unsigned long long)L->wr_bytes[NPU_TAG_DW],
-                    (unsigned long long)L->wr_bytes[NPU_TAG_PARTIAL],
-                    (unsigned long long)L->dy_rd_bytes,
-                    (unsigned long long)L->dy_compulsory, npu_part_name(L->lower.part),
-                    L->lower.nparts ? L->lower.nparts : 1, L->accum_adds,
-                    (unsigned long long)L->noc_h_flits[p], (unsigned long long)L->noc_v_flits[p],
-                    (unsigned long long)L->noc_deliveries[p],
-                    (unsigned long long)L->noc_mcast_saved[p]);
+    static const int rd[] = {NPU_TAG_X, NPU_TAG_W, NPU_TAG_DY, NPU_TAG_PARTIAL};
+    static const int wr[] = {NPU_TAG_Y, NPU_TAG_DX, NPU_TAG_DW, NPU_TAG_PARTIAL};
+    for (int p = 0; p < NPU_NUM_PASSES; p++) {
+        if (!L->ran[p])
+            continue;
+        npu_table_int(t, i);
+        npu_table_int(t, L->shape.M);
+        npu_table_int(t, L->shape.K);
+        npu_table_int(t, L->shape.N);
+        npu_table_str(t, npu_order_name(L->lower.order));
+        npu_table_str(t, policy_name(policy));
+        npu_table_str(t, p == 0 ? "fwd" : p == 1 ? "dx" : "dw");
+        npu_table_u64(t, L->cycles[p]);
+        npu_table_u64(t, L->macs[p]);
+        npu_table_str(t, npu_gemm_rc_name(L->rc[p]));
+        for (int j = 0; j < 4; j++)
+            npu_table_u64(t, L->rd_bytes[rd[j]]);
+        for (int j = 0; j < 4; j++)
+            npu_table_u64(t, L->wr_bytes[wr[j]]);
+        npu_table_u64(t, L->dy_rd_bytes);
+        npu_table_u64(t, L->dy_compulsory);
+        npu_table_str(t, npu_part_name(L->lower.part));
+        npu_table_int(t, L->lower.nparts ? L->lower.nparts : 1);
+        npu_table_int(t, L->accum_adds);
+        npu_table_u64(t, L->noc_h_flits[p]);
+        npu_table_u64(t, L->noc_v_flits[p]);
+        npu_table_u64(t, L->noc_deliveries[p]);
+        npu_table_u64(t, L->noc_mcast_saved[p]);
+        npu_table_end_row(t);
+    }
 }
 
 /* --order oracle: what each order cost per layer, and Algorithm 1's pick. */
@@ -149,30 +158,58 @@ static void print_oracle(const npu_mlp_t *mlp, const npu_train_result_t *r)
     }
 }
 
-/* The table, the CSV, the oracle's lines and the failures of a finished step. */
-static void report(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_order_t order,
-                   const npu_mlp_t *mlp, uint64_t seed, const npu_train_result_t *r)
+static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_order_t order,
+                       const npu_mlp_t *mlp, const npu_train_result_t *r, cJSON *rows)
 {
-    FILE *csv = NULL;
-    if (a->csv && !(csv = fopen(a->csv, "w")))
-        fprintf(stderr, "npu: cannot write %s\n", a->csv);
-    if (csv)
-        fputs(k_csv_header, csv);
-    if (!a->quiet)
+    cJSON *root = npu_cli_json_new(cfg, a);
+    if (!root) {
+        cJSON_Delete(rows);
+        return;
+    }
+    cJSON_AddStringToObject(root, "layers", a->layers);
+    cJSON_AddNumberToObject(root, "batch", batch);
+    cJSON_AddStringToObject(root, "order", npu_order_name(order));
+    cJSON_AddStringToObject(root, "partition", npu_part_name(mlp->partition));
+    cJSON_AddStringToObject(root, "policy", policy_name(a->policy));
+    cJSON_AddStringToObject(root, "result", r->rc == 0 ? "PASS" : "FAIL");
+    cJSON_AddBoolToObject(root, "pass", r->rc == 0);
+    cJSON_AddStringToObject(root, "error", r->rc ? r->msg : "");
+    cJSON_AddNumberToObject(root, "cycles", (double)r->cycles);
+    cJSON_AddItemToObject(root, "rows", rows);
+    npu_cli_json_print(root);
+}
+
+/* The table, the CSV, the oracle's lines and the failures of a finished step; with --json the
+ * JSON object (rows, result, cycles) instead of the text. 0, or -1 when the CSV failed. */
+static int report(const npu_cfg_t *cfg, const npu_args_t *a, int batch, npu_order_t order,
+                  const npu_mlp_t *mlp, uint64_t seed, const npu_train_result_t *r)
+{
+    npu_table_t t;
+    int text = !a->json, err;
+    cJSON *rows;
+    if (npu_cli_table_open(cfg, a, &t, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0)
+        return -1;
+    if (text && !a->quiet)
         print_header(cfg, a, batch, order, mlp, seed);
     for (int i = mlp->layers - 1; i >= 0; i--) {
-        if (!a->quiet)
+        if (text && !a->quiet)
             print_layer(cfg, i, &r->layer[i]);
-        if (csv)
-            csv_layer(csv, i, &r->layer[i], a->policy);
+        table_layer(&t, i, &r->layer[i], a->policy);
     }
-    if (order == NPU_ORDER_ORACLE && !a->quiet)
+    if (order == NPU_ORDER_ORACLE && text && !a->quiet)
         print_oracle(mlp, r);
     for (int i = mlp->layers - 1; i >= 0; i--)
         if (r->layer[i].msg[0])
-            printf("layer %d: %s\n", i, r->layer[i].msg);
-    if (csv)
-        fclose(csv);
+            fprintf(text ? stdout : stderr, "layer %d: %s\n", i, r->layer[i].msg);
+    if (text)
+        printf("%s train step: %llu cycles%s%s\n", r->rc == 0 ? "PASS" : "FAIL",
+               (unsigned long long)r->cycles, r->rc ? ": " : "", r->rc ? r->msg : "");
+    rows = npu_table_close(&t, &err);
+    if (a->json)
+        print_json(cfg, a, batch, order, mlp, r, rows);
+    if (err)
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
+    return err ? -1 : 0;
 }
 
 int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
@@ -204,10 +241,7 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
         free(r);
         return 1;
     }
-    report(cfg, a, batch, order, &mlp, seed, r);
-    printf("%s train step: %llu cycles%s%s\n", r->rc == 0 ? "PASS" : "FAIL",
-           (unsigned long long)r->cycles, r->rc ? ": " : "", r->rc ? r->msg : "");
-    rc = r->rc == 0 ? 0 : 1;
+    rc = report(cfg, a, batch, order, &mlp, seed, r) == 0 && r->rc == 0 ? 0 : 1;
     free(r);
     return rc;
 }

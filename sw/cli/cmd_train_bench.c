@@ -49,17 +49,25 @@ static void print_row(int first, const npu_lset_row_t *r)
            dx ? npu_part_name((npu_part_t)r->knn_pred) : "-");
 }
 
-static void csv_row(FILE *csv, const char *name, int acc_bytes, const npu_lset_row_t *r)
+static void table_row(npu_table_t *t, const char *name, int acc_bytes, const npu_lset_row_t *r)
 {
     int dx = r->L.shape.has_dx;
-    fprintf(csv, "%s,%d,%s,%s,%ld,%ld,%ld,%d,%d", name, acc_bytes, r->L.model, r->L.name,
-            r->L.shape.M, r->L.shape.K, r->L.shape.N, r->L.count, dx);
+    npu_table_str(t, name);
+    npu_table_int(t, acc_bytes);
+    npu_table_str(t, r->L.model);
+    npu_table_str(t, r->L.name);
+    npu_table_int(t, r->L.shape.M);
+    npu_table_int(t, r->L.shape.K);
+    npu_table_int(t, r->L.shape.N);
+    npu_table_int(t, r->L.count);
+    npu_table_int(t, dx);
     for (int s = 0; s < NPU_LSET_NSTEPS; s++)
-        fprintf(csv, ",%.0f", r->cyc[s]);
-    fprintf(csv, ",%s,%s,%s,%s\n", dx ? npu_order_name((npu_order_t)r->alg1_order) : "",
-            dx ? npu_order_name((npu_order_t)r->oracle_order) : "",
-            dx ? npu_part_name((npu_part_t)r->label) : "",
-            dx ? npu_part_name((npu_part_t)r->knn_pred) : "");
+        npu_table_num(t, r->cyc[s], "%.0f");
+    npu_table_str(t, dx ? npu_order_name((npu_order_t)r->alg1_order) : "");
+    npu_table_str(t, dx ? npu_order_name((npu_order_t)r->oracle_order) : "");
+    npu_table_str(t, dx ? npu_part_name((npu_part_t)r->label) : "");
+    npu_table_str(t, dx ? npu_part_name((npu_part_t)r->knn_pred) : "");
+    npu_table_end_row(t);
 }
 
 /* Per model and on average, KNN accuracy, Algorithm 1 against the oracle (mean gap in points
@@ -92,7 +100,7 @@ static void print_summary(const char *name, const npu_lset_cfg_t *c, const npu_l
            c->paper[1], c->paper[2], b->knn_acc[0]);
 }
 
-static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
+static int bench_one(const char *name, const npu_args_t *a, npu_table_t *tab)
 {
     static npu_lset_row_t rows[NPU_LSET_MAX];
     npu_lset_cfg_t c;
@@ -122,37 +130,57 @@ static int bench_one(const char *name, const npu_args_t *a, FILE *csv)
         }
         if (!a->quiet)
             print_row(i == 0, r);
-        if (csv)
-            csv_row(csv, name, c.acc_bytes, r);
+        table_row(tab, name, c.acc_bytes, r);
     }
     print_summary(name, &c, &b, gap, ndx);
     return 0;
 }
 
+/* The table's columns: the steps' cycles in the middle. */
+static int columns(const char **cols)
+{
+    static const char *const head[] = {"config", "acc_bytes", "model", "layer", "M", "K", "N",
+                                       "count", "has_dx"};
+    static const char *const tail[] = {"alg1_order", "oracle_order", "part_label", "knn_pred"};
+    static char steps[NPU_LSET_NSTEPS][32];
+    int n = 0;
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        cols[n++] = head[i];
+    for (int s = 0; s < NPU_LSET_NSTEPS; s++) {
+        snprintf(steps[s], sizeof steps[s], "cycles_%s", step_name[s]);
+        cols[n++] = steps[s];
+    }
+    for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+        cols[n++] = tail[i];
+    return n;
+}
+
 int npu_cmd_train_bench(const npu_cfg_t *cfg, const npu_args_t *a)
 {
-    (void)cfg; /* a model run on the paper-scaled configurations, not this build's */
+    /* a model run on the paper-scaled configurations, not this build's (cfg: the metadata) */
     static const char *const all[] = { "edge", "server", "server4" };
     const char *one = a->bench_set && strcmp(a->bench_set, "all") ? a->bench_set : NULL;
-    FILE *csv = NULL;
-    if (a->csv) {
-        csv = fopen(a->csv, "w");
-        if (!csv) {
-            perror(a->csv);
-            return 2;
-        }
-        fprintf(csv, "config,acc_bytes,model,layer,M,K,N,count,has_dx");
-        for (int s = 0; s < NPU_LSET_NSTEPS; s++)
-            fprintf(csv, ",cycles_%s", step_name[s]);
-        fprintf(csv, ",alg1_order,oracle_order,part_label,knn_pred\n");
-    }
-    int rc = 0;
+    const char *cols[9 + NPU_LSET_NSTEPS + 4];
+    npu_table_t tab;
+    cJSON *rows, *root;
+    int rc = 0, err;
+    if (npu_cli_table_open(cfg, a, &tab, cols, columns(cols)) != 0)
+        return NPU_EXIT_USAGE;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && !rc; i++)
         if (!one || !strcmp(one, all[i]))
-            rc = bench_one(all[i], a, csv);
-    if (csv && fclose(csv) != 0) {
-        perror(a->csv);
+            rc = bench_one(all[i], a, &tab);
+    rows = npu_table_close(&tab, &err);
+    if (err) {
+        fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
         rc = rc ? rc : 1;
+    }
+    if (a->json && (root = npu_cli_json_new(cfg, a)) != NULL) {
+        cJSON_AddStringToObject(root, "set", a->bench_set ? a->bench_set : "all");
+        cJSON_AddBoolToObject(root, "pass", rc == 0);
+        cJSON_AddItemToObject(root, "rows", rows);
+        npu_cli_json_print(root);
+    } else {
+        cJSON_Delete(rows);
     }
     return rc;
 }

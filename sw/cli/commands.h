@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "hw/npu_cfg.h"
 #include "npu_sim.h"
+#include "run/out.h"
 
 enum { NPU_EXIT_PASS = 0, NPU_EXIT_FAIL = 1, NPU_EXIT_USAGE = 2, NPU_EXIT_TIMEOUT = 3 };
 
@@ -79,5 +80,69 @@ npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu
  * the file name), then 0, or -1 after printing the error. */
 struct npu_topology;
 int npu_cli_load_topology(const npu_args_t *a, int batch, struct npu_topology *t);
+
+/* A GEMM's operands (cli_tensors.c): seeded (npu_cli_random_inputs) or, with --a/--b, read from
+ * .npy files (int16 2-D) whose shapes give M, N, K into the copy g of a (-m/-n/-k when given must
+ * agree); the GEMM checked against the DRAM (npu_cli_gemm_fits). 0, NPU_EXIT_USAGE (a bad file or
+ * shape, a GEMM too large, after the message) or NPU_EXIT_FAIL. */
+int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g, int16_t **A,
+                        int16_t **B);
+/* --save DIR: the directory, created if missing. 0, or -1 after the message. */
+int npu_cli_save_dir(const char *dir);
+/* --out C.npy (the NPU's int32 C, when C is not NULL) and --save DIR: A.npy, B.npy (as stored,
+ * transposed with --trans-a/-b), C.npy, C_golden.npy (ref/golden.h) and run.json (report: the
+ * JSON report, not consumed). 0, or -1 after naming what failed. */
+int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
+                      cJSON *report);
+
+/* --save-program FILE (cli_tensors.c): the compiled program of rep, its DRAM image (A, B), the
+ * run's DRAM timing t and the golden C (progfile.h). 0, or -1 after the message. */
+struct npu_gemm_report;
+int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
+                              const npu_dram_timing_t *t, const struct npu_gemm_report *rep,
+                              const int16_t *A, const int16_t *B);
+/* The outputs of a finished GEMM run (cmd_gemm.c; npu run too): --csv, the JSON or text report,
+ * --out / --save. 0, or -1 when an output file failed while being written (its path was checked
+ * before the run). */
+struct npu_report_opts;
+int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
+                         const struct npu_gemm_report *rep, const struct npu_report_opts *o,
+                         const int16_t *A, const int16_t *B, const int32_t *C);
+
+/* `npu run FILE` (cmd_run.c): a saved program replayed on the RTL without the compiler. 0 pass,
+ * 1 mismatch / counters / NPU error, 2 bad usage or a bad, foreign or unreadable file, 3 timeout. */
+int npu_cmd_run(const npu_cfg_t *cfg, const npu_args_t *a);
+
+/* npu conv --x/--w/--dy/--out/--save (cli_tensors.c): the kernel's inputs read from .npy files
+ * (int16, the shapes the layer c implies: X B x H x W x C, W KH x KW x F x C (depthwise F = 1),
+ * dY B x OH x OW x F) and the result buffers. 0, NPU_EXIT_USAGE (after the message) or
+ * NPU_EXIT_FAIL. */
+struct npu_conv_io;
+struct npu_conv;
+int npu_cli_conv_inputs(const npu_args_t *a, const struct npu_conv *c, int kernel,
+                        struct npu_conv_io *io);
+/* --out (the NPU's result when done) and --save DIR (the inputs used, the result and the golden
+ * one as X / W / dY / Y|dX|dW / *_golden .npy). 0, or -1 after the message. */
+int npu_cli_conv_outputs(const npu_args_t *a, const struct npu_conv *c, int kernel, uint64_t seed,
+                         int done, const struct npu_conv_io *io);
+void npu_cli_conv_io_free(struct npu_conv_io *io);
+
+/* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
+ * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also
+ * writes. 0, or -1 after the message. */
+int npu_cli_json_mode(void);
+/* Prints root (run/out.h) on the real stdout and deletes it. 0 or -1. */
+int npu_cli_json_print(cJSON *root);
+/* The metadata of this run's outputs (command, config, seed, the git revision of the build). */
+npu_out_meta_t npu_cli_meta(const npu_cfg_t *cfg, const npu_args_t *a);
+/* A JSON object with that metadata (run/out.h). */
+cJSON *npu_cli_json_new(const npu_cfg_t *cfg, const npu_args_t *a);
+/* The command's table: --csv (metadata line, header) and, with --json, the JSON rows. 0, or -1
+ * after naming the file that cannot be written. */
+int npu_cli_table_open(const npu_cfg_t *cfg, const npu_args_t *a, npu_table_t *t,
+                       const char *const *cols, int ncols);
+/* Every output file of the options (--csv, --out, --trace) writable, checked before anything
+ * runs: 0, or -1 after naming the option, the path and why (the caller exits NPU_EXIT_USAGE). */
+int npu_cli_check_outputs(const npu_args_t *a);
 
 #endif

@@ -28,6 +28,7 @@ static const struct {
     {NPU_CMD_HELP, cmd_help},
     {NPU_CMD_INFO, npu_cmd_info},
     {NPU_CMD_DISASM, npu_cmd_disasm},
+    {NPU_CMD_RUN, npu_cmd_run},
     {NPU_CMD_SLICE, npu_cmd_slice},
     {NPU_CMD_CALIBRATE, npu_cmd_calibrate},
     {NPU_CMD_OVERLAP, npu_cmd_overlap},
@@ -47,6 +48,10 @@ int main(int argc, char **argv)
         npu_args_usage(stderr, g_cfg.name);
         return NPU_EXIT_USAGE;
     }
+    if (npu_cli_check_outputs(&a) != 0)
+        return NPU_EXIT_USAGE;
+    if (a.json && npu_cli_json_mode() != 0)
+        return NPU_EXIT_FAIL;
     for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
         if (k_dispatch[i].cmd == a.cmd)
             return k_dispatch[i].run(&g_cfg, &a);

@@ -43,6 +43,23 @@ int npu_conv_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int 
 int npu_conv_run_opts(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel,
                       int dataflow, const npu_conv_plan_opts_t *opts, uint64_t seed,
                       uint64_t max_cycles, npu_conv_report_t *rep);
+/* A kernel's tensors from and to the caller (npu conv --x/--w/--dy/--out/--save): inputs that are
+ * not NULL replace the seeded ones (same layouts as npu_conv_operands: X b*H*W*C, Wt KH*KW*F*C
+ * (depthwise KH*KW*C), dY b*OH*OW*F); out and golden, when not NULL, receive the NPU's result and
+ * the golden model's, rows x cols as npu_conv_out_shape gives them. With caller data, zeros in it
+ * add zero-operand MACs: macs_zero is then checked as at least the formula's structural zeros. */
+typedef struct npu_conv_io {
+    const int16_t *X, *Wt, *dY;
+    int32_t *out, *golden;
+    int filled;               /* set when out and golden were written (the run completed) */
+} npu_conv_io_t;
+/* The kernel's result as the host reads it: rows x cols (fwd b*OH*OW x F, dX b*H*W x C, dW
+ * KH*KW*F x C, depthwise dW KH*KW x C). */
+void npu_conv_out_shape(const npu_conv_t *c, int kernel, int *rows, int *cols);
+/* npu_conv_run with the caller's tensors (io may be NULL: npu_conv_run). */
+int npu_conv_run_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel,
+                    int dataflow, uint64_t seed, uint64_t max_cycles, npu_conv_io_t *io,
+                    npu_conv_report_t *rep);
 const char *npu_conv_kernel_name(int kernel);   /* "fwd" "dx" "dw" */
 const char *npu_conv_dataflow_name(int df);     /* "zeropad" "ecoflow" */
 int npu_conv_kernel_parse(const char *s); int npu_conv_dataflow_parse(const char *s); /* -1 if bad */

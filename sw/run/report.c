@@ -5,6 +5,7 @@
 
 #include "hw/isa.h"
 #include "prog/prog_locate.h"
+#include "run/out.h"
 
 static const char *const cnt_names[] = {
 #define X(n, t) #n,
@@ -42,28 +43,6 @@ double npu_report_busy_util(const npu_cfg_t *cfg, const uint64_t *cnt)
     if (!busy)
         return 0.0;
     return (double)npu_report_useful_macs(cnt) / (pes * (double)busy);
-}
-
-void npu_json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
-        default:
-            if (*p < 0x20 || *p == 0x7F)
-                fprintf(f, "\\u%04x", *p);
-            else
-                fputc(*p, f);
-        }
-    }
-    fputc('"', f);
 }
 
 static double cycles_per_s(const npu_run_result_t *r)
@@ -198,89 +177,135 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
     text_chip(f, cfg, c);
 }
 
-static void json_tags(FILE *f, const uint64_t *v)
+/* {"PROG": v[0], ...}: a value per DRAM tag. */
+static cJSON *json_tags(const uint64_t *v)
 {
-    fputc('{', f);
-    for (int t = 0; t < NPU_NUM_TAGS; t++) {
-        if (t)
-            fputc(',', f);
-        npu_json_string(f, npu_tag_name((unsigned)t));
-        fprintf(f, ":%llu", u(v[t]));
+    cJSON *o = cJSON_CreateObject();
+    for (int t = 0; t < NPU_NUM_TAGS && o; t++)
+        cJSON_AddNumberToObject(o, npu_tag_name((unsigned)t), (double)v[t]);
+    return o;
+}
+
+static void json_workload(cJSON *root, const npu_gemm_report_t *r, const npu_report_opts_t *o)
+{
+    cJSON *w = cJSON_AddObjectToObject(root, "workload");
+    cJSON_AddStringToObject(w, "op", "gemm");
+    cJSON_AddNumberToObject(w, "m", r->M);
+    cJSON_AddNumberToObject(w, "n", r->N);
+    cJSON_AddNumberToObject(w, "k", r->K);
+    cJSON_AddBoolToObject(w, "trans_a", r->transA);
+    cJSON_AddBoolToObject(w, "trans_b", r->transB);
+    if (!o)
+        return;
+    cJSON_AddNumberToObject(w, "seed", (double)o->seed);
+    cJSON_AddNumberToObject(w, "dram_bw", o->dram_bw);
+    cJSON_AddNumberToObject(w, "dram_latency", o->dram_latency);
+    cJSON_AddNumberToObject(w, "stall_pct", o->stall_pct);
+}
+
+static void json_plan(cJSON *root, const npu_gemm_report_t *r)
+{
+    const npu_gemm_plan_t *p = &r->plan;
+    cJSON *j = cJSON_AddObjectToObject(root, "plan");
+    cJSON_AddNumberToObject(j, "mt", p->Mt);
+    cJSON_AddNumberToObject(j, "nt", p->Nt);
+    cJSON_AddNumberToObject(j, "nb", p->nb);
+    cJSON_AddNumberToObject(j, "kc", p->Kc);
+    cJSON_AddNumberToObject(j, "m_tiles", p->m_tiles);
+    cJSON_AddNumberToObject(j, "n_tiles", p->n_tiles);
+    cJSON_AddStringToObject(j, "order", p->order ? "n" : "m");
+    cJSON_AddStringToObject(j, "band", p->res == NPU_GEMM_RES_A ? "A" : p->res == NPU_GEMM_RES_B ? "B" : "none");
+    cJSON_AddNumberToObject(j, "k_chunks", p->k_chunks);
+    cJSON_AddNumberToObject(j, "instructions", (double)r->prog.n);
+}
+
+/* The NPU error, the timeout, the first mismatch: what went wrong. */
+static void json_failure(cJSON *root, const npu_gemm_report_t *r)
+{
+    char buf[256];
+    cJSON *j;
+    if (r->rc == NPU_GEMM_NPU_ERROR) {
+        j = cJSON_AddObjectToObject(root, "npu_error");
+        cJSON_AddStringToObject(j, "name", npu_error_name(r->run.err) ? npu_error_name(r->run.err) : "?");
+        cJSON_AddNumberToObject(j, "code", r->run.err);
+        cJSON_AddNumberToObject(j, "pc", r->run.err_pc);
+        cJSON_AddNumberToObject(j, "info", r->run.err_info);
+        cJSON_AddStringToObject(j, "insn", faulting_insn(r, buf, sizeof buf));
     }
-    fputc('}', f);
+    if (r->rc == NPU_GEMM_TIMEOUT) {
+        j = cJSON_AddObjectToObject(root, "timeout");
+        cJSON_AddNumberToObject(j, "cycle", (double)r->run.end_cycle);
+        cJSON_AddNumberToObject(j, "qstate", r->run.qstate);
+        cJSON_AddNumberToObject(j, "pc_l", r->run.pc_l);
+        cJSON_AddNumberToObject(j, "pc_e", r->run.pc_e);
+        cJSON_AddNumberToObject(j, "pc_s", r->run.pc_s);
+    }
+    if (r->mismatches) {
+        j = cJSON_AddObjectToObject(root, "mismatch");
+        cJSON_AddNumberToObject(j, "count", (double)r->mismatches);
+        cJSON_AddNumberToObject(j, "row", r->bad_row);
+        cJSON_AddNumberToObject(j, "col", r->bad_col);
+        cJSON_AddNumberToObject(j, "got", (double)r->bad_got);
+        cJSON_AddNumberToObject(j, "expected", (double)r->bad_exp);
+    }
+}
+
+/* DRAM bytes per tag (measured and the program's), the DRAM model's beats, bursts, stalls. */
+static void json_dram(cJSON *root, const npu_gemm_report_t *r)
+{
+    const uint64_t *c = r->run.cnt;
+    uint64_t rd[NPU_NUM_TAGS], wr[NPU_NUM_TAGS];
+    cJSON *j = cJSON_AddObjectToObject(root, "dram_bytes");
+    for (int t = 0; t < NPU_NUM_TAGS; t++) {
+        rd[t] = c[NPU_CNT_dram_rd_prog + t];
+        wr[t] = c[NPU_CNT_dram_wr_prog + t];
+    }
+    cJSON_AddItemToObject(j, "read", json_tags(rd));
+    cJSON_AddItemToObject(j, "write", json_tags(wr));
+    cJSON_AddItemToObject(j, "expected_read", json_tags(r->expect.rd_bytes));
+    cJSON_AddItemToObject(j, "expected_write", json_tags(r->expect.wr_bytes));
+    j = cJSON_AddObjectToObject(root, "dram_model");
+    cJSON_AddNumberToObject(j, "rd_beats", (double)r->rd_beats);
+    cJSON_AddNumberToObject(j, "wr_beats", (double)r->wr_beats);
+    cJSON_AddNumberToObject(j, "rd_bursts", (double)r->rd_bursts);
+    cJSON_AddNumberToObject(j, "wr_bursts", (double)r->wr_bursts);
+    cJSON_AddNumberToObject(j, "stall_cycles", (double)r->stall_cycles);
+}
+
+void npu_report_json_add(cJSON *root, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
+                         const npu_report_opts_t *o)
+{
+    const uint64_t *c = r->run.cnt;
+    cJSON *j;
+    if (!cJSON_HasObjectItem(root, "config"))
+        cJSON_AddItemToObject(root, "config", npu_out_json_cfg(cfg));
+    json_workload(root, r, o);
+    cJSON_AddStringToObject(root, "result", npu_gemm_rc_name(r->rc));
+    cJSON_AddBoolToObject(root, "pass", r->rc == NPU_GEMM_PASS);
+    if (r->rc == NPU_GEMM_HOST_ERROR) {
+        cJSON_AddStringToObject(root, "host_error", r->host_msg);
+        return;
+    }
+    json_plan(root, r);
+    json_failure(root, r);
+    cJSON_AddStringToObject(root, "counters_check", r->counters_msg);
+    cJSON_AddNumberToObject(root, "cycles", (double)c[NPU_CNT_cycles]);
+    cJSON_AddNumberToObject(root, "wall_s", r->run.wall_s);
+    cJSON_AddNumberToObject(root, "cycles_per_s", cycles_per_s(&r->run));
+    cJSON_AddNumberToObject(root, "pe_util", npu_report_pe_util(cfg, c));
+    cJSON_AddNumberToObject(root, "useful_macs", (double)npu_report_useful_macs(c));
+    cJSON_AddNumberToObject(root, "expected_macs", (double)r->expect.macs);
+    json_dram(root, r);
+    j = cJSON_AddObjectToObject(root, "counters");
+    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
+        cJSON_AddNumberToObject(j, cnt_names[i], (double)c[i]);
 }
 
 void npu_report_json(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                      const npu_report_opts_t *o)
 {
-    const uint64_t *c = r->run.cnt;
-    const npu_gemm_plan_t *p = &r->plan;
-    uint64_t rd[NPU_NUM_TAGS], wr[NPU_NUM_TAGS];
-    char buf[256];
-    fputs("{\"config\":{\"name\":", f);
-    npu_json_string(f, cfg->name);
-    fprintf(f, ",\"s\":%d,\"spm_banks\":%d,\"spm_bank_words\":%d,\"obuf_rows\":%d},", cfg->s,
-            cfg->spm_banks, cfg->spm_bank_words, cfg->obuf_rows);
-    fprintf(f, "\"workload\":{\"op\":\"gemm\",\"m\":%d,\"n\":%d,\"k\":%d,\"trans_a\":%s,\"trans_b\":%s",
-            r->M, r->N, r->K, r->transA ? "true" : "false", r->transB ? "true" : "false");
-    if (o)
-        fprintf(f, ",\"seed\":%llu,\"dram_bw\":%.6g,\"dram_latency\":%u,\"stall_pct\":%u", u(o->seed),
-                o->dram_bw, o->dram_latency, o->stall_pct);
-    fputs("},\"result\":", f);
-    npu_json_string(f, npu_gemm_rc_name(r->rc));
-    fprintf(f, ",\"pass\":%s", r->rc == NPU_GEMM_PASS ? "true" : "false");
-    if (r->rc == NPU_GEMM_HOST_ERROR) {
-        fputs(",\"host_error\":", f);
-        npu_json_string(f, r->host_msg);
-        fputs("}\n", f);
-        return;
-    }
-    fprintf(f, ",\"plan\":{\"mt\":%d,\"nt\":%d,\"nb\":%d,\"kc\":%d,\"m_tiles\":%d,\"n_tiles\":%d,"
-               "\"order\":\"%s\",\"k_chunks\":%d,\"instructions\":%zu}",
-            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->order ? "n" : "m", p->k_chunks, r->prog.n);
-    if (r->rc == NPU_GEMM_NPU_ERROR) {
-        fputs(",\"npu_error\":{\"name\":", f);
-        npu_json_string(f, npu_error_name(r->run.err) ? npu_error_name(r->run.err) : "?");
-        fprintf(f, ",\"code\":%u,\"pc\":%u,\"info\":%u,\"insn\":", r->run.err,
-                (unsigned)r->run.err_pc, (unsigned)r->run.err_info);
-        npu_json_string(f, faulting_insn(r, buf, sizeof buf));
-        fputc('}', f);
-    }
-    if (r->rc == NPU_GEMM_TIMEOUT) {
-        fprintf(f, ",\"timeout\":{\"cycle\":%llu,\"qstate\":%u,\"pc_l\":%u,\"pc_e\":%u,\"pc_s\":%u}",
-                u(r->run.end_cycle), (unsigned)r->run.qstate, (unsigned)r->run.pc_l,
-                (unsigned)r->run.pc_e, (unsigned)r->run.pc_s);
-    }
-    if (r->mismatches)
-        fprintf(f, ",\"mismatch\":{\"count\":%zu,\"row\":%d,\"col\":%d,\"got\":%ld,\"expected\":%ld}",
-                r->mismatches, r->bad_row, r->bad_col, (long)r->bad_got, (long)r->bad_exp);
-    fputs(",\"counters_check\":", f);
-    npu_json_string(f, r->counters_msg);
-    fprintf(f, ",\"cycles\":%llu,\"wall_s\":%.6f,\"cycles_per_s\":%.1f,\"pe_util\":%.6f,"
-               "\"useful_macs\":%llu,\"expected_macs\":%llu",
-            u(c[NPU_CNT_cycles]), r->run.wall_s, cycles_per_s(&r->run), npu_report_pe_util(cfg, c),
-            u(npu_report_useful_macs(c)), u(r->expect.macs));
-    for (int t = 0; t < NPU_NUM_TAGS; t++) {
-        rd[t] = c[NPU_CNT_dram_rd_prog + t];
-        wr[t] = c[NPU_CNT_dram_wr_prog + t];
-    }
-    fputs(",\"dram_bytes\":{\"read\":", f);
-    json_tags(f, rd);
-    fputs(",\"write\":", f);
-    json_tags(f, wr);
-    fputs(",\"expected_read\":", f);
-    json_tags(f, r->expect.rd_bytes);
-    fputs(",\"expected_write\":", f);
-    json_tags(f, r->expect.wr_bytes);
-    fprintf(f, "},\"dram_model\":{\"rd_beats\":%llu,\"wr_beats\":%llu,\"rd_bursts\":%llu,"
-               "\"wr_bursts\":%llu,\"stall_cycles\":%llu}",
-            u(r->rd_beats), u(r->wr_beats), u(r->rd_bursts), u(r->wr_bursts), u(r->stall_cycles));
-    fputs(",\"counters\":{", f);
-    for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++) {
-        if (i)
-            fputc(',', f);
-        npu_json_string(f, cnt_names[i]);
-        fprintf(f, ":%llu", u(c[i]));
-    }
-    fputs("}}\n", f);
+    cJSON *root = cJSON_CreateObject();
+    if (root)
+        npu_report_json_add(root, cfg, r, o);
+    npu_out_json_print(f, root);
 }

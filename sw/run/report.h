@@ -14,6 +14,8 @@
 #include "hw/npu_cfg.h"
 #include "run/runtime.h"
 
+#include <cjson/cJSON.h>
+
 typedef struct npu_report_opts {
     uint64_t seed;           /* input seed, printed for replay */
     double dram_bw;          /* DRAM timing used for the run */
@@ -30,11 +32,13 @@ double npu_report_pe_util(const npu_cfg_t *cfg, const uint64_t *cnt);
  * 0 if the array never ran. The array's own efficiency, independent of how fast it is fed. */
 double npu_report_busy_util(const npu_cfg_t *cfg, const uint64_t *cnt);
 
-/* Writes a JSON string literal (with quotes) for s, escaping ", \ and control characters. */
-void npu_json_string(FILE *f, const char *s);
-
 void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                      const npu_report_opts_t *o);
+/* The report's keys (config when root has none, workload, result, pass, plan, failure, cycles,
+ * pe_util, DRAM bytes, counters) added to root (run/out.h). */
+void npu_report_json_add(cJSON *root, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
+                         const npu_report_opts_t *o);
+/* The report as one JSON object on one line. */
 void npu_report_json(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                      const npu_report_opts_t *o);
 

@@ -125,6 +125,16 @@ int npu_gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, cons
                  const int16_t *B, int transA, int transB, int32_t *C_out, uint64_t max_cycles,
                  npu_gemm_report_t *rep);
 void npu_gemm_report_free(npu_gemm_report_t *rep);
+/* The two halves of a GEMM run after its compilation (rep: M, N, K, transA/B, args, prog,
+ * prog_base, expect filled), used by npu_gemm_run and by the replay of a saved program
+ * (progfile.h). npu_gemm_layout writes A and B into dram (the DRAM image, from address 0) and
+ * poisons C's rows. npu_gemm_execute runs the program, reads C (into C_out when not NULL),
+ * compares it with expect (M x N, dense; NULL: no compare) and checks every counter against
+ * the program. Returns NPU_GEMM_*. */
+void npu_gemm_layout(uint8_t *dram, const npu_gemm_report_t *rep, const int16_t *A,
+                     const int16_t *B);
+int npu_gemm_execute(const npu_cfg_t *cfg, npu_sim_t *sim, const int32_t *expect, int32_t *C_out,
+                     uint64_t max_cycles, npu_gemm_report_t *rep);
 /* ORed into a modes argument: the tiles come from the slicing stage (npu_gemm_tile_sliced) under
  * its burst-aware or its bytes-only cost instead of gemm_tiling's heuristic (npu gemm --slicing). */
 #define NPU_GEMM_SLICING_BURST 0x100

@@ -126,7 +126,7 @@ Test(cli_args, usage_errors)
     const char *tr[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--trace-start", "5"};
     const char *tr2[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--trace", "x.fst", "--trace-start", "9", "--trace-end", "5"};
     const char *extra[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "stray"};
-    const char *notapply[] = {"npu", "disasm", "-m", "1", "-n", "1", "-k", "1", "--json"};
+    const char *notapply[] = {"npu", "disasm", "-m", "1", "-n", "1", "-k", "1", "--csv", "x"};
     const char *info_m[] = {"npu", "info", "-m", "3"};
     const char *jsonarg[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--json=yes"};
     bad(ARGC(none), none, "missing command");
@@ -218,7 +218,7 @@ Test(cli_args, overlap_usage_errors)
     bad(ARGC(zero), zero, "-n needs a size");
     bad(ARGC(extra), extra, "unexpected argument 'now'");
     bad(ARGC(cfg), cfg, "build/<config>/npu");
-    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, slice, train, train-bench, conv, flexsa-report, calibrate or info");
+    bad(ARGC(unk), unk, "expected gemm, overlap, disasm, run, slice, train, train-bench, conv, flexsa-report, calibrate or info");
 }
 
 Test(cli_args, gemm_csv_and_flexsa)
@@ -341,10 +341,52 @@ Test(cli_args, gemm_topology_options)
 
     const char *b1[] = {"npu", "gemm", "--topology", "g.csv", "-m", "4"};
     bad(ARGC(b1), b1, "--topology and -m/-n/-k are alternatives");
-    const char *b2[] = {"npu", "gemm", "--topology", "g.csv", "--json"};
-    bad(ARGC(b2), b2, "--json/--trace apply to one GEMM");
+    const char *j[] = {"npu", "gemm", "--topology", "g.csv", "--json"};
+    cr_assert_eq(parse(ARGC(j), j, &a, err), 0, "--json applies to every command: %s", err);
+    cr_assert(a.json);
     const char *b3[] = {"npu", "gemm", "--topology", "g.csv", "--trace", "t.fst"};
-    bad(ARGC(b3), b3, "--json/--trace apply to one GEMM");
+    bad(ARGC(b3), b3, "--trace, --a, --b, --out, --save and --save-program apply to one GEMM");
+    const char *t1[] = {"npu", "gemm", "--a", "A.npy", "--b", "B.npy", "--out", "C.npy", "--save", "d"};
+    cr_assert_eq(parse(ARGC(t1), t1, &a, err), 0, "--a/--b give M, N, K: %s", err);
+    cr_assert(!strcmp(a.a_file, "A.npy") && !strcmp(a.b_file, "B.npy") && !strcmp(a.out, "C.npy") &&
+              !strcmp(a.save, "d") && a.m == 0);
+    const char *t2[] = {"npu", "gemm", "--a", "A.npy", "-m", "4", "-n", "4", "-k", "4"};
+    bad(ARGC(t2), t2, "--a and --b go together");
+    const char *t3[] = {"npu", "gemm", "--topology", "g.csv", "--a", "A.npy", "--b", "B.npy"};
+    bad(ARGC(t3), t3, "--a, --b, --out, --save and --save-program apply to one GEMM");
+    const char *t4[] = {"npu", "overlap", "-m", "4", "-n", "4", "-k", "4", "--save", "d"};
+    bad(ARGC(t4), t4, "option '--save' does not apply to 'overlap'");
+    const char *t5[] = {"npu", "gemm", "--a", "", "--b", "B.npy"};
+    bad(ARGC(t5), t5, "--a needs a .npy file");
+    const char *c1[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "dx", "--dataflow",
+                        "ecoflow", "--dy", "d.npy", "--w", "w.npy", "--out", "o.npy"};
+    cr_assert_eq(parse(ARGC(c1), c1, &a, err), 0, "%s", err);
+    cr_assert(!strcmp(a.dy_file, "d.npy") && !strcmp(a.w_file, "w.npy") && !a.x_file);
+    const char *c2[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--x", "x.npy"};
+    bad(ARGC(c2), c2, "need one kernel: --kernel fwd, dx or dw");
+    const char *c3[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "dw", "--x", "x.npy"};
+    bad(ARGC(c3), c3, "need one dataflow");
+    const char *c4[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "fwd", "--dy", "d"};
+    bad(ARGC(c4), c4, "--dy does not apply to --kernel fwd");
+    const char *c5[] = {"npu", "conv", "--topology", "t.csv", "--kernel", "fwd", "--x", "x.npy"};
+    bad(ARGC(c5), c5, "need one layer (--conv SPEC)");
+    const char *c6[] = {"npu", "train", "--conv", "4,4,4,4,3,3,1,1,1", "--x", "x.npy"};
+    bad(ARGC(c6), c6, "option '--x' does not apply to 'train'");
+    const char *r1[] = {"npu", "run", "p.npuprog", "--json", "--max-cycles", "99"};
+    cr_assert_eq(parse(ARGC(r1), r1, &a, err), 0, "%s", err);
+    cr_assert(a.cmd == NPU_CMD_RUN && !strcmp(a.prog_file, "p.npuprog") && a.json &&
+              a.max_cycles == 99);
+    const char *r2[] = {"npu", "run"};
+    bad(ARGC(r2), r2, "'run' needs a saved program file");
+    const char *r3[] = {"npu", "run", "a", "b"};
+    bad(ARGC(r3), r3, "unexpected argument 'b'");
+    const char *r4[] = {"npu", "run", "a", "--seed", "3"};
+    bad(ARGC(r4), r4, "option '--seed' does not apply to 'run'");
+    const char *d1[] = {"npu", "disasm", "p.npuprog"};
+    cr_assert_eq(parse(ARGC(d1), d1, &a, err), 0, "%s", err);
+    cr_assert(a.cmd == NPU_CMD_DISASM && !strcmp(a.prog_file, "p.npuprog"));
+    const char *d2[] = {"npu", "disasm", "p.npuprog", "-m", "4"};
+    bad(ARGC(d2), d2, "'disasm FILE' takes no other option");
     const char *b4[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--batch", "2"};
     bad(ARGC(b4), b4, "--batch applies to 'gemm --topology'");
     const char *b5[] = {"npu", "gemm", "--topology", ""};

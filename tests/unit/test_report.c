@@ -1,11 +1,15 @@
-/* test_report.c - text and JSON reports: well-formed JSON (checked by a small parser), escaping,
- * counter names from the X-macro, derived figures. */
+/* test_report.c - text and JSON reports: well-formed JSON (checked by a small parser), escaping and
+ * non-finite numbers (cJSON, run/out.h), CSV tables with metadata, counter names from the X-macro, derived figures. */
+#define _POSIX_C_SOURCE 200809L /* mkstemp */
 #include <criterion/criterion.h>
 #include <ctype.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "npu_funcsim.h"
+#include "run/out.h"
 #include "run/report.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"
@@ -93,27 +97,86 @@ static char *capture(void (*fn)(FILE *, const npu_cfg_t *, const npu_gemm_report
     return buf;
 }
 
-static void escape(const char *in, const char *want)
+/* What f holds, as a string (the caller frees it). */
+static char *slurp(FILE *f)
 {
-    FILE *f = tmpfile();
-    char buf[256] = {0};
-    npu_json_string(f, in);
+    long n = ftell(f);
+    char *buf = malloc((size_t)n + 1);
     rewind(f);
-    cr_assert(fgets(buf, sizeof buf, f) != NULL);
-    fclose(f);
-    cr_assert_str_eq(buf, want);
-    cr_assert(json_ok(buf));
+    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    return buf;
 }
 
-Test(report, json_string_escaping)
+Test(report, out_json_metadata_escaping_and_non_finite)
 {
-    escape("plain", "\"plain\"");
-    escape("a\"b\\c", "\"a\\\"b\\\\c\"");
-    escape("tab\there\nnl\r", "\"tab\\there\\nnl\\r\"");
-    escape("\x01\x1f\x7f", "\"\\u0001\\u001f\\u007f\"");
-    escape(NULL, "\"\"");
+    npu_cfg_t c = test_cfg(2);
+    npu_out_meta_t m = {"gemm", &c, 42, "abc123-dirty"};
+    cJSON *root = npu_out_json_new(&m);
+    FILE *f = tmpfile();
+    char *js;
     cr_assert(!json_ok("{\"a\":1,}"), "the validator rejects bad JSON");
     cr_assert(!json_ok("{\"a\":\"x\ny\"}"));
+    cJSON_AddStringToObject(root, "msg", "tab\there \"q\" \\ nl\n\x01\x7f");
+    cJSON_AddNumberToObject(root, "nan", NAN);
+    cJSON_AddNumberToObject(root, "inf", INFINITY);
+    cr_assert_eq(npu_out_json_print(f, root), 0);
+    js = slurp(f);
+    fclose(f);
+    cr_assert(json_ok(js), "invalid JSON: %s", js);
+    cr_assert(strchr(js, '\n') == js + strlen(js) - 1, "one line: %s", js);
+    cr_assert(!strncmp(js, "{\"schema\":1,\"command\":\"gemm\",\"rev\":\"abc123-dirty\",\"seed\":42,"
+                           "\"config\":{\"name\":", 76), "%s", js);
+    cr_assert(strstr(js, "\"nan\":null") && strstr(js, "\"inf\":null"), "%s", js);
+    cr_assert(strstr(js, "\"msg\":\"tab\\there \\\"q\\\" \\\\ nl\\n\\u0001"), "%s", js);
+    free(js);
+    m.rev = NULL;
+    cr_assert_eq(npu_out_json_print(f = tmpfile(), npu_out_json_new(&m)), 0);
+    js = slurp(f);
+    fclose(f);
+    cr_assert(strstr(js, "\"rev\":\"unknown\""), "%s", js);
+    free(js);
+    cr_assert_eq(npu_out_json_print(stderr, NULL), -1);
+}
+
+Test(report, table_csv_with_metadata_and_json_rows)
+{
+    static const char *const cols[] = {"name", "n", "big", "util"};
+    npu_cfg_t c = test_cfg(2);
+    npu_out_meta_t m = {"conv", &c, 7, "r1"};
+    char path[] = "/tmp/npu_table_XXXXXX", *csv, *js;
+    npu_table_t t;
+    cJSON *rows;
+    FILE *f;
+    int err;
+    close(mkstemp(path));
+    cr_assert_eq(npu_table_open(&t, path, 1, &m, cols, 4), 0);
+    npu_table_str(&t, "a,\"b\"");
+    npu_table_int(&t, -3);
+    npu_table_u64(&t, 1ull << 40);
+    npu_table_num(&t, NAN, "%.3f");
+    npu_table_end_row(&t);
+    npu_table_str(&t, "plain");
+    npu_table_int(&t, 4);
+    npu_table_u64(&t, 5);
+    npu_table_num(&t, 0.25, "%.3f");
+    npu_table_end_row(&t);
+    rows = npu_table_close(&t, &err);
+    cr_assert_eq(err, 0);
+    f = fopen(path, "r");
+    fseek(f, 0, SEEK_END);
+    csv = slurp(f);
+    fclose(f);
+    remove(path);
+    cr_assert_str_eq(csv, "# npu conv config=tiny seed=7 rev=r1 schema=1\nname,n,big,util\n"
+                          "\"a,\"\"b\"\"\",-3,1099511627776,nan\nplain,4,5,0.250\n");
+    js = cJSON_PrintUnformatted(rows);
+    cr_assert_str_eq(js, "[{\"name\":\"a,\\\"b\\\"\",\"n\":-3,\"big\":1099511627776,\"util\":null},"
+                         "{\"name\":\"plain\",\"n\":4,\"big\":5,\"util\":0.25}]");
+    free(js);
+    free(csv);
+    cJSON_Delete(rows);
+    cr_assert_eq(npu_table_open(&t, "/nonexistent-dir/x.csv", 0, &m, cols, 4), -1);
 }
 
 Test(report, counter_names_and_util)

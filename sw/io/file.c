@@ -1,0 +1,50 @@
+/* file.c - a whole file into memory; see file.h. */
+#include "io/file.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int npu_read_file(const char *path, unsigned char **buf, size_t *n, char *err, size_t errn)
+{
+    FILE *f = fopen(path, "rb");
+    size_t cap = 0, got;
+    int e = 0;
+    *buf = NULL;
+    *n = 0;
+    if (!f) {
+        snprintf(err, errn, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    do {
+        if (*n == cap) {
+            unsigned char *nb = realloc(*buf, cap = cap ? 2 * cap : 1 << 16);
+            if (!nb) {
+                e = ENOMEM;
+                break;
+            }
+            *buf = nb;
+        }
+        got = fread(*buf + *n, 1, cap - *n, f);
+        *n += got;
+    } while (got > 0);
+    if (!e && ferror(f))
+        e = errno ? errno : EIO;
+    fclose(f);
+    if (e)
+        snprintf(err, errn, "%s: %s", path, strerror(e));
+    return e ? -1 : 0;
+}
+
+int npu_load_file(const char *path, npu_parse_fn parse, void *obj, char *err, size_t errn)
+{
+    unsigned char *buf;
+    size_t n;
+    char why[300];
+    int rc = npu_read_file(path, &buf, &n, err, errn);
+    if (rc == 0 && (rc = parse(buf, n, obj, why, sizeof why)) != 0)
+        snprintf(err, errn, "%s: %s", path, why);
+    free(buf);
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,412 @@
+/* progfile.c - saved GEMM programs with their DRAM image: write, parse, replay; see progfile.h. */
+#include "run/progfile.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/file.h"
+#include "prog/prog_expect.h"
+
+static const char k_magic[8] = {'N', 'P', 'U', 'P', 'R', 'O', 'G', '\0'};
+enum { KIND_GEMM = 1, PLAN_FIELDS = 20 + NPU_GEMM_RES_MAX, ARGS_FIELDS = 12, LEN_OFFSET = 16 };
+#define MAX_DIM (1 << 30)
+#define MAX_INSNS (1u << 24)
+
+static int fail(char *err, size_t errn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (errn)
+        vsnprintf(err, errn, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static uint64_t fnv1a(const uint8_t *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+uint64_t npu_cfg_hash(const npu_cfg_t *c)
+{
+    char t[512];
+    int n = snprintf(t, sizeof t, "s=%d spm_banks=%d spm_bank_words=%d obuf_rows=%d lbuf_h=%d "
+                     "lbuf_v=%d queue_depth=%d token_max=%d dram_addr_bits=%d max_burst=%d "
+                     "max_outstanding=%d watchdog=%d dram_bw=%d dram_latency=%d burst_cost=%d",
+                     c->s, c->spm_banks, c->spm_bank_words, c->obuf_rows, c->lbuf_h_depth,
+                     c->lbuf_v_depth, c->queue_depth, c->token_max, c->dram_addr_bits,
+                     c->max_burst_beats, c->max_outstanding, c->watchdog_cycles, c->dram_bw,
+                     c->dram_latency, c->dram_burst_cost);
+    return fnv1a((const uint8_t *)t, (size_t)n);
+}
+
+/* The plan's and the layout's fields in file order. */
+static void gemm_fields(const npu_gemm_report_t *r, int64_t *p, int64_t *a)
+{
+    const npu_gemm_plan_t *q = &r->plan;
+    const npu_gemm_args_t *g = &r->args;
+    int64_t pv[PLAN_FIELDS] = {q->M, q->N, q->K, q->F, q->Mt, q->nb, q->Nt, q->Kc, q->m_tiles,
+                               q->n_tiles, q->k_chunks, q->order, q->spm_a[0], q->spm_a[1],
+                               q->spm_b[0], q->spm_b[1], q->spm_c[0], q->spm_c[1],
+                               (int64_t)q->est_dram_bytes, q->res};
+    int64_t av[ARGS_FIELDS] = {g->transA, g->transB, g->a, g->b, g->c, g->pitch_a, g->pitch_b,
+                               g->pitch_c, g->modes, g->tag_a, g->tag_b, g->tag_c};
+    for (int i = 0; i < NPU_GEMM_RES_MAX; i++) /* the resident band's chunk buffers */
+        pv[20 + i] = q->spm_res[i];
+    memcpy(p, pv, sizeof pv);
+    memcpy(a, av, sizeof av);
+}
+
+static void set_fields(npu_gemm_report_t *r, const int64_t *p, const int64_t *a)
+{
+    npu_gemm_plan_t *q = &r->plan;
+    npu_gemm_args_t *g = &r->args;
+    q->M = (int)p[0], q->N = (int)p[1], q->K = (int)p[2], q->F = (int)p[3], q->Mt = (int)p[4];
+    q->nb = (int)p[5], q->Nt = (int)p[6], q->Kc = (int)p[7], q->m_tiles = (int)p[8];
+    q->n_tiles = (int)p[9], q->k_chunks = (int)p[10], q->order = (int)p[11];
+    for (int i = 0; i < 2; i++) {
+        q->spm_a[i] = (unsigned)p[12 + i];
+        q->spm_b[i] = (unsigned)p[14 + i];
+        q->spm_c[i] = (unsigned)p[16 + i];
+    }
+    q->est_dram_bytes = (uint64_t)p[18];
+    q->res = (int)p[19];
+    for (int i = 0; i < NPU_GEMM_RES_MAX; i++)
+        q->spm_res[i] = (unsigned)p[20 + i];
+    g->transA = (int)a[0], g->transB = (int)a[1], g->a = (uint32_t)a[2], g->b = (uint32_t)a[3];
+    g->c = (uint32_t)a[4], g->pitch_a = (unsigned)a[5], g->pitch_b = (unsigned)a[6];
+    g->pitch_c = (unsigned)a[7], g->modes = (int)a[8], g->tag_a = (unsigned)a[9];
+    g->tag_b = (unsigned)a[10], g->tag_c = (unsigned)a[11];
+}
+
+/* ---- writing: a growing byte buffer ---- */
+typedef struct wbuf {
+    uint8_t *p;
+    size_t n, cap;
+    int oom;
+} wbuf_t;
+
+static void put(wbuf_t *b, const void *v, size_t n)
+{
+    if (b->oom || n == 0)
+        return;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n)
+            cap *= 2;
+        uint8_t *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, v, n);
+    b->n += n;
+}
+
+static void put_le(wbuf_t *b, uint64_t v, int bytes)
+{
+    uint8_t t[8];
+    for (int i = 0; i < bytes; i++)
+        t[i] = (uint8_t)(v >> (8 * i));
+    put(b, t, (size_t)bytes);
+}
+
+/* The DRAM image the run wrote before starting: [lo, hi) over A, B and C. */
+static uint8_t *image_of(const npu_gemm_report_t *r, const int16_t *A, const int16_t *B,
+                         uint64_t *lo, uint64_t *hi)
+{
+    const npu_gemm_args_t *g = &r->args;
+    uint64_t ea = g->a + (uint64_t)(r->transA ? r->K : r->M) * g->pitch_a;
+    uint64_t eb = g->b + (uint64_t)(r->transB ? r->N : r->K) * g->pitch_b;
+    uint64_t ec = g->c + (uint64_t)r->M * g->pitch_c;
+    uint8_t *dram;
+    *lo = g->a < g->b ? g->a : g->b;
+    *lo = g->c < *lo ? g->c : *lo;
+    *hi = ea > eb ? ea : eb;
+    *hi = ec > *hi ? ec : *hi;
+    if (!(dram = calloc(1, (size_t)*hi)))
+        return NULL;
+    npu_gemm_layout(dram, r, A, B);
+    return dram;
+}
+
+int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
+                      const npu_gemm_report_t *rep, const int16_t *A, const int16_t *B,
+                      const int32_t *expect, char *err, size_t errn)
+{
+    wbuf_t b = {0};
+    int64_t pf[PLAN_FIELDS], af[ARGS_FIELDS], dims[5] = {rep->M, rep->N, rep->K, rep->transA,
+                                                          rep->transB};
+    uint64_t lo, hi, bw, cnt = expect ? (uint64_t)rep->M * (uint64_t)rep->N : 0;
+    uint8_t *img = image_of(rep, A, B, &lo, &hi);
+    size_t name_len = strlen(cfg->name);
+    FILE *f;
+    int ok;
+    if (!img)
+        return fail(err, errn, "%s: out of memory for the DRAM image", path);
+    put(&b, k_magic, 8);
+    put_le(&b, NPU_PROGFILE_VERSION, 4);
+    put_le(&b, KIND_GEMM, 4);
+    put_le(&b, 0, 8); /* the file's length, set below */
+    put_le(&b, name_len, 4);
+    put(&b, cfg->name, name_len);
+    put_le(&b, npu_cfg_hash(cfg), 8);
+    memcpy(&bw, &t->bytes_per_cycle, 8);
+    put_le(&b, bw, 8);
+    put_le(&b, t->latency, 8);
+    put_le(&b, t->burst_cost, 8);
+    put_le(&b, t->stall_pct, 8);
+    put_le(&b, t->seed, 8);
+    gemm_fields(rep, pf, af);
+    for (int i = 0; i < 5; i++)
+        put_le(&b, (uint64_t)dims[i], 8);
+    for (int i = 0; i < PLAN_FIELDS; i++)
+        put_le(&b, (uint64_t)pf[i], 8);
+    for (int i = 0; i < ARGS_FIELDS; i++)
+        put_le(&b, (uint64_t)af[i], 8);
+    put_le(&b, rep->prog_base, 8);
+    put_le(&b, rep->prog.n, 8);
+    for (size_t i = 0; i < rep->prog.n; i++)
+        for (int w = 0; w < 4; w++)
+            put_le(&b, rep->prog.insn[i].w[w], 4);
+    put_le(&b, lo, 8);
+    put_le(&b, hi - lo, 8);
+    put(&b, img + lo, (size_t)(hi - lo));
+    free(img);
+    put_le(&b, cnt, 8);
+    for (uint64_t i = 0; i < cnt; i++)
+        put_le(&b, (uint32_t)expect[i], 4);
+    for (int i = 0; i < 8 && !b.oom; i++) /* the length, the checksum's 8 bytes included */
+        b.p[LEN_OFFSET + i] = (uint8_t)((b.n + 8) >> (8 * i));
+    put_le(&b, b.oom ? 0 : fnv1a(b.p, b.n), 8);
+    if (b.oom) {
+        free(b.p);
+        return fail(err, errn, "%s: out of memory", path);
+    }
+    if (!(f = fopen(path, "wb"))) {
+        free(b.p);
+        return fail(err, errn, "%s: %s", path, strerror(errno));
+    }
+    ok = fwrite(b.p, 1, b.n, f) == b.n;
+    ok &= fclose(f) == 0;
+    free(b.p);
+    return ok ? 0 : fail(err, errn, "%s: error writing the file", path);
+}
+
+/* ---- reading: a bounds-checked cursor ---- */
+typedef struct rbuf {
+    const uint8_t *p;
+    size_t n, off;
+    int short_read;
+} rbuf_t;
+
+static uint64_t get_le(rbuf_t *r, int bytes)
+{
+    uint64_t v = 0;
+    if (r->short_read || r->n - r->off < (size_t)bytes) {
+        r->short_read = 1;
+        return 0;
+    }
+    for (int i = bytes - 1; i >= 0; i--)
+        v = v << 8 | r->p[r->off + (size_t)i];
+    r->off += (size_t)bytes;
+    return v;
+}
+
+static const uint8_t *get_bytes(rbuf_t *r, uint64_t n)
+{
+    const uint8_t *q = r->p + r->off;
+    if (r->short_read || r->n - r->off < n) {
+        r->short_read = 1;
+        return NULL;
+    }
+    r->off += (size_t)n;
+    return q;
+}
+
+/* Magic, version, kind, length and checksum: the file as a whole. 0 or -1. */
+static int check_envelope(const uint8_t *buf, size_t n, char *err, size_t errn)
+{
+    rbuf_t r = {buf, n, 8, 0};
+    uint64_t ver, kind, len;
+    if (n < 8 || memcmp(buf, k_magic, 8) != 0)
+        return fail(err, errn, "not a saved program (no NPUPROG magic)");
+    ver = get_le(&r, 4);
+    kind = get_le(&r, 4);
+    len = get_le(&r, 8);
+    if (r.short_read)
+        return fail(err, errn, "truncated: %zu bytes, not even the header", n);
+    if (ver != NPU_PROGFILE_VERSION)
+        return fail(err, errn, "format version %llu, this npu reads version %d",
+                    (unsigned long long)ver, NPU_PROGFILE_VERSION);
+    if (kind != KIND_GEMM)
+        return fail(err, errn, "program kind %llu is not a GEMM (1)", (unsigned long long)kind);
+    if (n < len)
+        return fail(err, errn, "truncated: %zu bytes, the header says %llu", n,
+                    (unsigned long long)len);
+    if (n > len)
+        return fail(err, errn, "%llu bytes past the end the header gives",
+                    (unsigned long long)(n - len));
+    r.off = n - 8;
+    if (get_le(&r, 8) != fnv1a(buf, n - 8))
+        return fail(err, errn, "corrupt: the checksum does not match the contents");
+    return 0;
+}
+
+/* The GEMM's sizes, plan and layout. 0 or -1. */
+static int read_gemm(rbuf_t *r, npu_gemm_report_t *g, char *err, size_t errn)
+{
+    int64_t dims[5], pf[PLAN_FIELDS], af[ARGS_FIELDS];
+    for (int i = 0; i < 5; i++)
+        dims[i] = (int64_t)get_le(r, 8);
+    for (int i = 0; i < PLAN_FIELDS; i++)
+        pf[i] = (int64_t)get_le(r, 8);
+    for (int i = 0; i < ARGS_FIELDS; i++)
+        af[i] = (int64_t)get_le(r, 8);
+    for (int i = 0; i < 3; i++)
+        if (dims[i] < 1 || dims[i] > MAX_DIM)
+            return fail(err, errn, "bad GEMM size %lld", (long long)dims[i]);
+    if ((uint64_t)dims[3] > 1 || (uint64_t)dims[4] > 1)
+        return fail(err, errn, "bad transpose flags");
+    for (int i = 2; i < ARGS_FIELDS; i++)
+        if (af[i] < 0 || af[i] > UINT32_MAX)
+            return fail(err, errn, "bad DRAM layout field %d", i);
+    for (int i = 0; i < PLAN_FIELDS; i++)
+        if (pf[i] < 0 || pf[i] > (i == 18 ? INT64_MAX : (int64_t)UINT32_MAX))
+            return fail(err, errn, "bad plan field %d", i);
+    if (af[7] < 4 * dims[1])
+        return fail(err, errn, "C's pitch %lld is below its row of %lld bytes", (long long)af[7],
+                    (long long)(4 * dims[1]));
+    g->M = (int)dims[0], g->N = (int)dims[1], g->K = (int)dims[2];
+    g->transA = (int)dims[3], g->transB = (int)dims[4];
+    set_fields(g, pf, af);
+    return 0;
+}
+
+/* The program, the image and the expected results. 0 or -1. */
+static int read_data(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
+{
+    npu_gemm_report_t *g = &p->gemm;
+    uint64_t n, cnt;
+    const uint8_t *q;
+    g->prog_base = get_le(r, 8);
+    n = get_le(r, 8);
+    if (n == 0 || n > MAX_INSNS || n * 16 > r->n - r->off)
+        return fail(err, errn, "bad program length %llu", (unsigned long long)n);
+    for (uint64_t i = 0; i < n; i++) {
+        npu_insn_t in;
+        for (int w = 0; w < 4; w++)
+            in.w[w] = (uint32_t)get_le(r, 4);
+        if (npu_prog_push(&g->prog, &in) != 0)
+            return fail(err, errn, "out of memory");
+    }
+    p->image_addr = get_le(r, 8);
+    n = get_le(r, 8);
+    if (!(q = get_bytes(r, n)) || !(p->image = malloc(n ? (size_t)n : 1)))
+        return fail(err, errn, "bad DRAM image length %llu", (unsigned long long)n);
+    memcpy(p->image, q, (size_t)n);
+    p->image_len = (size_t)n;
+    cnt = get_le(r, 8);
+    if (cnt && cnt != (uint64_t)g->M * (uint64_t)g->N)
+        return fail(err, errn, "%llu expected results for a %dx%d C", (unsigned long long)cnt,
+                    g->M, g->N);
+    if (cnt * 4 > r->n - r->off || (cnt && !(p->expect = malloc((size_t)cnt * 4))))
+        return fail(err, errn, "bad expected results");
+    for (uint64_t i = 0; i < cnt; i++)
+        p->expect[i] = (int32_t)(uint32_t)get_le(r, 4);
+    if (r->off != r->n - 8)
+        return fail(err, errn, "%zu unread bytes before the checksum", r->n - 8 - r->off);
+    return 0;
+}
+
+int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *err, size_t errn)
+{
+    rbuf_t r = {buf, n, 24, 0};
+    uint64_t len, bw;
+    const uint8_t *name;
+    memset(p, 0, sizeof *p);
+    npu_prog_init(&p->gemm.prog);
+    if (check_envelope(buf, n, err, errn) != 0)
+        return -1;
+    len = get_le(&r, 4);
+    if (len >= sizeof p->config || !(name = get_bytes(&r, len)))
+        return fail(err, errn, "bad configuration name");
+    memcpy(p->config, name, (size_t)len);
+    p->config_hash = get_le(&r, 8);
+    bw = get_le(&r, 8);
+    memcpy(&p->timing.bytes_per_cycle, &bw, 8);
+    p->timing.latency = (unsigned)get_le(&r, 8);
+    p->timing.burst_cost = (unsigned)get_le(&r, 8);
+    p->timing.stall_pct = (unsigned)get_le(&r, 8);
+    p->timing.seed = get_le(&r, 8);
+    if (p->timing.stall_pct > 100 || !(p->timing.bytes_per_cycle <= 1e9))
+        return fail(err, errn, "bad DRAM timing");
+    if (read_gemm(&r, &p->gemm, err, errn) != 0 || read_data(&r, p, err, errn) != 0) {
+        npu_progfile_free(p);
+        return -1;
+    }
+    return r.short_read ? (npu_progfile_free(p), fail(err, errn, "truncated")) : 0;
+}
+
+static int parse_any(const unsigned char *buf, size_t n, void *p, char *err, size_t errn)
+{
+    return npu_progfile_parse(buf, n, p, err, errn);
+}
+
+int npu_progfile_load(const char *path, npu_progfile_t *p, char *err, size_t errn)
+{
+    memset(p, 0, sizeof *p);
+    return npu_load_file(path, parse_any, p, err, errn);
+}
+
+int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *err, size_t errn)
+{
+    if (!strcmp(p->config, cfg->name) && p->config_hash == npu_cfg_hash(cfg))
+        return 0;
+    if (strcmp(p->config, cfg->name))
+        return fail(err, errn, "built for configuration '%s', this binary simulates '%s': run "
+                               "build/%s/npu", p->config, cfg->name, p->config);
+    return fail(err, errn, "built for a configuration '%s' whose parameters differ from this "
+                           "build's (hash %016llx, here %016llx): recompile the program",
+                p->config, (unsigned long long)p->config_hash,
+                (unsigned long long)npu_cfg_hash(cfg));
+}
+
+int npu_progfile_run(const npu_cfg_t *cfg, npu_sim_t *sim, npu_progfile_t *p, int32_t *C_out,
+                     uint64_t max_cycles)
+{
+    npu_gemm_report_t *g = &p->gemm;
+    size_t dbytes = 0;
+    uint8_t *dram = npu_sim_dram(sim, &dbytes);
+    uint64_t c_end = (uint64_t)g->args.c + (uint64_t)g->M * g->args.pitch_c;
+    if (!dram || p->image_addr > dbytes || p->image_len > dbytes - p->image_addr ||
+        c_end > dbytes || g->prog_base + 16 * (uint64_t)g->prog.n > dbytes) {
+        g->rc = NPU_GEMM_HOST_ERROR;
+        snprintf(g->host_msg, sizeof g->host_msg, "the saved image, program or C lies outside "
+                 "the %zu-byte DRAM", dbytes);
+        return g->rc;
+    }
+    memcpy(dram + p->image_addr, p->image, p->image_len);
+    npu_prog_expect(cfg, g->prog.insn, g->prog.n, &g->expect);
+    return npu_gemm_execute(cfg, sim, p->expect, C_out, max_cycles, g);
+}
+
+void npu_progfile_free(npu_progfile_t *p)
+{
+    npu_prog_free(&p->gemm.prog);
+    free(p->image);
+    free(p->expect);
+    p->image = NULL;
+    p->expect = NULL;
+}

@@ -1,0 +1,64 @@
+/*
+ * progfile.h - a compiled GEMM program saved with its DRAM image (`npu gemm --save-program F`),
+ * replayed on the RTL without the compiler (`npu run F`) and disassembled (`npu disasm F`).
+ *
+ * The file (all integers little-endian):
+ *   "NPUPROG\0", u32 format version (NPU_PROGFILE_VERSION), u32 kind (1: GEMM), u64 file bytes
+ *   config: u32 length + name, u64 npu_cfg_hash (the hardware parameters, not the name)
+ *   DRAM timing of the run: bandwidth (IEEE double bits), latency, burst cost, stall %, seed
+ *   the GEMM: M, N, K, transA, transB, the plan (npu_gemm_plan_t's fields) and the DRAM layout
+ *     (npu_gemm_args_t's: tensor map A, B, C with addresses, pitches, tags), u64 each
+ *   the program: u64 base, u64 count, count x 4 u32 words
+ *   the DRAM image: u64 address, u64 length, the bytes (A, B and C's poisoned rows, as written
+ *     before the run)
+ *   the expected results: u64 count (M x N, or 0 when absent), count x i32 (the golden C)
+ *   u64 FNV-1a of every byte before it
+ * A file is refused when its magic, version, length or checksum is wrong, a field is out of range,
+ * or (npu_progfile_check_cfg) it was built for another configuration.
+ */
+#ifndef NPU_PROGFILE_H
+#define NPU_PROGFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/npu_cfg.h"
+#include "npu_sim.h"
+#include "run/runtime.h"
+
+#define NPU_PROGFILE_VERSION 1
+
+typedef struct npu_progfile {
+    char config[64];
+    uint64_t config_hash;
+    npu_dram_timing_t timing;
+    npu_gemm_report_t gemm;   /* M, N, K, transA/B, plan, args, prog_base, prog filled */
+    uint64_t image_addr;
+    uint8_t *image;
+    size_t image_len;
+    int32_t *expect;          /* M x N, NULL when the file has none */
+} npu_progfile_t;
+
+/* FNV-1a 64 of the configuration's hardware parameters (everything but the name and the
+ * slicing stage's calibration, which change programs, not the hardware). */
+uint64_t npu_cfg_hash(const npu_cfg_t *cfg);
+
+/* The file of a compiled GEMM (rep after npu_gemm_run_modes or npu_gemm_compile_modes) with
+ * operands A, B laid out as the run did (npu_gemm_layout) and expect (the golden C, may be NULL).
+ * 0, or -1 with the reason in err. */
+int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
+                      const npu_gemm_report_t *rep, const int16_t *A, const int16_t *B,
+                      const int32_t *expect, char *err, size_t errn);
+/* Parses a whole file held in buf[0..n). 0, or -1 with the reason in err. */
+int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *err, size_t errn);
+int npu_progfile_load(const char *path, npu_progfile_t *p, char *err, size_t errn);
+/* 0 when p was built for cfg (same name and hash), else -1 naming both. */
+int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *err, size_t errn);
+/* Replays p on sim: the image into DRAM, the program run, C compared with the expected results
+ * (when present), every counter checked against the program; p->gemm holds the report. Returns
+ * NPU_GEMM_*. */
+int npu_progfile_run(const npu_cfg_t *cfg, npu_sim_t *sim, npu_progfile_t *p, int32_t *C_out,
+                     uint64_t max_cycles);
+void npu_progfile_free(npu_progfile_t *p);
+
+#endif
