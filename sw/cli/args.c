@@ -61,9 +61,10 @@ enum {
 
 const char *npu_args_slicing_name(int slicing)
 {
-    return slicing == NPU_GEMM_SLICING_BURST     ? "burst"
-           : slicing == NPU_GEMM_SLICING_NOBURST ? "noburst"
-                                                 : "heuristic";
+    return slicing == NPU_GEMM_SLICING_BURST       ? "burst"
+           : slicing == NPU_GEMM_SLICING_NOBURST   ? "noburst"
+           : slicing == NPU_GEMM_SLICING_HEURISTIC ? "heuristic"
+                                                   : "auto";
 }
 
 static const struct option long_opts[] = {
@@ -119,9 +120,10 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--trace FILE.fst] [--trace-start C] [--trace-end C]\n"
             "                [--max-cycles N] [--json] [--quiet] [--csv FILE]\n"
             "                [--policy 1g1c|1g4c|flexsa] [--flexsa (= --policy flexsa)]\n"
-            "                [--slicing heuristic|burst|noburst]   (the tiles: gemm_tiling's\n"
-            "                heuristic, or the slicing stage's pick under its burst-aware or\n"
-            "                bytes-only cost)\n"
+            "                [--slicing auto|heuristic|burst|noburst]   (the tiles: auto, the\n"
+            "                default, the slicing stage's burst-aware pick with a resident band;\n"
+            "                heuristic, gemm_tiling's with a band; burst, noburst: the slicing\n"
+            "                stage's pick under its burst-aware or bytes-only cost, as planned)\n"
             "       npu gemm --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]\n"
             "                (your own int16 operands, A M x K and B K x N (K x M, N x K with\n"
             "                --trans-a/-b), their shapes give M, N, K; --out the NPU's int32 C;\n"
@@ -171,7 +173,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                --out the NPU's int32 Y / dX / dW, --save DIR every tensor and\n"
             "                the golden result)\n"
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
-            "                [--slicing heuristic|burst|noburst] [--dram-bw B] [--dram-latency C]\n"
+            "                [--slicing auto|heuristic|burst|noburst] [--dram-bw B] [--dram-latency C]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
             "                utilization shapes and a pruned ResNet-50 GEMM set)\n"
             "       npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE]\n"
@@ -400,13 +402,15 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
     case OPT_POLICY: return parse_policy(v, a, err, errn);
     case OPT_SLICING:
         if (!strcmp(v, "heuristic"))
+            a->slicing = NPU_GEMM_SLICING_HEURISTIC;
+        else if (!strcmp(v, "auto"))
             a->slicing = 0;
         else if (!strcmp(v, "burst"))
             a->slicing = NPU_GEMM_SLICING_BURST;
         else if (!strcmp(v, "noburst"))
             a->slicing = NPU_GEMM_SLICING_NOBURST;
         else
-            return bad(err, errn, "--slicing needs heuristic, burst or noburst, not '%s'", v);
+            return bad(err, errn, "--slicing needs auto, heuristic, burst or noburst, not '%s'", v);
         return 0;
     case OPT_ACC_BYTES:
         if (strcmp(v, "2") && strcmp(v, "4"))

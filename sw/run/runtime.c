@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/runtime.h"
 
+#include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
 
 #include "run/fcov.h"
@@ -387,6 +388,30 @@ static int host_error(npu_gemm_report_t *rep, const char *msg)
     return rep->rc;
 }
 
+/* The tiles of a GEMM under a tiling choice (runtime.h NPU_GEMM_SLICING_*, or NPU_GEMM_NO_BAND).
+ * auto takes gemm_tiling's tiles for transposed operands (the slicing stage costs row-major
+ * dense tensors only, not the DMA's transposing loads) and for a search space larger than
+ * NPU_GEMM_AUTO_MAX_CANDS (the search then takes seconds: 171,000 candidates of GNMT's
+ * 1024 x 36548 x 1632 take 8 s, a 30000^3 GEMM minutes). 0 or -1. */
+static int gemm_tiles(const npu_cfg_t *cfg, int M, int N, int K, int transposed, int even, int choice,
+                      npu_gemm_plan_t *plan)
+{
+    if (choice == 0 && transposed)
+        choice = NPU_GEMM_SLICING_HEURISTIC;
+    switch (choice) {
+    case NPU_GEMM_NO_BAND: return npu_gemm_tile_ex(cfg, M, N, K, even, plan);
+    case NPU_GEMM_SLICING_HEURISTIC: return npu_gemm_tile_res(cfg, M, N, K, even, plan);
+    case NPU_GEMM_SLICING_BURST: return npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, even, plan);
+    case NPU_GEMM_SLICING_NOBURST: return npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_NOBURST, even, plan);
+    default: /* auto */
+        if (npu_slice_count(cfg, NPU_SLICE_GEMM, NULL, M, N, K) > NPU_GEMM_AUTO_MAX_CANDS ||
+            npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, even, plan) != 0)
+            return npu_gemm_tile_res(cfg, M, N, K, even, plan);
+        npu_gemm_plan_band(cfg, plan);
+        return 0;
+    }
+}
+
 /* The plan, pitches and program length of a GEMM, and the DRAM bytes of its four regions
  * (program, A, B, C), each rounded up to the allocator's beat alignment. When the tensors alone
  * exceed `limit` the program is not emitted (a GEMM that large has an enormous program): size[0]
@@ -397,19 +422,18 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     size_t plen;
-    int slicing = modes & NPU_GEMM_SLICING_MASK, band = !(modes & NPU_GEMM_NO_BAND);
+    int slicing = modes & NPU_GEMM_SLICING_MASK, plain = modes & NPU_GEMM_NO_BAND;
     modes &= ~(NPU_GEMM_SLICING_MASK | NPU_GEMM_NO_BAND);
     if (fixed) {
         if (npu_gemm_plan_check(cfg, fixed) != 0 || fixed->M != M || fixed->N != N || fixed->K != K)
             return host_error(rep, "the given tiling does not fit this configuration");
         rep->plan = *fixed;
-    } else if (slicing ? npu_gemm_tile_sliced(cfg, M, N, K,
-                                       slicing == NPU_GEMM_SLICING_NOBURST ? NPU_SLICE_NOBURST : NPU_SLICE_BURST,
-                                       modes == NPU_EMIT_1G4C, &rep->plan) != 0
-                : band ? npu_gemm_tile_res(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0
-                       : npu_gemm_tile_ex(cfg, M, N, K, modes == NPU_EMIT_1G4C, &rep->plan) != 0)
-        return host_error(rep, slicing ? "the slicing stage's tiles do not fit the GEMM emitter"
-                                       : "no tiling fits this configuration");
+    } else if (gemm_tiles(cfg, M, N, K, transA || transB, modes == NPU_EMIT_1G4C,
+                          plain ? NPU_GEMM_NO_BAND : slicing, &rep->plan) != 0) {
+        return host_error(rep, slicing == NPU_GEMM_SLICING_BURST || slicing == NPU_GEMM_SLICING_NOBURST
+                                   ? "the slicing stage's tiles do not fit the GEMM emitter"
+                                   : "no tiling fits this configuration");
+    }
     rep->args.transA = transA;
     rep->args.transB = transB;
     rep->args.modes = modes;

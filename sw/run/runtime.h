@@ -135,14 +135,24 @@ void npu_gemm_layout(uint8_t *dram, const npu_gemm_report_t *rep, const int16_t 
                      const int16_t *B);
 int npu_gemm_execute(const npu_cfg_t *cfg, npu_sim_t *sim, const int32_t *expect, int32_t *C_out,
                      uint64_t max_cycles, npu_gemm_report_t *rep);
-/* ORed into a modes argument: the tiles come from the slicing stage (npu_gemm_tile_sliced) under
- * its burst-aware or its bytes-only cost instead of gemm_tiling's heuristic (npu gemm --slicing). */
+/* ORed into a modes argument, the tiles (npu gemm --slicing):
+ *   none          auto: the slicing stage's burst-aware pick (npu_gemm_tile_sliced) with the
+ *                 resident band that cuts its traffic (npu_gemm_plan_band); gemm_tiling's tiles
+ *                 with a band for transposed operands, a search space over
+ *                 NPU_GEMM_AUTO_MAX_CANDS, or when the search fails
+ *   _HEURISTIC    gemm_tiling's tiles with a band (npu_gemm_tile_res)
+ *   _BURST        the slicing stage's pick under its burst-aware cost, as it planned it (no band)
+ *   _NOBURST      the same under its bytes-only cost
+ *   NPU_GEMM_NO_BAND  gemm_tiling's tiles without a band (npu_gemm_tile_ex): every K chunk
+ *                 loads both operands, the plain double-buffered pipeline `npu overlap` measures */
 #define NPU_GEMM_SLICING_BURST 0x100
 #define NPU_GEMM_SLICING_NOBURST 0x200
-#define NPU_GEMM_SLICING_MASK (NPU_GEMM_SLICING_BURST | NPU_GEMM_SLICING_NOBURST)
-/* ORed into a modes argument: gemm_tiling's tiles without a resident band (npu_gemm_tile_ex):
- * every K chunk loads both operands, the plain double-buffered pipeline `npu overlap` measures. */
+#define NPU_GEMM_SLICING_HEURISTIC 0x800
+#define NPU_GEMM_SLICING_MASK (NPU_GEMM_SLICING_BURST | NPU_GEMM_SLICING_NOBURST | NPU_GEMM_SLICING_HEURISTIC)
 #define NPU_GEMM_NO_BAND 0x400
+/* auto searches GEMMs of at most this many slicing candidates (npu_slice_count); 512^3 has 7,986
+ * at S = 8, 12544 x 64 x 147 about 10,000. */
+#define NPU_GEMM_AUTO_MAX_CANDS 65536
 
 /* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
  * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =

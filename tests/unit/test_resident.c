@@ -7,6 +7,7 @@
 
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
+#include "compile/slice/slice_cost.h"
 #include "fake_sim.h"
 #include "queue_machine.h"
 #include "ref/golden.h"
@@ -137,4 +138,50 @@ Test(resident, programs_bit_exact_band_read_once)
         compare_band(&c8, 512, 256, 64, modes, NPU_GEMM_RES_B);  /* one chunk */
         compare_band(&c2, 200, 40, 600, modes, NPU_GEMM_RES_B); /* edge chunk, Mt not a power of 2 */
     }
+}
+
+/* The runtime's tiles (runtime.h): auto = the slicing stage's burst-aware pick plus a band;
+ * transposed operands and --slicing heuristic = gemm_tiling's tiles plus a band; burst = the bare
+ * pick; NO_BAND = gemm_tiling's tiles alone. */
+static int plan_eq(const npu_gemm_plan_t *a, const npu_gemm_plan_t *b)
+{
+    if (a->Mt != b->Mt || a->nb != b->nb || a->Kc != b->Kc || a->order != b->order || a->res != b->res)
+        return 0;
+    for (int i = 0; i < NPU_GEMM_RES_MAX; i++)
+        if (a->spm_res[i] != b->spm_res[i])
+            return 0;
+    return 1;
+}
+
+static npu_gemm_plan_t compiled_plan(const npu_cfg_t *c, int M, int N, int K, int ta, int modes)
+{
+    npu_gemm_report_t r;
+    npu_gemm_plan_t p;
+    cr_assert_eq(npu_gemm_compile_modes(c, 1ull << c->dram_addr_bits, M, N, K, ta, 0, modes, &r), NPU_GEMM_PASS,
+                 "%s", r.host_msg);
+    p = r.plan;
+    npu_gemm_report_free(&r);
+    return p;
+}
+
+Test(resident, runtime_tile_choices)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_gemm_plan_t want, got;
+    int M = 2048, N = 6, K = 54;
+    cr_assert_eq(npu_gemm_tile_sliced(&c, M, N, K, NPU_SLICE_BURST, 0, &want), 0);
+    got = compiled_plan(&c, M, N, K, 0, NPU_GEMM_SLICING_BURST);
+    cr_assert(plan_eq(&got, &want), "burst: the bare pick");
+    npu_gemm_plan_band(&c, &want);
+    cr_assert_neq(want.res, NPU_GEMM_RES_NONE, "the pick keeps a band: the test lost its purpose");
+    got = compiled_plan(&c, M, N, K, 0, 0);
+    cr_assert(plan_eq(&got, &want), "auto: the pick with its band");
+    cr_assert_eq(npu_gemm_tile_res(&c, M, N, K, 0, &want), 0);
+    got = compiled_plan(&c, M, N, K, 0, NPU_GEMM_SLICING_HEURISTIC);
+    cr_assert(plan_eq(&got, &want), "heuristic");
+    got = compiled_plan(&c, M, N, K, 1, 0);
+    cr_assert(plan_eq(&got, &want), "auto, A transposed: the heuristic's tiles");
+    cr_assert_eq(npu_gemm_tile_ex(&c, M, N, K, 0, &want), 0);
+    got = compiled_plan(&c, M, N, K, 0, NPU_GEMM_NO_BAND);
+    cr_assert(plan_eq(&got, &want), "no band");
 }

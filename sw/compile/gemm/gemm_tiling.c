@@ -211,13 +211,18 @@ static int tile(const npu_cfg_t *cfg, int M, int N, int K, int even_regions, int
     }
     if (!found)
         return -1;
-    if (resident) /* the same tiles, with one band resident if that cuts the traffic */
-        pick_res(cfg, &best);
     place(cfg, &best);
-    if (best.res != NPU_GEMM_RES_NONE)
-        place_res(cfg, &best, best.spm_res);
+    if (resident) /* the same tiles, with one band resident if that cuts the traffic */
+        npu_gemm_plan_band(cfg, &best);
     *plan = best;
     return 0;
+}
+
+void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan)
+{
+    pick_res(cfg, plan);
+    if (plan->res != NPU_GEMM_RES_NONE)
+        place_res(cfg, plan, plan->spm_res);
 }
 
 int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, int M, int N, int K,

@@ -110,6 +110,10 @@ static inline int npu_gemm_loads_b(const npu_gemm_plan_t *p, long g)
     return p->res != NPU_GEMM_RES_B || (g / p->k_chunks) % p->m_tiles == 0;
 }
 
+/* Gives plan (valid, no band) the resident band that cuts its traffic most, if one fits (the
+ * same tiles; npu_gemm_tile_res's last step). */
+void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan);
+
 /* The tiling the slicing stage picks (compile/slice, docs/compiler.md "Slicing") under its
  * burst-aware (NPU_SLICE_BURST) or bytes-only (NPU_SLICE_NOBURST) cost, converted to this plan:
  * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles);
