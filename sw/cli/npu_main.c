@@ -16,8 +16,10 @@ static const npu_cfg_t g_cfg = NPU_CFG_INIT;
 
 static int cmd_help(const npu_cfg_t *cfg, const npu_args_t *a)
 {
-    (void)a;
-    npu_args_usage(stdout, cfg->name);
+    if (a->help_cmd)
+        npu_args_cmd_usage(stdout, a->help_cmd);
+    else
+        npu_args_usage(stdout, cfg->name);
     return NPU_EXIT_PASS;
 }
 
@@ -27,6 +29,7 @@ static const struct {
 } k_dispatch[] = {
     {NPU_CMD_HELP, cmd_help},
     {NPU_CMD_INFO, npu_cmd_info},
+    {NPU_CMD_VERSION, npu_cmd_version},
     {NPU_CMD_DISASM, npu_cmd_disasm},
     {NPU_CMD_RUN, npu_cmd_run},
     {NPU_CMD_SLICE, npu_cmd_slice},
@@ -44,8 +47,9 @@ int main(int argc, char **argv)
     npu_args_t a;
     char err[256];
     if (npu_args_parse(argc, argv, g_cfg.name, &a, err, sizeof err) != 0) {
+        /* one line for the problem and a hint, not the whole usage */
         fprintf(stderr, "npu: %s\n", err);
-        npu_args_usage(stderr, g_cfg.name);
+        npu_args_hint(stderr, argc, argv);
         return NPU_EXIT_USAGE;
     }
     if (npu_cli_check_outputs(&a) != 0)
