@@ -11,6 +11,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "hw/npu_cfg.h"
+#include "run/progress.h"
 
 static const npu_cfg_t g_cfg = NPU_CFG_INIT;
 
@@ -42,6 +43,17 @@ static const struct {
     {NPU_CMD_GEMM, npu_cmd_gemm},
 };
 
+/* After SIGINT the command has stopped its run, closed the trace and printed what it had: the
+ * shell's convention for a run ended by SIGINT, 128 + 2. */
+static int interrupted(int rc)
+{
+    if (!npu_progress_interrupted())
+        return rc;
+    fprintf(stderr, "npu: interrupted (SIGINT): the run stopped early, the report above is "
+                    "partial\n");
+    return 130;
+}
+
 int main(int argc, char **argv)
 {
     npu_args_t a;
@@ -56,8 +68,9 @@ int main(int argc, char **argv)
         return NPU_EXIT_USAGE;
     if (a.json && npu_cli_json_mode() != 0)
         return NPU_EXIT_FAIL;
+    npu_progress_install();
     for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
         if (k_dispatch[i].cmd == a.cmd)
-            return k_dispatch[i].run(&g_cfg, &a);
-    return npu_cmd_gemm(&g_cfg, &a);
+            return interrupted(k_dispatch[i].run(&g_cfg, &a));
+    return interrupted(npu_cmd_gemm(&g_cfg, &a));
 }
