@@ -4,6 +4,7 @@ progress line; SIGINT stops the run cleanly: exit 130, the partial report (the I
 with the queues' PCs, the note on stderr) and, with --trace, an FST that gtkwave's fst2vcd reads
 (that sub-check is skipped with the reason when fst2vcd is not installed).
 Usage: tests/sigint_checks.py build/<config>/npu [workdir]"""
+import json
 import os
 import pty
 import select
@@ -26,11 +27,10 @@ def read_pty(fd, out, seconds):
                 return
 
 
-def run_interrupted(npu, fst):
+def run_interrupted(npu, opts):
     """Starts a long GEMM, waits for the progress line, sends SIGINT; (rc, stdout, tty text)."""
     master, slave = pty.openpty()
-    cmd = [npu, "gemm", "-m", "1024", "-n", "1024", "-k", "1024",
-           "--trace", fst, "--trace-end", "5000000"]
+    cmd = [npu, "gemm", "-m", "1024", "-n", "1024", "-k", "1024"] + opts
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
     seen = []
@@ -67,6 +67,19 @@ def check_fst(tool, fst):
     return []
 
 
+def check_json(npu):
+    """--json: the one JSON line of the partial run says so."""
+    rc, out, _ = run_interrupted(npu, ["--json"])
+    try:
+        j = json.loads(out)
+    except ValueError as e:
+        return [f"--json interrupted: not JSON ({e}): {out[:300]!r}"]
+    if rc != 130 or j.get("result") != "INTERRUPTED" or j.get("timeout", {}).get("interrupted") is not True:
+        return [f"--json interrupted: exit {rc}, result {j.get('result')}, timeout {j.get('timeout')}"]
+    print("ok: --json of an interrupted run: result INTERRUPTED, timeout.interrupted true")
+    return []
+
+
 def main():
     npu = sys.argv[1]
     work = sys.argv[2] if len(sys.argv) > 2 else "build/tmp"
@@ -74,15 +87,16 @@ def main():
     fst = os.path.join(work, "sigint.fst")
     if os.path.exists(fst):
         os.remove(fst)
-    rc, out, tty = run_interrupted(npu, fst)
-    fails = []
+    rc, out, tty = run_interrupted(npu, ["--trace", fst, "--trace-end", "5000000"])
+    fails = check_json(npu)
     if rc != 130:
         fails.append(f"exit {rc}, want 130")
     if "cycles/s" not in tty or " left" not in tty or "PC L " not in tty:
         fails.append(f"no progress line (cycles, cycles/s, PCs, time left) on the terminal: {tty!r}")
     if "interrupted (SIGINT)" not in tty:
         fails.append(f"no 'interrupted (SIGINT)' note on stderr: {tty!r}")
-    if "INTERRUPTED gemm M=1024 N=1024 K=1024" not in out or "PC_L " not in out:
+    if ("INTERRUPTED gemm M=1024 N=1024 K=1024" not in out or "PC_L " not in out or
+            "  result       INTERRUPTED" not in out or "  interrupted at cycle " not in out):
         fails.append(f"no partial report (INTERRUPTED line with the PCs) on stdout: {out!r}")
     tool = shutil.which("fst2vcd")
     if not os.path.exists(fst) or os.path.getsize(fst) == 0:
