@@ -285,7 +285,9 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
 	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
-	echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
+	echo "== SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \
+	  python3 tests/sigint_checks.py build/small/npu build/tmp || fail=1; \
+		echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
 	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
 
 # The full tier: every RTL test at REGRESS_CONFIGS x REGRESS_SEEDS plus the NPU fuzz at the

@@ -122,4 +122,42 @@ check 2 "train-bench unknown set" train-bench --set cloud
 check 2 "train-bench bad element size" train-bench --acc-bytes 8
 check 2 "train-bench csv not writable" train-bench --set server --quiet --csv /nonexistent/dir/b.csv
 check 0 "train-bench on the server set" train-bench --set server --quiet
+# a usage error is two lines on stderr: the problem, naming the option, and where to look
+usage_err() {   # description expected-first-line-pattern args...
+    local what=$1 pat=$2 err rc; shift 2
+    err=$("$npu" "$@" 2>&1 >/dev/null); rc=$?
+    if [ "$rc" -eq 2 ] && [ "$(wc -l <<<"$err")" -eq 2 ] && grep -Eq "^npu: $pat" <<<"$err" &&
+        grep -Eq "^run 'npu ([a-z-]+ )?--help' for the (options|commands)$" <<<"$err"; then
+        echo "ok: $what -> exit 2 ($(head -n 1 <<<"$err"))"
+    else
+        echo "FAIL: $what: npu $* -> exit $rc (want 2, 'npu: $pat' and a hint), stderr: $err"; fail=1
+    fi
+}
+usage_err "ambiguous option" "option '--s' is ambiguous for 'gemm': --seed, --stall-pct, " gemm -m 4 --s 3
+usage_err "unknown option named" "unknown option '--bogus' for 'gemm'" gemm -m 4 --bogus
+usage_err "missing value named" "option '--max-cycles' is missing its value" gemm -m 4 --max
+usage_err "option of another command" "option '--trace' does not apply to 'overlap'" overlap --trace t.fst
+usage_err "unknown command" "unknown command 'frob'" frob
+grep -q "^run 'npu overlap --help' for the options$" <("$npu" overlap --trace t.fst 2>&1) ||
+    { echo "FAIL: the hint names the command"; fail=1; }
+# help: per command, the overview, --version
+helped() {   # description stdout-pattern args...
+    local what=$1 pat=$2 out rc; shift 2
+    out=$("$npu" "$@" 2>/dev/null); rc=$?
+    if [ "$rc" -eq 0 ] && grep -Eq -- "$pat" <<<"$out"; then echo "ok: $what"
+    else echo "FAIL: $what: npu $* -> exit $rc, no '$pat' in: $out"; fail=1; fi
+}
+helped "gemm --help lists the policies" '^  --policy 1g1c\|1g4c\|flexsa +.*\(default 1g1c\)$' gemm --help
+helped "help train lists the orders" '^  --order seq\|interleave\|dxmajor\|dwmajor\|auto\|oracle$' help train
+helped "--help keeps the overview" '^       npu train-bench ' --help
+helped "--version: revision" "^npu [0-9a-f]{7}" --version
+helped "--version: config" "^config $(basename "$(dirname "$npu")"): S=" --version
+if "$npu" gemm --help | grep -q "npu train"; then echo "FAIL: gemm --help prints the overview"; fail=1; fi
+# every option of the overview is some command's option, listed by that command's --help
+all=$(for c in gemm overlap disasm slice train train-bench conv flexsa-report calibrate info run; do
+          "$npu" "$c" --help; done | grep -Eo '^  (--[a-z-]+|-[mnk])' | sort -u)
+for o in $("$npu" --help | grep -Eo -- '--[a-z][a-z-]+' | sort -u); do
+    case $o in --help|--json|--version) continue;; esac
+    grep -qx -- "  $o" <<<"$all" || { echo "FAIL: $o in 'npu --help' but no command's --help"; fail=1; }
+done
 exit $fail

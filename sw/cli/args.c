@@ -186,6 +186,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
             "                LOAD widths)\n"
             "       npu info\n"
+            "       npu CMD --help | npu help CMD   (CMD's options, their values and defaults)\n"
+            "       npu --version   (the git revision and the configuration)\n"
             "Every command takes --json: one JSON object on one line on stdout (keys schema,\n"
             "command, rev, seed, config first); every CSV starts with a '# npu ...' line holding\n"
             "the same metadata. Output files are checked for writability before the run.\n"
@@ -239,18 +241,29 @@ static const struct cmd_def {
     const char *name;
     int cmd;
     unsigned long long opts;
+    const char *what; /* one line for `npu CMD --help` */
 } k_cmds[] = {
-    {"gemm", NPU_CMD_GEMM, OPTS_GEMM},
-    {"overlap", NPU_CMD_OVERLAP, OPTS_OVERLAP},
-    {"disasm", NPU_CMD_DISASM, OPTS_DISASM},
-    {"slice", NPU_CMD_SLICE, OPTS_SLICE},
-    {"train", NPU_CMD_TRAIN, OPTS_TRAIN},
-    {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH},
-    {"conv", NPU_CMD_CONV, OPTS_CONV},
-    {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT},
-    {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE},
-    {"info", NPU_CMD_INFO, B(OPT_JSON)},
-    {"run", NPU_CMD_RUN, OPTS_RUN},
+    {"gemm", NPU_CMD_GEMM, OPTS_GEMM,
+     "one GEMM on the RTL (-m -n -k, or --a/--b .npy operands), checked against the golden C;\n"
+     "or every GEMM of a SCALE-Sim --topology file"},
+    {"overlap", NPU_CMD_OVERLAP, OPTS_OVERLAP,
+     "double-buffering check: compute-only, transfer-only and full cycles of one GEMM"},
+    {"disasm", NPU_CMD_DISASM, OPTS_DISASM,
+     "the compiled program of one GEMM (or 'npu disasm FILE': a saved program)"},
+    {"slice", NPU_CMD_SLICE, OPTS_SLICE,
+     "the slicing stage's pick for a GEMM or a conv layer under both costs (a model)"},
+    {"train", NPU_CMD_TRAIN, OPTS_TRAIN,
+     "one training step of an MLP (--layers) or of conv layers (--conv, --topology), bit-exact"},
+    {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH,
+     "analytical model: the cycle reduction of the training orders beside the paper"},
+    {"conv", NPU_CMD_CONV, OPTS_CONV, "convolution kernels on the RTL, bit-exact"},
+    {"flexsa-report", NPU_CMD_FLEXSA_REPORT, OPTS_REPORT,
+     "1G1C, 1G4C and FlexSA on the RTL over a pruned ResNet-50 GEMM set"},
+    {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE,
+     "RTL microbenchmarks and the fit of the slicing stage's cost constants"},
+    {"info", NPU_CMD_INFO, B(OPT_JSON), "the configuration of this build"},
+    {"run", NPU_CMD_RUN, OPTS_RUN,
+     "'npu run FILE': replays a saved program (npu gemm --save-program) without the compiler"},
 };
 
 /* Options whose value is one of a few words, kept as given (the commands parse the name). */
@@ -428,6 +441,147 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
     }
 }
 
+/* What `npu CMD --help` says of each option: its value (NULL: a flag; "": the words of
+ * k_word_opts), a valid example value (for the tests) and what it does with its default. */
+static const struct opt_doc {
+    int opt;
+    const char *arg, *example, *doc;
+} k_opt_docs[] = {
+    {'m', "M", "8", "rows of A and C, 1..2^30"},
+    {'n', "N", "8", "columns of B and C, 1..2^30"},
+    {'k', "K", "8", "the reduction dimension, 1..2^30"},
+    {OPT_SEED, "N", "7", "seed of the operands not given in files (default 1)"},
+    {OPT_DRAM_BW, "B", "8", "DRAM bytes per cycle (default: the config's)"},
+    {OPT_DRAM_LAT, "C", "10", "DRAM latency in cycles, 0..1000000 (default: the config's)"},
+    {OPT_STALL, "P", "5", "percentage of DRAM cycles stalled at random, 0..100 (default 0)"},
+    {OPT_TRANS_A, NULL, NULL, "A is stored transposed (K x M)"},
+    {OPT_TRANS_B, NULL, NULL, "B is stored transposed (N x K)"},
+    {OPT_TRACE, "FILE.fst", "t.fst", "FST waveform of the run (default: none)"},
+    {OPT_TRACE_START, "C", "0", "first traced cycle (default 0)"},
+    {OPT_TRACE_END, "C", "100", "last traced cycle (default: the end of the run)"},
+    {OPT_MAX_CYCLES, "N", "1000", "simulation timeout in cycles, exit 3 (default 100000000)"},
+    {OPT_JSON, NULL, NULL, "one JSON object on one line on stdout instead of the text"},
+    {OPT_QUIET, NULL, NULL, "no text report (errors still go to stderr)"},
+    {OPT_CSV, "FILE", "c.csv", "the table as CSV, metadata first (default: none)"},
+    {OPT_FLEXSA, NULL, NULL, "the same as --policy flexsa"},
+    {OPT_POLICY, "1g1c|1g4c|flexsa", "1g4c", "how the four cores share a GEMM (default 1g1c)"},
+    {OPT_SLICING, "heuristic|burst|noburst", "burst",
+     "the tiles: gemm_tiling's heuristic (default) or the slicing stage's pick"},
+    {OPT_LIMIT, "G", "2", "the first G GEMMs of the set, 0 = all (default 0)"},
+    {OPT_BATCH, "B", "2", "mini-batch 1..1024 (default: train 16; conv, gemm --topology 1)"},
+    {OPT_LAYERS, "D0,D1,..,DL", "8,8", "MLP layer sizes"},
+    {OPT_ORDER, "", "seq", "backward-pass order (default seq)"},
+    {OPT_PARTITION, "", "none", "split of each GEMM over the cores (default none)"},
+    {OPT_TILE, "T", "8", "fused tile size, 1..4096, a multiple of 2S (default 2 x 2S)"},
+    {OPT_CONV, "SPEC[;SPEC]", "4,4,4,4,1,1,1,0,1",
+     "conv layers C,H,W,F,KH,KW,stride,pad,dil[,dw]"},
+    {OPT_TOPOLOGY, "FILE.csv", "t.csv", "a SCALE-Sim topology file (GEMM or conv format)"},
+    {OPT_KERNEL, "", "fwd", "which conv kernels (default all)"},
+    {OPT_DATAFLOW, "", "ecoflow", "conv dataflow (default: conv both, train ecoflow)"},
+    {OPT_SCALE_C, "N", "2", "divide the channels by N, 1..4096 (default 1)"},
+    {OPT_SCALE_S, "N", "2", "divide height and width by N, 1..4096 (default 1)"},
+    {OPT_SET, "", "edge", "the configurations to model (default all)"},
+    {OPT_ACC_BYTES, "2|4", "4", "bytes of partials and gradients (default 2, the paper's bf16)"},
+    {OPT_QUICK, NULL, NULL, "half the LOAD widths"},
+    {OPT_OUT, "FILE", "o.npy", "the result (.npy; calibrate: the calibration file; default none)"},
+    {OPT_A, "A.npy", "a.npy", "A, M x K int16, instead of seeded"},
+    {OPT_B, "B.npy", "b.npy", "B, K x N int16, instead of seeded"},
+    {OPT_SAVE, "DIR", "d", "write every input, output and golden result to DIR"},
+    {OPT_SAVE_PROGRAM, "FILE", "p.bin", "write the compiled program for npu run / npu disasm"},
+    {OPT_X, "X.npy", "x.npy", "X, B x H x W x C int16, instead of seeded"},
+    {OPT_W, "W.npy", "w.npy", "W, KH x KW x F x C int16, instead of seeded"},
+    {OPT_DY, "DY.npy", "dy.npy", "dY, B x OH x OW x F int16, instead of seeded"},
+};
+
+/* An option's spelling: "--seed", "-m". */
+static const char *opt_name(int c, char *buf, size_t n)
+{
+    for (const struct option *o = long_opts; o->name; o++)
+        if (o->val == c) {
+            snprintf(buf, n, "--%s", o->name);
+            return buf;
+        }
+    snprintf(buf, n, "-%c", c);
+    return buf;
+}
+
+const char *npu_args_option(size_t i, const char **example)
+{
+    static char buf[32];
+    if (i >= NELEM(k_opt_docs))
+        return NULL;
+    *example = k_opt_docs[i].example;
+    return opt_name(k_opt_docs[i].opt, buf, sizeof buf);
+}
+
+/* An option's value as shown: its metavariable, or its words joined by '|'. */
+static const char *opt_arg(const struct opt_doc *d, char *buf, size_t n)
+{
+    size_t len = 0;
+    if (!d->arg || *d->arg)
+        return d->arg;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NELEM(k_word_opts); i++)
+        if (k_word_opts[i].opt == d->opt)
+            for (const char *const *w = k_word_opts[i].words; *w && len < n; w++)
+                len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "|" : "", *w);
+    return buf;
+}
+
+void npu_args_cmd_usage(FILE *f, int cmd)
+{
+    const struct cmd_def *d = NULL;
+    char name[32], arg[96], both[160];
+    for (size_t i = 0; i < NELEM(k_cmds); i++)
+        if (k_cmds[i].cmd == cmd)
+            d = &k_cmds[i];
+    if (!d)
+        return;
+    fprintf(f, "usage: npu %s%s [options]\n%s\noptions:\n", d->name,
+            cmd == NPU_CMD_RUN ? " FILE" : cmd == NPU_CMD_DISASM ? " [FILE]" : "", d->what);
+    for (size_t i = 0; i < NELEM(k_opt_docs); i++) {
+        const struct opt_doc *o = &k_opt_docs[i];
+        const char *v;
+        if (!(d->opts & B(o->opt)))
+            continue;
+        v = opt_arg(o, arg, sizeof arg);
+        snprintf(both, sizeof both, "%s%s%s", opt_name(o->opt, name, sizeof name), v ? " " : "",
+                 v ? v : "");
+        /* a long value list gets a line of its own */
+        if (strlen(both) > 30)
+            fprintf(f, "  %s\n  %-30s %s\n", both, "", o->doc);
+        else
+            fprintf(f, "  %-30s %s\n", both, o->doc);
+    }
+    fprintf(f, "  %-30s %s\n", "--help", "this list");
+}
+
+void npu_args_hint(FILE *f, int argc, char **argv)
+{
+    for (size_t i = 0; argc > 1 && i < NELEM(k_cmds); i++)
+        if (!strcmp(argv[1], k_cmds[i].name)) {
+            fprintf(f, "run 'npu %s --help' for the options\n", k_cmds[i].name);
+            return;
+        }
+    fprintf(f, "run 'npu --help' for the commands\n");
+}
+
+/* getopt_long's '?' for a long option: ambiguous (a prefix of several, named) or unknown. */
+static int bad_long_opt(const char *opt, const char *cmd, char *err, size_t errn)
+{
+    size_t len = strcspn(opt + 2, "="), n = 0, used;
+    char list[256] = "";
+    for (const struct option *o = long_opts; o->name; o++)
+        if (!strncmp(o->name, opt + 2, len) && len) {
+            used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s--%s", n++ ? ", " : "", o->name);
+        }
+    if (n > 1)
+        return bad(err, errn, "option '%.*s' is ambiguous for '%s': %s", (int)len + 2, opt, cmd,
+                   list);
+    return bad(err, errn, "unknown option '%.*s' for '%s'", (int)len + 2, opt, cmd);
+}
+
 static int config_is_no_option(const char *cfg, char *err, size_t errn)
 {
     return bad(err, errn,
@@ -454,8 +608,12 @@ static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned l
             *allowed = k_cmds[i].opts;
             return 0;
         }
-    if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
         a->cmd = NPU_CMD_HELP;
+        return 1;
+    }
+    if (!strcmp(cmd, "--version")) {
+        a->cmd = NPU_CMD_VERSION;
         return 1;
     }
     if (!strncmp(cmd, "--config", 8))
@@ -473,26 +631,24 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
     if (c == OPT_CONFIG)
         return config_is_no_option(cfg, err, errn);
     if (c == 'h' || c == OPT_HELP) {
+        a->help_cmd = a->cmd;
         a->cmd = NPU_CMD_HELP;
         return 1;
     }
     if (c == '?') {
         if (optopt > 0 && optopt < 128)
             return bad(err, errn, "unknown option '-%c' for '%s'", optopt, cmd);
+        if (!strncmp(opt, "--", 2))
+            return bad_long_opt(opt, cmd, err, errn);
         return bad(err, errn, "unknown option '%s' for '%s'", opt, cmd);
     }
-    if (c == ':')
-        return bad(err, errn, "option '%s' needs a value", opt);
-    if (!(allowed & B(c))) {
-        /* name the option, not its value (optind is past both) */
-        const char *lname = NULL;
-        for (const struct option *o = long_opts; o->name; o++)
-            if (o->val == c)
-                lname = o->name;
-        if (lname)
-            return bad(err, errn, "option '--%s' does not apply to '%s'", lname, cmd);
-        return bad(err, errn, "option '-%c' does not apply to '%s'", c, cmd);
-    }
+    char name[32];
+    if (c == ':') /* optopt: the option (a prefix in opt is spelt out) */
+        return bad(err, errn, "option '%s' is missing its value",
+                   optopt ? opt_name(optopt, name, sizeof name) : opt);
+    if (!(allowed & B(c))) /* name the option, not its value (optind is past both) */
+        return bad(err, errn, "option '%s' does not apply to '%s'", opt_name(c, name, sizeof name),
+                   cmd);
     return 0;
 }
 
@@ -588,6 +744,22 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
     return check_trace(a, seen, err, errn);
 }
 
+/* npu help [CMD]: the overview, or CMD's options. 0 or 2. */
+static int parse_help(int argc, char **argv, npu_args_t *a, char *err, size_t errn)
+{
+    a->cmd = NPU_CMD_HELP;
+    if (argc > 3)
+        return bad(err, errn, "unexpected argument '%s' after 'help %s'", argv[3], argv[2]);
+    if (argc < 3)
+        return 0;
+    for (size_t i = 0; i < NELEM(k_cmds); i++)
+        if (!strcmp(argv[2], k_cmds[i].name)) {
+            a->help_cmd = k_cmds[i].cmd;
+            return 0;
+        }
+    return bad(err, errn, "unknown command '%s' for 'help'", argv[2]);
+}
+
 int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *err, size_t errn)
 {
     unsigned long long allowed = 0, seen = 0;
@@ -603,8 +775,13 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
     if (argc < 2)
         return bad(err, errn,
                    "missing command (gemm, overlap, disasm, train, train-bench, conv, flexsa-report or info)");
-    if ((rc = parse_cmd(argv[1], cfg, a, &allowed, err, errn)) != 0)
+    if (!strcmp(argv[1], "help"))
+        return parse_help(argc, argv, a, err, errn);
+    if ((rc = parse_cmd(argv[1], cfg, a, &allowed, err, errn)) != 0) {
+        if (rc == 1 && argc > 2)
+            return bad(err, errn, "unexpected argument '%s' after '%s'", argv[2], argv[1]);
         return rc == 1 ? 0 : rc;
+    }
     optind = 0; /* glibc: full re-initialisation, so parse can be called repeatedly */
     opterr = 0;
     while ((c = getopt_long(sub_argc, sub_argv, ":m:n:k:h", long_opts, NULL)) != -1) {

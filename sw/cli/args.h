@@ -25,7 +25,7 @@
  *   npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE] [--quiet]
  *   npu calibrate [--quick] [--out FILE] [--json] [--quiet]
  *   npu info
- *   npu help | --help | -h
+ *   npu help [CMD] | --help | -h;  npu CMD --help;  npu --version
  */
 #ifndef NPU_CLI_ARGS_H
 #define NPU_CLI_ARGS_H
@@ -37,7 +37,7 @@
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
     NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE,
-    NPU_CMD_CALIBRATE, NPU_CMD_RUN
+    NPU_CMD_CALIBRATE, NPU_CMD_RUN, NPU_CMD_VERSION
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -50,6 +50,7 @@ enum { NPU_POLICY_ARG_1G1C = 0, NPU_POLICY_ARG_FLEXSA = 1, NPU_POLICY_ARG_1G4C =
 
 typedef struct npu_args {
     int cmd;
+    int help_cmd;                       /* help: the command whose options to list (0: overview) */
     int m, n, k;
     int trans_a, trans_b;
     uint64_t seed;
@@ -95,6 +96,14 @@ int npu_args_parse(int argc, char **argv, const char *cfg_name, npu_args_t *a, c
                    size_t errn);
 
 void npu_args_usage(FILE *f, const char *cfg_name);
+/* `npu CMD --help`: what CMD does and every option it accepts (from its option mask), with the
+ * values and the default. */
+void npu_args_cmd_usage(FILE *f, int cmd);
+/* The hint after a usage error: 'npu CMD --help' when argv names a command, else 'npu --help'. */
+void npu_args_hint(FILE *f, int argc, char **argv);
+/* The i-th option of the CLI ("--seed", "-m"; NULL past the last) and a valid value for it (NULL
+ * for a flag), so that the tests can try each one on each command. */
+const char *npu_args_option(size_t i, const char **example);
 
 /* The command's name ("gemm", "train-bench", ...), as typed. */
 const char *npu_args_cmd_name(int cmd);

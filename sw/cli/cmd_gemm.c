@@ -69,9 +69,12 @@ static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *
     case NPU_GEMM_NPU_ERROR: print_npu_error(a, rep); break;
     case NPU_GEMM_TIMEOUT:
         npu_qstate_str(rep->run.qstate, line, sizeof line);
-        printf("TIMEOUT gemm M=%d N=%d K=%d seed %llu: no halt after %llu cycles (cycle "
+        printf("%s gemm M=%d N=%d K=%d seed %llu: %s %llu cycles (cycle "
                "%llu); QSTATE 0x%08x: %s; PC_L %u PC_E %u PC_S %u FETCH_PC %u\n",
-               a->m, a->n, a->k, seed, (unsigned long long)a->max_cycles,
+               rep->run.interrupted ? "INTERRUPTED" : "TIMEOUT", a->m, a->n, a->k, seed,
+               rep->run.interrupted ? "stopped by SIGINT after" : "no halt after",
+               (unsigned long long)(rep->run.interrupted ? rep->run.end_cycle - rep->run.start_cycle
+                                                         : a->max_cycles),
                (unsigned long long)rep->run.end_cycle, (unsigned)rep->run.qstate, line,
                (unsigned)rep->run.pc_l, (unsigned)rep->run.pc_e, (unsigned)rep->run.pc_s,
                (unsigned)rep->run.fetch_pc);

@@ -1,4 +1,4 @@
-/* cmd_info.c - `npu info`: the configuration of this build (text, or --json). */
+/* cmd_info.c - `npu info`: the configuration of this build (text, or --json); `npu --version`. */
 #include <stdio.h>
 
 #include "cli/commands.h"
@@ -47,5 +47,15 @@ int npu_cmd_info(const npu_cfg_t *c, const npu_args_t *a)
     printf("DRAM timing     %d B/cycle, latency %d, burst cost %d (defaults)\n", c->dram_bw,
            c->dram_latency, c->dram_burst_cost);
     printf("watchdog        %d cycles\n", c->watchdog_cycles);
+    return NPU_EXIT_PASS;
+}
+
+int npu_cmd_version(const npu_cfg_t *c, const npu_args_t *a)
+{
+    npu_out_meta_t m = npu_cli_meta(c, a);
+    printf("npu %s\n", m.rev);
+    printf("config %s: S=%d (%d PEs), %d-byte words, SPM %d KiB, DRAM 2^%d bytes\n", c->name,
+           c->s, 4 * c->s * c->s, npu_cfg_beat(c),
+           c->spm_banks * c->spm_bank_words * npu_cfg_beat(c) / 1024, c->dram_addr_bits);
     return NPU_EXIT_PASS;
 }

@@ -36,6 +36,7 @@ int npu_cmd_calibrate(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
+int npu_cmd_version(const npu_cfg_t *cfg, const npu_args_t *a); /* npu --version */
 
 /* `npu flexsa-report` (cmd_flexsa_report.c): 0 when every run passed, 1 otherwise. */
 int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a);

@@ -11,13 +11,16 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "hw/npu_cfg.h"
+#include "run/progress.h"
 
 static const npu_cfg_t g_cfg = NPU_CFG_INIT;
 
 static int cmd_help(const npu_cfg_t *cfg, const npu_args_t *a)
 {
-    (void)a;
-    npu_args_usage(stdout, cfg->name);
+    if (a->help_cmd)
+        npu_args_cmd_usage(stdout, a->help_cmd);
+    else
+        npu_args_usage(stdout, cfg->name);
     return NPU_EXIT_PASS;
 }
 
@@ -27,6 +30,7 @@ static const struct {
 } k_dispatch[] = {
     {NPU_CMD_HELP, cmd_help},
     {NPU_CMD_INFO, npu_cmd_info},
+    {NPU_CMD_VERSION, npu_cmd_version},
     {NPU_CMD_DISASM, npu_cmd_disasm},
     {NPU_CMD_RUN, npu_cmd_run},
     {NPU_CMD_SLICE, npu_cmd_slice},
@@ -39,21 +43,34 @@ static const struct {
     {NPU_CMD_GEMM, npu_cmd_gemm},
 };
 
+/* After SIGINT the command has stopped its run, closed the trace and printed what it had: the
+ * shell's convention for a run ended by SIGINT, 128 + 2. */
+static int interrupted(int rc)
+{
+    if (!npu_progress_interrupted())
+        return rc;
+    fprintf(stderr, "npu: interrupted (SIGINT): the run stopped early, the report above is "
+                    "partial\n");
+    return 130;
+}
+
 int main(int argc, char **argv)
 {
     npu_args_t a;
     char err[256];
     if (npu_args_parse(argc, argv, g_cfg.name, &a, err, sizeof err) != 0) {
+        /* one line for the problem and a hint, not the whole usage */
         fprintf(stderr, "npu: %s\n", err);
-        npu_args_usage(stderr, g_cfg.name);
+        npu_args_hint(stderr, argc, argv);
         return NPU_EXIT_USAGE;
     }
     if (npu_cli_check_outputs(&a) != 0)
         return NPU_EXIT_USAGE;
     if (a.json && npu_cli_json_mode() != 0)
         return NPU_EXIT_FAIL;
+    npu_progress_install();
     for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
         if (k_dispatch[i].cmd == a.cmd)
-            return k_dispatch[i].run(&g_cfg, &a);
-    return npu_cmd_gemm(&g_cfg, &a);
+            return interrupted(k_dispatch[i].run(&g_cfg, &a));
+    return interrupted(npu_cmd_gemm(&g_cfg, &a));
 }

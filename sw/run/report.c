@@ -61,6 +61,12 @@ static const char *faulting_insn(const npu_gemm_report_t *r, char *buf, size_t n
     return buf;
 }
 
+/* The result's name; a run SIGINT stopped (run/progress.h) ends as a timeout but says so. */
+static const char *rc_name(const npu_gemm_report_t *r)
+{
+    return r->rc == NPU_GEMM_TIMEOUT && r->run.interrupted ? "INTERRUPTED" : npu_gemm_rc_name(r->rc);
+}
+
 /* What went wrong: the NPU error (with the deadlock state), the timeout, the first mismatch and
  * where it was written, the counter check. */
 static void text_failure(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r)
@@ -81,8 +87,8 @@ static void text_failure(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t 
     }
     if (r->rc == NPU_GEMM_TIMEOUT) {
         npu_qstate_str(r->run.qstate, buf, sizeof buf);
-        fprintf(f, "  timeout      at cycle %llu; %s; PC_L %u PC_E %u PC_S %u FETCH_PC %u\n",
-                u(r->run.end_cycle), buf, (unsigned)r->run.pc_l, (unsigned)r->run.pc_e,
+        fprintf(f, "  %s at cycle %llu; %s; PC_L %u PC_E %u PC_S %u FETCH_PC %u\n",
+                r->run.interrupted ? "interrupted" : "timeout    ", u(r->run.end_cycle), buf, (unsigned)r->run.pc_l, (unsigned)r->run.pc_e,
                 (unsigned)r->run.pc_s, (unsigned)r->run.fetch_pc);
         npu_nocstate_str(r->run.nocstate, buf, sizeof buf);
         fprintf(f, "               %s (NOCSTATE 0x%08x)\n", buf, (unsigned)r->run.nocstate);
@@ -157,7 +163,7 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
     fprintf(f, "gemm M=%d N=%d K=%d%s%s on config %s (S=%d, %dx%d PEs)\n", r->M, r->N, r->K,
             r->transA ? " transA" : "", r->transB ? " transB" : "", cfg->name ? cfg->name : "?",
             cfg->s, 2 * cfg->s, 2 * cfg->s);
-    fprintf(f, "  result       %s\n", npu_gemm_rc_name(r->rc));
+    fprintf(f, "  result       %s\n", rc_name(r));
     if (o)
         fprintf(f, "  seed         %llu   DRAM %.3g B/cycle, latency %u, stalls %u%%\n", u(o->seed),
                 o->dram_bw, o->dram_latency, o->stall_pct);
@@ -235,6 +241,7 @@ static void json_failure(cJSON *root, const npu_gemm_report_t *r)
     if (r->rc == NPU_GEMM_TIMEOUT) {
         j = cJSON_AddObjectToObject(root, "timeout");
         cJSON_AddNumberToObject(j, "cycle", (double)r->run.end_cycle);
+        cJSON_AddBoolToObject(j, "interrupted", r->run.interrupted);
         cJSON_AddNumberToObject(j, "qstate", r->run.qstate);
         cJSON_AddNumberToObject(j, "pc_l", r->run.pc_l);
         cJSON_AddNumberToObject(j, "pc_e", r->run.pc_e);
@@ -280,7 +287,7 @@ void npu_report_json_add(cJSON *root, const npu_cfg_t *cfg, const npu_gemm_repor
     if (!cJSON_HasObjectItem(root, "config"))
         cJSON_AddItemToObject(root, "config", npu_out_json_cfg(cfg));
     json_workload(root, r, o);
-    cJSON_AddStringToObject(root, "result", npu_gemm_rc_name(r->rc));
+    cJSON_AddStringToObject(root, "result", rc_name(r));
     cJSON_AddBoolToObject(root, "pass", r->rc == NPU_GEMM_PASS);
     if (r->rc == NPU_GEMM_HOST_ERROR) {
         cJSON_AddStringToObject(root, "host_error", r->host_msg);

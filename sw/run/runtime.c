@@ -7,6 +7,7 @@
 
 #include "run/fcov.h"
 #include "run/perf_log.h"
+#include "run/progress.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,6 +219,29 @@ int npu_run_find_exec_pc(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_bas
     return npu_run_until(cfg, sim, prog_base, prog, n, max_cycles, exec_on_pc, &pc, NULL, cycle);
 }
 
+/* npu_sim_run in slices, so that SIGINT (progress.h) and the progress line are seen between
+ * them; the model runs the same cycles. Returns what npu_sim_run does; 0 when interrupted. */
+static int run_watched(npu_sim_t *sim, size_t n, uint64_t max_cycles, int *interrupted)
+{
+    enum { SLICE = 8192 }; /* cycles between checks: well under a second at any model speed */
+    npu_progress_t p;
+    uint64_t done = 0, k;
+    int rc;
+    npu_progress_start(&p, sim, n);
+    do {
+        if ((*interrupted = npu_progress_interrupted()) != 0) {
+            rc = 0;
+            break;
+        }
+        k = max_cycles - done < SLICE ? max_cycles - done : SLICE;
+        rc = npu_sim_run(sim, k);
+        done += k;
+        npu_progress_update(&p, sim);
+    } while (rc == 0 && done < max_cycles);
+    npu_progress_end(&p);
+    return rc;
+}
+
 int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
                     const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r)
 {
@@ -232,7 +256,7 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     t0 = now_s();
-    rc = npu_sim_run(sim, max_cycles);
+    rc = run_watched(sim, n, max_cycles, &r->interrupted);
     r->halted = rc > 0;
     r->wall_s = now_s() - t0;
     r->end_cycle = npu_sim_cycle(sim);

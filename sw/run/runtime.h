@@ -54,6 +54,7 @@ enum {
 
 typedef struct npu_run_result {
     int halted;                       /* npu_sim_run returned 1 */
+    int interrupted;                  /* SIGINT stopped it (run/progress.h): reported as a timeout */
     unsigned state, err;              /* STATUS[1:0], STATUS[15:8] */
     uint32_t status, err_pc, err_info, qstate, pc_l, pc_e, pc_s, fetch_pc;
     uint32_t nocstate;  /* NOCSTATE at the end (frozen at an error) */
@@ -63,7 +64,8 @@ typedef struct npu_run_result {
 } npu_run_result_t;
 
 /* Writes the program at prog_base, sets PROG_BASE, PROG_LEN, WATCHDOG (cfg), clears the
- * counters (CTRL=2), starts (CTRL=1) and runs for at most max_cycles. Returns NPU_RUN_*. */
+ * counters (CTRL=2), starts (CTRL=1) and runs for at most max_cycles, or until SIGINT when the
+ * CLI caught it (run/progress.h: then NPU_RUN_TIMEOUT with r->interrupted). Returns NPU_RUN_*. */
 int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
                     const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r);
 

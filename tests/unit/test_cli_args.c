@@ -1,5 +1,8 @@
 /* test_cli_args.c - `npu` argument parsing: commands, options, defaults and every usage error. */
+#define _POSIX_C_SOURCE 200809L /* open_memstream */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
@@ -138,7 +141,7 @@ Test(cli_args, usage_errors)
     bad(ARGC(neg), neg, "-m needs a size");
     bad(ARGC(nonnum), nonnum, "'12abc'");
     bad(ARGC(huge), huge, "-m needs a size");
-    bad(ARGC(noval), noval, "needs a value");
+    bad(ARGC(noval), noval, "is missing its value");
     bad(ARGC(stall), stall, "--stall-pct");
     bad(ARGC(bw), bw, "--dram-bw");
     bad(ARGC(bw2), bw2, "--dram-bw");
@@ -422,4 +425,79 @@ Test(cli_args, train_bench_options)
     bad(ARGC(bm), bm, "option '-m' does not apply to 'train-bench'");
     const char *bl[] = {"npu", "gemm", "-m", "1", "-n", "1", "-k", "1", "--set", "edge"};
     bad(ARGC(bl), bl, "option '--set' does not apply to 'gemm'");
+}
+
+Test(cli_args, command_help_and_version)
+{
+    const char *g[] = {"npu", "gemm", "--help"}, *t[] = {"npu", "help", "train"};
+    const char *o[] = {"npu", "overlap", "-m", "3", "-h"}, *v[] = {"npu", "--version"};
+    const char *hx[] = {"npu", "help", "gemmm"}, *hy[] = {"npu", "help", "gemm", "x"};
+    const char *vx[] = {"npu", "--version", "gemm"};
+    npu_args_t a;
+    char err[256];
+    cr_assert_eq(parse(ARGC(g), g, &a, err), 0, "%s", err);
+    cr_assert(a.cmd == NPU_CMD_HELP && a.help_cmd == NPU_CMD_GEMM);
+    cr_assert_eq(parse(ARGC(t), t, &a, err), 0, "%s", err);
+    cr_assert(a.cmd == NPU_CMD_HELP && a.help_cmd == NPU_CMD_TRAIN);
+    cr_assert_eq(parse(ARGC(o), o, &a, err), 0, "%s", err);
+    cr_assert(a.cmd == NPU_CMD_HELP && a.help_cmd == NPU_CMD_OVERLAP);
+    cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+    cr_assert_eq(a.cmd, NPU_CMD_VERSION);
+    bad(ARGC(hx), hx, "unknown command 'gemmm' for 'help'");
+    bad(ARGC(hy), hy, "unexpected argument 'x' after 'help gemm'");
+    bad(ARGC(vx), vx, "unexpected argument 'gemm' after '--version'");
+}
+
+/* getopt_long takes unique prefixes: a prefix of several options is ambiguous (and named with
+ * the candidates), not unknown; a missing value names the option, spelt out */
+Test(cli_args, ambiguous_unknown_missing)
+{
+    const char *s[] = {"npu", "gemm", "-m", "4", "--s", "3"};
+    const char *se[] = {"npu", "train-bench", "--se=edge"};
+    const char *u[] = {"npu", "gemm", "--sed", "3"};
+    const char *mv[] = {"npu", "gemm", "-m", "4", "--max"};
+    const char *ok[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--max", "9"};
+    npu_args_t a;
+    char err[256];
+    bad(ARGC(s), s, "option '--s' is ambiguous for 'gemm': --seed, --stall-pct, --slicing");
+    bad(ARGC(s), s, "--scale-s, --set, --save, --save-program");
+    bad(ARGC(se), se, "option '--se' is ambiguous for 'train-bench': --seed, --set");
+    bad(ARGC(u), u, "unknown option '--sed' for 'gemm'");
+    bad(ARGC(mv), mv, "option '--max-cycles' is missing its value");
+    cr_assert_eq(parse(ARGC(ok), ok, &a, err), 0, "%s", err);
+    cr_assert_eq(a.max_cycles, 9u);
+}
+
+/* `npu CMD --help` lists an option exactly when CMD accepts it */
+Test(cli_args, help_lists_what_is_accepted)
+{
+    static const char *cmds[] = {"gemm", "overlap", "disasm", "slice", "train", "train-bench",
+                                 "conv", "flexsa-report", "calibrate", "info", "run"};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        const char *h[] = {"npu", "help", cmds[c]};
+        npu_args_t a;
+        char err[256], *text = NULL, line[64];
+        size_t len = 0, listed = 0;
+        FILE *f = open_memstream(&text, &len);
+        cr_assert_eq(parse(ARGC(h), h, &a, err), 0, "%s", err);
+        npu_args_cmd_usage(f, a.help_cmd);
+        fclose(f);
+        for (size_t i = 0;; i++) {
+            const char *ex, *opt = npu_args_option(i, &ex);
+            const char *v[] = {"npu", cmds[c], opt, ex};
+            int on_list, accepted;
+            if (!opt)
+                break;
+            snprintf(line, sizeof line, "\n  %s%s", opt, ex ? " " : "");
+            on_list = strstr(text, line) != NULL ||
+                      (!ex && (snprintf(line, sizeof line, "\n  %s\n", opt), strstr(text, line)));
+            parse(ex ? 4 : 3, v, &a, err);
+            accepted = strstr(err, "does not apply") == NULL && strstr(err, "unknown") == NULL;
+            cr_assert_eq(on_list, accepted, "npu %s --help %s %s, but parsing gives '%s'", cmds[c],
+                         on_list ? "lists" : "omits", opt, err);
+            listed += (size_t)on_list;
+        }
+        cr_assert_gt(listed, 0u, "npu %s --help lists no option", cmds[c]);
+        free(text);
+    }
 }
