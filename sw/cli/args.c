@@ -465,8 +465,9 @@ static const struct opt_doc {
     {OPT_CSV, "FILE", "c.csv", "the table as CSV, metadata first (default: none)"},
     {OPT_FLEXSA, NULL, NULL, "the same as --policy flexsa"},
     {OPT_POLICY, "1g1c|1g4c|flexsa", "1g4c", "how the four cores share a GEMM (default 1g1c)"},
-    {OPT_SLICING, "heuristic|burst|noburst", "burst",
-     "the tiles: gemm_tiling's heuristic (default) or the slicing stage's pick"},
+    {OPT_SLICING, "auto|heuristic|burst|noburst", "burst",
+     "the tiles: auto (default: the slicing stage's pick plus a resident band), heuristic "
+     "(gemm_tiling's plus a band), burst or noburst (the stage's pick alone)"},
     {OPT_LIMIT, "G", "2", "the first G GEMMs of the set, 0 = all (default 0)"},
     {OPT_BATCH, "B", "2", "mini-batch 1..1024 (default: train 16; conv, gemm --topology 1)"},
     {OPT_LAYERS, "D0,D1,..,DL", "8,8", "MLP layer sizes"},
