@@ -4,6 +4,7 @@
 #include "cli/commands.h"
 #include "hw/isa.h"
 #include "run/progfile.h"
+#include "run/report.h"
 #include "run/runtime.h"
 
 static int disasm_compiled(const npu_cfg_t *cfg, const npu_args_t *a);
@@ -15,13 +16,7 @@ static int print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_gemm_
     cJSON *root = npu_cli_json_new(cfg, a), *j;
     if (!root)
         return NPU_EXIT_FAIL;
-    j = cJSON_AddObjectToObject(root, "workload");
-    cJSON_AddStringToObject(j, "op", "gemm");
-    cJSON_AddNumberToObject(j, "m", a->m);
-    cJSON_AddNumberToObject(j, "n", a->n);
-    cJSON_AddNumberToObject(j, "k", a->k);
-    cJSON_AddBoolToObject(j, "trans_a", a->trans_a);
-    cJSON_AddBoolToObject(j, "trans_b", a->trans_b);
+    npu_report_json_workload(root, rep, NULL);
     j = cJSON_AddObjectToObject(root, "dram");
     cJSON_AddNumberToObject(j, "program", (double)rep->prog_base);
     cJSON_AddNumberToObject(j, "a", rep->args.a);

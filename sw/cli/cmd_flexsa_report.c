@@ -82,6 +82,7 @@ static int run_shapes(const npu_cfg_t *cfg, const npu_policy_opts_t *o, uint64_t
     static const int shapes[4][2] = {{5, 5}, {5, 32}, {32, 5}, {24, 24}};
     int S = cfg->s, M1 = 64 * 2 * S, failures = 0;
     npu_policy_meas_t m;
+    oc.full = 0; /* compute runs only */
     printf("Mode shapes, M = %d:\n%-12s %-7s %8s %9s %9s %10s  %s\n", M1, "N x K", "policy",
            "ideal%", "measured%", "meas/ideal", "compute", "waves FW/HSW/VSW/ISW");
     for (int i = 0; i < 4; i++) {
@@ -89,7 +90,6 @@ static int run_shapes(const npu_cfg_t *cfg, const npu_policy_opts_t *o, uint64_t
         char nm[32];
         snprintf(nm, sizeof nm, "%dx%d", N, K);
         for (int p = 0; p < 3; p++) {
-            oc.full = 0;
             npu_policy_measure(cfg, M1, N, K, k_emit[p], seed, &oc, &m);
             if (m.rc != NPU_GEMM_PASS) {
                 failures++;

@@ -2,9 +2,20 @@
 #include "io/file.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+int npu_io_fail(char *err, size_t errn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (errn)
+        vsnprintf(err, errn, fmt, ap);
+    va_end(ap);
+    return -1;
+}
 
 int npu_read_file(const char *path, unsigned char **buf, size_t *n, char *err, size_t errn)
 {

@@ -11,6 +11,9 @@ int npu_read_file(const char *path, unsigned char **buf, size_t *n, char *err, s
 
 /* path read whole and handed to parse (buf, n, obj, err, errn); 0, or -1 with the reason in err,
  * prefixed with the path when parse refused the contents. */
+/* The loaders' refusal: the printf-style reason into err (nothing when errn is 0); returns -1. */
+int npu_io_fail(char *err, size_t errn, const char *fmt, ...);
+
 typedef int (*npu_parse_fn)(const unsigned char *buf, size_t n, void *obj, char *err, size_t errn);
 int npu_load_file(const char *path, npu_parse_fn parse, void *obj, char *err, size_t errn);
 

@@ -4,22 +4,12 @@
 #include "io/file.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char k_magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
-static int fail(char *err, size_t errn, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (errn)
-        vsnprintf(err, errn, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static const char *skip_ws(const char *p, const char *e)
 {
@@ -80,7 +70,7 @@ static int parse_descr(const char *d, npu_npy_t *a, char *err, size_t errn)
         a->elem = d[2] - '0';
         return 0;
     }
-    return fail(err, errn, "dtype '%s' is not supported: int16, int32 or int64 little-endian "
+    return npu_io_fail(err, errn, "dtype '%s' is not supported: int16, int32 or int64 little-endian "
                            "('<i2', '<i4', '<i8') only", d);
 }
 
@@ -91,16 +81,16 @@ static int parse_header(const char *p, const char *e, npu_npy_t *a, char *err, s
     int seen = 0, fortran = 0;
     p = skip_ws(p, e);
     if (p >= e || *p++ != '{')
-        return fail(err, errn, "malformed header: no '{'");
+        return npu_io_fail(err, errn, "malformed header: no '{'");
     for (;;) {
         p = skip_ws(p, e);
         if (p < e && *p == '}')
             break;
         if (!(p = quoted(p, e, key, sizeof key)))
-            return fail(err, errn, "malformed header: expected a quoted key");
+            return npu_io_fail(err, errn, "malformed header: expected a quoted key");
         p = skip_ws(p, e);
         if (p >= e || *p++ != ':')
-            return fail(err, errn, "malformed header: no ':' after '%s'", key);
+            return npu_io_fail(err, errn, "malformed header: no ':' after '%s'", key);
         p = skip_ws(p, e);
         if (!strcmp(key, "descr") && !(seen & 1) && (p = quoted(p, e, descr, sizeof descr))) {
             seen |= 1;
@@ -112,18 +102,18 @@ static int parse_header(const char *p, const char *e, npu_npy_t *a, char *err, s
         } else if (!strcmp(key, "shape") && !(seen & 4) && (p = shape_tuple(p, e, a))) {
             seen |= 4;
         } else {
-            return fail(err, errn, "malformed header: bad or repeated key or value for '%s'", key);
+            return npu_io_fail(err, errn, "malformed header: bad or repeated key or value for '%s'", key);
         }
         p = skip_ws(p, e);
         if (p < e && *p == ',')
             p++;
         else if (p >= e || *p != '}')
-            return fail(err, errn, "malformed header: expected ',' or '}' after '%s'", key);
+            return npu_io_fail(err, errn, "malformed header: expected ',' or '}' after '%s'", key);
     }
     if (seen != 7)
-        return fail(err, errn, "malformed header: needs descr, fortran_order and shape");
+        return npu_io_fail(err, errn, "malformed header: needs descr, fortran_order and shape");
     if (fortran)
-        return fail(err, errn, "Fortran order is not supported: save a C-order array "
+        return npu_io_fail(err, errn, "Fortran order is not supported: save a C-order array "
                                "(np.ascontiguousarray)");
     return parse_descr(descr, a, err, errn);
 }
@@ -134,7 +124,7 @@ static int count_of(npu_npy_t *a, char *err, size_t errn)
     a->count = 1;
     for (int i = 0; i < a->ndim; i++) {
         if (a->shape[i] && (uint64_t)a->count > SIZE_MAX / 8 / (uint64_t)a->shape[i])
-            return fail(err, errn, "shape too large");
+            return npu_io_fail(err, errn, "shape too large");
         a->count *= (size_t)a->shape[i];
     }
     return 0;
@@ -145,26 +135,26 @@ int npu_npy_parse(const unsigned char *buf, size_t n, npu_npy_t *a, char *err, s
     size_t hlen, start;
     memset(a, 0, sizeof *a);
     if (n < 10 || memcmp(buf, k_magic, 6) != 0)
-        return fail(err, errn, "not a .npy file (no \\x93NUMPY magic)");
+        return npu_io_fail(err, errn, "not a .npy file (no \\x93NUMPY magic)");
     if (buf[6] < 1 || buf[6] > 3)
-        return fail(err, errn, "format version %u.%u is not supported (1.0, 2.0, 3.0)", buf[6], buf[7]);
+        return npu_io_fail(err, errn, "format version %u.%u is not supported (1.0, 2.0, 3.0)", buf[6], buf[7]);
     hlen = buf[6] == 1 ? (size_t)buf[8] | (size_t)buf[9] << 8
                        : n < 12 ? 0 : (size_t)buf[8] | (size_t)buf[9] << 8 | (size_t)buf[10] << 16 | (size_t)buf[11] << 24;
     start = (buf[6] == 1 ? 10 : 12) + hlen;
     if (hlen == 0 || start > n)
-        return fail(err, errn, "truncated header (%zu bytes in the file)", n);
+        return npu_io_fail(err, errn, "truncated header (%zu bytes in the file)", n);
     if (parse_header((const char *)buf + (start - hlen), (const char *)buf + start, a, err, errn) ||
         count_of(a, err, errn))
         return -1;
     if (n - start < a->count * (size_t)a->elem)
-        return fail(err, errn, "truncated data: the shape needs %zu bytes, the file has %zu",
+        return npu_io_fail(err, errn, "truncated data: the shape needs %zu bytes, the file has %zu",
                     a->count * (size_t)a->elem, n - start);
     if (n - start > a->count * (size_t)a->elem)
-        return fail(err, errn, "%zu bytes past the data the shape describes",
+        return npu_io_fail(err, errn, "%zu bytes past the data the shape describes",
                     n - start - a->count * (size_t)a->elem);
     a->data = malloc(a->count * (size_t)a->elem + 1);
     if (!a->data)
-        return fail(err, errn, "out of memory");
+        return npu_io_fail(err, errn, "out of memory");
     /* little-endian bytes to host integers, whatever the host's order */
     for (size_t i = 0; i < a->count; i++) {
         const unsigned char *q = buf + start + i * (size_t)a->elem;
@@ -200,7 +190,7 @@ int npu_npy_load_i16_2d(const char *path, int *rows, int *cols, int16_t **data, 
         return -1;
     if (a.elem != 2 || a.ndim != 2 || a.shape[0] < 1 || a.shape[1] < 1 ||
         a.shape[0] > INT32_MAX || a.shape[1] > INT32_MAX) {
-        fail(err, errn, "%s: %s, needs a 2-D int16 matrix ('<i2'; convert with "
+        npu_io_fail(err, errn, "%s: %s, needs a 2-D int16 matrix ('<i2'; convert with "
                         ".astype(np.int16))", path,
              a.elem != 2 ? (a.elem == 4 ? "dtype int32" : "dtype int64")
              : a.ndim != 2 ? "not 2-D" : "an empty or too large dimension");
@@ -221,7 +211,7 @@ int npu_npy_save(const char *path, int elem, int ndim, const int64_t *shape, con
     int o, ok;
     FILE *f;
     if ((elem != 2 && elem != 4 && elem != 8) || ndim < 0 || ndim > NPU_NPY_MAX_DIMS)
-        return fail(err, errn, "%s: element size %d or rank %d not supported", path, elem, ndim);
+        return npu_io_fail(err, errn, "%s: element size %d or rank %d not supported", path, elem, ndim);
     o = snprintf(hdr + 10, sizeof hdr - 10, "{'descr': '<i%d', 'fortran_order': False, 'shape': (",
                  elem);
     for (int i = 0; i < ndim; i++) {
@@ -239,7 +229,7 @@ int npu_npy_save(const char *path, int elem, int ndim, const int64_t *shape, con
     hdr[8] = (char)((len - 10) & 0xff);
     hdr[9] = (char)((len - 10) >> 8);
     if (!(f = fopen(path, "wb")))
-        return fail(err, errn, "%s: %s", path, strerror(errno));
+        return npu_io_fail(err, errn, "%s: %s", path, strerror(errno));
     ok = fwrite(hdr, 1, len, f) == len;
     for (size_t i = 0; i < count && ok; i++) { /* host integers to little-endian bytes */
         unsigned char b[8];
@@ -251,7 +241,7 @@ int npu_npy_save(const char *path, int elem, int ndim, const int64_t *shape, con
         ok = fwrite(b, 1, (size_t)elem, f) == (size_t)elem;
     }
     ok &= fclose(f) == 0;
-    return ok ? 0 : fail(err, errn, "%s: error writing the file", path);
+    return ok ? 0 : npu_io_fail(err, errn, "%s: error writing the file", path);
 }
 
 void npu_npy_free(npu_npy_t *a)

@@ -2,7 +2,6 @@
 #include "run/progfile.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +10,10 @@
 #include "prog/prog_expect.h"
 
 static const char k_magic[8] = {'N', 'P', 'U', 'P', 'R', 'O', 'G', '\0'};
-enum { KIND_GEMM = 1, PLAN_FIELDS = 20 + NPU_GEMM_RES_MAX, ARGS_FIELDS = 12, LEN_OFFSET = 16 };
+enum { KIND_GEMM = 1, EST_BYTES_FIELD = 18, PLAN_FIELDS = 20 + NPU_GEMM_RES_MAX, ARGS_FIELDS = 12, LEN_OFFSET = 16 };
 #define MAX_DIM (1 << 30)
 #define MAX_INSNS (1u << 24)
 
-static int fail(char *err, size_t errn, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    if (errn)
-        vsnprintf(err, errn, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static uint64_t fnv1a(const uint8_t *p, size_t n)
 {
@@ -77,7 +67,7 @@ static void set_fields(npu_gemm_report_t *r, const int64_t *p, const int64_t *a)
         q->spm_b[i] = (unsigned)p[14 + i];
         q->spm_c[i] = (unsigned)p[16 + i];
     }
-    q->est_dram_bytes = (uint64_t)p[18];
+    q->est_dram_bytes = (uint64_t)p[EST_BYTES_FIELD];
     q->res = (int)p[19];
     for (int i = 0; i < NPU_GEMM_RES_MAX; i++)
         q->spm_res[i] = (unsigned)p[20 + i];
@@ -154,7 +144,7 @@ int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_tim
     FILE *f;
     int ok;
     if (!img)
-        return fail(err, errn, "%s: out of memory for the DRAM image", path);
+        return npu_io_fail(err, errn, "%s: out of memory for the DRAM image", path);
     put(&b, k_magic, 8);
     put_le(&b, NPU_PROGFILE_VERSION, 4);
     put_le(&b, KIND_GEMM, 4);
@@ -192,16 +182,16 @@ int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_tim
     put_le(&b, b.oom ? 0 : fnv1a(b.p, b.n), 8);
     if (b.oom) {
         free(b.p);
-        return fail(err, errn, "%s: out of memory", path);
+        return npu_io_fail(err, errn, "%s: out of memory", path);
     }
     if (!(f = fopen(path, "wb"))) {
         free(b.p);
-        return fail(err, errn, "%s: %s", path, strerror(errno));
+        return npu_io_fail(err, errn, "%s: %s", path, strerror(errno));
     }
     ok = fwrite(b.p, 1, b.n, f) == b.n;
     ok &= fclose(f) == 0;
     free(b.p);
-    return ok ? 0 : fail(err, errn, "%s: error writing the file", path);
+    return ok ? 0 : npu_io_fail(err, errn, "%s: error writing the file", path);
 }
 
 /* ---- reading: a bounds-checked cursor ---- */
@@ -241,26 +231,26 @@ static int check_envelope(const uint8_t *buf, size_t n, char *err, size_t errn)
     rbuf_t r = {buf, n, 8, 0};
     uint64_t ver, kind, len;
     if (n < 8 || memcmp(buf, k_magic, 8) != 0)
-        return fail(err, errn, "not a saved program (no NPUPROG magic)");
+        return npu_io_fail(err, errn, "not a saved program (no NPUPROG magic)");
     ver = get_le(&r, 4);
     kind = get_le(&r, 4);
     len = get_le(&r, 8);
     if (r.short_read)
-        return fail(err, errn, "truncated: %zu bytes, not even the header", n);
+        return npu_io_fail(err, errn, "truncated: %zu bytes, not even the header", n);
     if (ver != NPU_PROGFILE_VERSION)
-        return fail(err, errn, "format version %llu, this npu reads version %d",
+        return npu_io_fail(err, errn, "format version %llu, this npu reads version %d",
                     (unsigned long long)ver, NPU_PROGFILE_VERSION);
     if (kind != KIND_GEMM)
-        return fail(err, errn, "program kind %llu is not a GEMM (1)", (unsigned long long)kind);
+        return npu_io_fail(err, errn, "program kind %llu is not a GEMM (1)", (unsigned long long)kind);
     if (n < len)
-        return fail(err, errn, "truncated: %zu bytes, the header says %llu", n,
+        return npu_io_fail(err, errn, "truncated: %zu bytes, the header says %llu", n,
                     (unsigned long long)len);
     if (n > len)
-        return fail(err, errn, "%llu bytes past the end the header gives",
+        return npu_io_fail(err, errn, "%llu bytes past the end the header gives",
                     (unsigned long long)(n - len));
     r.off = n - 8;
     if (get_le(&r, 8) != fnv1a(buf, n - 8))
-        return fail(err, errn, "corrupt: the checksum does not match the contents");
+        return npu_io_fail(err, errn, "corrupt: the checksum does not match the contents");
     return 0;
 }
 
@@ -276,17 +266,17 @@ static int read_gemm(rbuf_t *r, npu_gemm_report_t *g, char *err, size_t errn)
         af[i] = (int64_t)get_le(r, 8);
     for (int i = 0; i < 3; i++)
         if (dims[i] < 1 || dims[i] > MAX_DIM)
-            return fail(err, errn, "bad GEMM size %lld", (long long)dims[i]);
+            return npu_io_fail(err, errn, "bad GEMM size %lld", (long long)dims[i]);
     if ((uint64_t)dims[3] > 1 || (uint64_t)dims[4] > 1)
-        return fail(err, errn, "bad transpose flags");
+        return npu_io_fail(err, errn, "bad transpose flags");
     for (int i = 2; i < ARGS_FIELDS; i++)
         if (af[i] < 0 || af[i] > UINT32_MAX)
-            return fail(err, errn, "bad DRAM layout field %d", i);
+            return npu_io_fail(err, errn, "bad DRAM layout field %d", i);
     for (int i = 0; i < PLAN_FIELDS; i++)
-        if (pf[i] < 0 || pf[i] > (i == 18 ? INT64_MAX : (int64_t)UINT32_MAX))
-            return fail(err, errn, "bad plan field %d", i);
+        if (pf[i] < 0 || pf[i] > (i == EST_BYTES_FIELD ? INT64_MAX : (int64_t)UINT32_MAX))
+            return npu_io_fail(err, errn, "bad plan field %d", i);
     if (af[7] < 4 * dims[1])
-        return fail(err, errn, "C's pitch %lld is below its row of %lld bytes", (long long)af[7],
+        return npu_io_fail(err, errn, "C's pitch %lld is below its row of %lld bytes", (long long)af[7],
                     (long long)(4 * dims[1]));
     g->M = (int)dims[0], g->N = (int)dims[1], g->K = (int)dims[2];
     g->transA = (int)dims[3], g->transB = (int)dims[4];
@@ -303,30 +293,30 @@ static int read_data(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
     g->prog_base = get_le(r, 8);
     n = get_le(r, 8);
     if (n == 0 || n > MAX_INSNS || n * 16 > r->n - r->off)
-        return fail(err, errn, "bad program length %llu", (unsigned long long)n);
+        return npu_io_fail(err, errn, "bad program length %llu", (unsigned long long)n);
     for (uint64_t i = 0; i < n; i++) {
         npu_insn_t in;
         for (int w = 0; w < 4; w++)
             in.w[w] = (uint32_t)get_le(r, 4);
         if (npu_prog_push(&g->prog, &in) != 0)
-            return fail(err, errn, "out of memory");
+            return npu_io_fail(err, errn, "out of memory");
     }
     p->image_addr = get_le(r, 8);
     n = get_le(r, 8);
     if (!(q = get_bytes(r, n)) || !(p->image = malloc(n ? (size_t)n : 1)))
-        return fail(err, errn, "bad DRAM image length %llu", (unsigned long long)n);
+        return npu_io_fail(err, errn, "bad DRAM image length %llu", (unsigned long long)n);
     memcpy(p->image, q, (size_t)n);
     p->image_len = (size_t)n;
     cnt = get_le(r, 8);
     if (cnt && cnt != (uint64_t)g->M * (uint64_t)g->N)
-        return fail(err, errn, "%llu expected results for a %dx%d C", (unsigned long long)cnt,
+        return npu_io_fail(err, errn, "%llu expected results for a %dx%d C", (unsigned long long)cnt,
                     g->M, g->N);
     if (cnt * 4 > r->n - r->off || (cnt && !(p->expect = malloc((size_t)cnt * 4))))
-        return fail(err, errn, "bad expected results");
+        return npu_io_fail(err, errn, "bad expected results");
     for (uint64_t i = 0; i < cnt; i++)
         p->expect[i] = (int32_t)(uint32_t)get_le(r, 4);
     if (r->off != r->n - 8)
-        return fail(err, errn, "%zu unread bytes before the checksum", r->n - 8 - r->off);
+        return npu_io_fail(err, errn, "%zu unread bytes before the checksum", r->n - 8 - r->off);
     return 0;
 }
 
@@ -341,7 +331,7 @@ int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *er
         return -1;
     len = get_le(&r, 4);
     if (len >= sizeof p->config || !(name = get_bytes(&r, len)))
-        return fail(err, errn, "bad configuration name");
+        return npu_io_fail(err, errn, "bad configuration name");
     memcpy(p->config, name, (size_t)len);
     p->config_hash = get_le(&r, 8);
     bw = get_le(&r, 8);
@@ -351,12 +341,12 @@ int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *er
     p->timing.stall_pct = (unsigned)get_le(&r, 8);
     p->timing.seed = get_le(&r, 8);
     if (p->timing.stall_pct > 100 || !(p->timing.bytes_per_cycle <= 1e9))
-        return fail(err, errn, "bad DRAM timing");
+        return npu_io_fail(err, errn, "bad DRAM timing");
     if (read_gemm(&r, &p->gemm, err, errn) != 0 || read_data(&r, p, err, errn) != 0) {
         npu_progfile_free(p);
         return -1;
     }
-    return r.short_read ? (npu_progfile_free(p), fail(err, errn, "truncated")) : 0;
+    return r.short_read ? (npu_progfile_free(p), npu_io_fail(err, errn, "truncated")) : 0;
 }
 
 static int parse_any(const unsigned char *buf, size_t n, void *p, char *err, size_t errn)
@@ -375,9 +365,9 @@ int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *
     if (!strcmp(p->config, cfg->name) && p->config_hash == npu_cfg_hash(cfg))
         return 0;
     if (strcmp(p->config, cfg->name))
-        return fail(err, errn, "built for configuration '%s', this binary simulates '%s': run "
+        return npu_io_fail(err, errn, "built for configuration '%s', this binary simulates '%s': run "
                                "build/%s/npu", p->config, cfg->name, p->config);
-    return fail(err, errn, "built for a configuration '%s' whose parameters differ from this "
+    return npu_io_fail(err, errn, "built for a configuration '%s' whose parameters differ from this "
                            "build's (hash %016llx, here %016llx): recompile the program",
                 p->config, (unsigned long long)p->config_hash,
                 (unsigned long long)npu_cfg_hash(cfg));

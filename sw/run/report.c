@@ -192,7 +192,7 @@ static cJSON *json_tags(const uint64_t *v)
     return o;
 }
 
-static void json_workload(cJSON *root, const npu_gemm_report_t *r, const npu_report_opts_t *o)
+void npu_report_json_workload(cJSON *root, const npu_gemm_report_t *r, const npu_report_opts_t *o)
 {
     cJSON *w = cJSON_AddObjectToObject(root, "workload");
     cJSON_AddStringToObject(w, "op", "gemm");
@@ -286,7 +286,7 @@ void npu_report_json_add(cJSON *root, const npu_cfg_t *cfg, const npu_gemm_repor
     cJSON *j;
     if (!cJSON_HasObjectItem(root, "config"))
         cJSON_AddItemToObject(root, "config", npu_out_json_cfg(cfg));
-    json_workload(root, r, o);
+    npu_report_json_workload(root, r, o);
     cJSON_AddStringToObject(root, "result", rc_name(r));
     cJSON_AddBoolToObject(root, "pass", r->rc == NPU_GEMM_PASS);
     if (r->rc == NPU_GEMM_HOST_ERROR) {

@@ -36,6 +36,9 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                      const npu_report_opts_t *o);
 /* The report's keys (config when root has none, workload, result, pass, plan, failure, cycles,
  * pe_util, DRAM bytes, counters) added to root (run/out.h). */
+/* The "workload" object of a GEMM report (its sizes, transposes and, with o, seed and DRAM
+ * timing) added to root. */
+void npu_report_json_workload(cJSON *root, const npu_gemm_report_t *r, const npu_report_opts_t *o);
 void npu_report_json_add(cJSON *root, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                          const npu_report_opts_t *o);
 /* The report as one JSON object on one line. */

@@ -84,21 +84,25 @@ static void emit_loads(emitter_t *e, int g)
     npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
-    if (npu_gemm_loads_a(p, g) && !a->transA) {
+    if (!npu_gemm_loads_a(p, g)) {
+        /* its resident band holds it */
+    } else if (!a->transA) {
         put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.m_act,
                  a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0, sa, wpr, 2u * (unsigned)ch.kc_act,
                  a->pitch_a);
-    } else if (npu_gemm_loads_a(p, g)) {
+    } else {
         rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
                           npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a + 2ull * ch.m0),
                           sa, wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
-    if (npu_gemm_loads_b(p, g) && !a->transB) {
+    if (!npu_gemm_loads_b(p, g)) {
+        /* its resident band holds it */
+    } else if (!a->transB) {
         put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.kc_act,
                  a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0, sb, (unsigned)p->nb,
                  2u * (unsigned)ch.n_act, a->pitch_b);
-    } else if (npu_gemm_loads_b(p, g)) {
+    } else {
         rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
                           npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b + 2ull * ch.k0),
                           sb, (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);

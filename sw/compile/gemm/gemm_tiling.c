@@ -140,21 +140,6 @@ int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *pl
 }
 
 static int tile(const npu_cfg_t *cfg, int M, int N, int K, int even_regions, int resident,
-                npu_gemm_plan_t *plan);
-
-int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
-                     npu_gemm_plan_t *plan)
-{
-    return tile(cfg, M, N, K, even_regions, 0, plan);
-}
-
-int npu_gemm_tile_res(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
-                      npu_gemm_plan_t *plan)
-{
-    return tile(cfg, M, N, K, even_regions, 1, plan);
-}
-
-static int tile(const npu_cfg_t *cfg, int M, int N, int K, int even_regions, int resident,
                 npu_gemm_plan_t *plan)
 {
     int F, bw, found = 0, mt_lo, mt_hi, mt_step, nb_hi, kblocks;
@@ -216,6 +201,18 @@ static int tile(const npu_cfg_t *cfg, int M, int N, int K, int even_regions, int
         npu_gemm_plan_band(cfg, &best);
     *plan = best;
     return 0;
+}
+
+int npu_gemm_tile_ex(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                     npu_gemm_plan_t *plan)
+{
+    return tile(cfg, M, N, K, even_regions, 0, plan);
+}
+
+int npu_gemm_tile_res(const npu_cfg_t *cfg, int M, int N, int K, int even_regions,
+                      npu_gemm_plan_t *plan)
+{
+    return tile(cfg, M, N, K, even_regions, 1, plan);
 }
 
 void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan)
