@@ -9,6 +9,7 @@ module npu_ctrl #(
     parameter OBUF_ROWS       = 256,
     parameter TOKEN_MAX       = 15,
     parameter WATCHDOG_CYCLES = 20000,
+    parameter DTYPE           = 0,     // reported in HW_DTYPE
     parameter NCNT            = 58,
     parameter NERR            = 4,
     // counters whose increment arrives one cycle after its event (registered at the source:
@@ -210,6 +211,7 @@ module npu_ctrl #(
             CSR_HW_S:      csr_rdata = S;
             CSR_HW_SPM:    csr_rdata = SPM_WORDS;
             CSR_HW_OBUF:   csr_rdata = OBUF_ROWS;
+            CSR_HW_DTYPE:  csr_rdata = DTYPE;
             CSR_QSTATE:    csr_rdata = qstate;
             CSR_PC_L:      csr_rdata = pc_l;
             CSR_PC_E:      csr_rdata = pc_e;

@@ -17,7 +17,8 @@ module npu_top #(
     parameter DRAM_ADDR_BITS  = 24,
     parameter MAX_BURST_BEATS = 16,
     parameter MAX_OUTSTANDING = 4,
-    parameter WATCHDOG_CYCLES = 20000
+    parameter WATCHDOG_CYCLES = 20000,
+    parameter DTYPE           = 0      // element type: DTYPE_INT16 or DTYPE_BF16 (npu_defs.vh)
 ) (
     input  wire             clk,
     input  wire             rst_n,
@@ -89,7 +90,7 @@ module npu_top #(
                                            | (CNT_ONE << CNT_SPM_CONFLICTS);
 
     npu_ctrl #(.S(S), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS), .TOKEN_MAX(TOKEN_MAX),
-               .WATCHDOG_CYCLES(WATCHDOG_CYCLES), .NCNT(NUM_COUNTERS), .NERR(4),
+               .WATCHDOG_CYCLES(WATCHDOG_CYCLES), .DTYPE(DTYPE), .NCNT(NUM_COUNTERS), .NERR(4),
                .LATE_CNT(LATE_CNT)) u_ctrl (
         .clk(clk), .rst_n(rst_n),
         .csr_addr(csr_addr), .csr_wdata(csr_wdata), .csr_we(csr_we), .csr_rdata(csr_rdata),

@@ -19,7 +19,8 @@ module npu_bench_top #(
     parameter DRAM_ADDR_BITS  = 24,
     parameter MAX_BURST_BEATS = 16,
     parameter MAX_OUTSTANDING = 4,
-    parameter WATCHDOG_CYCLES = 20000
+    parameter WATCHDOG_CYCLES = 20000,
+    parameter DTYPE           = 0
 ) (
     /* verilator lint_on UNUSEDPARAM */
     input  wire             clk,

@@ -46,7 +46,7 @@
 #include "npu_params.h"
 static npu_cfg_t g_cfg = NPU_CFG_INIT;
 #else
-static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, {0, 0, 0, 0, 0, 0, 0, 0, 0}};
+static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0}};
 #endif
 static unsigned g_jitter;
 
@@ -441,6 +441,7 @@ uint32_t npu_sim_csr_read(npu_sim_t *s, uint32_t addr)
     case NPU_CSR_HW_S: return s->S;
     case NPU_CSR_HW_SPM: return (uint32_t)s->spm_words;
     case NPU_CSR_HW_OBUF: return (uint32_t)s->cfg.obuf_rows;
+    case NPU_CSR_HW_DTYPE: return (uint32_t)s->cfg.dtype;
     case NPU_CSR_QSTATE: return qstate(s);
     case NPU_CSR_PC_L: return s->q[QL].n && !s->u[QL].busy ? s->q[QL].e[s->q[QL].head].pc : s->u[QL].pc;
     case NPU_CSR_PC_E: return s->q[QE].n && !s->u[QE].busy ? s->q[QE].e[s->q[QE].head].pc : s->u[QE].pc;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 
 #include "cli/commands.h"
+#include "hw/isa.h"
 
 /* Every parameter of the configuration under "config", beside the metadata. */
 static int print_json(const npu_cfg_t *c, const npu_args_t *a)
@@ -11,6 +12,7 @@ static int print_json(const npu_cfg_t *c, const npu_args_t *a)
         cJSON_Delete(root);
         return NPU_EXIT_FAIL;
     }
+    cJSON_AddStringToObject(j, "dtype", npu_dtype_name((unsigned)c->dtype));
     cJSON_AddNumberToObject(j, "pes", 4 * c->s * c->s);
     cJSON_AddNumberToObject(j, "beat_bytes", npu_cfg_beat(c));
     cJSON_AddNumberToObject(j, "lanes", npu_cfg_f(c));
@@ -36,10 +38,13 @@ int npu_cmd_info(const npu_cfg_t *c, const npu_args_t *a)
     printf("config          %s\n", c->name);
     printf("S               %d (fused array %dx%d, %d PEs)\n", c->s, 2 * c->s, 2 * c->s,
            4 * c->s * c->s);
-    printf("word / beat     %d bytes (%d int16 lanes)\n", npu_cfg_beat(c), npu_cfg_f(c));
+    printf("element type    %s (%s accumulation)\n", npu_dtype_name((unsigned)c->dtype),
+           npu_cfg_bf16(c) ? "fp32" : "int32");
+    printf("word / beat     %d bytes (%d 16-bit lanes)\n", npu_cfg_beat(c), npu_cfg_f(c));
     printf("SPM             %d banks x %d words = %d KiB\n", c->spm_banks, c->spm_bank_words,
            c->spm_banks * c->spm_bank_words * npu_cfg_beat(c) / 1024);
-    printf("OBUF            2 halves x %d rows of %d int32\n", c->obuf_rows, npu_cfg_f(c));
+    printf("OBUF            2 halves x %d rows of %d %s\n", c->obuf_rows, npu_cfg_f(c),
+           npu_cfg_bf16(c) ? "fp32" : "int32");
     printf("LBUF H / V      %d / %d words per core\n", c->lbuf_h_depth, c->lbuf_v_depth);
     printf("queues          %d instructions each, tokens up to %d\n", c->queue_depth, c->token_max);
     printf("DRAM            2^%d bytes, bursts up to %d beats, %d outstanding\n",

@@ -49,6 +49,16 @@ const char *npu_mode_name(unsigned mode)
     }
 }
 
+const char *npu_dtype_name(unsigned dtype)
+{
+    switch (dtype) {
+#define X(n, v, t) case v: return t;
+        NPU_DTYPES(X)
+#undef X
+    default: return "?";
+    }
+}
+
 /* ---- the field table (NPU_ISA_FIELDS) -------------------------------------------------- */
 
 const npu_isa_field_desc_t npu_isa_fields[NPU_NUM_FIELDS] = {

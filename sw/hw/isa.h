@@ -145,6 +145,8 @@ static inline unsigned npu_insn_tokens(const npu_insn_t *in) { return in->w[0] &
 const char *npu_op_name(unsigned op);
 const char *npu_tag_name(unsigned tag);
 const char *npu_mode_name(unsigned mode);
+/* "int16" / "bf16" (the DTYPE value names of NPU_DTYPES); "?" for others. */
+const char *npu_dtype_name(unsigned dtype);
 /* Queue of an opcode: 'L', 'E', 'S', or 0 for an unknown opcode. */
 char npu_op_queue(unsigned op);
 

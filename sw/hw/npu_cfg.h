@@ -9,6 +9,8 @@
 #ifndef NPU_CFG_H
 #define NPU_CFG_H
 
+#include "npu_defs.h"
+
 #ifndef NPU_CFG_T_DEFINED
 #define NPU_CFG_T_DEFINED
 /* The slicing stage's cost constants fitted on the RTL by `npu calibrate` (configs/<cfg>.calib,
@@ -22,7 +24,7 @@ typedef struct npu_cfg {
     const char *name;
     int s, spm_banks, spm_bank_words, obuf_rows, lbuf_h_depth, lbuf_v_depth, queue_depth,
         token_max, dram_addr_bits, max_burst_beats, max_outstanding, watchdog_cycles, dram_bw,
-        dram_latency, dram_burst_cost;
+        dram_latency, dram_burst_cost, dtype; /* dtype: NPU_DTYPE_* */
     npu_cfg_calib_t calib;
 } npu_cfg_t;
 #endif
@@ -30,6 +32,7 @@ typedef struct npu_cfg {
 /* Derived sizes (docs/isa.md §1). */
 static inline int npu_cfg_f(const npu_cfg_t *c) { return 2 * c->s; }          /* fused array side, lanes per word */
 static inline int npu_cfg_beat(const npu_cfg_t *c) { return 4 * c->s; }       /* bytes per word / DRAM beat */
+static inline int npu_cfg_bf16(const npu_cfg_t *c) { return c->dtype == NPU_DTYPE_BF16; }
 static inline int npu_cfg_spm_words(const npu_cfg_t *c) { return c->spm_banks * c->spm_bank_words; }
 
 #endif

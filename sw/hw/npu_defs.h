@@ -93,6 +93,11 @@
 #define NPU_TAGS(T) \
     T(PROG, 0) T(X, 1) T(W, 2) T(Y, 3) T(DY, 4) T(DX, 5) T(DW, 6) T(PARTIAL, 7)
 
+/* Element types (configuration key DTYPE, CSR HW_DTYPE; docs/datapath.md): X(name, value, text).
+ * int16: int16 operands, int32 wrap-around accumulation. bf16: bf16 operands, exact products,
+ * fp32 accumulation with round to nearest even, denormals flushed (docs/datapath.md section 6). */
+#define NPU_DTYPES(X) X(INT16, 0, "int16") X(BF16, 1, "bf16")
+
 /* FlexSA modes (ARCHITECTURE.md section 3). */
 #define NPU_MODES(X) X(FW, 0) X(VSW, 1) X(HSW, 2) X(ISW, 3)
 
@@ -129,7 +134,8 @@
     X(PC_E,      0x0C, "read-only: index of the EXEC instruction in progress")   \
     X(PC_S,      0x0D, "read-only: index of the STORE instruction in progress")  \
     X(FETCH_PC,  0x0E, "read-only: next instruction index to fetch")              \
-    X(NOCSTATE,  0x0F, "read-only: NoC head flits per channel (frozen at an error)")
+    X(NOCSTATE,  0x0F, "read-only: NoC head flits per channel (frozen at an error)") \
+    X(HW_DTYPE,  0x10, "read-only: element type of this build (NPU_DTYPES)")
 #define NPU_CSR_CNT_LO 0x100 /* counter i low 32 bits at 0x100 + i */
 #define NPU_CSR_CNT_HI 0x200 /* counter i high 32 bits at 0x200 + i */
 
@@ -232,6 +238,8 @@
 enum npu_opcode { NPU_OPCODES(NPU_X_OP) };
 #define NPU_X_TAG(n, v) NPU_TAG_##n = v,
 enum npu_tag { NPU_TAGS(NPU_X_TAG) NPU_NUM_TAGS = 8 };
+#define NPU_X_DTYPE(n, v, t) NPU_DTYPE_##n = v,
+enum npu_dtype { NPU_DTYPES(NPU_X_DTYPE) NPU_NUM_DTYPES = 2 };
 #define NPU_X_MODE(n, v) NPU_MODE_##n = v,
 enum npu_mode { NPU_MODES(NPU_X_MODE) NPU_NUM_MODES = 4 };
 #define NPU_X_ERR(n, v, t) NPU_ERR_##n = v,

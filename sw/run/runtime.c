@@ -298,14 +298,16 @@ int npu_check_hw(const npu_cfg_t *cfg, npu_sim_t *sim, char *msg, size_t n)
     uint32_t s = npu_sim_csr_read(sim, NPU_CSR_HW_S);
     uint32_t spm = npu_sim_csr_read(sim, NPU_CSR_HW_SPM);
     uint32_t ob = npu_sim_csr_read(sim, NPU_CSR_HW_OBUF);
+    uint32_t dt = npu_sim_csr_read(sim, NPU_CSR_HW_DTYPE);
     uint32_t want_spm = (uint32_t)cfg->spm_banks * (uint32_t)cfg->spm_bank_words;
-    if (s == (uint32_t)cfg->s && spm == want_spm && ob == (uint32_t)cfg->obuf_rows)
+    if (s == (uint32_t)cfg->s && spm == want_spm && ob == (uint32_t)cfg->obuf_rows &&
+        dt == (uint32_t)cfg->dtype)
         return 0;
     snprintf(msg, n,
-             "the simulated NPU (S=%u, %u SPM words, %u OBUF rows) is not config '%s' (S=%d, %u "
-             "SPM words, %d OBUF rows)",
-             (unsigned)s, (unsigned)spm, (unsigned)ob, cfg->name ? cfg->name : "?", cfg->s,
-             (unsigned)want_spm, cfg->obuf_rows);
+             "the simulated NPU (S=%u, %u SPM words, %u OBUF rows, %s) is not config '%s' (S=%d, "
+             "%u SPM words, %d OBUF rows, %s)",
+             (unsigned)s, (unsigned)spm, (unsigned)ob, npu_dtype_name(dt), cfg->name ? cfg->name : "?",
+             cfg->s, (unsigned)want_spm, cfg->obuf_rows, npu_dtype_name((unsigned)cfg->dtype));
     return -1;
 }
 

@@ -39,50 +39,61 @@ struct key {
     const char *name;  /* KEY in the .cfg */
     const char *field; /* struct npu_cfg member */
     int rtl;           /* passed to Verilator as -G */
+    int named;         /* 1: the value is a name from NPU_DTYPES, stored as its number */
 };
 
 static const struct key KEYS[] = {
-    {"S", "s", 1},
-    {"SPM_BANKS", "spm_banks", 1},
-    {"SPM_BANK_WORDS", "spm_bank_words", 1},
-    {"OBUF_ROWS", "obuf_rows", 1},
-    {"LBUF_H_DEPTH", "lbuf_h_depth", 1},
-    {"LBUF_V_DEPTH", "lbuf_v_depth", 1},
-    {"QUEUE_DEPTH", "queue_depth", 1},
-    {"TOKEN_MAX", "token_max", 1},
-    {"DRAM_ADDR_BITS", "dram_addr_bits", 1},
-    {"MAX_BURST_BEATS", "max_burst_beats", 1},
-    {"MAX_OUTSTANDING", "max_outstanding", 1},
-    {"WATCHDOG_CYCLES", "watchdog_cycles", 1},
-    {"DRAM_BW", "dram_bw", 0},
-    {"DRAM_LATENCY", "dram_latency", 0},
-    {"DRAM_BURST_COST", "dram_burst_cost", 0},
+    {"S", "s", 1, 0},
+    {"SPM_BANKS", "spm_banks", 1, 0},
+    {"SPM_BANK_WORDS", "spm_bank_words", 1, 0},
+    {"OBUF_ROWS", "obuf_rows", 1, 0},
+    {"LBUF_H_DEPTH", "lbuf_h_depth", 1, 0},
+    {"LBUF_V_DEPTH", "lbuf_v_depth", 1, 0},
+    {"QUEUE_DEPTH", "queue_depth", 1, 0},
+    {"TOKEN_MAX", "token_max", 1, 0},
+    {"DRAM_ADDR_BITS", "dram_addr_bits", 1, 0},
+    {"MAX_BURST_BEATS", "max_burst_beats", 1, 0},
+    {"MAX_OUTSTANDING", "max_outstanding", 1, 0},
+    {"WATCHDOG_CYCLES", "watchdog_cycles", 1, 0},
+    {"DRAM_BW", "dram_bw", 0, 0},
+    {"DRAM_LATENCY", "dram_latency", 0, 0},
+    {"DRAM_BURST_COST", "dram_burst_cost", 0, 0},
+    {"DTYPE", "dtype", 1, 1},
 };
 enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
 enum {
     K_S, K_SPM_BANKS, K_SPM_BANK_WORDS, K_OBUF_ROWS, K_LBUF_H_DEPTH, K_LBUF_V_DEPTH,
     K_QUEUE_DEPTH, K_TOKEN_MAX, K_DRAM_ADDR_BITS, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING,
-    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST
+    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE
 };
+
+/* A DTYPE name (NPU_DTYPES) as its number; -1 when it names none. */
+static long dtype_value(const char *v)
+{
+#define X(nm, num, text) if (!strcmp(v, text)) return num;
+    NPU_DTYPES(X)
+#undef X
+    return -1;
+}
 
 /* configs/NAME.calib: the conditions of the measurement (checked against the .cfg), which sweep
  * produced it, and the slicing stage's cost constants in Q16 cycles (npu_cfg_calib_t). */
 static const struct key CAL_KEYS[] = {
-    {"S", "s", 0},
-    {"MAX_BURST_BEATS", "max_burst_beats", 0},
-    {"MAX_OUTSTANDING", "max_outstanding", 0},
-    {"DRAM_BW", "dram_bw", 0},
-    {"DRAM_LATENCY", "dram_latency", 0},
-    {"DRAM_BURST_COST", "dram_burst_cost", 0},
-    {"QUICK", "quick", 0},
-    {"XFER_FIXED", "xfer_fixed", 0},
-    {"BURST", "burst", 0},
-    {"BYTE", "byte", 0},
-    {"WAVE", "wave", 0},
-    {"DRAIN_FIXED", "drain_fixed", 0},
-    {"DRAIN_ROW", "drain_row", 0},
-    {"LAT_FIXED", "lat_fixed", 0},
-    {"WINDOW", "window", 0},
+    {"S", "s", 0, 0},
+    {"MAX_BURST_BEATS", "max_burst_beats", 0, 0},
+    {"MAX_OUTSTANDING", "max_outstanding", 0, 0},
+    {"DRAM_BW", "dram_bw", 0, 0},
+    {"DRAM_LATENCY", "dram_latency", 0, 0},
+    {"DRAM_BURST_COST", "dram_burst_cost", 0, 0},
+    {"QUICK", "quick", 0, 0},
+    {"XFER_FIXED", "xfer_fixed", 0, 0},
+    {"BURST", "burst", 0, 0},
+    {"BYTE", "byte", 0, 0},
+    {"WAVE", "wave", 0, 0},
+    {"DRAIN_FIXED", "drain_fixed", 0, 0},
+    {"DRAIN_ROW", "drain_row", 0, 0},
+    {"LAT_FIXED", "lat_fixed", 0, 0},
+    {"WINDOW", "window", 0, 0},
 };
 enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 6, C_QUICK = 6, C_XFER_FIXED = 7 };
 static const int CAL_COND_KEY[NCAL_COND] = {K_S, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING, K_DRAM_BW,
@@ -217,7 +228,13 @@ static void parse_stream(FILE *f, const struct keyset *ks)
             err_at(line, "missing value for %s", k);
             continue;
         }
-        if (parse_int(v, &x)) {
+        if (ks->keys[found].named) {
+            x = dtype_value(v);
+            if (x < 0) {
+                err_at(line, "value of %s must be int16 or bf16, got `%s`", k, v);
+                continue;
+            }
+        } else if (parse_int(v, &x)) {
             err_at(line, "value of %s is not an integer: `%s`", k, v);
             continue;
         }
@@ -527,6 +544,11 @@ static void gen_defs_vh(struct buf *b)
     NPU_MODES(X)
 #undef X
     bprintf(b, "localparam integer NUM_MODES = %d;\n", (int)NPU_NUM_MODES);
+
+    bprintf(b, "\n// Element types (parameter DTYPE, CSR HW_DTYPE)\n");
+#define X(nm, v, t) bprintf(b, "localparam integer DTYPE_%-5s = %d; // %s\n", #nm, (int)(v), t);
+    NPU_DTYPES(X)
+#undef X
 
     bprintf(b, "\n// Error codes (STATUS[15:8])\n");
 #define X(nm, v, t) bprintf(b, "localparam [7:0] ERR_%-14s = 8'd%d; // %s\n", #nm, (int)(v), t);

@@ -75,6 +75,7 @@ Test(cov_csr, unmapped_addresses_read_zero)
     cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_S), (uint32_t)cfg.s);
     cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_SPM), (uint32_t)(cfg.spm_banks * cfg.spm_bank_words));
     cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_OBUF), (uint32_t)cfg.obuf_rows);
+    cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_HW_DTYPE), (uint32_t)cfg.dtype);
     cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_PROG_LEN), (uint32_t)p.n);
     cr_assert(r.cnt[NPU_CNT_cycles] > 0, "cycles counter is 0 after a run");
     cr_assert_eq(npu_sim_csr_read(s, NPU_CSR_CNT_LO + NPU_CNT_cycles),
