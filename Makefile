@@ -150,9 +150,10 @@ build/%/fault/test_planted: build/%/fault/libnpusim.a build/libnpuhost.a tests/r
 	$(CXX) -o $@ build/$*/fault/test_planted.o build/libnpuhost.a build/$*/fault/libnpusim.a \
 	    $(SIM_LIBS) -lcriterion
 
-# cJSON (libcjson-dev): the JSON of every command and report (run/out.h)
-HOST_LIBS := -lcjson
-SIM_LIBS := -lz -lpthread $(HOST_LIBS)
+# cJSON (libcjson-dev): the JSON of every command and report (run/out.h); zlib: the digits data
+# set's gzip'ed CSV (data/digits.c) and the FST writer
+HOST_LIBS := -lcjson -lz -lm
+SIM_LIBS := -lpthread $(HOST_LIBS)
 
 # Speed reference for `make bench`: the bare FlexSA array (tb/npu_bench_top.v) behind the same
 # harness and flags, so the NPU's speed can be reported as a ratio measured in one run.
@@ -182,6 +183,7 @@ NPU_GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown
 build/npu_rev.h: FORCE
 	@mkdir -p build; echo '#define NPU_GIT_REV "$(NPU_GIT_REV)"' > $@.tmp; \
 	if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+.PHONY: FORCE
 FORCE:
 build/host/cli/cli_common.o: build/npu_rev.h
 build/libnpuhost.a: $(HOST_OBJ)
@@ -283,6 +285,8 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== --json of every command, CSV metadata, output paths"; \
 	  python3 tests/json_checks.py build/small/npu || fail=1; \
 	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
+	echo "== npu fit: the fp32 reference trainer against NumPy, one epoch on the RTL"; \
+	  $(PY_NUMPY) tests/fit_checks.py build/small/npu || fail=1; \
 	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
 	echo "== SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \

@@ -36,6 +36,7 @@ RUNS = [
     (["flexsa-report", "--limit", "1"], ["result", "pass", "rows"], True),
     (["train-bench", "--set", "edge"], ["pass", "rows"], True),
     (["calibrate", "--quick"], ["r2", "q16"], False),
+    (["fit", "--model", "mlp:64,8,10", "--engine", "ref", "--epochs", "1"], ["result", "epochs"], True),
 ]
 
 

@@ -16,7 +16,8 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
+    OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE
 };
 
 /* Which options each command accepts (bit = option). */
@@ -55,6 +56,11 @@ enum {
                      B(OPT_JSON))
 #define OPTS_TRAIN_BENCH (B(OPT_SET) | B(OPT_ACC_BYTES) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_JSON))
 #define OPTS_CALIBRATE (B(OPT_QUICK) | B(OPT_OUT) | B(OPT_JSON) | B(OPT_QUIET))
+#define OPTS_FIT                                                                               \
+    (B(OPT_MODEL) | B(OPT_DATA) | B(OPT_EPOCHS) | B(OPT_BATCH) | B(OPT_LR) | B(OPT_MOMENTUM) |  \
+     B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
+     B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
+     B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -109,6 +115,14 @@ static const struct option long_opts[] = {
     {"x", required_argument, NULL, OPT_X},
     {"w", required_argument, NULL, OPT_W},
     {"dy", required_argument, NULL, OPT_DY},
+    {"model", required_argument, NULL, OPT_MODEL},
+    {"data", required_argument, NULL, OPT_DATA},
+    {"epochs", required_argument, NULL, OPT_EPOCHS},
+    {"lr", required_argument, NULL, OPT_LR},
+    {"momentum", required_argument, NULL, OPT_MOMENTUM},
+    {"wd", required_argument, NULL, OPT_WD},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"dtype", required_argument, NULL, OPT_DTYPE},
     {NULL, 0, NULL, 0},
 };
 
@@ -185,6 +199,12 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                stage's cost constants, R^2 >= 0.98 required; --out writes the\n"
             "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
             "                LOAD widths)\n"
+            "       npu fit --model mlp:64,128,10 [--data digits|FILE.csv.gz] [--epochs E]\n"
+            "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|ref]\n"
+            "                [--dtype int16|bf16] [--seed N] [--csv FILE] [--json] [--quiet]\n"
+            "                (trains an MLP on the 8x8 digits: every GEMM of every step on the\n"
+            "                RTL, checked bit-exact, beside the fp32 reference trainer; per epoch\n"
+            "                the loss of both, train and test accuracy, cycles per sample)\n"
             "       npu info\n"
             "       npu CMD --help | npu help CMD   (CMD's options, their values and defaults)\n"
             "       npu --version   (the git revision and the configuration)\n"
@@ -262,6 +282,8 @@ static const struct cmd_def {
     {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE,
      "RTL microbenchmarks and the fit of the slicing stage's cost constants"},
     {"info", NPU_CMD_INFO, B(OPT_JSON), "the configuration of this build"},
+    {"fit", NPU_CMD_FIT, OPTS_FIT,
+     "trains an MLP on the digits: its GEMMs on the RTL (bit-exact) beside the fp32 reference"},
     {"run", NPU_CMD_RUN, OPTS_RUN,
      "'npu run FILE': replays a saved program (npu gemm --save-program) without the compiler"},
 };
@@ -283,6 +305,8 @@ static const struct word_opt {
      "--dataflow needs zeropad, ecoflow or both", offsetof(npu_args_t, dataflow)},
     {OPT_SET, {"edge", "server", "server4", "all", NULL}, "--set needs edge, server, server4 or all",
      offsetof(npu_args_t, bench_set)},
+    {OPT_ENGINE, {"npu", "ref", NULL}, "--engine needs npu or ref", offsetof(npu_args_t, engine)},
+    {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
 };
 
 /* Options whose value is an unsigned count in [lo, hi]. */
@@ -301,6 +325,7 @@ static const struct count_opt {
     {OPT_BATCH, 1, 1024, "--batch needs a mini-batch in 1..1024", offsetof(npu_args_t, batch)},
     {OPT_SCALE_C, 1, 4096, "--scale-c needs a divisor in 1..4096", offsetof(npu_args_t, scale_c)},
     {OPT_SCALE_S, 1, 4096, "--scale-s needs a divisor in 1..4096", offsetof(npu_args_t, scale_s)},
+    {OPT_EPOCHS, 1, 10000, "--epochs needs a count in 1..10000", offsetof(npu_args_t, epochs)},
 };
 
 /* Options whose value is a non-empty string (a file name, a layer list). */
@@ -323,6 +348,8 @@ static const struct text_opt {
     {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
     {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
     {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
+    {OPT_MODEL, "--model needs a model like mlp:64,128,10", offsetof(npu_args_t, model)},
+    {OPT_DATA, "--data needs digits or a digits CSV (.csv.gz) file", offsetof(npu_args_t, data)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -378,10 +405,24 @@ static int parse_policy(const char *v, npu_args_t *a, char *err, size_t errn)
     return 0;
 }
 
+static const char *opt_name(int c, char *buf, size_t n);
+
+/* A finite number >= 0. 0 or -1. */
+static int parse_nonneg(const char *s, double *v)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    *v = strtod(s, &end);
+    return errno || *end || !(*v >= 0) || !isfinite(*v) ? -1 : 0;
+}
+
 /* One accepted option and its value (optarg). 0 or 2 (message in err). */
 static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char *err, size_t errn)
 {
     uint64_t x;
+    char name[32];
     int t = v ? parse_table_opt(c, v, a, err, errn) : 0;
     if (t)
         return t == 1 ? 0 : t;
@@ -425,6 +466,16 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
         else
             return bad(err, errn, "--slicing needs auto, heuristic, burst or noburst, not '%s'", v);
         return 0;
+    case OPT_LR:
+    case OPT_MOMENTUM:
+    case OPT_WD: {
+        double *d = c == OPT_LR ? &a->lr : c == OPT_MOMENTUM ? &a->momentum : &a->wd;
+        if (parse_nonneg(v, d) || (c == OPT_LR && *d == 0) || (c == OPT_MOMENTUM && *d >= 1))
+            return bad(err, errn, "%s needs a number %s, not '%s'", opt_name(c, name, sizeof name),
+                       c == OPT_LR ? "> 0" : c == OPT_MOMENTUM ? "in [0, 1)" : ">= 0", v);
+        a->fit_set |= c == OPT_LR ? 1 : c == OPT_MOMENTUM ? 2 : 4;
+        return 0;
+    }
     case OPT_ACC_BYTES:
         if (strcmp(v, "2") && strcmp(v, "4"))
             return bad(err, errn, "--acc-bytes needs 2 (bf16, the paper) or 4 (int32, the RTL), "
@@ -469,7 +520,7 @@ static const struct opt_doc {
      "the tiles: auto (default: the slicing stage's pick plus a resident band), heuristic "
      "(gemm_tiling's plus a band), burst or noburst (the stage's pick alone)"},
     {OPT_LIMIT, "G", "2", "the first G GEMMs of the set, 0 = all (default 0)"},
-    {OPT_BATCH, "B", "2", "mini-batch 1..1024 (default: train 16; conv, gemm --topology 1)"},
+    {OPT_BATCH, "B", "2", "mini-batch 1..1024 (default: train 16; fit 32; conv, gemm --topology 1)"},
     {OPT_LAYERS, "D0,D1,..,DL", "8,8", "MLP layer sizes"},
     {OPT_ORDER, "", "seq", "backward-pass order (default seq)"},
     {OPT_PARTITION, "", "none", "split of each GEMM over the cores (default none)"},
@@ -492,6 +543,14 @@ static const struct opt_doc {
     {OPT_X, "X.npy", "x.npy", "X, B x H x W x C int16, instead of seeded"},
     {OPT_W, "W.npy", "w.npy", "W, KH x KW x F x C int16, instead of seeded"},
     {OPT_DY, "DY.npy", "dy.npy", "dY, B x OH x OW x F int16, instead of seeded"},
+    {OPT_MODEL, "mlp:D0,..,DL", "mlp:64,16,10", "the model: an MLP with ReLU between its layers"},
+    {OPT_DATA, "digits|FILE", "digits", "the data set (default digits: sw/data/digits.csv.gz)"},
+    {OPT_EPOCHS, "E", "1", "epochs, 1..10000 (default 10)"},
+    {OPT_LR, "L", "0.1", "learning rate > 0 (default 0.05)"},
+    {OPT_MOMENTUM, "M", "0.9", "SGD momentum in [0, 1) (default 0.9)"},
+    {OPT_WD, "W", "0.0001", "weight decay >= 0, on weights only (default 0.0001)"},
+    {OPT_ENGINE, "", "ref", "npu: GEMMs on the RTL beside the reference (default); ref: fp32 only"},
+    {OPT_DTYPE, "", "bf16", "the element type; must be this build's (default: the build's)"},
 };
 
 /* An option's spelling: "--seed", "-m". */
@@ -731,6 +790,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--kernel applies to 'slice --conv'");
     if (a->cmd == NPU_CMD_SLICE)
         return 0;
+    if (a->cmd == NPU_CMD_FIT && !a->model)
+        return bad(err, errn, "'fit' needs --model mlp:D0,D1,..,DL (e.g. mlp:64,128,10)");
     if (a->cmd == NPU_CMD_RUN && !a->prog_file)
         return bad(err, errn, "'run' needs a saved program file (npu gemm --save-program FILE)");
     if (a->cmd == NPU_CMD_RUN)

@@ -24,6 +24,9 @@
  *   npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet] [--max-cycles N]
  *   npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE] [--quiet]
  *   npu calibrate [--quick] [--out FILE] [--json] [--quiet]
+ *   npu fit --model mlp:D0,..,DL [--data digits|FILE] [--epochs E] [--batch B] [--lr L]
+ *              [--momentum M] [--wd W] [--engine npu|ref] [--dtype int16|bf16] [--seed N]
+ *              [--csv F] [--json] [--quiet]
  *   npu info
  *   npu help [CMD] | --help | -h;  npu CMD --help;  npu --version
  */
@@ -37,7 +40,7 @@
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
     NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE,
-    NPU_CMD_CALIBRATE, NPU_CMD_RUN, NPU_CMD_VERSION
+    NPU_CMD_CALIBRATE, NPU_CMD_RUN, NPU_CMD_VERSION, NPU_CMD_FIT
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -88,6 +91,13 @@ typedef struct npu_args {
     const char *save_program;           /* gemm: the program file to write (progfile.h) */
     const char *prog_file;              /* run, disasm: the saved program (positional) */
     const char *x_file, *w_file, *dy_file; /* conv: X, W, dY .npy (int16) instead of seeded */
+    const char *model, *data;           /* fit: "mlp:64,128,10"; "digits" or a CSV file (NULL =
+                                           digits) */
+    unsigned epochs;                    /* fit: 0 = 10 */
+    double lr, momentum, wd;            /* fit: set when fit_set has bit 1, 2, 4 */
+    int fit_set;
+    const char *engine, *dtype;         /* fit: npu|ref (NULL = npu); int16|bf16 (NULL = the
+                                           build's) */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -34,6 +34,10 @@ int npu_cmd_slice(const npu_cfg_t *cfg, const npu_args_t *a);
  * burst cross-check or the fit failed, 2 bad usage or an unwritable file. */
 int npu_cmd_calibrate(const npu_cfg_t *cfg, const npu_args_t *a);
 
+/* `npu fit` (cmd_fit.c): trains an MLP on the digits (run/fit.h). 0 every epoch ran and every
+ * NPU GEMM was bit-exact, 1 a GEMM failed (or the CSV), 2 bad usage or data file. */
+int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cmd_version(const npu_cfg_t *cfg, const npu_args_t *a); /* npu --version */

@@ -39,6 +39,7 @@ static const struct {
     {NPU_CMD_FLEXSA_REPORT, npu_cmd_flexsa_report},
     {NPU_CMD_TRAIN_BENCH, npu_cmd_train_bench},
     {NPU_CMD_TRAIN, npu_cmd_train},
+    {NPU_CMD_FIT, npu_cmd_fit},
     {NPU_CMD_CONV, npu_cmd_conv},
     {NPU_CMD_GEMM, npu_cmd_gemm},
 };

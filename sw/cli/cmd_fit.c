@@ -1,0 +1,142 @@
+/* cmd_fit.c - `npu fit`: trains an MLP on the digits, one report line per epoch (run/fit.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "hw/isa.h"
+#include "run/fit.h"
+
+static const char *const k_cols[] = {
+    "epoch", "loss", "ref_loss", "loss_rel_diff", "train_acc", "test_acc", "ref_test_acc",
+    "cycles", "cycles_per_sample", "eval_cycles", "gemms", "gemm_fail", "wall_s"};
+enum { NCOLS = (int)(sizeof k_cols / sizeof k_cols[0]) };
+
+typedef struct fit_cli {
+    const npu_args_t *a;
+    npu_table_t t;
+    int engine;
+} fit_cli_t;
+
+static double rel_diff(double x, double ref) { return ref != 0 ? (x - ref) / ref : 0; }
+
+static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
+{
+    fit_cli_t *c = ctx;
+    npu_table_t *t = &c->t;
+    if (!c->a->json && !c->a->quiet) {
+        printf("epoch %3d  loss %.5f", e->epoch, e->loss);
+        if (c->engine == NPU_FIT_NPU)
+            printf(" (fp32 ref %.5f, %+.2f%%)", e->ref_loss, 100 * rel_diff(e->loss, e->ref_loss));
+        printf("  train %.2f%%  test %.2f%%", 100 * e->train_acc, 100 * e->test_acc);
+        if (c->engine == NPU_FIT_NPU)
+            printf(" (ref %.2f%%)  %llu cycles, %.0f/sample  %ld GEMMs%s", 100 * e->ref_test_acc,
+                   (unsigned long long)e->cycles, e->cycles_per_sample, e->gemms,
+                   e->gemm_fail ? "  FAIL" : " bit-exact");
+        printf("  %.1f s\n", e->wall_s);
+        fflush(stdout);
+    }
+    npu_table_int(t, e->epoch);
+    npu_table_num(t, e->loss, "%.6f");
+    npu_table_num(t, e->ref_loss, "%.6f");
+    npu_table_num(t, rel_diff(e->loss, e->ref_loss), "%.6f");
+    npu_table_num(t, e->train_acc, "%.6f");
+    npu_table_num(t, e->test_acc, "%.6f");
+    npu_table_num(t, e->ref_test_acc, "%.6f");
+    npu_table_u64(t, e->cycles);
+    npu_table_num(t, e->cycles_per_sample, "%.1f");
+    npu_table_u64(t, e->eval_cycles);
+    npu_table_int(t, e->gemms);
+    npu_table_int(t, e->gemm_fail);
+    npu_table_num(t, e->wall_s, "%.3f");
+    npu_table_end_row(t);
+}
+
+/* The options as the trainer's; 0, or 2 after the one-line usage message. */
+static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    if (strncmp(a->model, "mlp:", 4) || npu_mlp_shape_parse(a->model + 4, &o->shape)) {
+        fprintf(stderr, "npu: --model needs mlp:D0,D1,..,DL (2 to %d widths in 1..65535), not "
+                        "'%s'\n", NPU_MLP_MAX_LAYERS + 1, a->model);
+        return NPU_EXIT_USAGE;
+    }
+    if (a->dtype && strcmp(a->dtype, npu_dtype_name((unsigned)cfg->dtype))) {
+        fprintf(stderr, "npu: --dtype %s: this binary simulates config '%s' (%s); use "
+                        "build/<a %s config>/npu, e.g. build/small-%s/npu\n", a->dtype, cfg->name,
+                npu_dtype_name((unsigned)cfg->dtype), a->dtype, a->dtype);
+        return NPU_EXIT_USAGE;
+    }
+    o->epochs = a->epochs ? (int)a->epochs : 10;
+    o->batch = a->batch ? (int)a->batch : 32;
+    o->engine = a->engine && !strcmp(a->engine, "ref") ? NPU_FIT_REF : NPU_FIT_NPU;
+    o->sgd.lr = (float)(a->fit_set & 1 ? a->lr : 0.05);
+    o->sgd.momentum = (float)(a->fit_set & 2 ? a->momentum : 0.9);
+    o->sgd.wd = (float)(a->fit_set & 4 ? a->wd : 1e-4);
+    o->seed = a->seed;
+    o->test_frac = 0.2;
+    o->modes = npu_args_gemm_modes(a);
+    o->max_cycles = a->max_cycles;
+    return 0;
+}
+
+int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_fit_opts_t o;
+    npu_dataset_t d;
+    char path[4096], why[512];
+    fit_cli_t c = {a, {0}, 0};
+    npu_sim_t *sim = NULL;
+    int rc = fit_opts(cfg, a, &o), csv_err = 0;
+    cJSON *rows;
+    if (rc)
+        return rc;
+    c.engine = o.engine;
+    if (npu_digits_find(a->data && strcmp(a->data, "digits") ? a->data : NULL, path, sizeof path)) {
+        fprintf(stderr, "npu: --data: cannot read %s\n", path);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_digits_load(path, &d, why, sizeof why)) {
+        fprintf(stderr, "npu: --data: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_fit_check(&d, &o, why, sizeof why)) {
+        fprintf(stderr, "npu: fit: %s\n", why);
+        npu_dataset_free(&d);
+        return NPU_EXIT_USAGE;
+    }
+    if (o.engine == NPU_FIT_NPU) {
+        npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
+        if (!(sim = npu_cli_open_sim(cfg, a, &t))) {
+            npu_dataset_free(&d);
+            return NPU_EXIT_FAIL;
+        }
+    }
+    if (npu_cli_table_open(cfg, a, &c.t, k_cols, NCOLS) != 0) {
+        npu_dataset_free(&d);
+        npu_sim_close(sim);
+        return NPU_EXIT_USAGE;
+    }
+    if (!a->json && !a->quiet)
+        printf("fit %s on %s (%d images, %d%% held out), batch %d, lr %g, momentum %g, wd %g, "
+               "engine %s, config %s (%s)\n", a->model, path, d.n, (int)(o.test_frac * 100),
+               o.batch, o.sgd.lr, o.sgd.momentum, o.sgd.wd, o.engine ? "npu" : "ref", cfg->name,
+               npu_dtype_name((unsigned)cfg->dtype));
+    rc = npu_fit_run(cfg, sim, &d, &o, on_epoch, &c, why, sizeof why);
+    rows = npu_table_close(&c.t, &csv_err);
+    if (rc)
+        fprintf(stderr, "npu: fit: %s\n", why);
+    if (a->json) {
+        cJSON *root = npu_cli_json_new(cfg, a);
+        if (root) {
+            cJSON_AddStringToObject(root, "model", a->model);
+            cJSON_AddStringToObject(root, "result", rc ? "FAIL" : "PASS");
+            cJSON_AddItemToObject(root, "epochs", rows);
+            npu_cli_json_print(root);
+        } else {
+            cJSON_Delete(rows);
+        }
+    }
+    npu_sim_close(sim);
+    npu_dataset_free(&d);
+    return rc < 0 ? NPU_EXIT_USAGE : rc || csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
+}

@@ -1,0 +1,259 @@
+/* fit.c - `npu fit`: the training loop over epochs and batches, the NPU GEMM engine (fit.h). */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include "run/fit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "ref/bf16.h"
+#include "run/runtime.h"
+
+/* The NPU engine's state: the simulator and the epoch's tallies. */
+typedef struct fit_npu {
+    const npu_cfg_t *cfg;
+    npu_sim_t *sim;
+    const npu_fit_opts_t *o;
+    uint64_t cycles;
+    long gemms, fails;
+    char why[256]; /* the first failure */
+} fit_npu_t;
+
+int npu_fit_i16_scale(const float *x, size_t n, int K)
+{
+    float mx = 0;
+    int lg = 0, bits, e;
+    for (size_t i = 0; i < n; i++)
+        mx = fabsf(x[i]) > mx ? fabsf(x[i]) : mx;
+    if (mx == 0)
+        return 0;
+    while ((1 << lg) < K)
+        lg++;
+    bits = 15 - (lg + 1) / 2;
+    /* largest e with round(mx * 2^e) < 2^bits */
+    e = bits - 1 - (int)floor(log2(mx));
+    while (e > -126 && nearbyint(ldexp(mx, e)) >= ldexp(1, bits))
+        e--;
+    return e;
+}
+
+static float bits_to_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* fp32 -> the NPU's 16-bit operand: bf16 (RNE) or round(x * 2^e) for int16. */
+static void to_npu(const npu_cfg_t *cfg, const float *x, size_t n, int e, int16_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (npu_cfg_bf16(cfg)) {
+            uint32_t u;
+            memcpy(&u, &x[i], 4);
+            out[i] = (int16_t)npu_fp32_to_bf16(u);
+        } else {
+            out[i] = (int16_t)nearbyint(ldexp(x[i], e));
+        }
+    }
+}
+
+static int fit_npu_gemm(void *ctx, int M, int N, int K, const float *A, int transA,
+                        const float *B, int transB, float *C)
+{
+    fit_npu_t *f = ctx;
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    int16_t *a16 = malloc(na * 2), *b16 = malloc(nb * 2);
+    int32_t *c32 = malloc(nc * 4);
+    int ea = 0, eb = 0, rc = NPU_GEMM_HOST_ERROR;
+    npu_gemm_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    if (a16 && b16 && c32) {
+        if (!npu_cfg_bf16(f->cfg)) {
+            ea = npu_fit_i16_scale(A, na, K);
+            eb = npu_fit_i16_scale(B, nb, K);
+        }
+        to_npu(f->cfg, A, na, ea, a16);
+        to_npu(f->cfg, B, nb, eb, b16);
+        rc = npu_gemm_run_modes(f->cfg, f->sim, M, N, K, a16, b16, transA, transB, f->o->modes,
+                                c32, f->o->max_cycles, &rep);
+        f->cycles += rep.run.cnt[NPU_CNT_cycles];
+    }
+    f->gemms++;
+    if (rc == NPU_GEMM_PASS) {
+        for (size_t i = 0; i < nc; i++)
+            C[i] = npu_cfg_bf16(f->cfg) ? bits_to_f32((uint32_t)c32[i])
+                                        : (float)ldexp((double)c32[i], -(ea + eb));
+    } else if (!f->fails++) {
+        snprintf(f->why, sizeof f->why, "GEMM %dx%dx%d%s%s: %s%s%s", M, N, K,
+                 transA ? " transA" : "", transB ? " transB" : "", npu_gemm_rc_name(rc),
+                 rep.host_msg[0] ? ": " : "", rep.host_msg);
+    }
+    npu_gemm_report_free(&rep);
+    free(a16);
+    free(b16);
+    free(c32);
+    return rc == NPU_GEMM_PASS ? 0 : -1;
+}
+
+/* Rows idx[0..rows) of the data set as fp32 inputs in [0, 1] (pixel / 16) and their labels. */
+static void gather(const npu_dataset_t *d, const int *idx, int rows, float *x, uint8_t *y)
+{
+    for (int r = 0; r < rows; r++) {
+        for (int j = 0; j < d->features; j++)
+            x[(size_t)r * d->features + j] = d->x[(size_t)idx[r] * d->features + j] / 16.0f;
+        y[r] = d->label[idx[r]];
+    }
+}
+
+/* Accuracy of m over the samples idx[0..n), in chunks of the model's batch. */
+static double accuracy(npu_mlp_ref_t *m, const npu_dataset_t *d, const int *idx, int n,
+                       float *x, uint8_t *y)
+{
+    long ok = 0;
+    for (int i = 0; i < n; i += m->batch) {
+        int rows = n - i < m->batch ? n - i : m->batch;
+        gather(d, idx + i, rows, x, y);
+        ok += npu_mlp_ref_correct(m, x, y, rows);
+    }
+    return n ? (double)ok / n : 0;
+}
+
+int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, size_t n)
+{
+    int L = o->shape.layers, n_train = d->n - (int)(d->n * o->test_frac + 0.5);
+    if (!(o->test_frac > 0 && o->test_frac < 1)) {
+        snprintf(why, n, "the held-out share %g must be in (0, 1)", o->test_frac);
+        return -1;
+    }
+    if (o->shape.n[0] != d->features || o->shape.n[L] != d->classes) {
+        snprintf(why, n, "--model must start with %d inputs and end with %d classes, got %d and %d",
+                 d->features, d->classes, o->shape.n[0], o->shape.n[L]);
+        return -1;
+    }
+    if (o->batch < 1 || o->batch > n_train) {
+        snprintf(why, n, "--batch %d must be in 1..%d (the training samples)", o->batch, n_train);
+        return -1;
+    }
+    if (o->epochs < 1) {
+        snprintf(why, n, "--epochs must be at least 1");
+        return -1;
+    }
+    return 0;
+}
+
+/* The training state: the engine's model (its GEMMs on the NPU or the host), the fp32
+ * reference beside it (NPU engine only), their buffers. */
+typedef struct fit_state {
+    npu_split_t split;
+    npu_mlp_ref_t model, ref;
+    fit_npu_t npu;
+    int have_ref;
+    float *x;
+    uint8_t *y;
+    int *order;
+} fit_state_t;
+
+static void state_free(fit_state_t *s)
+{
+    npu_split_free(&s->split);
+    npu_mlp_ref_free(&s->model);
+    if (s->have_ref)
+        npu_mlp_ref_free(&s->ref);
+    free(s->x);
+    free(s->y);
+    free(s->order);
+}
+
+static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
+                      const npu_fit_opts_t *o, char *why, size_t n)
+{
+    float *w[NPU_MLP_MAX_LAYERS] = {0}, *b[NPU_MLP_MAX_LAYERS] = {0};
+    int rc = -1;
+    memset(s, 0, sizeof *s);
+    if (npu_fit_check(d, o, why, n))
+        return -1;
+    if (npu_split_make(d->n, o->test_frac, o->seed, &s->split))
+        goto oom;
+    if (npu_mlp_init(&o->shape, o->seed, w, b))
+        goto oom;
+    s->have_ref = o->engine == NPU_FIT_NPU;
+    if (npu_mlp_ref_new(&s->model, &o->shape, o->batch, w, b) ||
+        (s->have_ref && npu_mlp_ref_new(&s->ref, &o->shape, o->batch, w, b)))
+        goto oom;
+    s->x = malloc((size_t)o->batch * d->features * sizeof(float));
+    s->y = malloc((size_t)o->batch);
+    s->order = malloc((size_t)s->split.n_train * sizeof(int));
+    if (!s->x || !s->y || !s->order)
+        goto oom;
+    s->npu = (fit_npu_t){cfg, sim, o, 0, 0, 0, ""};
+    if (o->engine == NPU_FIT_NPU) {
+        s->model.gemm = fit_npu_gemm;
+        s->model.gemm_ctx = &s->npu;
+    }
+    rc = 0;
+oom:
+    if (rc)
+        snprintf(why, n, "out of memory");
+    npu_mlp_params_free(&o->shape, w, b);
+    return rc;
+}
+
+/* One epoch's training steps; fills loss, ref_loss, samples, cycles and the GEMM tallies. */
+static void train_epoch(fit_state_t *s, const npu_dataset_t *d, const npu_fit_opts_t *o,
+                        npu_fit_epoch_t *e)
+{
+    int steps = s->split.n_train / o->batch;
+    npu_epoch_order(&s->split, o->seed, e->epoch, s->order);
+    s->npu.cycles = 0;
+    for (int i = 0; i < steps && !s->model.failed; i++) {
+        gather(d, s->order + (size_t)i * o->batch, o->batch, s->x, s->y);
+        e->loss += npu_mlp_ref_step(&s->model, s->x, s->y, &o->sgd) / steps;
+        if (s->have_ref)
+            e->ref_loss += npu_mlp_ref_step(&s->ref, s->x, s->y, &o->sgd) / steps;
+    }
+    if (!s->have_ref)
+        e->ref_loss = e->loss;
+    e->samples = steps * o->batch;
+    e->cycles = s->npu.cycles;
+    e->cycles_per_sample = e->samples ? (double)e->cycles / e->samples : 0;
+}
+
+int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
+                const npu_fit_opts_t *o, npu_fit_epoch_cb cb, void *cb_ctx, char *why, size_t n)
+{
+    fit_state_t s;
+    int rc = 0;
+    if (state_init(&s, cfg, sim, d, o, why, n)) {
+        state_free(&s);
+        return -1;
+    }
+    for (int ep = 1; ep <= o->epochs && !rc; ep++) {
+        npu_fit_epoch_t e;
+        struct timespec t0, t1;
+        memset(&e, 0, sizeof e);
+        e.epoch = ep;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        s.npu.gemms = s.npu.fails = 0;
+        train_epoch(&s, d, o, &e);
+        s.npu.cycles = 0;
+        e.train_acc = accuracy(&s.model, d, s.split.train, s.split.n_train, s.x, s.y);
+        e.test_acc = accuracy(&s.model, d, s.split.test, s.split.n_test, s.x, s.y);
+        e.ref_test_acc = s.have_ref ? accuracy(&s.ref, d, s.split.test, s.split.n_test, s.x, s.y)
+                                    : e.test_acc;
+        e.eval_cycles = s.npu.cycles;
+        e.gemms = s.npu.gemms;
+        e.gemm_fail = s.npu.fails;
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        e.wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        if (s.model.failed) {
+            snprintf(why, n, "%s", s.npu.why);
+            rc = 1;
+        }
+        cb(cb_ctx, &e);
+    }
+    state_free(&s);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * fit.h - `npu fit`: trains an MLP on a data set (the digits) and reports each epoch.
+ *
+ * Engines: NPU_FIT_REF trains with the fp32 reference (ref/mlp_ref.h) alone; NPU_FIT_NPU runs
+ * every GEMM of every step (forward, dX, dW) on the simulated NPU, each checked bit-exact
+ * against the golden model by the runtime, and trains the fp32 reference beside it on the same
+ * initial weights and batches, so each epoch reports both losses. The bias, ReLU, loss and the
+ * SGD update run on the host in fp32 for now (the vector unit will take them on the NPU).
+ *
+ * Operand conversion for the NPU's GEMMs: bf16 configs round each fp32 operand to the nearest
+ * bf16 (RNE) and read the fp32 result as is; int16 configs scale each operand tensor by a power
+ * of two (npu_fit_i16_scale) and the int32 result back.
+ */
+#ifndef NPU_RUN_FIT_H
+#define NPU_RUN_FIT_H
+
+#include <stdint.h>
+
+#include "data/digits.h"
+#include "hw/npu_cfg.h"
+#include "npu_sim.h"
+#include "ref/mlp_ref.h"
+
+enum { NPU_FIT_REF = 0, NPU_FIT_NPU = 1 };
+
+typedef struct npu_fit_opts {
+    npu_mlp_shape_t shape;
+    int epochs, batch, engine;
+    npu_sgd_t sgd;
+    uint64_t seed;
+    double test_frac;     /* share of the data held out for testing */
+    int modes;            /* the runtime's GEMM modes (policy | slicing) */
+    uint64_t max_cycles;  /* per GEMM */
+} npu_fit_opts_t;
+
+typedef struct npu_fit_epoch {
+    int epoch;                     /* 1-based */
+    double loss, ref_loss;         /* mean step loss of the epoch: this engine, the fp32 reference */
+    double train_acc, test_acc;    /* after the epoch */
+    double ref_test_acc;
+    uint64_t cycles;               /* NPU cycles of the epoch's training steps */
+    uint64_t eval_cycles;          /* NPU cycles of the accuracy passes */
+    double cycles_per_sample;
+    int samples;                   /* trained this epoch */
+    long gemms, gemm_fail;         /* NPU GEMMs run in the epoch, and those not bit-exact / failed */
+    double wall_s;
+} npu_fit_epoch_t;
+
+typedef void (*npu_fit_epoch_cb)(void *ctx, const npu_fit_epoch_t *e);
+
+/* The options against the data set (model widths, batch, epochs). 0, or -1 with the reason. */
+int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, size_t n);
+
+/* Trains; calls cb after each epoch. sim: the NPU (NULL for NPU_FIT_REF). Returns 0, 1 when an
+ * NPU GEMM failed (the run stops at that epoch), or -1 with the reason in why (bad options,
+ * out of memory). */
+int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
+                const npu_fit_opts_t *o, npu_fit_epoch_cb cb, void *cb_ctx, char *why, size_t n);
+
+/* int16 configs: the power-of-two exponent e such that round(x * 2^e) keeps every |value| of
+ * the tensor below 2^bits (bits = 15 - ceil(log2(K)) / 2: the int32 sum of K products of two
+ * such values cannot overflow). Returns e (0 for an all-zero tensor). */
+int npu_fit_i16_scale(const float *x, size_t n, int K);
+
+#endif

@@ -1,0 +1,190 @@
+/* test_fit.c - `npu fit`'s parts: the digits loader and split, the fp32 reference trainer
+ * (gradients against finite differences, learning), the int16 scaling rule, and the NPU engine
+ * on the functional model (every GEMM bit-exact, the same losses as the reference). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/digits.h"
+#include "fake_sim.h"
+#include "ref/mlp_ref.h"
+#include "run/fit.h"
+#include "run/runtime.h"
+#include "test_cfgs.h"
+
+static npu_dataset_t load(void)
+{
+    npu_dataset_t d;
+    char path[4096], why[256];
+    cr_assert_eq(npu_digits_find(NULL, path, sizeof path), 0, "no %s", path);
+    cr_assert_eq(npu_digits_load(path, &d, why, sizeof why), 0, "%s", why);
+    return d;
+}
+
+Test(fit, digits_load)
+{
+    npu_dataset_t d = load();
+    static const uint8_t first[8] = {0, 0, 5, 13, 9, 1, 0, 0}; /* the file's first image, row 0 */
+    int count[10] = {0};
+    cr_assert_eq(d.n, 1797);
+    cr_assert_eq(memcmp(d.x, first, 8), 0);
+    cr_assert_eq(d.label[0], 0);
+    for (int i = 0; i < d.n; i++) {
+        count[d.label[i]]++;
+        for (int j = 0; j < 64; j++)
+            cr_assert_leq(d.x[i * 64 + j], 16);
+    }
+    for (int c = 0; c < 10; c++) /* 174..183 images per class */
+        cr_assert(count[c] >= 174 && count[c] <= 183, "class %d: %d", c, count[c]);
+    npu_dataset_free(&d);
+}
+
+Test(fit, digits_bad_file)
+{
+    npu_dataset_t d;
+    char why[256];
+    FILE *f = fopen("build/bad_digits.csv", "w");
+    cr_assert_not_null(f);
+    fputs("1,2,3\n", f);
+    fclose(f);
+    cr_assert_eq(npu_digits_load("build/bad_digits.csv", &d, why, sizeof why), -1);
+    cr_assert(strstr(why, ":1:") != NULL, "%s", why);
+    cr_assert_eq(npu_digits_load("build/no_such_file.csv.gz", &d, why, sizeof why), -1);
+}
+
+Test(fit, split_is_a_seeded_partition)
+{
+    npu_split_t a, b, c;
+    cr_assert_eq(npu_split_make(1797, 0.2, 1, &a), 0);
+    cr_assert_eq(npu_split_make(1797, 0.2, 1, &b), 0);
+    cr_assert_eq(npu_split_make(1797, 0.2, 2, &c), 0);
+    cr_assert_eq(a.n_test, 359);
+    cr_assert_eq(a.n_train + a.n_test, 1797);
+    char *seen = calloc(1797, 1);
+    for (int i = 0; i < a.n_test; i++)
+        seen[a.test[i]]++;
+    for (int i = 0; i < a.n_train; i++)
+        seen[a.train[i]]++;
+    for (int i = 0; i < 1797; i++)
+        cr_assert_eq(seen[i], 1, "sample %d in %d sets", i, seen[i]);
+    cr_assert_eq(memcmp(a.test, b.test, 1797 * sizeof(int)), 0, "same seed, other split");
+    cr_assert_neq(memcmp(a.test, c.test, (size_t)a.n_test * sizeof(int)), 0, "seed ignored");
+    free(seen);
+    npu_split_free(&a);
+    npu_split_free(&b);
+    npu_split_free(&c);
+}
+
+/* The loss of m on (x, y) with its current parameters. */
+static double loss_of(npu_mlp_ref_t *m, const float *x, const uint8_t *y)
+{
+    npu_mlp_ref_forward(m, x, m->batch);
+    return npu_softmax_xent(m->act[m->shape.layers], y, m->batch, m->shape.n[m->shape.layers], NULL);
+}
+
+Test(fit, reference_gradients_match_finite_differences)
+{
+    npu_mlp_shape_t s;
+    float *w[NPU_MLP_MAX_LAYERS], *b[NPU_MLP_MAX_LAYERS], x[4 * 6];
+    uint8_t y[4] = {0, 2, 1, 2};
+    npu_mlp_ref_t m;
+    npu_sgd_t zero = {0, 0, 0}; /* lr 0: the step computes the gradients, changes nothing */
+    uint64_t st = 5;
+    cr_assert_eq(npu_mlp_shape_parse("6,5,3", &s), 0);
+    cr_assert_eq(npu_mlp_init(&s, 3, w, b), 0);
+    cr_assert_eq(npu_mlp_ref_new(&m, &s, 4, w, b), 0);
+    for (int i = 0; i < 24; i++)
+        x[i] = (float)((npu_splitmix64(&st) >> 40) % 1000) / 500.0f - 0.5f;
+    npu_mlp_ref_step(&m, x, y, &zero);
+    for (int l = 0; l < 2; l++)
+        for (int i = 0; i < s.n[l] * s.n[l + 1]; i++) {
+            float keep = m.w[l][i], h = 1e-3f;
+            m.w[l][i] = keep + h;
+            double up = loss_of(&m, x, y);
+            m.w[l][i] = keep - h;
+            double down = loss_of(&m, x, y);
+            m.w[l][i] = keep;
+            double num = (up - down) / (2 * h);
+            cr_assert(fabs(num - m.gw[l][i]) < 2e-3 + 2e-2 * fabs(num),
+                      "layer %d w[%d]: analytic %g, numeric %g", l, i, m.gw[l][i], num);
+        }
+    npu_mlp_ref_free(&m);
+    npu_mlp_params_free(&s, w, b);
+}
+
+Test(fit, int16_scale_keeps_headroom)
+{
+    float v[3] = {0.3f, -1.7f, 0.01f};
+    int e = npu_fit_i16_scale(v, 3, 128); /* bits = 15 - 7/2 rounded up = 11 */
+    cr_assert_lt(fabs(nearbyint(ldexp(-1.7, e))), 2048.0);
+    cr_assert_geq(fabs(nearbyint(ldexp(-1.7, e + 1))), 2048.0, "not the largest exponent");
+    float z[2] = {0, 0};
+    cr_assert_eq(npu_fit_i16_scale(z, 2, 64), 0);
+}
+
+typedef struct epochs {
+    int n;
+    npu_fit_epoch_t e[8];
+} epochs_t;
+
+static void keep_epoch(void *ctx, const npu_fit_epoch_t *e)
+{
+    epochs_t *k = ctx;
+    k->e[k->n++] = *e;
+}
+
+static void fit_opts(npu_fit_opts_t *o, const char *model, int epochs, int batch, int engine)
+{
+    memset(o, 0, sizeof *o);
+    cr_assert_eq(npu_mlp_shape_parse(model, &o->shape), 0);
+    o->epochs = epochs;
+    o->batch = batch;
+    o->engine = engine;
+    o->sgd = (npu_sgd_t){0.05f, 0.9f, 1e-4f};
+    o->seed = 1;
+    o->test_frac = 0.2;
+    o->max_cycles = 100000000ull;
+}
+
+Test(fit, reference_learns_the_digits)
+{
+    npu_dataset_t d = load();
+    npu_fit_opts_t o;
+    epochs_t k = {0};
+    char why[256];
+    fit_opts(&o, "64,32,10", 3, 32, NPU_FIT_REF);
+    cr_assert_eq(npu_fit_run(NULL, NULL, &d, &o, keep_epoch, &k, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(k.n, 3);
+    cr_assert_lt(k.e[2].loss, k.e[0].loss);
+    cr_assert_gt(k.e[2].test_acc, 0.9, "test accuracy %.3f", k.e[2].test_acc);
+    o.shape.n[0] = 63; /* the data set has 64 features */
+    cr_assert_eq(npu_fit_run(NULL, NULL, &d, &o, keep_epoch, &k, why, sizeof why), -1);
+    cr_assert(strstr(why, "64 inputs") != NULL, "%s", why);
+    npu_dataset_free(&d);
+}
+
+/* The NPU engine on the functional model (tiny, int16, random DRAM stalls): one epoch of a small
+ * MLP; every GEMM bit-exact, the loss that of the fp32 reference within 1%. */
+Test(fit, npu_engine_on_the_functional_model, .timeout = 120)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_sim_t *sim = open_fake(&c, 0, 7);
+    npu_dataset_t d = load();
+    npu_fit_opts_t o;
+    epochs_t k = {0};
+    char why[256];
+    fit_opts(&o, "64,16,10", 1, 64, NPU_FIT_NPU);
+    o.modes = NPU_GEMM_SLICING_HEURISTIC;
+    cr_assert_eq(npu_fit_run(&c, sim, &d, &o, keep_epoch, &k, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(k.e[0].gemm_fail, 0);
+    /* 22 steps x (2 forward + dW, dX of layer 1 + dW of layer 0) + the accuracy passes: 23
+     * batches of the 1,438 training and 6 of the 359 test images x 2 layers */
+    cr_assert_eq(k.e[0].gemms, 22 * 5 + (23 + 6) * 2);
+    cr_assert_gt(k.e[0].cycles, 0);
+    cr_assert_lt(fabs(k.e[0].loss - k.e[0].ref_loss), 0.01 * k.e[0].ref_loss, "loss %g ref %g",
+                 k.e[0].loss, k.e[0].ref_loss);
+    npu_sim_close(sim);
+    npu_dataset_free(&d);
+}
