@@ -127,10 +127,10 @@ def main():
     r = subprocess.run([npu, "fit", "--model", "mlp:64,32,10", "--epochs", "1", "--json"],
                        capture_output=True, text=True)
     e = json.loads(r.stdout)["epochs"][0] if r.returncode == 0 else None
-    good = e is not None and e["gemm_fail"] == 0 and e["gemms"] > 0 and \
+    good = e is not None and e["kernel_fail"] == 0 and e["kernels"] > 0 and \
         abs(e["loss_rel_diff"]) < 0.02 and e["cycles"] > 0
     print(f"{'ok' if good else 'FAIL'}: npu fit --engine npu, 1 epoch: exit {r.returncode}, "
-          + (f"{e['gemms']} GEMMs bit-exact, loss {e['loss']:.5f} vs fp32 {e['ref_loss']:.5f}"
+          + (f"{e['kernels']} GEMMs bit-exact, loss {e['loss']:.5f} vs fp32 {e['ref_loss']:.5f}"
              if e else r.stderr.strip()))
     fail |= not good
     return fail

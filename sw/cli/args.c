@@ -199,7 +199,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                stage's cost constants, R^2 >= 0.98 required; --out writes the\n"
             "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
             "                LOAD widths)\n"
-            "       npu fit --model mlp:64,128,10 [--data digits|FILE.csv.gz] [--epochs E]\n"
+            "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
+            "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|ref]\n"
             "                [--dtype int16|bf16] [--seed N] [--csv FILE] [--json] [--quiet]\n"
             "                (trains an MLP on the 8x8 digits: every GEMM of every step on the\n"
@@ -348,7 +349,8 @@ static const struct text_opt {
     {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
     {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
     {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
-    {OPT_MODEL, "--model needs a model like mlp:64,128,10", offsetof(npu_args_t, model)},
+    {OPT_MODEL, "--model needs a model like mlp:64,128,10 or cnn:c16,c32s2,fc10",
+     offsetof(npu_args_t, model)},
     {OPT_DATA, "--data needs digits or a digits CSV (.csv.gz) file", offsetof(npu_args_t, data)},
 };
 
@@ -543,7 +545,8 @@ static const struct opt_doc {
     {OPT_X, "X.npy", "x.npy", "X, B x H x W x C int16, instead of seeded"},
     {OPT_W, "W.npy", "w.npy", "W, KH x KW x F x C int16, instead of seeded"},
     {OPT_DY, "DY.npy", "dy.npy", "dY, B x OH x OW x F int16, instead of seeded"},
-    {OPT_MODEL, "mlp:D0,..,DL", "mlp:64,16,10", "the model: an MLP with ReLU between its layers"},
+    {OPT_MODEL, "mlp:D0,..,DL|cnn:L,..", "mlp:64,16,10",
+     "an MLP, or a CNN of cF[kK][sS][pP] convolutions and fcN layers; ReLU between layers"},
     {OPT_DATA, "digits|FILE", "digits", "the data set (default digits: sw/data/digits.csv.gz)"},
     {OPT_EPOCHS, "E", "1", "epochs, 1..10000 (default 10)"},
     {OPT_LR, "L", "0.1", "learning rate > 0 (default 0.05)"},

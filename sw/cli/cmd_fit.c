@@ -8,7 +8,7 @@
 
 static const char *const k_cols[] = {
     "epoch", "loss", "ref_loss", "loss_rel_diff", "train_acc", "test_acc", "ref_test_acc",
-    "cycles", "cycles_per_sample", "eval_cycles", "gemms", "gemm_fail", "wall_s"};
+    "cycles", "cycles_per_sample", "eval_cycles", "kernels", "kernel_fail", "wall_s"};
 enum { NCOLS = (int)(sizeof k_cols / sizeof k_cols[0]) };
 
 typedef struct fit_cli {
@@ -29,9 +29,9 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
             printf(" (fp32 ref %.5f, %+.2f%%)", e->ref_loss, 100 * rel_diff(e->loss, e->ref_loss));
         printf("  train %.2f%%  test %.2f%%", 100 * e->train_acc, 100 * e->test_acc);
         if (c->engine == NPU_FIT_NPU)
-            printf(" (ref %.2f%%)  %llu cycles, %.0f/sample  %ld GEMMs%s", 100 * e->ref_test_acc,
-                   (unsigned long long)e->cycles, e->cycles_per_sample, e->gemms,
-                   e->gemm_fail ? "  FAIL" : " bit-exact");
+            printf(" (ref %.2f%%)  %llu cycles, %.0f/sample  %ld kernels%s", 100 * e->ref_test_acc,
+                   (unsigned long long)e->cycles, e->cycles_per_sample, e->kernels,
+                   e->kernel_fail ? "  FAIL" : " bit-exact");
         printf("  %.1f s\n", e->wall_s);
         fflush(stdout);
     }
@@ -45,8 +45,8 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
     npu_table_u64(t, e->cycles);
     npu_table_num(t, e->cycles_per_sample, "%.1f");
     npu_table_u64(t, e->eval_cycles);
-    npu_table_int(t, e->gemms);
-    npu_table_int(t, e->gemm_fail);
+    npu_table_int(t, e->kernels);
+    npu_table_int(t, e->kernel_fail);
     npu_table_num(t, e->wall_s, "%.3f");
     npu_table_end_row(t);
 }
@@ -55,11 +55,6 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
 static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    if (strncmp(a->model, "mlp:", 4) || npu_mlp_shape_parse(a->model + 4, &o->shape)) {
-        fprintf(stderr, "npu: --model needs mlp:D0,D1,..,DL (2 to %d widths in 1..65535), not "
-                        "'%s'\n", NPU_MLP_MAX_LAYERS + 1, a->model);
-        return NPU_EXIT_USAGE;
-    }
     if (a->dtype && strcmp(a->dtype, npu_dtype_name((unsigned)cfg->dtype))) {
         fprintf(stderr, "npu: --dtype %s: this binary simulates config '%s' (%s); use "
                         "build/<a %s config>/npu, e.g. build/small-%s/npu\n", a->dtype, cfg->name,
@@ -97,6 +92,11 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
     }
     if (npu_digits_load(path, &d, why, sizeof why)) {
         fprintf(stderr, "npu: --data: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_net_parse(a->model, d.h, d.w, d.c, &o.shape, why, sizeof why)) {
+        fprintf(stderr, "npu: --model: %s\n", why);
+        npu_dataset_free(&d);
         return NPU_EXIT_USAGE;
     }
     if (npu_fit_check(&d, &o, why, sizeof why)) {

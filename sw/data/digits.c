@@ -52,6 +52,8 @@ int npu_digits_load(const char *path, npu_dataset_t *d, char *why, size_t n)
         return -1;
     }
     d->features = NPU_DIGITS_FEATURES;
+    d->h = d->w = 8;
+    d->c = 1;
     d->classes = NPU_DIGITS_CLASSES;
     d->x = malloc((size_t)NPU_DIGITS_N * NPU_DIGITS_FEATURES);
     d->label = malloc(NPU_DIGITS_N);

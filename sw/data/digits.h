@@ -17,6 +17,7 @@
 
 typedef struct npu_dataset {
     int n, features, classes;
+    int h, w, c;    /* a sample's shape: features = h * w * c (the digits: 8 x 8 x 1) */
     uint8_t *x;     /* n x features raw values (0..16 for the digits) */
     uint8_t *label; /* n labels in 0..classes-1 */
 } npu_dataset_t;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ref/bf16.h"
+#include "run/conv_run.h"
 #include "run/runtime.h"
 
 /* The NPU engine's state: the simulator and the epoch's tallies. */
@@ -17,8 +18,8 @@ typedef struct fit_npu {
     npu_sim_t *sim;
     const npu_fit_opts_t *o;
     uint64_t cycles;
-    long gemms, fails;
-    char why[256]; /* the first failure */
+    long kernels, fails;
+    char why[512]; /* the first failure */
 } fit_npu_t;
 
 int npu_fit_i16_scale(const float *x, size_t n, int K)
@@ -60,42 +61,98 @@ static void to_npu(const npu_cfg_t *cfg, const float *x, size_t n, int e, int16_
     }
 }
 
+/* An fp32 operand as the NPU's int16 or bf16 (exponent: the int16 scale, 0 for bf16). */
+static int16_t *operand(const fit_npu_t *f, const float *x, size_t n, int K, int *e)
+{
+    int16_t *v = x ? malloc(n * 2) : NULL;
+    *e = x && !npu_cfg_bf16(f->cfg) ? npu_fit_i16_scale(x, n, K) : 0;
+    if (v)
+        to_npu(f->cfg, x, n, *e, v);
+    return v;
+}
+
+/* The NPU's int32 / fp32 result as fp32 (int16: scaled back by 2^-e). */
+static void result(const fit_npu_t *f, const int32_t *c32, size_t n, int e, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = npu_cfg_bf16(f->cfg) ? bits_to_f32((uint32_t)c32[i]) : (float)ldexp((double)c32[i], -e);
+}
+
+/* Counts a kernel's run; the first failure's text in f->why. 0 or -1. */
+static int tally(fit_npu_t *f, int rc, uint64_t cycles, const char *what, const char *msg)
+{
+    f->kernels++;
+    f->cycles += cycles;
+    if (rc != NPU_GEMM_PASS && !f->fails++)
+        snprintf(f->why, sizeof f->why, "%.160s: %s%s%.256s", what, npu_gemm_rc_name(rc), *msg ? ": " : "",
+                 msg);
+    return rc == NPU_GEMM_PASS ? 0 : -1;
+}
+
 static int fit_npu_gemm(void *ctx, int M, int N, int K, const float *A, int transA,
                         const float *B, int transB, float *C)
 {
     fit_npu_t *f = ctx;
-    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
-    int16_t *a16 = malloc(na * 2), *b16 = malloc(nb * 2);
+    size_t nc = (size_t)M * N;
+    int ea, eb, rc = NPU_GEMM_HOST_ERROR;
+    int16_t *a16 = operand(f, A, (size_t)M * K, K, &ea), *b16 = operand(f, B, (size_t)K * N, K, &eb);
     int32_t *c32 = malloc(nc * 4);
-    int ea = 0, eb = 0, rc = NPU_GEMM_HOST_ERROR;
+    char what[96];
     npu_gemm_report_t rep;
     memset(&rep, 0, sizeof rep);
-    if (a16 && b16 && c32) {
-        if (!npu_cfg_bf16(f->cfg)) {
-            ea = npu_fit_i16_scale(A, na, K);
-            eb = npu_fit_i16_scale(B, nb, K);
-        }
-        to_npu(f->cfg, A, na, ea, a16);
-        to_npu(f->cfg, B, nb, eb, b16);
+    if (a16 && b16 && c32)
         rc = npu_gemm_run_modes(f->cfg, f->sim, M, N, K, a16, b16, transA, transB, f->o->modes,
                                 c32, f->o->max_cycles, &rep);
-        f->cycles += rep.run.cnt[NPU_CNT_cycles];
-    }
-    f->gemms++;
-    if (rc == NPU_GEMM_PASS) {
-        for (size_t i = 0; i < nc; i++)
-            C[i] = npu_cfg_bf16(f->cfg) ? bits_to_f32((uint32_t)c32[i])
-                                        : (float)ldexp((double)c32[i], -(ea + eb));
-    } else if (!f->fails++) {
-        snprintf(f->why, sizeof f->why, "GEMM %dx%dx%d%s%s: %s%s%s", M, N, K,
-                 transA ? " transA" : "", transB ? " transB" : "", npu_gemm_rc_name(rc),
-                 rep.host_msg[0] ? ": " : "", rep.host_msg);
-    }
+    if (rc == NPU_GEMM_PASS)
+        result(f, c32, nc, ea + eb, C);
+    snprintf(what, sizeof what, "GEMM %dx%dx%d%s%s", M, N, K, transA ? " transA" : "",
+             transB ? " transB" : "");
+    rc = tally(f, rc, rep.run.cnt[NPU_CNT_cycles], what, rep.host_msg);
     npu_gemm_report_free(&rep);
     free(a16);
     free(b16);
     free(c32);
-    return rc == NPU_GEMM_PASS ? 0 : -1;
+    return rc;
+}
+
+/* The NPU's description of layer L over `batch` images. */
+static npu_conv_t conv_of(const npu_net_layer_t *L, int batch)
+{
+    npu_conv_t c = {batch, L->c, L->h, L->w, L->f, L->k, L->k, L->s, L->p, 1, 0};
+    return c;
+}
+
+static int fit_npu_conv(void *ctx, const npu_net_layer_t *L, int batch, int kernel, const float *x,
+                        const float *w, const float *dy, float *out)
+{
+    fit_npu_t *f = ctx;
+    npu_conv_t c = conv_of(L, batch);
+    int kk = L->k * L->k, rows, cols, ex, ew, ed, rc = NPU_GEMM_HOST_ERROR;
+    int k_red = kernel == NPU_NET_FWD ? kk * L->c : kernel == NPU_NET_DX ? kk * L->f
+                                                                        : batch * L->oh * L->ow;
+    int16_t *x16 = operand(f, x, npu_conv_x_elems(&c), k_red, &ex);
+    int16_t *w16 = operand(f, w, npu_conv_w_elems(&c), k_red, &ew);
+    int16_t *d16 = operand(f, dy, npu_conv_y_elems(&c), k_red, &ed);
+    npu_conv_report_t rep;
+    char what[160], desc[96];
+    npu_conv_out_shape(&c, kernel, &rows, &cols);
+    int32_t *c32 = malloc((size_t)rows * cols * 4);
+    npu_conv_io_t io = {x16, w16, d16, c32, NULL, 0};
+    memset(&rep, 0, sizeof rep);
+    if (c32 && (x16 || !x) && (w16 || !w) && (d16 || !dy))
+        rc = npu_conv_run_io(f->cfg, f->sim, &c, kernel, NPU_CONV_ECOFLOW, f->o->seed,
+                             f->o->max_cycles, &io, &rep);
+    if (rc == NPU_GEMM_PASS)
+        result(f, c32, (size_t)rows * cols, kernel == NPU_NET_FWD ? ex + ew
+                                            : kernel == NPU_NET_DX ? ed + ew : ex + ed, out);
+    npu_conv_str(&c, desc, sizeof desc);
+    snprintf(what, sizeof what, "conv %s %s", npu_conv_kernel_name(kernel), desc);
+    rc = tally(f, rc, rep.cycles, what, rep.msg);
+    free(x16);
+    free(w16);
+    free(d16);
+    free(c32);
+    return rc;
 }
 
 /* Rows idx[0..rows) of the data set as fp32 inputs in [0, 1] (pixel / 16) and their labels. */
@@ -109,14 +166,14 @@ static void gather(const npu_dataset_t *d, const int *idx, int rows, float *x, u
 }
 
 /* Accuracy of m over the samples idx[0..n), in chunks of the model's batch. */
-static double accuracy(npu_mlp_ref_t *m, const npu_dataset_t *d, const int *idx, int n,
+static double accuracy(npu_net_ref_t *m, const npu_dataset_t *d, const int *idx, int n,
                        float *x, uint8_t *y)
 {
     long ok = 0;
     for (int i = 0; i < n; i += m->batch) {
         int rows = n - i < m->batch ? n - i : m->batch;
         gather(d, idx + i, rows, x, y);
-        ok += npu_mlp_ref_correct(m, x, y, rows);
+        ok += npu_net_ref_correct(m, x, y, rows);
     }
     return n ? (double)ok / n : 0;
 }
@@ -128,9 +185,10 @@ int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, si
         snprintf(why, n, "the held-out share %g must be in (0, 1)", o->test_frac);
         return -1;
     }
-    if (o->shape.n[0] != d->features || o->shape.n[L] != d->classes) {
-        snprintf(why, n, "--model must start with %d inputs and end with %d classes, got %d and %d",
-                 d->features, d->classes, o->shape.n[0], o->shape.n[L]);
+    const npu_net_layer_t *in = &o->shape.l[0], *out = &o->shape.l[L - 1];
+    if (L < 1 || npu_net_in(in) != (size_t)d->features || npu_net_out(out) != (size_t)d->classes) {
+        snprintf(why, n, "--model must take %d inputs and end with %d classes, got %zu and %zu",
+                 d->features, d->classes, L ? npu_net_in(in) : 0, L ? npu_net_out(out) : 0);
         return -1;
     }
     if (o->batch < 1 || o->batch > n_train) {
@@ -148,7 +206,7 @@ int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, si
  * reference beside it (NPU engine only), their buffers. */
 typedef struct fit_state {
     npu_split_t split;
-    npu_mlp_ref_t model, ref;
+    npu_net_ref_t model, ref;
     fit_npu_t npu;
     int have_ref;
     float *x;
@@ -159,9 +217,9 @@ typedef struct fit_state {
 static void state_free(fit_state_t *s)
 {
     npu_split_free(&s->split);
-    npu_mlp_ref_free(&s->model);
+    npu_net_ref_free(&s->model);
     if (s->have_ref)
-        npu_mlp_ref_free(&s->ref);
+        npu_net_ref_free(&s->ref);
     free(s->x);
     free(s->y);
     free(s->order);
@@ -170,18 +228,18 @@ static void state_free(fit_state_t *s)
 static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
                       const npu_fit_opts_t *o, char *why, size_t n)
 {
-    float *w[NPU_MLP_MAX_LAYERS] = {0}, *b[NPU_MLP_MAX_LAYERS] = {0};
+    float *w[NPU_NET_MAX_LAYERS] = {0}, *b[NPU_NET_MAX_LAYERS] = {0};
     int rc = -1;
     memset(s, 0, sizeof *s);
     if (npu_fit_check(d, o, why, n))
         return -1;
     if (npu_split_make(d->n, o->test_frac, o->seed, &s->split))
         goto oom;
-    if (npu_mlp_init(&o->shape, o->seed, w, b))
+    if (npu_net_init(&o->shape, o->seed, w, b))
         goto oom;
     s->have_ref = o->engine == NPU_FIT_NPU;
-    if (npu_mlp_ref_new(&s->model, &o->shape, o->batch, w, b) ||
-        (s->have_ref && npu_mlp_ref_new(&s->ref, &o->shape, o->batch, w, b)))
+    if (npu_net_ref_new(&s->model, &o->shape, o->batch, w, b) ||
+        (s->have_ref && npu_net_ref_new(&s->ref, &o->shape, o->batch, w, b)))
         goto oom;
     s->x = malloc((size_t)o->batch * d->features * sizeof(float));
     s->y = malloc((size_t)o->batch);
@@ -191,13 +249,14 @@ static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, cons
     s->npu = (fit_npu_t){cfg, sim, o, 0, 0, 0, ""};
     if (o->engine == NPU_FIT_NPU) {
         s->model.gemm = fit_npu_gemm;
-        s->model.gemm_ctx = &s->npu;
+        s->model.conv = fit_npu_conv;
+        s->model.hook_ctx = &s->npu;
     }
     rc = 0;
 oom:
     if (rc)
         snprintf(why, n, "out of memory");
-    npu_mlp_params_free(&o->shape, w, b);
+    npu_net_params_free(&o->shape, w, b);
     return rc;
 }
 
@@ -210,9 +269,9 @@ static void train_epoch(fit_state_t *s, const npu_dataset_t *d, const npu_fit_op
     s->npu.cycles = 0;
     for (int i = 0; i < steps && !s->model.failed; i++) {
         gather(d, s->order + (size_t)i * o->batch, o->batch, s->x, s->y);
-        e->loss += npu_mlp_ref_step(&s->model, s->x, s->y, &o->sgd) / steps;
+        e->loss += npu_net_ref_step(&s->model, s->x, s->y, &o->sgd) / steps;
         if (s->have_ref)
-            e->ref_loss += npu_mlp_ref_step(&s->ref, s->x, s->y, &o->sgd) / steps;
+            e->ref_loss += npu_net_ref_step(&s->ref, s->x, s->y, &o->sgd) / steps;
     }
     if (!s->have_ref)
         e->ref_loss = e->loss;
@@ -236,7 +295,7 @@ int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
         memset(&e, 0, sizeof e);
         e.epoch = ep;
         clock_gettime(CLOCK_MONOTONIC, &t0);
-        s.npu.gemms = s.npu.fails = 0;
+        s.npu.kernels = s.npu.fails = 0;
         train_epoch(&s, d, o, &e);
         s.npu.cycles = 0;
         e.train_acc = accuracy(&s.model, d, s.split.train, s.split.n_train, s.x, s.y);
@@ -244,8 +303,8 @@ int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
         e.ref_test_acc = s.have_ref ? accuracy(&s.ref, d, s.split.test, s.split.n_test, s.x, s.y)
                                     : e.test_acc;
         e.eval_cycles = s.npu.cycles;
-        e.gemms = s.npu.gemms;
-        e.gemm_fail = s.npu.fails;
+        e.kernels = s.npu.kernels;
+        e.kernel_fail = s.npu.fails;
         clock_gettime(CLOCK_MONOTONIC, &t1);
         e.wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         if (s.model.failed) {

@@ -1,7 +1,7 @@
 /*
  * fit.h - `npu fit`: trains an MLP on a data set (the digits) and reports each epoch.
  *
- * Engines: NPU_FIT_REF trains with the fp32 reference (ref/mlp_ref.h) alone; NPU_FIT_NPU runs
+ * Engines: NPU_FIT_REF trains with the fp32 reference (ref/net_ref.h) alone; NPU_FIT_NPU runs
  * every GEMM of every step (forward, dX, dW) on the simulated NPU, each checked bit-exact
  * against the golden model by the runtime, and trains the fp32 reference beside it on the same
  * initial weights and batches, so each epoch reports both losses. The bias, ReLU, loss and the
@@ -19,12 +19,12 @@
 #include "data/digits.h"
 #include "hw/npu_cfg.h"
 #include "npu_sim.h"
-#include "ref/mlp_ref.h"
+#include "ref/net_ref.h"
 
 enum { NPU_FIT_REF = 0, NPU_FIT_NPU = 1 };
 
 typedef struct npu_fit_opts {
-    npu_mlp_shape_t shape;
+    npu_net_shape_t shape;
     int epochs, batch, engine;
     npu_sgd_t sgd;
     uint64_t seed;
@@ -42,7 +42,7 @@ typedef struct npu_fit_epoch {
     uint64_t eval_cycles;          /* NPU cycles of the accuracy passes */
     double cycles_per_sample;
     int samples;                   /* trained this epoch */
-    long gemms, gemm_fail;         /* NPU GEMMs run in the epoch, and those not bit-exact / failed */
+    long kernels, kernel_fail;     /* NPU GEMMs and conv kernels run in the epoch, and those not bit-exact / failed */
     double wall_s;
 } npu_fit_epoch_t;
 

@@ -9,7 +9,7 @@
 
 #include "data/digits.h"
 #include "fake_sim.h"
-#include "ref/mlp_ref.h"
+#include "ref/net_ref.h"
 #include "run/fit.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"
@@ -78,28 +78,32 @@ Test(fit, split_is_a_seeded_partition)
 }
 
 /* The loss of m on (x, y) with its current parameters. */
-static double loss_of(npu_mlp_ref_t *m, const float *x, const uint8_t *y)
+static double loss_of(npu_net_ref_t *m, const float *x, const uint8_t *y)
 {
-    npu_mlp_ref_forward(m, x, m->batch);
-    return npu_softmax_xent(m->act[m->shape.layers], y, m->batch, m->shape.n[m->shape.layers], NULL);
+    int L = m->shape.layers;
+    npu_net_ref_forward(m, x, m->batch);
+    return npu_softmax_xent(m->act[L], y, m->batch, m->shape.l[L - 1].f, NULL);
 }
 
-Test(fit, reference_gradients_match_finite_differences)
+/* The gradient of every weight of a network on a 5x5x2 input (4 samples, 3 classes) against
+ * central finite differences of the loss. */
+static void check_gradients(const char *spec)
 {
-    npu_mlp_shape_t s;
-    float *w[NPU_MLP_MAX_LAYERS], *b[NPU_MLP_MAX_LAYERS], x[4 * 6];
+    npu_net_shape_t s;
+    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[4 * 50];
     uint8_t y[4] = {0, 2, 1, 2};
-    npu_mlp_ref_t m;
+    npu_net_ref_t m;
     npu_sgd_t zero = {0, 0, 0}; /* lr 0: the step computes the gradients, changes nothing */
     uint64_t st = 5;
-    cr_assert_eq(npu_mlp_shape_parse("6,5,3", &s), 0);
-    cr_assert_eq(npu_mlp_init(&s, 3, w, b), 0);
-    cr_assert_eq(npu_mlp_ref_new(&m, &s, 4, w, b), 0);
-    for (int i = 0; i < 24; i++)
+    char why[128];
+    cr_assert_eq(npu_net_parse(spec, 5, 5, 2, &s, why, sizeof why), 0, "%s: %s", spec, why);
+    cr_assert_eq(npu_net_init(&s, 3, w, b), 0);
+    cr_assert_eq(npu_net_ref_new(&m, &s, 4, w, b), 0);
+    for (int i = 0; i < 4 * 50; i++)
         x[i] = (float)((npu_splitmix64(&st) >> 40) % 1000) / 500.0f - 0.5f;
-    npu_mlp_ref_step(&m, x, y, &zero);
-    for (int l = 0; l < 2; l++)
-        for (int i = 0; i < s.n[l] * s.n[l + 1]; i++) {
+    npu_net_ref_step(&m, x, y, &zero);
+    for (int l = 0; l < s.layers; l++)
+        for (size_t i = 0; i < npu_net_params(&s.l[l]); i++) {
             float keep = m.w[l][i], h = 1e-3f;
             m.w[l][i] = keep + h;
             double up = loss_of(&m, x, y);
@@ -108,10 +112,35 @@ Test(fit, reference_gradients_match_finite_differences)
             m.w[l][i] = keep;
             double num = (up - down) / (2 * h);
             cr_assert(fabs(num - m.gw[l][i]) < 2e-3 + 2e-2 * fabs(num),
-                      "layer %d w[%d]: analytic %g, numeric %g", l, i, m.gw[l][i], num);
+                      "%s layer %d w[%zu]: analytic %g, numeric %g", spec, l, i, m.gw[l][i], num);
         }
-    npu_mlp_ref_free(&m);
-    npu_mlp_params_free(&s, w, b);
+    npu_net_ref_free(&m);
+    npu_net_params_free(&s, w, b);
+}
+
+Test(fit, reference_gradients_match_finite_differences)
+{
+    check_gradients("mlp:50,5,3");
+    check_gradients("cnn:c3,c4s2,fc3");       /* padded 3x3, then strided */
+    check_gradients("cnn:c2k2s2p0,c3k3p1,fc3"); /* 2x2 stride 2 without padding */
+}
+
+Test(fit, model_specs)
+{
+    npu_net_shape_t s;
+    char why[128], d[64];
+    cr_assert_eq(npu_net_parse("cnn:c16,c32s2,fc10", 8, 8, 1, &s, why, sizeof why), 0, "%s", why);
+    npu_net_describe(&s, d, sizeof d);
+    cr_assert_str_eq(d, "c16k3s1-c32k3s2-fc10");
+    cr_assert_eq(s.l[1].oh, 4);
+    cr_assert_eq(s.l[2].c, 4 * 4 * 32, "the fc layer flattens 4x4x32");
+    cr_assert_eq(npu_net_parse("mlp:64,10", 8, 8, 1, &s, why, sizeof why), 0);
+    cr_assert_eq(npu_net_parse("mlp:63,10", 8, 8, 1, &s, why, sizeof why), -1);
+    cr_assert(strstr(why, "the data has 64") != NULL, "%s", why);
+    cr_assert_eq(npu_net_parse("cnn:fc10,c4", 8, 8, 1, &s, why, sizeof why), -1);
+    cr_assert_eq(npu_net_parse("cnn:c4k9p0", 8, 8, 1, &s, why, sizeof why), -1, "9x9 on 8x8");
+    cr_assert_eq(npu_net_parse("cnn:x4", 8, 8, 1, &s, why, sizeof why), -1);
+    cr_assert_eq(npu_net_parse("rnn:4", 8, 8, 1, &s, why, sizeof why), -1);
 }
 
 Test(fit, int16_scale_keeps_headroom)
@@ -138,7 +167,8 @@ static void keep_epoch(void *ctx, const npu_fit_epoch_t *e)
 static void fit_opts(npu_fit_opts_t *o, const char *model, int epochs, int batch, int engine)
 {
     memset(o, 0, sizeof *o);
-    cr_assert_eq(npu_mlp_shape_parse(model, &o->shape), 0);
+    char why[128];
+    cr_assert_eq(npu_net_parse(model, 8, 8, 1, &o->shape, why, sizeof why), 0, "%s", why);
     o->epochs = epochs;
     o->batch = batch;
     o->engine = engine;
@@ -154,37 +184,52 @@ Test(fit, reference_learns_the_digits)
     npu_fit_opts_t o;
     epochs_t k = {0};
     char why[256];
-    fit_opts(&o, "64,32,10", 3, 32, NPU_FIT_REF);
+    fit_opts(&o, "mlp:64,32,10", 3, 32, NPU_FIT_REF);
     cr_assert_eq(npu_fit_run(NULL, NULL, &d, &o, keep_epoch, &k, why, sizeof why), 0, "%s", why);
     cr_assert_eq(k.n, 3);
     cr_assert_lt(k.e[2].loss, k.e[0].loss);
     cr_assert_gt(k.e[2].test_acc, 0.9, "test accuracy %.3f", k.e[2].test_acc);
-    o.shape.n[0] = 63; /* the data set has 64 features */
+    o.shape.l[o.shape.layers - 1].f = 9; /* the data set has 10 classes */
     cr_assert_eq(npu_fit_run(NULL, NULL, &d, &o, keep_epoch, &k, why, sizeof why), -1);
-    cr_assert(strstr(why, "64 inputs") != NULL, "%s", why);
+    cr_assert(strstr(why, "10 classes") != NULL, "%s", why);
     npu_dataset_free(&d);
 }
 
-/* The NPU engine on the functional model (tiny, int16, random DRAM stalls): one epoch of a small
- * MLP; every GEMM bit-exact, the loss that of the fp32 reference within 1%. */
-Test(fit, npu_engine_on_the_functional_model, .timeout = 120)
+/* One epoch of `model` with the NPU engine on the functional model (tiny, int16, random DRAM
+ * stalls): every kernel passed, the loss that of the fp32 reference within 1%. */
+static npu_fit_epoch_t npu_epoch(const char *model, int batch, uint64_t sim_seed)
 {
     npu_cfg_t c = test_cfg(2);
-    npu_sim_t *sim = open_fake(&c, 0, 7);
+    npu_sim_t *sim = open_fake(&c, 0, sim_seed);
     npu_dataset_t d = load();
     npu_fit_opts_t o;
     epochs_t k = {0};
     char why[256];
-    fit_opts(&o, "64,16,10", 1, 64, NPU_FIT_NPU);
+    fit_opts(&o, model, 1, batch, NPU_FIT_NPU);
     o.modes = NPU_GEMM_SLICING_HEURISTIC;
     cr_assert_eq(npu_fit_run(&c, sim, &d, &o, keep_epoch, &k, why, sizeof why), 0, "%s", why);
-    cr_assert_eq(k.e[0].gemm_fail, 0);
-    /* 22 steps x (2 forward + dW, dX of layer 1 + dW of layer 0) + the accuracy passes: 23
-     * batches of the 1,438 training and 6 of the 359 test images x 2 layers */
-    cr_assert_eq(k.e[0].gemms, 22 * 5 + (23 + 6) * 2);
+    cr_assert_eq(k.e[0].kernel_fail, 0);
     cr_assert_gt(k.e[0].cycles, 0);
     cr_assert_lt(fabs(k.e[0].loss - k.e[0].ref_loss), 0.01 * k.e[0].ref_loss, "loss %g ref %g",
                  k.e[0].loss, k.e[0].ref_loss);
     npu_sim_close(sim);
     npu_dataset_free(&d);
+    return k.e[0];
+}
+
+Test(fit, npu_engine_on_the_functional_model, .timeout = 120)
+{
+    npu_fit_epoch_t e = npu_epoch("mlp:64,16,10", 64, 7);
+    /* 22 steps x (2 forward + dW, dX of layer 1 + dW of layer 0) + the accuracy passes: 23
+     * batches of the 1,438 training and 6 of the 359 test images x 2 layers */
+    cr_assert_eq(e.kernels, 22 * 5 + (23 + 6) * 2);
+}
+
+/* A CNN the same way: its convolutions (forward, dW; layer 0 needs no dX) through the conv
+ * kernels of the functional model (int16: each tensor scaled by a power of two). */
+Test(fit, npu_engine_cnn_on_the_functional_model, .timeout = 300)
+{
+    npu_fit_epoch_t e = npu_epoch("cnn:c4s2,fc10", 128, 9);
+    /* 11 steps x (conv fwd, fc fwd, fc dW, fc dX, conv dW) + 2 x (12 + 3) accuracy batches */
+    cr_assert_eq(e.kernels, 11 * 5 + (12 + 3) * 2);
 }
