@@ -37,6 +37,7 @@ RUNS = [
     (["train-bench", "--set", "edge"], ["pass", "rows"], True),
     (["calibrate", "--quick"], ["r2", "q16"], False),
     (["fit", "--model", "mlp:64,8,10", "--engine", "ref", "--epochs", "1"], ["result", "epochs"], True),
+    (["estimate", "--model", "mlp:64,128,10"], ["cycles", "rows", "dram_in_bytes"], True),
 ]
 
 

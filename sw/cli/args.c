@@ -17,7 +17,8 @@ enum {
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
-    OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE
+    OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
+    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD
 };
 
 /* Which options each command accepts (bit = option). */
@@ -61,6 +62,10 @@ enum {
      B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
      B(OPT_JSON) | B(OPT_QUIET))
+#define OPTS_ESTIMATE                                                                          \
+    (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
+     B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
+     B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -123,6 +128,10 @@ static const struct option long_opts[] = {
     {"wd", required_argument, NULL, OPT_WD},
     {"engine", required_argument, NULL, OPT_ENGINE},
     {"dtype", required_argument, NULL, OPT_DTYPE},
+    {"input", required_argument, NULL, OPT_INPUT},
+    {"spm-kib", required_argument, NULL, OPT_SPM_KIB},
+    {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
+    {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
     {NULL, 0, NULL, 0},
 };
 
@@ -206,6 +215,10 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                (trains an MLP on the 8x8 digits: every GEMM of every step on the\n"
             "                RTL, checked bit-exact, beside the fp32 reference trainer; per epoch\n"
             "                the loss of both, train and test accuracy, cycles per sample)\n"
+            "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
+            "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
+            "                [--csv FILE] [--json]   (the analytical estimator: one training\n"
+            "                iteration planned by the SPM scheduler, costed by the slicing model)\n"
             "       npu info\n"
             "       npu CMD --help | npu help CMD   (CMD's options, their values and defaults)\n"
             "       npu --version   (the git revision and the configuration)\n"
@@ -283,6 +296,8 @@ static const struct cmd_def {
     {"calibrate", NPU_CMD_CALIBRATE, OPTS_CALIBRATE,
      "RTL microbenchmarks and the fit of the slicing stage's cost constants"},
     {"info", NPU_CMD_INFO, B(OPT_JSON), "the configuration of this build"},
+    {"estimate", NPU_CMD_ESTIMATE, OPTS_ESTIMATE,
+     "the analytical estimator: a training iteration through the SPM scheduler, per step"},
     {"fit", NPU_CMD_FIT, OPTS_FIT,
      "trains an MLP on the digits: its GEMMs on the RTL (bit-exact) beside the fp32 reference"},
     {"run", NPU_CMD_RUN, OPTS_RUN,
@@ -327,6 +342,7 @@ static const struct count_opt {
     {OPT_SCALE_C, 1, 4096, "--scale-c needs a divisor in 1..4096", offsetof(npu_args_t, scale_c)},
     {OPT_SCALE_S, 1, 4096, "--scale-s needs a divisor in 1..4096", offsetof(npu_args_t, scale_s)},
     {OPT_EPOCHS, 1, 10000, "--epochs needs a count in 1..10000", offsetof(npu_args_t, epochs)},
+    {OPT_SPM_KIB, 1, 1u << 20, "--spm-kib needs a size in KiB, 1..1048576", offsetof(npu_args_t, spm_kib)},
 };
 
 /* Options whose value is a non-empty string (a file name, a layer list). */
@@ -352,6 +368,7 @@ static const struct text_opt {
     {OPT_MODEL, "--model needs a model like mlp:64,128,10 or cnn:c16,c32s2,fc10",
      offsetof(npu_args_t, model)},
     {OPT_DATA, "--data needs digits or a digits CSV (.csv.gz) file", offsetof(npu_args_t, data)},
+    {OPT_INPUT, "--input needs a sample shape HxWxC, e.g. 8x8x1", offsetof(npu_args_t, input)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -489,6 +506,8 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
     case OPT_JSON: a->json = 1; return 0;
     case OPT_QUIET: a->quiet = 1; return 0;
     case OPT_QUICK: a->quick = 1; return 0;
+    case OPT_NO_PREFETCH: a->no_prefetch = 1; return 0;
+    case OPT_NO_LOOKAHEAD: a->no_lookahead = 1; return 0;
     case OPT_FLEXSA: a->policy = NPU_POLICY_ARG_FLEXSA; return 0;
     default: return bad(err, errn, "unexpected option '%s'", opt);
     }
@@ -554,6 +573,10 @@ static const struct opt_doc {
     {OPT_WD, "W", "0.0001", "weight decay >= 0, on weights only (default 0.0001)"},
     {OPT_ENGINE, "", "ref", "npu: GEMMs on the RTL beside the reference (default); ref: fp32 only"},
     {OPT_DTYPE, "", "bf16", "the element type; must be this build's (default: the build's)"},
+    {OPT_INPUT, "HxWxC", "8x8x1", "a sample's shape (default 8x8x1, the digits)"},
+    {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's)"},
+    {OPT_NO_PREFETCH, NULL, NULL, "loads when a step starts, not k steps early"},
+    {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
 };
 
 /* An option's spelling: "--seed", "-m". */
@@ -793,6 +816,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--kernel applies to 'slice --conv'");
     if (a->cmd == NPU_CMD_SLICE)
         return 0;
+    if (a->cmd == NPU_CMD_ESTIMATE && !a->model)
+        return bad(err, errn, "'estimate' needs --model mlp:D0,..,DL or cnn:LAYER,..");
     if (a->cmd == NPU_CMD_FIT && !a->model)
         return bad(err, errn, "'fit' needs --model mlp:D0,D1,..,DL (e.g. mlp:64,128,10)");
     if (a->cmd == NPU_CMD_RUN && !a->prog_file)

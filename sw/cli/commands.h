@@ -38,6 +38,10 @@ int npu_cmd_calibrate(const npu_cfg_t *cfg, const npu_args_t *a);
  * NPU GEMM was bit-exact, 1 a GEMM failed (or the CSV), 2 bad usage or data file. */
 int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a);
 
+/* `npu estimate` (cmd_estimate.c): the analytical estimator (model/estimate.h). 0, or 2 bad
+ * usage or a model the tensor-granular scheduler cannot place. */
+int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cmd_version(const npu_cfg_t *cfg, const npu_args_t *a); /* npu --version */

@@ -122,8 +122,8 @@ static int plan_step(plan_t *pl, int s)
     while (p->spm_bytes - pl->used < need) {
         int v = victim(pl, s);
         if (v < 0)
-            return infeasible(pl->r, "step %s needs %llu more bytes than the SPM holds beside its own "
-                        "tensors", st->name, (unsigned long long)(need - (p->spm_bytes - pl->used)));
+            return infeasible(pl->r, "step %s: its own inputs and outputs exceed the SPM by %llu "
+                        "bytes", st->name, (unsigned long long)(need - (p->spm_bytes - pl->used)));
         if (evict(pl, v, s, 1))
             return -1;
     }
@@ -279,7 +279,8 @@ static void tally(const npu_sched_problem_t *p, npu_sched_result_t *r)
         const npu_sched_event_t *e = &r->ev[i];
         uint64_t b = p->t[e->tensor].bytes;
         npu_sched_tensor_stat_t *ts = &r->tensor[e->tensor];
-        npu_sched_step_stat_t *ss = e->step < p->n_steps ? &r->step[e->step] : NULL;
+        int at = e->kind == NPU_SCHED_STORE && !e->forced ? e->step - 1 : e->step; /* after it */
+        npu_sched_step_stat_t *ss = at < p->n_steps ? &r->step[at] : NULL;
         if (e->kind == NPU_SCHED_LOAD) {
             ts->in_bytes += b, ts->loads++, r->in_bytes += b;
             if (ss)

@@ -71,7 +71,7 @@ typedef struct npu_sched_tensor_stat {
 
 typedef struct npu_sched_step_stat {
     uint64_t start, end, stall;   /* stall: cycles between the previous step's end and start */
-    uint64_t in_bytes, out_bytes; /* transfers for this step: its loads, and the stores it forced */
+    uint64_t in_bytes, out_bytes; /* its loads; the write-backs it forced or that follow it */
     int prefetch_k;               /* the latency rule's distance of its largest load (0: none) */
 } npu_sched_step_stat_t;
 

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NPU_NET_MAX_LAYERS 8 /* weight layers */
+#define NPU_NET_MAX_LAYERS 64 /* weight layers */
 
 enum { NPU_NET_FC = 0, NPU_NET_CONV = 1 };
 enum { NPU_NET_FWD = 0, NPU_NET_DX = 1, NPU_NET_DW = 2 }; /* the conv hook's kernels */

@@ -1,0 +1,128 @@
+/* cmd_estimate.c - `npu estimate`: one training iteration through the analytical estimator
+ * (model/estimate.h): a row per step, the tensors' DRAM bytes, the iteration's metrics. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/commands.h"
+#include "model/estimate.h"
+
+static const char *const k_cols[] = {"step", "phase", "layer", "macs", "compute", "vec", "stall",
+                                     "start", "end", "in_bytes", "out_bytes", "rf", "bound",
+                                     "modelled"};
+enum { NCOLS = (int)(sizeof k_cols / sizeof k_cols[0]) };
+
+static void row(npu_table_t *t, const npu_est_t *e, int i)
+{
+    const npu_est_step_t *st = &e->step[i];
+    const npu_sched_step_stat_t *ss = &e->sched.step[i];
+    npu_table_str(t, st->name);
+    npu_table_str(t, npu_est_phase_name(st->phase));
+    npu_table_int(t, st->layer);
+    npu_table_u64(t, st->macs);
+    npu_table_u64(t, st->compute);
+    npu_table_u64(t, st->vec);
+    npu_table_u64(t, ss->stall);
+    npu_table_u64(t, ss->start);
+    npu_table_u64(t, ss->end);
+    npu_table_u64(t, ss->in_bytes);
+    npu_table_u64(t, ss->out_bytes);
+    npu_table_num(t, st->rf, "%.3f");
+    npu_table_str(t, st->memory_bound ? "memory" : "compute");
+    npu_table_int(t, st->modelled);
+    npu_table_end_row(t);
+}
+
+static void print_text(const npu_est_t *e, const char *model, int batch)
+{
+    printf("estimate %s, batch %d: SPM %llu bytes, DRAM %.1f B/cycle, latency %llu, prefetch %s, "
+           "look-ahead %s\n", model, batch, (unsigned long long)e->problem.spm_bytes, e->problem.bw,
+           (unsigned long long)e->problem.latency, e->problem.prefetch ? "on" : "off",
+           e->problem.lookahead ? "on" : "off");
+    printf("%-9s %12s %10s %8s %10s %10s %10s %10s %8s  %s\n", "step", "MACs", "compute", "vec",
+           "stall", "end", "in B", "out B", "rf", "bound");
+    for (int i = 0; i < e->n_steps; i++) {
+        const npu_est_step_t *st = &e->step[i];
+        const npu_sched_step_stat_t *ss = &e->sched.step[i];
+        printf("%-9s %12llu %10llu %8llu %10llu %10llu %10llu %10llu %8.2f  %s%s\n", st->name,
+               (unsigned long long)st->macs, (unsigned long long)st->compute,
+               (unsigned long long)st->vec, (unsigned long long)ss->stall,
+               (unsigned long long)ss->end, (unsigned long long)ss->in_bytes,
+               (unsigned long long)ss->out_bytes, st->rf, st->memory_bound ? "memory" : "compute",
+               st->modelled ? "" : " (MACs/PEs: no slicing plan)");
+    }
+    printf("tensors (DRAM in / out bytes):");
+    for (int t = 0; t < e->n_tensors; t++)
+        printf(" %s %llu/%llu", e->tensor[t].name, (unsigned long long)e->sched.tensor[t].in_bytes,
+               (unsigned long long)e->sched.tensor[t].out_bytes);
+    printf("\niteration: %llu cycles, %llu stalled; DRAM in %llu, out %llu bytes (%.2f B/cycle, "
+           "active %.1f%%); PE utilization %.1f%%; %.1f samples per Mcycle; ridge %.1f ops/B\n",
+           (unsigned long long)e->cycles, (unsigned long long)e->sched.stall,
+           (unsigned long long)e->sched.in_bytes, (unsigned long long)e->sched.out_bytes,
+           e->bandwidth, 100 * e->active, 100 * e->utilization, e->samples_per_mcycle, e->ridge);
+}
+
+static int parse_input(const char *s, int *h, int *w, int *c)
+{
+    char tail;
+    if (!s) {
+        *h = *w = 8, *c = 1;
+        return 0;
+    }
+    return sscanf(s, "%dx%dx%d%c", h, w, c, &tail) == 3 && *h > 0 && *w > 0 && *c > 0 ? 0 : -1;
+}
+
+int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_net_shape_t net;
+    npu_est_opts_t o = {a->batch ? (int)a->batch : 32, (uint64_t)a->spm_kib * 1024,
+                        a->dram_bw_set ? a->dram_bw : 0, a->dram_latency_set ? (int)a->dram_latency : -1,
+                        !a->no_prefetch, !a->no_lookahead};
+    static npu_est_t e; /* large; one per process */
+    npu_table_t t;
+    char why[256];
+    int h, w, c, csv_err = 0;
+    cJSON *rows;
+    if (parse_input(a->input, &h, &w, &c)) {
+        fprintf(stderr, "npu: --input needs HxWxC with positive sizes, not '%s'\n", a->input);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_net_parse(a->model, h, w, c, &net, why, sizeof why)) {
+        fprintf(stderr, "npu: --model: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_estimate(cfg, &net, &o, &e, why, sizeof why)) {
+        fprintf(stderr, "npu: estimate: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_cli_table_open(cfg, a, &t, k_cols, NCOLS) != 0) {
+        npu_est_free(&e);
+        return NPU_EXIT_USAGE;
+    }
+    for (int i = 0; i < e.n_steps; i++)
+        row(&t, &e, i);
+    rows = npu_table_close(&t, &csv_err);
+    if (a->json) {
+        cJSON *root = npu_cli_json_new(cfg, a);
+        if (root) {
+            cJSON_AddStringToObject(root, "model", a->model);
+            cJSON_AddNumberToObject(root, "batch", o.batch);
+            cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
+            cJSON_AddNumberToObject(root, "stall", (double)e.sched.stall);
+            cJSON_AddNumberToObject(root, "dram_in_bytes", (double)e.sched.in_bytes);
+            cJSON_AddNumberToObject(root, "dram_out_bytes", (double)e.sched.out_bytes);
+            cJSON_AddNumberToObject(root, "utilization", e.utilization);
+            cJSON_AddNumberToObject(root, "samples_per_mcycle", e.samples_per_mcycle);
+            cJSON_AddItemToObject(root, "rows", rows);
+            npu_cli_json_print(root);
+        } else {
+            cJSON_Delete(rows);
+        }
+    } else if (!a->quiet) {
+        cJSON_Delete(rows);
+        print_text(&e, a->model, o.batch);
+    } else {
+        cJSON_Delete(rows);
+    }
+    npu_est_free(&e);
+    return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
+}

@@ -1,0 +1,83 @@
+/* test_estimate.c - the analytical estimator (model/estimate.h): steps and MACs of an MLP
+ * iteration, the roofline invariant, traffic with a large and a small SPM, refusals. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "model/estimate.h"
+#include "test_cfgs.h"
+
+static npu_est_t e; /* large */
+
+static void estimate(const char *spec, int batch, uint64_t spm, int expect_ok)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_net_shape_t net;
+    npu_est_opts_t o = {batch, spm, 0, -1, 1, 1};
+    char why[256];
+    cr_assert_eq(npu_net_parse(spec, 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    int rc = npu_estimate(&c, &net, &o, &e, why, sizeof why);
+    cr_assert_eq(rc, expect_ok ? 0 : -1, "%s: %s", spec, why);
+}
+
+Test(estimate, mlp_steps_macs_and_roofline)
+{
+    npu_cfg_t c = test_cfg(8);
+    estimate("mlp:64,128,10", 32, 0, 1);
+    /* fwd0 fwd1 loss bwd1 bwd0 update0 update1 */
+    cr_assert_eq(e.n_steps, 7);
+    cr_assert_str_eq(e.step[3].name, "bwd1");
+    cr_assert_eq(e.step[0].macs, 32u * 64 * 128);
+    cr_assert_eq(e.step[3].macs, 2u * 32 * 128 * 10, "bwd1: dX and dW");
+    cr_assert_eq(e.step[4].macs, 32u * 64 * 128, "bwd0: dW only");
+    cr_assert_eq(e.macs, 32u * 64 * 128 * 2 + 32u * 128 * 10 * 3, "layer 0 has no dX");
+    uint64_t pes = 4u * c.s * c.s;
+    uint64_t bytes = e.sched.in_bytes + e.sched.out_bytes;
+    cr_assert_geq(e.cycles, e.macs / pes, "below the compute roof");
+    cr_assert_geq(e.cycles, bytes / (uint64_t)c.dram_bw, "below the bandwidth roof");
+    for (int i = 0; i < e.n_steps; i++)
+        cr_assert_geq(e.step[i].compute, e.step[i].macs / pes, "%s", e.step[i].name);
+    /* 128 KiB holds it all: every parameter in once and out once, no activation moves */
+    for (int t = 0; t < e.n_tensors; t++) {
+        const char *n = e.tensor[t].name;
+        if (n[0] == 'Y' || n[0] == 'd')
+            cr_assert_eq(e.sched.tensor[t].in_bytes + e.sched.tensor[t].out_bytes, 0u, "%s moved", n);
+        else if (strcmp(n, "X0"))
+            cr_assert_eq(e.sched.tensor[t].in_bytes, e.tensor[t].bytes, "%s", n);
+    }
+    npu_est_free(&e);
+}
+
+static uint64_t tensor_in(const char *name)
+{
+    for (int t = 0; t < e.n_tensors; t++)
+        if (!strcmp(e.tensor[t].name, name))
+            return e.sched.tensor[t].in_bytes;
+    cr_assert_fail("no tensor %s", name);
+    return 0;
+}
+
+/* Forward-backward reuse: with 128 KiB every activation survives to its backward step; with
+ * 96 KiB the one farthest from the loss (the batch X0, read again by bwd0) goes and comes back,
+ * the layers nearest the loss stay. */
+Test(estimate, a_smaller_spm_refetches_the_activation_farthest_from_the_loss)
+{
+    estimate("mlp:64,64,64,10", 128, 128 * 1024, 1);
+    uint64_t big_in = e.sched.in_bytes;
+    cr_assert_eq(tensor_in("X0"), 128u * 64 * 2, "X0 loaded once");
+    npu_est_free(&e);
+    estimate("mlp:64,64,64,10", 128, 96 * 1024, 1);
+    cr_assert_eq(tensor_in("X0"), 2u * 128 * 64 * 2, "X0 loaded twice");
+    cr_assert_eq(tensor_in("Y0") + tensor_in("Y1"), 0u, "an activation nearer the loss came back");
+    cr_assert_gt(e.sched.in_bytes, big_in);
+    npu_est_free(&e);
+}
+
+Test(estimate, cnn_and_refusals)
+{
+    estimate("cnn:c16,c32s2,fc10", 8, 0, 1);
+    cr_assert_eq(e.n_steps, 3 + 1 + 3 + 3);
+    cr_assert_eq(e.step[0].macs, 8u * 8 * 8 * 16 * 9 * 1);
+    cr_assert(e.step[0].modelled, "the slicing stage had no plan for conv fwd");
+    npu_est_free(&e);
+    estimate("cnn:c16,c32s2,fc10", 32, 4096, 0); /* a step larger than a 4 KiB SPM */
+}
