@@ -154,7 +154,7 @@ helped "--version: revision" "^npu [0-9a-f]{7}" --version
 helped "--version: config" "^config $(basename "$(dirname "$npu")"): S=" --version
 if "$npu" gemm --help | grep -q "npu train"; then echo "FAIL: gemm --help prints the overview"; fail=1; fi
 # every option of the overview is some command's option, listed by that command's --help
-all=$(for c in gemm overlap disasm slice train train-bench conv flexsa-report calibrate info run fit estimate; do
+all=$(for c in gemm overlap disasm slice train train-bench conv flexsa-report calibrate info run fit estimate sweep; do
           "$npu" "$c" --help; done | grep -Eo '^  (--[a-z-]+|-[mnk])' | sort -u)
 for o in $("$npu" --help | grep -Eo -- '--[a-z][a-z-]+' | sort -u); do
     case $o in --help|--json|--version) continue;; esac

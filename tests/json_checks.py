@@ -38,6 +38,7 @@ RUNS = [
     (["calibrate", "--quick"], ["r2", "q16"], False),
     (["fit", "--model", "mlp:64,8,10", "--engine", "ref", "--epochs", "1"], ["result", "epochs"], True),
     (["estimate", "--model", "mlp:64,128,10"], ["cycles", "rows", "dram_in_bytes"], True),
+    (["sweep", "--model", "mlp:64,128,10", "--space", "s=4,8;bw=16,32"], ["points", "rows"], True),
 ]
 
 

@@ -18,7 +18,7 @@ enum {
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
-    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD
+    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE
 };
 
 /* Which options each command accepts (bit = option). */
@@ -66,6 +66,8 @@ enum {
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
      B(OPT_QUIET))
+#define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
+                    B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -132,6 +134,7 @@ static const struct option long_opts[] = {
     {"spm-kib", required_argument, NULL, OPT_SPM_KIB},
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
+    {"space", required_argument, NULL, OPT_SPACE},
     {NULL, 0, NULL, 0},
 };
 
@@ -219,6 +222,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
             "                [--csv FILE] [--json]   (the analytical estimator: one training\n"
             "                iteration planned by the SPM scheduler, costed by the slicing model)\n"
+            "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
+            "                [--batch B] [--input HxWxC] [--csv FILE] [--json]   (the estimator\n"
+            "                over every combination: one row per design point)\n"
             "       npu info\n"
             "       npu CMD --help | npu help CMD   (CMD's options, their values and defaults)\n"
             "       npu --version   (the git revision and the configuration)\n"
@@ -298,6 +304,8 @@ static const struct cmd_def {
     {"info", NPU_CMD_INFO, B(OPT_JSON), "the configuration of this build"},
     {"estimate", NPU_CMD_ESTIMATE, OPTS_ESTIMATE,
      "the analytical estimator: a training iteration through the SPM scheduler, per step"},
+    {"sweep", NPU_CMD_SWEEP, OPTS_SWEEP,
+     "the estimator over a design space (S, SPM KiB, DRAM bytes/cycle, batch), one row per point"},
     {"fit", NPU_CMD_FIT, OPTS_FIT,
      "trains an MLP on the digits: its GEMMs on the RTL (bit-exact) beside the fp32 reference"},
     {"run", NPU_CMD_RUN, OPTS_RUN,
@@ -369,6 +377,7 @@ static const struct text_opt {
      offsetof(npu_args_t, model)},
     {OPT_DATA, "--data needs digits or a digits CSV (.csv.gz) file", offsetof(npu_args_t, data)},
     {OPT_INPUT, "--input needs a sample shape HxWxC, e.g. 8x8x1", offsetof(npu_args_t, input)},
+    {OPT_SPACE, "--space needs keys like s=4,8;spm=32,64;bw=16,32;batch=8", offsetof(npu_args_t, space)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -576,6 +585,8 @@ static const struct opt_doc {
     {OPT_INPUT, "HxWxC", "8x8x1", "a sample's shape (default 8x8x1, the digits)"},
     {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's)"},
     {OPT_NO_PREFETCH, NULL, NULL, "loads when a step starts, not k steps early"},
+    {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
+     "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
 };
 
@@ -816,6 +827,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--kernel applies to 'slice --conv'");
     if (a->cmd == NPU_CMD_SLICE)
         return 0;
+    if (a->cmd == NPU_CMD_SWEEP && !a->model)
+        return bad(err, errn, "'sweep' needs --model mlp:D0,..,DL or cnn:LAYER,..");
     if (a->cmd == NPU_CMD_ESTIMATE && !a->model)
         return bad(err, errn, "'estimate' needs --model mlp:D0,..,DL or cnn:LAYER,..");
     if (a->cmd == NPU_CMD_FIT && !a->model)

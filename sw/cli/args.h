@@ -29,6 +29,7 @@
  *              [--csv F] [--json] [--quiet]
  *   npu estimate --model SPEC [--batch B] [--input HxWxC] [--spm-kib N] [--dram-bw B]
  *              [--dram-latency C] [--no-prefetch] [--no-lookahead] [--csv F] [--json]
+ *   npu sweep --model SPEC [--space KEY=V,..;..] [--batch B] [--input HxWxC] [--csv F] [--json]
  *   npu info
  *   npu help [CMD] | --help | -h;  npu CMD --help;  npu --version
  */
@@ -42,7 +43,8 @@
 enum npu_cmd {
     NPU_CMD_GEMM = 1, NPU_CMD_DISASM, NPU_CMD_INFO, NPU_CMD_HELP, NPU_CMD_OVERLAP,
     NPU_CMD_FLEXSA_REPORT, NPU_CMD_TRAIN, NPU_CMD_CONV, NPU_CMD_TRAIN_BENCH, NPU_CMD_SLICE,
-    NPU_CMD_CALIBRATE, NPU_CMD_RUN, NPU_CMD_VERSION, NPU_CMD_FIT, NPU_CMD_ESTIMATE
+    NPU_CMD_CALIBRATE, NPU_CMD_RUN, NPU_CMD_VERSION, NPU_CMD_FIT, NPU_CMD_ESTIMATE,
+    NPU_CMD_SWEEP
 };
 
 /* --policy values: the emitter's NPU_EMIT_* codes (gemm_emit.h) */
@@ -103,6 +105,7 @@ typedef struct npu_args {
     const char *input;                  /* estimate: "HxWxC" (NULL = 8x8x1) */
     unsigned spm_kib;                   /* estimate: 0 = the config's SPM */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
+    const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -5,6 +5,7 @@
 
 #include "cli/commands.h"
 #include "model/estimate.h"
+#include "model/sweep.h"
 
 static const char *const k_cols[] = {"step", "phase", "layer", "macs", "compute", "vec", "stall",
                                      "start", "end", "in_bytes", "out_bytes", "rf", "bound",
@@ -71,6 +72,22 @@ static int parse_input(const char *s, int *h, int *w, int *c)
     return sscanf(s, "%dx%dx%d%c", h, w, c, &tail) == 3 && *h > 0 && *w > 0 && *c > 0 ? 0 : -1;
 }
 
+/* --model for --input (default the digits' 8x8x1). 0, or NPU_EXIT_USAGE after the message. */
+static int parse_net(const npu_args_t *a, npu_net_shape_t *net)
+{
+    char why[256];
+    int h, w, c;
+    if (parse_input(a->input, &h, &w, &c)) {
+        fprintf(stderr, "npu: --input needs HxWxC with positive sizes, not '%s'\n", a->input);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_net_parse(a->model, h, w, c, net, why, sizeof why)) {
+        fprintf(stderr, "npu: --model: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    return 0;
+}
+
 int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_net_shape_t net;
@@ -80,16 +97,10 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
     static npu_est_t e; /* large; one per process */
     npu_table_t t;
     char why[256];
-    int h, w, c, csv_err = 0;
+    int csv_err = 0;
     cJSON *rows;
-    if (parse_input(a->input, &h, &w, &c)) {
-        fprintf(stderr, "npu: --input needs HxWxC with positive sizes, not '%s'\n", a->input);
+    if (parse_net(a, &net))
         return NPU_EXIT_USAGE;
-    }
-    if (npu_net_parse(a->model, h, w, c, &net, why, sizeof why)) {
-        fprintf(stderr, "npu: --model: %s\n", why);
-        return NPU_EXIT_USAGE;
-    }
     if (npu_estimate(cfg, &net, &o, &e, why, sizeof why)) {
         fprintf(stderr, "npu: estimate: %s\n", why);
         return NPU_EXIT_USAGE;
@@ -124,5 +135,69 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
         cJSON_Delete(rows);
     }
     npu_est_free(&e);
+    return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
+}
+
+static const char *const k_sweep_cols[] = {"s", "spm_kib", "dram_bw", "batch", "ok", "cycles",
+                                           "stall", "dram_in_bytes", "dram_out_bytes",
+                                           "utilization", "samples_per_mcycle"};
+
+int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    npu_net_shape_t net;
+    npu_sweep_space_t sp;
+    npu_table_t t;
+    char why[256];
+    int csv_err = 0, n;
+    cJSON *rows;
+    if (parse_net(a, &net))
+        return NPU_EXIT_USAGE;
+    if (npu_sweep_parse(a->space, cfg, a->batch ? (int)a->batch : 32, &sp, why, sizeof why)) {
+        fprintf(stderr, "npu: --space: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_cli_table_open(cfg, a, &t, k_sweep_cols, 11) != 0)
+        return NPU_EXIT_USAGE;
+    n = npu_sweep_count(&sp);
+    if (!a->json && !a->quiet)
+        printf("%4s %8s %8s %6s %12s %10s %12s %12s %6s %10s\n", "S", "SPM KiB", "B/cycle",
+               "batch", "cycles", "stall", "DRAM in", "DRAM out", "util", "samples/Mc");
+    for (int i = 0; i < n; i++) {
+        npu_sweep_point_t p;
+        if (npu_sweep_point(cfg, &net, &sp, i, &p))
+            return NPU_EXIT_FAIL;
+        if (!a->json && !a->quiet)
+            printf("%4d %8.0f %8.1f %6d %12llu %10llu %12llu %12llu %5.1f%% %10.1f%s\n", p.s,
+                   (double)p.spm_bytes / 1024, p.bw, p.batch, (unsigned long long)p.cycles,
+                   (unsigned long long)p.stall, (unsigned long long)p.in_bytes,
+                   (unsigned long long)p.out_bytes, 100 * p.utilization, p.samples_per_mcycle,
+                   p.ok ? "" : "  (a step does not fit the SPM)");
+        npu_table_int(&t, p.s);
+        npu_table_num(&t, (double)p.spm_bytes / 1024, "%.0f");
+        npu_table_num(&t, p.bw, "%.2f");
+        npu_table_int(&t, p.batch);
+        npu_table_int(&t, p.ok);
+        npu_table_u64(&t, p.cycles);
+        npu_table_u64(&t, p.stall);
+        npu_table_u64(&t, p.in_bytes);
+        npu_table_u64(&t, p.out_bytes);
+        npu_table_num(&t, p.utilization, "%.4f");
+        npu_table_num(&t, p.samples_per_mcycle, "%.2f");
+        npu_table_end_row(&t);
+    }
+    rows = npu_table_close(&t, &csv_err);
+    if (a->json) {
+        cJSON *root = npu_cli_json_new(cfg, a);
+        if (root) {
+            cJSON_AddStringToObject(root, "model", a->model);
+            cJSON_AddNumberToObject(root, "points", n);
+            cJSON_AddItemToObject(root, "rows", rows);
+            npu_cli_json_print(root);
+        } else {
+            cJSON_Delete(rows);
+        }
+    } else {
+        cJSON_Delete(rows);
+    }
     return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }

@@ -42,6 +42,10 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a);
  * usage or a model the tensor-granular scheduler cannot place. */
 int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a);
 
+/* `npu sweep` (cmd_estimate.c): the estimator over a design space (model/sweep.h). 0, or 2 bad
+ * usage. */
+int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a);
+
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cmd_version(const npu_cfg_t *cfg, const npu_args_t *a); /* npu --version */

@@ -41,6 +41,7 @@ static const struct {
     {NPU_CMD_TRAIN, npu_cmd_train},
     {NPU_CMD_FIT, npu_cmd_fit},
     {NPU_CMD_ESTIMATE, npu_cmd_estimate},
+    {NPU_CMD_SWEEP, npu_cmd_sweep},
     {NPU_CMD_CONV, npu_cmd_conv},
     {NPU_CMD_GEMM, npu_cmd_gemm},
 };

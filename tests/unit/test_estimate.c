@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/estimate.h"
+#include "model/sweep.h"
 #include "test_cfgs.h"
 
 static npu_est_t e; /* large */
@@ -80,4 +81,29 @@ Test(estimate, cnn_and_refusals)
     cr_assert(e.step[0].modelled, "the slicing stage had no plan for conv fwd");
     npu_est_free(&e);
     estimate("cnn:c16,c32s2,fc10", 32, 4096, 0); /* a step larger than a 4 KiB SPM */
+}
+
+Test(estimate, sweep_space_and_points)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_sweep_space_t sp;
+    npu_sweep_point_t p, q;
+    npu_net_shape_t net;
+    char why[256];
+    cr_assert_eq(npu_net_parse("mlp:64,128,10", 8, 8, 1, &net, why, sizeof why), 0);
+    cr_assert_eq(npu_sweep_parse("s=4,8;spm=128;bw=16,32;batch=32", &c, 8, &sp, why, sizeof why), 0,
+                 "%s", why);
+    cr_assert_eq(npu_sweep_count(&sp), 4);
+    cr_assert_eq(npu_sweep_point(&c, &net, &sp, 0, &p), 0); /* s=4, bw=16 */
+    cr_assert_eq(npu_sweep_point(&c, &net, &sp, 3, &q), 0); /* s=8, bw=32 */
+    cr_assert(p.ok && q.ok);
+    cr_assert_eq(p.s, 4);
+    cr_assert_eq(q.s, 8);
+    cr_assert_eq(p.macs, q.macs);
+    cr_assert_gt(p.cycles, q.cycles, "a quarter of the PEs and half the bandwidth is not slower");
+    cr_assert_eq(npu_sweep_parse(NULL, &c, 8, &sp, why, sizeof why), 0);
+    cr_assert_eq(npu_sweep_count(&sp), 1, "no space: the build's point");
+    cr_assert_eq(npu_sweep_parse("s=3", &c, 8, &sp, why, sizeof why), -1);
+    cr_assert_eq(npu_sweep_parse("q=3", &c, 8, &sp, why, sizeof why), -1);
+    cr_assert_eq(npu_sweep_parse("bw=16,-1", &c, 8, &sp, why, sizeof why), -1);
 }

@@ -1,0 +1,108 @@
+/* sweep.c - the estimator over a design space (sweep.h). */
+#include "model/sweep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/estimate.h"
+
+static const char *const k_keys[4] = {"s", "spm", "bw", "batch"};
+
+/* key=v1,v2,..: its values into sp. 0, or -1 with why. */
+static int parse_key(const char *t, size_t len, npu_sweep_space_t *sp, char *why, size_t n)
+{
+    const char *eq = memchr(t, '=', len), *p;
+    int k = -1;
+    for (int i = 0; i < 4 && eq; i++)
+        if ((size_t)(eq - t) == strlen(k_keys[i]) && !strncmp(t, k_keys[i], (size_t)(eq - t)))
+            k = i;
+    if (k < 0) {
+        snprintf(why, n, "'%.*s': keys are s, spm (KiB), bw (bytes/cycle), batch", (int)len, t);
+        return -1;
+    }
+    sp->n[k] = 0;
+    for (p = eq + 1; p < t + len;) {
+        char *e;
+        double v = strtod(p, &e);
+        if (e == p || v <= 0 || sp->n[k] == NPU_SWEEP_MAX_VALUES || (e < t + len && *e != ',')) {
+            snprintf(why, n, "'%.*s': up to %d positive numbers separated by ','", (int)len, t,
+                     NPU_SWEEP_MAX_VALUES);
+            return -1;
+        }
+        sp->v[k][sp->n[k]++] = v;
+        p = e + 1;
+    }
+    return sp->n[k] ? 0 : -1;
+}
+
+int npu_sweep_parse(const char *spec, const npu_cfg_t *cfg, int batch, npu_sweep_space_t *sp,
+                    char *why, size_t n)
+{
+    memset(sp, 0, sizeof *sp);
+    sp->v[0][0] = cfg->s;
+    sp->v[1][0] = (double)npu_cfg_spm_words(cfg) * npu_cfg_beat(cfg) / 1024;
+    sp->v[2][0] = cfg->dram_bw;
+    sp->v[3][0] = batch;
+    for (int k = 0; k < 4; k++)
+        sp->n[k] = 1;
+    while (spec && *spec) {
+        size_t len = strcspn(spec, ";");
+        if (parse_key(spec, len, sp, why, n))
+            return -1;
+        spec += len + (spec[len] == ';');
+    }
+    for (int i = 0; i < sp->n[0]; i++) {
+        int s = (int)sp->v[0][i];
+        if (s != sp->v[0][i] || s < 1 || s > 64 || (s & (s - 1))) {
+            snprintf(why, n, "s=%g: the core side is a power of two in 1..64", sp->v[0][i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int npu_sweep_count(const npu_sweep_space_t *sp)
+{
+    return sp->n[0] * sp->n[1] * sp->n[2] * sp->n[3];
+}
+
+int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_sweep_space_t *sp,
+                    int i, npu_sweep_point_t *pt)
+{
+    npu_cfg_t c = *cfg;
+    int idx[4];
+    npu_est_t *e = malloc(sizeof *e);
+    char why[256];
+    if (!e)
+        return -1;
+    for (int k = 3; k >= 0; k--) {
+        idx[k] = i % sp->n[k];
+        i /= sp->n[k];
+    }
+    memset(pt, 0, sizeof *pt);
+    c.s = (int)sp->v[0][idx[0]];
+    pt->spm_bytes = (uint64_t)(sp->v[1][idx[1]] * 1024);
+    c.spm_bank_words = (int)(pt->spm_bytes / ((uint64_t)c.spm_banks * (uint64_t)npu_cfg_beat(&c)));
+    pt->s = c.s;
+    pt->bw = sp->v[2][idx[2]];
+    if (c.s != cfg->s || pt->bw != cfg->dram_bw) { /* the calibration holds at the build's only */
+        c.calib.valid = 0;
+        c.dram_bw = (int)pt->bw > 0 ? (int)pt->bw : 1;
+    }
+    pt->batch = (int)sp->v[3][idx[3]];
+    npu_est_opts_t o = {pt->batch, pt->spm_bytes, pt->bw, -1, 1, 1};
+    pt->ok = c.spm_bank_words > 0 && npu_estimate(&c, net, &o, e, why, sizeof why) == 0;
+    if (pt->ok) {
+        pt->cycles = e->cycles;
+        pt->stall = e->sched.stall;
+        pt->in_bytes = e->sched.in_bytes;
+        pt->out_bytes = e->sched.out_bytes;
+        pt->macs = e->macs;
+        pt->utilization = e->utilization;
+        pt->samples_per_mcycle = e->samples_per_mcycle;
+        npu_est_free(e);
+    }
+    free(e);
+    return 0;
+}
