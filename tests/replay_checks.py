@@ -53,7 +53,7 @@ def check_case(npu, tmp, i, opts, errs):
     if diff or rj["command"] != "run":
         errs.append(f"{what}: replay differs in {diff or 'command'}")
     dims = [o for o in opts if o in ("--trans-a", "--trans-b")]
-    for k in ("-m", "-n", "-k", "--policy"):
+    for k in ("-m", "-n", "-k", "--policy", "--dram-bw", "--dram-latency"):  # the tiles follow the timing
         if k in opts:
             dims += [k, opts[opts.index(k) + 1]]
     d1, d2 = run(npu, "disasm", f), run(npu, "disasm", *dims)

@@ -45,7 +45,7 @@ enum {
 #define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
-                     B(OPT_JSON))
+                     B(OPT_JSON) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
 #define OPTS_TRAIN                                                                             \
     (B(OPT_LAYERS) | B(OPT_BATCH) | B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) |          \
      B(OPT_TILE) |                                                                             \
@@ -168,7 +168,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
             "       npu slice (-m M -n N -k K | --conv SPEC [--kernel fwd|dx|dw|all])   (the slicing\n"
             "                stage's pick under the burst-aware and the bytes-only cost; a model)\n"
-            "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]\n"
+            "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P] [--dram-bw B]\n"
+            "                [--dram-latency C]   (the tiles the compiler picks for that timing)\n"
             "       npu disasm FILE   (a program saved by npu gemm --save-program FILE)\n"
             "       npu run FILE [--max-cycles N] [--json] [--quiet] [--csv F] [--out C.npy]\n"
             "                [--trace F.fst ...]   (replays a saved program and its DRAM image on\n"

@@ -15,7 +15,7 @@
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
  *              --dram-bw the bandwidth is chosen so that transfer time ~ compute time)
- *   npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P]
+ *   npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P] [--dram-bw B] [--dram-latency C]
  *   npu train --layers D0,..,DL [--batch B] [--order O] [--partition P] [--policy P] [--seed N]
  *              [--dram-bw B] [--dram-latency C] [--stall-pct P] [--max-cycles N] [--csv F] [--quiet]
  *   npu conv (--conv SPEC[;SPEC] | --topology FILE.csv) [--kernel K] [--dataflow D] [--batch B]

@@ -11,9 +11,10 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "hw/npu_cfg.h"
+#include "compile/slice/slice_cost.h"
 #include "run/progress.h"
 
-static const npu_cfg_t g_cfg = NPU_CFG_INIT;
+static npu_cfg_t g_cfg = NPU_CFG_INIT;
 
 static int cmd_help(const npu_cfg_t *cfg, const npu_args_t *a)
 {
@@ -71,6 +72,9 @@ int main(int argc, char **argv)
         return NPU_EXIT_USAGE;
     if (a.json && npu_cli_json_mode() != 0)
         return NPU_EXIT_FAIL;
+    if (a.dram_bw_set || a.dram_latency_set) /* the compiler costs the timing the run will have */
+        npu_slice_cfg_retime(&g_cfg, a.dram_bw_set ? a.dram_bw : 0,
+                             a.dram_latency_set ? (int)a.dram_latency : -1);
     npu_progress_install();
     for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
         if (k_dispatch[i].cmd == a.cmd)

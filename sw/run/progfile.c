@@ -28,13 +28,13 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 uint64_t npu_cfg_hash(const npu_cfg_t *c)
 {
     char t[512];
+    /* the hardware only: a run's DRAM timing (--dram-bw, --dram-latency) is saved beside it */
     int n = snprintf(t, sizeof t, "s=%d spm_banks=%d spm_bank_words=%d obuf_rows=%d lbuf_h=%d "
                      "lbuf_v=%d queue_depth=%d token_max=%d dram_addr_bits=%d max_burst=%d "
-                     "max_outstanding=%d watchdog=%d dram_bw=%d dram_latency=%d burst_cost=%d",
+                     "max_outstanding=%d watchdog=%d dtype=%d",
                      c->s, c->spm_banks, c->spm_bank_words, c->obuf_rows, c->lbuf_h_depth,
                      c->lbuf_v_depth, c->queue_depth, c->token_max, c->dram_addr_bits,
-                     c->max_burst_beats, c->max_outstanding, c->watchdog_cycles, c->dram_bw,
-                     c->dram_latency, c->dram_burst_cost);
+                     c->max_burst_beats, c->max_outstanding, c->watchdog_cycles, c->dtype);
     return fnv1a((const uint8_t *)t, (size_t)n);
 }
 

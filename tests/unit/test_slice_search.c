@@ -6,6 +6,7 @@
 
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice.h"
+#include "compile/slice/slice_cost.h"
 #include "test_cfgs.h"
 
 Test(slice_search, tile_opts)
@@ -185,4 +186,29 @@ Test(slice_search, rejects)
     cr_assert(strstr(msg, "depthwise"), "%s", msg);
     cr_assert_eq(npu_slice_mode_parse("noburst"), NPU_SLICE_NOBURST);
     cr_assert_eq(npu_slice_mode_parse("bursts"), -1);
+}
+
+/* --dram-bw / --dram-latency reach the cost constants: the formulas of the retimed config, and a
+ * calibration moved by the same differences (unchanged when retimed to its own timing). */
+Test(slice_search, retime_moves_the_costs_with_the_timing)
+{
+    npu_cfg_t c = test_cfg(8), f = c;
+    npu_slice_cfg_retime(&f, 8, 100);
+    cr_assert_eq(f.dram_bw, 8);
+    cr_assert_eq(f.dram_latency, 100);
+    npu_slice_cost_t k = npu_slice_cost_default(&f, NPU_SLICE_BURST);
+    cr_assert_eq(k.byte, 65536u / 8, "byte at 8 B/cycle");
+    cr_assert_eq(k.xfer_fixed, 104u << 16);
+    c.calib = (npu_cfg_calib_t){1, 30u << 16, 4u << 16, 2048, 48u << 16, 8u << 16, 1u << 15,
+                                100u << 16, 10u << 16};
+    npu_cfg_t same = c;
+    npu_slice_cfg_retime(&same, c.dram_bw, c.dram_latency);
+    cr_assert_eq(memcmp(&same.calib, &c.calib, sizeof c.calib), 0, "retimed to its own timing");
+    npu_cfg_t r = c;
+    npu_slice_cfg_retime(&r, 8, c.dram_latency + 40); /* B = 32: 32 -> 8 B/cycle is 4x per byte */
+    cr_assert_eq(r.calib.byte, 4 * 2048u);
+    cr_assert_eq(r.calib.xfer_fixed, (30u + 40) << 16);
+    cr_assert_eq(r.calib.window, (10u << 16) + (40u << 16) / 4, "MAX_OUTSTANDING 4");
+    cr_assert_eq(r.calib.lat_fixed, (100u << 16) + 40u * 3 / 4 * 65536);
+    cr_assert_eq(r.calib.wave, c.calib.wave, "compute constants stay");
 }

@@ -32,6 +32,34 @@ npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
     return cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
 }
 
+/* v + d (Q16), not below 0. */
+static uint32_t q16_add(uint32_t v, double d)
+{
+    double r = (double)v + d * (1 << NPU_SLICE_Q);
+    return r <= 0 ? 0 : (uint32_t)(r + 0.5);
+}
+
+void npu_slice_cfg_retime(npu_cfg_t *cfg, double bw, int latency)
+{
+    double B = npu_cfg_beat(cfg), out = cfg->max_outstanding > 0 ? cfg->max_outstanding : 1;
+    npu_cfg_calib_t *c = &cfg->calib;
+    if (bw > 0) {
+        double old = cfg->dram_bw < B ? cfg->dram_bw : B, now = bw < B ? bw : B;
+        if (c->valid)
+            c->byte = (uint32_t)((double)c->byte * old / now + 0.5);
+        cfg->dram_bw = (int)bw < bw ? (int)bw + 1 : (int)bw;
+    }
+    if (latency >= 0) {
+        double d = latency - cfg->dram_latency;
+        if (c->valid) {
+            c->xfer_fixed = q16_add(c->xfer_fixed, d);
+            c->window = q16_add(c->window, d / out);
+            c->lat_fixed = q16_add(c->lat_fixed, d * (out - 1) / out);
+        }
+        cfg->dram_latency = latency;
+    }
+}
+
 npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
 {
     npu_slice_cost_t k;

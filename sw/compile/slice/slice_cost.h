@@ -44,6 +44,12 @@ typedef struct npu_slice_cost {
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
+/* The configuration under another DRAM timing (npu ... --dram-bw B --dram-latency C): dram_bw
+ * (rounded up to a whole byte) and dram_latency set, and a calibration moved with them as the
+ * formulas move (byte by min(bw, B) old / new; xfer_fixed, window and lat_fixed by the latency
+ * difference), so the slicing stage costs the timing the run will have. bw <= 0 or latency < 0:
+ * that one unchanged. */
+void npu_slice_cfg_retime(npu_cfg_t *cfg, double bw, int latency);
 npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode); /* ignores cfg->calib */
 const char *npu_slice_mode_name(int mode); /* "burst", "noburst" */
 int npu_slice_mode_parse(const char *s);   /* -1 if unknown */
