@@ -27,7 +27,8 @@ module npu_exec_decode #(
     parameter SPM_AW    = 12,
     parameter SPM_WORDS = 4096,
     parameter OBUF_ROWS = 256,
-    parameter OBUF_AW   = 9
+    parameter OBUF_AW   = 9,
+    parameter BF16      = 0
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
@@ -477,6 +478,9 @@ module npu_exec_decode #(
     // Lanes of the k-block per stream (core k's LBUF_H, S lanes each; lane l of stream k is
     // k-block lane j = l + S in FW/VSW cores 2/3, else l, after the a_hi selection):
     // pass = j >= k_lo (lanes below k_lo are fed as zeros), cnt = k_lo <= j < k (macs_zero).
+    // BF16: pass = cnt. Lanes past k are fed as +0 too: they meet LDW's zero rows, and an A
+    // element there that is Inf or NaN would make 0 x Inf = NaN in fp32 (int16 feeds them as
+    // they are, which the ISA keeps; their product with a zero row is 0 anyway).
     reg  [4*S-1:0] lane_pass_m, lane_cnt_m, chk_pass_q, chk_cnt_q;
     integer lq, ll;
     always @(*)
@@ -489,7 +493,7 @@ module npu_exec_decode #(
                                          < {24'd0, f_k};
             end
     always @(posedge clk) begin
-        chk_pass_q <= lane_pass_m;
+        chk_pass_q <= (BF16 != 0) ? lane_cnt_m : lane_pass_m;
         chk_cnt_q  <= lane_cnt_m;
     end
     // the set lengths are registered (the head is stable until it issues): the injector's

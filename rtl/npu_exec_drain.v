@@ -21,7 +21,8 @@ module npu_exec_drain #(
     // verilator lint_off UNUSEDPARAM
     parameter SPM_WORDS = 4096,      // the checks only (NPU_ASSERTS)
     // verilator lint_on UNUSEDPARAM
-    parameter OBUF_AW   = 9
+    parameter OBUF_AW   = 9,
+    parameter BF16      = 0          // DRAIN acc adds fp32 (npu_fp32_add, RNE) instead of int32
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
@@ -156,7 +157,8 @@ module npu_exec_drain #(
     // flag and completion (last row, token pushes), so the next DRAIN may read meanwhile.
     // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
     // for r < hi_rows only.
-    // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32). The old
+    // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32; fp32 in
+    // bf16). The old
     // words come through the weight loader's SPM read port (rdw; the weight loader has priority),
     // one per cycle, each used in the cycle its data arrives (or kept if its write is refused):
     // a row takes 3 cycles (read lo | write lo, read hi | write hi, next OBUF row) instead of 1.
@@ -177,13 +179,21 @@ module npu_exec_drain #(
     wire dacc_gnt    = rdw_gnt && !wl_rd_req && dacc_req;
     wire [WB-1:0] lo_old = !hold_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
     wire [WB-1:0] hi_old = !hold_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
-    reg  [2*WB-1:0] dr_sum;
-    integer al;
-    always @(*)
-        for (al = 0; al < S; al = al + 1) begin
-            dr_sum[al*32 +: 32]      = ob_rd_data[al*32 +: 32] + lo_old[al*32 +: 32];
-            dr_sum[WB + al*32 +: 32] = ob_rd_data[WB + al*32 +: 32] + hi_old[al*32 +: 32];
+    // the old word's lanes plus the OBUF's: OBUF lane first (the adder's operand order does not
+    // change an fp32 sum; the golden model adds old + new)
+    wire [2*WB-1:0] dr_sum;
+    wire [2*WB-1:0] old_w = {hi_old, lo_old};
+    genvar al;
+    generate
+        for (al = 0; al < 2*S; al = al + 1) begin : g_acc
+            if (BF16 != 0) begin : g_fp32
+                npu_fp32_add u_add (.a(old_w[al*32 +: 32]), .b(ob_rd_data[al*32 +: 32]),
+                                    .s(dr_sum[al*32 +: 32]));
+            end else begin : g_int32
+                assign dr_sum[al*32 +: 32] = ob_rd_data[al*32 +: 32] + old_w[al*32 +: 32];
+            end
         end
+    endgenerate
     // Two rows per cycle (plain drains; HSW/ISW waves write two OBUF rows per cycle): rows r and
     // r+1 are read together on the OBUF's two read ports and their four words go out on write
     // ports 0..3 (npu_spm's sub-bank codes keep them apart for the compiler's layouts); the pair

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "npu_funcsim_int.h"
+#include "ref/bf16.h"
 
 /* ---- staged writes -------------------------------------------------------------------- */
 
@@ -303,6 +304,33 @@ static uint64_t row_macs(const npu_sim_t *s, const npu_fields_t *f, unsigned c)
     return (vsplit ? (c >= 2 ? k1 : k0) : kk) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
 }
 
+/* ---- the element type (docs/datapath.md sections 1 and 6) ---------------------------- */
+
+/* One PE step, psum + a * w: int16 x int16 + int32 with wrap-around, or bf16 x bf16 + fp32
+ * (exact product, one RNE rounding: npu_bf16_mac). */
+static uint32_t pe_mac(const npu_sim_t *s, uint32_t psum, uint16_t a, uint16_t w)
+{
+    if (npu_cfg_bf16(&s->cfg))
+        return npu_bf16_mac(psum, a, w);
+    return psum + (uint32_t)((int32_t)(int16_t)a * (int32_t)(int16_t)w);
+}
+
+/* The OBUF's and DRAIN acc's add: int32 with wrap-around, or fp32 RNE (npu_fp32_add). */
+static uint32_t acc_add(const npu_sim_t *s, uint32_t old, uint32_t d)
+{
+    return npu_cfg_bf16(&s->cfg) ? npu_fp32_add(old, d) : old + d;
+}
+
+/* The A element lane rr of a k-block feeds into the array: lanes below k_lo are fed as zero;
+ * in bf16 lanes from k on too (int16 feeds them as they are; they meet LDW's zero rows). */
+static uint16_t fed_a(const npu_sim_t *s, const npu_fields_t *f, const uint8_t *a, unsigned rr)
+{
+    unsigned S = s->S;
+    if (rr < f->k_lo || (npu_cfg_bf16(&s->cfg) && rr >= f->k))
+        return 0;
+    return (uint16_t)lane16(a, f->lane_hi ? S + rr % S : rr);
+}
+
 /* bcast WAVE (ISW, docs/isa.md): row i < m, read once, multiplied in every core q
  * by its own tile; core q -> OBUF row obuf + (q >> 1) * m + i, lanes (q & 1) * S ... The array
  * runs it as HSW rows: one L flit per row to cores 0/2 (1/3 over the row links), per-mode
@@ -334,11 +362,11 @@ static unsigned exec_wave_bcast(npu_sim_t *s, unit_t *u, const npu_fields_t *f, 
             const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
             uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)S * 4);
             for (unsigned cc = 0; cc < S; cc++) {
-                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
-                for (unsigned rr = f->k_lo; rr < S; rr++)
-                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr : rr) *
-                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)rr * S * 2, cc));
-                wr32(d + 4 * cc, acc);
+                uint32_t psum = 0; /* down the column from the top PE, as the array sums */
+                for (unsigned rr = 0; rr < S; rr++)
+                    psum = pe_mac(s, psum, fed_a(s, f, a, rr),
+                                  (uint16_t)lane16(wtile(s, f->wbank, q) + (size_t)rr * S * 2, cc));
+                wr32(d + 4 * cc, f->acc ? acc_add(s, rd32(o + 4 * cc), psum) : psum);
             }
         }
     }
@@ -445,8 +473,8 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
                 if (lane16(a, f->lane_hi ? S + rr % S : rr) == 0)
                     s->cnt[NPU_CNT_macs_zero] += f->n;
             for (unsigned cc = 0; cc < width; cc++) {
-                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
-                for (unsigned rr = f->k_lo; rr < depth; rr++) { /* lanes < k_lo are fed as zero */
+                uint32_t psum = 0; /* down the sub-array's column from the top PE */
+                for (unsigned rr = 0; rr < depth; rr++) {
                     unsigned rh = rr >= S, ch = cc >= S, q;
                     switch (f->mode) {
                     case NPU_MODE_FW: q = rh * 2 + ch; break;
@@ -454,10 +482,10 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
                     case NPU_MODE_VSW: q = rh * 2 + j; break;
                     default: q = isw_core[j]; break;
                     }
-                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr % S : rr) *
-                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
+                    psum = pe_mac(s, psum, fed_a(s, f, a, rr),
+                                  (uint16_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
                 }
-                wr32(d + 4 * cc, acc);
+                wr32(d + 4 * cc, f->acc ? acc_add(s, rd32(o + 4 * cc), psum) : psum);
             }
         }
         for (unsigned c = 0; c < 4; c++)
@@ -471,7 +499,7 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
     return 0;
 }
 
-/* One SPM word of a DRAIN: the OBUF lanes, or (acc) their int32 sum with the word's old value
+/* One SPM word of a DRAIN: the OBUF lanes, or (acc) their sum (int32; fp32 in bf16) with the word's old value
  * (read from the SPM as it was before this instruction: destinations never overlap). */
 static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, unsigned acc)
 {
@@ -481,7 +509,7 @@ static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, un
         return;
     }
     for (unsigned l = 0; l < s->B / 4; l++)
-        wr32(d + 4 * l, rd32(o + 4 * l) + rd32(s->spm + w * s->B + 4 * l));
+        wr32(d + 4 * l, acc_add(s, rd32(s->spm + w * s->B + 4 * l), rd32(o + 4 * l)));
     s->cnt[NPU_CNT_spm_rd_words] += 1;
 }
 

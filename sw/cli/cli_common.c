@@ -54,7 +54,7 @@ int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a)
     return -1;
 }
 
-int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B)
+int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A, int16_t **B)
 {
     size_t na = (size_t)a->m * (size_t)a->k, nb = (size_t)a->k * (size_t)a->n;
     *A = malloc(na * sizeof **A);
@@ -65,7 +65,7 @@ int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B)
         free(*B);
         return -1;
     }
-    npu_random_operands(a->m, a->n, a->k, a->seed, *A, *B);
+    npu_random_operands_dt(npu_cfg_bf16(cfg), a->m, a->n, a->k, a->seed, *A, *B);
     return 0;
 }
 

@@ -95,7 +95,7 @@ int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
     int done = rc == NPU_GEMM_PASS || rc == NPU_GEMM_MISMATCH || rc == NPU_GEMM_COUNTERS;
     if (root)
         npu_report_json_add(root, cfg, rep, o);
-    if ((g->out || g->save) && npu_cli_gemm_save(g, A, B, done ? C : NULL, root) != 0)
+    if ((g->out || g->save) && npu_cli_gemm_save(cfg, g, rep, A, B, done ? C : NULL, root) != 0)
         err = 1;
     if (g->out && !done)
         fprintf(stderr, "npu: --out %s not written: the run did not complete\n", g->out);
