@@ -513,16 +513,51 @@ static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, un
     s->cnt[NPU_CNT_spm_rd_words] += 1;
 }
 
+/* A 32-bit OBUF lane as a narrow DRAIN's 16-bit lane (docs/isa.md "DRAIN"): bf16 RNE, or int32
+ * >> shift with rounding (2^(shift-1) added first) and saturation to int16. */
+static uint16_t narrow_lane(const npu_sim_t *s, uint32_t x, unsigned shift)
+{
+    int64_t v = (int64_t)(int32_t)x;
+    if (npu_cfg_bf16(&s->cfg))
+        return npu_fp32_to_bf16(x);
+    if (shift) { /* floor((v + 2^(shift-1)) / 2^shift), an arithmetic shift without UB */
+        int64_t d = (int64_t)1 << shift;
+        v += d / 2;
+        v = v >= 0 ? v / d : -((-v + d - 1) / d);
+    }
+    v = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+    return (uint16_t)(v & 0xFFFF);
+}
+
+/* Narrow DRAIN row: the OBUF row o's 2S lanes into the one SPM word w. */
+static void drain_narrow_row(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, unsigned shift)
+{
+    uint8_t *d = stage(u, MEM_SPM, w * s->B, s->B);
+    for (unsigned l = 0; l < s->F; l++) {
+        uint16_t v = narrow_lane(s, rd32(o + 4 * l), shift);
+        d[2 * l] = (uint8_t)(v & 0xFF);
+        d[2 * l + 1] = (uint8_t)(v >> 8);
+    }
+}
+
+/* DRAIN's BAD_DESC rules: rows, the skinny fields, non-overlapping acc destinations; narrow not
+ * with acc or split_rows; shift only with narrow at int16. */
+static int drain_bad(const npu_sim_t *s, const npu_fields_t *f)
+{
+    return !f->rows || (!f->split_rows && f->hi_rows) || f->hi_rows > f->rows ||
+           (f->acc && (f->split_rows ? (!f->spm_stride || f->split_rows < f->rows) : f->spm_stride < 2)) ||
+           (f->narrow && (f->acc || f->split_rows)) || (f->shift && (!f->narrow || npu_cfg_bf16(&s->cfg)));
+}
+
 static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
     unsigned F = s->F, B = s->B;
-    if (!f->rows || (!f->split_rows && f->hi_rows) || f->hi_rows > f->rows ||
-        (f->acc && (f->split_rows ? (!f->spm_stride || f->split_rows < f->rows) : f->spm_stride < 2))) {
-        *info = 0; /* an accumulating DRAIN's destinations must not overlap */
+    if (drain_bad(s, f)) {
+        *info = 0;
         return NPU_ERR_BAD_DESC;
     }
     if (!f->split_rows) {
-        if (range_rows(f->spm_addr, f->spm_stride, f->rows, 2, s->spm_words, info))
+        if (range_rows(f->spm_addr, f->spm_stride, f->rows, f->narrow ? 1 : 2, s->spm_words, info))
             return NPU_ERR_SPM_ADDR;
     } else {
         uint64_t lo = (uint64_t)f->spm_addr + (uint64_t)(f->rows - 1) * f->spm_stride;
@@ -538,7 +573,9 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
     for (unsigned r = 0; r < f->rows; r++) {
         uint64_t w = (uint64_t)f->spm_addr + (uint64_t)r * f->spm_stride;
         const uint8_t *o = s->obuf + ((size_t)f->obuf_addr + r) * F * 4;
-        if (!f->split_rows) {
+        if (f->narrow) {
+            drain_narrow_row(s, u, w, o, f->shift);
+        } else if (!f->split_rows) {
             /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
             drain_word(s, u, w, o, f->acc);
             drain_word(s, u, w + 1, o + B, f->acc);
@@ -549,7 +586,7 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
         }
     }
     s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
-    s->cnt[NPU_CNT_spm_wr_words] += f->rows + (f->split_rows ? f->hi_rows : f->rows);
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows + (f->narrow ? 0 : f->split_rows ? f->hi_rows : f->rows);
     *cost = 2u * f->rows;
     return 0;
 }
