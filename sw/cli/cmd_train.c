@@ -222,8 +222,6 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
     int batch = a->batch ? (int)a->batch : 16, rc;
     uint64_t seed = a->seed ? a->seed : 1;
 
-    if (npu_cli_int16_only(cfg, "npu train") != 0)
-        return NPU_EXIT_USAGE;
     if (!a->layers)
         return npu_cmd_train_conv(cfg, a);
     if ((rc = train_request(a, batch, &mlp, &order)) != 0)

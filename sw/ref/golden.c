@@ -67,9 +67,7 @@ void npu_random_operands(int M, int N, int K, uint64_t seed, int16_t *A, int16_t
     random_i16(B, (size_t)K * (size_t)N, &st);
 }
 
-/* A bf16 of 16 random bits u: sign u[15], 7 fraction bits u[6:0], biased exponent 127 - 8 +
- * u[10:7] (2^-8 .. 2^7); u[14:11] == 0 (one in 16) makes it a zero of that sign. */
-static int16_t random_bf16(uint16_t u)
+int16_t npu_bf16_from_bits(uint16_t u)
 {
     uint16_t sign = u & 0x8000u, v;
     if (((u >> 11) & 0xFu) == 0)
@@ -84,7 +82,7 @@ void npu_random_operands_bf16(int M, int N, int K, uint64_t seed, int16_t *A, in
     uint64_t st = seed ? seed : 0x9E3779B97F4A7C15ull;
     size_t na = (size_t)M * (size_t)K, nb = (size_t)K * (size_t)N;
     for (size_t i = 0; i < na; i++)
-        A[i] = random_bf16((uint16_t)(xs_next(&st) >> 48));
+        A[i] = npu_bf16_from_bits((uint16_t)(xs_next(&st) >> 48));
     for (size_t i = 0; i < nb; i++)
-        B[i] = random_bf16((uint16_t)(xs_next(&st) >> 48));
+        B[i] = npu_bf16_from_bits((uint16_t)(xs_next(&st) >> 48));
 }

@@ -33,6 +33,11 @@ void npu_random_operands(int M, int N, int K, uint64_t seed, int16_t *A, int16_t
  * exercise rounding (both signs, cancellations, ties). */
 void npu_random_operands_bf16(int M, int N, int K, uint64_t seed, int16_t *A, int16_t *B);
 
+/* The bf16 operand npu_random_operands_bf16 makes of 16 random bits u: sign u[15], 7 fraction
+ * bits u[6:0], biased exponent 127 - 8 + u[10:7] (2^-8 .. 2^7); u[14:11] == 0 (one in 16) makes
+ * it a zero of that sign. */
+int16_t npu_bf16_from_bits(uint16_t u);
+
 /* The seeded operands of the element type: bf16 (npu_random_operands_bf16) or int16. */
 static inline void npu_random_operands_dt(int bf16, int M, int N, int K, uint64_t seed, int16_t *A,
                                           int16_t *B)

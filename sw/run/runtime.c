@@ -632,18 +632,26 @@ static size_t gemm_kwaves(void *ctx, int i, int j, int *k0, int *k1, size_t max)
     return npu_gemm_kwaves(c->plan, c->modes, c->S, i / c->plan->Mt, j / c->plan->Nt, k0, k1, max);
 }
 
+int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int modes,
+                         const int16_t *A, size_t lda, int transA, const int16_t *B, size_t ldb,
+                         int transB, int32_t *C, size_t ldc)
+{
+    kwaves_ctx_t ctx = {plan, modes, cfg->s};
+    if (!npu_cfg_bf16(cfg)) {
+        npu_golden_gemm(plan->M, plan->N, plan->K, A, lda, transA, B, ldb, transB, C, ldc);
+        return 0;
+    }
+    return npu_golden_gemm_bf16(plan->M, plan->N, plan->K, A, lda, transA, B, ldb, transB, C, ldc,
+                                gemm_kwaves, &ctx);
+}
+
 int npu_gemm_golden(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, const int16_t *A,
                     const int16_t *B, int32_t *C)
 {
     int M = rep->M, N = rep->N, K = rep->K;
-    size_t lda = (size_t)(rep->transA ? M : K), ldb = (size_t)(rep->transB ? K : N);
-    kwaves_ctx_t ctx = {&rep->plan, rep->args.modes, cfg->s};
-    if (!npu_cfg_bf16(cfg)) {
-        npu_golden_gemm(M, N, K, A, lda, rep->transA, B, ldb, rep->transB, C, (size_t)N);
-        return 0;
-    }
-    return npu_golden_gemm_bf16(M, N, K, A, lda, rep->transA, B, ldb, rep->transB, C, (size_t)N,
-                                gemm_kwaves, &ctx);
+    return npu_gemm_golden_plan(cfg, &rep->plan, rep->args.modes, A,
+                                (size_t)(rep->transA ? M : K), rep->transA, B,
+                                (size_t)(rep->transB ? K : N), rep->transB, C, (size_t)N);
 }
 
 static int gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,

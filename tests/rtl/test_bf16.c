@@ -8,6 +8,9 @@
  *     200 GEMMs per config);
  *   - DRAIN narrow: int16 shift, rounding and saturation; bf16 RNE ties, overflow, Inf, NaN;
  *     its BAD_DESC cases;
+ *   - training steps (--order seq --partition none: forward, dX, dW as GEMM programs) under the
+ *     three policies, every result bit-exact (bf16: each GEMM's golden in its plan's order, the
+ *     next layer's operands rounded to bf16);
  *   - special values, one output each, with hand-derived results: signs, ±0, Inf, NaN of both
  *     signs, 0 x Inf, Inf - Inf, denormal inputs flushed, overflow of a product and of a sum,
  *     RNE ties whose result depends on the summation order (int16: wrap-around extremes).
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "rtl_common.h"
+#include "run/train_run.h"
 
 static const unsigned STALL = 10; /* % of cycles the DRAM withholds a handshake */
 static const int k_policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
@@ -275,4 +279,50 @@ Test(bf16, drain_narrow_bad_desc)
         }
         npu_sim_close(s);
     }
+}
+
+/* MLP training steps, the sequential form (the one whose bf16 golden is order-matched). */
+Test(bf16, train_seq)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    static const int dims[][4] = {{24, 40, 16, 0}, {7, 33, 20, 9}};
+    static const int nl[] = {2, 3}, batch[] = {20, 13};
+    for (int d = 0; d < 2; d++)
+        for (int p = 0; p < 3; p++) {
+            npu_mlp_t mlp;
+            npu_train_result_t *r = malloc(sizeof *r);
+            uint64_t seed = rtl_seed(700 + (uint64_t)(d * 3 + p));
+            memset(&mlp, 0, sizeof mlp);
+            mlp.batch = batch[d];
+            mlp.layers = nl[d];
+            memcpy(mlp.dims, dims[d], sizeof dims[d]);
+            cr_assert_not_null(r);
+            npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
+            int rc = npu_train_step(&cfg, s, &mlp, NPU_ORDER_SEQ, k_policy[p], seed, 50000000, r);
+            cr_assert_eq(rc, 0, "MLP %d policy %d seed %llu: %s\n  replay: build/%s/npu train --layers "
+                         "%d,%d,%d%s --batch %d --order seq --seed %llu --stall-pct %u --policy %s",
+                         d, k_policy[p], (unsigned long long)seed, r->msg, cfg.name, dims[d][0],
+                         dims[d][1], dims[d][2], nl[d] == 3 ? ",9" : "", batch[d],
+                         (unsigned long long)seed, STALL, p == 1 ? "flexsa" : p == 2 ? "1g4c" : "1g1c");
+            npu_sim_close(s);
+            free(r);
+        }
+}
+
+/* bf16 runs the sequential form only: a fused order is refused with the reason, before any run. */
+Test(bf16, train_fused_orders_refused_at_bf16)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    npu_mlp_t mlp;
+    npu_train_result_t *r = malloc(sizeof *r);
+    npu_mlp_two_layers(&mlp, 16, 8, 16, 8);
+    cr_assert_not_null(r);
+    npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
+    int rc = npu_train_step(&cfg, s, &mlp, NPU_ORDER_INTERLEAVE, NPU_EMIT_FW, 1, 50000000, r);
+    if (npu_cfg_bf16(&cfg))
+        cr_assert(rc == -1 && strstr(r->msg, "bf16"), "rc %d: %s", rc, r->msg);
+    else
+        cr_assert_eq(rc, 0, "int16: the fused order runs: %s", r->msg);
+    npu_sim_close(s);
+    free(r);
 }
