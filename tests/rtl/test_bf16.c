@@ -44,6 +44,9 @@ Test(bf16, random_b, .timeout = 900) { random_shapes(1, 50); }
 Test(bf16, random_c, .timeout = 900) { random_shapes(2, 50); }
 Test(bf16, random_d, .timeout = 900) { random_shapes(3, 50); }
 
+/* A 16-bit pattern as the int16_t the operand arrays carry. */
+static int16_t pat(uint16_t v) { return (int16_t)(v >= 0x8000u ? (int)v - 0x10000 : (int)v); }
+
 /* One output each: C[i][i] = sum_k a[k] * b[k] over K = 4 lanes (one wave), expected bits. */
 typedef struct special {
     const char *what;
@@ -95,8 +98,8 @@ static void run_specials(const special_t *sp, int n, int emit)
     memset(B, 0, sizeof B);
     for (int i = 0; i < n; i++)
         for (int k = 0; k < 4; k++) {
-            A[i * 4 + k] = (int16_t)(sp[i].a[k] >= 0x8000u ? (int)sp[i].a[k] - 0x10000 : (int)sp[i].a[k]);
-            B[k * n + i] = (int16_t)(sp[i].b[k] >= 0x8000u ? (int)sp[i].b[k] - 0x10000 : (int)sp[i].b[k]);
+            A[i * 4 + k] = pat(sp[i].a[k]);
+            B[k * n + i] = pat(sp[i].b[k]);
         }
     npu_sim_t *s = rtl_open(&cfg, STALL, 0, 9);
     int rc = npu_gemm_run_modes(&cfg, s, n, n, 4, A, B, 0, 0, emit, C, rtl_budget(&cfg, n, n, 4), &r);
@@ -224,12 +227,12 @@ static void narrow_bf16(const npu_cfg_t *cfg)
     int16_t A[R * 2], W[2 * 64], out[R * 64];
     memset(W, 0, sizeof W);
     for (unsigned c = 0; c < 4 && c < F; c++) {
-        W[c] = (int16_t)(w0[c] - (w0[c] >= 0x8000u ? 0x10000 : 0));
-        W[F + c] = (int16_t)(w1[c] - (w1[c] >= 0x8000u ? 0x10000 : 0));
+        W[c] = pat(w0[c]);
+        W[F + c] = pat(w1[c]);
     }
     for (int i = 0; i < R; i++) {
-        A[2 * i] = (int16_t)(k[i].a0 - (k[i].a0 >= 0x8000u ? 0x10000 : 0));
-        A[2 * i + 1] = (int16_t)(k[i].a1 - (k[i].a1 >= 0x8000u ? 0x10000 : 0));
+        A[2 * i] = pat(k[i].a0);
+        A[2 * i + 1] = pat(k[i].a1);
     }
     run_narrow(cfg, R, A, W, shift, out);
     for (int i = 0; i < R; i++)
