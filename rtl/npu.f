@@ -3,11 +3,12 @@
 // models, coverage, synthesis: constraints/synth.sh) and stops if a file in rtl/ is missing
 // here. Comments: // to the end of the line (Verilator -f reads this file as it is).
 // leaves and shared blocks
-// the bf16 arithmetic units (issue 15): npu_pe's BF16 MAC, the DRAIN conversion; no config uses
-// them yet (`make lint` checks them as their own tops, `make bf16-check` against the C model)
+// the bf16 arithmetic units (issue 15): npu_pe's BF16 MAC, the OBUF's and DRAIN acc's fp32 add,
+// the narrow DRAIN's conversion (`make bf16-check` tests them against the C model)
 rtl/npu_bf16_mul.v
 rtl/npu_fp32_add.v
 rtl/npu_fp32_to_bf16.v
+rtl/npu_drain_narrow.v
 rtl/npu_pe.v
 rtl/npu_core.v
 rtl/npu_flexsa.v

@@ -9,7 +9,8 @@
 // quarter; a core's inputs and outputs are visible in npu_flexsa.
 /* verilator tracing_off */
 module npu_core #(
-    parameter S = 8
+    parameter S    = 8,
+    parameter BF16 = 0   // npu_pe's number format: 0 int16/int32, 1 bf16/fp32
 ) (
     input  wire            clk,
     input  wire [S*16-1:0] a_in,      // left edge, row j
@@ -50,7 +51,7 @@ module npu_core #(
                     assign w_i = g_row[r-1].g_col[c].w_o;
                 end
 
-                npu_pe u_pe (
+                npu_pe #(.BF16(BF16)) u_pe (
                     .clk       (clk),
                     .a_in      (a_i),
                     .a_sel_in  (s_i),

@@ -22,7 +22,8 @@ module npu_exec #(
     parameter SPM_WORDS = 4096,
     parameter OBUF_ROWS = 256,
     parameter OBUF_AW   = 9,
-    parameter TAGW      = OBUF_AW + 5    // row tag {mode, last, bank, acc, OBUF row}
+    parameter TAGW      = OBUF_AW + 5,   // row tag {mode, last, bank, acc, OBUF row}
+    parameter BF16      = 0              // bf16 elements: lanes outside [k_lo, k) fed as +0, fp32 DRAIN acc
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
@@ -134,7 +135,8 @@ module npu_exec #(
     // ------------------------------------------------------------------ decode and checks
     wire               is_ldw, is_wave, is_drain, is_sync, t_pop_prv, t_pop_nxt, t_psh_prv, t_psh_nxt;
     wire               f_bank, chk_vld, chk_err, ld_bhi, wv_bc, wv_acc, wv_ahi, wv_skinny;
-    wire               dr_two, dr_acc;
+    wire               dr_two, dr_acc, dr_narrow;
+    wire [4:0]         dr_shift;
     wire [1:0]         f_mode, wv_mode;
     wire [7:0]         chk_code, ld_k, wv_n;
     wire [31:0]        chk_info, ld_addr;
@@ -152,7 +154,7 @@ module npu_exec #(
     wire [OBUF_AW-1:0] dr_h, dr_ob;
     wire               can_issue;
     npu_exec_decode #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS),
-                      .OBUF_AW(OBUF_AW)) u_dec (
+                      .OBUF_AW(OBUF_AW), .BF16(BF16)) u_dec (
         .clk(clk), .rst_n(rst_n), .q_vld(q_vld), .q_insn(q_insn), .q_pop(can_issue),
         .is_ldw(is_ldw), .is_wave(is_wave), .is_drain(is_drain), .is_sync(is_sync),
         .t_pop_prv(t_pop_prv), .t_pop_nxt(t_pop_nxt), .t_psh_prv(t_psh_prv), .t_psh_nxt(t_psh_nxt),
@@ -166,7 +168,7 @@ module npu_exec #(
         .wv_m(wv_m), .wv_skinny(wv_skinny), .rows_lo(rows_lo), .rows_hi(rows_hi),
         .dr_two(dr_two), .dr_h(dr_h), .dr_hs(dr_hs), .dr_hoff(dr_hoff), .dr_acc(dr_acc),
         .dr_stride(dr_stride), .dr_spm(dr_spm), .dr_ob(dr_ob), .dr_rows(dr_rows), .dr_split(dr_split),
-        .dr_hirows(dr_hirows)
+        .dr_hirows(dr_hirows), .dr_narrow(dr_narrow), .dr_shift(dr_shift)
     );
 
     // ------------------------------------------------------------------ issue
@@ -301,9 +303,10 @@ module npu_exec #(
 
     wire       dr_busy, dr_progress, dr_done;
     wire [1:0] dr_push;
-    npu_exec_drain #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_AW(OBUF_AW)) u_drain (
+    npu_exec_drain #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_AW(OBUF_AW),
+                    .BF16(BF16)) u_drain (
         .clk(clk), .rst_n(rst_n), .issue(issue_drain), .two(dr_two), .h(dr_h), .hs(dr_hs),
-        .hoff(dr_hoff), .acc(dr_acc), .push({t_psh_nxt, t_psh_prv}), .stride(dr_stride),
+        .hoff(dr_hoff), .acc(dr_acc), .narrow(dr_narrow), .shift(dr_shift), .push({t_psh_nxt, t_psh_prv}), .stride(dr_stride),
         .spm(dr_spm), .ob(dr_ob), .rows(dr_rows), .rows_end(rows_hi), .split(dr_split),
         .hirows(dr_hirows), .full(dq_full), .busy(dr_busy), .progress(dr_progress),
         .done(dr_done), .done_push(dr_push),

@@ -27,7 +27,8 @@ module npu_exec_decode #(
     parameter SPM_AW    = 12,
     parameter SPM_WORDS = 4096,
     parameter OBUF_ROWS = 256,
-    parameter OBUF_AW   = 9
+    parameter OBUF_AW   = 9,
+    parameter BF16      = 0
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
@@ -82,6 +83,8 @@ module npu_exec_decode #(
     output wire [15:0]           dr_hs,        // ceil(rows/2) * stride
     output wire [15:0]           dr_hoff,      // split_rows * stride
     output wire                  dr_acc,
+    output wire                  dr_narrow,    // one 16-bit word per row (npu_drain_narrow)
+    output wire [4:0]            dr_shift,
     output wire [15:0]           dr_stride,
     output wire [15:0]           dr_spm,
     output wire [OBUF_AW-1:0]    dr_ob,
@@ -123,6 +126,8 @@ module npu_exec_decode #(
     wire [15:0] f_w2hi    = q_insn[F_DRAIN_SPM_STRIDE_LSB +: F_DRAIN_SPM_STRIDE_W]; // WAVE obuf_addr, DRAIN spm_stride
     wire [15:0] f_split   = q_insn[F_DRAIN_SPLIT_ROWS_LSB +: F_DRAIN_SPLIT_ROWS_W];
     wire [15:0] f_hirows  = q_insn[F_DRAIN_HI_ROWS_LSB +: F_DRAIN_HI_ROWS_W];
+    wire        f_narrow  = q_insn[F_DRAIN_NARROW_LSB];                   // DRAIN (LDW/WAVE wbank)
+    wire [4:0]  f_shift   = q_insn[F_DRAIN_SHIFT_LSB +: F_DRAIN_SHIFT_W];
 
     assign is_ldw   = op == OP_LDW;
     assign is_wave  = op == OP_WAVE;
@@ -190,9 +195,10 @@ module npu_exec_decode #(
     // and its last word, base + (k - k_lo - 1) * stride, is the address of its first row read
     // (row k-1: rows go bottom first), which the weight loader takes from chk_sl_q.
     // c1_bms = base - stride, + 1 for an LDW (two's complement of k_lo * stride: ~x + 1) and for
-    // a plain DRAIN (its check word is the one after the last), so stage 2 needs no carry-in.
+    // a plain DRAIN (its check word is the one after the last; a narrow DRAIN writes one word
+    // per row), so stage 2 needs no carry-in.
     wire        dr_splitm     = f_split != 16'd0;
-    wire        bms_ci = mul_ldw || (mul_drn && !dr_splitm);
+    wire        bms_ci = mul_ldw || (mul_drn && !dr_splitm && !f_narrow);
     reg  [23:0] c1_p0l, c1_p0h, c1_p1l, c1_p1h, c1_p2l, c1_p2h;
     reg  [33:0] c1_bms;              // base - stride (+ bms_ci), two's complement, 34 bits
     always @(posedge clk) begin
@@ -351,8 +357,10 @@ module npu_exec_decode #(
                   || (f_cmask != 4'd0 && f_mode != MODE_ISW) || {2'd0, f_klo_l} >= f_k;
     wire wave_bad  = f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
                   || {2'd0, f_klo_w} >= f_k || (f_bc && (f_mode != MODE_ISW || f_cnt[15]));
+    // narrow: not with acc or split_rows; shift only with narrow and int16 elements
     wire drain_bad = f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
-                  || dr_acc_overlap;
+                  || dr_acc_overlap || (f_narrow && (f_acc || dr_splitm))
+                  || (f_shift != 5'd0 && (!f_narrow || BF16 != 0));
     wire chk_f_bad = is_ldw ? ldw_bad : is_wave ? wave_bad : is_drain && drain_bad;
     wire chk_f_ob  = is_wave ? (wave_obuf_end > 2 * OBUF_ROWS17 || wave_in_half > OBUF_ROWS17)
                    : is_drain && (dr_obuf_end > 2 * OBUF_ROWS17 || dr_in_half > OBUF_ROWS17);
@@ -477,6 +485,9 @@ module npu_exec_decode #(
     // Lanes of the k-block per stream (core k's LBUF_H, S lanes each; lane l of stream k is
     // k-block lane j = l + S in FW/VSW cores 2/3, else l, after the a_hi selection):
     // pass = j >= k_lo (lanes below k_lo are fed as zeros), cnt = k_lo <= j < k (macs_zero).
+    // BF16: pass = cnt. Lanes past k are fed as +0 too: they meet LDW's zero rows, and an A
+    // element there that is Inf or NaN would make 0 x Inf = NaN in fp32 (int16 feeds them as
+    // they are, which the ISA keeps; their product with a zero row is 0 anyway).
     reg  [4*S-1:0] lane_pass_m, lane_cnt_m, chk_pass_q, chk_cnt_q;
     integer lq, ll;
     always @(*)
@@ -489,7 +500,7 @@ module npu_exec_decode #(
                                          < {24'd0, f_k};
             end
     always @(posedge clk) begin
-        chk_pass_q <= lane_pass_m;
+        chk_pass_q <= (BF16 != 0) ? lane_cnt_m : lane_pass_m;
         chk_cnt_q  <= lane_cnt_m;
     end
     // the set lengths are registered (the head is stable until it issues): the injector's
@@ -536,6 +547,8 @@ module npu_exec_decode #(
     assign dr_hs     = chk_hs_q;
     assign dr_hoff   = chk_hoff_q;
     assign dr_acc    = f_acc;
+    assign dr_narrow = f_narrow;
+    assign dr_shift  = f_shift;
     assign dr_stride = f_w2hi;
     assign dr_spm    = f_w2lo;
     assign dr_ob     = f_w1lo[OBUF_AW-1:0];

@@ -21,7 +21,8 @@ module npu_exec_drain #(
     // verilator lint_off UNUSEDPARAM
     parameter SPM_WORDS = 4096,      // the checks only (NPU_ASSERTS)
     // verilator lint_on UNUSEDPARAM
-    parameter OBUF_AW   = 9
+    parameter OBUF_AW   = 9,
+    parameter BF16      = 0          // DRAIN acc adds fp32 (npu_fp32_add, RNE) instead of int32
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
@@ -31,6 +32,8 @@ module npu_exec_drain #(
     input  wire [15:0]           hs,         // ceil(rows/2) * stride
     input  wire [15:0]           hoff,       // split_rows * stride
     input  wire                  acc,
+    input  wire                  narrow,     // one 16-bit word per row (npu_drain_narrow)
+    input  wire [4:0]            shift,
     input  wire [1:0]            push,       // token pushes {next, prev}
     input  wire [15:0]           stride,
     input  wire [15:0]           spm,
@@ -92,6 +95,8 @@ module npu_exec_drain #(
     reg  [15:0]  dr_stride;
     reg  [1:0]   dr_push;
     reg          dr_acc;             // the active DRAIN accumulates into the SPM
+    reg          dr_narrow;          // the active DRAIN writes one 16-bit word per row
+    reg  [4:0]   dr_shift;
     // the hold stage (the rows read last)
     reg          hold_vld, hold_lo, hold_hi;
     reg  [31:0]  hold_addr;
@@ -102,9 +107,9 @@ module npu_exec_drain #(
     // A DRAIN leaves the queue as soon as the drain engine has read every row of the previous
     // one (the hold stage carries its own write parameters), then reads its rows as they become
     // final (npu_exec_obuf_hazard): it streams behind the wave that writes them.
-    // queue entry: {two, half rows, hs, hoff, acc, push[1:0], stride, spm_addr, obuf_addr, rows,
-    // end row, split_rows, hi_rows}
-    localparam DQW = 1 + OBUF_AW + 16 + 16 + 1 + 2 + 16 + 16 + OBUF_AW + 16 + RW + 16 + 16;
+    // queue entry: {narrow, shift, two, half rows, hs, hoff, acc, push[1:0], stride, spm_addr,
+    // obuf_addr, rows, end row, split_rows, hi_rows}
+    localparam DQW = 6 + 1 + OBUF_AW + 16 + 16 + 1 + 2 + 16 + 16 + OBUF_AW + 16 + RW + 16 + 16;
     // Split pairs (two = 1): the pair read in one cycle is rows r and r + h (h = ceil(rows/2))
     // instead of r and r + 1, r = 0 .. h-1 (the last alone when rows is odd). HSW and ISW waves
     // write their OBUF rows two per slot in that pattern (rows t and ha + t, or t and qa + t),
@@ -122,7 +127,7 @@ module npu_exec_drain #(
     npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
         .clk(clk), .rst_n(rst_n),
         .push(issue),
-        .din({two, h, hs, hoff, acc, push, stride, spm, ob, rows, rows_end, split, hirows}),
+        .din({narrow, shift, two, h, hs, hoff, acc, push, stride, spm, ob, rows, rows_end, split, hirows}),
         .pop(dq_pop), .dout(dq_dout), .full(full), .empty(dq_empty), .count(dq_count)
     );
     wire [15:0]        dq_hirows = dq_dout[15:0];
@@ -137,7 +142,9 @@ module npu_exec_drain #(
     wire [15:0]        dq_hoff   = dq_dout[83 + RW + OBUF_AW +: 16];
     wire [15:0]        dq_hs     = dq_dout[99 + RW + OBUF_AW +: 16];
     wire [OBUF_AW-1:0] dq_h      = dq_dout[115 + RW + OBUF_AW +: OBUF_AW];
-    wire               dq_two    = dq_dout[DQW-1];
+    wire               dq_two    = dq_dout[DQW-7];
+    wire [4:0]         dq_shift  = dq_dout[DQW-6 +: 5];
+    wire               dq_narrow = dq_dout[DQW-1];
     wire [RW-1:0]      dq_lo     = {1'b0, dq_ob};
 
     // Read side: the active DRAIN (dr_*), rows dr_row (and dr_row1 of a pair) next.
@@ -156,12 +163,15 @@ module npu_exec_drain #(
     // flag and completion (last row, token pushes), so the next DRAIN may read meanwhile.
     // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
     // for r < hi_rows only.
-    // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32). The old
+    // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32; fp32 in
+    // bf16). The old
     // words come through the weight loader's SPM read port (rdw; the weight loader has priority),
     // one per cycle, each used in the cycle its data arrives (or kept if its write is refused):
     // a row takes 3 cycles (read lo | write lo, read hi | write hi, next OBUF row) instead of 1.
     reg  [31:0]  hold_hiaddr, h2_hiaddr;
     reg          hold_acc, hold_last;
+    reg          hold_narrow;        // the held rows' DRAIN is narrow (by dr_shift: the shift
+    reg  [4:0]   hold_shift;         // of the held rows' DRAIN)
     reg  [1:0]   hold_push;
     reg  [1:0]   acc_rd;             // read granted last cycle: 01 low word, 10 high word
     reg          acc_lo_ok, acc_hi_ok;
@@ -177,13 +187,23 @@ module npu_exec_drain #(
     wire dacc_gnt    = rdw_gnt && !wl_rd_req && dacc_req;
     wire [WB-1:0] lo_old = !hold_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
     wire [WB-1:0] hi_old = !hold_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
-    reg  [2*WB-1:0] dr_sum;
-    integer al;
-    always @(*)
-        for (al = 0; al < S; al = al + 1) begin
-            dr_sum[al*32 +: 32]      = ob_rd_data[al*32 +: 32] + lo_old[al*32 +: 32];
-            dr_sum[WB + al*32 +: 32] = ob_rd_data[WB + al*32 +: 32] + hi_old[al*32 +: 32];
+    // the old word's lanes plus the OBUF's: OBUF lane first (the adder's operand order does not
+    // change an fp32 sum; the golden model adds old + new)
+    wire [2*WB-1:0] dr_sum;
+    wire [2*WB-1:0] old_w = {hi_old, lo_old};
+    genvar al;
+    generate
+        for (al = 0; al < 2*S; al = al + 1) begin : g_acc
+            if (BF16 != 0) begin : g_fp32
+                // a plain drain passes the lane through: +0 + x is not x for x = -0
+                wire [31:0] s_f;
+                npu_fp32_add u_add (.a(old_w[al*32 +: 32]), .b(ob_rd_data[al*32 +: 32]), .s(s_f));
+                assign dr_sum[al*32 +: 32] = hold_acc ? s_f : ob_rd_data[al*32 +: 32];
+            end else begin : g_int32
+                assign dr_sum[al*32 +: 32] = ob_rd_data[al*32 +: 32] + old_w[al*32 +: 32];
+            end
         end
+    endgenerate
     // Two rows per cycle (plain drains; HSW/ISW waves write two OBUF rows per cycle): rows r and
     // r+1 are read together on the OBUF's two read ports and their four words go out on write
     // ports 0..3 (npu_spm's sub-bank codes keep them apart for the compiler's layouts); the pair
@@ -205,7 +225,12 @@ module npu_exec_drain #(
                       hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
     assign wr_addr = {h2_hiaddr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
                       hold_hiaddr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
-    assign wr_data = {ob_rd2_data, dr_sum};
+    // narrow: each row's lanes as 16-bit lanes in its low word (the high words are not written)
+    wire [WB-1:0] nw1, nw2;
+    npu_drain_narrow #(.S(S), .BF16(BF16)) u_nar1 (.row(ob_rd_data), .shift(hold_shift), .word(nw1));
+    npu_drain_narrow #(.S(S), .BF16(BF16)) u_nar2 (.row(ob_rd2_data), .shift(hold_shift), .word(nw2));
+    assign wr_data = {ob_rd2_data[WB +: WB], hold_narrow ? nw2 : ob_rd2_data[0 +: WB],
+                      dr_sum[WB +: WB], hold_narrow ? nw1 : dr_sum[0 +: WB]};
     wire dr_done = hold_done && hold_last;   // the last rows of a DRAIN written
     assign ev_drain_row   = hold_done ? (h2_vld ? 2'd2 : 2'd1) : 2'd0;
     assign ev_drain_busy  = dr_act || hold_vld;
@@ -215,7 +240,7 @@ module npu_exec_drain #(
         if (!rst_n) begin
             dr_act <= 1'b0; hold_vld <= 1'b0; hold_lo <= 1'b0; hold_hi <= 1'b0;
             h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0; hold_last <= 1'b0; hold_acc <= 1'b0;
-            dr_acc <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
+            dr_acc <= 1'b0; dr_narrow <= 1'b0; hold_narrow <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
             dr_left <= 16'd0; dr_ri <= 16'd0;
         end else begin
             if (ob_rd_en) begin
@@ -230,15 +255,17 @@ module npu_exec_drain #(
                 hold_hiaddr <= dr_spm_next + dr_hioff;
                 hold_vld    <= 1'b1;
                 hold_lo     <= 1'b1;
-                hold_hi     <= !dr_splitm_r || dr_ri < dr_hi;
+                hold_hi     <= !dr_narrow && (!dr_splitm_r || dr_ri < dr_hi);
                 hold_acc    <= dr_acc;
+                hold_narrow <= dr_narrow;
+                hold_shift  <= dr_shift;
                 hold_last   <= rd_last;
                 hold_push   <= dr_push;
                 h2_addr     <= dr_spm1;
                 h2_hiaddr   <= dr_spm1 + dr_hioff;
                 h2_vld      <= dr_pair;
                 h2_lo       <= dr_pair;
-                h2_hi       <= dr_pair && (!dr_splitm_r || dr_ri2 < dr_hi);
+                h2_hi       <= dr_pair && !dr_narrow && (!dr_splitm_r || dr_ri2 < dr_hi);
             end else if (hold_done) begin
                 hold_vld <= 1'b0;
                 hold_lo  <= 1'b0;
@@ -255,6 +282,8 @@ module npu_exec_drain #(
             if (dq_pop) begin
                 dr_act      <= 1'b1;
                 dr_acc      <= dq_acc;
+                dr_narrow   <= dq_narrow;
+                dr_shift    <= dq_shift;
                 dr_push     <= dq_push;
                 dr_stride   <= dq_stride;
                 dr_spm_next <= {16'd0, dq_spm};

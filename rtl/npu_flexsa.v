@@ -39,7 +39,8 @@
 // Requires S >= 2.
 module npu_flexsa #(
     parameter S    = 8,
-    parameter TAGW = 16
+    parameter TAGW = 16,
+    parameter BF16 = 0   // the cores' number format (npu_pe); the zero psum entering cores 0/1 is +0 in both
 ) (
     input  wire                clk,
     input  wire                rst_n,
@@ -156,19 +157,19 @@ module npu_flexsa #(
         end
     endgenerate
 
-    npu_core #(.S(S)) u_core0 (
+    npu_core #(.S(S), .BF16(BF16)) u_core0 (
         .clk(clk), .a_in(sk_a[0*S*16 +: S*16]), .sel_in(sk_sel[0*S +: S]),
         .a_out(c0_ao), .sel_out(c0_so), .psum_in({S*32{1'b0}}), .psum_out(c0_po),
         .w_shift(w_shift[0]), .w_bank(w_bank[0]), .w_in(w_in[0*S*16 +: S*16]));
-    npu_core #(.S(S)) u_core1 (
+    npu_core #(.S(S), .BF16(BF16)) u_core1 (
         .clk(clk), .a_in(c1_ai), .sel_in(c1_si),
         .a_out(c1_ao), .sel_out(c1_so), .psum_in({S*32{1'b0}}), .psum_out(c1_po),
         .w_shift(w_shift[1]), .w_bank(w_bank[1]), .w_in(w_in[1*S*16 +: S*16]));
-    npu_core #(.S(S)) u_core2 (
+    npu_core #(.S(S), .BF16(BF16)) u_core2 (
         .clk(clk), .a_in(sk_a[2*S*16 +: S*16]), .sel_in(sk_sel[2*S +: S]),
         .a_out(c2_ao), .sel_out(c2_so), .psum_in(c2_pi), .psum_out(c2_po),
         .w_shift(w_shift[2]), .w_bank(w_bank[2]), .w_in(w_in[2*S*16 +: S*16]));
-    npu_core #(.S(S)) u_core3 (
+    npu_core #(.S(S), .BF16(BF16)) u_core3 (
         .clk(clk), .a_in(c3_ai), .sel_in(c3_si),
         .a_out(c3_ao), .sel_out(c3_so), .psum_in(c3_pi), .psum_out(c3_po),
         .w_shift(w_shift[3]), .w_bank(w_bank[3]), .w_in(w_in[3*S*16 +: S*16]));

@@ -1,6 +1,9 @@
 `default_nettype none
-// npu_obuf: output buffer, 2S lanes of 2*ROWS int32 (two halves for double buffering; the half is
-// addr / ROWS). Each lane accumulates on write: mem[a] <= acc ? mem[a] + d : d (32-bit wrap).
+// npu_obuf: output buffer, 2S lanes of 2*ROWS 32-bit entries (two halves for double buffering; the
+// half is addr / ROWS). Each lane accumulates on write: mem[a] <= acc ? mem[a] + d : d, the add
+// being int32 with wrap-around (BF16 = 0) or fp32 round-to-nearest-even with FTZ (BF16 = 1,
+// npu_fp32_add, one adder per lane and write port: the K waves of a bf16 tile sum in fp32,
+// docs/datapath.md section 6).
 // Port wr_* takes the bottom lanes of the array, port wr2_* the path (2) lanes of cores 0/1
 // (HSW/ISW). Both ports writing one lane at one address in one cycle is a program error; port 1
 // wins. Two row read ports (the drain reads two rows per cycle, as fast as HSW/ISW waves write
@@ -9,7 +12,8 @@
 // reset: datapath only.
 module npu_obuf #(
     parameter S    = 8,
-    parameter ROWS = 256
+    parameter ROWS = 256,
+    parameter BF16 = 0
 ) (
     input  wire                            clk,
     input  wire [2*S-1:0]                  wr_en,
@@ -44,10 +48,18 @@ module npu_obuf #(
 `endif
             wire [31:0]   d1 = wr_data[l*32 +: 32];
             wire [31:0]   d2 = wr2_data[l*32 +: 32];
+            wire [31:0]   s1, s2;        // mem[a] + d of each port
+            if (BF16 != 0) begin : g_fp32
+                npu_fp32_add u_add1 (.a(mem[a1]), .b(d1), .s(s1));
+                npu_fp32_add u_add2 (.a(mem[a2]), .b(d2), .s(s2));
+            end else begin : g_int32
+                assign s1 = mem[a1] + d1;
+                assign s2 = mem[a2] + d2;
+            end
             always @(posedge clk) begin
                 // Port 2 first so that port 1's write (the later assignment) wins on a clash.
-                if (wr2_en[l]) mem[a2] <= wr2_acc[l] ? mem[a2] + d2 : d2;
-                if (wr_en[l])  mem[a1] <= wr_acc[l]  ? mem[a1] + d1 : d1;
+                if (wr2_en[l]) mem[a2] <= wr2_acc[l] ? s2 : d2;
+                if (wr_en[l])  mem[a1] <= wr_acc[l]  ? s1 : d1;
                 if (rd_en)     q <= mem[rd_addr];
                 if (rd2_en)    q2 <= mem[rd2_addr];
             end

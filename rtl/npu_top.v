@@ -60,6 +60,8 @@ module npu_top #(
     localparam SPM_AW    = $clog2(SPM_WORDS);
     localparam OBUF_AW   = $clog2(2 * OBUF_ROWS);
     localparam TAGW      = OBUF_AW + 5;     // {mode, last, bank, acc, obuf row}
+    // bf16 elements: the PEs multiply bf16 and add fp32, the OBUF and DRAIN acc add fp32
+    localparam BF16      = (DTYPE == DTYPE_BF16) ? 1 : 0;
     localparam QW        = 160;             // queue entry: {pc, instruction}
     localparam QCW       = $clog2(QUEUE_DEPTH + 1);
     localparam LHW       = $clog2(LBUF_H_DEPTH + 1);
@@ -400,7 +402,7 @@ module npu_top #(
     wire [7:0]  ev_obuf_writes;
 
     npu_exec #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS),
-               .OBUF_AW(OBUF_AW), .TAGW(TAGW)) u_exec (
+               .OBUF_AW(OBUF_AW), .TAGW(TAGW), .BF16(BF16)) u_exec (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .q_vld(!qe_empty), .q_insn(qe_dout[127:0]), .q_pc(qe_dout[159:128]), .q_pop(qe_pop),
         .pc_cur(pc_e),
@@ -455,7 +457,7 @@ module npu_top #(
         inj_tag_q <= inj_tag;
     end
 
-    npu_flexsa #(.S(S), .TAGW(TAGW)) u_flexsa (
+    npu_flexsa #(.S(S), .TAGW(TAGW), .BF16(BF16)) u_flexsa (
         .clk(clk), .rst_n(unit_rst_n), .mode(mode_q),
         .inj_vld(inj_vld_q), .inj_a(inj_a_q), .inj_sel(inj_sel_q), .inj_tag(inj_tag_q),
         .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
@@ -463,7 +465,7 @@ module npu_top #(
         .top_vld(top_vld), .top_tag(top_tag), .top_data(top_data)
     );
 
-    npu_obuf #(.S(S), .ROWS(OBUF_ROWS)) u_obuf (
+    npu_obuf #(.S(S), .ROWS(OBUF_ROWS), .BF16(BF16)) u_obuf (
         .clk(clk),
         .wr_en(ob_wr_en), .wr_addr(ob_wr_addr), .wr_acc(ob_wr_acc), .wr_data(out_data),
         .wr2_en(ob2_wr_en), .wr2_addr(ob2_wr_addr), .wr2_acc(ob2_wr_acc), .wr2_data(top_data),

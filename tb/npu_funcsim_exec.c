@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "npu_funcsim_int.h"
+#include "ref/bf16.h"
 
 /* ---- staged writes -------------------------------------------------------------------- */
 
@@ -303,6 +304,33 @@ static uint64_t row_macs(const npu_sim_t *s, const npu_fields_t *f, unsigned c)
     return (vsplit ? (c >= 2 ? k1 : k0) : kk) * (hsplit ? (c & 1 ? n1 : n0) : f->n);
 }
 
+/* ---- the element type (docs/datapath.md sections 1 and 6) ---------------------------- */
+
+/* One PE step, psum + a * w: int16 x int16 + int32 with wrap-around, or bf16 x bf16 + fp32
+ * (exact product, one RNE rounding: npu_bf16_mac). */
+static uint32_t pe_mac(const npu_sim_t *s, uint32_t psum, uint16_t a, uint16_t w)
+{
+    if (npu_cfg_bf16(&s->cfg))
+        return npu_bf16_mac(psum, a, w);
+    return psum + (uint32_t)((int32_t)(int16_t)a * (int32_t)(int16_t)w);
+}
+
+/* The OBUF's and DRAIN acc's add: int32 with wrap-around, or fp32 RNE (npu_fp32_add). */
+static uint32_t acc_add(const npu_sim_t *s, uint32_t old, uint32_t d)
+{
+    return npu_cfg_bf16(&s->cfg) ? npu_fp32_add(old, d) : old + d;
+}
+
+/* The A element lane rr of a k-block feeds into the array: lanes below k_lo are fed as zero;
+ * in bf16 lanes from k on too (int16 feeds them as they are; they meet LDW's zero rows). */
+static uint16_t fed_a(const npu_sim_t *s, const npu_fields_t *f, const uint8_t *a, unsigned rr)
+{
+    unsigned S = s->S;
+    if (rr < f->k_lo || (npu_cfg_bf16(&s->cfg) && rr >= f->k))
+        return 0;
+    return (uint16_t)lane16(a, f->lane_hi ? S + rr % S : rr);
+}
+
 /* bcast WAVE (ISW, docs/isa.md): row i < m, read once, multiplied in every core q
  * by its own tile; core q -> OBUF row obuf + (q >> 1) * m + i, lanes (q & 1) * S ... The array
  * runs it as HSW rows: one L flit per row to cores 0/2 (1/3 over the row links), per-mode
@@ -334,11 +362,11 @@ static unsigned exec_wave_bcast(npu_sim_t *s, unit_t *u, const npu_fields_t *f, 
             const uint8_t *o = s->obuf + (size_t)orow * F * 4 + 4u * lane0;
             uint8_t *d = stage(u, MEM_OBUF, (size_t)orow * F * 4 + 4u * lane0, (size_t)S * 4);
             for (unsigned cc = 0; cc < S; cc++) {
-                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
-                for (unsigned rr = f->k_lo; rr < S; rr++)
-                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr : rr) *
-                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)rr * S * 2, cc));
-                wr32(d + 4 * cc, acc);
+                uint32_t psum = 0; /* down the column from the top PE, as the array sums */
+                for (unsigned rr = 0; rr < S; rr++)
+                    psum = pe_mac(s, psum, fed_a(s, f, a, rr),
+                                  (uint16_t)lane16(wtile(s, f->wbank, q) + (size_t)rr * S * 2, cc));
+                wr32(d + 4 * cc, f->acc ? acc_add(s, rd32(o + 4 * cc), psum) : psum);
             }
         }
     }
@@ -445,8 +473,8 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
                 if (lane16(a, f->lane_hi ? S + rr % S : rr) == 0)
                     s->cnt[NPU_CNT_macs_zero] += f->n;
             for (unsigned cc = 0; cc < width; cc++) {
-                uint32_t acc = f->acc ? rd32(o + 4 * cc) : 0;
-                for (unsigned rr = f->k_lo; rr < depth; rr++) { /* lanes < k_lo are fed as zero */
+                uint32_t psum = 0; /* down the sub-array's column from the top PE */
+                for (unsigned rr = 0; rr < depth; rr++) {
                     unsigned rh = rr >= S, ch = cc >= S, q;
                     switch (f->mode) {
                     case NPU_MODE_FW: q = rh * 2 + ch; break;
@@ -454,10 +482,10 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
                     case NPU_MODE_VSW: q = rh * 2 + j; break;
                     default: q = isw_core[j]; break;
                     }
-                    acc += (uint32_t)((int32_t)lane16(a, f->lane_hi ? S + rr % S : rr) *
-                                      (int32_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
+                    psum = pe_mac(s, psum, fed_a(s, f, a, rr),
+                                  (uint16_t)lane16(wtile(s, f->wbank, q) + (size_t)(rr % S) * S * 2, cc % S));
                 }
-                wr32(d + 4 * cc, acc);
+                wr32(d + 4 * cc, f->acc ? acc_add(s, rd32(o + 4 * cc), psum) : psum);
             }
         }
         for (unsigned c = 0; c < 4; c++)
@@ -471,7 +499,7 @@ static unsigned exec_wave(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
     return 0;
 }
 
-/* One SPM word of a DRAIN: the OBUF lanes, or (acc) their int32 sum with the word's old value
+/* One SPM word of a DRAIN: the OBUF lanes, or (acc) their sum (int32; fp32 in bf16) with the word's old value
  * (read from the SPM as it was before this instruction: destinations never overlap). */
 static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, unsigned acc)
 {
@@ -481,20 +509,55 @@ static void drain_word(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, un
         return;
     }
     for (unsigned l = 0; l < s->B / 4; l++)
-        wr32(d + 4 * l, rd32(o + 4 * l) + rd32(s->spm + w * s->B + 4 * l));
+        wr32(d + 4 * l, acc_add(s, rd32(s->spm + w * s->B + 4 * l), rd32(o + 4 * l)));
     s->cnt[NPU_CNT_spm_rd_words] += 1;
+}
+
+/* A 32-bit OBUF lane as a narrow DRAIN's 16-bit lane (docs/isa.md "DRAIN"): bf16 RNE, or int32
+ * >> shift with rounding (2^(shift-1) added first) and saturation to int16. */
+static uint16_t narrow_lane(const npu_sim_t *s, uint32_t x, unsigned shift)
+{
+    int64_t v = (int64_t)(int32_t)x;
+    if (npu_cfg_bf16(&s->cfg))
+        return npu_fp32_to_bf16(x);
+    if (shift) { /* floor((v + 2^(shift-1)) / 2^shift), an arithmetic shift without UB */
+        int64_t d = (int64_t)1 << shift;
+        v += d / 2;
+        v = v >= 0 ? v / d : -((-v + d - 1) / d);
+    }
+    v = v > 32767 ? 32767 : v < -32768 ? -32768 : v;
+    return (uint16_t)(v & 0xFFFF);
+}
+
+/* Narrow DRAIN row: the OBUF row o's 2S lanes into the one SPM word w. */
+static void drain_narrow_row(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t *o, unsigned shift)
+{
+    uint8_t *d = stage(u, MEM_SPM, w * s->B, s->B);
+    for (unsigned l = 0; l < s->F; l++) {
+        uint16_t v = narrow_lane(s, rd32(o + 4 * l), shift);
+        d[2 * l] = (uint8_t)(v & 0xFF);
+        d[2 * l + 1] = (uint8_t)(v >> 8);
+    }
+}
+
+/* DRAIN's BAD_DESC rules: rows, the skinny fields, non-overlapping acc destinations; narrow not
+ * with acc or split_rows; shift only with narrow at int16. */
+static int drain_bad(const npu_sim_t *s, const npu_fields_t *f)
+{
+    return !f->rows || (!f->split_rows && f->hi_rows) || f->hi_rows > f->rows ||
+           (f->acc && (f->split_rows ? (!f->spm_stride || f->split_rows < f->rows) : f->spm_stride < 2)) ||
+           (f->narrow && (f->acc || f->split_rows)) || (f->shift && (!f->narrow || npu_cfg_bf16(&s->cfg)));
 }
 
 static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
     unsigned F = s->F, B = s->B;
-    if (!f->rows || (!f->split_rows && f->hi_rows) || f->hi_rows > f->rows ||
-        (f->acc && (f->split_rows ? (!f->spm_stride || f->split_rows < f->rows) : f->spm_stride < 2))) {
-        *info = 0; /* an accumulating DRAIN's destinations must not overlap */
+    if (drain_bad(s, f)) {
+        *info = 0;
         return NPU_ERR_BAD_DESC;
     }
     if (!f->split_rows) {
-        if (range_rows(f->spm_addr, f->spm_stride, f->rows, 2, s->spm_words, info))
+        if (range_rows(f->spm_addr, f->spm_stride, f->rows, f->narrow ? 1 : 2, s->spm_words, info))
             return NPU_ERR_SPM_ADDR;
     } else {
         uint64_t lo = (uint64_t)f->spm_addr + (uint64_t)(f->rows - 1) * f->spm_stride;
@@ -510,7 +573,9 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
     for (unsigned r = 0; r < f->rows; r++) {
         uint64_t w = (uint64_t)f->spm_addr + (uint64_t)r * f->spm_stride;
         const uint8_t *o = s->obuf + ((size_t)f->obuf_addr + r) * F * 4;
-        if (!f->split_rows) {
+        if (f->narrow) {
+            drain_narrow_row(s, u, w, o, f->shift);
+        } else if (!f->split_rows) {
             /* lanes 0..S-1 then S..2S-1: the OBUF row's 8S bytes land in two consecutive words */
             drain_word(s, u, w, o, f->acc);
             drain_word(s, u, w + 1, o + B, f->acc);
@@ -521,7 +586,7 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
         }
     }
     s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
-    s->cnt[NPU_CNT_spm_wr_words] += f->rows + (f->split_rows ? f->hi_rows : f->rows);
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows + (f->narrow ? 0 : f->split_rows ? f->hi_rows : f->rows);
     *cost = 2u * f->rows;
     return 0;
 }

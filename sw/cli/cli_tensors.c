@@ -33,7 +33,7 @@ int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g
     if (!a->a_file) { /* the DRAM check first: no operand is built for a GEMM that cannot fit */
         if (npu_cli_gemm_fits(cfg, a) != 0)
             return NPU_EXIT_USAGE;
-        return npu_cli_random_inputs(a, A, B) == 0 ? 0 : NPU_EXIT_FAIL;
+        return npu_cli_random_inputs(cfg, a, A, B) == 0 ? 0 : NPU_EXIT_FAIL;
     }
     if (npu_npy_load_i16_2d(a->a_file, &ra, &ca, A, err, sizeof err) != 0 ||
         npu_npy_load_i16_2d(a->b_file, &rb, &cb, B, err, sizeof err) != 0) {
@@ -95,16 +95,17 @@ static int save_matrix(const char *dir, const char *name, int elem, int rows, in
     return -1;
 }
 
-/* The golden C of g's GEMM (malloc'd), or NULL after the message. */
-static int32_t *golden(const npu_args_t *g, const int16_t *A, const int16_t *B)
+/* The golden C of rep's GEMM (malloc'd; bf16: in the plan's summation order), or NULL after the
+ * message. */
+static int32_t *golden(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, const int16_t *A,
+                       const int16_t *B)
 {
-    int32_t *gold = malloc((size_t)g->m * (size_t)g->n * sizeof *gold);
-    if (!gold) {
+    int32_t *gold = malloc((size_t)rep->M * (size_t)rep->N * sizeof *gold);
+    if (!gold || npu_gemm_golden(cfg, rep, A, B, gold) != 0) {
         fprintf(stderr, "npu: out of memory for the golden C\n");
+        free(gold);
         return NULL;
     }
-    npu_golden_gemm(g->m, g->n, g->k, A, (size_t)(g->trans_a ? g->m : g->k), g->trans_a, B,
-                    (size_t)(g->trans_b ? g->k : g->n), g->trans_b, gold, (size_t)g->n);
     return gold;
 }
 
@@ -119,7 +120,7 @@ int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
         fprintf(stderr, "npu: --save-program %s: no program was compiled\n", g->save_program);
         return -1;
     }
-    if (!(gold = golden(g, A, B)))
+    if (!(gold = golden(cfg, rep, A, B)))
         return -1;
     rc = npu_progfile_save(g->save_program, cfg, t, rep, A, B, gold, err, sizeof err);
     free(gold);
@@ -128,8 +129,8 @@ int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
     return rc;
 }
 
-int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
-                      cJSON *report)
+int npu_cli_gemm_save(const npu_cfg_t *cfg, const npu_args_t *g, const npu_gemm_report_t *rep,
+                      const int16_t *A, const int16_t *B, const int32_t *C, cJSON *report)
 {
     int ra = g->trans_a ? g->k : g->m, ca = g->trans_a ? g->m : g->k;
     int rb = g->trans_b ? g->n : g->k, cb = g->trans_b ? g->k : g->n, rc = 0;
@@ -140,7 +141,7 @@ int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, c
         rc |= save_matrix(NULL, g->out, 4, g->m, g->n, C);
     if (!g->save)
         return rc;
-    if (!(gold = golden(g, A, B)))
+    if (!(gold = golden(cfg, rep, A, B)))
         return -1;
     rc |= save_matrix(g->save, "A.npy", 2, ra, ca, A);
     rc |= save_matrix(g->save, "B.npy", 2, rb, cb, B);

@@ -47,7 +47,8 @@ static void print_npu_error(const npu_args_t *a, const npu_gemm_report_t *rep)
 }
 
 /* The verdict line, always printed (text output). */
-static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *rep)
+static void print_verdict(const npu_cfg_t *cfg, const npu_args_t *a, int rc,
+                          const npu_gemm_report_t *rep)
 {
     char line[256];
     unsigned long long seed = (unsigned long long)a->seed;
@@ -56,11 +57,15 @@ static void print_verdict(const npu_args_t *a, int rc, const npu_gemm_report_t *
         printf("PASS gemm M=%d N=%d K=%d seed %llu: %llu cycles\n", a->m, a->n, a->k, seed,
                (unsigned long long)rep->run.cnt[NPU_CNT_cycles]);
         break;
-    case NPU_GEMM_MISMATCH:
-        printf("FAIL gemm M=%d N=%d K=%d seed %llu: %zu mismatches, first C[%d][%d] = %ld, "
-               "expected %ld\n",
-               a->m, a->n, a->k, seed, rep->mismatches, rep->bad_row, rep->bad_col,
-               (long)rep->bad_got, (long)rep->bad_exp);
+    case NPU_GEMM_MISMATCH: /* bf16: the fp32 bit patterns */
+        if (npu_cfg_bf16(cfg))
+            printf("FAIL gemm M=%d N=%d K=%d seed %llu: %zu mismatches, first C[%d][%d] = fp32 "
+                   "0x%08x, expected 0x%08x\n", a->m, a->n, a->k, seed, rep->mismatches,
+                   rep->bad_row, rep->bad_col, (unsigned)rep->bad_got, (unsigned)rep->bad_exp);
+        else
+            printf("FAIL gemm M=%d N=%d K=%d seed %llu: %zu mismatches, first C[%d][%d] = %ld, "
+                   "expected %ld\n", a->m, a->n, a->k, seed, rep->mismatches, rep->bad_row,
+                   rep->bad_col, (long)rep->bad_got, (long)rep->bad_exp);
         break;
     case NPU_GEMM_COUNTERS:
         printf("FAIL gemm M=%d N=%d K=%d seed %llu: result bit-exact but %s\n", a->m, a->n,
@@ -95,7 +100,7 @@ int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
     int done = rc == NPU_GEMM_PASS || rc == NPU_GEMM_MISMATCH || rc == NPU_GEMM_COUNTERS;
     if (root)
         npu_report_json_add(root, cfg, rep, o);
-    if ((g->out || g->save) && npu_cli_gemm_save(g, A, B, done ? C : NULL, root) != 0)
+    if ((g->out || g->save) && npu_cli_gemm_save(cfg, g, rep, A, B, done ? C : NULL, root) != 0)
         err = 1;
     if (g->out && !done)
         fprintf(stderr, "npu: --out %s not written: the run did not complete\n", g->out);
@@ -104,7 +109,7 @@ int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
         return err ? -1 : 0;
     }
     cJSON_Delete(root);
-    print_verdict(g, rc, rep);
+    print_verdict(cfg, g, rc, rep);
     if (!g->quiet)
         npu_report_text(stdout, cfg, rep, o);
     return err ? -1 : 0;

@@ -75,7 +75,7 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
         free(B);
         return;
     }
-    npu_random_operands(r->M, r->N, r->K, a->seed + (uint64_t)i, A, B);
+    npu_random_operands_dt(npu_cfg_bf16(cfg), r->M, r->N, r->K, a->seed + (uint64_t)i, A, B);
     r->rc = npu_gemm_run_modes(cfg, sim, r->M, r->N, r->K, A, B, a->trans_a, a->trans_b,
                                npu_args_gemm_modes(a), NULL, a->max_cycles, &rep);
     r->cycles = rep.run.cnt[NPU_CNT_cycles];

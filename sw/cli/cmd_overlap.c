@@ -110,7 +110,7 @@ int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a)
 
     if (npu_cli_gemm_fits(cfg, a) != 0)
         return NPU_EXIT_USAGE;
-    if (npu_cli_random_inputs(a, &A, &B) != 0) /* the same inputs as `npu gemm` with this seed */
+    if (npu_cli_random_inputs(cfg, a, &A, &B) != 0) /* the same inputs as `npu gemm` with this seed */
         return NPU_EXIT_FAIL;
     if (!a->json && !a->quiet)
         printf("npu overlap M=%d N=%d K=%d seed %llu (config %s): compute-only, transfer-only "

@@ -83,7 +83,11 @@ int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
  * NPU_GEMM_PASS, or NPU_GEMM_NO_FIT / NPU_GEMM_HOST_ERROR with the reason in why. */
 int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, int N, int K,
                             char *why, size_t n);
-int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B);
+/* 0 at an int16 configuration; at a bf16 one, -1 after saying that cmd ("npu train") does not
+ * run in bf16 yet (its golden models are not order-matched: docs/datapath.md section 6). */
+int npu_cli_int16_only(const npu_cfg_t *cfg, const char *cmd);
+/* The seeded operands of a's GEMM in the config's element type (ref/golden.h). */
+int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A, int16_t **B);
 
 /* A simulator of this configuration (beat and hardware parameters checked), tracing if asked
  * (--trace); NULL after printing the reason. */
@@ -103,14 +107,14 @@ int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g
 /* --save DIR: the directory, created if missing. 0, or -1 after the message. */
 int npu_cli_save_dir(const char *dir);
 /* --out C.npy (the NPU's int32 C, when C is not NULL) and --save DIR: A.npy, B.npy (as stored,
- * transposed with --trans-a/-b), C.npy, C_golden.npy (ref/golden.h) and run.json (report: the
+ * transposed with --trans-a/-b), C.npy, C_golden.npy (npu_gemm_golden: rep's plan) and run.json (report: the
  * JSON report, not consumed). 0, or -1 after naming what failed. */
-int npu_cli_gemm_save(const npu_args_t *g, const int16_t *A, const int16_t *B, const int32_t *C,
-                      cJSON *report);
+struct npu_gemm_report;
+int npu_cli_gemm_save(const npu_cfg_t *cfg, const npu_args_t *g, const struct npu_gemm_report *rep,
+                      const int16_t *A, const int16_t *B, const int32_t *C, cJSON *report);
 
 /* --save-program FILE (cli_tensors.c): the compiled program of rep, its DRAM image (A, B), the
  * run's DRAM timing t and the golden C (progfile.h). 0, or -1 after the message. */
-struct npu_gemm_report;
 int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
                               const npu_dram_timing_t *t, const struct npu_gemm_report *rep,
                               const int16_t *A, const int16_t *B);

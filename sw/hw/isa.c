@@ -280,6 +280,13 @@ int npu_insn_drain_acc(npu_insn_t *in)
     return npu_insn_put(in, NPU_FLD_DRAIN_acc, 1);
 }
 
+int npu_insn_drain_narrow(npu_insn_t *in, unsigned shift)
+{
+    if (npu_insn_op(in) != NPU_OP_DRAIN || npu_insn_put(in, NPU_FLD_DRAIN_shift, shift) != 0)
+        return -1;
+    return npu_insn_put(in, NPU_FLD_DRAIN_narrow, 1);
+}
+
 int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo)
 {
     switch (npu_insn_op(in)) {
@@ -485,6 +492,10 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             app(buf, n, &len, " split=%u hi=%u", f.split_rows, f.hi_rows);
         if (f.acc)
             app(buf, n, &len, " acc");
+        if (f.narrow)
+            app(buf, n, &len, " narrow");
+        if (f.shift)
+            app(buf, n, &len, " shift=%u", f.shift);
         break;
     default:
         break;

@@ -40,6 +40,9 @@ typedef struct npu_fields {
     unsigned core_mask;
     /* DRAIN skinny variant: split_rows, hi_rows (0, 0 = normal) */
     unsigned split_rows, hi_rows;
+    /* DRAIN narrow: an OBUF row's 2S lanes as 16-bit lanes in one SPM word (bf16: fp32 -> bf16
+     * RNE; int16: int32 >> shift, rounding, saturated); shift 0..31 (int16 configs only) */
+    unsigned narrow, shift;
     /* Lane select (both 0 = the mode's own halves): LDW (b_hi) every core keeps stationary lanes
      * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE (a_hi) every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
@@ -107,6 +110,12 @@ int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws);
  * Its destinations must not overlap: stride >= 2 (normal) or stride >= 1 and split_rows >= rows
  * (split), else BAD_DESC. Returns 0, or -1 for other opcodes. */
 int npu_insn_drain_acc(npu_insn_t *in);
+/* Makes an encoded plain DRAIN narrow (docs/isa.md "DRAIN"): OBUF row r's 2S lanes become 2S
+ * 16-bit lanes of the one SPM word spm_addr + r*spm_stride: bf16 configs fp32 -> bf16 (RNE,
+ * shift must be 0); int16 configs int32 -> int16, rounding arithmetic shift right by `shift`
+ * (0..31) and saturation. With acc or split_rows, or shift != 0 at a bf16 config, the hardware
+ * reports BAD_DESC. Returns 0, or -1 for other opcodes or a shift past 31. */
+int npu_insn_drain_narrow(npu_insn_t *in, unsigned shift);
 /* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
 int npu_insn_lane_hi(npu_insn_t *in);
 /* Sets bcast (see npu_fields_t) on an encoded WAVE. Returns 0, or -1 for other opcodes. */

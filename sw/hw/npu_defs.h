@@ -18,7 +18,7 @@
     X(STORE,  0x02, S, "DMA SPM -> DRAM (strided, tagged)")                     \
     X(LDW,    0x03, E, "stationary tile SPM -> NoC -> LBUF_V -> PE weight bank") \
     X(WAVE,   0x04, E, "systolic wave: A rows SPM -> NoC -> LBUF_H -> FlexSA -> OBUF") \
-    X(DRAIN,  0x05, E, "OBUF rows (int32) -> SPM")                              \
+    X(DRAIN,  0x05, E, "OBUF rows (int32 / fp32; narrow: int16 / bf16) -> SPM")                              \
     X(SYNC_L, 0x06, L, "token-only no-op in the LOAD queue")                    \
     X(SYNC_E, 0x07, E, "token-only no-op in the EXEC queue")                    \
     X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")                   \
@@ -78,9 +78,11 @@
     X(WAVE,  lane_hi,     3,  0,  1)      \
     X(WAVE,  bcast,       3,  1,  1)      \
     X(WAVE,  k_lo,        3,  8,  6)      \
+    X(DRAIN, narrow,      0, 12,  1)      \
     X(DRAIN, acc,         0, 15,  1)      \
     X(DRAIN, rows,        0, 16, 16)      \
     X(DRAIN, obuf_addr,   1,  0, 16)      \
+    X(DRAIN, shift,       1, 16,  5)      \
     X(DRAIN, spm_addr,    2,  0, 16)      \
     X(DRAIN, spm_stride,  2, 16, 16)      \
     X(DRAIN, split_rows,  3,  0, 16)      \

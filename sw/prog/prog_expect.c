@@ -120,7 +120,8 @@ static void expect_wave(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
 
 static void expect_drain(const npu_fields_t *f, npu_prog_expect_t *e)
 {
-    uint64_t words = (uint64_t)f->rows + (f->split_rows ? f->hi_rows : f->rows);
+    /* a narrow DRAIN writes one word per row */
+    uint64_t words = (uint64_t)f->rows + (f->narrow ? 0 : f->split_rows ? f->hi_rows : f->rows);
     e->insn_exec++;
     e->spm_wr_words += words;
     if (f->acc) /* an accumulating DRAIN reads every word it writes */

@@ -66,3 +66,23 @@ void npu_random_operands(int M, int N, int K, uint64_t seed, int16_t *A, int16_t
     random_i16(A, (size_t)M * (size_t)K, &st);
     random_i16(B, (size_t)K * (size_t)N, &st);
 }
+
+int16_t npu_bf16_from_bits(uint16_t u)
+{
+    uint16_t sign = u & 0x8000u, v;
+    if (((u >> 11) & 0xFu) == 0)
+        v = sign;
+    else
+        v = (uint16_t)(sign | (uint16_t)((127u - 8u + ((u >> 7) & 0xFu)) << 7) | (u & 0x7Fu));
+    return (int16_t)(v >= 0x8000u ? (int)v - 0x10000 : (int)v);
+}
+
+void npu_random_operands_bf16(int M, int N, int K, uint64_t seed, int16_t *A, int16_t *B)
+{
+    uint64_t st = seed ? seed : 0x9E3779B97F4A7C15ull;
+    size_t na = (size_t)M * (size_t)K, nb = (size_t)K * (size_t)N;
+    for (size_t i = 0; i < na; i++)
+        A[i] = npu_bf16_from_bits((uint16_t)(xs_next(&st) >> 48));
+    for (size_t i = 0; i < nb; i++)
+        B[i] = npu_bf16_from_bits((uint16_t)(xs_next(&st) >> 48));
+}

@@ -83,7 +83,7 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
         free(B);
         return fail(m, NPU_GEMM_HOST_ERROR, "out of memory");
     }
-    npu_random_operands(M, N, K, seed, A, B);
+    npu_random_operands_dt(npu_cfg_bf16(cfg), M, N, K, seed, A, B);
     if (o->full) {
         npu_sim_t *sim = npu_sim_open(o->timing);
         if (!sim) {

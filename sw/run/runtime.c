@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "ref/golden.h"
+#include "ref/golden_bf16.h"
 
 /* ---- names ---------------------------------------------------------------------------- */
 
@@ -618,6 +619,41 @@ int npu_gemm_execute(const npu_cfg_t *cfg, npu_sim_t *sim, const int32_t *expect
     return rep->rc = NPU_GEMM_PASS;
 }
 
+/* The K partition of a compiled GEMM for the bf16 golden (ref/golden_bf16.h): the plan's
+ * waves of output (i, j)'s tile, npu_gemm_kwaves. */
+typedef struct kwaves_ctx {
+    const npu_gemm_plan_t *plan;
+    int modes, S;
+} kwaves_ctx_t;
+
+static size_t gemm_kwaves(void *ctx, int i, int j, int *k0, int *k1, size_t max)
+{
+    const kwaves_ctx_t *c = ctx;
+    return npu_gemm_kwaves(c->plan, c->modes, c->S, i / c->plan->Mt, j / c->plan->Nt, k0, k1, max);
+}
+
+int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int modes,
+                         const int16_t *A, size_t lda, int transA, const int16_t *B, size_t ldb,
+                         int transB, int32_t *C, size_t ldc)
+{
+    kwaves_ctx_t ctx = {plan, modes, cfg->s};
+    if (!npu_cfg_bf16(cfg)) {
+        npu_golden_gemm(plan->M, plan->N, plan->K, A, lda, transA, B, ldb, transB, C, ldc);
+        return 0;
+    }
+    return npu_golden_gemm_bf16(plan->M, plan->N, plan->K, A, lda, transA, B, ldb, transB, C, ldc,
+                                gemm_kwaves, &ctx);
+}
+
+int npu_gemm_golden(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, const int16_t *A,
+                    const int16_t *B, int32_t *C)
+{
+    int M = rep->M, N = rep->N, K = rep->K;
+    return npu_gemm_golden_plan(cfg, &rep->plan, rep->args.modes, A,
+                                (size_t)(rep->transA ? M : K), rep->transA, B,
+                                (size_t)(rep->transB ? K : N), rep->transB, C, (size_t)N);
+}
+
 static int gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, const int16_t *A,
                     const int16_t *B, int transA, int transB, int modes, const npu_gemm_plan_t *fixed,
                     int32_t *C_out, uint64_t max_cycles, npu_gemm_report_t *rep)
@@ -632,8 +668,10 @@ static int gemm_run(const npu_cfg_t *cfg, npu_sim_t *sim, int M, int N, int K, c
     if (!(exp = malloc((size_t)M * (size_t)N * sizeof *exp)))
         return host_error(rep, "out of memory");
     npu_gemm_layout(dram, rep, A, B);
-    npu_golden_gemm(M, N, K, A, (size_t)(transA ? M : K), transA, B, (size_t)(transB ? K : N),
-                    transB, exp, (size_t)N);
+    if (npu_gemm_golden(cfg, rep, A, B, exp) != 0) {
+        free(exp);
+        return host_error(rep, "out of memory");
+    }
     rc = npu_gemm_execute(cfg, sim, exp, C_out, max_cycles, rep);
     free(exp);
     return rc;

@@ -137,6 +137,16 @@ void npu_gemm_layout(uint8_t *dram, const npu_gemm_report_t *rep, const int16_t 
                      const int16_t *B);
 int npu_gemm_execute(const npu_cfg_t *cfg, npu_sim_t *sim, const int32_t *expect, int32_t *C_out,
                      uint64_t max_cycles, npu_gemm_report_t *rep);
+/* The golden C of a compiled GEMM (rep: M, N, K, transA/B, plan, args.modes): int16, or bf16
+ * summed in the order of the plan's waves (ref/golden_bf16.h with compile/gemm's
+ * npu_gemm_kwaves). C dense M x N (fp32 bit patterns in bf16). Returns 0, -1 out of memory. */
+int npu_gemm_golden(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, const int16_t *A,
+                    const int16_t *B, int32_t *C);
+/* The same for a GEMM program of plan (M, N, K from it) under policy modes (NPU_EMIT_*), operands
+ * as npu_golden_gemm (golden.h) lays them out, C with pitch ldc: the training step's GEMMs. */
+int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int modes,
+                         const int16_t *A, size_t lda, int transA, const int16_t *B, size_t ldb,
+                         int transB, int32_t *C, size_t ldc);
 /* ORed into a modes argument, the tiles (npu gemm --slicing):
  *   none          auto: the slicing stage's burst-aware pick (npu_gemm_tile_sliced) with the
  *                 resident band that cuts its traffic (npu_gemm_plan_band); gemm_tiling's tiles

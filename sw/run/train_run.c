@@ -8,6 +8,7 @@
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "prog/prog_expect.h"
+#include "ref/bf16.h"
 #include "ref/golden.h"
 #include "run/runtime.h"
 #include "compile/train/train_emit.h"
@@ -83,20 +84,41 @@ static void write16(ctx_t *c, const dtensor_t *t, const int16_t *v)
     npu_write_i16(c->dram, t->addr, t->pitch, t->rows, t->cols, v, (size_t)t->cols);
 }
 
-static void fill(int16_t *v, size_t n, uint64_t *x)
+/* Seeded operands: int16, or bf16 (npu_bf16_from_bits: finite, bounded exponents, some zeros). */
+static void fill(const ctx_t *c, int16_t *v, size_t n, uint64_t *x)
 {
     for (size_t i = 0; i < n; i++) {
         *x ^= *x << 13;
         *x ^= *x >> 7;
         *x ^= *x << 17;
-        v[i] = (int16_t)(*x >> 24);
+        v[i] = npu_cfg_bf16(c->cfg) ? npu_bf16_from_bits((uint16_t)(*x >> 24)) : (int16_t)(*x >> 24);
     }
 }
 
-static void requant(const int32_t *src, int16_t *dst, size_t n)
+/* The next layer's operands from a result: int32 >> NPU_TRAIN_SHIFT, or fp32 -> bf16 (RNE). */
+static void requant(const ctx_t *c, const int32_t *src, int16_t *dst, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        dst[i] = (int16_t)(src[i] >> NPU_TRAIN_SHIFT); /* arithmetic shift (gcc, C99 impl.-def.) */
+        dst[i] = npu_cfg_bf16(c->cfg) ? (int16_t)npu_fp32_to_bf16((uint32_t)src[i])
+                                      : (int16_t)(src[i] >> NPU_TRAIN_SHIFT); /* arithmetic shift (gcc, C99 impl.-def.) */
+}
+
+/* The tiles every training GEMM program uses (run_gemm); 0, or -1 when none fits. */
+static int gemm_plan(const ctx_t *c, int M, int N, int K, npu_gemm_plan_t *plan)
+{
+    return npu_gemm_tile_ex(c->cfg, M, N, K, c->policy == NPU_EMIT_1G4C, plan);
+}
+
+/* The golden result of a training GEMM (operands as npu_golden_gemm takes them): int16, or
+ * bf16 in the order of the GEMM program run_gemm runs (its plan and policy). */
+static void gold_gemm(const ctx_t *c, int M, int N, int K, const int16_t *A, size_t lda, int ta,
+                      const int16_t *B, size_t ldb, int tb, int32_t *C, size_t ldc)
+{
+    npu_gemm_plan_t plan;
+    if (!npu_cfg_bf16(c->cfg) || gemm_plan(c, M, N, K, &plan) != 0)
+        npu_golden_gemm(M, N, K, A, lda, ta, B, ldb, tb, C, ldc); /* no plan: run_gemm says so */
+    else if (npu_gemm_golden_plan(c->cfg, &plan, c->policy, A, lda, ta, B, ldb, tb, C, ldc) != 0)
+        memset(C, 0xA5, sizeof *C * (size_t)M * (size_t)N); /* out of memory: never matches */
 }
 
 static const char *const k_pname[NPU_NUM_PASSES] = {"fwd", "dx", "dw"};
@@ -181,7 +203,7 @@ static int run_gemm(ctx_t *c, npu_train_layer_result_t *L, int pass, int M, int 
     int rc;
 
     L->ran[pass] = 1;
-    if (npu_gemm_tile_ex(c->cfg, M, N, K, c->policy == NPU_EMIT_1G4C, &plan) != 0) {
+    if (gemm_plan(c, M, N, K, &plan) != 0) {
         snprintf(L->msg, sizeof L->msg, "%s: no tiling fits", k_pname[pass]);
         return L->rc[pass] = NPU_GEMM_HOST_ERROR;
     }
@@ -540,13 +562,13 @@ static void seed_inputs(ctx_t *c, const npu_mlp_t *mlp, step_t *s, uint64_t seed
 {
     int Lc = mlp->layers, B = mlp->batch;
     uint64_t x = seed ? seed : 0x9E3779B97F4A7C15ull;
-    fill(s->hX[0], (size_t)B * (size_t)mlp->dims[0], &x);
+    fill(c, s->hX[0], (size_t)B * (size_t)mlp->dims[0], &x);
     write16(c, &s->t[0].X, s->hX[0]);
     for (int i = 0; i < Lc; i++) {
-        fill(s->hW[i], (size_t)mlp->dims[i] * (size_t)mlp->dims[i + 1], &x);
+        fill(c, s->hW[i], (size_t)mlp->dims[i] * (size_t)mlp->dims[i + 1], &x);
         write16(c, &s->t[i].W, s->hW[i]);
     }
-    fill(s->hdY[Lc - 1], (size_t)B * (size_t)mlp->dims[Lc], &x);
+    fill(c, s->hdY[Lc - 1], (size_t)B * (size_t)mlp->dims[Lc], &x);
     write16(c, &s->t[Lc - 1].dY, s->hdY[Lc - 1]);
 }
 
@@ -560,11 +582,11 @@ static int forward(ctx_t *c, const npu_mlp_t *mlp, step_t *s)
         L->shape.M = B;
         L->shape.K = K;
         L->shape.N = N;
-        npu_golden_gemm(B, N, K, s->hX[i], (size_t)K, 0, s->hW[i], (size_t)N, 0, s->gold, (size_t)N);
+        gold_gemm(c, B, N, K, s->hX[i], (size_t)K, 0, s->hW[i], (size_t)N, 0, s->gold, (size_t)N);
         if (run_gemm(c, L, NPU_PASS_FWD, B, N, K, 0, 0, &s->t[i].X, &s->t[i].W, &s->t[i].Y,
                      NPU_TAG_X, NPU_TAG_W, NPU_TAG_Y, s->gold) != NPU_GEMM_PASS)
             ok = 0;
-        requant(s->gold, s->hX[i + 1], (size_t)B * (size_t)N); /* activation: identity, requantised */
+        requant(c, s->gold, s->hX[i + 1], (size_t)B * (size_t)N); /* activation: identity, requantised */
         if (i + 1 < mlp->layers)
             write16(c, &s->t[i + 1].X, s->hX[i + 1]);
     }
@@ -586,8 +608,8 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_order_t order, step_t *s
         return 0;
     }
     if (i > 0)
-        npu_golden_gemm(B, K, N, s->hdY[i], (size_t)N, 0, s->hW[i], (size_t)N, 1, s->gold, (size_t)K);
-    npu_golden_gemm(K, N, B, s->hX[i], (size_t)K, 1, s->hdY[i], (size_t)N, 0, gdw, (size_t)N);
+        gold_gemm(c, B, K, N, s->hdY[i], (size_t)N, 0, s->hW[i], (size_t)N, 1, s->gold, (size_t)K);
+    gold_gemm(c, K, N, B, s->hX[i], (size_t)K, 1, s->hdY[i], (size_t)N, 0, gdw, (size_t)N);
     memset(&o, 0, sizeof o);
     o.order = order;
     o.part = mlp->partition == NPU_PART_KNN ? npu_knn_partition(&L->shape) : mlp->partition;
@@ -599,14 +621,15 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_order_t order, step_t *s
         ok = bwd_layer(c, L, &o, &s->t[i], s->gold, gdw) == NPU_GEMM_PASS;
     free(gdw);
     if (i > 0) {
-        requant(s->gold, s->hdY[i - 1], (size_t)B * (size_t)K); /* activation derivative */
+        requant(c, s->gold, s->hdY[i - 1], (size_t)B * (size_t)K); /* activation derivative */
         write16(c, &s->t[i - 1].dY, s->hdY[i - 1]);
     }
     return ok;
 }
 
 /* The step's arguments; 0, or -1 with the reason in r->msg. */
-static int check_request(const npu_mlp_t *mlp, npu_order_t order, int policy, npu_train_result_t *r)
+static int check_request(const npu_cfg_t *cfg, const npu_mlp_t *mlp, npu_order_t order, int policy,
+                         npu_train_result_t *r)
 {
     if (mlp->layers < 1 || mlp->layers > NPU_TRAIN_MAX_LAYERS || mlp->batch < 1)
         snprintf(r->msg, sizeof r->msg, "bad MLP");
@@ -617,6 +640,10 @@ static int check_request(const npu_mlp_t *mlp, npu_order_t order, int policy, np
                  "FlexSA policies");
     else if ((unsigned)mlp->partition >= NPU_PART_COUNT)
         snprintf(r->msg, sizeof r->msg, "unknown partitioning %d", (int)mlp->partition);
+    else if (npu_cfg_bf16(cfg) && (order != NPU_ORDER_SEQ || mlp->partition != NPU_PART_NONE))
+        snprintf(r->msg, sizeof r->msg, "bf16 (config %s) runs --order seq --partition none only: "
+                 "the golden models of the fused orders and the partitionings do not follow "
+                 "their bf16 summation order yet", cfg->name);
     else
         return 0;
     return -1;
@@ -634,7 +661,7 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
     memset(r, 0, sizeof *r);
     r->order = order;
     r->policy = policy;
-    if (check_request(mlp, order, policy, r) != 0)
+    if (check_request(cfg, mlp, order, policy, r) != 0)
         return r->rc = -1;
     s = calloc(1, sizeof *s);
     memset(&c, 0, sizeof c);

@@ -70,7 +70,8 @@ static inline uint64_t rtl_budget(const npu_cfg_t *cfg, int M, int N, int K)
 }
 
 /* Runs one GEMM on a fresh model (DRAM stalls seeded by `seed`, operands from
- * npu_random_operands(seed), exactly as the CLI does) and asserts PASS. A failure names the
+ * npu_random_operands_dt(seed) of the config's element type, exactly as the CLI does) and asserts
+ * PASS (bf16: against the order-matched golden, npu_gemm_golden). A failure names the
  * shape, the first mismatch and the one command that replays it. bw = 0: the config's default. */
 /* One GEMM on a fresh model under the emitter's mapping policy emit (NPU_EMIT_FW = 1G1C,
  * NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C), bit-exact and every counter checked;
@@ -82,7 +83,7 @@ static inline void rtl_gemm_check_policy(const npu_cfg_t *cfg, int M, int N, int
     int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K);
     int16_t *B = malloc(sizeof(int16_t) * (size_t)K * N);
     cr_assert(A && B);
-    npu_random_operands(M, N, K, seed, A, B);
+    npu_random_operands_dt(npu_cfg_bf16(cfg), M, N, K, seed, A, B); /* as the CLI's --seed */
     npu_sim_t *s = rtl_open(cfg, stall_pct, bw, seed);
     npu_gemm_report_t r;
     int rc = npu_gemm_run_modes(cfg, s, M, N, K, A, B, ta, tb, emit, NULL, rtl_budget(cfg, M, N, K), &r);

@@ -7,7 +7,8 @@
  *                   ERROR with a known error code and an ERR_PC inside the program) within a
  *                   cycle bound computed from its instructions (fuzz_bound); not halting is a hang
  *                   and fails, naming the seed, program and the instruction each queue is on.
- * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN with random
+ * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN (a quarter of the
+ *                   DRAINs narrow, half of those with a shift) with random
  *                   fields (biased to edge values; LDW and WAVE with a window start k_lo in a
  *                   quarter of them, a quarter of the ISW WAVEs bcast), serialised by dependency tokens (SYNC_E glue
  *                   between LOAD and STORE) so the result does not depend on timing. Each program
@@ -523,6 +524,10 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         put(in, NPU_FLD_DRAIN_spm_stride, ss);
         put(in, NPU_FLD_DRAIN_split_rows, split);
         put(in, NPU_FLD_DRAIN_hi_rows, hi);
+        if (rtl_rand(&g->x) % 4 == 0) { /* narrow (a shift is BAD_DESC at bf16, and with split) */
+            put(in, NPU_FLD_DRAIN_narrow, 1);
+            put(in, NPU_FLD_DRAIN_shift, rtl_rand(&g->x) % 2 ? rnd_in(g, 0, 31) : 0);
+        }
         break;
     }
     }

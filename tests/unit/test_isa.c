@@ -472,6 +472,32 @@ Test(isa, drain_acc_round_trip_and_disasm)
     cr_assert_eq(npu_insn_drain_acc(&in), -1, "only a DRAIN accumulates into the SPM");
 }
 
+/* DRAIN narrow (issue 15): w0[12] narrow, w1[20:16] shift, round trip and disassembly. */
+Test(isa, drain_narrow_round_trip_and_disasm)
+{
+    npu_insn_t in, g;
+    npu_fields_t f;
+    char buf[160];
+    cr_assert_eq(npu_enc_drain(&in, 8, 64, 0x100, 1), 0);
+    cr_assert_eq(npu_insn_drain_narrow(&in, 7), 0);
+    cr_assert_eq(in.w[0] >> 12 & 1u, 1u);
+    cr_assert_eq(in.w[1] >> 16 & 0x1Fu, 7u);
+    cr_assert_eq(in.w[1] & 0xFFFFu, 64u, "obuf_addr kept");
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert(f.narrow == 1 && f.shift == 7 && f.rows == 8 && f.acc == 0);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "DRAIN rows=8 obuf=64 spm=0x0100+1*r narrow shift=7");
+    cr_assert_eq(npu_encode(&f, &g), 0);
+    cr_assert_eq(memcmp(&g, &in, sizeof g), 0);
+    cr_assert_eq(npu_enc_drain(&in, 8, 64, 0x100, 1), 0);
+    cr_assert_eq(npu_insn_drain_narrow(&in, 0), 0);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "DRAIN rows=8 obuf=64 spm=0x0100+1*r narrow");
+    cr_assert_eq(npu_insn_drain_narrow(&in, 32), -1, "shift is 5 bits");
+    cr_assert_eq(npu_enc_ldw(&in, 0, NPU_MODE_FW, 0, 1, 4, 4), 0);
+    cr_assert_eq(npu_insn_drain_narrow(&in, 0), -1, "only a DRAIN narrows");
+}
+
 Test(isa, fill_and_k_lo)
 {
     npu_insn_t in;

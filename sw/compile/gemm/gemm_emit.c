@@ -160,16 +160,45 @@ static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int 
  * the four modes of one tile (K and N of two 2S-blocks, the second partial: FW, VSW, ISW, HSW,
  * then HSW, ISW, VSW, FW) that is 1.5 gaps of S per tile instead of three. The sums are the same
  * in any order (int32 wrap-around): the first wave of each OBUF region in the chunk starts it. */
-static int block_at(const emitter_t *e, int g, int i, int kblocks, int nblocks)
+int npu_gemm_block_at(int modes, long g, int i, int kblocks, int nblocks)
 {
     int kb, j;
-    if (e->a->modes == NPU_EMIT_FLEXSA && g % 2)
+    if (modes == NPU_EMIT_FLEXSA && g % 2)
         i = kblocks * nblocks - 1 - i;
     kb = i / nblocks;
     j = i % nblocks;
-    if (e->a->modes == NPU_EMIT_FLEXSA && kb % 2)
+    if (modes == NPU_EMIT_FLEXSA && kb % 2)
         j = nblocks - 1 - j;
     return kb * nblocks + j;
+}
+
+static int block_at(const emitter_t *e, int g, int i, int kblocks, int nblocks)
+{
+    return npu_gemm_block_at(e->a->modes, g, i, kblocks, nblocks);
+}
+
+size_t npu_gemm_kwaves(const npu_gemm_plan_t *p, int modes, int S, int mi, int ni, int *k0, int *k1,
+                       size_t max)
+{
+    long t = p->order ? (long)ni * p->m_tiles + mi : (long)mi * p->n_tiles + ni;
+    int step = modes == NPU_EMIT_1G4C ? S : p->F; /* 1G4C: an ISW wave per S-deep k-half */
+    size_t n = 0;
+    for (int c = 0; c < p->k_chunks; c++) {
+        int kc0 = c * p->Kc, kc_act = imin(p->Kc, p->K - kc0);
+        int kblocks = (kc_act + p->F - 1) / p->F;
+        for (int i = 0; i < kblocks; i++) {
+            /* the k-block of the region's i-th wave in the chunk (any n-block: one per k-block) */
+            int kb = npu_gemm_block_at(modes, t * p->k_chunks + c, i, kblocks, 1);
+            for (int lo = kc0 + kb * p->F; lo < imin(kc0 + (kb + 1) * p->F, p->K); lo += step) {
+                if (n < max) {
+                    k0[n] = lo;
+                    k1[n] = imin(lo + step, imin(kc0 + (kb + 1) * p->F, p->K));
+                }
+                n++;
+            }
+        }
+    }
+    return n;
 }
 
 /* Chunk g's LDW/WAVEs (its A and B buffers, OBUF half t%2); the first wave of each OBUF

@@ -65,6 +65,20 @@ void npu_gemm_pitches(int M, int N, int K, int transA, int transB, unsigned *pit
 /* Chunks of loads emitted ahead of the EXEC chunk that uses them: 2, or 1 if QUEUE_DEPTH < 4. */
 int npu_gemm_lookahead(const npu_cfg_t *cfg);
 
+/* The order in which chunk g runs its waves (FlexSA: serpentine, gemm_emit.c): the plain index
+ * (kb * nblocks + j) of its i-th wave. */
+int npu_gemm_block_at(int modes, long g, int i, int kblocks, int nblocks);
+
+/* The K partition of output tile (mi, ni) under policy modes: its waves' k ranges [k0, k1), in
+ * the order the OBUF accumulates them (the first writes, the others add; issue 15's bf16 golden
+ * model, ref/golden_bf16.h, sums in this order). k-blocks of 2S (1G4C: S-deep k-halves, one
+ * ISW wave each) chunk by chunk; FlexSA runs every other chunk g backwards (npu_gemm_block_at),
+ * g = t * k_chunks + c with t the tile's index in the plan's order. The same for every column
+ * of the tile (each wave covers all its n-blocks' k range). Returns the number of waves; at most
+ * max are written. A pure function of the plan: no program is emitted. */
+size_t npu_gemm_kwaves(const npu_gemm_plan_t *p, int modes, int S, int mi, int ni, int *k0, int *k1,
+                       size_t max);
+
 /* Appends the program to *out. Returns 0, or -1 when a field does not fit its encoding or
  * memory runs out (out then holds a partial program; the caller frees it). */
 int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
