@@ -197,7 +197,7 @@ build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_ma
 NPU_ASSERT_SITES := $(shell cat $(RTL) | grep -c 'NPU_ASSERT_FAIL')
 # tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tb/npu_funcsim.c),
 # linked into the same binary under fnpu_sim_* names.
-FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats \
+FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats burst_hook \
                  beat_bytes finished assert_msg,-Dnpu_sim_$(f)=fnpu_sim_$(f))
 build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h) \
                   $(FUNCSIM)
@@ -285,6 +285,8 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
 	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
+	echo "== --timeline: trace-event JSON of a double-buffered GEMM against its counters"; \
+	  python3 tests/timeline_checks.py build/small/npu build/tmp || fail=1; \
 	echo "== SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \
 	  python3 tests/sigint_checks.py build/small/npu build/tmp || fail=1; \
 		echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \

@@ -16,7 +16,7 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY, OPT_TIMELINE
 };
 
 /* Which options each command accepts (bit = option). */
@@ -25,7 +25,7 @@ enum {
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV) | B(OPT_JSON) | OPTS_CONV_TENSORS)
+     B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS)
 /* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
 #define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
@@ -33,12 +33,12 @@ enum {
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
-     B(OPT_BATCH) | B(OPT_SLICING) | OPTS_TENSORS)
+     B(OPT_BATCH) | B(OPT_SLICING) | B(OPT_TIMELINE) | OPTS_TENSORS)
 /* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
 #define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE) | B(OPT_SAVE_PROGRAM))
 /* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
 #define OPTS_RUN (B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_OUT) |       \
-                  B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
+                  B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TIMELINE))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
 #define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
@@ -49,7 +49,7 @@ enum {
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
-     B(OPT_JSON))
+     B(OPT_JSON) | B(OPT_TIMELINE))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES) | B(OPT_SLICING) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | \
                      B(OPT_JSON))
@@ -109,6 +109,7 @@ static const struct option long_opts[] = {
     {"x", required_argument, NULL, OPT_X},
     {"w", required_argument, NULL, OPT_W},
     {"dy", required_argument, NULL, OPT_DY},
+    {"timeline", required_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
 };
 
@@ -323,6 +324,7 @@ static const struct text_opt {
     {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
     {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
     {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
+    {OPT_TIMELINE, "--timeline needs a file name", offsetof(npu_args_t, timeline)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -492,6 +494,8 @@ static const struct opt_doc {
     {OPT_X, "X.npy", "x.npy", "X, B x H x W x C int16, instead of seeded"},
     {OPT_W, "W.npy", "w.npy", "W, KH x KW x F x C int16, instead of seeded"},
     {OPT_DY, "DY.npy", "dy.npy", "dY, B x OH x OW x F int16, instead of seeded"},
+    {OPT_TIMELINE, "F.json", "t.json",
+     "Chrome trace-event timeline of every program run (Perfetto; slower: sampled each cycle)"},
 };
 
 /* An option's spelling: "--seed", "-m". */

@@ -8,6 +8,7 @@
 #include "run/fcov.h"
 #include "run/perf_log.h"
 #include "run/progress.h"
+#include "run/timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,7 +235,8 @@ static int run_watched(npu_sim_t *sim, size_t n, uint64_t max_cycles, int *inter
             break;
         }
         k = max_cycles - done < SLICE ? max_cycles - done : SLICE;
-        rc = npu_sim_run(sim, k);
+        rc = npu_timeline_active() ? npu_timeline_run(npu_timeline_active(), sim, k)
+                                   : npu_sim_run(sim, k);
         done += k;
         npu_progress_update(&p, sim);
     } while (rc == 0 && done < max_cycles);
@@ -255,6 +257,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     r->start_cycle = npu_sim_cycle(sim);
     npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
+    if (npu_timeline_active())
+        npu_timeline_begin(npu_timeline_active(), sim, prog, n);
     t0 = now_s();
     rc = run_watched(sim, n, max_cycles, &r->interrupted);
     r->halted = rc > 0;
@@ -276,6 +280,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         uint64_t hi = npu_sim_csr_read(sim, NPU_CSR_CNT_HI + i);
         r->cnt[i] = hi << 32 | lo;
     }
+    if (npu_timeline_active())
+        npu_timeline_end(npu_timeline_active(), sim, r->cnt);
     if (rc < 0)
         return NPU_RUN_SIM_STOPPED;
     if (!r->halted)
