@@ -49,7 +49,9 @@ enum {
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
-     B(OPT_JSON) | B(OPT_TIMELINE))
+     B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_TRAIN_TENSORS)
+/* an MLP step's tensors in .npy files: X_0, one W_i per layer, the loss gradient dY; --save */
+#define OPTS_TRAIN_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_SAVE))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES) | B(OPT_SLICING) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | \
                      B(OPT_JSON))
@@ -321,9 +323,12 @@ static const struct text_opt {
     {OPT_B, "--b needs a .npy file (B, K x N int16)", offsetof(npu_args_t, b_file)},
     {OPT_SAVE, "--save needs a directory", offsetof(npu_args_t, save)},
     {OPT_SAVE_PROGRAM, "--save-program needs a file name", offsetof(npu_args_t, save_program)},
-    {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
-    {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
-    {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
+    {OPT_X, "--x needs a .npy file (X: conv B x H x W x C, train batch x D0; int16)",
+     offsetof(npu_args_t, x_file)},
+    {OPT_W, "--w needs a .npy file (W: conv KH x KW x F x C; train W0.npy,W1.npy,..; int16)",
+     offsetof(npu_args_t, w_file)},
+    {OPT_DY, "--dy needs a .npy file (dY: conv B x OH x OW x F, train batch x DL; int16)",
+     offsetof(npu_args_t, dy_file)},
     {OPT_TIMELINE, "--timeline needs a file name", offsetof(npu_args_t, timeline)},
 };
 
@@ -489,11 +494,13 @@ static const struct opt_doc {
     {OPT_OUT, "FILE", "o.npy", "the result (.npy; calibrate: the calibration file; default none)"},
     {OPT_A, "A.npy", "a.npy", "A, M x K int16, instead of seeded"},
     {OPT_B, "B.npy", "b.npy", "B, K x N int16, instead of seeded"},
-    {OPT_SAVE, "DIR", "d", "write every input, output and golden result to DIR"},
+    {OPT_SAVE, "DIR", "d", "write every input and output (gemm, conv: and golden result) to DIR"},
     {OPT_SAVE_PROGRAM, "FILE", "p.bin", "write the compiled program for npu run / npu disasm"},
-    {OPT_X, "X.npy", "x.npy", "X, B x H x W x C int16, instead of seeded"},
-    {OPT_W, "W.npy", "w.npy", "W, KH x KW x F x C int16, instead of seeded"},
-    {OPT_DY, "DY.npy", "dy.npy", "dY, B x OH x OW x F int16, instead of seeded"},
+    {OPT_X, "X.npy", "x.npy", "X int16 instead of seeded (conv: B x H x W x C; train: batch x D0)"},
+    {OPT_W, "W.npy", "w.npy",
+     "W int16 instead of seeded (conv: KH x KW x F x C; train: W0.npy,W1.npy,.., D_i x D_i+1)"},
+    {OPT_DY, "DY.npy", "dy.npy",
+     "dY int16 instead of seeded (conv: B x OH x OW x F; train: the loss gradient, batch x DL)"},
     {OPT_TIMELINE, "F.json", "t.json",
      "Chrome trace-event timeline of every program run (Perfetto; slower: sampled each cycle)"},
 };
@@ -718,6 +725,9 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "'train' takes --layers (MLP) or --conv/--topology (CNN), not both");
     if (train && a->layers && (seen & (B(OPT_DATAFLOW) | B(OPT_SCALE_C) | B(OPT_SCALE_S))))
         return bad(err, errn, "--dataflow/--scale-c/--scale-s apply to conv layers (--conv, --topology)");
+    if (train && cnn && (seen & OPTS_TRAIN_TENSORS))
+        return bad(err, errn, "--x/--w/--dy/--save of 'train' apply to MLPs (--layers); 'conv "
+                              "--conv SPEC --kernel K' takes one conv kernel's tensors");
     if (train && cnn &&
         (seen & (B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) | B(OPT_TILE) | B(OPT_FLEXSA))))
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");

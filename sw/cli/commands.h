@@ -128,6 +128,19 @@ int npu_cli_conv_outputs(const npu_args_t *a, const struct npu_conv *c, int kern
                          int done, const struct npu_conv_io *io);
 void npu_cli_conv_io_free(struct npu_conv_io *io);
 
+/* npu train --layers --x/--w/--dy/--save (cli_tensors.c): X_0 (batch x D0), one W_i per layer
+ * (--w W0.npy,W1.npy,..: D_i x D_{i+1}) and the loss gradient dY (batch x DL) read from .npy
+ * files, each of exactly its shape (exit 2 naming the file, the shape found and the one
+ * needed); with --save DIR the buffers for the step's inputs and results. 0, or the exit code
+ * after the message. npu_cli_train_outputs writes DIR/X.npy, W<i>.npy, dY.npy and the NPU's
+ * Y<i>.npy, dX<i>.npy (i >= 1), dW<i>.npy (0, or -1 after the message). */
+struct npu_train_io;
+struct npu_mlp;
+int npu_cli_train_inputs(const npu_args_t *a, const struct npu_mlp *mlp, struct npu_train_io *io);
+int npu_cli_train_outputs(const npu_args_t *a, const struct npu_mlp *mlp,
+                          const struct npu_train_io *io);
+void npu_cli_train_io_free(struct npu_train_io *io);
+
 /* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
  * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also
  * writes. 0, or -1 after the message. */
