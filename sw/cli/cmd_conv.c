@@ -14,6 +14,7 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "run/progress.h"
 #include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
 #include "run/conv_run.h"
@@ -181,7 +182,8 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
             int k = kernels[ki];
             if (k == NPU_CONV_DX && l == 0 && !first_dx)
                 continue;
-            for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf); di++) {
+            /* after SIGINT the runs left are not started (npu exits 130 with the rows so far) */
+            for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf) && !npu_progress_interrupted(); di++) {
                 run_row_t *r = &rows[nrows++];
                 npu_sim_t *sim = npu_sim_open(tm);
                 r->layer = l;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli/commands.h"
+#include "run/progress.h"
 #include "hw/isa.h"
 #include "model/topology.h"
 #include "ref/golden.h"
@@ -47,7 +48,11 @@ static void fail_reason(const npu_gemm_report_t *rep, uint64_t max_cycles, char 
         snprintf(why, n, "NPU error %s at pc %u", nm ? nm : "?", (unsigned)rep->run.err_pc);
         break;
     case NPU_GEMM_TIMEOUT:
-        snprintf(why, n, "no halt after %llu cycles", (unsigned long long)max_cycles);
+        if (rep->run.interrupted)
+            snprintf(why, n, "stopped by SIGINT after %llu cycles",
+                     (unsigned long long)(rep->run.end_cycle - rep->run.start_cycle));
+        else
+            snprintf(why, n, "no halt after %llu cycles", (unsigned long long)max_cycles);
         break;
     default: snprintf(why, n, "%s", rep->host_msg); break;
     }
@@ -149,11 +154,14 @@ static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *r
     return timeout ? NPU_EXIT_TIMEOUT : fail ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }
 
-/* Every layer: its row printed (and written to the CSV) as soon as it ran. */
-static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
-                     topo_row_t *rows, npu_table_t *tab)
+/* Every layer: its row printed (and written to the CSV) as soon as it ran. After SIGINT the
+ * layers left are not run (no row each: the command stops, npu exits 130). Returns the rows run. */
+static int run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
+                    topo_row_t *rows, npu_table_t *tab)
 {
     for (int i = 0; i < t->n; i++) {
+        if (npu_progress_interrupted())
+            return i;
         topo_row_t *r = &rows[i];
         npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
         tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
@@ -165,6 +173,7 @@ static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topolo
             print_row(t->layer[i].name, r);
         table_row(tab, t->layer[i].name, r);
     }
+    return t->n;
 }
 
 /* --json: the verdict and the rows. */
@@ -208,8 +217,7 @@ int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
         printf("%-24s %8s %8s %8s %12s %7s %12s  %s\n", "layer", "M", "N", "K", "cycles", "util",
                "DRAM bytes", "result");
     }
-    run_rows(cfg, a, t, rows, &tab);
-    rc = totals(cfg, a, rows, t->n);
+    rc = totals(cfg, a, rows, run_rows(cfg, a, t, rows, &tab));
     json = npu_table_close(&tab, &err);
     if (err) {
         fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);

@@ -196,6 +196,8 @@ int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, cons
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     while (npu_sim_cycle(sim) - t0 < max_cycles) {
         uint32_t st = npu_sim_csr_read(sim, NPU_CSR_STATUS) & 3u;
+        if (((npu_sim_cycle(sim) - t0) & 8191u) == 0 && npu_progress_interrupted())
+            return -1; /* SIGINT: as often as npu_run_program checks */
         if (pred(sim, ctx)) {
             *cycle = npu_sim_cycle(sim);
             return 0;
@@ -252,6 +254,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     uint64_t stall0 = 0, stall1 = 0;
     const char *fcov_path, *perf_path;
     memset(r, 0, sizeof *r);
+    if ((r->interrupted = npu_progress_interrupted()) != 0)
+        return NPU_RUN_TIMEOUT; /* SIGINT came before: a multi-program step runs nothing more */
     if (start_program(cfg, sim, prog_base, prog, n) != 0)
         return NPU_RUN_HOST_ERROR;
     r->start_cycle = npu_sim_cycle(sim);
