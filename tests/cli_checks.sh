@@ -153,6 +153,22 @@ helped "--help keeps the overview" '^       npu train-bench ' --help
 helped "--version: revision" "^npu [0-9a-f]{7}" --version
 helped "--version: config" "^config $(basename "$(dirname "$npu")"): S=" --version
 if "$npu" gemm --help | grep -q "npu train"; then echo "FAIL: gemm --help prints the overview"; fail=1; fi
+# --trace without --trace-end: bounded by --trace-window, with the estimated size on stderr;
+# conv and train trace one simulation
+tdir=$(mktemp -d)
+err=$("$npu" conv --conv 8,10,10,16,3,3,1,1,1 --kernel dx --dataflow ecoflow --quiet \
+      --trace "$tdir/c.fst" --trace-window 500 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 0 ] && [ -s "$tdir/c.fst" ] &&
+   grep -q "has no --trace-end: it covers cycles 0..500 only (--trace-window 500), up to about [0-9]* MB" <<<"$err"; then
+    echo "ok: conv --trace bounded by --trace-window, the warning names the window and the size"
+else echo "FAIL: conv --trace --trace-window 500: exit $rc, stderr: $err"; fail=1; fi
+if "$npu" train --layers 8,16,8 --quiet --trace "$tdir/t.fst" --trace-end 2000 >/dev/null 2>&1 && [ -s "$tdir/t.fst" ]; then
+    echo "ok: train --layers --trace writes the step's FST"
+else echo "FAIL: train --layers --trace"; fail=1; fi
+rm -rf "$tdir"
+check 2 "conv --trace over several runs" conv --conv 8,10,10,16,3,3,1,1,1 --trace t.fst
+check 2 "--trace-end with --trace-window" gemm -m 4 -n 4 -k 4 --trace t.fst --trace-end 9 --trace-window 4
+check 2 "--trace-window without --trace" gemm -m 4 -n 4 -k 4 --trace-window 4
 # every option of the overview is some command's option, listed by that command's --help
 all=$(for c in gemm overlap disasm slice train train-bench conv flexsa-report calibrate info run; do
           "$npu" "$c" --help; done | grep -Eo '^  (--[a-z-]+|-[mnk])' | sort -u)

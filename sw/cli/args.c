@@ -16,31 +16,33 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY, OPT_TIMELINE
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY, OPT_TIMELINE, OPT_TRACE_WINDOW
 };
 
 /* Which options each command accepts (bit = option). */
 #define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 8 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
 #define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
+/* an FST of the run: the file, its window */
+#define OPTS_TRACE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS)
+     B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS | OPTS_TRACE)
 /* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
 #define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
-     B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
+     B(OPT_TRANS_B) | OPTS_TRACE | B(OPT_MAX_CYCLES) |                                         \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
      B(OPT_BATCH) | B(OPT_SLICING) | B(OPT_TIMELINE) | OPTS_TENSORS)
 /* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
 #define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE) | B(OPT_SAVE_PROGRAM))
 /* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
 #define OPTS_RUN (B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_OUT) |       \
-                  B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TIMELINE))
+                  OPTS_TRACE | B(OPT_TIMELINE))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
-#define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
+#define OPTS_GEMM_ONE (OPTS_TRACE | OPTS_TENSORS)
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
                      B(OPT_JSON))
@@ -49,7 +51,7 @@ enum {
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
-     B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_TRAIN_TENSORS)
+     B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_TRAIN_TENSORS | OPTS_TRACE)
 /* an MLP step's tensors in .npy files: X_0, one W_i per layer, the loss gradient dY; --save */
 #define OPTS_TRAIN_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_SAVE))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
@@ -79,6 +81,7 @@ static const struct option long_opts[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"trace-start", required_argument, NULL, OPT_TRACE_START},
     {"trace-end", required_argument, NULL, OPT_TRACE_END},
+    {"trace-window", required_argument, NULL, OPT_TRACE_WINDOW},
     {"max-cycles", required_argument, NULL, OPT_MAX_CYCLES},
     {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -415,6 +418,10 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
             return bad(err, errn, "%s needs a cycle number, not '%s'",
                        c == OPT_TRACE_START ? "--trace-start" : "--trace-end", v);
         return 0;
+    case OPT_TRACE_WINDOW:
+        if (parse_u64(v, &a->trace_window) || a->trace_window == 0)
+            return bad(err, errn, "--trace-window needs a positive number of cycles, not '%s'", v);
+        return 0;
     case OPT_MAX_CYCLES:
         if (parse_u64(v, &a->max_cycles) || a->max_cycles == 0)
             return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", v);
@@ -465,7 +472,10 @@ static const struct opt_doc {
     {OPT_TRANS_B, NULL, NULL, "B is stored transposed (N x K)"},
     {OPT_TRACE, "FILE.fst", "t.fst", "FST waveform of the run (default: none)"},
     {OPT_TRACE_START, "C", "0", "first traced cycle (default 0)"},
-    {OPT_TRACE_END, "C", "100", "last traced cycle (default: the end of the run)"},
+    {OPT_TRACE_END, "C", "100",
+     "the cycle the trace ends before (default: --trace-start + --trace-window, with a warning)"},
+    {OPT_TRACE_WINDOW, "N", "5000",
+     "cycles traced when --trace-end is not given (default 100000: ~90 MB of FST at small)"},
     {OPT_MAX_CYCLES, "N", "1000", "simulation timeout in cycles, exit 3 (default 100000000)"},
     {OPT_JSON, NULL, NULL, "one JSON object on one line on stdout instead of the text"},
     {OPT_QUIET, NULL, NULL, "no text report (errors still go to stderr)"},
@@ -666,8 +676,18 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
 
 static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
 {
-    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
-        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
+    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))) && !a->trace)
+        return bad(err, errn, "--trace-start/--trace-end/--trace-window need --trace FILE.fst");
+    if ((seen & B(OPT_TRACE_END)) && (seen & B(OPT_TRACE_WINDOW)))
+        return bad(err, errn, "--trace-end and --trace-window are alternatives: give one");
+    if (a->trace && (a->cmd == NPU_CMD_CONV || a->cmd == NPU_CMD_TRAIN) &&
+        (a->topology || (a->conv && strchr(a->conv, ';')) ||
+         (a->cmd == NPU_CMD_CONV && (!a->kernel || !strcmp(a->kernel, "all") ||
+                                     (strcmp(a->kernel, "fwd") && (!a->dataflow || !strcmp(a->dataflow, "both"))))) ||
+         (a->cmd == NPU_CMD_TRAIN && !a->layers)))
+        return bad(err, errn, "--trace traces one simulation: conv needs one layer (--conv SPEC), "
+                              "--kernel fwd|dx|dw and one --dataflow; train traces an MLP step "
+                              "(--layers)");
     if (a->trace_end < a->trace_start)
         return bad(err, errn, "--trace-end is before --trace-start");
     return 0;

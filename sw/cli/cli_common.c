@@ -69,6 +69,21 @@ int npu_cli_random_inputs(const npu_args_t *a, int16_t **A, int16_t **B)
     return 0;
 }
 
+/* The end of --trace's window: --trace-end, else --trace-start + the window, announced with the
+ * FST's estimated size (NPU_ARGS_DEFAULT_TRACE_WINDOW's bytes per cycle). */
+static uint64_t trace_end(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    uint64_t w = a->trace_window ? a->trace_window : NPU_ARGS_DEFAULT_TRACE_WINDOW;
+    double mb = (double)w * (80.0 + 104.0 * cfg->s) / 1e6;
+    if (a->trace_end != UINT64_MAX)
+        return a->trace_end;
+    fprintf(stderr, "npu: --trace %s has no --trace-end: it covers cycles %llu..%llu only "
+                    "(--trace-window %llu), up to about %.0f MB of FST; --trace-end C traces further\n",
+            a->trace, (unsigned long long)a->trace_start,
+            (unsigned long long)(a->trace_start + w), (unsigned long long)w, mb);
+    return a->trace_start + w;
+}
+
 npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
 {
     char msg[256];
@@ -86,7 +101,7 @@ npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu
         npu_sim_close(sim);
         return NULL;
     }
-    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, a->trace_end) != 0) {
+    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, trace_end(cfg, a)) != 0) {
         fprintf(stderr, "npu: cannot trace to %s (is this build compiled with tracing?)\n",
                 a->trace);
         npu_sim_close(sim);

@@ -185,12 +185,11 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
             /* after SIGINT the runs left are not started (npu exits 130 with the rows so far) */
             for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf) && !npu_progress_interrupted(); di++) {
                 run_row_t *r = &rows[nrows++];
-                npu_sim_t *sim = npu_sim_open(tm);
+                npu_sim_t *sim = npu_cli_open_sim(cfg, a, tm); /* --trace: one run (args.c) */
                 r->layer = l;
                 r->kernel = k;
                 r->dataflow = dfs[di];
                 if (!sim) {
-                    fprintf(stderr, "npu: cannot open the simulator\n");
                     fails++;
                     nrows--;
                     continue;
