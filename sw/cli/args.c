@@ -27,7 +27,8 @@ enum {
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS | OPTS_TRACE)
+     B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS | OPTS_TRACE |             \
+     B(OPT_SAVE_PROGRAM))
 /* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
 #define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
@@ -505,7 +506,8 @@ static const struct opt_doc {
     {OPT_A, "A.npy", "a.npy", "A, M x K int16, instead of seeded"},
     {OPT_B, "B.npy", "b.npy", "B, K x N int16, instead of seeded"},
     {OPT_SAVE, "DIR", "d", "write every input and output (gemm, conv: and golden result) to DIR"},
-    {OPT_SAVE_PROGRAM, "FILE", "p.bin", "write the compiled program for npu run / npu disasm"},
+    {OPT_SAVE_PROGRAM, "FILE", "p.bin",
+     "write the program run, with its DRAM image, for npu run / npu disasm (conv: one run)"},
     {OPT_X, "X.npy", "x.npy", "X int16 instead of seeded (conv: B x H x W x C; train: batch x D0)"},
     {OPT_W, "W.npy", "w.npy",
      "W int16 instead of seeded (conv: KH x KW x F x C; train: W0.npy,W1.npy,.., D_i x D_i+1)"},
@@ -674,20 +676,26 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
     return 0;
 }
 
+/* npu conv runs exactly one kernel of one layer with one dataflow. */
+static int one_conv_run(const npu_args_t *a)
+{
+    const char *k = a->kernel, *d = a->dataflow;
+    return a->conv && !strchr(a->conv, ';') && k && strcmp(k, "all") &&
+           (!strcmp(k, "fwd") || (d && strcmp(d, "both")));
+}
+
 static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
 {
     if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))) && !a->trace)
         return bad(err, errn, "--trace-start/--trace-end/--trace-window need --trace FILE.fst");
     if ((seen & B(OPT_TRACE_END)) && (seen & B(OPT_TRACE_WINDOW)))
         return bad(err, errn, "--trace-end and --trace-window are alternatives: give one");
-    if (a->trace && (a->cmd == NPU_CMD_CONV || a->cmd == NPU_CMD_TRAIN) &&
-        (a->topology || (a->conv && strchr(a->conv, ';')) ||
-         (a->cmd == NPU_CMD_CONV && (!a->kernel || !strcmp(a->kernel, "all") ||
-                                     (strcmp(a->kernel, "fwd") && (!a->dataflow || !strcmp(a->dataflow, "both"))))) ||
-         (a->cmd == NPU_CMD_TRAIN && !a->layers)))
-        return bad(err, errn, "--trace traces one simulation: conv needs one layer (--conv SPEC), "
-                              "--kernel fwd|dx|dw and one --dataflow; train traces an MLP step "
-                              "(--layers)");
+    if (a->trace && a->cmd == NPU_CMD_TRAIN && !a->layers)
+        return bad(err, errn, "--trace traces one simulation: train traces an MLP step (--layers)");
+    if ((a->trace || a->save_program) && a->cmd == NPU_CMD_CONV && !one_conv_run(a))
+        return bad(err, errn, "%s: conv needs one layer (--conv SPEC), --kernel fwd|dx|dw and "
+                              "one --dataflow", a->trace ? "--trace traces one simulation"
+                                                         : "--save-program saves one program");
     if (a->trace_end < a->trace_start)
         return bad(err, errn, "--trace-end is before --trace-start");
     return 0;

@@ -106,6 +106,11 @@ int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
  * --out / --save. 0, or -1 when an output file failed while being written (its path was checked
  * before the run). */
 struct npu_report_opts;
+/* --csv FILE (cmd_gemm.c): every performance counter as `name,value` lines (the Ibex
+ * simple-system convention), for spreadsheets and regression dashboards, after the metadata
+ * line. 0, or -1 after the message. */
+int npu_cli_counters_csv(const npu_cfg_t *cfg, const npu_args_t *a, const uint64_t *cnt);
+
 int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
                          const struct npu_gemm_report *rep, const struct npu_report_opts *o,
                          const int16_t *A, const int16_t *B, const int32_t *C);

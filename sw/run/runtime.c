@@ -8,6 +8,7 @@
 #include "run/fcov.h"
 #include "run/perf_log.h"
 #include "run/progress.h"
+#include "run/recorder.h"
 #include "run/timeline.h"
 
 #include <stdio.h>
@@ -260,6 +261,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         return NPU_RUN_HOST_ERROR;
     r->start_cycle = npu_sim_cycle(sim);
     npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
+    if (npu_recorder_active())
+        npu_recorder_before(npu_recorder_active(), sim, prog_base, prog, n);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     if (npu_timeline_active())
         npu_timeline_begin(npu_timeline_active(), sim, prog, n);
@@ -286,6 +289,8 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     }
     if (npu_timeline_active())
         npu_timeline_end(npu_timeline_active(), sim, r->cnt);
+    if (npu_recorder_active())
+        npu_recorder_after(npu_recorder_active(), sim, r);
     if (rc < 0)
         return NPU_RUN_SIM_STOPPED;
     if (!r->halted)
