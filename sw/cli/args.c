@@ -16,7 +16,7 @@ enum {
     OPT_SEED = 256, OPT_DRAM_BW, OPT_DRAM_LAT, OPT_STALL, OPT_TRANS_A, OPT_TRANS_B, OPT_TRACE,
     OPT_TRACE_START, OPT_TRACE_END, OPT_MAX_CYCLES, OPT_JSON, OPT_QUIET, OPT_CSV, OPT_FLEXSA, OPT_POLICY, OPT_LIMIT, OPT_BATCH, OPT_LAYERS, OPT_ORDER, OPT_PARTITION, OPT_TILE, OPT_CONFIG, OPT_HELP,
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
-    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY, OPT_TIMELINE, OPT_TRACE_WINDOW
+    OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY, OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS
 };
 
 /* Which options each command accepts (bit = option). */
@@ -36,7 +36,7 @@ enum {
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
      B(OPT_TRANS_B) | OPTS_TRACE | B(OPT_MAX_CYCLES) |                                         \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
-     B(OPT_BATCH) | B(OPT_SLICING) | B(OPT_TIMELINE) | OPTS_TENSORS)
+     B(OPT_BATCH) | B(OPT_SLICING) | B(OPT_TIMELINE) | B(OPT_REPORTS) | OPTS_TENSORS)
 /* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
 #define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE) | B(OPT_SAVE_PROGRAM))
 /* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
@@ -83,6 +83,7 @@ static const struct option long_opts[] = {
     {"trace-start", required_argument, NULL, OPT_TRACE_START},
     {"trace-end", required_argument, NULL, OPT_TRACE_END},
     {"trace-window", required_argument, NULL, OPT_TRACE_WINDOW},
+    {"reports", required_argument, NULL, OPT_REPORTS},
     {"max-cycles", required_argument, NULL, OPT_MAX_CYCLES},
     {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -334,6 +335,7 @@ static const struct text_opt {
     {OPT_DY, "--dy needs a .npy file (dY: conv B x OH x OW x F, train batch x DL; int16)",
      offsetof(npu_args_t, dy_file)},
     {OPT_TIMELINE, "--timeline needs a file name", offsetof(npu_args_t, timeline)},
+    {OPT_REPORTS, "--reports needs a directory", offsetof(npu_args_t, reports)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -475,6 +477,8 @@ static const struct opt_doc {
     {OPT_TRACE_START, "C", "0", "first traced cycle (default 0)"},
     {OPT_TRACE_END, "C", "100",
      "the cycle the trace ends before (default: --trace-start + --trace-window, with a warning)"},
+    {OPT_REPORTS, "DIR", "r",
+     "gemm --topology: DIR/COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv, SCALE-Sim's columns"},
     {OPT_TRACE_WINDOW, "N", "5000",
      "cycles traced when --trace-end is not given (default 100000: ~90 MB of FST at small)"},
     {OPT_MAX_CYCLES, "N", "1000", "simulation timeout in cycles, exit 3 (default 100000000)"},
@@ -709,6 +713,8 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_GEMM_ONE))
         return bad(err, errn, "--trace, --a, --b, --out, --save and --save-program apply to one "
                               "GEMM (-m -n -k), not to --topology");
+    if (!a->topology && (seen & B(OPT_REPORTS)))
+        return bad(err, errn, "--reports applies to 'gemm --topology' (per-layer reports)");
     if (!a->topology && (seen & B(OPT_BATCH)))
         return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
     if (!a->a_file != !a->b_file)

@@ -94,6 +94,8 @@ typedef struct npu_args {
     const char *prog_file;              /* run, disasm: the saved program (positional) */
     const char *x_file, *w_file, *dy_file; /* conv: X, W, dY .npy (int16) instead of seeded */
     const char *timeline;               /* gemm, run, conv, train: trace-event JSON (NULL: none) */
+    const char *reports;                /* gemm --topology: directory of the SCALE-Sim-shaped
+                                           COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

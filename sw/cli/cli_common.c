@@ -209,14 +209,19 @@ int npu_cli_check_outputs(const npu_args_t *a)
             fprintf(stderr, "npu: %s %s: cannot write: %s\n", out[i].opt, out[i].path, why);
             return -1;
         }
-    /* --save DIR: an existing directory, or one to create in an existing writable directory */
-    if (a->save && stat(a->save, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "npu: --save %s: not a directory\n", a->save);
-        return -1;
-    }
-    if (a->save && stat(a->save, &st) != 0 && check_writable(a->save, why, sizeof why) != 0) {
-        fprintf(stderr, "npu: --save %s: cannot create the directory: %s\n", a->save, why);
-        return -1;
+    /* --save DIR, --reports DIR: an existing directory, or one to create in an existing
+     * writable directory */
+    const struct { const char *opt, *path; } dirs[] = {{"--save", a->save}, {"--reports", a->reports}};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        const char *d = dirs[i].path;
+        if (d && stat(d, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "npu: %s %s: not a directory\n", dirs[i].opt, d);
+            return -1;
+        }
+        if (d && stat(d, &st) != 0 && check_writable(d, why, sizeof why) != 0) {
+            fprintf(stderr, "npu: %s %s: cannot create the directory: %s\n", dirs[i].opt, d, why);
+            return -1;
+        }
     }
     return 0;
 }

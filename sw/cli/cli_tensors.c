@@ -66,15 +66,15 @@ bad:
     return NPU_EXIT_USAGE;
 }
 
-int npu_cli_save_dir(const char *dir)
+int npu_cli_out_dir(const char *opt, const char *dir)
 {
     struct stat st;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "npu: --save %s: cannot create the directory: %s\n", dir, strerror(errno));
+        fprintf(stderr, "npu: %s %s: cannot create the directory: %s\n", opt, dir, strerror(errno));
         return -1;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "npu: --save %s: not a directory\n", dir);
+        fprintf(stderr, "npu: %s %s: not a directory\n", opt, dir);
         return -1;
     }
     return 0;
@@ -216,7 +216,7 @@ int npu_cli_conv_inputs(const npu_args_t *a, const npu_conv_t *c, int kernel, np
         (a->w_file && load_shaped("--w", a->w_file, 4, w, "KH, KW, F, C", (int16_t **)&io->Wt)) ||
         (a->dy_file && load_shaped("--dy", a->dy_file, 4, dy, "B, OH, OW, F", (int16_t **)&io->dY)))
         return NPU_EXIT_USAGE;
-    if (a->save && npu_cli_save_dir(a->save) != 0)
+    if (a->save && npu_cli_out_dir("--save", a->save) != 0)
         return NPU_EXIT_USAGE;
     npu_conv_out_shape(c, kernel, &rows, &cols);
     io->out = malloc((size_t)rows * (size_t)cols * sizeof *io->out);
@@ -343,7 +343,7 @@ int npu_cli_train_inputs(const npu_args_t *a, const npu_mlp_t *mlp, npu_train_io
         return rc;
     if (!a->save)
         return 0;
-    if (npu_cli_save_dir(a->save) != 0)
+    if (npu_cli_out_dir("--save", a->save) != 0)
         return NPU_EXIT_USAGE;
     ok &= (io->x_used = malloc(2 * B * (size_t)mlp->dims[0])) != NULL;
     ok &= (io->dy_used = malloc(2 * B * (size_t)mlp->dims[L])) != NULL;

@@ -127,7 +127,7 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     o.stall_pct = t.stall_pct;
     if ((rc = npu_cli_gemm_inputs(cfg, a, &g, &A, &B)) != 0)
         return rc;
-    if (g.save && npu_cli_save_dir(g.save) != 0)
+    if (g.save && npu_cli_out_dir("--save", g.save) != 0)
         rc = NPU_EXIT_USAGE;
     else if ((g.out || g.save) && !(C = malloc((size_t)g.m * (size_t)g.n * sizeof *C)))
         rc = NPU_EXIT_FAIL;

@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "run/progress.h"
+#include "run/scalesim.h"
 #include "hw/isa.h"
 #include "model/topology.h"
 #include "ref/golden.h"
@@ -31,6 +32,8 @@ typedef struct topo_row {
     uint64_t cycles, macs, rd_bytes, wr_bytes;
     double util;
     char why[240]; /* reason of a failure or a skip */
+    uint64_t cnt[NPU_NUM_COUNTERS]; /* the run's counters (--reports) */
+    unsigned tag[3];                /* A's, B's and C's DMA tags */
 } topo_row_t;
 
 /* The reason of a failed run, one line. */
@@ -88,6 +91,10 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     r->util = npu_report_pe_util(cfg, rep.run.cnt);
     r->rd_bytes = rep.rd_beats * beat;
     r->wr_bytes = rep.wr_beats * beat;
+    memcpy(r->cnt, rep.run.cnt, sizeof r->cnt);
+    r->tag[0] = rep.args.tag_a ? rep.args.tag_a : NPU_TAG_X; /* the emitter's defaults */
+    r->tag[1] = rep.args.tag_b ? rep.args.tag_b : NPU_TAG_W;
+    r->tag[2] = rep.args.tag_c ? rep.args.tag_c : NPU_TAG_Y;
     if (r->rc != NPU_GEMM_PASS)
         fail_reason(&rep, a->max_cycles, r->why, sizeof r->why);
     npu_gemm_report_free(&rep);
@@ -176,6 +183,53 @@ static int run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topolog
     return t->n;
 }
 
+/* --reports DIR: the passed layers' rows of SCALE-Sim's COMPUTE_REPORT.csv and
+ * BANDWIDTH_REPORT.csv (run/scalesim.h: what each column means here), LayerID the topology's
+ * row index, then the layer's name; each file starts with the metadata line. 0 or -1. */
+static int write_reports(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
+                         const topo_row_t *rows, int n)
+{
+    static const char *const cc[] = {"LayerID", "Total Cycles", "Stall Cycles", "Overall Util %",
+                                     "Mapping Efficiency %", "Compute Util %", "Layer"};
+    static const char *const bc[] = {"LayerID", "Avg IFMAP SRAM BW", "Avg FILTER SRAM BW",
+                                     "Avg OFMAP SRAM BW", "Avg IFMAP DRAM BW",
+                                     "Avg FILTER DRAM BW", "Avg OFMAP DRAM BW", "Layer"};
+    npu_out_meta_t m = npu_cli_meta(cfg, a);
+    npu_table_t tc, tb;
+    char pc[4096], pb[4096];
+    int ec = 0, eb = 0;
+    snprintf(pc, sizeof pc, "%s/COMPUTE_REPORT.csv", a->reports);
+    snprintf(pb, sizeof pb, "%s/BANDWIDTH_REPORT.csv", a->reports);
+    if (npu_cli_out_dir("--reports", a->reports) != 0 || npu_table_open(&tc, pc, 0, &m, cc, 7) != 0)
+        return -1;
+    if (npu_table_open(&tb, pb, 0, &m, bc, 8) != 0) {
+        npu_table_close(&tc, &ec);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        npu_scalesim_t s;
+        if (rows[i].rc != NPU_GEMM_PASS)
+            continue;
+        npu_scalesim_of(cfg, rows[i].cnt, rows[i].tag[0], rows[i].tag[1], rows[i].tag[2], &s);
+        npu_table_int(&tc, i);
+        npu_table_u64(&tc, s.total_cycles);
+        npu_table_u64(&tc, s.stall_cycles);
+        npu_table_num(&tc, s.overall_util, "%.4f");
+        npu_table_num(&tc, s.mapping_eff, "%.4f");
+        npu_table_num(&tc, s.compute_util, "%.4f");
+        npu_table_str(&tc, t->layer[i].name);
+        npu_table_end_row(&tc);
+        npu_table_int(&tb, i);
+        for (int k = 0; k < 6; k++)
+            npu_table_num(&tb, k < 3 ? s.sram_bw[k] : s.dram_bw[k - 3], "%.4f");
+        npu_table_str(&tb, t->layer[i].name);
+        npu_table_end_row(&tb);
+    }
+    npu_table_close(&tc, &ec);
+    npu_table_close(&tb, &eb);
+    return ec || eb ? -1 : 0;
+}
+
 /* --json: the verdict and the rows. */
 static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int rc, cJSON *rows)
 {
@@ -198,7 +252,7 @@ int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
     topo_row_t *rows = NULL;
     npu_table_t tab;
     cJSON *json;
-    int rc = NPU_EXIT_USAGE, err;
+    int rc = NPU_EXIT_USAGE, err, n_run;
     if (!t)
         return NPU_EXIT_FAIL;
     if (npu_cli_load_topology(a, a->batch ? (int)a->batch : 1, t) != 0)
@@ -217,7 +271,12 @@ int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
         printf("%-24s %8s %8s %8s %12s %7s %12s  %s\n", "layer", "M", "N", "K", "cycles", "util",
                "DRAM bytes", "result");
     }
-    rc = totals(cfg, a, rows, run_rows(cfg, a, t, rows, &tab));
+    n_run = run_rows(cfg, a, t, rows, &tab);
+    rc = totals(cfg, a, rows, n_run);
+    if (a->reports && write_reports(cfg, a, t, rows, n_run) != 0) {
+        fprintf(stderr, "npu: --reports %s: cannot write the reports\n", a->reports);
+        rc = rc ? rc : NPU_EXIT_FAIL;
+    }
     json = npu_table_close(&tab, &err);
     if (err) {
         fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);

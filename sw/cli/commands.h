@@ -88,8 +88,9 @@ int npu_cli_load_topology(const npu_args_t *a, int batch, struct npu_topology *t
  * shape, a GEMM too large, after the message) or NPU_EXIT_FAIL. */
 int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g, int16_t **A,
                         int16_t **B);
-/* --save DIR: the directory, created if missing. 0, or -1 after the message. */
-int npu_cli_save_dir(const char *dir);
+/* --save DIR, --reports DIR (opt): the directory, created if missing. 0, or -1 after the
+ * message. */
+int npu_cli_out_dir(const char *opt, const char *dir);
 /* --out C.npy (the NPU's int32 C, when C is not NULL) and --save DIR: A.npy, B.npy (as stored,
  * transposed with --trans-a/-b), C.npy, C_golden.npy (ref/golden.h) and run.json (report: the
  * JSON report, not consumed). 0, or -1 after naming what failed. */
