@@ -261,7 +261,8 @@ static const struct cmd_def {
     {"slice", NPU_CMD_SLICE, OPTS_SLICE,
      "the slicing stage's pick for a GEMM or a conv layer under both costs (a model)"},
     {"train", NPU_CMD_TRAIN, OPTS_TRAIN,
-     "one training step of an MLP (--layers) or of conv layers (--conv, --topology), bit-exact"},
+     "one training step of an MLP (--layers) or of conv layers (--conv, --topology), bit-exact;\n"
+     "a GEMM --topology: every row's fwd, dX and dW"},
     {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH,
      "analytical model: the cycle reduction of the training orders beside the paper"},
     {"conv", NPU_CMD_CONV, OPTS_CONV, "convolution kernels on the RTL, bit-exact"},

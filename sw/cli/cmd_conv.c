@@ -4,8 +4,8 @@
  * counters checked against the formulas, and the ecoflow / zeropad speedup per backward kernel.
  *
  * Layers come from --conv (C,H,W,F,KH,KW,stride,pad,dil[,dw], several separated by ';') or a
- * SCALE-Sim convolution topology CSV file (topology.h; a GEMM topology is refused, it runs with
- * `npu gemm --topology`). A topology lists convolutions without the pooling and
+ * SCALE-Sim convolution topology CSV file (topology.h; npu conv refuses a GEMM topology, it runs
+ * with `npu gemm --topology`; npu train hands it to npu_cmd_train_gemm_topology). A topology lists convolutions without the pooling and
  * activations between them, so the layers run independently, each on its own seeded tensors.
  */
 #include <stdio.h>
@@ -22,28 +22,31 @@
 #include "run/runtime.h"
 #include "model/topology.h"
 
-/* A GEMM topology has no convolutions: npu conv refuses it, npu train too (its rows are
- * independent GEMMs, not a chain of layers whose weights are known). -1 after the message. */
+/* A GEMM topology has no convolutions: npu conv refuses it (-1 after the message); npu train
+ * trains its rows as fully connected layers (1: npu_cmd_train_gemm_topology runs it). */
 static int refuse_gemm_topology(const npu_args_t *a, const npu_topology_t *t)
 {
     if (t->format != NPU_TOPO_GEMM)
         return 0;
+    if (a->cmd == NPU_CMD_TRAIN)
+        return 1;
     fprintf(stderr, "npu: --topology %s is a GEMM topology (Layer, M, N, K), not convolution "
-                    "layers: run its GEMMs with 'npu gemm --topology %s'%s\n",
-            a->topology, a->topology,
-            a->cmd == NPU_CMD_TRAIN ? " (its rows are independent GEMMs, not a network to "
-                                      "train; an MLP trains with 'npu train --layers')" : "");
+                    "layers: run its GEMMs with 'npu gemm --topology %s' (or train them with "
+                    "'npu train --topology %s')\n", a->topology, a->topology, a->topology);
     return -1;
 }
 
-/* Layers of --conv or --topology, scaled; 0 or -1 after printing the reason. */
+/* Layers of --conv or --topology, scaled; 0, -1 after printing the reason, or 1 for a GEMM
+ * topology given to npu train (refuse_gemm_topology). */
 static int load_layers(const npu_args_t *a, npu_topology_t *t)
 {
     char msg[200];
-    int batch = a->batch ? (int)a->batch : 1;
+    int batch = a->batch ? (int)a->batch : 1, rc;
     if (a->topology) {
-        if (npu_cli_load_topology(a, batch, t) != 0 || refuse_gemm_topology(a, t) != 0)
+        if (npu_cli_load_topology(a, batch, t) != 0)
             return -1;
+        if ((rc = refuse_gemm_topology(a, t)) != 0)
+            return rc;
     } else {
         char *spec = malloc(strlen(a->conv) + 1), *tok, *next;
         if (!spec)
@@ -343,9 +346,9 @@ int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a)
     int kernels[3] = {NPU_CONV_FWD, NPU_CONV_DX, NPU_CONV_DW}, dfs[2], ndf, rc;
     if (!t)
         return 1;
-    if (load_layers(a, t) != 0) {
+    if ((rc = load_layers(a, t)) != 0) {
         free(t);
-        return 2;
+        return rc > 0 ? npu_cmd_train_gemm_topology(cfg, a) : 2;
     }
     ndf = parse_dataflows(a->dataflow, 0, dfs);
     if (ndf == 0) {

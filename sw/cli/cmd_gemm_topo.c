@@ -11,6 +11,9 @@
  * operands are built; a mismatch; a timeout) gets its reason in the table and the next layer
  * runs. Exit status: 0 every layer passed or was skipped, 3 a layer timed out, else 1 a layer
  * failed (NO FIT included: the file is valid, one layer of it did not run).
+ * `npu train --topology` of a GEMM file runs each row as a fully connected layer's training:
+ * three rows per layer, its forward, dX = dY B^T and dW = A^T dY (pass_shape), each a GEMM with
+ * the transposed operand read by the DMA, the same seed per layer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +37,8 @@ typedef struct topo_row {
     char why[240]; /* reason of a failure or a skip */
     uint64_t cnt[NPU_NUM_COUNTERS]; /* the run's counters (--reports) */
     unsigned tag[3];                /* A's, B's and C's DMA tags */
+    int ta, tb;                     /* A, B stored transposed */
+    char name[80];                  /* the layer's name (npu train: with its pass) */
 } topo_row_t;
 
 /* The reason of a failed run, one line. */
@@ -70,6 +75,10 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     size_t na = (size_t)r->M * (size_t)r->K, nb = (size_t)r->K * (size_t)r->N;
     int16_t *A, *B;
     npu_sim_t *sim;
+    npu_args_t g = *a; /* the row's transposes */
+    g.trans_a = r->ta;
+    g.trans_b = r->tb;
+    a = &g;
     r->rc = npu_cli_gemm_dram_check(cfg, a, r->M, r->N, r->K, r->why, sizeof r->why);
     if (r->rc != NPU_GEMM_PASS)
         return; /* before any operand is built */
@@ -161,33 +170,55 @@ static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *r
     return timeout ? NPU_EXIT_TIMEOUT : fail ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }
 
-/* Every layer: its row printed (and written to the CSV) as soon as it ran. After SIGINT the
- * layers left are not run (no row each: the command stops, npu exits 130). Returns the rows run. */
-static int run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
-                    topo_row_t *rows, npu_table_t *tab)
+/* npu train --topology: pass p of a layer C[M][N] = A[M][K] B[K][N] as a GEMM of the row:
+ * fwd the layer; dX[M][K] = dY[M][N] B^T (B read transposed); dW[K][N] = A^T dY (A read
+ * transposed). */
+static void pass_shape(topo_row_t *r, int p)
 {
-    for (int i = 0; i < t->n; i++) {
-        if (npu_progress_interrupted())
-            return i;
-        topo_row_t *r = &rows[i];
-        npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
-        tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
-        if (npu_topo_gemm_shape(t, i, &r->M, &r->N, &r->K, r->why, sizeof r->why) != 0)
-            r->rc = ROW_SKIP;
-        else
-            run_layer(cfg, a, &tm, i, r);
-        if (!a->quiet)
-            print_row(t->layer[i].name, r);
-        table_row(tab, t->layer[i].name, r);
+    int M = r->M, N = r->N, K = r->K;
+    if (p == 1) {
+        r->N = K, r->K = N, r->tb = 1;
+    } else if (p == 2) {
+        r->M = K, r->K = M, r->ta = 1;
     }
-    return t->n;
+}
+
+/* Every layer (npu train: its fwd, dX and dW): its row printed (and written to the CSV) as soon
+ * as it ran. After SIGINT the runs left are not started (no row each: the command stops, npu
+ * exits 130). Returns the rows run. */
+static int run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
+                    topo_row_t *rows, npu_table_t *tab, int passes)
+{
+    static const char *const pass_name[3] = {"/fwd", "/dx", "/dw"};
+    int k = 0;
+    for (int i = 0; i < t->n; i++)
+        for (int p = 0; p < passes; p++, k++) {
+            topo_row_t *r = &rows[k];
+            npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
+            if (npu_progress_interrupted())
+                return k;
+            tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
+            snprintf(r->name, sizeof r->name, "%s%s", t->layer[i].name, passes > 1 ? pass_name[p] : "");
+            r->ta = passes > 1 ? 0 : a->trans_a;
+            r->tb = passes > 1 ? 0 : a->trans_b;
+            if (npu_topo_gemm_shape(t, i, &r->M, &r->N, &r->K, r->why, sizeof r->why) != 0) {
+                r->rc = ROW_SKIP;
+            } else {
+                pass_shape(r, passes > 1 ? p : 0);
+                run_layer(cfg, a, &tm, i, r);
+            }
+            if (!a->quiet)
+                print_row(r->name, r);
+            table_row(tab, r->name, r);
+        }
+    return k;
 }
 
 /* --reports DIR: the passed layers' rows of SCALE-Sim's COMPUTE_REPORT.csv and
  * BANDWIDTH_REPORT.csv (run/scalesim.h: what each column means here), LayerID the topology's
  * row index, then the layer's name; each file starts with the metadata line. 0 or -1. */
-static int write_reports(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
-                         const topo_row_t *rows, int n)
+static int write_reports(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows,
+                         int n)
 {
     static const char *const cc[] = {"LayerID", "Total Cycles", "Stall Cycles", "Overall Util %",
                                      "Mapping Efficiency %", "Compute Util %", "Layer"};
@@ -217,12 +248,12 @@ static int write_reports(const npu_cfg_t *cfg, const npu_args_t *a, const npu_to
         npu_table_num(&tc, s.overall_util, "%.4f");
         npu_table_num(&tc, s.mapping_eff, "%.4f");
         npu_table_num(&tc, s.compute_util, "%.4f");
-        npu_table_str(&tc, t->layer[i].name);
+        npu_table_str(&tc, rows[i].name);
         npu_table_end_row(&tc);
         npu_table_int(&tb, i);
         for (int k = 0; k < 6; k++)
             npu_table_num(&tb, k < 3 ? s.sram_bw[k] : s.dram_bw[k - 3], "%.4f");
-        npu_table_str(&tb, t->layer[i].name);
+        npu_table_str(&tb, rows[i].name);
         npu_table_end_row(&tb);
     }
     npu_table_close(&tc, &ec);
@@ -246,7 +277,8 @@ static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int rc, cJSON 
     npu_cli_json_print(root);
 }
 
-int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+/* The layers of a topology, each as one GEMM (passes 1) or as its fwd, dX and dW (3). */
+static int topology(const npu_cfg_t *cfg, const npu_args_t *a, int passes)
 {
     npu_topology_t *t = malloc(sizeof *t);
     topo_row_t *rows = NULL;
@@ -258,22 +290,24 @@ int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
     if (npu_cli_load_topology(a, a->batch ? (int)a->batch : 1, t) != 0)
         goto out;
     rc = NPU_EXIT_FAIL;
-    if (!(rows = calloc((size_t)t->n, sizeof *rows)))
+    if (!(rows = calloc((size_t)t->n * (size_t)passes, sizeof *rows)))
         goto out;
     if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0) {
         rc = NPU_EXIT_USAGE;
         goto out;
     }
     if (!a->quiet) {
-        printf("npu gemm --topology %s: %d %s layers, batch %u, seed %llu (config %s)\n",
-               a->topology, t->n, t->format == NPU_TOPO_GEMM ? "GEMM" : "conv (forward, im2col)",
+        printf("npu %s --topology %s: %d %s layers%s, batch %u, seed %llu (config %s)\n",
+               passes > 1 ? "train" : "gemm", a->topology, t->n,
+               t->format == NPU_TOPO_GEMM ? "GEMM" : "conv (forward, im2col)",
+               passes > 1 ? " (fwd, dX = dY B^T, dW = A^T dY each)" : "",
                a->batch ? a->batch : 1, (unsigned long long)a->seed, cfg->name);
         printf("%-24s %8s %8s %8s %12s %7s %12s  %s\n", "layer", "M", "N", "K", "cycles", "util",
                "DRAM bytes", "result");
     }
-    n_run = run_rows(cfg, a, t, rows, &tab);
+    n_run = run_rows(cfg, a, t, rows, &tab, passes);
     rc = totals(cfg, a, rows, n_run);
-    if (a->reports && write_reports(cfg, a, t, rows, n_run) != 0) {
+    if (a->reports && write_reports(cfg, a, rows, n_run) != 0) {
         fprintf(stderr, "npu: --reports %s: cannot write the reports\n", a->reports);
         rc = rc ? rc : NPU_EXIT_FAIL;
     }
@@ -290,4 +324,14 @@ out:
     free(rows);
     free(t);
     return rc;
+}
+
+int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    return topology(cfg, a, 1);
+}
+
+int npu_cmd_train_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    return topology(cfg, a, 3);
 }

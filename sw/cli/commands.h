@@ -21,6 +21,10 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a);
  * others. 0 all passed (skipped depthwise layers aside), 1 a layer failed, 2 bad usage or file,
  * 3 a layer timed out. */
 int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a);
+/* `npu train --topology` of a GEMM topology (cmd_gemm_topo.c): every row trained as a fully
+ * connected layer, its forward C = A B, dX = dY B^T and dW = A^T dY each one GEMM on the RTL (B,
+ * resp. A, read transposed by the DMA), rows "<layer>/fwd", "/dx", "/dw". Same exit codes. */
+int npu_cmd_train_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu overlap` (cmd_overlap.c): compute-only, transfer-only and full cycles of one GEMM. */
 int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
