@@ -145,8 +145,10 @@ static void table_row(npu_table_t *t, const char *name, const topo_row_t *r)
     npu_table_end_row(t);
 }
 
-/* The totals line over the layers that ran; returns the exit status. */
-static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows, int n)
+/* The totals line over the rows that ran (unit: "layers", or "GEMMs" for npu train's three per
+ * layer); returns the exit status. */
+static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows, int n,
+                  const char *unit)
 {
     int pass = 0, fail = 0, skip = 0, timeout = 0;
     uint64_t cyc = 0, macs = 0, bytes = 0;
@@ -162,8 +164,8 @@ static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *r
         }
     }
     if (!a->quiet)
-        printf("total: %d layers, %d passed, %d failed, %d skipped; passed layers %llu cycles, "
-               "%.1f%% utilization, %llu DRAM bytes\n", n, pass, fail, skip,
+        printf("total: %d %s, %d passed, %d failed, %d skipped; passed %s %llu cycles, "
+               "%.1f%% utilization, %llu DRAM bytes\n", n, unit, pass, fail, skip, unit,
                (unsigned long long)cyc,
                cyc ? 100.0 * (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0,
                (unsigned long long)bytes);
@@ -306,7 +308,7 @@ static int topology(const npu_cfg_t *cfg, const npu_args_t *a, int passes)
                "DRAM bytes", "result");
     }
     n_run = run_rows(cfg, a, t, rows, &tab, passes);
-    rc = totals(cfg, a, rows, n_run);
+    rc = totals(cfg, a, rows, n_run, passes > 1 ? "GEMMs" : "layers");
     if (a->reports && write_reports(cfg, a, rows, n_run) != 0) {
         fprintf(stderr, "npu: --reports %s: cannot write the reports\n", a->reports);
         rc = rc ? rc : NPU_EXIT_FAIL;
