@@ -204,7 +204,8 @@ int npu_timeline_close(npu_timeline_t *tl)
     if (g_active == tl)
         g_active = NULL;
     other = cJSON_PrintUnformatted(tl->other);
-    if (!other || fprintf(tl->f, "\n],\"displayTimeUnit\":\"ns\",\"otherData\":%s}\n", other) < 0)
+    /* no displayTimeUnit: ts counts cycles as microseconds, which the viewers show as such */
+    if (!other || fprintf(tl->f, "\n],\"otherData\":%s}\n", other) < 0)
         tl->failed = 1;
     free(other);
     cJSON_Delete(tl->other);
