@@ -5,13 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NPU_TL_X_QUEUE(n, v, q, t) case NPU_OP_##n: return NPU_TL_Q_##q;
-enum { NPU_TL_Q_L = NPU_TL_LOAD, NPU_TL_Q_E = NPU_TL_EXEC, NPU_TL_Q_S = NPU_TL_STORE };
-
 int npu_tl_queue_of(const npu_insn_t *in)
 {
-    switch (npu_insn_op(in)) {
-        NPU_OPCODES(NPU_TL_X_QUEUE)
+    switch (npu_op_queue(npu_insn_op(in))) {
+    case 'L':
+        return NPU_TL_LOAD;
+    case 'E':
+        return NPU_TL_EXEC;
+    case 'S':
+        return NPU_TL_STORE;
     default:
         return -1;
     }
