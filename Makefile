@@ -62,7 +62,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check slice-fidelity slice-fidelity-quick bf16-check
+.PHONY: slice-check slice-fidelity slice-fidelity-quick bf16-check plots
 .PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -82,8 +82,8 @@ APT_INSTALL = if [ -n "$$missing" ]; then echo "$(1): installing missing Debian 
   ( $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing ) \
   || { echo "$(1): could not install:$$missing -- install them by hand (apt-get install$$missing)"; exit 1; }; fi
 DEPS_STAMP := build/.deps-ok
-# Debian's python3, where python3-numpy installs (tests/npy_checks.py); a python3 earlier on PATH
-# (pyenv, venv) may not have NumPy.
+# Debian's python3, where python3-numpy (tests/npy_checks.py) and python3-matplotlib (make plots)
+# install; a python3 earlier on PATH (pyenv, venv) may not have them.
 PY_NUMPY ?= /usr/bin/python3
 deps: $(DEPS_STAMP)
 # The stamp depends on the Makefile: a dependency added here is checked on the next build.
@@ -96,6 +96,7 @@ $(DEPS_STAMP): Makefile
 	[ -f /usr/include/zlib.h ] || missing="$$missing zlib1g-dev"; \
 	[ -f /usr/include/cjson/cJSON.h ] || missing="$$missing libcjson-dev"; \
 	$(PY_NUMPY) -c 'import numpy' >/dev/null 2>&1 || missing="$$missing python3-numpy"; \
+	$(PY_NUMPY) -c 'import matplotlib' >/dev/null 2>&1 || missing="$$missing python3-matplotlib"; \
 	$(call APT_INSTALL,deps); \
 	touch $@
 
@@ -208,7 +209,7 @@ build/%/npu: build/%/libnpusim.a build/libnpuhost.a $(CLI_LIB_OBJ) sw/cli/npu_ma
 NPU_ASSERT_SITES := $(shell cat $(RTL) | grep -c 'NPU_ASSERT_FAIL')
 # tests/rtl/test_fuzz.c compares the RTL with the C functional ISA model (tb/npu_funcsim.c),
 # linked into the same binary under fnpu_sim_* names.
-FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats \
+FAKE_RENAME := $(foreach f,open close dram csr_write csr_read run step cycle trace dram_stats burst_hook \
                  beat_bytes finished assert_msg,-Dnpu_sim_$(f)=fnpu_sim_$(f))
 build/%/test_rtl: build/%/libnpusim.a build/libnpuhost.a $(RTLT_SRC) $(wildcard tests/rtl/*.h) \
                   $(FUNCSIM)
@@ -298,6 +299,10 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	  $(PY_NUMPY) tests/fit_checks.py build/small/npu || fail=1; \
 	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
+	echo "== --timeline: trace-event JSON of a double-buffered GEMM against its counters"; \
+	  python3 tests/timeline_checks.py build/small/npu build/tmp || fail=1; \
+	echo "== SCALE-Sim-shaped reports and make plots' charts"; \
+	  $(PY_NUMPY) tests/plots_checks.py build/small/npu build/tmp/plots || fail=1; \
 	echo "== SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \
 	  python3 tests/sigint_checks.py build/small/npu build/tmp || fail=1; \
 		echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
@@ -461,6 +466,21 @@ perf-baseline: build/tiny/npu build/small/npu
 
 bench: $(B)/npu $(B)/bench_array
 	tests/bench.sh $(B)/npu $(B)/bench_array
+
+# PNG charts (plots/plots.py, matplotlib) from the CSVs of a bench run: SCALE-Sim's NCF GEMM
+# topology (utilization and DRAM traffic per layer, --reports and --csv), the conv layers of
+# tests/topologies/conv_small.csv both ways (EcoFlow speedups) and make bench's training bench
+# (build/bench/train_bench.csv; run here when make bench has not written it). Into build/plots/.
+PLOT_DIR := build/plots
+plots: $(B)/npu $(DEPS_STAMP)
+	@mkdir -p $(PLOT_DIR)/data
+	$(B)/npu gemm --topology tests/topologies/scalesim/NCF.csv --reports $(PLOT_DIR)/data \
+	    --csv $(PLOT_DIR)/data/topology.csv --quiet
+	$(B)/npu conv --topology tests/topologies/conv_small.csv --dataflow both \
+	    --csv $(PLOT_DIR)/data/conv.csv --quiet 2>/dev/null
+	if [ -f build/bench/train_bench.csv ]; then cp build/bench/train_bench.csv $(PLOT_DIR)/data/; \
+	else $(B)/npu train-bench --csv $(PLOT_DIR)/data/train_bench.csv > /dev/null; fi
+	$(PY_NUMPY) plots/plots.py $(PLOT_DIR)/data $(PLOT_DIR)
 
 # Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of
 # CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~25 min at small + ~3 h for GNMT 13, 15, 16.

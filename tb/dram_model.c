@@ -17,12 +17,14 @@ enum { OF_AR = 1, OF_R = 2, OF_AW = 4, OF_W = 8, OF_B = 16 };
 typedef struct rd_burst {
     uint64_t addr;
     uint64_t ready; /* cycle from which the burst may start (accept + latency) */
+    uint64_t accepted; /* cycle of its AR (the burst hook) */
     uint32_t beats, done;
     uint8_t id, err;
 } rd_burst_t;
 
 typedef struct wr_burst {
     uint64_t addr;
+    uint64_t accepted; /* cycle of its AW (the burst hook) */
     uint32_t beats, done;
     uint8_t err;
 } wr_burst_t;
@@ -66,7 +68,15 @@ struct dram {
     unsigned faults; /* DRAM_FAULT_* */
     uint64_t err_lo, err_hi; /* dram_set_error_range: beats in [err_lo, err_hi) answer resp = 1 */
     uint8_t zero[DRAM_MAX_BEAT_BYTES];
+    dram_burst_fn hook; /* dram_set_burst_hook */
+    void *hook_ctx;
 };
+
+void dram_set_burst_hook(dram_t *d, dram_burst_fn fn, void *ctx)
+{
+    d->hook = fn;
+    d->hook_ctx = ctx;
+}
 
 void dram_set_faults(dram_t *d, unsigned faults) { d->faults = faults; }
 
@@ -313,6 +323,7 @@ static void accept_ar(dram_t *d, const dram_in_t *in)
         b->id ^= 1u;
     b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size);
     b->ready = d->now + d->latency;
+    b->accepted = d->now;
     d->rq_count++;
     d->st.rd_bursts++;
     d->st.err_bursts += b->err || in_err_range(d, b->addr, (uint64_t)b->beats * d->beat);
@@ -330,6 +341,8 @@ static void sample_r(dram_t *d, const dram_in_t *in)
     d->credit -= d->beat;
     d->st.rd_beats++;
     if (++h->done == h->beats) {
+        if (d->hook)
+            d->hook(d->hook_ctx, 0, h->addr, h->beats, h->accepted, d->now + 1);
         d->rq_head = (d->rq_head + 1) % DRAM_MAX_RD_BURSTS;
         d->rq_count--;
         d->rd_active = 0;
@@ -342,6 +355,7 @@ static void accept_aw(dram_t *d, const dram_in_t *in)
     wr_burst_t *b = &d->wq[(d->wq_head + d->wq_count) % DRAM_MAX_WR_BURSTS];
     b->addr = in->aw_addr;
     b->beats = (uint32_t)in->aw_len + 1;
+    b->accepted = d->now;
     b->done = 0;
     /* one B response per burst: an error if any beat is past the end or in the error range */
     b->err = (uint8_t)(b->addr + (uint64_t)b->beats * d->beat > d->size ||
@@ -365,6 +379,8 @@ static void accept_w(dram_t *d, const dram_in_t *in)
         d->st.proto_errors++;
     if (!last)
         return;
+    if (d->hook)
+        d->hook(d->hook_ctx, 1, h->addr, h->beats, h->accepted, d->now + 1);
     d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
     d->bq_count++;
     if ((d->faults & DRAM_FAULT_B_EXTRA) && d->bq_count < DRAM_MAX_WR_BURSTS) {

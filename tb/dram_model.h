@@ -103,6 +103,13 @@ void dram_drive(dram_t *d, dram_out_t *out);
 void dram_sample(dram_t *d, const dram_in_t *in);
 void dram_get_stats(const dram_t *d, dram_stats_t *st);
 
+/* Observer of every burst (npu --timeline): called when a read burst's last beat is taken or a
+ * write burst's last W beat is written, with the cycle (dram_sample count) its AR / AW was
+ * accepted and the cycle after its last beat. fn = NULL (the default) turns it off. */
+typedef void (*dram_burst_fn)(void *ctx, int write, uint64_t addr, unsigned beats, uint64_t start,
+                              uint64_t end);
+void dram_set_burst_hook(dram_t *d, dram_burst_fn fn, void *ctx);
+
 /* Test-only fault injection: protocol violations the NPU's DRAM-port assertions (rtl/npu_dma_*.v,
  * rtl/npu_axi_rd_arb.v, +define+NPU_ASSERTS) must catch. OR of DRAM_FAULT_*, applied to every
  * burst accepted (AR / AW) after the call; 0 (the default, also after dram_create) = none. */

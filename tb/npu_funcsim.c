@@ -32,7 +32,8 @@
  *  - Counters: the ones npu_prog_expect (sw/compile/gemm/gemm_emit.c) defines are exact; bursts never cross
  *    4 KiB; NoC/LBUF counts follow the RTL (an LDW sends all 2S rows, zero rows included, each
  *    to two cores; an FW A row enters cores 0 and 2); stalls, SPM conflicts and exec waits are 0.
- * npu_sim_trace is not supported (returns -1); npu_sim_dram_model (tb/) is not provided.
+ * npu_sim_trace and npu_sim_burst_hook are not supported (return -1); npu_sim_dram_model (tb/) is
+ * not provided.
  * This file holds the queues, tokens, fetch, time and the API; the instruction semantics are in
  * npu_funcsim_exec.c (decoded with sw/hw/isa.c), the shared state in npu_funcsim_int.h.
  */
@@ -489,4 +490,12 @@ void npu_sim_dram_stats(npu_sim_t *s, uint64_t *rd_beats, uint64_t *wr_beats, ui
     if (rd_bursts) *rd_bursts = s->rd_bursts;
     if (wr_bursts) *wr_bursts = s->wr_bursts;
     if (stall_cycles) *stall_cycles = s->stalls;
+}
+
+int npu_sim_burst_hook(npu_sim_t *s, dram_burst_fn fn, void *ctx)
+{
+    (void)s; /* no DRAM timing model here: the costs are per transfer */
+    (void)fn;
+    (void)ctx;
+    return -1;
 }

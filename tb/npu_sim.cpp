@@ -330,4 +330,9 @@ unsigned npu_sim_beat_bytes(void) { return kBeat; }
 
 dram_t *npu_sim_dram_model(npu_sim_t *s) { return s->dram; }
 
+int npu_sim_burst_hook(npu_sim_t *s, dram_burst_fn fn, void *ctx) {
+    dram_set_burst_hook(s->dram, fn, ctx);
+    return 0;
+}
+
 }  // extern "C"

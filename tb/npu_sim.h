@@ -64,6 +64,10 @@ void npu_sim_dram_stats(npu_sim_t *s, uint64_t *rd_beats, uint64_t *wr_beats, ui
 /* 4*S of this build (bytes per DRAM beat = per SPM word). */
 unsigned npu_sim_beat_bytes(void);
 
+/* Calls fn for every DRAM burst as it completes (dram_set_burst_hook; cycles as npu_sim_cycle);
+ * fn = NULL stops. Returns 0, or -1 where no DRAM timing model exists (the functional model). */
+int npu_sim_burst_hook(npu_sim_t *s, dram_burst_fn fn, void *ctx);
+
 /* The DRAM model itself (dram_model.h): full statistics, dram_set_timing() between runs. */
 dram_t *npu_sim_dram_model(npu_sim_t *s);
 

@@ -85,7 +85,6 @@ check 2 "train with layers and conv" train --layers 8,8 --conv 3,8,8,4,3,3,1,0,1
 check 0 "conv kernels, both dataflows" conv --conv "3,9,9,5,3,3,2,1,1;4,7,7,4,3,3,1,1,1,dw" --quiet
 check 0 "conv layers of a topology, scaled" train --topology tests/topologies/ecoflow_layers.csv --scale-c 64 --scale-s 8 --quiet --dataflow ecoflow
 check 2 "conv on a GEMM topology" conv --topology tests/topologies/gemm_small.csv
-check 2 "train on a GEMM topology" train --topology tests/topologies/gemm_small.csv
 check 2 "gemm with a missing topology" gemm --topology /nonexistent.csv
 check 2 "gemm with a topology and sizes" gemm --topology tests/topologies/gemm_small.csv -m 4
 check 0 "conv on SCALE-Sim's depthwise form" conv --topology tests/topologies/conv_small.csv --quiet
@@ -153,6 +152,27 @@ helped "--help keeps the overview" '^       npu train-bench ' --help
 helped "--version: revision" "^npu [0-9a-f]{7}" --version
 helped "--version: config" "^config $(basename "$(dirname "$npu")"): S=" --version
 if "$npu" gemm --help | grep -q "npu train"; then echo "FAIL: gemm --help prints the overview"; fail=1; fi
+# --trace without --trace-end: bounded by --trace-window, with the estimated size on stderr;
+# conv and train trace one simulation
+tdir=$(mktemp -d)
+err=$("$npu" conv --conv 8,10,10,16,3,3,1,1,1 --kernel dx --dataflow ecoflow --quiet \
+      --trace "$tdir/c.fst" --trace-window 500 2>&1 >/dev/null); rc=$?
+if [ "$rc" = 0 ] && [ -s "$tdir/c.fst" ] &&
+   grep -q "has no --trace-end: it covers cycles 0..500 only (--trace-window 500), up to about [0-9]* MB" <<<"$err"; then
+    echo "ok: conv --trace bounded by --trace-window, the warning names the window and the size"
+else echo "FAIL: conv --trace --trace-window 500: exit $rc, stderr: $err"; fail=1; fi
+if "$npu" train --layers 8,16,8 --quiet --trace "$tdir/t.fst" --trace-end 2000 >/dev/null 2>&1 && [ -s "$tdir/t.fst" ]; then
+    echo "ok: train --layers --trace writes the step's FST"
+else echo "FAIL: train --layers --trace"; fail=1; fi
+rm -rf "$tdir"
+check 2 "conv --trace over several runs" conv --conv 8,10,10,16,3,3,1,1,1 --trace t.fst
+check 2 "--trace-end with --trace-window" gemm -m 4 -n 4 -k 4 --trace t.fst --trace-end 9 --trace-window 4
+check 2 "--trace-window without --trace" gemm -m 4 -n 4 -k 4 --trace-window 4
+# npu train --topology of a GEMM topology: each row's fwd, dX and dW on the RTL, bit-exact
+out=$("$npu" train --topology "$(dirname "$0")/topologies/gemm_small.csv" --stall-pct 5 2>&1); rc=$?
+if [ "$rc" = 0 ] && [ "$(grep -cE '^(fc1|skinny|wide)/(fwd|dx|dw) .* PASS$' <<<"$out")" = 9 ]; then
+    echo "ok: train --topology of a GEMM topology: 9 passes (fwd, dX, dW of 3 layers) PASS"
+else echo "FAIL: train --topology gemm_small.csv: exit $rc: $out"; fail=1; fi
 # every option of the overview is some command's option, listed by that command's --help
 all=$(for c in gemm overlap disasm slice train train-bench conv flexsa-report calibrate info run fit estimate sweep; do
           "$npu" "$c" --help; done | grep -Eo '^  (--[a-z-]+|-[mnk])' | sort -u)

@@ -4,7 +4,9 @@ parts): NumPy writes random int16 A (M x K) and B (K x N), `npu gemm --a A.npy -
 C.npy` runs them on the RTL, and C.npy equals NumPy's own matmul (int64, wrapped to int32 like the
 NPU's accumulators), also with --trans-a / --trans-b (A stored K x M, B stored N x K). A strided,
 padded 3x3 conv layer's forward, dX (ecoflow) and dW (zeropad) on NumPy's X, W, dY equal NumPy's
-own convolution, and --save's golden result too. `--save DIR` writes A, B, C, the
+own convolution, and --save's golden result too. A 3-layer MLP training step (`npu train
+--x X.npy --w W0.npy,W1.npy,W2.npy --dy dY.npy --save DIR`) on NumPy's tensors writes Y_i, dX_i
+and dW_i equal to NumPy's own step (the host's requantising activation included). `--save DIR` writes A, B, C, the
 golden C and run.json, each equal to what NumPy computes. Bad tensors are refused with exit 2 and
 a message: a float dtype, a 3-D array, Fortran order, a truncated file, K differing between A and
 B, and -m/-n/-k that contradict the shapes.
@@ -138,6 +140,59 @@ def check_conv(npu, tmp, rng, errs):
         errs.append(f"conv --x of the wrong shape: exit {bad.returncode}, {bad.stderr.strip()!r}")
 
 
+def train_ref(x, ws, dy):
+    """The step as sw/run/train_run.h defines it: Y_i = X_i W_i, X_{i+1} = Y_i >> 16 (int16), and
+    backward from the loss gradient: dW_i = X_i^T dY_i, dX_i = dY_i W_i^T (i >= 1), dY_{i-1} =
+    dX_i >> 16 (int16); int64 products wrapped to int32 like the NPU's accumulators."""
+    xs, ys = [x], []
+    for w in ws:
+        ys.append(matmul_i32(xs[-1], w))
+        xs.append((ys[-1] >> 16).astype(np.int16))
+    dxs, dws = [None] * len(ws), [None] * len(ws)
+    for i in range(len(ws) - 1, -1, -1):
+        dws[i] = matmul_i32(xs[i].T, dy)
+        if i > 0:
+            dxs[i] = matmul_i32(dy, ws[i].T)
+            dy = (dxs[i] >> 16).astype(np.int16)
+    return ys, dxs, dws
+
+
+def check_train(npu, tmp, rng, errs):
+    dims, batch = (24, 40, 9, 16), 12
+    x = rng.integers(-32768, 32768, size=(batch, dims[0]), dtype=np.int16)
+    ws = [rng.integers(-32768, 32768, size=(dims[i], dims[i + 1]), dtype=np.int16) for i in range(3)]
+    dy = rng.integers(-32768, 32768, size=(batch, dims[3]), dtype=np.int16)
+    px, pd = os.path.join(tmp, "tx.npy"), os.path.join(tmp, "tdy.npy")
+    pw = [os.path.join(tmp, f"tw{i}.npy") for i in range(3)]
+    np.save(px, x)
+    np.save(pd, dy)
+    for p, w in zip(pw, ws):
+        np.save(p, w)
+    d = os.path.join(tmp, "save_train")
+    layers = ",".join(map(str, dims))
+    pr = run(npu, "train", "--layers", layers, "--batch", str(batch), "--order", "auto",
+             "--x", px, "--w", ",".join(pw), "--dy", pd, "--save", d, "--quiet", "--stall-pct", "5")
+    if pr.returncode != 0:
+        errs.append(f"train {layers}: exit {pr.returncode}: {pr.stderr.strip()}")
+        return
+    ys, dxs, dws = train_ref(x, ws, dy)
+    want = {"X": x, "dY": dy}
+    for i in range(3):
+        want.update({f"W{i}": ws[i], f"Y{i}": ys[i], f"dW{i}": dws[i]})
+        if i > 0:
+            want[f"dX{i}"] = dxs[i]
+    for name, arr in want.items():
+        got = np.load(os.path.join(d, name + ".npy"))
+        if got.dtype != arr.dtype or got.shape != arr.shape or not np.array_equal(got, arr):
+            errs.append(f"train: --save {name}.npy {got.dtype} {got.shape} differs from NumPy's")
+    for argv, want_msg in ((["--x", pd], "the layer needs int16 (12, 24) (batch, D0)"),
+                           (["--w", pw[0]], "1 files for 3 layers"),
+                           (["--w", ",".join([pw[1], pw[1], pw[2]])], "(24, 40) (D0, D1)")):
+        pr = run(npu, "train", "--layers", layers, "--batch", str(batch), *argv)
+        if pr.returncode != 2 or want_msg not in pr.stderr:
+            errs.append(f"train {' '.join(argv)}: exit {pr.returncode}, {pr.stderr.strip()!r}, want 2 and '{want_msg}'")
+
+
 def check_refusals(npu, tmp, errs):
     good = os.path.join(tmp, "g.npy")
     np.save(good, np.ones((4, 4), dtype=np.int16))
@@ -178,10 +233,12 @@ def main():
             check_gemm(npu, tmp, rng, M, N, K, ta, tb, errs)
         check_save(npu, tmp, rng, errs)
         check_conv(npu, tmp, rng, errs)
+        check_train(npu, tmp, rng, errs)
         check_refusals(npu, tmp, errs)
     for e in errs:
         print("FAIL:", e, file=sys.stderr)
-    print(f"npy_checks: 5 GEMMs and conv fwd / dX / dW on NumPy tensors, --save, 10 refusals; "
+    print(f"npy_checks: 5 GEMMs, conv fwd / dX / dW and a 3-layer training step on NumPy tensors, "
+          f"--save, 13 refusals; "
           f"{len(errs)} failures")
     return 1 if errs else 0
 

@@ -5,7 +5,10 @@ bursts and stalls exactly (policies, transposes, DRAM stalls); `npu disasm F` li
 instructions `npu disasm -m -n -k` does; the saved expected results are checked (a tampered one,
 checksum recomputed, is a mismatch, exit 1); a file saved at this configuration is refused by the
 other configuration's npu (exit 2, both named); truncated, over-long, corrupted and foreign files
-are exit 2 with the reason.
+are exit 2 with the reason. `npu conv --save-program F` (fwd, dX ecoflow, dW zeropad of a
+strided layer, DRAM stalls or a slow DRAM) records the program: `npu run F` leaves the DRAM
+window the original run left and gives its cycles, MACs, zero MACs and DRAM bytes; a flipped byte
+of the recording (checksum made right) is exit 1, the other configuration's npu refuses it.
 
 Usage: tests/replay_checks.py build/small/npu build/tiny/npu
 """
@@ -95,6 +98,50 @@ def check_bad_files(npu, other, f, errs):
     refused("expect.npuprog", bytes(bad), "mismatch", code=1)
 
 
+CONV_CASES = [  # one kernel of one conv layer: npu conv --save-program (a recorded program)
+    ["--kernel", "fwd", "--stall-pct", "5"],
+    ["--kernel", "dx", "--dataflow", "ecoflow", "--stall-pct", "5", "--seed", "2"],
+    ["--kernel", "dw", "--dataflow", "zeropad", "--dram-bw", "8"],
+]
+CONV_SPEC = "8,10,10,16,3,3,2,1,1"
+
+
+def check_conv(npu, other, tmp, i, opts, errs):
+    """`npu conv --save-program F` then `npu run F`: the replay leaves the DRAM window the
+    original run left (checked inside npu run) and its counters equal the conv row's."""
+    f = os.path.join(tmp, f"conv{i}.npuprog")
+    what = f"conv {' '.join(opts)}"
+    p = run(npu, "conv", "--conv", CONV_SPEC, *opts, "--save-program", f, "--json")
+    q = run(npu, "run", f, "--json")
+    if p.returncode != 0 or q.returncode != 0:
+        errs.append(f"{what}: conv exit {p.returncode}, run exit {q.returncode}: {q.stderr.decode()[-300:]}")
+        return
+    row, rep = json.loads(p.stdout)["rows"][0], json.loads(q.stdout)
+    c = rep["counters"]
+    got = {"cycles": c["cycles"], "macs": sum(c[f"macs_core{k}"] for k in range(4)),
+           "macs_zero": c["macs_zero"],
+           "dram_rd_bytes": sum(v for k, v in c.items() if k.startswith("dram_rd_") and k != "dram_rd_prog" and k != "dram_rd_bursts"),
+           "dram_wr_bytes": sum(v for k, v in c.items() if k.startswith("dram_wr_") and k != "dram_wr_prog" and k != "dram_wr_bursts")}
+    for k, v in got.items():
+        if row[k] != v:
+            errs.append(f"{what}: replayed {k} {v}, the original run {row[k]}")
+    if rep["result"] != "PASS" or rep["label"].split()[:2] != ["conv", row["kernel"]]:
+        errs.append(f"{what}: run result {rep['result']}, label {rep['label']!r}")
+    data = open(f, "rb").read()
+    bad = bytearray(data[:-8])  # a byte of the recorded window after the run flipped, checksum right
+    bad[-(8 + 8 * len(c) + 8) - 100] ^= 0x40  # before the counters (count, values) and the cycles
+    bad += fnv1a(bad).to_bytes(8, "little")
+    tampered = os.path.join(tmp, f"conv{i}_bad.npuprog")
+    with open(tampered, "wb") as g:
+        g.write(bad)
+    t = run(npu, "run", tampered)
+    if t.returncode != 1 or b"DRAM bytes differ from the recorded run" not in t.stdout:
+        errs.append(f"{what}: a changed recorded byte: exit {t.returncode}, {t.stdout.decode()[-200:]!r}")
+    o = run(other, "run", f)
+    if o.returncode != 2 or b"built for configuration" not in o.stderr:
+        errs.append(f"{what}: the other configuration's npu run: exit {o.returncode}")
+
+
 def main():
     npu, other = sys.argv[1], sys.argv[2]
     errs, first = [], None
@@ -104,10 +151,13 @@ def main():
             first = first or res
         if first:
             check_bad_files(npu, other, first[0], errs)
+        for i, opts in enumerate(CONV_CASES):
+            check_conv(npu, other, tmp, i, opts, errs)
     for e in errs:
         print("FAIL:", e, file=sys.stderr)
     print(f"replay_checks: {len(CASES)} saved GEMMs replayed (cycles, counters, DRAM model "
-          f"equal), disasm, 7 bad files; {len(errs)} failures")
+          f"equal), disasm, 7 bad files; {len(CONV_CASES)} recorded conv kernels replayed (DRAM "
+          f"window, counters), each tampered and at the other config; {len(errs)} failures")
     return 1 if errs else 0
 
 

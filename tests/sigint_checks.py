@@ -27,10 +27,11 @@ def read_pty(fd, out, seconds):
                 return
 
 
-def run_interrupted(npu, opts):
-    """Starts a long GEMM, waits for the progress line, sends SIGINT; (rc, stdout, tty text)."""
+def run_interrupted(npu, opts, cmd=None):
+    """Starts a long GEMM (or cmd), waits for the progress line, sends SIGINT; (rc, stdout, tty
+    text, seconds from SIGINT to the exit)."""
     master, slave = pty.openpty()
-    cmd = [npu, "gemm", "-m", "1024", "-n", "1024", "-k", "1024"] + opts
+    cmd = cmd or [npu, "gemm", "-m", "1024", "-n", "1024", "-k", "1024"] + opts
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
     seen = []
@@ -38,14 +39,16 @@ def run_interrupted(npu, opts):
     while b"cycles/s" not in b"".join(seen) and time.monotonic() < deadline and p.poll() is None:
         read_pty(master, seen, 0.5)
     p.send_signal(signal.SIGINT)
+    t_int = time.monotonic()
     try:
         out, _ = p.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         p.kill()
         out, _ = p.communicate()
+    t_exit = time.monotonic() - t_int
     read_pty(master, seen, 0.5)
     os.close(master)
-    return p.returncode, out.decode(), b"".join(seen).decode(errors="replace")
+    return p.returncode, out.decode(), b"".join(seen).decode(errors="replace"), t_exit
 
 
 def check_fst(tool, fst):
@@ -69,7 +72,7 @@ def check_fst(tool, fst):
 
 def check_json(npu):
     """--json: the one JSON line of the partial run says so."""
-    rc, out, _ = run_interrupted(npu, ["--json"])
+    rc, out, _, _ = run_interrupted(npu, ["--json"])
     try:
         j = json.loads(out)
     except ValueError as e:
@@ -80,6 +83,27 @@ def check_json(npu):
     return []
 
 
+def check_multi(npu, work):
+    """A command of many runs (gemm --topology: four 768^3 layers) stops at once: exit 130, the
+    interrupted layer's row says SIGINT, no row (no TIMEOUT) for the layers not started."""
+    topo = os.path.join(work, "sigint_topo.csv")
+    with open(topo, "w") as f:
+        f.write("Layer, M, N, K,\n" + "".join(f"big{i}, 768, 768, 768,\n" for i in range(4)))
+    rc, out, _, t_exit = run_interrupted(npu, [], [npu, "gemm", "--topology", topo])
+    rows = [l for l in out.splitlines() if l.startswith("big")]
+    fails = []
+    if rc != 130 or t_exit > 10:
+        fails.append(f"gemm --topology interrupted: exit {rc} after {t_exit:.1f} s, want 130 at once")
+    if not rows or len(rows) >= 4 or "TIMEOUT: stopped by SIGINT" not in rows[-1] or \
+            any("no halt" in l for l in rows):
+        fails.append(f"gemm --topology interrupted: rows {rows!r}, want the layers run so far, the "
+                     f"last stopped by SIGINT")
+    if not fails:
+        print(f"ok: gemm --topology interrupted: exit 130 {t_exit:.1f} s after SIGINT, {len(rows)} "
+              f"of 4 rows, the last stopped by SIGINT")
+    return fails
+
+
 def main():
     npu = sys.argv[1]
     work = sys.argv[2] if len(sys.argv) > 2 else "build/tmp"
@@ -87,8 +111,8 @@ def main():
     fst = os.path.join(work, "sigint.fst")
     if os.path.exists(fst):
         os.remove(fst)
-    rc, out, tty = run_interrupted(npu, ["--trace", fst, "--trace-end", "5000000"])
-    fails = check_json(npu)
+    rc, out, tty, _ = run_interrupted(npu, ["--trace", fst, "--trace-end", "5000000"])
+    fails = check_json(npu) + check_multi(npu, work)
     if rc != 130:
         fails.append(f"exit {rc}, want 130")
     if "cycles/s" not in tty or " left" not in tty or "PC L " not in tty:

@@ -18,31 +18,37 @@ enum {
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
-    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE
+    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE,
+    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS
 };
 
-/* Which options each command accepts (bit = option). */
-#define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 8 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
+/* Which options each command accepts (bit = option: -m -n -k bits 0..2, the long ones from 3). */
+#define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 3 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
+/* every long option must have its bit */
+typedef char npu_args_opt_bits_fit[OPT_REPORTS - 256 + 3 < 64 ? 1 : -1];
 #define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
+/* an FST of the run: the file, its window */
+#define OPTS_TRACE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))
 #define OPTS_CONV                                                                              \
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
-     B(OPT_CSV) | B(OPT_JSON) | OPTS_CONV_TENSORS)
+     B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS | OPTS_TRACE |             \
+     B(OPT_SAVE_PROGRAM))
 /* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
 #define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
 #define OPTS_GEMM                                                                              \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_TRANS_A) | \
-     B(OPT_TRANS_B) | B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_MAX_CYCLES) | \
+     B(OPT_TRANS_B) | OPTS_TRACE | B(OPT_MAX_CYCLES) |                                         \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_TOPOLOGY) | \
-     B(OPT_BATCH) | B(OPT_SLICING) | OPTS_TENSORS)
+     B(OPT_BATCH) | B(OPT_SLICING) | B(OPT_TIMELINE) | B(OPT_REPORTS) | OPTS_TENSORS)
 /* one GEMM's tensors in .npy files: A, B in; C out; every input, output and golden result */
 #define OPTS_TENSORS (B(OPT_A) | B(OPT_B) | B(OPT_OUT) | B(OPT_SAVE) | B(OPT_SAVE_PROGRAM))
 /* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
 #define OPTS_RUN (B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_OUT) |       \
-                  B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END))
+                  OPTS_TRACE | B(OPT_TIMELINE))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
-#define OPTS_GEMM_ONE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | OPTS_TENSORS)
+#define OPTS_GEMM_ONE (OPTS_TRACE | OPTS_TENSORS)
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
                      B(OPT_JSON) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
@@ -51,7 +57,9 @@ enum {
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
-     B(OPT_JSON))
+     B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_TRAIN_TENSORS | OPTS_TRACE)
+/* an MLP step's tensors in .npy files: X_0, one W_i per layer, the loss gradient dY; --save */
+#define OPTS_TRAIN_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_SAVE))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
                      B(OPT_MAX_CYCLES) | B(OPT_SLICING) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | \
                      B(OPT_JSON))
@@ -90,6 +98,8 @@ static const struct option long_opts[] = {
     {"trace", required_argument, NULL, OPT_TRACE},
     {"trace-start", required_argument, NULL, OPT_TRACE_START},
     {"trace-end", required_argument, NULL, OPT_TRACE_END},
+    {"trace-window", required_argument, NULL, OPT_TRACE_WINDOW},
+    {"reports", required_argument, NULL, OPT_REPORTS},
     {"max-cycles", required_argument, NULL, OPT_MAX_CYCLES},
     {"json", no_argument, NULL, OPT_JSON},
     {"quiet", no_argument, NULL, OPT_QUIET},
@@ -135,6 +145,7 @@ static const struct option long_opts[] = {
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
     {"space", required_argument, NULL, OPT_SPACE},
+    {"timeline", required_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
 };
 
@@ -294,7 +305,8 @@ static const struct cmd_def {
     {"slice", NPU_CMD_SLICE, OPTS_SLICE,
      "the slicing stage's pick for a GEMM or a conv layer under both costs (a model)"},
     {"train", NPU_CMD_TRAIN, OPTS_TRAIN,
-     "one training step of an MLP (--layers) or of conv layers (--conv, --topology), bit-exact"},
+     "one training step of an MLP (--layers) or of conv layers (--conv, --topology), bit-exact;\n"
+     "a GEMM --topology: every row's fwd, dX and dW"},
     {"train-bench", NPU_CMD_TRAIN_BENCH, OPTS_TRAIN_BENCH,
      "analytical model: the cycle reduction of the training orders beside the paper"},
     {"conv", NPU_CMD_CONV, OPTS_CONV, "convolution kernels on the RTL, bit-exact"},
@@ -371,9 +383,14 @@ static const struct text_opt {
     {OPT_B, "--b needs a .npy file (B, K x N int16)", offsetof(npu_args_t, b_file)},
     {OPT_SAVE, "--save needs a directory", offsetof(npu_args_t, save)},
     {OPT_SAVE_PROGRAM, "--save-program needs a file name", offsetof(npu_args_t, save_program)},
-    {OPT_X, "--x needs a .npy file (X, B x H x W x C int16)", offsetof(npu_args_t, x_file)},
-    {OPT_W, "--w needs a .npy file (W, KH x KW x F x C int16)", offsetof(npu_args_t, w_file)},
-    {OPT_DY, "--dy needs a .npy file (dY, B x OH x OW x F int16)", offsetof(npu_args_t, dy_file)},
+    {OPT_X, "--x needs a .npy file (X: conv B x H x W x C, train batch x D0; int16)",
+     offsetof(npu_args_t, x_file)},
+    {OPT_W, "--w needs a .npy file (W: conv KH x KW x F x C; train W0.npy,W1.npy,..; int16)",
+     offsetof(npu_args_t, w_file)},
+    {OPT_DY, "--dy needs a .npy file (dY: conv B x OH x OW x F, train batch x DL; int16)",
+     offsetof(npu_args_t, dy_file)},
+    {OPT_TIMELINE, "--timeline needs a file name", offsetof(npu_args_t, timeline)},
+    {OPT_REPORTS, "--reports needs a directory", offsetof(npu_args_t, reports)},
     {OPT_MODEL, "--model needs a model like mlp:64,128,10 or cnn:c16,c32s2,fc10",
      offsetof(npu_args_t, model)},
     {OPT_DATA, "--data needs digits or a digits CSV (.csv.gz) file", offsetof(npu_args_t, data)},
@@ -478,6 +495,10 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
             return bad(err, errn, "%s needs a cycle number, not '%s'",
                        c == OPT_TRACE_START ? "--trace-start" : "--trace-end", v);
         return 0;
+    case OPT_TRACE_WINDOW:
+        if (parse_u64(v, &a->trace_window) || a->trace_window == 0)
+            return bad(err, errn, "--trace-window needs a positive number of cycles, not '%s'", v);
+        return 0;
     case OPT_MAX_CYCLES:
         if (parse_u64(v, &a->max_cycles) || a->max_cycles == 0)
             return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", v);
@@ -540,7 +561,12 @@ static const struct opt_doc {
     {OPT_TRANS_B, NULL, NULL, "B is stored transposed (N x K)"},
     {OPT_TRACE, "FILE.fst", "t.fst", "FST waveform of the run (default: none)"},
     {OPT_TRACE_START, "C", "0", "first traced cycle (default 0)"},
-    {OPT_TRACE_END, "C", "100", "last traced cycle (default: the end of the run)"},
+    {OPT_TRACE_END, "C", "100",
+     "the cycle the trace ends before (default: --trace-start + --trace-window, with a warning)"},
+    {OPT_REPORTS, "DIR", "r",
+     "gemm --topology: DIR/COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv, SCALE-Sim's columns"},
+    {OPT_TRACE_WINDOW, "N", "5000",
+     "cycles traced when --trace-end is not given (default 100000: ~90 MB of FST at small)"},
     {OPT_MAX_CYCLES, "N", "1000", "simulation timeout in cycles, exit 3 (default 100000000)"},
     {OPT_JSON, NULL, NULL, "one JSON object on one line on stdout instead of the text"},
     {OPT_QUIET, NULL, NULL, "no text report (errors still go to stderr)"},
@@ -569,11 +595,16 @@ static const struct opt_doc {
     {OPT_OUT, "FILE", "o.npy", "the result (.npy; calibrate: the calibration file; default none)"},
     {OPT_A, "A.npy", "a.npy", "A, M x K int16, instead of seeded"},
     {OPT_B, "B.npy", "b.npy", "B, K x N int16, instead of seeded"},
-    {OPT_SAVE, "DIR", "d", "write every input, output and golden result to DIR"},
-    {OPT_SAVE_PROGRAM, "FILE", "p.bin", "write the compiled program for npu run / npu disasm"},
-    {OPT_X, "X.npy", "x.npy", "X, B x H x W x C int16, instead of seeded"},
-    {OPT_W, "W.npy", "w.npy", "W, KH x KW x F x C int16, instead of seeded"},
-    {OPT_DY, "DY.npy", "dy.npy", "dY, B x OH x OW x F int16, instead of seeded"},
+    {OPT_SAVE, "DIR", "d", "write every input and output (gemm, conv: and golden result) to DIR"},
+    {OPT_SAVE_PROGRAM, "FILE", "p.bin",
+     "write the program run, with its DRAM image, for npu run / npu disasm (conv: one run)"},
+    {OPT_X, "X.npy", "x.npy", "X int16 instead of seeded (conv: B x H x W x C; train: batch x D0)"},
+    {OPT_W, "W.npy", "w.npy",
+     "W int16 instead of seeded (conv: KH x KW x F x C; train: W0.npy,W1.npy,.., D_i x D_i+1)"},
+    {OPT_DY, "DY.npy", "dy.npy",
+     "dY int16 instead of seeded (conv: B x OH x OW x F; train: the loss gradient, batch x DL)"},
+    {OPT_TIMELINE, "F.json", "t.json",
+     "Chrome trace-event timeline of every program run (Perfetto; slower: sampled each cycle)"},
     {OPT_MODEL, "mlp:D0,..,DL|cnn:L,..", "mlp:64,16,10",
      "an MLP, or a CNN of cF[kK][sS][pP] convolutions and fcN layers; ReLU between layers"},
     {OPT_DATA, "digits|FILE", "digits", "the data set (default digits: sw/data/digits.csv.gz)"},
@@ -750,10 +781,26 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
     return 0;
 }
 
+/* npu conv runs exactly one kernel of one layer with one dataflow. */
+static int one_conv_run(const npu_args_t *a)
+{
+    const char *k = a->kernel, *d = a->dataflow;
+    return a->conv && !strchr(a->conv, ';') && k && strcmp(k, "all") &&
+           (!strcmp(k, "fwd") || (d && strcmp(d, "both")));
+}
+
 static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
 {
-    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END))) && !a->trace)
-        return bad(err, errn, "--trace-start/--trace-end need --trace FILE.fst");
+    if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))) && !a->trace)
+        return bad(err, errn, "--trace-start/--trace-end/--trace-window need --trace FILE.fst");
+    if ((seen & B(OPT_TRACE_END)) && (seen & B(OPT_TRACE_WINDOW)))
+        return bad(err, errn, "--trace-end and --trace-window are alternatives: give one");
+    if (a->trace && a->cmd == NPU_CMD_TRAIN && !a->layers)
+        return bad(err, errn, "--trace traces one simulation: train traces an MLP step (--layers)");
+    if ((a->trace || a->save_program) && a->cmd == NPU_CMD_CONV && !one_conv_run(a))
+        return bad(err, errn, "%s: conv needs one layer (--conv SPEC), --kernel fwd|dx|dw and "
+                              "one --dataflow", a->trace ? "--trace traces one simulation"
+                                                         : "--save-program saves one program");
     if (a->trace_end < a->trace_start)
         return bad(err, errn, "--trace-end is before --trace-start");
     return 0;
@@ -767,6 +814,8 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_GEMM_ONE))
         return bad(err, errn, "--trace, --a, --b, --out, --save and --save-program apply to one "
                               "GEMM (-m -n -k), not to --topology");
+    if (!a->topology && (seen & B(OPT_REPORTS)))
+        return bad(err, errn, "--reports applies to 'gemm --topology' (per-layer reports)");
     if (!a->topology && (seen & B(OPT_BATCH)))
         return bad(err, errn, "--batch applies to 'gemm --topology' (-m counts the rows)");
     if (!a->a_file != !a->b_file)
@@ -811,6 +860,9 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "'train' takes --layers (MLP) or --conv/--topology (CNN), not both");
     if (train && a->layers && (seen & (B(OPT_DATAFLOW) | B(OPT_SCALE_C) | B(OPT_SCALE_S))))
         return bad(err, errn, "--dataflow/--scale-c/--scale-s apply to conv layers (--conv, --topology)");
+    if (train && cnn && (seen & OPTS_TRAIN_TENSORS))
+        return bad(err, errn, "--x/--w/--dy/--save of 'train' apply to MLPs (--layers); 'conv "
+                              "--conv SPEC --kernel K' takes one conv kernel's tensors");
     if (train && cnn &&
         (seen & (B(OPT_ORDER) | B(OPT_PARTITION) | B(OPT_POLICY) | B(OPT_TILE) | B(OPT_FLEXSA))))
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");

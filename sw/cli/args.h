@@ -4,7 +4,7 @@
  *
  *   npu gemm   -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--trans-a] [--trans-b] [--trace FILE.fst] [--trace-start C]
- *              [--trace-end C] [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]
+ *              [--trace-end C | --trace-window N] [--max-cycles N] [--json] [--quiet] [--csv FILE] [--flexsa]
  *              [--policy 1g1c|1g4c|flexsa]
  *   npu gemm   --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv F] [--quiet]
  *              [DRAM options] [--max-cycles N] [--trans-a] [--trans-b]   (every GEMM of a
@@ -54,6 +54,10 @@ enum { NPU_POLICY_ARG_1G1C = 0, NPU_POLICY_ARG_FLEXSA = 1, NPU_POLICY_ARG_1G4C =
                                       (npu_cli_gemm_fits) */
 #define NPU_ARGS_DEFAULT_SEED 1u
 #define NPU_ARGS_DEFAULT_MAX_CYCLES 100000000ull
+/* --trace without --trace-end traces this many cycles: an FST takes roughly 80 + 104 * S bytes
+ * per cycle (measured on GEMMs: 287 at tiny, 908 at small), so an unbounded trace of a long run
+ * fills a disk (512^3 at small: ~500 MB) */
+#define NPU_ARGS_DEFAULT_TRACE_WINDOW 100000ull
 
 typedef struct npu_args {
     int cmd;
@@ -65,7 +69,8 @@ typedef struct npu_args {
     double dram_bw;
     unsigned dram_latency, stall_pct;
     const char *trace;                  /* NULL: no trace */
-    uint64_t trace_start, trace_end;    /* trace_end = UINT64_MAX: to the end */
+    uint64_t trace_start, trace_end;    /* trace_end = UINT64_MAX: not given (the window) */
+    uint64_t trace_window;              /* cycles traced without --trace-end (0: the default) */
     uint64_t max_cycles;
     int json, quiet;
     const char *csv;                    /* NULL: no counters CSV */
@@ -106,6 +111,9 @@ typedef struct npu_args {
     unsigned spm_kib;                   /* estimate: 0 = the config's SPM */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
+    const char *timeline;               /* gemm, run, conv, train: trace-event JSON (NULL: none) */
+    const char *reports;                /* gemm --topology: directory of the SCALE-Sim-shaped
+                                           COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv */
 } npu_args_t;
 
 /* Parses argv. Returns 0 (ok) or 2 (bad usage, with a one-line message in err). cfg_name is the

@@ -69,6 +69,21 @@ int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A
     return 0;
 }
 
+/* The end of --trace's window: --trace-end, else --trace-start + the window, announced with the
+ * FST's estimated size (NPU_ARGS_DEFAULT_TRACE_WINDOW's bytes per cycle). */
+static uint64_t trace_end(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    uint64_t w = a->trace_window ? a->trace_window : NPU_ARGS_DEFAULT_TRACE_WINDOW;
+    double mb = (double)w * (80.0 + 104.0 * cfg->s) / 1e6;
+    if (a->trace_end != UINT64_MAX)
+        return a->trace_end;
+    fprintf(stderr, "npu: --trace %s has no --trace-end: it covers cycles %llu..%llu only "
+                    "(--trace-window %llu), up to about %.0f MB of FST; --trace-end C traces further\n",
+            a->trace, (unsigned long long)a->trace_start,
+            (unsigned long long)(a->trace_start + w), (unsigned long long)w, mb);
+    return a->trace_start + w;
+}
+
 npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *t)
 {
     char msg[256];
@@ -86,7 +101,7 @@ npu_sim_t *npu_cli_open_sim(const npu_cfg_t *cfg, const npu_args_t *a, const npu
         npu_sim_close(sim);
         return NULL;
     }
-    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, a->trace_end) != 0) {
+    if (a->trace && npu_sim_trace(sim, a->trace, a->trace_start, trace_end(cfg, a)) != 0) {
         fprintf(stderr, "npu: cannot trace to %s (is this build compiled with tracing?)\n",
                 a->trace);
         npu_sim_close(sim);
@@ -185,7 +200,7 @@ int npu_cli_check_outputs(const npu_args_t *a)
 {
     const struct { const char *opt, *path; } out[] = {
         {"--csv", a->csv}, {"--out", a->out}, {"--trace", a->trace},
-        {"--save-program", a->save_program},
+        {"--save-program", a->save_program}, {"--timeline", a->timeline},
     };
     struct stat st;
     char why[300];
@@ -194,14 +209,19 @@ int npu_cli_check_outputs(const npu_args_t *a)
             fprintf(stderr, "npu: %s %s: cannot write: %s\n", out[i].opt, out[i].path, why);
             return -1;
         }
-    /* --save DIR: an existing directory, or one to create in an existing writable directory */
-    if (a->save && stat(a->save, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "npu: --save %s: not a directory\n", a->save);
-        return -1;
-    }
-    if (a->save && stat(a->save, &st) != 0 && check_writable(a->save, why, sizeof why) != 0) {
-        fprintf(stderr, "npu: --save %s: cannot create the directory: %s\n", a->save, why);
-        return -1;
+    /* --save DIR, --reports DIR: an existing directory, or one to create in an existing
+     * writable directory */
+    const struct { const char *opt, *path; } dirs[] = {{"--save", a->save}, {"--reports", a->reports}};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        const char *d = dirs[i].path;
+        if (d && stat(d, &st) == 0 && !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "npu: %s %s: not a directory\n", dirs[i].opt, d);
+            return -1;
+        }
+        if (d && stat(d, &st) != 0 && check_writable(d, why, sizeof why) != 0) {
+            fprintf(stderr, "npu: %s %s: cannot create the directory: %s\n", dirs[i].opt, d, why);
+            return -1;
+        }
     }
     return 0;
 }

@@ -12,6 +12,7 @@
 #include "ref/golden.h"
 #include "run/conv_run.h"
 #include "run/progfile.h"
+#include "run/train_run.h"
 
 /* -m/-n/-k, when given, must be the files' sizes. 0, or -1 after the message. */
 static int same_dim(char opt, int given, int from_file, const char *file)
@@ -65,15 +66,15 @@ bad:
     return NPU_EXIT_USAGE;
 }
 
-int npu_cli_save_dir(const char *dir)
+int npu_cli_out_dir(const char *opt, const char *dir)
 {
     struct stat st;
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "npu: --save %s: cannot create the directory: %s\n", dir, strerror(errno));
+        fprintf(stderr, "npu: %s %s: cannot create the directory: %s\n", opt, dir, strerror(errno));
         return -1;
     }
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "npu: --save %s: not a directory\n", dir);
+        fprintf(stderr, "npu: %s %s: not a directory\n", opt, dir);
         return -1;
     }
     return 0;
@@ -216,7 +217,7 @@ int npu_cli_conv_inputs(const npu_args_t *a, const npu_conv_t *c, int kernel, np
         (a->w_file && load_shaped("--w", a->w_file, 4, w, "KH, KW, F, C", (int16_t **)&io->Wt)) ||
         (a->dy_file && load_shaped("--dy", a->dy_file, 4, dy, "B, OH, OW, F", (int16_t **)&io->dY)))
         return NPU_EXIT_USAGE;
-    if (a->save && npu_cli_save_dir(a->save) != 0)
+    if (a->save && npu_cli_out_dir("--save", a->save) != 0)
         return NPU_EXIT_USAGE;
     npu_conv_out_shape(c, kernel, &rows, &cols);
     io->out = malloc((size_t)rows * (size_t)cols * sizeof *io->out);
@@ -282,5 +283,118 @@ void npu_cli_conv_io_free(npu_conv_io_t *io)
     free((void *)io->dY);
     free(io->out);
     free(io->golden);
+    memset(io, 0, sizeof *io);
+}
+
+/* ---- npu train --layers: the step's tensors ---- */
+
+/* --w W0.npy,W1.npy,...: the i-th file name of the list into buf; 0, or -1 past the last. */
+static int nth_file(const char *list, int i, char *buf, size_t n)
+{
+    const char *p = list, *end;
+    for (; i > 0 && p; i--)
+        p = (p = strchr(p, ',')) ? p + 1 : NULL;
+    if (!p)
+        return -1;
+    end = strchr(p, ',');
+    snprintf(buf, n, "%.*s", (int)(end ? (size_t)(end - p) : strlen(p)), p);
+    return 0;
+}
+
+static int count_files(const char *list)
+{
+    int n = 1;
+    for (const char *p = list; (p = strchr(p, ',')) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* The given inputs, each of its exact shape; 0, or NPU_EXIT_USAGE after the message. */
+static int train_load(const npu_args_t *a, const npu_mlp_t *mlp, npu_train_io_t *io)
+{
+    const int L = mlp->layers;
+    int64_t x[2] = {mlp->batch, mlp->dims[0]}, dy[2] = {mlp->batch, mlp->dims[L]};
+    char file[4096];
+    if (a->w_file && count_files(a->w_file) != L) {
+        fprintf(stderr, "npu: --w %s: %d files for %d layers (one W_i per layer, separated by "
+                        "commas)\n", a->w_file, count_files(a->w_file), L);
+        return NPU_EXIT_USAGE;
+    }
+    if ((a->x_file && load_shaped("--x", a->x_file, 2, x, "batch, D0", (int16_t **)&io->x)) ||
+        (a->dy_file && load_shaped("--dy", a->dy_file, 2, dy, "batch, DL", (int16_t **)&io->dy)))
+        return NPU_EXIT_USAGE;
+    for (int i = 0; a->w_file && i < L; i++) {
+        int64_t w[2] = {mlp->dims[i], mlp->dims[i + 1]};
+        char names[48];
+        snprintf(names, sizeof names, "D%d, D%d", i, i + 1);
+        nth_file(a->w_file, i, file, sizeof file);
+        if (load_shaped("--w", file, 2, w, names, (int16_t **)&io->w[i]))
+            return NPU_EXIT_USAGE;
+    }
+    return 0;
+}
+
+int npu_cli_train_inputs(const npu_args_t *a, const npu_mlp_t *mlp, npu_train_io_t *io)
+{
+    const int L = mlp->layers;
+    size_t B = (size_t)mlp->batch;
+    int ok = 1, rc;
+    memset(io, 0, sizeof *io);
+    if ((rc = train_load(a, mlp, io)) != 0)
+        return rc;
+    if (!a->save)
+        return 0;
+    if (npu_cli_out_dir("--save", a->save) != 0)
+        return NPU_EXIT_USAGE;
+    ok &= (io->x_used = malloc(2 * B * (size_t)mlp->dims[0])) != NULL;
+    ok &= (io->dy_used = malloc(2 * B * (size_t)mlp->dims[L])) != NULL;
+    for (int i = 0; i < L; i++) {
+        size_t K = (size_t)mlp->dims[i], N = (size_t)mlp->dims[i + 1];
+        ok &= (io->w_used[i] = malloc(2 * K * N)) != NULL;
+        ok &= (io->y[i] = malloc(4 * B * N)) != NULL;
+        ok &= (io->dw[i] = malloc(4 * K * N)) != NULL;
+        ok &= i == 0 || (io->dx[i] = malloc(4 * B * K)) != NULL;
+    }
+    if (!ok)
+        fprintf(stderr, "npu: out of memory for the step's tensors\n");
+    return ok ? 0 : NPU_EXIT_FAIL;
+}
+
+int npu_cli_train_outputs(const npu_args_t *a, const npu_mlp_t *mlp, const npu_train_io_t *io)
+{
+    const int L = mlp->layers, B = mlp->batch;
+    char name[32];
+    int rc = 0;
+    if (!a->save)
+        return 0;
+    rc |= save_matrix(a->save, "X.npy", 2, B, mlp->dims[0], io->x_used);
+    rc |= save_matrix(a->save, "dY.npy", 2, B, mlp->dims[L], io->dy_used);
+    for (int i = 0; i < L && rc == 0; i++) {
+        int K = mlp->dims[i], N = mlp->dims[i + 1];
+        snprintf(name, sizeof name, "W%d.npy", i);
+        rc |= save_matrix(a->save, name, 2, K, N, io->w_used[i]);
+        snprintf(name, sizeof name, "Y%d.npy", i);
+        rc |= save_matrix(a->save, name, 4, B, N, io->y[i]);
+        snprintf(name, sizeof name, "dW%d.npy", i);
+        rc |= save_matrix(a->save, name, 4, K, N, io->dw[i]);
+        snprintf(name, sizeof name, "dX%d.npy", i);
+        rc |= i > 0 ? save_matrix(a->save, name, 4, B, K, io->dx[i]) : 0;
+    }
+    return rc;
+}
+
+void npu_cli_train_io_free(npu_train_io_t *io)
+{
+    free((void *)io->x);
+    free((void *)io->dy);
+    free(io->x_used);
+    free(io->dy_used);
+    for (int i = 0; i < NPU_TRAIN_MAX_LAYERS; i++) {
+        free((void *)io->w[i]);
+        free(io->w_used[i]);
+        free(io->y[i]);
+        free(io->dx[i]);
+        free(io->dw[i]);
+    }
     memset(io, 0, sizeof *io);
 }

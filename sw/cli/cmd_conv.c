@@ -4,8 +4,8 @@
  * counters checked against the formulas, and the ecoflow / zeropad speedup per backward kernel.
  *
  * Layers come from --conv (C,H,W,F,KH,KW,stride,pad,dil[,dw], several separated by ';') or a
- * SCALE-Sim convolution topology CSV file (topology.h; a GEMM topology is refused, it runs with
- * `npu gemm --topology`). A topology lists convolutions without the pooling and
+ * SCALE-Sim convolution topology CSV file (topology.h; npu conv refuses a GEMM topology, it runs
+ * with `npu gemm --topology`; npu train hands it to npu_cmd_train_gemm_topology). A topology lists convolutions without the pooling and
  * activations between them, so the layers run independently, each on its own seeded tensors.
  */
 #include <stdio.h>
@@ -14,34 +14,39 @@
 
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "run/progress.h"
+#include "run/recorder.h"
 #include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
 #include "run/conv_run.h"
 #include "run/runtime.h"
 #include "model/topology.h"
 
-/* A GEMM topology has no convolutions: npu conv refuses it, npu train too (its rows are
- * independent GEMMs, not a chain of layers whose weights are known). -1 after the message. */
+/* A GEMM topology has no convolutions: npu conv refuses it (-1 after the message); npu train
+ * trains its rows as fully connected layers (1: npu_cmd_train_gemm_topology runs it). */
 static int refuse_gemm_topology(const npu_args_t *a, const npu_topology_t *t)
 {
     if (t->format != NPU_TOPO_GEMM)
         return 0;
+    if (a->cmd == NPU_CMD_TRAIN)
+        return 1;
     fprintf(stderr, "npu: --topology %s is a GEMM topology (Layer, M, N, K), not convolution "
-                    "layers: run its GEMMs with 'npu gemm --topology %s'%s\n",
-            a->topology, a->topology,
-            a->cmd == NPU_CMD_TRAIN ? " (its rows are independent GEMMs, not a network to "
-                                      "train; an MLP trains with 'npu train --layers')" : "");
+                    "layers: run its GEMMs with 'npu gemm --topology %s' (or train them with "
+                    "'npu train --topology %s')\n", a->topology, a->topology, a->topology);
     return -1;
 }
 
-/* Layers of --conv or --topology, scaled; 0 or -1 after printing the reason. */
+/* Layers of --conv or --topology, scaled; 0, -1 after printing the reason, or 1 for a GEMM
+ * topology given to npu train (refuse_gemm_topology). */
 static int load_layers(const npu_args_t *a, npu_topology_t *t)
 {
     char msg[200];
-    int batch = a->batch ? (int)a->batch : 1;
+    int batch = a->batch ? (int)a->batch : 1, rc;
     if (a->topology) {
-        if (npu_cli_load_topology(a, batch, t) != 0 || refuse_gemm_topology(a, t) != 0)
+        if (npu_cli_load_topology(a, batch, t) != 0)
             return -1;
+        if ((rc = refuse_gemm_topology(a, t)) != 0)
+            return rc;
     } else {
         char *spec = malloc(strlen(a->conv) + 1), *tok, *next;
         if (!spec)
@@ -181,14 +186,14 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
             int k = kernels[ki];
             if (k == NPU_CONV_DX && l == 0 && !first_dx)
                 continue;
-            for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf); di++) {
+            /* after SIGINT the runs left are not started (npu exits 130 with the rows so far) */
+            for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf) && !npu_progress_interrupted(); di++) {
                 run_row_t *r = &rows[nrows++];
-                npu_sim_t *sim = npu_sim_open(tm);
+                npu_sim_t *sim = npu_cli_open_sim(cfg, a, tm); /* --trace: one run (args.c) */
                 r->layer = l;
                 r->kernel = k;
                 r->dataflow = dfs[di];
                 if (!sim) {
-                    fprintf(stderr, "npu: cannot open the simulator\n");
                     fails++;
                     nrows--;
                     continue;
@@ -266,9 +271,43 @@ static int parse_dataflows(const char *s, int dflt_both, int *dfs)
     return dfs[0] < 0 ? 0 : 1;
 }
 
+/* --save-program: the run's program recorded (run/recorder.h) ... */
+static void record_start(npu_recorder_t *rec, const npu_args_t *a, int kernel, int df)
+{
+    char label[128];
+    snprintf(label, sizeof label, "conv %s %s %.64s batch %u", npu_conv_kernel_name(kernel),
+             kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(df), a->conv,
+             a->batch ? a->batch : 1);
+    npu_recorder_init(rec, label);
+    npu_recorder_install(rec);
+}
+
+/* ... and written when the run passed (kind 2, run/progfile.h). The exit status. */
+static int record_save(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
+                       npu_recorder_t *rec, int rc)
+{
+    char err[600];
+    npu_recorder_install(NULL);
+    if (rc == 0 && (rec->runs != 1 || rec->failed)) {
+        fprintf(stderr, "npu: --save-program %s: %s\n", a->save_program,
+                rec->failed ? "out of memory while recording" : "the layer ran several programs");
+        rc = NPU_EXIT_FAIL;
+    } else if (rc == 0 && npu_progfile_save_rec(a->save_program, cfg, tm, &rec->rec,
+                                                rec->prog.insn, rec->prog.n, err, sizeof err)) {
+        fprintf(stderr, "npu: --save-program %s\n", err);
+        rc = NPU_EXIT_FAIL;
+    } else if (rc != 0) {
+        fprintf(stderr, "npu: --save-program %s not written: the run did not pass\n",
+                a->save_program);
+    }
+    npu_recorder_free(rec);
+    return rc;
+}
+
 int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
+    npu_recorder_t rec;
     npu_topology_t *t = malloc(sizeof *t);
     int kernels[3], nk = 0, dfs[2], ndf, rc;
     if (npu_cli_int16_only(cfg, "npu conv") != 0) {
@@ -293,9 +332,13 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2; /* args.c checked the names */
     }
+    if (a->save_program) /* one kernel of one layer (args.c): its program recorded */
+        record_start(&rec, a, kernels[0], dfs[0]);
     rc = a->x_file || a->w_file || a->dy_file || a->out || a->save
              ? run_tensors(cfg, a, &tm, t, kernels[0], dfs[0])
              : run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1, NULL);
+    if (a->save_program)
+        rc = record_save(cfg, a, &tm, &rec, rc);
     free(t);
     return rc;
 }
@@ -311,9 +354,9 @@ int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a)
     }
     if (!t)
         return 1;
-    if (load_layers(a, t) != 0) {
+    if ((rc = load_layers(a, t)) != 0) {
         free(t);
-        return 2;
+        return rc > 0 ? npu_cmd_train_gemm_topology(cfg, a) : 2;
     }
     ndf = parse_dataflows(a->dataflow, 0, dfs);
     if (ndf == 0) {

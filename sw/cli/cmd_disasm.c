@@ -34,6 +34,34 @@ static int print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_gemm_
     return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }
 
+/* A recorded program (kind 2): its label, window and instructions (text or JSON). */
+static int disasm_rec(const npu_cfg_t *cfg, const npu_args_t *a, const npu_progfile_t *p)
+{
+    char err[600], line[256];
+    cJSON *root, *j;
+    if (a->json) {
+        if (!(root = npu_cli_json_new(cfg, a)))
+            return NPU_EXIT_FAIL;
+        cJSON_AddStringToObject(root, "label", p->rec.label);
+        cJSON_AddNumberToObject(root, "instructions", (double)p->gemm.prog.n);
+        j = cJSON_AddArrayToObject(root, "program");
+        for (size_t i = 0; i < p->gemm.prog.n; i++) {
+            npu_disasm(&p->gemm.prog.insn[i], line, sizeof line);
+            cJSON_AddItemToArray(j, cJSON_CreateString(line));
+        }
+        return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
+    }
+    printf("# %s: %s, recorded for config %s%s; DRAM window %zu bytes at 0x%llx, %llu cycles\n",
+           a->prog_file, p->rec.label, p->config,
+           npu_progfile_check_cfg(p, cfg, err, sizeof err) ? " (not this build's)" : "",
+           p->rec.len, (unsigned long long)p->rec.lo, (unsigned long long)p->rec.cycles);
+    for (size_t i = 0; i < p->gemm.prog.n; i++) {
+        npu_disasm(&p->gemm.prog.insn[i], line, sizeof line);
+        printf("%6zu  %s\n", i, line);
+    }
+    return NPU_EXIT_PASS;
+}
+
 /* npu disasm FILE: the saved program (progfile.h), whatever configuration it was built for. */
 static int disasm_file(const npu_cfg_t *cfg, const npu_args_t *a)
 {
@@ -44,6 +72,11 @@ static int disasm_file(const npu_cfg_t *cfg, const npu_args_t *a)
     if (npu_progfile_load(a->prog_file, &p, err, sizeof err) != 0) {
         fprintf(stderr, "npu: disasm %s\n", err);
         return NPU_EXIT_USAGE;
+    }
+    if (p.kind == NPU_PROGFILE_REC) {
+        rc = disasm_rec(cfg, a, &p);
+        npu_progfile_free(&p);
+        return rc;
     }
     g.m = p.gemm.M, g.n = p.gemm.N, g.k = p.gemm.K;
     g.trans_a = p.gemm.transA, g.trans_b = p.gemm.transB;

@@ -10,9 +10,7 @@
 #include "run/report.h"
 #include "run/runtime.h"
 
-/* Every performance counter as `name,value` lines (the Ibex simple-system convention), for
- * spreadsheets and regression dashboards, after the metadata line. */
-static int write_counters_csv(const npu_cfg_t *cfg, const npu_args_t *a, const uint64_t *cnt)
+int npu_cli_counters_csv(const npu_cfg_t *cfg, const npu_args_t *a, const uint64_t *cnt)
 {
     static const char *const cols[] = {"counter", "value"};
     npu_table_t t;
@@ -95,7 +93,7 @@ int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
                          const npu_gemm_report_t *rep, const npu_report_opts_t *o,
                          const int16_t *A, const int16_t *B, const int32_t *C)
 {
-    int err = g->csv && write_counters_csv(cfg, g, rep->run.cnt) != 0;
+    int err = g->csv && npu_cli_counters_csv(cfg, g, rep->run.cnt) != 0;
     cJSON *root = g->json || g->save ? npu_cli_json_new(cfg, g) : NULL;
     int done = rc == NPU_GEMM_PASS || rc == NPU_GEMM_MISMATCH || rc == NPU_GEMM_COUNTERS;
     if (root)
@@ -134,7 +132,7 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
     o.stall_pct = t.stall_pct;
     if ((rc = npu_cli_gemm_inputs(cfg, a, &g, &A, &B)) != 0)
         return rc;
-    if (g.save && npu_cli_save_dir(g.save) != 0)
+    if (g.save && npu_cli_out_dir("--save", g.save) != 0)
         rc = NPU_EXIT_USAGE;
     else if ((g.out || g.save) && !(C = malloc((size_t)g.m * (size_t)g.n * sizeof *C)))
         rc = NPU_EXIT_FAIL;

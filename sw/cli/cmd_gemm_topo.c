@@ -11,12 +11,17 @@
  * operands are built; a mismatch; a timeout) gets its reason in the table and the next layer
  * runs. Exit status: 0 every layer passed or was skipped, 3 a layer timed out, else 1 a layer
  * failed (NO FIT included: the file is valid, one layer of it did not run).
+ * `npu train --topology` of a GEMM file runs each row as a fully connected layer's training:
+ * three rows per layer, its forward, dX = dY B^T and dW = A^T dY (pass_shape), each a GEMM with
+ * the transposed operand read by the DMA, the same seed per layer.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/commands.h"
+#include "run/progress.h"
+#include "run/scalesim.h"
 #include "hw/isa.h"
 #include "model/topology.h"
 #include "ref/golden.h"
@@ -30,6 +35,10 @@ typedef struct topo_row {
     uint64_t cycles, macs, rd_bytes, wr_bytes;
     double util;
     char why[240]; /* reason of a failure or a skip */
+    uint64_t cnt[NPU_NUM_COUNTERS]; /* the run's counters (--reports) */
+    unsigned tag[3];                /* A's, B's and C's DMA tags */
+    int ta, tb;                     /* A, B stored transposed */
+    char name[80];                  /* the layer's name (npu train: with its pass) */
 } topo_row_t;
 
 /* The reason of a failed run, one line. */
@@ -47,7 +56,11 @@ static void fail_reason(const npu_gemm_report_t *rep, uint64_t max_cycles, char 
         snprintf(why, n, "NPU error %s at pc %u", nm ? nm : "?", (unsigned)rep->run.err_pc);
         break;
     case NPU_GEMM_TIMEOUT:
-        snprintf(why, n, "no halt after %llu cycles", (unsigned long long)max_cycles);
+        if (rep->run.interrupted)
+            snprintf(why, n, "stopped by SIGINT after %llu cycles",
+                     (unsigned long long)(rep->run.end_cycle - rep->run.start_cycle));
+        else
+            snprintf(why, n, "no halt after %llu cycles", (unsigned long long)max_cycles);
         break;
     default: snprintf(why, n, "%s", rep->host_msg); break;
     }
@@ -62,6 +75,10 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     size_t na = (size_t)r->M * (size_t)r->K, nb = (size_t)r->K * (size_t)r->N;
     int16_t *A, *B;
     npu_sim_t *sim;
+    npu_args_t g = *a; /* the row's transposes */
+    g.trans_a = r->ta;
+    g.trans_b = r->tb;
+    a = &g;
     r->rc = npu_cli_gemm_dram_check(cfg, a, r->M, r->N, r->K, r->why, sizeof r->why);
     if (r->rc != NPU_GEMM_PASS)
         return; /* before any operand is built */
@@ -83,6 +100,10 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     r->util = npu_report_pe_util(cfg, rep.run.cnt);
     r->rd_bytes = rep.rd_beats * beat;
     r->wr_bytes = rep.wr_beats * beat;
+    memcpy(r->cnt, rep.run.cnt, sizeof r->cnt);
+    r->tag[0] = rep.args.tag_a ? rep.args.tag_a : NPU_TAG_X; /* the emitter's defaults */
+    r->tag[1] = rep.args.tag_b ? rep.args.tag_b : NPU_TAG_W;
+    r->tag[2] = rep.args.tag_c ? rep.args.tag_c : NPU_TAG_Y;
     if (r->rc != NPU_GEMM_PASS)
         fail_reason(&rep, a->max_cycles, r->why, sizeof r->why);
     npu_gemm_report_free(&rep);
@@ -124,8 +145,10 @@ static void table_row(npu_table_t *t, const char *name, const topo_row_t *r)
     npu_table_end_row(t);
 }
 
-/* The totals line over the layers that ran; returns the exit status. */
-static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows, int n)
+/* The totals line over the rows that ran (unit: "layers", or "GEMMs" for npu train's three per
+ * layer); returns the exit status. */
+static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows, int n,
+                  const char *unit)
 {
     int pass = 0, fail = 0, skip = 0, timeout = 0;
     uint64_t cyc = 0, macs = 0, bytes = 0;
@@ -141,30 +164,103 @@ static int totals(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *r
         }
     }
     if (!a->quiet)
-        printf("total: %d layers, %d passed, %d failed, %d skipped; passed layers %llu cycles, "
-               "%.1f%% utilization, %llu DRAM bytes\n", n, pass, fail, skip,
+        printf("total: %d %s, %d passed, %d failed, %d skipped; passed %s %llu cycles, "
+               "%.1f%% utilization, %llu DRAM bytes\n", n, unit, pass, fail, skip, unit,
                (unsigned long long)cyc,
                cyc ? 100.0 * (double)macs / (4.0 * cfg->s * cfg->s * (double)cyc) : 0.0,
                (unsigned long long)bytes);
     return timeout ? NPU_EXIT_TIMEOUT : fail ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }
 
-/* Every layer: its row printed (and written to the CSV) as soon as it ran. */
-static void run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
-                     topo_row_t *rows, npu_table_t *tab)
+/* npu train --topology: pass p of a layer C[M][N] = A[M][K] B[K][N] as a GEMM of the row:
+ * fwd the layer; dX[M][K] = dY[M][N] B^T (B read transposed); dW[K][N] = A^T dY (A read
+ * transposed). */
+static void pass_shape(topo_row_t *r, int p)
 {
-    for (int i = 0; i < t->n; i++) {
-        topo_row_t *r = &rows[i];
-        npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
-        tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
-        if (npu_topo_gemm_shape(t, i, &r->M, &r->N, &r->K, r->why, sizeof r->why) != 0)
-            r->rc = ROW_SKIP;
-        else
-            run_layer(cfg, a, &tm, i, r);
-        if (!a->quiet)
-            print_row(t->layer[i].name, r);
-        table_row(tab, t->layer[i].name, r);
+    int M = r->M, N = r->N, K = r->K;
+    if (p == 1) {
+        r->N = K, r->K = N, r->tb = 1;
+    } else if (p == 2) {
+        r->M = K, r->K = M, r->ta = 1;
     }
+}
+
+/* Every layer (npu train: its fwd, dX and dW): its row printed (and written to the CSV) as soon
+ * as it ran. After SIGINT the runs left are not started (no row each: the command stops, npu
+ * exits 130). Returns the rows run. */
+static int run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topology_t *t,
+                    topo_row_t *rows, npu_table_t *tab, int passes)
+{
+    static const char *const pass_name[3] = {"/fwd", "/dx", "/dw"};
+    int k = 0;
+    for (int i = 0; i < t->n; i++)
+        for (int p = 0; p < passes; p++, k++) {
+            topo_row_t *r = &rows[k];
+            npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
+            if (npu_progress_interrupted())
+                return k;
+            tm.seed = a->seed + (uint64_t)i; /* operands and stalls: npu gemm --seed <that> replays */
+            snprintf(r->name, sizeof r->name, "%s%s", t->layer[i].name, passes > 1 ? pass_name[p] : "");
+            r->ta = passes > 1 ? 0 : a->trans_a;
+            r->tb = passes > 1 ? 0 : a->trans_b;
+            if (npu_topo_gemm_shape(t, i, &r->M, &r->N, &r->K, r->why, sizeof r->why) != 0) {
+                r->rc = ROW_SKIP;
+            } else {
+                pass_shape(r, passes > 1 ? p : 0);
+                run_layer(cfg, a, &tm, i, r);
+            }
+            if (!a->quiet)
+                print_row(r->name, r);
+            table_row(tab, r->name, r);
+        }
+    return k;
+}
+
+/* --reports DIR: the passed layers' rows of SCALE-Sim's COMPUTE_REPORT.csv and
+ * BANDWIDTH_REPORT.csv (run/scalesim.h: what each column means here), LayerID the topology's
+ * row index, then the layer's name; each file starts with the metadata line. 0 or -1. */
+static int write_reports(const npu_cfg_t *cfg, const npu_args_t *a, const topo_row_t *rows,
+                         int n)
+{
+    static const char *const cc[] = {"LayerID", "Total Cycles", "Stall Cycles", "Overall Util %",
+                                     "Mapping Efficiency %", "Compute Util %", "Layer"};
+    static const char *const bc[] = {"LayerID", "Avg IFMAP SRAM BW", "Avg FILTER SRAM BW",
+                                     "Avg OFMAP SRAM BW", "Avg IFMAP DRAM BW",
+                                     "Avg FILTER DRAM BW", "Avg OFMAP DRAM BW", "Layer"};
+    npu_out_meta_t m = npu_cli_meta(cfg, a);
+    npu_table_t tc, tb;
+    char pc[4096], pb[4096];
+    int ec = 0, eb = 0;
+    snprintf(pc, sizeof pc, "%s/COMPUTE_REPORT.csv", a->reports);
+    snprintf(pb, sizeof pb, "%s/BANDWIDTH_REPORT.csv", a->reports);
+    if (npu_cli_out_dir("--reports", a->reports) != 0 || npu_table_open(&tc, pc, 0, &m, cc, 7) != 0)
+        return -1;
+    if (npu_table_open(&tb, pb, 0, &m, bc, 8) != 0) {
+        npu_table_close(&tc, &ec);
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        npu_scalesim_t s;
+        if (rows[i].rc != NPU_GEMM_PASS)
+            continue;
+        npu_scalesim_of(cfg, rows[i].cnt, rows[i].tag[0], rows[i].tag[1], rows[i].tag[2], &s);
+        npu_table_int(&tc, i);
+        npu_table_u64(&tc, s.total_cycles);
+        npu_table_u64(&tc, s.stall_cycles);
+        npu_table_num(&tc, s.overall_util, "%.4f");
+        npu_table_num(&tc, s.mapping_eff, "%.4f");
+        npu_table_num(&tc, s.compute_util, "%.4f");
+        npu_table_str(&tc, rows[i].name);
+        npu_table_end_row(&tc);
+        npu_table_int(&tb, i);
+        for (int k = 0; k < 6; k++)
+            npu_table_num(&tb, k < 3 ? s.sram_bw[k] : s.dram_bw[k - 3], "%.4f");
+        npu_table_str(&tb, rows[i].name);
+        npu_table_end_row(&tb);
+    }
+    npu_table_close(&tc, &ec);
+    npu_table_close(&tb, &eb);
+    return ec || eb ? -1 : 0;
 }
 
 /* --json: the verdict and the rows. */
@@ -183,33 +279,40 @@ static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int rc, cJSON 
     npu_cli_json_print(root);
 }
 
-int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+/* The layers of a topology, each as one GEMM (passes 1) or as its fwd, dX and dW (3). */
+static int topology(const npu_cfg_t *cfg, const npu_args_t *a, int passes)
 {
     npu_topology_t *t = malloc(sizeof *t);
     topo_row_t *rows = NULL;
     npu_table_t tab;
     cJSON *json;
-    int rc = NPU_EXIT_USAGE, err;
+    int rc = NPU_EXIT_USAGE, err, n_run;
     if (!t)
         return NPU_EXIT_FAIL;
     if (npu_cli_load_topology(a, a->batch ? (int)a->batch : 1, t) != 0)
         goto out;
     rc = NPU_EXIT_FAIL;
-    if (!(rows = calloc((size_t)t->n, sizeof *rows)))
+    if (!(rows = calloc((size_t)t->n * (size_t)passes, sizeof *rows)))
         goto out;
     if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0) {
         rc = NPU_EXIT_USAGE;
         goto out;
     }
     if (!a->quiet) {
-        printf("npu gemm --topology %s: %d %s layers, batch %u, seed %llu (config %s)\n",
-               a->topology, t->n, t->format == NPU_TOPO_GEMM ? "GEMM" : "conv (forward, im2col)",
+        printf("npu %s --topology %s: %d %s layers%s, batch %u, seed %llu (config %s)\n",
+               passes > 1 ? "train" : "gemm", a->topology, t->n,
+               t->format == NPU_TOPO_GEMM ? "GEMM" : "conv (forward, im2col)",
+               passes > 1 ? " (fwd, dX = dY B^T, dW = A^T dY each)" : "",
                a->batch ? a->batch : 1, (unsigned long long)a->seed, cfg->name);
         printf("%-24s %8s %8s %8s %12s %7s %12s  %s\n", "layer", "M", "N", "K", "cycles", "util",
                "DRAM bytes", "result");
     }
-    run_rows(cfg, a, t, rows, &tab);
-    rc = totals(cfg, a, rows, t->n);
+    n_run = run_rows(cfg, a, t, rows, &tab, passes);
+    rc = totals(cfg, a, rows, n_run, passes > 1 ? "GEMMs" : "layers");
+    if (a->reports && write_reports(cfg, a, rows, n_run) != 0) {
+        fprintf(stderr, "npu: --reports %s: cannot write the reports\n", a->reports);
+        rc = rc ? rc : NPU_EXIT_FAIL;
+    }
     json = npu_table_close(&tab, &err);
     if (err) {
         fprintf(stderr, "npu: --csv %s: error writing the file\n", a->csv);
@@ -223,4 +326,14 @@ out:
     free(rows);
     free(t);
     return rc;
+}
+
+int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    return topology(cfg, a, 1);
+}
+
+int npu_cmd_train_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a)
+{
+    return topology(cfg, a, 3);
 }

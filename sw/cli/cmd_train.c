@@ -218,7 +218,8 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_mlp_t mlp;
     npu_order_t order;
     npu_train_result_t *r;
-    npu_sim_t *sim;
+    npu_train_io_t io;
+    npu_sim_t *sim = NULL;
     int batch = a->batch ? (int)a->batch : 16, rc;
     uint64_t seed = a->seed ? a->seed : 1;
 
@@ -226,22 +227,27 @@ int npu_cmd_train(const npu_cfg_t *cfg, const npu_args_t *a)
         return npu_cmd_train_conv(cfg, a);
     if ((rc = train_request(a, batch, &mlp, &order)) != 0)
         return rc;
+    if ((rc = npu_cli_train_inputs(a, &mlp, &io)) != 0) {
+        npu_cli_train_io_free(&io);
+        return rc;
+    }
     r = calloc(1, sizeof *r);
-    sim = npu_sim_open(&t);
-    if (!r || !sim) {
-        fprintf(stderr, "npu: cannot open the simulator\n");
-        npu_sim_close(sim);
+    if (!r || !(sim = npu_cli_open_sim(cfg, a, &t))) {
+        npu_cli_train_io_free(&io);
         free(r);
         return 1;
     }
-    rc = npu_train_step(cfg, sim, &mlp, order, a->policy, seed, a->max_cycles, r);
+    rc = npu_train_step_io(cfg, sim, &mlp, order, a->policy, seed, a->max_cycles, &io, r);
     npu_sim_close(sim);
     if (rc < 0) {
         fprintf(stderr, "npu: train: %s\n", r->msg);
-        free(r);
-        return 1;
+        rc = 1;
+    } else {
+        rc = report(cfg, a, batch, order, &mlp, seed, r) == 0 && r->rc == 0 ? 0 : 1;
+        if (npu_cli_train_outputs(a, &mlp, &io) != 0)
+            rc = 1;
     }
-    rc = report(cfg, a, batch, order, &mlp, seed, r) == 0 && r->rc == 0 ? 0 : 1;
+    npu_cli_train_io_free(&io);
     free(r);
     return rc;
 }

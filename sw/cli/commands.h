@@ -21,6 +21,10 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a);
  * others. 0 all passed (skipped depthwise layers aside), 1 a layer failed, 2 bad usage or file,
  * 3 a layer timed out. */
 int npu_cmd_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a);
+/* `npu train --topology` of a GEMM topology (cmd_gemm_topo.c): every row trained as a fully
+ * connected layer, its forward C = A B, dX = dY B^T and dW = A^T dY each one GEMM on the RTL (B,
+ * resp. A, read transposed by the DMA), rows "<layer>/fwd", "/dx", "/dw". Same exit codes. */
+int npu_cmd_train_gemm_topology(const npu_cfg_t *cfg, const npu_args_t *a);
 
 /* `npu overlap` (cmd_overlap.c): compute-only, transfer-only and full cycles of one GEMM. */
 int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
@@ -104,8 +108,9 @@ int npu_cli_load_topology(const npu_args_t *a, int batch, struct npu_topology *t
  * shape, a GEMM too large, after the message) or NPU_EXIT_FAIL. */
 int npu_cli_gemm_inputs(const npu_cfg_t *cfg, const npu_args_t *a, npu_args_t *g, int16_t **A,
                         int16_t **B);
-/* --save DIR: the directory, created if missing. 0, or -1 after the message. */
-int npu_cli_save_dir(const char *dir);
+/* --save DIR, --reports DIR (opt): the directory, created if missing. 0, or -1 after the
+ * message. */
+int npu_cli_out_dir(const char *opt, const char *dir);
 /* --out C.npy (the NPU's int32 C, when C is not NULL) and --save DIR: A.npy, B.npy (as stored,
  * transposed with --trans-a/-b), C.npy, C_golden.npy (npu_gemm_golden: rep's plan) and run.json (report: the
  * JSON report, not consumed). 0, or -1 after naming what failed. */
@@ -122,6 +127,11 @@ int npu_cli_gemm_save_program(const npu_cfg_t *cfg, const npu_args_t *g,
  * --out / --save. 0, or -1 when an output file failed while being written (its path was checked
  * before the run). */
 struct npu_report_opts;
+/* --csv FILE (cmd_gemm.c): every performance counter as `name,value` lines (the Ibex
+ * simple-system convention), for spreadsheets and regression dashboards, after the metadata
+ * line. 0, or -1 after the message. */
+int npu_cli_counters_csv(const npu_cfg_t *cfg, const npu_args_t *a, const uint64_t *cnt);
+
 int npu_cli_gemm_outputs(const npu_cfg_t *cfg, const npu_args_t *g, int rc,
                          const struct npu_gemm_report *rep, const struct npu_report_opts *o,
                          const int16_t *A, const int16_t *B, const int32_t *C);
@@ -143,6 +153,19 @@ int npu_cli_conv_inputs(const npu_args_t *a, const struct npu_conv *c, int kerne
 int npu_cli_conv_outputs(const npu_args_t *a, const struct npu_conv *c, int kernel, uint64_t seed,
                          int done, const struct npu_conv_io *io);
 void npu_cli_conv_io_free(struct npu_conv_io *io);
+
+/* npu train --layers --x/--w/--dy/--save (cli_tensors.c): X_0 (batch x D0), one W_i per layer
+ * (--w W0.npy,W1.npy,..: D_i x D_{i+1}) and the loss gradient dY (batch x DL) read from .npy
+ * files, each of exactly its shape (exit 2 naming the file, the shape found and the one
+ * needed); with --save DIR the buffers for the step's inputs and results. 0, or the exit code
+ * after the message. npu_cli_train_outputs writes DIR/X.npy, W<i>.npy, dY.npy and the NPU's
+ * Y<i>.npy, dX<i>.npy (i >= 1), dW<i>.npy (0, or -1 after the message). */
+struct npu_train_io;
+struct npu_mlp;
+int npu_cli_train_inputs(const npu_args_t *a, const struct npu_mlp *mlp, struct npu_train_io *io);
+int npu_cli_train_outputs(const npu_args_t *a, const struct npu_mlp *mlp,
+                          const struct npu_train_io *io);
+void npu_cli_train_io_free(struct npu_train_io *io);
 
 /* --json: stdout's text goes to /dev/null from here on, so that the one JSON line
  * (npu_cli_json_print, to the real stdout) is all a command prints there, whatever text it also

@@ -4,7 +4,10 @@
  * (build/<config>/npu); npu_params.h is generated from configs/<config>.cfg and gives
  * NPU_CFG_INIT, the only configuration-dependent part of the CLI.
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "npu_params.h" /* generated: NPU_CFG_INIT */
 
@@ -13,6 +16,7 @@
 #include "hw/npu_cfg.h"
 #include "compile/slice/slice_cost.h"
 #include "run/progress.h"
+#include "run/timeline.h"
 
 static npu_cfg_t g_cfg = NPU_CFG_INIT;
 
@@ -58,6 +62,38 @@ static int interrupted(int rc)
     return 130;
 }
 
+static int dispatch(const npu_args_t *a)
+{
+    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
+        if (k_dispatch[i].cmd == a->cmd)
+            return k_dispatch[i].run(&g_cfg, a);
+    return npu_cmd_gemm(&g_cfg, a);
+}
+
+/* The command with --timeline F.json: every program it runs is sampled into F (run/timeline.h),
+ * which carries the command's metadata. A file that cannot be written fails the command. */
+static int dispatch_timeline(const npu_args_t *a)
+{
+    cJSON *meta = npu_cli_json_new(&g_cfg, a);
+    char *meta_s = meta ? cJSON_PrintUnformatted(meta) : NULL;
+    npu_timeline_t *tl = npu_timeline_open(a->timeline, meta_s);
+    int rc;
+    cJSON_Delete(meta);
+    free(meta_s);
+    if (!tl) {
+        fprintf(stderr, "npu: --timeline %s: cannot write: %s\n", a->timeline, strerror(errno));
+        return NPU_EXIT_FAIL;
+    }
+    npu_timeline_install(tl);
+    rc = dispatch(a);
+    if (npu_timeline_close(tl) != 0) {
+        fprintf(stderr, "npu: --timeline %s: writing failed (disk full or out of memory)\n",
+                a->timeline);
+        return rc ? rc : NPU_EXIT_FAIL;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     npu_args_t a;
@@ -76,8 +112,5 @@ int main(int argc, char **argv)
         npu_slice_cfg_retime(&g_cfg, a.dram_bw_set ? a.dram_bw : 0,
                              a.dram_latency_set ? (int)a.dram_latency : -1);
     npu_progress_install();
-    for (size_t i = 0; i < sizeof k_dispatch / sizeof k_dispatch[0]; i++)
-        if (k_dispatch[i].cmd == a.cmd)
-            return interrupted(k_dispatch[i].run(&g_cfg, &a));
-    return interrupted(npu_cmd_gemm(&g_cfg, &a));
+    return interrupted(a.timeline ? dispatch_timeline(&a) : dispatch(&a));
 }

@@ -131,6 +131,78 @@ static uint8_t *image_of(const npu_gemm_report_t *r, const int16_t *A, const int
     return dram;
 }
 
+/* Magic, version, kind, the length (set by finish_write), the configuration and the timing. */
+static void put_head(wbuf_t *b, int kind, const npu_cfg_t *cfg, const npu_dram_timing_t *t)
+{
+    size_t name_len = strlen(cfg->name);
+    uint64_t bw;
+    put(b, k_magic, 8);
+    put_le(b, NPU_PROGFILE_VERSION, 4);
+    put_le(b, (uint64_t)kind, 4);
+    put_le(b, 0, 8); /* the file's length, set by finish_write */
+    put_le(b, name_len, 4);
+    put(b, cfg->name, name_len);
+    put_le(b, npu_cfg_hash(cfg), 8);
+    memcpy(&bw, &t->bytes_per_cycle, 8);
+    put_le(b, bw, 8);
+    put_le(b, t->latency, 8);
+    put_le(b, t->burst_cost, 8);
+    put_le(b, t->stall_pct, 8);
+    put_le(b, t->seed, 8);
+}
+
+/* The length and the checksum, then the file written; b freed. 0 or -1. */
+static int finish_write(wbuf_t *b, const char *path, char *err, size_t errn)
+{
+    FILE *f;
+    int ok;
+    for (int i = 0; i < 8 && !b->oom; i++) /* the length, the checksum's 8 bytes included */
+        b->p[LEN_OFFSET + i] = (uint8_t)((b->n + 8) >> (8 * i));
+    put_le(b, b->oom ? 0 : fnv1a(b->p, b->n), 8);
+    if (b->oom) {
+        free(b->p);
+        return npu_io_fail(err, errn, "%s: out of memory", path);
+    }
+    if (!(f = fopen(path, "wb"))) {
+        free(b->p);
+        return npu_io_fail(err, errn, "%s: %s", path, strerror(errno));
+    }
+    ok = fwrite(b->p, 1, b->n, f) == b->n;
+    ok &= fclose(f) == 0;
+    free(b->p);
+    return ok ? 0 : npu_io_fail(err, errn, "%s: error writing the file", path);
+}
+
+static void put_prog(wbuf_t *b, uint64_t base, const npu_insn_t *prog, size_t n)
+{
+    put_le(b, base, 8);
+    put_le(b, n, 8);
+    for (size_t i = 0; i < n; i++)
+        for (int w = 0; w < 4; w++)
+            put_le(b, prog[i].w[w], 4);
+}
+
+int npu_progfile_save_rec(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
+                          const npu_progrec_t *rec, const npu_insn_t *prog, size_t n, char *err,
+                          size_t errn)
+{
+    wbuf_t b = {0};
+    size_t label_len = strlen(rec->label);
+    put_head(&b, NPU_PROGFILE_REC, cfg, t);
+    put_le(&b, label_len, 4);
+    put(&b, rec->label, label_len);
+    put_prog(&b, rec->base, prog, n);
+    put_le(&b, rec->lo, 8);
+    put_le(&b, rec->len, 8);
+    put(&b, rec->before, rec->len);
+    put(&b, rec->after, rec->len);
+    put_le(&b, rec->ncnt, 8);
+    for (unsigned i = 0; i < rec->ncnt; i++)
+        put_le(&b, rec->cnt[i], 8);
+    put_le(&b, rec->cycles, 8);
+    return finish_write(&b, path, err, errn);
+}
+
 int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
                       const npu_gemm_report_t *rep, const int16_t *A, const int16_t *B,
                       const int32_t *expect, char *err, size_t errn)
@@ -138,26 +210,11 @@ int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_tim
     wbuf_t b = {0};
     int64_t pf[PLAN_FIELDS], af[ARGS_FIELDS], dims[5] = {rep->M, rep->N, rep->K, rep->transA,
                                                           rep->transB};
-    uint64_t lo, hi, bw, cnt = expect ? (uint64_t)rep->M * (uint64_t)rep->N : 0;
+    uint64_t lo, hi, cnt = expect ? (uint64_t)rep->M * (uint64_t)rep->N : 0;
     uint8_t *img = image_of(rep, A, B, &lo, &hi);
-    size_t name_len = strlen(cfg->name);
-    FILE *f;
-    int ok;
     if (!img)
         return npu_io_fail(err, errn, "%s: out of memory for the DRAM image", path);
-    put(&b, k_magic, 8);
-    put_le(&b, NPU_PROGFILE_VERSION, 4);
-    put_le(&b, KIND_GEMM, 4);
-    put_le(&b, 0, 8); /* the file's length, set below */
-    put_le(&b, name_len, 4);
-    put(&b, cfg->name, name_len);
-    put_le(&b, npu_cfg_hash(cfg), 8);
-    memcpy(&bw, &t->bytes_per_cycle, 8);
-    put_le(&b, bw, 8);
-    put_le(&b, t->latency, 8);
-    put_le(&b, t->burst_cost, 8);
-    put_le(&b, t->stall_pct, 8);
-    put_le(&b, t->seed, 8);
+    put_head(&b, KIND_GEMM, cfg, t);
     gemm_fields(rep, pf, af);
     for (int i = 0; i < 5; i++)
         put_le(&b, (uint64_t)dims[i], 8);
@@ -165,11 +222,7 @@ int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_tim
         put_le(&b, (uint64_t)pf[i], 8);
     for (int i = 0; i < ARGS_FIELDS; i++)
         put_le(&b, (uint64_t)af[i], 8);
-    put_le(&b, rep->prog_base, 8);
-    put_le(&b, rep->prog.n, 8);
-    for (size_t i = 0; i < rep->prog.n; i++)
-        for (int w = 0; w < 4; w++)
-            put_le(&b, rep->prog.insn[i].w[w], 4);
+    put_prog(&b, rep->prog_base, rep->prog.insn, rep->prog.n);
     put_le(&b, lo, 8);
     put_le(&b, hi - lo, 8);
     put(&b, img + lo, (size_t)(hi - lo));
@@ -177,21 +230,7 @@ int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_tim
     put_le(&b, cnt, 8);
     for (uint64_t i = 0; i < cnt; i++)
         put_le(&b, (uint32_t)expect[i], 4);
-    for (int i = 0; i < 8 && !b.oom; i++) /* the length, the checksum's 8 bytes included */
-        b.p[LEN_OFFSET + i] = (uint8_t)((b.n + 8) >> (8 * i));
-    put_le(&b, b.oom ? 0 : fnv1a(b.p, b.n), 8);
-    if (b.oom) {
-        free(b.p);
-        return npu_io_fail(err, errn, "%s: out of memory", path);
-    }
-    if (!(f = fopen(path, "wb"))) {
-        free(b.p);
-        return npu_io_fail(err, errn, "%s: %s", path, strerror(errno));
-    }
-    ok = fwrite(b.p, 1, b.n, f) == b.n;
-    ok &= fclose(f) == 0;
-    free(b.p);
-    return ok ? 0 : npu_io_fail(err, errn, "%s: error writing the file", path);
+    return finish_write(&b, path, err, errn);
 }
 
 /* ---- reading: a bounds-checked cursor ---- */
@@ -226,7 +265,7 @@ static const uint8_t *get_bytes(rbuf_t *r, uint64_t n)
 }
 
 /* Magic, version, kind, length and checksum: the file as a whole. 0 or -1. */
-static int check_envelope(const uint8_t *buf, size_t n, char *err, size_t errn)
+static int check_envelope(const uint8_t *buf, size_t n, int *kind_out, char *err, size_t errn)
 {
     rbuf_t r = {buf, n, 8, 0};
     uint64_t ver, kind, len;
@@ -240,8 +279,10 @@ static int check_envelope(const uint8_t *buf, size_t n, char *err, size_t errn)
     if (ver != NPU_PROGFILE_VERSION)
         return npu_io_fail(err, errn, "format version %llu, this npu reads version %d",
                     (unsigned long long)ver, NPU_PROGFILE_VERSION);
-    if (kind != KIND_GEMM)
-        return npu_io_fail(err, errn, "program kind %llu is not a GEMM (1)", (unsigned long long)kind);
+    if (kind != KIND_GEMM && kind != NPU_PROGFILE_REC)
+        return npu_io_fail(err, errn, "program kind %llu is unknown (1: a GEMM, 2: a recorded "
+                           "program)", (unsigned long long)kind);
+    *kind_out = (int)kind;
     if (n < len)
         return npu_io_fail(err, errn, "truncated: %zu bytes, the header says %llu", n,
                     (unsigned long long)len);
@@ -284,12 +325,10 @@ static int read_gemm(rbuf_t *r, npu_gemm_report_t *g, char *err, size_t errn)
     return 0;
 }
 
-/* The program, the image and the expected results. 0 or -1. */
-static int read_data(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
+/* The program: base, count, words. 0 or -1. */
+static int read_prog(rbuf_t *r, npu_gemm_report_t *g, char *err, size_t errn)
 {
-    npu_gemm_report_t *g = &p->gemm;
-    uint64_t n, cnt;
-    const uint8_t *q;
+    uint64_t n;
     g->prog_base = get_le(r, 8);
     n = get_le(r, 8);
     if (n == 0 || n > MAX_INSNS || n * 16 > r->n - r->off)
@@ -301,6 +340,52 @@ static int read_data(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
         if (npu_prog_push(&g->prog, &in) != 0)
             return npu_io_fail(err, errn, "out of memory");
     }
+    return 0;
+}
+
+/* Kind 2: the label, the program, the DRAM window before and after, the counters, cycles. */
+static int read_rec(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
+{
+    npu_progrec_t *c = &p->rec;
+    uint64_t len = get_le(r, 4), n;
+    const uint8_t *q;
+    if (len >= sizeof c->label || !(q = get_bytes(r, len)))
+        return npu_io_fail(err, errn, "bad label");
+    memcpy(c->label, q, (size_t)len);
+    if (read_prog(r, &p->gemm, err, errn) != 0)
+        return -1;
+    c->base = p->gemm.prog_base;
+    c->lo = get_le(r, 8);
+    n = get_le(r, 8);
+    if (n > (r->n - r->off) / 2 || !(q = get_bytes(r, 2 * n)) ||
+        !(c->before = malloc(n ? (size_t)n : 1)) || !(c->after = malloc(n ? (size_t)n : 1)))
+        return npu_io_fail(err, errn, "bad DRAM window length %llu", (unsigned long long)n);
+    c->len = (size_t)n;
+    memcpy(c->before, q, c->len);
+    memcpy(c->after, q + c->len, c->len);
+    n = get_le(r, 8);
+    if (n == 0 || n > 4096 || n * 8 > r->n - r->off)
+        return npu_io_fail(err, errn, "bad counter count %llu", (unsigned long long)n);
+    c->ncnt = (unsigned)(n < NPU_NUM_COUNTERS ? n : NPU_NUM_COUNTERS);
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t v = get_le(r, 8);
+        if (i < NPU_NUM_COUNTERS)
+            c->cnt[i] = v; /* counters this build does not know are skipped */
+    }
+    c->cycles = get_le(r, 8);
+    if (r->off != r->n - 8)
+        return npu_io_fail(err, errn, "%zu unread bytes before the checksum", r->n - 8 - r->off);
+    return 0;
+}
+
+/* The program, the image and the expected results. 0 or -1. */
+static int read_data(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
+{
+    npu_gemm_report_t *g = &p->gemm;
+    uint64_t n, cnt;
+    const uint8_t *q;
+    if (read_prog(r, g, err, errn) != 0)
+        return -1;
     p->image_addr = get_le(r, 8);
     n = get_le(r, 8);
     if (!(q = get_bytes(r, n)) || !(p->image = malloc(n ? (size_t)n : 1)))
@@ -327,7 +412,7 @@ int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *er
     const uint8_t *name;
     memset(p, 0, sizeof *p);
     npu_prog_init(&p->gemm.prog);
-    if (check_envelope(buf, n, err, errn) != 0)
+    if (check_envelope(buf, n, &p->kind, err, errn) != 0)
         return -1;
     len = get_le(&r, 4);
     if (len >= sizeof p->config || !(name = get_bytes(&r, len)))
@@ -342,7 +427,9 @@ int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *er
     p->timing.seed = get_le(&r, 8);
     if (p->timing.stall_pct > 100 || !(p->timing.bytes_per_cycle <= 1e9))
         return npu_io_fail(err, errn, "bad DRAM timing");
-    if (read_gemm(&r, &p->gemm, err, errn) != 0 || read_data(&r, p, err, errn) != 0) {
+    if (p->kind == NPU_PROGFILE_REC ? read_rec(&r, p, err, errn) != 0
+                                    : read_gemm(&r, &p->gemm, err, errn) != 0 ||
+                                          read_data(&r, p, err, errn) != 0) {
         npu_progfile_free(p);
         return -1;
     }
@@ -397,6 +484,83 @@ void npu_progfile_free(npu_progfile_t *p)
     npu_prog_free(&p->gemm.prog);
     free(p->image);
     free(p->expect);
+    free(p->rec.before);
+    free(p->rec.after);
     p->image = NULL;
     p->expect = NULL;
+    p->rec.before = p->rec.after = NULL;
+}
+
+void npu_prog_dram_window(const npu_insn_t *prog, size_t n, uint64_t base, uint64_t *lo,
+                          uint64_t *hi)
+{
+    *lo = base;
+    *hi = base + 16 * (uint64_t)n;
+    for (size_t i = 0; i < n; i++) {
+        npu_fields_t f;
+        uint64_t step, end;
+        if (npu_decode(&prog[i], &f) != 0 || (f.op != NPU_OP_LOAD && f.op != NPU_OP_STORE))
+            continue;
+        /* rows of row_bytes every dram_stride bytes (a transposed LOAD's rows are as wide): the
+         * widest reading of the fields, so the window holds whatever the descriptor touches */
+        step = f.dram_stride > f.row_bytes ? f.dram_stride : f.row_bytes;
+        end = (uint64_t)f.dram_addr + ((uint64_t)f.rows + 1) * (step + f.row_bytes);
+        *lo = f.dram_addr < *lo ? f.dram_addr : *lo;
+        *hi = end > *hi ? end : *hi;
+    }
+}
+
+/* The run's counters and cycles against the saved ones; 0, or -1 naming the first that differs. */
+static int same_counters(const npu_progrec_t *c, const npu_run_result_t *r, char *msg, size_t n)
+{
+#define NPU_PF_X_NAME(nm, t) #nm,
+    static const char *const names[NPU_NUM_COUNTERS] = {NPU_COUNTERS(NPU_PF_X_NAME)};
+    for (unsigned i = 0; i < c->ncnt; i++)
+        if (r->cnt[i] != c->cnt[i]) {
+            snprintf(msg, n, "counter %s: %llu, the recorded run %llu", names[i],
+                     (unsigned long long)r->cnt[i], (unsigned long long)c->cnt[i]);
+            return -1;
+        }
+    if (r->end_cycle - r->start_cycle != c->cycles) {
+        snprintf(msg, n, "%llu cycles, the recorded run %llu",
+                 (unsigned long long)(r->end_cycle - r->start_cycle), (unsigned long long)c->cycles);
+        return -1;
+    }
+    return 0;
+}
+
+int npu_progfile_run_rec(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_progfile_t *p,
+                         uint64_t max_cycles, npu_run_result_t *r, size_t *bad_bytes,
+                         uint64_t *first, char *msg, size_t n)
+{
+    const npu_progrec_t *c = &p->rec;
+    const npu_prog_t *prog = &p->gemm.prog;
+    size_t dbytes = 0;
+    uint8_t *dram = npu_sim_dram(sim, &dbytes);
+    npu_prog_expect_t ex;
+    int rc;
+    *bad_bytes = 0;
+    msg[0] = '\0';
+    memset(r, 0, sizeof *r);
+    if (!dram || c->lo > dbytes || c->len > dbytes - c->lo) {
+        snprintf(msg, n, "the saved DRAM window lies outside the %zu-byte DRAM", dbytes);
+        return NPU_GEMM_HOST_ERROR;
+    }
+    memcpy(dram + c->lo, c->before, c->len);
+    rc = npu_run_program(cfg, sim, c->base, prog->insn, prog->n, max_cycles, r);
+    if (rc == NPU_RUN_TIMEOUT)
+        return NPU_GEMM_TIMEOUT;
+    if (rc != NPU_RUN_DONE)
+        return rc == NPU_RUN_ERROR ? NPU_GEMM_NPU_ERROR : NPU_GEMM_HOST_ERROR;
+    for (size_t i = c->len; i-- > 0;)
+        if (dram[c->lo + i] != c->after[i]) {
+            ++*bad_bytes;
+            *first = c->lo + i;
+        }
+    if (*bad_bytes)
+        return NPU_GEMM_MISMATCH;
+    npu_prog_expect(cfg, prog->insn, prog->n, &ex);
+    if (same_counters(c, r, msg, n) != 0 || npu_check_counters(r->cnt, &ex, msg, n) != 0)
+        return NPU_GEMM_COUNTERS;
+    return NPU_GEMM_PASS;
 }

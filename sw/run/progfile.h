@@ -13,6 +13,11 @@
  *     before the run)
  *   the expected results: u64 count (M x N, or 0 when absent), count x i32 (the golden C)
  *   u64 FNV-1a of every byte before it
+ * Kind 2 (a recorded program, any emitter: `npu conv --save-program F`) has, after the DRAM
+ * timing: u32 length + a label ("conv fwd ecoflow 8,10,10,..."), the program (u64 base, u64
+ * count, the words), the DRAM window the program touches (u64 address, u64 length, the bytes
+ * before the run, the bytes after it), the run's counters (u64 count, u64 each) and cycles.
+ * Its replay must leave the same DRAM window and give the same counters (npu_progfile_run_rec).
  * A file is refused when its magic, version, length or checksum is wrong, a field is out of range,
  * or (npu_progfile_check_cfg) it was built for another configuration.
  */
@@ -28,7 +33,24 @@
 
 #define NPU_PROGFILE_VERSION 1
 
+enum { NPU_PROGFILE_GEMM = 1, NPU_PROGFILE_REC = 2 };
+
+/* A recorded run (kind 2): the program, the DRAM window around every address it touches before
+ * and after the run, the run's counters. */
+typedef struct npu_progrec {
+    char label[128];
+    uint64_t base;                /* the program's DRAM address */
+    uint64_t lo;                  /* the window [lo, lo + len) */
+    size_t len;
+    uint8_t *before, *after;
+    uint64_t cnt[NPU_NUM_COUNTERS];
+    unsigned ncnt;                /* counters in the file (a later build may have more) */
+    uint64_t cycles;              /* end_cycle - start_cycle of the run */
+} npu_progrec_t;
+
 typedef struct npu_progfile {
+    int kind;                 /* NPU_PROGFILE_* */
+    npu_progrec_t rec;        /* kind 2 (its program in gemm.prog, base in gemm.prog_base) */
     char config[64];
     uint64_t config_hash;
     npu_dram_timing_t timing;
@@ -60,5 +82,24 @@ int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *
 int npu_progfile_run(const npu_cfg_t *cfg, npu_sim_t *sim, npu_progfile_t *p, int32_t *C_out,
                      uint64_t max_cycles);
 void npu_progfile_free(npu_progfile_t *p);
+
+/* Kind 2: writes the recording rec of prog (n instructions) run with timing t. 0, or -1 with the
+ * reason in err. */
+int npu_progfile_save_rec(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
+                          const npu_progrec_t *rec, const npu_insn_t *prog, size_t n, char *err,
+                          size_t errn);
+/* Kind 2 replay: the window's "before" bytes into DRAM, the program run (npu_run_program), then
+ * the window compared with "after" byte for byte, every counter and the cycles with the saved
+ * ones and with the program's expectation (npu_check_counters). Returns NPU_GEMM_PASS,
+ * _MISMATCH (the window differs: *bad_bytes, the first at *first), _COUNTERS (msg says which),
+ * _NPU_ERROR, _TIMEOUT or _HOST_ERROR (msg). r holds the run. */
+int npu_progfile_run_rec(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_progfile_t *p,
+                         uint64_t max_cycles, npu_run_result_t *r, size_t *bad_bytes,
+                         uint64_t *first, char *msg, size_t n);
+
+/* The DRAM window a program touches: its own words and every LOAD / STORE descriptor's rows
+ * (an over-estimate is harmless: more bytes compared). [*lo, *hi). */
+void npu_prog_dram_window(const npu_insn_t *prog, size_t n, uint64_t base, uint64_t *lo,
+                          uint64_t *hi);
 
 #endif

@@ -8,6 +8,8 @@
 #include "run/fcov.h"
 #include "run/perf_log.h"
 #include "run/progress.h"
+#include "run/recorder.h"
+#include "run/timeline.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -196,6 +198,8 @@ int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, cons
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
     while (npu_sim_cycle(sim) - t0 < max_cycles) {
         uint32_t st = npu_sim_csr_read(sim, NPU_CSR_STATUS) & 3u;
+        if (((npu_sim_cycle(sim) - t0) & 8191u) == 0 && npu_progress_interrupted())
+            return -1; /* SIGINT: as often as npu_run_program checks */
         if (pred(sim, ctx)) {
             *cycle = npu_sim_cycle(sim);
             return 0;
@@ -235,7 +239,8 @@ static int run_watched(npu_sim_t *sim, size_t n, uint64_t max_cycles, int *inter
             break;
         }
         k = max_cycles - done < SLICE ? max_cycles - done : SLICE;
-        rc = npu_sim_run(sim, k);
+        rc = npu_timeline_active() ? npu_timeline_run(npu_timeline_active(), sim, k)
+                                   : npu_sim_run(sim, k);
         done += k;
         npu_progress_update(&p, sim);
     } while (rc == 0 && done < max_cycles);
@@ -251,11 +256,17 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
     uint64_t stall0 = 0, stall1 = 0;
     const char *fcov_path, *perf_path;
     memset(r, 0, sizeof *r);
+    if ((r->interrupted = npu_progress_interrupted()) != 0)
+        return NPU_RUN_TIMEOUT; /* SIGINT came before: a multi-program step runs nothing more */
     if (start_program(cfg, sim, prog_base, prog, n) != 0)
         return NPU_RUN_HOST_ERROR;
     r->start_cycle = npu_sim_cycle(sim);
     npu_sim_dram_stats(sim, NULL, NULL, NULL, NULL, &stall0);
+    if (npu_recorder_active())
+        npu_recorder_before(npu_recorder_active(), sim, prog_base, prog, n);
     npu_sim_csr_write(sim, NPU_CSR_CTRL, 1u); /* start */
+    if (npu_timeline_active())
+        npu_timeline_begin(npu_timeline_active(), sim, prog, n);
     t0 = now_s();
     rc = run_watched(sim, n, max_cycles, &r->interrupted);
     r->halted = rc > 0;
@@ -277,6 +288,10 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
         uint64_t hi = npu_sim_csr_read(sim, NPU_CSR_CNT_HI + i);
         r->cnt[i] = hi << 32 | lo;
     }
+    if (npu_timeline_active())
+        npu_timeline_end(npu_timeline_active(), sim, r->cnt);
+    if (npu_recorder_active())
+        npu_recorder_after(npu_recorder_active(), sim, r);
     if (rc < 0)
         return NPU_RUN_SIM_STOPPED;
     if (!r->halted)

@@ -65,7 +65,8 @@ typedef struct npu_run_result {
 
 /* Writes the program at prog_base, sets PROG_BASE, PROG_LEN, WATCHDOG (cfg), clears the
  * counters (CTRL=2), starts (CTRL=1) and runs for at most max_cycles, or until SIGINT when the
- * CLI caught it (run/progress.h: then NPU_RUN_TIMEOUT with r->interrupted). Returns NPU_RUN_*. */
+ * CLI caught it (run/progress.h: then NPU_RUN_TIMEOUT with r->interrupted; after SIGINT no
+ * program starts at all, so a command of many programs stops at once). Returns NPU_RUN_*. */
 int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
                     const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r);
 
@@ -76,7 +77,7 @@ int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
  * the program halts first, max_cycles pass or it does not fit the DRAM. */
 /* Starts the program as npu_run_program and steps the simulator one cycle at a time until
  * pred(sim, ctx) holds (it may read CSRs, e.g. the counters); *start (if not NULL) = the
- * simulator cycle of the start, *cycle = the cycle pred held (npu_sim_cycle). Returns 0, or -1 if the program halts first, max_cycles pass or it does not fit the DRAM. */
+ * simulator cycle of the start, *cycle = the cycle pred held (npu_sim_cycle). Returns 0, or -1 if the program halts first, max_cycles pass, SIGINT arrived (checked every 8192 cycles, as npu_run_program does) or it does not fit the DRAM. */
 int npu_run_until(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base, const npu_insn_t *prog,
                   size_t n, uint64_t max_cycles, int (*pred)(npu_sim_t *, void *), void *ctx,
                   uint64_t *start, uint64_t *cycle);

@@ -572,6 +572,49 @@ static void seed_inputs(ctx_t *c, const npu_mlp_t *mlp, step_t *s, uint64_t seed
     write16(c, &s->t[Lc - 1].dY, s->hdY[Lc - 1]);
 }
 
+/* The caller's inputs (npu_train_io_t) over the seeded ones, on the host and in DRAM. */
+static void take_inputs(ctx_t *c, const npu_mlp_t *mlp, step_t *s, const npu_train_io_t *io)
+{
+    int Lc = mlp->layers;
+    size_t B = (size_t)mlp->batch;
+    if (io->x) {
+        memcpy(s->hX[0], io->x, sizeof(int16_t) * B * (size_t)mlp->dims[0]);
+        write16(c, &s->t[0].X, s->hX[0]);
+    }
+    for (int i = 0; i < Lc; i++)
+        if (io->w[i]) {
+            memcpy(s->hW[i], io->w[i], sizeof(int16_t) * (size_t)mlp->dims[i] * (size_t)mlp->dims[i + 1]);
+            write16(c, &s->t[i].W, s->hW[i]);
+        }
+    if (io->dy) {
+        memcpy(s->hdY[Lc - 1], io->dy, sizeof(int16_t) * B * (size_t)mlp->dims[Lc]);
+        write16(c, &s->t[Lc - 1].dY, s->hdY[Lc - 1]);
+    }
+}
+
+/* After the step: the inputs it used and the NPU's results in DRAM, where io asks for them. */
+static void give_outputs(const ctx_t *c, const npu_mlp_t *mlp, const step_t *s,
+                         const npu_train_io_t *io)
+{
+    int Lc = mlp->layers, B = mlp->batch;
+    if (io->x_used)
+        memcpy(io->x_used, s->hX[0], sizeof(int16_t) * (size_t)B * (size_t)mlp->dims[0]);
+    if (io->dy_used)
+        memcpy(io->dy_used, s->hdY[Lc - 1], sizeof(int16_t) * (size_t)B * (size_t)mlp->dims[Lc]);
+    for (int i = 0; i < Lc; i++) {
+        int K = mlp->dims[i], N = mlp->dims[i + 1];
+        const ltensors_t *t = &s->t[i];
+        if (io->w_used[i])
+            memcpy(io->w_used[i], s->hW[i], sizeof(int16_t) * (size_t)K * (size_t)N);
+        if (io->y[i])
+            npu_read_i32(c->dram, t->Y.addr, t->Y.pitch, B, N, io->y[i], (size_t)N);
+        if (io->dx[i] && i > 0)
+            npu_read_i32(c->dram, t->dX.addr, t->dX.pitch, B, K, io->dx[i], (size_t)K);
+        if (io->dw[i])
+            npu_read_i32(c->dram, t->dW.addr, t->dW.pitch, K, N, io->dw[i], (size_t)N);
+    }
+}
+
 /* The forward GEMM of every layer; the host's activation between them. 1 all PASS, else 0. */
 static int forward(ctx_t *c, const npu_mlp_t *mlp, step_t *s)
 {
@@ -653,6 +696,13 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
                    npu_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
                    npu_train_result_t *r)
 {
+    return npu_train_step_io(cfg, sim, mlp, order, policy, seed, max_cycles, NULL, r);
+}
+
+int npu_train_step_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
+                      npu_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                      const npu_train_io_t *io, npu_train_result_t *r)
+{
     size_t dram_bytes = 0;
     ctx_t c;
     step_t *s;
@@ -680,10 +730,14 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
         r->rc = -1;
     } else {
         seed_inputs(&c, mlp, s, seed);
+        if (io)
+            take_inputs(&c, mlp, s, io);
         ok = forward(&c, mlp, s);
         for (int i = mlp->layers - 1; i >= 0; i--) /* backward, layers in reverse */
             ok = backward(&c, mlp, order, s, i, ok) && ok;
         r->rc = ok ? 0 : 1;
+        if (io)
+            give_outputs(&c, mlp, s, io);
         for (int i = mlp->layers - 1; i >= 0 && !ok; i--) /* the backward runs the last layer first */
             if (r->layer[i].msg[0]) {
                 snprintf(r->msg, sizeof r->msg, "layer %d %.200s", i, r->layer[i].msg);

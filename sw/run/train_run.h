@@ -117,4 +117,21 @@ int npu_train_step(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
                    npu_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
                    npu_train_result_t *r);
 
+/* A step's tensors in and out (npu train --x/--w/--dy/--save), dense row-major. Inputs: X_0
+ * (B x d_0), W_i (d_i x d_{i+1}), the loss gradient dY_{L-1} (B x d_L); NULL = seeded. Outputs
+ * (NULL = not wanted): the inputs the step used (x_used, w_used, dy_used: the given or the seeded
+ * ones) and the NPU's int32 results read back from DRAM after the step: Y_i (B x d_{i+1}), dX_i
+ * (B x d_i, i >= 1; layer 0 has none) and dW_i (d_i x d_{i+1}). Each was checked bit-exact
+ * against the golden model (r->layer[i].rc). */
+typedef struct npu_train_io {
+    const int16_t *x, *w[NPU_TRAIN_MAX_LAYERS], *dy;
+    int16_t *x_used, *w_used[NPU_TRAIN_MAX_LAYERS], *dy_used;
+    int32_t *y[NPU_TRAIN_MAX_LAYERS], *dx[NPU_TRAIN_MAX_LAYERS], *dw[NPU_TRAIN_MAX_LAYERS];
+} npu_train_io_t;
+
+/* npu_train_step with the tensors of io (NULL: all seeded, nothing read back). */
+int npu_train_step_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp,
+                      npu_order_t order, int policy, uint64_t seed, uint64_t max_cycles,
+                      const npu_train_io_t *io, npu_train_result_t *r);
+
 #endif

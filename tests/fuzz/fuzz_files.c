@@ -1,7 +1,8 @@
 /* fuzz_files.c - libFuzzer harness: the loaders of the files a designer hands to `npu`, on
  * arbitrary bytes: the .npy reader (sw/io/npy.h) and the saved-program reader
- * (sw/run/progfile.h), the latter twice: as given (the envelope: magic, version, length,
- * checksum) and with its length and checksum made right, so the fuzzer reaches the fields behind
+ * (sw/run/progfile.h: saved GEMMs and recorded programs, seeds of both kinds), the latter
+ * twice: as given (the envelope: magic, version, length, checksum) and with its length and
+ * checksum made right, so the fuzzer reaches the fields behind
  * them. Checks: no crash, no leak, a refusal always has a message, an accepted .npy holds
  * prod(shape) elements. */
 #include <stdint.h>

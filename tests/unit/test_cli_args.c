@@ -374,7 +374,12 @@ Test(cli_args, gemm_topology_options)
     const char *c5[] = {"npu", "conv", "--topology", "t.csv", "--kernel", "fwd", "--x", "x.npy"};
     bad(ARGC(c5), c5, "need one layer (--conv SPEC)");
     const char *c6[] = {"npu", "train", "--conv", "4,4,4,4,3,3,1,1,1", "--x", "x.npy"};
-    bad(ARGC(c6), c6, "option '--x' does not apply to 'train'");
+    bad(ARGC(c6), c6, "--x/--w/--dy/--save of 'train' apply to MLPs (--layers)");
+    const char *c7[] = {"npu", "train", "--layers", "4,8,4", "--x", "x.npy", "--w", "a.npy,b.npy",
+                        "--dy", "d.npy", "--save", "dir"};
+    cr_assert_eq(parse(ARGC(c7), c7, &a, err), 0, "%s", err);
+    cr_assert(!strcmp(a.x_file, "x.npy") && !strcmp(a.w_file, "a.npy,b.npy") &&
+              !strcmp(a.dy_file, "d.npy") && !strcmp(a.save, "dir"));
     const char *r1[] = {"npu", "run", "p.npuprog", "--json", "--max-cycles", "99"};
     cr_assert_eq(parse(ARGC(r1), r1, &a, err), 0, "%s", err);
     cr_assert(a.cmd == NPU_CMD_RUN && !strcmp(a.prog_file, "p.npuprog") && a.json &&

@@ -5,6 +5,9 @@
  *                      results equal the run's; replayed on a fresh model: PASS, same cycles and
  *                      counters; the configuration check accepts its own config and names both
  *                      when another one (or the same name with other parameters) asks.
+ * progfile/recorded_program  a GEMM recorded while it runs (run/recorder.h), saved as kind 2,
+ *                      parsed, replayed (PASS; a changed recorded byte is a mismatch at that
+ *                      address); prefixes and flips refused.
  * progfile/damaged     every prefix of the file (truncated), every byte flipped (corrupt or
  *                      caught by a field check), extra bytes: refused with a message, no leak of
  *                      a half-parsed program (ASan in make test-asan).
@@ -18,7 +21,9 @@
 
 #include "npu_funcsim.h"
 #include "ref/golden.h"
+#include "io/file.h"
 #include "run/progfile.h"
+#include "run/recorder.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"
 
@@ -115,4 +120,69 @@ Test(progfile, damaged)
     npu_gemm_report_free(&rep);
     free(buf);
     free(big);
+}
+
+/* A 9 x 7 x 12 GEMM recorded (run/recorder.h) on the C model, saved as kind 2 and parsed. */
+static uint8_t *recorded(npu_cfg_t *c, npu_dram_timing_t *t, npu_recorder_t *rec, size_t *n)
+{
+    int16_t A[9 * 12], B[12 * 7];
+    npu_gemm_report_t rep;
+    char path[] = "/tmp/npu_rec_XXXXXX", err[300];
+    unsigned char *buf = NULL;
+    npu_sim_t *s;
+    npu_random_operands(9, 7, 12, 5, A, B);
+    npu_funcsim_config(c);
+    s = npu_sim_open(t);
+    npu_recorder_init(rec, "gemm 9x7x12");
+    npu_recorder_install(rec);
+    cr_assert_eq(npu_gemm_run(c, s, 9, 7, 12, A, B, 0, 0, NULL, 1000000, &rep), NPU_GEMM_PASS);
+    npu_recorder_install(NULL);
+    npu_sim_close(s);
+    cr_assert(rec->runs == 1 && !rec->failed && rec->rec.len > 0);
+    cr_assert_eq(rec->rec.cnt[NPU_CNT_insn_exec], rep.run.cnt[NPU_CNT_insn_exec]);
+    close(mkstemp(path));
+    cr_assert_eq(npu_progfile_save_rec(path, c, t, &rec->rec, rec->prog.insn, rec->prog.n, err,
+                                       sizeof err), 0, "%s", err);
+    cr_assert_eq(npu_read_file(path, &buf, n, err, sizeof err), 0, "%s", err);
+    remove(path);
+    npu_gemm_report_free(&rep);
+    return buf;
+}
+
+Test(progfile, recorded_program)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_dram_timing_t t = {8.0, 30, 4, 7, 5};
+    npu_recorder_t rec;
+    npu_progfile_t p;
+    npu_run_result_t r;
+    size_t n, bad;
+    uint64_t first;
+    char err[300];
+    uint8_t *buf = recorded(&c, &t, &rec, &n);
+    npu_sim_t *s;
+    cr_assert_eq(npu_progfile_parse(buf, n, &p, err, sizeof err), 0, "%s", err);
+    cr_assert(p.kind == NPU_PROGFILE_REC && !strcmp(p.rec.label, "gemm 9x7x12"));
+    cr_assert(p.gemm.prog.n == rec.prog.n && p.rec.len == rec.rec.len && p.rec.lo == rec.rec.lo);
+    s = npu_sim_open(&p.timing);
+    cr_assert_eq(npu_progfile_run_rec(&c, s, &p, 1000000, &r, &bad, &first, err, sizeof err),
+                 NPU_GEMM_PASS, "%s", err);
+    npu_sim_close(s);
+    p.rec.after[p.rec.len / 2] ^= 1; /* the replay must see a DRAM byte the recording did not */
+    s = npu_sim_open(&p.timing);
+    cr_assert_eq(npu_progfile_run_rec(&c, s, &p, 1000000, &r, &bad, &first, err, sizeof err),
+                 NPU_GEMM_MISMATCH);
+    cr_assert(bad == 1 && first == p.rec.lo + p.rec.len / 2);
+    npu_sim_close(s);
+    npu_progfile_free(&p);
+    for (size_t k = 0; k < n; k += 7) { /* prefixes and flips: refused with a message */
+        err[0] = '\0';
+        cr_assert_eq(npu_progfile_parse(buf, k, &p, err, sizeof err), -1, "prefix %zu", k);
+        buf[k] ^= 0x10;
+        cr_assert_eq(npu_progfile_parse(buf, n, &p, err, sizeof err), -1, "flip at %zu", k);
+        cr_assert(err[0]);
+        buf[k] ^= 0x10;
+    }
+    npu_recorder_free(&rec);
+    free(buf);
 }

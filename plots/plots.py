@@ -1,0 +1,167 @@
+#!/usr/bin/python3
+"""plots.py DATA_DIR OUT_DIR - PNG charts from the CSVs the `npu` commands write (`make plots`).
+
+Reads whichever of these DATA_DIR holds (each CSV starts with the `# npu ...` metadata line,
+skipped here and shown under each chart):
+  COMPUTE_REPORT.csv   npu gemm --topology F --reports DATA_DIR  (SCALE-Sim's columns)
+  topology.csv         npu gemm --topology F --csv DATA_DIR/topology.csv
+  conv.csv             npu conv ... --dataflow both --csv DATA_DIR/conv.csv
+  train_bench.csv      npu train-bench --csv DATA_DIR/train_bench.csv (make bench writes one)
+and writes into OUT_DIR:
+  utilization.png      per layer: overall, compute and mapping utilization (COMPUTE_REPORT)
+  dram_traffic.png     per layer: DRAM bytes read and written (topology.csv)
+  speedups.png         EcoFlow over the zero-padded baseline per conv layer and kernel (conv.csv);
+                       the training orders over the sequential baseline per configuration,
+                       count-weighted cycles of every layer (train_bench.csv)
+A chart whose data is missing is skipped with a note; no data at all, a CSV without the
+expected columns or an unwritable OUT_DIR is a one-line error and exit 2.
+Uses Debian's python3-matplotlib (the Makefile installs it like the other dependencies).
+"""
+import csv
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display on a build machine
+import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+
+
+class BadData(Exception):
+    pass
+
+
+def read_csv(path, need):
+    """(metadata line, rows as dicts) of an npu CSV; BadData when a needed column is missing."""
+    with open(path, newline="") as f:
+        lines = f.read().splitlines()
+    meta = next((l[2:] for l in lines if l.startswith("# ")), "")
+    rows = list(csv.DictReader((l for l in lines if l and not l.startswith("#")),
+                               skipinitialspace=True))
+    missing = [c for c in need if rows and c not in rows[0]]
+    if not rows or missing:
+        raise BadData(f"{path}: {'no rows' if not rows else 'no column ' + ', '.join(missing)}")
+    return meta, rows
+
+
+def finish(fig, meta, path):
+    fig.text(0.01, 0.005, meta, fontsize=7, color="gray")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"plots: wrote {path}")
+
+
+def bars(ax, labels, series, ylabel):
+    """Grouped bars: series is [(name, values)]."""
+    w = 0.8 / len(series)
+    for i, (name, vals) in enumerate(series):
+        ax.bar([x + (i - (len(series) - 1) / 2) * w for x in range(len(labels))], vals, w, label=name)
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def utilization(data, out):
+    cols = ["LayerID", "Overall Util %", "Compute Util %", "Mapping Efficiency %", "Layer"]
+    meta, rows = read_csv(os.path.join(data, "COMPUTE_REPORT.csv"), cols)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    bars(ax, [r["Layer"] for r in rows],
+         [(c, [float(r[c]) for r in rows]) for c in cols[1:4]], "percent of the 4S² PEs")
+    ax.set_title("PE utilization per layer (COMPUTE_REPORT.csv)")
+    finish(fig, meta, os.path.join(out, "utilization.png"))
+
+
+def dram_traffic(data, out):
+    meta, rows = read_csv(os.path.join(data, "topology.csv"),
+                          ["layer", "dram_rd_bytes", "dram_wr_bytes", "result"])
+    rows = [r for r in rows if r["result"] == "PASS"]
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    labels = [r["layer"] for r in rows]
+    rd = [int(r["dram_rd_bytes"]) / 1024 for r in rows]
+    wr = [int(r["dram_wr_bytes"]) / 1024 for r in rows]
+    ax.bar(labels, rd, label="read")
+    ax.bar(labels, wr, bottom=rd, label="written")
+    ax.set_ylabel("DRAM KiB")
+    ax.set_title("DRAM traffic per layer (npu gemm --topology)")
+    ax.tick_params(axis="x", rotation=45, labelsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    finish(fig, meta, os.path.join(out, "dram_traffic.png"))
+
+
+def conv_speedups(path):
+    """[(layer kernel, zeropad cycles / ecoflow cycles)] of the backward kernels run both ways."""
+    meta, rows = read_csv(path, ["layer", "kernel", "dataflow", "cycles", "result"])
+    cyc = {(r["layer"], r["kernel"], r["dataflow"]): int(r["cycles"])
+           for r in rows if r["result"] == "PASS"}
+    pts = [(f"{l} {k}", z / cyc[(l, k, "ecoflow")]) for (l, k, d), z in cyc.items()
+           if d == "zeropad" and cyc.get((l, k, "ecoflow"))]
+    return meta, pts
+
+
+def train_speedups(path):
+    """{config: [(order, seq cycles / its cycles)]}, every layer weighted by its count."""
+    orders = ["interleave", "alg1", "oracle", "part"]
+    meta, rows = read_csv(path, ["config", "count"] + ["cycles_" + o for o in ["seq"] + orders])
+    out = {}
+    for cfg in dict.fromkeys(r["config"] for r in rows):
+        mine = [r for r in rows if r["config"] == cfg]
+        tot = {o: sum(int(r["count"]) * int(r["cycles_" + o]) for r in mine) for o in ["seq"] + orders}
+        out[cfg] = [(o, tot["seq"] / tot[o]) for o in orders if tot[o]]
+    return meta, out
+
+
+def speedups(data, out):
+    conv, train = os.path.join(data, "conv.csv"), os.path.join(data, "train_bench.csv")
+    panels = [p for p in (conv, train) if os.path.exists(p)]
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels), 4.5), squeeze=False)
+    metas = []
+    for ax, p in zip(axes[0], panels):
+        if p == conv:
+            meta, pts = conv_speedups(p)
+            ax.bar([n for n, _ in pts], [v for _, v in pts], color="tab:green")
+            ax.set_title("EcoFlow over zero-padding (conv backward)")
+            ax.tick_params(axis="x", rotation=45, labelsize=8)
+            ax.grid(axis="y", alpha=0.3)
+        else:
+            meta, per_cfg = train_speedups(p)
+            cfgs = list(per_cfg)
+            bars(ax, cfgs, [(o, [dict(per_cfg[c]).get(o, 0) for c in cfgs])
+                            for o in ["interleave", "alg1", "oracle", "part"]], "")
+            ax.set_title("training orders over the sequential baseline")
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_ylabel("speedup (cycles ratio)")
+        metas.append(meta)
+    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "speedups.png"))
+
+
+def main(argv):
+    if len(argv) != 3:
+        print("usage: plots.py DATA_DIR OUT_DIR", file=sys.stderr)
+        return 2
+    data, out = argv[1], argv[2]
+    jobs = [(utilization, "COMPUTE_REPORT.csv"), (dram_traffic, "topology.csv"),
+            (speedups, ("conv.csv", "train_bench.csv"))]
+    try:
+        os.makedirs(out, exist_ok=True)
+        done = 0
+        for fn, need in jobs:
+            need = need if isinstance(need, tuple) else (need,)
+            if any(os.path.exists(os.path.join(data, n)) for n in need):
+                fn(data, out)
+                done += 1
+            else:
+                print(f"plots: no {' or '.join(need)} in {data}: {fn.__name__} skipped")
+        if not done:
+            raise BadData(f"{data}: none of COMPUTE_REPORT.csv, topology.csv, conv.csv, train_bench.csv")
+    except (BadData, OSError, ValueError, KeyError) as e:
+        print(f"plots: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""plots_checks.py NPU WORKDIR - `npu gemm --topology --reports` and plots/plots.py (make test).
+
+The SCALE-Sim-shaped reports of tests/topologies/gemm_small.csv: both files start with the
+`# npu gemm config=... seed=... rev=... schema=1` line, then SCALE-Sim's columns; one row per
+layer; each value agrees with the run's own table (--csv): Total Cycles = cycles, Overall Util %
+= pe_util, Stall Cycles below the cycles, Compute Util % >= Overall Util %, the OFMAP DRAM words
+per cycle x cycles = the bytes written / 4 (only C is written; dense rows share beats) >= M x N. Then plots.py turns those CSVs, a conv CSV (both
+dataflows) and a train-bench CSV into three PNGs (checked by their signature and size), and
+refuses a directory without data and a CSV without its columns (exit 2, one line).
+Exit 0 when every check passes, 1 otherwise.
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+
+FAILS = []
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLOTS = os.path.join(HERE, "..", "plots", "plots.py")
+
+
+def check(cond, what):
+    if not cond:
+        FAILS.append(what)
+        print("FAIL: " + what)
+
+
+def rows_of(path):
+    with open(path) as f:
+        lines = f.read().splitlines()
+    check(lines and lines[0].startswith("# npu gemm config=") and "schema=1" in lines[0],
+          f"{path}: the metadata line first: {lines[:1]}")
+    return list(csv.DictReader(l for l in lines if not l.startswith("#")))
+
+
+def check_reports(npu, d):
+    p = subprocess.run([npu, "gemm", "--topology", os.path.join(HERE, "topologies", "gemm_small.csv"),
+                        "--reports", d, "--csv", os.path.join(d, "topology.csv"), "--quiet"],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, f"gemm --topology --reports: exit {p.returncode} {p.stderr[-200:]}")
+    comp = rows_of(os.path.join(d, "COMPUTE_REPORT.csv"))
+    bw = rows_of(os.path.join(d, "BANDWIDTH_REPORT.csv"))
+    topo = [r for r in csv.DictReader(l for l in open(os.path.join(d, "topology.csv")) if not l.startswith("#"))]
+    check(list(comp[0])[:6] == ["LayerID", "Total Cycles", "Stall Cycles", "Overall Util %",
+                                "Mapping Efficiency %", "Compute Util %"], f"COMPUTE_REPORT columns {list(comp[0])}")
+    check(list(bw[0])[:7] == ["LayerID", "Avg IFMAP SRAM BW", "Avg FILTER SRAM BW", "Avg OFMAP SRAM BW",
+                              "Avg IFMAP DRAM BW", "Avg FILTER DRAM BW", "Avg OFMAP DRAM BW"],
+          f"BANDWIDTH_REPORT columns {list(bw[0])}")
+    check(len(comp) == len(bw) == len(topo) == 3, f"rows: {len(comp)}, {len(bw)}, {len(topo)} (3 layers)")
+    for c, b, t in zip(comp, bw, topo):
+        cyc = int(t["cycles"])
+        check(int(c["Total Cycles"]) == cyc and 0 < int(c["Stall Cycles"]) < cyc,
+              f"{t['layer']}: Total {c['Total Cycles']}, Stall {c['Stall Cycles']}, cycles {cyc}")
+        check(abs(float(c["Overall Util %"]) - 100 * float(t["pe_util"])) < 1e-3,
+              f"{t['layer']}: Overall Util {c['Overall Util %']} vs pe_util {t['pe_util']}")
+        check(float(c["Compute Util %"]) >= float(c["Overall Util %"]), f"{t['layer']}: compute < overall util")
+        words, mn = float(b["Avg OFMAP DRAM BW"]) * cyc, int(t["M"]) * int(t["N"])
+        check(abs(words - int(t["dram_wr_bytes"]) / 4) <= 1e-4 * cyc and mn <= words + 0.5,
+              f"{t['layer']}: OFMAP DRAM words {words:.1f}, written bytes / 4 = "
+              f"{int(t['dram_wr_bytes']) / 4}, M x N = {mn}")
+    print(f"reports: {len(comp)} layers, COMPUTE_REPORT and BANDWIDTH_REPORT agree with the run's table")
+
+
+def check_plots(npu, d, out):
+    p = subprocess.run([npu, "conv", "--conv", "8,10,10,16,3,3,2,1,1", "--dataflow", "both",
+                        "--csv", os.path.join(d, "conv.csv"), "--quiet"], capture_output=True, text=True)
+    q = subprocess.run([npu, "train-bench", "--set", "edge", "--csv", os.path.join(d, "train_bench.csv")],
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and q.returncode == 0, f"conv exit {p.returncode}, train-bench exit {q.returncode}")
+    r = subprocess.run([sys.executable, PLOTS, d, out], capture_output=True, text=True)
+    check(r.returncode == 0, f"plots.py: exit {r.returncode}: {r.stderr.strip()}")
+    for name in ("utilization.png", "dram_traffic.png", "speedups.png"):
+        path = os.path.join(out, name)
+        ok = os.path.exists(path) and os.path.getsize(path) > 5000
+        check(ok and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{path}: a PNG")
+    empty = os.path.join(out, "empty")
+    os.makedirs(empty, exist_ok=True)
+    r = subprocess.run([sys.executable, PLOTS, empty, out], capture_output=True, text=True)
+    check(r.returncode == 2 and "none of COMPUTE_REPORT.csv" in r.stderr and r.stderr.count("\n") == 1,
+          f"plots.py on an empty directory: exit {r.returncode}, {r.stderr!r}")
+    with open(os.path.join(empty, "topology.csv"), "w") as f:
+        f.write("# npu gemm\nlayer,cycles\nx,1\n")
+    r = subprocess.run([sys.executable, PLOTS, empty, out], capture_output=True, text=True)
+    check(r.returncode == 2 and "no column dram_rd_bytes" in r.stderr, f"plots.py, a CSV without its columns: exit {r.returncode}, {r.stderr!r}")
+    print("plots: three PNGs from the reports, a conv and a train-bench CSV; bad data refused")
+
+
+def main():
+    npu, work = sys.argv[1], sys.argv[2]
+    shutil.rmtree(work, ignore_errors=True)
+    d, out = os.path.join(work, "data"), os.path.join(work, "png")
+    os.makedirs(d)
+    check_reports(npu, d)
+    check_plots(npu, d, out)
+    print(f"plots_checks: {len(FAILS)} failures")
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
