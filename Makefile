@@ -464,8 +464,10 @@ perf-check: build/tiny/npu build/small/npu
 perf-baseline: build/tiny/npu build/small/npu
 	tests/perf/perf_check.sh --write
 
-bench: $(B)/npu $(B)/bench_array
-	tests/bench.sh $(B)/npu $(B)/bench_array
+# the bf16 build of the config beside it, when there is one (configs/<config>-bf16.cfg)
+BENCH_BF16 := $(if $(wildcard configs/$(CONFIG)-bf16.cfg),build/$(CONFIG)-bf16/npu)
+bench: $(B)/npu $(B)/bench_array $(BENCH_BF16)
+	tests/bench.sh $(B)/npu $(B)/bench_array $(BENCH_BF16)
 
 # PNG charts (plots/plots.py, matplotlib) from the CSVs of a bench run: SCALE-Sim's NCF GEMM
 # topology (utilization and DRAM traffic per layer, --reports and --csv), the conv layers of

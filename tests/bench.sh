@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make bench: simulation speed, PE utilisation and double-buffering overlap of one build, from
 # one invocation (so the figures come from the same run on a possibly noisy machine).
-#   tests/bench.sh build/<config>/npu [build/<config>/bench_array]
+#   tests/bench.sh build/<config>/npu [build/<config>/bench_array [build/<config>-bf16/npu]]
 # (i)  a long GEMM, (64S)^3 (512^3 at S=8), no DRAM stalls, with --json: simulated cycles/s and
 #      PE utilisation;
 # (ii) `npu overlap` on (32S)^3 with the calibrated DRAM bandwidth: compute-only,
@@ -20,12 +20,19 @@
 #      shapes of issue 14 and im2col GEMMs of ResNet-50 layers: RTL cycles, burst / noburst, the
 #      mean gain beside the paper's 7.4-21.7%. Fails if a burst-aware pick is more than 1.01x
 #      its bytes-only pick.
+# (vii) with the optional bf16 build: the same GEMM on it, its simulated cycles/s as a ratio to the
+#      int16 build's (the same run, so machine load mostly cancels) and its cycles (equal: the
+#      bf16 datapath has the int16 one's timing).
+# (viii) `npu fit` on the digits MLP 64-128-10 for 10 epochs on the bf16 build (else this one):
+#      final test accuracy (>= 93% required), the largest per-epoch loss difference from the fp32
+#      reference (<= 2% required), every GEMM bit-exact, seconds per epoch.
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
 export LC_ALL=C   # "." as the decimal point for printf
 npu=${1:?usage: $0 build/<config>/npu [build/<config>/bench_array]}
 ref=${2:-}
+bf16=${3:-}
 [ -x "$npu" ] || { echo "bench: $npu is not an executable (build it with make)" >&2; exit 2; }
 
 # First value of "key" in a one-line JSON object (top-level keys come before nested ones).
@@ -105,6 +112,28 @@ for sh in "${sl_shapes[@]}"; do
     sl_out+=("$row")
 done
 
+if [ -n "$bf16" ]; then
+    echo "-- (vii) the same gemm on the bf16 build, $bf16"
+    bj=$("$bf16" gemm -m "$G" -n "$G" -k "$G" --seed 1 --json)
+    [ "$(jget pass "$bj")" = true ] || { echo "bench: bf16 gemm failed: $(jget result "$bj")" >&2; fail=1; }
+    b_cps=$(jget cycles_per_s "$bj"); b_cycles=$(jget cycles "$bj")
+fi
+fit_npu=${bf16:-$npu}
+echo "-- (viii) npu fit mlp:64,128,10, 10 epochs, $fit_npu"
+fit_csv="$bdir/fit_mlp.csv"
+fit_t0=$(date +%s)
+"$fit_npu" fit --model mlp:64,128,10 --epochs 10 --quiet --csv "$fit_csv" || {
+    echo "bench: npu fit failed" >&2; fail=1; }
+fit_s=$(( $(date +%s) - fit_t0 ))
+# epoch,loss,ref_loss,loss_rel_diff,train_acc,test_acc,ref_test_acc,...,kernel_fail
+fit_sum=$(grep -v '^#' "$fit_csv" 2>/dev/null | awk -F, 'NR > 1 { d = $4 < 0 ? -$4 : $4; if (d > m) m = d;
+    acc = $6; f += $12; n++ } END { printf "%d %.4f %.4f %d", n, acc, m, f }')
+read -r fit_n fit_acc fit_diff fit_fail <<<"$fit_sum"
+awk -v n="${fit_n:-0}" -v a="${fit_acc:-0}" -v d="${fit_diff:-1}" -v f="${fit_fail:-1}" \
+    'BEGIN { exit !(n == 10 && a >= 0.93 && d <= 0.02 && f == 0) }' || {
+    echo "bench: npu fit below the bar (epochs $fit_n, test $fit_acc, loss diff $fit_diff, failed kernels $fit_fail)" >&2
+    fail=1; }
+
 tbget() { printf '%s\n' "$tb" | grep "^train-bench $1 " | grep -o " $2=[^ ]*" | cut -d= -f2; }
 
 # bash's printf does floating point (strtold), so "0.91e2" prints as 91.0
@@ -121,6 +150,15 @@ if [ -n "$ref" ]; then
     printf '  %-38s %s\n' "  NPU speed / bare array speed" \
         "$(awk -v a="${g_cps:-0}" -v b="${r_cps:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "?" }')"
 fi
+if [ -n "$bf16" ]; then
+    printf '  %-38s %s cycles/s, %s cycles (int16: %s)\n' "bf16 gemm ${G}^3 speed" "$(num %.0f "$b_cps")" \
+        "${b_cycles:-?}" "${g_cycles:-?}"
+    printf '  %-38s %s\n' "  bf16 speed / int16 speed" \
+        "$(awk -v a="${b_cps:-0}" -v b="${g_cps:-0}" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "?" }')"
+fi
+printf '  %-38s test %s after %s epochs, loss within %s of fp32, %s failed kernels, %s s/epoch\n' \
+    "fit mlp:64,128,10 ($(basename "$(dirname "$fit_npu")"))" "$(pct "$fit_acc")" "${fit_n:-?}" \
+    "$(pct "$fit_diff")" "${fit_fail:-?}" "$(( ${fit_s:-0} / 10 ))"
 printf '  %-38s %s (%s)\n' "overlap ${O}^3" "$(jget overlap "$oj")" "$(jget result "$oj")"
 printf '  %-38s %s B/cycle\n' "  DRAM bandwidth (calibrated)" "$(jget dram_bw "$oj")"
 printf '  %-38s %s / %s / %s cycles\n' "  compute-only / transfer-only / full" \
