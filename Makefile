@@ -482,6 +482,7 @@ plots: $(B)/npu $(DEPS_STAMP)
 	    --csv $(PLOT_DIR)/data/conv.csv --quiet 2>/dev/null
 	if [ -f build/bench/train_bench.csv ]; then cp build/bench/train_bench.csv $(PLOT_DIR)/data/; \
 	else $(B)/npu train-bench --csv $(PLOT_DIR)/data/train_bench.csv > /dev/null; fi
+	if [ -f build/bench/fit_mlp.csv ]; then cp build/bench/fit_mlp.csv $(PLOT_DIR)/data/fit.csv; fi
 	$(PY_NUMPY) plots/plots.py $(PLOT_DIR)/data $(PLOT_DIR)
 
 # Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of

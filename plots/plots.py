@@ -7,12 +7,15 @@ skipped here and shown under each chart):
   topology.csv         npu gemm --topology F --csv DATA_DIR/topology.csv
   conv.csv             npu conv ... --dataflow both --csv DATA_DIR/conv.csv
   train_bench.csv      npu train-bench --csv DATA_DIR/train_bench.csv (make bench writes one)
+  fit.csv              npu fit --csv DATA_DIR/fit.csv (make bench writes one: fit_mlp.csv)
 and writes into OUT_DIR:
   utilization.png      per layer: overall, compute and mapping utilization (COMPUTE_REPORT)
   dram_traffic.png     per layer: DRAM bytes read and written (topology.csv)
   speedups.png         EcoFlow over the zero-padded baseline per conv layer and kernel (conv.csv);
                        the training orders over the sequential baseline per configuration,
                        count-weighted cycles of every layer (train_bench.csv)
+  fit_loss.png         npu fit: the loss per epoch beside the fp32 reference's, test accuracy
+`plots.py --fit FIT.csv OUT.png` draws that last chart alone (npu fit --plot).
 A chart whose data is missing is skipped with a note; no data at all, a CSV without the
 expected columns or an unwritable OUT_DIR is a one-line error and exit 2.
 Uses Debian's python3-matplotlib (the Makefile installs it like the other dependencies).
@@ -138,7 +141,36 @@ def speedups(data, out):
     finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "speedups.png"))
 
 
+def fit_loss(path, png):
+    """npu fit's loss curve beside the fp32 reference's, and the test accuracy."""
+    meta, rows = read_csv(path, ["epoch", "loss", "ref_loss", "test_acc", "ref_test_acc"])
+    ep = [int(r["epoch"]) for r in rows]
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    ax.plot(ep, [float(r["loss"]) for r in rows], "o-", label="loss (this engine)")
+    ax.plot(ep, [float(r["ref_loss"]) for r in rows], "x--", label="loss (fp32 reference)")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("mean training loss")
+    ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    acc = ax.twinx()
+    acc.plot(ep, [100 * float(r["test_acc"]) for r in rows], "s-", color="tab:green",
+             label="test accuracy")
+    acc.set_ylabel("test accuracy %")
+    lines = ax.get_legend_handles_labels()
+    more = acc.get_legend_handles_labels()
+    ax.legend(lines[0] + more[0], lines[1] + more[1], fontsize=8, loc="center right")
+    ax.set_title("npu fit: loss and test accuracy per epoch")
+    finish(fig, meta, png)
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--fit":
+        try:
+            fit_loss(argv[2], argv[3])
+        except (BadData, OSError, ValueError, KeyError) as e:
+            print(f"plots: {e}", file=sys.stderr)
+            return 2
+        return 0
     if len(argv) != 3:
         print("usage: plots.py DATA_DIR OUT_DIR", file=sys.stderr)
         return 2
@@ -155,6 +187,9 @@ def main(argv):
                 done += 1
             else:
                 print(f"plots: no {' or '.join(need)} in {data}: {fn.__name__} skipped")
+        if os.path.exists(os.path.join(data, "fit.csv")):
+            fit_loss(os.path.join(data, "fit.csv"), os.path.join(out, "fit_loss.png"))
+            done += 1
         if not done:
             raise BadData(f"{data}: none of COMPUTE_REPORT.csv, topology.csv, conv.csv, train_bench.csv")
     except (BadData, OSError, ValueError, KeyError) as e:
