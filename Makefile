@@ -27,7 +27,7 @@ ifneq ($(RTL_MISSING),)
 $(error rtl/npu.f does not list $(RTL_MISSING))
 endif
 # The bf16 arithmetic units (issue 15) and npu_pe, whose BF16 = 1 MAC they are; no config uses them.
-BF16_RTL := rtl/npu_bf16_mul.v rtl/npu_fp32_add.v rtl/npu_fp32_to_bf16.v rtl/npu_pe.v
+BF16_RTL := rtl/npu_bf16_mul.v rtl/npu_fp32_add.v rtl/npu_fp32_to_bf16.v rtl/npu_fp32_mul.v rtl/npu_pe.v
 # sw/ by role (sw/README.md): every folder but cli/ and tools/ is the host library.
 HOST_SRC := $(sort $(shell find sw -name '*.c' -not -path 'sw/cli/*' -not -path 'sw/tools/*'))
 HOST_HDR := $(sort $(shell find sw -name '*.h'))

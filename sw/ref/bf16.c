@@ -113,6 +113,42 @@ uint32_t npu_fp32_add(uint32_t a, uint32_t b)
     return sx << 31 | (uint32_t)e << 23 | (mant & 0x7FFFFF);
 }
 
+uint32_t npu_fp32_mul(uint32_t a, uint32_t b)
+{
+    uint32_t sign = (a ^ b) >> 31;
+    int ea = (a >> 23) & 0xFF, eb = (b >> 23) & 0xFF;
+    uint32_t fa = a & 0x7FFFFF, fb = b & 0x7FFFFF;
+    int nan_a = ea == 0xFF && fa, nan_b = eb == 0xFF && fb;
+    int inf_a = ea == 0xFF && !fa, inf_b = eb == 0xFF && !fb;
+    int zero_a = ea == 0, zero_b = eb == 0; /* zero or denormal: FTZ */
+    if (nan_a || nan_b || (inf_a && zero_b) || (zero_a && inf_b))
+        return NPU_FP32_NAN;
+    if (inf_a || inf_b)
+        return fp32_inf(sign);
+    if (zero_a || zero_b)
+        return fp32_zero(sign);
+    /* 24 x 24 significand bits: a 48-bit product in [2^46, 2^48) */
+    uint64_t p = (uint64_t)(0x800000 | fa) * (uint64_t)(0x800000 | fb);
+    int e = ea + eb - 127;
+    if (p >> 47)
+        e++; /* product in [2, 4) */
+    else
+        p <<= 1;
+    /* leading one at bit 47: 24 significand bits above bit 24, 24 bits below to round on */
+    uint32_t mant = (uint32_t)(p >> 24), rest = (uint32_t)(p & 0xFFFFFF);
+    if (rest > 0x800000 || (rest == 0x800000 && (mant & 1)))
+        mant++;
+    if (mant >> 24) { /* rounded up to 2^24: the next binade */
+        mant >>= 1;
+        e++;
+    }
+    if (e >= 0xFF)
+        return fp32_inf(sign);
+    if (e <= 0)
+        return fp32_zero(sign); /* the rounded result below 2^-126: FTZ */
+    return sign << 31 | (uint32_t)e << 23 | (mant & 0x7FFFFF);
+}
+
 uint16_t npu_fp32_to_bf16(uint32_t x)
 {
     uint32_t e = (x >> 23) & 0xFF;

@@ -204,3 +204,53 @@ Test(bf16, to_bf16_matches_nearest)
             cr_assert_fail("%08x -> %04x, want %04x", x, npu_fp32_to_bf16(x), nearest_bf16(x));
     }
 }
+
+/* fp32 products by hand: specials, the signs of zeros and Infs, RNE ties and the carry into the
+ * next binade, overflow, and the FTZ of a result whose rounded value is below 2^-126. */
+static uint32_t fmul_op(uint32_t a, uint32_t b) { return npu_fp32_mul(a, b); }
+Test(bf16, fp32_mul_special_values)
+{
+    static const struct case2 t[] = {
+        {0x3F800000, 0x3F800000, 0x3F800000}, /* 1 * 1 */
+        {0x80000000, 0x3F800000, 0x80000000}, /* -0 * 1 = -0 */
+        {0x80000000, 0x80000000, 0x00000000}, /* -0 * -0 = +0 */
+        {0x00000001, 0x7F000000, 0x00000000}, /* denormal reads as 0 */
+        {0x807FFFFF, 0x3F800000, 0x80000000}, /* -denormal: -0 */
+        {0x7F800000, 0xBF800000, 0xFF800000}, /* Inf * -1 */
+        {0x7F800000, 0x00000000, NPU_FP32_NAN}, /* Inf * 0 */
+        {0xFF800000, 0x00400000, NPU_FP32_NAN}, /* Inf * denormal (0) */
+        {0x7F800001, 0x3F800000, NPU_FP32_NAN}, /* signalling NaN */
+        {0xFFC00000, 0x00000000, NPU_FP32_NAN}, /* negative quiet NaN */
+        {0x7F7FFFFF, 0x40000000, 0x7F800000}, /* overflow: Inf */
+        {0xFF7FFFFF, 0x3F800001, 0xFF800000}, /* rounds up past the largest finite */
+        {0x3F800001, 0x3F800001, 0x3F800002}, /* (1+u)^2 = 1+2u+u^2: rounds down */
+        {0x3FFFFFFF, 0x3FFFFFFF, 0x407FFFFE}, /* (2-u)^2 = 4-4u+u^2 */
+        {0x3F7FFFFF, 0x3F800001, 0x3F800000}, /* (1-u/2)(1+u) = 1+u/2-u^2/2: RNE to 1 */
+        {0x00800000, 0x3F000000, 0x00000000}, /* 2^-126 / 2: below 2^-126, flushed */
+        {0x80800000, 0x3F800000, 0x80800000}, /* -2^-126 * 1: stays normal */
+        {0x00FFFFFF, 0x3F000000, 0x00000000}, /* 2^-126 * (1-2^-24), exact, below 2^-126: flushed */
+        {0x00800001, 0x3F7FFFFF, 0x00800000}, /* 2^-126 (1+u)(1-u/2) rounds to 2^-126 */
+        {0x40400000, 0x3EAAAAAB, 0x3F800000}, /* 3 * (1/3 rounded up) = 1 */
+    };
+    expect_cases("fp32_mul", fmul_op, t, sizeof t / sizeof t[0]);
+}
+
+/* fp32 products against the host's over 2^21 pairs. Compared where the two semantics must agree:
+ * the host rounds a result near 2^-126 on the denormal grid (fewer bits) where the model rounds
+ * to 24 bits and then flushes, so results below 2^-125 in magnitude are left out. */
+Test(bf16, fp32_mul_matches_host_fpu)
+{
+    uint64_t s = 0xD1B54A32D192ED03ull;
+    size_t n = (size_t)1 << 21, compared = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t b, a = fp_rand_pair(&s, &b);
+        volatile float fa = f_of(ftz(a)), fb = f_of(ftz(b));
+        uint32_t h = u_of(fa * fb), got = npu_fp32_mul(a, b), exp = expect_from_host(h);
+        if ((h & 0x7FFFFFFFu) < 0x01000000u && (h & 0x7FFFFFFFu) != 0)
+            continue; /* below 2^-125: the denormal grid's rounding differs */
+        compared++;
+        if (got != exp)
+            cr_assert_fail("pair %zu: %08x * %08x = %08x, host %08x -> want %08x", i, a, b, got, h, exp);
+    }
+    cr_assert_gt(compared, n / 2, "products compared: %zu of %zu", compared, n);
+}
