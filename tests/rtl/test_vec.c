@@ -14,6 +14,7 @@
 #include "rtl_common.h"
 #include "ref/bf16.h"
 #include "ref/vec_golden.h"
+#include "prog/prog_builder.h"
 #include "../fp/fp_operands.h"
 
 #define DRAM_IN  0x100000u  /* the SPM image the program loads */
@@ -177,8 +178,37 @@ static void check_model(const npu_prog_t *p, const uint8_t *init, const uint8_t 
     fnpu_sim_close(m);
 }
 
-/* Runs one case on a fresh model and checks it against the golden model and the functional
- * model. Returns 0 when the layout did not fit (nothing run). */
+/* Runs p (its data at DRAM_IN: init, the SPM image it loads) on a fresh model with stall % DRAM
+ * stalls; the SPM image it stores at DRAM_OUT must be want, the counters what the program
+ * implies, and the functional model must agree. */
+static void run_and_check(const npu_prog_t *p, const uint8_t *init, const uint8_t *want, size_t bytes,
+                          unsigned stall, uint64_t seed, const char *tag)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned B = 4u * (unsigned)c.s;
+    npu_sim_t *s = rtl_open(&c, stall, 0, seed);
+    memcpy(npu_sim_dram(s, NULL) + DRAM_IN, init, bytes);
+    npu_run_result_t r;
+    int rc = npu_run_program(&c, s, 0, p->insn, p->n, 50000000, &r);
+    cr_assert_eq(rc, NPU_RUN_DONE, "%s: run rc %d err %s pc %u info %u", tag, rc,
+                 npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc, (unsigned)r.err_info);
+    const uint8_t *out = npu_sim_dram(s, NULL) + DRAM_OUT;
+    for (size_t k = 0; k < bytes; k++)
+        if (out[k] != want[k])
+            cr_assert_fail("%s: SPM word %zu byte %zu = 0x%02x, golden 0x%02x", tag, k / B, k % B,
+                           out[k], want[k]);
+    npu_prog_expect_t e;
+    char msg[200];
+    npu_prog_expect(&c, p->insn, p->n, &e);
+    cr_assert_eq(npu_check_counters(r.cnt, &e, msg, sizeof msg), 0, "%s: %s", tag, msg);
+    cr_assert_eq(r.cnt[NPU_CNT_spm_rd_words], e.spm_rd_words, "%s: spm_rd_words", tag);
+    cr_assert_eq(r.cnt[NPU_CNT_spm_wr_words], e.spm_wr_words, "%s: spm_wr_words", tag);
+    check_model(p, init, want, bytes, &r, tag);
+    npu_sim_close(s);
+}
+
+/* Runs one case and checks it against the golden model (run_and_check). Returns 0 when the
+ * layout did not fit (nothing run). */
 static int run_case(const vcase_t *v, uint64_t seed)
 {
     npu_cfg_t c = rtl_cfg();
@@ -206,25 +236,7 @@ static int run_case(const vcase_t *v, uint64_t seed)
              npu_dtype_name((unsigned)c.dtype), vname(v->vop), l.ea == 32 || l.ed == 32 ? 32u : 16u,
              v->rows, v->len, l.as, l.bs, l.ds, v->inplace ? " in place" : "", (unsigned)v->alpha,
              (unsigned)v->beta, v->shift, (unsigned long long)seed);
-    npu_sim_t *s = rtl_open(&c, v->stall, 0, seed);
-    memcpy(npu_sim_dram(s, NULL) + DRAM_IN, init, bytes);
-    npu_run_result_t r;
-    int rc = npu_run_program(&c, s, 0, p.insn, p.n, 50000000, &r);
-    cr_assert_eq(rc, NPU_RUN_DONE, "%s: run rc %d err %s pc %u info %u", tag, rc,
-                 npu_error_name(r.err) ? npu_error_name(r.err) : "?", (unsigned)r.err_pc, (unsigned)r.err_info);
-    const uint8_t *out = npu_sim_dram(s, NULL) + DRAM_OUT;
-    for (size_t k = 0; k < bytes; k++)
-        if (out[k] != want[k])
-            cr_assert_fail("%s: SPM word %zu byte %zu = 0x%02x, golden 0x%02x", tag, k / B, k % B,
-                           out[k], want[k]);
-    npu_prog_expect_t e;
-    char msg[200];
-    npu_prog_expect(&c, p.insn, p.n, &e);
-    cr_assert_eq(npu_check_counters(r.cnt, &e, msg, sizeof msg), 0, "%s: %s", tag, msg);
-    cr_assert_eq(r.cnt[NPU_CNT_spm_rd_words], e.spm_rd_words, "%s: spm_rd_words", tag);
-    cr_assert_eq(r.cnt[NPU_CNT_spm_wr_words], e.spm_wr_words, "%s: spm_wr_words", tag);
-    check_model(&p, init, want, bytes, &r, tag);
-    npu_sim_close(s);
+    run_and_check(&p, init, want, bytes, v->stall, seed, tag);
     npu_prog_free(&p);
     free(init);
     free(want);
@@ -361,4 +373,108 @@ Test(vec_errors, spm_addr)
     s = rtl_open(&c, 0, 0, 1);
     cr_assert_eq(npu_run_program(&c, s, 0, p, 2, 100000, &r), NPU_RUN_DONE, "SUM with a d stride");
     npu_sim_close(s);
+}
+
+/* ---- SGD with momentum, and the ordering after a DRAIN --------------------------------------- */
+
+/* One optimizer step on 32-bit master copies (fp32 in bf16 configs, int32 Q8 in int16 configs),
+ * three AXPBYs (docs/isa.md "VEC": the rounding order): t = wd*W + dW; v = mu*v + t;
+ * W = W - lr*v (in place). Golden: the same three operations on the element arrays. */
+Test(vec, sgd_momentum)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned B = 4u * (unsigned)c.s, rows = 5, len = 3 * 2u * (unsigned)c.s + 3;
+    unsigned w = vwords(&c, len, 32), R = rows * w, n = rows * len;
+    int bf = npu_cfg_bf16(&c);
+    /* the scalars: bf16 wd 2^-10, mu 0.875, lr 2^-4 (fp32); int16 Q8 with shift 8 */
+    uint32_t wd = bf ? 0x3A800000u : 1, one = bf ? 0x3F800000u : 256, mu = bf ? 0x3F600000u : 224;
+    uint32_t nlr = bf ? 0xBD800000u : (uint32_t)-16 & 0xFFFFu;
+    unsigned sh = bf ? 0 : 8;
+    uint64_t x = rtl_seed(77) | 1;
+    uint32_t *W = malloc(4 * n), *V = malloc(4 * n), *G = malloc(4 * n), *T = malloc(4 * n);
+    uint8_t *init = calloc(4 * R, B), *want = calloc(4 * R, B);
+    cr_assert(W && V && G && T && init && want);
+    for (unsigned i = 0; i < n; i++) {
+        W[i] = rand_elem(&c, 32, 0, &x); V[i] = rand_elem(&c, 32, 0, &x); G[i] = rand_elem(&c, 32, 0, &x);
+        put_el(init, B, i / len * w, i % len, 32, W[i]);
+        put_el(init, B, R + i / len * w, i % len, 32, V[i]);
+        put_el(init, B, 2 * R + i / len * w, i % len, 32, G[i]);
+    }
+    npu_vec_regs_t g1 = {wd, one, sh}, g2 = {mu, one, sh}, g3 = {one, nlr, sh};
+    npu_vec_golden((unsigned)c.dtype, NPU_VOP_AXPBY, 1, &g1, rows, len, W, G, T);
+    npu_vec_golden((unsigned)c.dtype, NPU_VOP_AXPBY, 1, &g2, rows, len, V, T, V);
+    npu_vec_golden((unsigned)c.dtype, NPU_VOP_AXPBY, 1, &g3, rows, len, W, V, W);
+    memcpy(want, init, (size_t)4 * R * B);
+    for (unsigned i = 0; i < n; i++) {
+        put_el(want, B, i / len * w, i % len, 32, W[i]);
+        put_el(want, B, R + i / len * w, i % len, 32, V[i]);
+        put_el(want, B, 3 * R + i / len * w, i % len, 32, T[i]);
+    }
+    npu_pb_t b;
+    npu_prog_t p;
+    npu_insn_t in;
+    npu_pb_init(&b, &c);
+    npu_prog_init(&p);
+    npu_pb_put(&b, &p, npu_enc_load(&in, NPU_TAG_W, 0, 4 * R, DRAM_IN, 0, 1, B, B), &in, NPU_TOK_PUSH_NEXT);
+    npu_vec_op_t t = {NPU_VOP_AXPBY, 1, rows, len, sh, wd, one, 0, w, 2 * R, w, 3 * R, w};
+    npu_pb_vec(&b, &p, &t, NPU_TOK_POP_PREV, 0);
+    npu_vec_op_t v = {NPU_VOP_AXPBY, 1, rows, len, sh, mu, one, R, w, 3 * R, w, R, w};
+    npu_pb_vec(&b, &p, &v, 0, 0);
+    npu_vec_op_t u = {NPU_VOP_AXPBY, 1, rows, len, sh, one, nlr, 0, w, R, w, 0, w};
+    npu_pb_vec(&b, &p, &u, 0, NPU_TOK_PUSH_NEXT);
+    npu_pb_put(&b, &p, npu_enc_store(&in, NPU_TAG_W, 4 * R, DRAM_OUT, 0, 1, B, B), &in, NPU_TOK_POP_PREV);
+    char msg[120];
+    cr_assert_eq(npu_pb_finish(&b, msg, sizeof msg), 0, "%s", msg);
+    run_and_check(&p, init, want, (size_t)4 * R * B, 10, 77, "sgd_momentum");
+    npu_prog_free(&p);
+    free(W); free(V); free(G); free(T); free(init); free(want);
+}
+
+/* A VEC right behind a DRAIN, no tokens between them, reads the drained results: it issues
+ * only when the drain (and every earlier EXEC unit) is idle. The wave multiplies A by the
+ * identity (1 as the element type has it), the drain writes A as 32-bit values, NARROW makes
+ * them 16-bit again: the stored rows must be A. */
+Test(vec_order, after_drain)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned B = 4u * (unsigned)c.s, F = 2u * (unsigned)c.s, M = 3 * F + 1;
+    uint16_t one = npu_cfg_bf16(&c) ? 0x3F80 : 1;
+    uint64_t x = rtl_seed(78) | 1;
+    uint8_t *init = calloc(M + F, B), *want = calloc(2 * M, B);
+    cr_assert(init && want);
+    for (unsigned i = 0; i < M; i++) /* A: M rows of F elements at SPM 0; I at SPM M */
+        for (unsigned e = 0; e < F; e++) {
+            uint32_t a = rand_elem(&c, 16, 0, &x);
+            put_el(init, B, i, e, 16, a);
+            put_el(want, B, i, e, 16, a);
+        }
+    for (unsigned e = 0; e < F; e++)
+        put_el(init, B, M + e, e, 16, one);
+    npu_pb_t b;
+    npu_prog_t p;
+    npu_insn_t in;
+    npu_pb_init(&b, &c);
+    npu_prog_init(&p);
+    unsigned C = 2 * M; /* the drained int32 / fp32 rows: two words each */
+    npu_pb_put(&b, &p, npu_enc_load(&in, NPU_TAG_X, 0, M + F, DRAM_IN, 0, 1, B, B), &in, NPU_TOK_PUSH_NEXT);
+    npu_pb_put(&b, &p, npu_enc_ldw(&in, 0, NPU_MODE_FW, M, 1, F, F), &in, NPU_TOK_POP_PREV);
+    npu_pb_put(&b, &p, npu_enc_wave(&in, 0, NPU_MODE_FW, 0, M, 0, 1, F, F, 0), &in, 0);
+    npu_pb_put(&b, &p, npu_enc_drain(&in, M, 0, C, 2), &in, 0);
+    npu_vec_op_t v = {NPU_VOP_NARROW, 0, M, F, 0, 0, 0, C, 2, 0, 0, 4 * M, 1};
+    npu_pb_vec(&b, &p, &v, 0, NPU_TOK_PUSH_NEXT);
+    npu_pb_put(&b, &p, npu_enc_store(&in, NPU_TAG_Y, M, DRAM_OUT, 4 * M, 1, B, B), &in, NPU_TOK_POP_PREV);
+    char msg[120];
+    cr_assert_eq(npu_pb_finish(&b, msg, sizeof msg), 0, "%s", msg);
+    npu_sim_t *s = rtl_open(&c, 20, 0, 78);
+    memcpy(npu_sim_dram(s, NULL) + DRAM_IN, init, (size_t)(M + F) * B);
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(&c, s, 0, p.insn, p.n, 10000000, &r), NPU_RUN_DONE, "err %s",
+                 npu_error_name(r.err) ? npu_error_name(r.err) : "?");
+    const uint8_t *out = npu_sim_dram(s, NULL) + DRAM_OUT;
+    for (size_t k = 0; k < (size_t)M * B; k++)
+        cr_assert_eq(out[k], want[k], "row %zu byte %zu: 0x%02x, A has 0x%02x", k / B, k % B, out[k], want[k]);
+    npu_sim_close(s);
+    npu_prog_free(&p);
+    free(init);
+    free(want);
 }
