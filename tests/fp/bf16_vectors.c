@@ -72,6 +72,21 @@ static void mac_vec(FILE *f, uint32_t c, uint16_t a, uint16_t w)
     fprintf(f, "%08x%04x%04x%08x\n", c, a, w, npu_bf16_mac(c, a, w));
 }
 
+/* One file of an fp32 x fp32 unit: the special values' cross product, then NRAND random pairs. */
+static void fp32_pairs(const char *dir, const char *name, void (*vec)(FILE *, uint32_t, uint32_t),
+                       uint64_t *s)
+{
+    const unsigned nf = FP_NSPECIALS;
+    FILE *f = open_out(dir, name, nf * nf + NRAND);
+    for (unsigned i = 0; i < nf * nf; i++)
+        vec(f, FP_SPECIALS[i / nf], FP_SPECIALS[i % nf]);
+    for (unsigned i = 0; i < NRAND; i++) {
+        uint32_t b, a = fp_rand_pair(s, &b);
+        vec(f, a, b);
+    }
+    close_out(f);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || argc > 3) {
@@ -93,14 +108,7 @@ int main(int argc, char **argv)
     }
     close_out(f);
 
-    f = open_out(argv[1], "add.hex", nf * nf + NRAND);
-    for (unsigned i = 0; i < nf * nf; i++)
-        add_vec(f, FP_SPECIALS[i / nf], FP_SPECIALS[i % nf]);
-    for (unsigned i = 0; i < NRAND; i++) {
-        uint32_t b, a = fp_rand_pair(&s, &b);
-        add_vec(f, a, b);
-    }
-    close_out(f);
+    fp32_pairs(argv[1], "add.hex", add_vec, &s);
 
     f = open_out(argv[1], "cvt.hex", nf + 65536 + NRAND / 2);
     for (unsigned i = 0; i < nf; i++)
@@ -125,14 +133,7 @@ int main(int argc, char **argv)
     /* fp32 products: the specials' cross product, then random pairs (the addition's modes put
      * exponents near each other, which for a product means near 2^0 .. 2^±127: overflow, FTZ
      * and the rounding carry into the next binade) */
-    f = open_out(argv[1], "fpm.hex", nf * nf + NRAND);
-    for (unsigned i = 0; i < nf * nf; i++)
-        fpm_vec(f, FP_SPECIALS[i / nf], FP_SPECIALS[i % nf]);
-    for (unsigned i = 0; i < NRAND; i++) {
-        uint32_t b, a = fp_rand_pair(&s, &b);
-        fpm_vec(f, a, b);
-    }
-    close_out(f);
+    fp32_pairs(argv[1], "fpm.hex", fpm_vec, &s);
     close_out(counts);
     return 0;
 }

@@ -151,19 +151,8 @@ static const char *vname(unsigned vop) { return npu_vop_name(vop) ? npu_vop_name
 static void check_model(const npu_prog_t *p, const uint8_t *init, const uint8_t *want, size_t bytes,
                         const npu_run_result_t *r, const char *tag)
 {
-    npu_sim_t *m = fnpu_sim_open(NULL);
-    cr_assert_not_null(m);
+    npu_sim_t *m = rtl_model_run(p->insn, p->n, DRAM_IN, init, bytes, tag);
     uint8_t *d = fnpu_sim_dram(m, NULL);
-    memcpy(d + DRAM_IN, init, bytes);
-    for (size_t i = 0; i < p->n; i++)
-        memcpy(d + i * NPU_INSN_BYTES, p->insn[i].w, NPU_INSN_BYTES);
-    fnpu_sim_csr_write(m, NPU_CSR_PROG_BASE, 0);
-    fnpu_sim_csr_write(m, NPU_CSR_PROG_LEN, (uint32_t)p->n);
-    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 2);
-    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 1);
-    cr_assert_eq(fnpu_sim_run(m, 100000000), 1, "%s: the model did not halt", tag);
-    uint32_t st = fnpu_sim_csr_read(m, NPU_CSR_STATUS);
-    cr_assert_eq(st & 3u, (unsigned)NPU_STATE_DONE, "%s: model status 0x%x", tag, st);
     for (size_t k = 0; k < bytes; k++)
         cr_assert_eq(d[DRAM_OUT + k], want[k], "%s: model SPM byte 0x%zx = 0x%02x, golden 0x%02x", tag,
                      k, d[DRAM_OUT + k], want[k]);
