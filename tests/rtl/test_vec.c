@@ -27,6 +27,8 @@ typedef struct vcase {
     int inplace;             /* d at a's words (same-width element-wise ops) */
     int specials;            /* bf16: operands and scalars from the special values */
     unsigned stall;
+    const uint32_t *spec;    /* nspec > 0: a[r][e] = spec[e % nspec], b[r][e] = spec[r % nspec] */
+    unsigned nspec;
 } vcase_t;
 
 /* Where the operands are: first word and stride of a, b, d, their words per row, the span. */
@@ -213,9 +215,11 @@ static int run_case(const vcase_t *v, uint64_t seed)
         init[i] = (uint8_t)rtl_rand(&x);
     for (unsigned r = 0; r < v->rows; r++)
         for (unsigned e = 0; e < v->len; e++) {
-            put_el(init, B, l.aa + r * l.as, e, l.ea, rand_elem(&c, l.ea, v->specials, &x));
+            uint32_t ya = v->nspec ? v->spec[e % v->nspec] : rand_elem(&c, l.ea, v->specials, &x);
+            uint32_t yb = v->nspec ? v->spec[r % v->nspec] : rand_elem(&c, l.ea, v->specials, &x);
+            put_el(init, B, l.aa + r * l.as, e, l.ea, ya);
             if (l.use_b)
-                put_el(init, B, l.ba + r * l.bs, e, l.ea, rand_elem(&c, l.ea, v->specials, &x));
+                put_el(init, B, l.ba + r * l.bs, e, l.ea, yb);
         }
     expect_image(&c, v, &l, init, want);
     npu_prog_t p;
@@ -290,6 +294,67 @@ VEC_OP_TESTS(sum, NPU_VOP_SUM)
 
 Test(vec, narrow) { random_cases(NPU_VOP_NARROW, 0, 0, 16, 7); random_cases(NPU_VOP_NARROW, 0, 1, 8, 8); }
 Test(vec, widen) { random_cases(NPU_VOP_WIDEN, 0, 0, 16, 9); random_cases(NPU_VOP_WIDEN, 0, 1, 8, 10); }
+
+/* ---- special values: every pair, every op ---------------------------------------------------- */
+
+/* The edge values of each element type: bf16 / fp32 the special values of tests/fp (±0,
+ * denormals, the normal extremes, ±Inf, quiet and signalling NaNs of both signs); int16 / int32
+ * zero, ±1, the extremes and their neighbours, the int16 limits as int32. */
+static const uint32_t I16_SPECIALS[] = {0, 1, 0xFFFF, 0x7FFF, 0x8000, 0x7FFE, 0x8001, 0x4000, 0xC000};
+static const uint32_t I32_SPECIALS[] = {0, 1, 0xFFFFFFFFu, 0x7FFFFFFFu, 0x80000000u, 0x7FFF, 0x8000,
+                                        0xFFFF8000u, 0xFFFF7FFFu, 0x40000000u, 0xC0000000u};
+
+static void specials_of(const npu_cfg_t *c, unsigned bits, uint32_t *t, unsigned *n)
+{
+    *n = 0;
+    if (npu_cfg_bf16(c) && bits == 16)
+        for (unsigned i = 0; i < BF16_NSPECIALS; i++) t[(*n)++] = BF16_SPECIALS[i];
+    else if (npu_cfg_bf16(c))
+        for (unsigned i = 0; i < FP_NSPECIALS; i++) t[(*n)++] = FP_SPECIALS[i];
+    else if (bits == 16)
+        for (unsigned i = 0; i < sizeof I16_SPECIALS / 4; i++) t[(*n)++] = I16_SPECIALS[i];
+    else
+        for (unsigned i = 0; i < sizeof I32_SPECIALS / 4; i++) t[(*n)++] = I32_SPECIALS[i];
+}
+
+/* One op and width over every pair of edge values (a[r][e] = value e, b[r][e] = value r), with
+ * four settings of the scalars: bf16 (1, 1), (-0, +Inf), (NaN, a denormal), (2^127, 2); int16
+ * (1, 1, shift 0), (32767, -32768, 1), (-1, 32767, 15), (-32768, -32768, 31). */
+static void specials_cross(unsigned vop, unsigned wide)
+{
+    static const uint32_t fs[4][2] = {{0x3F800000u, 0x3F800000u}, {0x80000000u, 0x7F800000u},
+                                      {0x7FC00000u, 0x00000001u}, {0x7F000000u, 0x40000000u}};
+    static const uint32_t is[4][3] = {{1, 1, 0}, {0x7FFF, 0x8000, 1}, {0xFFFF, 0x7FFF, 15},
+                                      {0x8000, 0x8000, 31}};
+    npu_cfg_t c = rtl_cfg();
+    unsigned wa, wd, n;
+    uint32_t t[64];
+    cr_assert_eq(npu_vec_widths(vop, (int)wide, &wa, &wd), 0);
+    specials_of(&c, wa, t, &n);
+    for (unsigned k = 0; k < 4; k++) {
+        vcase_t v;
+        memset(&v, 0, sizeof v);
+        v.vop = vop;
+        v.wide = wide;
+        v.rows = n;
+        v.len = n;
+        v.spec = t;
+        v.nspec = n;
+        v.alpha = npu_cfg_bf16(&c) ? fs[k][0] : is[k][0];
+        v.beta = npu_cfg_bf16(&c) ? fs[k][1] : is[k][1];
+        v.shift = npu_cfg_bf16(&c) ? 0 : is[k][2];
+        cr_assert_eq(run_case(&v, 1000 + 10 * vop + k), 1);
+    }
+}
+
+Test(vec, specials_every_pair)
+{
+    for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++) {
+        specials_cross(vop, 0);
+        if (vop != NPU_VOP_NARROW && vop != NPU_VOP_WIDEN)
+            specials_cross(vop, 1);
+    }
+}
 
 /* ---- errors ------------------------------------------------------------------------------ */
 
