@@ -145,13 +145,10 @@ module npu_exec_vec #(
     reg  [31:0] ra, rb, rd;        // the current row's first word of a, b, d
     reg  [1:0]  k;                 // read of the chunk: 0/1 a low/high word, 2/3 b low/high
     reg         wk;                // write of the chunk: 0 low, 1 high word
-    // the chunk's words: a 32-bit chunk c is words 2c, 2c+1 of its row (the second if the row
-    // has it), a 16-bit chunk word c
-    wire [31:0] c1x  = {15'd0, c, 1'b0};
-    wire        a_hi = a32 && {15'd0, c1x[16:0]} + 32'd1 < {15'd0, wa};
-    wire        d_hi = d32 && {15'd0, c1x[16:0]} + 32'd1 < {15'd0, wd};
-    wire [31:0] a_off = a32 ? c1x : {16'd0, c};
-    wire [31:0] d_off = d32 ? c1x : {16'd0, c};
+    // the chunk's second word (32-bit: word 2c + 1) is in the row if 2c + 1 < words per row
+    wire [16:0] c2   = {c, 1'b0};
+    wire        a_hi = a32 && {15'd0, c2} + 32'd1 < {15'd0, wa};
+    wire        d_hi = d32 && {15'd0, c2} + 32'd1 < {15'd0, wd};
     // reads in the order a low, a high, b low, b high, skipping the ones the chunk lacks
     wire        k1_ok = a_hi;
     wire        k2_ok = useb;
@@ -159,11 +156,38 @@ module npu_exec_vec #(
     wire [1:0]  k_next = (k == 2'd0 && k1_ok) ? 2'd1 : (k <= 2'd1 && k2_ok) ? 2'd2 : 2'd3;
     wire        k_last = k == 2'd3 || (k == 2'd2 && !k3_ok) || (k == 2'd1 && !k2_ok)
                       || (k == 2'd0 && !k1_ok && !k2_ok);
-    wire [31:0] rd_a = (k[1] ? rb : ra) + a_off + {31'd0, k[0]};
-    wire [31:0] wr_a = rd + d_off + {31'd0, wk};
     wire        w_last = !(wk == 1'b0 && d_hi);
     wire        last_r = r == rows - 12'd1;
     wire        last_c = c == nch - 16'd1;
+
+    // The next chunk and row bases, loaded every cycle (the FSM below only sets the state):
+    // a VEC starts at chunk 0 of row 0; SUM's next row (ADD) moves a down a row, its next chunk
+    // (the chunk's write done) returns a to row 0; an element-wise op's next chunk stays in the
+    // row, after the row's last it moves a, b, d down a row.
+    wire        start  = st == VS_IDLE && issue && is_vec;
+    wire        sum_nr = st == VS_ADD && sum && !last_r;
+    wire        wr_end = st == VS_WR && wr_gnt && w_last;
+    wire        row_nx = wr_end && !sum && last_c;
+    wire [15:0] c_n  = start || row_nx ? 16'd0 : wr_end ? c + 16'd1 : c;
+    wire [31:0] ra_n = start ? {16'd0, f_aa} : (sum_nr || row_nx) ? ra + {16'd0, as_}
+                     : (wr_end && sum) ? {16'd0, aa} : ra;
+    wire [31:0] rb_n = start ? {16'd0, f_ba} : row_nx ? rb + {16'd0, bs} : rb;
+    wire [31:0] rd_n = start ? {16'd0, f_da} : row_nx ? rd + {16'd0, ds} : rd;
+    wire        a32_n = start ? h_a32 : a32;
+    wire        d32_n = start ? h_d32 : d32;
+    // The chunk's SPM words, registered from those next values, so the SPM requests leave a
+    // register through a 4:1 mux (the address adders stay out of the SPM arbitration path):
+    // a 32-bit chunk c is words 2c, 2c+1 of its row, a 16-bit one word c
+    wire [31:0] ao_n = a32_n ? {15'd0, c_n, 1'b0} : {16'd0, c_n};
+    wire [31:0] do_n = d32_n ? {15'd0, c_n, 1'b0} : {16'd0, c_n};
+    reg  [31:0] ca, ca1, cb, cb1, cd, cd1;
+    always @(posedge clk) begin
+        ca <= ra_n + ao_n; ca1 <= ra_n + ao_n + 32'd1;
+        cb <= rb_n + ao_n; cb1 <= rb_n + ao_n + 32'd1;
+        cd <= rd_n + do_n; cd1 <= rd_n + do_n + 32'd1;
+    end
+    wire [31:0] rd_a = k == 2'd0 ? ca : k == 2'd1 ? ca1 : k == 2'd2 ? cb : cb1;
+    wire [31:0] wr_a = wk ? cd1 : cd;
     assign rd_req  = st == VS_RD;
     assign rd_addr = rd_a[SPM_AW-1:0];
     assign wr_req  = st == VS_WR;
@@ -195,14 +219,14 @@ module npu_exec_vec #(
         if (!rst_n) begin
             st <= VS_IDLE;
         end else begin
+            c <= c_n; ra <= ra_n; rb <= rb_n; rd <= rd_n;
             case (st)
                 VS_IDLE: if (issue && is_vec) begin
-                    st <= VS_RD; k <= 2'd0; r <= 12'd0; c <= 16'd0;
+                    st <= VS_RD; k <= 2'd0; r <= 12'd0;
                     vop <= f_vop; a32 <= h_a32; d32 <= h_d32; useb <= h_useb; sum <= h_sum;
                     push <= push_in; rows <= f_rows; nch <= w16[15:0]; rem <= {1'b0, len};
                     wa <= h_a32 ? w32 : w16; wd <= h_d32 ? w32 : w16;
                     aa <= f_aa; as_ <= f_as; bs <= f_bs; ds <= f_ds;
-                    ra <= {16'd0, f_aa}; rb <= {16'd0, f_ba}; rd <= {16'd0, f_da};
                 end
                 VS_RD:   if (rd_gnt) begin
                     k <= k_next;
@@ -213,7 +237,7 @@ module npu_exec_vec #(
                 VS_ADD:  begin
                     k <= 2'd0; wk <= 1'b0;
                     if (sum && !last_r) begin       // the column's next row
-                        st <= VS_RD; r <= r + 12'd1; ra <= ra + {16'd0, as_};
+                        st <= VS_RD; r <= r + 12'd1;
                     end else begin
                         st <= VS_WR;
                     end
@@ -223,12 +247,11 @@ module npu_exec_vec #(
                     if (w_last) begin
                         st <= fin ? VS_IDLE : VS_RD;
                         if (sum) begin              // the next column, from row 0
-                            c <= c + 16'd1; rem <= rem - F[16:0]; r <= 12'd0; ra <= {16'd0, aa};
+                            rem <= rem - F[16:0]; r <= 12'd0;
                         end else if (last_c) begin  // the next row, from chunk 0
-                            c <= 16'd0; rem <= {1'b0, len}; r <= r + 12'd1;
-                            ra <= ra + {16'd0, as_}; rb <= rb + {16'd0, bs}; rd <= rd + {16'd0, ds};
+                            rem <= {1'b0, len}; r <= r + 12'd1;
                         end else begin
-                            c <= c + 16'd1; rem <= rem - F[16:0];
+                            rem <= rem - F[16:0];
                         end
                     end
                 end
