@@ -21,7 +21,7 @@ TEST_CONFIGS := tiny small tiny-bf16 small-bf16
 # alone (random GEMMs, specials, DRAIN narrow, training): its model simulates ~4x slower than
 # small's (fp32 adders in every PE). docs/datapath.md section 6.
 TEST_FILTER_BF16 := !(@(conv|conv_isa|fcov|modes|policies|train|train_part))/*
-TEST_FILTER_small-bf16 := bf16/*
+TEST_FILTER_small-bf16 := @(bf16|vec|vec_errors|vec_order)/*
 test_filter = $(if $(findstring -bf16,$(1)),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
 B        := build/$(CONFIG)
 CC       ?= gcc
@@ -35,8 +35,10 @@ RTL_MISSING := $(filter-out $(RTL),$(wildcard rtl/*.v))
 ifneq ($(RTL_MISSING),)
 $(error rtl/npu.f does not list $(RTL_MISSING))
 endif
-# The bf16 arithmetic units (issue 15) and npu_pe, whose BF16 = 1 MAC they are (the bf16 configs).
-BF16_RTL := rtl/npu_bf16_mul.v rtl/npu_fp32_add.v rtl/npu_fp32_to_bf16.v rtl/npu_pe.v rtl/npu_drain_narrow.v
+# The bf16 arithmetic units (issue 15), npu_pe whose BF16 = 1 MAC they are, the narrow DRAIN and the
+# vector unit's fp32 multiplier (the bf16 configs elaborate them).
+BF16_RTL := rtl/npu_bf16_mul.v rtl/npu_fp32_add.v rtl/npu_fp32_to_bf16.v rtl/npu_fp32_mul.v rtl/npu_pe.v \
+            rtl/npu_drain_narrow.v
 # sw/ by role (sw/README.md): every folder but cli/ and tools/ is the host library.
 HOST_SRC := $(sort $(shell find sw -name '*.c' -not -path 'sw/cli/*' -not -path 'sw/tools/*'))
 HOST_HDR := $(sort $(shell find sw -name '*.h'))

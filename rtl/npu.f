@@ -9,6 +9,7 @@ rtl/npu_bf16_mul.v
 rtl/npu_fp32_add.v
 rtl/npu_fp32_to_bf16.v
 rtl/npu_drain_narrow.v
+rtl/npu_fp32_mul.v
 rtl/npu_pe.v
 rtl/npu_core.v
 rtl/npu_flexsa.v
@@ -38,6 +39,9 @@ rtl/npu_exec_inject.v
 rtl/npu_exec_events.v
 rtl/npu_exec_obuf_hazard.v
 rtl/npu_exec_drain.v
+rtl/npu_vec_lane_fp.v
+rtl/npu_vec_lane_int.v
+rtl/npu_exec_vec.v
 rtl/npu_exec.v
 // top
 rtl/npu_perf_counters.v

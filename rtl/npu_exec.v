@@ -7,6 +7,7 @@
 //                         -> injector -> FlexSA                              npu_exec_inject
 //                         -> OBUF (writes, retirement, row hazards)          npu_exec_obuf_hazard
 //   drain engine   DRAIN: OBUF -> SPM                                        npu_exec_drain
+//   vector unit    VEC:   SPM -> 2S lanes -> SPM (VSET: its registers)       npu_exec_vec
 // with the head's decode and range checks in npu_exec_decode and the wave counter events in
 // npu_exec_events. This module keeps the issue (tokens, unit and hazard interlocks), the
 // errors and the completion (token pushes, done count, busy, progress).
@@ -15,6 +16,8 @@
 //   WAVE(bank b) issues only when b is loaded (or being loaded to a full cover: early), in the
 //   mode b was loaded for (else BAD_DESC), and no DRAIN queued or reading covers its OBUF rows;
 //   a DRAIN reads its OBUF rows only when no wave in flight still writes them.
+// A VEC is a barrier: it issues when the other units are idle (every earlier EXEC instruction
+// complete, its SPM writes done), and nothing issues while it runs (docs/isa.md section 3).
 // An error (the head's checks, or the mode check) stops the issue: err with the faulting pc.
 module npu_exec #(
     parameter S         = 8,
@@ -23,7 +26,7 @@ module npu_exec #(
     parameter OBUF_ROWS = 256,
     parameter OBUF_AW   = 9,
     parameter TAGW      = OBUF_AW + 5,   // row tag {mode, last, bank, acc, OBUF row}
-    parameter BF16      = 0              // bf16 elements: lanes outside [k_lo, k) fed as +0, fp32 DRAIN acc
+    parameter DTYPE     = 0              // element type: DTYPE_INT16 / DTYPE_BF16 (npu_defs.vh)
 ) (
     input  wire                  clk,
     input  wire                  rst_n,
@@ -62,6 +65,15 @@ module npu_exec #(
     output wire [4*SPM_AW-1:0]   wr_addr,
     output wire [4*32*S-1:0]     wr_data,
     input  wire [3:0]            wr_gnt,
+    // vector unit: one read and one write port
+    output wire                  vrd_req,
+    output wire [SPM_AW-1:0]     vrd_addr,
+    input  wire                  vrd_gnt,
+    input  wire [32*S-1:0]       vrd_data,
+    output wire                  vwr_req,
+    output wire [SPM_AW-1:0]     vwr_addr,
+    output wire [32*S-1:0]       vwr_data,
+    input  wire                  vwr_gnt,
     // NoC sources
     // two H channels: [0] = L (LBUF_H of cores 0/2), [1] = R (cores 1/3); the low endpoint of a
     // channel (core 0/1) keeps lanes 0..S-1 of a flit, the high one (core 2/3) lanes S..2S-1
@@ -127,9 +139,14 @@ module npu_exec #(
     output wire [15:0]           ev_idle_shape,  // PEs of row-carrying sub-arrays outside k x n
     output wire [15:0]           ev_macs_zero,   // MACs fed a zero A element (lanes k_lo..k-1 x n)
     output wire                  ev_drain_busy,  // a DRAIN is active
-    output wire                  ev_drain_stall  // a drain word was refused by the SPM
+    output wire                  ev_drain_stall, // a drain word was refused by the SPM
+    output wire                  ev_vec_busy,    // a VEC is active
+    output wire                  ev_vec_rd,      // the vector unit read an SPM word
+    output wire                  ev_vec_wr       // the vector unit wrote an SPM word
 );
 `include "npu_defs.vh"
+    // bf16: lanes outside [k_lo, k) fed as +0, fp32 DRAIN acc; the vector unit's fp32 lanes
+    localparam BF16 = (DTYPE == DTYPE_BF16) ? 1 : 0;
     localparam RW = OBUF_AW + 1;     // an OBUF row or the end of a range (up to 2 * OBUF_ROWS)
 
     // ------------------------------------------------------------------ decode and checks
@@ -187,16 +204,20 @@ module npu_exec #(
     wire wave_w_early = wearly[f_bank];
     wire wave_w_ok  = wok[f_bank];
     wire wave_ob_ok = !war_blk;
-    wire unit_ok = is_ldw   ? !ldw_act :
+    wire v_is, v_vec, v_err, v_busy;
+    wire others_idle = !ldw_busy && !inj_busy && !dr_busy && !haz_busy && !st_busy && !ev_busy_mz;
+    wire unit_ok = v_busy   ? 1'b0 :                 // nothing issues while a VEC runs
+                   is_ldw   ? !ldw_act :
                    is_wave  ? (!inj_full && !haz_full) :
-                   is_drain ? !dq_full : 1'b1;
+                   is_drain ? !dq_full :
+                   v_vec    ? others_idle : 1'b1;
     wire hazard_ok = is_wave ? (wave_w_ok && wave_ob_ok) : 1'b1;
     // A WAVE must run in the mode its bank was loaded for (each mode lays the stationary tile
     // out differently over the four cores): checked when the bank is ready, else BAD_DESC.
     wire [1:0] f_bank_mode = f_bank ? bank_mode[3:2] : bank_mode[1:0];
     wire mode_bad = chk_vld && is_wave && wave_w_ok && f_bank_mode != f_mode;
     // the head's checks (npu_exec_decode) are valid from its fourth cycle at the head
-    wire bad = (chk_vld && chk_err) || mode_bad;
+    wire bad = (chk_vld && (chk_err || v_err)) || mode_bad;
     assign can_issue = run && q_vld && chk_vld && !bad && tokens_ok && unit_ok && hazard_ok;
     assign issue_ldw   = can_issue && is_ldw;
     assign issue_wave  = can_issue && is_wave;
@@ -207,8 +228,10 @@ module npu_exec #(
     assign pop_s2e = can_issue && t_pop_nxt;
 
     assign err      = run && q_vld && bad;
-    assign err_code = (chk_code != ERR_NONE) ? chk_code : ERR_BAD_DESC;
-    assign err_info = (chk_code != ERR_NONE) ? chk_info : {28'd0, f_bank_mode, f_mode};
+    wire [7:0]  v_code;
+    wire [31:0] v_info;
+    assign err_code = (chk_code != ERR_NONE) ? chk_code : v_err ? v_code : ERR_BAD_DESC;
+    assign err_info = (chk_code != ERR_NONE) ? chk_info : v_err ? v_info : {28'd0, f_bank_mode, f_mode};
     assign err_pc   = q_pc;
 
     reg [31:0] pc_q;
@@ -321,6 +344,18 @@ module npu_exec #(
         .ev_drain_row(ev_drain_row), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall)
     );
 
+    wire       v_progress, v_done;
+    wire [1:0] v_push;
+    npu_exec_vec #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DTYPE(DTYPE)) u_vec (
+        .clk(clk), .rst_n(rst_n), .q_insn(q_insn), .is_v(v_is), .is_vec(v_vec),
+        .chk_err(v_err), .chk_code(v_code), .chk_info(v_info),
+        .issue(can_issue && v_is), .push_in({t_psh_nxt, t_psh_prv}), .busy(v_busy),
+        .progress(v_progress), .done(v_done), .done_push(v_push),
+        .rd_req(vrd_req), .rd_addr(vrd_addr), .rd_gnt(vrd_gnt), .rd_data(vrd_data),
+        .wr_req(vwr_req), .wr_addr(vwr_addr), .wr_data(vwr_data), .wr_gnt(vwr_gnt),
+        .ev_busy(ev_vec_busy), .ev_rd(ev_vec_rd), .ev_wr(ev_vec_wr)
+    );
+
     // ------------------------------------------------------------------ completion
     wire [1:0] ldw_p  = ldw_done ? ldw_push : 2'b00;
     wire [1:0] dr_p   = dr_done ? dr_push : 2'b00;
@@ -334,17 +369,20 @@ module npu_exec #(
         if (!rst_n) begin
             push_e2l_q <= 3'd0; push_e2s_q <= 3'd0; done_cnt_q <= 3'd0;
         end else begin
-            push_e2l_q <= {2'd0, ldw_p[0]} + {2'd0, wave_push[0]} + {2'd0, dr_p[0]} + {2'd0, sy_p[0]};
-            push_e2s_q <= {2'd0, ldw_p[1]} + {2'd0, wave_push[1]} + {2'd0, dr_p[1]} + {2'd0, sy_p[1]};
-            done_cnt_q <= {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_done} + {2'd0, issue_sync};
+            push_e2l_q <= {2'd0, ldw_p[0]} + {2'd0, wave_push[0]} + {2'd0, dr_p[0]} + {2'd0, sy_p[0]}
+                        + {2'd0, v_push[0]};
+            push_e2s_q <= {2'd0, ldw_p[1]} + {2'd0, wave_push[1]} + {2'd0, dr_p[1]} + {2'd0, sy_p[1]}
+                        + {2'd0, v_push[1]};
+            done_cnt_q <= {2'd0, ldw_done} + {2'd0, wave_done} + {2'd0, dr_done} + {2'd0, issue_sync}
+                        + {2'd0, v_done};
         end
     end
     assign push_e2l = push_e2l_q;
     assign push_e2s = push_e2s_q;
     assign done_cnt = done_cnt_q;
-    assign busy     = ldw_busy || inj_busy || dr_busy || haz_busy || st_busy || ev_busy_mz
+    assign busy     = ldw_busy || inj_busy || dr_busy || haz_busy || st_busy || ev_busy_mz || v_busy
                    || push_e2l_q != 3'd0 || push_e2s_q != 3'd0 || done_cnt_q != 3'd0;
     assign progress = can_issue || inj || mode_sw || ldw_shift || dr_progress || x_progress
-                   || st_progress;
+                   || st_progress || v_progress;
 endmodule
 `default_nettype wire

@@ -11,8 +11,9 @@
 //        first failure, in the order ILLEGAL_OPCODE, BAD_DESC, SPM_ADDR, OBUF_ADDR (ERR_INFO:
 //        0, the last SPM word, the OBUF end row, the opcode). The mode check against the
 //        loaded bank is npu_exec's (it needs the weight loader's state).
-// The only module that knows the EXEC instructions' bit positions and opcodes (docs/isa.md
-// §2); no multiplier output leaves it unregistered. Row sets of a WAVE (docs/isa.md):
+// The only module that knows the bit positions and opcodes of LDW, WAVE, DRAIN and SYNC_E
+// (docs/isa.md §2; VEC and VSET are the vector unit's, npu_exec_vec); no multiplier output
+// leaves it unregistered. Row sets of a WAVE (docs/isa.md):
 //   FW  1 set  [0,m)                         streams 0+2            wide OBUF layout
 //   HSW 2 sets [0,ha) top, [ha,m) bottom     stream 0 | stream 2    wide
 //   VSW 2 sets [0,ha) left, [ha,m) right     streams 0+2 | 1+3      skinny
@@ -364,7 +365,8 @@ module npu_exec_decode #(
     wire chk_f_bad = is_ldw ? ldw_bad : is_wave ? wave_bad : is_drain && drain_bad;
     wire chk_f_ob  = is_wave ? (wave_obuf_end > 2 * OBUF_ROWS17 || wave_in_half > OBUF_ROWS17)
                    : is_drain && (dr_obuf_end > 2 * OBUF_ROWS17 || dr_in_half > OBUF_ROWS17);
-    wire chk_f_ill = !is_ldw && !is_wave && !is_drain && !is_sync;
+    // VEC and VSET: decoded and checked by the vector unit (npu_exec_vec)
+    wire chk_f_ill = !is_ldw && !is_wave && !is_drain && !is_sync && op != OP_VEC && op != OP_VSET;
 
     // The range checks are registered in three stages (see "Range checks" above): a head
     // instruction is checked in the three cycles after it arrives and may issue from the fourth.

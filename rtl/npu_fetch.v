@@ -151,7 +151,8 @@ module npu_fetch #(
     // run as something else. FILL runs in the LOAD DMA engine (npu_dma_load).
     wire to_l = op == OP_LOAD || op == OP_SYNC_L || op == OP_FILL;
     wire to_s = op == OP_STORE || op == OP_SYNC_S;
-    wire to_e = op == OP_LDW || op == OP_WAVE || op == OP_DRAIN || op == OP_SYNC_E;
+    wire to_e = op == OP_LDW || op == OP_WAVE || op == OP_DRAIN || op == OP_SYNC_E
+             || op == OP_VEC || op == OP_VSET;
     wire illegal = !(to_l || to_s || to_e);
     wire have = active && run && !failed && insn_vld && pc != len;
     assign insn_take = have && !illegal && ((to_l && !ql_full) || (to_s && !qs_full) || (to_e && !qe_full));

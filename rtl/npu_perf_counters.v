@@ -62,6 +62,9 @@ module npu_perf_counters #(
     input  wire [15:0] ev_macs_zero,
     input  wire        ev_drain_busy,
     input  wire        ev_drain_stall,
+    input  wire        ev_vec_busy,      // vector unit: active, an SPM word read, written
+    input  wire        ev_vec_rd,
+    input  wire        ev_vec_wr,
     output wire [NCNT*16-1:0] cnt_inc
 );
 `include "npu_defs.vh"
@@ -153,6 +156,9 @@ module npu_perf_counters #(
             else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
             else if (gc == CNT_MACS_ZERO)         assign v = ev_macs_zero;
             else if (gc == CNT_FILL_WORDS)        assign v = {15'd0, ld_cnt_fill};
+            else if (gc == CNT_VEC_BUSY)          assign v = {15'd0, ev_vec_busy};
+            else if (gc == CNT_VEC_RD_WORDS)      assign v = {15'd0, ev_vec_rd};
+            else if (gc == CNT_VEC_WR_WORDS)      assign v = {15'd0, ev_vec_wr};
             else                                  assign v = 16'd0;
             if (gc >= CNT_DRAM_RD_PROG && gc <= CNT_DRAM_WR_BURSTS) begin : g_dyn
                 assign cnt_dyn[gc*16 +: 16] = v;

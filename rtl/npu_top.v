@@ -239,9 +239,13 @@ module npu_top #(
     );
 
     // ------------------------------------------------------------------ SPM
-    // read ports: 0..3 = A stream positions (WAVE: one row per sub-array and cycle),
-    //             4 = stationary stream (LDW), 5 = STORE DMA
-    // write ports: 0/1 = OBUF drain low/high word of row r, 2/3 = of row r+1, 4 = LOAD DMA
+    // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
+    //             cycle), 5 = stationary stream (LDW), 6 = STORE DMA
+    // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
+    //             5 = LOAD DMA
+    // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
+    // it, so a VEC takes the cycles its program says. Only the DMA engines run beside it (a VEC
+    // waits for the other EXEC units), and they wait out a refused word anyway.
     wire        rdw_req, rdw_gnt;
     wire [3:0]  rda_req, rda_gnt;
     wire [3:0]  dr_wr_req, dr_wr_gnt;
@@ -249,29 +253,33 @@ module npu_top #(
     wire [4*SPM_AW-1:0] rda_addr;
     wire [4*SPM_AW-1:0] dr_wr_addr;
     wire [4*WB-1:0] dr_wr_data;
-    wire [6*WB-1:0] spm_rd_data;
-    wire [5:0]  spm_rd_vld;
-    wire [5:0]  spm_rd_gnt;
-    wire [4:0]  spm_wr_gnt;
+    wire [7*WB-1:0] spm_rd_data;
+    wire [6:0]  spm_rd_vld;
+    wire [6:0]  spm_rd_gnt;
+    wire [5:0]  spm_wr_gnt;
+    wire        vrd_req, vwr_req;
+    wire [SPM_AW-1:0] vrd_addr, vwr_addr;
+    wire [WB-1:0] vwr_data;
     wire [2:0]  spm_cnt_rd;
     wire [2:0]  spm_cnt_wr;
     wire [3:0]  spm_cnt_conf;
 
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(6), .NW(5), .SUBW(2)) u_spm (
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(7), .NW(6), .SUBW(2)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
-        .rd_req({st_rd_req, rdw_req, rda_req}), .rd_addr({st_rd_addr, rdw_addr, rda_addr}),
+        .rd_req({st_rd_req, rdw_req, rda_req, vrd_req}),
+        .rd_addr({st_rd_addr, rdw_addr, rda_addr, vrd_addr}),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
-        .wr_req({ld_wr_req, dr_wr_req}), .wr_addr({ld_wr_addr, dr_wr_addr}),
-        .wr_data({ld_wr_data, dr_wr_data}), .wr_gnt(spm_wr_gnt),
+        .wr_req({ld_wr_req, dr_wr_req, vwr_req}), .wr_addr({ld_wr_addr, dr_wr_addr, vwr_addr}),
+        .wr_data({ld_wr_data, dr_wr_data, vwr_data}), .wr_gnt(spm_wr_gnt),
         .cnt_rd(spm_cnt_rd), .cnt_wr(spm_cnt_wr), .cnt_conflict(spm_cnt_conf)
     );
-    assign rda_gnt    = spm_rd_gnt[3:0];
-    assign rdw_gnt    = spm_rd_gnt[4];
-    assign st_rd_gnt  = spm_rd_gnt[5];
-    assign st_rd_vld  = spm_rd_vld[5];
-    assign st_rd_data = spm_rd_data[5*WB +: WB];
-    assign dr_wr_gnt  = spm_wr_gnt[3:0];
-    assign ld_wr_gnt  = spm_wr_gnt[4];
+    assign rda_gnt    = spm_rd_gnt[4:1];
+    assign rdw_gnt    = spm_rd_gnt[5];
+    assign st_rd_gnt  = spm_rd_gnt[6];
+    assign st_rd_vld  = spm_rd_vld[6];
+    assign st_rd_data = spm_rd_data[6*WB +: WB];
+    assign dr_wr_gnt  = spm_wr_gnt[4:1];
+    assign ld_wr_gnt  = spm_wr_gnt[5];
 
     // ------------------------------------------------------------------ NoC and local buffers
     // Multicast group IDs are, for now, core bitmasks: endpoint e accepts ID g when g[e] = 1.
@@ -397,12 +405,12 @@ module npu_top #(
     wire [63:0] ev_macs;
     wire        ev_wait_tok, ev_wait_weights, ev_wait_obuf, ev_wait_unit;
     wire [1:0]  ev_drain_row;
-    wire        ev_drain_busy, ev_drain_stall;
+    wire        ev_drain_busy, ev_drain_stall, ev_vec_busy, ev_vec_rd, ev_vec_wr;
     wire [15:0] ev_idle_shape, ev_macs_zero;
     wire [7:0]  ev_obuf_writes;
 
     npu_exec #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_ROWS(OBUF_ROWS),
-               .OBUF_AW(OBUF_AW), .TAGW(TAGW), .BF16(BF16)) u_exec (
+               .OBUF_AW(OBUF_AW), .TAGW(TAGW), .DTYPE(DTYPE)) u_exec (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .q_vld(!qe_empty), .q_insn(qe_dout[127:0]), .q_pc(qe_dout[159:128]), .q_pop(qe_pop),
         .pc_cur(pc_e),
@@ -410,9 +418,11 @@ module npu_top #(
         .push_e2l(push_e2l), .push_e2s(push_e2s),
         .err(x_err), .err_code(x_err_code), .err_info(x_err_info), .err_pc(x_err_pc),
         .busy(x_busy), .progress(x_progress), .done_cnt(x_done),
-        .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[0 +: 4*WB]),
-        .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[4*WB +: WB]),
+        .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[WB +: 4*WB]),
+        .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[5*WB +: WB]),
         .wr_req(dr_wr_req), .wr_addr(dr_wr_addr), .wr_data(dr_wr_data), .wr_gnt(dr_wr_gnt),
+        .vrd_req(vrd_req), .vrd_addr(vrd_addr), .vrd_gnt(spm_rd_gnt[0]), .vrd_data(spm_rd_data[0 +: WB]),
+        .vwr_req(vwr_req), .vwr_addr(vwr_addr), .vwr_data(vwr_data), .vwr_gnt(spm_wr_gnt[0]),
         .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_two(h_two), .h_rdy(h_rdy),
         .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
@@ -428,7 +438,8 @@ module npu_top #(
         .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass), .ev_path2(ev_path2),
         .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights), .ev_wait_obuf(ev_wait_obuf),
         .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes), .ev_drain_row(ev_drain_row),
-        .ev_idle_shape(ev_idle_shape), .ev_macs_zero(ev_macs_zero), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall)
+        .ev_idle_shape(ev_idle_shape), .ev_macs_zero(ev_macs_zero), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall),
+        .ev_vec_busy(ev_vec_busy), .ev_vec_rd(ev_vec_rd), .ev_vec_wr(ev_vec_wr)
     );
     assign busy_e = x_busy;
 
@@ -504,10 +515,11 @@ module npu_top #(
         .ev_wait_obuf(ev_wait_obuf), .ev_wait_unit(ev_wait_unit), .ev_obuf_writes(ev_obuf_writes),
         .ev_drain_row(ev_drain_row), .ev_idle_shape(ev_idle_shape), .ev_macs_zero(ev_macs_zero),
         .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall),
+        .ev_vec_busy(ev_vec_busy), .ev_vec_rd(ev_vec_rd), .ev_vec_wr(ev_vec_wr),
         .cnt_inc(cnt_inc)
     );
 
-    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[4:0],
+    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[5:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
                     stq_push_next_unused, s2e_avail};
 endmodule

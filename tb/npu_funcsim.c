@@ -332,6 +332,8 @@ static void start(npu_sim_t *s)
     }
     memset(s->tok, 0, sizeof s->tok);
     memset(s->bank_loaded, 0, sizeof s->bank_loaded); /* start resets the units (RTL loaded4) */
+    s->v_alpha = s->v_beta = 0;
+    s->v_len = s->v_shift = 0;
     s->fetch_pc = 0;
     s->next_fetch_beat = s->fetch_burst_end = s->prog_base / s->B;
     s->prog_beats = cdiv(NPU_INSN_BYTES * (uint64_t)s->prog_len, s->B);

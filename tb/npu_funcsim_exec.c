@@ -591,6 +591,193 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
     return 0;
 }
 
+/* ---- VEC / VSET (docs/isa.md "VEC"): the vector unit, on the SPM's words and lanes ---------- */
+
+/* The geometry of one VEC: element widths (bytes) of a and d, whether b is read, SPM words of a
+ * row of a and of d, rows of d, chunks of 2S elements per row. */
+typedef struct vgeo {
+    unsigned ea, ed, use_b, wa, wd, rows_d, nch;
+} vgeo_t;
+
+static unsigned vec_geo(const npu_sim_t *s, const npu_fields_t *f, vgeo_t *g)
+{
+    unsigned v = f->vop;
+    if (v >= NPU_NUM_VOPS || !f->rows || !s->v_len ||
+        (f->wide && (v == NPU_VOP_NARROW || v == NPU_VOP_WIDEN)))
+        return NPU_ERR_BAD_DESC;
+    g->ea = v == NPU_VOP_NARROW || (f->wide && v != NPU_VOP_WIDEN) ? 4 : 2;
+    g->ed = v == NPU_VOP_WIDEN || (f->wide && v != NPU_VOP_NARROW) ? 4 : 2;
+    g->use_b = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    g->wa = (unsigned)cdiv((uint64_t)s->v_len * g->ea, s->B);
+    g->wd = (unsigned)cdiv((uint64_t)s->v_len * g->ed, s->B);
+    g->rows_d = v == NPU_VOP_SUM ? 1 : f->rows;
+    g->nch = (unsigned)cdiv(s->v_len, s->F);
+    return 0;
+}
+
+static unsigned vec_check(const npu_sim_t *s, const npu_fields_t *f, const vgeo_t *g, uint32_t *info)
+{
+    if (range_rows(f->a_addr, f->a_stride, f->rows, g->wa, s->spm_words, info) ||
+        (g->use_b && range_rows(f->b_addr, f->b_stride, f->rows, g->wa, s->spm_words, info)) ||
+        range_rows(f->d_addr, f->d_stride, g->rows_d, g->wd, s->spm_words, info))
+        return NPU_ERR_SPM_ADDR;
+    return 0;
+}
+
+/* Element e of the row at SPM word w (element size es bytes: a row's words hold its elements
+ * back to back), as a 32-bit value: bf16 in the high half (an fp32), int16 sign-extended. */
+static uint32_t vget(const uint8_t *spm, const npu_sim_t *s, uint64_t w, unsigned e, unsigned es)
+{
+    const uint8_t *p = spm + w * s->B + (uint64_t)e * es;
+    if (es == 4)
+        return rd32(p);
+    uint32_t h = (uint32_t)(p[0] | p[1] << 8);
+    return npu_cfg_bf16(&s->cfg) ? h << 16 : (uint32_t)(int32_t)(int16_t)h;
+}
+
+/* A lane's 16-bit result: bf16 by RNE, int16 by saturation of the exact value y. */
+static void vput(uint8_t *spm, const npu_sim_t *s, uint64_t w, unsigned e, unsigned es, uint32_t y32,
+                 int64_t y)
+{
+    uint8_t *p = spm + w * s->B + (uint64_t)e * es;
+    if (es == 4) {
+        wr32(p, y32);
+        return;
+    }
+    uint16_t h = npu_cfg_bf16(&s->cfg) ? npu_fp32_to_bf16(y32)
+                 : (uint16_t)(y > INT16_MAX ? INT16_MAX : y < INT16_MIN ? INT16_MIN : y);
+    p[0] = (uint8_t)h;
+    p[1] = (uint8_t)(h >> 8);
+}
+
+/* The rounded shift of the int16 configs: (x + 2^(sh-1)) >> sh, arithmetic, on the exact value. */
+static int64_t vshift(int64_t x, unsigned sh)
+{
+    if (!sh)
+        return x;
+    x += (int64_t)1 << (sh - 1);
+    return x < 0 ? ~(~x >> sh) : x >> sh;
+}
+
+/* One lane of the bf16 configs (fp32 values x, y; acc: the SUM's running value). */
+static uint32_t vlane_fp(const npu_sim_t *s, unsigned v, uint32_t x, uint32_t y, uint32_t acc)
+{
+    int xnan = (x & 0x7F800000u) == 0x7F800000u && (x & 0x7FFFFFu);
+    int xpos = !(x >> 31) && (x & 0x7F800000u) && !xnan;
+    int ypos = !(y >> 31) && (y & 0x7F800000u) && !((y & 0x7F800000u) == 0x7F800000u && (y & 0x7FFFFFu));
+    uint32_t xc = xnan ? NPU_FP32_NAN : (x & 0x7F800000u) ? x : (x & 0x80000000u);
+    if (v == NPU_VOP_ADD) return npu_fp32_add(x, y);
+    if (v == NPU_VOP_MUL) return npu_fp32_mul(s->v_alpha, x);
+    if (v == NPU_VOP_AXPBY) return npu_fp32_add(npu_fp32_mul(s->v_alpha, x), npu_fp32_mul(s->v_beta, y));
+    if (v == NPU_VOP_RELU) return xnan ? NPU_FP32_NAN : xpos ? x : 0;
+    if (v == NPU_VOP_RELU_BWD) return ypos ? xc : 0;
+    if (v == NPU_VOP_SUM) return npu_fp32_add(acc, x);
+    return xc; /* NARROW, WIDEN */
+}
+
+/* One lane of the int16 configs: the exact result (32-bit destinations keep its low bits). */
+static int64_t vlane_int(const npu_sim_t *s, unsigned v, int64_t x, int64_t y, int64_t acc)
+{
+    int64_t al = (int16_t)(uint16_t)s->v_alpha, be = (int16_t)(uint16_t)s->v_beta;
+    switch (v) {
+    case NPU_VOP_ADD: return x + y;
+    case NPU_VOP_MUL: return vshift(al * x, s->v_shift);
+    case NPU_VOP_AXPBY: return vshift(al * x + be * y, s->v_shift);
+    case NPU_VOP_RELU: return x > 0 ? x : 0;
+    case NPU_VOP_RELU_BWD: return y > 0 ? x : 0;
+    case NPU_VOP_NARROW: return vshift(x, s->v_shift);
+    case NPU_VOP_SUM: return acc + x;
+    default: return x;
+    }
+}
+
+/* Chunk c (elements c*2S ..) of one row: a at word wa0, b at wb0, d at wd0, in the SPM image m
+ * (reads then writes, as the unit does); for SUM, acc_f / acc_i carry the column sums and
+ * `last` says whether this row writes them. Lanes past len are written as zero. */
+static void vec_chunk(const npu_sim_t *s, uint8_t *m, const npu_fields_t *f, const vgeo_t *g,
+                      uint64_t wa0, uint64_t wb0, uint64_t wd0, unsigned c, uint32_t *acc_f,
+                      int64_t *acc_i, int first, int last)
+{
+    unsigned F = s->F, e0 = c * F, bf = npu_cfg_bf16(&s->cfg), ne = s->v_len - e0 < F ? s->v_len - e0 : F;
+    uint32_t y32[128]; /* F = 2S <= 128 */
+    int64_t yi[128];
+    for (unsigned e = 0; e < ne; e++) {
+        uint32_t x = vget(m, s, wa0, e0 + e, g->ea), y = g->use_b ? vget(m, s, wb0, e0 + e, g->ea) : 0;
+        if (bf) {
+            y32[e] = acc_f[e] = vlane_fp(s, f->vop, x, y, first ? 0 : acc_f[e]);
+        } else {
+            yi[e] = acc_i[e] = vlane_int(s, f->vop, (int32_t)x, (int32_t)y, first ? 0 : acc_i[e]);
+            y32[e] = (uint32_t)yi[e];
+        }
+    }
+    if (!last)
+        return;
+    /* the words of d this chunk covers: zero first (lanes past len), then the lanes */
+    uint64_t wlo = (uint64_t)e0 * g->ed / s->B, whi = cdiv((uint64_t)(e0 + ne) * g->ed, s->B);
+    memset(m + (wd0 + wlo) * s->B, 0, (size_t)((whi - wlo) * s->B));
+    for (unsigned e = 0; e < ne; e++)
+        vput(m, s, wd0, e0 + e, g->ed, y32[e], bf ? 0 : yi[e]);
+}
+
+/* The vector unit's cycles (docs/datapath.md "Vector unit"): per chunk its reads, three cycles
+ * (the last read's data, the two lane stages) and its writes; SUM reads every row of a chunk
+ * before its one write. Nothing competes with its SPM ports (they win every sub-bank). */
+static uint64_t vec_cycles(const npu_fields_t *f, const vgeo_t *g)
+{
+    uint64_t rd = (uint64_t)g->wa * (1 + g->use_b), stages = 3 * (uint64_t)g->nch;
+    if (f->vop == NPU_VOP_SUM)
+        return (uint64_t)f->rows * (g->wa + stages) + g->wd;
+    return (uint64_t)f->rows * (rd + stages + g->wd);
+}
+
+static unsigned exec_vec(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    vgeo_t g;
+    unsigned err = vec_geo(s, f, &g);
+    *info = 0;
+    if (err || (err = vec_check(s, f, &g, info)) != 0)
+        return err;
+    size_t bytes = s->spm_words * s->B;
+    uint8_t *m = malloc(bytes); /* the SPM as the unit sees it, chunk after chunk */
+    uint32_t acc_f[128];
+    int64_t acc_i[128];
+    if (!m || s->F > 128)
+        abort();
+    memcpy(m, s->spm, bytes);
+    for (unsigned o = 0; o < (f->vop == NPU_VOP_SUM ? g.nch : f->rows); o++)
+        for (unsigned i = 0; i < (f->vop == NPU_VOP_SUM ? f->rows : g.nch); i++) {
+            unsigned r = f->vop == NPU_VOP_SUM ? i : o, c = f->vop == NPU_VOP_SUM ? o : i;
+            int sum = f->vop == NPU_VOP_SUM;
+            vec_chunk(s, m, f, &g, f->a_addr + (uint64_t)r * f->a_stride,
+                      f->b_addr + (uint64_t)r * f->b_stride,
+                      f->d_addr + (sum ? 0 : (uint64_t)r * f->d_stride), c, acc_f, acc_i,
+                      !sum || r == 0, !sum || r + 1 == f->rows);
+        }
+    for (unsigned r = 0; r < g.rows_d; r++) {
+        uint64_t w = f->d_addr + (uint64_t)r * f->d_stride;
+        memcpy(stage(u, MEM_SPM, w * s->B, (size_t)g.wd * s->B), m + w * s->B, (size_t)g.wd * s->B);
+    }
+    free(m);
+    uint64_t rd = (uint64_t)f->rows * g.wa * (1 + g.use_b), wr = (uint64_t)g.rows_d * g.wd;
+    s->cnt[NPU_CNT_spm_rd_words] += rd;
+    s->cnt[NPU_CNT_vec_rd_words] += rd;
+    s->cnt[NPU_CNT_spm_wr_words] += wr;
+    s->cnt[NPU_CNT_vec_wr_words] += wr;
+    *cost = vec_cycles(f, &g);
+    s->cnt[NPU_CNT_vec_busy] += *cost;
+    return 0;
+}
+
+static unsigned exec_vset(npu_sim_t *s, const npu_fields_t *f, uint64_t *cost)
+{
+    s->v_alpha = f->alpha;
+    s->v_beta = f->beta;
+    s->v_len = f->len;
+    s->v_shift = f->shift;
+    *cost = 1;
+    return 0;
+}
+
 /* The fields of an instruction as the hardware reads them: its format's fields (npu_decode),
  * plus a STORE's transpose bit, which the STORE format lacks but the RTL's shared LOAD/STORE
  * descriptor reads (set, it is BAD_DESC). */
@@ -612,6 +799,8 @@ unsigned fsim_exec(npu_sim_t *s, unit_t *u, const npu_insn_t *in, uint64_t *cost
     case NPU_OP_LDW: return exec_ldw(s, u, &f, cost, info);
     case NPU_OP_WAVE: return exec_wave(s, u, &f, cost, info);
     case NPU_OP_DRAIN: return exec_drain(s, u, &f, cost, info);
+    case NPU_OP_VEC: return exec_vec(s, u, &f, cost, info);
+    case NPU_OP_VSET: return exec_vset(s, &f, cost);
     default: *cost = 1; return 0; /* SYNC_* */
     }
 }

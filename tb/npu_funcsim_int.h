@@ -57,6 +57,9 @@ struct npu_sim {
      * the ISW layout), valid once an LDW targeted the bank (as the RTL's bank_mode) */
     unsigned bank_mode[2];
     int bank_loaded[2];
+    /* the vector unit's VSET registers (zero at start, as the RTL's unit reset) */
+    uint32_t v_alpha, v_beta;
+    unsigned v_len, v_shift;
     uint64_t cycle, last_progress;
     uint32_t fetch_pc;
     uint64_t next_fetch_beat; /* first program beat not yet counted */

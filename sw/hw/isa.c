@@ -49,6 +49,16 @@ const char *npu_mode_name(unsigned mode)
     }
 }
 
+const char *npu_vop_name(unsigned vop)
+{
+    switch (vop) {
+#define X(n, v, t) case v: return #n;
+        NPU_VOPS(X)
+#undef X
+    default: return NULL;
+    }
+}
+
 const char *npu_dtype_name(unsigned dtype)
 {
     switch (dtype) {
@@ -397,6 +407,37 @@ int npu_wave_sets_f(const npu_fields_t *f, npu_wave_sets_t *ws)
     return 2;
 }
 
+int npu_enc_vec(npu_insn_t *out, unsigned vop, int wide, unsigned rows, unsigned a_addr,
+                unsigned a_stride, unsigned b_addr, unsigned b_stride, unsigned d_addr,
+                unsigned d_stride)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VEC;
+    f.vop = vop;
+    f.wide = wide ? 1u : 0u;
+    f.rows = rows;
+    f.a_addr = a_addr;
+    f.a_stride = a_stride;
+    f.b_addr = b_addr;
+    f.b_stride = b_stride;
+    f.d_addr = d_addr;
+    f.d_stride = d_stride;
+    return npu_encode(&f, out);
+}
+
+int npu_enc_vset(npu_insn_t *out, uint32_t alpha, uint32_t beta, unsigned len, unsigned shift)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VSET;
+    f.alpha = alpha;
+    f.beta = beta;
+    f.len = len;
+    f.shift = shift;
+    return npu_encode(&f, out);
+}
+
 int npu_enc_sync(npu_insn_t *out, unsigned op)
 {
     npu_fields_t f;
@@ -436,6 +477,18 @@ static void app(char *buf, size_t n, int *len, const char *fmt, ...)
 }
 
 static const char *name_or(const char *s, const char *dflt) { return s ? s : dflt; }
+
+static void disasm_vec(const npu_fields_t *f, char *buf, size_t n, int *len)
+{
+    if (f->op == NPU_OP_VSET) {
+        app(buf, n, len, " len=%u alpha=0x%08x beta=0x%08x shift=%u", f->len, (unsigned)f->alpha,
+            (unsigned)f->beta, f->shift);
+        return;
+    }
+    app(buf, n, len, " %s w%u rows=%u a=0x%04x+%u*r b=0x%04x+%u*r d=0x%04x+%u*r",
+        name_or(npu_vop_name(f->vop), "?"), f->wide ? 32u : 16u, f->rows, f->a_addr, f->a_stride,
+        f->b_addr, f->b_stride, f->d_addr, f->d_stride);
+}
 
 int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
 {
@@ -497,6 +550,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
         if (f.shift)
             app(buf, n, &len, " shift=%u", f.shift);
         break;
+    case NPU_OP_VEC:
+    case NPU_OP_VSET: disasm_vec(&f, buf, n, &len); break;
     default:
         break;
     }

@@ -58,6 +58,15 @@ typedef struct npu_fields {
      * wide OBUF layout of 2m rows: cores 0/1 -> rows obuf + i lanes 0..S-1 / S..2S-1, cores 2/3
      * -> rows obuf + m + i. m < 2^15. */
     unsigned bcast;
+    /* VEC (docs/isa.md "VEC"): operation (NPU_VOPS), element width of the same-width ops
+     * (0: 16-bit, 1: 32-bit), rows (also the LOAD member, at VEC's own bits), and per operand
+     * a, b, d its first SPM word and row stride in words (0: every row reads the same row) */
+    unsigned vop, wide;
+    unsigned a_addr, a_stride, b_addr, b_stride, d_addr, d_stride;
+    /* VSET: the vector unit's registers: alpha, beta (fp32 bit patterns in bf16 configs, the
+     * int16 in bits [15:0] in int16 configs), len (elements per row), shift (int16 configs) */
+    uint32_t alpha, beta;
+    unsigned len, shift;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
@@ -129,6 +138,16 @@ int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
 int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
                  unsigned row_bytes);
 
+/* VEC: vop (NPU_VOP_*) over rows rows of len (VSET) elements; wide selects 32-bit elements for
+ * the same-width ops (NARROW and WIDEN have fixed widths and need wide = 0). */
+int npu_enc_vec(npu_insn_t *out, unsigned vop, int wide, unsigned rows, unsigned a_addr,
+                unsigned a_stride, unsigned b_addr, unsigned b_stride, unsigned d_addr,
+                unsigned d_stride);
+/* VSET: the vector unit's registers for the VECs after it (see npu_fields_t). */
+int npu_enc_vset(npu_insn_t *out, uint32_t alpha, uint32_t beta, unsigned len, unsigned shift);
+/* Name of a vector operation (NPU_VOPS), NULL for others. */
+const char *npu_vop_name(unsigned vop);
+
 /* One row of NPU_ISA_FIELDS (sw/hw/npu_defs.h), indexed by its id NPU_FLD_<FORMAT>_<name>. */
 typedef struct npu_isa_field_desc {
     unsigned op;          /* the opcode whose format has the field; NPU_OP_INSN: every opcode */
@@ -169,6 +188,8 @@ char npu_op_queue(unsigned op);
  *   DRAIN rows=64 obuf=0 spm=0x0800+8*r
  *   STORE Y rows=64 bytes=256 spm=0x0800+8*r dram=0x004000+8*r
  *   SYNC_E [pop_prev]
+ *   VSET len=40 alpha=0x3f800000 beta=0x00000000 shift=0
+ *   VEC AXPBY w32 rows=4 a=0x0100+2*r b=0x0200+0*r d=0x0300+2*r
  *   ILLEGAL op=0x1f w=0000001f_00000000_00000000_00000000
  * Writes at most n bytes (NUL-terminated, truncated if needed); returns the snprintf length. */
 int npu_disasm(const npu_insn_t *in, char *buf, size_t n);

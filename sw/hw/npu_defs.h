@@ -22,7 +22,9 @@
     X(SYNC_L, 0x06, L, "token-only no-op in the LOAD queue")                    \
     X(SYNC_E, 0x07, E, "token-only no-op in the EXEC queue")                    \
     X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")                   \
-    X(FILL,   0x09, L, "zero SPM words (the LOAD format without DRAM: padding, zero-inserted planes)")
+    X(FILL,   0x09, L, "zero SPM words (the LOAD format without DRAM: padding, zero-inserted planes)") \
+    X(VEC,    0x0A, E, "vector op: rows x len elements SPM -> vector unit -> SPM (docs/isa.md)") \
+    X(VSET,   0x0B, E, "vector unit registers: alpha, beta, len, shift")
 
 /* The instruction fields: X(format, name, word, lsb, width) is bits [lsb + width - 1 : lsb] of
  * word w<word>. The one place a bit position is written: sw/hw/isa.c encodes and decodes with this
@@ -86,7 +88,20 @@
     X(DRAIN, spm_addr,    2,  0, 16)      \
     X(DRAIN, spm_stride,  2, 16, 16)      \
     X(DRAIN, split_rows,  3,  0, 16)      \
-    X(DRAIN, hi_rows,     3, 16, 16)
+    X(DRAIN, hi_rows,     3, 16, 16)      \
+    X(VEC,   vop,         0, 12,  4)      \
+    X(VEC,   wide,        0, 16,  1)      \
+    X(VEC,   rows,        0, 20, 12)      \
+    X(VEC,   a_addr,      1,  0, 16)      \
+    X(VEC,   a_stride,    1, 16, 16)      \
+    X(VEC,   b_addr,      2,  0, 16)      \
+    X(VEC,   b_stride,    2, 16, 16)      \
+    X(VEC,   d_addr,      3,  0, 16)      \
+    X(VEC,   d_stride,    3, 16, 16)      \
+    X(VSET,  alpha,       1,  0, 32)      \
+    X(VSET,  beta,        2,  0, 32)      \
+    X(VSET,  len,         3,  0, 16)      \
+    X(VSET,  shift,       3, 16,  5)
 /* The format of the INSN fields: not an opcode (opcodes are 8 bits). */
 #define NPU_OP_INSN 0x100
 
@@ -99,6 +114,19 @@
  * int16: int16 operands, int32 wrap-around accumulation. bf16: bf16 operands, exact products,
  * fp32 accumulation with round to nearest even, denormals flushed (docs/datapath.md section 6). */
 #define NPU_DTYPES(X) X(INT16, 0, "int16") X(BF16, 1, "bf16")
+
+/* Vector operations (VEC field vop; docs/isa.md section 4 "VEC"): X(name, value, text). Every
+ * op reads a (and b where the text names it) and writes d; rows x len elements, len and the
+ * scalars alpha, beta, shift from VSET. Values 8..15 are BAD_DESC. */
+#define NPU_VOPS(X)                                                               \
+    X(ADD,      0, "d = a + b")                                                   \
+    X(MUL,      1, "d = alpha * a (int16 configs: rounded shift right by shift)")  \
+    X(AXPBY,    2, "d = alpha * a + beta * b (int16 configs: then the rounded shift)") \
+    X(RELU,     3, "d = a > 0 ? a : 0")                                           \
+    X(RELU_BWD, 4, "d = b > 0 ? a : 0 (a: dY, b: the saved forward value)")     \
+    X(NARROW,   5, "32-bit a -> 16-bit d (fp32 -> bf16 RNE; int32 -> int16 shift, round, saturate)") \
+    X(WIDEN,    6, "16-bit a -> 32-bit d")                                        \
+    X(SUM,      7, "d (one row) = sum of the rows of a, in row order")
 
 /* FlexSA modes (ARCHITECTURE.md section 3). */
 #define NPU_MODES(X) X(FW, 0) X(VSW, 1) X(HSW, 2) X(ISW, 3)
@@ -233,7 +261,10 @@
     X(drain_busy,        "cycles a DRAIN was active")                           \
     X(drain_stall,       "drain cycles with a word refused by an SPM sub-bank conflict") \
     X(macs_zero,         "MACs whose streamed (A) operand is zero: lanes k_lo..k-1 x n of each row") \
-    X(fill_words,        "SPM words zeroed by FILL")
+    X(fill_words,        "SPM words zeroed by FILL")                            \
+    X(vec_busy,          "cycles a VEC was active (vector unit)")              \
+    X(vec_rd_words,      "SPM words read by the vector unit")                  \
+    X(vec_wr_words,      "SPM words written by the vector unit")
 
 /* Enumerations generated from the lists above. */
 #define NPU_X_OP(n, v, q, t) NPU_OP_##n = v,
@@ -242,6 +273,8 @@ enum npu_opcode { NPU_OPCODES(NPU_X_OP) };
 enum npu_tag { NPU_TAGS(NPU_X_TAG) NPU_NUM_TAGS = 8 };
 #define NPU_X_DTYPE(n, v, t) NPU_DTYPE_##n = v,
 enum npu_dtype { NPU_DTYPES(NPU_X_DTYPE) NPU_NUM_DTYPES = 2 };
+#define NPU_X_VOP(n, v, t) NPU_VOP_##n = v,
+enum npu_vop { NPU_VOPS(NPU_X_VOP) NPU_NUM_VOPS = 8 };
 #define NPU_X_MODE(n, v) NPU_MODE_##n = v,
 enum npu_mode { NPU_MODES(NPU_X_MODE) NPU_NUM_MODES = 4 };
 #define NPU_X_ERR(n, v, t) NPU_ERR_##n = v,

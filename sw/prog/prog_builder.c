@@ -60,6 +60,14 @@ size_t npu_pb_put(npu_pb_t *b, npu_prog_t *l, int rc, const npu_insn_t *in, unsi
     return l->n ? l->n - 1 : 0;
 }
 
+size_t npu_pb_vec(npu_pb_t *b, npu_prog_t *l, const npu_vec_op_t *v, unsigned tok_set, unsigned tok)
+{
+    npu_insn_t in;
+    npu_pb_put(b, l, npu_enc_vset(&in, v->alpha, v->beta, v->len, v->shift), &in, tok_set);
+    return npu_pb_put(b, l, npu_enc_vec(&in, v->vop, (int)v->wide, v->rows, v->a_addr, v->a_stride,
+                                        v->b_addr, v->b_stride, v->d_addr, v->d_stride), &in, tok);
+}
+
 void npu_pb_copy(npu_pb_t *b, npu_prog_t *l, const npu_insn_t *src, size_t n)
 {
     for (size_t i = 0; i < n && !b->err; i++)

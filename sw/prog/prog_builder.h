@@ -55,6 +55,15 @@ int npu_pb_finish(const npu_pb_t *b, char *msg, size_t n);
 /* Appends *in (encoded with return code rc; on rc != 0 the append fails the emission) with the
  * token flags tok ORed in to l. Returns its index in l. */
 size_t npu_pb_put(npu_pb_t *b, npu_prog_t *l, int rc, const npu_insn_t *in, unsigned tok);
+/* A vector operation with the VSET registers it reads (docs/isa.md "VEC"). */
+typedef struct npu_vec_op {
+    unsigned vop, wide, rows, len, shift;
+    uint32_t alpha, beta;
+    unsigned a_addr, a_stride, b_addr, b_stride, d_addr, d_stride;
+} npu_vec_op_t;
+/* Appends VSET (v's registers) and VEC (v's operation) to l; tok_set on the VSET (a pop waits
+ * before the registers change), tok on the VEC. Returns the VEC's index. */
+size_t npu_pb_vec(npu_pb_t *b, npu_prog_t *l, const npu_vec_op_t *v, unsigned tok_set, unsigned tok);
 /* Appends src[0..n) to l as they are. */
 void npu_pb_copy(npu_pb_t *b, npu_prog_t *l, const npu_insn_t *src, size_t n);
 /* Appends a token-only SYNC of op's queue (NPU_OP_SYNC_L/E/S) to l when l is empty, so that a

@@ -129,6 +129,25 @@ static void expect_drain(const npu_fields_t *f, npu_prog_expect_t *e)
     e->obuf_drain_rows += f->rows;
 }
 
+/* A VEC of len elements per row (docs/isa.md "VEC"); an illegal one (BAD_DESC) counts nothing. */
+static void expect_vec(const npu_fields_t *f, const geom_t *g, unsigned len, npu_prog_expect_t *e)
+{
+    unsigned v = f->vop;
+    int narrow = v == NPU_VOP_NARROW, widen = v == NPU_VOP_WIDEN;
+    if (v >= NPU_NUM_VOPS || !f->rows || !len || (f->wide && (narrow || widen)))
+        return;
+    uint64_t ba = narrow || (f->wide && !widen) ? 4 : 2, bd = widen || (f->wide && !narrow) ? 4 : 2;
+    uint64_t wa = (len * ba + g->B - 1) / g->B, wd = (len * bd + g->B - 1) / g->B;
+    uint64_t nch = (len + g->F - 1) / g->F, nb = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    uint64_t rd = f->rows * wa * (1 + nb), wr = (v == NPU_VOP_SUM ? 1 : f->rows) * wd;
+    e->insn_exec++;
+    e->spm_rd_words += rd;
+    e->spm_wr_words += wr;
+    e->vec_rd_words += rd;
+    e->vec_wr_words += wr;
+    e->vec_busy += v == NPU_VOP_SUM ? f->rows * (wa + 3 * nch) + wd : f->rows * (wa * (1 + nb) + 3 * nch + wd);
+}
+
 static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
     switch (f->op) {
@@ -161,10 +180,19 @@ void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu
     g.mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
     memset(e, 0, sizeof *e);
     e->rd_bytes[NPU_TAG_PROG] = (n * NPU_INSN_BYTES + g.B - 1) / g.B * g.B;
+    unsigned vlen = 0; /* the vector unit's len register: zero at start, set by VSET */
     for (size_t i = 0; i < n; i++) {
         npu_fields_t f;
-        if (npu_decode(&prog[i], &f) == 0)
+        if (npu_decode(&prog[i], &f) != 0)
+            continue;
+        if (f.op == NPU_OP_VSET) {
+            vlen = f.len;
+            e->insn_exec++;
+        } else if (f.op == NPU_OP_VEC) {
+            expect_vec(&f, &g, vlen, e);
+        } else {
             expect_insn(&f, &g, e);
+        }
     }
 }
 

@@ -29,6 +29,11 @@ typedef struct npu_prog_expect {
     uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
     uint64_t obuf_drain_rows;
     uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
+    /* VEC (len from the last VSET before it): words of a (and b) read, of d written (rows x
+     * the words of a row, SUM's d one row), and the unit's busy cycles: per row and chunk of 2S
+     * elements its reads + 3 + its writes (SUM: the writes once per chunk). Its SPM ports have
+     * the first claim on every sub-bank, so the cycles do not depend on other traffic. */
+    uint64_t vec_rd_words, vec_wr_words, vec_busy;
 } npu_prog_expect_t;
 
 /* ---- DMA bursts (docs/memory.md "DMA runs and bursts"): the one rule of the RTL's DMA engines,

@@ -36,6 +36,22 @@ uint32_t npu_bf16_mul(uint16_t a, uint16_t b)
     return sign << 31 | (uint32_t)e << 23 | (p & 0x7FFFFF);
 }
 
+/* A rounded result: sign, biased exponent e and the 24-bit significand mant (hidden bit at bit 23;
+ * 2^24 when rounding carried out of it: the next binade), packed with the range rules: Inf at
+ * e >= 255, zero of its sign at e <= 0 (FTZ). */
+static uint32_t fp32_pack(uint32_t sign, int e, uint32_t mant)
+{
+    if (mant >> 24) {
+        mant >>= 1;
+        e++;
+    }
+    if (e >= 0xFF)
+        return fp32_inf(sign);
+    if (e <= 0)
+        return fp32_zero(sign);
+    return sign << 31 | (uint32_t)e << 23 | (mant & 0x7FFFFF);
+}
+
 /* Index of the most significant set bit of x (x != 0). */
 static int msb(uint32_t x)
 {
@@ -104,13 +120,35 @@ uint32_t npu_fp32_add(uint32_t a, uint32_t b)
     uint32_t mant = m >> 3, rest = m & 7;
     if (rest > 4 || (rest == 4 && (mant & 1)))
         mant++;
-    if (mant >> 24) { /* rounded up to 2^24: the next binade */
-        mant >>= 1;
-        e++;
-    }
-    if (e >= 0xFF)
-        return fp32_inf(sx);
-    return sx << 31 | (uint32_t)e << 23 | (mant & 0x7FFFFF);
+    return fp32_pack(sx, e, mant);
+}
+
+uint32_t npu_fp32_mul(uint32_t a, uint32_t b)
+{
+    uint32_t sign = (a ^ b) >> 31;
+    int ea = (a >> 23) & 0xFF, eb = (b >> 23) & 0xFF;
+    uint32_t fa = a & 0x7FFFFF, fb = b & 0x7FFFFF;
+    int nan_a = ea == 0xFF && fa, nan_b = eb == 0xFF && fb;
+    int inf_a = ea == 0xFF && !fa, inf_b = eb == 0xFF && !fb;
+    int zero_a = ea == 0, zero_b = eb == 0; /* zero or denormal: FTZ */
+    if (nan_a || nan_b || (inf_a && zero_b) || (zero_a && inf_b))
+        return NPU_FP32_NAN;
+    if (inf_a || inf_b)
+        return fp32_inf(sign);
+    if (zero_a || zero_b)
+        return fp32_zero(sign);
+    /* 24 x 24 significand bits: a 48-bit product in [2^46, 2^48) */
+    uint64_t p = (uint64_t)(0x800000 | fa) * (uint64_t)(0x800000 | fb);
+    int e = ea + eb - 127;
+    if (p >> 47)
+        e++; /* product in [2, 4) */
+    else
+        p <<= 1;
+    /* leading one at bit 47: 24 significand bits above bit 24, 24 bits below to round on */
+    uint32_t mant = (uint32_t)(p >> 24), rest = (uint32_t)(p & 0xFFFFFF);
+    if (rest > 0x800000 || (rest == 0x800000 && (mant & 1)))
+        mant++;
+    return fp32_pack(sign, e, mant); /* the rounded result below 2^-126: FTZ */
 }
 
 uint16_t npu_fp32_to_bf16(uint32_t x)

@@ -24,6 +24,11 @@ uint32_t npu_bf16_mul(uint16_t a, uint16_t b);
 /* fp32 + fp32 -> fp32, round to nearest even; FTZ on inputs and result. */
 uint32_t npu_fp32_add(uint32_t a, uint32_t b);
 
+/* fp32 x fp32 -> fp32, round to nearest even; FTZ on inputs and on a result whose rounded value
+ * (exponent unbounded) is below 2^-126; overflow -> Inf. The vector unit's scaling
+ * (rtl/npu_fp32_mul.v). */
+uint32_t npu_fp32_mul(uint32_t a, uint32_t b);
+
 /* fp32 -> bf16, round to nearest even; overflow -> Inf, NaN -> NPU_BF16_NAN, denormal -> zero. */
 uint16_t npu_fp32_to_bf16(uint32_t x);
 

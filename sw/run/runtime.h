@@ -199,7 +199,8 @@ int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int
 
 /* Compares counters with the expectation of a program; 0 if they add up, else -1 and the first
  * difference in msg. Checked: DMA bytes per tag (PROG excluded: fetch may over-read), MACs (total
- * and per core), waves and rows per mode, completed instructions per queue, drained rows. */
+ * and per core), waves and rows per mode, completed instructions per queue, drained rows, FILL
+ * words, DMA write bursts, the vector unit's busy cycles and words. */
 int npu_check_counters(const uint64_t *cnt, const npu_prog_expect_t *e, char *msg, size_t n);
 
 /* 0 if busy_<mode>, idle_pe_shape and the NoC counters match x, else -1 and the first

@@ -545,6 +545,12 @@ static void gen_defs_vh(struct buf *b)
 #undef X
     bprintf(b, "localparam integer NUM_MODES = %d;\n", (int)NPU_NUM_MODES);
 
+    bprintf(b, "\n// Vector operations (VEC field vop)\n");
+#define X(nm, v, t) bprintf(b, "localparam [3:0] VOP_%-8s = 4'd%d; // %s\n", #nm, (int)(v), t);
+    NPU_VOPS(X)
+#undef X
+    bprintf(b, "localparam integer NUM_VOPS = %d;\n", (int)NPU_NUM_VOPS);
+
     bprintf(b, "\n// Element types (parameter DTYPE, CSR HW_DTYPE)\n");
 #define X(nm, v, t) bprintf(b, "localparam integer DTYPE_%-5s = %d; // %s\n", #nm, (int)(v), t);
     NPU_DTYPES(X)

@@ -2,14 +2,15 @@
  * bf16_vectors.c - test vectors for the bf16 arithmetic units' RTL (tests/fp/tb_bf16_units.v),
  * with the expected results from the C model (sw/ref/bf16.h).
  *
- *   bf16_vectors OUTDIR [SEED]   writes OUTDIR/{mul,add,cvt,mac,counts}.hex
+ *   bf16_vectors OUTDIR [SEED]   writes OUTDIR/{mul,add,cvt,mac,fpm,counts}.hex
  *
- * For $readmemh, one hex word per line: counts.hex the number of vectors in each of the four
+ * For $readmemh, one hex word per line: counts.hex the number of vectors in each of the five
  * files (in the order above); each file one vector per line, the fields from the top bits down:
  *   mul.hex  {a[15:0], b[15:0], p[31:0]}                 npu_bf16_mul
  *   add.hex  {a[31:0], b[31:0], s[31:0]}                 npu_fp32_add
  *   cvt.hex  {x[31:0], y[15:0]}                          npu_fp32_to_bf16
  *   mac.hex  {psum[31:0], a[15:0], w[15:0], out[31:0]}   npu_pe, BF16 = 1 (npu_bf16_mac)
+ *   fpm.hex  {a[31:0], b[31:0], p[31:0]}                 npu_fp32_mul
  * Each holds every cross product of the special values (FP_SPECIALS, BF16_SPECIALS) and random
  * operands from tests/fp/fp_operands.h; cvt.hex also every bf16 value plus half an ulp (a tie).
  */
@@ -19,7 +20,7 @@
 #include "ref/bf16.h"
 #include "fp_operands.h"
 
-#define NRAND 32768 /* random vectors per unit (half for cvt): 114,688 in all */
+#define NRAND 32768 /* random vectors per unit (half for cvt): 147,456 in all */
 
 static FILE *counts; /* counts.hex */
 
@@ -62,9 +63,28 @@ static void cvt_vec(FILE *f, uint32_t x)
 {
     fprintf(f, "%08x%04x\n", x, npu_fp32_to_bf16(x));
 }
+static void fpm_vec(FILE *f, uint32_t a, uint32_t b)
+{
+    fprintf(f, "%08x%08x%08x\n", a, b, npu_fp32_mul(a, b));
+}
 static void mac_vec(FILE *f, uint32_t c, uint16_t a, uint16_t w)
 {
     fprintf(f, "%08x%04x%04x%08x\n", c, a, w, npu_bf16_mac(c, a, w));
+}
+
+/* One file of an fp32 x fp32 unit: the special values' cross product, then NRAND random pairs. */
+static void fp32_pairs(const char *dir, const char *name, void (*vec)(FILE *, uint32_t, uint32_t),
+                       uint64_t *s)
+{
+    const unsigned nf = FP_NSPECIALS;
+    FILE *f = open_out(dir, name, nf * nf + NRAND);
+    for (unsigned i = 0; i < nf * nf; i++)
+        vec(f, FP_SPECIALS[i / nf], FP_SPECIALS[i % nf]);
+    for (unsigned i = 0; i < NRAND; i++) {
+        uint32_t b, a = fp_rand_pair(s, &b);
+        vec(f, a, b);
+    }
+    close_out(f);
 }
 
 int main(int argc, char **argv)
@@ -88,14 +108,7 @@ int main(int argc, char **argv)
     }
     close_out(f);
 
-    f = open_out(argv[1], "add.hex", nf * nf + NRAND);
-    for (unsigned i = 0; i < nf * nf; i++)
-        add_vec(f, FP_SPECIALS[i / nf], FP_SPECIALS[i % nf]);
-    for (unsigned i = 0; i < NRAND; i++) {
-        uint32_t b, a = fp_rand_pair(&s, &b);
-        add_vec(f, a, b);
-    }
-    close_out(f);
+    fp32_pairs(argv[1], "add.hex", add_vec, &s);
 
     f = open_out(argv[1], "cvt.hex", nf + 65536 + NRAND / 2);
     for (unsigned i = 0; i < nf; i++)
@@ -116,6 +129,11 @@ int main(int argc, char **argv)
         mac_vec(f, c, a, bf16_rand(&s));
     }
     close_out(f);
+
+    /* fp32 products: the specials' cross product, then random pairs (the addition's modes put
+     * exponents near each other, which for a product means near 2^0 .. 2^±127: overflow, FTZ
+     * and the rounding carry into the next binade) */
+    fp32_pairs(argv[1], "fpm.hex", fpm_vec, &s);
     close_out(counts);
     return 0;
 }

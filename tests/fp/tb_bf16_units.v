@@ -1,8 +1,8 @@
 `default_nettype none
 // tb_bf16_units: the bf16 arithmetic units' RTL against the C model's expected results
 // (tests/fp/bf16_vectors.c writes the vector files; `make bf16-check` runs both).
-//   vvp tb.vvp +dir=DIR    reads DIR/counts.hex and DIR/{mul,add,cvt,mac}.hex
-// Applies every vector to npu_bf16_mul, npu_fp32_add and npu_fp32_to_bf16 (combinational) and to
+//   vvp tb.vvp +dir=DIR    reads DIR/counts.hex and DIR/{mul,add,cvt,mac,fpm}.hex
+// Applies every vector to npu_bf16_mul, npu_fp32_add, npu_fp32_to_bf16, npu_fp32_mul (combinational) and to
 // npu_pe with BF16 = 1 (clocked: the weight shifted into one bank, then one MAC step with that bank
 // selected, banks alternating), compares bit for bit (an X counts as a mismatch), prints the first
 // mismatches and a summary line, and ends with $fatal (exit status 1) on any mismatch (an
@@ -18,6 +18,8 @@ module tb_bf16_units;
     wire [31:0] add_s;
     reg  [31:0] cvt_x;
     wire [15:0] cvt_y;
+    reg  [31:0] fpm_a, fpm_b;
+    wire [31:0] fpm_p;
     reg         clk, a_sel, w_shift, w_bank;
     reg  [15:0] pe_a, pe_w;
     reg  [31:0] pe_psum;
@@ -28,18 +30,19 @@ module tb_bf16_units;
     npu_bf16_mul     u_mul (.a(mul_a), .b(mul_b), .p(mul_p));
     npu_fp32_add     u_add (.a(add_a), .b(add_b), .s(add_s));
     npu_fp32_to_bf16 u_cvt (.x(cvt_x), .y(cvt_y));
+    npu_fp32_mul     u_fpm (.a(fpm_a), .b(fpm_b), .p(fpm_p));
     npu_pe #(.BF16(1)) u_pe (.clk(clk), .a_in(pe_a), .a_sel_in(a_sel), .psum_in(pe_psum),
                            .w_shift(w_shift), .w_bank(w_bank), .w_in(pe_w), .a_out(pe_a_out),
                            .a_sel_out(pe_sel_out), .psum_out(pe_out), .w_out(pe_w_out));
 
     integer n, i, f, bad, total;
-    reg [31:0] counts [0:3];
+    reg [31:0] counts [0:4];
     reg [31:0] got, want;
 
     // The f'th unit's name: its vector file is DIR/<name>.hex.
     function [8*3-1:0] unit;
         input integer f;
-        unit = f == 0 ? "mul" : f == 1 ? "add" : f == 2 ? "cvt" : "mac";
+        unit = f == 0 ? "mul" : f == 1 ? "add" : f == 2 ? "cvt" : f == 3 ? "mac" : "fpm";
     endfunction
 
     // Reads the f'th vector file into vec[0 .. n-1] (n from counts.hex).
@@ -65,6 +68,7 @@ module tb_bf16_units;
                 0: begin {mul_a, mul_b} = v[63:32]; #1 got = mul_p; end
                 1: begin {add_a, add_b} = v[95:32]; #1 got = add_s; end
                 2: begin cvt_x = v[47:16]; want = {16'd0, v[15:0]}; #1 got = {16'd0, cvt_y}; end
+                4: begin {fpm_a, fpm_b} = v[95:32]; #1 got = fpm_p; end
                 default: begin
                     // Shift w into bank i % 2 (the PE holds the other bank's previous weight) ...
                     w_shift = 1; w_bank = i[0]; pe_w = v[47:32];
@@ -86,7 +90,7 @@ module tb_bf16_units;
         $sformat(path, "%0s/counts.hex", dir);
         $readmemh(path, counts);
         clk = 0; a_sel = 0; w_shift = 0; w_bank = 0; pe_a = 0; pe_w = 0; pe_psum = 0;
-        for (f = 0; f < 4; f = f + 1) begin
+        for (f = 0; f < 5; f = f + 1) begin
             load(f);
             for (i = 0; i < n; i = i + 1) begin
                 apply(f, vec[i]);

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "npu_params.h" /* NPU_CFG_INIT of this build */
 #include "prog/prog_locate.h"
@@ -25,6 +26,28 @@ void fnpu_sim_csr_write(npu_sim_t *s, uint32_t addr, uint32_t v);
 uint32_t fnpu_sim_csr_read(npu_sim_t *s, uint32_t addr);
 int fnpu_sim_run(npu_sim_t *s, uint64_t max_cycles);
 uint64_t fnpu_sim_cycle(npu_sim_t *s);
+
+/* Runs the n instructions of prog (at DRAM 0) on a fresh functional model whose DRAM holds
+ * `bytes` of init at byte `at`; asserts it halts DONE and returns it: the caller compares its
+ * DRAM and counters, then closes it. */
+static inline npu_sim_t *rtl_model_run(const npu_insn_t *prog, size_t n, uint64_t at,
+                                       const uint8_t *init, size_t bytes, const char *tag)
+{
+    npu_sim_t *m = fnpu_sim_open(NULL);
+    cr_assert_not_null(m);
+    uint8_t *d = fnpu_sim_dram(m, NULL);
+    memcpy(d + at, init, bytes);
+    for (size_t i = 0; i < n; i++)
+        memcpy(d + i * NPU_INSN_BYTES, prog[i].w, NPU_INSN_BYTES);
+    fnpu_sim_csr_write(m, NPU_CSR_PROG_BASE, 0);
+    fnpu_sim_csr_write(m, NPU_CSR_PROG_LEN, (uint32_t)n);
+    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 2);
+    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 1);
+    cr_assert_eq(fnpu_sim_run(m, 100000000), 1, "%s: the model did not halt", tag);
+    uint32_t st = fnpu_sim_csr_read(m, NPU_CSR_STATUS);
+    cr_assert_eq(st & 3u, (unsigned)NPU_STATE_DONE, "%s: model status 0x%x", tag, st);
+    return m;
+}
 
 static inline npu_cfg_t rtl_cfg(void)
 {

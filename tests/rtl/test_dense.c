@@ -139,19 +139,8 @@ static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
 static void check_model(const npu_cfg_t *cfg, const npu_prog_t *p, const uint8_t *init,
                         const uint8_t *want, const npu_run_result_t *r, const char *tag)
 {
-    npu_sim_t *m = fnpu_sim_open(NULL);
-    cr_assert_not_null(m);
+    npu_sim_t *m = rtl_model_run(p->insn, p->n, WIN_LO, init, WIN_HI - WIN_LO, tag);
     uint8_t *d = fnpu_sim_dram(m, NULL);
-    memcpy(d + WIN_LO, init, WIN_HI - WIN_LO);
-    for (size_t i = 0; i < p->n; i++)
-        memcpy(d + i * NPU_INSN_BYTES, p->insn[i].w, NPU_INSN_BYTES);
-    fnpu_sim_csr_write(m, NPU_CSR_PROG_BASE, 0);
-    fnpu_sim_csr_write(m, NPU_CSR_PROG_LEN, (uint32_t)p->n);
-    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 2);
-    fnpu_sim_csr_write(m, NPU_CSR_CTRL, 1);
-    cr_assert_eq(fnpu_sim_run(m, 10000000), 1, "%s: the model did not halt", tag);
-    uint32_t st = fnpu_sim_csr_read(m, NPU_CSR_STATUS);
-    cr_assert_eq(st & 3u, (unsigned)NPU_STATE_DONE, "%s: model status 0x%x", tag, st);
     size_t k = first_diff(d + WIN_LO, want, WIN_HI - WIN_LO);
     cr_assert_eq(k, (size_t)(WIN_HI - WIN_LO), "%s: model byte 0x%zx = 0x%02x, reference 0x%02x", tag,
                  WIN_LO + k, d[WIN_LO + k], want[k]);

@@ -7,15 +7,15 @@
  *                   ERROR with a known error code and an ERR_PC inside the program) within a
  *                   cycle bound computed from its instructions (fuzz_bound); not halting is a hang
  *                   and fails, naming the seed, program and the instruction each queue is on.
- * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN (a quarter of the
- *                   DRAINs narrow, half of those with a shift) with random
+ * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN/VSET/VEC (a
+ *                   quarter of the DRAINs narrow, half of those with a shift) with random
  *                   fields (biased to edge values; LDW and WAVE with a window start k_lo in a
  *                   quarter of them, a quarter of the ISW WAVEs bcast), serialised by dependency tokens (SYNC_E glue
  *                   between LOAD and STORE) so the result does not depend on timing. Each program
  *                   also runs on the C functional ISA model (tb/npu_funcsim.c, linked
  *                   here under fnpu_sim_* names). Both must halt in the same state; when both
  *                   complete, the whole DRAM must be equal, and so must the counters the
- *                   program and its data decide (MACs per core, macs_zero, fill_words,
+ *                   program and its data decide (MACs per core, macs_zero, fill_words, the vector unit's,
  *                   idle_pe_shape, busy per mode); when both fail, the error code and
  *                   ERR_PC must be equal (NPU_FUZZ_STRICT=1).
  *
@@ -116,9 +116,16 @@ static void put(npu_insn_t *in, unsigned id, uint32_t v)
 static const unsigned tok_flag[4] = {NPU_TOK_POP_PREV, NPU_TOK_POP_NEXT, NPU_TOK_PUSH_PREV,
                                      NPU_TOK_PUSH_NEXT};
 
+/* A VSET sets the vector unit's len for the VECs after it (in program order: both are EXEC
+ * instructions); returns the len in force after in. */
+static unsigned track_vlen(const npu_insn_t *in, unsigned vlen)
+{
+    return npu_insn_op(in) == NPU_OP_VSET ? npu_insn_get(in, NPU_FLD_VSET_len) : vlen;
+}
+
 /* Generous cycles for one instruction as its fields say (valid or not), as if nothing overlapped
- * and every burst paid the full latency. */
-static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in)
+ * and every burst paid the full latency; vlen: the len a VEC runs with. */
+static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in, unsigned vlen)
 {
     uint64_t B = 4u * (uint64_t)c->s, F = 2u * (uint64_t)c->s;
     unsigned op = npu_insn_op(in);
@@ -140,15 +147,24 @@ static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in)
     case NPU_OP_LDW: return 32 * F + 200;
     case NPU_OP_WAVE: return 4 * (uint64_t)npu_insn_get(in, NPU_FLD_WAVE_m) + 32 * F + 200;
     case NPU_OP_DRAIN: return 4 * (uint64_t)npu_insn_get(in, NPU_FLD_DRAIN_rows) + 8 * F + 200;
+    case NPU_OP_VEC: /* per row and chunk: reads, 3, writes (32-bit words at most) */
+        return 64 + (uint64_t)npu_insn_get(in, NPU_FLD_VEC_rows) *
+                        (4 * cdiv64(vlen, F) + 4 * cdiv64(4 * (uint64_t)vlen, B) + 8);
     default: return 16;
     }
 }
 
 /* Halves the size fields of an instruction until insn_cost <= INSN_CAP; returns the halvings. */
-static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in)
+static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in, unsigned *vlen)
 {
     unsigned n = 0;
-    while (insn_cost(c, in) > INSN_CAP) {
+    *vlen = track_vlen(in, *vlen);
+    while (insn_cost(c, in, *vlen) > INSN_CAP) {
+        if (npu_insn_op(in) == NPU_OP_VEC) { /* VEC's rows are at its own bits */
+            put(in, NPU_FLD_VEC_rows, npu_insn_get(in, NPU_FLD_VEC_rows) >> 1);
+            n++;
+            continue;
+        }
         /* LOAD/STORE/FILL rows, WAVE m and DRAIN rows share these bits (test_isa checks them) */
         uint32_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows);
         uint32_t rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
@@ -167,8 +183,11 @@ static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in)
 static uint64_t fuzz_bound(const npu_cfg_t *c, const npu_insn_t *p, size_t n, unsigned stall_pct)
 {
     uint64_t sum = 200 + 16 * (uint64_t)n;
-    for (size_t i = 0; i < n; i++)
-        sum += insn_cost(c, &p[i]);
+    unsigned vlen = 0;
+    for (size_t i = 0; i < n; i++) {
+        vlen = track_vlen(&p[i], vlen);
+        sum += insn_cost(c, &p[i], vlen);
+    }
     return 4 * sum * (100 + stall_pct) / 100 + 3ull * FUZZ_WATCHDOG + 20000;
 }
 
@@ -185,7 +204,8 @@ typedef struct outcome {
 static const int exact_cnt[] = { NPU_CNT_macs_core0, NPU_CNT_macs_core1, NPU_CNT_macs_core2,
                                  NPU_CNT_macs_core3, NPU_CNT_macs_zero, NPU_CNT_fill_words,
                                  NPU_CNT_idle_pe_shape, NPU_CNT_busy_fw, NPU_CNT_busy_vsw,
-                                 NPU_CNT_busy_hsw, NPU_CNT_busy_isw, NPU_CNT_spm_wr_words };
+                                 NPU_CNT_busy_hsw, NPU_CNT_busy_isw, NPU_CNT_spm_wr_words,
+                                 NPU_CNT_vec_busy, NPU_CNT_vec_rd_words, NPU_CNT_vec_wr_words };
 
 static void run_prog(const sim_ops_t *o, npu_sim_t *s, const npu_insn_t *p, size_t n,
                      uint64_t bound, outcome_t *r)
@@ -232,7 +252,7 @@ static const char *ename(unsigned e)
 
 /* Outcome histogram printed at the end of a run. */
 typedef struct stats {
-    uint64_t progs, words, done, err[256], cycles, shrinks, err_agree, both_done, mz, fill;
+    uint64_t progs, words, done, err[256], cycles, shrinks, err_agree, both_done, mz, fill, vec;
     double wall;
 } stats_t;
 
@@ -322,6 +342,7 @@ typedef struct gen {
     unsigned edge;
     int bank_mode[2];    /* -1: not loaded in this program */
     unsigned loaded[2];  /* cores whose tile of the bank an LDW loaded (0xF: all four) */
+    unsigned vlen;       /* the len of the last VSET generated (VEC places its operands for it) */
 } gen_t;
 
 static uint32_t rnd_in(gen_t *g, uint32_t lo, uint32_t hi) /* uniform in [lo, hi] */
@@ -349,11 +370,49 @@ static uint32_t place(gen_t *g, uint64_t span, uint64_t limit)
     return span >= limit ? 0 : (uint32_t)(rtl_rand(&g->x) % (limit - span + 1));
 }
 
+/* VSET: len 1..4*2S (0 now and then: the VECs after it are BAD_DESC), any scalars and shift;
+ * VEC: an op (unknown ones now and then), 1..12 rows, a width, each operand inside the SPM for
+ * the last len with a stride of a row and a few words, or 0 (broadcast). Operands may overlap:
+ * the unit works chunk by chunk, which the model follows. */
+static void gen_vec(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
+{
+    uint32_t F = 2u * (uint32_t)c->s, B = 4u * (uint32_t)c->s, W = (uint32_t)(c->spm_banks * c->spm_bank_words);
+    static const unsigned addr_f[3] = {NPU_FLD_VEC_a_addr, NPU_FLD_VEC_b_addr, NPU_FLD_VEC_d_addr};
+    static const unsigned stride_f[3] = {NPU_FLD_VEC_a_stride, NPU_FLD_VEC_b_stride, NPU_FLD_VEC_d_stride};
+    if (op == NPU_OP_VEC && !g->vlen)
+        op = NPU_OP_VSET; /* no len yet: a VEC would only be BAD_DESC */
+    put(in, NPU_FLD_INSN_op, op);
+    if (op == NPU_OP_VSET) {
+        g->vlen = mutate(g, rnd_in(g, 1, 4 * F), 16, 0);
+        put(in, NPU_FLD_VSET_alpha, (uint32_t)rtl_rand(&g->x));
+        put(in, NPU_FLD_VSET_beta, (uint32_t)(rtl_rand(&g->x) >> 7));
+        put(in, NPU_FLD_VSET_len, g->vlen);
+        put(in, NPU_FLD_VSET_shift, rnd_in(g, 0, 31));
+        return;
+    }
+    uint32_t vop = mutate(g, rnd_in(g, 0, NPU_NUM_VOPS - 1), 4, NPU_NUM_VOPS);
+    uint32_t rows = mutate(g, rnd_in(g, 1, 12), 12, 4095);
+    uint64_t words = (4 * (uint64_t)g->vlen + B - 1) / B; /* a 32-bit row: any operand fits */
+    put(in, NPU_FLD_VEC_vop, vop);
+    put(in, NPU_FLD_VEC_wide, mutate(g, vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN ? 0 : rnd_in(g, 0, 1), 1, 1));
+    put(in, NPU_FLD_VEC_rows, rows);
+    for (int k = 0; k < 3; k++) {
+        uint32_t st = rtl_rand(&g->x) % 4 ? (uint32_t)words + rnd_in(g, 0, 2) : 0;
+        uint32_t a = place(g, (uint64_t)(rows ? rows - 1 : 0) * st + words, W);
+        put(in, addr_f[k], mutate(g, a, 16, W - 1));
+        put(in, stride_f[k], mutate(g, st, 16, st + 1));
+    }
+}
+
 static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
 {
     unsigned S = (unsigned)c->s, F = 2 * S, B = 4 * S, half = (unsigned)c->obuf_rows;
     uint32_t spm_words = (uint32_t)(c->spm_banks * c->spm_bank_words);
     memset(in, 0, sizeof *in);
+    if (op == NPU_OP_VEC || op == NPU_OP_VSET) {
+        gen_vec(c, g, op, in);
+        return;
+    }
     switch (op) {
     case NPU_OP_LOAD:
     case NPU_OP_STORE: {
@@ -610,7 +669,8 @@ Test(fuzz, descriptors, .timeout = 3000)
 {
     static const unsigned ops[] = { NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_FILL,
                                     NPU_OP_STORE, NPU_OP_STORE, NPU_OP_LDW, NPU_OP_LDW,
-                                    NPU_OP_WAVE, NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_DRAIN };
+                                    NPU_OP_WAVE, NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_DRAIN,
+                                    NPU_OP_VSET, NPU_OP_VEC, NPU_OP_VEC };
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(1), total = env_u64("NPU_FUZZ_DESCS", 256);
     /* Both must fail, but which of several faulty descriptors is reported first may differ: the
@@ -626,16 +686,17 @@ Test(fuzz, descriptors, .timeout = 3000)
         if (!selected(&sel, k))
             continue;
         static const unsigned edges[3] = { 0, 3, 15 };
-        gen_t g = { mix(seed ^ mix(~k)), 0, { -1, -1 }, { 0, 0 } };
+        gen_t g = { mix(seed ^ mix(~k)), 0, { -1, -1 }, { 0, 0 }, 0 };
         g.edge = edges[rtl_rand(&g.x) % 3];
         uint64_t x = g.x;
         npu_insn_t p[4 * DESC_PER_PROG];
         size_t n = 0;
         char last = 0;
+        unsigned vlen = 0;
         for (unsigned i = 0; i < DESC_PER_PROG; i++) {
             npu_insn_t d;
             gen_desc(&cfg, &g, ops[rtl_rand(&g.x) % (sizeof ops / sizeof ops[0])], &d);
-            st.shrinks += shrink(&cfg, &d);
+            st.shrinks += shrink(&cfg, &d, &vlen);
             push_serial(p, &n, &last, &d);
         }
         x = g.x;
@@ -704,6 +765,7 @@ Test(fuzz, descriptors, .timeout = 3000)
             st.done++;
             st.mz += r.cnt[NPU_CNT_macs_zero] != 0;
             st.fill += r.cnt[NPU_CNT_fill_words] != 0;
+            st.vec += r.cnt[NPU_CNT_vec_busy] != 0;
         } else {
             st.err[r.err]++;
             st.err_agree += r.err == e.err && r.err_pc == e.err_pc;
@@ -713,9 +775,9 @@ Test(fuzz, descriptors, .timeout = 3000)
     print_stats("fuzz/descriptors", &st, seed);
     uint64_t nerr = st.progs - st.done;
     fprintf(stderr, "fuzz/descriptors: RTL and model agree on every outcome; DRAM and exact "
-            "counters equal in %llu DONE programs (%llu with macs_zero > 0, %llu with a FILL); "
+            "counters equal in %llu DONE programs (%llu with macs_zero > 0, %llu with a FILL, %llu with a VEC); "
             "same error code and ERR_PC in %llu of %llu ERROR programs%s\n",
-            (unsigned long long)st.done, (unsigned long long)st.mz, (unsigned long long)st.fill,
+            (unsigned long long)st.done, (unsigned long long)st.mz, (unsigned long long)st.fill, (unsigned long long)st.vec,
             (unsigned long long)st.err_agree, (unsigned long long)nerr,
             strict ? " (NPU_FUZZ_STRICT)" : "");
     cr_assert(st.progs > 0 || sel.has_only || sel.parts > 1, "no program ran");
@@ -723,11 +785,11 @@ Test(fuzz, descriptors, .timeout = 3000)
 
 /* ---- fuzz/words ------------------------------------------------------------------------- */
 
-static const unsigned valid_ops[] = { /* the six descriptors first */ NPU_OP_LOAD, NPU_OP_STORE, NPU_OP_LDW,
-                                      NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_FILL, NPU_OP_SYNC_L,
-                                      NPU_OP_SYNC_E, NPU_OP_SYNC_S };
+static const unsigned valid_ops[] = { /* the eight descriptors first */ NPU_OP_LOAD, NPU_OP_STORE, NPU_OP_LDW,
+                                      NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_FILL, NPU_OP_VSET, NPU_OP_VEC,
+                                      NPU_OP_SYNC_L, NPU_OP_SYNC_E, NPU_OP_SYNC_S };
 #define N_VALID_OPS (sizeof valid_ops / sizeof valid_ops[0])
-#define N_DESC_OPS 6u
+#define N_DESC_OPS 8u
 
 Test(fuzz, words, .timeout = 3000)
 {
@@ -741,11 +803,12 @@ Test(fuzz, words, .timeout = 3000)
     for (uint64_t k = 0; k < nprog; k++) {
         if (!selected(&sel, k))
             continue;
-        gen_t g = { mix(seed ^ mix(k + 1)), 15, { -1, -1 }, { 0, 0 } };
+        gen_t g = { mix(seed ^ mix(k + 1)), 15, { -1, -1 }, { 0, 0 }, 0 };
         uint64_t x;
         npu_insn_t p[4 * FUZZ_PROG_WORDS];
         size_t n = 0;
         char last = 0;
+        unsigned vlen = 0;
         /* half of the programs have random token bits, half are serialised with a few flips */
         int random_tokens = rtl_rand(&g.x) % 2;
         for (unsigned i = 0; i < FUZZ_PROG_WORDS; i++) {
@@ -764,7 +827,7 @@ Test(fuzz, words, .timeout = 3000)
                 if (random_tokens)
                     in.w[0] = (in.w[0] & ~NPU_TOK_MASK) | (junk & NPU_TOK_MASK);
             }
-            st.shrinks += shrink(&cfg, &in);
+            st.shrinks += shrink(&cfg, &in, &vlen);
             if (random_tokens || npu_op_queue(npu_insn_op(&in)) == 0) {
                 p[n++] = in;
                 last = 0;

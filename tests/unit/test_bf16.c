@@ -129,21 +129,35 @@ Test(bf16, to_bf16_special_values)
                      npu_fp32_to_bf16(t[i].x), t[i].y);
 }
 
-/* fp32 addition against the host's over 2^21 pairs of every generator mode. The host's result
- * of the FTZ'd operands, flushed and with NaN made canonical, must equal the model bit for bit. */
-Test(bf16, add_matches_host_fpu)
+static float host_add(float a, float b) { return a + b; }
+static float host_mul(float a, float b) { return a * b; }
+
+/* A binary fp32 operation of the model against the host's over 2^21 pairs of every generator
+ * mode: the host's result of the FTZ'd operands, flushed and with NaN made canonical, must equal
+ * the model bit for bit. skip_tiny: results below 2^-125 in magnitude are left out (a product
+ * the host rounds on the denormal grid). Returns the normal results compared. */
+static size_t host_pairs(uint64_t s, const char *name, uint32_t (*model)(uint32_t, uint32_t),
+                         float (*host)(float, float), int skip_tiny)
 {
-    uint64_t s = 0x9E3779B97F4A7C15ull;
     size_t n = (size_t)1 << 21, compared_normal = 0;
     for (size_t i = 0; i < n; i++) {
         uint32_t b, a = fp_rand_pair(&s, &b);
         volatile float fa = f_of(ftz(a)), fb = f_of(ftz(b));
-        uint32_t h = u_of(fa + fb), got = npu_fp32_add(a, b), exp = expect_from_host(h);
+        uint32_t h = u_of(host(fa, fb)), got = model(a, b), exp = expect_from_host(h);
+        if (skip_tiny && (h & 0x7FFFFFFFu) < 0x01000000u && (h & 0x7FFFFFFFu) != 0)
+            continue;
         compared_normal += (h & 0x7F800000u) && (h & 0x7F800000u) != 0x7F800000u;
         if (got != exp)
-            cr_assert_fail("pair %zu: %08x + %08x = %08x, host %08x -> want %08x", i, a, b, got, h, exp);
+            cr_assert_fail("pair %zu: %s(%08x, %08x) = %08x, host %08x -> want %08x", i, name, a, b,
+                           got, h, exp);
     }
-    cr_assert_gt(compared_normal, n / 2, "normal results compared: %zu of %zu", compared_normal, n);
+    return compared_normal;
+}
+
+Test(bf16, add_matches_host_fpu)
+{
+    size_t n = host_pairs(0x9E3779B97F4A7C15ull, "add", add_op, host_add, 0);
+    cr_assert_gt(n, (size_t)1 << 20, "normal results compared: %zu", n);
 }
 
 /* bf16 products against the host's float product (exact for bf16 operands unless it overflows
@@ -203,4 +217,43 @@ Test(bf16, to_bf16_matches_nearest)
         if (npu_fp32_to_bf16(x) != nearest_bf16(x))
             cr_assert_fail("%08x -> %04x, want %04x", x, npu_fp32_to_bf16(x), nearest_bf16(x));
     }
+}
+
+/* fp32 products by hand: specials, the signs of zeros and Infs, RNE ties and the carry into the
+ * next binade, overflow, and the FTZ of a result whose rounded value is below 2^-126. */
+static uint32_t fmul_op(uint32_t a, uint32_t b) { return npu_fp32_mul(a, b); }
+Test(bf16, fp32_mul_special_values)
+{
+    static const struct case2 t[] = {
+        {0x3F800000, 0x3F800000, 0x3F800000}, /* 1 * 1 */
+        {0x80000000, 0x3F800000, 0x80000000}, /* -0 * 1 = -0 */
+        {0x80000000, 0x80000000, 0x00000000}, /* -0 * -0 = +0 */
+        {0x00000001, 0x7F000000, 0x00000000}, /* denormal reads as 0 */
+        {0x807FFFFF, 0x3F800000, 0x80000000}, /* -denormal: -0 */
+        {0x7F800000, 0xBF800000, 0xFF800000}, /* Inf * -1 */
+        {0x7F800000, 0x00000000, NPU_FP32_NAN}, /* Inf * 0 */
+        {0xFF800000, 0x00400000, NPU_FP32_NAN}, /* Inf * denormal (0) */
+        {0x7F800001, 0x3F800000, NPU_FP32_NAN}, /* signalling NaN */
+        {0xFFC00000, 0x00000000, NPU_FP32_NAN}, /* negative quiet NaN */
+        {0x7F7FFFFF, 0x40000000, 0x7F800000}, /* overflow: Inf */
+        {0xFF7FFFFF, 0x3F800001, 0xFF800000}, /* rounds up past the largest finite */
+        {0x3F800001, 0x3F800001, 0x3F800002}, /* (1+u)^2 = 1+2u+u^2: rounds down */
+        {0x3FFFFFFF, 0x3FFFFFFF, 0x407FFFFE}, /* (2-u)^2 = 4-4u+u^2 */
+        {0x3F7FFFFF, 0x3F800001, 0x3F800000}, /* (1-u/2)(1+u) = 1+u/2-u^2/2: RNE to 1 */
+        {0x00800000, 0x3F000000, 0x00000000}, /* 2^-126 / 2: below 2^-126, flushed */
+        {0x80800000, 0x3F800000, 0x80800000}, /* -2^-126 * 1: stays normal */
+        {0x00FFFFFF, 0x3F000000, 0x00000000}, /* 2^-126 * (1-2^-24), exact, below 2^-126: flushed */
+        {0x00800001, 0x3F7FFFFF, 0x00800000}, /* 2^-126 (1+u)(1-u/2) rounds to 2^-126 */
+        {0x40400000, 0x3EAAAAAB, 0x3F800000}, /* 3 * (1/3 rounded up) = 1 */
+    };
+    expect_cases("fp32_mul", fmul_op, t, sizeof t / sizeof t[0]);
+}
+
+/* fp32 products against the host's (host_pairs): results below 2^-125 are left out, the host
+ * rounds them on the denormal grid where the model rounds to 24 bits and then flushes. */
+Test(bf16, fp32_mul_matches_host_fpu)
+{
+    size_t n = host_pairs(0xD1B54A32D192ED03ull, "fp32_mul", fmul_op, host_mul, 1);
+    /* 788,362 normal ones; the rest overflow, flush or are special (compared too) */
+    cr_assert_gt(n, (size_t)1 << 19, "normal products compared: %zu", n);
 }

@@ -30,7 +30,9 @@ Test(isa, names_from_xmacros)
     cr_assert_str_eq(npu_op_name(0x08), "SYNC_S");
     cr_assert_null(npu_op_name(0x00));
     cr_assert_str_eq(npu_op_name(0x09), "FILL");
-    cr_assert_null(npu_op_name(0x0A));
+    cr_assert_str_eq(npu_op_name(0x0A), "VEC");
+    cr_assert_str_eq(npu_op_name(0x0B), "VSET");
+    cr_assert_null(npu_op_name(0x0C));
     cr_assert_str_eq(npu_tag_name(1), "X");
     cr_assert_str_eq(npu_tag_name(7), "PARTIAL");
     cr_assert_null(npu_tag_name(8));
@@ -135,7 +137,7 @@ Test(isa, generic_encoder_checks_format)
     npu_fields_t f;
     npu_insn_t in;
     memset(&f, 0, sizeof f);
-    f.op = 0x0A;
+    f.op = 0x0C;
     cr_assert_eq(npu_encode(&f, &in), -1, "unknown opcode");
     f.op = NPU_OP_STORE;
     f.transpose = 1;
