@@ -64,9 +64,10 @@ typedef struct npu_fields {
     unsigned vop, wide;
     unsigned a_addr, a_stride, b_addr, b_stride, d_addr, d_stride;
     /* VSET: the vector unit's registers: alpha, beta (fp32 bit patterns in bf16 configs, the
-     * int16 in bits [15:0] in int16 configs), len (elements per row), shift (int16 configs) */
+     * int16 in bits [15:0] in int16 configs), len (elements per row), shift (int16 configs: the
+     * DRAIN's member above, at VSET's own bits) */
     uint32_t alpha, beta;
-    unsigned len, shift;
+    unsigned len;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
