@@ -7,7 +7,7 @@ initial weights rounded to bf16, and SGD with momentum and weight decay on a 64-
 it in float32 NumPy, and compares each epoch's mean loss (relative 1e-3: the GEMMs sum in another
 order) and test accuracy (within two of the 359 test images) with `npu fit --engine ref --json`.
 It also runs `--engine npu` for one epoch on the RTL: every GEMM bit-exact (the runtime's check),
-and the losses of both engines as the JSON reports them.
+and the losses of both engines as the JSON reports them; and `--plot` writes a PNG.
 
 Usage: tests/fit_checks.py build/<config>/npu   (needs python3-numpy: Debian's /usr/bin/python3)
 """
@@ -133,6 +133,14 @@ def main():
           + (f"{e['kernels']} GEMMs bit-exact, loss {e['loss']:.5f} vs fp32 {e['ref_loss']:.5f}"
              if e else r.stderr.strip()))
     fail |= not good
+    png = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"npu_fit_check_{os.getpid()}.png")
+    r = subprocess.run([npu, "fit", "--model", "mlp:64,16,10", "--engine", "ref", "--epochs", "2",
+                        "--plot", png, "--quiet"], capture_output=True, text=True)
+    ok = r.returncode == 0 and os.path.exists(png) and open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+    print(f"{'ok' if ok else 'FAIL'}: npu fit --plot writes a PNG (exit {r.returncode}) {r.stderr.strip()}")
+    fail |= not ok
+    if os.path.exists(png):
+        os.remove(png)
     return fail
 
 

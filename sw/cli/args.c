@@ -19,13 +19,13 @@ enum {
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
     OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE,
-    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS
+    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT
 };
 
 /* Which options each command accepts (bit = option: -m -n -k bits 0..2, the long ones from 3). */
 #define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 3 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
 /* every long option must have its bit */
-typedef char npu_args_opt_bits_fit[OPT_REPORTS - 256 + 3 < 64 ? 1 : -1];
+typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
 #define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
 /* an FST of the run: the file, its window */
 #define OPTS_TRACE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))
@@ -69,7 +69,7 @@ typedef char npu_args_opt_bits_fit[OPT_REPORTS - 256 + 3 < 64 ? 1 : -1];
     (B(OPT_MODEL) | B(OPT_DATA) | B(OPT_EPOCHS) | B(OPT_BATCH) | B(OPT_LR) | B(OPT_MOMENTUM) |  \
      B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
-     B(OPT_JSON) | B(OPT_QUIET))
+     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT))
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
@@ -145,6 +145,7 @@ static const struct option long_opts[] = {
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
     {"space", required_argument, NULL, OPT_SPACE},
+    {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", required_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
 };
@@ -226,7 +227,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|ref]\n"
-            "                [--dtype int16|bf16] [--seed N] [--csv FILE] [--json] [--quiet]\n"
+            "                [--dtype int16|bf16] [--seed N] [--csv FILE] [--plot F.png] [--json] [--quiet]\n"
             "                (trains an MLP on the 8x8 digits: every GEMM of every step on the\n"
             "                RTL, checked bit-exact, beside the fp32 reference trainer; per epoch\n"
             "                the loss of both, train and test accuracy, cycles per sample)\n"
@@ -396,6 +397,7 @@ static const struct text_opt {
     {OPT_DATA, "--data needs digits or a digits CSV (.csv.gz) file", offsetof(npu_args_t, data)},
     {OPT_INPUT, "--input needs a sample shape HxWxC, e.g. 8x8x1", offsetof(npu_args_t, input)},
     {OPT_SPACE, "--space needs keys like s=4,8;spm=32,64;bw=16,32;batch=8", offsetof(npu_args_t, space)},
+    {OPT_PLOT, "--plot needs a file name (.png)", offsetof(npu_args_t, plot)},
 };
 
 #define NELEM(t) (sizeof(t) / sizeof((t)[0]))
@@ -617,6 +619,7 @@ static const struct opt_doc {
     {OPT_INPUT, "HxWxC", "8x8x1", "a sample's shape (default 8x8x1, the digits)"},
     {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's)"},
     {OPT_NO_PREFETCH, NULL, NULL, "loads when a step starts, not k steps early"},
+    {OPT_PLOT, "F.png", "f.png", "the loss curves and test accuracy per epoch as a chart (matplotlib)"},
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},

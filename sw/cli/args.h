@@ -111,6 +111,7 @@ typedef struct npu_args {
     unsigned spm_kib;                   /* estimate: 0 = the config's SPM */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
+    const char *plot;                   /* fit: the loss chart (.png; NULL: none) */
     const char *timeline;               /* gemm, run, conv, train: trace-event JSON (NULL: none) */
     const char *reports;                /* gemm --topology: directory of the SCALE-Sim-shaped
                                            COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv */

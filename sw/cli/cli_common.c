@@ -200,7 +200,7 @@ int npu_cli_check_outputs(const npu_args_t *a)
 {
     const struct { const char *opt, *path; } out[] = {
         {"--csv", a->csv}, {"--out", a->out}, {"--trace", a->trace},
-        {"--save-program", a->save_program}, {"--timeline", a->timeline},
+        {"--save-program", a->save_program}, {"--timeline", a->timeline}, {"--plot", a->plot},
     };
     struct stat st;
     char why[300];

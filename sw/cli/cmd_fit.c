@@ -1,9 +1,14 @@
 /* cmd_fit.c - `npu fit`: trains an MLP on the digits, one report line per epoch (run/fit.h). */
+#define _POSIX_C_SOURCE 200809L /* mkstemp, fork */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "cli/commands.h"
 #include "hw/isa.h"
+#include "io/file.h"
 #include "run/fit.h"
 
 static const char *const k_cols[] = {
@@ -74,36 +79,97 @@ static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o
     return 0;
 }
 
+/* --plot: plots/plots.py --fit CSV PNG under Debian's python3 (matplotlib). 0, or -1 after the
+ * message. */
+static int plot(const char *csv, const char *png)
+{
+    char script[4096];
+    const char *py = access("/usr/bin/python3", X_OK) ? "python3" : "/usr/bin/python3";
+    int st;
+    pid_t pid;
+    if (npu_repo_file("plots/plots.py", script, sizeof script)) {
+        fprintf(stderr, "npu: --plot: cannot find %s\n", script);
+        return -1;
+    }
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        execlp(py, py, script, "--fit", csv, png, (char *)NULL);
+        _exit(127);
+    }
+    if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+        fprintf(stderr, "npu: --plot: %s %s --fit failed (python3-matplotlib: make deps)\n", py, script);
+        return -1;
+    }
+    return 0;
+}
+
+/* The table's CSV: --csv, or with --plot alone a temporary file (tmp, removed after). */
+static const char *csv_path(const npu_args_t *a, char *tmp, size_t n)
+{
+    int fd;
+    if (a->csv || !a->plot)
+        return a->csv;
+    snprintf(tmp, n, "/tmp/npu_fit_XXXXXX");
+    fd = mkstemp(tmp);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    return tmp;
+}
+
+/* The data set (path into path) and the model against it. 0, or NPU_EXIT_USAGE after the
+ * message (nothing to free). */
+static int load(const npu_args_t *a, npu_fit_opts_t *o, npu_dataset_t *d, char *path, size_t n)
+{
+    char why[512];
+    if (npu_digits_find(a->data && strcmp(a->data, "digits") ? a->data : NULL, path, n)) {
+        fprintf(stderr, "npu: --data: cannot read %s\n", path);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_digits_load(path, d, why, sizeof why)) {
+        fprintf(stderr, "npu: --data: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_net_parse(a->model, d->h, d->w, d->c, &o->shape, why, sizeof why)) {
+        fprintf(stderr, "npu: --model: %s\n", why);
+        npu_dataset_free(d);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_fit_check(d, o, why, sizeof why)) {
+        fprintf(stderr, "npu: fit: %s\n", why);
+        npu_dataset_free(d);
+        return NPU_EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int rc, cJSON *rows)
+{
+    cJSON *root = npu_cli_json_new(cfg, a);
+    if (!root) {
+        cJSON_Delete(rows);
+        return;
+    }
+    cJSON_AddStringToObject(root, "model", a->model);
+    cJSON_AddStringToObject(root, "result", rc ? "FAIL" : "PASS");
+    cJSON_AddItemToObject(root, "epochs", rows);
+    npu_cli_json_print(root);
+}
+
 int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_fit_opts_t o;
     npu_dataset_t d;
-    char path[4096], why[512];
+    char path[4096], why[512], tmp[64] = "";
     fit_cli_t c = {a, {0}, 0};
     npu_sim_t *sim = NULL;
+    npu_args_t ta = *a; /* with --plot alone, the CSV goes to a temporary file */
     int rc = fit_opts(cfg, a, &o), csv_err = 0;
     cJSON *rows;
-    if (rc)
+    if (rc || (rc = load(a, &o, &d, path, sizeof path)))
         return rc;
     c.engine = o.engine;
-    if (npu_digits_find(a->data && strcmp(a->data, "digits") ? a->data : NULL, path, sizeof path)) {
-        fprintf(stderr, "npu: --data: cannot read %s\n", path);
-        return NPU_EXIT_USAGE;
-    }
-    if (npu_digits_load(path, &d, why, sizeof why)) {
-        fprintf(stderr, "npu: --data: %s\n", why);
-        return NPU_EXIT_USAGE;
-    }
-    if (npu_net_parse(a->model, d.h, d.w, d.c, &o.shape, why, sizeof why)) {
-        fprintf(stderr, "npu: --model: %s\n", why);
-        npu_dataset_free(&d);
-        return NPU_EXIT_USAGE;
-    }
-    if (npu_fit_check(&d, &o, why, sizeof why)) {
-        fprintf(stderr, "npu: fit: %s\n", why);
-        npu_dataset_free(&d);
-        return NPU_EXIT_USAGE;
-    }
     if (o.engine == NPU_FIT_NPU) {
         npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
         if (!(sim = npu_cli_open_sim(cfg, a, &t))) {
@@ -111,9 +177,12 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
             return NPU_EXIT_FAIL;
         }
     }
-    if (npu_cli_table_open(cfg, a, &c.t, k_cols, NCOLS) != 0) {
+    ta.csv = csv_path(a, tmp, sizeof tmp);
+    if ((a->plot && !ta.csv) || npu_cli_table_open(cfg, &ta, &c.t, k_cols, NCOLS) != 0) {
         npu_dataset_free(&d);
         npu_sim_close(sim);
+        if (tmp[0])
+            remove(tmp);
         return NPU_EXIT_USAGE;
     }
     if (!a->json && !a->quiet)
@@ -125,18 +194,15 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
     rows = npu_table_close(&c.t, &csv_err);
     if (rc)
         fprintf(stderr, "npu: fit: %s\n", why);
-    if (a->json) {
-        cJSON *root = npu_cli_json_new(cfg, a);
-        if (root) {
-            cJSON_AddStringToObject(root, "model", a->model);
-            cJSON_AddStringToObject(root, "result", rc ? "FAIL" : "PASS");
-            cJSON_AddItemToObject(root, "epochs", rows);
-            npu_cli_json_print(root);
-        } else {
-            cJSON_Delete(rows);
-        }
-    }
+    if (a->json)
+        print_json(cfg, a, rc, rows);
+    else
+        cJSON_Delete(rows);
     npu_sim_close(sim);
     npu_dataset_free(&d);
+    if (a->plot && !csv_err && plot(ta.csv, a->plot))
+        csv_err = 1;
+    if (tmp[0])
+        remove(tmp);
     return rc < 0 ? NPU_EXIT_USAGE : rc || csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }

@@ -1,6 +1,7 @@
 /* digits.c - the digits data set: gzip'ed CSV loader, seeded split and epoch order. */
 #define _POSIX_C_SOURCE 200809L /* readlink, access */
 #include "data/digits.h"
+#include "io/file.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -90,27 +91,11 @@ fail:
 
 int npu_digits_find(const char *path, char *out, size_t n)
 {
-    char exe[4096];
-    ssize_t k;
     if (path) {
         snprintf(out, n, "%s", path);
         return access(out, R_OK) ? -1 : 0;
     }
-    snprintf(out, n, "sw/data/digits.csv.gz");
-    if (!access(out, R_OK))
-        return 0;
-    k = readlink("/proc/self/exe", exe, sizeof exe - 1); /* build/<cfg>/npu -> ../../sw/data */
-    if (k > 0) {
-        char *slash;
-        exe[k] = 0;
-        for (int up = 0; up < 3 && (slash = strrchr(exe, '/')); up++)
-            *slash = 0;
-        snprintf(out, n, "%s/sw/data/digits.csv.gz", exe);
-        if (!access(out, R_OK))
-            return 0;
-    }
-    snprintf(out, n, "sw/data/digits.csv.gz");
-    return -1;
+    return npu_repo_file("sw/data/digits.csv.gz", out, n);
 }
 
 void npu_dataset_free(npu_dataset_t *d)

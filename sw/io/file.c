@@ -1,4 +1,5 @@
 /* file.c - a whole file into memory; see file.h. */
+#define _POSIX_C_SOURCE 200809L /* readlink, access */
 #include "io/file.h"
 
 #include <errno.h>
@@ -6,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int npu_io_fail(char *err, size_t errn, const char *fmt, ...)
 {
@@ -58,4 +60,25 @@ int npu_load_file(const char *path, npu_parse_fn parse, void *obj, char *err, si
         snprintf(err, errn, "%s: %s", path, why);
     free(buf);
     return rc ? -1 : 0;
+}
+
+int npu_repo_file(const char *rel, char *out, size_t n)
+{
+    char exe[4096];
+    ssize_t k;
+    snprintf(out, n, "%s", rel);
+    if (!access(out, R_OK))
+        return 0;
+    k = readlink("/proc/self/exe", exe, sizeof exe - 1); /* build/<cfg>/npu -> ../../rel */
+    if (k > 0) {
+        char *slash;
+        exe[k] = 0;
+        for (int up = 0; up < 3 && (slash = strrchr(exe, '/')); up++)
+            *slash = 0;
+        snprintf(out, n, "%s/%s", exe, rel);
+        if (!access(out, R_OK))
+            return 0;
+    }
+    snprintf(out, n, "%s", rel);
+    return -1;
 }
