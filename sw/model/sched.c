@@ -208,30 +208,52 @@ static int xfer_class(const npu_sched_event_t *e, int s)
     return e->step == s ? 1 : 3;
 }
 
-/* Runs the DMA transfers issued at the start of step s from time t0 on (dma: when the channel
- * is free). */
-static void run_transfers(const npu_sched_problem_t *p, npu_sched_result_t *r, const int *issue,
-                          int s, uint64_t t0, uint64_t *dma)
+/* The DMA order of the transfers: by issue step, then class, then the step that needs them,
+ * then event order (qsort context through a file-scope pointer: C99 has no qsort_r). */
+static const npu_sched_event_t *g_ev;
+static const int *g_issue;
+
+static int xfer_cmp(const void *pa, const void *pb)
 {
-    for (int cls = 0; cls < 4; cls++)
-        for (int target = 0; target <= p->n_steps; target++)
-            for (int i = 0; i < r->n_ev; i++) {
-                npu_sched_event_t *e = &r->ev[i];
-                if (issue[i] != s || e->step != target || xfer_class(e, s) != cls ||
-                    (e->kind != NPU_SCHED_LOAD && e->kind != NPU_SCHED_STORE))
-                    continue;
-                e->issue = t0;
-                e->start = *dma > t0 ? *dma : t0;
-                e->end = *dma = e->start + xfer_cycles(p, p->t[e->tensor].bytes);
-            }
+    int a = *(const int *)pa, b = *(const int *)pb;
+    int ka[4] = {g_issue[a], xfer_class(&g_ev[a], g_issue[a]), g_ev[a].step, a};
+    int kb[4] = {g_issue[b], xfer_class(&g_ev[b], g_issue[b]), g_ev[b].step, b};
+    for (int i = 0; i < 4; i++)
+        if (ka[i] != kb[i])
+            return ka[i] < kb[i] ? -1 : 1;
+    return 0;
 }
 
-static void time_plan(const npu_sched_problem_t *p, npu_sched_result_t *r, const int *issue)
+/* The transfers (LOAD, STORE) in DMA order; *n of them. NULL when out of memory. */
+static int *xfer_order(const npu_sched_result_t *r, const int *issue, int *n)
+{
+    int *o = malloc((size_t)(r->n_ev ? r->n_ev : 1) * sizeof *o);
+    *n = 0;
+    if (!o)
+        return NULL;
+    for (int i = 0; i < r->n_ev; i++)
+        if (r->ev[i].kind == NPU_SCHED_LOAD || r->ev[i].kind == NPU_SCHED_STORE)
+            o[(*n)++] = i;
+    g_ev = r->ev;
+    g_issue = issue;
+    qsort(o, (size_t)*n, sizeof *o, xfer_cmp);
+    return o;
+}
+
+static int time_plan(const npu_sched_problem_t *p, npu_sched_result_t *r, const int *issue)
 {
     uint64_t now = 0, dma = 0;
+    int n, next = 0, *order = xfer_order(r, issue, &n);
+    if (!order)
+        return -1;
     for (int s = 0; s <= p->n_steps; s++) {
         uint64_t ready = now;
-        run_transfers(p, r, issue, s, now, &dma);
+        for (; next < n && issue[order[next]] == s; next++) { /* issued at the start of s */
+            npu_sched_event_t *e = &r->ev[order[next]];
+            e->issue = now;
+            e->start = dma > now ? dma : now;
+            e->end = dma = e->start + xfer_cycles(p, p->t[e->tensor].bytes);
+        }
         if (s == p->n_steps)
             break;
         for (int i = 0; i < r->n_ev; i++) /* its loads, and the write-backs that make its room */
@@ -242,9 +264,11 @@ static void time_plan(const npu_sched_problem_t *p, npu_sched_result_t *r, const
         r->step[s].stall = ready - now;
         r->step[s].end = now = ready + p->s[s].cycles;
     }
+    free(order);
     r->cycles = now > dma ? now : dma;
     for (int s = 0; s < p->n_steps; s++)
         r->stall += r->step[s].stall;
+    return 0;
 }
 
 /* ---- the run ---- */
@@ -328,7 +352,8 @@ int npu_sched_run(const npu_sched_problem_t *p, npu_sched_result_t *r)
             goto out;
         for (int i = 0; i < r->n_ev; i++)
             issue[i] = issue_step(p, r, i, pl.occ, extra);
-        time_plan(p, r, issue);
+        if (time_plan(p, r, issue))
+            goto out;
         tally(p, r);
     }
     rc = 0;
