@@ -226,10 +226,11 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                LOAD widths)\n"
             "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
             "                [--epochs E]\n"
-            "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|ref]\n"
+            "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
             "                [--dtype int16|bf16] [--seed N] [--csv FILE] [--plot F.png] [--json] [--quiet]\n"
-            "                (trains an MLP on the 8x8 digits: every GEMM of every step on the\n"
-            "                RTL, checked bit-exact, beside the fp32 reference trainer; per epoch\n"
+            "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
+            "                whole steps on the NPU (MLP, bf16), kernels = each GEMM / conv on the\n"
+            "                NPU, npu = step where it can, else kernels; all checked bit-exact; per epoch\n"
             "                the loss of both, train and test accuracy, cycles per sample)\n"
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
@@ -343,7 +344,7 @@ static const struct word_opt {
      "--dataflow needs zeropad, ecoflow or both", offsetof(npu_args_t, dataflow)},
     {OPT_SET, {"edge", "server", "server4", "all", NULL}, "--set needs edge, server, server4 or all",
      offsetof(npu_args_t, bench_set)},
-    {OPT_ENGINE, {"npu", "ref", NULL}, "--engine needs npu or ref", offsetof(npu_args_t, engine)},
+    {OPT_ENGINE, {"npu", "step", "kernels", "ref", NULL}, "--engine needs npu, step, kernels or ref", offsetof(npu_args_t, engine)},
     {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
 };
 
@@ -614,7 +615,7 @@ static const struct opt_doc {
     {OPT_LR, "L", "0.1", "learning rate > 0 (default 0.05)"},
     {OPT_MOMENTUM, "M", "0.9", "SGD momentum in [0, 1) (default 0.9)"},
     {OPT_WD, "W", "0.0001", "weight decay >= 0, on weights only (default 0.0001)"},
-    {OPT_ENGINE, "", "ref", "npu: GEMMs on the RTL beside the reference (default); ref: fp32 only"},
+    {OPT_ENGINE, "", "ref", "step: whole steps on the NPU (MLPs, bf16); kernels: each GEMM and conv on the NPU, the rest on the host; npu: step where it can, else kernels (default); ref: fp32 only"},
     {OPT_DTYPE, "", "bf16", "the element type; must be this build's (default: the build's)"},
     {OPT_INPUT, "HxWxC", "8x8x1", "a sample's shape (default 8x8x1, the digits)"},
     {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's)"},

@@ -25,7 +25,7 @@
  *   npu train-bench [--set edge|server|server4|all] [--acc-bytes 2|4] [--csv FILE] [--quiet]
  *   npu calibrate [--quick] [--out FILE] [--json] [--quiet]
  *   npu fit --model mlp:D0,..,DL [--data digits|FILE] [--epochs E] [--batch B] [--lr L]
- *              [--momentum M] [--wd W] [--engine npu|ref] [--dtype int16|bf16] [--seed N]
+ *              [--momentum M] [--wd W] [--engine npu|step|kernels|ref] [--dtype int16|bf16] [--seed N]
  *              [--csv F] [--json] [--quiet]
  *   npu estimate --model SPEC [--batch B] [--input HxWxC] [--spm-kib N] [--dram-bw B]
  *              [--dram-latency C] [--no-prefetch] [--no-lookahead] [--csv F] [--json]
@@ -105,7 +105,7 @@ typedef struct npu_args {
     unsigned epochs;                    /* fit: 0 = 10 */
     double lr, momentum, wd;            /* fit: set when fit_set has bit 1, 2, 4 */
     int fit_set;
-    const char *engine, *dtype;         /* fit: npu|ref (NULL = npu); int16|bf16 (NULL = the
+    const char *engine, *dtype;         /* fit: npu|step|kernels|ref (NULL = npu); int16|bf16 (NULL = the
                                            build's) */
     const char *input;                  /* estimate: "HxWxC" (NULL = 8x8x1) */
     unsigned spm_kib;                   /* estimate: 0 = the config's SPM */

@@ -13,7 +13,8 @@
 
 static const char *const k_cols[] = {
     "epoch", "loss", "ref_loss", "loss_rel_diff", "train_acc", "test_acc", "ref_test_acc",
-    "cycles", "cycles_per_sample", "eval_cycles", "kernels", "kernel_fail", "wall_s"};
+    "cycles", "cycles_per_sample", "eval_cycles", "kernels", "kernel_fail", "wall_s",
+    "step_dram_rd_bytes", "step_dram_wr_bytes", "step_host_bytes"};
 enum { NCOLS = (int)(sizeof k_cols / sizeof k_cols[0]) };
 
 typedef struct fit_cli {
@@ -21,6 +22,26 @@ typedef struct fit_cli {
     npu_table_t t;
     int engine;
 } fit_cli_t;
+
+/* The step engine's DRAM traffic of one training step, per tag (printed after the first epoch):
+ * what crosses between the NPU's kernels, and what the host writes and reads. */
+static void print_traffic(const npu_fit_epoch_t *e)
+{
+    printf("  one step's DRAM traffic (bytes; PROG = the kernels' program fetch):\n   ");
+    for (unsigned g = 0; g < NPU_NUM_TAGS && g < 8; g++)
+        printf(" %s rd %llu wr %llu%s", npu_tag_name(g), (unsigned long long)e->step_rd[g],
+               (unsigned long long)e->step_wr[g], g + 1 < NPU_NUM_TAGS ? "," : "\n");
+    printf("    host: wrote %llu (the batch, the loss gradient), read %llu (the logits); no other "
+           "tensor crosses\n", (unsigned long long)e->step_host_wr, (unsigned long long)e->step_host_rd);
+}
+
+static uint64_t sum_tags(const uint64_t *v)
+{
+    uint64_t s = 0;
+    for (unsigned g = 1; g < 8; g++) /* DMA only: PROG (tag 0) is the program fetch */
+        s += v[g];
+    return s;
+}
 
 static double rel_diff(double x, double ref) { return ref != 0 ? (x - ref) / ref : 0; }
 
@@ -30,14 +51,16 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
     npu_table_t *t = &c->t;
     if (!c->a->json && !c->a->quiet) {
         printf("epoch %3d  loss %.5f", e->epoch, e->loss);
-        if (c->engine == NPU_FIT_NPU)
+        if (c->engine != NPU_FIT_REF)
             printf(" (fp32 ref %.5f, %+.2f%%)", e->ref_loss, 100 * rel_diff(e->loss, e->ref_loss));
         printf("  train %.2f%%  test %.2f%%", 100 * e->train_acc, 100 * e->test_acc);
-        if (c->engine == NPU_FIT_NPU)
+        if (c->engine != NPU_FIT_REF)
             printf(" (ref %.2f%%)  %llu cycles, %.0f/sample  %ld kernels%s", 100 * e->ref_test_acc,
                    (unsigned long long)e->cycles, e->cycles_per_sample, e->kernels,
                    e->kernel_fail ? "  FAIL" : " bit-exact");
         printf("  %.1f s\n", e->wall_s);
+        if (c->engine == NPU_FIT_STEP && e->epoch == 1)
+            print_traffic(e);
         fflush(stdout);
     }
     npu_table_int(t, e->epoch);
@@ -53,7 +76,35 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
     npu_table_int(t, e->kernels);
     npu_table_int(t, e->kernel_fail);
     npu_table_num(t, e->wall_s, "%.3f");
+    npu_table_u64(t, sum_tags(e->step_rd));
+    npu_table_u64(t, sum_tags(e->step_wr));
+    npu_table_u64(t, e->step_host_wr + e->step_host_rd);
     npu_table_end_row(t);
+}
+
+static const char *engine_name(int e)
+{
+    return e == NPU_FIT_STEP ? "step" : e == NPU_FIT_NPU ? "kernels" : "ref";
+}
+
+/* --engine against the model (parsed into o->shape): npu (the default) takes whole steps where
+ * the step engine can, else kernels. 0, or NPU_EXIT_USAGE after the message. */
+static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o)
+{
+    const char *e = a->engine ? a->engine : "npu";
+    char why[256];
+    int step_ok = npu_fit_step_ok(cfg, &o->shape, why, sizeof why) == 0;
+    if (!strcmp(e, "ref"))
+        o->engine = NPU_FIT_REF;
+    else if (!strcmp(e, "kernels") || (!strcmp(e, "npu") && !step_ok))
+        o->engine = NPU_FIT_NPU;
+    else if (step_ok)
+        o->engine = NPU_FIT_STEP;
+    else {
+        fprintf(stderr, "npu: --engine step: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    return 0;
 }
 
 /* The options as the trainer's; 0, or 2 after the one-line usage message. */
@@ -68,7 +119,6 @@ static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o
     }
     o->epochs = a->epochs ? (int)a->epochs : 10;
     o->batch = a->batch ? (int)a->batch : 32;
-    o->engine = a->engine && !strcmp(a->engine, "ref") ? NPU_FIT_REF : NPU_FIT_NPU;
     o->sgd.lr = (float)(a->fit_set & 1 ? a->lr : 0.05);
     o->sgd.momentum = (float)(a->fit_set & 2 ? a->momentum : 0.9);
     o->sgd.wd = (float)(a->fit_set & 4 ? a->wd : 1e-4);
@@ -169,8 +219,12 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
     cJSON *rows;
     if (rc || (rc = load(a, &o, &d, path, sizeof path)))
         return rc;
+    if ((rc = fit_engine(cfg, a, &o))) {
+        npu_dataset_free(&d);
+        return rc;
+    }
     c.engine = o.engine;
-    if (o.engine == NPU_FIT_NPU) {
+    if (o.engine != NPU_FIT_REF) {
         npu_dram_timing_t t = npu_cli_dram_timing(cfg, a);
         if (!(sim = npu_cli_open_sim(cfg, a, &t))) {
             npu_dataset_free(&d);
@@ -188,7 +242,7 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a)
     if (!a->json && !a->quiet)
         printf("fit %s on %s (%d images, %d%% held out), batch %d, lr %g, momentum %g, wd %g, "
                "engine %s, config %s (%s)\n", a->model, path, d.n, (int)(o.test_frac * 100),
-               o.batch, o.sgd.lr, o.sgd.momentum, o.sgd.wd, o.engine ? "npu" : "ref", cfg->name,
+               o.batch, o.sgd.lr, o.sgd.momentum, o.sgd.wd, engine_name(o.engine), cfg->name,
                npu_dtype_name((unsigned)cfg->dtype));
     rc = npu_fit_run(cfg, sim, &d, &o, on_epoch, &c, why, sizeof why);
     rows = npu_table_close(&c.t, &csv_err);

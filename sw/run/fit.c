@@ -11,6 +11,7 @@
 #include "ref/bf16.h"
 #include "run/conv_run.h"
 #include "run/runtime.h"
+#include "run/step_run.h"
 
 /* The NPU engine's state: the simulator and the epoch's tallies. */
 typedef struct fit_npu {
@@ -209,6 +210,9 @@ typedef struct fit_state {
     npu_net_ref_t model, ref;
     fit_npu_t npu;
     int have_ref;
+    npu_step_run_t step; /* NPU_FIT_STEP: the NPU's model; `model` is then the fp32 reference */
+    int have_step;
+    float *logits, *dlogits;
     float *x;
     uint8_t *y;
     int *order;
@@ -220,9 +224,54 @@ static void state_free(fit_state_t *s)
     npu_net_ref_free(&s->model);
     if (s->have_ref)
         npu_net_ref_free(&s->ref);
+    if (s->have_step)
+        npu_step_run_free(&s->step);
+    free(s->logits);
+    free(s->dlogits);
     free(s->x);
     free(s->y);
     free(s->order);
+}
+
+int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, size_t n)
+{
+    for (int l = 0; l < s->layers; l++)
+        if (s->l[l].kind != NPU_NET_FC) {
+            snprintf(why, n, "whole steps on the NPU take MLPs; layer %d is a convolution", l + 1);
+            return -1;
+        }
+    if (!npu_cfg_bf16(cfg)) {
+        snprintf(why, n, "whole steps on the NPU need a bf16 configuration (config %s is int16)",
+                 cfg->name);
+        return -1;
+    }
+    return 0;
+}
+
+/* The whole-step engine: its plan, programs and initial parameters in the NPU's DRAM. */
+static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_fit_opts_t *o,
+                     float *const *w, float *const *b, char *why, size_t n)
+{
+    int dims[NPU_NET_MAX_LAYERS + 1], L = o->shape.layers;
+    if (npu_fit_step_ok(cfg, &o->shape, why, n))
+        return -1;
+    for (int l = 0; l < L; l++)
+        dims[l] = (int)npu_net_in(&o->shape.l[l]);
+    dims[L] = (int)npu_net_out(&o->shape.l[L - 1]);
+    s->have_step = 1;
+    if (npu_step_run_init(&s->step, cfg, sim, dims, L, o->batch, o->sgd.lr, o->sgd.momentum, o->sgd.wd,
+                          o->modes, o->max_cycles)) {
+        snprintf(why, n, "%s", s->step.why);
+        return -1;
+    }
+    npu_step_run_params(&s->step, w, b);
+    s->logits = malloc((size_t)o->batch * dims[L] * sizeof(float));
+    s->dlogits = malloc((size_t)o->batch * dims[L] * sizeof(float));
+    if (!s->logits || !s->dlogits) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    return 0;
 }
 
 static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
@@ -252,12 +301,39 @@ static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, cons
         s->model.conv = fit_npu_conv;
         s->model.hook_ctx = &s->npu;
     }
-    rc = 0;
-oom:
-    if (rc)
-        snprintf(why, n, "out of memory");
+    rc = o->engine == NPU_FIT_STEP ? step_init(s, cfg, sim, o, w, b, why, n) : 0;
     npu_net_params_free(&o->shape, w, b);
     return rc;
+oom:
+    snprintf(why, n, "out of memory");
+    npu_net_params_free(&o->shape, w, b);
+    return rc;
+}
+
+/* The step engine's kernels since the last call: tallied into s->npu like the kernel engine's. */
+static void step_tally(fit_state_t *s, int rc, const npu_step_tally_t *t)
+{
+    s->npu.kernels += (long)t->kernels;
+    s->npu.cycles += t->cycles;
+    if (rc && !s->npu.fails++)
+        snprintf(s->npu.why, sizeof s->npu.why, "%s", s->step.why);
+    if (rc)
+        s->model.failed = 1; /* stops the epoch as a failed kernel does */
+}
+
+/* One training step on the NPU: forward, the loss and its gradient on the host, backward and
+ * update. Returns the loss. */
+static double step_train(fit_state_t *s, const npu_fit_opts_t *o, int classes)
+{
+    double loss = 0;
+    int rc = npu_step_forward(&s->step, s->x, o->batch, s->logits);
+    step_tally(s, rc, &s->step.fwd);
+    if (rc)
+        return 0;
+    loss = npu_softmax_xent(s->logits, s->y, o->batch, classes, s->dlogits);
+    rc = npu_step_backward(&s->step, s->dlogits);
+    step_tally(s, rc, &s->step.bwd);
+    return loss;
 }
 
 /* One epoch's training steps; fills loss, ref_loss, samples, cycles and the GEMM tallies. */
@@ -269,15 +345,68 @@ static void train_epoch(fit_state_t *s, const npu_dataset_t *d, const npu_fit_op
     s->npu.cycles = 0;
     for (int i = 0; i < steps && !s->model.failed; i++) {
         gather(d, s->order + (size_t)i * o->batch, o->batch, s->x, s->y);
+        if (s->have_step) {
+            e->loss += step_train(s, o, d->classes) / steps;
+            e->ref_loss += npu_net_ref_step(&s->model, s->x, s->y, &o->sgd) / steps;
+            continue;
+        }
         e->loss += npu_net_ref_step(&s->model, s->x, s->y, &o->sgd) / steps;
         if (s->have_ref)
             e->ref_loss += npu_net_ref_step(&s->ref, s->x, s->y, &o->sgd) / steps;
     }
-    if (!s->have_ref)
+    if (!s->have_ref && !s->have_step)
         e->ref_loss = e->loss;
     e->samples = steps * o->batch;
     e->cycles = s->npu.cycles;
     e->cycles_per_sample = e->samples ? (double)e->cycles / e->samples : 0;
+    if (s->have_step) {
+        const npu_step_tally_t *f = &s->step.fwd, *b = &s->step.bwd;
+        for (int g = 0; g < NPU_NUM_TAGS && g < 8; g++) {
+            e->step_rd[g] = f->rd[g] + b->rd[g];
+            e->step_wr[g] = f->wr[g] + b->wr[g];
+        }
+        e->step_host_wr = f->host_wr + b->host_wr;
+        e->step_host_rd = f->host_rd + b->host_rd;
+    }
+}
+
+/* The step engine's accuracy over idx[0..n): the NPU's forward kernels batch by batch (a short
+ * last batch padded with zero rows), the argmax on the host. */
+static double step_accuracy(fit_state_t *s, const npu_dataset_t *d, const int *idx, int n)
+{
+    long ok = 0;
+    int B = s->step.plan.batch, C = d->classes;
+    for (int i = 0; i < n && !s->model.failed; i += B) {
+        int rows = n - i < B ? n - i : B;
+        gather(d, idx + i, rows, s->x, s->y);
+        int rc = npu_step_forward(&s->step, s->x, rows, s->logits);
+        step_tally(s, rc, &s->step.fwd);
+        for (int r = 0; !rc && r < rows; r++) {
+            int best = 0;
+            for (int c = 1; c < C; c++)
+                if (s->logits[(size_t)r * C + c] > s->logits[(size_t)r * C + best])
+                    best = c;
+            ok += best == s->y[r];
+        }
+    }
+    return n ? (double)ok / n : 0;
+}
+
+/* Train and test accuracy after an epoch, and the reference's test accuracy. */
+static void epoch_accuracy(fit_state_t *s, const npu_dataset_t *d, npu_fit_epoch_t *e)
+{
+    s->npu.cycles = 0;
+    if (s->have_step) {
+        e->train_acc = step_accuracy(s, d, s->split.train, s->split.n_train);
+        e->test_acc = step_accuracy(s, d, s->split.test, s->split.n_test);
+        e->ref_test_acc = accuracy(&s->model, d, s->split.test, s->split.n_test, s->x, s->y);
+    } else {
+        e->train_acc = accuracy(&s->model, d, s->split.train, s->split.n_train, s->x, s->y);
+        e->test_acc = accuracy(&s->model, d, s->split.test, s->split.n_test, s->x, s->y);
+        e->ref_test_acc = s->have_ref ? accuracy(&s->ref, d, s->split.test, s->split.n_test, s->x, s->y)
+                                      : e->test_acc;
+    }
+    e->eval_cycles = s->npu.cycles;
 }
 
 int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
@@ -297,12 +426,7 @@ int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
         clock_gettime(CLOCK_MONOTONIC, &t0);
         s.npu.kernels = s.npu.fails = 0;
         train_epoch(&s, d, o, &e);
-        s.npu.cycles = 0;
-        e.train_acc = accuracy(&s.model, d, s.split.train, s.split.n_train, s.x, s.y);
-        e.test_acc = accuracy(&s.model, d, s.split.test, s.split.n_test, s.x, s.y);
-        e.ref_test_acc = s.have_ref ? accuracy(&s.ref, d, s.split.test, s.split.n_test, s.x, s.y)
-                                    : e.test_acc;
-        e.eval_cycles = s.npu.cycles;
+        epoch_accuracy(&s, d, &e);
         e.kernels = s.npu.kernels;
         e.kernel_fail = s.npu.fails;
         clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -1,11 +1,17 @@
 /*
  * fit.h - `npu fit`: trains an MLP on a data set (the digits) and reports each epoch.
  *
- * Engines: NPU_FIT_REF trains with the fp32 reference (ref/net_ref.h) alone; NPU_FIT_NPU runs
- * every GEMM of every step (forward, dX, dW) on the simulated NPU, each checked bit-exact
- * against the golden model by the runtime, and trains the fp32 reference beside it on the same
- * initial weights and batches, so each epoch reports both losses. The bias, ReLU, loss and the
- * SGD update run on the host in fp32 for now (the vector unit will take them on the NPU).
+ * Engines:
+ *   NPU_FIT_REF      trains with the fp32 reference (ref/net_ref.h) alone;
+ *   NPU_FIT_STEP     whole steps on the NPU (run/step_run.h; MLPs at bf16 configs): forward,
+ *                    backward and the SGD update as GEMM and vector kernels over one DRAM image;
+ *                    the host writes the batch and the loss gradient and reads the logits, and
+ *                    every kernel is checked bit-exact against the golden models;
+ *   NPU_FIT_NPU      each GEMM and convolution kernel on the NPU (checked bit-exact by the
+ *                    runtime), the bias, ReLU, loss and update on the host in fp32: CNNs, and
+ *                    int16 configurations.
+ * Both NPU engines train the fp32 reference beside them on the same initial weights and
+ * batches, so each epoch reports both losses.
  *
  * Operand conversion for the NPU's GEMMs: bf16 configs round each fp32 operand to the nearest
  * bf16 (RNE) and read the fp32 result as is; int16 configs scale each operand tensor by a power
@@ -21,7 +27,7 @@
 #include "npu_sim.h"
 #include "ref/net_ref.h"
 
-enum { NPU_FIT_REF = 0, NPU_FIT_NPU = 1 };
+enum { NPU_FIT_REF = 0, NPU_FIT_NPU = 1, NPU_FIT_STEP = 2 };
 
 typedef struct npu_fit_opts {
     npu_net_shape_t shape;
@@ -44,12 +50,20 @@ typedef struct npu_fit_epoch {
     int samples;                   /* trained this epoch */
     long kernels, kernel_fail;     /* NPU GEMMs and conv kernels run in the epoch, and those not bit-exact / failed */
     double wall_s;
+    /* NPU_FIT_STEP: the epoch's last training step, DMA bytes per tag (hw/npu_defs.h NPU_TAGS;
+     * PROG: the programs' fetch) and the bytes the host wrote (batch, loss gradient) and read
+     * (logits) */
+    uint64_t step_rd[8], step_wr[8], step_host_wr, step_host_rd;
 } npu_fit_epoch_t;
 
 typedef void (*npu_fit_epoch_cb)(void *ctx, const npu_fit_epoch_t *e);
 
 /* The options against the data set (model widths, batch, epochs). 0, or -1 with the reason. */
 int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, size_t n);
+
+/* Whether the whole-step engine takes this model at this configuration (0), else -1 with the
+ * reason (a convolution layer, an int16 configuration). */
+int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, size_t n);
 
 /* Trains; calls cb after each epoch. sim: the NPU (NULL for NPU_FIT_REF). Returns 0, 1 when an
  * NPU GEMM failed (the run stops at that epoch), or -1 with the reason in why (bad options,

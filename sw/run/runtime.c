@@ -547,6 +547,32 @@ static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N,
     return rep->rc = NPU_GEMM_PASS;
 }
 
+int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_gemm_args_t *args,
+                          uint64_t prog_base, npu_gemm_report_t *rep)
+{
+    uint64_t size[4];
+    size_t plen;
+    memset(rep, 0, sizeof *rep);
+    npu_prog_init(&rep->prog);
+    rep->M = M;
+    rep->N = N;
+    rep->K = K;
+    rep->transA = args->transA;
+    rep->transB = args->transB;
+    if (gemm_layout(cfg, M, N, K, args->transA, args->transB, args->modes, NULL, UINT64_MAX, rep,
+                    size, &plen) != 0)
+        return rep->rc;
+    int modes = rep->args.modes; /* without the tiling choice bits */
+    rep->args = *args;
+    rep->args.modes = modes;
+    rep->prog_base = prog_base;
+    rep->dram_used = rep->dram_need = prog_base + size[0];
+    if (npu_gemm_emit(cfg, &rep->plan, &rep->args, &rep->prog) != 0 || rep->prog.n != plen)
+        return host_error(rep, "instruction emission failed (a field does not fit)");
+    npu_prog_expect(cfg, rep->prog.insn, rep->prog.n, &rep->expect);
+    return rep->rc = NPU_GEMM_PASS;
+}
+
 uint64_t npu_gemm_tensor_bytes(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
                                int modes)
 {

@@ -193,6 +193,13 @@ int npu_gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, in
 uint64_t npu_gemm_tensor_bytes(const npu_cfg_t *cfg, int M, int N, int K, int transA, int transB,
                                int modes);
 
+/* The compile half for tensors the caller placed (a training step's, run/step_run.h): the
+ * tiling of M x N x K under args->modes (policy | tiling choice, as npu_gemm_run_modes), the
+ * program for the addresses, pitches, transposes and tags of *args, to be loaded at prog_base.
+ * Nothing is allocated or checked against a DRAM size. NPU_GEMM_PASS or NPU_GEMM_HOST_ERROR. */
+int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_gemm_args_t *args,
+                          uint64_t prog_base, npu_gemm_report_t *rep);
+
 /* npu_gemm_compile with the emitter's policy args.modes (NPU_EMIT_*, gemm_emit.h). */
 int npu_gemm_compile_modes(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K,
                            int transA, int transB, int modes, npu_gemm_report_t *rep);

@@ -1,0 +1,89 @@
+/*
+ * step_plan.h - a whole training step of an MLP as NPU kernels over one DRAM image (issue 15,
+ * docs/training.md "Whole iterations on the NPU"): the DRAM layout of every tensor and the
+ * ordered kernels, GEMMs and vector kernels (vkern.h), that run forward, backward and the SGD
+ * update with every tensor staying in DRAM between them. The host writes the batch (X16),
+ * reads the logits (Z32 of the last layer) and writes their gradient (dZ32 of the last layer);
+ * nothing else crosses. A pure function of the configuration, the widths, the batch and the
+ * optimizer's scalars; bf16 configurations (the int16 datapath needs per-tensor scales the
+ * NPU cannot pick: `npu fit --engine kernels` does those on the host).
+ *
+ * Per layer l (1..L; K = d[l-1] inputs, N = d[l] outputs, B the batch; fp32 = 32-bit, bf16 =
+ * 16-bit elements; H16[0] is X16):
+ *   fwd  GEMM  Z32[l] = H16[l-1] . W16[l]                      (B x N, fp32)
+ *        VEC   Z32[l] += b[l];  l < L: H16[l] = bf16(relu(Z32[l]))
+ *   -- host: loss and dZ32[L] from the logits Z32[L] --
+ *   bwd  VEC   dZ16[l] = bf16(dZ32[l]); db = sum over rows of dZ32[l];
+ *              vb = mu vb + db; b -= lr vb                     (the bias update, no decay)
+ *        GEMM  dW32[l] = H16[l-1]^T . dZ16[l]                   (K x N)
+ *        GEMM  dH32 = dZ16[l] . W16[l]^T            (l > 1)    (B x K)
+ *        VEC   dZ32[l-1] = relu_bwd(dH32, Z32[l-1]) (l > 1)
+ *        VEC   t = wd W32 + dW32; V = mu V + t; W32 = W32 - lr V; W16[l] = bf16(W32)
+ * The update of layer l comes after its dX GEMM, which reads the old W16[l].
+ */
+#ifndef NPU_STEP_PLAN_H
+#define NPU_STEP_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/gemm/gemm_emit.h"
+#include "compile/step/vkern.h"
+#include "hw/npu_cfg.h"
+
+#define NPU_STEP_MAX_LAYERS 16
+#define NPU_STEP_MAX_TENSORS (1 + 12 * NPU_STEP_MAX_LAYERS)
+
+enum { NPU_SK_GEMM = 0, NPU_SK_VEC = 1 };
+enum { NPU_SK_FWD = 0, NPU_SK_BWD = 1, NPU_SK_UPDATE = 2 };
+
+typedef struct npu_step_gemm {
+    int M, N, K;
+    npu_gemm_args_t args; /* addresses, dense pitches, transposes, tags, policy */
+} npu_step_gemm_t;
+
+typedef struct npu_step_kernel {
+    int kind, phase, layer; /* NPU_SK_*, layer 1..L */
+    char name[48];          /* "fwd L1 gemm", "bwd L2 relu_bwd" */
+    npu_step_gemm_t g;      /* NPU_SK_GEMM */
+    npu_vkern_t v;          /* NPU_SK_VEC */
+} npu_step_kernel_t;
+
+typedef struct npu_step_tensor {
+    char name[16];   /* "W16[1]" */
+    uint32_t dram;
+    uint64_t bytes;
+    unsigned width;  /* 16 or 32 */
+    int rows, cols;
+} npu_step_tensor_t;
+
+/* Indices into npu_step_plan_t.t of each layer's tensors (x16: the batch). */
+typedef struct npu_step_lt {
+    int w16, w32, vw, b32, vb, z32, h16, dz32, dz16, dh32, dw32, db32;
+} npu_step_lt_t;
+
+typedef struct npu_step_plan {
+    int layers, batch, dims[NPU_STEP_MAX_LAYERS + 1];
+    uint32_t lr, mu, wd;         /* fp32 bit patterns */
+    int nt;
+    npu_step_tensor_t t[NPU_STEP_MAX_TENSORS];
+    int x16;                     /* the batch: B x d[0] bf16 */
+    npu_step_lt_t l[NPU_STEP_MAX_LAYERS + 1]; /* [1..L] */
+    int nk, n_fwd;               /* kernels; the first n_fwd are the forward pass */
+    npu_step_kernel_t *k;        /* owned: npu_step_plan_free */
+    uint64_t base, end;          /* DRAM bytes [base, end) hold the tensors */
+} npu_step_plan_t;
+
+/* The step of an MLP d[0] -> d[1] -> ... -> d[layers] (ReLU between layers, none after the
+ * last) for batches of `batch`, tensors from DRAM byte `base` on (beat-aligned), GEMMs under
+ * policy `modes` (NPU_EMIT_*). 0, or -1 with the reason (an int16 configuration, too many
+ * layers, a width or batch out of range, out of memory). */
+int npu_step_plan_mlp(const npu_cfg_t *cfg, const int *dims, int layers, int batch, float lr,
+                      float mu, float wd, int modes, uint64_t base, npu_step_plan_t *p, char *why,
+                      size_t n);
+void npu_step_plan_free(npu_step_plan_t *p);
+
+/* The tensor a name like "W16[1]" or "X16" denotes, -1 if none. */
+int npu_step_tensor_find(const npu_step_plan_t *p, const char *name);
+
+#endif

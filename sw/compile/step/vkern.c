@@ -1,0 +1,241 @@
+/* vkern.c - the vector kernel emitter (vkern.h). */
+#include "compile/step/vkern.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "hw/isa.h"
+#include "prog/prog_builder.h"
+
+int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
+                  int one_row, int load, int store)
+{
+    npu_vk_tensor_t t = {name, dram, width, tag, one_row, load, store};
+    if (k->nt < NPU_VK_MAX_T)
+        k->t[k->nt] = t;
+    return k->nt++;
+}
+
+void npu_vk_op(npu_vkern_t *k, unsigned vop, unsigned wide, int a, int b, int d, uint32_t alpha,
+               uint32_t beta, unsigned shift)
+{
+    npu_vk_op_t o = {vop, wide, a, b, d, alpha, beta, shift};
+    if (k->nop < NPU_VK_MAX_OPS)
+        k->op[k->nop] = o;
+    k->nop++;
+}
+
+unsigned npu_vk_row_bytes(const npu_vkern_t *k, int t) { return (unsigned)k->len * k->t[t].width / 8; }
+
+unsigned npu_vk_row_words(const npu_cfg_t *cfg, const npu_vkern_t *k, int t)
+{
+    unsigned B = (unsigned)npu_cfg_beat(cfg);
+    return (npu_vk_row_bytes(k, t) + B - 1) / B;
+}
+
+/* The element widths the ISA gives an op's a (and b) and d. */
+static void op_widths(const npu_vk_op_t *o, unsigned *wa, unsigned *wd)
+{
+    *wa = o->vop == NPU_VOP_WIDEN ? 16 : o->vop == NPU_VOP_NARROW ? 32 : o->wide ? 32 : 16;
+    *wd = o->vop == NPU_VOP_NARROW ? 16 : o->vop == NPU_VOP_WIDEN ? 32 : *wa;
+}
+
+static int reads_b(unsigned vop)
+{
+    return vop == NPU_VOP_ADD || vop == NPU_VOP_AXPBY || vop == NPU_VOP_RELU_BWD;
+}
+
+static int bad(char *why, size_t n, const char *fmt, int i, const char *s)
+{
+    snprintf(why, n, fmt, i, s);
+    return -1;
+}
+
+static int check_op(const npu_vkern_t *k, int i, char *why, size_t n)
+{
+    const npu_vk_op_t *o = &k->op[i];
+    unsigned wa, wd;
+    int nb = reads_b(o->vop);
+    if (o->vop >= NPU_NUM_VOPS)
+        return bad(why, n, "op %d: unknown vop%s", i, "");
+    if (o->a < 0 || o->a >= k->nt || o->d < 0 || o->d >= k->nt || (nb && (o->b < 0 || o->b >= k->nt)))
+        return bad(why, n, "op %d (%s): a tensor index out of range", i, npu_vop_name(o->vop));
+    op_widths(o, &wa, &wd);
+    if (k->t[o->a].width != wa || (nb && k->t[o->b].width != wa) || k->t[o->d].width != wd)
+        return bad(why, n, "op %d (%s): operand widths differ from the op's", i, npu_vop_name(o->vop));
+    int d1 = k->t[o->d].one_row, a1 = k->t[o->a].one_row, b1 = nb ? k->t[o->b].one_row : 1;
+    if (o->vop == NPU_VOP_SUM ? !d1 || a1 : d1 && !(a1 && b1))
+        return bad(why, n, "op %d (%s): a one-row result needs SUM over rows or one-row operands",
+                   i, npu_vop_name(o->vop));
+    return 0;
+}
+
+int npu_vk_check(const npu_vkern_t *k, char *why, size_t n)
+{
+    if (k->nt > NPU_VK_MAX_T || k->nop > NPU_VK_MAX_OPS || k->nop < 1)
+        return bad(why, n, "%d ops or too many tensors%s", k->nop, "");
+    if (k->rows < 1 || k->len < 1)
+        return bad(why, n, "rows and len must be positive (rows %d)%s", k->rows, "");
+    for (int t = 0; t < k->nt; t++)
+        if ((k->t[t].width != 16 && k->t[t].width != 32) || k->t[t].dram % 2)
+            return bad(why, n, "tensor %d (%s): width 16 or 32 and an even address", t, k->t[t].name);
+    for (int i = 0; i < k->nop; i++)
+        if (check_op(k, i, why, n))
+            return -1;
+    return 0;
+}
+
+/* SPM words of the one-row tensors (kept for the whole kernel) and of one row of the others. */
+static void spm_need(const npu_cfg_t *cfg, const npu_vkern_t *k, unsigned *shared, unsigned *per_row)
+{
+    *shared = *per_row = 0;
+    for (int t = 0; t < k->nt; t++)
+        *(k->t[t].one_row ? shared : per_row) += npu_vk_row_words(cfg, k, t);
+}
+
+int npu_vk_chunk_rows(const npu_cfg_t *cfg, const npu_vkern_t *k)
+{
+    unsigned shared, per_row, words = (unsigned)npu_cfg_spm_words(cfg);
+    spm_need(cfg, k, &shared, &per_row);
+    if (shared >= words)
+        return 0;
+    if (per_row == 0)
+        return k->rows;
+    long r = (long)((words - shared) / (2 * per_row));
+    return r < k->rows ? (int)r : k->rows;
+}
+
+/* Where each tensor lives in the SPM: one-row tensors from word 0, then per buffer half the
+ * chunk's rows of every other tensor. */
+typedef struct vk_layout {
+    unsigned at[2][NPU_VK_MAX_T], words[NPU_VK_MAX_T];
+    int R;
+} vk_layout_t;
+
+static void layout(const npu_cfg_t *cfg, const npu_vkern_t *k, int R, vk_layout_t *L)
+{
+    unsigned shared, per_row, next = 0;
+    spm_need(cfg, k, &shared, &per_row);
+    L->R = R;
+    for (int t = 0; t < k->nt; t++) {
+        L->words[t] = npu_vk_row_words(cfg, k, t);
+        if (k->t[t].one_row) {
+            L->at[0][t] = L->at[1][t] = next;
+            next += L->words[t];
+        }
+    }
+    for (int h = 0; h < 2; h++)
+        for (int t = 0; t < k->nt; t++)
+            if (!k->t[t].one_row) {
+                L->at[h][t] = next;
+                next += (unsigned)R * L->words[t];
+            }
+}
+
+/* LOADs (store = 0) or STOREs of chunk i's rows [r0, r0 + n) of the tensors of one kind
+ * (one_row) into the step's group. */
+static void transfers(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L, int i, int r0, int n,
+                      int one_row, int store, npu_prog_t *g)
+{
+    npu_insn_t in;
+    for (int t = 0; t < k->nt; t++) {
+        const npu_vk_tensor_t *T = &k->t[t];
+        if (T->one_row != one_row || !(store ? T->store : T->load))
+            continue;
+        unsigned rb = npu_vk_row_bytes(k, t), rows = one_row ? 1u : (unsigned)n;
+        uint32_t a = npu_pb_dram(b, (uint64_t)T->dram + (one_row ? 0 : (uint64_t)r0 * rb));
+        unsigned spm = L->at[i % 2][t];
+        npu_pb_put(b, g, store ? npu_enc_store(&in, T->tag, rows, a, spm, L->words[t], rb, rb)
+                               : npu_enc_load(&in, T->tag, 0, rows, a, spm, L->words[t], rb, rb),
+                   &in, 0);
+    }
+}
+
+/* SPM words between rows of tensor t: 0 for a one-row tensor (broadcast). */
+static unsigned stride(const npu_vkern_t *k, const vk_layout_t *L, int t)
+{
+    return k->t[t].one_row ? 0u : L->words[t];
+}
+
+/* Chunk i's VSET/VEC pairs; returns the index of the last VEC. */
+static size_t ops(npu_pb_t *b, const npu_cfg_t *cfg, const npu_vkern_t *k, const vk_layout_t *L,
+                  int i, int n, npu_prog_t *ex)
+{
+    size_t last = 0;
+    (void)cfg;
+    for (int j = 0; j < k->nop; j++) {
+        const npu_vk_op_t *o = &k->op[j];
+        int bi = reads_b(o->vop) ? o->b : o->a;
+        int single = k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
+        npu_vec_op_t v = {o->vop, o->wide, single ? 1u : (unsigned)n, (unsigned)k->len, o->shift,
+                          o->alpha, o->beta, L->at[i % 2][o->a], stride(k, L, o->a),
+                          L->at[i % 2][bi], stride(k, L, bi), L->at[i % 2][o->d], stride(k, L, o->d)};
+        last = npu_pb_vec(b, ex, &v, 0, 0);
+    }
+    return last;
+}
+
+/* Step i (rows [r0, r0 + n)): its loads, ops, stores and waits. The loads of chunk i + 1 may
+ * run while chunk i computes: they wait (E2L) for chunk i's first EXEC instruction, which
+ * itself waits (S2E) for chunk i - 1's stores, the last readers of the buffer half i + 1 reuses. */
+static void chunk_step(npu_pb_t *b, const npu_cfg_t *cfg, const npu_vkern_t *k, const vk_layout_t *L,
+                       int i, int chunks, npu_pb_step_t *s)
+{
+    int r0 = i * L->R, n = k->rows - r0 < L->R ? k->rows - r0 : L->R;
+    npu_pb_context(b, "vector kernel %s, chunk %d (rows %d..%d)", k->name, i, r0, r0 + n - 1);
+    if (i == 0)
+        transfers(b, k, L, i, r0, n, 1, 0, &s->ld[0]);
+    transfers(b, k, L, i, r0, n, 0, 0, &s->ld[0]);
+    npu_pb_or_sync(b, &s->ld[0], NPU_OP_SYNC_L);
+    s->push_e2s = ops(b, cfg, k, L, i, n, &s->ex);
+    s->push_e2l = 0;
+    transfers(b, k, L, i, r0, n, 0, 1, &s->st);
+    if (i == chunks - 1)
+        transfers(b, k, L, i, r0, n, 1, 1, &s->st);
+    npu_pb_or_sync(b, &s->st, NPU_OP_SYNC_S);
+    npu_pb_wait(b, s, NPU_PB_L2E, 0, 0, 0);
+    if (i >= 1)
+        npu_pb_wait(b, s, NPU_PB_S2E, i - 1, 0, 0);
+    if (i >= 2)
+        npu_pb_wait(b, s, NPU_PB_E2L, i - 1, 0, 0);
+    npu_pb_wait(b, s, NPU_PB_E2S, 0, 0, 0);
+}
+
+static int one_chunk_needed(const npu_vkern_t *k)
+{
+    for (int j = 0; j < k->nop; j++)
+        if (k->t[k->op[j].d].one_row)
+            return 1;
+    return 0;
+}
+
+int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, char *why, size_t n)
+{
+    vk_layout_t L;
+    npu_pb_t b;
+    int R, chunks;
+    if (npu_vk_check(k, why, n))
+        return -1;
+    if ((R = npu_vk_chunk_rows(cfg, k)) < 1) {
+        snprintf(why, n, "vector kernel %s: one row of its tensors does not fit the SPM (%d words)",
+                 k->name, npu_cfg_spm_words(cfg));
+        return -1;
+    }
+    if (R < k->rows && one_chunk_needed(k)) {
+        snprintf(why, n, "vector kernel %s: its one-row result (a SUM) needs all %d rows in the "
+                 "SPM at once; %d fit", k->name, k->rows, R);
+        return -1;
+    }
+    chunks = (k->rows + R - 1) / R;
+    layout(cfg, k, R, &L);
+    npu_pb_init(&b, cfg);
+    npu_pb_step_t *s = npu_pb_steps(&b, chunks);
+    for (int i = 0; s && i < chunks && !b.err; i++)
+        chunk_step(&b, cfg, k, &L, i, chunks, &s[i]);
+    if (s) {
+        npu_pb_stitch(&b, s, chunks);
+        npu_pb_order(&b, s, chunks, 1, 0, out);
+        npu_pb_steps_free(s, chunks);
+    }
+    return npu_pb_finish(&b, why, n);
+}

@@ -1,0 +1,78 @@
+/*
+ * vkern.h - a vector kernel: the element-wise work between two GEMMs of a training step (bias
+ * and activation, the loss-side conversions, ReLU's backward mask, the bias gradient, the SGD
+ * update) as one NPU program: DRAM -> SPM -> vector unit -> SPM -> DRAM (docs/training.md
+ * "Whole iterations on the NPU").
+ *
+ * A kernel names up to NPU_VK_MAX_T tensors, each `rows` x `len` elements of 16 or 32 bits,
+ * dense row-major in DRAM (pitch = row bytes), or ONE ROW (a bias, its velocity, a bias
+ * gradient): read by every row as a broadcast operand (VEC stride 0), written once (SUM, or an
+ * op whose operands are all one-row). A tensor is loaded, stored, both, or neither (scratch in
+ * the SPM only). Ops run in order, each a VEC (docs/isa.md section 4) over the kernel's rows.
+ *
+ * The emitter cuts the rows into chunks that fit the SPM twice (double buffering: the loads of
+ * chunk i+1 run while chunk i computes and stores), one program-builder step per chunk. A kernel
+ * with a SUM or a one-row result must fit one chunk: the sum's order is then the plain row order
+ * the golden model (ref/vk_golden.h) and the ISA state; a larger one is refused with the rows
+ * that fit.
+ */
+#ifndef NPU_VKERN_H
+#define NPU_VKERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hw/npu_cfg.h"
+#include "prog/prog.h"
+
+#define NPU_VK_MAX_T 8
+#define NPU_VK_MAX_OPS 8
+
+typedef struct npu_vk_tensor {
+    const char *name;  /* for messages and reports: "Z32", "W16" */
+    uint32_t dram;     /* byte address of row 0 (even) */
+    unsigned width;    /* bits per element: 16 (int16 / bf16) or 32 (int32 / fp32) */
+    unsigned tag;      /* DMA tag of its LOADs and STOREs (NPU_TAG_*) */
+    int one_row;       /* one row of len, not rows */
+    int load, store;   /* read from DRAM before the ops / written back after them */
+} npu_vk_tensor_t;
+
+typedef struct npu_vk_op {
+    unsigned vop, wide;  /* NPU_VOP_*, 32-bit operands for the same-width ops */
+    int a, b, d;         /* tensor indices; b = -1 when the op reads no b */
+    uint32_t alpha, beta;
+    unsigned shift;
+} npu_vk_op_t;
+
+typedef struct npu_vkern {
+    char name[48];
+    int rows, len;
+    int nt, nop;
+    npu_vk_tensor_t t[NPU_VK_MAX_T];
+    npu_vk_op_t op[NPU_VK_MAX_OPS];
+} npu_vkern_t;
+
+/* Adds a tensor / an op to k; returns the tensor's index (no check: npu_vk_check does that). */
+int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
+                  int one_row, int load, int store);
+void npu_vk_op(npu_vkern_t *k, unsigned vop, unsigned wide, int a, int b, int d, uint32_t alpha,
+               uint32_t beta, unsigned shift);
+
+/* Bytes of a tensor row in DRAM, and SPM words of a row (element e of a row in lane e % 2S of
+ * word e / 2S for 16 bits, e % S of e / S for 32). */
+unsigned npu_vk_row_bytes(const npu_vkern_t *k, int t);
+unsigned npu_vk_row_words(const npu_cfg_t *cfg, const npu_vkern_t *k, int t);
+
+/* The kernel's consistency: indices, widths against each op (hw: npu_vec_widths), one-row rules
+ * (a one-row d only from SUM or from one-row operands). 0, or -1 with the reason. */
+int npu_vk_check(const npu_vkern_t *k, char *why, size_t n);
+
+/* Rows per chunk (the SPM's words for two copies of a chunk's rows, after the one-row tensors),
+ * at most k->rows; 0 when not even one row fits. */
+int npu_vk_chunk_rows(const npu_cfg_t *cfg, const npu_vkern_t *k);
+
+/* The program (appended to out). 0, or -1 with the reason (npu_vk_check, the SPM, a SUM that
+ * needs more than one chunk, a field that does not fit). */
+int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, char *why, size_t n);
+
+#endif

@@ -1,0 +1,290 @@
+/* step_run.c - whole training steps on the NPU (step_run.h). */
+#include "run/step_run.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ref/bf16.h"
+#include "ref/vk_golden.h"
+#include "run/runtime.h"
+
+static int fail(npu_step_run_t *s, const char *fmt, const char *a, const char *b)
+{
+    if (!s->failed++)
+        snprintf(s->why, sizeof s->why, fmt, a, b);
+    return -1;
+}
+
+/* Kernel i's program at *base (advanced past it, beat-aligned). */
+static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
+{
+    const npu_step_kernel_t *k = &s->plan.k[i];
+    npu_step_prog_t *kp = &s->kp[i];
+    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg);
+    char why[256] = "";
+    kp->base = *base;
+    if (k->kind == NPU_SK_GEMM) {
+        npu_gemm_report_t *rep = calloc(1, sizeof *rep);
+        if (!(kp->gemm = rep))
+            return fail(s, "%s: out of memory%s", k->name, "");
+        if (npu_gemm_compile_args(s->cfg, k->g.M, k->g.N, k->g.K, &k->g.args, *base, rep) != NPU_GEMM_PASS)
+            return fail(s, "%s: %s", k->name, rep->host_msg);
+        kp->prog = rep->prog; /* shared with rep: freed once, through rep */
+        kp->expect = rep->expect;
+    } else {
+        npu_prog_init(&kp->prog);
+        if (npu_vk_emit(s->cfg, &k->v, &kp->prog, why, sizeof why))
+            return fail(s, "%s: %s", k->name, why);
+        npu_prog_expect(s->cfg, kp->prog.insn, kp->prog.n, &kp->expect);
+    }
+    *base += (kp->prog.n * NPU_INSN_BYTES + beat - 1) / beat * beat;
+    return 0;
+}
+
+int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
+                      int layers, int batch, float lr, float mu, float wd, int modes,
+                      uint64_t max_cycles)
+{
+    memset(s, 0, sizeof *s);
+    s->cfg = cfg;
+    s->sim = sim;
+    s->max_cycles = max_cycles;
+    s->check = 1;
+    if (npu_step_plan_mlp(cfg, dims, layers, batch, lr, mu, wd, modes, 0, &s->plan, s->why,
+                          sizeof s->why)) {
+        s->failed = 1;
+        return -1;
+    }
+    uint64_t base = s->plan.end;
+    if (!(s->kp = calloc((size_t)s->plan.nk, sizeof *s->kp)) || !(s->gold = calloc(1, s->plan.end)))
+        return fail(s, "out of memory%s%s", "", "");
+    for (int i = 0; i < s->plan.nk; i++)
+        if (compile_kernel(s, i, &base))
+            return -1;
+    size_t dram_bytes = 0;
+    npu_sim_dram(sim, &dram_bytes);
+    if (base > dram_bytes) {
+        char need[64];
+        snprintf(need, sizeof need, "%llu", (unsigned long long)base);
+        return fail(s, "the step needs %s bytes of DRAM (tensors and programs)%s", need,
+                    "; the configuration's DRAM is smaller");
+    }
+    return 0;
+}
+
+void npu_step_run_free(npu_step_run_t *s)
+{
+    for (int i = 0; s->kp && i < s->plan.nk; i++) {
+        if (s->kp[i].gemm) {
+            npu_gemm_report_free(s->kp[i].gemm);
+            free(s->kp[i].gemm);
+        } else {
+            npu_prog_free(&s->kp[i].prog);
+        }
+    }
+    free(s->kp);
+    free(s->gold);
+    npu_step_plan_free(&s->plan);
+    memset(s, 0, sizeof *s);
+}
+
+/* ---- the two images ---- */
+
+static void put32(uint8_t *img, uint32_t at, size_t i, uint32_t v) { memcpy(img + at + 4 * i, &v, 4); }
+static void put16(uint8_t *img, uint32_t at, size_t i, uint16_t v) { memcpy(img + at + 2 * i, &v, 2); }
+
+static uint32_t f32u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+/* fp32 values into tensor t of both images, as fp32 (width 32) or rounded to bf16; n values,
+ * then zeros up to the tensor's size. */
+static void host_write(npu_step_run_t *s, int t, const float *v, size_t n, npu_step_tally_t *ty)
+{
+    const npu_step_tensor_t *T = &s->plan.t[t];
+    uint8_t *img[2] = {npu_sim_dram(s->sim, NULL), s->gold};
+    size_t all = (size_t)T->rows * T->cols;
+    for (int m = 0; m < 2; m++)
+        for (size_t i = 0; i < all; i++) {
+            uint32_t u = i < n && v ? f32u(v[i]) : 0;
+            if (T->width == 32)
+                put32(img[m], T->dram, i, u);
+            else
+                put16(img[m], T->dram, i, npu_fp32_to_bf16(u));
+        }
+    if (ty)
+        ty->host_wr += T->bytes;
+}
+
+void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b)
+{
+    for (int l = 1; l <= s->plan.layers; l++) {
+        const npu_step_lt_t *L = &s->plan.l[l];
+        size_t nw = (size_t)s->plan.dims[l - 1] * s->plan.dims[l];
+        host_write(s, L->w32, w[l - 1], nw, NULL);
+        host_write(s, L->w16, w[l - 1], nw, NULL);
+        host_write(s, L->b32, b[l - 1], (size_t)s->plan.dims[l], NULL);
+        host_write(s, L->vw, NULL, 0, NULL);
+        host_write(s, L->vb, NULL, 0, NULL);
+    }
+}
+
+static float tensor_f32(const uint8_t *img, const npu_step_tensor_t *T, size_t i)
+{
+    float f;
+    uint32_t u = 0;
+    if (T->width == 32) {
+        memcpy(&u, img + T->dram + 4 * i, 4);
+    } else {
+        uint16_t h;
+        memcpy(&h, img + T->dram + 2 * i, 2);
+        u = (uint32_t)h << 16;
+    }
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+void npu_step_read_w(const npu_step_run_t *s, int l, float *w)
+{
+    const npu_step_tensor_t *T = &s->plan.t[s->plan.l[l].w32];
+    const uint8_t *img = npu_sim_dram(s->sim, NULL);
+    for (size_t i = 0; i < (size_t)T->rows * T->cols; i++)
+        w[i] = tensor_f32(img, T, i);
+}
+
+/* ---- running a kernel ---- */
+
+/* The tensors kernel k writes: its GEMM's C, its vector kernel's stored tensors. Calls f on
+ * each (DRAM address, bytes, element width, name). */
+typedef void (*out_fn)(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at, uint64_t bytes,
+                       unsigned width, const char *name);
+
+static void each_output(npu_step_run_t *s, const npu_step_kernel_t *k, out_fn f)
+{
+    if (k->kind == NPU_SK_GEMM) {
+        f(s, k, k->g.args.c, (uint64_t)k->g.M * k->g.args.pitch_c, 32, "C");
+        return;
+    }
+    for (int t = 0; t < k->v.nt; t++)
+        if (k->v.t[t].store)
+            f(s, k, k->v.t[t].dram, (uint64_t)(k->v.t[t].one_row ? 1 : k->v.rows) * npu_vk_row_bytes(&k->v, t),
+              k->v.t[t].width, k->v.t[t].name);
+}
+
+static void compare_out(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at, uint64_t bytes,
+                        unsigned width, const char *name)
+{
+    const uint8_t *got = npu_sim_dram(s->sim, NULL) + at, *exp = s->gold + at;
+    unsigned w = width / 8;
+    if (!memcmp(got, exp, bytes))
+        return;
+    for (uint64_t e = 0; e < bytes / w; e++) {
+        uint32_t g = 0, x = 0;
+        memcpy(&g, got + e * w, w);
+        memcpy(&x, exp + e * w, w);
+        if (g != x) {
+            char what[160];
+            snprintf(what, sizeof what, "%s: element %llu of %s is 0x%0*x, the golden model's 0x%0*x",
+                     k->name, (unsigned long long)e, name, (int)(2 * w), g, (int)(2 * w), x);
+            fail(s, "%s%s", what, "");
+            return;
+        }
+    }
+}
+
+/* The golden model of kernel i on the golden image. 0 or -1. */
+static int golden_kernel(npu_step_run_t *s, int i)
+{
+    const npu_step_kernel_t *k = &s->plan.k[i];
+    if (k->kind == NPU_SK_VEC)
+        return npu_vk_golden((unsigned)s->cfg->dtype, &k->v, s->gold, s->plan.end);
+    const npu_gemm_report_t *rep = s->kp[i].gemm;
+    const npu_gemm_args_t *g = &k->g.args;
+    return npu_gemm_golden_plan(s->cfg, &rep->plan, rep->args.modes, (const int16_t *)(s->gold + g->a),
+                                g->pitch_a / 2, g->transA, (const int16_t *)(s->gold + g->b),
+                                g->pitch_b / 2, g->transB, (int32_t *)(s->gold + g->c), g->pitch_c / 4);
+}
+
+static void tally(npu_step_tally_t *t, const npu_run_result_t *r)
+{
+    t->kernels++;
+    t->cycles += r->cnt[NPU_CNT_cycles];
+    for (int g = 0; g < NPU_NUM_TAGS; g++) {
+        t->rd[g] += r->cnt[NPU_CNT_dram_rd_prog + g];
+        t->wr[g] += r->cnt[NPU_CNT_dram_wr_prog + g];
+    }
+    t->vec_busy += r->cnt[NPU_CNT_vec_busy];
+    for (int c = 0; c < 4; c++)
+        t->macs += r->cnt[NPU_CNT_macs_core0 + c];
+}
+
+/* Runs kernel i on the NPU and, when checking, on the golden image; compares. 0 or -1. */
+static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
+{
+    const npu_step_kernel_t *k = &s->plan.k[i];
+    const npu_step_prog_t *kp = &s->kp[i];
+    npu_run_result_t r;
+    char msg[256] = "";
+    int rc = npu_run_program(s->cfg, s->sim, kp->base, kp->prog.insn, kp->prog.n, s->max_cycles, &r);
+    if (rc != NPU_RUN_DONE) {
+        snprintf(msg, sizeof msg, rc == NPU_RUN_ERROR ? "NPU error %s at pc %u" : "did not finish (%s%u)",
+                 rc == NPU_RUN_ERROR && npu_error_name(r.err) ? npu_error_name(r.err) : "",
+                 (unsigned)r.err_pc);
+        return fail(s, "%s: %s", k->name, msg);
+    }
+    tally(ty, &r);
+    if (getenv("NPU_STEP_DEBUG"))
+        fprintf(stderr, "%-24s %8llu cycles vec_busy %llu insns %zu\n", k->name, (unsigned long long)r.cnt[NPU_CNT_cycles], (unsigned long long)r.cnt[NPU_CNT_vec_busy], kp->prog.n);
+    if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
+        npu_array_expect_t ax;
+        npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);
+        npu_check_array_counters(r.cnt, &ax, msg, sizeof msg);
+    }
+    if (msg[0])
+        return fail(s, "%s: counters: %s", k->name, msg);
+    if (!s->check)
+        return 0;
+    s->checked++;
+    if (golden_kernel(s, i))
+        return fail(s, "%s: the golden model failed%s", k->name, "");
+    uint64_t before = s->failed;
+    each_output(s, k, compare_out);
+    return s->failed == before ? 0 : -1;
+}
+
+static int run_range(npu_step_run_t *s, int from, int to, npu_step_tally_t *ty)
+{
+    for (int i = from; i < to; i++)
+        if (run_kernel(s, i, ty))
+            return -1;
+    return 0;
+}
+
+int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
+{
+    const npu_step_plan_t *p = &s->plan;
+    const npu_step_tensor_t *Z = &p->t[p->l[p->layers].z32];
+    memset(&s->fwd, 0, sizeof s->fwd);
+    if (rows < 1 || rows > p->batch)
+        return fail(s, "forward of %s rows: the plan's batch is smaller%s", "too many", "");
+    host_write(s, p->x16, x, (size_t)rows * p->dims[0], &s->fwd);
+    if (run_range(s, 0, p->n_fwd, &s->fwd))
+        return -1;
+    const uint8_t *img = npu_sim_dram(s->sim, NULL);
+    for (size_t i = 0; i < (size_t)rows * Z->cols; i++)
+        logits[i] = tensor_f32(img, Z, i);
+    s->fwd.host_rd += (uint64_t)rows * Z->cols * 4;
+    return 0;
+}
+
+int npu_step_backward(npu_step_run_t *s, const float *dlogits)
+{
+    const npu_step_plan_t *p = &s->plan;
+    memset(&s->bwd, 0, sizeof s->bwd);
+    host_write(s, p->l[p->layers].dz32, dlogits, (size_t)p->batch * p->dims[p->layers], &s->bwd);
+    return run_range(s, p->n_fwd, p->nk, &s->bwd);
+}

@@ -1,0 +1,79 @@
+/*
+ * step_run.h - whole training steps on the NPU (issue 15; docs/training.md "Whole iterations
+ * on the NPU"): the kernels of compile/step/step_plan.h compiled once, their programs placed
+ * after the tensors, and run in order over one DRAM image that persists from step to step.
+ * The host writes the batch and the loss gradient and reads the logits; everything else stays
+ * in the NPU's DRAM.
+ *
+ * Checking: beside the NPU's image the runtime keeps the golden model's (the same layout in host
+ * memory) and applies every kernel to it with the golden models (GEMMs: ref/golden_bf16 in the
+ * program's summation order; vector kernels: ref/vk_golden), then compares the kernel's output
+ * tensors byte for byte and its counters with the program's expectation (npu_check_counters,
+ * npu_check_array_counters). The golden image never feeds the NPU's: each side computes from
+ * its own state, so a divergence shows at the first kernel that causes it.
+ */
+#ifndef NPU_STEP_RUN_H
+#define NPU_STEP_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/step/step_plan.h"
+#include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
+#include "npu_sim.h"
+#include "prog/prog.h"
+#include "prog/prog_expect.h"
+
+/* One kernel's compiled form. */
+typedef struct npu_step_prog {
+    npu_prog_t prog;
+    uint64_t base;               /* DRAM byte address of the program */
+    npu_prog_expect_t expect;
+    void *gemm;                  /* GEMM kernels: the compiled report (runtime.h), owned */
+} npu_step_prog_t;
+
+/* DRAM traffic and cycles, per tag, summed over kernels (the DMA counters). */
+typedef struct npu_step_tally {
+    uint64_t cycles, kernels;
+    uint64_t rd[NPU_NUM_TAGS], wr[NPU_NUM_TAGS];   /* NPU DMA bytes (program fetch: PROG) */
+    uint64_t vec_busy, macs;
+    uint64_t host_wr, host_rd;                      /* bytes the host wrote / read */
+} npu_step_tally_t;
+
+typedef struct npu_step_run {
+    const npu_cfg_t *cfg;
+    npu_sim_t *sim;
+    npu_step_plan_t plan;
+    npu_step_prog_t *kp;          /* per kernel of plan */
+    uint8_t *gold;                /* the golden image: bytes [0, plan.end) */
+    uint64_t max_cycles;          /* per kernel */
+    int check;                    /* compare every kernel with the golden model (default 1) */
+    npu_step_tally_t fwd, bwd;    /* the last step's forward / backward+update; reset per call */
+    uint64_t checked, failed;     /* kernels compared, and those that differed or failed */
+    char why[512];                /* the first failure */
+} npu_step_run_t;
+
+/* Plans (npu_step_plan_mlp) and compiles every kernel. 0, or -1 with the reason in s->why. */
+int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
+                      int layers, int batch, float lr, float mu, float wd, int modes,
+                      uint64_t max_cycles);
+void npu_step_run_free(npu_step_run_t *s);
+
+/* Writes the initial parameters (w[l-1]: d[l-1] x d[l] fp32, b[l-1]: d[l]) into both images:
+ * W32 and W16 = bf16(W32), b, and zero velocities. The one time the host writes them. */
+void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b);
+
+/* Forward of rows <= batch samples x (rows x d[0], fp32, rounded to bf16; the rest of the batch
+ * zero): writes X16, runs the forward kernels, reads the logits (rows x d[L]). 0, or -1 (a kernel
+ * failed or differed from the golden model: s->why). */
+int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits);
+/* Backward and update after npu_step_forward of a full batch: writes dZ32 of the last layer
+ * (batch x d[L], fp32), runs the backward and update kernels. 0 or -1. */
+int npu_step_backward(npu_step_run_t *s, const float *dlogits);
+
+/* A parameter tensor as fp32 from the NPU's image (W32 of layer l: d[l-1] x d[l]), for reports
+ * and tests. */
+void npu_step_read_w(const npu_step_run_t *s, int l, float *w);
+
+#endif
