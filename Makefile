@@ -21,7 +21,7 @@ TEST_CONFIGS := tiny small tiny-bf16 small-bf16
 # alone (random GEMMs, specials, DRAIN narrow, training): its model simulates ~4x slower than
 # small's (fp32 adders in every PE). docs/datapath.md section 6.
 TEST_FILTER_BF16 := !(@(conv|conv_isa|fcov|modes|policies|train|train_part))/*
-TEST_FILTER_small-bf16 := @(bf16|vec|vec_errors|vec_order)/*
+TEST_FILTER_small-bf16 := @(bf16|vec|vec_errors|vec_order|step)/*
 test_filter = $(if $(findstring -bf16,$(1)),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
 B        := build/$(CONFIG)
 CC       ?= gcc

@@ -10,6 +10,7 @@
 #include "hw/isa.h"
 #include "io/file.h"
 #include "run/fit.h"
+#include "run/step_run.h"
 
 static const char *const k_cols[] = {
     "epoch", "loss", "ref_loss", "loss_rel_diff", "train_acc", "test_acc", "ref_test_acc",
@@ -23,6 +24,14 @@ typedef struct fit_cli {
     int engine;
 } fit_cli_t;
 
+static uint64_t sum_tags(const uint64_t *v)
+{
+    uint64_t s = 0;
+    for (unsigned g = 1; g < 8; g++) /* DMA only: PROG (tag 0) is the program fetch */
+        s += v[g];
+    return s;
+}
+
 /* The step engine's DRAM traffic of one training step, per tag (printed after the first epoch):
  * what crosses between the NPU's kernels, and what the host writes and reads. */
 static void print_traffic(const npu_fit_epoch_t *e)
@@ -33,14 +42,14 @@ static void print_traffic(const npu_fit_epoch_t *e)
                (unsigned long long)e->step_wr[g], g + 1 < NPU_NUM_TAGS ? "," : "\n");
     printf("    host: wrote %llu (the batch, the loss gradient), read %llu (the logits); no other "
            "tensor crosses\n", (unsigned long long)e->step_host_wr, (unsigned long long)e->step_host_rd);
-}
-
-static uint64_t sum_tags(const uint64_t *v)
-{
-    uint64_t s = 0;
-    for (unsigned g = 1; g < 8; g++) /* DMA only: PROG (tag 0) is the program fetch */
-        s += v[g];
-    return s;
+    printf("  its kernels:            cycles  vec_busy      MACs  DRAM rd  DRAM wr\n");
+    for (int i = 0; i < e->step->plan.nk; i++) {
+        const npu_step_tally_t *t = &e->step->last[i];
+        printf("    %-20s %9llu %9llu %9llu %8llu %8llu\n", e->step->plan.k[i].name,
+               (unsigned long long)t->cycles, (unsigned long long)t->vec_busy,
+               (unsigned long long)t->macs, (unsigned long long)sum_tags(t->rd),
+               (unsigned long long)sum_tags(t->wr));
+    }
 }
 
 static double rel_diff(double x, double ref) { return ref != 0 ? (x - ref) / ref : 0; }

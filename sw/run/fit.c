@@ -367,6 +367,7 @@ static void train_epoch(fit_state_t *s, const npu_dataset_t *d, const npu_fit_op
         }
         e->step_host_wr = f->host_wr + b->host_wr;
         e->step_host_rd = f->host_rd + b->host_rd;
+        e->step = &s->step;
     }
 }
 

@@ -54,6 +54,7 @@ typedef struct npu_fit_epoch {
      * PROG: the programs' fetch) and the bytes the host wrote (batch, loss gradient) and read
      * (logits) */
     uint64_t step_rd[8], step_wr[8], step_host_wr, step_host_rd;
+    const struct npu_step_run *step; /* NPU_FIT_STEP: the engine (per-kernel counters), else NULL */
 } npu_fit_epoch_t;
 
 typedef void (*npu_fit_epoch_cb)(void *ctx, const npu_fit_epoch_t *e);

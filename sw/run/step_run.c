@@ -21,9 +21,9 @@ static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
 {
     const npu_step_kernel_t *k = &s->plan.k[i];
     npu_step_prog_t *kp = &s->kp[i];
-    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg);
+    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg), align = beat > 16 ? beat : 16; /* PROG_BASE */
     char why[256] = "";
-    kp->base = *base;
+    kp->base = *base = (*base + align - 1) / align * align;
     if (k->kind == NPU_SK_GEMM) {
         npu_gemm_report_t *rep = calloc(1, sizeof *rep);
         if (!(kp->gemm = rep))
@@ -57,7 +57,8 @@ int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
         return -1;
     }
     uint64_t base = s->plan.end;
-    if (!(s->kp = calloc((size_t)s->plan.nk, sizeof *s->kp)) || !(s->gold = calloc(1, s->plan.end)))
+    if (!(s->kp = calloc((size_t)s->plan.nk, sizeof *s->kp)) || !(s->gold = calloc(1, s->plan.end)) ||
+        !(s->last = calloc((size_t)s->plan.nk, sizeof *s->last)))
         return fail(s, "out of memory%s%s", "", "");
     for (int i = 0; i < s->plan.nk; i++)
         if (compile_kernel(s, i, &base))
@@ -84,6 +85,7 @@ void npu_step_run_free(npu_step_run_t *s)
         }
     }
     free(s->kp);
+    free(s->last);
     free(s->gold);
     npu_step_plan_free(&s->plan);
     memset(s, 0, sizeof *s);
@@ -237,8 +239,8 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
         return fail(s, "%s: %s", k->name, msg);
     }
     tally(ty, &r);
-    if (getenv("NPU_STEP_DEBUG"))
-        fprintf(stderr, "%-24s %8llu cycles vec_busy %llu insns %zu\n", k->name, (unsigned long long)r.cnt[NPU_CNT_cycles], (unsigned long long)r.cnt[NPU_CNT_vec_busy], kp->prog.n);
+    memset(&s->last[i], 0, sizeof s->last[i]);
+    tally(&s->last[i], &r);
     if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
         npu_array_expect_t ax;
         npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);

@@ -50,6 +50,7 @@ typedef struct npu_step_run {
     uint64_t max_cycles;          /* per kernel */
     int check;                    /* compare every kernel with the golden model (default 1) */
     npu_step_tally_t fwd, bwd;    /* the last step's forward / backward+update; reset per call */
+    npu_step_tally_t *last;       /* per kernel: its last run */
     uint64_t checked, failed;     /* kernels compared, and those that differed or failed */
     char why[512];                /* the first failure */
 } npu_step_run_t;

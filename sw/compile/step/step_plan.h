@@ -11,7 +11,7 @@
  * Per layer l (1..L; K = d[l-1] inputs, N = d[l] outputs, B the batch; fp32 = 32-bit, bf16 =
  * 16-bit elements; H16[0] is X16):
  *   fwd  GEMM  Z32[l] = H16[l-1] . W16[l]                      (B x N, fp32)
- *        VEC   Z32[l] += b[l];  l < L: H16[l] = bf16(relu(Z32[l]))
+ *        VEC   Z32[l] += b[l];  l < L: H16[l] = relu(bf16(Z32[l]))  (= bf16(relu(Z32[l])))
  *   -- host: loss and dZ32[L] from the logits Z32[L] --
  *   bwd  VEC   dZ16[l] = bf16(dZ32[l]); db = sum over rows of dZ32[l];
  *              vb = mu vb + db; b -= lr vb                     (the bias update, no decay)

@@ -1,0 +1,239 @@
+/*
+ * test_step.c - whole training steps (compile/step, ref/vk_golden, run/step_run) on the host:
+ * the vector kernel's checks and refusals, its chunking, the golden model on a hand case, the
+ * step plan's kernels and layout, and whole steps of a small MLP on the functional model
+ * (tb/npu_funcsim.c) at S = 2 and 8 in bf16, every kernel bit-exact against the golden image
+ * and its counters as the program says, the loss falling on a repeated batch.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/step/step_plan.h"
+#include "compile/step/vkern.h"
+#include "hw/isa.h"
+#include "npu_funcsim.h"
+#include "ref/net_ref.h"
+#include "ref/vk_golden.h"
+#include "run/step_run.h"
+#include "test_cfgs.h"
+
+static npu_cfg_t bf16_cfg(int s)
+{
+    npu_cfg_t c = test_cfg(s);
+    c.dtype = NPU_DTYPE_BF16;
+    return c;
+}
+
+Test(vkern, checks_and_refusals)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    npu_vkern_t k;
+    char why[256];
+    memset(&k, 0, sizeof k);
+    k.rows = 4;
+    k.len = 5;
+    int a = npu_vk_tensor(&k, "a", 0, 32, NPU_TAG_Y, 0, 1, 1);
+    int h = npu_vk_tensor(&k, "h", 64, 16, NPU_TAG_X, 0, 0, 1);
+    int s = npu_vk_tensor(&k, "s", 128, 32, NPU_TAG_DW, 1, 0, 1);
+    npu_vk_op(&k, NPU_VOP_ADD, 0, a, a, a, 0, 0, 0); /* 16-bit op on 32-bit tensors */
+    cr_assert_eq(npu_vk_check(&k, why, sizeof why), -1);
+    cr_assert(strstr(why, "widths"), "%s", why);
+    k.op[0].wide = 1;
+    cr_assert_eq(npu_vk_check(&k, why, sizeof why), 0, "%s", why);
+    k.op[0].d = s; /* a one-row result from full rows: only SUM may */
+    cr_assert_eq(npu_vk_check(&k, why, sizeof why), -1);
+    cr_assert(strstr(why, "one-row"), "%s", why);
+    k.nop = 0;
+    npu_vk_op(&k, NPU_VOP_NARROW, 0, a, -1, h, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_SUM, 1, a, -1, s, 0, 0, 0);
+    cr_assert_eq(npu_vk_check(&k, why, sizeof why), 0, "%s", why);
+    npu_prog_t p;
+    npu_prog_init(&p);
+    cr_assert_eq(npu_vk_emit(&c, &k, &p, why, sizeof why), 0, "%s", why);
+    npu_prog_free(&p);
+    k.rows = 4000; /* a SUM over more rows than fit the SPM at once is refused */
+    k.len = 64;
+    npu_prog_init(&p);
+    cr_assert_eq(npu_vk_emit(&c, &k, &p, why, sizeof why), -1);
+    cr_assert(strstr(why, "SUM") && strstr(why, "4000 rows"), "%s", why);
+    npu_prog_free(&p);
+}
+
+Test(vkern, chunk_rows)
+{
+    npu_cfg_t c = bf16_cfg(2); /* B = 8 bytes, 8192 SPM words */
+    npu_vkern_t k;
+    memset(&k, 0, sizeof k);
+    k.rows = 1000;
+    k.len = 40; /* 32-bit: 160 bytes = 20 words a row; 16-bit: 10 */
+    npu_vk_tensor(&k, "w", 0, 32, NPU_TAG_W, 0, 1, 1);
+    npu_vk_tensor(&k, "h", 0, 16, NPU_TAG_W, 0, 0, 1);
+    npu_vk_tensor(&k, "b", 0, 32, NPU_TAG_W, 1, 1, 0);
+    cr_assert_eq(npu_vk_row_words(&c, &k, 0), 20);
+    cr_assert_eq(npu_vk_row_words(&c, &k, 1), 10);
+    /* (8192 - 20 shared) / (2 * 30) = 136 */
+    cr_assert_eq(npu_vk_chunk_rows(&c, &k), 136);
+    k.rows = 100;
+    cr_assert_eq(npu_vk_chunk_rows(&c, &k), 100);
+}
+
+Test(vkern, golden_bias_narrow_relu)
+{
+    /* Z (2 x 3 fp32) + b, narrowed to bf16, ReLU: by hand */
+    float z[6] = {1.5f, -2.0f, 0.25f, 3.0f, 0.0f, -0.5f}, b[3] = {0.5f, 1.0f, -0.25f};
+    uint8_t img[256];
+    memset(img, 0, sizeof img);
+    memcpy(img, z, sizeof z);
+    memcpy(img + 32, b, sizeof b);
+    npu_vkern_t k;
+    memset(&k, 0, sizeof k);
+    k.rows = 2;
+    k.len = 3;
+    int tz = npu_vk_tensor(&k, "Z", 0, 32, NPU_TAG_Y, 0, 1, 1);
+    int tb = npu_vk_tensor(&k, "b", 32, 32, NPU_TAG_W, 1, 1, 0);
+    int th = npu_vk_tensor(&k, "H", 64, 16, NPU_TAG_X, 0, 0, 1);
+    npu_vk_op(&k, NPU_VOP_ADD, 1, tz, tb, tz, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_NARROW, 0, tz, -1, th, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_RELU, 0, th, -1, th, 0, 0, 0);
+    cr_assert_eq(npu_vk_golden(NPU_DTYPE_BF16, &k, img, sizeof img), 0);
+    float want_z[6] = {2.0f, -1.0f, 0.0f, 3.5f, 1.0f, -0.75f};
+    uint16_t want_h[6] = {0x4000, 0x0000, 0x0000, 0x4060, 0x3F80, 0x0000};
+    cr_assert_eq(memcmp(img, want_z, sizeof want_z), 0, "Z += b");
+    cr_assert_eq(memcmp(img + 64, want_h, sizeof want_h), 0, "H = relu(bf16(Z))");
+    cr_assert_eq(memcmp(img + 32, b, sizeof b), 0, "b is not stored");
+}
+
+Test(step_plan, kernels_and_layout)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    int dims[4] = {20, 37, 24, 10};
+    npu_step_plan_t p;
+    char why[256];
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, 100, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(p.nk, 7 * 3 - 2, "fwd 2 per layer; bwd grad, dW, sgd per layer, dX and relu_bwd below the top");
+    cr_assert_eq(p.n_fwd, 6);
+    cr_assert_str_eq(p.k[0].name, "fwd L1 gemm");
+    cr_assert_str_eq(p.k[6].name, "bwd L3 grad_bias");
+    cr_assert_str_eq(p.k[p.nk - 1].name, "update L1 sgd");
+    uint64_t B = (uint64_t)npu_cfg_beat(&c);
+    cr_assert_eq(p.base % B, 0);
+    for (int i = 0; i < p.nt; i++) {
+        cr_assert_eq(p.t[i].dram % B, 0, "%s beat-aligned", p.t[i].name);
+        if (i)
+            cr_assert_geq(p.t[i].dram, p.t[i - 1].dram + p.t[i - 1].bytes, "%s after %s", p.t[i].name, p.t[i - 1].name);
+    }
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "W16[2]")].bytes, 37 * 24 * 2);
+    cr_assert_eq(npu_step_tensor_find(&p, "H16[3]"), -1, "the last layer keeps fp32 logits");
+    for (int i = 0; i < p.nk; i++) /* the dX GEMM of a layer comes before its update */
+        if (p.k[i].kind == NPU_SK_VEC && p.k[i].phase == NPU_SK_UPDATE)
+            cr_assert(i > 0 && (p.k[i - 1].layer != p.k[i].layer || p.k[i].layer == 1 ||
+                                strstr(p.k[i - 1].name, "relu_bwd")), "%s", p.k[i].name);
+    npu_step_plan_free(&p);
+    npu_cfg_t i16 = test_cfg(8);
+    cr_assert_eq(npu_step_plan_mlp(&i16, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, 0, &p, why, sizeof why), -1);
+    cr_assert(strstr(why, "bf16"), "%s", why);
+}
+
+/* Twelve steps of a 3-layer MLP on one batch, on the functional model: every kernel bit-exact and
+ * its counters right (the runtime checks both), the loss falling. */
+#define STEPS 12
+static void steps_on_model(int S, const int *dims, int layers, int batch, float lr)
+{
+    npu_cfg_t c = bf16_cfg(S);
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    cr_assert_not_null(sim);
+    npu_step_run_t s;
+    int rc = npu_step_run_init(&s, &c, sim, dims, layers, batch, lr, 0.9f, 1e-3f, 0, 50000000);
+    cr_assert_eq(rc, 0, "%s", s.why);
+    float *w[NPU_STEP_MAX_LAYERS], *b[NPU_STEP_MAX_LAYERS];
+    uint64_t x = 0x5EED + (uint64_t)S;
+    for (int l = 0; l < layers; l++) {
+        size_t n = (size_t)dims[l] * dims[l + 1];
+        w[l] = malloc(n * sizeof(float));
+        b[l] = calloc((size_t)dims[l + 1], sizeof(float));
+        for (size_t i = 0; i < n; i++)
+            w[l][i] = ((float)(test_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)dims[l]);
+    }
+    npu_step_run_params(&s, w, b);
+    int C = dims[layers];
+    float *in = malloc((size_t)batch * dims[0] * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    for (int i = 0; i < batch * dims[0]; i++)
+        in[i] = (float)(test_rand(&x) % 17) / 16.0f;
+    for (int r = 0; r < batch; r++)
+        y[r] = (uint8_t)(test_rand(&x) % (uint64_t)C);
+    double first = 0, loss = 0;
+    for (int it = 0; it < STEPS; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
+        loss = npu_softmax_xent(lg, y, batch, C, dl);
+        if (!it)
+            first = loss;
+        if (getenv("STEP_DEBUG"))
+            fprintf(stderr, "S=%d step %d loss %g\n", S, it, loss);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
+        cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
+    }
+    cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
+    cr_assert_lt(loss, 0.9 * first, "loss %g after the steps, %g at first", loss, first);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    for (int l = 0; l < layers; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
+Test(step_run, mlp_on_model_s2)
+{
+    int dims[4] = {20, 37, 24, 10};
+    steps_on_model(2, dims, 3, 13, 0.5f);
+}
+
+Test(step_run, mlp_on_model_s8_chunked_update)
+{
+    int dims[3] = {300, 40, 10}; /* the first layer's update needs several chunks at S = 8 */
+    npu_cfg_t c = bf16_cfg(8);
+    npu_step_plan_t p;
+    char why[256];
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, 2, 8, 0.1f, 0.9f, 0, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    const npu_vkern_t *u = &p.k[p.nk - 1].v;
+    cr_assert_lt(npu_vk_chunk_rows(&c, u), u->rows, "chunked: %d of %d rows", npu_vk_chunk_rows(&c, u), u->rows);
+    npu_step_plan_free(&p);
+    steps_on_model(8, dims, 2, 8, 0.05f);
+}
+
+/* A kernel whose result differs from the golden model's stops the step with its name: here the
+ * NPU's copy of W16[1] is changed behind the runtime's back, so the first GEMM differs. */
+Test(step_run, divergence_is_caught)
+{
+    int dims[3] = {12, 9, 4};
+    npu_cfg_t c = bf16_cfg(2);
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    npu_step_run_t s;
+    cr_assert_eq(npu_step_run_init(&s, &c, sim, dims, 2, 5, 0.1f, 0.9f, 0, 0, 10000000), 0, "%s", s.why);
+    float w1[12 * 9], w2[9 * 4], b1[9] = {0}, b2[4] = {0}, x[5 * 12], lg[5 * 4];
+    for (int i = 0; i < 12 * 9; i++)
+        w1[i] = (float)(i % 7 - 3) / 8.0f;
+    for (int i = 0; i < 9 * 4; i++)
+        w2[i] = (float)(i % 5 - 2) / 8.0f;
+    for (int i = 0; i < 5 * 12; i++)
+        x[i] = (float)(i % 3) / 2.0f;
+    float *w[2] = {w1, w2}, *b[2] = {b1, b2};
+    npu_step_run_params(&s, w, b);
+    cr_assert_eq(npu_step_forward(&s, x, 5, lg), 0, "%s", s.why);
+    npu_sim_dram(sim, NULL)[s.plan.t[s.plan.l[1].w16].dram + 2 * 9 + 1] ^= 0x40; /* W[1][0]: X[:, 1] is not zero */
+    cr_assert_eq(npu_step_forward(&s, x, 5, lg), -1);
+    cr_assert(strstr(s.why, "fwd L1 gemm") && strstr(s.why, "golden"), "%s", s.why);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+}
