@@ -7,6 +7,8 @@
 #include "hw/isa.h"
 #include "prog/prog_builder.h"
 
+enum { NPU_VK_PIPE = 4, NPU_VK_MIN_ROWS = 4 };
+
 int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
                   int one_row, int load, int store)
 {
@@ -225,6 +227,11 @@ int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, cha
         snprintf(why, n, "vector kernel %s: its one-row result (a SUM) needs all %d rows in the "
                  "SPM at once; %d fit", k->name, k->rows, R);
         return -1;
+    }
+    if (!one_chunk_needed(k)) { /* at least NPU_VK_PIPE chunks: loads and stores overlap the ops */
+        int want = (k->rows + NPU_VK_PIPE - 1) / NPU_VK_PIPE;
+        want = want > NPU_VK_MIN_ROWS ? want : NPU_VK_MIN_ROWS;
+        R = R < want ? R : want;
     }
     chunks = (k->rows + R - 1) / R;
     layout(cfg, k, R, &L);

@@ -11,7 +11,9 @@
  * the SPM only). Ops run in order, each a VEC (docs/isa.md section 4) over the kernel's rows.
  *
  * The emitter cuts the rows into chunks that fit the SPM twice (double buffering: the loads of
- * chunk i+1 run while chunk i computes and stores), one program-builder step per chunk. A kernel
+ * chunk i+1 run while chunk i computes and stores), one program-builder step per chunk, and
+ * into at least four chunks of at least four rows where the rows allow, so that the transfers
+ * overlap the ops (a one-chunk relu_bwd of 32 x 64 fp32 takes 4,351 cycles, four chunks 3,430). A kernel
  * with a SUM or a one-row result must fit one chunk: the sum's order is then the plain row order
  * the golden model (ref/vk_golden.h) and the ISA state; a larger one is refused with the rows
  * that fit.
