@@ -26,6 +26,9 @@
 # (viii) `npu fit` on the digits MLP 64-128-10 for 10 epochs on the bf16 build (else this one):
 #      final test accuracy (>= 93% required), the largest per-epoch loss difference from the fp32
 #      reference (<= 2% required), every GEMM bit-exact, seconds per epoch.
+# (ix) the estimator (issue 16): its time for one iteration of the digits MLP against one
+#      training step of (viii) on the RTL, and `npu sweep` of a 50-layer MLP over 100 design
+#      points (required: under a minute).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
@@ -133,6 +136,23 @@ awk -v n="${fit_n:-0}" -v a="${fit_acc:-0}" -v d="${fit_diff:-1}" -v f="${fit_fa
     'BEGIN { exit !(n == 10 && a >= 0.93 && d <= 0.02 && f == 0) }' || {
     echo "bench: npu fit below the bar (epochs $fit_n, test $fit_acc, loss diff $fit_diff, failed kernels $fit_fail)" >&2
     fail=1; }
+# one training step on the RTL (epoch 1's training time / its steps, whole steps on the NPU at
+# the bf16 build) against the estimator's time for the same iteration (its own JSON wall_s)
+step_s=$(grep -v '^#' "$fit_csv" 2>/dev/null | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
+    NR == 2 { if (c["steps"] && $c["steps"] > 0) printf "%.6f", $c["train_wall_s"] / $c["steps"] }')
+echo "-- (ix) the estimator: npu estimate mlp:64,128,10; npu sweep of a 50-layer MLP over 100 points"
+ej=$("$fit_npu" estimate --model mlp:64,128,10 --batch 32 --json) || {
+    echo "bench: npu estimate failed" >&2; fail=1; }
+est_s=$(jget wall_s "$ej")
+w50=$(printf '64'; for _ in $(seq 49); do printf ',64'; done; printf ',10')
+sw_t0=$(date +%s.%N)
+"$npu" sweep --model "mlp:$w50" --space 's=4,8,16,32;spm=64,128,256,512,1024;bw=16,32,64,128,256' \
+    --csv "$bdir/sweep50.csv" >/dev/null || { echo "bench: npu sweep failed" >&2; fail=1; }
+sw_s=$(awk -v a="$sw_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+sw_n=$(grep -v '^#' "$bdir/sweep50.csv" 2>/dev/null | awk 'NR > 1' | wc -l)
+awk -v s="$sw_s" -v n="$sw_n" 'BEGIN { exit !(s < 60 && n == 100) }' || {
+    echo "bench: the 50-layer sweep took $sw_s s for $sw_n points (issue 16: 100 points in under a minute)" >&2
+    fail=1; }
 
 tbget() { printf '%s\n' "$tb" | grep "^train-bench $1 " | grep -o " $2=[^ ]*" | cut -d= -f2; }
 
@@ -159,6 +179,10 @@ fi
 printf '  %-38s test %s after %s epochs, loss within %s of fp32, %s failed kernels, %s s/epoch\n' \
     "fit mlp:64,128,10 ($(basename "$(dirname "$fit_npu")"))" "$(pct "$fit_acc")" "${fit_n:-?}" \
     "$(pct "$fit_diff")" "${fit_fail:-?}" "$(( ${fit_s:-0} / 10 ))"
+printf '  %-38s %s s per RTL training step, %s s per estimate: %s x (issue 16 asks >= 1000 x)\n' \
+    "estimator vs RTL, mlp:64,128,10" "${step_s:-?}" "${est_s:-?}" \
+    "$(awk -v a="${step_s:-0}" -v b="${est_s:-0}" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print "?" }')"
+printf '  %-38s %s points in %s s (required: 100 in under 60 s)\n' "sweep, 50-layer MLP" "${sw_n:-?}" "${sw_s:-?}"
 printf '  %-38s %s (%s)\n' "overlap ${O}^3" "$(jget overlap "$oj")" "$(jget result "$oj")"
 printf '  %-38s %s B/cycle\n' "  DRAM bandwidth (calibrated)" "$(jget dram_bw "$oj")"
 printf '  %-38s %s / %s / %s cycles\n' "  compute-only / transfer-only / full" \

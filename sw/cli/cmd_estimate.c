@@ -1,7 +1,9 @@
 /* cmd_estimate.c - `npu estimate`: one training iteration through the analytical estimator
  * (model/estimate.h): a row per step, the tensors' DRAM bytes, the iteration's metrics. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli/commands.h"
 #include "model/estimate.h"
@@ -101,10 +103,13 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
     cJSON *rows;
     if (parse_net(a, &net))
         return NPU_EXIT_USAGE;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (npu_estimate(cfg, &net, &o, &e, why, sizeof why)) {
         fprintf(stderr, "npu: estimate: %s\n", why);
         return NPU_EXIT_USAGE;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (npu_cli_table_open(cfg, a, &t, k_cols, NCOLS) != 0) {
         npu_est_free(&e);
         return NPU_EXIT_USAGE;
@@ -123,6 +128,9 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
             cJSON_AddNumberToObject(root, "dram_out_bytes", (double)e.sched.out_bytes);
             cJSON_AddNumberToObject(root, "utilization", e.utilization);
             cJSON_AddNumberToObject(root, "samples_per_mcycle", e.samples_per_mcycle);
+            /* the estimator's own time (no process start): issue 16's speed against the RTL */
+            cJSON_AddNumberToObject(root, "wall_s", (double)(t1.tv_sec - t0.tv_sec) +
+                                                        1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
             cJSON_AddItemToObject(root, "rows", rows);
             npu_cli_json_print(root);
         } else {

@@ -15,7 +15,7 @@
 static const char *const k_cols[] = {
     "epoch", "loss", "ref_loss", "loss_rel_diff", "train_acc", "test_acc", "ref_test_acc",
     "cycles", "cycles_per_sample", "eval_cycles", "kernels", "kernel_fail", "wall_s",
-    "step_dram_rd_bytes", "step_dram_wr_bytes", "step_host_bytes"};
+    "step_dram_rd_bytes", "step_dram_wr_bytes", "step_host_bytes", "steps", "train_wall_s"};
 enum { NCOLS = (int)(sizeof k_cols / sizeof k_cols[0]) };
 
 typedef struct fit_cli {
@@ -88,6 +88,8 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
     npu_table_u64(t, sum_tags(e->step_rd));
     npu_table_u64(t, sum_tags(e->step_wr));
     npu_table_u64(t, e->step_host_wr + e->step_host_rd);
+    npu_table_int(t, e->steps);
+    npu_table_num(t, e->train_wall_s, "%.3f");
     npu_table_end_row(t);
 }
 

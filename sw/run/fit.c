@@ -357,6 +357,7 @@ static void train_epoch(fit_state_t *s, const npu_dataset_t *d, const npu_fit_op
     if (!s->have_ref && !s->have_step)
         e->ref_loss = e->loss;
     e->samples = steps * o->batch;
+    e->steps = steps;
     e->cycles = s->npu.cycles;
     e->cycles_per_sample = e->samples ? (double)e->cycles / e->samples : 0;
     if (s->have_step) {
@@ -427,6 +428,8 @@ int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
         clock_gettime(CLOCK_MONOTONIC, &t0);
         s.npu.kernels = s.npu.fails = 0;
         train_epoch(&s, d, o, &e);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        e.train_wall_s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
         epoch_accuracy(&s, d, &e);
         e.kernels = s.npu.kernels;
         e.kernel_fail = s.npu.fails;

@@ -50,6 +50,8 @@ typedef struct npu_fit_epoch {
     int samples;                   /* trained this epoch */
     long kernels, kernel_fail;     /* NPU GEMMs and conv kernels run in the epoch, and those not bit-exact / failed */
     double wall_s;
+    int steps;                     /* training steps of the epoch */
+    double train_wall_s;           /* the share of wall_s in the training steps (no evaluation) */
     /* NPU_FIT_STEP: the epoch's last training step, DMA bytes per tag (hw/npu_defs.h NPU_TAGS;
      * PROG: the programs' fetch) and the bytes the host wrote (batch, loss gradient) and read
      * (logits) */
