@@ -253,9 +253,9 @@ slice-check: build/slice_dump tests/slice/ref_slice.py
 build/bf16_vectors: tests/fp/bf16_vectors.c tests/fp/fp_operands.h sw/ref/bf16.c sw/ref/bf16.h | $(DEPS_STAMP)
 	@mkdir -p build
 	$(CC) $(CSTD) -Isw -o $@ tests/fp/bf16_vectors.c sw/ref/bf16.c
-build/fp/tb_bf16_units.vvp: tests/fp/tb_bf16_units.v $(BF16_RTL) | lint-deps
+build/fp/tb_bf16_units.vvp: tests/fp/tb_bf16_units.v $(BF16_RTL) rtl/npu_fp_fn.vh | lint-deps
 	@mkdir -p build/fp
-	$(IVERILOG) $(LINT_IVL_FLAGS) -s tb_bf16_units -o $@ $^
+	$(IVERILOG) $(LINT_IVL_FLAGS) -Irtl -s tb_bf16_units -o $@ $(filter %.v,$^)
 bf16-check: build/bf16_vectors build/fp/tb_bf16_units.vvp
 	@echo "== bf16 arithmetic units: RTL vs C model (tests/fp/)"
 	@build/bf16_vectors build/fp

@@ -2,7 +2,7 @@
 // npu_obuf: output buffer, 2S lanes of 2*ROWS 32-bit entries (two halves for double buffering; the
 // half is addr / ROWS). Each lane accumulates on write: mem[a] <= acc ? mem[a] + d : d, the add
 // being int32 with wrap-around (BF16 = 0) or fp32 round-to-nearest-even with FTZ (BF16 = 1,
-// npu_fp32_add, one adder per lane and write port: the K waves of a bf16 tile sum in fp32,
+// npu_fp_fn.vh's fn_fp32_add, one adder per lane and write port: the K waves of a bf16 tile sum in fp32,
 // docs/datapath.md section 6).
 // Port wr_* takes the bottom lanes of the array, port wr2_* the path (2) lanes of cores 0/1
 // (HSW/ISW). Both ports writing one lane at one address in one cycle is a program error; port 1
@@ -32,6 +32,7 @@ module npu_obuf #(
     output wire [2*S*32-1:0]               rd2_data
 );
     localparam AW = $clog2(2*ROWS);
+`include "npu_fp_fn.vh"
 
     genvar l;
     generate
@@ -48,18 +49,23 @@ module npu_obuf #(
 `endif
             wire [31:0]   d1 = wr_data[l*32 +: 32];
             wire [31:0]   d2 = wr2_data[l*32 +: 32];
-            wire [31:0]   s1, s2;        // mem[a] + d of each port
             if (BF16 != 0) begin : g_fp32
-                npu_fp32_add u_add1 (.a(mem[a1]), .b(d1), .s(s1));
-                npu_fp32_add u_add2 (.a(mem[a2]), .b(d2), .s(s2));
+                // The fp32 adds (npu_fp_fn.vh, the functions of npu_fp32_add) inside the clocked
+                // block: a simulator computes them only for a write that accumulates.
+                always @(posedge clk) begin
+                    // Port 2 first so that port 1's write (the later assignment) wins on a clash.
+                    if (wr2_en[l] && wr2_acc[l]) mem[a2] <= fn_fp32_add(mem[a2], d2);
+                    else if (wr2_en[l])          mem[a2] <= d2;
+                    if (wr_en[l] && wr_acc[l])   mem[a1] <= fn_fp32_add(mem[a1], d1);
+                    else if (wr_en[l])           mem[a1] <= d1;
+                end
             end else begin : g_int32
-                assign s1 = mem[a1] + d1;
-                assign s2 = mem[a2] + d2;
+                always @(posedge clk) begin
+                    if (wr2_en[l]) mem[a2] <= wr2_acc[l] ? mem[a2] + d2 : d2;
+                    if (wr_en[l])  mem[a1] <= wr_acc[l]  ? mem[a1] + d1 : d1;
+                end
             end
             always @(posedge clk) begin
-                // Port 2 first so that port 1's write (the later assignment) wins on a clash.
-                if (wr2_en[l]) mem[a2] <= wr2_acc[l] ? s2 : d2;
-                if (wr_en[l])  mem[a1] <= wr_acc[l]  ? s1 : d1;
                 if (rd_en)     q <= mem[rd_addr];
                 if (rd2_en)    q2 <= mem[rd2_addr];
             end

@@ -30,12 +30,27 @@ module npu_pe #(
     reg [15:0] w0, w1;
 
     wire [15:0] w_cur = a_sel_in ? w1 : w0;
-    wire [31:0] sum;
+`include "npu_fp_fn.vh"
     generate
         if (BF16 != 0) begin : g_bf16
-            wire [31:0] prod;
-            npu_bf16_mul u_mul (.a(a_in), .b(w_cur), .p(prod));
-            npu_fp32_add u_add (.a(psum_in), .b(prod), .s(sum));
+            // The MAC in the clocked block, through the functions of npu_fp_fn.vh (the units
+            // npu_bf16_mul and npu_fp32_add are the same functions), so that a simulator
+            // computes it only when it matters: with a zero or denormal a and a finite weight
+            // the product is a zero of sign a ^ w, and psum + that zero is psum (a NaN psum:
+            // the canonical NaN; a zero or denormal psum: the zero of sign psum & product), as
+            // fn_fp32_add's cases say. An idle array (a = 0) then costs little to simulate.
+            // Synthesis builds the same function either way.
+            wire a_zero = a_in[14:7] == 8'd0;
+            wire w_finite = w_cur[14:7] != 8'hFF;
+            wire p_nan = &psum_in[30:23] && |psum_in[22:0];
+            always @(posedge clk) begin
+                if (a_zero && w_finite)
+                    psum_out <= p_nan ? 32'h7FC0_0000
+                              : psum_in[30:23] == 8'd0 ? {psum_in[31] & (a_in[15] ^ w_cur[15]), 31'd0}
+                              : psum_in;
+                else
+                    psum_out <= fn_fp32_add(psum_in, fn_bf16_mul(a_in, w_cur));
+            end
         end else begin : g_int16
             // Operands sign-extended to 32 bits. (x ^ 0x8000) - 0x8000 equals {{16{x[15]}}, x},
             // but the simulator's C++ for it is 3 instructions instead of 5, and this MAC is the
@@ -51,14 +66,13 @@ module npu_pe #(
             wire [31:0] w_x = ({16'd0, w_cur} ^ 32'h8000) - 32'h8000;
             wire [31:0] prod = a_x * w_x;
 `endif
-            assign sum = psum_in + prod;
+            always @(posedge clk) psum_out <= psum_in + prod;
         end
     endgenerate
 
     always @(posedge clk) begin
         a_out     <= a_in;
         a_sel_out <= a_sel_in;
-        psum_out  <= sum;
         if (w_shift) begin
             if (w_bank) w1 <= w_in;
             else        w0 <= w_in;
