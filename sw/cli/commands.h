@@ -87,9 +87,6 @@ int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
  * NPU_GEMM_PASS, or NPU_GEMM_NO_FIT / NPU_GEMM_HOST_ERROR with the reason in why. */
 int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, int N, int K,
                             char *why, size_t n);
-/* 0 at an int16 configuration; at a bf16 one, -1 after saying that cmd ("npu train") does not
- * run in bf16 yet (its golden models are not order-matched: docs/datapath.md section 6). */
-int npu_cli_int16_only(const npu_cfg_t *cfg, const char *cmd);
 /* The seeded operands of a's GEMM in the config's element type (ref/golden.h). */
 int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A, int16_t **B);
 
