@@ -29,27 +29,21 @@ void npu_conv_operands_bf16(const npu_conv_t *c, uint64_t seed, int16_t *X, int1
         }
 }
 
-/* The golden's callback: the compiler's wave list of an output, copied into the golden's form. */
-typedef struct order_ctx {
-    const npu_conv_split_t *s;
-    npu_conv_wave_t *buf;
-    size_t cap;
-} order_ctx_t;
-
-static size_t plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max)
+size_t npu_conv_plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max)
 {
-    order_ctx_t *x = ctx;
+    npu_conv_order_t *x = ctx;
+    npu_conv_wave_t *buf = x->buf;
     size_t n;
     if (x->cap < max) {
-        npu_conv_wave_t *b = realloc(x->buf, max * sizeof *b);
-        if (!b)
+        buf = realloc(x->buf, max * sizeof *buf);
+        if (!buf)
             return (size_t)-1; /* the golden then fails: out of memory */
-        x->buf = b;
+        x->buf = buf;
         x->cap = max;
     }
-    n = npu_conv_waves(x->s, o, x->buf, max);
+    n = npu_conv_waves(x->s, o, buf, max);
     for (size_t i = 0; i < n && i < max; i++) {
-        const npu_conv_wave_t *v = &x->buf[i];
+        const npu_conv_wave_t *v = &buf[i];
         npu_cwave_t g = {v->kh, v->kw, v->r0, v->r1, v->n, v->row,
                          v->start == NPU_CONV_WAVE_WRITE ? NPU_CW_WRITE
                          : v->start == NPU_CONV_WAVE_ACC ? NPU_CW_ACC : NPU_CW_ADD};
@@ -61,9 +55,9 @@ static size_t plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max)
 int npu_conv_golden_plan_bf16(const npu_conv_split_t *s, const int16_t *X, const int16_t *Wt,
                               const int16_t *dY, int32_t *out)
 {
-    order_ctx_t x = {s, NULL, 0};
+    npu_conv_order_t x = {s, NULL, 0};
     int rc = npu_conv_golden_bf16(&s->whole.c, s->whole.kernel, s->whole.dataflow == NPU_CONV_ZEROPAD, X, Wt,
-                                  dY, out, plan_waves, &x);
+                                  dY, out, npu_conv_plan_waves, &x);
     free(x.buf);
     return rc;
 }
