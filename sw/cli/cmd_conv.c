@@ -251,7 +251,7 @@ static int run_tensors(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram
     int rc = npu_cli_conv_inputs(a, &t->layer[0].conv, kernel, &io);
     if (rc == 0) {
         rc = run_all(cfg, a, tm, t, &kernel, 1, &df, 1, 1, &io);
-        if (npu_cli_conv_outputs(a, &t->layer[0].conv, kernel, seed, io.filled, &io))
+        if (npu_cli_conv_outputs(a, &t->layer[0].conv, kernel, seed, npu_cfg_bf16(cfg), io.filled, &io))
             rc = rc ? rc : NPU_EXIT_FAIL;
     }
     npu_cli_conv_io_free(&io);

@@ -146,9 +146,10 @@ struct npu_conv;
 int npu_cli_conv_inputs(const npu_args_t *a, const struct npu_conv *c, int kernel,
                         struct npu_conv_io *io);
 /* --out (the NPU's result when done) and --save DIR (the inputs used, the result and the golden
- * one as X / W / dY / Y|dX|dW / *_golden .npy). 0, or -1 after the message. */
+ * one as X / W / dY / Y|dX|dW / *_golden .npy; bf16: the seeded inputs are the bf16 ones, the
+ * results fp32 bit patterns). 0, or -1 after the message. */
 int npu_cli_conv_outputs(const npu_args_t *a, const struct npu_conv *c, int kernel, uint64_t seed,
-                         int done, const struct npu_conv_io *io);
+                         int bf16, int done, const struct npu_conv_io *io);
 void npu_cli_conv_io_free(struct npu_conv_io *io);
 
 /* npu train --layers --x/--w/--dy/--save (cli_tensors.c): X_0 (batch x D0), one W_i per layer
