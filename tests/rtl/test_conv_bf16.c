@@ -284,6 +284,13 @@ static void tensors_free(tensors_t *t)
     free(t->gold);
 }
 
+/* Kernel k of layer c on the tensors t (the result into t->out), checked as conv_check does. */
+static void run_tensors(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, uint64_t seed, tensors_t *t)
+{
+    npu_conv_io_t io = {t->X, t->Wt, t->dY, t->out, t->gold, 0};
+    conv_check(cfg, c, k, df, NULL, seed, 20, &io, seed);
+}
+
 /* Every kernel and dataflow of a 3x3 s2 p1 layer whose operands hold +-0, +-Inf, quiet and
  * signalling NaNs of both signs, denormals, +-2^127 and 2^-70 (one in 40 elements): bit-exact
  * against the golden; the results hold NaNs, all canonical, and finite values. */
@@ -297,9 +304,8 @@ Test(conv_bf16, special_mixed, .timeout = 600)
     tensors_new(&c, rtl_seed(8100), 40, &t);
     for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
         for (int df = NPU_CONV_ZEROPAD; df <= (k == NPU_CONV_FWD ? 0 : 1); df++) {
-            npu_conv_io_t io = {t.X, t.Wt, t.dY, t.out, t.gold, 0};
             int rows, cols, nan = 0, inf = 0, fin = 0;
-            conv_check(&cfg, &c, k, df, NULL, 8100 + (uint64_t)k, 20, &io, 8100);
+            run_tensors(&cfg, &c, k, df, 8100 + (uint64_t)k, &t);
             npu_conv_out_shape(&c, k, &rows, &cols);
             for (int i = 0; i < rows * cols; i++) {
                 nan += is_nan(t.out[i]);
@@ -328,8 +334,7 @@ static void claim_fwd(const npu_cfg_t *cfg)
     tensors_new(&c, 8200, 0, &t);
     t.X[(2 * 7 + 3) * 3 + 1] = pat(0xFFC1);
     t.Wt[0] = pat(BF16_INF);
-    npu_conv_io_t io = {t.X, t.Wt, t.dY, t.out, t.gold, 0};
-    conv_check(cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, 8200, 20, &io, 8200);
+    run_tensors(cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, 8200, &t);
     for (int oh = 0; oh < 6; oh++)
         for (int ow = 0; ow < 7; ow++)
             for (int f = 0; f < 3; f++) {
@@ -348,8 +353,7 @@ static void claim_dx(const npu_cfg_t *cfg, int df)
     tensors_t t;
     tensors_new(&c, 8300, 0, &t);
     t.Wt[0] = pat(BF16_INF);
-    npu_conv_io_t io = {t.X, t.Wt, t.dY, t.out, t.gold, 0};
-    conv_check(cfg, &c, NPU_CONV_DX, df, NULL, 8300, 20, &io, 8300);
+    run_tensors(cfg, &c, NPU_CONV_DX, df, 8300, &t);
     for (int ih = 0; ih < 7; ih++)
         for (int iw = 0; iw < 7; iw++)
             for (int ch = 0; ch < 3; ch++) {
