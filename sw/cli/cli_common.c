@@ -226,12 +226,3 @@ int npu_cli_check_outputs(const npu_args_t *a)
     return 0;
 }
 
-int npu_cli_int16_only(const npu_cfg_t *cfg, const char *cmd)
-{
-    if (!npu_cfg_bf16(cfg))
-        return 0;
-    fprintf(stderr, "npu: %s is int16 only for now: config %s is bf16, and its golden models do "
-                    "not follow the bf16 summation order yet (docs/datapath.md section 6); "
-                    "npu gemm and npu train --layers --order seq run in bf16\n", cmd, cfg->name);
-    return -1;
-}

@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "io/npy.h"
 #include "ref/golden.h"
+#include "run/conv_bf16.h"
 #include "run/conv_run.h"
 #include "run/progfile.h"
 #include "run/train_run.h"
@@ -238,7 +239,7 @@ static int save_4d(const char *dir, const char *name, int elem, const int64_t *s
 }
 
 int npu_cli_conv_outputs(const npu_args_t *a, const npu_conv_t *c, int kernel, uint64_t seed,
-                         int done, const npu_conv_io_t *io)
+                         int bf16, int done, const npu_conv_io_t *io)
 {
     static const char *const out_name[3] = {"Y", "dX", "dW"};
     int64_t x[4], w[4], dy[4], out[4];
@@ -257,6 +258,8 @@ int npu_cli_conv_outputs(const npu_args_t *a, const npu_conv_t *c, int kernel, u
         int16_t *X = malloc(nx * 2), *W = malloc(nw * 2), *D = malloc(nd * 2);
         if (!X || !W || !D)
             rc = -1;
+        else if (bf16) /* as the run seeded them (conv_run.c) */
+            npu_conv_operands_bf16(c, seed, X, W, D);
         else
             npu_conv_operands(c, seed, X, W, D);
         if (X && W && D && kernel != NPU_CONV_DX)

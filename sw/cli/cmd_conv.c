@@ -251,7 +251,7 @@ static int run_tensors(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram
     int rc = npu_cli_conv_inputs(a, &t->layer[0].conv, kernel, &io);
     if (rc == 0) {
         rc = run_all(cfg, a, tm, t, &kernel, 1, &df, 1, 1, &io);
-        if (npu_cli_conv_outputs(a, &t->layer[0].conv, kernel, seed, io.filled, &io))
+        if (npu_cli_conv_outputs(a, &t->layer[0].conv, kernel, seed, npu_cfg_bf16(cfg), io.filled, &io))
             rc = rc ? rc : NPU_EXIT_FAIL;
     }
     npu_cli_conv_io_free(&io);
@@ -310,10 +310,6 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_recorder_t rec;
     npu_topology_t *t = malloc(sizeof *t);
     int kernels[3], nk = 0, dfs[2], ndf, rc;
-    if (npu_cli_int16_only(cfg, "npu conv") != 0) {
-        free(t);
-        return NPU_EXIT_USAGE;
-    }
     if (!t)
         return 1;
     if (load_layers(a, t) != 0) {
@@ -348,10 +344,6 @@ int npu_cmd_train_conv(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
     npu_topology_t *t = malloc(sizeof *t);
     int kernels[3] = {NPU_CONV_FWD, NPU_CONV_DX, NPU_CONV_DW}, dfs[2], ndf, rc;
-    if (npu_cli_int16_only(cfg, "npu train --conv") != 0) {
-        free(t);
-        return NPU_EXIT_USAGE;
-    }
     if (!t)
         return 1;
     if ((rc = load_layers(a, t)) != 0) {

@@ -87,9 +87,6 @@ int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
  * NPU_GEMM_PASS, or NPU_GEMM_NO_FIT / NPU_GEMM_HOST_ERROR with the reason in why. */
 int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, int N, int K,
                             char *why, size_t n);
-/* 0 at an int16 configuration; at a bf16 one, -1 after saying that cmd ("npu train") does not
- * run in bf16 yet (its golden models are not order-matched: docs/datapath.md section 6). */
-int npu_cli_int16_only(const npu_cfg_t *cfg, const char *cmd);
 /* The seeded operands of a's GEMM in the config's element type (ref/golden.h). */
 int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A, int16_t **B);
 
@@ -149,9 +146,10 @@ struct npu_conv;
 int npu_cli_conv_inputs(const npu_args_t *a, const struct npu_conv *c, int kernel,
                         struct npu_conv_io *io);
 /* --out (the NPU's result when done) and --save DIR (the inputs used, the result and the golden
- * one as X / W / dY / Y|dX|dW / *_golden .npy). 0, or -1 after the message. */
+ * one as X / W / dY / Y|dX|dW / *_golden .npy; bf16: the seeded inputs are the bf16 ones, the
+ * results fp32 bit patterns). 0, or -1 after the message. */
 int npu_cli_conv_outputs(const npu_args_t *a, const struct npu_conv *c, int kernel, uint64_t seed,
-                         int done, const struct npu_conv_io *io);
+                         int bf16, int done, const struct npu_conv_io *io);
 void npu_cli_conv_io_free(struct npu_conv_io *io);
 
 /* npu train --layers --x/--w/--dy/--save (cli_tensors.c): X_0 (batch x D0), one W_i per layer

@@ -8,6 +8,7 @@
 #include "compile/conv/conv_emit.h"
 #include "compile/conv/conv_split.h"
 #include "ref/golden.h"
+#include "run/conv_bf16.h"
 #include "run/runtime.h"
 
 static const char *const k_kernel[3] = {"fwd", "dx", "dw"};
@@ -168,7 +169,10 @@ static int host_tensors(conv_job_t *j, uint64_t seed)
     j->exp = malloc(sizeof *j->exp * (size_t)j->orows * (size_t)j->ocols);
     if (!j->X || !j->Wt || !j->dY || !j->got || !j->exp)
         return done(j->rep, NPU_GEMM_HOST_ERROR, "out of memory");
-    npu_conv_operands(c, seed, j->X, j->Wt, j->dY);
+    if (npu_cfg_bf16(j->cfg))
+        npu_conv_operands_bf16(c, seed, j->X, j->Wt, j->dY);
+    else
+        npu_conv_operands(c, seed, j->X, j->Wt, j->dY);
     if (j->io && j->io->X)
         memcpy(j->X, j->io->X, sizeof *j->X * nx);
     if (j->io && j->io->Wt)
@@ -324,7 +328,10 @@ static int check_result(conv_job_t *j)
                 j->got[(size_t)t * (size_t)c->C + (size_t)ch] = j->got[((size_t)t * (size_t)c->C + (size_t)ch) * (size_t)c->C + (size_t)ch];
         rows = j->p->T;
     }
-    if (k == NPU_CONV_FWD)
+    if (npu_cfg_bf16(j->cfg)) { /* fp32 sums: the program's order (conv_bf16.h) */
+        if (npu_conv_golden_plan_bf16(j->sp, j->X, j->Wt, j->dY, j->exp) != 0)
+            return done(j->rep, NPU_GEMM_HOST_ERROR, "the bf16 golden model failed (out of memory)");
+    } else if (k == NPU_CONV_FWD)
         npu_conv_fwd_golden(c, j->X, j->Wt, j->exp);
     else if (k == NPU_CONV_DX)
         npu_conv_dx_golden(c, j->dY, j->Wt, j->exp);
@@ -340,7 +347,9 @@ static int check_result(conv_job_t *j)
         j->io->filled = 1;
     if (!bad)
         return NPU_GEMM_PASS;
-    snprintf(j->msg, sizeof j->msg, "%zu mismatches, first %s row %d (%s) channel %d = %d expected %d",
+    snprintf(j->msg, sizeof j->msg,
+             npu_cfg_bf16(j->cfg) ? "%zu mismatches, first %s row %d (%s) channel %d = 0x%08x expected 0x%08x"
+                                  : "%zu mismatches, first %s row %d (%s) channel %d = %d expected %d",
              bad, npu_conv_kernel_name(k), br, k == NPU_CONV_DW ? "tap*F+f" : "pixel", bc, (int)gv,
              (int)ev);
     return done(j->rep, NPU_GEMM_MISMATCH, j->msg);

@@ -1,7 +1,8 @@
 /*
  * conv_run.h - the convolution driver: one kernel (fwd, dX, dW) of one layer under one
  * dataflow (zeropad, ecoflow) on the NPU, laid out in DRAM, planned (conv_plan.h), emitted
- * (conv_emit.h), run, compared bit-exactly with the golden model (conv_golden.h) and every
+ * (conv_emit.h), run, compared bit-exactly with the golden model (conv_golden.h; at a bf16
+ * config the order-matched conv_golden_bf16.h in the program's order, conv_bf16.h) and every
  * counter checked: the program's own accounting (npu_check_counters, npu_check_array_counters),
  * the MACs against npu_conv_macs() (total; macs_zero = the structural zeros: the data has none).
  */
@@ -34,7 +35,7 @@ typedef struct npu_conv_report {
     uint64_t cnt[NPU_NUM_COUNTERS];
 } npu_conv_report_t;
 
-/* Seeds X, Wt, dY from seed (no zero values, so macs_zero counts only structural zeros), runs the
+/* Seeds X, Wt, dY from seed (bf16 configs: npu_conv_operands_bf16; no zero values, so macs_zero counts only structural zeros), runs the
  * kernel on the NPU, compares bit-exact with the golden model, checks counters (npu_check_counters,
  * npu_check_array_counters, macs vs expect.total, macs_zero vs expect.zero). */
 int npu_conv_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel, int dataflow,
