@@ -326,7 +326,10 @@ static void backward_layer(npu_net_ref_t *m, int l, int rows)
     const npu_net_layer_t *L = &m->shape.l[l];
     const float *g = m->grad[l + 1], *a = m->act[l];
     size_t no = (size_t)rows * npu_net_out(L), ni = (size_t)rows * npu_net_in(L);
-    if (L->kind == NPU_NET_FC)
+    int fused = L->kind == NPU_NET_CONV && l > 0 && m->conv_bwd;
+    if (fused) /* dX and dW of the layer in one call (the NPU: dY read once) */
+        fail_if(m, m->conv_bwd(m->hook_ctx, L, rows, a, m->w[l], g, m->grad[l], m->gw[l]));
+    else if (L->kind == NPU_NET_FC)
         fail_if(m, m->gemm(m->hook_ctx, L->c, L->f, rows, a, 1, g, 0, m->gw[l])); /* X^T dY */
     else
         fail_if(m, m->conv(m->hook_ctx, L, rows, NPU_NET_DW, a, NULL, g, m->gw[l]));
@@ -340,7 +343,7 @@ static void backward_layer(npu_net_ref_t *m, int l, int rows)
         return;
     if (L->kind == NPU_NET_FC)
         fail_if(m, m->gemm(m->hook_ctx, rows, L->c, L->f, g, 0, m->w[l], 1, m->grad[l])); /* dY W^T */
-    else
+    else if (!fused)
         fail_if(m, m->conv(m->hook_ctx, L, rows, NPU_NET_DX, NULL, m->w[l], g, m->grad[l]));
     for (size_t i = 0; i < ni; i++)
         m->grad[l][i] = a[i] > 0 ? m->grad[l][i] : 0;

@@ -72,10 +72,17 @@ typedef int (*npu_net_conv_fn)(void *ctx, const npu_net_layer_t *L, int batch, i
 int npu_net_conv_f32(void *ctx, const npu_net_layer_t *L, int batch, int kernel, const float *x,
                      const float *w, const float *dy, float *out);
 
+/* A convolution layer's backward in one call: dx = dX from dy and w, dw = dW from x and dy (the
+ * NPU's fused kernel reads dY once). 0, or -1 when it failed. */
+typedef int (*npu_net_conv_bwd_fn)(void *ctx, const npu_net_layer_t *L, int batch, const float *x,
+                                   const float *w, const float *dy, float *dx, float *dw);
+
 typedef struct npu_net_ref {
     npu_net_shape_t shape;
     npu_net_gemm_fn gemm; /* npu_net_gemm_f32 unless set after npu_net_ref_new */
     npu_net_conv_fn conv; /* npu_net_conv_f32 likewise */
+    npu_net_conv_bwd_fn conv_bwd; /* NULL (default): conv's DW and DX calls; set: one call for
+                                     both in every convolution layer but the first */
     void *hook_ctx;
     int failed;           /* a hook failed: the results are not to be trusted */
     float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];   /* parameters */
