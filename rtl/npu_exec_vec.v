@@ -11,10 +11,14 @@
 //        valid from the head's third cycle (npu_exec_decode's chk_vld comes a cycle later);
 //        busy, progress; done and done_push: a VEC's last write, or a VSET's issue.
 // Engine: per chunk of 2S elements of a row (SUM: of a column of chunks, row after row) it
-// reads the chunk's words of a then b (one per cycle), waits for the last one, runs the lanes'
-// two stages and writes d's words; lanes past len are written as zero. One read and one write
-// port, both the SPM's highest priority, so nothing refuses them and the cycle count is the
-// program's (sw/prog/prog_expect.c): per chunk its reads + 3 + its writes.
+// reads the chunk's words of a then b (one per cycle), and three cycles after the last one (its
+// data, the lanes' two stages) writes d's words; lanes past len are written as zero. Pipelined
+// across chunks and rows: the next chunk is read while one computes and writes, a chunk's last
+// read at least its predecessor's writes after the predecessor's last read. When d overlaps a
+// source other than in place (the checks' `ser`), a chunk's first read waits until the
+// previous chunk is written: the documented order word for word. One read and one write port,
+// both the SPM's highest priority, so nothing refuses them and the cycle count is the
+// program's (sw/prog/prog_expect.c, npu_vec_busy): about max(reads, writes) per chunk.
 // S is a power of two (gencfg checks it): a row's words are len / 2S (16-bit), len / S (32-bit).
 module npu_exec_vec #(
     parameter S         = 8,
@@ -99,11 +103,13 @@ module npu_exec_vec #(
     // ------------------------------------------------------------------ checks (two stages)
     // stage 1: the descriptor check, row offsets (rows - 1) * stride (no product feeds an adder
     // in its cycle), words per row; stage 2: last words, range, code and ERR_INFO
-    reg        c1_bad, c1_useb;
+    reg        c1_bad, c1_useb, c1_inpl;
     reg [27:0] c1_pa, c1_pb, c1_pd;
     reg [16:0] c1_wa, c1_wd;
     wire [11:0] rm1 = f_rows - 12'd1;
     always @(posedge clk) begin
+        // d can be in place on a source: element-wise, same width (then same words per row)
+        c1_inpl <= !h_sum && h_a32 == h_d32;
         c1_bad  <= f_vop >= NUM_VOPS[3:0] || f_rows == 12'd0 || len == 16'd0
                    || (f_wide && (f_vop == VOP_NARROW || f_vop == VOP_WIDEN));
         c1_useb <= h_useb;
@@ -119,10 +125,21 @@ module npu_exec_vec #(
     wire oob_a = last_a >= SPM_WORDS32;
     wire oob_b = c1_useb && last_b >= SPM_WORDS32;
     wire oob_d = last_d >= SPM_WORDS32;
-    reg        c2_err;
+    // The engine's mode (docs/isa.md "VEC", order): pipelined unless d's words [d, last_d]
+    // overlap a source's (b only if read) without being that source in place (same first word,
+    // stride and width; rows that do not overlap: one row, or stride >= words per row). Then no
+    // word the VEC writes is read by a later chunk, and chunk c + 1 may be read before chunk c
+    // is written; otherwise (`c2_ser`) the engine keeps the order word for word.
+    wire ov_a   = !(last_d < {16'd0, f_aa}) && !(last_a < {16'd0, f_da});
+    wire ov_b   = !(last_d < {16'd0, f_ba}) && !(last_b < {16'd0, f_da});
+    wire rows1  = f_rows == 12'd1;
+    wire same_a = c1_inpl && f_aa == f_da && f_as == f_ds && (rows1 || {1'b0, f_as} >= c1_wa);
+    wire same_b = c1_inpl && f_ba == f_da && f_bs == f_ds && (rows1 || {1'b0, f_bs} >= c1_wa);
+    reg        c2_err, c2_ser;
     reg [7:0]  c2_code;
     reg [31:0] c2_info;
     always @(posedge clk) begin
+        c2_ser  <= (ov_a && !same_a) || (c1_useb && ov_b && !same_b);
         c2_err  <= c1_bad || oob_a || oob_b || oob_d;
         c2_code <= c1_bad ? ERR_BAD_DESC : ERR_SPM_ADDR;
         c2_info <= c1_bad ? 32'd0 : oob_a ? last_a : oob_b ? last_b : last_d;
@@ -132,23 +149,36 @@ module npu_exec_vec #(
     assign chk_info = c2_info;
 
     // ------------------------------------------------------------------ engine
-    localparam [2:0] VS_IDLE = 3'd0, VS_RD = 3'd1, VS_WAIT = 3'd2, VS_MUL = 3'd3, VS_ADD = 3'd4,
-                     VS_WR = 3'd5;
-    reg  [2:0]  st;
+    // Two sides. The read side walks the chunks (SUM: a column's rows, column after column),
+    // one SPM read per cycle, and at a chunk's last read sends a token down the stages: t1 the
+    // last word's data, t2 the lanes' stage 1 (mul), t3 stage 2 (add), then the write side
+    // writes d's words. Chunk c + 1 is read while chunk c computes and writes. Two rules keep the
+    // stages' registers safe and make the count exact: a chunk's last read comes at least W
+    // cycles after the previous chunk's last read (W: that chunk's writes, 0 for SUM's rows
+    // before a column's last; `hold`), so its stage 2 never overwrites results still being
+    // written; in `ser` mode (d overlaps a source other than in place, the checks' c2_ser) a
+    // chunk's first read waits for the stages and the write side to empty, the order of
+    // docs/isa.md word for word. Tokens carry first (SUM's row 0), wr (it writes), lc (its row's
+    // last chunk: zero past len, one 32-bit word fewer when the row's words are odd), fin.
+    localparam AW = SPM_AW;
+    reg         act;               // the read side: chunks left to read
     reg  [3:0]  vop;
-    reg         a32, d32, useb, sum;
+    reg         a32, d32, useb, sum, ser;
+    reg         lhi;               // a row's last chunk has two 32-bit words (even words per row)
     reg  [1:0]  push;
-    reg  [11:0] rows, r;
-    reg  [15:0] nch, c;
-    reg  [16:0] wa, wd, rem;       // words per row of a, d; elements left from chunk c on
-    reg  [15:0] aa, as_, bs, ds;   // SUM restarts a at aa for every chunk
-    reg  [31:0] ra, rb, rd;        // the current row's first word of a, b, d
+    reg  [15:0] ni1;               // inner iterations - 1 (chunks of a row; SUM: rows)
+    reg         ni0;               //   ... is zero
+    reg  [15:0] ic, oc;            // inner / outer iterations left after the current one
+    reg         il, ol, ifst;      // ic == 0, oc == 0, the first inner iteration (registered)
     reg  [1:0]  k;                 // read of the chunk: 0/1 a low/high word, 2/3 b low/high
-    reg         wk;                // write of the chunk: 0 low, 1 high word
-    // the chunk's second word (32-bit: word 2c + 1) is in the row if 2c + 1 < words per row
-    wire [16:0] c2   = {c, 1'b0};
-    wire        a_hi = a32 && {15'd0, c2} + 32'd1 < {15'd0, wa};
-    wire        d_hi = d32 && {15'd0, c2} + 32'd1 < {15'd0, wd};
+    reg         hold;              // the chunk's last read waits a cycle (the previous writes 2)
+    // the current chunk's words (ca1 = ca + 1), the next outer iteration's first (oa), steps
+    reg  [AW-1:0] ca, ca1, cb, cb1, oa, ob, ia_, xa_, bs_;
+    wire [AW-1:0] st1 = a32 ? 2 : 1;           // a chunk's words of a (b), of a 32-bit d
+    wire          rlc  = sum ? ol : il;        // the chunk is its row's last
+    wire          a_hi = a32 && (!rlc || lhi);
+    wire          d_hi = d32 && (!rlc || lhi);
+    wire          twr  = !sum || il;           // the chunk's token writes d
     // reads in the order a low, a high, b low, b high, skipping the ones the chunk lacks
     wire        k1_ok = a_hi;
     wire        k2_ok = useb;
@@ -156,50 +186,110 @@ module npu_exec_vec #(
     wire [1:0]  k_next = (k == 2'd0 && k1_ok) ? 2'd1 : (k <= 2'd1 && k2_ok) ? 2'd2 : 2'd3;
     wire        k_last = k == 2'd3 || (k == 2'd2 && !k3_ok) || (k == 2'd1 && !k2_ok)
                       || (k == 2'd0 && !k1_ok && !k2_ok);
-    wire        w_last = !(wk == 1'b0 && d_hi);
-    wire        last_r = r == rows - 12'd1;
-    wire        last_c = c == nch - 16'd1;
+    // stages and write side
+    reg         t1, t2, t3, f1, f2, f3, w1, w2, w3, l1, l2, l3, n1, n2, n3;
+    reg         wact, wk, wl, wn;
+    reg  [AW-1:0] cd, cd1, od, ds_;
+    wire [AW-1:0] st1d = d32 ? 2 : 1;
+    wire        pbusy  = t1 || t2 || t3 || wact;
+    wire        rq     = act && !(k_last && hold) && !(ser && k == 2'd0 && pbusy);
+    wire        adv    = rq && k_last;          // the chunk's last read
+    wire        wd_hi  = d32 && (!wl || lhi);
+    wire        w_last = !(wk == 1'b0 && wd_hi);
+    wire        wend   = wact && w_last;        // the chunk's last write
+    wire [AW-1:0] rd_a = k == 2'd0 ? ca : k == 2'd1 ? ca1 : k == 2'd2 ? cb : cb1;
+    wire [AW-1:0] wr_a = wk ? cd1 : cd;
+    assign rd_req  = rq;
+    assign rd_addr = rd_a;
+    assign wr_req  = wact;
+    assign wr_addr = wr_a;
+    // Requests are never refused (the first claim on every sub-bank; asserted below), so the
+    // sides advance on their own requests: no path from the SPM's arbitration back in here.
+    wire unused_gnt = &{1'b0, rd_gnt, wr_gnt};
 
-    // The next chunk and row bases, loaded every cycle (the FSM below only sets the state):
-    // a VEC starts at chunk 0 of row 0; SUM's next row (ADD) moves a down a row, its next chunk
-    // (the chunk's write done) returns a to row 0; an element-wise op's next chunk stays in the
-    // row, after the row's last it moves a, b, d down a row.
-    wire        start  = st == VS_IDLE && issue && is_vec;
-    wire        sum_nr = st == VS_ADD && sum && !last_r;
-    wire        wr_end = st == VS_WR && wr_gnt && w_last;
-    wire        row_nx = wr_end && !sum && last_c;
-    wire [15:0] c_n  = start || row_nx ? 16'd0 : wr_end ? c + 16'd1 : c;
-    wire [31:0] ra_n = start ? {16'd0, f_aa} : (sum_nr || row_nx) ? ra + {16'd0, as_}
-                     : (wr_end && sum) ? {16'd0, aa} : ra;
-    wire [31:0] rb_n = start ? {16'd0, f_ba} : row_nx ? rb + {16'd0, bs} : rb;
-    wire [31:0] rd_n = start ? {16'd0, f_da} : row_nx ? rd + {16'd0, ds} : rd;
-    wire        a32_n = start ? h_a32 : a32;
-    wire        d32_n = start ? h_d32 : d32;
-    // The chunk's SPM words, registered from those next values, so the SPM requests leave a
-    // register through a 4:1 mux (the address adders stay out of the SPM arbitration path):
-    // a 32-bit chunk c is words 2c, 2c+1 of its row, a 16-bit one word c
-    wire [31:0] ao_n = a32_n ? {15'd0, c_n, 1'b0} : {16'd0, c_n};
-    wire [31:0] do_n = d32_n ? {15'd0, c_n, 1'b0} : {16'd0, c_n};
-    reg  [31:0] ca, ca1, cb, cb1, cd, cd1;
+    // the head's fields at start, in AW bits (addresses in range: the checks passed)
+    wire [31:0] f_aa32 = {16'd0, f_aa}, f_ba32 = {16'd0, f_ba}, f_da32 = {16'd0, f_da};
+    wire [31:0] f_as32 = {16'd0, f_as}, f_bs32 = {16'd0, f_bs}, f_ds32 = {16'd0, f_ds};
+    wire unused_f32 = &{1'b0, f_aa32[31:AW], f_ba32[31:AW], f_da32[31:AW], f_as32[31:AW],
+                        f_bs32[31:AW], f_ds32[31:AW]};
+    wire [AW-1:0] h_st  = h_a32 ? 2 : 1;
+    wire [AW-1:0] h_ia  = h_sum ? f_as32[AW-1:0] : h_st;
+    wire [AW-1:0] h_xa  = h_sum ? h_st : f_as32[AW-1:0];
+    wire [15:0]   lm1   = len - 16'd1;
+    wire [15:0]   nch1  = lm1 >> LF;                       // chunks of a row - 1 (len >= 1)
+    wire          nch0  = {1'b0, len} <= F1 + 17'd1;
+    wire          start = issue && is_vec;
     always @(posedge clk) begin
-        ca <= ra_n + ao_n; ca1 <= ra_n + ao_n + 32'd1;
-        cb <= rb_n + ao_n; cb1 <= rb_n + ao_n + 32'd1;
-        cd <= rd_n + do_n; cd1 <= rd_n + do_n + 32'd1;
+        if (!rst_n) begin
+            act <= 1'b0; t1 <= 1'b0; t2 <= 1'b0; t3 <= 1'b0; wact <= 1'b0;
+        end else begin
+            // read side
+            if (start) begin
+                act <= 1'b1; k <= 2'd0; hold <= 1'b0; ifst <= 1'b1;
+                vop <= f_vop; a32 <= h_a32; d32 <= h_d32; useb <= h_useb; sum <= h_sum;
+                ser <= c2_ser; lhi <= !w32[0]; push <= push_in;
+                ni1 <= h_sum ? {4'd0, rm1} : nch1;
+                ni0 <= h_sum ? f_rows == 12'd1 : nch0;
+                ic  <= h_sum ? {4'd0, rm1} : nch1;
+                il  <= h_sum ? f_rows == 12'd1 : nch0;
+                oc  <= h_sum ? nch1 : {4'd0, rm1};
+                ol  <= h_sum ? nch0 : f_rows == 12'd1;
+                ca <= f_aa32[AW-1:0]; ca1 <= f_aa32[AW-1:0] + 1'b1;
+                oa <= f_aa32[AW-1:0] + h_xa; ia_ <= h_ia; xa_ <= h_xa;
+                cb <= f_ba32[AW-1:0]; cb1 <= f_ba32[AW-1:0] + 1'b1;
+                ob <= f_ba32[AW-1:0] + f_bs32[AW-1:0]; bs_ <= f_bs32[AW-1:0];
+            end else if (rq) begin
+                k <= k_last ? 2'd0 : k_next;
+                hold <= adv && twr && d_hi;
+                if (adv) begin
+                    if (il) begin                    // the next outer iteration
+                        ic <= ni1; il <= ni0; ifst <= 1'b1;
+                        oc <= oc - 16'd1; ol <= oc == 16'd1;
+                        if (ol) act <= 1'b0;         // the VEC's last read
+                        ca <= oa; ca1 <= oa + 1'b1; oa <= oa + xa_;
+                        cb <= ob; cb1 <= ob + 1'b1; ob <= ob + bs_;
+                    end else begin                   // the next inner one
+                        ic <= ic - 16'd1; il <= ic == 16'd1; ifst <= 1'b0;
+                        ca <= ca + ia_; ca1 <= ca1 + ia_;
+                        cb <= cb + st1; cb1 <= cb1 + st1;
+                    end
+                end
+            end else begin
+                hold <= 1'b0;
+            end
+            // stages
+            t1 <= adv; t2 <= t1; t3 <= t2;
+            // write side: loaded by stage 2's token (its previous chunk's writes are done:
+            // `hold`), d's next chunk after each chunk, its next row after a row's last
+            if (t3 && w3) begin
+                wact <= 1'b1; wk <= 1'b0; wl <= l3; wn <= n3;
+            end else if (wend) begin
+                wact <= 1'b0;
+            end else if (wact) begin
+                wk <= 1'b1;
+            end
+        end
+        f1 <= sum && ifst; w1 <= twr; l1 <= rlc; n1 <= il && ol;
+        f2 <= f1; w2 <= w1; l2 <= l1; n2 <= n1;
+        f3 <= f2; w3 <= w2; l3 <= l2; n3 <= n2;
+        if (start) begin
+            cd <= f_da32[AW-1:0]; cd1 <= f_da32[AW-1:0] + 1'b1;
+            od <= f_da32[AW-1:0] + f_ds32[AW-1:0]; ds_ <= f_ds32[AW-1:0];
+        end else if (wend) begin
+            if (!sum && wl) begin
+                cd <= od; cd1 <= od + 1'b1; od <= od + ds_;
+            end else begin
+                cd <= cd + st1d; cd1 <= cd1 + st1d;
+            end
+        end
     end
-    wire [31:0] rd_a = k == 2'd0 ? ca : k == 2'd1 ? ca1 : k == 2'd2 ? cb : cb1;
-    wire [31:0] wr_a = wk ? cd1 : cd;
-    assign rd_req  = st == VS_RD;
-    assign rd_addr = rd_a[SPM_AW-1:0];
-    assign wr_req  = st == VS_WR;
-    assign wr_addr = wr_a[SPM_AW-1:0];
-    wire unused_addr = &{1'b0, rd_a[31:SPM_AW], wr_a[31:SPM_AW]};   // in range (the checks)
-
+    wire       vec_done = wend && wn;
     // read data: registered in the SPM the cycle after the grant, captured here the next edge
     reg              rp_q;
     reg  [1:0]       rk_q;
     reg  [32*S-1:0]  a_lo, a_hw, b_lo, b_hw;
     always @(posedge clk) begin
-        rp_q <= rst_n && rd_req && rd_gnt;
+        rp_q <= rst_n && rq;
         rk_q <= k;
         if (rp_q) begin
             case (rk_q)
@@ -211,54 +301,6 @@ module npu_exec_vec #(
         end
     end
 
-    // the end of a chunk: the next chunk of the row, the next row, or done (SUM: the next row of
-    // the chunk's column until its last, then the next column from row 0)
-    wire       fin = sum ? last_c : (last_r && last_c);
-    wire       vec_done = st == VS_WR && wr_gnt && w_last && fin;
-    always @(posedge clk) begin
-        if (!rst_n) begin
-            st <= VS_IDLE;
-        end else begin
-            c <= c_n; ra <= ra_n; rb <= rb_n; rd <= rd_n;
-            case (st)
-                VS_IDLE: if (issue && is_vec) begin
-                    st <= VS_RD; k <= 2'd0; r <= 12'd0;
-                    vop <= f_vop; a32 <= h_a32; d32 <= h_d32; useb <= h_useb; sum <= h_sum;
-                    push <= push_in; rows <= f_rows; nch <= w16[15:0]; rem <= {1'b0, len};
-                    wa <= h_a32 ? w32 : w16; wd <= h_d32 ? w32 : w16;
-                    aa <= f_aa; as_ <= f_as; bs <= f_bs; ds <= f_ds;
-                end
-                VS_RD:   if (rd_gnt) begin
-                    k <= k_next;
-                    if (k_last) st <= VS_WAIT;
-                end
-                VS_WAIT: st <= VS_MUL;
-                VS_MUL:  st <= VS_ADD;
-                VS_ADD:  begin
-                    k <= 2'd0; wk <= 1'b0;
-                    if (sum && !last_r) begin       // the column's next row
-                        st <= VS_RD; r <= r + 12'd1;
-                    end else begin
-                        st <= VS_WR;
-                    end
-                end
-                default: if (wr_gnt) begin          // VS_WR
-                    wk <= 1'b1;
-                    if (w_last) begin
-                        st <= fin ? VS_IDLE : VS_RD;
-                        if (sum) begin              // the next column, from row 0
-                            rem <= rem - F[16:0]; r <= 12'd0;
-                        end else if (last_c) begin  // the next row, from chunk 0
-                            rem <= {1'b0, len}; r <= r + 12'd1;
-                        end else begin
-                            rem <= rem - F[16:0];
-                        end
-                    end
-                end
-            endcase
-        end
-    end
-
     // ------------------------------------------------------------------ lanes
     // lane e: 16-bit operands from bits [16e +: 16] of the low word; 32-bit ones from the low
     // word (e < S) or the high word; results packed the same way, zero past len
@@ -266,10 +308,12 @@ module npu_exec_vec #(
     wire [16*F-1:0] l_r16;
     wire [32*F-1:0] m32;             // the results, zero past len
     wire [16*F-1:0] m16;
+    // the lanes of a row's last chunk inside len: len mod 2S of them (0: all 2S)
+    wire [LF-1:0] tail  = len[LF-1:0];
+    wire [F-1:0]  tmask = tail == {LF{1'b0}} ? {F{1'b1}} : ~({F{1'b1}} << tail);
     genvar e;
     generate
         for (e = 0; e < F; e = e + 1) begin : g_lane
-            localparam [16:0] EI = e;
             wire [31:0] xa, xb;
             if (e < S) begin : g_lo
                 assign xa = !a32 ? {16'd0, a_lo[16*e +: 16]} : a_lo[32*e +: 32];
@@ -280,17 +324,17 @@ module npu_exec_vec #(
             end
             if (DTYPE == DTYPE_BF16) begin : g_fp
                 npu_vec_lane_fp u_lane (.clk(clk), .vop(vop), .x16(!a32), .x(xa), .y(xb),
-                                        .alpha(alpha), .beta(beta), .mul(st == VS_MUL),
-                                        .add(st == VS_ADD), .first(r == 12'd0),
+                                        .alpha(alpha), .beta(beta), .mul(t2),
+                                        .add(t3), .first(f3),
                                         .r(l_r32[32*e +: 32]), .r16(l_r16[16*e +: 16]));
             end else begin : g_int
                 npu_vec_lane_int u_lane (.clk(clk), .vop(vop), .x16(!a32), .x(xa), .y(xb),
                                          .alpha(alpha[15:0]), .beta(beta[15:0]), .shift(shift),
-                                         .mul(st == VS_MUL), .add(st == VS_ADD),
-                                         .first(r == 12'd0), .r32(l_r32[32*e +: 32]),
+                                         .mul(t2), .add(t3),
+                                         .first(f3), .r32(l_r32[32*e +: 32]),
                                          .r16(l_r16[16*e +: 16]));
             end
-            wire in_len = rem > EI;
+            wire in_len = !wl || tmask[e];
             assign m32[32*e +: 32] = in_len ? l_r32[32*e +: 32] : 32'd0;
             assign m16[16*e +: 16] = in_len ? l_r16[16*e +: 16] : 16'd0;
         end
@@ -307,11 +351,12 @@ module npu_exec_vec #(
     assign wr_data = !d32 ? m16 : wk ? m32[32*S +: 32*S] : m32[0 +: 32*S];
 
     // ------------------------------------------------------------------ status
-    assign busy      = st != VS_IDLE;
-    assign progress  = st != VS_IDLE;
+    wire   vbusy     = act || pbusy;
+    assign busy      = vbusy;
+    assign progress  = vbusy;
     assign done      = vec_done || (issue && is_set);
     assign done_push = vec_done ? push : (issue && is_set) ? push_in : 2'b00;
-    assign ev_busy   = st != VS_IDLE;
+    assign ev_busy   = vbusy;
     assign ev_rd     = rd_req && rd_gnt;
     assign ev_wr     = wr_req && wr_gnt;
 
@@ -322,9 +367,10 @@ module npu_exec_vec #(
     always @(posedge clk) if (rst_n) begin
         if (rd_req && !rd_gnt) `NPU_ASSERT_FAIL("vector unit SPM read refused")
         if (wr_req && !wr_gnt) `NPU_ASSERT_FAIL("vector unit SPM write refused")
-        if (rd_req && rd_a >= SPM_WORDS32) `NPU_ASSERT_FAIL("vector unit read past the SPM")
-        if (wr_req && wr_a >= SPM_WORDS32) `NPU_ASSERT_FAIL("vector unit write past the SPM")
-        if (issue && is_vec && st != VS_IDLE) `NPU_ASSERT_FAIL("VEC issued into a busy vector unit")
+        if (rd_req && {{(32-AW){1'b0}}, rd_a} >= SPM_WORDS32) `NPU_ASSERT_FAIL("vector unit read past the SPM")
+        if (wr_req && {{(32-AW){1'b0}}, wr_a} >= SPM_WORDS32) `NPU_ASSERT_FAIL("vector unit write past the SPM")
+        if (issue && is_vec && vbusy) `NPU_ASSERT_FAIL("VEC issued into a busy vector unit")
+        if (t3 && w3 && wact && !wend) `NPU_ASSERT_FAIL("vector unit stage 2 overran its writes")
     end
 `endif
 endmodule

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "npu_funcsim_int.h"
+#include "prog/prog_expect.h"
 #include "ref/bf16.h"
 
 /* ---- staged writes -------------------------------------------------------------------- */
@@ -719,17 +720,6 @@ static void vec_chunk(const npu_sim_t *s, uint8_t *m, const npu_fields_t *f, con
         vput(m, s, wd0, e0 + e, g->ed, y32[e], bf ? 0 : yi[e]);
 }
 
-/* The vector unit's cycles (docs/datapath.md "Vector unit"): per chunk its reads, three cycles
- * (the last read's data, the two lane stages) and its writes; SUM reads every row of a chunk
- * before its one write. Nothing competes with its SPM ports (they win every sub-bank). */
-static uint64_t vec_cycles(const npu_fields_t *f, const vgeo_t *g)
-{
-    uint64_t rd = (uint64_t)g->wa * (1 + g->use_b), stages = 3 * (uint64_t)g->nch;
-    if (f->vop == NPU_VOP_SUM)
-        return (uint64_t)f->rows * (g->wa + stages) + g->wd;
-    return (uint64_t)f->rows * (rd + stages + g->wd);
-}
-
 static unsigned exec_vec(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
     vgeo_t g;
@@ -763,7 +753,7 @@ static unsigned exec_vec(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_
     s->cnt[NPU_CNT_vec_rd_words] += rd;
     s->cnt[NPU_CNT_spm_wr_words] += wr;
     s->cnt[NPU_CNT_vec_wr_words] += wr;
-    *cost = vec_cycles(f, &g);
+    *cost = npu_vec_busy(f, s->v_len, (unsigned)s->cfg.s); /* prog_expect.h: in order or pipelined */
     s->cnt[NPU_CNT_vec_busy] += *cost;
     return 0;
 }

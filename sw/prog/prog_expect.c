@@ -130,22 +130,79 @@ static void expect_drain(const npu_fields_t *f, npu_prog_expect_t *e)
 }
 
 /* A VEC of len elements per row (docs/isa.md "VEC"); an illegal one (BAD_DESC) counts nothing. */
+static uint64_t umax(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
+/* A VEC's geometry (len from its VSET, S lanes per word): element bytes of a and d, whether b is
+ * read, SUM, SPM words of a row of a and of d, chunks of 2S elements per row. */
+typedef struct vgeom {
+    uint64_t ea, ed, nb, sum, wa, wd, nch;
+} vgeom_t;
+
+static vgeom_t vec_geom(const npu_fields_t *f, unsigned len, unsigned S)
+{
+    unsigned v = f->vop;
+    vgeom_t g;
+    uint64_t B = 4u * (uint64_t)S, F = 2u * (uint64_t)S;
+    g.ea = v == NPU_VOP_NARROW || (f->wide && v != NPU_VOP_WIDEN) ? 4 : 2;
+    g.ed = v == NPU_VOP_WIDEN || (f->wide && v != NPU_VOP_NARROW) ? 4 : 2;
+    g.nb = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    g.sum = v == NPU_VOP_SUM;
+    g.wa = (len * g.ea + B - 1) / B;
+    g.wd = (len * g.ed + B - 1) / B;
+    g.nch = (len + F - 1) / F;
+    return g;
+}
+
+int npu_vec_serial(const npu_fields_t *f, unsigned len, unsigned S)
+{
+    vgeom_t g = vec_geom(f, len, S);
+    uint64_t rm1 = f->rows ? f->rows - 1u : 0;
+    uint64_t d0 = f->d_addr, d1 = d0 + (g.sum ? 0 : rm1 * f->d_stride) + g.wd - 1;
+    for (unsigned x = 0; x < 1 + g.nb; x++) {
+        uint64_t a0 = x ? f->b_addr : f->a_addr, st = x ? f->b_stride : f->a_stride;
+        uint64_t a1 = a0 + rm1 * st + g.wa - 1;
+        int inplace = !g.sum && g.ea == g.ed && a0 == d0 && st == f->d_stride && (f->rows == 1 || st >= g.wa);
+        if (!(d1 < a0 || a1 < d0) && !inplace)
+            return 1;
+    }
+    return 0;
+}
+
+uint64_t npu_vec_busy(const npu_fields_t *f, unsigned len, unsigned S)
+{
+    vgeom_t g = vec_geom(f, len, S);
+    uint64_t rows = f->rows, nch = g.nch, sum = g.sum;
+    if (!rows || !len)
+        return 0;
+    if (npu_vec_serial(f, len, S)) /* per row and chunk its reads + 3 + its writes */
+        return sum ? rows * (g.wa + 3 * nch) + g.wd : rows * (g.wa * (1 + g.nb) + 3 * nch + g.wd);
+    /* Pipelined: a chunk's reads R (a's words of the chunk, twice with b), its writes W (SUM:
+     * only a column's last row writes); full chunks Rf, Wf, a row's last Rl, Wl (one 32-bit word
+     * fewer when the row's words are odd). Its last read comes max(R, W of the one before)
+     * after the previous chunk's last; the VEC ends 3 + W after the last chunk's last read. */
+    uint64_t nr = 1 + (sum ? 0 : g.nb);
+    uint64_t Rf = g.ea / 2 * nr, Wf = g.ed / 2;
+    uint64_t Rl = (g.wa - (nch - 1) * (g.ea / 2)) * nr, Wl = g.wd - (nch - 1) * (g.ed / 2);
+    uint64_t inner = nch < 2 ? 0 : (nch - 2) * umax(Wf, Rf) + umax(Wf, Rl); /* chunk to chunk */
+    uint64_t first = nch < 2 ? Rl : Rf;
+    if (sum) /* columns of rows tokens: R each between rows, the column's writes between columns */
+        return first + (rows - 1) * ((nch - 1) * Rf + Rl) + inner + 3 + Wl;
+    return first + rows * inner + (rows - 1) * umax(Wl, first) + 3 + Wl;
+}
+
 static void expect_vec(const npu_fields_t *f, const geom_t *g, unsigned len, npu_prog_expect_t *e)
 {
     unsigned v = f->vop;
-    int narrow = v == NPU_VOP_NARROW, widen = v == NPU_VOP_WIDEN;
-    if (v >= NPU_NUM_VOPS || !f->rows || !len || (f->wide && (narrow || widen)))
+    if (v >= NPU_NUM_VOPS || !f->rows || !len || (f->wide && (v == NPU_VOP_NARROW || v == NPU_VOP_WIDEN)))
         return;
-    uint64_t ba = narrow || (f->wide && !widen) ? 4 : 2, bd = widen || (f->wide && !narrow) ? 4 : 2;
-    uint64_t wa = (len * ba + g->B - 1) / g->B, wd = (len * bd + g->B - 1) / g->B;
-    uint64_t nch = (len + g->F - 1) / g->F, nb = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
-    uint64_t rd = f->rows * wa * (1 + nb), wr = (v == NPU_VOP_SUM ? 1 : f->rows) * wd;
+    vgeom_t vg = vec_geom(f, len, (unsigned)g->S);
+    uint64_t rd = f->rows * vg.wa * (1 + vg.nb), wr = (vg.sum ? 1 : f->rows) * vg.wd;
     e->insn_exec++;
     e->spm_rd_words += rd;
     e->spm_wr_words += wr;
     e->vec_rd_words += rd;
     e->vec_wr_words += wr;
-    e->vec_busy += v == NPU_VOP_SUM ? f->rows * (wa + 3 * nch) + wd : f->rows * (wa * (1 + nb) + 3 * nch + wd);
+    e->vec_busy += npu_vec_busy(f, len, (unsigned)g->S);
 }
 
 static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)

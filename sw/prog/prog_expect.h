@@ -30,11 +30,25 @@ typedef struct npu_prog_expect {
     uint64_t obuf_drain_rows;
     uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
     /* VEC (len from the last VSET before it): words of a (and b) read, of d written (rows x
-     * the words of a row, SUM's d one row), and the unit's busy cycles: per row and chunk of 2S
-     * elements its reads + 3 + its writes (SUM: the writes once per chunk). Its SPM ports have
-     * the first claim on every sub-bank, so the cycles do not depend on other traffic. */
+     * the words of a row, SUM's d one row), and the unit's busy cycles (npu_vec_busy). Its SPM
+     * ports have the first claim on every sub-bank, so the cycles do not depend on other
+     * traffic. */
     uint64_t vec_rd_words, vec_wr_words, vec_busy;
 } npu_prog_expect_t;
+
+/* ---- the vector unit's cycles (docs/isa.md "VEC", docs/datapath.md "Vector unit") ------------
+ * npu_vec_serial: whether a VEC (fields f, the VSET's len, S lanes per word) runs in order word
+ * for word: d's words overlap those of a (or of b, when the op reads b) without being that
+ * source in place (same first word, stride and width, an element-wise op, rows that do not
+ * overlap: one row or stride >= words per row). npu_vec_busy: its busy cycles (vec_busy), for a
+ * VEC that passes its checks. In order: per row and chunk of 2S elements its reads + 3 + its
+ * writes (SUM: per row and chunk reads + 3, the writes once per chunk). Pipelined otherwise: with
+ * R and W a chunk's reads (a's words, twice with b; SUM: a's) and writes (SUM: only a column's
+ * last row writes, its other rows W = 0), taken chunk after chunk in the unit's order,
+ *     R(first) + sum over consecutive chunks of max(W(previous), R(next)) + 3 + W(last).
+ * A chunk of 32-bit elements has two words, a row's last one when the row's words are odd one. */
+int npu_vec_serial(const npu_fields_t *f, unsigned len, unsigned S);
+uint64_t npu_vec_busy(const npu_fields_t *f, unsigned len, unsigned S);
 
 /* ---- DMA bursts (docs/memory.md "DMA runs and bursts"): the one rule of the RTL's DMA engines,
  * shared by the expected counters and the compiler's burst-count model ------------------------ */

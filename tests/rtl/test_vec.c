@@ -15,6 +15,7 @@
 #include "ref/bf16.h"
 #include "ref/vec_golden.h"
 #include "prog/prog_builder.h"
+#include "prog/prog_expect.h"
 #include "../fp/fp_operands.h"
 
 #define DRAM_IN  0x100000u  /* the SPM image the program loads */
@@ -353,6 +354,180 @@ Test(vec, specials_every_pair)
         specials_cross(vop, 0);
         if (vop != NPU_VOP_NARROW && vop != NPU_VOP_WIDEN)
             specials_cross(vop, 1);
+    }
+}
+
+/* ---- the pipelined engine: shapes, chained VECs, operands that overlap d ---------------------- */
+
+/* Every op and width over the shapes that stress the pipeline: rows of one chunk and of many,
+ * one row and many, len a multiple of 2S or not (a 32-bit row's last chunk of one word), in
+ * place and broadcast b in turn; SUM over many rows and chunks. */
+Test(vec, pipeline_shapes)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned S = (unsigned)c.s, F = 2 * S, n = 0;
+    const unsigned rows[] = {1, 2, 13}, lens[] = {1, S + 1, F, 3 * F - 1, 6 * F + S};
+    uint64_t x = rtl_seed(90) | 1;
+    for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++)
+        for (unsigned wide = 0; wide < 2; wide++) {
+            if (wide && (vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN))
+                continue;
+            for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++)
+                for (unsigned j = 0; j < sizeof lens / sizeof lens[0]; j++, n++) {
+                    vcase_t v;
+                    memset(&v, 0, sizeof v);
+                    v.vop = vop;
+                    v.wide = wide;
+                    v.rows = rows[i];
+                    v.len = lens[j];
+                    v.sb = n % 3 == 1 ? ~0u : n % 2;
+                    v.sd = n % 4 == 3;
+                    v.inplace = vop != NPU_VOP_NARROW && vop != NPU_VOP_WIDEN && vop != NPU_VOP_SUM && n % 3 == 0;
+                    rand_scalars(&c, &v, &x);
+                    cr_assert_eq(run_case(&v, rtl_rand(&x)), 1);
+                }
+        }
+    for (unsigned wide = 0; wide < 2; wide++) { /* SUM: many rows, many chunks */
+        vcase_t v;
+        memset(&v, 0, sizeof v);
+        v.vop = NPU_VOP_SUM;
+        v.wide = wide;
+        v.rows = 100;
+        v.len = 9 * F + 3;
+        v.sa = 1;
+        v.stall = 10;
+        cr_assert_eq(run_case(&v, 91 + wide), 1);
+    }
+}
+
+/* The documented order on an SPM image (docs/isa.md "VEC", order) through the golden model one
+ * chunk at a time: element-wise row by row and chunk by chunk, each chunk read from the image as
+ * the chunks before it left it, then its words of d written (zero past len); SUM column by
+ * column (a column has no write between its rows). The reference when d overlaps a source. */
+static void order_ref(const npu_cfg_t *c, const npu_vec_op_t *o, uint8_t *img)
+{
+    unsigned B = 4u * (unsigned)c->s, F = 2u * (unsigned)c->s, ea, ed;
+    unsigned sum = o->vop == NPU_VOP_SUM, nr = sum ? o->rows : 1;
+    int use_b = o->vop == NPU_VOP_ADD || o->vop == NPU_VOP_AXPBY || o->vop == NPU_VOP_RELU_BWD;
+    npu_vec_regs_t g = {o->alpha, o->beta, o->shift};
+    uint32_t a[2048], b[2048], d[128];
+    cr_assert_eq(npu_vec_widths(o->vop, (int)o->wide, &ea, &ed), 0);
+    cr_assert(nr * F <= 2048);
+    for (unsigned r = 0; r < (sum ? 1 : o->rows); r++)
+        for (unsigned e0 = 0; e0 < o->len; e0 += F) {
+            unsigned ne = o->len - e0 < F ? o->len - e0 : F;
+            for (unsigned i = 0; i < nr; i++)
+                for (unsigned e = 0; e < ne; e++) {
+                    a[i * ne + e] = get_el(img, B, o->a_addr + (r + i) * o->a_stride, e0 + e, ea);
+                    b[i * ne + e] = use_b ? get_el(img, B, o->b_addr + (r + i) * o->b_stride, e0 + e, ea) : 0;
+                }
+            cr_assert_eq(npu_vec_golden((unsigned)c->dtype, o->vop, (int)o->wide, &g, nr, ne, a,
+                                        use_b ? b : NULL, d), 0);
+            unsigned w = o->d_addr + (sum ? 0 : r * o->d_stride), lo = e0 * ed / 8 / B;
+            unsigned hi = ((e0 + ne) * ed / 8 + B - 1) / B;
+            memset(img + (size_t)(w + lo) * B, 0, (size_t)(hi - lo) * B);
+            for (unsigned e = 0; e < ne; e++)
+                put_el(img, B, w, e0 + e, ed, d[e]);
+        }
+}
+
+/* Runs the VECs ops[0..n) (each with its VSET, no tokens between them) on an SPM image of span
+ * words of random elements (of the first op's source width), against order_ref applied in turn;
+ * serial[i]: whether op i must run in order (npu_vec_serial, the engine's mode). */
+static void run_ops(const npu_vec_op_t *ops, const int *serial, unsigned n, unsigned span, uint64_t seed,
+                    const char *tag)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned B = 4u * (unsigned)c.s, ea, ed;
+    uint64_t x = seed | 1;
+    cr_assert_eq(npu_vec_widths(ops[0].vop, (int)ops[0].wide, &ea, &ed), 0);
+    cr_assert(span <= (unsigned)(c.spm_banks * c.spm_bank_words));
+    uint8_t *init = malloc((size_t)span * B), *want = malloc((size_t)span * B);
+    cr_assert(init && want);
+    for (unsigned w = 0; w < span; w++)
+        for (unsigned e = 0; e < B * 8 / ea; e++)
+            put_el(init, B, w, e, ea, rand_elem(&c, ea, 0, &x));
+    memcpy(want, init, (size_t)span * B);
+    npu_pb_t b;
+    npu_prog_t p;
+    npu_insn_t in;
+    npu_pb_init(&b, &c);
+    npu_prog_init(&p);
+    npu_pb_put(&b, &p, npu_enc_load(&in, NPU_TAG_X, 0, span, DRAM_IN, 0, 1, B, B), &in, NPU_TOK_PUSH_NEXT);
+    for (unsigned i = 0; i < n; i++) {
+        size_t k = npu_pb_vec(&b, &p, &ops[i], i == 0 ? NPU_TOK_POP_PREV : 0, i + 1 == n ? NPU_TOK_PUSH_NEXT : 0);
+        npu_fields_t f;
+        cr_assert_eq(npu_decode(&p.insn[k], &f), 0);
+        cr_assert_eq(npu_vec_serial(&f, ops[i].len, (unsigned)c.s), serial[i], "%s: op %u serial %d", tag, i,
+                     npu_vec_serial(&f, ops[i].len, (unsigned)c.s));
+        order_ref(&c, &ops[i], want);
+    }
+    npu_pb_put(&b, &p, npu_enc_store(&in, NPU_TAG_Y, span, DRAM_OUT, 0, 1, B, B), &in, NPU_TOK_POP_PREV);
+    char msg[120];
+    cr_assert_eq(npu_pb_finish(&b, msg, sizeof msg), 0, "%s: %s", tag, msg);
+    run_and_check(&p, init, want, (size_t)span * B, 0, seed, tag);
+    npu_prog_free(&p);
+    free(init);
+    free(want);
+}
+
+/* Scalars for the overlap cases: bf16 (1.5, -0.75); int16 (3, -2) with shift 1. */
+static npu_vec_op_t vop_of(unsigned vop, unsigned wide, unsigned rows, unsigned len, unsigned aa, unsigned as,
+                           unsigned ba, unsigned bs, unsigned da, unsigned ds)
+{
+    npu_cfg_t c = rtl_cfg();
+    int bf = npu_cfg_bf16(&c);
+    npu_vec_op_t o = {vop, wide, rows, len, bf ? 0 : 1, bf ? 0x3FC00000u : 3, bf ? 0xBF400000u : 0xFFFEu,
+                      aa, as, ba, bs, da, ds};
+    return o;
+}
+
+/* d over a source at another offset or stride: the engine runs in order, and the result is the
+ * documented order's (each chunk reads what the chunks before it wrote). In place (d = a or
+ * d = b: same first word, stride, width, rows apart) stays pipelined; stride 0 or overlapping
+ * rows in place, a NARROW onto its own source, SUM onto its own rows run in order. */
+Test(vec_order, overlap)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned F = 2u * (unsigned)c.s;
+    unsigned w16 = 4, w32 = 8; /* words per row at len 3F + 1 (16-bit), 4F - 1 (32-bit) */
+    struct { npu_vec_op_t o; int ser; const char *tag; } t[] = {
+        {vop_of(NPU_VOP_ADD, 0, 3, 3 * F + 1, 0, w16, 40, w16, 1, w16), 1, "ADD d = a + 1"},
+        {vop_of(NPU_VOP_ADD, 0, 3, 3 * F + 1, 1, w16, 40, w16, 0, w16), 1, "ADD d = a - 1 (no later read)"},
+        {vop_of(NPU_VOP_AXPBY, 1, 3, 4 * F - 1, 40, w32 + 1, 0, w32, 2, w32), 1, "AXPBY d = b + 2"},
+        {vop_of(NPU_VOP_AXPBY, 1, 4, F / 2 + 1, 0, 0, 20, w32, 0, 0), 1, "AXPBY in place, stride 0"},
+        {vop_of(NPU_VOP_MUL, 1, 5, 4 * F - 1, 0, 3, 0, 0, 0, 3), 1, "MUL in place, rows overlap"},
+        {vop_of(NPU_VOP_MUL, 0, 3, 3, 0, 0, 0, 0, 0, 0), 1, "MUL in place, stride 0"},
+        {vop_of(NPU_VOP_NARROW, 0, 3, 4 * F - 1, 0, w32, 0, 0, 3, w32), 1, "NARROW onto a + 3"},
+        {vop_of(NPU_VOP_SUM, 1, 6, 4 * F - 1, 0, w32, 0, 0, 2, 0), 1, "SUM onto a + 2"},
+        {vop_of(NPU_VOP_WIDEN, 0, 3, 3 * F + 1, 2, w16, 0, 0, 0, 2 * w16), 1, "WIDEN d catching up a"},
+        {vop_of(NPU_VOP_RELU_BWD, 0, 6, 3 * F + 1, 50, w16, 0, w16, 0, w16), 0, "RELU_BWD d = b"},
+        {vop_of(NPU_VOP_ADD, 1, 4, 4 * F - 1, 0, w32, 0, w32, 0, w32), 0, "ADD d = a = b"},
+        {vop_of(NPU_VOP_AXPBY, 1, 5, 4 * F - 1, 0, w32, 50, 0, 100, 0), 0, "AXPBY d stride 0, b broadcast"},
+        {vop_of(NPU_VOP_ADD, 0, 3, 3 * F + 1, 0, w16, 40, w16, 12, w16), 0, "ADD d just past a"},
+    };
+    for (unsigned i = 0; i < sizeof t / sizeof t[0]; i++)
+        run_ops(&t[i].o, &t[i].ser, 1, 160, 300 + i, t[i].tag);
+}
+
+/* VECs back to back with no tokens, each reading what the one before wrote (the barrier and the
+ * last write before the next VEC's first read): AXPBY into X, RELU in place on X, ADD X + X into
+ * Y, SUM of Y's rows; rows of one chunk and of several. */
+Test(vec_order, vec_after_vec)
+{
+    npu_cfg_t c = rtl_cfg();
+    unsigned F = 2u * (unsigned)c.s;
+    const unsigned lens[] = {F, 5 * F + 3};
+    for (unsigned j = 0; j < 2; j++) {
+        unsigned len = lens[j], w = (len * 4 + 4 * (unsigned)c.s - 1) / (4 * (unsigned)c.s), R = 6 * w;
+        npu_vec_op_t o[] = {
+            vop_of(NPU_VOP_AXPBY, 1, 6, len, 0, w, R, w, 2 * R, w),
+            vop_of(NPU_VOP_RELU, 1, 6, len, 2 * R, w, 0, 0, 2 * R, w),
+            vop_of(NPU_VOP_ADD, 1, 6, len, 2 * R, w, 2 * R, w, 3 * R, w),
+            vop_of(NPU_VOP_SUM, 1, 6, len, 3 * R, w, 0, 0, 4 * R, 0),
+        };
+        int ser[] = {0, 0, 0, 0};
+        run_ops(o, ser, 4, 4 * R + w, 400 + j, "vec_after_vec");
     }
 }
 

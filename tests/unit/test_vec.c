@@ -182,3 +182,88 @@ Test(vec_fsim, matches_golden)
                 }
         }
 }
+
+/* npu_vec_busy's closed forms against the unit's schedule stepped chunk by chunk (docs/datapath.md
+ * "Vector unit"): chunk j's reads R, writes W (SUM: a column's last row only); pipelined, its last
+ * read L = max(L + R, L + W of the one before) after the previous one's; in order, its first read
+ * the cycle after the previous one's writes (or its stage 2, without writes); busy until
+ * L + 3 + W of the last. Plus npu_vec_serial on hand-made overlaps, and the 64 x 128 wide AXPBY
+ * (S = 8: 4608 cycles in order, 2053 pipelined). */
+static uint64_t busy_stepped(const npu_fields_t *f, unsigned len, unsigned S, int ser)
+{
+    unsigned v = f->vop, sum = v == NPU_VOP_SUM, F = 2 * S, nch = (len + F - 1) / F, wa_, wd_;
+    unsigned nb = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    cr_assert_eq(npu_vec_widths(v, (int)f->wide, &wa_, &wd_), 0);
+    unsigned ea = wa_ / 16, ed = wd_ / 16; /* words per full chunk */
+    unsigned wa = (len * wa_ / 8 + 4 * S - 1) / (4 * S), wd = (len * wd_ / 8 + 4 * S - 1) / (4 * S);
+    int64_t L = -1, end = 0, Wp = 0;
+    int first = 1;
+    for (unsigned o = 0; o < (sum ? nch : f->rows); o++)
+        for (unsigned i = 0; i < (sum ? f->rows : nch); i++) {
+            unsigned c = sum ? o : i, last = c + 1 == nch;
+            int64_t R = (last ? wa - (nch - 1) * ea : ea) * (sum ? 1 : 1 + nb);
+            int64_t W = sum && i + 1 < f->rows ? 0 : last ? wd - (nch - 1) * ed : ed;
+            if (first)
+                L = R - 1;
+            else if (ser)
+                L = end + R; /* end: the previous chunk's last cycle */
+            else
+                L = L + (R > Wp ? R : Wp);
+            end = L + 3 + W;
+            Wp = W;
+            first = 0;
+        }
+    return (uint64_t)end + 1;
+}
+
+Test(vec_fsim, busy_formula)
+{
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    for (unsigned S = 2; S <= 8; S *= 2)
+        for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++)
+            for (unsigned wide = 0; wide < 2; wide++) {
+                if (wide && (vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN))
+                    continue;
+                for (int k = 0; k < 40; k++) {
+                    npu_fields_t f;
+                    memset(&f, 0, sizeof f);
+                    f.op = NPU_OP_VEC;
+                    f.vop = vop;
+                    f.wide = wide;
+                    f.rows = 1 + (unsigned)(test_rand(&x) % 20);
+                    unsigned len = 1 + (unsigned)(test_rand(&x) % (12 * S));
+                    f.a_addr = 0; f.a_stride = 1000; f.b_addr = 30000; f.b_stride = 1000;
+                    f.d_addr = 60000; f.d_stride = 1;
+                    int ser = k % 2;
+                    if (ser) /* d over a at another stride: in order */
+                        f.d_addr = 0;
+                    cr_assert_eq(npu_vec_serial(&f, len, S), ser);
+                    cr_assert_eq(npu_vec_busy(&f, len, S), busy_stepped(&f, len, S, ser),
+                                 "vop %u wide %u rows %u len %u S %u serial %d: %llu, stepped %llu", vop, wide,
+                                 f.rows, len, S, ser, (unsigned long long)npu_vec_busy(&f, len, S),
+                                 (unsigned long long)busy_stepped(&f, len, S, ser));
+                }
+            }
+    /* the overlap rule: in place (same first word, stride, width, rows apart) is not an overlap */
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VEC; f.vop = NPU_VOP_AXPBY; f.wide = 1; f.rows = 64;
+    f.a_addr = 0; f.a_stride = 16; f.b_addr = 1024; f.b_stride = 16; f.d_addr = 0; f.d_stride = 16;
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 0);
+    cr_assert_eq(npu_vec_busy(&f, 128, 8), 2053u);
+    f.d_stride = 15; /* rows apart no more: d differs from a */
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 1);
+    cr_assert_eq(npu_vec_busy(&f, 128, 8), 4608u);
+    f.d_stride = 16; f.a_stride = 0; f.d_stride = 0; /* stride 0 in place: rows rewrite one row */
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 1);
+    f.rows = 1; /* ... unless there is one row */
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 0);
+    f.a_stride = 16; f.d_stride = 16; f.rows = 64; f.d_addr = 1024; /* d = b in place */
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 0);
+    f.vop = NPU_VOP_RELU; f.b_addr = 0; /* b not read: its overlap does not count */
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 0);
+    f.vop = NPU_VOP_SUM; f.d_addr = 1023; /* SUM's one row of d ends in a's row 64? no: a ends at 1023 */
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 1);
+    f.d_addr = 1024;
+    cr_assert_eq(npu_vec_serial(&f, 128, 8), 0);
+}
