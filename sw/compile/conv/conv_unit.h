@@ -93,6 +93,15 @@ void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
 void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
 void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
 void npu_cx_unit_dw(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
+/* ---- emission with a hook (conv_emit.c) ---- */
+
+/* Called after each unit's groups are emitted, before the assembly: a fused kernel adds its own
+ * instructions to the unit's groups (conv_bwd.c: the dW waves of the image whose dY the unit holds). */
+typedef void (*npu_cx_hook_t)(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, void *ctx);
+/* npu_conv_emit with a hook (NULL: npu_conv_emit's program). */
+int npu_cx_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a, npu_cx_hook_t hook,
+                void *ctx, npu_prog_t *out, char *msg, size_t n);
+
 /* dW: does some wave of the whole program reach tap t? */
 int npu_cx_dw_tap_valid(const npu_conv_plan_t *p, int t);
 

@@ -1,0 +1,244 @@
+/* conv_bwd.c - the fused convolution backward kernel (dX ecoflow + dW^T, dY read once); see
+ * conv_bwd.h and docs/conv.md §5. */
+#include "compile/conv/conv_bwd.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "compile/conv/conv_unit.h"
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+static int fail(char *msg, size_t n, const char *why)
+{
+    if (n)
+        snprintf(msg, n, "bwd: %s", why);
+    return -1;
+}
+
+/* Columns of phase ph: ceil((W - ph) / s), 0 if ph >= W. */
+static int phase_cols(const npu_conv_t *c, int ph)
+{
+    return ph < c->W ? (c->W - ph + c->stride - 1) / c->stride : 0;
+}
+
+void npu_conv_bwd_phase(const npu_conv_t *c, int kw, int *ph, int *e, int *nph)
+{
+    int s = c->stride, off = kw * c->dil - c->pad;
+    *ph = (off % s + s) % s;
+    *e = npu_floordiv(off, s);
+    *nph = phase_cols(c, *ph);
+}
+
+int npu_conv_bwd_row_used(const npu_conv_t *c, int ih)
+{
+    int OH = npu_conv_oh(c);
+    for (int kh = 0; kh < c->KH; kh++) {
+        int num = ih + c->pad - kh * c->dil;
+        if (num >= 0 && num % c->stride == 0 && num / c->stride < OH)
+            return 1;
+    }
+    return 0;
+}
+
+int npu_conv_bwd_phase_used(const npu_conv_t *c, int ph)
+{
+    for (int kw = 0; kw < c->KW; kw++) {
+        int p2, e, nph;
+        npu_conv_bwd_phase(c, kw, &p2, &e, &nph);
+        if (p2 == ph && nph > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* X bytes the X^T loads move: per image, each used (row, phase) once, nph pixels of 2C bytes,
+ * each pixel its own beat-aligned DRAM row (the DMA moves whole beats: ceil(2C / B) per pixel). */
+static uint64_t xt_bytes(const npu_conv_t *c, unsigned B)
+{
+    uint64_t per = 0, px = (2u * (uint64_t)c->C + B - 1) / B * B;
+    for (int ih = 0; ih < c->H; ih++)
+        for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++)
+            if (npu_conv_bwd_phase_used(c, ph))
+                per += (uint64_t)phase_cols(c, ph) * px;
+    return per * (uint64_t)c->batch;
+}
+
+/* The dX ecoflow plan on the SPM below `base` words with one band per image: the largest block
+ * group that gives it (fewer blocks per unit make a band's OBUF rows fewer). */
+static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu_conv_plan_t *p, char *msg,
+                   size_t n)
+{
+    npu_cfg_t lo = *cfg;
+    char why[200] = "";
+    lo.spm_bank_words = (int)(base / (unsigned)cfg->spm_banks);
+    for (int G = npu_ceildiv(c->C, npu_cfg_f(cfg)); G >= 1; G--) {
+        npu_conv_plan_opts_t o = {0, G};
+        if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, p, why, sizeof why) == 0 && p->nbands == 1)
+            return 0;
+        if (!why[0])
+            snprintf(why, sizeof why, "the dX rows of one image take %d bands", p->nbands);
+    }
+    snprintf(msg, n, "bwd: one image's dY and dX rows must fit one band on the %u SPM words the dW "
+                     "regions leave (%s)", base, why);
+    return -1;
+}
+
+int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n)
+{
+    int L = npu_cfg_f(cfg), T = c->KH * c->KW;
+    unsigned B = (unsigned)npu_cfg_beat(cfg), total = (unsigned)npu_cfg_spm_words(cfg), extra;
+    char why[200];
+    memset(bp, 0, sizeof *bp);
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, why);
+    if (c->depthwise)
+        return fail(msg, n, "depthwise layers are not fused (run --kernel dx and dw)");
+    if (total > 65536)
+        return fail(msg, n, "SPM addresses past 16 bits");
+    bp->wj = npu_ceildiv(npu_ceildiv(c->W, c->stride), L);
+    bp->khg = imin(c->KH, cfg->obuf_rows / c->C);
+    if (bp->khg < 1) {
+        snprintf(why, sizeof why, "a dW^T region's C = %d rows exceed an OBUF half (%d rows)", c->C, cfg->obuf_rows);
+        return fail(msg, n, why);
+    }
+    bp->pf = (4u * (unsigned)c->F + B - 1) / B;
+    bp->xt_words = (unsigned)(c->H * c->stride * c->C * bp->wj);
+    bp->dwt_words = (unsigned)(T * c->C) * bp->pf;
+    extra = 2u * bp->xt_words + bp->dwt_words;
+    if ((uint64_t)extra + 64u > total) {
+        snprintf(why, sizeof why, "the X^T buffers and the dW^T tile (%u words) leave no room in the SPM (%u words)",
+                 extra, total);
+        return fail(msg, n, why);
+    }
+    if (plan_dx(cfg, c, total - extra, &bp->dx, msg, n) != 0)
+        return -1;
+    bp->xt_base[0] = total - extra;
+    bp->xt_base[1] = bp->xt_base[0] + bp->xt_words;
+    bp->dwt_base = bp->xt_base[1] + bp->xt_words;
+    memcpy(bp->plan_rd, bp->dx.plan_rd, sizeof bp->plan_rd);
+    memcpy(bp->plan_wr, bp->dx.plan_wr, sizeof bp->plan_wr);
+    memcpy(bp->comp_rd, bp->dx.comp_rd, sizeof bp->comp_rd);
+    memcpy(bp->comp_wr, bp->dx.comp_wr, sizeof bp->comp_wr);
+    bp->plan_rd[NPU_TAG_X] = xt_bytes(c, B);
+    bp->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&bp->dx, NPU_TAG_X);
+    bp->plan_wr[NPU_TAG_DW] = bp->comp_wr[NPU_TAG_DW] = (uint64_t)bp->dwt_words * B;
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
+
+typedef struct bwd_ctx {
+    const npu_conv_bwd_plan_t *bp;
+    const npu_conv_bwd_addrs_t *a;
+} bwd_ctx_t;
+
+/* Image b's X^T: per X row some (dY row, kh) reads and per column phase some kw reads, one
+ * transposed LOAD of its nph pixels (DRAM rows s pixels apart): SPM row c of (ih, ph) holds
+ * X[ih][ph + s*i][c] in lane i (word i / 2S). */
+static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
+{
+    const npu_conv_bwd_plan_t *bp = k->bp;
+    const npu_conv_t *c = &bp->dx.c;
+    unsigned px = bp->dx.px, wj = (unsigned)bp->wj, C = (unsigned)c->C;
+    npu_insn_t in;
+    for (int ih = 0; ih < c->H; ih++)
+        for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++) {
+            int nph = phase_cols(c, ph);
+            uint64_t pix = ((uint64_t)b * (uint64_t)c->H + (uint64_t)ih) * (uint64_t)c->W + (uint64_t)ph;
+            if (!nph || !npu_conv_bwd_phase_used(c, ph))
+                continue;
+            npu_pb_put(&x->b, l,
+                       npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)nph, npu_pb_dram(&x->b, k->a->x + pix * px * x->B),
+                                    bp->xt_base[b % 2] + ((unsigned)(ih * c->stride + ph) * C) * wj, wj, 2u * C,
+                                    (unsigned)c->stride * px * x->B),
+                       &in, 0);
+        }
+}
+
+/* DRAIN with acc of the C rows of a dW^T region (tap t, f-block fb) into the tile (a last block
+ * of <= S lanes: its low word, skinny). */
+static void drain_acc(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, npu_prog_t *l, unsigned obuf, int t, int fb)
+{
+    const npu_conv_t *c = &bp->dx.c;
+    unsigned C = (unsigned)c->C, spm = bp->dwt_base + (unsigned)t * C * bp->pf + 2u * (unsigned)fb;
+    npu_insn_t in;
+    int rc = c->F - fb * x->L <= x->S ? npu_enc_drain_split(&in, C, obuf, spm, bp->pf, C, 0)
+                                      : npu_enc_drain(&in, C, obuf, spm, bp->pf);
+    if (rc == 0)
+        rc = npu_insn_drain_acc(&in);
+    npu_pb_put(&x->b, l, rc, &in, 0);
+}
+
+/* One (f-block fb, tap column kw, kh group [kh0, kh1)) of image b: per dY row oh of the buffer and
+ * X^T word j, one LDW of the dY pixels (stationary: rows = dY columns L*j - e + r, valid r in
+ * [klo, khi), lanes = the f-block) and one WAVE of the C channel rows of X^T (ih, ph) per kh
+ * whose X row ih = oh*s + kh*d - p exists, into region kh - kh0 (C OBUF rows); then the regions'
+ * DRAINs (acc) into the dW^T tile. */
+static void dw_group(npu_cx_t *x, const bwd_ctx_t *k, const npu_conv_unit_t *un, npu_cx_unit_t *up, int fb, int kw,
+                     int kh0, int kh1)
+{
+    const npu_conv_bwd_plan_t *bp = k->bp;
+    const npu_conv_plan_t *p = &bp->dx;
+    const npu_conv_t *c = &p->c;
+    unsigned in = npu_cx_in(x, un), xt = bp->xt_base[un->b % 2], hb = npu_pb_obuf_half(&x->b, un->u + 1);
+    unsigned fw = (unsigned)p->fw, OW = (unsigned)p->OW, C = (unsigned)c->C, wj = (unsigned)bp->wj;
+    int L = x->L, nf = imin(L, c->F - fb * L), ph, e, nph;
+    npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+    memset(x->cov + hb, 0, (size_t)(kh1 - kh0) * C);
+    for (int oh = un->i0; oh < un->i1; oh++)
+        for (int j = 0; j < bp->wj; j++) {
+            int klo = imax(0, e - L * j), khi = imin(L, imin(p->OW + e - L * j, nph - L * j)), any = 0;
+            unsigned bank = 0;
+            for (int kh = kh0; kh < kh1 && klo < khi; kh++) {
+                int ih = oh * c->stride + kh * c->dil - c->pad;
+                if (ih < 0 || ih >= c->H)
+                    continue;
+                if (!any++)
+                    bank = npu_cx_ldw(x, &up->C, in + ((unsigned)(oh - un->i0) * OW + (unsigned)(L * j - e + klo)) * fw +
+                                                     (unsigned)fb, fw, khi, klo, nf);
+                npu_cx_wave(x, &up->C, bank, c->C, xt + ((unsigned)(ih * c->stride + ph) * C) * wj + (unsigned)j, wj,
+                            khi, klo, nf, hb + (unsigned)(kh - kh0) * C);
+            }
+        }
+    for (int kh = kh0; kh < kh1; kh++)
+        if (x->cov[hb + (unsigned)(kh - kh0) * C])
+            drain_acc(x, bp, &up->C, hb + (unsigned)(kh - kh0) * C, kh * c->KW + kw, fb);
+}
+
+/* The hook (conv_unit.h) on each dX unit: the band's first group loads the image's X^T with its
+ * dY (unit 0 first zeroes the dW^T tile); the last group adds the image's dW^T waves after its dX
+ * waves (its last wave, which frees the dY and X^T buffers, is then a dW wave); the last unit
+ * stores the tile after its dX tile (its STOREs wait for the unit's last DRAIN, after every dW^T
+ * DRAIN in the in-order drain engine). */
+static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, void *ctx)
+{
+    const bwd_ctx_t *k = ctx;
+    const npu_conv_bwd_plan_t *bp = k->bp;
+    const npu_conv_t *c = &bp->dx.c;
+    if (un->grp == 0) {
+        if (un->u == 0)
+            npu_cx_fill(x, &up->L, 1, bp->dwt_base, 0, bp->dwt_words);
+        xt_loads(x, k, un->b, &up->L);
+    }
+    if (un->grp != bp->dx.ngroups - 1)
+        return;
+    for (int fb = 0; fb < bp->dx.fw; fb++)
+        for (int kw = 0; kw < c->KW; kw++) {
+            int ph, e, nph;
+            npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+            for (int kh0 = 0; kh0 < c->KH && nph > 0; kh0 += bp->khg)
+                dw_group(x, k, un, up, fb, kw, kh0, imin(c->KH, kh0 + bp->khg));
+        }
+    if (un->u == bp->dx.units - 1)
+        npu_cx_store_flat(x, &up->S, NPU_TAG_DW, bp->dwt_base, k->a->dwt, (uint64_t)bp->dwt_words * x->B);
+}
+
+int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
+                      npu_prog_t *out, char *msg, size_t n)
+{
+    npu_conv_addrs_t ca = {a->x, a->w, a->dy, a->dx};
+    bwd_ctx_t k = {bp, a};
+    return npu_cx_emit(cfg, &bp->dx, &ca, bwd_hook, &k, out, msg, n);
+}

@@ -1,0 +1,118 @@
+/*
+ * test_conv_bwd.c - the fused convolution backward (conv_bwd.h): the pure planning functions
+ * (column phases, used rows, the SPM layout, the limits it refuses with) and whole runs on the C
+ * functional model (bit-exact dX and dW, counters, dY read once) at S = 2 and 8. The RTL runs
+ * are tests/rtl/test_conv_bwd.c.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "compile/conv/conv_bwd.h"
+#include "npu_funcsim.h"
+#include "npu_sim.h"
+#include "run/conv_bwd_run.h"
+#include "run/runtime.h"
+#include "test_cfgs.h"
+
+static npu_conv_t layer(int b, int C, int H, int W, int F, int K, int s, int p)
+{
+    npu_conv_t c = {b, C, H, W, F, K, K, s, p, 1, 0};
+    return c;
+}
+
+Test(conv_bwd, phases)
+{
+    npu_conv_t c = layer(1, 4, 8, 8, 4, 3, 2, 1);
+    int ph, e, nph;
+    /* kw = 0: offset -1 -> phase 1, e = -1 (X column 1 + 2i is dY column i + 1... ow = idx - e) */
+    npu_conv_bwd_phase(&c, 0, &ph, &e, &nph);
+    cr_assert_eq(ph, 1);
+    cr_assert_eq(e, -1);
+    cr_assert_eq(nph, 4);
+    npu_conv_bwd_phase(&c, 1, &ph, &e, &nph);
+    cr_assert_eq(ph, 0);
+    cr_assert_eq(e, 0);
+    npu_conv_bwd_phase(&c, 2, &ph, &e, &nph);
+    cr_assert_eq(ph, 1);
+    cr_assert_eq(e, 0);
+    /* every X column of phase ph, tap kw, dY column ow = idx - e, reads iw = ow*s + kw - p */
+    for (int kw = 0; kw < 3; kw++) {
+        npu_conv_bwd_phase(&c, kw, &ph, &e, &nph);
+        for (int idx = 0; idx < nph; idx++)
+            cr_assert_eq((idx - e) * 2 + kw - 1, ph + 2 * idx);
+    }
+    /* 1x1 stride 2: only phase 0 is read */
+    c = layer(1, 4, 7, 7, 4, 1, 2, 0);
+    cr_assert(npu_conv_bwd_phase_used(&c, 0));
+    cr_assert(!npu_conv_bwd_phase_used(&c, 1));
+    cr_assert(npu_conv_bwd_row_used(&c, 2));
+    cr_assert(!npu_conv_bwd_row_used(&c, 3));
+}
+
+/* The SPM regions are disjoint and inside the SPM, one band per image, the bytes are one read of
+ * dY; the digits CNN's two layers at both configs. */
+Test(conv_bwd, plan_layout)
+{
+    npu_conv_t ls[2] = {layer(32, 1, 8, 8, 16, 3, 1, 1), layer(32, 16, 8, 8, 32, 3, 2, 1)};
+    for (int S = 2; S <= 8; S += 6)
+        for (int i = 0; i < 2; i++) {
+            npu_cfg_t cfg = test_cfg(S);
+            npu_conv_bwd_plan_t bp;
+            char msg[256];
+            cr_assert_eq(npu_conv_bwd_plan(&cfg, &ls[i], &bp, msg, sizeof msg), 0, "%s", msg);
+            cr_assert_eq(bp.dx.nbands, 1);
+            cr_assert_eq(bp.dx.units, 32 * bp.dx.ngroups);
+            cr_assert_leq(bp.dx.spm_used, bp.xt_base[0]);
+            cr_assert_eq(bp.xt_base[1], bp.xt_base[0] + bp.xt_words);
+            cr_assert_eq(bp.dwt_base, bp.xt_base[1] + bp.xt_words);
+            cr_assert_leq(bp.dwt_base + bp.dwt_words, (unsigned)npu_cfg_spm_words(&cfg));
+            cr_assert_eq(bp.plan_rd[NPU_TAG_DY], bp.comp_rd[NPU_TAG_DY]);
+            cr_assert_leq(bp.plan_rd[NPU_TAG_X], bp.comp_rd[NPU_TAG_X]);
+            cr_assert_leq(bp.khg * ls[i].C, cfg.obuf_rows);
+        }
+}
+
+Test(conv_bwd, plan_limits)
+{
+    npu_cfg_t cfg = test_cfg(2);
+    npu_conv_bwd_plan_t bp;
+    char msg[256];
+    npu_conv_t c = layer(1, 8, 8, 8, 8, 3, 1, 1);
+    c.depthwise = 1;
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "depthwise"), "%s", msg);
+    c = layer(1, 80, 4, 4, 8, 3, 1, 1); /* 80 channel rows > 64 OBUF rows */
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "OBUF half"), "%s", msg);
+    c = layer(1, 4, 32, 32, 4, 3, 1, 1); /* an image's dX rows take several bands (OBUF: 2 rows) */
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "one band"), "%s", msg);
+}
+
+static void run_fake(int S, npu_conv_t c)
+{
+    npu_cfg_t cfg = test_cfg(S);
+    npu_dram_timing_t t;
+    npu_conv_bwd_report_t rep;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg.dram_bw;
+    t.latency = (unsigned)cfg.dram_latency;
+    t.burst_cost = (unsigned)cfg.dram_burst_cost;
+    npu_funcsim_config(&cfg);
+    npu_sim_t *sim = npu_sim_open(&t);
+    cr_assert_not_null(sim);
+    npu_conv_bwd_run(&cfg, sim, &c, 7, 50000000, NULL, &rep);
+    npu_sim_close(sim);
+    cr_assert_eq(rep.rc, NPU_GEMM_PASS, "S=%d C%d H%d F%d k%d s%d p%d: %s", S, c.C, c.H, c.F, c.KH, c.stride,
+                 c.pad, rep.msg);
+    cr_assert_eq(rep.rd[NPU_TAG_DY], rep.comp_rd[NPU_TAG_DY]);
+}
+
+Test(conv_bwd, fake_runs)
+{
+    npu_conv_t ls[] = {layer(2, 1, 8, 8, 16, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
+                       layer(2, 3, 5, 5, 6, 1, 1, 0),  layer(1, 6, 7, 7, 5, 1, 2, 0),   layer(1, 4, 6, 7, 9, 2, 2, 1)};
+    for (int S = 2; S <= 8; S += 6)
+        for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
+            run_fake(S, ls[i]);
+}
