@@ -337,7 +337,7 @@ static const struct word_opt {
      "--order needs seq, interleave, dxmajor, dwmajor, auto or oracle", offsetof(npu_args_t, order)},
     {OPT_PARTITION, {"none", "m", "n", "k", "kseq", "mseq", "nseq", "knn", NULL},
      "--partition needs none, m, n, k, mseq, nseq, kseq or knn", offsetof(npu_args_t, partition)},
-    {OPT_KERNEL, {"fwd", "dx", "dw", "all", NULL}, "--kernel needs fwd, dx, dw or all",
+    {OPT_KERNEL, {"fwd", "dx", "dw", "bwd", "all", NULL}, "--kernel needs fwd, dx, dw, bwd or all",
      offsetof(npu_args_t, kernel)},
     {OPT_DATAFLOW, {"zeropad", "ecoflow", "both", NULL},
      "--dataflow needs zeropad, ecoflow or both", offsetof(npu_args_t, dataflow)},
@@ -850,6 +850,21 @@ static int check_conv_tensors(const npu_args_t *a, unsigned long long seen, char
     return 0;
 }
 
+/* npu conv --kernel bwd (the fused dX + dW, cmd_conv_bwd.c): conv only, the ecoflow dataflow,
+ * seeded tensors, no trace or saved program. */
+static int check_conv_bwd(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    if (a->cmd != NPU_CMD_CONV)
+        return bad(err, errn, "--kernel bwd (the fused conv backward) applies to 'npu conv'");
+    if (a->dataflow && strcmp(a->dataflow, "ecoflow"))
+        return bad(err, errn, "--kernel bwd is the ecoflow dataflow (dX phase decomposition, dW "
+                              "transposed): --dataflow %s does not apply", a->dataflow);
+    if (seen & (OPTS_CONV_TENSORS | B(OPT_TRACE) | B(OPT_SAVE_PROGRAM)))
+        return bad(err, errn, "--kernel bwd runs seeded tensors (no --x/--w/--dy/--out/--save, "
+                              "--trace or --save-program): run --kernel dx and dw for those");
+    return 0;
+}
+
 /* The options together: alternatives, requirements, the CNN / MLP forms of train. 0 or 2. */
 static int check_combination(const npu_args_t *a, const char *cmd, unsigned long long allowed,
                              unsigned long long seen, char *err, size_t errn)
@@ -871,6 +886,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
     if (a->cmd == NPU_CMD_CONV && !cnn)
         return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
+    if (a->kernel && !strcmp(a->kernel, "bwd"))
+        return check_conv_bwd(a, seen, err, errn);
     if (a->cmd == NPU_CMD_CONV && (seen & OPTS_CONV_TENSORS))
         return check_conv_tensors(a, seen, err, errn);
     if (a->cmd == NPU_CMD_GEMM)
