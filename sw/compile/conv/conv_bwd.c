@@ -65,6 +65,20 @@ static uint64_t xt_bytes(const npu_conv_t *c, unsigned B)
     return per * (uint64_t)c->batch;
 }
 
+/* The most tap columns sharing one dY column offset e (they share a stationary tile). */
+static int same_e_max(const npu_conv_t *c)
+{
+    int best = 1, run = 0, prev = 0;
+    for (int kw = 0; kw < c->KW; kw++) {
+        int ph, e, nph;
+        npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+        run = kw && e == prev ? run + 1 : 1;
+        prev = e;
+        best = imax(best, run);
+    }
+    return best;
+}
+
 /* The dX ecoflow plan on the SPM below `base` words with one band per image: the largest block
  * group that gives it (fewer blocks per unit make a band's OBUF rows fewer). */
 static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu_conv_plan_t *p, char *msg,
@@ -98,7 +112,8 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
     if (total > 65536)
         return fail(msg, n, "SPM addresses past 16 bits");
     bp->wj = npu_ceildiv(npu_ceildiv(c->W, c->stride), L);
-    bp->khg = imin(c->KH, cfg->obuf_rows / c->C);
+    bp->kwg = imin(imin(NPU_CONV_BWD_KWG, same_e_max(c)), imax(1, cfg->obuf_rows / c->C));
+    bp->khg = imin(c->KH, cfg->obuf_rows / (c->C * bp->kwg));
     if (bp->khg < 1) {
         snprintf(why, sizeof why, "a dW^T region's C = %d rows exceed an OBUF half (%d rows)", c->C, cfg->obuf_rows);
         return fail(msg, n, why);
@@ -151,7 +166,7 @@ static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
                 continue;
             npu_pb_put(&x->b, l,
                        npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)nph, npu_pb_dram(&x->b, k->a->x + pix * px * x->B),
-                                    bp->xt_base[b % 2] + ((unsigned)(ih * c->stride + ph) * C) * wj, wj, 2u * C,
+                                    bp->xt_base[b % 2] + ((unsigned)(ph * c->H + ih) * C) * wj, wj, 2u * C,
                                     (unsigned)c->stride * px * x->B),
                        &in, 0);
         }
@@ -171,40 +186,108 @@ static void drain_acc(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, npu_prog_t *l,
     npu_pb_put(&x->b, l, rc, &in, 0);
 }
 
-/* One (f-block fb, tap column kw, kh group [kh0, kh1)) of image b: per dY row oh of the buffer and
- * X^T word j, one LDW of the dY pixels (stationary: rows = dY columns L*j - e + r, valid r in
- * [klo, khi), lanes = the f-block) and one WAVE of the C channel rows of X^T (ih, ph) per kh
- * whose X row ih = oh*s + kh*d - p exists, into region kh - kh0 (C OBUF rows); then the regions'
- * DRAINs (acc) into the dW^T tile. */
-static void dw_group(npu_cx_t *x, const bwd_ctx_t *k, const npu_conv_unit_t *un, npu_cx_unit_t *up, int fb, int kw,
-                     int kh0, int kh1)
+/* A group of dW^T regions: f-block fb, the tap columns kw[0..nkw) (one dY column offset e: they
+ * share the stationary tile), rows kh [kh0, kh1); region (i, kh) holds C OBUF rows at
+ * hb + (i * (kh1 - kh0) + kh - kh0) * C. */
+typedef struct dw_grp { int fb, kw[NPU_CONV_BWD_KWG], nkw, kh0, kh1; } dw_grp_t;
+
+/* The valid stationary rows [*klo, *khi) of X^T word j for tap column kw: dY column L*j - e + r in
+ * [0, OW) and X column index L*j + r below the phase's nph. */
+static void tile_rows(const npu_cx_t *x, const npu_conv_plan_t *p, int kw, int j, int *klo, int *khi)
 {
-    const npu_conv_bwd_plan_t *bp = k->bp;
+    int ph, e, nph, L = x->L;
+    npu_conv_bwd_phase(&p->c, kw, &ph, &e, &nph);
+    *klo = imax(0, e - L * j);
+    *khi = imin(L, imin(p->OW + e - L * j, nph - L * j));
+}
+
+/* The waves of dY row oh, X^T word j for the group: one LDW of the dY pixels (stationary: rows =
+ * dY columns L*j - e + r, r in [klo, k) with k the largest of the group's windows, lanes = the
+ * f-block), then per tap column the kh whose X rows ih = oh*s + kh*d - p exist: one WAVE of their
+ * C channel rows each, or one for all when d = 1 (consecutive X^T rows of the phase, consecutive
+ * regions). A tap column whose window is shorter keeps the tile's mode: the lanes past its k are
+ * past its phase's columns, zero in X^T (the transposed LOAD fills them). */
+static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
+                         const dw_grp_t *g, int oh, int j)
+{
     const npu_conv_plan_t *p = &bp->dx;
     const npu_conv_t *c = &p->c;
-    unsigned in = npu_cx_in(x, un), xt = bp->xt_base[un->b % 2], hb = npu_pb_obuf_half(&x->b, un->u + 1);
-    unsigned fw = (unsigned)p->fw, OW = (unsigned)p->OW, C = (unsigned)c->C, wj = (unsigned)bp->wj;
-    int L = x->L, nf = imin(L, c->F - fb * L), ph, e, nph;
-    npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
-    memset(x->cov + hb, 0, (size_t)(kh1 - kh0) * C);
+    unsigned xt = bp->xt_base[un->b % 2], hb = npu_pb_obuf_half(&x->b, un->u + 1), C = (unsigned)c->C;
+    unsigned wj = (unsigned)bp->wj, bank, mode;
+    int L = x->L, nf = imin(L, c->F - g->fb * L), klo = 0, kmax = 0, ph, e, nph, ka = g->kh1, kb = g->kh0;
+    for (int kh = g->kh0; kh < g->kh1; kh++) { /* the kh with an X row: one run (ih grows with kh) */
+        int ih = oh * c->stride + kh * c->dil - c->pad;
+        if (ih >= 0 && ih < c->H) {
+            ka = imin(ka, kh);
+            kb = kh + 1;
+        }
+    }
+    for (int i = 0; i < g->nkw; i++) {
+        int khi;
+        tile_rows(x, p, g->kw[i], j, &klo, &khi);
+        kmax = imax(kmax, khi);
+    }
+    if (ka >= kb || klo >= kmax)
+        return;
+    npu_conv_bwd_phase(c, g->kw[0], &ph, &e, &nph);
+    mode = npu_cx_mode(x, kmax);
+    bank = npu_cx_ldw(x, &up->C, npu_cx_in(x, un) + ((unsigned)(oh - un->i0) * (unsigned)p->OW +
+                                                      (unsigned)(L * j - e + klo)) * (unsigned)p->fw + (unsigned)g->fb,
+                      (unsigned)p->fw, kmax, klo, nf);
+    for (int i = 0; i < g->nkw; i++) {
+        int k, step = c->dil == 1 ? kb - ka : 1;
+        tile_rows(x, p, g->kw[i], j, &klo, &k);
+        npu_conv_bwd_phase(c, g->kw[i], &ph, &e, &nph);
+        for (int kh = ka; kh < kb && klo < k; kh += step) {
+            int ih = oh * c->stride + kh * c->dil - c->pad;
+            npu_cx_wave_mode(x, &up->C, bank, mode, step * c->C,
+                             xt + ((unsigned)(ph * c->H + ih) * C) * wj + (unsigned)j, wj, k, klo, nf,
+                             hb + (unsigned)(i * (g->kh1 - g->kh0) + kh - g->kh0) * C);
+        }
+    }
+}
+
+/* One group of image b (the unit's dY buffer): its waves over the dY rows and X^T words, then
+ * the DRAINs (acc) of its covered regions into the dW^T tile. */
+static void dw_group(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
+                     const dw_grp_t *g)
+{
+    unsigned hb = npu_pb_obuf_half(&x->b, un->u + 1), C = (unsigned)bp->dx.c.C, nr = (unsigned)(g->kh1 - g->kh0);
+    memset(x->cov + hb, 0, (size_t)g->nkw * nr * C);
     for (int oh = un->i0; oh < un->i1; oh++)
-        for (int j = 0; j < bp->wj; j++) {
-            int klo = imax(0, e - L * j), khi = imin(L, imin(p->OW + e - L * j, nph - L * j)), any = 0;
-            unsigned bank = 0;
-            for (int kh = kh0; kh < kh1 && klo < khi; kh++) {
-                int ih = oh * c->stride + kh * c->dil - c->pad;
-                if (ih < 0 || ih >= c->H)
-                    continue;
-                if (!any++)
-                    bank = npu_cx_ldw(x, &up->C, in + ((unsigned)(oh - un->i0) * OW + (unsigned)(L * j - e + klo)) * fw +
-                                                     (unsigned)fb, fw, khi, klo, nf);
-                npu_cx_wave(x, &up->C, bank, c->C, xt + ((unsigned)(ih * c->stride + ph) * C) * wj + (unsigned)j, wj,
-                            khi, klo, nf, hb + (unsigned)(kh - kh0) * C);
+        for (int j = 0; j < bp->wj; j++)
+            dw_row_waves(x, bp, un, up, g, oh, j);
+    for (int i = 0; i < g->nkw; i++)
+        for (int kh = g->kh0; kh < g->kh1; kh++) {
+            unsigned r = hb + ((unsigned)i * nr + (unsigned)(kh - g->kh0)) * C;
+            if (x->cov[r])
+                drain_acc(x, bp, &up->C, r, kh * bp->dx.c.KW + g->kw[i], g->fb);
+        }
+}
+
+/* The image's dW^T: per f-block, the tap columns in groups of up to kwg sharing a dY column
+ * offset (consecutive: e grows with kw), each over kh groups of up to khg. */
+static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up)
+{
+    const npu_conv_t *c = &bp->dx.c;
+    dw_grp_t g;
+    for (g.fb = 0; g.fb < bp->dx.fw; g.fb++)
+        for (int kw = 0; kw < c->KW;) {
+            int ph, e, nph, e2, n2;
+            npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+            g.nkw = 0;
+            for (; kw < c->KW && g.nkw < bp->kwg; kw++) {
+                npu_conv_bwd_phase(c, kw, &ph, &e2, &n2);
+                if (e2 != e)
+                    break;
+                if (n2 > 0)
+                    g.kw[g.nkw++] = kw;
+            }
+            for (g.kh0 = 0; g.kh0 < c->KH && g.nkw; g.kh0 += bp->khg) {
+                g.kh1 = imin(c->KH, g.kh0 + bp->khg);
+                dw_group(x, bp, un, up, &g);
             }
         }
-    for (int kh = kh0; kh < kh1; kh++)
-        if (x->cov[hb + (unsigned)(kh - kh0) * C])
-            drain_acc(x, bp, &up->C, hb + (unsigned)(kh - kh0) * C, kh * c->KW + kw, fb);
 }
 
 /* The hook (conv_unit.h) on each dX unit: the band's first group loads the image's X^T with its
@@ -216,7 +299,6 @@ static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, 
 {
     const bwd_ctx_t *k = ctx;
     const npu_conv_bwd_plan_t *bp = k->bp;
-    const npu_conv_t *c = &bp->dx.c;
     if (un->grp == 0) {
         if (un->u == 0)
             npu_cx_fill(x, &up->L, 1, bp->dwt_base, 0, bp->dwt_words);
@@ -224,13 +306,7 @@ static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, 
     }
     if (un->grp != bp->dx.ngroups - 1)
         return;
-    for (int fb = 0; fb < bp->dx.fw; fb++)
-        for (int kw = 0; kw < c->KW; kw++) {
-            int ph, e, nph;
-            npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
-            for (int kh0 = 0; kh0 < c->KH && nph > 0; kh0 += bp->khg)
-                dw_group(x, k, un, up, fb, kw, kh0, imin(c->KH, kh0 + bp->khg));
-        }
+    dw_image(x, bp, un, up);
     if (un->u == bp->dx.units - 1)
         npu_cx_store_flat(x, &up->S, NPU_TAG_DW, bp->dwt_base, k->a->dwt, (uint64_t)bp->dwt_words * x->B);
 }

@@ -38,10 +38,16 @@
 #include "hw/npu_defs.h"
 #include "prog/prog.h"
 
+#define NPU_CONV_BWD_KWG 8
+
 typedef struct npu_conv_bwd_plan {
     npu_conv_plan_t dx;       /* the dX ecoflow plan: one band per image, on the SPM below xt_base[0] */
     int wj;                   /* words per X^T channel row of one (X row, phase): ceil(ceil(W/s) / 2S) */
-    int khg;                  /* kh per group of dW^T regions (C OBUF rows each) in an OBUF half */
+    int kwg;                  /* tap columns per group of dW^T regions: those of one dY column offset
+                                 share the stationary tile (at s = 2, p = 1: kw 1 and 2), up to
+                                 NPU_CONV_BWD_KWG */
+    int khg;                  /* kh per group of dW^T regions (kwg x khg regions of C OBUF rows fit an
+                                 OBUF half) */
     unsigned pf;              /* words per dW^T row (F int32): ceil(4F / B) */
     unsigned xt_base[2], xt_words; /* X^T of an image (H x s x C rows of wj words), by image parity */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */

@@ -57,6 +57,12 @@ unsigned npu_cx_ldw(npu_cx_t *x, npu_prog_t *l, unsigned spm, unsigned stride, i
 /* WAVE of m rows into OBUF rows obuf.., cut into runs of equal coverage (acc). */
 void npu_cx_wave(npu_cx_t *x, npu_prog_t *l, unsigned bank, int m, unsigned spm, unsigned stride,
                  int k, int klo, int n, unsigned obuf);
+/* The same in a given mode: a wave whose k is below its tile's (k > S: FW) keeps the tile's mode
+ * (conv_bwd.c: the lanes past its k are zero in its A words). */
+void npu_cx_wave_mode(npu_cx_t *x, npu_prog_t *l, unsigned bank, unsigned mode, int m, unsigned spm,
+                      unsigned stride, int k, int klo, int n, unsigned obuf);
+/* The LDW / WAVE mode of a tile of k rows: FW when k > S, else HSW (half the slots). */
+unsigned npu_cx_mode(const npu_cx_t *x, int k);
 /* Rows [lo, hi) of the unit's padded X plane into SPM base: LOAD interior rows, FILL padding. */
 void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi);
 void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base);
