@@ -15,6 +15,7 @@
 #include "run/conv_bwd_run.h"
 #include "run/conv_run.h"
 #include "run/progress.h"
+#include "run/report.h"
 #include "run/runtime.h"
 
 typedef struct bwd_row {
@@ -88,6 +89,21 @@ static void table_row(npu_table_t *tab, const char *name, const npu_conv_t *c, c
     npu_table_end_row(tab);
 }
 
+/* --json: every counter of the layer's fused run (the tokens' waits, the array's busy cycles). */
+static void add_counters(cJSON *arr, const char *name, const npu_conv_bwd_report_t *b)
+{
+    cJSON *o = cJSON_CreateObject(), *c;
+    if (!arr || !o) {
+        cJSON_Delete(o);
+        return;
+    }
+    cJSON_AddStringToObject(o, "layer", name);
+    c = cJSON_AddObjectToObject(o, "counters");
+    for (unsigned i = 0; c && i < NPU_NUM_COUNTERS; i++)
+        cJSON_AddNumberToObject(c, npu_counter_name(i), (double)b->cnt[i]);
+    cJSON_AddItemToArray(arr, o);
+}
+
 /* One layer: the fused program, then dx and dw (ecoflow) for the comparison, each on a fresh
  * model with the same seed. */
 static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
@@ -121,7 +137,7 @@ int npu_cmd_conv_bwd(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_t
     uint64_t seed = a->seed ? a->seed : 1;
     int fails = 0, timeout = 0, err;
     npu_table_t tab;
-    cJSON *rows;
+    cJSON *rows, *cnts = cJSON_CreateArray();
     if (npu_cfg_bf16(cfg)) {
         fprintf(stderr, "npu: conv --kernel bwd runs int16 configurations only (the bf16 conv golden "
                         "model is not there yet): run --kernel dx and dw\n");
@@ -144,6 +160,7 @@ int npu_cmd_conv_bwd(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_t
             fprintf(stderr, "npu: conv %s bwd: %s%s%s\n", t->layer[l].name, res, msg[0] ? ": " : "", msg);
         }
         table_row(&tab, t->layer[l].name, &t->layer[l].conv, &r);
+        add_counters(cnts, t->layer[l].name, &r.bwd);
     }
     rows = npu_table_close(&tab, &err);
     if (err)
@@ -158,12 +175,12 @@ int npu_cmd_conv_bwd(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_t
             cJSON_AddBoolToObject(root, "pass", !fails);
             cJSON_AddNumberToObject(root, "failures", fails);
             cJSON_AddItemToObject(root, "rows", rows);
+            cJSON_AddItemToObject(root, "counters", cnts);
             npu_cli_json_print(root);
-        } else {
-            cJSON_Delete(rows);
+            return timeout ? 3 : fails ? 1 : 0;
         }
-    } else {
-        cJSON_Delete(rows);
     }
+    cJSON_Delete(rows);
+    cJSON_Delete(cnts);
     return timeout ? 3 : fails ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 #include "compile/conv/conv_bwd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compile/conv/conv_unit.h"
@@ -99,6 +100,59 @@ static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu
     return -1;
 }
 
+static unsigned grp_rows(const npu_conv_t *c, const npu_conv_bwd_grp_t *g)
+{
+    return (unsigned)(g->nkw * (g->kh1 - g->kh0) * c->C);
+}
+
+/* Resident bases: first fit past the dX rows of half 0, then of half 1; 0 when some group does
+ * not fit. */
+static int resident_base(unsigned rows, unsigned free0, unsigned R, unsigned *half, unsigned *at, unsigned *base)
+{
+    if (*at + rows > R && *half == 0) {
+        *half = 1;
+        *at = free0;
+    }
+    *base = *half * R + *at;
+    *at += rows;
+    return *at <= R;
+}
+
+int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_bwd_grp_t *g, int max, int *resident)
+{
+    const npu_conv_t *c = &bp->dx.c;
+    npu_conv_bwd_grp_t cur;
+    unsigned half = 0, at = bp->dx.obuf_unit_rows, R = (unsigned)obuf_rows, ra = 0;
+    int n = 0, ok = 1;
+    for (cur.fb = 0; cur.fb < bp->dx.fw; cur.fb++)
+        for (int kw = 0; kw < c->KW;) {
+            int ph, e, nph, e2, n2;
+            npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+            for (cur.nkw = 0; kw < c->KW && cur.nkw < bp->kwg; kw++) {
+                npu_conv_bwd_phase(c, kw, &ph, &e2, &n2);
+                if (e2 != e)
+                    break;
+                if (n2 > 0)
+                    cur.kw[cur.nkw++] = kw;
+            }
+            for (cur.kh0 = 0; cur.kh0 < c->KH && cur.nkw; cur.kh0 += bp->khg, n++) {
+                cur.kh1 = imin(c->KH, cur.kh0 + bp->khg);
+                ok &= resident_base(grp_rows(c, &cur), bp->dx.obuf_unit_rows, R, &half, &at, &cur.base);
+                if (g && n < max)
+                    g[n] = cur;
+            }
+        }
+    /* per image: the free half's rows in turn, so that a group's waves need not wait for the
+     * previous group's DRAINs */
+    for (int i = 0; !ok && g && i < n && i < max; i++) {
+        ra = ra + grp_rows(c, &g[i]) > R ? 0 : ra;
+        g[i].base = ra;
+        ra += grp_rows(c, &g[i]);
+    }
+    *resident = ok;
+    return n;
+}
+
 int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n)
 {
     int L = npu_cfg_f(cfg), T = c->KH * c->KW;
@@ -129,6 +183,7 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
     }
     if (plan_dx(cfg, c, total - extra, &bp->dx, msg, n) != 0)
         return -1;
+    bp->ngrp = npu_conv_bwd_groups(bp, cfg->obuf_rows, NULL, 0, &bp->resident);
     bp->xt_base[0] = total - extra;
     bp->xt_base[1] = bp->xt_base[0] + bp->xt_words;
     bp->dwt_base = bp->xt_base[1] + bp->xt_words;
@@ -147,6 +202,7 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
 typedef struct bwd_ctx {
     const npu_conv_bwd_plan_t *bp;
     const npu_conv_bwd_addrs_t *a;
+    const npu_conv_bwd_grp_t *grp; /* bp->ngrp groups (npu_conv_bwd_groups) */
 } bwd_ctx_t;
 
 /* Image b's X^T: per X row some (dY row, kh) reads and per column phase some kw reads, one
@@ -172,24 +228,28 @@ static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
         }
 }
 
-/* DRAIN with acc of the C rows of a dW^T region (tap t, f-block fb) into the tile (a last block
- * of <= S lanes: its low word, skinny). */
-static void drain_acc(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, npu_prog_t *l, unsigned obuf, int t, int fb)
+/* DRAIN (with acc: adding to it) of the C rows of a dW^T region (tap t, f-block fb) into the tile
+ * (a last block of <= S lanes: its low word, skinny). */
+static void drain_tile(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, npu_prog_t *l, unsigned obuf, int t, int fb,
+                       int acc)
 {
     const npu_conv_t *c = &bp->dx.c;
     unsigned C = (unsigned)c->C, spm = bp->dwt_base + (unsigned)t * C * bp->pf + 2u * (unsigned)fb;
     npu_insn_t in;
     int rc = c->F - fb * x->L <= x->S ? npu_enc_drain_split(&in, C, obuf, spm, bp->pf, C, 0)
                                       : npu_enc_drain(&in, C, obuf, spm, bp->pf);
-    if (rc == 0)
+    if (rc == 0 && acc)
         rc = npu_insn_drain_acc(&in);
     npu_pb_put(&x->b, l, rc, &in, 0);
 }
 
-/* A group of dW^T regions: f-block fb, the tap columns kw[0..nkw) (one dY column offset e: they
- * share the stationary tile), rows kh [kh0, kh1); region (i, kh) holds C OBUF rows at
- * hb + (i * (kh1 - kh0) + kh - kh0) * C. */
-typedef struct dw_grp { int fb, kw[NPU_CONV_BWD_KWG], nkw, kh0, kh1; } dw_grp_t;
+/* The OBUF row of the group's first region: resident, its own; else in the half the unit's dX
+ * does not use. */
+static unsigned region_base(const npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un,
+                            const npu_conv_bwd_grp_t *g)
+{
+    return bp->resident ? g->base : npu_pb_obuf_half(&x->b, un->u + 1) + g->base;
+}
 
 /* The valid stationary rows [*klo, *khi) of X^T word j for tap column kw: dY column L*j - e + r in
  * [0, OW) and X column index L*j + r below the phase's nph. */
@@ -208,11 +268,11 @@ static void tile_rows(const npu_cx_t *x, const npu_conv_plan_t *p, int kw, int j
  * regions). A tap column whose window is shorter keeps the tile's mode: the lanes past its k are
  * past its phase's columns, zero in X^T (the transposed LOAD fills them). */
 static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
-                         const dw_grp_t *g, int oh, int j)
+                         const npu_conv_bwd_grp_t *g, int oh, int j)
 {
     const npu_conv_plan_t *p = &bp->dx;
     const npu_conv_t *c = &p->c;
-    unsigned xt = bp->xt_base[un->b % 2], hb = npu_pb_obuf_half(&x->b, un->u + 1), C = (unsigned)c->C;
+    unsigned xt = bp->xt_base[un->b % 2], C = (unsigned)c->C, base = region_base(x, bp, un, g);
     unsigned wj = (unsigned)bp->wj, bank, mode;
     int L = x->L, nf = imin(L, c->F - g->fb * L), klo = 0, kmax = 0, ph, e, nph, ka = g->kh1, kb = g->kh0;
     for (int kh = g->kh0; kh < g->kh1; kh++) { /* the kh with an X row: one run (ih grows with kh) */
@@ -242,52 +302,44 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
             int ih = oh * c->stride + kh * c->dil - c->pad;
             npu_cx_wave_mode(x, &up->C, bank, mode, step * c->C,
                              xt + ((unsigned)(ph * c->H + ih) * C) * wj + (unsigned)j, wj, k, klo, nf,
-                             hb + (unsigned)(i * (g->kh1 - g->kh0) + kh - g->kh0) * C);
+                             base + (unsigned)(i * (g->kh1 - g->kh0) + kh - g->kh0) * C);
         }
     }
 }
 
-/* One group of image b (the unit's dY buffer): its waves over the dY rows and X^T words, then
- * the DRAINs (acc) of its covered regions into the dW^T tile. */
-static void dw_group(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
-                     const dw_grp_t *g)
+/* The DRAINs of the group's covered regions into the dW^T tile (acc: the per-image regions add
+ * to the tile; resident ones are drained once, after the last image). */
+static void dw_drains(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
+                      const npu_conv_bwd_grp_t *g)
 {
-    unsigned hb = npu_pb_obuf_half(&x->b, un->u + 1), C = (unsigned)bp->dx.c.C, nr = (unsigned)(g->kh1 - g->kh0);
-    memset(x->cov + hb, 0, (size_t)g->nkw * nr * C);
-    for (int oh = un->i0; oh < un->i1; oh++)
-        for (int j = 0; j < bp->wj; j++)
-            dw_row_waves(x, bp, un, up, g, oh, j);
+    unsigned C = (unsigned)bp->dx.c.C, nr = (unsigned)(g->kh1 - g->kh0), base = region_base(x, bp, un, g);
     for (int i = 0; i < g->nkw; i++)
         for (int kh = g->kh0; kh < g->kh1; kh++) {
-            unsigned r = hb + ((unsigned)i * nr + (unsigned)(kh - g->kh0)) * C;
+            unsigned r = base + ((unsigned)i * nr + (unsigned)(kh - g->kh0)) * C;
             if (x->cov[r])
-                drain_acc(x, bp, &up->C, r, kh * bp->dx.c.KW + g->kw[i], g->fb);
+                drain_tile(x, bp, &up->C, r, kh * bp->dx.c.KW + g->kw[i], g->fb, !bp->resident);
         }
 }
 
-/* The image's dW^T: per f-block, the tap columns in groups of up to kwg sharing a dY column
- * offset (consecutive: e grows with kw), each over kh groups of up to khg. */
-static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up)
+/* The image's dW^T (the unit's dY buffer), group by group: its waves over the dY rows and X^T
+ * words; per-image regions start afresh (coverage cleared) and are drained after their waves,
+ * resident ones after the last image's. */
+static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_grp_t *grp,
+                     const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
-    const npu_conv_t *c = &bp->dx.c;
-    dw_grp_t g;
-    for (g.fb = 0; g.fb < bp->dx.fw; g.fb++)
-        for (int kw = 0; kw < c->KW;) {
-            int ph, e, nph, e2, n2;
-            npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
-            g.nkw = 0;
-            for (; kw < c->KW && g.nkw < bp->kwg; kw++) {
-                npu_conv_bwd_phase(c, kw, &ph, &e2, &n2);
-                if (e2 != e)
-                    break;
-                if (n2 > 0)
-                    g.kw[g.nkw++] = kw;
-            }
-            for (g.kh0 = 0; g.kh0 < c->KH && g.nkw; g.kh0 += bp->khg) {
-                g.kh1 = imin(c->KH, g.kh0 + bp->khg);
-                dw_group(x, bp, un, up, &g);
-            }
-        }
+    unsigned C = (unsigned)bp->dx.c.C;
+    for (int q = 0; q < bp->ngrp; q++) {
+        const npu_conv_bwd_grp_t *g = &grp[q];
+        if (!bp->resident)
+            memset(x->cov + region_base(x, bp, un, g), 0, (size_t)g->nkw * (size_t)(g->kh1 - g->kh0) * C);
+        for (int oh = un->i0; oh < un->i1; oh++)
+            for (int j = 0; j < bp->wj; j++)
+                dw_row_waves(x, bp, un, up, g, oh, j);
+        if (!bp->resident)
+            dw_drains(x, bp, un, up, g);
+    }
+    for (int q = 0; q < bp->ngrp && bp->resident && un->u == bp->dx.units - 1; q++)
+        dw_drains(x, bp, un, up, &grp[q]);
 }
 
 /* The hook (conv_unit.h) on each dX unit: the band's first group loads the image's X^T with its
@@ -306,7 +358,7 @@ static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, 
     }
     if (un->grp != bp->dx.ngroups - 1)
         return;
-    dw_image(x, bp, un, up);
+    dw_image(x, bp, k->grp, un, up);
     if (un->u == bp->dx.units - 1)
         npu_cx_store_flat(x, &up->S, NPU_TAG_DW, bp->dwt_base, k->a->dwt, (uint64_t)bp->dwt_words * x->B);
 }
@@ -315,6 +367,13 @@ int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const
                       npu_prog_t *out, char *msg, size_t n)
 {
     npu_conv_addrs_t ca = {a->x, a->w, a->dy, a->dx};
-    bwd_ctx_t k = {bp, a};
-    return npu_cx_emit(cfg, &bp->dx, &ca, bwd_hook, &k, out, msg, n);
+    npu_conv_bwd_grp_t *g = calloc((size_t)bp->ngrp + 1, sizeof *g);
+    bwd_ctx_t k = {bp, a, g};
+    int res, rc;
+    if (!g)
+        return fail(msg, n, "out of memory");
+    npu_conv_bwd_groups(bp, cfg->obuf_rows, g, bp->ngrp, &res);
+    rc = npu_cx_emit(cfg, &bp->dx, &ca, bwd_hook, &k, out, msg, n);
+    free(g);
+    return rc;
 }

@@ -48,6 +48,12 @@ typedef struct npu_conv_bwd_plan {
                                  NPU_CONV_BWD_KWG */
     int khg;                  /* kh per group of dW^T regions (kwg x khg regions of C OBUF rows fit an
                                  OBUF half) */
+    int ngrp;                 /* groups of dW^T regions (npu_conv_bwd_groups) */
+    int resident;             /* 1: every region has its own OBUF rows beside the dX rows (the
+                                 rows past dx.obuf_unit_rows of both halves) and accumulates the
+                                 whole batch, drained once at the end; 0: a group's regions take
+                                 rows of the OBUF half the dX unit does not use, per image, drained
+                                 with acc into the dW^T tile */
     unsigned pf;              /* words per dW^T row (F int32): ceil(4F / B) */
     unsigned xt_base[2], xt_words; /* X^T of an image (H x s x C rows of wj words), by image parity */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */
@@ -73,6 +79,21 @@ void npu_conv_bwd_phase(const npu_conv_t *c, int kw, int *ph, int *e, int *nph);
 /* Does some (dY row, kh) read X row ih? Does some kw read column phase ph? */
 int npu_conv_bwd_row_used(const npu_conv_t *c, int ih);
 int npu_conv_bwd_phase_used(const npu_conv_t *c, int ph);
+
+/* A group of dW^T regions: f-block fb, the tap columns kw[0..nkw) (one dY column offset e: they
+ * share the stationary tile), rows kh [kh0, kh1); region (i, kh) holds C OBUF rows at
+ * base + (i * (kh1 - kh0) + kh - kh0) * C (resident: an absolute OBUF row; else an offset in the
+ * half the unit's dX does not use). */
+typedef struct npu_conv_bwd_grp {
+    int fb, kw[NPU_CONV_BWD_KWG], nkw, kh0, kh1;
+    unsigned base;
+} npu_conv_bwd_grp_t;
+
+/* The groups of an image's dW^T waves in emission order (per f-block, the tap columns in groups of
+ * up to kwg of one offset e, each over kh groups of up to khg) into g[0..max) (g NULL: count only),
+ * with their OBUF rows for obuf_rows per half; *resident: 1 if every group fits beside the dX rows
+ * (bp->dx.obuf_unit_rows) of the two halves. Returns the number of groups. */
+int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_bwd_grp_t *g, int max, int *resident);
 
 /* Appends the program to *out. Returns 0, or -1 with the reason in msg. */
 int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
