@@ -197,14 +197,15 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu train (--conv SPEC[;SPEC..] | --topology FILE.csv) [--dataflow D]\n"
             "                [--batch B] [--scale-c N] [--scale-s N] [--seed N] [--csv FILE]\n"
             "                (conv layers: forward, dX (not the first layer), dW, bit-exact)\n"
-            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|all]\n"
+            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|bwd|all]\n"
             "                [--dataflow zeropad|ecoflow|both] [--batch B] [--scale-c N]\n"
             "                [--scale-s N] [--seed N] [--max-cycles N] [--csv FILE] [--quiet]\n"
             "                (convolution kernels on the RTL, bit-exact; SPEC = C,H,W,F,KH,KW,\n"
             "                stride,pad,dil[,dw]; FILE = SCALE-Sim conv topology CSV; --scale-c/-s\n"
             "                divide channels / height and width for quicker runs; a layer too\n"
             "                large for one plan runs in parts over filter, channel or column\n"
-            "                ranges, the parts column)\n"
+            "                ranges, the parts column; --kernel bwd: dX and dW fused in one program\n"
+            "                reading dY once, beside dx and dw run separately)\n"
             "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
             "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
             "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
@@ -587,7 +588,7 @@ static const struct opt_doc {
     {OPT_CONV, "SPEC[;SPEC]", "4,4,4,4,1,1,1,0,1",
      "conv layers C,H,W,F,KH,KW,stride,pad,dil[,dw]"},
     {OPT_TOPOLOGY, "FILE.csv", "t.csv", "a SCALE-Sim topology file (GEMM or conv format)"},
-    {OPT_KERNEL, "", "fwd", "which conv kernels (default all)"},
+    {OPT_KERNEL, "", "fwd", "which conv kernels (default all; bwd: dX + dW fused, dY read once)"},
     {OPT_DATAFLOW, "", "ecoflow", "conv dataflow (default: conv both, train ecoflow)"},
     {OPT_SCALE_C, "N", "2", "divide the channels by N, 1..4096 (default 1)"},
     {OPT_SCALE_S, "N", "2", "divide height and width by N, 1..4096 (default 1)"},

@@ -112,7 +112,82 @@ Test(conv_bwd, fake_runs)
 {
     npu_conv_t ls[] = {layer(2, 1, 8, 8, 16, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
                        layer(2, 3, 5, 5, 6, 1, 1, 0),  layer(1, 6, 7, 7, 5, 1, 2, 0),   layer(1, 4, 6, 7, 9, 2, 2, 1)};
-    for (int S = 2; S <= 8; S += 6)
+    npu_conv_t d2 = layer(1, 3, 6, 6, 5, 3, 1, 2); /* dilation 2: a WAVE per kh */
+    d2.dil = 2;
+    for (int S = 2; S <= 8; S += 6) {
         for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
             run_fake(S, ls[i]);
+        run_fake(S, d2);
+        run_fake(S, layer(2, 20, 7, 7, 9, 3, 2, 0)); /* s2 p0: kw 0 and 1 share a tile */
+    }
+}
+
+/* The groups of dW^T regions: every (f-block, tap) region exactly once, each group inside one OBUF
+ * half and, resident, past the dX rows and disjoint from the others; the digits layers' regions
+ * are resident at small, not at tiny (an image's 8 x 8 dX rows fill a 64-row half). */
+Test(conv_bwd, groups)
+{
+    npu_conv_t ls[2] = {layer(32, 1, 8, 8, 16, 3, 1, 1), layer(32, 16, 8, 8, 32, 3, 2, 1)};
+    for (int S = 2; S <= 8; S += 6)
+        for (int i = 0; i < 2; i++) {
+            npu_cfg_t cfg = test_cfg(S);
+            npu_conv_bwd_plan_t bp;
+            npu_conv_bwd_grp_t g[64];
+            char msg[256], seen[8][9] = {{0}}, used[512] = {0};
+            int res, n;
+            cr_assert_eq(npu_conv_bwd_plan(&cfg, &ls[i], &bp, msg, sizeof msg), 0, "%s", msg);
+            n = npu_conv_bwd_groups(&bp, cfg.obuf_rows, g, 64, &res);
+            cr_assert_eq(n, bp.ngrp);
+            cr_assert_eq(res, bp.resident);
+            cr_assert_eq(res, S == 8, "S=%d layer %d", S, i); /* tiny: the dX rows fill a half */
+            for (int q = 0; q < n; q++) {
+                unsigned rows = (unsigned)(g[q].nkw * (g[q].kh1 - g[q].kh0) * ls[i].C);
+                cr_assert_leq(g[q].base % (unsigned)cfg.obuf_rows + rows, (unsigned)cfg.obuf_rows);
+                if (res) {
+                    cr_assert_geq(g[q].base % (unsigned)cfg.obuf_rows, bp.dx.obuf_unit_rows);
+                    for (unsigned r = g[q].base; r < g[q].base + rows; r++)
+                        cr_assert_eq(used[r]++, 0, "OBUF row %u twice", r);
+                }
+                for (int k = 0; k < g[q].nkw; k++)
+                    for (int kh = g[q].kh0; kh < g[q].kh1; kh++)
+                        cr_assert_eq(seen[g[q].fb][kh * 3 + g[q].kw[k]]++, 0);
+            }
+            for (int fb = 0; fb < bp.dx.fw; fb++)
+                for (int t = 0; t < 9; t++)
+                    cr_assert_eq(seen[fb][t], 1, "fb %d tap %d", fb, t);
+        }
+}
+
+/* The trainer's call: the caller's X, Wt, dY in (with zeros), dX and dW out in the golden
+ * layouts ([b][H][W][C], [KH][KW][F][C]), equal to the golden models. */
+Test(conv_bwd, caller_tensors)
+{
+    npu_conv_t c = layer(2, 5, 6, 6, 7, 3, 2, 1);
+    npu_cfg_t cfg = test_cfg(8);
+    size_t nx = npu_conv_x_elems(&c), nw = npu_conv_w_elems(&c), ny = npu_conv_y_elems(&c);
+    int16_t X[360], Wt[315], dY[126];
+    int32_t dX[360], dW[315], gx[360], gw[315];
+    npu_dram_timing_t t;
+    npu_conv_bwd_report_t rep;
+    uint64_t r = 3;
+    cr_assert(nx <= 360 && nw <= 315 && ny <= 126);
+    for (size_t i = 0; i < nx; i++)
+        X[i] = (int16_t)(test_rand(&r) % 7 == 0 ? 0 : (int)(test_rand(&r) % 2001) - 1000);
+    for (size_t i = 0; i < nw; i++)
+        Wt[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
+    for (size_t i = 0; i < ny; i++)
+        dY[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg.dram_bw;
+    npu_funcsim_config(&cfg);
+    npu_sim_t *sim = npu_sim_open(&t);
+    npu_conv_bwd_io_t io = {X, Wt, dY, dX, dW, 0};
+    npu_conv_bwd_run(&cfg, sim, &c, 1, 10000000, &io, &rep);
+    npu_sim_close(sim);
+    cr_assert_eq(rep.rc, NPU_GEMM_PASS, "%s", rep.msg);
+    cr_assert(io.filled);
+    npu_conv_dx_golden(&c, dY, Wt, gx);
+    npu_conv_dw_golden(&c, X, dY, gw);
+    cr_assert_arr_eq(dX, gx, sizeof *dX * nx);
+    cr_assert_arr_eq(dW, gw, sizeof *dW * nw);
 }

@@ -18,10 +18,12 @@
  * The program is the dX ecoflow program of a plan with ONE band per image (the image's dY rows
  * resident in the band's input buffer, loaded once), with per image, in the unit of its last
  * c-block group, after the dX waves: the dW^T waves reading the same dY buffer (so the buffer's
- * e2l release, pushed by the unit's last wave, comes after them), their regions in the other OBUF
- * half, drained with acc into an SPM-resident dW^T tile (FILLed to zero by unit 0); the image's
- * X^T loads join the band's input loads (same l2e, same buffer parity); the last unit stores
- * the dW^T tile after its dX tile.
+ * e2l release, pushed by the unit's last wave, comes after them); their OBUF regions resident
+ * beside the dX rows of both halves when they all fit (the whole batch accumulated, drained once
+ * after the last image), else in the half the unit's dX does not use, drained per image with acc
+ * into the SPM-resident dW^T tile (FILLed to zero by unit 0); the image's X^T loads join the
+ * band's input loads (same l2e, same buffer parity); the last unit stores the dW^T tile after its
+ * dX tile.
  *
  * A pure function of (cfg, layer): no simulator. Limits (the planner refuses with the limit named):
  * ecoflow only, not depthwise, one image's dY rows and its dX rows in one band (the dX plan on
