@@ -137,29 +137,18 @@ static int run(bwd_job_t *j, uint64_t max_cycles)
     npu_conv_bwd_report_t *rep = j->rep;
     npu_run_result_t *rr = &j->rr;
     int rc = npu_run_program(j->cfg, j->sim, j->apg, j->prog.insn, j->prog.n, max_cycles, rr);
+    npu_conv_sums_t sm = npu_conv_run_sums(rr->cnt);
     memcpy(rep->cnt, rr->cnt, sizeof rep->cnt);
-    rep->cycles = rr->cnt[NPU_CNT_cycles];
-    for (int m = 0; m < NPU_NUM_MODES; m++)
-        rep->exec_busy += rr->cnt[NPU_CNT_busy_fw + m];
-    for (int i = 0; i < 4; i++)
-        rep->macs += rr->cnt[NPU_CNT_macs_core0 + i];
-    rep->macs_zero = rr->cnt[NPU_CNT_macs_zero];
+    rep->cycles = sm.cycles;
+    rep->exec_busy = sm.exec_busy;
+    rep->macs = sm.macs;
+    rep->macs_zero = sm.macs_zero;
     for (int t = 1; t < NPU_NUM_TAGS; t++) {
         rep->rd[t] = rr->cnt[NPU_CNT_dram_rd_prog + t];
         rep->wr[t] = rr->cnt[NPU_CNT_dram_wr_prog + t];
     }
-    if (rc == NPU_RUN_DONE)
-        return NPU_GEMM_PASS;
-    if (rc == NPU_RUN_TIMEOUT)
-        return done(rep, NPU_GEMM_TIMEOUT, "timeout");
-    if (rc == NPU_RUN_ERROR) {
-        snprintf(j->msg, sizeof j->msg, "NPU error %s at pc %u (info 0x%x)",
-                 npu_error_name(rr->err) ? npu_error_name(rr->err) : "?", (unsigned)rr->err_pc,
-                 (unsigned)rr->err_info);
-        return done(rep, NPU_GEMM_NPU_ERROR, j->msg);
-    }
-    return done(rep, NPU_GEMM_HOST_ERROR, rc == NPU_RUN_SIM_STOPPED ? "the simulation stopped (RTL assertion)"
-                                                                    : "the program does not fit the DRAM");
+    rc = npu_conv_run_outcome(j->sim, rc, rr, j->msg, sizeof j->msg);
+    return rc == NPU_GEMM_PASS ? rc : done(rep, rc, j->msg);
 }
 
 /* dX and dW (dW^T read back, transposed to [tap][f][c]) against the golden models, bit-exact. */

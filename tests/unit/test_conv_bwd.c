@@ -49,8 +49,35 @@ Test(conv_bwd, phases)
     cr_assert(!npu_conv_bwd_row_used(&c, 3));
 }
 
+/* The groups of dW^T regions: every (f-block, tap) region exactly once, each group inside one OBUF
+ * half and, resident, past the dX rows and disjoint from the others; the digits layers' regions
+ * are resident at small, not at tiny (an image's 8 x 8 dX rows fill a 64-row half). */
+static void check_groups(const npu_cfg_t *cfg, const npu_conv_t *c, const npu_conv_bwd_plan_t *bp)
+{
+    npu_conv_bwd_grp_t g[64];
+    char seen[8][9] = {{0}}, used[512] = {0};
+    int res, n = npu_conv_bwd_groups(bp, cfg->obuf_rows, g, 64, &res);
+    cr_assert_eq(n, bp->ngrp);
+    cr_assert_eq(res, bp->resident);
+    cr_assert_eq(res, cfg->s == 8, "S=%d C%d", cfg->s, c->C);
+    for (int q = 0; q < n; q++) {
+        unsigned rows = (unsigned)(g[q].nkw * (g[q].kh1 - g[q].kh0) * c->C);
+        cr_assert_leq(g[q].base % (unsigned)cfg->obuf_rows + rows, (unsigned)cfg->obuf_rows);
+        for (unsigned r = g[q].base; res && r < g[q].base + rows; r++) {
+            cr_assert_geq(r % (unsigned)cfg->obuf_rows, bp->dx.obuf_unit_rows);
+            cr_assert_eq(used[r]++, 0, "OBUF row %u twice", r);
+        }
+        for (int k = 0; k < g[q].nkw; k++)
+            for (int kh = g[q].kh0; kh < g[q].kh1; kh++)
+                cr_assert_eq(seen[g[q].fb][kh * 3 + g[q].kw[k]]++, 0);
+    }
+    for (int fb = 0; fb < bp->dx.fw; fb++)
+        for (int t = 0; t < 9; t++)
+            cr_assert_eq(seen[fb][t], 1, "fb %d tap %d", fb, t);
+}
+
 /* The SPM regions are disjoint and inside the SPM, one band per image, the bytes are one read of
- * dY; the digits CNN's two layers at both configs. */
+ * dY, the groups of dW^T regions as above; the digits CNN's two layers at both configs. */
 Test(conv_bwd, plan_layout)
 {
     npu_conv_t ls[2] = {layer(32, 1, 8, 8, 16, 3, 1, 1), layer(32, 16, 8, 8, 32, 3, 2, 1)};
@@ -68,7 +95,8 @@ Test(conv_bwd, plan_layout)
             cr_assert_leq(bp.dwt_base + bp.dwt_words, (unsigned)npu_cfg_spm_words(&cfg));
             cr_assert_eq(bp.plan_rd[NPU_TAG_DY], bp.comp_rd[NPU_TAG_DY]);
             cr_assert_leq(bp.plan_rd[NPU_TAG_X], bp.comp_rd[NPU_TAG_X]);
-            cr_assert_leq(bp.khg * ls[i].C, cfg.obuf_rows);
+            cr_assert_leq(bp.khg * bp.kwg * ls[i].C, cfg.obuf_rows);
+            check_groups(&cfg, &ls[i], &bp);
         }
 }
 
@@ -89,18 +117,25 @@ Test(conv_bwd, plan_limits)
     cr_assert(strstr(msg, "one band"), "%s", msg);
 }
 
+/* The C functional model at cfg. */
+static npu_sim_t *fake_sim(const npu_cfg_t *cfg)
+{
+    npu_dram_timing_t t;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg->dram_bw;
+    t.latency = (unsigned)cfg->dram_latency;
+    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    npu_funcsim_config(cfg);
+    npu_sim_t *sim = npu_sim_open(&t);
+    cr_assert_not_null(sim);
+    return sim;
+}
+
 static void run_fake(int S, npu_conv_t c)
 {
     npu_cfg_t cfg = test_cfg(S);
-    npu_dram_timing_t t;
     npu_conv_bwd_report_t rep;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = cfg.dram_bw;
-    t.latency = (unsigned)cfg.dram_latency;
-    t.burst_cost = (unsigned)cfg.dram_burst_cost;
-    npu_funcsim_config(&cfg);
-    npu_sim_t *sim = npu_sim_open(&t);
-    cr_assert_not_null(sim);
+    npu_sim_t *sim = fake_sim(&cfg);
     npu_conv_bwd_run(&cfg, sim, &c, 7, 50000000, NULL, &rep);
     npu_sim_close(sim);
     cr_assert_eq(rep.rc, NPU_GEMM_PASS, "S=%d C%d H%d F%d k%d s%d p%d: %s", S, c.C, c.H, c.F, c.KH, c.stride,
@@ -122,41 +157,6 @@ Test(conv_bwd, fake_runs)
     }
 }
 
-/* The groups of dW^T regions: every (f-block, tap) region exactly once, each group inside one OBUF
- * half and, resident, past the dX rows and disjoint from the others; the digits layers' regions
- * are resident at small, not at tiny (an image's 8 x 8 dX rows fill a 64-row half). */
-Test(conv_bwd, groups)
-{
-    npu_conv_t ls[2] = {layer(32, 1, 8, 8, 16, 3, 1, 1), layer(32, 16, 8, 8, 32, 3, 2, 1)};
-    for (int S = 2; S <= 8; S += 6)
-        for (int i = 0; i < 2; i++) {
-            npu_cfg_t cfg = test_cfg(S);
-            npu_conv_bwd_plan_t bp;
-            npu_conv_bwd_grp_t g[64];
-            char msg[256], seen[8][9] = {{0}}, used[512] = {0};
-            int res, n;
-            cr_assert_eq(npu_conv_bwd_plan(&cfg, &ls[i], &bp, msg, sizeof msg), 0, "%s", msg);
-            n = npu_conv_bwd_groups(&bp, cfg.obuf_rows, g, 64, &res);
-            cr_assert_eq(n, bp.ngrp);
-            cr_assert_eq(res, bp.resident);
-            cr_assert_eq(res, S == 8, "S=%d layer %d", S, i); /* tiny: the dX rows fill a half */
-            for (int q = 0; q < n; q++) {
-                unsigned rows = (unsigned)(g[q].nkw * (g[q].kh1 - g[q].kh0) * ls[i].C);
-                cr_assert_leq(g[q].base % (unsigned)cfg.obuf_rows + rows, (unsigned)cfg.obuf_rows);
-                if (res) {
-                    cr_assert_geq(g[q].base % (unsigned)cfg.obuf_rows, bp.dx.obuf_unit_rows);
-                    for (unsigned r = g[q].base; r < g[q].base + rows; r++)
-                        cr_assert_eq(used[r]++, 0, "OBUF row %u twice", r);
-                }
-                for (int k = 0; k < g[q].nkw; k++)
-                    for (int kh = g[q].kh0; kh < g[q].kh1; kh++)
-                        cr_assert_eq(seen[g[q].fb][kh * 3 + g[q].kw[k]]++, 0);
-            }
-            for (int fb = 0; fb < bp.dx.fw; fb++)
-                for (int t = 0; t < 9; t++)
-                    cr_assert_eq(seen[fb][t], 1, "fb %d tap %d", fb, t);
-        }
-}
 
 /* The trainer's call: the caller's X, Wt, dY in (with zeros), dX and dW out in the golden
  * layouts ([b][H][W][C], [KH][KW][F][C]), equal to the golden models. */
@@ -167,7 +167,6 @@ Test(conv_bwd, caller_tensors)
     size_t nx = npu_conv_x_elems(&c), nw = npu_conv_w_elems(&c), ny = npu_conv_y_elems(&c);
     int16_t X[360], Wt[315], dY[126];
     int32_t dX[360], dW[315], gx[360], gw[315];
-    npu_dram_timing_t t;
     npu_conv_bwd_report_t rep;
     uint64_t r = 3;
     cr_assert(nx <= 360 && nw <= 315 && ny <= 126);
@@ -177,10 +176,7 @@ Test(conv_bwd, caller_tensors)
         Wt[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
     for (size_t i = 0; i < ny; i++)
         dY[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = cfg.dram_bw;
-    npu_funcsim_config(&cfg);
-    npu_sim_t *sim = npu_sim_open(&t);
+    npu_sim_t *sim = fake_sim(&cfg);
     npu_conv_bwd_io_t io = {X, Wt, dY, dX, dW, 0};
     npu_conv_bwd_run(&cfg, sim, &c, 1, 10000000, &io, &rep);
     npu_sim_close(sim);
