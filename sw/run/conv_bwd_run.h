@@ -5,7 +5,8 @@
  * operands, int32 wrap-around: npu_conv_dx_golden, npu_conv_dw_golden) and checks every counter:
  * the program's own accounting (npu_check_counters, npu_check_array_counters), MACs = the ecoflow
  * dX MACs + the ecoflow dW MACs (npu_conv_macs), macs_zero = their structural zeros (0), and the
- * DY read bytes = one read of the dense dY tensor.
+ * DY read bytes = one read of the dense dY tensor (less when some dY rows meet only padding: no
+ * kernel reads them) and every tag's bytes = the plan's.
  *
  * For the trainer (fit.c) the call replacing npu_conv_run_io(.., NPU_CONV_DX, ..) and
  * npu_conv_run_io(.., NPU_CONV_DW, ..) of a layer is

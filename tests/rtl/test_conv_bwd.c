@@ -127,3 +127,34 @@ Test(conv_bwd, refuses)
     npu_sim_close(s);
     cr_assert(strstr(r.msg, "one band"), "%s", r.msg);
 }
+
+/* Random layers (kernel 1-3 x 1-3, stride 1-2, padding 0-2, dilation 1-2, 1-20 channels and
+ * filters, 3-9 pixels a side, batch 1-2), the first 16 the planner takes, with 10 % DRAM stalls.
+ * NPU_SEED changes them. */
+Test(conv_bwd, random_layers)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    uint64_t x = rtl_seed(77), seed = x;
+    int ran = 0;
+    if (bf16_refused(&cfg))
+        return;
+    for (int i = 0; i < 200 && ran < 16; i++) {
+        int v[10];
+        const int lo[10] = {1, 1, 3, 3, 1, 1, 1, 1, 0, 1}, span[10] = {2, 20, 7, 7, 20, 3, 3, 2, 3, 2};
+        npu_conv_bwd_report_t r;
+        char msg[256];
+        for (int k = 0; k < 10; k++)
+            v[k] = lo[k] + (int)(rtl_rand(&x) % (uint64_t)span[k]);
+        npu_conv_t c = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], 0};
+        if (npu_conv_check(&c, msg, sizeof msg) != 0 || !npu_conv_bwd_supported(&cfg, &c, msg, sizeof msg))
+            continue;
+        npu_sim_t *s = rtl_open(&cfg, 10, 0, seed + (uint64_t)i);
+        int rc = npu_conv_bwd_run(&cfg, s, &c, seed + (uint64_t)i, 50000000, NULL, &r);
+        npu_sim_close(s);
+        npu_conv_str(&c, msg, sizeof msg);
+        cr_assert_eq(rc, NPU_GEMM_PASS, "%s: %s (%s)\n  replay: NPU_SEED=%llu build/%s/test_rtl --filter "
+                     "'conv_bwd/random_layers'", msg, npu_gemm_rc_name(rc), r.msg, (unsigned long long)seed, cfg.name);
+        ran++;
+    }
+    cr_assert_eq(ran, 16);
+}
