@@ -54,16 +54,30 @@ int npu_conv_bwd_phase_used(const npu_conv_t *c, int ph)
     return 0;
 }
 
-/* X bytes the X^T loads move: per image, each used (row, phase) once, nph pixels of 2C bytes,
- * each pixel its own beat-aligned DRAM row (the DMA moves whole beats: ceil(2C / B) per pixel). */
-static uint64_t xt_bytes(const npu_conv_t *c, unsigned B)
+/* X bytes the X^T loads move (the DMA moves whole beats): per image and used X row, flat the
+ * row's W pixels of px beats, else per used phase its nph pixels of ceil(2C / B) beats. */
+static uint64_t xt_bytes(const npu_conv_t *c, int flat, unsigned px, unsigned B)
 {
-    uint64_t per = 0, px = (2u * (uint64_t)c->C + B - 1) / B * B;
+    uint64_t per = 0, pix = (2u * (uint64_t)c->C + B - 1) / B * B;
     for (int ih = 0; ih < c->H; ih++)
         for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++)
-            if (npu_conv_bwd_phase_used(c, ph))
-                per += (uint64_t)phase_cols(c, ph) * px;
+            if (flat)
+                per += ph ? 0 : (uint64_t)c->W * px * B;
+            else if (npu_conv_bwd_phase_used(c, ph))
+                per += (uint64_t)phase_cols(c, ph) * pix;
     return per * (uint64_t)c->batch;
+}
+
+/* Flat X^T loads: W a multiple of s, every phase read by some tap column, and at s > 1 pixels of
+ * one beat (cw = 1: per phase, a burst per beat; with longer pixels the per-phase loads' bursts
+ * are long enough, and their layout keeps a tile's kh in one WAVE: tiny, digits conv2 395k
+ * cycles against 401k flat; small, cw = 1: flat 42.6k against 54.4k). */
+static int xt_flat(const npu_conv_t *c, int cw)
+{
+    int all = c->W % c->stride == 0 && (c->stride == 1 || cw == 1);
+    for (int ph = 0; ph < c->stride; ph++)
+        all &= npu_conv_bwd_phase_used(c, ph);
+    return all;
 }
 
 /* The most tap columns sharing one dY column offset e (they share a stationary tile). */
@@ -173,7 +187,12 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
         return fail(msg, n, why);
     }
     bp->pf = (4u * (unsigned)c->F + B - 1) / B;
-    bp->xt_words = (unsigned)(c->H * c->stride * c->C * bp->wj);
+    bp->xt_flat = xt_flat(c, npu_ceildiv(c->C, L));
+    bp->xt_p = bp->xt_flat ? (unsigned)(npu_ceildiv(c->C, L) * L) : (unsigned)c->C;
+    bp->xt_row = bp->xt_flat && c->stride > 1 ? (unsigned)c->stride * bp->xt_p : (unsigned)c->C;
+    bp->xt_ph = bp->xt_flat ? bp->xt_p : (unsigned)(c->H * c->C);
+    bp->xt_words = ((unsigned)(c->H - 1) * bp->xt_row + (unsigned)(c->stride - 1) * bp->xt_ph + bp->xt_p) *
+                   (unsigned)bp->wj;
     bp->dwt_words = (unsigned)(T * c->C) * bp->pf;
     extra = 2u * bp->xt_words + bp->dwt_words;
     if ((uint64_t)extra + 64u > total) {
@@ -191,7 +210,7 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
     memcpy(bp->plan_wr, bp->dx.plan_wr, sizeof bp->plan_wr);
     memcpy(bp->comp_rd, bp->dx.comp_rd, sizeof bp->comp_rd);
     memcpy(bp->comp_wr, bp->dx.comp_wr, sizeof bp->comp_wr);
-    bp->plan_rd[NPU_TAG_X] = xt_bytes(c, B);
+    bp->plan_rd[NPU_TAG_X] = xt_bytes(c, bp->xt_flat, bp->dx.px, B);
     bp->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&bp->dx, NPU_TAG_X);
     bp->plan_wr[NPU_TAG_DW] = bp->comp_wr[NPU_TAG_DW] = (uint64_t)bp->dwt_words * B;
     if (n)
@@ -205,25 +224,27 @@ typedef struct bwd_ctx {
     const npu_conv_bwd_grp_t *grp; /* bp->ngrp groups (npu_conv_bwd_groups) */
 } bwd_ctx_t;
 
-/* Image b's X^T: per X row some (dY row, kh) reads and per column phase some kw reads, one
- * transposed LOAD of its nph pixels (DRAM rows s pixels apart): SPM row c of (ih, ph) holds
- * X[ih][ph + s*i][c] in lane i (word i / 2S). */
+/* Image b's X^T, SPM row c of (ih, ph) holding X[ih][ph + s*i][c] in lane i (word i / 2S), for
+ * every X row some (dY row, kh) reads. Flat: one transposed LOAD of the row's W/s groups of s
+ * pixels (DRAM rows of s pixels, contiguous: runs of long bursts; source column ph*xt_p + c is
+ * channel c of phase ph). Else per phase some kw reads, a transposed LOAD of its nph pixels
+ * (DRAM rows s pixels apart: a burst per pixel). */
 static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
 {
     const npu_conv_bwd_plan_t *bp = k->bp;
     const npu_conv_t *c = &bp->dx.c;
-    unsigned px = bp->dx.px, wj = (unsigned)bp->wj, C = (unsigned)c->C;
+    unsigned px = bp->dx.px, wj = (unsigned)bp->wj, s = (unsigned)c->stride;
     npu_insn_t in;
     for (int ih = 0; ih < c->H; ih++)
         for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++) {
-            int nph = phase_cols(c, ph);
+            int nph = bp->xt_flat ? c->W / c->stride : phase_cols(c, ph);
             uint64_t pix = ((uint64_t)b * (uint64_t)c->H + (uint64_t)ih) * (uint64_t)c->W + (uint64_t)ph;
-            if (!nph || !npu_conv_bwd_phase_used(c, ph))
+            if (!nph || (bp->xt_flat ? ph > 0 : !npu_conv_bwd_phase_used(c, ph)))
                 continue;
             npu_pb_put(&x->b, l,
                        npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)nph, npu_pb_dram(&x->b, k->a->x + pix * px * x->B),
-                                    bp->xt_base[b % 2] + ((unsigned)(ph * c->H + ih) * C) * wj, wj, 2u * C,
-                                    (unsigned)c->stride * px * x->B),
+                                    bp->xt_base[b % 2] + ((unsigned)ih * bp->xt_row + (unsigned)ph * bp->xt_ph) * wj, wj,
+                                    bp->xt_flat ? s * px * x->B : 2u * (unsigned)c->C, s * px * x->B),
                        &in, 0);
         }
 }
@@ -295,13 +316,14 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
                                                       (unsigned)(L * j - e + klo)) * (unsigned)p->fw + (unsigned)g->fb,
                       (unsigned)p->fw, kmax, klo, nf);
     for (int i = 0; i < g->nkw; i++) {
-        int k, step = c->dil == 1 ? kb - ka : 1;
+        /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart */
+        int k, step = (unsigned)c->dil * bp->xt_row == C ? kb - ka : 1;
         tile_rows(x, p, g->kw[i], j, &klo, &k);
         npu_conv_bwd_phase(c, g->kw[i], &ph, &e, &nph);
         for (int kh = ka; kh < kb && klo < k; kh += step) {
             int ih = oh * c->stride + kh * c->dil - c->pad;
             npu_cx_wave_mode(x, &up->C, bank, mode, step * c->C,
-                             xt + ((unsigned)(ph * c->H + ih) * C) * wj + (unsigned)j, wj, k, klo, nf,
+                             xt + ((unsigned)ih * bp->xt_row + (unsigned)ph * bp->xt_ph) * wj + (unsigned)j, wj, k, klo, nf,
                              base + (unsigned)(i * (g->kh1 - g->kh0) + kh - g->kh0) * C);
         }
     }

@@ -57,7 +57,18 @@ typedef struct npu_conv_bwd_plan {
                                  rows of the OBUF half the dX unit does not use, per image, drained
                                  with acc into the dW^T tile */
     unsigned pf;              /* words per dW^T row (F int32): ceil(4F / B) */
-    unsigned xt_base[2], xt_words; /* X^T of an image (H x s x C rows of wj words), by image parity */
+    int xt_flat;              /* 1: X^T by one transposed LOAD per X row, its W/s groups of s pixels
+                                 contiguous (long bursts; W % s == 0 and every phase read); 0: one
+                                 per (X row, phase), pixels s apart (a burst per pixel) */
+    unsigned xt_p;            /* SPM rows of one (X row, phase): C, or flat the pixel's padded
+                                 channels (cw * 2S) */
+    unsigned xt_row, xt_ph;   /* SPM rows from one X row to the next and from one phase to the next:
+                                 row c of (ih, ph) is ih*xt_row + ph*xt_ph + c. Per phase C and H*C
+                                 (phase-major); flat at s = 1 C and - (a row's LOAD writes its
+                                 padding channels where the next row's LOAD, later in the LOAD
+                                 queue, writes real ones); flat at s > 1 s*xt_p and xt_p. When
+                                 consecutive X rows are C rows apart, a WAVE takes all kh of a tile */
+    unsigned xt_base[2], xt_words; /* X^T of an image, wj words per row, by image parity */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */
     /* DRAM bytes per tag the program moves, and each tensor once (X, W, dY read; dX, dW^T written) */
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
