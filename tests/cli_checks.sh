@@ -83,7 +83,10 @@ check 2 "conv without layers" conv --kernel dx
 check 2 "conv with a bad layer" conv --conv 3,8,8,4,9,9,1,0,1
 check 2 "conv with a bad spec" conv --conv 3,8,8
 check 2 "conv with a missing topology" conv --topology /nonexistent.csv
-check 2 "conv with a bad kernel" conv --conv 3,8,8,4,3,3,1,0,1 --kernel bwd
+check 2 "conv with a bad kernel" conv --conv 3,8,8,4,3,3,1,0,1 --kernel back
+check 2 "conv bwd with zeropad" conv --conv 3,8,8,4,3,3,1,0,1 --kernel bwd --dataflow zeropad
+check 2 "slice with --kernel bwd" slice --conv 3,8,8,4,3,3,1,0,1 --kernel bwd
+check 0 "conv bwd, fused dX + dW" conv --conv "3,8,8,4,3,3,1,1,1;4,8,8,6,3,3,2,1,1" --kernel bwd --quiet
 check 2 "train with layers and conv" train --layers 8,8 --conv 3,8,8,4,3,3,1,0,1
 check 0 "conv kernels, both dataflows" conv --conv "3,9,9,5,3,3,2,1,1;4,7,7,4,3,3,1,1,1,dw" --quiet
 check 0 "conv layers of a topology, scaled" train --topology tests/topologies/ecoflow_layers.csv --scale-c 64 --scale-s 8 --quiet --dataflow ecoflow

@@ -33,6 +33,7 @@ RUNS = [
     (["train", "--layers", "8,12,8", "--batch", "4"], ["result", "pass", "cycles", "rows"], True),
     (["train", "--conv", CONV], ["result", "pass", "rows"], True),
     (["conv", "--conv", CONV, "--kernel", "dx"], ["result", "pass", "rows"], True),
+    (["conv", "--conv", CONV, "--kernel", "bwd"], ["result", "pass", "kernel", "rows"], True),
     (["flexsa-report", "--limit", "1"], ["result", "pass", "rows"], True),
     (["train-bench", "--set", "edge"], ["pass", "rows"], True),
     (["calibrate", "--quick"], ["r2", "q16"], False),

@@ -197,14 +197,15 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu train (--conv SPEC[;SPEC..] | --topology FILE.csv) [--dataflow D]\n"
             "                [--batch B] [--scale-c N] [--scale-s N] [--seed N] [--csv FILE]\n"
             "                (conv layers: forward, dX (not the first layer), dW, bit-exact)\n"
-            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|all]\n"
+            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|bwd|all]\n"
             "                [--dataflow zeropad|ecoflow|both] [--batch B] [--scale-c N]\n"
             "                [--scale-s N] [--seed N] [--max-cycles N] [--csv FILE] [--quiet]\n"
             "                (convolution kernels on the RTL, bit-exact; SPEC = C,H,W,F,KH,KW,\n"
             "                stride,pad,dil[,dw]; FILE = SCALE-Sim conv topology CSV; --scale-c/-s\n"
             "                divide channels / height and width for quicker runs; a layer too\n"
             "                large for one plan runs in parts over filter, channel or column\n"
-            "                ranges, the parts column)\n"
+            "                ranges, the parts column; --kernel bwd: dX and dW fused in one program\n"
+            "                reading dY once, beside dx and dw run separately)\n"
             "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
             "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
             "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
@@ -338,7 +339,7 @@ static const struct word_opt {
      "--order needs seq, interleave, dxmajor, dwmajor, auto or oracle", offsetof(npu_args_t, order)},
     {OPT_PARTITION, {"none", "m", "n", "k", "kseq", "mseq", "nseq", "knn", NULL},
      "--partition needs none, m, n, k, mseq, nseq, kseq or knn", offsetof(npu_args_t, partition)},
-    {OPT_KERNEL, {"fwd", "dx", "dw", "all", NULL}, "--kernel needs fwd, dx, dw or all",
+    {OPT_KERNEL, {"fwd", "dx", "dw", "bwd", "all", NULL}, "--kernel needs fwd, dx, dw, bwd or all",
      offsetof(npu_args_t, kernel)},
     {OPT_DATAFLOW, {"zeropad", "ecoflow", "both", NULL},
      "--dataflow needs zeropad, ecoflow or both", offsetof(npu_args_t, dataflow)},
@@ -588,7 +589,7 @@ static const struct opt_doc {
     {OPT_CONV, "SPEC[;SPEC]", "4,4,4,4,1,1,1,0,1",
      "conv layers C,H,W,F,KH,KW,stride,pad,dil[,dw]"},
     {OPT_TOPOLOGY, "FILE.csv", "t.csv", "a SCALE-Sim topology file (GEMM or conv format)"},
-    {OPT_KERNEL, "", "fwd", "which conv kernels (default all)"},
+    {OPT_KERNEL, "", "fwd", "which conv kernels (default all; bwd: dX + dW fused, dY read once)"},
     {OPT_DATAFLOW, "", "ecoflow", "conv dataflow (default: conv both, train ecoflow)"},
     {OPT_SCALE_C, "N", "2", "divide the channels by N, 1..4096 (default 1)"},
     {OPT_SCALE_S, "N", "2", "divide height and width by N, 1..4096 (default 1)"},
@@ -851,6 +852,21 @@ static int check_conv_tensors(const npu_args_t *a, unsigned long long seen, char
     return 0;
 }
 
+/* npu conv --kernel bwd (the fused dX + dW, cmd_conv_bwd.c): conv only, the ecoflow dataflow,
+ * seeded tensors, no trace or saved program. */
+static int check_conv_bwd(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    if (a->cmd != NPU_CMD_CONV)
+        return bad(err, errn, "--kernel bwd (the fused conv backward) applies to 'npu conv'");
+    if (a->dataflow && strcmp(a->dataflow, "ecoflow"))
+        return bad(err, errn, "--kernel bwd is the ecoflow dataflow (dX phase decomposition, dW "
+                              "transposed): --dataflow %s does not apply", a->dataflow);
+    if (seen & (OPTS_CONV_TENSORS | B(OPT_TRACE) | B(OPT_SAVE_PROGRAM)))
+        return bad(err, errn, "--kernel bwd runs seeded tensors (no --x/--w/--dy/--out/--save, "
+                              "--trace or --save-program): run --kernel dx and dw for those");
+    return 0;
+}
+
 /* The options together: alternatives, requirements, the CNN / MLP forms of train. 0 or 2. */
 static int check_combination(const npu_args_t *a, const char *cmd, unsigned long long allowed,
                              unsigned long long seen, char *err, size_t errn)
@@ -872,6 +888,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--order/--partition/--policy/--tile apply to MLPs (--layers) only");
     if (a->cmd == NPU_CMD_CONV && !cnn)
         return bad(err, errn, "'conv' needs --conv SPEC or --topology FILE.csv");
+    if (a->kernel && !strcmp(a->kernel, "bwd"))
+        return check_conv_bwd(a, seen, err, errn);
     if (a->cmd == NPU_CMD_CONV && (seen & OPTS_CONV_TENSORS))
         return check_conv_tensors(a, seen, err, errn);
     if (a->cmd == NPU_CMD_GEMM)

@@ -316,6 +316,11 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2;
     }
+    if (a->kernel && !strcmp(a->kernel, "bwd")) { /* the fused dX + dW (cmd_conv_bwd.c) */
+        rc = npu_cmd_conv_bwd(cfg, a, &tm, t);
+        free(t);
+        return rc;
+    }
     if (!a->kernel || !strcmp(a->kernel, "all")) {
         kernels[nk++] = NPU_CONV_FWD;
         kernels[nk++] = NPU_CONV_DX;

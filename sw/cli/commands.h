@@ -32,6 +32,11 @@ int npu_cmd_overlap(const npu_cfg_t *cfg, const npu_args_t *a);
 /* `npu disasm` (cmd_disasm.c): the compiled program of a GEMM. */
 int npu_cmd_disasm(const npu_cfg_t *cfg, const npu_args_t *a);
 int npu_cmd_slice(const npu_cfg_t *cfg, const npu_args_t *a);
+/* npu conv --kernel bwd (cmd_conv_bwd.c): the fused conv backward of the layers of t, beside dx and
+ * dw run separately. */
+struct npu_topology;
+int npu_cmd_conv_bwd(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
+                     const struct npu_topology *t);
 
 /* `npu calibrate` (cmd_calibrate.c): the slicing stage's cost constants fitted on RTL
  * microbenchmarks (run/calib.h), written to --out. 0 fitted (DMA R^2 >= 0.98), 1 a run, a

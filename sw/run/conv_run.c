@@ -282,33 +282,52 @@ static int run_kernel(conv_job_t *j, uint64_t max_cycles)
     npu_conv_report_t *rep = j->rep;
     npu_run_result_t *rr = &j->rr;
     int rc = npu_run_program(j->cfg, j->sim, j->apg, j->prog.insn, j->prog.n, max_cycles, rr);
+    npu_conv_sums_t sm = npu_conv_run_sums(rr->cnt);
     memcpy(rep->cnt, rr->cnt, sizeof rep->cnt);
-    rep->cycles = rr->cnt[NPU_CNT_cycles];
-    for (int m = 0; m < NPU_NUM_MODES; m++)
-        rep->exec_busy += rr->cnt[NPU_CNT_busy_fw + m];
-    for (int i = 0; i < 4; i++)
-        rep->macs += rr->cnt[NPU_CNT_macs_core0 + i];
-    rep->macs_zero = rr->cnt[NPU_CNT_macs_zero];
+    rep->cycles = sm.cycles;
+    rep->exec_busy = sm.exec_busy;
+    rep->macs = sm.macs;
+    rep->macs_zero = sm.macs_zero;
     for (int t = 1; t < NPU_NUM_TAGS; t++) {
         rep->dram_rd_bytes += rr->cnt[NPU_CNT_dram_rd_prog + t];
         rep->dram_wr_bytes += rr->cnt[NPU_CNT_dram_wr_prog + t];
     }
-    if (rc == NPU_RUN_HOST_ERROR)
-        return done(rep, NPU_GEMM_HOST_ERROR, "the program does not fit the DRAM");
-    if (rc == NPU_RUN_SIM_STOPPED) {
-        uint64_t at = rr->end_cycle;
-        const char *m = npu_sim_assert_msg(j->sim, &at);
-        snprintf(j->msg, sizeof j->msg, "RTL assertion at cycle %llu: %s", (unsigned long long)at,
-                 m ? m : "$finish without a message");
-        return done(rep, NPU_GEMM_HOST_ERROR, j->msg);
+    rc = npu_conv_run_outcome(j->sim, rc, rr, j->msg, sizeof j->msg);
+    return rc == NPU_GEMM_PASS ? rc : done(rep, rc, j->msg);
+}
+
+npu_conv_sums_t npu_conv_run_sums(const uint64_t *cnt)
+{
+    npu_conv_sums_t s = {cnt[NPU_CNT_cycles], 0, 0, cnt[NPU_CNT_macs_zero]};
+    for (int m = 0; m < NPU_NUM_MODES; m++)
+        s.exec_busy += cnt[NPU_CNT_busy_fw + m];
+    for (int i = 0; i < 4; i++)
+        s.macs += cnt[NPU_CNT_macs_core0 + i];
+    return s;
+}
+
+int npu_conv_run_outcome(npu_sim_t *sim, int run_rc, const npu_run_result_t *rr, char *msg, size_t n)
+{
+    if (run_rc == NPU_RUN_HOST_ERROR) {
+        snprintf(msg, n, "the program does not fit the DRAM");
+        return NPU_GEMM_HOST_ERROR;
     }
-    if (rc == NPU_RUN_TIMEOUT)
-        return done(rep, NPU_GEMM_TIMEOUT, "timeout");
-    if (rc == NPU_RUN_ERROR) {
-        snprintf(j->msg, sizeof j->msg, "NPU error %s at pc %u (info 0x%x)",
+    if (run_rc == NPU_RUN_SIM_STOPPED) {
+        uint64_t at = rr->end_cycle;
+        const char *m = npu_sim_assert_msg(sim, &at);
+        snprintf(msg, n, "RTL assertion at cycle %llu: %s", (unsigned long long)at,
+                 m ? m : "$finish without a message");
+        return NPU_GEMM_HOST_ERROR;
+    }
+    if (run_rc == NPU_RUN_TIMEOUT) {
+        snprintf(msg, n, "timeout");
+        return NPU_GEMM_TIMEOUT;
+    }
+    if (run_rc == NPU_RUN_ERROR) {
+        snprintf(msg, n, "NPU error %s at pc %u (info 0x%x)",
                  npu_error_name(rr->err) ? npu_error_name(rr->err) : "?", (unsigned)rr->err_pc,
                  (unsigned)rr->err_info);
-        return done(rep, NPU_GEMM_NPU_ERROR, j->msg);
+        return NPU_GEMM_NPU_ERROR;
     }
     return NPU_GEMM_PASS;
 }

@@ -61,6 +61,14 @@ void npu_conv_out_shape(const npu_conv_t *c, int kernel, int *rows, int *cols);
 int npu_conv_run_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel,
                     int dataflow, uint64_t seed, uint64_t max_cycles, npu_conv_io_t *io,
                     npu_conv_report_t *rep);
+/* The NPU_GEMM_* outcome of npu_run_program's return run_rc (NPU_RUN_*), the reason in msg (the
+ * RTL assertion's message, the NPU error with its pc and info); shared with conv_bwd_run.c. */
+struct npu_run_result;
+/* A run's figures for a report: cycles, array-busy cycles (sum busy_<mode>), MACs (sum
+ * macs_core*), zero-operand MACs. */
+typedef struct npu_conv_sums { uint64_t cycles, exec_busy, macs, macs_zero; } npu_conv_sums_t;
+npu_conv_sums_t npu_conv_run_sums(const uint64_t *cnt);
+int npu_conv_run_outcome(npu_sim_t *sim, int run_rc, const struct npu_run_result *rr, char *msg, size_t n);
 const char *npu_conv_kernel_name(int kernel);   /* "fwd" "dx" "dw" */
 const char *npu_conv_dataflow_name(int df);     /* "zeropad" "ecoflow" */
 int npu_conv_kernel_parse(const char *s); int npu_conv_dataflow_parse(const char *s); /* -1 if bad */

@@ -311,8 +311,8 @@ Test(cli_args, conv_and_train_conv_options)
 
     const char *b1[] = {"npu", "conv"};
     bad(ARGC(b1), b1, "'conv' needs --conv SPEC or --topology");
-    const char *b2[] = {"npu", "conv", "--conv", "1,8,8,1,3,3,1,0,1", "--kernel", "bwd"};
-    bad(ARGC(b2), b2, "--kernel needs fwd, dx, dw or all");
+    const char *b2[] = {"npu", "conv", "--conv", "1,8,8,1,3,3,1,0,1", "--kernel", "back"};
+    bad(ARGC(b2), b2, "--kernel needs fwd, dx, dw, bwd or all");
     const char *b3[] = {"npu", "conv", "--conv", "1,8,8,1,3,3,1,0,1", "--dataflow", "tpu"};
     bad(ARGC(b3), b3, "--dataflow needs zeropad, ecoflow or both");
     const char *b4[] = {"npu", "conv", "--conv", "x", "--topology", "t.csv"};

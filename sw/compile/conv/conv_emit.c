@@ -177,6 +177,12 @@ static void unit_free(npu_cx_unit_t *u)
 int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a,
                   npu_prog_t *out, char *msg, size_t n)
 {
+    return npu_cx_emit(cfg, p, a, NULL, NULL, out, msg, n);
+}
+
+int npu_cx_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a, npu_cx_hook_t hook,
+                void *ctx, npu_prog_t *out, char *msg, size_t n)
+{
     npu_cx_t x;
     npu_cx_unit_t *up;
     memset(&x, 0, sizeof x);
@@ -224,6 +230,8 @@ int npu_conv_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv
                 npu_cx_unit_dx_zeropad(&x, &un, &up[u]);
             else
                 npu_cx_unit_dx_ecoflow(&x, &un, &up[u]);
+            if (hook)
+                hook(&x, &un, &up[u], ctx);
         }
         if (!x.b.err)
             assemble(&x, up, out);

@@ -8,6 +8,8 @@ static int imin(int a, int b) { return a < b ? a : b; }
 
 static unsigned mode_of(const npu_cx_t *x, int k) { return k > x->S ? NPU_MODE_FW : NPU_MODE_HSW; }
 
+unsigned npu_cx_mode(const npu_cx_t *x, int k) { return mode_of(x, k); }
+
 /* FILL `rows` rows of `words` words at spm + r*stride (row_bytes is 16 bits: long rows are
  * cut into column chunks; contiguous rows become one long row). */
 void npu_cx_fill(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned spm, unsigned stride, unsigned words)
@@ -77,13 +79,19 @@ unsigned npu_cx_ldw(npu_cx_t *x, npu_prog_t *l, unsigned spm, unsigned stride, i
 void npu_cx_wave(npu_cx_t *x, npu_prog_t *l, unsigned bank, int m, unsigned spm, unsigned stride,
                  int k, int klo, int n, unsigned obuf)
 {
+    npu_cx_wave_mode(x, l, bank, mode_of(x, k), m, spm, stride, k, klo, n, obuf);
+}
+
+void npu_cx_wave_mode(npu_cx_t *x, npu_prog_t *l, unsigned bank, unsigned mode, int m, unsigned spm,
+                      unsigned stride, int k, int klo, int n, unsigned obuf)
+{
     int i = 0;
     while (i < m) {
         int j = i + 1, acc = x->cov[obuf + (unsigned)i];
         npu_insn_t in;
         while (j < m && x->cov[obuf + (unsigned)j] == acc)
             j++;
-        int rc = npu_enc_wave(&in, bank, mode_of(x, k), acc, (unsigned)(j - i),
+        int rc = npu_enc_wave(&in, bank, mode, acc, (unsigned)(j - i),
                               spm + (unsigned)i * stride, stride, (unsigned)k, (unsigned)n,
                               obuf + (unsigned)i);
         if (rc == 0 && klo)

@@ -57,6 +57,12 @@ unsigned npu_cx_ldw(npu_cx_t *x, npu_prog_t *l, unsigned spm, unsigned stride, i
 /* WAVE of m rows into OBUF rows obuf.., cut into runs of equal coverage (acc). */
 void npu_cx_wave(npu_cx_t *x, npu_prog_t *l, unsigned bank, int m, unsigned spm, unsigned stride,
                  int k, int klo, int n, unsigned obuf);
+/* The same in a given mode: a wave whose k is below its tile's (k > S: FW) keeps the tile's mode
+ * (conv_bwd.c: the lanes past its k are zero in its A words). */
+void npu_cx_wave_mode(npu_cx_t *x, npu_prog_t *l, unsigned bank, unsigned mode, int m, unsigned spm,
+                      unsigned stride, int k, int klo, int n, unsigned obuf);
+/* The LDW / WAVE mode of a tile of k rows: FW when k > S, else HSW (half the slots). */
+unsigned npu_cx_mode(const npu_cx_t *x, int k);
 /* Rows [lo, hi) of the unit's padded X plane into SPM base: LOAD interior rows, FILL padding. */
 void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi);
 void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base);
@@ -93,6 +99,15 @@ void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
 void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
 void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
 void npu_cx_unit_dw(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up);
+/* ---- emission with a hook (conv_emit.c) ---- */
+
+/* Called after each unit's groups are emitted, before the assembly: a fused kernel adds its own
+ * instructions to the unit's groups (conv_bwd.c: the dW waves of the image whose dY the unit holds). */
+typedef void (*npu_cx_hook_t)(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, void *ctx);
+/* npu_conv_emit with a hook (NULL: npu_conv_emit's program). */
+int npu_cx_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a, npu_cx_hook_t hook,
+                void *ctx, npu_prog_t *out, char *msg, size_t n);
+
 /* dW: does some wave of the whole program reach tap t? */
 int npu_cx_dw_tap_valid(const npu_conv_plan_t *p, int t);
 

@@ -1,0 +1,401 @@
+/* conv_bwd.c - the fused convolution backward kernel (dX ecoflow + dW^T, dY read once); see
+ * conv_bwd.h and docs/conv.md §5. */
+#include "compile/conv/conv_bwd.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/conv/conv_unit.h"
+
+static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
+
+static int fail(char *msg, size_t n, const char *why)
+{
+    if (n)
+        snprintf(msg, n, "bwd: %s", why);
+    return -1;
+}
+
+/* Columns of phase ph: ceil((W - ph) / s), 0 if ph >= W. */
+static int phase_cols(const npu_conv_t *c, int ph)
+{
+    return ph < c->W ? (c->W - ph + c->stride - 1) / c->stride : 0;
+}
+
+void npu_conv_bwd_phase(const npu_conv_t *c, int kw, int *ph, int *e, int *nph)
+{
+    int s = c->stride, off = kw * c->dil - c->pad;
+    *ph = (off % s + s) % s;
+    *e = npu_floordiv(off, s);
+    *nph = phase_cols(c, *ph);
+}
+
+int npu_conv_bwd_row_used(const npu_conv_t *c, int ih)
+{
+    int OH = npu_conv_oh(c);
+    for (int kh = 0; kh < c->KH; kh++) {
+        int num = ih + c->pad - kh * c->dil;
+        if (num >= 0 && num % c->stride == 0 && num / c->stride < OH)
+            return 1;
+    }
+    return 0;
+}
+
+int npu_conv_bwd_phase_used(const npu_conv_t *c, int ph)
+{
+    for (int kw = 0; kw < c->KW; kw++) {
+        int p2, e, nph;
+        npu_conv_bwd_phase(c, kw, &p2, &e, &nph);
+        if (p2 == ph && nph > 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* X bytes the X^T loads move (the DMA moves whole beats): per image and used X row, flat the
+ * row's W pixels of px beats, else per used phase its nph pixels of ceil(2C / B) beats. */
+static uint64_t xt_bytes(const npu_conv_t *c, int flat, unsigned px, unsigned B)
+{
+    uint64_t per = 0, pix = (2u * (uint64_t)c->C + B - 1) / B * B;
+    for (int ih = 0; ih < c->H; ih++)
+        for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++)
+            if (flat)
+                per += ph ? 0 : (uint64_t)c->W * px * B;
+            else if (npu_conv_bwd_phase_used(c, ph))
+                per += (uint64_t)phase_cols(c, ph) * pix;
+    return per * (uint64_t)c->batch;
+}
+
+/* Flat X^T loads: W a multiple of s, every phase read by some tap column, and at s > 1 pixels of
+ * one beat (cw = 1: per phase, a burst per beat; with longer pixels the per-phase loads' bursts
+ * are long enough, and their layout keeps a tile's kh in one WAVE: tiny, digits conv2 395k
+ * cycles against 401k flat; small, cw = 1: flat 42.6k against 54.4k). */
+static int xt_flat(const npu_conv_t *c, int cw)
+{
+    int all = c->W % c->stride == 0 && (c->stride == 1 || cw == 1);
+    for (int ph = 0; ph < c->stride; ph++)
+        all &= npu_conv_bwd_phase_used(c, ph);
+    return all;
+}
+
+/* The most tap columns sharing one dY column offset e (they share a stationary tile). */
+static int same_e_max(const npu_conv_t *c)
+{
+    int best = 1, run = 0, prev = 0;
+    for (int kw = 0; kw < c->KW; kw++) {
+        int ph, e, nph;
+        npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+        run = kw && e == prev ? run + 1 : 1;
+        prev = e;
+        best = imax(best, run);
+    }
+    return best;
+}
+
+/* The dX ecoflow plan on the SPM below `base` words with one band per image: the largest block
+ * group that gives it (fewer blocks per unit make a band's OBUF rows fewer). */
+static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu_conv_plan_t *p, char *msg,
+                   size_t n)
+{
+    npu_cfg_t lo = *cfg;
+    char why[200] = "";
+    lo.spm_bank_words = (int)(base / (unsigned)cfg->spm_banks);
+    for (int G = npu_ceildiv(c->C, npu_cfg_f(cfg)); G >= 1; G--) {
+        npu_conv_plan_opts_t o = {0, G};
+        if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, p, why, sizeof why) == 0 && p->nbands == 1)
+            return 0;
+        if (!why[0])
+            snprintf(why, sizeof why, "the dX rows of one image take %d bands", p->nbands);
+    }
+    snprintf(msg, n, "bwd: one image's dY and dX rows must fit one band on the %u SPM words the dW "
+                     "regions leave (%s)", base, why);
+    return -1;
+}
+
+static unsigned grp_rows(const npu_conv_t *c, const npu_conv_bwd_grp_t *g)
+{
+    return (unsigned)(g->nkw * (g->kh1 - g->kh0) * c->C);
+}
+
+/* Resident bases: first fit past the dX rows of half 0, then of half 1; 0 when some group does
+ * not fit. */
+static int resident_base(unsigned rows, unsigned free0, unsigned R, unsigned *half, unsigned *at, unsigned *base)
+{
+    if (*at + rows > R && *half == 0) {
+        *half = 1;
+        *at = free0;
+    }
+    *base = *half * R + *at;
+    *at += rows;
+    return *at <= R;
+}
+
+int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_bwd_grp_t *g, int max, int *resident)
+{
+    const npu_conv_t *c = &bp->dx.c;
+    npu_conv_bwd_grp_t cur;
+    unsigned half = 0, at = bp->dx.obuf_unit_rows, R = (unsigned)obuf_rows, ra = 0;
+    int n = 0, ok = 1;
+    for (cur.fb = 0; cur.fb < bp->dx.fw; cur.fb++)
+        for (int kw = 0; kw < c->KW;) {
+            int ph, e, nph, e2, n2;
+            npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+            for (cur.nkw = 0; kw < c->KW && cur.nkw < bp->kwg; kw++) {
+                npu_conv_bwd_phase(c, kw, &ph, &e2, &n2);
+                if (e2 != e)
+                    break;
+                if (n2 > 0)
+                    cur.kw[cur.nkw++] = kw;
+            }
+            for (cur.kh0 = 0; cur.kh0 < c->KH && cur.nkw; cur.kh0 += bp->khg, n++) {
+                cur.kh1 = imin(c->KH, cur.kh0 + bp->khg);
+                ok &= resident_base(grp_rows(c, &cur), bp->dx.obuf_unit_rows, R, &half, &at, &cur.base);
+                if (g && n < max)
+                    g[n] = cur;
+            }
+        }
+    /* per image: the free half's rows in turn, so that a group's waves need not wait for the
+     * previous group's DRAINs */
+    for (int i = 0; !ok && g && i < n && i < max; i++) {
+        ra = ra + grp_rows(c, &g[i]) > R ? 0 : ra;
+        g[i].base = ra;
+        ra += grp_rows(c, &g[i]);
+    }
+    *resident = ok;
+    return n;
+}
+
+int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n)
+{
+    int L = npu_cfg_f(cfg), T = c->KH * c->KW;
+    unsigned B = (unsigned)npu_cfg_beat(cfg), total = (unsigned)npu_cfg_spm_words(cfg), extra;
+    char why[200];
+    memset(bp, 0, sizeof *bp);
+    if (npu_conv_check(c, why, sizeof why) != 0)
+        return fail(msg, n, why);
+    if (c->depthwise)
+        return fail(msg, n, "depthwise layers are not fused (run --kernel dx and dw)");
+    if (total > 65536)
+        return fail(msg, n, "SPM addresses past 16 bits");
+    bp->wj = npu_ceildiv(npu_ceildiv(c->W, c->stride), L);
+    bp->kwg = imin(imin(NPU_CONV_BWD_KWG, same_e_max(c)), imax(1, cfg->obuf_rows / c->C));
+    bp->khg = imin(c->KH, cfg->obuf_rows / (c->C * bp->kwg));
+    if (bp->khg < 1) {
+        snprintf(why, sizeof why, "a dW^T region's C = %d rows exceed an OBUF half (%d rows)", c->C, cfg->obuf_rows);
+        return fail(msg, n, why);
+    }
+    bp->pf = (4u * (unsigned)c->F + B - 1) / B;
+    bp->xt_flat = xt_flat(c, npu_ceildiv(c->C, L));
+    bp->xt_p = bp->xt_flat ? (unsigned)(npu_ceildiv(c->C, L) * L) : (unsigned)c->C;
+    bp->xt_row = bp->xt_flat && c->stride > 1 ? (unsigned)c->stride * bp->xt_p : (unsigned)c->C;
+    bp->xt_ph = bp->xt_flat ? bp->xt_p : (unsigned)(c->H * c->C);
+    bp->xt_words = ((unsigned)(c->H - 1) * bp->xt_row + (unsigned)(c->stride - 1) * bp->xt_ph + bp->xt_p) *
+                   (unsigned)bp->wj;
+    bp->dwt_words = (unsigned)(T * c->C) * bp->pf;
+    extra = 2u * bp->xt_words + bp->dwt_words;
+    if ((uint64_t)extra + 64u > total) {
+        snprintf(why, sizeof why, "the X^T buffers and the dW^T tile (%u words) leave no room in the SPM (%u words)",
+                 extra, total);
+        return fail(msg, n, why);
+    }
+    if (plan_dx(cfg, c, total - extra, &bp->dx, msg, n) != 0)
+        return -1;
+    bp->ngrp = npu_conv_bwd_groups(bp, cfg->obuf_rows, NULL, 0, &bp->resident);
+    bp->xt_base[0] = total - extra;
+    bp->xt_base[1] = bp->xt_base[0] + bp->xt_words;
+    bp->dwt_base = bp->xt_base[1] + bp->xt_words;
+    memcpy(bp->plan_rd, bp->dx.plan_rd, sizeof bp->plan_rd);
+    memcpy(bp->plan_wr, bp->dx.plan_wr, sizeof bp->plan_wr);
+    memcpy(bp->comp_rd, bp->dx.comp_rd, sizeof bp->comp_rd);
+    memcpy(bp->comp_wr, bp->dx.comp_wr, sizeof bp->comp_wr);
+    bp->plan_rd[NPU_TAG_X] = xt_bytes(c, bp->xt_flat, bp->dx.px, B);
+    bp->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&bp->dx, NPU_TAG_X);
+    bp->plan_wr[NPU_TAG_DW] = bp->comp_wr[NPU_TAG_DW] = (uint64_t)bp->dwt_words * B;
+    if (n)
+        msg[0] = '\0';
+    return 0;
+}
+
+typedef struct bwd_ctx {
+    const npu_conv_bwd_plan_t *bp;
+    const npu_conv_bwd_addrs_t *a;
+    const npu_conv_bwd_grp_t *grp; /* bp->ngrp groups (npu_conv_bwd_groups) */
+} bwd_ctx_t;
+
+/* Image b's X^T, SPM row c of (ih, ph) holding X[ih][ph + s*i][c] in lane i (word i / 2S), for
+ * every X row some (dY row, kh) reads. Flat: one transposed LOAD of the row's W/s groups of s
+ * pixels (DRAM rows of s pixels, contiguous: runs of long bursts; source column ph*xt_p + c is
+ * channel c of phase ph). Else per phase some kw reads, a transposed LOAD of its nph pixels
+ * (DRAM rows s pixels apart: a burst per pixel). */
+static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
+{
+    const npu_conv_bwd_plan_t *bp = k->bp;
+    const npu_conv_t *c = &bp->dx.c;
+    unsigned px = bp->dx.px, wj = (unsigned)bp->wj, s = (unsigned)c->stride;
+    npu_insn_t in;
+    for (int ih = 0; ih < c->H; ih++)
+        for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++) {
+            int nph = bp->xt_flat ? c->W / c->stride : phase_cols(c, ph);
+            uint64_t pix = ((uint64_t)b * (uint64_t)c->H + (uint64_t)ih) * (uint64_t)c->W + (uint64_t)ph;
+            if (!nph || (bp->xt_flat ? ph > 0 : !npu_conv_bwd_phase_used(c, ph)))
+                continue;
+            npu_pb_put(&x->b, l,
+                       npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)nph, npu_pb_dram(&x->b, k->a->x + pix * px * x->B),
+                                    bp->xt_base[b % 2] + ((unsigned)ih * bp->xt_row + (unsigned)ph * bp->xt_ph) * wj, wj,
+                                    bp->xt_flat ? s * px * x->B : 2u * (unsigned)c->C, s * px * x->B),
+                       &in, 0);
+        }
+}
+
+/* DRAIN (with acc: adding to it) of the C rows of a dW^T region (tap t, f-block fb) into the tile
+ * (a last block of <= S lanes: its low word, skinny). */
+static void drain_tile(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, npu_prog_t *l, unsigned obuf, int t, int fb,
+                       int acc)
+{
+    const npu_conv_t *c = &bp->dx.c;
+    unsigned C = (unsigned)c->C, spm = bp->dwt_base + (unsigned)t * C * bp->pf + 2u * (unsigned)fb;
+    npu_insn_t in;
+    int rc = c->F - fb * x->L <= x->S ? npu_enc_drain_split(&in, C, obuf, spm, bp->pf, C, 0)
+                                      : npu_enc_drain(&in, C, obuf, spm, bp->pf);
+    if (rc == 0 && acc)
+        rc = npu_insn_drain_acc(&in);
+    npu_pb_put(&x->b, l, rc, &in, 0);
+}
+
+/* The OBUF row of the group's first region: resident, its own; else in the half the unit's dX
+ * does not use. */
+static unsigned region_base(const npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un,
+                            const npu_conv_bwd_grp_t *g)
+{
+    return bp->resident ? g->base : npu_pb_obuf_half(&x->b, un->u + 1) + g->base;
+}
+
+/* The valid stationary rows [*klo, *khi) of X^T word j for tap column kw: dY column L*j - e + r in
+ * [0, OW) and X column index L*j + r below the phase's nph. */
+static void tile_rows(const npu_cx_t *x, const npu_conv_plan_t *p, int kw, int j, int *klo, int *khi)
+{
+    int ph, e, nph, L = x->L;
+    npu_conv_bwd_phase(&p->c, kw, &ph, &e, &nph);
+    *klo = imax(0, e - L * j);
+    *khi = imin(L, imin(p->OW + e - L * j, nph - L * j));
+}
+
+/* The waves of dY row oh, X^T word j for the group: one LDW of the dY pixels (stationary: rows =
+ * dY columns L*j - e + r, r in [klo, k) with k the largest of the group's windows, lanes = the
+ * f-block), then per tap column the kh whose X rows ih = oh*s + kh*d - p exist: one WAVE of their
+ * C channel rows each, or one for all when d = 1 (consecutive X^T rows of the phase, consecutive
+ * regions). A tap column whose window is shorter keeps the tile's mode: the lanes past its k are
+ * past its phase's columns, zero in X^T (the transposed LOAD fills them). */
+static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
+                         const npu_conv_bwd_grp_t *g, int oh, int j)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    const npu_conv_t *c = &p->c;
+    unsigned xt = bp->xt_base[un->b % 2], C = (unsigned)c->C, base = region_base(x, bp, un, g);
+    unsigned wj = (unsigned)bp->wj, bank, mode;
+    int L = x->L, nf = imin(L, c->F - g->fb * L), klo = 0, kmax = 0, ph, e, nph, ka = g->kh1, kb = g->kh0;
+    for (int kh = g->kh0; kh < g->kh1; kh++) { /* the kh with an X row: one run (ih grows with kh) */
+        int ih = oh * c->stride + kh * c->dil - c->pad;
+        if (ih >= 0 && ih < c->H) {
+            ka = imin(ka, kh);
+            kb = kh + 1;
+        }
+    }
+    for (int i = 0; i < g->nkw; i++) {
+        int khi;
+        tile_rows(x, p, g->kw[i], j, &klo, &khi);
+        kmax = imax(kmax, khi);
+    }
+    if (ka >= kb || klo >= kmax)
+        return;
+    npu_conv_bwd_phase(c, g->kw[0], &ph, &e, &nph);
+    mode = npu_cx_mode(x, kmax);
+    bank = npu_cx_ldw(x, &up->C, npu_cx_in(x, un) + ((unsigned)(oh - un->i0) * (unsigned)p->OW +
+                                                      (unsigned)(L * j - e + klo)) * (unsigned)p->fw + (unsigned)g->fb,
+                      (unsigned)p->fw, kmax, klo, nf);
+    for (int i = 0; i < g->nkw; i++) {
+        /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart */
+        int k, step = (unsigned)c->dil * bp->xt_row == C ? kb - ka : 1;
+        tile_rows(x, p, g->kw[i], j, &klo, &k);
+        npu_conv_bwd_phase(c, g->kw[i], &ph, &e, &nph);
+        for (int kh = ka; kh < kb && klo < k; kh += step) {
+            int ih = oh * c->stride + kh * c->dil - c->pad;
+            npu_cx_wave_mode(x, &up->C, bank, mode, step * c->C,
+                             xt + ((unsigned)ih * bp->xt_row + (unsigned)ph * bp->xt_ph) * wj + (unsigned)j, wj, k, klo, nf,
+                             base + (unsigned)(i * (g->kh1 - g->kh0) + kh - g->kh0) * C);
+        }
+    }
+}
+
+/* The DRAINs of the group's covered regions into the dW^T tile (acc: the per-image regions add
+ * to the tile; resident ones are drained once, after the last image). */
+static void dw_drains(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, npu_cx_unit_t *up,
+                      const npu_conv_bwd_grp_t *g)
+{
+    unsigned C = (unsigned)bp->dx.c.C, nr = (unsigned)(g->kh1 - g->kh0), base = region_base(x, bp, un, g);
+    for (int i = 0; i < g->nkw; i++)
+        for (int kh = g->kh0; kh < g->kh1; kh++) {
+            unsigned r = base + ((unsigned)i * nr + (unsigned)(kh - g->kh0)) * C;
+            if (x->cov[r])
+                drain_tile(x, bp, &up->C, r, kh * bp->dx.c.KW + g->kw[i], g->fb, !bp->resident);
+        }
+}
+
+/* The image's dW^T (the unit's dY buffer), group by group: its waves over the dY rows and X^T
+ * words; per-image regions start afresh (coverage cleared) and are drained after their waves,
+ * resident ones after the last image's. */
+static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_grp_t *grp,
+                     const npu_conv_unit_t *un, npu_cx_unit_t *up)
+{
+    unsigned C = (unsigned)bp->dx.c.C;
+    for (int q = 0; q < bp->ngrp; q++) {
+        const npu_conv_bwd_grp_t *g = &grp[q];
+        if (!bp->resident)
+            memset(x->cov + region_base(x, bp, un, g), 0, (size_t)g->nkw * (size_t)(g->kh1 - g->kh0) * C);
+        for (int oh = un->i0; oh < un->i1; oh++)
+            for (int j = 0; j < bp->wj; j++)
+                dw_row_waves(x, bp, un, up, g, oh, j);
+        if (!bp->resident)
+            dw_drains(x, bp, un, up, g);
+    }
+    for (int q = 0; q < bp->ngrp && bp->resident && un->u == bp->dx.units - 1; q++)
+        dw_drains(x, bp, un, up, &grp[q]);
+}
+
+/* The hook (conv_unit.h) on each dX unit: the band's first group loads the image's X^T with its
+ * dY (unit 0 first zeroes the dW^T tile); the last group adds the image's dW^T waves after its dX
+ * waves (its last wave, which frees the dY and X^T buffers, is then a dW wave); the last unit
+ * stores the tile after its dX tile (its STOREs wait for the unit's last DRAIN, after every dW^T
+ * DRAIN in the in-order drain engine). */
+static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, void *ctx)
+{
+    const bwd_ctx_t *k = ctx;
+    const npu_conv_bwd_plan_t *bp = k->bp;
+    if (un->grp == 0) {
+        if (un->u == 0)
+            npu_cx_fill(x, &up->L, 1, bp->dwt_base, 0, bp->dwt_words);
+        xt_loads(x, k, un->b, &up->L);
+    }
+    if (un->grp != bp->dx.ngroups - 1)
+        return;
+    dw_image(x, bp, k->grp, un, up);
+    if (un->u == bp->dx.units - 1)
+        npu_cx_store_flat(x, &up->S, NPU_TAG_DW, bp->dwt_base, k->a->dwt, (uint64_t)bp->dwt_words * x->B);
+}
+
+int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
+                      npu_prog_t *out, char *msg, size_t n)
+{
+    npu_conv_addrs_t ca = {a->x, a->w, a->dy, a->dx};
+    npu_conv_bwd_grp_t *g = calloc((size_t)bp->ngrp + 1, sizeof *g);
+    bwd_ctx_t k = {bp, a, g};
+    int res, rc;
+    if (!g)
+        return fail(msg, n, "out of memory");
+    npu_conv_bwd_groups(bp, cfg->obuf_rows, g, bp->ngrp, &res);
+    rc = npu_cx_emit(cfg, &bp->dx, &ca, bwd_hook, &k, out, msg, n);
+    free(g);
+    return rc;
+}

@@ -1,0 +1,219 @@
+/*
+ * test_conv_bwd.c - the fused convolution backward (conv_bwd.h): the pure planning functions
+ * (column phases, used rows, the SPM layout, the limits it refuses with) and whole runs on the C
+ * functional model (bit-exact dX and dW, counters, dY read once) at S = 2 and 8. The RTL runs
+ * are tests/rtl/test_conv_bwd.c.
+ */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "compile/conv/conv_bwd.h"
+#include "npu_funcsim.h"
+#include "npu_sim.h"
+#include "run/conv_bwd_run.h"
+#include "run/runtime.h"
+#include "test_cfgs.h"
+
+static npu_conv_t layer(int b, int C, int H, int W, int F, int K, int s, int p)
+{
+    npu_conv_t c = {b, C, H, W, F, K, K, s, p, 1, 0};
+    return c;
+}
+
+Test(conv_bwd, phases)
+{
+    npu_conv_t c = layer(1, 4, 8, 8, 4, 3, 2, 1);
+    int ph, e, nph;
+    /* kw = 0: offset -1 -> phase 1, e = -1 (X column 1 + 2i is dY column i + 1... ow = idx - e) */
+    npu_conv_bwd_phase(&c, 0, &ph, &e, &nph);
+    cr_assert_eq(ph, 1);
+    cr_assert_eq(e, -1);
+    cr_assert_eq(nph, 4);
+    npu_conv_bwd_phase(&c, 1, &ph, &e, &nph);
+    cr_assert_eq(ph, 0);
+    cr_assert_eq(e, 0);
+    npu_conv_bwd_phase(&c, 2, &ph, &e, &nph);
+    cr_assert_eq(ph, 1);
+    cr_assert_eq(e, 0);
+    /* every X column of phase ph, tap kw, dY column ow = idx - e, reads iw = ow*s + kw - p */
+    for (int kw = 0; kw < 3; kw++) {
+        npu_conv_bwd_phase(&c, kw, &ph, &e, &nph);
+        for (int idx = 0; idx < nph; idx++)
+            cr_assert_eq((idx - e) * 2 + kw - 1, ph + 2 * idx);
+    }
+    /* 1x1 stride 2: only phase 0 is read */
+    c = layer(1, 4, 7, 7, 4, 1, 2, 0);
+    cr_assert(npu_conv_bwd_phase_used(&c, 0));
+    cr_assert(!npu_conv_bwd_phase_used(&c, 1));
+    cr_assert(npu_conv_bwd_row_used(&c, 2));
+    cr_assert(!npu_conv_bwd_row_used(&c, 3));
+}
+
+/* The groups of dW^T regions: every (f-block, tap) region exactly once, each group inside one OBUF
+ * half and, resident, past the dX rows and disjoint from the others; the digits layers' regions
+ * are resident at small, not at tiny (an image's 8 x 8 dX rows fill a 64-row half). */
+static void check_groups(const npu_cfg_t *cfg, const npu_conv_t *c, const npu_conv_bwd_plan_t *bp)
+{
+    npu_conv_bwd_grp_t g[64];
+    char seen[8][9] = {{0}}, used[512] = {0};
+    int res, n = npu_conv_bwd_groups(bp, cfg->obuf_rows, g, 64, &res);
+    cr_assert_eq(n, bp->ngrp);
+    cr_assert_eq(res, bp->resident);
+    cr_assert_eq(res, cfg->s == 8, "S=%d C%d", cfg->s, c->C);
+    for (int q = 0; q < n; q++) {
+        unsigned rows = (unsigned)(g[q].nkw * (g[q].kh1 - g[q].kh0) * c->C);
+        cr_assert_leq(g[q].base % (unsigned)cfg->obuf_rows + rows, (unsigned)cfg->obuf_rows);
+        for (unsigned r = g[q].base; res && r < g[q].base + rows; r++) {
+            cr_assert_geq(r % (unsigned)cfg->obuf_rows, bp->dx.obuf_unit_rows);
+            cr_assert_eq(used[r]++, 0, "OBUF row %u twice", r);
+        }
+        for (int k = 0; k < g[q].nkw; k++)
+            for (int kh = g[q].kh0; kh < g[q].kh1; kh++)
+                cr_assert_eq(seen[g[q].fb][kh * 3 + g[q].kw[k]]++, 0);
+    }
+    for (int fb = 0; fb < bp->dx.fw; fb++)
+        for (int t = 0; t < 9; t++)
+            cr_assert_eq(seen[fb][t], 1, "fb %d tap %d", fb, t);
+}
+
+/* The SPM regions are disjoint and inside the SPM, one band per image, the bytes are one read of
+ * dY, the groups of dW^T regions as above; the digits CNN's two layers at both configs. */
+Test(conv_bwd, plan_layout)
+{
+    npu_conv_t ls[2] = {layer(32, 1, 8, 8, 16, 3, 1, 1), layer(32, 16, 8, 8, 32, 3, 2, 1)};
+    for (int S = 2; S <= 8; S += 6)
+        for (int i = 0; i < 2; i++) {
+            npu_cfg_t cfg = test_cfg(S);
+            npu_conv_bwd_plan_t bp;
+            char msg[256];
+            cr_assert_eq(npu_conv_bwd_plan(&cfg, &ls[i], &bp, msg, sizeof msg), 0, "%s", msg);
+            cr_assert_eq(bp.dx.nbands, 1);
+            cr_assert_eq(bp.dx.units, 32 * bp.dx.ngroups);
+            cr_assert_leq(bp.dx.spm_used, bp.xt_base[0]);
+            cr_assert_eq(bp.xt_base[1], bp.xt_base[0] + bp.xt_words);
+            cr_assert_eq(bp.dwt_base, bp.xt_base[1] + bp.xt_words);
+            cr_assert_leq(bp.dwt_base + bp.dwt_words, (unsigned)npu_cfg_spm_words(&cfg));
+            cr_assert_eq(bp.plan_rd[NPU_TAG_DY], bp.comp_rd[NPU_TAG_DY]);
+            cr_assert_leq(bp.plan_rd[NPU_TAG_X], bp.comp_rd[NPU_TAG_X]);
+            cr_assert_leq(bp.khg * bp.kwg * ls[i].C, cfg.obuf_rows);
+            check_groups(&cfg, &ls[i], &bp);
+        }
+}
+
+Test(conv_bwd, plan_limits)
+{
+    npu_cfg_t cfg = test_cfg(2);
+    npu_conv_bwd_plan_t bp;
+    char msg[256];
+    npu_conv_t c = layer(1, 8, 8, 8, 8, 3, 1, 1);
+    c.depthwise = 1;
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "depthwise"), "%s", msg);
+    c = layer(1, 80, 4, 4, 8, 3, 1, 1); /* 80 channel rows > 64 OBUF rows */
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "OBUF half"), "%s", msg);
+    c = layer(1, 4, 32, 32, 4, 3, 1, 1); /* an image's dX rows take several bands (OBUF: 2 rows) */
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "one band"), "%s", msg);
+}
+
+/* The C functional model at cfg. */
+static npu_sim_t *fake_sim(const npu_cfg_t *cfg)
+{
+    npu_dram_timing_t t;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg->dram_bw;
+    t.latency = (unsigned)cfg->dram_latency;
+    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    npu_funcsim_config(cfg);
+    npu_sim_t *sim = npu_sim_open(&t);
+    cr_assert_not_null(sim);
+    return sim;
+}
+
+static void run_fake(int S, npu_conv_t c)
+{
+    npu_cfg_t cfg = test_cfg(S);
+    npu_conv_bwd_report_t rep;
+    npu_sim_t *sim = fake_sim(&cfg);
+    npu_conv_bwd_run(&cfg, sim, &c, 7, 50000000, NULL, &rep);
+    npu_sim_close(sim);
+    cr_assert_eq(rep.rc, NPU_GEMM_PASS, "S=%d C%d H%d F%d k%d s%d p%d: %s", S, c.C, c.H, c.F, c.KH, c.stride,
+                 c.pad, rep.msg);
+    cr_assert_eq(rep.rd[NPU_TAG_DY], rep.plan_rd[NPU_TAG_DY]);
+    cr_assert_leq(rep.rd[NPU_TAG_DY], rep.comp_rd[NPU_TAG_DY]); /* less: rows of padding only */
+}
+
+Test(conv_bwd, fake_runs)
+{
+    npu_conv_t ls[] = {layer(2, 1, 8, 8, 16, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
+                       layer(2, 3, 5, 5, 6, 1, 1, 0),  layer(1, 6, 7, 7, 5, 1, 2, 0),   layer(1, 4, 6, 7, 9, 2, 2, 1)};
+    npu_conv_t d2 = layer(1, 3, 6, 6, 5, 3, 1, 2); /* dilation 2: a WAVE per kh */
+    d2.dil = 2;
+    for (int S = 2; S <= 8; S += 6) {
+        for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
+            run_fake(S, ls[i]);
+        run_fake(S, d2);
+        run_fake(S, layer(2, 20, 7, 7, 9, 3, 2, 0)); /* s2 p0: kw 0 and 1 share a tile */
+    }
+}
+
+
+/* The trainer's call: the caller's X, Wt, dY in (with zeros), dX and dW out in the golden
+ * layouts ([b][H][W][C], [KH][KW][F][C]), equal to the golden models. */
+Test(conv_bwd, caller_tensors)
+{
+    npu_conv_t c = layer(2, 5, 6, 6, 7, 3, 2, 1);
+    npu_cfg_t cfg = test_cfg(8);
+    size_t nx = npu_conv_x_elems(&c), nw = npu_conv_w_elems(&c), ny = npu_conv_y_elems(&c);
+    int16_t X[360], Wt[315], dY[126];
+    int32_t dX[360], dW[315], gx[360], gw[315];
+    npu_conv_bwd_report_t rep;
+    uint64_t r = 3;
+    cr_assert(nx <= 360 && nw <= 315 && ny <= 126);
+    for (size_t i = 0; i < nx; i++)
+        X[i] = (int16_t)(test_rand(&r) % 7 == 0 ? 0 : (int)(test_rand(&r) % 2001) - 1000);
+    for (size_t i = 0; i < nw; i++)
+        Wt[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
+    for (size_t i = 0; i < ny; i++)
+        dY[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
+    npu_sim_t *sim = fake_sim(&cfg);
+    npu_conv_bwd_io_t io = {X, Wt, dY, dX, dW, 0};
+    npu_conv_bwd_run(&cfg, sim, &c, 1, 10000000, &io, &rep);
+    npu_sim_close(sim);
+    cr_assert_eq(rep.rc, NPU_GEMM_PASS, "%s", rep.msg);
+    cr_assert(io.filled);
+    npu_conv_dx_golden(&c, dY, Wt, gx);
+    npu_conv_dw_golden(&c, X, dY, gw);
+    cr_assert_arr_eq(dX, gx, sizeof *dX * nx);
+    cr_assert_arr_eq(dW, gw, sizeof *dW * nw);
+}
+
+/* Random layers (kernel 1-3 x 1-3, stride 1-2, padding 0-2, dilation 1-2, 1-20 channels and
+ * filters, 3-9 pixels a side, batch 1-3) on the C model at S = 2 and 8: every one the planner takes
+ * is bit-exact with every counter and dY read once; the ones it refuses name the limit. */
+Test(conv_bwd, random_layers)
+{
+    uint64_t r = 0x5EED;
+    int ran = 0;
+    for (int i = 0; i < 200; i++) {
+        int S = i % 2 ? 8 : 2;
+        npu_cfg_t cfg = test_cfg(S);
+        npu_conv_bwd_plan_t bp;
+        char msg[256];
+        npu_conv_t c = {1 + (int)(test_rand(&r) % 3), 1 + (int)(test_rand(&r) % 20), 3 + (int)(test_rand(&r) % 7),
+                        3 + (int)(test_rand(&r) % 7), 1 + (int)(test_rand(&r) % 20), 1 + (int)(test_rand(&r) % 3),
+                        1 + (int)(test_rand(&r) % 3), 1 + (int)(test_rand(&r) % 2), (int)(test_rand(&r) % 3),
+                        1 + (int)(test_rand(&r) % 2), 0};
+        if (npu_conv_check(&c, msg, sizeof msg) != 0)
+            continue;
+        if (npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg) != 0) {
+            cr_assert(strstr(msg, "bwd: "), "%s", msg);
+            continue;
+        }
+        run_fake(S, c);
+        ran++;
+    }
+    cr_log_info("conv_bwd/random_layers: %d of 200 layers fused and ran", ran);
+    cr_assert_geq(ran, 100);
+}
