@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "ref/bf16.h"
+#include "run/conv_bwd_run.h"
 #include "run/conv_run.h"
 #include "run/runtime.h"
 #include "run/step_run.h"
@@ -156,6 +157,44 @@ static int fit_npu_conv(void *ctx, const npu_net_layer_t *L, int batch, int kern
     return rc;
 }
 
+/* A convolution layer's dX and dW in one program that reads dY once (run/conv_bwd_run.h): one
+ * int16 scale for dY with the headroom of the longer of its two reductions. A layer the fused
+ * kernel does not take (bf16, past its limits) runs as the two kernels. */
+static int fit_npu_conv_bwd(void *ctx, const npu_net_layer_t *L, int batch, const float *x,
+                            const float *w, const float *dy, float *dx, float *dw)
+{
+    fit_npu_t *f = ctx;
+    npu_conv_t c = conv_of(L, batch);
+    char what[160], desc[96];
+    if (!npu_conv_bwd_supported(f->cfg, &c, what, sizeof what))
+        return fit_npu_conv(ctx, L, batch, NPU_NET_DW, x, NULL, dy, dw) ||
+               fit_npu_conv(ctx, L, batch, NPU_NET_DX, NULL, w, dy, dx) ? -1 : 0;
+    int k_dx = L->k * L->k * L->f, k_dw = batch * L->oh * L->ow, ex, ew, ed, rc = NPU_GEMM_HOST_ERROR;
+    size_t nx = npu_conv_x_elems(&c), nw = npu_conv_w_elems(&c);
+    int16_t *x16 = operand(f, x, nx, k_dw, &ex), *w16 = operand(f, w, nw, k_dx, &ew);
+    int16_t *d16 = operand(f, dy, npu_conv_y_elems(&c), k_dx > k_dw ? k_dx : k_dw, &ed);
+    int32_t *dx32 = malloc(nx * 4), *dw32 = malloc(nw * 4);
+    npu_conv_bwd_report_t rep;
+    memset(&rep, 0, sizeof rep);
+    if (x16 && w16 && d16 && dx32 && dw32) {
+        npu_conv_bwd_io_t io = {x16, w16, d16, dx32, dw32, 0};
+        rc = npu_conv_bwd_run(f->cfg, f->sim, &c, f->o->seed, f->o->max_cycles, &io, &rep);
+    }
+    if (rc == NPU_GEMM_PASS) {
+        result(f, dx32, nx, ed + ew, dx);
+        result(f, dw32, nw, ex + ed, dw);
+    }
+    npu_conv_str(&c, desc, sizeof desc);
+    snprintf(what, sizeof what, "conv bwd (fused) %s", desc);
+    rc = tally(f, rc, rep.cycles, what, rep.msg);
+    free(x16);
+    free(w16);
+    free(d16);
+    free(dx32);
+    free(dw32);
+    return rc;
+}
+
 /* Rows idx[0..rows) of the data set as fp32 inputs in [0, 1] (pixel / 16) and their labels. */
 static void gather(const npu_dataset_t *d, const int *idx, int rows, float *x, uint8_t *y)
 {
@@ -299,6 +338,7 @@ static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, cons
     if (o->engine == NPU_FIT_NPU) {
         s->model.gemm = fit_npu_gemm;
         s->model.conv = fit_npu_conv;
+        s->model.conv_bwd = fit_npu_conv_bwd;
         s->model.hook_ctx = &s->npu;
     }
     rc = o->engine == NPU_FIT_STEP ? step_init(s, cfg, sim, o, w, b, why, n) : 0;
