@@ -95,7 +95,7 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
 
 static const char *engine_name(int e)
 {
-    return e == NPU_FIT_STEP ? "step" : e == NPU_FIT_NPU ? "kernels" : "ref";
+    return e == NPU_FIT_STEP ? "step" : e == NPU_FIT_KERNELS ? "kernels" : "ref";
 }
 
 /* --engine against the model (parsed into o->shape): npu (the default) takes whole steps where
@@ -108,7 +108,7 @@ static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t 
     if (!strcmp(e, "ref"))
         o->engine = NPU_FIT_REF;
     else if (!strcmp(e, "kernels") || (!strcmp(e, "npu") && !step_ok))
-        o->engine = NPU_FIT_NPU;
+        o->engine = NPU_FIT_KERNELS;
     else if (step_ok)
         o->engine = NPU_FIT_STEP;
     else {

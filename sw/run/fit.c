@@ -325,7 +325,7 @@ static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, cons
         goto oom;
     if (npu_net_init(&o->shape, o->seed, w, b))
         goto oom;
-    s->have_ref = o->engine == NPU_FIT_NPU;
+    s->have_ref = o->engine == NPU_FIT_KERNELS;
     if (npu_net_ref_new(&s->model, &o->shape, o->batch, w, b) ||
         (s->have_ref && npu_net_ref_new(&s->ref, &o->shape, o->batch, w, b)))
         goto oom;
@@ -335,7 +335,7 @@ static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, cons
     if (!s->x || !s->y || !s->order)
         goto oom;
     s->npu = (fit_npu_t){cfg, sim, o, 0, 0, 0, ""};
-    if (o->engine == NPU_FIT_NPU) {
+    if (o->engine == NPU_FIT_KERNELS) {
         s->model.gemm = fit_npu_gemm;
         s->model.conv = fit_npu_conv;
         s->model.conv_bwd = fit_npu_conv_bwd;

@@ -7,7 +7,7 @@
  *                    backward and the SGD update as GEMM and vector kernels over one DRAM image;
  *                    the host writes the batch and the loss gradient and reads the logits, and
  *                    every kernel is checked bit-exact against the golden models;
- *   NPU_FIT_NPU      each GEMM and convolution kernel on the NPU (checked bit-exact by the
+ *   NPU_FIT_KERNELS  each GEMM and convolution kernel on the NPU (checked bit-exact by the
  *                    runtime), the bias, ReLU, loss and update on the host in fp32: CNNs, and
  *                    int16 configurations.
  * Both NPU engines train the fp32 reference beside them on the same initial weights and
@@ -27,7 +27,7 @@
 #include "npu_sim.h"
 #include "ref/net_ref.h"
 
-enum { NPU_FIT_REF = 0, NPU_FIT_NPU = 1, NPU_FIT_STEP = 2 };
+enum { NPU_FIT_REF = 0, NPU_FIT_KERNELS = 1, NPU_FIT_STEP = 2 };
 
 typedef struct npu_fit_opts {
     npu_net_shape_t shape;

@@ -66,10 +66,10 @@ int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
     size_t dram_bytes = 0;
     npu_sim_dram(sim, &dram_bytes);
     if (base > dram_bytes) {
-        char need[64];
-        snprintf(need, sizeof need, "%llu", (unsigned long long)base);
-        return fail(s, "the step needs %s bytes of DRAM (tensors and programs)%s", need,
-                    "; the configuration's DRAM is smaller");
+        char need[96];
+        snprintf(need, sizeof need, "%llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
+                 (unsigned long long)base, (unsigned long long)dram_bytes);
+        return fail(s, "the step needs %s%s", need, "");
     }
     return 0;
 }
@@ -148,14 +148,6 @@ static float tensor_f32(const uint8_t *img, const npu_step_tensor_t *T, size_t i
     }
     memcpy(&f, &u, 4);
     return f;
-}
-
-void npu_step_read_w(const npu_step_run_t *s, int l, float *w)
-{
-    const npu_step_tensor_t *T = &s->plan.t[s->plan.l[l].w32];
-    const uint8_t *img = npu_sim_dram(s->sim, NULL);
-    for (size_t i = 0; i < (size_t)T->rows * T->cols; i++)
-        w[i] = tensor_f32(img, T, i);
 }
 
 /* ---- running a kernel ---- */
@@ -271,8 +263,11 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     const npu_step_plan_t *p = &s->plan;
     const npu_step_tensor_t *Z = &p->t[p->l[p->layers].z32];
     memset(&s->fwd, 0, sizeof s->fwd);
-    if (rows < 1 || rows > p->batch)
-        return fail(s, "forward of %s rows: the plan's batch is smaller%s", "too many", "");
+    if (rows < 1 || rows > p->batch) {
+        char n[48];
+        snprintf(n, sizeof n, "%d rows (the plan's batch: %d)", rows, p->batch);
+        return fail(s, "forward of %s%s", n, "");
+    }
     host_write(s, p->x16, x, (size_t)rows * p->dims[0], &s->fwd);
     if (run_range(s, 0, p->n_fwd, &s->fwd))
         return -1;

@@ -73,8 +73,4 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
  * (batch x d[L], fp32), runs the backward and update kernels. 0 or -1. */
 int npu_step_backward(npu_step_run_t *s, const float *dlogits);
 
-/* A parameter tensor as fp32 from the NPU's image (W32 of layer l: d[l-1] x d[l]), for reports
- * and tests. */
-void npu_step_read_w(const npu_step_run_t *s, int l, float *w);
-
 #endif

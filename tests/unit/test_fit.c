@@ -205,7 +205,7 @@ static npu_fit_epoch_t npu_epoch(const char *model, int batch, uint64_t sim_seed
     npu_fit_opts_t o;
     epochs_t k = {0};
     char why[256];
-    fit_opts(&o, model, 1, batch, NPU_FIT_NPU);
+    fit_opts(&o, model, 1, batch, NPU_FIT_KERNELS);
     o.modes = NPU_GEMM_SLICING_HEURISTIC;
     cr_assert_eq(npu_fit_run(&c, sim, &d, &o, keep_epoch, &k, why, sizeof why), 0, "%s", why);
     cr_assert_eq(k.e[0].kernel_fail, 0);
