@@ -26,7 +26,9 @@
 # (viii) `npu fit` on the digits MLP 64-128-10 for 10 epochs on the bf16 build (else this one):
 #      final test accuracy (>= 93% required), the largest per-epoch loss difference from the fp32
 #      reference (<= 2% required), every GEMM bit-exact, seconds per epoch.
-# (ix) the estimator (issue 16): its time for one iteration of the digits MLP against one
+# (ix) `npu fit` on the digits CNN c16-c32s2-fc10 for 2 epochs on this (int16) build, a conv
+#      layer's backward fused (dY read once, checked by the runtime): test >= 90% required.
+# (x) the estimator (issue 16): its time for one iteration of the digits MLP against one
 #      training step of (viii) on the RTL, and `npu sweep` of a 50-layer MLP over 100 design
 #      points (required: under a minute).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
@@ -136,11 +138,20 @@ awk -v n="${fit_n:-0}" -v a="${fit_acc:-0}" -v d="${fit_diff:-1}" -v f="${fit_fa
     'BEGIN { exit !(n == 10 && a >= 0.93 && d <= 0.02 && f == 0) }' || {
     echo "bench: npu fit below the bar (epochs $fit_n, test $fit_acc, loss diff $fit_diff, failed kernels $fit_fail)" >&2
     fail=1; }
+echo "-- (ix) npu fit cnn:c16,c32s2,fc10, 2 epochs, $npu (conv backward fused: dY read once)"
+cnn_csv="$bdir/fit_cnn.csv"
+"$npu" fit --model cnn:c16,c32s2,fc10 --epochs 2 --quiet --csv "$cnn_csv" || {
+    echo "bench: npu fit (cnn) failed" >&2; fail=1; }
+cnn_sum=$(grep -v '^#' "$cnn_csv" 2>/dev/null | awk -F, 'NR > 1 { acc = $6; f += $12; n++ } END { printf "%d %.4f %d", n, acc, f }')
+read -r cnn_n cnn_acc cnn_fail <<<"$cnn_sum"
+awk -v n="${cnn_n:-0}" -v a="${cnn_acc:-0}" -v f="${cnn_fail:-1}" 'BEGIN { exit !(n == 2 && a >= 0.90 && f == 0) }' || {
+    echo "bench: the CNN below the bar (epochs $cnn_n, test $cnn_acc, failed kernels $cnn_fail)" >&2
+    fail=1; }
 # one training step on the RTL (epoch 1's training time / its steps, whole steps on the NPU at
 # the bf16 build) against the estimator's time for the same iteration (its own JSON wall_s)
 step_s=$(grep -v '^#' "$fit_csv" 2>/dev/null | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
     NR == 2 { if (c["steps"] && $c["steps"] > 0) printf "%.6f", $c["train_wall_s"] / $c["steps"] }')
-echo "-- (ix) the estimator: npu estimate mlp:64,128,10; npu sweep of a 50-layer MLP over 100 points"
+echo "-- (x) the estimator: npu estimate mlp:64,128,10; npu sweep of a 50-layer MLP over 100 points"
 ej=$("$fit_npu" estimate --model mlp:64,128,10 --batch 32 --json) || {
     echo "bench: npu estimate failed" >&2; fail=1; }
 est_s=$(jget wall_s "$ej")
@@ -179,6 +190,8 @@ fi
 printf '  %-38s test %s after %s epochs, loss within %s of fp32, %s failed kernels, %s s/epoch\n' \
     "fit mlp:64,128,10 ($(basename "$(dirname "$fit_npu")"))" "$(pct "$fit_acc")" "${fit_n:-?}" \
     "$(pct "$fit_diff")" "${fit_fail:-?}" "$(( ${fit_s:-0} / 10 ))"
+printf '  %-38s test %s after %s epochs, %s failed kernels (>= 90%% required)\n' \
+    "fit cnn:c16,c32s2,fc10 ($cfg)" "$(pct "$cnn_acc")" "${cnn_n:-?}" "${cnn_fail:-?}"
 printf '  %-38s %s s per RTL training step, %s s per estimate: %s x (issue 16 asks >= 1000 x)\n' \
     "estimator vs RTL, mlp:64,128,10" "${step_s:-?}" "${est_s:-?}" \
     "$(awk -v a="${step_s:-0}" -v b="${est_s:-0}" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print "?" }')"
