@@ -512,6 +512,18 @@ static int gemm_no_fit(npu_gemm_report_t *rep, const uint64_t size[4], uint64_t 
     return rep->rc = NPU_GEMM_NO_FIT;
 }
 
+/* An empty report of an M x N x K GEMM. */
+static void report_init(npu_gemm_report_t *rep, int M, int N, int K, int transA, int transB)
+{
+    memset(rep, 0, sizeof *rep);
+    npu_prog_init(&rep->prog);
+    rep->M = M;
+    rep->N = N;
+    rep->K = K;
+    rep->transA = transA;
+    rep->transB = transB;
+}
+
 static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N, int K, int transA,
                         int transB, int modes, const npu_gemm_plan_t *fixed, npu_gemm_report_t *rep)
 {
@@ -520,13 +532,7 @@ static int gemm_compile(const npu_cfg_t *cfg, uint64_t dram_bytes, int M, int N,
     size_t plen;
     npu_alloc_t al;
 
-    memset(rep, 0, sizeof *rep);
-    npu_prog_init(&rep->prog);
-    rep->M = M;
-    rep->N = N;
-    rep->K = K;
-    rep->transA = transA;
-    rep->transB = transB;
+    report_init(rep, M, N, K, transA, transB);
     int lrc = gemm_layout(cfg, M, N, K, transA, transB, modes, fixed, dram_bytes, rep, size, &plen);
     if (lrc < 0)
         return rep->rc;
@@ -552,13 +558,7 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
 {
     uint64_t size[4];
     size_t plen;
-    memset(rep, 0, sizeof *rep);
-    npu_prog_init(&rep->prog);
-    rep->M = M;
-    rep->N = N;
-    rep->K = K;
-    rep->transA = args->transA;
-    rep->transB = args->transB;
+    report_init(rep, M, N, K, args->transA, args->transB);
     if (gemm_layout(cfg, M, N, K, args->transA, args->transB, args->modes, NULL, UINT64_MAX, rep,
                     size, &plen) != 0)
         return rep->rc;
