@@ -7,7 +7,8 @@
 #include "hw/isa.h"
 #include "prog/prog_builder.h"
 
-enum { NPU_VK_PIPE = 4, NPU_VK_MIN_ROWS = 4 };
+/* chunks for overlap; VEC's rows field has 12 bits */
+enum { NPU_VK_PIPE = 4, NPU_VK_MIN_ROWS = 4, NPU_VK_MAX_ROWS = 4095 };
 
 int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
                   int one_row, int load, int store)
@@ -102,8 +103,9 @@ int npu_vk_chunk_rows(const npu_cfg_t *cfg, const npu_vkern_t *k)
     if (shared >= words)
         return 0;
     if (per_row == 0)
-        return k->rows;
+        return k->rows < NPU_VK_MAX_ROWS ? k->rows : NPU_VK_MAX_ROWS;
     long r = (long)((words - shared) / (2 * per_row));
+    r = r < NPU_VK_MAX_ROWS ? r : NPU_VK_MAX_ROWS;
     return r < k->rows ? (int)r : k->rows;
 }
 
