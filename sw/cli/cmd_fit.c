@@ -27,7 +27,7 @@ typedef struct fit_cli {
 static uint64_t sum_tags(const uint64_t *v)
 {
     uint64_t s = 0;
-    for (unsigned g = 1; g < 8; g++) /* DMA only: PROG (tag 0) is the program fetch */
+    for (unsigned g = 1; g < NPU_NUM_TAGS; g++) /* DMA only: PROG (tag 0) is the program fetch */
         s += v[g];
     return s;
 }
@@ -37,7 +37,7 @@ static uint64_t sum_tags(const uint64_t *v)
 static void print_traffic(const npu_fit_epoch_t *e)
 {
     printf("  one step's DRAM traffic (bytes; PROG = the kernels' program fetch):\n   ");
-    for (unsigned g = 0; g < NPU_NUM_TAGS && g < 8; g++)
+    for (unsigned g = 0; g < NPU_NUM_TAGS; g++)
         printf(" %s rd %llu wr %llu%s", npu_tag_name(g), (unsigned long long)e->step_rd[g],
                (unsigned long long)e->step_wr[g], g + 1 < NPU_NUM_TAGS ? "," : "\n");
     printf("    host: wrote %llu (the batch, the loss gradient), read %llu (the logits); no other "

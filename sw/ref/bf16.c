@@ -7,19 +7,32 @@
 static uint32_t fp32_zero(uint32_t sign) { return sign << 31; }
 static uint32_t fp32_inf(uint32_t sign) { return sign << 31 | FP32_INF; }
 
+/* The special cases of a product, the same for bf16 and fp32 operands (both have 8-bit
+ * exponents): from each operand's biased exponent and whether its fraction is nonzero, a NaN
+ * (any NaN, 0 x Inf), Inf, or zero (a zero or denormal operand: FTZ) of the product's sign.
+ * 1 with the result in *r, or 0 for two normal operands. */
+static int mul_special(uint32_t sign, int ea, int fa, int eb, int fb, uint32_t *r)
+{
+    int nan_a = ea == 0xFF && fa, nan_b = eb == 0xFF && fb;
+    int inf_a = ea == 0xFF && !fa, inf_b = eb == 0xFF && !fb;
+    int zero_a = ea == 0, zero_b = eb == 0;
+    if (nan_a || nan_b || (inf_a && zero_b) || (zero_a && inf_b))
+        *r = NPU_FP32_NAN;
+    else if (inf_a || inf_b)
+        *r = fp32_inf(sign);
+    else if (zero_a || zero_b)
+        *r = fp32_zero(sign);
+    else
+        return 0;
+    return 1;
+}
+
 uint32_t npu_bf16_mul(uint16_t a, uint16_t b)
 {
-    uint32_t sign = (uint32_t)((a ^ b) >> 15);
+    uint32_t sign = (uint32_t)((a ^ b) >> 15), r;
     int ea = (a >> 7) & 0xFF, eb = (b >> 7) & 0xFF;
-    int nan_a = ea == 0xFF && (a & 0x7F), nan_b = eb == 0xFF && (b & 0x7F);
-    int inf_a = ea == 0xFF && !(a & 0x7F), inf_b = eb == 0xFF && !(b & 0x7F);
-    int zero_a = ea == 0, zero_b = eb == 0; /* zero or denormal: FTZ */
-    if (nan_a || nan_b || (inf_a && zero_b) || (zero_a && inf_b))
-        return NPU_FP32_NAN;
-    if (inf_a || inf_b)
-        return fp32_inf(sign);
-    if (zero_a || zero_b)
-        return fp32_zero(sign);
+    if (mul_special(sign, ea, (a & 0x7F) != 0, eb, (b & 0x7F) != 0, &r))
+        return r;
     /* 8 x 8 significand bits -> 16-bit product in [2^14, 2^16): exact. */
     uint32_t p = (uint32_t)(0x80 | (a & 0x7F)) * (uint32_t)(0x80 | (b & 0x7F));
     int e = ea + eb - 127; /* biased exponent of a product in [1, 2) */
@@ -125,18 +138,11 @@ uint32_t npu_fp32_add(uint32_t a, uint32_t b)
 
 uint32_t npu_fp32_mul(uint32_t a, uint32_t b)
 {
-    uint32_t sign = (a ^ b) >> 31;
+    uint32_t sign = (a ^ b) >> 31, r;
     int ea = (a >> 23) & 0xFF, eb = (b >> 23) & 0xFF;
     uint32_t fa = a & 0x7FFFFF, fb = b & 0x7FFFFF;
-    int nan_a = ea == 0xFF && fa, nan_b = eb == 0xFF && fb;
-    int inf_a = ea == 0xFF && !fa, inf_b = eb == 0xFF && !fb;
-    int zero_a = ea == 0, zero_b = eb == 0; /* zero or denormal: FTZ */
-    if (nan_a || nan_b || (inf_a && zero_b) || (zero_a && inf_b))
-        return NPU_FP32_NAN;
-    if (inf_a || inf_b)
-        return fp32_inf(sign);
-    if (zero_a || zero_b)
-        return fp32_zero(sign);
+    if (mul_special(sign, ea, fa != 0, eb, fb != 0, &r))
+        return r;
     /* 24 x 24 significand bits: a 48-bit product in [2^46, 2^48) */
     uint64_t p = (uint64_t)(0x800000 | fa) * (uint64_t)(0x800000 | fb);
     int e = ea + eb - 127;

@@ -402,7 +402,7 @@ static void train_epoch(fit_state_t *s, const npu_dataset_t *d, const npu_fit_op
     e->cycles_per_sample = e->samples ? (double)e->cycles / e->samples : 0;
     if (s->have_step) {
         const npu_step_tally_t *f = &s->step.fwd, *b = &s->step.bwd;
-        for (int g = 0; g < NPU_NUM_TAGS && g < 8; g++) {
+        for (int g = 0; g < NPU_NUM_TAGS; g++) {
             e->step_rd[g] = f->rd[g] + b->rd[g];
             e->step_wr[g] = f->wr[g] + b->wr[g];
         }

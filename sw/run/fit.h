@@ -24,6 +24,7 @@
 
 #include "data/digits.h"
 #include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
 #include "npu_sim.h"
 #include "ref/net_ref.h"
 
@@ -55,7 +56,7 @@ typedef struct npu_fit_epoch {
     /* NPU_FIT_STEP: the epoch's last training step, DMA bytes per tag (hw/npu_defs.h NPU_TAGS;
      * PROG: the programs' fetch) and the bytes the host wrote (batch, loss gradient) and read
      * (logits) */
-    uint64_t step_rd[8], step_wr[8], step_host_wr, step_host_rd;
+    uint64_t step_rd[NPU_NUM_TAGS], step_wr[NPU_NUM_TAGS], step_host_wr, step_host_rd;
     const struct npu_step_run *step; /* NPU_FIT_STEP: the engine (per-kernel counters), else NULL */
 } npu_fit_epoch_t;
 

@@ -1,6 +1,7 @@
 /* step_run.c - whole training steps on the NPU (step_run.h). */
 #include "run/step_run.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +10,14 @@
 #include "ref/vk_golden.h"
 #include "run/runtime.h"
 
-static int fail(npu_step_run_t *s, const char *fmt, const char *a, const char *b)
+/* Records a failure (printf format); the first one's text is kept. Returns -1. */
+static int fail(npu_step_run_t *s, const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     if (!s->failed++)
-        snprintf(s->why, sizeof s->why, fmt, a, b);
+        vsnprintf(s->why, sizeof s->why, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -27,7 +32,7 @@ static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
     if (k->kind == NPU_SK_GEMM) {
         npu_gemm_report_t *rep = calloc(1, sizeof *rep);
         if (!(kp->gemm = rep))
-            return fail(s, "%s: out of memory%s", k->name, "");
+            return fail(s, "%s: out of memory", k->name);
         if (npu_gemm_compile_args(s->cfg, k->g.M, k->g.N, k->g.K, &k->g.args, *base, rep) != NPU_GEMM_PASS)
             return fail(s, "%s: %s", k->name, rep->host_msg);
         kp->prog = rep->prog; /* shared with rep: freed once, through rep */
@@ -59,17 +64,15 @@ int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
     uint64_t base = s->plan.end;
     if (!(s->kp = calloc((size_t)s->plan.nk, sizeof *s->kp)) || !(s->gold = calloc(1, s->plan.end)) ||
         !(s->last = calloc((size_t)s->plan.nk, sizeof *s->last)))
-        return fail(s, "out of memory%s%s", "", "");
+        return fail(s, "out of memory");
     for (int i = 0; i < s->plan.nk; i++)
         if (compile_kernel(s, i, &base))
             return -1;
     size_t dram_bytes = 0;
     npu_sim_dram(sim, &dram_bytes);
     if (base > dram_bytes) {
-        char need[96];
-        snprintf(need, sizeof need, "%llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
-                 (unsigned long long)base, (unsigned long long)dram_bytes);
-        return fail(s, "the step needs %s%s", need, "");
+        return fail(s, "the step needs %llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
+                    (unsigned long long)base, (unsigned long long)dram_bytes);
     }
     return 0;
 }
@@ -181,10 +184,8 @@ static void compare_out(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t 
         memcpy(&g, got + e * w, w);
         memcpy(&x, exp + e * w, w);
         if (g != x) {
-            char what[160];
-            snprintf(what, sizeof what, "%s: element %llu of %s is 0x%0*x, the golden model's 0x%0*x",
-                     k->name, (unsigned long long)e, name, (int)(2 * w), g, (int)(2 * w), x);
-            fail(s, "%s%s", what, "");
+            fail(s, "%s: element %llu of %s is 0x%0*x, the golden model's 0x%0*x", k->name,
+                 (unsigned long long)e, name, (int)(2 * w), g, (int)(2 * w), x);
             return;
         }
     }
@@ -244,7 +245,7 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
         return 0;
     s->checked++;
     if (golden_kernel(s, i))
-        return fail(s, "%s: the golden model failed%s", k->name, "");
+        return fail(s, "%s: the golden model failed", k->name);
     uint64_t before = s->failed;
     each_output(s, k, compare_out);
     return s->failed == before ? 0 : -1;
@@ -263,11 +264,8 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     const npu_step_plan_t *p = &s->plan;
     const npu_step_tensor_t *Z = &p->t[p->l[p->layers].z32];
     memset(&s->fwd, 0, sizeof s->fwd);
-    if (rows < 1 || rows > p->batch) {
-        char n[48];
-        snprintf(n, sizeof n, "%d rows (the plan's batch: %d)", rows, p->batch);
-        return fail(s, "forward of %s%s", n, "");
-    }
+    if (rows < 1 || rows > p->batch)
+        return fail(s, "forward of %d rows (the plan's batch: %d)", rows, p->batch);
     host_write(s, p->x16, x, (size_t)rows * p->dims[0], &s->fwd);
     if (run_range(s, 0, p->n_fwd, &s->fwd))
         return -1;
