@@ -8,7 +8,7 @@
 //
 // Two stages (issue 7: the checks were a 16x21-bit multiply, three adds and a compare in series
 // from the queue head, 44 levels, deeper than a PE):
-//  1. accepting cycle: the fields, the multiplications split in two 8x16-bit halves, and the
+//  1. accepting cycle: the fields, the multiplications split in two 8-bit halves of rows, and the
 //     other addends pre-summed. With (n-1)*s + x - 1 = n*s + x + ~s (two's complement):
 //       dram last = daddr + (rows-1)*dstride + rbytes - 1 = [daddr + rbytes + ~dstride]
 //                   + rows*dstride   (dstride in bytes)
@@ -45,7 +45,7 @@ module npu_dma_desc #(
     output reg  [15:0]  saddr,
     output reg  [15:0]  sstride,
     output reg  [15:0]  rbytes,
-    output reg  [15:0]  dstride,       // bytes (FILL: 0)
+    output reg  [18:0]  dstride,       // bytes: the field << stride_shift (FILL: 0)
     output reg          cont,          // dstride == row_bytes: the rows are one contiguous run
     output reg  [15:0]  nbeats,        // beats per row = ceil(row_bytes / 4S)
     output reg  [15:0]  nbeats_m1,     // nbeats - 1, registered: the engines' last-beat compares
@@ -59,7 +59,7 @@ module npu_dma_desc #(
 `include "npu_defs.vh"
     localparam integer LB = $clog2(4 * S);  // log2 bytes per beat
     localparam integer LE = $clog2(2 * S);  // log2 elements per beat (transpose block side)
-    // sum widths: DRAM last < 2^32 + 2^32 + 2^16, SPM last < 2^32 + 2^17, one sign bit more
+    // sum widths: DRAM last < 2^32 + 2^14 * 2^19 + 2^16 (rows are 14 bits), SPM last < 2^32 + 2^17, one sign bit more
     localparam integer XW = 35;
     localparam integer SW = 35;
     localparam [XW-1:0] DRAM_LIM = {{(XW-1){1'b0}}, 1'b1} << DRAM_AW;
@@ -68,12 +68,15 @@ module npu_dma_desc #(
 
     // the LOAD layout: STORE and FILL have the same fields at the same bits (NPU_ISA_FIELDS)
     wire        d_tr      = cmd_insn[F_LOAD_TRANSPOSE_LSB];
-    wire [15:0] d_rows    = cmd_insn[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W];
+    wire [15:0] d_rows    = {{(16-F_LOAD_ROWS_W){1'b0}}, cmd_insn[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W]};
     wire [31:0] d_daddr   = cmd_insn[F_LOAD_DRAM_ADDR_LSB +: F_LOAD_DRAM_ADDR_W];
     wire [15:0] d_saddr   = cmd_insn[F_LOAD_SPM_ADDR_LSB +: F_LOAD_SPM_ADDR_W];
     wire [15:0] d_sstride = cmd_insn[F_LOAD_SPM_STRIDE_LSB +: F_LOAD_SPM_STRIDE_W];
     wire [15:0] d_rbytes  = cmd_insn[F_LOAD_ROW_BYTES_LSB +: F_LOAD_ROW_BYTES_W];
-    wire [15:0] d_dstride = cmd_insn[F_LOAD_DRAM_STRIDE_LSB +: F_LOAD_DRAM_STRIDE_W];
+    // the DRAM pitch: the 16-bit field shifted left by stride_shift (0..3)
+    wire [15:0] d_dsfield = cmd_insn[F_LOAD_DRAM_STRIDE_LSB +: F_LOAD_DRAM_STRIDE_W];
+    wire [1:0]  d_dshift  = cmd_insn[F_LOAD_STRIDE_SHIFT_LSB +: F_LOAD_STRIDE_SHIFT_W];
+    wire [18:0] d_dstride = {3'd0, d_dsfield} << d_dshift;
     // opcode and token bits are the queue's business
     wire unused = &{1'b0, cmd_insn[F_INSN_OP_LSB +: F_INSN_OP_W], cmd_insn[F_INSN_POP_PREV_LSB],
                     cmd_insn[F_INSN_POP_NEXT_LSB], cmd_insn[F_INSN_PUSH_PREV_LSB],
@@ -88,7 +91,7 @@ module npu_dma_desc #(
     reg         f_fill;
 
     // ---- stage 1: half products and pre-sums
-    wire [XW-1:0] stride_x = {{(XW-16){1'b0}}, d_dstride};
+    wire [XW-1:0] stride_x = {{(XW-19){1'b0}}, d_dstride};
     wire [XW-1:0] d_pre = {{(XW-32){1'b0}}, d_daddr} + {{(XW-16){1'b0}}, d_rbytes} + ~stride_x;
     wire [15:0]   s_n   = use_tr ? {1'b0, d_rbytes[15:1]} : d_rows;
     // w - 1 = hi + |lo - 1 (the -1 is in ~sstride)
@@ -98,7 +101,7 @@ module npu_dma_desc #(
                           + ~{{(SW-16){1'b0}}, d_sstride} + {{(SW-1){1'b0}}, s_lo};
     reg  [XW-1:0] dp_pre, dp_lim;        // DRAM pre-sum, and minus the limit
     reg  [SW-1:0] sp_pre, sp_lim;        // SPM pre-sum, and minus the limit
-    reg  [23:0]   dm_lo, dm_hi;          // rows[7:0] * dstride, rows[15:8] * dstride
+    reg  [26:0]   dm_lo, dm_hi;          // rows[7:0] * dstride, rows[15:8] * dstride
     reg  [23:0]   sm_lo, sm_hi;          // n[7:0] * sstride, n[15:8] * sstride
     reg           s1;                    // stage 2 runs this cycle
 
@@ -118,8 +121,8 @@ module npu_dma_desc #(
             saddr    <= d_saddr;
             sstride  <= d_sstride;
             rbytes   <= d_rbytes;
-            dstride  <= fill ? 16'd0 : d_dstride;
-            cont     <= !fill && (d_dstride == d_rbytes);
+            dstride  <= fill ? 19'd0 : d_dstride;
+            cont     <= !fill && (d_dstride == {3'd0, d_rbytes});
             nbeats   <= beats_of(d_rbytes);
             nbeats_m1 <= beats_of(d_rbytes) - 16'd1;
             bad      <= d_bad;
@@ -135,8 +138,8 @@ module npu_dma_desc #(
     end
 
     // ---- stage 2: the last addresses and their distance to the limits (sign = inside)
-    wire [XW-1:0] d_last = dp_pre + {{(XW-24){1'b0}}, dm_lo} + ({{(XW-24){1'b0}}, dm_hi} << 8);
-    wire [XW-1:0] d_dist = dp_lim + {{(XW-24){1'b0}}, dm_lo} + ({{(XW-24){1'b0}}, dm_hi} << 8);
+    wire [XW-1:0] d_last = dp_pre + {{(XW-27){1'b0}}, dm_lo} + ({{(XW-27){1'b0}}, dm_hi} << 8);
+    wire [XW-1:0] d_dist = dp_lim + {{(XW-27){1'b0}}, dm_lo} + ({{(XW-27){1'b0}}, dm_hi} << 8);
     wire [SW-1:0] s_last = sp_pre + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
     wire [SW-1:0] s_dist = sp_lim + {{(SW-24){1'b0}}, sm_lo} + ({{(SW-24){1'b0}}, sm_hi} << 8);
     always @(posedge clk) begin

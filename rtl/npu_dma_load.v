@@ -100,7 +100,8 @@ module npu_dma_load #(
     wire        f_tr;
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
-    wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire [15:0] f_saddr, f_sstride, f_rbytes;
+    wire [18:0] f_dstride;   // DRAM row pitch in bytes (the field << stride_shift)
     wire        f_cont;      // dram_stride == row_bytes: one run (normal mode)
     wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row (= column blocks in transposed mode)
@@ -134,8 +135,8 @@ module npu_dma_load #(
 
     // the C = row_bytes/2 columns
     wire [15:0] ncols    = {1'b0, f_rbytes[15:1]};
-    wire [31:0] stride   = {16'd0, f_dstride};             // DRAM row pitch in bytes
-    wire [31:0] strideE  = {16'd0, f_dstride} << LE;       // pitch of a 2S-row block
+    wire [31:0] stride   = {13'd0, f_dstride};             // DRAM row pitch in bytes
+    wire [31:0] strideE  = {13'd0, f_dstride} << LE;       // pitch of a 2S-row block
     wire [LB-1:0] o_blk  = f_daddr[LB-1:0];                // offset of every block's first row
                                                            // (2S * an even pitch: whole beats)
     wire [LB:0] rlast    = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
@@ -185,9 +186,9 @@ module npu_dma_load #(
     wire [15:0] gb_last  = {f_rbytes[15:LB+1], {(LB+1){1'b0}}} == f_rbytes
                            ? B2 : {{(15-LB){1'b0}}, f_rbytes[LB:0]};
     wire [15:0] gw_last  = (gb_last > BB16) ? B2 : BB16;          // its words * B
-    wire        t_cont_full = (f_dstride == B2);
-    wire        t_cont_last = (f_dstride == gb_last);
-    wire        t_run_last  = t_cont_last || (f_dstride == gw_last && o_blk == {LB{1'b0}});
+    wire        t_cont_full = (f_dstride == {3'd0, B2});
+    wire        t_cont_last = (f_dstride == {3'd0, gb_last});
+    wire        t_run_last  = t_cont_last || (f_dstride == {3'd0, gw_last} && o_blk == {LB{1'b0}});
     // the block's run: nr * pitch bytes, 2S * pitch for a full block; the last block's rows
     // (nr_tail) times the pitch (the pitch of a block run is at most 2B: a small product)
     wire [LE:0] nr_tail  = (f_rows[LE-1:0] == {LE{1'b0}}) ? E16[LE:0] : {1'b0, f_rows[LE-1:0]};

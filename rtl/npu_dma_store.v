@@ -85,7 +85,8 @@ module npu_dma_store #(
     wire        f_tr;        // always 0 for STORE (a set transpose bit is BAD_DESC)
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
-    wire [15:0] f_saddr, f_sstride, f_rbytes, f_dstride;
+    wire [15:0] f_saddr, f_sstride, f_rbytes;
+    wire [18:0] f_dstride;   // DRAM row pitch in bytes (the field << stride_shift)
     wire        f_cont;      // dram_stride == row_bytes: one run
     wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row
@@ -110,7 +111,7 @@ module npu_dma_store #(
     wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes, f_tr, nbeats};   // partly used after the checks
     // verilator lint_on UNUSEDSIGNAL
 
-    wire [31:0] stride  = {16'd0, f_dstride};             // DRAM row pitch in bytes
+    wire [31:0] stride  = {13'd0, f_dstride};             // DRAM row pitch in bytes
     wire [LB:0] rlast   = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
 `include "npu_dma_fn.vh"
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];

@@ -176,12 +176,38 @@ static const op_plan_t *op_plan(unsigned op)
 
 /* ---- encoding ------------------------------------------------------------------------- */
 
+int npu_dram_stride_shift(unsigned pitch)
+{
+    unsigned wmax = field_mask(&npu_isa_fields[NPU_FLD_LOAD_dram_stride]),
+             smax = field_mask(&npu_isa_fields[NPU_FLD_LOAD_stride_shift]);
+    for (unsigned s = 0; s <= smax; s++)
+        if (pitch % (1u << s) == 0 && (pitch >> s) <= wmax)
+            return (int)s;
+    return -1;
+}
+
+static int is_dma(unsigned op) { return op == NPU_OP_LOAD || op == NPU_OP_STORE; }
+
+/* A LOAD / STORE's fields as the instruction holds them: dram_stride >> stride_shift (the given
+ * shift, or the smallest that fits). -1 when the pitch cannot be held. */
+static int dma_raw_stride(npu_fields_t *f)
+{
+    int s = f->stride_shift ? (int)f->stride_shift : npu_dram_stride_shift(f->dram_stride);
+    if (s < 0 || s > 31 || f->dram_stride % (1u << s))
+        return -1;
+    f->stride_shift = (unsigned)s;
+    f->dram_stride >>= s;
+    return 0;
+}
+
 /* Every field of the opcode's format must fit its width; every other member must be zero. */
-int npu_encode(const npu_fields_t *f, npu_insn_t *out)
+int npu_encode(const npu_fields_t *fin, npu_insn_t *out)
 {
     npu_insn_t r = {{0, 0, 0, 0}};
+    npu_fields_t raw = *fin;
+    const npu_fields_t *f = &raw;
     const op_plan_t *p;
-    if (!npu_op_name(f->op))
+    if (!npu_op_name(f->op) || (is_dma(f->op) && dma_raw_stride(&raw) != 0))
         return -1;
     p = op_plan(f->op);
     for (unsigned i = 0; i < p->nown; i++)
@@ -201,6 +227,8 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
     memset(f, 0, sizeof *f);
     for (unsigned i = 0; i < p->nown; i++)
         member_set(f, p->own[i], npu_insn_get(in, p->own[i]));
+    if (is_dma(f->op))
+        f->dram_stride <<= f->stride_shift; /* the pitch in bytes */
     return npu_op_name(f->op) ? 0 : -1;
 }
 

@@ -33,6 +33,10 @@ typedef struct npu_fields {
     unsigned tag, transpose, rows;
     uint32_t dram_addr;
     unsigned spm_addr, spm_stride, row_bytes, dram_stride;
+    /* dram_stride is the DRAM pitch in bytes; the instruction holds dram_stride >> stride_shift in
+     * its 16-bit field. Encoding takes stride_shift as given when it is not zero, else the
+     * smallest shift that fits (npu_dram_stride_shift); decoding sets both. */
+    unsigned stride_shift;
     /* LDW / WAVE / DRAIN (DRAIN uses rows, spm_addr, spm_stride, obuf_addr) */
     unsigned wbank, mode, acc, m, k, n, obuf_addr; /* acc: WAVE into the OBUF, DRAIN into the SPM */
     /* LDW: core mask (0 = the mode's normal fan-out; else load the S x S tile
@@ -77,6 +81,12 @@ int npu_encode(const npu_fields_t *f, npu_insn_t *out);
 /* Decoder: fills f with the fields of the opcode's format. Returns 0, or -1 for an unknown
  * opcode (then only op and the token bits are filled). */
 int npu_decode(const npu_insn_t *in, npu_fields_t *f);
+
+/* The stride_shift a LOAD / STORE of DRAM pitch `pitch` (bytes) is encoded with: the smallest
+ * s in 0..3 with pitch a multiple of 2^s and pitch >> s within the 16-bit dram_stride field, or
+ * -1 when there is none (a pitch past 8 x 65,535 bytes, or past 65,535 with too few factors of
+ * two): such rows take one instruction each. */
+int npu_dram_stride_shift(unsigned pitch);
 /* True when a mode can run a k x n stationary tile: FW any; HSW k <= S; VSW n <= S; ISW both. */
 int npu_mode_fits(unsigned mode, unsigned k, unsigned n, unsigned S);
 

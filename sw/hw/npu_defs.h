@@ -33,7 +33,11 @@
  * follow (INSN: every instruction has these); a field a format lacks must be zero to encode and
  * decodes as zero. Names are the members of npu_fields_t (sw/hw/isa.h). STORE and FILL are the
  * LOAD layout less transpose / less the DRAM side (one RTL descriptor decodes all three);
- * SYNC_L/E/S have only the INSN fields. tests/unit/test_isa.c checks the table. */
+ * SYNC_L/E/S have only the INSN fields. LOAD/STORE's DRAM row pitch in bytes is
+ * dram_stride << stride_shift (rows of up to 65,535 int16 or int32 elements, such as GNMT's
+ * 36,548-wide layers, take one instruction); npu_fields_t.dram_stride holds the pitch itself and
+ * isa.c does the shift (rows are 14 bits: a LOAD / STORE / FILL row takes at least one SPM word).
+ * tests/unit/test_isa.c checks the table. */
 #define NPU_ISA_FIELDS(X)                 \
     X(INSN,  op,          0,  0,  8)      \
     X(INSN,  pop_prev,    0,  8,  1)      \
@@ -42,20 +46,22 @@
     X(INSN,  push_next,   0, 11,  1)      \
     X(LOAD,  tag,         0, 12,  3)      \
     X(LOAD,  transpose,   0, 15,  1)      \
-    X(LOAD,  rows,        0, 16, 16)      \
+    X(LOAD,  rows,        0, 16, 14)      \
+    X(LOAD,  stride_shift, 0, 30, 2)     \
     X(LOAD,  dram_addr,   1,  0, 32)      \
     X(LOAD,  spm_addr,    2,  0, 16)      \
     X(LOAD,  spm_stride,  2, 16, 16)      \
     X(LOAD,  row_bytes,   3,  0, 16)      \
     X(LOAD,  dram_stride, 3, 16, 16)      \
     X(STORE, tag,         0, 12,  3)      \
-    X(STORE, rows,        0, 16, 16)      \
+    X(STORE, rows,        0, 16, 14)      \
+    X(STORE, stride_shift, 0, 30, 2)     \
     X(STORE, dram_addr,   1,  0, 32)      \
     X(STORE, spm_addr,    2,  0, 16)      \
     X(STORE, spm_stride,  2, 16, 16)      \
     X(STORE, row_bytes,   3,  0, 16)      \
     X(STORE, dram_stride, 3, 16, 16)      \
-    X(FILL,  rows,        0, 16, 16)      \
+    X(FILL,  rows,        0, 16, 14)      \
     X(FILL,  spm_addr,    2,  0, 16)      \
     X(FILL,  spm_stride,  2, 16, 16)      \
     X(FILL,  row_bytes,   3,  0, 16)      \

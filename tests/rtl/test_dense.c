@@ -285,9 +285,10 @@ Test(dense, errors)
     dma_error(&cfg, &in, NPU_ERR_NONE, 0, "LOAD up to the last byte");
     cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 3, end - 28, 0, 1, 10, 10), 0);
     dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, end + 1, "LOAD two bytes past");
-    /* a span past 2^32: rows * stride ~ 2^32, reported as the low 32 bits of the last byte */
-    uint64_t last = 0xFFFF0000ull + 65534ull * 65534ull + 65534ull - 1;
-    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 65535, 0xFFFF0000u, 0, 0, 65534, 65534), 0);
+    /* a span past 2^33: the most rows at the longest pitch (65,534 << 3), reported as the low
+     * 32 bits of the last byte */
+    uint64_t last = 0xFFFF0000ull + 16382ull * (65534ull << 3) + 65534ull - 1;
+    cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 16383, 0xFFFF0000u, 0, 0, 65534, 65534u << 3), 0);
     dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, (uint32_t)last, "STORE span past 2^32");
 }
 

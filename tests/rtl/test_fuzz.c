@@ -428,14 +428,16 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         case 1: ds = (beats + rnd_in(g, 0, 3) - (rtl_rand(&g->x) % 3 == 0)) * B; break;
         default: ds = rb + 2 * rnd_in(g, 0, B); break;
         }
+        /* a stride shift now and then: the pitch is ds << sh (DRAM rows up to 8x apart) */
+        uint32_t sh = rtl_rand(&g->x) % 4 == 0 ? rnd_in(g, 1, 3) : 0;
         uint64_t sspan = tr ? (uint64_t)(rb / 2 - 1) * ss + (rows + F - 1) / F
                             : (uint64_t)(rows - 1) * ss + beats;
         spm = place(g, sspan, spm_words);
-        dram = DATA_BASE + place(g, (uint64_t)(rows - 1) * ds + rb, DATA_WIN);
+        dram = DATA_BASE + place(g, (uint64_t)(rows - 1) * (ds << sh) + rb, DATA_WIN);
         dram &= rtl_rand(&g->x) % 2 ? ~(uint32_t)(B - 1) : ~1u;   /* beat- or element-aligned */
         tag = mutate(g, tag, 3, 8);
         tr = mutate(g, tr, 1, 1);
-        rows = mutate(g, rows, 16, rows + 1);
+        rows = mutate(g, rows, 14, rows + 1);
         rb = mutate(g, rb, 16, rb + 1);
         dram = mutate(g, dram, 32, (uint32_t)(((uint64_t)1 << c->dram_addr_bits) - B));
         if (dram < DATA_BASE)
@@ -453,13 +455,14 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         put(in, NPU_FLD_LOAD_spm_stride, ss);
         put(in, NPU_FLD_LOAD_row_bytes, rb);
         put(in, NPU_FLD_LOAD_dram_stride, ds);
+        put(in, NPU_FLD_LOAD_stride_shift, sh);
         break;
     }
     case NPU_OP_FILL: { /* the LOAD format without DRAM: tag, transpose, DRAM fields ignored */
         uint32_t rows = rnd_in(g, 1, 3 * F), rb = rnd_in(g, 1, 4 * B);
         uint32_t beats = (rb + B - 1) / B, ss = rnd_in(g, 0, 4) + beats - (rtl_rand(&g->x) % 3 == 0);
         uint32_t spm = place(g, (uint64_t)(rows - 1) * ss + beats, spm_words);
-        rows = mutate(g, rows, 16, rows + 1);
+        rows = mutate(g, rows, 14, rows + 1);
         rb = mutate(g, rb, 16, rb + 1);
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
@@ -474,6 +477,7 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
             put(in, NPU_FLD_LOAD_transpose, junk >> 3 & 1u);
             put(in, NPU_FLD_LOAD_dram_addr, (uint32_t)(rtl_rand(&g->x) >> 7));
             put(in, NPU_FLD_LOAD_dram_stride, (uint32_t)(rtl_rand(&g->x) >> 21) & 0xFFFFu);
+            put(in, NPU_FLD_LOAD_stride_shift, junk >> 4 & 3u);
         }
         break;
     }

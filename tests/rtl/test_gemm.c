@@ -70,6 +70,19 @@ Test(gemm, transposed_operands)
                            seed + (uint64_t)(4 * i + t), STALL, 0, NULL);
 }
 
+/* Rows longer than 65,535 bytes (GNMT's 36,548-wide layers): B and C pitches held with a stride
+ * shift (66,000 and 132,000 bytes), A's (66,002) too, and A transposed; 65,537 elements (no shift
+ * holds 131,074) take a LOAD / STORE per row. Bit-exact with every counter, DRAM stalls. */
+Test(gemm, long_rows_stride_shift)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    uint64_t seed = rtl_seed(5);
+    rtl_gemm_check_policy(&cfg, 3, 33000, 5, 0, 0, seed, STALL, 0, NPU_EMIT_FW, NULL);
+    rtl_gemm_check_policy(&cfg, 5, 3, 33001, 0, 0, seed + 1, STALL, 0, NPU_EMIT_FLEXSA, NULL);
+    rtl_gemm_check_policy(&cfg, 5, 3, 33001, 1, 0, seed + 2, STALL, 0, NPU_EMIT_FW, NULL);
+    rtl_gemm_check_policy(&cfg, 2, 65537, 3, 0, 0, seed + 3, STALL, 0, NPU_EMIT_FW, NULL);
+}
+
 /* Tiles from the slicing stage (npu gemm --slicing burst|noburst): m-major and n-major tile orders
  * on the RTL, bit-exact with every counter; at least one shape runs n-major at each config. */
 Test(gemm, sliced_tiles)

@@ -297,8 +297,8 @@ Test(emit, rejects_unencodable)
     cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
     npu_prog_free(&prog);
     b.a.a -= 1;
-    b.a.pitch_a = 70000; /* a transposed LOAD's pitch does not fit dram_stride (its rows do not
-                            separate; plain rows past it take a LOAD each: test_runtime) */
+    b.a.pitch_a = 131074; /* a transposed LOAD's pitch the instruction cannot hold (2 x 65,537: its
+                             rows do not separate; plain rows take a LOAD each: test_runtime) */
     b.a.transA = 1;
     cr_assert_eq(npu_gemm_emit(&c, &b.p, &b.a, &prog), -1);
     npu_prog_free(&prog);

@@ -54,8 +54,10 @@ Test(isa, load_exact)
     npu_insn_tok(&in, NPU_TOK_PUSH_NEXT);
     words(&in, 0x0014A801u, 0x00001000u, 0x00040400u, 0x00020040u);
     dis(&in, "LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r [push_next]");
-    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 65535, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFF), 0);
+    /* every field at its maximum: 14-bit rows, the pitch 0xFFFF << 3 (stride_shift 3) */
+    cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, 16383, 0xFFFFFFFFu, 0xFFFF, 0xFFFF, 0xFFFF, 0xFFFFu << 3), 0);
     words(&in, 0xFFFF1001u, 0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu);
+    dis(&in, "LOAD X rows=16383 bytes=65535 dram=0xffffffff+524280*r spm=0xffff+65535*r");
 }
 
 Test(isa, store_exact)
@@ -113,11 +115,12 @@ Test(isa, rejects_out_of_range_without_truncating)
 {
     npu_insn_t in = {{0xDEADBEEFu, 1, 2, 3}};
     cr_assert_eq(npu_enc_load(&in, 8, 0, 1, 0, 0, 0, 1, 0), -1);
-    cr_assert_eq(npu_enc_load(&in, 1, 0, 65536, 0, 0, 0, 1, 0), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 16384, 0, 0, 0, 1, 0), -1);
     cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 65536, 0, 1, 0), -1);
     cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 65536, 1, 0), -1);
     cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 0, 65536, 0), -1);
-    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 0, 1, 65536), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 0, 1, 65537), -1);
+    cr_assert_eq(npu_enc_load(&in, 1, 0, 1, 0, 0, 0, 1, 8u * 65536), -1);
     cr_assert_eq(npu_enc_store(&in, 3, 70000, 0, 0, 0, 4, 0), -1);
     cr_assert_eq(npu_enc_ldw(&in, 2, 0, 0, 1, 1, 1), -1);
     cr_assert_eq(npu_enc_ldw(&in, 0, 4, 0, 1, 1, 1), -1);
@@ -182,12 +185,13 @@ Test(isa, random_round_trips)
         case NPU_OP_STORE:
             f.tag = rbits(&s, 3);
             f.transpose = f.op == NPU_OP_LOAD ? rbits(&s, 1) : 0;
-            f.rows = rbits(&s, 16);
+            f.rows = rbits(&s, 14);
             f.dram_addr = (uint32_t)rbits(&s, 32);
             f.spm_addr = rbits(&s, 16);
             f.spm_stride = rbits(&s, 16);
             f.row_bytes = rbits(&s, 16);
-            f.dram_stride = rbits(&s, 16);
+            f.stride_shift = rbits(&s, 2);
+            f.dram_stride = rbits(&s, 16) << f.stride_shift; /* the pitch in bytes */
             break;
         case NPU_OP_WAVE:
             f.acc = rbits(&s, 1);
@@ -216,6 +220,43 @@ Test(isa, random_round_trips)
         cr_assert(memcmp(&f, &g, sizeof f) == 0, "round trip of op %u (iteration %d)", f.op, it);
         cr_assert_eq(npu_encode(&g, &in2), 0);
         cr_assert(memcmp(&in, &in2, sizeof in) == 0);
+    }
+}
+
+/* The DRAM pitch: the 16-bit field << stride_shift; encoding picks the smallest shift. */
+Test(isa, dram_stride_shift)
+{
+    static const struct { unsigned pitch; int shift; } c[] = {
+        {0, 0}, {2, 0}, {65535, 0}, {65536, 1}, {73096, 1}, /* GNMT's int16 rows of 36,548 */
+        {146192, 2}, /* and its int32 C rows */ {131070, 1}, {131074, -1}, /* 2 x 65,537 */
+        {524280, 3}, {524288, -1}, {65537, -1}};
+    for (unsigned i = 0; i < sizeof c / sizeof c[0]; i++) {
+        npu_insn_t in;
+        npu_fields_t f;
+        int rc = npu_enc_load(&in, NPU_TAG_W, 0, 3, 0x100, 0, 1, 64, c[i].pitch);
+        cr_assert_eq(npu_dram_stride_shift(c[i].pitch), c[i].shift, "pitch %u", c[i].pitch);
+        cr_assert_eq(rc, c[i].shift < 0 ? -1 : 0, "pitch %u", c[i].pitch);
+        if (rc)
+            continue;
+        cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_stride_shift), (unsigned)c[i].shift);
+        cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_dram_stride), c[i].pitch >> c[i].shift);
+        cr_assert_eq(npu_decode(&in, &f), 0);
+        cr_assert_eq(f.dram_stride, c[i].pitch);
+    }
+    { /* a given shift must divide the pitch; rows are 14 bits */
+        npu_fields_t f;
+        npu_insn_t in;
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_STORE;
+        f.rows = 1;
+        f.row_bytes = 2;
+        f.dram_stride = 6;
+        f.stride_shift = 2;
+        cr_assert_eq(npu_encode(&f, &in), -1);
+        f.stride_shift = 1;
+        cr_assert_eq(npu_encode(&f, &in), 0);
+        f.rows = 16384;
+        cr_assert_eq(npu_encode(&f, &in), -1);
     }
 }
 
@@ -663,10 +704,10 @@ Test(isa_fields, token_flags_and_raw_access)
         cr_assert(d && d->word == 0 && d->width == 1 && flag[i] == 1u << d->lsb, "%s", tok[i]);
     }
     cr_assert_eq(npu_enc_sync(&in, NPU_OP_SYNC_L), 0);
-    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_rows, 65536), -1, "too wide: rejected");
+    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_rows, 16384), -1, "too wide: rejected");
     cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_rows), 0u, "and nothing written");
-    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_rows, 65535), 0);
-    cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_rows), 65535u);
+    cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_rows, 16383), 0);
+    cr_assert_eq(npu_insn_get(&in, NPU_FLD_LOAD_rows), 16383u);
     cr_assert_eq(npu_insn_put(&in, NPU_FLD_LOAD_dram_addr, 0xFFFFFFFFu), 0);
     cr_assert_eq(npu_insn_get(&in, NPU_FLD_STORE_dram_addr), 0xFFFFFFFFu);
     cr_assert_eq(npu_insn_op(&in), (unsigned)NPU_OP_SYNC_L);

@@ -658,18 +658,50 @@ static void sliced_batch(int S, uint64_t seed, int count)
     npu_sim_close(s);
     cr_assert_gt(nmajor, 0, "no shape ran n-major: the test lost its purpose");
 }
-/* Rows longer than the 16-bit dram_stride field (GNMT's 36,548-wide layers): one LOAD / STORE per
- * row, loads one chunk ahead; bit-exact with every counter, both policies. */
+/* Rows longer than 65,535 bytes: GNMT's 36,548-wide layers fit the pitch field with a stride
+ * shift (one LOAD / STORE per tile); 65,537 elements (an odd count past the field) take one LOAD /
+ * STORE per row, loads one chunk ahead. Bit-exact with every counter, both policies. */
 Test(gemm_fake, rows_past_the_pitch_field)
 {
     npu_cfg_t c = test_cfg(2);
     npu_sim_t *s;
     npu_funcsim_jitter(0);
     s = open_sim(&c, 77, 0);
-    gemm_case_modes(s, &c, 9, 33000, 11, 0, 0, NPU_EMIT_FW, 78);       /* B and C rows */
-    gemm_case_modes(s, &c, 7, 5, 33001, 0, 0, NPU_EMIT_FLEXSA, 79);    /* A rows */
+    gemm_case_modes(s, &c, 9, 33000, 11, 0, 0, NPU_EMIT_FW, 78);       /* B and C rows, shifted */
+    gemm_case_modes(s, &c, 7, 5, 33001, 0, 0, NPU_EMIT_FLEXSA, 79);    /* A rows, shifted */
     gemm_case_modes(s, &c, 7, 5, 33001, 1, 0, NPU_EMIT_FW, 80);        /* A transposed: short rows */
+    gemm_case_modes(s, &c, 3, 65537, 5, 0, 0, NPU_EMIT_FW, 81);        /* B and C: a LOAD per row */
+    gemm_case_modes(s, &c, 3, 5, 65537, 0, 0, NPU_EMIT_FLEXSA, 82);    /* A: a LOAD per row */
     npu_sim_close(s);
+}
+
+/* How many LOAD / STORE instructions a GEMM's program has, and how many have a stride shift. */
+static void count_dma(const npu_cfg_t *c, int M, int N, int K, int *ndma, int *nshift)
+{
+    npu_gemm_report_t rep;
+    *ndma = *nshift = 0;
+    cr_assert_eq(npu_gemm_compile(c, 1ull << 30, M, N, K, 0, 0, &rep), NPU_GEMM_PASS);
+    for (size_t i = 0; i < rep.prog.n; i++) {
+        npu_fields_t f;
+        cr_assert_eq(npu_decode(&rep.prog.insn[i], &f), 0);
+        if (f.op != NPU_OP_LOAD && f.op != NPU_OP_STORE)
+            continue;
+        (*ndma)++;
+        *nshift += npu_insn_get(&rep.prog.insn[i], NPU_FLD_LOAD_stride_shift) != 0;
+    }
+    npu_gemm_report_free(&rep);
+}
+
+/* The pitch field's reach in instructions: a shifted pitch keeps one LOAD per tile. */
+Test(gemm_fake, stride_shift_keeps_one_load_per_tile)
+{
+    npu_cfg_t c = test_cfg(2);
+    int nd_short, ns_short, nd_long, ns_long;
+    count_dma(&c, 9, 32000, 11, &nd_short, &ns_short); /* pitches 64,000 and 128,000 (C) */
+    count_dma(&c, 9, 33000, 11, &nd_long, &ns_long);   /* 66,000 (B) and 132,000 (C) */
+    cr_assert_gt(ns_long, 0, "no LOAD / STORE used a stride shift");
+    cr_assert_lt(nd_long, 2 * nd_short, "%d LOAD / STOREs against %d: rows went one by one",
+                 nd_long, nd_short);
 }
 
 Test(gemm_fake, sliced_tiles_s2) { sliced_batch(2, 3023, 30); }

@@ -53,10 +53,10 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
 static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
 
 /* A LOAD (or STORE) of `rows` rows of row_bytes at DRAM pitch `pitch` to (from) SPM words spm +
- * r*spm_stride: one instruction, or one per row when the pitch exceeds the 16-bit dram_stride
- * field (rows longer than 64 KiB, such as GNMT's 36,548-wide layers; a transposed LOAD's rows
- * are not separable, so its encoder refuses such a pitch). */
-static int pitch_too_long(unsigned pitch) { return pitch > 0xFFFFu; } /* the dram_stride field */
+ * r*spm_stride: one instruction, or one per row when the instruction cannot hold the pitch
+ * (npu_dram_stride_shift: rows of more than 65,535 elements with too few factors of two; a
+ * transposed LOAD's rows are not separable, so its encoder refuses such a pitch). */
+static int pitch_too_long(unsigned pitch) { return npu_dram_stride_shift(pitch) < 0; }
 
 static void put_rows(emitter_t *e, npu_prog_t *l, int store, unsigned tag, unsigned rows, uint64_t dram,
                      unsigned spm, unsigned spm_stride, unsigned row_bytes, unsigned pitch)
@@ -318,7 +318,7 @@ int npu_gemm_lookahead(const npu_cfg_t *cfg)
 }
 
 /* npu_gemm_lookahead, but one chunk when two chunks' LOADs do not fit the LOAD queue (rows past
- * the 16-bit pitch take one LOAD each, put_rows): LOAD(g+2) waits for EXEC(g), which the fetcher
+ * a pitch the instruction cannot hold take one LOAD each, put_rows): LOAD(g+2) waits for EXEC(g), which the fetcher
  * would never reach behind a full LOAD queue. */
 static int lookahead(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, const npu_gemm_args_t *a)
 {

@@ -15,7 +15,7 @@
  *   STORE Y (C tile)   [pop_prev: e2s, push_prev: s2e]
  * Program order is software-pipelined by two chunks (npu_gemm_lookahead; one chunk when
  * QUEUE_DEPTH < 4, or when two chunks' LOADs overflow the LOAD queue: rows whose DRAM pitch
- * exceeds the 16-bit dram_stride take one LOAD / STORE each): LOAD(g+2) is emitted before EXEC(g). It
+ * the instruction cannot hold, npu_dram_stride_shift, take one LOAD / STORE each): LOAD(g+2) is emitted before EXEC(g). It
  * waits in the LOAD queue for EXEC(g) to free its buffer and then has all of EXEC(g+1) to arrive;
  * with one chunk of lookahead the in-order fetcher, sitting on a full EXEC queue, would fetch it
  * only when EXEC(g+1) is nearly done. Every token a queue waits for is produced by an instruction
