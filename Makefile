@@ -304,6 +304,8 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
 	echo "== --timeline: trace-event JSON of a double-buffered GEMM against its counters"; \
 	  python3 tests/timeline_checks.py build/small/npu build/tmp || fail=1; \
+	echo "== make workloads' shards (SHARD=i/N) and GEMM-topology training"; \
+	  python3 tests/workloads_checks.py build/tiny/npu || fail=1; \
 	echo "== SCALE-Sim-shaped reports and make plots' charts"; \
 	  $(PY_NUMPY) tests/plots_checks.py build/small/npu build/tmp/plots || fail=1; \
 	echo "== SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \
@@ -489,9 +491,11 @@ plots: $(B)/npu $(DEPS_STAMP)
 	$(PY_NUMPY) plots/plots.py $(PLOT_DIR)/data $(PLOT_DIR)
 
 # Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of
-# CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~25 min at small + ~3 h for GNMT 13, 15, 16.
+# CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~25 min at small plus
+# about 20 min for each of GNMT 13, 15, 16. SHARD=i/N runs a balanced share of every topology's
+# layers (independent jobs); WORKLOADS_TRAIN=1 trains the GEMM topologies (fwd, dX, dW).
 workloads: $(B)/npu
-	tests/workloads.sh $(B)/npu
+	SHARD=$(SHARD) tests/workloads.sh $(B)/npu
 
 clean:
 	rm -rf build
