@@ -179,6 +179,15 @@ static int run_gemm(const npu_cfg_t *cfg, const npu_args_t *a, npu_progfile_t *p
     return rc == NPU_GEMM_PASS && !out_err ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }
 
+/* The simulators the recorded command opened (--trace writes one). */
+static size_t simulators(const npu_progset_t *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += s->p[i].fresh != 0;
+    return n;
+}
+
 int npu_cmd_run(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_progset_t s;
@@ -196,6 +205,10 @@ int npu_cmd_run(const npu_cfg_t *cfg, const npu_args_t *a)
     if (s.p[0].kind == NPU_PROGFILE_REC && a->out) {
         fprintf(stderr, "npu: run %s: --out applies to saved GEMMs (a recorded program is checked "
                         "against its DRAM window)\n", a->prog_file);
+        rc = NPU_EXIT_USAGE;
+    } else if (a->trace && simulators(&s) > 1) {
+        fprintf(stderr, "npu: run %s: --trace traces one simulation, the file's programs ran on "
+                        "%zu simulators\n", a->prog_file, simulators(&s));
         rc = NPU_EXIT_USAGE;
     } else {
         rc = s.p[0].kind == NPU_PROGFILE_REC ? run_recorded(cfg, a, &s) : run_gemm(cfg, a, &s.p[0]);
