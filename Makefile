@@ -300,9 +300,9 @@ test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)
 	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
 	echo "== npu fit: the fp32 reference trainer against NumPy, one epoch on the RTL"; \
 	  $(PY_NUMPY) tests/fit_checks.py build/small/npu || fail=1; \
-	echo "== saved programs replayed (npu gemm --save-program, npu run)"; \
+	echo "== saved programs replayed (--save-program of one GEMM and of multi-program commands, npu run)"; \
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
-	echo "== --timeline: trace-event JSON of a double-buffered GEMM against its counters"; \
+	echo "== --timeline: trace-event JSON against the counters, several runs on one clock"; \
 	  python3 tests/timeline_checks.py build/small/npu build/tmp || fail=1; \
 	echo "== make workloads' shards (SHARD=i/N) and GEMM-topology training"; \
 	  python3 tests/workloads_checks.py build/tiny/npu || fail=1; \

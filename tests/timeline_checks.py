@@ -11,7 +11,10 @@ whose slices agree with the run's counters:
     the shorter of the LOAD time and the array's wave time mostly hides under the other
     (double buffering at work);
   - a LOAD slice never overlaps a LOAD token stall (a descriptor waits or flies, not both).
-Then conv and train (several programs, one process each) give valid timelines too.
+Then conv, train and a GEMM topology (several programs, one process each, named after the
+program's kernel or layer) give valid timelines too, on one shared clock: the runs in the order
+they ran, each starting where the one before ended, none overlapping another, and each run's
+slices still summing to its own counters.
 Exit 0 when every check passes, 1 otherwise (each failure printed).
 """
 import json
@@ -145,7 +148,30 @@ def check_double_buffered(npu, tmp, policy, m, n, k):
         check("array VSW" in tr and "array FW" not in tr, "flexsa: VSW wave track, no FW: " + ", ".join(tr))
 
 
-def check_multi(npu, tmp, label, args):
+def check_shared_clock(label, d, progs, tr, names):
+    """The runs on one time axis in the order they ran: the first at 0, each starting where the
+    one before ended (its sampled cycles), every slice of a run inside its own span (so no two
+    runs overlap), each process named after its program's label."""
+    pnames = {e["pid"]: e["args"]["name"] for e in d["traceEvents"]
+              if e["ph"] == "M" and e["name"] == "process_name"}
+    check([p["pid"] for p in progs] == list(range(1, len(progs) + 1)), label + ": pids in run order")
+    check(progs[0]["ts"] == 0, "%s: the first run starts at 0, not %d" % (label, progs[0]["ts"]))
+    for a, b in zip(progs, progs[1:]):
+        check(b["ts"] == a["ts"] + a["cycles"], "%s: program %d starts at %d, program %d ended at %d"
+              % (label, b["pid"], b["ts"], a["pid"], a["ts"] + a["cycles"]))
+        check(b["sim_start"] >= a["sim_start"] + a["counters"]["cycles"] or b["sim_start"] <= a["sim_start"],
+              "%s: program %d's simulator cycle %d follows program %d's run or a new simulator"
+              % (label, b["pid"], b["sim_start"], a["pid"]))
+    for p in progs:
+        lo, hi = p["ts"], p["ts"] + p["cycles"]
+        out = [(t, s[0]) for t, sl in tr.get(p["pid"], {}).items() for s in sl if s[0] < lo or s[0] + s[1] > hi]
+        check(not out, "%s program %d: %d slices outside its span [%d, %d): %s" % (label, p["pid"], len(out), lo, hi, out[:3]))
+        check(pnames.get(p["pid"], "").startswith(p["label"] + " (program %d," % p["pid"]),
+              "%s: process %d named %r, its label %r" % (label, p["pid"], pnames.get(p["pid"]), p["label"]))
+    check([p["label"] for p in progs] == names, "%s: labels %s, want %s" % (label, [p["label"] for p in progs], names))
+
+
+def check_multi(npu, tmp, label, args, names):
     path = os.path.join(tmp, "tl_%s.json" % label)
     run(npu, args + ["--timeline", path, "--quiet"])
     d = load(path)
@@ -155,9 +181,9 @@ def check_multi(npu, tmp, label, args):
     for p in progs:
         check_no_overlap(p["pid"], tr.get(p["pid"], {}))
         check_program("%s program %d" % (label, p["pid"]), tr.get(p["pid"], {}), p)
-    ends = [p["ts"] + p["cycles"] for p in progs]
-    check(all(progs[i + 1]["ts"] >= ends[i] for i in range(len(progs) - 1)), label + ": programs one after the other")
-    print("%s: %d programs, %d events" % (label, len(progs), len(d["traceEvents"])))
+    check_shared_clock(label, d, progs, tr, names)
+    end = progs[-1]["ts"] + progs[-1]["cycles"]
+    print("%s: %d programs end to end over %d cycles, %d events" % (label, len(progs), end, len(d["traceEvents"])))
 
 
 def main():
@@ -165,8 +191,12 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     check_double_buffered(npu, tmp, "1g1c", 256, 128, 512)
     check_double_buffered(npu, tmp, "flexsa", 256, 8, 1024)
-    check_multi(npu, tmp, "conv", ["conv", "--conv", "8,10,10,16,3,3,1,1,1", "--kernel", "all", "--dataflow", "ecoflow"])
-    check_multi(npu, tmp, "train", ["train", "--layers", "16,32,16", "--batch", "16"])
+    check_multi(npu, tmp, "conv", ["conv", "--conv", "8,10,10,16,3,3,1,1,1", "--kernel", "all", "--dataflow", "ecoflow"],
+                ["conv0 fwd", "conv0 dx ecoflow", "conv0 dw ecoflow"])
+    check_multi(npu, tmp, "train", ["train", "--layers", "16,32,16", "--batch", "16", "--stall-pct", "5"],
+                ["L0 fwd", "L1 fwd", "L1 dx", "L1 dw", "L0 dw"])
+    topo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "topologies", "gemm_small.csv")
+    check_multi(npu, tmp, "gemm_topology", ["gemm", "--topology", topo], ["fc1", "skinny", "wide"])
     p = subprocess.run([npu, "gemm", "-m", "8", "-n", "8", "-k", "8", "--timeline", "/nonexistent/t.json"], capture_output=True, text=True)
     check(p.returncode == 2 and "--timeline /nonexistent/t.json" in p.stderr, "unwritable --timeline: exit 2 naming it")
     if FAILS:

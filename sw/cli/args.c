@@ -47,8 +47,8 @@ typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
 /* npu run FILE: the saved program's DRAM timing and sizes; these change only the outputs */
 #define OPTS_RUN (B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET) | B(OPT_CSV) | B(OPT_OUT) |       \
                   OPTS_TRACE | B(OPT_TIMELINE))
-/* what one GEMM (-m -n -k) takes and a topology's GEMMs do not */
-#define OPTS_GEMM_ONE (OPTS_TRACE | OPTS_TENSORS)
+/* what one GEMM (-m -n -k) takes and a topology's GEMMs do not (--save-program: both) */
+#define OPTS_GEMM_ONE (OPTS_TRACE | (OPTS_TENSORS & ~B(OPT_SAVE_PROGRAM)))
 #define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
                      B(OPT_JSON) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
@@ -57,7 +57,7 @@ typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
      B(OPT_TILE) |                                                                             \
      B(OPT_FLEXSA) | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |           \
      B(OPT_MAX_CYCLES) | B(OPT_QUIET) | B(OPT_CSV) | OPTS_CONV_LAYERS | B(OPT_DATAFLOW) |       \
-     B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_TRAIN_TENSORS | OPTS_TRACE)
+     B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_TRAIN_TENSORS | OPTS_TRACE | B(OPT_SAVE_PROGRAM))
 /* an MLP step's tensors in .npy files: X_0, one W_i per layer, the loss gradient dY; --save */
 #define OPTS_TRAIN_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_SAVE))
 #define OPTS_REPORT (B(OPT_SEED) | B(OPT_CSV) | B(OPT_QUIET) | B(OPT_LIMIT) | B(OPT_BATCH) | \
@@ -168,7 +168,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                --save DIR writes A, B, C, the golden C and run.json; -m/-n/-k\n"
             "                optional, an error if they differ)\n"
             "       npu gemm ... --save-program FILE   (the compiled program, its DRAM image, the\n"
-            "                DRAM timing and the expected C, for npu run / npu disasm FILE)\n"
+            "                DRAM timing and the expected C, for npu run / npu disasm FILE;\n"
+            "                npu conv, npu train and npu gemm --topology save every program\n"
+            "                they run, in order, each with its DRAM window before and after)\n"
             "       npu gemm --topology FILE.csv [--batch B] [--seed N] [--policy P] [--csv FILE]\n"
             "                [--quiet] [DRAM options] [--max-cycles N]   (every GEMM of a SCALE-Sim\n"
             "                GEMM topology, or the im2col forward GEMM of every layer of a conv\n"
@@ -182,12 +184,13 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                stage's pick under the burst-aware and the bytes-only cost; a model)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P] [--dram-bw B]\n"
             "                [--dram-latency C]   (the tiles the compiler picks for that timing)\n"
-            "       npu disasm FILE   (a program saved by npu gemm --save-program FILE)\n"
+            "       npu disasm FILE   (the programs saved by --save-program FILE)\n"
             "       npu run FILE [--max-cycles N] [--json] [--quiet] [--csv F] [--out C.npy]\n"
-            "                [--trace F.fst ...]   (replays a saved program and its DRAM image on\n"
-            "                the RTL without the compiler, with the saved DRAM timing; checks C\n"
-            "                against the saved expected results and every counter; a file saved\n"
-            "                for another configuration is refused, exit 2)\n"
+            "                [--trace F.fst ...]   (replays the saved programs and their DRAM\n"
+            "                state on the RTL without the compiler, in order, with the saved\n"
+            "                DRAM timing; checks each one's expected results and every counter,\n"
+            "                a report per program and the total; a file saved for another\n"
+            "                configuration is refused, exit 2)\n"
             "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
             "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
             "                (m, k: one part per core when M, K is a multiple of 4S, n: N of 8S;\n"
@@ -325,7 +328,7 @@ static const struct cmd_def {
     {"fit", NPU_CMD_FIT, OPTS_FIT,
      "trains an MLP on the digits: its GEMMs on the RTL (bit-exact) beside the fp32 reference"},
     {"run", NPU_CMD_RUN, OPTS_RUN,
-     "'npu run FILE': replays a saved program (npu gemm --save-program) without the compiler"},
+     "'npu run FILE': replays the programs saved by --save-program without the compiler"},
 };
 
 /* Options whose value is one of a few words, kept as given (the commands parse the name). */
@@ -601,7 +604,7 @@ static const struct opt_doc {
     {OPT_B, "B.npy", "b.npy", "B, K x N int16, instead of seeded"},
     {OPT_SAVE, "DIR", "d", "write every input and output (gemm, conv: and golden result) to DIR"},
     {OPT_SAVE_PROGRAM, "FILE", "p.bin",
-     "write the program run, with its DRAM image, for npu run / npu disasm (conv: one run)"},
+     "write every program run, with its DRAM state, for npu run / npu disasm"},
     {OPT_X, "X.npy", "x.npy", "X int16 instead of seeded (conv: B x H x W x C; train: batch x D0)"},
     {OPT_W, "W.npy", "w.npy",
      "W int16 instead of seeded (conv: KH x KW x F x C; train: W0.npy,W1.npy,.., D_i x D_i+1)"},
@@ -802,10 +805,9 @@ static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, 
         return bad(err, errn, "--trace-end and --trace-window are alternatives: give one");
     if (a->trace && a->cmd == NPU_CMD_TRAIN && !a->layers)
         return bad(err, errn, "--trace traces one simulation: train traces an MLP step (--layers)");
-    if ((a->trace || a->save_program) && a->cmd == NPU_CMD_CONV && !one_conv_run(a))
-        return bad(err, errn, "%s: conv needs one layer (--conv SPEC), --kernel fwd|dx|dw and "
-                              "one --dataflow", a->trace ? "--trace traces one simulation"
-                                                         : "--save-program saves one program");
+    if (a->trace && a->cmd == NPU_CMD_CONV && !one_conv_run(a))
+        return bad(err, errn, "--trace traces one simulation: conv needs one layer (--conv SPEC), "
+                              "--kernel fwd|dx|dw and one --dataflow");
     if (a->trace_end < a->trace_start)
         return bad(err, errn, "--trace-end is before --trace-start");
     return 0;
@@ -817,8 +819,8 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
     if (a->topology && (seen & OPTS_DIMS))
         return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
     if (a->topology && (seen & OPTS_GEMM_ONE))
-        return bad(err, errn, "--trace, --a, --b, --out, --save and --save-program apply to one "
-                              "GEMM (-m -n -k), not to --topology");
+        return bad(err, errn, "--trace, --a, --b, --out and --save apply to one GEMM (-m -n -k), "
+                              "not to --topology");
     if (!a->topology && (seen & B(OPT_REPORTS)))
         return bad(err, errn, "--reports applies to 'gemm --topology' (per-layer reports)");
     if (!a->topology && (seen & B(OPT_BATCH)))
@@ -861,9 +863,9 @@ static int check_conv_bwd(const npu_args_t *a, unsigned long long seen, char *er
     if (a->dataflow && strcmp(a->dataflow, "ecoflow"))
         return bad(err, errn, "--kernel bwd is the ecoflow dataflow (dX phase decomposition, dW "
                               "transposed): --dataflow %s does not apply", a->dataflow);
-    if (seen & (OPTS_CONV_TENSORS | B(OPT_TRACE) | B(OPT_SAVE_PROGRAM)))
-        return bad(err, errn, "--kernel bwd runs seeded tensors (no --x/--w/--dy/--out/--save, "
-                              "--trace or --save-program): run --kernel dx and dw for those");
+    if (seen & (OPTS_CONV_TENSORS | B(OPT_TRACE)))
+        return bad(err, errn, "--kernel bwd runs seeded tensors (no --x/--w/--dy/--out/--save "
+                              "or --trace): run --kernel dx and dw for those");
     return 0;
 }
 
@@ -909,7 +911,7 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
     if (a->cmd == NPU_CMD_FIT && !a->model)
         return bad(err, errn, "'fit' needs --model mlp:D0,D1,..,DL (e.g. mlp:64,128,10)");
     if (a->cmd == NPU_CMD_RUN && !a->prog_file)
-        return bad(err, errn, "'run' needs a saved program file (npu gemm --save-program FILE)");
+        return bad(err, errn, "'run' needs a saved program file (npu gemm / conv / train ... --save-program FILE)");
     if (a->cmd == NPU_CMD_RUN)
         return check_trace(a, seen, err, errn);
     if (a->cmd == NPU_CMD_DISASM && a->prog_file && (seen & ~B(OPT_JSON)))
@@ -972,7 +974,7 @@ int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *
         if (c == OPT_DRAM_LAT)
             a->dram_latency_set = 1;
     }
-    /* npu run FILE, npu disasm FILE: one saved program (progfile.h) */
+    /* npu run FILE, npu disasm FILE: a saved program file (progfile.h) */
     if (optind < sub_argc && (a->cmd == NPU_CMD_RUN || a->cmd == NPU_CMD_DISASM)) {
         if (!*sub_argv[optind])
             return bad(err, errn, "'%s' needs a saved program file, not ''", argv[1]);

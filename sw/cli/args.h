@@ -10,7 +10,7 @@
  *              [DRAM options] [--max-cycles N] [--trans-a] [--trans-b]   (every GEMM of a
  *              topology; -m/-n/-k, --json and --trace are for one GEMM)
  *   npu gemm   --a A.npy --b B.npy [--out C.npy] [--save DIR] [options of one GEMM]
- *   npu gemm   ... --save-program FILE;  npu run FILE [--json] ...;  npu disasm FILE
+ *   npu gemm / conv / train ... --save-program FILE;  npu run FILE [--json] ...;  npu disasm FILE
  *   npu overlap -m M -n N -k K [--seed N] [--dram-bw BYTES_PER_CYCLE] [--dram-latency C]
  *              [--stall-pct P] [--max-cycles N] [--json] [--quiet]
  *              (double-buffering check: compute-only, transfer-only and full cycles; without
@@ -97,7 +97,7 @@ typedef struct npu_args {
                                            (NULL: none) */
     const char *a_file, *b_file;        /* gemm: A.npy, B.npy (int16) instead of seeded operands */
     const char *save;                   /* gemm: directory for every input, output, golden result */
-    const char *save_program;           /* gemm: the program file to write (progfile.h) */
+    const char *save_program;           /* the program file to write (progfile.h) */
     const char *prog_file;              /* run, disasm: the saved program (positional) */
     const char *x_file, *w_file, *dy_file; /* conv: X, W, dY .npy (int16) instead of seeded */
     const char *model, *data;           /* fit: "mlp:64,128,10"; "digits" or a CSV file (NULL =

@@ -15,7 +15,6 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "run/progress.h"
-#include "run/recorder.h"
 #include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
 #include "run/conv_run.h"
@@ -190,6 +189,9 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
             for (int di = 0; di < (k == NPU_CONV_FWD ? 1 : ndf) && !npu_progress_interrupted(); di++) {
                 run_row_t *r = &rows[nrows++];
                 npu_sim_t *sim = npu_cli_open_sim(cfg, a, tm); /* --trace: one run (args.c) */
+                npu_run_set_label("%s %s%s%s", t->layer[l].name, npu_conv_kernel_name(k),
+                                  k == NPU_CONV_FWD ? "" : " ",
+                                  k == NPU_CONV_FWD ? "" : npu_conv_dataflow_name(dfs[di]));
                 r->layer = l;
                 r->kernel = k;
                 r->dataflow = dfs[di];
@@ -271,43 +273,9 @@ static int parse_dataflows(const char *s, int dflt_both, int *dfs)
     return dfs[0] < 0 ? 0 : 1;
 }
 
-/* --save-program: the run's program recorded (run/recorder.h) ... */
-static void record_start(npu_recorder_t *rec, const npu_args_t *a, int kernel, int df)
-{
-    char label[128];
-    snprintf(label, sizeof label, "conv %s %s %.64s batch %u", npu_conv_kernel_name(kernel),
-             kernel == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(df), a->conv,
-             a->batch ? a->batch : 1);
-    npu_recorder_init(rec, label);
-    npu_recorder_install(rec);
-}
-
-/* ... and written when the run passed (kind 2, run/progfile.h). The exit status. */
-static int record_save(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
-                       npu_recorder_t *rec, int rc)
-{
-    char err[600];
-    npu_recorder_install(NULL);
-    if (rc == 0 && (rec->runs != 1 || rec->failed)) {
-        fprintf(stderr, "npu: --save-program %s: %s\n", a->save_program,
-                rec->failed ? "out of memory while recording" : "the layer ran several programs");
-        rc = NPU_EXIT_FAIL;
-    } else if (rc == 0 && npu_progfile_save_rec(a->save_program, cfg, tm, &rec->rec,
-                                                rec->prog.insn, rec->prog.n, err, sizeof err)) {
-        fprintf(stderr, "npu: --save-program %s\n", err);
-        rc = NPU_EXIT_FAIL;
-    } else if (rc != 0) {
-        fprintf(stderr, "npu: --save-program %s not written: the run did not pass\n",
-                a->save_program);
-    }
-    npu_recorder_free(rec);
-    return rc;
-}
-
 int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
-    npu_recorder_t rec;
     npu_topology_t *t = malloc(sizeof *t);
     int kernels[3], nk = 0, dfs[2], ndf, rc;
     if (!t)
@@ -333,13 +301,9 @@ int npu_cmd_conv(const npu_cfg_t *cfg, const npu_args_t *a)
         free(t);
         return 2; /* args.c checked the names */
     }
-    if (a->save_program) /* one kernel of one layer (args.c): its program recorded */
-        record_start(&rec, a, kernels[0], dfs[0]);
     rc = a->x_file || a->w_file || a->dy_file || a->out || a->save
              ? run_tensors(cfg, a, &tm, t, kernels[0], dfs[0])
              : run_all(cfg, a, &tm, t, kernels, nk, dfs, ndf, 1, NULL);
-    if (a->save_program)
-        rc = record_save(cfg, a, &tm, &rec, rc);
     free(t);
     return rc;
 }

@@ -107,10 +107,12 @@ static void add_counters(cJSON *arr, const char *name, const npu_conv_bwd_report
 /* One layer: the fused program, then dx and dw (ecoflow) for the comparison, each on a fresh
  * model with the same seed. */
 static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
-                      const npu_conv_t *c, uint64_t seed, bwd_row_t *r)
+                      const npu_topo_layer_t *L, uint64_t seed, bwd_row_t *r)
 {
+    const npu_conv_t *c = &L->conv;
     npu_sim_t *sim = npu_cli_open_sim(cfg, a, tm);
     memset(r, 0, sizeof *r);
+    npu_run_set_label("%s bwd fused", L->name);
     if (!sim) {
         r->bwd.rc = NPU_GEMM_HOST_ERROR;
         snprintf(r->bwd.msg, sizeof r->bwd.msg, "no simulator");
@@ -121,6 +123,7 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     npu_sim_close(sim);
     for (int k = 0; k < 2 && r->bwd.rc == NPU_GEMM_PASS && !npu_progress_interrupted(); k++) {
         sim = npu_cli_open_sim(cfg, a, tm);
+        npu_run_set_label("%s %s ecoflow", L->name, k ? "dw" : "dx");
         if (!sim) {
             r->sep[k].rc = NPU_GEMM_HOST_ERROR;
             break;
@@ -150,7 +153,7 @@ int npu_cmd_conv_bwd(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_t
                "dw cyc", "ratio", "rd X", "rd W", "rd dY", "wr dX", "wr dW", "dY once", "dY dx+dw", "result");
     for (int l = 0; l < t->n && !npu_progress_interrupted(); l++) {
         bwd_row_t r;
-        run_layer(cfg, a, tm, &t->layer[l].conv, seed + (uint64_t)l, &r);
+        run_layer(cfg, a, tm, &t->layer[l], seed + (uint64_t)l, &r);
         fails += r.fails;
         timeout |= r.bwd.rc == NPU_GEMM_TIMEOUT || r.sep[0].rc == NPU_GEMM_TIMEOUT || r.sep[1].rc == NPU_GEMM_TIMEOUT;
         if (!a->quiet)

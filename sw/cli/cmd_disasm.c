@@ -34,67 +34,93 @@ static int print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_gemm_
     return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
 }
 
-/* A recorded program (kind 2): its label, window and instructions (text or JSON). */
-static int disasm_rec(const npu_cfg_t *cfg, const npu_args_t *a, const npu_progfile_t *p)
+/* A recorded program's instructions: "program" of o (--json) or lines. */
+static void rec_insns(const npu_progfile_t *p, cJSON *o)
 {
-    char err[600], line[256];
-    cJSON *root, *j;
+    char line[256];
+    cJSON *j = o ? cJSON_AddArrayToObject(o, "program") : NULL;
+    for (size_t i = 0; i < p->gemm.prog.n; i++) {
+        npu_disasm(&p->gemm.prog.insn[i], line, sizeof line);
+        if (o)
+            cJSON_AddItemToArray(j, cJSON_CreateString(line));
+        else
+            printf("%6zu  %s\n", i, line);
+    }
+}
+
+/* Recorded programs (kind 2): each one's label, window and instructions (text or JSON). */
+static int disasm_rec(const npu_cfg_t *cfg, const npu_args_t *a, const npu_progset_t *s)
+{
+    char err[600];
+    cJSON *root = NULL, *arr = NULL;
     if (a->json) {
         if (!(root = npu_cli_json_new(cfg, a)))
             return NPU_EXIT_FAIL;
-        cJSON_AddStringToObject(root, "label", p->rec.label);
-        cJSON_AddNumberToObject(root, "instructions", (double)p->gemm.prog.n);
-        j = cJSON_AddArrayToObject(root, "program");
-        for (size_t i = 0; i < p->gemm.prog.n; i++) {
-            npu_disasm(&p->gemm.prog.insn[i], line, sizeof line);
-            cJSON_AddItemToArray(j, cJSON_CreateString(line));
+        cJSON_AddNumberToObject(root, "programs_saved", (double)s->n);
+        arr = cJSON_AddArrayToObject(root, "programs");
+    } else {
+        printf("# %s: %zu program%s recorded for config %s%s\n", a->prog_file, s->n,
+               s->n == 1 ? "" : "s", s->config,
+               npu_progfile_check_cfg(&s->p[0], cfg, err, sizeof err) ? " (not this build's)" : "");
+    }
+    for (size_t i = 0; i < s->n; i++) {
+        const npu_progfile_t *p = &s->p[i];
+        cJSON *o = arr ? cJSON_CreateObject() : NULL;
+        if (o) {
+            cJSON_AddNumberToObject(o, "index", (double)(i + 1));
+            cJSON_AddStringToObject(o, "label", p->rec.label);
+            cJSON_AddNumberToObject(o, "instructions", (double)p->gemm.prog.n);
+            cJSON_AddNumberToObject(o, "cycles", (double)(p->rec.ncnt > NPU_CNT_cycles
+                                                          ? p->rec.cnt[NPU_CNT_cycles] : 0));
+            cJSON_AddItemToArray(arr, o);
+        } else if (!a->json) {
+            printf("# program %zu/%zu %s: %zu instructions at 0x%llx%s; DRAM window %zu bytes at "
+                   "0x%llx, %llu simulator cycles from cycle %llu\n", i + 1, s->n, p->rec.label,
+                   p->gemm.prog.n, (unsigned long long)p->rec.base,
+                   p->fresh ? ", a new simulator" : "", p->rec.len, (unsigned long long)p->rec.lo,
+                   (unsigned long long)p->rec.cycles, (unsigned long long)p->start_cycle);
         }
-        return npu_cli_json_print(root) == 0 ? NPU_EXIT_PASS : NPU_EXIT_FAIL;
+        if (o || !a->json)
+            rec_insns(p, o);
     }
-    printf("# %s: %s, recorded for config %s%s; DRAM window %zu bytes at 0x%llx, %llu cycles\n",
-           a->prog_file, p->rec.label, p->config,
-           npu_progfile_check_cfg(p, cfg, err, sizeof err) ? " (not this build's)" : "",
-           p->rec.len, (unsigned long long)p->rec.lo, (unsigned long long)p->rec.cycles);
-    for (size_t i = 0; i < p->gemm.prog.n; i++) {
-        npu_disasm(&p->gemm.prog.insn[i], line, sizeof line);
-        printf("%6zu  %s\n", i, line);
-    }
-    return NPU_EXIT_PASS;
+    return root && npu_cli_json_print(root) != 0 ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }
 
-/* npu disasm FILE: the saved program (progfile.h), whatever configuration it was built for. */
+/* npu disasm FILE: the saved programs (progfile.h), whatever configuration they were built for. */
 static int disasm_file(const npu_cfg_t *cfg, const npu_args_t *a)
 {
-    npu_progfile_t p;
+    npu_progset_t s;
+    npu_progfile_t *p;
     npu_args_t g = *a;
     char err[600], line[256];
     int rc;
-    if (npu_progfile_load(a->prog_file, &p, err, sizeof err) != 0) {
+    if (npu_progset_load(a->prog_file, &s, err, sizeof err) != 0) {
         fprintf(stderr, "npu: disasm %s\n", err);
         return NPU_EXIT_USAGE;
     }
-    if (p.kind == NPU_PROGFILE_REC) {
-        rc = disasm_rec(cfg, a, &p);
-        npu_progfile_free(&p);
+    p = &s.p[0];
+    if (p->kind == NPU_PROGFILE_REC) {
+        rc = disasm_rec(cfg, a, &s);
+        npu_progset_free(&s);
         return rc;
     }
-    g.m = p.gemm.M, g.n = p.gemm.N, g.k = p.gemm.K;
-    g.trans_a = p.gemm.transA, g.trans_b = p.gemm.transB;
+    g.m = p->gemm.M, g.n = p->gemm.N, g.k = p->gemm.K;
+    g.trans_a = p->gemm.transA, g.trans_b = p->gemm.transB;
     if (a->json) {
-        rc = print_json(cfg, &g, &p.gemm);
-        npu_progfile_free(&p);
+        rc = print_json(cfg, &g, &p->gemm);
+        npu_progset_free(&s);
         return rc;
     }
     printf("# %s: gemm M=%d N=%d K=%d%s%s saved for config %s%s; DRAM image %zu bytes at 0x%llx, "
            "%s expected results\n", a->prog_file, g.m, g.n, g.k, g.trans_a ? " transA" : "",
-           g.trans_b ? " transB" : "", p.config,
-           npu_progfile_check_cfg(&p, cfg, err, sizeof err) ? " (not this build's)" : "",
-           p.image_len, (unsigned long long)p.image_addr, p.expect ? "with" : "without");
-    for (size_t i = 0; i < p.gemm.prog.n; i++) {
-        npu_disasm(&p.gemm.prog.insn[i], line, sizeof line);
+           g.trans_b ? " transB" : "", p->config,
+           npu_progfile_check_cfg(p, cfg, err, sizeof err) ? " (not this build's)" : "",
+           p->image_len, (unsigned long long)p->image_addr, p->expect ? "with" : "without");
+    for (size_t i = 0; i < p->gemm.prog.n; i++) {
+        npu_disasm(&p->gemm.prog.insn[i], line, sizeof line);
         printf("%6zu  %s\n", i, line);
     }
-    npu_progfile_free(&p);
+    npu_progset_free(&s);
     return NPU_EXIT_PASS;
 }
 

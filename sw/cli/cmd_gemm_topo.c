@@ -207,6 +207,7 @@ static int run_rows(const npu_cfg_t *cfg, const npu_args_t *a, const npu_topolog
                 r->rc = ROW_SKIP;
             } else {
                 pass_shape(r, passes > 1 ? p : 0);
+                npu_run_set_label("%s", r->name);
                 run_layer(cfg, a, &tm, i, r);
             }
             if (!a->quiet)

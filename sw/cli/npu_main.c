@@ -16,6 +16,7 @@
 #include "hw/npu_cfg.h"
 #include "compile/slice/slice_cost.h"
 #include "run/progress.h"
+#include "run/recorder.h"
 #include "run/timeline.h"
 
 static npu_cfg_t g_cfg = NPU_CFG_INIT;
@@ -94,6 +95,29 @@ static int dispatch_timeline(const npu_args_t *a)
     return rc;
 }
 
+/* The command with --save-program F, when it may run several programs (all but one GEMM, which
+ * saves its own file: cli_tensors.c): every program it runs is recorded (run/recorder.h) and F
+ * written when the command passed. */
+static int dispatch_recording(const npu_args_t *a)
+{
+    npu_recorder_t rec;
+    char err[600];
+    int rc;
+    npu_recorder_init(&rec);
+    npu_recorder_install(&rec);
+    rc = a->timeline ? dispatch_timeline(a) : dispatch(a);
+    npu_recorder_install(NULL);
+    if (rc != 0)
+        fprintf(stderr, "npu: --save-program %s not written: the run did not pass\n",
+                a->save_program);
+    else if (npu_recorder_save(&rec, a->save_program, &g_cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "npu: --save-program %s\n", err);
+        rc = NPU_EXIT_FAIL;
+    }
+    npu_recorder_free(&rec);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     npu_args_t a;
@@ -112,5 +136,7 @@ int main(int argc, char **argv)
         npu_slice_cfg_retime(&g_cfg, a.dram_bw_set ? a.dram_bw : 0,
                              a.dram_latency_set ? (int)a.dram_latency : -1);
     npu_progress_install();
+    if (a.save_program && (a.cmd != NPU_CMD_GEMM || a.topology))
+        return interrupted(dispatch_recording(&a));
     return interrupted(a.timeline ? dispatch_timeline(&a) : dispatch(&a));
 }

@@ -131,18 +131,15 @@ static uint8_t *image_of(const npu_gemm_report_t *r, const int16_t *A, const int
     return dram;
 }
 
-/* Magic, version, kind, the length (set by finish_write), the configuration and the timing. */
-static void put_head(wbuf_t *b, int kind, const npu_cfg_t *cfg, const npu_dram_timing_t *t)
+static void set_le(wbuf_t *b, size_t at, uint64_t v)
 {
-    size_t name_len = strlen(cfg->name);
+    for (int i = 0; i < 8 && !b->oom; i++)
+        b->p[at + (size_t)i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_timing(wbuf_t *b, const npu_dram_timing_t *t)
+{
     uint64_t bw;
-    put(b, k_magic, 8);
-    put_le(b, NPU_PROGFILE_VERSION, 4);
-    put_le(b, (uint64_t)kind, 4);
-    put_le(b, 0, 8); /* the file's length, set by finish_write */
-    put_le(b, name_len, 4);
-    put(b, cfg->name, name_len);
-    put_le(b, npu_cfg_hash(cfg), 8);
     memcpy(&bw, &t->bytes_per_cycle, 8);
     put_le(b, bw, 8);
     put_le(b, t->latency, 8);
@@ -156,8 +153,7 @@ static int finish_write(wbuf_t *b, const char *path, char *err, size_t errn)
 {
     FILE *f;
     int ok;
-    for (int i = 0; i < 8 && !b->oom; i++) /* the length, the checksum's 8 bytes included */
-        b->p[LEN_OFFSET + i] = (uint8_t)((b->n + 8) >> (8 * i));
+    set_le(b, LEN_OFFSET, b->n + 8); /* the length, the checksum's 8 bytes included */
     put_le(b, b->oom ? 0 : fnv1a(b->p, b->n), 8);
     if (b->oom) {
         free(b->p);
@@ -182,24 +178,76 @@ static void put_prog(wbuf_t *b, uint64_t base, const npu_insn_t *prog, size_t n)
             put_le(b, prog[i].w[w], 4);
 }
 
-int npu_progfile_save_rec(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
-                          const npu_progrec_t *rec, const npu_insn_t *prog, size_t n, char *err,
-                          size_t errn)
+/* Kind 2's body: the label, the program, the window before and after, counters, cycles. */
+static void put_rec(wbuf_t *b, const npu_progfile_t *p)
+{
+    const npu_progrec_t *rec = &p->rec;
+    size_t label_len = strlen(rec->label);
+    put_le(b, label_len, 4);
+    put(b, rec->label, label_len);
+    put_prog(b, rec->base, p->gemm.prog.insn, p->gemm.prog.n);
+    put_le(b, rec->lo, 8);
+    put_le(b, rec->len, 8);
+    put(b, rec->before, rec->len);
+    put(b, rec->after, rec->len);
+    put_le(b, rec->ncnt, 8);
+    for (unsigned i = 0; i < rec->ncnt; i++)
+        put_le(b, rec->cnt[i], 8);
+    put_le(b, rec->cycles, 8);
+}
+
+/* Kind 1's body: sizes, plan, layout, the program, the image, the expected results. */
+static void put_gemm(wbuf_t *b, const npu_progfile_t *p)
+{
+    const npu_gemm_report_t *rep = &p->gemm;
+    int64_t pf[PLAN_FIELDS], af[ARGS_FIELDS], dims[5] = {rep->M, rep->N, rep->K, rep->transA,
+                                                          rep->transB};
+    uint64_t cnt = p->expect ? (uint64_t)rep->M * (uint64_t)rep->N : 0;
+    gemm_fields(rep, pf, af);
+    for (int i = 0; i < 5; i++)
+        put_le(b, (uint64_t)dims[i], 8);
+    for (int i = 0; i < PLAN_FIELDS; i++)
+        put_le(b, (uint64_t)pf[i], 8);
+    for (int i = 0; i < ARGS_FIELDS; i++)
+        put_le(b, (uint64_t)af[i], 8);
+    put_prog(b, rep->prog_base, rep->prog.insn, rep->prog.n);
+    put_le(b, p->image_addr, 8);
+    put_le(b, p->image_len, 8);
+    put(b, p->image, p->image_len);
+    put_le(b, cnt, 8);
+    for (uint64_t i = 0; i < cnt; i++)
+        put_le(b, (uint32_t)p->expect[i], 4);
+}
+
+int npu_progset_save(const char *path, const npu_cfg_t *cfg, const npu_progfile_t *p, size_t n,
+                     char *err, size_t errn)
 {
     wbuf_t b = {0};
-    size_t label_len = strlen(rec->label);
-    put_head(&b, NPU_PROGFILE_REC, cfg, t);
-    put_le(&b, label_len, 4);
-    put(&b, rec->label, label_len);
-    put_prog(&b, rec->base, prog, n);
-    put_le(&b, rec->lo, 8);
-    put_le(&b, rec->len, 8);
-    put(&b, rec->before, rec->len);
-    put(&b, rec->after, rec->len);
-    put_le(&b, rec->ncnt, 8);
-    for (unsigned i = 0; i < rec->ncnt; i++)
-        put_le(&b, rec->cnt[i], 8);
-    put_le(&b, rec->cycles, 8);
+    size_t name_len = strlen(cfg->name);
+    if (n == 0 || n > NPU_PROGFILE_MAX_PROGS)
+        return npu_io_fail(err, errn, "%s: %zu programs (1..%d can be saved)", path, n,
+                           NPU_PROGFILE_MAX_PROGS);
+    put(&b, k_magic, 8);
+    put_le(&b, NPU_PROGFILE_VERSION, 4);
+    put_le(&b, n, 4);
+    put_le(&b, 0, 8); /* the file's length, set by finish_write */
+    put_le(&b, name_len, 4);
+    put(&b, cfg->name, name_len);
+    put_le(&b, npu_cfg_hash(cfg), 8);
+    for (size_t i = 0; i < n; i++) {
+        size_t at;
+        put_le(&b, (uint64_t)p[i].kind, 4);
+        at = b.n;
+        put_le(&b, 0, 8); /* the record's length, set below */
+        put_timing(&b, &p[i].timing);
+        put_le(&b, p[i].fresh ? 1 : 0, 8);
+        put_le(&b, p[i].start_cycle, 8);
+        if (p[i].kind == NPU_PROGFILE_REC)
+            put_rec(&b, &p[i]);
+        else
+            put_gemm(&b, &p[i]);
+        set_le(&b, at, b.n - at - 8);
+    }
     return finish_write(&b, path, err, errn);
 }
 
@@ -207,30 +255,25 @@ int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_tim
                       const npu_gemm_report_t *rep, const int16_t *A, const int16_t *B,
                       const int32_t *expect, char *err, size_t errn)
 {
-    wbuf_t b = {0};
-    int64_t pf[PLAN_FIELDS], af[ARGS_FIELDS], dims[5] = {rep->M, rep->N, rep->K, rep->transA,
-                                                          rep->transB};
-    uint64_t lo, hi, cnt = expect ? (uint64_t)rep->M * (uint64_t)rep->N : 0;
+    npu_progfile_t p;
+    uint64_t lo, hi;
     uint8_t *img = image_of(rep, A, B, &lo, &hi);
+    int rc;
     if (!img)
         return npu_io_fail(err, errn, "%s: out of memory for the DRAM image", path);
-    put_head(&b, KIND_GEMM, cfg, t);
-    gemm_fields(rep, pf, af);
-    for (int i = 0; i < 5; i++)
-        put_le(&b, (uint64_t)dims[i], 8);
-    for (int i = 0; i < PLAN_FIELDS; i++)
-        put_le(&b, (uint64_t)pf[i], 8);
-    for (int i = 0; i < ARGS_FIELDS; i++)
-        put_le(&b, (uint64_t)af[i], 8);
-    put_prog(&b, rep->prog_base, rep->prog.insn, rep->prog.n);
-    put_le(&b, lo, 8);
-    put_le(&b, hi - lo, 8);
-    put(&b, img + lo, (size_t)(hi - lo));
+    memset(&p, 0, sizeof p);
+    p.kind = KIND_GEMM;
+    p.timing = *t;
+    p.gemm = *rep; /* read only: the program stays the caller's */
+    p.image_addr = lo;
+    p.image = img + lo;
+    p.image_len = (size_t)(hi - lo);
+    p.expect = (int32_t *)expect;
+    p.fresh = 1;
+    p.start_cycle = rep->run.start_cycle;
+    rc = npu_progset_save(path, cfg, &p, 1, err, errn);
     free(img);
-    put_le(&b, cnt, 8);
-    for (uint64_t i = 0; i < cnt; i++)
-        put_le(&b, (uint32_t)expect[i], 4);
-    return finish_write(&b, path, err, errn);
+    return rc;
 }
 
 /* ---- reading: a bounds-checked cursor ---- */
@@ -264,25 +307,23 @@ static const uint8_t *get_bytes(rbuf_t *r, uint64_t n)
     return q;
 }
 
-/* Magic, version, kind, length and checksum: the file as a whole. 0 or -1. */
-static int check_envelope(const uint8_t *buf, size_t n, int *kind_out, char *err, size_t errn)
+/* Magic, version, length and checksum: the file as a whole; *ver and *word (version 1: the
+ * kind, 2: the program count). 0 or -1. */
+static int check_envelope(const uint8_t *buf, size_t n, uint64_t *ver, uint64_t *word, char *err,
+                          size_t errn)
 {
     rbuf_t r = {buf, n, 8, 0};
-    uint64_t ver, kind, len;
+    uint64_t len;
     if (n < 8 || memcmp(buf, k_magic, 8) != 0)
         return npu_io_fail(err, errn, "not a saved program (no NPUPROG magic)");
-    ver = get_le(&r, 4);
-    kind = get_le(&r, 4);
+    *ver = get_le(&r, 4);
+    *word = get_le(&r, 4);
     len = get_le(&r, 8);
     if (r.short_read)
         return npu_io_fail(err, errn, "truncated: %zu bytes, not even the header", n);
-    if (ver != NPU_PROGFILE_VERSION)
-        return npu_io_fail(err, errn, "format version %llu, this npu reads version %d",
-                    (unsigned long long)ver, NPU_PROGFILE_VERSION);
-    if (kind != KIND_GEMM && kind != NPU_PROGFILE_REC)
-        return npu_io_fail(err, errn, "program kind %llu is unknown (1: a GEMM, 2: a recorded "
-                           "program)", (unsigned long long)kind);
-    *kind_out = (int)kind;
+    if (*ver != 1 && *ver != NPU_PROGFILE_VERSION)
+        return npu_io_fail(err, errn, "format version %llu, this npu reads versions 1 and %d",
+                    (unsigned long long)*ver, NPU_PROGFILE_VERSION);
     if (n < len)
         return npu_io_fail(err, errn, "truncated: %zu bytes, the header says %llu", n,
                     (unsigned long long)len);
@@ -373,8 +414,6 @@ static int read_rec(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
             c->cnt[i] = v; /* counters this build does not know are skipped */
     }
     c->cycles = get_le(r, 8);
-    if (r->off != r->n - 8)
-        return npu_io_fail(err, errn, "%zu unread bytes before the checksum", r->n - 8 - r->off);
     return 0;
 }
 
@@ -400,51 +439,142 @@ static int read_data(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
         return npu_io_fail(err, errn, "bad expected results");
     for (uint64_t i = 0; i < cnt; i++)
         p->expect[i] = (int32_t)(uint32_t)get_le(r, 4);
-    if (r->off != r->n - 8)
-        return npu_io_fail(err, errn, "%zu unread bytes before the checksum", r->n - 8 - r->off);
     return 0;
 }
 
-int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *err, size_t errn)
+static int read_timing(rbuf_t *r, npu_dram_timing_t *t, char *err, size_t errn)
 {
-    rbuf_t r = {buf, n, 24, 0};
-    uint64_t len, bw;
-    const uint8_t *name;
-    memset(p, 0, sizeof *p);
-    npu_prog_init(&p->gemm.prog);
-    if (check_envelope(buf, n, &p->kind, err, errn) != 0)
-        return -1;
-    len = get_le(&r, 4);
-    if (len >= sizeof p->config || !(name = get_bytes(&r, len)))
-        return npu_io_fail(err, errn, "bad configuration name");
-    memcpy(p->config, name, (size_t)len);
-    p->config_hash = get_le(&r, 8);
-    bw = get_le(&r, 8);
-    memcpy(&p->timing.bytes_per_cycle, &bw, 8);
-    p->timing.latency = (unsigned)get_le(&r, 8);
-    p->timing.burst_cost = (unsigned)get_le(&r, 8);
-    p->timing.stall_pct = (unsigned)get_le(&r, 8);
-    p->timing.seed = get_le(&r, 8);
-    if (p->timing.stall_pct > 100 || !(p->timing.bytes_per_cycle <= 1e9))
+    uint64_t bw = get_le(r, 8);
+    memcpy(&t->bytes_per_cycle, &bw, 8);
+    t->latency = (unsigned)get_le(r, 8);
+    t->burst_cost = (unsigned)get_le(r, 8);
+    t->stall_pct = (unsigned)get_le(r, 8);
+    t->seed = get_le(r, 8);
+    if (t->stall_pct > 100 || !(t->bytes_per_cycle <= 1e9))
         return npu_io_fail(err, errn, "bad DRAM timing");
-    if (p->kind == NPU_PROGFILE_REC ? read_rec(&r, p, err, errn) != 0
-                                    : read_gemm(&r, &p->gemm, err, errn) != 0 ||
-                                          read_data(&r, p, err, errn) != 0) {
-        npu_progfile_free(p);
+    return 0;
+}
+
+/* One program's body of its kind; the cursor r ends where the body must end. 0 or -1. */
+static int read_body(rbuf_t *r, npu_progfile_t *p, char *err, size_t errn)
+{
+    if (p->kind != KIND_GEMM && p->kind != NPU_PROGFILE_REC)
+        return npu_io_fail(err, errn, "program kind %d is unknown (1: a GEMM, 2: a recorded "
+                           "program)", p->kind);
+    if (p->kind == NPU_PROGFILE_REC ? read_rec(r, p, err, errn) != 0
+                                    : read_gemm(r, &p->gemm, err, errn) != 0 ||
+                                          read_data(r, p, err, errn) != 0)
+        return -1;
+    if (r->short_read)
+        return npu_io_fail(err, errn, "truncated");
+    if (r->off != r->n)
+        return npu_io_fail(err, errn, "%zu unread bytes after its fields", r->n - r->off);
+    return 0;
+}
+
+/* Version 2's record i of s->n at r: kind, length, timing, flags, start cycle, body. 0 or -1. */
+static int read_record(rbuf_t *r, npu_progset_t *s, size_t i, char *err, size_t errn)
+{
+    npu_progfile_t *p = &s->p[i];
+    uint64_t len, flags;
+    rbuf_t body;
+    p->kind = (int)get_le(r, 4);
+    len = get_le(r, 8);
+    if (r->short_read || len > r->n - r->off)
+        return npu_io_fail(err, errn, "truncated: its record of %llu bytes passes the end",
+                           (unsigned long long)len);
+    body = (rbuf_t){r->p, r->off + (size_t)len, r->off, 0};
+    r->off += (size_t)len;
+    if (read_timing(&body, &p->timing, err, errn) != 0)
+        return -1;
+    flags = get_le(&body, 8);
+    p->start_cycle = get_le(&body, 8);
+    p->fresh = (int)(flags & 1u);
+    if (flags > 1)
+        return npu_io_fail(err, errn, "bad flags %llu", (unsigned long long)flags);
+    if (i == 0 && !p->fresh)
+        return npu_io_fail(err, errn, "the first program does not start a simulator");
+    if (p->kind == KIND_GEMM && s->n > 1)
+        return npu_io_fail(err, errn, "a saved GEMM must be the file's only program");
+    return read_body(&body, p, err, errn);
+}
+
+/* Version 1: the kind in the header, one program. 0 or -1. */
+static int read_v1(rbuf_t *r, npu_progset_t *s, int kind, char *err, size_t errn)
+{
+    npu_progfile_t *p = &s->p[0];
+    p->kind = kind;
+    p->fresh = 1;
+    if (read_timing(r, &p->timing, err, errn) != 0)
+        return -1;
+    return read_body(r, p, err, errn);
+}
+
+static int read_programs(rbuf_t *r, npu_progset_t *s, uint64_t word, char *err, size_t errn)
+{
+    char why[400];
+    s->n = s->version == 1 ? 1 : (size_t)word;
+    if (s->n == 0 || s->n > NPU_PROGFILE_MAX_PROGS || !(s->p = calloc(s->n, sizeof *s->p)))
+        return npu_io_fail(err, errn, "bad program count %llu (1..%d)", (unsigned long long)word,
+                           NPU_PROGFILE_MAX_PROGS);
+    for (size_t i = 0; i < s->n; i++) {
+        npu_prog_init(&s->p[i].gemm.prog);
+        memcpy(s->p[i].config, s->config, sizeof s->config);
+        s->p[i].config_hash = s->config_hash;
+    }
+    if (s->version == 1)
+        return read_v1(r, s, (int)word, err, errn);
+    for (size_t i = 0; i < s->n; i++)
+        if (read_record(r, s, i, why, sizeof why) != 0)
+            return npu_io_fail(err, errn, "program %zu of %zu: %s", i + 1, s->n, why);
+    if (r->off != r->n)
+        return npu_io_fail(err, errn, "%zu unread bytes before the checksum", r->n - r->off);
+    return 0;
+}
+
+int npu_progset_parse(const uint8_t *buf, size_t n, npu_progset_t *s, char *err, size_t errn)
+{
+    rbuf_t r = {buf, n >= 8 ? n - 8 : 0, 24, 0}; /* the checksum is not a field */
+    uint64_t len, ver = 0, word = 0;
+    const uint8_t *name;
+    memset(s, 0, sizeof *s);
+    if (check_envelope(buf, n, &ver, &word, err, errn) != 0)
+        return -1;
+    s->version = (int)ver;
+    len = get_le(&r, 4);
+    if (len >= sizeof s->config || !(name = get_bytes(&r, len)))
+        return npu_io_fail(err, errn, "bad configuration name");
+    memcpy(s->config, name, (size_t)len);
+    s->config_hash = get_le(&r, 8);
+    if (read_programs(&r, s, word, err, errn) != 0) {
+        npu_progset_free(s);
         return -1;
     }
-    return r.short_read ? (npu_progfile_free(p), npu_io_fail(err, errn, "truncated")) : 0;
+    if (r.short_read) {
+        npu_progset_free(s);
+        return npu_io_fail(err, errn, "truncated");
+    }
+    return 0;
 }
 
-static int parse_any(const unsigned char *buf, size_t n, void *p, char *err, size_t errn)
+static int parse_any(const unsigned char *buf, size_t n, void *s, char *err, size_t errn)
 {
-    return npu_progfile_parse(buf, n, p, err, errn);
+    return npu_progset_parse(buf, n, s, err, errn);
 }
 
-int npu_progfile_load(const char *path, npu_progfile_t *p, char *err, size_t errn)
+int npu_progset_load(const char *path, npu_progset_t *s, char *err, size_t errn)
 {
-    memset(p, 0, sizeof *p);
-    return npu_load_file(path, parse_any, p, err, errn);
+    memset(s, 0, sizeof *s);
+    return npu_load_file(path, parse_any, s, err, errn);
+}
+
+void npu_progset_free(npu_progset_t *s)
+{
+    for (size_t i = 0; s->p && i < s->n; i++)
+        npu_progfile_free(&s->p[i]);
+    free(s->p);
+    s->p = NULL;
+    s->n = 0;
 }
 
 int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *err, size_t errn)
@@ -476,7 +606,14 @@ int npu_progfile_run(const npu_cfg_t *cfg, npu_sim_t *sim, npu_progfile_t *p, in
     }
     memcpy(dram + p->image_addr, p->image, p->image_len);
     npu_prog_expect(cfg, g->prog.insn, g->prog.n, &g->expect);
-    return npu_gemm_execute(cfg, sim, p->expect, C_out, max_cycles, g);
+    npu_gemm_execute(cfg, sim, p->expect, C_out, max_cycles, g);
+    if (g->rc == NPU_GEMM_PASS && p->start_cycle && g->run.start_cycle != p->start_cycle) {
+        g->rc = NPU_GEMM_COUNTERS;
+        snprintf(g->counters_msg, sizeof g->counters_msg, "started at simulator cycle %llu, the saved "
+                 "run at %llu", (unsigned long long)g->run.start_cycle,
+                 (unsigned long long)p->start_cycle);
+    }
+    return g->rc;
 }
 
 void npu_progfile_free(npu_progfile_t *p)
@@ -510,11 +647,19 @@ void npu_prog_dram_window(const npu_insn_t *prog, size_t n, uint64_t base, uint6
     }
 }
 
-/* The run's counters and cycles against the saved ones; 0, or -1 naming the first that differs. */
-static int same_counters(const npu_progrec_t *c, const npu_run_result_t *r, char *msg, size_t n)
+/* The run's start cycle, counters and cycles against the saved ones; 0, or -1 naming the first
+ * that differs. */
+static int same_counters(const npu_progfile_t *p, const npu_run_result_t *r, char *msg, size_t n)
 {
+    const npu_progrec_t *c = &p->rec;
 #define NPU_PF_X_NAME(nm, t) #nm,
     static const char *const names[NPU_NUM_COUNTERS] = {NPU_COUNTERS(NPU_PF_X_NAME)};
+    if (p->start_cycle && r->start_cycle != p->start_cycle) {
+        snprintf(msg, n, "started at simulator cycle %llu, the recorded run at %llu (the "
+                 "recorded command clocked the simulator between programs)",
+                 (unsigned long long)r->start_cycle, (unsigned long long)p->start_cycle);
+        return -1;
+    }
     for (unsigned i = 0; i < c->ncnt; i++)
         if (r->cnt[i] != c->cnt[i]) {
             snprintf(msg, n, "counter %s: %llu, the recorded run %llu", names[i],
@@ -560,7 +705,7 @@ int npu_progfile_run_rec(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_progfil
     if (*bad_bytes)
         return NPU_GEMM_MISMATCH;
     npu_prog_expect(cfg, prog->insn, prog->n, &ex);
-    if (same_counters(c, r, msg, n) != 0 || npu_check_counters(r->cnt, &ex, msg, n) != 0)
+    if (same_counters(p, r, msg, n) != 0 || npu_check_counters(r->cnt, &ex, msg, n) != 0)
         return NPU_GEMM_COUNTERS;
     return NPU_GEMM_PASS;
 }

@@ -1,25 +1,36 @@
 /*
- * progfile.h - a compiled GEMM program saved with its DRAM image (`npu gemm --save-program F`),
- * replayed on the RTL without the compiler (`npu run F`) and disassembled (`npu disasm F`).
+ * progfile.h - compiled programs saved with their DRAM state (`npu gemm --save-program F`: one
+ * GEMM; `npu conv / train / gemm --topology ... --save-program F`: every program the command
+ * ran, in order), replayed on the RTL without the compiler (`npu run F`) and disassembled
+ * (`npu disasm F`).
  *
- * The file (all integers little-endian):
- *   "NPUPROG\0", u32 format version (NPU_PROGFILE_VERSION), u32 kind (1: GEMM), u64 file bytes
+ * The file, version 2 (all integers little-endian):
+ *   "NPUPROG\0", u32 format version (NPU_PROGFILE_VERSION), u32 program count, u64 file bytes
  *   config: u32 length + name, u64 npu_cfg_hash (the hardware parameters, not the name)
- *   DRAM timing of the run: bandwidth (IEEE double bits), latency, burst cost, stall %, seed
- *   the GEMM: M, N, K, transA, transB, the plan (npu_gemm_plan_t's fields) and the DRAM layout
- *     (npu_gemm_args_t's: tensor map A, B, C with addresses, pitches, tags), u64 each
- *   the program: u64 base, u64 count, count x 4 u32 words
- *   the DRAM image: u64 address, u64 length, the bytes (A, B and C's poisoned rows, as written
- *     before the run)
- *   the expected results: u64 count (M x N, or 0 when absent), count x i32 (the golden C)
+ *   per program, in run order, a record: u32 kind, u64 record bytes (what follows, to the next
+ *     record), then
+ *     DRAM timing of the run: bandwidth (IEEE double bits), latency, burst cost, stall %, seed
+ *     u64 flags (bit 0: the program started a new simulator; else it ran on the previous
+ *       program's, right after it: its DRAM stall generator and clock go on), u64 the
+ *       simulator's cycle at the start (the replay must start there too)
+ *     the body of its kind:
+ *     kind 1 (a saved GEMM, the file's only program): M, N, K, transA, transB, the plan
+ *       (npu_gemm_plan_t's fields) and the DRAM layout (npu_gemm_args_t's: tensor map A, B, C
+ *       with addresses, pitches, tags), u64 each; the program (u64 base, u64 count, count x 4
+ *       u32 words); the DRAM image (u64 address, u64 length, the bytes: A, B and C's poisoned
+ *       rows, as written before the run); the expected results (u64 count: M x N, or 0 when
+ *       absent; count x i32, the golden C)
+ *     kind 2 (a recorded program, any emitter): u32 length + a label ("conv0 dx ecoflow"), the
+ *       program (as kind 1), the DRAM window the program touches (u64 address, u64 length, the
+ *       bytes before the run, the bytes after it: its expected results), the run's counters
+ *       (u64 count, u64 each) and cycles. Its replay must leave the same window and give the
+ *       same counters (npu_progfile_run_rec).
  *   u64 FNV-1a of every byte before it
- * Kind 2 (a recorded program, any emitter: `npu conv --save-program F`) has, after the DRAM
- * timing: u32 length + a label ("conv fwd ecoflow 8,10,10,..."), the program (u64 base, u64
- * count, the words), the DRAM window the program touches (u64 address, u64 length, the bytes
- * before the run, the bytes after it), the run's counters (u64 count, u64 each) and cycles.
- * Its replay must leave the same DRAM window and give the same counters (npu_progfile_run_rec).
- * A file is refused when its magic, version, length or checksum is wrong, a field is out of range,
- * or (npu_progfile_check_cfg) it was built for another configuration.
+ * Version 1 files (one program: the header's second word its kind, the timing after the
+ * configuration, then the body) still load as a file of one program that starts a simulator.
+ * A file is refused when its magic, version, length or checksum is wrong, a record's length or
+ * a field is out of range (the message names the program), or (npu_progfile_check_cfg) it was
+ * built for another configuration.
  */
 #ifndef NPU_PROGFILE_H
 #define NPU_PROGFILE_H
@@ -31,7 +42,8 @@
 #include "npu_sim.h"
 #include "run/runtime.h"
 
-#define NPU_PROGFILE_VERSION 1
+#define NPU_PROGFILE_VERSION 2
+#define NPU_PROGFILE_MAX_PROGS 65536 /* programs in one file */
 
 enum { NPU_PROGFILE_GEMM = 1, NPU_PROGFILE_REC = 2 };
 
@@ -59,7 +71,18 @@ typedef struct npu_progfile {
     uint8_t *image;
     size_t image_len;
     int32_t *expect;          /* M x N, NULL when the file has none */
+    int fresh;                /* 1: the program started a new simulator (opened with timing) */
+    uint64_t start_cycle;     /* the simulator's cycle at its start (0: not saved, version 1) */
 } npu_progfile_t;
+
+/* A whole file: the programs in run order, each with the file's config and hash copied. */
+typedef struct npu_progset {
+    int version;              /* the file's format version */
+    char config[64];
+    uint64_t config_hash;
+    size_t n;
+    npu_progfile_t *p;
+} npu_progset_t;
 
 /* FNV-1a 64 of the configuration's hardware parameters (everything but the name and the
  * slicing stage's calibration, which change programs, not the hardware). */
@@ -71,9 +94,14 @@ uint64_t npu_cfg_hash(const npu_cfg_t *cfg);
 int npu_progfile_save(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
                       const npu_gemm_report_t *rep, const int16_t *A, const int16_t *B,
                       const int32_t *expect, char *err, size_t errn);
+/* Writes the programs p[0..n) in order (kind 1 or 2 each: a saved GEMM only alone), with the
+ * configuration cfg. 0, or -1 with the reason in err. */
+int npu_progset_save(const char *path, const npu_cfg_t *cfg, const npu_progfile_t *p, size_t n,
+                     char *err, size_t errn);
 /* Parses a whole file held in buf[0..n). 0, or -1 with the reason in err. */
-int npu_progfile_parse(const uint8_t *buf, size_t n, npu_progfile_t *p, char *err, size_t errn);
-int npu_progfile_load(const char *path, npu_progfile_t *p, char *err, size_t errn);
+int npu_progset_parse(const uint8_t *buf, size_t n, npu_progset_t *s, char *err, size_t errn);
+int npu_progset_load(const char *path, npu_progset_t *s, char *err, size_t errn);
+void npu_progset_free(npu_progset_t *s);
 /* 0 when p was built for cfg (same name and hash), else -1 naming both. */
 int npu_progfile_check_cfg(const npu_progfile_t *p, const npu_cfg_t *cfg, char *err, size_t errn);
 /* Replays p on sim: the image into DRAM, the program run, C compared with the expected results
@@ -83,14 +111,9 @@ int npu_progfile_run(const npu_cfg_t *cfg, npu_sim_t *sim, npu_progfile_t *p, in
                      uint64_t max_cycles);
 void npu_progfile_free(npu_progfile_t *p);
 
-/* Kind 2: writes the recording rec of prog (n instructions) run with timing t. 0, or -1 with the
- * reason in err. */
-int npu_progfile_save_rec(const char *path, const npu_cfg_t *cfg, const npu_dram_timing_t *t,
-                          const npu_progrec_t *rec, const npu_insn_t *prog, size_t n, char *err,
-                          size_t errn);
 /* Kind 2 replay: the window's "before" bytes into DRAM, the program run (npu_run_program), then
- * the window compared with "after" byte for byte, every counter and the cycles with the saved
- * ones and with the program's expectation (npu_check_counters). Returns NPU_GEMM_PASS,
+ * the window compared with "after" byte for byte, every counter, the cycles and the start cycle
+ * with the saved ones and with the program's expectation (npu_check_counters). Returns NPU_GEMM_PASS,
  * _MISMATCH (the window differs: *bad_bytes, the first at *first), _COUNTERS (msg says which),
  * _NPU_ERROR, _TIMEOUT or _HOST_ERROR (msg). r holds the run. */
 int npu_progfile_run_rec(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_progfile_t *p,

@@ -11,6 +11,7 @@
 #include "run/recorder.h"
 #include "run/timeline.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,6 +248,22 @@ static int run_watched(npu_sim_t *sim, size_t n, uint64_t max_cycles, int *inter
     npu_progress_end(&p);
     return rc;
 }
+
+static char g_label[128] = "program";
+
+void npu_run_set_label(const char *fmt, ...)
+{
+    va_list ap;
+    if (!fmt) {
+        snprintf(g_label, sizeof g_label, "program");
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(g_label, sizeof g_label, fmt, ap);
+    va_end(ap);
+}
+
+const char *npu_run_label(void) { return g_label; }
 
 int npu_run_program(const npu_cfg_t *cfg, npu_sim_t *sim, uint64_t prog_base,
                     const npu_insn_t *prog, size_t n, uint64_t max_cycles, npu_run_result_t *r)

@@ -63,6 +63,12 @@ typedef struct npu_run_result {
     uint64_t cnt[NPU_NUM_COUNTERS];   /* performance counters (lo 0x100+i, hi 0x200+i) */
 } npu_run_result_t;
 
+/* The name of the programs a command runs next ("conv0 dx ecoflow", "L1 dW"), set by the command
+ * before it runs them (printf-style; NULL: "program"), read by the recorder and the timeline
+ * for each program npu_run_program starts. */
+void npu_run_set_label(const char *fmt, ...);
+const char *npu_run_label(void);
+
 /* Writes the program at prog_base, sets PROG_BASE, PROG_LEN, WATCHDOG (cfg), clears the
  * counters (CTRL=2), starts (CTRL=1) and runs for at most max_cycles, or until SIGINT when the
  * CLI caught it (run/progress.h: then NPU_RUN_TIMEOUT with r->interrupted; after SIGINT no

@@ -12,8 +12,10 @@
  *     a track's summed slice durations equal its counter;
  *   - the DRAM model's burst hook (npu_sim_burst_hook): one slice per burst from its AR / AW to
  *     its last beat, on lanes so that bursts in flight together do not overlap on one track.
- * Each program run is one process of the trace ("program k"), one track per queue and kind; time
- * is in NPU cycles, written as microseconds (1 us = 1 cycle), the programs one after the other.
+ * Each program run is one process of the trace, named after its label (npu_run_label: "conv0
+ * fwd (program 1, 69 instructions)"), one track per queue and kind; time is in NPU cycles,
+ * written as microseconds (1 us = 1 cycle), on one clock shared by the command's runs: each
+ * run's slices are offset by the sampled cycles of the runs before it, in the order they ran.
  *
  * The CLI installs one timeline (npu_timeline_install); npu_run_program then samples every
  * program it runs, cycle by cycle (a few CSR reads per cycle: slower than the plain run).

@@ -8,12 +8,14 @@
 
 #include <cjson/cJSON.h>
 
+#include "run/runtime.h"
+
 struct npu_timeline {
     FILE *f;
     int events;         /* events written (a comma before each but the first) */
     int failed;         /* a write or an allocation failed */
     unsigned programs;  /* programs written: the next pid - 1 */
-    uint64_t t_next;    /* the next program's offset in the file's time */
+    uint64_t t_next;    /* the next program's offset on the shared clock: the cycles run before */
     cJSON *other;       /* otherData: the metadata and one entry per program */
     npu_tl_prog_t prog; /* the program being sampled */
     int in_prog;
@@ -104,11 +106,11 @@ static cJSON *slice_event(const npu_tl_prog_t *p, const npu_tl_event_t *e, unsig
 /* The process and thread names (tracks sorted by their number: queues, counters, DRAM). */
 static void put_names(npu_timeline_t *tl, unsigned pid, size_t n_insn)
 {
-    char name[64];
+    char name[200]; /* the label (up to 127 characters) and the counts */
     unsigned char used[NPU_TL_WR0 + NPU_TL_DRAM_LANES] = {0};
     for (size_t i = 0; i < tl->prog.n; i++)
         used[tl->prog.ev[i].track] = 1;
-    snprintf(name, sizeof name, "program %u (%zu instructions)", pid, n_insn);
+    snprintf(name, sizeof name, "%s (program %u, %zu instructions)", npu_run_label(), pid, n_insn);
     put(tl, meta_event("process_name", pid, 0, "name", cJSON_CreateString(name)));
     put(tl, meta_event("process_sort_index", pid, 0, "sort_index", cJSON_CreateNumber(pid)));
     for (unsigned t = 0; t < NPU_TL_WR0 + NPU_TL_DRAM_LANES; t++) {
@@ -171,6 +173,8 @@ static void add_program(npu_timeline_t *tl, unsigned pid, const uint64_t *cnt)
     static const char *const names[NPU_NUM_COUNTERS] = {NPU_COUNTERS(NPU_TL_X_CNT_NAME)};
     cJSON *p = cJSON_CreateObject(), *c = cJSON_CreateObject();
     cJSON_AddNumberToObject(p, "pid", pid);
+    cJSON_AddStringToObject(p, "label", npu_run_label());
+    cJSON_AddNumberToObject(p, "sim_start", (double)tl->prog.start);
     cJSON_AddNumberToObject(p, "instructions", (double)tl->prog.n_insn);
     cJSON_AddNumberToObject(p, "ts", (double)tl->t_next);
     cJSON_AddNumberToObject(p, "cycles", (double)tl->prog.cycles);
@@ -191,7 +195,7 @@ void npu_timeline_end(npu_timeline_t *tl, npu_sim_t *sim, const uint64_t *cnt)
         put(tl, slice_event(&tl->prog, &tl->prog.ev[i], pid, tl->t_next));
     tl->failed |= tl->prog.oom;
     add_program(tl, pid, cnt);
-    tl->t_next += tl->prog.cycles + 100; /* a small gap between programs */
+    tl->t_next += tl->prog.cycles; /* the shared clock: the next run starts where this ended */
     npu_tl_prog_free(&tl->prog);
 }
 

@@ -63,6 +63,7 @@ typedef struct ctx {
     uint64_t max_cycles;
     npu_train_result_t *r;
     int dead;          /* an earlier program ended in an NPU error: later ones are not run */
+    int layer;         /* the layer whose programs run (their label, npu_run_set_label) */
 } ctx_t;
 
 /* The DRAM tensors of layer i: its input X_i, W_i, Y_i, dY_i, dX_i, dW_i and the spill areas of
@@ -143,6 +144,7 @@ static int run_prog(ctx_t *c, npu_train_layer_result_t *L, int pass, const npu_p
         return L->rc[pass] = NPU_GEMM_HOST_ERROR;
     }
     npu_prog_expect(c->cfg, prog->insn, prog->n, &ex);
+    npu_run_set_label("L%d %s", c->layer, k_pname[pass]);
     rc = npu_run_program(c->cfg, c->sim, pbase, prog->insn, prog->n, c->max_cycles, &rr);
     L->cycles[pass] += rr.cnt[NPU_CNT_cycles];
     L->macs[pass] += rr.cnt[NPU_CNT_macs_core0] + rr.cnt[NPU_CNT_macs_core1] +
@@ -622,6 +624,7 @@ static int forward(ctx_t *c, const npu_mlp_t *mlp, step_t *s)
     for (int i = 0; i < mlp->layers; i++) {
         npu_train_layer_result_t *L = &c->r->layer[i];
         int K = mlp->dims[i], N = mlp->dims[i + 1];
+        c->layer = i;
         L->shape.M = B;
         L->shape.K = K;
         L->shape.N = N;
@@ -645,6 +648,7 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_order_t order, step_t *s
     int B = mlp->batch, K = mlp->dims[i], N = mlp->dims[i + 1], ok = 1;
     npu_lower_opts_t o;
     int32_t *gdw = malloc(sizeof *gdw * (size_t)K * (size_t)N);
+    c->layer = i;
     L->shape.has_dx = i > 0;
     if (!gdw) {
         snprintf(L->msg, sizeof L->msg, "out of memory");

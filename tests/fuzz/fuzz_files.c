@@ -1,6 +1,7 @@
 /* fuzz_files.c - libFuzzer harness: the loaders of the files a designer hands to `npu`, on
  * arbitrary bytes: the .npy reader (sw/io/npy.h) and the saved-program reader
- * (sw/run/progfile.h: saved GEMMs and recorded programs, seeds of both kinds), the latter
+ * (sw/run/progfile.h: saved GEMMs and recorded programs, files of one program and of several,
+ * format versions 1 and 2, seeds of each), the latter
  * twice: as given (the envelope: magic, version, length, checksum) and with its length and
  * checksum made right, so the fuzzer reaches the fields behind
  * them. Checks: no crash, no leak, a refusal always has a message, an accepted .npy holds
@@ -22,12 +23,15 @@ static uint64_t fnv1a(const uint8_t *p, size_t n)
 
 static void progfile(const uint8_t *data, size_t size)
 {
-    npu_progfile_t p;
+    npu_progset_t s;
     char err[256] = "";
-    if (npu_progfile_parse(data, size, &p, err, sizeof err) == 0)
-        npu_progfile_free(&p);
-    else if (!err[0])
+    if (npu_progset_parse(data, size, &s, err, sizeof err) == 0) {
+        if (s.n == 0 || !s.p)
+            abort();
+        npu_progset_free(&s);
+    } else if (!err[0]) {
         abort();
+    }
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

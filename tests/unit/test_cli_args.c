@@ -348,7 +348,14 @@ Test(cli_args, gemm_topology_options)
     cr_assert_eq(parse(ARGC(j), j, &a, err), 0, "--json applies to every command: %s", err);
     cr_assert(a.json);
     const char *b3[] = {"npu", "gemm", "--topology", "g.csv", "--trace", "t.fst"};
-    bad(ARGC(b3), b3, "--trace, --a, --b, --out, --save and --save-program apply to one GEMM");
+    bad(ARGC(b3), b3, "--trace, --a, --b, --out and --save apply to one GEMM");
+    const char *sp[] = {"npu", "gemm", "--topology", "g.csv", "--save-program", "p.npuprog"};
+    cr_assert_eq(parse(ARGC(sp), sp, &a, err), 0, "--save-program saves every layer: %s", err);
+    const char *sc[] = {"npu", "conv", "--conv", "4,4,4,4,3,3,1,1,1", "--kernel", "all",
+                        "--save-program", "p.npuprog"};
+    cr_assert_eq(parse(ARGC(sc), sc, &a, err), 0, "--save-program saves every kernel: %s", err);
+    const char *st[] = {"npu", "train", "--layers", "8,8", "--save-program", "p.npuprog"};
+    cr_assert_eq(parse(ARGC(st), st, &a, err), 0, "--save-program saves the step: %s", err);
     const char *t1[] = {"npu", "gemm", "--a", "A.npy", "--b", "B.npy", "--out", "C.npy", "--save", "d"};
     cr_assert_eq(parse(ARGC(t1), t1, &a, err), 0, "--a/--b give M, N, K: %s", err);
     cr_assert(!strcmp(a.a_file, "A.npy") && !strcmp(a.b_file, "B.npy") && !strcmp(a.out, "C.npy") &&
@@ -356,7 +363,7 @@ Test(cli_args, gemm_topology_options)
     const char *t2[] = {"npu", "gemm", "--a", "A.npy", "-m", "4", "-n", "4", "-k", "4"};
     bad(ARGC(t2), t2, "--a and --b go together");
     const char *t3[] = {"npu", "gemm", "--topology", "g.csv", "--a", "A.npy", "--b", "B.npy"};
-    bad(ARGC(t3), t3, "--a, --b, --out, --save and --save-program apply to one GEMM");
+    bad(ARGC(t3), t3, "--a, --b, --out and --save apply to one GEMM");
     const char *t4[] = {"npu", "overlap", "-m", "4", "-n", "4", "-k", "4", "--save", "d"};
     bad(ARGC(t4), t4, "option '--save' does not apply to 'overlap'");
     const char *t5[] = {"npu", "gemm", "--a", "", "--b", "B.npy"};
