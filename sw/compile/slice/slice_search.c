@@ -47,7 +47,7 @@ typedef struct grid {
 typedef struct search {
     const npu_slice_nest_t *x;
     const npu_slice_cost_t *k;
-    int64_t *opt[NPU_SLICE_DIMS];
+    int64_t *opt[NPU_SLICE_DIMS], *ntl[NPU_SLICE_DIMS]; /* per option: tile, tile count */
     int nopt[NPU_SLICE_DIMS];
     uint64_t combos;    /* tile combinations: the product of nopt */
     grid_t *grid[NPU_SLICE_TENSORS];
@@ -98,10 +98,12 @@ static void tile_at(const npu_slice_plan_t *p, int d, int64_t i, int64_t *o, int
  * the other kernels keep a tile whose index did not change. */
 static int reloads(const npu_slice_nest_t *x) { return x->kind == NPU_SLICE_GEMM; }
 
-/* Loads of tensor t over the nest in loop order `loop`: the product of the tile counts of the
- * loop positions down to the innermost one the tensor depends on with more than one tile (its
- * index changes there), or every step's (reloads). */
-static uint64_t loads_of(const npu_slice_nest_t *x, const int *loop, const int64_t *ntiles, int t)
+/* Passes of the loop nest (in loop order `loop`) over tensor t's tiles: the product of the tile
+ * counts of the dims it does not depend on at the loop positions down to the innermost one it
+ * depends on with more than one tile (its index changes there), or at every position (reloads).
+ * Its loads are passes x its tile count (every dim it depends on with more than one tile is at
+ * or above that position). */
+static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int64_t *ntiles, int t)
 {
     int j = -1;
     uint64_t n = 1;
@@ -110,7 +112,7 @@ static uint64_t loads_of(const npu_slice_nest_t *x, const int *loop, const int64
             j = pos;
     j = reloads(x) ? x->nd - 1 : j;
     for (int pos = 0; pos <= j; pos++)
-        n *= (uint64_t)ntiles[loop[pos]];
+        n *= x->t[t].dep >> loop[pos] & 1 ? 1u : (uint64_t)ntiles[loop[pos]];
     return n;
 }
 
@@ -123,13 +125,10 @@ static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *n
     uint64_t lb = 0;
     for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
         const npu_slice_tensor_t *ts = &x->t[t];
-        uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1), tiles = 1;
+        uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1);
         for (int a = 0; a < ts->naxes; a++)
             bytes *= s->axsum[t][a][oi[ts->ax[a].dim]];
-        for (int d = 0; d < x->nd; d++)
-            if (ts->dep >> d & 1)
-                tiles *= (uint64_t)ntiles[d];
-        lb += bytes * (t == NPU_SLICE_OUT ? 1 : loads_of(x, loop, ntiles, t) / tiles) * s->k->byte;
+        lb += bytes * (t == NPU_SLICE_OUT ? 1 : passes_of(x, loop, ntiles, t)) * s->k->byte;
     }
     return lb;
 }
@@ -251,7 +250,7 @@ static void walk_steps(step_ctx_t *c)
 static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const npu_slice_plan_t *p, int t,
                      grid_t *g)
 {
-    int64_t n = 1, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0};
+    int64_t n = 1, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, idx[NPU_SLICE_DIMS] = {0};
     memset(g, 0, sizeof *g);
     for (int d = 0; d < x->nd; d++)
         if (x->t[t].dep >> d & 1)
@@ -259,15 +258,11 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
     if (n <= MEMO_MAX && !(g->tile = malloc(sizeof *g->tile * 2 * (size_t)n)))
         return -1;
     g->n = n;
+    for (int d = 0; d < x->nd; d++)
+        tile_at(p, d, 0, o, s);
     for (int64_t key = 0; key < n; key++) {
         npu_bursts_t b;
-        int64_t rest = key;
         uint64_t cost, bus;
-        for (int d = x->nd - 1; d >= 0; d--)
-            if (x->t[t].dep >> d & 1) {
-                tile_at(p, d, rest % p->ntiles[d], o, s);
-                rest /= p->ntiles[d];
-            }
         cost = tile_xfer(x, k, t, o, s, &b, &bus);
         if (g->tile) {
             g->tile[2 * key] = cost;
@@ -280,6 +275,13 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
         g->b.xfers += b.xfers;
         g->cost += cost;
         g->bus += bus;
+        for (int d = x->nd - 1; d >= 0; d--) /* the next tile: the last dim fastest */
+            if (x->t[t].dep >> d & 1) {
+                idx[d] = idx[d] + 1 < p->ntiles[d] ? idx[d] + 1 : 0;
+                tile_at(p, d, idx[d], o, s);
+                if (idx[d])
+                    break;
+            }
     }
     g->done = 1;
     return 0;
@@ -312,9 +314,8 @@ static const grid_t *grid_of(search_t *s, const npu_slice_plan_t *p, const int *
 static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t, const grid_t *g)
 {
     npu_slice_tstat_t *st = &p->t[t];
-    uint64_t passes;
-    st->loads = t == NPU_SLICE_OUT ? (uint64_t)g->n : loads_of(x, p->loop, p->ntiles, t);
-    passes = st->loads / (uint64_t)g->n;
+    uint64_t passes = t == NPU_SLICE_OUT ? 1 : passes_of(x, p->loop, p->ntiles, t);
+    st->loads = passes * (uint64_t)g->n;
     st->b.bursts = passes * g->b.bursts;
     st->b.beats = passes * g->b.beats;
     st->b.bytes = passes * g->b.bytes;
@@ -455,8 +456,10 @@ static void search_free(search_t *s)
         for (int a = 0; a < 4; a++)
             free(s->axsum[t][a]);
     }
-    for (int d = 0; d < NPU_SLICE_DIMS; d++)
+    for (int d = 0; d < NPU_SLICE_DIMS; d++) {
         free(s->opt[d]);
+        free(s->ntl[d]);
+    }
 }
 
 /* The tile options per dim (largest first), the grid tables (none for a tensor with more than
@@ -470,9 +473,13 @@ static int search_init(search_t *s, const npu_slice_nest_t *x, const npu_slice_c
     s->combos = 1;
     for (int d = 0; d < x->nd; d++) {
         s->nopt[d] = npu_slice_tile_opts(x->ext[d], x->unit[d], NULL, 0);
-        if (!(s->opt[d] = malloc(sizeof *s->opt[d] * (size_t)s->nopt[d])))
+        s->opt[d] = malloc(sizeof *s->opt[d] * (size_t)s->nopt[d]);
+        s->ntl[d] = malloc(sizeof *s->ntl[d] * (size_t)s->nopt[d]);
+        if (!s->opt[d] || !s->ntl[d])
             return -1;
         npu_slice_tile_opts(x->ext[d], x->unit[d], s->opt[d], s->nopt[d]);
+        for (int j = 0; j < s->nopt[d]; j++)
+            s->ntl[d][j] = cdiv(x->ext[d], s->opt[d][j]);
         s->combos *= (uint64_t)s->nopt[d];
         if (s->combos > NPU_SLICE_MAX_CANDS / (NPU_SLICE_SPLITS * NPU_SLICE_ORDERS))
             return 1;
@@ -515,38 +522,56 @@ static void sift_down(cand_t *h, uint64_t n, uint64_t i)
 /* Tile combination `combo` (dim 0 slowest): each dim's option index, tile and tile count. */
 static void combo_tiles(const search_t *s, uint64_t combo, int *oi, int64_t *tile, int64_t *ntiles)
 {
+    uint32_t c = (uint32_t)combo; /* < NPU_SLICE_MAX_CANDS (search_init) */
     for (int d = s->x->nd - 1; d >= 0; d--) {
-        oi[d] = (int)(combo % (uint64_t)s->nopt[d]);
-        combo /= (uint64_t)s->nopt[d];
+        oi[d] = (int)(c % (uint32_t)s->nopt[d]);
+        c /= (uint32_t)s->nopt[d];
         tile[d] = s->opt[d][oi[d]];
-        ntiles[d] = cdiv(s->x->ext[d], tile[d]);
+        ntiles[d] = s->ntl[d][oi[d]];
     }
 }
 
-/* Every candidate is visited (index i = (split x ORDERS + order) x combos + tile combination);
- * the tiles alone decide whether it fits the SPM and the OBUF. A fitting one gets a lower bound
- * of its cycles, max(its compute sum (by split), the bus time of the bytes it moves (by loop
- * order)), in cs; their count in *nc. */
+/* Tile combination `combo`'s candidates (index i = (split x ORDERS + order) x combos + combo),
+ * with each dim's option index oi, tile and tile count: none when the tiles (they alone decide)
+ * do not fit the SPM and the OBUF, else each with a lower bound of its cycles, max(its compute
+ * sum (by split), the bus time of the bytes it moves (by loop order)), appended to cs. */
+static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const int64_t *tile,
+                        const int64_t *ntiles, cand_t *cs, uint64_t *nc)
+{
+    const npu_slice_nest_t *x = s->x;
+    int bufs[NPU_SLICE_TENSORS];
+    unsigned words[NPU_SLICE_TENSORS], orows;
+    uint64_t lt[NPU_SLICE_ORDERS], lc[NPU_SLICE_SPLITS];
+    if (!npu_slice_fit(x, tile, ntiles, words, bufs, &orows))
+        return;
+    for (int o = 0; o < NPU_SLICE_ORDERS; o++)
+        lt[o] = lower_bound(s, x->order[o], ntiles, oi);
+    compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
+    for (int sp = 0; sp < NPU_SLICE_SPLITS; sp++)
+        for (int o = 0; o < NPU_SLICE_ORDERS; o++) {
+            cs[*nc].i = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * s->combos + combo;
+            cs[(*nc)++].lb = lt[o] > lc[sp] ? lt[o] : lc[sp];
+        }
+}
+
+/* Every candidate is visited: the tile combinations in order (dim 0 slowest), each with its
+ * splits and orders (bound_combo); the fitting ones' count in *nc. */
 static void bound_all(const search_t *s, cand_t *cs, uint64_t *nc, npu_slice_result_t *r)
 {
     const npu_slice_nest_t *x = s->x;
+    int64_t tile[NPU_SLICE_DIMS], ntiles[NPU_SLICE_DIMS];
+    int oi[NPU_SLICE_DIMS];
+    combo_tiles(s, 0, oi, tile, ntiles);
     for (uint64_t combo = 0; combo < s->combos; combo++) {
-        int64_t tile[NPU_SLICE_DIMS], ntiles[NPU_SLICE_DIMS];
-        int oi[NPU_SLICE_DIMS], bufs[NPU_SLICE_TENSORS];
-        unsigned words[NPU_SLICE_TENSORS], orows;
-        uint64_t lt[NPU_SLICE_ORDERS], lc[NPU_SLICE_SPLITS];
         r->visited += NPU_SLICE_SPLITS * NPU_SLICE_ORDERS;
-        combo_tiles(s, combo, oi, tile, ntiles);
-        if (!npu_slice_fit(x, tile, ntiles, words, bufs, &orows))
-            continue;
-        for (int o = 0; o < NPU_SLICE_ORDERS; o++)
-            lt[o] = lower_bound(s, x->order[o], ntiles, oi);
-        compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
-        for (int sp = 0; sp < NPU_SLICE_SPLITS; sp++)
-            for (int o = 0; o < NPU_SLICE_ORDERS; o++) {
-                cs[*nc].i = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * s->combos + combo;
-                cs[(*nc)++].lb = lt[o] > lc[sp] ? lt[o] : lc[sp];
-            }
+        bound_combo(s, combo, oi, tile, ntiles, cs, nc);
+        for (int d = x->nd - 1; d >= 0; d--) { /* the next combination: the last dim fastest */
+            oi[d] = oi[d] + 1 < s->nopt[d] ? oi[d] + 1 : 0;
+            tile[d] = s->opt[d][oi[d]];
+            ntiles[d] = s->ntl[d][oi[d]];
+            if (oi[d])
+                break;
+        }
     }
 }
 
