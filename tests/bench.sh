@@ -28,9 +28,10 @@
 #      reference (<= 2% required), every GEMM bit-exact, seconds per epoch.
 # (ix) `npu fit` on the digits CNN c16-c32s2-fc10 for 2 epochs on this (int16) build, a conv
 #      layer's backward fused (dY read once, checked by the runtime): test >= 90% required.
-# (x) the estimator (issue 16): its time for one iteration of the digits MLP against one
-#      training step of (viii) on the RTL, and `npu sweep` of a 50-layer MLP over 100 design
-#      points (required: under a minute).
+# (x) the estimator (issue 16): its time for one iteration of the digits MLP (one estimate's own
+#      wall time, the median of 5 runs) against one training step of (viii) on the RTL (required:
+#      >= 1000x), and `npu sweep` of a 50-layer MLP over 100 design points (required: under a
+#      minute).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
@@ -152,9 +153,19 @@ awk -v n="${cnn_n:-0}" -v a="${cnn_acc:-0}" -v f="${cnn_fail:-1}" 'BEGIN { exit 
 step_s=$(grep -v '^#' "$fit_csv" 2>/dev/null | awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i }
     NR == 2 { if (c["steps"] && $c["steps"] > 0) printf "%.6f", $c["train_wall_s"] / $c["steps"] }')
 echo "-- (x) the estimator: npu estimate mlp:64,128,10; npu sweep of a 50-layer MLP over 100 points"
-ej=$("$fit_npu" estimate --model mlp:64,128,10 --batch 32 --json) || {
-    echo "bench: npu estimate failed" >&2; fail=1; }
-est_s=$(jget wall_s "$ej")
+# one estimate's own wall time (its JSON wall_s: npu_estimate alone, no process start), the median
+# of 5 runs (each its own process) so one preemption on a loaded machine does not decide it
+est_runs=()
+for _ in 1 2 3 4 5; do
+    ej=$("$fit_npu" estimate --model mlp:64,128,10 --batch 32 --json) || {
+        echo "bench: npu estimate failed" >&2; fail=1; }
+    est_runs+=("$(jget wall_s "$ej")")
+done
+est_s=$(printf '%s\n' "${est_runs[@]}" | sort -g | sed -n 3p)
+est_x=$(awk -v a="${step_s:-0}" -v b="${est_s:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.0f", a / b; else print 0 }')
+[ "$est_x" -ge 1000 ] || {
+    echo "bench: the estimator is ${est_x}x the RTL step's speed (${est_s:-?} s per estimate, ${step_s:-?} s per step; issue 16: >= 1000x)" >&2
+    fail=1; }
 w50=$(printf '64'; for _ in $(seq 49); do printf ',64'; done; printf ',10')
 sw_t0=$(date +%s.%N)
 "$npu" sweep --model "mlp:$w50" --space 's=4,8,16,32;spm=64,128,256,512,1024;bw=16,32,64,128,256' \
@@ -192,9 +203,8 @@ printf '  %-38s test %s after %s epochs, loss within %s of fp32, %s failed kerne
     "$(pct "$fit_diff")" "${fit_fail:-?}" "$(( ${fit_s:-0} / 10 ))"
 printf '  %-38s test %s after %s epochs, %s failed kernels (>= 90%% required)\n' \
     "fit cnn:c16,c32s2,fc10 ($cfg)" "$(pct "$cnn_acc")" "${cnn_n:-?}" "${cnn_fail:-?}"
-printf '  %-38s %s s per RTL training step, %s s per estimate: %s x (issue 16 asks >= 1000 x)\n' \
-    "estimator vs RTL, mlp:64,128,10" "${step_s:-?}" "${est_s:-?}" \
-    "$(awk -v a="${step_s:-0}" -v b="${est_s:-0}" 'BEGIN { if (b > 0) printf "%.0f", a / b; else print "?" }')"
+printf '  %-38s %s s per RTL training step, %s s per estimate (median of 5): %s x (required: >= 1000 x)\n' \
+    "estimator vs RTL, mlp:64,128,10" "${step_s:-?}" "${est_s:-?}" "$est_x"
 printf '  %-38s %s points in %s s (required: 100 in under 60 s)\n' "sweep, 50-layer MLP" "${sw_n:-?}" "${sw_s:-?}"
 printf '  %-38s %s (%s)\n' "overlap ${O}^3" "$(jget overlap "$oj")" "$(jget result "$oj")"
 printf '  %-38s %s B/cycle\n' "  DRAM bandwidth (calibrated)" "$(jget dram_bw "$oj")"

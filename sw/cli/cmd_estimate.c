@@ -51,7 +51,7 @@ static void print_text(const npu_est_t *e, const char *model, int batch)
                (unsigned long long)st->vec, (unsigned long long)ss->stall,
                (unsigned long long)ss->end, (unsigned long long)ss->in_bytes,
                (unsigned long long)ss->out_bytes, st->rf, st->memory_bound ? "memory" : "compute",
-               st->modelled ? "" : " (MACs/PEs: no slicing plan)");
+               st->modelled ? "" : " (not modelled: MACs/PEs, or vector kernels split)");
     }
     printf("tensors (DRAM in / out bytes):");
     for (int t = 0; t < e->n_tensors; t++)

@@ -2,6 +2,7 @@
  * (estimate.h). */
 #include "model/estimate.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "compile/conv/conv_layer.h"
 #include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
+#include "compile/step/step_plan.h"
 
 enum { T_W, T_V, T_B, T_VB, T_Y, T_DY, T_DW, T_DB, T_PER_LAYER }; /* tensors of a layer */
 
@@ -27,8 +29,8 @@ static uint64_t kernel_macs(const npu_net_layer_t *L, int batch)
 
 /* Array cycles of one kernel (NPU_NET_FWD / _DX / _DW) of layer L: the compute steps of the
  * slicing stage's pick; when it finds no plan, MACs over the PEs (and *modelled = 0). */
-static uint64_t kernel_cycles(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch,
-                              int kernel, int *modelled)
+static uint64_t kernel_search(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch, int kernel,
+                              int *modelled)
 {
     npu_slice_cost_t k = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     npu_slice_result_t r;
@@ -50,11 +52,123 @@ static uint64_t kernel_cycles(const npu_cfg_t *cfg, const npu_net_layer_t *L, in
     return ceil_div(kernel_macs(L, batch), 4u * (uint64_t)cfg->s * (uint64_t)cfg->s);
 }
 
-/* Vector-unit cycles of `passes` passes over n 32-bit elements: one S-lane word per cycle (a
- * placeholder until the vector unit's own timing is calibrated). */
-static uint64_t vec_cycles(const npu_cfg_t *cfg, uint64_t n, int passes)
+/* The kernels one estimate has costed: identical layers (a deep MLP's) are searched once. */
+typedef struct kmemo {
+    int n;
+    struct {
+        npu_net_layer_t l;
+        int kernel, modelled;
+        uint64_t cycles;
+    } k[3 * NPU_NET_MAX_LAYERS];
+} kmemo_t;
+
+/* kernel_search's cycles, remembered in m. */
+static uint64_t kernel_cycles(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch, int kernel,
+                              int *modelled, kmemo_t *m)
 {
-    return (uint64_t)passes * ceil_div(n, (uint64_t)cfg->s);
+    int i, ok = 1;
+    for (i = 0; i < m->n; i++)
+        if (m->k[i].kernel == kernel && !memcmp(&m->k[i].l, L, sizeof *L))
+            break;
+    if (i == m->n) {
+        m->k[i].l = *L;
+        m->k[i].kernel = kernel;
+        m->k[i].cycles = kernel_search(cfg, L, batch, kernel, &ok);
+        m->k[i].modelled = ok;
+        m->n++;
+    }
+    *modelled &= m->k[i].modelled;
+    return m->k[i].cycles;
+}
+
+/* The vector unit's busy cycles of one layer's vector kernels in a whole training step on the NPU
+ * (compile/step/step_plan.h): forward bias (and ReLU, narrowing), the bias gradient with the
+ * bias update, ReLU's backward mask of the layer's input, the SGD update of W. */
+typedef struct vbusy {
+    uint64_t fwd, grad_bias, relu_bwd, sgd;
+} vbusy_t;
+
+/* Busy cycles of a vector kernel as npu_vk_emit emits it (npu_vk_vec_busy: its chunks, its SPM
+ * layout, npu_vec_busy per VEC, the model the RTL's vec_busy counter is checked against). A
+ * kernel the emitter refuses (a SUM over more rows than the SPM holds) is timed as two kernels of
+ * half the rows each, and *whole = 0. */
+static uint64_t vkern_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, int *whole)
+{
+    char why[200];
+    uint64_t busy;
+    if (npu_vk_vec_busy(cfg, k, &busy, why, sizeof why) == 0 || k->rows < 2)
+        return busy;
+    npu_vkern_t h = *k;
+    *whole = 0;
+    h.rows = k->rows / 2;
+    busy = vkern_busy(cfg, &h, whole);
+    h.rows = k->rows - k->rows / 2;
+    return busy + vkern_busy(cfg, &h, whole);
+}
+
+/* Layer (K inputs, N outputs, `rows` rows per pass, not the last: with ReLU) as layer 2 of the step
+ * plan of the MLP {1, K, N(, 1)}: its kernels are those of any step plan's layer of that shape
+ * (relu_bwd: layer 1's mask, K wide). The bf16 plan whatever the configuration's type (the
+ * vector unit's timing does not depend on it). 0; 1 when a kernel was split (vkern_busy); -1
+ * when the plan refuses the shape. */
+static int layer_vbusy(const npu_cfg_t *cfg, int rows, int K, int N, int last, vbusy_t *v)
+{
+    int whole = 1;
+    npu_cfg_t c = *cfg;
+    npu_step_plan_t *p = malloc(sizeof *p);
+    int dims[4] = {1, K, N, 1}, rc = -1;
+    char why[200];
+    memset(v, 0, sizeof *v);
+    c.dtype = NPU_DTYPE_BF16;
+    if (p && npu_step_plan_mlp(&c, dims, last ? 2 : 3, rows, 0.1f, 0.9f, 0, NPU_EMIT_FW, 0, p, why,
+                               sizeof why) == 0) {
+        for (int i = 0; i < p->nk; i++) {
+            const npu_step_kernel_t *k = &p->k[i];
+            if (k->kind != NPU_SK_VEC || k->layer != 2)
+                continue;
+            uint64_t b = vkern_busy(&c, &k->v, &whole);
+            *(k->phase == NPU_SK_FWD      ? &v->fwd
+              : k->phase == NPU_SK_UPDATE ? &v->sgd
+              : strstr(k->name, "relu_bwd") ? &v->relu_bwd
+                                            : &v->grad_bias) = b;
+        }
+        rc = !whole;
+        npu_step_plan_free(p);
+    }
+    free(p);
+    return rc;
+}
+
+/* The layers' vector busy cycles an estimate has computed (identical layers computed once). */
+typedef struct vmemo {
+    int n;
+    struct {
+        int rows, K, N, last, ok;
+        vbusy_t v;
+    } k[NPU_NET_MAX_LAYERS];
+} vmemo_t;
+
+/* Layer l's vector kernels: an FC layer's over the batch's rows; a convolution's as the FC kernels
+ * of its output pixels (rows batch x OH x OW, K = k x k x c, N = f). *ok = 0 when they are not
+ * the step plan's (more than 8192 rows or columns: no vector cycles then; or a kernel split). */
+static vbusy_t layer_vec(const npu_cfg_t *cfg, const npu_net_shape_t *net, int l, int batch, vmemo_t *m,
+                         int *ok)
+{
+    const npu_net_layer_t *L = &net->l[l];
+    int rows = batch * L->oh * L->ow, K = L->k * L->k * L->c, last = l + 1 == net->layers, i;
+    for (i = 0; i < m->n; i++)
+        if (m->k[i].rows == rows && m->k[i].K == K && m->k[i].N == L->f && m->k[i].last == last)
+            break;
+    if (i == m->n) {
+        m->k[i].rows = rows;
+        m->k[i].K = K;
+        m->k[i].N = L->f;
+        m->k[i].last = last;
+        m->k[i].ok = layer_vbusy(cfg, rows, K, L->f, last, &m->k[i].v) == 0; /* split, refused: 0 */
+        m->n++;
+    }
+    *ok = m->k[i].ok;
+    return m->k[i].v;
 }
 
 static int tensor(npu_est_t *e, const char *fmt, int layer, uint64_t bytes, int in_dram, int keep)
@@ -92,6 +206,7 @@ static npu_est_step_t *add_step(npu_est_t *e, int phase, int layer, const int *i
     npu_est_step_t *st = &e->step[i];
     npu_sched_step_t *ss = &e->sstep[i];
     memset(st, 0, sizeof *st);
+    memset(ss, 0, sizeof *ss);
     st->phase = phase;
     st->layer = layer;
     st->modelled = 1;
@@ -107,17 +222,25 @@ static npu_est_step_t *add_step(npu_est_t *e, int phase, int layer, const int *i
     return st;
 }
 
-/* Forward, loss, backward and update steps with their cycles. */
+/* Forward, loss, backward and update steps with their cycles: the array's (kernel_cycles) and
+ * the vector unit's (layer_vec: forward bias, ReLU and narrowing; backward the bias gradient and
+ * the bias update, and ReLU's mask of the layer's input; update the SGD of W). */
 static void add_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch)
 {
-    int L = net->layers;
+    kmemo_t m;
+    vmemo_t vm;
+    vbusy_t vb[NPU_NET_MAX_LAYERS];
+    int L = net->layers, vok[NPU_NET_MAX_LAYERS];
+    m.n = vm.n = 0;
     for (int l = 0; l < L; l++) {
         const npu_net_layer_t *Y = &net->l[l];
         int in[] = {l ? tid(l - 1, T_Y) : 0, tid(l, T_W), tid(l, T_B), -1}, out[] = {tid(l, T_Y), -1};
         npu_est_step_t *st = add_step(e, NPU_EST_FWD, l, in, out);
+        vb[l] = layer_vec(cfg, net, l, batch, &vm, &vok[l]);
         st->macs = kernel_macs(Y, batch);
-        st->compute = kernel_cycles(cfg, Y, batch, NPU_NET_FWD, &st->modelled);
-        st->vec = vec_cycles(cfg, (uint64_t)batch * npu_net_out(Y), l + 1 < L ? 3 : 2); /* bias, ReLU, narrow */
+        st->compute = kernel_cycles(cfg, Y, batch, NPU_NET_FWD, &st->modelled, &m);
+        st->vec = vb[l].fwd;
+        st->modelled &= vok[l];
     }
     {
         int in[] = {tid(L - 1, T_Y), -1}, out[] = {tid(L - 1, T_DY), -1};
@@ -129,16 +252,17 @@ static void add_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t 
         int out[] = {tid(l, T_DW), tid(l, T_DB), l ? tid(l - 1, T_DY) : -1, -1};
         npu_est_step_t *st = add_step(e, NPU_EST_BWD, l, in, out);
         st->macs = kernel_macs(Y, batch) * (l ? 2 : 1);
-        st->compute = kernel_cycles(cfg, Y, batch, NPU_NET_DW, &st->modelled) +
-                      (l ? kernel_cycles(cfg, Y, batch, NPU_NET_DX, &st->modelled) : 0);
-        st->vec = vec_cycles(cfg, (uint64_t)batch * npu_net_out(Y), 1) + /* bias gradient */
-                  (l ? vec_cycles(cfg, (uint64_t)batch * npu_net_in(Y), 2) : 0); /* ReLU mask, narrow */
+        st->compute = kernel_cycles(cfg, Y, batch, NPU_NET_DW, &st->modelled, &m) +
+                      (l ? kernel_cycles(cfg, Y, batch, NPU_NET_DX, &st->modelled, &m) : 0);
+        st->vec = vb[l].grad_bias + (l ? vb[l].relu_bwd : 0);
+        st->modelled &= vok[l];
     }
     for (int l = 0; l < L; l++) {
         int in[] = {tid(l, T_W), tid(l, T_V), tid(l, T_DW), tid(l, T_B), tid(l, T_VB), tid(l, T_DB), -1};
         int out[] = {tid(l, T_W), tid(l, T_V), tid(l, T_B), tid(l, T_VB), -1};
         npu_est_step_t *st = add_step(e, NPU_EST_UPDATE, l, in, out);
-        st->vec = vec_cycles(cfg, npu_net_params(&net->l[l]), 4) + vec_cycles(cfg, (uint64_t)net->l[l].f, 3);
+        st->vec = vb[l].sgd;
+        st->modelled &= vok[l];
     }
 }
 
@@ -172,7 +296,9 @@ int npu_estimate(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_est
                  npu_est_t *e, char *why, size_t n)
 {
     double bw = o->dram_bw > 0 ? o->dram_bw : cfg->dram_bw;
-    memset(e, 0, sizeof *e);
+    /* all but the arrays (64 KB, filled entry by entry): the estimate is timed, issue 16 */
+    e->n_steps = e->n_tensors = 0;
+    memset(&e->problem, 0, sizeof *e - offsetof(npu_est_t, problem));
     if (net->layers < 1 || o->batch < 1) {
         snprintf(why, n, "no layer or no batch");
         return -1;

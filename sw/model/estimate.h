@@ -33,15 +33,17 @@ typedef struct npu_est_opts {
 typedef struct npu_est_step {
     char name[24];        /* "fwd1", "loss", "bwd0", "update2" */
     int phase, layer;
-    uint64_t macs, compute, vec; /* MACs; array cycles (slicing model); vector-unit cycles */
+    uint64_t macs, compute, vec; /* MACs; array cycles (slicing model); vector-unit busy cycles
+                                    (the step plan's vector kernels, npu_vk_vec_busy) */
     uint64_t bytes;       /* the step's tensors (the thesis's capacity) */
-    double rf;            /* reuse frequency: 2 x MACs (+ vector ops) per byte of its tensors */
+    double rf;            /* reuse frequency: 2 x MACs (+ vector cycles x S) per byte of its tensors */
     int memory_bound;     /* rf below the ridge point (peak ops per cycle / DRAM bytes per cycle) */
-    int modelled;         /* 1: the slicing stage costed every kernel (0: a bound, MACs / PEs) */
+    int modelled;         /* 1: the slicing stage costed every kernel (0: a bound, MACs / PEs)
+                             and the vector kernels are the step plan's (0: split or refused) */
 } npu_est_step_t;
 
 typedef struct npu_est {
-    int n_steps, n_tensors;
+    int n_steps, n_tensors;  /* the arrays first: npu_estimate zeroes from problem on */
     npu_est_step_t step[4 * NPU_NET_MAX_LAYERS + 1];
     npu_sched_tensor_t tensor[8 * NPU_NET_MAX_LAYERS + 1];
     char tensor_name[8 * NPU_NET_MAX_LAYERS + 1][16];

@@ -1,9 +1,15 @@
 /* test_estimate.c - the analytical estimator (model/estimate.h): steps and MACs of an MLP
- * iteration, the roofline invariant, traffic with a large and a small SPM, refusals. */
+ * iteration, the roofline invariant, traffic with a large and a small SPM, refusals, the vector
+ * unit's cycles against the step plan's vector kernels. */
 #include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "compile/step/step_plan.h"
+#include "hw/isa.h"
 #include "model/estimate.h"
+#include "prog/prog_expect.h"
 #include "model/sweep.h"
 #include "test_cfgs.h"
 
@@ -106,4 +112,74 @@ Test(estimate, sweep_space_and_points)
     cr_assert_eq(npu_sweep_parse("s=3", &c, 8, &sp, why, sizeof why), -1);
     cr_assert_eq(npu_sweep_parse("q=3", &c, 8, &sp, why, sizeof why), -1);
     cr_assert_eq(npu_sweep_parse("bw=16,-1", &c, 8, &sp, why, sizeof why), -1);
+}
+
+/* The VECs of a vector kernel as npu_vk_emit emits it, each timed by npu_vec_busy (the model the
+ * RTL's vec_busy counter is checked against), summed. */
+static uint64_t vecs_busy(const npu_cfg_t *cfg, const npu_vkern_t *k)
+{
+    npu_prog_t p;
+    char why[200];
+    uint64_t busy = 0;
+    unsigned len = 0;
+    npu_prog_init(&p);
+    cr_assert_eq(npu_vk_emit(cfg, k, &p, why, sizeof why), 0, "%s", why);
+    for (size_t i = 0; i < p.n; i++) {
+        npu_fields_t f;
+        if (npu_decode(&p.insn[i], &f) != 0)
+            continue;
+        if (f.op == NPU_OP_VSET)
+            len = f.len;
+        else if (f.op == NPU_OP_VEC)
+            busy += npu_vec_busy(&f, len, (unsigned)cfg->s);
+    }
+    npu_prog_free(&p);
+    return busy;
+}
+
+/* Each step's vector cycles are those of the vector kernels `npu fit --engine step` runs for the
+ * whole MLP (compile/step/step_plan.h): the plan's layer l + 1 kernels go to the estimator's
+ * layer l, fwd its bias(_relu), bwd its grad_bias (with the bias update) and relu_bwd, update its
+ * sgd. Batches 32 and 48 (chunks of 8 and 12 rows), two and three layers. */
+Test(estimate, vector_cycles_are_the_step_plans_kernels)
+{
+    static const char *const specs[] = {"mlp:64,128,10", "mlp:64,32,48,10"};
+    static const int dims[2][4] = {{64, 128, 10}, {64, 32, 48, 10}}, layers[2] = {2, 3};
+    npu_cfg_t c = test_cfg(8);
+    npu_step_plan_t *p = malloc(sizeof *p);
+    char why[256];
+    c.dtype = NPU_DTYPE_BF16;
+    cr_assert(p);
+    for (int n = 0; n < 2; n++)
+        for (int batch = 32; batch <= 48; batch += 16) {
+            npu_net_shape_t net;
+            npu_est_opts_t o = {batch, 0, 0, -1, 1, 1};
+            uint64_t want[4 * NPU_NET_MAX_LAYERS + 1] = {0};
+            cr_assert_eq(npu_net_parse(specs[n], 8, 8, 1, &net, why, sizeof why), 0);
+            cr_assert_eq(npu_estimate(&c, &net, &o, &e, why, sizeof why), 0, "%s", why);
+            cr_assert_eq(npu_step_plan_mlp(&c, dims[n], layers[n], batch, 0.05f, 0.9f, 1e-4f, 0, 0, p,
+                                           why, sizeof why), 0, "%s", why);
+            for (int i = 0; i < p->nk; i++) {
+                const npu_step_kernel_t *k = &p->k[i];
+                char name[24];
+                if (k->kind != NPU_SK_VEC)
+                    continue;
+                snprintf(name, sizeof name, "%s%d", k->phase == NPU_SK_FWD ? "fwd" : k->phase == NPU_SK_BWD ? "bwd" : "update",
+                         k->layer - 1);
+                int s = 0;
+                while (s < e.n_steps && strcmp(e.step[s].name, name))
+                    s++;
+                cr_assert_lt(s, e.n_steps, "no step %s", name);
+                want[s] += vecs_busy(&c, &k->v);
+            }
+            for (int s = 0; s < e.n_steps; s++) {
+                cr_assert_eq(e.step[s].vec, want[s], "%s batch %d %s: %llu vector cycles, the plan's kernels %llu",
+                             specs[n], batch, e.step[s].name, (unsigned long long)e.step[s].vec,
+                             (unsigned long long)want[s]);
+                cr_assert(e.step[s].phase == NPU_EST_LOSS || want[s] > 0, "%s", e.step[s].name);
+            }
+            npu_step_plan_free(p);
+            npu_est_free(&e);
+        }
+    free(p);
 }

@@ -228,3 +228,38 @@ Test(slice_burst, agrees_with_the_dma_rule)
                   (unsigned long long)d.beats, (unsigned long long)d.bursts);
     }
 }
+
+/* A strided transfer is counted without visiting every row (one period of the rows' beats, then
+ * the rows that cross a 4 KiB line): it equals the rule applied row by row (npu_slice_run per
+ * row) on long transfers, short and long strides, rows longer than a page and page strides. */
+Test(slice_burst, strided_rows_equal_row_by_row)
+{
+    static const unsigned beats[] = {8, 32, 64, 128}, maxb[] = {1, 3, 4, 16};
+    uint64_t seed = 0x57D;
+    for (int i = 0; i < 20000; i++) {
+        npu_burst_geom_t g = {beats[i % 4], maxb[(i / 4) % 4]};
+        uint64_t addr = test_rand(&seed) % 100000, rows = 2 + test_rand(&seed) % 3000;
+        uint64_t rb = 1 + test_rand(&seed) % (i % 7 ? 700 : 9000), stride;
+        switch (test_rand(&seed) % 4) {
+        case 0: stride = rb + 1 + test_rand(&seed) % 5000; break;
+        case 1: stride = 4096 * (1 + test_rand(&seed) % 3); break;
+        case 2: stride = 1 + test_rand(&seed) % rb; break;
+        default: stride = rb + 4096 * (1 + test_rand(&seed) % 40); break;
+        }
+        if (stride == rb)
+            stride++;
+        npu_bursts_t a, w;
+        memset(&a, 0, sizeof a);
+        memset(&w, 0, sizeof w);
+        npu_slice_xfer(&g, addr, rows, rb, stride, &a);
+        for (uint64_t r = 0; r < rows; r++)
+            npu_slice_run(&g, addr + r * stride, rb, &w);
+        cr_assert(a.bursts == w.bursts && a.beats == w.beats && a.bytes == w.bytes && a.runs == w.runs &&
+                      a.xfers == 1,
+                  "B=%u max=%u addr=%llu rows=%llu row_bytes=%llu stride=%llu: %llu/%llu vs row by row "
+                  "%llu/%llu bursts/beats", g.beat, g.max_beats, (unsigned long long)addr,
+                  (unsigned long long)rows, (unsigned long long)rb, (unsigned long long)stride,
+                  (unsigned long long)a.bursts, (unsigned long long)a.beats,
+                  (unsigned long long)w.bursts, (unsigned long long)w.beats);
+    }
+}

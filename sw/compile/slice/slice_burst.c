@@ -3,8 +3,6 @@
 
 #include <string.h>
 
-static uint64_t cdiv64(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
-
 npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg)
 {
     npu_burst_geom_t g;
@@ -13,26 +11,133 @@ npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg)
     return g;
 }
 
+/* A divisor, with its shift when it is a power of two (beats and burst lengths usually are):
+ * the burst counter divides for every row of a strided transfer. */
+typedef struct divisor {
+    uint64_t d;
+    int shift; /* -1: not a power of two */
+} divisor_t;
+
+static divisor_t divisor(uint64_t d)
+{
+    divisor_t v = {d, -1};
+    if (d && !(d & (d - 1)))
+        for (v.shift = 0; (1ull << v.shift) < d; v.shift++)
+            ;
+    return v;
+}
+
+static uint64_t div_by(divisor_t v, uint64_t a) { return v.shift >= 0 ? a >> v.shift : a / v.d; }
+static uint64_t cdiv_by(divisor_t v, uint64_t a) { return div_by(v, a + v.d - 1); }
+
+/* The rule's divisors: bytes per beat, beats per page, beats per burst. */
+typedef struct geom_div {
+    divisor_t beat, page, mx;
+} geom_div_t;
+
+static geom_div_t geom_div(const npu_burst_geom_t *g)
+{
+    geom_div_t v;
+    v.beat = divisor(g->beat);
+    v.page = divisor(NPU_SLICE_PAGE / g->beat);
+    v.mx = divisor(g->max_beats);
+    return v;
+}
+
 /* Beats b0..b1 of a run: the greedy split restarts at every page line, so each page touched
  * contributes ceil(its beats / max) bursts; full middle pages all contribute the same. */
-void npu_slice_run(const npu_burst_geom_t *g, uint64_t addr, uint64_t len, npu_bursts_t *acc)
+static void run(const geom_div_t *v, uint64_t addr, uint64_t len, npu_bursts_t *acc)
 {
-    uint64_t B = g->beat, P = NPU_SLICE_PAGE / g->beat, mx = g->max_beats;
-    uint64_t b0, b1, p0, p1, n;
+    uint64_t P = v->page.d, b0, b1, p0, p1, n;
     if (len == 0)
         return;
-    b0 = addr / B;
-    b1 = (addr + len - 1) / B;
-    p0 = b0 / P;
-    p1 = b1 / P;
+    b0 = div_by(v->beat, addr);
+    b1 = div_by(v->beat, addr + len - 1);
+    p0 = div_by(v->page, b0);
+    p1 = div_by(v->page, b1);
     if (p0 == p1)
-        n = cdiv64(b1 - b0 + 1, mx);
+        n = cdiv_by(v->mx, b1 - b0 + 1);
     else
-        n = cdiv64((p0 + 1) * P - b0, mx) + (p1 - p0 - 1) * cdiv64(P, mx) + cdiv64(b1 - p1 * P + 1, mx);
+        n = cdiv_by(v->mx, (p0 + 1) * P - b0) + (p1 - p0 - 1) * cdiv_by(v->mx, P) +
+            cdiv_by(v->mx, b1 - p1 * P + 1);
     acc->bursts += n;
     acc->beats += b1 - b0 + 1;
     acc->bytes += len;
     acc->runs++;
+}
+
+void npu_slice_run(const npu_burst_geom_t *g, uint64_t addr, uint64_t len, npu_bursts_t *acc)
+{
+    geom_div_t v = geom_div(g);
+    run(&v, addr, len, acc);
+}
+
+static void add_times(npu_bursts_t *acc, const npu_bursts_t *b, uint64_t times)
+{
+    acc->bursts += times * b->bursts;
+    acc->beats += times * b->beats;
+    acc->bytes += times * b->bytes;
+    acc->runs += times * b->runs;
+}
+
+/* A run counted as if it crossed no 4 KiB line: ceil(beats / max) bursts. */
+static void uncrossed(const geom_div_t *v, uint64_t addr, uint64_t len, npu_bursts_t *acc)
+{
+    uint64_t beats = div_by(v->beat, addr + len - 1) - div_by(v->beat, addr) + 1;
+    acc->bursts += cdiv_by(v->mx, beats);
+    acc->beats += beats;
+    acc->bytes += len;
+    acc->runs++;
+}
+
+/* The rows (len <= 4096 bytes: each crosses at most one line) that cross a 4 KiB line L, those
+ * starting in [L - len + 1, L - 1], found line by line: their bursts moved from the uncrossed
+ * count to the run's own. */
+static void crossings(const geom_div_t *v, uint64_t addr, uint64_t rows, uint64_t len, uint64_t stride,
+                      npu_bursts_t *acc)
+{
+    uint64_t end = addr + (rows - 1) * stride + len;
+    for (uint64_t L = (addr / NPU_SLICE_PAGE + 1) * NPU_SLICE_PAGE; L < end; L += NPU_SLICE_PAGE) {
+        uint64_t lo = L - len + 1 > addr ? (L - len + 1 - addr + stride - 1) / stride : 0;
+        for (uint64_t r = lo; r <= (L - 1 - addr) / stride && r < rows; r++) {
+            npu_bursts_t t, u;
+            memset(&t, 0, sizeof t);
+            memset(&u, 0, sizeof u);
+            run(v, addr + r * stride, len, &t);
+            uncrossed(v, addr + r * stride, len, &u);
+            acc->bursts += t.bursts - u.bursts;
+        }
+    }
+}
+
+/* The rows of a strided transfer, each its own run. The usual tile (rows of at most a page,
+ * fewer lines under the transfer than rows) is counted in two parts: every row as if it crossed
+ * no line, its beats a function of its address mod B and so periodic in r with period p = 1
+ * when B divides the stride, else B (one period counted and repeated, then the first
+ * rows % p); then the rows that cross a line, recounted (crossings). Any other transfer row by
+ * row. */
+static void strided_rows(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t len,
+                         uint64_t stride, npu_bursts_t *acc)
+{
+    geom_div_t v = geom_div(g);
+    uint64_t p = stride % g->beat ? g->beat : 1, end = addr + (rows - 1) * stride + len;
+    npu_bursts_t per, part;
+    if (len > NPU_SLICE_PAGE || stride == 0 || end / NPU_SLICE_PAGE - addr / NPU_SLICE_PAGE > rows) {
+        for (uint64_t r = 0; r < rows; r++)
+            run(&v, addr + r * stride, len, acc);
+        return;
+    }
+    memset(&per, 0, sizeof per);
+    memset(&part, 0, sizeof part);
+    for (uint64_t r = 0; r < rows && r < p; r++) {
+        if (r == rows % p)
+            part = per;
+        uncrossed(&v, addr + r * stride, len, &per);
+    }
+    add_times(acc, &per, rows < p ? 1 : rows / p);
+    if (rows >= p)
+        add_times(acc, &part, 1);
+    crossings(&v, addr, rows, len, stride, acc);
 }
 
 void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
@@ -41,12 +146,10 @@ void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uin
     if (rows == 0 || row_bytes == 0)
         return;
     acc->xfers++;
-    if (stride == row_bytes || rows == 1) {
+    if (stride == row_bytes || rows == 1)
         npu_slice_run(g, addr, rows * row_bytes, acc);
-        return;
-    }
-    for (uint64_t r = 0; r < rows; r++)
-        npu_slice_run(g, addr + r * stride, row_bytes, acc);
+    else
+        strided_rows(g, addr, rows, row_bytes, stride, acc);
 }
 
 int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bursts_t *acc)

@@ -9,7 +9,8 @@
  *  - each run is split into bursts of at most max_beats beats that never cross a 4 KiB line,
  *    greedily from the run's start.
  * So a run's bursts are the sum, over the 4 KiB pages it touches, of ceil(beats in page /
- * max_beats): O(1) per run (npu_slice_run), O(rows) per transfer at worst.
+ * max_beats): O(1) per run (npu_slice_run); a strided transfer of rows up to a page in
+ * O(B + rows crossing a line) (npu_slice_xfer), else O(rows).
  *
  * Tiles of tensors are described as strided views (npu_slice_view_t): dims from outer to inner,
  * each a count and a stride in elements, the innermost dim contiguous (stride 1). The counter

@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MEMO_MAX (1 << 20) /* tiles per tensor whose transfer costs are remembered */
+#define MEMO_MAX (1 << 20)  /* tiles of one grid whose transfer costs are remembered */
+#define CACHE_MAX (1 << 22) /* tiles whose costs one search keeps over its grids (64 MiB) */
+#define GRIDS_MAX (1 << 16) /* grids of one tensor a search keeps (more: each candidate its own) */
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -27,29 +29,50 @@ int npu_slice_tile_opts(int64_t ext, int64_t u, int64_t *out, int max)
     return k;
 }
 
-/* The transfer costs of one tensor's tiles, computed once per tile (when there are at most
- * MEMO_MAX of them): per tile its cost and its bus time (slice_cost.h). */
-typedef struct memo {
-    int64_t n;
-    uint64_t *cost; /* 2 per tile: cost, bus */
-} memo_t;
+/* One tensor's tiles at one tile grid (the sizes of the dims it depends on): the sums of the
+ * transfers of every tile once and, when remembered, each tile's cost and bus time. The
+ * candidates with that grid share it: their splits, loop orders and other dims' tiles change how
+ * often a tile moves, not what one move costs. */
+typedef struct grid {
+    int done;
+    int64_t n;          /* tiles */
+    npu_bursts_t b;     /* every tile once */
+    uint64_t cost, bus;
+    uint64_t *tile;     /* 2 per tile: cost, bus (NULL when n > MEMO_MAX) */
+} grid_t;
+
+/* One search: the nest, the constants, each dim's tile options and what candidates share: each
+ * tensor's grids (by the option indices of its dims; NULL: not kept) and, per tensor axis and
+ * option of its dim, the sum of the tiles' ranges along it (the lower bound's bytes). */
+typedef struct search {
+    const npu_slice_nest_t *x;
+    const npu_slice_cost_t *k;
+    int64_t *opt[NPU_SLICE_DIMS], *ntl[NPU_SLICE_DIMS]; /* per option: tile, tile count */
+    int nopt[NPU_SLICE_DIMS];
+    uint64_t combos;    /* tile combinations: the product of nopt */
+    grid_t *grid[NPU_SLICE_TENSORS];
+    uint64_t *axsum[NPU_SLICE_TENSORS][4];
+    uint64_t cached;    /* tiles whose costs the grids hold */
+} search_t;
 
 typedef struct step_ctx {
     const npu_slice_nest_t *x;
     const npu_slice_cost_t *k;
     npu_slice_plan_t *p;
-    memo_t m[NPU_SLICE_TENSORS];
+    const uint64_t *memo[NPU_SLICE_TENSORS]; /* per tile: cost, bus (NULL: computed per step) */
+    unsigned have;                           /* step classes whose compute is known */
+    uint64_t E[1 << NPU_SLICE_DIMS], D[1 << NPU_SLICE_DIMS]; /* per class: compute, drain */
 } step_ctx_t;
 
 /* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned, their bus
  * time in *bus. */
-static uint64_t tile_xfer(const step_ctx_t *c, int t, const int64_t *o, const int64_t *s, npu_bursts_t *b,
-                          uint64_t *bus)
+static uint64_t tile_xfer(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const int64_t *o,
+                          const int64_t *s, npu_bursts_t *b, uint64_t *bus)
 {
     memset(b, 0, sizeof *b);
-    npu_slice_tile_bursts(c->x, t, o, s, b);
-    *bus = npu_slice_xfer_bus(c->k, b, c->x->B);
-    return npu_slice_xfer_cost(c->k, b, c->x->B, t == NPU_SLICE_OUT);
+    npu_slice_tile_bursts(x, t, o, s, b);
+    *bus = npu_slice_xfer_bus(k, b, x->B);
+    return npu_slice_xfer_cost(k, b, x->B, t == NPU_SLICE_OUT);
 }
 
 /* Transfer cost (and bus time in *bus) of tensor t's tile (o, s) with linear tile index key. */
@@ -57,11 +80,11 @@ static uint64_t tile_cost(const step_ctx_t *c, int t, int64_t key, const int64_t
                           uint64_t *bus)
 {
     npu_bursts_t b;
-    if (c->m[t].cost) {
-        *bus = c->m[t].cost[2 * key + 1];
-        return c->m[t].cost[2 * key];
+    if (c->memo[t]) {
+        *bus = c->memo[t][2 * key + 1];
+        return c->memo[t][2 * key];
     }
-    return tile_xfer(c, t, o, s, &b, bus);
+    return tile_xfer(c->x, c->k, t, o, s, &b, bus);
 }
 
 /* Origin and size of tile i along dim d. */
@@ -75,66 +98,60 @@ static void tile_at(const npu_slice_plan_t *p, int d, int64_t i, int64_t *o, int
  * the other kernels keep a tile whose index did not change. */
 static int reloads(const npu_slice_nest_t *x) { return x->kind == NPU_SLICE_GEMM; }
 
-/* Loads of tensor t over the nest: the product of the tile counts of the loop positions down to
- * the innermost one the tensor depends on with more than one tile (its index changes there), or
- * every step's (reloads). */
-static uint64_t loads_of(const npu_slice_nest_t *x, const npu_slice_plan_t *p, int t)
+/* Passes of the loop nest (in loop order `loop`) over tensor t's tiles: the product of the tile
+ * counts of the dims it does not depend on at the loop positions down to the innermost one it
+ * depends on with more than one tile (its index changes there), or at every position (reloads).
+ * Its loads are passes x its tile count (every dim it depends on with more than one tile is at
+ * or above that position). */
+static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int64_t *ntiles, int t)
 {
     int j = -1;
     uint64_t n = 1;
     for (int pos = 0; pos < x->nd; pos++)
-        if ((x->t[t].dep >> p->loop[pos] & 1) && p->ntiles[p->loop[pos]] > 1)
+        if ((x->t[t].dep >> loop[pos] & 1) && ntiles[loop[pos]] > 1)
             j = pos;
     j = reloads(x) ? x->nd - 1 : j;
     for (int pos = 0; pos <= j; pos++)
-        n *= (uint64_t)p->ntiles[p->loop[pos]];
+        n *= x->t[t].dep >> loop[pos] & 1 ? 1u : (uint64_t)ntiles[loop[pos]];
     return n;
 }
 
-/* A lower bound of the candidate's cycles: every byte moved crosses the DRAM bus (T >= sum of
- * the transfers). Bytes per pass are separable: the product over the tensor's axes of the sum of
- * the tiles' ranges along it. */
-static uint64_t lower_bound(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const npu_slice_plan_t *p)
+/* A lower bound of the candidate's cycles (tile options oi, loop order loop): every byte moved
+ * crosses the DRAM bus (T >= sum of the transfers). Bytes per pass are separable: the product
+ * over the tensor's axes of the sum of the tiles' ranges along it (s->axsum). */
+static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi)
 {
+    const npu_slice_nest_t *x = s->x;
     uint64_t lb = 0;
     for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
         const npu_slice_tensor_t *ts = &x->t[t];
-        uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1), tiles = 1;
-        for (int a = 0; a < ts->naxes; a++) {
-            int d = ts->ax[a].dim;
-            int64_t o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, lo, len;
-            uint64_t sum = 0;
-            for (int64_t i = 0; i < p->ntiles[d]; i++) {
-                tile_at(p, d, i, o, s);
-                npu_slice_axis_range(x, &ts->ax[a], o, s, &lo, &len);
-                sum += (uint64_t)len;
-            }
-            bytes *= sum;
-        }
-        for (int d = 0; d < x->nd; d++)
-            if (ts->dep >> d & 1)
-                tiles *= (uint64_t)p->ntiles[d];
-        lb += bytes * (t == NPU_SLICE_OUT ? 1 : loads_of(x, p, t) / tiles) * k->byte;
+        uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1);
+        for (int a = 0; a < ts->naxes; a++)
+            bytes *= s->axsum[t][a][oi[ts->ax[a].dim]];
+        lb += bytes * (t == NPU_SLICE_OUT ? 1 : passes_of(x, loop, ntiles, t)) * s->k->byte;
     }
     return lb;
 }
 
-/* The exact sum of the steps' compute (with the drains): every dim has at most two tile sizes
- * (full and the last), so the steps fall into <= 2^nd classes of equal compute. A drain ends an
- * output tile: the classes whose reduction dims are at their last tile, once each. */
-static uint64_t compute_sum(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const npu_slice_plan_t *p)
+/* The exact sums of the steps' compute (with the drains) under the splits s0 .. s1 - 1, in
+ * sum[split], with tiles tile: every dim has at most two tile sizes (full and the last), so the
+ * steps fall into <= 2^nd classes of equal compute. A drain ends an output tile: the classes
+ * whose reduction dims are at their last tile, once each. */
+static void compute_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
+                         const int64_t *ntiles, int s0, int s1, uint64_t *sum)
 {
-    uint64_t sum = 0;
+    for (int sp = s0; sp < s1; sp++)
+        sum[sp] = 0;
     for (unsigned cls = 0; cls < 1u << x->nd; cls++) {
         int64_t s[NPU_SLICE_DIMS], m, n, taps, kd, orows;
         uint64_t cnt = 1, drains = 1;
         int ok = 1;
         for (int d = 0; d < x->nd && ok; d++) {
-            int64_t last = p->ext[d] - (p->ntiles[d] - 1) * p->tile[d], full = p->ntiles[d] - 1;
+            int64_t last = x->ext[d] - (ntiles[d] - 1) * tile[d], full = ntiles[d] - 1;
             if (cls >> d & 1) { /* the last tile (also the full size when the tile divides) */
                 s[d] = last;
             } else { /* the full tiles before it */
-                s[d] = p->tile[d];
+                s[d] = tile[d];
                 cnt *= (uint64_t)full;
                 drains *= x->red >> d & 1 ? 0u : (uint64_t)full;
                 ok = full > 0;
@@ -143,10 +160,26 @@ static uint64_t compute_sum(const npu_slice_nest_t *x, const npu_slice_cost_t *k
         if (!ok)
             continue;
         npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
-        sum += cnt * npu_slice_compute_cost(k, x->S, p->split, m, n, taps, kd) +
-               drains * (k->drain_fixed + (uint64_t)orows * k->drain_row);
+        for (int sp = s0; sp < s1; sp++)
+            sum[sp] += cnt * npu_slice_compute_cost(k, x->S, sp, m, n, taps, kd) +
+                       drains * (k->drain_fixed + (uint64_t)orows * k->drain_row);
     }
-    return sum;
+}
+
+/* The compute of a step of class cls (bit d: at dim d's last tile; tile sizes s) and, in *drain,
+ * the drain after an output tile's last reduction step: the same for every step of the class,
+ * so computed once per walk. */
+static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint64_t *drain)
+{
+    if (!(c->have >> cls & 1)) {
+        int64_t m, n, taps, kd, orows;
+        npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
+        c->E[cls] = npu_slice_compute_cost(c->k, c->x->S, c->p->split, m, n, taps, kd);
+        c->D[cls] = c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
+        c->have |= 1u << cls;
+    }
+    *drain = c->D[cls];
+    return c->E[cls];
 }
 
 /* The step walk: per step the loads of the input tiles whose index changed, the compute (and the
@@ -160,11 +193,13 @@ static void walk_steps(step_ctx_t *c)
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
     uint64_t T = 0, E_prev = 0, S_prev = 0, S_prev2 = 0;
     for (uint64_t i = 0;; i++) {
-        uint64_t L = 0, Lb = 0, E, S = 0, bus, dma;
-        int64_t m, n, taps, kd, orows, key;
+        uint64_t L = 0, Lb = 0, E, S = 0, bus, dma, drain;
+        int64_t key;
+        unsigned cls = 0;
         int done = 1;
         for (int d = 0; d < x->nd; d++) {
             tile_at(p, d, idx[d], o, s);
+            cls |= (unsigned)(idx[d] == p->ntiles[d] - 1) << d;
             if (x->red >> d & 1 && idx[d] != p->ntiles[d] - 1)
                 done = 0;
         }
@@ -179,14 +214,13 @@ static void walk_steps(step_ctx_t *c)
             }
             last[t] = key;
         }
-        npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
-        E = npu_slice_compute_cost(c->k, x->S, p->split, m, n, taps, kd);
+        E = step_compute(c, cls, s, &drain);
         if (done) {
             key = 0;
             for (int d = 0; d < x->nd; d++)
                 if (x->t[NPU_SLICE_OUT].dep >> d & 1)
                     key = key * p->ntiles[d] + idx[d];
-            E += c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
+            E += drain;
             S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &bus);
         }
         dma = L > Lb + S_prev2 ? L : Lb + S_prev2;
@@ -210,53 +244,85 @@ static void walk_steps(step_ctx_t *c)
     p->cycles = T;
 }
 
-static void memo_free(step_ctx_t *c)
+/* Fills g with tensor t's grid at p's tiles: every tile once (over the dims t depends on, the
+ * last dim fastest), each tile's cost and bus time kept when there are at most MEMO_MAX.
+ * 0, or -1 out of memory. */
+static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const npu_slice_plan_t *p, int t,
+                     grid_t *g)
 {
-    for (int t = 0; t < NPU_SLICE_TENSORS; t++)
-        free(c->m[t].cost);
-}
-
-/* Every tile of tensor t once (its grid over the dims it depends on, the last dim fastest): the
- * memo, and the plan's totals for the tensor: each tile is moved passes = loads / tiles times
- * (every pass of the loop nest over the tensor's dims visits each of its tiles once). */
-static int tensor_totals(step_ctx_t *c, int t)
-{
-    const npu_slice_nest_t *x = c->x;
-    npu_slice_plan_t *p = c->p;
-    npu_slice_tstat_t *st = &p->t[t];
-    int64_t n = 1, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0};
-    uint64_t passes;
+    int64_t n = 1, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, idx[NPU_SLICE_DIMS] = {0};
+    memset(g, 0, sizeof *g);
     for (int d = 0; d < x->nd; d++)
         if (x->t[t].dep >> d & 1)
             n *= p->ntiles[d];
-    if (n <= MEMO_MAX && !(c->m[t].cost = malloc(sizeof *c->m[t].cost * 2 * (size_t)n)))
+    if (n <= MEMO_MAX && !(g->tile = malloc(sizeof *g->tile * 2 * (size_t)n)))
         return -1;
-    c->m[t].n = n;
-    st->loads = t == NPU_SLICE_OUT ? (uint64_t)n : loads_of(x, p, t);
-    passes = st->loads / (uint64_t)n;
+    g->n = n;
+    for (int d = 0; d < x->nd; d++)
+        tile_at(p, d, 0, o, s);
     for (int64_t key = 0; key < n; key++) {
         npu_bursts_t b;
-        int64_t rest = key;
         uint64_t cost, bus;
-        for (int d = x->nd - 1; d >= 0; d--)
-            if (x->t[t].dep >> d & 1) {
-                tile_at(p, d, rest % p->ntiles[d], o, s);
-                rest /= p->ntiles[d];
-            }
-        cost = tile_xfer(c, t, o, s, &b, &bus);
-        if (c->m[t].cost) {
-            c->m[t].cost[2 * key] = cost;
-            c->m[t].cost[2 * key + 1] = bus;
+        cost = tile_xfer(x, k, t, o, s, &b, &bus);
+        if (g->tile) {
+            g->tile[2 * key] = cost;
+            g->tile[2 * key + 1] = bus;
         }
-        st->b.bursts += passes * b.bursts;
-        st->b.beats += passes * b.beats;
-        st->b.bytes += passes * b.bytes;
-        st->b.runs += passes * b.runs;
-        st->b.xfers += passes * b.xfers;
-        st->cost += passes * cost;
-        st->bus += passes * bus;
+        g->b.bursts += b.bursts;
+        g->b.beats += b.beats;
+        g->b.bytes += b.bytes;
+        g->b.runs += b.runs;
+        g->b.xfers += b.xfers;
+        g->cost += cost;
+        g->bus += bus;
+        for (int d = x->nd - 1; d >= 0; d--) /* the next tile: the last dim fastest */
+            if (x->t[t].dep >> d & 1) {
+                idx[d] = idx[d] + 1 < p->ntiles[d] ? idx[d] + 1 : 0;
+                tile_at(p, d, idx[d], o, s);
+                if (idx[d])
+                    break;
+            }
     }
+    g->done = 1;
     return 0;
+}
+
+/* Tensor t's grid for candidate p (tile options oi; NULL: none): the search's, filled on first
+ * use, or, when the search keeps no such grid or its budget is spent, *tmp filled (the caller
+ * frees its tiles). NULL out of memory. */
+static const grid_t *grid_of(search_t *s, const npu_slice_plan_t *p, const int *oi, int t, grid_t *tmp)
+{
+    const npu_slice_nest_t *x = s->x;
+    uint64_t key = 0, n = 1;
+    grid_t *g = tmp;
+    for (int d = 0; d < x->nd; d++)
+        if (x->t[t].dep >> d & 1) {
+            key = key * (uint64_t)s->nopt[d] + (uint64_t)(oi ? oi[d] : 0);
+            n *= (uint64_t)p->ntiles[d];
+        }
+    if (oi && s->grid[t] && (n > MEMO_MAX || s->cached + n <= CACHE_MAX)) {
+        g = &s->grid[t][key];
+        if (g->done)
+            return g;
+        s->cached += n > MEMO_MAX ? 0 : n;
+    }
+    return grid_fill(x, s->k, p, t, g) ? NULL : g;
+}
+
+/* The plan's totals for tensor t from its grid: each tile is moved passes = loads / tiles times
+ * (every pass of the loop nest over the tensor's dims visits each of its tiles once). */
+static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t, const grid_t *g)
+{
+    npu_slice_tstat_t *st = &p->t[t];
+    uint64_t passes = t == NPU_SLICE_OUT ? 1 : passes_of(x, p->loop, p->ntiles, t);
+    st->loads = passes * (uint64_t)g->n;
+    st->b.bursts = passes * g->b.bursts;
+    st->b.beats = passes * g->b.beats;
+    st->b.bytes = passes * g->b.bytes;
+    st->b.runs = passes * g->b.runs;
+    st->b.xfers = passes * g->b.xfers;
+    st->cost = passes * g->cost;
+    st->bus = passes * g->bus;
 }
 
 /* The candidate's dims, tiles and loop; 1 when it fits the SPM and the OBUF. */
@@ -277,32 +343,53 @@ static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int 
     return npu_slice_fit(x, p->tile, p->ntiles, p->spm_words, p->bufs, &p->obuf_rows);
 }
 
-/* Costs a fitting candidate: the totals per tensor and the compute sum, then, unless
- * max(compute, loads, loads' bus time + stores) (a lower bound of the overlapped cycles) exceeds
- * bound, the step walk.
+static int free_tiles(grid_t *tmp, int rc)
+{
+    for (int t = 0; t < NPU_SLICE_TENSORS; t++)
+        free(tmp[t].tile);
+    return rc;
+}
+
+/* Costs a fitting candidate (tile options oi, or NULL): the totals per tensor and the compute
+ * sum, then, unless max(compute, loads, loads' bus time + stores) (a lower bound of the
+ * overlapped cycles) exceeds bound, the step walk (the compute is not summed when the
+ * transfers alone exceed it).
  * 0 costed, 2 bounded out, -1 out of memory. */
-static int cost_steps(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slice_plan_t *p, uint64_t bound)
+static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t bound)
 {
     step_ctx_t c;
+    grid_t tmp[NPU_SLICE_TENSORS];
     int rc = 0;
-    memset(&c, 0, sizeof c);
-    c.x = x;
-    c.k = k;
+    c.x = s->x; /* no memset: the per-class arrays are read only where have says known */
+    c.k = s->k;
     c.p = p;
-    for (int t = 0; t < NPU_SLICE_TENSORS && rc == 0; t++)
-        rc = tensor_totals(&c, t);
+    c.have = 0;
+    for (int t = 0; t < NPU_SLICE_TENSORS; t++)
+        tmp[t].tile = NULL;
+    for (int t = 0; t < NPU_SLICE_TENSORS && rc == 0; t++) {
+        const grid_t *g = grid_of(s, p, oi, t, &tmp[t]);
+        if (!g) {
+            rc = -1;
+            break;
+        }
+        tensor_totals(s->x, p, t, g);
+        c.memo[t] = g->tile;
+    }
     if (rc == 0) {
-        p->compute = compute_sum(x, k, p);
         uint64_t ld = p->t[0].cost + p->t[1].cost, ldbus = p->t[0].bus + p->t[1].bus + p->t[2].cost;
+        uint64_t sum[NPU_SLICE_SPLITS];
         p->transfer = p->t[0].cost + p->t[1].cost + p->t[2].cost;
         ld = ld > ldbus ? ld : ldbus;
-        if ((p->compute > ld ? p->compute : ld) > bound)
+        if (ld > bound) /* out whatever its compute: not summed */
+            return free_tiles(tmp, 2);
+        compute_sums(s->x, s->k, p->tile, p->ntiles, p->split, p->split + 1, sum);
+        p->compute = sum[p->split];
+        if (p->compute > bound)
             rc = 2;
         else
             walk_steps(&c);
     }
-    memo_free(&c);
-    return rc;
+    return free_tiles(tmp, rc);
 }
 
 static uint64_t plan_bytes(const npu_slice_plan_t *p)
@@ -320,21 +407,6 @@ static int better(const npu_slice_plan_t *a, const npu_slice_plan_t *b)
     return a->index < b->index;
 }
 
-/* Tile options per dim (largest first); returns the candidate count (0 on failure). */
-static uint64_t options(const npu_slice_nest_t *x, int64_t **opt, int *nopt)
-{
-    uint64_t n = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS;
-    for (int d = 0; d < x->nd; d++) {
-        nopt[d] = npu_slice_tile_opts(x->ext[d], x->unit[d], NULL, 0);
-        opt[d] = malloc(sizeof **opt * (size_t)nopt[d]);
-        if (!opt[d])
-            return 0;
-        npu_slice_tile_opts(x->ext[d], x->unit[d], opt[d], nopt[d]);
-        n *= (uint64_t)nopt[d];
-    }
-    return n;
-}
-
 /* Keeps the best and the runner-up of the costed candidates. */
 static void keep(npu_slice_result_t *r, const npu_slice_plan_t *c)
 {
@@ -348,70 +420,207 @@ static void keep(npu_slice_result_t *r, const npu_slice_plan_t *c)
     r->evaluated++;
 }
 
+/* Per tensor axis and tile option of its dim: the sum of the tiles' ranges along the axis.
+ * 0, or -1 out of memory. */
+static int axis_sums(search_t *s)
+{
+    const npu_slice_nest_t *x = s->x;
+    for (int t = 0; t < NPU_SLICE_TENSORS; t++)
+        for (int a = 0; a < x->t[t].naxes; a++) {
+            const npu_slice_axis_t *ax = &x->t[t].ax[a];
+            int d = ax->dim;
+            if (!(s->axsum[t][a] = calloc((size_t)s->nopt[d], sizeof *s->axsum[t][a])))
+                return -1;
+            for (int j = 0; j < s->nopt[d]; j++) {
+                int64_t o[NPU_SLICE_DIMS] = {0}, sz[NPU_SLICE_DIMS] = {0}, lo, len, tile = s->opt[d][j];
+                for (o[d] = 0; o[d] < x->ext[d]; o[d] += tile) {
+                    sz[d] = tile < x->ext[d] - o[d] ? tile : x->ext[d] - o[d];
+                    npu_slice_axis_range(x, ax, o, sz, &lo, &len);
+                    s->axsum[t][a][j] += (uint64_t)len;
+                }
+            }
+        }
+    return 0;
+}
+
+static void search_free(search_t *s)
+{
+    uint64_t n;
+    for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
+        n = 1;
+        for (int d = 0; d < s->x->nd && s->grid[t]; d++)
+            n *= s->x->t[t].dep >> d & 1 ? (uint64_t)s->nopt[d] : 1u;
+        for (uint64_t g = 0; s->grid[t] && g < n; g++)
+            free(s->grid[t][g].tile);
+        free(s->grid[t]);
+        for (int a = 0; a < 4; a++)
+            free(s->axsum[t][a]);
+    }
+    for (int d = 0; d < NPU_SLICE_DIMS; d++) {
+        free(s->opt[d]);
+        free(s->ntl[d]);
+    }
+}
+
+/* The tile options per dim (largest first), the grid tables (none for a tensor with more than
+ * GRIDS_MAX grids: its candidates cost their own) and the axis sums. 0; 1 when the candidates
+ * exceed NPU_SLICE_MAX_CANDS; -1 out of memory. search_free in every case. */
+static int search_init(search_t *s, const npu_slice_nest_t *x, const npu_slice_cost_t *k)
+{
+    memset(s, 0, sizeof *s);
+    s->x = x;
+    s->k = k;
+    s->combos = 1;
+    for (int d = 0; d < x->nd; d++) {
+        s->nopt[d] = npu_slice_tile_opts(x->ext[d], x->unit[d], NULL, 0);
+        s->opt[d] = malloc(sizeof *s->opt[d] * (size_t)s->nopt[d]);
+        s->ntl[d] = malloc(sizeof *s->ntl[d] * (size_t)s->nopt[d]);
+        if (!s->opt[d] || !s->ntl[d])
+            return -1;
+        npu_slice_tile_opts(x->ext[d], x->unit[d], s->opt[d], s->nopt[d]);
+        for (int j = 0; j < s->nopt[d]; j++)
+            s->ntl[d][j] = cdiv(x->ext[d], s->opt[d][j]);
+        s->combos *= (uint64_t)s->nopt[d];
+        if (s->combos > NPU_SLICE_MAX_CANDS / (NPU_SLICE_SPLITS * NPU_SLICE_ORDERS))
+            return 1;
+    }
+    for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
+        uint64_t n = 1;
+        for (int d = 0; d < x->nd; d++)
+            n *= x->t[t].dep >> d & 1 ? (uint64_t)s->nopt[d] : 1u;
+        s->grid[t] = n <= GRIDS_MAX ? calloc((size_t)n, sizeof *s->grid[t]) : NULL;
+    }
+    return axis_sums(s);
+}
+
 /* A fitting candidate: its enumeration index and a lower bound of its cycles. */
 typedef struct cand { uint64_t i, lb; } cand_t;
 
-static int by_bound(const void *a, const void *b)
+static int cand_less(const cand_t *a, const cand_t *b)
 {
-    const cand_t *x = a, *y = b;
-    if (x->lb != y->lb)
-        return x->lb < y->lb ? -1 : 1;
-    return x->i < y->i ? -1 : x->i > y->i;
+    return a->lb != b->lb ? a->lb < b->lb : a->i < b->i;
 }
 
-/* Candidate i in enumeration order: split, order, then the dims' tiles (dim 0 slowest). */
-static void candidate(const npu_slice_nest_t *x, int64_t *const *opt, const int *nopt, uint64_t i,
-                      int64_t *tile, int *split, int *order)
+/* The min-heap h of n candidates by (bound, index) below position i. */
+static void sift_down(cand_t *h, uint64_t n, uint64_t i)
 {
-    for (int d = x->nd - 1; d >= 0; d--) {
-        tile[d] = opt[d][i % (uint64_t)nopt[d]];
-        i /= (uint64_t)nopt[d];
+    for (;;) {
+        uint64_t m = i, l = 2 * i + 1;
+        if (l < n && cand_less(&h[l], &h[m]))
+            m = l;
+        if (l + 1 < n && cand_less(&h[l + 1], &h[m]))
+            m = l + 1;
+        if (m == i)
+            return;
+        cand_t c = h[i];
+        h[i] = h[m];
+        h[m] = c;
+        i = m;
     }
-    *order = (int)(i % NPU_SLICE_ORDERS);
-    *split = (int)(i / NPU_SLICE_ORDERS);
 }
 
-/* Every candidate is visited and checked against the SPM and the OBUF; the fitting ones are
- * costed in the order of a lower bound (max of the compute sum and the bus time of the bytes
- * moved), until the bound exceeds the runner-up's cycles: the rest can be neither best nor
- * runner-up, so the choice is that of costing every candidate. */
-static int search(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slice_result_t *r)
+/* Tile combination `combo` (dim 0 slowest): each dim's option index, tile and tile count. */
+static void combo_tiles(const search_t *s, uint64_t combo, int *oi, int64_t *tile, int64_t *ntiles)
 {
-    int64_t *opt[NPU_SLICE_DIMS] = {0}, tile[NPU_SLICE_DIMS];
-    int nopt[NPU_SLICE_DIMS], split, order, rc = 0;
-    uint64_t total = options(x, opt, nopt), nc = 0;
-    cand_t *cs = total && total <= NPU_SLICE_MAX_CANDS ? malloc(sizeof *cs * total) : NULL;
-    npu_slice_plan_t c;
-    memset(r, 0, sizeof *r);
-    for (uint64_t i = 0; cs && i < total; i++) {
-        r->visited++;
-        candidate(x, opt, nopt, i, tile, &split, &order);
-        if (setup(x, tile, split, order, &c)) {
-            uint64_t lt = lower_bound(x, k, &c), lc = compute_sum(x, k, &c);
-            cs[nc].i = i;
-            cs[nc++].lb = lt > lc ? lt : lc;
+    uint32_t c = (uint32_t)combo; /* < NPU_SLICE_MAX_CANDS (search_init) */
+    for (int d = s->x->nd - 1; d >= 0; d--) {
+        oi[d] = (int)(c % (uint32_t)s->nopt[d]);
+        c /= (uint32_t)s->nopt[d];
+        tile[d] = s->opt[d][oi[d]];
+        ntiles[d] = s->ntl[d][oi[d]];
+    }
+}
+
+/* Tile combination `combo`'s candidates (index i = (split x ORDERS + order) x combos + combo),
+ * with each dim's option index oi, tile and tile count: none when the tiles (they alone decide)
+ * do not fit the SPM and the OBUF, else each with a lower bound of its cycles, max(its compute
+ * sum (by split), the bus time of the bytes it moves (by loop order)), appended to cs. */
+static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const int64_t *tile,
+                        const int64_t *ntiles, cand_t *cs, uint64_t *nc)
+{
+    const npu_slice_nest_t *x = s->x;
+    int bufs[NPU_SLICE_TENSORS];
+    unsigned words[NPU_SLICE_TENSORS], orows;
+    uint64_t lt[NPU_SLICE_ORDERS], lc[NPU_SLICE_SPLITS];
+    if (!npu_slice_fit(x, tile, ntiles, words, bufs, &orows))
+        return;
+    for (int o = 0; o < NPU_SLICE_ORDERS; o++)
+        lt[o] = lower_bound(s, x->order[o], ntiles, oi);
+    compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
+    for (int sp = 0; sp < NPU_SLICE_SPLITS; sp++)
+        for (int o = 0; o < NPU_SLICE_ORDERS; o++) {
+            cs[*nc].i = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * s->combos + combo;
+            cs[(*nc)++].lb = lt[o] > lc[sp] ? lt[o] : lc[sp];
+        }
+}
+
+/* Every candidate is visited: the tile combinations in order (dim 0 slowest), each with its
+ * splits and orders (bound_combo); the fitting ones' count in *nc. */
+static void bound_all(const search_t *s, cand_t *cs, uint64_t *nc, npu_slice_result_t *r)
+{
+    const npu_slice_nest_t *x = s->x;
+    int64_t tile[NPU_SLICE_DIMS], ntiles[NPU_SLICE_DIMS];
+    int oi[NPU_SLICE_DIMS];
+    combo_tiles(s, 0, oi, tile, ntiles);
+    for (uint64_t combo = 0; combo < s->combos; combo++) {
+        r->visited += NPU_SLICE_SPLITS * NPU_SLICE_ORDERS;
+        bound_combo(s, combo, oi, tile, ntiles, cs, nc);
+        for (int d = x->nd - 1; d >= 0; d--) { /* the next combination: the last dim fastest */
+            oi[d] = oi[d] + 1 < s->nopt[d] ? oi[d] + 1 : 0;
+            tile[d] = s->opt[d][oi[d]];
+            ntiles[d] = s->ntl[d][oi[d]];
+            if (oi[d])
+                break;
         }
     }
-    r->fitting = nc;
-    if (cs)
-        qsort(cs, (size_t)nc, sizeof *cs, by_bound);
-    for (uint64_t j = 0; cs && j < nc && rc == 0; j++) {
-        if (r->evaluated >= 2 && cs[j].lb > r->second.cycles)
+}
+
+/* The fitting candidates are costed in the order of their bound (then index), until the bound
+ * exceeds the runner-up's cycles: the rest can be neither best nor runner-up, so the choice is
+ * that of costing every candidate. A heap yields that order without sorting the tail. */
+static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t *r)
+{
+    int rc = 0;
+    for (uint64_t i = n / 2; i-- > 0;)
+        sift_down(h, n, i);
+    while (n > 0 && rc == 0) {
+        cand_t c = h[0];
+        npu_slice_plan_t p;
+        int64_t tile[NPU_SLICE_DIMS], ntiles[NPU_SLICE_DIMS];
+        int oi[NPU_SLICE_DIMS], ix = (int)(c.i / s->combos);
+        if (r->evaluated >= 2 && c.lb > r->second.cycles)
             break;
-        candidate(x, opt, nopt, cs[j].i, tile, &split, &order);
-        setup(x, tile, split, order, &c);
-        c.index = cs[j].i;
-        rc = cost_steps(x, k, &c, r->evaluated >= 2 ? r->second.cycles : UINT64_MAX);
+        h[0] = h[--n];
+        sift_down(h, n, 0);
+        combo_tiles(s, c.i % s->combos, oi, tile, ntiles);
+        setup(s->x, tile, ix / NPU_SLICE_ORDERS, ix % NPU_SLICE_ORDERS, &p);
+        p.index = c.i;
+        rc = cost_steps(s, &p, oi, r->evaluated >= 2 ? r->second.cycles : UINT64_MAX);
         if (rc == 0)
-            keep(r, &c);
+            keep(r, &p);
         rc = rc == 2 ? 0 : rc;
     }
-    for (int d = 0; d < x->nd; d++)
-        free(opt[d]);
-    if (!cs)
-        return -1;
-    free(cs);
     return rc;
+}
+
+/* Bounds every candidate, then costs the fitting ones in bound order (cost_in_order). */
+static int search(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slice_result_t *r)
+{
+    search_t s;
+    cand_t *cs = NULL;
+    uint64_t nc = 0;
+    int rc = search_init(&s, x, k);
+    memset(r, 0, sizeof *r);
+    if (rc == 0 && !(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS)))
+        rc = -1;
+    if (rc == 0) {
+        bound_all(&s, cs, &nc, r);
+        r->fitting = nc;
+        rc = cost_in_order(&s, cs, nc, r);
+    }
+    free(cs);
+    search_free(&s);
+    return rc ? -1 : 0;
 }
 
 static int finish(int rc, const npu_slice_result_t *r, char *msg, size_t n)
@@ -476,5 +685,9 @@ int npu_slice_eval(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int kind, co
             return -1;
     if (!setup(&x, tile, split, order, p))
         return 1;
-    return cost_steps(&x, k, p, UINT64_MAX);
+    search_t s;
+    memset(&s, 0, sizeof s);
+    s.x = &x;
+    s.k = k;
+    return cost_steps(&s, p, NULL, UINT64_MAX);
 }

@@ -6,6 +6,7 @@
 
 #include "hw/isa.h"
 #include "prog/prog_builder.h"
+#include "prog/prog_expect.h"
 
 /* chunks for overlap; VEC's rows field has 12 bits */
 enum { NPU_VK_PIPE = 4, NPU_VK_MIN_ROWS = 4, NPU_VK_MAX_ROWS = 4095 };
@@ -161,19 +162,24 @@ static unsigned stride(const npu_vkern_t *k, const vk_layout_t *L, int t)
     return k->t[t].one_row ? 0u : L->words[t];
 }
 
+/* Op j of chunk i (n rows) as a VSET/VEC pair's fields. */
+static npu_vec_op_t vec_op(const npu_vkern_t *k, const vk_layout_t *L, int i, int n, int j)
+{
+    const npu_vk_op_t *o = &k->op[j];
+    int bi = reads_b(o->vop) ? o->b : o->a;
+    int single = k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
+    npu_vec_op_t v = {o->vop, o->wide, single ? 1u : (unsigned)n, (unsigned)k->len, o->shift,
+                      o->alpha, o->beta, L->at[i % 2][o->a], stride(k, L, o->a),
+                      L->at[i % 2][bi], stride(k, L, bi), L->at[i % 2][o->d], stride(k, L, o->d)};
+    return v;
+}
+
 /* Chunk i's VSET/VEC pairs; returns the index of the last VEC. */
-static size_t ops(npu_pb_t *b, const npu_cfg_t *cfg, const npu_vkern_t *k, const vk_layout_t *L,
-                  int i, int n, npu_prog_t *ex)
+static size_t ops(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L, int i, int n, npu_prog_t *ex)
 {
     size_t last = 0;
-    (void)cfg;
     for (int j = 0; j < k->nop; j++) {
-        const npu_vk_op_t *o = &k->op[j];
-        int bi = reads_b(o->vop) ? o->b : o->a;
-        int single = k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
-        npu_vec_op_t v = {o->vop, o->wide, single ? 1u : (unsigned)n, (unsigned)k->len, o->shift,
-                          o->alpha, o->beta, L->at[i % 2][o->a], stride(k, L, o->a),
-                          L->at[i % 2][bi], stride(k, L, bi), L->at[i % 2][o->d], stride(k, L, o->d)};
+        npu_vec_op_t v = vec_op(k, L, i, n, j);
         last = npu_pb_vec(b, ex, &v, 0, 0);
     }
     return last;
@@ -182,7 +188,7 @@ static size_t ops(npu_pb_t *b, const npu_cfg_t *cfg, const npu_vkern_t *k, const
 /* Step i (rows [r0, r0 + n)): its loads, ops, stores and waits. The loads of chunk i + 1 may
  * run while chunk i computes: they wait (E2L) for chunk i's first EXEC instruction, which
  * itself waits (S2E) for chunk i - 1's stores, the last readers of the buffer half i + 1 reuses. */
-static void chunk_step(npu_pb_t *b, const npu_cfg_t *cfg, const npu_vkern_t *k, const vk_layout_t *L,
+static void chunk_step(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L,
                        int i, int chunks, npu_pb_step_t *s)
 {
     int r0 = i * L->R, n = k->rows - r0 < L->R ? k->rows - r0 : L->R;
@@ -191,7 +197,7 @@ static void chunk_step(npu_pb_t *b, const npu_cfg_t *cfg, const npu_vkern_t *k, 
         transfers(b, k, L, i, r0, n, 1, 0, &s->ld[0]);
     transfers(b, k, L, i, r0, n, 0, 0, &s->ld[0]);
     npu_pb_or_sync(b, &s->ld[0], NPU_OP_SYNC_L);
-    s->push_e2s = ops(b, cfg, k, L, i, n, &s->ex);
+    s->push_e2s = ops(b, k, L, i, n, &s->ex);
     s->push_e2l = 0;
     transfers(b, k, L, i, r0, n, 0, 1, &s->st);
     if (i == chunks - 1)
@@ -213,11 +219,11 @@ static int one_chunk_needed(const npu_vkern_t *k)
     return 0;
 }
 
-int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, char *why, size_t n)
+/* The emitted rows per chunk and the layout: 0, or -1 with the reason (npu_vk_check, the SPM, a
+ * SUM that needs more than one chunk). */
+static int plan_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, vk_layout_t *L, char *why, size_t n)
 {
-    vk_layout_t L;
-    npu_pb_t b;
-    int R, chunks;
+    int R;
     if (npu_vk_check(k, why, n))
         return -1;
     if ((R = npu_vk_chunk_rows(cfg, k)) < 1) {
@@ -235,12 +241,48 @@ int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, cha
         want = want > NPU_VK_MIN_ROWS ? want : NPU_VK_MIN_ROWS;
         R = R < want ? R : want;
     }
-    chunks = (k->rows + R - 1) / R;
-    layout(cfg, k, R, &L);
+    layout(cfg, k, R, L);
+    return 0;
+}
+
+int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, char *why, size_t n)
+{
+    vk_layout_t L;
+    *busy = 0;
+    if (plan_chunks(cfg, k, &L, why, n))
+        return -1;
+    for (int i = 0, r0 = 0; r0 < k->rows; i++, r0 += L.R)
+        for (int j = 0; j < k->nop; j++) {
+            npu_vec_op_t v = vec_op(k, &L, i, k->rows - r0 < L.R ? k->rows - r0 : L.R, j);
+            npu_fields_t f;
+            memset(&f, 0, sizeof f);
+            f.op = NPU_OP_VEC;
+            f.vop = v.vop;
+            f.wide = v.wide;
+            f.rows = v.rows;
+            f.a_addr = v.a_addr;
+            f.a_stride = v.a_stride;
+            f.b_addr = v.b_addr;
+            f.b_stride = v.b_stride;
+            f.d_addr = v.d_addr;
+            f.d_stride = v.d_stride;
+            *busy += npu_vec_busy(&f, v.len, (unsigned)cfg->s);
+        }
+    return 0;
+}
+
+int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, char *why, size_t n)
+{
+    vk_layout_t L;
+    npu_pb_t b;
+    int chunks;
+    if (plan_chunks(cfg, k, &L, why, n))
+        return -1;
+    chunks = (k->rows + L.R - 1) / L.R;
     npu_pb_init(&b, cfg);
     npu_pb_step_t *s = npu_pb_steps(&b, chunks);
     for (int i = 0; s && i < chunks && !b.err; i++)
-        chunk_step(&b, cfg, k, &L, i, chunks, &s[i]);
+        chunk_step(&b, k, &L, i, chunks, &s[i]);
     if (s) {
         npu_pb_stitch(&b, s, chunks);
         npu_pb_order(&b, s, chunks, 1, 0, out);

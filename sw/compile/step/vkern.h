@@ -77,4 +77,9 @@ int npu_vk_chunk_rows(const npu_cfg_t *cfg, const npu_vkern_t *k);
  * needs more than one chunk, a field that does not fit). */
 int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, char *why, size_t n);
 
+/* The vector unit's busy cycles of the program npu_vk_emit emits (its chunks and SPM layout, each
+ * VEC by npu_vec_busy, prog_expect.h) without building it: the analytical estimator's vector
+ * timing (model/estimate.c). 0, or -1 with npu_vk_emit's reason before emitting. */
+int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, char *why, size_t n);
+
 #endif
