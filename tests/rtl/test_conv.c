@@ -168,6 +168,26 @@ Test(conv, parts, .timeout = 900)
     }
 }
 
+/* Rows longer than an OBUF half with padding: column ranges whose edge ranges pad on their own
+ * side only. fwd p1 (the plane's columns), dX of YOLO-tiny's first layer's shape (3x3 p0: the
+ * ranges read each other's dY halo columns) under both dataflows, and a strided padded dX (s2 p1:
+ * each range's column phases from its own padding). */
+Test(conv, column_ranges, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s, W = cfg.obuf_rows + 24;
+    npu_conv_t fwd = conv_layer_of(1, 3, 3, W, 2 * S + 1, 3, 3, 1, 1, 1);
+    npu_conv_t yolo = conv_layer_of(1, 3, 4, W, 4, 3, 3, 1, 0, 1);
+    npu_conv_t s2 = conv_layer_of(1, 5, 4, 2 * W + 1, 3, 3, 3, 2, 1, 1);
+    const npu_conv_t *c[4] = {&fwd, &yolo, &yolo, &s2};
+    int k[4] = {NPU_CONV_FWD, NPU_CONV_DX, NPU_CONV_DX, NPU_CONV_DX}, df[4] = {0, 1, 0, 1};
+    for (int i = 0; i < 4; i++) {
+        npu_conv_report_t r;
+        conv_rtl(&cfg, c[i], k[i], df[i], NULL, rtl_seed(1560 + (uint64_t)i), 10, &r);
+        cr_assert_gt(r.parts, 1, "case %d planned whole: the test lost its purpose", i);
+    }
+}
+
 /* (c) DRAM bytes of a 3x3 conv: the plan's always (checked by every run above); each tensor
  * exactly once when the layer fits one band, and the halo re-loads when it is cut into bands. */
 Test(conv, dram_bytes_3x3, .timeout = 900)

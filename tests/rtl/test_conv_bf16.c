@@ -186,6 +186,29 @@ Test(conv_bf16, random_d_split, .timeout = 900)
     cr_assert_gt(v, 50 / 4);
 }
 
+/* Rows longer than an OBUF half with padding, in column ranges (conv_split.h): fwd p1, dX
+ * ecoflow s2 p1 and zeropad p0 (the edge ranges pad on their own side only), against the golden
+ * summed in the order of the parts (npu_conv_waves over the column ranges). */
+Test(conv_bf16, column_ranges, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    if (!npu_cfg_bf16(&cfg))
+        return;
+    int W = cfg.obuf_rows + 24, k[3] = {NPU_CONV_FWD, NPU_CONV_DX, NPU_CONV_DX}, df[3] = {0, 1, 0};
+    npu_conv_t c[3] = {conv_layer_of(1, 2 * cfg.s + 3, 3, W, 5, 3, 3, 1, 1, 1),
+                       conv_layer_of(1, 3, 4, 2 * W + 1, 2 * cfg.s + 3, 3, 3, 2, 1, 1),
+                       conv_layer_of(1, 3, 4, W, 2 * cfg.s + 3, 3, 3, 1, 0, 1)};
+    for (int i = 0; i < 3; i++) {
+        npu_conv_split_t sp;
+        char msg[256];
+        uint64_t sd = rtl_seed(7950 + (uint64_t)i);
+        cr_assert_eq(npu_conv_split(&cfg, &c[i], k[i], df[i], NULL, &sp, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_gt(sp.nw, 1, "case %d: no column ranges", i);
+        conv_check(&cfg, &c[i], k[i], df[i], NULL, sd, 10, NULL, sd);
+        npu_conv_split_free(&sp);
+    }
+}
+
 /* ---- special values --------------------------------------------------------------------------- */
 
 /* The bf16_specials.h cases, case i in output (i, i) of one 1x1 layer per kernel, a single wave of

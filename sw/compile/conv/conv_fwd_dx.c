@@ -113,21 +113,21 @@ void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
     unsigned in = npu_cx_in(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
     unsigned fw = (unsigned)p->fw, W = (unsigned)c->W, ZW = (unsigned)p->ZW;
     unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
-    int s = c->stride, v0 = c->pad - (c->KW - 1) * c->dil;
-    int ow0 = imax(0, npu_ceildiv(v0, s)), ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, s) + 1);
+    int s = c->stride, v0 = p->PL - (c->KW - 1) * c->dil, ow0, ow1;
     npu_insn_t ins;
+    npu_conv_zp_cols(p, &ow0, &ow1);
     /* Z plane: zero everything, then each dY row to its dilated positions */
     if (un->grp == 0)
         npu_cx_fill(x, &up->L, 1, in, 0, (unsigned)(un->i1 - un->i0) * ZW * fw);
     for (int oh = imax(0, npu_ceildiv(un->i0, s)); un->grp == 0 && ow1 > ow0 && oh < p->OH && oh * s < un->i1; oh++) {
         unsigned spm = in + ((unsigned)(oh * s - un->i0) * ZW + (unsigned)(ow0 * s - v0)) * fw;
-        uint64_t dram = x->a->dy + (((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)oh) * (uint64_t)p->OW +
+        uint64_t dram = x->a->dy + (((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)oh) * (uint64_t)p->dwy +
                                     (uint64_t)ow0) * p->dpdy * x->B;
         if (s == 1) { /* contiguous: the run of rows in one LOAD */
             int oe = oh + 1;
             while (oe < p->OH && oe < un->i1)
                 oe++;
-            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->OW * p->dpdy, p->dpdy,
+            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->dwy * p->dpdy, p->dpdy,
                              spm, ZW * fw, (unsigned)(ow1 - ow0), fw);
             oh = oe - 1;
         } else {
@@ -163,8 +163,8 @@ static void dx_phase(const npu_conv_plan_t *p, int kw, int *b, int *off, int *x_
 {
     const npu_conv_t *c = &p->c;
     int s = c->stride;
-    *b = ((kw * c->dil - c->pad) % s + s) % s;
-    *off = (*b + c->pad - kw * c->dil) / s; /* exact: b = kw*d - p (mod s) */
+    *b = ((kw * c->dil - p->PL) % s + s) % s;
+    *off = (*b + p->PL - kw * c->dil) / s; /* exact: b = kw*d - PL (mod s) */
     *x_lo = imax(0, -*off);
     *x_hi = imin(npu_conv_phase_nx(p, *b), p->OW - *off);
 }
@@ -191,7 +191,7 @@ static void dx_row(npu_cx_t *x, npu_prog_t *l, int store, const npu_conv_unit_t 
 {
     const npu_conv_plan_t *p = x->p;
     uint64_t row = (uint64_t)un->b * (uint64_t)p->c.H + (uint64_t)un->r0 + r;
-    npu_cx_move_px(x, l, store, NPU_TAG_DX, tile + r * Wp * p->pout, x->a->out + row * (uint64_t)p->c.W * p->dpout * x->B,
+    npu_cx_move_px(x, l, store, NPU_TAG_DX, tile + r * Wp * p->pout, x->a->out + row * (uint64_t)p->dwo * p->dpout * x->B,
                    (uint64_t)p->c.W, p->pout, p->dpout);
 }
 
@@ -207,8 +207,8 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
     unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
     if (un->grp == 0 && un->i1 > un->i0)
         npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
-                         x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * OW * p->dpdy * x->B,
-                         OW * p->dpdy, p->dpdy, in, OW * fw, OW, fw);
+                         x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * (uint64_t)p->dwy * p->dpdy * x->B,
+                         (unsigned)p->dwy * p->dpdy, p->dpdy, in, OW * fw, OW, fw);
     memset(x->cov + hb, 0, (size_t)G * blk);
     for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, dx_eco_skip);) {
         int kh = it.t / c->KW, b, off, x_lo, x_hi;

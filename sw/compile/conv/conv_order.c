@@ -26,24 +26,24 @@ static void fwd_waves(const npu_conv_plan_t *p, int c0, int fl, npu_conv_wave_t 
                     0, 0);
 }
 
-/* ecoflow dX: does tap (kh, kw) reach dX pixel (ih, iw) from a real dY element? The phase
- * decomposition's condition (dx_phase, dx_eco_skip): iw in the tap's column phase with its dY
- * column in [0, OW), ih's dY row a multiple of s inside [0, OH). */
+/* ecoflow dX: does tap (kh, kw) reach dX pixel (ih, iw) (iw: the part's column) from a real dY
+ * element? The phase decomposition's condition (dx_phase, dx_eco_skip): iw in the tap's column
+ * phase with its dY column in [0, OW), ih's dY row a multiple of s inside [0, OH). */
 static int dx_reaches(const npu_conv_plan_t *p, int ih, int iw, int kh, int kw)
 {
     const npu_conv_t *c = &p->c;
-    int s = c->stride, nh = ih + c->pad - kh * c->dil, nw = iw + c->pad - kw * c->dil;
+    int s = c->stride, nh = ih + c->pad - kh * c->dil, nw = iw + p->PL - kw * c->dil;
     return nh >= 0 && nh % s == 0 && nh / s < p->OH && nw >= 0 && nw % s == 0 && nw / s < p->OW;
 }
 
 /* npu_cx_unit_dx_*: dx_next's tiles (tap, f-block, c-block), the output's c-block only. */
-static void dx_waves(const npu_conv_plan_t *p, int f0, const int o[4], int cl, npu_conv_wave_t *w, size_t *n,
-                     size_t max)
+static void dx_waves(const npu_conv_plan_t *p, int f0, int col, const int o[4], int cl, npu_conv_wave_t *w,
+                     size_t *n, size_t max)
 {
     const npu_conv_t *c = &p->c;
     for (int t = 0; t < p->T; t++) {
         int kh = t / c->KW, kw = t % c->KW;
-        if (p->dataflow == NPU_CONV_ECOFLOW && !dx_reaches(p, o[1], o[2], kh, kw))
+        if (p->dataflow == NPU_CONV_ECOFLOW && !dx_reaches(p, o[1], o[2] - col, kh, kw))
             continue;
         for (int fb = 0; fb < p->fw; fb++)
             if (!c->depthwise || fb == cl / p->L)
@@ -82,8 +82,8 @@ size_t npu_conv_waves(const npu_conv_split_t *s, const int o[4], npu_conv_wave_t
         npu_conv_split_origin(s, i, &f0, &c0);
         if (kernel == NPU_CONV_FWD && o[3] >= f0 && o[3] < f0 + p->c.F && o[2] >= col && o[2] < col + p->OW)
             fwd_waves(p, c0, o[3] - f0, w, &n, max);
-        else if (kernel == NPU_CONV_DX && o[3] >= c0 && o[3] < c0 + p->c.C)
-            dx_waves(p, f0, o, o[3] - c0, w, &n, max);
+        else if (kernel == NPU_CONV_DX && o[3] >= c0 && o[3] < c0 + p->c.C && o[2] >= col && o[2] < col + p->c.W)
+            dx_waves(p, f0, col, o, o[3] - c0, w, &n, max);
         else if (kernel == NPU_CONV_DW && o[2] >= f0 && o[2] < f0 + p->c.F && o[3] >= c0 && o[3] < c0 + p->c.C)
             dw_waves(p, o[0], o[1], w, &n, max);
         if (n > first && first < max) /* the part's OBUF sum: written, or added to the partial sums */

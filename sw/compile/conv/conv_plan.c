@@ -271,12 +271,11 @@ static int dw_pass_reads_kh(const npu_conv_plan_t *p, int pass, int kh)
     return dw_regions(p, dw_has_kh, &h);
 }
 
-/* dX zeropad: the dY columns that land inside the Z plane (s*ow in [p-(KW-1)d, W+p)). */
-static void zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1)
+void npu_conv_zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1)
 {
     const npu_conv_t *c = &p->c;
-    *ow0 = imax(0, npu_ceildiv(c->pad - (c->KW - 1) * c->dil, c->stride));
-    *ow1 = imin(p->OW, npu_floordiv(c->W + c->pad - 1, c->stride) + 1);
+    *ow0 = imax(0, npu_ceildiv(p->PL - (c->KW - 1) * c->dil, c->stride));
+    *ow1 = imin(p->OW, npu_floordiv(c->W + p->PL - 1, c->stride) + 1);
 }
 
 /* Words of the unit's input buffer. */
@@ -312,7 +311,7 @@ static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint
         *rd_dy = (uint64_t)(un->i1 - un->i0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
     if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ZEROPAD) {
         int ow0, ow1;
-        zp_cols(p, &ow0, &ow1);
+        npu_conv_zp_cols(p, &ow0, &ow1);
         for (int oh = 0; oh < p->OH; oh++)
             if (oh * c->stride >= un->i0 && oh * c->stride < un->i1 && ow1 > ow0)
                 *rd_dy += (uint64_t)(ow1 - ow0) * (uint64_t)p->fw * B;
@@ -406,10 +405,11 @@ static int fail(char *msg, size_t n, const char *why)
     return -1;
 }
 
-/* The geometry of kernel x dataflow of layer c: sizes, words per pixel, output pitch, the
- * coordinates of the dY the kernel reads (v*), padding, the rows to band. Returns the OBUF rows
- * of one output row (0 for dW). */
-static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_plan_t *p)
+/* The geometry of kernel x dataflow of layer c (a column range when cols): sizes, words per
+ * pixel, output pitch, the coordinates of the dY the kernel reads (v*), padding, the rows to band.
+ * Returns the OBUF rows of one output row (0 for dW). */
+static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                         const npu_conv_cols_t *cols, npu_conv_plan_t *p)
 {
     int row_len = 0;
     p->c = *c;
@@ -419,7 +419,8 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     p->L = npu_cfg_f(cfg);
     p->B = (unsigned)npu_cfg_beat(cfg);
     p->OH = npu_conv_oh(c);
-    p->OW = npu_conv_ow(c);
+    p->OW = cols ? cols->ow : npu_conv_ow(c);
+    p->PL = cols ? cols->pad : c->pad;
     p->T = c->KH * c->KW;
     p->cw = (c->C + p->L - 1) / p->L;
     p->fw = (c->F + p->L - 1) / p->L;
@@ -462,6 +463,10 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     }
     p->PH = c->H + 2 * p->P;
     p->PW = c->W + 2 * p->P;
+    if (kernel == NPU_CONV_DW)
+        p->PL = p->P;
+    else if (kernel == NPU_CONV_FWD && cols) /* the plane columns the waves read */
+        p->PW = (p->OW - 1) * c->stride + (c->KW - 1) * c->dil + 1;
     p->dpx = p->px;
     p->dpdy = p->pdy;
     p->dpout = p->pout;
@@ -469,6 +474,7 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     p->dtap_rows = c->depthwise && kernel != NPU_CONV_DW ? (unsigned)(p->cw * p->L) : (unsigned)c->F;
     p->dwx = c->W;
     p->dwo = kernel == NPU_CONV_FWD ? p->OW : c->W;
+    p->dwy = p->OW;
     if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
         p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
     return row_len;
@@ -630,15 +636,35 @@ int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int
     if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
         dataflow > NPU_CONV_ECOFLOW)
         return fail(msg, n, "unknown kernel or dataflow");
-    plan_geometry(cfg, c, kernel, dataflow, p);
+    plan_geometry(cfg, c, kernel, dataflow, NULL, p);
     plan_comp_bytes(p);
     if (n)
         msg[0] = '\0';
     return 0;
 }
 
+/* The layer check; a column range (cols) is checked as a layer wide enough for its kernel (its
+ * padding is per side), with at least one output column and a nonnegative padding. */
+static int check_cols(const npu_conv_t *c, int kernel, const npu_conv_cols_t *cols, char *msg, size_t n)
+{
+    npu_conv_t w = *c;
+    if (!cols)
+        return npu_conv_check(c, msg, n);
+    if (kernel == NPU_CONV_DW || c->W < 1 || cols->ow < 1 || cols->pad < 0)
+        return fail(msg, n, "a column range without columns, with a negative padding or of a dW");
+    w.W = imax(c->W, (c->KW - 1) * c->dil + 1);
+    return npu_conv_check(&w, msg, n);
+}
+
 int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
                   const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n)
+{
+    return npu_conv_plan_cols(cfg, c, kernel, dataflow, opts, NULL, p, msg, n);
+}
+
+int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                       const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
+                       size_t n)
 {
     npu_conv_plan_opts_t o0;
     int row_len, best;
@@ -648,12 +674,12 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
         memset(&o0, 0, sizeof o0);
         opts = &o0;
     }
-    if (npu_conv_check(c, why, sizeof why) != 0)
+    if (check_cols(c, kernel, cols, why, sizeof why) != 0)
         return fail(msg, n, why);
     if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
         dataflow > NPU_CONV_ECOFLOW)
         return fail(msg, n, "unknown kernel or dataflow");
-    row_len = plan_geometry(cfg, c, kernel, dataflow, p);
+    row_len = plan_geometry(cfg, c, kernel, dataflow, cols, p);
     best = kernel == NPU_CONV_DW ? plan_dw_bands(cfg, opts, p, msg, n) : plan_bands(cfg, opts, p, row_len, msg, n);
     if (best < 0)
         return -1;

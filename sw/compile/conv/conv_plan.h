@@ -61,14 +61,17 @@ typedef struct npu_conv_plan {
      * rows per tap. A whole layer's view is its own layout (dpx = px, ...). acc: the output adds to
      * the partial sums already in DRAM (a part of a split reduction after the first). */
     unsigned dpx, dpdy, dpout, dpw, dtap_rows;
-    int dwx, dwo;           /* pixels per DRAM row of X and of the output (W, OW / W whole; a
-                               fwd part over a range of output columns reads and writes rows of
-                               the whole tensors) */
+    int dwx, dwo, dwy;      /* pixels per DRAM row of X, of the output and of dY (W, OW / W, OW
+                               whole; a part over a range of columns reads and writes rows of the
+                               whole tensors) */
     int acc;
     /* geometry of the dW program: dY rows vOH x vOW at stride vs, X window origin -vp, in an X
      * plane padded by P (zeropad: the zero-inserted dY, stride 1, the padded X plane). fwd: the
      * padded X plane (P = p). */
     int vOH, vOW, vs, vp, P, PH, PW;
+    int PL;                 /* padding left of X column 0: fwd, dW the plane's (P, a column range
+                               its own: PW - PL - W on the right), dX the horizontal p of dY
+                               column ow = (iw + PL - kw*d) / s (c->pad, a column range its own) */
     int owj;                /* dW: words per transposed dY row, ceil(vOW / 2S) */
     /* dX zeropad: the Z plane (dilated, zero-padded dY) band is ZR x ZW pixels */
     int ZW;
@@ -99,6 +102,16 @@ typedef struct npu_conv_plan {
  * invalid, a row does not fit the OBUF, the bands do not fit the SPM, a field overflows). */
 int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
                   const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n);
+
+/* A range of columns of a larger layer (conv_split.h "column ranges"), planned as the sub-layer c
+ * whose W is the range's X (fwd) or dX columns, with its own padding on each side: pad columns of
+ * padding on the left (fwd: before its first X column; dX: the horizontal p of the index math,
+ * dY column ow = (iw + pad - kw*d) / s) and ow output (dX: dY) columns, in place of c->pad and the
+ * layer's own OW (fwd: the plane's right padding is what its ow columns read past its W). */
+typedef struct npu_conv_cols { int pad, ow; } npu_conv_cols_t;
+int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                       const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
+                       size_t n);
 
 /* The geometry of kernel x dataflow of layer c (sizes, words per pixel, DRAM layout and view, the
  * compulsory bytes), without bands or an SPM layout: what a run lays out its DRAM tensors by.
@@ -137,6 +150,9 @@ int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, un
  * a chain read consecutive dY rows (d/gcd(s, d) = 1: the layout's waves merge). */
 int npu_conv_dw_step(const npu_conv_plan_t *p);
 int npu_conv_dw_chained(const npu_conv_plan_t *p);
+
+/* dX zeropad: the dY columns [ow0, ow1) that land inside the Z plane (s*ow in [PL-(KW-1)d, W+PL)). */
+void npu_conv_zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1);
 
 /* Floor / ceiling division for any signs (b > 0). */
 static inline int npu_floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }

@@ -46,16 +46,45 @@ int npu_conv_split_col(const npu_conv_split_t *s, int i)
     return i / (s->nf * s->nc) * s->wseg;
 }
 
-/* The sub-layer of part i (a column range: the X columns its output columns read). */
+/* Part i's column range [a, a + wseg) of the split columns (fwd: output columns; dX: dX
+ * columns): its sub-layer's W, its plan's left padding and output (dX: dY) columns, the first X
+ * (dX: dY) column it reads. fwd: the X columns its output columns read, the padding they meet on
+ * the left (only the first range's is the layer's; the last range's right padding is what the
+ * plane holds past its X columns). dX: every dY column that reaches one of its dX columns, its
+ * padding p + a - s*oa such that dX column a + iw reads dY column (iw + PL - kw*d) / s of it. */
+typedef struct col_view { int W, pad, ow, in0; } col_view_t;
+static col_view_t part_cols(const npu_conv_split_t *s, int i)
+{
+    const npu_conv_plan_t *w = &s->whole;
+    const npu_conv_t *c = &w->c;
+    int st = c->stride, ext = (c->KW - 1) * c->dil, a = npu_conv_split_col(s, i);
+    col_view_t v;
+    if (w->kernel == NPU_CONV_FWD) {
+        int b = imin(w->OW, a + s->wseg), x0 = a * st - c->pad, xa = x0 > 0 ? x0 : 0;
+        int xb = imin(c->W, (b - 1) * st + ext - c->pad + 1);
+        v = (col_view_t){xb - xa, xa - x0, b - a, xa};
+    } else {
+        int b = imin(c->W, a + s->wseg), oa = npu_floordiv(a + c->pad - ext, st);
+        int ob = imin(w->OW, npu_floordiv(b - 1 + c->pad, st) + 1);
+        oa = oa > 0 ? oa : 0;
+        v = (col_view_t){b - a, c->pad + a - oa * st, ob - oa, oa};
+    }
+    return v;
+}
+
+/* The columns ranges are cut over: fwd the output's, dX the dX's. */
+static int split_ncols(const npu_conv_plan_t *w) { return w->kernel == NPU_CONV_FWD ? w->OW : w->c.W; }
+
+/* The sub-layer of part i (a column range: part_cols). */
 static npu_conv_t part_layer(const npu_conv_split_t *s, int i)
 {
     npu_conv_t c = s->whole.c;
-    int f0, c0, L = s->whole.L, ow0 = npu_conv_split_col(s, i);
+    int f0, c0, L = s->whole.L;
     npu_conv_split_origin(s, i, &f0, &c0);
     c.C = imin(c.C - c0, s->cblk * L);
     c.F = c.depthwise ? c.C : imin(c.F - f0, s->fblk * L);
     if (s->nw > 1)
-        c.W = (imin(s->whole.OW - ow0, s->wseg) - 1) * c.stride + (c.KW - 1) * c.dil + 1;
+        c.W = part_cols(s, i).W;
     return c;
 }
 
@@ -65,8 +94,10 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
 {
     const npu_conv_plan_t *w = &s->whole;
     npu_conv_t c = part_layer(s, i);
+    col_view_t v = part_cols(s, i);
+    npu_conv_cols_t cols = {v.pad, v.ow}; /* a column range: its own padding per side */
     int fi, ci, acc;
-    if (npu_conv_plan(cfg, &c, w->kernel, w->dataflow, opts, p, msg, n) != 0)
+    if (npu_conv_plan_cols(cfg, &c, w->kernel, w->dataflow, opts, s->nw > 1 ? &cols : NULL, p, msg, n) != 0)
         return -1;
     part_ranges(s, i, &fi, &ci, &acc);
     p->dpx = w->px;
@@ -76,6 +107,7 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     p->dtap_rows = w->dtap_rows;
     p->dwx = w->dwx;
     p->dwo = w->dwo;
+    p->dwy = w->dwy;
     p->acc = acc;
     if (acc) /* each tile's partial sums are loaded once, where they are stored */
         p->plan_rd[out_tag(w->kernel)] = p->plan_wr[out_tag(w->kernel)];
@@ -175,20 +207,21 @@ static int split_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, 
     return 0;
 }
 
-/* fwd without padding: the fewest ranges of output columns (balanced) with which some filter and
- * channel split fits. 0, or -1 (s->nw back to 1). */
+/* fwd, dX: the fewest ranges of columns (balanced: fwd output, dX dX columns) with which some
+ * filter and channel split fits. 0, or -1 (s->nw back to 1). */
 static int split_columns(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s)
 {
     char why[256];
-    if (s->whole.kernel == NPU_CONV_FWD && !s->whole.c.pad)
-        for (int nw = 2; nw <= s->whole.OW; nw++) {
-            s->wseg = cdiv(s->whole.OW, nw);
-            s->nw = cdiv(s->whole.OW, s->wseg);
+    int ncols = split_ncols(&s->whole);
+    if (s->whole.kernel != NPU_CONV_DW)
+        for (int nw = 2; nw <= ncols; nw++) {
+            s->wseg = cdiv(ncols, nw);
+            s->nw = cdiv(ncols, s->wseg);
             if (s->nw == nw && split_search(cfg, opts, s, why, sizeof why) == 0)
                 return 0;
         }
     s->nw = 1;
-    s->wseg = s->whole.OW;
+    s->wseg = ncols;
     return -1;
 }
 
@@ -236,11 +269,11 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     s->nf = s->nc = s->nw = 1;
     s->fblk = s->whole.fw;
     s->cblk = s->whole.cw;
-    s->wseg = s->whole.OW;
+    s->wseg = split_ncols(&s->whole);
     whole = npu_conv_plan(cfg, c, kernel, dataflow, opts, &whole_plan, why, sizeof why) == 0;
     if (!whole && split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
         snprintf(msg, n, "%s; no split into filter%s and channel ranges fits either (one 2S-channel "
-                         "range each: %s)", why, kernel == NPU_CONV_FWD && !c->pad ? ", column" : "", last);
+                         "range each: %s)", why, kernel != NPU_CONV_DW ? ", column" : "", last);
         return -1;
     }
     if (split_fill(cfg, opts, s, whole ? &whole_plan : NULL, msg, n) != 0) {
@@ -262,16 +295,15 @@ npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const np
 {
     const npu_conv_plan_t *w = &s->whole;
     npu_conv_addrs_t r = *a;
-    int f0, c0;
-    int ow0 = npu_conv_split_col(s, i);
+    int f0, c0, col = npu_conv_split_col(s, i), in0 = s->nw > 1 ? part_cols(s, i).in0 : 0;
     npu_conv_split_origin(s, i, &f0, &c0);
-    r.x += (uint32_t)(2 * c0) + (uint32_t)ow0 * (uint32_t)w->c.stride * w->dpx * w->B;
-    r.dy += (uint32_t)(2 * f0);
+    r.x += (uint32_t)(2 * c0) + (w->kernel == NPU_CONV_FWD ? (uint32_t)in0 * w->dpx * w->B : 0u);
+    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX ? (uint32_t)in0 * w->dpdy * w->B : 0u);
     r.w += w->c.depthwise ? (uint32_t)c0 * w->dpw * w->B /* diagonal blocks: rows of one word */
                           : (uint32_t)f0 * w->dpw * w->B + (uint32_t)(2 * c0);
     switch (w->kernel) {
-    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)ow0 * w->dpout * w->B; break;
-    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0); break;
+    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)col * w->dpout * w->B; break;
+    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0) + (uint32_t)col * w->dpout * w->B; break;
     default: r.out += (uint32_t)f0 * w->dpout * w->B + (uint32_t)(4 * c0); break;
     }
     return r;

@@ -1,15 +1,17 @@
 /*
  * conv_split.h - a layer whose one band does not fit the SPM (or whose dW rows do not fit the
  * OBUF), cut into PARTS: each part is an ordinary plan (conv_plan.h) of the sub-layer over a range
- * of filters and a range of channels, whose DRAM view (the plan's dp* pitches) reads and writes
- * its own channels of the whole layer's tensors. The parts run one after another in one program,
- * a barrier between them (docs/conv.md "Parts").
+ * of filters, a range of channels and a range of columns, whose DRAM view (the plan's dp* pitches)
+ * reads and writes its own channels and columns of the whole layer's tensors. The parts run one
+ * after another in one program, a barrier between them (docs/conv.md "Parts").
  *
  *   output ranges     fwd filters, dX channels, dW filters and channels (depthwise: channels, the
  *                     filters with them): independent parts.
- *   column ranges     fwd of a layer without padding whose rows do not fit (a 414-pixel output
- *                     row, an 11-row band of 224 pixels): independent parts over output
- *                     columns, each reading the X columns it needs.
+ *   column ranges     fwd and dX of a layer whose rows do not fit (a 414-pixel output row, an
+ *                     11-row band of 224 pixels, YOLO-tiny's 416-pixel dX rows): independent parts
+ *                     over output (dX: dX) columns, each reading the X (dX: dY) columns it needs,
+ *                     with its own padding on each side (npu_conv_plan_cols): the first range
+ *                     pads on the left only, the last on the right only, the inner ones not.
  *   reduction ranges  fwd channels, dX filters: the parts of one output range run consecutively;
  *                     the first writes the output tensor, each later one loads those partial sums
  *                     into its output tiles and its DRAINs add to them (acc) before it stores.
@@ -32,7 +34,7 @@ typedef struct npu_conv_split {
     npu_conv_plan_t whole; /* geometry and DRAM layout of the whole layer (npu_conv_geometry) */
     int nf, nc;            /* ranges of filters, of channels */
     int fblk, cblk;        /* 2S-channel blocks per range (the last range may have fewer) */
-    int nw, wseg;          /* fwd without padding: ranges of output columns, columns per range */
+    int nw, wseg;          /* ranges of columns (fwd: output, dX: dX columns), columns per range */
     int parts;             /* nw x nf x nc, column ranges outermost, reduction ranges innermost */
     npu_conv_plan_t *part; /* the parts' plans, views set */
     int units;             /* the parts' units */
@@ -50,7 +52,7 @@ void npu_conv_split_free(npu_conv_split_t *s);
 
 /* Part i's first filter and first channel in the whole layer. */
 void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0);
-/* Part i's first output column (fwd column ranges; 0 otherwise). */
+/* Part i's first output column (fwd: Y, dX: dX; 0 without column ranges). */
 int npu_conv_split_col(const npu_conv_split_t *s, int i);
 
 /* Part i's DRAM addresses: the whole layer's, moved to its first filter and channel. */

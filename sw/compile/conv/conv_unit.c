@@ -102,14 +102,15 @@ void npu_cx_wave_mode(npu_cx_t *x, npu_prog_t *l, unsigned bank, unsigned mode, 
     }
 }
 
-/* Rows [un->i0, un->i1) of the X plane padded by P (fwd: p; dW zeropad: p; dW ecoflow: 0) into
- * SPM base: the rows some output row reads, interior rows by LOAD (and their border columns by
- * FILL), padding rows by FILL. */
+/* Rows [un->i0, un->i1) of the X plane padded by P rows (fwd: p; dW zeropad: p; dW ecoflow: 0)
+ * and PL / PW - PL - W columns (P, a fwd column range its own) into SPM base: the rows some output
+ * row reads, interior rows by LOAD (and their border columns by FILL), padding rows by FILL. */
 void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
-    unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->P;
+    unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->PL;
+    unsigned PR = (unsigned)(p->PW - p->PL - c->W);
     int pr = lo;
     while (pr < hi) {
         if (!npu_conv_plane_row_used(p, un, pr)) {
@@ -124,10 +125,10 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
         if (!in) {
             npu_cx_fill(x, l, nr, spm, rw, rw);
         } else {
-            if (P) {
+            if (P)
                 npu_cx_fill(x, l, nr, spm, rw, P * cw);
-                npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, P * cw);
-            }
+            if (PR)
+                npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, PR * cw);
             uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
             npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)p->dwx * p->dpx * x->B,
                              (unsigned)p->dwx * p->dpx, p->dpx, spm + P * cw, rw, (unsigned)c->W, cw);
