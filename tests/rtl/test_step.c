@@ -3,13 +3,34 @@
  * a batch that are not multiples of 2S, five steps with random DRAM stalls, every kernel (GEMMs
  * and vector kernels) bit-exact against the golden image and its counters as the program says
  * (the runtime checks both after each kernel), the loss falling, the host writing only the
- * batch and the loss gradient. At int16 configurations the step is refused with the reason.
+ * batch and the loss gradient, every kernel at or above its roofline. At int16 configurations the
+ * step is refused with the reason.
  */
 #include <math.h>
 
 #include "rtl_common.h"
 #include "ref/net_ref.h"
 #include "run/step_run.h"
+
+/* The roofline invariant of every kernel of the last step (issue 16): cycles >= MACs / PEs and
+ * >= DRAM bytes / bandwidth, the bytes less the DRAM model's initial credit (its bucket starts
+ * full: max(4 beats, 2 beats + one cycle's bytes), tb/dram_model.c). */
+static void roofline(const npu_cfg_t *c, const npu_step_run_t *s)
+{
+    double beat = npu_cfg_beat(c), bw = c->dram_bw, cap = 4 * beat > 2 * beat + bw ? 4 * beat : 2 * beat + bw;
+    uint64_t pes = 4u * (uint64_t)c->s * (uint64_t)c->s;
+    for (int k = 0; k < s->plan.nk; k++) {
+        const npu_step_tally_t *t = &s->last[k];
+        uint64_t bytes = 0;
+        for (int g = 0; g < NPU_NUM_TAGS; g++)
+            bytes += t->rd[g] + t->wr[g];
+        cr_assert_geq(t->cycles, (t->macs + pes - 1) / pes, "%s: %llu cycles for %llu MACs",
+                      s->plan.k[k].name, (unsigned long long)t->cycles, (unsigned long long)t->macs);
+        cr_assert_geq((double)t->cycles, ((double)bytes - cap) / bw, "%s: %llu cycles for %llu DRAM bytes",
+                      s->plan.k[k].name, (unsigned long long)t->cycles, (unsigned long long)bytes);
+        cr_assert_gt(t->cycles, 0u, "%s", s->plan.k[k].name);
+    }
+}
 
 Test(step, mlp_steps_bit_exact)
 {
@@ -54,6 +75,7 @@ Test(step, mlp_steps_bit_exact)
         cr_assert_eq(s.fwd.host_rd + s.bwd.host_rd, (uint64_t)B * C * 4, "and reads the logits");
     }
     cr_assert_eq(s.checked, 5u * (uint64_t)s.plan.nk);
+    roofline(&c, &s);
     cr_assert_lt(loss, 0.95 * first, "loss %g after 5 steps, %g at first", loss, first);
     npu_step_run_free(&s);
     npu_sim_close(sim);
