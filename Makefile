@@ -430,15 +430,17 @@ lint: lint-deps $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_def
 	    cat build/lint/verilator-$$c.log; echo "lint: verilator failed, config $$c"; fail=1; fi; done; \
 	[ $$fail = 0 ] || exit 1; \
 	echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
-	@set -e; mkdir -p build/lint; for c in $(CONFIGS); do \
+	@mkdir -p build/lint; pids=""; for c in $(CONFIGS); do \
 	  P=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-Pnpu_top.\1=\2/p' build/$$c/verilator.f); \
-	  for d in "" "-DNPU_ASSERTS"; do \
-	    $(IVERILOG) $(LINT_IVL_FLAGS) $$d -Ibuild/$$c -Irtl -s npu_top $$P -o build/lint/$$c.vvp $(RTL) \
-	      > build/lint/iverilog-$$c.log 2>&1 || { cat build/lint/iverilog-$$c.log; echo "lint: iverilog failed, config $$c $$d"; exit 1; }; \
-	    if [ -s build/lint/iverilog-$$c.log ]; then cat build/lint/iverilog-$$c.log; \
-	      echo "lint: iverilog warnings, config $$c $$d"; exit 1; fi; \
-	  done; \
-	done; echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
+	  ( set -e; for d in "" "-DNPU_ASSERTS"; do \
+	    $(IVERILOG) $(LINT_IVL_FLAGS) $$d -Ibuild/$$c -Irtl -s npu_top $$P -o build/lint/$$c$$d.vvp $(RTL); \
+	  done ) > build/lint/iverilog-$$c.log 2>&1 & \
+	  pids="$$pids $$!:$$c"; \
+	done; fail=0; for pc in $$pids; do c=$${pc#*:}; \
+	  if ! wait $${pc%%:*} || [ -s build/lint/iverilog-$$c.log ]; then \
+	    cat build/lint/iverilog-$$c.log; echo "lint: iverilog failed or warned, config $$c"; fail=1; fi; done; \
+	[ $$fail = 0 ] || exit 1; \
+	echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
 	@set -e; mkdir -p build/lint; for c in $(LINT_YOSYS_CONFIGS); do \
 	  C=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-chparam \1 \2/p' build/$$c/verilator.f | tr '\n' ' '); \
 	  $(YOSYS) -q -l build/lint/yosys-$$c.log -p "read_verilog -Ibuild/$$c -Irtl $(RTL); \
