@@ -66,7 +66,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
 .PHONY: slice-check slice-fidelity slice-fidelity-quick bf16-check plots
-.PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
+.PHONY: all sim test test-asan lint lint-all lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
 .SECONDARY:
@@ -418,51 +418,59 @@ lint-deps: $(DEPS_STAMP)
 	command -v $(YOSYS) >/dev/null 2>&1 || missing="$$missing yosys"; \
 	$(call APT_INSTALL,lint)
 # Every tool's verdict counts: a non-zero exit or any warning line in its log fails the target.
-lint: lint-deps $(foreach c,$(CONFIGS),build/$(c)/verilator.f build/$(c)/npu_defs.vh)
-	@mkdir -p build/lint; pids=""; for c in $(CONFIGS); do \
-	  ( set -e; for d in "" "+define+NPU_ASSERTS"; do \
-	    $(VERILATOR) --lint-only -Wall $$d -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_top $(RTL); done; \
-	    $(VERILATOR) --lint-only -Wall -f build/$$c/verilator.f -Ibuild/$$c -Irtl --top-module npu_bench_top \
-	      tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v ) >build/lint/verilator-$$c.log 2>&1 & \
-	  pids="$$pids $$!:$$c"; \
-	done; fail=0; for pc in $$pids; do c=$${pc#*:}; \
-	  if ! wait $${pc%%:*} || grep -q "^%\(Warning\|Error\)" build/lint/verilator-$$c.log; then \
-	    cat build/lint/verilator-$$c.log; echo "lint: verilator failed, config $$c"; fail=1; fi; done; \
-	[ $$fail = 0 ] || exit 1; \
-	echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
-	@mkdir -p build/lint; pids=""; for c in $(CONFIGS); do \
-	  P=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-Pnpu_top.\1=\2/p' build/$$c/verilator.f); \
-	  ( set -e; for d in "" "-DNPU_ASSERTS"; do \
-	    $(IVERILOG) $(LINT_IVL_FLAGS) $$d -Ibuild/$$c -Irtl -s npu_top $$P -o build/lint/$$c$$d.vvp $(RTL); \
-	  done ) > build/lint/iverilog-$$c.log 2>&1 & \
-	  pids="$$pids $$!:$$c"; \
-	done; fail=0; for pc in $$pids; do c=$${pc#*:}; \
-	  if ! wait $${pc%%:*} || [ -s build/lint/iverilog-$$c.log ]; then \
-	    cat build/lint/iverilog-$$c.log; echo "lint: iverilog failed or warned, config $$c"; fail=1; fi; done; \
-	[ $$fail = 0 ] || exit 1; \
-	echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
-	@set -e; mkdir -p build/lint; for c in $(LINT_YOSYS_CONFIGS); do \
-	  C=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-chparam \1 \2/p' build/$$c/verilator.f | tr '\n' ' '); \
-	  $(YOSYS) -q -l build/lint/yosys-$$c.log -p "read_verilog -Ibuild/$$c -Irtl $(RTL); \
-	    hierarchy -check -top npu_top $$C; proc" >/dev/null 2>&1 \
-	    || { tail -20 build/lint/yosys-$$c.log; echo "lint: yosys failed, config $$c"; exit 1; }; \
-	  if grep "^Warning:" build/lint/yosys-$$c.log | grep -v "Replacing memory .* with list of registers"; then \
-	    echo "lint: yosys warnings, config $$c (build/lint/yosys-$$c.log)"; exit 1; fi; \
-	done; echo "lint: yosys read_verilog + hierarchy -check + proc clean (configs: $(LINT_YOSYS_CONFIGS))"
-	@set -e; mkdir -p build/lint; for u in $(LINT_UNIT_TOPS); do \
-	  t=$${u%%:*}; p=$${u#$$t}; p=$${p#:}; \
-	  $(VERILATOR) --lint-only -Wall -Irtl --top-module $$t $${p:+-G$$p} $(BF16_RTL) > build/lint/verilator-$$t.log 2>&1 \
-	    || { cat build/lint/verilator-$$t.log; echo "lint: verilator failed, top $$t"; exit 1; }; \
-	  if grep -q "^%\(Warning\|Error\)" build/lint/verilator-$$t.log; then cat build/lint/verilator-$$t.log; \
-	    echo "lint: verilator warnings, top $$t"; exit 1; fi; \
-	  $(IVERILOG) $(LINT_IVL_FLAGS) -Irtl -s $$t $${p:+-P$$t.$$p} -o build/lint/$$t.vvp $(BF16_RTL) > build/lint/iverilog-$$t.log 2>&1 \
-	    || { cat build/lint/iverilog-$$t.log; echo "lint: iverilog failed, top $$t"; exit 1; }; \
-	  if [ -s build/lint/iverilog-$$t.log ]; then cat build/lint/iverilog-$$t.log; echo "lint: iverilog warnings, top $$t"; exit 1; fi; \
-	  $(YOSYS) -q -l build/lint/yosys-$$t.log -p "read_verilog -Irtl $(BF16_RTL); \
-	    hierarchy -check -top $$t $${p:+-chparam $${p%%=*} $${p#*=}}; proc" >/dev/null 2>&1 \
-	    || { tail -20 build/lint/yosys-$$t.log; echo "lint: yosys failed, top $$t"; exit 1; }; \
-	  if grep "^Warning:" build/lint/yosys-$$t.log; then echo "lint: yosys warnings, top $$t"; exit 1; fi; \
-	done; echo "lint: the units outside npu_top clean in all three tools (tops: $(LINT_UNIT_TOPS))"
+# Each (tool, config) and each unit top is its own job with a stamp in build/lint/ (redone when the
+# RTL or the config changes), run LINT_JOBS at a time: make lint is CPU-bound, so it takes the
+# longest job or the CPU time over the cores, whichever is more, and nothing when nothing changed.
+LINT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+LINT_STAMPS := $(foreach c,$(LINT_YOSYS_CONFIGS),build/lint/yosys-$(c).ok) \
+  $(foreach c,$(CONFIGS),build/lint/verilator-$(c).ok build/lint/iverilog-$(c).ok) \
+  $(foreach u,$(LINT_UNIT_TOPS),build/lint/unit-$(firstword $(subst :, ,$(u))).ok)
+lint: lint-deps
+	@$(MAKE) --no-print-directory -k -j$(LINT_JOBS) lint-all
+lint-all: $(LINT_STAMPS)
+	@echo "lint: verilator -Wall clean (npu_top with and without NPU_ASSERTS, the bench reference; configs: $(CONFIGS))"
+	@echo "lint: iverilog -g2005 -Wall clean (parse + elaborate, with and without NPU_ASSERTS; configs: $(CONFIGS))"
+	@echo "lint: yosys read_verilog + hierarchy -check + proc clean (configs: $(LINT_YOSYS_CONFIGS))"
+	@echo "lint: the units outside npu_top clean in all three tools (tops: $(LINT_UNIT_TOPS))"
+build/lint/verilator-%.ok: $(RTL) tb/npu_bench_top.v build/%/verilator.f build/%/npu_defs.vh
+	@mkdir -p build/lint; rm -f $@; log=build/lint/verilator-$*.log; \
+	( set -e; for d in "" "+define+NPU_ASSERTS"; do \
+	    $(VERILATOR) --lint-only -Wall $$d -f build/$*/verilator.f -Ibuild/$* -Irtl --top-module npu_top $(RTL); done; \
+	  $(VERILATOR) --lint-only -Wall -f build/$*/verilator.f -Ibuild/$* -Irtl --top-module npu_bench_top \
+	    tb/npu_bench_top.v rtl/npu_flexsa.v rtl/npu_core.v rtl/npu_pe.v ) >$$log 2>&1 \
+	  && ! grep -q "^%\(Warning\|Error\)" $$log \
+	  || { cat $$log; echo "lint: verilator failed, config $*"; exit 1; }; touch $@
+build/lint/iverilog-%.ok: $(RTL) build/%/verilator.f build/%/npu_defs.vh
+	@mkdir -p build/lint; rm -f $@; log=build/lint/iverilog-$*.log; \
+	P=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-Pnpu_top.\1=\2/p' build/$*/verilator.f); \
+	( set -e; for d in "" "-DNPU_ASSERTS"; do \
+	    $(IVERILOG) $(LINT_IVL_FLAGS) $$d -Ibuild/$* -Irtl -s npu_top $$P -o build/lint/$*$$d.vvp $(RTL); \
+	  done ) >$$log 2>&1 && [ ! -s $$log ] \
+	  || { cat $$log; echo "lint: iverilog failed or warned, config $*"; exit 1; }; touch $@
+build/lint/yosys-%.ok: $(RTL) build/%/verilator.f build/%/npu_defs.vh
+	@mkdir -p build/lint; rm -f $@; log=build/lint/yosys-$*.log; \
+	C=$$(sed -n 's/^-G\([A-Za-z_0-9]*\)=\(.*\)$$/-chparam \1 \2/p' build/$*/verilator.f | tr '\n' ' '); \
+	$(YOSYS) -q -l $$log -p "read_verilog -Ibuild/$* -Irtl $(RTL); hierarchy -check -top npu_top $$C; proc" \
+	  >/dev/null 2>&1 || { tail -20 $$log; echo "lint: yosys failed, config $*"; exit 1; }; \
+	if grep "^Warning:" $$log | grep -v "Replacing memory .* with list of registers"; then \
+	  echo "lint: yosys warnings, config $* ($$log)"; exit 1; fi; touch $@
+# $(call lint_unit_rule,TOP,PARAM=VALUE or empty): one unit top through all three tools.
+define lint_unit_rule
+build/lint/unit-$(1).ok: $(BF16_RTL)
+	@mkdir -p build/lint; rm -f $$@
+	@$(VERILATOR) --lint-only -Wall -Irtl --top-module $(1) $(if $(2),-G$(2)) $(BF16_RTL) \
+	  > build/lint/verilator-$(1).log 2>&1 && ! grep -q "^%\(Warning\|Error\)" build/lint/verilator-$(1).log \
+	  || { cat build/lint/verilator-$(1).log; echo "lint: verilator failed, top $(1)"; exit 1; }
+	@$(IVERILOG) $(LINT_IVL_FLAGS) -Irtl -s $(1) $(if $(2),-P$(1).$(2)) -o build/lint/$(1).vvp $(BF16_RTL) \
+	  > build/lint/iverilog-$(1).log 2>&1 && [ ! -s build/lint/iverilog-$(1).log ] \
+	  || { cat build/lint/iverilog-$(1).log; echo "lint: iverilog failed or warned, top $(1)"; exit 1; }
+	@$(YOSYS) -q -l build/lint/yosys-$(1).log -p "read_verilog -Irtl $(BF16_RTL); \
+	  hierarchy -check -top $(1) $(if $(2),-chparam $(subst =, ,$(2))); proc" >/dev/null 2>&1 \
+	  || { tail -20 build/lint/yosys-$(1).log; echo "lint: yosys failed, top $(1)"; exit 1; }
+	@! grep "^Warning:" build/lint/yosys-$(1).log || { echo "lint: yosys warnings, top $(1)"; exit 1; }
+	@touch $$@
+endef
+$(foreach u,$(LINT_UNIT_TOPS),$(eval $(call lint_unit_rule,$(firstword $(subst :, ,$(u))),$(word 2,$(subst :, ,$(u))))))
 
 # The cycle-count baseline (tests/perf/): exact cycles, MACs, DRAM bytes per tag and program-image
 # hashes of a reference set at tiny and small. `make test` checks it; perf-baseline rewrites it.
