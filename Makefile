@@ -498,7 +498,20 @@ plots: $(B)/npu $(DEPS_STAMP)
 	if [ -f build/bench/train_bench.csv ]; then cp build/bench/train_bench.csv $(PLOT_DIR)/data/; \
 	else $(B)/npu train-bench --csv $(PLOT_DIR)/data/train_bench.csv > /dev/null; fi
 	if [ -f build/bench/fit_mlp.csv ]; then cp build/bench/fit_mlp.csv $(PLOT_DIR)/data/fit.csv; fi
+	set -e; $(foreach n,$(EST_PLOT_NETS),$(call est_plot_data,$(subst |, ,$(n))))
 	$(PY_NUMPY) plots/plots.py $(PLOT_DIR)/data $(PLOT_DIR)
+# The estimator's charts (issue 16: the thesis's observations at our scale), per network
+# NAME|MODEL|INPUT|BATCH|SPM sizes of the traffic sweep|small SPM|large SPM|batches: a sweep over
+# SPM sizes, the per-step estimate at the small and the large SPM, a sweep over batches at both.
+EST_PLOT_NETS := cnn|cnn:c32,c32,c64s2,c64,fc10|16x16x3|16|512,768,1024,1536,2048,4096,8192|1024|4096|1,2,4,8,16,32,64 \
+  mlp|mlp:256,512,512,512,512,10|16x16x1|128|2048,3072,4096,6144,8192,16384|3072|8192|16,32,64,128,256
+est_plot_data = $(B)/npu sweep --model $(word 2,$(1)) --input $(word 3,$(1)) --batch $(word 4,$(1)) \
+	    --space 'spm=$(word 5,$(1))' --csv $(PLOT_DIR)/data/est_spm.$(word 1,$(1)).csv --quiet && \
+	  $(B)/npu sweep --model $(word 2,$(1)) --input $(word 3,$(1)) \
+	    --space 'spm=$(word 6,$(1)),$(word 7,$(1));batch=$(word 8,$(1))' --csv $(PLOT_DIR)/data/est_batch.$(word 1,$(1)).csv --quiet && \
+	  $(foreach k,6 7,$(B)/npu estimate --model $(word 2,$(1)) --input $(word 3,$(1)) --batch $(word 4,$(1)) \
+	    --spm-kib $(word $(k),$(1)) --csv $(PLOT_DIR)/data/est_steps.$(word 1,$(1)).$(word $(k),$(1)).csv --quiet &&) true;
+
 
 # Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of
 # CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~25 min at small plus

@@ -8,6 +8,9 @@ skipped here and shown under each chart):
   conv.csv             npu conv ... --dataflow both --csv DATA_DIR/conv.csv
   train_bench.csv      npu train-bench --csv DATA_DIR/train_bench.csv (make bench writes one)
   fit.csv              npu fit --csv DATA_DIR/fit.csv (make bench writes one: fit_mlp.csv)
+  est_spm.NET.csv      npu sweep --space 'spm=...' (the estimator over SPM sizes, one network)
+  est_batch.NET.csv    npu sweep --space 'spm=SMALL,LARGE;batch=...'
+  est_steps.NET.KIB.csv  npu estimate --spm-kib KIB --csv (per step), at two SPM sizes
 and writes into OUT_DIR:
   utilization.png      per layer: overall, compute and mapping utilization (COMPUTE_REPORT)
   dram_traffic.png     per layer: DRAM bytes read and written (topology.csv)
@@ -15,6 +18,10 @@ and writes into OUT_DIR:
                        the training orders over the sequential baseline per configuration,
                        count-weighted cycles of every layer (train_bench.csv)
   fit_loss.png         npu fit: the loss per epoch beside the fp32 reference's, test accuracy
+  est_traffic.png      the estimator's DRAM bytes per iteration against the SPM size, per network
+  est_breakdown.png    where an iteration's cycles go (array, point-wise vector work, update,
+                       stall) at a small and a large SPM, per network
+  est_batch.png        samples per million cycles against the batch, small and large SPM
 `plots.py --fit FIT.csv OUT.png` draws that last chart alone (npu fit --plot).
 A chart whose data is missing is skipped with a note; no data at all, a CSV without the
 expected columns or an unwritable OUT_DIR is a one-line error and exit 2.
@@ -163,6 +170,90 @@ def fit_loss(path, png):
     finish(fig, meta, png)
 
 
+def est_files(data, prefix):
+    """{NET: path} of DATA_DIR's PREFIX.NET.csv files."""
+    return {f[len(prefix) + 1:-4]: os.path.join(data, f) for f in sorted(os.listdir(data))
+            if f.startswith(prefix + ".") and f.endswith(".csv")}
+
+
+def est_traffic(data, out):
+    """The thesis's traffic-against-capacity curve; SPM sizes whose steps do not fit (the
+    estimator is tensor-granular) are marked, not drawn as zero."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    metas = []
+    for net, path in est_files(data, "est_spm").items():
+        meta, rows = read_csv(path, ["spm_kib", "ok", "dram_in_bytes", "dram_out_bytes"])
+        ok = [r for r in rows if r["ok"] == "1"]
+        line, = ax.plot([int(r["spm_kib"]) for r in ok],
+                        [(int(r["dram_in_bytes"]) + int(r["dram_out_bytes"])) / 2**20 for r in ok],
+                        "o-", label=net)
+        no = [int(r["spm_kib"]) for r in rows if r["ok"] != "1"]
+        if no:
+            ax.plot(no, [0] * len(no), "x", color=line.get_color())
+        metas.append(meta)
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("SPM KiB (x: a step's tensors do not fit)")
+    ax.set_ylabel("DRAM MiB per iteration (in + out)")
+    ax.set_title("estimator: DRAM traffic against SPM size")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "est_traffic.png"))
+
+
+def est_split(path):
+    """(meta, {part: cycles}) of one estimate: array, point-wise (fwd/bwd vector), update, stall."""
+    meta, rows = read_csv(path, ["phase", "compute", "vec", "stall", "start", "end"])
+    parts = {"array": 0, "point-wise": 0, "update": 0, "stall": 0}
+    for r in rows:
+        parts["array"] += int(r["compute"])
+        parts["update" if r["phase"] == "update" else "point-wise"] += int(r["vec"])
+        parts["stall"] += int(r["stall"])
+    return meta, parts
+
+
+def est_breakdown(data, out):
+    runs = est_files(data, "est_steps")
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    labels, bottom, metas, series = [], [], [], {}
+    for name, path in sorted(runs.items(), key=lambda kv: (kv[0].rsplit(".", 1)[0], int(kv[0].rsplit(".", 1)[1]))):
+        meta, parts = est_split(path)
+        total = sum(parts.values()) or 1
+        labels.append(f"{name.rsplit('.', 1)[0]}\n{name.rsplit('.', 1)[1]} KiB")
+        for k, v in parts.items():
+            series.setdefault(k, []).append(100 * v / total)
+        metas.append(meta)
+    bottom = [0] * len(labels)
+    for k, vals in series.items():
+        ax.bar(labels, vals, bottom=bottom, label=k)
+        bottom = [b + v for b, v in zip(bottom, vals)]
+    ax.set_ylabel("percent of the iteration's cycles")
+    ax.set_title("estimator: where an iteration's cycles go")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "est_breakdown.png"))
+
+
+def est_batch(data, out):
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    metas = []
+    for net, path in est_files(data, "est_batch").items():
+        meta, rows = read_csv(path, ["spm_kib", "batch", "ok", "samples_per_mcycle"])
+        for i, spm in enumerate(dict.fromkeys(r["spm_kib"] for r in rows)):
+            pts = [(int(r["batch"]), float(r["samples_per_mcycle"])) for r in rows
+                   if r["spm_kib"] == spm and r["ok"] == "1"]
+            ax.plot([b for b, _ in pts], [v for _, v in pts], "--x" if i == 0 else "-o",
+                    label=f"{net}, {spm} KiB")
+        metas.append(meta)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("batch")
+    ax.set_ylabel("samples per million cycles")
+    ax.set_title("estimator: throughput against batch")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "est_batch.png"))
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "--fit":
         try:
@@ -187,6 +278,10 @@ def main(argv):
                 done += 1
             else:
                 print(f"plots: no {' or '.join(need)} in {data}: {fn.__name__} skipped")
+        for fn, prefix in ((est_traffic, "est_spm"), (est_breakdown, "est_steps"), (est_batch, "est_batch")):
+            if est_files(data, prefix):
+                fn(data, out)
+                done += 1
         if os.path.exists(os.path.join(data, "fit.csv")):
             fit_loss(os.path.join(data, "fit.csv"), os.path.join(out, "fit_loss.png"))
             done += 1

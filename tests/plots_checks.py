@@ -87,6 +87,32 @@ def check_plots(npu, d, out):
     print("plots: three PNGs from the reports, a conv and a train-bench CSV; bad data refused")
 
 
+def check_estimator_plots(npu, d, out):
+    """The estimator's charts from a sweep over SPM sizes, one over batches and two estimates of
+    a CNN (make plots' own); its traffic halves between 1 and 1.5 MiB of SPM (adjacent-layer
+    reuse) and never grows with the SPM."""
+    model = ["--model", "cnn:c32,c32,c64s2,c64,fc10", "--input", "16x16x3"]
+    runs = [["sweep", "--batch", "16", "--space", "spm=512,1024,1536,4096", "--csv", "est_spm.cnn.csv"],
+            ["sweep", "--space", "spm=1024,4096;batch=2,16", "--csv", "est_batch.cnn.csv"],
+            ["estimate", "--batch", "16", "--spm-kib", "1024", "--csv", "est_steps.cnn.1024.csv"],
+            ["estimate", "--batch", "16", "--spm-kib", "4096", "--csv", "est_steps.cnn.4096.csv"]]
+    for r in runs:
+        r[-1] = os.path.join(d, r[-1])
+        p = subprocess.run([npu] + r[:1] + model + r[1:] + ["--quiet"], capture_output=True, text=True)
+        check(p.returncode == 0, f"npu {' '.join(r[:1])}: exit {p.returncode} {p.stderr[-200:]}")
+    rows = list(csv.DictReader(l for l in open(runs[0][-1]) if not l.startswith("#")))
+    traffic = [int(x["dram_in_bytes"]) + int(x["dram_out_bytes"]) for x in rows if x["ok"] == "1"]
+    check(len(traffic) == 3 and all(a >= b for a, b in zip(traffic, traffic[1:]))
+          and traffic[1] < 0.6 * traffic[0], f"estimator traffic against SPM size: {traffic}")
+    r = subprocess.run([sys.executable, PLOTS, d, out], capture_output=True, text=True)
+    check(r.returncode == 0, f"plots.py: exit {r.returncode}: {r.stderr.strip()}")
+    for name in ("est_traffic.png", "est_breakdown.png", "est_batch.png"):
+        path = os.path.join(out, name)
+        ok = os.path.exists(path) and os.path.getsize(path) > 5000
+        check(ok and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{path}: a PNG")
+    print(f"plots: the estimator's three charts; traffic against SPM size {traffic}")
+
+
 def main():
     npu, work = sys.argv[1], sys.argv[2]
     shutil.rmtree(work, ignore_errors=True)
@@ -94,6 +120,7 @@ def main():
     os.makedirs(d)
     check_reports(npu, d)
     check_plots(npu, d, out)
+    check_estimator_plots(npu, d, out)
     print(f"plots_checks: {len(FAILS)} failures")
     return 1 if FAILS else 0
 
