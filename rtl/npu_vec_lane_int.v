@@ -33,18 +33,23 @@ module npu_vec_lane_int (
 
     reg signed [47:0] pa_q, pb_q;
     reg signed [31:0] x_q, y_q;
+    // vop and shift hold for the whole VEC, so their decodes are registered with the products
+    reg narrow_q, axpby_q;
+    reg [31:0] half_q; // the rounding constant 2^(shift-1), 0 without a shift
     always @(posedge clk) if (mul) begin
         pa_q <= pa; pb_q <= pb; x_q <= xs; y_q <= ys;
+        narrow_q <= vop == VOP_NARROW; axpby_q <= vop == VOP_AXPBY;
+        half_q <= shift == 5'd0 ? 32'd0 : 32'd1 << (shift - 5'd1);
     end
 
     reg signed [W-1:0] r;
-    // the value the rounded shift applies to: MUL alpha * x, AXPBY + beta * y, NARROW x
-    wire signed [W-1:0] v = vop == VOP_NARROW ? {{(W-32){x_q[31]}}, x_q}
-                          : {{(W-48){pa_q[47]}}, pa_q}
-                            + (vop == VOP_AXPBY ? {{(W-48){pb_q[47]}}, pb_q} : {W{1'b0}});
-    wire [W-1:0] half = shift == 5'd0 ? {W{1'b0}} : {{(W-1){1'b0}}, 1'b1} << (shift - 5'd1);
-    wire signed [W-1:0] vr = (v + $signed(half)) >>> shift;
     wire signed [W-1:0] xw = {{(W-32){x_q[31]}}, x_q};
+    // The rounded shift of MUL alpha * x, AXPBY alpha * x + beta * y, NARROW x: the operands are
+    // selected first and summed with the rounding constant in one three-input add (one
+    // carry-save level and one carry chain instead of two chains: the lane's depth).
+    wire signed [W-1:0] va = narrow_q ? xw : {{(W-48){pa_q[47]}}, pa_q};
+    wire signed [W-1:0] vb = axpby_q ? {{(W-48){pb_q[47]}}, pb_q} : {W{1'b0}};
+    wire signed [W-1:0] vr = (va + vb + $signed({{(W-32){1'b0}}, half_q})) >>> shift;
     wire signed [W-1:0] yw = {{(W-32){y_q[31]}}, y_q};
     always @(posedge clk) if (add) begin
         case (vop)
