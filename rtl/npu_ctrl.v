@@ -104,7 +104,21 @@ module npu_ctrl #(
     wire [7:0] tok_next2 = tok[2] + {5'd0, push_e2s} - {7'd0, pop_e2s};
     wire [7:0] tok_next3 = tok[3] + {7'd0, push_s2e} - {7'd0, pop_s2e};
     localparam [7:0] TMAX = TOKEN_MAX[7:0];
-    wire [3:0] tok_ovf = {tok_next3 > TMAX, tok_next2 > TMAX, tok_next1 > TMAX, tok_next0 > TMAX};
+    // The overflow check of each counter, (tok + push - pop) mod 256 > TMAX, with the pop (the
+    // latest input: the EXEC issue's) only selecting between two precomputed compares, so the
+    // error capture does not wait for the add and the compare.
+    wire [7:0] tok_p0 = tok[0] + {7'd0, push_l2e}, tok_p1 = tok[1] + {5'd0, push_e2l};
+    wire [7:0] tok_p2 = tok[2] + {5'd0, push_e2s}, tok_p3 = tok[3] + {7'd0, push_s2e};
+    wire [3:0] ovf_nopop = {tok_p3 > TMAX, tok_p2 > TMAX, tok_p1 > TMAX, tok_p0 > TMAX};
+    // with a pop: above TMAX + 1, or 0 (a pop without a token wraps to 255: reported too);
+    // equal to the sum's compare for every TMAX below 255 (gencfg: TOKEN_MAX 1..15)
+    localparam [8:0] TMAX1 = {1'b0, TMAX} + 9'd1;
+    wire [3:0] ovf_pop = {{1'b0, tok_p3} > TMAX1 || tok_p3 == 8'd0,
+                          {1'b0, tok_p2} > TMAX1 || tok_p2 == 8'd0,
+                          {1'b0, tok_p1} > TMAX1 || tok_p1 == 8'd0,
+                          {1'b0, tok_p0} > TMAX1 || tok_p0 == 8'd0};
+    wire [3:0] pops = {pop_s2e, pop_e2s, pop_e2l, pop_l2e};
+    wire [3:0] tok_ovf = (pops & ovf_pop) | (~pops & ovf_nopop);
 
     wire [31:0] qstate = {busy_s, busy_e, busy_l, fetch_done,
                           tok[3][3:0], tok[2][3:0], tok[1][3:0], tok[0][3:0],
