@@ -65,7 +65,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check slice-fidelity slice-fidelity-quick bf16-check plots
+.PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick bf16-check plots
 .PHONY: all sim test test-asan lint lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -244,6 +244,23 @@ slice-fidelity-quick: build/small/slice_fidelity
 	@build/small/slice_fidelity --pick 12 256,64,192 128,128,128 1024,24,24 > build/slice-fidelity-quick.log \
 	  || { cat build/slice-fidelity-quick.log; exit 1; }
 	@tail -1 build/slice-fidelity-quick.log
+# The estimator's step plan mode against the RTL step engine (issue 16 acceptance 1, 2, 5;
+# docs/estimator.md section 7): make step-fidelity sweeps 16 MLPs x batches at tiny-bf16 and
+# small-bf16 (32 points), writing build/step-fidelity-<config>.csv.
+build/%/step_fidelity: tests/est/step_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/step_fidelity.o
+	$(CXX) -o $@ build/$*/step_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+step-fidelity: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
+	@fail=0; for c in tiny-bf16 small-bf16; do \
+	  build/$$c/step_fidelity --csv build/step-fidelity-$$c.csv > build/step-fidelity-$$c.log; r=$$?; \
+	  grep -E "median|acceptance" build/step-fidelity-$$c.log | sed "s/^/$$c: /"; [ $$r = 0 ] || fail=1; \
+	done; exit $$fail
+# make test's representative: three points at tiny-bf16 (a few seconds).
+step-fidelity-quick: build/tiny-bf16/step_fidelity
+	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
+	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 32,64,64,64,10@16 > build/step-fidelity-quick.log \
+	  || { cat build/step-fidelity-quick.log; exit 1; }
+	@tail -1 build/step-fidelity-quick.log
 slice-check: build/slice_dump tests/slice/ref_slice.py
 	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }
