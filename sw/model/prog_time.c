@@ -8,6 +8,9 @@
 #include "prog/prog_expect.h"
 
 enum { L2E, E2L, E2S, S2E, CHANNELS };
+/* The EXEC queue's own cycles, measured on the RTL by microbenchmarks (docs/estimator.md section
+ * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
+enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
 enum { QL, QE, QS, QUEUES };
 
 typedef struct pt_state {
@@ -16,6 +19,7 @@ typedef struct pt_state {
     int *q;                       /* the instruction's queue */
     uint64_t *dur, *disp, *start; /* Q16; start / disp UINT64_MAX until known */
     uint64_t *push[CHANNELS];     /* the channel's pushes, in order */
+    uint64_t bus;                 /* Q16: the DRAM bus time of every transfer and of the fetch */
     size_t npush[CHANNELS], npop[CHANNELS];
 } pt_state_t;
 
@@ -36,9 +40,32 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
+    uint64_t lat = (uint64_t)cfg->dram_latency << NPU_SLICE_Q;
+    if (store) /* a write pays no read latency: the descriptor's own stages are left */
+        q -= k->xfer_fixed > lat ? lat : k->xfer_fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
         q += ((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q;
     return q;
+}
+
+/* A LOAD's or STORE's DRAM bus time alone (its beats and bursts), which both engines and the
+ * fetch share. */
+static uint64_t dma_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
+        B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
+    return npu_slice_xfer_bus(k, &b, (unsigned)B);
+}
+
+/* The fetch's bus time: the program's bytes in bursts of MAX_BURST_BEATS. */
+static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_t n)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    npu_dma_count_t c = npu_dma_run(0, (uint64_t)n * NPU_INSN_BYTES, B, (uint64_t)cfg->max_burst_beats);
+    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)n * NPU_INSN_BYTES, 1, 1};
+    return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
@@ -50,14 +77,16 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_STORE: return dma_cost(cfg, k, f, 1);
     case NPU_OP_FILL: return ((uint64_t)f->rows * ((f->row_bytes + B - 1) / B)) << NPU_SLICE_Q;
     case NPU_OP_DRAIN: return k->drain_fixed + (uint64_t)f->rows * k->drain_row;
-    case NPU_OP_VEC: return npu_vec_busy(f, len, (unsigned)cfg->s) << NPU_SLICE_Q;
+    case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
+    case NPU_OP_VSET:
+    case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
     case NPU_OP_WAVE: {
         npu_wave_sets_t ws;
         npu_wave_sets_f(f, &ws);
         uint64_t r = (uint64_t)ws.len[0] << NPU_SLICE_Q, turn = (r + k->wave) / 2;
         return r > turn ? r : turn;
     }
-    default: return 0; /* LDW (behind the other bank's wave), VSET, SYNC */
+    default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S */
     }
 }
 
@@ -129,6 +158,8 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
+        if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE)
+            s->bus += dma_bus(cfg, k, &s->f[i], s->f[i].op == NPU_OP_STORE);
         s->disp[i] = s->start[i] = UINT64_MAX;
     }
     return 0;
@@ -164,6 +195,12 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
                 progress = 1;
             }
     }
+    if (getenv("PT_DEBUG"))
+        for (size_t i = 0; i < s->n; i++)
+            fprintf(stderr, "  %3zu %-6s q%d disp %7.1f start %7.1f dur %6.1f end %7.1f rows %u bytes %u pops %u%u push %u%u\n", i,
+                    npu_op_name(s->f[i].op), s->q[i], s->disp[i] / 65536.0, s->start[i] / 65536.0, s->dur[i] / 65536.0,
+                    (s->start[i] + s->dur[i]) / 65536.0, s->f[i].rows, s->f[i].row_bytes, s->f[i].pop_prev, s->f[i].pop_next,
+                    s->f[i].push_prev, s->f[i].push_next);
     if (rc == 0 && head[QL] + head[QE] + head[QS] < s->n) {
         snprintf(why, wn, "the program's tokens do not resolve (%zu of %zu instructions start)",
                  head[QL] + head[QE] + head[QS], s->n);
@@ -194,6 +231,9 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
         snprintf(why, wn, "out of memory");
     else if (prepare(cfg, k, prog, &s, why, wn) == 0)
         rc = replay(cfg, k, &s, &end, why, wn);
+    /* the DRAM bus is shared: the program takes at least its transfers' and its fetch's bus time
+     * after the first fetch's fixed cost */
+    end = max64(end, k->xfer_fixed + s.bus + fetch_bus(cfg, k, n));
     *cycles = (end + (1u << NPU_SLICE_Q) - 1) >> NPU_SLICE_Q;
     free(s.f);
     free(s.q);
