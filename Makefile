@@ -245,8 +245,8 @@ slice-fidelity-quick: build/small/slice_fidelity
 	  || { cat build/slice-fidelity-quick.log; exit 1; }
 	@tail -1 build/slice-fidelity-quick.log
 # The estimator's step plan mode against the RTL step engine (issue 16 acceptance 1, 2, 5;
-# docs/estimator.md section 7): make step-fidelity sweeps 16 MLPs x batches at tiny-bf16 and
-# small-bf16 (32 points), writing build/step-fidelity-<config>.csv.
+# docs/estimator.md section 7): make step-fidelity sweeps 26 MLPs and batches at tiny-bf16 and
+# small-bf16 (52 points), writing build/step-fidelity-<config>.csv.
 build/%/step_fidelity: tests/est/step_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/step_fidelity.o
 	$(CXX) -o $@ build/$*/step_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)

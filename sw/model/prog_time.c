@@ -11,6 +11,10 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
 /* The EXEC queue's own cycles, measured on the RTL by microbenchmarks (docs/estimator.md section
  * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
+/* A DRAIN right after WAVEs waits for their last rows to leave the array: 6S - 2 cycles (measured:
+ * a lone DRAIN's drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an
+ * fp32 row (2S lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
+static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
 enum { QL, QE, QS, QUEUES };
 
 typedef struct pt_state {
@@ -76,7 +80,10 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_LOAD: return dma_cost(cfg, k, f, 0);
     case NPU_OP_STORE: return dma_cost(cfg, k, f, 1);
     case NPU_OP_FILL: return ((uint64_t)f->rows * ((f->row_bytes + B - 1) / B)) << NPU_SLICE_Q;
-    case NPU_OP_DRAIN: return k->drain_fixed + (uint64_t)f->rows * k->drain_row;
+    case NPU_OP_DRAIN:
+        if (npu_cfg_bf16(cfg) && !f->narrow)
+            return (uint64_t)f->rows << NPU_SLICE_Q;
+        return k->drain_fixed + (uint64_t)f->rows * k->drain_row;
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
@@ -149,7 +156,7 @@ static int try_start(pt_state_t *s, size_t i, uint64_t *qfree)
 static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_insn_t *prog, pt_state_t *s,
                    char *why, size_t wn)
 {
-    unsigned len = 0;
+    unsigned len = 0, last_exec = NPU_OP_SYNC_E;
     for (size_t i = 0; i < s->n; i++) {
         if (npu_decode(&prog[i], &s->f[i]) != 0 || (s->q[i] = queue_of(s->f[i].op)) < 0) {
             snprintf(why, wn, "instruction %zu does not decode", i);
@@ -158,6 +165,10 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
+        if (s->f[i].op == NPU_OP_DRAIN && last_exec == NPU_OP_WAVE)
+            s->dur[i] += pipe_latency(cfg);
+        if (s->q[i] == QE)
+            last_exec = s->f[i].op;
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE)
             s->bus += dma_bus(cfg, k, &s->f[i], s->f[i].op == NPU_OP_STORE);
         s->disp[i] = s->start[i] = UINT64_MAX;
