@@ -4,17 +4,14 @@
  * (compile/step/step_plan.h, `npu fit --engine step`), in its order, each one estimator step that
  * reads its inputs from DRAM and writes its outputs to DRAM (no SPM residency across kernels).
  *
- * Per kernel:
- *  - DRAM bytes per tag: the expected counters (prog/prog_expect.h) of the program its emitter
- *    builds (GEMMs: npu_gemm_compile_args, the tiles the runtime picks; vector kernels:
- *    npu_vk_emit), the program fetch included: the accounting the RTL runs are checked against;
- *  - cycles, from the models alone: a GEMM the slicing stage's cost of the emitter's tiles
- *    (npu_slice_eval, its cheapest core split) plus the program fetch; a vector kernel the
- *    double-buffered chunks of npu_vk_emit (npu_vk_chunks: rows and npu_vec_busy per chunk) as a
- *    pipeline of loads, ops and stores (each transfer by the slicing stage's DMA cost) after the
- *    program fetch (est_step.c vec_cycles);
+ * Per kernel, from the program its emitter builds (GEMMs: npu_gemm_compile_args, the tiles and
+ * policy the runtime takes; vector kernels: npu_vk_emit), without running it:
+ *  - DRAM bytes per tag: the program's expected counters (prog/prog_expect.h), the program fetch
+ *    included: the accounting every RTL run is checked against, so one source of truth;
+ *  - cycles: npu_prog_time (prog_time.h), the program's queues and tokens replayed with the
+ *    slicing stage's cost primitives and the vector unit's busy model;
  *  - its roofline, max(MACs / PEs, DRAM bytes / bandwidth), which the prediction never undercuts,
- *    and its class: memory-bound when its bytes take longer than its compute (MACs / PEs or the
+ *    and its class: memory-bound when its bytes take longer than its compute (MACs / PEs, or the
  *    vector unit's busy cycles).
  */
 #ifndef NPU_MODEL_EST_STEP_H

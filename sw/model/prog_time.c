@@ -7,6 +7,8 @@
 
 #include "prog/prog_expect.h"
 
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
+
 enum { L2E, E2L, E2S, S2E, CHANNELS };
 /* The EXEC queue's own cycles, measured on the RTL by microbenchmarks (docs/estimator.md section
  * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
@@ -27,7 +29,6 @@ typedef struct pt_state {
     size_t npush[CHANNELS], npop[CHANNELS];
 } pt_state_t;
 
-static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static int queue_of(unsigned op)
 {
@@ -44,12 +45,15 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
-    uint64_t lat = (uint64_t)cfg->dram_latency << NPU_SLICE_Q;
-    if (store) /* a write pays no read latency: the descriptor's own stages are left */
-        q -= k->xfer_fixed > lat ? lat : k->xfer_fixed;
+    uint64_t lat = (uint64_t)cfg->dram_latency << NPU_SLICE_Q; /* a write pays no read latency */
+    uint64_t fixed = store ? (k->xfer_fixed > lat ? k->xfer_fixed - lat : 0) : k->xfer_fixed;
+    if (store)
+        q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
-        q += ((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q;
-    return q;
+        return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
+    /* one SPM word per cycle: rows of a few beats' bytes (not beat-aligned) take more words than beats */
+    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
+    return max64(q, fixed + (words << NPU_SLICE_Q));
 }
 
 /* A LOAD's or STORE's DRAM bus time alone (its beats and bursts), which both engines and the
@@ -206,12 +210,6 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
                 progress = 1;
             }
     }
-    if (getenv("PT_DEBUG"))
-        for (size_t i = 0; i < s->n; i++)
-            fprintf(stderr, "  %3zu %-6s q%d disp %7.1f start %7.1f dur %6.1f end %7.1f rows %u bytes %u pops %u%u push %u%u\n", i,
-                    npu_op_name(s->f[i].op), s->q[i], s->disp[i] / 65536.0, s->start[i] / 65536.0, s->dur[i] / 65536.0,
-                    (s->start[i] + s->dur[i]) / 65536.0, s->f[i].rows, s->f[i].row_bytes, s->f[i].pop_prev, s->f[i].pop_next,
-                    s->f[i].push_prev, s->f[i].push_next);
     if (rc == 0 && head[QL] + head[QE] + head[QS] < s->n) {
         snprintf(why, wn, "the program's tokens do not resolve (%zu of %zu instructions start)",
                  head[QL] + head[QE] + head[QS], s->n);

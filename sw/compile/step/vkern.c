@@ -245,29 +245,6 @@ static int plan_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, vk_layout_t *
     return 0;
 }
 
-/* The vector unit's busy cycles of chunk i (n rows) under layout L: npu_vec_busy of its VECs. */
-static uint64_t chunk_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, const vk_layout_t *L, int i, int n)
-{
-    uint64_t busy = 0;
-    for (int j = 0; j < k->nop; j++) {
-        npu_vec_op_t v = vec_op(k, L, i, n, j);
-        npu_fields_t f;
-        memset(&f, 0, sizeof f);
-        f.op = NPU_OP_VEC;
-        f.vop = v.vop;
-        f.wide = v.wide;
-        f.rows = v.rows;
-        f.a_addr = v.a_addr;
-        f.a_stride = v.a_stride;
-        f.b_addr = v.b_addr;
-        f.b_stride = v.b_stride;
-        f.d_addr = v.d_addr;
-        f.d_stride = v.d_stride;
-        busy += npu_vec_busy(&f, v.len, (unsigned)cfg->s);
-    }
-    return busy;
-}
-
 int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, char *why, size_t n)
 {
     vk_layout_t L;
@@ -275,22 +252,23 @@ int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, 
     if (plan_chunks(cfg, k, &L, why, n))
         return -1;
     for (int i = 0, r0 = 0; r0 < k->rows; i++, r0 += L.R)
-        *busy += chunk_busy(cfg, k, &L, i, k->rows - r0 < L.R ? k->rows - r0 : L.R);
+        for (int j = 0; j < k->nop; j++) {
+            npu_vec_op_t v = vec_op(k, &L, i, k->rows - r0 < L.R ? k->rows - r0 : L.R, j);
+            npu_fields_t f;
+            memset(&f, 0, sizeof f);
+            f.op = NPU_OP_VEC;
+            f.vop = v.vop;
+            f.wide = v.wide;
+            f.rows = v.rows;
+            f.a_addr = v.a_addr;
+            f.a_stride = v.a_stride;
+            f.b_addr = v.b_addr;
+            f.b_stride = v.b_stride;
+            f.d_addr = v.d_addr;
+            f.d_stride = v.d_stride;
+            *busy += npu_vec_busy(&f, v.len, (unsigned)cfg->s);
+        }
     return 0;
-}
-
-int npu_vk_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, int *rows, uint64_t *busy, int max,
-                  char *why, size_t n)
-{
-    vk_layout_t L;
-    int i = 0;
-    if (plan_chunks(cfg, k, &L, why, n))
-        return -1;
-    *rows = L.R;
-    for (int r0 = 0; r0 < k->rows; i++, r0 += L.R)
-        if (i < max)
-            busy[i] = chunk_busy(cfg, k, &L, i, k->rows - r0 < L.R ? k->rows - r0 : L.R);
-    return i;
 }
 
 int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, char *why, size_t n)

@@ -81,10 +81,5 @@ int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, cha
  * VEC by npu_vec_busy, prog_expect.h) without building it: the analytical estimator's vector
  * timing (model/estimate.c). 0, or -1 with npu_vk_emit's reason before emitting. */
 int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, char *why, size_t n);
-/* The emitter's chunks: *rows per chunk (the last may have fewer) and chunk i's busy cycles in
- * busy[i] (at most max written). The number of chunks, or -1 with npu_vk_emit's reason. The
- * estimator's per-chunk pipeline of transfers and ops (model/est_step.h). */
-int npu_vk_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, int *rows, uint64_t *busy, int max,
-                  char *why, size_t n);
 
 #endif
