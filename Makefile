@@ -255,12 +255,13 @@ step-fidelity: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
 	  build/$$c/step_fidelity --csv build/step-fidelity-$$c.csv > build/step-fidelity-$$c.log; r=$$?; \
 	  grep -E "median|acceptance" build/step-fidelity-$$c.log | sed "s/^/$$c: /"; [ $$r = 0 ] || fail=1; \
 	done; exit $$fail
-# make test's representative: three points at tiny-bf16 (a few seconds).
-step-fidelity-quick: build/tiny-bf16/step_fidelity
+# make test's representative: two points per bf16 config, with the issue's bounds (a few seconds).
+step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
 	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
-	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 32,64,64,64,10@16 > build/step-fidelity-quick.log \
+	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 > build/step-fidelity-quick.log \
+	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 >> build/step-fidelity-quick.log \
 	  || { cat build/step-fidelity-quick.log; exit 1; }
-	@tail -1 build/step-fidelity-quick.log
+	@grep "acceptance" build/step-fidelity-quick.log
 slice-check: build/slice_dump tests/slice/ref_slice.py
 	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }
@@ -302,7 +303,8 @@ sim: $(B)/npu build/npu
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
-      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick bf16-check
+      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick step-fidelity-quick \
+      bf16-check
 	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	$(foreach c,$(TEST_CONFIGS),echo "== RTL tests, config $(c) $(call test_filter,$(c))"; \

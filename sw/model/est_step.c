@@ -66,6 +66,7 @@ static int kernel(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_ste
     k->compute = s->kind == NPU_SK_GEMM ? cdiv(x.macs, pes) : x.vec_busy;
     uint64_t dma = (uint64_t)ceil((double)k->bytes / cfg->dram_bw);
     k->roof = max64(cdiv(x.macs, pes), dma);
+    k->timed = pt;
     k->cycles = max64(pt, k->roof); /* never below the roofline (acceptance 5) */
     k->memory_bound = dma > k->compute;
     return 0;

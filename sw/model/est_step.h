@@ -32,7 +32,8 @@ typedef struct npu_est_kernel {
     uint64_t bytes;               /* all of them */
     uint64_t compute;             /* MACs / PEs (GEMM) or vec_busy: compute alone */
     uint64_t roof;                /* max(ceil(MACs / PEs), ceil(bytes / bandwidth)) */
-    uint64_t cycles;              /* predicted */
+    uint64_t timed;               /* npu_prog_time's cycles */
+    uint64_t cycles;              /* predicted: max(timed, roof) (timed is never below roof: a test) */
     int memory_bound;             /* bytes / bandwidth > compute */
 } npu_est_kernel_t;
 
