@@ -255,13 +255,16 @@ step-fidelity: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
 	  build/$$c/step_fidelity --csv build/step-fidelity-$$c.csv > build/step-fidelity-$$c.log; r=$$?; \
 	  grep -E "median|acceptance" build/step-fidelity-$$c.log | sed "s/^/$$c: /"; [ $$r = 0 ] || fail=1; \
 	done; exit $$fail
-# make test's representative: two points per bf16 config, with the issue's bounds (a few seconds).
+# make test's representative: two points per bf16 config, with the issue's bounds, and the timing
+# model's micro-benchmarks (a few seconds).
 step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
 	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
 	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 > build/step-fidelity-quick.log \
 	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 >> build/step-fidelity-quick.log \
+	  && build/tiny-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
+	  && build/small-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
 	  || { cat build/step-fidelity-quick.log; exit 1; }
-	@grep "acceptance" build/step-fidelity-quick.log
+	@grep -E "acceptance|off bound" build/step-fidelity-quick.log
 slice-check: build/slice_dump tests/slice/ref_slice.py
 	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }

@@ -11,6 +11,7 @@
  * roofline; 2 when a run fails or an argument is bad.
  *   build/<bf16 config>/step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...
  * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10)
+ *   build/<config>/step_fidelity --micro   the timing model's constants on small programs (10% or 2 cycles per instruction)
  * Without points: the sweep of make step-fidelity (docs/estimator.md). make test runs a few.
  */
 #include <math.h>
@@ -19,7 +20,9 @@
 #include <string.h>
 
 #include "hw/isa.h"
+#include "compile/slice/slice_cost.h"
 #include "model/est_step.h"
+#include "model/prog_time.h"
 #include "npu_params.h"
 #include "npu_sim.h"
 #include "run/runtime.h"
@@ -220,6 +223,81 @@ static int point(const npu_cfg_t *cfg, const char *pt, int modes, errs_t *E)
     return rc;
 }
 
+/* ---- --micro: the program timing model's constants against the RTL on small programs ---- */
+
+static npu_insn_t mprog[64];
+static size_t mn;
+
+static void mput(const npu_fields_t *f) { npu_encode(f, &mprog[mn++]); }
+
+/* Runs mprog on a fresh model and times it with npu_prog_time; within 10% or 2 cycles per instruction, else *bad. */
+static void micro_run(const npu_cfg_t *cfg, const char *what, int *bad)
+{
+    npu_dram_timing_t t = {(double)cfg->dram_bw, (unsigned)cfg->dram_latency, (unsigned)cfg->dram_burst_cost, 0, 1};
+    npu_sim_t *sim = npu_sim_open(&t);
+    npu_slice_cost_t k = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
+    npu_run_result_t r;
+    uint64_t c = 0;
+    char why[200] = "";
+    int rc = sim ? npu_run_program(cfg, sim, 1u << 20, mprog, mn, 1000000, &r) : -1;
+    if (rc != NPU_RUN_DONE || npu_prog_time(cfg, &k, mprog, mn, &c, why, sizeof why)) {
+        printf("  %-34s failed (%s)\n", what, why);
+        *bad += 1;
+    } else {
+        double e = ((double)c - (double)r.cnt[NPU_CNT_cycles]) / (double)r.cnt[NPU_CNT_cycles];
+        *bad += fabs(e) > 0.10 && llabs((long long)c - (long long)r.cnt[NPU_CNT_cycles]) > 2 * (long long)mn;
+        printf("  %-34s RTL %6llu model %6llu %+6.1f%%\n", what, (unsigned long long)r.cnt[NPU_CNT_cycles],
+               (unsigned long long)c, 100 * e);
+    }
+    npu_sim_close(sim);
+}
+
+/* SYNC_E and VSET trains, VECs behind one VSET, LOAD and STORE trains. The number off bound. */
+static int micro(const npu_cfg_t *cfg)
+{
+    int bad = 0, B = npu_cfg_beat(cfg);
+    char w[64];
+    printf("micro-benchmarks: the EXEC queue's issue cycles, VEC, LOAD, STORE (bound 10%% or 2 cycles per instruction)\n");
+    for (int n = 1; n <= 16; n *= 4) {
+        npu_fields_t f;
+        for (int op = 0; op < 2; op++) {
+            mn = 0;
+            memset(&f, 0, sizeof f);
+            f.op = op ? NPU_OP_VSET : NPU_OP_SYNC_E;
+            f.len = op ? 2u * (unsigned)cfg->s : 0;
+            for (int i = 0; i < n; i++)
+                mput(&f);
+            snprintf(w, sizeof w, "%d %s", n, op ? "VSET" : "SYNC_E");
+            micro_run(cfg, w, &bad);
+        }
+        for (int rows = 1; rows <= 16; rows *= 16) {
+            mn = 0;
+            memset(&f, 0, sizeof f);
+            f.op = NPU_OP_VSET, f.len = 2u * (unsigned)cfg->s;
+            mput(&f);
+            memset(&f, 0, sizeof f);
+            f.op = NPU_OP_VEC, f.wide = 1, f.rows = (unsigned)rows, f.a_stride = f.b_stride = f.d_stride = 2;
+            f.b_addr = 512, f.d_addr = 1024;
+            for (int i = 0; i < n; i++)
+                mput(&f);
+            snprintf(w, sizeof w, "VSET, %d VEC ADD of %d rows", n, rows);
+            micro_run(cfg, w, &bad);
+            for (int st = 0; st < 2; st++) {
+                mn = 0;
+                for (int i = 0; i < n; i++) {
+                    memset(&f, 0, sizeof f);
+                    f.op = st ? NPU_OP_STORE : NPU_OP_LOAD, f.rows = (unsigned)rows * 4, f.spm_stride = 1;
+                    f.row_bytes = f.dram_stride = (unsigned)B, f.dram_addr = 4096u * (unsigned)i, f.spm_addr = 64u * (unsigned)i;
+                    mput(&f);
+                }
+                snprintf(w, sizeof w, "%d %s of %d rows", n, st ? "STORE" : "LOAD", rows * 4);
+                micro_run(cfg, w, &bad);
+            }
+        }
+    }
+    return bad;
+}
+
 /* The sweep of make step-fidelity: depths and widths (not multiples of 2S too), batches. */
 static const char *const sweep[] = {
     "64,128,10@32", "64,128,10@16", "64,128,10@40", "64,128,10@8", "64,256,256,10@32", "64,256,256,10@16",
@@ -242,6 +320,10 @@ int main(int argc, char **argv)
                 return 2;
             }
             fprintf(csv, "config,point,row,name,layer,phase,class,bytes,predicted,rtl,error,bytes_exact\n");
+        } else if (!strcmp(argv[i], "--micro")) {
+            int bad = micro(&cfg);
+            printf("micro-benchmarks: %d off bound\n", bad);
+            return bad ? 1 : 0;
         } else if (!strcmp(argv[i], "--bounds") && i + 1 < argc) {
             double c, m, st;
             if (sscanf(argv[++i], "%lf,%lf,%lf", &c, &m, &st) != 3 || c <= 0 || m <= 0 || st <= 0) {
@@ -255,7 +337,7 @@ int main(int argc, char **argv)
         } else if (argv[i][0] != '-' && np < 256) {
             pts[np++] = argv[i];
         } else {
-            fprintf(stderr, "usage: step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...\n");
+            fprintf(stderr, "usage: step_fidelity [--micro] [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...\n");
             return 2;
         }
     }
