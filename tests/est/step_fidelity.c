@@ -141,7 +141,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
                (unsigned long long)k->cycles, (unsigned long long)t->cycles, 100 * err, ok ? "bytes exact" : "BYTES DIFFER: ",
                msg);
         if (csv)
-            fprintf(csv, "%s,%s,kernel,%s,%d,%s,%s,%llu,%llu,%llu,%.5f,%d\n", cfg->name, pt, k->name, k->layer,
+            fprintf(csv, "%s,\"%s\",kernel,%s,%d,%s,%s,%llu,%llu,%llu,%.5f,%d\n", cfg->name, pt, k->name, k->layer,
                     phase_name(k->phase), k->memory_bound ? "memory" : "compute", (unsigned long long)k->bytes,
                     (unsigned long long)k->cycles, (unsigned long long)t->cycles, err, ok);
         gp[k->layer][k->phase] += k->cycles;
@@ -160,7 +160,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
                    (unsigned long long)gp[l][ph], (unsigned long long)gr[l][ph], 100 * err,
                    fabs(err) > bound[mem] ? "  OUT OF BOUND" : "");
             if (csv)
-                fprintf(csv, "%s,%s,group,L%d %s,%d,%s,%s,%llu,%llu,%llu,%.5f,\n", cfg->name, pt, l, phase_name(ph), l,
+                fprintf(csv, "%s,\"%s\",group,L%d %s,%d,%s,%s,%llu,%llu,%llu,%.5f,\n", cfg->name, pt, l, phase_name(ph), l,
                         phase_name(ph), cls_name[mem], (unsigned long long)gb[l][ph], (unsigned long long)gp[l][ph],
                         (unsigned long long)gr[l][ph], err);
         }
@@ -170,7 +170,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
     printf("  step %llu predicted, %llu RTL: %+.1f%%%s\n", (unsigned long long)e->cycles, (unsigned long long)rt,
            100 * err, fabs(err) > bound[CLS_STEP] ? "  OUT OF BOUND" : "");
     if (csv)
-        fprintf(csv, "%s,%s,step,step,0,all,step,%llu,%llu,%llu,%.5f,\n", cfg->name, pt,
+        fprintf(csv, "%s,\"%s\",step,step,0,all,step,%llu,%llu,%llu,%.5f,\n", cfg->name, pt,
                 (unsigned long long)(e->rd_bytes + e->wr_bytes), (unsigned long long)e->cycles,
                 (unsigned long long)rt, err);
 }
