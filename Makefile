@@ -65,7 +65,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check slice-fidelity slice-fidelity-quick bf16-check plots
+.PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick bf16-check plots
 .PHONY: all sim test test-asan lint lint-all lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -244,6 +244,27 @@ slice-fidelity-quick: build/small/slice_fidelity
 	@build/small/slice_fidelity --pick 12 256,64,192 128,128,128 1024,24,24 > build/slice-fidelity-quick.log \
 	  || { cat build/slice-fidelity-quick.log; exit 1; }
 	@tail -1 build/slice-fidelity-quick.log
+# The estimator's step plan mode against the RTL step engine (issue 16 acceptance 1, 2, 5;
+# docs/estimator.md section 7): make step-fidelity sweeps 26 MLPs and batches at tiny-bf16 and
+# small-bf16 (52 points), writing build/step-fidelity-<config>.csv.
+build/%/step_fidelity: tests/est/step_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/step_fidelity.o
+	$(CXX) -o $@ build/$*/step_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+step-fidelity: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
+	@fail=0; for c in tiny-bf16 small-bf16; do \
+	  build/$$c/step_fidelity --csv build/step-fidelity-$$c.csv > build/step-fidelity-$$c.log; r=$$?; \
+	  grep -E "median|acceptance" build/step-fidelity-$$c.log | sed "s/^/$$c: /"; [ $$r = 0 ] || fail=1; \
+	done; exit $$fail
+# make test's representative: two points per bf16 config, with the issue's bounds, and the timing
+# model's micro-benchmarks (a few seconds).
+step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
+	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
+	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 > build/step-fidelity-quick.log \
+	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 >> build/step-fidelity-quick.log \
+	  && build/tiny-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
+	  && build/small-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
+	  || { cat build/step-fidelity-quick.log; exit 1; }
+	@grep -E "acceptance|off bound" build/step-fidelity-quick.log
 slice-check: build/slice_dump tests/slice/ref_slice.py
 	@echo "== slicing search vs its brute-force reference (tests/slice/ref_slice.py)"
 	@python3 tests/slice/ref_slice.py build/slice_dump > build/slice-check.log || { cat build/slice-check.log; exit 1; }
@@ -285,7 +306,8 @@ sim: $(B)/npu build/npu
 
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
-      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick bf16-check
+      build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick step-fidelity-quick \
+      bf16-check
 	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	$(foreach c,$(TEST_CONFIGS),echo "== RTL tests, config $(c) $(call test_filter,$(c))"; \

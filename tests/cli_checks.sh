@@ -32,6 +32,10 @@ check 2 "fit: an unknown engine" fit --model mlp:64,8,10 --engine gpu
 check 2 "fit: whole steps need a bf16 build" fit --model mlp:64,8,10 --engine step --epochs 1
 check 2 "fit: whole steps take MLPs" fit --model cnn:c4,fc10 --engine step --epochs 1
 check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
+check 2 "estimate: an unknown plan" estimate --model mlp:64,128,10 --plan frob
+check 2 "estimate --plan step needs a bf16 build" estimate --model mlp:64,128,10 --plan step
+check 2 "estimate --plan step with --spm-kib" estimate --model mlp:64,128,10 --plan step --spm-kib 64
+check 2 "estimate --policy without --plan step" estimate --model mlp:64,128,10 --policy flexsa
 check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
 check 2 "GEMM larger than the DRAM" gemm -m 30000 -n 30000 -k 30000
 check 2 "slice without a problem" slice

@@ -18,7 +18,7 @@ enum {
     OPT_CONV, OPT_TOPOLOGY, OPT_KERNEL, OPT_DATAFLOW, OPT_SCALE_C, OPT_SCALE_S, OPT_SET, OPT_ACC_BYTES, OPT_SLICING,
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
-    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE,
+    OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE, OPT_PLAN,
     OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT
 };
 
@@ -73,7 +73,7 @@ typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
-     B(OPT_QUIET))
+     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY))
 #define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
                     B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
@@ -145,6 +145,7 @@ static const struct option long_opts[] = {
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
     {"space", required_argument, NULL, OPT_SPACE},
+    {"plan", required_argument, NULL, OPT_PLAN},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", required_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
@@ -238,8 +239,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                the loss of both, train and test accuracy, cycles per sample)\n"
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
-            "                [--csv FILE] [--json]   (the analytical estimator: one training\n"
-            "                iteration planned by the SPM scheduler, costed by the slicing model)\n"
+            "                [--plan sched|step] [--policy P] [--csv FILE] [--json]   (the analytical\n"
+            "                estimator: one training iteration planned by the SPM scheduler, or with\n"
+            "                --plan step the step engine's kernels as the RTL runs them)\n"
             "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
             "                [--batch B] [--input HxWxC] [--csv FILE] [--json]   (the estimator\n"
             "                over every combination: one row per design point)\n"
@@ -350,6 +352,7 @@ static const struct word_opt {
      offsetof(npu_args_t, bench_set)},
     {OPT_ENGINE, {"npu", "step", "kernels", "ref", NULL}, "--engine needs npu, step, kernels or ref", offsetof(npu_args_t, engine)},
     {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
+    {OPT_PLAN, {"sched", "step", NULL}, "--plan needs sched or step", offsetof(npu_args_t, plan)},
 };
 
 /* Options whose value is an unsigned count in [lo, hi]. */
@@ -628,6 +631,7 @@ static const struct opt_doc {
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
+    {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs, bf16)"},
 };
 
 /* An option's spelling: "--seed", "-m". */

@@ -28,7 +28,8 @@
  *              [--momentum M] [--wd W] [--engine npu|step|kernels|ref] [--dtype int16|bf16] [--seed N]
  *              [--csv F] [--json] [--quiet]
  *   npu estimate --model SPEC [--batch B] [--input HxWxC] [--spm-kib N] [--dram-bw B]
- *              [--dram-latency C] [--no-prefetch] [--no-lookahead] [--csv F] [--json]
+ *              [--dram-latency C] [--no-prefetch] [--no-lookahead] [--plan sched|step]
+ *              [--policy P] [--csv F] [--json]
  *   npu sweep --model SPEC [--space KEY=V,..;..] [--batch B] [--input HxWxC] [--csv F] [--json]
  *   npu info
  *   npu help [CMD] | --help | -h;  npu CMD --help;  npu --version
@@ -111,6 +112,7 @@ typedef struct npu_args {
     unsigned spm_kib;                   /* estimate: 0 = the config's SPM */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
+    const char *plan;                   /* estimate: sched|step (NULL = sched) */
     const char *plot;                   /* fit: the loss chart (.png; NULL: none) */
     const char *timeline;               /* gemm, run, conv, train: trace-event JSON (NULL: none) */
     const char *reports;                /* gemm --topology: directory of the SCALE-Sim-shaped

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "model/est_step.h"
 #include "model/estimate.h"
 #include "model/sweep.h"
 
@@ -90,6 +91,95 @@ static int parse_net(const npu_args_t *a, npu_net_shape_t *net)
     return 0;
 }
 
+static const char *const k_step_cols[] = {"kernel", "phase", "layer", "macs", "vec_busy", "rd_bytes",
+                                          "wr_bytes", "roofline", "cycles", "bound"};
+
+static const char *step_phase(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
+
+static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
+{
+    printf("estimate %s, batch %d, --plan step: the step engine's %d kernels, each from and to DRAM\n",
+           model, batch, e->nk);
+    printf("%-22s %10s %8s %10s %10s %10s %10s  %s\n", "kernel", "MACs", "vec", "rd B", "wr B", "roofline",
+           "cycles", "bound");
+    for (int i = 0; i < e->nk; i++) {
+        const npu_est_kernel_t *k = &e->k[i];
+        uint64_t rd = 0, wr = 0;
+        for (int t = 0; t < NPU_NUM_TAGS; t++)
+            rd += k->rd[t], wr += k->wr[t];
+        printf("%-22s %10llu %8llu %10llu %10llu %10llu %10llu  %s\n", k->name, (unsigned long long)k->macs,
+               (unsigned long long)k->vec_busy, (unsigned long long)rd, (unsigned long long)wr,
+               (unsigned long long)k->roof, (unsigned long long)k->cycles, k->memory_bound ? "memory" : "compute");
+    }
+    printf("step: %llu cycles; DRAM read %llu, written %llu bytes (program fetch included); %llu MACs\n",
+           (unsigned long long)e->cycles, (unsigned long long)e->rd_bytes, (unsigned long long)e->wr_bytes,
+           (unsigned long long)e->macs);
+}
+
+/* --plan step: the MLP's dims, the step engine's kernels estimated (model/est_step.h). */
+static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, int batch)
+{
+    static npu_est_kplan_t e; /* large; one per process */
+    int dims[NPU_NET_MAX_LAYERS + 1], L = net->layers, csv_err = 0;
+    npu_table_t t;
+    char why[256];
+    if (a->spm_kib || a->dram_bw_set || a->dram_latency_set || a->no_prefetch || a->no_lookahead || a->input) {
+        fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
+                "--spm-kib, --dram-bw, --dram-latency, --no-prefetch, --no-lookahead and --input do not apply\n");
+        return NPU_EXIT_USAGE;
+    }
+    for (int l = 0; l < L; l++) {
+        if (net->l[l].kind != NPU_NET_FC) {
+            fprintf(stderr, "npu: estimate --plan step: the step engine runs MLPs (mlp:D0,..,DL), not convolutions\n");
+            return NPU_EXIT_USAGE;
+        }
+        dims[l] = (int)npu_net_in(&net->l[l]);
+    }
+    dims[L] = (int)npu_net_out(&net->l[L - 1]);
+    if (npu_estimate_step(cfg, dims, L, batch, a->policy, &e, why, sizeof why)) {
+        fprintf(stderr, "npu: estimate --plan step: %s\n", why);
+        return NPU_EXIT_USAGE;
+    }
+    if (npu_cli_table_open(cfg, a, &t, k_step_cols, 10) != 0)
+        return NPU_EXIT_USAGE;
+    for (int i = 0; i < e.nk; i++) {
+        const npu_est_kernel_t *k = &e.k[i];
+        uint64_t rd = 0, wr = 0;
+        for (int g = 0; g < NPU_NUM_TAGS; g++)
+            rd += k->rd[g], wr += k->wr[g];
+        npu_table_str(&t, k->name);
+        npu_table_str(&t, step_phase(k->phase));
+        npu_table_int(&t, k->layer);
+        npu_table_u64(&t, k->macs);
+        npu_table_u64(&t, k->vec_busy);
+        npu_table_u64(&t, rd);
+        npu_table_u64(&t, wr);
+        npu_table_u64(&t, k->roof);
+        npu_table_u64(&t, k->cycles);
+        npu_table_str(&t, k->memory_bound ? "memory" : "compute");
+        npu_table_end_row(&t);
+    }
+    cJSON *rows = npu_table_close(&t, &csv_err);
+    if (a->json) {
+        cJSON *root = npu_cli_json_new(cfg, a);
+        if (root) {
+            cJSON_AddStringToObject(root, "model", a->model);
+            cJSON_AddStringToObject(root, "plan", "step");
+            cJSON_AddNumberToObject(root, "batch", batch);
+            cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
+            cJSON_AddNumberToObject(root, "dram_rd_bytes", (double)e.rd_bytes);
+            cJSON_AddNumberToObject(root, "dram_wr_bytes", (double)e.wr_bytes);
+            cJSON_AddItemToObject(root, "rows", rows);
+            npu_cli_json_print(root);
+            rows = NULL;
+        }
+    } else if (!a->quiet) {
+        print_step(&e, a->model, batch);
+    }
+    cJSON_Delete(rows);
+    return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
+}
+
 int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_net_shape_t net;
@@ -103,6 +193,13 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
     cJSON *rows;
     if (parse_net(a, &net))
         return NPU_EXIT_USAGE;
+    if (a->plan && !strcmp(a->plan, "step"))
+        return estimate_step(cfg, a, &net, o.batch);
+    if (a->policy) {
+        fprintf(stderr, "npu: estimate: --policy applies to --plan step (the scheduler's plan costs the array "
+                "by the slicing stage)\n");
+        return NPU_EXIT_USAGE;
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (npu_estimate(cfg, &net, &o, &e, why, sizeof why)) {

@@ -1,0 +1,52 @@
+/*
+ * est_step.h - `npu estimate --plan step`: the estimator on the plan the RTL runs today (issue 16,
+ * docs/estimator.md section 7): the kernels of the step engine's whole training step
+ * (compile/step/step_plan.h, `npu fit --engine step`), in its order, each one estimator step that
+ * reads its inputs from DRAM and writes its outputs to DRAM (no SPM residency across kernels).
+ *
+ * Per kernel, from the program its emitter builds (GEMMs: npu_gemm_compile_args, the tiles and
+ * policy the runtime takes; vector kernels: npu_vk_emit), without running it:
+ *  - DRAM bytes per tag: the program's expected counters (prog/prog_expect.h), the program fetch
+ *    included: the accounting every RTL run is checked against, so one source of truth;
+ *  - cycles: npu_prog_time (prog_time.h), the program's queues and tokens replayed with the
+ *    slicing stage's cost primitives and the vector unit's busy model;
+ *  - its roofline, max(MACs / PEs, DRAM bytes / bandwidth), which the prediction never undercuts,
+ *    and its class: memory-bound when its bytes take longer than its compute (MACs / PEs, or the
+ *    vector unit's busy cycles).
+ */
+#ifndef NPU_MODEL_EST_STEP_H
+#define NPU_MODEL_EST_STEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/step/step_plan.h"
+#include "hw/npu_cfg.h"
+#include "hw/npu_defs.h"
+
+typedef struct npu_est_kernel {
+    char name[48];                /* the step plan's: "bwd L2 dx" */
+    int kind, phase, layer;       /* NPU_SK_* of the plan; layer 1..L */
+    uint64_t macs, vec_busy;      /* expected counters */
+    uint64_t rd[NPU_NUM_TAGS], wr[NPU_NUM_TAGS]; /* DRAM bytes per tag (PROG: the fetch) */
+    uint64_t bytes;               /* all of them */
+    uint64_t compute;             /* MACs / PEs (GEMM) or vec_busy: compute alone */
+    uint64_t roof;                /* max(ceil(MACs / PEs), ceil(bytes / bandwidth)) */
+    uint64_t timed;               /* npu_prog_time's cycles */
+    uint64_t cycles;              /* predicted: max(timed, roof) (timed is never below roof: a test) */
+    int memory_bound;             /* bytes / bandwidth > compute */
+} npu_est_kernel_t;
+
+typedef struct npu_est_kplan {
+    int nk, layers, batch, dims[NPU_STEP_MAX_LAYERS + 1];
+    npu_est_kernel_t k[7 * NPU_STEP_MAX_LAYERS];
+    uint64_t cycles, macs, rd_bytes, wr_bytes; /* the whole step (kernels one after another) */
+} npu_est_kplan_t;
+
+/* Estimates the step of the MLP d[0] -> .. -> d[layers] at batch `batch`, GEMMs under policy
+ * modes (NPU_EMIT_*). 0, or -1 with the reason (the step plan's: an int16 configuration, a width
+ * out of range; an emitter's). */
+int npu_estimate_step(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                      npu_est_kplan_t *e, char *why, size_t n);
+
+#endif

@@ -1,0 +1,34 @@
+/*
+ * prog_time.h - an analytical timing model of one NPU program (issue 16, docs/estimator.md
+ * section 7): the decoupled LOAD / EXEC / STORE queues of docs/isa.md section 3 replayed as a
+ * dataflow over the program's own instructions, each timed by the slicing stage's cost
+ * primitives (compile/slice/slice_cost.h) and the vector unit's model:
+ *  - LOAD / STORE: its DMA bursts and beats by the ISA's rule (npu_dma_bursts, npu_dma_bursts_tr:
+ *    the expected counters' functions), costed by npu_slice_xfer_cost;
+ *  - WAVE: max(r, (r + wave) / 2) of its longest row set r (the other weight bank hides the
+ *    turnaround: the slicing stage's per-wave cost); LDW, VSET, SYNC: 0; DRAIN: drain_fixed +
+ *    rows x drain_row; VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle;
+ *  - an instruction starts when its queue is free, the tokens it pops are pushed (the k-th pop
+ *    of a channel takes the k-th push, pushed when that instruction ends) and the in-order
+ *    fetcher has dispatched it: after the previous instruction, after its bytes are read
+ *    (a stream of the program at the DRAM's bandwidth after one transfer's fixed cost) and once
+ *    its queue has room (the instruction QUEUE_DEPTH before it in its queue has started);
+ *  - the program ends when its last instruction does.
+ * Not modelled: the DRAM bus shared by the two DMA engines and the fetch, SPM bank conflicts.
+ */
+#ifndef NPU_MODEL_PROG_TIME_H
+#define NPU_MODEL_PROG_TIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/slice/slice_cost.h"
+#include "hw/isa.h"
+#include "hw/npu_cfg.h"
+
+/* Predicted cycles of prog (n instructions) on cfg under cost k. 0, or -1 with the reason (an
+ * instruction that does not decode, tokens popped that no instruction pushes, out of memory). */
+int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_insn_t *prog, size_t n,
+                  uint64_t *cycles, char *why, size_t wn);
+
+#endif

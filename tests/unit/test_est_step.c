@@ -1,0 +1,110 @@
+/* test_est_step.c - the estimator's step plan mode (model/est_step.h) and the program timing
+ * model (model/prog_time.h): every kernel of several MLP steps at S = 2 and 8 timed at or above
+ * its roofline by the timing model itself (issue 16, acceptance 5), the kernels in the step
+ * plan's order with its MACs, a hand-built program's tokens and DMA, refusals. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "compile/slice/slice_cost.h"
+#include "hw/isa.h"
+#include "model/est_step.h"
+#include "model/prog_time.h"
+#include "test_cfgs.h"
+
+static npu_est_kplan_t e; /* large */
+
+static npu_cfg_t bf16_cfg(int s)
+{
+    npu_cfg_t c = test_cfg(s);
+    c.dtype = NPU_DTYPE_BF16;
+    return c;
+}
+
+Test(est_step, every_kernel_at_or_above_its_roofline)
+{
+    static const int nets[][6] = {{3, 64, 128, 10}, {4, 64, 256, 256, 10}, {5, 32, 64, 64, 64, 10},
+                                  {4, 24, 37, 20, 10}, {3, 100, 50, 10}};
+    static const int batches[] = {7, 19, 32};
+    char why[256];
+    int timed = 0;
+    for (int s = 2; s <= 8; s += 6)
+        for (size_t i = 0; i < sizeof nets / sizeof *nets; i++)
+            for (size_t b = 0; b < sizeof batches / sizeof *batches; b++) {
+                npu_cfg_t c = bf16_cfg(s);
+                uint64_t pes = 4u * (uint64_t)s * (uint64_t)s;
+                if (npu_estimate_step(&c, &nets[i][1], nets[i][0] - 1, batches[b], NPU_EMIT_FW, &e, why, sizeof why)) {
+                    cr_assert(strstr(why, "SUM"), "%s", why); /* the step engine's one refusal here */
+                    continue;
+                }
+                timed++;
+                for (int k = 0; k < e.nk; k++) {
+                    const npu_est_kernel_t *x = &e.k[k];
+                    uint64_t roof = (x->macs + pes - 1) / pes, dma = (x->bytes + c.dram_bw - 1) / c.dram_bw;
+                    roof = roof > dma ? roof : dma;
+                    cr_assert_eq(x->roof, roof, "%s", x->name);
+                    cr_assert_geq(x->timed, roof, "S=%d net %zu batch %d %s: the timing model's %llu cycles below the "
+                                  "roofline %llu", s, i, batches[b], x->name, (unsigned long long)x->timed,
+                                  (unsigned long long)roof);
+                    cr_assert_geq(x->cycles, x->timed);
+                }
+            }
+    cr_assert_geq(timed, 25, "%d steps estimated", timed);
+}
+
+Test(est_step, the_step_plans_kernels_in_order)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    int dims[] = {64, 128, 10};
+    char why[256];
+    cr_assert_eq(npu_estimate_step(&c, dims, 2, 32, NPU_EMIT_FW, &e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(e.nk, 7 * 2 - 2);
+    cr_assert_str_eq(e.k[0].name, "fwd L1 gemm");
+    cr_assert_str_eq(e.k[11].name, "update L1 sgd");
+    cr_assert_eq(e.k[0].macs, 32u * 64 * 128);
+    cr_assert_eq(e.macs, 32u * 64 * 128 * 2 + 32u * 128 * 10 * 3, "layer 1 has no dX");
+    cr_assert_eq(e.k[1].macs, 0u, "a vector kernel");
+    cr_assert_gt(e.k[1].vec_busy, 0u);
+    uint64_t sum = 0;
+    for (int k = 0; k < e.nk; k++)
+        sum += e.k[k].cycles;
+    cr_assert_eq(e.cycles, sum, "the kernels run one after another");
+    npu_cfg_t i16 = test_cfg(8);
+    cr_assert_eq(npu_estimate_step(&i16, dims, 2, 32, NPU_EMIT_FW, &e, why, sizeof why), -1);
+    cr_assert(strstr(why, "bf16"), "%s", why);
+}
+
+/* LOAD -> EXEC (SYNC_E) -> STORE through tokens: they run one after another. */
+Test(est_step, prog_time_follows_the_tokens)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    npu_insn_t p[3];
+    npu_fields_t f;
+    uint64_t alone[3], all, cyc;
+    char why[200];
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD, f.rows = 64, f.row_bytes = 256, f.dram_stride = 256, f.spm_stride = 8, f.push_next = 1;
+    npu_encode(&f, &p[0]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_SYNC_E, f.pop_prev = 1, f.push_next = 1;
+    npu_encode(&f, &p[1]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_STORE, f.rows = 64, f.row_bytes = 256, f.dram_stride = 256, f.spm_stride = 8, f.pop_prev = 1;
+    f.dram_addr = 1 << 20;
+    npu_encode(&f, &p[2]);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 3, &all, why, sizeof why), 0, "%s", why);
+    for (int i = 0; i < 3; i++) {
+        npu_insn_t q = p[i]; /* the same instruction alone, its tokens cleared */
+        npu_decode(&q, &f);
+        f.pop_prev = f.pop_next = f.push_prev = f.push_next = 0;
+        npu_encode(&f, &q);
+        cr_assert_eq(npu_prog_time(&c, &k, &q, 1, &alone[i], why, sizeof why), 0, "%s", why);
+    }
+    /* one after another: each alone pays the fetch's fixed cost once, the chain once */
+    uint64_t fetch = (k.xfer_fixed >> NPU_SLICE_Q) + 1;
+    cr_assert_geq(all + 2 * fetch, alone[0] + alone[1] + alone[2], "%llu", (unsigned long long)all);
+    cr_assert_gt(all, alone[0] + alone[2] - 2 * fetch, "the store waits for the load");
+    /* a token nobody pushes: refused */
+    cr_assert_eq(npu_prog_time(&c, &k, p + 1, 2, &cyc, why, sizeof why), -1);
+    cr_assert(strstr(why, "tokens"), "%s", why);
+}
