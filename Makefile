@@ -236,6 +236,10 @@ build/slice_dump: tests/slice/slice_dump.c build/libnpuhost.a $(HOST_HDR)
 build/%/slice_fidelity: tests/slice/slice_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/slice_fidelity.o
 	$(CXX) -o $@ build/$*/slice_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+# Burst-aware slicing of conv layers against the RTL (acceptance 6 on conv: compile/conv/conv_slice.h).
+build/%/conv_slice_check: tests/slice/conv_slice_check.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/conv_slice_check.o
+	$(CXX) -o $@ build/$*/conv_slice_check.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
 slice-fidelity: $(B)/slice_fidelity
 	$(B)/slice_fidelity
 # make test's representative: three smaller layers, 12 candidates each (about 15 s of CPU).

@@ -24,6 +24,7 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
     k.drain_row = c->drain_row;
     k.lat_fixed = c->lat_fixed;
     k.window = c->window;
+    k.store_fixed = q16(6, 1); /* the calibration has no STORE benchmark: the formula's */
     return k;
 }
 
@@ -78,6 +79,7 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);
     k.drain_fixed = q16((uint64_t)cfg->s, 1);
     k.drain_row = q16(1, 2);
+    k.store_fixed = q16(6, 1);
     return k;
 }
 
@@ -104,11 +106,26 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
     uint64_t bus = npu_slice_xfer_bus(k, b, beat), lat;
     if (k->mode == NPU_SLICE_NOBURST)
         return bus;
-    bus += b->xfers * k->xfer_fixed;
     if (store)
-        return bus;
+        return bus + b->xfers * k->store_fixed;
+    bus += b->xfers * k->xfer_fixed;
     lat = b->xfers * k->lat_fixed + b->bursts * k->window;
     return bus > lat ? bus : lat;
+}
+
+void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
+{
+    uint64_t dma = L > Lb + p->S_prev2 ? L : Lb + p->S_prev2; /* the loads in turn, the bus shared */
+    p->T += p->steps == 0 ? L : (p->E_prev > dma ? p->E_prev : dma);
+    p->E_prev = E;
+    p->S_prev2 = p->S_prev;
+    p->S_prev = S;
+    p->steps++;
+}
+
+uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p)
+{
+    return p->T + (p->E_prev > p->S_prev2 ? p->E_prev : p->S_prev2) + p->S_prev;
 }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

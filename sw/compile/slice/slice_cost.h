@@ -10,6 +10,9 @@
  *   burst       DRAM_BURST_COST: a burst's data-bus cost beyond its beats
  *   xfer_fixed  DRAM_LATENCY + 4: the first burst's latency and the descriptor's two registered
  *               stages, once per DMA transfer (the engine takes one descriptor at a time)
+ *   store_fixed 6: a STORE has no read latency to wait for: the descriptor's two registered
+ *               stages and the SPM read-ahead's first words, once per STORE (measured on the RTL at
+ *               small: 5-8 cycles over the bus time for STOREs of 288 B to 50 KB; not calibrated)
  *   window      R / MAX_OUTSTANDING, R = DRAM_LATENCY + DRAM_BURST_COST + 1 (a one-beat read's
  *               round trip): a stream of short read bursts is bound by the reads in flight
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
@@ -17,7 +20,8 @@
  *               shifts in); a wave of r rows takes max(r, (r + wave) / 2) with two banks
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
  * Transfer of bytes in beats and bursts over x descriptors, bus = beats * B * byte + bursts * burst:
- *   burst mode    store: x * xfer_fixed + bus; load: max(that, x * lat_fixed + bursts * window)
+ *   burst mode    store: x * store_fixed + bus; load: max(x * xfer_fixed + bus,
+ *                 x * lat_fixed + bursts * window)
  *   noburst mode  bytes * byte   (TSO-noburst: payload bytes over the bandwidth)
  */
 #ifndef NPU_SLICE_COST_H
@@ -41,6 +45,7 @@ typedef struct npu_slice_cost {
     uint32_t drain_row;   /* per drained OBUF row */
     uint32_t lat_fixed;   /* per DMA transfer whose bursts are latency-bound */
     uint32_t window;      /* per latency-bound burst: its round trip over MAX_OUTSTANDING */
+    uint32_t store_fixed; /* per STORE transfer */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
@@ -65,6 +70,17 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
  * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
  * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
  * the busiest core's waves x max(rows, (rows + wave) / 2). */
+/* The overlap of double-buffered steps (slice.h): per step i its loads L_i (of which Lb_i on the
+ * DRAM bus), compute E_i and stores S_i, added in order; then
+ *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0).
+ * Zero the state first; npu_slice_pipe_end gives T. The slicing search and the convolution
+ * emitter's candidates (conv_slice.h) walk their steps through it. */
+typedef struct npu_slice_pipe {
+    uint64_t T, E_prev, S_prev, S_prev2, steps;
+} npu_slice_pipe_t;
+void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S);
+uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
+
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
                                 int64_t taps, int64_t kd);
 
