@@ -152,9 +152,8 @@ int main(int argc, char **argv)
     if (!t.rows)
         return usage();
     printf("conv slicing, config %s, %d B/cycle: %d rows, burst-aware pick strictly faster than the bytes-only "
-           "pick on %d, mean gain %.1f%% [paper 7.4-21.7%%]; worse than 1.01x: %d%s\n",
-           cfg.name, cfg.dram_bw, t.rows, t.faster, 100.0 * t.gain / t.rows, t.worse,
-           every ? "" : " (--all: also the pick against every candidate)");
+           "pick on %d, mean gain %.1f%% [paper 7.4-21.7%%]; worse than 1.01x: %d\n",
+           cfg.name, cfg.dram_bw, t.rows, t.faster, 100.0 * t.gain / t.rows, t.worse);
     if (every)
         printf("  pick more than 1.05x the best candidate: %d\n", t.far);
     if (half && 2 * t.faster < t.rows) {

@@ -51,14 +51,14 @@ static void xfer(walk_t *w, const npu_fields_t *f, int store, uint64_t *cost, ui
         cost[m] += npu_slice_xfer_cost(&w->k[m], &b, (unsigned)w->B, store);
         bus[m] += npu_slice_xfer_bus(&w->k[m], &b, (unsigned)w->B);
     }
-    if (store) {
-        w->c->wr_bytes += b.bytes;
-        w->c->wr_bursts += b.bursts;
-        w->c->wr_tag[f->tag % NPU_NUM_TAGS] += b.bytes;
+    if (store) { /* DRAM bytes as the counters see them: whole beats (conv_plan's plan_rd / plan_wr) */
+        w->c->wr_bytes += d.beats * w->B;
+        w->c->wr_bursts += d.bursts;
+        w->c->wr_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->B;
     } else {
-        w->c->rd_bytes += b.bytes;
-        w->c->rd_bursts += b.bursts;
-        w->c->rd_tag[f->tag % NPU_NUM_TAGS] += b.bytes;
+        w->c->rd_bytes += d.beats * w->B;
+        w->c->rd_bursts += d.bursts;
+        w->c->rd_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->B;
     }
     w->c->xfers++;
 }

@@ -43,9 +43,11 @@ typedef struct npu_conv_cand {
     int R, nbands, G, ngroups, units, passes;
     uint64_t cycles[2];             /* Q16, [NPU_SLICE_BURST], [NPU_SLICE_NOBURST] */
     uint64_t compute;               /* Q16, the sum of the units' compute (no overlap) */
-    uint64_t rd_bytes, wr_bytes;    /* payload bytes of the LOADs / STOREs */
+    uint64_t rd_bytes, wr_bytes;    /* DRAM bytes of the LOADs / STOREs: their beats x B, as the
+                                       counters and conv_plan's plan_rd / plan_wr count them (the
+                                       bytes-only cost takes the payload, as the slicing stage) */
     uint64_t rd_bursts, wr_bursts, xfers;
-    uint64_t rd_tag[NPU_NUM_TAGS], wr_tag[NPU_NUM_TAGS]; /* payload bytes per tag */
+    uint64_t rd_tag[NPU_NUM_TAGS], wr_tag[NPU_NUM_TAGS]; /* the same per tag */
 } npu_conv_cand_t;
 
 typedef struct npu_conv_slicing {
