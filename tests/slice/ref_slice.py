@@ -45,8 +45,7 @@ def constants(cfg, mode):
     rt = cfg.latency + cfg.burst_cost + 1  # a one-beat read's round trip
     return dict(mode=mode, byte=q16(1, min(cfg.dram_bw, B)), burst=q16(cfg.burst_cost, 1),
                 fixed=q16(cfg.latency + 4, 1), wave=q16(5 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
-                lat_fixed=q16(rt * (cfg.outstanding - 1), cfg.outstanding), window=q16(rt, cfg.outstanding),
-                sfix=q16(6, 1))
+                lat_fixed=q16(rt * (cfg.outstanding - 1), cfg.outstanding), window=q16(rt, cfg.outstanding))
 
 
 # ------------------------------------------------------------------ bursts, walked beat by beat
@@ -220,7 +219,7 @@ def xfer(k, b, B, store=False):
     if k['mode'] == 'noburst':
         return nbytes * k['byte'], nbytes * k['byte']
     bus = beats * B * k['byte'] + bursts * k['burst']
-    cost = xfers * (k['sfix'] if store else k['fixed']) + bus
+    cost = xfers * k['fixed'] + bus
     if not store:
         cost = max(cost, xfers * k['lat_fixed'] + bursts * k['window'])
     return cost, bus

@@ -1,6 +1,6 @@
 /* test_conv_slice.c - burst-aware slicing of convolutions over the emitter's plans
  * (compile/conv/conv_slice.h): the pick against a brute force over every plan option, each
- * candidate's bytes against conv_plan's planned bytes, the step walk on a hand case, the DRAM
+ * candidate's bytes against conv_plan's planned bytes, the overlap formula on hand cases, the DRAM
  * layout a run uses, and the refusals. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -125,18 +125,6 @@ Test(conv_slice, pipe_overlaps_as_the_slicing_stage)
     npu_slice_pipe_step(&p, 0, 0, 5, 0);
     npu_slice_pipe_step(&p, 20, 15, 5, 0); /* its loads share the bus with step 0's store */
     cr_assert_eq(npu_slice_pipe_end(&p), 10 + 5 + (15 + 90) + 5);
-}
-
-/* A STORE costs its bus time and store_fixed, not the read latency of a LOAD. */
-Test(conv_slice, store_has_no_read_latency)
-{
-    npu_cfg_t cfg = test_cfg(8);
-    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
-    npu_bursts_t b = {1, 9, 288, 1, 1};
-    uint64_t bus = npu_slice_xfer_bus(&k, &b, 32);
-    cr_assert_eq(npu_slice_xfer_cost(&k, &b, 32, 1), bus + k.store_fixed);
-    cr_assert(npu_slice_xfer_cost(&k, &b, 32, 0) >= bus + k.xfer_fixed);
-    cr_assert(k.store_fixed < k.xfer_fixed);
 }
 
 /* The run's layout: inputs then output, each rounded up to the alignment. */

@@ -24,7 +24,6 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
     k.drain_row = c->drain_row;
     k.lat_fixed = c->lat_fixed;
     k.window = c->window;
-    k.store_fixed = q16(6, 1); /* the calibration has no STORE benchmark: the formula's */
     return k;
 }
 
@@ -79,7 +78,6 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);
     k.drain_fixed = q16((uint64_t)cfg->s, 1);
     k.drain_row = q16(1, 2);
-    k.store_fixed = q16(6, 1);
     return k;
 }
 
@@ -106,9 +104,9 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
     uint64_t bus = npu_slice_xfer_bus(k, b, beat), lat;
     if (k->mode == NPU_SLICE_NOBURST)
         return bus;
-    if (store)
-        return bus + b->xfers * k->store_fixed;
     bus += b->xfers * k->xfer_fixed;
+    if (store)
+        return bus;
     lat = b->xfers * k->lat_fixed + b->bursts * k->window;
     return bus > lat ? bus : lat;
 }

@@ -10,9 +10,6 @@
  *   burst       DRAM_BURST_COST: a burst's data-bus cost beyond its beats
  *   xfer_fixed  DRAM_LATENCY + 4: the first burst's latency and the descriptor's two registered
  *               stages, once per DMA transfer (the engine takes one descriptor at a time)
- *   store_fixed 6: a STORE has no read latency to wait for: the descriptor's two registered
- *               stages and the SPM read-ahead's first words, once per STORE (measured on the RTL at
- *               small: 5-8 cycles over the bus time for STOREs of 288 B to 50 KB; not calibrated)
  *   window      R / MAX_OUTSTANDING, R = DRAM_LATENCY + DRAM_BURST_COST + 1 (a one-beat read's
  *               round trip): a stream of short read bursts is bound by the reads in flight
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
@@ -20,8 +17,7 @@
  *               shifts in); a wave of r rows takes max(r, (r + wave) / 2) with two banks
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
  * Transfer of bytes in beats and bursts over x descriptors, bus = beats * B * byte + bursts * burst:
- *   burst mode    store: x * store_fixed + bus; load: max(x * xfer_fixed + bus,
- *                 x * lat_fixed + bursts * window)
+ *   burst mode    store: x * xfer_fixed + bus; load: max(that, x * lat_fixed + bursts * window)
  *   noburst mode  bytes * byte   (TSO-noburst: payload bytes over the bandwidth)
  */
 #ifndef NPU_SLICE_COST_H
@@ -45,7 +41,6 @@ typedef struct npu_slice_cost {
     uint32_t drain_row;   /* per drained OBUF row */
     uint32_t lat_fixed;   /* per DMA transfer whose bursts are latency-bound */
     uint32_t window;      /* per latency-bound burst: its round trip over MAX_OUTSTANDING */
-    uint32_t store_fixed; /* per STORE transfer */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
