@@ -65,7 +65,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
-.PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick bf16-check plots
+.PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick conv-slice-quick bf16-check plots
 .PHONY: all sim test test-asan lint lint-all lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -236,6 +236,17 @@ build/slice_dump: tests/slice/slice_dump.c build/libnpuhost.a $(HOST_HDR)
 build/%/slice_fidelity: tests/slice/slice_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/slice_fidelity.o
 	$(CXX) -o $@ build/$*/slice_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+# Burst-aware slicing of conv layers against the RTL (acceptance 6 on conv: compile/conv/conv_slice.h).
+build/%/conv_slice_check: tests/slice/conv_slice_check.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
+	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/conv_slice_check.o
+	$(CXX) -o $@ build/$*/conv_slice_check.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
+# make test's representative: every candidate of the c1 layer of tests/topologies/conv_small.csv
+# (fwd, dX and dW both ways) on the RTL; the pick within 5% of the best, <= 1.01x the bytes-only pick.
+conv-slice-quick: build/small/conv_slice_check
+	@echo "== conv slicing: the pick against every candidate on the RTL (make bench for the set)"
+	@build/small/conv_slice_check --all --no-half 4,10,10,8,3,3,1,1,1 > build/conv-slice-quick.log \
+	  || { cat build/conv-slice-quick.log; exit 1; }
+	@grep -E "^conv slicing|more than" build/conv-slice-quick.log
 slice-fidelity: $(B)/slice_fidelity
 	$(B)/slice_fidelity
 # make test's representative: three smaller layers, 12 candidates each (about 15 s of CPU).
@@ -307,7 +318,7 @@ sim: $(B)/npu build/npu
 # Each suite also writes JUnit-style XML for CI dashboards into build/reports/.
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
       build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick step-fidelity-quick \
-      bf16-check
+      conv-slice-quick bf16-check
 	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
 	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
 	$(foreach c,$(TEST_CONFIGS),echo "== RTL tests, config $(c) $(call test_filter,$(c))"; \
@@ -503,7 +514,7 @@ perf-baseline: build/tiny/npu build/small/npu
 
 # the bf16 build of the config beside it, when there is one (configs/<config>-bf16.cfg)
 BENCH_BF16 := $(if $(wildcard configs/$(CONFIG)-bf16.cfg),build/$(CONFIG)-bf16/npu)
-bench: $(B)/npu $(B)/bench_array $(BENCH_BF16)
+bench: $(B)/npu $(B)/bench_array $(B)/conv_slice_check $(BENCH_BF16)
 	tests/bench.sh $(B)/npu $(B)/bench_array $(BENCH_BF16)
 
 # PNG charts (plots/plots.py, matplotlib) from the CSVs of a bench run: SCALE-Sim's NCF GEMM

@@ -20,6 +20,12 @@
 #      shapes of issue 14 and im2col GEMMs of ResNet-50 layers: RTL cycles, burst / noburst, the
 #      mean gain beside the paper's 7.4-21.7%. Fails if a burst-aware pick is more than 1.01x
 #      its bytes-only pick.
+# (vi-conv) the same on convolutions (build/<config>/conv_slice_check, compile/conv/conv_slice.h):
+#      the burst-aware pick of the conv emitter's bands and block groups against its bytes-only
+#      pick on the RTL, fwd / dX / dW both dataflows, over the conv_small layers and scaled
+#      ResNet-50 / MobileNet layers (<= 1.01x on every row, strictly faster on at least half, the
+#      mean gain); and on the conv_small layers every candidate run: the pick within 5% of the best.
+#      Fails if a bound is not met.
 # (vii) with the optional bf16 build: the same GEMM on it, its simulated cycles/s as a ratio to the
 #      int16 build's (the same run, so machine load mostly cancels) and its cycles (equal: the
 #      bf16 datapath has the int16 one's timing).
@@ -117,6 +123,25 @@ for sh in "${sl_shapes[@]}"; do
     done
     sl_out+=("$row")
 done
+
+echo "-- (vi-conv) burst-aware vs bytes-only slicing of conv layers (RTL, $cfg's DRAM timing)"
+csc=$(dirname "$npu")/conv_slice_check
+# conv_small.csv's c1, c2, dw (whole); ResNet-50 Conv1, CB2a_2, CB2a_3, CB3a_2 and MobileNet Conv1,
+# Conv2 (depthwise), Conv5 with channels and height / width divided to run in seconds
+cs_small=(4,10,10,8,3,3,1,1,1 8,9,9,16,1,1,2,0,1 8,10,10,8,3,3,1,1,1,dw)
+cs_set=("${cs_small[@]}" 3,28,28,16,7,7,2,3,1 16,14,14,16,3,3,1,1,1 16,14,14,64,1,1,1,0,1 32,14,14,32,3,3,2,1,1
+        3,28,28,32,3,3,2,1,1 32,28,28,32,3,3,1,1,1,dw 16,14,14,32,1,1,1,0,1)
+cs_log="$bdir/conv_slice.txt"
+mkdir -p "$bdir"
+if [ -x "$csc" ]; then
+    # exit 1: a bound of acceptance 6 not met; 2: a run failed
+    "$csc" "${cs_set[@]}" > "$cs_log" 2>&1 || {
+        echo "bench: conv slicing: burst-aware vs bytes-only bounds not met or a run failed, $cs_log" >&2; fail=1; }
+    "$csc" --all --no-half "${cs_small[@]}" > "$bdir/conv_slice_all.txt" 2>&1 || {
+        echo "bench: conv slicing: a pick above 1.05x the best or a run failed, $bdir/conv_slice_all.txt" >&2; fail=1; }
+else
+    echo "bench: $csc missing (make $csc)" >&2; fail=1
+fi
 
 if [ -n "$bf16" ]; then
     echo "-- (vii) the same gemm on the bf16 build, $bf16"
@@ -244,5 +269,10 @@ read -r _ sl_n sl_f sl_g sl_bad <<<"$(printf '%s\n' "$sl_sum" | grep '^SUM')"
 printf '  %-38s %s of %s strictly faster, mean gain %s%% [paper 7.4-21.7%%]; worse than 1.01x: %s\n' \
     "  burst-aware vs bytes-only" "$sl_f" "$sl_n" "$sl_g" "$sl_bad"
 [ "${sl_bad:-1}" -eq 0 ] || { echo "bench: a burst-aware pick is more than 1.01x its bytes-only pick" >&2; fail=1; }
+printf '  %-38s %s\n' "conv slicing (RTL cycles)" "pick / bytes-only pick / conv_plan's, pick/bytes-only"
+[ -f "$cs_log" ] && awk '/ cands / { printf "    %-24s %-3s %-7s %3s cand %9s / %9s / %9s  %s\n", $1, $2, $3, $5, $11, $17, $19, $21 }' "$cs_log"
+printf '  %-38s %s\n' "  burst-aware vs bytes-only" "$(sed -n 's/^conv slicing, [^:]*: //p' "$cs_log" 2>/dev/null)"
+printf '  %-38s %s\n' "  pick vs every candidate (small)" \
+    "$(sed -n 's/^  pick more than 1.05x the best candidate: /more than 1.05x the best: /p' "$bdir/conv_slice_all.txt" 2>/dev/null), table $bdir/conv_slice_all.txt"
 [ "$fail" -eq 0 ] && echo "bench: OK" || echo "bench: FAILED"
 exit "$fail"

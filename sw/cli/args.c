@@ -33,7 +33,7 @@ typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
     (OPTS_CONV_LAYERS | B(OPT_KERNEL) | B(OPT_DATAFLOW) | B(OPT_BATCH) | B(OPT_SEED) |          \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_QUIET) |      \
      B(OPT_CSV) | B(OPT_JSON) | B(OPT_TIMELINE) | OPTS_CONV_TENSORS | OPTS_TRACE |             \
-     B(OPT_SAVE_PROGRAM))
+     B(OPT_SAVE_PROGRAM) | B(OPT_SLICING))
 /* one conv kernel's tensors in .npy files: X, W, dY in; the result out; every tensor saved */
 #define OPTS_CONV_TENSORS (B(OPT_X) | B(OPT_W) | B(OPT_DY) | B(OPT_OUT) | B(OPT_SAVE))
 #define OPTS_DIMS (B('m') | B('n') | B('k'))
@@ -210,6 +210,10 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                large for one plan runs in parts over filter, channel or column\n"
             "                ranges, the parts column; --kernel bwd: dX and dW fused in one program\n"
             "                reading dY once, beside dx and dw run separately)\n"
+            "                [--slicing heuristic|auto|burst|noburst]   (the bands and block\n"
+            "                groups: heuristic, the default, conv_plan's; auto, burst the slicing\n"
+            "                stage's burst-aware pick over the emitter's plans (auto: conv_plan's\n"
+            "                for a layer in parts), noburst its bytes-only pick)\n"
             "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
             "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
             "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
@@ -515,6 +519,7 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
         return 0;
     case OPT_POLICY: return parse_policy(v, a, err, errn);
     case OPT_SLICING:
+        a->slicing_set = 1;
         if (!strcmp(v, "heuristic"))
             a->slicing = NPU_GEMM_SLICING_HEURISTIC;
         else if (!strcmp(v, "auto"))
@@ -870,6 +875,8 @@ static int check_conv_bwd(const npu_args_t *a, unsigned long long seen, char *er
     if (seen & (OPTS_CONV_TENSORS | B(OPT_TRACE)))
         return bad(err, errn, "--kernel bwd runs seeded tensors (no --x/--w/--dy/--out/--save "
                               "or --trace): run --kernel dx and dw for those");
+    if (seen & B(OPT_SLICING))
+        return bad(err, errn, "--slicing chooses the plans of --kernel fwd, dx and dw, not of the fused bwd");
     return 0;
 }
 

@@ -75,9 +75,10 @@ typedef struct npu_args {
     uint64_t max_cycles;
     int json, quiet;
     const char *csv;                    /* NULL: no counters CSV */
-    int slicing;                        /* gemm, disasm, flexsa-report: 0 (auto) or
+    int slicing;                        /* gemm, disasm, flexsa-report, conv: 0 (auto) or
                                            NPU_GEMM_SLICING_HEURISTIC / _BURST / _NOBURST
                                            (runtime.h) */
+    int slicing_set;                    /* --slicing given (conv: without it, conv_plan's plan) */
     int policy;                         /* NPU_POLICY_ARG_*: 1G1C (FW only, default), FlexSA
                                            (Algorithm 1 per wave) or 1G4C (independent cores) */
     unsigned limit, batch;              /* flexsa-report: GEMMs of the set (0 = all), batch;

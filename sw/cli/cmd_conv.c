@@ -17,6 +17,7 @@
 #include "run/progress.h"
 #include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
+#include "compile/conv/conv_slice.h"
 #include "run/conv_run.h"
 #include "run/runtime.h"
 #include "model/topology.h"
@@ -160,6 +161,38 @@ static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int fails, int
     npu_cli_json_print(root);
 }
 
+/* --slicing (conv_slice.h): the plan options of kernel k x dataflow df of layer c in *o, *use set
+ * when they replace conv_plan's own. heuristic (and no --slicing): conv_plan's; auto, burst: the
+ * burst-aware pick, noburst the bytes-only pick; a layer that does not plan whole keeps
+ * conv_plan's under auto and is refused under burst or noburst (-1, the reason in rep). */
+static int slicing_opts(const npu_cfg_t *cfg, const npu_args_t *a, const npu_conv_t *c, int k, int df,
+                        npu_conv_plan_opts_t *o, int *use, npu_conv_report_t *rep)
+{
+    npu_conv_slicing_t r;
+    int mode = a->slicing == NPU_GEMM_SLICING_NOBURST ? NPU_SLICE_NOBURST : NPU_SLICE_BURST;
+    char msg[200];
+    *use = 0;
+    if (!a->slicing_set || a->slicing == NPU_GEMM_SLICING_HEURISTIC)
+        return 0;
+    if (npu_conv_slice(cfg, c, k, df, &r, msg, sizeof msg) != 0) {
+        if (a->slicing == 0)
+            return 0;
+        rep->rc = NPU_GEMM_HOST_ERROR;
+        snprintf(rep->msg, sizeof rep->msg, "--slicing %s: %.200s", npu_args_slicing_name(a->slicing), msg);
+        return -1;
+    }
+    *o = r.cand[r.pick[mode]].opts;
+    *use = 1;
+    if (!a->quiet && !a->json)
+        printf("slicing %s: %d candidates; pick R %d (%d bands) x G %d (%d groups), predicted %.0f cycles; "
+               "conv_plan's R %d x G %d, predicted %.0f\n",
+               npu_slice_mode_name(mode), r.n, r.cand[r.pick[mode]].R, r.cand[r.pick[mode]].nbands,
+               r.cand[r.pick[mode]].G, r.cand[r.pick[mode]].ngroups, r.cand[r.pick[mode]].cycles[mode] / 65536.0,
+               r.cand[r.heuristic].R, r.cand[r.heuristic].G, r.cand[r.heuristic].cycles[mode] / 65536.0);
+    npu_conv_slicing_free(&r);
+    return 0;
+}
+
 /* Runs the kernels x dataflows of every layer; prints the table, the speedups and the CSV.
  * first_dx: also run dX of layer 0 (npu conv) or not (npu train: the input needs no gradient). */
 static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_timing_t *tm,
@@ -200,8 +233,11 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                     nrows--;
                     continue;
                 }
-                npu_conv_run_io(cfg, sim, &t->layer[l].conv, k, r->dataflow, seed + (uint64_t)l,
-                                a->max_cycles, io, &r->rep);
+                npu_conv_plan_opts_t o;
+                int use;
+                if (slicing_opts(cfg, a, &t->layer[l].conv, k, r->dataflow, &o, &use, &r->rep) == 0)
+                    npu_conv_run_opts_io(cfg, sim, &t->layer[l].conv, k, r->dataflow, use ? &o : NULL,
+                                         seed + (uint64_t)l, a->max_cycles, io, &r->rep);
                 npu_sim_close(sim);
                 fails += r->rep.rc != NPU_GEMM_PASS;
                 timeout |= r->rep.rc == NPU_GEMM_TIMEOUT;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compile/conv/conv_emit.h"
+#include "compile/conv/conv_slice.h"
 #include "compile/conv/conv_split.h"
 #include "ref/golden.h"
 #include "run/conv_bf16.h"
@@ -94,6 +95,13 @@ int npu_conv_run_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, i
                     npu_conv_report_t *rep)
 {
     return conv_run(cfg, sim, c, kernel, dataflow, NULL, seed, max_cycles, io, rep);
+}
+
+int npu_conv_run_opts_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel, int dataflow,
+                         const npu_conv_plan_opts_t *opts, uint64_t seed, uint64_t max_cycles, npu_conv_io_t *io,
+                         npu_conv_report_t *rep)
+{
+    return conv_run(cfg, sim, c, kernel, dataflow, opts, seed, max_cycles, io, rep);
 }
 
 void npu_conv_out_shape(const npu_conv_t *c, int kernel, int *rows, int *cols)
@@ -194,42 +202,21 @@ static int host_tensors(conv_job_t *j, uint64_t seed)
     return NPU_GEMM_PASS;
 }
 
-/* DRAM addresses of the kernel's tensors, the program emitted and placed after them. */
+/* DRAM addresses of the kernel's tensors (npu_conv_dram_layout: the slicing selection costs its
+ * candidates at the same ones), the program emitted and placed after them. */
 static int layout_and_emit(conv_job_t *j)
 {
-    /* per kernel (fwd, dx, dw) its two inputs and its output, in allocation order */
-    static const int tags[3][3] = {{NPU_TAG_X, NPU_TAG_W, NPU_TAG_Y},
-                                   {NPU_TAG_W, NPU_TAG_DY, NPU_TAG_DX},
-                                   {NPU_TAG_X, NPU_TAG_DY, NPU_TAG_DW}};
-    const npu_conv_plan_t *p = j->p;
-    const int *t = tags[j->kernel];
-    uint64_t at[3], need = 0, lim = j->dram ? j->dram_bytes : 0;
-    int fits = 1;
+    uint64_t end, lim = j->dram ? j->dram_bytes : 0;
     npu_alloc_t al;
     npu_alloc_init(&al, lim, j->B > 16 ? j->B : 16);
-    for (int i = 0; i < 3; i++) {
-        uint64_t bytes = npu_conv_tensor_bytes(p, t[i]);
-        need += bytes;
-        fits = fits && npu_alloc(&al, bytes, &at[i]) == 0;
-    }
-    if (!fits || al.next > 0xFFFFFFFFull) {
+    npu_conv_dram_layout(j->p, al.align, &j->ad, &end);
+    if (end > lim || end > 0xFFFFFFFFull) {
         char msg[160];
         snprintf(msg, sizeof msg, "the tensors need %llu bytes of DRAM; the DRAM holds %llu bytes",
-                 (unsigned long long)need, (unsigned long long)lim);
+                 (unsigned long long)end, (unsigned long long)lim);
         return done(j->rep, NPU_GEMM_NO_FIT, msg);
     }
-    memset(&j->ad, 0, sizeof j->ad); /* the tensors the kernel does not use stay at 0 */
-    for (int i = 0; i < 3; i++) {
-        uint32_t a = (uint32_t)at[i];
-        if (i == 2)
-            j->ad.out = a;
-        else if (t[i] == NPU_TAG_X)
-            j->ad.x = a;
-        else if (t[i] == NPU_TAG_W)
-            j->ad.w = a;
-        else
-            j->ad.dy = a;
-    }
+    al.next = end;
     if (npu_conv_split_emit(j->cfg, j->sp, &j->ad, &j->prog, j->msg, sizeof j->msg) != 0)
         return done(j->rep, NPU_GEMM_HOST_ERROR, j->msg);
     j->rep->insns = j->prog.n;

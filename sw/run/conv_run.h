@@ -61,6 +61,10 @@ void npu_conv_out_shape(const npu_conv_t *c, int kernel, int *rows, int *cols);
 int npu_conv_run_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel,
                     int dataflow, uint64_t seed, uint64_t max_cycles, npu_conv_io_t *io,
                     npu_conv_report_t *rep);
+/* npu_conv_run_io with planner options (opts and io may be NULL). */
+int npu_conv_run_opts_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, int kernel, int dataflow,
+                         const npu_conv_plan_opts_t *opts, uint64_t seed, uint64_t max_cycles, npu_conv_io_t *io,
+                         npu_conv_report_t *rep);
 /* The NPU_GEMM_* outcome of npu_run_program's return run_rc (NPU_RUN_*), the reason in msg (the
  * RTL assertion's message, the NPU error with its pc and info); shared with conv_bwd_run.c. */
 struct npu_run_result;

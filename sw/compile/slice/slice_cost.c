@@ -111,6 +111,21 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
     return bus > lat ? bus : lat;
 }
 
+void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
+{
+    uint64_t dma = L > Lb + p->S_prev2 ? L : Lb + p->S_prev2; /* the loads in turn, the bus shared */
+    p->T += p->steps == 0 ? L : (p->E_prev > dma ? p->E_prev : dma);
+    p->E_prev = E;
+    p->S_prev2 = p->S_prev;
+    p->S_prev = S;
+    p->steps++;
+}
+
+uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p)
+{
+    return p->T + (p->E_prev > p->S_prev2 ? p->E_prev : p->S_prev2) + p->S_prev;
+}
+
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,

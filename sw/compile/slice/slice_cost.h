@@ -65,6 +65,17 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
  * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
  * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
  * the busiest core's waves x max(rows, (rows + wave) / 2). */
+/* The overlap of double-buffered steps (slice.h): per step i its loads L_i (of which Lb_i on the
+ * DRAM bus), compute E_i and stores S_i, added in order; then
+ *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0).
+ * Zero the state first; npu_slice_pipe_end gives T. The slicing search and the convolution
+ * emitter's candidates (conv_slice.h) walk their steps through it. */
+typedef struct npu_slice_pipe {
+    uint64_t T, E_prev, S_prev, S_prev2, steps;
+} npu_slice_pipe_t;
+void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S);
+uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
+
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
                                 int64_t taps, int64_t kd);
 

@@ -191,9 +191,10 @@ static void walk_steps(step_ctx_t *c)
     const npu_slice_nest_t *x = c->x;
     npu_slice_plan_t *p = c->p;
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
-    uint64_t T = 0, E_prev = 0, S_prev = 0, S_prev2 = 0;
-    for (uint64_t i = 0;; i++) {
-        uint64_t L = 0, Lb = 0, E, S = 0, bus, dma, drain;
+    npu_slice_pipe_t pipe;
+    memset(&pipe, 0, sizeof pipe);
+    for (;;) {
+        uint64_t L = 0, Lb = 0, E, S = 0, bus, drain;
         int64_t key;
         unsigned cls = 0;
         int done = 1;
@@ -223,12 +224,8 @@ static void walk_steps(step_ctx_t *c)
             E += drain;
             S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &bus);
         }
-        dma = L > Lb + S_prev2 ? L : Lb + S_prev2;
-        T += i == 0 ? L : (E_prev > dma ? E_prev : dma);
-        E_prev = E;
-        S_prev2 = S_prev;
-        S_prev = S;
-        p->steps = i + 1;
+        npu_slice_pipe_step(&pipe, L, Lb, E, S);
+        p->steps = pipe.steps;
         /* next step: the odometer in loop order, innermost fastest */
         int pos;
         for (pos = x->nd - 1; pos >= 0; pos--) {
@@ -240,8 +237,7 @@ static void walk_steps(step_ctx_t *c)
         if (pos < 0)
             break;
     }
-    T += (E_prev > S_prev2 ? E_prev : S_prev2) + S_prev;
-    p->cycles = T;
+    p->cycles = npu_slice_pipe_end(&pipe);
 }
 
 /* Fills g with tensor t's grid at p's tiles: every tile once (over the dims t depends on, the

@@ -1,0 +1,281 @@
+/* conv_slice.c - the convolution emitter's candidates under the slicing stage's cost; see
+ * conv_slice.h. */
+#include "compile/conv/conv_slice.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/conv/conv_unit.h"
+#include "prog/prog_expect.h"
+
+void npu_conv_dram_layout(const npu_conv_plan_t *p, unsigned align, npu_conv_addrs_t *a, uint64_t *end)
+{
+    static const unsigned tags[3][3] = {{NPU_TAG_X, NPU_TAG_W, NPU_TAG_Y},
+                                        {NPU_TAG_W, NPU_TAG_DY, NPU_TAG_DX},
+                                        {NPU_TAG_X, NPU_TAG_DY, NPU_TAG_DW}};
+    const unsigned *t = tags[p->kernel];
+    uint64_t at = 0, al = align ? align : 1;
+    memset(a, 0, sizeof *a); /* the tensors the kernel does not use stay at 0 */
+    for (int i = 0; i < 3; i++) {
+        uint32_t base = (uint32_t)at;
+        if (i == 2)
+            a->out = base;
+        else if (t[i] == NPU_TAG_X)
+            a->x = base;
+        else if (t[i] == NPU_TAG_W)
+            a->w = base;
+        else
+            a->dy = base;
+        at += (npu_conv_tensor_bytes(p, t[i]) + al - 1) / al * al;
+    }
+    if (end)
+        *end = at;
+}
+
+/* The walk of one program: the constants of both costs, the DMA rule, the pipes, the totals. */
+typedef struct walk {
+    npu_slice_cost_t k[2];
+    uint64_t B, mb;
+    npu_slice_pipe_t pipe[2];
+    npu_conv_cand_t *c;
+} walk_t;
+
+/* One LOAD or STORE: its bursts by the DMA rule, added to the totals; cost and bus time per mode. */
+static void xfer(walk_t *w, const npu_fields_t *f, int store, uint64_t *cost, uint64_t *bus)
+{
+    npu_dma_count_t d = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
+        w->B, w->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    npu_bursts_t b = {d.bursts, d.beats, (uint64_t)f->rows * f->row_bytes, 0, 1};
+    for (int m = 0; m < 2; m++) {
+        cost[m] += npu_slice_xfer_cost(&w->k[m], &b, (unsigned)w->B, store);
+        bus[m] += npu_slice_xfer_bus(&w->k[m], &b, (unsigned)w->B);
+    }
+    if (store) { /* DRAM bytes as the counters see them: whole beats (conv_plan's plan_rd / plan_wr) */
+        w->c->wr_bytes += d.beats * w->B;
+        w->c->wr_bursts += d.bursts;
+        w->c->wr_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->B;
+    } else {
+        w->c->rd_bytes += d.beats * w->B;
+        w->c->rd_bursts += d.bursts;
+        w->c->rd_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->B;
+    }
+    w->c->xfers++;
+}
+
+/* A stationary tile's waves (those after one LDW) of r injection slots in all take
+ * max(r, (r + wave) / 2): the next LDW waits for the bank turnaround (slice_cost.h). */
+static uint64_t tile_cost(const walk_t *w, uint64_t slots)
+{
+    uint64_t r = slots << NPU_SLICE_Q, turn = (r + w->k[0].wave) / 2;
+    return slots ? (r > turn ? r : turn) : 0;
+}
+
+/* The compute of a group: its tiles' waves (a WAVE's slots: its first row set, npu_wave_sets_f)
+ * and its DRAINs (drain_fixed + rows x drain_row); the same constants in both modes. */
+static uint64_t exec_cost(const walk_t *w, const npu_fields_t *f, uint64_t *slots)
+{
+    npu_wave_sets_t ws;
+    uint64_t e = 0;
+    if (f->op == NPU_OP_LDW) { /* a new tile: the previous one's waves are complete */
+        e = tile_cost(w, *slots);
+        *slots = 0;
+    } else if (f->op == NPU_OP_DRAIN) {
+        e = w->k[0].drain_fixed + (uint64_t)f->rows * w->k[0].drain_row;
+    } else if (f->op == NPU_OP_WAVE && npu_wave_sets_f(f, &ws) > 0) {
+        *slots += ws.len[0];
+    }
+    return e;
+}
+
+/* The loads (cost L, bus time Lb per mode), compute E and stores (cost St) of instructions
+ * in[0..n); *slots carries the open tile's wave slots. A FILL takes a cycle per SPM word it zeroes
+ * (docs/memory.md: one word per cycle on the LOAD engine's write port) and no bus time. */
+typedef struct part { uint64_t L[2], Lb[2], St[2], Sb[2], E; } part_t;
+
+static void scan(walk_t *w, const npu_prog_t *g, size_t i0, size_t i1, part_t *pt, uint64_t *slots)
+{
+    for (size_t j = i0; j < i1 && j < g->n; j++) {
+        npu_fields_t f;
+        if (npu_decode(&g->insn[j], &f) != 0)
+            continue;
+        if (f.op == NPU_OP_LOAD) {
+            xfer(w, &f, 0, pt->L, pt->Lb);
+        } else if (f.op == NPU_OP_STORE) {
+            xfer(w, &f, 1, pt->St, pt->Sb);
+        } else if (f.op == NPU_OP_FILL) {
+            uint64_t words = (uint64_t)f.rows * ((f.row_bytes + w->B - 1) / w->B);
+            pt->L[0] += words << NPU_SLICE_Q;
+            pt->L[1] += words << NPU_SLICE_Q;
+        } else {
+            pt->E += exec_cost(w, &f, slots);
+        }
+    }
+}
+
+static void step(walk_t *w, const part_t *pt)
+{
+    w->c->compute += pt->E;
+    for (int m = 0; m < 2; m++)
+        npu_slice_pipe_step(&w->pipe[m], pt->L[m], pt->Lb[m], pt->E, pt->St[m]);
+}
+
+/* The emitter's hook: unit un's groups (conv_unit.h) as one step of both pipes. The first unit
+ * whose input comes in two parts (L, then L2 popped at C's c_split) is two steps: L with the
+ * waves before c_split, then L2 with the rest (conv_emit.h). */
+static void unit_step(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, void *ctx)
+{
+    walk_t *w = ctx;
+    part_t a;
+    uint64_t slots = 0;
+    size_t cs = up->L2.n && up->c_split > 1 && !up->FO.n ? up->c_split - 1 : 0;
+    (void)x;
+    (void)un;
+    memset(&a, 0, sizeof a);
+    scan(w, &up->L, 0, up->L.n, &a, &slots);
+    if (cs) {
+        scan(w, &up->C, 0, cs, &a, &slots);
+        step(w, &a);
+        memset(&a, 0, sizeof a);
+    }
+    scan(w, &up->L2, 0, up->L2.n, &a, &slots);
+    scan(w, &up->FO, 0, up->FO.n, &a, &slots);
+    scan(w, &up->C, cs, up->C.n, &a, &slots);
+    scan(w, &up->D, 0, up->D.n, &a, &slots);
+    scan(w, &up->S, 0, up->S.n, &a, &slots);
+    a.E += tile_cost(w, slots); /* the unit's last tile */
+    step(w, &a);
+}
+
+int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a,
+                        npu_conv_cand_t *c, char *msg, size_t n)
+{
+    walk_t w;
+    npu_prog_t prog;
+    npu_conv_plan_opts_t keep = c->opts;
+    int rc;
+    memset(&w, 0, sizeof w);
+    memset(c, 0, sizeof *c);
+    c->opts = keep;
+    c->R = p->R;
+    c->nbands = p->nbands;
+    c->G = p->G;
+    c->ngroups = p->ngroups;
+    c->units = p->units;
+    c->passes = p->kernel == NPU_CONV_DW ? p->dw_passes : 1;
+    w.k[NPU_SLICE_BURST] = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
+    w.k[NPU_SLICE_NOBURST] = npu_slice_cost_default(cfg, NPU_SLICE_NOBURST);
+    w.B = (uint64_t)npu_cfg_beat(cfg);
+    w.mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
+    w.c = c;
+    npu_prog_init(&prog);
+    rc = npu_cx_emit(cfg, p, a, unit_step, &w, &prog, msg, n);
+    npu_prog_free(&prog);
+    for (int m = 0; m < 2; m++)
+        c->cycles[m] = npu_slice_pipe_end(&w.pipe[m]);
+    return rc;
+}
+
+int npu_conv_cand_better(const npu_conv_cand_t *a, const npu_conv_cand_t *b, int mode)
+{
+    if (a->cycles[mode] != b->cycles[mode])
+        return a->cycles[mode] < b->cycles[mode];
+    return a->rd_bytes + a->wr_bytes < b->rd_bytes + b->wr_bytes;
+}
+
+void npu_conv_slicing_free(npu_conv_slicing_t *r)
+{
+    free(r->cand);
+    r->cand = NULL;
+    r->n = 0;
+}
+
+static int fail(char *msg, size_t n, const char *why)
+{
+    if (n)
+        snprintf(msg, n, "%s", why);
+    return -1;
+}
+
+/* The candidate of plan p (options o) appended unless a plan of the same shape is there; its index,
+ * or -1 with the reason. */
+static int add_cand(const npu_cfg_t *cfg, npu_conv_slicing_t *r, int cap, const npu_conv_plan_t *p,
+                    const npu_conv_plan_opts_t *o, const npu_conv_addrs_t *a, char *msg, size_t n)
+{
+    npu_conv_cand_t *c;
+    for (int i = 0; i < r->n; i++)
+        if (r->cand[i].R == p->R && r->cand[i].nbands == p->nbands && r->cand[i].G == p->G &&
+            r->cand[i].ngroups == p->ngroups)
+            return i;
+    if (r->n == cap)
+        return fail(msg, n, "too many candidates");
+    c = &r->cand[r->n];
+    c->opts = *o;
+    if (npu_conv_slice_cost(cfg, p, a, c, msg, n) != 0)
+        return -1;
+    return r->n++;
+}
+
+/* Every (G, R) of the options, G and R from the largest down; each distinct plan costed. */
+static int enumerate(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                     const npu_conv_plan_t *p0, const npu_conv_addrs_t *a, npu_conv_slicing_t *r, char *msg,
+                     size_t n)
+{
+    int gmax = kernel == NPU_CONV_DW ? 1 : p0->nblk, cap = gmax * p0->rows + 1;
+    npu_conv_plan_t *p = malloc(sizeof *p);
+    if (!p || !(r->cand = calloc((size_t)cap, sizeof *r->cand))) {
+        free(p);
+        return fail(msg, n, "out of memory");
+    }
+    for (int G = gmax; G >= 1; G--)
+        for (int R = p0->rows; R >= 1; R--) {
+            npu_conv_plan_opts_t o = {R, kernel == NPU_CONV_DW ? 0 : G};
+            if ((p0->rows + R - 1) / R == (p0->rows + R) / (R + 1) && R < p0->rows)
+                continue; /* the same bands as R + 1 (balanced heights) */
+            if (npu_conv_plan(cfg, c, kernel, dataflow, &o, p, NULL, 0) != 0)
+                continue;
+            if (add_cand(cfg, r, cap, p, &o, a, msg, n) < 0) {
+                free(p);
+                return -1;
+            }
+        }
+    free(p);
+    return 0;
+}
+
+int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_slicing_t *r,
+                   char *msg, size_t n)
+{
+    npu_conv_plan_t *p0 = malloc(sizeof *p0);
+    npu_conv_addrs_t a;
+    npu_conv_plan_opts_t none = {0, 0};
+    char why[200];
+    int rc = -1;
+    memset(r, 0, sizeof *r);
+    if (!p0)
+        return fail(msg, n, "out of memory");
+    if (npu_conv_plan(cfg, c, kernel, dataflow, NULL, p0, why, sizeof why) != 0) {
+        char m[300];
+        snprintf(m, sizeof m, "the layer does not plan whole (%s): the slicing selection takes layers of one part",
+                 why);
+        fail(msg, n, m);
+    } else {
+        unsigned B = (unsigned)npu_cfg_beat(cfg);
+        npu_conv_dram_layout(p0, B > 16 ? B : 16, &a, NULL);
+        rc = enumerate(cfg, c, kernel, dataflow, p0, &a, r, msg, n);
+        if (rc == 0)
+            rc = (r->heuristic = add_cand(cfg, r, r->n + 1, p0, &none, &a, msg, n)) < 0 ? -1 : 0;
+    }
+    for (int m = 0; m < 2 && rc == 0; m++) {
+        r->pick[m] = 0;
+        for (int i = 1; i < r->n; i++)
+            if (npu_conv_cand_better(&r->cand[i], &r->cand[r->pick[m]], m))
+                r->pick[m] = i;
+    }
+    free(p0);
+    if (rc != 0)
+        npu_conv_slicing_free(r);
+    else if (n)
+        msg[0] = '\0';
+    return rc;
+}

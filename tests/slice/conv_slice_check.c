@@ -1,0 +1,165 @@
+/*
+ * conv_slice_check.c - burst-aware slicing of convolution layers against the RTL (issue 14,
+ * acceptance 6 on conv layers; compile/conv/conv_slice.h). Per layer (--conv spec, batch 1) and
+ * kernel x dataflow (fwd; dX, dW zeropad and ecoflow): the emitter's candidates, costed
+ * burst-aware and bytes-only, and on the Verilated NPU (npu_conv_run_opts, bit-exact, counters
+ * checked) the burst-aware pick and the bytes-only pick (and conv_plan's own plan, for the record):
+ *   - the burst-aware pick <= 1.01x the bytes-only pick's cycles on every row, and strictly
+ *     faster on at least half of the rows;
+ *   - with --all every candidate runs: the pick within 5% of the best measured.
+ * Prints a row per kernel and the summary: rows, strictly faster, mean gain (1 - burst/bytes-only,
+ * beside the paper's 7.4-21.7%). Exits 1 when a bound is not met, 2 when a run fails.
+ *   build/<config>/conv_slice_check [--all] [--dram-bw B] [--kernels fwd,dx,dw] [--no-half] SPEC...
+ * --no-half: do not require the half strictly faster (a quick subset of layers in make test).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/conv/conv_slice.h"
+#include "compile/slice/slice_cost.h"
+#include "npu_params.h"
+#include "npu_sim.h"
+#include "run/conv_run.h"
+#include "run/runtime.h"
+
+typedef struct totals { int rows, faster, worse, far; double gain; } totals_t;
+
+/* Candidate opts on a fresh model (NULL: conv_plan's own plan); RTL cycles, or -1. */
+static double run(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, const npu_conv_plan_opts_t *o,
+                  int *parts)
+{
+    npu_dram_timing_t t;
+    npu_conv_report_t rep;
+    double cyc = -1;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg->dram_bw;
+    t.latency = (unsigned)cfg->dram_latency;
+    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    npu_sim_t *s = npu_sim_open(&t);
+    memset(&rep, 0, sizeof rep);
+    if (s && npu_conv_run_opts(cfg, s, c, k, df, o, 1, 100000000, &rep) == NPU_GEMM_PASS)
+        cyc = (double)rep.cycles;
+    else
+        fprintf(stderr, "conv_slice_check: run R %d G %d: %s %s\n", o ? o->max_band_rows : 0,
+                o ? o->max_blocks : 0, npu_gemm_rc_name(rep.rc), rep.msg);
+    *parts = rep.parts;
+    if (s)
+        npu_sim_close(s);
+    return cyc;
+}
+
+static double q16(uint64_t v) { return (double)v / 65536.0; }
+
+/* One kernel x dataflow of layer c: 0 ok, 1 a bound not met, 2 a run failed. */
+static int one(const npu_cfg_t *cfg, const char *spec, const npu_conv_t *c, int k, int df, int every, totals_t *t)
+{
+    npu_conv_slicing_t r;
+    char msg[300];
+    int parts = 1, bad = 0, pb, pn;
+    double *meas, best = -1;
+    if (npu_conv_slice(cfg, c, k, df, &r, msg, sizeof msg) != 0) {
+        fprintf(stderr, "conv_slice_check: %s %s: %s\n", spec, npu_conv_kernel_name(k), msg);
+        return 2;
+    }
+    pb = r.pick[NPU_SLICE_BURST];
+    pn = r.pick[NPU_SLICE_NOBURST];
+    meas = calloc((size_t)r.n, sizeof *meas);
+    for (int i = 0; i < r.n && meas; i++) {
+        if (!every && i != pb && i != pn && i != r.heuristic)
+            continue;
+        meas[i] = run(cfg, c, k, df, &r.cand[i].opts, &parts);
+        if (meas[i] < 0 || parts != 1) {
+            fprintf(stderr, "conv_slice_check: %s: candidate %d failed or split (%d parts)\n", spec, i, parts);
+            free(meas);
+            npu_conv_slicing_free(&r);
+            return 2;
+        }
+        if (every)
+            printf("    cand R %3d x%3d G %2d x%2d  burst %10.0f  bytes %10.0f  RTL %10.0f%s%s%s\n", r.cand[i].R,
+                   r.cand[i].nbands, r.cand[i].G, r.cand[i].ngroups, q16(r.cand[i].cycles[0]),
+                   q16(r.cand[i].cycles[1]), meas[i], i == pb ? " pick" : "", i == pn ? " bytes-pick" : "",
+                   i == r.heuristic ? " heuristic" : "");
+        best = best < 0 || meas[i] < best ? meas[i] : best;
+    }
+    if (!meas)
+        return 2;
+    double ratio = meas[pb] / meas[pn];
+    printf("%-24s %-3s %-7s cands %3d  pick R%3d G%2d %9.0f  bytes-only R%3d G%2d %9.0f  heuristic %9.0f  "
+           "pick/bytes %.3f",
+           spec, npu_conv_kernel_name(k), k == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(df), r.n, r.cand[pb].R,
+           r.cand[pb].G, meas[pb], r.cand[pn].R, r.cand[pn].G, meas[pn], meas[r.heuristic], ratio);
+    if (every)
+        printf("  best %9.0f  pick/best %.3f", best, meas[pb] / best);
+    printf("\n");
+    t->rows++;
+    t->faster += meas[pb] < meas[pn];
+    t->gain += 1.0 - ratio;
+    if (ratio > 1.01) {
+        t->worse++;
+        bad = 1;
+    }
+    if (every && meas[pb] > 1.05 * best) {
+        t->far++;
+        bad = 1;
+    }
+    free(meas);
+    npu_conv_slicing_free(&r);
+    return bad;
+}
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: conv_slice_check [--all] [--dram-bw B] [--kernels fwd,dx,dw] [--no-half] "
+                    "C,H,W,F,KH,KW,s,p,d ...\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    npu_cfg_t cfg = NPU_CFG_INIT;
+    int every = 0, half = 1, rc = 0, kern[3] = {1, 1, 1};
+    totals_t t = {0, 0, 0, 0, 0};
+    for (int i = 1; i < argc; i++) {
+        npu_conv_t c;
+        char msg[200];
+        if (!strcmp(argv[i], "--all")) {
+            every = 1;
+        } else if (!strcmp(argv[i], "--no-half")) {
+            half = 0;
+        } else if (!strcmp(argv[i], "--dram-bw") && i + 1 < argc && atof(argv[i + 1]) > 0) {
+            npu_slice_cfg_retime(&cfg, atof(argv[++i]), -1);
+        } else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) {
+            const char *v = argv[++i];
+            kern[0] = strstr(v, "fwd") != NULL;
+            kern[1] = strstr(v, "dx") != NULL;
+            kern[2] = strstr(v, "dw") != NULL;
+        } else if (argv[i][0] != '-' && npu_conv_parse(argv[i], &c, msg, sizeof msg) == 0) {
+            c.batch = 1;
+            for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW && rc < 2; k++)
+                for (int df = 0; df < (k == NPU_CONV_FWD ? 1 : 2) && rc < 2 && kern[k]; df++) {
+                    int r = one(&cfg, argv[i], &c, k, df ? NPU_CONV_ECOFLOW : NPU_CONV_ZEROPAD, every, &t);
+                    rc = r > rc ? r : rc;
+                }
+        } else {
+            if (argv[i][0] != '-')
+                fprintf(stderr, "conv_slice_check: '%s': %s\n", argv[i], msg);
+            return usage();
+        }
+    }
+    if (rc == 2)
+        return 2;
+    if (!t.rows)
+        return usage();
+    printf("conv slicing, config %s, %d B/cycle: %d rows, burst-aware pick strictly faster than the bytes-only "
+           "pick on %d, mean gain %.1f%% [paper 7.4-21.7%%]; worse than 1.01x: %d\n",
+           cfg.name, cfg.dram_bw, t.rows, t.faster, 100.0 * t.gain / t.rows, t.worse);
+    if (every)
+        printf("  pick more than 1.05x the best candidate: %d\n", t.far);
+    if (half && 2 * t.faster < t.rows) {
+        printf("  strictly faster on fewer than half the rows\n");
+        rc = 1;
+    }
+    printf("acceptance 6 (conv): %s\n", rc ? "NOT met" : "met");
+    return rc;
+}
