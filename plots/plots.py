@@ -176,6 +176,17 @@ def est_files(data, prefix):
             if f.startswith(prefix + ".") and f.endswith(".csv")}
 
 
+def est_finish(fig, ax, metas, path, xlabel, ylabel, title):
+    """A sweep chart's axes (log2 x), labels, legend, and the runs' metadata lines."""
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    finish(fig, " | ".join(dict.fromkeys(metas)), path)
+
+
 def est_traffic(data, out):
     """The thesis's traffic-against-capacity curve; SPM sizes whose steps do not fit (the
     estimator is tensor-granular) are marked, not drawn as zero."""
@@ -191,13 +202,8 @@ def est_traffic(data, out):
         if no:
             ax.plot(no, [0] * len(no), "x", color=line.get_color())
         metas.append(meta)
-    ax.set_xscale("log", base=2)
-    ax.set_xlabel("SPM KiB (x: a step's tensors do not fit)")
-    ax.set_ylabel("DRAM MiB per iteration (in + out)")
-    ax.set_title("estimator: DRAM traffic against SPM size")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "est_traffic.png"))
+    est_finish(fig, ax, metas, os.path.join(out, "est_traffic.png"), "SPM KiB (x: a step's tensors do not fit)",
+               "DRAM MiB per iteration (in + out)", "estimator: DRAM traffic against SPM size")
 
 
 def est_split(path):
@@ -244,14 +250,9 @@ def est_batch(data, out):
             ax.plot([b for b, _ in pts], [v for _, v in pts], "--x" if i == 0 else "-o",
                     label=f"{net}, {spm} KiB")
         metas.append(meta)
-    ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_xlabel("batch")
-    ax.set_ylabel("samples per million cycles")
-    ax.set_title("estimator: throughput against batch")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "est_batch.png"))
+    est_finish(fig, ax, metas, os.path.join(out, "est_batch.png"), "batch",
+               "samples per million cycles", "estimator: throughput against batch")
 
 
 def main(argv):

@@ -63,18 +63,23 @@ def check_reports(npu, d):
     print(f"reports: {len(comp)} layers, COMPUTE_REPORT and BANDWIDTH_REPORT agree with the run's table")
 
 
+def plots_to_pngs(d, out, names):
+    """plots.py d out succeeds and writes each of names as a PNG (its signature, > 5 kB)."""
+    r = subprocess.run([sys.executable, PLOTS, d, out], capture_output=True, text=True)
+    check(r.returncode == 0, f"plots.py: exit {r.returncode}: {r.stderr.strip()}")
+    for name in names:
+        path = os.path.join(out, name)
+        ok = os.path.exists(path) and os.path.getsize(path) > 5000
+        check(ok and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{path}: a PNG")
+
+
 def check_plots(npu, d, out):
     p = subprocess.run([npu, "conv", "--conv", "8,10,10,16,3,3,2,1,1", "--dataflow", "both",
                         "--csv", os.path.join(d, "conv.csv"), "--quiet"], capture_output=True, text=True)
     q = subprocess.run([npu, "train-bench", "--set", "edge", "--csv", os.path.join(d, "train_bench.csv")],
                        capture_output=True, text=True)
     check(p.returncode == 0 and q.returncode == 0, f"conv exit {p.returncode}, train-bench exit {q.returncode}")
-    r = subprocess.run([sys.executable, PLOTS, d, out], capture_output=True, text=True)
-    check(r.returncode == 0, f"plots.py: exit {r.returncode}: {r.stderr.strip()}")
-    for name in ("utilization.png", "dram_traffic.png", "speedups.png"):
-        path = os.path.join(out, name)
-        ok = os.path.exists(path) and os.path.getsize(path) > 5000
-        check(ok and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{path}: a PNG")
+    plots_to_pngs(d, out, ("utilization.png", "dram_traffic.png", "speedups.png"))
     empty = os.path.join(out, "empty")
     os.makedirs(empty, exist_ok=True)
     r = subprocess.run([sys.executable, PLOTS, empty, out], capture_output=True, text=True)
@@ -104,12 +109,7 @@ def check_estimator_plots(npu, d, out):
     traffic = [int(x["dram_in_bytes"]) + int(x["dram_out_bytes"]) for x in rows if x["ok"] == "1"]
     check(len(traffic) == 3 and all(a >= b for a, b in zip(traffic, traffic[1:]))
           and traffic[1] < 0.6 * traffic[0], f"estimator traffic against SPM size: {traffic}")
-    r = subprocess.run([sys.executable, PLOTS, d, out], capture_output=True, text=True)
-    check(r.returncode == 0, f"plots.py: exit {r.returncode}: {r.stderr.strip()}")
-    for name in ("est_traffic.png", "est_breakdown.png", "est_batch.png"):
-        path = os.path.join(out, name)
-        ok = os.path.exists(path) and os.path.getsize(path) > 5000
-        check(ok and open(path, "rb").read(8) == b"\x89PNG\r\n\x1a\n", f"{path}: a PNG")
+    plots_to_pngs(d, out, ("est_traffic.png", "est_breakdown.png", "est_batch.png"))
     print(f"plots: the estimator's three charts; traffic against SPM size {traffic}")
 
 
