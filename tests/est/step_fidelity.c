@@ -8,7 +8,8 @@
  * memory-bound; the whole step. Prints a table (or CSV rows, --csv FILE), median and max |error|
  * per phase and class, and exits 1 unless every byte count is exact, every group within 5%
  * (compute-bound) or 10% (memory-bound), every step within 10%, and no prediction below its
- * roofline; 2 when a run fails or an argument is bad.
+ * roofline and no RTL kernel below its own (cycles >= MACs / PEs, >= DRAM bytes / bandwidth less
+ * the DRAM model's initial credit); 2 when a run fails or an argument is bad.
  *   build/<bf16 config>/step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...
  * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10)
  *   build/<config>/step_fidelity --micro   the timing model's constants on small programs (10% or 4 + 2 cycles per instruction)
@@ -37,6 +38,7 @@ typedef struct errs {
     int n[3][NCLS]; /* [phase][class]; phase 0 fwd, 1 bwd, 2 update; class step: phase 0 */
     double *e[3][NCLS];
     int bytes_bad, roof_bad, bound_bad;
+    int rtl_roof_bad, rtl_kernels; /* RTL kernels below their roofline, of those run */
 } errs_t;
 
 static FILE *csv;
@@ -123,6 +125,18 @@ static int bytes_equal(const npu_est_kernel_t *k, const npu_step_tally_t *t, cha
 
 static const char *phase_name(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
 
+/* Issue 16's roofline on the RTL side: the kernel's RTL cycles >= MACs / PEs and >= its DRAM bytes
+ * (the RTL's counters) over the bandwidth, less the DRAM model's initial credit (its bucket starts
+ * full: max(4 beats, 2 beats + one cycle's bytes), tb/dram_model.c; as tests/rtl/test_step.c). */
+static int rtl_below_roof(const npu_cfg_t *c, const npu_step_tally_t *t)
+{
+    double beat = npu_cfg_beat(c), bw = c->dram_bw, cap = 4 * beat > 2 * beat + bw ? 4 * beat : 2 * beat + bw;
+    uint64_t pes = 4u * (uint64_t)c->s * (uint64_t)c->s, bytes = 0;
+    for (int g = 0; g < NPU_NUM_TAGS; g++)
+        bytes += t->rd[g] + t->wr[g];
+    return t->cycles < (t->macs + pes - 1) / pes || (double)t->cycles < ((double)bytes - cap) / bw;
+}
+
 /* Per kernel rows, then per (layer, phase) group: its predicted and RTL cycles, its class. */
 static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t *e, const npu_step_run_t *s,
                     errs_t *E)
@@ -137,6 +151,8 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
         double err = ((double)k->cycles - (double)t->cycles) / (double)t->cycles;
         E->bytes_bad += !ok;
         E->roof_bad += k->timed < k->roof || k->cycles < k->roof;
+        E->rtl_roof_bad += rtl_below_roof(cfg, t);
+        E->rtl_kernels++;
         printf("  %-22s %-7s %8llu %8llu %+7.1f%%  %s%s\n", k->name, k->memory_bound ? "memory" : "compute",
                (unsigned long long)k->cycles, (unsigned long long)t->cycles, 100 * err, ok ? "bytes exact" : "BYTES DIFFER: ",
                msg);
@@ -364,7 +380,9 @@ int main(int argc, char **argv)
             printf("%s %s: %d, median |error| %.1f%%, max %.1f%% (bound %.0f%%)\n", c == CLS_STEP ? "whole" : phase_name(p),
                    cls_name[c], E.n[p][c], 100 * med, 100 * max, 100 * bound[c]);
         }
-    int ok = !E.bytes_bad && !E.roof_bad && !E.bound_bad && ran > 0;
+    int ok = !E.bytes_bad && !E.roof_bad && !E.rtl_roof_bad && !E.bound_bad && ran > 0;
+    printf("%d of %d RTL kernels below their roofline (MACs / PEs, DRAM bytes / bandwidth)\n", E.rtl_roof_bad,
+           E.rtl_kernels);
     printf("%d points run (%d refused): bytes %s, %d predictions below the roofline, %d groups or steps out of bound: "
            "acceptance %s\n", ran, np - ran, E.bytes_bad ? "DIFFER" : "exact", E.roof_bad, E.bound_bad, ok ? "met" : "NOT met");
     if (csv)
