@@ -17,11 +17,11 @@
 
 npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
 {
-    npu_dram_timing_t t;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = a->dram_bw_set ? a->dram_bw : (double)cfg->dram_bw;
-    t.latency = a->dram_latency_set ? a->dram_latency : (unsigned)cfg->dram_latency;
-    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    npu_dram_timing_t t = npu_dram_timing_of(cfg);
+    if (a->dram_bw_set)
+        t.bytes_per_cycle = a->dram_bw;
+    if (a->dram_latency_set)
+        t.latency = a->dram_latency;
     t.stall_pct = a->stall_pct;
     t.seed = a->seed;
     return t;

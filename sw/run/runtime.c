@@ -105,6 +105,16 @@ int npu_nocstate_str(uint32_t q, char *buf, size_t n)
 
 /* ---- allocator and layout --------------------------------------------------------------- */
 
+npu_dram_timing_t npu_dram_timing_of(const npu_cfg_t *cfg)
+{
+    npu_dram_timing_t t;
+    memset(&t, 0, sizeof t);
+    t.bytes_per_cycle = cfg->dram_bw;
+    t.latency = (unsigned)cfg->dram_latency;
+    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    return t;
+}
+
 void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes)
 {
     a->next = 0;

@@ -33,6 +33,9 @@ typedef struct npu_alloc {
     uint64_t next, limit, align;
 } npu_alloc_t;
 void npu_alloc_init(npu_alloc_t *a, uint64_t dram_bytes, unsigned beat_bytes);
+
+/* The DRAM model's timing from cfg (bandwidth, latency, burst cost), no stalls, seed 0. */
+npu_dram_timing_t npu_dram_timing_of(const npu_cfg_t *cfg);
 int npu_alloc(npu_alloc_t *a, uint64_t bytes, uint64_t *addr); /* 0, or -1 if it does not fit */
 
 /* ---- tensors in DRAM: row-major, row pitch in bytes (dense: 2 * cols, resp. 4 * cols; a

@@ -32,10 +32,7 @@ static double run(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, cons
     npu_dram_timing_t t;
     npu_conv_report_t rep;
     double cyc = -1;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = cfg->dram_bw;
-    t.latency = (unsigned)cfg->dram_latency;
-    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    t = npu_dram_timing_of(cfg);
     npu_sim_t *s = npu_sim_open(&t);
     memset(&rep, 0, sizeof rep);
     if (s && npu_conv_run_opts(cfg, s, c, k, df, o, 1, 100000000, &rep) == NPU_GEMM_PASS)

@@ -134,10 +134,7 @@ static double run(const npu_cfg_t *cfg, int M, int N, int K, cand_t *c)
     npu_gemm_report_t rep;
     int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
     double cyc = -1;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = cfg->dram_bw;
-    t.latency = (unsigned)cfg->dram_latency;
-    t.burst_cost = (unsigned)cfg->dram_burst_cost;
+    t = npu_dram_timing_of(cfg);
     npu_sim_t *s = npu_sim_open(&t);
     npu_random_operands(M, N, K, 7, A, B);
     npu_gemm_plan_from_slice(cfg, &c->p, M, N, K, 0, &g);
