@@ -279,27 +279,65 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
             snprintf(why, n, "whole steps on the NPU take MLPs; layer %d is a convolution", l + 1);
             return -1;
         }
-    if (!npu_cfg_bf16(cfg)) {
-        snprintf(why, n, "whole steps on the NPU need a bf16 configuration (config %s is int16)",
-                 cfg->name);
-        return -1;
-    }
+    (void)cfg; /* both dtypes: int16 with static scales (step_calibrate) */
     return 0;
 }
 
-/* The whole-step engine: its plan, programs and initial parameters in the NPU's DRAM. */
-static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_fit_opts_t *o,
-                     float *const *w, float *const *b, char *why, size_t n)
+static double max_abs(const float *v, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fabs((double)v[i]) > m ? fabs((double)v[i]) : m;
+    return m;
+}
+
+/* The int16 step's static scales (compile/step/step_scale.h) from one step of the fp32
+ * reference on the first training batch, before training: the largest |x|, |W|, |H|, |dZ|, |dW|
+ * and |db| of each layer, with the headroom npu_step_q_pick adds. 0 or -1 (out of memory). */
+static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_opts_t *o,
+                          const int *dims, float *const *w, float *const *b, npu_step_q_t *q)
+{
+    npu_net_ref_t m;
+    npu_step_range_t r;
+    int L = o->shape.layers, B = o->batch;
+    memset(&r, 0, sizeof r);
+    if (npu_net_ref_new(&m, &o->shape, B, w, b))
+        return -1;
+    gather(d, s->split.train, B, s->x, s->y);
+    for (int l = 1; l <= L; l++)
+        r.w[l] = max_abs(w[l - 1], (size_t)dims[l - 1] * dims[l]);
+    npu_net_ref_step(&m, s->x, s->y, &o->sgd);
+    r.x = max_abs(m.act[0], (size_t)B * dims[0]);
+    for (int l = 1; l <= L; l++) {
+        r.h[l] = l < L ? max_abs(m.act[l], (size_t)B * dims[l]) : 0;
+        r.dz[l] = max_abs(m.grad[l], (size_t)B * dims[l]);
+        r.dw[l] = max_abs(m.gw[l - 1], (size_t)dims[l - 1] * dims[l]);
+        r.db[l] = max_abs(m.gb[l - 1], (size_t)dims[l]);
+    }
+    npu_net_ref_free(&m);
+    npu_step_q_pick(&r, dims, L, o->sgd.momentum, q);
+    return 0;
+}
+
+/* The whole-step engine: its plan (int16: with calibrated scales), programs and initial
+ * parameters in the NPU's DRAM. */
+static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
+                     const npu_fit_opts_t *o, float *const *w, float *const *b, char *why, size_t n)
 {
     int dims[NPU_NET_MAX_LAYERS + 1], L = o->shape.layers;
+    npu_step_q_t q;
     if (npu_fit_step_ok(cfg, &o->shape, why, n))
         return -1;
     for (int l = 0; l < L; l++)
         dims[l] = (int)npu_net_in(&o->shape.l[l]);
     dims[L] = (int)npu_net_out(&o->shape.l[L - 1]);
+    if (L > NPU_STEP_MAX_LAYERS || (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q))) {
+        snprintf(why, n, L > NPU_STEP_MAX_LAYERS ? "%d layers: at most 16 in a whole step" : "out of memory", L);
+        return -1;
+    }
     s->have_step = 1;
-    if (npu_step_run_init(&s->step, cfg, sim, dims, L, o->batch, o->sgd.lr, o->sgd.momentum, o->sgd.wd,
-                          o->modes, o->max_cycles)) {
+    if (npu_step_run_init_q(&s->step, cfg, sim, dims, L, o->batch, o->sgd.lr, o->sgd.momentum, o->sgd.wd,
+                            o->modes, npu_cfg_bf16(cfg) ? NULL : &q, o->max_cycles)) {
         snprintf(why, n, "%s", s->step.why);
         return -1;
     }
@@ -341,7 +379,7 @@ static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, cons
         s->model.conv_bwd = fit_npu_conv_bwd;
         s->model.hook_ctx = &s->npu;
     }
-    rc = o->engine == NPU_FIT_STEP ? step_init(s, cfg, sim, o, w, b, why, n) : 0;
+    rc = o->engine == NPU_FIT_STEP ? step_init(s, cfg, sim, d, o, w, b, why, n) : 0;
     npu_net_params_free(&o->shape, w, b);
     return rc;
 oom:

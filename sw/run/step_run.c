@@ -1,6 +1,7 @@
 /* step_run.c - whole training steps on the NPU (step_run.h). */
 #include "run/step_run.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,17 +48,17 @@ static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
     return 0;
 }
 
-int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
-                      int layers, int batch, float lr, float mu, float wd, int modes,
-                      uint64_t max_cycles)
+int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
+                        int layers, int batch, float lr, float mu, float wd, int modes,
+                        const npu_step_q_t *q, uint64_t max_cycles)
 {
     memset(s, 0, sizeof *s);
     s->cfg = cfg;
     s->sim = sim;
     s->max_cycles = max_cycles;
     s->check = 1;
-    if (npu_step_plan_mlp(cfg, dims, layers, batch, lr, mu, wd, modes, 0, &s->plan, s->why,
-                          sizeof s->why)) {
+    if (npu_step_plan_mlp_q(cfg, dims, layers, batch, lr, mu, wd, modes, q, 0, &s->plan, s->why,
+                            sizeof s->why)) {
         s->failed = 1;
         return -1;
     }
@@ -75,6 +76,13 @@ int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
                     (unsigned long long)base, (unsigned long long)dram_bytes);
     }
     return 0;
+}
+
+int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
+                      int layers, int batch, float lr, float mu, float wd, int modes,
+                      uint64_t max_cycles)
+{
+    return npu_step_run_init_q(s, cfg, sim, dims, layers, batch, lr, mu, wd, modes, NULL, max_cycles);
 }
 
 void npu_step_run_free(npu_step_run_t *s)
@@ -106,8 +114,16 @@ static uint32_t f32u(float f)
     return u;
 }
 
-/* fp32 values into tensor t of both images, as fp32 (width 32) or rounded to bf16; n values,
- * then zeros up to the tensor's size. */
+/* v in tensor T's fixed point, round(v * 2^q) saturated to its width (int16 configurations). */
+static uint32_t fixed(const npu_step_tensor_t *T, float v)
+{
+    double lim = T->width == 32 ? 2147483647.0 : 32767.0, x = nearbyint(ldexp((double)v, T->q));
+    x = x > lim ? lim : x < -lim - 1 ? -lim - 1 : x;
+    return T->width == 32 ? (uint32_t)(int32_t)x : (uint32_t)(uint16_t)(int16_t)x;
+}
+
+/* fp32 values into tensor t of both images: as fp32 (width 32) or rounded to bf16, or in the
+ * tensor's fixed point at int16 configurations; n values, then zeros up to the tensor's size. */
 static void host_write(npu_step_run_t *s, int t, const float *v, size_t n, npu_step_tally_t *ty)
 {
     const npu_step_tensor_t *T = &s->plan.t[t];
@@ -115,11 +131,11 @@ static void host_write(npu_step_run_t *s, int t, const float *v, size_t n, npu_s
     size_t all = (size_t)T->rows * T->cols;
     for (int m = 0; m < 2; m++)
         for (size_t i = 0; i < all; i++) {
-            uint32_t u = i < n && v ? f32u(v[i]) : 0;
+            uint32_t u = i < n && v ? (s->plan.int16 ? fixed(T, v[i]) : f32u(v[i])) : 0;
             if (T->width == 32)
                 put32(img[m], T->dram, i, u);
             else
-                put16(img[m], T->dram, i, npu_fp32_to_bf16(u));
+                put16(img[m], T->dram, i, s->plan.int16 ? (uint16_t)u : npu_fp32_to_bf16(u));
         }
     if (ty)
         ty->host_wr += T->bytes;
@@ -138,10 +154,20 @@ void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b)
     }
 }
 
-static float tensor_f32(const uint8_t *img, const npu_step_tensor_t *T, size_t i)
+/* Element i of tensor T as fp32: its bits (fp32, bf16), or its fixed point / 2^q (int16). */
+static float tensor_f32(const uint8_t *img, const npu_step_tensor_t *T, size_t i, int int16)
 {
     float f;
     uint32_t u = 0;
+    if (int16) {
+        int32_t v32 = 0;
+        int16_t v16 = 0;
+        if (T->width == 32)
+            memcpy(&v32, img + T->dram + 4 * i, 4);
+        else
+            memcpy(&v16, img + T->dram + 2 * i, 2);
+        return (float)ldexp(T->width == 32 ? (double)v32 : (double)v16, -T->q);
+    }
     if (T->width == 32) {
         memcpy(&u, img + T->dram + 4 * i, 4);
     } else {
@@ -271,7 +297,7 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
         return -1;
     const uint8_t *img = npu_sim_dram(s->sim, NULL);
     for (size_t i = 0; i < (size_t)rows * Z->cols; i++)
-        logits[i] = tensor_f32(img, Z, i);
+        logits[i] = tensor_f32(img, Z, i, p->int16);
     s->fwd.host_rd += (uint64_t)rows * Z->cols * 4;
     return 0;
 }

@@ -55,7 +55,12 @@ typedef struct npu_step_run {
     char why[512];                /* the first failure */
 } npu_step_run_t;
 
-/* Plans (npu_step_plan_mlp) and compiles every kernel. 0, or -1 with the reason in s->why. */
+/* Plans (npu_step_plan_mlp_q: q the int16 configurations' free scales, NULL for the nominal
+ * ones) and compiles every kernel. 0, or -1 with the reason in s->why. */
+int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
+                        int layers, int batch, float lr, float mu, float wd, int modes,
+                        const npu_step_q_t *q, uint64_t max_cycles);
+/* npu_step_run_init_q with the nominal scales. */
 int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
                       int layers, int batch, float lr, float mu, float wd, int modes,
                       uint64_t max_cycles);

@@ -2,8 +2,10 @@
  * test_step.c - whole training steps (compile/step, ref/vk_golden, run/step_run) on the host:
  * the vector kernel's checks and refusals, its chunking, the golden model on a hand case, the
  * step plan's kernels and layout, and whole steps of a small MLP on the functional model
- * (tb/npu_funcsim.c) at S = 2 and 8 in bf16, every kernel bit-exact against the golden image
- * and its counters as the program says, the loss falling on a repeated batch.
+ * (tb/npu_funcsim.c) at S = 2 and 8 in bf16 and int16, every kernel bit-exact against the golden
+ * image and its counters as the program says, the loss falling on a repeated batch; the int16
+ * step's static scales (compile/step/step_scale): the rules, the derived scales, the shifts and
+ * the int16 scalars of every kernel, and the refusals.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -132,17 +134,92 @@ Test(step_plan, kernels_and_layout)
             cr_assert(i > 0 && (p.k[i - 1].layer != p.k[i].layer || p.k[i].layer == 1 ||
                                 strstr(p.k[i - 1].name, "relu_bwd")), "%s", p.k[i].name);
     npu_step_plan_free(&p);
-    npu_cfg_t i16 = test_cfg(8);
-    cr_assert_eq(npu_step_plan_mlp(&i16, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, 0, &p, why, sizeof why), -1);
-    cr_assert(strstr(why, "bf16"), "%s", why);
+}
+
+Test(step_scale, rules)
+{
+    cr_assert_eq(npu_step_q16(1.0), 11, "1 * 8 * 2^11 = 16384 <= 32767 < 32768");
+    cr_assert_eq(npu_step_q16(0.5), 12);
+    cr_assert_eq(npu_step_q16(1.0 / 32), 16);
+    cr_assert_eq(npu_step_q16(4096), 0, "at least 0");
+    cr_assert_eq(npu_step_q16(0), 30, "an all-zero tensor: the finest");
+    cr_assert_eq(npu_step_q32(1.0), 24, "1 * 64 * 2^24 = 2^30 <= 2^31 - 1");
+    int16_t A, B;
+    unsigned s;
+    double err;
+    /* vb = 0.9 vb + db, vb at q 20, db at q 28: A = 0.9 * 2^s, B = 2^(s - 8); s = 15 keeps A in int16 */
+    cr_assert_eq(npu_step_axpby_q(0.9, 1.0, 20, 20, 28, &A, &B, &s, &err), 0);
+    cr_assert_eq(s, 15u);
+    cr_assert_eq(A, 29491);
+    cr_assert_eq(B, 128);
+    cr_assert_lt(err, 1e-4);
+    /* w = w - 0.05 v, w and v at q 24: A = 2^14, B = round(-0.05 * 2^14) = -819 */
+    cr_assert_eq(npu_step_axpby_q(1.0, -0.05, 24, 24, 24, &A, &B, &s, &err), 0);
+    cr_assert_eq(s, 14u);
+    cr_assert_eq(A, 16384);
+    cr_assert_eq(B, -819);
+    cr_assert_float_eq(err, fabs(-819.0 / 16384 / -0.05 - 1), 1e-12);
+    /* b's q 16 more than a's and d's: B = 2^(s - 16) with A = 0.9 * 2^s <= 32767 rounds to 0 */
+    cr_assert_eq(npu_step_axpby_q(0.9, 1.0, 10, 10, 26, &A, &B, &s, &err), -1);
+}
+
+/* An int16 plan's scales follow from the free ones, and each kernel's shifts and scalars from them. */
+Test(step_scale, int16_plan)
+{
+    npu_cfg_t c = test_cfg(8);
+    int dims[4] = {20, 37, 24, 10};
+    npu_step_plan_t p;
+    npu_step_range_t r;
+    npu_step_q_t q;
+    char why[256];
+    npu_step_range_nominal(3, 13, &r);
+    npu_step_q_pick(&r, dims, 3, 0.9f, &q);
+    cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), 0, "%s", why);
+    cr_assert(p.int16);
+    /* wd rounds coarsest: wd * 2^(q(dW32) - q(W32)) * 2^14 = 1e-4 * 2^15 = 3.3 -> 3 in layer 3 */
+    cr_assert_float_eq(p.scalar_err, 1 - 3 / ldexp(1e-4, 15), 1e-6, "%g", p.scalar_err);
+#define QT(name) p.t[npu_step_tensor_find(&p, name)].q
+    cr_assert_eq(QT("X16"), q.x);
+    cr_assert_eq(QT("Z32[1]"), q.x + q.w[1], "a GEMM's output: the sum of its operands' q");
+    cr_assert_eq(QT("Z32[2]"), q.h[1] + q.w[2]);
+    cr_assert_eq(QT("b32[2]"), QT("Z32[2]"), "the bias at Z32's q");
+    cr_assert_eq(QT("W32[2]"), q.w[2] + NPU_STEP_W32_EXTRA);
+    cr_assert_eq(QT("dZ32[3]"), q.dz_top);
+    cr_assert_eq(QT("dZ32[2]"), QT("dH32[3]"), "dZ32 = relu_bwd(dH32)");
+    cr_assert_eq(QT("dH32[3]"), q.dz16[3] + q.w[3]);
+    cr_assert_eq(QT("dW32[2]"), q.h[1] + q.dz16[2]);
+    cr_assert_eq(QT("db32[2]"), QT("dZ32[2]"));
+    for (int i = 0; i < p.nk; i++) /* every NARROW shifts by the difference of its tensors' q */
+        for (int o = 0; p.k[i].kind == NPU_SK_VEC && o < p.k[i].v.nop; o++) {
+            const npu_vk_op_t *op = &p.k[i].v.op[o];
+            const npu_vkern_t *v = &p.k[i].v;
+            if (op->vop == NPU_VOP_NARROW)
+                cr_assert_eq((int)op->shift, p.t[npu_step_tensor_find(&p, v->t[op->a].name)].q -
+                                                 p.t[npu_step_tensor_find(&p, v->t[op->d].name)].q,
+                             "%s", p.k[i].name);
+        }
+    /* the last update's W32 -= lr VW: -lr in int16 at the shift */
+    const npu_vk_op_t *u = &p.k[p.nk - 1].v.op[2];
+    double lr = -(double)(int16_t)u->beta / ldexp(1, (int)u->shift + QT("W32[1]") - QT("VW[1]"));
+    cr_assert_float_eq(lr, 0.1, 0.1 * 0.002);
+    cr_assert_eq((int16_t)u->alpha, 1 << u->shift, "1 at shift s");
+    npu_step_plan_free(&p);
+    q.vw[1] = q.w[1] + NPU_STEP_W32_EXTRA - 30; /* VW far coarser than W32: -lr does not fit */
+    cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), -1);
+    cr_assert(strstr(why, "update L1 sgd") && strstr(why, "do not fit int16"), "%s", why);
+    npu_step_q_pick(&r, dims, 3, 0.9f, &q);
+    q.h[1] = q.x + q.w[1] + 1; /* H16 finer than Z32: NARROW cannot shift left */
+    cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), -1);
+    cr_assert(strstr(why, "fwd L1 bias_relu") && strstr(why, "NARROW"), "%s", why);
+#undef QT
 }
 
 /* Twelve steps of a 3-layer MLP on one batch, on the functional model: every kernel bit-exact and
  * its counters right (the runtime checks both), the loss falling. */
 #define STEPS 12
-static void steps_on_model(int S, const int *dims, int layers, int batch, float lr)
+static void steps_on_model(int S, int int16, const int *dims, int layers, int batch, float lr)
 {
-    npu_cfg_t c = bf16_cfg(S);
+    npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     cr_assert_not_null(sim);
@@ -174,7 +251,7 @@ static void steps_on_model(int S, const int *dims, int layers, int batch, float 
         if (!it)
             first = loss;
         if (getenv("STEP_DEBUG"))
-            fprintf(stderr, "S=%d step %d loss %g\n", S, it, loss);
+            fprintf(stderr, "S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
     }
@@ -195,7 +272,13 @@ static void steps_on_model(int S, const int *dims, int layers, int batch, float 
 Test(step_run, mlp_on_model_s2)
 {
     int dims[4] = {20, 37, 24, 10};
-    steps_on_model(2, dims, 3, 13, 0.5f);
+    steps_on_model(2, 0, dims, 3, 13, 0.5f);
+}
+
+Test(step_run, mlp_on_model_s2_int16)
+{
+    int dims[4] = {20, 37, 24, 10};
+    steps_on_model(2, 1, dims, 3, 13, 0.5f);
 }
 
 Test(step_run, mlp_on_model_s8_chunked_update)
@@ -208,7 +291,8 @@ Test(step_run, mlp_on_model_s8_chunked_update)
     const npu_vkern_t *u = &p.k[p.nk - 1].v;
     cr_assert_lt(npu_vk_chunk_rows(&c, u), u->rows, "chunked: %d of %d rows", npu_vk_chunk_rows(&c, u), u->rows);
     npu_step_plan_free(&p);
-    steps_on_model(8, dims, 2, 8, 0.05f);
+    steps_on_model(8, 0, dims, 2, 8, 0.05f);
+    steps_on_model(8, 1, dims, 2, 8, 0.05f);
 }
 
 /* A kernel whose result differs from the golden model's stops the step with its name: here the

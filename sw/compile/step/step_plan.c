@@ -1,6 +1,7 @@
 /* step_plan.c - an MLP's training step as NPU kernels over one DRAM image (step_plan.h). */
 #include "compile/step/step_plan.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,23 @@ static uint32_t f32_bits(float f)
     uint32_t u;
     memcpy(&u, &f, 4);
     return u;
+}
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Records the first reason the plan cannot be made (checked once the kernels are built). */
+static void bad(npu_step_plan_t *p, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!p->err[0])
+        vsnprintf(p->err, sizeof p->err, fmt, ap);
+    va_end(ap);
 }
 
 /* Places a rows x cols tensor of `width` bits at the next beat-aligned address. */
@@ -94,6 +112,36 @@ static int vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int
                          store);
 }
 
+#define Q(i) (p->t[i].q)
+
+/* d = a narrowed to 16 bits: bf16 (RNE), or int16 by a rounding shift of their scales' difference. */
+static void narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd)
+{
+    int sh = p->int16 ? qa - qd : 0;
+    if (sh < 0 || sh > 31)
+        bad(p, "%s: NARROW from q %d to q %d: the shift must be 0..31", v->name, qa, qd);
+    npu_vk_op(v, NPU_VOP_NARROW, 0, a, -1, d, 0, 0, sh < 0 || sh > 31 ? 0 : (unsigned)sh);
+}
+
+/* d = alpha a + beta b (32-bit): fp32 scalars, or int16 ones with the shift of npu_step_axpby_q
+ * for the tensors' scales qa, qb, qd. */
+static void axpby(npu_step_plan_t *p, npu_vkern_t *v, int a, int b, int d, int qa, int qb, int qd,
+                  float alpha, float beta)
+{
+    if (!p->int16) {
+        npu_vk_op(v, NPU_VOP_AXPBY, 1, a, b, d, f32_bits(alpha), f32_bits(beta), 0);
+        return;
+    }
+    int16_t A = 0, B = 0;
+    unsigned s = 0;
+    double err = 0;
+    if (npu_step_axpby_q(alpha, beta, qd, qa, qb, &A, &B, &s, &err))
+        bad(p, "%s: the scalars %g, %g do not fit int16 at scales q %d, %d -> %d", v->name, alpha,
+            beta, qa, qb, qd);
+    p->scalar_err = err > p->scalar_err ? err : p->scalar_err;
+    npu_vk_op(v, NPU_VOP_AXPBY, 1, a, b, d, (uint16_t)A, (uint16_t)B, s);
+}
+
 static void fwd_layer(npu_step_plan_t *p, int l, int modes)
 {
     const npu_step_lt_t *L = &p->l[l];
@@ -107,7 +155,7 @@ static void fwd_layer(npu_step_plan_t *p, int l, int modes)
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
     if (l < p->layers) { /* ReLU after the narrowing: on half the words, the same values */
         int h = vt(v, p, L->h16, NPU_TAG_X, 0, 1);
-        npu_vk_op(v, NPU_VOP_NARROW, 0, z, -1, h, 0, 0, 0);
+        narrow(p, v, z, h, Q(L->z32), Q(L->h16));
         npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
     }
 }
@@ -116,24 +164,23 @@ static void fwd_layer(npu_step_plan_t *p, int l, int modes)
 static void grad_bias(npu_step_plan_t *p, int l)
 {
     const npu_step_lt_t *L = &p->l[l];
-    uint32_t one = f32_bits(1.0f);
+    float lr = bits_f32(p->lr), mu = bits_f32(p->mu);
     npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_BWD, l, "grad_bias")->v;
     v->rows = p->batch;
     v->len = p->dims[l];
     int dz = vt(v, p, L->dz32, NPU_TAG_DY, 1, 0), dz16 = vt(v, p, L->dz16, NPU_TAG_DY, 0, 1);
     int db = vt(v, p, L->db32, NPU_TAG_DW, 0, 1), vb = vt(v, p, L->vb, NPU_TAG_W, 1, 1);
     int b = vt(v, p, L->b32, NPU_TAG_W, 1, 1);
-    npu_vk_op(v, NPU_VOP_NARROW, 0, dz, -1, dz16, 0, 0, 0);
+    narrow(p, v, dz, dz16, Q(L->dz32), Q(L->dz16));
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, -1, db, 0, 0, 0);
-    npu_vk_op(v, NPU_VOP_AXPBY, 1, vb, db, vb, p->mu, one, 0);
-    npu_vk_op(v, NPU_VOP_AXPBY, 1, b, vb, b, one, p->lr ^ 0x80000000u, 0);
+    axpby(p, v, vb, db, vb, Q(L->vb), Q(L->db32), Q(L->vb), mu, 1.0f);
+    axpby(p, v, b, vb, b, Q(L->b32), Q(L->vb), Q(L->b32), 1.0f, -lr);
 }
 
 static void bwd_layer(npu_step_plan_t *p, int l, int modes)
 {
     const npu_step_lt_t *L = &p->l[l];
     int in = l == 1 ? p->x16 : p->l[l - 1].h16, B = p->batch, K = p->dims[l - 1], N = p->dims[l];
-    uint32_t one = f32_bits(1.0f);
     grad_bias(p, l);
     gemm(p, NPU_SK_BWD, l, "dw", K, N, B, in, 1, NPU_TAG_X, L->dz16, 0, NPU_TAG_DY, L->dw32,
          NPU_TAG_DW, modes);
@@ -153,20 +200,38 @@ static void bwd_layer(npu_step_plan_t *p, int l, int modes)
     u->len = N;
     int w = vt(u, p, L->w32, NPU_TAG_W, 1, 1), g = vt(u, p, L->dw32, NPU_TAG_DW, 1, 0);
     int vw = vt(u, p, L->vw, NPU_TAG_W, 1, 1), w16 = vt(u, p, L->w16, NPU_TAG_W, 0, 1);
-    int t = npu_vk_tensor(u, "t32", 0, 32, NPU_TAG_W, 0, 0, 0);
-    npu_vk_op(u, NPU_VOP_AXPBY, 1, w, g, t, p->wd, one, 0);
-    npu_vk_op(u, NPU_VOP_AXPBY, 1, vw, t, vw, p->mu, one, 0);
-    npu_vk_op(u, NPU_VOP_AXPBY, 1, w, vw, w, one, p->lr ^ 0x80000000u, 0);
-    npu_vk_op(u, NPU_VOP_NARROW, 0, w, -1, w16, 0, 0, 0);
+    int t = npu_vk_tensor(u, "t32", 0, 32, NPU_TAG_W, 0, 0, 0), qt = Q(L->dw32); /* t at dW's scale */
+    axpby(p, u, w, g, t, Q(L->w32), Q(L->dw32), qt, bits_f32(p->wd), 1.0f);
+    axpby(p, u, vw, t, vw, Q(L->vw), qt, Q(L->vw), bits_f32(p->mu), 1.0f);
+    axpby(p, u, w, vw, w, Q(L->w32), Q(L->vw), Q(L->w32), 1.0f, -bits_f32(p->lr));
+    narrow(p, u, w, w16, Q(L->w32), Q(L->w16));
 }
 
-static int check_args(const npu_cfg_t *cfg, const int *dims, int layers, int batch, char *why, size_t n)
+/* The scales of every tensor from the free ones (step_scale.h): a GEMM's output at the sum of
+ * its operands', the bias at Z32's, a gradient's reduction at its source's. */
+static void assign_q(npu_step_plan_t *p, const npu_step_q_t *q)
 {
-    if (!npu_cfg_bf16(cfg)) {
-        snprintf(why, n, "whole steps on the NPU need a bf16 configuration (config %s is int16: "
-                 "its per-tensor scales are picked on the host, engine 'kernels')", cfg->name);
-        return -1;
+    p->t[p->x16].q = q->x;
+    for (int l = 1; l <= p->layers; l++) {
+        npu_step_lt_t *L = &p->l[l];
+        int in = l == 1 ? q->x : q->h[l - 1], dz32 = l == p->layers ? q->dz_top : q->dz16[l + 1] + q->w[l + 1];
+        Q(L->w16) = q->w[l];
+        Q(L->w32) = q->w[l] + NPU_STEP_W32_EXTRA;
+        Q(L->vw) = q->vw[l];
+        Q(L->z32) = Q(L->b32) = in + q->w[l];
+        Q(L->vb) = q->vb[l];
+        if (L->h16 >= 0)
+            Q(L->h16) = q->h[l];
+        Q(L->dz32) = Q(L->db32) = dz32;
+        Q(L->dz16) = q->dz16[l];
+        if (L->dh32 >= 0)
+            Q(L->dh32) = q->dz16[l] + q->w[l];
+        Q(L->dw32) = in + q->dz16[l];
     }
+}
+
+static int check_args(const int *dims, int layers, int batch, char *why, size_t n)
+{
     if (layers < 1 || layers > NPU_STEP_MAX_LAYERS) {
         snprintf(why, n, "%d layers: 1..%d", layers, NPU_STEP_MAX_LAYERS);
         return -1;
@@ -183,16 +248,17 @@ static int check_args(const npu_cfg_t *cfg, const int *dims, int layers, int bat
     return 0;
 }
 
-int npu_step_plan_mlp(const npu_cfg_t *cfg, const int *dims, int layers, int batch, float lr,
-                      float mu, float wd, int modes, uint64_t base, npu_step_plan_t *p, char *why,
-                      size_t n)
+int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int batch, float lr,
+                        float mu, float wd, int modes, const npu_step_q_t *q, uint64_t base,
+                        npu_step_plan_t *p, char *why, size_t n)
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     memset(p, 0, sizeof *p);
-    if (check_args(cfg, dims, layers, batch, why, n))
+    if (check_args(dims, layers, batch, why, n))
         return -1;
     p->layers = layers;
     p->batch = batch;
+    p->int16 = !npu_cfg_bf16(cfg);
     memcpy(p->dims, dims, (size_t)(layers + 1) * sizeof *dims);
     p->lr = f32_bits(lr);
     p->mu = f32_bits(mu);
@@ -201,6 +267,15 @@ int npu_step_plan_mlp(const npu_cfg_t *cfg, const int *dims, int layers, int bat
     p->x16 = tensor(p, beat, "X16", -1, 16, batch, dims[0]);
     for (int l = 1; l <= layers; l++)
         layer_tensors(p, beat, l);
+    if (p->int16) {
+        npu_step_range_t r;
+        if (!q) {
+            npu_step_range_nominal(layers, batch, &r);
+            npu_step_q_pick(&r, dims, layers, mu, &p->q);
+        }
+        p->q = q ? *q : p->q;
+        assign_q(p, &p->q);
+    }
     if (!(p->k = calloc((size_t)7 * layers, sizeof *p->k))) {
         snprintf(why, n, "out of memory");
         return -1;
@@ -210,7 +285,19 @@ int npu_step_plan_mlp(const npu_cfg_t *cfg, const int *dims, int layers, int bat
     p->n_fwd = p->nk;
     for (int l = layers; l >= 1; l--)
         bwd_layer(p, l, modes);
+    if (p->err[0]) {
+        snprintf(why, n, "%s", p->err);
+        npu_step_plan_free(p);
+        return -1;
+    }
     return 0;
+}
+
+int npu_step_plan_mlp(const npu_cfg_t *cfg, const int *dims, int layers, int batch, float lr,
+                      float mu, float wd, int modes, uint64_t base, npu_step_plan_t *p, char *why,
+                      size_t n)
+{
+    return npu_step_plan_mlp_q(cfg, dims, layers, batch, lr, mu, wd, modes, NULL, base, p, why, n);
 }
 
 void npu_step_plan_free(npu_step_plan_t *p)

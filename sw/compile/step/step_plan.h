@@ -4,9 +4,10 @@
  * ordered kernels, GEMMs and vector kernels (vkern.h), that run forward, backward and the SGD
  * update with every tensor staying in DRAM between them. The host writes the batch (X16),
  * reads the logits (Z32 of the last layer) and writes their gradient (dZ32 of the last layer);
- * nothing else crosses. A pure function of the configuration, the widths, the batch and the
- * optimizer's scalars; bf16 configurations (the int16 datapath needs per-tensor scales the
- * NPU cannot pick: `npu fit --engine kernels` does those on the host).
+ * nothing else crosses. A pure function of the configuration, the widths, the batch, the
+ * optimizer's scalars and, at int16 configurations, the tensors' static fixed-point scales
+ * (step_scale.h): there every tensor holds round(v * 2^q), the same kernels run in integer
+ * arithmetic, the narrowings shift by the difference of q and the scalars are int16 with a shift.
  *
  * Per layer l (1..L; K = d[l-1] inputs, N = d[l] outputs, B the batch; fp32 = 32-bit, bf16 =
  * 16-bit elements; H16[0] is X16):
@@ -28,10 +29,9 @@
 #include <stdint.h>
 
 #include "compile/gemm/gemm_emit.h"
+#include "compile/step/step_scale.h"
 #include "compile/step/vkern.h"
 #include "hw/npu_cfg.h"
-
-#define NPU_STEP_MAX_LAYERS 16
 #define NPU_STEP_MAX_TENSORS (1 + 12 * NPU_STEP_MAX_LAYERS)
 
 enum { NPU_SK_GEMM = 0, NPU_SK_VEC = 1 };
@@ -55,6 +55,7 @@ typedef struct npu_step_tensor {
     uint64_t bytes;
     unsigned width;  /* 16 or 32 */
     int rows, cols;
+    int q;           /* int16 configurations: fractional bits (v = element / 2^q); bf16: 0 */
 } npu_step_tensor_t;
 
 /* Indices into npu_step_plan_t.t of each layer's tensors (x16: the batch). */
@@ -65,6 +66,10 @@ typedef struct npu_step_lt {
 typedef struct npu_step_plan {
     int layers, batch, dims[NPU_STEP_MAX_LAYERS + 1];
     uint32_t lr, mu, wd;         /* fp32 bit patterns */
+    int int16;                   /* an int16 configuration: fixed point, scales q */
+    npu_step_q_t q;              /* int16: the free scales the plan was made with */
+    double scalar_err;           /* int16: the largest relative rounding of lr, mu, wd, 1 */
+    char err[160];               /* while planning: the first shift or scalar that does not fit */
     int nt;
     npu_step_tensor_t t[NPU_STEP_MAX_TENSORS];
     int x16;                     /* the batch: B x d[0] bf16 */
@@ -76,8 +81,13 @@ typedef struct npu_step_plan {
 
 /* The step of an MLP d[0] -> d[1] -> ... -> d[layers] (ReLU between layers, none after the
  * last) for batches of `batch`, tensors from DRAM byte `base` on (beat-aligned), GEMMs under
- * policy `modes` (NPU_EMIT_*). 0, or -1 with the reason (an int16 configuration, too many
- * layers, a width or batch out of range, out of memory). */
+ * policy `modes` (NPU_EMIT_*); at int16 configurations with the free scales q (NULL: those of
+ * npu_step_range_nominal). 0, or -1 with the reason (too many layers, a width or batch out of
+ * range, scales whose shifts or scalars do not fit the instructions, out of memory). */
+int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int batch, float lr,
+                        float mu, float wd, int modes, const npu_step_q_t *q, uint64_t base,
+                        npu_step_plan_t *p, char *why, size_t n);
+/* npu_step_plan_mlp_q with the nominal scales. */
 int npu_step_plan_mlp(const npu_cfg_t *cfg, const int *dims, int layers, int batch, float lr,
                       float mu, float wd, int modes, uint64_t base, npu_step_plan_t *p, char *why,
                       size_t n);

@@ -1,0 +1,83 @@
+/* step_scale.c - static fixed-point scales of an int16 training step (step_scale.h). */
+#include "compile/step/step_scale.h"
+
+#include <math.h>
+
+static int q_for(double max, double limit)
+{
+    if (!(max > 0))
+        return 30;
+    int q = (int)floor(log2(limit / max));
+    while (q > 0 && max * ldexp(1.0, q) > limit) /* floor(log2) rounding at exact powers */
+        q--;
+    return q < 0 ? 0 : q > 30 ? 30 : q;
+}
+
+int npu_step_q16(double max) { return q_for(max * 8, 32767.0); }
+int npu_step_q32(double max) { return q_for(max * 64, 2147483647.0); }
+
+static int min_i(int a, int b) { return a < b ? a : b; }
+
+void npu_step_q_pick(const npu_step_range_t *r, const int *dims, int layers, float mu, npu_step_q_t *q)
+{
+    (void)dims;
+    double v = 1.0 / (1.0 - (mu < 0.99f ? mu : 0.99f)); /* the velocity's gain over one gradient */
+    q->x = npu_step_q16(r->x);
+    int in = q->x;
+    for (int l = 1; l <= layers; l++) {
+        q->w[l] = npu_step_q16(r->w[l]);
+        int qz = in + q->w[l];
+        q->h[l] = l < layers ? min_i(npu_step_q16(r->h[l]), qz) : 0;
+        /* the velocities stay at or above their parameter's precision: the update's -lr then
+         * keeps its bits (npu_step_axpby_q) */
+        q->vw[l] = min_i(npu_step_q32(r->dw[l] * v), q->w[l] + NPU_STEP_W32_EXTRA);
+        q->vb[l] = min_i(npu_step_q32(r->db[l] * v), qz);
+        in = q->h[l];
+    }
+    q->dz_top = npu_step_q32(r->dz[layers]);
+    int dz32 = q->dz_top;
+    for (int l = layers; l >= 1; l--) {
+        q->dz16[l] = min_i(npu_step_q16(r->dz[l]), dz32);
+        dz32 = q->dz16[l] + q->w[l]; /* dH32 = dZ16 . W16^T, and dZ32[l-1] = its ReLU mask */
+    }
+}
+
+void npu_step_range_nominal(int layers, int batch, npu_step_range_t *r)
+{
+    r->x = 1;
+    for (int l = 0; l <= layers && l <= NPU_STEP_MAX_LAYERS; l++) {
+        r->w[l] = 1;
+        r->h[l] = 4;
+        r->dz[l] = 1.0 / batch;
+        r->dw[l] = 1;
+        r->db[l] = 1;
+    }
+}
+
+/* round(x * 2^e) as an int16, or 0x10000 (out of range). */
+static int32_t scalar(double x, int e)
+{
+    double v = nearbyint(ldexp(x, e));
+    return fabs(v) > 32767 ? 0x10000 : (int32_t)v;
+}
+
+int npu_step_axpby_q(double alpha, double beta, int qd, int qa, int qb, int16_t *A, int16_t *B,
+                     unsigned *s, double *err)
+{
+    int best = -1;
+    for (int t = 0; t <= 31; t++)
+        if (scalar(alpha, t + qd - qa) != 0x10000 && scalar(beta, t + qd - qb) != 0x10000)
+            best = t;
+    if (best < 0)
+        return -1;
+    int32_t a = scalar(alpha, best + qd - qa), b = scalar(beta, best + qd - qb);
+    if ((alpha != 0 && a == 0) || (beta != 0 && b == 0))
+        return -1;
+    *A = (int16_t)a;
+    *B = (int16_t)b;
+    *s = (unsigned)best;
+    double ea = alpha != 0 ? fabs(ldexp(a, -(best + qd - qa)) / alpha - 1) : 0;
+    double eb = beta != 0 ? fabs(ldexp(b, -(best + qd - qb)) / beta - 1) : 0;
+    *err = ea > eb ? ea : eb;
+    return 0;
+}

@@ -1,0 +1,61 @@
+/*
+ * step_scale.h - the static fixed-point scales of a whole training step at int16
+ * configurations (docs/training.md section 11). Every tensor of the step holds round(v * 2^q)
+ * for its own q (its fractional bits), chosen once before training: the NPU cannot look at a
+ * tensor's values between kernels to pick a scale, so the scales come from the magnitudes of
+ * one calibration step of the fp32 reference (npu fit) or from nominal ones, with headroom.
+ *
+ * The host picks the free scales (npu_step_q_t); the plan derives the rest so that every kernel
+ * is exact integer arithmetic: a GEMM's output has the sum of its operands' q, Z32 += b needs
+ * b at Z32's q, a NARROW shifts by the difference of q, and each AXPBY's real scalars become
+ * int16 ones with one shift (npu_step_axpby_q).
+ */
+#ifndef NPU_STEP_SCALE_H
+#define NPU_STEP_SCALE_H
+
+#include <stdint.h>
+
+#define NPU_STEP_MAX_LAYERS 16
+
+/* The free fractional bits; index l = 1..L (0 unused). */
+typedef struct npu_step_q {
+    int x;                             /* X16, the batch */
+    int w[NPU_STEP_MAX_LAYERS + 1];    /* W16[l]; W32[l] has w + NPU_STEP_W32_EXTRA */
+    int h[NPU_STEP_MAX_LAYERS + 1];    /* H16[l], l < L (at most Z32[l]'s q) */
+    int dz16[NPU_STEP_MAX_LAYERS + 1]; /* dZ16[l] (at most dZ32[l]'s q) */
+    int dz_top;                        /* dZ32[L]: the loss gradient the host writes */
+    int vw[NPU_STEP_MAX_LAYERS + 1];   /* VW[l], the weights' velocity */
+    int vb[NPU_STEP_MAX_LAYERS + 1];   /* Vb[l], the bias' velocity */
+} npu_step_q_t;
+
+/* W32 = W16 * 2^12: 12 more fractional bits for small updates and 16 times W16's range; the
+ * ratio wd * 2^(q(dW32) - q(W32)) of the decay's AXPBY keeps more bits than at 2^16. */
+#define NPU_STEP_W32_EXTRA 12
+
+/* Largest magnitudes per tensor (index l = 1..L): the batch, W, the activations H (l < L), the
+ * gradients dZ of each layer's pre-activation, dW and db. */
+typedef struct npu_step_range {
+    double x, w[NPU_STEP_MAX_LAYERS + 1], h[NPU_STEP_MAX_LAYERS + 1], dz[NPU_STEP_MAX_LAYERS + 1],
+        dw[NPU_STEP_MAX_LAYERS + 1], db[NPU_STEP_MAX_LAYERS + 1];
+} npu_step_range_t;
+
+/* The largest q with max * headroom * 2^q <= 2^(bits-1) - 1 (headroom 8 for 16-bit tensors, 64
+ * for 32-bit ones: values may grow during training), in [0, 30]. */
+int npu_step_q16(double max);
+int npu_step_q32(double max);
+
+/* The free scales for the ranges (momentum mu: the velocities reach dW / (1 - mu)). */
+void npu_step_q_pick(const npu_step_range_t *r, const int *dims, int layers, float mu, npu_step_q_t *q);
+
+/* Nominal ranges (tests, the estimator): |x|, |W| <= 1, |H| <= 4, every |dZ| <= 1 / batch, |dW|
+ * and |db| <= 1. */
+void npu_step_range_nominal(int layers, int batch, npu_step_range_t *r);
+
+/* d = alpha * a + beta * b in fixed point: d, a, b with fractional bits qd, qa, qb, as one
+ * int16 configuration AXPBY `rs(A * a + B * b)` with shift s: A = round(alpha * 2^(s + qd - qa)),
+ * B likewise, s the largest in [0, 31] that keeps both in int16. 0, or -1 when a nonzero scalar
+ * rounds to 0 (the scales are too far apart). *err: the larger relative rounding error. */
+int npu_step_axpby_q(double alpha, double beta, int qd, int qa, int qb, int16_t *A, int16_t *B,
+                     unsigned *s, double *err);
+
+#endif
