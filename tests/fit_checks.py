@@ -130,7 +130,7 @@ def main():
     good = e is not None and e["kernel_fail"] == 0 and e["kernels"] > 0 and \
         abs(e["loss_rel_diff"]) < 0.02 and e["cycles"] > 0
     print(f"{'ok' if good else 'FAIL'}: npu fit --engine npu, 1 epoch: exit {r.returncode}, "
-          + (f"{e['kernels']} GEMMs bit-exact, loss {e['loss']:.5f} vs fp32 {e['ref_loss']:.5f}"
+          + (f"{e['kernels']} kernels bit-exact, loss {e['loss']:.5f} vs fp32 {e['ref_loss']:.5f}"
              if e else r.stderr.strip()))
     fail |= not good
     png = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"npu_fit_check_{os.getpid()}.png")

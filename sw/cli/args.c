@@ -636,7 +636,7 @@ static const struct opt_doc {
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
-    {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs, bf16)"},
+    {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs)"},
 };
 
 /* An option's spelling: "--seed", "-m". */

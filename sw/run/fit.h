@@ -3,13 +3,13 @@
  *
  * Engines:
  *   NPU_FIT_REF      trains with the fp32 reference (ref/net_ref.h) alone;
- *   NPU_FIT_STEP     whole steps on the NPU (run/step_run.h; MLPs at bf16 configs): forward,
+ *   NPU_FIT_STEP     whole steps on the NPU (run/step_run.h; MLPs; int16 with static scales
+ *                    calibrated on one reference step before training): forward,
  *                    backward and the SGD update as GEMM and vector kernels over one DRAM image;
  *                    the host writes the batch and the loss gradient and reads the logits, and
  *                    every kernel is checked bit-exact against the golden models;
  *   NPU_FIT_KERNELS  each GEMM and convolution kernel on the NPU (checked bit-exact by the
- *                    runtime), the bias, ReLU, loss and update on the host in fp32: CNNs, and
- *                    int16 configurations.
+ *                    runtime), the bias, ReLU, loss and update on the host in fp32: CNNs.
  * Both NPU engines train the fp32 reference beside them on the same initial weights and
  * batches, so each epoch reports both losses.
  *

@@ -163,6 +163,15 @@ Test(step_scale, rules)
     cr_assert_eq(npu_step_axpby_q(0.9, 1.0, 10, 10, 26, &A, &B, &s, &err), -1);
 }
 
+/* The q of vector kernel i's tensor t: its plan tensor's, or dW32's for the update's scratch t32. */
+static int tq(const npu_step_plan_t *p, int i, int t)
+{
+    const npu_step_kernel_t *k = &p->k[i];
+    if (!strcmp(k->v.t[t].name, "t32"))
+        return p->t[p->l[k->layer].dw32].q;
+    return p->t[npu_step_tensor_find(p, k->v.t[t].name)].q;
+}
+
 /* An int16 plan's scales follow from the free ones, and each kernel's shifts and scalars from them. */
 Test(step_scale, int16_plan)
 {
@@ -197,6 +206,20 @@ Test(step_scale, int16_plan)
                 cr_assert_eq((int)op->shift, p.t[npu_step_tensor_find(&p, v->t[op->a].name)].q -
                                                  p.t[npu_step_tensor_find(&p, v->t[op->d].name)].q,
                              "%s", p.k[i].name);
+        }
+    for (int i = 0; i < p.nk; i++) /* every AXPBY's int16 scalars against lr, mu, wd and 1 */
+        for (int o = 0; p.k[i].kind == NPU_SK_VEC && o < p.k[i].v.nop; o++) {
+            const npu_vkern_t *v = &p.k[i].v;
+            const npu_vk_op_t *op = &v->op[o];
+            if (op->vop != NPU_VOP_AXPBY)
+                continue;
+            int qa = tq(&p, i, op->a), qb = tq(&p, i, op->b), qd = tq(&p, i, op->d);
+            double a = (int16_t)op->alpha / ldexp(1, (int)op->shift + qd - qa);
+            double b = (int16_t)op->beta / ldexp(1, (int)op->shift + qd - qb);
+            double want_a = strstr(v->t[op->d].name, "t32") ? 1e-4 : v->t[op->a].name[0] == 'V' ? 0.9 : 1;
+            double want_b = v->t[op->d].name[0] == 'V' || strstr(v->t[op->d].name, "t32") ? 1 : -0.1;
+            cr_assert_float_eq(a, want_a, want_a * (want_a < 1e-3 ? 0.1 : 1e-3), "%s op %d alpha %g", p.k[i].name, o, a);
+            cr_assert_float_eq(b, want_b, fabs(want_b) * 1e-3, "%s op %d beta %g", p.k[i].name, o, b);
         }
     /* the last update's W32 -= lr VW: -lr in int16 at the shift */
     const npu_vk_op_t *u = &p.k[p.nk - 1].v.op[2];
