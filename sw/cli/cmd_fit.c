@@ -52,6 +52,19 @@ static void print_traffic(const npu_fit_epoch_t *e)
     }
 }
 
+/* The int16 step's static scales: each tensor's fractional bits, a line per layer. */
+static void print_scales(const npu_step_plan_t *p)
+{
+    printf("  int16 scales (fractional bits q, v = element / 2^q; lr, mu, wd within %.2f%%):\n    %s %d\n",
+           100 * p->scalar_err, p->t[p->x16].name, p->t[p->x16].q);
+    for (int t = 1, l = 0; t < p->nt; t++) {
+        int layer = atoi(strchr(p->t[t].name, '[') + 1);
+        printf("%s%s %d", layer != l ? (l ? "\n    " : "    ") : ", ", p->t[t].name, p->t[t].q);
+        l = layer;
+    }
+    printf("\n");
+}
+
 static double rel_diff(double x, double ref) { return ref != 0 ? (x - ref) / ref : 0; }
 
 static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
@@ -70,6 +83,8 @@ static void on_epoch(void *ctx, const npu_fit_epoch_t *e)
         printf("  %.1f s\n", e->wall_s);
         if (c->engine == NPU_FIT_STEP && e->epoch == 1)
             print_traffic(e);
+        if (c->engine == NPU_FIT_STEP && e->epoch == 1 && e->step->plan.int16)
+            print_scales(&e->step->plan);
         fflush(stdout);
     }
     npu_table_int(t, e->epoch);
