@@ -315,7 +315,7 @@ static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_
         r.db[l] = max_abs(m.gb[l - 1], (size_t)dims[l]);
     }
     npu_net_ref_free(&m);
-    npu_step_q_pick(&r, dims, L, o->sgd.momentum, q);
+    npu_step_q_pick(&r, L, o->sgd.momentum, q);
     return 0;
 }
 
@@ -331,8 +331,12 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
     for (int l = 0; l < L; l++)
         dims[l] = (int)npu_net_in(&o->shape.l[l]);
     dims[L] = (int)npu_net_out(&o->shape.l[L - 1]);
-    if (L > NPU_STEP_MAX_LAYERS || (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q))) {
-        snprintf(why, n, L > NPU_STEP_MAX_LAYERS ? "%d layers: at most 16 in a whole step" : "out of memory", L);
+    if (L > NPU_STEP_MAX_LAYERS) {
+        snprintf(why, n, "%d layers: at most %d in a whole step", L, NPU_STEP_MAX_LAYERS);
+        return -1;
+    }
+    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q)) {
+        snprintf(why, n, "out of memory");
         return -1;
     }
     s->have_step = 1;

@@ -182,7 +182,7 @@ Test(step_scale, int16_plan)
     npu_step_q_t q;
     char why[256];
     npu_step_range_nominal(3, 13, &r);
-    npu_step_q_pick(&r, dims, 3, 0.9f, &q);
+    npu_step_q_pick(&r, 3, 0.9f, &q);
     cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), 0, "%s", why);
     cr_assert(p.int16);
     /* wd rounds coarsest: wd * 2^(q(dW32) - q(W32)) * 2^14 = 1e-4 * 2^15 = 3.3 -> 3 in layer 3 */
@@ -230,7 +230,7 @@ Test(step_scale, int16_plan)
     q.vw[1] = q.w[1] + NPU_STEP_W32_EXTRA - 30; /* VW far coarser than W32: -lr does not fit */
     cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), -1);
     cr_assert(strstr(why, "update L1 sgd") && strstr(why, "do not fit int16"), "%s", why);
-    npu_step_q_pick(&r, dims, 3, 0.9f, &q);
+    npu_step_q_pick(&r, 3, 0.9f, &q);
     q.h[1] = q.x + q.w[1] + 1; /* H16 finer than Z32: NARROW cannot shift left */
     cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), -1);
     cr_assert(strstr(why, "fwd L1 bias_relu") && strstr(why, "NARROW"), "%s", why);

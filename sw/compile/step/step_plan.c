@@ -271,7 +271,7 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
         npu_step_range_t r;
         if (!q) {
             npu_step_range_nominal(layers, batch, &r);
-            npu_step_q_pick(&r, dims, layers, mu, &p->q);
+            npu_step_q_pick(&r, layers, mu, &p->q);
         }
         p->q = q ? *q : p->q;
         assign_q(p, &p->q);

@@ -18,9 +18,8 @@ int npu_step_q32(double max) { return q_for(max * 64, 2147483647.0); }
 
 static int min_i(int a, int b) { return a < b ? a : b; }
 
-void npu_step_q_pick(const npu_step_range_t *r, const int *dims, int layers, float mu, npu_step_q_t *q)
+void npu_step_q_pick(const npu_step_range_t *r, int layers, float mu, npu_step_q_t *q)
 {
-    (void)dims;
     double v = 1.0 / (1.0 - (mu < 0.99f ? mu : 0.99f)); /* the velocity's gain over one gradient */
     q->x = npu_step_q16(r->x);
     int in = q->x;

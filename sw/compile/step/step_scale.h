@@ -45,7 +45,7 @@ int npu_step_q16(double max);
 int npu_step_q32(double max);
 
 /* The free scales for the ranges (momentum mu: the velocities reach dW / (1 - mu)). */
-void npu_step_q_pick(const npu_step_range_t *r, const int *dims, int layers, float mu, npu_step_q_t *q);
+void npu_step_q_pick(const npu_step_range_t *r, int layers, float mu, npu_step_q_t *q);
 
 /* Nominal ranges (tests, the estimator): |x|, |W| <= 1, |H| <= 4, every |dZ| <= 1 / batch, |dW|
  * and |db| <= 1. */
