@@ -141,11 +141,6 @@ int npu_cmd_conv_bwd(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_t
     int fails = 0, timeout = 0, err;
     npu_table_t tab;
     cJSON *rows, *cnts = cJSON_CreateArray();
-    if (npu_cfg_bf16(cfg)) {
-        fprintf(stderr, "npu: conv --kernel bwd runs int16 configurations only (the bf16 conv golden "
-                        "model is not there yet): run --kernel dx and dw\n");
-        return NPU_EXIT_USAGE;
-    }
     if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0)
         return NPU_EXIT_USAGE;
     if (!a->quiet)

@@ -41,7 +41,7 @@ size_t npu_conv_plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max
         x->buf = buf;
         x->cap = max;
     }
-    n = npu_conv_waves(x->s, o, buf, max);
+    n = x->bwd ? npu_conv_bwd_waves(x->bwd, x->kernel, o, buf, max) : npu_conv_waves(x->s, o, buf, max);
     for (size_t i = 0; i < n && i < max; i++) {
         const npu_conv_wave_t *v = &buf[i];
         npu_cwave_t g = {v->kh, v->kw, v->r0, v->r1, v->n, v->row,
@@ -55,9 +55,21 @@ size_t npu_conv_plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max
 int npu_conv_golden_plan_bf16(const npu_conv_split_t *s, const int16_t *X, const int16_t *Wt,
                               const int16_t *dY, int32_t *out)
 {
-    npu_conv_order_t x = {s, NULL, 0};
+    npu_conv_order_t x = {s, NULL, 0, NULL, 0};
     int rc = npu_conv_golden_bf16(&s->whole.c, s->whole.kernel, s->whole.dataflow == NPU_CONV_ZEROPAD, X, Wt,
                                   dY, out, npu_conv_plan_waves, &x);
+    free(x.buf);
+    return rc;
+}
+
+int npu_conv_bwd_golden_bf16(const npu_conv_bwd_plan_t *bp, const int16_t *X, const int16_t *Wt,
+                             const int16_t *dY, int32_t *dx, int32_t *dw)
+{
+    npu_conv_order_t x = {NULL, bp, NPU_CONV_DX, NULL, 0};
+    int rc = npu_conv_golden_bf16(&bp->dx.c, NPU_CONV_DX, 0, X, Wt, dY, dx, npu_conv_plan_waves, &x);
+    x.kernel = NPU_CONV_DW;
+    if (rc == 0)
+        rc = npu_conv_golden_bf16(&bp->dx.c, NPU_CONV_DW, 0, X, Wt, dY, dw, npu_conv_plan_waves, &x);
     free(x.buf);
     return rc;
 }

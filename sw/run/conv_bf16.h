@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compile/conv/conv_bwd.h"
 #include "compile/conv/conv_split.h"
 #include "ref/conv_golden_bf16.h"
 
@@ -21,6 +22,8 @@ void npu_conv_operands_bf16(const npu_conv_t *c, uint64_t seed, int16_t *X, int1
  * {s, NULL, 0}: output o's wave list from npu_conv_waves, in the golden's form. Free buf after. */
 typedef struct npu_conv_order {
     const npu_conv_split_t *s;
+    const npu_conv_bwd_plan_t *bwd; /* not NULL: the fused backward's orders (npu_conv_bwd_waves) */
+    int kernel;                     /* with bwd: NPU_CONV_DX or NPU_CONV_DW */
     void *buf;  /* the compiler's wave list (grown as needed) */
     size_t cap;
 } npu_conv_order_t;
@@ -31,5 +34,9 @@ size_t npu_conv_plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max
  * Returns 0, or -1 (out of memory, a malformed order). */
 int npu_conv_golden_plan_bf16(const npu_conv_split_t *s, const int16_t *X, const int16_t *Wt,
                               const int16_t *dY, int32_t *out);
+/* The fused backward bp's dX and dW ([kh][kw][f][c]) by the bf16 golden model in its program's
+ * order (npu_conv_bwd_waves). 0, or -1 (out of memory, a malformed order). */
+int npu_conv_bwd_golden_bf16(const npu_conv_bwd_plan_t *bp, const int16_t *X, const int16_t *Wt,
+                             const int16_t *dY, int32_t *dx, int32_t *dw);
 
 #endif

@@ -8,6 +8,7 @@
 #include "compile/conv/conv_bwd.h"
 #include "prog/prog_expect.h"
 #include "ref/golden.h"
+#include "run/conv_bf16.h"
 #include "run/conv_run.h"
 #include "run/runtime.h"
 
@@ -47,11 +48,6 @@ int npu_conv_bwd_supported(const npu_cfg_t *cfg, const npu_conv_t *c, char *msg,
         snprintf(msg, n, "out of memory");
         return 0;
     }
-    if (npu_cfg_bf16(cfg)) {
-        snprintf(msg, n, "bwd: int16 configurations only (no bf16 conv golden model yet)");
-        free(bp);
-        return 0;
-    }
     ok = npu_conv_bwd_plan(cfg, c, bp, msg, n) == 0;
     free(bp);
     return ok;
@@ -62,8 +58,6 @@ static int prepare(bwd_job_t *j, uint64_t seed)
 {
     const npu_conv_t *c = j->c;
     npu_conv_bwd_report_t *rep = j->rep;
-    if (npu_cfg_bf16(j->cfg))
-        return done(rep, NPU_GEMM_HOST_ERROR, "bwd: int16 configurations only (no bf16 conv golden model yet)");
     if (npu_conv_bwd_plan(j->cfg, c, &j->bp, j->msg, sizeof j->msg) != 0)
         return done(rep, NPU_GEMM_HOST_ERROR, j->msg);
     rep->expect_dx = npu_conv_macs(c, NPU_CONV_DX, NPU_CONV_ECOFLOW);
@@ -86,7 +80,10 @@ static int prepare(bwd_job_t *j, uint64_t seed)
     j->dw_exp = malloc(sizeof *j->dw_exp * j->nw);
     if (!j->X || !j->Wt || !j->dY || !j->dx || !j->dx_exp || !j->dwt || !j->dw || !j->dw_exp)
         return done(rep, NPU_GEMM_HOST_ERROR, "out of memory");
-    npu_conv_operands(c, seed, j->X, j->Wt, j->dY);
+    if (npu_cfg_bf16(j->cfg))
+        npu_conv_operands_bf16(c, seed, j->X, j->Wt, j->dY);
+    else
+        npu_conv_operands(c, seed, j->X, j->Wt, j->dY);
     if (j->io && j->io->X)
         memcpy(j->X, j->io->X, sizeof *j->X * j->nx);
     if (j->io && j->io->Wt)
@@ -166,8 +163,12 @@ static int check_results(bwd_job_t *j)
             for (int ch = 0; ch < c->C; ch++)
                 j->dw[((size_t)t * (size_t)c->F + (size_t)f) * (size_t)c->C + (size_t)ch] =
                     j->dwt[((size_t)t * (size_t)c->C + (size_t)ch) * (size_t)c->F + (size_t)f];
-    npu_conv_dx_golden(c, j->dY, j->Wt, j->dx_exp);
-    npu_conv_dw_golden(c, j->X, j->dY, j->dw_exp);
+    if (!npu_cfg_bf16(j->cfg)) {
+        npu_conv_dx_golden(c, j->dY, j->Wt, j->dx_exp);
+        npu_conv_dw_golden(c, j->X, j->dY, j->dw_exp);
+    } else if (npu_conv_bwd_golden_bf16(&j->bp, j->X, j->Wt, j->dY, j->dx_exp, j->dw_exp) != 0) {
+        return done(j->rep, NPU_GEMM_HOST_ERROR, "the bf16 golden model failed (out of memory)");
+    }
     if (j->io && j->io->dX)
         memcpy(j->io->dX, j->dx, sizeof *j->dx * j->nx);
     if (j->io && j->io->dW)

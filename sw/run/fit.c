@@ -159,7 +159,7 @@ static int fit_npu_conv(void *ctx, const npu_net_layer_t *L, int batch, int kern
 
 /* A convolution layer's dX and dW in one program that reads dY once (run/conv_bwd_run.h): one
  * int16 scale for dY with the headroom of the longer of its two reductions. A layer the fused
- * kernel does not take (bf16, past its limits) runs as the two kernels. */
+ * kernel does not take (past its limits: npu_conv_bwd_plan) runs as the two kernels. */
 static int fit_npu_conv_bwd(void *ctx, const npu_net_layer_t *L, int batch, const float *x,
                             const float *w, const float *dy, float *dx, float *dw)
 {

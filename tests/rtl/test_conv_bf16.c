@@ -62,7 +62,7 @@ static size_t order_visible(const npu_conv_split_t *sp, uint64_t seed)
     size_t no = (size_t)rows * (size_t)cols;
     int16_t *X = malloc(nx * 2), *Wt = malloc(nw * 2), *dY = malloc(nd * 2);
     int32_t *a = malloc(no * 4), *b = malloc(no * 4);
-    npu_conv_order_t ox = {sp, NULL, 0};
+    npu_conv_order_t ox = {sp, NULL, 0, NULL, 0};
     cr_assert(X && Wt && dY && a && b);
     npu_conv_operands_bf16(c, seed, X, Wt, dY);
     cr_assert_eq(npu_conv_golden_plan_bf16(sp, X, Wt, dY, a), 0);

@@ -4,8 +4,9 @@
  * every counter against the program, MACs = ecoflow dX + dW by formula, and the DY bytes read =
  * one read of dY (the separate dx and dw kernels read it twice). Shapes: the digits CNN's two
  * layers (batch 32) and 21 more (kernels 1-3, strides 1-2, padding 0-2, dilation 2, channels
- * off the 2S blocks), some with random DRAM stalls. At bf16 configurations every test checks the
- * refusal instead (int16 golden models only).
+ * off the 2S blocks), some with random DRAM stalls. At bf16 configurations the same, bit-exact
+ * against the order-matched bf16 golden model (npu_conv_bwd_golden_bf16: each output summed in the
+ * program's order, conv_order.h npu_conv_bwd_waves).
  */
 #include <stdio.h>
 #include <string.h>
@@ -51,29 +52,11 @@ static void bwd_rtl(const npu_cfg_t *cfg, const npu_conv_t *c, uint64_t seed, un
     cr_assert_eq(r->macs_zero, 0u);
 }
 
-/* At a bf16 configuration the fused kernel refuses (its golden models are int16 only): 1 after
- * checking the refusal, 0 at an int16 one. */
-static int bf16_refused(const npu_cfg_t *cfg)
-{
-    npu_conv_t c = to_layer(&k_shapes[2]);
-    npu_conv_bwd_report_t r;
-    npu_sim_t *s;
-    if (!npu_cfg_bf16(cfg))
-        return 0;
-    s = rtl_open(cfg, 0, 0, 1);
-    cr_assert_eq(npu_conv_bwd_run(cfg, s, &c, 1, 1000000, NULL, &r), NPU_GEMM_HOST_ERROR);
-    npu_sim_close(s);
-    cr_assert(strstr(r.msg, "int16"), "%s", r.msg);
-    return 1;
-}
-
 /* Every shape but the digits layers (Test digits), alternately with 10 % DRAM stalls. */
 Test(conv_bwd, shapes)
 {
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(31);
-    if (bf16_refused(&cfg))
-        return;
     for (size_t i = 2; i < sizeof k_shapes / sizeof k_shapes[0]; i++) {
         npu_conv_t c = to_layer(&k_shapes[i]);
         npu_conv_bwd_report_t r;
@@ -86,8 +69,6 @@ Test(conv_bwd, shapes)
 Test(conv_bwd, digits)
 {
     npu_cfg_t cfg = rtl_cfg();
-    if (bf16_refused(&cfg))
-        return;
     for (int i = 0; i < 2; i++) {
         npu_conv_t c = to_layer(&k_shapes[i]);
         npu_conv_bwd_report_t r;
@@ -119,8 +100,6 @@ Test(conv_bwd, refuses)
     npu_conv_bwd_report_t r;
     char msg[256];
     npu_sim_t *s;
-    if (bf16_refused(&cfg))
-        return;
     s = rtl_open(&cfg, 0, 0, 1);
     cr_assert_eq(npu_conv_bwd_supported(&cfg, &c, msg, sizeof msg), 0);
     cr_assert_eq(npu_conv_bwd_run(&cfg, s, &c, 1, 1000000, NULL, &r), NPU_GEMM_HOST_ERROR);
@@ -136,8 +115,6 @@ Test(conv_bwd, random_layers)
     npu_cfg_t cfg = rtl_cfg();
     uint64_t x = rtl_seed(77), seed = x;
     int ran = 0;
-    if (bf16_refused(&cfg))
-        return;
     for (int i = 0; i < 200 && ran < 16; i++) {
         int v[10];
         const int lo[10] = {1, 1, 3, 3, 1, 1, 1, 1, 0, 1}, span[10] = {2, 20, 7, 7, 20, 3, 3, 2, 3, 2};

@@ -91,3 +91,44 @@ size_t npu_conv_waves(const npu_conv_split_t *s, const int o[4], npu_conv_wave_t
     }
     return n;
 }
+
+/* The fused kernel's dW^T waves of output (kh, kw, f, c): dw_image's loops (conv_bwd.c). */
+static void bwd_dw_waves(const npu_conv_bwd_plan_t *bp, int kh, int kw, npu_conv_wave_t *w, size_t *n,
+                         size_t max)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    const npu_conv_t *c = &p->c;
+    int ph, e, nph, L = p->L;
+    npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
+    for (int b = 0; b < c->batch; b++) {
+        size_t first = *n;
+        for (int oh = 0; oh < p->OH; oh++) {
+            int ih = oh * c->stride + kh * c->dil - c->pad;
+            if (ih < 0 || ih >= c->H)
+                continue;
+            for (int j = 0; j < bp->wj; j++) {
+                int klo = imax(0, e - L * j), k = imin(L, imin(p->OW + e - L * j, nph - L * j));
+                if (klo < k)
+                    put(w, n, max, kh, kw, L * j - e + klo, L * j - e + k, b, oh);
+            }
+        }
+        if (!bp->resident && *n > first && first < max) /* the image's region, drained with acc */
+            w[first].start = NPU_CONV_WAVE_ACC;
+    }
+    if (bp->resident && *n > 0 && max > 0)
+        w[0].start = NPU_CONV_WAVE_WRITE;
+}
+
+size_t npu_conv_bwd_waves(const npu_conv_bwd_plan_t *bp, int kernel, const int o[4], npu_conv_wave_t *w,
+                          size_t max)
+{
+    size_t n = 0;
+    if (kernel == NPU_CONV_DW) {
+        bwd_dw_waves(bp, o[0], o[1], w, &n, max);
+        return n;
+    }
+    dx_waves(&bp->dx, 0, 0, o, o[3], w, &n, max);
+    if (n > 0 && max > 0)
+        w[0].start = NPU_CONV_WAVE_WRITE;
+    return n;
+}

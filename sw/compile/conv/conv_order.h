@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 
+#include "compile/conv/conv_bwd.h"
 #include "compile/conv/conv_split.h"
 
 enum { NPU_CONV_WAVE_ADD = 0, NPU_CONV_WAVE_WRITE = 1, NPU_CONV_WAVE_ACC = 2 };
@@ -36,5 +37,16 @@ typedef struct npu_conv_wave {
 /* Output o's waves in program order (o: fwd {b, oh, ow, f}, dX {b, ih, iw, c}, dW {kh, kw, f, c},
  * whole-layer indices): writes up to max, returns how many there are. */
 size_t npu_conv_waves(const npu_conv_split_t *s, const int o[4], npu_conv_wave_t *w, size_t max);
+
+/* The same for the fused backward (conv_bwd.h), kernel NPU_CONV_DX or NPU_CONV_DW of its one
+ * program:
+ *   dX (b, ih, iw, c): the ecoflow dX plan bp->dx, one part (its waves as npu_conv_waves'), WRITE.
+ *   dW (kh, kw, f, c): per image b (its band's unit), per dY row oh whose X row oh*s + kh*d - p
+ *        exists, per X^T word j ascending (dw_row_waves): a wave over the dY columns
+ *        L*j - e + [klo, k) of tap column kw's window (tile_rows). Resident regions: one OBUF
+ *        sum over the batch (WRITE, drained once); else one per image, each drained with acc
+ *        into the dW^T tile that unit 0 FILLs with +0 (ACC). */
+size_t npu_conv_bwd_waves(const npu_conv_bwd_plan_t *bp, int kernel, const int o[4], npu_conv_wave_t *w,
+                          size_t max);
 
 #endif
