@@ -131,10 +131,15 @@ static npu_sim_t *fake_sim(const npu_cfg_t *cfg)
     return sim;
 }
 
-static void run_fake(int S, npu_conv_t c)
+/* Runs layer c on the C model at S (bf16: the order-matched golden); returns the plan's resident. */
+static int run_fake(int S, int bf16, npu_conv_t c)
 {
     npu_cfg_t cfg = test_cfg(S);
     npu_conv_bwd_report_t rep;
+    npu_conv_bwd_plan_t bp;
+    char msg[256];
+    cfg.dtype = bf16 ? NPU_DTYPE_BF16 : cfg.dtype;
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
     npu_sim_t *sim = fake_sim(&cfg);
     npu_conv_bwd_run(&cfg, sim, &c, 7, 50000000, NULL, &rep);
     npu_sim_close(sim);
@@ -142,20 +147,26 @@ static void run_fake(int S, npu_conv_t c)
                  c.pad, rep.msg);
     cr_assert_eq(rep.rd[NPU_TAG_DY], rep.plan_rd[NPU_TAG_DY]);
     cr_assert_leq(rep.rd[NPU_TAG_DY], rep.comp_rd[NPU_TAG_DY]); /* less: rows of padding only */
+    return bp.resident;
 }
 
+/* int16 and bf16 (dX and dW in the program's summation order), resident dW^T regions and
+ * per-image ones drained with acc. */
 Test(conv_bwd, fake_runs)
 {
     npu_conv_t ls[] = {layer(2, 1, 8, 8, 16, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
                        layer(2, 3, 5, 5, 6, 1, 1, 0),  layer(1, 6, 7, 7, 5, 1, 2, 0),   layer(1, 4, 6, 7, 9, 2, 2, 1)};
     npu_conv_t d2 = layer(1, 3, 6, 6, 5, 3, 1, 2); /* dilation 2: a WAVE per kh */
     d2.dil = 2;
-    for (int S = 2; S <= 8; S += 6) {
-        for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
-            run_fake(S, ls[i]);
-        run_fake(S, d2);
-        run_fake(S, layer(2, 20, 7, 7, 9, 3, 2, 0)); /* s2 p0: kw 0 and 1 share a tile */
-    }
+    int resident[2] = {0, 0};
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int S = 2; S <= 8; S += 6) {
+            for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
+                resident[run_fake(S, bf16, ls[i])]++;
+            resident[run_fake(S, bf16, d2)]++;
+            resident[run_fake(S, bf16, layer(2, 20, 7, 7, 9, 3, 2, 0))]++; /* s2 p0: kw 0 and 1 share a tile */
+        }
+    cr_assert(resident[0] > 0 && resident[1] > 0, "per-image %d, resident %d", resident[0], resident[1]);
 }
 
 
@@ -191,7 +202,8 @@ Test(conv_bwd, caller_tensors)
 
 /* Random layers (kernel 1-3 x 1-3, stride 1-2, padding 0-2, dilation 1-2, 1-20 channels and
  * filters, 3-9 pixels a side, batch 1-3) on the C model at S = 2 and 8: every one the planner takes
- * is bit-exact with every counter and dY read once; the ones it refuses name the limit. */
+ * (half of them in bf16) is bit-exact with every counter and dY read once; the ones it refuses
+ * name the limit. */
 Test(conv_bwd, random_layers)
 {
     uint64_t r = 0x5EED;
@@ -211,7 +223,7 @@ Test(conv_bwd, random_layers)
             cr_assert(strstr(msg, "bwd: "), "%s", msg);
             continue;
         }
-        run_fake(S, c);
+        run_fake(S, i % 4 >= 2, c); /* half of them in bf16 */
         ran++;
     }
     cr_log_info("conv_bwd/random_layers: %d of 200 layers fused and ran", ran);
