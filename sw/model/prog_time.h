@@ -10,11 +10,15 @@
  *    rows x drain_row; VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle;
  *  - an instruction starts when its queue is free, the tokens it pops are pushed (the k-th pop
  *    of a channel takes the k-th push, pushed when that instruction ends) and the in-order
- *    fetcher has dispatched it: after the previous instruction, after its bytes are read
- *    (a stream of the program at the DRAM's bandwidth after one transfer's fixed cost) and once
- *    its queue has room (the instruction QUEUE_DEPTH before it in its queue has started);
- *  - the program ends when its last instruction does.
- * Not modelled: the DRAM bus shared by the two DMA engines and the fetch, SPM bank conflicts.
+ *    fetcher has dispatched it: after the previous instruction, after its bytes are read and
+ *    once its queue has room (the instruction QUEUE_DEPTH before it in its queue has started);
+ *  - the DRAM bus is shared (one credit bucket for reads and writes): a transfer's bus time fills
+ *    the gaps the transfers that asked before it left (instructions start in time order), so
+ *    a LOAD beside a STORE ends later; the fetch reads bursts of MAX_BURST_BEATS into a buffer of
+ *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
+ *    MAX_OUTSTANDING bursts of the transfers in flight (reads return in order);
+ *  - the program ends when its last instruction does, and takes at least its bus time.
+ * Not modelled: SPM bank conflicts; the transfers the fetch's bursts delay.
  */
 #ifndef NPU_MODEL_PROG_TIME_H
 #define NPU_MODEL_PROG_TIME_H
