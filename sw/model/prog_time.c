@@ -13,9 +13,9 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
 /* The EXEC queue's own cycles, measured on the RTL by microbenchmarks (docs/estimator.md section
  * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
-/* A DRAIN right after WAVEs waits for their last rows to leave the array: 6S - 2 cycles (measured:
- * a lone DRAIN's drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an
- * fp32 row (2S lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
+/* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
+ * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
+ * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
 static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
 enum { QL, QE, QS, QUEUES };
 
@@ -33,6 +33,10 @@ typedef struct pt_state {
     size_t nheld;
     uint64_t *fb_end, fb_req;     /* the fetch's bursts: when each one's last beat arrives */
     size_t nfb;                   /* bursts timed so far */
+    uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
+    uint64_t drain_free;          /* the drain unit: its last DRAIN done */
+    uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
+    size_t nob;
     size_t npush[CHANNELS], npop[CHANNELS];
 } pt_state_t;
 
@@ -80,8 +84,9 @@ static uint64_t bus_take(pt_state_t *s, uint64_t t, uint64_t w, uint64_t burst)
 
 /* A fetch burst's data from t on: the DRAM returns reads in order and the read port alternates
  * between the fetch and the LOAD engine (rtl/npu_axi_rd_arb.v), so it waits for the bus time
- * held from t on, but at most for the MAX_OUTSTANDING bursts the engines have in flight; the
- * transfers behind them wait for it (not modelled: the program's bus time bounds the total). */
+ * held from t on, but at most for the MAX_OUTSTANDING bursts the engines have in flight (the
+ * caller then holds its bus time where it is free, for the transfers that ask after it; the one
+ * it overtakes is not delayed). */
 static uint64_t bus_fetch(const npu_cfg_t *cfg, const pt_state_t *s, uint64_t t, uint64_t w)
 {
     uint64_t wait = 0, cap = 0;
@@ -204,7 +209,8 @@ static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_stat
     uint64_t beats = fetch_beats(cfg, s->n), nb = beats - m * mb < mb ? beats - m * mb : mb;
     s->fb_req = fetch_request(cfg, s, s->nfb);
     uint64_t w = nb * B * k->byte + k->burst;
-    s->fb_end[s->nfb++] = bus_fetch(cfg, s, s->fb_req + k->xfer_fixed, w);
+    s->fb_end[s->nfb] = bus_fetch(cfg, s, s->fb_req + k->xfer_fixed, w);
+    bus_take(s, s->fb_end[s->nfb++] - w, w, 0); /* the transfers that ask after it wait for its beats */
 }
 
 /* When instruction i's bytes have arrived (its burst timed): its burst's end less the beats after it. */
@@ -252,12 +258,69 @@ static void channels(const npu_fields_t *f, int q, int *pops, int *np, int *push
     }
 }
 
+/* The OBUF rows instruction f writes (WAVE) or reads (DRAIN): [*lo, *hi), clipped to the OBUF. */
+static void obuf_rows(const pt_state_t *s, const npu_fields_t *f, size_t *lo, size_t *hi)
+{
+    size_t n = f->rows;
+    if (f->op == NPU_OP_WAVE) {
+        npu_wave_sets_t ws;
+        npu_wave_sets_f(f, &ws);
+        n = ws.obuf_rows;
+    }
+    *lo = f->obuf_addr < s->nob ? f->obuf_addr : s->nob;
+    *hi = *lo + n < s->nob ? *lo + n : s->nob;
+}
+
+/* The latest of v[lo..hi). */
+static uint64_t latest(const uint64_t *v, size_t lo, size_t hi)
+{
+    uint64_t t = 0;
+    for (size_t r = lo; r < hi; r++)
+        t = max64(t, v[r]);
+    return t;
+}
+
+/* The EXEC queue only issues WAVEs and DRAINs (PT_EXEC_ISSUE cycles); their units run them
+ * (rtl/npu_exec.v). A WAVE streams its rows once the array is free (the wave queue holds two:
+ * it issues once the one before has begun, start_time) and its results reach the OBUF the
+ * array's latency later; a DRAIN runs on the drain unit once the drain before it is done,
+ * streaming behind the WAVEs into its rows (it ends a cycle after their last results at the
+ * earliest), and frees the rows for the next WAVE at its end. Returns the
+ * instruction's end; *occ: how long it holds its queue. */
+static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *occ)
+{
+    size_t lo, hi;
+    obuf_rows(s, &s->f[i], &lo, &hi);
+    *occ = s->dur[i];
+    if (s->f[i].op == NPU_OP_WAVE) {
+        s->streamed = max64(t, s->array_free);
+        s->array_free = s->streamed + s->dur[i];
+        for (size_t r = lo; r < hi; r++)
+            s->ob_ready[r] = s->array_free + pipe_latency(cfg);
+        *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
+        return s->array_free;
+    } else if (s->f[i].op == NPU_OP_DRAIN) {
+        uint64_t d = max64(t, s->drain_free); /* it streams behind the WAVEs into its rows */
+        s->drain_free = max64(d + s->dur[i], latest(s->ob_ready, lo, hi) + (1u << NPU_SLICE_Q));
+        for (size_t r = lo; r < hi; r++)
+            s->ob_free[r] = s->drain_free;
+        *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
+        return s->drain_free;
+    }
+    return t + s->dur[i];
+}
+
 /* When instruction i, at the head of its queue, can start: its queue free, dispatched, the
  * tokens it pops pushed; UINT64_MAX while one is not pushed yet. */
 static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
     uint64_t t = max64(s->disp[i], qfree[s->q[i]]);
+    if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained, the wave before it streaming */
+        size_t lo, hi;
+        obuf_rows(s, &s->f[i], &lo, &hi);
+        t = max64(t, max64(s->streamed, latest(s->ob_free, lo, hi)));
+    }
     channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
     for (int j = 0; j < np; j++) {
         if (s->npop[pops[j]] >= s->npush[pops[j]])
@@ -268,7 +331,7 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 }
 
 /* Starts instruction i at t: pops its tokens, takes its bus time, pushes at its end. */
-static void start(pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
+static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
     channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
@@ -276,17 +339,19 @@ static void start(pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
         s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i], s->burstw[i]) - t);
+    uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
     s->start[i] = t;
-    qfree[s->q[i]] = t + s->dur[i];
+    s->dur[i] = end - t;
+    qfree[s->q[i]] = t + occ;
     for (int j = 0; j < nq; j++)
-        s->push[pushes[j]][s->npush[pushes[j]]++] = t + s->dur[i];
+        s->push[pushes[j]][s->npush[pushes[j]]++] = end;
 }
 
 /* Decodes the program and sizes every instruction. 0 or -1. */
 static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_insn_t *prog, pt_state_t *s,
                    char *why, size_t wn)
 {
-    unsigned len = 0, last_exec = NPU_OP_SYNC_E;
+    unsigned len = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (npu_decode(&prog[i], &s->f[i]) != 0 || (s->q[i] = queue_of(s->f[i].op)) < 0) {
             snprintf(why, wn, "instruction %zu does not decode", i);
@@ -295,10 +360,6 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
-        if (s->f[i].op == NPU_OP_DRAIN && last_exec == NPU_OP_WAVE)
-            s->dur[i] += pipe_latency(cfg);
-        if (s->q[i] == QE)
-            last_exec = s->f[i].op;
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;
             s->busw[i] = dma_bus(cfg, k, &s->f[i], st, &s->burstw[i]);
@@ -347,7 +408,7 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
         if (bq < 0)
             break;
         size_t i = qidx[bq][head[bq]++];
-        start(s, i, bt, qfree);
+        start(cfg, s, i, bt, qfree);
         *end = max64(*end, s->start[i] + s->dur[i]);
     }
     if (rc == 0 && head[QL] + head[QE] + head[QS] < s->n) {
@@ -378,7 +439,10 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.burstw = calloc(n + 1, sizeof *s.burstw);
     s.held = malloc(sizeof *s.held * (2 * n + 2));
     s.fb_end = malloc(sizeof *s.fb_end * (n + 1));
-    int ok = s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end;
+    s.nob = 2u * (size_t)cfg->obuf_rows;
+    s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
+    s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
+    int ok = s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -399,6 +463,8 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.burstw);
     free(s.held);
     free(s.fb_end);
+    free(s.ob_ready);
+    free(s.ob_free);
     for (int c = 0; c < CHANNELS; c++)
         free(s.push[c]);
     return rc;
