@@ -144,3 +144,33 @@ Test(est_step, prog_time_shares_the_bus)
     cr_assert_leq(beside, chain + bus + bus / 4, "%llu, %llu alone", (unsigned long long)beside,
                   (unsigned long long)chain);
 }
+
+/* Two WAVEs into OBUF rows 0..127 and 128..255, then a DRAIN of each: the drain unit drains the
+ * first WAVE's rows while the second streams and the second's behind it, so the program ends the
+ * array's latency after the WAVEs, not two DRAINs later (a planted serial EXEC queue, DRAINs
+ * held until the WAVEs before them end, fails this). */
+Test(est_step, prog_time_drains_behind_the_waves)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    npu_insn_t p[4];
+    npu_fields_t f;
+    uint64_t waves, all;
+    char why[200];
+    for (int i = 0; i < 4; i++) {
+        memset(&f, 0, sizeof f);
+        f.op = i < 2 ? NPU_OP_WAVE : NPU_OP_DRAIN;
+        f.obuf_addr = 128u * (unsigned)(i % 2), f.spm_stride = 8, f.spm_addr = 1024u * (unsigned)(i % 2);
+        if (i < 2)
+            f.m = 128, f.k = 16, f.n = 16, f.wbank = (unsigned)i;
+        else
+            f.rows = 128, f.spm_addr += 2048;
+        npu_encode(&f, &p[i]);
+    }
+    cr_assert_eq(npu_prog_time(&c, &k, p, 2, &waves, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 4, &all, why, sizeof why), 0, "%s", why);
+    uint64_t pipe = 6u * (uint64_t)c.s - 2;
+    cr_assert_geq(all, waves + pipe, "%llu, the WAVEs %llu", (unsigned long long)all, (unsigned long long)waves);
+    cr_assert_leq(all, waves + pipe + 16, "%llu, the WAVEs %llu: the DRAINs behind them",
+                  (unsigned long long)all, (unsigned long long)waves);
+}
