@@ -13,6 +13,12 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
 /* The EXEC queue's own cycles, measured on the RTL by microbenchmarks (docs/estimator.md section
  * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
+/* Back-to-back LDW / WAVE pairs on alternating weight banks (measured by step_fidelity --micro's
+ * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, (r + T) / 2, P), with
+ * T = 5S + 1 the bank's turnaround (its last row leaves the 2S x 2S array, the next LDW shifts its
+ * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
+ * stage's calibrated WAVE (the same form, T alone) is 33 at S = 8, below the 41 measured here. */
+enum { PT_TURN_S = 5, PT_TURN_C = 1, PT_PAIR_S = 2, PT_PAIR_C = 6 };
 /* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
  * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
  * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
@@ -172,8 +178,9 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_WAVE: {
         npu_wave_sets_t ws;
         npu_wave_sets_f(f, &ws);
-        uint64_t r = (uint64_t)ws.len[0] << NPU_SLICE_Q, turn = (r + k->wave) / 2;
-        return r > turn ? r : turn;
+        uint64_t S = (uint64_t)cfg->s, r = (uint64_t)ws.len[0] << NPU_SLICE_Q;
+        uint64_t turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
+        return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
     }
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S */
     }

@@ -5,9 +5,9 @@
  * primitives (compile/slice/slice_cost.h) and the vector unit's model:
  *  - LOAD / STORE: its DMA bursts and beats by the ISA's rule (npu_dma_bursts, npu_dma_bursts_tr:
  *    the expected counters' functions), costed by npu_slice_xfer_cost;
- *  - WAVE: max(r, (r + wave) / 2) of its longest row set r (the other weight bank hides the
- *    turnaround: the slicing stage's per-wave cost) on the array, which streams the WAVEs in
- *    order; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
+ *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
+ *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
+ *    the array, which streams the WAVEs in order; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
  *    queue holds two) and its OBUF rows are drained; its results reach the OBUF 6S - 2 cycles
  *    after its rows; LDW, VSET, SYNC: 0;
  *  - DRAIN: drain_fixed + rows x drain_row (one fp32 row a cycle at bf16) on the drain unit, in
