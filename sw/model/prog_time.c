@@ -13,9 +13,15 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
 /* The EXEC queue's own cycles, measured on the RTL by microbenchmarks (docs/estimator.md section
  * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
-/* A DRAIN right after WAVEs waits for their last rows to leave the array: 6S - 2 cycles (measured:
- * a lone DRAIN's drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an
- * fp32 row (2S lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
+/* Back-to-back LDW / WAVE pairs on alternating weight banks (measured by step_fidelity --micro's
+ * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, (r + T) / 2, P), with
+ * T = 5S + 1 the bank's turnaround (its last row leaves the 2S x 2S array, the next LDW shifts its
+ * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
+ * stage's calibrated WAVE (the same form, T alone) is 33 at S = 8, below the 41 measured here. */
+enum { PT_TURN_S = 5, PT_TURN_C = 1, PT_PAIR_S = 2, PT_PAIR_C = 6 };
+/* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
+ * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
+ * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
 static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
 enum { QL, QE, QS, QUEUES };
 
@@ -26,14 +32,90 @@ typedef struct pt_state {
     uint64_t *dur, *disp, *start; /* Q16; start / disp UINT64_MAX until known */
     uint64_t *push[CHANNELS];     /* the channel's pushes, in order */
     uint64_t bus;                 /* Q16: the DRAM bus time of every transfer and of the fetch */
+    uint64_t *lead, *busw, *burstw; /* a transfer's cycles before its data moves, its bus time,
+                                   * one of its bursts' */
+    uint64_t (*held)[3];          /* the bus's reserved intervals [from, to), sorted, disjoint, and
+                                   * the longest bus time of a burst of their transfers */
+    size_t nheld;
+    uint64_t *fb_end, fb_req;     /* the fetch's bursts: when each one's last beat arrives */
+    size_t nfb;                   /* bursts timed so far */
+    uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
+    uint64_t drain_free;          /* the drain unit: its last DRAIN done */
+    uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
+    size_t nob;
     size_t npush[CHANNELS], npop[CHANNELS];
 } pt_state_t;
 
+/* Records [a, b) as held: before interval i, merged with its neighbours when they touch.
+ * Returns the index of the interval that now holds it. */
+static size_t held_add(pt_state_t *s, size_t i, uint64_t a, uint64_t b, uint64_t burst)
+{
+    if (i > 0 && s->held[i - 1][1] == a) {
+        s->held[--i][1] = b;
+        s->held[i][2] = max64(s->held[i][2], burst);
+    } else {
+        memmove(&s->held[i + 1], &s->held[i], (s->nheld - i) * sizeof *s->held);
+        s->held[i][0] = a, s->held[i][1] = b, s->held[i][2] = burst;
+        s->nheld++;
+    }
+    if (i + 1 < s->nheld && s->held[i + 1][0] == b) {
+        s->held[i][1] = s->held[i + 1][1];
+        s->held[i][2] = max64(s->held[i][2], s->held[i + 1][2]);
+        memmove(&s->held[i + 1], &s->held[i + 2], (s->nheld - i - 2) * sizeof *s->held);
+        s->nheld--;
+    }
+    return i;
+}
+
+/* The DRAM bus shared by the two DMA engines (the DRAM model's one credit bucket for reads and
+ * writes): a transfer's bus time w (bursts of `burst` each), from t on, fills the gaps the
+ * transfers placed before it left, so a LOAD and a STORE that overlap take turns and each ends
+ * later than alone. Returns the end of its last piece. */
+static uint64_t bus_take(pt_state_t *s, uint64_t t, uint64_t w, uint64_t burst)
+{
+    size_t i = 0;
+    while (w > 0) {
+        while (i < s->nheld && s->held[i][1] <= t)
+            i++;
+        if (i < s->nheld && s->held[i][0] <= t) { /* inside a held interval: after it */
+            t = s->held[i][1];
+            continue;
+        }
+        uint64_t gap = (i < s->nheld ? s->held[i][0] : UINT64_MAX) - t, take = gap < w ? gap : w;
+        i = held_add(s, i, t, t + take, burst);
+        w -= take, t += take;
+    }
+    return t;
+}
+
+/* A fetch burst's data from t on: the DRAM returns reads in order and the read port alternates
+ * between the fetch and the LOAD engine (rtl/npu_axi_rd_arb.v), so it waits for the bus time
+ * held from t on, but at most for the MAX_OUTSTANDING bursts the engines have in flight (the
+ * caller then holds its bus time where it is free, for the transfers that ask after it; the one
+ * it overtakes is not delayed). */
+static uint64_t bus_fetch(const npu_cfg_t *cfg, const pt_state_t *s, uint64_t t, uint64_t w)
+{
+    uint64_t wait = 0, cap = 0;
+    for (size_t i = 0; i < s->nheld && s->held[i][0] <= t + wait; i++)
+        if (s->held[i][1] > t + wait) {
+            cap = max64(cap, (uint64_t)cfg->max_outstanding * s->held[i][2]);
+            wait = s->held[i][1] - t;
+        }
+    return t + (wait < cap ? wait : cap) + w;
+}
 
 static int queue_of(unsigned op)
 {
     char q = npu_op_queue(op);
     return q == 'L' ? QL : q == 'E' ? QE : q == 'S' ? QS : -1;
+}
+
+/* A transfer's cycles from its start until its data moves on the bus: a LOAD's read latency and
+ * descriptor cycles (xfer_fixed), a STORE's descriptor cycles alone (dma_cost). */
+static uint64_t dma_lead(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int store)
+{
+    uint64_t lat = (uint64_t)cfg->dram_latency << NPU_SLICE_Q;
+    return store ? (k->xfer_fixed > lat ? k->xfer_fixed - lat : 0) : k->xfer_fixed;
 }
 
 /* A LOAD's or STORE's Q16 cycles: its bursts and beats by the ISA's rule, the slicing stage's
@@ -45,8 +127,7 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
-    uint64_t lat = (uint64_t)cfg->dram_latency << NPU_SLICE_Q; /* a write pays no read latency */
-    uint64_t fixed = store ? (k->xfer_fixed > lat ? k->xfer_fixed - lat : 0) : k->xfer_fixed;
+    uint64_t fixed = dma_lead(cfg, k, store); /* a write pays no read latency */
     if (store)
         q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
@@ -57,14 +138,17 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
 }
 
 /* A LOAD's or STORE's DRAM bus time alone (its beats and bursts), which both engines and the
- * fetch share. */
-static uint64_t dma_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store)
+ * fetch share; *burst: one burst's on average. */
+static uint64_t dma_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store,
+                        uint64_t *burst)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
-    return npu_slice_xfer_bus(k, &b, (unsigned)B);
+    uint64_t bus = npu_slice_xfer_bus(k, &b, (unsigned)B);
+    *burst = c.bursts ? (bus + c.bursts - 1) / c.bursts : bus;
+    return bus;
 }
 
 /* The fetch's bus time: the program's bytes in bursts of MAX_BURST_BEATS. */
@@ -94,11 +178,56 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_WAVE: {
         npu_wave_sets_t ws;
         npu_wave_sets_f(f, &ws);
-        uint64_t r = (uint64_t)ws.len[0] << NPU_SLICE_Q, turn = (r + k->wave) / 2;
-        return r > turn ? r : turn;
+        uint64_t S = (uint64_t)cfg->s, r = (uint64_t)ws.len[0] << NPU_SLICE_Q;
+        uint64_t turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
+        return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
     }
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S */
     }
+}
+
+/* The fetch (rtl/npu_fetch.v) reads the program in bursts of MAX_BURST_BEATS into a buffer of
+ * two bursts: burst m is requested after burst m - 1, once burst m - 2's instructions have left
+ * for their queues; its beats pay the read latency and take their turn on the shared bus. So a
+ * fetcher held up by a full queue pays the latency again, behind the DMA's transfers. */
+static uint64_t fetch_beats(const npu_cfg_t *cfg, size_t insns)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    return ((uint64_t)insns * NPU_INSN_BYTES + B - 1) / B;
+}
+
+/* The burst holding instruction i's last beat. */
+static size_t fetch_burst_of(const npu_cfg_t *cfg, size_t i)
+{
+    return (size_t)((fetch_beats(cfg, i + 1) - 1) / (uint64_t)cfg->max_burst_beats);
+}
+
+/* Burst m's request time (m == s->nfb; burst m - 2's instructions dispatched). */
+static uint64_t fetch_request(const npu_cfg_t *cfg, const pt_state_t *s, size_t m)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg), mb = (uint64_t)cfg->max_burst_beats;
+    return m < 2 ? s->fb_req : max64(s->fb_req, s->disp[((m - 1) * mb * B - 1) / NPU_INSN_BYTES]);
+}
+
+/* Times the next burst on the bus. */
+static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg), mb = (uint64_t)cfg->max_burst_beats, m = s->nfb;
+    uint64_t beats = fetch_beats(cfg, s->n), nb = beats - m * mb < mb ? beats - m * mb : mb;
+    s->fb_req = fetch_request(cfg, s, s->nfb);
+    uint64_t w = nb * B * k->byte + k->burst;
+    s->fb_end[s->nfb] = bus_fetch(cfg, s, s->fb_req + k->xfer_fixed, w);
+    bus_take(s, s->fb_end[s->nfb++] - w, w, 0); /* the transfers that ask after it wait for its beats */
+}
+
+/* When instruction i's bytes have arrived (its burst timed): its burst's end less the beats after it. */
+static uint64_t fetched_at(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const pt_state_t *s, size_t i)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg), mb = (uint64_t)cfg->max_burst_beats;
+    uint64_t beats = fetch_beats(cfg, s->n), need = fetch_beats(cfg, i + 1);
+    size_t j = fetch_burst_of(cfg, i);
+    uint64_t last = (j + 1) * mb < beats ? (j + 1) * mb : beats;
+    return s->fb_end[j] - (last - need) * B * k->byte;
 }
 
 /* Dispatch time of instruction i (the fetcher in order; its queue's entry QUEUE_DEPTH earlier
@@ -136,31 +265,100 @@ static void channels(const npu_fields_t *f, int q, int *pops, int *np, int *push
     }
 }
 
-/* Starts instruction i at the head of its queue if its tokens are known. 1 if started. */
-static int try_start(pt_state_t *s, size_t i, uint64_t *qfree)
+/* The OBUF rows instruction f writes (WAVE) or reads (DRAIN): [*lo, *hi), clipped to the OBUF. */
+static void obuf_rows(const pt_state_t *s, const npu_fields_t *f, size_t *lo, size_t *hi)
+{
+    size_t n = f->rows;
+    if (f->op == NPU_OP_WAVE) {
+        npu_wave_sets_t ws;
+        npu_wave_sets_f(f, &ws);
+        n = ws.obuf_rows;
+    }
+    *lo = f->obuf_addr < s->nob ? f->obuf_addr : s->nob;
+    *hi = *lo + n < s->nob ? *lo + n : s->nob;
+}
+
+/* The latest of v[lo..hi). */
+static uint64_t latest(const uint64_t *v, size_t lo, size_t hi)
+{
+    uint64_t t = 0;
+    for (size_t r = lo; r < hi; r++)
+        t = max64(t, v[r]);
+    return t;
+}
+
+/* The EXEC queue only issues WAVEs and DRAINs (PT_EXEC_ISSUE cycles); their units run them
+ * (rtl/npu_exec.v). A WAVE streams its rows once the array is free (the wave queue holds two:
+ * it issues once the one before has begun, start_time) and its results reach the OBUF the
+ * array's latency later; a DRAIN runs on the drain unit once the drain before it is done,
+ * streaming behind the WAVEs into its rows (it ends a cycle after their last results at the
+ * earliest), and frees the rows for the next WAVE at its end. Returns the
+ * instruction's end; *occ: how long it holds its queue. */
+static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *occ)
+{
+    size_t lo, hi;
+    obuf_rows(s, &s->f[i], &lo, &hi);
+    *occ = s->dur[i];
+    if (s->f[i].op == NPU_OP_WAVE) {
+        s->streamed = max64(t, s->array_free);
+        s->array_free = s->streamed + s->dur[i];
+        for (size_t r = lo; r < hi; r++)
+            s->ob_ready[r] = s->array_free + pipe_latency(cfg);
+        *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
+        return s->array_free;
+    } else if (s->f[i].op == NPU_OP_DRAIN) {
+        uint64_t d = max64(t, s->drain_free); /* it streams behind the WAVEs into its rows */
+        s->drain_free = max64(d + s->dur[i], latest(s->ob_ready, lo, hi) + (1u << NPU_SLICE_Q));
+        for (size_t r = lo; r < hi; r++)
+            s->ob_free[r] = s->drain_free;
+        *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
+        return s->drain_free;
+    }
+    return t + s->dur[i];
+}
+
+/* When instruction i, at the head of its queue, can start: its queue free, dispatched, the
+ * tokens it pops pushed; UINT64_MAX while one is not pushed yet. */
+static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
     uint64_t t = max64(s->disp[i], qfree[s->q[i]]);
+    if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained, the wave before it streaming */
+        size_t lo, hi;
+        obuf_rows(s, &s->f[i], &lo, &hi);
+        t = max64(t, max64(s->streamed, latest(s->ob_free, lo, hi)));
+    }
     channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
     for (int j = 0; j < np; j++) {
         if (s->npop[pops[j]] >= s->npush[pops[j]])
-            return 0;
+            return UINT64_MAX;
         t = max64(t, s->push[pops[j]][s->npop[pops[j]]]);
     }
+    return t;
+}
+
+/* Starts instruction i at t: pops its tokens, takes its bus time, pushes at its end. */
+static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
+{
+    int pops[2], pushes[2], np, nq;
+    channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
+    if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
+        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i], s->burstw[i]) - t);
+    uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
     s->start[i] = t;
-    qfree[s->q[i]] = t + s->dur[i];
+    s->dur[i] = end - t;
+    qfree[s->q[i]] = t + occ;
     for (int j = 0; j < nq; j++)
-        s->push[pushes[j]][s->npush[pushes[j]]++] = t + s->dur[i];
-    return 1;
+        s->push[pushes[j]][s->npush[pushes[j]]++] = end;
 }
 
 /* Decodes the program and sizes every instruction. 0 or -1. */
 static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_insn_t *prog, pt_state_t *s,
                    char *why, size_t wn)
 {
-    unsigned len = 0, last_exec = NPU_OP_SYNC_E;
+    unsigned len = 0;
     for (size_t i = 0; i < s->n; i++) {
         if (npu_decode(&prog[i], &s->f[i]) != 0 || (s->q[i] = queue_of(s->f[i].op)) < 0) {
             snprintf(why, wn, "instruction %zu does not decode", i);
@@ -169,12 +367,12 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
-        if (s->f[i].op == NPU_OP_DRAIN && last_exec == NPU_OP_WAVE)
-            s->dur[i] += pipe_latency(cfg);
-        if (s->q[i] == QE)
-            last_exec = s->f[i].op;
-        if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE)
-            s->bus += dma_bus(cfg, k, &s->f[i], s->f[i].op == NPU_OP_STORE);
+        if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
+            int st = s->f[i].op == NPU_OP_STORE;
+            s->busw[i] = dma_bus(cfg, k, &s->f[i], st, &s->burstw[i]);
+            s->lead[i] = dma_lead(cfg, k, st);
+            s->bus += s->busw[i];
+        }
         s->disp[i] = s->start[i] = UINT64_MAX;
     }
     return 0;
@@ -185,7 +383,7 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
                   size_t wn)
 {
     size_t qpos[QUEUES] = {0}, head[QUEUES] = {0}, nd = 0, *qidx[QUEUES];
-    uint64_t qfree[QUEUES] = {0}, B = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t qfree[QUEUES] = {0};
     int rc = 0;
     for (int q = 0; q < QUEUES; q++)
         qidx[q] = malloc(sizeof(size_t) * (s->n + 1));
@@ -193,22 +391,32 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
         snprintf(why, wn, "out of memory");
         rc = -1;
     }
-    for (int progress = 1; rc == 0 && progress;) {
-        progress = 0;
-        while (nd < s->n) { /* the fetch: instruction i's bytes after one transfer's fixed cost */
-            uint64_t bytes = ((nd + 1) * NPU_INSN_BYTES + B - 1) / B * B, fetched = k->xfer_fixed + bytes * k->byte;
-            if (!dispatch(cfg, s, nd, qpos, qidx, fetched))
-                break;
+    /* events in time order, so that the bus is taken in the order the transfers ask for it:
+     * dispatch while the fetched bursts last, then the earliest of the queue heads' starts (by
+     * when their data would move) and the next fetch burst */
+    while (rc == 0) {
+        while (nd < s->n && fetch_burst_of(cfg, nd) < s->nfb &&
+               dispatch(cfg, s, nd, qpos, qidx, fetched_at(cfg, k, s, nd))) {
             qidx[s->q[nd]][qpos[s->q[nd]]++] = nd;
             nd++;
-            progress = 1;
         }
-        for (int q = 0; q < QUEUES; q++)
-            while (head[q] < qpos[q] && try_start(s, qidx[q][head[q]], qfree)) {
-                *end = max64(*end, s->start[qidx[q][head[q]]] + s->dur[qidx[q][head[q]]]);
-                head[q]++;
-                progress = 1;
-            }
+        uint64_t best = UINT64_MAX, bt = 0;
+        int bq = -1;
+        for (int q = 0; q < QUEUES; q++) {
+            uint64_t t = head[q] < qpos[q] ? start_time(s, qidx[q][head[q]], qfree) : UINT64_MAX;
+            if (t != UINT64_MAX && t + s->lead[qidx[q][head[q]]] < best)
+                best = t + s->lead[qidx[q][head[q]]], bt = t, bq = q;
+        }
+        if (nd < s->n && fetch_burst_of(cfg, nd) >= s->nfb &&
+            fetch_request(cfg, s, s->nfb) + k->xfer_fixed <= best) {
+            fetch_burst(cfg, k, s);
+            continue;
+        }
+        if (bq < 0)
+            break;
+        size_t i = qidx[bq][head[bq]++];
+        start(cfg, s, i, bt, qfree);
+        *end = max64(*end, s->start[i] + s->dur[i]);
     }
     if (rc == 0 && head[QL] + head[QE] + head[QS] < s->n) {
         snprintf(why, wn, "the program's tokens do not resolve (%zu of %zu instructions start)",
@@ -233,7 +441,15 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.dur = malloc(sizeof *s.dur * (n + 1));
     s.disp = malloc(sizeof *s.disp * (n + 1));
     s.start = malloc(sizeof *s.start * (n + 1));
-    int ok = s.f && s.q && s.dur && s.disp && s.start;
+    s.lead = calloc(n + 1, sizeof *s.lead);
+    s.busw = calloc(n + 1, sizeof *s.busw);
+    s.burstw = calloc(n + 1, sizeof *s.burstw);
+    s.held = malloc(sizeof *s.held * (2 * n + 2));
+    s.fb_end = malloc(sizeof *s.fb_end * (n + 1));
+    s.nob = 2u * (size_t)cfg->obuf_rows;
+    s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
+    s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
+    int ok = s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -249,6 +465,13 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.dur);
     free(s.disp);
     free(s.start);
+    free(s.lead);
+    free(s.busw);
+    free(s.burstw);
+    free(s.held);
+    free(s.fb_end);
+    free(s.ob_ready);
+    free(s.ob_free);
     for (int c = 0; c < CHANNELS; c++)
         free(s.push[c]);
     return rc;

@@ -5,16 +5,26 @@
  * primitives (compile/slice/slice_cost.h) and the vector unit's model:
  *  - LOAD / STORE: its DMA bursts and beats by the ISA's rule (npu_dma_bursts, npu_dma_bursts_tr:
  *    the expected counters' functions), costed by npu_slice_xfer_cost;
- *  - WAVE: max(r, (r + wave) / 2) of its longest row set r (the other weight bank hides the
- *    turnaround: the slicing stage's per-wave cost); LDW, VSET, SYNC: 0; DRAIN: drain_fixed +
- *    rows x drain_row; VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle;
+ *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
+ *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
+ *    the array, which streams the WAVEs in order; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
+ *    queue holds two) and its OBUF rows are drained; its results reach the OBUF 6S - 2 cycles
+ *    after its rows; LDW, VSET, SYNC: 0;
+ *  - DRAIN: drain_fixed + rows x drain_row (one fp32 row a cycle at bf16) on the drain unit, in
+ *    order, streaming behind the WAVEs into its rows (it ends a cycle after their results at the
+ *    earliest); the EXEC queue only issues it (4 cycles);
+ *  - VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle;
  *  - an instruction starts when its queue is free, the tokens it pops are pushed (the k-th pop
  *    of a channel takes the k-th push, pushed when that instruction ends) and the in-order
- *    fetcher has dispatched it: after the previous instruction, after its bytes are read
- *    (a stream of the program at the DRAM's bandwidth after one transfer's fixed cost) and once
- *    its queue has room (the instruction QUEUE_DEPTH before it in its queue has started);
- *  - the program ends when its last instruction does.
- * Not modelled: the DRAM bus shared by the two DMA engines and the fetch, SPM bank conflicts.
+ *    fetcher has dispatched it: after the previous instruction, after its bytes are read and
+ *    once its queue has room (the instruction QUEUE_DEPTH before it in its queue has started);
+ *  - the DRAM bus is shared (one credit bucket for reads and writes): a transfer's bus time fills
+ *    the gaps the transfers that asked before it left (instructions start in time order), so
+ *    a LOAD beside a STORE ends later; the fetch reads bursts of MAX_BURST_BEATS into a buffer of
+ *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
+ *    MAX_OUTSTANDING bursts of the transfers in flight (reads return in order);
+ *  - the program ends when its last instruction does, and takes at least its bus time.
+ * Not modelled: SPM bank conflicts; the transfer a fetch burst overtakes (the ones after it wait).
  */
 #ifndef NPU_MODEL_PROG_TIME_H
 #define NPU_MODEL_PROG_TIME_H

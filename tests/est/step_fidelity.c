@@ -241,7 +241,7 @@ static int point(const npu_cfg_t *cfg, const char *pt, int modes, errs_t *E)
 
 /* ---- --micro: the program timing model's constants against the RTL on small programs ---- */
 
-static npu_insn_t mprog[64];
+static npu_insn_t mprog[64]; /* 48 for the wave trains */
 static size_t mn;
 
 static void mput(const npu_fields_t *f) { npu_encode(f, &mprog[mn++]); }
@@ -266,6 +266,27 @@ static void micro_run(const npu_cfg_t *cfg, const char *what, int *bad)
                (unsigned long long)c, 100 * e);
     }
     npu_sim_close(sim);
+}
+
+/* 24 LDW / WAVE pairs of m rows (k = n = 2S, FW) on alternating weight banks: the wave
+ * turnaround and a pair's least (prog_time.c). 1 if off bound. */
+static int micro_waves(const npu_cfg_t *cfg, int m)
+{
+    npu_fields_t f;
+    char w[64];
+    int bad = 0;
+    mn = 0;
+    for (int i = 0; i < 24; i++) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_LDW, f.k = f.n = 2u * (unsigned)cfg->s, f.spm_addr = 2048, f.spm_stride = 1;
+        f.wbank = (unsigned)i & 1;
+        mput(&f);
+        f.op = NPU_OP_WAVE, f.m = (unsigned)m, f.spm_addr = 0, f.obuf_addr = 64u * ((unsigned)i & 1), f.acc = i >= 2;
+        mput(&f);
+    }
+    snprintf(w, sizeof w, "24 LDW + WAVE of %d rows", m);
+    micro_run(cfg, w, &bad);
+    return bad;
 }
 
 /* SYNC_E and VSET trains, VECs behind one VSET, LOAD and STORE trains. The number off bound. */
@@ -311,6 +332,8 @@ static int micro(const npu_cfg_t *cfg)
             }
         }
     }
+    for (int m = 1; m <= 64; m *= 4) /* LDW / WAVE pairs on alternating banks: turnaround, least */
+        bad += micro_waves(cfg, m);
     return bad;
 }
 

@@ -107,11 +107,77 @@ Test(est_step, prog_time_follows_the_tokens)
         npu_encode(&f, &q);
         cr_assert_eq(npu_prog_time(&c, &k, &q, 1, &alone[i], why, sizeof why), 0, "%s", why);
     }
-    /* one after another: each alone pays the fetch's fixed cost once, the chain once */
-    uint64_t fetch = (k.xfer_fixed >> NPU_SLICE_Q) + 1;
+    /* one after another: each alone pays the fetch's first burst once (its fixed and burst
+     * cost, a beat), the chain once */
+    uint64_t fetch = ((k.xfer_fixed + k.burst + (uint64_t)npu_cfg_beat(&c) * k.byte) >> NPU_SLICE_Q) + 1;
     cr_assert_geq(all + 2 * fetch, alone[0] + alone[1] + alone[2], "%llu", (unsigned long long)all);
     cr_assert_gt(all, alone[0] + alone[2] - 2 * fetch, "the store waits for the load");
     /* a token nobody pushes: refused */
     cr_assert_eq(npu_prog_time(&c, &k, p + 1, 2, &cyc, why, sizeof why), -1);
     cr_assert(strstr(why, "tokens"), "%s", why);
+}
+
+/* A STORE beside the LOAD the vector unit waits for shares the DRAM bus with it: the LOAD ends
+ * about the STORE's bus time later, and so does the program (a long VEC after the LOAD, so the
+ * program's total bus time does not decide it). A planted per-engine bus (bus_take returning
+ * t + w) fails this. */
+Test(est_step, prog_time_shares_the_bus)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    npu_insn_t p[4];
+    npu_fields_t f;
+    uint64_t chain, beside;
+    char why[200];
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD, f.rows = 64, f.row_bytes = 256, f.dram_stride = 256, f.spm_stride = 8, f.push_next = 1;
+    npu_encode(&f, &p[0]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VSET, f.len = 64, f.pop_prev = 1;
+    npu_encode(&f, &p[1]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VEC, f.wide = 1, f.rows = 1000, f.a_stride = f.b_stride = f.d_stride = 1;
+    npu_encode(&f, &p[2]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_STORE, f.rows = 64, f.row_bytes = 256, f.dram_stride = 256, f.spm_stride = 8;
+    f.dram_addr = 1u << 20, f.spm_addr = 1024;
+    npu_encode(&f, &p[3]);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 3, &chain, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 4, &beside, why, sizeof why), 0, "%s", why);
+    uint64_t bus = 64u * 256u / (uint64_t)c.dram_bw; /* the STORE's bytes over the bandwidth */
+    cr_assert_gt(chain, 4 * bus, "%llu: the VEC decides the program", (unsigned long long)chain);
+    cr_assert_geq(beside, chain + bus - bus / 8, "%llu, %llu alone: the LOAD waits for the bus",
+                  (unsigned long long)beside, (unsigned long long)chain);
+    cr_assert_leq(beside, chain + bus + bus / 4, "%llu, %llu alone", (unsigned long long)beside,
+                  (unsigned long long)chain);
+}
+
+/* Two WAVEs into OBUF rows 0..127 and 128..255, then a DRAIN of each: the drain unit drains the
+ * first WAVE's rows while the second streams and the second's behind it, so the program ends the
+ * array's latency after the WAVEs, not two DRAINs later (a planted serial EXEC queue, DRAINs
+ * held until the WAVEs before them end, fails this). */
+Test(est_step, prog_time_drains_behind_the_waves)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    npu_insn_t p[4];
+    npu_fields_t f;
+    uint64_t waves, all;
+    char why[200];
+    for (int i = 0; i < 4; i++) {
+        memset(&f, 0, sizeof f);
+        f.op = i < 2 ? NPU_OP_WAVE : NPU_OP_DRAIN;
+        f.obuf_addr = 128u * (unsigned)(i % 2), f.spm_stride = 8, f.spm_addr = 1024u * (unsigned)(i % 2);
+        if (i < 2)
+            f.m = 128, f.k = 16, f.n = 16, f.wbank = (unsigned)i;
+        else
+            f.rows = 128, f.spm_addr += 2048;
+        npu_encode(&f, &p[i]);
+    }
+    cr_assert_eq(npu_prog_time(&c, &k, p, 2, &waves, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 4, &all, why, sizeof why), 0, "%s", why);
+    uint64_t pipe = 6u * (uint64_t)c.s - 2;
+    cr_assert_geq(all, waves + pipe, "%llu, the WAVEs %llu", (unsigned long long)all, (unsigned long long)waves);
+    cr_assert_leq(all, waves + pipe + 16, "%llu, the WAVEs %llu: the DRAINs behind them",
+                  (unsigned long long)all, (unsigned long long)waves);
 }
