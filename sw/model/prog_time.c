@@ -36,21 +36,23 @@ static int queue_of(unsigned op)
     return q == 'L' ? QL : q == 'E' ? QE : q == 'S' ? QS : -1;
 }
 
-/* A LOAD's or STORE's Q16 cycles: its bursts and beats by the ISA's rule and its SPM words (a
- * word per row and beat of it), the slicing stage's transfer cost. */
+/* A LOAD's or STORE's Q16 cycles: its bursts and beats by the ISA's rule, the slicing stage's
+ * transfer cost with a STORE's own fixed cost (store_fixed: no read latency). */
 static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store)
 {
-    uint64_t B = (uint64_t)npu_cfg_beat(cfg), F = 2u * (uint64_t)cfg->s;
-    int tr = f->transpose && !store;
-    npu_dma_count_t c = (tr ? npu_dma_bursts_tr : npu_dma_bursts)(
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
-    if (!tr)
-        b.words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
-    uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store);
-    if (tr) /* a group's columns are written after its beats arrive, not meanwhile */
+    uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
+    uint64_t fixed = store ? k->store_fixed : k->xfer_fixed;
+    if (store)
+        q -= k->xfer_fixed - fixed;
+    if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
         return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
-    return q;
+    /* one SPM word per cycle: rows of a few beats' bytes (not beat-aligned) take more words than beats */
+    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
+    return max64(q, fixed + (words << NPU_SLICE_Q));
 }
 
 /* A LOAD's or STORE's DRAM bus time alone (its beats and bursts), which both engines and the

@@ -44,7 +44,7 @@ def constants(cfg, mode):
     B = 4 * cfg.S
     rt = cfg.latency + cfg.burst_cost + 1  # a one-beat read's round trip
     return dict(mode=mode, byte=q16(1, min(cfg.dram_bw, B)), burst=q16(cfg.burst_cost, 1),
-                fixed=q16(cfg.latency + 4, 1), sfixed=q16(cfg.latency + 4, 1) - (cfg.latency << Q), wave=q16(5 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
+                fixed=q16(cfg.latency + 4, 1), wave=q16(5 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
                 lat_fixed=q16(rt * (cfg.outstanding - 1), cfg.outstanding), window=q16(rt, cfg.outstanding))
 
 
@@ -65,11 +65,7 @@ def view_cost(dims, base, e, B, mx):
     """Transfers of a strided view dims [(count, stride)] outer to inner (inner stride 1):
     contiguous dims merge into the run, the next dim and the outer dims continuing it at the
     same stride are a transfer's rows, the rest enumerate transfers. Returns
-    (bursts, beats, bytes, xfers, SPM words): a descriptor row per innermost line, each starting
-    an SPM word."""
-    words = cdiv(dims[-1][0] * e, B)
-    for c, _ in dims[:-1]:
-        words *= c
+    (bursts, beats, bytes, xfers)."""
     dims = [d for d in dims[:-1] if d[0] > 1] + [dims[-1]]
     run = dims[-1][0] * e
     i = len(dims) - 2
@@ -84,7 +80,7 @@ def view_cost(dims, base, e, B, mx):
             rows *= dims[i][0]
             i -= 1
     outer = dims[:i + 1]
-    tot = [0, 0, 0, 0, words]
+    tot = [0, 0, 0, 0]
     for idx in itertools.product(*[range(c) for c, _ in outer]):
         a = base + e * sum(j * s for j, (_, s) in zip(idx, outer))
         tot[3] += 1
@@ -149,7 +145,7 @@ class Problem:
         kind, e, axes = self.tensors[t]
         rng = [self.axis_range(a, o, s) for a in axes]
         if any(n <= 0 for _, n in rng):
-            return (0, 0, 0, 0, 0)
+            return (0, 0, 0, 0)
         lim = [a[3] for a in axes]
         if kind == 'mat':
             dims = [(rng[0][1], lim[1]), (rng[1][1], 1)]
@@ -219,12 +215,11 @@ def compute(k, S, split, m, n, taps, kd):
 
 def xfer(k, b, B, store=False):
     """(cost, bus time): a read is bus- or latency-bound, a write bus-bound"""
-    bursts, beats, nbytes, xfers, words = b
+    bursts, beats, nbytes, xfers = b
     if k['mode'] == 'noburst':
         return nbytes * k['byte'], nbytes * k['byte']
     bus = beats * B * k['byte'] + bursts * k['burst']
-    fixed = xfers * (k['sfixed'] if store else k['fixed'])  # a write waits for no read latency
-    cost = fixed + max(bus, bursts * k['burst'] + (words << Q))  # one SPM word per cycle
+    cost = xfers * k['fixed'] + bus
     if not store:
         cost = max(cost, xfers * k['lat_fixed'] + bursts * k['window'])
     return cost, bus

@@ -253,10 +253,9 @@ Test(slice_search, retime_moves_the_costs_with_the_timing)
     cr_assert_eq(r.calib.wave, c.calib.wave, "compute constants stay");
 }
 
-/* A STORE pays xfer_fixed less the read latency (formula, calibrated and retimed alike), and a
- * transfer of rows narrower than a beat is bound by its SPM words (one per cycle), paused by
- * each burst's cost. */
-Test(slice_search, store_fixed_and_spm_words)
+/* A STORE's fixed cost is xfer_fixed less the read latency, of the formula and of a calibration,
+ * and stays when a retime moves both. */
+Test(slice_search, store_fixed_derived)
 {
     npu_cfg_t c = test_cfg(8);
     const uint64_t lat = (uint64_t)c.dram_latency << 16;
@@ -268,15 +267,4 @@ Test(slice_search, store_fixed_and_spm_words)
     npu_cfg_t r = c;
     npu_slice_cfg_retime(&r, 0, c.dram_latency + 50);
     cr_assert_eq(npu_slice_cost_default(&r, NPU_SLICE_BURST).store_fixed, k.store_fixed, "no read latency");
-    /* 256 rows of 20 B, contiguous: 160 beats, 10 bursts, 256 words */
-    npu_bursts_t b = {10, 160, 5120, 1, 1, 256};
-    uint64_t words = k.store_fixed + 10ull * k.burst + (256ull << 16);
-    cr_assert_eq(npu_slice_xfer_cost(&k, &b, 32, 1), words);
-    b.words = 160; /* beat-wide rows: the bus bound */
-    cr_assert_eq(npu_slice_xfer_cost(&k, &b, 32, 1), k.store_fixed + 5120ull * k.byte + 10ull * k.burst);
-    b.words = 256;
-    uint64_t load = npu_slice_xfer_cost(&k, &b, 32, 0);
-    cr_assert_eq(load, k.xfer_fixed + 10ull * k.burst + (256ull << 16), "a LOAD: words bound too");
-    k.mode = NPU_SLICE_NOBURST;
-    cr_assert_eq(npu_slice_xfer_cost(&k, &b, 32, 1), 5120ull * k.byte, "bytes-only ignores words");
 }

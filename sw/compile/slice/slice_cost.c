@@ -28,7 +28,8 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
 }
 
 /* A STORE's fixed cost: a LOAD's less the read latency it never waits for (the write's B
- * response follows its last W beat within a cycle or two, which the LOAD's fit also holds). */
+ * response follows its last W beat within a cycle or two, which the LOAD's fit also holds).
+ * The estimator (model/prog_time.c) charges it; the slicing search still charges xfer_fixed. */
 static uint32_t store_fixed(uint32_t xfer_fixed, const npu_cfg_t *cfg)
 {
     uint32_t lat = cfg->dram_latency > 0 ? (uint32_t)cfg->dram_latency << NPU_SLICE_Q : 0;
@@ -112,15 +113,10 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
 
 uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat, int store)
 {
-    uint64_t bus = npu_slice_xfer_bus(k, b, beat), lat, fixed, spm;
+    uint64_t bus = npu_slice_xfer_bus(k, b, beat), lat;
     if (k->mode == NPU_SLICE_NOBURST)
         return bus;
-    fixed = b->xfers * (store ? k->store_fixed : k->xfer_fixed);
-    bus += fixed;
-    /* one SPM word per cycle, paused at each burst's start (its burst cost) */
-    spm = fixed + b->bursts * k->burst + (b->words << NPU_SLICE_Q);
-    if (spm > bus)
-        bus = spm;
+    bus += b->xfers * k->xfer_fixed;
     if (store)
         return bus;
     lat = b->xfers * k->lat_fixed + b->bursts * k->window;
