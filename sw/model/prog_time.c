@@ -111,23 +111,22 @@ static int queue_of(unsigned op)
 }
 
 /* A transfer's cycles from its start until its data moves on the bus: a LOAD's read latency and
- * descriptor cycles (xfer_fixed), a STORE's descriptor cycles alone (dma_cost). */
-static uint64_t dma_lead(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int store)
+ * descriptor cycles (xfer_fixed), a STORE's descriptor cycles alone (store_fixed). */
+static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
 {
-    uint64_t lat = (uint64_t)cfg->dram_latency << NPU_SLICE_Q;
-    return store ? (k->xfer_fixed > lat ? k->xfer_fixed - lat : 0) : k->xfer_fixed;
+    return store ? k->store_fixed : k->xfer_fixed;
 }
 
 /* A LOAD's or STORE's Q16 cycles: its bursts and beats by the ISA's rule, the slicing stage's
- * transfer cost. */
+ * transfer cost with a STORE's own fixed cost (store_fixed: no read latency). */
 static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
-    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
+    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
-    uint64_t fixed = dma_lead(cfg, k, store); /* a write pays no read latency */
+    uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
     if (store)
         q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
@@ -145,7 +144,7 @@ static uint64_t dma_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const n
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
-    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1};
+    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
     uint64_t bus = npu_slice_xfer_bus(k, &b, (unsigned)B);
     *burst = c.bursts ? (bus + c.bursts - 1) / c.bursts : bus;
     return bus;
@@ -156,7 +155,7 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     npu_dma_count_t c = npu_dma_run(0, (uint64_t)n * NPU_INSN_BYTES, B, (uint64_t)cfg->max_burst_beats);
-    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)n * NPU_INSN_BYTES, 1, 1};
+    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)n * NPU_INSN_BYTES, 1, 1, 0};
     return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
@@ -370,7 +369,7 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;
             s->busw[i] = dma_bus(cfg, k, &s->f[i], st, &s->burstw[i]);
-            s->lead[i] = dma_lead(cfg, k, st);
+            s->lead[i] = dma_lead(k, st);
             s->bus += s->busw[i];
         }
         s->disp[i] = s->start[i] = UINT64_MAX;

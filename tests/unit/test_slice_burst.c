@@ -263,3 +263,24 @@ Test(slice_burst, strided_rows_equal_row_by_row)
                   (unsigned long long)w.bursts, (unsigned long long)w.beats);
     }
 }
+
+/* SPM words: a word per descriptor row and beat of it, the view's innermost line being the row,
+ * whether or not the rows merge into one DRAM run. */
+Test(slice_burst, spm_words_per_row)
+{
+    static const npu_burst_geom_t g = {32, 16};
+    npu_bursts_t b;
+    memset(&b, 0, sizeof b);
+    /* 256 rows of 5 int32 (20 B) of a 4096 x 5 matrix: one run of 160 beats, 256 words */
+    cr_assert_eq(npu_slice_matrix_tile(&g, 0, 4, 4096, 5, 256, 0, 256, 5, &b), 0);
+    cr_assert(b.xfers == 1 && b.runs == 1 && b.beats == 160 && b.words == 256, "beats %llu words %llu",
+              (unsigned long long)b.beats, (unsigned long long)b.words);
+    /* 8 rows of 40 int16 (80 B, 3 words each) of a 64-wide matrix: strided, 24 words */
+    memset(&b, 0, sizeof b);
+    cr_assert_eq(npu_slice_matrix_tile(&g, 0, 2, 16, 64, 0, 0, 8, 40, &b), 0);
+    cr_assert_eq(b.words, 24u);
+    /* one transfer: rows x ceil(row bytes / B) */
+    memset(&b, 0, sizeof b);
+    npu_slice_xfer(&g, 12, 7, 33, 40, &b);
+    cr_assert_eq(b.words, 14u);
+}

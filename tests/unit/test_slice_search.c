@@ -252,3 +252,19 @@ Test(slice_search, retime_moves_the_costs_with_the_timing)
     cr_assert_eq(r.calib.lat_fixed, (100u << 16) + 40u * 3 / 4 * 65536);
     cr_assert_eq(r.calib.wave, c.calib.wave, "compute constants stay");
 }
+
+/* A STORE's fixed cost is xfer_fixed less the read latency, of the formula and of a calibration,
+ * and stays when a retime moves both. */
+Test(slice_search, store_fixed_derived)
+{
+    npu_cfg_t c = test_cfg(8);
+    const uint64_t lat = (uint64_t)c.dram_latency << 16;
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    cr_assert_eq(k.store_fixed, k.xfer_fixed - lat);
+    c.calib = (npu_cfg_calib_t){1, 37u << 16, 4u << 16, 2048, 48u << 16, 0, 1u << 15, 30u << 16, 9u << 16};
+    k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    cr_assert_eq(k.store_fixed, (37u << 16) - lat, "calibrated: the fitted xfer_fixed less the latency");
+    npu_cfg_t r = c;
+    npu_slice_cfg_retime(&r, 0, c.dram_latency + 50);
+    cr_assert_eq(npu_slice_cost_default(&r, NPU_SLICE_BURST).store_fixed, k.store_fixed, "no read latency");
+}

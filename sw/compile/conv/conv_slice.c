@@ -46,7 +46,9 @@ static void xfer(walk_t *w, const npu_fields_t *f, int store, uint64_t *cost, ui
 {
     npu_dma_count_t d = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
         w->B, w->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
-    npu_bursts_t b = {d.bursts, d.beats, (uint64_t)f->rows * f->row_bytes, 0, 1};
+    npu_bursts_t b = {d.bursts, d.beats, (uint64_t)f->rows * f->row_bytes, 0, 1, 0};
+    if (!f->transpose) /* one SPM word per cycle, each row starting one */
+        b.words = (uint64_t)f->rows * ((f->row_bytes + w->B - 1) / w->B);
     for (int m = 0; m < 2; m++) {
         cost[m] += npu_slice_xfer_cost(&w->k[m], &b, (unsigned)w->B, store);
         bus[m] += npu_slice_xfer_bus(&w->k[m], &b, (unsigned)w->B);

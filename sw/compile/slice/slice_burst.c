@@ -140,16 +140,24 @@ static void strided_rows(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows
     crossings(&v, addr, rows, len, stride, acc);
 }
 
-void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
-                    uint64_t stride, npu_bursts_t *acc)
+/* The transfer's runs and bursts (no SPM words: npu_slice_view counts them by its rows). */
+static void xfer_runs(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
+                      uint64_t stride, npu_bursts_t *acc)
 {
-    if (rows == 0 || row_bytes == 0)
-        return;
     acc->xfers++;
     if (stride == row_bytes || rows == 1)
         npu_slice_run(g, addr, rows * row_bytes, acc);
     else
         strided_rows(g, addr, rows, row_bytes, stride, acc);
+}
+
+void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
+                    uint64_t stride, npu_bursts_t *acc)
+{
+    if (rows == 0 || row_bytes == 0)
+        return;
+    xfer_runs(g, addr, rows, row_bytes, stride, acc);
+    acc->words += rows * ((row_bytes + g->beat - 1) / g->beat);
 }
 
 int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bursts_t *acc)
@@ -161,6 +169,11 @@ int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bur
     for (i = 0; i < nd; i++)
         if (v->dim[i].count < 1 || v->dim[i].stride < 0)
             return -1;
+    /* one descriptor row per innermost line, each starting an SPM word */
+    run = ((uint64_t)v->dim[nd - 1].count * v->ebytes + g->beat - 1) / g->beat;
+    for (i = 0; i < nd - 1; i++)
+        run *= (uint64_t)v->dim[i].count;
+    acc->words += run;
     /* merge contiguous dims from the inside out */
     run = (uint64_t)v->dim[nd - 1].count * v->ebytes;
     for (i = nd - 2; i >= 0; i--) {
@@ -189,7 +202,7 @@ int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bur
         int d;
         for (d = 0; d < i; d++)
             a += idx[d] * (uint64_t)v->dim[d].stride * v->ebytes;
-        npu_slice_xfer(g, a, rows, run, stride, acc);
+        xfer_runs(g, a, rows, run, stride, acc);
         for (d = i - 1; d >= 0; d--) {
             if (++idx[d] < (uint64_t)v->dim[d].count)
                 break;

@@ -43,6 +43,8 @@ typedef struct npu_bursts {
     uint64_t bytes;  /* payload bytes */
     uint64_t runs;   /* contiguous runs */
     uint64_t xfers;  /* DMA transfers (descriptors) */
+    uint64_t words;  /* SPM words: each descriptor row starts a word (rows x ceil(row bytes / B));
+                        the DMA moves one per cycle, so rows narrower than a beat cost words */
 } npu_bursts_t;
 
 /* A strided view: dim[0] outermost; dim[nd-1] is the innermost, its stride must be 1. */
@@ -63,11 +65,12 @@ npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg);
 /* One contiguous run of len > 0 bytes at addr: adds its bursts, beats, bytes and one run. */
 void npu_slice_run(const npu_burst_geom_t *g, uint64_t addr, uint64_t len, npu_bursts_t *acc);
 
-/* One DMA transfer (the rule above): adds one transfer and its runs. */
+/* One DMA transfer (the rule above): adds one transfer, its runs and its SPM words. */
 void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
                     uint64_t stride, npu_bursts_t *acc);
 
-/* Every transfer of a view (merged as described above). 0, or -1 for a malformed view. */
+/* Every transfer of a view (merged as described above); its SPM words are those of descriptors
+ * whose rows are the view's innermost dim (the emitters' layout). 0, or -1 for a malformed view. */
 int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bursts_t *acc);
 
 /* Row-major R x C matrix of ebytes elements at base: the tr x tc tile at (r0, c0). */

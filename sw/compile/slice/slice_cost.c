@@ -27,9 +27,20 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
     return k;
 }
 
+/* A STORE's fixed cost: a LOAD's less the read latency it never waits for (the write's B
+ * response follows its last W beat within a cycle or two, which the LOAD's fit also holds).
+ * The estimator (model/prog_time.c) charges it; the slicing search still charges xfer_fixed. */
+static uint32_t store_fixed(uint32_t xfer_fixed, const npu_cfg_t *cfg)
+{
+    uint32_t lat = cfg->dram_latency > 0 ? (uint32_t)cfg->dram_latency << NPU_SLICE_Q : 0;
+    return xfer_fixed > lat ? xfer_fixed - lat : 0;
+}
+
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
 {
-    return cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
+    npu_slice_cost_t k = cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
+    k.store_fixed = store_fixed(k.xfer_fixed, cfg);
+    return k;
 }
 
 /* v + d (Q16), not below 0. */
@@ -73,6 +84,7 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.byte = q16(1, bw);
     k.burst = q16(bc, 1);
     k.xfer_fixed = q16(lat + 4, 1);
+    k.store_fixed = store_fixed(k.xfer_fixed, cfg);
     k.window = q16(lat + bc + 1, out);
     k.lat_fixed = q16((uint64_t)(lat + bc + 1) * (out - 1), out);
     k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);

@@ -16,6 +16,9 @@
  *   wave        5S + 8: a weight bank's turnaround (its last rows leave the array, the next LDW
  *               shifts in); a wave of r rows takes max(r, (r + wave) / 2) with two banks
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
+ *   store_fixed xfer_fixed - DRAM_LATENCY (formula or calibrated): a STORE's descriptor stages,
+ *               its first AW and its last B response; it waits for no read latency (the
+ *               estimator's STORE cost, model/prog_time.c; the search below charges xfer_fixed)
  * Transfer of bytes in beats and bursts over x descriptors, bus = beats * B * byte + bursts * burst:
  *   burst mode    store: x * xfer_fixed + bus; load: max(that, x * lat_fixed + bursts * window)
  *   noburst mode  bytes * byte   (TSO-noburst: payload bytes over the bandwidth)
@@ -41,6 +44,8 @@ typedef struct npu_slice_cost {
     uint32_t drain_row;   /* per drained OBUF row */
     uint32_t lat_fixed;   /* per DMA transfer whose bursts are latency-bound */
     uint32_t window;      /* per latency-bound burst: its round trip over MAX_OUTSTANDING */
+    uint32_t store_fixed; /* per STORE transfer: xfer_fixed less DRAM_LATENCY (derived, not fitted;
+                             the estimator's, see above) */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);

@@ -269,6 +269,7 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
         g->b.bytes += b.bytes;
         g->b.runs += b.runs;
         g->b.xfers += b.xfers;
+        g->b.words += b.words;
         g->cost += cost;
         g->bus += bus;
         for (int d = x->nd - 1; d >= 0; d--) /* the next tile: the last dim fastest */
@@ -317,6 +318,7 @@ static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t,
     st->b.bytes = passes * g->b.bytes;
     st->b.runs = passes * g->b.runs;
     st->b.xfers = passes * g->b.xfers;
+    st->b.words = passes * g->b.words;
     st->cost = passes * g->cost;
     st->bus = passes * g->bus;
 }
