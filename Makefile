@@ -257,22 +257,25 @@ slice-fidelity-quick: build/small/slice_fidelity
 	  || { cat build/slice-fidelity-quick.log; exit 1; }
 	@tail -1 build/slice-fidelity-quick.log
 # The estimator's step plan mode against the RTL step engine (issue 16 acceptance 1, 2, 5;
-# docs/estimator.md section 7): make step-fidelity sweeps 26 MLPs and batches at tiny-bf16 and
-# small-bf16 (52 points), writing build/step-fidelity-<config>.csv.
+# docs/estimator.md section 7): make step-fidelity sweeps 26 MLPs and batches at tiny-bf16,
+# small-bf16, tiny and small (the int16 step: the same kernels in fixed point; 104 points),
+# writing build/step-fidelity-<config>.csv.
 build/%/step_fidelity: tests/est/step_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/step_fidelity.o
 	$(CXX) -o $@ build/$*/step_fidelity.o build/libnpuhost.a build/$*/libnpusim.a $(SIM_LIBS)
-step-fidelity: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
-	@fail=0; for c in tiny-bf16 small-bf16; do \
+STEP_FIDELITY_CONFIGS := tiny-bf16 small-bf16 tiny small
+step-fidelity: $(foreach c,$(STEP_FIDELITY_CONFIGS),build/$(c)/step_fidelity)
+	@fail=0; for c in $(STEP_FIDELITY_CONFIGS); do \
 	  build/$$c/step_fidelity --csv build/step-fidelity-$$c.csv > build/step-fidelity-$$c.log; r=$$?; \
 	  grep -E "median|acceptance" build/step-fidelity-$$c.log | sed "s/^/$$c: /"; [ $$r = 0 ] || fail=1; \
 	done; exit $$fail
-# make test's representative: two points per bf16 config, with the issue's bounds, and the timing
-# model's micro-benchmarks (a few seconds).
-step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity
+# make test's representative: two points per bf16 config and one int16 step, with the issue's
+# bounds, and the timing model's micro-benchmarks (a few seconds).
+step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity build/tiny/step_fidelity
 	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
 	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 > build/step-fidelity-quick.log \
 	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 >> build/step-fidelity-quick.log \
+	  && build/tiny/step_fidelity 24,37,20,10@19 >> build/step-fidelity-quick.log \
 	  && build/tiny-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
 	  && build/small-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
 	  || { cat build/step-fidelity-quick.log; exit 1; }

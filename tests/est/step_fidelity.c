@@ -10,7 +10,7 @@
  * (compute-bound) or 10% (memory-bound), every step within 10%, and no prediction below its
  * roofline and no RTL kernel below its own (cycles >= MACs / PEs, >= DRAM bytes / bandwidth less
  * the DRAM model's initial credit); 2 when a run fails or an argument is bad.
- *   build/<bf16 config>/step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...
+ *   build/<config>/step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...
  * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10)
  *   build/<config>/step_fidelity --micro   the timing model's constants on small programs (10% or 4 + 2 cycles per instruction)
  * Without points: the sweep of make step-fidelity (docs/estimator.md). make test runs a few.
