@@ -142,7 +142,7 @@ Test(step_scale, rules)
     cr_assert_eq(npu_step_q16(0.5), 12);
     cr_assert_eq(npu_step_q16(1.0 / 32), 16);
     cr_assert_eq(npu_step_q16(4096), 0, "at least 0");
-    cr_assert_eq(npu_step_q16(0), 30, "an all-zero tensor: the finest");
+    cr_assert_eq(npu_step_q16(0), 11, "an all-zero tensor: the nominal magnitude 1, not the finest scale");
     cr_assert_eq(npu_step_q32(1.0), 24, "1 * 64 * 2^24 = 2^30 <= 2^31 - 1");
     int16_t A, B;
     unsigned s;

@@ -5,16 +5,18 @@
 
 static int q_for(double max, double limit)
 {
-    if (!(max > 0))
-        return 30;
     int q = (int)floor(log2(limit / max));
     while (q > 0 && max * ldexp(1.0, q) > limit) /* floor(log2) rounding at exact powers */
         q--;
     return q < 0 ? 0 : q > 30 ? 30 : q;
 }
 
-int npu_step_q16(double max) { return q_for(max * 8, 32767.0); }
-int npu_step_q32(double max) { return q_for(max * 64, 2147483647.0); }
+/* A tensor the calibration saw all zero (or not at all) tells nothing: it gets the nominal
+ * magnitude 1, not the finest scale, which would saturate the first values it holds. */
+static double known(double max) { return max > 0 ? max : 1.0; }
+
+int npu_step_q16(double max) { return q_for(known(max) * 8, 32767.0); }
+int npu_step_q32(double max) { return q_for(known(max) * 64, 2147483647.0); }
 
 static int min_i(int a, int b) { return a < b ? a : b; }
 

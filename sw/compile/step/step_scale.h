@@ -40,7 +40,8 @@ typedef struct npu_step_range {
 } npu_step_range_t;
 
 /* The largest q with max * headroom * 2^q <= 2^(bits-1) - 1 (headroom 8 for 16-bit tensors, 64
- * for 32-bit ones: values may grow during training), in [0, 30]. */
+ * for 32-bit ones: values may grow during training), in [0, 30]; max 0 (an all-zero or unseen
+ * tensor) counts as 1. */
 int npu_step_q16(double max);
 int npu_step_q32(double max);
 
