@@ -124,16 +124,18 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
         B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
-    npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
+    /* one SPM word per cycle: rows not beat-aligned take more words than beats, and the engine
+     * (realigner / packer) streams its bursts at the words' rate, their burst cost on top */
+    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
+    int tr = f->transpose && !store;
+    npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, words), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
     uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
     if (store)
         q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
         return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
-    /* one SPM word per cycle: rows of a few beats' bytes (not beat-aligned) take more words than beats */
-    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
-    return max64(q, fixed + (words << NPU_SLICE_Q));
+    return q;
 }
 
 /* A LOAD's or STORE's DRAM bus time alone (its beats and bursts), which both engines and the

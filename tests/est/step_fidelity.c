@@ -332,6 +332,21 @@ static int micro(const npu_cfg_t *cfg)
             }
         }
     }
+    /* trains of 4 LOADs / STOREs of 13 rows of 40 B (not beat-aligned, the SGD's chunks): the
+     * realigner / packer stream one SPM word a cycle, their bursts' cost on top (prog_time.c) */
+    for (int st = 0; st < 2; st++)
+        for (unsigned off = 0; off < 2u * (unsigned)B; off += (unsigned)B / 4u * 3u) {
+            npu_fields_t f;
+            mn = 0;
+            for (unsigned i = 0; i < 4; i++) {
+                memset(&f, 0, sizeof f);
+                f.op = st ? NPU_OP_STORE : NPU_OP_LOAD, f.rows = 13, f.spm_stride = 2;
+                f.row_bytes = f.dram_stride = 40, f.dram_addr = 4096u * (i + 1) + off, f.spm_addr = 32u * i;
+                mput(&f);
+            }
+            snprintf(w, sizeof w, "4 %s of 13 x 40 B at +%u", st ? "STORE" : "LOAD", off);
+            micro_run(cfg, w, &bad);
+        }
     for (int m = 1; m <= 64; m *= 4) /* LDW / WAVE pairs on alternating banks: turnaround, least */
         bad += micro_waves(cfg, m);
     return bad;
