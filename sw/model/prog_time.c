@@ -118,7 +118,10 @@ static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
 }
 
 /* A LOAD's or STORE's Q16 cycles: its bursts and beats by the ISA's rule, the slicing stage's
- * transfer cost with a STORE's own fixed cost (store_fixed: no read latency). */
+ * transfer cost with a STORE's own fixed cost (store_fixed: no read latency). Its beats are at
+ * least its SPM words: trains of 13-row LOADs take 70 cycles each on the RTL (small) for rows of
+ * 40, 48 or 64 B alike (26 words; 17 to 26 beats) and STOREs 41, so the words set the stream
+ * and the bursts' cost adds to it (a floor of fixed + words under the beats' cost gave 63 / 33). */
 static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);

@@ -4,7 +4,9 @@
  * dataflow over the program's own instructions, each timed by the slicing stage's cost
  * primitives (compile/slice/slice_cost.h) and the vector unit's model:
  *  - LOAD / STORE: its DMA bursts and beats by the ISA's rule (npu_dma_bursts, npu_dma_bursts_tr:
- *    the expected counters' functions), costed by npu_slice_xfer_cost;
+ *    the expected counters' functions), costed by npu_slice_xfer_cost with at least one beat per
+ *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
+ *    bursts' cost on top; measured, step_fidelity --micro);
  *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
  *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
