@@ -39,6 +39,7 @@ typedef struct pt_state {
     size_t nheld;
     uint64_t *fb_end, fb_req;     /* the fetch's bursts: when each one's last beat arrives */
     size_t nfb;                   /* bursts timed so far */
+    size_t last_load;             /* the LOAD started last, + 1 (0: none yet) */
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
@@ -91,8 +92,8 @@ static uint64_t bus_take(pt_state_t *s, uint64_t t, uint64_t w, uint64_t burst)
 /* A fetch burst's data from t on: the DRAM returns reads in order and the read port alternates
  * between the fetch and the LOAD engine (rtl/npu_axi_rd_arb.v), so it waits for the bus time
  * held from t on, but at most for the MAX_OUTSTANDING bursts the engines have in flight (the
- * caller then holds its bus time where it is free, for the transfers that ask after it; the one
- * it overtakes is not delayed). */
+ * caller then holds its bus time where it is free, for the transfers that ask after it, and
+ * delays the LOAD it overtakes: delay_load). */
 static uint64_t bus_fetch(const npu_cfg_t *cfg, const pt_state_t *s, uint64_t t, uint64_t w)
 {
     uint64_t wait = 0, cap = 0;
@@ -213,15 +214,35 @@ static uint64_t fetch_request(const npu_cfg_t *cfg, const pt_state_t *s, size_t 
     return m < 2 ? s->fb_req : max64(s->fb_req, s->disp[((m - 1) * mb * B - 1) / NPU_INSN_BYTES]);
 }
 
+static void channels(const npu_fields_t *f, int q, int *pops, int *np, int *pushes, int *nq);
+
+/* Delays LOAD i by w if its data is still moving at t: its end, its queue and its pushes (its
+ * consumers start after its end, so none has started yet). */
+static void delay_load(pt_state_t *s, size_t i, uint64_t t, uint64_t w, uint64_t *qfree)
+{
+    int pops[2], pushes[2], np, nq;
+    uint64_t end = s->start[i] + s->dur[i];
+    if (t < s->start[i] + s->lead[i] || t >= end)
+        return;
+    channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
+    for (int j = 0; j < nq; j++)
+        s->push[pushes[j]][s->npush[pushes[j]] - 1] += w;
+    s->dur[i] += w;
+    qfree[s->q[i]] = max64(qfree[s->q[i]], end + w);
+}
+
 /* Times the next burst on the bus. */
-static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s)
+static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s, uint64_t *qfree)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg), mb = (uint64_t)cfg->max_burst_beats, m = s->nfb;
     uint64_t beats = fetch_beats(cfg, s->n), nb = beats - m * mb < mb ? beats - m * mb : mb;
     s->fb_req = fetch_request(cfg, s, s->nfb);
     uint64_t w = nb * B * k->byte + k->burst;
     s->fb_end[s->nfb] = bus_fetch(cfg, s, s->fb_req + k->xfer_fixed, w);
-    bus_take(s, s->fb_end[s->nfb++] - w, w, 0); /* the transfers that ask after it wait for its beats */
+    uint64_t at = s->fb_end[s->nfb++] - w;
+    bus_take(s, at, w, 0); /* the transfers that ask after it wait for its beats */
+    if (s->last_load) /* the LOAD it overtakes on the read port ends its bus time later */
+        delay_load(s, s->last_load - 1, at, w, qfree);
 }
 
 /* When instruction i's bytes have arrived (its burst timed): its burst's end less the beats after it. */
@@ -353,6 +374,8 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
     s->start[i] = t;
     s->dur[i] = end - t;
+    if (s->f[i].op == NPU_OP_LOAD)
+        s->last_load = i + 1;
     qfree[s->q[i]] = t + occ;
     for (int j = 0; j < nq; j++)
         s->push[pushes[j]][s->npush[pushes[j]]++] = end;
@@ -413,7 +436,7 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
         }
         if (nd < s->n && fetch_burst_of(cfg, nd) >= s->nfb &&
             fetch_request(cfg, s, s->nfb) + k->xfer_fixed <= best) {
-            fetch_burst(cfg, k, s);
+            fetch_burst(cfg, k, s, qfree);
             continue;
         }
         if (bq < 0)
@@ -422,6 +445,9 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
         start(cfg, s, i, bt, qfree);
         *end = max64(*end, s->start[i] + s->dur[i]);
     }
+    for (size_t i = 0; i < s->n; i++) /* a LOAD a fetch burst overtook ends later than it started out */
+        if (s->start[i] != UINT64_MAX)
+            *end = max64(*end, s->start[i] + s->dur[i]);
     if (rc == 0 && head[QL] + head[QE] + head[QS] < s->n) {
         snprintf(why, wn, "the program's tokens do not resolve (%zu of %zu instructions start)",
                  head[QL] + head[QE] + head[QS], s->n);

@@ -26,7 +26,8 @@
  *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
  *    MAX_OUTSTANDING bursts of the transfers in flight (reads return in order);
  *  - the program ends when its last instruction does, and takes at least its bus time.
- * Not modelled: SPM bank conflicts; the transfer a fetch burst overtakes (the ones after it wait).
+ * Not modelled: SPM bank conflicts. A fetch burst that cuts in on the read port while a LOAD's
+ * data moves delays that LOAD by its bus time (the transfers that ask after it wait for it).
  */
 #ifndef NPU_MODEL_PROG_TIME_H
 #define NPU_MODEL_PROG_TIME_H
