@@ -309,3 +309,16 @@ int npu_step_backward(npu_step_run_t *s, const float *dlogits)
     host_write(s, p->l[p->layers].dz32, dlogits, (size_t)p->batch * p->dims[p->layers], &s->bwd);
     return run_range(s, p->n_fwd, p->nk, &s->bwd);
 }
+
+int npu_step_below_roof(const npu_cfg_t *cfg, const npu_step_tally_t *t, double *need)
+{
+    double beat = npu_cfg_beat(cfg), bw = cfg->dram_bw, cap = 4 * beat > 2 * beat + bw ? 4 * beat : 2 * beat + bw;
+    uint64_t pes = 4u * (uint64_t)cfg->s * (uint64_t)cfg->s, bytes = 0, macs = (t->macs + pes - 1) / pes;
+    for (int g = 0; g < NPU_NUM_TAGS; g++)
+        bytes += t->rd[g] + t->wr[g];
+    *need = (double)macs;
+    if (t->cycles < macs)
+        return 1;
+    *need = ((double)bytes - cap) / bw;
+    return (double)t->cycles < *need ? 2 : 0;
+}

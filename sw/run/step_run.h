@@ -41,6 +41,12 @@ typedef struct npu_step_tally {
     uint64_t host_wr, host_rd;                      /* bytes the host wrote / read */
 } npu_step_tally_t;
 
+/* Issue 16's roofline on the RTL side, for one kernel's tally: its cycles at least its MACs over
+ * the PEs (*need = that bound, return 1 when below) and its DRAM bytes (the counters) over the
+ * bandwidth, less the DRAM model's initial credit (its bucket starts full: max(4 beats, 2 beats +
+ * one cycle's bytes), tb/dram_model.c) (*need, return 2 when below); 0 when at or above both. */
+int npu_step_below_roof(const npu_cfg_t *cfg, const npu_step_tally_t *t, double *need);
+
 typedef struct npu_step_run {
     const npu_cfg_t *cfg;
     npu_sim_t *sim;

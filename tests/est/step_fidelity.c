@@ -125,18 +125,6 @@ static int bytes_equal(const npu_est_kernel_t *k, const npu_step_tally_t *t, cha
 
 static const char *phase_name(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
 
-/* Issue 16's roofline on the RTL side: the kernel's RTL cycles >= MACs / PEs and >= its DRAM bytes
- * (the RTL's counters) over the bandwidth, less the DRAM model's initial credit (its bucket starts
- * full: max(4 beats, 2 beats + one cycle's bytes), tb/dram_model.c; as tests/rtl/test_step.c). */
-static int rtl_below_roof(const npu_cfg_t *c, const npu_step_tally_t *t)
-{
-    double beat = npu_cfg_beat(c), bw = c->dram_bw, cap = 4 * beat > 2 * beat + bw ? 4 * beat : 2 * beat + bw;
-    uint64_t pes = 4u * (uint64_t)c->s * (uint64_t)c->s, bytes = 0;
-    for (int g = 0; g < NPU_NUM_TAGS; g++)
-        bytes += t->rd[g] + t->wr[g];
-    return t->cycles < (t->macs + pes - 1) / pes || (double)t->cycles < ((double)bytes - cap) / bw;
-}
-
 /* Per kernel rows, then per (layer, phase) group: its predicted and RTL cycles, its class. */
 static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t *e, const npu_step_run_t *s,
                     errs_t *E)
@@ -151,7 +139,8 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
         double err = ((double)k->cycles - (double)t->cycles) / (double)t->cycles;
         E->bytes_bad += !ok;
         E->roof_bad += k->timed < k->roof || k->cycles < k->roof;
-        E->rtl_roof_bad += rtl_below_roof(cfg, t);
+        double need;
+        E->rtl_roof_bad += npu_step_below_roof(cfg, t, &need) != 0; /* as tests/rtl/test_step.c */
         E->rtl_kernels++;
         printf("  %-22s %-7s %8llu %8llu %+7.1f%%  %s%s\n", k->name, k->memory_bound ? "memory" : "compute",
                (unsigned long long)k->cycles, (unsigned long long)t->cycles, 100 * err, ok ? "bytes exact" : "BYTES DIFFER: ",

@@ -13,21 +13,15 @@
 #include "run/step_run.h"
 
 /* The roofline invariant of every kernel of the last step (issue 16): cycles >= MACs / PEs and
- * >= DRAM bytes / bandwidth, the bytes less the DRAM model's initial credit (its bucket starts
- * full: max(4 beats, 2 beats + one cycle's bytes), tb/dram_model.c). */
+ * >= DRAM bytes / bandwidth less the DRAM model's initial credit (npu_step_below_roof). */
 static void roofline(const npu_cfg_t *c, const npu_step_run_t *s)
 {
-    double beat = npu_cfg_beat(c), bw = c->dram_bw, cap = 4 * beat > 2 * beat + bw ? 4 * beat : 2 * beat + bw;
-    uint64_t pes = 4u * (uint64_t)c->s * (uint64_t)c->s;
     for (int k = 0; k < s->plan.nk; k++) {
         const npu_step_tally_t *t = &s->last[k];
-        uint64_t bytes = 0;
-        for (int g = 0; g < NPU_NUM_TAGS; g++)
-            bytes += t->rd[g] + t->wr[g];
-        cr_assert_geq(t->cycles, (t->macs + pes - 1) / pes, "%s: %llu cycles for %llu MACs",
-                      s->plan.k[k].name, (unsigned long long)t->cycles, (unsigned long long)t->macs);
-        cr_assert_geq((double)t->cycles, ((double)bytes - cap) / bw, "%s: %llu cycles for %llu DRAM bytes",
-                      s->plan.k[k].name, (unsigned long long)t->cycles, (unsigned long long)bytes);
+        double need = 0;
+        int below = npu_step_below_roof(c, t, &need);
+        cr_assert_eq(below, 0, "%s: %llu cycles, below its %s bound %.0f", s->plan.k[k].name,
+                     (unsigned long long)t->cycles, below == 1 ? "MACs / PEs" : "DRAM bytes / bandwidth", need);
         cr_assert_gt(t->cycles, 0u, "%s", s->plan.k[k].name);
     }
 }

@@ -344,3 +344,24 @@ Test(step_run, divergence_is_caught)
     npu_step_run_free(&s);
     npu_sim_close(sim);
 }
+
+/* The RTL-side roofline check of the step tests and make step-fidelity: MACs / PEs, then DRAM
+ * bytes / bandwidth less the DRAM model's initial credit. */
+Test(step_run, below_roof)
+{
+    npu_cfg_t c = test_cfg(2); /* 16 PEs */
+    npu_step_tally_t t;
+    double need = 0, beat = npu_cfg_beat(&c), cap = 4 * beat > 2 * beat + c.dram_bw ? 4 * beat : 2 * beat + c.dram_bw;
+    memset(&t, 0, sizeof t);
+    t.macs = 1600;
+    t.cycles = 99;
+    cr_assert_eq(npu_step_below_roof(&c, &t, &need), 1);
+    cr_assert_float_eq(need, 100, 1e-9);
+    t.cycles = 100;
+    cr_assert_eq(npu_step_below_roof(&c, &t, &need), 0);
+    t.rd[NPU_TAG_X] = (uint64_t)(101 * c.dram_bw + cap); /* 101 cycles of bytes past the credit */
+    cr_assert_eq(npu_step_below_roof(&c, &t, &need), 2);
+    cr_assert_float_eq(need, 101, 1e-9);
+    t.cycles = 101;
+    cr_assert_eq(npu_step_below_roof(&c, &t, &need), 0);
+}
