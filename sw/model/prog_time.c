@@ -118,16 +118,24 @@ static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
     return store ? k->store_fixed : k->xfer_fixed;
 }
 
-/* A LOAD's or STORE's Q16 cycles: its bursts and beats by the ISA's rule, the slicing stage's
+/* A LOAD's or STORE's bursts and beats by the ISA's rule (once per transfer: its cost and its bus
+ * time both read them). */
+static npu_dma_count_t dma_count(const npu_cfg_t *cfg, const npu_fields_t *f, int store)
+{
+    return (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
+        (uint64_t)npu_cfg_beat(cfg), (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes,
+        f->dram_stride);
+}
+
+/* A LOAD's or STORE's Q16 cycles: its bursts and beats c, the slicing stage's
  * transfer cost with a STORE's own fixed cost (store_fixed: no read latency). Its beats are at
  * least its SPM words: trains of 13-row LOADs take 70 cycles each on the RTL (small) for rows of
  * 40, 48 or 64 B alike (26 words; 17 to 26 beats) and STOREs 41, so the words set the stream
  * and the bursts' cost adds to it (a floor of fixed + words under the beats' cost gave 63 / 33). */
-static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store)
+static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store,
+                         npu_dma_count_t c)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
-    npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
-        B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     /* one SPM word per cycle: rows not beat-aligned take more words than beats, and the engine
      * (realigner / packer) streams its bursts at the words' rate, their burst cost on top */
     uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
@@ -144,12 +152,10 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
 
 /* A LOAD's or STORE's DRAM bus time alone (its beats and bursts), which both engines and the
  * fetch share; *burst: one burst's on average. */
-static uint64_t dma_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store,
-                        uint64_t *burst)
+static uint64_t dma_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f,
+                        npu_dma_count_t c, uint64_t *burst)
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
-    npu_dma_count_t c = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
-        B, (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
     npu_bursts_t b = {c.bursts, c.beats, (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
     uint64_t bus = npu_slice_xfer_bus(k, &b, (unsigned)B);
     *burst = c.bursts ? (bus + c.bursts - 1) / c.bursts : bus;
@@ -170,8 +176,6 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
 {
     uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     switch (f->op) {
-    case NPU_OP_LOAD: return dma_cost(cfg, k, f, 0);
-    case NPU_OP_STORE: return dma_cost(cfg, k, f, 1);
     case NPU_OP_FILL: return ((uint64_t)f->rows * ((f->row_bytes + B - 1) / B)) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:
         if (npu_cfg_bf16(cfg) && !f->narrow)
@@ -187,7 +191,7 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         uint64_t turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
         return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
     }
-    default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S */
+    default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S; LOAD / STORE: prepare */
     }
 }
 
@@ -396,7 +400,9 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         s->dur[i] = duration(cfg, k, &s->f[i], len);
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;
-            s->busw[i] = dma_bus(cfg, k, &s->f[i], st, &s->burstw[i]);
+            npu_dma_count_t c = dma_count(cfg, &s->f[i], st);
+            s->dur[i] = dma_cost(cfg, k, &s->f[i], st, c);
+            s->busw[i] = dma_bus(cfg, k, &s->f[i], c, &s->burstw[i]);
             s->lead[i] = dma_lead(k, st);
             s->bus += s->busw[i];
         }
