@@ -24,12 +24,19 @@ typedef struct fit_npu {
     char why[512]; /* the first failure */
 } fit_npu_t;
 
+/* The largest |v[i]|. */
+static double max_abs(const float *v, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; i++)
+        m = fabs((double)v[i]) > m ? fabs((double)v[i]) : m;
+    return m;
+}
+
 int npu_fit_i16_scale(const float *x, size_t n, int K)
 {
-    float mx = 0;
+    float mx = (float)max_abs(x, n);
     int lg = 0, bits, e;
-    for (size_t i = 0; i < n; i++)
-        mx = fabsf(x[i]) > mx ? fabsf(x[i]) : mx;
     if (mx == 0)
         return 0;
     while ((1 << lg) < K)
@@ -281,14 +288,6 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
         }
     (void)cfg; /* both dtypes: int16 with static scales (step_calibrate) */
     return 0;
-}
-
-static double max_abs(const float *v, size_t n)
-{
-    double m = 0;
-    for (size_t i = 0; i < n; i++)
-        m = fabs((double)v[i]) > m ? fabs((double)v[i]) : m;
-    return m;
 }
 
 /* The int16 step's static scales (compile/step/step_scale.h) from one step of the fp32
