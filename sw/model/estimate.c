@@ -175,7 +175,7 @@ static int tensor(npu_est_t *e, const char *fmt, int layer, uint64_t bytes, int 
 {
     int i = e->n_tensors++;
     snprintf(e->tensor_name[i], sizeof e->tensor_name[i], fmt, layer);
-    e->tensor[i] = (npu_sched_tensor_t){e->tensor_name[i], bytes, in_dram, keep};
+    e->tensor[i] = (npu_sched_tensor_t){e->tensor_name[i], bytes, in_dram, keep, 0};
     return i;
 }
 

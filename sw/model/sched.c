@@ -25,6 +25,30 @@ static int uses(const npu_sched_step_t *s, int t, int outputs)
     return 0;
 }
 
+/* The same for the step's DRAM-side reads (outputs 0) or writes. */
+static int dram_uses(const npu_sched_step_t *s, int t, int outputs)
+{
+    for (int i = 0; i < (outputs ? s->n_dram_out : s->n_dram_in); i++)
+        if ((outputs ? s->dram_out : s->dram_in)[i] == t)
+            return 1;
+    return 0;
+}
+
+/* The tensor's room in the SPM. */
+static uint64_t room(const npu_sched_problem_t *p, int t)
+{
+    return p->t[t].spm_bytes ? p->t[t].spm_bytes : p->t[t].bytes;
+}
+
+/* 1 when a step >= from reads t, in the SPM or in DRAM (its value is still wanted). */
+static int read_later(const npu_sched_problem_t *p, int t, int from)
+{
+    for (int j = from; j < p->n_steps; j++)
+        if (uses(&p->s[j], t, 0) || dram_uses(&p->s[j], t, 0))
+            return 1;
+    return 0;
+}
+
 /* The next step >= from that reads t; NEVER when none. */
 static int next_read(const npu_sched_problem_t *p, int t, int from)
 {
@@ -38,7 +62,7 @@ static int next_read(const npu_sched_problem_t *p, int t, int from)
 static int written_later(const npu_sched_problem_t *p, int t, int from)
 {
     for (int j = from; j < p->n_steps; j++)
-        if (uses(&p->s[j], t, 1))
+        if (uses(&p->s[j], t, 1) || dram_uses(&p->s[j], t, 1))
             return 1;
     return 0;
 }
@@ -63,7 +87,7 @@ static int add_event(plan_t *pl, int kind, int t, int step, int forced)
         r->ev = e;
         pl->cap_ev = cap;
     }
-    r->ev[r->n_ev++] = (npu_sched_event_t){kind, t, step, forced, 0, 0, 0};
+    r->ev[r->n_ev++] = (npu_sched_event_t){kind, t, step, forced, 0, 0, 0, 0};
     return 0;
 }
 
@@ -72,12 +96,12 @@ static int add_event(plan_t *pl, int kind, int t, int step, int forced)
 static int evict(plan_t *pl, int t, int step, int forced)
 {
     const npu_sched_problem_t *p = pl->p;
-    int wanted = next_read(p, t, step) != NEVER || (p->t[t].keep_out && !written_later(p, t, step));
+    int wanted = read_later(p, t, step) || (p->t[t].keep_out && !written_later(p, t, step));
     int kind = !wanted ? NPU_SCHED_FREE : pl->dirty[t] ? NPU_SCHED_STORE : NPU_SCHED_DROP;
     if (kind == NPU_SCHED_STORE)
         pl->has_dram[t] = 1;
     pl->resident[t] = pl->dirty[t] = 0;
-    pl->used -= p->t[t].bytes;
+    pl->used -= room(p, t);
     return add_event(pl, kind, t, step, forced);
 }
 
@@ -91,7 +115,7 @@ static int victim(const plan_t *pl, int s)
         if (!pl->resident[t] || uses(&p->s[s], t, 0) || uses(&p->s[s], t, 1))
             continue;
         nr = next_read(p, t, s);
-        if (nr > far || (nr == far && p->t[t].bytes > p->t[best].bytes)) {
+        if (nr > far || (nr == far && room(p, t) > room(p, best))) {
             far = nr;
             best = t;
         }
@@ -100,11 +124,40 @@ static int victim(const plan_t *pl, int s)
 }
 
 /* A step that cannot run: the reason in r->why; returns 1. */
-static int infeasible(npu_sched_result_t *r, const char *fmt, const char *a, unsigned long long b)
+static int infeasible(npu_sched_result_t *r, int s, const char *fmt, const char *a, unsigned long long b)
 {
     snprintf(r->why, sizeof r->why, fmt, a, b);
     r->ok = 0;
+    r->bad_step = s;
     return 1;
+}
+
+/* Step s's DRAM-side accesses, before it: a dirty resident input is written back and stays
+ * (clean); a resident output is freed (the step overwrites its DRAM copy). 0, or -1. */
+static int dram_side(plan_t *pl, int s)
+{
+    const npu_sched_problem_t *p = pl->p;
+    const npu_sched_step_t *st = &p->s[s];
+    for (int i = 0; i < st->n_dram_in; i++) {
+        int t = st->dram_in[i];
+        if (pl->resident[t] && pl->dirty[t]) {
+            if (add_event(pl, NPU_SCHED_STORE, t, s, 1))
+                return -1;
+            pl->r->ev[pl->r->n_ev - 1].keep = 1;
+            pl->dirty[t] = 0;
+            pl->has_dram[t] = 1;
+        }
+    }
+    for (int i = 0; i < st->n_dram_out; i++) {
+        int t = st->dram_out[i];
+        if (pl->resident[t]) {
+            pl->resident[t] = pl->dirty[t] = 0;
+            pl->used -= room(p, t);
+            if (add_event(pl, NPU_SCHED_FREE, t, s, 0))
+                return -1;
+        }
+    }
+    return 0;
 }
 
 /* Residency of step s: room for its missing inputs and its outputs (evictions), its loads, its
@@ -115,14 +168,16 @@ static int plan_step(plan_t *pl, int s)
     const npu_sched_problem_t *p = pl->p;
     const npu_sched_step_t *st = &p->s[s];
     uint64_t need = 0;
+    if (dram_side(pl, s))
+        return -1;
     for (int i = 0; i < st->n_in; i++)
-        need += pl->resident[st->in[i]] ? 0 : p->t[st->in[i]].bytes;
+        need += pl->resident[st->in[i]] ? 0 : room(p, st->in[i]);
     for (int i = 0; i < st->n_out; i++)
-        need += pl->resident[st->out[i]] || uses(st, st->out[i], 0) ? 0 : p->t[st->out[i]].bytes;
+        need += pl->resident[st->out[i]] || uses(st, st->out[i], 0) ? 0 : room(p, st->out[i]);
     while (p->spm_bytes - pl->used < need) {
         int v = victim(pl, s);
         if (v < 0)
-            return infeasible(pl->r, "step %s: its own inputs and outputs exceed the SPM by %llu "
+            return infeasible(pl->r, s, "step %s: its own inputs and outputs exceed the SPM by %llu "
                         "bytes", st->name, (unsigned long long)(need - (p->spm_bytes - pl->used)));
         if (evict(pl, v, s, 1))
             return -1;
@@ -132,20 +187,22 @@ static int plan_step(plan_t *pl, int s)
         if (pl->resident[t])
             continue;
         if (!pl->has_dram[t])
-            return infeasible(pl->r, "step %s reads tensor %llu before any step writes it", st->name,
+            return infeasible(pl->r, s, "step %s reads tensor %llu before any step writes it", st->name,
                         (unsigned long long)t);
         if (add_event(pl, NPU_SCHED_LOAD, t, s, 0))
             return -1;
         pl->resident[t] = 1;
-        pl->used += p->t[t].bytes;
+        pl->used += room(p, t);
     }
     for (int i = 0; i < st->n_out; i++) {
         int t = st->out[i];
         if (!pl->resident[t])
-            pl->used += p->t[t].bytes;
+            pl->used += room(p, t);
         pl->resident[t] = pl->dirty[t] = 1;
         pl->has_dram[t] = 0;
     }
+    for (int i = 0; i < st->n_dram_out; i++)
+        pl->has_dram[st->dram_out[i]] = 1;
     pl->occ[s] = pl->used;
     for (int t = 0; t < p->n_tensors; t++) /* dead after s, or finished results: leave now */
         if (pl->resident[t] && (uses(st, t, 0) || uses(st, t, 1)) && next_read(p, t, s + 1) == NEVER &&
@@ -182,7 +239,7 @@ static int issue_step(const npu_sched_problem_t *p, const npu_sched_result_t *r,
                       const uint64_t *occ, uint64_t *extra)
 {
     const npu_sched_event_t *e = &r->ev[i];
-    uint64_t b = p->t[e->tensor].bytes;
+    uint64_t b = room(p, e->tensor);
     int at;
     if (e->kind == NPU_SCHED_STORE)
         return p->lookahead ? last_access(p, e->tensor, e->step, 1) + 1 : e->step; /* final */
@@ -281,12 +338,15 @@ static int check_problem(const npu_sched_problem_t *p, npu_sched_result_t *r)
     }
     for (int s = 0; s < p->n_steps; s++) {
         const npu_sched_step_t *st = &p->s[s];
-        if (st->n_in < 0 || st->n_in > NPU_SCHED_MAX_IO || st->n_out < 0 || st->n_out > NPU_SCHED_MAX_IO) {
+        if (st->n_in < 0 || st->n_in > NPU_SCHED_MAX_IO || st->n_out < 0 || st->n_out > NPU_SCHED_MAX_IO ||
+            st->n_dram_in < 0 || st->n_dram_in > NPU_SCHED_MAX_IO || st->n_dram_out < 0 ||
+            st->n_dram_out > NPU_SCHED_MAX_IO) {
             snprintf(r->why, sizeof r->why, "step %d: more than %d inputs or outputs", s, NPU_SCHED_MAX_IO);
             return -1;
         }
-        for (int i = 0; i < st->n_in + st->n_out; i++) {
-            int t = i < st->n_in ? st->in[i] : st->out[i - st->n_in];
+        for (int i = 0; i < st->n_in + st->n_out + st->n_dram_in + st->n_dram_out; i++) {
+            int j = i, t = j < st->n_in ? st->in[j] : (j -= st->n_in) < st->n_out ? st->out[j]
+                         : (j -= st->n_out) < st->n_dram_in ? st->dram_in[j] : st->dram_out[j - st->n_dram_in];
             if (t < 0 || t >= p->n_tensors) {
                 snprintf(r->why, sizeof r->why, "step %d: tensor %d does not exist", s, t);
                 return -1;

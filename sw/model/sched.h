@@ -34,6 +34,8 @@ typedef struct npu_sched_tensor {
     uint64_t bytes;
     int in_dram;  /* 1: a valid copy is in DRAM at the start (batch, weights) */
     int keep_out; /* 1: must be in DRAM at the end (updated weights, results) */
+    uint64_t spm_bytes; /* its room in the SPM when that differs from bytes (rows padded to
+                           words); 0: bytes */
 } npu_sched_tensor_t;
 
 typedef struct npu_sched_step {
@@ -41,6 +43,12 @@ typedef struct npu_sched_step {
     uint64_t cycles; /* compute time of the step */
     int n_in, n_out;
     int in[NPU_SCHED_MAX_IO], out[NPU_SCHED_MAX_IO]; /* tensor indices */
+    /* Tensors the step reads or writes in DRAM itself (a transposed GEMM operand the DMA
+     * transposes, the host's logits and loss gradient): before the step a dirty resident copy
+     * of a DRAM input is written back (and stays, clean); a resident copy of a DRAM output is
+     * freed (the step's write makes it stale). */
+    int n_dram_in, n_dram_out;
+    int dram_in[NPU_SCHED_MAX_IO], dram_out[NPU_SCHED_MAX_IO];
 } npu_sched_step_t;
 
 typedef struct npu_sched_problem {
@@ -61,6 +69,7 @@ enum { NPU_SCHED_LOAD = 0, NPU_SCHED_STORE = 1, NPU_SCHED_DROP = 2, NPU_SCHED_FR
 typedef struct npu_sched_event {
     int kind, tensor, step;
     int forced;                 /* evicted to make room for `step` (it waits for the write) */
+    int keep;                   /* STORE only: written back for a step's DRAM read; stays resident */
     uint64_t issue, start, end; /* DMA: ready, began, done (0 for DROP, FREE) */
 } npu_sched_event_t;
 
@@ -77,6 +86,7 @@ typedef struct npu_sched_step_stat {
 
 typedef struct npu_sched_result {
     int ok;                       /* 0: a step's inputs and outputs exceed the SPM (why) */
+    int bad_step;                 /* ok 0: the step that could not run */
     char why[160];
     uint64_t cycles;              /* end of the last step, then the final write-backs */
     uint64_t in_bytes, out_bytes, stall;

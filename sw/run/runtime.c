@@ -585,16 +585,23 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
 {
     uint64_t size[4];
     size_t plen;
+    npu_cfg_t below = *cfg; /* resident tensors above args->spm_limit: tiles below it */
+    char why[160];
     report_init(rep, M, N, K, args->transA, args->transB);
-    if (gemm_layout(cfg, M, N, K, args->transA, args->transB, args->modes, NULL, UINT64_MAX, rep,
+    if (npu_gemm_res_check(cfg, M, N, K, args, why, sizeof why))
+        return host_error(rep, why);
+    if (args->spm_limit)
+        below.spm_banks = (int)(args->spm_limit / (unsigned)cfg->spm_bank_words);
+    if (gemm_layout(&below, M, N, K, args->transA, args->transB, args->modes, NULL, UINT64_MAX, rep,
                     size, &plen) != 0)
         return rep->rc;
+    int resident = args->res_a || args->res_b || args->res_c; /* fewer LOADs, SYNCs instead */
     int modes = rep->args.modes; /* without the tiling choice bits */
     rep->args = *args;
     rep->args.modes = modes;
     rep->prog_base = prog_base;
     rep->dram_used = rep->dram_need = prog_base + size[0];
-    if (npu_gemm_emit(cfg, &rep->plan, &rep->args, &rep->prog) != 0 || rep->prog.n != plen)
+    if (npu_gemm_emit(cfg, &rep->plan, &rep->args, &rep->prog) != 0 || (!resident && rep->prog.n != plen))
         return host_error(rep, "instruction emission failed (a field does not fit)");
     npu_prog_expect(cfg, rep->prog.insn, rep->prog.n, &rep->expect);
     return rep->rc = NPU_GEMM_PASS;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/step/step_res.h"
 #include "ref/bf16.h"
 #include "ref/vk_golden.h"
 #include "run/runtime.h"
@@ -22,10 +23,16 @@ static int fail(npu_step_run_t *s, const char *fmt, ...)
     return -1;
 }
 
+/* The kernel i runs: the plan's, or with its resident operands. */
+static const npu_step_kernel_t *kernel_run(const npu_step_run_t *s, int i)
+{
+    return s->res ? &s->res->k[i] : &s->plan.k[i];
+}
+
 /* Kernel i's program at *base (advanced past it, beat-aligned). */
 static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
 {
-    const npu_step_kernel_t *k = &s->plan.k[i];
+    const npu_step_kernel_t *k = kernel_run(s, i);
     npu_step_prog_t *kp = &s->kp[i];
     uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg), align = beat > 16 ? beat : 16; /* PROG_BASE */
     char why[256] = "";
@@ -78,6 +85,42 @@ int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim,
     return 0;
 }
 
+/* The one-instruction program of whole-tensor transfer x (or a copy of tensor t's resident rows
+ * at spm to DRAM byte `to`, for checking: store 1, keep = -1). */
+static int xfer_prog(npu_step_run_t *s, int store, int t, unsigned spm, uint64_t to, npu_prog_t *out)
+{
+    const npu_step_tensor_t *T = &s->plan.t[t];
+    unsigned rb = (unsigned)(T->bytes / (uint64_t)T->rows);
+    npu_insn_t in;
+    int rc = store ? npu_enc_store(&in, NPU_TAG_Y, (unsigned)T->rows, (uint32_t)to, spm, s->res->stride[t], rb, rb)
+                   : npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)to, spm, s->res->stride[t], rb, rb);
+    npu_prog_init(out);
+    if (rc || npu_prog_push(out, &in))
+        return fail(s, "transfer of %s: the instruction does not fit (%d rows of %u bytes)", T->name, T->rows, rb);
+    return 0;
+}
+
+/* The transfers' programs after the kernels' from *base; then the scratch area. */
+static int compile_xfers(npu_step_run_t *s, uint64_t *base)
+{
+    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg), most = 0;
+    beat = beat > 16 ? beat : 16; /* PROG_BASE's alignment, and a program's slot */
+    for (int x = 0; x < s->res->nx; x++) {
+        const npu_res_xfer_t *X = &s->res->x[x];
+        *base = (*base + beat - 1) / beat * beat;
+        s->xp[x].base = *base;
+        if (xfer_prog(s, X->store, X->t, X->spm, s->plan.t[X->t].dram, &s->xp[x].prog))
+            return -1;
+        npu_prog_expect(s->cfg, s->xp[x].prog.insn, s->xp[x].prog.n, &s->xp[x].expect);
+        *base += beat;
+    }
+    for (int t = 0; t < s->plan.nt; t++)
+        most = s->plan.t[t].bytes > most ? s->plan.t[t].bytes : most;
+    s->scratch = (*base + beat - 1) / beat * beat;
+    *base = s->scratch + beat + most;
+    return 0;
+}
+
 int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
                       int layers, int batch, float lr, float mu, float wd, int modes,
                       uint64_t max_cycles)
@@ -85,7 +128,7 @@ int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
     return npu_step_run_init_q(s, cfg, sim, dims, layers, batch, lr, mu, wd, modes, NULL, max_cycles);
 }
 
-void npu_step_run_free(npu_step_run_t *s)
+static void free_kernels(npu_step_run_t *s)
 {
     for (int i = 0; s->kp && i < s->plan.nk; i++) {
         if (s->kp[i].gemm) {
@@ -94,7 +137,42 @@ void npu_step_run_free(npu_step_run_t *s)
         } else {
             npu_prog_free(&s->kp[i].prog);
         }
+        memset(&s->kp[i], 0, sizeof s->kp[i]);
     }
+}
+
+int npu_step_run_resident(npu_step_run_t *s, int res_banks)
+{
+    uint64_t base = s->plan.end;
+    size_t dram_bytes = 0;
+    if (!(s->res = calloc(1, sizeof *s->res)))
+        return fail(s, "out of memory");
+    if (npu_step_res_plan(s->cfg, &s->plan, res_banks, s->res))
+        return fail(s, "%s", s->res->why);
+    free_kernels(s);
+    for (int i = 0; i < s->plan.nk; i++)
+        if (compile_kernel(s, i, &base))
+            return -1;
+    if (!(s->xp = calloc((size_t)(s->res->nx ? s->res->nx : 1), sizeof *s->xp)))
+        return fail(s, "out of memory");
+    if (compile_xfers(s, &base))
+        return -1;
+    npu_sim_dram(s->sim, &dram_bytes);
+    if (base > dram_bytes)
+        return fail(s, "the step needs %llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
+                    (unsigned long long)base, (unsigned long long)dram_bytes);
+    return 0;
+}
+
+void npu_step_run_free(npu_step_run_t *s)
+{
+    free_kernels(s);
+    for (int x = 0; s->xp && s->res && x < s->res->nx; x++)
+        npu_prog_free(&s->xp[x].prog);
+    free(s->xp);
+    if (s->res)
+        npu_step_res_free(s->res);
+    free(s->res);
     free(s->kp);
     free(s->last);
     free(s->gold);
@@ -183,26 +261,58 @@ static float tensor_f32(const uint8_t *img, const npu_step_tensor_t *T, size_t i
 
 /* The tensors kernel k writes: its GEMM's C, its vector kernel's stored tensors. Calls f on
  * each (DRAM address, bytes, element width, name). */
-typedef void (*out_fn)(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at, uint64_t bytes,
-                       unsigned width, const char *name);
+typedef void (*out_fn)(npu_step_run_t *s, const npu_step_kernel_t *k, int resident, uint32_t at,
+                       uint64_t bytes, unsigned width, const char *name);
 
-static void each_output(npu_step_run_t *s, const npu_step_kernel_t *k, out_fn f)
+/* The outputs of kernel i (the plan's; resident: the kernel that runs leaves it in the SPM). */
+static void each_output(npu_step_run_t *s, int i, out_fn f)
 {
+    const npu_step_kernel_t *k = &s->plan.k[i], *r = kernel_run(s, i);
     if (k->kind == NPU_SK_GEMM) {
-        f(s, k, k->g.args.c, (uint64_t)k->g.M * k->g.args.pitch_c, 32, "C");
+        f(s, k, r->g.args.res_c, k->g.args.c, (uint64_t)k->g.M * k->g.args.pitch_c, 32, "C");
         return;
     }
     for (int t = 0; t < k->v.nt; t++)
         if (k->v.t[t].store)
-            f(s, k, k->v.t[t].dram, (uint64_t)(k->v.t[t].one_row ? 1 : k->v.rows) * npu_vk_row_bytes(&k->v, t),
-              k->v.t[t].width, k->v.t[t].name);
+            f(s, k, r->v.t[t].resident, k->v.t[t].dram,
+              (uint64_t)(k->v.t[t].one_row ? 1 : k->v.rows) * npu_vk_row_bytes(&k->v, t), k->v.t[t].width,
+              k->v.t[t].name);
 }
 
-static void compare_out(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at, uint64_t bytes,
-                        unsigned width, const char *name)
+/* A resident output's rows (tensor at DRAM address `at`) copied to the scratch area; NULL after a
+ * failure. The copy's program stays out of the tallies: checking does not change what is measured. */
+static const uint8_t *resident_copy(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at)
 {
-    const uint8_t *got = npu_sim_dram(s->sim, NULL) + at, *exp = s->gold + at;
+    int t = -1;
+    for (int u = 0; u < s->plan.nt && t < 0; u++)
+        t = s->plan.t[u].dram == at ? u : -1;
+    unsigned spm = 0;
+    for (int v = 0; v < s->res->nstay; v++)
+        if (s->res->stay[v].t == t && s->res->stay[v].from <= s->cur_step && s->cur_step < s->res->stay[v].to)
+            spm = s->res->stay[v].spm;
+    npu_prog_t p;
+    npu_run_result_t r;
+    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg);
+    beat = beat > 16 ? beat : 16; /* the slot compile_xfers left */
+    if (t < 0 || xfer_prog(s, 1, t, spm, s->scratch + beat, &p))
+        return NULL;
+    int rc = npu_run_program(s->cfg, s->sim, s->scratch, p.insn, p.n, s->max_cycles, &r);
+    npu_prog_free(&p);
+    if (rc != NPU_RUN_DONE) {
+        fail(s, "%s: the copy of its resident output for checking failed", k->name);
+        return NULL;
+    }
+    return npu_sim_dram(s->sim, NULL) + s->scratch + beat;
+}
+
+static void compare_out(npu_step_run_t *s, const npu_step_kernel_t *k, int resident, uint32_t at,
+                        uint64_t bytes, unsigned width, const char *name)
+{
+    const uint8_t *got = resident ? resident_copy(s, k, at) : npu_sim_dram(s->sim, NULL) + at;
+    const uint8_t *exp = s->gold + at;
     unsigned w = width / 8;
+    if (!got)
+        return;
     if (!memcmp(got, exp, bytes))
         return;
     for (uint64_t e = 0; e < bytes / w; e++) {
@@ -243,20 +353,28 @@ static void tally(npu_step_tally_t *t, const npu_run_result_t *r)
         t->macs += r->cnt[NPU_CNT_macs_core0 + c];
 }
 
+/* Runs one program; 0, or -1 naming `what` and the NPU's error. */
+static int run_prog(npu_step_run_t *s, const char *what, const npu_step_prog_t *kp, npu_run_result_t *r)
+{
+    int rc = npu_run_program(s->cfg, s->sim, kp->base, kp->prog.insn, kp->prog.n, s->max_cycles, r);
+    if (rc == NPU_RUN_DONE)
+        return 0;
+    return fail(s, rc == NPU_RUN_ERROR ? "%s: NPU error %s at pc %u (info 0x%x)" : "%s: did not finish (%s%u)",
+                what, rc == NPU_RUN_ERROR && npu_error_name(r->err) ? npu_error_name(r->err) : "",
+                (unsigned)r->err_pc, (unsigned)r->err_info);
+}
+
 /* Runs kernel i on the NPU and, when checking, on the golden image; compares. 0 or -1. */
 static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
 {
     const npu_step_kernel_t *k = &s->plan.k[i];
+    if (s->res)
+        s->cur_step = npu_step_res_step(&s->plan, i);
     const npu_step_prog_t *kp = &s->kp[i];
     npu_run_result_t r;
     char msg[256] = "";
-    int rc = npu_run_program(s->cfg, s->sim, kp->base, kp->prog.insn, kp->prog.n, s->max_cycles, &r);
-    if (rc != NPU_RUN_DONE) {
-        snprintf(msg, sizeof msg, rc == NPU_RUN_ERROR ? "NPU error %s at pc %u" : "did not finish (%s%u)",
-                 rc == NPU_RUN_ERROR && npu_error_name(r.err) ? npu_error_name(r.err) : "",
-                 (unsigned)r.err_pc);
-        return fail(s, "%s: %s", k->name, msg);
-    }
+    if (run_prog(s, k->name, kp, &r))
+        return -1;
     tally(ty, &r);
     memset(&s->last[i], 0, sizeof s->last[i]);
     tally(&s->last[i], &r);
@@ -273,14 +391,35 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
     if (golden_kernel(s, i))
         return fail(s, "%s: the golden model failed", k->name);
     uint64_t before = s->failed;
-    each_output(s, k, compare_out);
+    each_output(s, i, compare_out);
     return s->failed == before ? 0 : -1;
+}
+
+/* The residency plan's transfers before scheduler step j (n_steps: after the last kernel). */
+static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
+{
+    for (int x = s->res ? s->res->x_at[j] : 0; s->res && x < s->res->x_at[j + 1]; x++) {
+        const npu_res_xfer_t *X = &s->res->x[x];
+        npu_run_result_t r;
+        char msg[256] = "";
+        snprintf(msg, sizeof msg, "%s of %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name);
+        if (run_prog(s, msg, &s->xp[x], &r))
+            return -1;
+        if (npu_check_counters(r.cnt, &s->xp[x].expect, msg, sizeof msg))
+            return fail(s, "%s of %s: counters: %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name, msg);
+        tally(ty, &r);
+        for (int g = 0; g < NPU_NUM_TAGS; g++) {
+            s->res_rd[X->t] += g == NPU_TAG_PROG ? 0 : r.cnt[NPU_CNT_dram_rd_prog + g];
+            s->res_wr[X->t] += r.cnt[NPU_CNT_dram_wr_prog + g];
+        }
+    }
+    return 0;
 }
 
 static int run_range(npu_step_run_t *s, int from, int to, npu_step_tally_t *ty)
 {
     for (int i = from; i < to; i++)
-        if (run_kernel(s, i, ty))
+        if (run_xfers(s, npu_step_res_step(&s->plan, i), ty) || run_kernel(s, i, ty))
             return -1;
     return 0;
 }
@@ -293,7 +432,9 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     if (rows < 1 || rows > p->batch)
         return fail(s, "forward of %d rows (the plan's batch: %d)", rows, p->batch);
     host_write(s, p->x16, x, (size_t)rows * p->dims[0], &s->fwd);
-    if (run_range(s, 0, p->n_fwd, &s->fwd))
+    memset(s->res_rd, 0, sizeof s->res_rd);
+    memset(s->res_wr, 0, sizeof s->res_wr);
+    if (run_range(s, 0, p->n_fwd, &s->fwd) || run_xfers(s, p->n_fwd, &s->fwd)) /* logits out */
         return -1;
     const uint8_t *img = npu_sim_dram(s->sim, NULL);
     for (size_t i = 0; i < (size_t)rows * Z->cols; i++)
@@ -307,7 +448,7 @@ int npu_step_backward(npu_step_run_t *s, const float *dlogits)
     const npu_step_plan_t *p = &s->plan;
     memset(&s->bwd, 0, sizeof s->bwd);
     host_write(s, p->l[p->layers].dz32, dlogits, (size_t)p->batch * p->dims[p->layers], &s->bwd);
-    return run_range(s, p->n_fwd, p->nk, &s->bwd);
+    return run_range(s, p->n_fwd, p->nk, &s->bwd) || run_xfers(s, p->nk + 1, &s->bwd) ? -1 : 0;
 }
 
 int npu_step_below_roof(const npu_cfg_t *cfg, const npu_step_tally_t *t, double *need)

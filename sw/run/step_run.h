@@ -57,6 +57,12 @@ typedef struct npu_step_run {
     int check;                    /* compare every kernel with the golden model (default 1) */
     npu_step_tally_t fwd, bwd;    /* the last step's forward / backward+update; reset per call */
     npu_step_tally_t *last;       /* per kernel: its last run */
+    struct npu_step_res *res;     /* SPM residency (npu_step_run_resident), owned; NULL: none */
+    npu_step_prog_t *xp;          /* per transfer of res: its one LOAD or STORE */
+    int cur_step;                 /* the scheduler step running (residency) */
+    uint64_t scratch;             /* DRAM: the check program's slot, then a resident output's copy */
+    uint64_t res_rd[NPU_STEP_MAX_TENSORS], res_wr[NPU_STEP_MAX_TENSORS]; /* the last step's
+                                     whole-tensor transfers per tensor (DMA counters, bytes) */
     uint64_t checked, failed;     /* kernels compared, and those that differed or failed */
     char why[512];                /* the first failure */
 } npu_step_run_t;
@@ -71,6 +77,13 @@ int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
                       int layers, int batch, float lr, float mu, float wd, int modes,
                       uint64_t max_cycles);
 void npu_step_run_free(npu_step_run_t *s);
+
+/* Keeps tensors in the SPM between kernels from now on: the residency plan of compile/step/
+ * step_res.h with the last res_banks banks resident, its kernels compiled in place of the plain
+ * ones, one program per whole-tensor transfer, run before the kernel they precede. Checking
+ * copies each resident output to a scratch DRAM area (a program outside the tallies) and compares
+ * it with the golden image. 0, or -1 with the reason in s->why. */
+int npu_step_run_resident(npu_step_run_t *s, int res_banks);
 
 /* Writes the initial parameters (w[l-1]: d[l-1] x d[l] fp32, b[l-1]: d[l]) into both images:
  * W32 and W16 = bf16(W32), b, and zero velocities. The one time the host writes them. */

@@ -21,7 +21,7 @@ static void prob_init(prob_t *b, uint64_t spm, double bw, uint64_t lat)
 
 static int tensor(prob_t *b, const char *name, uint64_t bytes, int in_dram, int keep_out)
 {
-    b->t[b->p.n_tensors] = (npu_sched_tensor_t){name, bytes, in_dram, keep_out};
+    b->t[b->p.n_tensors] = (npu_sched_tensor_t){name, bytes, in_dram, keep_out, 0};
     return b->p.n_tensors++;
 }
 

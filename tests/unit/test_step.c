@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "compile/step/step_plan.h"
+#include "compile/step/step_res.h"
 #include "compile/step/vkern.h"
 #include "hw/isa.h"
 #include "npu_funcsim.h"
@@ -240,7 +241,19 @@ Test(step_scale, int16_plan)
 /* Twelve steps of a 3-layer MLP on one batch, on the functional model: every kernel bit-exact and
  * its counters right (the runtime checks both), the loss falling. */
 #define STEPS 12
-static void steps_on_model(int S, int int16, const int *dims, int layers, int batch, float lr)
+/* res_banks > 0: with that many SPM banks resident (compile/step/step_res.h); then every whole-
+ * tensor transfer's bytes on the model equal the scheduler's per tensor, and the step moves fewer
+ * DRAM bytes than without residency. */
+static uint64_t step_bytes(const npu_step_run_t *s)
+{
+    uint64_t b = 0;
+    for (int g = 0; g < NPU_NUM_TAGS; g++)
+        b += g == NPU_TAG_PROG ? 0 : s->fwd.rd[g] + s->fwd.wr[g] + s->bwd.rd[g] + s->bwd.wr[g];
+    return b;
+}
+
+/* Returns the last step's DRAM bytes (operands and results, not the programs). */
+static uint64_t steps_res(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks)
 {
     npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
     npu_funcsim_config(&c);
@@ -249,6 +262,8 @@ static void steps_on_model(int S, int int16, const int *dims, int layers, int ba
     npu_step_run_t s;
     int rc = npu_step_run_init(&s, &c, sim, dims, layers, batch, lr, 0.9f, 1e-3f, 0, 50000000);
     cr_assert_eq(rc, 0, "%s", s.why);
+    if (res_banks)
+        cr_assert_eq(npu_step_run_resident(&s, res_banks), 0, "%s", s.why);
     float *w[NPU_STEP_MAX_LAYERS], *b[NPU_STEP_MAX_LAYERS];
     uint64_t x = 0x5EED + (uint64_t)S;
     for (int l = 0; l < layers; l++) {
@@ -277,9 +292,17 @@ static void steps_on_model(int S, int int16, const int *dims, int layers, int ba
             fprintf(stderr, "S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
+        for (int t = 0; res_banks && t < s.plan.nt; t++) {
+            cr_assert_eq(s.res_rd[t], s.res->r.tensor[t].in_bytes, "%s in", s.plan.t[t].name);
+            cr_assert_eq(s.res_wr[t], s.res->r.tensor[t].out_bytes, "%s out", s.plan.t[t].name);
+        }
     }
     cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
     cr_assert_lt(loss, 0.9 * first, "loss %g after the steps, %g at first", loss, first);
+    uint64_t bytes = step_bytes(&s);
+    if (getenv("STEP_DEBUG") && res_banks)
+        fprintf(stderr, "resident: %d transfers, %d stays, %d demoted, %llu bytes\n", s.res->nx,
+                s.res->nstay, s.res->demoted, (unsigned long long)bytes);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     for (int l = 0; l < layers; l++) {
@@ -290,6 +313,22 @@ static void steps_on_model(int S, int int16, const int *dims, int layers, int ba
     free(lg);
     free(dl);
     free(y);
+    return bytes;
+}
+
+static void steps_on_model(int S, int int16, const int *dims, int layers, int batch, float lr)
+{
+    steps_res(S, int16, dims, layers, batch, lr, 0);
+}
+
+Test(step_run, mlp_resident_s2)
+{
+    int dims[4] = {20, 37, 24, 10};
+    for (int int16 = 0; int16 < 2; int16++) {
+        uint64_t plain = steps_res(2, int16, dims, 3, 13, 0.5f, 0), res = steps_res(2, int16, dims, 3, 13, 0.5f, 1);
+        cr_assert_lt(res, plain * 3 / 4, "%llu bytes resident, %llu without", (unsigned long long)res,
+                     (unsigned long long)plain);
+    }
 }
 
 Test(step_run, mlp_on_model_s2)

@@ -4,9 +4,47 @@
 #include "compile/gemm/flexsa_mode.h"
 #include "prog/prog_builder.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static int imin(int a, int b) { return a < b ? a : b; }
+
+unsigned npu_gemm_res_words(const npu_cfg_t *cfg, int cols, int c32)
+{
+    unsigned F = 2u * (unsigned)cfg->s, blocks = ((unsigned)cols + F - 1) / F;
+    return c32 ? 2 * blocks : blocks;
+}
+
+/* One resident operand's check: rows x cols at word spm within [limit, the SPM's end). */
+static int res_fits(const npu_cfg_t *cfg, const char *what, int on, int trans, unsigned spm, int rows,
+                    int cols, int c32, unsigned limit, char *why, size_t n)
+{
+    uint64_t end = (uint64_t)spm + (uint64_t)rows * npu_gemm_res_words(cfg, cols, c32);
+    if (!on)
+        return 0;
+    if (trans)
+        snprintf(why, n, "resident %s: a transposed operand is read from DRAM only", what);
+    else if (spm < limit || end > (uint64_t)npu_cfg_spm_words(cfg))
+        snprintf(why, n, "resident %s: words %u..%llu outside the resident area %u..%d", what, spm,
+                 (unsigned long long)end, limit, npu_cfg_spm_words(cfg));
+    else
+        return 0;
+    return -1;
+}
+
+int npu_gemm_res_check(const npu_cfg_t *cfg, int M, int N, int K, const npu_gemm_args_t *a,
+                       char *why, size_t n)
+{
+    if (a->spm_limit % (unsigned)cfg->spm_bank_words || a->spm_limit > (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(why, n, "spm_limit %u is not a bank boundary within the SPM", a->spm_limit);
+        return -1;
+    }
+    return res_fits(cfg, "A", a->res_a, a->transA, a->spm_ra, M, K, 0, a->spm_limit, why, n) ||
+                   res_fits(cfg, "B", a->res_b, a->transB, a->spm_rb, K, N, 0, a->spm_limit, why, n) ||
+                   res_fits(cfg, "C", a->res_c, 0, a->spm_rc, M, N, 1, a->spm_limit, why, n)
+               ? -1
+               : 0;
+}
 
 void npu_gemm_pitches(int M, int N, int K, int transA, int transB, unsigned *pitch_a,
                       unsigned *pitch_b, unsigned *pitch_c)
@@ -52,6 +90,43 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
 
 static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
 
+/* Chunk g's A: the SPM word of its first row's first k-block, and the words between its rows
+ * (its buffer, or the resident matrix at row m0, k-block k0 / 2S). */
+static unsigned a_at(const emitter_t *e, const chunk_t *ch, long g, unsigned *stride)
+{
+    const npu_gemm_plan_t *p = e->p;
+    if (e->a->res_a) {
+        *stride = npu_gemm_res_words(e->cfg, p->K, 0);
+        return e->a->spm_ra + (unsigned)ch->m0 * *stride + (unsigned)(ch->k0 / p->F);
+    }
+    *stride = (unsigned)(p->Kc / p->F);
+    return npu_gemm_spm_a(p, g);
+}
+
+/* Chunk g's B: the SPM word of its row k0's first n-block, and the words between its rows. */
+static unsigned b_at(const emitter_t *e, const chunk_t *ch, long g, unsigned *stride)
+{
+    const npu_gemm_plan_t *p = e->p;
+    if (e->a->res_b) {
+        *stride = npu_gemm_res_words(e->cfg, p->N, 0);
+        return e->a->spm_rb + (unsigned)ch->k0 * *stride + (unsigned)(ch->n0 / p->F);
+    }
+    *stride = (unsigned)p->nb;
+    return npu_gemm_spm_b(p, g);
+}
+
+/* The tile of chunk ch in C: its staging buffer, or the resident matrix at row m0, column n0. */
+static unsigned c_at(const emitter_t *e, const chunk_t *ch, unsigned *stride)
+{
+    const npu_gemm_plan_t *p = e->p;
+    if (e->a->res_c) {
+        *stride = npu_gemm_res_words(e->cfg, p->N, 1);
+        return e->a->spm_rc + (unsigned)ch->m0 * *stride + 2u * (unsigned)(ch->n0 / p->F);
+    }
+    *stride = 2u * (unsigned)p->nb;
+    return p->spm_c[ch->t % 2];
+}
+
 /* A LOAD (or STORE) of `rows` rows of row_bytes at DRAM pitch `pitch` to (from) SPM words spm +
  * r*spm_stride: one instruction, or one per row when the instruction cannot hold the pitch
  * (npu_dram_stride_shift: rows of more than 65,535 elements with too few factors of two; a
@@ -84,7 +159,7 @@ static void emit_loads(emitter_t *e, int g)
     npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
-    if (!npu_gemm_loads_a(p, g)) {
+    if (a->res_a || !npu_gemm_loads_a(p, g)) {
         /* its resident band holds it */
     } else if (!a->transA) {
         put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.m_act,
@@ -96,7 +171,7 @@ static void emit_loads(emitter_t *e, int g)
                           sa, wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
-    if (!npu_gemm_loads_b(p, g)) {
+    if (a->res_b || !npu_gemm_loads_b(p, g)) {
         /* its resident band holds it */
     } else if (!a->transB) {
         put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.kc_act,
@@ -108,6 +183,7 @@ static void emit_loads(emitter_t *e, int g)
                           sb, (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
+    npu_pb_or_sync(&e->b, l, NPU_OP_SYNC_L); /* both resident: the group still carries the tokens */
 }
 
 /* OBUF rows per n-block region: Mt, or Mt + 1 for 1G4C when Mt is odd (its two n-halves take
@@ -124,7 +200,8 @@ static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int 
                             int k, int n)
 {
     const npu_gemm_plan_t *p = e->p;
-    unsigned S = (unsigned)e->cfg->s, wpr = (unsigned)(p->Kc / p->F);
+    unsigned S = (unsigned)e->cfg->s, wpr, nbs;
+    unsigned sa = a_at(e, ch, g, &wpr), sb = b_at(e, ch, g, &nbs);
     unsigned ob = npu_pb_obuf_half(&e->b, ch->t) + (unsigned)j * region_rows(e);
     unsigned ha = ((unsigned)ch->m_act + 1) / 2;
     int kh_n = (k + (int)S - 1) / (int)S, nh_n = (n + (int)S - 1) / (int)S;
@@ -137,14 +214,14 @@ static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int 
             int acc = ch->k0 + kb * p->F + kh * (int)S > 0;
             for (unsigned c = 0; c < 4; c++) {
                 int rc = npu_enc_ldw_cores(&in, bank, NPU_MODE_ISW,
-                                           npu_gemm_spm_b(p, g) + (unsigned)((kb * p->F + kh * (int)S) * p->nb + j),
-                                           (unsigned)p->nb, kk, nn, 1u << c);
+                                           sb + (unsigned)(kb * p->F + kh * (int)S) * nbs + (unsigned)j,
+                                           nbs, kk, nn, 1u << c);
                 if (rc == 0 && nh)
                     rc = npu_insn_lane_hi(&in);
                 npu_pb_put(&e->b, l, rc, &in, 0);
             }
             int rc = npu_enc_wave(&in, bank, NPU_MODE_ISW, acc, (unsigned)ch->m_act,
-                                  npu_gemm_spm_a(p, g) + (unsigned)kb, wpr, kk, nn, ob + (unsigned)nh * ha);
+                                  sa + (unsigned)kb, wpr, kk, nn, ob + (unsigned)nh * ha);
             if (rc == 0 && kh)
                 rc = npu_insn_lane_hi(&in);
             npu_pb_put(&e->b, l, rc, &in, 0);
@@ -207,7 +284,7 @@ static void emit_exec(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
     chunk_t ch = chunk_at(p, g);
-    unsigned wpr = (unsigned)(p->Kc / p->F), sa = npu_gemm_spm_a(p, g), sb = npu_gemm_spm_b(p, g);
+    unsigned wpr, nbs, sa = a_at(e, &ch, g, &wpr), sb = b_at(e, &ch, g, &nbs);
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nblocks = (ch.n_act + p->F - 1) / p->F;
     int nw = kblocks * nblocks;
     npu_prog_t *l = &e->s->ex;
@@ -227,8 +304,8 @@ static void emit_exec(emitter_t *e, int g)
                                                        : NPU_MODE_FW;
         unsigned bank = npu_pb_bank(&e->b);
         npu_pb_put(&e->b, l,
-                   npu_enc_ldw(&in, bank, mode, sb + (unsigned)(kb * p->F * p->nb + j),
-                               (unsigned)p->nb, (unsigned)k, (unsigned)n),
+                   npu_enc_ldw(&in, bank, mode, sb + (unsigned)(kb * p->F) * nbs + (unsigned)j,
+                               nbs, (unsigned)k, (unsigned)n),
                    &in, 0);
         npu_pb_put(&e->b, l,
                    npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, sa + (unsigned)kb, wpr,
@@ -271,7 +348,7 @@ static void emit_drain_store(emitter_t *e, int g)
     const npu_gemm_plan_t *p = e->p;
     const npu_gemm_args_t *a = e->a;
     chunk_t ch = chunk_at(p, g);
-    unsigned cs = p->spm_c[ch.t % 2], stride = 2u * (unsigned)p->nb;
+    unsigned stride, cs = c_at(e, &ch, &stride);
     int nblocks = (ch.n_act + p->F - 1) / p->F;
     int kblocks = (ch.kc_act + p->F - 1) / p->F, nw = kblocks * nblocks;
     for (int jj = 0; jj < nblocks; jj++) {
@@ -279,8 +356,12 @@ static void emit_drain_store(emitter_t *e, int g)
                                             : jj;
         emit_drain_block(e, &e->s->ex, &ch, j, cs, stride);
     }
-    put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
-             a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0, cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c);
+    if (a->res_c) /* the tile stays in the SPM; the STORE group still carries the tokens */
+        npu_pb_or_sync(&e->b, &e->s->st, NPU_OP_SYNC_S);
+    else
+        put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
+                 a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0, cs, stride, 4u * (unsigned)ch.n_act,
+                 a->pitch_c);
 }
 
 /* Chunk g's tokens (gemm_emit.h): its EXEC waits for its loads, which wait (g >= 2) for chunk
@@ -342,6 +423,12 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
     if (args->a % 2u || args->b % 2u || args->c % 2u) /* element-aligned (dense tensors) */
         return -1;
     if (args->modes < NPU_EMIT_FW || args->modes > NPU_EMIT_1G4C)
+        return -1;
+    char why[160];
+    npu_cfg_t below = *cfg; /* the GEMM's own buffers: below the resident area */
+    below.spm_banks = args->spm_limit ? (int)(args->spm_limit / (unsigned)cfg->spm_bank_words) : cfg->spm_banks;
+    if (npu_gemm_res_check(cfg, plan->M, plan->N, plan->K, args, why, sizeof why) ||
+        npu_gemm_plan_check(&below, plan) != 0)
         return -1;
     /* 1G4C with an odd Mt needs one more OBUF row per n-block */
     if (region_rows(&e) * (unsigned)plan->nb > (unsigned)cfg->obuf_rows)

@@ -41,7 +41,23 @@ typedef struct npu_gemm_args {
     int modes;            /* mapping policy, NPU_EMIT_*: */
     unsigned tag_a, tag_b, tag_c; /* DMA tensor tags of A, B, C (0: X, W, Y); the training
                                      lowering uses DY, DX, DW so the counters split by tensor */
+    /* SPM residency (a step's tensors kept in the SPM between kernels, docs/training.md): an
+     * operand already in the SPM is read there instead of loaded, a resident result is drained
+     * there instead of stored. Row r of a resident matrix starts at word spm_r* + r * its row
+     * words (npu_gemm_res_words): A (M x K, not transposed), B (K x N, not transposed), C (M x N,
+     * 32-bit). The GEMM's own buffers then stay below word spm_limit (0: the whole SPM), the
+     * resident tensors at or above it. */
+    int res_a, res_b, res_c;
+    unsigned spm_ra, spm_rb, spm_rc, spm_limit;
 } npu_gemm_args_t;
+
+/* SPM words of a resident row of `cols` elements: 16-bit ceil(cols / 2S); 32-bit (c32) two per
+ * 2S columns, the words the DRAIN writes (the vector unit's row of 32-bit elements fits in it). */
+unsigned npu_gemm_res_words(const npu_cfg_t *cfg, int cols, int c32);
+/* 0, or -1 with the reason when args' resident operands cannot be read or written in place (a
+ * transposed one, an address below spm_limit or past the SPM, a limit not on a bank boundary). */
+int npu_gemm_res_check(const npu_cfg_t *cfg, int M, int N, int K, const npu_gemm_args_t *args,
+                       char *why, size_t n);
 
 /* args.modes: the three mapping policies of the FlexSA brief, on the same RTL.
  *   NPU_EMIT_FW      1G1C: every wave FW on the 2S x 2S array (default)

@@ -14,10 +14,20 @@ enum { NPU_VK_PIPE = 4, NPU_VK_MIN_ROWS = 4, NPU_VK_MAX_ROWS = 4095 };
 int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
                   int one_row, int load, int store)
 {
-    npu_vk_tensor_t t = {name, dram, width, tag, one_row, load, store};
+    npu_vk_tensor_t t = {name, dram, width, tag, one_row, load, store, 0, 0, 0};
     if (k->nt < NPU_VK_MAX_T)
         k->t[k->nt] = t;
     return k->nt++;
+}
+
+void npu_vk_resident(npu_vkern_t *k, int t, unsigned spm, unsigned stride)
+{
+    if (t >= 0 && t < k->nt && t < NPU_VK_MAX_T) {
+        k->t[t].resident = 1;
+        k->t[t].load = k->t[t].store = 0;
+        k->t[t].spm = spm;
+        k->t[t].spm_stride = stride;
+    }
 }
 
 void npu_vk_op(npu_vkern_t *k, unsigned vop, unsigned wide, int a, int b, int d, uint32_t alpha,
@@ -94,12 +104,42 @@ static void spm_need(const npu_cfg_t *cfg, const npu_vkern_t *k, unsigned *share
 {
     *shared = *per_row = 0;
     for (int t = 0; t < k->nt; t++)
-        *(k->t[t].one_row ? shared : per_row) += npu_vk_row_words(cfg, k, t);
+        if (!k->t[t].resident)
+            *(k->t[t].one_row ? shared : per_row) += npu_vk_row_words(cfg, k, t);
+}
+
+/* The words the kernel's own buffers may use. */
+static unsigned own_words(const npu_cfg_t *cfg, const npu_vkern_t *k)
+{
+    return k->spm_limit ? k->spm_limit : (unsigned)npu_cfg_spm_words(cfg);
+}
+
+/* 1 when some tensor is loaded or stored (then chunks overlap transfers with the ops). */
+static int moves(const npu_vkern_t *k)
+{
+    for (int t = 0; t < k->nt; t++)
+        if (k->t[t].load || k->t[t].store)
+            return 1;
+    return 0;
+}
+
+/* 0, or -1 with the reason when a resident tensor's rows leave [spm_limit, the SPM's end). */
+static int resident_fits(const npu_cfg_t *cfg, const npu_vkern_t *k, char *why, size_t n)
+{
+    for (int t = 0; t < k->nt; t++) {
+        const npu_vk_tensor_t *T = &k->t[t];
+        uint64_t end = T->spm + (uint64_t)(T->one_row ? 1 : k->rows) * T->spm_stride;
+        if (T->resident && (T->spm < own_words(cfg, k) || end > (uint64_t)npu_cfg_spm_words(cfg) ||
+                            (!T->one_row && T->spm_stride < npu_vk_row_words(cfg, k, t))))
+            return bad(why, n, "tensor %d (%s): resident rows outside the resident area or narrower "
+                       "than a row", t, T->name);
+    }
+    return 0;
 }
 
 int npu_vk_chunk_rows(const npu_cfg_t *cfg, const npu_vkern_t *k)
 {
-    unsigned shared, per_row, words = (unsigned)npu_cfg_spm_words(cfg);
+    unsigned shared, per_row, words = own_words(cfg, k);
     spm_need(cfg, k, &shared, &per_row);
     if (shared >= words)
         return 0;
@@ -124,14 +164,17 @@ static void layout(const npu_cfg_t *cfg, const npu_vkern_t *k, int R, vk_layout_
     L->R = R;
     for (int t = 0; t < k->nt; t++) {
         L->words[t] = npu_vk_row_words(cfg, k, t);
-        if (k->t[t].one_row) {
+        if (k->t[t].resident) {
+            L->at[0][t] = L->at[1][t] = k->t[t].spm;
+            L->words[t] = k->t[t].spm_stride;
+        } else if (k->t[t].one_row) {
             L->at[0][t] = L->at[1][t] = next;
             next += L->words[t];
         }
     }
     for (int h = 0; h < 2; h++)
         for (int t = 0; t < k->nt; t++)
-            if (!k->t[t].one_row) {
+            if (!k->t[t].one_row && !k->t[t].resident) {
                 L->at[h][t] = next;
                 next += (unsigned)R * L->words[t];
             }
@@ -162,6 +205,12 @@ static unsigned stride(const npu_vkern_t *k, const vk_layout_t *L, int t)
     return k->t[t].one_row ? 0u : L->words[t];
 }
 
+/* Chunk i's first row of tensor t: its buffer half, or a resident tensor's row i * R. */
+static unsigned at(const npu_vkern_t *k, const vk_layout_t *L, int i, int t)
+{
+    return L->at[i % 2][t] + (k->t[t].resident ? (unsigned)(i * L->R) * stride(k, L, t) : 0u);
+}
+
 /* Op j of chunk i (n rows) as a VSET/VEC pair's fields. */
 static npu_vec_op_t vec_op(const npu_vkern_t *k, const vk_layout_t *L, int i, int n, int j)
 {
@@ -169,8 +218,8 @@ static npu_vec_op_t vec_op(const npu_vkern_t *k, const vk_layout_t *L, int i, in
     int bi = reads_b(o->vop) ? o->b : o->a;
     int single = k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
     npu_vec_op_t v = {o->vop, o->wide, single ? 1u : (unsigned)n, (unsigned)k->len, o->shift,
-                      o->alpha, o->beta, L->at[i % 2][o->a], stride(k, L, o->a),
-                      L->at[i % 2][bi], stride(k, L, bi), L->at[i % 2][o->d], stride(k, L, o->d)};
+                      o->alpha, o->beta, at(k, L, i, o->a), stride(k, L, o->a),
+                      at(k, L, i, bi), stride(k, L, bi), at(k, L, i, o->d), stride(k, L, o->d)};
     return v;
 }
 
@@ -224,11 +273,11 @@ static int one_chunk_needed(const npu_vkern_t *k)
 static int plan_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, vk_layout_t *L, char *why, size_t n)
 {
     int R;
-    if (npu_vk_check(k, why, n))
+    if (npu_vk_check(k, why, n) || resident_fits(cfg, k, why, n))
         return -1;
     if ((R = npu_vk_chunk_rows(cfg, k)) < 1) {
-        snprintf(why, n, "vector kernel %s: one row of its tensors does not fit the SPM (%d words)",
-                 k->name, npu_cfg_spm_words(cfg));
+        snprintf(why, n, "vector kernel %s: one row of its tensors does not fit the SPM (%u words)",
+                 k->name, own_words(cfg, k));
         return -1;
     }
     if (R < k->rows && one_chunk_needed(k)) {
@@ -236,7 +285,7 @@ static int plan_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, vk_layout_t *
                  "SPM at once; %d fit", k->name, k->rows, R);
         return -1;
     }
-    if (!one_chunk_needed(k)) { /* at least NPU_VK_PIPE chunks: loads and stores overlap the ops */
+    if (!one_chunk_needed(k) && moves(k)) { /* at least NPU_VK_PIPE chunks: loads and stores overlap the ops */
         int want = (k->rows + NPU_VK_PIPE - 1) / NPU_VK_PIPE;
         want = want > NPU_VK_MIN_ROWS ? want : NPU_VK_MIN_ROWS;
         R = R < want ? R : want;

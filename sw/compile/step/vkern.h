@@ -37,6 +37,8 @@ typedef struct npu_vk_tensor {
     unsigned tag;      /* DMA tag of its LOADs and STOREs (NPU_TAG_*) */
     int one_row;       /* one row of len, not rows */
     int load, store;   /* read from DRAM before the ops / written back after them */
+    int resident;      /* in the SPM for the whole kernel (npu_vk_resident): never moved */
+    unsigned spm, spm_stride; /* resident: row r at word spm + r * spm_stride */
 } npu_vk_tensor_t;
 
 typedef struct npu_vk_op {
@@ -50,6 +52,8 @@ typedef struct npu_vkern {
     char name[48];
     int rows, len;
     int nt, nop;
+    unsigned spm_limit;  /* the kernel's own buffers below this word (0: the whole SPM); the
+                            resident tensors at or above it */
     npu_vk_tensor_t t[NPU_VK_MAX_T];
     npu_vk_op_t op[NPU_VK_MAX_OPS];
 } npu_vkern_t;
@@ -57,6 +61,9 @@ typedef struct npu_vkern {
 /* Adds a tensor / an op to k; returns the tensor's index (no check: npu_vk_check does that). */
 int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
                   int one_row, int load, int store);
+/* Tensor t is resident (a step's tensor kept in the SPM between kernels, docs/training.md): its
+ * row r at word spm + r * stride, at or above k->spm_limit; it is neither loaded nor stored. */
+void npu_vk_resident(npu_vkern_t *k, int t, unsigned spm, unsigned stride);
 void npu_vk_op(npu_vkern_t *k, unsigned vop, unsigned wide, int a, int b, int d, uint32_t alpha,
                uint32_t beta, unsigned shift);
 

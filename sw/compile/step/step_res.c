@@ -1,0 +1,365 @@
+/* step_res.c - SPM residency across a step's kernels (step_res.h). */
+#include "compile/step/step_res.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/gemm/gemm_emit.h"
+#include "prog/prog_expect.h"
+
+enum { SLOTS = NPU_VK_MAX_T, MAX_TRIES = 64 };
+
+int npu_step_res_step(const npu_step_plan_t *p, int i) { return i < p->n_fwd ? i : i + 1; }
+
+int npu_step_res_kernel(const npu_step_plan_t *p, int j)
+{
+    return j < p->n_fwd ? j : j == p->n_fwd ? -1 : j - 1;
+}
+
+static int tensor_at(const npu_step_plan_t *p, uint32_t dram)
+{
+    for (int t = 0; t < p->nt; t++)
+        if (p->t[t].dram == dram)
+            return t;
+    return -1;
+}
+
+uint64_t npu_step_res_xfer_bytes(const npu_cfg_t *cfg, const npu_step_plan_t *p, int t)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    return npu_dma_run(p->t[t].dram, p->t[t].bytes, B, (uint64_t)cfg->max_burst_beats).beats * B;
+}
+
+/* Access slot i of kernel k (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
+ * tensor, whether it is read / written, and whether it may use the SPM copy at all. -1: none. */
+static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int *rd, int *wr, int *spm_ok)
+{
+    if (k->kind == NPU_SK_GEMM) {
+        const npu_gemm_args_t *a = &k->g.args;
+        if (i > 2)
+            return -1;
+        *rd = i < 2;
+        *wr = i == 2;
+        *spm_ok = i == 0 ? !a->transA : i == 1 ? !a->transB : 1;
+        return tensor_at(p, i == 0 ? a->a : i == 1 ? a->b : a->c);
+    }
+    if (i >= k->v.nt || !(k->v.t[i].load || k->v.t[i].store))
+        return -1; /* scratch: the kernel's own */
+    *rd = k->v.t[i].load;
+    *wr = k->v.t[i].store;
+    *spm_ok = 1;
+    return tensor_at(p, k->v.t[i].dram);
+}
+
+static void add(int *n, int *v, int t)
+{
+    for (int i = 0; i < *n; i++)
+        if (v[i] == t)
+            return;
+    v[(*n)++] = t;
+}
+
+/* Scheduler step of kernel k: its SPM-side and DRAM-side reads and writes (dem: demoted slots). */
+static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k,
+                        const unsigned char *dem, npu_sched_step_t *s)
+{
+    uint64_t pes = 4u * (uint64_t)cfg->s * (uint64_t)cfg->s;
+    s->name = k->name;
+    s->cycles = k->kind == NPU_SK_GEMM ? ((uint64_t)k->g.M * k->g.N * k->g.K + pes - 1) / pes
+                                       : (uint64_t)k->v.rows * (uint64_t)k->v.len * (uint64_t)k->v.nop /
+                                             (2u * (uint64_t)cfg->s);
+    for (int i = 0; i < SLOTS; i++) {
+        int rd, wr, ok, t = slot(p, k, i, &rd, &wr, &ok);
+        if (t < 0)
+            continue;
+        int spm = ok && !dem[i];
+        if (rd)
+            add(spm ? &s->n_in : &s->n_dram_in, spm ? s->in : s->dram_in, t);
+        if (wr)
+            add(spm ? &s->n_out : &s->n_dram_out, spm ? s->out : s->dram_out, t);
+    }
+}
+
+/* The scheduler's tensors: DRAM bytes of a whole-tensor transfer, room in the area, the
+ * parameters in DRAM at the start and wanted there at the end, the batch in DRAM. */
+static void tensors(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    memset(res->st, 0, sizeof res->st);
+    for (int t = 0; t < p->nt; t++) {
+        res->stride[t] = npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32);
+        res->st[t].name = p->t[t].name;
+        res->st[t].bytes = npu_step_res_xfer_bytes(cfg, p, t);
+        res->st[t].spm_bytes = (uint64_t)p->t[t].rows * res->stride[t] * B;
+    }
+    res->st[p->x16].in_dram = 1;
+    for (int l = 1; l <= p->layers; l++) {
+        const npu_step_lt_t *L = &p->l[l];
+        int par[5] = {L->w16, L->w32, L->vw, L->b32, L->vb};
+        for (int i = 0; i < 5; i++)
+            res->st[par[i]].in_dram = res->st[par[i]].keep_out = 1;
+    }
+}
+
+static void build_steps(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res,
+                        unsigned char (*dem)[SLOTS])
+{
+    memset(res->ss, 0, (size_t)res->n_steps * sizeof *res->ss);
+    for (int j = 0; j < res->n_steps; j++) {
+        int i = npu_step_res_kernel(p, j);
+        npu_sched_step_t *s = &res->ss[j];
+        if (i >= 0) {
+            kernel_step(cfg, p, &p->k[i], dem[i], s);
+            continue;
+        }
+        s->name = "host: logits out, their gradient in";
+        add(&s->n_dram_in, s->dram_in, p->l[p->layers].z32);
+        add(&s->n_dram_out, s->dram_out, p->l[p->layers].dz32);
+    }
+}
+
+/* Moves the largest SPM-side access of scheduler step j to the DRAM side. 0 when none is left. */
+static int demote(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS], int j)
+{
+    int i = npu_step_res_kernel(p, j), best = -1;
+    uint64_t most = 0;
+    if (i < 0)
+        return 0;
+    for (int s = 0; s < SLOTS; s++) {
+        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        if (t >= 0 && ok && !dem[i][s] && res->st[t].spm_bytes > most) {
+            most = res->st[t].spm_bytes;
+            best = s;
+        }
+    }
+    if (best < 0)
+        return 0;
+    dem[i][best] = 1;
+    res->demoted++;
+    return 1;
+}
+
+/* The scheduler's plan, demoting accesses until every step fits. 0, or -1 (res->why). */
+static int schedule(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res,
+                    unsigned char (*dem)[SLOTS])
+{
+    for (;;) {
+        npu_sched_problem_t pr = {p->nt, res->n_steps, res->st, res->ss, res->cap_bytes,
+                                  (double)cfg->dram_bw, (uint64_t)cfg->dram_latency, 0, 0};
+        build_steps(cfg, p, res, dem);
+        npu_sched_free(&res->r);
+        if (npu_sched_run(&pr, &res->r)) {
+            snprintf(res->why, sizeof res->why, "residency: %s", res->r.why);
+            return -1;
+        }
+        if (res->r.ok)
+            return 0;
+        if (!demote(p, res, dem, res->r.bad_step)) {
+            snprintf(res->why, sizeof res->why, "residency: %s", res->r.why);
+            return -1;
+        }
+    }
+}
+
+/* ---- addresses ---- */
+
+typedef struct placer {
+    const npu_step_plan_t *p;
+    npu_step_res_t *res;
+    int open[NPU_STEP_MAX_TENSORS]; /* the stay a resident tensor is in, else -1 */
+    int cap_stay, cap_x;
+    unsigned short_of;              /* first fit failed: the words it wanted */
+} placer_t;
+
+static unsigned words_of(const placer_t *pl, int t) { return (unsigned)pl->p->t[t].rows * pl->res->stride[t]; }
+
+/* The lowest word of the area where w words are free (first fit); UINT32_MAX when none. */
+static unsigned first_fit(const placer_t *pl, unsigned w)
+{
+    unsigned c = pl->res->limit;
+    for (int again = 1; again;) {
+        again = 0;
+        for (int t = 0; t < pl->p->nt; t++) {
+            const npu_res_stay_t *s = pl->open[t] >= 0 ? &pl->res->stay[pl->open[t]] : NULL;
+            if (s && s->spm < c + w && c < s->spm + words_of(pl, t)) {
+                c = s->spm + words_of(pl, t);
+                again = 1;
+            }
+        }
+    }
+    return (uint64_t)c + w <= pl->res->words ? c : UINT32_MAX;
+}
+
+static int grow(void **a, int *cap, int n, size_t each)
+{
+    if (n < *cap)
+        return 0;
+    int c = *cap ? 2 * *cap : 32;
+    void *q = realloc(*a, (size_t)c * each);
+    if (!q)
+        return -1;
+    *a = q;
+    *cap = c;
+    return 0;
+}
+
+/* Tensor t arrives at step j. 0, 1 when no range fits (pl->short_of), -1 out of memory. */
+static int arrive(placer_t *pl, int t, int j)
+{
+    npu_step_res_t *res = pl->res;
+    unsigned at = first_fit(pl, words_of(pl, t));
+    if (at == UINT32_MAX) {
+        pl->short_of = words_of(pl, t);
+        return 1;
+    }
+    if (grow((void **)&res->stay, &pl->cap_stay, res->nstay, sizeof *res->stay))
+        return -1;
+    res->stay[res->nstay] = (npu_res_stay_t){t, j, res->n_steps, at};
+    pl->open[t] = res->nstay++;
+    return 0;
+}
+
+static void leave(placer_t *pl, int t, int j)
+{
+    if (pl->open[t] >= 0)
+        pl->res->stay[pl->open[t]].to = j;
+    pl->open[t] = -1;
+}
+
+static int xfer(placer_t *pl, int store, int t, int keep)
+{
+    npu_step_res_t *res = pl->res;
+    if (grow((void **)&res->x, &pl->cap_x, res->nx, sizeof *res->x))
+        return -1;
+    res->x[res->nx++] = (npu_res_xfer_t){store, t, keep, res->stay[pl->open[t]].spm};
+    return 0;
+}
+
+/* Kernel i with its SPM-side accesses at the tensors' current addresses. */
+static void apply(placer_t *pl, int i, const unsigned char *dem)
+{
+    const npu_step_plan_t *p = pl->p;
+    npu_step_res_t *res = pl->res;
+    npu_step_kernel_t *k = &res->k[i];
+    for (int s = 0; s < SLOTS; s++) {
+        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        if (t < 0 || !ok || dem[s] || pl->open[t] < 0)
+            continue;
+        unsigned at = res->stay[pl->open[t]].spm;
+        if (k->kind == NPU_SK_VEC) {
+            npu_vk_resident(&k->v, s, at, res->stride[t]);
+            continue;
+        }
+        *(s == 0 ? &k->g.args.res_a : s == 1 ? &k->g.args.res_b : &k->g.args.res_c) = 1;
+        *(s == 0 ? &k->g.args.spm_ra : s == 1 ? &k->g.args.spm_rb : &k->g.args.spm_rc) = at;
+    }
+    if (k->kind == NPU_SK_VEC)
+        k->v.spm_limit = res->limit;
+    else
+        k->g.args.spm_limit = res->limit;
+}
+
+/* Scheduler step j's events (in the plan's order) and arrivals; its kernel's addresses. */
+static int place_step(placer_t *pl, int j, unsigned char (*dem)[SLOTS])
+{
+    npu_step_res_t *res = pl->res;
+    int rc = 0;
+    for (int e = 0; e < res->r.n_ev && rc == 0; e++) {
+        const npu_sched_event_t *ev = &res->r.ev[e];
+        if (ev->step != j)
+            continue;
+        if (ev->kind == NPU_SCHED_LOAD && (rc = arrive(pl, ev->tensor, j)) == 0)
+            rc = xfer(pl, 0, ev->tensor, 0);
+        else if (ev->kind == NPU_SCHED_STORE)
+            rc = xfer(pl, 1, ev->tensor, ev->keep);
+        if (rc == 0 && ev->kind != NPU_SCHED_LOAD && !ev->keep)
+            leave(pl, ev->tensor, j);
+    }
+    res->x_at[j + 1] = res->nx;
+    if (j == res->n_steps || rc)
+        return rc;
+    for (int o = 0; o < res->ss[j].n_out && rc == 0; o++)
+        if (pl->open[res->ss[j].out[o]] < 0)
+            rc = arrive(pl, res->ss[j].out[o], j);
+    int i = npu_step_res_kernel(pl->p, j);
+    if (rc == 0 && i >= 0)
+        apply(pl, i, dem[i]);
+    return rc;
+}
+
+/* Addresses for the plan: 0, 1 when first fit failed (*short_of words), -1 out of memory. */
+static int place(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS], unsigned *short_of)
+{
+    placer_t pl;
+    int rc = 0;
+    memset(&pl, 0, sizeof pl);
+    pl.p = p;
+    pl.res = res;
+    for (int t = 0; t < NPU_STEP_MAX_TENSORS; t++)
+        pl.open[t] = -1;
+    free(res->stay);
+    free(res->x);
+    res->stay = NULL;
+    res->x = NULL;
+    res->nstay = res->nx = 0;
+    memcpy(res->k, p->k, (size_t)p->nk * sizeof *p->k);
+    res->x_at[0] = 0;
+    for (int j = 0; j <= res->n_steps && rc == 0; j++)
+        rc = place_step(&pl, j, dem);
+    *short_of = pl.short_of;
+    return rc;
+}
+
+int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res)
+{
+    memset(res, 0, sizeof *res);
+    if (res_banks < 1 || cfg->spm_banks - res_banks < 3) {
+        snprintf(res->why, sizeof res->why, "residency: %d resident banks leave fewer than the 3 banks "
+                 "a GEMM's buffers take (%d banks)", res_banks, cfg->spm_banks);
+        return -1;
+    }
+    res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
+    res->words = (unsigned)npu_cfg_spm_words(cfg);
+    res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_beat(cfg);
+    res->n_steps = p->nk + 1;
+    unsigned char(*dem)[SLOTS] = calloc((size_t)p->nk, sizeof *dem);
+    res->ss = calloc((size_t)res->n_steps, sizeof *res->ss);
+    res->k = calloc((size_t)p->nk, sizeof *res->k);
+    res->x_at = calloc((size_t)res->n_steps + 2, sizeof *res->x_at);
+    int rc = -1;
+    if (!dem || !res->ss || !res->k || !res->x_at) {
+        snprintf(res->why, sizeof res->why, "residency: out of memory");
+        goto out;
+    }
+    tensors(cfg, p, res);
+    for (int tries = 0; tries < MAX_TRIES; tries++) {
+        unsigned short_of = 0;
+        if (schedule(cfg, p, res, dem))
+            goto out;
+        int prc = place(p, res, dem, &short_of);
+        if (prc <= 0) {
+            rc = prc;
+            if (prc < 0)
+                snprintf(res->why, sizeof res->why, "residency: out of memory");
+            goto out;
+        }
+        uint64_t less = (uint64_t)short_of * (uint64_t)npu_cfg_beat(cfg); /* fragmentation */
+        res->cap_bytes = res->cap_bytes > less ? res->cap_bytes - less : 0;
+    }
+    snprintf(res->why, sizeof res->why, "residency: no placement after %d tries", MAX_TRIES);
+out:
+    free(dem);
+    return rc;
+}
+
+void npu_step_res_free(npu_step_res_t *res)
+{
+    npu_sched_free(&res->r);
+    free(res->ss);
+    free(res->k);
+    free(res->stay);
+    free(res->x);
+    free(res->x_at);
+    memset(res, 0, sizeof *res);
+}

@@ -1,0 +1,79 @@
+/*
+ * step_res.h - SPM residency across the kernels of a training step (issue 16; docs/training.md
+ * "Tensors kept in the SPM"): the tensor-granular scheduler's plan (model/sched.h: Belady
+ * eviction, write-back of dirty tensors still wanted, drops of clean ones) over the step's
+ * kernels, given SPM addresses and applied to them, so that tensors stay in the SPM from the
+ * kernel that makes them to the ones that read them.
+ *
+ * The SPM is split at a bank boundary: the kernels' own buffers (GEMM tiles, vector-kernel
+ * chunks) below `limit`, resident tensors from `limit` to the end. A resident tensor's row r is at
+ * word spm + r * stride (npu_gemm_res_words: 16-bit rows ceil(cols / 2S) words, 32-bit rows the
+ * two words per 2S columns a DRAIN writes). The scheduler's steps are the kernels in order with
+ * the host's step after the forward pass (it reads the logits and writes their gradient in DRAM).
+ *
+ * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both) and every
+ * GEMM operand stored as the GEMM reads it; a transposed GEMM operand is read from DRAM (the DMA
+ * transposes on LOAD), so its dirty resident copy is written back first. When a kernel's own
+ * resident tensors do not fit the area, its largest is demoted to a DRAM-side access (the kernel
+ * streams it as without residency) and the plan is made again: deterministic, until it fits.
+ * Addresses: first fit at each tensor's arrival; a tensor may come back at another address. When
+ * first fit fails for lack of a contiguous range, the plan is made again with the area the
+ * scheduler may fill reduced by that tensor's words (fragmentation), a few times at most.
+ *
+ * The runtime (run/step_run) runs before the kernel of scheduler step s the transfers of
+ * npu_step_res_t.x[x_at[s] .. x_at[s + 1]) in order (each one LOAD or one STORE of a whole tensor
+ * between its DRAM address and its SPM rows), and after the last kernel those of step n_steps.
+ */
+#ifndef NPU_STEP_RES_H
+#define NPU_STEP_RES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "compile/step/step_plan.h"
+#include "hw/npu_cfg.h"
+#include "model/sched.h"
+
+/* A resident stay of a tensor: scheduler steps [from, to) at SPM word spm. */
+typedef struct npu_res_stay {
+    int t, from, to;
+    unsigned spm;
+} npu_res_stay_t;
+
+/* A whole-tensor transfer of the plan (a scheduler LOAD or STORE event). */
+typedef struct npu_res_xfer {
+    int store, t, keep; /* keep: a write-back for a DRAM-side read; the tensor stays */
+    unsigned spm;
+} npu_res_xfer_t;
+
+typedef struct npu_step_res {
+    unsigned limit, words;          /* the resident area: SPM words [limit, words) */
+    int n_steps;                    /* the plan's kernels + 1 (the host's step) */
+    uint64_t cap_bytes;             /* the bytes the scheduler was given (<= the area's) */
+    int demoted;                    /* accesses moved to the DRAM side to make the plan fit */
+    npu_sched_tensor_t st[NPU_STEP_MAX_TENSORS];
+    unsigned stride[NPU_STEP_MAX_TENSORS]; /* SPM words per row when resident */
+    npu_sched_step_t *ss;           /* n_steps */
+    npu_sched_result_t r;           /* the scheduler's plan and its bytes per tensor */
+    npu_step_kernel_t *k;           /* the plan's kernels with their resident operands */
+    int nstay, nx;
+    npu_res_stay_t *stay;
+    npu_res_xfer_t *x;
+    int *x_at;                      /* n_steps + 2 */
+    char why[200];
+} npu_step_res_t;
+
+/* The scheduler step of kernel i, and the kernel of scheduler step j (-1: the host's). */
+int npu_step_res_step(const npu_step_plan_t *p, int i);
+int npu_step_res_kernel(const npu_step_plan_t *p, int j);
+
+/* The residency of plan p with the last res_banks SPM banks resident. 0, or -1 with the reason
+ * in res->why (no bank left for the kernels, a kernel's tensors that cannot fit even demoted, out
+ * of memory). Free with npu_step_res_free. */
+int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res);
+void npu_step_res_free(npu_step_res_t *res);
+
+/* The DRAM bytes (the DMA counters' beats * B) of a whole-tensor transfer of tensor t. */
+uint64_t npu_step_res_xfer_bytes(const npu_cfg_t *cfg, const npu_step_plan_t *p, int t);
+
+#endif
