@@ -5,11 +5,16 @@
  * (the runtime checks both after each kernel), the loss falling, the host writing only the
  * batch and the loss gradient, every kernel at or above its roofline. At int16 configurations
  * the same step in fixed point with the nominal static scales (compile/step/step_scale.h).
+ * mlp_steps_resident: the same steps with tensors kept in the SPM between kernels (the residency
+ * plan of compile/step/step_res.h, one bank resident): still bit-exact, every whole-tensor
+ * transfer's DRAM bytes on the RTL equal to the scheduler's for that tensor, and the step's DRAM
+ * bytes well below those of the plain step.
  */
 #include <math.h>
 
 #include "rtl_common.h"
 #include "ref/net_ref.h"
+#include "compile/step/step_res.h"
 #include "run/step_run.h"
 
 /* The roofline invariant of every kernel of the last step (issue 16): cycles >= MACs / PEs and
@@ -26,7 +31,16 @@ static void roofline(const npu_cfg_t *c, const npu_step_run_t *s)
     }
 }
 
-Test(step, mlp_steps_bit_exact)
+/* The DRAM bytes of the last step (operands and results; not the programs). */
+static uint64_t step_bytes(const npu_step_run_t *s)
+{
+    uint64_t b = 0;
+    for (int g = 0; g < NPU_NUM_TAGS; g++)
+        b += g == NPU_TAG_PROG ? 0 : s->fwd.rd[g] + s->fwd.wr[g] + s->bwd.rd[g] + s->bwd.wr[g];
+    return b;
+}
+
+static uint64_t mlp_steps(int res_banks)
 {
     npu_cfg_t c = rtl_cfg();
     int dims[4] = {24, 37, 20, 10}, B = 19, C = 10;
@@ -35,6 +49,8 @@ Test(step, mlp_steps_bit_exact)
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
     cr_assert_eq(npu_step_run_init(&s, &c, sim, dims, 3, B, 0.3f, 0.9f, 1e-3f, NPU_EMIT_FLEXSA, 20000000), 0,
                  "%s", s.why);
+    if (res_banks)
+        cr_assert_eq(npu_step_run_resident(&s, res_banks), 0, "%s", s.why);
     float *w[3], *b[3], in[19 * 24], lg[19 * 10], dl[19 * 10];
     uint8_t y[19];
     for (int l = 0; l < 3; l++) {
@@ -59,14 +75,33 @@ Test(step, mlp_steps_bit_exact)
         cr_assert_eq(s.fwd.host_wr + s.bwd.host_wr, (uint64_t)B * (dims[0] * 2 + C * 4),
                      "the host writes the batch (16-bit) and the loss gradient (32-bit), nothing else");
         cr_assert_eq(s.fwd.host_rd + s.bwd.host_rd, (uint64_t)B * C * 4, "and reads the logits");
+        for (int t = 0; res_banks && t < s.plan.nt; t++) {
+            cr_assert_eq(s.res_rd[t], s.res->r.tensor[t].in_bytes, "%s in", s.plan.t[t].name);
+            cr_assert_eq(s.res_wr[t], s.res->r.tensor[t].out_bytes, "%s out", s.plan.t[t].name);
+        }
     }
     cr_assert_eq(s.checked, 5u * (uint64_t)s.plan.nk);
     roofline(&c, &s);
     cr_assert_lt(loss, 0.95 * first, "loss %g after 5 steps, %g at first", loss, first);
+    uint64_t bytes = step_bytes(&s);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     for (int l = 0; l < 3; l++) {
         free(w[l]);
         free(b[l]);
     }
+    return bytes;
+}
+
+Test(step, mlp_steps_bit_exact)
+{
+    mlp_steps(0);
+}
+
+Test(step, mlp_steps_resident)
+{
+    uint64_t plain = mlp_steps(0), res = mlp_steps(1);
+    cr_log_info("step DRAM bytes: %llu resident, %llu plain", (unsigned long long)res, (unsigned long long)plain);
+    cr_assert_lt(res, plain * 3 / 4, "%llu bytes resident, %llu plain", (unsigned long long)res,
+                 (unsigned long long)plain);
 }
