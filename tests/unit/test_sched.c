@@ -249,3 +249,43 @@ Test(sched, refusals)
     cr_assert(strstr(r.why, "before any step writes it") != NULL, "%s", r.why);
     npu_sched_free(&r);
 }
+
+/* DRAM-side accesses (a transposed GEMM operand, the host's logits): a dirty resident tensor read
+ * from DRAM is written back first and stays resident (no reload at its next SPM read); a tensor
+ * written in DRAM frees its resident copy, which the next SPM read loads again. Room in the SPM
+ * (spm_bytes) is what counts against the capacity, the DRAM bytes what is moved. */
+Test(sched, dram_side_accesses)
+{
+    prob_t b;
+    prob_init(&b, 1000, 8, 10);
+    int x = tensor(&b, "X", 100, 1, 0), a = tensor(&b, "A", 300, 0, 0);
+    b.t[a].spm_bytes = 400;
+    step(&b, "make A", 10, x, -1, a, -2);
+    step(&b, "read A", 10, a, -1, -2);
+    step(&b, "read A in DRAM", 10, -1, -2);
+    b.s[2].dram_in[b.s[2].n_dram_in++] = a;
+    step(&b, "read A again", 10, a, -1, -2);
+    step(&b, "write A in DRAM", 10, -1, -2);
+    b.s[4].dram_out[b.s[4].n_dram_out++] = a;
+    step(&b, "read A last", 10, a, -1, -2);
+    npu_sched_result_t r = run(&b);
+    int keep = 0, frees = 0;
+    for (int i = 0; i < r.n_ev; i++) {
+        const npu_sched_event_t *e = &r.ev[i];
+        if (e->tensor != a)
+            continue;
+        keep += e->kind == NPU_SCHED_STORE && e->keep && e->step == 2;
+        frees += e->kind == NPU_SCHED_FREE && e->step == 4;
+    }
+    cr_assert_eq(keep, 1, "the write-back before the DRAM read, the tensor kept");
+    cr_assert_eq(frees, 1, "the stale copy freed when the DRAM copy is written");
+    cr_assert_eq(r.tensor[a].out_bytes, 300u);
+    cr_assert_eq(r.tensor[a].loads, 1, "loaded again only after the DRAM write");
+    cr_assert_eq(r.tensor[a].in_bytes, 300u);
+    npu_sched_free(&r);
+    b.p.spm_bytes = 450; /* X (100) and A's room (400) do not fit together */
+    cr_assert_eq(npu_sched_run(&b.p, &r), 0);
+    cr_assert_eq(r.ok, 0);
+    cr_assert_eq(r.bad_step, 0, "the step that cannot run: %s", r.why);
+    npu_sched_free(&r);
+}
