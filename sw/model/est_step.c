@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile/slice/slice_cost.h"
+#include "compile/step/step_res.h"
 #include "model/prog_time.h"
 #include "prog/prog_expect.h"
 #include "run/runtime.h"
@@ -72,33 +73,111 @@ static int kernel(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_ste
     return 0;
 }
 
-int npu_estimate_step(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
-                      npu_est_kplan_t *e, char *why, size_t n)
+/* The residency plan's transfers: each one program of one instruction (the runtime's), its
+ * bytes to its tensor, its predicted cycles to the step's. 0 or -1. */
+static int transfers(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_step_plan_t *p,
+                     const npu_step_res_t *res, npu_est_kplan_t *e, char *why, size_t n)
+{
+    for (int x = 0; x < res->nx; x++) {
+        const npu_res_xfer_t *X = &res->x[x];
+        npu_insn_t in;
+        npu_prog_expect_t ex;
+        uint64_t pt = 0, rd = 0, wr = 0;
+        if (npu_step_res_xfer_insn(p, res, X->store, X->t, X->spm, p->t[X->t].dram, &in)) {
+            snprintf(why, n, "transfer of %s: the instruction does not fit", p->t[X->t].name);
+            return -1;
+        }
+        npu_prog_expect(cfg, &in, 1, &ex);
+        if (npu_prog_time(cfg, c, &in, 1, &pt, why, n))
+            return -1;
+        for (int g = 1; g < NPU_NUM_TAGS; g++) {
+            rd += ex.rd_bytes[g];
+            wr += ex.wr_bytes[g];
+        }
+        e->t[X->t].xfer_in += rd;
+        e->t[X->t].xfer_out += wr;
+        e->xfer_bytes += rd + wr + ex.rd_bytes[NPU_TAG_PROG];
+        e->xfer_cycles += max64(pt, (uint64_t)ceil((double)(rd + wr) / cfg->dram_bw));
+    }
+    e->nx = res->nx;
+    e->cycles += e->xfer_cycles;
+    return 0;
+}
+
+/* Per tensor: the scheduler's events, the transfers' and the kernels' bytes. */
+static void per_tensor(const npu_step_plan_t *p, const npu_step_res_t *res, npu_est_kplan_t *e)
+{
+    uint64_t in[NPU_STEP_MAX_TENSORS] = {0}, out[NPU_STEP_MAX_TENSORS] = {0};
+    for (int i = 0; i < e->nk; i++)
+        npu_step_res_split(res, i, e->k[i].rd, e->k[i].wr, in, out);
+    e->nt = p->nt;
+    for (int t = 0; t < p->nt; t++) {
+        npu_est_tensor_t *T = &e->t[t];
+        snprintf(T->name, sizeof T->name, "%s", p->t[t].name);
+        T->in = in[t] + T->xfer_in;
+        T->out = out[t] + T->xfer_out;
+        T->loads = res->r.tensor[t].loads;
+        T->stores = res->r.tensor[t].stores;
+        T->drops = res->r.tensor[t].drops;
+    }
+}
+
+/* Every kernel of the step (the plan's, or res's) estimated into e. 0 or -1. */
+static int kernels(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_step_kernel_t *ks, int nk,
+                   npu_est_kplan_t *e, char *why, size_t n)
+{
+    int rc = 0;
+    for (; rc == 0 && e->nk < nk; e->nk++) {
+        npu_est_kernel_t *k = &e->k[e->nk];
+        rc = kernel(cfg, c, &ks[e->nk], k, why, n);
+        e->cycles += k->cycles;
+        e->macs += k->macs;
+        for (int t = 0; t < NPU_NUM_TAGS; t++) {
+            e->rd_bytes += k->rd[t];
+            e->wr_bytes += k->wr[t];
+        }
+    }
+    return rc;
+}
+
+int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                          int res_banks, npu_est_kplan_t *e, char *why, size_t n)
 {
     npu_step_plan_t *p = malloc(sizeof *p);
+    npu_step_res_t *res = calloc(1, sizeof *res);
     npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     int rc = -1;
     memset(e, 0, sizeof *e);
-    if (!p) {
+    if (!p || !res) {
         snprintf(why, n, "out of memory");
+        free(p);
+        free(res);
         return -1;
     }
     if (npu_step_plan_mlp(cfg, dims, layers, batch, 0.1f, 0.9f, 0, modes, 0, p, why, n) == 0) {
         e->layers = layers;
         e->batch = batch;
+        e->res_banks = res_banks;
         memcpy(e->dims, dims, (size_t)(layers + 1) * sizeof *dims);
-        for (rc = 0; rc == 0 && e->nk < p->nk; e->nk++) {
-            npu_est_kernel_t *k = &e->k[e->nk];
-            rc = kernel(cfg, &c, &p->k[e->nk], k, why, n);
-            e->cycles += k->cycles;
-            e->macs += k->macs;
-            for (int t = 0; t < NPU_NUM_TAGS; t++) {
-                e->rd_bytes += k->rd[t];
-                e->wr_bytes += k->wr[t];
-            }
+        if (res_banks == 0) {
+            rc = kernels(cfg, &c, p->k, p->nk, e, why, n);
+        } else if (npu_step_res_plan(cfg, p, res_banks, res)) {
+            snprintf(why, n, "%s", res->why);
+        } else if ((rc = kernels(cfg, &c, res->k, p->nk, e, why, n)) == 0 &&
+                   (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {
+            per_tensor(p, res, e);
+            e->demoted = res->demoted;
         }
+        npu_step_res_free(res);
         npu_step_plan_free(p);
     }
     free(p);
+    free(res);
     return rc;
+}
+
+int npu_estimate_step(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                      npu_est_kplan_t *e, char *why, size_t n)
+{
+    return npu_estimate_step_res(cfg, dims, layers, batch, modes, 0, e, why, n);
 }

@@ -37,10 +37,23 @@ typedef struct npu_est_kernel {
     int memory_bound;             /* bytes / bandwidth > compute */
 } npu_est_kernel_t;
 
+/* A step tensor's DRAM traffic under the residency plan (npu_estimate_step_res). */
+typedef struct npu_est_tensor {
+    char name[16];
+    uint64_t in, out;          /* DRAM -> SPM and SPM -> DRAM bytes: transfers and kernels */
+    uint64_t xfer_in, xfer_out; /* of which whole-tensor transfers (the scheduler's) */
+    int loads, stores, drops;  /* the scheduler's events */
+} npu_est_tensor_t;
+
 typedef struct npu_est_kplan {
     int nk, layers, batch, dims[NPU_STEP_MAX_LAYERS + 1];
     npu_est_kernel_t k[7 * NPU_STEP_MAX_LAYERS];
     uint64_t cycles, macs, rd_bytes, wr_bytes; /* the whole step (kernels one after another) */
+    /* residency (res_banks > 0): the kernels above are the plan's; the whole-tensor transfers run
+     * as programs of their own between them (their cycles, bytes and count are in these) */
+    int res_banks, nt, nx, demoted;
+    uint64_t xfer_cycles, xfer_bytes;
+    npu_est_tensor_t t[NPU_STEP_MAX_TENSORS];
 } npu_est_kplan_t;
 
 /* Estimates the step of the MLP d[0] -> .. -> d[layers] at batch `batch`, GEMMs under policy
@@ -48,5 +61,10 @@ typedef struct npu_est_kplan {
  * out of range; an emitter's). */
 int npu_estimate_step(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                       npu_est_kplan_t *e, char *why, size_t n);
+/* The same step with the last res_banks SPM banks resident (compile/step/step_res.h): the
+ * scheduler's plan, its kernels and transfers, and every tensor's DRAM bytes (the kernels'
+ * counters split by tag as the runtime splits the RTL's). res_banks 0: npu_estimate_step. */
+int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                          int res_banks, npu_est_kplan_t *e, char *why, size_t n);
 
 #endif

@@ -89,14 +89,11 @@ int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim,
  * at spm to DRAM byte `to`, for checking: store 1, keep = -1). */
 static int xfer_prog(npu_step_run_t *s, int store, int t, unsigned spm, uint64_t to, npu_prog_t *out)
 {
-    const npu_step_tensor_t *T = &s->plan.t[t];
-    unsigned rb = (unsigned)(T->bytes / (uint64_t)T->rows);
     npu_insn_t in;
-    int rc = store ? npu_enc_store(&in, NPU_TAG_Y, (unsigned)T->rows, (uint32_t)to, spm, s->res->stride[t], rb, rb)
-                   : npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)to, spm, s->res->stride[t], rb, rb);
     npu_prog_init(out);
-    if (rc || npu_prog_push(out, &in))
-        return fail(s, "transfer of %s: the instruction does not fit (%d rows of %u bytes)", T->name, T->rows, rb);
+    if (npu_step_res_xfer_insn(&s->plan, s->res, store, t, spm, to, &in) || npu_prog_push(out, &in))
+        return fail(s, "transfer of %s: the instruction does not fit (%d rows)", s->plan.t[t].name,
+                    s->plan.t[t].rows);
     return 0;
 }
 
@@ -378,6 +375,8 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
     tally(ty, &r);
     memset(&s->last[i], 0, sizeof s->last[i]);
     tally(&s->last[i], &r);
+    if (s->res)
+        npu_step_res_split(s->res, i, s->last[i].rd, s->last[i].wr, s->t_in, s->t_out);
     if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
         npu_array_expect_t ax;
         npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);
@@ -402,6 +401,7 @@ static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
         const npu_res_xfer_t *X = &s->res->x[x];
         npu_run_result_t r;
         char msg[256] = "";
+        uint64_t before_rd = s->res_rd[X->t], before_wr = s->res_wr[X->t];
         snprintf(msg, sizeof msg, "%s of %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name);
         if (run_prog(s, msg, &s->xp[x], &r))
             return -1;
@@ -412,6 +412,8 @@ static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
             s->res_rd[X->t] += g == NPU_TAG_PROG ? 0 : r.cnt[NPU_CNT_dram_rd_prog + g];
             s->res_wr[X->t] += r.cnt[NPU_CNT_dram_wr_prog + g];
         }
+        s->t_in[X->t] = s->t_in[X->t] + s->res_rd[X->t] - before_rd;
+        s->t_out[X->t] = s->t_out[X->t] + s->res_wr[X->t] - before_wr;
     }
     return 0;
 }
@@ -434,6 +436,8 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     host_write(s, p->x16, x, (size_t)rows * p->dims[0], &s->fwd);
     memset(s->res_rd, 0, sizeof s->res_rd);
     memset(s->res_wr, 0, sizeof s->res_wr);
+    memset(s->t_in, 0, sizeof s->t_in);
+    memset(s->t_out, 0, sizeof s->t_out);
     if (run_range(s, 0, p->n_fwd, &s->fwd) || run_xfers(s, p->n_fwd, &s->fwd)) /* logits out */
         return -1;
     const uint8_t *img = npu_sim_dram(s->sim, NULL);

@@ -8,13 +8,16 @@
  * mlp_steps_resident: the same steps with tensors kept in the SPM between kernels (the residency
  * plan of compile/step/step_res.h, one bank resident): still bit-exact, every whole-tensor
  * transfer's DRAM bytes on the RTL equal to the scheduler's for that tensor, and the step's DRAM
- * bytes well below those of the plain step.
+ * bytes well below those of the plain step. resident_bytes_exact (issue 16 acceptance 1): for three
+ * MLPs, every tensor's DRAM In and Out bytes on the RTL (whole-tensor transfers and the kernels'
+ * counters, split by tag) equal the estimator's (npu_estimate_step_res) byte for byte.
  */
 #include <math.h>
 
 #include "rtl_common.h"
 #include "ref/net_ref.h"
 #include "compile/step/step_res.h"
+#include "model/est_step.h"
 #include "run/step_run.h"
 
 /* The roofline invariant of every kernel of the last step (issue 16): cycles >= MACs / PEs and
@@ -104,4 +107,73 @@ Test(step, mlp_steps_resident)
     cr_log_info("step DRAM bytes: %llu resident, %llu plain", (unsigned long long)res, (unsigned long long)plain);
     cr_assert_lt(res, plain * 3 / 4, "%llu bytes resident, %llu plain", (unsigned long long)res,
                  (unsigned long long)plain);
+}
+
+/* Two steps of the MLP dims (layers L, batch B) with one bank resident on the RTL; every tensor's
+ * bytes of the second against the estimator's. */
+static void bytes_exact(const int *dims, int L, int B)
+{
+    npu_cfg_t c = rtl_cfg();
+    npu_step_run_t s;
+    uint64_t seed = rtl_seed(93), x = seed | 1;
+    npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
+    npu_est_kplan_t *e = calloc(1, sizeof *e);
+    char why[256];
+    cr_assert_not_null(e);
+    cr_assert_eq(npu_step_run_init(&s, &c, sim, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 20000000), 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident(&s, 1), 0, "%s", s.why);
+    float *w[NPU_STEP_MAX_LAYERS], *b[NPU_STEP_MAX_LAYERS];
+    for (int l = 0; l < L; l++) {
+        size_t n = (size_t)dims[l] * dims[l + 1];
+        w[l] = malloc(n * sizeof(float));
+        b[l] = calloc((size_t)dims[l + 1], sizeof(float));
+        cr_assert(w[l] && b[l]);
+        for (size_t i = 0; i < n; i++)
+            w[l][i] = ((float)(rtl_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)dims[l]);
+    }
+    npu_step_run_params(&s, w, b);
+    int C = dims[L];
+    float *in = malloc((size_t)B * dims[0] * sizeof(float)), *lg = malloc((size_t)B * C * sizeof(float));
+    float *dl = calloc((size_t)B * C, sizeof(float));
+    cr_assert(in && lg && dl);
+    for (int i = 0; i < B * dims[0]; i++)
+        in[i] = (float)(rtl_rand(&x) % 17) / 16.0f;
+    for (int it = 0; it < 2; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, B, lg), 0, "seed %llu: %s", (unsigned long long)seed, s.why);
+        for (int i = 0; i < B * C; i++)
+            dl[i] = (lg[i] - 0.1f) / (float)B;
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu: %s", (unsigned long long)seed, s.why);
+    }
+    cr_assert_eq(npu_estimate_step_res(&c, dims, L, B, NPU_EMIT_FLEXSA, 1, e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(e->nt, s.plan.nt);
+    cr_assert_eq(s.res->ambiguous, 0);
+    uint64_t all = 0;
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], e->t[t].in, "%s In: RTL %llu, estimator %llu", e->t[t].name,
+                     (unsigned long long)s.t_in[t], (unsigned long long)e->t[t].in);
+        cr_assert_eq(s.t_out[t], e->t[t].out, "%s Out: RTL %llu, estimator %llu", e->t[t].name,
+                     (unsigned long long)s.t_out[t], (unsigned long long)e->t[t].out);
+        all += s.t_in[t] + s.t_out[t];
+    }
+    cr_assert_gt(all, 0u);
+    cr_log_info("%d-layer MLP, batch %d: %llu tensor bytes per step, %d transfers, %d accesses demoted", L, B,
+                (unsigned long long)all, s.res->nx, s.res->demoted);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    for (int l = 0; l < L; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
+    free(in);
+    free(lg);
+    free(dl);
+    free(e);
+}
+
+Test(step, resident_bytes_exact)
+{
+    int a[4] = {24, 37, 20, 10}, b[3] = {64, 48, 10}, c[6] = {30, 40, 40, 40, 40, 10};
+    bytes_exact(a, 3, 19);
+    bytes_exact(b, 2, 16);
+    bytes_exact(c, 5, 8);
 }

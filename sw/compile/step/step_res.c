@@ -31,6 +31,17 @@ uint64_t npu_step_res_xfer_bytes(const npu_cfg_t *cfg, const npu_step_plan_t *p,
     return npu_dma_run(p->t[t].dram, p->t[t].bytes, B, (uint64_t)cfg->max_burst_beats).beats * B;
 }
 
+int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, int store, int t,
+                           unsigned spm, uint64_t dram, npu_insn_t *in)
+{
+    const npu_step_tensor_t *T = &p->t[t];
+    unsigned rb = (unsigned)(T->bytes / (uint64_t)T->rows);
+    if (dram > UINT32_MAX)
+        return -1;
+    return store ? npu_enc_store(in, NPU_TAG_Y, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb)
+                 : npu_enc_load(in, NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb);
+}
+
 /* Access slot i of kernel k (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
  * tensor, whether it is read / written, and whether it may use the SPM copy at all. -1: none. */
 static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int *rd, int *wr, int *spm_ok)
@@ -236,12 +247,46 @@ static int xfer(placer_t *pl, int store, int t, int keep)
     return 0;
 }
 
+/* Kernel i's tags, one per tensor it moves or may move (tag_t). */
+static void retag(npu_step_res_t *res, const npu_step_plan_t *p, int i)
+{
+    npu_step_kernel_t *k = &res->k[i];
+    unsigned next = 1; /* 0 is the program fetch's */
+    for (int g = 0; g < NPU_NUM_TAGS; g++)
+        res->tag_t[i][g] = -1;
+    for (int s = 0; s < SLOTS; s++) {
+        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        if (t < 0)
+            continue;
+        if (next >= NPU_NUM_TAGS) {
+            res->ambiguous = 1;
+            next = 1;
+        }
+        res->tag_t[i][next] = t;
+        if (k->kind == NPU_SK_VEC)
+            k->v.t[s].tag = next++;
+        else
+            *(s == 0 ? &k->g.args.tag_a : s == 1 ? &k->g.args.tag_b : &k->g.args.tag_c) = next++;
+    }
+}
+
+void npu_step_res_split(const npu_step_res_t *res, int i, const uint64_t *rd, const uint64_t *wr,
+                        uint64_t *in, uint64_t *out)
+{
+    for (int g = 1; g < NPU_NUM_TAGS; g++)
+        if (res->tag_t[i][g] >= 0) {
+            in[res->tag_t[i][g]] += rd[g];
+            out[res->tag_t[i][g]] += wr[g];
+        }
+}
+
 /* Kernel i with its SPM-side accesses at the tensors' current addresses. */
 static void apply(placer_t *pl, int i, const unsigned char *dem)
 {
     const npu_step_plan_t *p = pl->p;
     npu_step_res_t *res = pl->res;
     npu_step_kernel_t *k = &res->k[i];
+    retag(res, p, i);
     for (int s = 0; s < SLOTS; s++) {
         int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
         if (t < 0 || !ok || dem[s] || pl->open[t] < 0)
@@ -327,8 +372,9 @@ int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_ba
     res->ss = calloc((size_t)res->n_steps, sizeof *res->ss);
     res->k = calloc((size_t)p->nk, sizeof *res->k);
     res->x_at = calloc((size_t)res->n_steps + 2, sizeof *res->x_at);
+    res->tag_t = calloc((size_t)p->nk, sizeof *res->tag_t);
     int rc = -1;
-    if (!dem || !res->ss || !res->k || !res->x_at) {
+    if (!dem || !res->ss || !res->k || !res->x_at || !res->tag_t) {
         snprintf(res->why, sizeof res->why, "residency: out of memory");
         goto out;
     }
@@ -361,5 +407,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->stay);
     free(res->x);
     free(res->x_at);
+    free(res->tag_t);
     memset(res, 0, sizeof *res);
 }

@@ -31,6 +31,8 @@
 #include <stdint.h>
 
 #include "compile/step/step_plan.h"
+#include "hw/isa.h"
+#include "hw/npu_defs.h"
 #include "hw/npu_cfg.h"
 #include "model/sched.h"
 
@@ -60,6 +62,11 @@ typedef struct npu_step_res {
     npu_res_stay_t *stay;
     npu_res_xfer_t *x;
     int *x_at;                      /* n_steps + 2 */
+    int (*tag_t)[NPU_NUM_TAGS];     /* per kernel: the step tensor each DMA tag of its program
+                                       moves (-1: none); the kernels' tags are reassigned, one per
+                                       tensor, so the DMA counters split by tensor */
+    int ambiguous;                  /* a kernel with more tensors than tags (then tag_t is not
+                                       one-to-one for it and per-tensor bytes are not split) */
     char why[200];
 } npu_step_res_t;
 
@@ -72,6 +79,16 @@ int npu_step_res_kernel(const npu_step_plan_t *p, int j);
  * of memory). Free with npu_step_res_free. */
 int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res);
 void npu_step_res_free(npu_step_res_t *res);
+
+/* Adds to in[t] / out[t] (per step tensor) the DRAM bytes of kernel i's program, read (rd) and
+ * written (wr) per tag (DMA counters or their expectation; the program fetch is not a tensor's). */
+void npu_step_res_split(const npu_step_res_t *res, int i, const uint64_t *rd, const uint64_t *wr,
+                        uint64_t *in, uint64_t *out);
+
+/* The one instruction of a whole-tensor transfer: a LOAD of tensor t's rows from DRAM byte dram
+ * into its resident rows at word spm, or (store) a STORE back. 0, or -1 when a field does not fit. */
+int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, int store, int t,
+                           unsigned spm, uint64_t dram, npu_insn_t *in);
 
 /* The DRAM bytes (the DMA counters' beats * B) of a whole-tensor transfer of tensor t. */
 uint64_t npu_step_res_xfer_bytes(const npu_cfg_t *cfg, const npu_step_plan_t *p, int t);
