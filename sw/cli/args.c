@@ -19,13 +19,13 @@ enum {
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
     OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE, OPT_PLAN,
-    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT
+    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT, OPT_RESIDENT
 };
 
 /* Which options each command accepts (bit = option: -m -n -k bits 0..2, the long ones from 3). */
 #define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 3 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
 /* every long option must have its bit */
-typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
+typedef char npu_args_opt_bits_fit[OPT_RESIDENT - 256 + 3 < 64 ? 1 : -1];
 #define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
 /* an FST of the run: the file, its window */
 #define OPTS_TRACE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))
@@ -69,11 +69,11 @@ typedef char npu_args_opt_bits_fit[OPT_PLOT - 256 + 3 < 64 ? 1 : -1];
     (B(OPT_MODEL) | B(OPT_DATA) | B(OPT_EPOCHS) | B(OPT_BATCH) | B(OPT_LR) | B(OPT_MOMENTUM) |  \
      B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
-     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT))
+     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT) | B(OPT_RESIDENT))
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
-     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY))
+     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT))
 #define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
                     B(OPT_JSON) | B(OPT_QUIET))
 #define OPTS_OVERLAP                                                                           \
@@ -146,6 +146,7 @@ static const struct option long_opts[] = {
     {"no-lookahead", no_argument, NULL, OPT_NO_LOOKAHEAD},
     {"space", required_argument, NULL, OPT_SPACE},
     {"plan", required_argument, NULL, OPT_PLAN},
+    {"resident-banks", required_argument, NULL, OPT_RESIDENT},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", required_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
@@ -236,14 +237,16 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
-            "                [--dtype int16|bf16] [--seed N] [--csv FILE] [--plot F.png] [--json] [--quiet]\n"
+            "                [--dtype int16|bf16] [--seed N] [--resident-banks N] [--csv FILE]\n"
+            "                [--plot F.png] [--json] [--quiet]\n"
             "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
             "                whole steps on the NPU (MLP, bf16), kernels = each GEMM / conv on the\n"
             "                NPU, npu = step where it can, else kernels; all checked bit-exact; per epoch\n"
             "                the loss of both, train and test accuracy, cycles per sample)\n"
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
-            "                [--plan sched|step] [--policy P] [--csv FILE] [--json]   (the analytical\n"
+            "                [--plan sched|step] [--policy P] [--resident-banks N] [--csv FILE] [--json]\n"
+            "                (the analytical\n"
             "                estimator: one training iteration planned by the SPM scheduler, or with\n"
             "                --plan step the step engine's kernels as the RTL runs them)\n"
             "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
@@ -377,6 +380,7 @@ static const struct count_opt {
     {OPT_SCALE_S, 1, 4096, "--scale-s needs a divisor in 1..4096", offsetof(npu_args_t, scale_s)},
     {OPT_EPOCHS, 1, 10000, "--epochs needs a count in 1..10000", offsetof(npu_args_t, epochs)},
     {OPT_SPM_KIB, 1, 1u << 20, "--spm-kib needs a size in KiB, 1..1048576", offsetof(npu_args_t, spm_kib)},
+    {OPT_RESIDENT, 1, 64, "--resident-banks needs a bank count in 1..64", offsetof(npu_args_t, resident_banks)},
 };
 
 /* Options whose value is a non-empty string (a file name, a layer list). */
@@ -637,6 +641,7 @@ static const struct opt_doc {
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
     {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs)"},
+    {OPT_RESIDENT, "N", "1", "whole steps: keep tensors in the SPM between kernels, in its last N banks (the scheduler's plan; at least 3 banks stay the kernels'; default: none)"},
 };
 
 /* An option's spelling: "--seed", "-m". */

@@ -111,6 +111,8 @@ typedef struct npu_args {
                                            build's) */
     const char *input;                  /* estimate: "HxWxC" (NULL = 8x8x1) */
     unsigned spm_kib;                   /* estimate: 0 = the config's SPM */
+    unsigned resident_banks;            /* fit, estimate --plan step: SPM banks for tensors kept
+                                           between kernels (0: none) */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
     const char *plan;                   /* estimate: sched|step (NULL = sched) */

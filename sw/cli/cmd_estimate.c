@@ -96,10 +96,29 @@ static const char *const k_step_cols[] = {"kernel", "phase", "layer", "macs", "v
 
 static const char *step_phase(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
 
+/* Residency: the transfers and every tensor's DRAM bytes. */
+static void print_tensors(const npu_est_kplan_t *e)
+{
+    printf("%d whole-tensor transfers (%llu cycles, %llu bytes), %d accesses left to DRAM\n", e->nx,
+           (unsigned long long)e->xfer_cycles, (unsigned long long)e->xfer_bytes, e->demoted);
+    printf("%-10s %10s %10s %10s %10s %6s %7s %6s\n", "tensor", "in B", "out B", "xfer in", "xfer out",
+           "loads", "stores", "drops");
+    for (int t = 0; t < e->nt; t++) {
+        const npu_est_tensor_t *T = &e->t[t];
+        printf("%-10s %10llu %10llu %10llu %10llu %6d %7d %6d\n", T->name, (unsigned long long)T->in,
+               (unsigned long long)T->out, (unsigned long long)T->xfer_in, (unsigned long long)T->xfer_out,
+               T->loads, T->stores, T->drops);
+    }
+}
+
 static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
 {
-    printf("estimate %s, batch %d, --plan step: the step engine's %d kernels, each from and to DRAM\n",
-           model, batch, e->nk);
+    if (e->res_banks)
+        printf("estimate %s, batch %d, --plan step: the step engine's %d kernels, tensors kept in the "
+               "SPM's last %d bank(s) between them (the scheduler's plan)\n", model, batch, e->nk, e->res_banks);
+    else
+        printf("estimate %s, batch %d, --plan step: the step engine's %d kernels, each from and to DRAM\n",
+               model, batch, e->nk);
     printf("%-22s %10s %8s %10s %10s %10s %10s  %s\n", "kernel", "MACs", "vec", "rd B", "wr B", "roofline",
            "cycles", "bound");
     for (int i = 0; i < e->nk; i++) {
@@ -111,9 +130,35 @@ static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
                (unsigned long long)k->vec_busy, (unsigned long long)rd, (unsigned long long)wr,
                (unsigned long long)k->roof, (unsigned long long)k->cycles, k->memory_bound ? "memory" : "compute");
     }
-    printf("step: %llu cycles; DRAM read %llu, written %llu bytes (program fetch included); %llu MACs\n",
+    if (e->res_banks)
+        print_tensors(e);
+    printf("step: %llu cycles; DRAM read %llu, written %llu bytes (program fetch included%s); %llu MACs\n",
            (unsigned long long)e->cycles, (unsigned long long)e->rd_bytes, (unsigned long long)e->wr_bytes,
-           (unsigned long long)e->macs);
+           e->res_banks ? "; the transfers' not" : "", (unsigned long long)e->macs);
+}
+
+/* Residency: "resident_banks", "transfers" and "tensors" (per tensor: name, in / out bytes,
+ * those of whole-tensor transfers, the scheduler's loads, stores, drops). */
+static void json_tensors(cJSON *root, const npu_est_kplan_t *e)
+{
+    cJSON *ts = cJSON_AddArrayToObject(root, "tensors");
+    cJSON_AddNumberToObject(root, "resident_banks", e->res_banks);
+    cJSON_AddNumberToObject(root, "transfers", e->nx);
+    cJSON_AddNumberToObject(root, "transfer_cycles", (double)e->xfer_cycles);
+    for (int t = 0; ts && t < e->nt; t++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o)
+            return;
+        cJSON_AddStringToObject(o, "name", e->t[t].name);
+        cJSON_AddNumberToObject(o, "in_bytes", (double)e->t[t].in);
+        cJSON_AddNumberToObject(o, "out_bytes", (double)e->t[t].out);
+        cJSON_AddNumberToObject(o, "transfer_in_bytes", (double)e->t[t].xfer_in);
+        cJSON_AddNumberToObject(o, "transfer_out_bytes", (double)e->t[t].xfer_out);
+        cJSON_AddNumberToObject(o, "loads", e->t[t].loads);
+        cJSON_AddNumberToObject(o, "stores", e->t[t].stores);
+        cJSON_AddNumberToObject(o, "drops", e->t[t].drops);
+        cJSON_AddItemToArray(ts, o);
+    }
 }
 
 /* --plan step: the MLP's dims, the step engine's kernels estimated (model/est_step.h). */
@@ -136,7 +181,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
         dims[l] = (int)npu_net_in(&net->l[l]);
     }
     dims[L] = (int)npu_net_out(&net->l[L - 1]);
-    if (npu_estimate_step(cfg, dims, L, batch, a->policy, &e, why, sizeof why)) {
+    if (npu_estimate_step_res(cfg, dims, L, batch, a->policy, (int)a->resident_banks, &e, why, sizeof why)) {
         fprintf(stderr, "npu: estimate --plan step: %s\n", why);
         return NPU_EXIT_USAGE;
     }
@@ -169,6 +214,8 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
             cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
             cJSON_AddNumberToObject(root, "dram_rd_bytes", (double)e.rd_bytes);
             cJSON_AddNumberToObject(root, "dram_wr_bytes", (double)e.wr_bytes);
+            if (e.res_banks)
+                json_tensors(root, &e);
             cJSON_AddItemToObject(root, "rows", rows);
             npu_cli_json_print(root);
             rows = NULL;
@@ -195,9 +242,9 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
         return NPU_EXIT_USAGE;
     if (a->plan && !strcmp(a->plan, "step"))
         return estimate_step(cfg, a, &net, o.batch);
-    if (a->policy) {
-        fprintf(stderr, "npu: estimate: --policy applies to --plan step (the scheduler's plan costs the array "
-                "by the slicing stage)\n");
+    if (a->policy || a->resident_banks) {
+        fprintf(stderr, "npu: estimate: --%s applies to --plan step (the scheduler's plan costs the array "
+                "by the slicing stage and sizes the SPM by --spm-kib)\n", a->policy ? "policy" : "resident-banks");
         return NPU_EXIT_USAGE;
     }
     struct timespec t0, t1;

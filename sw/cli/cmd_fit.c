@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "compile/step/step_res.h"
 #include "hw/isa.h"
 #include "io/file.h"
 #include "run/fit.h"
@@ -32,6 +33,20 @@ static uint64_t sum_tags(const uint64_t *v)
     return s;
 }
 
+/* Residency: every tensor's DRAM bytes in the last step (transfers and kernels) and the
+ * scheduler's loads, write-backs and drops of it. */
+static void print_tensors(const npu_step_run_t *s)
+{
+    const npu_step_res_t *r = s->res;
+    printf("  resident in the SPM's last %u words: %d whole-tensor transfers, %d accesses left to DRAM; "
+           "per tensor (DRAM bytes in / out, the scheduler's loads / write-backs / drops):\n   ",
+           r->words - r->limit, r->nx, r->demoted);
+    for (int t = 0; t < s->plan.nt; t++)
+        printf(" %s %llu/%llu (%d/%d/%d)%s", s->plan.t[t].name, (unsigned long long)s->t_in[t],
+               (unsigned long long)s->t_out[t], r->r.tensor[t].loads, r->r.tensor[t].stores,
+               r->r.tensor[t].drops, t + 1 < s->plan.nt ? (t % 4 == 3 ? ",\n   " : ",") : "\n");
+}
+
 /* The step engine's DRAM traffic of one training step, per tag (printed after the first epoch):
  * what crosses between the NPU's kernels, and what the host writes and reads. */
 static void print_traffic(const npu_fit_epoch_t *e)
@@ -42,6 +57,8 @@ static void print_traffic(const npu_fit_epoch_t *e)
                (unsigned long long)e->step_wr[g], g + 1 < NPU_NUM_TAGS ? "," : "\n");
     printf("    host: wrote %llu (the batch, the loss gradient), read %llu (the logits); no other "
            "tensor crosses\n", (unsigned long long)e->step_host_wr, (unsigned long long)e->step_host_rd);
+    if (e->step->res)
+        print_tensors(e->step);
     printf("  its kernels:            cycles  vec_busy      MACs  DRAM rd  DRAM wr\n");
     for (int i = 0; i < e->step->plan.nk; i++) {
         const npu_step_tally_t *t = &e->step->last[i];
@@ -130,6 +147,11 @@ static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t 
         fprintf(stderr, "npu: --engine step: %s\n", why);
         return NPU_EXIT_USAGE;
     }
+    if (a->resident_banks && o->engine != NPU_FIT_STEP) {
+        fprintf(stderr, "npu: --resident-banks applies to whole steps on the NPU (--engine step or npu, "
+                "MLPs), not to engine %s\n", o->engine == NPU_FIT_REF ? "ref" : "kernels");
+        return NPU_EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -152,6 +174,7 @@ static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o
     o->test_frac = 0.2;
     o->modes = npu_args_gemm_modes(a);
     o->max_cycles = a->max_cycles;
+    o->res_banks = (int)a->resident_banks;
     return 0;
 }
 

@@ -344,6 +344,10 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
         snprintf(why, n, "%s", s->step.why);
         return -1;
     }
+    if (o->res_banks && npu_step_run_resident(&s->step, o->res_banks)) {
+        snprintf(why, n, "%s", s->step.why);
+        return -1;
+    }
     npu_step_run_params(&s->step, w, b);
     s->logits = malloc((size_t)o->batch * dims[L] * sizeof(float));
     s->dlogits = malloc((size_t)o->batch * dims[L] * sizeof(float));

@@ -38,6 +38,7 @@ typedef struct npu_fit_opts {
     double test_frac;     /* share of the data held out for testing */
     int modes;            /* the runtime's GEMM modes (policy | slicing) */
     uint64_t max_cycles;  /* per GEMM */
+    int res_banks;        /* NPU_FIT_STEP: SPM banks for tensors kept between kernels (0: none) */
 } npu_fit_opts_t;
 
 typedef struct npu_fit_epoch {

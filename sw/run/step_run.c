@@ -376,7 +376,7 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
     memset(&s->last[i], 0, sizeof s->last[i]);
     tally(&s->last[i], &r);
     if (s->res)
-        npu_step_res_split(s->res, i, s->last[i].rd, s->last[i].wr, s->t_in, s->t_out);
+        npu_step_res_split(s->res, i, s->last[i].rd, s->last[i].wr, s->cur_in, s->cur_out);
     if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
         npu_array_expect_t ax;
         npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);
@@ -408,12 +408,13 @@ static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
         if (npu_check_counters(r.cnt, &s->xp[x].expect, msg, sizeof msg))
             return fail(s, "%s of %s: counters: %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name, msg);
         tally(ty, &r);
+        ty->kernels--; /* a transfer, not a kernel */
         for (int g = 0; g < NPU_NUM_TAGS; g++) {
             s->res_rd[X->t] += g == NPU_TAG_PROG ? 0 : r.cnt[NPU_CNT_dram_rd_prog + g];
             s->res_wr[X->t] += r.cnt[NPU_CNT_dram_wr_prog + g];
         }
-        s->t_in[X->t] = s->t_in[X->t] + s->res_rd[X->t] - before_rd;
-        s->t_out[X->t] = s->t_out[X->t] + s->res_wr[X->t] - before_wr;
+        s->cur_in[X->t] += s->res_rd[X->t] - before_rd;
+        s->cur_out[X->t] += s->res_wr[X->t] - before_wr;
     }
     return 0;
 }
@@ -436,8 +437,8 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     host_write(s, p->x16, x, (size_t)rows * p->dims[0], &s->fwd);
     memset(s->res_rd, 0, sizeof s->res_rd);
     memset(s->res_wr, 0, sizeof s->res_wr);
-    memset(s->t_in, 0, sizeof s->t_in);
-    memset(s->t_out, 0, sizeof s->t_out);
+    memset(s->cur_in, 0, sizeof s->cur_in);
+    memset(s->cur_out, 0, sizeof s->cur_out);
     if (run_range(s, 0, p->n_fwd, &s->fwd) || run_xfers(s, p->n_fwd, &s->fwd)) /* logits out */
         return -1;
     const uint8_t *img = npu_sim_dram(s->sim, NULL);
@@ -452,7 +453,11 @@ int npu_step_backward(npu_step_run_t *s, const float *dlogits)
     const npu_step_plan_t *p = &s->plan;
     memset(&s->bwd, 0, sizeof s->bwd);
     host_write(s, p->l[p->layers].dz32, dlogits, (size_t)p->batch * p->dims[p->layers], &s->bwd);
-    return run_range(s, p->n_fwd, p->nk, &s->bwd) || run_xfers(s, p->nk + 1, &s->bwd) ? -1 : 0;
+    if (run_range(s, p->n_fwd, p->nk, &s->bwd) || run_xfers(s, p->nk + 1, &s->bwd))
+        return -1;
+    memcpy(s->t_in, s->cur_in, sizeof s->t_in); /* a whole step: not clobbered by a forward alone */
+    memcpy(s->t_out, s->cur_out, sizeof s->t_out);
+    return 0;
 }
 
 int npu_step_below_roof(const npu_cfg_t *cfg, const npu_step_tally_t *t, double *need)

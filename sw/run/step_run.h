@@ -64,8 +64,10 @@ typedef struct npu_step_run {
     uint64_t res_rd[NPU_STEP_MAX_TENSORS], res_wr[NPU_STEP_MAX_TENSORS]; /* the last step's
                                      whole-tensor transfers per tensor (DMA counters, bytes) */
     uint64_t t_in[NPU_STEP_MAX_TENSORS], t_out[NPU_STEP_MAX_TENSORS]; /* residency: the last
-                                     step's DRAM bytes per tensor, transfers and kernels (their
-                                     counters split by tag, npu_step_res_split) */
+                                     whole step's (forward and backward) DRAM bytes per tensor,
+                                     transfers and kernels (their counters split by tag,
+                                     npu_step_res_split) */
+    uint64_t cur_in[NPU_STEP_MAX_TENSORS], cur_out[NPU_STEP_MAX_TENSORS]; /* the step running */
     uint64_t checked, failed;     /* kernels compared, and those that differed or failed */
     char why[512];                /* the first failure */
 } npu_step_run_t;
