@@ -143,6 +143,12 @@ static int kernels(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_st
 int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                           int res_banks, npu_est_kplan_t *e, char *why, size_t n)
 {
+    return npu_estimate_step_res_cap(cfg, dims, layers, batch, modes, res_banks, 0, e, why, n);
+}
+
+int npu_estimate_step_res_cap(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                              int res_banks, uint64_t cap, npu_est_kplan_t *e, char *why, size_t n)
+{
     npu_step_plan_t *p = malloc(sizeof *p);
     npu_step_res_t *res = calloc(1, sizeof *res);
     npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
@@ -161,7 +167,7 @@ int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int
         memcpy(e->dims, dims, (size_t)(layers + 1) * sizeof *dims);
         if (res_banks == 0) {
             rc = kernels(cfg, &c, p->k, p->nk, e, why, n);
-        } else if (npu_step_res_plan(cfg, p, res_banks, res)) {
+        } else if (npu_step_res_plan_cap(cfg, p, res_banks, cap, res)) {
             snprintf(why, n, "%s", res->why);
         } else if ((rc = kernels(cfg, &c, res->k, p->nk, e, why, n)) == 0 &&
                    (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {

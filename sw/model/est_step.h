@@ -66,5 +66,8 @@ int npu_estimate_step(const npu_cfg_t *cfg, const int *dims, int layers, int bat
  * counters split by tag as the runtime splits the RTL's). res_banks 0: npu_estimate_step. */
 int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                           int res_banks, npu_est_kplan_t *e, char *why, size_t n);
+/* The same with the scheduler given cap bytes of the resident banks (0: all; step_res.h). */
+int npu_estimate_step_res_cap(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                              int res_banks, uint64_t cap, npu_est_kplan_t *e, char *why, size_t n);
 
 #endif

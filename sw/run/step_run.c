@@ -140,11 +140,16 @@ static void free_kernels(npu_step_run_t *s)
 
 int npu_step_run_resident(npu_step_run_t *s, int res_banks)
 {
+    return npu_step_run_resident_cap(s, res_banks, 0);
+}
+
+int npu_step_run_resident_cap(npu_step_run_t *s, int res_banks, uint64_t cap)
+{
     uint64_t base = s->plan.end;
     size_t dram_bytes = 0;
     if (!(s->res = calloc(1, sizeof *s->res)))
         return fail(s, "out of memory");
-    if (npu_step_res_plan(s->cfg, &s->plan, res_banks, s->res))
+    if (npu_step_res_plan_cap(s->cfg, &s->plan, res_banks, cap, s->res))
         return fail(s, "%s", s->res->why);
     free_kernels(s);
     for (int i = 0; i < s->plan.nk; i++)

@@ -89,6 +89,8 @@ void npu_step_run_free(npu_step_run_t *s);
  * copies each resident output to a scratch DRAM area (a program outside the tallies) and compares
  * it with the golden image. 0, or -1 with the reason in s->why. */
 int npu_step_run_resident(npu_step_run_t *s, int res_banks);
+/* The same with the scheduler given cap bytes of the resident banks (npu_step_res_plan_cap). */
+int npu_step_run_resident_cap(npu_step_run_t *s, int res_banks, uint64_t cap);
 
 /* Writes the initial parameters (w[l-1]: d[l-1] x d[l] fp32, b[l-1]: d[l]) into both images:
  * W32 and W16 = bf16(W32), b, and zero velocities. The one time the host writes them. */

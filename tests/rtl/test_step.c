@@ -109,19 +109,18 @@ Test(step, mlp_steps_resident)
                  (unsigned long long)plain);
 }
 
-/* Two steps of the MLP dims (layers L, batch B) with one bank resident on the RTL; every tensor's
- * bytes of the second against the estimator's. */
-static void bytes_exact(const int *dims, int L, int B)
+/* Two steps of the MLP dims (layers L, batch B) with one bank resident on the RTL, the scheduler
+ * given cap bytes of it (0: all); every tensor's bytes of the second against the estimator's,
+ * which stays in *e. */
+static void bytes_exact_cap(const int *dims, int L, int B, uint64_t cap, npu_est_kplan_t *e)
 {
     npu_cfg_t c = rtl_cfg();
     npu_step_run_t s;
     uint64_t seed = rtl_seed(93), x = seed | 1;
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    npu_est_kplan_t *e = calloc(1, sizeof *e);
     char why[256];
-    cr_assert_not_null(e);
     cr_assert_eq(npu_step_run_init(&s, &c, sim, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 20000000), 0, "%s", s.why);
-    cr_assert_eq(npu_step_run_resident(&s, 1), 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident_cap(&s, 1, cap), 0, "%s", s.why);
     float *w[NPU_STEP_MAX_LAYERS], *b[NPU_STEP_MAX_LAYERS];
     for (int l = 0; l < L; l++) {
         size_t n = (size_t)dims[l] * dims[l + 1];
@@ -144,7 +143,7 @@ static void bytes_exact(const int *dims, int L, int B)
             dl[i] = (lg[i] - 0.1f) / (float)B;
         cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu: %s", (unsigned long long)seed, s.why);
     }
-    cr_assert_eq(npu_estimate_step_res(&c, dims, L, B, NPU_EMIT_FLEXSA, 1, e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_estimate_step_res_cap(&c, dims, L, B, NPU_EMIT_FLEXSA, 1, cap, e, why, sizeof why), 0, "%s", why);
     cr_assert_eq(e->nt, s.plan.nt);
     cr_assert_eq(s.res->ambiguous, 0);
     uint64_t all = 0;
@@ -156,8 +155,10 @@ static void bytes_exact(const int *dims, int L, int B)
         all += s.t_in[t] + s.t_out[t];
     }
     cr_assert_gt(all, 0u);
-    cr_log_info("%d-layer MLP, batch %d: %llu tensor bytes per step, %d transfers, %d accesses demoted", L, B,
-                (unsigned long long)all, s.res->nx, s.res->demoted);
+    cr_log_info("%d-layer MLP, batch %d, %llu of %llu bytes: %llu tensor bytes per step, %d transfers, %d accesses "
+                "demoted", L, B, (unsigned long long)s.res->cap_bytes,
+                (unsigned long long)(s.res->words - s.res->limit) * npu_cfg_beat(&c), (unsigned long long)all,
+                s.res->nx, s.res->demoted);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     for (int l = 0; l < L; l++) {
@@ -167,6 +168,13 @@ static void bytes_exact(const int *dims, int L, int B)
     free(in);
     free(lg);
     free(dl);
+}
+
+static void bytes_exact(const int *dims, int L, int B)
+{
+    npu_est_kplan_t *e = calloc(1, sizeof *e);
+    cr_assert_not_null(e);
+    bytes_exact_cap(dims, L, B, 0, e);
     free(e);
 }
 
@@ -176,4 +184,58 @@ Test(step, resident_bytes_exact)
     bytes_exact(a, 3, 19);
     bytes_exact(b, 2, 16);
     bytes_exact(c, 5, 8);
+}
+
+/* The activations (Z32[1..L-1], made by the forward GEMM, read by bias + ReLU and relu_bwd) that
+ * e's plan reads again from DRAM; *prefix 0 when one is kept while one nearer the loss is not. */
+static int reread(const npu_est_kplan_t *e, int L, int *prefix, char *line, size_t len)
+{
+    int n = 0, again_seen = 0, count = 0;
+    *prefix = 1;
+    line[0] = 0;
+    for (int l = L - 1; l >= 1; l--) { /* nearest the loss first */
+        char name[16];
+        snprintf(name, sizeof name, "Z32[%d]", l);
+        for (int t = 0; t < e->nt; t++)
+            if (!strcmp(e->t[t].name, name)) {
+                int again = e->t[t].in > 0;
+                *prefix &= again || !again_seen;
+                again_seen |= again;
+                count += again;
+                n += snprintf(line + n, len - (size_t)n, " %s %s", name, again ? "read again" : "kept");
+            }
+    }
+    return count;
+}
+
+/* Issue 16 acceptance 3 on the RTL (forward-backward reuse, brief 003 check 9): the scheduler's SPM
+ * swept over the resident bank, bytes exact at every size; the activations read again are those
+ * farthest from the loss (Belady keeps the nearest) and none at the whole bank. The step: the
+ * estimator's smallest size at which none is read again (bisection over SPM words, the allocation
+ * granule), then the RTL one word below it (one read again) and at it (none), bytes exact at both. */
+Test(step, resident_capacity_sweep)
+{
+    int dims[5] = {16, 24, 20, 16, 10}, L = 4, B = 8, prefix;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t word = (uint64_t)npu_cfg_beat(&c), area = (uint64_t)c.spm_bank_words * word, lo = 0, hi = area;
+    npu_est_kplan_t *e = calloc(1, sizeof *e);
+    char line[256], why[256];
+    cr_assert_not_null(e);
+    for (int i = 1; i <= 4; i++) {
+        int again = (bytes_exact_cap(dims, L, B, area * (uint64_t)i / 4, e), reread(e, L, &prefix, line, sizeof line));
+        cr_log_info("cap %d/4 of the bank:%s", i, line);
+        cr_assert(prefix, "cap %d/4: an activation kept while one nearer the loss is read again:%s", i, line);
+        cr_assert(i < 4 || again == 0, "at the whole bank no activation is read again:%s", line);
+    }
+    while (hi - lo > word) { /* none read again at hi; lo: some (or 0) */
+        uint64_t mid = (lo + hi) / 2 / word * word;
+        cr_assert_eq(npu_estimate_step_res_cap(&c, dims, L, B, NPU_EMIT_FLEXSA, 1, mid, e, why, sizeof why), 0, "%s", why);
+        *(reread(e, L, &prefix, line, sizeof line) ? &lo : &hi) = mid;
+    }
+    bytes_exact_cap(dims, L, B, hi - word, e);
+    cr_assert_gt(reread(e, L, &prefix, line, sizeof line), 0, "one word below the step:%s", line);
+    bytes_exact_cap(dims, L, B, hi, e);
+    cr_assert_eq(reread(e, L, &prefix, line, sizeof line), 0, "at the step:%s", line);
+    cr_log_info("the step: no activation read again from %llu bytes of SPM on (RTL and estimator)", (unsigned long long)hi);
+    free(e);
 }

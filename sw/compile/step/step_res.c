@@ -358,6 +358,12 @@ static int place(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*
 
 int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res)
 {
+    return npu_step_res_plan_cap(cfg, p, res_banks, 0, res);
+}
+
+int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                          npu_step_res_t *res)
+{
     memset(res, 0, sizeof *res);
     if (res_banks < 1 || cfg->spm_banks - res_banks < 3) {
         snprintf(res->why, sizeof res->why, "residency: %d resident banks leave fewer than the 3 banks "
@@ -367,6 +373,7 @@ int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_ba
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_beat(cfg);
+    res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
     res->n_steps = p->nk + 1;
     unsigned char(*dem)[SLOTS] = calloc((size_t)p->nk, sizeof *dem);
     res->ss = calloc((size_t)res->n_steps, sizeof *res->ss);

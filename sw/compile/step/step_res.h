@@ -78,6 +78,10 @@ int npu_step_res_kernel(const npu_step_plan_t *p, int j);
  * in res->why (no bank left for the kernels, a kernel's tensors that cannot fit even demoted, out
  * of memory). Free with npu_step_res_free. */
 int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res);
+/* The same with the scheduler given cap bytes of the area (0: all of it): the SPM size a design
+ * point has, for sweeps (issue 16 acceptance 3) on one build. */
+int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                          npu_step_res_t *res);
 void npu_step_res_free(npu_step_res_t *res);
 
 /* Adds to in[t] / out[t] (per step tensor) the DRAM bytes of kernel i's program, read (rd) and
