@@ -277,9 +277,10 @@ Test(runtime, every_error_is_reported)
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 7, "LOAD past DRAM end (info: last byte)");
     npu_enc_store(&p[0], NPU_TAG_Y, 1, dram_end - 8, 0, 2, 10, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 1, "STORE past DRAM end");
-    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 10, 1 * 8);
-    npu_insn_put(&p[0], NPU_FLD_LOAD_transpose, 1); /* the STORE format has none: raw */
-    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "STORE with the transpose bit");
+    npu_enc_store_tr(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 10, 1 * 8);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed STORE, row_bytes not whole int32s");
+    npu_enc_store_tr(&p[0], NPU_TAG_Y, 3, 0x1000, 8190, 1, 8, 1 * 8); /* 2 SPM rows of 2 words at 8190.. */
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8190 + 1 + 1, "transposed STORE past SPM end (S = 2: 3 rows = 2 words)");
     npu_enc_load(&p[0], NPU_TAG_X, 1, 4, 0x1000, 0, 1, 7, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed LOAD, odd row_bytes");
     npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 8191, 1, 16, 1 * 8);
