@@ -145,6 +145,8 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
         return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
+    if (f->transpose) /* a block's SPM words are read before its sub-rows go, not meanwhile */
+        return q + (((uint64_t)(f->row_bytes / 4) * ((f->rows + F / 2 - 1) / (F / 2))) << NPU_SLICE_Q);
     return q;
 }
 

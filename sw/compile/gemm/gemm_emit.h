@@ -41,6 +41,9 @@ typedef struct npu_gemm_args {
     int modes;            /* mapping policy, NPU_EMIT_*: */
     unsigned tag_a, tag_b, tag_c; /* DMA tensor tags of A, B, C (0: X, W, Y); the training
                                      lowering uses DY, DX, DW so the counters split by tensor */
+    int swap;             /* the plan is of C^T = B^T A^T (an N x M x K plan, gemm_swap.h); the
+                             other fields are the plain GEMM's: emission lowers them */
+    int trans_c;          /* the plan's tiles are C^T's: STOREd transposed into C (pitch_c) */
 } npu_gemm_args_t;
 
 /* args.modes: the three mapping policies of the FlexSA brief, on the same RTL.
