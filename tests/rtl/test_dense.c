@@ -315,6 +315,11 @@ Test(dense, errors)
     dma_error(&cfg, &in, NPU_ERR_NONE, 0, "transposed STORE: last word = SPM_WORDS - 1");
     cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3 * (unsigned)cfg.s + 1, 0x10000, s + 1, 7, 20, 20), 0);
     dma_error(&cfg, &in, NPU_ERR_SPM_ADDR, W, "transposed STORE: last word = SPM_WORDS");
+    /* its DRAM range is the rows x row_bytes region's: up to the last byte, then two past */
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3, end - 36, 0, 1, 12, 12), 0);
+    dma_error(&cfg, &in, NPU_ERR_NONE, 0, "transposed STORE up to the last byte");
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3, end - 34, 0, 1, 12, 12), 0);
+    dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, end + 1, "transposed STORE two bytes past");
     /* dense rows ending on the last byte, unaligned: fine; two bytes further: DRAM_ADDR */
     cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 3, end - 30, 0, 1, 10, 10), 0);
     dma_error(&cfg, &in, NPU_ERR_NONE, 0, "STORE up to the last byte");
