@@ -637,8 +637,9 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
     uint64_t size[4];
     size_t plen;
     report_init(rep, M, N, K, args->transA, args->transB);
-    if (gemm_layout(cfg, M, N, K, args->transA, args->transB, args->modes, NULL, UINT64_MAX, rep,
-                    size, &plen) != 0)
+    /* the caller's args as given: never the swapped form (its golden follows the plan) */
+    if (gemm_layout(cfg, M, N, K, args->transA, args->transB, args->modes | NPU_GEMM_SWAP_OFF, NULL,
+                    UINT64_MAX, rep, size, &plen) != 0)
         return rep->rc;
     int modes = rep->args.modes; /* without the tiling choice bits */
     rep->args = *args;

@@ -396,11 +396,24 @@ static void fill(int16_t *v, size_t n, uint64_t *st)
 }
 
 /* DRAM bytes the STOREs of C write: each (m-tile, n-tile) of the plan stores its rows of the
- * dense M x N int32 C (pitch 4N) as one transfer, counted by the DMA's rule (npu_dma_bursts). */
+ * dense M x N int32 C (pitch 4N) as one transfer, counted by the DMA's rule (npu_dma_bursts);
+ * a swapped plan's tiles are C^T's (rows n, columns m), each one transposed STORE
+ * (npu_dma_bursts_str). */
 static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M, int N)
 {
     uint64_t B = 4ull * (uint64_t)c->s, y = 0;
     const npu_gemm_plan_t *p = &rep->plan;
+    if (rep->args.swap) {
+        for (int n0 = 0; n0 < N; n0 += p->Mt)
+            for (int m0 = 0; m0 < M; m0 += p->Nt) {
+                uint64_t na = (uint64_t)(N - n0 < p->Mt ? N - n0 : p->Mt);
+                uint64_t ma = (uint64_t)(M - m0 < p->Nt ? M - m0 : p->Nt);
+                y += B * npu_dma_bursts_str(B, (uint64_t)c->max_burst_beats,
+                                            rep->args.c + 4ull * (uint64_t)m0 * (uint64_t)N + 4ull * (uint64_t)n0,
+                                            ma, 4 * na, 4ull * (uint64_t)N).beats;
+            }
+        return y;
+    }
     for (int m0 = 0; m0 < M; m0 += p->Mt)
         for (int n0 = 0; n0 < N; n0 += p->Nt) {
             uint64_t ma = (uint64_t)(M - m0 < p->Mt ? M - m0 : p->Mt);
