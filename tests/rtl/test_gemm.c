@@ -82,8 +82,13 @@ Test(gemm, swapped)
     int shapes[][3] = { { 5, 147, 70 }, { 3, 2 * F + 3, 2 * F + 1 }, { F - 1, F + 1, 33 }, { 1, 9, 5 },
                         { 37, 45, 29 } };
     static const int pol[3] = { NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C };
-    if (npu_cfg_bf16(&cfg))
-        return; /* the swap is off at bf16 (the golden's order) */
+    if (npu_cfg_bf16(&cfg)) { /* never at bf16 (the golden sums in the plain plan's order) */
+        npu_gemm_report_t r;
+        rtl_gemm_check_policy(&cfg, 5, 147, 70, 0, 0, seed, STALL, 0, NPU_EMIT_FLEXSA | NPU_GEMM_SWAP_ON, &r);
+        cr_assert_eq(r.args.swap, 0, "swapped at bf16");
+        npu_gemm_report_free(&r);
+        return;
+    }
     for (int i = 0; i < 5; i++)
         for (int t = 0; t < 4; t++) {
             npu_gemm_report_t r;
