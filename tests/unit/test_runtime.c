@@ -403,24 +403,16 @@ static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M,
 {
     uint64_t B = 4ull * (uint64_t)c->s, y = 0;
     const npu_gemm_plan_t *p = &rep->plan;
-    if (rep->args.swap) {
-        for (int n0 = 0; n0 < N; n0 += p->Mt)
-            for (int m0 = 0; m0 < M; m0 += p->Nt) {
-                uint64_t na = (uint64_t)(N - n0 < p->Mt ? N - n0 : p->Mt);
-                uint64_t ma = (uint64_t)(M - m0 < p->Nt ? M - m0 : p->Nt);
-                y += B * npu_dma_bursts_str(B, (uint64_t)c->max_burst_beats,
-                                            rep->args.c + 4ull * (uint64_t)m0 * (uint64_t)N + 4ull * (uint64_t)n0,
-                                            ma, 4 * na, 4ull * (uint64_t)N).beats;
-            }
-        return y;
-    }
-    for (int m0 = 0; m0 < M; m0 += p->Mt)
-        for (int n0 = 0; n0 < N; n0 += p->Nt) {
-            uint64_t ma = (uint64_t)(M - m0 < p->Mt ? M - m0 : p->Mt);
-            uint64_t na = (uint64_t)(N - n0 < p->Nt ? N - n0 : p->Nt);
-            y += B * npu_dma_bursts(B, (uint64_t)c->max_burst_beats,
-                                    rep->args.c + 4ull * (uint64_t)m0 * (uint64_t)N + 4ull * (uint64_t)n0,
-                                    ma, 4 * na, 4ull * (uint64_t)N).beats;
+    int sw = rep->args.swap, R = sw ? N : M, Q = sw ? M : N; /* the plan's rows and columns */
+    for (int r0 = 0; r0 < R; r0 += p->Mt)
+        for (int q0 = 0; q0 < Q; q0 += p->Nt) {
+            uint64_t ra = (uint64_t)(R - r0 < p->Mt ? R - r0 : p->Mt);
+            uint64_t qa = (uint64_t)(Q - q0 < p->Nt ? Q - q0 : p->Nt);
+            uint64_t m0 = (uint64_t)(sw ? q0 : r0), n0 = (uint64_t)(sw ? r0 : q0);
+            y += B * (sw ? npu_dma_bursts_str : npu_dma_bursts)(B, (uint64_t)c->max_burst_beats,
+                                                                 rep->args.c + 4ull * m0 * (uint64_t)N + 4ull * n0,
+                                                                 sw ? qa : ra, 4 * (sw ? ra : qa), 4ull * (uint64_t)N)
+                          .beats;
         }
     return y;
 }
