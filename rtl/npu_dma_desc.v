@@ -3,8 +3,9 @@
 // Latches the fields of the instruction when the engine accepts it, together with the start
 // checks (no overflow): malformed descriptor, last DRAM byte past the end, last SPM word past the
 // end. Malformed: zero rows or row_bytes, an odd dram_addr, row_bytes or dram_stride (DRAM rows
-// are int16 elements at any element address, docs/isa.md). TRANSPOSE = 1 (LOAD): the transpose
-// bit selects the transposed layout; TRANSPOSE = 0 (STORE): a set transpose bit is malformed.
+// are int16 elements at any element address, docs/isa.md). TR_BYTES = the element size of the
+// engine's transposed layout: 2 (LOAD: int16), 4 (STORE: int32 / fp32, row_bytes a multiple of 4,
+// else malformed); 0 would make a set transpose bit malformed.
 //
 // Two stages (issue 7: the checks were a 16x21-bit multiply, three adds and a compare in series
 // from the queue head, 44 levels, deeper than a PE):
@@ -13,8 +14,8 @@
 //       dram last = daddr + (rows-1)*dstride + rbytes - 1 = [daddr + rbytes + ~dstride]
 //                   + rows*dstride   (dstride in bytes)
 //       spm last  = saddr + (n-1)*sstride + w - 1 = [saddr + (w-1) + ~sstride + 1] + n*sstride,
-//                   n = rows, w = ceil(row_bytes/4S) (normal), n = row_bytes/2,
-//                   w = ceil(rows/2S) (transposed); w - 1 = hi + |lo - 1, so [..] = saddr + hi
+//                   n = rows, w = ceil(row_bytes/4S) (normal), n = row_bytes/TR_BYTES,
+//                   w = ceil(rows/(4S/TR_BYTES)) (transposed); w - 1 = hi + |lo - 1, so [..] = saddr + hi
 //                   + ~sstride + |lo, with no incrementer in series.
 //     The limits are subtracted here too, so a check is the sign of a sum in stage 2.
 //  2. one cycle later: each last address (and its distance to the limit) is the pre-sum plus the
@@ -31,7 +32,7 @@ module npu_dma_desc #(
     parameter SPM_AW    = 12,
     parameter SPM_WORDS = 4096,
     parameter DRAM_AW   = 24,
-    parameter TRANSPOSE = 1
+    parameter TR_BYTES  = 2
 ) (
     input  wire         clk,
     input  wire         rst_n,
@@ -58,7 +59,9 @@ module npu_dma_desc #(
 );
 `include "npu_defs.vh"
     localparam integer LB = $clog2(4 * S);  // log2 bytes per beat
-    localparam integer LE = $clog2(2 * S);  // log2 elements per beat (transpose block side)
+    localparam integer TRB = (TR_BYTES == 4) ? 4 : 2;   // transposed element bytes
+    localparam integer LT = $clog2(TRB);               // log2 of it
+    localparam integer LE = $clog2(4 * S / TRB);       // log2 elements per beat (transpose block side)
     // sum widths: DRAM last < 2^32 + 2^14 * 2^19 + 2^16 (rows are 14 bits), SPM last < 2^32 + 2^17, one sign bit more
     localparam integer XW = 35;
     localparam integer SW = 35;
@@ -85,15 +88,18 @@ module npu_dma_desc #(
     function [15:0] beats_of(input [15:0] b);
         beats_of = {{LB{1'b0}}, b[15:LB]} + {15'd0, |b[LB-1:0]};
     endfunction
-    wire        use_tr = (TRANSPOSE != 0) && d_tr && !fill;
+    wire        use_tr = (TR_BYTES != 0) && d_tr && !fill;
+    // a transposed row holds whole elements: row_bytes a multiple of TRB (bit 1 for int32)
+    wire        tr_odd = use_tr && (TRB == 4) && d_rbytes[1];
     wire        d_bad  = (d_rows == 16'd0) || (d_rbytes == 16'd0) || (!fill && (
-                         d_daddr[0] || d_rbytes[0] || d_dstride[0] || ((TRANSPOSE == 0) && d_tr)));
+                         d_daddr[0] || d_rbytes[0] || d_dstride[0] || ((TR_BYTES == 0) && d_tr)
+                         || tr_odd));
     reg         f_fill;
 
     // ---- stage 1: half products and pre-sums
     wire [XW-1:0] stride_x = {{(XW-19){1'b0}}, d_dstride};
     wire [XW-1:0] d_pre = {{(XW-32){1'b0}}, d_daddr} + {{(XW-16){1'b0}}, d_rbytes} + ~stride_x;
-    wire [15:0]   s_n   = use_tr ? {1'b0, d_rbytes[15:1]} : d_rows;
+    wire [15:0]   s_n   = use_tr ? (d_rbytes >> LT) : d_rows;
     // w - 1 = hi + |lo - 1 (the -1 is in ~sstride)
     wire [15:0]   s_hi  = use_tr ? {{LE{1'b0}}, d_rows[15:LE]} : {{LB{1'b0}}, d_rbytes[15:LB]};
     wire          s_lo  = use_tr ? |d_rows[LE-1:0] : |d_rbytes[LB-1:0];

@@ -116,7 +116,7 @@ module npu_dma_load #(
     wire        cmd_fill = |((cmd_op ^ OP_LOAD) & (OP_LOAD ^ OP_FILL));
     reg         f_fill;      // the descriptor is a FILL
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
-                   .TRANSPOSE(1)) u_desc (
+                   .TR_BYTES(2)) u_desc (
         .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(cmd_fill),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .cont(f_cont),

@@ -1,8 +1,14 @@
 `default_nettype none
 // npu_dma_store: executes STORE instructions (SPM -> DRAM), the reverse of a normal LOAD
-// (docs/isa.md). Same fields as LOAD; transpose must be 0. Rows go to any element address
-// (dense tensors): the DMA writes RUNS, the whole transfer when the rows are contiguous
-// (dram_stride == row_bytes), else one per row (docs/memory.md "DMA runs and bursts").
+// (docs/isa.md). Same fields as LOAD. Rows go to any element address (dense tensors): the DMA
+// writes RUNS, the whole transfer when the rows are contiguous (dram_stride == row_bytes), else
+// one per row (docs/memory.md "DMA runs and bursts").
+// Transposed (int32 / fp32 elements, the reverse of a transposed LOAD): DRAM element (r, c),
+// r < rows, c < C = row_bytes/4, comes from lane r % S of word r / S of SPM row c. The reader
+// walks blocks of S DRAM rows x column blocks of S columns: it reads the block's S SPM words
+// (rows c) into a transpose buffer, then emits one word per DRAM sub-row (r, cb) into the
+// read-ahead FIFO; every sub-row is its own run (one run for the whole transfer when row_bytes
+// <= 4S and the rows are contiguous: the sub-rows are then in address order).
 //
 // Three decoupled walkers over the same word order:
 //  - reader: reads SPM words (1-cycle latency) into a small read-ahead FIFO, only while the FIFO
@@ -82,7 +88,7 @@ module npu_dma_store #(
     reg [2:0]  state;
     // the descriptor and its start checks, latched when the instruction is accepted
     wire [2:0]  f_tag;
-    wire        f_tr;        // always 0 for STORE (a set transpose bit is BAD_DESC)
+    wire        f_tr;        // transposed (int32 elements)
     wire [15:0] f_rows;
     wire [31:0] f_daddr;
     wire [15:0] f_saddr, f_sstride, f_rbytes;
@@ -94,7 +100,7 @@ module npu_dma_store #(
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
-                   .TRANSPOSE(0)) u_desc (
+                   .TR_BYTES(4)) u_desc (
         .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(1'b0),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .cont(f_cont),
@@ -108,7 +114,7 @@ module npu_dma_store #(
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
-    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes, f_tr, nbeats};   // partly used after the checks
+    wire unused_desc = &{1'b0, f_saddr, f_sstride, f_rbytes, nbeats};   // partly used after the checks
     // verilator lint_on UNUSEDSIGNAL
 
     wire [31:0] stride  = {13'd0, f_dstride};             // DRAM row pitch in bytes
@@ -116,6 +122,15 @@ module npu_dma_store #(
 `include "npu_dma_fn.vh"
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
+    // one run for the whole transfer: contiguous rows (transposed: of a single column block,
+    // whose sub-rows the engine then writes in address order)
+    wire cont = f_cont && (!f_tr || nbeats_m1 == 16'd0);
+    // transposed: a sub-row of the last column block holds rlast bytes (rlast/4 columns), the
+    // others B; a block has min(S, rows left) DRAM rows
+    wire [15:0] rlast16 = {{(15-LB){1'b0}}, rlast};
+    localparam [31:0] S32 = S;
+    localparam [15:0] S16 = S32[15:0];
+    localparam [15:0] B16 = B32[15:0];
 
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
@@ -133,10 +148,30 @@ module npu_dma_store #(
     wire [DFW-1:0]   df_count;
     // room for one more word beyond the one arriving now (rd_vld)
     wire df_room   = ({1'b0, df_count} + {{DFW{1'b0}}, rd_vld}) < {1'b0, DFD_C};
-    assign rd_req  = in_xfer && rd_act && df_room;
+    // transposed reader: fill the buffer with the block's nf SPM words (rows c of column block
+    // t_cb, word t_rb of each), then emit its ne DRAM sub-rows (t_e) into the FIFO
+    reg              t_emit;            // 0: fill, 1: emit
+    reg [15:0]       t_fi, t_fg, t_e;   // words requested, words arrived, words emitted
+    reg [15:0]       t_cb, t_rl;        // column block, DRAM rows left from this block's first
+    reg [SPM_AW-1:0] t_rbase;           // spm_addr + word index of this row block
+    reg [WB-1:0]     tbuf [0:S-1];      // tbuf[i] = the word of SPM row cb*S + i
+    wire        t_cbl = (t_cb == nbeats_m1);                    // last column block
+    wire [15:0] t_nf  = t_cbl ? {2'd0, rlast16[15:2]} : S16;     // words to fill
+    wire [15:0] t_ne  = (t_rl < S16) ? t_rl : S16;               // sub-rows to emit
+    wire        t_rbl = (t_rl <= S16);                           // last row block
+    wire        t_push = f_tr && in_xfer && rd_act && t_emit && (df_count < DFD_C);
+    wire        t_eend = t_push && (t_e == t_ne - 16'd1);        // the block's last sub-row
+    reg  [WB-1:0] t_word;
+    integer ti;
+    always @(*) begin
+        for (ti = 0; ti < S; ti = ti + 1)
+            t_word[32*ti +: 32] = tbuf[ti][32*t_e[LB-3:0] +: 32];
+    end
+    assign rd_req  = in_xfer && rd_act && (f_tr ? (!t_emit && t_fi < t_nf) : df_room);
     assign rd_addr = rd_spm;
     wire rd_fire   = rd_req && rd_gnt;
     wire rd_row_end = (rd_j == nbeats_m1);
+    wire rd_last    = f_tr ? (t_eend && t_cbl && t_rbl) : (rd_fire && rd_row_end && rd_rows == 16'd1);
 
     // ---------------- address generator ----------------
     reg         ag_act;
@@ -148,11 +183,24 @@ module npu_dma_store #(
     wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
     wire        ag_row_end;  // this burst ends the run (blen == ag_rem)
     wire [15:0] ag_want = (ag_rem[31:16] != 16'd0) ? 16'hFFFF : ag_rem[15:0];
-    wire [31:0] row_nx  = ag_row + stride;
+    // transposed: sub-row ag_i of the row block at ag_rb, column block ag_cb (ag_rl: DRAM rows
+    // left from the block's first); the next sub-row is the next row, else the next column
+    // block's first row, else the next row block's
+    reg  [31:0] ag_rb, ag_cbs;   // the row block's first byte; + ag_cb * B
+    reg  [15:0] ag_i, ag_cb, ag_rl;
+    wire        ag_bend = (ag_i == S16 - 16'd1) || (ag_i + 16'd1 == ag_rl);   // block's last row
+    wire        ag_cbl  = (ag_cb == nbeats_m1);
+    wire [31:0] tr_nx   = !ag_bend ? ag_row + stride
+                        : !ag_cbl  ? ag_cbs + B
+                        : ag_rb + (stride << $clog2(S));
+    wire [15:0] tr_len_nx = (ag_bend && ag_cb + 16'd1 == nbeats_m1) || (ag_bend && ag_cbl && nbeats_m1 == 16'd0)
+                            || (!ag_bend && ag_cbl) ? rlast16 : B16;
+    wire        ag_last = f_tr ? (cont || (ag_bend && ag_cbl && ag_rl <= S16)) : (ag_rows == 16'd1);
+    wire [31:0] row_nx  = f_tr ? tr_nx : ag_row + stride;
     // the next row's run, registered (as in npu_dma_load: no burst in the cycle after one, so it
     // is up to date whenever a burst ends a run)
     reg  [31:0] ag_rem_nx;
-    wire [31:0] rem_nx_c = span(row_nx[LB-1:0], {16'd0, f_rbytes});
+    wire [31:0] rem_nx_c = span(row_nx[LB-1:0], {16'd0, f_tr ? tr_len_nx : f_rbytes});
     always @(posedge clk) ag_rem_nx <= rem_nx_c;
     // registered burst rule: the next burst's length is ready one cycle after each burst
     npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
@@ -182,13 +230,21 @@ module npu_dma_store #(
     // the rows are contiguous (then at the last row's)
     reg [15:0]    pk_j, pk_rows;
     reg [LB-1:0]  pk_o;
-    wire          pk_row_end = (pk_j == nbeats_m1);
+    // transposed: each word is a sub-row (row pk_i of its block, column block pk_cb) at byte
+    // pk_o; the offset is the row's, whatever the column block (B divides cb * B)
+    reg [15:0]    pk_i, pk_cb;
+    reg [LB-1:0]  pk_bo;          // the block's first row's offset
+    wire          pk_bend = (pk_i == S16 - 16'd1) || (pk_i + 16'd1 == pk_rows);
+    wire          pk_cbl  = (pk_cb == nbeats_m1);
+    wire          pk_row_end = f_tr ? 1'b1 : (pk_j == nbeats_m1);
+    wire [LB:0]   pk_len  = f_tr ? (pk_cbl ? rlast : BL) : (pk_row_end ? rlast : BL);
+    wire          pk_last = f_tr ? (!cont || (pk_bend && pk_cbl && pk_rows <= S16))
+                                 : (pk_row_end && (!cont || pk_rows == 16'd1));
     wire          pk_pop, pk_vld;
     npu_dma_pack #(.S(S)) u_pack (
         .clk(clk), .rst_n(rst_n), .clr(go),
         .in_vld(!df_empty && in_xfer), .in_pop(pk_pop), .in_data(df_dout),
-        .off(pk_o), .len(pk_row_end ? rlast : BL),
-        .last(pk_row_end && (!f_cont || pk_rows == 16'd1)),
+        .off(pk_o), .len(pk_len), .last(pk_last),
         .out_vld(pk_vld), .out_rdy(w_rdy && in_xfer && !bf_empty),
         .out_data(w_data), .out_strb(w_strb));
     assign w_vld   = in_xfer && !bf_empty && pk_vld;
@@ -200,7 +256,7 @@ module npu_dma_store #(
 
     npu_fifo #(.W(WB), .DEPTH(DFD)) u_df (
         .clk(clk), .rst_n(rst_n),
-        .push(rd_vld), .din(rd_data),
+        .push(f_tr ? t_push : rd_vld), .din(f_tr ? t_word : rd_data),
         .pop(pk_pop || (state == SS_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
         .full(df_full), .empty(df_empty), .count(df_count)
     );
@@ -241,11 +297,10 @@ module npu_dma_store #(
             done <= 1'b0;
             err  <= 1'b0;
             if (w_fire) wc <= w_last ? 8'd0 : wc + 8'd1;
-            if (aw_fire && ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
+            if (aw_fire && ag_row_end && ag_last) ag_act <= 1'b0;
             // set at go, cleared after the last word or when the drain ends: one set/clear
             // pair, so the late SPM grant (rd_fire) passes through two gates, not the state mux
-            rd_act <= go || (rd_act && !(rd_fire && rd_row_end && rd_rows == 16'd1)
-                                    && !(state == SS_DRAIN && af_empty));
+            rd_act <= go || (rd_act && !rd_last && !(state == SS_DRAIN && af_empty));
             case (state)
                 SS_IDLE: if (cmd_fire) state <= SS_CHECK;
                 SS_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
@@ -284,9 +339,24 @@ module npu_dma_store #(
         if (go) begin
             ag_addr <= align(f_daddr);
             ag_row  <= f_daddr;
-            ag_rem  <= f_cont ? {{LB{1'b0}}, c_dlast[31:LB]} - {{LB{1'b0}}, f_daddr[31:LB]} + 32'd1
-                              : span(f_daddr[LB-1:0], {16'd0, f_rbytes});
-            ag_rows <= f_cont ? 16'd1 : f_rows;
+            ag_rem  <= cont ? {{LB{1'b0}}, c_dlast[31:LB]} - {{LB{1'b0}}, f_daddr[31:LB]} + 32'd1
+                            : span(f_daddr[LB-1:0], {16'd0, (f_tr && nbeats_m1 != 16'd0) ? B16 : f_rbytes});
+            ag_rows <= cont ? 16'd1 : f_rows;
+            ag_rb   <= f_daddr;
+            ag_cbs  <= f_daddr;
+            ag_i    <= 16'd0;
+            ag_cb   <= 16'd0;
+            ag_rl   <= f_rows;
+            pk_i    <= 16'd0;
+            pk_cb   <= 16'd0;
+            pk_bo   <= f_daddr[LB-1:0];
+            t_emit  <= 1'b0;
+            t_fi    <= 16'd0;
+            t_fg    <= 16'd0;
+            t_e     <= 16'd0;
+            t_cb    <= 16'd0;
+            t_rl    <= f_rows;
+            t_rbase <= saddr_s;
             pk_j    <= 16'd0;
             pk_rows <= f_rows;
             pk_o    <= f_daddr[LB-1:0];
@@ -301,13 +371,41 @@ module npu_dma_store #(
                 ag_rows <= ag_rows - 16'd1;
                 ag_row  <= row_nx;
                 ag_addr <= align(row_nx);
+                if (!ag_bend) begin
+                    ag_i <= ag_i + 16'd1;
+                end else if (!ag_cbl) begin   // transposed: the next column block
+                    ag_i   <= 16'd0;
+                    ag_cb  <= ag_cb + 16'd1;
+                    ag_cbs <= ag_cbs + B;
+                end else begin                // transposed: the next row block
+                    ag_i   <= 16'd0;
+                    ag_cb  <= 16'd0;
+                    ag_rl  <= ag_rl - S16;
+                    ag_rb  <= tr_nx;
+                    ag_cbs <= tr_nx;
+                end
             end else begin
                 ag_rem  <= ag_rem - {16'd0, blen};
                 ag_addr <= ag_addr + ({16'd0, blen} << LB);
             end
         end
         if (pk_pop) begin
-            if (pk_row_end) begin
+            if (f_tr) begin
+                if (!pk_bend) begin
+                    pk_i <= pk_i + 16'd1;
+                    pk_o <= pk_o + f_dstride[LB-1:0];
+                end else if (!pk_cbl) begin   // the next column block: back to the first row
+                    pk_i  <= 16'd0;
+                    pk_cb <= pk_cb + 16'd1;
+                    pk_o  <= pk_bo;
+                end else begin                // the next row block
+                    pk_i    <= 16'd0;
+                    pk_cb   <= 16'd0;
+                    pk_rows <= (pk_rows > S16) ? pk_rows - S16 : 16'd0;
+                    pk_o    <= pk_o + f_dstride[LB-1:0];
+                    pk_bo   <= pk_o + f_dstride[LB-1:0];
+                end
+            end else if (pk_row_end) begin
                 pk_j    <= 16'd0;
                 pk_rows <= pk_rows - 16'd1;
                 pk_o    <= pk_o + f_dstride[LB-1:0];
@@ -315,7 +413,37 @@ module npu_dma_store #(
                 pk_j    <= pk_j + 16'd1;
             end
         end
-        if (rd_fire) begin
+        // transposed reader
+        if (rd_vld && f_tr) begin
+            tbuf[t_fg[LB-3:0]] <= rd_data;
+            t_fg <= t_fg + 16'd1;
+        end
+        if (f_tr && !t_emit && in_xfer && t_fg == t_nf) t_emit <= 1'b1;
+        if (t_push) begin
+            if (!t_eend) begin
+                t_e <= t_e + 16'd1;
+            end else begin                    // the next block: fill again
+                t_emit <= 1'b0;
+                t_e    <= 16'd0;
+                t_fi   <= 16'd0;
+                t_fg   <= 16'd0;
+                if (!t_cbl) begin
+                    t_cb    <= t_cb + 16'd1;
+                    rd_spm  <= rd_srow + (sstride_s << $clog2(S));
+                    rd_srow <= rd_srow + (sstride_s << $clog2(S));
+                end else begin
+                    t_cb    <= 16'd0;
+                    t_rl    <= t_rl - S16;
+                    t_rbase <= t_rbase + 1'b1;
+                    rd_spm  <= t_rbase + 1'b1;
+                    rd_srow <= t_rbase + 1'b1;
+                end
+            end
+        end
+        if (rd_fire && f_tr) begin
+            t_fi   <= t_fi + 16'd1;
+            rd_spm <= rd_spm + sstride_s;
+        end else if (rd_fire) begin
             if (rd_row_end) begin
                 rd_j    <= 16'd0;
                 rd_rows <= rd_rows - 16'd1;
@@ -368,8 +496,10 @@ module npu_dma_store #(
         if (aw_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("STORE burst crosses a 4 KiB line")
         if (aw_fire && af_full) `NPU_ASSERT_FAIL("STORE burst FIFO overflow")
-        if (rd_vld && df_full && !pk_pop && state != SS_FLUSH)
+        if ((f_tr ? t_push : rd_vld) && df_full && !pk_pop && state != SS_FLUSH)
             `NPU_ASSERT_FAIL("STORE read-ahead FIFO overflow")
+        if (f_tr && rd_vld && (t_emit || t_fg >= t_nf))
+            `NPU_ASSERT_FAIL("STORE transposed: a word arrives outside its block's fill")
         if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
         if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")
         if (w_vld && bf_empty) `NPU_ASSERT_FAIL("STORE W beat before its burst address")

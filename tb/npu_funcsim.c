@@ -23,8 +23,8 @@
  *    aligned to max(16, 4S) bytes or program past the end of DRAM; PROG_LEN = 0 just finishes).
  *    A mode that cannot hold the k x n tile (HSW k > S, VSW n > S, ISW either), an LDW core mask
  *    outside ISW, a DRAIN with hi_rows but no split_rows or hi_rows > rows, a transposed LOAD
- *    with odd row_bytes and a STORE with the transpose
- *    bit are BAD_DESC, and so is an LDW or WAVE window start k_lo >= k; a FILL with rows or
+ *    with odd row_bytes and a transposed STORE whose row_bytes
+ *    is not a multiple of 4 (int32 elements) are BAD_DESC, and so is an LDW or WAVE window start k_lo >= k; a FILL with rows or
  *    row_bytes zero is BAD_DESC with ERR_INFO 0 (it has no DRAM address).
  *    TOKEN_OVERFLOW's ERR_PC is the pushing instruction (the RTL may differ).
  *  - FILL (LOAD queue) zeroes the SPM words of a LOAD without DRAM; LDW k_lo: stationary rows

@@ -128,11 +128,12 @@ static int obuf_bad(const npu_sim_t *s, uint64_t addr, uint64_t n, uint32_t *inf
  * code (with *info). */
 
 /* LOAD/STORE descriptor checks shared by both: BAD_DESC (zero rows or row_bytes, an odd DRAM
- * address, row length or pitch, a STORE's transpose bit) then the DRAM range. */
+ * address, row length or pitch, a transposed STORE's row_bytes not whole int32 elements) then
+ * the DRAM range. */
 static unsigned dma_check(const npu_sim_t *s, const npu_fields_t *f, int store, uint32_t *info)
 {
     if (!f->rows || !f->row_bytes || f->dram_addr % 2 || f->row_bytes % 2 || f->dram_stride % 2 ||
-        (store && f->transpose)) {
+        (store && f->transpose && f->row_bytes % 4)) {
         *info = f->dram_addr;
         return NPU_ERR_BAD_DESC;
     }
@@ -224,21 +225,50 @@ static unsigned exec_fill(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
     return 0;
 }
 
+/* The transposed STORE (int32): DRAM element (r, c) from lane r % S of word r / S of SPM row c,
+ * in the RTL's order (blocks of S rows, column blocks of S, rows) so that overlapping
+ * destinations end the same; its runs: the whole transfer when one column block's rows are
+ * contiguous, else one per sub-row (r, cb). */
+static void store_tr(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *beats, uint64_t *bursts)
+{
+    uint64_t B = s->B, S = s->S, cols = f->row_bytes / 4;
+    for (uint64_t r0 = 0; r0 < f->rows; r0 += S)
+        for (uint64_t c0 = 0; c0 < cols; c0 += S)
+            for (uint64_t r = r0; r < f->rows && r < r0 + S; r++) {
+                uint64_t n = cols - c0 < S ? cols - c0 : S, a = f->dram_addr + r * f->dram_stride + 4 * c0;
+                uint8_t *d = stage(u, MEM_DRAM, a, 4 * n);
+                for (uint64_t c = 0; c < n; c++)
+                    memcpy(d + 4 * c,
+                           s->spm + (f->spm_addr + (c0 + c) * f->spm_stride + r / S) * B + 4 * (r % S), 4);
+                if (f->row_bytes > B || f->dram_stride != f->row_bytes)
+                    run_of(s, a, 4 * n, beats, bursts);
+            }
+    if (f->row_bytes <= B && f->dram_stride == f->row_bytes)
+        run_of(s, f->dram_addr, (uint64_t)f->rows * f->row_bytes, beats, bursts);
+}
+
 static unsigned exec_store(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
     uint64_t B = s->B, beats = cdiv(f->row_bytes, B), wr = 0, bursts = 0;
+    uint64_t cols = f->row_bytes / 4, wpr = cdiv(f->rows, s->S);
     unsigned err = dma_check(s, f, 1, info);
     if (err)
         return err;
-    if (range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info))
+    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info)
+                      : range_rows(f->spm_addr, f->spm_stride, cols, wpr, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
-    for (uint64_t r = 0; r < f->rows; r++) /* write strobes cover only the rows' bytes */
-        memcpy(stage(u, MEM_DRAM, f->dram_addr + r * f->dram_stride, f->row_bytes),
-               s->spm + (f->spm_addr + r * f->spm_stride) * B, f->row_bytes);
-    rows_runs(s, f, &wr, &bursts);
+    if (f->transpose) {
+        store_tr(s, u, f, &wr, &bursts);
+        s->cnt[NPU_CNT_spm_rd_words] += cols * wpr;
+    } else {
+        for (uint64_t r = 0; r < f->rows; r++) /* write strobes cover only the rows' bytes */
+            memcpy(stage(u, MEM_DRAM, f->dram_addr + r * f->dram_stride, f->row_bytes),
+                   s->spm + (f->spm_addr + r * f->spm_stride) * B, f->row_bytes);
+        rows_runs(s, f, &wr, &bursts);
+        s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
+    }
     s->cnt[NPU_CNT_dram_wr_prog + f->tag] += wr * B;
     s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
-    s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
     s->wr_beats += wr;
     s->wr_bursts += bursts;
     *cost = dma_cost(s, wr, bursts);

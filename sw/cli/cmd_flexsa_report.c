@@ -144,7 +144,8 @@ static void run_pruned_gemm(const npu_cfg_t *cfg, const npu_args_t *a, const npu
                    (unsigned long long)(seed + (uint64_t)ps->ng),
                    p == 0 ? "1g1c" : p == 1 ? "1g4c" : "flexsa");
         } else if (!a->quiet) {
-            printf("  %s %5.1f/%5.1f%%", k_name[p], 100 * m.ideal_util, 100 * m.measured_util);
+            printf("  %s %5.1f/%5.1f%%%s", k_name[p], 100 * m.ideal_util, 100 * m.measured_util,
+                   m.swapped ? " (swapped)" : "");
         }
     }
     if (!a->quiet)

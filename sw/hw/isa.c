@@ -232,7 +232,7 @@ int npu_decode(const npu_insn_t *in, npu_fields_t *f)
     return npu_op_name(f->op) ? 0 : -1;
 }
 
-/* LOAD and STORE share the DMA format (a STORE has no transpose bit: transpose must be 0). */
+/* LOAD and STORE share the DMA format (transposed: int16 elements for LOAD, int32 for STORE). */
 static int enc_dma(npu_insn_t *out, unsigned op, unsigned tag, unsigned transpose, unsigned rows,
                    uint32_t dram_addr, unsigned spm_addr, unsigned spm_stride, unsigned row_bytes,
                    unsigned dram_stride)
@@ -262,6 +262,13 @@ int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_ad
                   unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
 {
     return enc_dma(out, NPU_OP_STORE, tag, 0, rows, dram_addr, spm_addr, spm_stride, row_bytes,
+                   dram_stride);
+}
+
+int npu_enc_store_tr(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
+                     unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride)
+{
+    return enc_dma(out, NPU_OP_STORE, tag, 1, rows, dram_addr, spm_addr, spm_stride, row_bytes,
                    dram_stride);
 }
 
@@ -541,9 +548,9 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             f.spm_stride);
         break;
     case NPU_OP_STORE:
-        app(buf, n, &len, " %s rows=%u bytes=%u spm=0x%04x+%u*r dram=0x%06x+%u*r",
-            name_or(npu_tag_name(f.tag), "?"), f.rows, f.row_bytes, f.spm_addr, f.spm_stride,
-            (unsigned)f.dram_addr, f.dram_stride);
+        app(buf, n, &len, " %s%s rows=%u bytes=%u spm=0x%04x+%u*r dram=0x%06x+%u*r",
+            name_or(npu_tag_name(f.tag), "?"), f.transpose ? " trans" : "", f.rows, f.row_bytes,
+            f.spm_addr, f.spm_stride, (unsigned)f.dram_addr, f.dram_stride);
         break;
     case NPU_OP_LDW:
         app(buf, n, &len, " %s k=%u n=%u spm=0x%04x+%u*r bank=%u",

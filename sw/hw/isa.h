@@ -95,6 +95,10 @@ int npu_enc_load(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, ui
                  unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
 int npu_enc_store(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
                   unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
+/* A transposed STORE (int32 elements): DRAM element (r, c), r < rows, c < row_bytes / 4, at
+ * dram_addr + r * dram_stride + 4c, from lane r % S of word spm_addr + c * spm_stride + r / S. */
+int npu_enc_store_tr(npu_insn_t *out, unsigned tag, unsigned rows, uint32_t dram_addr,
+                     unsigned spm_addr, unsigned spm_stride, unsigned row_bytes, unsigned dram_stride);
 int npu_enc_ldw(npu_insn_t *out, unsigned wbank, unsigned mode, unsigned spm_addr,
                 unsigned spm_stride, unsigned k, unsigned n);
 int npu_enc_wave(npu_insn_t *out, unsigned wbank, unsigned mode, int acc, unsigned m,

@@ -15,7 +15,7 @@
 /* X(name, value, queue, text) ; queue: L = LOAD, E = EXEC, S = STORE */
 #define NPU_OPCODES(X)                                                          \
     X(LOAD,   0x01, L, "DMA DRAM -> SPM (strided, tagged, optionally transposed)") \
-    X(STORE,  0x02, S, "DMA SPM -> DRAM (strided, tagged)")                     \
+    X(STORE,  0x02, S, "DMA SPM -> DRAM (strided, tagged, optionally transposed)") \
     X(LDW,    0x03, E, "stationary tile SPM -> NoC -> LBUF_V -> PE weight bank") \
     X(WAVE,   0x04, E, "systolic wave: A rows SPM -> NoC -> LBUF_H -> FlexSA -> OBUF") \
     X(DRAIN,  0x05, E, "OBUF rows (int32 / fp32; narrow: int16 / bf16) -> SPM")                              \
@@ -31,8 +31,9 @@
  * table, gencfg turns it into the Verilog localparams F_<FORMAT>_<NAME>_LSB (bit of the 128-bit
  * instruction, 32 * word + lsb) and F_<FORMAT>_<NAME>_W. A format is the opcode whose fields
  * follow (INSN: every instruction has these); a field a format lacks must be zero to encode and
- * decodes as zero. Names are the members of npu_fields_t (sw/hw/isa.h). STORE and FILL are the
- * LOAD layout less transpose / less the DRAM side (one RTL descriptor decodes all three);
+ * decodes as zero. Names are the members of npu_fields_t (sw/hw/isa.h). STORE is the LOAD layout
+ * (its transpose: int32 elements) and FILL the LOAD layout less the DRAM side (one RTL
+ * descriptor decodes all three);
  * SYNC_L/E/S have only the INSN fields. LOAD/STORE's DRAM row pitch in bytes is
  * dram_stride << stride_shift (rows of up to 65,535 int16 or int32 elements, such as GNMT's
  * 36,548-wide layers, take one instruction); npu_fields_t.dram_stride holds the pitch itself and
@@ -54,6 +55,7 @@
     X(LOAD,  row_bytes,   3,  0, 16)      \
     X(LOAD,  dram_stride, 3, 16, 16)      \
     X(STORE, tag,         0, 12,  3)      \
+    X(STORE, transpose,   0, 15,  1)      \
     X(STORE, rows,        0, 16, 14)      \
     X(STORE, stride_shift, 0, 30, 2)     \
     X(STORE, dram_addr,   1,  0, 32)      \

@@ -120,11 +120,9 @@ static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
 
 /* A LOAD's or STORE's bursts and beats by the ISA's rule (once per transfer: its cost and its bus
  * time both read them). */
-static npu_dma_count_t dma_count(const npu_cfg_t *cfg, const npu_fields_t *f, int store)
+static npu_dma_count_t dma_count(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
-    return (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
-        (uint64_t)npu_cfg_beat(cfg), (uint64_t)cfg->max_burst_beats, f->dram_addr, f->rows, f->row_bytes,
-        f->dram_stride);
+    return npu_dma_bursts_of((uint64_t)npu_cfg_beat(cfg), (uint64_t)cfg->max_burst_beats, f);
 }
 
 /* A LOAD's or STORE's Q16 cycles: its bursts and beats c, the slicing stage's
@@ -147,6 +145,8 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
         return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
+    if (f->transpose) /* a block's SPM words are read before its sub-rows go, not meanwhile */
+        return q + (((uint64_t)(f->row_bytes / 4) * ((f->rows + F / 2 - 1) / (F / 2))) << NPU_SLICE_Q);
     return q;
 }
 
@@ -400,7 +400,7 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         s->dur[i] = duration(cfg, k, &s->f[i], len);
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;
-            npu_dma_count_t c = dma_count(cfg, &s->f[i], st);
+            npu_dma_count_t c = dma_count(cfg, &s->f[i]);
             s->dur[i] = dma_cost(cfg, k, &s->f[i], st, c);
             s->busw[i] = dma_bus(cfg, k, &s->f[i], c, &s->burstw[i]);
             s->lead[i] = dma_lead(k, st);

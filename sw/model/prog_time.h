@@ -3,7 +3,8 @@
  * section 7): the decoupled LOAD / EXEC / STORE queues of docs/isa.md section 3 replayed as a
  * dataflow over the program's own instructions, each timed by the slicing stage's cost
  * primitives (compile/slice/slice_cost.h) and the vector unit's model:
- *  - LOAD / STORE: its DMA bursts and beats by the ISA's rule (npu_dma_bursts, npu_dma_bursts_tr:
+ *  - LOAD / STORE: its DMA bursts and beats by the ISA's rule (npu_dma_bursts_of: normal, transposed
+ *    LOAD or transposed STORE;
  *    the expected counters' functions), costed by npu_slice_xfer_cost with at least one beat per
  *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
  *    bursts' cost on top; measured, step_fidelity --micro);

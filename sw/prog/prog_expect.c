@@ -68,11 +68,30 @@ npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_
     return t;
 }
 
+npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                                   uint64_t row_bytes, uint64_t dram_stride)
+{
+    npu_dma_count_t t = {0, 0};
+    if (row_bytes <= B && dram_stride == row_bytes) /* one column block, rows contiguous */
+        return npu_dma_run(dram_addr, rows * row_bytes, B, max_burst);
+    for (uint64_t r = 0; r < rows; r++) /* every sub-row its own run (the order does not count) */
+        for (uint64_t cb = 0; cb * B < row_bytes; cb++)
+            add(&t, npu_dma_run(dram_addr + r * dram_stride + cb * B, umin(B, row_bytes - cb * B), B,
+                                max_burst));
+    return t;
+}
+
+npu_dma_count_t npu_dma_bursts_of(uint64_t B, uint64_t max_burst, const npu_fields_t *f)
+{
+    npu_dma_count_t (*rule)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) =
+        !f->transpose ? npu_dma_bursts : f->op == NPU_OP_STORE ? npu_dma_bursts_str : npu_dma_bursts_tr;
+    return rule(B, max_burst, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+}
+
 static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
     uint64_t beats = beats_of(f, g);
-    npu_dma_count_t c = (f->transpose ? npu_dma_bursts_tr : npu_dma_bursts)(
-        g->B, g->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    npu_dma_count_t c = npu_dma_bursts_of(g->B, g->mb, f);
     e->insn_load++;
     e->rd_bytes[f->tag] += c.beats * g->B;
     e->rd_bursts += c.bursts;
@@ -84,11 +103,14 @@ static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
 
 static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
-    npu_dma_count_t c = npu_dma_bursts(g->B, g->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    npu_dma_count_t c = npu_dma_bursts_of(g->B, g->mb, f);
     e->insn_store++;
     e->wr_bytes[f->tag] += c.beats * g->B;
     e->wr_bursts += c.bursts;
-    e->spm_rd_words += (uint64_t)f->rows * beats_of(f, g);
+    if (f->transpose) /* SPM rows c < row_bytes/4 of ceil(rows/S) words */
+        e->spm_rd_words += (uint64_t)(f->row_bytes / 4) * ((f->rows + g->S - 1) / g->S);
+    else
+        e->spm_rd_words += (uint64_t)f->rows * beats_of(f, g);
 }
 
 /* Per row set, per core it passes through: the core's part of the k x n tile (bcast: each core

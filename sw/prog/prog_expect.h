@@ -72,6 +72,13 @@ npu_dma_count_t npu_dma_bursts(uint64_t B, uint64_t max_burst, uint64_t dram_add
  * (dram_stride == the group's beats * B, dram_addr beat-aligned), else one run per sub-row. */
 npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
                                   uint64_t row_bytes, uint64_t dram_stride);
+/* A transposed STORE (int32 elements): one run of rows * row_bytes when row_bytes <= B and the
+ * rows are contiguous (dram_stride == row_bytes), else one run per sub-row (r, cb): the
+ * min(B, row_bytes - cb*B) bytes at dram_addr + r * dram_stride + cb * B. */
+npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                                   uint64_t row_bytes, uint64_t dram_stride);
+/* A LOAD's or STORE's count by the rule of its kind (normal, transposed LOAD, transposed STORE). */
+npu_dma_count_t npu_dma_bursts_of(uint64_t B, uint64_t max_burst, const npu_fields_t *f);
 
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
                      npu_prog_expect_t *e);

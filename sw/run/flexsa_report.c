@@ -113,11 +113,14 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
         if (rc == NPU_GEMM_PASS)
             m->rc = crc;
     }
-    /* the model on the RTL's waves: m_act rows per (k, n) block, a quarter per 1G4C core */
+    /* the model on the RTL's waves: m_act rows per (k, n) block, a quarter per 1G4C core; of
+     * the GEMM the program computes (a swapped plan: C^T = B^T A^T, N x M x K) */
     blk = rep.plan.Mt > 0 ? rep.plan.Mt : 4 * S;
     if (emit == NPU_EMIT_1G4C)
         blk = (blk + 3) / 4;
-    npu_flexsa_plan(S, blk, npu_emit_policy_model(emit), M, N, K, NULL, NULL, &m->model);
+    m->swapped = rep.args.swap;
+    npu_flexsa_plan(S, blk, npu_emit_policy_model(emit), m->swapped ? N : M, m->swapped ? M : N, K, NULL, NULL,
+                    &m->model);
     m->ideal_util = npu_flexsa_util(&m->model);
     if (m->compute_cycles)
         m->measured_util = (double)m->macs / (4.0 * S * S * (double)m->compute_cycles);

@@ -45,6 +45,7 @@ typedef struct npu_policy_meas {
     npu_flexsa_stats_t model;    /* the analytical model of the same GEMM and policy */
     double ideal_util;           /* model: macs / pe_cycles */
     double measured_util;        /* macs / (4 S^2 compute_cycles) */
+    int swapped;                 /* the compiler ran C^T = B^T A^T (the model is of that GEMM) */
 } npu_policy_meas_t;
 
 /* The flexsa_mode.h policy an emission policy corresponds to. */

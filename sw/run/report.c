@@ -171,9 +171,10 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
         fprintf(f, "  host error   %s\n", r->host_msg);
         return;
     }
-    fprintf(f, "  plan         Mt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles %s-major, %d K chunks%s, %zu instructions\n",
-            p->Mt, p->Nt, p->nb, p->Kc, p->m_tiles, p->n_tiles, p->order ? "n" : "m", p->k_chunks,
-            npu_gemm_res_text(p), r->prog.n);
+    fprintf(f, "  plan         %sMt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles %s-major, %d K chunks%s, %zu instructions\n",
+            r->args.swap ? "swapped, C^T = B^T A^T (N x M x K), C stored transposed: " : "", p->Mt, p->Nt,
+            p->nb, p->Kc, p->m_tiles, p->n_tiles, p->order ? "n" : "m", p->k_chunks, npu_gemm_res_text(p),
+            r->prog.n);
     text_failure(f, cfg, r);
     fprintf(f, "  cycles       %llu (%.3f s wall, %.0f simulated cycles/s)\n", u(c[NPU_CNT_cycles]),
             r->run.wall_s, cycles_per_s(&r->run));

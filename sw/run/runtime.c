@@ -2,8 +2,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "run/runtime.h"
 
+#include "compile/gemm/gemm_swap.h"
 #include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
+#include "model/prog_time.h"
 
 #include "run/fcov.h"
 #include "run/perf_log.h"
@@ -484,6 +486,52 @@ static int gemm_tiles(const npu_cfg_t *cfg, int M, int N, int K, int transposed,
     }
 }
 
+/* Predicted cycles of the program of plan and args (the program-time model, model/prog_time.h,
+ * at the config's slicing costs), its tensors at beat-aligned addresses a, b, c as the allocator
+ * places them; UINT64_MAX when it cannot be emitted or timed. */
+static uint64_t gemm_predict(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_gemm_args_t *args,
+                             const uint64_t size[4])
+{
+    uint64_t beat = (uint64_t)npu_cfg_beat(cfg), cyc = UINT64_MAX;
+    npu_slice_cost_t k = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
+    npu_gemm_args_t a = *args;
+    npu_prog_t p;
+    char why[80];
+    a.a = 0;
+    a.b = (uint32_t)((size[1] + beat - 1) / beat * beat);
+    a.c = a.b + (uint32_t)((size[2] + beat - 1) / beat * beat);
+    npu_prog_init(&p);
+    if (npu_gemm_emit(cfg, plan, &a, &p) != 0 || npu_prog_time(cfg, &k, p.insn, p.n, &cyc, why, sizeof why) != 0)
+        cyc = UINT64_MAX;
+    npu_prog_free(&p);
+    return cyc;
+}
+
+/* The swapped form C^T = B^T A^T (compile/gemm/gemm_swap.h): taken for a tiny-M GEMM when the
+ * program-time model predicts it faster than the plain plan (swap = 0), always (NPU_GEMM_SWAP_ON,
+ * any shape at int16), never (NPU_GEMM_SWAP_OFF, and at bf16). rep->plan becomes the N x M x K
+ * plan and rep->args.swap is set (the args stay the plain GEMM's). choice: the tiling choice, as
+ * for the plain plan (the swapped operands are transposed unless both were: gemm_tiling's tiles).
+ * Bounded (NPU_GEMM_SWAP_MAX_CHUNKS): both programs are emitted and timed. */
+static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int even, int choice, int swap,
+                           const uint64_t size[4], npu_gemm_report_t *rep)
+{
+    npu_gemm_plan_t sp;
+    npu_gemm_args_t sa = rep->args;
+    const npu_gemm_plan_t *p = &rep->plan;
+    int force = swap == NPU_GEMM_SWAP_ON;
+    if (swap == NPU_GEMM_SWAP_OFF || npu_cfg_bf16(cfg) || (!force && !npu_gemm_swap_candidate(cfg, M, N, K)) ||
+        gemm_tiles(cfg, N, M, K, !sa.transA || !sa.transB, even, choice, &sp) != 0)
+        return;
+    sa.swap = 1;
+    if (!force && ((uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
+                   (uint64_t)sp.m_tiles * (uint64_t)sp.n_tiles * (uint64_t)sp.k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
+                   gemm_predict(cfg, &sp, &sa, size) >= gemm_predict(cfg, p, &rep->args, size)))
+        return;
+    rep->plan = sp;
+    rep->args.swap = 1;
+}
+
 /* The plan, pitches and program length of a GEMM, and the DRAM bytes of its four regions
  * (program, A, B, C), each rounded up to the allocator's beat alignment. When the tensors alone
  * exceed `limit` the program is not emitted (a GEMM that large has an enormous program): size[0]
@@ -495,7 +543,8 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     size_t plen;
     int slicing = modes & NPU_GEMM_SLICING_MASK, plain = modes & NPU_GEMM_NO_BAND;
-    modes &= ~(NPU_GEMM_SLICING_MASK | NPU_GEMM_NO_BAND);
+    int swap = modes & (NPU_GEMM_SWAP_ON | NPU_GEMM_SWAP_OFF);
+    modes &= ~(NPU_GEMM_SLICING_MASK | NPU_GEMM_NO_BAND | NPU_GEMM_SWAP_ON | NPU_GEMM_SWAP_OFF);
     if (fixed) {
         if (npu_gemm_plan_check(cfg, fixed) != 0 || fixed->M != M || fixed->N != N || fixed->K != K)
             return host_error(rep, "the given tiling does not fit this configuration");
@@ -518,6 +567,8 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     *plen_out = 0;
     if (size[1] + size[2] + size[3] > limit)
         return 1;
+    if (!fixed)
+        gemm_swap_pick(cfg, M, N, K, modes == NPU_EMIT_1G4C, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep);
     plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
     if (plen == 0)
         return host_error(rep, "instruction emission failed (a field does not fit)");
@@ -592,8 +643,9 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
         return host_error(rep, why);
     if (args->spm_limit)
         below.spm_banks = (int)(args->spm_limit / (unsigned)cfg->spm_bank_words);
-    if (gemm_layout(&below, M, N, K, args->transA, args->transB, args->modes, NULL, UINT64_MAX, rep,
-                    size, &plen) != 0)
+    /* the caller's args as given: never the swapped form (its golden follows the plan) */
+    if (gemm_layout(&below, M, N, K, args->transA, args->transB, args->modes | NPU_GEMM_SWAP_OFF, NULL,
+                    UINT64_MAX, rep, size, &plen) != 0)
         return rep->rc;
     int resident = args->res_a || args->res_b || args->res_c; /* fewer LOADs, SYNCs instead */
     int modes = rep->args.modes; /* without the tiling choice bits */
@@ -727,6 +779,11 @@ int npu_gemm_golden(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, const in
                     const int16_t *B, int32_t *C)
 {
     int M = rep->M, N = rep->N, K = rep->K;
+    if (!npu_cfg_bf16(cfg)) { /* int32 sums in any order: the plan (maybe swapped) does not matter */
+        npu_golden_gemm(M, N, K, A, (size_t)(rep->transA ? M : K), rep->transA, B,
+                        (size_t)(rep->transB ? K : N), rep->transB, C, (size_t)N);
+        return 0;
+    }
     return npu_gemm_golden_plan(cfg, &rep->plan, rep->args.modes, A,
                                 (size_t)(rep->transA ? M : K), rep->transA, B,
                                 (size_t)(rep->transB ? K : N), rep->transB, C, (size_t)N);

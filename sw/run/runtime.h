@@ -172,6 +172,11 @@ int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int 
 #define NPU_GEMM_SLICING_HEURISTIC 0x800
 #define NPU_GEMM_SLICING_MASK (NPU_GEMM_SLICING_BURST | NPU_GEMM_SLICING_NOBURST | NPU_GEMM_SLICING_HEURISTIC)
 #define NPU_GEMM_NO_BAND 0x400
+/* The swapped form C^T = B^T A^T (compile/gemm/gemm_swap.h, transposed STOREs): by default taken
+ * for a tiny-M GEMM (M < 2S < N) when the program-time model predicts it faster; _ON takes it for
+ * any shape, _OFF never (bf16: never, the golden's order is the plain plan's). */
+#define NPU_GEMM_SWAP_ON 0x1000
+#define NPU_GEMM_SWAP_OFF 0x2000
 /* auto searches GEMMs of at most this many slicing candidates (npu_slice_count); 512^3 has 7,986
  * at S = 8, 12544 x 64 x 147 about 10,000. */
 #define NPU_GEMM_AUTO_MAX_CANDS 65536

@@ -4,7 +4,8 @@
  *
  * dense/random_*  random programs LOAD (normal or transposed) -> SYNC_E -> STORE of the loaded
  *                 SPM words as whole words (shows the LOAD, zero lanes included) -> a random dense
- *                 STORE of the same words. Random row_bytes, rows, unaligned dram_addr, pitches
+ *                 STORE of the same words -> a random transposed STORE (int32) of SPM rows
+ *                 0..C-1 (C = its row_bytes / 4) of the same words. Random row_bytes, rows, unaligned dram_addr, pitches
  *                 equal to row_bytes (one run) or larger (rows sharing beats, beat-padded rows),
  *                 runs crossing 4 KiB lines, seeded DRAM stalls. The DRAM around the rows is
  *                 filled with a pattern first. Checked: the whole data window byte-exact against
@@ -12,8 +13,10 @@
  *                 rows fails) and against the functional model (tb/npu_funcsim.c); the DRAM
  *                 byte and burst counters equal npu_prog_expect (npu_dma_bursts) exactly, read
  *                 bursts plus the program fetch's, and equal the functional model's.
- * dense/errors    BAD_DESC for an odd address, row length or pitch; DRAM_ADDR with the last byte
- *                 (no overflow for a 2^32-wide span); a dense transfer ending on the last byte.
+ * dense/errors    BAD_DESC for an odd address, row length or pitch, a transposed STORE whose
+ *                 row_bytes is not whole int32s; DRAM_ADDR with the last byte (no overflow for a
+ *                 2^32-wide span); a dense transfer ending on the last byte; a transposed
+ *                 STORE's last SPM word at and one past the end (SPM_ADDR).
  * NPU_SEED replays (base seed), NPU_DENSE_CASES sets the cases per part (default 32, 4 parts).
  */
 #include <stdio.h>
@@ -27,6 +30,7 @@
 #define SRC 0x10000u     /* + up to 64 KiB */
 #define D1 0x20000u      /* whole SPM words of the LOAD */
 #define D2 0x30000u      /* the dense STORE */
+#define D3 0x38000u      /* the transposed STORE */
 
 typedef struct dcase {
     unsigned tr, rows, rb, ds;       /* the LOAD */
@@ -35,6 +39,8 @@ typedef struct dcase {
     unsigned srows, words;           /* SPM rows written and their words */
     unsigned rows2, rb2, ds2;        /* the dense STORE of SPM rows 0..rows2-1 */
     uint32_t da2;
+    unsigned rows3, rb3, ds3;        /* the transposed STORE: rows3 x rb3/4 int32 from SPM rows */
+    uint32_t da3;                    /* 0..rb3/4-1, word r/S lane r%S */
     unsigned stall;
 } dcase_t;
 
@@ -88,11 +94,15 @@ static void gen(const npu_cfg_t *cfg, uint64_t *x, dcase_t *c)
     c->rb2 = 2 * rnd(x, 1, c->words * B / 2);
     c->ds2 = pick_pitch(x, c->rb2, B);
     c->da2 = pick_addr(x, D2, B, 1);
+    c->rb3 = 4 * rnd(x, 1, c->srows < 3 * (unsigned)cfg->s ? c->srows : 3 * (unsigned)cfg->s);
+    c->rows3 = rnd(x, 1, c->words * (unsigned)cfg->s);
+    c->ds3 = pick_pitch(x, c->rb3, B);
+    c->da3 = pick_addr(x, D3, B, 1);
     c->stall = (unsigned)(rtl_rand(x) % 3) * 15;
 }
 
-/* The reference: the SPM words the LOAD writes (srows x words), then the two STOREs. */
-static void reference(const dcase_t *c, unsigned B, unsigned E, uint8_t *win)
+/* The SPM words (srows x words) the LOAD writes. */
+static uint8_t *reference_load(const dcase_t *c, unsigned B, unsigned E, const uint8_t *win)
 {
     uint8_t *spm = calloc((size_t)c->srows * c->words, B);
     cr_assert_not_null(spm);
@@ -103,9 +113,20 @@ static void reference(const dcase_t *c, unsigned B, unsigned E, uint8_t *win)
             size_t lane = c->tr ? (size_t)(r / E) * B + (r % E) * 2 + i % 2 : i;
             spm[(size_t)sr * c->words * B + lane] = src[(size_t)r * c->ds + i];
         }
+    return spm;
+}
+
+/* The reference: the SPM words the LOAD writes, then the three STOREs. */
+static void reference(const dcase_t *c, unsigned B, unsigned E, uint8_t *win)
+{
+    uint8_t *spm = reference_load(c, B, E, win);
     memcpy(win + (D1 - WIN_LO), spm, (size_t)c->srows * c->words * B);
     for (unsigned r = 0; r < c->rows2; r++)
         memcpy(win + (c->da2 - WIN_LO) + (size_t)r * c->ds2, spm + (size_t)r * c->words * B, c->rb2);
+    for (unsigned r = 0; r < c->rows3; r++) /* element (r, k) from SPM row k, lane r of the words */
+        for (unsigned k = 0; k < c->rb3 / 4; k++)
+            memcpy(win + (c->da3 - WIN_LO) + (size_t)r * c->ds3 + 4 * k,
+                   spm + (size_t)k * c->words * B + (size_t)r * 4, 4);
     free(spm);
 }
 
@@ -124,6 +145,10 @@ static void build(const dcase_t *c, unsigned B, npu_prog_t *p)
     cr_assert_eq(npu_prog_push(p, &in), 0);
     cr_assert_eq(npu_enc_store(&in, NPU_TAG_DY, c->rows2, c->da2, c->sa, c->ss, c->rb2, c->ds2), 0);
     cr_assert_eq(npu_prog_push(p, &in), 0);
+    if (c->rows3) {
+        cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_DY, c->rows3, c->da3, c->sa, c->ss, c->rb3, c->ds3), 0);
+        cr_assert_eq(npu_prog_push(p, &in), 0);
+    }
 }
 
 static size_t first_diff(const uint8_t *a, const uint8_t *b, size_t n)
@@ -162,9 +187,10 @@ static void run_case(const npu_cfg_t *cfg, const dcase_t *c, uint64_t seed, unsi
     char tag[256];
     snprintf(tag, sizeof tag,
              "case %u (NPU_SEED=%llu): LOAD%s rows=%u bytes=%u dram=0x%x+%u*r spm=%u+%u*r; "
-             "STORE rows=%u bytes=%u dram=0x%x+%u*r; stall %u%%",
+             "STORE rows=%u bytes=%u dram=0x%x+%u*r; STORE trans rows=%u bytes=%u dram=0x%x+%u*r; stall %u%%",
              idx, (unsigned long long)seed, c->tr ? " trans" : "", c->rows, c->rb, (unsigned)c->da, c->ds,
-             c->sa, c->ss, c->rows2, c->rb2, (unsigned)c->da2, c->ds2, c->stall);
+             c->sa, c->ss, c->rows2, c->rb2, (unsigned)c->da2, c->ds2, c->rows3, c->rb3, (unsigned)c->da3,
+             c->ds3, c->stall);
     size_t n = WIN_HI - WIN_LO;
     uint8_t *init = malloc(n), *want = malloc(n);
     cr_assert(init && want);
@@ -278,6 +304,22 @@ Test(dense, errors)
     dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10002, "STORE odd dram_stride");
     cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 1, 3, 0x10002, 0, 1, 6, 7), 0);
     dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10002, "transposed LOAD odd dram_stride");
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3, 0x10002, 0, 1, 6, 8), 0);
+    dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10002, "transposed STORE, row_bytes not whole int32s");
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3, 0x10001, 0, 1, 8, 8), 0);
+    dma_error(&cfg, &in, NPU_ERR_BAD_DESC, 0x10001, "transposed STORE odd dram_addr");
+    /* transposed: rows = 3S + 1 (4 words per SPM row), 5 SPM rows (row_bytes 20), stride 7:
+     * last word = s + 4*7 + 4 - 1 */
+    unsigned W = (unsigned)npu_cfg_spm_words(&cfg), s = W - 1 - 28 - 3;
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3 * (unsigned)cfg.s + 1, 0x10000, s, 7, 20, 20), 0);
+    dma_error(&cfg, &in, NPU_ERR_NONE, 0, "transposed STORE: last word = SPM_WORDS - 1");
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3 * (unsigned)cfg.s + 1, 0x10000, s + 1, 7, 20, 20), 0);
+    dma_error(&cfg, &in, NPU_ERR_SPM_ADDR, W, "transposed STORE: last word = SPM_WORDS");
+    /* its DRAM range is the rows x row_bytes region's: up to the last byte, then two past */
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3, end - 36, 0, 1, 12, 12), 0);
+    dma_error(&cfg, &in, NPU_ERR_NONE, 0, "transposed STORE up to the last byte");
+    cr_assert_eq(npu_enc_store_tr(&in, NPU_TAG_Y, 3, end - 34, 0, 1, 12, 12), 0);
+    dma_error(&cfg, &in, NPU_ERR_DRAM_ADDR, end + 1, "transposed STORE two bytes past");
     /* dense rows ending on the last byte, unaligned: fine; two bytes further: DRAM_ADDR */
     cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, 3, end - 30, 0, 1, 10, 10), 0);
     dma_error(&cfg, &in, NPU_ERR_NONE, 0, "STORE up to the last byte");

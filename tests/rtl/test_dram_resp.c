@@ -145,3 +145,19 @@ Test(dram_resp, program_fetch)
     npu_sim_close(s);
     npu_prog_free(&p);
 }
+
+/* A transposed STORE (int32: the swapped GEMM's C): 2S + 3 DRAM rows (two row blocks) of three
+ * column blocks, pitch 4 beats, so every sub-row is its own one-beat burst; the window is the
+ * sub-row (row 1, column block 1), written after all of column block 0's. ERR_INFO is its burst;
+ * the bursts in flight drain, the transpose reader stops and the next program runs. */
+Test(dram_resp, transposed_store)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    uint32_t dst = 16384, B = beat();
+    unsigned rows = 2u * (unsigned)cfg.s + 3;
+    npu_prog_t p; npu_prog_init(&p);
+    PUSH(p, npu_enc_store_tr(I, NPU_TAG_Y, rows, dst, 0, 3, 3 * B, 4 * B));
+    uint32_t bad = dst + 4 * B + B;
+    expect_resp(&p, 20, bad, bad + B, 0, bad, &p);
+    npu_prog_free(&p);
+}

@@ -445,7 +445,7 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         spm = mutate(g, spm, 16, spm_words - 1);
         ss = mutate(g, ss, 16, ss + 1);
         ds = mutate(g, ds, 16, ds + 1);
-        /* the LOAD layout (STORE's too: a STORE with the transpose bit is BAD_DESC) */
+        /* the LOAD layout (STORE's too: its transpose bit, int32 elements) */
         put(in, NPU_FLD_INSN_op, op);
         put(in, NPU_FLD_LOAD_tag, tag);
         put(in, NPU_FLD_LOAD_transpose, tr);

@@ -70,6 +70,36 @@ Test(gemm, transposed_operands)
                            seed + (uint64_t)(4 * i + t), STALL, 0, NULL);
 }
 
+/* The swapped form C^T = B^T A^T forced (NPU_GEMM_SWAP_ON): A^T / B^T by transposed LOADs (or
+ * plain ones when stored transposed), C written by transposed STOREs (int32). Tiny M (the dW
+ * shapes the swap is for), shapes around the array side, every operand layout, the three
+ * policies; bit-exact with every counter, DRAM stalls. */
+Test(gemm, swapped)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    uint64_t seed = rtl_seed(9);
+    int F = 2 * cfg.s;
+    int shapes[][3] = { { 5, 147, 70 }, { 3, 2 * F + 3, 2 * F + 1 }, { F - 1, F + 1, 33 }, { 1, 9, 5 },
+                        { 37, 45, 29 } };
+    static const int pol[3] = { NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C };
+    if (npu_cfg_bf16(&cfg)) { /* never at bf16 (the golden sums in the plain plan's order) */
+        npu_gemm_report_t r;
+        rtl_gemm_check_policy(&cfg, 5, 147, 70, 0, 0, seed, STALL, 0, NPU_EMIT_FLEXSA | NPU_GEMM_SWAP_ON, &r);
+        cr_assert_eq(r.args.swap, 0, "swapped at bf16");
+        npu_gemm_report_free(&r);
+        return;
+    }
+    for (int i = 0; i < 5; i++)
+        for (int t = 0; t < 4; t++) {
+            npu_gemm_report_t r;
+            rtl_gemm_check_policy(&cfg, shapes[i][0], shapes[i][1], shapes[i][2], t & 1, t >> 1,
+                                  seed + (uint64_t)(4 * i + t), STALL, 0, pol[(i + t) % 3] | NPU_GEMM_SWAP_ON, &r);
+            cr_assert_eq(r.args.swap, 1, "shape %d layout %d: not swapped", i, t);
+            cr_assert_eq(r.plan.M, shapes[i][1], "the swapped plan is N x M x K");
+            npu_gemm_report_free(&r);
+        }
+}
+
 /* Rows longer than 65,535 bytes (GNMT's 36,548-wide layers): B and C pitches held with a stride
  * shift (66,000 and 132,000 bytes), A's (66,002) too, and A transposed; 65,537 elements (no shift
  * holds 131,074) take a LOAD / STORE per row. Bit-exact with every counter, DRAM stalls. */

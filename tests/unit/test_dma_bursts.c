@@ -66,3 +66,27 @@ Test(dma_bursts, transposed)
     /* dense 6-byte rows from offset 2: a block of 4 rows = 24 bytes from 2 + 24b: 4 beats */
     eq(npu_dma_bursts_tr(8, 16, 2, 8, 6, 6), 8, 2, "dense unaligned rows");
 }
+
+Test(dma_bursts, transposed_store)
+{
+    /* B = 8 (S = 2): sub-rows of <= 8 bytes (2 int32 columns) */
+    /* 3 rows x 20 bytes (5 columns), stride 24, aligned: sub-rows 8, 8, 4 bytes, one beat each */
+    eq(npu_dma_bursts_str(8, 16, 0, 3, 20, 24), 9, 9, "per sub-row, aligned");
+    /* from +4: each 8-byte sub-row straddles two beats, the 4-byte tail one */
+    eq(npu_dma_bursts_str(8, 16, 4, 3, 20, 24), 15, 9, "per sub-row, unaligned");
+    /* dense rows of one column block (8 bytes): the whole transfer is one run (10 beats) */
+    eq(npu_dma_bursts_str(8, 16, 0, 10, 8, 8), 10, 1, "one column block, contiguous");
+    /* dense rows of two column blocks (12 bytes): per sub-row again, 8 + 4 bytes from 12r */
+    eq(npu_dma_bursts_str(8, 16, 0, 2, 12, 12), 5, 4, "two column blocks, contiguous rows");
+    /* the dispatcher takes the STORE's rule for a transposed STORE, the LOAD's for a LOAD */
+    npu_fields_t f = {0};
+    f.op = NPU_OP_STORE;
+    f.transpose = 1;
+    f.rows = 3;
+    f.row_bytes = 20;
+    f.dram_stride = 24;
+    eq(npu_dma_bursts_of(8, 16, &f), 9, 9, "dispatch: STORE transposed");
+    f.op = NPU_OP_LOAD;
+    npu_dma_count_t c = npu_dma_bursts_tr(8, 16, 0, 3, 20, 24), d = npu_dma_bursts_of(8, 16, &f);
+    cr_assert(c.beats == d.beats && c.bursts == d.bursts, "dispatch: LOAD transposed");
+}

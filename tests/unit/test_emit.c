@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compile/gemm/gemm_emit.h"
+#include "compile/gemm/gemm_swap.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "hw/isa.h"
 #include "prog/prog_locate.h"
@@ -402,4 +403,32 @@ Test(emit, locate_first_divergence)
                                      NULL, 0), -1, "row M is outside C");
         npu_gemm_report_free(&rep);
     }
+}
+
+/* The swapped form's lowering (gemm_swap.h): A' = B, B' = A with the transposes flipped, the
+ * pitches and tags with them, C kept and written transposed. */
+Test(emit, swap_args)
+{
+    npu_gemm_args_t a;
+    memset(&a, 0, sizeof a);
+    a.transA = 0;
+    a.transB = 1;
+    a.a = 0x100;
+    a.b = 0x2000;
+    a.c = 0x30000;
+    a.pitch_a = 14;
+    a.pitch_b = 22;
+    a.pitch_c = 40;
+    a.tag_a = NPU_TAG_DY;
+    a.swap = 1;
+    npu_gemm_args_t s = npu_gemm_swap_args(&a);
+    cr_assert(s.transA == 0 && s.transB == 1, "transA' = !transB, transB' = !transA");
+    cr_assert(s.a == 0x2000 && s.b == 0x100 && s.c == 0x30000);
+    cr_assert(s.pitch_a == 22 && s.pitch_b == 14 && s.pitch_c == 40);
+    cr_assert(s.tag_a == NPU_TAG_W && s.tag_b == NPU_TAG_DY, "tags follow the tensors (0: the defaults)");
+    cr_assert(s.trans_c == 1 && s.swap == 0);
+    npu_cfg_t c = test_cfg(8);
+    cr_assert(npu_gemm_swap_candidate(&c, 5, 147, 8192), "tiny M, larger N");
+    cr_assert(!npu_gemm_swap_candidate(&c, 16, 147, 8192), "M = 2S: waves already 2S rows");
+    cr_assert(!npu_gemm_swap_candidate(&c, 5, 5, 8192), "N not larger");
 }

@@ -143,9 +143,6 @@ Test(isa, generic_encoder_checks_format)
     f.op = 0x0C;
     cr_assert_eq(npu_encode(&f, &in), -1, "unknown opcode");
     f.op = NPU_OP_STORE;
-    f.transpose = 1;
-    cr_assert_eq(npu_encode(&f, &in), -1, "STORE has no transpose");
-    f.transpose = 0;
     f.k = 1;
     cr_assert_eq(npu_encode(&f, &in), -1, "STORE has no k");
     f.k = 0;
@@ -184,7 +181,7 @@ Test(isa, random_round_trips)
         case NPU_OP_LOAD:
         case NPU_OP_STORE:
             f.tag = rbits(&s, 3);
-            f.transpose = f.op == NPU_OP_LOAD ? rbits(&s, 1) : 0;
+            f.transpose = rbits(&s, 1);
             f.rows = rbits(&s, 14);
             f.dram_addr = (uint32_t)rbits(&s, 32);
             f.spm_addr = rbits(&s, 16);

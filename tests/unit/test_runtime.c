@@ -277,9 +277,10 @@ Test(runtime, every_error_is_reported)
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 7, "LOAD past DRAM end (info: last byte)");
     npu_enc_store(&p[0], NPU_TAG_Y, 1, dram_end - 8, 0, 2, 10, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_DRAM_ADDR, 0, 1, dram_end + 1, "STORE past DRAM end");
-    npu_enc_store(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 10, 1 * 8);
-    npu_insn_put(&p[0], NPU_FLD_LOAD_transpose, 1); /* the STORE format has none: raw */
-    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "STORE with the transpose bit");
+    npu_enc_store_tr(&p[0], NPU_TAG_Y, 1, 0x1000, 0, 2, 10, 1 * 8);
+    expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed STORE, row_bytes not whole int32s");
+    npu_enc_store_tr(&p[0], NPU_TAG_Y, 3, 0x1000, 8190, 1, 8, 1 * 8); /* 2 SPM rows of 2 words at 8190.. */
+    expect_error(&c, p, 1, NPU_ERR_SPM_ADDR, 0, 1, 8190 + 1 + 1, "transposed STORE past SPM end (S = 2: 3 rows = 2 words)");
     npu_enc_load(&p[0], NPU_TAG_X, 1, 4, 0x1000, 0, 1, 7, 1 * 8);
     expect_error(&c, p, 1, NPU_ERR_BAD_DESC, 0, 1, 0x1000, "transposed LOAD, odd row_bytes");
     npu_enc_load(&p[0], NPU_TAG_X, 0, 1, 0x1000, 8191, 1, 16, 1 * 8);
@@ -395,18 +396,23 @@ static void fill(int16_t *v, size_t n, uint64_t *st)
 }
 
 /* DRAM bytes the STOREs of C write: each (m-tile, n-tile) of the plan stores its rows of the
- * dense M x N int32 C (pitch 4N) as one transfer, counted by the DMA's rule (npu_dma_bursts). */
+ * dense M x N int32 C (pitch 4N) as one transfer, counted by the DMA's rule (npu_dma_bursts);
+ * a swapped plan's tiles are C^T's (rows n, columns m), each one transposed STORE
+ * (npu_dma_bursts_str). */
 static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M, int N)
 {
     uint64_t B = 4ull * (uint64_t)c->s, y = 0;
     const npu_gemm_plan_t *p = &rep->plan;
-    for (int m0 = 0; m0 < M; m0 += p->Mt)
-        for (int n0 = 0; n0 < N; n0 += p->Nt) {
-            uint64_t ma = (uint64_t)(M - m0 < p->Mt ? M - m0 : p->Mt);
-            uint64_t na = (uint64_t)(N - n0 < p->Nt ? N - n0 : p->Nt);
-            y += B * npu_dma_bursts(B, (uint64_t)c->max_burst_beats,
-                                    rep->args.c + 4ull * (uint64_t)m0 * (uint64_t)N + 4ull * (uint64_t)n0,
-                                    ma, 4 * na, 4ull * (uint64_t)N).beats;
+    int sw = rep->args.swap, R = sw ? N : M, Q = sw ? M : N; /* the plan's rows and columns */
+    for (int r0 = 0; r0 < R; r0 += p->Mt)
+        for (int q0 = 0; q0 < Q; q0 += p->Nt) {
+            uint64_t ra = (uint64_t)(R - r0 < p->Mt ? R - r0 : p->Mt);
+            uint64_t qa = (uint64_t)(Q - q0 < p->Nt ? Q - q0 : p->Nt);
+            uint64_t m0 = (uint64_t)(sw ? q0 : r0), n0 = (uint64_t)(sw ? r0 : q0);
+            y += B * (sw ? npu_dma_bursts_str : npu_dma_bursts)(B, (uint64_t)c->max_burst_beats,
+                                                                 rep->args.c + 4ull * m0 * (uint64_t)N + 4ull * n0,
+                                                                 sw ? qa : ra, 4 * (sw ? ra : qa), 4ull * (uint64_t)N)
+                          .beats;
         }
     return y;
 }

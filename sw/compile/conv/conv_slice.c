@@ -44,8 +44,7 @@ typedef struct walk {
 /* One LOAD or STORE: its bursts by the DMA rule, added to the totals; cost and bus time per mode. */
 static void xfer(walk_t *w, const npu_fields_t *f, int store, uint64_t *cost, uint64_t *bus)
 {
-    npu_dma_count_t d = (f->transpose && !store ? npu_dma_bursts_tr : npu_dma_bursts)(
-        w->B, w->mb, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    npu_dma_count_t d = npu_dma_bursts_of(w->B, w->mb, f);
     npu_bursts_t b = {d.bursts, d.beats, (uint64_t)f->rows * f->row_bytes, 0, 1, 0};
     if (!f->transpose) /* one SPM word per cycle, each row starting one */
         b.words = (uint64_t)f->rows * ((f->row_bytes + w->B - 1) / w->B);

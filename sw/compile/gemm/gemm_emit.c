@@ -2,6 +2,7 @@
 #include "compile/gemm/gemm_emit.h"
 
 #include "compile/gemm/flexsa_mode.h"
+#include "compile/gemm/gemm_swap.h"
 #include "prog/prog_builder.h"
 
 #include <stdio.h>
@@ -356,12 +357,20 @@ static void emit_drain_store(emitter_t *e, int g)
                                             : jj;
         emit_drain_block(e, &e->s->ex, &ch, j, cs, stride);
     }
-    if (a->res_c) /* the tile stays in the SPM; the STORE group still carries the tokens */
+    if (a->res_c) { /* the tile stays in the SPM; the STORE group still carries the tokens */
         npu_pb_or_sync(&e->b, &e->s->st, NPU_OP_SYNC_S);
-    else
-        put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
-                 a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0, cs, stride, 4u * (unsigned)ch.n_act,
-                 a->pitch_c);
+        return;
+    }
+    if (a->trans_c) { /* the tile is C^T's: C rows n0.., columns m0.. */
+        npu_insn_t in;
+        int rc = npu_enc_store_tr(&in, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.n_act,
+                                  npu_pb_dram(&e->b, a->c + (uint64_t)ch.n0 * a->pitch_c + 4ull * ch.m0), cs,
+                                  stride, 4u * (unsigned)ch.m_act, a->pitch_c);
+        npu_pb_put(&e->b, &e->s->st, rc, &in, 0);
+        return;
+    }
+    put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
+             a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0, cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c);
 }
 
 /* Chunk g's tokens (gemm_emit.h): its EXEC waits for its loads, which wait (g >= 2) for chunk
@@ -413,8 +422,15 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
 {
     emitter_t e;
     int total;
+    npu_gemm_args_t swapped;
     if (npu_gemm_plan_check(cfg, plan) != 0)
         return -1;
+    if (args->swap && (args->res_a || args->res_b || args->res_c))
+        return -1; /* resident operands are laid out for the plain form */
+    if (args->swap) { /* C^T = B^T A^T: the plan's operands are B^T and A^T */
+        swapped = npu_gemm_swap_args(args);
+        args = &swapped;
+    }
     memset(&e, 0, sizeof e);
     npu_pb_init(&e.b, cfg);
     e.cfg = cfg;

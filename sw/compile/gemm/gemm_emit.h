@@ -49,6 +49,9 @@ typedef struct npu_gemm_args {
      * resident tensors at or above it. */
     int res_a, res_b, res_c;
     unsigned spm_ra, spm_rb, spm_rc, spm_limit;
+    int swap;             /* the plan is of C^T = B^T A^T (an N x M x K plan, gemm_swap.h); the
+                             other fields are the plain GEMM's: emission lowers them */
+    int trans_c;          /* the plan's tiles are C^T's: STOREd transposed into C (pitch_c) */
 } npu_gemm_args_t;
 
 /* SPM words of a resident row of `cols` elements: 16-bit ceil(cols / 2S); 32-bit (c32) two per
