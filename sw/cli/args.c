@@ -69,7 +69,8 @@ typedef char npu_args_opt_bits_fit[OPT_RESIDENT - 256 + 3 < 64 ? 1 : -1];
     (B(OPT_MODEL) | B(OPT_DATA) | B(OPT_EPOCHS) | B(OPT_BATCH) | B(OPT_LR) | B(OPT_MOMENTUM) |  \
      B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
-     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT) | B(OPT_RESIDENT))
+     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT) | B(OPT_RESIDENT) | B(OPT_NO_PREFETCH) |          \
+     B(OPT_NO_LOOKAHEAD))
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cli/commands.h"
+#include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "model/estimate.h"
 #include "model/sweep.h"
@@ -99,8 +100,9 @@ static const char *step_phase(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == 
 /* Residency: the transfers and every tensor's DRAM bytes. */
 static void print_tensors(const npu_est_kplan_t *e)
 {
-    printf("%d whole-tensor transfers (%llu cycles, %llu bytes), %d accesses left to DRAM\n", e->nx,
-           (unsigned long long)e->xfer_cycles, (unsigned long long)e->xfer_bytes, e->demoted);
+    printf("%d whole-tensor transfers, %d of them overlapping a kernel (prefetch, look-ahead write-back), "
+           "the others %llu cycles and %llu bytes in programs of their own; %d accesses left to DRAM\n", e->nx,
+           e->nx_app, (unsigned long long)e->xfer_cycles, (unsigned long long)e->xfer_bytes, e->demoted);
     printf("%-10s %10s %10s %10s %10s %6s %7s %6s\n", "tensor", "in B", "out B", "xfer in", "xfer out",
            "loads", "stores", "drops");
     for (int t = 0; t < e->nt; t++) {
@@ -168,9 +170,11 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     int dims[NPU_NET_MAX_LAYERS + 1], L = net->layers, csv_err = 0;
     npu_table_t t;
     char why[256];
-    if (a->spm_kib || a->dram_bw_set || a->dram_latency_set || a->no_prefetch || a->no_lookahead || a->input) {
+    if (a->spm_kib || a->dram_bw_set || a->dram_latency_set || a->input ||
+        ((a->no_prefetch || a->no_lookahead) && !a->resident_banks)) {
         fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
-                "--spm-kib, --dram-bw, --dram-latency, --no-prefetch, --no-lookahead and --input do not apply\n");
+                "--spm-kib, --dram-bw, --dram-latency and --input do not apply, --no-prefetch and "
+                "--no-lookahead only with --resident-banks\n");
         return NPU_EXIT_USAGE;
     }
     for (int l = 0; l < L; l++) {
@@ -181,7 +185,9 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
         dims[l] = (int)npu_net_in(&net->l[l]);
     }
     dims[L] = (int)npu_net_out(&net->l[L - 1]);
-    if (npu_estimate_step_res(cfg, dims, L, batch, a->policy, (int)a->resident_banks, &e, why, sizeof why)) {
+    int overlap = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
+    if (npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks, 0, overlap, &e, why,
+                                 sizeof why)) {
         fprintf(stderr, "npu: estimate --plan step: %s\n", why);
         return NPU_EXIT_USAGE;
     }

@@ -175,6 +175,7 @@ static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o
     o->modes = npu_args_gemm_modes(a);
     o->max_cycles = a->max_cycles;
     o->res_banks = (int)a->resident_banks;
+    o->res_overlap = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
     return 0;
 }
 

@@ -15,16 +15,27 @@
 static uint64_t cdiv(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-/* The program kernel s's emitter builds (the runtime's: npu_gemm_compile_args, npu_vk_emit): its
- * expected counters and its predicted cycles (npu_prog_time). 0, or -1 with the reason. */
+/* Kernel i of a residency plan (NULL: none): its program and the transfers it overlaps. */
+typedef struct res_ctx {
+    const npu_step_plan_t *p;
+    const npu_step_res_t *res;
+    int i;
+} res_ctx_t;
+
+/* The program kernel s's emitter builds (the runtime's: npu_gemm_compile_args, npu_vk_emit; with
+ * residency the transfers appended to it): its expected counters and its predicted cycles
+ * (npu_prog_time). 0, or -1 with the reason. */
 static int kernel_expect(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_step_kernel_t *s,
-                         npu_prog_expect_t *x, uint64_t *pt, char *why, size_t n)
+                         const res_ctx_t *rx, npu_prog_expect_t *x, uint64_t *pt, char *why, size_t n)
 {
     if (s->kind == NPU_SK_GEMM) {
         npu_gemm_report_t rep;
         int rc = npu_gemm_compile_args(cfg, s->g.M, s->g.N, s->g.K, &s->g.args, 0, &rep);
-        if (rc == NPU_GEMM_PASS) {
-            *x = rep.expect;
+        if (rc == NPU_GEMM_PASS && rx && npu_step_res_append(rx->p, rx->res, rx->i, &rep.prog)) {
+            snprintf(why, n, "%s: its overlapped transfers do not fit", s->name);
+            rc = NPU_GEMM_HOST_ERROR;
+        } else if (rc == NPU_GEMM_PASS) {
+            npu_prog_expect(cfg, rep.prog.insn, rep.prog.n, x);
             if (npu_prog_time(cfg, c, rep.prog.insn, rep.prog.n, pt, why, n))
                 rc = NPU_GEMM_HOST_ERROR;
         } else {
@@ -36,6 +47,10 @@ static int kernel_expect(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const 
     npu_prog_t p;
     npu_prog_init(&p);
     int rc = npu_vk_emit(cfg, &s->v, &p, why, n);
+    if (rc == 0 && rx && npu_step_res_append(rx->p, rx->res, rx->i, &p)) {
+        snprintf(why, n, "%s: its overlapped transfers do not fit", s->name);
+        rc = -1;
+    }
     if (rc == 0) {
         npu_prog_expect(cfg, p.insn, p.n, x);
         rc = npu_prog_time(cfg, c, p.insn, p.n, pt, why, n);
@@ -46,7 +61,7 @@ static int kernel_expect(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const 
 
 /* Kernel s: bytes, counters, the prediction, the roofline and the class. 0 or -1. */
 static int kernel(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_step_kernel_t *s,
-                  npu_est_kernel_t *k, char *why, size_t n)
+                  const res_ctx_t *rx, npu_est_kernel_t *k, char *why, size_t n)
 {
     npu_prog_expect_t x;
     uint64_t pes = 4u * (uint64_t)cfg->s * (uint64_t)cfg->s, pt = 0;
@@ -55,7 +70,7 @@ static int kernel(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_ste
     k->kind = s->kind;
     k->phase = s->phase;
     k->layer = s->layer;
-    if (kernel_expect(cfg, c, s, &x, &pt, why, n))
+    if (kernel_expect(cfg, c, s, rx, &x, &pt, why, n))
         return -1;
     for (int t = 0; t < NPU_NUM_TAGS; t++) {
         k->rd[t] = x.rd_bytes[t];
@@ -83,7 +98,11 @@ static int transfers(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_
         npu_insn_t in;
         npu_prog_expect_t ex;
         uint64_t pt = 0, rd = 0, wr = 0;
-        if (npu_step_res_xfer_insn(p, res, X->store, X->t, X->spm, p->t[X->t].dram, &in)) {
+        if (X->app) { /* in its kernel's program, estimated with it */
+            e->nx_app++;
+            continue;
+        }
+        if (npu_step_res_xfer_insn(p, res, X->store, X->t, X->spm, p->t[X->t].dram, 0, &in)) {
             snprintf(why, n, "transfer of %s: the instruction does not fit", p->t[X->t].name);
             return -1;
         }
@@ -97,7 +116,9 @@ static int transfers(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_
         e->t[X->t].xfer_in += rd;
         e->t[X->t].xfer_out += wr;
         e->xfer_bytes += rd + wr + ex.rd_bytes[NPU_TAG_PROG];
-        e->xfer_cycles += max64(pt, (uint64_t)ceil((double)(rd + wr) / cfg->dram_bw));
+        pt = max64(pt, (uint64_t)ceil((double)(rd + wr) / cfg->dram_bw));
+        e->xfer_cycles += pt;
+        e->pre[X->step] += pt;
     }
     e->nx = res->nx;
     e->cycles += e->xfer_cycles;
@@ -123,13 +144,14 @@ static void per_tensor(const npu_step_plan_t *p, const npu_step_res_t *res, npu_
 }
 
 /* Every kernel of the step (the plan's, or res's) estimated into e. 0 or -1. */
-static int kernels(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_step_kernel_t *ks, int nk,
-                   npu_est_kplan_t *e, char *why, size_t n)
+static int kernels(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_step_plan_t *p,
+                   const npu_step_res_t *res, npu_est_kplan_t *e, char *why, size_t n)
 {
     int rc = 0;
-    for (; rc == 0 && e->nk < nk; e->nk++) {
+    for (; rc == 0 && e->nk < p->nk; e->nk++) {
         npu_est_kernel_t *k = &e->k[e->nk];
-        rc = kernel(cfg, c, &ks[e->nk], k, why, n);
+        res_ctx_t rx = {p, res, e->nk};
+        rc = kernel(cfg, c, res ? &res->k[e->nk] : &p->k[e->nk], res ? &rx : NULL, k, why, n);
         e->cycles += k->cycles;
         e->macs += k->macs;
         for (int t = 0; t < NPU_NUM_TAGS; t++) {
@@ -149,6 +171,14 @@ int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int
 int npu_estimate_step_res_cap(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                               int res_banks, uint64_t cap, npu_est_kplan_t *e, char *why, size_t n)
 {
+    return npu_estimate_step_res_ex(cfg, dims, layers, batch, modes, res_banks, cap,
+                                    NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, e, why, n);
+}
+
+int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                             int res_banks, uint64_t cap, int overlap, npu_est_kplan_t *e, char *why,
+                             size_t n)
+{
     npu_step_plan_t *p = malloc(sizeof *p);
     npu_step_res_t *res = calloc(1, sizeof *res);
     npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
@@ -166,10 +196,10 @@ int npu_estimate_step_res_cap(const npu_cfg_t *cfg, const int *dims, int layers,
         e->res_banks = res_banks;
         memcpy(e->dims, dims, (size_t)(layers + 1) * sizeof *dims);
         if (res_banks == 0) {
-            rc = kernels(cfg, &c, p->k, p->nk, e, why, n);
-        } else if (npu_step_res_plan_cap(cfg, p, res_banks, cap, res)) {
+            rc = kernels(cfg, &c, p, NULL, e, why, n);
+        } else if (npu_step_res_plan_ex(cfg, p, res_banks, cap, overlap, res)) {
             snprintf(why, n, "%s", res->why);
-        } else if ((rc = kernels(cfg, &c, res->k, p->nk, e, why, n)) == 0 &&
+        } else if ((rc = kernels(cfg, &c, p, res, e, why, n)) == 0 &&
                    (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {
             per_tensor(p, res, e);
             e->demoted = res->demoted;

@@ -51,8 +51,10 @@ typedef struct npu_est_kplan {
     uint64_t cycles, macs, rd_bytes, wr_bytes; /* the whole step (kernels one after another) */
     /* residency (res_banks > 0): the kernels above are the plan's; the whole-tensor transfers run
      * as programs of their own between them (their cycles, bytes and count are in these) */
-    int res_banks, nt, nx, demoted;
+    int res_banks, nt, nx, nx_app, demoted; /* nx transfers, nx_app of them in kernels' programs */
     uint64_t xfer_cycles, xfer_bytes;
+    uint64_t pre[7 * NPU_STEP_MAX_LAYERS + 2]; /* per scheduler step: its own transfer programs'
+                                                  cycles before its kernel (the RTL's stall) */
     npu_est_tensor_t t[NPU_STEP_MAX_TENSORS];
 } npu_est_kplan_t;
 
@@ -69,5 +71,9 @@ int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int
 /* The same with the scheduler given cap bytes of the resident banks (0: all; step_res.h). */
 int npu_estimate_step_res_cap(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                               int res_banks, uint64_t cap, npu_est_kplan_t *e, char *why, size_t n);
+/* The same with the prefetch and look-ahead offload as the mask overlap says (step_res.h). */
+int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
+                             int res_banks, uint64_t cap, int overlap, npu_est_kplan_t *e, char *why,
+                             size_t n);
 
 #endif

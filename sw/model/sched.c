@@ -87,7 +87,7 @@ static int add_event(plan_t *pl, int kind, int t, int step, int forced)
         r->ev = e;
         pl->cap_ev = cap;
     }
-    r->ev[r->n_ev++] = (npu_sched_event_t){kind, t, step, forced, 0, 0, 0, 0};
+    r->ev[r->n_ev++] = (npu_sched_event_t){kind, t, step, forced, 0, 0, 0, 0, step};
     return 0;
 }
 
@@ -246,6 +246,16 @@ static int issue_step(const npu_sched_problem_t *p, const npu_sched_result_t *r,
     if (e->kind != NPU_SCHED_LOAD || !p->prefetch)
         return e->step;
     at = e->step - npu_sched_prefetch_k(p, e->step, b);
+    for (int j = i - 1; j >= 0; j--) /* not before the tensor's previous stay has ended */
+        if (r->ev[j].tensor == e->tensor && r->ev[j].kind != NPU_SCHED_LOAD && !r->ev[j].keep) {
+            at = at > r->ev[j].step ? at : r->ev[j].step;
+            break;
+        }
+    for (int j = e->step - 1; j >= at; j--) /* nor while a step writes its DRAM copy */
+        if (dram_uses(&p->s[j], e->tensor, 1)) {
+            at = j + 1;
+            break;
+        }
     for (int j = e->step - 1; j >= at; j--) /* deferred past a step without room */
         if (occ[j] + extra[j] + b > p->spm_bytes) {
             at = j + 1;
@@ -411,7 +421,7 @@ int npu_sched_run(const npu_sched_problem_t *p, npu_sched_result_t *r)
         if (r->n_ev && !(issue = malloc((size_t)r->n_ev * sizeof(int))))
             goto out;
         for (int i = 0; i < r->n_ev; i++)
-            issue[i] = issue_step(p, r, i, pl.occ, extra);
+            r->ev[i].at = issue[i] = issue_step(p, r, i, pl.occ, extra);
         if (time_plan(p, r, issue))
             goto out;
         tally(p, r);

@@ -70,6 +70,8 @@ typedef struct npu_sched_event {
     int kind, tensor, step;
     int forced;                 /* evicted to make room for `step` (it waits for the write) */
     int keep;                   /* STORE only: written back for a step's DRAM read; stays resident */
+    int at;                     /* LOAD / STORE: the step at whose start it is issued (prefetch:
+                                   before `step`; look-ahead offload: after the last write) */
     uint64_t issue, start, end; /* DMA: ready, began, done (0 for DROP, FREE) */
 } npu_sched_event_t;
 

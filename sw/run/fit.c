@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "compile/step/step_res.h"
 #include "ref/bf16.h"
 #include "run/conv_bwd_run.h"
 #include "run/conv_run.h"
@@ -344,7 +345,7 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
         snprintf(why, n, "%s", s->step.why);
         return -1;
     }
-    if (o->res_banks && npu_step_run_resident(&s->step, o->res_banks)) {
+    if (o->res_banks && npu_step_run_resident_ex(&s->step, o->res_banks, 0, o->res_overlap)) {
         snprintf(why, n, "%s", s->step.why);
         return -1;
     }

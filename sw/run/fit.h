@@ -39,6 +39,7 @@ typedef struct npu_fit_opts {
     int modes;            /* the runtime's GEMM modes (policy | slicing) */
     uint64_t max_cycles;  /* per GEMM */
     int res_banks;        /* NPU_FIT_STEP: SPM banks for tensors kept between kernels (0: none) */
+    int res_overlap;      /* and the scheduler's prefetch / look-ahead (NPU_RES_* mask, step_res.h) */
 } npu_fit_opts_t;
 
 typedef struct npu_fit_epoch {

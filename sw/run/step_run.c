@@ -43,12 +43,16 @@ static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
             return fail(s, "%s: out of memory", k->name);
         if (npu_gemm_compile_args(s->cfg, k->g.M, k->g.N, k->g.K, &k->g.args, *base, rep) != NPU_GEMM_PASS)
             return fail(s, "%s: %s", k->name, rep->host_msg);
+        if (s->res && npu_step_res_append(&s->plan, s->res, i, &rep->prog))
+            return fail(s, "%s: its overlapped transfers do not fit", k->name);
         kp->prog = rep->prog; /* shared with rep: freed once, through rep */
-        kp->expect = rep->expect;
+        npu_prog_expect(s->cfg, kp->prog.insn, kp->prog.n, &kp->expect);
     } else {
         npu_prog_init(&kp->prog);
         if (npu_vk_emit(s->cfg, &k->v, &kp->prog, why, sizeof why))
             return fail(s, "%s: %s", k->name, why);
+        if (s->res && npu_step_res_append(&s->plan, s->res, i, &kp->prog))
+            return fail(s, "%s: its overlapped transfers do not fit", k->name);
         npu_prog_expect(s->cfg, kp->prog.insn, kp->prog.n, &kp->expect);
     }
     *base += (kp->prog.n * NPU_INSN_BYTES + beat - 1) / beat * beat;
@@ -91,7 +95,7 @@ static int xfer_prog(npu_step_run_t *s, int store, int t, unsigned spm, uint64_t
 {
     npu_insn_t in;
     npu_prog_init(out);
-    if (npu_step_res_xfer_insn(&s->plan, s->res, store, t, spm, to, &in) || npu_prog_push(out, &in))
+    if (npu_step_res_xfer_insn(&s->plan, s->res, store, t, spm, to, 0, &in) || npu_prog_push(out, &in))
         return fail(s, "transfer of %s: the instruction does not fit (%d rows)", s->plan.t[t].name,
                     s->plan.t[t].rows);
     return 0;
@@ -104,6 +108,8 @@ static int compile_xfers(npu_step_run_t *s, uint64_t *base)
     beat = beat > 16 ? beat : 16; /* PROG_BASE's alignment, and a program's slot */
     for (int x = 0; x < s->res->nx; x++) {
         const npu_res_xfer_t *X = &s->res->x[x];
+        if (X->app) /* in its kernel's program */
+            continue;
         *base = (*base + beat - 1) / beat * beat;
         s->xp[x].base = *base;
         if (xfer_prog(s, X->store, X->t, X->spm, s->plan.t[X->t].dram, &s->xp[x].prog))
@@ -145,17 +151,23 @@ int npu_step_run_resident(npu_step_run_t *s, int res_banks)
 
 int npu_step_run_resident_cap(npu_step_run_t *s, int res_banks, uint64_t cap)
 {
+    return npu_step_run_resident_ex(s, res_banks, cap, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD);
+}
+
+int npu_step_run_resident_ex(npu_step_run_t *s, int res_banks, uint64_t cap, int overlap)
+{
     uint64_t base = s->plan.end;
     size_t dram_bytes = 0;
     if (!(s->res = calloc(1, sizeof *s->res)))
         return fail(s, "out of memory");
-    if (npu_step_res_plan_cap(s->cfg, &s->plan, res_banks, cap, s->res))
+    if (npu_step_res_plan_ex(s->cfg, &s->plan, res_banks, cap, overlap, s->res))
         return fail(s, "%s", s->res->why);
     free_kernels(s);
     for (int i = 0; i < s->plan.nk; i++)
         if (compile_kernel(s, i, &base))
             return -1;
-    if (!(s->xp = calloc((size_t)(s->res->nx ? s->res->nx : 1), sizeof *s->xp)))
+    if (!(s->pre_cycles = calloc((size_t)s->res->n_steps + 1, sizeof *s->pre_cycles)) ||
+        !(s->xp = calloc((size_t)(s->res->nx ? s->res->nx : 1), sizeof *s->xp)))
         return fail(s, "out of memory");
     if (compile_xfers(s, &base))
         return -1;
@@ -172,6 +184,7 @@ void npu_step_run_free(npu_step_run_t *s)
     for (int x = 0; s->xp && s->res && x < s->res->nx; x++)
         npu_prog_free(&s->xp[x].prog);
     free(s->xp);
+    free(s->pre_cycles);
     if (s->res)
         npu_step_res_free(s->res);
     free(s->res);
@@ -405,6 +418,8 @@ static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
     for (int x = s->res ? s->res->x_at[j] : 0; s->res && x < s->res->x_at[j + 1]; x++) {
         const npu_res_xfer_t *X = &s->res->x[x];
         npu_run_result_t r;
+        if (X->app)
+            continue;
         char msg[256] = "";
         uint64_t before_rd = s->res_rd[X->t], before_wr = s->res_wr[X->t];
         snprintf(msg, sizeof msg, "%s of %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name);
@@ -414,6 +429,7 @@ static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
             return fail(s, "%s of %s: counters: %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name, msg);
         tally(ty, &r);
         ty->kernels--; /* a transfer, not a kernel */
+        s->pre_cycles[j] += r.cnt[NPU_CNT_cycles];
         for (int g = 0; g < NPU_NUM_TAGS; g++) {
             s->res_rd[X->t] += g == NPU_TAG_PROG ? 0 : r.cnt[NPU_CNT_dram_rd_prog + g];
             s->res_wr[X->t] += r.cnt[NPU_CNT_dram_wr_prog + g];
@@ -444,6 +460,8 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     memset(s->res_wr, 0, sizeof s->res_wr);
     memset(s->cur_in, 0, sizeof s->cur_in);
     memset(s->cur_out, 0, sizeof s->cur_out);
+    if (s->res)
+        memset(s->pre_cycles, 0, (size_t)(s->res->n_steps + 1) * sizeof *s->pre_cycles);
     if (run_range(s, 0, p->n_fwd, &s->fwd) || run_xfers(s, p->n_fwd, &s->fwd)) /* logits out */
         return -1;
     const uint8_t *img = npu_sim_dram(s->sim, NULL);

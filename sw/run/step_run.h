@@ -60,6 +60,9 @@ typedef struct npu_step_run {
     struct npu_step_res *res;     /* SPM residency (npu_step_run_resident), owned; NULL: none */
     npu_step_prog_t *xp;          /* per transfer of res: its one LOAD or STORE */
     int cur_step;                 /* the scheduler step running (residency) */
+    uint64_t *pre_cycles;         /* residency: per scheduler step (n_steps + 1), the cycles of
+                                     the last step's transfers in programs of their own before
+                                     its kernel (demand loads, write-backs that make room) */
     uint64_t scratch;             /* DRAM: the check program's slot, then a resident output's copy */
     uint64_t res_rd[NPU_STEP_MAX_TENSORS], res_wr[NPU_STEP_MAX_TENSORS]; /* the last step's
                                      whole-tensor transfers per tensor (DMA counters, bytes) */
@@ -91,6 +94,9 @@ void npu_step_run_free(npu_step_run_t *s);
 int npu_step_run_resident(npu_step_run_t *s, int res_banks);
 /* The same with the scheduler given cap bytes of the resident banks (npu_step_res_plan_cap). */
 int npu_step_run_resident_cap(npu_step_run_t *s, int res_banks, uint64_t cap);
+/* The same with the prefetch and look-ahead offload (transfers overlapping kernels) as the mask
+ * `overlap` says (NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, step_res.h). */
+int npu_step_run_resident_ex(npu_step_run_t *s, int res_banks, uint64_t cap, int overlap);
 
 /* Writes the initial parameters (w[l-1]: d[l-1] x d[l] fp32, b[l-1]: d[l]) into both images:
  * W32 and W16 = bf16(W32), b, and zero velocities. The one time the host writes them. */

@@ -32,14 +32,14 @@ uint64_t npu_step_res_xfer_bytes(const npu_cfg_t *cfg, const npu_step_plan_t *p,
 }
 
 int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, int store, int t,
-                           unsigned spm, uint64_t dram, npu_insn_t *in)
+                           unsigned spm, uint64_t dram, unsigned tag, npu_insn_t *in)
 {
     const npu_step_tensor_t *T = &p->t[t];
     unsigned rb = (unsigned)(T->bytes / (uint64_t)T->rows);
     if (dram > UINT32_MAX)
         return -1;
-    return store ? npu_enc_store(in, NPU_TAG_Y, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb)
-                 : npu_enc_load(in, NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb);
+    return store ? npu_enc_store(in, tag ? tag : NPU_TAG_Y, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb)
+                 : npu_enc_load(in, tag ? tag : NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb);
 }
 
 /* Access slot i of kernel k (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
@@ -157,7 +157,8 @@ static int schedule(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
 {
     for (;;) {
         npu_sched_problem_t pr = {p->nt, res->n_steps, res->st, res->ss, res->cap_bytes,
-                                  (double)cfg->dram_bw, (uint64_t)cfg->dram_latency, 0, 0};
+                                  (double)cfg->dram_bw, (uint64_t)cfg->dram_latency, res->overlap & 1,
+                                  (res->overlap >> 1) & 1};
         build_steps(cfg, p, res, dem);
         npu_sched_free(&res->r);
         if (npu_sched_run(&pr, &res->r)) {
@@ -238,12 +239,15 @@ static void leave(placer_t *pl, int t, int j)
     pl->open[t] = -1;
 }
 
-static int xfer(placer_t *pl, int store, int t, int keep)
+/* A transfer of t (at its current address) in step j's own program before the kernel (app 0) or
+ * appended to the kernel's program (app 1, with DMA tag `tag`). */
+static int xfer(placer_t *pl, const npu_sched_event_t *ev, int j, int app, unsigned tag)
 {
     npu_step_res_t *res = pl->res;
     if (grow((void **)&res->x, &pl->cap_x, res->nx, sizeof *res->x))
         return -1;
-    res->x[res->nx++] = (npu_res_xfer_t){store, t, keep, res->stay[pl->open[t]].spm};
+    res->x[res->nx++] = (npu_res_xfer_t){ev->kind == NPU_SCHED_STORE, ev->tensor, ev->keep,
+                                         res->stay[pl->open[ev->tensor]].spm, j, app, tag, ev->step, 0};
     return 0;
 }
 
@@ -305,32 +309,83 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
         k->g.args.spm_limit = res->limit;
 }
 
-/* Scheduler step j's events (in the plan's order) and arrivals; its kernel's addresses. */
+/* The tag kernel i's program moves tensor t under: its own for t, else a free one (then t's);
+ * 0 when every tag is another tensor's. */
+static unsigned tag_for(npu_step_res_t *res, int i, int t)
+{
+    for (int g = 1; g < NPU_NUM_TAGS; g++)
+        if (res->tag_t[i][g] == t)
+            return (unsigned)g;
+    for (int g = 1; g < NPU_NUM_TAGS; g++)
+        if (res->tag_t[i][g] < 0) {
+            res->tag_t[i][g] = t;
+            return (unsigned)g;
+        }
+    return 0;
+}
+
+/* An event issued before its step (a prefetch, a look-ahead write-back): appended to the program
+ * of kernel i (step j) when a tag is left, else a program of its own at the event's step. */
+static int early(placer_t *pl, const npu_sched_event_t *ev, int j, int i)
+{
+    unsigned tag = i >= 0 ? tag_for(pl->res, i, ev->tensor) : 0;
+    return tag ? xfer(pl, ev, j, 1, tag) : xfer(pl, ev, i >= 0 ? ev->step : j, 0, 0);
+}
+
+/* Scheduler step j: the stays that end (their transfers, unless issued earlier), the loads issued
+ * now (a demand load in the step's own program), the kernel's outputs, its addresses and tags,
+ * then the transfers issued now for later steps, appended to its program. */
 static int place_step(placer_t *pl, int j, unsigned char (*dem)[SLOTS])
 {
     npu_step_res_t *res = pl->res;
-    int rc = 0;
+    int rc = 0, i = j < res->n_steps ? npu_step_res_kernel(pl->p, j) : -1;
     for (int e = 0; e < res->r.n_ev && rc == 0; e++) {
         const npu_sched_event_t *ev = &res->r.ev[e];
-        if (ev->step != j)
+        int xf = ev->kind == NPU_SCHED_LOAD || ev->kind == NPU_SCHED_STORE;
+        if (ev->kind == NPU_SCHED_LOAD ? ev->at != j : ev->step != j)
             continue;
-        if (ev->kind == NPU_SCHED_LOAD && (rc = arrive(pl, ev->tensor, j)) == 0)
-            rc = xfer(pl, 0, ev->tensor, 0);
-        else if (ev->kind == NPU_SCHED_STORE)
-            rc = xfer(pl, 1, ev->tensor, ev->keep);
+        if (ev->kind == NPU_SCHED_LOAD)
+            rc = arrive(pl, ev->tensor, j);
+        if (rc == 0 && xf && ev->at == j && ev->step == j)
+            rc = xfer(pl, ev, j, 0, 0);
         if (rc == 0 && ev->kind != NPU_SCHED_LOAD && !ev->keep)
             leave(pl, ev->tensor, j);
     }
-    res->x_at[j + 1] = res->nx;
-    if (j == res->n_steps || rc)
-        return rc;
-    for (int o = 0; o < res->ss[j].n_out && rc == 0; o++)
+    for (int o = 0; j < res->n_steps && o < res->ss[j].n_out && rc == 0; o++)
         if (pl->open[res->ss[j].out[o]] < 0)
             rc = arrive(pl, res->ss[j].out[o], j);
-    int i = npu_step_res_kernel(pl->p, j);
     if (rc == 0 && i >= 0)
         apply(pl, i, dem[i]);
+    for (int e = 0; e < res->r.n_ev && rc == 0; e++) {
+        const npu_sched_event_t *ev = &res->r.ev[e];
+        if ((ev->kind == NPU_SCHED_LOAD || ev->kind == NPU_SCHED_STORE) && ev->at == j && ev->step > j)
+            rc = early(pl, ev, j, i);
+    }
     return rc;
+}
+
+static int by_step(const void *a, const void *b)
+{
+    const npu_res_xfer_t *x = a, *y = b;
+    if (x->step != y->step)
+        return x->step < y->step ? -1 : 1;
+    if (x->app != y->app)
+        return x->app < y->app ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* The transfers by step, own programs before appended ones, in the plan's order within each. */
+static void index_xfers(npu_step_res_t *res)
+{
+    for (int x = 0; x < res->nx; x++)
+        res->x[x].order = x;
+    if (res->nx)
+        qsort(res->x, (size_t)res->nx, sizeof *res->x, by_step);
+    for (int j = 0, x = 0; j <= res->n_steps + 1; j++) {
+        while (x < res->nx && res->x[x].step < j)
+            x++;
+        res->x_at[j] = x;
+    }
 }
 
 /* Addresses for the plan: 0, 1 when first fit failed (*short_of words), -1 out of memory. */
@@ -349,9 +404,10 @@ static int place(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*
     res->x = NULL;
     res->nstay = res->nx = 0;
     memcpy(res->k, p->k, (size_t)p->nk * sizeof *p->k);
-    res->x_at[0] = 0;
     for (int j = 0; j <= res->n_steps && rc == 0; j++)
         rc = place_step(&pl, j, dem);
+    if (rc == 0)
+        index_xfers(res);
     *short_of = pl.short_of;
     return rc;
 }
@@ -364,7 +420,14 @@ int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_ba
 int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                           npu_step_res_t *res)
 {
+    return npu_step_res_plan_ex(cfg, p, res_banks, cap, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, res);
+}
+
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res)
+{
     memset(res, 0, sizeof *res);
+    res->overlap = overlap;
     if (res_banks < 1 || cfg->spm_banks - res_banks < 3) {
         snprintf(res->why, sizeof res->why, "residency: %d resident banks leave fewer than the 3 banks "
                  "a GEMM's buffers take (%d banks)", res_banks, cfg->spm_banks);
@@ -404,6 +467,22 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
 out:
     free(dem);
     return rc;
+}
+
+int npu_step_res_append(const npu_step_plan_t *p, const npu_step_res_t *res, int i, npu_prog_t *prog)
+{
+    int j = npu_step_res_step(p, i);
+    for (int x = res->x_at[j]; x < res->x_at[j + 1]; x++) {
+        const npu_res_xfer_t *X = &res->x[x];
+        npu_insn_t in;
+        if (!X->app)
+            continue;
+        if (npu_step_res_xfer_insn(p, res, X->store, X->t, X->spm, p->t[X->t].dram, X->tag, &in))
+            return -1;
+        if (npu_prog_push(prog, &in))
+            return -1;
+    }
+    return 0;
 }
 
 void npu_step_res_free(npu_step_res_t *res)

@@ -20,9 +20,13 @@
  * first fit fails for lack of a contiguous range, the plan is made again with the area the
  * scheduler may fill reduced by that tensor's words (fragmentation), a few times at most.
  *
- * The runtime (run/step_run) runs before the kernel of scheduler step s the transfers of
- * npu_step_res_t.x[x_at[s] .. x_at[s + 1]) in order (each one LOAD or one STORE of a whole tensor
- * between its DRAM address and its SPM rows), and after the last kernel those of step n_steps.
+ * Transfers: x[x_at[s] .. x_at[s + 1]) belong to scheduler step s (each one LOAD or one STORE of
+ * a whole tensor between its DRAM address and its SPM rows). Those issued at their step (demand
+ * loads, write-backs that make room) run as programs of their own before the step's kernel; those
+ * the scheduler issues earlier (prefetch k steps ahead, look-ahead offload right after the last
+ * write) are appended to the program of the kernel of the step they are issued at, so they
+ * overlap it (npu_step_res_append), under a tag of their own tensor. After the last kernel run
+ * those of step n_steps.
  */
 #ifndef NPU_STEP_RES_H
 #define NPU_STEP_RES_H
@@ -46,6 +50,13 @@ typedef struct npu_res_stay {
 typedef struct npu_res_xfer {
     int store, t, keep; /* keep: a write-back for a DRAM-side read; the tensor stays */
     unsigned spm;
+    int step;           /* the scheduler step whose programs hold it */
+    int app;            /* 0: a program of its own before the step's kernel (a demand load, a
+                           write-back that makes room); 1: appended to the kernel's program, so
+                           it overlaps the kernel (a prefetch, a look-ahead write-back) */
+    unsigned tag;       /* app: the DMA tag, the kernel's tag of this tensor or a free one */
+    int for_step;       /* the scheduler step it is for (a load's reader, a write-back's eviction) */
+    int order;          /* the plan's order (ties within a step) */
 } npu_res_xfer_t;
 
 typedef struct npu_step_res {
@@ -67,6 +78,9 @@ typedef struct npu_step_res {
                                        tensor, so the DMA counters split by tensor */
     int ambiguous;                  /* a kernel with more tensors than tags (then tag_t is not
                                        one-to-one for it and per-tensor bytes are not split) */
+    int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
+                                       the scheduler's prefetch and look-ahead offload, their
+                                       transfers appended to earlier kernels' programs */
     char why[200];
 } npu_step_res_t;
 
@@ -82,6 +96,15 @@ int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_ba
  * point has, for sweeps (issue 16 acceptance 3) on one build. */
 int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                           npu_step_res_t *res);
+/* The same with the scheduler's prefetch and look-ahead offload as `overlap` says (a mask of
+ * NPU_RES_PREFETCH, NPU_RES_LOOKAHEAD). npu_step_res_plan and npu_step_res_plan_cap take both. */
+enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2 };
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res);
+
+/* Appends to prog (kernel i's program) the transfers the plan overlaps with kernel i. 0, or -1
+ * when an instruction does not fit or memory runs out. */
+int npu_step_res_append(const npu_step_plan_t *p, const npu_step_res_t *res, int i, npu_prog_t *prog);
 void npu_step_res_free(npu_step_res_t *res);
 
 /* Adds to in[t] / out[t] (per step tensor) the DRAM bytes of kernel i's program, read (rd) and
@@ -90,9 +113,10 @@ void npu_step_res_split(const npu_step_res_t *res, int i, const uint64_t *rd, co
                         uint64_t *in, uint64_t *out);
 
 /* The one instruction of a whole-tensor transfer: a LOAD of tensor t's rows from DRAM byte dram
- * into its resident rows at word spm, or (store) a STORE back. 0, or -1 when a field does not fit. */
+ * into its resident rows at word spm, or (store) a STORE back, under DMA tag `tag` (0: X for a
+ * LOAD, Y for a STORE). 0, or -1 when a field does not fit. */
 int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, int store, int t,
-                           unsigned spm, uint64_t dram, npu_insn_t *in);
+                           unsigned spm, uint64_t dram, unsigned tag, npu_insn_t *in);
 
 /* The DRAM bytes (the DMA counters' beats * B) of a whole-tensor transfer of tensor t. */
 uint64_t npu_step_res_xfer_bytes(const npu_cfg_t *cfg, const npu_step_plan_t *p, int t);
