@@ -220,7 +220,7 @@ int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)
     int failures, err;
     cJSON *rows, *root;
     npu_dram_timing_t tm = npu_cli_dram_timing(cfg, a);
-    npu_policy_opts_t o = {a->slicing, &tm, a->max_cycles, 1};
+    npu_policy_opts_t o = {a->slicing, &tm, a->max_cycles, 1, 0};
 
     if (npu_cli_table_open(cfg, a, &tab, k_cols, (int)(sizeof k_cols / sizeof k_cols[0])) != 0)
         return NPU_EXIT_USAGE;

@@ -66,7 +66,7 @@ static int compute_run(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, uint6
 int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint64_t seed,
                        const npu_policy_opts_t *o, npu_policy_meas_t *m)
 {
-    int modes = emit | o->slicing;
+    int modes = emit | o->slicing | (o->plain ? NPU_GEMM_SWAP_OFF : 0);
     uint64_t max_cycles = o->max_cycles;
     npu_gemm_report_t rep;
     int16_t *A, *B;

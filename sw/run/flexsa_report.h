@@ -31,6 +31,7 @@ typedef struct npu_policy_opts {
     const npu_dram_timing_t *timing;
     uint64_t max_cycles;
     int full;
+    int plain;                   /* 1: never the swapped form (policies compared on one mapping) */
 } npu_policy_opts_t;
 
 typedef struct npu_policy_meas {

@@ -135,7 +135,8 @@ Test(policies, lane_selects)
 }
 
 /* The brief's policy relations (section 7.2/7.3, issue 3 item 7) measured on the RTL over the
- * first GEMMs of the pruned ResNet-50 set (forward, data- and weight-gradient). */
+ * first GEMMs of the pruned ResNet-50 set (forward, data- and weight-gradient), each policy a
+ * mapping of the GEMM as given (never the compiler's swapped form, gemm_swap.h). */
 Test(policies, pruned_subset_relations, .timeout = 900)
 {
     npu_cfg_t cfg = rtl_cfg();
@@ -159,7 +160,7 @@ Test(policies, pruned_subset_relations, .timeout = 900)
             for (int p = 0; p < 3; p++) {
                 npu_policy_meas_t m;
                 uint64_t seed = rtl_seed(300 + (uint64_t)ng);
-                npu_policy_opts_t o = {0, NULL, 4 * rtl_budget(&cfg, gs[j].M, gs[j].N, gs[j].K), 1};
+                npu_policy_opts_t o = {0, NULL, 4 * rtl_budget(&cfg, gs[j].M, gs[j].N, gs[j].K), 1, 1};
                 int rc = npu_policy_measure(&cfg, gs[j].M, gs[j].N, gs[j].K, emit[p], seed, &o, &m);
                 cr_assert_eq(rc, NPU_GEMM_PASS,
                              "%s GEMM %d (M=%d N=%d K=%d) policy %s: %s\n  replay: build/%s/npu "
