@@ -150,6 +150,9 @@ static void bytes_exact_cap(const int *dims, int L, int B, uint64_t cap, npu_est
         all += s.t_in[t] + s.t_out[t];
     }
     cr_assert_gt(all, 0u);
+    uint64_t rtl = s.fwd.cycles + s.bwd.cycles;
+    cr_log_info("cycles: RTL %llu, estimator %llu (%+.1f%%)", (unsigned long long)rtl, (unsigned long long)e->cycles,
+                100.0 * ((double)e->cycles - (double)rtl) / (double)rtl);
     cr_log_info("%d-layer MLP, batch %d, %llu of %llu bytes: %llu tensor bytes per step, %d transfers, %d accesses "
                 "demoted", L, B, (unsigned long long)s.res->cap_bytes,
                 (unsigned long long)(s.res->words - s.res->limit) * npu_cfg_beat(&c), (unsigned long long)all,
@@ -265,6 +268,12 @@ static void overlap_run(const int *dims, int L, int B, uint64_t cap, int overlap
     memcpy(pre, s.pre_cycles, (size_t)(s.res->n_steps + 1) * sizeof *pre);
     cr_assert_eq(npu_estimate_step_res_ex(&c, dims, L, B, NPU_EMIT_FLEXSA, 1, cap, overlap, e, why, sizeof why), 0,
                  "%s", why);
+    uint64_t rtl = s.fwd.cycles + s.bwd.cycles; /* the whole step, within 10 % (issue 16 acceptance 2) */
+    double err = ((double)e->cycles - (double)rtl) / (double)rtl;
+    cr_log_info("overlap %d: step cycles RTL %llu, estimator %llu (%+.1f%%)", overlap, (unsigned long long)rtl,
+                (unsigned long long)e->cycles, 100 * err);
+    cr_assert(err <= 0.10 && err >= -0.10, "overlap %d: the step's cycles %llu on the RTL, %llu estimated", overlap,
+              (unsigned long long)rtl, (unsigned long long)e->cycles);
     npu_step_plan_t p;
     cr_assert_eq(npu_step_plan_mlp(&c, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 0, &p, why, sizeof why), 0, "%s", why);
     cr_assert_eq(npu_step_res_plan_ex(&c, &p, 1, cap, overlap, res), 0, "%s", res->why);
