@@ -19,6 +19,7 @@
 #include "npu_funcsim.h"
 #include "ref/net_ref.h"
 #include "ref/vk_golden.h"
+#include "run/runtime.h"
 #include "run/step_run.h"
 #include "test_cfgs.h"
 
@@ -107,6 +108,78 @@ Test(vkern, golden_bias_narrow_relu)
     cr_assert_eq(memcmp(img + 64, want_h, sizeof want_h), 0, "H = relu(bf16(Z))");
     cr_assert_eq(memcmp(img + 32, b, sizeof b), 0, "b is not stored");
 }
+
+/* The relu_bwd + narrow + bias gradient + bias update of a convolution layer: rows of pixels at
+ * DRAM pitches wider than their bytes (dH dense, Z and dY16 padded to beats), the SUM over more
+ * rows than one chunk (blocks of sum_chunk through the scratch), the bias update once after it.
+ * On the functional model against the golden image, byte for byte (the padding between rows
+ * untouched), vec_busy as npu_vk_vec_busy predicts; a pitch the emitter ignored is caught. */
+static void pitched_on_model(int S, int rows, int len, int plant)
+{
+    npu_cfg_t c = bf16_cfg(S);
+    unsigned B = (unsigned)npu_cfg_beat(&c), zp = (4 * len + B - 1) / B * B + B, yp = (2 * len + B - 1) / B * B;
+    uint32_t dh = 0, z = dh + 4u * len * rows, dy = z + zp * rows, db = dy + yp * rows, vb = db + 64, b = vb + 64;
+    size_t size = b + 64 + 4096;
+    npu_vkern_t k;
+    memset(&k, 0, sizeof k);
+    k.rows = rows;
+    k.len = len;
+    snprintf(k.name, sizeof k.name, "pitched");
+    int tdh = npu_vk_tensor(&k, "dH32", dh, 32, NPU_TAG_DX, 0, 1, 0);
+    int tz = npu_vk_tensor(&k, "Z32", z, 32, NPU_TAG_Y, 0, 1, 0);
+    int tdz = npu_vk_tensor(&k, "dZ32", 0, 32, NPU_TAG_DY, 0, 0, 0);
+    int ty = npu_vk_tensor(&k, "dY16", dy, 16, NPU_TAG_DY, 0, 0, 1);
+    int tdb = npu_vk_tensor(&k, "db32", db, 32, NPU_TAG_DW, 1, 0, 1);
+    int tp = npu_vk_tensor(&k, "part", 0, 32, NPU_TAG_DW, 1, 0, 0);
+    int tvb = npu_vk_tensor(&k, "Vb", vb, 32, NPU_TAG_W, 1, 1, 1);
+    int tb = npu_vk_tensor(&k, "b32", b, 32, NPU_TAG_W, 1, 1, 1);
+    npu_vk_pitch(&k, tz, zp);
+    npu_vk_pitch(&k, ty, yp);
+    npu_vk_op(&k, NPU_VOP_RELU_BWD, 1, tdh, tz, tdz, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_NARROW, 0, tdz, -1, ty, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_SUM, 1, tdz, tp, tdb, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_AXPBY, 1, tvb, tdb, tvb, 0x3F666666u /* 0.9 */, 0x3F800000u, 0);
+    npu_vk_op(&k, NPU_VOP_AXPBY, 1, tb, tvb, tb, 0x3F800000u, 0xBDCCCCCDu /* -0.1 */, 0);
+    npu_vk_sum_chunk(&c, &k);
+    cr_assert_gt(k.sum_chunk, 0, "the SUM needs several chunks");
+    cr_assert_lt(k.sum_chunk, rows);
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    uint8_t *img = npu_sim_dram(sim, NULL), *gold = calloc(1, size);
+    uint64_t x = 0xC0FFEE;
+    for (uint32_t i = 0; i < b + 64; i += 2) { /* bf16-ish fp32 halves: finite values */
+        uint16_t h = (uint16_t)(0x3C00 + test_rand(&x) % 0x0600) ^ (uint16_t)(test_rand(&x) % 2 ? 0x8000 : 0);
+        memcpy(img + i, &h, 2);
+    }
+    memcpy(gold, img, size);
+    npu_prog_t prog;
+    char why[256];
+    npu_prog_init(&prog);
+    cr_assert_eq(npu_vk_emit(&c, &k, &prog, why, sizeof why), 0, "%s", why);
+    if (plant) { /* the emitter's pitch of Z32 taken as dense: a different tensor */
+        npu_vk_pitch(&k, tz, 0);
+        npu_prog_free(&prog);
+        npu_prog_init(&prog);
+        cr_assert_eq(npu_vk_emit(&c, &k, &prog, why, sizeof why), 0, "%s", why);
+        npu_vk_pitch(&k, tz, zp);
+    }
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(&c, sim, size - 4096, prog.insn, prog.n, 10000000, &r), NPU_RUN_DONE);
+    cr_assert_eq(npu_vk_golden(NPU_DTYPE_BF16, &k, gold, size), 0);
+    int same = memcmp(img, gold, b + 64) == 0;
+    cr_assert_eq(same, !plant, "%s", plant ? "the planted pitch fault is caught" : "NPU == golden image");
+    uint64_t busy = 0;
+    cr_assert_eq(npu_vk_vec_busy(&c, &k, &busy, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(r.cnt[NPU_CNT_vec_busy], busy, "vec_busy %llu, predicted %llu",
+                 (unsigned long long)r.cnt[NPU_CNT_vec_busy], (unsigned long long)busy);
+    npu_prog_free(&prog);
+    free(gold);
+    npu_sim_close(sim);
+}
+
+Test(vkern, pitched_chunked_sum_s2) { pitched_on_model(2, 1500, 5, 0); }
+Test(vkern, pitched_chunked_sum_s8) { pitched_on_model(8, 1100, 12, 0); }
+Test(vkern, pitched_fault_caught) { pitched_on_model(2, 1500, 5, 1); }
 
 Test(step_plan, kernels_and_layout)
 {
