@@ -97,3 +97,17 @@ out:
     free(b);
     return rc;
 }
+
+int npu_vk_xpose_golden(const npu_vk_xpose_t *x, uint8_t *image, size_t size)
+{
+    uint64_t T = (uint64_t)x->taps;
+    if (x->src + (T * x->rows - 1) * x->src_pitch + 2u * x->cols > size ||
+        x->dst + (T * x->cols - 1) * x->dst_pitch + 2u * x->rows > size)
+        return -1;
+    for (uint64_t t = 0; t < T; t++)
+        for (int r = 0; r < x->rows; r++)
+            for (int c = 0; c < x->cols; c++)
+                memcpy(image + x->dst + (t * x->cols + (uint64_t)c) * x->dst_pitch + 2u * (unsigned)r,
+                       image + x->src + (t * x->rows + (uint64_t)r) * x->src_pitch + 2u * (unsigned)c, 2);
+    return 0;
+}

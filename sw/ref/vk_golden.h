@@ -18,4 +18,8 @@
  * image, an op the golden model rejects, out of memory). */
 int npu_vk_golden(unsigned dtype, const npu_vkern_t *k, uint8_t *image, size_t size);
 
+/* The transpose kernel x on the image: each tap's matrix transposed (vkern.h). 0, or -1 (outside
+ * the image). */
+int npu_vk_xpose_golden(const npu_vk_xpose_t *x, uint8_t *image, size_t size);
+
 #endif

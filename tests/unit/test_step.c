@@ -391,6 +391,111 @@ Test(step_run, mlp_on_model_s8_chunked_update)
     steps_on_model(8, 1, dims, 2, 8, 0.05f);
 }
 
+/* A CNN's whole steps on the functional model (bf16): conv c4 (3x3 s1 p1) -> conv c8 (3x3 s2 p1)
+ * -> fc 10 on H x W images, every kernel (conv fwd, fused conv bwd, pitched vector kernels,
+ * transposes, GEMMs) bit-exact against the golden image, the host writing only the batch and the
+ * loss gradient, the loss falling on a repeated batch. plant: W16[2] changed behind the runtime's
+ * back after the first step: the next forward's conv differs from the golden model. */
+static void cnn_on_model(int S, int batch, int H, int steps, int plant)
+{
+    npu_cfg_t c = bf16_cfg(S);
+    npu_conv_t cv[2] = {{batch, 1, H, H, 4, 3, 3, 1, 1, 1, 0}, {batch, 4, H, H, 8, 3, 3, 2, 1, 1, 0}};
+    int oh = npu_conv_oh(&cv[1]), fc[2] = {oh * oh * 8, 10}, C = 10, n_in = H * H;
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    npu_step_run_t s;
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, 50000000);
+    cr_assert_eq(rc, 0, "%s", s.why);
+    size_t nw[3] = {9 * 4 * 1, 9 * 8 * 4, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
+    float *w[3], *b[3];
+    uint64_t x = 0xC11 + (uint64_t)S;
+    for (int l = 0; l < 3; l++) {
+        w[l] = malloc(nw[l] * sizeof(float));
+        b[l] = calloc(nb[l], sizeof(float));
+        for (size_t i = 0; i < nw[l]; i++)
+            w[l][i] = ((float)(test_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)(nw[l] / nb[l]));
+    }
+    npu_step_run_params(&s, w, b);
+    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    for (int i = 0; i < batch * n_in; i++)
+        in[i] = (float)(test_rand(&x) % 17) / 16.0f;
+    for (int r = 0; r < batch; r++)
+        y[r] = (uint8_t)(test_rand(&x) % (uint64_t)C);
+    double first = 0, loss = 0;
+    for (int it = 0; it < steps; it++) {
+        rc = npu_step_forward(&s, in, batch, lg);
+        if (plant && it == 1) {
+            cr_assert_eq(rc, -1, "the planted W16[2] fault is caught");
+            cr_assert(strstr(s.why, "fwd L2 conv") && strstr(s.why, "golden"), "%s", s.why);
+            break;
+        }
+        cr_assert_eq(rc, 0, "step %d: %s", it, s.why);
+        cr_assert_eq(s.fwd.host_wr, (uint64_t)batch * n_in * 2, "the host writes only the batch");
+        loss = npu_softmax_xent(lg, y, batch, C, dl);
+        first = it ? first : loss;
+        if (getenv("STEP_DEBUG"))
+            fprintf(stderr, "CNN S=%d step %d loss %g\n", S, it, loss);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
+        cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
+        const npu_step_tensor_t *W2 = &s.plan.t[s.plan.l[2].w16];
+        for (int ch = 0; plant && ch < 4; ch++) /* the centre tap's filter 1: read at every pixel */
+            npu_sim_dram(sim, NULL)[W2->dram + (4 * 8 + 1) * W2->pitch + 2 * ch + 1] ^= 0x40;
+    }
+    if (!plant) {
+        cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
+        cr_assert_lt(loss, 0.9 * first, "loss %g after the steps, %g at first", loss, first);
+    }
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    for (int l = 0; l < 3; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
+Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 8, 8, 8, 0); }
+Test(step_run, cnn_on_model_s8) { cnn_on_model(8, 6, 6, 6, 0); }
+Test(step_run, cnn_divergence_is_caught) { cnn_on_model(2, 4, 6, 3, 1); }
+
+Test(step_plan, cnn_kernels_and_layout)
+{
+    npu_cfg_t c = bf16_cfg(8); /* B = 32 bytes: 4 and 8 channels pad to one beat a pixel */
+    npu_conv_t cv[2] = {{32, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {32, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
+    int fc[2] = {128, 10};
+    npu_step_plan_t p;
+    char why[256];
+    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    const char *want[] = {"fwd L1 conv", "fwd L1 bias_relu", "fwd L2 conv", "fwd L2 bias_relu", "fwd L3 gemm",
+                          "fwd L3 bias", "bwd L3 grad_bias", "bwd L3 dw", "bwd L3 dx", "update L3 sgd",
+                          "bwd L2 relu_grad_bias", "bwd L2 conv_bwd", "bwd L1 relu_grad_bias", "update L2 sgd",
+                          "update L2 transpose", "bwd L1 conv_bwd", "update L1 sgd", "update L1 transpose"};
+    cr_assert_eq(p.nk, 18);
+    cr_assert_eq(p.n_fwd, 6);
+    for (int i = 0; i < p.nk; i++)
+        cr_assert_str_eq(p.k[i].name, want[i]);
+    const npu_step_tensor_t *h1 = &p.t[npu_step_tensor_find(&p, "H16[1]")], *h2 = &p.t[npu_step_tensor_find(&p, "H16[2]")];
+    cr_assert_eq(h1->pitch, 32, "H16[1]: the next convolution's X, one beat a pixel");
+    cr_assert_eq(h2->pitch, 0, "H16[2]: the head's dense input");
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "Z32[1]")].pitch, 32, "4 fp32 a pixel in one beat");
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "X16")].pitch, 32);
+    cr_assert_eq(p.l[1].dz32, -1, "a convolution's dZ32 lives in the SPM only");
+    const npu_vkern_t *g1 = &p.k[12].v; /* 2048 pixels: the bias gradient in blocks */
+    cr_assert_eq(g1->rows, 32 * 64);
+    for (int t = 0; t < p.nt; t++) /* beat-aligned, no overlap */
+        for (int u = t + 1; u < p.nt; u++)
+            cr_assert(p.t[t].dram + p.t[t].bytes <= p.t[u].dram, "%s %s", p.t[t].name, p.t[u].name);
+    npu_step_plan_free(&p);
+    c = test_cfg(8);
+    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, 0, &p, why, sizeof why), -1);
+    cr_assert(strstr(why, "bf16"), "%s", why);
+}
+
 /* A kernel whose result differs from the golden model's stops the step with its name: here the
  * NPU's copy of W16[1] is changed behind the runtime's back, so the first GEMM differs. */
 Test(step_run, divergence_is_caught)

@@ -99,4 +99,18 @@ int npu_vk_emit(const npu_cfg_t *cfg, const npu_vkern_t *k, npu_prog_t *out, cha
  * timing (model/estimate.c). 0, or -1 with npu_vk_emit's reason before emitting. */
 int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, char *why, size_t n);
 
+/* A transpose kernel (no vector op): per tap t < taps the rows x cols 16-bit matrix at
+ * src + t * rows * src_pitch (rows src_pitch bytes apart) into its cols x rows transpose at
+ * dst + t * cols * dst_pitch (rows dst_pitch apart): transposed LOADs (docs/isa.md) into the SPM,
+ * a STORE out, groups of taps double-buffered. It puts a convolution's updated W16^T ([tap][C]
+ * rows of F, the fused backward's dW^T layout) into the [tap][F] rows of C the conv kernels read. */
+typedef struct npu_vk_xpose {
+    int taps, rows, cols;
+    uint32_t src, dst;
+    unsigned src_pitch, dst_pitch, tag;
+} npu_vk_xpose_t;
+
+/* The program (appended to out). 0, or -1 with the reason (one tap does not fit the SPM, a field). */
+int npu_vk_xpose_emit(const npu_cfg_t *cfg, const npu_vk_xpose_t *x, npu_prog_t *out, char *why, size_t n);
+
 #endif
