@@ -1,5 +1,6 @@
 /*
- * step_plan.h - a whole training step of an MLP as NPU kernels over one DRAM image (issue 15,
+ * step_plan.h - a whole training step of an MLP (or a CNN: npu_step_plan_cnn, step_plan_cnn.c)
+ * as NPU kernels over one DRAM image (issue 15,
  * docs/training.md "Whole iterations on the NPU"): the DRAM layout of every tensor and the
  * ordered kernels, GEMMs and vector kernels (vkern.h), that run forward, backward and the SGD
  * update with every tensor staying in DRAM between them. The host writes the batch (X16),
