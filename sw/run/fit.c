@@ -315,8 +315,8 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
     }
     if (n_conv == 0) /* both dtypes: int16 with static scales (step_calibrate) */
         return 0;
-    npu_step_plan_t *p = malloc(sizeof *p); /* the plan's own checks: bf16, layers that plan */
-    int rc = !p ? -1 : npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, 1, 0.1f, 0.9f, 0, 0, 0, p, why, n);
+    npu_step_plan_t *p = malloc(sizeof *p); /* the plan's own checks: layers that plan */
+    int rc = !p ? -1 : npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, 1, 0.1f, 0.9f, 0, 0, NULL, 0, p, why, n);
     if (!p)
         snprintf(why, n, "out of memory");
     else if (rc == 0)
@@ -327,7 +327,8 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
 
 /* The int16 step's static scales (compile/step/step_scale.h) from one step of the fp32
  * reference on the first training batch, before training: the largest |x|, |W|, |H|, |dZ|, |dW|
- * and |db| of each layer, with the headroom npu_step_q_pick adds. 0 or -1 (out of memory). */
+ * and |db| of each layer (dims: its outputs per sample; a convolution's over every position),
+ * with the headroom npu_step_q_pick adds. 0 or -1 (out of memory). */
 static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_opts_t *o,
                           const int *dims, float *const *w, float *const *b, npu_step_q_t *q)
 {
@@ -339,13 +340,13 @@ static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_
         return -1;
     gather(d, s->split.train, B, s->x, s->y);
     for (int l = 1; l <= L; l++)
-        r.w[l] = max_abs(w[l - 1], (size_t)dims[l - 1] * dims[l]);
+        r.w[l] = max_abs(w[l - 1], npu_net_params(&o->shape.l[l - 1]));
     npu_net_ref_step(&m, s->x, s->y, &o->sgd);
     r.x = max_abs(m.act[0], (size_t)B * dims[0]);
     for (int l = 1; l <= L; l++) {
         r.h[l] = l < L ? max_abs(m.act[l], (size_t)B * dims[l]) : 0;
         r.dz[l] = max_abs(m.grad[l], (size_t)B * dims[l]);
-        r.dw[l] = max_abs(m.gw[l - 1], (size_t)dims[l - 1] * dims[l]);
+        r.dw[l] = max_abs(m.gw[l - 1], npu_net_params(&o->shape.l[l - 1]));
         r.db[l] = max_abs(m.gb[l - 1], (size_t)dims[l]);
     }
     npu_net_ref_free(&m);
@@ -365,15 +366,25 @@ static int step_buffers(fit_state_t *s, int batch, int classes, char *why, size_
     return 0;
 }
 
-/* The whole-step engine of a CNN (bf16): its plan, programs and initial parameters. */
-static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_fit_opts_t *o,
-                         float *const *w, float *const *b, char *why, size_t n)
+/* The whole-step engine of a CNN: its plan (int16: with calibrated scales), programs and initial
+ * parameters. */
+static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
+                         const npu_fit_opts_t *o, float *const *w, float *const *b, char *why, size_t n)
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
     int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = cnn_layers(&o->shape, o->batch, conv, fc, &n_fc);
+    int dims[NPU_STEP_MAX_LAYERS + 1];
+    npu_step_q_t q;
+    dims[0] = (int)npu_net_in(&o->shape.l[0]);
+    for (int l = 1; l <= o->shape.layers; l++)
+        dims[l] = (int)npu_net_out(&o->shape.l[l - 1]);
+    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q)) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
     s->have_step = 1;
-    if (npu_step_run_init_cnn(&s->step, cfg, sim, conv, n_conv, fc, n_fc, o->batch, o->sgd.lr,
-                              o->sgd.momentum, o->sgd.wd, o->modes, o->max_cycles)) {
+    if (npu_step_run_init_cnn(&s->step, cfg, sim, conv, n_conv, fc, n_fc, o->batch, o->sgd.lr, o->sgd.momentum,
+                              o->sgd.wd, o->modes, npu_cfg_bf16(cfg) ? NULL : &q, o->max_cycles)) {
         snprintf(why, n, "%s", s->step.why);
         return -1;
     }
@@ -391,7 +402,7 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
     if (npu_fit_step_ok(cfg, &o->shape, why, n))
         return -1;
     if (o->shape.l[0].kind == NPU_NET_CONV)
-        return step_init_cnn(s, cfg, sim, o, w, b, why, n);
+        return step_init_cnn(s, cfg, sim, d, o, w, b, why, n);
     for (int l = 0; l < L; l++)
         dims[l] = (int)npu_net_in(&o->shape.l[l]);
     dims[L] = (int)npu_net_out(&o->shape.l[L - 1]);

@@ -10,6 +10,7 @@
 #include "compile/conv/conv_bwd.h"
 #include "compile/conv/conv_split.h"
 #include "ref/bf16.h"
+#include "ref/conv_golden.h"
 #include "ref/vk_golden.h"
 #include "run/conv_bf16.h"
 #include "run/runtime.h"
@@ -123,10 +124,10 @@ int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim,
 
 int npu_step_run_init_cnn(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *conv,
                           int n_conv, const int *fc, int n_fc, int batch, float lr, float mu, float wd,
-                          int modes, uint64_t max_cycles)
+                          int modes, const npu_step_q_t *q, uint64_t max_cycles)
 {
     run_start(s, cfg, sim, max_cycles);
-    if (npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, batch, lr, mu, wd, modes, 0, &s->plan, s->why,
+    if (npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, batch, lr, mu, wd, modes, q, 0, &s->plan, s->why,
                           sizeof s->why)) {
         s->failed = 1;
         return -1;
@@ -329,8 +330,8 @@ static void scatter32(uint8_t *img, uint32_t at, unsigned pitch, size_t rows, in
         memcpy(img + at + r * pitch, v + r * (size_t)cols, 4u * (unsigned)cols);
 }
 
-/* A convolution kernel's bf16 golden model (in its program's summation order) on the golden
- * image: its inputs gathered from their pitched rows, its outputs written back at theirs. */
+/* A convolution kernel's golden model (bf16: in its program's summation order; int16: exact) on
+ * the golden image: its inputs gathered from their pitched rows, its outputs written back at theirs. */
 static int golden_conv(npu_step_run_t *s, int i)
 {
     const npu_step_kernel_t *k = &s->plan.k[i];
@@ -339,19 +340,29 @@ static int golden_conv(npu_step_run_t *s, int i)
     size_t nx = npu_conv_x_elems(c), nw = npu_conv_w_elems(c), ny = npu_conv_y_elems(c), T = (size_t)c->KH * c->KW;
     int16_t *X = malloc(nx * 2), *W = malloc(nw * 2), *dY = malloc(ny * 2);
     int32_t *o1 = malloc((nx > ny ? nx : ny) * 4), *o2 = malloc(nw * 4), *o3 = malloc(nw * 4);
-    int rc = -1;
-    if (X && W && dY && o1 && o2 && o3 && k->kind == NPU_SK_CONV_FWD) {
+    int rc = X && W && dY && o1 && o2 && o3 ? 0 : -1;
+    if (!rc && k->kind == NPU_SK_CONV_FWD) {
         const npu_conv_split_t *sp = s->kp[i].conv;
         gather16(s->gold, k->cv.x, sp->whole.px * B, nx / (size_t)c->C, c->C, X);
         gather16(s->gold, k->cv.w, sp->whole.pw * B, nw / (size_t)c->C, c->C, W);
-        if (!(rc = npu_conv_golden_plan_bf16(sp, X, W, NULL, o1)))
+        if (!npu_cfg_bf16(s->cfg))
+            npu_conv_fwd_golden(c, X, W, o1);
+        else
+            rc = npu_conv_golden_plan_bf16(sp, X, W, NULL, o1);
+        if (!rc)
             scatter32(s->gold, k->cv.y, sp->whole.pout * B, ny / (size_t)c->F, c->F, o1);
-    } else if (X && W && dY && o1 && o2 && o3) {
+    } else if (!rc) {
         const npu_conv_bwd_plan_t *bp = s->kp[i].conv;
         gather16(s->gold, k->cv.x, bp->dx.px * B, nx / (size_t)c->C, c->C, X);
         gather16(s->gold, k->cv.w, bp->dx.pw * B, nw / (size_t)c->C, c->C, W);
         gather16(s->gold, k->cv.dy, bp->dx.pdy * B, ny / (size_t)c->F, c->F, dY);
-        if (!(rc = npu_conv_bwd_golden_bf16(bp, X, W, dY, o1, o2))) {
+        if (!npu_cfg_bf16(s->cfg)) { /* int16: exact sums, any order */
+            npu_conv_dx_golden(c, dY, W, o1);
+            npu_conv_dw_golden(c, X, dY, o2);
+        } else {
+            rc = npu_conv_bwd_golden_bf16(bp, X, W, dY, o1, o2);
+        }
+        if (!rc) {
             for (size_t t = 0; t < T; t++) /* dW [tap][f][c] -> dW^T [tap][c][f] */
                 for (int f = 0; f < c->F; f++)
                     for (int ch = 0; ch < c->C; ch++)

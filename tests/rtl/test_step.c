@@ -4,9 +4,8 @@
  * and vector kernels) bit-exact against the golden image and its counters as the program says
  * (the runtime checks both after each kernel), the loss falling, the host writing only the
  * batch and the loss gradient, every kernel at or above its roofline. At int16 configurations
- * the same step in fixed point with the nominal static scales (compile/step/step_scale.h). At
- * bf16 configurations the digits CNN's steps too (conv, fused conv backward, pitched vector
- * kernels, transposes).
+ * the same step in fixed point with the nominal static scales (compile/step/step_scale.h). The
+ * digits CNN's steps too (conv, fused conv backward, pitched vector kernels, transposes).
  */
 #include <math.h>
 
@@ -73,16 +72,14 @@ Test(step, mlp_steps_bit_exact)
     }
 }
 
-/* The digits CNN (cnn:c4,c8s2,fc10 on 8 x 8 images) as whole steps at bf16 configurations: conv
- * fwd, the fused conv backward, the pitched vector kernels (bias + ReLU, relu_bwd + bias gradient
- * + bias update, SGD), the transposes and the head's GEMMs, three steps with random DRAM stalls,
- * every kernel bit-exact and its counters as the program says, at or above its roofline, the host
- * writing only the batch and the loss gradient, the loss falling. int16: no CNN step yet. */
+/* The digits CNN (cnn:c4,c8s2,fc10 on 8 x 8 images) as whole steps: conv fwd, the fused conv
+ * backward, the pitched vector kernels (bias + ReLU, relu_bwd + bias gradient + bias update, SGD),
+ * the transposes and the head's GEMMs, three steps with random DRAM stalls, every kernel
+ * bit-exact and its counters as the program says, at or above its roofline, the host writing only
+ * the batch and the loss gradient, the loss falling (int16: the nominal static scales). */
 Test(step, cnn_digits_steps_bit_exact)
 {
     npu_cfg_t c = rtl_cfg();
-    if (!npu_cfg_bf16(&c))
-        cr_skip_test("whole CNN steps run at bf16 configurations");
     enum { B = 8, C = 10, STEPS = 3 };
     npu_conv_t cv[2] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
     int fc[2] = {128, 10};
@@ -90,8 +87,8 @@ Test(step, cnn_digits_steps_bit_exact)
     npu_step_run_t s;
     uint64_t seed = rtl_seed(92), x = seed | 1;
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, 50000000), 0, "%s",
-                 s.why);
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
+                 "%s", s.why);
     float *w[3], *b[3], in[B * 64], lg[B * C], dl[B * C];
     uint8_t y[B];
     for (int l = 0; l < 3; l++) {

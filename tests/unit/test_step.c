@@ -396,15 +396,15 @@ Test(step_run, mlp_on_model_s8_chunked_update)
  * transposes, GEMMs) bit-exact against the golden image, the host writing only the batch and the
  * loss gradient, the loss falling on a repeated batch. plant: W16[2] changed behind the runtime's
  * back after the first step: the next forward's conv differs from the golden model. */
-static void cnn_on_model(int S, int batch, int H, int steps, int plant)
+static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plant)
 {
-    npu_cfg_t c = bf16_cfg(S);
+    npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
     npu_conv_t cv[2] = {{batch, 1, H, H, 4, 3, 3, 1, 1, 1, 0}, {batch, 4, H, H, 8, 3, 3, 2, 1, 1, 0}};
     int oh = npu_conv_oh(&cv[1]), fc[2] = {oh * oh * 8, 10}, C = 10, n_in = H * H;
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     npu_step_run_t s;
-    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, 50000000);
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
     cr_assert_eq(rc, 0, "%s", s.why);
     size_t nw[3] = {9 * 4 * 1, 9 * 8 * 4, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
     float *w[3], *b[3];
@@ -436,7 +436,7 @@ static void cnn_on_model(int S, int batch, int H, int steps, int plant)
         loss = npu_softmax_xent(lg, y, batch, C, dl);
         first = it ? first : loss;
         if (getenv("STEP_DEBUG"))
-            fprintf(stderr, "CNN S=%d step %d loss %g\n", S, it, loss);
+            fprintf(stderr, "CNN S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
         const npu_step_tensor_t *W2 = &s.plan.t[s.plan.l[2].w16];
@@ -459,9 +459,10 @@ static void cnn_on_model(int S, int batch, int H, int steps, int plant)
     free(y);
 }
 
-Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 8, 8, 8, 0); }
-Test(step_run, cnn_on_model_s8) { cnn_on_model(8, 6, 6, 6, 0); }
-Test(step_run, cnn_divergence_is_caught) { cnn_on_model(2, 4, 6, 3, 1); }
+Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 0, 8, 8, 8, 0); }
+Test(step_run, cnn_on_model_s8) { cnn_on_model(8, 0, 6, 6, 6, 0); }
+Test(step_run, cnn_on_model_s2_int16) { cnn_on_model(2, 1, 8, 8, 8, 0); }
+Test(step_run, cnn_divergence_is_caught) { cnn_on_model(2, 0, 4, 6, 3, 1); }
 
 Test(step_plan, cnn_kernels_and_layout)
 {
@@ -470,7 +471,7 @@ Test(step_plan, cnn_kernels_and_layout)
     int fc[2] = {128, 10};
     npu_step_plan_t p;
     char why[256];
-    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, NULL, 0, &p, why, sizeof why), 0, "%s", why);
     const char *want[] = {"fwd L1 conv", "fwd L1 bias_relu", "fwd L2 conv", "fwd L2 bias_relu", "fwd L3 gemm",
                           "fwd L3 bias", "bwd L3 grad_bias", "bwd L3 dw", "bwd L3 dx", "update L3 sgd",
                           "bwd L2 relu_grad_bias", "bwd L2 conv_bwd", "bwd L1 relu_grad_bias", "update L2 sgd",
@@ -491,9 +492,27 @@ Test(step_plan, cnn_kernels_and_layout)
         for (int u = t + 1; u < p.nt; u++)
             cr_assert(p.t[t].dram + p.t[t].bytes <= p.t[u].dram, "%s %s", p.t[t].name, p.t[u].name);
     npu_step_plan_free(&p);
-    c = test_cfg(8);
-    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, 0, &p, why, sizeof why), -1);
-    cr_assert(strstr(why, "bf16"), "%s", why);
+    c = test_cfg(8); /* int16: every NARROW shifts by the difference of its tensors' q */
+    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, NULL, 0, &p, why, sizeof why), 0, "%s", why);
+    int narrows = 0;
+    for (int i = 0; i < p.nk; i++)
+        for (int o = 0; p.k[i].kind == NPU_SK_VEC && o < p.k[i].v.nop; o++) {
+            const npu_vkern_t *v = &p.k[i].v;
+            const npu_vk_op_t *op = &v->op[o];
+            if (op->vop != NPU_VOP_NARROW)
+                continue;
+            /* the scratch dZ32 of relu_grad_bias is at its source dH's q (op 0's a) */
+            int ta = npu_step_tensor_find(&p, v->t[op->a].name[0] == 'd' && !strcmp(v->t[op->a].name, "dZ32")
+                                                  ? v->t[v->op[0].a].name : v->t[op->a].name);
+            int td = npu_step_tensor_find(&p, v->t[op->d].name);
+            cr_assert_eq((int)op->shift, p.t[ta].q - p.t[td].q, "%s", p.k[i].name);
+            narrows++;
+        }
+    cr_assert_eq(narrows, 8, "bias_relu x2, relu_grad_bias x2, grad_bias, sgd x3; the top bias none");
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "dX32[2]")].q, p.q.dz16[2] + p.q.w[2]);
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "dW32[2]")].q, p.q.h[1] + p.q.dz16[2]);
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "db32[1]")].q, p.t[npu_step_tensor_find(&p, "dX32[2]")].q);
+    npu_step_plan_free(&p);
 }
 
 /* A kernel whose result differs from the golden model's stops the step with its name: here the

@@ -270,12 +270,23 @@ static void assign_q(npu_step_plan_t *p, const npu_step_q_t *q)
         Q(L->vb) = q->vb[l];
         if (L->h16 >= 0)
             Q(L->h16) = q->h[l];
-        Q(L->dz32) = Q(L->db32) = dz32;
+        if (L->dz32 >= 0) /* a convolution's lives in the SPM only */
+            Q(L->dz32) = dz32;
+        if (L->w16t >= 0)
+            Q(L->w16t) = q->w[l];
+        Q(L->db32) = dz32;
         Q(L->dz16) = q->dz16[l];
         if (L->dh32 >= 0)
             Q(L->dh32) = q->dz16[l] + q->w[l];
         Q(L->dw32) = in + q->dz16[l];
     }
+}
+
+void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q) { assign_q(p, q); }
+
+void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd)
+{
+    narrow(p, v, a, d, qa, qd);
 }
 
 static int check_args(const int *dims, int layers, int batch, char *why, size_t n)

@@ -120,7 +120,7 @@ int npu_step_tensor_find(const npu_step_plan_t *p, const char *name);
 /* A tensor's DRAM pitch: its pitch, or its row bytes when dense. */
 unsigned npu_step_tensor_pitch(const npu_step_tensor_t *t);
 
-/* The step of a CNN (step_plan_cnn.c, bf16 configurations): n_conv convolution layers conv[0..)
+/* The step of a CNN (step_plan_cnn.c): n_conv convolution layers conv[0..)
  * (batch = the step's, each one's C, H, W the previous one's F, OH, OW), then fully connected
  * layers fc[0] -> fc[1] -> .. -> fc[n_fc] (fc[0] = the last convolution's OH * OW * F, flattened
  * NHWC), ReLU after every layer but the last. Per convolution layer l:
@@ -131,12 +131,18 @@ unsigned npu_step_tensor_pitch(const npu_step_tensor_t *t);
  *        CONV  dX32, dW32 (dW^T) = the fused backward of (H16[l-1], W16, dZ16)
  *        VEC   the SGD update of W32 (dW^T layout), W16T = bf16(W32)
  *        XPOSE W16 = W16T transposed per tap
- * The fully connected layers as in the MLP plan. 0, or -1 with the reason. */
+ * The fully connected layers as in the MLP plan. At int16 configurations every tensor in fixed
+ * point with the scales q (NULL: the nominal ones) as in the MLP plan: a convolution's output at
+ * the sum of its operands' q, dX32 at dZ16's + W16's, dW32 at H16[l-1]'s + dZ16's, the
+ * activation gradient (in the SPM) and db at the dH's. 0, or -1 with the reason. */
 int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc,
-                      int n_fc, int batch, float lr, float mu, float wd, int modes, uint64_t base,
-                      npu_step_plan_t *p, char *why, size_t n);
+                      int n_fc, int batch, float lr, float mu, float wd, int modes,
+                      const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n);
 
 /* The MLP plan's pieces the CNN plan reuses (step_plan.c). */
+void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q);
+/* d = a narrowed to 16 bits (int16: by the shift qa - qd), in vector kernel v. */
+void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd);
 int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
                         int rows, int cols, unsigned pitch);
 npu_step_kernel_t *npu_step_kernel_add(npu_step_plan_t *p, int kind, int phase, int layer, const char *what);

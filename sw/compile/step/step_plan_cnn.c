@@ -86,7 +86,7 @@ static void conv_fwd(npu_step_plan_t *p, int l)
     int z = npu_step_vt(v, p, L->z32, NPU_TAG_Y, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 0);
     int h = npu_step_vt(v, p, L->h16, NPU_TAG_X, 0, 1);
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
-    npu_vk_op(v, NPU_VOP_NARROW, 0, z, -1, h, 0, 0, 0);
+    npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
     npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
 }
 
@@ -105,8 +105,8 @@ static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int 
     int db = npu_step_vt(v, p, L->db32, NPU_TAG_DW, 0, 1);
     int part = npu_vk_tensor(v, "db_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
     int vb = npu_step_vt(v, p, L->vb, NPU_TAG_W, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 1);
-    npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dz, 0, 0, 0);
-    npu_vk_op(v, NPU_VOP_NARROW, 0, dz, -1, dz16, 0, 0, 0);
+    npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dz, 0, 0, 0); /* dZ at dH's q */
+    npu_step_narrow(p, v, dz, dz16, p->t[dh].q, p->t[L->dz16].q);
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, part, db, 0, 0, 0);
     npu_step_bias_update(p, v, l, db, vb, b);
     npu_vk_sum_chunk(cfg, v);
@@ -139,13 +139,9 @@ static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w
 
 /* The layers chain: each convolution's C, H, W the previous one's F, OH, OW, the batch the
  * step's, the head's inputs the last one's outputs. 0 or -1 with the reason. */
-static int check_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc, int n_fc,
+static int check_cnn(const npu_conv_t *conv, int n_conv, const int *fc, int n_fc,
                      int batch, char *why, size_t n)
 {
-    if (!npu_cfg_bf16(cfg)) {
-        snprintf(why, n, "whole CNN steps run at bf16 configurations (int16: not yet)");
-        return -1;
-    }
     if (n_conv < 1 || n_fc < 1 || n_conv + n_fc > NPU_STEP_MAX_LAYERS) {
         snprintf(why, n, "%d convolution and %d fully connected layers: at least one each, %d in all",
                  n_conv, n_fc, NPU_STEP_MAX_LAYERS);
@@ -184,14 +180,26 @@ static int cnn_tensors(npu_step_plan_t *p, const npu_cfg_t *cfg, cnn_pitch_t *q,
     return 0;
 }
 
+/* int16: the free scales (q, or the nominal ones) and every tensor's q from them. */
+static void cnn_scales(npu_step_plan_t *p, const npu_step_q_t *q, float mu)
+{
+    npu_step_range_t r;
+    if (!q) {
+        npu_step_range_nominal(p->layers, p->batch, &r);
+        npu_step_q_pick(&r, p->layers, mu, &p->q);
+    }
+    p->q = q ? *q : p->q;
+    npu_step_assign_q(p, &p->q);
+}
+
 int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc,
-                      int n_fc, int batch, float lr, float mu, float wd, int modes, uint64_t base,
-                      npu_step_plan_t *p, char *why, size_t n)
+                      int n_fc, int batch, float lr, float mu, float wd, int modes,
+                      const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n)
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
-    cnn_pitch_t q[NPU_STEP_MAX_LAYERS + 1];
+    cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
     memset(p, 0, sizeof *p);
-    if (check_cnn(cfg, conv, n_conv, fc, n_fc, batch, why, n))
+    if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n))
         return -1;
     p->layers = n_conv + n_fc;
     p->n_conv = n_conv;
@@ -207,8 +215,11 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
     for (int i = 1; i <= n_fc; i++)
         p->dims[n_conv + i] = fc[i];
     p->base = p->end = (base + beat - 1) / beat * beat;
-    if (cnn_tensors(p, cfg, q, why, n))
+    if (cnn_tensors(p, cfg, pq, why, n))
         return -1;
+    p->int16 = !npu_cfg_bf16(cfg);
+    if (p->int16)
+        cnn_scales(p, q, mu);
     if (!(p->k = calloc((size_t)7 * p->layers, sizeof *p->k))) {
         snprintf(why, n, "out of memory");
         return -1;
@@ -223,7 +234,7 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
         npu_step_fc_bwd(p, l, modes, l - 1 > n_conv);
     relu_grad_bias(p, cfg, n_conv, p->l[n_conv + 1].dh32);
     for (int l = n_conv; l >= 1; l--)
-        conv_bwd(p, cfg, l, q[l].pw * (unsigned)beat);
+        conv_bwd(p, cfg, l, pq[l].pw * (unsigned)beat);
     if (p->err[0]) {
         snprintf(why, n, "%s", p->err);
         npu_step_plan_free(p);
