@@ -347,7 +347,7 @@ static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_
         r.h[l] = l < L ? max_abs(m.act[l], (size_t)B * dims[l]) : 0;
         r.dz[l] = max_abs(m.grad[l], (size_t)B * dims[l]);
         r.dw[l] = max_abs(m.gw[l - 1], npu_net_params(&o->shape.l[l - 1]));
-        r.db[l] = max_abs(m.gb[l - 1], (size_t)dims[l]);
+        r.db[l] = max_abs(m.gb[l - 1], (size_t)o->shape.l[l - 1].f); /* a bias per filter */
     }
     npu_net_ref_free(&m);
     npu_step_q_pick(&r, L, o->sgd.momentum, q);

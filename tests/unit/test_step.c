@@ -5,7 +5,9 @@
  * (tb/npu_funcsim.c) at S = 2 and 8 in bf16 and int16, every kernel bit-exact against the golden
  * image and its counters as the program says, the loss falling on a repeated batch; the int16
  * step's static scales (compile/step/step_scale): the rules, the derived scales, the shifts and
- * the int16 scalars of every kernel, and the refusals.
+ * the int16 scalars of every kernel, and the refusals. Vector kernels at DRAM pitches with a SUM
+ * over several chunks on the functional model; the CNN plan's kernels and layout, and whole CNN
+ * steps on the functional model (bf16 at S = 2 and 8, int16), a planted fault caught.
  */
 #include <criterion/criterion.h>
 #include <math.h>
