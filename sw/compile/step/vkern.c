@@ -166,6 +166,10 @@ static void transfers(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L, i
             continue;
         unsigned rb = npu_vk_row_bytes(k, t), pitch = npu_vk_row_pitch(k, t);
         unsigned rows = one_row ? 1u : (unsigned)n;
+        /* rows padded to the words they fill anyway: move whole pitches, one DRAM run instead of
+         * a run per row (the padding lanes: zeros the VECs write past len, or what was loaded) */
+        if (!one_row && pitch > rb && pitch % b->B == 0 && pitch / b->B == L->words[t])
+            rb = pitch;
         uint32_t a = npu_pb_dram(b, (uint64_t)T->dram + (one_row ? 0 : (uint64_t)r0 * pitch));
         unsigned spm = L->at[i % 2][t];
         npu_pb_put(b, g, store ? npu_enc_store(&in, T->tag, rows, a, spm, L->words[t], rb, pitch)

@@ -6,8 +6,10 @@
  *
  * A kernel names up to NPU_VK_MAX_T tensors, each `rows` x `len` elements of 16 or 32 bits,
  * row-major in DRAM at its own pitch (bytes from one row to the next: the row bytes when dense,
- * more for a convolution's pixel rows padded to beats, npu_vk_pitch), or ONE ROW (a bias, its
- * velocity, a bias gradient): read by every row as a broadcast operand (VEC stride 0), written once (SUM, or an
+ * more for a convolution's pixel rows padded to beats, npu_vk_pitch; rows whose padding lies
+ * within the words the row fills move as whole pitches, one DRAM run, and a stored one gets its
+ * padding written: zeros, the lanes a VEC writes past len), or ONE ROW (a bias, its velocity, a
+ * bias gradient): read by every row as a broadcast operand (VEC stride 0), written once (SUM, or an
  * op whose operands are all one-row). A tensor is loaded, stored, both, or neither (scratch in
  * the SPM only). Ops run in order, each a VEC (docs/isa.md section 4) over the kernel's rows.
  *
