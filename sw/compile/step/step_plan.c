@@ -59,11 +59,6 @@ int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int
 }
 
 /* Every tensor of layer l (K inputs, N outputs). */
-static void layer_tensors(npu_step_plan_t *p, uint64_t beat, int l)
-{
-    npu_step_fc_tensors(p, beat, l);
-}
-
 void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l)
 {
     int K = p->dims[l - 1], N = p->dims[l], B = p->batch;
@@ -168,11 +163,6 @@ static void axpby(npu_step_plan_t *p, npu_vkern_t *v, int a, int b, int d, int q
     npu_vk_op(v, NPU_VOP_AXPBY, 1, a, b, d, (uint16_t)A, (uint16_t)B, s);
 }
 
-static void fwd_layer(npu_step_plan_t *p, int l, int modes)
-{
-    npu_step_fc_fwd(p, l, modes);
-}
-
 void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes)
 {
     const npu_step_lt_t *L = &p->l[l];
@@ -211,11 +201,6 @@ void npu_step_bias_update(npu_step_plan_t *p, npu_vkern_t *v, int l, int db, int
     const npu_step_lt_t *L = &p->l[l];
     axpby(p, v, vb, db, vb, Q(L->vb), Q(L->db32), Q(L->vb), bits_f32(p->mu), 1.0f);
     axpby(p, v, b, vb, b, Q(L->b32), Q(L->vb), Q(L->b32), 1.0f, -bits_f32(p->lr));
-}
-
-static void bwd_layer(npu_step_plan_t *p, int l, int modes)
-{
-    npu_step_fc_bwd(p, l, modes, 1);
 }
 
 void npu_step_fc_bwd(npu_step_plan_t *p, int l, int modes, int relu_prev)
@@ -325,7 +310,7 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
     p->base = p->end = (base + beat - 1) / beat * beat;
     p->x16 = tensor(p, beat, "X16", -1, 16, batch, dims[0]);
     for (int l = 1; l <= layers; l++)
-        layer_tensors(p, beat, l);
+        npu_step_fc_tensors(p, beat, l);
     if (p->int16) {
         npu_step_range_t r;
         if (!q) {
@@ -340,10 +325,10 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
         return -1;
     }
     for (int l = 1; l <= layers; l++)
-        fwd_layer(p, l, modes);
+        npu_step_fc_fwd(p, l, modes);
     p->n_fwd = p->nk;
     for (int l = layers; l >= 1; l--)
-        bwd_layer(p, l, modes);
+        npu_step_fc_bwd(p, l, modes, 1);
     if (p->err[0]) {
         snprintf(why, n, "%s", p->err);
         npu_step_plan_free(p);
