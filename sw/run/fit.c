@@ -351,6 +351,8 @@ static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_
     }
     npu_net_ref_free(&m);
     npu_step_q_pick(&r, L, o->sgd.momentum, q);
+    if (o->shape.l[0].kind == NPU_NET_CONV)
+        npu_step_q_cap_sums(&r, L, q);
     return 0;
 }
 

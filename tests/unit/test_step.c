@@ -251,6 +251,35 @@ static int tq(const npu_step_plan_t *p, int i, int t)
 }
 
 /* An int16 plan's scales follow from the free ones, and each kernel's shifts and scalars from them. */
+/* CNNs: after npu_step_q_cap_sums no derived 32-bit scale of a sum over pixels (dW32, dZ32 and
+ * db32 of the layer below) exceeds the one npu_step_q32 gives its magnitude; with these ranges
+ * the uncapped scales do. */
+Test(step_scale, cnn_sum_caps)
+{
+    npu_step_range_t r;
+    npu_step_q_t q;
+    memset(&r, 0, sizeof r);
+    r.x = 1;
+    double w[4] = {0, 0.5, 0.3, 0.2}, h[4] = {0, 2, 3, 0}, dz[4] = {0, 1e-4, 1e-4, 3e-3},
+           dw[4] = {0, 0.5, 0.3, 0.05}, db[4] = {0, 0.3, 0.05, 0.01};
+    for (int l = 1; l <= 3; l++)
+        r.w[l] = w[l], r.h[l] = h[l], r.dz[l] = dz[l], r.dw[l] = dw[l], r.db[l] = db[l];
+    npu_step_q_pick(&r, 3, 0.9f, &q);
+    int over = 0;
+    for (int l = 2; l <= 3; l++)
+        over += q.dz16[l] + q.w[l] > npu_step_q32(r.db[l - 1]);
+    cr_assert_gt(over, 0, "uncapped, a bias gradient's scale exceeds its magnitude's");
+    npu_step_q_cap_sums(&r, 3, &q);
+    for (int l = 1; l <= 3; l++) {
+        int in = l == 1 ? q.x : q.h[l - 1];
+        cr_assert_leq(q.dz16[l] + in, npu_step_q32(r.dw[l]), "dW32[%d]", l);
+        if (l > 1) {
+            cr_assert_leq(q.dz16[l] + q.w[l], npu_step_q32(r.db[l - 1]), "db32[%d]", l - 1);
+            cr_assert_leq(q.dz16[l] + q.w[l], npu_step_q32(r.dz[l - 1]), "dZ32[%d]", l - 1);
+        }
+    }
+}
+
 Test(step_scale, int16_plan)
 {
     npu_cfg_t c = test_cfg(8);

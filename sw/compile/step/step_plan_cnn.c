@@ -187,6 +187,7 @@ static void cnn_scales(npu_step_plan_t *p, const npu_step_q_t *q, float mu)
     if (!q) {
         npu_step_range_nominal(p->layers, p->batch, &r);
         npu_step_q_pick(&r, p->layers, mu, &p->q);
+        npu_step_q_cap_sums(&r, p->layers, &p->q);
     }
     p->q = q ? *q : p->q;
     npu_step_assign_q(p, &p->q);

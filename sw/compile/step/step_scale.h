@@ -48,6 +48,13 @@ int npu_step_q32(double max);
 /* The free scales for the ranges (momentum mu: the velocities reach dW / (1 - mu)). */
 void npu_step_q_pick(const npu_step_range_t *r, int layers, float mu, npu_step_q_t *q);
 
+/* CNNs: the int32 sums over many rows (a convolution's dW and bias gradient add over every pixel
+ * of the batch) keep the 32-bit tensors' headroom: dZ16[l] made coarser where q(dZ16[l]) + q(in)
+ * (dW32[l]) or q(dZ16[l]) + q(W16[l]) (dZ32[l-1], db32[l-1]) would exceed the q npu_step_q32
+ * gives their calibrated magnitudes (derived scales otherwise reach 31, 32: a bias gradient
+ * above 0.5 wrapped and a 10-epoch run diverged). */
+void npu_step_q_cap_sums(const npu_step_range_t *r, int layers, npu_step_q_t *q);
+
 /* Nominal ranges (tests, the estimator): |x|, |W| <= 1, |H| <= 4, every |dZ| <= 1 / batch, |dW|
  * and |db| <= 1. */
 void npu_step_range_nominal(int layers, int batch, npu_step_range_t *r);
