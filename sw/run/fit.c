@@ -351,6 +351,7 @@ static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_
         r.w[l] = max_abs(w[l - 1], npu_net_params(&o->shape.l[l - 1]));
     npu_net_ref_step(&m, s->x, s->y, &o->sgd);
     r.x = max_abs(m.act[0], (size_t)B * dims[0]);
+    r.z_top = max_abs(m.act[L], (size_t)B * dims[L]);
     for (int l = 1; l <= L; l++) {
         r.h[l] = l < L ? max_abs(m.act[l], (size_t)B * dims[l]) : 0;
         r.dz[l] = max_abs(m.grad[l], (size_t)B * dims[l]);

@@ -252,8 +252,8 @@ static int tq(const npu_step_plan_t *p, int i, int t)
 
 /* An int16 plan's scales follow from the free ones, and each kernel's shifts and scalars from them. */
 /* CNNs: after npu_step_q_cap_sums no derived 32-bit scale of a sum over pixels (dW32, dZ32 and
- * db32 of the layer below) exceeds the one npu_step_q32 gives its magnitude; with these ranges
- * the uncapped scales do. */
+ * db32 of the layer below) nor the logits' exceeds the one npu_step_q32 gives its magnitude; with
+ * these ranges the uncapped scales do. */
 Test(step_scale, cnn_sum_caps)
 {
     npu_step_range_t r;
@@ -269,7 +269,11 @@ Test(step_scale, cnn_sum_caps)
     for (int l = 2; l <= 3; l++)
         over += q.dz16[l] + q.w[l] > npu_step_q32(r.db[l - 1]);
     cr_assert_gt(over, 0, "uncapped, a bias gradient's scale exceeds its magnitude's");
+    r.z_top = 4;
+    cr_assert_gt(q.h[2] + q.w[3], npu_step_q32(r.z_top), "uncapped, the logits' scale exceeds theirs");
     npu_step_q_cap_sums(&r, 3, &q);
+    cr_assert_leq(q.h[2] + q.w[3], npu_step_q32(r.z_top), "Z32[3], the logits");
+    cr_assert_leq(q.vw[3], q.w[3] + NPU_STEP_W32_EXTRA);
     for (int l = 1; l <= 3; l++) {
         int in = l == 1 ? q.x : q.h[l - 1];
         cr_assert_leq(q.dz16[l] + in, npu_step_q32(r.dw[l]), "dW32[%d]", l);

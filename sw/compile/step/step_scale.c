@@ -85,6 +85,9 @@ int npu_step_axpby_q(double alpha, double beta, int qd, int qa, int qb, int16_t 
 
 void npu_step_q_cap_sums(const npu_step_range_t *r, int layers, npu_step_q_t *q)
 {
+    int top = npu_step_q32(r->z_top) - (layers > 1 ? q->h[layers - 1] : q->x); /* the logits */
+    q->w[layers] = min_i(q->w[layers], top > 0 ? top : 0);
+    q->vw[layers] = min_i(q->vw[layers], q->w[layers] + NPU_STEP_W32_EXTRA);
     for (int l = layers; l >= 1; l--) {
         int in = l == 1 ? q->x : q->h[l - 1];
         int cap = npu_step_q32(r->dw[l]) - in; /* dW32 at in + dZ16 */
