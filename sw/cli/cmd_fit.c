@@ -114,7 +114,7 @@ static const char *engine_name(int e)
 }
 
 /* --engine against the model (parsed into o->shape): npu (the default) takes whole steps where
- * npu_fit_step_default says, else kernels. 0, or NPU_EXIT_USAGE after the message. */
+ * the step engine can, else kernels. 0, or NPU_EXIT_USAGE after the message. */
 static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o)
 {
     const char *e = a->engine ? a->engine : "npu";
@@ -122,7 +122,7 @@ static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t 
     int step_ok = npu_fit_step_ok(cfg, &o->shape, why, sizeof why) == 0;
     if (!strcmp(e, "ref"))
         o->engine = NPU_FIT_REF;
-    else if (!strcmp(e, "kernels") || (!strcmp(e, "npu") && !npu_fit_step_default(cfg, &o->shape)))
+    else if (!strcmp(e, "kernels") || (!strcmp(e, "npu") && !step_ok))
         o->engine = NPU_FIT_KERNELS;
     else if (step_ok)
         o->engine = NPU_FIT_STEP;

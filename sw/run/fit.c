@@ -325,14 +325,6 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
     return rc;
 }
 
-int npu_fit_step_default(const npu_cfg_t *cfg, const npu_net_shape_t *s)
-{
-    char why[256];
-    if (npu_fit_step_ok(cfg, s, why, sizeof why))
-        return 0;
-    return npu_cfg_bf16(cfg) || s->l[0].kind != NPU_NET_CONV;
-}
-
 /* The int16 step's static scales (compile/step/step_scale.h) from one step of the fp32
  * reference on the first training batch, before training: the largest |x|, |W|, |H|, |dZ|, |dW|
  * and |db| of each layer (dims: its outputs per sample; a convolution's over every position),

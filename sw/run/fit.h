@@ -70,11 +70,6 @@ int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, si
  * reason (more layers than a step plans, a convolution the fused backward does not plan). */
 int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, size_t n);
 
-/* Whether the default engine (`--engine npu`) takes whole steps: where the step engine takes the
- * model, except CNNs at int16 configurations (their static scales are not robust yet: the
- * c16,c32s2 CNN at small diverged in its second epoch; `--engine step` still runs them). */
-int npu_fit_step_default(const npu_cfg_t *cfg, const npu_net_shape_t *s);
-
 /* Trains; calls cb after each epoch. sim: the NPU (NULL for NPU_FIT_REF). Returns 0, 1 when an
  * NPU GEMM failed (the run stops at that epoch), or -1 with the reason in why (bad options,
  * out of memory). */
