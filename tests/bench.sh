@@ -175,7 +175,7 @@ read -r i16_n i16_acc i16_diff i16_fail <<<"$(fit_summary "$i16_csv")"
 awk -v n="${i16_n:-0}" -v a="${i16_acc:-0}" -v f="${i16_fail:-1}" 'BEGIN { exit !(n == 10 && a >= 0.85 && f == 0) }' || {
     echo "bench: int16 fit below the bar (epochs $i16_n, test $i16_acc, failed kernels $i16_fail)" >&2
     fail=1; }
-echo "-- (ix) npu fit cnn:c16,c32s2,fc10, 2 epochs, $npu (conv backward fused: dY read once)"
+echo "-- (ix) npu fit cnn:c16,c32s2,fc10, 2 epochs, $npu (whole steps; the conv backward fused: dY read once)"
 cnn_csv="$bdir/fit_cnn.csv"
 "$npu" fit --model cnn:c16,c32s2,fc10 --epochs 2 --quiet --csv "$cnn_csv" || {
     echo "bench: npu fit (cnn) failed" >&2; fail=1; }

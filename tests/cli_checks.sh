@@ -29,7 +29,7 @@ check 2 "bad stall percentage" gemm -m 4 -n 4 -k 4 --stall-pct 150
 check 2 "config is not an option" gemm -m 4 -n 4 -k 4 --config small
 check 0 "a valid run" gemm -m 5 -n 6 -k 7 --quiet
 check 2 "fit: an unknown engine" fit --model mlp:64,8,10 --engine gpu
-check 2 "fit: whole steps take MLPs" fit --model cnn:c4,fc10 --engine step --epochs 1
+check 2 "fit: whole steps take at most 16 layers" fit --model mlp:64,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,8,10 --engine step --epochs 1
 check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
 check 2 "estimate: an unknown plan" estimate --model mlp:64,128,10 --plan frob
 check 0 "estimate --plan step (int16 builds too)" estimate --model mlp:64,128,10 --plan step

@@ -632,7 +632,7 @@ static const struct opt_doc {
     {OPT_LR, "L", "0.1", "learning rate > 0 (default 0.05)"},
     {OPT_MOMENTUM, "M", "0.9", "SGD momentum in [0, 1) (default 0.9)"},
     {OPT_WD, "W", "0.0001", "weight decay >= 0, on weights only (default 0.0001)"},
-    {OPT_ENGINE, "", "ref", "step: whole steps on the NPU (MLPs, bf16); kernels: each GEMM and conv on the NPU, the rest on the host; npu: step where it can, else kernels (default); ref: fp32 only"},
+    {OPT_ENGINE, "", "ref", "step: whole steps on the NPU (MLPs, CNNs); kernels: each GEMM and conv on the NPU, the rest on the host; npu: step where it can, else kernels (default); ref: fp32 only"},
     {OPT_DTYPE, "", "bf16", "the element type; must be this build's (default: the build's)"},
     {OPT_INPUT, "HxWxC", "8x8x1", "a sample's shape (default 8x8x1, the digits)"},
     {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's)"},

@@ -280,20 +280,56 @@ static void state_free(fit_state_t *s)
     free(s->order);
 }
 
+/* The model's leading convolution layers (at `batch`) and its head's widths fc[0..n_fc]; the
+ * number of convolution layers, or -1 when a convolution follows a fully connected layer. */
+static int cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, int *fc, int *n_fc)
+{
+    int n_conv = 0;
+    while (n_conv < s->layers && s->l[n_conv].kind == NPU_NET_CONV) {
+        if (n_conv < NPU_STEP_MAX_LAYERS)
+            conv[n_conv] = conv_of(&s->l[n_conv], batch);
+        n_conv++;
+    }
+    *n_fc = s->layers - n_conv;
+    for (int l = n_conv; l < s->layers; l++) {
+        if (s->l[l].kind != NPU_NET_FC)
+            return -1;
+        if (l - n_conv <= NPU_STEP_MAX_LAYERS)
+            fc[l - n_conv] = (int)npu_net_in(&s->l[l]);
+    }
+    if (*n_fc >= 1 && *n_fc <= NPU_STEP_MAX_LAYERS)
+        fc[*n_fc] = (int)npu_net_out(&s->l[s->layers - 1]);
+    return n_conv;
+}
+
 int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, size_t n)
 {
-    for (int l = 0; l < s->layers; l++)
-        if (s->l[l].kind != NPU_NET_FC) {
-            snprintf(why, n, "whole steps on the NPU take MLPs; layer %d is a convolution", l + 1);
-            return -1;
-        }
-    (void)cfg; /* both dtypes: int16 with static scales (step_calibrate) */
-    return 0;
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = cnn_layers(s, 1, conv, fc, &n_fc);
+    if (n_conv < 0) {
+        snprintf(why, n, "whole steps take convolutions followed by fully connected layers");
+        return -1;
+    }
+    if (s->layers > NPU_STEP_MAX_LAYERS) {
+        snprintf(why, n, "%d layers: at most %d in a whole step", s->layers, NPU_STEP_MAX_LAYERS);
+        return -1;
+    }
+    if (n_conv == 0) /* both dtypes: int16 with static scales (step_calibrate) */
+        return 0;
+    npu_step_plan_t *p = malloc(sizeof *p); /* the plan's own checks: layers that plan */
+    int rc = !p ? -1 : npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, 1, 0.1f, 0.9f, 0, 0, NULL, 0, p, why, n);
+    if (!p)
+        snprintf(why, n, "out of memory");
+    else if (rc == 0)
+        npu_step_plan_free(p);
+    free(p);
+    return rc;
 }
 
 /* The int16 step's static scales (compile/step/step_scale.h) from one step of the fp32
  * reference on the first training batch, before training: the largest |x|, |W|, |H|, |dZ|, |dW|
- * and |db| of each layer, with the headroom npu_step_q_pick adds. 0 or -1 (out of memory). */
+ * and |db| of each layer (dims: its outputs per sample; a convolution's over every position),
+ * with the headroom npu_step_q_pick adds. 0 or -1 (out of memory). */
 static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_opts_t *o,
                           const int *dims, float *const *w, float *const *b, npu_step_q_t *q)
 {
@@ -305,18 +341,59 @@ static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_
         return -1;
     gather(d, s->split.train, B, s->x, s->y);
     for (int l = 1; l <= L; l++)
-        r.w[l] = max_abs(w[l - 1], (size_t)dims[l - 1] * dims[l]);
+        r.w[l] = max_abs(w[l - 1], npu_net_params(&o->shape.l[l - 1]));
     npu_net_ref_step(&m, s->x, s->y, &o->sgd);
     r.x = max_abs(m.act[0], (size_t)B * dims[0]);
+    r.z_top = max_abs(m.act[L], (size_t)B * dims[L]);
     for (int l = 1; l <= L; l++) {
         r.h[l] = l < L ? max_abs(m.act[l], (size_t)B * dims[l]) : 0;
         r.dz[l] = max_abs(m.grad[l], (size_t)B * dims[l]);
-        r.dw[l] = max_abs(m.gw[l - 1], (size_t)dims[l - 1] * dims[l]);
-        r.db[l] = max_abs(m.gb[l - 1], (size_t)dims[l]);
+        r.dw[l] = max_abs(m.gw[l - 1], npu_net_params(&o->shape.l[l - 1]));
+        r.db[l] = max_abs(m.gb[l - 1], (size_t)o->shape.l[l - 1].f); /* a bias per filter */
     }
     npu_net_ref_free(&m);
     npu_step_q_pick(&r, L, o->sgd.momentum, q);
+    if (o->shape.l[0].kind == NPU_NET_CONV)
+        npu_step_q_cap_sums(&r, L, q);
     return 0;
+}
+
+/* The logits and their gradient of the step engine's batch. 0 or -1. */
+static int step_buffers(fit_state_t *s, int batch, int classes, char *why, size_t n)
+{
+    s->logits = malloc((size_t)batch * classes * sizeof(float));
+    s->dlogits = malloc((size_t)batch * classes * sizeof(float));
+    if (!s->logits || !s->dlogits) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The whole-step engine of a CNN: its plan (int16: with calibrated scales), programs and initial
+ * parameters. */
+static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
+                         const npu_fit_opts_t *o, float *const *w, float *const *b, char *why, size_t n)
+{
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = cnn_layers(&o->shape, o->batch, conv, fc, &n_fc);
+    int dims[NPU_STEP_MAX_LAYERS + 1];
+    npu_step_q_t q;
+    dims[0] = (int)npu_net_in(&o->shape.l[0]);
+    for (int l = 1; l <= o->shape.layers; l++)
+        dims[l] = (int)npu_net_out(&o->shape.l[l - 1]);
+    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q)) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    s->have_step = 1;
+    if (npu_step_run_init_cnn(&s->step, cfg, sim, conv, n_conv, fc, n_fc, o->batch, o->sgd.lr, o->sgd.momentum,
+                              o->sgd.wd, o->modes, npu_cfg_bf16(cfg) ? NULL : &q, o->max_cycles)) {
+        snprintf(why, n, "%s", s->step.why);
+        return -1;
+    }
+    npu_step_run_params(&s->step, w, b);
+    return step_buffers(s, o->batch, fc[n_fc], why, n);
 }
 
 /* The whole-step engine: its plan (int16: with calibrated scales), programs and initial
@@ -328,13 +405,11 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
     npu_step_q_t q;
     if (npu_fit_step_ok(cfg, &o->shape, why, n))
         return -1;
+    if (o->shape.l[0].kind == NPU_NET_CONV)
+        return step_init_cnn(s, cfg, sim, d, o, w, b, why, n);
     for (int l = 0; l < L; l++)
         dims[l] = (int)npu_net_in(&o->shape.l[l]);
     dims[L] = (int)npu_net_out(&o->shape.l[L - 1]);
-    if (L > NPU_STEP_MAX_LAYERS) {
-        snprintf(why, n, "%d layers: at most %d in a whole step", L, NPU_STEP_MAX_LAYERS);
-        return -1;
-    }
     if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q)) {
         snprintf(why, n, "out of memory");
         return -1;
@@ -350,13 +425,7 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
         return -1;
     }
     npu_step_run_params(&s->step, w, b);
-    s->logits = malloc((size_t)o->batch * dims[L] * sizeof(float));
-    s->dlogits = malloc((size_t)o->batch * dims[L] * sizeof(float));
-    if (!s->logits || !s->dlogits) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
-    return 0;
+    return step_buffers(s, o->batch, dims[L], why, n);
 }
 
 static int state_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,

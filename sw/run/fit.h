@@ -3,13 +3,14 @@
  *
  * Engines:
  *   NPU_FIT_REF      trains with the fp32 reference (ref/net_ref.h) alone;
- *   NPU_FIT_STEP     whole steps on the NPU (run/step_run.h; MLPs; int16 with static scales
- *                    calibrated on one reference step before training): forward,
- *                    backward and the SGD update as GEMM and vector kernels over one DRAM image;
+ *   NPU_FIT_STEP     whole steps on the NPU (run/step_run.h; MLPs and CNNs, int16 with static
+ *                    scales calibrated on one reference step before training): forward,
+ *                    backward and the SGD update as GEMM, convolution, vector and transpose
+ *                    kernels over one DRAM image;
  *                    the host writes the batch and the loss gradient and reads the logits, and
  *                    every kernel is checked bit-exact against the golden models;
  *   NPU_FIT_KERNELS  each GEMM and convolution kernel on the NPU (checked bit-exact by the
- *                    runtime), the bias, ReLU, loss and update on the host in fp32: CNNs.
+ *                    runtime), the bias, ReLU, loss and update on the host in fp32.
  * Both NPU engines train the fp32 reference beside them on the same initial weights and
  * batches, so each epoch reports both losses.
  *
@@ -68,7 +69,7 @@ typedef void (*npu_fit_epoch_cb)(void *ctx, const npu_fit_epoch_t *e);
 int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, size_t n);
 
 /* Whether the whole-step engine takes this model at this configuration (0), else -1 with the
- * reason (a convolution layer, an int16 configuration). */
+ * reason (more layers than a step plans, a convolution the fused backward does not plan). */
 int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, size_t n);
 
 /* Trains; calls cb after each epoch. sim: the NPU (NULL for NPU_FIT_REF). Returns 0, 1 when an

@@ -31,6 +31,7 @@ typedef struct npu_step_prog {
     uint64_t base;               /* DRAM byte address of the program */
     npu_prog_expect_t expect;
     void *gemm;                  /* GEMM kernels: the compiled report (runtime.h), owned */
+    void *conv;                  /* conv kernels: the split plan (fwd) or the fused backward's, owned */
 } npu_step_prog_t;
 
 /* DRAM traffic and cycles, per tag, summed over kernels (the DMA counters). */
@@ -80,6 +81,10 @@ typedef struct npu_step_run {
 int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
                         int layers, int batch, float lr, float mu, float wd, int modes,
                         const npu_step_q_t *q, uint64_t max_cycles);
+/* The same for a CNN (npu_step_plan_cnn; q: int16 scales, NULL for the nominal ones). */
+int npu_step_run_init_cnn(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *conv,
+                          int n_conv, const int *fc, int n_fc, int batch, float lr, float mu, float wd,
+                          int modes, const npu_step_q_t *q, uint64_t max_cycles);
 /* npu_step_run_init_q with the nominal scales. */
 int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
                       int layers, int batch, float lr, float mu, float wd, int modes,
@@ -98,12 +103,14 @@ int npu_step_run_resident_cap(npu_step_run_t *s, int res_banks, uint64_t cap);
  * `overlap` says (NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, step_res.h). */
 int npu_step_run_resident_ex(npu_step_run_t *s, int res_banks, uint64_t cap, int overlap);
 
-/* Writes the initial parameters (w[l-1]: d[l-1] x d[l] fp32, b[l-1]: d[l]) into both images:
- * W32 and W16 = bf16(W32), b, and zero velocities. The one time the host writes them. */
+/* Writes the initial parameters (w[l-1]: d[l-1] x d[l] fp32, a convolution's [KH][KW][F][C];
+ * b[l-1]: the layer's outputs per position) into both images: W32 and W16 = bf16(W32) (a
+ * convolution's W32 transposed per tap: dW^T's layout), b, and zero velocities. The one time the
+ * host writes them. */
 void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b);
 
-/* Forward of rows <= batch samples x (rows x d[0], fp32, rounded to bf16; the rest of the batch
- * zero): writes X16, runs the forward kernels, reads the logits (rows x d[L]). 0, or -1 (a kernel
+/* Forward of rows <= batch samples x (rows x d[0], fp32 (a CNN's NHWC), rounded to bf16; the
+ * rest of the batch zero): writes X16, runs the forward kernels, reads the logits (rows x d[L]). 0, or -1 (a kernel
  * failed or differed from the golden model: s->why). */
 int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits);
 /* Backward and update after npu_step_forward of a full batch: writes dZ32 of the last layer

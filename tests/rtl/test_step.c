@@ -4,7 +4,8 @@
  * and vector kernels) bit-exact against the golden image and its counters as the program says
  * (the runtime checks both after each kernel), the loss falling, the host writing only the
  * batch and the loss gradient, every kernel at or above its roofline. At int16 configurations
- * the same step in fixed point with the nominal static scales (compile/step/step_scale.h).
+ * the same step in fixed point with the nominal static scales (compile/step/step_scale.h). The
+ * digits CNN's steps too (conv, fused conv backward, pitched vector kernels, transposes).
  * mlp_steps_resident: the same steps with tensors kept in the SPM between kernels (the residency
  * plan of compile/step/step_res.h, one bank resident): still bit-exact, and the step's DRAM
  * bytes well below those of the plain step. resident_bytes_exact (issue 16 acceptance 1): for three
@@ -342,4 +343,56 @@ Test(step, resident_prefetch_and_lookahead)
     for (int m = 0; m < 3; m++)
         npu_step_res_free(&r[m]);
     free(e);
+}
+
+/* The digits CNN (cnn:c4,c8s2,fc10 on 8 x 8 images) as whole steps: conv fwd, the fused conv
+ * backward, the pitched vector kernels (bias + ReLU, relu_bwd + bias gradient + bias update, SGD),
+ * the transposes and the head's GEMMs, three steps with random DRAM stalls, every kernel
+ * bit-exact and its counters as the program says, at or above its roofline, the host writing only
+ * the batch and the loss gradient, the loss falling (int16: the nominal static scales). */
+Test(step, cnn_digits_steps_bit_exact)
+{
+    npu_cfg_t c = rtl_cfg();
+    enum { B = 8, C = 10, STEPS = 3 };
+    npu_conv_t cv[2] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
+    int fc[2] = {128, 10};
+    size_t nw[3] = {36, 288, 1280}, nb[3] = {4, 8, 10};
+    npu_step_run_t s;
+    uint64_t seed = rtl_seed(92), x = seed | 1;
+    npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
+                 "%s", s.why);
+    float *w[3], *b[3], in[B * 64], lg[B * C], dl[B * C];
+    uint8_t y[B];
+    for (int l = 0; l < 3; l++) {
+        w[l] = malloc(nw[l] * sizeof(float));
+        b[l] = calloc(nb[l], sizeof(float));
+        cr_assert(w[l] && b[l]);
+        for (size_t i = 0; i < nw[l]; i++)
+            w[l][i] = ((float)(rtl_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)(nw[l] / nb[l]));
+    }
+    for (int i = 0; i < B * 64; i++)
+        in[i] = (float)(rtl_rand(&x) % 17) / 16.0f;
+    for (int r = 0; r < B; r++)
+        y[r] = (uint8_t)(rtl_rand(&x) % (uint64_t)C);
+    npu_step_run_params(&s, w, b);
+    double first = 0, loss = 0;
+    for (int it = 0; it < STEPS; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, B, lg), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
+        loss = npu_softmax_xent(lg, y, B, C, dl);
+        first = it ? first : loss;
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
+        cr_assert_eq(s.fwd.host_wr + s.bwd.host_wr, (uint64_t)B * (64 * 2 + C * 4),
+                     "the host writes the batch (16-bit) and the loss gradient (32-bit), nothing else");
+        cr_assert_eq(s.fwd.host_rd + s.bwd.host_rd, (uint64_t)B * C * 4, "and reads the logits");
+    }
+    cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
+    roofline(&c, &s);
+    cr_assert_lt(loss, first, "loss %g after %d steps, %g at first", loss, STEPS, first);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    for (int l = 0; l < 3; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
 }

@@ -197,7 +197,7 @@ Test(fit, reference_learns_the_digits)
 
 /* One epoch of `model` with the NPU engine on the functional model (tiny, int16, random DRAM
  * stalls): every kernel passed, the loss that of the fp32 reference within 1%. */
-static npu_fit_epoch_t npu_epoch(const char *model, int batch, uint64_t sim_seed)
+static npu_fit_epoch_t npu_epoch_engine(const char *model, int batch, uint64_t sim_seed, int engine)
 {
     npu_cfg_t c = test_cfg(2);
     npu_sim_t *sim = open_fake(&c, 0, sim_seed);
@@ -205,7 +205,7 @@ static npu_fit_epoch_t npu_epoch(const char *model, int batch, uint64_t sim_seed
     npu_fit_opts_t o;
     epochs_t k = {0};
     char why[256];
-    fit_opts(&o, model, 1, batch, NPU_FIT_KERNELS);
+    fit_opts(&o, model, 1, batch, engine);
     o.modes = NPU_GEMM_SLICING_HEURISTIC;
     cr_assert_eq(npu_fit_run(&c, sim, &d, &o, keep_epoch, &k, why, sizeof why), 0, "%s", why);
     cr_assert_eq(k.e[0].kernel_fail, 0);
@@ -215,6 +215,11 @@ static npu_fit_epoch_t npu_epoch(const char *model, int batch, uint64_t sim_seed
     npu_sim_close(sim);
     npu_dataset_free(&d);
     return k.e[0];
+}
+
+static npu_fit_epoch_t npu_epoch(const char *model, int batch, uint64_t sim_seed)
+{
+    return npu_epoch_engine(model, batch, sim_seed, NPU_FIT_KERNELS);
 }
 
 Test(fit, npu_engine_on_the_functional_model, .timeout = 120)
@@ -232,4 +237,16 @@ Test(fit, npu_engine_cnn_on_the_functional_model, .timeout = 300)
     npu_fit_epoch_t e = npu_epoch("cnn:c4s2,fc10", 128, 9);
     /* 11 steps x (conv fwd, fc fwd, fc dW, fc dX, conv dW) + 2 x (12 + 3) accuracy batches */
     cr_assert_eq(e.kernels, 11 * 5 + (12 + 3) * 2);
+}
+
+/* The CNN as whole steps (int16: the static scales calibrated on one reference step, the bias
+ * gradient's magnitude over the F biases of each convolution): every kernel bit-exact, the loss
+ * within 1 % of the reference's. */
+Test(fit, step_engine_cnn_int16_on_the_functional_model, .timeout = 300)
+{
+    npu_fit_epoch_t e = npu_epoch_engine("cnn:c4s2,fc10", 128, 11, NPU_FIT_STEP);
+    /* 11 steps x 12 kernels (conv: fwd, bias_relu, relu_grad_bias, conv_bwd, sgd, transpose; fc:
+     * gemm, bias, grad_bias, dw, dx, sgd) + (12 + 3) accuracy batches x 4 forward kernels */
+    cr_assert_eq(e.kernels, 11 * 12 + (12 + 3) * 4);
+    cr_assert_eq(e.step_host_wr, 128u * 64 * 2 + 128u * 10 * 4, "the batch and the loss gradient");
 }

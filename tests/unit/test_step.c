@@ -5,7 +5,9 @@
  * (tb/npu_funcsim.c) at S = 2 and 8 in bf16 and int16, every kernel bit-exact against the golden
  * image and its counters as the program says, the loss falling on a repeated batch; the int16
  * step's static scales (compile/step/step_scale): the rules, the derived scales, the shifts and
- * the int16 scalars of every kernel, and the refusals.
+ * the int16 scalars of every kernel, and the refusals. Vector kernels at DRAM pitches with a SUM
+ * over several chunks on the functional model; the CNN plan's kernels and layout, and whole CNN
+ * steps on the functional model (bf16 at S = 2 and 8, int16), a planted fault caught.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -21,6 +23,7 @@
 #include "npu_funcsim.h"
 #include "ref/net_ref.h"
 #include "ref/vk_golden.h"
+#include "run/runtime.h"
 #include "run/step_run.h"
 #include "test_cfgs.h"
 
@@ -110,6 +113,81 @@ Test(vkern, golden_bias_narrow_relu)
     cr_assert_eq(memcmp(img + 32, b, sizeof b), 0, "b is not stored");
 }
 
+/* The relu_bwd + narrow + bias gradient + bias update of a convolution layer: rows of pixels at
+ * DRAM pitches wider than their bytes (dH dense; Z with a spare beat a row: a run per row; dY16
+ * padded within its last word: whole pitches, one run), the SUM over more rows than one chunk
+ * (blocks of sum_chunk through the scratch), the bias update once after it. On the functional
+ * model against the golden image, byte for byte (Z's padding untouched, dY16's zero), vec_busy as
+ * npu_vk_vec_busy predicts; a pitch the emitter ignored is caught. */
+static void pitched_on_model(int S, int rows, int len, int plant)
+{
+    npu_cfg_t c = bf16_cfg(S);
+    unsigned B = (unsigned)npu_cfg_beat(&c), zp = (4 * len + B - 1) / B * B + B, yp = (2 * len + B - 1) / B * B;
+    uint32_t dh = 0, z = dh + 4u * len * rows, dy = z + zp * rows, db = dy + yp * rows, vb = db + 64, b = vb + 64;
+    size_t size = b + 64 + 4096;
+    npu_vkern_t k;
+    memset(&k, 0, sizeof k);
+    k.rows = rows;
+    k.len = len;
+    snprintf(k.name, sizeof k.name, "pitched");
+    int tdh = npu_vk_tensor(&k, "dH32", dh, 32, NPU_TAG_DX, 0, 1, 0);
+    int tz = npu_vk_tensor(&k, "Z32", z, 32, NPU_TAG_Y, 0, 1, 0);
+    int tdz = npu_vk_tensor(&k, "dZ32", 0, 32, NPU_TAG_DY, 0, 0, 0);
+    int ty = npu_vk_tensor(&k, "dY16", dy, 16, NPU_TAG_DY, 0, 0, 1);
+    int tdb = npu_vk_tensor(&k, "db32", db, 32, NPU_TAG_DW, 1, 0, 1);
+    int tp = npu_vk_tensor(&k, "part", 0, 32, NPU_TAG_DW, 1, 0, 0);
+    int tvb = npu_vk_tensor(&k, "Vb", vb, 32, NPU_TAG_W, 1, 1, 1);
+    int tb = npu_vk_tensor(&k, "b32", b, 32, NPU_TAG_W, 1, 1, 1);
+    npu_vk_pitch(&k, tz, zp);
+    npu_vk_pitch(&k, ty, yp);
+    npu_vk_op(&k, NPU_VOP_RELU_BWD, 1, tdh, tz, tdz, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_NARROW, 0, tdz, -1, ty, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_SUM, 1, tdz, tp, tdb, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_AXPBY, 1, tvb, tdb, tvb, 0x3F666666u /* 0.9 */, 0x3F800000u, 0);
+    npu_vk_op(&k, NPU_VOP_AXPBY, 1, tb, tvb, tb, 0x3F800000u, 0xBDCCCCCDu /* -0.1 */, 0);
+    npu_vk_sum_chunk(&c, &k);
+    cr_assert_gt(k.sum_chunk, 0, "the SUM needs several chunks");
+    cr_assert_lt(k.sum_chunk, rows);
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    uint8_t *img = npu_sim_dram(sim, NULL), *gold = calloc(1, size);
+    uint64_t x = 0xC0FFEE;
+    for (uint32_t i = 0; i < b + 64; i += 2) { /* bf16-ish fp32 halves: finite values */
+        uint16_t h = (uint16_t)(0x3C00 + test_rand(&x) % 0x0600) ^ (uint16_t)(test_rand(&x) % 2 ? 0x8000 : 0);
+        memcpy(img + i, &h, 2);
+    }
+    memcpy(gold, img, size);
+    npu_prog_t prog;
+    char why[256];
+    npu_prog_init(&prog);
+    cr_assert_eq(npu_vk_emit(&c, &k, &prog, why, sizeof why), 0, "%s", why);
+    if (plant) { /* the emitter's pitch of Z32 taken as dense: a different tensor */
+        npu_vk_pitch(&k, tz, 0);
+        npu_prog_free(&prog);
+        npu_prog_init(&prog);
+        cr_assert_eq(npu_vk_emit(&c, &k, &prog, why, sizeof why), 0, "%s", why);
+        npu_vk_pitch(&k, tz, zp);
+    }
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(&c, sim, size - 4096, prog.insn, prog.n, 10000000, &r), NPU_RUN_DONE);
+    cr_assert_eq(npu_vk_golden(NPU_DTYPE_BF16, &k, gold, size), 0);
+    for (int r = 0; r < rows; r++) /* dY16's rows fill their words: stored whole, zero past len */
+        memset(gold + dy + (size_t)r * yp + 2 * len, 0, yp - 2 * len);
+    int same = memcmp(img, gold, b + 64) == 0;
+    cr_assert_eq(same, !plant, "%s", plant ? "the planted pitch fault is caught" : "NPU == golden image");
+    uint64_t busy = 0;
+    cr_assert_eq(npu_vk_vec_busy(&c, &k, &busy, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(r.cnt[NPU_CNT_vec_busy], busy, "vec_busy %llu, predicted %llu",
+                 (unsigned long long)r.cnt[NPU_CNT_vec_busy], (unsigned long long)busy);
+    npu_prog_free(&prog);
+    free(gold);
+    npu_sim_close(sim);
+}
+
+Test(vkern, pitched_chunked_sum_s2) { pitched_on_model(2, 1500, 5, 0); }
+Test(vkern, pitched_chunked_sum_s8) { pitched_on_model(8, 1100, 12, 0); }
+Test(vkern, pitched_fault_caught) { pitched_on_model(2, 1500, 5, 1); }
+
 Test(step_plan, kernels_and_layout)
 {
     npu_cfg_t c = bf16_cfg(8);
@@ -175,6 +253,39 @@ static int tq(const npu_step_plan_t *p, int i, int t)
 }
 
 /* An int16 plan's scales follow from the free ones, and each kernel's shifts and scalars from them. */
+/* CNNs: after npu_step_q_cap_sums no derived 32-bit scale of a sum over pixels (dW32, dZ32 and
+ * db32 of the layer below) nor the logits' exceeds the one npu_step_q32 gives its magnitude; with
+ * these ranges the uncapped scales do. */
+Test(step_scale, cnn_sum_caps)
+{
+    npu_step_range_t r;
+    npu_step_q_t q;
+    memset(&r, 0, sizeof r);
+    r.x = 1;
+    double w[4] = {0, 0.5, 0.3, 0.2}, h[4] = {0, 2, 3, 0}, dz[4] = {0, 1e-4, 1e-4, 3e-3},
+           dw[4] = {0, 0.5, 0.3, 0.05}, db[4] = {0, 0.3, 0.05, 0.01};
+    for (int l = 1; l <= 3; l++)
+        r.w[l] = w[l], r.h[l] = h[l], r.dz[l] = dz[l], r.dw[l] = dw[l], r.db[l] = db[l];
+    npu_step_q_pick(&r, 3, 0.9f, &q);
+    int over = 0;
+    for (int l = 2; l <= 3; l++)
+        over += q.dz16[l] + q.w[l] > npu_step_q32(r.db[l - 1]);
+    cr_assert_gt(over, 0, "uncapped, a bias gradient's scale exceeds its magnitude's");
+    r.z_top = 4;
+    cr_assert_gt(q.h[2] + q.w[3], npu_step_q32(r.z_top), "uncapped, the logits' scale exceeds theirs");
+    npu_step_q_cap_sums(&r, 3, &q);
+    cr_assert_leq(q.h[2] + q.w[3], npu_step_q32(r.z_top), "Z32[3], the logits");
+    cr_assert_leq(q.vw[3], q.w[3] + NPU_STEP_W32_EXTRA);
+    for (int l = 1; l <= 3; l++) {
+        int in = l == 1 ? q.x : q.h[l - 1];
+        cr_assert_leq(q.dz16[l] + in, npu_step_q32(r.dw[l]), "dW32[%d]", l);
+        if (l > 1) {
+            cr_assert_leq(q.dz16[l] + q.w[l], npu_step_q32(r.db[l - 1]), "db32[%d]", l - 1);
+            cr_assert_leq(q.dz16[l] + q.w[l], npu_step_q32(r.dz[l - 1]), "dZ32[%d]", l - 1);
+        }
+    }
+}
+
 Test(step_scale, int16_plan)
 {
     npu_cfg_t c = test_cfg(8);
@@ -363,6 +474,130 @@ Test(step_run, mlp_on_model_s8_chunked_update)
     npu_step_plan_free(&p);
     steps_on_model(8, 0, dims, 2, 8, 0.05f);
     steps_on_model(8, 1, dims, 2, 8, 0.05f);
+}
+
+/* A CNN's whole steps on the functional model (bf16): conv c4 (3x3 s1 p1) -> conv c8 (3x3 s2 p1)
+ * -> fc 10 on H x W images, every kernel (conv fwd, fused conv bwd, pitched vector kernels,
+ * transposes, GEMMs) bit-exact against the golden image, the host writing only the batch and the
+ * loss gradient, the loss falling on a repeated batch. plant: W16[2] changed behind the runtime's
+ * back after the first step: the next forward's conv differs from the golden model. */
+static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plant)
+{
+    npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
+    npu_conv_t cv[2] = {{batch, 1, H, H, 4, 3, 3, 1, 1, 1, 0}, {batch, 4, H, H, 8, 3, 3, 2, 1, 1, 0}};
+    int oh = npu_conv_oh(&cv[1]), fc[2] = {oh * oh * 8, 10}, C = 10, n_in = H * H;
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    npu_step_run_t s;
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
+    cr_assert_eq(rc, 0, "%s", s.why);
+    size_t nw[3] = {9 * 4 * 1, 9 * 8 * 4, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
+    float *w[3], *b[3];
+    uint64_t x = 0xC11 + (uint64_t)S;
+    for (int l = 0; l < 3; l++) {
+        w[l] = malloc(nw[l] * sizeof(float));
+        b[l] = calloc(nb[l], sizeof(float));
+        for (size_t i = 0; i < nw[l]; i++)
+            w[l][i] = ((float)(test_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)(nw[l] / nb[l]));
+    }
+    npu_step_run_params(&s, w, b);
+    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    for (int i = 0; i < batch * n_in; i++)
+        in[i] = (float)(test_rand(&x) % 17) / 16.0f;
+    for (int r = 0; r < batch; r++)
+        y[r] = (uint8_t)(test_rand(&x) % (uint64_t)C);
+    double first = 0, loss = 0;
+    for (int it = 0; it < steps; it++) {
+        rc = npu_step_forward(&s, in, batch, lg);
+        if (plant && it == 1) {
+            cr_assert_eq(rc, -1, "the planted W16[2] fault is caught");
+            cr_assert(strstr(s.why, "fwd L2 conv") && strstr(s.why, "golden"), "%s", s.why);
+            break;
+        }
+        cr_assert_eq(rc, 0, "step %d: %s", it, s.why);
+        cr_assert_eq(s.fwd.host_wr, (uint64_t)batch * n_in * 2, "the host writes only the batch");
+        loss = npu_softmax_xent(lg, y, batch, C, dl);
+        first = it ? first : loss;
+        if (getenv("STEP_DEBUG"))
+            fprintf(stderr, "CNN S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
+        cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
+        const npu_step_tensor_t *W2 = &s.plan.t[s.plan.l[2].w16];
+        for (int ch = 0; plant && ch < 4; ch++) /* the centre tap's filter 1: read at every pixel */
+            npu_sim_dram(sim, NULL)[W2->dram + (4 * 8 + 1) * W2->pitch + 2 * ch + 1] ^= 0x40;
+    }
+    if (!plant) {
+        cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
+        cr_assert_lt(loss, 0.9 * first, "loss %g after the steps, %g at first", loss, first);
+    }
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    for (int l = 0; l < 3; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
+Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 0, 8, 8, 8, 0); }
+Test(step_run, cnn_on_model_s8) { cnn_on_model(8, 0, 6, 6, 6, 0); }
+Test(step_run, cnn_on_model_s2_int16) { cnn_on_model(2, 1, 8, 8, 8, 0); }
+Test(step_run, cnn_divergence_is_caught) { cnn_on_model(2, 0, 4, 6, 3, 1); }
+
+Test(step_plan, cnn_kernels_and_layout)
+{
+    npu_cfg_t c = bf16_cfg(8); /* B = 32 bytes: 4 and 8 channels pad to one beat a pixel */
+    npu_conv_t cv[2] = {{32, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {32, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
+    int fc[2] = {128, 10};
+    npu_step_plan_t p;
+    char why[256];
+    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, NULL, 0, &p, why, sizeof why), 0, "%s", why);
+    const char *want[] = {"fwd L1 conv", "fwd L1 bias_relu", "fwd L2 conv", "fwd L2 bias_relu", "fwd L3 gemm",
+                          "fwd L3 bias", "bwd L3 grad_bias", "bwd L3 dw", "bwd L3 dx", "update L3 sgd",
+                          "bwd L2 relu_grad_bias", "bwd L2 conv_bwd", "bwd L1 relu_grad_bias", "update L2 sgd",
+                          "update L2 transpose", "bwd L1 conv_bwd", "update L1 sgd", "update L1 transpose"};
+    cr_assert_eq(p.nk, 18);
+    cr_assert_eq(p.n_fwd, 6);
+    for (int i = 0; i < p.nk; i++)
+        cr_assert_str_eq(p.k[i].name, want[i]);
+    const npu_step_tensor_t *h1 = &p.t[npu_step_tensor_find(&p, "H16[1]")], *h2 = &p.t[npu_step_tensor_find(&p, "H16[2]")];
+    cr_assert_eq(h1->pitch, 32, "H16[1]: the next convolution's X, one beat a pixel");
+    cr_assert_eq(h2->pitch, 0, "H16[2]: the head's dense input");
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "Z32[1]")].pitch, 32, "4 fp32 a pixel in one beat");
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "X16")].pitch, 32);
+    cr_assert_eq(p.l[1].dz32, -1, "a convolution's dZ32 lives in the SPM only");
+    const npu_vkern_t *g1 = &p.k[12].v; /* 2048 pixels: the bias gradient in blocks */
+    cr_assert_eq(g1->rows, 32 * 64);
+    for (int t = 0; t < p.nt; t++) /* beat-aligned, no overlap */
+        for (int u = t + 1; u < p.nt; u++)
+            cr_assert(p.t[t].dram + p.t[t].bytes <= p.t[u].dram, "%s %s", p.t[t].name, p.t[u].name);
+    npu_step_plan_free(&p);
+    c = test_cfg(8); /* int16: every NARROW shifts by the difference of its tensors' q */
+    cr_assert_eq(npu_step_plan_cnn(&c, cv, 2, fc, 1, 32, 0.1f, 0.9f, 1e-4f, 0, NULL, 0, &p, why, sizeof why), 0, "%s", why);
+    int narrows = 0;
+    for (int i = 0; i < p.nk; i++)
+        for (int o = 0; p.k[i].kind == NPU_SK_VEC && o < p.k[i].v.nop; o++) {
+            const npu_vkern_t *v = &p.k[i].v;
+            const npu_vk_op_t *op = &v->op[o];
+            if (op->vop != NPU_VOP_NARROW)
+                continue;
+            /* the scratch dZ32 of relu_grad_bias is at its source dH's q (op 0's a) */
+            int ta = npu_step_tensor_find(&p, v->t[op->a].name[0] == 'd' && !strcmp(v->t[op->a].name, "dZ32")
+                                                  ? v->t[v->op[0].a].name : v->t[op->a].name);
+            int td = npu_step_tensor_find(&p, v->t[op->d].name);
+            cr_assert_eq((int)op->shift, p.t[ta].q - p.t[td].q, "%s", p.k[i].name);
+            narrows++;
+        }
+    cr_assert_eq(narrows, 8, "bias_relu x2, relu_grad_bias x2, grad_bias, sgd x3; the top bias none");
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "dX32[2]")].q, p.q.dz16[2] + p.q.w[2]);
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "dW32[2]")].q, p.q.h[1] + p.q.dz16[2]);
+    cr_assert_eq(p.t[npu_step_tensor_find(&p, "db32[1]")].q, p.t[npu_step_tensor_find(&p, "dX32[2]")].q);
+    npu_step_plan_free(&p);
 }
 
 /* A kernel whose result differs from the golden model's stops the step with its name: here the

@@ -36,22 +36,30 @@ static void bad(npu_step_plan_t *p, const char *fmt, ...)
 static int tensor(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
                   int rows, int cols)
 {
+    return npu_step_tensor_add(p, beat, name, layer, width, rows, cols, 0);
+}
+
+/* The same with rows `pitch` bytes apart (0: dense). */
+int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
+                        int rows, int cols, unsigned pitch)
+{
     npu_step_tensor_t *t = &p->t[p->nt];
     if (layer >= 0)
         snprintf(t->name, sizeof t->name, "%s[%d]", name, layer);
     else
         snprintf(t->name, sizeof t->name, "%s", name);
     t->dram = (uint32_t)p->end;
-    t->bytes = (uint64_t)rows * cols * width / 8;
+    t->bytes = pitch ? (uint64_t)rows * pitch : (uint64_t)rows * cols * width / 8;
     t->width = width;
     t->rows = rows;
     t->cols = cols;
+    t->pitch = pitch;
     p->end += (t->bytes + beat - 1) / beat * beat;
     return p->nt++;
 }
 
 /* Every tensor of layer l (K inputs, N outputs). */
-static void layer_tensors(npu_step_plan_t *p, uint64_t beat, int l)
+void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l)
 {
     int K = p->dims[l - 1], N = p->dims[l], B = p->batch;
     npu_step_lt_t *L = &p->l[l];
@@ -67,9 +75,15 @@ static void layer_tensors(npu_step_plan_t *p, uint64_t beat, int l)
     L->dh32 = l > 1 ? tensor(p, beat, "dH32", l, 32, B, K) : -1;
     L->dw32 = tensor(p, beat, "dW32", l, 32, K, N);
     L->db32 = tensor(p, beat, "db32", l, 32, 1, N);
+    L->w16t = -1;
 }
 
 static npu_step_kernel_t *kernel(npu_step_plan_t *p, int kind, int phase, int layer, const char *what)
+{
+    return npu_step_kernel_add(p, kind, phase, layer, what);
+}
+
+npu_step_kernel_t *npu_step_kernel_add(npu_step_plan_t *p, int kind, int phase, int layer, const char *what)
 {
     npu_step_kernel_t *k = &p->k[p->nk++];
     memset(k, 0, sizeof *k);
@@ -108,8 +122,15 @@ static void gemm(npu_step_plan_t *p, int phase, int layer, const char *what, int
 /* A plan tensor as a vector kernel's operand. */
 static int vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int load, int store)
 {
-    return npu_vk_tensor(v, p->t[t].name, p->t[t].dram, p->t[t].width, tag, p->t[t].rows == 1, load,
-                         store);
+    int i = npu_vk_tensor(v, p->t[t].name, p->t[t].dram, p->t[t].width, tag, p->t[t].rows == 1, load,
+                          store);
+    npu_vk_pitch(v, i, p->t[t].pitch);
+    return i;
+}
+
+int npu_step_vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int load, int store)
+{
+    return vt(v, p, t, tag, load, store);
 }
 
 #define Q(i) (p->t[i].q)
@@ -142,7 +163,7 @@ static void axpby(npu_step_plan_t *p, npu_vkern_t *v, int a, int b, int d, int q
     npu_vk_op(v, NPU_VOP_AXPBY, 1, a, b, d, (uint16_t)A, (uint16_t)B, s);
 }
 
-static void fwd_layer(npu_step_plan_t *p, int l, int modes)
+void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes)
 {
     const npu_step_lt_t *L = &p->l[l];
     int in = l == 1 ? p->x16 : p->l[l - 1].h16, B = p->batch;
@@ -164,7 +185,6 @@ static void fwd_layer(npu_step_plan_t *p, int l, int modes)
 static void grad_bias(npu_step_plan_t *p, int l)
 {
     const npu_step_lt_t *L = &p->l[l];
-    float lr = bits_f32(p->lr), mu = bits_f32(p->mu);
     npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_BWD, l, "grad_bias")->v;
     v->rows = p->batch;
     v->len = p->dims[l];
@@ -173,21 +193,28 @@ static void grad_bias(npu_step_plan_t *p, int l)
     int b = vt(v, p, L->b32, NPU_TAG_W, 1, 1);
     narrow(p, v, dz, dz16, Q(L->dz32), Q(L->dz16));
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, -1, db, 0, 0, 0);
-    axpby(p, v, vb, db, vb, Q(L->vb), Q(L->db32), Q(L->vb), mu, 1.0f);
-    axpby(p, v, b, vb, b, Q(L->b32), Q(L->vb), Q(L->b32), 1.0f, -lr);
+    npu_step_bias_update(p, v, l, db, vb, b);
 }
 
-static void bwd_layer(npu_step_plan_t *p, int l, int modes)
+void npu_step_bias_update(npu_step_plan_t *p, npu_vkern_t *v, int l, int db, int vb, int b)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    axpby(p, v, vb, db, vb, Q(L->vb), Q(L->db32), Q(L->vb), bits_f32(p->mu), 1.0f);
+    axpby(p, v, b, vb, b, Q(L->b32), Q(L->vb), Q(L->b32), 1.0f, -bits_f32(p->lr));
+}
+
+void npu_step_fc_bwd(npu_step_plan_t *p, int l, int modes, int relu_prev)
 {
     const npu_step_lt_t *L = &p->l[l];
     int in = l == 1 ? p->x16 : p->l[l - 1].h16, B = p->batch, K = p->dims[l - 1], N = p->dims[l];
     grad_bias(p, l);
     gemm(p, NPU_SK_BWD, l, "dw", K, N, B, in, 1, NPU_TAG_X, L->dz16, 0, NPU_TAG_DY, L->dw32,
          NPU_TAG_DW, modes);
-    if (l > 1) {
-        const npu_step_lt_t *P = &p->l[l - 1];
+    if (l > 1)
         gemm(p, NPU_SK_BWD, l, "dx", B, K, N, L->dz16, 0, NPU_TAG_DY, L->w16, 1, NPU_TAG_W,
              L->dh32, NPU_TAG_DX, modes);
+    if (l > 1 && relu_prev) {
+        const npu_step_lt_t *P = &p->l[l - 1];
         npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_BWD, l, "relu_bwd")->v;
         v->rows = B;
         v->len = K;
@@ -195,11 +222,17 @@ static void bwd_layer(npu_step_plan_t *p, int l, int modes)
         int dz = vt(v, p, P->dz32, NPU_TAG_DY, 0, 1);
         npu_vk_op(v, NPU_VOP_RELU_BWD, 1, dh, z, dz, 0, 0, 0);
     }
+    npu_step_sgd(p, l, K, N, L->w16);
+}
+
+void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16t)
+{
+    const npu_step_lt_t *L = &p->l[l];
     npu_vkern_t *u = &kernel(p, NPU_SK_VEC, NPU_SK_UPDATE, l, "sgd")->v;
-    u->rows = K;
-    u->len = N;
+    u->rows = rows;
+    u->len = len;
     int w = vt(u, p, L->w32, NPU_TAG_W, 1, 1), g = vt(u, p, L->dw32, NPU_TAG_DW, 1, 0);
-    int vw = vt(u, p, L->vw, NPU_TAG_W, 1, 1), w16 = vt(u, p, L->w16, NPU_TAG_W, 0, 1);
+    int vw = vt(u, p, L->vw, NPU_TAG_W, 1, 1), w16 = vt(u, p, w16t, NPU_TAG_W, 0, 1);
     int t = npu_vk_tensor(u, "t32", 0, 32, NPU_TAG_W, 0, 0, 0), qt = Q(L->dw32); /* t at dW's scale */
     axpby(p, u, w, g, t, Q(L->w32), Q(L->dw32), qt, bits_f32(p->wd), 1.0f);
     axpby(p, u, vw, t, vw, Q(L->vw), qt, Q(L->vw), bits_f32(p->mu), 1.0f);
@@ -222,12 +255,23 @@ static void assign_q(npu_step_plan_t *p, const npu_step_q_t *q)
         Q(L->vb) = q->vb[l];
         if (L->h16 >= 0)
             Q(L->h16) = q->h[l];
-        Q(L->dz32) = Q(L->db32) = dz32;
+        if (L->dz32 >= 0) /* a convolution's lives in the SPM only */
+            Q(L->dz32) = dz32;
+        if (L->w16t >= 0)
+            Q(L->w16t) = q->w[l];
+        Q(L->db32) = dz32;
         Q(L->dz16) = q->dz16[l];
         if (L->dh32 >= 0)
             Q(L->dh32) = q->dz16[l] + q->w[l];
         Q(L->dw32) = in + q->dz16[l];
     }
+}
+
+void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q) { assign_q(p, q); }
+
+void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd)
+{
+    narrow(p, v, a, d, qa, qd);
 }
 
 static int check_args(const int *dims, int layers, int batch, char *why, size_t n)
@@ -266,7 +310,7 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
     p->base = p->end = (base + beat - 1) / beat * beat;
     p->x16 = tensor(p, beat, "X16", -1, 16, batch, dims[0]);
     for (int l = 1; l <= layers; l++)
-        layer_tensors(p, beat, l);
+        npu_step_fc_tensors(p, beat, l);
     if (p->int16) {
         npu_step_range_t r;
         if (!q) {
@@ -281,10 +325,10 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
         return -1;
     }
     for (int l = 1; l <= layers; l++)
-        fwd_layer(p, l, modes);
+        npu_step_fc_fwd(p, l, modes);
     p->n_fwd = p->nk;
     for (int l = layers; l >= 1; l--)
-        bwd_layer(p, l, modes);
+        npu_step_fc_bwd(p, l, modes, 1);
     if (p->err[0]) {
         snprintf(why, n, "%s", p->err);
         npu_step_plan_free(p);
@@ -312,4 +356,9 @@ int npu_step_tensor_find(const npu_step_plan_t *p, const char *name)
         if (!strcmp(p->t[t].name, name))
             return t;
     return -1;
+}
+
+unsigned npu_step_tensor_pitch(const npu_step_tensor_t *t)
+{
+    return t->pitch ? t->pitch : (unsigned)t->cols * t->width / 8;
 }

@@ -1,5 +1,6 @@
 /*
- * step_plan.h - a whole training step of an MLP as NPU kernels over one DRAM image (issue 15,
+ * step_plan.h - a whole training step of an MLP (or a CNN: npu_step_plan_cnn, step_plan_cnn.c)
+ * as NPU kernels over one DRAM image (issue 15,
  * docs/training.md "Whole iterations on the NPU"): the DRAM layout of every tensor and the
  * ordered kernels, GEMMs and vector kernels (vkern.h), that run forward, backward and the SGD
  * update with every tensor staying in DRAM between them. The host writes the batch (X16),
@@ -28,13 +29,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compile/conv/conv_layer.h"
 #include "compile/gemm/gemm_emit.h"
 #include "compile/step/step_scale.h"
 #include "compile/step/vkern.h"
 #include "hw/npu_cfg.h"
 #define NPU_STEP_MAX_TENSORS (1 + 12 * NPU_STEP_MAX_LAYERS)
 
-enum { NPU_SK_GEMM = 0, NPU_SK_VEC = 1 };
+/* Kernel kinds: GEMM, vector kernel, and for CNNs (step_plan_cnn.c) a convolution's forward, its
+ * fused backward (dX and dW^T reading dY once, compile/conv/conv_bwd.h) and a transpose of 16-bit
+ * matrices by DMA (the updated W16^T into the layout the conv kernels read, vkern.h). */
+enum { NPU_SK_GEMM = 0, NPU_SK_VEC = 1, NPU_SK_CONV_FWD = 2, NPU_SK_CONV_BWD = 3, NPU_SK_XPOSE = 4 };
 enum { NPU_SK_FWD = 0, NPU_SK_BWD = 1, NPU_SK_UPDATE = 2 };
 
 typedef struct npu_step_gemm {
@@ -42,11 +47,20 @@ typedef struct npu_step_gemm {
     npu_gemm_args_t args; /* addresses, dense pitches, transposes, tags, policy */
 } npu_step_gemm_t;
 
+/* A convolution kernel: the layer and its tensors' DRAM addresses (fwd: x, w -> y; bwd: x, w,
+ * dy -> dx, dwt), in the layouts of compile/conv (pixel rows padded to beats). */
+typedef struct npu_step_conv {
+    npu_conv_t c;
+    uint32_t x, w, y, dy, dx, dwt;
+} npu_step_conv_t;
+
 typedef struct npu_step_kernel {
     int kind, phase, layer; /* NPU_SK_*, layer 1..L */
     char name[48];          /* "fwd L1 gemm", "bwd L2 relu_bwd" */
     npu_step_gemm_t g;      /* NPU_SK_GEMM */
     npu_vkern_t v;          /* NPU_SK_VEC */
+    npu_step_conv_t cv;     /* NPU_SK_CONV_FWD, NPU_SK_CONV_BWD */
+    npu_vk_xpose_t xp;      /* NPU_SK_XPOSE */
 } npu_step_kernel_t;
 
 typedef struct npu_step_tensor {
@@ -55,16 +69,24 @@ typedef struct npu_step_tensor {
     uint64_t bytes;
     unsigned width;  /* 16 or 32 */
     int rows, cols;
+    unsigned pitch;  /* DRAM bytes from row to row; 0: dense (cols * width / 8) */
     int q;           /* int16 configurations: fractional bits (v = element / 2^q); bf16: 0 */
 } npu_step_tensor_t;
 
 /* Indices into npu_step_plan_t.t of each layer's tensors (x16: the batch). */
+/* A convolution layer (step_plan_cnn.c): W32, VW and dW32 are [KH][KW][C] rows of F (dW^T, the
+ * fused backward's layout), W16T the same in 16 bits, W16 [KH][KW][F] rows of C (the conv
+ * kernels'); Z32, H16, dZ16 rows of pixels; dh32 the fused backward's dX (pixels of C); dz32
+ * none (the gradient lives in the SPM only). */
 typedef struct npu_step_lt {
     int w16, w32, vw, b32, vb, z32, h16, dz32, dz16, dh32, dw32, db32;
+    int w16t;                    /* a convolution layer: W16^T; else -1 */
 } npu_step_lt_t;
 
 typedef struct npu_step_plan {
-    int layers, batch, dims[NPU_STEP_MAX_LAYERS + 1];
+    int layers, batch, dims[NPU_STEP_MAX_LAYERS + 1]; /* dims: each layer's outputs per sample */
+    int n_conv;                  /* CNNs: layers 1..n_conv are convolutions (conv[l]), then FC */
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS + 1];
     uint32_t lr, mu, wd;         /* fp32 bit patterns */
     int int16;                   /* an int16 configuration: fixed point, scales q */
     npu_step_q_t q;              /* int16: the free scales the plan was made with */
@@ -95,5 +117,43 @@ void npu_step_plan_free(npu_step_plan_t *p);
 
 /* The tensor a name like "W16[1]" or "X16" denotes, -1 if none. */
 int npu_step_tensor_find(const npu_step_plan_t *p, const char *name);
+/* A tensor's DRAM pitch: its pitch, or its row bytes when dense. */
+unsigned npu_step_tensor_pitch(const npu_step_tensor_t *t);
+
+/* The step of a CNN (step_plan_cnn.c): n_conv convolution layers conv[0..)
+ * (batch = the step's, each one's C, H, W the previous one's F, OH, OW), then fully connected
+ * layers fc[0] -> fc[1] -> .. -> fc[n_fc] (fc[0] = the last convolution's OH * OW * F, flattened
+ * NHWC), ReLU after every layer but the last. Per convolution layer l:
+ *   fwd  CONV  Z32 = conv(H16[l-1], W16)           (pixel rows of F, padded to beats)
+ *        VEC   Z32 += b; H16 = relu(bf16(Z32))      (the next convolution's X layout, or dense)
+ *   bwd  VEC   dZ = relu_bwd(dH, Z32); dZ16 = bf16(dZ); db = sum over pixels of dZ; vb, b
+ *              (dH: the next layer's dX: the FC head's dH32 or the next convolution's dX32)
+ *        CONV  dX32, dW32 (dW^T) = the fused backward of (H16[l-1], W16, dZ16)
+ *        VEC   the SGD update of W32 (dW^T layout), W16T = bf16(W32)
+ *        XPOSE W16 = W16T transposed per tap
+ * The fully connected layers as in the MLP plan. At int16 configurations every tensor in fixed
+ * point with the scales q (NULL: the nominal ones) as in the MLP plan: a convolution's output at
+ * the sum of its operands' q, dX32 at dZ16's + W16's, dW32 at H16[l-1]'s + dZ16's, the
+ * activation gradient (in the SPM) and db at the dH's. 0, or -1 with the reason. */
+int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc,
+                      int n_fc, int batch, float lr, float mu, float wd, int modes,
+                      const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n);
+
+/* The MLP plan's pieces the CNN plan reuses (step_plan.c). */
+void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q);
+/* d = a narrowed to 16 bits (int16: by the shift qa - qd), in vector kernel v. */
+void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd);
+int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
+                        int rows, int cols, unsigned pitch);
+npu_step_kernel_t *npu_step_kernel_add(npu_step_plan_t *p, int kind, int phase, int layer, const char *what);
+int npu_step_vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int load, int store);
+void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l);
+void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes);
+/* relu_prev: layer l-1 is fully connected (its relu_bwd follows the dX GEMM). */
+void npu_step_fc_bwd(npu_step_plan_t *p, int l, int modes, int relu_prev);
+/* The SGD update of layer l's W32, VW (rows x len) and its 16-bit copy w16. */
+void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16);
+/* vb = mu vb + db; b -= lr vb (the bias update after its gradient, in vector kernel v). */
+void npu_step_bias_update(npu_step_plan_t *p, npu_vkern_t *v, int l, int db, int vb, int b);
 
 #endif

@@ -433,6 +433,12 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
                  "a GEMM's buffers take (%d banks)", res_banks, cfg->spm_banks);
         return -1;
     }
+    for (int i = 0; i < p->nk; i++)
+        if (p->k[i].kind != NPU_SK_GEMM && p->k[i].kind != NPU_SK_VEC) {
+            snprintf(res->why, sizeof res->why, "residency: GEMM and vector kernels only, not %s (MLP steps)",
+                     p->k[i].name);
+            return -1;
+        }
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_beat(cfg);

@@ -82,3 +82,17 @@ int npu_step_axpby_q(double alpha, double beta, int qd, int qa, int qb, int16_t 
     *err = ea > eb ? ea : eb;
     return 0;
 }
+
+void npu_step_q_cap_sums(const npu_step_range_t *r, int layers, npu_step_q_t *q)
+{
+    int top = npu_step_q32(r->z_top) - (layers > 1 ? q->h[layers - 1] : q->x); /* the logits */
+    q->w[layers] = min_i(q->w[layers], top > 0 ? top : 0);
+    q->vw[layers] = min_i(q->vw[layers], q->w[layers] + NPU_STEP_W32_EXTRA);
+    for (int l = layers; l >= 1; l--) {
+        int in = l == 1 ? q->x : q->h[l - 1];
+        int cap = npu_step_q32(r->dw[l]) - in; /* dW32 at in + dZ16 */
+        if (l > 1) /* dZ32[l-1] and db32[l-1] at dZ16 + W16 */
+            cap = min_i(cap, min_i(npu_step_q32(r->dz[l - 1]), npu_step_q32(r->db[l - 1])) - q->w[l]);
+        q->dz16[l] = min_i(q->dz16[l], cap > 0 ? cap : 0);
+    }
+}

@@ -37,6 +37,7 @@ typedef struct npu_step_q {
 typedef struct npu_step_range {
     double x, w[NPU_STEP_MAX_LAYERS + 1], h[NPU_STEP_MAX_LAYERS + 1], dz[NPU_STEP_MAX_LAYERS + 1],
         dw[NPU_STEP_MAX_LAYERS + 1], db[NPU_STEP_MAX_LAYERS + 1];
+    double z_top;  /* the logits (npu_step_q_cap_sums; 0: unknown) */
 } npu_step_range_t;
 
 /* The largest q with max * headroom * 2^q <= 2^(bits-1) - 1 (headroom 8 for 16-bit tensors, 64
@@ -47,6 +48,15 @@ int npu_step_q32(double max);
 
 /* The free scales for the ranges (momentum mu: the velocities reach dW / (1 - mu)). */
 void npu_step_q_pick(const npu_step_range_t *r, int layers, float mu, npu_step_q_t *q);
+
+/* CNNs: the int32 sums over many rows (a convolution's dW and bias gradient add over every pixel
+ * of the batch) keep the 32-bit tensors' headroom: dZ16[l] made coarser where q(dZ16[l]) + q(in)
+ * (dW32[l]) or q(dZ16[l]) + q(W16[l]) (dZ32[l-1], db32[l-1]) would exceed the q npu_step_q32
+ * gives their calibrated magnitudes (derived scales otherwise reach 31, 32: a bias gradient
+ * above 0.5 wrapped and a 10-epoch run diverged). And the logits Z32[L] (q(H16[L-1]) + q(W16[L]))
+ * keep npu_step_q32's headroom over the calibrated z_top: W16[L] (and W32, VW with it) coarser
+ * where needed (the logits of a confident CNN outgrew q 26 and wrapped). */
+void npu_step_q_cap_sums(const npu_step_range_t *r, int layers, npu_step_q_t *q);
 
 /* Nominal ranges (tests, the estimator): |x|, |W| <= 1, |H| <= 4, every |dZ| <= 1 / batch, |dW|
  * and |db| <= 1. */

@@ -14,7 +14,7 @@ enum { NPU_VK_PIPE = 4, NPU_VK_MIN_ROWS = 4, NPU_VK_MAX_ROWS = 4095 };
 int npu_vk_tensor(npu_vkern_t *k, const char *name, uint32_t dram, unsigned width, unsigned tag,
                   int one_row, int load, int store)
 {
-    npu_vk_tensor_t t = {name, dram, width, tag, one_row, load, store, 0, 0, 0};
+    npu_vk_tensor_t t = {name, dram, width, tag, 0, one_row, load, store, 0, 0, 0};
     if (k->nt < NPU_VK_MAX_T)
         k->t[k->nt] = t;
     return k->nt++;
@@ -40,6 +40,17 @@ void npu_vk_op(npu_vkern_t *k, unsigned vop, unsigned wide, int a, int b, int d,
 }
 
 unsigned npu_vk_row_bytes(const npu_vkern_t *k, int t) { return (unsigned)k->len * k->t[t].width / 8; }
+
+void npu_vk_pitch(npu_vkern_t *k, int t, unsigned pitch)
+{
+    if (t >= 0 && t < k->nt && t < NPU_VK_MAX_T)
+        k->t[t].pitch = pitch;
+}
+
+unsigned npu_vk_row_pitch(const npu_vkern_t *k, int t)
+{
+    return k->t[t].pitch ? k->t[t].pitch : npu_vk_row_bytes(k, t);
+}
 
 unsigned npu_vk_row_words(const npu_cfg_t *cfg, const npu_vkern_t *k, int t)
 {
@@ -81,6 +92,10 @@ static int check_op(const npu_vkern_t *k, int i, char *why, size_t n)
     if (o->vop == NPU_VOP_SUM ? !d1 || a1 : d1 && !(a1 && b1))
         return bad(why, n, "op %d (%s): a one-row result needs SUM over rows or one-row operands",
                    i, npu_vop_name(o->vop));
+    if (o->vop == NPU_VOP_SUM && o->b >= 0 &&
+        (o->b >= k->nt || o->b == o->d || !k->t[o->b].one_row || k->t[o->b].width != wd))
+        return bad(why, n, "op %d (%s): the partial sums' scratch must be another one-row tensor "
+                   "of d's width", i, npu_vop_name(o->vop));
     return 0;
 }
 
@@ -91,8 +106,10 @@ int npu_vk_check(const npu_vkern_t *k, char *why, size_t n)
     if (k->rows < 1 || k->len < 1)
         return bad(why, n, "rows and len must be positive (rows %d)%s", k->rows, "");
     for (int t = 0; t < k->nt; t++)
-        if ((k->t[t].width != 16 && k->t[t].width != 32) || k->t[t].dram % 2)
-            return bad(why, n, "tensor %d (%s): width 16 or 32 and an even address", t, k->t[t].name);
+        if ((k->t[t].width != 16 && k->t[t].width != 32) || k->t[t].dram % 2 || k->t[t].pitch % 2 ||
+            (k->t[t].pitch && k->t[t].pitch < npu_vk_row_bytes(k, t)))
+            return bad(why, n, "tensor %d (%s): width 16 or 32, an even address and an even pitch "
+                       "of at least the row bytes", t, k->t[t].name);
     for (int i = 0; i < k->nop; i++)
         if (check_op(k, i, why, n))
             return -1;
@@ -190,11 +207,16 @@ static void transfers(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L, i
         const npu_vk_tensor_t *T = &k->t[t];
         if (T->one_row != one_row || !(store ? T->store : T->load))
             continue;
-        unsigned rb = npu_vk_row_bytes(k, t), rows = one_row ? 1u : (unsigned)n;
-        uint32_t a = npu_pb_dram(b, (uint64_t)T->dram + (one_row ? 0 : (uint64_t)r0 * rb));
+        unsigned rb = npu_vk_row_bytes(k, t), pitch = npu_vk_row_pitch(k, t);
+        unsigned rows = one_row ? 1u : (unsigned)n;
+        /* rows padded to the words they fill anyway: move whole pitches, one DRAM run instead of
+         * a run per row (the padding lanes: zeros the VECs write past len, or what was loaded) */
+        if (!one_row && pitch > rb && pitch % b->B == 0 && pitch / b->B == L->words[t])
+            rb = pitch;
+        uint32_t a = npu_pb_dram(b, (uint64_t)T->dram + (one_row ? 0 : (uint64_t)r0 * pitch));
         unsigned spm = L->at[i % 2][t];
-        npu_pb_put(b, g, store ? npu_enc_store(&in, T->tag, rows, a, spm, L->words[t], rb, rb)
-                               : npu_enc_load(&in, T->tag, 0, rows, a, spm, L->words[t], rb, rb),
+        npu_pb_put(b, g, store ? npu_enc_store(&in, T->tag, rows, a, spm, L->words[t], rb, pitch)
+                               : npu_enc_load(&in, T->tag, 0, rows, a, spm, L->words[t], rb, pitch),
                    &in, 0);
     }
 }
@@ -211,10 +233,9 @@ static unsigned at(const npu_vkern_t *k, const vk_layout_t *L, int i, int t)
     return L->at[i % 2][t] + (k->t[t].resident ? (unsigned)(i * L->R) * stride(k, L, t) : 0u);
 }
 
-/* Op j of chunk i (n rows) as a VSET/VEC pair's fields. */
-static npu_vec_op_t vec_op(const npu_vkern_t *k, const vk_layout_t *L, int i, int n, int j)
+/* Op o over chunk i (n rows) as a VSET/VEC pair's fields. */
+static npu_vec_op_t vec_op(const npu_vkern_t *k, const vk_layout_t *L, int i, int n, const npu_vk_op_t *o)
 {
-    const npu_vk_op_t *o = &k->op[j];
     int bi = reads_b(o->vop) ? o->b : o->a;
     int single = k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
     npu_vec_op_t v = {o->vop, o->wide, single ? 1u : (unsigned)n, (unsigned)k->len, o->shift,
@@ -223,14 +244,43 @@ static npu_vec_op_t vec_op(const npu_vkern_t *k, const vk_layout_t *L, int i, in
     return v;
 }
 
-/* Chunk i's VSET/VEC pairs; returns the index of the last VEC. */
-static size_t ops(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L, int i, int n, npu_prog_t *ex)
+/* An op with a one-row result other than SUM: it runs once, after the last chunk's rows. */
+static int post_op(const npu_vkern_t *k, const npu_vk_op_t *o)
 {
-    size_t last = 0;
+    return k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
+}
+
+/* The VECs of chunk i of `chunks` (n rows) into v[]; their number. A SUM past chunk 0 goes to its
+ * scratch and is added to d; post ops only in the last chunk. */
+static int chunk_vecs(const npu_vkern_t *k, const vk_layout_t *L, int i, int chunks, int n,
+                      npu_vec_op_t *v)
+{
+    int nv = 0;
     for (int j = 0; j < k->nop; j++) {
-        npu_vec_op_t v = vec_op(k, L, i, n, j);
-        last = npu_pb_vec(b, ex, &v, 0, 0);
+        npu_vk_op_t o = k->op[j];
+        if (post_op(k, &o) && i != chunks - 1)
+            continue;
+        if (o.vop == NPU_VOP_SUM && i > 0 && o.b >= 0) {
+            npu_vk_op_t add = {NPU_VOP_ADD, 1, o.d, o.b, o.d, 0, 0, 0};
+            o.d = o.b;
+            v[nv++] = vec_op(k, L, i, n, &o);
+            v[nv++] = vec_op(k, L, i, n, &add);
+            continue;
+        }
+        v[nv++] = vec_op(k, L, i, n, &o);
     }
+    return nv;
+}
+
+/* Chunk i's VSET/VEC pairs; returns the index of the last VEC. */
+static size_t ops(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L, int i, int chunks, int n,
+                  npu_prog_t *ex)
+{
+    npu_vec_op_t v[2 * NPU_VK_MAX_OPS];
+    size_t last = 0;
+    int nv = chunk_vecs(k, L, i, chunks, n, v);
+    for (int j = 0; j < nv; j++)
+        last = npu_pb_vec(b, ex, &v[j], 0, 0);
     return last;
 }
 
@@ -246,7 +296,7 @@ static void chunk_step(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L,
         transfers(b, k, L, i, r0, n, 1, 0, &s->ld[0]);
     transfers(b, k, L, i, r0, n, 0, 0, &s->ld[0]);
     npu_pb_or_sync(b, &s->ld[0], NPU_OP_SYNC_L);
-    s->push_e2s = ops(b, k, L, i, n, &s->ex);
+    s->push_e2s = ops(b, k, L, i, chunks, n, &s->ex);
     s->push_e2l = 0;
     transfers(b, k, L, i, r0, n, 0, 1, &s->st);
     if (i == chunks - 1)
@@ -260,11 +310,38 @@ static void chunk_step(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L,
     npu_pb_wait(b, s, NPU_PB_E2S, 0, 0, 0);
 }
 
+/* A SUM without a scratch: all rows in one chunk (the plain row order). */
 static int one_chunk_needed(const npu_vkern_t *k)
 {
     for (int j = 0; j < k->nop; j++)
-        if (k->t[k->op[j].d].one_row)
+        if (k->op[j].vop == NPU_VOP_SUM && (k->op[j].b < 0 || !k->sum_chunk))
             return 1;
+    return 0;
+}
+
+static int has_sum(const npu_vkern_t *k)
+{
+    for (int j = 0; j < k->nop; j++)
+        if (k->op[j].vop == NPU_VOP_SUM)
+            return 1;
+    return 0;
+}
+
+/* Over several chunks a row op must not read a one-row tensor an op writes (those are final
+ * only after the last chunk), nor a post op come before a SUM. */
+static int post_read(const npu_vkern_t *k)
+{
+    for (int j = 0; j < k->nop; j++) { /* and a post op before a SUM would read a partial sum */
+        for (int w = j + 1; post_op(k, &k->op[j]) && w < k->nop; w++)
+            if (k->op[w].vop == NPU_VOP_SUM)
+                return 1;
+        const npu_vk_op_t *o = &k->op[j];
+        int src[2] = {o->a, reads_b(o->vop) ? o->b : -1};
+        for (int s = 0; s < 2 && !k->t[o->d].one_row; s++)
+            for (int w = 0; src[s] >= 0 && k->t[src[s]].one_row && w < k->nop; w++)
+                if (k->op[w].d == src[s])
+                    return 1;
+    }
     return 0;
 }
 
@@ -280,12 +357,25 @@ static int plan_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, vk_layout_t *
                  k->name, own_words(cfg, k));
         return -1;
     }
+    if (k->sum_chunk > 0) { /* blocks of sum_chunk rows: the golden model's partial sums */
+        if (R < k->sum_chunk) {
+            snprintf(why, n, "vector kernel %s: sum_chunk %d rows, %d fit the SPM", k->name,
+                     k->sum_chunk, R);
+            return -1;
+        }
+        R = k->sum_chunk;
+    }
     if (R < k->rows && one_chunk_needed(k)) {
         snprintf(why, n, "vector kernel %s: its one-row result (a SUM) needs all %d rows in the "
                  "SPM at once; %d fit", k->name, k->rows, R);
         return -1;
     }
-    if (!one_chunk_needed(k) && moves(k)) { /* at least NPU_VK_PIPE chunks: loads and stores overlap the ops */
+    if (R < k->rows && post_read(k)) {
+        snprintf(why, n, "vector kernel %s: over several chunks a row op reads a one-row result",
+                 k->name);
+        return -1;
+    }
+    if (!has_sum(k) && moves(k)) { /* at least NPU_VK_PIPE chunks: loads and stores overlap the ops */
         int want = (k->rows + NPU_VK_PIPE - 1) / NPU_VK_PIPE;
         want = want > NPU_VK_MIN_ROWS ? want : NPU_VK_MIN_ROWS;
         R = R < want ? R : want;
@@ -294,29 +384,40 @@ static int plan_chunks(const npu_cfg_t *cfg, const npu_vkern_t *k, vk_layout_t *
     return 0;
 }
 
+void npu_vk_sum_chunk(const npu_cfg_t *cfg, npu_vkern_t *k)
+{
+    int R;
+    k->sum_chunk = 0;
+    R = npu_vk_chunk_rows(cfg, k);
+    k->sum_chunk = R >= 1 && R < k->rows ? R : 0;
+}
+
 int npu_vk_vec_busy(const npu_cfg_t *cfg, const npu_vkern_t *k, uint64_t *busy, char *why, size_t n)
 {
     vk_layout_t L;
+    npu_vec_op_t v[2 * NPU_VK_MAX_OPS];
     *busy = 0;
     if (plan_chunks(cfg, k, &L, why, n))
         return -1;
-    for (int i = 0, r0 = 0; r0 < k->rows; i++, r0 += L.R)
-        for (int j = 0; j < k->nop; j++) {
-            npu_vec_op_t v = vec_op(k, &L, i, k->rows - r0 < L.R ? k->rows - r0 : L.R, j);
+    int chunks = (k->rows + L.R - 1) / L.R;
+    for (int i = 0, r0 = 0; r0 < k->rows; i++, r0 += L.R) {
+        int nv = chunk_vecs(k, &L, i, chunks, k->rows - r0 < L.R ? k->rows - r0 : L.R, v);
+        for (int j = 0; j < nv; j++) {
             npu_fields_t f;
             memset(&f, 0, sizeof f);
             f.op = NPU_OP_VEC;
-            f.vop = v.vop;
-            f.wide = v.wide;
-            f.rows = v.rows;
-            f.a_addr = v.a_addr;
-            f.a_stride = v.a_stride;
-            f.b_addr = v.b_addr;
-            f.b_stride = v.b_stride;
-            f.d_addr = v.d_addr;
-            f.d_stride = v.d_stride;
-            *busy += npu_vec_busy(&f, v.len, (unsigned)cfg->s);
+            f.vop = v[j].vop;
+            f.wide = v[j].wide;
+            f.rows = v[j].rows;
+            f.a_addr = v[j].a_addr;
+            f.a_stride = v[j].a_stride;
+            f.b_addr = v[j].b_addr;
+            f.b_stride = v[j].b_stride;
+            f.d_addr = v[j].d_addr;
+            f.d_stride = v[j].d_stride;
+            *busy += npu_vec_busy(&f, v[j].len, (unsigned)cfg->s);
         }
+    }
     return 0;
 }
 

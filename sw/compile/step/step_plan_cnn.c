@@ -1,0 +1,245 @@
+/* step_plan_cnn.c - a CNN's training step as NPU kernels over one DRAM image (step_plan.h
+ * npu_step_plan_cnn): the convolution layers' tensors in the conv kernels' layouts, their kernels,
+ * and the fully connected head as in the MLP plan (step_plan.c). */
+#include "compile/step/step_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/conv/conv_bwd.h"
+#include "compile/conv/conv_split.h"
+#include "hw/isa.h"
+
+/* The DRAM pitches (beats) of a convolution layer's tensors: X and W16 (px, pw: both kernels
+ * read them), Y (py: the forward's output), dY (pdy), dX (pdx) and dW^T (pf: the fused
+ * backward's). */
+typedef struct cnn_pitch {
+    unsigned px, pw, py, pdy, pdx, pf;
+} cnn_pitch_t;
+
+/* The pitches from the layer's forward plan and fused-backward plan. 0, or -1 with the reason
+ * (a kernel that does not plan, or the two plans reading X or W at different pitches). */
+static int conv_pitches(const npu_cfg_t *cfg, const npu_conv_t *c, int l, cnn_pitch_t *q, char *why, size_t n)
+{
+    npu_conv_split_t *sp = calloc(1, sizeof *sp);
+    npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
+    char msg[200] = "";
+    int rc = -1;
+    if (!sp || !bp)
+        snprintf(why, n, "out of memory");
+    else if (npu_conv_split(cfg, c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, sp, msg, sizeof msg))
+        snprintf(why, n, "layer %d: the forward convolution: %s", l, msg);
+    else if (npu_conv_bwd_plan(cfg, c, bp, msg, sizeof msg))
+        snprintf(why, n, "layer %d: the fused convolution backward: %s", l, msg);
+    else if (bp->dx.px != sp->whole.px || bp->dx.pw != sp->whole.pw)
+        snprintf(why, n, "layer %d: fwd and bwd read X or W at different pitches", l);
+    else {
+        cnn_pitch_t v = {sp->whole.px, sp->whole.pw, sp->whole.pout, bp->dx.pdy, bp->dx.pout, bp->pf};
+        *q = v;
+        rc = 0;
+    }
+    if (sp)
+        npu_conv_split_free(sp);
+    free(sp);
+    free(bp);
+    return rc;
+}
+
+static int pixels(const npu_conv_t *c) { return c->batch * npu_conv_oh(c) * npu_conv_ow(c); }
+
+/* Convolution layer l's tensors; h_pitch: H16's (the next convolution's X pitch, 0 dense). */
+static void conv_tensors(npu_step_plan_t *p, uint64_t B, int l, const cnn_pitch_t *q, unsigned h_pitch)
+{
+    const npu_conv_t *c = &p->conv[l];
+    npu_step_lt_t *L = &p->l[l];
+    int T = c->KH * c->KW, P = pixels(c), C = c->C, F = c->F;
+    L->w16 = npu_step_tensor_add(p, B, "W16", l, 16, T * F, C, q->pw * (unsigned)B);
+    L->w16t = npu_step_tensor_add(p, B, "W16T", l, 16, T * C, F, 0);
+    L->w32 = npu_step_tensor_add(p, B, "W32", l, 32, T * C, F, 0);
+    L->vw = npu_step_tensor_add(p, B, "VW", l, 32, T * C, F, 0);
+    L->b32 = npu_step_tensor_add(p, B, "b32", l, 32, 1, F, 0);
+    L->vb = npu_step_tensor_add(p, B, "Vb", l, 32, 1, F, 0);
+    L->z32 = npu_step_tensor_add(p, B, "Z32", l, 32, P, F, q->py * (unsigned)B);
+    L->h16 = npu_step_tensor_add(p, B, "H16", l, 16, P, F, h_pitch);
+    L->dz32 = -1;
+    L->dz16 = npu_step_tensor_add(p, B, "dZ16", l, 16, P, F, q->pdy * (unsigned)B);
+    L->dh32 = npu_step_tensor_add(p, B, "dX32", l, 32, c->batch * c->H * c->W, C, q->pdx * (unsigned)B);
+    L->dw32 = npu_step_tensor_add(p, B, "dW32", l, 32, T * C, F, q->pf * (unsigned)B);
+    L->db32 = npu_step_tensor_add(p, B, "db32", l, 32, 1, F, 0);
+}
+
+static int conv_in(const npu_step_plan_t *p, int l) { return l == 1 ? p->x16 : p->l[l - 1].h16; }
+
+/* fwd: the convolution, then Z32 += b; H16 = relu(bf16(Z32)). */
+static void conv_fwd(npu_step_plan_t *p, int l)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    npu_step_kernel_t *k = npu_step_kernel_add(p, NPU_SK_CONV_FWD, NPU_SK_FWD, l, "conv");
+    k->cv.c = p->conv[l];
+    k->cv.x = p->t[conv_in(p, l)].dram;
+    k->cv.w = p->t[L->w16].dram;
+    k->cv.y = p->t[L->z32].dram;
+    npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_FWD, l, "bias_relu")->v;
+    v->rows = pixels(&p->conv[l]);
+    v->len = p->conv[l].F;
+    int z = npu_step_vt(v, p, L->z32, NPU_TAG_Y, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 0);
+    int h = npu_step_vt(v, p, L->h16, NPU_TAG_X, 0, 1);
+    npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
+    npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
+    npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
+}
+
+/* bwd of layer l's activation from dh, the gradient of H16[l] (fp32 at its own pitch): dZ =
+ * relu_bwd(dh, Z32) in the SPM only, dZ16 = bf16(dZ) for the fused backward, db = the sum over
+ * every pixel (in blocks through a scratch when they do not fit one chunk), the bias update. */
+static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int dh)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_BWD, l, "relu_grad_bias")->v;
+    v->rows = pixels(&p->conv[l]);
+    v->len = p->conv[l].F;
+    int h = npu_step_vt(v, p, dh, NPU_TAG_DX, 1, 0), z = npu_step_vt(v, p, L->z32, NPU_TAG_Y, 1, 0);
+    int dz = npu_vk_tensor(v, "dZ32", 0, 32, NPU_TAG_DY, 0, 0, 0);
+    int dz16 = npu_step_vt(v, p, L->dz16, NPU_TAG_DY, 0, 1);
+    int db = npu_step_vt(v, p, L->db32, NPU_TAG_DW, 0, 1);
+    int part = npu_vk_tensor(v, "db_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
+    int vb = npu_step_vt(v, p, L->vb, NPU_TAG_W, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 1);
+    npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dz, 0, 0, 0); /* dZ at dH's q */
+    npu_step_narrow(p, v, dz, dz16, p->t[dh].q, p->t[L->dz16].q);
+    npu_vk_op(v, NPU_VOP_SUM, 1, dz, part, db, 0, 0, 0);
+    npu_step_bias_update(p, v, l, db, vb, b);
+    npu_vk_sum_chunk(cfg, v);
+}
+
+/* bwd and update of convolution layer l: the fused backward (dX into dX32, dW^T into dW32), the
+ * activation gradient of layer l - 1 from that dX, the SGD update of W32 (dW^T layout) with
+ * W16T = bf16(W32), and W16T transposed per tap into W16. The update follows the backward,
+ * which reads the old W16. */
+static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w_pitch)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    const npu_conv_t *c = &p->conv[l];
+    int T = c->KH * c->KW;
+    npu_step_kernel_t *k = npu_step_kernel_add(p, NPU_SK_CONV_BWD, NPU_SK_BWD, l, "conv_bwd");
+    k->cv.c = *c;
+    k->cv.x = p->t[conv_in(p, l)].dram;
+    k->cv.w = p->t[L->w16].dram;
+    k->cv.dy = p->t[L->dz16].dram;
+    k->cv.dx = p->t[L->dh32].dram;
+    k->cv.dwt = p->t[L->dw32].dram;
+    if (l > 1)
+        relu_grad_bias(p, cfg, l - 1, L->dh32);
+    npu_step_sgd(p, l, T * c->C, c->F, L->w16t);
+    k = npu_step_kernel_add(p, NPU_SK_XPOSE, NPU_SK_UPDATE, l, "transpose");
+    npu_vk_xpose_t x = {T, c->C, c->F, p->t[L->w16t].dram, p->t[L->w16].dram,
+                        npu_step_tensor_pitch(&p->t[L->w16t]), w_pitch, NPU_TAG_W};
+    k->xp = x;
+}
+
+/* The layers chain: each convolution's C, H, W the previous one's F, OH, OW, the batch the
+ * step's, the head's inputs the last one's outputs. 0 or -1 with the reason. */
+static int check_cnn(const npu_conv_t *conv, int n_conv, const int *fc, int n_fc,
+                     int batch, char *why, size_t n)
+{
+    if (n_conv < 1 || n_fc < 1 || n_conv + n_fc > NPU_STEP_MAX_LAYERS) {
+        snprintf(why, n, "%d convolution and %d fully connected layers: at least one each, %d in all",
+                 n_conv, n_fc, NPU_STEP_MAX_LAYERS);
+        return -1;
+    }
+    for (int i = 0; i < n_conv; i++) {
+        const npu_conv_t *c = &conv[i], *prev = i ? &conv[i - 1] : NULL;
+        if (c->batch != batch || c->depthwise || c->dil != 1 || npu_conv_check(c, NULL, 0) != 0 ||
+            (prev && (c->C != prev->F || c->H != npu_conv_oh(prev) || c->W != npu_conv_ow(prev)))) {
+            snprintf(why, n, "convolution layer %d does not chain (batch, input, dilation 1, not depthwise)", i + 1);
+            return -1;
+        }
+    }
+    const npu_conv_t *last = &conv[n_conv - 1];
+    if (fc[0] != npu_conv_oh(last) * npu_conv_ow(last) * last->F) {
+        snprintf(why, n, "the head takes %d inputs, the last convolution gives %d", fc[0],
+                 npu_conv_oh(last) * npu_conv_ow(last) * last->F);
+        return -1;
+    }
+    return 0;
+}
+
+/* Every tensor: X16, then per layer (convolutions in their layouts, the head dense). */
+static int cnn_tensors(npu_step_plan_t *p, const npu_cfg_t *cfg, cnn_pitch_t *q, char *why, size_t n)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    const npu_conv_t *c1 = &p->conv[1];
+    for (int l = 1; l <= p->n_conv; l++)
+        if (conv_pitches(cfg, &p->conv[l], l, &q[l], why, n))
+            return -1;
+    p->x16 = npu_step_tensor_add(p, B, "X16", -1, 16, c1->batch * c1->H * c1->W, c1->C, q[1].px * (unsigned)B);
+    for (int l = 1; l <= p->n_conv; l++)
+        conv_tensors(p, B, l, &q[l], l < p->n_conv ? q[l + 1].px * (unsigned)B : 0);
+    for (int l = p->n_conv + 1; l <= p->layers; l++)
+        npu_step_fc_tensors(p, B, l);
+    return 0;
+}
+
+/* int16: the free scales (q, or the nominal ones) and every tensor's q from them. */
+static void cnn_scales(npu_step_plan_t *p, const npu_step_q_t *q, float mu)
+{
+    npu_step_range_t r;
+    if (!q) {
+        npu_step_range_nominal(p->layers, p->batch, &r);
+        npu_step_q_pick(&r, p->layers, mu, &p->q);
+        npu_step_q_cap_sums(&r, p->layers, &p->q);
+    }
+    p->q = q ? *q : p->q;
+    npu_step_assign_q(p, &p->q);
+}
+
+int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc,
+                      int n_fc, int batch, float lr, float mu, float wd, int modes,
+                      const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n)
+{
+    uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
+    cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
+    memset(p, 0, sizeof *p);
+    if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n))
+        return -1;
+    p->layers = n_conv + n_fc;
+    p->n_conv = n_conv;
+    p->batch = batch;
+    memcpy(&p->lr, &lr, 4);
+    memcpy(&p->mu, &mu, 4);
+    memcpy(&p->wd, &wd, 4);
+    p->dims[0] = conv[0].H * conv[0].W * conv[0].C;
+    for (int l = 1; l <= n_conv; l++) {
+        p->conv[l] = conv[l - 1];
+        p->dims[l] = npu_conv_oh(&conv[l - 1]) * npu_conv_ow(&conv[l - 1]) * conv[l - 1].F;
+    }
+    for (int i = 1; i <= n_fc; i++)
+        p->dims[n_conv + i] = fc[i];
+    p->base = p->end = (base + beat - 1) / beat * beat;
+    if (cnn_tensors(p, cfg, pq, why, n))
+        return -1;
+    p->int16 = !npu_cfg_bf16(cfg);
+    if (p->int16)
+        cnn_scales(p, q, mu);
+    if (!(p->k = calloc((size_t)7 * p->layers, sizeof *p->k))) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    for (int l = 1; l <= p->layers; l++)
+        if (l <= n_conv)
+            conv_fwd(p, l);
+        else
+            npu_step_fc_fwd(p, l, modes);
+    p->n_fwd = p->nk;
+    for (int l = p->layers; l > n_conv; l--)
+        npu_step_fc_bwd(p, l, modes, l - 1 > n_conv);
+    relu_grad_bias(p, cfg, n_conv, p->l[n_conv + 1].dh32);
+    for (int l = n_conv; l >= 1; l--)
+        conv_bwd(p, cfg, l, pq[l].pw * (unsigned)beat);
+    if (p->err[0]) {
+        snprintf(why, n, "%s", p->err);
+        npu_step_plan_free(p);
+        return -1;
+    }
+    return 0;
+}
