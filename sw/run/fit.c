@@ -388,7 +388,8 @@ static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
     }
     s->have_step = 1;
     if (npu_step_run_init_cnn(&s->step, cfg, sim, conv, n_conv, fc, n_fc, o->batch, o->sgd.lr, o->sgd.momentum,
-                              o->sgd.wd, o->modes, npu_cfg_bf16(cfg) ? NULL : &q, o->max_cycles)) {
+                              o->sgd.wd, o->modes, npu_cfg_bf16(cfg) ? NULL : &q, o->max_cycles) ||
+        (o->res_banks && npu_step_run_resident_ex(&s->step, o->res_banks, 0, o->res_overlap))) {
         snprintf(why, n, "%s", s->step.why);
         return -1;
     }
