@@ -51,7 +51,8 @@ static void print_tensors(const npu_step_run_t *s)
  * what crosses between the NPU's kernels, and what the host writes and reads. */
 static void print_traffic(const npu_fit_epoch_t *e)
 {
-    printf("  one step's DRAM traffic (bytes; PROG = the kernels' program fetch):\n   ");
+    printf("  one step's DRAM traffic (bytes; PROG = the kernels' program fetch%s):\n   ",
+           e->step->res ? "; with residency each kernel's tags name its own tensors: see per tensor below" : "");
     for (unsigned g = 0; g < NPU_NUM_TAGS; g++)
         printf(" %s rd %llu wr %llu%s", npu_tag_name(g), (unsigned long long)e->step_rd[g],
                (unsigned long long)e->step_wr[g], g + 1 < NPU_NUM_TAGS ? "," : "\n");
