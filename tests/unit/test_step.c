@@ -450,6 +450,29 @@ Test(step_run, mlp_resident_s2)
     }
 }
 
+/* A bias gradient over more batch rows than one chunk holds (here 32 rows of 256): the SUM in
+ * blocks through a one-row scratch, bit-exact against the golden model's block order, in both
+ * dtypes; a batch that fits keeps the plain row order (no scratch). */
+Test(step_run, mlp_bias_sum_in_blocks)
+{
+    int dims[3] = {20, 256, 10};
+    npu_cfg_t c = bf16_cfg(2);
+    npu_step_plan_t p;
+    char why[256];
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, 2, 32, 0.1f, 0.9f, 0, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    int blocks = 0, plain = 0;
+    for (int i = 0; i < p.nk; i++)
+        if (strstr(p.k[i].name, "grad_bias")) {
+            blocks += p.k[i].v.sum_chunk > 0 && p.k[i].v.sum_chunk < p.k[i].v.rows;
+            plain += p.k[i].v.sum_chunk == 0;
+        }
+    cr_assert_eq(blocks, 1, "layer 1's 256-wide bias gradient sums in blocks");
+    cr_assert_eq(plain, 1, "layer 2's 10-wide one in one chunk");
+    npu_step_plan_free(&p);
+    steps_res(2, 0, dims, 2, 32, 0.05f, 0);
+    steps_res(2, 1, dims, 2, 32, 0.05f, 0);
+}
+
 Test(step_run, mlp_on_model_s2)
 {
     int dims[4] = {20, 37, 24, 10};

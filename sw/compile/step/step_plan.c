@@ -181,8 +181,10 @@ void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes)
     }
 }
 
-/* dZ16 = bf16(dZ32), db = row sum of dZ32, and the bias update. */
-static void grad_bias(npu_step_plan_t *p, int l)
+/* dZ16 = bf16(dZ32), db = row sum of dZ32, and the bias update. A batch whose rows do not fit
+ * one chunk sums in blocks through a one-row scratch (npu_vk_sum_chunk); one that fits keeps the
+ * plain row order. */
+static void grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l)
 {
     const npu_step_lt_t *L = &p->l[l];
     npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_BWD, l, "grad_bias")->v;
@@ -194,6 +196,13 @@ static void grad_bias(npu_step_plan_t *p, int l)
     narrow(p, v, dz, dz16, Q(L->dz32), Q(L->dz16));
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, -1, db, 0, 0, 0);
     npu_step_bias_update(p, v, l, db, vb, b);
+    if (npu_vk_chunk_rows(cfg, v) < v->rows) {
+        int part = npu_vk_tensor(v, "db_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
+        for (int j = 0; j < v->nop; j++)
+            if (v->op[j].vop == NPU_VOP_SUM)
+                v->op[j].b = part;
+        npu_vk_sum_chunk(cfg, v);
+    }
 }
 
 void npu_step_bias_update(npu_step_plan_t *p, npu_vkern_t *v, int l, int db, int vb, int b)
@@ -203,11 +212,11 @@ void npu_step_bias_update(npu_step_plan_t *p, npu_vkern_t *v, int l, int db, int
     axpby(p, v, b, vb, b, Q(L->b32), Q(L->vb), Q(L->b32), 1.0f, -bits_f32(p->lr));
 }
 
-void npu_step_fc_bwd(npu_step_plan_t *p, int l, int modes, int relu_prev)
+void npu_step_fc_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int modes, int relu_prev)
 {
     const npu_step_lt_t *L = &p->l[l];
     int in = l == 1 ? p->x16 : p->l[l - 1].h16, B = p->batch, K = p->dims[l - 1], N = p->dims[l];
-    grad_bias(p, l);
+    grad_bias(p, cfg, l);
     gemm(p, NPU_SK_BWD, l, "dw", K, N, B, in, 1, NPU_TAG_X, L->dz16, 0, NPU_TAG_DY, L->dw32,
          NPU_TAG_DW, modes);
     if (l > 1)
@@ -328,7 +337,7 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
         npu_step_fc_fwd(p, l, modes);
     p->n_fwd = p->nk;
     for (int l = layers; l >= 1; l--)
-        npu_step_fc_bwd(p, l, modes, 1);
+        npu_step_fc_bwd(p, cfg, l, modes, 1);
     if (p->err[0]) {
         snprintf(why, n, "%s", p->err);
         npu_step_plan_free(p);

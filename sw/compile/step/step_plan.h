@@ -150,7 +150,7 @@ int npu_step_vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, i
 void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l);
 void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes);
 /* relu_prev: layer l-1 is fully connected (its relu_bwd follows the dX GEMM). */
-void npu_step_fc_bwd(npu_step_plan_t *p, int l, int modes, int relu_prev);
+void npu_step_fc_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int modes, int relu_prev);
 /* The SGD update of layer l's W32, VW (rows x len) and its 16-bit copy w16. */
 void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16);
 /* vb = mu vb + db; b -= lr vb (the bias update after its gradient, in vector kernel v). */

@@ -232,7 +232,7 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
             npu_step_fc_fwd(p, l, modes);
     p->n_fwd = p->nk;
     for (int l = p->layers; l > n_conv; l--)
-        npu_step_fc_bwd(p, l, modes, l - 1 > n_conv);
+        npu_step_fc_bwd(p, cfg, l, modes, l - 1 > n_conv);
     relu_grad_bias(p, cfg, n_conv, p->l[n_conv + 1].dh32);
     for (int l = n_conv; l >= 1; l--)
         conv_bwd(p, cfg, l, pq[l].pw * (unsigned)beat);
