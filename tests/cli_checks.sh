@@ -33,7 +33,9 @@ check 2 "fit: whole steps take at most 16 layers" fit --model mlp:64,8,8,8,8,8,8
 check 2 "bad policy" gemm -m 4 -n 4 -k 4 --policy 2g2c
 check 2 "estimate: an unknown plan" estimate --model mlp:64,128,10 --plan frob
 check 0 "estimate --plan step (int16 builds too)" estimate --model mlp:64,128,10 --plan step
-check 2 "estimate --plan step with --spm-kib" estimate --model mlp:64,128,10 --plan step --spm-kib 64
+check 2 "estimate --plan step with --spm-kib (no resident banks)" estimate --model mlp:64,128,10 --plan step --spm-kib 64
+check 0 "estimate --plan step, the scheduler given 16 KiB of the resident bank" estimate --model mlp:64,128,10 --plan step --resident-banks 1 --spm-kib 16
+check 2 "estimate --plan step: --spm-kib past the resident banks" estimate --model mlp:64,128,10 --plan step --resident-banks 1 --spm-kib 4096
 check 2 "estimate --policy without --plan step" estimate --model mlp:64,128,10 --policy flexsa
 check 0 "estimate --plan step, tensors resident" estimate --model mlp:64,128,10 --plan step --resident-banks 1
 check 2 "estimate: resident banks leaving a GEMM fewer than 3" estimate --model mlp:64,128,10 --plan step --resident-banks 2

@@ -635,7 +635,7 @@ static const struct opt_doc {
     {OPT_ENGINE, "", "ref", "step: whole steps on the NPU (MLPs, CNNs); kernels: each GEMM and conv on the NPU, the rest on the host; npu: step where it can, else kernels (default); ref: fp32 only"},
     {OPT_DTYPE, "", "bf16", "the element type; must be this build's (default: the build's)"},
     {OPT_INPUT, "HxWxC", "8x8x1", "a sample's shape (default 8x8x1, the digits)"},
-    {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's)"},
+    {OPT_SPM_KIB, "N", "64", "SPM capacity in KiB (default: the config's); with --plan step --resident-banks the scheduler's share of the resident banks (a SPM-size sweep on one build)"},
     {OPT_NO_PREFETCH, NULL, NULL, "loads when a step starts, not k steps early"},
     {OPT_PLOT, "F.png", "f.png", "the loss curves and test accuracy per epoch as a chart (matplotlib)"},
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",

@@ -170,11 +170,17 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     int dims[NPU_NET_MAX_LAYERS + 1], L = net->layers, csv_err = 0;
     npu_table_t t;
     char why[256];
-    if (a->spm_kib || a->dram_bw_set || a->dram_latency_set || a->input ||
-        ((a->no_prefetch || a->no_lookahead) && !a->resident_banks)) {
+    if (a->dram_bw_set || a->dram_latency_set || a->input ||
+        ((a->spm_kib || a->no_prefetch || a->no_lookahead) && !a->resident_banks)) {
         fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
-                "--spm-kib, --dram-bw, --dram-latency and --input do not apply, --no-prefetch and "
-                "--no-lookahead only with --resident-banks\n");
+                "--dram-bw, --dram-latency and --input do not apply; --spm-kib (the scheduler's share of "
+                "the resident banks), --no-prefetch and --no-lookahead only with --resident-banks\n");
+        return NPU_EXIT_USAGE;
+    }
+    uint64_t area = (uint64_t)a->resident_banks * (uint64_t)cfg->spm_bank_words * (uint64_t)npu_cfg_beat(cfg);
+    if ((uint64_t)a->spm_kib * 1024 > area) {
+        fprintf(stderr, "npu: estimate --plan step: --spm-kib %u exceeds the %u resident bank(s), %llu KiB\n",
+                a->spm_kib, a->resident_banks, (unsigned long long)(area / 1024));
         return NPU_EXIT_USAGE;
     }
     for (int l = 0; l < L; l++) {
@@ -186,8 +192,8 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     }
     dims[L] = (int)npu_net_out(&net->l[L - 1]);
     int overlap = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
-    if (npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks, 0, overlap, &e, why,
-                                 sizeof why)) {
+    if (npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks,
+                                 (uint64_t)a->spm_kib * 1024, overlap, &e, why, sizeof why)) {
         fprintf(stderr, "npu: estimate --plan step: %s\n", why);
         return NPU_EXIT_USAGE;
     }
