@@ -139,6 +139,16 @@ void npu_pb_steps_free(npu_pb_step_t *s, long n)
     free(s);
 }
 
+void npu_pb_wait_chunk(npu_pb_t *b, npu_pb_step_t *s, long i)
+{
+    npu_pb_wait(b, s, NPU_PB_L2E, 0, 0, 0);
+    if (i >= 1)
+        npu_pb_wait(b, s, NPU_PB_S2E, i - 1, 0, 0);
+    if (i >= 2)
+        npu_pb_wait(b, s, NPU_PB_E2L, i - 1, 0, 0);
+    npu_pb_wait(b, s, NPU_PB_E2S, 0, 0, 0);
+}
+
 void npu_pb_wait(npu_pb_t *b, npu_pb_step_t *s, int chan, long from, int grp, size_t at)
 {
     npu_pb_wait_t *w;

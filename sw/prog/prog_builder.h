@@ -122,6 +122,11 @@ npu_pb_step_t *npu_pb_steps(npu_pb_t *b, long n);
 void npu_pb_steps_free(npu_pb_step_t *s, long n);
 /* Adds a wait to step s (see npu_pb_wait_t; unused arguments 0). */
 void npu_pb_wait(npu_pb_t *b, npu_pb_step_t *s, int chan, long from, int grp, size_t at);
+/* The waits of chunk i of a double-buffered chunk loop (vector and transpose kernels): its EXEC
+ * waits for its loads (L2E) and, i >= 1, for chunk i - 1's STOREs (S2E: the last readers of the
+ * buffer half chunk i + 1 reuses); its loads, i >= 2, for chunk i - 1's EXEC (E2L); its STOREs for
+ * its EXEC (E2S). */
+void npu_pb_wait_chunk(npu_pb_t *b, npu_pb_step_t *s, long i);
 /* Sets the token flags of every wait of steps[0..n) and the free pushes. */
 void npu_pb_stitch(npu_pb_t *b, npu_pb_step_t *s, long n);
 /* Program order of steps whose loads run `ahead` steps early: the loads of steps 0..ahead-1,

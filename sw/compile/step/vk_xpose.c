@@ -29,12 +29,7 @@ static void xpose_step(npu_pb_t *b, const npu_vk_xpose_t *x, unsigned words, uns
     uint32_t d = npu_pb_dram(b, (uint64_t)x->dst + (uint64_t)t0 * x->cols * x->dst_pitch);
     npu_pb_put(b, &s->st, npu_enc_store(&in, x->tag, (unsigned)(nt * x->cols), d, spm, words,
                                         2u * (unsigned)x->rows, x->dst_pitch), &in, 0);
-    npu_pb_wait(b, s, NPU_PB_L2E, 0, 0, 0);
-    if (i >= 1)
-        npu_pb_wait(b, s, NPU_PB_S2E, i - 1, 0, 0);
-    if (i >= 2)
-        npu_pb_wait(b, s, NPU_PB_E2L, i - 1, 0, 0);
-    npu_pb_wait(b, s, NPU_PB_E2S, 0, 0, 0);
+    npu_pb_wait_chunk(b, s, i);
 }
 
 int npu_vk_xpose_emit(const npu_cfg_t *cfg, const npu_vk_xpose_t *x, npu_prog_t *out, char *why, size_t n)

@@ -302,12 +302,7 @@ static void chunk_step(npu_pb_t *b, const npu_vkern_t *k, const vk_layout_t *L,
     if (i == chunks - 1)
         transfers(b, k, L, i, r0, n, 1, 1, &s->st);
     npu_pb_or_sync(b, &s->st, NPU_OP_SYNC_S);
-    npu_pb_wait(b, s, NPU_PB_L2E, 0, 0, 0);
-    if (i >= 1)
-        npu_pb_wait(b, s, NPU_PB_S2E, i - 1, 0, 0);
-    if (i >= 2)
-        npu_pb_wait(b, s, NPU_PB_E2L, i - 1, 0, 0);
-    npu_pb_wait(b, s, NPU_PB_E2S, 0, 0, 0);
+    npu_pb_wait_chunk(b, s, i);
 }
 
 /* A SUM without a scratch: all rows in one chunk (the plain row order). */
