@@ -93,22 +93,34 @@ static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
 }
 
 /* Every kernel of s->plan compiled, the programs after the tensors, the golden image. */
+/* Every kernel's program, placed from the tensors' end on; *base: past the last. 0 or -1. */
+static int compile_kernels(npu_step_run_t *s, uint64_t *base)
+{
+    *base = s->plan.end;
+    for (int i = 0; i < s->plan.nk; i++)
+        if (compile_kernel(s, i, base))
+            return -1;
+    return 0;
+}
+
+/* 0, or -1 naming the bytes when tensors and programs, [0, end), exceed the DRAM. */
+static int check_dram(npu_step_run_t *s, uint64_t end)
+{
+    size_t dram_bytes = 0;
+    npu_sim_dram(s->sim, &dram_bytes);
+    if (end <= dram_bytes)
+        return 0;
+    return fail(s, "the step needs %llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
+                (unsigned long long)end, (unsigned long long)dram_bytes);
+}
+
 static int compile_all(npu_step_run_t *s)
 {
-    uint64_t base = s->plan.end;
+    uint64_t base;
     if (!(s->kp = calloc((size_t)s->plan.nk, sizeof *s->kp)) || !(s->gold = calloc(1, s->plan.end)) ||
         !(s->last = calloc((size_t)s->plan.nk, sizeof *s->last)))
         return fail(s, "out of memory");
-    for (int i = 0; i < s->plan.nk; i++)
-        if (compile_kernel(s, i, &base))
-            return -1;
-    size_t dram_bytes = 0;
-    npu_sim_dram(s->sim, &dram_bytes);
-    if (base > dram_bytes) {
-        return fail(s, "the step needs %llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
-                    (unsigned long long)base, (unsigned long long)dram_bytes);
-    }
-    return 0;
+    return compile_kernels(s, &base) || check_dram(s, base) ? -1 : 0;
 }
 
 /* The one-instruction program of whole-tensor transfer x (or a copy of tensor t's resident rows
@@ -216,26 +228,18 @@ int npu_step_run_resident_cap(npu_step_run_t *s, int res_banks, uint64_t cap)
 
 int npu_step_run_resident_ex(npu_step_run_t *s, int res_banks, uint64_t cap, int overlap)
 {
-    uint64_t base = s->plan.end;
-    size_t dram_bytes = 0;
+    uint64_t base;
     if (!(s->res = calloc(1, sizeof *s->res)))
         return fail(s, "out of memory");
     if (npu_step_res_plan_ex(s->cfg, &s->plan, res_banks, cap, overlap, s->res))
         return fail(s, "%s", s->res->why);
-    free_kernels(s);
-    for (int i = 0; i < s->plan.nk; i++)
-        if (compile_kernel(s, i, &base))
-            return -1;
+    free_kernels(s); /* the plain kernels init compiled: recompiled with their resident operands */
+    if (compile_kernels(s, &base))
+        return -1;
     if (!(s->pre_cycles = calloc((size_t)s->res->n_steps + 1, sizeof *s->pre_cycles)) ||
         !(s->xp = calloc((size_t)(s->res->nx ? s->res->nx : 1), sizeof *s->xp)))
         return fail(s, "out of memory");
-    if (compile_xfers(s, &base))
-        return -1;
-    npu_sim_dram(s->sim, &dram_bytes);
-    if (base > dram_bytes)
-        return fail(s, "the step needs %llu bytes of DRAM (tensors and programs); the DRAM holds %llu",
-                    (unsigned long long)base, (unsigned long long)dram_bytes);
-    return 0;
+    return compile_xfers(s, &base) || check_dram(s, base) ? -1 : 0;
 }
 
 void npu_step_run_free(npu_step_run_t *s)
