@@ -34,6 +34,27 @@ static void roofline(const npu_cfg_t *c, const npu_step_run_t *s)
     }
 }
 
+/* Weights uniform in +-1/sqrt(fan-in), zero biases, for an MLP of widths dims (L layers). */
+static void random_params(const int *dims, int L, uint64_t *x, float **w, float **b)
+{
+    for (int l = 0; l < L; l++) {
+        size_t n = (size_t)dims[l] * dims[l + 1];
+        w[l] = malloc(n * sizeof(float));
+        b[l] = calloc((size_t)dims[l + 1], sizeof(float));
+        cr_assert(w[l] && b[l]);
+        for (size_t i = 0; i < n; i++)
+            w[l][i] = ((float)(rtl_rand(x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)dims[l]);
+    }
+}
+
+static void free_params(int L, float **w, float **b)
+{
+    for (int l = 0; l < L; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
+}
+
 /* The DRAM bytes of the last step (operands and results; not the programs). */
 static uint64_t step_bytes(const npu_step_run_t *s)
 {
@@ -56,14 +77,7 @@ static uint64_t mlp_steps(int res_banks)
         cr_assert_eq(npu_step_run_resident(&s, res_banks), 0, "%s", s.why);
     float *w[3], *b[3], in[19 * 24], lg[19 * 10], dl[19 * 10];
     uint8_t y[19];
-    for (int l = 0; l < 3; l++) {
-        size_t n = (size_t)dims[l] * dims[l + 1];
-        w[l] = malloc(n * sizeof(float));
-        b[l] = calloc((size_t)dims[l + 1], sizeof(float));
-        cr_assert(w[l] && b[l]);
-        for (size_t i = 0; i < n; i++)
-            w[l][i] = ((float)(rtl_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)dims[l]);
-    }
+    random_params(dims, 3, &x, w, b);
     for (int i = 0; i < B * dims[0]; i++)
         in[i] = (float)(rtl_rand(&x) % 17) / 16.0f;
     for (int r = 0; r < B; r++)
@@ -85,10 +99,7 @@ static uint64_t mlp_steps(int res_banks)
     uint64_t bytes = step_bytes(&s);
     npu_step_run_free(&s);
     npu_sim_close(sim);
-    for (int l = 0; l < 3; l++) {
-        free(w[l]);
-        free(b[l]);
-    }
+    free_params(3, w, b);
     return bytes;
 }
 
@@ -118,14 +129,7 @@ static void bytes_exact_cap(const int *dims, int L, int B, uint64_t cap, npu_est
     cr_assert_eq(npu_step_run_init(&s, &c, sim, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 20000000), 0, "%s", s.why);
     cr_assert_eq(npu_step_run_resident_cap(&s, 1, cap), 0, "%s", s.why);
     float *w[NPU_STEP_MAX_LAYERS], *b[NPU_STEP_MAX_LAYERS];
-    for (int l = 0; l < L; l++) {
-        size_t n = (size_t)dims[l] * dims[l + 1];
-        w[l] = malloc(n * sizeof(float));
-        b[l] = calloc((size_t)dims[l + 1], sizeof(float));
-        cr_assert(w[l] && b[l]);
-        for (size_t i = 0; i < n; i++)
-            w[l][i] = ((float)(rtl_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)dims[l]);
-    }
+    random_params(dims, L, &x, w, b);
     npu_step_run_params(&s, w, b);
     int C = dims[L];
     float *in = malloc((size_t)B * dims[0] * sizeof(float)), *lg = malloc((size_t)B * C * sizeof(float));
@@ -160,10 +164,7 @@ static void bytes_exact_cap(const int *dims, int L, int B, uint64_t cap, npu_est
                 s.res->nx, s.res->demoted);
     npu_step_run_free(&s);
     npu_sim_close(sim);
-    for (int l = 0; l < L; l++) {
-        free(w[l]);
-        free(b[l]);
-    }
+    free_params(L, w, b);
     free(in);
     free(lg);
     free(dl);
@@ -281,10 +282,7 @@ static void overlap_run(const int *dims, int L, int B, uint64_t cap, int overlap
     npu_step_plan_free(&p);
     npu_step_run_free(&s);
     npu_sim_close(sim);
-    for (int l = 0; l < L; l++) {
-        free(w[l]);
-        free(b[l]);
-    }
+    free_params(L, w, b);
 }
 
 /* The own-program transfers of scheduler step j in plan r: stores (1) or loads (0). */
@@ -391,8 +389,5 @@ Test(step, cnn_digits_steps_bit_exact)
     cr_assert_lt(loss, first, "loss %g after %d steps, %g at first", loss, STEPS, first);
     npu_step_run_free(&s);
     npu_sim_close(sim);
-    for (int l = 0; l < 3; l++) {
-        free(w[l]);
-        free(b[l]);
-    }
+    free_params(3, w, b);
 }
