@@ -525,9 +525,10 @@ static int golden_kernel(npu_step_run_t *s, int i)
                                 g->pitch_b / 2, g->transB, (int32_t *)(s->gold + g->c), g->pitch_c / 4);
 }
 
-static void tally(npu_step_tally_t *t, const npu_run_result_t *r)
+/* Adds a program's counters to t (kernels: 1 for a kernel, 0 for a transfer). */
+static void tally(npu_step_tally_t *t, const npu_run_result_t *r, int kernels)
 {
-    t->kernels++;
+    t->kernels += (uint64_t)kernels;
     t->cycles += r->cnt[NPU_CNT_cycles];
     for (int g = 0; g < NPU_NUM_TAGS; g++) {
         t->rd[g] += r->cnt[NPU_CNT_dram_rd_prog + g];
@@ -560,9 +561,9 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
     char msg[256] = "";
     if (run_prog(s, k->name, kp, &r))
         return -1;
-    tally(ty, &r);
+    tally(ty, &r, 1);
     memset(&s->last[i], 0, sizeof s->last[i]);
-    tally(&s->last[i], &r);
+    tally(&s->last[i], &r, 1);
     if (s->res)
         npu_step_res_split(s->res, i, s->last[i].rd, s->last[i].wr, s->cur_in, s->cur_out);
     if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
@@ -597,8 +598,7 @@ static int run_xfers(npu_step_run_t *s, int j, npu_step_tally_t *ty)
             return -1;
         if (npu_check_counters(r.cnt, &s->xp[x].expect, msg, sizeof msg))
             return fail(s, "%s of %s: counters: %s", X->store ? "STORE" : "LOAD", s->plan.t[X->t].name, msg);
-        tally(ty, &r);
-        ty->kernels--; /* a transfer, not a kernel */
+        tally(ty, &r, 0);
         s->pre_cycles[j] += r.cnt[NPU_CNT_cycles];
         for (int g = 0; g < NPU_NUM_TAGS; g++) {
             s->res_rd[X->t] += g == NPU_TAG_PROG ? 0 : r.cnt[NPU_CNT_dram_rd_prog + g];
