@@ -66,6 +66,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 # The model is compiled with -O2 by Verilator's own makefile (OPT_FAST).
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
+.PHONY: sweep-validate
 .PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick conv-slice-quick bf16-check plots
 .PHONY: all sim test test-asan lint lint-all lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
@@ -549,6 +550,20 @@ est_plot_data = $(B)/npu sweep --model $(word 2,$(1)) --input $(word 3,$(1)) --b
 	  $(foreach k,6 7,$(B)/npu estimate --model $(word 2,$(1)) --input $(word 3,$(1)) --batch $(word 4,$(1)) \
 	    --spm-kib $(word $(k),$(1)) --csv $(PLOT_DIR)/data/est_steps.$(word 1,$(1)).$(word $(k),$(1)).csv --quiet &&) true;
 
+
+# Issue 16: `npu sweep --validate` as a job: SWEEP_VALIDATE design points of the step plan's
+# sweep (SWEEP_MODEL over SWEEP_SPACE, tensors kept in the SPM's last bank) run on CONFIG's RTL,
+# one training step each, against their estimates (bytes exact, step cycles within 10%); each
+# job writes build/sweep/validate-<config>-<i>of<N>.csv and tests/sweep_merge.py summarises
+# them. SHARD=i/N runs a deterministic share (parallel make sweep-validate SHARD={}/4 ::: 0 1 2 3).
+SWEEP_MODEL    ?= mlp:64,128,10
+SWEEP_SPACE    ?= spm=2,4,8,16,32;bw=8,16,32,64;batch=16,32,64
+SWEEP_VALIDATE ?= 24
+sweep-validate: $(B)/npu
+	@mkdir -p build/sweep
+	SHARD=$(SHARD) $(B)/npu sweep --model $(SWEEP_MODEL) --plan step --resident-banks 1 \
+	    --space '$(SWEEP_SPACE)' --validate $(SWEEP_VALIDATE) --quiet \
+	    --csv build/sweep/validate-$(CONFIG)-$(subst /,of,$(SHARD)).csv
 
 # Every layer of every topology in ../shared/workloads at full size, batch 1, on the RTL of
 # CONFIG: per-network tables (cycles, utilization, DRAM bytes / compulsory); ~25 min at small plus

@@ -41,6 +41,28 @@ check 0 "estimate --plan step, tensors resident" estimate --model mlp:64,128,10 
 check 2 "estimate: resident banks leaving a GEMM fewer than 3" estimate --model mlp:64,128,10 --plan step --resident-banks 2
 check 2 "estimate: --resident-banks 0" estimate --model mlp:64,128,10 --plan step --resident-banks 0
 check 2 "estimate --resident-banks without --plan step" estimate --model mlp:64,128,10 --resident-banks 1
+check 2 "sweep --validate without --plan step" sweep --model mlp:64,128,10 --validate 2
+check 2 "sweep --plan step of a CNN" sweep --model cnn:c16,fc10 --plan step
+check 2 "sweep --plan step: resident banks leaving a GEMM fewer than 3" sweep --model mlp:64,128,10 --plan step --resident-banks 2
+check 2 "sweep --no-prefetch without --resident-banks" sweep --model mlp:64,128,10 --plan step --no-prefetch
+# npu sweep --validate: sampled points of the step plan's sweep run on the RTL (exit 1 unless
+# every one is bytes exact and its step cycles within 10%), and SHARD=i/N splits them: the
+# shards' validated rows are the unsharded run's.
+sw=(sweep --model mlp:64,128,10 --plan step --resident-banks 1 --space 'spm=8,16;bw=16,32;batch=16' --validate 3 --quiet)
+check 0 "sweep --validate 3 on the RTL: bytes exact, step cycles within 10%" "${sw[@]}"
+err=$(SHARD=2/2 "$npu" "${sw[@]}" 2>&1 >/dev/null); rc=$?
+if [ "$rc" -ne 2 ] || [ -z "$err" ]; then echo "FAIL: sweep SHARD=2/2 -> exit $rc (want 2)"; fail=1; else echo "ok: sweep SHARD=2/2 -> exit 2 ($err)"; fi
+tmp=$(mktemp -d)
+"$npu" "${sw[@]}" --csv "$tmp/all.csv" 2>/dev/null && SHARD=0/2 "$npu" "${sw[@]}" --csv "$tmp/s0.csv" 2>/dev/null &&
+  SHARD=1/2 "$npu" "${sw[@]}" --csv "$tmp/s1.csv" 2>/dev/null; rc=$?
+valid_rows() { cat "$@" | grep -v '^#' | awk -F, '$12 == 1' | sort; }
+if [ "$rc" -ne 0 ] || [ "$(valid_rows "$tmp/all.csv" | wc -l)" -ne 3 ] ||
+   [ "$(valid_rows "$tmp/all.csv")" != "$(valid_rows "$tmp/s0.csv" "$tmp/s1.csv" | sort)" ]; then
+    echo "FAIL: sweep --validate: the shards' rows are not the unsharded run's 3 (exit $rc)"; fail=1
+else
+    echo "ok: sweep --validate: SHARD=0/2 and 1/2 together are the unsharded run's 3 rows"
+fi
+rm -rf "$tmp"
 check 2 "fit: resident banks leaving a GEMM fewer than 3" fit --model mlp:64,8,10 --resident-banks 2 --epochs 1
 check 2 "fit --resident-banks with a CNN (residency takes MLP steps)" fit --model cnn:c4,c8s2,fc10 --resident-banks 1 --epochs 1
 check 2 "fit --resident-banks with the kernels engine" fit --model mlp:64,8,10 --engine kernels --resident-banks 1 --epochs 1

@@ -19,13 +19,13 @@ enum {
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
     OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE, OPT_PLAN,
-    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT, OPT_RESIDENT
+    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT, OPT_RESIDENT, OPT_VALIDATE
 };
 
 /* Which options each command accepts (bit = option: -m -n -k bits 0..2, the long ones from 3). */
 #define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 3 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
 /* every long option must have its bit */
-typedef char npu_args_opt_bits_fit[OPT_RESIDENT - 256 + 3 < 64 ? 1 : -1];
+typedef char npu_args_opt_bits_fit[OPT_VALIDATE - 256 + 3 < 64 ? 1 : -1];
 #define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
 /* an FST of the run: the file, its window */
 #define OPTS_TRACE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))
@@ -76,7 +76,8 @@ typedef char npu_args_opt_bits_fit[OPT_RESIDENT - 256 + 3 < 64 ? 1 : -1];
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
      B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT))
 #define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
-                    B(OPT_JSON) | B(OPT_QUIET))
+                    B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_RESIDENT) | B(OPT_POLICY) |    \
+                    B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -148,6 +149,7 @@ static const struct option long_opts[] = {
     {"space", required_argument, NULL, OPT_SPACE},
     {"plan", required_argument, NULL, OPT_PLAN},
     {"resident-banks", required_argument, NULL, OPT_RESIDENT},
+    {"validate", required_argument, NULL, OPT_VALIDATE},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", required_argument, NULL, OPT_TIMELINE},
     {NULL, 0, NULL, 0},
@@ -253,6 +255,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
             "                [--batch B] [--input HxWxC] [--csv FILE] [--json]   (the estimator\n"
             "                over every combination: one row per design point)\n"
+            "                [--plan step [--resident-banks N] [--validate K]]   (MLPs: the step\n"
+            "                engine's plan; K points run on the RTL against it, SHARD=i/N: a share)\n"
             "       npu info\n"
             "       npu CMD --help | npu help CMD   (CMD's options, their values and defaults)\n"
             "       npu --version   (the git revision and the configuration)\n"
@@ -382,6 +386,7 @@ static const struct count_opt {
     {OPT_EPOCHS, 1, 10000, "--epochs needs a count in 1..10000", offsetof(npu_args_t, epochs)},
     {OPT_SPM_KIB, 1, 1u << 20, "--spm-kib needs a size in KiB, 1..1048576", offsetof(npu_args_t, spm_kib)},
     {OPT_RESIDENT, 1, 64, "--resident-banks needs a bank count in 1..64", offsetof(npu_args_t, resident_banks)},
+    {OPT_VALIDATE, 1, 10000, "--validate needs a point count in 1..10000", offsetof(npu_args_t, validate)},
 };
 
 /* Options whose value is a non-empty string (a file name, a layer list). */
@@ -643,6 +648,7 @@ static const struct opt_doc {
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
     {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs)"},
     {OPT_RESIDENT, "N", "1", "whole steps: keep tensors in the SPM between kernels, in its last N banks (the scheduler's plan; at least 3 banks stay the kernels'; default: none)"},
+    {OPT_VALIDATE, "K", "2", "sweep --plan step: run K of the points this build can run on the RTL (spread evenly), one training step each, against the estimate (bytes exact, step cycles within 10%; exit 1 if one misses); SHARD=i/N in the environment runs share i of N only (make regress's convention)"},
 };
 
 /* An option's spelling: "--seed", "-m". */
@@ -804,6 +810,27 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
     return 0;
 }
 
+/* sweep: the step plan's options only with --plan step; SHARD=i/N (the environment, as make
+ * regress) read by --validate, checked here. */
+static int check_sweep(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+{
+    const unsigned long long step_only = B(OPT_RESIDENT) | B(OPT_POLICY) | B(OPT_NO_PREFETCH) |
+                                         B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE);
+    const char *shard = getenv("SHARD");
+    unsigned i, n;
+    char tail;
+    if (!a->model)
+        return bad(err, errn, "'sweep' needs --model mlp:D0,..,DL or cnn:LAYER,..");
+    if ((seen & step_only) && !(a->plan && !strcmp(a->plan, "step")))
+        return bad(err, errn, "--resident-banks, --policy, --no-prefetch, --no-lookahead and --validate "
+                              "apply to 'sweep --plan step'");
+    if ((seen & (B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD))) && !a->resident_banks)
+        return bad(err, errn, "--no-prefetch and --no-lookahead apply with --resident-banks");
+    if (a->validate && shard && *shard && (sscanf(shard, "%u/%u%c", &i, &n, &tail) != 2 || n < 1 || i >= n))
+        return bad(err, errn, "SHARD needs i/N with 0 <= i < N, not '%s'", shard);
+    return 0;
+}
+
 /* npu conv runs exactly one kernel of one layer with one dataflow. */
 static int one_conv_run(const npu_args_t *a)
 {
@@ -921,8 +948,8 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return bad(err, errn, "--kernel applies to 'slice --conv'");
     if (a->cmd == NPU_CMD_SLICE)
         return 0;
-    if (a->cmd == NPU_CMD_SWEEP && !a->model)
-        return bad(err, errn, "'sweep' needs --model mlp:D0,..,DL or cnn:LAYER,..");
+    if (a->cmd == NPU_CMD_SWEEP)
+        return check_sweep(a, seen, err, errn);
     if (a->cmd == NPU_CMD_ESTIMATE && !a->model)
         return bad(err, errn, "'estimate' needs --model mlp:D0,..,DL or cnn:LAYER,..");
     if (a->cmd == NPU_CMD_FIT && !a->model)

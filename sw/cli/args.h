@@ -115,7 +115,8 @@ typedef struct npu_args {
                                            between kernels (0: none) */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
-    const char *plan;                   /* estimate: sched|step (NULL = sched) */
+    const char *plan;                   /* estimate, sweep: sched|step (NULL = sched) */
+    unsigned validate;                  /* sweep --plan step: points run on the RTL (0: none) */
     const char *plot;                   /* fit: the loss chart (.png; NULL: none) */
     const char *timeline;               /* gemm, run, conv, train: trace-event JSON (NULL: none) */
     const char *reports;                /* gemm --topology: directory of the SCALE-Sim-shaped

@@ -9,7 +9,6 @@
 #include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "model/estimate.h"
-#include "model/sweep.h"
 
 static const char *const k_cols[] = {"step", "phase", "layer", "macs", "compute", "vec", "stall",
                                      "start", "end", "in_bytes", "out_bytes", "rf", "bound",
@@ -76,8 +75,7 @@ static int parse_input(const char *s, int *h, int *w, int *c)
     return sscanf(s, "%dx%dx%d%c", h, w, c, &tail) == 3 && *h > 0 && *w > 0 && *c > 0 ? 0 : -1;
 }
 
-/* --model for --input (default the digits' 8x8x1). 0, or NPU_EXIT_USAGE after the message. */
-static int parse_net(const npu_args_t *a, npu_net_shape_t *net)
+int npu_cli_parse_net(const npu_args_t *a, npu_net_shape_t *net)
 {
     char why[256];
     int h, w, c;
@@ -89,6 +87,20 @@ static int parse_net(const npu_args_t *a, npu_net_shape_t *net)
         fprintf(stderr, "npu: --model: %s\n", why);
         return NPU_EXIT_USAGE;
     }
+    return 0;
+}
+
+int npu_cli_net_dims(const npu_net_shape_t *net, int *dims, const char *cmd)
+{
+    int L = net->layers;
+    for (int l = 0; l < L; l++) {
+        if (net->l[l].kind != NPU_NET_FC) {
+            fprintf(stderr, "npu: %s --plan step: the step engine runs MLPs (mlp:D0,..,DL), not convolutions\n", cmd);
+            return -1;
+        }
+        dims[l] = (int)npu_net_in(&net->l[l]);
+    }
+    dims[L] = (int)npu_net_out(&net->l[L - 1]);
     return 0;
 }
 
@@ -183,14 +195,8 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
                 a->spm_kib, a->resident_banks, (unsigned long long)(area / 1024));
         return NPU_EXIT_USAGE;
     }
-    for (int l = 0; l < L; l++) {
-        if (net->l[l].kind != NPU_NET_FC) {
-            fprintf(stderr, "npu: estimate --plan step: the step engine runs MLPs (mlp:D0,..,DL), not convolutions\n");
-            return NPU_EXIT_USAGE;
-        }
-        dims[l] = (int)npu_net_in(&net->l[l]);
-    }
-    dims[L] = (int)npu_net_out(&net->l[L - 1]);
+    if (npu_cli_net_dims(net, dims, "estimate"))
+        return NPU_EXIT_USAGE;
     int overlap = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
     if (npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks,
                                  (uint64_t)a->spm_kib * 1024, overlap, &e, why, sizeof why)) {
@@ -250,7 +256,7 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
     char why[256];
     int csv_err = 0;
     cJSON *rows;
-    if (parse_net(a, &net))
+    if (npu_cli_parse_net(a, &net))
         return NPU_EXIT_USAGE;
     if (a->plan && !strcmp(a->plan, "step"))
         return estimate_step(cfg, a, &net, o.batch);
@@ -299,69 +305,5 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
         cJSON_Delete(rows);
     }
     npu_est_free(&e);
-    return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
-}
-
-static const char *const k_sweep_cols[] = {"s", "spm_kib", "dram_bw", "batch", "ok", "cycles",
-                                           "stall", "dram_in_bytes", "dram_out_bytes",
-                                           "utilization", "samples_per_mcycle"};
-
-int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
-{
-    npu_net_shape_t net;
-    npu_sweep_space_t sp;
-    npu_table_t t;
-    char why[256];
-    int csv_err = 0, n;
-    cJSON *rows;
-    if (parse_net(a, &net))
-        return NPU_EXIT_USAGE;
-    if (npu_sweep_parse(a->space, cfg, a->batch ? (int)a->batch : 32, &sp, why, sizeof why)) {
-        fprintf(stderr, "npu: --space: %s\n", why);
-        return NPU_EXIT_USAGE;
-    }
-    if (npu_cli_table_open(cfg, a, &t, k_sweep_cols, 11) != 0)
-        return NPU_EXIT_USAGE;
-    n = npu_sweep_count(&sp);
-    if (!a->json && !a->quiet)
-        printf("%4s %8s %8s %6s %12s %10s %12s %12s %6s %10s\n", "S", "SPM KiB", "B/cycle",
-               "batch", "cycles", "stall", "DRAM in", "DRAM out", "util", "samples/Mc");
-    for (int i = 0; i < n; i++) {
-        npu_sweep_point_t p;
-        if (npu_sweep_point(cfg, &net, &sp, i, &p))
-            return NPU_EXIT_FAIL;
-        if (!a->json && !a->quiet)
-            printf("%4d %8.0f %8.1f %6d %12llu %10llu %12llu %12llu %5.1f%% %10.1f%s\n", p.s,
-                   (double)p.spm_bytes / 1024, p.bw, p.batch, (unsigned long long)p.cycles,
-                   (unsigned long long)p.stall, (unsigned long long)p.in_bytes,
-                   (unsigned long long)p.out_bytes, 100 * p.utilization, p.samples_per_mcycle,
-                   p.ok ? "" : "  (a step does not fit the SPM)");
-        npu_table_int(&t, p.s);
-        npu_table_num(&t, (double)p.spm_bytes / 1024, "%.0f");
-        npu_table_num(&t, p.bw, "%.2f");
-        npu_table_int(&t, p.batch);
-        npu_table_int(&t, p.ok);
-        npu_table_u64(&t, p.cycles);
-        npu_table_u64(&t, p.stall);
-        npu_table_u64(&t, p.in_bytes);
-        npu_table_u64(&t, p.out_bytes);
-        npu_table_num(&t, p.utilization, "%.4f");
-        npu_table_num(&t, p.samples_per_mcycle, "%.2f");
-        npu_table_end_row(&t);
-    }
-    rows = npu_table_close(&t, &csv_err);
-    if (a->json) {
-        cJSON *root = npu_cli_json_new(cfg, a);
-        if (root) {
-            cJSON_AddStringToObject(root, "model", a->model);
-            cJSON_AddNumberToObject(root, "points", n);
-            cJSON_AddItemToObject(root, "rows", rows);
-            npu_cli_json_print(root);
-        } else {
-            cJSON_Delete(rows);
-        }
-    } else {
-        cJSON_Delete(rows);
-    }
     return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
 }

@@ -51,9 +51,16 @@ int npu_cmd_fit(const npu_cfg_t *cfg, const npu_args_t *a);
  * usage or a model the tensor-granular scheduler cannot place. */
 int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a);
 
-/* `npu sweep` (cmd_estimate.c): the estimator over a design space (model/sweep.h). 0, or 2 bad
- * usage. */
+/* `npu sweep` (cmd_sweep.c): the estimator over a design space (model/sweep.h), with --plan step
+ * --validate K sampled points run on the RTL. 0; 1 a validated point off its estimate (or a
+ * failed run); 2 bad usage. */
 int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a);
+/* --model (with --input, default the digits' 8x8x1) into net. 0, or NPU_EXIT_USAGE after the
+ * message. */
+struct npu_net_shape;
+int npu_cli_parse_net(const npu_args_t *a, struct npu_net_shape *net);
+/* An MLP's widths d[0..layers] from net; -1 after a message naming cmd when net has convolutions. */
+int npu_cli_net_dims(const struct npu_net_shape *net, int *dims, const char *cmd);
 
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);

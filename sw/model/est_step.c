@@ -116,6 +116,8 @@ static int transfers(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_
         e->t[X->t].xfer_in += rd;
         e->t[X->t].xfer_out += wr;
         e->xfer_bytes += rd + wr + ex.rd_bytes[NPU_TAG_PROG];
+        e->xfer_rd += rd + ex.rd_bytes[NPU_TAG_PROG];
+        e->xfer_wr += wr;
         pt = max64(pt, (uint64_t)ceil((double)(rd + wr) / cfg->dram_bw));
         e->xfer_cycles += pt;
         e->pre[X->step] += pt;

@@ -53,6 +53,7 @@ typedef struct npu_est_kplan {
      * as programs of their own between them (their cycles, bytes and count are in these) */
     int res_banks, nt, nx, nx_app, demoted; /* nx transfers, nx_app of them in kernels' programs */
     uint64_t xfer_cycles, xfer_bytes;
+    uint64_t xfer_rd, xfer_wr;     /* xfer_bytes split: read (the programs' fetch included), written */
     uint64_t pre[7 * NPU_STEP_MAX_LAYERS + 2]; /* per scheduler step: its own transfer programs'
                                                   cycles before its kernel (the RTL's stall) */
     npu_est_tensor_t t[NPU_STEP_MAX_TENSORS];

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/step/step_plan.h"
+#include "model/est_step.h"
 #include "model/estimate.h"
 
 static const char *const k_keys[4] = {"s", "spm", "bw", "batch"};
@@ -22,6 +24,7 @@ static int parse_key(const char *t, size_t len, npu_sweep_space_t *sp, char *why
         return -1;
     }
     sp->n[k] = 0;
+    sp->given[k] = 1;
     for (p = eq + 1; p < t + len;) {
         char *e;
         double v = strtod(p, &e);
@@ -67,6 +70,15 @@ int npu_sweep_count(const npu_sweep_space_t *sp)
     return sp->n[0] * sp->n[1] * sp->n[2] * sp->n[3];
 }
 
+/* Point i's indices per key into idx. */
+static void point_idx(const npu_sweep_space_t *sp, int i, int *idx)
+{
+    for (int k = 3; k >= 0; k--) {
+        idx[k] = i % sp->n[k];
+        i /= sp->n[k];
+    }
+}
+
 int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_sweep_space_t *sp,
                     int i, npu_sweep_point_t *pt)
 {
@@ -76,10 +88,7 @@ int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_
     char why[256];
     if (!e)
         return -1;
-    for (int k = 3; k >= 0; k--) {
-        idx[k] = i % sp->n[k];
-        i /= sp->n[k];
-    }
+    point_idx(sp, i, idx);
     memset(pt, 0, sizeof *pt);
     c.s = (int)sp->v[0][idx[0]];
     pt->spm_bytes = (uint64_t)(sp->v[1][idx[1]] * 1024);
@@ -105,4 +114,79 @@ int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_
     }
     free(e);
     return 0;
+}
+
+npu_cfg_t npu_sweep_point_cfg(const npu_cfg_t *cfg, const npu_sweep_space_t *sp, int i)
+{
+    npu_cfg_t c = *cfg;
+    int idx[4];
+    point_idx(sp, i, idx);
+    c.s = (int)sp->v[0][idx[0]];
+    double bw = sp->v[2][idx[2]];
+    if (c.s != cfg->s || bw != cfg->dram_bw) { /* the calibration holds at the build's only */
+        c.calib.valid = 0;
+        c.dram_bw = (int)bw > 0 ? (int)bw : 1;
+    }
+    return c;
+}
+
+int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const npu_sweep_space_t *sp, int i,
+                         npu_sweep_point_t *pt, char *why, size_t n)
+{
+    static npu_est_kplan_t e; /* large; one per process */
+    npu_cfg_t c = npu_sweep_point_cfg(cfg, sp, i);
+    int idx[4];
+    point_idx(sp, i, idx);
+    memset(pt, 0, sizeof *pt);
+    why[0] = 0;
+    pt->s = c.s;
+    pt->bw = sp->v[2][idx[2]];
+    pt->batch = (int)sp->v[3][idx[3]];
+    uint64_t area = (uint64_t)o->res_banks * (uint64_t)c.spm_bank_words * (uint64_t)npu_cfg_beat(&c);
+    pt->spm_bytes = sp->given[1] ? (uint64_t)(sp->v[1][idx[1]] * 1024) : area;
+    if (sp->given[1] && (!o->res_banks || pt->spm_bytes > area)) {
+        snprintf(why, n, "spm %g KiB: more than the %d resident bank(s) hold (%llu KiB)", sp->v[1][idx[1]],
+                 o->res_banks, (unsigned long long)(area / 1024));
+        return 0;
+    }
+    if (npu_estimate_step_res_ex(&c, o->dims, o->layers, pt->batch, o->modes, o->res_banks,
+                                 o->res_banks ? pt->spm_bytes : 0, o->overlap, &e, why, n))
+        return 0;
+    pt->ok = 1;
+    pt->cycles = e.cycles;
+    for (int s = 0; o->res_banks && s < (int)(sizeof e.pre / sizeof e.pre[0]); s++)
+        pt->stall += e.pre[s];
+    pt->in_bytes = e.rd_bytes + e.xfer_rd;
+    pt->out_bytes = e.wr_bytes + e.xfer_wr;
+    pt->macs = e.macs;
+    pt->utilization = (double)e.macs / ((double)e.cycles * 4.0 * c.s * c.s);
+    pt->samples_per_mcycle = 1e6 * pt->batch / (double)e.cycles;
+    return 0;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return x < y ? -1 : x > y;
+}
+
+int npu_sweep_sample(const int *cand, int n, int k, int shard, int shards, int *out)
+{
+    int *perm = malloc((size_t)(n > 0 ? n : 1) * sizeof *perm), m = 0, all = k < n ? k : n;
+    uint64_t x = 0x2545F4914F6CDD1Dull;
+    if (!perm)
+        return -1;
+    for (int i = 0; i < n; i++)
+        perm[i] = cand[i];
+    for (int i = 0; i < all; i++) { /* the first k of a seeded Fisher-Yates shuffle */
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int j = i + (int)(x % (uint64_t)(n - i)), t = perm[i];
+        perm[i] = perm[j], perm[j] = t;
+    }
+    qsort(perm, (size_t)all, sizeof *perm, by_int); /* in sweep order */
+    for (int j = 0; j < all; j++)
+        if (shards < 1 || j % shards == shard)
+            out[m++] = perm[j];
+    free(perm);
+    return m;
 }

@@ -18,6 +18,7 @@
 
 typedef struct npu_sweep_space {
     int n[4];                                /* values per key: s, spm, bw, batch */
+    int given[4];                            /* the key was in the spec (else the build's value) */
     double v[4][NPU_SWEEP_MAX_VALUES];
 } npu_sweep_space_t;
 
@@ -38,5 +39,29 @@ int npu_sweep_count(const npu_sweep_space_t *sp);
  * cfg's count, words per bank from the size) and DRAM bandwidth replaced. 0, or -1 out of memory. */
 int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_sweep_space_t *sp,
                     int i, npu_sweep_point_t *pt);
+
+/* --plan step (an MLP d[0..layers]): point i estimated as the step engine runs it
+ * (model/est_step.h), GEMMs under modes, tensors kept in the SPM's last res_banks banks as the
+ * scheduler plans (0: every kernel through DRAM) with prefetch and look-ahead as overlap says.
+ * The point's SPM is the scheduler's share of those banks (spm not given: all of them; more than
+ * they hold, or spm given without residency: a row with ok = 0 and the reason in why); S and
+ * the bandwidth replace the build's (away from the build's the cost formulas, not its
+ * calibration). stall: the transfers' own programs (the RTL's stall). 0, or -1 out of memory. */
+/* Point i's configuration: cfg with S and the DRAM bandwidth replaced (away from the build's, the
+ * calibration is dropped: the cost formulas hold there, the fitted constants do not). */
+npu_cfg_t npu_sweep_point_cfg(const npu_cfg_t *cfg, const npu_sweep_space_t *sp, int i);
+typedef struct npu_sweep_step {
+    const int *dims;
+    int layers, modes, res_banks, overlap;
+} npu_sweep_step_t;
+int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const npu_sweep_space_t *sp, int i,
+                         npu_sweep_point_t *pt, char *why, size_t n);
+
+/* The points to validate on the RTL: k of the n candidates cand[0..n) (the runnable points, in
+ * sweep order), the first k of a shuffle with a fixed seed (so every key's values are drawn, not
+ * a stride that may hit one value of the innermost key), in sweep order; then the share of shard
+ * i of m (the j-th chosen with j mod m = i). Into out (room for min(k, n)); their count, or -1
+ * out of memory. Shards partition the sample: their union is the unsharded one. */
+int npu_sweep_sample(const int *cand, int n, int k, int shard, int shards, int *out);
 
 #endif

@@ -11,6 +11,8 @@
 #include "model/estimate.h"
 #include "prog/prog_expect.h"
 #include "model/sweep.h"
+#include "compile/step/step_res.h"
+#include "model/est_step.h"
 #include "test_cfgs.h"
 
 static npu_est_t e; /* large */
@@ -112,6 +114,65 @@ Test(estimate, sweep_space_and_points)
     cr_assert_eq(npu_sweep_parse("s=3", &c, 8, &sp, why, sizeof why), -1);
     cr_assert_eq(npu_sweep_parse("q=3", &c, 8, &sp, why, sizeof why), -1);
     cr_assert_eq(npu_sweep_parse("bw=16,-1", &c, 8, &sp, why, sizeof why), -1);
+}
+
+/* The validation sample: k of the candidates, distinct, in sweep order, deterministic; shards
+ * partition it; k >= n takes all; a stride-free draw reaches both values of the innermost key. */
+Test(estimate, sweep_sample_and_shards)
+{
+    int cand[40], all[40], part[40], seen[40] = {0}, n = 0, inner[2] = {0, 0};
+    for (int i = 0; i < 40; i++)
+        cand[i] = 3 * i + 1;
+    int k = npu_sweep_sample(cand, 40, 10, 0, 1, all);
+    cr_assert_eq(k, 10);
+    for (int j = 0; j < k; j++) {
+        cr_assert_eq((all[j] - 1) % 3, 0, "%d is not a candidate", all[j]);
+        cr_assert(j == 0 || all[j] > all[j - 1], "not in sweep order or repeated");
+        inner[(all[j] - 1) / 3 % 2]++;
+    }
+    cr_assert(inner[0] && inner[1], "every candidate drawn has the same innermost value");
+    for (int sh = 0; sh < 3; sh++) {
+        int m = npu_sweep_sample(cand, 40, 10, sh, 3, part);
+        for (int j = 0; j < m; j++) {
+            int at = -1;
+            for (int i = 0; i < k; i++)
+                at = all[i] == part[j] ? i : at;
+            cr_assert_geq(at, 0, "shard %d drew %d, which the whole sample does not hold", sh, part[j]);
+            cr_assert_eq(seen[at]++, 0, "%d in two shards", part[j]);
+            n++;
+        }
+    }
+    cr_assert_eq(n, k, "the shards' union is not the sample");
+    cr_assert_eq(npu_sweep_sample(cand, 5, 10, 0, 1, part), 5);
+    cr_assert_eq(part[4], cand[4]);
+    int again[40];
+    cr_assert_eq(npu_sweep_sample(cand, 40, 10, 0, 1, again), 10);
+    cr_assert_arr_eq(again, all, 10 * sizeof(int), "not deterministic");
+}
+
+/* --plan step points: the step engine's estimate at each point (the residency's share as the
+ * space says), a share larger than the resident banks refused with its reason. */
+Test(estimate, sweep_step_points)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_sweep_space_t sp;
+    npu_sweep_point_t p;
+    static npu_est_kplan_t e;
+    const int d[3] = {64, 128, 10};
+    npu_sweep_step_t o = {d, 2, 0, 1, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD};
+    char why[256];
+    cr_assert_eq(npu_sweep_parse("spm=4,40;bw=16;batch=16", &c, 8, &sp, why, sizeof why), 0, "%s", why);
+    cr_assert(sp.given[1] && sp.given[2] && !sp.given[0]);
+    cr_assert_eq(npu_sweep_step_point(&c, &o, &sp, 0, &p, why, sizeof why), 0);
+    cr_assert(p.ok, "%s", why);
+    npu_cfg_t pc = npu_sweep_point_cfg(&c, &sp, 0);
+    cr_assert_eq(pc.dram_bw, 16);
+    cr_assert_eq(npu_estimate_step_res_ex(&pc, d, 2, 16, 0, 1, 4096, o.overlap, &e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(p.cycles, e.cycles);
+    cr_assert_eq(p.in_bytes + p.out_bytes, e.rd_bytes + e.wr_bytes + e.xfer_bytes);
+    cr_assert_eq(npu_sweep_step_point(&c, &o, &sp, 1, &p, why, sizeof why), 0);
+    cr_assert(!p.ok, "40 KiB of one 32 KiB bank");
+    cr_assert(strstr(why, "resident bank"), "%s", why);
 }
 
 /* The VECs of a vector kernel as npu_vk_emit emits it, each timed by npu_vec_busy (the model the

@@ -24,7 +24,9 @@
 #include "ref/net_ref.h"
 #include "ref/vk_golden.h"
 #include "run/runtime.h"
+#include "run/step_probe.h"
 #include "run/step_run.h"
+#include "model/sweep.h"
 #include "test_cfgs.h"
 
 static npu_cfg_t bf16_cfg(int s)
@@ -669,4 +671,40 @@ Test(step_run, below_roof)
     cr_assert_float_eq(need, 101, 1e-9);
     t.cycles = 101;
     cr_assert_eq(npu_step_below_roof(&c, &t, &need), 0);
+}
+
+/* npu sweep --validate's probe on the functional model: one step bit-exact, and its DRAM bytes
+ * read and written equal the sweep's step point, plain and with residency at two shares (cycles
+ * are the RTL's, tests/cli_checks.sh). A point planned at the build's bandwidth instead of its
+ * own moves other bytes: the planted mismatch is caught. */
+Test(step_run, sweep_probe_bytes_as_estimated)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    npu_sweep_space_t sp;
+    char why[512];
+    const int d[3] = {16, 24, 5};
+    npu_funcsim_config(&c);
+    cr_assert_eq(npu_sweep_parse("spm=1,2;bw=4;batch=12", &c, 8, &sp, why, sizeof why), 0, "%s", why);
+    for (int res = 0; res <= 1; res++)
+        for (int i = 0; i < (res ? 2 : 1); i++) {
+            npu_sweep_step_t o = {d, 2, 0, res, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD};
+            npu_sweep_point_t p;
+            npu_step_probe_t m;
+            npu_sweep_space_t q = sp;
+            q.given[1] = res; /* plain: no share */
+            cr_assert_eq(npu_sweep_step_point(&c, &o, &q, i, &p, why, sizeof why), 0);
+            cr_assert(p.ok, "%s", why);
+            npu_cfg_t pc = npu_sweep_point_cfg(&c, &q, i);
+            npu_step_probe_opts_t po = {d, 2, p.batch, 0, p.bw, res, res ? p.spm_bytes : 0, o.overlap};
+            cr_assert_eq(npu_step_probe(&pc, &po, &m, why, sizeof why), 0, "%s", why);
+            cr_assert_eq(m.checked, m.kernels);
+            cr_assert_eq(m.rd_bytes, p.in_bytes, "res %d point %d: read %llu, estimated %llu", res, i,
+                         (unsigned long long)m.rd_bytes, (unsigned long long)p.in_bytes);
+            cr_assert_eq(m.wr_bytes, p.out_bytes, "res %d point %d", res, i);
+            if (res && i == 0) { /* planted: the probe planned at the build's 8 B/cycle */
+                cr_assert_eq(npu_step_probe(&c, &po, &m, why, sizeof why), 0, "%s", why);
+                cr_assert(m.rd_bytes != p.in_bytes || m.wr_bytes != p.out_bytes,
+                          "the plan does not depend on the bandwidth here: pick a point where it does");
+            }
+        }
 }
