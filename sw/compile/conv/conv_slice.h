@@ -57,21 +57,28 @@ typedef struct npu_conv_slicing {
     int heuristic;                  /* conv_plan's own choice (no options) */
 } npu_conv_slicing_t;
 
+/* A program-level timing model, passed in by the caller (the compiler does not depend on the
+ * models that judge it, sw/model/): predicted cycles of prog (n instructions) on cfg under cost
+ * constants k; 0, or -1 with the reason. model/prog_time.h's npu_prog_time has this type. */
+typedef int (*npu_conv_time_fn)(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_insn_t *prog, size_t n,
+                                uint64_t *cycles, char *why, size_t wn);
+
 /* The DRAM addresses a run (conv_run.c) lays kernel p->kernel's tensors at: its two inputs then
  * its output (fwd X, W, Y; dX W, dY, dX; dW X, dY, dW), each rounded up to `align` bytes from 0.
  * The end of the last in *end (may be NULL). */
 void npu_conv_dram_layout(const npu_conv_plan_t *p, unsigned align, npu_conv_addrs_t *a, uint64_t *end);
 
-/* Costs plan p's program at addresses a (fills every field of *c but opts). 0, or -1 with the
- * reason (the emitter's) in msg. */
+/* Costs plan p's program at addresses a (fills every field of *c but opts): by time (the whole
+ * program under both constants) when given, else by the unit walk. 0, or -1 with the reason (the
+ * emitter's or the timing model's) in msg. */
 int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a,
-                        npu_conv_cand_t *c, char *msg, size_t n);
+                        npu_conv_time_fn time, npu_conv_cand_t *c, char *msg, size_t n);
 
 /* Every candidate of kernel x dataflow of layer c, costed, and the picks. 0, or -1 with the reason
  * in msg (layer invalid, a split layer, nothing plans, out of memory). Free with
  * npu_conv_slicing_free. */
-int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_slicing_t *r,
-                   char *msg, size_t n);
+int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_time_fn time,
+                   npu_conv_slicing_t *r, char *msg, size_t n);
 void npu_conv_slicing_free(npu_conv_slicing_t *r);
 
 /* Does a cost by cycles (Q16) then bytes prefer a to b? (The pick's order; ties: neither.) */
