@@ -18,6 +18,7 @@
 #include "ref/conv_golden.h"
 #include "compile/conv/conv_layer.h"
 #include "compile/conv/conv_slice.h"
+#include "model/prog_time.h"
 #include "run/conv_run.h"
 #include "run/runtime.h"
 #include "model/topology.h"
@@ -174,7 +175,7 @@ static int slicing_opts(const npu_cfg_t *cfg, const npu_args_t *a, const npu_con
     *use = 0;
     if (!a->slicing_set || a->slicing == NPU_GEMM_SLICING_HEURISTIC)
         return 0;
-    if (npu_conv_slice(cfg, c, k, df, &r, msg, sizeof msg) != 0) {
+    if (npu_conv_slice(cfg, c, k, df, npu_prog_time, &r, msg, sizeof msg) != 0) {
         if (a->slicing == 0)
             return 0;
         rep->rc = NPU_GEMM_HOST_ERROR;

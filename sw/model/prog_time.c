@@ -19,6 +19,9 @@ enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
  * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
  * stage's calibrated WAVE (the same form, T alone) is 33 at S = 8, below the 41 measured here. */
 enum { PT_TURN_S = 5, PT_TURN_C = 1, PT_PAIR_S = 2, PT_PAIR_C = 6 };
+/* A WAVE on the same weights as the one before streams its rows a cycle after that one's (measured:
+ * a conv's 5-row WAVEs on one weight tile, 6 cycles apart on the RTL timeline, small). */
+enum { PT_WAVE_GAP = 1 };
 /* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
  * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
  * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
@@ -43,6 +46,10 @@ typedef struct pt_state {
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
+    int tile_open, tile_bank;     /* a WAVE since the last LDW, on weight bank tile_bank: the next
+                                   * WAVE on that bank continues its tile */
+    uint64_t tile_start, tile_rows, rows_end; /* the open tile: its first WAVE's start, its
+                                   * waves' slots so far, when the last one's rows are in */
     size_t nob;
     size_t npush[CHANNELS], npop[CHANNELS];
 } pt_state_t;
@@ -115,6 +122,8 @@ static int queue_of(unsigned op)
  * descriptor cycles (xfer_fixed), a STORE's descriptor cycles alone (store_fixed). */
 static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
 {
+    if (k->mode == NPU_SLICE_NOBURST) /* the bytes-only cost: payload over bandwidth, nothing fixed */
+        return 0;
     return store ? k->store_fixed : k->xfer_fixed;
 }
 
@@ -141,7 +150,7 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, words), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
     uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
-    if (store)
+    if (store && k->mode != NPU_SLICE_NOBURST) /* (a bytes-only q has no fixed part to take off) */
         q -= k->xfer_fixed - fixed;
     if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
         return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
@@ -171,6 +180,22 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
     return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
+/* Q16 injection slots of WAVE f: its longest row set. */
+static uint64_t wave_rows(const npu_fields_t *f)
+{
+    npu_wave_sets_t ws;
+    npu_wave_sets_f(f, &ws);
+    return (uint64_t)ws.len[0] << NPU_SLICE_Q;
+}
+
+/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW): max(r, (r + T)
+ * / 2, P), the next tile's LDW waiting for the bank's turnaround. */
+static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r)
+{
+    uint64_t S = (uint64_t)cfg->s, turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
+    return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
+}
+
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
 static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, unsigned len)
 {
@@ -184,13 +209,7 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
-    case NPU_OP_WAVE: {
-        npu_wave_sets_t ws;
-        npu_wave_sets_f(f, &ws);
-        uint64_t S = (uint64_t)cfg->s, r = (uint64_t)ws.len[0] << NPU_SLICE_Q;
-        uint64_t turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
-        return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
-    }
+    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f));
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S; LOAD / STORE: prepare */
     }
 }
@@ -329,8 +348,24 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
     obuf_rows(s, &s->f[i], &lo, &hi);
     *occ = s->dur[i];
     if (s->f[i].op == NPU_OP_WAVE) {
-        s->streamed = max64(t, s->array_free);
-        s->array_free = s->streamed + s->dur[i];
+        if (s->tile_open && s->f[i].wbank == (unsigned)s->tile_bank) {
+            /* a WAVE on the weights of the one before (no LDW between): its rows stream right
+             * after that one's, the tile's turnaround counted once over its waves' rows (a
+             * conv's row blocks on one weight tile; measured: conv_slice_check --all) */
+            uint64_t r = wave_rows(&s->f[i]);
+            s->streamed = max64(t, s->rows_end + ((uint64_t)PT_WAVE_GAP << NPU_SLICE_Q));
+            s->rows_end = s->streamed + r;
+            s->tile_rows += r;
+            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows));
+        } else {
+            s->streamed = max64(t, s->array_free);
+            s->array_free = s->streamed + s->dur[i];
+            s->tile_open = 1;
+            s->tile_bank = (int)s->f[i].wbank;
+            s->tile_start = s->streamed;
+            s->tile_rows = wave_rows(&s->f[i]);
+            s->rows_end = s->streamed + s->tile_rows;
+        }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->array_free + pipe_latency(cfg);
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
@@ -380,6 +415,8 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     s->dur[i] = end - t;
     if (s->f[i].op == NPU_OP_LOAD)
         s->last_load = i + 1;
+    if (s->f[i].op == NPU_OP_LDW) /* the next WAVE begins a tile */
+        s->tile_open = 0;
     qfree[s->q[i]] = t + occ;
     for (int j = 0; j < nq; j++)
         s->push[pushes[j]][s->npush[pushes[j]]++] = end;

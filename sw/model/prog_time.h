@@ -10,7 +10,8 @@
  *    bursts' cost on top; measured, step_fidelity --micro);
  *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
  *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
- *    the array, which streams the WAVEs in order; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
+ *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
+ *    LDW between) stream a cycle apart and pay that form once over the tile's rows; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
  *    queue holds two) and its OBUF rows are drained; its results reach the OBUF 6S - 2 cycles
  *    after its rows; LDW, VSET, SYNC: 0;
  *  - DRAIN: drain_fixed + rows x drain_row (one fp32 row a cycle at bf16) on the drain unit, in
@@ -27,6 +28,8 @@
  *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
  *    MAX_OUTSTANDING bursts of the transfers in flight (reads return in order);
  *  - the program ends when its last instruction does, and takes at least its bus time.
+ * Under NOBURST constants (the bytes-only cost the conv slicing compares, compile/conv/conv_slice.h)
+ * a transfer is its payload bytes over the bandwidth: no fixed cost, no lead, no bursts.
  * Not modelled: SPM bank conflicts. A fetch burst that cuts in on the read port while a LOAD's
  * data moves delays that LOAD by its bus time (the transfers that ask after it wait for it).
  */

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "compile/conv/conv_slice.h"
+#include "model/prog_time.h"
 #include "compile/slice/slice_cost.h"
 #include "npu_params.h"
 #include "npu_sim.h"
@@ -55,7 +56,7 @@ static int one(const npu_cfg_t *cfg, const char *spec, const npu_conv_t *c, int 
     char msg[300];
     int parts = 1, bad = 0, pb, pn;
     double *meas, best = -1;
-    if (npu_conv_slice(cfg, c, k, df, &r, msg, sizeof msg) != 0) {
+    if (npu_conv_slice(cfg, c, k, df, npu_prog_time, &r, msg, sizeof msg) != 0) {
         fprintf(stderr, "conv_slice_check: %s %s: %s\n", spec, npu_conv_kernel_name(k), msg);
         return 2;
     }

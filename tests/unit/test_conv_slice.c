@@ -8,7 +8,9 @@
 
 #include "compile/conv/conv_plan.h"
 #include "compile/conv/conv_slice.h"
+#include "compile/conv/conv_unit.h"
 #include "compile/slice/slice_cost.h"
+#include "model/prog_time.h"
 #include "test_cfgs.h"
 
 /* batch, C, H, W, F, KH, KW, stride, pad, dil, depthwise */
@@ -23,10 +25,33 @@ static int same_plan(const npu_conv_cand_t *c, const npu_conv_plan_t *p)
     return c->R == p->R && c->nbands == p->nbands && c->G == p->G && c->ngroups == p->ngroups;
 }
 
-/* Every (max_blocks, max_band_rows) option planned and costed independently; the least cycles,
- * then fewest bytes, first in the order G, R descending: the pick must be that plan, and every
- * distinct plan a candidate. */
-static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, const npu_conv_slicing_t *r)
+/* The reference's cost of plan p at a under the program-time model: its program emitted alone and
+ * timed whole under each mode's constants, its bytes conv_plan's planned bytes (not the search's
+ * walk). */
+static void time_plan(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a, npu_conv_cand_t *x)
+{
+    npu_prog_t g;
+    char msg[200];
+    npu_prog_init(&g);
+    cr_assert_eq(npu_cx_emit(cfg, p, a, NULL, NULL, &g, msg, sizeof msg), 0, "%s", msg);
+    for (int m = 0; m < 2; m++) {
+        npu_slice_cost_t k = npu_slice_cost_default(cfg, m);
+        uint64_t cyc;
+        cr_assert_eq(npu_prog_time(cfg, &k, g.insn, g.n, &cyc, msg, sizeof msg), 0, "%s", msg);
+        x->cycles[m] = cyc << NPU_SLICE_Q;
+    }
+    npu_prog_free(&g);
+    x->R = p->R, x->nbands = p->nbands, x->G = p->G, x->ngroups = p->ngroups;
+    for (int t = 0; t < NPU_NUM_TAGS; t++)
+        x->rd_bytes += p->plan_rd[t], x->wr_bytes += p->plan_wr[t];
+}
+
+/* Every (max_blocks, max_band_rows) option planned and costed independently (time: the whole
+ * program by time_plan; NULL: the unit walk, npu_conv_slice_cost); the least cycles, then fewest
+ * bytes, first in the order G, R descending: the pick must be that plan, and every distinct plan a
+ * candidate. */
+static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, npu_conv_time_fn time,
+                        const npu_conv_slicing_t *r)
 {
     npu_conv_plan_t p, p0;
     npu_conv_addrs_t a;
@@ -46,7 +71,10 @@ static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df
             cr_assert(known, "kernel %d: the plan R %d G %d is no candidate", k, p.R, p.G);
             memset(&x, 0, sizeof x);
             x.opts = o;
-            cr_assert_eq(npu_conv_slice_cost(cfg, &p, &a, &x, msg, sizeof msg), 0, "%s", msg);
+            if (time)
+                time_plan(cfg, &p, &a, &x);
+            else
+                cr_assert_eq(npu_conv_slice_cost(cfg, &p, &a, NULL, &x, msg, sizeof msg), 0, "%s", msg);
             for (int m = 0; m < 2; m++)
                 if (!have || npu_conv_cand_better(&x, &best[m], m))
                     best[m] = x;
@@ -69,7 +97,8 @@ static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df
     cr_assert(same_plan(&r->cand[r->heuristic], &p0), "the heuristic candidate is conv_plan's own plan");
 }
 
-Test(conv_slice, pick_is_the_brute_force_least)
+/* The search against the brute force on every layer, kernel and dataflow, costed by time. */
+static void pick_against_brute_force(npu_conv_time_fn time)
 {
     npu_cfg_t cfg = test_cfg(8);
     for (size_t l = 0; l < sizeof k_layers / sizeof k_layers[0]; l++)
@@ -79,13 +108,19 @@ Test(conv_slice, pick_is_the_brute_force_least)
                 char msg[300];
                 if (k == NPU_CONV_FWD && df == NPU_CONV_ECOFLOW)
                     continue;
-                cr_assert_eq(npu_conv_slice(&cfg, &k_layers[l], k, df, &r, msg, sizeof msg), 0, "layer %zu: %s", l,
-                             msg);
+                cr_assert_eq(npu_conv_slice(&cfg, &k_layers[l], k, df, time, &r, msg, sizeof msg), 0, "layer %zu: %s",
+                             l, msg);
                 cr_assert(r.n >= 1);
-                brute_force(&cfg, &k_layers[l], k, df, &r);
+                brute_force(&cfg, &k_layers[l], k, df, time, &r);
                 npu_conv_slicing_free(&r);
             }
 }
+
+/* The program-time model's pick (what npu conv --slicing and conv_slice_check use). */
+Test(conv_slice, pick_is_the_brute_force_least) { pick_against_brute_force(npu_prog_time); }
+
+/* Without a timing model: the unit walk's pick. */
+Test(conv_slice, walk_pick_is_the_brute_force_least) { pick_against_brute_force(NULL); }
 
 /* One source of truth for the bytes: the LOADs and STOREs each candidate's program issues, per
  * tag, are the bytes conv_plan says the plan moves. */
@@ -97,7 +132,7 @@ Test(conv_slice, program_bytes_are_the_plans)
             int df = k == NPU_CONV_FWD ? NPU_CONV_ZEROPAD : NPU_CONV_ECOFLOW;
             npu_conv_slicing_t r;
             char msg[300];
-            cr_assert_eq(npu_conv_slice(&cfg, &k_layers[l], k, df, &r, msg, sizeof msg), 0, "%s", msg);
+            cr_assert_eq(npu_conv_slice(&cfg, &k_layers[l], k, df, npu_prog_time, &r, msg, sizeof msg), 0, "%s", msg);
             for (int i = 0; i < r.n; i++) {
                 npu_conv_plan_t p;
                 cr_assert_eq(npu_conv_plan(&cfg, &k_layers[l], k, df, &r.cand[i].opts, &p, msg, sizeof msg), 0);
@@ -151,9 +186,9 @@ Test(conv_slice, refusals)
     npu_conv_slicing_t r;
     npu_conv_t big = {1, 512, 16, 16, 512, 3, 3, 1, 1, 1, 0}, bad = {1, 4, 10, 10, 8, 3, 3, 0, 1, 1, 0};
     char msg[300];
-    cr_assert_eq(npu_conv_slice(&cfg, &big, NPU_CONV_FWD, NPU_CONV_ZEROPAD, &r, msg, sizeof msg), -1);
+    cr_assert_eq(npu_conv_slice(&cfg, &big, NPU_CONV_FWD, NPU_CONV_ZEROPAD, npu_prog_time, &r, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "does not plan whole") && strstr(msg, "one part"), "%s", msg);
     cr_assert(r.cand == NULL && r.n == 0);
-    cr_assert_eq(npu_conv_slice(&cfg, &bad, NPU_CONV_FWD, NPU_CONV_ZEROPAD, &r, msg, sizeof msg), -1);
+    cr_assert_eq(npu_conv_slice(&cfg, &bad, NPU_CONV_FWD, NPU_CONV_ZEROPAD, npu_prog_time, &r, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "stride"), "%s", msg);
 }

@@ -256,3 +256,35 @@ Test(est_step, prog_time_drains_behind_the_waves)
     cr_assert_leq(all, waves + pipe + 16, "%llu, the WAVEs %llu: the DRAINs behind them",
                   (unsigned long long)all, (unsigned long long)waves);
 }
+
+/* Times LDW, WAVE (5 rows), then two more: on the same bank without an LDW (one stationary tile,
+ * as a conv's row blocks on one weight tile) or an LDW into the other bank and a WAVE on it (two
+ * tiles). Cycles. */
+static uint64_t two_waves(const npu_cfg_t *c, int same_tile)
+{
+    npu_slice_cost_t k = npu_slice_cost_default(c, NPU_SLICE_BURST);
+    npu_insn_t p[4];
+    uint64_t cyc;
+    char why[200];
+    size_t n = 0;
+    cr_assert_eq(npu_enc_ldw(&p[n++], 0, NPU_MODE_HSW, 0, 1, 4, 8), 0);
+    cr_assert_eq(npu_enc_wave(&p[n++], 0, NPU_MODE_HSW, 0, 5, 64, 1, 4, 8, 0), 0);
+    if (!same_tile)
+        cr_assert_eq(npu_enc_ldw(&p[n++], 1, NPU_MODE_HSW, 8, 1, 4, 8), 0);
+    cr_assert_eq(npu_enc_wave(&p[n++], same_tile ? 0u : 1u, NPU_MODE_HSW, 0, 5, 128, 1, 4, 8, 16), 0);
+    cr_assert_eq(npu_prog_time(c, &k, p, n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* Two 5-row WAVEs on one stationary tile take its turnaround once, max(10, (10 + 5S + 1) / 2),
+ * not two tiles' (5 + 5S + 1) / 2 each (measured on the RTL timeline of a conv: 10 such WAVEs per
+ * tile every 5 to 7 cycles). A planted model that charges each WAVE its own turnaround times the
+ * two programs alike and fails. */
+Test(est_step, prog_time_waves_on_one_tile_share_its_turnaround)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t one = two_waves(&c, 1), two = two_waves(&c, 0);
+    uint64_t turn = (5u * (uint64_t)c.s + 1 + 5) / 2; /* a lone 5-row WAVE's tile: 23 at S = 8 */
+    cr_assert_geq(two, one + turn / 2, "one tile %llu, two tiles %llu", (unsigned long long)one,
+                  (unsigned long long)two);
+}

@@ -149,7 +149,7 @@ static void unit_step(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up,
 }
 
 int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a,
-                        npu_conv_cand_t *c, char *msg, size_t n)
+                        npu_conv_time_fn time, npu_conv_cand_t *c, char *msg, size_t n)
 {
     walk_t w;
     npu_prog_t prog;
@@ -171,9 +171,14 @@ int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const np
     w.c = c;
     npu_prog_init(&prog);
     rc = npu_cx_emit(cfg, p, a, unit_step, &w, &prog, msg, n);
-    npu_prog_free(&prog);
     for (int m = 0; m < 2; m++)
         c->cycles[m] = npu_slice_pipe_end(&w.pipe[m]);
+    for (int m = 0; m < 2 && rc == 0 && time; m++) { /* the whole program's time, Q16 like the walk */
+        uint64_t cyc;
+        rc = time(cfg, &w.k[m], prog.insn, prog.n, &cyc, msg, n);
+        c->cycles[m] = cyc << NPU_SLICE_Q;
+    }
+    npu_prog_free(&prog);
     return rc;
 }
 
@@ -201,7 +206,8 @@ static int fail(char *msg, size_t n, const char *why)
 /* The candidate of plan p (options o) appended unless a plan of the same shape is there; its index,
  * or -1 with the reason. */
 static int add_cand(const npu_cfg_t *cfg, npu_conv_slicing_t *r, int cap, const npu_conv_plan_t *p,
-                    const npu_conv_plan_opts_t *o, const npu_conv_addrs_t *a, char *msg, size_t n)
+                    const npu_conv_plan_opts_t *o, const npu_conv_addrs_t *a, npu_conv_time_fn time, char *msg,
+                    size_t n)
 {
     npu_conv_cand_t *c;
     for (int i = 0; i < r->n; i++)
@@ -212,15 +218,15 @@ static int add_cand(const npu_cfg_t *cfg, npu_conv_slicing_t *r, int cap, const 
         return fail(msg, n, "too many candidates");
     c = &r->cand[r->n];
     c->opts = *o;
-    if (npu_conv_slice_cost(cfg, p, a, c, msg, n) != 0)
+    if (npu_conv_slice_cost(cfg, p, a, time, c, msg, n) != 0)
         return -1;
     return r->n++;
 }
 
 /* Every (G, R) of the options, G and R from the largest down; each distinct plan costed. */
 static int enumerate(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                     const npu_conv_plan_t *p0, const npu_conv_addrs_t *a, npu_conv_slicing_t *r, char *msg,
-                     size_t n)
+                     const npu_conv_plan_t *p0, const npu_conv_addrs_t *a, npu_conv_time_fn time,
+                     npu_conv_slicing_t *r, char *msg, size_t n)
 {
     int gmax = kernel == NPU_CONV_DW ? 1 : p0->nblk, cap = gmax * p0->rows + 1;
     npu_conv_plan_t *p = malloc(sizeof *p);
@@ -235,7 +241,7 @@ static int enumerate(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int 
                 continue; /* the same bands as R + 1 (balanced heights) */
             if (npu_conv_plan(cfg, c, kernel, dataflow, &o, p, NULL, 0) != 0)
                 continue;
-            if (add_cand(cfg, r, cap, p, &o, a, msg, n) < 0) {
+            if (add_cand(cfg, r, cap, p, &o, a, time, msg, n) < 0) {
                 free(p);
                 return -1;
             }
@@ -244,8 +250,8 @@ static int enumerate(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int 
     return 0;
 }
 
-int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_slicing_t *r,
-                   char *msg, size_t n)
+int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_time_fn time,
+                   npu_conv_slicing_t *r, char *msg, size_t n)
 {
     npu_conv_plan_t *p0 = malloc(sizeof *p0);
     npu_conv_addrs_t a;
@@ -263,9 +269,9 @@ int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     } else {
         unsigned B = (unsigned)npu_cfg_beat(cfg);
         npu_conv_dram_layout(p0, B > 16 ? B : 16, &a, NULL);
-        rc = enumerate(cfg, c, kernel, dataflow, p0, &a, r, msg, n);
+        rc = enumerate(cfg, c, kernel, dataflow, p0, &a, time, r, msg, n);
         if (rc == 0)
-            rc = (r->heuristic = add_cand(cfg, r, r->n + 1, p0, &none, &a, msg, n)) < 0 ? -1 : 0;
+            rc = (r->heuristic = add_cand(cfg, r, r->n + 1, p0, &none, &a, time, msg, n)) < 0 ? -1 : 0;
     }
     for (int m = 0; m < 2 && rc == 0; m++) {
         r->pick[m] = 0;
