@@ -74,10 +74,10 @@ typedef char npu_args_opt_bits_fit[OPT_VALIDATE - 256 + 3 < 64 ? 1 : -1];
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
-     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT))
+     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT) | B(OPT_TOPOLOGY))
 #define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
                     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_RESIDENT) | B(OPT_POLICY) |    \
-                    B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE))
+                    B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_TOPOLOGY))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -819,8 +819,10 @@ static int check_sweep(const npu_args_t *a, unsigned long long seen, char *err, 
     const char *shard = getenv("SHARD");
     unsigned i, n;
     char tail;
-    if (!a->model)
-        return bad(err, errn, "'sweep' needs --model mlp:D0,..,DL or cnn:LAYER,..");
+    if (!a->model == !a->topology)
+        return bad(err, errn, "'sweep' needs --model mlp:D0,..,DL or cnn:LAYER,.. or --topology FILE.csv (one)");
+    if (a->topology && a->input)
+        return bad(err, errn, "--input applies to --model: a topology's layers give their own shapes");
     if ((seen & step_only) && !(a->plan && !strcmp(a->plan, "step")))
         return bad(err, errn, "--resident-banks, --policy, --no-prefetch, --no-lookahead and --validate "
                               "apply to 'sweep --plan step'");
@@ -950,8 +952,10 @@ static int check_combination(const npu_args_t *a, const char *cmd, unsigned long
         return 0;
     if (a->cmd == NPU_CMD_SWEEP)
         return check_sweep(a, seen, err, errn);
-    if (a->cmd == NPU_CMD_ESTIMATE && !a->model)
-        return bad(err, errn, "'estimate' needs --model mlp:D0,..,DL or cnn:LAYER,..");
+    if (a->cmd == NPU_CMD_ESTIMATE && !a->model == !a->topology)
+        return bad(err, errn, "'estimate' needs --model mlp:D0,..,DL or cnn:LAYER,.. or --topology FILE.csv (one)");
+    if (a->cmd == NPU_CMD_ESTIMATE && a->topology && a->input)
+        return bad(err, errn, "--input applies to --model: a topology's layers give their own shapes");
     if (a->cmd == NPU_CMD_FIT && !a->model)
         return bad(err, errn, "'fit' needs --model mlp:D0,D1,..,DL (e.g. mlp:64,128,10)");
     if (a->cmd == NPU_CMD_RUN && !a->prog_file)

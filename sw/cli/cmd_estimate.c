@@ -2,6 +2,7 @@
  * (model/estimate.h): a row per step, the tensors' DRAM bytes, the iteration's metrics. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -9,10 +10,11 @@
 #include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "model/estimate.h"
+#include "model/topology.h"
 
 static const char *const k_cols[] = {"step", "phase", "layer", "macs", "compute", "vec", "stall",
                                      "start", "end", "in_bytes", "out_bytes", "rf", "bound",
-                                     "modelled"};
+                                     "modelled", "tiled"};
 enum { NCOLS = (int)(sizeof k_cols / sizeof k_cols[0]) };
 
 static void row(npu_table_t *t, const npu_est_t *e, int i)
@@ -33,6 +35,7 @@ static void row(npu_table_t *t, const npu_est_t *e, int i)
     npu_table_num(t, st->rf, "%.3f");
     npu_table_str(t, st->memory_bound ? "memory" : "compute");
     npu_table_int(t, st->modelled);
+    npu_table_int(t, st->tiled);
     npu_table_end_row(t);
 }
 
@@ -47,12 +50,13 @@ static void print_text(const npu_est_t *e, const char *model, int batch)
     for (int i = 0; i < e->n_steps; i++) {
         const npu_est_step_t *st = &e->step[i];
         const npu_sched_step_stat_t *ss = &e->sched.step[i];
-        printf("%-9s %12llu %10llu %8llu %10llu %10llu %10llu %10llu %8.2f  %s%s\n", st->name,
+        printf("%-9s %12llu %10llu %8llu %10llu %10llu %10llu %10llu %8.2f  %s%s%s\n", st->name,
                (unsigned long long)st->macs, (unsigned long long)st->compute,
                (unsigned long long)st->vec, (unsigned long long)ss->stall,
                (unsigned long long)ss->end, (unsigned long long)ss->in_bytes,
                (unsigned long long)ss->out_bytes, st->rf, st->memory_bound ? "memory" : "compute",
-               st->modelled ? "" : " (not modelled: MACs/PEs, or vector kernels split)");
+               st->modelled ? "" : " (not modelled: MACs/PEs, or vector kernels split)",
+               st->tiled ? " (tiled: its tensors exceed the SPM)" : "");
     }
     printf("tensors (DRAM in / out bytes):");
     for (int t = 0; t < e->n_tensors; t++)
@@ -75,10 +79,30 @@ static int parse_input(const char *s, int *h, int *w, int *c)
     return sscanf(s, "%dx%dx%d%c", h, w, c, &tail) == 3 && *h > 0 && *w > 0 && *c > 0 ? 0 : -1;
 }
 
+/* --topology FILE: its layers per sample (npu_topo_net). 0, or NPU_EXIT_USAGE after the message. */
+static int topology_net(const npu_args_t *a, npu_net_shape_t *net)
+{
+    npu_topology_t *t = malloc(sizeof *t);
+    char why[256];
+    int rc = NPU_EXIT_USAGE;
+    if (!t)
+        fprintf(stderr, "npu: out of memory\n");
+    else if (npu_cli_load_topology(a, 1, t) == 0) {
+        if (npu_topo_net(t, net, why, sizeof why))
+            fprintf(stderr, "npu: --topology %s: %s\n", a->topology, why);
+        else
+            rc = 0;
+    }
+    free(t);
+    return rc;
+}
+
 int npu_cli_parse_net(const npu_args_t *a, npu_net_shape_t *net)
 {
     char why[256];
     int h, w, c;
+    if (a->topology)
+        return topology_net(a, net);
     if (parse_input(a->input, &h, &w, &c)) {
         fprintf(stderr, "npu: --input needs HxWxC with positive sizes, not '%s'\n", a->input);
         return NPU_EXIT_USAGE;
@@ -226,7 +250,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     if (a->json) {
         cJSON *root = npu_cli_json_new(cfg, a);
         if (root) {
-            cJSON_AddStringToObject(root, "model", a->model);
+            cJSON_AddStringToObject(root, "model", npu_cli_net_name(a));
             cJSON_AddStringToObject(root, "plan", "step");
             cJSON_AddNumberToObject(root, "batch", batch);
             cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
@@ -239,7 +263,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
             rows = NULL;
         }
     } else if (!a->quiet) {
-        print_step(&e, a->model, batch);
+        print_step(&e, npu_cli_net_name(a), batch);
     }
     cJSON_Delete(rows);
     return csv_err ? NPU_EXIT_FAIL : NPU_EXIT_PASS;
@@ -282,7 +306,7 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
     if (a->json) {
         cJSON *root = npu_cli_json_new(cfg, a);
         if (root) {
-            cJSON_AddStringToObject(root, "model", a->model);
+            cJSON_AddStringToObject(root, "model", npu_cli_net_name(a));
             cJSON_AddNumberToObject(root, "batch", o.batch);
             cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
             cJSON_AddNumberToObject(root, "stall", (double)e.sched.stall);
@@ -300,7 +324,7 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
         }
     } else if (!a->quiet) {
         cJSON_Delete(rows);
-        print_text(&e, a->model, o.batch);
+        print_text(&e, npu_cli_net_name(a), o.batch);
     } else {
         cJSON_Delete(rows);
     }

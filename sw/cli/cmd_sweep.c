@@ -96,7 +96,7 @@ static int output(const npu_cfg_t *cfg, const npu_args_t *a, const row_t *rows, 
     cJSON *js = npu_table_close(&t, &csv_err);
     cJSON *root = a->json ? npu_cli_json_new(cfg, a) : NULL;
     if (root) {
-        cJSON_AddStringToObject(root, "model", a->model);
+        cJSON_AddStringToObject(root, "model", npu_cli_net_name(a));
         cJSON_AddStringToObject(root, "plan", step ? "step" : "sched");
         cJSON_AddNumberToObject(root, "points", n);
         cJSON_AddItemToObject(root, "rows", js);

@@ -55,10 +55,12 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a);
  * --validate K sampled points run on the RTL. 0; 1 a validated point off its estimate (or a
  * failed run); 2 bad usage. */
 int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a);
-/* --model (with --input, default the digits' 8x8x1) into net. 0, or NPU_EXIT_USAGE after the
- * message. */
+/* --model (with --input, default the digits' 8x8x1), or --topology FILE.csv (model/topology.h
+ * npu_topo_net), into net. 0, or NPU_EXIT_USAGE after the message. */
 struct npu_net_shape;
 int npu_cli_parse_net(const npu_args_t *a, struct npu_net_shape *net);
+/* What the network is called in reports: the --model spec or the --topology file. */
+static inline const char *npu_cli_net_name(const npu_args_t *a) { return a->model ? a->model : a->topology; }
 /* An MLP's widths d[0..layers] from net; -1 after a message naming cmd when net has convolutions. */
 int npu_cli_net_dims(const struct npu_net_shape *net, int *dims, const char *cmd);
 

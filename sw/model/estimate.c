@@ -2,6 +2,7 @@
  * (estimate.h). */
 #include "model/estimate.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +13,7 @@
 #include "compile/slice/slice_cost.h"
 #include "compile/step/step_plan.h"
 
-enum { T_W, T_V, T_B, T_VB, T_Y, T_DY, T_DW, T_DB, T_PER_LAYER }; /* tensors of a layer */
+enum { T_W, T_V, T_B, T_VB, T_Y, T_DY, T_DW, T_DB, T_X, T_DX, T_IDS }; /* a layer's tensors (ids) */
 
 const char *npu_est_phase_name(int phase)
 {
@@ -21,35 +22,51 @@ const char *npu_est_phase_name(int phase)
 }
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+static uint64_t max64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
 static uint64_t kernel_macs(const npu_net_layer_t *L, int batch)
 {
-    return (uint64_t)batch * L->oh * L->ow * L->f * L->k * L->k * L->c;
+    return (uint64_t)batch * L->oh * L->ow * L->f * L->k * L->k * (L->depthwise ? 1 : L->c);
 }
 
-/* Array cycles of one kernel (NPU_NET_FWD / _DX / _DW) of layer L: the compute steps of the
- * slicing stage's pick; when it finds no plan, MACs over the PEs (and *modelled = 0). */
-static uint64_t kernel_search(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch, int kernel,
-                              int *modelled)
+/* One kernel as the slicing stage's pick runs it: its array cycles alone; its cycles with its tile
+ * transfers overlapped, and the DRAM bytes (beats) of its streamed operand IN0, its stationary
+ * IN1 and its result OUT (compile/slice/slice.h), for a step that runs tile by tile. */
+typedef struct kres {
+    uint64_t compute, cycles, in0, in1, out;
+    int modelled; /* 0: no plan (compute = MACs / PEs; no tiling, no bytes) */
+} kres_t;
+
+/* Kernel NPU_NET_FWD / _DX / _DW of layer L by the slicing stage's pick. */
+static kres_t kernel_search(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch, int kernel)
 {
     npu_slice_cost_t k = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     npu_slice_result_t r;
+    kres_t v = {0, 0, 0, 0, 0, 1};
     char msg[160];
     int rc;
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
     if (L->kind == NPU_NET_FC) {
         int M = kernel == NPU_NET_DW ? L->c : batch, K = kernel == NPU_NET_FWD ? L->c
                                                        : kernel == NPU_NET_DX ? L->f : batch;
         rc = npu_slice_gemm(cfg, &k, M, kernel == NPU_NET_DX ? L->c : L->f, K, &r, msg, sizeof msg);
     } else {
-        npu_conv_t c = {batch, L->c, L->h, L->w, L->f, L->k, L->k, L->s, L->p, 1, 0};
+        npu_conv_t c = {batch, L->c, L->h, L->w, L->f, L->k, L->k, L->s, L->p, 1, L->depthwise};
         rc = npu_slice_conv(cfg, &k, &c, kernel == NPU_NET_FWD  ? NPU_SLICE_FWD
                                          : kernel == NPU_NET_DX ? NPU_SLICE_DX
                                                                 : NPU_SLICE_DW, &r, msg, sizeof msg);
     }
-    if (rc == 0)
-        return ceil_div(r.best.compute, 1u << NPU_SLICE_Q);
-    *modelled = 0;
-    return ceil_div(kernel_macs(L, batch), 4u * (uint64_t)cfg->s * (uint64_t)cfg->s);
+    if (rc == 0) {
+        v.compute = ceil_div(r.best.compute, 1u << NPU_SLICE_Q);
+        v.cycles = ceil_div(r.best.cycles, 1u << NPU_SLICE_Q);
+        v.in0 = r.best.t[NPU_SLICE_IN0].b.beats * B;
+        v.in1 = r.best.t[NPU_SLICE_IN1].b.beats * B;
+        v.out = r.best.t[NPU_SLICE_OUT].b.beats * B;
+        return v;
+    }
+    v.modelled = 0;
+    v.compute = ceil_div(kernel_macs(L, batch), 4u * (uint64_t)cfg->s * (uint64_t)cfg->s);
+    return v;
 }
 
 /* The kernels one estimate has costed: identical layers (a deep MLP's) are searched once. */
@@ -57,28 +74,27 @@ typedef struct kmemo {
     int n;
     struct {
         npu_net_layer_t l;
-        int kernel, modelled;
-        uint64_t cycles;
+        int kernel;
+        kres_t r;
     } k[3 * NPU_NET_MAX_LAYERS];
 } kmemo_t;
 
-/* kernel_search's cycles, remembered in m. */
-static uint64_t kernel_cycles(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch, int kernel,
-                              int *modelled, kmemo_t *m)
+/* kernel_search's result, remembered in m; *modelled cleared when it found no plan. */
+static kres_t kernel_res(const npu_cfg_t *cfg, const npu_net_layer_t *L, int batch, int kernel, int *modelled,
+                         kmemo_t *m)
 {
-    int i, ok = 1;
+    int i;
     for (i = 0; i < m->n; i++)
         if (m->k[i].kernel == kernel && !memcmp(&m->k[i].l, L, sizeof *L))
             break;
     if (i == m->n) {
         m->k[i].l = *L;
         m->k[i].kernel = kernel;
-        m->k[i].cycles = kernel_search(cfg, L, batch, kernel, &ok);
-        m->k[i].modelled = ok;
+        m->k[i].r = kernel_search(cfg, L, batch, kernel);
         m->n++;
     }
-    *modelled &= m->k[i].modelled;
-    return m->k[i].cycles;
+    *modelled &= m->k[i].r.modelled;
+    return m->k[i].r;
 }
 
 /* The vector unit's busy cycles of one layer's vector kernels in a whole training step on the NPU
@@ -179,25 +195,37 @@ static int tensor(npu_est_t *e, const char *fmt, int layer, uint64_t bytes, int 
     return i;
 }
 
-/* The tensors: X0, then T_PER_LAYER per layer (ids 1 + l * T_PER_LAYER + T_*). */
-static void add_tensors(npu_est_t *e, const npu_net_shape_t *net, int batch)
+/* Does layer l read what layer l - 1 writes? (A SCALE-Sim topology's layers need not chain.) */
+static int chained(const npu_net_shape_t *net, int l)
 {
-    tensor(e, "X%d", 0, 2u * batch * npu_net_in(&net->l[0]), 1, 0);
-    for (int l = 0; l < net->layers; l++) {
-        const npu_net_layer_t *L = &net->l[l];
-        uint64_t np = npu_net_params(L), out = (uint64_t)batch * npu_net_out(L);
-        tensor(e, "W%d", l, 2 * np, 1, 1);
-        tensor(e, "V%d", l, 4 * np, 1, 1);
-        tensor(e, "b%d", l, 4u * L->f, 1, 1);
-        tensor(e, "Vb%d", l, 4u * L->f, 1, 1);
-        tensor(e, "Y%d", l, 2 * out, 0, 0);
-        tensor(e, "dY%d", l, 2 * out, 0, 0);
-        tensor(e, "dW%d", l, 4 * np, 0, 0);
-        tensor(e, "db%d", l, 4u * L->f, 0, 0);
-    }
+    return l > 0 && npu_net_in(&net->l[l]) == npu_net_out(&net->l[l - 1]);
 }
 
-static int tid(int l, int kind) { return 1 + l * T_PER_LAYER + kind; }
+/* The tensors, their ids into id[l][T_*]: X0; per layer W, V, b, Vb, Y, dY, dW, db; its input X
+ * (X0, the previous layer's Y, or, when it does not chain, an input X<l> of its own in DRAM) and
+ * that input's gradient (none for layer 0; the previous layer's dY; or dX<l>, kept in DRAM for
+ * the layer that made X<l>). A Y the next layer does not read is kept in DRAM and its dY comes
+ * from DRAM (both belong to a layer the topology does not list). */
+static void add_tensors(npu_est_t *e, const npu_net_shape_t *net, int batch, int (*id)[T_IDS])
+{
+    int x0 = tensor(e, "X%d", 0, 2u * batch * npu_net_in(&net->l[0]), 1, 0);
+    for (int l = 0; l < net->layers; l++) {
+        const npu_net_layer_t *L = &net->l[l];
+        uint64_t np = npu_net_params(L), out = (uint64_t)batch * npu_net_out(L), in = 2u * batch * npu_net_in(L);
+        id[l][T_W] = tensor(e, "W%d", l, 2 * np, 1, 1);
+        id[l][T_V] = tensor(e, "V%d", l, 4 * np, 1, 1);
+        id[l][T_B] = tensor(e, "b%d", l, 4u * L->f, 1, 1);
+        id[l][T_VB] = tensor(e, "Vb%d", l, 4u * L->f, 1, 1);
+        int open = l + 1 < net->layers && !chained(net, l + 1); /* Y goes to, dY comes from, a layer
+                                                                  the topology does not list */
+        id[l][T_Y] = tensor(e, "Y%d", l, 2 * out, 0, open);
+        id[l][T_DY] = tensor(e, "dY%d", l, 2 * out, open, 0);
+        id[l][T_DW] = tensor(e, "dW%d", l, 4 * np, 0, 0);
+        id[l][T_DB] = tensor(e, "db%d", l, 4u * L->f, 0, 0);
+        id[l][T_X] = !l ? x0 : chained(net, l) ? id[l - 1][T_Y] : tensor(e, "X%d", l, in, 1, 0);
+        id[l][T_DX] = !l ? -1 : chained(net, l) ? id[l - 1][T_DY] : tensor(e, "dX%d", l, in, 0, 1);
+    }
+}
 
 /* A step of phase/layer with its inputs and outputs (-1 ends each list). */
 static npu_est_step_t *add_step(npu_est_t *e, int phase, int layer, const int *in, const int *out)
@@ -222,48 +250,190 @@ static npu_est_step_t *add_step(npu_est_t *e, int phase, int layer, const int *i
     return st;
 }
 
-/* Forward, loss, backward and update steps with their cycles: the array's (kernel_cycles) and
- * the vector unit's (layer_vec: forward bias, ReLU and narrowing; backward the bias gradient and
- * the bias update, and ReLU's mask of the layer's input; update the SGD of W). */
-static void add_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch)
+/* A step run tile by tile, for when its tensors do not fit the SPM together: its cycles and the
+ * DRAM bytes it moves itself, per tensor. */
+typedef struct tiled {
+    uint64_t cycles;
+    int n;
+    int t[2 * NPU_SCHED_MAX_IO];
+    uint64_t in[2 * NPU_SCHED_MAX_IO], out[2 * NPU_SCHED_MAX_IO];
+} tiled_t;
+
+static void tile_add(tiled_t *z, int t, uint64_t in, uint64_t out)
+{
+    int i = 0;
+    if (t < 0)
+        return;
+    while (i < z->n && z->t[i] != t)
+        i++;
+    if (i == z->n) {
+        z->t[i] = t;
+        z->in[i] = z->out[i] = 0;
+        z->n++;
+    }
+    z->in[i] += in;
+    z->out[i] += out;
+}
+
+static uint64_t over_bw(uint64_t bytes, double bw) { return (uint64_t)ceil((double)bytes / bw); }
+
+/* Kernel r's tiles reading t0 (IN0) and t1 (IN1), writing to (OUT): their bytes into z (without a
+ * plan, each tensor once); its cycles (without a plan, the larger of MACs / PEs and bytes / bw). */
+static uint64_t tile_kernel(tiled_t *z, const npu_est_t *e, const kres_t *r, int t0, int t1, int to, double bw)
+{
+    uint64_t b0 = r->modelled ? r->in0 : e->tensor[t0].bytes, b1 = r->modelled ? r->in1 : e->tensor[t1].bytes;
+    uint64_t bo = to < 0 ? 0 : r->modelled ? r->out : e->tensor[to].bytes;
+    tile_add(z, t0, b0, 0);
+    tile_add(z, t1, b1, 0);
+    tile_add(z, to, 0, bo);
+    return r->modelled ? r->cycles : max64(r->compute, over_bw(b0 + b1 + bo, bw));
+}
+
+/* Vector work of `vec` busy cycles reading tensors rd[] and writing wr[] once each (-1 ends a
+ * list), streamed: bytes into z; the larger of its busy cycles and its bytes over bw. */
+static uint64_t tile_vec(tiled_t *z, const npu_est_t *e, uint64_t vec, const int *rd, const int *wr, double bw)
+{
+    uint64_t bytes = 0;
+    for (; *rd >= 0; rd++) {
+        tile_add(z, *rd, e->tensor[*rd].bytes, 0);
+        bytes += e->tensor[*rd].bytes;
+    }
+    for (; *wr >= 0; wr++) {
+        tile_add(z, *wr, 0, e->tensor[*wr].bytes);
+        bytes += e->tensor[*wr].bytes;
+    }
+    return max64(vec, over_bw(bytes, bw));
+}
+
+/* The forward steps: the array's cycles (the slicing stage's pick) and the vector unit's (layer_vec:
+ * bias, ReLU and narrowing); z: each one tile by tile (its vector work reads and writes Y once). */
+static void fwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch, int (*id)[T_IDS],
+                      kmemo_t *m, vmemo_t *vm, vbusy_t *vb, int *vok, tiled_t *z, double bw)
+{
+    for (int l = 0; l < net->layers; l++) {
+        const npu_net_layer_t *Y = &net->l[l];
+        int in[] = {id[l][T_X], id[l][T_W], id[l][T_B], -1}, out[] = {id[l][T_Y], -1};
+        npu_est_step_t *st = add_step(e, NPU_EST_FWD, l, in, out);
+        tiled_t *zt = &z[e->n_steps - 1];
+        vb[l] = layer_vec(cfg, net, l, batch, vm, &vok[l]);
+        kres_t r = kernel_res(cfg, Y, batch, NPU_NET_FWD, &st->modelled, m);
+        st->macs = kernel_macs(Y, batch);
+        st->compute = r.compute;
+        st->vec = vb[l].fwd;
+        st->modelled &= vok[l];
+        int vr[] = {id[l][T_Y], id[l][T_B], -1}, vw[] = {id[l][T_Y], -1};
+        zt->cycles = tile_kernel(zt, e, &r, id[l][T_X], id[l][T_W], id[l][T_Y], bw) +
+                     tile_vec(zt, e, st->vec, vr, vw, bw);
+    }
+}
+
+/* The backward steps: dW (and dX but for layer 0), the bias gradient and ReLU's mask of the
+ * input; z: tile by tile (the vector work reads dY, and dX when there is one, and writes db and dX). */
+static void bwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch, int (*id)[T_IDS],
+                      kmemo_t *m, const vbusy_t *vb, const int *vok, tiled_t *z, double bw)
+{
+    for (int l = net->layers - 1; l >= 0; l--) {
+        const npu_net_layer_t *Y = &net->l[l];
+        int dx = id[l][T_DX] >= 0, fc = Y->kind == NPU_NET_FC;
+        int in[] = {id[l][T_DY], id[l][T_X], id[l][T_W], -1};
+        int out[] = {id[l][T_DW], id[l][T_DB], id[l][T_DX], -1}; /* T_DX -1 ends it for layer 0 */
+        npu_est_step_t *st = add_step(e, NPU_EST_BWD, l, in, out);
+        tiled_t *zt = &z[e->n_steps - 1];
+        kres_t rw = kernel_res(cfg, Y, batch, NPU_NET_DW, &st->modelled, m), rx = {0, 0, 0, 0, 0, 1};
+        if (dx)
+            rx = kernel_res(cfg, Y, batch, NPU_NET_DX, &st->modelled, m);
+        st->macs = kernel_macs(Y, batch) * (dx ? 2 : 1);
+        st->compute = rw.compute + rx.compute;
+        st->vec = vb[l].grad_bias + (dx ? vb[l].relu_bwd : 0);
+        st->modelled &= vok[l];
+        /* dW's streamed operand: X^T of an FC layer (GEMM A), dY of a convolution */
+        zt->cycles = tile_kernel(zt, e, &rw, id[l][fc ? T_X : T_DY], id[l][fc ? T_DY : T_X], id[l][T_DW], bw);
+        if (dx)
+            zt->cycles += tile_kernel(zt, e, &rx, id[l][T_DY], id[l][T_W], id[l][T_DX], bw);
+        int vr[] = {id[l][T_DY], dx ? id[l][T_DX] : -1, -1}, vw[] = {id[l][T_DB], dx ? id[l][T_DX] : -1, -1};
+        zt->cycles += tile_vec(zt, e, st->vec, vr, vw, bw);
+    }
+}
+
+/* Forward, loss, backward and update steps with their cycles (the array's, kernel_res, and the
+ * vector unit's) and, in z, each step's tile-by-tile form. */
+static void add_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch,
+                      int (*id)[T_IDS], tiled_t *z, double bw)
 {
     kmemo_t m;
     vmemo_t vm;
     vbusy_t vb[NPU_NET_MAX_LAYERS];
     int L = net->layers, vok[NPU_NET_MAX_LAYERS];
     m.n = vm.n = 0;
-    for (int l = 0; l < L; l++) {
-        const npu_net_layer_t *Y = &net->l[l];
-        int in[] = {l ? tid(l - 1, T_Y) : 0, tid(l, T_W), tid(l, T_B), -1}, out[] = {tid(l, T_Y), -1};
-        npu_est_step_t *st = add_step(e, NPU_EST_FWD, l, in, out);
-        vb[l] = layer_vec(cfg, net, l, batch, &vm, &vok[l]);
-        st->macs = kernel_macs(Y, batch);
-        st->compute = kernel_cycles(cfg, Y, batch, NPU_NET_FWD, &st->modelled, &m);
-        st->vec = vb[l].fwd;
-        st->modelled &= vok[l];
-    }
+    fwd_steps(cfg, e, net, batch, id, &m, &vm, vb, vok, z, bw);
     {
-        int in[] = {tid(L - 1, T_Y), -1}, out[] = {tid(L - 1, T_DY), -1};
+        int in[] = {id[L - 1][T_Y], -1}, out[] = {id[L - 1][T_DY], -1};
         add_step(e, NPU_EST_LOSS, L - 1, in, out);
+        z[e->n_steps - 1].cycles = tile_vec(&z[e->n_steps - 1], e, 0, in, out, bw);
     }
-    for (int l = L - 1; l >= 0; l--) {
-        const npu_net_layer_t *Y = &net->l[l];
-        int in[] = {tid(l, T_DY), l ? tid(l - 1, T_Y) : 0, tid(l, T_W), -1};
-        int out[] = {tid(l, T_DW), tid(l, T_DB), l ? tid(l - 1, T_DY) : -1, -1};
-        npu_est_step_t *st = add_step(e, NPU_EST_BWD, l, in, out);
-        st->macs = kernel_macs(Y, batch) * (l ? 2 : 1);
-        st->compute = kernel_cycles(cfg, Y, batch, NPU_NET_DW, &st->modelled, &m) +
-                      (l ? kernel_cycles(cfg, Y, batch, NPU_NET_DX, &st->modelled, &m) : 0);
-        st->vec = vb[l].grad_bias + (l ? vb[l].relu_bwd : 0);
-        st->modelled &= vok[l];
-    }
+    bwd_steps(cfg, e, net, batch, id, &m, vb, vok, z, bw);
     for (int l = 0; l < L; l++) {
-        int in[] = {tid(l, T_W), tid(l, T_V), tid(l, T_DW), tid(l, T_B), tid(l, T_VB), tid(l, T_DB), -1};
-        int out[] = {tid(l, T_W), tid(l, T_V), tid(l, T_B), tid(l, T_VB), -1};
+        int in[] = {id[l][T_W], id[l][T_V], id[l][T_DW], id[l][T_B], id[l][T_VB], id[l][T_DB], -1};
+        int out[] = {id[l][T_W], id[l][T_V], id[l][T_B], id[l][T_VB], -1};
         npu_est_step_t *st = add_step(e, NPU_EST_UPDATE, l, in, out);
         st->vec = vb[l].sgd;
         st->modelled &= vok[l];
+        z[e->n_steps - 1].cycles = tile_vec(&z[e->n_steps - 1], e, st->vec, in, out, bw);
     }
+}
+
+/* The bytes of step i's tensors, each once: those it keeps in the SPM and those it reads or writes
+ * in DRAM itself (a tiled step's). */
+static uint64_t step_room(const npu_est_t *e, int i)
+{
+    const npu_sched_step_t *ss = &e->sstep[i];
+    const int *list[4] = {ss->in, ss->out, ss->dram_in, ss->dram_out};
+    int len[4] = {ss->n_in, ss->n_out, ss->n_dram_in, ss->n_dram_out}, seen[4 * NPU_SCHED_MAX_IO], n = 0;
+    uint64_t room = 0;
+    for (int k = 0; k < 4; k++)
+        for (int j = 0; j < len[k]; j++) {
+            int t = list[k][j], dup = 0;
+            for (int q = 0; q < n; q++)
+                dup |= seen[q] == t;
+            if (!dup) {
+                seen[n++] = t;
+                room += e->tensor[t].bytes;
+            }
+        }
+    return room;
+}
+
+/* A step whose tensors exceed the SPM runs tile by tile: its accesses become the scheduler's
+ * DRAM-side ones (a dirty resident copy is written back first; an output's resident copy goes
+ * stale) and its cycles z's, which include its tiles' transfers. */
+static void tile_steps(npu_est_t *e, const tiled_t *z, uint64_t spm)
+{
+    for (int i = 0; i < e->n_steps; i++) {
+        npu_sched_step_t *ss = &e->sstep[i];
+        if (step_room(e, i) <= spm)
+            continue;
+        e->step[i].tiled = 1;
+        ss->n_dram_in = ss->n_in;
+        ss->n_dram_out = ss->n_out;
+        memcpy(ss->dram_in, ss->in, sizeof ss->in);
+        memcpy(ss->dram_out, ss->out, sizeof ss->out);
+        ss->n_in = ss->n_out = 0;
+        ss->cycles = z[i].cycles;
+    }
+}
+
+/* The tiled steps' own traffic added to the scheduler's per tensor, per step and in all. */
+static void tile_bytes(npu_est_t *e, const tiled_t *z)
+{
+    for (int i = 0; i < e->n_steps; i++)
+        for (int j = 0; e->step[i].tiled && j < z[i].n; j++) {
+            e->sched.tensor[z[i].t[j]].in_bytes += z[i].in[j];
+            e->sched.tensor[z[i].t[j]].out_bytes += z[i].out[j];
+            e->sched.step[i].in_bytes += z[i].in[j];
+            e->sched.step[i].out_bytes += z[i].out[j];
+            e->sched.in_bytes += z[i].in[j];
+            e->sched.out_bytes += z[i].out[j];
+        }
 }
 
 /* Bytes, reuse frequency and class of each step; the iteration's metrics. */
@@ -273,14 +443,7 @@ static void metrics(const npu_cfg_t *cfg, npu_est_t *e, double bw, int batch)
     e->ridge = peak / bw;
     for (int i = 0; i < e->n_steps; i++) {
         npu_est_step_t *st = &e->step[i];
-        const npu_sched_step_t *ss = &e->sstep[i];
-        st->bytes = 0;
-        for (int j = 0; j < ss->n_in + ss->n_out; j++) {
-            int t = j < ss->n_in ? ss->in[j] : ss->out[j - ss->n_in], dup = 0;
-            for (int q = 0; q < j && j >= ss->n_in; q++) /* an updated input counts once */
-                dup |= ss->in[q] == t;
-            st->bytes += dup ? 0 : e->tensor[t].bytes;
-        }
+        st->bytes = step_room(e, i); /* an updated input counts once */
         st->rf = st->bytes ? (2.0 * (double)st->macs + (double)st->vec * cfg->s) / (double)st->bytes : 0;
         st->memory_bound = st->rf < e->ridge;
         e->macs += st->macs;
@@ -303,21 +466,33 @@ int npu_estimate(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_est
         snprintf(why, n, "no layer or no batch");
         return -1;
     }
-    add_tensors(e, net, o->batch);
-    add_steps(cfg, e, net, o->batch);
-    for (int i = 0; i < e->n_steps; i++)
-        e->sstep[i].cycles = e->step[i].compute + e->step[i].vec;
-    e->problem = (npu_sched_problem_t){
-        e->n_tensors, e->n_steps, e->tensor, e->sstep,
-        o->spm_bytes ? o->spm_bytes : (uint64_t)npu_cfg_spm_words(cfg) * (uint64_t)npu_cfg_beat(cfg),
-        bw, (uint64_t)(o->dram_latency >= 0 ? o->dram_latency : cfg->dram_latency), o->prefetch,
-        o->lookahead};
-    if (npu_sched_run(&e->problem, &e->sched) || !e->sched.ok) {
-        snprintf(why, n, "%s (tensor granularity: the tiles of a tensor larger than the SPM are "
-                 "not modelled yet)", e->sched.why);
-        npu_sched_free(&e->sched);
+    int(*id)[T_IDS] = malloc((size_t)net->layers * sizeof *id);
+    tiled_t *z = calloc((size_t)(4 * net->layers + 1), sizeof *z);
+    uint64_t spm = o->spm_bytes ? o->spm_bytes : (uint64_t)npu_cfg_spm_words(cfg) * (uint64_t)npu_cfg_beat(cfg);
+    if (!id || !z) {
+        free(id);
+        free(z);
+        snprintf(why, n, "out of memory");
         return -1;
     }
+    add_tensors(e, net, o->batch, id);
+    add_steps(cfg, e, net, o->batch, id, z, bw);
+    for (int i = 0; i < e->n_steps; i++)
+        e->sstep[i].cycles = e->step[i].compute + e->step[i].vec;
+    tile_steps(e, z, spm);
+    e->problem = (npu_sched_problem_t){
+        e->n_tensors, e->n_steps, e->tensor, e->sstep, spm, bw,
+        (uint64_t)(o->dram_latency >= 0 ? o->dram_latency : cfg->dram_latency), o->prefetch, o->lookahead};
+    if (npu_sched_run(&e->problem, &e->sched) || !e->sched.ok) {
+        snprintf(why, n, "%s", e->sched.why);
+        npu_sched_free(&e->sched);
+        free(id);
+        free(z);
+        return -1;
+    }
+    tile_bytes(e, z);
+    free(id);
+    free(z);
     metrics(cfg, e, bw, o->batch);
     return 0;
 }

@@ -40,13 +40,14 @@ typedef struct npu_est_step {
     int memory_bound;     /* rf below the ridge point (peak ops per cycle / DRAM bytes per cycle) */
     int modelled;         /* 1: the slicing stage costed every kernel (0: a bound, MACs / PEs)
                              and the vector kernels are the step plan's (0: split or refused) */
+    int tiled;            /* 1: its tensors exceed the SPM: it runs tile by tile (estimate.c) */
 } npu_est_step_t;
 
 typedef struct npu_est {
     int n_steps, n_tensors;  /* the arrays first: npu_estimate zeroes from problem on */
     npu_est_step_t step[4 * NPU_NET_MAX_LAYERS + 1];
-    npu_sched_tensor_t tensor[8 * NPU_NET_MAX_LAYERS + 1];
-    char tensor_name[8 * NPU_NET_MAX_LAYERS + 1][16];
+    npu_sched_tensor_t tensor[10 * NPU_NET_MAX_LAYERS + 1]; /* a layer's 8, its own input and dX */
+    char tensor_name[10 * NPU_NET_MAX_LAYERS + 1][16];
     npu_sched_step_t sstep[4 * NPU_NET_MAX_LAYERS + 1];
     npu_sched_problem_t problem;
     npu_sched_result_t sched;

@@ -1,6 +1,8 @@
 /* topology.c - SCALE-Sim topology CSV files, conv and GEMM formats (topology.h). */
 #include "model/topology.h"
 
+#include "ref/net_ref.h"
+
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -392,4 +394,35 @@ void npu_topo_scale(npu_conv_t *c, int cdiv, int sdiv)
     c->F = c->depthwise ? c->C : shrink(c->F, cdiv, 1);
     c->H = shrink(c->H, sdiv, need_h > 1 ? need_h : 1);
     c->W = shrink(c->W, sdiv, need_w > 1 ? need_w : 1);
+}
+
+/* Row i of t as a network layer. 0, or -1 with why. */
+static int topo_layer(const npu_topology_t *t, int i, npu_net_layer_t *l, char *why, size_t n)
+{
+    const npu_topo_layer_t *r = &t->layer[i];
+    npu_conv_t c = r->conv;
+    if (t->format == NPU_TOPO_GEMM) /* M pixels of K channels, N filters of 1 x 1 */
+        c = (npu_conv_t){1, r->K, r->M, 1, r->N, 1, 1, 1, 0, 1, 0};
+    if (c.KH != c.KW || c.dil != 1) {
+        snprintf(why, n, "layer %d (%s): a %dx%d kernel, dilation %d: the estimator takes square, undilated "
+                 "kernels", i + 1, r->name, c.KH, c.KW, c.dil);
+        return -1;
+    }
+    *l = (npu_net_layer_t){NPU_NET_CONV, c.H, c.W, c.C, c.F, c.KH, c.stride, c.pad,
+                           npu_conv_oh(&c), npu_conv_ow(&c), c.depthwise};
+    return 0;
+}
+
+int npu_topo_net(const npu_topology_t *t, npu_net_shape_t *net, char *why, size_t n)
+{
+    memset(net, 0, sizeof *net);
+    if (t->n > NPU_NET_MAX_LAYERS) {
+        snprintf(why, n, "%d layers: the estimator takes at most %d", t->n, NPU_NET_MAX_LAYERS);
+        return -1;
+    }
+    for (int i = 0; i < t->n; i++)
+        if (topo_layer(t, i, &net->l[i], why, n))
+            return -1;
+    net->layers = t->n;
+    return 0;
 }

@@ -74,4 +74,13 @@ int npu_topo_gemm_shape(const npu_topology_t *t, int i, int *M, int *N, int *K, 
  * unchanged. cdiv, sdiv < 1 count as 1. */
 void npu_topo_scale(npu_conv_t *c, int cdiv, int sdiv);
 
+/* The topology as a network for the estimator (ref/net_ref.h), per sample (parse it with batch
+ * 1): a conv row is a convolution layer (its own input shape, padding and depthwise flag), a GEMM
+ * row a 1 x 1 convolution over M pixels of K channels with N filters (its M x N x K MACs). The
+ * layers need not chain: the estimator gives a layer whose input is not the previous one's output
+ * an input of its own. 0, or -1 with the reason (more layers than NPU_NET_MAX_LAYERS, a
+ * non-square or dilated kernel). */
+struct npu_net_shape;
+int npu_topo_net(const npu_topology_t *t, struct npu_net_shape *net, char *why, size_t n);
+
 #endif

@@ -23,7 +23,7 @@ static int add_layer(npu_net_shape_t *s, int kind, int *h, int *w, int *c, int f
         *c = *h * *w * *c;
         *h = *w = 1;
     }
-    *l = (npu_net_layer_t){kind, *h, *w, *c, f, k, st, p, 0, 0};
+    *l = (npu_net_layer_t){kind, *h, *w, *c, f, k, st, p, 0, 0, 0};
     l->oh = (*h + 2 * p - k) / st + 1;
     l->ow = (*w + 2 * p - k) / st + 1;
     if (f < 1 || f > 65535 || k < 1 || st < 1 || p < 0 || p >= k || *h + 2 * p < k || *w + 2 * p < k) {

@@ -31,6 +31,8 @@ typedef struct npu_net_layer {
     int f;          /* outputs per position: filters, or the layer's outputs */
     int k, s, p;    /* kernel side, stride, padding (fully connected: 1, 1, 0) */
     int oh, ow;     /* output height and width (fully connected: 1, 1) */
+    int depthwise;  /* a depthwise convolution (f = c, one k x k filter per channel): from SCALE-Sim
+                       topologies, for the estimator only (the reference trainer has none) */
 } npu_net_layer_t;
 
 typedef struct npu_net_shape {
@@ -42,7 +44,7 @@ static inline size_t npu_net_in(const npu_net_layer_t *l) { return (size_t)l->h 
 static inline size_t npu_net_out(const npu_net_layer_t *l) { return (size_t)l->oh * l->ow * l->f; }
 static inline size_t npu_net_params(const npu_net_layer_t *l)
 {
-    return (size_t)l->k * l->k * l->f * l->c;
+    return (size_t)l->k * l->k * l->f * (l->depthwise ? 1 : l->c);
 }
 
 /* A model spec for inputs of h x w x c. "mlp:D0,D1,..,DL": fully connected layers (D0 must be

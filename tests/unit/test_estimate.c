@@ -11,6 +11,7 @@
 #include "model/estimate.h"
 #include "prog/prog_expect.h"
 #include "model/sweep.h"
+#include "model/topology.h"
 #include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "test_cfgs.h"
@@ -88,7 +89,75 @@ Test(estimate, cnn_and_refusals)
     cr_assert_eq(e.step[0].macs, 8u * 8 * 8 * 16 * 9 * 1);
     cr_assert(e.step[0].modelled, "the slicing stage had no plan for conv fwd");
     npu_est_free(&e);
-    estimate("cnn:c16,c32s2,fc10", 32, 4096, 0); /* a step larger than a 4 KiB SPM */
+}
+
+/* Steps whose tensors exceed a 4 KiB SPM run tile by tile: exactly those are flagged; each moves at
+ * least its tensors' bytes (a tiled step's own traffic counted: the scheduler sees none of it);
+ * more traffic in all than with room for everything; never below the roofline. */
+Test(estimate, tiled_steps_past_the_spm)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t big;
+    estimate("cnn:c16,c32s2,fc10", 32, 1u << 24, 1);
+    for (int i = 0; i < e.n_steps; i++)
+        cr_assert(!e.step[i].tiled, "%s tiled in 16 MiB", e.step[i].name);
+    big = e.sched.in_bytes + e.sched.out_bytes;
+    npu_est_free(&e);
+    estimate("cnn:c16,c32s2,fc10", 32, 4096, 1);
+    int tiled = 0;
+    for (int i = 0; i < e.n_steps; i++) {
+        const npu_sched_step_t *ss = &e.problem.s[i];
+        tiled += e.step[i].tiled;
+        cr_assert_eq(e.step[i].tiled, e.step[i].bytes > 4096, "%s: %llu bytes of tensors, tiled %d", e.step[i].name,
+                     (unsigned long long)e.step[i].bytes, e.step[i].tiled);
+        for (int j = 0; e.step[i].tiled && j < ss->n_dram_in; j++)
+            cr_assert_geq(e.sched.tensor[ss->dram_in[j]].in_bytes, e.tensor[ss->dram_in[j]].bytes, "%s reads %s",
+                          e.step[i].name, e.tensor[ss->dram_in[j]].name);
+        cr_assert_geq(e.sched.step[i].end - e.sched.step[i].start, e.step[i].macs / (4u * 8 * 8), "%s", e.step[i].name);
+    }
+    cr_assert_gt(tiled, 0);
+    cr_assert_gt(e.sched.in_bytes + e.sched.out_bytes, big);
+    cr_assert_geq((double)e.cycles, (double)(e.sched.in_bytes + e.sched.out_bytes) / c.dram_bw);
+    npu_est_free(&e);
+}
+
+/* A SCALE-Sim topology as a network: conv rows with their own shapes, a GEMM row a 1 x 1
+ * convolution over M pixels; a layer that does not read the previous one's output gets an input
+ * X<l> of its own and writes dX<l>, and the previous Y stays in DRAM. */
+Test(estimate, topology_networks)
+{
+    static npu_topology_t t;
+    npu_net_shape_t net;
+    npu_cfg_t c = test_cfg(8);
+    npu_est_opts_t o = {2, 0, 0, -1, 1, 1};
+    char why[256];
+    const char *csv = "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+                      "a, 10, 10, 3, 3, 4, 8, 1,\nb, 8, 8, 1, 1, 8, 8, 1,\nc, 9, 9, 3, 3, 8, 8, 2,\n";
+    cr_assert_eq(npu_topo_parse(csv, 1, &t, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_topo_net(&t, &net, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(net.layers, 3);
+    cr_assert_eq(net.l[2].oh, 4);
+    cr_assert_eq(npu_estimate(&c, &net, &o, &e, why, sizeof why), 0, "%s", why);
+    int x2 = -1, dx2 = -1, y1 = -1, dy1 = -1;
+    for (int i = 0; i < e.n_tensors; i++) {
+        x2 = strcmp(e.tensor[i].name, "X2") ? x2 : i;
+        dx2 = strcmp(e.tensor[i].name, "dX2") ? dx2 : i;
+        y1 = strcmp(e.tensor[i].name, "Y1") ? y1 : i;
+        dy1 = strcmp(e.tensor[i].name, "dY1") ? dy1 : i;
+    }
+    cr_assert(x2 >= 0 && dx2 >= 0 && y1 >= 0 && dy1 >= 0, "layer c does not read b's 8x8x8 output");
+    cr_assert(e.tensor[x2].in_dram && e.tensor[dx2].keep_out && e.tensor[y1].keep_out && e.tensor[dy1].in_dram);
+    cr_assert_eq(e.tensor[x2].bytes, 2u * 2 * 9 * 9 * 8);
+    for (int i = 0; i < e.n_tensors; i++)
+        cr_assert(strcmp(e.tensor[i].name, "X1"), "b reads a's output: no X1 of its own");
+    npu_est_free(&e);
+    cr_assert_eq(npu_topo_parse("Layer, M, N, K,\ng, 100, 7, 33,\n", 1, &t, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_topo_net(&t, &net, why, sizeof why), 0, "%s", why);
+    cr_assert(net.l[0].h == 100 && net.l[0].w == 1 && net.l[0].c == 33 && net.l[0].f == 7 && net.l[0].k == 1);
+    cr_assert_eq(npu_topo_parse("Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, "
+                                "Num Filter, Strides,\nr, 10, 10, 1, 7, 4, 8, 1,\n", 1, &t, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_topo_net(&t, &net, why, sizeof why), -1);
+    cr_assert(strstr(why, "1x7"), "%s", why);
 }
 
 Test(estimate, sweep_space_and_points)
