@@ -9,6 +9,7 @@
 #include "hw/isa.h"
 #include "npu_sim.h"
 #include "run/runtime.h"
+#include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
 #include "test_cfgs.h"
 
@@ -59,6 +60,35 @@ Test(runtime, allocator)
     cr_assert_eq(x, 160u);
     cr_assert_eq(npu_alloc(&a, 1, &x), -1);
     cr_assert_eq(npu_alloc(&a, UINT64_MAX - 3, &x), -1, "no wrap-around");
+}
+
+/* The GEMM driver places the program, A, B and C at 4 KiB lines, the alignment the slicing
+ * stage counts bursts at: the program of the stage's pick then writes exactly the bursts the
+ * stage predicts for C (beat-aligned, 4096 x 5 x 5 wrote 176 instead of 160, 1024 x 256 x 16
+ * 2,304 instead of 2,048: a tile's run crossed one line more). */
+Test(runtime, gemm_tensors_on_4k_lines)
+{
+    npu_cfg_t c = test_cfg(8);
+    static const int shapes[][3] = {{4096, 5, 5}, {1024, 256, 16}, {4096, 24, 24}};
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
+        npu_gemm_report_t rep;
+        npu_slice_result_t r;
+        char msg[160];
+        cr_assert_eq(npu_gemm_compile_modes(&c, 1u << 26, M, N, K, 0, 0,
+                                            NPU_EMIT_FLEXSA | NPU_GEMM_SLICING_BURST, &rep),
+                     NPU_GEMM_PASS, "%s", rep.host_msg);
+        cr_assert_eq(rep.prog_base % 4096u, 0u);
+        cr_assert_eq(rep.args.a % 4096u, 0u, "A at %u", rep.args.a);
+        cr_assert_eq(rep.args.b % 4096u, 0u, "B at %u", rep.args.b);
+        cr_assert_eq(rep.args.c % 4096u, 0u, "C at %u", rep.args.c);
+        cr_assert_eq(npu_slice_gemm(&c, &k, M, N, K, &r, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(rep.expect.wr_bursts, r.best.t[NPU_SLICE_OUT].b.bursts, "%dx%dx%d: %llu written, %llu predicted",
+                     M, N, K, (unsigned long long)rep.expect.wr_bursts,
+                     (unsigned long long)r.best.t[NPU_SLICE_OUT].b.bursts);
+        npu_gemm_report_free(&rep);
+    }
 }
 
 Test(runtime, layout_pitch_and_padding)
