@@ -270,12 +270,12 @@ step-fidelity: $(foreach c,$(STEP_FIDELITY_CONFIGS),build/$(c)/step_fidelity)
 	  build/$$c/step_fidelity --csv build/step-fidelity-$$c.csv > build/step-fidelity-$$c.log; r=$$?; \
 	  grep -E "median|acceptance" build/step-fidelity-$$c.log | sed "s/^/$$c: /"; [ $$r = 0 ] || fail=1; \
 	done; exit $$fail
-# make test's representative: two points per bf16 config and one int16 step, with the issue's
+# make test's representative: two MLP points per bf16 config, a CNN step, one int16 step, with the issue's
 # bounds, and the timing model's micro-benchmarks (a few seconds).
 step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelity build/tiny/step_fidelity
 	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
 	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 > build/step-fidelity-quick.log \
-	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 >> build/step-fidelity-quick.log \
+	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 cnn:c4,c8s2,fc10@32 >> build/step-fidelity-quick.log \
 	  && build/tiny/step_fidelity 24,37,20,10@19 >> build/step-fidelity-quick.log \
 	  && build/tiny-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
 	  && build/small-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \

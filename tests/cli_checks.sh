@@ -42,6 +42,11 @@ check 2 "estimate: resident banks leaving a GEMM fewer than 3" estimate --model 
 check 2 "estimate: --resident-banks 0" estimate --model mlp:64,128,10 --plan step --resident-banks 0
 check 2 "estimate --resident-banks without --plan step" estimate --model mlp:64,128,10 --resident-banks 1
 check 2 "sweep --validate without --plan step" sweep --model mlp:64,128,10 --validate 2
+check 0 "estimate --plan step of a CNN (its kernels through DRAM)" estimate --model cnn:c4,c8s2,fc10 --plan step
+check 2 "estimate --plan step of a CNN with --resident-banks" estimate --model cnn:c4,c8s2,fc10 --plan step --resident-banks 1
+check 0 "estimate --topology (SCALE-Sim, tiled steps)" estimate --topology tests/topologies/scalesim/alexnet.csv --quiet
+check 2 "estimate --topology with --input" estimate --topology tests/topologies/scalesim/alexnet.csv --input 8x8x1
+check 2 "estimate with --model and --topology" estimate --model mlp:64,10 --topology tests/topologies/scalesim/alexnet.csv
 check 2 "sweep --plan step of a CNN" sweep --model cnn:c16,fc10 --plan step
 check 2 "sweep --plan step: resident banks leaving a GEMM fewer than 3" sweep --model mlp:64,128,10 --plan step --resident-banks 2
 check 2 "sweep --no-prefetch without --resident-banks" sweep --model mlp:64,128,10 --plan step --no-prefetch

@@ -11,6 +11,7 @@
 #include "model/est_step.h"
 #include "model/estimate.h"
 #include "model/topology.h"
+#include "run/fit.h"
 
 static const char *const k_cols[] = {"step", "phase", "layer", "macs", "compute", "vec", "stall",
                                      "start", "end", "in_bytes", "out_bytes", "rf", "bound",
@@ -199,13 +200,31 @@ static void json_tensors(cJSON *root, const npu_est_kplan_t *e)
     }
 }
 
-/* --plan step: the MLP's dims, the step engine's kernels estimated (model/est_step.h). */
+/* --plan step of a CNN: its layers as the step engine takes them, every kernel through DRAM (the
+ * residency plan takes MLP steps). 0, or -1 with the reason. */
+static int step_cnn(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, int batch,
+                    npu_est_kplan_t *e, char *why, size_t n)
+{
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv;
+    if (a->resident_banks) {
+        snprintf(why, n, "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
+        return -1;
+    }
+    if (net->layers > NPU_STEP_MAX_LAYERS || (n_conv = npu_fit_cnn_layers(net, batch, conv, fc, &n_fc)) < 1) {
+        snprintf(why, n, "the step engine takes at most %d layers, convolutions first", NPU_STEP_MAX_LAYERS);
+        return -1;
+    }
+    return npu_estimate_step_cnn(cfg, conv, n_conv, fc, n_fc, batch, a->policy, e, why, n);
+}
+
+/* --plan step: the network's step engine kernels estimated (model/est_step.h). */
 static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, int batch)
 {
     static npu_est_kplan_t e; /* large; one per process */
     int dims[NPU_NET_MAX_LAYERS + 1], L = net->layers, csv_err = 0;
     npu_table_t t;
-    char why[256];
+    char why[256] = "";
     if (a->dram_bw_set || a->dram_latency_set || a->input ||
         ((a->spm_kib || a->no_prefetch || a->no_lookahead) && !a->resident_banks)) {
         fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
@@ -219,12 +238,13 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
                 a->spm_kib, a->resident_banks, (unsigned long long)(area / 1024));
         return NPU_EXIT_USAGE;
     }
-    if (npu_cli_net_dims(net, dims, "estimate"))
-        return NPU_EXIT_USAGE;
-    int overlap = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
-    if (npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks,
-                                 (uint64_t)a->spm_kib * 1024, overlap, &e, why, sizeof why)) {
-        fprintf(stderr, "npu: estimate --plan step: %s\n", why);
+    if (net->l[0].kind == NPU_NET_CONV ? step_cnn(cfg, a, net, batch, &e, why, sizeof why)
+                                         : npu_cli_net_dims(net, dims, "estimate") ? 1
+        : npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks, (uint64_t)a->spm_kib * 1024,
+                                   (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                                   &e, why, sizeof why)) {
+        if (why[0])
+            fprintf(stderr, "npu: estimate --plan step: %s\n", why);
         return NPU_EXIT_USAGE;
     }
     if (npu_cli_table_open(cfg, a, &t, k_step_cols, 10) != 0)

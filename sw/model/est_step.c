@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile/slice/slice_cost.h"
+#include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
 #include "model/prog_time.h"
 #include "prog/prog_expect.h"
@@ -45,8 +46,10 @@ static int kernel_expect(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const 
         return rc == NPU_GEMM_PASS ? 0 : -1;
     }
     npu_prog_t p;
+    void *conv;
     npu_prog_init(&p);
-    int rc = npu_vk_emit(cfg, &s->v, &p, why, n);
+    int rc = npu_step_emit_other(cfg, s, &p, &conv, why, n);
+    npu_step_conv_free(s, conv);
     if (rc == 0 && rx && npu_step_res_append(rx->p, rx->res, rx->i, &p)) {
         snprintf(why, n, "%s: its overlapped transfers do not fit", s->name);
         rc = -1;
@@ -79,7 +82,7 @@ static int kernel(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_ste
     }
     k->macs = x.macs;
     k->vec_busy = x.vec_busy;
-    k->compute = s->kind == NPU_SK_GEMM ? cdiv(x.macs, pes) : x.vec_busy;
+    k->compute = x.macs ? cdiv(x.macs, pes) : x.vec_busy; /* GEMM and conv kernels: the array */
     uint64_t dma = (uint64_t)ceil((double)k->bytes / cfg->dram_bw);
     k->roof = max64(cdiv(x.macs, pes), dma);
     k->timed = pt;
@@ -211,6 +214,28 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
     }
     free(p);
     free(res);
+    return rc;
+}
+
+int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc, int n_fc,
+                          int batch, int modes, npu_est_kplan_t *e, char *why, size_t n)
+{
+    npu_step_plan_t *p = malloc(sizeof *p);
+    npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
+    int rc = -1;
+    memset(e, 0, sizeof *e);
+    if (!p) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    if (npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, batch, 0.1f, 0.9f, 0, modes, NULL, 0, p, why, n) == 0) {
+        e->layers = p->layers;
+        e->batch = batch;
+        memcpy(e->dims, p->dims, (size_t)(p->layers + 1) * sizeof *p->dims);
+        rc = kernels(cfg, &c, p, NULL, e, why, n);
+        npu_step_plan_free(p);
+    }
+    free(p);
     return rc;
 }
 

@@ -22,9 +22,16 @@ enum { PT_TURN_S = 5, PT_TURN_C = 1, PT_PAIR_S = 2, PT_PAIR_C = 6 };
 /* A WAVE on the same weights as the one before streams its rows a cycle after that one's (measured:
  * a conv's 5-row WAVEs on one weight tile, 6 cycles apart on the RTL timeline, small). */
 enum { PT_WAVE_GAP = 1 };
+/* WAVEs in flight: npu_exec_obuf_hazard keeps a completion record per WAVE until its last result
+ * is in the OBUF, in a FIFO of 8 (rtl/npu_exec_obuf_hazard.v u_cf); a WAVE issues only into a
+ * free record. Short WAVEs on one tile (a conv's 4-slot row blocks) outrun the array's 6S - 2
+ * latency and wait here (measured: the forward of conv 1,8,8,16,3,3 at small, 5.45 cycles per
+ * WAVE in EXEC, not 4). */
+enum { PT_WAVES_IN_FLIGHT = 8 };
 /* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
  * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
  * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
+static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
 enum { QL, QE, QS, QUEUES };
 
@@ -50,6 +57,8 @@ typedef struct pt_state {
                                    * WAVE on that bank continues its tile */
     uint64_t tile_start, tile_rows, rows_end; /* the open tile: its first WAVE's start, its
                                    * waves' slots so far, when the last one's rows are in */
+    uint64_t retire[PT_WAVES_IN_FLIGHT]; /* the last WAVEs' results all in, by issue order mod 8 */
+    size_t nwaves;                /* WAVEs issued so far */
     size_t nob;
     size_t npush[CHANNELS], npop[CHANNELS];
 } pt_state_t;
@@ -368,6 +377,11 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->array_free + pipe_latency(cfg);
+        /* its record frees when its own last row's results are in (not the tile's turnaround):
+         * the last result crosses the tile's n columns (6S - 2 for a full 2S-wide tile, the
+         * drain's measured latency; fewer for a narrow one) */
+        uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + s->f[i].n) << NPU_SLICE_Q);
+        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(&s->f[i]) + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
     } else if (s->f[i].op == NPU_OP_DRAIN) {
@@ -391,6 +405,8 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
         size_t lo, hi;
         obuf_rows(s, &s->f[i], &lo, &hi);
         t = max64(t, max64(s->streamed, latest(s->ob_free, lo, hi)));
+        if (s->nwaves >= PT_WAVES_IN_FLIGHT) /* a free completion record: the wave 8 before retired */
+            t = max64(t, s->retire[s->nwaves % PT_WAVES_IN_FLIGHT]);
     }
     channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
     for (int j = 0; j < np; j++) {

@@ -282,7 +282,7 @@ static void state_free(fit_state_t *s)
 
 /* The model's leading convolution layers (at `batch`) and its head's widths fc[0..n_fc]; the
  * number of convolution layers, or -1 when a convolution follows a fully connected layer. */
-static int cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, int *fc, int *n_fc)
+int npu_fit_cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, int *fc, int *n_fc)
 {
     int n_conv = 0;
     while (n_conv < s->layers && s->l[n_conv].kind == NPU_NET_CONV) {
@@ -305,7 +305,7 @@ static int cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, int
 int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, size_t n)
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = cnn_layers(s, 1, conv, fc, &n_fc);
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = npu_fit_cnn_layers(s, 1, conv, fc, &n_fc);
     if (n_conv < 0) {
         snprintf(why, n, "whole steps take convolutions followed by fully connected layers");
         return -1;
@@ -376,7 +376,7 @@ static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
                          const npu_fit_opts_t *o, float *const *w, float *const *b, char *why, size_t n)
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = cnn_layers(&o->shape, o->batch, conv, fc, &n_fc);
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = npu_fit_cnn_layers(&o->shape, o->batch, conv, fc, &n_fc);
     int dims[NPU_STEP_MAX_LAYERS + 1];
     npu_step_q_t q;
     dims[0] = (int)npu_net_in(&o->shape.l[0]);

@@ -23,6 +23,7 @@
 
 #include <stdint.h>
 
+#include "compile/conv/conv_layer.h"
 #include "data/digits.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
@@ -67,6 +68,12 @@ typedef void (*npu_fit_epoch_cb)(void *ctx, const npu_fit_epoch_t *e);
 
 /* The options against the data set (model widths, batch, epochs). 0, or -1 with the reason. */
 int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, size_t n);
+
+/* A network's layers as the step engine takes them (compile/step/step_plan.h npu_step_plan_cnn):
+ * its leading convolutions over `batch` images into conv[] (room for NPU_STEP_MAX_LAYERS), the
+ * widths of the fully connected layers after them into fc[0..*n_fc]; the count of convolutions,
+ * or -1 when a convolution follows a fully connected layer. */
+int npu_fit_cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, int *fc, int *n_fc);
 
 /* Whether the whole-step engine takes this model at this configuration (0), else -1 with the
  * reason (more layers than a step plans, a convolution the fused backward does not plan). */

@@ -10,19 +10,36 @@
 #include "npu_sim.h"
 #include "run/runtime.h"
 
+/* Layer l's (0-based) weights, biases and fan-in: a convolution's KH x KW x F x C, F and KH x KW
+ * x C; a fully connected layer's d[l] x d[l+1], d[l+1] and d[l]. */
+static void layer_sizes(const npu_step_plan_t *p, int l, size_t *nw, size_t *nb, int *fan_in)
+{
+    const npu_conv_t *c = &p->conv[l + 1];
+    if (l < p->n_conv) {
+        *nw = (size_t)c->KH * c->KW * c->F * c->C;
+        *nb = (size_t)c->F;
+        *fan_in = c->KH * c->KW * c->C;
+    } else {
+        *nw = (size_t)p->dims[l] * p->dims[l + 1];
+        *nb = (size_t)p->dims[l + 1];
+        *fan_in = p->dims[l];
+    }
+}
+
 void npu_step_probe_params(npu_step_run_t *s, uint64_t seed)
 {
-    const int *d = s->plan.dims;
     int L = s->plan.layers;
     float *w[NPU_STEP_MAX_LAYERS] = {0}, *b[NPU_STEP_MAX_LAYERS] = {0};
     uint64_t x = seed ? seed : 1;
     for (int l = 0; l < L; l++) {
-        size_t n = (size_t)d[l] * d[l + 1];
+        size_t n, nb;
+        int fan_in;
+        layer_sizes(&s->plan, l, &n, &nb, &fan_in);
         w[l] = malloc(n * sizeof(float));
-        b[l] = calloc((size_t)d[l + 1], sizeof(float));
+        b[l] = calloc(nb, sizeof(float));
         for (size_t i = 0; w[l] && i < n; i++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            w[l][i] = ((float)(x % 2001) - 1000.0f) / 1000.0f / sqrtf((float)d[l]);
+            w[l][i] = ((float)(x % 2001) - 1000.0f) / 1000.0f / sqrtf((float)fan_in);
         }
     }
     npu_step_run_params(s, w, b);

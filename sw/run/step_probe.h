@@ -35,7 +35,8 @@ typedef struct npu_step_probe {
     uint64_t t_in[NPU_STEP_MAX_TENSORS], t_out[NPU_STEP_MAX_TENSORS];
 } npu_step_probe_t;
 
-/* Seeded random weights (uniform in +-1/sqrt(fan-in)) and zero biases into both images. */
+/* Seeded random weights (uniform in +-1/sqrt(fan-in)) and zero biases into both images (an MLP's
+ * or a CNN's plan). */
 void npu_step_probe_params(npu_step_run_t *s, uint64_t seed);
 /* One step after npu_step_probe_params: a deterministic batch (x_i = (7i mod 17) / 16), forward,
  * the loss gradient (logits minus the one-hot of label r mod classes for row r, over the batch),

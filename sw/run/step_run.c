@@ -9,6 +9,7 @@
 
 #include "compile/conv/conv_bwd.h"
 #include "compile/conv/conv_split.h"
+#include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
 #include "ref/bf16.h"
 #include "ref/conv_golden.h"
@@ -33,35 +34,6 @@ static const npu_step_kernel_t *kernel_run(const npu_step_run_t *s, int i)
     return s->res ? &s->res->k[i] : &s->plan.k[i];
 }
 
-/* A vector, convolution or transpose kernel's program into kp (a convolution's plan kept in
- * kp->conv for its golden model). 0, or -1 with the reason. */
-static int emit_other(npu_step_run_t *s, const npu_step_kernel_t *k, npu_step_prog_t *kp, char *why, size_t n)
-{
-    const npu_step_conv_t *cv = &k->cv;
-    if (k->kind == NPU_SK_VEC)
-        return npu_vk_emit(s->cfg, &k->v, &kp->prog, why, n);
-    if (k->kind == NPU_SK_XPOSE)
-        return npu_vk_xpose_emit(s->cfg, &k->xp, &kp->prog, why, n);
-    if (k->kind == NPU_SK_CONV_FWD) {
-        npu_conv_split_t *sp = calloc(1, sizeof *sp);
-        npu_conv_addrs_t ad = {cv->x, cv->w, 0, cv->y};
-        if (!(kp->conv = sp)) {
-            snprintf(why, n, "out of memory");
-            return -1;
-        }
-        return npu_conv_split(s->cfg, &cv->c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, sp, why, n) ||
-                       npu_conv_split_emit(s->cfg, sp, &ad, &kp->prog, why, n) ? -1 : 0;
-    }
-    npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
-    npu_conv_bwd_addrs_t ad = {cv->x, cv->w, cv->dy, cv->dx, cv->dwt};
-    if (!(kp->conv = bp)) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
-    return npu_conv_bwd_plan(s->cfg, &cv->c, bp, why, n) ||
-                   npu_conv_bwd_emit(s->cfg, bp, &ad, &kp->prog, why, n) ? -1 : 0;
-}
-
 /* Kernel i's program at *base (advanced past it, beat-aligned). */
 static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
 {
@@ -82,7 +54,8 @@ static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
         npu_prog_expect(s->cfg, kp->prog.insn, kp->prog.n, &kp->expect);
     } else {
         npu_prog_init(&kp->prog);
-        if (emit_other(s, k, kp, why, sizeof why))
+        /* a convolution's plan stays in kp->conv for its golden model */
+        if (npu_step_emit_other(s->cfg, k, &kp->prog, &kp->conv, why, sizeof why))
             return fail(s, "%s: %s", k->name, why);
         if (s->res && npu_step_res_append(&s->plan, s->res, i, &kp->prog))
             return fail(s, "%s: its overlapped transfers do not fit", k->name);
@@ -209,9 +182,7 @@ static void free_kernels(npu_step_run_t *s)
         } else {
             npu_prog_free(&s->kp[i].prog);
         }
-        if (s->kp[i].conv && s->plan.k[i].kind == NPU_SK_CONV_FWD)
-            npu_conv_split_free(s->kp[i].conv);
-        free(s->kp[i].conv);
+        npu_step_conv_free(&s->plan.k[i], s->kp[i].conv);
         memset(&s->kp[i], 0, sizeof s->kp[i]);
     }
 }

@@ -27,6 +27,8 @@
 #include "npu_params.h"
 #include "npu_sim.h"
 #include "run/runtime.h"
+#include "ref/net_ref.h"
+#include "run/fit.h"
 #include "run/step_probe.h"
 #include "run/step_run.h"
 
@@ -139,30 +141,80 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
                 (unsigned long long)rt, err);
 }
 
-/* Point "D0,..,DL@B": runs it. 0; 1 when the step engine refuses it (and the estimator too);
- * 2 on a bad point, a failed run or a refusal of one side only. */
-static int point(const npu_cfg_t *cfg, const char *pt, int modes, errs_t *E)
+/* A point's network: an MLP's widths d[0..L], or a CNN ("cnn:SPEC", 8x8x1 inputs) as the step
+ * engine takes it (npu_fit_cnn_layers); B the batch. */
+typedef struct net_pt {
+    int cnn, L, B, n_conv, n_fc;
+    int d[NPU_STEP_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+} net_pt_t;
+
+/* "D0,..,DL@B" or "cnn:SPEC@B" into q. 0, or 2 after the message. */
+static int parse_point(const char *pt, net_pt_t *q)
 {
-    int d[NPU_STEP_MAX_LAYERS + 1], L = -1, B = 0, pos = 0, used;
-    static npu_est_kplan_t e;
-    char why[256];
     const char *at = strchr(pt, '@');
-    while (L < NPU_STEP_MAX_LAYERS && sscanf(pt + pos, "%d%n", &d[L + 1], &used) == 1) {
-        L++;
+    int pos = 0, used;
+    memset(q, 0, sizeof *q);
+    q->L = -1;
+    if (!strncmp(pt, "cnn:", 4) && at) {
+        npu_net_shape_t net;
+        char spec[256], why[200];
+        snprintf(spec, sizeof spec, "%.*s", (int)(at - pt), pt);
+        q->cnn = 1;
+        if (sscanf(at + 1, "%d", &q->B) != 1 || q->B < 1 || npu_net_parse(spec, 8, 8, 1, &net, why, sizeof why) ||
+            net.layers > NPU_STEP_MAX_LAYERS ||
+            (q->n_conv = npu_fit_cnn_layers(&net, q->B, q->conv, q->fc, &q->n_fc)) < 1) {
+            fprintf(stderr, "step_fidelity: point '%s': cnn:SPEC@BATCH with convolutions first, 8x8x1 inputs\n", pt);
+            return 2;
+        }
+        q->L = net.layers;
+        return 0;
+    }
+    while (q->L < NPU_STEP_MAX_LAYERS && sscanf(pt + pos, "%d%n", &q->d[q->L + 1], &used) == 1) {
+        q->L++;
         pos += used;
         if (pt[pos] != ',')
             break;
         pos++;
     }
-    if (!at || L < 1 || pt + pos != at || sscanf(at + 1, "%d", &B) != 1 || B < 1) {
+    if (!at || q->L < 1 || pt + pos != at || sscanf(at + 1, "%d", &q->B) != 1 || q->B < 1) {
         fprintf(stderr, "step_fidelity: point '%s': D0,D1,..,DL@BATCH with at least one layer\n", pt);
         return 2;
     }
-    int refused = npu_estimate_step(cfg, d, L, B, modes, &e, why, sizeof why) != 0;
+    return 0;
+}
+
+/* The estimate of q; 0 or -1 (why). */
+static int estimate_pt(const npu_cfg_t *cfg, const net_pt_t *q, int modes, npu_est_kplan_t *e, char *why, size_t n)
+{
+    if (q->cnn)
+        return npu_estimate_step_cnn(cfg, q->conv, q->n_conv, q->fc, q->n_fc, q->B, modes, e, why, n);
+    return npu_estimate_step(cfg, q->d, q->L, q->B, modes, e, why, n);
+}
+
+/* The step engine for q (nominal scales); 0 or -1 (s->why). */
+static int init_pt(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const net_pt_t *q, int modes)
+{
+    if (q->cnn)
+        return npu_step_run_init_cnn(s, cfg, sim, q->conv, q->n_conv, q->fc, q->n_fc, q->B, 0.1f, 0.9f, 1e-4f,
+                                     modes, NULL, 50000000);
+    return npu_step_run_init(s, cfg, sim, q->d, q->L, q->B, 0.1f, 0.9f, 1e-4f, modes, 50000000);
+}
+
+/* Point "D0,..,DL@B" or "cnn:SPEC@B": runs it. 0; 1 when the step engine refuses it (and the
+ * estimator too); 2 on a bad point, a failed run or a refusal of one side only. */
+static int point(const npu_cfg_t *cfg, const char *pt, int modes, errs_t *E)
+{
+    static npu_est_kplan_t e;
+    static net_pt_t q;
+    char why[256];
+    if (parse_point(pt, &q))
+        return 2;
+    int refused = estimate_pt(cfg, &q, modes, &e, why, sizeof why) != 0;
     npu_dram_timing_t t = {(double)cfg->dram_bw, (unsigned)cfg->dram_latency, (unsigned)cfg->dram_burst_cost, 0, 1};
     npu_sim_t *sim = npu_sim_open(&t);
     npu_step_run_t s;
-    int rc = 2, init = sim ? npu_step_run_init(&s, cfg, sim, d, L, B, 0.1f, 0.9f, 1e-4f, modes, 50000000) : -1;
+    int rc = 2, init = sim ? init_pt(&s, cfg, sim, &q, modes) : -1;
     if (sim && refused && init) { /* both refuse (the estimator's emitters are the engine's) */
         printf("%s: refused by the step engine and the estimator alike: %s\n", pt, why);
         npu_step_run_free(&s);
@@ -174,7 +226,7 @@ static int point(const npu_cfg_t *cfg, const char *pt, int modes, errs_t *E)
     if (sim && !refused && init == 0) {
         npu_step_probe_params(&s, 0x9E3779B97F4A7C15ull);
         if (npu_step_probe_step(&s) == 0 && s.checked == (uint64_t)s.plan.nk) {
-            printf("%s, batch %d: %d kernels bit-exact\n", pt, B, s.plan.nk);
+            printf("%s, batch %d: %d kernels bit-exact\n", pt, q.B, s.plan.nk);
             compare(pt, cfg, &e, &s, E);
             rc = 0;
         }
@@ -307,6 +359,9 @@ static const char *const sweep[] = {
     "24,37,20,10@7", "128,128,128@32", "128,128,128@16", "16,16,16,16,16,16@16", "64,64,10@128", "64,64,10@24",
     "100,50,10@25", "256,64,10@16", "32,96,10@40", "48,48,48,48@24", "64,512,10@8", "10,20,30,40,50,10@12",
     "96,80,10@36", "40,200,10@20",
+    /* CNN steps (8x8x1 inputs, the digits'): convolutions, the fused backward, transposes */
+    "cnn:c4,c8s2,fc10@32", "cnn:c16,c32s2,fc10@16", "cnn:c8k5p2,fc10@8", "cnn:c8,c16s2,fc32,fc10@16",
+    "cnn:c4,fc10@32", "cnn:c16,fc10@8",
 };
 int main(int argc, char **argv)
 {

@@ -1,0 +1,44 @@
+/* step_emit.c - a step plan's vector, convolution and transpose kernels as programs (step_emit.h). */
+#include "compile/step/step_emit.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "compile/conv/conv_bwd.h"
+#include "compile/conv/conv_split.h"
+#include "compile/step/vkern.h"
+
+int npu_step_emit_other(const npu_cfg_t *cfg, const npu_step_kernel_t *k, npu_prog_t *prog, void **conv, char *why,
+                        size_t n)
+{
+    const npu_step_conv_t *cv = &k->cv;
+    *conv = NULL;
+    if (k->kind == NPU_SK_VEC)
+        return npu_vk_emit(cfg, &k->v, prog, why, n);
+    if (k->kind == NPU_SK_XPOSE)
+        return npu_vk_xpose_emit(cfg, &k->xp, prog, why, n);
+    if (k->kind == NPU_SK_CONV_FWD) {
+        npu_conv_split_t *sp = calloc(1, sizeof *sp);
+        npu_conv_addrs_t ad = {cv->x, cv->w, 0, cv->y};
+        if (!(*conv = sp)) {
+            snprintf(why, n, "out of memory");
+            return -1;
+        }
+        return npu_conv_split(cfg, &cv->c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, sp, why, n) ||
+                       npu_conv_split_emit(cfg, sp, &ad, prog, why, n) ? -1 : 0;
+    }
+    npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
+    npu_conv_bwd_addrs_t ad = {cv->x, cv->w, cv->dy, cv->dx, cv->dwt};
+    if (!(*conv = bp)) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    return npu_conv_bwd_plan(cfg, &cv->c, bp, why, n) || npu_conv_bwd_emit(cfg, bp, &ad, prog, why, n) ? -1 : 0;
+}
+
+void npu_step_conv_free(const npu_step_kernel_t *k, void *conv)
+{
+    if (conv && k->kind == NPU_SK_CONV_FWD)
+        npu_conv_split_free(conv);
+    free(conv);
+}
