@@ -646,7 +646,7 @@ static const struct opt_doc {
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
-    {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs)"},
+    {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs, CNNs)"},
     {OPT_RESIDENT, "N", "1", "whole steps: keep tensors in the SPM between kernels, in its last N banks (the scheduler's plan; at least 3 banks stay the kernels'; default: none)"},
     {OPT_VALIDATE, "K", "2", "sweep --plan step: run K of the points this build can run on the RTL (spread evenly), one training step each, against the estimate (bytes exact, step cycles within 10%; exit 1 if one misses); SHARD=i/N in the environment runs share i of N only (make regress's convention)"},
 };
