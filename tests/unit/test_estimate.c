@@ -18,6 +18,7 @@
 #include "test_cfgs.h"
 
 static npu_est_t e; /* large */
+static int in_shape[3] = {8, 8, 1}; /* the networks' input: the digits unless a test sets it */
 
 static void estimate(const char *spec, int batch, uint64_t spm, int expect_ok)
 {
@@ -25,7 +26,7 @@ static void estimate(const char *spec, int batch, uint64_t spm, int expect_ok)
     npu_net_shape_t net;
     npu_est_opts_t o = {batch, spm, 0, -1, 1, 1};
     char why[256];
-    cr_assert_eq(npu_net_parse(spec, 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_net_parse(spec, in_shape[0], in_shape[1], in_shape[2], &net, why, sizeof why), 0, "%s", why);
     int rc = npu_estimate(&c, &net, &o, &e, why, sizeof why);
     cr_assert_eq(rc, expect_ok ? 0 : -1, "%s: %s", spec, why);
 }
@@ -400,6 +401,14 @@ Test(estimate, block_reuse_step_at_the_capacity_formula)
     npu_est_free(&e);
     uint64_t planted = block_step(BLOCK, 4, "Y0", "fwd2", "add2", 1);
     cr_assert_neq(planted, formula + b2, "the planted fault (no skip read) keeps the step");
+    /* make plots' residual CNN (docs/estimator.md section 8): 16x16x16 activations at batch 16 */
+    in_shape[0] = in_shape[1] = 16;
+    in_shape[2] = 3;
+    step = block_step("cnn:c16,c16,c16+1,fc10", 16, "Y0", "fwd2", "add2", 0);
+    in_shape[0] = in_shape[1] = 8;
+    in_shape[2] = 1;
+    cr_assert_eq(step, 3u * 2 * 16 * 16 * 16 * 16 + 2u * 9 * 16 * 16 + 4u * 16, "the plot's step: %llu",
+                 (unsigned long long)step);
 }
 
 /* The gradient fans out: dY2 is also X1's gradient, added to dY0 in bwd1 (which makes dY0) before
