@@ -541,8 +541,10 @@ plots: $(B)/npu $(DEPS_STAMP)
 # The estimator's charts (issue 16: the thesis's observations at our scale), per network
 # NAME|MODEL|INPUT|BATCH|SPM sizes of the traffic sweep|small SPM|large SPM|batches: a sweep over
 # SPM sizes, the per-step estimate at the small and the large SPM, a sweep over batches at both.
+# res: a residual block (layer 3 adds layer 1's output), its block-reuse step at 389 KiB (docs/estimator.md 8).
 EST_PLOT_NETS := cnn|cnn:c32,c32,c64s2,c64,fc10|16x16x3|16|512,768,1024,1536,2048,4096,8192|1024|4096|1,2,4,8,16,32,64 \
-  mlp|mlp:256,512,512,512,512,10|16x16x1|128|2048,3072,4096,6144,8192,16384|3072|8192|16,32,64,128,256
+  mlp|mlp:256,512,512,512,512,10|16x16x1|128|2048,3072,4096,6144,8192,16384|3072|8192|16,32,64,128,256 \
+  res|cnn:c16,c16,c16+1,fc10|16x16x3|16|128,256,320,352,384,388,389,416,512,640,1024,2048|384|1024|1,2,4,8,16,32
 est_plot_data = $(B)/npu sweep --model $(word 2,$(1)) --input $(word 3,$(1)) --batch $(word 4,$(1)) \
 	    --space 'spm=$(word 5,$(1))' --csv $(PLOT_DIR)/data/est_spm.$(word 1,$(1)).csv --quiet && \
 	  $(B)/npu sweep --model $(word 2,$(1)) --input $(word 3,$(1)) \

@@ -18,7 +18,9 @@ and writes into OUT_DIR:
                        the training orders over the sequential baseline per configuration,
                        count-weighted cycles of every layer (train_bench.csv)
   fit_loss.png         npu fit: the loss per epoch beside the fp32 reference's, test accuracy
-  est_traffic.png      the estimator's DRAM bytes per iteration against the SPM size, per network
+  est_traffic.png      the estimator's DRAM bytes per iteration against the SPM size, per network;
+                       a network named res* (residual) also gets its DRAM In and Out near its
+                       block-reuse step, where In alone falls (the skip stays until the Add)
   est_breakdown.png    where an iteration's cycles go (array, point-wise vector work, update,
                        stall) at a small and a large SPM, per network
   est_batch.png        samples per million cycles against the batch, small and large SPM
@@ -187,12 +189,22 @@ def est_finish(fig, ax, metas, path, xlabel, ylabel, title):
     finish(fig, " | ".join(dict.fromkeys(metas)), path)
 
 
+def in_only_drops(pts):
+    """[(spm_kib, in bytes saved)] where DRAM In falls from one SPM size to the next and Out does
+    not: the signature of block reuse (the skip, already written out for backward, is no longer
+    read back for the Add; docs/estimator.md section 8)."""
+    return [(b[0], a[1] - b[1]) for a, b in zip(pts, pts[1:]) if b[1] < a[1] and b[2] == a[2]]
+
+
 def est_traffic(data, out):
     """The thesis's traffic-against-capacity curve; SPM sizes whose steps do not fit (the
-    estimator is tensor-granular) are marked, not drawn as zero."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    metas = []
-    for net, path in est_files(data, "est_spm").items():
+    estimator is tensor-granular) are marked, not drawn as zero. Networks named res* (a residual
+    CNN) get a second panel: their DRAM In against the SPM near their block-reuse step."""
+    files = est_files(data, "est_spm")
+    res = [n for n in files if n.startswith("res")]
+    fig, axes = plt.subplots(1, 2 if res else 1, figsize=(12 if res else 7, 4.5), squeeze=False)
+    ax, metas = axes[0][0], []
+    for net, path in files.items():
         meta, rows = read_csv(path, ["spm_kib", "ok", "dram_in_bytes", "dram_out_bytes"])
         ok = [r for r in rows if r["ok"] == "1"]
         line, = ax.plot([int(r["spm_kib"]) for r in ok],
@@ -202,8 +214,37 @@ def est_traffic(data, out):
         if no:
             ax.plot(no, [0] * len(no), "x", color=line.get_color())
         metas.append(meta)
-    est_finish(fig, ax, metas, os.path.join(out, "est_traffic.png"), "SPM KiB (x: a step's tensors do not fit)",
-               "DRAM MiB per iteration (in + out)", "estimator: DRAM traffic against SPM size")
+        if net in res:
+            block_panel(axes[0][1], net, [(int(r["spm_kib"]), int(r["dram_in_bytes"]), int(r["dram_out_bytes"]))
+                                          for r in ok], line.get_color())
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("SPM KiB (x: a step's tensors do not fit)")
+    ax.set_ylabel("DRAM MiB per iteration (in + out)")
+    ax.set_title("estimator: DRAM traffic against SPM size")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    finish(fig, " | ".join(dict.fromkeys(metas)), os.path.join(out, "est_traffic.png"))
+
+
+def block_panel(ax, net, pts, color):
+    """DRAM In of a residual network against the SPM (linear) around its In-only drops, each
+    marked with the bytes it saves."""
+    drops = in_only_drops(pts)
+    if drops:
+        lo, hi = min(k for k, _ in drops) * 0.8, max(k for k, _ in drops) * 1.2
+        pts = [p for p in pts if lo <= p[0] <= hi] or pts
+    ax.plot([p[0] for p in pts], [p[1] / 2**20 for p in pts], "o-", color=color, label=f"{net}: DRAM In")
+    ax.plot([p[0] for p in pts], [p[2] / 2**20 for p in pts], "s--", color=color, alpha=0.5,
+            label=f"{net}: DRAM Out")
+    for kib, saved in drops:
+        ax.axvline(kib, color="gray", ls=":")
+        ax.annotate(f" from {kib} KiB:\n In alone -{saved / 1024:.0f} KiB",
+                    (kib, max(p[1] for p in pts) / 2**20), fontsize=8, ha="left", va="top")
+    ax.set_xlabel("SPM KiB")
+    ax.set_ylabel("DRAM MiB per iteration")
+    ax.set_title("residual CNN near its block-reuse step (In alone falls)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
 
 
 def est_split(path):

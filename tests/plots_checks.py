@@ -95,7 +95,7 @@ def check_plots(npu, d, out):
 def check_estimator_plots(npu, d, out):
     """The estimator's charts from a sweep over SPM sizes, one over batches and two estimates of
     a CNN (make plots' own); its traffic halves between 1 and 1.5 MiB of SPM (adjacent-layer
-    reuse) and never grows with the SPM."""
+    reuse) and never grows with the SPM; the residual CNN's block-reuse step (check_block_step)."""
     model = ["--model", "cnn:c32,c32,c64s2,c64,fc10", "--input", "16x16x3"]
     runs = [["sweep", "--batch", "16", "--space", "spm=512,1024,1536,4096", "--csv", "est_spm.cnn.csv"],
             ["sweep", "--space", "spm=1024,4096;batch=2,16", "--csv", "est_batch.cnn.csv"],
@@ -111,8 +111,31 @@ def check_estimator_plots(npu, d, out):
     # activations stay from forward to backward
     check(len(traffic) == 4 and all(a >= b for a, b in zip(traffic, traffic[1:]))
           and traffic[2] < 0.6 * traffic[1], f"estimator traffic against SPM size: {traffic}")
+    block = check_block_step(npu, d)
     plots_to_pngs(d, out, ("est_traffic.png", "est_breakdown.png", "est_batch.png"))
-    print(f"plots: the estimator's three charts; traffic against SPM size {traffic}")
+    print(f"plots: the estimator's three charts; traffic against SPM size {traffic}; {block}")
+
+
+def check_block_step(npu, d):
+    """The residual CNN of make plots (layer 3 adds layer 1's output, 16x16x16 at batch 16):
+    DRAM In is flat from 384 to 388 KiB and falls by exactly cap(X1) at 389 KiB, Out unchanged
+    (block reuse: the skip X1 stays until the Add), and the thesis's capacity
+    cap(X1) + cap(X2) + cap(W2) + cap(X3) lies within one SPM word (32 bytes at S = 8) of that
+    388..389 KiB bracket (brief 003 section 6 check 8)."""
+    path = os.path.join(d, "est_spm.res.csv")
+    p = subprocess.run([npu, "sweep", "--model", "cnn:c16,c16,c16+1,fc10", "--input", "16x16x3", "--batch", "16",
+                        "--space", "spm=320,384,388,389,416", "--csv", path, "--quiet"], capture_output=True, text=True)
+    check(p.returncode == 0, f"npu sweep (residual): exit {p.returncode} {p.stderr[-200:]}")
+    rows = {int(r["spm_kib"]): (int(r["dram_in_bytes"]), int(r["dram_out_bytes"]))
+            for r in csv.DictReader(l for l in open(path) if not l.startswith("#")) if r["ok"] == "1"}
+    act = 2 * 16 * 16 * 16 * 16          # X1, X2, X3: bf16, batch 16, 16x16 pixels, 16 channels
+    formula, granule = 3 * act + 2 * 3 * 3 * 16 * 16, 4 * 8
+    check(len(rows) == 5 and rows[384] == rows[388], f"residual: In/Out not flat 384..388 KiB: {rows}")
+    check(len(rows) == 5 and rows[388][0] - rows[389][0] == act and rows[388][1] == rows[389][1],
+          f"residual: at 389 KiB In must fall by cap(X1) = {act}, Out stay: {rows}")
+    check(388 * 1024 - granule <= formula <= 389 * 1024 + granule,
+          f"residual: the formula {formula} B is not within a granule of 388..389 KiB")
+    return f"block reuse from 389 KiB (In -{act} B), formula {formula} B"
 
 
 def main():

@@ -187,6 +187,31 @@ static vbusy_t layer_vec(const npu_cfg_t *cfg, const npu_net_shape_t *net, int l
     return m->k[i].v;
 }
 
+/* The vector unit's busy cycles of a residual add over `rows` rows of `len` 16-bit elements
+ * (the estimator's activations and gradients, 2 bytes): one ADD VEC reading the tensor and the
+ * skip, writing the tensor, as npu_vk_emit would run it (vkern_busy). The layer's ReLU after it
+ * is the forward kernel's ReLU (layer_vec), and the mask of the accumulated gradient is its
+ * relu_bwd: the same VECs over the same rows, not counted twice. */
+static uint64_t add_busy(const npu_cfg_t *cfg, int rows, int len, int *whole)
+{
+    npu_vkern_t k;
+    memset(&k, 0, sizeof k);
+    snprintf(k.name, sizeof k.name, "res_add");
+    k.rows = rows;
+    k.len = len;
+    int y = npu_vk_tensor(&k, "Y", 0, 16, NPU_TAG_Y, 0, 1, 1);
+    int sk = npu_vk_tensor(&k, "S", (uint32_t)(2u * rows * len + 64u) & ~1u, 16, NPU_TAG_X, 0, 1, 0);
+    npu_vk_op(&k, NPU_VOP_ADD, 0, y, sk, y, 0, 0, 0);
+    return vkern_busy(cfg, &k, whole);
+}
+
+/* The activation layer l's residual connection adds (id of X0 or of layer j's Y), or -1. */
+static int skip_of(const npu_net_shape_t *net, int l, int (*id)[T_IDS])
+{
+    int r = net->res[l];
+    return !r ? -1 : r == 1 ? id[0][T_X] : id[r - 2][T_Y];
+}
+
 static int tensor(npu_est_t *e, const char *fmt, int layer, uint64_t bytes, int in_dram, int keep)
 {
     int i = e->n_tensors++;
@@ -305,6 +330,19 @@ static uint64_t tile_vec(tiled_t *z, const npu_est_t *e, uint64_t vec, const int
     return max64(vec, over_bw(bytes, bw));
 }
 
+/* Layer l's residual add, a step of its own after fwd l (estimate.h): Y<l> += S; z: tile by
+ * tile, reading Y<l> and S once and writing Y<l> once. */
+static void add_step_res(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int l, int batch,
+                         int (*id)[T_IDS], tiled_t *z, double bw)
+{
+    const npu_net_layer_t *L = &net->l[l];
+    int in[] = {id[l][T_Y], skip_of(net, l, id), -1}, out[] = {id[l][T_Y], -1};
+    npu_est_step_t *st = add_step(e, NPU_EST_FWD, l, in, out);
+    snprintf(st->name, sizeof st->name, "add%d", l);
+    st->vec = add_busy(cfg, batch * L->oh * L->ow, L->f, &st->modelled);
+    z->cycles = tile_vec(z, e, st->vec, in, out, bw);
+}
+
 /* The forward steps: the array's cycles (the slicing stage's pick) and the vector unit's (layer_vec:
  * bias, ReLU and narrowing); z: each one tile by tile (its vector work reads and writes Y once). */
 static void fwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch, int (*id)[T_IDS],
@@ -324,6 +362,29 @@ static void fwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t 
         int vr[] = {id[l][T_Y], id[l][T_B], -1}, vw[] = {id[l][T_Y], -1};
         zt->cycles = tile_kernel(zt, e, &r, id[l][T_X], id[l][T_W], id[l][T_Y], bw) +
                      tile_vec(zt, e, st->vec, vr, vw, bw);
+        if (net->res[l])
+            add_step_res(cfg, e, net, l, batch, id, &z[e->n_steps], bw);
+    }
+}
+
+/* The residual gradients that land in bwd l's dX (= dY of layer l - 1): for each layer m whose
+ * residual adds layer l - 1's output, dY<m> is added to dX before ReLU's mask. The step reads
+ * dY<m> (so it stays live until here) and the vector unit adds it (add_busy); z: each addend read
+ * once, dX read and written once more. */
+static void skip_grads(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int l, int batch,
+                       int (*id)[T_IDS], npu_est_step_t *st, tiled_t *zt, double bw)
+{
+    const npu_net_layer_t *P = &net->l[l - 1];
+    npu_sched_step_t *ss = &e->sstep[e->n_steps - 1];
+    for (int m = l; m < net->layers; m++) {
+        if (net->res[m] != l + 1) /* activation l: layer l - 1's output */
+            continue;
+        uint64_t v = add_busy(cfg, batch * P->oh * P->ow, P->f, &st->modelled);
+        int rd[] = {id[m][T_DY], id[l][T_DX], -1}, wr[] = {id[l][T_DX], -1};
+        if (ss->n_in < NPU_SCHED_MAX_IO && id[m][T_DY] != id[l][T_DY])
+            ss->in[ss->n_in++] = id[m][T_DY];
+        st->vec += v;
+        zt->cycles += tile_vec(zt, e, v, rd, wr, bw);
     }
 }
 
@@ -352,6 +413,8 @@ static void bwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t 
             zt->cycles += tile_kernel(zt, e, &rx, id[l][T_DY], id[l][T_W], id[l][T_DX], bw);
         int vr[] = {id[l][T_DY], dx ? id[l][T_DX] : -1, -1}, vw[] = {id[l][T_DB], dx ? id[l][T_DX] : -1, -1};
         zt->cycles += tile_vec(zt, e, st->vec, vr, vw, bw);
+        if (dx)
+            skip_grads(cfg, e, net, l, batch, id, st, zt, bw);
     }
 }
 
@@ -467,7 +530,7 @@ int npu_estimate(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_est
         return -1;
     }
     int(*id)[T_IDS] = malloc((size_t)net->layers * sizeof *id);
-    tiled_t *z = calloc((size_t)(4 * net->layers + 1), sizeof *z);
+    tiled_t *z = calloc((size_t)(5 * net->layers + 1), sizeof *z);
     uint64_t spm = o->spm_bytes ? o->spm_bytes : (uint64_t)npu_cfg_spm_words(cfg) * (uint64_t)npu_cfg_beat(cfg);
     if (!id || !z) {
         free(id);

@@ -10,6 +10,13 @@
  * gradients dW, db in 4 bytes (the OBUF's fp32 / int32). The batch and the parameters start in
  * DRAM; updated parameters and velocities must end there. The loss step (softmax cross-entropy
  * on the host) reads the logits and writes dY of the last layer, with no NPU cycles.
+ *
+ * A residual connection (npu_net_layer_t.res: layer l adds activation S, the network's input or
+ * layer j's output, to its output before its ReLU) is a step of its own after fwd l, "add<l>"
+ * (phase fwd): it reads Y<l> and S and writes Y<l>, so S stays live, or comes back, until then.
+ * Its gradient fans out: dY<l> is also S's gradient, added to dY<j> where dY<j> is made, in the
+ * backward step of layer j + 1, before ReLU's mask; that step reads dY<l>, which stays live, or
+ * comes back, until then (none for the network's input).
  */
 #ifndef NPU_MODEL_ESTIMATE_H
 #define NPU_MODEL_ESTIMATE_H
@@ -31,7 +38,7 @@ typedef struct npu_est_opts {
 } npu_est_opts_t;
 
 typedef struct npu_est_step {
-    char name[24];        /* "fwd1", "loss", "bwd0", "update2" */
+    char name[24];        /* "fwd1", "add3", "loss", "bwd0", "update2" */
     int phase, layer;
     uint64_t macs, compute, vec; /* MACs; array cycles (slicing model); vector-unit busy cycles
                                     (the step plan's vector kernels, npu_vk_vec_busy) */
@@ -45,10 +52,10 @@ typedef struct npu_est_step {
 
 typedef struct npu_est {
     int n_steps, n_tensors;  /* the arrays first: npu_estimate zeroes from problem on */
-    npu_est_step_t step[4 * NPU_NET_MAX_LAYERS + 1];
+    npu_est_step_t step[5 * NPU_NET_MAX_LAYERS + 1]; /* fwd, add (residual), loss, bwd, update */
     npu_sched_tensor_t tensor[10 * NPU_NET_MAX_LAYERS + 1]; /* a layer's 8, its own input and dX */
     char tensor_name[10 * NPU_NET_MAX_LAYERS + 1][16];
-    npu_sched_step_t sstep[4 * NPU_NET_MAX_LAYERS + 1];
+    npu_sched_step_t sstep[5 * NPU_NET_MAX_LAYERS + 1];
     npu_sched_problem_t problem;
     npu_sched_result_t sched;
     uint64_t macs, cycles;

@@ -38,12 +38,32 @@ static int add_layer(npu_net_shape_t *s, int kind, int *h, int *w, int *c, int f
     return 0;
 }
 
-/* cF[kK][sS][pP] or fcN at t; 0 or -1. */
-static int parse_cnn_layer(const char *t, npu_net_shape_t *s, int *h, int *w, int *c, char *why,
-                           size_t n)
+/* Layer l's residual connection +J (already parsed into j): J names an earlier activation of
+ * l's output shape (h x w x c of the activation, oh x ow x f of the layer). 0 or -1. */
+static int set_residual(npu_net_shape_t *s, int l, long j, int h0, int w0, int c0, char *why, size_t n)
+{
+    npu_net_layer_t *L = &s->l[l];
+    if (j < 0 || j > l) {
+        snprintf(why, n, "layer %d: +%ld is not an earlier layer (0..%d; 0 the input)", l + 1, j, l);
+        return -1;
+    }
+    const npu_net_layer_t *S = j ? &s->l[j - 1] : NULL;
+    int h = S ? S->oh : h0, w = S ? S->ow : w0, c = S ? S->f : c0;
+    if (h != L->oh || w != L->ow || c != L->f) {
+        snprintf(why, n, "layer %d: +%ld adds a %dx%dx%d output to a %dx%dx%d one (shapes must match)",
+                 l + 1, j, h, w, c, L->oh, L->ow, L->f);
+        return -1;
+    }
+    s->res[l] = (int)j + 1;
+    return 0;
+}
+
+/* cF[kK][sS][pP][+J] or fcN[+J] at t; 0 or -1. h0, w0, c0: the network's input (for +0). */
+static int parse_cnn_layer(const char *t, npu_net_shape_t *s, int *h, int *w, int *c, const int *in0,
+                           char *why, size_t n)
 {
     char *e;
-    long f, k = 3, st = 1, p = -1;
+    long f, k = 3, st = 1, p = -1, j = -1;
     int fc = !strncmp(t, "fc", 2);
     if (!fc && *t != 'c')
         goto bad;
@@ -57,14 +77,20 @@ static int parse_cnn_layer(const char *t, npu_net_shape_t *s, int *h, int *w, in
         long v = strtol(e + 1, &e, 10);
         *(key == 'k' ? &k : key == 's' ? &st : &p) = v;
     }
+    if (*e == '+') {
+        char *d = e + 1;
+        j = strtol(d, &e, 10);
+        if (e == d)
+            goto bad;
+    }
     if (*e && *e != ',')
         goto bad;
-    if (fc)
-        return add_layer(s, NPU_NET_FC, h, w, c, (int)f, 1, 1, 0, why, n);
-    return add_layer(s, NPU_NET_CONV, h, w, c, (int)f, (int)k, (int)st, p < 0 ? (int)k / 2 : (int)p,
-                     why, n);
+    int rc = fc ? add_layer(s, NPU_NET_FC, h, w, c, (int)f, 1, 1, 0, why, n)
+                : add_layer(s, NPU_NET_CONV, h, w, c, (int)f, (int)k, (int)st, p < 0 ? (int)k / 2 : (int)p,
+                            why, n);
+    return rc || j < 0 ? rc : set_residual(s, s->layers - 1, j, in0[0], in0[1], in0[2], why, n);
 bad:
-    snprintf(why, n, "'%.*s' is not a layer (cF[kK][sS][pP] or fcN)", (int)strcspn(t, ","), t);
+    snprintf(why, n, "'%.*s' is not a layer (cF[kK][sS][pP][+J] or fcN[+J])", (int)strcspn(t, ","), t);
     return -1;
 }
 
@@ -72,6 +98,7 @@ int npu_net_parse(const char *spec, int h, int w, int c, npu_net_shape_t *s, cha
 {
     int mlp = !strncmp(spec, "mlp:", 4);
     const char *t = spec + 4;
+    const int in0[3] = {h, w, c};
     memset(s, 0, sizeof *s);
     if (!mlp && strncmp(spec, "cnn:", 4)) {
         snprintf(why, n, "'%s' is neither mlp:D0,D1,..,DL nor cnn:LAYER,..", spec);
@@ -91,7 +118,7 @@ int npu_net_parse(const char *spec, int h, int w, int c, npu_net_shape_t *s, cha
             }
             if (!first && add_layer(s, NPU_NET_FC, &h, &w, &c, (int)v, 1, 1, 0, why, n))
                 return -1;
-        } else if (parse_cnn_layer(t, s, &h, &w, &c, why, n)) {
+        } else if (parse_cnn_layer(t, s, &h, &w, &c, in0, why, n)) {
             return -1;
         }
         t = strchr(t, ',');
@@ -114,7 +141,17 @@ void npu_net_describe(const npu_net_shape_t *s, char *buf, size_t n)
             len += (size_t)snprintf(buf + len, n - len, "%sfc%d", i ? "-" : "", l->f);
         else
             len += (size_t)snprintf(buf + len, n - len, "%sc%dk%ds%d", i ? "-" : "", l->f, l->k, l->s);
+        if (s->res[i] && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "+%d", s->res[i] - 1);
     }
+}
+
+int npu_net_residual(const npu_net_shape_t *s)
+{
+    for (int l = 0; l < s->layers; l++)
+        if (s->res[l])
+            return l;
+    return -1;
 }
 
 /* ---- parameters ---- */

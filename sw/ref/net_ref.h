@@ -38,6 +38,11 @@ typedef struct npu_net_layer {
 typedef struct npu_net_shape {
     int layers;
     npu_net_layer_t l[NPU_NET_MAX_LAYERS];
+    int res[NPU_NET_MAX_LAYERS]; /* layer l's residual connection: 0 none; r > 0: activation r - 1
+                                    (0 the network's input, j the output of layer j counted from
+                                    1, of layer l's output shape) is added to layer l's output
+                                    before its ReLU. For the estimator only: the reference trainer
+                                    (`npu fit`) refuses it (npu_net_residual) */
 } npu_net_shape_t;
 
 static inline size_t npu_net_in(const npu_net_layer_t *l) { return (size_t)l->h * l->w * l->c; }
@@ -50,10 +55,16 @@ static inline size_t npu_net_params(const npu_net_layer_t *l)
 /* A model spec for inputs of h x w x c. "mlp:D0,D1,..,DL": fully connected layers (D0 must be
  * h*w*c); "cnn:L1,L2,..": layers cF[kK][sS][pP] (a K x K convolution with F filters, stride S,
  * padding P; defaults k3, s1, p = K/2) and fcN (fully connected, N outputs; every layer after
- * the first fc is fc). 0, or -1 with the reason in why. */
+ * the first fc is fc). A cnn layer may end in +J, a residual connection: the output of layer J
+ * (counted from 1; +0 the network's input) is added to this layer's output before its ReLU, e.g.
+ * "cnn:c16,c16,c16+1,fc10" (layer 3 adds layer 1's output: a block of two convolutions); J must
+ * come before the layer and its output have the layer's output shape (h x w x channels).
+ * 0, or -1 with the reason in why. */
 int npu_net_parse(const char *spec, int h, int w, int c, npu_net_shape_t *s, char *why, size_t n);
-/* "64-128-10", "c16-c32s2-fc10": the shape in one short word (reports). */
+/* "64-128-10", "c16-c32s2-fc10", "c16k3s1-c16k3s1+1": the shape in one short word (reports). */
 void npu_net_describe(const npu_net_shape_t *s, char *buf, size_t n);
+/* The first layer (from 0) with a residual connection, or -1: the reference trainer has none. */
+int npu_net_residual(const npu_net_shape_t *s);
 
 typedef struct npu_sgd {
     float lr, momentum, wd;

@@ -239,6 +239,12 @@ int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, si
                  d->features, d->classes, L ? npu_net_in(in) : 0, L ? npu_net_out(out) : 0);
         return -1;
     }
+    if (npu_net_residual(&o->shape) >= 0) { /* the estimator's alone: not trained here */
+        snprintf(why, n, "layer %d has a residual connection (+%d): the reference trainer has none "
+                 "(`npu estimate` takes it)", npu_net_residual(&o->shape) + 1,
+                 o->shape.res[npu_net_residual(&o->shape)] - 1);
+        return -1;
+    }
     if (o->batch < 1 || o->batch > n_train) {
         snprintf(why, n, "--batch %d must be in 1..%d (the training samples)", o->batch, n_train);
         return -1;
