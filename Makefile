@@ -258,8 +258,8 @@ slice-fidelity-quick: build/small/slice_fidelity
 	  || { cat build/slice-fidelity-quick.log; exit 1; }
 	@tail -1 build/slice-fidelity-quick.log
 # The estimator's step plan mode against the RTL step engine (issue 16 acceptance 1, 2, 5;
-# docs/estimator.md section 7): make step-fidelity sweeps 26 MLPs and batches at tiny-bf16,
-# small-bf16, tiny and small (the int16 step: the same kernels in fixed point; 104 points),
+# docs/estimator.md section 7): make step-fidelity sweeps 26 MLPs and 6 CNNs with their batches at
+# tiny-bf16, small-bf16, tiny and small (the int16 step: the same kernels in fixed point; 128 points),
 # writing build/step-fidelity-<config>.csv.
 build/%/step_fidelity: tests/est/step_fidelity.c build/%/libnpusim.a build/libnpuhost.a $(HOST_HDR)
 	$(CC) $(CSTD) -Ibuild/$* -Isw -Itb -c $< -o build/$*/step_fidelity.o
