@@ -10,6 +10,7 @@
 #include "compile/step/step_res.h"
 #include "model/sweep.h"
 #include "ref/net_ref.h"
+#include "run/fit.h"
 #include "run/step_probe.h"
 
 /* The step-cycle bound of a validated point (issue 16 acceptance 2: whole iterations within 10%). */
@@ -112,7 +113,7 @@ static int validate_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const
                           const row_t *r0, row_t *r)
 {
     npu_step_probe_opts_t po = {o->dims, o->layers, r->p.batch, o->modes, r->p.bw, o->res_banks,
-                                sp->given[1] ? r->p.spm_bytes : 0, o->overlap};
+                                sp->given[1] ? r->p.spm_bytes : 0, o->overlap, o->conv, o->n_conv, o->fc, o->n_fc};
     npu_cfg_t c = npu_sweep_point_cfg(cfg, sp, (int)(r - r0)); /* planned as the estimate was */
     npu_step_probe_t m;
     char why[512];
@@ -198,6 +199,13 @@ static int estimate_points(const npu_cfg_t *cfg, const npu_net_shape_t *net, con
     return 0;
 }
 
+/* A CNN's layers as the step engine takes them (their batch set per point); the convolutions'
+ * count, or -1 (a convolution after a fully connected layer, too many layers). */
+static int cnn_of(const npu_net_shape_t *net, npu_conv_t *conv, int *fc, int *n_fc)
+{
+    return net->layers > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, 1, conv, fc, n_fc);
+}
+
 int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
 {
     npu_net_shape_t net;
@@ -210,7 +218,14 @@ int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
         fprintf(stderr, "npu: --space: %s\n", why);
         return NPU_EXIT_USAGE;
     }
-    if (step && npu_cli_net_dims(&net, dims, "sweep"))
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc = 0, n_conv = step && net.l[0].kind == NPU_NET_CONV ? cnn_of(&net, conv, fc, &n_fc) : 0;
+    if (n_conv < 0 || (step && n_conv && a->resident_banks)) {
+        fprintf(stderr, "npu: sweep --plan step of a CNN: %s\n", n_conv < 0 ? "the step engine takes convolutions first, "
+                "at most 16 layers" : "--resident-banks: the residency plan takes MLP steps");
+        return NPU_EXIT_USAGE;
+    }
+    if (step && !n_conv && npu_cli_net_dims(&net, dims, "sweep"))
         return NPU_EXIT_USAGE;
     if (step && a->resident_banks + 3 > (unsigned)cfg->spm_banks) {
         fprintf(stderr, "npu: sweep --plan step: --resident-banks %u leaves fewer than the kernels' 3 of %d banks\n",
@@ -218,7 +233,8 @@ int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
         return NPU_EXIT_USAGE;
     }
     npu_sweep_step_t o = {dims, net.layers, a->policy, (int)a->resident_banks,
-                          (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD)};
+                          (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                          conv, n_conv, fc, n_fc};
     int n = npu_sweep_count(&sp), rc;
     row_t *rows = calloc((size_t)n, sizeof *rows);
     if (!rows || estimate_points(cfg, &net, &sp, step ? &o : NULL, rows, n)) {

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compile/conv/conv_layer.h"
 #include "hw/npu_cfg.h"
 #include "ref/net_ref.h"
 
@@ -40,7 +41,7 @@ int npu_sweep_count(const npu_sweep_space_t *sp);
 int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_sweep_space_t *sp,
                     int i, npu_sweep_point_t *pt);
 
-/* --plan step (an MLP d[0..layers]): point i estimated as the step engine runs it
+/* --plan step (an MLP d[0..layers], or a CNN): point i estimated as the step engine runs it
  * (model/est_step.h), GEMMs under modes, tensors kept in the SPM's last res_banks banks as the
  * scheduler plans (0: every kernel through DRAM) with prefetch and look-ahead as overlap says.
  * The point's SPM is the scheduler's share of those banks (spm not given: all of them; more than
@@ -53,6 +54,12 @@ npu_cfg_t npu_sweep_point_cfg(const npu_cfg_t *cfg, const npu_sweep_space_t *sp,
 typedef struct npu_sweep_step {
     const int *dims;
     int layers, modes, res_banks, overlap;
+    /* a CNN (n_conv > 0; dims unused): its convolutions (their batch replaced by the point's) and
+     * the widths of its fully connected layers, as npu_step_plan_cnn takes them; no residency */
+    const npu_conv_t *conv;
+    int n_conv;
+    const int *fc;
+    int n_fc;
 } npu_sweep_step_t;
 int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const npu_sweep_space_t *sp, int i,
                          npu_sweep_point_t *pt, char *why, size_t n);

@@ -89,6 +89,20 @@ static void probe_result(const npu_step_run_t *s, npu_step_probe_t *r)
         r->t_in[t] = s->t_in[t], r->t_out[t] = s->t_out[t];
 }
 
+/* The step engine for o: an MLP's, or a CNN's with its convolutions at o's batch. 0 or -1. */
+static int probe_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_step_probe_opts_t *o)
+{
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    if (o->n_conv <= 0)
+        return npu_step_run_init(s, cfg, sim, o->dims, o->layers, o->batch, 0.1f, 0.9f, 1e-4f, o->modes, 50000000);
+    for (int l = 0; l < o->n_conv && l < NPU_STEP_MAX_LAYERS; l++) {
+        conv[l] = o->conv[l];
+        conv[l].batch = o->batch;
+    }
+    return npu_step_run_init_cnn(s, cfg, sim, conv, o->n_conv, o->fc, o->n_fc, o->batch, 0.1f, 0.9f, 1e-4f, o->modes,
+                                 NULL, 50000000);
+}
+
 int npu_step_probe(const npu_cfg_t *cfg, const npu_step_probe_opts_t *o, npu_step_probe_t *r, char *why, size_t n)
 {
     npu_dram_timing_t t = npu_dram_timing_of(cfg);
@@ -101,7 +115,7 @@ int npu_step_probe(const npu_cfg_t *cfg, const npu_step_probe_opts_t *o, npu_ste
         snprintf(why, n, "cannot open the simulator");
         return -1;
     }
-    if (npu_step_run_init(&s, cfg, sim, o->dims, o->layers, o->batch, 0.1f, 0.9f, 1e-4f, o->modes, 50000000) == 0 &&
+    if (probe_init(&s, cfg, sim, o) == 0 &&
         (o->res_banks == 0 || npu_step_run_resident_ex(&s, o->res_banks, o->cap, o->overlap) == 0)) {
         npu_step_probe_params(&s, 0x9E3779B97F4A7C15ull);
         if (npu_step_probe_step(&s) == 0 && s.checked == (uint64_t)s.plan.nk) {

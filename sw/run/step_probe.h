@@ -1,5 +1,5 @@
 /*
- * step_probe.h - one training step of an MLP on the simulated NPU, to measure it against the
+ * step_probe.h - one training step of an MLP or a CNN on the simulated NPU, to measure it against the
  * estimator (issue 16: `npu sweep --validate`, tests/est/step_fidelity.c).
  *
  * A probe opens its own simulator with the point's DRAM bandwidth (the build's latency and burst
@@ -25,6 +25,10 @@ typedef struct npu_step_probe_opts {
     int res_banks;        /* 0: every kernel through DRAM; else the residency plan's banks */
     uint64_t cap;         /* the scheduler's share of them in bytes (0: all) */
     int overlap;          /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (compile/step/step_res.h) */
+    const npu_conv_t *conv; /* a CNN (n_conv > 0; dims unused): its convolutions (batch replaced) */
+    int n_conv;
+    const int *fc;        /* and its fully connected widths fc[0..n_fc] */
+    int n_fc;
 } npu_step_probe_opts_t;
 
 typedef struct npu_step_probe {

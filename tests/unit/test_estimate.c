@@ -230,7 +230,7 @@ Test(estimate, sweep_step_points)
     npu_sweep_point_t p;
     static npu_est_kplan_t e;
     const int d[3] = {64, 128, 10};
-    npu_sweep_step_t o = {d, 2, 0, 1, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD};
+    npu_sweep_step_t o = {d, 2, 0, 1, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NULL, 0, NULL, 0};
     char why[256];
     cr_assert_eq(npu_sweep_parse("spm=4,40;bw=16;batch=16", &c, 8, &sp, why, sizeof why), 0, "%s", why);
     cr_assert(sp.given[1] && sp.given[2] && !sp.given[0]);

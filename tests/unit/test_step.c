@@ -687,7 +687,7 @@ Test(step_run, sweep_probe_bytes_as_estimated)
     cr_assert_eq(npu_sweep_parse("spm=1,2;bw=4;batch=12", &c, 8, &sp, why, sizeof why), 0, "%s", why);
     for (int res = 0; res <= 1; res++)
         for (int i = 0; i < (res ? 2 : 1); i++) {
-            npu_sweep_step_t o = {d, 2, 0, res, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD};
+            npu_sweep_step_t o = {d, 2, 0, res, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NULL, 0, NULL, 0};
             npu_sweep_point_t p;
             npu_step_probe_t m;
             npu_sweep_space_t q = sp;
@@ -695,7 +695,7 @@ Test(step_run, sweep_probe_bytes_as_estimated)
             cr_assert_eq(npu_sweep_step_point(&c, &o, &q, i, &p, why, sizeof why), 0);
             cr_assert(p.ok, "%s", why);
             npu_cfg_t pc = npu_sweep_point_cfg(&c, &q, i);
-            npu_step_probe_opts_t po = {d, 2, p.batch, 0, p.bw, res, res ? p.spm_bytes : 0, o.overlap};
+            npu_step_probe_opts_t po = {d, 2, p.batch, 0, p.bw, res, res ? p.spm_bytes : 0, o.overlap, NULL, 0, NULL, 0};
             cr_assert_eq(npu_step_probe(&pc, &po, &m, why, sizeof why), 0, "%s", why);
             cr_assert_eq(m.checked, m.kernels);
             cr_assert_eq(m.rd_bytes, p.in_bytes, "res %d point %d: read %llu, estimated %llu", res, i,
@@ -707,4 +707,30 @@ Test(step_run, sweep_probe_bytes_as_estimated)
                           "the plan does not depend on the bandwidth here: pick a point where it does");
             }
         }
+}
+
+/* The same for a CNN point (its kernels through DRAM): the probe's bytes are the sweep point's. */
+Test(step_run, sweep_probe_cnn_bytes_as_estimated)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    npu_sweep_space_t sp;
+    npu_sweep_point_t p;
+    npu_step_probe_t m;
+    char why[512];
+    npu_conv_t conv[1] = {{1, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}};
+    int fc[2] = {8 * 8 * 4, 10};
+    npu_funcsim_config(&c);
+    cr_assert_eq(npu_sweep_parse("batch=4", &c, 8, &sp, why, sizeof why), 0, "%s", why);
+    npu_sweep_step_t o = {NULL, 2, 0, 0, 0, conv, 1, fc, 1};
+    cr_assert_eq(npu_sweep_step_point(&c, &o, &sp, 0, &p, why, sizeof why), 0);
+    cr_assert(p.ok, "%s", why);
+    npu_step_probe_opts_t po = {NULL, 2, p.batch, 0, p.bw, 0, 0, 0, conv, 1, fc, 1};
+    cr_assert_eq(npu_step_probe(&c, &po, &m, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(m.checked, m.kernels);
+    cr_assert_eq(m.rd_bytes, p.in_bytes, "read %llu, estimated %llu", (unsigned long long)m.rd_bytes,
+                 (unsigned long long)p.in_bytes);
+    cr_assert_eq(m.wr_bytes, p.out_bytes);
+    o.res_banks = 1; /* the residency plan takes MLP steps */
+    cr_assert_eq(npu_sweep_step_point(&c, &o, &sp, 0, &p, why, sizeof why), 0);
+    cr_assert(!p.ok && strstr(why, "MLP"), "%s", why);
 }
