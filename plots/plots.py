@@ -197,8 +197,8 @@ def in_only_drops(pts):
 
 
 def est_traffic(data, out):
-    """The thesis's traffic-against-capacity curve; SPM sizes whose steps do not fit (the
-    estimator is tensor-granular) are marked, not drawn as zero. Networks named res* (a residual
+    """The thesis's traffic-against-capacity curve (steps whose tensors exceed the SPM run tile by
+    tile; a point the estimator refuses is marked x, not drawn as zero). Networks named res* (a residual
     CNN) get a second panel: their DRAM In against the SPM near their block-reuse step."""
     files = est_files(data, "est_spm")
     res = [n for n in files if n.startswith("res")]
@@ -218,7 +218,7 @@ def est_traffic(data, out):
             block_panel(axes[0][1], net, [(int(r["spm_kib"]), int(r["dram_in_bytes"]), int(r["dram_out_bytes"]))
                                           for r in ok], line.get_color())
     ax.set_xscale("log", base=2)
-    ax.set_xlabel("SPM KiB (x: a step's tensors do not fit)")
+    ax.set_xlabel("SPM KiB (x: refused)")
     ax.set_ylabel("DRAM MiB per iteration (in + out)")
     ax.set_title("estimator: DRAM traffic against SPM size")
     ax.grid(alpha=0.3)
