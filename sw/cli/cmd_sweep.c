@@ -199,11 +199,38 @@ static int estimate_points(const npu_cfg_t *cfg, const npu_net_shape_t *net, con
     return 0;
 }
 
-/* A CNN's layers as the step engine takes them (their batch set per point); the convolutions'
- * count, or -1 (a convolution after a fully connected layer, too many layers). */
-static int cnn_of(const npu_net_shape_t *net, npu_conv_t *conv, int *fc, int *n_fc)
+/* The network as --plan step takes it: an MLP's widths, or a CNN's layers (their batch set per
+ * point). */
+typedef struct step_net {
+    int dims[NPU_NET_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+} step_net_t;
+
+/* --plan step's options checked and its plan's description into *o (pointing into *sn). 0, or
+ * NPU_EXIT_USAGE after the message. */
+static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, step_net_t *sn,
+                      npu_sweep_step_t *o)
 {
-    return net->layers > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, 1, conv, fc, n_fc);
+    int n_fc = 0, n_conv = 0;
+    if (net->l[0].kind == NPU_NET_CONV) {
+        n_conv = net->layers > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, 1, sn->conv, sn->fc, &n_fc);
+        if (n_conv < 0 || a->resident_banks) {
+            fprintf(stderr, "npu: sweep --plan step of a CNN: %s\n", n_conv < 0 ? "the step engine takes "
+                    "convolutions first, at most 16 layers" : "--resident-banks: the residency plan takes MLP steps");
+            return NPU_EXIT_USAGE;
+        }
+    } else if (npu_cli_net_dims(net, sn->dims, "sweep")) {
+        return NPU_EXIT_USAGE;
+    }
+    if (a->resident_banks + 3 > (unsigned)cfg->spm_banks) {
+        fprintf(stderr, "npu: sweep --plan step: --resident-banks %u leaves fewer than the kernels' 3 of %d banks\n",
+                a->resident_banks, cfg->spm_banks);
+        return NPU_EXIT_USAGE;
+    }
+    *o = (npu_sweep_step_t){sn->dims, net->layers, a->policy, (int)a->resident_banks,
+                            (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                            sn->conv, n_conv, sn->fc, n_fc};
+    return 0;
 }
 
 int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
@@ -211,30 +238,17 @@ int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_net_shape_t net;
     npu_sweep_space_t sp;
     char why[256];
-    int dims[NPU_NET_MAX_LAYERS + 1], step = a->plan && !strcmp(a->plan, "step");
+    static step_net_t sn;
+    npu_sweep_step_t o;
+    int step = a->plan && !strcmp(a->plan, "step");
     if (npu_cli_parse_net(a, &net))
         return NPU_EXIT_USAGE;
     if (npu_sweep_parse(a->space, cfg, a->batch ? (int)a->batch : 32, &sp, why, sizeof why)) {
         fprintf(stderr, "npu: --space: %s\n", why);
         return NPU_EXIT_USAGE;
     }
-    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc = 0, n_conv = step && net.l[0].kind == NPU_NET_CONV ? cnn_of(&net, conv, fc, &n_fc) : 0;
-    if (n_conv < 0 || (step && n_conv && a->resident_banks)) {
-        fprintf(stderr, "npu: sweep --plan step of a CNN: %s\n", n_conv < 0 ? "the step engine takes convolutions first, "
-                "at most 16 layers" : "--resident-banks: the residency plan takes MLP steps");
+    if (step && step_setup(cfg, a, &net, &sn, &o))
         return NPU_EXIT_USAGE;
-    }
-    if (step && !n_conv && npu_cli_net_dims(&net, dims, "sweep"))
-        return NPU_EXIT_USAGE;
-    if (step && a->resident_banks + 3 > (unsigned)cfg->spm_banks) {
-        fprintf(stderr, "npu: sweep --plan step: --resident-banks %u leaves fewer than the kernels' 3 of %d banks\n",
-                a->resident_banks, cfg->spm_banks);
-        return NPU_EXIT_USAGE;
-    }
-    npu_sweep_step_t o = {dims, net.layers, a->policy, (int)a->resident_banks,
-                          (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
-                          conv, n_conv, fc, n_fc};
     int n = npu_sweep_count(&sp), rc;
     row_t *rows = calloc((size_t)n, sizeof *rows);
     if (!rows || estimate_points(cfg, &net, &sp, step ? &o : NULL, rows, n)) {
