@@ -66,7 +66,7 @@ int npu_conv_bwd_golden_bf16(const npu_conv_bwd_plan_t *bp, const int16_t *X, co
                              const int16_t *dY, int32_t *dx, int32_t *dw)
 {
     npu_conv_order_t x = {NULL, bp, NPU_CONV_DX, NULL, 0};
-    int rc = npu_conv_golden_bf16(&bp->dx.c, NPU_CONV_DX, 0, X, Wt, dY, dx, npu_conv_plan_waves, &x);
+    int rc = dx ? npu_conv_golden_bf16(&bp->dx.c, NPU_CONV_DX, 0, X, Wt, dY, dx, npu_conv_plan_waves, &x) : 0;
     x.kernel = NPU_CONV_DW;
     if (rc == 0)
         rc = npu_conv_golden_bf16(&bp->dx.c, NPU_CONV_DW, 0, X, Wt, dY, dw, npu_conv_plan_waves, &x);

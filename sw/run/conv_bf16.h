@@ -35,7 +35,8 @@ size_t npu_conv_plan_waves(void *ctx, const int o[4], npu_cwave_t *w, size_t max
 int npu_conv_golden_plan_bf16(const npu_conv_split_t *s, const int16_t *X, const int16_t *Wt,
                               const int16_t *dY, int32_t *out);
 /* The fused backward bp's dX and dW ([kh][kw][f][c]) by the bf16 golden model in its program's
- * order (npu_conv_bwd_waves). 0, or -1 (out of memory, a malformed order). */
+ * order (npu_conv_bwd_waves); dx NULL: dW only (the program without dX). 0, or -1 (out of memory,
+ * a malformed order). */
 int npu_conv_bwd_golden_bf16(const npu_conv_bwd_plan_t *bp, const int16_t *X, const int16_t *Wt,
                              const int16_t *dY, int32_t *dx, int32_t *dw);
 

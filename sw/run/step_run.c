@@ -349,7 +349,8 @@ static void each_output(npu_step_run_t *s, int i, out_fn f)
         f(s, k, 0, k->cv.y, npu_conv_y_elems(c) / (size_t)c->F, 4u * (unsigned)c->F, sp->whole.pout * B, 32, "Y");
     } else if (k->kind == NPU_SK_CONV_BWD) {
         const npu_conv_bwd_plan_t *bp = s->kp[i].conv;
-        f(s, k, 0, k->cv.dx, npu_conv_x_elems(c) / (size_t)c->C, 4u * (unsigned)c->C, bp->dx.pout * B, 32, "dX");
+        if (!k->cv.no_dx)
+            f(s, k, 0, k->cv.dx, npu_conv_x_elems(c) / (size_t)c->C, 4u * (unsigned)c->C, bp->dx.pout * B, 32, "dX");
         f(s, k, 0, k->cv.dwt, (uint64_t)c->KH * c->KW * c->C, 4u * (unsigned)c->F, bp->pf * B, 32, "dW^T");
     } else if (k->kind == NPU_SK_XPOSE) {
         f(s, k, 0, k->xp.dst, (uint64_t)k->xp.taps * k->xp.cols, 2u * (unsigned)k->xp.rows, k->xp.dst_pitch, 16,
@@ -456,17 +457,19 @@ static int golden_conv(npu_step_run_t *s, int i)
         gather16(s->gold, k->cv.w, bp->dx.pw * B, nw / (size_t)c->C, c->C, W);
         gather16(s->gold, k->cv.dy, bp->dx.pdy * B, ny / (size_t)c->F, c->F, dY);
         if (!npu_cfg_bf16(s->cfg)) { /* int16: exact sums, any order */
-            npu_conv_dx_golden(c, dY, W, o1);
+            if (!k->cv.no_dx)
+                npu_conv_dx_golden(c, dY, W, o1);
             npu_conv_dw_golden(c, X, dY, o2);
         } else {
-            rc = npu_conv_bwd_golden_bf16(bp, X, W, dY, o1, o2);
+            rc = npu_conv_bwd_golden_bf16(bp, X, W, dY, k->cv.no_dx ? NULL : o1, o2);
         }
         if (!rc) {
             for (size_t t = 0; t < T; t++) /* dW [tap][f][c] -> dW^T [tap][c][f] */
                 for (int f = 0; f < c->F; f++)
                     for (int ch = 0; ch < c->C; ch++)
                         o3[(t * c->C + ch) * c->F + f] = o2[(t * c->F + f) * c->C + ch];
-            scatter32(s->gold, k->cv.dx, bp->dx.pout * B, nx / (size_t)c->C, c->C, o1);
+            if (!k->cv.no_dx)
+                scatter32(s->gold, k->cv.dx, bp->dx.pout * B, nx / (size_t)c->C, c->C, o1);
             scatter32(s->gold, k->cv.dwt, bp->pf * B, T * c->C, c->F, o3);
         }
     }
@@ -521,6 +524,17 @@ static int run_prog(npu_step_run_t *s, const char *what, const npu_step_prog_t *
                 (unsigned)r->err_pc, (unsigned)r->err_info);
 }
 
+/* The fused backward's DRAM bytes per tag against its plan's: dY read once, and without dX no W
+ * read and no dX written. "" or the first difference in msg. */
+static void conv_bwd_bytes(const npu_conv_bwd_plan_t *bp, const npu_step_tally_t *t, char *msg, size_t n)
+{
+    for (int g = 1; g < NPU_NUM_TAGS && !msg[0]; g++) /* tag 0: the program fetch */
+        if (t->rd[g] != bp->plan_rd[g] || t->wr[g] != bp->plan_wr[g])
+            snprintf(msg, n, "tag %d: read %llu written %llu bytes, the plan says %llu and %llu", g,
+                     (unsigned long long)t->rd[g], (unsigned long long)t->wr[g], (unsigned long long)bp->plan_rd[g],
+                     (unsigned long long)bp->plan_wr[g]);
+}
+
 /* Runs kernel i on the NPU and, when checking, on the golden image; compares. 0 or -1. */
 static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
 {
@@ -542,6 +556,8 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
         npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);
         npu_check_array_counters(r.cnt, &ax, msg, sizeof msg);
     }
+    if (!msg[0] && k->kind == NPU_SK_CONV_BWD)
+        conv_bwd_bytes(kp->conv, &s->last[i], msg, sizeof msg);
     if (msg[0])
         return fail(s, "%s: counters: %s", k->name, msg);
     if (!s->check)

@@ -10,7 +10,9 @@
 #include "compile/conv/conv_bwd.h"
 #include "npu_funcsim.h"
 #include "npu_sim.h"
+#include "run/conv_bf16.h"
 #include "run/conv_bwd_run.h"
+#include "run/conv_run.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"
 
@@ -228,4 +230,99 @@ Test(conv_bwd, random_layers)
     }
     cr_log_info("conv_bwd/random_layers: %d of 200 layers fused and ran", ran);
     cr_assert_geq(ran, 100);
+}
+
+/* One program of bp on the C model with the DRAM as `img` (the operands in place, dX and dW^T
+ * poisoned, the program at prog): the DRAM image after it into img, its counters into rr. */
+static void run_img(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
+                    uint64_t prog, uint8_t *img, size_t bytes, npu_run_result_t *rr)
+{
+    npu_prog_t pg;
+    npu_prog_expect_t ex;
+    size_t dram_bytes;
+    char msg[256];
+    npu_prog_init(&pg);
+    cr_assert_eq(npu_conv_bwd_emit(cfg, bp, a, &pg, msg, sizeof msg), 0, "%s", msg);
+    npu_sim_t *sim = fake_sim(cfg);
+    uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
+    cr_assert_geq(dram_bytes, bytes);
+    memcpy(dram, img, bytes);
+    cr_assert_eq(npu_run_program(cfg, sim, prog, pg.insn, pg.n, 50000000, rr), NPU_RUN_DONE);
+    npu_prog_expect(cfg, pg.insn, pg.n, &ex);
+    cr_assert_eq(npu_check_counters(rr->cnt, &ex, msg, sizeof msg), 0, "%s", msg);
+    memcpy(img, dram, bytes);
+    npu_sim_close(sim);
+    npu_prog_free(&pg);
+}
+
+/* Layer c at S, int16 or bf16: the program without dX writes the full program's dW^T bit for bit,
+ * no dX (its tensor keeps the poison; DX bytes 0), reads no W, dY once (the full program's DY
+ * bytes), makes only dW's MACs, every tag's bytes are its plan's, and it takes fewer cycles. */
+static int no_dx_same_dw(int S, int bf16, npu_conv_t c)
+{
+    npu_cfg_t cfg = test_cfg(S);
+    npu_conv_bwd_plan_t full, nodx;
+    char msg[256];
+    cfg.dtype = bf16 ? NPU_DTYPE_BF16 : cfg.dtype;
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &full, msg, sizeof msg), 0, "%s", msg);
+    nodx = full;
+    npu_conv_bwd_drop_dx(&nodx);
+    const npu_conv_plan_t *p = &full.dx;
+    unsigned B = (unsigned)npu_cfg_beat(&cfg);
+    uint64_t at[6], sz[5] = {npu_conv_tensor_bytes(p, NPU_TAG_X), npu_conv_tensor_bytes(p, NPU_TAG_W),
+                             npu_conv_tensor_bytes(p, NPU_TAG_DY), npu_conv_tensor_bytes(p, NPU_TAG_DX),
+                             (uint64_t)full.dwt_words * B};
+    npu_alloc_t al;
+    npu_alloc_init(&al, 1u << 24, B > 16 ? B : 16);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(npu_alloc(&al, sz[i], &at[i]), 0);
+    at[5] = al.next; /* the programs */
+    npu_conv_bwd_addrs_t a = {(uint32_t)at[0], (uint32_t)at[1], (uint32_t)at[2], (uint32_t)at[3], (uint32_t)at[4]};
+    size_t nx = npu_conv_x_elems(&c), nw = npu_conv_w_elems(&c), ny = npu_conv_y_elems(&c), bytes = (size_t)at[5];
+    int16_t *X = malloc(nx * 2), *W = malloc(nw * 2), *dY = malloc(ny * 2);
+    uint8_t *img[2] = {malloc(bytes), malloc(bytes)};
+    npu_run_result_t rr[2];
+    cr_assert(X && W && dY && img[0] && img[1]);
+    (bf16 ? npu_conv_operands_bf16 : npu_conv_operands)(&c, 11, X, W, dY);
+    memset(img[0], 0xA5, bytes);
+    npu_write_i16(img[0], at[0], p->px * B, c.batch * c.H * c.W, c.C, X, (size_t)c.C);
+    npu_write_i16(img[0], at[1], p->pw * B, p->T * c.F, c.C, W, (size_t)c.C);
+    npu_write_i16(img[0], at[2], p->pdy * B, c.batch * p->OH * p->OW, c.F, dY, (size_t)c.F);
+    memcpy(img[1], img[0], bytes);
+    run_img(&cfg, &full, &a, at[5], img[0], bytes, &rr[0]);
+    run_img(&cfg, &nodx, &a, at[5], img[1], bytes, &rr[1]);
+    cr_assert_arr_eq(img[1] + at[4], img[0] + at[4], (size_t)sz[4], "dW^T bit for bit: S=%d bf16=%d C%d F%d s%d",
+                     S, bf16, c.C, c.F, c.stride);
+    for (uint64_t i = 0; i < sz[3]; i++)
+        cr_assert_eq(img[1][at[3] + i], 0xA5, "dX byte %llu written", (unsigned long long)i);
+    cr_assert_eq(rr[1].cnt[NPU_CNT_dram_wr_prog + NPU_TAG_DX], 0);
+    cr_assert_eq(rr[1].cnt[NPU_CNT_dram_rd_prog + NPU_TAG_W], 0);
+    cr_assert_eq(rr[1].cnt[NPU_CNT_dram_rd_prog + NPU_TAG_DY], rr[0].cnt[NPU_CNT_dram_rd_prog + NPU_TAG_DY]);
+    cr_assert_eq(npu_conv_run_sums(rr[1].cnt).macs, npu_conv_macs(&c, NPU_CONV_DW, NPU_CONV_ECOFLOW).total);
+    for (int t = 1; t < NPU_NUM_TAGS; t++) {
+        cr_assert_eq(rr[1].cnt[NPU_CNT_dram_rd_prog + t], nodx.plan_rd[t], "tag %d", t);
+        cr_assert_eq(rr[1].cnt[NPU_CNT_dram_wr_prog + t], nodx.plan_wr[t], "tag %d", t);
+    }
+    cr_assert_lt(rr[1].cnt[NPU_CNT_cycles], rr[0].cnt[NPU_CNT_cycles]);
+    free(X);
+    free(W);
+    free(dY);
+    free(img[0]);
+    free(img[1]);
+    return (full.dx.ngroups > 1) * 2 + full.resident;
+}
+
+/* The digits CNN's first layer, resident and per-image dW^T regions, several c-block groups
+ * (C = 20 at S = 2: units without waves of their own), stride 2 with flat and per-phase X^T. */
+Test(conv_bwd, no_dx_same_dw)
+{
+    npu_conv_t ls[] = {layer(4, 1, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
+                       layer(2, 20, 7, 7, 9, 3, 2, 0), layer(1, 4, 6, 7, 9, 2, 2, 1)};
+    int seen[4] = {0};
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int S = 2; S <= 8; S += 6)
+            for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
+                seen[no_dx_same_dw(S, bf16, ls[i])]++;
+    cr_assert(seen[0] && seen[1] && seen[2], "per-image %d, resident %d, groups > 1 %d", seen[0], seen[1],
+              seen[2] + seen[3]);
 }

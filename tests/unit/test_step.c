@@ -406,6 +406,15 @@ static uint64_t steps_res(int S, int int16, const int *dims, int layers, int bat
             fprintf(stderr, "S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
+        for (int i = 0; i < s.plan.nk; i++) /* the first layer's backward: dW^T only, dY read once */
+            if (s.plan.k[i].kind == NPU_SK_CONV_BWD) {
+                int l = s.plan.k[i].layer;
+                const npu_step_tensor_t *dz = &s.plan.t[s.plan.l[l].dz16];
+                cr_assert_eq(s.last[i].wr[NPU_TAG_DX] == 0, l == 1, "L%d writes %llu dX bytes", l,
+                             (unsigned long long)s.last[i].wr[NPU_TAG_DX]);
+                cr_assert_eq(s.last[i].rd[NPU_TAG_W] == 0, l == 1, "L%d reads W only for dX", l);
+                cr_assert_eq(s.last[i].rd[NPU_TAG_DY], dz->bytes, "L%d reads dZ16 once", l);
+            }
     }
     if (res_banks) { /* every tensor's bytes as the estimator's, transfers overlapped or not */
         npu_est_kplan_t *e = calloc(1, sizeof *e);
@@ -549,6 +558,15 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
             fprintf(stderr, "CNN S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
+        for (int i = 0; i < s.plan.nk; i++) /* the first layer's backward: dW^T only, dY read once */
+            if (s.plan.k[i].kind == NPU_SK_CONV_BWD) {
+                int l = s.plan.k[i].layer;
+                const npu_step_tensor_t *dz = &s.plan.t[s.plan.l[l].dz16];
+                cr_assert_eq(s.last[i].wr[NPU_TAG_DX] == 0, l == 1, "L%d writes %llu dX bytes", l,
+                             (unsigned long long)s.last[i].wr[NPU_TAG_DX]);
+                cr_assert_eq(s.last[i].rd[NPU_TAG_W] == 0, l == 1, "L%d reads W only for dX", l);
+                cr_assert_eq(s.last[i].rd[NPU_TAG_DY], dz->bytes, "L%d reads dZ16 once", l);
+            }
         const npu_step_tensor_t *W2 = &s.plan.t[s.plan.l[2].w16];
         for (int ch = 0; plant && ch < 4; ch++) /* the centre tap's filter 1: read at every pixel */
             npu_sim_dram(sim, NULL)[W2->dram + (4 * 8 + 1) * W2->pitch + 2 * ch + 1] ^= 0x40;
@@ -596,6 +614,9 @@ Test(step_plan, cnn_kernels_and_layout)
     cr_assert_eq(p.t[npu_step_tensor_find(&p, "Z32[1]")].pitch, 32, "4 fp32 a pixel in one beat");
     cr_assert_eq(p.t[npu_step_tensor_find(&p, "X16")].pitch, 32);
     cr_assert_eq(p.l[1].dz32, -1, "a convolution's dZ32 lives in the SPM only");
+    cr_assert_eq(npu_step_tensor_find(&p, "dX32[1]"), -1, "no dX of the network's input");
+    cr_assert_eq(p.l[1].dh32, -1);
+    cr_assert(p.k[15].cv.no_dx && !p.k[11].cv.no_dx, "bwd L1 conv_bwd without dX, L2's with");
     const npu_vkern_t *g1 = &p.k[12].v; /* 2048 pixels: the bias gradient in blocks */
     cr_assert_eq(g1->rows, 32 * 64);
     for (int t = 0; t < p.nt; t++) /* beat-aligned, no overlap */

@@ -218,6 +218,14 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
     return 0;
 }
 
+void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp)
+{
+    static const unsigned tags[] = {NPU_TAG_W, NPU_TAG_DX}; /* W: the dX waves' B tiles; DX: dX */
+    bp->dx.no_out = 1;
+    for (size_t i = 0; i < sizeof tags / sizeof tags[0]; i++)
+        bp->plan_rd[tags[i]] = bp->plan_wr[tags[i]] = bp->comp_rd[tags[i]] = bp->comp_wr[tags[i]] = 0;
+}
+
 typedef struct bwd_ctx {
     const npu_conv_bwd_plan_t *bp;
     const npu_conv_bwd_addrs_t *a;
@@ -368,7 +376,8 @@ static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_
  * dY (unit 0 first zeroes the dW^T tile); the last group adds the image's dW^T waves after its dX
  * waves (its last wave, which frees the dY and X^T buffers, is then a dW wave); the last unit
  * stores the tile after its dX tile (its STOREs wait for the unit's last DRAIN, after every dW^T
- * DRAIN in the in-order drain engine). */
+ * DRAIN in the in-order drain engine). Without dX the units hold the dY loads only and the hook
+ * adds the same. */
 static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, void *ctx)
 {
     const bwd_ctx_t *k = ctx;

@@ -23,7 +23,8 @@
  * after the last image), else in the half the unit's dX does not use, drained per image with acc
  * into the SPM-resident dW^T tile (FILLed to zero by unit 0); the image's X^T loads join the
  * band's input loads (same l2e, same buffer parity); the last unit stores the dW^T tile after its
- * dX tile.
+ * dX tile. Without dX (npu_conv_bwd_drop_dx) the same program keeps only the dY loads of the dX
+ * part.
  *
  * A pure function of (cfg, layer): no simulator. Limits (the planner refuses with the limit named):
  * ecoflow only, not depthwise, one image's dY rows and its dX rows in one band (the dX plan on
@@ -70,7 +71,8 @@ typedef struct npu_conv_bwd_plan {
                                  consecutive X rows are C rows apart, a WAVE takes all kh of a tile */
     unsigned xt_base[2], xt_words; /* X^T of an image, wj words per row, by image parity */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */
-    /* DRAM bytes per tag the program moves, and each tensor once (X, W, dY read; dX, dW^T written) */
+    /* DRAM bytes per tag the program moves, and each tensor once (X, W, dY read; dX, dW^T written;
+     * without dX: X and dY read, dW^T written) */
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
     uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS];
 } npu_conv_bwd_plan_t;
@@ -107,6 +109,12 @@ typedef struct npu_conv_bwd_grp {
  * with their OBUF rows for obuf_rows per half; *resident: 1 if every group fits beside the dX rows
  * (bp->dx.obuf_unit_rows) of the two halves. Returns the number of groups. */
 int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_bwd_grp_t *g, int max, int *resident);
+
+/* The same program without dX, for a layer whose dX nobody reads (a network's first layer, its
+ * input's gradient): the units load their dY rows (dx.no_out), the dW^T waves, drains and store
+ * are unchanged (the plan's layout and groups stay: dW^T comes out bit for bit as the full
+ * program's), no W loads, no dX waves, drains or stores; the bytes per tag follow (W and DX 0). */
+void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp);
 
 /* Appends the program to *out. Returns 0, or -1 with the reason in msg. */
 int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,

@@ -221,7 +221,7 @@ int npu_cx_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_a
             up[u].first_grp = p->kernel == NPU_CONV_DW || un.grp == 0;
             up[u].last_grp = p->kernel == NPU_CONV_DW || un.grp == p->ngroups - 1;
             up[u].band = npu_cx_band(&x, &un);
-            up[u].tile_wait = p->kernel != NPU_CONV_DW && un.grp == 0 && up[u].band >= 2;
+            up[u].tile_wait = p->kernel != NPU_CONV_DW && !p->no_out && un.grp == 0 && up[u].band >= 2;
             if (p->kernel == NPU_CONV_FWD)
                 npu_cx_unit_fwd(&x, &un, &up[u]);
             else if (p->kernel == NPU_CONV_DW)

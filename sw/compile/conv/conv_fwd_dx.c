@@ -209,6 +209,8 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
         npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
                          x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * (uint64_t)p->dwy * p->dpdy * x->B,
                          (unsigned)p->dwy * p->dpdy, p->dpdy, in, OW * fw, OW, fw);
+    if (p->no_out) /* the fused backward's dW only: the hook reads the dY rows */
+        return;
     memset(x->cov + hb, 0, (size_t)G * blk);
     for (dx_tile_t it = DX_TILES; dx_next(x, un, up, &it, dx_eco_skip);) {
         int kh = it.t / c->KW, b, off, x_lo, x_hi;

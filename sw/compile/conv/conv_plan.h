@@ -65,6 +65,9 @@ typedef struct npu_conv_plan {
                                whole; a part over a range of columns reads and writes rows of the
                                whole tensors) */
     int acc;
+    int no_out;             /* dX ecoflow inside the fused backward without dX (conv_bwd.h
+                               npu_conv_bwd_drop_dx): the units load their dY rows and nothing
+                               else, no weights, waves, drains or stores of dX */
     /* geometry of the dW program: dY rows vOH x vOW at stride vs, X window origin -vp, in an X
      * plane padded by P (zeropad: the zero-inserted dY, stride 1, the padded X plane). fwd: the
      * padded X plane (P = p). */

@@ -22,7 +22,8 @@ typedef struct npu_cx_unit {
     npu_prog_t L, FO, C, D, S;
     int first_grp, last_grp; /* first / last unit of its band (the band's input and output) */
     int band;                /* band index over the program (dW: the unit index) */
-    int tile_wait; /* fwd/dX: first unit of a band >= 2: its output tile must be stored first */
+    int tile_wait; /* fwd/dX: first unit of a band >= 2: its output tile must be stored first
+                      (none without one: no_out) */
     npu_prog_t L2;   /* dW, first unit: the rest of its input, loaded while C starts */
     size_t c_split;  /* dW, first unit: 1 + the first C instruction that needs L2 (pops its l2e) */
     size_t dstart;   /* assembly: where D starts in the unit's EXEC list */

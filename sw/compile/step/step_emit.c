@@ -33,7 +33,11 @@ int npu_step_emit_other(const npu_cfg_t *cfg, const npu_step_kernel_t *k, npu_pr
         snprintf(why, n, "out of memory");
         return -1;
     }
-    return npu_conv_bwd_plan(cfg, &cv->c, bp, why, n) || npu_conv_bwd_emit(cfg, bp, &ad, prog, why, n) ? -1 : 0;
+    if (npu_conv_bwd_plan(cfg, &cv->c, bp, why, n))
+        return -1;
+    if (cv->no_dx)
+        npu_conv_bwd_drop_dx(bp);
+    return npu_conv_bwd_emit(cfg, bp, &ad, prog, why, n) ? -1 : 0;
 }
 
 void npu_step_conv_free(const npu_step_kernel_t *k, void *conv)

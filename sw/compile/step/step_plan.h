@@ -48,10 +48,13 @@ typedef struct npu_step_gemm {
 } npu_step_gemm_t;
 
 /* A convolution kernel: the layer and its tensors' DRAM addresses (fwd: x, w -> y; bwd: x, w,
- * dy -> dx, dwt), in the layouts of compile/conv (pixel rows padded to beats). */
+ * dy -> dx, dwt), in the layouts of compile/conv (pixel rows padded to beats). no_dx: a bwd
+ * without dX (the first layer: nobody reads the gradient of the network's input; dx unused),
+ * the fused backward's program from npu_conv_bwd_drop_dx. */
 typedef struct npu_step_conv {
     npu_conv_t c;
     uint32_t x, w, y, dy, dx, dwt;
+    int no_dx;
 } npu_step_conv_t;
 
 typedef struct npu_step_kernel {
@@ -76,8 +79,8 @@ typedef struct npu_step_tensor {
 /* Indices into npu_step_plan_t.t of each layer's tensors (x16: the batch). */
 /* A convolution layer (step_plan_cnn.c): W32, VW and dW32 are [KH][KW][C] rows of F (dW^T, the
  * fused backward's layout), W16T the same in 16 bits, W16 [KH][KW][F] rows of C (the conv
- * kernels'); Z32, H16, dZ16 rows of pixels; dh32 the fused backward's dX (pixels of C); dz32
- * none (the gradient lives in the SPM only). */
+ * kernels'); Z32, H16, dZ16 rows of pixels; dh32 the fused backward's dX (pixels of C; none in
+ * the first layer, whose backward computes no dX); dz32 none (the gradient lives in the SPM only). */
 typedef struct npu_step_lt {
     int w16, w32, vw, b32, vb, z32, h16, dz32, dz16, dh32, dw32, db32;
     int w16t;                    /* a convolution layer: W16^T; else -1 */

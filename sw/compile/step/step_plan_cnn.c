@@ -48,7 +48,8 @@ static int conv_pitches(const npu_cfg_t *cfg, const npu_conv_t *c, int l, cnn_pi
 
 static int pixels(const npu_conv_t *c) { return c->batch * npu_conv_oh(c) * npu_conv_ow(c); }
 
-/* Convolution layer l's tensors; h_pitch: H16's (the next convolution's X pitch, 0 dense). */
+/* Convolution layer l's tensors (no dX32 in the first: its backward computes no dX); h_pitch:
+ * H16's (the next convolution's X pitch, 0 dense). */
 static void conv_tensors(npu_step_plan_t *p, uint64_t B, int l, const cnn_pitch_t *q, unsigned h_pitch)
 {
     const npu_conv_t *c = &p->conv[l];
@@ -64,7 +65,7 @@ static void conv_tensors(npu_step_plan_t *p, uint64_t B, int l, const cnn_pitch_
     L->h16 = npu_step_tensor_add(p, B, "H16", l, 16, P, F, h_pitch);
     L->dz32 = -1;
     L->dz16 = npu_step_tensor_add(p, B, "dZ16", l, 16, P, F, q->pdy * (unsigned)B);
-    L->dh32 = npu_step_tensor_add(p, B, "dX32", l, 32, c->batch * c->H * c->W, C, q->pdx * (unsigned)B);
+    L->dh32 = l > 1 ? npu_step_tensor_add(p, B, "dX32", l, 32, c->batch * c->H * c->W, C, q->pdx * (unsigned)B) : -1;
     L->dw32 = npu_step_tensor_add(p, B, "dW32", l, 32, T * C, F, q->pf * (unsigned)B);
     L->db32 = npu_step_tensor_add(p, B, "db32", l, 32, 1, F, 0);
 }
@@ -112,10 +113,10 @@ static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int 
     npu_vk_sum_chunk(cfg, v);
 }
 
-/* bwd and update of convolution layer l: the fused backward (dX into dX32, dW^T into dW32), the
- * activation gradient of layer l - 1 from that dX, the SGD update of W32 (dW^T layout) with
- * W16T = bf16(W32), and W16T transposed per tap into W16. The update follows the backward,
- * which reads the old W16. */
+/* bwd and update of convolution layer l: the fused backward (dX into dX32, dW^T into dW32; the
+ * first layer's without dX: nobody reads the network input's gradient), the activation gradient
+ * of layer l - 1 from that dX, the SGD update of W32 (dW^T layout) with W16T = bf16(W32), and
+ * W16T transposed per tap into W16. The update follows the backward, which reads the old W16. */
 static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w_pitch)
 {
     const npu_step_lt_t *L = &p->l[l];
@@ -126,7 +127,8 @@ static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w
     k->cv.x = p->t[conv_in(p, l)].dram;
     k->cv.w = p->t[L->w16].dram;
     k->cv.dy = p->t[L->dz16].dram;
-    k->cv.dx = p->t[L->dh32].dram;
+    k->cv.no_dx = l == 1;
+    k->cv.dx = l > 1 ? p->t[L->dh32].dram : 0;
     k->cv.dwt = p->t[L->dw32].dram;
     if (l > 1)
         relu_grad_bias(p, cfg, l - 1, L->dh32);
