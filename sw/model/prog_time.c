@@ -19,15 +19,32 @@ enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
  * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
  * stage's calibrated WAVE (the same form, T alone) is 33 at S = 8, below the 41 measured here. */
 enum { PT_TURN_S = 5, PT_TURN_C = 1, PT_PAIR_S = 2, PT_PAIR_C = 6 };
-/* A WAVE on the same weights as the one before streams its rows a cycle after that one's (measured:
- * a conv's 5-row WAVEs on one weight tile, 6 cycles apart on the RTL timeline, small). */
-enum { PT_WAVE_GAP = 1 };
+/* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
+ * later. The wave queue holds two WAVEs: a WAVE enters it once the one two before has all its
+ * rows in, and streams its rows PT_WAVE_ENTRY cycles after it enters at the earliest (the
+ * streamer reads its first A rows), right behind the rows of the WAVE before on the same tile.
+ * Measured on the RTL timelines of the conv forwards below (tiles of four 4-row WAVEs): the
+ * third WAVE leaves EXEC a cycle after the first one's rows end and streams 5 cycles later, one
+ * cycle after the second's rows; the fourth streams right behind the third. */
+enum { PT_HEAD_ISSUE = 3, PT_WAVE_ENTRY = 5 };
 /* WAVEs in flight: npu_exec_obuf_hazard keeps a completion record per WAVE until its last result
  * is in the OBUF, in a FIFO of 8 (rtl/npu_exec_obuf_hazard.v u_cf); a WAVE issues only into a
  * free record. Short WAVEs on one tile (a conv's 4-slot row blocks) outrun the array's 6S - 2
  * latency and wait here (measured: the forward of conv 1,8,8,16,3,3 at small, 5.45 cycles per
  * WAVE in EXEC, not 4). */
 enum { PT_WAVES_IN_FLIGHT = 8 };
+/* An LDW's weights are in its bank PT_LDW_C cycles after its last row is read at the earliest:
+ * it reads one row a cycle from the SPM (2S rows in FW / VSW, S in HSW / ISW or with a core
+ * mask, rtl/npu_exec_ldw.v), sends them over the V channel into the LBUF_Vs and shifts them in,
+ * so a tile's first WAVE streams no earlier. The LDW issues a cycle after the WAVE before it
+ * entered the wave queue, which holds two: a tile of several short WAVEs (a conv's row blocks)
+ * keeps the next LDW in the EXEC queue until its second-to-last WAVE streams, so the load is not
+ * hidden behind the tile. Measured on RTL timelines, LDW issue to its first wave's rows, batch
+ * 16: conv 16,8,8,32,3,3,2,1,1 (FW) 25-26 cycles at small (S = 8), 13 at tiny (S = 2); conv
+ * 1,8,8,16,3,3,1,1,1 (HSW, S rows) 18 at small: rows + 9; tiles of four 4-row FW WAVEs 34.5
+ * cycles apart at small, not the 28.5 of the alternating-bank form; the last WAVE's issue
+ * overlaps its wait for the wave queue (EXEC slices 810-814 with 3 cycles waiting, the LDW at 814). */
+enum { PT_LDW_C = 9 };
 /* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
  * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
  * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
@@ -57,6 +74,11 @@ typedef struct pt_state {
                                    * WAVE on that bank continues its tile */
     uint64_t tile_start, tile_rows, rows_end; /* the open tile: its first WAVE's start, its
                                    * waves' slots so far, when the last one's rows are in */
+    uint64_t exec_left;           /* the EXEC instruction before: when it left the queue (a WAVE a
+                                   * cycle after it entered the wave queue, its issue cycles overlapped) */
+    uint64_t entry, wend[2];      /* a WAVE's entry into the wave queue; the last two WAVEs' rows in */
+    uint64_t ldw_ready;           /* the last LDW's weights in its bank at the earliest */
+    uint64_t *tq;                 /* a WAVE head's start but for the wave queue (start_time) */
     uint64_t retire[PT_WAVES_IN_FLIGHT]; /* the last WAVEs' results all in, by issue order mod 8 */
     size_t nwaves;                /* WAVEs issued so far */
     size_t nob;
@@ -195,6 +217,23 @@ static uint64_t wave_rows(const npu_fields_t *f)
     npu_wave_sets_t ws;
     npu_wave_sets_f(f, &ws);
     return (uint64_t)ws.len[0] << NPU_SLICE_Q;
+}
+
+/* The rows an LDW reads, one a cycle: 2S for the full FW / VSW tile, S otherwise. */
+static uint64_t ldw_rows(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    int full = !f->core_mask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW);
+    return (uint64_t)(full ? 2 : 1) * (uint64_t)cfg->s;
+}
+
+/* The columns a WAVE's last result crosses in its core: its tile's n; in HSW / ISW the cores of a
+ * pair hold the two column halves side by side (rtl/npu_exec_ldw.v: cores 1/3 keep the high
+ * half), so at most S (measured: the forward of conv 1,8,8,16,3,3,1,1,1 at small, HSW n = 16,
+ * 7,895 cycles predicted against 7,715 with S, 9,015 with n). */
+static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    int split = f->mode == NPU_MODE_HSW || f->mode == NPU_MODE_ISW;
+    return split && f->n > (unsigned)cfg->s ? (uint64_t)cfg->s : (uint64_t)f->n;
 }
 
 /* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW): max(r, (r + T)
@@ -362,12 +401,12 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
              * after that one's, the tile's turnaround counted once over its waves' rows (a
              * conv's row blocks on one weight tile; measured: conv_slice_check --all) */
             uint64_t r = wave_rows(&s->f[i]);
-            s->streamed = max64(t, s->rows_end + ((uint64_t)PT_WAVE_GAP << NPU_SLICE_Q));
+            s->streamed = max64(s->entry + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), s->rows_end);
             s->rows_end = s->streamed + r;
             s->tile_rows += r;
             s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows));
         } else {
-            s->streamed = max64(t, s->array_free);
+            s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
             s->array_free = s->streamed + s->dur[i];
             s->tile_open = 1;
             s->tile_bank = (int)s->f[i].wbank;
@@ -380,7 +419,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         /* its record frees when its own last row's results are in (not the tile's turnaround):
          * the last result crosses the tile's n columns (6S - 2 for a full 2S-wide tile, the
          * drain's measured latency; fewer for a narrow one) */
-        uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + s->f[i].n) << NPU_SLICE_Q);
+        uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
         s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(&s->f[i]) + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
@@ -396,15 +435,16 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
 }
 
 /* When instruction i, at the head of its queue, can start: its queue free, dispatched, the
- * tokens it pops pushed; UINT64_MAX while one is not pushed yet. */
+ * tokens it pops pushed; UINT64_MAX while one is not pushed yet. s->tq[i]: the same but for its
+ * queue and the wave queue. */
 static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
-    uint64_t t = max64(s->disp[i], qfree[s->q[i]]);
-    if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained, the wave before it streaming */
+    uint64_t t = s->disp[i];
+    if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained */
         size_t lo, hi;
         obuf_rows(s, &s->f[i], &lo, &hi);
-        t = max64(t, max64(s->streamed, latest(s->ob_free, lo, hi)));
+        t = max64(t, latest(s->ob_free, lo, hi));
         if (s->nwaves >= PT_WAVES_IN_FLIGHT) /* a free completion record: the wave 8 before retired */
             t = max64(t, s->retire[s->nwaves % PT_WAVES_IN_FLIGHT]);
     }
@@ -414,7 +454,9 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
             return UINT64_MAX;
         t = max64(t, s->push[pops[j]][s->npop[pops[j]]]);
     }
-    return t;
+    s->tq[i] = t;
+    t = max64(t, qfree[s->q[i]]);
+    return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
 
 /* Starts instruction i at t: pops its tokens, takes its bus time, pushes at its end. */
@@ -426,13 +468,26 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
         s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i], s->burstw[i]) - t);
+    uint64_t arrive = max64(s->tq[i], s->exec_left), one = 1u << NPU_SLICE_Q; /* at the EXEC head */
+    if (s->f[i].op == NPU_OP_WAVE) /* the wave queue takes it once the WAVE two before has its rows in */
+        s->entry = max64(arrive + ((uint64_t)PT_HEAD_ISSUE << NPU_SLICE_Q), s->wend[0]);
     uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
     s->start[i] = t;
     s->dur[i] = end - t;
     if (s->f[i].op == NPU_OP_LOAD)
         s->last_load = i + 1;
-    if (s->f[i].op == NPU_OP_LDW) /* the next WAVE begins a tile */
+    if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */
         s->tile_open = 0;
+        s->ldw_ready = arrive + ((ldw_rows(cfg, &s->f[i]) + PT_LDW_C) << NPU_SLICE_Q);
+    }
+    if (s->f[i].op == NPU_OP_WAVE) {
+        s->exec_left = s->entry + one;
+        s->wend[0] = s->wend[1], s->wend[1] = s->rows_end;
+    } else if (s->f[i].op == NPU_OP_LDW || s->f[i].op == NPU_OP_DRAIN) {
+        s->exec_left = arrive + ((uint64_t)(PT_HEAD_ISSUE + 1) << NPU_SLICE_Q);
+    } else if (s->q[i] == QE) {
+        s->exec_left = t + occ;
+    }
     qfree[s->q[i]] = t + occ;
     for (int j = 0; j < nq; j++)
         s->push[pushes[j]][s->npush[pushes[j]]++] = end;
@@ -530,6 +585,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.dur = malloc(sizeof *s.dur * (n + 1));
     s.disp = malloc(sizeof *s.disp * (n + 1));
     s.start = malloc(sizeof *s.start * (n + 1));
+    s.tq = malloc(sizeof *s.tq * (n + 1));
     s.lead = calloc(n + 1, sizeof *s.lead);
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
@@ -538,7 +594,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.nob = 2u * (size_t)cfg->obuf_rows;
     s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
     s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
-    int ok = s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
+    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -554,6 +610,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.dur);
     free(s.disp);
     free(s.start);
+    free(s.tq);
     free(s.lead);
     free(s.busw);
     free(s.burstw);
