@@ -288,3 +288,37 @@ Test(est_step, prog_time_waves_on_one_tile_share_its_turnaround)
     cr_assert_geq(two, one + turn / 2, "one tile %llu, two tiles %llu", (unsigned long long)one,
                   (unsigned long long)two);
 }
+
+/* Times `tiles` stationary tiles of four 4-row FW WAVEs each (a conv's row blocks), the tiles'
+ * LDWs on alternating banks. Cycles. */
+static uint64_t conv_tiles(const npu_cfg_t *c, int tiles)
+{
+    npu_slice_cost_t k = npu_slice_cost_default(c, NPU_SLICE_BURST);
+    npu_insn_t p[16];
+    uint64_t cyc;
+    char why[200];
+    size_t n = 0;
+    unsigned F = 2u * (unsigned)c->s;
+    for (int t = 0; t < tiles; t++) {
+        cr_assert_eq(npu_enc_ldw(&p[n++], (unsigned)t & 1u, NPU_MODE_FW, (unsigned)t, 2, F, F), 0);
+        for (unsigned w = 0; w < 4; w++)
+            cr_assert_eq(npu_enc_wave(&p[n++], (unsigned)t & 1u, NPU_MODE_FW, t > 0, 4, 64 + 8 * w, 2, F, F, 4 * w),
+                         0);
+    }
+    cr_assert_eq(npu_prog_time(c, &k, p, n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* The next tile's LDW waits in the EXEC queue behind the tile's last WAVE (the wave queue holds
+ * two) and its weights are in 2S + 9 cycles after it issues, so tiles of four 4-row WAVEs come
+ * 34.5 cycles apart at S = 8 (the RTL timeline of the forward of conv 16,8,8,32,3,3,2,1,1), not
+ * the (16 + 5S + 1) / 2 = 28.5 of the alternating-bank form. A planted model without the LDW's
+ * latency (PT_LDW_C = -2S, its weights in at its issue) times the second tile 29 cycles after
+ * the first and fails. */
+Test(est_step, prog_time_a_tile_waits_for_its_weights)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t one = conv_tiles(&c, 1), two = conv_tiles(&c, 2);
+    cr_assert_geq(two - one, 33, "one tile %llu, two %llu", (unsigned long long)one, (unsigned long long)two);
+    cr_assert_leq(two - one, 37, "one tile %llu, two %llu", (unsigned long long)one, (unsigned long long)two);
+}
