@@ -44,12 +44,13 @@ enum { PT_WAVES_IN_FLIGHT = 8 };
  * 1,8,8,16,3,3,1,1,1 (HSW, S rows) 18 at small: rows + 9; tiles of four 4-row FW WAVEs 34.5
  * cycles apart at small, not the 28.5 of the alternating-bank form; the last WAVE's issue
  * overlaps its wait for the wave queue (EXEC slices 810-814 with 3 cycles waiting, the LDW at 814). */
-enum { PT_LDW_C = 9 };
+enum { PT_LDW_C = 6 };
 /* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
  * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
  * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
+static uint64_t res_latency(const npu_cfg_t *cfg) { return (uint64_t)(4 * cfg->s + 2) << NPU_SLICE_Q; }
 enum { QL, QE, QS, QUEUES };
 
 typedef struct pt_state {
@@ -415,7 +416,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->rows_end = s->streamed + s->tile_rows;
         }
         for (size_t r = lo; r < hi; r++)
-            s->ob_ready[r] = s->array_free + pipe_latency(cfg);
+            s->ob_ready[r] = s->rows_end + res_latency(cfg);
         /* its record frees when its own last row's results are in (not the tile's turnaround):
          * the last result crosses the tile's n columns (6S - 2 for a full 2S-wide tile, the
          * drain's measured latency; fewer for a narrow one) */
@@ -435,12 +436,12 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
 }
 
 /* When instruction i, at the head of its queue, can start: its queue free, dispatched, the
- * tokens it pops pushed; UINT64_MAX while one is not pushed yet. s->tq[i]: the same but for its
- * queue and the wave queue. */
+ * tokens it pops pushed; UINT64_MAX while one is not pushed yet. s->tq[i]: when what it waits
+ * for beside its queue, its dispatch and the wave queue is ready (tokens, OBUF rows, a record). */
 static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
-    uint64_t t = s->disp[i];
+    uint64_t t = 0;
     if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained */
         size_t lo, hi;
         obuf_rows(s, &s->f[i], &lo, &hi);
@@ -455,7 +456,7 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
         t = max64(t, s->push[pops[j]][s->npop[pops[j]]]);
     }
     s->tq[i] = t;
-    t = max64(t, qfree[s->q[i]]);
+    t = max64(max64(t, s->disp[i]), qfree[s->q[i]]);
     return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
 
@@ -468,9 +469,12 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
         s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i], s->burstw[i]) - t);
-    uint64_t arrive = max64(s->tq[i], s->exec_left), one = 1u << NPU_SLICE_Q; /* at the EXEC head */
+    /* EXEC: at the queue's head once dispatched and the one before left; it can issue 3 cycles
+     * later, once what it waits for is ready */
+    uint64_t one = 1u << NPU_SLICE_Q;
+    uint64_t issue = max64(max64(s->disp[i], s->exec_left) + ((uint64_t)PT_HEAD_ISSUE << NPU_SLICE_Q), s->tq[i]);
     if (s->f[i].op == NPU_OP_WAVE) /* the wave queue takes it once the WAVE two before has its rows in */
-        s->entry = max64(arrive + ((uint64_t)PT_HEAD_ISSUE << NPU_SLICE_Q), s->wend[0]);
+        s->entry = max64(issue, s->wend[0]);
     uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
     s->start[i] = t;
     s->dur[i] = end - t;
@@ -478,13 +482,13 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
         s->last_load = i + 1;
     if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */
         s->tile_open = 0;
-        s->ldw_ready = arrive + ((ldw_rows(cfg, &s->f[i]) + PT_LDW_C) << NPU_SLICE_Q);
+        s->ldw_ready = issue + ((ldw_rows(cfg, &s->f[i]) + PT_LDW_C) << NPU_SLICE_Q);
     }
     if (s->f[i].op == NPU_OP_WAVE) {
         s->exec_left = s->entry + one;
         s->wend[0] = s->wend[1], s->wend[1] = s->rows_end;
     } else if (s->f[i].op == NPU_OP_LDW || s->f[i].op == NPU_OP_DRAIN) {
-        s->exec_left = arrive + ((uint64_t)(PT_HEAD_ISSUE + 1) << NPU_SLICE_Q);
+        s->exec_left = issue + one;
     } else if (s->q[i] == QE) {
         s->exec_left = t + occ;
     }
