@@ -33,21 +33,25 @@ enum { PT_HEAD_ISSUE = 3, PT_WAVE_ENTRY = 5 };
  * latency and wait here (measured: the forward of conv 1,8,8,16,3,3 at small, 5.45 cycles per
  * WAVE in EXEC, not 4). */
 enum { PT_WAVES_IN_FLIGHT = 8 };
-/* An LDW's weights are in its bank PT_LDW_C cycles after its last row is read at the earliest:
- * it reads one row a cycle from the SPM (2S rows in FW / VSW, S in HSW / ISW or with a core
- * mask, rtl/npu_exec_ldw.v), sends them over the V channel into the LBUF_Vs and shifts them in,
- * so a tile's first WAVE streams no earlier. The LDW issues a cycle after the WAVE before it
- * entered the wave queue, which holds two: a tile of several short WAVEs (a conv's row blocks)
- * keeps the next LDW in the EXEC queue until its second-to-last WAVE streams, so the load is not
- * hidden behind the tile. Measured on RTL timelines, LDW issue to its first wave's rows, batch
- * 16: conv 16,8,8,32,3,3,2,1,1 (FW) 25-26 cycles at small (S = 8), 13 at tiny (S = 2); conv
- * 1,8,8,16,3,3,1,1,1 (HSW, S rows) 18 at small: rows + 9; tiles of four 4-row FW WAVEs 34.5
- * cycles apart at small, not the 28.5 of the alternating-bank form; the last WAVE's issue
- * overlaps its wait for the wave queue (EXEC slices 810-814 with 3 cycles waiting, the LDW at 814). */
+/* An LDW's weights are in its bank rows + PT_LDW_C cycles after it issues at the earliest: it
+ * reads one row a cycle from the SPM (2S rows in FW / VSW, S in HSW / ISW or with a core mask,
+ * rtl/npu_exec_ldw.v), sends them over the V channel into the LBUF_Vs and shifts them in, so a
+ * tile's first WAVE streams no earlier. It issues once its token is in, or 3 cycles after it
+ * reached the EXEC head, which it reaches a cycle after the WAVE before it entered the wave queue:
+ * a tile of several short WAVEs (a conv's row blocks) keeps the next LDW in the queue until its
+ * second-to-last WAVE streams, so its load is not hidden behind the tile. Measured on RTL
+ * timelines (npu conv / gemm --timeline), LDW issue to its first WAVE's rows: 22 cycles at small
+ * after its token (gemm -m 4, 16, 40 -k 16 -n 16, small-bf16), 25 after it reached the head in
+ * the forward of conv 16,8,8,32,3,3,2,1,1 (batch 16; 13 at tiny); tiles of four 4-row FW WAVEs
+ * there 34.5 cycles apart at small, not the 28.5 of the alternating-bank form. */
 enum { PT_LDW_C = 6 };
-/* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
- * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
- * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
+/* A WAVE's results reach the OBUF 4S + 2 cycles after its own last row (measured at small-bf16:
+ * a DRAIN behind the lone WAVE of gemm -m 4 | 16 | 40 -k 16 -n 16 ends 34, 34 and 38 cycles after
+ * its last row; its drain_busy, rows + 6S - 2, counts from before the WAVE streams, and the bank's
+ * turnaround does not delay the results); in the bf16 configurations an fp32 row (2S lanes, two
+ * SPM words) drains in one cycle, not the calibrated int16 half. A completion record (above) is
+ * kept 4S - 2 + n cycles after the rows, n the columns its last result crosses (wave_cols),
+ * at most 6S - 2 (pipe_latency; fitted on the digits CNNs' forwards, session 17). */
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
 static uint64_t res_latency(const npu_cfg_t *cfg) { return (uint64_t)(4 * cfg->s + 2) << NPU_SLICE_Q; }
@@ -418,8 +422,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->rows_end + res_latency(cfg);
         /* its record frees when its own last row's results are in (not the tile's turnaround):
-         * the last result crosses the tile's n columns (6S - 2 for a full 2S-wide tile, the
-         * drain's measured latency; fewer for a narrow one) */
+         * the last result crosses the columns of its core (wave_cols), at most 6S - 2 */
         uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
         s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(&s->f[i]) + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;

@@ -11,9 +11,13 @@
  *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
  *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
- *    LDW between) stream a cycle apart and pay that form once over the tile's rows; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
- *    queue holds two) and its OBUF rows are drained; its results reach the OBUF 6S - 2 cycles
- *    after its rows; LDW, VSET, SYNC: 0;
+ *    LDW between) pay that form once over the tile's rows, each right behind the one before; a
+ *    tile's first WAVE streams once its LDW's weights are in, the LDW's rows + 6 cycles after it
+ *    issued (2S rows FW / VSW, S HSW / ISW). The EXEC head issues 3 cycles after it arrives and
+ *    once what it waits for is ready; a WAVE enters the wave queue (it holds two) once the one two
+ *    before has its rows in, and streams 5 cycles later at the earliest; it needs its OBUF rows
+ *    drained and a free completion record of 8; its results reach the OBUF 4S + 2 cycles after
+ *    its own last row; LDW, VSET, SYNC: 0 on their queue's time line;
  *  - DRAIN: drain_fixed + rows x drain_row (one fp32 row a cycle at bf16) on the drain unit, in
  *    order, streaming behind the WAVEs into its rows (it ends a cycle after their results at the
  *    earliest); the EXEC queue only issues it (4 cycles);
