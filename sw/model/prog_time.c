@@ -233,8 +233,8 @@ static uint64_t ldw_rows(const npu_cfg_t *cfg, const npu_fields_t *f)
 
 /* The columns a WAVE's last result crosses in its core: its tile's n; in HSW / ISW the cores of a
  * pair hold the two column halves side by side (rtl/npu_exec_ldw.v: cores 1/3 keep the high
- * half), so at most S (measured: the forward of conv 1,8,8,16,3,3,1,1,1 at small, HSW n = 16,
- * 7,895 cycles predicted against 7,715 with S, 9,015 with n). */
+ * half), so at most S (the forward of conv 1,8,8,16,3,3,1,1,1 at small, HSW n = 16: 7,523 cycles
+ * predicted against 7,715 on the RTL with S, 8,620 with n). */
 static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
     int split = f->mode == NPU_MODE_HSW || f->mode == NPU_MODE_ISW;
