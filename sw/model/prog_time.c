@@ -241,12 +241,18 @@ static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
     return split && f->n > (unsigned)cfg->s ? (uint64_t)cfg->s : (uint64_t)f->n;
 }
 
-/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW): max(r, (r + T)
- * / 2, P), the next tile's LDW waiting for the bank's turnaround. */
-static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r)
+/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW; f one of them):
+ * max(r, (r + T) / 2, P), the next tile's LDW waiting for the bank's turnaround. T and P are
+ * measured with FW tiles, 2S rows deep (5S + 1 and 2S + 6); a tile of S rows (HSW / ISW) leaves
+ * the array S cycles sooner and its LDW reads S rows fewer: T = depth + 3S + 1, P = depth + 6
+ * (measured: the HSW LDW / WAVE pairs of the fused backward of conv 1,8,8,4,3,3,1,1,1 at small,
+ * batch 32, 3-row WAVEs after LDWs of S rows, 14 and 21 cycles alternately on the RTL timeline,
+ * 17.5 a pair = (2 + 4S + 1) / 2; 22 with the FW form). */
+static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f)
 {
-    uint64_t S = (uint64_t)cfg->s, turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
-    return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
+    uint64_t S = (uint64_t)cfg->s, depth = ldw_rows(cfg, f);
+    uint64_t T = depth + (PT_TURN_S - PT_PAIR_S) * S + PT_TURN_C, turn = (r + (T << NPU_SLICE_Q)) / 2;
+    return max64(max64(r, turn), (depth + PT_PAIR_C) << NPU_SLICE_Q);
 }
 
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
@@ -262,7 +268,7 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
-    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f));
+    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f), f);
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S; LOAD / STORE: prepare */
     }
 }
@@ -409,7 +415,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->streamed = max64(s->entry + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), s->rows_end);
             s->rows_end = s->streamed + r;
             s->tile_rows += r;
-            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows));
+            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i]));
         } else {
             s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
             s->array_free = s->streamed + s->dur[i];

@@ -9,7 +9,8 @@
  *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
  *    bursts' cost on top; measured, step_fidelity --micro);
  *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
- *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
+ *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
+ *    deep, T = 4S + 1 and P = S + 6: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
  *    LDW between) pay that form once over the tile's rows, each right behind the one before; a
  *    tile's first WAVE streams once its LDW's weights are in, the LDW's rows + 6 cycles after it

@@ -322,3 +322,33 @@ Test(est_step, prog_time_a_tile_waits_for_its_weights)
     cr_assert_geq(two - one, 33, "one tile %llu, two %llu", (unsigned long long)one, (unsigned long long)two);
     cr_assert_leq(two - one, 37, "one tile %llu, two %llu", (unsigned long long)one, (unsigned long long)two);
 }
+
+/* Times `pairs` LDW / WAVE pairs (3-row WAVEs after LDWs of S rows, HSW, or 2S rows, FW) on
+ * alternating banks. Cycles. */
+static uint64_t ldw_wave_pairs(const npu_cfg_t *c, unsigned mode, int pairs)
+{
+    npu_slice_cost_t k = npu_slice_cost_default(c, NPU_SLICE_BURST);
+    npu_insn_t p[64];
+    uint64_t cyc;
+    char why[200];
+    size_t n = 0;
+    unsigned S = (unsigned)c->s, kk = mode == NPU_MODE_HSW ? S : 2u * S;
+    for (int t = 0; t < pairs; t++) {
+        cr_assert_eq(npu_enc_ldw(&p[n++], (unsigned)t & 1u, mode, 256u + (unsigned)t, 1, kk, 4), 0);
+        cr_assert_eq(npu_enc_wave(&p[n++], (unsigned)t & 1u, mode, 0, 3, 0, 1, kk, 4, 8u * (unsigned)t), 0);
+    }
+    cr_assert_eq(npu_prog_time(c, &k, p, n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* An HSW tile is S rows deep: its LDW / WAVE pairs take (r + 4S + 1) / 2 = 17.5 cycles at S = 8
+ * (the RTL timeline of the fused backward of conv 1,8,8,4,3,3,1,1,1: 14 and 21 alternately),
+ * the FW pairs 2S + 6 = 22. A planted model that times HSW tiles as FW ones gives 22 and fails. */
+Test(est_step, prog_time_hsw_tiles_turn_around_sooner)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t hsw = ldw_wave_pairs(&c, NPU_MODE_HSW, 24) - ldw_wave_pairs(&c, NPU_MODE_HSW, 8);
+    uint64_t fw = ldw_wave_pairs(&c, NPU_MODE_FW, 24) - ldw_wave_pairs(&c, NPU_MODE_FW, 8);
+    cr_assert(hsw >= 16 * 16 && hsw <= 16 * 19, "16 HSW pairs %llu", (unsigned long long)hsw);
+    cr_assert(fw >= 16 * 21 && fw <= 16 * 23, "16 FW pairs %llu", (unsigned long long)fw);
+}
