@@ -67,11 +67,11 @@ typedef struct pt_state {
     uint64_t *lead, *busw, *burstw; /* a transfer's cycles before its data moves, its bus time,
                                    * one of its bursts' */
     uint64_t (*held)[3];          /* the bus's reserved intervals [from, to), sorted, disjoint, and
-                                   * the longest bus time of a burst of their transfers */
+                                   * the longest a fetch burst waits behind their transfers (bus_fetch) */
     size_t nheld;
     uint64_t *fb_end, fb_req;     /* the fetch's bursts: when each one's last beat arrives */
     size_t nfb;                   /* bursts timed so far */
-    size_t last_load;             /* the LOAD started last, + 1 (0: none yet) */
+    size_t last_load, last_store; /* the LOAD / STORE started last, + 1 (0: none yet) */
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
@@ -134,15 +134,17 @@ static uint64_t bus_take(pt_state_t *s, uint64_t t, uint64_t w, uint64_t burst)
 
 /* A fetch burst's data from t on: the DRAM returns reads in order and the read port alternates
  * between the fetch and the LOAD engine (rtl/npu_axi_rd_arb.v), so it waits for the bus time
- * held from t on, but at most for the MAX_OUTSTANDING bursts the engines have in flight (the
+ * held from t on, but at most for the MAX_OUTSTANDING bursts the read engines have in flight, and
+ * for one burst of a STORE's (the DRAM model gives contested credit to the read and write ports
+ * in turn, tb/dram_model.c: a read does not wait for a write); held[i][2] is that bound (the
  * caller then holds its bus time where it is free, for the transfers that ask after it, and
- * delays the LOAD it overtakes: delay_load). */
-static uint64_t bus_fetch(const npu_cfg_t *cfg, const pt_state_t *s, uint64_t t, uint64_t w)
+ * delays the LOAD or STORE it overtakes: delay_load). */
+static uint64_t bus_fetch(const pt_state_t *s, uint64_t t, uint64_t w)
 {
     uint64_t wait = 0, cap = 0;
     for (size_t i = 0; i < s->nheld && s->held[i][0] <= t + wait; i++)
         if (s->held[i][1] > t + wait) {
-            cap = max64(cap, (uint64_t)cfg->max_outstanding * s->held[i][2]);
+            cap = max64(cap, s->held[i][2]);
             wait = s->held[i][1] - t;
         }
     return t + (wait < cap ? wait : cap) + w;
@@ -298,8 +300,8 @@ static uint64_t fetch_request(const npu_cfg_t *cfg, const pt_state_t *s, size_t 
 
 static void channels(const npu_fields_t *f, int q, int *pops, int *np, int *pushes, int *nq);
 
-/* Delays LOAD i by w if its data is still moving at t: its end, its queue and its pushes (its
- * consumers start after its end, so none has started yet). */
+/* Delays LOAD or STORE i by w if its data is still moving at t: its end, its queue and its pushes
+ * (its consumers start after its end, so none has started yet). */
 static void delay_load(pt_state_t *s, size_t i, uint64_t t, uint64_t w, uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
@@ -320,11 +322,13 @@ static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_stat
     uint64_t beats = fetch_beats(cfg, s->n), nb = beats - m * mb < mb ? beats - m * mb : mb;
     s->fb_req = fetch_request(cfg, s, s->nfb);
     uint64_t w = nb * B * k->byte + k->burst;
-    s->fb_end[s->nfb] = bus_fetch(cfg, s, s->fb_req + k->xfer_fixed, w);
+    s->fb_end[s->nfb] = bus_fetch(s, s->fb_req + k->xfer_fixed, w);
     uint64_t at = s->fb_end[s->nfb++] - w;
     bus_take(s, at, w, 0); /* the transfers that ask after it wait for its beats */
     if (s->last_load) /* the LOAD it overtakes on the read port ends its bus time later */
         delay_load(s, s->last_load - 1, at, w, qfree);
+    if (s->last_store) /* the STORE it takes turns with on the bus too */
+        delay_load(s, s->last_store - 1, at, w, qfree);
 }
 
 /* When instruction i's bytes have arrived (its burst timed): its burst's end less the beats after it. */
@@ -477,7 +481,9 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
-        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i], s->burstw[i]) - t);
+        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i],
+                                              s->f[i].op == NPU_OP_STORE ? s->burstw[i]
+                                              : (uint64_t)cfg->max_outstanding * s->burstw[i]) - t);
     /* EXEC: at the queue's head once dispatched and the one before left; it can issue 3 cycles
      * later, once what it waits for is ready */
     uint64_t one = 1u << NPU_SLICE_Q;
@@ -489,6 +495,8 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     s->dur[i] = end - t;
     if (s->f[i].op == NPU_OP_LOAD)
         s->last_load = i + 1;
+    if (s->f[i].op == NPU_OP_STORE)
+        s->last_store = i + 1;
     if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */
         s->tile_open = 0;
         s->ldw_ready = issue + ((ldw_rows(cfg, &s->f[i]) + PT_LDW_C) << NPU_SLICE_Q);

@@ -31,12 +31,13 @@
  *    the gaps the transfers that asked before it left (instructions start in time order), so
  *    a LOAD beside a STORE ends later; the fetch reads bursts of MAX_BURST_BEATS into a buffer of
  *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
- *    MAX_OUTSTANDING bursts of the transfers in flight (reads return in order);
+ *    MAX_OUTSTANDING bursts of the reads in flight (reads return in order) and one of a STORE's
+ *    (the DRAM model gives contested credit to reads and writes in turn);
  *  - the program ends when its last instruction does, and takes at least its bus time.
  * Under NOBURST constants (the bytes-only cost the conv slicing compares, compile/conv/conv_slice.h)
  * a transfer is its payload bytes over the bandwidth: no fixed cost, no lead, no bursts.
- * Not modelled: SPM bank conflicts. A fetch burst that cuts in on the read port while a LOAD's
- * data moves delays that LOAD by its bus time (the transfers that ask after it wait for it).
+ * Not modelled: SPM bank conflicts. A fetch burst that cuts in while a LOAD's or STORE's data
+ * moves delays that transfer by its bus time (the transfers that ask after it wait for it).
  */
 #ifndef NPU_MODEL_PROG_TIME_H
 #define NPU_MODEL_PROG_TIME_H
