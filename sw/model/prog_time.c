@@ -19,20 +19,42 @@ enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
  * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
  * stage's calibrated WAVE (the same form, T alone) is 33 at S = 8, below the 41 measured here. */
 enum { PT_TURN_S = 5, PT_TURN_C = 1, PT_PAIR_S = 2, PT_PAIR_C = 6 };
-/* A WAVE on the same weights as the one before streams its rows a cycle after that one's (measured:
- * a conv's 5-row WAVEs on one weight tile, 6 cycles apart on the RTL timeline, small). */
-enum { PT_WAVE_GAP = 1 };
+/* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
+ * later. The wave queue holds two WAVEs: a WAVE enters it once the one two before has all its
+ * rows in, and streams its rows PT_WAVE_ENTRY cycles after it enters at the earliest (the
+ * streamer reads its first A rows), right behind the rows of the WAVE before on the same tile.
+ * Measured on the RTL timelines of the conv forwards below (tiles of four 4-row WAVEs): the
+ * third WAVE leaves EXEC a cycle after the first one's rows end and streams 5 cycles later, one
+ * cycle after the second's rows; the fourth streams right behind the third. */
+enum { PT_HEAD_ISSUE = 3, PT_WAVE_ENTRY = 5 };
 /* WAVEs in flight: npu_exec_obuf_hazard keeps a completion record per WAVE until its last result
  * is in the OBUF, in a FIFO of 8 (rtl/npu_exec_obuf_hazard.v u_cf); a WAVE issues only into a
  * free record. Short WAVEs on one tile (a conv's 4-slot row blocks) outrun the array's 6S - 2
  * latency and wait here (measured: the forward of conv 1,8,8,16,3,3 at small, 5.45 cycles per
  * WAVE in EXEC, not 4). */
 enum { PT_WAVES_IN_FLIGHT = 8 };
-/* A WAVE's results reach the OBUF 6S - 2 cycles after its rows (measured: a lone DRAIN's
- * drain_busy is its rows + 6S - 2 at S = 2 and 8); in the bf16 configurations an fp32 row (2S
- * lanes, two SPM words) drains in one cycle, not the calibrated int16 half. */
+/* An LDW's weights are in its bank rows + PT_LDW_C cycles after it issues at the earliest: it
+ * reads one row a cycle from the SPM (2S rows in FW / VSW, S in HSW / ISW or with a core mask,
+ * rtl/npu_exec_ldw.v), sends them over the V channel into the LBUF_Vs and shifts them in, so a
+ * tile's first WAVE streams no earlier. It issues once its token is in, or 3 cycles after it
+ * reached the EXEC head, which it reaches a cycle after the WAVE before it entered the wave queue:
+ * a tile of several short WAVEs (a conv's row blocks) keeps the next LDW in the queue until its
+ * second-to-last WAVE streams, so its load is not hidden behind the tile. Measured on RTL
+ * timelines (npu conv / gemm --timeline), LDW issue to its first WAVE's rows: 22 cycles at small
+ * after its token (gemm -m 4, 16, 40 -k 16 -n 16, small-bf16), 25 after it reached the head in
+ * the forward of conv 16,8,8,32,3,3,2,1,1 (batch 16; 13 at tiny); tiles of four 4-row FW WAVEs
+ * there 34.5 cycles apart at small, not the 28.5 of the alternating-bank form. */
+enum { PT_LDW_C = 6 };
+/* A WAVE's results reach the OBUF 4S + 2 cycles after its own last row (measured at small-bf16:
+ * a DRAIN behind the lone WAVE of gemm -m 4 | 16 | 40 -k 16 -n 16 ends 34, 34 and 38 cycles after
+ * its last row; its drain_busy, rows + 6S - 2, counts from before the WAVE streams, and the bank's
+ * turnaround does not delay the results); in the bf16 configurations an fp32 row (2S lanes, two
+ * SPM words) drains in one cycle, not the calibrated int16 half. A completion record (above) is
+ * kept 4S - 2 + n cycles after the rows, n the columns its last result crosses (wave_cols),
+ * at most 6S - 2 (pipe_latency; fitted on the digits CNNs' forwards, session 17). */
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 static uint64_t pipe_latency(const npu_cfg_t *cfg) { return (uint64_t)(6 * cfg->s - 2) << NPU_SLICE_Q; }
+static uint64_t res_latency(const npu_cfg_t *cfg) { return (uint64_t)(4 * cfg->s + 2) << NPU_SLICE_Q; }
 enum { QL, QE, QS, QUEUES };
 
 typedef struct pt_state {
@@ -45,11 +67,11 @@ typedef struct pt_state {
     uint64_t *lead, *busw, *burstw; /* a transfer's cycles before its data moves, its bus time,
                                    * one of its bursts' */
     uint64_t (*held)[3];          /* the bus's reserved intervals [from, to), sorted, disjoint, and
-                                   * the longest bus time of a burst of their transfers */
+                                   * the longest a fetch burst waits behind their transfers (bus_fetch) */
     size_t nheld;
     uint64_t *fb_end, fb_req;     /* the fetch's bursts: when each one's last beat arrives */
     size_t nfb;                   /* bursts timed so far */
-    size_t last_load;             /* the LOAD started last, + 1 (0: none yet) */
+    size_t last_load, last_store; /* the LOAD / STORE started last, + 1 (0: none yet) */
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
@@ -57,6 +79,11 @@ typedef struct pt_state {
                                    * WAVE on that bank continues its tile */
     uint64_t tile_start, tile_rows, rows_end; /* the open tile: its first WAVE's start, its
                                    * waves' slots so far, when the last one's rows are in */
+    uint64_t exec_left;           /* the EXEC instruction before: when it left the queue (a WAVE a
+                                   * cycle after it entered the wave queue, its issue cycles overlapped) */
+    uint64_t entry, wend[2];      /* a WAVE's entry into the wave queue; the last two WAVEs' rows in */
+    uint64_t ldw_ready;           /* the last LDW's weights in its bank at the earliest */
+    uint64_t *tq;                 /* a WAVE head's start but for the wave queue (start_time) */
     uint64_t retire[PT_WAVES_IN_FLIGHT]; /* the last WAVEs' results all in, by issue order mod 8 */
     size_t nwaves;                /* WAVEs issued so far */
     size_t nob;
@@ -107,15 +134,17 @@ static uint64_t bus_take(pt_state_t *s, uint64_t t, uint64_t w, uint64_t burst)
 
 /* A fetch burst's data from t on: the DRAM returns reads in order and the read port alternates
  * between the fetch and the LOAD engine (rtl/npu_axi_rd_arb.v), so it waits for the bus time
- * held from t on, but at most for the MAX_OUTSTANDING bursts the engines have in flight (the
+ * held from t on, but at most for the MAX_OUTSTANDING bursts the read engines have in flight, and
+ * for one burst of a STORE's (the DRAM model gives contested credit to the read and write ports
+ * in turn, tb/dram_model.c: a read does not wait for a write); held[i][2] is that bound (the
  * caller then holds its bus time where it is free, for the transfers that ask after it, and
- * delays the LOAD it overtakes: delay_load). */
-static uint64_t bus_fetch(const npu_cfg_t *cfg, const pt_state_t *s, uint64_t t, uint64_t w)
+ * delays the LOAD or STORE it overtakes: delay_load). */
+static uint64_t bus_fetch(const pt_state_t *s, uint64_t t, uint64_t w)
 {
     uint64_t wait = 0, cap = 0;
     for (size_t i = 0; i < s->nheld && s->held[i][0] <= t + wait; i++)
         if (s->held[i][1] > t + wait) {
-            cap = max64(cap, (uint64_t)cfg->max_outstanding * s->held[i][2]);
+            cap = max64(cap, s->held[i][2]);
             wait = s->held[i][1] - t;
         }
     return t + (wait < cap ? wait : cap) + w;
@@ -197,12 +226,35 @@ static uint64_t wave_rows(const npu_fields_t *f)
     return (uint64_t)ws.len[0] << NPU_SLICE_Q;
 }
 
-/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW): max(r, (r + T)
- * / 2, P), the next tile's LDW waiting for the bank's turnaround. */
-static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r)
+/* The rows an LDW reads, one a cycle: 2S for the full FW / VSW tile, S otherwise. */
+static uint64_t ldw_rows(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
-    uint64_t S = (uint64_t)cfg->s, turn = (r + ((PT_TURN_S * S + PT_TURN_C) << NPU_SLICE_Q)) / 2;
-    return max64(max64(r, turn), (PT_PAIR_S * S + PT_PAIR_C) << NPU_SLICE_Q);
+    int full = !f->core_mask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW);
+    return (uint64_t)(full ? 2 : 1) * (uint64_t)cfg->s;
+}
+
+/* The columns a WAVE's last result crosses in its core: its tile's n; in HSW / ISW the cores of a
+ * pair hold the two column halves side by side (rtl/npu_exec_ldw.v: cores 1/3 keep the high
+ * half), so at most S (the forward of conv 1,8,8,16,3,3,1,1,1 at small, HSW n = 16: 7,523 cycles
+ * predicted against 7,715 on the RTL with S, 8,620 with n). */
+static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    int split = f->mode == NPU_MODE_HSW || f->mode == NPU_MODE_ISW;
+    return split && f->n > (unsigned)cfg->s ? (uint64_t)cfg->s : (uint64_t)f->n;
+}
+
+/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW; f one of them):
+ * max(r, (r + T) / 2, P), the next tile's LDW waiting for the bank's turnaround. T and P are
+ * measured with FW tiles, 2S rows deep (5S + 1 and 2S + 6); a tile of S rows (HSW / ISW) leaves
+ * the array S cycles sooner and its LDW reads S rows fewer: T = depth + 3S + 1, P = depth + 6
+ * (measured: the HSW LDW / WAVE pairs of the fused backward of conv 1,8,8,4,3,3,1,1,1 at small,
+ * batch 32, 3-row WAVEs after LDWs of S rows, 14 and 21 cycles alternately on the RTL timeline,
+ * 17.5 a pair = (2 + 4S + 1) / 2; 22 with the FW form). */
+static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f)
+{
+    uint64_t S = (uint64_t)cfg->s, depth = ldw_rows(cfg, f);
+    uint64_t T = depth + (PT_TURN_S - PT_PAIR_S) * S + PT_TURN_C, turn = (r + (T << NPU_SLICE_Q)) / 2;
+    return max64(max64(r, turn), (depth + PT_PAIR_C) << NPU_SLICE_Q);
 }
 
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
@@ -218,7 +270,7 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
-    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f));
+    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f), f);
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S; LOAD / STORE: prepare */
     }
 }
@@ -248,8 +300,8 @@ static uint64_t fetch_request(const npu_cfg_t *cfg, const pt_state_t *s, size_t 
 
 static void channels(const npu_fields_t *f, int q, int *pops, int *np, int *pushes, int *nq);
 
-/* Delays LOAD i by w if its data is still moving at t: its end, its queue and its pushes (its
- * consumers start after its end, so none has started yet). */
+/* Delays LOAD or STORE i by w if its data is still moving at t: its end, its queue and its pushes
+ * (its consumers start after its end, so none has started yet). */
 static void delay_load(pt_state_t *s, size_t i, uint64_t t, uint64_t w, uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
@@ -270,11 +322,13 @@ static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_stat
     uint64_t beats = fetch_beats(cfg, s->n), nb = beats - m * mb < mb ? beats - m * mb : mb;
     s->fb_req = fetch_request(cfg, s, s->nfb);
     uint64_t w = nb * B * k->byte + k->burst;
-    s->fb_end[s->nfb] = bus_fetch(cfg, s, s->fb_req + k->xfer_fixed, w);
+    s->fb_end[s->nfb] = bus_fetch(s, s->fb_req + k->xfer_fixed, w);
     uint64_t at = s->fb_end[s->nfb++] - w;
     bus_take(s, at, w, 0); /* the transfers that ask after it wait for its beats */
     if (s->last_load) /* the LOAD it overtakes on the read port ends its bus time later */
         delay_load(s, s->last_load - 1, at, w, qfree);
+    if (s->last_store) /* the STORE it takes turns with on the bus too */
+        delay_load(s, s->last_store - 1, at, w, qfree);
 }
 
 /* When instruction i's bytes have arrived (its burst timed): its burst's end less the beats after it. */
@@ -362,12 +416,12 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
              * after that one's, the tile's turnaround counted once over its waves' rows (a
              * conv's row blocks on one weight tile; measured: conv_slice_check --all) */
             uint64_t r = wave_rows(&s->f[i]);
-            s->streamed = max64(t, s->rows_end + ((uint64_t)PT_WAVE_GAP << NPU_SLICE_Q));
+            s->streamed = max64(s->entry + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), s->rows_end);
             s->rows_end = s->streamed + r;
             s->tile_rows += r;
-            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows));
+            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i]));
         } else {
-            s->streamed = max64(t, s->array_free);
+            s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
             s->array_free = s->streamed + s->dur[i];
             s->tile_open = 1;
             s->tile_bank = (int)s->f[i].wbank;
@@ -376,11 +430,10 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->rows_end = s->streamed + s->tile_rows;
         }
         for (size_t r = lo; r < hi; r++)
-            s->ob_ready[r] = s->array_free + pipe_latency(cfg);
+            s->ob_ready[r] = s->rows_end + res_latency(cfg);
         /* its record frees when its own last row's results are in (not the tile's turnaround):
-         * the last result crosses the tile's n columns (6S - 2 for a full 2S-wide tile, the
-         * drain's measured latency; fewer for a narrow one) */
-        uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + s->f[i].n) << NPU_SLICE_Q);
+         * the last result crosses the columns of its core (wave_cols), at most 6S - 2 */
+        uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
         s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(&s->f[i]) + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
@@ -396,15 +449,16 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
 }
 
 /* When instruction i, at the head of its queue, can start: its queue free, dispatched, the
- * tokens it pops pushed; UINT64_MAX while one is not pushed yet. */
+ * tokens it pops pushed; UINT64_MAX while one is not pushed yet. s->tq[i]: when what it waits
+ * for beside its queue, its dispatch and the wave queue is ready (tokens, OBUF rows, a record). */
 static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
-    uint64_t t = max64(s->disp[i], qfree[s->q[i]]);
-    if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained, the wave before it streaming */
+    uint64_t t = 0;
+    if (s->f[i].op == NPU_OP_WAVE) { /* its OBUF rows drained */
         size_t lo, hi;
         obuf_rows(s, &s->f[i], &lo, &hi);
-        t = max64(t, max64(s->streamed, latest(s->ob_free, lo, hi)));
+        t = max64(t, latest(s->ob_free, lo, hi));
         if (s->nwaves >= PT_WAVES_IN_FLIGHT) /* a free completion record: the wave 8 before retired */
             t = max64(t, s->retire[s->nwaves % PT_WAVES_IN_FLIGHT]);
     }
@@ -414,7 +468,9 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
             return UINT64_MAX;
         t = max64(t, s->push[pops[j]][s->npop[pops[j]]]);
     }
-    return t;
+    s->tq[i] = t;
+    t = max64(max64(t, s->disp[i]), qfree[s->q[i]]);
+    return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
 
 /* Starts instruction i at t: pops its tokens, takes its bus time, pushes at its end. */
@@ -425,14 +481,34 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
-        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i], s->burstw[i]) - t);
+        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i],
+                                              s->f[i].op == NPU_OP_STORE ? s->burstw[i]
+                                              : (uint64_t)cfg->max_outstanding * s->burstw[i]) - t);
+    /* EXEC: at the queue's head once dispatched and the one before left; it can issue 3 cycles
+     * later, once what it waits for is ready */
+    uint64_t one = 1u << NPU_SLICE_Q;
+    uint64_t issue = max64(max64(s->disp[i], s->exec_left) + ((uint64_t)PT_HEAD_ISSUE << NPU_SLICE_Q), s->tq[i]);
+    if (s->f[i].op == NPU_OP_WAVE) /* the wave queue takes it once the WAVE two before has its rows in */
+        s->entry = max64(issue, s->wend[0]);
     uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
     s->start[i] = t;
     s->dur[i] = end - t;
     if (s->f[i].op == NPU_OP_LOAD)
         s->last_load = i + 1;
-    if (s->f[i].op == NPU_OP_LDW) /* the next WAVE begins a tile */
+    if (s->f[i].op == NPU_OP_STORE)
+        s->last_store = i + 1;
+    if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */
         s->tile_open = 0;
+        s->ldw_ready = issue + ((ldw_rows(cfg, &s->f[i]) + PT_LDW_C) << NPU_SLICE_Q);
+    }
+    if (s->f[i].op == NPU_OP_WAVE) {
+        s->exec_left = s->entry + one;
+        s->wend[0] = s->wend[1], s->wend[1] = s->rows_end;
+    } else if (s->f[i].op == NPU_OP_LDW || s->f[i].op == NPU_OP_DRAIN) {
+        s->exec_left = issue + one;
+    } else if (s->q[i] == QE) {
+        s->exec_left = t + occ;
+    }
     qfree[s->q[i]] = t + occ;
     for (int j = 0; j < nq; j++)
         s->push[pushes[j]][s->npush[pushes[j]]++] = end;
@@ -530,6 +606,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.dur = malloc(sizeof *s.dur * (n + 1));
     s.disp = malloc(sizeof *s.disp * (n + 1));
     s.start = malloc(sizeof *s.start * (n + 1));
+    s.tq = malloc(sizeof *s.tq * (n + 1));
     s.lead = calloc(n + 1, sizeof *s.lead);
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
@@ -538,7 +615,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.nob = 2u * (size_t)cfg->obuf_rows;
     s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
     s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
-    int ok = s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
+    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -554,6 +631,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.dur);
     free(s.disp);
     free(s.start);
+    free(s.tq);
     free(s.lead);
     free(s.busw);
     free(s.burstw);

@@ -9,11 +9,16 @@
  *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
  *    bursts' cost on top; measured, step_fidelity --micro);
  *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
- *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least: measured, prog_time.c) on
+ *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
+ *    deep, T = 4S + 1 and P = S + 6: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
- *    LDW between) stream a cycle apart and pay that form once over the tile's rows; the EXEC queue issues it (4 cycles) once the WAVE before it has begun (the wave
- *    queue holds two) and its OBUF rows are drained; its results reach the OBUF 6S - 2 cycles
- *    after its rows; LDW, VSET, SYNC: 0;
+ *    LDW between) pay that form once over the tile's rows, each right behind the one before; a
+ *    tile's first WAVE streams once its LDW's weights are in, the LDW's rows + 6 cycles after it
+ *    issued (2S rows FW / VSW, S HSW / ISW). The EXEC head issues 3 cycles after it arrives and
+ *    once what it waits for is ready; a WAVE enters the wave queue (it holds two) once the one two
+ *    before has its rows in, and streams 5 cycles later at the earliest; it needs its OBUF rows
+ *    drained and a free completion record of 8; its results reach the OBUF 4S + 2 cycles after
+ *    its own last row; LDW, VSET, SYNC: 0 on their queue's time line;
  *  - DRAIN: drain_fixed + rows x drain_row (one fp32 row a cycle at bf16) on the drain unit, in
  *    order, streaming behind the WAVEs into its rows (it ends a cycle after their results at the
  *    earliest); the EXEC queue only issues it (4 cycles);
@@ -26,12 +31,13 @@
  *    the gaps the transfers that asked before it left (instructions start in time order), so
  *    a LOAD beside a STORE ends later; the fetch reads bursts of MAX_BURST_BEATS into a buffer of
  *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
- *    MAX_OUTSTANDING bursts of the transfers in flight (reads return in order);
+ *    MAX_OUTSTANDING bursts of the reads in flight (reads return in order) and one of a STORE's
+ *    (the DRAM model gives contested credit to reads and writes in turn);
  *  - the program ends when its last instruction does, and takes at least its bus time.
  * Under NOBURST constants (the bytes-only cost the conv slicing compares, compile/conv/conv_slice.h)
  * a transfer is its payload bytes over the bandwidth: no fixed cost, no lead, no bursts.
- * Not modelled: SPM bank conflicts. A fetch burst that cuts in on the read port while a LOAD's
- * data moves delays that LOAD by its bus time (the transfers that ask after it wait for it).
+ * Not modelled: SPM bank conflicts. A fetch burst that cuts in while a LOAD's or STORE's data
+ * moves delays that transfer by its bus time (the transfers that ask after it wait for it).
  */
 #ifndef NPU_MODEL_PROG_TIME_H
 #define NPU_MODEL_PROG_TIME_H

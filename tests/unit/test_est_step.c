@@ -229,7 +229,7 @@ Test(est_step, prog_time_shares_the_bus)
 
 /* Two WAVEs into OBUF rows 0..127 and 128..255, then a DRAIN of each: the drain unit drains the
  * first WAVE's rows while the second streams and the second's behind it, so the program ends the
- * array's latency after the WAVEs, not two DRAINs later (a planted serial EXEC queue, DRAINs
+ * results' latency after the WAVEs' last rows (4S + 2), not two DRAINs later (a planted serial EXEC queue, DRAINs
  * held until the WAVEs before them end, fails this). */
 Test(est_step, prog_time_drains_behind_the_waves)
 {
@@ -251,7 +251,7 @@ Test(est_step, prog_time_drains_behind_the_waves)
     }
     cr_assert_eq(npu_prog_time(&c, &k, p, 2, &waves, why, sizeof why), 0, "%s", why);
     cr_assert_eq(npu_prog_time(&c, &k, p, 4, &all, why, sizeof why), 0, "%s", why);
-    uint64_t pipe = 6u * (uint64_t)c.s - 2;
+    uint64_t pipe = 4u * (uint64_t)c.s + 2;
     cr_assert_geq(all, waves + pipe, "%llu, the WAVEs %llu", (unsigned long long)all, (unsigned long long)waves);
     cr_assert_leq(all, waves + pipe + 16, "%llu, the WAVEs %llu: the DRAINs behind them",
                   (unsigned long long)all, (unsigned long long)waves);
@@ -287,4 +287,114 @@ Test(est_step, prog_time_waves_on_one_tile_share_its_turnaround)
     uint64_t turn = (5u * (uint64_t)c.s + 1 + 5) / 2; /* a lone 5-row WAVE's tile: 23 at S = 8 */
     cr_assert_geq(two, one + turn / 2, "one tile %llu, two tiles %llu", (unsigned long long)one,
                   (unsigned long long)two);
+}
+
+/* Times `tiles` stationary tiles of four 4-row FW WAVEs each (a conv's row blocks), the tiles'
+ * LDWs on alternating banks. Cycles. */
+static uint64_t conv_tiles(const npu_cfg_t *c, int tiles)
+{
+    npu_slice_cost_t k = npu_slice_cost_default(c, NPU_SLICE_BURST);
+    npu_insn_t p[16];
+    uint64_t cyc;
+    char why[200];
+    size_t n = 0;
+    unsigned F = 2u * (unsigned)c->s;
+    for (int t = 0; t < tiles; t++) {
+        cr_assert_eq(npu_enc_ldw(&p[n++], (unsigned)t & 1u, NPU_MODE_FW, (unsigned)t, 2, F, F), 0);
+        for (unsigned w = 0; w < 4; w++)
+            cr_assert_eq(npu_enc_wave(&p[n++], (unsigned)t & 1u, NPU_MODE_FW, t > 0, 4, 64 + 8 * w, 2, F, F, 4 * w),
+                         0);
+    }
+    cr_assert_eq(npu_prog_time(c, &k, p, n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* The next tile's LDW waits in the EXEC queue behind the tile's last WAVE (the wave queue holds
+ * two) and its weights are in 2S + 9 cycles after it issues, so tiles of four 4-row WAVEs come
+ * 34.5 cycles apart at S = 8 (the RTL timeline of the forward of conv 16,8,8,32,3,3,2,1,1), not
+ * the (16 + 5S + 1) / 2 = 28.5 of the alternating-bank form. A planted model without the LDW's
+ * latency (PT_LDW_C = -2S, its weights in at its issue) times the second tile 29 cycles after
+ * the first and fails. */
+Test(est_step, prog_time_a_tile_waits_for_its_weights)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t one = conv_tiles(&c, 1), two = conv_tiles(&c, 2);
+    cr_assert_geq(two - one, 33, "one tile %llu, two %llu", (unsigned long long)one, (unsigned long long)two);
+    cr_assert_leq(two - one, 37, "one tile %llu, two %llu", (unsigned long long)one, (unsigned long long)two);
+}
+
+/* Times `pairs` LDW / WAVE pairs (3-row WAVEs after LDWs of S rows, HSW, or 2S rows, FW) on
+ * alternating banks. Cycles. */
+static uint64_t ldw_wave_pairs(const npu_cfg_t *c, unsigned mode, int pairs)
+{
+    npu_slice_cost_t k = npu_slice_cost_default(c, NPU_SLICE_BURST);
+    npu_insn_t p[64];
+    uint64_t cyc;
+    char why[200];
+    size_t n = 0;
+    unsigned S = (unsigned)c->s, kk = mode == NPU_MODE_HSW ? S : 2u * S;
+    for (int t = 0; t < pairs; t++) {
+        cr_assert_eq(npu_enc_ldw(&p[n++], (unsigned)t & 1u, mode, 256u + (unsigned)t, 1, kk, 4), 0);
+        cr_assert_eq(npu_enc_wave(&p[n++], (unsigned)t & 1u, mode, 0, 3, 0, 1, kk, 4, 8u * (unsigned)t), 0);
+    }
+    cr_assert_eq(npu_prog_time(c, &k, p, n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* An HSW tile is S rows deep: its LDW / WAVE pairs take (r + 4S + 1) / 2 = 17.5 cycles at S = 8
+ * (the RTL timeline of the fused backward of conv 1,8,8,4,3,3,1,1,1: 14 and 21 alternately),
+ * the FW pairs 2S + 6 = 22. A planted model that times HSW tiles as FW ones gives 22 and fails. */
+Test(est_step, prog_time_hsw_tiles_turn_around_sooner)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t hsw = ldw_wave_pairs(&c, NPU_MODE_HSW, 24) - ldw_wave_pairs(&c, NPU_MODE_HSW, 8);
+    uint64_t fw = ldw_wave_pairs(&c, NPU_MODE_FW, 24) - ldw_wave_pairs(&c, NPU_MODE_FW, 8);
+    cr_assert(hsw >= 16 * 16 && hsw <= 16 * 19, "16 HSW pairs %llu", (unsigned long long)hsw);
+    cr_assert(fw >= 16 * 21 && fw <= 16 * 23, "16 FW pairs %llu", (unsigned long long)fw);
+}
+
+/* Times an optional long STORE (64 rows of 256 B), then 40 SYNC_Es and a long VEC: the SYNC_Es'
+ * fetch bursts (five of 16 beats at S = 2) read beside the STORE, which the DRAM model's credit
+ * shares with them in turn, so the EXEC queue's instructions arrive about as soon as without the
+ * STORE. Cycles. */
+static uint64_t store_syncs_vec(const npu_cfg_t *c, const npu_slice_cost_t *k, int store)
+{
+    npu_insn_t p[48];
+    npu_fields_t f;
+    uint64_t cyc = 0;
+    char why[200];
+    int n = 0;
+    if (store) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_STORE, f.rows = 64, f.row_bytes = f.dram_stride = 256, f.spm_stride = 32;
+        npu_encode(&f, &p[n++]);
+    }
+    for (int i = 0; i < 40; i++) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_SYNC_E;
+        npu_encode(&f, &p[n++]);
+    }
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VSET, f.len = 4;
+    npu_encode(&f, &p[n++]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VEC, f.wide = 1, f.rows = 1024, f.a_stride = f.b_stride = f.d_stride = 2, f.b_addr = 1024, f.d_addr = 2048;
+    npu_encode(&f, &p[n++]);
+    cr_assert_eq(npu_prog_time(c, k, p, (size_t)n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* The fetch beside a long STORE: each burst waits at most one of the STORE's bursts (tiny's conv
+ * forwards: a 1,024-byte STORE of Y took 317 cycles on the RTL beside the fetch, which the model
+ * had wait behind MAX_OUTSTANDING of its bursts, +5.3% on c8,c16s2 L2 fwd). A planted fetch that
+ * waits MAX_OUTSTANDING of a STORE's bursts fails this (144 cycles later than without the STORE,
+ * against 24). */
+Test(est_step, prog_time_fetch_reads_beside_a_store)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    uint64_t none = store_syncs_vec(&c, &k, 0), beside = store_syncs_vec(&c, &k, 1);
+    uint64_t burst = ((uint64_t)c.max_burst_beats * (uint64_t)npu_cfg_beat(&c) * k.byte + k.burst) >> NPU_SLICE_Q;
+    cr_assert_leq(beside, none + 4 * burst, "without the STORE %llu, beside it %llu, a burst %llu",
+                  (unsigned long long)none, (unsigned long long)beside, (unsigned long long)burst);
 }
