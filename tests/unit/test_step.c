@@ -406,15 +406,6 @@ static uint64_t steps_res(int S, int int16, const int *dims, int layers, int bat
             fprintf(stderr, "S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
-        for (int i = 0; i < s.plan.nk; i++) /* the first layer's backward: dW^T only, dY read once */
-            if (s.plan.k[i].kind == NPU_SK_CONV_BWD) {
-                int l = s.plan.k[i].layer;
-                const npu_step_tensor_t *dz = &s.plan.t[s.plan.l[l].dz16];
-                cr_assert_eq(s.last[i].wr[NPU_TAG_DX] == 0, l == 1, "L%d writes %llu dX bytes", l,
-                             (unsigned long long)s.last[i].wr[NPU_TAG_DX]);
-                cr_assert_eq(s.last[i].rd[NPU_TAG_W] == 0, l == 1, "L%d reads W only for dX", l);
-                cr_assert_eq(s.last[i].rd[NPU_TAG_DY], dz->bytes, "L%d reads dZ16 once", l);
-            }
     }
     if (res_banks) { /* every tensor's bytes as the estimator's, transfers overlapped or not */
         npu_est_kplan_t *e = calloc(1, sizeof *e);
@@ -510,6 +501,21 @@ Test(step_run, mlp_on_model_s8_chunked_update)
     steps_on_model(8, 1, dims, 2, 8, 0.05f);
 }
 
+/* Each fused convolution backward of the last step: dY read once; the first layer's writes no dX
+ * and reads no W (its dX waves are dropped), the others do. */
+static void conv_bwd_bytes(const npu_step_run_t *s)
+{
+    for (int i = 0; i < s->plan.nk; i++)
+        if (s->plan.k[i].kind == NPU_SK_CONV_BWD) {
+            int l = s->plan.k[i].layer;
+            const npu_step_tensor_t *dz = &s->plan.t[s->plan.l[l].dz16];
+            cr_assert_eq(s->last[i].wr[NPU_TAG_DX] == 0, l == 1, "L%d writes %llu dX bytes", l,
+                         (unsigned long long)s->last[i].wr[NPU_TAG_DX]);
+            cr_assert_eq(s->last[i].rd[NPU_TAG_W] == 0, l == 1, "L%d reads W only for dX", l);
+            cr_assert_eq(s->last[i].rd[NPU_TAG_DY], dz->bytes, "L%d reads dZ16 once", l);
+        }
+}
+
 /* A CNN's whole steps on the functional model (bf16): conv c4 (3x3 s1 p1) -> conv c8 (3x3 s2 p1)
  * -> fc 10 on H x W images, every kernel (conv fwd, fused conv bwd, pitched vector kernels,
  * transposes, GEMMs) bit-exact against the golden image, the host writing only the batch and the
@@ -558,15 +564,7 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
             fprintf(stderr, "CNN S=%d int16=%d step %d loss %g\n", S, int16, it, loss);
         cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
         cr_assert_eq(s.bwd.host_wr, (uint64_t)batch * C * 4, "the host writes only dZ32 of the logits");
-        for (int i = 0; i < s.plan.nk; i++) /* the first layer's backward: dW^T only, dY read once */
-            if (s.plan.k[i].kind == NPU_SK_CONV_BWD) {
-                int l = s.plan.k[i].layer;
-                const npu_step_tensor_t *dz = &s.plan.t[s.plan.l[l].dz16];
-                cr_assert_eq(s.last[i].wr[NPU_TAG_DX] == 0, l == 1, "L%d writes %llu dX bytes", l,
-                             (unsigned long long)s.last[i].wr[NPU_TAG_DX]);
-                cr_assert_eq(s.last[i].rd[NPU_TAG_W] == 0, l == 1, "L%d reads W only for dX", l);
-                cr_assert_eq(s.last[i].rd[NPU_TAG_DY], dz->bytes, "L%d reads dZ16 once", l);
-            }
+        conv_bwd_bytes(&s);
         const npu_step_tensor_t *W2 = &s.plan.t[s.plan.l[2].w16];
         for (int ch = 0; plant && ch < 4; ch++) /* the centre tap's filter 1: read at every pixel */
             npu_sim_dram(sim, NULL)[W2->dram + (4 * 8 + 1) * W2->pitch + 2 * ch + 1] ^= 0x40;
