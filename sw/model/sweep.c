@@ -79,27 +79,31 @@ static void point_idx(const npu_sweep_space_t *sp, int i, int *idx)
     }
 }
 
+/* Point i's row started (S, bandwidth, batch; the rest zero) and its configuration. */
+static npu_cfg_t point_begin(const npu_cfg_t *cfg, const npu_sweep_space_t *sp, int i, npu_sweep_point_t *pt)
+{
+    npu_cfg_t c = npu_sweep_point_cfg(cfg, sp, i);
+    int idx[4];
+    point_idx(sp, i, idx);
+    memset(pt, 0, sizeof *pt);
+    pt->s = c.s;
+    pt->bw = sp->v[2][idx[2]];
+    pt->batch = (int)sp->v[3][idx[3]];
+    return c;
+}
+
 int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_sweep_space_t *sp,
                     int i, npu_sweep_point_t *pt)
 {
-    npu_cfg_t c = *cfg;
+    npu_cfg_t c = point_begin(cfg, sp, i, pt);
     int idx[4];
     npu_est_t *e = malloc(sizeof *e);
     char why[256];
     if (!e)
         return -1;
     point_idx(sp, i, idx);
-    memset(pt, 0, sizeof *pt);
-    c.s = (int)sp->v[0][idx[0]];
     pt->spm_bytes = (uint64_t)(sp->v[1][idx[1]] * 1024);
     c.spm_bank_words = (int)(pt->spm_bytes / ((uint64_t)c.spm_banks * (uint64_t)npu_cfg_beat(&c)));
-    pt->s = c.s;
-    pt->bw = sp->v[2][idx[2]];
-    if (c.s != cfg->s || pt->bw != cfg->dram_bw) { /* the calibration holds at the build's only */
-        c.calib.valid = 0;
-        c.dram_bw = (int)pt->bw > 0 ? (int)pt->bw : 1;
-    }
-    pt->batch = (int)sp->v[3][idx[3]];
     npu_est_opts_t o = {pt->batch, pt->spm_bytes, pt->bw, -1, 1, 1};
     pt->ok = c.spm_bank_words > 0 && npu_estimate(&c, net, &o, e, why, sizeof why) == 0;
     if (pt->ok) {
@@ -149,14 +153,10 @@ int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const 
                          npu_sweep_point_t *pt, char *why, size_t n)
 {
     static npu_est_kplan_t e; /* large; one per process */
-    npu_cfg_t c = npu_sweep_point_cfg(cfg, sp, i);
+    npu_cfg_t c = point_begin(cfg, sp, i, pt);
     int idx[4];
     point_idx(sp, i, idx);
-    memset(pt, 0, sizeof *pt);
     why[0] = 0;
-    pt->s = c.s;
-    pt->bw = sp->v[2][idx[2]];
-    pt->batch = (int)sp->v[3][idx[3]];
     uint64_t area = (uint64_t)o->res_banks * (uint64_t)c.spm_bank_words * (uint64_t)npu_cfg_beat(&c);
     pt->spm_bytes = sp->given[1] ? (uint64_t)(sp->v[1][idx[1]] * 1024) : area;
     if (sp->given[1] && (!o->res_banks || pt->spm_bytes > area)) {
