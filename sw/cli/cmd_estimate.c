@@ -115,17 +115,27 @@ int npu_cli_parse_net(const npu_args_t *a, npu_net_shape_t *net)
     return 0;
 }
 
-int npu_cli_net_dims(const npu_net_shape_t *net, int *dims, const char *cmd)
+int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, const char *cmd,
+                     npu_cli_step_net_t *s)
 {
     int L = net->layers;
+    s->n_conv = s->n_fc = 0;
+    if (net->l[0].kind == NPU_NET_CONV) {
+        s->n_conv = L > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, batch, s->conv, s->fc, &s->n_fc);
+        if (s->n_conv < 1 || res_banks)
+            fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
+                    ? "the step engine takes convolutions first, at most 16 layers"
+                    : "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
+        return s->n_conv < 1 || res_banks ? -1 : 0;
+    }
     for (int l = 0; l < L; l++) {
         if (net->l[l].kind != NPU_NET_FC) {
             fprintf(stderr, "npu: %s --plan step: the step engine runs MLPs (mlp:D0,..,DL), not convolutions\n", cmd);
             return -1;
         }
-        dims[l] = (int)npu_net_in(&net->l[l]);
+        s->dims[l] = (int)npu_net_in(&net->l[l]);
     }
-    dims[L] = (int)npu_net_out(&net->l[L - 1]);
+    s->dims[L] = (int)npu_net_out(&net->l[L - 1]);
     return 0;
 }
 
@@ -200,29 +210,12 @@ static void json_tensors(cJSON *root, const npu_est_kplan_t *e)
     }
 }
 
-/* --plan step of a CNN: its layers as the step engine takes them, every kernel through DRAM (the
- * residency plan takes MLP steps). 0, or -1 with the reason. */
-static int step_cnn(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, int batch,
-                    npu_est_kplan_t *e, char *why, size_t n)
-{
-    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv;
-    if (a->resident_banks) {
-        snprintf(why, n, "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
-        return -1;
-    }
-    if (net->layers > NPU_STEP_MAX_LAYERS || (n_conv = npu_fit_cnn_layers(net, batch, conv, fc, &n_fc)) < 1) {
-        snprintf(why, n, "the step engine takes at most %d layers, convolutions first", NPU_STEP_MAX_LAYERS);
-        return -1;
-    }
-    return npu_estimate_step_cnn(cfg, conv, n_conv, fc, n_fc, batch, a->policy, e, why, n);
-}
-
 /* --plan step: the network's step engine kernels estimated (model/est_step.h). */
 static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, int batch)
 {
     static npu_est_kplan_t e; /* large; one per process */
-    int dims[NPU_NET_MAX_LAYERS + 1], L = net->layers, csv_err = 0;
+    static npu_cli_step_net_t sn;
+    int L = net->layers, csv_err = 0;
     npu_table_t t;
     char why[256] = "";
     if (a->dram_bw_set || a->dram_latency_set || a->input ||
@@ -238,11 +231,14 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
                 a->spm_kib, a->resident_banks, (unsigned long long)(area / 1024));
         return NPU_EXIT_USAGE;
     }
-    if (net->l[0].kind == NPU_NET_CONV ? step_cnn(cfg, a, net, batch, &e, why, sizeof why)
-                                         : npu_cli_net_dims(net, dims, "estimate") ? 1
-        : npu_estimate_step_res_ex(cfg, dims, L, batch, a->policy, (int)a->resident_banks, (uint64_t)a->spm_kib * 1024,
-                                   (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
-                                   &e, why, sizeof why)) {
+    if (npu_cli_step_net(net, batch, a->resident_banks, "estimate", &sn))
+        return NPU_EXIT_USAGE;
+    if (sn.n_conv ? npu_estimate_step_cnn(cfg, sn.conv, sn.n_conv, sn.fc, sn.n_fc, batch, a->policy, &e, why, sizeof why)
+                  : npu_estimate_step_res_ex(cfg, sn.dims, L, batch, a->policy, (int)a->resident_banks,
+                                             (uint64_t)a->spm_kib * 1024,
+                                             (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |
+                                                 (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                                             &e, why, sizeof why)) {
         if (why[0])
             fprintf(stderr, "npu: estimate --plan step: %s\n", why);
         return NPU_EXIT_USAGE;

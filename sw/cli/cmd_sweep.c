@@ -10,7 +10,6 @@
 #include "compile/step/step_res.h"
 #include "model/sweep.h"
 #include "ref/net_ref.h"
-#include "run/fit.h"
 #include "run/step_probe.h"
 
 /* The step-cycle bound of a validated point (issue 16 acceptance 2: whole iterations within 10%). */
@@ -199,29 +198,13 @@ static int estimate_points(const npu_cfg_t *cfg, const npu_net_shape_t *net, con
     return 0;
 }
 
-/* The network as --plan step takes it: an MLP's widths, or a CNN's layers (their batch set per
- * point). */
-typedef struct step_net {
-    int dims[NPU_NET_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
-    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-} step_net_t;
-
 /* --plan step's options checked and its plan's description into *o (pointing into *sn). 0, or
  * NPU_EXIT_USAGE after the message. */
-static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, step_net_t *sn,
+static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, npu_cli_step_net_t *sn,
                       npu_sweep_step_t *o)
 {
-    int n_fc = 0, n_conv = 0;
-    if (net->l[0].kind == NPU_NET_CONV) {
-        n_conv = net->layers > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, 1, sn->conv, sn->fc, &n_fc);
-        if (n_conv < 0 || a->resident_banks) {
-            fprintf(stderr, "npu: sweep --plan step of a CNN: %s\n", n_conv < 0 ? "the step engine takes "
-                    "convolutions first, at most 16 layers" : "--resident-banks: the residency plan takes MLP steps");
-            return NPU_EXIT_USAGE;
-        }
-    } else if (npu_cli_net_dims(net, sn->dims, "sweep")) {
+    if (npu_cli_step_net(net, 1, a->resident_banks, "sweep", sn)) /* a CNN's batch: each point's */
         return NPU_EXIT_USAGE;
-    }
     if (a->resident_banks + 3 > (unsigned)cfg->spm_banks) {
         fprintf(stderr, "npu: sweep --plan step: --resident-banks %u leaves fewer than the kernels' 3 of %d banks\n",
                 a->resident_banks, cfg->spm_banks);
@@ -229,7 +212,7 @@ static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_s
     }
     *o = (npu_sweep_step_t){sn->dims, net->layers, a->policy, (int)a->resident_banks,
                             (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
-                            sn->conv, n_conv, sn->fc, n_fc};
+                            sn->conv, sn->n_conv, sn->fc, sn->n_fc};
     return 0;
 }
 
@@ -238,7 +221,7 @@ int npu_cmd_sweep(const npu_cfg_t *cfg, const npu_args_t *a)
     npu_net_shape_t net;
     npu_sweep_space_t sp;
     char why[256];
-    static step_net_t sn;
+    static npu_cli_step_net_t sn;
     npu_sweep_step_t o;
     int step = a->plan && !strcmp(a->plan, "step");
     if (npu_cli_parse_net(a, &net))

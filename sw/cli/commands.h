@@ -7,8 +7,10 @@
 #include <stdint.h>
 
 #include "cli/args.h"
+#include "compile/step/step_plan.h"
 #include "hw/npu_cfg.h"
 #include "npu_sim.h"
+#include "ref/net_ref.h"
 #include "run/out.h"
 
 enum { NPU_EXIT_PASS = 0, NPU_EXIT_FAIL = 1, NPU_EXIT_USAGE = 2, NPU_EXIT_TIMEOUT = 3 };
@@ -61,8 +63,18 @@ struct npu_net_shape;
 int npu_cli_parse_net(const npu_args_t *a, struct npu_net_shape *net);
 /* What the network is called in reports: the --model spec or the --topology file. */
 static inline const char *npu_cli_net_name(const npu_args_t *a) { return a->model ? a->model : a->topology; }
-/* An MLP's widths d[0..layers] from net; -1 after a message naming cmd when net has convolutions. */
-int npu_cli_net_dims(const struct npu_net_shape *net, int *dims, const char *cmd);
+/* The network as the step engine takes it (--plan step of estimate and sweep): an MLP's widths
+ * d[0..layers], or a CNN's leading convolutions (over `batch` images) and the widths of its fully
+ * connected layers (n_conv > 0). */
+typedef struct npu_cli_step_net {
+    int dims[NPU_NET_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int n_conv, n_fc;
+} npu_cli_step_net_t;
+/* net into *s; a CNN with res_banks > 0 refused (the residency plan takes MLP steps). 0, or -1
+ * after a message naming cmd. */
+int npu_cli_step_net(const struct npu_net_shape *net, int batch, unsigned res_banks, const char *cmd,
+                     npu_cli_step_net_t *s);
 
 /* `npu info` (cmd_info.c): the configuration of this build. */
 int npu_cmd_info(const npu_cfg_t *cfg, const npu_args_t *a);
