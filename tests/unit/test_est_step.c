@@ -151,6 +151,35 @@ Test(est_step, prog_time_streams_words)
     }
 }
 
+/* Appends `sync` SYNC_Es to p at *n (the last one popping the LOAD's token when pop_last), then a
+ * VSET and a wide VEC of `rows` rows, and times p: the tail of the fetch-beside-a-transfer tests. */
+static uint64_t syncs_vec_time(const npu_cfg_t *c, const npu_slice_cost_t *k, npu_insn_t *p, int n, int sync,
+                               int pop_last, unsigned rows)
+{
+    npu_fields_t f;
+    uint64_t cyc = 0;
+    char why[200];
+    for (int i = 0; i < sync; i++) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_SYNC_E, f.pop_prev = pop_last && i == sync - 1;
+        npu_encode(&f, &p[n++]);
+    }
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VSET, f.len = 4;
+    npu_encode(&f, &p[n++]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VEC, f.wide = 1, f.rows = rows, f.a_stride = f.b_stride = f.d_stride = 2, f.b_addr = 1024, f.d_addr = 2048;
+    npu_encode(&f, &p[n++]);
+    cr_assert_eq(npu_prog_time(c, k, p, (size_t)n, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* The bus time of one full burst, cycles. */
+static uint64_t one_burst(const npu_cfg_t *c, const npu_slice_cost_t *k)
+{
+    return ((uint64_t)c->max_burst_beats * (uint64_t)npu_cfg_beat(c) * k->byte + k->burst) >> NPU_SLICE_Q;
+}
+
 /* A long LOAD, SYNC_Es the EXEC queue runs meanwhile, a SYNC_E waiting for the LOAD and
  * a long VEC. The SYNC_Es' fetch bursts cut in on the read port while the LOAD's data moves, and
  * the LOAD (so the VEC) ends later by their bus time: with 40 SYNC_Es (five bursts of 16 beats
@@ -161,25 +190,10 @@ static uint64_t load_syncs_vec(const npu_cfg_t *c, const npu_slice_cost_t *k, in
 {
     npu_insn_t p[48];
     npu_fields_t f;
-    uint64_t cyc = 0;
-    char why[200];
-    int n = 0;
     memset(&f, 0, sizeof f);
     f.op = NPU_OP_LOAD, f.rows = 64, f.row_bytes = f.dram_stride = 40, f.spm_stride = 5, f.push_next = 1;
-    npu_encode(&f, &p[n++]);
-    for (int i = 0; i <= sync; i++) {
-        memset(&f, 0, sizeof f);
-        f.op = NPU_OP_SYNC_E, f.pop_prev = i == sync;
-        npu_encode(&f, &p[n++]);
-    }
-    memset(&f, 0, sizeof f);
-    f.op = NPU_OP_VSET, f.len = 4;
-    npu_encode(&f, &p[n++]);
-    memset(&f, 0, sizeof f);
-    f.op = NPU_OP_VEC, f.wide = 1, f.rows = 256, f.a_stride = f.b_stride = f.d_stride = 2, f.b_addr = 1024, f.d_addr = 2048;
-    npu_encode(&f, &p[n++]);
-    cr_assert_eq(npu_prog_time(c, k, p, (size_t)n, &cyc, why, sizeof why), 0, "%s", why);
-    return cyc;
+    npu_encode(&f, &p[0]);
+    return syncs_vec_time(c, k, p, 1, sync + 1, 1, 256);
 }
 
 Test(est_step, prog_time_fetch_delays_the_load_in_flight)
@@ -187,7 +201,7 @@ Test(est_step, prog_time_fetch_delays_the_load_in_flight)
     npu_cfg_t c = bf16_cfg(2);
     npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
     uint64_t none = load_syncs_vec(&c, &k, 0), forty = load_syncs_vec(&c, &k, 40);
-    uint64_t burst = ((uint64_t)c.max_burst_beats * (uint64_t)npu_cfg_beat(&c) * k.byte + k.burst) >> NPU_SLICE_Q;
+    uint64_t burst = one_burst(&c, &k);
     cr_assert_geq(forty, none + 3 * burst, "no SYNC_E %llu, 40 %llu, a burst %llu", (unsigned long long)none,
                   (unsigned long long)forty, (unsigned long long)burst);
 }
@@ -361,27 +375,10 @@ static uint64_t store_syncs_vec(const npu_cfg_t *c, const npu_slice_cost_t *k, i
 {
     npu_insn_t p[48];
     npu_fields_t f;
-    uint64_t cyc = 0;
-    char why[200];
-    int n = 0;
-    if (store) {
-        memset(&f, 0, sizeof f);
-        f.op = NPU_OP_STORE, f.rows = 64, f.row_bytes = f.dram_stride = 256, f.spm_stride = 32;
-        npu_encode(&f, &p[n++]);
-    }
-    for (int i = 0; i < 40; i++) {
-        memset(&f, 0, sizeof f);
-        f.op = NPU_OP_SYNC_E;
-        npu_encode(&f, &p[n++]);
-    }
     memset(&f, 0, sizeof f);
-    f.op = NPU_OP_VSET, f.len = 4;
-    npu_encode(&f, &p[n++]);
-    memset(&f, 0, sizeof f);
-    f.op = NPU_OP_VEC, f.wide = 1, f.rows = 1024, f.a_stride = f.b_stride = f.d_stride = 2, f.b_addr = 1024, f.d_addr = 2048;
-    npu_encode(&f, &p[n++]);
-    cr_assert_eq(npu_prog_time(c, k, p, (size_t)n, &cyc, why, sizeof why), 0, "%s", why);
-    return cyc;
+    f.op = NPU_OP_STORE, f.rows = 64, f.row_bytes = f.dram_stride = 256, f.spm_stride = 32;
+    npu_encode(&f, &p[0]);
+    return syncs_vec_time(c, k, p, store ? 1 : 0, 40, 0, 1024);
 }
 
 /* The fetch beside a long STORE: each burst waits at most one of the STORE's bursts (tiny's conv
@@ -394,7 +391,7 @@ Test(est_step, prog_time_fetch_reads_beside_a_store)
     npu_cfg_t c = bf16_cfg(2);
     npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
     uint64_t none = store_syncs_vec(&c, &k, 0), beside = store_syncs_vec(&c, &k, 1);
-    uint64_t burst = ((uint64_t)c.max_burst_beats * (uint64_t)npu_cfg_beat(&c) * k.byte + k.burst) >> NPU_SLICE_Q;
+    uint64_t burst = one_burst(&c, &k);
     cr_assert_leq(beside, none + 4 * burst, "without the STORE %llu, beside it %llu, a burst %llu",
                   (unsigned long long)none, (unsigned long long)beside, (unsigned long long)burst);
 }
