@@ -355,6 +355,23 @@ Test(step_scale, int16_plan)
 /* Twelve steps of a 3-layer MLP on one batch, on the functional model: every kernel bit-exact and
  * its counters right (the runtime checks both), the loss falling. */
 #define STEPS 12
+/* The end of a run on the model: the engine, the simulator, the layers' parameters and the host
+ * buffers. */
+static void run_free(npu_step_run_t *s, npu_sim_t *sim, int layers, float **w, float **b, float *in, float *lg,
+                     float *dl, uint8_t *y)
+{
+    npu_step_run_free(s);
+    npu_sim_close(sim);
+    for (int l = 0; l < layers; l++) {
+        free(w[l]);
+        free(b[l]);
+    }
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
 /* res_banks > 0: with that many SPM banks resident (compile/step/step_res.h); then every whole-
  * tensor transfer's bytes on the model equal the scheduler's per tensor, and the step moves fewer
  * DRAM bytes than without residency. */
@@ -424,16 +441,7 @@ static uint64_t steps_res(int S, int int16, const int *dims, int layers, int bat
     if (getenv("STEP_DEBUG") && res_banks)
         fprintf(stderr, "resident: %d transfers, %d stays, %d demoted, %llu bytes\n", s.res->nx,
                 s.res->nstay, s.res->demoted, (unsigned long long)bytes);
-    npu_step_run_free(&s);
-    npu_sim_close(sim);
-    for (int l = 0; l < layers; l++) {
-        free(w[l]);
-        free(b[l]);
-    }
-    free(in);
-    free(lg);
-    free(dl);
-    free(y);
+    run_free(&s, sim, layers, w, b, in, lg, dl, y);
     return bytes;
 }
 
@@ -573,16 +581,7 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
         cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
         cr_assert_lt(loss, 0.9 * first, "loss %g after the steps, %g at first", loss, first);
     }
-    npu_step_run_free(&s);
-    npu_sim_close(sim);
-    for (int l = 0; l < 3; l++) {
-        free(w[l]);
-        free(b[l]);
-    }
-    free(in);
-    free(lg);
-    free(dl);
-    free(y);
+    run_free(&s, sim, 3, w, b, in, lg, dl, y);
 }
 
 Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 0, 8, 8, 8, 0); }
