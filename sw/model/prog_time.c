@@ -33,6 +33,12 @@ enum { PT_HEAD_ISSUE = 3, PT_WAVE_ENTRY = 5 };
  * latency and wait here (measured: the forward of conv 1,8,8,16,3,3 at small, 5.45 cycles per
  * WAVE in EXEC, not 4). */
 enum { PT_WAVES_IN_FLIGHT = 8 };
+/* An accumulating DRAIN reads the old words of each row through the SPM port it shares with the
+ * weight loader (which has priority), one row at a time: a row per 3 cycles (rtl/npu_exec_drain.v,
+ * docs/datapath.md), not the plain drain's two rows a cycle. Measured: the fused backward of conv
+ * 16,8,8,32,3,3,2,1,1 at tiny, batch 16, its 16-row dW^T DRAIN accs ~4.3 cycles a row beside
+ * the LDWs (201,504 cycles on the RTL; predicted 189,388 at half a cycle a row, 195,235 at 3). */
+enum { PT_DRAIN_ACC_ROW = 3 };
 /* An LDW's weights are in its bank rows + PT_LDW_C cycles after it issues at the earliest: it
  * reads one row a cycle from the SPM (2S rows in FW / VSW, S in HSW / ISW or with a core mask,
  * rtl/npu_exec_ldw.v), sends them over the V channel into the LBUF_Vs and shifts them in, so a
@@ -48,8 +54,7 @@ enum { PT_LDW_C = 6 };
 /* A WAVE's results reach the OBUF 4S + 2 cycles after its own last row (measured at small-bf16:
  * a DRAIN behind the lone WAVE of gemm -m 4 | 16 | 40 -k 16 -n 16 ends 34, 34 and 38 cycles after
  * its last row; its drain_busy, rows + 6S - 2, counts from before the WAVE streams, and the bank's
- * turnaround does not delay the results); in the bf16 configurations an fp32 row (2S lanes, two
- * SPM words) drains in one cycle, not the calibrated int16 half. A completion record (above) is
+ * turnaround does not delay the results). A completion record (above) is
  * kept 4S - 2 + n cycles after the rows, n the columns its last result crosses (wave_cols),
  * at most 6S - 2 (pipe_latency; fitted on the digits CNNs' forwards, session 17). */
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
@@ -264,8 +269,8 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     switch (f->op) {
     case NPU_OP_FILL: return ((uint64_t)f->rows * ((f->row_bytes + B - 1) / B)) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:
-        if (npu_cfg_bf16(cfg) && !f->narrow)
-            return (uint64_t)f->rows << NPU_SLICE_Q;
+        if (f->acc)
+            return k->drain_fixed + ((uint64_t)f->rows * PT_DRAIN_ACC_ROW << NPU_SLICE_Q);
         return k->drain_fixed + (uint64_t)f->rows * k->drain_row;
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
@@ -438,8 +443,11 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
     } else if (s->f[i].op == NPU_OP_DRAIN) {
-        uint64_t d = max64(t, s->drain_free); /* it streams behind the WAVEs into its rows */
-        s->drain_free = max64(d + s->dur[i], latest(s->ob_ready, lo, hi) + (1u << NPU_SLICE_Q));
+        /* it streams behind the WAVEs into its rows, which become final a row a cycle: a drain
+         * slower than that (accumulating) starts with the first and runs at its own pace */
+        uint64_t ready = latest(s->ob_ready, lo, hi), n = (uint64_t)(hi - lo) << NPU_SLICE_Q;
+        uint64_t d = max64(max64(t, s->drain_free), ready > n ? ready - n : 0);
+        s->drain_free = max64(d + s->dur[i], ready + (1u << NPU_SLICE_Q));
         for (size_t r = lo; r < hi; r++)
             s->ob_free[r] = s->drain_free;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;

@@ -19,9 +19,9 @@
  *    before has its rows in, and streams 5 cycles later at the earliest; it needs its OBUF rows
  *    drained and a free completion record of 8; its results reach the OBUF 4S + 2 cycles after
  *    its own last row; LDW, VSET, SYNC: 0 on their queue's time line;
- *  - DRAIN: drain_fixed + rows x drain_row (one fp32 row a cycle at bf16) on the drain unit, in
- *    order, streaming behind the WAVEs into its rows (it ends a cycle after their results at the
- *    earliest); the EXEC queue only issues it (4 cycles);
+ *  - DRAIN: drain_fixed + rows x drain_row on the drain unit, in order, streaming behind the
+ *    WAVEs into its rows (it ends a cycle after their results at the earliest); an accumulating
+ *    DRAIN 3 cycles a row from its first row's results; the EXEC queue only issues it (4 cycles);
  *  - VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle;
  *  - an instruction starts when its queue is free, the tokens it pops are pushed (the k-th pop
  *    of a channel takes the k-th push, pushed when that instruction ends) and the in-order

@@ -289,6 +289,31 @@ static int micro_waves(const npu_cfg_t *cfg, int m)
     return bad;
 }
 
+/* A WAVE of m rows, then `drains` DRAINs of its rows into the SPM, plain or accumulating (an
+ * accumulating DRAIN reads the old words through the weight loader's port, a row per 3 cycles;
+ * prog_time.c). 1 if off bound. */
+static int micro_drain(const npu_cfg_t *cfg, int m, int drains, int acc)
+{
+    npu_fields_t f;
+    char w[64];
+    int bad = 0;
+    mn = 0;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW, f.k = f.n = 2u * (unsigned)cfg->s, f.spm_addr = 2048, f.spm_stride = 1;
+    mput(&f);
+    f.op = NPU_OP_WAVE, f.m = (unsigned)m, f.spm_addr = 0;
+    mput(&f);
+    for (int i = 0; i < drains; i++) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_DRAIN, f.rows = (unsigned)m, f.acc = (unsigned)acc;
+        f.spm_addr = 1024u + 2u * (unsigned)m * (unsigned)i, f.spm_stride = 2;
+        mput(&f);
+    }
+    snprintf(w, sizeof w, "WAVE of %d rows, %d DRAIN%s", m, drains, acc ? " acc" : "");
+    micro_run(cfg, w, &bad);
+    return bad;
+}
+
 /* SYNC_E and VSET trains, VECs behind one VSET, LOAD and STORE trains. The number off bound. */
 static int micro(const npu_cfg_t *cfg)
 {
@@ -349,6 +374,10 @@ static int micro(const npu_cfg_t *cfg)
         }
     for (int m = 1; m <= 64; m *= 4) /* LDW / WAVE pairs on alternating banks: turnaround, least */
         bad += micro_waves(cfg, m);
+    for (int acc = 0; acc < 2; acc++)
+        for (int m = 8; m <= 32; m *= 4)
+            for (int drains = 1; drains <= 4; drains *= 4)
+                bad += micro_drain(cfg, m, drains, acc);
     return bad;
 }
 
