@@ -343,6 +343,68 @@ Test(step, resident_prefetch_and_lookahead)
     free(e);
 }
 
+/* Scheduler step j's write-back of tensor t: 1 if there is one with app as given. */
+static int stores_at(const npu_step_res_t *r, int j, int t, int app)
+{
+    for (int x = r->x_at[j]; x < r->x_at[j + 1]; x++)
+        if (r->x[x].t == t && r->x[x].store && r->x[x].app == app)
+            return 1;
+    return 0;
+}
+
+/* Brief 003 check 11 (issue 16 acceptance 4), the thesis's Fig. 4.2 scenario as a 3-layer MLP
+ * (16-64-64-10, batch 16): layer 1's output Z32[1] is written in 1f and read again in 1b (by
+ * relu_bwd) but cannot survive there. The scheduler's SPM (from 2 KiB up, in 512 B steps, the
+ * estimator alone) is the first size where look-ahead writes Z32[1] out right after 1f (appended
+ * to L2's first kernel) and, without look-ahead, the write-back is the only transfer 3f (L3's
+ * first kernel) waits for. On the RTL 3f's stall is 0 with look-ahead and the write-back's time
+ * without it, within 10% of the estimate and at least cap(Z32[1]) / bandwidth. */
+Test(step, brief_lookahead_three_layers)
+{
+    int dims[4] = {16, 64, 64, 10}, L = 3, B = 16, modes[2] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_PREFETCH};
+    npu_cfg_t c = rtl_cfg();
+    npu_step_plan_t p;
+    npu_step_res_t r[2];
+    char why[256];
+    int t = -1, j2 = -1, j3 = -1, found = 0;
+    uint64_t cap = 2048, pre[2][7 * NPU_STEP_MAX_LAYERS + 2];
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 0, &p, why, sizeof why), 0, "%s", why);
+    for (int i = 0; i < p.nt; i++)
+        t = strcmp(p.t[i].name, "Z32[1]") ? t : i;
+    for (int k = p.nk - 1; k >= 0; k--) {
+        j2 = p.k[k].layer == 2 ? k : j2;
+        j3 = p.k[k].layer == 3 ? k : j3;
+    }
+    cr_assert(t >= 0 && j2 == 2 && j3 == 4, "Z32[1] and the forward kernels L1 gemm, bias_relu, L2 ...");
+    uint64_t bytes = p.t[t].bytes;
+    for (; cap <= 65536 && !found; cap += found ? 0 : 512) {
+        for (int m = 0; m < 2; m++)
+            cr_assert_eq(npu_step_res_plan_ex(&c, &p, 1, cap, modes[m], &r[m]), 0, "%s", r[m].why);
+        found = stores_at(&r[0], j2, t, 1) && own_at(&r[0], j3, 0) + own_at(&r[0], j3, 1) == 0 &&
+                stores_at(&r[1], j3, t, 0) && own_at(&r[1], j3, 0) + own_at(&r[1], j3, 1) == 1;
+        for (int m = 0; m < 2; m++)
+            npu_step_res_free(&r[m]);
+    }
+    npu_step_plan_free(&p);
+    cr_assert(found, "no SPM size from 2 to 64 KiB gives the scenario");
+    npu_est_kplan_t *e = calloc(2, sizeof *e);
+    cr_assert_not_null(e);
+    for (int m = 0; m < 2; m++)
+        overlap_run(dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
+    double floor = (double)bytes / c.dram_bw, d = (double)pre[1][j3] - (double)e[1].pre[j3];
+    cr_log_info("check 11 at %llu B of SPM: 3f stall %llu with look-ahead, %llu without (estimated %llu; "
+                "cap(Z32[1]) / bandwidth = %.0f, %.2fx)", (unsigned long long)cap, (unsigned long long)pre[0][j3],
+                (unsigned long long)pre[1][j3], (unsigned long long)e[1].pre[j3], floor, (double)pre[1][j3] / floor);
+    cr_assert_eq(pre[0][j3], 0u, "3f waits for nothing with look-ahead");
+    cr_assert(d <= 0.10 * (double)e[1].pre[j3] && -d <= 0.10 * (double)e[1].pre[j3],
+              "3f's stall without look-ahead %llu on the RTL, %llu estimated", (unsigned long long)pre[1][j3],
+              (unsigned long long)e[1].pre[j3]);
+    cr_assert_geq((double)pre[1][j3], floor, "the write-back moves cap(Z32[1]) at the bandwidth at best");
+    for (int m = 0; m < 2; m++)
+        npu_step_res_free(&r[m]);
+    free(e);
+}
+
 /* The digits CNN (cnn:c4,c8s2,fc10 on 8 x 8 images) as whole steps: conv fwd, the fused conv
  * backward, the pitched vector kernels (bias + ReLU, relu_bwd + bias gradient + bias update, SGD),
  * the transposes and the head's GEMMs, three steps with random DRAM stalls, every kernel
