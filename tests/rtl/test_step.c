@@ -243,6 +243,8 @@ Test(step, resident_capacity_sweep)
 /* Two steps of the MLP with the scheduler given cap bytes and its prefetch / look-ahead as
  * `overlap` says; the RTL's cycles of each scheduler step's own transfer programs (its stall) in
  * pre (the second step), the estimator's in e->pre; the plan in *res (host side, the same). */
+static uint64_t g_kcyc[7 * NPU_STEP_MAX_LAYERS + 2]; /* overlap_run: each kernel's RTL cycles */
+
 static void overlap_run(const int *dims, int L, int B, uint64_t cap, int overlap, uint64_t *pre,
                         npu_est_kplan_t *e, npu_step_res_t *res)
 {
@@ -268,6 +270,8 @@ static void overlap_run(const int *dims, int L, int B, uint64_t cap, int overlap
         cr_assert_eq(npu_step_backward(&s, dl), 0, "%s", s.why);
     }
     memcpy(pre, s.pre_cycles, (size_t)(s.res->n_steps + 1) * sizeof *pre);
+    for (int k = 0; k < s.plan.nk; k++)
+        g_kcyc[k] = s.last[k].cycles;
     cr_assert_eq(npu_estimate_step_res_ex(&c, dims, L, B, NPU_EMIT_FLEXSA, 1, cap, overlap, e, why, sizeof why), 0,
                  "%s", why);
     uint64_t rtl = s.fwd.cycles + s.bwd.cycles; /* the whole step, within 10 % (issue 16 acceptance 2) */
@@ -400,6 +404,73 @@ Test(step, brief_lookahead_three_layers)
               "3f's stall without look-ahead %llu on the RTL, %llu estimated", (unsigned long long)pre[1][j3],
               (unsigned long long)e[1].pre[j3]);
     cr_assert_geq((double)pre[1][j3], floor, "the write-back moves cap(Z32[1]) at the bandwidth at best");
+    for (int m = 0; m < 2; m++)
+        npu_step_res_free(&r[m]);
+    free(e);
+}
+
+/* Brief 003 check 10 (issue 16 acceptance 4): compute-heavy and light layers, 64-128-16-128-16-10
+ * at batch 16, the scheduler given a quarter of the resident bank. Every load the plan prefetches
+ * is issued no earlier than the Listing 1 rule says (k: the fewest steps before its reader whose
+ * compute covers latency + bytes / bandwidth, recomputed here from the plan's step cycles), and at
+ * the rule's distance where nothing defers it. On the RTL, against the same plan without
+ * prefetch (the load a program of its own before its reader): each load prefetched at the rule's
+ * distance costs the kernels it overlaps (the reader's wait) at most 10% of its own time (hidden),
+ * or, where those kernels' own transfers hold the DRAM bus (the rule counts their cycles as
+ * compute), no more than the estimator's prediction of that wait + 10% (and 8 cycles). */
+Test(step, brief_prefetch_heavy_light)
+{
+    int dims[6] = {64, 128, 16, 128, 16, 10}, L = 5, B = 16;
+    int modes[2] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_LOOKAHEAD};
+    npu_cfg_t c = rtl_cfg();
+    uint64_t cap = (uint64_t)c.spm_bank_words * npu_cfg_beat(&c) / 4, pre[2][7 * NPU_STEP_MAX_LAYERS + 2];
+    uint64_t kc[2][7 * NPU_STEP_MAX_LAYERS + 2];
+    npu_est_kplan_t *e = calloc(2, sizeof *e);
+    npu_step_res_t r[2];
+    npu_step_plan_t p; /* the names (the plan's tensors and kernels) */
+    char why[256];
+    int at_rule = 0, hidden = 0;
+    cr_assert_not_null(e);
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 0, &p, why, sizeof why), 0, "%s", why);
+    for (int m = 0; m < 2; m++) {
+        overlap_run(dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
+        memcpy(kc[m], g_kcyc, sizeof kc[m]);
+    }
+    for (int x = 0; x < r[0].nx; x++) {
+        const npu_res_xfer_t *t = &r[0].x[x];
+        if (!t->app || t->store)
+            continue;
+        uint64_t room = r[0].st[t->t].spm_bytes ? r[0].st[t->t].spm_bytes : r[0].st[t->t].bytes;
+        uint64_t need = (uint64_t)c.dram_latency + (room + (uint64_t)c.dram_bw - 1) / (uint64_t)c.dram_bw, have = 0;
+        int k = 0;
+        while (k < t->for_step && have < need)
+            have += r[0].ss[t->for_step - ++k].cycles;
+        cr_assert_geq(t->step, t->for_step - k, "%s for step %d issued at %d, before the rule's %d",
+                      p.t[t->t].name, t->for_step, t->step, t->for_step - k);
+        if (t->step != t->for_step - k || have < need)
+            continue;
+        /* its time as a program of its own without prefetch, and what it adds to the kernels */
+        uint64_t own = 0, add = 0, eadd = 0;
+        for (int y = r[1].x_at[t->for_step]; y < r[1].x_at[t->for_step + 1]; y++)
+            own += r[1].x[y].t == t->t && !r[1].x[y].store && !r[1].x[y].app;
+        if (own != 1)
+            continue;
+        for (int j = t->step; j < t->for_step; j++)
+            add += kc[0][j] > kc[1][j] ? kc[0][j] - kc[1][j] : 0,
+            eadd += e[0].k[j].cycles > e[1].k[j].cycles ? e[0].k[j].cycles - e[1].k[j].cycles : 0;
+        at_rule++;
+        cr_log_info("check 10: %s for %s prefetched %d step(s) early (compute %llu >= %llu): adds %llu cycles "
+                    "to the kernels it overlaps (estimated %llu); %llu as a demand load before its reader", p.t[t->t].name,
+                    p.k[t->for_step].name, k, (unsigned long long)have, (unsigned long long)need,
+                    (unsigned long long)add, (unsigned long long)eadd, (unsigned long long)pre[1][t->for_step]);
+        hidden += add <= 0.10 * (double)pre[1][t->for_step];
+        cr_assert(add <= 0.10 * (double)pre[1][t->for_step] || add <= 1.10 * (double)eadd + 8,
+                  "%s: its reader waits %llu cycles (estimated %llu; %llu as a demand load)", p.t[t->t].name,
+                  (unsigned long long)add, (unsigned long long)eadd, (unsigned long long)pre[1][t->for_step]);
+    }
+    cr_log_info("check 10: %d loads prefetched at the rule's distance, %d of them hidden", at_rule, hidden);
+    cr_assert_gt(hidden, 0, "a load prefetched at the rule's distance and hidden");
+    npu_step_plan_free(&p);
     for (int m = 0; m < 2; m++)
         npu_step_res_free(&r[m]);
     free(e);
