@@ -17,8 +17,10 @@
 //    the realigner's output ready is !hold_vld || wr_gnt, which sustains one word per cycle
 //    while the SPM grants (one beat per cycle for long rows).
 //  - transposed mode: blocks of 2S source rows x groups of up to 2 column blocks (the sub-row
-//    of words cb, cb+1 of each row); the group fills two transpose buffers, then its columns are
-//    written out one SPM word per cycle. A group's beats are read as one run for the block when
+//    of words cb, cb+1 of each row); the group fills a pair of transpose buffers, then its
+//    columns are written out one SPM word per cycle. Two pairs: the fill side fills the next
+//    group into one while the write side writes the last group's columns from the other, so
+//    the beats and the SPM words of a stream of groups move at one per cycle each. A group's beats are read as one run for the block when
 //    its sub-rows are contiguous (dram_stride == the sub-row's bytes) or beat-padded and
 //    adjacent (dram_stride == its beats * B, dram_addr beat-aligned: dense pixels of <= 2 beats,
 //    dY and Z of dW), else as one run per sub-row. Single-beat bursts cost the DRAM's per-burst
@@ -257,27 +259,40 @@ module npu_dma_load #(
     reg [15:0]       dp_rows;   // rows left (normal) / rows left from this row block (transposed)
     reg [LB-1:0]     dp_o;      // byte offset of the current row in its first beat
     reg [SPM_AW-1:0] dp_spm, dp_srow;
-    // transposed
-    reg              t_fill;    // 1: filling buffer rows from DRAM, 0: writing columns to the SPM
+    // transposed: two buffer pairs; the fill side fills pair fb while the write side writes the
+    // columns of pair eb (t_full: the pair holds a whole group not yet written)
+    reg              t_act;     // groups left to fill
+    reg              t_fb, t_eb;
+    reg  [1:0]       t_full;
     reg [LE-1:0]     dp_i, dp_k;
-    reg              dp_t;      // word of the group (fill) / buffer of the column (write)
-    reg [15:0]       dp_cols;   // columns left from this group's first
+    reg              dp_t;      // fill: word of the group (-> buffer dp_t of the pair)
+    reg              dp_et;     // write: buffer of the column
+    reg [15:0]       dp_cols;   // fill: columns left from this group's first
+    reg [15:0]       dp_ecols;  // write: the same for the group being written
+    reg [15:0]       dp_erows;  // write: rows left from the block being written
     reg [SPM_AW-1:0] dp_rbaddr, dp_cbaddr, dp_caddr;
-    reg [WB-1:0]     tcm [0:2*E-1];   // two transpose buffers by column: lane i = source row i
+    reg [WB-1:0]     tcm [0:4*E-1];   // two pairs of transpose buffers by column: lane i = source row i
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
     wire dp_row_end   = (dp_j == nbeats_m1);
+    // fill side
     wire dp_g2        = (dp_cols > E16);   // two words per row in this group
-    wire [15:0] dp_tk16 = {{(15-LE){1'b0}}, dp_t, dp_k};   // column index in the group
     wire t_sub_end    = dp_t || !dp_g2;    // the word ends the row's sub-row
     wire t_fill_last  = t_sub_end && ((dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows));
-    wire t_col_last   = (dp_t == dp_g2 && dp_k16 == E16 - 16'd1) || (dp_tk16 + 16'd1 == dp_cols);
     wire t_last_cb    = (dp_cols <= {E16[14:0], 1'b0});
     wire t_last_rb    = (dp_rows <= E16);
     wire t_cont       = t_last_cb ? t_cont_last : t_cont_full;   // the sub-rows are one byte run
+    wire t_fill       = t_act && !t_full[t_fb];                  // a word is wanted
+    // write side
+    wire e_g2         = (dp_ecols > E16);
+    wire [15:0] dp_tk16 = {{(15-LE){1'b0}}, dp_et, dp_k};  // column index in the group
+    wire t_col_last   = (dp_et == e_g2 && dp_k16 == E16 - 16'd1) || (dp_tk16 + 16'd1 == dp_ecols);
+    wire e_last_cb    = (dp_ecols <= {E16[14:0], 1'b0});
+    wire e_last_rb    = (dp_erows <= E16);
+    wire t_wr         = t_full[t_eb];                            // a column is to be written
 
-    wire [WB-1:0] tcol = tcm[{dp_t, dp_k}];   // current column
+    wire [WB-1:0] tcol = tcm[{t_eb, dp_et, dp_k}];   // current column
 
     // the word the realigner is asked for: its offset, length (a row's last word: the rest) and
     // whether the next word continues in its last beat (inside a row, or contiguous rows)
@@ -302,12 +317,14 @@ module npu_dma_load #(
     // SPM grant -> realigner -> r_rdy path out of it)
     wire word_ok   = al_vld && al_rdy && !(al_uses_r && r_vld && r_resp && !f_fill);
 
-    assign wr_req  = in_run && (f_tr ? !t_fill : hold_vld);
+    assign wr_req  = in_run && (f_tr ? t_wr : hold_vld);
     assign wr_addr = f_tr ? dp_caddr : hold_addr;
     assign wr_data = f_tr ? tcol : hold_data;
     wire wr_fire   = wr_req && wr_gnt;
-    wire dp_rows_en = (word_ok && !f_tr && dp_row_end) || (wr_fire && f_tr && t_col_last && t_last_cb);
-    wire fin       = f_tr ? (wr_fire && t_col_last && t_last_cb && t_last_rb)
+    wire t_grp_done = word_ok && f_tr && t_fill_last;   // pair fb now holds its group
+    wire t_grp_out  = wr_fire && f_tr && t_col_last;    // pair eb is written out
+    wire dp_rows_en = (word_ok && !f_tr && dp_row_end) || (t_grp_done && t_last_cb);
+    wire fin       = f_tr ? (t_grp_out && e_last_cb && e_last_rb)
                           : (wr_fire && hold_last);
 
     npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
@@ -377,14 +394,17 @@ module npu_dma_load #(
 
     // The data-side flags as set/clear pairs outside the state machine: the SPM grant and the R
     // handshake arrive late (through the SPM arbiter), so they pass through a few gates, not the
-    // state mux. A word and a write never meet in transposed mode (the realigner is asked only
-    // while t_fill, wr_req needs !t_fill); in normal mode a word wins over the write that
-    // empties the register.
+    // state mux. In normal mode a word wins over the write that empties the register. In
+    // transposed mode a pair is filled only while it is not full and written only while it is,
+    // so the group that completes a pair and the column that empties the other meet safely.
     always @(posedge clk) begin
         hold_vld <= rst_n && !go && !r_err
                     && ((word_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
-        t_fill   <= !rst_n || go || (t_fill && !(word_ok && f_tr && t_fill_last))
-                    || (wr_fire && f_tr && t_col_last);
+        t_act    <= rst_n && (go || (t_act && !(t_grp_done && t_last_cb && t_last_rb)));
+        t_fb     <= rst_n && !go && (t_fb ^ t_grp_done);
+        t_eb     <= rst_n && !go && (t_eb ^ t_grp_out);
+        t_full[0] <= rst_n && !go && ((t_grp_done && !t_fb) || (t_full[0] && !(t_grp_out && !t_eb)));
+        t_full[1] <= rst_n && !go && ((t_grp_done && t_fb) || (t_full[1] && !(t_grp_out && t_eb)));
         dp_act   <= rst_n && ((go && !f_tr)
                     || (dp_act && in_run && !(word_ok && dp_row_end && dp_rows == 16'd1)));
     end
@@ -412,7 +432,10 @@ module npu_dma_load #(
             dp_i     <= {LE{1'b0}};
             dp_k     <= {LE{1'b0}};
             dp_t     <= 1'b0;
+            dp_et    <= 1'b0;
             dp_cols  <= ncols;
+            dp_ecols <= ncols;
+            dp_erows <= f_rows;
             dp_rbaddr <= saddr_s;
             dp_cbaddr <= saddr_s;
             dp_caddr  <= saddr_s;
@@ -474,31 +497,34 @@ module npu_dma_load #(
             end
         end
 
-        // transposed data side: fill rows, then write columns
-        // a group's words come row by row, the g words of a row in turn (word t -> buffer t)
+        // transposed fill side: a group's words come row by row, the g words of a row in turn
+        // (word t -> buffer t of pair fb); the next group follows into the other pair
         if (word_ok && f_tr) begin
             dp_t <= dp_g2 && !dp_t;
             if (t_sub_end) begin
                 dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
                 dp_o <= t_fill_last ? o_blk : dp_o + f_dstride[LB-1:0];
             end
+            if (t_fill_last) dp_cols <= t_last_cb ? ncols : dp_cols - {E16[14:0], 1'b0};
         end
+        // transposed write side: the columns of pair eb, one SPM word each
         if (wr_fire && f_tr) begin
             if (t_col_last) begin
-                dp_k <= {LE{1'b0}};
-                dp_t <= 1'b0;
-                if (t_last_cb) begin
-                    dp_cols   <= ncols;
+                dp_k  <= {LE{1'b0}};
+                dp_et <= 1'b0;
+                if (e_last_cb) begin
+                    dp_ecols  <= ncols;
+                    dp_erows  <= dp_erows - E16;
                     dp_rbaddr <= dp_rbaddr + 1'b1;
                     dp_cbaddr <= dp_rbaddr + 1'b1;
                     dp_caddr  <= dp_rbaddr + 1'b1;
                 end else begin
-                    dp_cols   <= dp_cols - {E16[14:0], 1'b0};
+                    dp_ecols  <= dp_ecols - {E16[14:0], 1'b0};
                     dp_cbaddr <= dp_cbaddr + sstrideE2;
                     dp_caddr  <= dp_cbaddr + sstrideE2;
                 end
             end else begin
-                if (dp_k16 == E16 - 16'd1) dp_t <= 1'b1;
+                if (dp_k16 == E16 - 16'd1) dp_et <= 1'b1;
                 dp_k     <= dp_k + 1'b1;
                 dp_caddr <= dp_caddr + sstride_s;
             end
@@ -506,19 +532,19 @@ module npu_dma_load #(
     end
 
     // Transpose buffer fill: row dp_i's word dp_t goes to lane dp_i of every column of buffer
-    // dp_t; the first row of a group also clears the other lanes (rows past `rows` read as zero
-    // lanes).
+    // dp_t of pair fb; the first row of a group also clears the other lanes (rows past `rows`
+    // read as zero lanes).
     // Blocking writes, updated in place (a non-blocking write to an array element costs a
-    // shadow value and flag per element every cycle). This is race-free: tcm is read only
-    // through wr_data, which the SPM samples only in column-write cycles (t_fill = 0), while
-    // it is written only in fill cycles (a word in transposed mode needs t_fill = 1).
+    // shadow value and flag per element every cycle). This is race-free: a pair is written only
+    // while it is not full (t_fill) and read, through wr_data, which the SPM samples, only
+    // while it is full (t_wr), so a pair is never written and read in the same cycle.
     integer k;
     /* verilator lint_off BLKSEQ */
     always @(posedge clk) begin
         if (word_ok && f_tr) begin
             for (k = 0; k < E; k = k + 1) begin
-                if (dp_i == {LE{1'b0}}) tcm[{dp_t, k[LE-1:0]}] = {{(WB-16){1'b0}}, al_data[k*16 +: 16]};
-                else                    tcm[{dp_t, k[LE-1:0]}][dp_i*16 +: 16] = al_data[k*16 +: 16];
+                if (dp_i == {LE{1'b0}}) tcm[{t_fb, dp_t, k[LE-1:0]}] = {{(WB-16){1'b0}}, al_data[k*16 +: 16]};
+                else                    tcm[{t_fb, dp_t, k[LE-1:0]}][dp_i*16 +: 16] = al_data[k*16 +: 16];
             end
         end
     end

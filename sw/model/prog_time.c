@@ -177,6 +177,25 @@ static npu_dma_count_t dma_count(const npu_cfg_t *cfg, const npu_fields_t *f)
     return npu_dma_bursts_of((uint64_t)npu_cfg_beat(cfg), (uint64_t)cfg->max_burst_beats, f);
 }
 
+/* A transposed LOAD's Q16 cycles from q, its transfer cost as a plain stream of its beats (lead
+ * its fixed part, both Q16): the engine fills one group's buffer pair while it writes the last
+ * group's columns (rtl/npu_dma_load.v), one SPM word a cycle, so the fill (the beats) and the
+ * writes (a column per word) overlap but for the first group's fill and the last group's
+ * columns: max(fill + last columns, lead + first fill + all columns). Measured on the RTL
+ * timeline at small: 256 rows of 64 B (512 beats, 512 words), 713 cycles (this gives 706); the
+ * tiles of 5 rows of 96 B (15 beats, 48 words) of a swapped 5 x 147 x 768 GEMM at --dram-bw
+ * 256, 132 (135 at the config's bandwidth). */
+static uint64_t tr_load_time(const npu_fields_t *f, uint64_t B, uint64_t F, uint64_t q, uint64_t lead)
+{
+    uint64_t words = (f->row_bytes + B - 1) / B, cols = f->row_bytes / 2, nr = f->rows < F ? f->rows : F;
+    uint64_t out = cols * ((f->rows + F - 1) / F); /* SPM words written, one a cycle */
+    uint64_t last = cols - (words - 1) / 2 * 2 * F; /* the columns of a row block's last group */
+    uint64_t var = q > lead ? q - lead : 0, beats = (uint64_t)f->rows * words;
+    uint64_t fill1 = beats ? var * (nr * (words < 2 ? words : 2)) / beats : 0; /* the first group's fill */
+    uint64_t a = q + (last << NPU_SLICE_Q), b = lead + fill1 + (out << NPU_SLICE_Q);
+    return a > b ? a : b;
+}
+
 /* A LOAD's or STORE's Q16 cycles: its bursts and beats c, the slicing stage's
  * transfer cost with a STORE's own fixed cost (store_fixed: no read latency). Its beats are at
  * least its SPM words: trains of 13-row LOADs take 70 cycles each on the RTL (small) for rows of
@@ -195,8 +214,8 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
     if (store && k->mode != NPU_SLICE_NOBURST) /* (a bytes-only q has no fixed part to take off) */
         q -= k->xfer_fixed - fixed;
-    if (f->transpose && !store) /* a group's columns are written after its beats arrive, not meanwhile */
-        return q + (((uint64_t)(f->row_bytes / 2) * ((f->rows + F - 1) / F)) << NPU_SLICE_Q);
+    if (f->transpose && !store)
+        return tr_load_time(f, B, F, q, fixed);
     if (f->transpose) /* a block's SPM words are read before its sub-rows go, not meanwhile */
         return q + (((uint64_t)(f->row_bytes / 4) * ((f->rows + F / 2 - 1) / (F / 2))) << NPU_SLICE_Q);
     return q;

@@ -335,28 +335,38 @@ Test(dense, errors)
 }
 
 /* Cycles of one LOAD or STORE alone on a DRAM that is not the limit (4 beats of bandwidth, no
- * per-burst cost), from the start of the program to the end. */
-static uint64_t xfer_cycles(const npu_cfg_t *cfg, int store, unsigned rows, unsigned rb, uint32_t da)
+ * per-burst cost), from the start of the program to the end. tr: a transposed LOAD of rows x
+ * rb / 2 elements at pitch ds, its rb / 2 columns written ceil(rows / 2S) words apart. */
+static uint64_t xfer_cycles_tr(const npu_cfg_t *cfg, int store, int tr, unsigned rows, unsigned rb, unsigned ds,
+                               uint32_t da)
 {
-    unsigned B = 4u * (unsigned)cfg->s;
+    unsigned B = 4u * (unsigned)cfg->s, E = 2u * (unsigned)cfg->s;
     npu_dram_timing_t t = {4.0 * B, (unsigned)cfg->dram_latency, 0, 0, 1};
     npu_sim_t *s = npu_sim_open(&t);
     cr_assert_not_null(s);
-    unsigned words = (rb + B - 1) / B;
+    unsigned words = tr ? (rows + E - 1) / E : (rb + B - 1) / B;
     npu_insn_t in;
     if (store)
-        cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, rows, da, 0, words, rb, rb), 0);
+        cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, rows, da, 0, words, rb, ds), 0);
     else
-        cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, rows, da, 0, words, rb, rb), 0);
+        cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, tr, rows, da, 0, words, rb, ds), 0);
     npu_run_result_t r;
     cr_assert_eq(npu_run_program(cfg, s, 0, &in, 1, 1000000, &r), NPU_RUN_DONE);
     npu_sim_close(s);
     return r.end_cycle - r.start_cycle;
 }
 
+static uint64_t xfer_cycles(const npu_cfg_t *cfg, int store, unsigned rows, unsigned rb, uint32_t da)
+{
+    return xfer_cycles_tr(cfg, store, 0, rows, rb, rb, da);
+}
+
 /* Throughput (docs/memory.md "LOAD", "STORE"): short dense rows (several per beat) take one SPM
  * word per cycle both ways, long unaligned rows one beat per cycle; the fixed cost (fetch,
- * descriptor checks, DRAM latency, the last B response) is below 100 cycles. */
+ * descriptor checks, DRAM latency, the last B response) is below 100 cycles. A transposed LOAD
+ * of whole groups read as one run per block (rows of 2B bytes at pitch 2B) fills one group's
+ * buffers while it writes the last one's columns: one beat per cycle plus the last group's
+ * 4S columns (it took two cycles a beat when it alternated). */
 Test(dense, throughput)
 {
     npu_cfg_t cfg = rtl_cfg();
@@ -364,6 +374,8 @@ Test(dense, throughput)
     uint64_t beats_l = (2 + (uint64_t)rows_l * 8 * B + B - 1) / B; /* 8B-byte rows from +2 */
     uint64_t c[4] = {xfer_cycles(&cfg, 0, rows_s, 6, SRC + 2), xfer_cycles(&cfg, 0, rows_l, 8 * B, SRC + 2),
                      xfer_cycles(&cfg, 1, rows_s, 6, D2 + 2), xfer_cycles(&cfg, 1, rows_l, 8 * B, D2 + 2)};
+    unsigned rows_t = 32u * 2u * (unsigned)cfg.s; /* 32 blocks of 2S rows */
+    uint64_t c_t = xfer_cycles_tr(&cfg, 0, 1, rows_t, 2 * B, 2 * B, SRC);
     uint64_t n[4] = {rows_s, beats_l, rows_s, beats_l};
     const char *what[4] = {"LOAD short rows (words)", "LOAD long rows (beats)", "STORE short rows (words)",
                            "STORE long rows (beats)"};
@@ -373,4 +385,8 @@ Test(dense, throughput)
         cr_assert(c[i] <= n[i] + 100, "%s: %llu cycles for %llu", what[i], (unsigned long long)c[i],
                   (unsigned long long)n[i]);
     }
+    cr_log_info("dense throughput: transposed LOAD of whole groups: %llu cycles for %u beats", (unsigned long long)c_t,
+                2 * rows_t);
+    cr_assert(c_t <= 2 * rows_t + 4 * (unsigned)cfg.s + 100, "transposed LOAD: %llu cycles for %u beats",
+              (unsigned long long)c_t, 2 * rows_t);
 }

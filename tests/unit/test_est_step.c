@@ -151,6 +151,41 @@ Test(est_step, prog_time_streams_words)
     }
 }
 
+/* One LOAD of rows x row_bytes at pitch row_bytes (transposed or not), alone: its cycles. */
+static uint64_t load_time(const npu_cfg_t *c, const npu_slice_cost_t *k, int tr, unsigned rows, unsigned row_bytes)
+{
+    npu_insn_t in;
+    npu_fields_t f;
+    uint64_t cyc = 0;
+    char why[200];
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD, f.transpose = tr, f.rows = rows, f.row_bytes = f.dram_stride = row_bytes;
+    f.dram_addr = 4096, f.spm_stride = tr ? (rows + 2 * c->s - 1) / (2 * c->s) : (row_bytes + 4 * c->s - 1) / (4 * c->s);
+    npu_encode(&f, &in);
+    cr_assert_eq(npu_prog_time(c, k, &in, 1, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+/* A transposed LOAD fills one group's buffers while it writes the last group's columns
+ * (rtl/npu_dma_load.v): 256 rows of 2 words (2S-row blocks of one run each: the bursts and beats
+ * of the plain LOAD of the same bytes) take the plain LOAD's cycles plus the last group's 4S
+ * columns (measured on the RTL at small: 713 cycles, the plain LOAD of those bytes about 680);
+ * the old serial form (every column after its group's beats) added all 512. Rows of a few
+ * elements are bound by their columns: 5 rows of 96 B write 48 words from 15 beats (the plain
+ * LOAD of those rows writes 15). */
+Test(est_step, prog_time_transposed_load_overlaps_fill_and_writes)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    uint64_t F = 2u * (uint64_t)c.s;
+    uint64_t tr = load_time(&c, &k, 1, 256, 8 * (unsigned)c.s), pl = load_time(&c, &k, 0, 256, 8 * (unsigned)c.s);
+    cr_assert(tr >= pl + 2 * F - 1 && tr <= pl + 2 * F + 1, "transposed %llu, plain %llu + %llu columns",
+              (unsigned long long)tr, (unsigned long long)pl, (unsigned long long)(2 * F));
+    uint64_t sk = load_time(&c, &k, 1, 5, 96), sk_pl = load_time(&c, &k, 0, 5, 96);
+    cr_assert(sk >= sk_pl + 48 - 15, "5 x 96 B transposed: %llu, plain (15 words) %llu: at least the 48 columns",
+              (unsigned long long)sk, (unsigned long long)sk_pl);
+}
+
 /* Appends `sync` SYNC_Es to p at *n (the last one popping the LOAD's token when pop_last), then a
  * VSET and a wide VEC of `rows` rows, and times p: the tail of the fetch-beside-a-transfer tests. */
 static uint64_t syncs_vec_time(const npu_cfg_t *c, const npu_slice_cost_t *k, npu_insn_t *p, int n, int sync,
