@@ -1,6 +1,6 @@
 /*
  * bwd_golden_bf16.h - the order-matched bf16 golden model of a layer's fused backward pass (dX
- * and dW in one program: the fused orders, the partitionings; issue 15, docs/training.md §4a
+ * and dW in one program: the fused orders, the partitionings; issue 15, docs/training.md §4
  * "bf16 summation order"). Kept apart from the compiler: the summation order is derived here
  * from a plain description of the lowering's plan and tiles (npu_bwd_sumplan_t, filled by the
  * caller from the documented plan parameters), never from the emitted program.

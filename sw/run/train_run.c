@@ -408,7 +408,8 @@ static int emit_form(const ctx_t *c, npu_train_layer_result_t *L, const ltensors
 /* The summation order of the lowering's fused program (ref/bwd_golden_bf16.h) from its plan:
  * CORES one part per core (ISW waves S deep, a part one OBUF sum, the M and N splits' partials
  * combined in sum4's order, four equal parts of the split dim); SCHEDULE the layer's tiles over
- * the split's parts; SUBGEMMS each part's own tiles (docs/training.md §4a). */
+ * the split's parts; SUBGEMMS each part's own tiles (docs/training.md §4, "bf16 summation
+ * order"). */
 static void sum_plan(const ctx_t *c, const npu_train_layer_result_t *L, npu_bwd_sumplan_t *p)
 {
     const npu_lower_plan_t *lw = &L->lower;
