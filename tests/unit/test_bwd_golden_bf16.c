@@ -139,37 +139,20 @@ Test(bwd_golden_bf16, the_order_decides_on_chosen_data)
     cr_assert_eq((uint32_t)cores, FP_ONE_ULP);
 }
 
-/* The plain order of a GEMM program's 1G1C waves: 2S blocks in k order, one OBUF sum. */
-static size_t plain_waves(void *ctx, int i, int j, int *k0, int *k1, size_t max)
-{
-    const int *KF = ctx;
-    size_t n = 0;
-    (void)i;
-    (void)j;
-    for (int k = 0; k < KF[0]; k += KF[1], n++)
-        if (n < max) {
-            k0[n] = k;
-            k1[n] = k + KF[1] < KF[0] ? k + KF[1] : KF[0];
-        }
-    return n;
-}
-
-/* Outputs of dX (M x K) and dW (K x N) of layer 1 the plain order gets wrong. */
+/* Outputs of dX (M x K) and dW (K x N) of layer 1 the plain order gets wrong: one OBUF sum of
+ * 2S-deep waves over the whole reduction, in k order (a 1G1C GEMM program's order). */
 static size_t plain_misses(const npu_cfg_t *c, int M, int K, int N, const npu_train_io_t *io)
 {
     int16_t *X = malloc(sizeof *X * (size_t)M * K);
     int32_t *P = malloc(sizeof *P * (size_t)(M > N ? M : N) * K);
-    int KF[2] = {N, 2 * c->s};
+    npu_bwd_sumplan_t p = one_part(M, N, K, 0, 2 * c->s);
     size_t bad;
     cr_assert(X && P);
     for (size_t e = 0; e < (size_t)M * K; e++) /* layer 1's X: Y_0 rounded to bf16 */
         X[e] = (int16_t)npu_fp32_to_bf16((uint32_t)io->y[0][e]);
-    npu_golden_gemm_bf16(M, K, N, io->dy_used, (size_t)N, 0, io->w_used[1], (size_t)N, 1, P,
-                         (size_t)K, plain_waves, KF);
+    cr_assert_eq(npu_bwd_golden_bf16(&p, NPU_BWD_DX, X, io->w_used[1], io->dy_used, P), 0);
     bad = npu_compare_i32(M, K, P, (size_t)K, io->dx[1], (size_t)K, NULL, NULL, NULL, NULL);
-    KF[0] = M;
-    npu_golden_gemm_bf16(K, N, M, X, (size_t)K, 1, io->dy_used, (size_t)N, 0, P, (size_t)N,
-                         plain_waves, KF);
+    cr_assert_eq(npu_bwd_golden_bf16(&p, NPU_BWD_DW, X, io->w_used[1], io->dy_used, P), 0);
     bad += npu_compare_i32(K, N, P, (size_t)N, io->dw[1], (size_t)N, NULL, NULL, NULL, NULL);
     free(X);
     free(P);
