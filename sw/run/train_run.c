@@ -528,7 +528,9 @@ static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_lower_opts
 }
 
 /* --order oracle: every concrete order run on the RTL (all must be exact), the fastest kept;
- * only its cycles count in the step. 0 or -1 (a run failed: *L is that run). */
+ * only its cycles count in the step. bf16: each order's gradients differ in rounding; each is
+ * checked against its own golden (gold_fused rewrites gold_dx, gold_dw), and the layer below
+ * takes the last run's dX, which is also the one in DRAM. 0 or -1 (a run failed: *L is that run). */
 static int bwd_oracle(ctx_t *c, npu_train_layer_result_t *L, npu_lower_opts_t o,
                       const ltensors_t *t, int32_t *gold_dx, int32_t *gold_dw, int step_ok)
 {
