@@ -91,34 +91,13 @@ static int chain(const gctx_t *g, const int o[4], const npu_cwave_t *w, uint32_t
 /* Output o from its nw waves: OBUF sums begun by WRITE / ACC, added in order; -1 if malformed. */
 static int output(const gctx_t *g, const int o[4], const npu_cwave_t *w, size_t nw, uint32_t *out)
 {
-    uint32_t v = 0, sum = 0, ch; /* v: the output's value so far (+0: its tile's FILL) */
-    int open = 0;
-    for (size_t i = 0; i <= nw; i++) {
-        if (i < nw && chain(g, o, &w[i], &ch) != 0)
+    npu_bf16_sum_t s = {0, 0, 0}; /* +0: the output's tile's FILL */
+    uint32_t ch;
+    for (size_t i = 0; i < nw; i++)
+        if (chain(g, o, &w[i], &ch) != 0 || npu_bf16_sum_wave(&s, ch, w[i].start) != 0)
             return -1;
-        if (i < nw && w[i].start == NPU_CW_ADD) {
-            if (!open)
-                return -1;
-            sum = npu_fp32_add(sum, ch);
-            continue;
-        }
-        if (open) /* the OBUF sum drains: written, or added to the value so far (DRAIN acc) */
-            v = w[open - 1].start == NPU_CW_WRITE ? sum : npu_fp32_add(v, sum);
-        if (i < nw) {
-            if (w[i].start != NPU_CW_WRITE && w[i].start != NPU_CW_ACC)
-                return -1;
-            sum = ch;
-            open = (int)i + 1;
-        }
-    }
-    *out = v;
+    *out = npu_bf16_sum_end(&s);
     return 0;
-}
-
-/* The 32-bit pattern as npu_read_i32 reads it from the DRAM. */
-static int32_t as_i32(uint32_t v)
-{
-    return v <= 0x7FFFFFFFu ? (int32_t)v : (int32_t)(v - 0x80000000u) - 0x7FFFFFFF - 1;
 }
 
 /* Output o's waves (the list grown as the callback asks) and value into out[idx]. */
@@ -138,7 +117,7 @@ static int one(const gctx_t *g, const int o[4], npu_cwaves_fn fn, void *ctx, npu
     }
     if (output(g, o, *w, nw, &v) != 0)
         return -1;
-    *out = as_i32(v);
+    *out = npu_fp32_as_i32(v);
     return 0;
 }
 

@@ -36,8 +36,7 @@
 #include <stdint.h>
 
 #include "compile/conv/conv_layer.h"
-
-enum { NPU_CW_ADD = 0, NPU_CW_WRITE = 1, NPU_CW_ACC = 2 };
+#include "ref/golden_bf16.h" /* NPU_CW_*: how a wave starts */
 
 /* One wave of an output's sum: the weight tap, the chain's lanes [r0, r1), dW's image n and dY
  * (zeropad: Z) row, and how it starts (NPU_CW_*). */

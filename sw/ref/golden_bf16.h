@@ -22,6 +22,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* How a wave starts (the wave lists of golden_bf16, conv_golden_bf16 and bwd_golden_bf16):
+ * NPU_CW_ADD: its chain is added (fp32) to the OBUF sum of the waves before it; NPU_CW_WRITE: it
+ * begins a new OBUF sum whose DRAIN writes the output; NPU_CW_ACC: it begins a new OBUF sum whose
+ * DRAIN acc adds it to the output's value so far (npu_fp32_add: old value + OBUF sum). */
+enum { NPU_CW_ADD = 0, NPU_CW_WRITE = 1, NPU_CW_ACC = 2 };
+
+/* An output's value as its waves arrive in order (npu_bf16_sum_wave), read at the end
+ * (npu_bf16_sum_end); zero-initialised it is +0 (an output without waves). */
+typedef struct npu_bf16_sum {
+    uint32_t v, sum; /* the value so far; the open OBUF sum */
+    int open;        /* the start (NPU_CW_WRITE / ACC) of the open OBUF sum + 1, 0 when none */
+} npu_bf16_sum_t;
+
+/* Adds one wave's chain value, started as `start` (NPU_CW_*). 0, or -1 for an ADD with no open
+ * OBUF sum or an unknown start. */
+int npu_bf16_sum_wave(npu_bf16_sum_t *s, uint32_t chain, int start);
+/* The output's value: the open OBUF sum drained (written or DRAIN acc added). */
+uint32_t npu_bf16_sum_end(const npu_bf16_sum_t *s);
+
+/* One wave of a general wave list: the reduction range [k0, k1) (its psum chain, k ascending)
+ * and how it starts (NPU_CW_*). */
+typedef struct npu_kwave {
+    int k0, k1, start;
+} npu_kwave_t;
+
+/* The wave list of output (i, j): writes up to max waves in order and returns their number. */
+typedef size_t (*npu_wavelist_fn)(void *ctx, int i, int j, npu_kwave_t *w, size_t max);
+
+/* C = A x B with per output the general wave list of fn (layout as npu_golden_gemm_bf16).
+ * Returns 0, or -1 when a list is longer than max_waves, malformed (npu_bf16_sum_wave), leaves
+ * [0, K), or memory runs out. */
+int npu_golden_gemm_bf16_waves(int M, int N, int K, const int16_t *A, size_t lda, int transA,
+                               const int16_t *B, size_t ldb, int transB, int32_t *C, size_t ldc,
+                               npu_wavelist_fn fn, void *ctx, size_t max_waves);
+
+/* An fp32 bit pattern as the int32_t npu_read_i32 reads from the DRAM. */
+int32_t npu_fp32_as_i32(uint32_t v);
+
 /* The K partition of output (i, j): writes up to max wave ranges [k0[w], k1[w]) in accumulation
  * order and returns their number. */
 typedef size_t (*npu_kwaves_fn)(void *ctx, int i, int j, int *k0, int *k1, size_t max);

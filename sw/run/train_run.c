@@ -9,6 +9,7 @@
 #include "compile/gemm/gemm_tiling.h"
 #include "prog/prog_expect.h"
 #include "ref/bf16.h"
+#include "ref/bwd_golden_bf16.h"
 #include "ref/golden.h"
 #include "run/runtime.h"
 #include "compile/train/train_emit.h"
@@ -64,6 +65,7 @@ typedef struct ctx {
     npu_train_result_t *r;
     int dead;          /* an earlier program ended in an NPU error: later ones are not run */
     int layer;         /* the layer whose programs run (their label, npu_run_set_label) */
+    const int16_t *hX, *hW, *hdY; /* the backward layer's host operands (the fused bf16 golden) */
 } ctx_t;
 
 /* The DRAM tensors of layer i: its input X_i, W_i, Y_i, dY_i, dX_i, dW_i and the spill areas of
@@ -403,11 +405,57 @@ static int emit_form(const ctx_t *c, npu_train_layer_result_t *L, const ltensors
     return 0;
 }
 
+/* The summation order of the lowering's fused program (ref/bwd_golden_bf16.h) from its plan:
+ * CORES one part per core (ISW waves S deep, a part one OBUF sum, the M and N splits' partials
+ * combined in sum4's order, four equal parts of the split dim); SCHEDULE the layer's tiles over
+ * the split's parts; SUBGEMMS each part's own tiles (docs/training.md §4, "bf16 summation
+ * order"). */
+static void sum_plan(const ctx_t *c, const npu_train_layer_result_t *L, npu_bwd_sumplan_t *p)
+{
+    const npu_lower_plan_t *lw = &L->lower;
+    int cores = lw->form == NPU_LOWER_CORES;
+    memset(p, 0, sizeof *p);
+    p->M = L->shape.M;
+    p->N = L->shape.N;
+    p->K = L->shape.K;
+    p->depth = cores ? c->cfg->s : 2 * c->cfg->s;
+    p->split = lw->part == NPU_PART_M ? NPU_SUM_M : lw->part == NPU_PART_N ? NPU_SUM_N
+               : lw->part == NPU_PART_K ? NPU_SUM_K : -1;
+    p->nparts = cores ? NPU_TRAIN_PARTS : p->split < 0 ? 1 : lw->plan.nparts;
+    for (int q = 0; q < p->nparts; q++) {
+        const npu_part_sub_t *sp = &lw->plan.part[q];
+        long D = p->split == NPU_SUM_M ? p->M : p->split == NPU_SUM_N ? p->N : p->K;
+        p->order[q] = cores ? npu_bwd_cores_sum_order[q] : q;
+        p->lo[q] = cores ? q * D / NPU_TRAIN_PARTS
+                   : p->split == NPU_SUM_M ? sp->m0 : p->split == NPU_SUM_N ? sp->n0 : sp->k0;
+        p->lo[q + 1] = cores ? D : p->split == NPU_SUM_M ? sp->m0 + sp->M
+                       : p->split == NPU_SUM_N ? sp->n0 + sp->N : sp->k0 + sp->K;
+        for (int d = 0; d < 3 && !cores; d++)
+            p->tile[q][d] = lw->form == NPU_LOWER_SUBGEMMS ? lw->part_tiles[q][d]
+                            : d == NPU_SUM_M ? lw->Tm : d == NPU_SUM_N ? lw->Tn : lw->Tk;
+    }
+}
+
+/* bf16: the golden dX and dW of the lowering's fused program, summed in its order. 0 or -1. */
+static int gold_fused(const ctx_t *c, const npu_train_layer_result_t *L, int32_t *gold_dx,
+                      int32_t *gold_dw)
+{
+    npu_bwd_sumplan_t p;
+    if (!npu_cfg_bf16(c->cfg))
+        return 0; /* int32 sums in any order: gold_gemm's stand */
+    sum_plan(c, L, &p);
+    return npu_bwd_golden_bf16(&p, NPU_BWD_DX, c->hX, c->hW, c->hdY, gold_dx) == 0 &&
+                   npu_bwd_golden_bf16(&p, NPU_BWD_DW, c->hX, c->hW, c->hdY, gold_dw) == 0
+               ? 0
+               : -1;
+}
+
 /* The fused backward of a layer (train_emit.h): dX and dW in one program of the lowering's form
- * (falling back on a failed emission); both gradients checked against golden. Cycles go to the
- * dx pass (the dw pass is marked run). */
+ * (falling back on a failed emission); both gradients checked against golden (bf16: rewritten
+ * in the summation order of the form that runs, gold_fused). Cycles go to the dx pass (the dw
+ * pass is marked run). */
 static int run_fused(ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
-                     const int32_t *gold_dx, const int32_t *gold_dw)
+                     int32_t *gold_dx, int32_t *gold_dw)
 {
     npu_prog_t prog;
     char msg[200];
@@ -419,6 +467,12 @@ static int run_fused(ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
             npu_prog_free(&prog);
             return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
         }
+    }
+    if (gold_fused(c, L, gold_dx, gold_dw) != 0) {
+        npu_prog_free(&prog);
+        snprintf(L->msg, sizeof L->msg, "the bf16 golden of the %s form failed",
+                 npu_lower_form_name(L->lower.form));
+        return L->rc[NPU_PASS_DX] = L->rc[NPU_PASS_DW] = NPU_GEMM_HOST_ERROR;
     }
     rc = run_prog(c, L, NPU_PASS_DX, &prog);
     npu_prog_free(&prog);
@@ -450,7 +504,7 @@ static int run_gemms(ctx_t *c, npu_train_layer_result_t *L, const ltensors_t *t,
 
 /* The backward of one layer as the lowering of o says (o->order concrete or AUTO). */
 static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_lower_opts_t *o,
-                     const ltensors_t *t, const int32_t *gold_dx, const int32_t *gold_dw)
+                     const ltensors_t *t, int32_t *gold_dx, int32_t *gold_dw)
 {
     uint64_t before = L->rd_bytes[NPU_TAG_DY], before_w = L->rd_bytes[NPU_TAG_W];
     char msg[200];
@@ -474,10 +528,11 @@ static int bwd_layer(ctx_t *c, npu_train_layer_result_t *L, const npu_lower_opts
 }
 
 /* --order oracle: every concrete order run on the RTL (all must be exact), the fastest kept;
- * only its cycles count in the step. 0 or -1 (a run failed: *L is that run). */
+ * only its cycles count in the step. bf16: each order's gradients differ in rounding; each is
+ * checked against its own golden (gold_fused rewrites gold_dx, gold_dw), and the layer below
+ * takes the last run's dX, which is also the one in DRAM. 0 or -1 (a run failed: *L is that run). */
 static int bwd_oracle(ctx_t *c, npu_train_layer_result_t *L, npu_lower_opts_t o,
-                      const ltensors_t *t, const int32_t *gold_dx, const int32_t *gold_dw,
-                      int step_ok)
+                      const ltensors_t *t, int32_t *gold_dx, int32_t *gold_dw, int step_ok)
 {
     npu_train_layer_result_t start = *L, best;
     uint64_t cyc0 = c->r->cycles, bestc = 0;
@@ -649,6 +704,9 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_order_t order, step_t *s
     npu_lower_opts_t o;
     int32_t *gdw = malloc(sizeof *gdw * (size_t)K * (size_t)N);
     c->layer = i;
+    c->hX = s->hX[i];
+    c->hW = s->hW[i];
+    c->hdY = s->hdY[i];
     L->shape.has_dx = i > 0;
     if (!gdw) {
         snprintf(L->msg, sizeof L->msg, "out of memory");
@@ -675,7 +733,7 @@ static int backward(ctx_t *c, const npu_mlp_t *mlp, npu_order_t order, step_t *s
 }
 
 /* The step's arguments; 0, or -1 with the reason in r->msg. */
-static int check_request(const npu_cfg_t *cfg, const npu_mlp_t *mlp, npu_order_t order, int policy,
+static int check_request(const npu_mlp_t *mlp, npu_order_t order, int policy,
                          npu_train_result_t *r)
 {
     if (mlp->layers < 1 || mlp->layers > NPU_TRAIN_MAX_LAYERS || mlp->batch < 1)
@@ -687,10 +745,6 @@ static int check_request(const npu_cfg_t *cfg, const npu_mlp_t *mlp, npu_order_t
                  "FlexSA policies");
     else if ((unsigned)mlp->partition >= NPU_PART_COUNT)
         snprintf(r->msg, sizeof r->msg, "unknown partitioning %d", (int)mlp->partition);
-    else if (npu_cfg_bf16(cfg) && (order != NPU_ORDER_SEQ || mlp->partition != NPU_PART_NONE))
-        snprintf(r->msg, sizeof r->msg, "bf16 (config %s) runs --order seq --partition none only: "
-                 "the golden models of the fused orders and the partitionings do not follow "
-                 "their bf16 summation order yet", cfg->name);
     else
         return 0;
     return -1;
@@ -715,7 +769,7 @@ int npu_train_step_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp
     memset(r, 0, sizeof *r);
     r->order = order;
     r->policy = policy;
-    if (check_request(cfg, mlp, order, policy, r) != 0)
+    if (check_request(mlp, order, policy, r) != 0)
         return r->rc = -1;
     s = calloc(1, sizeof *s);
     memset(&c, 0, sizeof c);

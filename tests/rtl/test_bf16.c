@@ -10,7 +10,8 @@
  *     its BAD_DESC cases;
  *   - training steps (--order seq --partition none: forward, dX, dW as GEMM programs) under the
  *     three policies, every result bit-exact (bf16: each GEMM's golden in its plan's order, the
- *     next layer's operands rounded to bf16);
+ *     next layer's operands rounded to bf16); the fused orders and the partitionings at bf16 are
+ *     test_train.c's and test_train_part.c's bf16_* tests (ref/bwd_golden_bf16.h);
  *   - special values, one output each, with hand-derived results: signs, ±0, Inf, NaN of both
  *     signs, 0 x Inf, Inf - Inf, denormal inputs flushed, overflow of a product and of a sum,
  *     RNE ties whose result depends on the summation order (int16: wrap-around extremes).
@@ -256,7 +257,7 @@ Test(bf16, drain_narrow_bad_desc)
     }
 }
 
-/* MLP training steps, the sequential form (the one whose bf16 golden is order-matched). */
+/* MLP training steps, the sequential form (GEMM programs, npu_gemm_golden_plan's order). */
 Test(bf16, train_seq)
 {
     npu_cfg_t cfg = rtl_cfg();
@@ -284,20 +285,3 @@ Test(bf16, train_seq)
         }
 }
 
-/* bf16 runs the sequential form only: a fused order is refused with the reason, before any run. */
-Test(bf16, train_fused_orders_refused_at_bf16)
-{
-    npu_cfg_t cfg = rtl_cfg();
-    npu_mlp_t mlp;
-    npu_train_result_t *r = malloc(sizeof *r);
-    npu_mlp_two_layers(&mlp, 16, 8, 16, 8);
-    cr_assert_not_null(r);
-    npu_sim_t *s = rtl_open(&cfg, 0, 0, 1);
-    int rc = npu_train_step(&cfg, s, &mlp, NPU_ORDER_INTERLEAVE, NPU_EMIT_FW, 1, 50000000, r);
-    if (npu_cfg_bf16(&cfg))
-        cr_assert(rc == -1 && strstr(r->msg, "bf16"), "rc %d: %s", rc, r->msg);
-    else
-        cr_assert_eq(rc, 0, "int16: the fused order runs: %s", r->msg);
-    npu_sim_close(s);
-    free(r);
-}

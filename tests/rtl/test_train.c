@@ -3,6 +3,10 @@
  * dW = X^T dY of every layer, bit-exact against golden, transposes done by the DMA, with random
  * DRAM stalls, under the mapping policies. The issue's layer shapes (M, K, N) are the second
  * layer of a two-layer MLP (the first layer has no dX).
+ *
+ * bf16_fused_orders runs in every TEST_CONFIGS entry (the Makefile's bf16 filters pick the
+ * train/bf16_* tests): the fused orders on small odd shapes, at a bf16 configuration each
+ * gradient bit-exact against the golden summed in its program's order (ref/bwd_golden_bf16.h).
  */
 #include <string.h>
 
@@ -83,6 +87,20 @@ Test(train, random_layers_fused_orders, .timeout = 900)
         train_check(&cfg, dims, 2, batch, t & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
                     (npu_order_t)(NPU_ORDER_INTERLEAVE + t % 3), rtl_seed(700 + (uint64_t)t), 10);
     }
+}
+
+/* The fused orders (interleave, dxmajor, dwmajor, auto; oracle: train_part) on a two- and a three-layer MLP
+ * of odd sizes (edge tiles, several tiles per dim), 1G1C and FlexSA, 10 % stalls. */
+Test(train, bf16_fused_orders, .timeout = 900)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    const int dims[2][4] = {{7, 5 * S + 3, 9 * S - 1, 0}, {5, 3 * S + 1, 4 * S, 2 * S + 3}};
+    for (int o = NPU_ORDER_INTERLEAVE; o <= NPU_ORDER_AUTO; o++)
+        for (int d = 0; d < 2; d++)
+            train_check(&cfg, dims[d], d ? 3 : 2, d ? 6 * S + 1 : 4 * S + 3,
+                        (o + d) & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW, (npu_order_t)o,
+                        rtl_seed(1500 + (uint64_t)(2 * o + d)), 10);
 }
 
 Test(train, random_mlps_all_policies, .timeout = 900)

@@ -14,6 +14,11 @@
  * of the on-chip sum of the four dW partials exactly (P-1)*K*N; N per core ("nx4c", N a multiple
  * of 8S: npu_bwd_emit_ncores) the same with the four dX partials, (P-1)*M*K.
  *
+ * bf16_partitions runs in every TEST_CONFIGS entry (the Makefile's bf16 filters pick the
+ * train_part/bf16_* tests): every partitioning per core and in sequence and knn under the fused
+ * orders, at a bf16 configuration bit-exact against the golden summed in the order of the form
+ * that runs (ref/bwd_golden_bf16.h: the per-core partials' combine order, the parts' tiles).
+ *
  * Random shapes: NPU_TRAIN_RANDOM of them (default 24 in make test; tests/regress.sh sets 100),
  * each under one (order, partitioning) pair, the pairs cycling through all 24.
  */
@@ -188,6 +193,28 @@ Test(train_part, issue_shapes_dxmajor, .timeout = 1200) { issue_shapes(NPU_ORDER
 Test(train_part, issue_shapes_dwmajor, .timeout = 1200) { issue_shapes(NPU_ORDER_DWMAJOR); }
 Test(train_part, issue_shapes_auto, .timeout = 1200) { issue_shapes(NPU_ORDER_AUTO); }
 Test(train_part, issue_shapes_oracle, .timeout = 1200) { issue_shapes(NPU_ORDER_ORACLE); }
+
+/* Every partitioning on a shape where the three per-core forms apply (M 8S, K 8S, N 8S: two
+ * tiles of 4S per dim, so the parts in sequence are two) and on an odd one (no per-core form:
+ * the parts in one schedule, or as sub-GEMMs: dwmajor with N in sequence, at tiny-bf16 and
+ * small-bf16), each per core and in sequence, orders rotating (knn under oracle: every concrete
+ * order run, each checked), 10 % stalls. */
+Test(train_part, bf16_partitions, .timeout = 1200)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s;
+    const int sh[2][3] = {{8 * S, 8 * S, 8 * S}, {5 * S + 3, 9 * S + 1, 7 * S - 1}};
+    for (int i = 0; i < 2; i++)
+        for (int p = NPU_PART_M; p <= NPU_PART_KNN; p++)
+            for (int seq = 0; seq < (p == NPU_PART_KNN ? 1 : 2); seq++) {
+                npu_order_t o = p == NPU_PART_KNN ? NPU_ORDER_ORACLE
+                                : (npu_order_t)(NPU_ORDER_INTERLEAVE + (p + 2 * seq + i) % 3);
+                part_check_ex(&cfg, sh[i][0], sh[i][1], sh[i][2], o, (npu_part_t)p,
+                              (p + i) & 1 ? NPU_EMIT_FLEXSA : NPU_EMIT_FW,
+                              rtl_seed(1600 + (uint64_t)(10 * i + 2 * p + seq)), 10, NULL, seq,
+                              i == 0 && p != NPU_PART_KNN ? !seq : -1, NULL);
+            }
+}
 
 Test(train_part, random_shapes, .timeout = 3600)
 {

@@ -76,6 +76,8 @@ int npu_bwd_mcores_fits(const npu_cfg_t *cfg, int M, int K, int N)
     return mc_plan(cfg, M, K, N, &l);
 }
 
+const int npu_bwd_cores_sum_order[4] = {2, 3, 0, 1}; /* D1 P2, D2 P3, D3 P0, D4 P1 (sum4) */
+
 /* The four partials P_p at OBUF rows ob + (p&1)*rows, lanes (p>>1)*S (an ISW wave of 4*rows rows
  * whose sets are the parts) summed into the accumulator A (rows words, stride apart) with the
  * scratch scr (rows words, split so that scr + rows*stride = A) taking the unwanted halves:

@@ -130,6 +130,11 @@ int npu_bwd_emit_mcores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_
  * Applies when N is a multiple of 8S (each part's columns start on a beat), 2M and 2K <= OBUF
  * rows and the layout fits the SPM (npu_bwd_ncores_fits). Uses a->M, K, N, io. */
 int npu_bwd_ncores_fits(const npu_cfg_t *cfg, int M, int K, int N);
+
+/* The order in which the M and N splits' sum4 (train_cores_mn.c) combines the four partials
+ * P_p of the summed gradient into its accumulator: P2 written, then P3, P0, P1 each added by
+ * DRAIN acc, ((P2 + P3) + P0) + P1. The order the bf16 golden sums in (ref/bwd_golden_bf16.h). */
+extern const int npu_bwd_cores_sum_order[4];
 int npu_bwd_emit_ncores(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
                         npu_bwd_stats_t *st, char *msg, size_t msgn);
 
