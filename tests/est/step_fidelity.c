@@ -145,7 +145,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
  * engine takes it (npu_fit_cnn_layers); B the batch. */
 typedef struct net_pt {
     int cnn, L, B, n_conv, n_fc;
-    int d[NPU_STEP_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
+    int d[NPU_STEP_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1], res[NPU_STEP_MAX_LAYERS];
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
 } net_pt_t;
 
@@ -168,6 +168,7 @@ static int parse_point(const char *pt, net_pt_t *q)
             return 2;
         }
         q->L = net.layers;
+        memcpy(q->res, net.res, sizeof q->res); /* the convolutions' residual connections (+J) */
         return 0;
     }
     while (q->L < NPU_STEP_MAX_LAYERS && sscanf(pt + pos, "%d%n", &q->d[q->L + 1], &used) == 1) {
@@ -188,7 +189,7 @@ static int parse_point(const char *pt, net_pt_t *q)
 static int estimate_pt(const npu_cfg_t *cfg, const net_pt_t *q, int modes, npu_est_kplan_t *e, char *why, size_t n)
 {
     if (q->cnn)
-        return npu_estimate_step_cnn(cfg, q->conv, q->n_conv, q->fc, q->n_fc, q->B, modes, e, why, n);
+        return npu_estimate_step_cnn(cfg, q->conv, q->n_conv, q->res, q->fc, q->n_fc, q->B, modes, e, why, n);
     return npu_estimate_step(cfg, q->d, q->L, q->B, modes, e, why, n);
 }
 
@@ -196,7 +197,7 @@ static int estimate_pt(const npu_cfg_t *cfg, const net_pt_t *q, int modes, npu_e
 static int init_pt(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const net_pt_t *q, int modes)
 {
     if (q->cnn)
-        return npu_step_run_init_cnn(s, cfg, sim, q->conv, q->n_conv, q->fc, q->n_fc, q->B, 0.1f, 0.9f, 1e-4f,
+        return npu_step_run_init_cnn(s, cfg, sim, q->conv, q->n_conv, q->res, q->fc, q->n_fc, q->B, 0.1f, 0.9f, 1e-4f,
                                      modes, NULL, 50000000);
     return npu_step_run_init(s, cfg, sim, q->d, q->L, q->B, 0.1f, 0.9f, 1e-4f, modes, 50000000);
 }

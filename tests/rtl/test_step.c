@@ -358,7 +358,7 @@ Test(step, cnn_digits_steps_bit_exact)
     npu_step_run_t s;
     uint64_t seed = rtl_seed(92), x = seed | 1;
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
                  "%s", s.why);
     float *w[3], *b[3], in[B * 64], lg[B * C], dl[B * C];
     uint8_t y[B];

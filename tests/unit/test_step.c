@@ -537,7 +537,7 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     npu_step_run_t s;
-    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
     cr_assert_eq(rc, 0, "%s", s.why);
     size_t nw[3] = {9 * 4 * 1, 9 * 8 * 4, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
     float *w[3], *b[3];
