@@ -11,7 +11,8 @@
  * roofline and no RTL kernel below its own (cycles >= MACs / PEs, >= DRAM bytes / bandwidth less
  * the DRAM model's initial credit); 2 when a run fails or an argument is bad.
  *   build/<config>/step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...
- * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10)
+ * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10;
+ * a point may be cnn:SPEC@B, 8x8x1 inputs, its convolutions with residual connections +J)
  *   build/<config>/step_fidelity --micro   the timing model's constants on small programs (10% or 4 + 2 cycles per instruction)
  * Without points: the sweep of make step-fidelity (docs/estimator.md). make test runs a few.
  */
@@ -363,6 +364,8 @@ static const char *const sweep[] = {
     /* CNN steps (8x8x1 inputs, the digits'): convolutions, the fused backward, transposes */
     "cnn:c4,c8s2,fc10@32", "cnn:c16,c32s2,fc10@16", "cnn:c8k5p2,fc10@8", "cnn:c8,c16s2,fc32,fc10@16",
     "cnn:c4,fc10@32", "cnn:c16,fc10@8",
+    /* residual blocks (+J: the skip added before the ReLU, its gradient into the source's) */
+    "cnn:c8,c8,c8+1,fc10@16", "cnn:c1+0,c8s2,fc10@8", "cnn:c4,c4+1,c8s2,c8,c8+3,fc10@16",
 };
 int main(int argc, char **argv)
 {
