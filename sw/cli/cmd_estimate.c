@@ -126,7 +126,7 @@ int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, 
             s->res[l] = net->res[l];
         if (s->n_conv < 1 || res_banks)
             fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
-                    ? "the step engine takes convolutions first, at most 16 layers"
+                    ? "the step engine takes convolutions first (residual connections between them), at most 16 layers"
                     : "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
         return s->n_conv < 1 || res_banks ? -1 : 0;
     }
@@ -170,14 +170,14 @@ static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
     else
         printf("estimate %s, batch %d, --plan step: the step engine's %d kernels, each from and to DRAM\n",
                model, batch, e->nk);
-    printf("%-22s %10s %8s %10s %10s %10s %10s  %s\n", "kernel", "MACs", "vec", "rd B", "wr B", "roofline",
+    printf("%-25s %10s %8s %10s %10s %10s %10s  %s\n", "kernel", "MACs", "vec", "rd B", "wr B", "roofline",
            "cycles", "bound");
     for (int i = 0; i < e->nk; i++) {
         const npu_est_kernel_t *k = &e->k[i];
         uint64_t rd = 0, wr = 0;
         for (int t = 0; t < NPU_NUM_TAGS; t++)
             rd += k->rd[t], wr += k->wr[t];
-        printf("%-22s %10llu %8llu %10llu %10llu %10llu %10llu  %s\n", k->name, (unsigned long long)k->macs,
+        printf("%-25s %10llu %8llu %10llu %10llu %10llu %10llu  %s\n", k->name, (unsigned long long)k->macs,
                (unsigned long long)k->vec_busy, (unsigned long long)rd, (unsigned long long)wr,
                (unsigned long long)k->roof, (unsigned long long)k->cycles, k->memory_bound ? "memory" : "compute");
     }

@@ -104,7 +104,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
         double need;
         E->rtl_roof_bad += npu_step_below_roof(cfg, t, &need) != 0; /* as tests/rtl/test_step.c */
         E->rtl_kernels++;
-        printf("  %-22s %-7s %8llu %8llu %+7.1f%%  %s%s\n", k->name, k->memory_bound ? "memory" : "compute",
+        printf("  %-25s %-7s %8llu %8llu %+7.1f%%  %s%s\n", k->name, k->memory_bound ? "memory" : "compute",
                (unsigned long long)k->cycles, (unsigned long long)t->cycles, 100 * err, ok ? "bytes exact" : "BYTES DIFFER: ",
                msg);
         if (csv)
