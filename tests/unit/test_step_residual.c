@@ -5,7 +5,8 @@
  * on the functional model (bf16 at S = 2 and 8, int16) every kernel bit-exact, each kernel's DRAM
  * bytes per tag the estimator's, the loss falling; and against the fp32 reference trainer
  * (ref/net_ref, which gains the same residual add): the logits and the skip source's bias gradient
- * within bf16 rounding, the engine without the add caught.
+ * within bf16 rounding, the engine without the add caught; the analytical estimator's add<l> timed
+ * as the step engine's fused add.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -17,6 +18,7 @@
 #include "compile/step/vkern.h"
 #include "hw/isa.h"
 #include "model/est_step.h"
+#include "model/estimate.h"
 #include "npu_funcsim.h"
 #include "prog/prog_expect.h"
 #include "ref/net_ref.h"
@@ -282,3 +284,32 @@ static void against_reference(int plant)
 
 Test(step_residual, matches_the_reference) { against_reference(0); }
 Test(step_residual, missing_add_is_caught) { against_reference(1); }
+
+/* The analytical estimator (model/estimate.h) times a residual add as the step engine runs it:
+ * its add<l> step's vector cycles are what the step plan's bias_add_relu takes over the plain
+ * bias_relu of a layer of the same shape (npu_vk_vec_busy of both). */
+Test(step_residual, analytic_add_is_the_step_engines)
+{
+    static npu_est_t e;
+    npu_cfg_t c = bf16_cfg(2);
+    rnet_t r;
+    npu_step_plan_t p;
+    char why[256];
+    uint64_t with = 0, without = 0;
+    rnet("cnn:c8,c8,c8+1,fc10", 8, 8, &r);
+    cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_vk_vec_busy(&c, &kernel_named(&p, "fwd L3 bias_add_relu")->v, &with, why, sizeof why), 0);
+    cr_assert_eq(npu_vk_vec_busy(&c, &kernel_named(&p, "fwd L2 bias_relu")->v, &without, why, sizeof why), 0);
+    npu_step_plan_free(&p);
+    npu_est_opts_t o = {8, 0, 0, -1, 1, 1};
+    cr_assert_eq(npu_estimate(&c, &r.net, &o, &e, why, sizeof why), 0, "%s", why);
+    int found = 0;
+    for (int i = 0; i < e.n_steps; i++)
+        if (!strcmp(e.step[i].name, "add2")) {
+            cr_assert_eq(e.step[i].vec, with - without, "add2 %llu, the step engine's %llu",
+                         (unsigned long long)e.step[i].vec, (unsigned long long)(with - without));
+            found = 1;
+        }
+    cr_assert(found);
+    npu_est_free(&e);
+}
