@@ -6,7 +6,7 @@
  * bytes per tag the estimator's, the loss falling; and against the fp32 reference trainer
  * (ref/net_ref, which gains the same residual add): the logits and the skip source's bias gradient
  * within bf16 rounding, the engine without the add caught; the analytical estimator's add<l> timed
- * as the step engine's fused add.
+ * as the step engine's fused add; npu sweep --validate's probe of a residual point.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -19,10 +19,12 @@
 #include "hw/isa.h"
 #include "model/est_step.h"
 #include "model/estimate.h"
+#include "model/sweep.h"
 #include "npu_funcsim.h"
 #include "prog/prog_expect.h"
 #include "ref/net_ref.h"
 #include "run/fit.h"
+#include "run/step_probe.h"
 #include "run/step_run.h"
 #include "test_cfgs.h"
 
@@ -312,4 +314,30 @@ Test(step_residual, analytic_add_is_the_step_engines)
         }
     cr_assert(found);
     npu_est_free(&e);
+}
+
+/* npu sweep --validate's probe of a residual CNN point on the functional model: its DRAM bytes are
+ * the sweep point's, and not those of the same CNN without the connection (res reaches both). */
+Test(step_residual, sweep_probe_bytes_as_estimated)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    npu_sweep_space_t sp;
+    npu_sweep_point_t p;
+    npu_step_probe_t m;
+    char why[512];
+    rnet_t r;
+    rnet("cnn:c4,c4+1,fc10", 6, 1, &r);
+    npu_funcsim_config(&c);
+    cr_assert_eq(npu_sweep_parse("batch=4", &c, 8, &sp, why, sizeof why), 0, "%s", why);
+    for (int res = 1; res >= 0; res--) {
+        npu_sweep_step_t o = {NULL, 3, 0, 0, 0, r.conv, r.n_conv, r.fc, r.n_fc, res ? r.net.res : NULL};
+        cr_assert_eq(npu_sweep_step_point(&c, &o, &sp, 0, &p, why, sizeof why), 0);
+        cr_assert(p.ok, "%s", why);
+        npu_step_probe_opts_t po = {NULL, 3, p.batch, 0, p.bw, 0, 0, 0, r.conv, r.n_conv, r.fc, r.n_fc, r.net.res};
+        cr_assert_eq(npu_step_probe(&c, &po, &m, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(m.checked, m.kernels);
+        cr_assert_eq(m.rd_bytes == p.in_bytes && m.wr_bytes == p.out_bytes, res,
+                     "res %d: probe %llu / %llu, the point %llu / %llu", res, (unsigned long long)m.rd_bytes,
+                     (unsigned long long)m.wr_bytes, (unsigned long long)p.in_bytes, (unsigned long long)p.out_bytes);
+    }
 }
