@@ -122,9 +122,11 @@ int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, 
     s->n_conv = s->n_fc = 0;
     if (net->l[0].kind == NPU_NET_CONV) {
         s->n_conv = L > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, batch, s->conv, s->fc, &s->n_fc);
+        for (int l = 0; l < s->n_conv; l++)
+            s->res[l] = net->res[l];
         if (s->n_conv < 1 || res_banks)
             fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
-                    ? "the step engine takes convolutions first, at most 16 layers"
+                    ? "the step engine takes convolutions first (residual connections between them), at most 16 layers"
                     : "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
         return s->n_conv < 1 || res_banks ? -1 : 0;
     }
@@ -168,14 +170,14 @@ static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
     else
         printf("estimate %s, batch %d, --plan step: the step engine's %d kernels, each from and to DRAM\n",
                model, batch, e->nk);
-    printf("%-22s %10s %8s %10s %10s %10s %10s  %s\n", "kernel", "MACs", "vec", "rd B", "wr B", "roofline",
+    printf("%-25s %10s %8s %10s %10s %10s %10s  %s\n", "kernel", "MACs", "vec", "rd B", "wr B", "roofline",
            "cycles", "bound");
     for (int i = 0; i < e->nk; i++) {
         const npu_est_kernel_t *k = &e->k[i];
         uint64_t rd = 0, wr = 0;
         for (int t = 0; t < NPU_NUM_TAGS; t++)
             rd += k->rd[t], wr += k->wr[t];
-        printf("%-22s %10llu %8llu %10llu %10llu %10llu %10llu  %s\n", k->name, (unsigned long long)k->macs,
+        printf("%-25s %10llu %8llu %10llu %10llu %10llu %10llu  %s\n", k->name, (unsigned long long)k->macs,
                (unsigned long long)k->vec_busy, (unsigned long long)rd, (unsigned long long)wr,
                (unsigned long long)k->roof, (unsigned long long)k->cycles, k->memory_bound ? "memory" : "compute");
     }
@@ -233,7 +235,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     }
     if (npu_cli_step_net(net, batch, a->resident_banks, "estimate", &sn))
         return NPU_EXIT_USAGE;
-    if (sn.n_conv ? npu_estimate_step_cnn(cfg, sn.conv, sn.n_conv, sn.fc, sn.n_fc, batch, a->policy, &e, why, sizeof why)
+    if (sn.n_conv ? npu_estimate_step_cnn(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy, &e, why, sizeof why)
                   : npu_estimate_step_res_ex(cfg, sn.dims, L, batch, a->policy, (int)a->resident_banks,
                                              (uint64_t)a->spm_kib * 1024,
                                              (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |

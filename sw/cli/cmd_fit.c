@@ -60,10 +60,10 @@ static void print_traffic(const npu_fit_epoch_t *e)
            "tensor crosses\n", (unsigned long long)e->step_host_wr, (unsigned long long)e->step_host_rd);
     if (e->step->res)
         print_tensors(e->step);
-    printf("  its kernels:            cycles  vec_busy      MACs  DRAM rd  DRAM wr\n");
+    printf("  its kernels:                 cycles  vec_busy      MACs  DRAM rd  DRAM wr\n");
     for (int i = 0; i < e->step->plan.nk; i++) {
         const npu_step_tally_t *t = &e->step->last[i];
-        printf("    %-20s %9llu %9llu %9llu %8llu %8llu\n", e->step->plan.k[i].name,
+        printf("    %-25s %9llu %9llu %9llu %8llu %8llu\n", e->step->plan.k[i].name,
                (unsigned long long)t->cycles, (unsigned long long)t->vec_busy,
                (unsigned long long)t->macs, (unsigned long long)sum_tags(t->rd),
                (unsigned long long)sum_tags(t->wr));

@@ -112,7 +112,7 @@ static int validate_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const
                           const row_t *r0, row_t *r)
 {
     npu_step_probe_opts_t po = {o->dims, o->layers, r->p.batch, o->modes, r->p.bw, o->res_banks,
-                                sp->given[1] ? r->p.spm_bytes : 0, o->overlap, o->conv, o->n_conv, o->fc, o->n_fc};
+                                sp->given[1] ? r->p.spm_bytes : 0, o->overlap, o->conv, o->n_conv, o->fc, o->n_fc, o->res};
     npu_cfg_t c = npu_sweep_point_cfg(cfg, sp, (int)(r - r0)); /* planned as the estimate was */
     npu_step_probe_t m;
     char why[512];
@@ -212,7 +212,7 @@ static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_s
     }
     *o = (npu_sweep_step_t){sn->dims, net->layers, a->policy, (int)a->resident_banks,
                             (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
-                            sn->conv, sn->n_conv, sn->fc, sn->n_fc};
+                            sn->conv, sn->n_conv, sn->fc, sn->n_fc, sn->res};
     return 0;
 }
 

@@ -70,6 +70,7 @@ typedef struct npu_cli_step_net {
     int dims[NPU_NET_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
     int n_conv, n_fc;
+    int res[NPU_STEP_MAX_LAYERS]; /* the convolutions' residual connections (npu_net_shape_t.res) */
 } npu_cli_step_net_t;
 /* net into *s; a CNN with res_banks > 0 refused (the residency plan takes MLP steps). 0, or -1
  * after a message naming cmd. */

@@ -217,8 +217,8 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
     return rc;
 }
 
-int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc, int n_fc,
-                          int batch, int modes, npu_est_kplan_t *e, char *why, size_t n)
+int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res, const int *fc,
+                          int n_fc, int batch, int modes, npu_est_kplan_t *e, char *why, size_t n)
 {
     npu_step_plan_t *p = malloc(sizeof *p);
     npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
@@ -228,7 +228,7 @@ int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
         snprintf(why, n, "out of memory");
         return -1;
     }
-    if (npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, batch, 0.1f, 0.9f, 0, modes, NULL, 0, p, why, n) == 0) {
+    if (npu_step_plan_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, 0.1f, 0.9f, 0, modes, NULL, 0, p, why, n) == 0) {
         e->layers = p->layers;
         e->batch = batch;
         memcpy(e->dims, p->dims, (size_t)(p->layers + 1) * sizeof *p->dims);

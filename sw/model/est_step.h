@@ -77,11 +77,11 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
                              int res_banks, uint64_t cap, int overlap, npu_est_kplan_t *e, char *why,
                              size_t n);
 
-/* The step of a CNN (compile/step/step_plan.h npu_step_plan_cnn: n_conv convolutions conv[] over
- * the batch, then fully connected widths fc[0..n_fc]), every kernel from and to DRAM: its
+/* The step of a CNN (compile/step/step_plan.h npu_step_plan_cnn_res: n_conv convolutions conv[] over
+ * the batch with their residual connections res[] (NULL: none), then fully connected widths fc[0..n_fc]), every kernel from and to DRAM: its
  * convolution kernels (the forward's split, the fused backward) and transposes as the step
  * engine emits them (compile/step/step_emit.h). 0, or -1 with the reason. */
-int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc, int n_fc,
-                          int batch, int modes, npu_est_kplan_t *e, char *why, size_t n);
+int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res, const int *fc,
+                          int n_fc, int batch, int modes, npu_est_kplan_t *e, char *why, size_t n);
 
 #endif

@@ -187,11 +187,12 @@ static vbusy_t layer_vec(const npu_cfg_t *cfg, const npu_net_shape_t *net, int l
     return m->k[i].v;
 }
 
-/* The vector unit's busy cycles of a residual add over `rows` rows of `len` 16-bit elements
- * (the estimator's activations and gradients, 2 bytes): one ADD VEC reading the tensor and the
- * skip, writing the tensor, as npu_vk_emit would run it (vkern_busy). The layer's ReLU after it
- * is the forward kernel's ReLU (layer_vec), and the mask of the accumulated gradient is its
- * relu_bwd: the same VECs over the same rows, not counted twice. */
+/* The vector unit's busy cycles of a residual add over `rows` rows of `len` elements, as the step
+ * engine adds (compile/step/step_plan.h npu_step_plan_cnn_res, in the kernels it already runs):
+ * the 16-bit addend (the skip; in backward the skip's gradient dZ16) widened to 32 bits, then one
+ * AXPBY(1, 1) into the 32-bit sum (Z32; dH), as npu_vk_emit would run those two VECs on their own
+ * (vkern_busy). The layer's ReLU after it is the forward kernel's ReLU (layer_vec), and the mask
+ * of the accumulated gradient is its relu_bwd: the same VECs over the same rows, not counted twice. */
 static uint64_t add_busy(const npu_cfg_t *cfg, int rows, int len, int *whole)
 {
     npu_vkern_t k;
@@ -199,9 +200,11 @@ static uint64_t add_busy(const npu_cfg_t *cfg, int rows, int len, int *whole)
     snprintf(k.name, sizeof k.name, "res_add");
     k.rows = rows;
     k.len = len;
-    int y = npu_vk_tensor(&k, "Y", 0, 16, NPU_TAG_Y, 0, 1, 1);
-    int sk = npu_vk_tensor(&k, "S", (uint32_t)(2u * rows * len + 64u) & ~1u, 16, NPU_TAG_X, 0, 1, 0);
-    npu_vk_op(&k, NPU_VOP_ADD, 0, y, sk, y, 0, 0, 0);
+    int y = npu_vk_tensor(&k, "Z32", 0, 32, NPU_TAG_Y, 0, 1, 1);
+    int sk = npu_vk_tensor(&k, "S", (uint32_t)(4u * rows * len + 64u) & ~1u, 16, NPU_TAG_X, 0, 1, 0);
+    int s32 = npu_vk_tensor(&k, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_WIDEN, 0, sk, -1, s32, 0, 0, 0);
+    npu_vk_op(&k, NPU_VOP_AXPBY, 1, y, s32, y, 0x3F800000u, 0x3F800000u, 0);
     return vkern_busy(cfg, &k, whole);
 }
 

@@ -132,7 +132,7 @@ static int step_cnn(const npu_cfg_t *c, const npu_sweep_step_t *o, int batch, np
         conv[l] = o->conv[l];
         conv[l].batch = batch;
     }
-    return npu_estimate_step_cnn(c, conv, o->n_conv, o->fc, o->n_fc, batch, o->modes, e, why, n);
+    return npu_estimate_step_cnn(c, conv, o->n_conv, o->res, o->fc, o->n_fc, batch, o->modes, e, why, n);
 }
 
 npu_cfg_t npu_sweep_point_cfg(const npu_cfg_t *cfg, const npu_sweep_space_t *sp, int i)

@@ -60,6 +60,7 @@ typedef struct npu_sweep_step {
     int n_conv;
     const int *fc;
     int n_fc;
+    const int *res;       /* the convolutions' residual connections (npu_step_plan_cnn_res), NULL none */
 } npu_sweep_step_t;
 int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const npu_sweep_space_t *sp, int i,
                          npu_sweep_point_t *pt, char *why, size_t n);

@@ -348,9 +348,11 @@ void npu_net_ref_forward(npu_net_ref_t *m, const float *x, int rows)
         int f = s->l[l].f, relu = l + 1 < s->layers;
         size_t n = (size_t)rows * npu_net_out(&s->l[l]);
         float *y = m->act[l + 1];
+        const float *skip = s->res[l] ? m->act[s->res[l] - 1] : NULL; /* +J: before the ReLU */
         layer_forward(m, l, rows);
         for (size_t i = 0; i < n; i++) {
             y[i] += m->b[l][i % (size_t)f];
+            y[i] += skip ? skip[i] : 0;
             y[i] = relu && y[i] < 0 ? 0 : y[i];
         }
     }
@@ -382,6 +384,9 @@ static void backward_layer(npu_net_ref_t *m, int l, int rows)
         fail_if(m, m->gemm(m->hook_ctx, rows, L->c, L->f, g, 0, m->w[l], 1, m->grad[l])); /* dY W^T */
     else if (!fused)
         fail_if(m, m->conv(m->hook_ctx, L, rows, NPU_NET_DX, NULL, m->w[l], g, m->grad[l]));
+    for (int k = l; k < m->shape.layers; k++) /* a skip from act[l]: its gradient joins dX */
+        for (size_t i = 0; m->shape.res[k] == l + 1 && i < ni; i++)
+            m->grad[l][i] += m->grad[k + 1][i];
     for (size_t i = 0; i < ni; i++)
         m->grad[l][i] = a[i] > 0 ? m->grad[l][i] : 0;
 }

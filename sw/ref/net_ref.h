@@ -1,6 +1,7 @@
 /*
  * net_ref.h - the fp32 reference trainer of `npu fit`: a network of convolution and fully
- * connected layers (ReLU after each but the last, softmax cross-entropy on the last), plain fp32
+ * connected layers (ReLU after each but the last, softmax cross-entropy on the last; a layer may
+ * add an earlier activation before its ReLU, a residual connection, npu_net_shape_t.res), plain fp32
  * C, trained with SGD with momentum and weight decay. It is fed the initial weights and batches
  * the NPU trainer gets, so its loss per epoch is the yardstick for the NPU's (issue 15,
  * acceptance 3 and 4). Its GEMMs and convolutions go through hooks: fp32 host loops by default,
@@ -41,8 +42,8 @@ typedef struct npu_net_shape {
     int res[NPU_NET_MAX_LAYERS]; /* layer l's residual connection: 0 none; r > 0: activation r - 1
                                     (0 the network's input, j the output of layer j counted from
                                     1, of layer l's output shape) is added to layer l's output
-                                    before its ReLU. For the estimator only: the reference trainer
-                                    (`npu fit`) refuses it (npu_net_residual) */
+                                    before its ReLU; in backward its gradient is added to
+                                    activation r - 1's before that one's ReLU mask */
 } npu_net_shape_t;
 
 static inline size_t npu_net_in(const npu_net_layer_t *l) { return (size_t)l->h * l->w * l->c; }
@@ -63,7 +64,7 @@ static inline size_t npu_net_params(const npu_net_layer_t *l)
 int npu_net_parse(const char *spec, int h, int w, int c, npu_net_shape_t *s, char *why, size_t n);
 /* "64-128-10", "c16-c32s2-fc10", "c16k3s1-c16k3s1+1": the shape in one short word (reports). */
 void npu_net_describe(const npu_net_shape_t *s, char *buf, size_t n);
-/* The first layer (from 0) with a residual connection, or -1: the reference trainer has none. */
+/* The first layer (from 0) with a residual connection, or -1. */
 int npu_net_residual(const npu_net_shape_t *s);
 
 typedef struct npu_sgd {

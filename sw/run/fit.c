@@ -239,12 +239,6 @@ int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, si
                  d->features, d->classes, L ? npu_net_in(in) : 0, L ? npu_net_out(out) : 0);
         return -1;
     }
-    if (npu_net_residual(&o->shape) >= 0) { /* the estimator's alone: not trained here */
-        snprintf(why, n, "layer %d has a residual connection (+%d): the reference trainer has none "
-                 "(`npu estimate` takes it)", npu_net_residual(&o->shape) + 1,
-                 o->shape.res[npu_net_residual(&o->shape)] - 1);
-        return -1;
-    }
     if (o->batch < 1 || o->batch > n_train) {
         snprintf(why, n, "--batch %d must be in 1..%d (the training samples)", o->batch, n_train);
         return -1;
@@ -298,7 +292,7 @@ int npu_fit_cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, in
     }
     *n_fc = s->layers - n_conv;
     for (int l = n_conv; l < s->layers; l++) {
-        if (s->l[l].kind != NPU_NET_FC)
+        if (s->l[l].kind != NPU_NET_FC || s->res[l]) /* the step plan's skips join convolutions */
             return -1;
         if (l - n_conv <= NPU_STEP_MAX_LAYERS)
             fc[l - n_conv] = (int)npu_net_in(&s->l[l]);
@@ -313,7 +307,8 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
     int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = npu_fit_cnn_layers(s, 1, conv, fc, &n_fc);
     if (n_conv < 0) {
-        snprintf(why, n, "whole steps take convolutions followed by fully connected layers");
+        snprintf(why, n, "whole steps take convolutions followed by fully connected layers, residual "
+                 "connections between convolutions");
         return -1;
     }
     if (s->layers > NPU_STEP_MAX_LAYERS) {
@@ -323,7 +318,7 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
     if (n_conv == 0) /* both dtypes: int16 with static scales (step_calibrate) */
         return 0;
     npu_step_plan_t *p = malloc(sizeof *p); /* the plan's own checks: layers that plan */
-    int rc = !p ? -1 : npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, 1, 0.1f, 0.9f, 0, 0, NULL, 0, p, why, n);
+    int rc = !p ? -1 : npu_step_plan_cnn_res(cfg, conv, n_conv, s->res, fc, n_fc, 1, 0.1f, 0.9f, 0, 0, NULL, 0, p, why, n);
     if (!p)
         snprintf(why, n, "out of memory");
     else if (rc == 0)
@@ -393,7 +388,7 @@ static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
         return -1;
     }
     s->have_step = 1;
-    if (npu_step_run_init_cnn(&s->step, cfg, sim, conv, n_conv, fc, n_fc, o->batch, o->sgd.lr, o->sgd.momentum,
+    if (npu_step_run_init_cnn(&s->step, cfg, sim, conv, n_conv, o->shape.res, fc, n_fc, o->batch, o->sgd.lr, o->sgd.momentum,
                               o->sgd.wd, o->modes, npu_cfg_bf16(cfg) ? NULL : &q, o->max_cycles) ||
         (o->res_banks && npu_step_run_resident_ex(&s->step, o->res_banks, 0, o->res_overlap))) {
         snprintf(why, n, "%s", s->step.why);

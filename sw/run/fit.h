@@ -72,7 +72,8 @@ int npu_fit_check(const npu_dataset_t *d, const npu_fit_opts_t *o, char *why, si
 /* A network's layers as the step engine takes them (compile/step/step_plan.h npu_step_plan_cnn):
  * its leading convolutions over `batch` images into conv[] (room for NPU_STEP_MAX_LAYERS), the
  * widths of the fully connected layers after them into fc[0..*n_fc]; the count of convolutions,
- * or -1 when a convolution follows a fully connected layer. */
+ * or -1 when a convolution follows a fully connected layer or a fully connected layer has a
+ * residual connection (the step plan's join convolutions: s->res of those is npu_step_plan_cnn_res's). */
 int npu_fit_cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, int *fc, int *n_fc);
 
 /* Whether the whole-step engine takes this model at this configuration (0), else -1 with the

@@ -99,7 +99,7 @@ static int probe_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
         conv[l] = o->conv[l];
         conv[l].batch = o->batch;
     }
-    return npu_step_run_init_cnn(s, cfg, sim, conv, o->n_conv, o->fc, o->n_fc, o->batch, 0.1f, 0.9f, 1e-4f, o->modes,
+    return npu_step_run_init_cnn(s, cfg, sim, conv, o->n_conv, o->res, o->fc, o->n_fc, o->batch, 0.1f, 0.9f, 1e-4f, o->modes,
                                  NULL, 50000000);
 }
 

@@ -29,6 +29,7 @@ typedef struct npu_step_probe_opts {
     int n_conv;
     const int *fc;        /* and its fully connected widths fc[0..n_fc] */
     int n_fc;
+    const int *res;       /* its convolutions' residual connections (npu_step_plan_cnn_res), NULL none */
 } npu_step_probe_opts_t;
 
 typedef struct npu_step_probe {

@@ -154,12 +154,12 @@ int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim,
 }
 
 int npu_step_run_init_cnn(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *conv,
-                          int n_conv, const int *fc, int n_fc, int batch, float lr, float mu, float wd,
+                          int n_conv, const int *res, const int *fc, int n_fc, int batch, float lr, float mu, float wd,
                           int modes, const npu_step_q_t *q, uint64_t max_cycles)
 {
     run_start(s, cfg, sim, max_cycles);
-    if (npu_step_plan_cnn(cfg, conv, n_conv, fc, n_fc, batch, lr, mu, wd, modes, q, 0, &s->plan, s->why,
-                          sizeof s->why)) {
+    if (npu_step_plan_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, lr, mu, wd, modes, q, 0, &s->plan, s->why,
+                              sizeof s->why)) {
         s->failed = 1;
         return -1;
     }

@@ -81,9 +81,10 @@ typedef struct npu_step_run {
 int npu_step_run_init_q(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,
                         int layers, int batch, float lr, float mu, float wd, int modes,
                         const npu_step_q_t *q, uint64_t max_cycles);
-/* The same for a CNN (npu_step_plan_cnn; q: int16 scales, NULL for the nominal ones). */
+/* The same for a CNN (npu_step_plan_cnn_res: res its convolutions' residual connections, NULL
+ * none; q: int16 scales, NULL for the nominal ones). */
 int npu_step_run_init_cnn(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *conv,
-                          int n_conv, const int *fc, int n_fc, int batch, float lr, float mu, float wd,
+                          int n_conv, const int *res, const int *fc, int n_fc, int batch, float lr, float mu, float wd,
                           int modes, const npu_step_q_t *q, uint64_t max_cycles);
 /* npu_step_run_init_q with the nominal scales. */
 int npu_step_run_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const int *dims,

@@ -11,7 +11,8 @@
  * roofline and no RTL kernel below its own (cycles >= MACs / PEs, >= DRAM bytes / bandwidth less
  * the DRAM model's initial credit); 2 when a run fails or an argument is bad.
  *   build/<config>/step_fidelity [--csv FILE] [--bounds C,M,S] [--policy fw|flexsa|1g4c] D0,..,DL@B ...
- * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10)
+ * (--bounds: the compute-bound, memory-bound and whole-step bounds in percent, default 5,10,10;
+ * a point may be cnn:SPEC@B, 8x8x1 inputs, its convolutions with residual connections +J)
  *   build/<config>/step_fidelity --micro   the timing model's constants on small programs (10% or 4 + 2 cycles per instruction)
  * Without points: the sweep of make step-fidelity (docs/estimator.md). make test runs a few.
  */
@@ -103,7 +104,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
         double need;
         E->rtl_roof_bad += npu_step_below_roof(cfg, t, &need) != 0; /* as tests/rtl/test_step.c */
         E->rtl_kernels++;
-        printf("  %-22s %-7s %8llu %8llu %+7.1f%%  %s%s\n", k->name, k->memory_bound ? "memory" : "compute",
+        printf("  %-25s %-7s %8llu %8llu %+7.1f%%  %s%s\n", k->name, k->memory_bound ? "memory" : "compute",
                (unsigned long long)k->cycles, (unsigned long long)t->cycles, 100 * err, ok ? "bytes exact" : "BYTES DIFFER: ",
                msg);
         if (csv)
@@ -145,7 +146,7 @@ static void compare(const char *pt, const npu_cfg_t *cfg, const npu_est_kplan_t 
  * engine takes it (npu_fit_cnn_layers); B the batch. */
 typedef struct net_pt {
     int cnn, L, B, n_conv, n_fc;
-    int d[NPU_STEP_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1];
+    int d[NPU_STEP_MAX_LAYERS + 1], fc[NPU_STEP_MAX_LAYERS + 1], res[NPU_STEP_MAX_LAYERS];
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
 } net_pt_t;
 
@@ -168,6 +169,7 @@ static int parse_point(const char *pt, net_pt_t *q)
             return 2;
         }
         q->L = net.layers;
+        memcpy(q->res, net.res, sizeof q->res); /* the convolutions' residual connections (+J) */
         return 0;
     }
     while (q->L < NPU_STEP_MAX_LAYERS && sscanf(pt + pos, "%d%n", &q->d[q->L + 1], &used) == 1) {
@@ -188,7 +190,7 @@ static int parse_point(const char *pt, net_pt_t *q)
 static int estimate_pt(const npu_cfg_t *cfg, const net_pt_t *q, int modes, npu_est_kplan_t *e, char *why, size_t n)
 {
     if (q->cnn)
-        return npu_estimate_step_cnn(cfg, q->conv, q->n_conv, q->fc, q->n_fc, q->B, modes, e, why, n);
+        return npu_estimate_step_cnn(cfg, q->conv, q->n_conv, q->res, q->fc, q->n_fc, q->B, modes, e, why, n);
     return npu_estimate_step(cfg, q->d, q->L, q->B, modes, e, why, n);
 }
 
@@ -196,7 +198,7 @@ static int estimate_pt(const npu_cfg_t *cfg, const net_pt_t *q, int modes, npu_e
 static int init_pt(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const net_pt_t *q, int modes)
 {
     if (q->cnn)
-        return npu_step_run_init_cnn(s, cfg, sim, q->conv, q->n_conv, q->fc, q->n_fc, q->B, 0.1f, 0.9f, 1e-4f,
+        return npu_step_run_init_cnn(s, cfg, sim, q->conv, q->n_conv, q->res, q->fc, q->n_fc, q->B, 0.1f, 0.9f, 1e-4f,
                                      modes, NULL, 50000000);
     return npu_step_run_init(s, cfg, sim, q->d, q->L, q->B, 0.1f, 0.9f, 1e-4f, modes, 50000000);
 }
@@ -391,6 +393,8 @@ static const char *const sweep[] = {
     /* CNN steps (8x8x1 inputs, the digits'): convolutions, the fused backward, transposes */
     "cnn:c4,c8s2,fc10@32", "cnn:c16,c32s2,fc10@16", "cnn:c8k5p2,fc10@8", "cnn:c8,c16s2,fc32,fc10@16",
     "cnn:c4,fc10@32", "cnn:c16,fc10@8",
+    /* residual blocks (+J: the skip added before the ReLU, its gradient into the source's) */
+    "cnn:c8,c8,c8+1,fc10@16", "cnn:c1+0,c8s2,fc10@8", "cnn:c4,c4+1,c8s2,c8,c8+3,fc10@16",
 };
 int main(int argc, char **argv)
 {

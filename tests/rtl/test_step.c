@@ -11,6 +11,8 @@
  * bytes well below those of the plain step. resident_bytes_exact (issue 16 acceptance 1): for three
  * MLPs, every tensor's DRAM In and Out bytes on the RTL (whole-tensor transfers and the kernels'
  * counters, split by tag) equal the estimator's (npu_estimate_step_res) byte for byte.
+ * cnn_residual_bytes_as_estimated: a residual block's steps bit-exact, each kernel's bytes per tag
+ * the estimator's.
  */
 #include <math.h>
 
@@ -491,7 +493,7 @@ Test(step, cnn_digits_steps_bit_exact)
     npu_step_run_t s;
     uint64_t seed = rtl_seed(92), x = seed | 1;
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
                  "%s", s.why);
     float *w[3], *b[3], in[B * 64], lg[B * C], dl[B * C];
     uint8_t y[B];
@@ -523,4 +525,52 @@ Test(step, cnn_digits_steps_bit_exact)
     npu_step_run_free(&s);
     npu_sim_close(sim);
     free_params(3, w, b);
+}
+
+/* A residual block on the RTL (issue 16 acceptance 1, compile/step/step_plan.h
+ * npu_step_plan_cnn_res): cnn:c4,c4,c4+1,fc10 on 8 x 8 images, two steps with random DRAM stalls:
+ * every kernel bit-exact (the forward's bias_add_relu reading H16[1], the backward's
+ * add_relu_grad_bias adding dZ16[3] into layer 1's gradient), at or above its roofline, and each
+ * kernel's DRAM bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte. */
+Test(step, cnn_residual_bytes_as_estimated)
+{
+    npu_cfg_t c = rtl_cfg();
+    enum { B = 4, C = 10, STEPS = 2 };
+    static npu_est_kplan_t e;
+    npu_net_shape_t net;
+    npu_conv_t cv[3] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0},
+                        {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}};
+    int fc[2] = {256, C}, res[3] = {0, 0, 2};
+    float *w[4], *b[4], in[B * 64], lg[B * C], dl[B * C];
+    uint8_t y[B];
+    char why[256];
+    npu_step_run_t s;
+    uint64_t seed = rtl_seed(93);
+    npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
+    cr_assert_eq(npu_net_parse("cnn:c4,c4,c4+1,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 3, res, fc, 1, B, 0.1f, 0.9f, 1e-4f, 0, NULL, 50000000), 0,
+                 "%s", s.why);
+    cr_assert_eq(npu_estimate_step_cnn(&c, cv, 3, res, fc, 1, B, 0, &e, why, sizeof why), 0, "%s", why);
+    for (int i = 0; i < B * 64; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int r = 0; r < B; r++)
+        y[r] = (uint8_t)(r * 3 % C);
+    npu_step_run_params(&s, w, b);
+    for (int it = 0; it < STEPS; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, B, lg), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
+        npu_softmax_xent(lg, y, B, C, dl);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
+    }
+    cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
+    roofline(&c, &s);
+    for (int k = 0; k < s.plan.nk; k++)
+        for (int t = 0; t < NPU_NUM_TAGS; t++)
+            cr_assert(s.last[k].rd[t] == e.k[k].rd[t] && s.last[k].wr[t] == e.k[k].wr[t],
+                      "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e.k[k].name, t,
+                      (unsigned long long)s.last[k].rd[t], (unsigned long long)s.last[k].wr[t],
+                      (unsigned long long)e.k[k].rd[t], (unsigned long long)e.k[k].wr[t]);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_params_free(&net, w, b);
 }

@@ -537,7 +537,7 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     npu_step_run_t s;
-    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
     cr_assert_eq(rc, 0, "%s", s.why);
     size_t nw[3] = {9 * 4 * 1, 9 * 8 * 4, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
     float *w[3], *b[3];
@@ -705,7 +705,7 @@ Test(step_run, sweep_probe_bytes_as_estimated)
     cr_assert_eq(npu_sweep_parse("spm=1,2;bw=4;batch=12", &c, 8, &sp, why, sizeof why), 0, "%s", why);
     for (int res = 0; res <= 1; res++)
         for (int i = 0; i < (res ? 2 : 1); i++) {
-            npu_sweep_step_t o = {d, 2, 0, res, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NULL, 0, NULL, 0};
+            npu_sweep_step_t o = {d, 2, 0, res, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NULL, 0, NULL, 0, NULL};
             npu_sweep_point_t p;
             npu_step_probe_t m;
             npu_sweep_space_t q = sp;
@@ -713,7 +713,7 @@ Test(step_run, sweep_probe_bytes_as_estimated)
             cr_assert_eq(npu_sweep_step_point(&c, &o, &q, i, &p, why, sizeof why), 0);
             cr_assert(p.ok, "%s", why);
             npu_cfg_t pc = npu_sweep_point_cfg(&c, &q, i);
-            npu_step_probe_opts_t po = {d, 2, p.batch, 0, p.bw, res, res ? p.spm_bytes : 0, o.overlap, NULL, 0, NULL, 0};
+            npu_step_probe_opts_t po = {d, 2, p.batch, 0, p.bw, res, res ? p.spm_bytes : 0, o.overlap, NULL, 0, NULL, 0, NULL};
             cr_assert_eq(npu_step_probe(&pc, &po, &m, why, sizeof why), 0, "%s", why);
             cr_assert_eq(m.checked, m.kernels);
             cr_assert_eq(m.rd_bytes, p.in_bytes, "res %d point %d: read %llu, estimated %llu", res, i,
@@ -739,10 +739,10 @@ Test(step_run, sweep_probe_cnn_bytes_as_estimated)
     int fc[2] = {8 * 8 * 4, 10};
     npu_funcsim_config(&c);
     cr_assert_eq(npu_sweep_parse("batch=4", &c, 8, &sp, why, sizeof why), 0, "%s", why);
-    npu_sweep_step_t o = {NULL, 2, 0, 0, 0, conv, 1, fc, 1};
+    npu_sweep_step_t o = {NULL, 2, 0, 0, 0, conv, 1, fc, 1, NULL};
     cr_assert_eq(npu_sweep_step_point(&c, &o, &sp, 0, &p, why, sizeof why), 0);
     cr_assert(p.ok, "%s", why);
-    npu_step_probe_opts_t po = {NULL, 2, p.batch, 0, p.bw, 0, 0, 0, conv, 1, fc, 1};
+    npu_step_probe_opts_t po = {NULL, 2, p.batch, 0, p.bw, 0, 0, 0, conv, 1, fc, 1, NULL};
     cr_assert_eq(npu_step_probe(&c, &po, &m, why, sizeof why), 0, "%s", why);
     cr_assert_eq(m.checked, m.kernels);
     cr_assert_eq(m.rd_bytes, p.in_bytes, "read %llu, estimated %llu", (unsigned long long)m.rd_bytes,

@@ -278,6 +278,12 @@ static void assign_q(npu_step_plan_t *p, const npu_step_q_t *q)
 
 void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q) { assign_q(p, q); }
 
+void npu_step_axpby(npu_step_plan_t *p, npu_vkern_t *v, int a, int b, int d, int qa, int qb, int qd,
+                    float alpha, float beta)
+{
+    axpby(p, v, a, b, d, qa, qb, qd, alpha, beta);
+}
+
 void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd)
 {
     narrow(p, v, a, d, qa, qd);

@@ -89,6 +89,8 @@ typedef struct npu_step_lt {
 typedef struct npu_step_plan {
     int layers, batch, dims[NPU_STEP_MAX_LAYERS + 1]; /* dims: each layer's outputs per sample */
     int n_conv;                  /* CNNs: layers 1..n_conv are convolutions (conv[l]), then FC */
+    int res[NPU_STEP_MAX_LAYERS + 1]; /* CNNs: convolution layer l's residual connection, 0 none;
+                                    r > 0: activation r - 1 (0 X16, j H16[j]) added before its ReLU */
     npu_conv_t conv[NPU_STEP_MAX_LAYERS + 1];
     uint32_t lr, mu, wd;         /* fp32 bit patterns */
     int int16;                   /* an int16 configuration: fixed point, scales q */
@@ -141,6 +143,18 @@ unsigned npu_step_tensor_pitch(const npu_step_tensor_t *t);
 int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc,
                       int n_fc, int batch, float lr, float mu, float wd, int modes,
                       const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n);
+/* The same with residual blocks: res[i] (NULL: none) is convolution layer i + 1's connection in
+ * npu_net_shape_t.res's terms (0 none; r > 0: activation r - 1, 0 the batch, j the output of
+ * convolution layer j < i + 1, of the layer's output shape). Layer l = i + 1 with one:
+ *   fwd  VEC   Z32 += b; Z32 += widen(S); H16 = relu(bf16(Z32))      (S = X16 or H16[j])
+ *   bwd  layer j's relu_grad_bias (j >= 1) adds widen(dZ16[l]), the skip's gradient, to its dH
+ *        before the mask (one skip's gradient per layer: NPU_STEP_MAX_SKIPS)
+ * The adds are AXPBY(1, 1): fp32 at bf16 configurations, int16 scalars with a shift between the
+ * tensors' scales at int16 ones. 0, or -1 with the reason (a connection that does not fit). */
+#define NPU_STEP_MAX_SKIPS 1
+int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
+                          const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,
+                          const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n);
 
 /* The MLP plan's pieces the CNN plan reuses (step_plan.c). */
 void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q);
@@ -156,6 +170,9 @@ void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes);
 void npu_step_fc_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int modes, int relu_prev);
 /* The SGD update of layer l's W32, VW (rows x len) and its 16-bit copy w16. */
 void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16);
+/* d = alpha a + beta b (32-bit) in vector kernel v, a, b, d at scales qa, qb, qd (int16). */
+void npu_step_axpby(npu_step_plan_t *p, npu_vkern_t *v, int a, int b, int d, int qa, int qb, int qd,
+                    float alpha, float beta);
 /* vb = mu vb + db; b -= lr vb (the bias update after its gradient, in vector kernel v). */
 void npu_step_bias_update(npu_step_plan_t *p, npu_vkern_t *v, int l, int db, int vb, int b);
 

@@ -87,8 +87,25 @@ static void conv_fwd(npu_step_plan_t *p, int l)
     int z = npu_step_vt(v, p, L->z32, NPU_TAG_Y, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 0);
     int h = npu_step_vt(v, p, L->h16, NPU_TAG_X, 0, 1);
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
+    if (p->res[l]) { /* the residual add before the ReLU: Z32 += widen(S), at Z32's scale */
+        int src = p->res[l] == 1 ? p->x16 : p->l[p->res[l] - 1].h16;
+        int sk = npu_step_vt(v, p, src, NPU_TAG_X, 1, 0), s32 = npu_vk_tensor(v, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
+        snprintf(v->name, sizeof v->name, "fwd L%d bias_add_relu", l);
+        snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
+        npu_vk_op(v, NPU_VOP_WIDEN, 0, sk, -1, s32, 0, 0, 0);
+        npu_step_axpby(p, v, z, s32, z, p->t[L->z32].q, p->t[src].q, p->t[L->z32].q, 1.0f, 1.0f);
+    }
     npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
     npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
+}
+
+/* The layer m whose residual connection adds layer l's output (H16[l]), 0 when none. */
+static int skip_from(const npu_step_plan_t *p, int l)
+{
+    for (int m = l + 1; m <= p->n_conv; m++)
+        if (p->res[m] == l + 1)
+            return m;
+    return 0;
 }
 
 /* bwd of layer l's activation from dh, the gradient of H16[l] (fp32 at its own pitch): dZ =
@@ -106,6 +123,15 @@ static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int 
     int db = npu_step_vt(v, p, L->db32, NPU_TAG_DW, 0, 1);
     int part = npu_vk_tensor(v, "db_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
     int vb = npu_step_vt(v, p, L->vb, NPU_TAG_W, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 1);
+    int m = skip_from(p, l);
+    if (m > 0) { /* the skip's gradient: dZ = widen(dZ16[m]) + dH, at dH's scale, then the mask */
+        int g = npu_step_vt(v, p, p->l[m].dz16, NPU_TAG_DY, 1, 0);
+        snprintf(v->name, sizeof v->name, "bwd L%d add_relu_grad_bias", l);
+        snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
+        npu_vk_op(v, NPU_VOP_WIDEN, 0, g, -1, dz, 0, 0, 0);
+        npu_step_axpby(p, v, dz, h, dz, p->t[p->l[m].dz16].q, p->t[dh].q, p->t[dh].q, 1.0f, 1.0f);
+        h = dz;
+    }
     npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dz, 0, 0, 0); /* dZ at dH's q */
     npu_step_narrow(p, v, dz, dz16, p->t[dh].q, p->t[L->dz16].q);
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, part, db, 0, 0, 0);
@@ -166,6 +192,27 @@ static int check_cnn(const npu_conv_t *conv, int n_conv, const int *fc, int n_fc
     return 0;
 }
 
+/* Each convolution's residual connection: from an earlier activation of its output's shape (the
+ * batch for +0), the last of its kind into that activation (NPU_STEP_MAX_SKIPS). 0 or -1. */
+static int check_res(const npu_conv_t *conv, int n_conv, const int *res, char *why, size_t n)
+{
+    for (int i = 0; res && i < n_conv; i++) {
+        const npu_conv_t *c = &conv[i];
+        int j = res[i] - 1, oh = npu_conv_oh(c), ow = npu_conv_ow(c), used = 0;
+        const npu_conv_t *s = j > 0 && j <= n_conv ? &conv[j - 1] : NULL;
+        int sh = j == 0 ? conv[0].H : s ? npu_conv_oh(s) : 0, sw = j == 0 ? conv[0].W : s ? npu_conv_ow(s) : 0;
+        int sc = j == 0 ? conv[0].C : s ? s->F : 0;
+        for (int k = 0; k < i && j > 0; k++)
+            used += res[k] == j + 1;
+        if (res[i] && (j < 0 || j > i || sh != oh || sw != ow || sc != c->F || used >= NPU_STEP_MAX_SKIPS)) {
+            snprintf(why, n, "convolution layer %d: residual +%d: an earlier activation of %dx%dx%d, "
+                     "%d skip(s) from one layer", i + 1, j, oh, ow, c->F, NPU_STEP_MAX_SKIPS);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* Every tensor: X16, then per layer (convolutions in their layouts, the head dense). */
 static int cnn_tensors(npu_step_plan_t *p, const npu_cfg_t *cfg, cnn_pitch_t *q, char *why, size_t n)
 {
@@ -199,11 +246,20 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
                       int n_fc, int batch, float lr, float mu, float wd, int modes,
                       const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n)
 {
+    return npu_step_plan_cnn_res(cfg, conv, n_conv, NULL, fc, n_fc, batch, lr, mu, wd, modes, q, base, p, why, n);
+}
+
+int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
+                          const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,
+                          const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n)
+{
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
     memset(p, 0, sizeof *p);
-    if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n))
+    if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n) || check_res(conv, n_conv, res, why, n))
         return -1;
+    for (int i = 0; res && i < n_conv; i++)
+        p->res[i + 1] = res[i];
     p->layers = n_conv + n_fc;
     p->n_conv = n_conv;
     p->batch = batch;

@@ -34,7 +34,7 @@
 #include "hw/npu_cfg.h"
 #include "prog/prog.h"
 
-#define NPU_VK_MAX_T 8
+#define NPU_VK_MAX_T 9 /* a residual block's skip target's relu_grad_bias: 8 and the skip's gradient */
 #define NPU_VK_MAX_OPS 8
 
 typedef struct npu_vk_tensor {
