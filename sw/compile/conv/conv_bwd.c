@@ -94,23 +94,27 @@ static int same_e_max(const npu_conv_t *c)
     return best;
 }
 
-/* The dX ecoflow plan on the SPM below `base` words with one band per image: the largest block
- * group that gives it (fewer blocks per unit make a band's OBUF rows fewer). */
+/* The dX ecoflow plan on the SPM below `base` words: one band per image if some block group gives
+ * it (the largest: fewer blocks per unit make a band's OBUF rows fewer), the program of a single
+ * band as before; else bands of dX rows over a ring of dY rows (npu_conv_ring_rows: a band loads
+ * only the dY rows no earlier band of its image holds, its halo rows stay in the ring), the
+ * planner's bands and block groups. */
 static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu_conv_plan_t *p, char *msg,
                    size_t n)
 {
     npu_cfg_t lo = *cfg;
+    npu_conv_plan_opts_t ring = {0, 0, 1};
     char why[200] = "";
     lo.spm_bank_words = (int)(base / (unsigned)cfg->spm_banks);
     for (int G = npu_ceildiv(c->C, npu_cfg_f(cfg)); G >= 1; G--) {
-        npu_conv_plan_opts_t o = {0, G};
+        npu_conv_plan_opts_t o = {0, G, 0};
         if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, p, why, sizeof why) == 0 && p->nbands == 1)
             return 0;
-        if (!why[0])
-            snprintf(why, sizeof why, "the dX rows of one image take %d bands", p->nbands);
     }
-    snprintf(msg, n, "bwd: one image's dY and dX rows must fit one band on the %u SPM words the dW "
-                     "regions leave (%s)", base, why);
+    if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &ring, p, why, sizeof why) == 0)
+        return 0;
+    snprintf(msg, n, "bwd: no dX plan with its dY rows in a ring fits the %u SPM words the dW regions leave (%s)",
+             base, why);
     return -1;
 }
 
@@ -320,8 +324,7 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
         return;
     npu_conv_bwd_phase(c, g->kw[0], &ph, &e, &nph);
     mode = npu_cx_mode(x, kmax);
-    bank = npu_cx_ldw(x, &up->C, npu_cx_in(x, un) + ((unsigned)(oh - un->i0) * (unsigned)p->OW +
-                                                      (unsigned)(L * j - e + klo)) * (unsigned)p->fw + (unsigned)g->fb,
+    bank = npu_cx_ldw(x, &up->C, npu_conv_dy_row(p, un, oh) + (unsigned)(L * j - e + klo) * (unsigned)p->fw + (unsigned)g->fb,
                       (unsigned)p->fw, kmax, klo, nf);
     for (int i = 0; i < g->nkw; i++) {
         /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart */
@@ -351,18 +354,30 @@ static void dw_drains(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv
         }
 }
 
-/* The image's dW^T (the unit's dY buffer), group by group: its waves over the dY rows and X^T
- * words; per-image regions start afresh (coverage cleared) and are drained after their waves,
- * resident ones after the last image's. */
-static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_grp_t *grp,
-                     const npu_conv_unit_t *un, npu_cx_unit_t *up)
+/* The dY rows whose dW^T waves band un takes: its own (one band per image), or in the ring the
+ * rows it loads (npu_conv_ring_new): each dY row's waves once, in the band that brings it. */
+void npu_conv_bwd_band_rows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *oh0, int *oh1)
+{
+    *oh0 = un->i0;
+    *oh1 = un->i1;
+    if (bp->dx.ring)
+        npu_conv_ring_new(&bp->dx, un->band, oh0, oh1);
+}
+
+/* The band's dW^T (its dY rows in the unit's buffer or the ring), group by group: its waves over
+ * the band's dY rows and X^T words; per-band regions start afresh (coverage cleared) and are
+ * drained after their waves, resident ones after the last band's. */
+static void dw_band(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_grp_t *grp,
+                    const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
     unsigned C = (unsigned)bp->dx.c.C;
+    int oh0, oh1;
+    npu_conv_bwd_band_rows(bp, un, &oh0, &oh1);
     for (int q = 0; q < bp->ngrp; q++) {
         const npu_conv_bwd_grp_t *g = &grp[q];
         if (!bp->resident)
             memset(x->cov + region_base(x, bp, un, g), 0, (size_t)g->nkw * (size_t)(g->kh1 - g->kh0) * C);
-        for (int oh = un->i0; oh < un->i1; oh++)
+        for (int oh = oh0; oh < oh1; oh++)
             for (int j = 0; j < bp->wj; j++)
                 dw_row_waves(x, bp, un, up, g, oh, j);
         if (!bp->resident)
@@ -382,14 +397,14 @@ static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, 
 {
     const bwd_ctx_t *k = ctx;
     const npu_conv_bwd_plan_t *bp = k->bp;
-    if (un->grp == 0) {
+    if (un->grp == 0 && un->band == 0) {
         if (un->u == 0)
             npu_cx_fill(x, &up->L, 1, bp->dwt_base, 0, bp->dwt_words);
         xt_loads(x, k, un->b, &up->L);
     }
     if (un->grp != bp->dx.ngroups - 1)
         return;
-    dw_image(x, bp, k->grp, un, up);
+    dw_band(x, bp, k->grp, un, up);
     if (un->u == bp->dx.units - 1)
         npu_cx_store_flat(x, &up->S, NPU_TAG_DW, bp->dwt_base, k->a->dwt, (uint64_t)bp->dwt_words * x->B);
 }

@@ -116,6 +116,10 @@ int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_b
  * program's), no W loads, no dX waves, drains or stores; the bytes per tag follow (W and DX 0). */
 void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp);
 
+/* The dY rows [*oh0, *oh1) whose dW^T waves band unit un takes: its own with one band per image,
+ * in a ring (dx.ring) the rows it loads, so that each dY row is read once for dW too. */
+void npu_conv_bwd_band_rows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *oh0, int *oh1);
+
 /* Appends the program to *out. Returns 0, or -1 with the reason in msg. */
 int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
                       npu_prog_t *out, char *msg, size_t n);
