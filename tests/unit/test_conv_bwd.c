@@ -313,11 +313,13 @@ static int no_dx_same_dw(int S, int bf16, npu_conv_t c)
 }
 
 /* The digits CNN's first layer, resident and per-image dW^T regions, several c-block groups
- * (C = 20 at S = 2: units without waves of their own), stride 2 with flat and per-phase X^T. */
+ * (C = 20 at S = 2: units without waves of their own), stride 2 with flat and per-phase X^T, and
+ * two layers of several bands per image (the ring of dY rows: the units load their new rows). */
 Test(conv_bwd, no_dx_same_dw)
 {
     npu_conv_t ls[] = {layer(4, 1, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
-                       layer(2, 20, 7, 7, 9, 3, 2, 0), layer(1, 4, 6, 7, 9, 2, 2, 1)};
+                       layer(2, 20, 7, 7, 9, 3, 2, 0), layer(1, 4, 6, 7, 9, 2, 2, 1), layer(2, 4, 16, 16, 8, 3, 1, 1),
+                       layer(2, 6, 17, 15, 5, 3, 2, 1)};
     int seen[4] = {0};
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (int S = 2; S <= 8; S += 6)
