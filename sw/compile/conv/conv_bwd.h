@@ -15,20 +15,24 @@
  * ow = 2S*j + r - e, e = floor((kw*d - p) / s). dW^T is stored [tap][c][f] and the host
  * transposes it (the forward kernel loads its weights transposed too, conv_emit.h).
  *
- * The program is the dX ecoflow program of a plan with ONE band per image (the image's dY rows
- * resident in the band's input buffer, loaded once), with per image, in the unit of its last
- * c-block group, after the dX waves: the dW^T waves reading the same dY buffer (so the buffer's
- * e2l release, pushed by the unit's last wave, comes after them); their OBUF regions resident
- * beside the dX rows of both halves when they all fit (the whole batch accumulated, drained once
- * after the last image), else in the half the unit's dX does not use, drained per image with acc
- * into the SPM-resident dW^T tile (FILLed to zero by unit 0); the image's X^T loads join the
- * band's input loads (same l2e, same buffer parity); the last unit stores the dW^T tile after its
- * dX tile. Without dX (npu_conv_bwd_drop_dx) the same program keeps only the dY loads of the dX
- * part.
+ * The program is the dX ecoflow program of a plan with, when it fits, ONE band per image (the
+ * image's dY rows resident in the band's input buffer, loaded once), else SEVERAL bands of dX rows
+ * per image over a RING of dY row slots (conv_plan.h dy_ring: a band loads only the dY rows no
+ * earlier band of its image loaded, its halo rows stay in the ring where the previous band left
+ * them; the ring holds the rows two consecutive bands span, because the load of band k runs after
+ * band k-2's last wave while band k-1 may still read). Per band, in the unit of its last c-block
+ * group, after the dX waves: the dW^T waves reading the same dY rows, each band those it loaded
+ * (npu_conv_bwd_band_rows: each dY row once), so the band's e2l release, pushed by the unit's last
+ * wave, comes after them; their OBUF regions resident beside the dX rows of both halves when they
+ * all fit (the whole batch accumulated, drained once after the last band), else in the half the
+ * unit's dX does not use, drained per band with acc into the SPM-resident dW^T tile (FILLed to
+ * zero by unit 0); the image's X^T loads (whole, by image parity) join its first band's input
+ * loads (same l2e); the last unit stores the dW^T tile after its dX tile. Without dX
+ * (npu_conv_bwd_drop_dx) the same program keeps only the dY loads of the dX part.
  *
  * A pure function of (cfg, layer): no simulator. Limits (the planner refuses with the limit named):
- * ecoflow only, not depthwise, one image's dY rows and its dX rows in one band (the dX plan on
- * the SPM left by the dW regions), C rows of a dW^T region within an OBUF half.
+ * ecoflow only, not depthwise, a dX row (ceil(W/s)*s pixels) within an OBUF half, two images'
+ * X^T and the dW^T tile in the SPM beside the dX plan, C rows of a dW^T region within an OBUF half.
  */
 #ifndef NPU_CONV_BWD_H
 #define NPU_CONV_BWD_H
@@ -44,7 +48,8 @@
 #define NPU_CONV_BWD_KWG 8
 
 typedef struct npu_conv_bwd_plan {
-    npu_conv_plan_t dx;       /* the dX ecoflow plan: one band per image, on the SPM below xt_base[0] */
+    npu_conv_plan_t dx;       /* the dX ecoflow plan, on the SPM below xt_base[0]: one band per image,
+                                 or several over a ring of dY rows (dx.ring > 0) */
     int wj;                   /* words per X^T channel row of one (X row, phase): ceil(ceil(W/s) / 2S) */
     int kwg;                  /* tap columns per group of dW^T regions: those of one dY column offset
                                  share the stationary tile (at s = 2, p = 1: kw 1 and 2), up to
@@ -84,7 +89,7 @@ typedef struct npu_conv_bwd_addrs {
 } npu_conv_bwd_addrs_t;
 
 /* Plans the fused backward of layer c for cfg. Returns 0, or -1 with the limit that stops it in
- * msg (depthwise, an OBUF half too small for C rows, no one-band dX plan on the SPM left, ...). */
+ * msg (depthwise, an OBUF half too small for C rows, no dX plan on the SPM left, ...). */
 int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n);
 
 /* X column phase of tap kw (ph = (kw*d - p) mod s) and its dY column offset e (ow = idx - e, idx

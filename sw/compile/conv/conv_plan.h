@@ -9,7 +9,8 @@
  * its OBUF half (u % 2):
  *   fwd, dX: unit = (image b, band of output rows [r0, r1), output-channel blocks [k0, k1)); the
  *            block groups of a band share its input buffer (band % 2, loaded by the first group
- *            with its halo rows: the halo rows are re-loaded per band, the residency plan) and
+ *            with its halo rows: the halo rows are re-loaded per band, the residency plan; dX
+ *            ecoflow with opts dy_ring: one ring of dY rows instead, each row loaded once) and
  *            its output tile (band % 2, stored by the last group as one run).
  *   dW:      unit = (pass, image b, band of X plane rows, with the dY rows they meet); the dW
  *            tile stays in the SPM, a pass's taps are stored after its drains; a pass accumulates
