@@ -74,7 +74,13 @@ typedef struct npu_conv_bwd_plan {
                                  padding channels where the next row's LOAD, later in the LOAD
                                  queue, writes real ones); flat at s > 1 s*xt_p and xt_p. When
                                  consecutive X rows are C rows apart, a WAVE takes all kh of a tile */
-    unsigned xt_base[2], xt_words; /* X^T of an image, wj words per row, by image parity */
+    unsigned xt_base[2], xt_words; /* X^T of an image, wj words per row, by image parity; or the
+                                      X^T ring (xt_ring > 0: both bases one region) */
+    int xt_ring;              /* 0: X^T of whole images by parity, loaded with an image's first band;
+                                 > 0: several bands over a ring of xt_ring X row slots (X row ih of
+                                 image b in slot (b*H + ih) % xt_ring), each band loading the X rows
+                                 its dW^T waves read that no earlier band of the image loaded
+                                 (npu_conv_bwd_xrows): each X row once, as dY */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */
     /* DRAM bytes per tag the program moves, and each tensor once (X, W, dY read; dX, dW^T written;
      * without dX: X and dY read, dW^T written) */
@@ -124,6 +130,11 @@ void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp);
 /* The dY rows [*oh0, *oh1) whose dW^T waves band unit un takes: its own with one band per image,
  * in a ring (dx.ring) the rows it loads, so that each dY row is read once for dW too. */
 void npu_conv_bwd_band_rows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *oh0, int *oh1);
+
+/* The X rows [*x0, *x1) the dW^T waves of band unit un read (of its npu_conv_bwd_band_rows) and
+ * [*n0, *n1) those it loads: with the X^T ring the ones past every earlier band's of the image,
+ * else all of the image with its first band (none with the others). */
+void npu_conv_bwd_xrows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *x0, int *x1, int *n0, int *n1);
 
 /* Appends the program to *out. Returns 0, or -1 with the reason in msg. */
 int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
