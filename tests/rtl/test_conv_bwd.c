@@ -159,3 +159,26 @@ Test(conv_bwd, random_layers)
     }
     cr_assert_eq(ran, 16);
 }
+
+/* Layers whose two whole images' X^T leave no dX plan: X^T in a ring beside the dY ring (each
+ * band loads the X rows its dW^T waves read that no earlier band loaded), flat and per-phase, the
+ * second with 10 % DRAM stalls; bit-exact, counters, dY read once, X bytes as planned (bwd_rtl). */
+Test(conv_bwd, xt_ring)
+{
+    static const bshape_t tiny[] = {{1, 10, 40, 40, 6, 3, 3, 1, 1, 1}, {1, 16, 30, 31, 8, 3, 3, 2, 0, 1}};
+    static const bshape_t small[] = {{1, 12, 64, 64, 8, 3, 3, 2, 1, 1}, {1, 32, 24, 24, 16, 3, 3, 2, 1, 1}};
+    npu_cfg_t cfg = rtl_cfg();
+    const bshape_t *sh = cfg.s == 2 ? tiny : small;
+    uint64_t seed = rtl_seed(43);
+    for (int i = 0; i < 2; i++) {
+        npu_conv_t c = to_layer(&sh[i]);
+        npu_conv_bwd_plan_t bp;
+        npu_conv_bwd_report_t r;
+        char msg[256];
+        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_gt(bp.xt_ring, 0, "shape %d: X^T of whole images", i);
+        bwd_rtl(&cfg, &c, seed + (uint64_t)i, i ? 10u : 0u, &r);
+        cr_log_info("%s xt_ring %d: %d bands, dY ring %d rows, X^T ring %d rows, %llu cycles", cfg.name, i, bp.dx.nbands,
+                    bp.dx.ring, bp.xt_ring, (unsigned long long)r.cycles);
+    }
+}
