@@ -314,12 +314,13 @@ static int no_dx_same_dw(int S, int bf16, npu_conv_t c)
 
 /* The digits CNN's first layer, resident and per-image dW^T regions, several c-block groups
  * (C = 20 at S = 2: units without waves of their own), stride 2 with flat and per-phase X^T, and
- * two layers of several bands per image (the ring of dY rows: the units load their new rows). */
+ * layers of several bands per image (the ring of dY rows: the units load their new rows; the last
+ * at S = 2 with the X^T ring too). */
 Test(conv_bwd, no_dx_same_dw)
 {
     npu_conv_t ls[] = {layer(4, 1, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
                        layer(2, 20, 7, 7, 9, 3, 2, 0), layer(1, 4, 6, 7, 9, 2, 2, 1), layer(2, 4, 16, 16, 8, 3, 1, 1),
-                       layer(2, 6, 17, 15, 5, 3, 2, 1)};
+                       layer(2, 6, 17, 15, 5, 3, 2, 1), layer(1, 16, 32, 32, 8, 3, 1, 1)};
     int seen[4] = {0};
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (int S = 2; S <= 8; S += 6)
@@ -357,14 +358,15 @@ Test(conv_bwd, bands)
 /* Layers whose two whole images' X^T leave no dX plan: X^T in a ring too (each band loads the X
  * rows its dW^T waves read that no earlier band loaded), int16 and bf16, S = 2 and 8, per-phase
  * and flat X^T (at s = 1 with padding channels that a row's LOAD writes into the next slot: C10
- * at S = 2, C9 at S = 8; at s = 2 with one-beat pixels: C12 at S = 8); X read once (the plan's X
+ * at S = 2, C9 at S = 8; at s = 2 with one-beat pixels: C12 at S = 8), dilation 2; X read once (the plan's X
  * bytes, checked per tag by the run, are one read of the used X rows: at most the tensor). */
 Test(conv_bwd, xt_ring)
 {
-    static const int S[] = {2, 2, 2, 8, 8, 8, 8};
+    static const int S[] = {2, 2, 2, 8, 8, 8, 8, 2};
     npu_conv_t ls[] = {layer(2, 16, 32, 32, 8, 3, 1, 1), layer(1, 16, 30, 31, 8, 3, 2, 0), layer(1, 10, 40, 40, 6, 3, 1, 1),
                        layer(1, 32, 24, 24, 16, 3, 2, 1), layer(1, 32, 28, 28, 16, 3, 1, 1), layer(1, 9, 64, 64, 8, 3, 1, 1),
-                       layer(1, 12, 64, 64, 8, 3, 2, 1)};
+                       layer(1, 12, 64, 64, 8, 3, 2, 1), layer(1, 16, 32, 32, 8, 3, 1, 2)};
+    ls[7].dil = 2; /* a WAVE per kh (dilated X rows are not C rows apart) */
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
             npu_cfg_t cfg = test_cfg(S[i]);
