@@ -126,8 +126,9 @@ Test(conv_bwd, bands)
         cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
         cr_assert_geq(bp.dx.nbands, 2, "shape %zu: %d band(s)", i, bp.dx.nbands);
         bwd_rtl(&cfg, &c, seed + i, i == 1 ? 10u : 0u, &r);
-        cr_log_info("%s bands %zu: %d bands, ring %d rows, %s dW^T regions, %llu cycles", cfg.name, i, bp.dx.nbands,
-                    bp.dx.ring, bp.resident ? "resident" : "per-band", (unsigned long long)r.cycles);
+        cr_log_info("%s bands %zu: %d bands, dY ring %d rows, X^T ring %d rows, %s dW^T regions, %llu cycles", cfg.name,
+                    i, bp.dx.nbands, bp.dx.ring, bp.xt_ring, bp.resident ? "resident" : "per-band",
+                    (unsigned long long)r.cycles);
     }
 }
 

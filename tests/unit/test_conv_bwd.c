@@ -355,17 +355,18 @@ Test(conv_bwd, bands)
     cr_assert(seen[0] > 0 && seen[1] > 0, "per-band %d, resident %d", seen[0], seen[1]);
 }
 
-/* Layers whose two whole images' X^T leave no dX plan: X^T in a ring too (each band loads the X
- * rows its dW^T waves read that no earlier band loaded), int16 and bf16, S = 2 and 8, per-phase
- * and flat X^T (at s = 1 with padding channels that a row's LOAD writes into the next slot: C10
- * at S = 2, C9 at S = 8; at s = 2 with one-beat pixels: C12 at S = 8), dilation 2; X read once (the plan's X
+/* Layers of several bands with X^T in a ring too (each band loads the X rows its dW^T waves read
+ * that no earlier band loaded), most of them past two whole images' X^T, int16 and bf16, S = 2 and
+ * 8, per-phase and flat X^T (at s = 1 with padding channels that a row's LOAD writes into the next
+ * slots: C10 at S = 2 and C9 at S = 8 one slot, C4 at S = 8 three; at s = 2 with one-beat pixels:
+ * C12 at S = 8), dilation 2; X read once (the plan's X
  * bytes, checked per tag by the run, are one read of the used X rows: at most the tensor). */
 Test(conv_bwd, xt_ring)
 {
-    static const int S[] = {2, 2, 2, 8, 8, 8, 8, 2};
+    static const int S[] = {2, 2, 2, 8, 8, 8, 8, 2, 8};
     npu_conv_t ls[] = {layer(2, 16, 32, 32, 8, 3, 1, 1), layer(1, 16, 30, 31, 8, 3, 2, 0), layer(1, 10, 40, 40, 6, 3, 1, 1),
                        layer(1, 32, 24, 24, 16, 3, 2, 1), layer(1, 32, 28, 28, 16, 3, 1, 1), layer(1, 9, 64, 64, 8, 3, 1, 1),
-                       layer(1, 12, 64, 64, 8, 3, 2, 1), layer(1, 16, 32, 32, 8, 3, 1, 2)};
+                       layer(1, 12, 64, 64, 8, 3, 2, 1), layer(1, 16, 32, 32, 8, 3, 1, 2), layer(2, 4, 24, 24, 8, 3, 1, 1)};
     ls[7].dil = 2; /* a WAVE per kh (dilated X rows are not C rows apart) */
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
