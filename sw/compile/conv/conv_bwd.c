@@ -217,9 +217,9 @@ static int xt_ring_rows(const npu_conv_bwd_plan_t *bp)
     return rows + npu_ceildiv((int)bp->xt_p - (int)bp->xt_row, (int)bp->xt_row);
 }
 
-/* X^T in a ring (when two whole images' X^T leave no dX plan): for the tallest band limit M that
- * works, the dX plan on the SPM the dW^T tile leaves, its ring's X^T, the dX plan again below
- * that X^T (no taller bands: its ring fits). 0, or -1 with the first plan's reason. */
+/* X^T in a ring (several bands, or two whole images' X^T leave no dX plan): for the tallest band
+ * limit M that works, the dX plan on the SPM the dW^T tile leaves, its ring's X^T, the dX plan
+ * again below that X^T (no taller bands: its ring fits). 0, or -1 with the last reason. */
 static int xt_ring_plan(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, const npu_conv_t *c, char *msg, size_t n)
 {
     unsigned total = (unsigned)npu_cfg_spm_words(cfg);
