@@ -179,7 +179,7 @@ Test(conv_bwd, xt_ring)
         cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
         cr_assert_gt(bp.xt_ring, 0, "shape %d: X^T of whole images", i);
         bwd_rtl(&cfg, &c, seed + (uint64_t)i, i ? 10u : 0u, &r);
-        cr_log_info("%s xt_ring %d: %d bands, dY ring %d rows, X^T ring %d rows, %llu cycles", cfg.name, i, bp.dx.nbands,
-                    bp.dx.ring, bp.xt_ring, (unsigned long long)r.cycles);
+        cr_log_info("%s xt_ring %d: %d bands, dY ring %d rows, X^T ring %d rows, %llu cycles", cfg.name, i,
+                    bp.dx.nbands, bp.dx.ring, bp.xt_ring, (unsigned long long)r.cycles);
     }
 }

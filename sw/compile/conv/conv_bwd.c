@@ -223,8 +223,8 @@ static int xt_ring_rows(const npu_conv_bwd_plan_t *bp)
 static int xt_ring_plan(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, const npu_conv_t *c, char *msg, size_t n)
 {
     unsigned total = (unsigned)npu_cfg_spm_words(cfg);
-    char why[200] = "";
-    for (int M = c->H - 1; M >= 1; M--) {
+    char why[200] = "the dW^T tile leaves no room";
+    for (int M = c->H - 1; M >= 1 && bp->dwt_words + 64u <= total; M--) {
         npu_conv_plan_opts_t o = {M, 0, 1};
         npu_cfg_t lo = *cfg;
         int need;
@@ -347,7 +347,7 @@ static unsigned xt_at(const npu_conv_bwd_plan_t *bp, int b, int ih, int ph)
 }
 
 /* Image b's X^T, SPM row c of (ih, ph) holding X[ih][ph + s*i][c] in lane i (word i / 2S), for
- * every X row some (dY row, kh) reads. Flat: one transposed LOAD of the row's W/s groups of s
+ * every X row some (dY row, kh) reads among those the band loads (npu_conv_bwd_xrows). Flat: one transposed LOAD of the row's W/s groups of s
  * pixels (DRAM rows of s pixels, contiguous: runs of long bursts; source column ph*xt_p + c is
  * channel c of phase ph). Else per phase some kw reads, a transposed LOAD of its nph pixels
  * (DRAM rows s pixels apart: a burst per pixel). */
@@ -436,7 +436,8 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
         return;
     npu_conv_bwd_phase(c, g->kw[0], &ph, &e, &nph);
     mode = npu_cx_mode(x, kmax);
-    bank = npu_cx_ldw(x, &up->C, npu_conv_dy_row(p, un, oh) + (unsigned)(L * j - e + klo) * (unsigned)p->fw + (unsigned)g->fb,
+    bank = npu_cx_ldw(x, &up->C,
+                      npu_conv_dy_row(p, un, oh) + (unsigned)(L * j - e + klo) * (unsigned)p->fw + (unsigned)g->fb,
                       (unsigned)p->fw, kmax, klo, nf);
     for (int i = 0; i < g->nkw; i++) {
         /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart (in a ring:

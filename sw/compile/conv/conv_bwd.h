@@ -29,8 +29,8 @@
  * zero by unit 0); the image's X^T loads (whole, by image parity) join its first band's input
  * loads (same l2e), or, with several bands where it plans and when two whole images' X^T leave no
  * dX plan, X^T sits in a ring too (xt_ring) and each band loads the X rows its dW^T waves read
- * that no earlier band of the image loaded; the last unit stores the dW^T tile after its dX tile. Without dX (npu_conv_bwd_drop_dx)
- * the same program keeps only the dY loads of the dX part.
+ * that no earlier band of the image loaded; the last unit stores the dW^T tile after its dX tile.
+ * Without dX (npu_conv_bwd_drop_dx) the same program keeps only the dY loads of the dX part.
  *
  * A pure function of (cfg, layer): no simulator. Limits (the planner refuses with the limit named):
  * ecoflow only, not depthwise, a dX row (ceil(W/s)*s pixels) within an OBUF half, the dW^T tile

@@ -206,8 +206,8 @@ static void dy_load(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
         npu_conv_ring_new(p, un->band, &n0, &n1);
     while (n0 < n1) {
         int slot = p->ring ? (un->b * p->OH + n0) % p->ring : 0, n = p->ring ? imin(n1 - n0, p->ring - slot) : n1 - n0;
-        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)n,
-                         x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)n0) * (uint64_t)p->dwy * p->dpdy * x->B,
+        uint64_t row0 = (uint64_t)un->b * (uint64_t)p->OH + (uint64_t)n0;
+        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)n, x->a->dy + row0 * (uint64_t)p->dwy * p->dpdy * x->B,
                          (unsigned)p->dwy * p->dpdy, p->dpdy, npu_conv_dy_row(p, un, n0), row, (unsigned)p->OW,
                          (unsigned)p->fw);
         n0 += n;

@@ -412,8 +412,8 @@ static uint64_t spm_need(npu_conv_plan_t *p)
         p->out_words = (unsigned)(p->T * c->F) * p->pout;
         break;
     }
-    return (p->ring ? 1ull : 2ull) * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words +
-           2u;
+    return (p->ring ? 1ull : 2ull) * p->in_words + p->w_words +
+           (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words + 2u;
 }
 
 /* Places in0, in1, weights, out0 (, out1), scratch (2 words): each region starts a new bank when it does not fit
