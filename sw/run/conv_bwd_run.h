@@ -39,7 +39,7 @@ typedef struct npu_conv_bwd_report {
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS]; /* what the plan moves */
     uint64_t comp_rd[NPU_NUM_TAGS], comp_wr[NPU_NUM_TAGS]; /* each tensor once */
     size_t insns;
-    int units;                    /* dX units (one band per image) */
+    int units;                    /* dX units (bands x c-block groups) */
     uint64_t cnt[NPU_NUM_COUNTERS];
 } npu_conv_bwd_report_t;
 

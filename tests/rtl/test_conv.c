@@ -82,7 +82,7 @@ static void sweep(int k)
     for (size_t i = 0; i < sizeof k_sweep / sizeof k_sweep[0]; i++) {
         shape_t sh = scaled(&cfg, k_sweep[i]);
         npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.F, sh.KH, sh.KW, sh.s, sh.p, sh.d);
-        npu_conv_plan_opts_t o = {sh.bands, sh.blocks};
+        npu_conv_plan_opts_t o = {sh.bands, sh.blocks, 0};
         both(&cfg, &c, k, &o, rtl_seed(100 + 10 * (uint64_t)i + (uint64_t)k));
     }
 }
@@ -104,7 +104,7 @@ Test(conv, depthwise, .timeout = 900)
     for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
         shape_t sh = scaled(&cfg, dws[i]);
         npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.C, sh.KH, sh.KW, sh.s, sh.p, sh.d);
-        npu_conv_plan_opts_t o = {sh.bands, sh.blocks};
+        npu_conv_plan_opts_t o = {sh.bands, sh.blocks, 0};
         c.depthwise = 1;
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
             both(&cfg, &c, k, &o, rtl_seed(400 + 10 * (uint64_t)i + (uint64_t)k));
@@ -128,7 +128,7 @@ Test(conv, random_layers, .timeout = 1800)
         int H = (KH - 1) * d + 1 + (int)(rtl_rand(&x) % 8), W = (KW - 1) * d + 1 + (int)(rtl_rand(&x) % 8);
         int C = 1 + (int)(rtl_rand(&x) % (uint64_t)(3 * cfg.s)), F = 1 + (int)(rtl_rand(&x) % (uint64_t)(3 * cfg.s));
         npu_conv_t c = conv_layer_of(1 + (int)(rtl_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
-        npu_conv_plan_opts_t o = {(int)(rtl_rand(&x) % 4), (int)(rtl_rand(&x) % 3)};
+        npu_conv_plan_opts_t o = {(int)(rtl_rand(&x) % 4), (int)(rtl_rand(&x) % 3), 0};
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++) {
             npu_conv_plan_t pl;
             char msg[160];
@@ -210,7 +210,7 @@ Test(conv, dram_bytes_3x3, .timeout = 900)
                          (unsigned long long)r.dram_rd_bytes, (unsigned long long)r.compulsory_rd_bytes);
             cr_assert_eq(r.dram_wr_bytes, r.compulsory_wr_bytes);
             /* three-row bands: X halo rows (fwd) / dY halo rows (dX) read again, writes unchanged */
-            npu_conv_plan_opts_t o = {3, 0};
+            npu_conv_plan_opts_t o = {3, 0, 0};
             conv_rtl(&cfg, &c, k, df, &o, rtl_seed(78), 10, &r);
             cr_assert_eq(r.dram_wr_bytes, r.compulsory_wr_bytes);
             if (k != NPU_CONV_DW)

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compile/conv/conv_bwd.h"
 #include "run/conv_bwd_run.h"
 #include "run/conv_run.h"
 #include "rtl_common.h"
@@ -96,7 +97,7 @@ Test(conv_bwd, digits)
 Test(conv_bwd, refuses)
 {
     npu_cfg_t cfg = rtl_cfg();
-    npu_conv_t c = {1, 4, 40, 40, 4, 3, 3, 1, 1, 1, 0}; /* an image's dX rows take several bands */
+    npu_conv_t c = {1, 4, 4, 300, 4, 3, 3, 1, 1, 1, 0}; /* a dX row of 300 pixels exceeds an OBUF half */
     npu_conv_bwd_report_t r;
     char msg[256];
     npu_sim_t *s;
@@ -104,7 +105,31 @@ Test(conv_bwd, refuses)
     cr_assert_eq(npu_conv_bwd_supported(&cfg, &c, msg, sizeof msg), 0);
     cr_assert_eq(npu_conv_bwd_run(&cfg, s, &c, 1, 1000000, NULL, &r), NPU_GEMM_HOST_ERROR);
     npu_sim_close(s);
-    cr_assert(strstr(r.msg, "one band"), "%s", r.msg);
+    cr_assert(strstr(r.msg, "ring"), "%s", r.msg);
+}
+
+/* Several bands of dX rows per image over the ring of dY rows (each dY row loaded once, by the band
+ * that first needs it), at both configurations: stride 1 and 2, resident and per-band dW^T
+ * regions, one run with 10 % DRAM stalls; bit-exact, counters, dY read once (bwd_rtl). Kept short:
+ * batch 1-2, 4-6 channels. */
+Test(conv_bwd, bands)
+{
+    static const bshape_t sh[] = {{2, 4, 24, 24, 8, 3, 3, 1, 1, 1}, {2, 6, 17, 15, 5, 3, 3, 2, 1, 1},
+                                  {1, 4, 18, 19, 6, 3, 3, 2, 0, 1}};
+    npu_cfg_t cfg = rtl_cfg();
+    uint64_t seed = rtl_seed(41);
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++) {
+        npu_conv_t c = to_layer(&sh[i]);
+        npu_conv_bwd_plan_t bp;
+        npu_conv_bwd_report_t r;
+        char msg[256];
+        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_geq(bp.dx.nbands, 2, "shape %zu: %d band(s)", i, bp.dx.nbands);
+        bwd_rtl(&cfg, &c, seed + i, i == 1 ? 10u : 0u, &r);
+        cr_log_info("%s bands %zu: %d bands, dY ring %d rows, X^T ring %d rows, %s dW^T regions, %llu cycles", cfg.name,
+                    i, bp.dx.nbands, bp.dx.ring, bp.xt_ring, bp.resident ? "resident" : "per-band",
+                    (unsigned long long)r.cycles);
+    }
 }
 
 /* Random layers (kernel 1-3 x 1-3, stride 1-2, padding 0-2, dilation 1-2, 1-20 channels and
@@ -134,4 +159,27 @@ Test(conv_bwd, random_layers)
         ran++;
     }
     cr_assert_eq(ran, 16);
+}
+
+/* Layers whose two whole images' X^T leave no dX plan: X^T in a ring beside the dY ring (each
+ * band loads the X rows its dW^T waves read that no earlier band loaded), flat and per-phase, the
+ * second with 10 % DRAM stalls; bit-exact, counters, dY read once, X bytes as planned (bwd_rtl). */
+Test(conv_bwd, xt_ring)
+{
+    static const bshape_t tiny[] = {{1, 10, 40, 40, 6, 3, 3, 1, 1, 1}, {1, 16, 30, 31, 8, 3, 3, 2, 0, 1}};
+    static const bshape_t small[] = {{1, 12, 64, 64, 8, 3, 3, 2, 1, 1}, {1, 32, 24, 24, 16, 3, 3, 2, 1, 1}};
+    npu_cfg_t cfg = rtl_cfg();
+    const bshape_t *sh = cfg.s == 2 ? tiny : small;
+    uint64_t seed = rtl_seed(43);
+    for (int i = 0; i < 2; i++) {
+        npu_conv_t c = to_layer(&sh[i]);
+        npu_conv_bwd_plan_t bp;
+        npu_conv_bwd_report_t r;
+        char msg[256];
+        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_gt(bp.xt_ring, 0, "shape %d: X^T of whole images", i);
+        bwd_rtl(&cfg, &c, seed + (uint64_t)i, i ? 10u : 0u, &r);
+        cr_log_info("%s xt_ring %d: %d bands, dY ring %d rows, X^T ring %d rows, %llu cycles", cfg.name, i,
+                    bp.dx.nbands, bp.dx.ring, bp.xt_ring, (unsigned long long)r.cycles);
+    }
 }

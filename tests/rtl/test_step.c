@@ -18,6 +18,7 @@
 
 #include "rtl_common.h"
 #include "ref/net_ref.h"
+#include "compile/conv/conv_bwd.h"
 #include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "run/step_run.h"
@@ -478,25 +479,27 @@ Test(step, brief_prefetch_heavy_light)
     free(e);
 }
 
-/* The digits CNN (cnn:c4,c8s2,fc10 on 8 x 8 images) as whole steps: conv fwd, the fused conv
- * backward, the pitched vector kernels (bias + ReLU, relu_bwd + bias gradient + bias update, SGD),
- * the transposes and the head's GEMMs, three steps with random DRAM stalls, every kernel
- * bit-exact and its counters as the program says, at or above its roofline, the host writing only
- * the batch and the loss gradient, the loss falling (int16: the nominal static scales). */
-Test(step, cnn_digits_steps_bit_exact)
+/* A CNN (c4 3x3 s1 p1, c8 3x3 s2 p1, fc10) on batches of B H x H images as whole steps: conv fwd,
+ * the fused conv backward, the pitched vector kernels (bias + ReLU, relu_bwd + bias gradient + bias
+ * update, SGD), the transposes and the head's GEMMs, three steps with random DRAM stalls, every
+ * kernel bit-exact and its counters as the program says, at or above its roofline, the host
+ * writing only the batch and the loss gradient, the loss falling at learning rate lr (int16: the
+ * nominal static scales). */
+static void cnn_steps(int B, int H, float lr, uint64_t seed0)
 {
     npu_cfg_t c = rtl_cfg();
-    enum { B = 8, C = 10, STEPS = 3 };
-    npu_conv_t cv[2] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
-    int fc[2] = {128, 10};
-    size_t nw[3] = {36, 288, 1280}, nb[3] = {4, 8, 10};
+    enum { C = 10, STEPS = 3 };
+    npu_conv_t cv[2] = {{B, 1, H, H, 4, 3, 3, 1, 1, 1, 0}, {B, 4, H, H, 8, 3, 3, 2, 1, 1, 0}};
+    int oh = npu_conv_oh(&cv[1]), fc[2] = {oh * oh * 8, 10}, n_in = H * H;
+    size_t nw[3] = {36, 288, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
     npu_step_run_t s;
-    uint64_t seed = rtl_seed(92), x = seed | 1;
+    uint64_t seed = rtl_seed(seed0), x = seed | 1;
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, B, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, B, lr, 0.9f, 1e-3f, 0, NULL, 50000000), 0,
                  "%s", s.why);
-    float *w[3], *b[3], in[B * 64], lg[B * C], dl[B * C];
-    uint8_t y[B];
+    float *w[3], *b[3], *in = malloc(sizeof(float) * (size_t)(B * n_in)), lg[16 * C], dl[16 * C];
+    uint8_t y[16];
+    cr_assert(in && B <= 16);
     for (int l = 0; l < 3; l++) {
         w[l] = malloc(nw[l] * sizeof(float));
         b[l] = calloc(nb[l], sizeof(float));
@@ -504,7 +507,7 @@ Test(step, cnn_digits_steps_bit_exact)
         for (size_t i = 0; i < nw[l]; i++)
             w[l][i] = ((float)(rtl_rand(&x) % 2001) - 1000.0f) / 1000.0f / sqrtf((float)(nw[l] / nb[l]));
     }
-    for (int i = 0; i < B * 64; i++)
+    for (int i = 0; i < B * n_in; i++)
         in[i] = (float)(rtl_rand(&x) % 17) / 16.0f;
     for (int r = 0; r < B; r++)
         y[r] = (uint8_t)(rtl_rand(&x) % (uint64_t)C);
@@ -515,7 +518,7 @@ Test(step, cnn_digits_steps_bit_exact)
         loss = npu_softmax_xent(lg, y, B, C, dl);
         first = it ? first : loss;
         cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
-        cr_assert_eq(s.fwd.host_wr + s.bwd.host_wr, (uint64_t)B * (64 * 2 + C * 4),
+        cr_assert_eq(s.fwd.host_wr + s.bwd.host_wr, (uint64_t)B * (uint64_t)(n_in * 2 + C * 4),
                      "the host writes the batch (16-bit) and the loss gradient (32-bit), nothing else");
         cr_assert_eq(s.fwd.host_rd + s.bwd.host_rd, (uint64_t)B * C * 4, "and reads the logits");
     }
@@ -525,6 +528,27 @@ Test(step, cnn_digits_steps_bit_exact)
     npu_step_run_free(&s);
     npu_sim_close(sim);
     free_params(3, w, b);
+    free(in);
+}
+
+/* The digits CNN (cnn:c4,c8s2,fc10 on 8 x 8 images). */
+Test(step, cnn_digits_steps_bit_exact) { cnn_steps(8, 8, 0.2f, 92); }
+
+/* Images an OBUF half cannot hold as one band (tiny 16 x 16, small 24 x 24): both fused
+ * backwards take several bands per image over the dY ring (the first without dX); their DRAM
+ * bytes per tag are the plan's (dY read once), checked by the step runner. */
+Test(step, cnn_bands_steps_bit_exact)
+{
+    npu_cfg_t c = rtl_cfg();
+    int H = c.s == 2 ? 16 : 24;
+    char why[256];
+    for (int l = 0; l < 2; l++) {
+        npu_conv_t cv = {2, l ? 4 : 1, H, H, l ? 8 : 4, 3, 3, l + 1, 1, 1, 0};
+        npu_conv_bwd_plan_t bp;
+        cr_assert_eq(npu_conv_bwd_plan(&c, &cv, &bp, why, sizeof why), 0, "%s", why);
+        cr_assert_gt(bp.dx.nbands, 1, "L%d: %d band(s)", l + 1, bp.dx.nbands);
+    }
+    cnn_steps(2, H, 0.02f, 93);
 }
 
 /* A residual block on the RTL (issue 16 acceptance 1, compile/step/step_plan.h

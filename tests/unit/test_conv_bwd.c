@@ -114,9 +114,9 @@ Test(conv_bwd, plan_limits)
     c = layer(1, 80, 4, 4, 8, 3, 1, 1); /* 80 channel rows > 64 OBUF rows */
     cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "OBUF half"), "%s", msg);
-    c = layer(1, 4, 32, 32, 4, 3, 1, 1); /* an image's dX rows take several bands (OBUF: 2 rows) */
+    c = layer(1, 4, 8, 80, 4, 3, 1, 1); /* a dX row of 80 pixels exceeds an OBUF half */
     cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), -1);
-    cr_assert(strstr(msg, "one band"), "%s", msg);
+    cr_assert(strstr(msg, "ring"), "%s", msg);
 }
 
 /* The C functional model at cfg. */
@@ -313,11 +313,14 @@ static int no_dx_same_dw(int S, int bf16, npu_conv_t c)
 }
 
 /* The digits CNN's first layer, resident and per-image dW^T regions, several c-block groups
- * (C = 20 at S = 2: units without waves of their own), stride 2 with flat and per-phase X^T. */
+ * (C = 20 at S = 2: units without waves of their own), stride 2 with flat and per-phase X^T, and
+ * layers of several bands per image (the ring of dY rows: the units load their new rows; the last
+ * at S = 2 with the X^T ring too). */
 Test(conv_bwd, no_dx_same_dw)
 {
     npu_conv_t ls[] = {layer(4, 1, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
-                       layer(2, 20, 7, 7, 9, 3, 2, 0), layer(1, 4, 6, 7, 9, 2, 2, 1)};
+                       layer(2, 20, 7, 7, 9, 3, 2, 0), layer(1, 4, 6, 7, 9, 2, 2, 1), layer(2, 4, 16, 16, 8, 3, 1, 1),
+                       layer(2, 6, 17, 15, 5, 3, 2, 1), layer(1, 16, 32, 32, 8, 3, 1, 1)};
     int seen[4] = {0};
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (int S = 2; S <= 8; S += 6)
@@ -325,4 +328,58 @@ Test(conv_bwd, no_dx_same_dw)
                 seen[no_dx_same_dw(S, bf16, ls[i])]++;
     cr_assert(seen[0] && seen[1] && seen[2], "per-image %d, resident %d, groups > 1 %d", seen[0], seen[1],
               seen[2] + seen[3]);
+}
+
+/* Several bands of dX rows per image over a ring of dY rows: int16 and bf16, S = 2 and 8, stride 1
+ * and 2, padding 0-2, dilation 2, several c-block groups, resident and per-band dW^T regions; each
+ * run bit-exact with its counters and dY read once (run_fake). */
+Test(conv_bwd, bands)
+{
+    npu_conv_t ls[] = {layer(2, 4, 16, 16, 8, 3, 1, 1), layer(2, 6, 17, 15, 5, 3, 2, 1), layer(1, 3, 19, 18, 4, 3, 2, 0),
+                       layer(2, 20, 12, 12, 9, 3, 1, 2), layer(1, 5, 14, 14, 3, 1, 2, 0), layer(3, 2, 40, 40, 6, 3, 1, 1)};
+    npu_conv_t d2 = layer(1, 3, 16, 16, 5, 3, 1, 2);
+    int seen[2] = {0, 0};
+    d2.dil = 2;
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int S = 2; S <= 8; S += 6)
+            for (size_t i = 0; i <= sizeof ls / sizeof ls[0]; i++) {
+                npu_conv_t c = i < sizeof ls / sizeof ls[0] ? ls[i] : d2;
+                npu_cfg_t cfg = test_cfg(S);
+                npu_conv_bwd_plan_t bp;
+                char msg[256];
+                if (npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg) != 0 || bp.dx.nbands < 2)
+                    continue; /* one band at S = 8 (or a refusal, asserted below) */
+                cr_assert_gt(bp.dx.ring, 0);
+                seen[run_fake(S, bf16, c)]++;
+            }
+    cr_assert(seen[0] > 0 && seen[1] > 0, "per-band %d, resident %d", seen[0], seen[1]);
+}
+
+/* Layers of several bands with X^T in a ring too (each band loads the X rows its dW^T waves read
+ * that no earlier band loaded), most of them past two whole images' X^T, int16 and bf16, S = 2 and
+ * 8, per-phase and flat X^T (at s = 1 with padding channels that a row's LOAD writes into the next
+ * slots: C10 at S = 2 and C9 at S = 8 one slot, C4 at S = 8 three; at s = 2 with one-beat pixels:
+ * C12 at S = 8), dilation 2; X read once (the plan's X
+ * bytes, checked per tag by the run, are one read of the used X rows: at most the tensor). */
+Test(conv_bwd, xt_ring)
+{
+    static const int S[] = {2, 2, 2, 8, 8, 8, 8, 2, 8};
+    npu_conv_t ls[] = {layer(2, 16, 32, 32, 8, 3, 1, 1), layer(1, 16, 30, 31, 8, 3, 2, 0), layer(1, 10, 40, 40, 6, 3, 1, 1),
+                       layer(1, 32, 24, 24, 16, 3, 2, 1), layer(1, 32, 28, 28, 16, 3, 1, 1), layer(1, 9, 64, 64, 8, 3, 1, 1),
+                       layer(1, 12, 64, 64, 8, 3, 2, 1), layer(1, 16, 32, 32, 8, 3, 1, 2), layer(2, 4, 24, 24, 8, 3, 1, 1)};
+    ls[7].dil = 2; /* a WAVE per kh (dilated X rows are not C rows apart) */
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+            npu_cfg_t cfg = test_cfg(S[i]);
+            npu_conv_bwd_plan_t bp;
+            char msg[256];
+            cr_assert_eq(npu_conv_bwd_plan(&cfg, &ls[i], &bp, msg, sizeof msg), 0, "%s", msg);
+            cr_assert_gt(bp.xt_ring, 0, "layer %zu: X^T of whole images", i);
+            cr_assert_eq(bp.xt_flat, i != 1 && i != 3, "layer %zu", i); /* per phase: s = 2, pixels of 2+ beats */
+            cr_assert_eq(bp.xt_base[0], bp.xt_base[1]);
+            cr_assert_leq(bp.dx.spm_used, bp.xt_base[0]);
+            cr_assert_leq(bp.dwt_base + bp.dwt_words, (unsigned)npu_cfg_spm_words(&cfg));
+            cr_assert_leq(bp.plan_rd[NPU_TAG_X], bp.comp_rd[NPU_TAG_X]);
+            run_fake(S[i], bf16, ls[i]);
+        }
 }

@@ -110,7 +110,7 @@ static void random_layers(int S, uint64_t seed, int count)
             continue;
         int C = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S)), F = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S));
         npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
-        npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 4), (int)(test_rand(&x) % 3)};
+        npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 4), (int)(test_rand(&x) % 3), 0};
         if (i % 4 == 3) { /* depthwise */
             c.depthwise = 1;
             c.F = c.C;
@@ -129,7 +129,7 @@ Test(conv_fake, dw_unit_without_waves)
 {
     npu_cfg_t cfg = test_cfg(2);
     npu_conv_t c = conv_layer_of(1, 6, 7, 1, 6, 7, 6, 1, 3, 1);
-    npu_conv_plan_opts_t o = {2, 1};
+    npu_conv_plan_opts_t o = {2, 1, 0};
     c.depthwise = 1;
     conv_check(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, &o, 27);
 }
@@ -312,7 +312,7 @@ Test(conv_plan, invariants_random)
             int H = (KH - 1) * d + 1 + (int)(test_rand(&x) % 40), W = (KW - 1) * d + 1 + (int)(test_rand(&x) % 40);
             int C = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si])), F = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si]));
             npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 3), C, H, W, F, KH, KW, s, p, d);
-            npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 5), (int)(test_rand(&x) % 3)};
+            npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 5), (int)(test_rand(&x) % 3), 0};
             if (i % 5 == 4) {
                 c.depthwise = 1;
                 c.F = c.C;

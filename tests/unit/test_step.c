@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/conv/conv_bwd.h"
 #include "compile/step/step_plan.h"
 #include "compile/step/step_res.h"
 #include "compile/step/vkern.h"
@@ -527,9 +528,10 @@ static void conv_bwd_bytes(const npu_step_run_t *s)
 /* A CNN's whole steps on the functional model (bf16): conv c4 (3x3 s1 p1) -> conv c8 (3x3 s2 p1)
  * -> fc 10 on H x W images, every kernel (conv fwd, fused conv bwd, pitched vector kernels,
  * transposes, GEMMs) bit-exact against the golden image, the host writing only the batch and the
- * loss gradient, the loss falling on a repeated batch. plant: W16[2] changed behind the runtime's
- * back after the first step: the next forward's conv differs from the golden model. */
-static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plant)
+ * loss gradient, the loss falling on a repeated batch (learning rate lr). plant: W16[2] changed
+ * behind the runtime's back after the first step: the next forward's conv differs from the golden
+ * model. */
+static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plant, float lr)
 {
     npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
     npu_conv_t cv[2] = {{batch, 1, H, H, 4, 3, 3, 1, 1, 1, 0}, {batch, 4, H, H, 8, 3, 3, 2, 1, 1, 0}};
@@ -537,7 +539,7 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     npu_step_run_t s;
-    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, batch, 0.2f, 0.9f, 1e-3f, 0, NULL, 50000000);
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 2, NULL, fc, 1, batch, lr, 0.9f, 1e-3f, 0, NULL, 50000000);
     cr_assert_eq(rc, 0, "%s", s.why);
     size_t nw[3] = {9 * 4 * 1, 9 * 8 * 4, (size_t)fc[0] * 10}, nb[3] = {4, 8, 10};
     float *w[3], *b[3];
@@ -584,10 +586,24 @@ static void cnn_on_model(int S, int int16, int batch, int H, int steps, int plan
     run_free(&s, sim, 3, w, b, in, lg, dl, y);
 }
 
-Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 0, 8, 8, 8, 0); }
-Test(step_run, cnn_on_model_s8) { cnn_on_model(8, 0, 6, 6, 6, 0); }
-Test(step_run, cnn_on_model_s2_int16) { cnn_on_model(2, 1, 8, 8, 8, 0); }
-Test(step_run, cnn_divergence_is_caught) { cnn_on_model(2, 0, 4, 6, 3, 1); }
+Test(step_run, cnn_on_model_s2) { cnn_on_model(2, 0, 8, 8, 8, 0, 0.2f); }
+Test(step_run, cnn_on_model_s8) { cnn_on_model(8, 0, 6, 6, 6, 0, 0.2f); }
+Test(step_run, cnn_on_model_s2_int16) { cnn_on_model(2, 1, 8, 8, 8, 0, 0.2f); }
+Test(step_run, cnn_divergence_is_caught) { cnn_on_model(2, 0, 4, 6, 3, 1, 0.2f); }
+/* 16 x 16 images at S = 2: both fused backwards take several bands of dX rows per image (the
+ * ring of dY rows), the first without dX; dY read once (conv_bwd_bytes). */
+Test(step_run, cnn_on_model_bands)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    char why[256];
+    for (int l = 0; l < 2; l++) {
+        npu_conv_t cv = {2, l ? 4 : 1, 16, 16, l ? 8 : 4, 3, 3, l + 1, 1, 1, 0};
+        npu_conv_bwd_plan_t bp;
+        cr_assert_eq(npu_conv_bwd_plan(&c, &cv, &bp, why, sizeof why), 0, "%s", why);
+        cr_assert_gt(bp.dx.nbands, 1, "L%d: %d band(s)", l + 1, bp.dx.nbands);
+    }
+    cnn_on_model(2, 0, 2, 16, 6, 0, 0.02f);
+}
 
 Test(step_plan, cnn_kernels_and_layout)
 {

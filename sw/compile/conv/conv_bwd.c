@@ -94,23 +94,27 @@ static int same_e_max(const npu_conv_t *c)
     return best;
 }
 
-/* The dX ecoflow plan on the SPM below `base` words with one band per image: the largest block
- * group that gives it (fewer blocks per unit make a band's OBUF rows fewer). */
+/* The dX ecoflow plan on the SPM below `base` words: one band per image if some block group gives
+ * it (the largest: fewer blocks per unit make a band's OBUF rows fewer), the program of a single
+ * band as before; else bands of dX rows over a ring of dY rows (npu_conv_ring_rows: a band loads
+ * only the dY rows no earlier band of its image holds, its halo rows stay in the ring), the
+ * planner's bands and block groups. */
 static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu_conv_plan_t *p, char *msg,
                    size_t n)
 {
     npu_cfg_t lo = *cfg;
+    npu_conv_plan_opts_t ring = {0, 0, 1};
     char why[200] = "";
     lo.spm_bank_words = (int)(base / (unsigned)cfg->spm_banks);
     for (int G = npu_ceildiv(c->C, npu_cfg_f(cfg)); G >= 1; G--) {
-        npu_conv_plan_opts_t o = {0, G};
+        npu_conv_plan_opts_t o = {0, G, 0};
         if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, p, why, sizeof why) == 0 && p->nbands == 1)
             return 0;
-        if (!why[0])
-            snprintf(why, sizeof why, "the dX rows of one image take %d bands", p->nbands);
     }
-    snprintf(msg, n, "bwd: one image's dY and dX rows must fit one band on the %u SPM words the dW "
-                     "regions leave (%s)", base, why);
+    if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &ring, p, why, sizeof why) == 0)
+        return 0;
+    snprintf(msg, n, "bwd: no dX plan with its dY rows in a ring fits the %u SPM words the dW regions leave (%s)",
+             base, why);
     return -1;
 }
 
@@ -167,6 +171,83 @@ int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_b
     return n;
 }
 
+/* The X^T layout for `rows` X row slots (an image's H, or the ring's): row c of (slot, ph) at
+ * slot*xt_row + ph*xt_ph + c. Per phase C and rows*C (phase-major); flat at s = 1 C and - (a
+ * row's LOAD writes its padding channels where the next row's, later in the LOAD queue, writes
+ * real ones); flat at s > 1 s*xt_p and xt_p. */
+static void xt_layout(npu_conv_bwd_plan_t *bp, const npu_conv_t *c, int rows)
+{
+    bp->xt_row = bp->xt_flat && c->stride > 1 ? (unsigned)c->stride * bp->xt_p : (unsigned)c->C;
+    bp->xt_ph = bp->xt_flat ? bp->xt_p : (unsigned)(rows * c->C);
+    bp->xt_words = ((unsigned)(rows - 1) * bp->xt_row + (unsigned)(c->stride - 1) * bp->xt_ph + bp->xt_p) *
+                   (unsigned)bp->wj;
+}
+
+/* X row range [lo, hi) of dY rows [oh0, oh1) (empty: lo = hi). */
+static void xrange(const npu_conv_t *c, int oh0, int oh1, int *lo, int *hi)
+{
+    *lo = imax(0, oh0 * c->stride - c->pad);
+    *hi = oh1 > oh0 ? imin(c->H, (oh1 - 1) * c->stride + (c->KH - 1) * c->dil - c->pad + 1) : *lo;
+    *hi = imax(*hi, *lo);
+}
+
+/* The X^T ring's slots for the plan's bands: the most X rows two consecutive bands with X rows
+ * span (the load of band k runs while band k-1 reads, as the dY ring), and the slots a flat row's
+ * LOAD writes its padding channels into at s = 1 (xt_p - C rows past its C: their old rows must be
+ * free). */
+static int xt_ring_rows(const npu_conv_bwd_plan_t *bp)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    int rows = 0, prev = -1, first = -1, last = 0;
+    for (int band = 0; band < p->nbands; band++) {
+        npu_conv_unit_t un;
+        int oh0, oh1, lo, hi;
+        npu_conv_unit_at(p, band * p->ngroups, &un);
+        npu_conv_bwd_band_rows(bp, &un, &oh0, &oh1);
+        xrange(&p->c, oh0, oh1, &lo, &hi);
+        if (lo >= hi)
+            continue;
+        rows = imax(rows, hi - (prev >= 0 ? prev : lo));
+        first = first < 0 ? hi : first;
+        prev = lo;
+        last = lo;
+    }
+    if (p->c.batch > 1 && first >= 0)
+        rows = imax(rows, p->c.H - last + first);
+    return rows + npu_ceildiv((int)bp->xt_p - (int)bp->xt_row, (int)bp->xt_row);
+}
+
+/* X^T in a ring (several bands, or two whole images' X^T leave no dX plan): for the tallest band
+ * limit M that works, the dX plan on the SPM the dW^T tile leaves, its ring's X^T, the dX plan
+ * again below that X^T (no taller bands: its ring fits). 0, or -1 with the last reason. */
+static int xt_ring_plan(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, const npu_conv_t *c, char *msg, size_t n)
+{
+    unsigned total = (unsigned)npu_cfg_spm_words(cfg);
+    char why[200] = "the dW^T tile leaves no room";
+    for (int M = c->H - 1; M >= 1 && bp->dwt_words + 64u <= total; M--) {
+        npu_conv_plan_opts_t o = {M, 0, 1};
+        npu_cfg_t lo = *cfg;
+        int need;
+        lo.spm_bank_words = (int)((total - bp->dwt_words) / (unsigned)cfg->spm_banks);
+        if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, &bp->dx, why, sizeof why) != 0)
+            continue;
+        need = xt_ring_rows(bp);
+        xt_layout(bp, c, need);
+        snprintf(why, sizeof why, "bands of %d dX rows: an X^T ring of %d rows, %u words", bp->dx.R, need,
+                 bp->xt_words);
+        if ((uint64_t)bp->xt_words + bp->dwt_words + 64u > total)
+            continue;
+        lo.spm_bank_words = (int)((total - bp->dwt_words - bp->xt_words) / (unsigned)cfg->spm_banks);
+        if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, &bp->dx, why, sizeof why) == 0) {
+            bp->xt_ring = need;
+            return 0;
+        }
+    }
+    snprintf(msg, n, "bwd: no dX plan with its dY and X^T rows in rings fits the %u SPM words the dW^T tile "
+                     "leaves (last tried: %s)", total - bp->dwt_words, why);
+    return -1;
+}
+
 int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n)
 {
     int L = npu_cfg_f(cfg), T = c->KH * c->KW;
@@ -189,22 +270,29 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
     bp->pf = (4u * (unsigned)c->F + B - 1) / B;
     bp->xt_flat = xt_flat(c, npu_ceildiv(c->C, L));
     bp->xt_p = bp->xt_flat ? (unsigned)(npu_ceildiv(c->C, L) * L) : (unsigned)c->C;
-    bp->xt_row = bp->xt_flat && c->stride > 1 ? (unsigned)c->stride * bp->xt_p : (unsigned)c->C;
-    bp->xt_ph = bp->xt_flat ? bp->xt_p : (unsigned)(c->H * c->C);
-    bp->xt_words = ((unsigned)(c->H - 1) * bp->xt_row + (unsigned)(c->stride - 1) * bp->xt_ph + bp->xt_p) *
-                   (unsigned)bp->wj;
     bp->dwt_words = (unsigned)(T * c->C) * bp->pf;
+    xt_layout(bp, c, c->H);
     extra = 2u * bp->xt_words + bp->dwt_words;
-    if ((uint64_t)extra + 64u > total) {
-        snprintf(why, sizeof why, "the X^T buffers and the dW^T tile (%u words) leave no room in the SPM (%u words)",
-                 extra, total);
-        return fail(msg, n, why);
+    if ((uint64_t)extra + 64u > total || plan_dx(cfg, c, total - extra, &bp->dx, msg, n) != 0) {
+        if (xt_ring_plan(cfg, bp, c, msg, n) != 0)
+            return -1;
+    } else if (bp->dx.nbands > 1) {
+        /* several bands: the X^T ring where it plans, its loads spread over the bands beside their
+         * dY rows instead of a whole image's with the first band (small, batch 4: C16 32x32 s1
+         * 157.8k -> 149.6k cycles, C8 32x32 s2 31.1k -> 22.0k, C4 24x24 s1 34.7k -> 29.8k; tiny
+         * C4 16x16 s1 39.5k -> 40.3k, C8 16x16 s2 57.5k -> 53.7k) */
+        npu_conv_bwd_plan_t *alt = malloc(sizeof *alt);
+        if (alt) {
+            *alt = *bp;
+            if (xt_ring_plan(cfg, alt, c, NULL, 0) == 0)
+                *bp = *alt;
+            free(alt);
+        }
     }
-    if (plan_dx(cfg, c, total - extra, &bp->dx, msg, n) != 0)
-        return -1;
+    extra = (bp->xt_ring ? 1u : 2u) * bp->xt_words + bp->dwt_words;
     bp->ngrp = npu_conv_bwd_groups(bp, cfg->obuf_rows, NULL, 0, &bp->resident);
     bp->xt_base[0] = total - extra;
-    bp->xt_base[1] = bp->xt_base[0] + bp->xt_words;
+    bp->xt_base[1] = bp->xt_base[0] + (bp->xt_ring ? 0u : bp->xt_words);
     bp->dwt_base = bp->xt_base[1] + bp->xt_words;
     memcpy(bp->plan_rd, bp->dx.plan_rd, sizeof bp->plan_rd);
     memcpy(bp->plan_wr, bp->dx.plan_wr, sizeof bp->plan_wr);
@@ -232,18 +320,46 @@ typedef struct bwd_ctx {
     const npu_conv_bwd_grp_t *grp; /* bp->ngrp groups (npu_conv_bwd_groups) */
 } bwd_ctx_t;
 
+void npu_conv_bwd_xrows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *x0, int *x1, int *n0, int *n1)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    int oh0, oh1, held = 0;
+    npu_conv_bwd_band_rows(bp, un, &oh0, &oh1);
+    xrange(&p->c, oh0, oh1, x0, x1);
+    for (int band = 0; band < un->band && bp->xt_ring; band++) {
+        npu_conv_unit_t v;
+        int a0, a1, lo, hi;
+        npu_conv_unit_at(p, band * p->ngroups, &v);
+        npu_conv_bwd_band_rows(bp, &v, &a0, &a1);
+        xrange(&p->c, a0, a1, &lo, &hi);
+        held = imax(held, hi);
+    }
+    *n1 = bp->xt_ring ? *x1 : un->band == 0 ? p->c.H : 0;
+    *n0 = bp->xt_ring ? imin(*n1, imax(*x0, held)) : 0;
+}
+
+/* The SPM word of X^T row (ih, ph) of image b, channel 0, word 0. */
+static unsigned xt_at(const npu_conv_bwd_plan_t *bp, int b, int ih, int ph)
+{
+    const npu_conv_t *c = &bp->dx.c;
+    unsigned slot = bp->xt_ring ? (unsigned)((b * c->H + ih) % bp->xt_ring) : (unsigned)ih;
+    return bp->xt_base[bp->xt_ring ? 0 : b % 2] + (slot * bp->xt_row + (unsigned)ph * bp->xt_ph) * (unsigned)bp->wj;
+}
+
 /* Image b's X^T, SPM row c of (ih, ph) holding X[ih][ph + s*i][c] in lane i (word i / 2S), for
- * every X row some (dY row, kh) reads. Flat: one transposed LOAD of the row's W/s groups of s
+ * every X row some (dY row, kh) reads among those the band loads (npu_conv_bwd_xrows). Flat: one transposed LOAD of the row's W/s groups of s
  * pixels (DRAM rows of s pixels, contiguous: runs of long bursts; source column ph*xt_p + c is
  * channel c of phase ph). Else per phase some kw reads, a transposed LOAD of its nph pixels
  * (DRAM rows s pixels apart: a burst per pixel). */
-static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
+static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, const npu_conv_unit_t *un, npu_prog_t *l)
 {
     const npu_conv_bwd_plan_t *bp = k->bp;
     const npu_conv_t *c = &bp->dx.c;
     unsigned px = bp->dx.px, wj = (unsigned)bp->wj, s = (unsigned)c->stride;
     npu_insn_t in;
-    for (int ih = 0; ih < c->H; ih++)
+    int b = un->b, x0, x1, n0, n1;
+    npu_conv_bwd_xrows(bp, un, &x0, &x1, &n0, &n1);
+    for (int ih = n0; ih < n1; ih++)
         for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++) {
             int nph = bp->xt_flat ? c->W / c->stride : phase_cols(c, ph);
             uint64_t pix = ((uint64_t)b * (uint64_t)c->H + (uint64_t)ih) * (uint64_t)c->W + (uint64_t)ph;
@@ -251,7 +367,7 @@ static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, int b, npu_prog_t *l)
                 continue;
             npu_pb_put(&x->b, l,
                        npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)nph, npu_pb_dram(&x->b, k->a->x + pix * px * x->B),
-                                    bp->xt_base[b % 2] + ((unsigned)ih * bp->xt_row + (unsigned)ph * bp->xt_ph) * wj, wj,
+                                    xt_at(bp, b, ih, ph), wj,
                                     bp->xt_flat ? s * px * x->B : 2u * (unsigned)c->C, s * px * x->B),
                        &in, 0);
         }
@@ -301,7 +417,7 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
 {
     const npu_conv_plan_t *p = &bp->dx;
     const npu_conv_t *c = &p->c;
-    unsigned xt = bp->xt_base[un->b % 2], C = (unsigned)c->C, base = region_base(x, bp, un, g);
+    unsigned C = (unsigned)c->C, base = region_base(x, bp, un, g);
     unsigned wj = (unsigned)bp->wj, bank, mode;
     int L = x->L, nf = imin(L, c->F - g->fb * L), klo = 0, kmax = 0, ph, e, nph, ka = g->kh1, kb = g->kh0;
     for (int kh = g->kh0; kh < g->kh1; kh++) { /* the kh with an X row: one run (ih grows with kh) */
@@ -320,18 +436,23 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
         return;
     npu_conv_bwd_phase(c, g->kw[0], &ph, &e, &nph);
     mode = npu_cx_mode(x, kmax);
-    bank = npu_cx_ldw(x, &up->C, npu_cx_in(x, un) + ((unsigned)(oh - un->i0) * (unsigned)p->OW +
-                                                      (unsigned)(L * j - e + klo)) * (unsigned)p->fw + (unsigned)g->fb,
+    bank = npu_cx_ldw(x, &up->C,
+                      npu_conv_dy_row(p, un, oh) + (unsigned)(L * j - e + klo) * (unsigned)p->fw + (unsigned)g->fb,
                       (unsigned)p->fw, kmax, klo, nf);
     for (int i = 0; i < g->nkw; i++) {
-        /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart */
-        int k, step = (unsigned)c->dil * bp->xt_row == C ? kb - ka : 1;
+        /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart (in a ring:
+         * and their slots do not wrap) */
+        int ia = oh * c->stride + ka * c->dil - c->pad, k;
+        int step = (unsigned)c->dil * bp->xt_row == C &&
+                           (!bp->xt_ring || (un->b * c->H + ia) % bp->xt_ring + (kb - ka - 1) * c->dil < bp->xt_ring)
+                       ? kb - ka
+                       : 1;
         tile_rows(x, p, g->kw[i], j, &klo, &k);
         npu_conv_bwd_phase(c, g->kw[i], &ph, &e, &nph);
         for (int kh = ka; kh < kb && klo < k; kh += step) {
             int ih = oh * c->stride + kh * c->dil - c->pad;
             npu_cx_wave_mode(x, &up->C, bank, mode, step * c->C,
-                             xt + ((unsigned)ih * bp->xt_row + (unsigned)ph * bp->xt_ph) * wj + (unsigned)j, wj, k, klo, nf,
+                             xt_at(bp, un->b, ih, ph) + (unsigned)j, wj, k, klo, nf,
                              base + (unsigned)(i * (g->kh1 - g->kh0) + kh - g->kh0) * C);
         }
     }
@@ -351,18 +472,30 @@ static void dw_drains(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv
         }
 }
 
-/* The image's dW^T (the unit's dY buffer), group by group: its waves over the dY rows and X^T
- * words; per-image regions start afresh (coverage cleared) and are drained after their waves,
- * resident ones after the last image's. */
-static void dw_image(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_grp_t *grp,
-                     const npu_conv_unit_t *un, npu_cx_unit_t *up)
+/* The dY rows whose dW^T waves band un takes: its own (one band per image), or in the ring the
+ * rows it loads (npu_conv_ring_new): each dY row's waves once, in the band that brings it. */
+void npu_conv_bwd_band_rows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *oh0, int *oh1)
+{
+    *oh0 = un->i0;
+    *oh1 = un->i1;
+    if (bp->dx.ring)
+        npu_conv_ring_new(&bp->dx, un->band, oh0, oh1);
+}
+
+/* The band's dW^T (its dY rows in the unit's buffer or the ring), group by group: its waves over
+ * the band's dY rows and X^T words; per-band regions start afresh (coverage cleared) and are
+ * drained after their waves, resident ones after the last band's. */
+static void dw_band(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_grp_t *grp,
+                    const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
     unsigned C = (unsigned)bp->dx.c.C;
+    int oh0, oh1;
+    npu_conv_bwd_band_rows(bp, un, &oh0, &oh1);
     for (int q = 0; q < bp->ngrp; q++) {
         const npu_conv_bwd_grp_t *g = &grp[q];
         if (!bp->resident)
             memset(x->cov + region_base(x, bp, un, g), 0, (size_t)g->nkw * (size_t)(g->kh1 - g->kh0) * C);
-        for (int oh = un->i0; oh < un->i1; oh++)
+        for (int oh = oh0; oh < oh1; oh++)
             for (int j = 0; j < bp->wj; j++)
                 dw_row_waves(x, bp, un, up, g, oh, j);
         if (!bp->resident)
@@ -385,11 +518,11 @@ static void bwd_hook(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, 
     if (un->grp == 0) {
         if (un->u == 0)
             npu_cx_fill(x, &up->L, 1, bp->dwt_base, 0, bp->dwt_words);
-        xt_loads(x, k, un->b, &up->L);
+        xt_loads(x, k, un, &up->L);
     }
     if (un->grp != bp->dx.ngroups - 1)
         return;
-    dw_image(x, bp, k->grp, un, up);
+    dw_band(x, bp, k->grp, un, up);
     if (un->u == bp->dx.units - 1)
         npu_cx_store_flat(x, &up->S, NPU_TAG_DW, bp->dwt_base, k->a->dwt, (uint64_t)bp->dwt_words * x->B);
 }

@@ -15,20 +15,27 @@
  * ow = 2S*j + r - e, e = floor((kw*d - p) / s). dW^T is stored [tap][c][f] and the host
  * transposes it (the forward kernel loads its weights transposed too, conv_emit.h).
  *
- * The program is the dX ecoflow program of a plan with ONE band per image (the image's dY rows
- * resident in the band's input buffer, loaded once), with per image, in the unit of its last
- * c-block group, after the dX waves: the dW^T waves reading the same dY buffer (so the buffer's
- * e2l release, pushed by the unit's last wave, comes after them); their OBUF regions resident
- * beside the dX rows of both halves when they all fit (the whole batch accumulated, drained once
- * after the last image), else in the half the unit's dX does not use, drained per image with acc
- * into the SPM-resident dW^T tile (FILLed to zero by unit 0); the image's X^T loads join the
- * band's input loads (same l2e, same buffer parity); the last unit stores the dW^T tile after its
- * dX tile. Without dX (npu_conv_bwd_drop_dx) the same program keeps only the dY loads of the dX
- * part.
+ * The program is the dX ecoflow program of a plan with, when it fits, ONE band per image (the
+ * image's dY rows resident in the band's input buffer, loaded once), else SEVERAL bands of dX rows
+ * per image over a RING of dY row slots (conv_plan.h dy_ring: a band loads only the dY rows no
+ * earlier band of its image loaded, its halo rows stay in the ring where the previous band left
+ * them; the ring holds the rows two consecutive bands span, because the load of band k runs after
+ * band k-2's last wave while band k-1 may still read). Per band, in the unit of its last c-block
+ * group, after the dX waves: the dW^T waves reading the same dY rows, each band those it loaded
+ * (npu_conv_bwd_band_rows: each dY row once), so the band's e2l release, pushed by the unit's last
+ * wave, comes after them; their OBUF regions resident beside the dX rows of both halves when they
+ * all fit (the whole batch accumulated, drained once after the last band), else in the half the
+ * unit's dX does not use, drained per band with acc into the SPM-resident dW^T tile (FILLed to
+ * zero by unit 0); the image's X^T loads (whole, by image parity) join its first band's input
+ * loads (same l2e), or, with several bands where it plans and when two whole images' X^T leave no
+ * dX plan, X^T sits in a ring too (xt_ring) and each band loads the X rows its dW^T waves read
+ * that no earlier band of the image loaded; the last unit stores the dW^T tile after its dX tile.
+ * Without dX (npu_conv_bwd_drop_dx) the same program keeps only the dY loads of the dX part.
  *
  * A pure function of (cfg, layer): no simulator. Limits (the planner refuses with the limit named):
- * ecoflow only, not depthwise, one image's dY rows and its dX rows in one band (the dX plan on
- * the SPM left by the dW regions), C rows of a dW^T region within an OBUF half.
+ * ecoflow only, not depthwise, a dX row (ceil(W/s)*s pixels) within an OBUF half, the dW^T tile
+ * and X^T (two images' or the ring) in the SPM beside the dX plan, C rows of a dW^T region within
+ * an OBUF half.
  */
 #ifndef NPU_CONV_BWD_H
 #define NPU_CONV_BWD_H
@@ -44,7 +51,8 @@
 #define NPU_CONV_BWD_KWG 8
 
 typedef struct npu_conv_bwd_plan {
-    npu_conv_plan_t dx;       /* the dX ecoflow plan: one band per image, on the SPM below xt_base[0] */
+    npu_conv_plan_t dx;       /* the dX ecoflow plan, on the SPM below xt_base[0]: one band per image,
+                                 or several over a ring of dY rows (dx.ring > 0) */
     int wj;                   /* words per X^T channel row of one (X row, phase): ceil(ceil(W/s) / 2S) */
     int kwg;                  /* tap columns per group of dW^T regions: those of one dY column offset
                                  share the stationary tile (at s = 2, p = 1: kw 1 and 2), up to
@@ -69,7 +77,13 @@ typedef struct npu_conv_bwd_plan {
                                  padding channels where the next row's LOAD, later in the LOAD
                                  queue, writes real ones); flat at s > 1 s*xt_p and xt_p. When
                                  consecutive X rows are C rows apart, a WAVE takes all kh of a tile */
-    unsigned xt_base[2], xt_words; /* X^T of an image, wj words per row, by image parity */
+    unsigned xt_base[2], xt_words; /* X^T of an image, wj words per row, by image parity; or the
+                                      X^T ring (xt_ring > 0: both bases one region) */
+    int xt_ring;              /* 0: X^T of whole images by parity, loaded with an image's first band;
+                                 > 0: several bands over a ring of xt_ring X row slots (X row ih of
+                                 image b in slot (b*H + ih) % xt_ring), each band loading the X rows
+                                 its dW^T waves read that no earlier band of the image loaded
+                                 (npu_conv_bwd_xrows): each X row once, as dY */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */
     /* DRAM bytes per tag the program moves, and each tensor once (X, W, dY read; dX, dW^T written;
      * without dX: X and dY read, dW^T written) */
@@ -84,7 +98,7 @@ typedef struct npu_conv_bwd_addrs {
 } npu_conv_bwd_addrs_t;
 
 /* Plans the fused backward of layer c for cfg. Returns 0, or -1 with the limit that stops it in
- * msg (depthwise, an OBUF half too small for C rows, no one-band dX plan on the SPM left, ...). */
+ * msg (depthwise, an OBUF half too small for C rows, no dX plan on the SPM left, ...). */
 int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n);
 
 /* X column phase of tap kw (ph = (kw*d - p) mod s) and its dY column offset e (ow = idx - e, idx
@@ -115,6 +129,15 @@ int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_b
  * are unchanged (the plan's layout and groups stay: dW^T comes out bit for bit as the full
  * program's), no W loads, no dX waves, drains or stores; the bytes per tag follow (W and DX 0). */
 void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp);
+
+/* The dY rows [*oh0, *oh1) whose dW^T waves band unit un takes: its own with one band per image,
+ * in a ring (dx.ring) the rows it loads, so that each dY row is read once for dW too. */
+void npu_conv_bwd_band_rows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *oh0, int *oh1);
+
+/* The X rows [*x0, *x1) the dW^T waves of band unit un read (of its npu_conv_bwd_band_rows) and
+ * [*n0, *n1) those it loads: with the X^T ring the ones past every earlier band's of the image,
+ * else all of the image with its first band (none with the others). */
+void npu_conv_bwd_xrows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *x0, int *x1, int *n0, int *n1);
 
 /* Appends the program to *out. Returns 0, or -1 with the reason in msg. */
 int npu_conv_bwd_emit(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,

@@ -195,20 +195,37 @@ static void dx_row(npu_cx_t *x, npu_prog_t *l, int store, const npu_conv_unit_t 
                    (uint64_t)p->c.W, p->pout, p->dpout);
 }
 
+/* dX ecoflow: the band's dY rows, or in a ring (p->ring) the rows no earlier band of the image
+ * loaded, cut where they wrap past the ring's last slot. */
+static void dy_load(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
+{
+    const npu_conv_plan_t *p = x->p;
+    unsigned row = (unsigned)(p->OW * p->fw);
+    int n0 = un->i0, n1 = un->i1;
+    if (p->ring)
+        npu_conv_ring_new(p, un->band, &n0, &n1);
+    while (n0 < n1) {
+        int slot = p->ring ? (un->b * p->OH + n0) % p->ring : 0, n = p->ring ? imin(n1 - n0, p->ring - slot) : n1 - n0;
+        uint64_t row0 = (uint64_t)un->b * (uint64_t)p->OH + (uint64_t)n0;
+        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)n, x->a->dy + row0 * (uint64_t)p->dwy * p->dpdy * x->B,
+                         (unsigned)p->dwy * p->dpdy, p->dpdy, npu_conv_dy_row(p, un, n0), row, (unsigned)p->OW,
+                         (unsigned)p->fw);
+        n0 += n;
+    }
+}
+
 void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
-    unsigned in = npu_cx_in(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
-    unsigned fw = (unsigned)p->fw, OW = (unsigned)p->OW;
+    unsigned hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
+    unsigned fw = (unsigned)p->fw;
     unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
     unsigned tile = npu_cx_tile(x, un), pw = p->pout;
     int s = c->stride, uncovered = 0, nx = (c->W + s - 1) / s;
     unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
-    if (un->grp == 0 && un->i1 > un->i0)
-        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(un->i1 - un->i0),
-                         x->a->dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)un->i0) * (uint64_t)p->dwy * p->dpdy * x->B,
-                         (unsigned)p->dwy * p->dpdy, p->dpdy, in, OW * fw, OW, fw);
+    if (un->grp == 0)
+        dy_load(x, un, up);
     if (p->no_out) /* the fused backward's dW only: the hook reads the dY rows */
         return;
     memset(x->cov + hb, 0, (size_t)G * blk);
@@ -220,7 +237,7 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
             if (num < 0 || num % s || oh >= p->OH)
                 continue;
             npu_cx_wave(x, &up->C, it.bank, x_hi - x_lo,
-                 in + ((unsigned)(oh - un->i0) * OW + (unsigned)(x_lo + off)) * fw + (unsigned)it.fb, fw,
+                 npu_conv_dy_row(p, un, oh) + (unsigned)(x_lo + off) * fw + (unsigned)it.fb, fw,
                  imin(p->L, c->F - it.fb * p->L), 0, imin(p->L, c->C - it.cb * p->L),
                  hb + (unsigned)(it.cb - un->k0) * blk + ((unsigned)b * Ru + (unsigned)(ih - un->r0)) * (unsigned)nx +
                      (unsigned)x_lo);

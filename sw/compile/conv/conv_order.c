@@ -92,7 +92,8 @@ size_t npu_conv_waves(const npu_conv_split_t *s, const int o[4], npu_conv_wave_t
     return n;
 }
 
-/* The fused kernel's dW^T waves of output (kh, kw, f, c): dw_image's loops (conv_bwd.c). */
+/* The fused kernel's dW^T waves of output (kh, kw, f, c): dw_band's loops (conv_bwd.c), per image
+ * and band its dY rows (npu_conv_bwd_band_rows). */
 static void bwd_dw_waves(const npu_conv_bwd_plan_t *bp, int kh, int kw, npu_conv_wave_t *w, size_t *n,
                          size_t max)
 {
@@ -100,19 +101,23 @@ static void bwd_dw_waves(const npu_conv_bwd_plan_t *bp, int kh, int kw, npu_conv
     const npu_conv_t *c = &p->c;
     int ph, e, nph, L = p->L;
     npu_conv_bwd_phase(c, kw, &ph, &e, &nph);
-    for (int b = 0; b < c->batch; b++) {
+    for (int u = p->ngroups - 1; u < p->units; u += p->ngroups) { /* each band's last block group */
         size_t first = *n;
-        for (int oh = 0; oh < p->OH; oh++) {
+        npu_conv_unit_t un;
+        int oh0, oh1;
+        npu_conv_unit_at(p, u, &un);
+        npu_conv_bwd_band_rows(bp, &un, &oh0, &oh1);
+        for (int oh = oh0; oh < oh1; oh++) {
             int ih = oh * c->stride + kh * c->dil - c->pad;
             if (ih < 0 || ih >= c->H)
                 continue;
             for (int j = 0; j < bp->wj; j++) {
                 int klo = imax(0, e - L * j), k = imin(L, imin(p->OW + e - L * j, nph - L * j));
                 if (klo < k)
-                    put(w, n, max, kh, kw, L * j - e + klo, L * j - e + k, b, oh);
+                    put(w, n, max, kh, kw, L * j - e + klo, L * j - e + k, un.b, oh);
             }
         }
-        if (!bp->resident && *n > first && first < max) /* the image's region, drained with acc */
+        if (!bp->resident && *n > first && first < max) /* the band's region, drained with acc */
             w[first].start = NPU_CONV_WAVE_ACC;
     }
     if (bp->resident && *n > 0 && max > 0)

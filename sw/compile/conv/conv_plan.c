@@ -278,6 +278,43 @@ void npu_conv_zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1)
     *ow1 = imin(p->OW, npu_floordiv(c->W + p->PL - 1, c->stride) + 1);
 }
 
+int npu_conv_ring_rows(const npu_conv_plan_t *p)
+{
+    npu_conv_unit_t a, z;
+    int rows = 0;
+    memset(&a, 0, sizeof a);
+    for (int band = 0; band < p->nbands; band++) {
+        npu_conv_unit_at(p, band * p->ngroups, &z);
+        if (z.i1 <= z.i0)
+            return 0;
+        rows = imax(rows, z.i1 - (band ? imin(a.i0, z.i0) : z.i0));
+        a = z;
+    }
+    npu_conv_unit_at(p, 0, &z); /* the last band of an image, then the next image's first */
+    return p->c.batch > 1 ? imax(rows, p->OH + z.i1 - a.i0) : rows;
+}
+
+void npu_conv_ring_new(const npu_conv_plan_t *p, int band, int *n0, int *n1)
+{
+    npu_conv_unit_t un;
+    int held = 0;
+    for (int k = 0; k < band; k++) {
+        npu_conv_unit_at(p, k * p->ngroups, &un);
+        held = imax(held, un.i1);
+    }
+    npu_conv_unit_at(p, band * p->ngroups, &un);
+    *n1 = un.i1;
+    *n0 = imin(un.i1, imax(un.i0, held));
+}
+
+unsigned npu_conv_dy_row(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int oh)
+{
+    unsigned row = (unsigned)(p->OW * p->fw);
+    if (p->ring)
+        return p->in_base[0] + (unsigned)((un->b * p->OH + oh) % p->ring) * row;
+    return p->in_base[(un->b * p->nbands + un->band) % 2] + (unsigned)(oh - un->i0) * row;
+}
+
 /* Words of the unit's input buffer. */
 static unsigned unit_in_words(const npu_conv_plan_t *p, const npu_conv_unit_t *un)
 {
@@ -307,8 +344,12 @@ static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint
                 *rd_x += (uint64_t)c->W * (uint64_t)p->cw * B;
     if (p->kernel == NPU_CONV_DW)
         *rd_dy = (uint64_t)(un->o1 - un->o0) * (uint64_t)p->vOW * (uint64_t)p->fw * B;
-    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW)
-        *rd_dy = (uint64_t)(un->i1 - un->i0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
+    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW) {
+        int n0 = un->i0, n1 = un->i1;
+        if (p->ring)
+            npu_conv_ring_new(p, un->band, &n0, &n1);
+        *rd_dy = (uint64_t)(n1 - n0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
+    }
     if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ZEROPAD) {
         int ow0, ow1;
         npu_conv_zp_cols(p, &ow0, &ow1);
@@ -351,6 +392,12 @@ static uint64_t spm_need(npu_conv_plan_t *p)
         inw = w > inw ? w : inw;
     }
     p->in_words = inw ? inw : 1;
+    if (p->dy_ring) { /* one ring (place: no second buffer); a band without dY rows: none */
+        p->ring = npu_conv_ring_rows(p);
+        if (!p->ring)
+            return UINT64_MAX;
+        p->in_words = (unsigned)(p->ring * p->OW * p->fw);
+    }
     switch (p->kernel) {
     case NPU_CONV_FWD:
         p->w_words = c->depthwise ? (unsigned)(p->T * p->cw * p->L) : (unsigned)(p->T * c->C * p->fw);
@@ -365,7 +412,8 @@ static uint64_t spm_need(npu_conv_plan_t *p)
         p->out_words = (unsigned)(p->T * c->F) * p->pout;
         break;
     }
-    return 2ull * p->in_words + p->w_words + (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words + 2u;
+    return (p->ring ? 1ull : 2ull) * p->in_words + p->w_words +
+           (p->kernel == NPU_CONV_DW ? 1ull : 2ull) * p->out_words + 2u;
 }
 
 /* Places in0, in1, weights, out0 (, out1), scratch (2 words): each region starts a new bank when it does not fit
@@ -373,7 +421,7 @@ static uint64_t spm_need(npu_conv_plan_t *p)
 static int place(const npu_cfg_t *cfg, npu_conv_plan_t *p)
 {
     unsigned bw = (unsigned)cfg->spm_bank_words, total = (unsigned)npu_cfg_spm_words(cfg);
-    unsigned size[6] = {p->in_words, p->in_words, p->w_words, p->out_words,
+    unsigned size[6] = {p->in_words, p->ring ? 0u : p->in_words, p->w_words, p->out_words,
                         p->kernel == NPU_CONV_DW ? 0u : p->out_words, 2u};
     unsigned addr[6];
     for (int pass = 0; pass < 2; pass++) {
@@ -386,7 +434,7 @@ static int place(const npu_cfg_t *cfg, npu_conv_plan_t *p)
         }
         if (at <= total) {
             p->in_base[0] = addr[0];
-            p->in_base[1] = addr[1];
+            p->in_base[1] = p->ring ? addr[0] : addr[1];
             p->w_base = addr[2];
             p->out_base[0] = addr[3];
             p->out_base[1] = p->kernel == NPU_CONV_DW ? addr[3] : addr[4];
@@ -680,6 +728,7 @@ int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, in
         dataflow > NPU_CONV_ECOFLOW)
         return fail(msg, n, "unknown kernel or dataflow");
     row_len = plan_geometry(cfg, c, kernel, dataflow, cols, p);
+    p->dy_ring = opts->dy_ring && kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW;
     best = kernel == NPU_CONV_DW ? plan_dw_bands(cfg, opts, p, msg, n) : plan_bands(cfg, opts, p, row_len, msg, n);
     if (best < 0)
         return -1;

@@ -9,7 +9,8 @@
  * its OBUF half (u % 2):
  *   fwd, dX: unit = (image b, band of output rows [r0, r1), output-channel blocks [k0, k1)); the
  *            block groups of a band share its input buffer (band % 2, loaded by the first group
- *            with its halo rows: the halo rows are re-loaded per band, the residency plan) and
+ *            with its halo rows: the halo rows are re-loaded per band, the residency plan; dX
+ *            ecoflow with opts dy_ring: one ring of dY rows instead, each row loaded once) and
  *            its output tile (band % 2, stored by the last group as one run).
  *   dW:      unit = (pass, image b, band of X plane rows, with the dY rows they meet); the dW
  *            tile stays in the SPM, a pass's taps are stored after its drains; a pass accumulates
@@ -45,6 +46,7 @@
 typedef struct npu_conv_plan_opts {
     int max_band_rows; /* 0: as many output rows (dW: X plane rows) per band as the SPM and OBUF allow */
     int max_blocks;    /* 0: as many output-channel blocks per unit as the OBUF allows */
+    int dy_ring;       /* dX ecoflow: the dY rows in one ring (npu_conv_ring_rows), each loaded once */
 } npu_conv_plan_opts_t;
 
 typedef struct npu_conv_plan {
@@ -87,6 +89,12 @@ typedef struct npu_conv_plan {
     int units;
     /* SPM layout (words) */
     unsigned in_base[2], in_words;
+    int dy_ring;            /* opts.dy_ring, of a dX ecoflow plan */
+    int ring;               /* dX ecoflow with opts.dy_ring: the dY rows sit in one ring of `ring` row
+                               slots at in_base[0] (both in_base), row oh of image b in slot
+                               (b*OH + oh) % ring; a band loads only the rows no earlier band of
+                               its image holds (npu_conv_ring_new), its halo rows stay; 0: a buffer
+                               per band parity, each band loading all its rows */
     unsigned w_base, w_words;      /* stationary weights (fwd, dX), resident */
     unsigned out_base[2], out_words;
     unsigned xoff;                 /* dW: offset of the X plane rows in an input buffer */
@@ -133,6 +141,15 @@ typedef struct npu_conv_unit {
                     [i0, i1)); a band's rows [r0, r1) are X plane rows, i0 = r0, i1 = r1 */
 } npu_conv_unit_t;
 void npu_conv_unit_at(const npu_conv_plan_t *p, int u, npu_conv_unit_t *un);
+
+/* dX ecoflow ring: the ring's row slots (the most global dY rows, b*OH + oh, two consecutive bands
+ * of the program span: the load of band k runs while band k-1 still reads, after band k-2's last
+ * wave, conv_emit.c), 0 when some band reads no dY row; the rows [*n0, *n1) band `band` of an
+ * image loads (those past every earlier band's of the image: each dY row loaded once). */
+int npu_conv_ring_rows(const npu_conv_plan_t *p);
+void npu_conv_ring_new(const npu_conv_plan_t *p, int band, int *n0, int *n1);
+/* The SPM word of dY row oh of unit un (dX ecoflow: in its band's buffer or in the ring). */
+unsigned npu_conv_dy_row(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int oh);
 
 /* fwd / dW: is plane row pr (in [un->i0, un->i1)) read by any (output row, kh) of the unit? */
 int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr);
