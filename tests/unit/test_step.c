@@ -289,6 +289,21 @@ Test(step_scale, cnn_sum_caps)
     }
 }
 
+/* The nominal ranges are all defined: the logits' magnitude unknown (0), which
+ * npu_step_q_cap_sums reads; it was left unset, so a CNN plan's nominal int16 scales followed
+ * the stack's contents (a multi-band step at lr 0.02 refused at random: "the scalars 1, -0.02 do
+ * not fit int16"). */
+Test(step_scale, nominal_ranges_defined)
+{
+    npu_step_range_t r;
+    memset(&r, 0xA5, sizeof r);
+    npu_step_range_nominal(3, 8, &r);
+    cr_assert_eq(r.z_top, 0.0, "the logits' range: unknown");
+    cr_assert_eq(r.x, 1.0);
+    for (int l = 0; l <= 3; l++)
+        cr_assert(r.w[l] == 1 && r.h[l] == 4 && r.dz[l] == 1.0 / 8 && r.dw[l] == 1 && r.db[l] == 1, "layer %d", l);
+}
+
 Test(step_scale, int16_plan)
 {
     npu_cfg_t c = test_cfg(8);

@@ -46,6 +46,7 @@ void npu_step_q_pick(const npu_step_range_t *r, int layers, float mu, npu_step_q
 void npu_step_range_nominal(int layers, int batch, npu_step_range_t *r)
 {
     r->x = 1;
+    r->z_top = 0; /* the logits: unknown (npu_step_q_cap_sums reads it) */
     for (int l = 0; l <= layers && l <= NPU_STEP_MAX_LAYERS; l++) {
         r->w[l] = 1;
         r->h[l] = 4;
