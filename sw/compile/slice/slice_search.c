@@ -182,16 +182,37 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
     return c->E[cls];
 }
 
+/* The walk's totals still to come after the steps walked: the compute (from the step holding
+ * E_prev on), the loads' cost, and their bus time with the stores. */
+typedef struct rest { uint64_t E, L, LbS; } rest_t;
+
+static uint64_t sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+/* A lower bound of the walk's final T (npu_slice_pipe_end) after the steps walked: every term
+ * still to come is >= 0, and each of the rest's sums is at most what they add, since each later
+ * step adds max(E_prev, L, Lb + S_prev2) and the end max(E_prev, S_prev2) + S_prev (a sum of
+ * maxima is at least the maximum of the sums). */
+static uint64_t rest_bound(const npu_slice_pipe_t *pipe, const rest_t *r)
+{
+    uint64_t m = r->E > r->L ? r->E : r->L;
+    return pipe->T + (m > r->LbS ? m : r->LbS);
+}
+
 /* The step walk: per step the loads of the input tiles whose index changed, the compute (and the
  * drain after an output tile's last reduction step) and the store; T by the overlap formula. The
  * loads take L (one after another on the read side) and share the bus with the stores: the DMA
- * time of a step is max(L, Lb + S) (Lb: the loads' bus time). */
-static void walk_steps(step_ctx_t *c)
+ * time of a step is max(L, Lb + S) (Lb: the loads' bus time). The walk stops (returns 1, the
+ * plan's cycles unset) once the lower bound of its T exceeds bound: the candidate can be neither
+ * best nor runner-up (the totals are the plan's, which the bounds of cost_steps already take as
+ * those of the walk); else 0. */
+static int walk_steps(step_ctx_t *c, uint64_t bound)
 {
     const npu_slice_nest_t *x = c->x;
     npu_slice_plan_t *p = c->p;
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
     npu_slice_pipe_t pipe;
+    rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].cost};
+    uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     memset(&pipe, 0, sizeof pipe);
     for (;;) {
         uint64_t L = 0, Lb = 0, E, S = 0, bus, drain;
@@ -226,6 +247,12 @@ static void walk_steps(step_ctx_t *c)
         }
         npu_slice_pipe_step(&pipe, L, Lb, E, S);
         p->steps = pipe.steps;
+        rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
+        E_in = E;
+        rest.L = sub0(rest.L, L);
+        rest.LbS = sub0(rest.LbS, Lb + S);
+        if (rest_bound(&pipe, &rest) > bound)
+            return 1;
         /* next step: the odometer in loop order, innermost fastest */
         int pos;
         for (pos = x->nd - 1; pos >= 0; pos--) {
@@ -238,6 +265,7 @@ static void walk_steps(step_ctx_t *c)
             break;
     }
     p->cycles = npu_slice_pipe_end(&pipe);
+    return 0;
 }
 
 /* Fills g with tensor t's grid at p's tiles: every tile once (over the dims t depends on, the
@@ -351,8 +379,8 @@ static int free_tiles(grid_t *tmp, int rc)
 /* Costs a fitting candidate (tile options oi, or NULL): the totals per tensor and the compute
  * sum, then, unless max(compute, loads, loads' bus time + stores) (a lower bound of the
  * overlapped cycles) exceeds bound, the step walk (the compute is not summed when the
- * transfers alone exceed it).
- * 0 costed, 2 bounded out, -1 out of memory. */
+ * transfers alone exceed it), stopped once its T must exceed bound.
+ * 0 costed, 2 bounded out, 3 costed beyond bound (cycles unset), -1 out of memory. */
 static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t bound)
 {
     step_ctx_t c;
@@ -384,8 +412,8 @@ static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t 
         p->compute = sum[p->split];
         if (p->compute > bound)
             rc = 2;
-        else
-            walk_steps(&c);
+        else if (walk_steps(&c, bound))
+            rc = 3;
     }
     return free_tiles(tmp, rc);
 }
@@ -596,7 +624,8 @@ static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t 
         rc = cost_steps(s, &p, oi, r->evaluated >= 2 ? r->second.cycles : UINT64_MAX);
         if (rc == 0)
             keep(r, &p);
-        rc = rc == 2 ? 0 : rc;
+        r->evaluated += rc == 3; /* walked, more cycles than the runner-up: kept by neither */
+        rc = rc == 2 || rc == 3 ? 0 : rc;
     }
     return rc;
 }
