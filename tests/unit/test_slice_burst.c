@@ -284,3 +284,137 @@ Test(slice_burst, spm_words_per_row)
     npu_slice_xfer(&g, 12, 7, 33, 40, &b);
     cr_assert_eq(b.words, 14u);
 }
+
+/* The plain rule over a view: every element in view order (the last dim fastest), adjacent
+ * elements merged into runs, each run walked beat by beat (walk_run). Bursts, beats, runs. */
+static void walk_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, uint64_t *bursts, uint64_t *beats,
+                      uint64_t *runs)
+{
+    int64_t idx[NPU_SLICE_MAX_DIMS] = {0};
+    uint64_t ra = 0, rl = 0;
+    int d;
+    *bursts = *beats = *runs = 0;
+    do {
+        uint64_t a = v->base;
+        for (d = 0; d < v->nd; d++)
+            a += (uint64_t)(idx[d] * v->dim[d].stride) * v->ebytes;
+        if (rl && a == ra + rl) {
+            rl += v->ebytes;
+        } else {
+            if (rl) {
+                *bursts += walk_run(g, ra, rl, beats);
+                ++*runs;
+            }
+            ra = a;
+            rl = v->ebytes;
+        }
+        for (d = v->nd - 1; d >= 0 && ++idx[d] == v->dim[d].count; d--)
+            idx[d] = 0;
+    } while (d >= 0);
+    *bursts += walk_run(g, ra, rl, beats);
+    ++*runs;
+}
+
+/* Would every run of the view be counted from one (B divides every stride that moves, and no
+ * run can cross a 4 KiB line)? The test's own reading of the rule, to show the random views
+ * below reach the shortcut often, and cross lines often. */
+static int all_alike(const npu_burst_geom_t *g, const npu_slice_view_t *v)
+{
+    uint64_t bits = 0, run = (uint64_t)v->dim[v->nd - 1].count * v->ebytes, gg;
+    int i = v->nd - 2;
+    for (; i >= 0 && (v->dim[i].count == 1 || (uint64_t)v->dim[i].stride * v->ebytes == run); i--)
+        run *= (uint64_t)v->dim[i].count;
+    for (; i >= 0; i--)
+        bits |= v->dim[i].count > 1 ? (uint64_t)v->dim[i].stride * v->ebytes : 0;
+    bits %= 4096;
+    gg = bits ? bits & (~bits + 1) : 4096;
+    return bits % g->beat == 0 && v->base % gg + run <= gg;
+}
+
+/* The shortcuts of the counter (a view whose runs are all alike counted from one run; a strided
+ * transfer none of whose rows can cross a line counted without the line-by-line recount) give
+ * the plain rule's counts: random NHWC / NCHW tiles and [taps][F][C] blocks whose channels fill
+ * whole beats (the tensors the slicing stage costs), at beat-aligned and unaligned bases, and
+ * strided transfers at power-of-two strides, against the element walk and the row-by-row rule. */
+Test(slice_burst, shortcuts_equal_the_plain_rule)
+{
+    static const npu_burst_geom_t geoms[4] = {{16, 16}, {32, 16}, {64, 4}, {128, 16}};
+    uint64_t seed = 0xA11CE, alike = 0, crossing = 0;
+    for (int it = 0; it < 4000; it++) {
+        const npu_burst_geom_t *g = &geoms[it % 4];
+        unsigned e = it & 4 ? 4 : 2;
+        int64_t q = (int64_t)(g->beat / e), C = q << (test_rand(&seed) % 5), F = 1 + (int64_t)(test_rand(&seed) % 40);
+        int64_t H = 1 + (int64_t)(test_rand(&seed) % 30), W = 1 + (int64_t)(test_rand(&seed) % 30);
+        uint64_t base = it & 1 ? 4096 * (test_rand(&seed) % 9) : e * (test_rand(&seed) % 3000), want, beats, runs;
+        npu_slice_view_t v;
+        npu_bursts_t b;
+        if (it % 3 < 2) { /* a tile of a 2 x H x W x C image, NHWC or NCHW (0 or 1) */
+            npu_slice_box_t ext = {2, H, W, C}, org, t;
+            npu_bursts_t f;
+            t.n = 1 + (int64_t)(test_rand(&seed) % 2);
+            t.h = 1 + (int64_t)(test_rand(&seed) % (uint64_t)H);
+            t.w = 1 + (int64_t)(test_rand(&seed) % (uint64_t)W);
+            t.c = test_rand(&seed) % 2 ? C : q * (1 + (int64_t)(test_rand(&seed) % (uint64_t)(C / q)));
+            org.n = (int64_t)(test_rand(&seed) % (uint64_t)(3 - t.n));
+            org.h = (int64_t)(test_rand(&seed) % (uint64_t)(H - t.h + 1));
+            org.w = (int64_t)(test_rand(&seed) % (uint64_t)(W - t.w + 1));
+            org.c = q * (int64_t)(test_rand(&seed) % (uint64_t)((C - t.c) / q + 1));
+            v.ebytes = e;
+            v.nd = 4;
+            if (it % 3 == 0) {
+                v.base = base + (uint64_t)(((org.n * H + org.h) * W + org.w) * C + org.c) * e;
+                v.dim[0] = (npu_slice_dim_t){t.n, H * W * C};
+                v.dim[1] = (npu_slice_dim_t){t.h, W * C};
+                v.dim[2] = (npu_slice_dim_t){t.w, C};
+                v.dim[3] = (npu_slice_dim_t){t.c, 1};
+            } else {
+                v.base = base + (uint64_t)(((org.n * C + org.c) * H + org.h) * W + org.w) * e;
+                v.dim[0] = (npu_slice_dim_t){t.n, C * H * W};
+                v.dim[1] = (npu_slice_dim_t){t.c, H * W};
+                v.dim[2] = (npu_slice_dim_t){t.h, W};
+                v.dim[3] = (npu_slice_dim_t){t.w, 1};
+            }
+            memset(&f, 0, sizeof f); /* the front-end builds the same view */
+            cr_assert_eq(npu_slice_image_tile(g, base, e, it % 3, &ext, &org, &t, &f), 0);
+            memset(&b, 0, sizeof b);
+            npu_slice_view(g, &v, &b);
+            cr_assert(!memcmp(&f, &b, sizeof f), "it %d: image tile vs its view", it);
+        } else { /* taps x an f x ch block of [taps][F][C] */
+            int64_t tf = 1 + (int64_t)(test_rand(&seed) % (uint64_t)F), tc = test_rand(&seed) % 2 ? C : q;
+            v.base = base + (uint64_t)((int64_t)(test_rand(&seed) % (uint64_t)(F - tf + 1)) * C) * e;
+            v.ebytes = e;
+            v.nd = 3;
+            v.dim[0] = (npu_slice_dim_t){1 + (int64_t)(test_rand(&seed) % 9), F * C};
+            v.dim[1] = (npu_slice_dim_t){tf, C};
+            v.dim[2] = (npu_slice_dim_t){tc, 1};
+        }
+        memset(&b, 0, sizeof b);
+        cr_assert_eq(npu_slice_view(g, &v, &b), 0);
+        walk_view(g, &v, &want, &beats, &runs);
+        alike += all_alike(g, &v);
+        crossing += !all_alike(g, &v);
+        cr_assert(b.bursts == want && b.beats == beats && b.runs == runs,
+                  "it %d B=%u: bursts %llu/%llu beats %llu/%llu runs %llu/%llu (counter/walk)", it, g->beat,
+                  (unsigned long long)b.bursts, (unsigned long long)want, (unsigned long long)b.beats,
+                  (unsigned long long)beats, (unsigned long long)b.runs, (unsigned long long)runs);
+    }
+    cr_assert(alike > 1000 && crossing > 500, "the views reach both paths: %llu alike, %llu not",
+              (unsigned long long)alike, (unsigned long long)crossing);
+    for (int it = 0; it < 20000; it++) { /* power-of-two strides, the rows far apart or close */
+        const npu_burst_geom_t *g = &geoms[it % 4];
+        uint64_t stride = 16ull << (test_rand(&seed) % 12), rows = 2 + test_rand(&seed) % 60;
+        uint64_t rb = 1 + test_rand(&seed) % stride, addr = (test_rand(&seed) % 5000) << (test_rand(&seed) % 8);
+        npu_bursts_t a, w;
+        if (rb == stride)
+            rb--;
+        memset(&a, 0, sizeof a);
+        memset(&w, 0, sizeof w);
+        npu_slice_xfer(g, addr, rows, rb ? rb : 1, stride, &a);
+        for (uint64_t r = 0; r < rows; r++)
+            npu_slice_run(g, addr + r * stride, rb ? rb : 1, &w);
+        cr_assert(a.bursts == w.bursts && a.beats == w.beats && a.runs == w.runs,
+                  "B=%u max=%u addr=%llu rows=%llu row_bytes=%llu stride=%llu: %llu vs %llu bursts", g->beat,
+                  g->max_beats, (unsigned long long)addr, (unsigned long long)rows, (unsigned long long)rb,
+                  (unsigned long long)stride, (unsigned long long)a.bursts, (unsigned long long)w.bursts);
+    }
+}
