@@ -8,8 +8,19 @@
 #include "prog/prog_expect.h"
 #include "test_cfgs.h"
 
+/* Geometries given as {beat, max_beats, 0, ...} have the counter find its divisors per view;
+ * npu_slice_geom's (the slicing stage's) carry them: geom() makes one such, for a beat of 4S. */
+static npu_burst_geom_t geom(unsigned beat, unsigned max_beats)
+{
+    npu_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.s = (int)beat / 4;
+    c.max_burst_beats = (int)max_beats;
+    return npu_slice_geom(&c);
+}
+
 /* 128-byte bursts: 32-byte beats (S = 8) at most 4 per burst. */
-static const npu_burst_geom_t G128 = {32, 4};
+static const npu_burst_geom_t G128 = {32, 4, 0, 0, 0, 0};
 
 static npu_bursts_t run1(const npu_burst_geom_t *g, uint64_t a, uint64_t len)
 {
@@ -39,7 +50,7 @@ Test(slice_burst, fig1_golden)
     /* 128 x 128 int16 single channel (256-byte rows); slices (a) 128 rows x 32 B, (b) 128 x 64 B,
      * (c) 64 x 128 B covering the image: 1024 / 512 / 256 bursts, for 128-byte bursts made of
      * 32-byte beats and of one 128-byte beat. */
-    static const npu_burst_geom_t geoms[2] = {{32, 4}, {128, 1}};
+    static const npu_burst_geom_t geoms[2] = {{32, 4, 0, 0, 0, 0}, {128, 1, 0, 0, 0, 0}};
     static const int tr[3] = {128, 128, 64}, tcb[3] = {32, 64, 128};
     static const uint64_t want[3] = {1024, 512, 256};
     for (int gi = 0; gi < 2; gi++)
@@ -86,7 +97,7 @@ Test(slice_burst, inception_conv5_golden)
 Test(slice_burst, hand_cases)
 {
     npu_bursts_t b;
-    npu_burst_geom_t g16 = {32, 16};
+    npu_burst_geom_t g16 = {32, 16, 0, 0, 0, 0};
     /* aligned 128 B: 4 beats, 1 burst; 1 byte later: 5 beats, 2 bursts */
     b = run1(&G128, 0, 128);
     cr_assert(b.beats == 4 && b.bursts == 1);
@@ -141,7 +152,8 @@ Test(slice_burst, nhwc_merges_from_the_layout)
 /* Random views: the counter equals the walk over the same runs, for several geometries. */
 Test(slice_burst, random_views_vs_walk)
 {
-    static const npu_burst_geom_t geoms[4] = {{8, 16}, {32, 16}, {32, 4}, {64, 16}};
+    static const npu_burst_geom_t geoms[4] = {
+        {8, 16, 0, 0, 0, 0}, {32, 16, 0, 0, 0, 0}, {32, 4, 0, 0, 0, 0}, {64, 16, 0, 0, 0, 0}};
     uint64_t seed = 0x5eed511ceull ^ 0x9e3779b97f4a7c15ull;
     for (int it = 0; it < 3000; it++) {
         const npu_burst_geom_t *g = &geoms[it % 4];
@@ -208,7 +220,7 @@ Test(slice_burst, agrees_with_the_dma_rule)
     static const unsigned beats[] = {8, 32, 64}, maxb[] = {1, 4, 16};
     uint64_t seed = 0x5EED;
     for (int i = 0; i < 20000; i++) {
-        npu_burst_geom_t g = {beats[i % 3], maxb[(i / 3) % 3]};
+        npu_burst_geom_t g = {beats[i % 3], maxb[(i / 3) % 3], 0, 0, 0, 0};
         uint64_t addr = 2 * (test_rand(&seed) % 40000), rows = 1 + test_rand(&seed) % 40;
         uint64_t rb = 2 * (1 + test_rand(&seed) % 300), stride;
         switch (test_rand(&seed) % 3) {
@@ -237,7 +249,7 @@ Test(slice_burst, strided_rows_equal_row_by_row)
     static const unsigned beats[] = {8, 32, 64, 128}, maxb[] = {1, 3, 4, 16};
     uint64_t seed = 0x57D;
     for (int i = 0; i < 20000; i++) {
-        npu_burst_geom_t g = {beats[i % 4], maxb[(i / 4) % 4]};
+        npu_burst_geom_t g = {beats[i % 4], maxb[(i / 4) % 4], 0, 0, 0, 0};
         uint64_t addr = test_rand(&seed) % 100000, rows = 2 + test_rand(&seed) % 3000;
         uint64_t rb = 1 + test_rand(&seed) % (i % 7 ? 700 : 9000), stride;
         switch (test_rand(&seed) % 4) {
@@ -268,7 +280,7 @@ Test(slice_burst, strided_rows_equal_row_by_row)
  * whether or not the rows merge into one DRAM run. */
 Test(slice_burst, spm_words_per_row)
 {
-    static const npu_burst_geom_t g = {32, 16};
+    static const npu_burst_geom_t g = {32, 16, 0, 0, 0, 0};
     npu_bursts_t b;
     memset(&b, 0, sizeof b);
     /* 256 rows of 5 int32 (20 B) of a 4096 x 5 matrix: one run of 160 beats, 256 words */
@@ -338,10 +350,12 @@ static int all_alike(const npu_burst_geom_t *g, const npu_slice_view_t *v)
  * strided transfers at power-of-two strides, against the element walk and the row-by-row rule. */
 Test(slice_burst, shortcuts_equal_the_plain_rule)
 {
-    static const npu_burst_geom_t geoms[4] = {{16, 16}, {32, 16}, {64, 4}, {128, 16}};
+    static const npu_burst_geom_t geoms[4] = {
+        {16, 16, 0, 0, 0, 0}, {32, 16, 0, 0, 0, 0}, {64, 4, 0, 0, 0, 0}, {128, 16, 0, 0, 0, 0}};
     uint64_t seed = 0xA11CE, alike = 0, crossing = 0;
     for (int it = 0; it < 4000; it++) {
-        const npu_burst_geom_t *g = &geoms[it % 4];
+        npu_burst_geom_t gd = geom(geoms[it % 4].beat, geoms[it % 4].max_beats);
+        const npu_burst_geom_t *g = it & 16 ? &gd : &geoms[it % 4]; /* divisors given, or found */
         unsigned e = it & 4 ? 4 : 2;
         int64_t q = (int64_t)(g->beat / e), C = q << (test_rand(&seed) % 5), F = 1 + (int64_t)(test_rand(&seed) % 40);
         int64_t H = 1 + (int64_t)(test_rand(&seed) % 30), W = 1 + (int64_t)(test_rand(&seed) % 30);
@@ -401,7 +415,8 @@ Test(slice_burst, shortcuts_equal_the_plain_rule)
     cr_assert(alike > 1000 && crossing > 500, "the views reach both paths: %llu alike, %llu not",
               (unsigned long long)alike, (unsigned long long)crossing);
     for (int it = 0; it < 20000; it++) { /* power-of-two strides, the rows far apart or close */
-        const npu_burst_geom_t *g = &geoms[it % 4];
+        npu_burst_geom_t gd = geom(geoms[it % 4].beat, geoms[it % 4].max_beats);
+        const npu_burst_geom_t *g = it & 16 ? &gd : &geoms[it % 4];
         uint64_t stride = 16ull << (test_rand(&seed) % 12), rows = 2 + test_rand(&seed) % 60;
         uint64_t rb = 1 + test_rand(&seed) % stride, addr = (test_rand(&seed) % 5000) << (test_rand(&seed) % 8);
         npu_bursts_t a, w;

@@ -3,13 +3,6 @@
 
 #include <string.h>
 
-npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg)
-{
-    npu_burst_geom_t g;
-    g.beat = (unsigned)npu_cfg_beat(cfg);
-    g.max_beats = cfg->max_burst_beats > 0 ? (unsigned)cfg->max_burst_beats : 1u;
-    return g;
-}
 
 /* A divisor, with its shift when it is a power of two (beats and burst lengths usually are):
  * the burst counter divides for every row of a strided transfer. */
@@ -21,9 +14,13 @@ typedef struct divisor {
 static divisor_t divisor(uint64_t d)
 {
     divisor_t v = {d, -1};
-    if (d && !(d & (d - 1)))
-        for (v.shift = 0; (1ull << v.shift) < d; v.shift++)
-            ;
+    if (d && !(d & (d - 1))) { /* log2: the bits set in d - 1, counted without a loop (once per view) */
+        uint64_t x = d - 1;
+        x -= (x >> 1) & 0x5555555555555555ull;
+        x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+        x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+        v.shift = (int)((x * 0x0101010101010101ull) >> 56);
+    }
     return v;
 }
 
@@ -39,10 +36,31 @@ typedef struct geom_div {
 static geom_div_t geom_div(const npu_burst_geom_t *g)
 {
     geom_div_t v;
+    if (g->divs) { /* found once by npu_slice_geom */
+        v.beat = (divisor_t){g->beat, g->beat_sh};
+        v.page = (divisor_t){NPU_SLICE_PAGE / g->beat, g->page_sh};
+        v.mx = (divisor_t){g->max_beats, g->max_sh};
+        return v;
+    }
     v.beat = divisor(g->beat);
     v.page = divisor(NPU_SLICE_PAGE / g->beat);
     v.mx = divisor(g->max_beats);
     return v;
+}
+
+npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg)
+{
+    npu_burst_geom_t g;
+    geom_div_t v;
+    memset(&g, 0, sizeof g);
+    g.beat = (unsigned)npu_cfg_beat(cfg);
+    g.max_beats = cfg->max_burst_beats > 0 ? (unsigned)cfg->max_burst_beats : 1u;
+    v = geom_div(&g);
+    g.beat_sh = v.beat.shift;
+    g.page_sh = v.page.shift;
+    g.max_sh = v.mx.shift;
+    g.divs = 1;
+    return g;
 }
 
 /* Beats b0..b1 of a run: the greedy split restarts at every page line, so each page touched

@@ -37,6 +37,7 @@ typedef struct npu_slice_nest {
     const npu_cfg_t *cfg;
     int kind, S, L;
     unsigned B;
+    npu_burst_geom_t g; /* the burst rule (npu_slice_geom), found once */
     npu_conv_t c;  /* convolutions */
     int T;         /* taps KH*KW (GEMM: 1) */
     int nd;
