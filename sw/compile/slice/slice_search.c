@@ -133,36 +133,59 @@ static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *n
     return lb;
 }
 
+/* The classes of the dims in mask (bit d of a class: dim d at its last tile, else at its full
+ * tiles, of which there are full_d; the dims outside mask at their last tile): their count, and
+ * per class its weight (the product of its full counts; 0: the class is empty) in w and its
+ * tile sizes in s. */
+static int classes(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *ntiles, unsigned mask,
+                   uint64_t *w, int64_t (*s)[NPU_SLICE_DIMS])
+{
+    int n = 0;
+    unsigned sub = mask;
+    do { /* every subset of mask: the dims at their last tile */
+        w[n] = 1;
+        for (int d = 0; d < x->nd; d++) {
+            int64_t full = ntiles[d] - 1;
+            int last = !(mask >> d & 1) || (sub >> d & 1);
+            s[n][d] = last ? x->ext[d] - full * tile[d] : tile[d];
+            w[n] *= last ? 1u : (uint64_t)full;
+        }
+        n++;
+        sub = (sub - 1) & mask;
+    } while (sub != mask);
+    return n;
+}
+
 /* The exact sums of the steps' compute (with the drains) under the splits s0 .. s1 - 1, in
  * sum[split], with tiles tile: every dim has at most two tile sizes (full and the last), so the
- * steps fall into <= 2^nd classes of equal compute. A drain ends an output tile: the classes
- * whose reduction dims are at their last tile, once each. */
+ * steps fall into <= 2^nd classes of equal compute, and the sum over them factors: the GEMM's
+ * kd is a function of the reduction dims' sizes alone, m, n and the OBUF rows of the others', and
+ * a step's compute is ceil(kd / S) times that at kd = S (slice_cost.h), so it is
+ * (sum over the reduction classes of ceil(kd / S)) x (sum over the other classes of the compute at
+ * kd = S), each class weighted by its count; exact (integer products distribute over sums). A
+ * drain ends an output tile: the other dims' classes once each, the reduction dims at their last
+ * tile. */
 static void compute_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
                          const int64_t *ntiles, int s0, int s1, uint64_t *sum)
 {
+    uint64_t w[1 << NPU_SLICE_DIMS], kf = 0;
+    int64_t s[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], m, n, taps, kd, orows;
+    int nc = classes(x, tile, ntiles, x->red, w, s);
+    for (int cls = 0; cls < nc; cls++)
+        if (w[cls]) {
+            npu_slice_step_gemm(x, s[cls], &m, &n, &taps, &kd, &orows);
+            kf += w[cls] * (uint64_t)((kd + x->S - 1) / x->S);
+        }
     for (int sp = s0; sp < s1; sp++)
         sum[sp] = 0;
-    for (unsigned cls = 0; cls < 1u << x->nd; cls++) {
-        int64_t s[NPU_SLICE_DIMS], m, n, taps, kd, orows;
-        uint64_t cnt = 1, drains = 1;
-        int ok = 1;
-        for (int d = 0; d < x->nd && ok; d++) {
-            int64_t last = x->ext[d] - (ntiles[d] - 1) * tile[d], full = ntiles[d] - 1;
-            if (cls >> d & 1) { /* the last tile (also the full size when the tile divides) */
-                s[d] = last;
-            } else { /* the full tiles before it */
-                s[d] = tile[d];
-                cnt *= (uint64_t)full;
-                drains *= x->red >> d & 1 ? 0u : (uint64_t)full;
-                ok = full > 0;
-            }
-        }
-        if (!ok)
+    nc = classes(x, tile, ntiles, ((1u << x->nd) - 1) & ~x->red, w, s);
+    for (int cls = 0; cls < nc; cls++) {
+        if (!w[cls])
             continue;
-        npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
+        npu_slice_step_gemm(x, s[cls], &m, &n, &taps, &kd, &orows);
         for (int sp = s0; sp < s1; sp++)
-            sum[sp] += cnt * npu_slice_compute_cost(k, x->S, sp, m, n, taps, kd) +
-                       drains * (k->drain_fixed + (uint64_t)orows * k->drain_row);
+            sum[sp] += w[cls] * (kf * npu_slice_compute_cost(k, x->S, sp, m, n, taps, x->S) + k->drain_fixed +
+                                 (uint64_t)orows * k->drain_row);
     }
 }
 
