@@ -172,13 +172,20 @@ void npu_slice_tile_bursts(const npu_slice_nest_t *x, int t, const int64_t *o, c
                            npu_bursts_t *acc)
 {
     const npu_slice_tensor_t *ts = &x->t[t];
-    const npu_burst_geom_t *g = &x->g;
     int64_t lo[4], len[4];
-    for (int i = 0; i < ts->naxes; i++) {
+    for (int i = 0; i < ts->naxes; i++)
         npu_slice_axis_range(x, &ts->ax[i], o, s, &lo[i], &len[i]);
+    npu_slice_range_bursts(x, t, lo, len, acc);
+}
+
+void npu_slice_range_bursts(const npu_slice_nest_t *x, int t, const int64_t *lo, const int64_t *len,
+                            npu_bursts_t *acc)
+{
+    const npu_slice_tensor_t *ts = &x->t[t];
+    const npu_burst_geom_t *g = &x->g;
+    for (int i = 0; i < ts->naxes; i++)
         if (len[i] <= 0)
             return;
-    }
     if (ts->layout == NPU_SLICE_T_MATRIX) {
         npu_slice_matrix_tile(g, 0, ts->ebytes, ts->ax[0].lim, ts->ax[1].lim, lo[0], lo[1], len[0], len[1], acc);
     } else if (ts->layout == NPU_SLICE_T_NHWC) {

@@ -64,6 +64,14 @@ typedef struct step_ctx {
     uint64_t E[1 << NPU_SLICE_DIMS], D[1 << NPU_SLICE_DIMS]; /* per class: compute, drain */
 } step_ctx_t;
 
+/* The cost of tensor t's transfers b, returned, and their bus time in *bus. */
+static uint64_t xfer_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const npu_bursts_t *b,
+                        uint64_t *bus)
+{
+    *bus = npu_slice_xfer_bus(k, b, x->B);
+    return npu_slice_xfer_cost(k, b, x->B, t == NPU_SLICE_OUT);
+}
+
 /* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned, their bus
  * time in *bus. */
 static uint64_t tile_xfer(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const int64_t *o,
@@ -71,8 +79,7 @@ static uint64_t tile_xfer(const npu_slice_nest_t *x, const npu_slice_cost_t *k, 
 {
     memset(b, 0, sizeof *b);
     npu_slice_tile_bursts(x, t, o, s, b);
-    *bus = npu_slice_xfer_bus(k, b, x->B);
-    return npu_slice_xfer_cost(k, b, x->B, t == NPU_SLICE_OUT);
+    return xfer_of(x, k, t, b, bus);
 }
 
 /* Transfer cost (and bus time in *bus) of tensor t's tile (o, s) with linear tile index key. */
@@ -294,23 +301,54 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
 /* Fills g with tensor t's grid at p's tiles: every tile once (over the dims t depends on, the
  * last dim fastest), each tile's cost and bus time kept when there are at most MEMO_MAX.
  * 0, or -1 out of memory. */
+/* Per axis a of tensor t, the tile ranges along it at p's tiles: lo, len of tile i of the axis's
+ * dim at at[a][2i], at[a][2i + 1] (in one block, returned to be freed; NULL out of memory). Each
+ * tile's ranges are then looked up, not found again for every tile of the grid. */
+static int64_t *axis_ranges(const npu_slice_nest_t *x, const npu_slice_plan_t *p, int t, int64_t **at)
+{
+    const npu_slice_tensor_t *ts = &x->t[t];
+    int64_t n = 0, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, *r;
+    for (int a = 0; a < ts->naxes; a++)
+        n += p->ntiles[ts->ax[a].dim];
+    if (!(r = malloc(sizeof *r * 2 * (size_t)n)))
+        return NULL;
+    n = 0;
+    for (int a = 0; a < ts->naxes; a++) {
+        int d = ts->ax[a].dim;
+        at[a] = r + 2 * n;
+        for (int64_t i = 0; i < p->ntiles[d]; i++) {
+            tile_at(p, d, i, o, s);
+            npu_slice_axis_range(x, &ts->ax[a], o, s, &at[a][2 * i], &at[a][2 * i + 1]);
+        }
+        n += p->ntiles[d];
+    }
+    return r;
+}
+
 static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const npu_slice_plan_t *p, int t,
                      grid_t *g)
 {
-    int64_t n = 1, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, idx[NPU_SLICE_DIMS] = {0};
+    const npu_slice_tensor_t *ts = &x->t[t];
+    int64_t n = 1, idx[NPU_SLICE_DIMS] = {0}, *at[4], lo[4], len[4], *rng;
     memset(g, 0, sizeof *g);
     for (int d = 0; d < x->nd; d++)
-        if (x->t[t].dep >> d & 1)
+        if (ts->dep >> d & 1)
             n *= p->ntiles[d];
     if (n <= MEMO_MAX && !(g->tile = malloc(sizeof *g->tile * 2 * (size_t)n)))
         return -1;
+    if (!(rng = axis_ranges(x, p, t, at)))
+        return -1; /* the caller frees g->tile */
     g->n = n;
-    for (int d = 0; d < x->nd; d++)
-        tile_at(p, d, 0, o, s);
     for (int64_t key = 0; key < n; key++) {
         npu_bursts_t b;
         uint64_t cost, bus;
-        cost = tile_xfer(x, k, t, o, s, &b, &bus);
+        for (int a = 0; a < ts->naxes; a++) {
+            lo[a] = at[a][2 * idx[ts->ax[a].dim]];
+            len[a] = at[a][2 * idx[ts->ax[a].dim] + 1];
+        }
+        memset(&b, 0, sizeof b);
+        npu_slice_range_bursts(x, t, lo, len, &b);
+        cost = xfer_of(x, k, t, &b, &bus);
         if (g->tile) {
             g->tile[2 * key] = cost;
             g->tile[2 * key + 1] = bus;
@@ -324,13 +362,13 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
         g->cost += cost;
         g->bus += bus;
         for (int d = x->nd - 1; d >= 0; d--) /* the next tile: the last dim fastest */
-            if (x->t[t].dep >> d & 1) {
+            if (ts->dep >> d & 1) {
                 idx[d] = idx[d] + 1 < p->ntiles[d] ? idx[d] + 1 : 0;
-                tile_at(p, d, idx[d], o, s);
                 if (idx[d])
                     break;
             }
     }
+    free(rng);
     g->done = 1;
     return 0;
 }
