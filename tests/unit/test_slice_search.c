@@ -275,8 +275,8 @@ Test(slice_search, store_fixed_derived)
  * ResNet-50's heaviest layer for the search (conv3's 1x1 stride-2 shortcut, 56 x 56 x 256 -> 512,
  * batch 1) at S = 4 with 1 MiB of SPM and 16 B/cycle, as `npu sweep` searches them at one of its
  * points, in at most 0.3 s of CPU. On the machine of session 18 they took 0.50 s before the step
- * walk's early stop and the burst counter's shortcuts, 0.10 s with them, 0.41 s without the early
- * stop (planted: fails here), 0.17 s without the alike-runs shortcut (passes: too close to the
+ * walk's early stop and the burst counter's shortcuts, 0.09 s with them, 0.42 s without the early
+ * stop (planted: fails here), 0.15 s without the alike-runs shortcut (passes: too close to the
  * bound for a shared machine). CPU time, not wall: other jobs do not decide it. */
 Test(slice_search, resnet50_layer_fast, .timeout = 60)
 {
