@@ -8,8 +8,19 @@
 #include "prog/prog_expect.h"
 #include "test_cfgs.h"
 
+/* Geometries given as {beat, max_beats, 0, ...} have the counter find its divisors per view;
+ * npu_slice_geom's (the slicing stage's) carry them: geom() makes one such, for a beat of 4S. */
+static npu_burst_geom_t geom(unsigned beat, unsigned max_beats)
+{
+    npu_cfg_t c;
+    memset(&c, 0, sizeof c);
+    c.s = (int)beat / 4;
+    c.max_burst_beats = (int)max_beats;
+    return npu_slice_geom(&c);
+}
+
 /* 128-byte bursts: 32-byte beats (S = 8) at most 4 per burst. */
-static const npu_burst_geom_t G128 = {32, 4};
+static const npu_burst_geom_t G128 = {32, 4, 0, 0, 0, 0};
 
 static npu_bursts_t run1(const npu_burst_geom_t *g, uint64_t a, uint64_t len)
 {
@@ -39,7 +50,7 @@ Test(slice_burst, fig1_golden)
     /* 128 x 128 int16 single channel (256-byte rows); slices (a) 128 rows x 32 B, (b) 128 x 64 B,
      * (c) 64 x 128 B covering the image: 1024 / 512 / 256 bursts, for 128-byte bursts made of
      * 32-byte beats and of one 128-byte beat. */
-    static const npu_burst_geom_t geoms[2] = {{32, 4}, {128, 1}};
+    static const npu_burst_geom_t geoms[2] = {{32, 4, 0, 0, 0, 0}, {128, 1, 0, 0, 0, 0}};
     static const int tr[3] = {128, 128, 64}, tcb[3] = {32, 64, 128};
     static const uint64_t want[3] = {1024, 512, 256};
     for (int gi = 0; gi < 2; gi++)
@@ -86,7 +97,7 @@ Test(slice_burst, inception_conv5_golden)
 Test(slice_burst, hand_cases)
 {
     npu_bursts_t b;
-    npu_burst_geom_t g16 = {32, 16};
+    npu_burst_geom_t g16 = {32, 16, 0, 0, 0, 0};
     /* aligned 128 B: 4 beats, 1 burst; 1 byte later: 5 beats, 2 bursts */
     b = run1(&G128, 0, 128);
     cr_assert(b.beats == 4 && b.bursts == 1);
@@ -141,7 +152,8 @@ Test(slice_burst, nhwc_merges_from_the_layout)
 /* Random views: the counter equals the walk over the same runs, for several geometries. */
 Test(slice_burst, random_views_vs_walk)
 {
-    static const npu_burst_geom_t geoms[4] = {{8, 16}, {32, 16}, {32, 4}, {64, 16}};
+    static const npu_burst_geom_t geoms[4] = {
+        {8, 16, 0, 0, 0, 0}, {32, 16, 0, 0, 0, 0}, {32, 4, 0, 0, 0, 0}, {64, 16, 0, 0, 0, 0}};
     uint64_t seed = 0x5eed511ceull ^ 0x9e3779b97f4a7c15ull;
     for (int it = 0; it < 3000; it++) {
         const npu_burst_geom_t *g = &geoms[it % 4];
@@ -208,7 +220,7 @@ Test(slice_burst, agrees_with_the_dma_rule)
     static const unsigned beats[] = {8, 32, 64}, maxb[] = {1, 4, 16};
     uint64_t seed = 0x5EED;
     for (int i = 0; i < 20000; i++) {
-        npu_burst_geom_t g = {beats[i % 3], maxb[(i / 3) % 3]};
+        npu_burst_geom_t g = {beats[i % 3], maxb[(i / 3) % 3], 0, 0, 0, 0};
         uint64_t addr = 2 * (test_rand(&seed) % 40000), rows = 1 + test_rand(&seed) % 40;
         uint64_t rb = 2 * (1 + test_rand(&seed) % 300), stride;
         switch (test_rand(&seed) % 3) {
@@ -237,7 +249,7 @@ Test(slice_burst, strided_rows_equal_row_by_row)
     static const unsigned beats[] = {8, 32, 64, 128}, maxb[] = {1, 3, 4, 16};
     uint64_t seed = 0x57D;
     for (int i = 0; i < 20000; i++) {
-        npu_burst_geom_t g = {beats[i % 4], maxb[(i / 4) % 4]};
+        npu_burst_geom_t g = {beats[i % 4], maxb[(i / 4) % 4], 0, 0, 0, 0};
         uint64_t addr = test_rand(&seed) % 100000, rows = 2 + test_rand(&seed) % 3000;
         uint64_t rb = 1 + test_rand(&seed) % (i % 7 ? 700 : 9000), stride;
         switch (test_rand(&seed) % 4) {
@@ -268,7 +280,7 @@ Test(slice_burst, strided_rows_equal_row_by_row)
  * whether or not the rows merge into one DRAM run. */
 Test(slice_burst, spm_words_per_row)
 {
-    static const npu_burst_geom_t g = {32, 16};
+    static const npu_burst_geom_t g = {32, 16, 0, 0, 0, 0};
     npu_bursts_t b;
     memset(&b, 0, sizeof b);
     /* 256 rows of 5 int32 (20 B) of a 4096 x 5 matrix: one run of 160 beats, 256 words */
@@ -283,4 +295,141 @@ Test(slice_burst, spm_words_per_row)
     memset(&b, 0, sizeof b);
     npu_slice_xfer(&g, 12, 7, 33, 40, &b);
     cr_assert_eq(b.words, 14u);
+}
+
+/* The plain rule over a view: every element in view order (the last dim fastest), adjacent
+ * elements merged into runs, each run walked beat by beat (walk_run). Bursts, beats, runs. */
+static void walk_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, uint64_t *bursts, uint64_t *beats,
+                      uint64_t *runs)
+{
+    int64_t idx[NPU_SLICE_MAX_DIMS] = {0};
+    uint64_t ra = 0, rl = 0;
+    int d;
+    *bursts = *beats = *runs = 0;
+    do {
+        uint64_t a = v->base;
+        for (d = 0; d < v->nd; d++)
+            a += (uint64_t)(idx[d] * v->dim[d].stride) * v->ebytes;
+        if (rl && a == ra + rl) {
+            rl += v->ebytes;
+        } else {
+            if (rl) {
+                *bursts += walk_run(g, ra, rl, beats);
+                ++*runs;
+            }
+            ra = a;
+            rl = v->ebytes;
+        }
+        for (d = v->nd - 1; d >= 0 && ++idx[d] == v->dim[d].count; d--)
+            idx[d] = 0;
+    } while (d >= 0);
+    *bursts += walk_run(g, ra, rl, beats);
+    ++*runs;
+}
+
+/* Would every run of the view be counted from one (B divides every stride that moves, and no
+ * run can cross a 4 KiB line)? The test's own reading of the rule, to show the random views
+ * below reach the shortcut often, and cross lines often. */
+static int all_alike(const npu_burst_geom_t *g, const npu_slice_view_t *v)
+{
+    uint64_t bits = 0, run = (uint64_t)v->dim[v->nd - 1].count * v->ebytes, gg;
+    int i = v->nd - 2;
+    for (; i >= 0 && (v->dim[i].count == 1 || (uint64_t)v->dim[i].stride * v->ebytes == run); i--)
+        run *= (uint64_t)v->dim[i].count;
+    for (; i >= 0; i--)
+        bits |= v->dim[i].count > 1 ? (uint64_t)v->dim[i].stride * v->ebytes : 0;
+    bits %= 4096;
+    gg = bits ? bits & (~bits + 1) : 4096;
+    return bits % g->beat == 0 && v->base % gg + run <= gg;
+}
+
+/* The shortcuts of the counter (a view whose runs are all alike counted from one run; a strided
+ * transfer none of whose rows can cross a line counted without the line-by-line recount) give
+ * the plain rule's counts: random NHWC / NCHW tiles and [taps][F][C] blocks whose channels fill
+ * whole beats (the tensors the slicing stage costs), at beat-aligned and unaligned bases, and
+ * strided transfers at power-of-two strides, against the element walk and the row-by-row rule. */
+Test(slice_burst, shortcuts_equal_the_plain_rule)
+{
+    static const npu_burst_geom_t geoms[4] = {
+        {16, 16, 0, 0, 0, 0}, {32, 16, 0, 0, 0, 0}, {64, 4, 0, 0, 0, 0}, {128, 16, 0, 0, 0, 0}};
+    uint64_t seed = 0xA11CE, alike = 0, crossing = 0;
+    for (int it = 0; it < 4000; it++) {
+        npu_burst_geom_t gd = geom(geoms[it % 4].beat, geoms[it % 4].max_beats);
+        const npu_burst_geom_t *g = it & 16 ? &gd : &geoms[it % 4]; /* divisors given, or found */
+        unsigned e = it & 4 ? 4 : 2;
+        int64_t q = (int64_t)(g->beat / e), C = q << (test_rand(&seed) % 5), F = 1 + (int64_t)(test_rand(&seed) % 40);
+        int64_t H = 1 + (int64_t)(test_rand(&seed) % 30), W = 1 + (int64_t)(test_rand(&seed) % 30);
+        uint64_t base = it & 1 ? 4096 * (test_rand(&seed) % 9) : e * (test_rand(&seed) % 3000), want, beats, runs;
+        npu_slice_view_t v;
+        npu_bursts_t b;
+        if (it % 3 < 2) { /* a tile of a 2 x H x W x C image, NHWC or NCHW (0 or 1) */
+            npu_slice_box_t ext = {2, H, W, C}, org, t;
+            npu_bursts_t f;
+            t.n = 1 + (int64_t)(test_rand(&seed) % 2);
+            t.h = 1 + (int64_t)(test_rand(&seed) % (uint64_t)H);
+            t.w = 1 + (int64_t)(test_rand(&seed) % (uint64_t)W);
+            t.c = test_rand(&seed) % 2 ? C : q * (1 + (int64_t)(test_rand(&seed) % (uint64_t)(C / q)));
+            org.n = (int64_t)(test_rand(&seed) % (uint64_t)(3 - t.n));
+            org.h = (int64_t)(test_rand(&seed) % (uint64_t)(H - t.h + 1));
+            org.w = (int64_t)(test_rand(&seed) % (uint64_t)(W - t.w + 1));
+            org.c = q * (int64_t)(test_rand(&seed) % (uint64_t)((C - t.c) / q + 1));
+            v.ebytes = e;
+            v.nd = 4;
+            if (it % 3 == 0) {
+                v.base = base + (uint64_t)(((org.n * H + org.h) * W + org.w) * C + org.c) * e;
+                v.dim[0] = (npu_slice_dim_t){t.n, H * W * C};
+                v.dim[1] = (npu_slice_dim_t){t.h, W * C};
+                v.dim[2] = (npu_slice_dim_t){t.w, C};
+                v.dim[3] = (npu_slice_dim_t){t.c, 1};
+            } else {
+                v.base = base + (uint64_t)(((org.n * C + org.c) * H + org.h) * W + org.w) * e;
+                v.dim[0] = (npu_slice_dim_t){t.n, C * H * W};
+                v.dim[1] = (npu_slice_dim_t){t.c, H * W};
+                v.dim[2] = (npu_slice_dim_t){t.h, W};
+                v.dim[3] = (npu_slice_dim_t){t.w, 1};
+            }
+            memset(&f, 0, sizeof f); /* the front-end builds the same view */
+            cr_assert_eq(npu_slice_image_tile(g, base, e, it % 3, &ext, &org, &t, &f), 0);
+            memset(&b, 0, sizeof b);
+            npu_slice_view(g, &v, &b);
+            cr_assert(!memcmp(&f, &b, sizeof f), "it %d: image tile vs its view", it);
+        } else { /* taps x an f x ch block of [taps][F][C] */
+            int64_t tf = 1 + (int64_t)(test_rand(&seed) % (uint64_t)F), tc = test_rand(&seed) % 2 ? C : q;
+            v.base = base + (uint64_t)((int64_t)(test_rand(&seed) % (uint64_t)(F - tf + 1)) * C) * e;
+            v.ebytes = e;
+            v.nd = 3;
+            v.dim[0] = (npu_slice_dim_t){1 + (int64_t)(test_rand(&seed) % 9), F * C};
+            v.dim[1] = (npu_slice_dim_t){tf, C};
+            v.dim[2] = (npu_slice_dim_t){tc, 1};
+        }
+        memset(&b, 0, sizeof b);
+        cr_assert_eq(npu_slice_view(g, &v, &b), 0);
+        walk_view(g, &v, &want, &beats, &runs);
+        alike += all_alike(g, &v);
+        crossing += !all_alike(g, &v);
+        cr_assert(b.bursts == want && b.beats == beats && b.runs == runs,
+                  "it %d B=%u: bursts %llu/%llu beats %llu/%llu runs %llu/%llu (counter/walk)", it, g->beat,
+                  (unsigned long long)b.bursts, (unsigned long long)want, (unsigned long long)b.beats,
+                  (unsigned long long)beats, (unsigned long long)b.runs, (unsigned long long)runs);
+    }
+    cr_assert(alike > 1000 && crossing > 500, "the views reach both paths: %llu alike, %llu not",
+              (unsigned long long)alike, (unsigned long long)crossing);
+    for (int it = 0; it < 20000; it++) { /* power-of-two strides, the rows far apart or close */
+        npu_burst_geom_t gd = geom(geoms[it % 4].beat, geoms[it % 4].max_beats);
+        const npu_burst_geom_t *g = it & 16 ? &gd : &geoms[it % 4];
+        uint64_t stride = 16ull << (test_rand(&seed) % 12), rows = 2 + test_rand(&seed) % 60;
+        uint64_t rb = 1 + test_rand(&seed) % stride, addr = (test_rand(&seed) % 5000) << (test_rand(&seed) % 8);
+        npu_bursts_t a, w;
+        if (rb == stride)
+            rb--;
+        memset(&a, 0, sizeof a);
+        memset(&w, 0, sizeof w);
+        npu_slice_xfer(g, addr, rows, rb ? rb : 1, stride, &a);
+        for (uint64_t r = 0; r < rows; r++)
+            npu_slice_run(g, addr + r * stride, rb ? rb : 1, &w);
+        cr_assert(a.bursts == w.bursts && a.beats == w.beats && a.runs == w.runs,
+                  "B=%u max=%u addr=%llu rows=%llu row_bytes=%llu stride=%llu: %llu vs %llu bursts", g->beat,
+                  g->max_beats, (unsigned long long)addr, (unsigned long long)rows, (unsigned long long)rb,
+                  (unsigned long long)stride, (unsigned long long)a.bursts, (unsigned long long)w.bursts);
+    }
 }

@@ -2,6 +2,8 @@
  * candidate count, the overlap formula on hand cases, GEMM plans legal for gemm_tiling's checker,
  * and the bounded search against costing every candidate (npu_slice_eval). */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <time.h>
 #include <string.h>
 
 #include "compile/gemm/gemm_tiling.h"
@@ -267,4 +269,29 @@ Test(slice_search, store_fixed_derived)
     npu_cfg_t r = c;
     npu_slice_cfg_retime(&r, 0, c.dram_latency + 50);
     cr_assert_eq(npu_slice_cost_default(&r, NPU_SLICE_BURST).store_fixed, k.store_fixed, "no read latency");
+}
+
+/* Speed guard (issue 16: a 100-point sweep of ResNet-50 in under a minute): the three kernels of
+ * ResNet-50's heaviest layer for the search (conv3's 1x1 stride-2 shortcut, 56 x 56 x 256 -> 512,
+ * batch 1) at S = 4 with 1 MiB of SPM and 16 B/cycle, as `npu sweep` searches them at one of its
+ * points, in at most 0.3 s of CPU. On the machine of session 18 they took 0.50 s before the step
+ * walk's early stop and the burst counter's shortcuts, 0.09 s with them, 0.42 s without the early
+ * stop (planted: fails here), 0.15 s without the alike-runs shortcut (passes: too close to the
+ * bound for a shared machine). CPU time, not wall: other jobs do not decide it. */
+Test(slice_search, resnet50_layer_fast, .timeout = 60)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_conv_t c = {1, 256, 56, 56, 512, 1, 1, 2, 0, 1, 0};
+    npu_slice_result_t r;
+    char msg[160];
+    cfg.s = 4;
+    cfg.dram_bw = 16;
+    cfg.spm_bank_words = 1024 * 1024 / (cfg.spm_banks * npu_cfg_beat(&cfg));
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    clock_t t0 = clock();
+    for (int kind = NPU_SLICE_FWD; kind <= NPU_SLICE_DW; kind++)
+        cr_assert_eq(npu_slice_conv(&cfg, &k, &c, kind, &r, msg, sizeof msg), 0, "%s", msg);
+    double s = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    cr_log_info("resnet50_layer_fast: %.3f s CPU", s);
+    cr_assert(s < 0.3, "ResNet-50 conv3 shortcut's three searches took %.2f s of CPU (bound 0.3 s)", s);
 }

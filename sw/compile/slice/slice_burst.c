@@ -3,13 +3,6 @@
 
 #include <string.h>
 
-npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg)
-{
-    npu_burst_geom_t g;
-    g.beat = (unsigned)npu_cfg_beat(cfg);
-    g.max_beats = cfg->max_burst_beats > 0 ? (unsigned)cfg->max_burst_beats : 1u;
-    return g;
-}
 
 /* A divisor, with its shift when it is a power of two (beats and burst lengths usually are):
  * the burst counter divides for every row of a strided transfer. */
@@ -21,14 +14,19 @@ typedef struct divisor {
 static divisor_t divisor(uint64_t d)
 {
     divisor_t v = {d, -1};
-    if (d && !(d & (d - 1)))
-        for (v.shift = 0; (1ull << v.shift) < d; v.shift++)
-            ;
+    if (d && !(d & (d - 1))) { /* log2: the bits set in d - 1, counted without a loop (once per view) */
+        uint64_t x = d - 1;
+        x -= (x >> 1) & 0x5555555555555555ull;
+        x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+        x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+        v.shift = (int)((x * 0x0101010101010101ull) >> 56);
+    }
     return v;
 }
 
 static uint64_t div_by(divisor_t v, uint64_t a) { return v.shift >= 0 ? a >> v.shift : a / v.d; }
 static uint64_t cdiv_by(divisor_t v, uint64_t a) { return div_by(v, a + v.d - 1); }
+static uint64_t mod_by(divisor_t v, uint64_t a) { return v.shift >= 0 ? a & (v.d - 1) : a % v.d; }
 
 /* The rule's divisors: bytes per beat, beats per page, beats per burst. */
 typedef struct geom_div {
@@ -38,15 +36,36 @@ typedef struct geom_div {
 static geom_div_t geom_div(const npu_burst_geom_t *g)
 {
     geom_div_t v;
+    if (g->divs) { /* found once by npu_slice_geom */
+        v.beat = (divisor_t){g->beat, g->beat_sh};
+        v.page = (divisor_t){NPU_SLICE_PAGE / g->beat, g->page_sh};
+        v.mx = (divisor_t){g->max_beats, g->max_sh};
+        return v;
+    }
     v.beat = divisor(g->beat);
     v.page = divisor(NPU_SLICE_PAGE / g->beat);
     v.mx = divisor(g->max_beats);
     return v;
 }
 
+npu_burst_geom_t npu_slice_geom(const npu_cfg_t *cfg)
+{
+    npu_burst_geom_t g;
+    geom_div_t v;
+    memset(&g, 0, sizeof g);
+    g.beat = (unsigned)npu_cfg_beat(cfg);
+    g.max_beats = cfg->max_burst_beats > 0 ? (unsigned)cfg->max_burst_beats : 1u;
+    v = geom_div(&g);
+    g.beat_sh = v.beat.shift;
+    g.page_sh = v.page.shift;
+    g.max_sh = v.mx.shift;
+    g.divs = 1;
+    return g;
+}
+
 /* Beats b0..b1 of a run: the greedy split restarts at every page line, so each page touched
  * contributes ceil(its beats / max) bursts; full middle pages all contribute the same. */
-static void run(const geom_div_t *v, uint64_t addr, uint64_t len, npu_bursts_t *acc)
+static void run_bursts(const geom_div_t *v, uint64_t addr, uint64_t len, npu_bursts_t *acc)
 {
     uint64_t P = v->page.d, b0, b1, p0, p1, n;
     if (len == 0)
@@ -69,7 +88,7 @@ static void run(const geom_div_t *v, uint64_t addr, uint64_t len, npu_bursts_t *
 void npu_slice_run(const npu_burst_geom_t *g, uint64_t addr, uint64_t len, npu_bursts_t *acc)
 {
     geom_div_t v = geom_div(g);
-    run(&v, addr, len, acc);
+    run_bursts(&v, addr, len, acc);
 }
 
 static void add_times(npu_bursts_t *acc, const npu_bursts_t *b, uint64_t times)
@@ -103,66 +122,113 @@ static void crossings(const geom_div_t *v, uint64_t addr, uint64_t rows, uint64_
             npu_bursts_t t, u;
             memset(&t, 0, sizeof t);
             memset(&u, 0, sizeof u);
-            run(v, addr + r * stride, len, &t);
+            run_bursts(v, addr + r * stride, len, &t);
             uncrossed(v, addr + r * stride, len, &u);
             acc->bursts += t.bursts - u.bursts;
         }
     }
 }
 
-/* The rows of a strided transfer, each its own run. The usual tile (rows of at most a page,
- * fewer lines under the transfer than rows) is counted in two parts: every row as if it crossed
- * no line, its beats a function of its address mod B and so periodic in r with period p = 1
- * when B divides the stride, else B (one period counted and repeated, then the first
- * rows % p); then the rows that cross a line, recounted (crossings). Any other transfer row by
- * row. */
-static void strided_rows(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t len,
-                         uint64_t stride, npu_bursts_t *acc)
+/* Can no row of a strided transfer cross a 4 KiB line? Every row starts at addr mod g within
+ * a g-byte block of the page, g = gcd(stride, 4096) (a power of two: the lowest set bit of the
+ * stride mod 4096, or 4096), so a row ends within its page when (addr mod g) + len <= g. The
+ * usual NHWC tile row (channels at a power-of-two pixel stride) passes this test, and its
+ * transfer then needs no line-by-line recount. */
+static int never_crosses(uint64_t addr, uint64_t len, uint64_t stride)
 {
-    geom_div_t v = geom_div(g);
-    uint64_t p = stride % g->beat ? g->beat : 1, end = addr + (rows - 1) * stride + len;
+    uint64_t m = stride % NPU_SLICE_PAGE, g = m ? m & (~m + 1) : NPU_SLICE_PAGE;
+    return (addr & (g - 1)) + len <= g;
+}
+
+/* The rows of a strided transfer, each its own run. The usual tile (rows of at most a page,
+ * fewer lines under the transfer than rows, or no row crossing a line: never_crosses) is counted
+ * in two parts: every row as if it crossed no line, its beats a function of its address mod B
+ * and so periodic in r with period p = 1 when B divides the stride, else B (one period counted
+ * and repeated, then the first rows % p); then the rows that cross a line, recounted
+ * (crossings). Any other transfer row by row. */
+static void strided_rows(const geom_div_t *v, uint64_t addr, uint64_t rows, uint64_t len, uint64_t stride,
+                         npu_bursts_t *acc)
+{
+    uint64_t end = addr + (rows - 1) * stride + len;
+    divisor_t p = mod_by(v->beat, stride) ? v->beat : divisor(1);
     npu_bursts_t per, part;
-    if (len > NPU_SLICE_PAGE || stride == 0 || end / NPU_SLICE_PAGE - addr / NPU_SLICE_PAGE > rows) {
+    int crosses = len > NPU_SLICE_PAGE || !never_crosses(addr, len, stride);
+    if (stride == 0 || (crosses && (len > NPU_SLICE_PAGE || end / NPU_SLICE_PAGE - addr / NPU_SLICE_PAGE > rows))) {
         for (uint64_t r = 0; r < rows; r++)
-            run(&v, addr + r * stride, len, acc);
+            run_bursts(v, addr + r * stride, len, acc);
         return;
     }
     memset(&per, 0, sizeof per);
     memset(&part, 0, sizeof part);
-    for (uint64_t r = 0; r < rows && r < p; r++) {
-        if (r == rows % p)
+    for (uint64_t r = 0, rem = mod_by(p, rows); r < rows && r < p.d; r++) {
+        if (r == rem)
             part = per;
-        uncrossed(&v, addr + r * stride, len, &per);
+        uncrossed(v, addr + r * stride, len, &per);
     }
-    add_times(acc, &per, rows < p ? 1 : rows / p);
-    if (rows >= p)
+    add_times(acc, &per, rows < p.d ? 1 : div_by(p, rows));
+    if (rows >= p.d)
         add_times(acc, &part, 1);
-    crossings(&v, addr, rows, len, stride, acc);
+    if (crosses)
+        crossings(v, addr, rows, len, stride, acc);
 }
 
-/* The transfer's runs and bursts (no SPM words: npu_slice_view counts them by its rows). */
-static void xfer_runs(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
-                      uint64_t stride, npu_bursts_t *acc)
+/* The transfer's runs and bursts (no SPM words: npu_slice_view counts them by its rows); v: the
+ * geometry's divisors, found once per view. */
+static void xfer_runs(const geom_div_t *v, uint64_t addr, uint64_t rows, uint64_t row_bytes, uint64_t stride,
+                      npu_bursts_t *acc)
 {
     acc->xfers++;
     if (stride == row_bytes || rows == 1)
-        npu_slice_run(g, addr, rows * row_bytes, acc);
+        run_bursts(v, addr, rows * row_bytes, acc);
     else
-        strided_rows(g, addr, rows, row_bytes, stride, acc);
+        strided_rows(v, addr, rows, row_bytes, stride, acc);
 }
 
 void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uint64_t row_bytes,
                     uint64_t stride, npu_bursts_t *acc)
 {
+    geom_div_t v = geom_div(g);
     if (rows == 0 || row_bytes == 0)
         return;
-    xfer_runs(g, addr, rows, row_bytes, stride, acc);
+    xfer_runs(&v, addr, rows, row_bytes, stride, acc);
     acc->words += rows * ((row_bytes + g->beat - 1) / g->beat);
+}
+
+/* The view's runs (each run bytes; their starts base + the rows' stride and the outer dims 0..i-1
+ * with more than one index) counted at once when they are all alike: B divides every stride, so
+ * every run starts at the same offset in its beat, and no run crosses a 4 KiB line (they all
+ * start at base mod g in a g-byte block, g the gcd of the strides and 4096, as in
+ * never_crosses), so each is ceil(beats / max) bursts. The usual NHWC tile of a dense tensor
+ * whose channels fill whole beats. 1 when counted, 0 when not (the runs differ). */
+static int alike_runs(const geom_div_t *gv, const npu_slice_view_t *v, int i, uint64_t run, uint64_t rows,
+                      uint64_t stride, npu_bursts_t *acc)
+{
+    uint64_t bits = rows > 1 ? stride : 0, n = rows, xfers = 1, m, g;
+    npu_bursts_t one;
+    for (int d = 0; d < i; d++) {
+        uint64_t c = (uint64_t)v->dim[d].count;
+        bits |= c > 1 ? (uint64_t)v->dim[d].stride * v->ebytes : 0;
+        n *= c;
+        xfers *= c;
+    }
+    m = bits % NPU_SLICE_PAGE;
+    g = m ? m & (~m + 1) : NPU_SLICE_PAGE; /* the lowest set bit: a power of two */
+    if (gv->beat.shift < 0 || bits & (gv->beat.d - 1) || (v->base & (g - 1)) + run > g)
+        return 0;
+    memset(&one, 0, sizeof one);
+    run_bursts(gv, v->base, run, &one);
+    acc->bursts += n * one.bursts;
+    acc->beats += n * one.beats;
+    acc->bytes += n * one.bytes;
+    acc->runs += n;
+    acc->xfers += xfers;
+    return 1;
 }
 
 int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bursts_t *acc)
 {
     int i, nd = v->nd;
+    geom_div_t gv;
     uint64_t run, rows = 1, stride = 0, idx[NPU_SLICE_MAX_DIMS];
     if (nd < 1 || nd > NPU_SLICE_MAX_DIMS || v->ebytes < 1 || v->dim[nd - 1].stride != 1)
         return -1;
@@ -196,13 +262,17 @@ int npu_slice_view(const npu_burst_geom_t *g, const npu_slice_view_t *v, npu_bur
         i++;
     }
     /* the outer dims 0..i-1 enumerate the transfers (odometer, outermost slowest) */
+    i = i > 0 ? i : 0;
+    gv = geom_div(g);
+    if (alike_runs(&gv, v, i, run, rows, stride, acc))
+        return 0;
     memset(idx, 0, sizeof idx);
     for (;;) {
         uint64_t a = v->base;
         int d;
         for (d = 0; d < i; d++)
             a += idx[d] * (uint64_t)v->dim[d].stride * v->ebytes;
-        xfer_runs(g, a, rows, run, stride, acc);
+        xfer_runs(&gv, a, rows, run, stride, acc);
         for (d = i - 1; d >= 0; d--) {
             if (++idx[d] < (uint64_t)v->dim[d].count)
                 break;

@@ -30,10 +30,15 @@
 #define NPU_SLICE_PAGE 4096u /* bytes: no burst crosses this line (AXI) */
 #define NPU_SLICE_MAX_DIMS 6
 
-/* The burst rule's parameters: bytes per beat (a power of two dividing 4096), longest burst. */
+/* The burst rule's parameters: bytes per beat (a power of two dividing 4096), longest burst.
+ * npu_slice_geom also fills the counter's divisors (divs = 1), so that the slicing stage's
+ * millions of tile views do not find them each; a geometry given as {beat, max_beats} alone
+ * (divs = 0) has them found per view. */
 typedef struct npu_burst_geom {
     unsigned beat;
     unsigned max_beats;
+    int divs;                          /* 1: the shifts below are set */
+    int beat_sh, page_sh, max_sh;      /* log2 of beat, of beats per 4 KiB, of max_beats (-1: not a power of two) */
 } npu_burst_geom_t;
 
 /* What a set of transfers costs the DRAM port. Counters accumulate (callers zero them). */

@@ -69,7 +69,9 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
  * columns and a contraction of taps x kd (one wave per tap, S-deep chunk of kd and S-wide block
  * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
  * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
- * the busiest core's waves x max(rows, (rows + wave) / 2). */
+ * the busiest core's waves x max(rows, (rows + wave) / 2). The waves are taps x ceil(kd / S) x
+ * the core's blocks, so the cost is ceil(kd / S) times that at kd = S (the slicing search sums
+ * its step classes by that). */
 /* The overlap of double-buffered steps (slice.h): per step i its loads L_i (of which Lb_i on the
  * DRAM bus), compute E_i and stores S_i, added in order; then
  *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0).

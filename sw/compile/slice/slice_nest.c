@@ -123,6 +123,7 @@ int npu_slice_nest_init(npu_slice_nest_t *x, const npu_cfg_t *cfg, int kind, con
     x->S = cfg->s;
     x->L = npu_cfg_f(cfg);
     x->B = (unsigned)npu_cfg_beat(cfg);
+    x->g = npu_slice_geom(cfg);
     if (cfg->s < 1 || NPU_SLICE_PAGE % x->B || (x->B & (x->B - 1)))
         snprintf(why, sizeof why, "the beat (%u bytes) must be a power of two dividing 4096", x->B);
     else if (kind == NPU_SLICE_GEMM && (M < 1 || N < 1 || K < 1))
@@ -171,19 +172,26 @@ void npu_slice_tile_bursts(const npu_slice_nest_t *x, int t, const int64_t *o, c
                            npu_bursts_t *acc)
 {
     const npu_slice_tensor_t *ts = &x->t[t];
-    npu_burst_geom_t g = npu_slice_geom(x->cfg);
     int64_t lo[4], len[4];
-    for (int i = 0; i < ts->naxes; i++) {
+    for (int i = 0; i < ts->naxes; i++)
         npu_slice_axis_range(x, &ts->ax[i], o, s, &lo[i], &len[i]);
+    npu_slice_range_bursts(x, t, lo, len, acc);
+}
+
+void npu_slice_range_bursts(const npu_slice_nest_t *x, int t, const int64_t *lo, const int64_t *len,
+                            npu_bursts_t *acc)
+{
+    const npu_slice_tensor_t *ts = &x->t[t];
+    const npu_burst_geom_t *g = &x->g;
+    for (int i = 0; i < ts->naxes; i++)
         if (len[i] <= 0)
             return;
-    }
     if (ts->layout == NPU_SLICE_T_MATRIX) {
-        npu_slice_matrix_tile(&g, 0, ts->ebytes, ts->ax[0].lim, ts->ax[1].lim, lo[0], lo[1], len[0], len[1], acc);
+        npu_slice_matrix_tile(g, 0, ts->ebytes, ts->ax[0].lim, ts->ax[1].lim, lo[0], lo[1], len[0], len[1], acc);
     } else if (ts->layout == NPU_SLICE_T_NHWC) {
         npu_slice_box_t e = {ts->ax[0].lim, ts->ax[1].lim, ts->ax[2].lim, ts->ax[3].lim};
         npu_slice_box_t org = {lo[0], lo[1], lo[2], lo[3]}, tl = {len[0], len[1], len[2], len[3]};
-        npu_slice_image_tile(&g, 0, ts->ebytes, NPU_SLICE_NHWC, &e, &org, &tl, acc);
+        npu_slice_image_tile(g, 0, ts->ebytes, NPU_SLICE_NHWC, &e, &org, &tl, acc);
     } else { /* [taps][F][C]: every tap's f x ch block */
         npu_slice_view_t v;
         int64_t F = ts->ax[0].lim, C = ts->ax[1].lim;
@@ -193,7 +201,7 @@ void npu_slice_tile_bursts(const npu_slice_nest_t *x, int t, const int64_t *o, c
         v.dim[0] = (npu_slice_dim_t){x->T, F * C};
         v.dim[1] = (npu_slice_dim_t){len[0], C};
         v.dim[2] = (npu_slice_dim_t){len[1], 1};
-        npu_slice_view(&g, &v, acc);
+        npu_slice_view(g, &v, acc);
     }
 }
 

@@ -37,6 +37,7 @@ typedef struct npu_slice_nest {
     const npu_cfg_t *cfg;
     int kind, S, L;
     unsigned B;
+    npu_burst_geom_t g; /* the burst rule (npu_slice_geom), found once */
     npu_conv_t c;  /* convolutions */
     int T;         /* taps KH*KW (GEMM: 1) */
     int nd;
@@ -59,6 +60,9 @@ void npu_slice_axis_range(const npu_slice_nest_t *x, const npu_slice_axis_t *a, 
 /* The transfers of tensor t's tile at (o, s), added to acc (nothing for an empty window). */
 void npu_slice_tile_bursts(const npu_slice_nest_t *x, int t, const int64_t *o, const int64_t *s,
                            npu_bursts_t *acc);
+/* The same from the tile's range along each of the tensor's axes (npu_slice_axis_range). */
+void npu_slice_range_bursts(const npu_slice_nest_t *x, int t, const int64_t *lo, const int64_t *len,
+                            npu_bursts_t *acc);
 
 /* Capacity of full tiles `tile` (ntiles per dim given): SPM words of one buffer per tensor, the
  * buffers (1 when the tensor has a single tile, else 2; GEMM always 2, as gemm_tiling), the OBUF

@@ -64,6 +64,14 @@ typedef struct step_ctx {
     uint64_t E[1 << NPU_SLICE_DIMS], D[1 << NPU_SLICE_DIMS]; /* per class: compute, drain */
 } step_ctx_t;
 
+/* The cost of tensor t's transfers b, returned, and their bus time in *bus. */
+static uint64_t xfer_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const npu_bursts_t *b,
+                        uint64_t *bus)
+{
+    *bus = npu_slice_xfer_bus(k, b, x->B);
+    return npu_slice_xfer_cost(k, b, x->B, t == NPU_SLICE_OUT);
+}
+
 /* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned, their bus
  * time in *bus. */
 static uint64_t tile_xfer(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const int64_t *o,
@@ -71,8 +79,7 @@ static uint64_t tile_xfer(const npu_slice_nest_t *x, const npu_slice_cost_t *k, 
 {
     memset(b, 0, sizeof *b);
     npu_slice_tile_bursts(x, t, o, s, b);
-    *bus = npu_slice_xfer_bus(k, b, x->B);
-    return npu_slice_xfer_cost(k, b, x->B, t == NPU_SLICE_OUT);
+    return xfer_of(x, k, t, b, bus);
 }
 
 /* Transfer cost (and bus time in *bus) of tensor t's tile (o, s) with linear tile index key. */
@@ -133,36 +140,59 @@ static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *n
     return lb;
 }
 
+/* The classes of the dims in mask (bit d of a class: dim d at its last tile, else at its full
+ * tiles, of which there are full_d; the dims outside mask at their last tile): their count, and
+ * per class its weight (the product of its full counts; 0: the class is empty) in w and its
+ * tile sizes in s. */
+static int classes(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *ntiles, unsigned mask,
+                   uint64_t *w, int64_t (*s)[NPU_SLICE_DIMS])
+{
+    int n = 0;
+    unsigned sub = mask;
+    do { /* every subset of mask: the dims at their last tile */
+        w[n] = 1;
+        for (int d = 0; d < x->nd; d++) {
+            int64_t full = ntiles[d] - 1;
+            int last = !(mask >> d & 1) || (sub >> d & 1);
+            s[n][d] = last ? x->ext[d] - full * tile[d] : tile[d];
+            w[n] *= last ? 1u : (uint64_t)full;
+        }
+        n++;
+        sub = (sub - 1) & mask;
+    } while (sub != mask);
+    return n;
+}
+
 /* The exact sums of the steps' compute (with the drains) under the splits s0 .. s1 - 1, in
  * sum[split], with tiles tile: every dim has at most two tile sizes (full and the last), so the
- * steps fall into <= 2^nd classes of equal compute. A drain ends an output tile: the classes
- * whose reduction dims are at their last tile, once each. */
+ * steps fall into <= 2^nd classes of equal compute, and the sum over them factors: the GEMM's
+ * kd is a function of the reduction dims' sizes alone, m, n and the OBUF rows of the others', and
+ * a step's compute is ceil(kd / S) times that at kd = S (slice_cost.h), so it is
+ * (sum over the reduction classes of ceil(kd / S)) x (sum over the other classes of the compute at
+ * kd = S), each class weighted by its count; exact (integer products distribute over sums). A
+ * drain ends an output tile: the other dims' classes once each, the reduction dims at their last
+ * tile. */
 static void compute_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
                          const int64_t *ntiles, int s0, int s1, uint64_t *sum)
 {
+    uint64_t w[1 << NPU_SLICE_DIMS], kf = 0;
+    int64_t s[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], m, n, taps, kd, orows;
+    int nc = classes(x, tile, ntiles, x->red, w, s);
+    for (int cls = 0; cls < nc; cls++)
+        if (w[cls]) {
+            npu_slice_step_gemm(x, s[cls], &m, &n, &taps, &kd, &orows);
+            kf += w[cls] * (uint64_t)((kd + x->S - 1) / x->S);
+        }
     for (int sp = s0; sp < s1; sp++)
         sum[sp] = 0;
-    for (unsigned cls = 0; cls < 1u << x->nd; cls++) {
-        int64_t s[NPU_SLICE_DIMS], m, n, taps, kd, orows;
-        uint64_t cnt = 1, drains = 1;
-        int ok = 1;
-        for (int d = 0; d < x->nd && ok; d++) {
-            int64_t last = x->ext[d] - (ntiles[d] - 1) * tile[d], full = ntiles[d] - 1;
-            if (cls >> d & 1) { /* the last tile (also the full size when the tile divides) */
-                s[d] = last;
-            } else { /* the full tiles before it */
-                s[d] = tile[d];
-                cnt *= (uint64_t)full;
-                drains *= x->red >> d & 1 ? 0u : (uint64_t)full;
-                ok = full > 0;
-            }
-        }
-        if (!ok)
+    nc = classes(x, tile, ntiles, ((1u << x->nd) - 1) & ~x->red, w, s);
+    for (int cls = 0; cls < nc; cls++) {
+        if (!w[cls])
             continue;
-        npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
+        npu_slice_step_gemm(x, s[cls], &m, &n, &taps, &kd, &orows);
         for (int sp = s0; sp < s1; sp++)
-            sum[sp] += cnt * npu_slice_compute_cost(k, x->S, sp, m, n, taps, kd) +
-                       drains * (k->drain_fixed + (uint64_t)orows * k->drain_row);
+            sum[sp] += w[cls] * (kf * npu_slice_compute_cost(k, x->S, sp, m, n, taps, x->S) + k->drain_fixed +
+                                 (uint64_t)orows * k->drain_row);
     }
 }
 
@@ -182,16 +212,37 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
     return c->E[cls];
 }
 
+/* The walk's totals still to come after the steps walked: the compute (from the step holding
+ * E_prev on), the loads' cost, and their bus time with the stores. */
+typedef struct rest { uint64_t E, L, LbS; } rest_t;
+
+static uint64_t sub0(uint64_t a, uint64_t b) { return a > b ? a - b : 0; }
+
+/* A lower bound of the walk's final T (npu_slice_pipe_end) after the steps walked: every term
+ * still to come is >= 0, and each of the rest's sums is at most what they add, since each later
+ * step adds max(E_prev, L, Lb + S_prev2) and the end max(E_prev, S_prev2) + S_prev (a sum of
+ * maxima is at least the maximum of the sums). */
+static uint64_t rest_bound(const npu_slice_pipe_t *pipe, const rest_t *r)
+{
+    uint64_t m = r->E > r->L ? r->E : r->L;
+    return pipe->T + (m > r->LbS ? m : r->LbS);
+}
+
 /* The step walk: per step the loads of the input tiles whose index changed, the compute (and the
  * drain after an output tile's last reduction step) and the store; T by the overlap formula. The
  * loads take L (one after another on the read side) and share the bus with the stores: the DMA
- * time of a step is max(L, Lb + S) (Lb: the loads' bus time). */
-static void walk_steps(step_ctx_t *c)
+ * time of a step is max(L, Lb + S) (Lb: the loads' bus time). The walk stops (returns 1, the
+ * plan's cycles unset) once the lower bound of its T exceeds bound: the candidate can be neither
+ * best nor runner-up (the totals are the plan's, which the bounds of cost_steps already take as
+ * those of the walk); else 0. */
+static int walk_steps(step_ctx_t *c, uint64_t bound)
 {
     const npu_slice_nest_t *x = c->x;
     npu_slice_plan_t *p = c->p;
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
     npu_slice_pipe_t pipe;
+    rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].cost};
+    uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     memset(&pipe, 0, sizeof pipe);
     for (;;) {
         uint64_t L = 0, Lb = 0, E, S = 0, bus, drain;
@@ -226,6 +277,12 @@ static void walk_steps(step_ctx_t *c)
         }
         npu_slice_pipe_step(&pipe, L, Lb, E, S);
         p->steps = pipe.steps;
+        rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
+        E_in = E;
+        rest.L = sub0(rest.L, L);
+        rest.LbS = sub0(rest.LbS, Lb + S);
+        if (rest_bound(&pipe, &rest) > bound)
+            return 1;
         /* next step: the odometer in loop order, innermost fastest */
         int pos;
         for (pos = x->nd - 1; pos >= 0; pos--) {
@@ -238,28 +295,60 @@ static void walk_steps(step_ctx_t *c)
             break;
     }
     p->cycles = npu_slice_pipe_end(&pipe);
+    return 0;
 }
 
 /* Fills g with tensor t's grid at p's tiles: every tile once (over the dims t depends on, the
  * last dim fastest), each tile's cost and bus time kept when there are at most MEMO_MAX.
  * 0, or -1 out of memory. */
+/* Per axis a of tensor t, the tile ranges along it at p's tiles: lo, len of tile i of the axis's
+ * dim at at[a][2i], at[a][2i + 1] (in one block, returned to be freed; NULL out of memory). Each
+ * tile's ranges are then looked up, not found again for every tile of the grid. */
+static int64_t *axis_ranges(const npu_slice_nest_t *x, const npu_slice_plan_t *p, int t, int64_t **at)
+{
+    const npu_slice_tensor_t *ts = &x->t[t];
+    int64_t n = 0, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, *r;
+    for (int a = 0; a < ts->naxes; a++)
+        n += p->ntiles[ts->ax[a].dim];
+    if (!(r = malloc(sizeof *r * 2 * (size_t)n)))
+        return NULL;
+    n = 0;
+    for (int a = 0; a < ts->naxes; a++) {
+        int d = ts->ax[a].dim;
+        at[a] = r + 2 * n;
+        for (int64_t i = 0; i < p->ntiles[d]; i++) {
+            tile_at(p, d, i, o, s);
+            npu_slice_axis_range(x, &ts->ax[a], o, s, &at[a][2 * i], &at[a][2 * i + 1]);
+        }
+        n += p->ntiles[d];
+    }
+    return r;
+}
+
 static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const npu_slice_plan_t *p, int t,
                      grid_t *g)
 {
-    int64_t n = 1, o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS] = {0}, idx[NPU_SLICE_DIMS] = {0};
+    const npu_slice_tensor_t *ts = &x->t[t];
+    int64_t n = 1, idx[NPU_SLICE_DIMS] = {0}, *at[4], lo[4], len[4], *rng;
     memset(g, 0, sizeof *g);
     for (int d = 0; d < x->nd; d++)
-        if (x->t[t].dep >> d & 1)
+        if (ts->dep >> d & 1)
             n *= p->ntiles[d];
     if (n <= MEMO_MAX && !(g->tile = malloc(sizeof *g->tile * 2 * (size_t)n)))
         return -1;
+    if (!(rng = axis_ranges(x, p, t, at)))
+        return -1; /* the caller frees g->tile */
     g->n = n;
-    for (int d = 0; d < x->nd; d++)
-        tile_at(p, d, 0, o, s);
     for (int64_t key = 0; key < n; key++) {
         npu_bursts_t b;
         uint64_t cost, bus;
-        cost = tile_xfer(x, k, t, o, s, &b, &bus);
+        for (int a = 0; a < ts->naxes; a++) {
+            lo[a] = at[a][2 * idx[ts->ax[a].dim]];
+            len[a] = at[a][2 * idx[ts->ax[a].dim] + 1];
+        }
+        memset(&b, 0, sizeof b);
+        npu_slice_range_bursts(x, t, lo, len, &b);
+        cost = xfer_of(x, k, t, &b, &bus);
         if (g->tile) {
             g->tile[2 * key] = cost;
             g->tile[2 * key + 1] = bus;
@@ -273,13 +362,13 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
         g->cost += cost;
         g->bus += bus;
         for (int d = x->nd - 1; d >= 0; d--) /* the next tile: the last dim fastest */
-            if (x->t[t].dep >> d & 1) {
+            if (ts->dep >> d & 1) {
                 idx[d] = idx[d] + 1 < p->ntiles[d] ? idx[d] + 1 : 0;
-                tile_at(p, d, idx[d], o, s);
                 if (idx[d])
                     break;
             }
     }
+    free(rng);
     g->done = 1;
     return 0;
 }
@@ -351,8 +440,8 @@ static int free_tiles(grid_t *tmp, int rc)
 /* Costs a fitting candidate (tile options oi, or NULL): the totals per tensor and the compute
  * sum, then, unless max(compute, loads, loads' bus time + stores) (a lower bound of the
  * overlapped cycles) exceeds bound, the step walk (the compute is not summed when the
- * transfers alone exceed it).
- * 0 costed, 2 bounded out, -1 out of memory. */
+ * transfers alone exceed it), stopped once its T must exceed bound.
+ * 0 costed, 2 bounded out, 3 costed beyond bound (cycles unset), -1 out of memory. */
 static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t bound)
 {
     step_ctx_t c;
@@ -384,8 +473,8 @@ static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t 
         p->compute = sum[p->split];
         if (p->compute > bound)
             rc = 2;
-        else
-            walk_steps(&c);
+        else if (walk_steps(&c, bound))
+            rc = 3;
     }
     return free_tiles(tmp, rc);
 }
@@ -596,7 +685,8 @@ static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t 
         rc = cost_steps(s, &p, oi, r->evaluated >= 2 ? r->second.cycles : UINT64_MAX);
         if (rc == 0)
             keep(r, &p);
-        rc = rc == 2 ? 0 : rc;
+        r->evaluated += rc == 3; /* walked, more cycles than the runner-up: kept by neither */
+        rc = rc == 2 || rc == 3 ? 0 : rc;
     }
     return rc;
 }
