@@ -42,8 +42,8 @@ static void range_waves(long lo, long hi, long T, int depth, int *first, npu_kwa
     }
 }
 
-size_t npu_bwd_sum_waves(const npu_bwd_sumplan_t *p, int grad, long i, long j, npu_kwave_t *w,
-                         size_t max)
+/* npu_bwd_sum_waves of a plan already checked (plan_ok): the golden asks once per output. */
+static size_t sum_waves(const npu_bwd_sumplan_t *p, int grad, long i, long j, npu_kwave_t *w, size_t max)
 {
     int r = grad == NPU_BWD_DX ? NPU_SUM_N : NPU_SUM_M;
     /* the dims of the output's row and column */
@@ -51,8 +51,6 @@ size_t npu_bwd_sum_waves(const npu_bwd_sumplan_t *p, int grad, long i, long j, n
     long R = dim_of(p, r), at = p->split == di ? i : j;
     int first = 1, q = 0;
     size_t n = 0;
-    if (!plan_ok(p))
-        return 0;
     if (p->split == r) {
         for (int c = 0; c < p->nparts; c++) {
             q = p->order[c];
@@ -67,6 +65,12 @@ size_t npu_bwd_sum_waves(const npu_bwd_sumplan_t *p, int grad, long i, long j, n
     return n;
 }
 
+size_t npu_bwd_sum_waves(const npu_bwd_sumplan_t *p, int grad, long i, long j, npu_kwave_t *w,
+                         size_t max)
+{
+    return plan_ok(p) ? sum_waves(p, grad, i, j, w, max) : 0;
+}
+
 typedef struct gctx {
     const npu_bwd_sumplan_t *p;
     int grad;
@@ -75,7 +79,7 @@ typedef struct gctx {
 static size_t list(void *ctx, int i, int j, npu_kwave_t *w, size_t max)
 {
     const gctx_t *g = ctx;
-    return npu_bwd_sum_waves(g->p, g->grad, i, j, w, max);
+    return sum_waves(g->p, g->grad, i, j, w, max);
 }
 
 int npu_bwd_golden_bf16(const npu_bwd_sumplan_t *p, int grad, const int16_t *X, const int16_t *W,

@@ -422,14 +422,15 @@ static void sum_plan(const ctx_t *c, const npu_train_layer_result_t *L, npu_bwd_
     p->split = lw->part == NPU_PART_M ? NPU_SUM_M : lw->part == NPU_PART_N ? NPU_SUM_N
                : lw->part == NPU_PART_K ? NPU_SUM_K : -1;
     p->nparts = cores ? NPU_TRAIN_PARTS : p->split < 0 ? 1 : lw->plan.nparts;
+    long D = p->split == NPU_SUM_M ? p->M : p->split == NPU_SUM_N ? p->N : p->K;
     for (int q = 0; q < p->nparts; q++) {
         const npu_part_sub_t *sp = &lw->plan.part[q];
-        long D = p->split == NPU_SUM_M ? p->M : p->split == NPU_SUM_N ? p->N : p->K;
+        /* part q's range along the split dim (unsplit: K, as the one part's sub-GEMM has it) */
+        long lo = p->split == NPU_SUM_M ? sp->m0 : p->split == NPU_SUM_N ? sp->n0 : sp->k0;
+        long len = p->split == NPU_SUM_M ? sp->M : p->split == NPU_SUM_N ? sp->N : sp->K;
         p->order[q] = cores ? npu_bwd_cores_sum_order[q] : q;
-        p->lo[q] = cores ? q * D / NPU_TRAIN_PARTS
-                   : p->split == NPU_SUM_M ? sp->m0 : p->split == NPU_SUM_N ? sp->n0 : sp->k0;
-        p->lo[q + 1] = cores ? D : p->split == NPU_SUM_M ? sp->m0 + sp->M
-                       : p->split == NPU_SUM_N ? sp->n0 + sp->N : sp->k0 + sp->K;
+        p->lo[q] = cores ? q * D / NPU_TRAIN_PARTS : lo;
+        p->lo[q + 1] = cores ? (q + 1) * D / NPU_TRAIN_PARTS : lo + len;
         for (int d = 0; d < 3 && !cores; d++)
             p->tile[q][d] = lw->form == NPU_LOWER_SUBGEMMS ? lw->part_tiles[q][d]
                             : d == NPU_SUM_M ? lw->Tm : d == NPU_SUM_N ? lw->Tn : lw->Tk;

@@ -203,7 +203,7 @@ void npu_slice_xfer(const npu_burst_geom_t *g, uint64_t addr, uint64_t rows, uin
 static int alike_runs(const geom_div_t *gv, const npu_slice_view_t *v, int i, uint64_t run, uint64_t rows,
                       uint64_t stride, npu_bursts_t *acc)
 {
-    uint64_t bits = rows > 1 ? stride : 0, n = rows, xfers = 1, m, g;
+    uint64_t bits = rows > 1 ? stride : 0, n = rows, xfers = 1;
     npu_bursts_t one;
     for (int d = 0; d < i; d++) {
         uint64_t c = (uint64_t)v->dim[d].count;
@@ -211,9 +211,8 @@ static int alike_runs(const geom_div_t *gv, const npu_slice_view_t *v, int i, ui
         n *= c;
         xfers *= c;
     }
-    m = bits % NPU_SLICE_PAGE;
-    g = m ? m & (~m + 1) : NPU_SLICE_PAGE; /* the lowest set bit: a power of two */
-    if (gv->beat.shift < 0 || bits & (gv->beat.d - 1) || (v->base & (g - 1)) + run > g)
+    /* the strides' lowest set bit is their gcd with 4096 (never_crosses takes it of one stride) */
+    if (gv->beat.shift < 0 || bits & (gv->beat.d - 1) || !never_crosses(v->base, run, bits))
         return 0;
     memset(&one, 0, sizeof one);
     run_bursts(gv, v->base, run, &one);
