@@ -515,10 +515,10 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
         p->PL = p->P;
     else if (kernel == NPU_CONV_FWD && cols) /* the plane columns the waves read */
         p->PW = (p->OW - 1) * c->stride + (c->KW - 1) * c->dil + 1;
-    p->dpx = p->px;
-    p->dpdy = p->pdy;
-    p->dpout = p->pout;
-    p->dpw = p->pw;
+    p->pitch_x = p->px * p->B;
+    p->pitch_dy = p->pdy * p->B;
+    p->pitch_out = p->pout * p->B;
+    p->pitch_w = p->pw * p->B;
     p->dtap_rows = c->depthwise && kernel != NPU_CONV_DW ? (unsigned)(p->cw * p->L) : (unsigned)c->F;
     p->dwx = c->W;
     p->dwo = kernel == NPU_CONV_FWD ? p->OW : c->W;

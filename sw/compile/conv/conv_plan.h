@@ -56,13 +56,13 @@ typedef struct npu_conv_plan {
     unsigned B;             /* bytes per word / beat */
     int OH, OW, T;          /* output size, taps KH*KW */
     int cw, fw;             /* words per pixel: C channels (X, dX blocks), F channels (dY) */
-    /* DRAM row pitches in beats */
+    /* SPM words of a pixel of X and dY, of a W row and of an output pixel / dW row */
     unsigned px, pw, pdy, pout;
     /* The DRAM view (conv_split.h): the layer may be a part of a larger one whose tensors hold more
-     * channels. Pitches in beats of a pixel of X, dY and the output, and of a W / dW row; W and dW
-     * rows per tap. A whole layer's view is its own layout (dpx = px, ...). acc: the output adds to
-     * the partial sums already in DRAM (a part of a split reduction after the first). */
-    unsigned dpx, dpdy, dpout, dpw, dtap_rows;
+     * channels. Pitches in BYTES of a pixel of X, dY and the output, and of a W / dW row; W and dW
+     * rows per tap. A whole layer's view is its own layout. acc: the output adds to the partial
+     * sums already in DRAM (a part of a split reduction after the first). */
+    unsigned pitch_x, pitch_dy, pitch_out, pitch_w, dtap_rows;
     int dwx, dwo, dwy;      /* pixels per DRAM row of X, of the output and of dY (W, OW / W, OW
                                whole; a part over a range of columns reads and writes rows of the
                                whole tensors) */

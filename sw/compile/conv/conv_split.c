@@ -100,10 +100,10 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     if (npu_conv_plan_cols(cfg, &c, w->kernel, w->dataflow, opts, s->nw > 1 ? &cols : NULL, p, msg, n) != 0)
         return -1;
     part_ranges(s, i, &fi, &ci, &acc);
-    p->dpx = w->px;
-    p->dpdy = w->pdy;
-    p->dpout = w->pout;
-    p->dpw = w->pw;
+    p->pitch_x = w->pitch_x;
+    p->pitch_dy = w->pitch_dy;
+    p->pitch_out = w->pitch_out;
+    p->pitch_w = w->pitch_w;
     p->dtap_rows = w->dtap_rows;
     p->dwx = w->dwx;
     p->dwo = w->dwo;
@@ -297,14 +297,14 @@ npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const np
     npu_conv_addrs_t r = *a;
     int f0, c0, col = npu_conv_split_col(s, i), in0 = s->nw > 1 ? part_cols(s, i).in0 : 0;
     npu_conv_split_origin(s, i, &f0, &c0);
-    r.x += (uint32_t)(2 * c0) + (w->kernel == NPU_CONV_FWD ? (uint32_t)in0 * w->dpx * w->B : 0u);
-    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX ? (uint32_t)in0 * w->dpdy * w->B : 0u);
-    r.w += w->c.depthwise ? (uint32_t)c0 * w->dpw * w->B /* diagonal blocks: rows of one word */
-                          : (uint32_t)f0 * w->dpw * w->B + (uint32_t)(2 * c0);
+    r.x += (uint32_t)(2 * c0) + (w->kernel == NPU_CONV_FWD ? (uint32_t)in0 * w->pitch_x : 0u);
+    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX ? (uint32_t)in0 * w->pitch_dy : 0u);
+    r.w += w->c.depthwise ? (uint32_t)c0 * w->pitch_w /* diagonal blocks: rows of one word */
+                          : (uint32_t)f0 * w->pitch_w + (uint32_t)(2 * c0);
     switch (w->kernel) {
-    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)col * w->dpout * w->B; break;
-    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0) + (uint32_t)col * w->dpout * w->B; break;
-    default: r.out += (uint32_t)f0 * w->dpout * w->B + (uint32_t)(4 * c0); break;
+    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)col * w->pitch_out; break;
+    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0) + (uint32_t)col * w->pitch_out; break;
+    default: r.out += (uint32_t)f0 * w->pitch_out + (uint32_t)(4 * c0); break;
     }
     return r;
 }
