@@ -108,6 +108,12 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     p->dwx = w->dwx;
     p->dwo = w->dwo;
     p->dwy = w->dwy;
+    npu_conv_addrs_t zero = {0}, org = npu_conv_split_addrs(s, i, &zero);
+    p->org_x = org.x;
+    p->org_dy = org.dy;
+    p->org_w = org.w;
+    p->org_out = org.out;
+    npu_conv_plan_bytes(p); /* in the view: the whole tensors' pitches, from the part's origin */
     p->acc = acc;
     if (acc) /* each tile's partial sums are loaded once, where they are stored */
         p->plan_rd[out_tag(w->kernel)] = p->plan_wr[out_tag(w->kernel)];
@@ -264,7 +270,7 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     npu_conv_plan_t whole_plan;
     int whole;
     memset(s, 0, sizeof *s);
-    if (npu_conv_geometry(cfg, c, kernel, dataflow, &s->whole, msg, n) != 0)
+    if (npu_conv_geometry(cfg, c, kernel, dataflow, opts, &s->whole, msg, n) != 0)
         return -1;
     s->nf = s->nc = s->nw = 1;
     s->fblk = s->whole.fw;

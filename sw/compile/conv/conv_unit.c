@@ -48,14 +48,16 @@ void npu_cx_load_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, 
 {
     npu_insn_t in;
     uint64_t bytes = (uint64_t)pix * pw * x->B;
+    npu_conv_rows_t rs = {nrows, pix, pw, rowb, spitch, dpitch, ppitch};
+    int kind = npu_conv_rows_kind(&rs, x->B);
     if (!nrows || !pix)
         return;
-    if (ppitch == pw * x->B && bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
+    if (kind == NPU_CONV_ROWS_WHOLE) {
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows, npu_pb_dram(&x->b, dram), spm, nrows > 1 ? spitch : 0,
                                (unsigned)bytes, nrows > 1 ? dpitch : 0), &in, 0);
         return;
     }
-    if (ppitch != pw * x->B && dpitch == pix * ppitch && spitch == pix * pw && (uint64_t)nrows * pix <= 65535) {
+    if (kind == NPU_CONV_ROWS_PIXELS) {
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows * pix, npu_pb_dram(&x->b, dram), spm, pw, rowb, ppitch),
                    &in, 0);
         return;
@@ -114,16 +116,8 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
     const npu_conv_t *c = &p->c;
     unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->PL;
     unsigned PR = (unsigned)(p->PW - p->PL - c->W);
-    int pr = lo;
-    while (pr < hi) {
-        if (!npu_conv_plane_row_used(p, un, pr)) {
-            pr++;
-            continue;
-        }
-        int in = pr - p->P >= 0 && pr - p->P < c->H, q = pr + 1;
-        while (q < hi && npu_conv_plane_row_used(p, un, q) &&
-               (q - p->P >= 0 && q - p->P < c->H) == in)
-            q++;
+    int pr = lo, q, in;
+    while (npu_conv_plane_run(p, un, &pr, hi, &q, &in)) {
         unsigned nr = (unsigned)(q - pr), spm = base + (unsigned)(pr - un->i0) * rw;
         if (!in) {
             npu_cx_fill(x, l, nr, spm, rw, rw);
