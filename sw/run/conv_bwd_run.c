@@ -120,9 +120,9 @@ static int layout(bwd_job_t *j)
     j->rep->insns = j->prog.n;
     if (npu_alloc(&al, (uint64_t)j->prog.n * NPU_INSN_BYTES, &j->apg) != 0)
         return done(j->rep, NPU_GEMM_HOST_ERROR, "the program does not fit the DRAM");
-    npu_write_i16(j->dram, j->ad.x, p->px * j->B, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
-    npu_write_i16(j->dram, j->ad.w, p->pw * j->B, p->T * c->F, c->C, j->Wt, (size_t)c->C);
-    npu_write_i16(j->dram, j->ad.dy, p->pdy * j->B, c->batch * p->OH * p->OW, c->F, j->dY, (size_t)c->F);
+    npu_write_i16(j->dram, j->ad.x, p->pitch_x, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
+    npu_write_i16(j->dram, j->ad.w, p->pitch_w, p->T * c->F, c->C, j->Wt, (size_t)c->C);
+    npu_write_i16(j->dram, j->ad.dy, p->pitch_dy, c->batch * p->OH * p->OW, c->F, j->dY, (size_t)c->F);
     memset(j->dram + j->ad.dx, 0xA5, (size_t)bytes[3]);
     memset(j->dram + j->ad.dwt, 0xA5, (size_t)bytes[4]);
     return NPU_GEMM_PASS;
@@ -156,7 +156,7 @@ static int check_results(bwd_job_t *j)
     int T = p->T, br = 0, bc = 0;
     int32_t gv = 0, ev = 0;
     size_t bad;
-    npu_read_i32(j->dram, j->ad.dx, p->pout * j->B, c->batch * c->H * c->W, c->C, j->dx, (size_t)c->C);
+    npu_read_i32(j->dram, j->ad.dx, p->pitch_out, c->batch * c->H * c->W, c->C, j->dx, (size_t)c->C);
     npu_read_i32(j->dram, j->ad.dwt, j->bp.pf * j->B, T * c->C, c->F, j->dwt, (size_t)c->F);
     for (int t = 0; t < T; t++)
         for (int f = 0; f < c->F; f++)

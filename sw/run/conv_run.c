@@ -251,15 +251,15 @@ static int write_tensors(conv_job_t *j)
     const npu_conv_plan_t *p = j->p;
     int k = j->kernel;
     if (k != NPU_CONV_DX)
-        npu_write_i16(j->dram, j->ad.x, p->px * j->B, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
+        npu_write_i16(j->dram, j->ad.x, p->pitch_x, c->batch * c->H * c->W, c->C, j->X, (size_t)c->C);
     if (k != NPU_CONV_DW && !c->depthwise)
-        npu_write_i16(j->dram, j->ad.w, p->pw * j->B, p->T * c->F, c->C, j->Wt, (size_t)c->C);
+        npu_write_i16(j->dram, j->ad.w, p->pitch_w, p->T * c->F, c->C, j->Wt, (size_t)c->C);
     if (k != NPU_CONV_DW && c->depthwise && write_depthwise_weights(j) != NPU_GEMM_PASS)
         return j->rep->rc;
     if (k != NPU_CONV_FWD)
-        npu_write_i16(j->dram, j->ad.dy, p->pdy * j->B, c->batch * p->vOH * p->vOW, c->F,
+        npu_write_i16(j->dram, j->ad.dy, p->pitch_dy, c->batch * p->vOH * p->vOW, c->F,
                       j->Z ? j->Z : j->dY, (size_t)c->F);
-    memset(j->dram + j->ad.out, 0xA5, (size_t)j->orows * p->pout * j->B);
+    memset(j->dram + j->ad.out, 0xA5, (size_t)j->orows * p->pitch_out);
     return NPU_GEMM_PASS;
 }
 
@@ -327,7 +327,7 @@ static int check_result(conv_job_t *j)
     int rows = j->orows, br = 0, bc = 0, k = j->kernel;
     int32_t gv = 0, ev = 0;
     size_t bad;
-    npu_read_i32(j->dram, j->ad.out, j->p->pout * j->B, j->orows, j->ocols, j->got, (size_t)j->ocols);
+    npu_read_i32(j->dram, j->ad.out, j->p->pitch_out, j->orows, j->ocols, j->got, (size_t)j->ocols);
     if (k == NPU_CONV_DW && c->depthwise) {
         for (int t = 0; t < j->p->T; t++)
             for (int ch = 0; ch < c->C; ch++)

@@ -66,7 +66,7 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
-    int flat = p->dtap_rows == (unsigned)p->c.F && p->dpout == p->pout; /* the whole dW: one run */
+    int flat = p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B; /* the whole dW: one run */
     for (int t = 0; t < p->T;) {
         int e = t;
         for (;; e++) {
@@ -81,8 +81,8 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
                        x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
         for (int u = t; e > t && !flat && u < e; u++) /* a part: its rows of each tap of the whole dW */
             npu_cx_move_px(x, l, 1, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)u * tap),
-                            x->a->out + (uint64_t)u * p->dtap_rows * p->dpout * x->B, (uint64_t)p->c.F, p->pout,
-                            p->dpout);
+                            x->a->out + (uint64_t)u * p->dtap_rows * p->pitch_out, (uint64_t)p->c.F, p->pout,
+                            4u * (unsigned)p->c.C, p->pitch_out);
         t = e + (e == t);
     }
 }
@@ -141,8 +141,8 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
         for (int oh = part ? ohm : un->o0; oh < (part ? un->o1 : ohm); oh++) {
             uint64_t pix = ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->vOW;
             npu_pb_put(&x->b, l,
-                       npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW, npu_pb_dram(&x->b, x->a->dy + pix * p->dpdy * x->B),
-                                    in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, p->dpdy * x->B),
+                       npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW, npu_pb_dram(&x->b, x->a->dy + pix * p->pitch_dy),
+                                    in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, p->pitch_dy),
                        &ins, 0);
         }
         npu_cx_load_plane_rows(x, l, un, in + p->xoff, part ? im : un->i0, part ? un->i1 : im);

@@ -122,17 +122,17 @@ void npu_cx_unit_dx_zeropad(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
     for (int oh = imax(0, npu_ceildiv(un->i0, s)); un->grp == 0 && ow1 > ow0 && oh < p->OH && oh * s < un->i1; oh++) {
         unsigned spm = in + ((unsigned)(oh * s - un->i0) * ZW + (unsigned)(ow0 * s - v0)) * fw;
         uint64_t dram = x->a->dy + (((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)oh) * (uint64_t)p->dwy +
-                                    (uint64_t)ow0) * p->dpdy * x->B;
+                                    (uint64_t)ow0) * p->pitch_dy;
         if (s == 1) { /* contiguous: the run of rows in one LOAD */
             int oe = oh + 1;
             while (oe < p->OH && oe < un->i1)
                 oe++;
-            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->dwy * p->dpdy, p->dpdy,
-                             spm, ZW * fw, (unsigned)(ow1 - ow0), fw);
+            npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)(oe - oh), dram, (unsigned)p->dwy * p->pitch_dy, p->pitch_dy,
+                             2u * (unsigned)c->F, spm, ZW * fw, (unsigned)(ow1 - ow0), fw);
             oh = oe - 1;
         } else {
             npu_pb_put(&x->b, &up->L, npu_enc_load(&ins, NPU_TAG_DY, 0, (unsigned)(ow1 - ow0), npu_pb_dram(&x->b, dram), spm,
-                                        (unsigned)s * fw, fw * x->B, p->dpdy * x->B), &ins, 0);
+                                        (unsigned)s * fw, 2u * (unsigned)c->F, p->pitch_dy), &ins, 0);
         }
     }
     memset(x->cov + hb, 0, (size_t)G * Ru * W);
@@ -191,8 +191,8 @@ static void dx_row(npu_cx_t *x, npu_prog_t *l, int store, const npu_conv_unit_t 
 {
     const npu_conv_plan_t *p = x->p;
     uint64_t row = (uint64_t)un->b * (uint64_t)p->c.H + (uint64_t)un->r0 + r;
-    npu_cx_move_px(x, l, store, NPU_TAG_DX, tile + r * Wp * p->pout, x->a->out + row * (uint64_t)p->dwo * p->dpout * x->B,
-                   (uint64_t)p->c.W, p->pout, p->dpout);
+    npu_cx_move_px(x, l, store, NPU_TAG_DX, tile + r * Wp * p->pout, x->a->out + row * (uint64_t)p->dwo * p->pitch_out,
+                   (uint64_t)p->c.W, p->pout, 4u * (unsigned)p->c.C, p->pitch_out);
 }
 
 /* dX ecoflow: the band's dY rows, or in a ring (p->ring) the rows no earlier band of the image
@@ -207,8 +207,8 @@ static void dy_load(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
     while (n0 < n1) {
         int slot = p->ring ? (un->b * p->OH + n0) % p->ring : 0, n = p->ring ? imin(n1 - n0, p->ring - slot) : n1 - n0;
         uint64_t row0 = (uint64_t)un->b * (uint64_t)p->OH + (uint64_t)n0;
-        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)n, x->a->dy + row0 * (uint64_t)p->dwy * p->dpdy * x->B,
-                         (unsigned)p->dwy * p->dpdy, p->dpdy, npu_conv_dy_row(p, un, n0), row, (unsigned)p->OW,
+        npu_cx_load_rows(x, &up->L, NPU_TAG_DY, (unsigned)n, x->a->dy + row0 * (uint64_t)p->dwy * p->pitch_dy,
+                         (unsigned)p->dwy * p->pitch_dy, p->pitch_dy, 2u * (unsigned)p->c.F, npu_conv_dy_row(p, un, n0), row, (unsigned)p->OW,
                          (unsigned)p->fw);
         n0 += n;
     }

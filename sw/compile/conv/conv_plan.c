@@ -327,54 +327,6 @@ static unsigned unit_in_words(const npu_conv_plan_t *p, const npu_conv_unit_t *u
     }
 }
 
-/* Loaded bytes (tag X or DY) and stored bytes of one unit, as the emitter moves them. */
-static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint64_t *rd_x,
-                       uint64_t *rd_dy, uint64_t *wr)
-{
-    const npu_conv_t *c = &p->c;
-    uint64_t B = p->B;
-    *rd_x = *rd_dy = *wr = 0;
-    if (p->kernel != NPU_CONV_DW && un->grp == p->ngroups - 1) /* the band's tile, once */
-        *wr = (uint64_t)(un->r1 - un->r0) * (uint64_t)(p->kernel == NPU_CONV_FWD ? p->OW : c->W) * p->pout * B;
-    if (p->kernel != NPU_CONV_DW && un->grp != 0) /* the band's input: loaded by its first group */
-        return;
-    if (p->kernel == NPU_CONV_FWD || p->kernel == NPU_CONV_DW)
-        for (int pr = un->i0; pr < un->i1; pr++)
-            if (pr - p->P >= 0 && pr - p->P < c->H && npu_conv_plane_row_used(p, un, pr))
-                *rd_x += (uint64_t)c->W * (uint64_t)p->cw * B;
-    if (p->kernel == NPU_CONV_DW)
-        *rd_dy = (uint64_t)(un->o1 - un->o0) * (uint64_t)p->vOW * (uint64_t)p->fw * B;
-    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW) {
-        int n0 = un->i0, n1 = un->i1;
-        if (p->ring)
-            npu_conv_ring_new(p, un->band, &n0, &n1);
-        *rd_dy = (uint64_t)(n1 - n0) * (uint64_t)p->OW * (uint64_t)p->fw * B;
-    }
-    if (p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ZEROPAD) {
-        int ow0, ow1;
-        npu_conv_zp_cols(p, &ow0, &ow1);
-        for (int oh = 0; oh < p->OH; oh++)
-            if (oh * c->stride >= un->i0 && oh * c->stride < un->i1 && ow1 > ow0)
-                *rd_dy += (uint64_t)(ow1 - ow0) * (uint64_t)p->fw * B;
-    }
-}
-
-uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag)
-{
-    const npu_conv_t *c = &p->c;
-    uint64_t B = p->B, b = (uint64_t)c->batch, T = (uint64_t)p->T;
-    switch (tag) {
-    case NPU_TAG_X: return b * (uint64_t)c->H * (uint64_t)c->W * p->px * B;
-    case NPU_TAG_W: /* depthwise: the host's diagonal blocks, 2S one-word rows per tap and block */
-        return c->depthwise ? T * (uint64_t)p->cw * (uint64_t)p->L * B : T * (uint64_t)c->F * p->pw * B;
-    case NPU_TAG_DY: return b * (uint64_t)p->vOH * (uint64_t)p->vOW * p->pdy * B;
-    case NPU_TAG_Y: return b * (uint64_t)p->OH * (uint64_t)p->OW * p->pout * B;
-    case NPU_TAG_DX: return b * (uint64_t)c->H * (uint64_t)c->W * p->pout * B;
-    case NPU_TAG_DW: return T * (uint64_t)c->F * p->pout * B;
-    default: return 0;
-    }
-}
-
 /* SPM words the plan needs (with p->R, p->nbands, p->G, p->ngroups set). */
 static uint64_t spm_need(npu_conv_plan_t *p)
 {
@@ -457,7 +409,7 @@ static int fail(char *msg, size_t n, const char *why)
  * pixel, output pitch, the coordinates of the dY the kernel reads (v*), padding, the rows to band.
  * Returns the OBUF rows of one output row (0 for dW). */
 static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                         const npu_conv_cols_t *cols, npu_conv_plan_t *p)
+                         const npu_conv_cols_t *cols, int padded, npu_conv_plan_t *p)
 {
     int row_len = 0;
     p->c = *c;
@@ -515,10 +467,14 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
         p->PL = p->P;
     else if (kernel == NPU_CONV_FWD && cols) /* the plane columns the waves read */
         p->PW = (p->OW - 1) * c->stride + (c->KW - 1) * c->dil + 1;
-    p->dpx = p->px;
-    p->dpdy = p->pdy;
-    p->dpout = p->pout;
-    p->dpw = p->pw;
+    p->padded = padded;
+    p->pitch_x = padded ? p->px * p->B : 2u * (unsigned)c->C;
+    p->pitch_dy = padded ? p->pdy * p->B : 2u * (unsigned)c->F;
+    /* dW rows stay whole beats: its STOREs go tap group by tap group as the passes drain them,
+     * and dense rows would make each group's edge beats depend on that grouping */
+    p->pitch_out = padded || kernel == NPU_CONV_DW ? p->pout * p->B
+                                                   : 4u * (unsigned)(kernel == NPU_CONV_FWD ? c->F : c->C);
+    p->pitch_w = padded || c->depthwise ? p->pw * p->B : 2u * (unsigned)c->C;
     p->dtap_rows = c->depthwise && kernel != NPU_CONV_DW ? (unsigned)(p->cw * p->L) : (unsigned)c->F;
     p->dwx = c->W;
     p->dwo = kernel == NPU_CONV_FWD ? p->OW : c->W;
@@ -636,46 +592,8 @@ static int plan_bands(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, np
     return best.R ? 1 : 0;
 }
 
-/* The compulsory DRAM bytes: each of the layer's own tensors once (dW zeropad: the original dY,
- * not the host's zero-inserted one). */
-static void plan_comp_bytes(npu_conv_plan_t *p)
-{
-    int kernel = p->kernel;
-    unsigned out = kernel == NPU_CONV_FWD ? NPU_TAG_Y : kernel == NPU_CONV_DX ? NPU_TAG_DX : NPU_TAG_DW;
-    npu_conv_plan_t q = *p;
-    q.vOH = p->OH;
-    q.vOW = p->OW;
-    if (kernel != NPU_CONV_DX)
-        p->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&q, NPU_TAG_X);
-    if (kernel != NPU_CONV_DW)
-        p->comp_rd[NPU_TAG_W] = npu_conv_tensor_bytes(&q, NPU_TAG_W);
-    if (kernel != NPU_CONV_FWD)
-        p->comp_rd[NPU_TAG_DY] = npu_conv_tensor_bytes(&q, NPU_TAG_DY);
-    p->comp_wr[out] = npu_conv_tensor_bytes(&q, out);
-}
-
-/* DRAM bytes the plan moves (per unit), and the compulsory ones. */
-static void plan_bytes(npu_conv_plan_t *p)
-{
-    int kernel = p->kernel;
-    for (int u = 0; u < p->units; u++) {
-        npu_conv_unit_t un;
-        uint64_t rx, rdy, wr;
-        npu_conv_unit_at(p, u, &un);
-        unit_bytes(p, &un, &rx, &rdy, &wr);
-        p->plan_rd[NPU_TAG_X] += rx;
-        p->plan_rd[NPU_TAG_DY] += rdy;
-        p->plan_wr[kernel == NPU_CONV_FWD ? NPU_TAG_Y : NPU_TAG_DX] += wr;
-    }
-    if (kernel != NPU_CONV_DW)
-        p->plan_rd[NPU_TAG_W] = npu_conv_tensor_bytes(p, NPU_TAG_W);
-    else
-        p->plan_wr[NPU_TAG_DW] = npu_conv_tensor_bytes(p, NPU_TAG_DW);
-    plan_comp_bytes(p);
-}
-
 int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                      npu_conv_plan_t *p, char *msg, size_t n)
+                      const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n)
 {
     char why[200];
     memset(p, 0, sizeof *p);
@@ -684,8 +602,8 @@ int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int
     if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
         dataflow > NPU_CONV_ECOFLOW)
         return fail(msg, n, "unknown kernel or dataflow");
-    plan_geometry(cfg, c, kernel, dataflow, NULL, p);
-    plan_comp_bytes(p);
+    plan_geometry(cfg, c, kernel, dataflow, NULL, opts && opts->padded, p);
+    npu_conv_comp_bytes(p);
     if (n)
         msg[0] = '\0';
     return 0;
@@ -727,7 +645,7 @@ int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, in
     if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
         dataflow > NPU_CONV_ECOFLOW)
         return fail(msg, n, "unknown kernel or dataflow");
-    row_len = plan_geometry(cfg, c, kernel, dataflow, cols, p);
+    row_len = plan_geometry(cfg, c, kernel, dataflow, cols, opts->padded, p);
     p->dy_ring = opts->dy_ring && kernel == NPU_CONV_DX && dataflow == NPU_CONV_ECOFLOW;
     best = kernel == NPU_CONV_DW ? plan_dw_bands(cfg, opts, p, msg, n) : plan_bands(cfg, opts, p, row_len, msg, n);
     if (best < 0)
@@ -744,7 +662,7 @@ int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, in
     if (npu_cfg_spm_words(cfg) > 65536)
         return fail(msg, n, "SPM addresses past 16 bits");
     p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
-    plan_bytes(p);
+    npu_conv_plan_bytes(p);
     if (n)
         msg[0] = '\0';
     return 0;

@@ -21,17 +21,21 @@
  *            chains of the X rows two bands share: two LDWs there); the dY halo rows are the
  *            cheap ones (F x ceil(OW/2S) words each).
  *
- * DRAM layouts (dense NHWC, one tensor row per pixel, channels padded to whole beats):
- *   X   [b][H][W]   rows of C int16,  pitch cw = ceil(C / 2S) beats
- *   dY  [b][OH][OW] rows of F int16,  pitch fw = ceil(F / 2S) beats (dW zeropad: the host's
- *                   zero-inserted dY, [b][DH][DW], DH = s(OH-1)+1, DW = s(OW-1)+1)
- *   Wt  [KH][KW][F] rows of C int16,  pitch cw; depthwise (F = C): the host packs the weights
+ * DRAM layouts (NHWC, one tensor row per pixel): dense by default, each row exactly its channels
+ * (pitches in bytes below); with opts.padded each row padded to whole beats (pitch cw, fw or
+ * ceil(4 * channels / B) beats: the step engine's layout, conv_bwd.h's). The SPM holds a pixel in
+ * whole words either way (cw, fw, pout): the DMA zero-fills a row's last word on LOAD and writes
+ * only the row's bytes on STORE (docs/memory.md).
+ *   X   [b][H][W]   rows of C int16,  pitch 2C
+ *   dY  [b][OH][OW] rows of F int16,  pitch 2F (dW zeropad: the host's zero-inserted dY,
+ *                   [b][DH][DW], DH = s(OH-1)+1, DW = s(OW-1)+1)
+ *   Wt  [KH][KW][F] rows of C int16,  pitch 2C; depthwise (F = C): the host packs the weights
  *                   once into diagonal 2S x 2S blocks, [KH][KW][cw][2S] one-word rows, row r of
  *                   block b holding Wt[kh][kw][2S*b + r] in lane r (zero elsewhere)
- *   Y   [b][OH][OW] rows of F int32,  pitch ceil(4F / B)
- *   dX  [b][H][W]   rows of C int32,  pitch ceil(4C / B)
- *   dW  [KH][KW][F] rows of C int32,  pitch ceil(4C / B) (depthwise: the dense C x C per tap;
- *                   the host takes its diagonal)
+ *   Y   [b][OH][OW] rows of F int32,  pitch 4F
+ *   dX  [b][H][W]   rows of C int32,  pitch 4C
+ *   dW  [KH][KW][F] rows of C int32,  pitch 4C (depthwise: the dense C x C per tap; the host
+ *                   takes its diagonal)
  */
 #ifndef NPU_CONV_PLAN_H
 #define NPU_CONV_PLAN_H
@@ -47,6 +51,7 @@ typedef struct npu_conv_plan_opts {
     int max_band_rows; /* 0: as many output rows (dW: X plane rows) per band as the SPM and OBUF allow */
     int max_blocks;    /* 0: as many output-channel blocks per unit as the OBUF allows */
     int dy_ring;       /* dX ecoflow: the dY rows in one ring (npu_conv_ring_rows), each loaded once */
+    int padded;        /* DRAM pixel rows padded to whole beats (else dense) */
 } npu_conv_plan_opts_t;
 
 typedef struct npu_conv_plan {
@@ -56,13 +61,18 @@ typedef struct npu_conv_plan {
     unsigned B;             /* bytes per word / beat */
     int OH, OW, T;          /* output size, taps KH*KW */
     int cw, fw;             /* words per pixel: C channels (X, dX blocks), F channels (dY) */
-    /* DRAM row pitches in beats */
+    /* SPM words of a pixel of X and dY, of a W row and of an output pixel / dW row */
     unsigned px, pw, pdy, pout;
     /* The DRAM view (conv_split.h): the layer may be a part of a larger one whose tensors hold more
-     * channels. Pitches in beats of a pixel of X, dY and the output, and of a W / dW row; W and dW
-     * rows per tap. A whole layer's view is its own layout (dpx = px, ...). acc: the output adds to
-     * the partial sums already in DRAM (a part of a split reduction after the first). */
-    unsigned dpx, dpdy, dpout, dpw, dtap_rows;
+     * channels. Pitches in BYTES of a pixel of X, dY and the output, and of a W / dW row; W and dW
+     * rows per tap. A whole layer's view is its own layout. acc: the output adds to the partial
+     * sums already in DRAM (a part of a split reduction after the first). */
+    unsigned pitch_x, pitch_dy, pitch_out, pitch_w, dtap_rows;
+    /* The view's origin: byte offsets of the part's first X, dY, W and output element in the
+     * whole tensors (0 for a whole layer). The byte model counts beats from them (tensors start
+     * on a beat). */
+    uint64_t org_x, org_dy, org_w, org_out;
+    int padded;             /* opts.padded */
     int dwx, dwo, dwy;      /* pixels per DRAM row of X, of the output and of dY (W, OW / W, OW
                                whole; a part over a range of columns reads and writes rows of the
                                whole tensors) */
@@ -128,7 +138,7 @@ int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, in
  * compulsory bytes), without bands or an SPM layout: what a run lays out its DRAM tensors by.
  * Returns 0, or -1 with the reason in msg (layer invalid). */
 int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                      npu_conv_plan_t *p, char *msg, size_t n);
+                      const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n);
 
 /* One unit of work (see above). */
 typedef struct npu_conv_unit {
@@ -178,7 +188,36 @@ void npu_conv_zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1);
 static inline int npu_floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static inline int npu_ceildiv(int a, int b) { return -npu_floordiv(-a, b); }
 
-/* Bytes of a DRAM tensor in the plan's layout (tag X, W, DY, Y, DX or DW). */
+/* DRAM bytes (conv_bytes.c), as the DMA counters count them: whole beats of each run
+ * (npu_dma_bursts). Bytes of a DRAM tensor in the plan's layout (tag X, W, DY, Y, DX or DW),
+ * rounded up to a beat. */
 uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag);
+/* plan_rd / plan_wr: what the plan's units move, from the view's pitches and origin (a split
+ * recomputes them once it has set a part's view); comp_rd / comp_wr: each tensor once. */
+void npu_conv_plan_bytes(npu_conv_plan_t *p);
+void npu_conv_comp_bytes(npu_conv_plan_t *p);
+
+/* A LOAD of nrows image rows of pix pixels into the SPM (npu_cx_load_rows): image row r at DRAM
+ * +r*dpitch bytes and SPM +r*spitch words, pixels ppitch bytes apart, rowb bytes of channels each,
+ * pw SPM words each. How it is cut into descriptors: */
+typedef struct npu_conv_rows {
+    unsigned nrows, pix, pw, rowb, spitch;
+    uint64_t dpitch, ppitch;
+} npu_conv_rows_t;
+enum {
+    NPU_CONV_ROWS_WHOLE,  /* pixels of whole words (padded): one descriptor row per image row */
+    NPU_CONV_ROWS_PIXELS, /* pixels contiguous over the rows, none between them in the SPM: one
+                             descriptor of nrows * pix pixel rows */
+    NPU_CONV_ROWS_EACH    /* one descriptor of pix pixel rows per image row */
+};
+int npu_conv_rows_kind(const npu_conv_rows_t *r, unsigned B);
+/* The bytes those descriptors move from DRAM offset off. */
+uint64_t npu_conv_rows_bytes(const npu_conv_rows_t *r, uint64_t off, unsigned B);
+/* The bytes npu_cx_move_px moves: n rows of rowb bytes (pw SPM words), dpitch bytes apart. */
+uint64_t npu_conv_px_bytes(unsigned B, uint64_t off, uint64_t n, unsigned pw, unsigned rowb, uint64_t dpitch);
+/* fwd / dW: the next run of plane rows from *pr below hi that npu_cx_load_plane_rows loads or
+ * fills together: [*pr, *q) all used, all inside the image (*in) or all padding. 0 when none. */
+int npu_conv_plane_run(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int *pr, int hi, int *q, int *in);
+
 
 #endif

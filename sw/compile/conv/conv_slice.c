@@ -236,7 +236,7 @@ static int enumerate(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int 
     }
     for (int G = gmax; G >= 1; G--)
         for (int R = p0->rows; R >= 1; R--) {
-            npu_conv_plan_opts_t o = {R, kernel == NPU_CONV_DW ? 0 : G, 0};
+            npu_conv_plan_opts_t o = {R, kernel == NPU_CONV_DW ? 0 : G, 0, 0};
             if ((p0->rows + R - 1) / R == (p0->rows + R) / (R + 1) && R < p0->rows)
                 continue; /* the same bands as R + 1 (balanced heights) */
             if (npu_conv_plan(cfg, c, kernel, dataflow, &o, p, NULL, 0) != 0)
@@ -255,7 +255,7 @@ int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
 {
     npu_conv_plan_t *p0 = malloc(sizeof *p0);
     npu_conv_addrs_t a;
-    npu_conv_plan_opts_t none = {0, 0, 0};
+    npu_conv_plan_opts_t none = {0, 0, 0, 0};
     char why[200];
     int rc = -1;
     memset(r, 0, sizeof *r);

@@ -100,14 +100,20 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     if (npu_conv_plan_cols(cfg, &c, w->kernel, w->dataflow, opts, s->nw > 1 ? &cols : NULL, p, msg, n) != 0)
         return -1;
     part_ranges(s, i, &fi, &ci, &acc);
-    p->dpx = w->px;
-    p->dpdy = w->pdy;
-    p->dpout = w->pout;
-    p->dpw = w->pw;
+    p->pitch_x = w->pitch_x;
+    p->pitch_dy = w->pitch_dy;
+    p->pitch_out = w->pitch_out;
+    p->pitch_w = w->pitch_w;
     p->dtap_rows = w->dtap_rows;
     p->dwx = w->dwx;
     p->dwo = w->dwo;
     p->dwy = w->dwy;
+    npu_conv_addrs_t zero = {0}, org = npu_conv_split_addrs(s, i, &zero);
+    p->org_x = org.x;
+    p->org_dy = org.dy;
+    p->org_w = org.w;
+    p->org_out = org.out;
+    npu_conv_plan_bytes(p); /* in the view: the whole tensors' pitches, from the part's origin */
     p->acc = acc;
     if (acc) /* each tile's partial sums are loaded once, where they are stored */
         p->plan_rd[out_tag(w->kernel)] = p->plan_wr[out_tag(w->kernel)];
@@ -264,7 +270,7 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     npu_conv_plan_t whole_plan;
     int whole;
     memset(s, 0, sizeof *s);
-    if (npu_conv_geometry(cfg, c, kernel, dataflow, &s->whole, msg, n) != 0)
+    if (npu_conv_geometry(cfg, c, kernel, dataflow, opts, &s->whole, msg, n) != 0)
         return -1;
     s->nf = s->nc = s->nw = 1;
     s->fblk = s->whole.fw;
@@ -297,14 +303,14 @@ npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const np
     npu_conv_addrs_t r = *a;
     int f0, c0, col = npu_conv_split_col(s, i), in0 = s->nw > 1 ? part_cols(s, i).in0 : 0;
     npu_conv_split_origin(s, i, &f0, &c0);
-    r.x += (uint32_t)(2 * c0) + (w->kernel == NPU_CONV_FWD ? (uint32_t)in0 * w->dpx * w->B : 0u);
-    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX ? (uint32_t)in0 * w->dpdy * w->B : 0u);
-    r.w += w->c.depthwise ? (uint32_t)c0 * w->dpw * w->B /* diagonal blocks: rows of one word */
-                          : (uint32_t)f0 * w->dpw * w->B + (uint32_t)(2 * c0);
+    r.x += (uint32_t)(2 * c0) + (w->kernel == NPU_CONV_FWD ? (uint32_t)in0 * w->pitch_x : 0u);
+    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX ? (uint32_t)in0 * w->pitch_dy : 0u);
+    r.w += w->c.depthwise ? (uint32_t)c0 * w->pitch_w /* diagonal blocks: rows of one word */
+                          : (uint32_t)f0 * w->pitch_w + (uint32_t)(2 * c0);
     switch (w->kernel) {
-    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)col * w->dpout * w->B; break;
-    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0) + (uint32_t)col * w->dpout * w->B; break;
-    default: r.out += (uint32_t)f0 * w->dpout * w->B + (uint32_t)(4 * c0); break;
+    case NPU_CONV_FWD: r.out += (uint32_t)(4 * f0) + (uint32_t)col * w->pitch_out; break;
+    case NPU_CONV_DX: r.out += (uint32_t)(4 * c0) + (uint32_t)col * w->pitch_out; break;
+    default: r.out += (uint32_t)f0 * w->pitch_out + (uint32_t)(4 * c0); break;
     }
     return r;
 }

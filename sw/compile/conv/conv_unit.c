@@ -37,29 +37,34 @@ void npu_cx_fill(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned spm, unsign
 }
 
 /* LOAD of `nrows` tensor rows of `pix` pixels x `pw` words each: image row r from DRAM
- * dram + r*dpitch beats to SPM spm + r*spitch words, pixels ppitch beats apart in DRAM (pw in a
- * whole layer; more in a part of a split one, conv_split.h). One descriptor row per tensor row
- * when it fits the 16-bit fields, else one per pixel. */
+ * dram + r*dpitch bytes to SPM spm + r*spitch words, pixels ppitch bytes apart in DRAM, each
+ * pixel's rowb bytes of channels (the rest of its words zero). A pixel pitch of whole words (a
+ * padded layout) loads each image row as one descriptor row of whole words; pixels contiguous
+ * across the rows (dense, rows of the whole width) are one descriptor of nrows * pix rows; else
+ * one descriptor per image row. */
 void npu_cx_load_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, uint64_t dram,
-                      unsigned dpitch, unsigned ppitch, unsigned spm, unsigned spitch, unsigned pix, unsigned pw)
+                      unsigned dpitch, unsigned ppitch, unsigned rowb, unsigned spm, unsigned spitch, unsigned pix,
+                      unsigned pw)
 {
     npu_insn_t in;
     uint64_t bytes = (uint64_t)pix * pw * x->B;
+    npu_conv_rows_t rs = {nrows, pix, pw, rowb, spitch, dpitch, ppitch};
+    int kind = npu_conv_rows_kind(&rs, x->B);
     if (!nrows || !pix)
         return;
-    if (ppitch == pw && bytes <= 65535 && (nrows == 1 || (dpitch <= 65535 && spitch <= 65535))) {
+    if (kind == NPU_CONV_ROWS_WHOLE) {
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows, npu_pb_dram(&x->b, dram), spm, nrows > 1 ? spitch : 0,
-                               (unsigned)bytes, (nrows > 1 ? dpitch : 0) * x->B), &in, 0);
+                               (unsigned)bytes, nrows > 1 ? dpitch : 0), &in, 0);
         return;
     }
-    if (ppitch != pw && dpitch == pix * ppitch && spitch == pix * pw && (uint64_t)nrows * pix <= 65535) {
-        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows * pix, npu_pb_dram(&x->b, dram), spm, pw, pw * x->B,
-                                          ppitch * x->B), &in, 0);
+    if (kind == NPU_CONV_ROWS_PIXELS) {
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nrows * pix, npu_pb_dram(&x->b, dram), spm, pw, rowb, ppitch),
+                   &in, 0);
         return;
     }
     for (unsigned r = 0; r < nrows; r++)
-        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, pix, npu_pb_dram(&x->b, dram + (uint64_t)r * dpitch * x->B),
-                               spm + r * spitch, pw, pw * x->B, ppitch * x->B), &in, 0);
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, pix, npu_pb_dram(&x->b, dram + (uint64_t)r * dpitch),
+                               spm + r * spitch, pw, rowb, ppitch), &in, 0);
 }
 
 /* LDW into the next weight bank; returns the bank. */
@@ -111,16 +116,8 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
     const npu_conv_t *c = &p->c;
     unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->PL;
     unsigned PR = (unsigned)(p->PW - p->PL - c->W);
-    int pr = lo;
-    while (pr < hi) {
-        if (!npu_conv_plane_row_used(p, un, pr)) {
-            pr++;
-            continue;
-        }
-        int in = pr - p->P >= 0 && pr - p->P < c->H, q = pr + 1;
-        while (q < hi && npu_conv_plane_row_used(p, un, q) &&
-               (q - p->P >= 0 && q - p->P < c->H) == in)
-            q++;
+    int pr = lo, q, in;
+    while (npu_conv_plane_run(p, un, &pr, hi, &q, &in)) {
         unsigned nr = (unsigned)(q - pr), spm = base + (unsigned)(pr - un->i0) * rw;
         if (!in) {
             npu_cx_fill(x, l, nr, spm, rw, rw);
@@ -130,8 +127,8 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
             if (PR)
                 npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, PR * cw);
             uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
-            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)p->dwx * p->dpx * x->B,
-                             (unsigned)p->dwx * p->dpx, p->dpx, spm + P * cw, rw, (unsigned)c->W, cw);
+            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)p->dwx * p->pitch_x,
+                             (unsigned)p->dwx * p->pitch_x, p->pitch_x, 2u * (unsigned)c->C, spm + P * cw, rw, (unsigned)c->W, cw);
         }
         pr = q;
     }
@@ -180,13 +177,13 @@ static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
     npu_insn_t in;
-    /* DRAM: dtap_rows rows of dpw beats per tap (a part of a split layer reads its own rows of a
+    /* DRAM: dtap_rows rows of pitch_w bytes per tap (a part of a split layer reads its own rows of a
      * larger tensor: conv_split.h) */
-    uint64_t tap_bytes = (uint64_t)p->dtap_rows * p->dpw * x->B, tw = tap_words(p);
-    int whole = p->dpw == p->pw && p->dtap_rows == (c->depthwise ? (unsigned)(p->cw * p->L) : (unsigned)c->F);
+    uint64_t tap_bytes = (uint64_t)p->dtap_rows * p->pitch_w, tw = tap_words(p);
+    int whole = p->pitch_w == p->pw * x->B && p->dtap_rows == (c->depthwise ? (unsigned)(p->cw * p->L) : (unsigned)c->F);
     if (t0 >= t1)
         return;
-    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B && p->dpw == p->pw)) {
+    if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B && p->pitch_w == p->pw * x->B)) {
         /* dense rows: one flat run (the whole tensor, or per tap for a part) */
         for (int t = t0; t < t1; t = whole ? t1 : t + 1)
             npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t * tap_bytes, p->w_base + (unsigned)(t * (int)tw),
@@ -197,14 +194,14 @@ static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
         for (int t = t0; t < t1; t++)
             npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 1, (unsigned)c->F, npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                    p->w_base + (unsigned)(t * c->C * p->fw), (unsigned)p->fw,
-                                   2u * (unsigned)c->C, p->dpw * x->B), &in, 0);
+                                   2u * (unsigned)c->C, p->pitch_w), &in, 0);
         return;
     }
     for (int t = t0; t < t1;) { /* rows field is 16 bits; a part's taps are not contiguous */
         int nt = whole ? imin(t1 - t, 65535 / c->F) : 1;
         npu_pb_put(&x->b, l, npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)(nt * c->F), npu_pb_dram(&x->b, x->a->w + (uint64_t)t * tap_bytes),
                                p->w_base + (unsigned)(t * c->F * p->cw), (unsigned)p->cw, 2u * (unsigned)c->C,
-                               p->dpw * x->B), &in, 0);
+                               p->pitch_w), &in, 0);
         t += nt;
     }
 }
@@ -308,13 +305,15 @@ static void out_rows(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsign
 {
     const npu_conv_plan_t *p = x->p;
     unsigned len = (unsigned)(p->kernel == NPU_CONV_FWD ? p->OW : p->c.W);
+    unsigned rowb = 4u * (unsigned)(p->kernel == NPU_CONV_FWD ? p->c.F : p->c.C);
     if ((unsigned)p->dwo == len) {
-        npu_cx_move_px(x, l, store, tag, spm, x->a->out + pix0 * p->dpout * x->B, rows, p->pout, p->dpout);
+        npu_cx_move_px(x, l, store, tag, spm, x->a->out + pix0 * p->pitch_out, rows, p->pout, rowb, p->pitch_out);
         return;
     }
     for (unsigned r = 0; r < rows / len; r++)
         npu_cx_move_px(x, l, store, tag, spm + r * len * p->pout,
-                       x->a->out + (pix0 / len + r) * (uint64_t)p->dwo * p->dpout * x->B, len, p->pout, p->dpout);
+                       x->a->out + (pix0 / len + r) * (uint64_t)p->dwo * p->pitch_out, len, p->pout, rowb,
+                       p->pitch_out);
 }
 
 void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_unit_t *un,
@@ -325,14 +324,15 @@ void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_
         out_rows(x, l, 1, tag, npu_cx_tile(x, un), rows, pix0);
 }
 
-/* STORE (store) or LOAD of n rows of pw words, dense in the SPM from spm, DRAM rows dpitch beats
- * apart from dram: one flat run when dpitch = pw, else descriptor rows of one tensor row each.
+/* STORE (store) or LOAD of n rows of pw words, dense in the SPM from spm, DRAM rows dpitch bytes
+ * apart from dram: one flat run when dpitch = pw words (a padded layout), else descriptor rows of
+ * rowb bytes each (the row's channels: dense rows, dpitch = rowb, are one contiguous run).
  * LOADs bring a split reduction's partial sums for the part's DRAINs to add to (conv_split.h). */
 void npu_cx_move_px(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
-                    unsigned pw, unsigned dpitch)
+                    unsigned pw, unsigned rowb, unsigned dpitch)
 {
     npu_insn_t in;
-    if (dpitch == pw) {
+    if (dpitch == pw * x->B) {
         if (store)
             npu_cx_store_flat(x, l, tag, spm, dram, n * pw * x->B);
         else
@@ -342,11 +342,11 @@ void npu_cx_move_px(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsigne
     while (n) {
         unsigned nr = n > 65535u ? 65535u : (unsigned)n;
         uint32_t d = npu_pb_dram(&x->b, dram);
-        int rc = store ? npu_enc_store(&in, tag, nr, d, spm, pw, pw * x->B, dpitch * x->B)
-                       : npu_enc_load(&in, tag, 0, nr, d, spm, pw, pw * x->B, dpitch * x->B);
+        int rc = store ? npu_enc_store(&in, tag, nr, d, spm, pw, rowb, dpitch)
+                       : npu_enc_load(&in, tag, 0, nr, d, spm, pw, rowb, dpitch);
         npu_pb_put(&x->b, l, rc, &in, 0);
         spm += nr * pw;
-        dram += (uint64_t)nr * dpitch * x->B;
+        dram += (uint64_t)nr * dpitch;
         n -= nr;
     }
 }

@@ -49,10 +49,11 @@ typedef struct npu_cx {
 
 /* FILL `rows` rows of `words` words at spm + r*stride (long rows cut into 16-bit row_bytes). */
 void npu_cx_fill(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned spm, unsigned stride, unsigned words);
-/* LOAD of `nrows` tensor rows of `pix` pixels x `pw` words (DRAM pitch dpitch beats, pixels ppitch
- * beats apart; SPM spitch). */
+/* LOAD of `nrows` tensor rows of `pix` pixels x `pw` words (DRAM pitch dpitch bytes, pixels ppitch
+ * bytes apart, rowb bytes of channels each; SPM spitch words). */
 void npu_cx_load_rows(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned nrows, uint64_t dram,
-                      unsigned dpitch, unsigned ppitch, unsigned spm, unsigned spitch, unsigned pix, unsigned pw);
+                      unsigned dpitch, unsigned ppitch, unsigned rowb, unsigned spm, unsigned spitch, unsigned pix,
+                      unsigned pw);
 /* LDW into the next weight bank (window k_lo = klo); returns the bank. */
 unsigned npu_cx_ldw(npu_cx_t *x, npu_prog_t *l, unsigned spm, unsigned stride, int k, int klo, int n);
 /* WAVE of m rows into OBUF rows obuf.., cut into runs of equal coverage (acc). */
@@ -78,10 +79,10 @@ void npu_cx_drain_blk(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, 
                       unsigned stride, int blk, int chans);
 /* STORE of `bytes` contiguous bytes from SPM word spm. */
 void npu_cx_store_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t bytes);
-/* STORE (store = 1) or LOAD (partial sums) of n rows of pw words dense in the SPM, DRAM rows
- * dpitch beats apart. */
+/* STORE (store = 1) or LOAD (partial sums) of n rows of pw words dense in the SPM, rowb bytes
+ * each, DRAM rows dpitch bytes apart. */
 void npu_cx_move_px(npu_cx_t *x, npu_prog_t *l, int store, unsigned tag, unsigned spm, uint64_t dram, uint64_t n,
-                    unsigned pw, unsigned dpitch);
+                    unsigned pw, unsigned rowb, unsigned dpitch);
 /* The unit's band over the program, its input buffer and output tile (band parity). */
 int npu_cx_band(const npu_cx_t *x, const npu_conv_unit_t *un);
 unsigned npu_cx_in(const npu_cx_t *x, const npu_conv_unit_t *un);

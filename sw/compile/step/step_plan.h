@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "compile/conv/conv_layer.h"
+#include "compile/conv/conv_plan.h"
 #include "compile/gemm/gemm_emit.h"
 #include "compile/step/step_scale.h"
 #include "compile/step/vkern.h"
@@ -41,6 +42,10 @@
  * matrices by DMA (the updated W16^T into the layout the conv kernels read, vkern.h). */
 enum { NPU_SK_GEMM = 0, NPU_SK_VEC = 1, NPU_SK_CONV_FWD = 2, NPU_SK_CONV_BWD = 3, NPU_SK_XPOSE = 4 };
 enum { NPU_SK_FWD = 0, NPU_SK_BWD = 1, NPU_SK_UPDATE = 2 };
+
+/* The step engine's convolutions keep their DRAM pixel rows padded to whole beats: its vector
+ * kernels walk the NHWC tensors a pixel row per beat (conv_plan.h "DRAM layouts"). */
+#define NPU_STEP_CONV_OPTS (&(const npu_conv_plan_opts_t){0, 0, 0, 1})
 
 typedef struct npu_step_gemm {
     int M, N, K;

@@ -28,7 +28,7 @@ static int conv_pitches(const npu_cfg_t *cfg, const npu_conv_t *c, int l, cnn_pi
     int rc = -1;
     if (!sp || !bp)
         snprintf(why, n, "out of memory");
-    else if (npu_conv_split(cfg, c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, sp, msg, sizeof msg))
+    else if (npu_conv_split(cfg, c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NPU_STEP_CONV_OPTS, sp, msg, sizeof msg))
         snprintf(why, n, "layer %d: the forward convolution: %s", l, msg);
     else if (npu_conv_bwd_plan(cfg, c, bp, msg, sizeof msg))
         snprintf(why, n, "layer %d: the fused convolution backward: %s", l, msg);
