@@ -71,6 +71,8 @@ typedef struct pt_state {
     uint64_t bus;                 /* Q16: the DRAM bus time of every transfer and of the fetch */
     uint64_t *lead, *busw, *burstw; /* a transfer's cycles before its data moves, its bus time,
                                    * one of its bursts' */
+    uint64_t *bend;               /* a transfer's bus time's end (shared with the other engine's) */
+    uint64_t *wrows;              /* a WAVE's cycles on the array (wave_cycles) */
     uint64_t (*held)[3];          /* the bus's reserved intervals [from, to), sorted, disjoint, and
                                    * the longest a fetch burst waits behind their transfers (bus_fetch) */
     size_t nheld;
@@ -242,13 +244,55 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
     return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
-/* Q16 injection slots of WAVE f: its longest row set. */
-static uint64_t wave_rows(const npu_fields_t *f)
+/* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): the bank is a / SPM_BANK_WORDS, the
+ * sub-bank the XOR over the set in-bank address bits i of the codes 01, 10, 11 (i mod 3). */
+static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
+{
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1;
+    uint64_t words = (uint64_t)npu_cfg_spm_words(cfg), in;
+    unsigned sub = 0;
+    a = words ? a % words : a;
+    in = a % bw;
+    for (unsigned i = 0; in; i++, in >>= 1)
+        if (in & 1)
+            sub ^= i % 3 + 1;
+    return (unsigned)(a / bw) * 4u + sub;
+}
+
+/* Q16 cycles WAVE f streams its A rows: slot t reads row t of every set in one cycle, one SPM
+ * read port per set (rtl/npu_exec_wave.v; a bcast wave's one port), and a slot ends when every
+ * port was granted: two rows in one sub-bank of one bank take a cycle each (the lowest port
+ * wins, the other retries; the wave's ports come before the LDW's, the STORE's and the LOAD's,
+ * rtl/npu_spm.v, so only its own rows collide). Measured: the forward of conv 3,28,28,32,3,3,2,1,1
+ * at small (R 5 G 2), HSW waves of 14 rows at an SPM stride of 2 (set 1 starts 14 words after
+ * set 0): 1,764 slots, 880 cycles of collisions by this count, 847 core-0 stall cycles on the
+ * RTL, its tiles of five WAVEs 51 cycles apart where 35 slots gave 39. */
+static uint64_t wave_cycles(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
     npu_wave_sets_t ws;
-    npu_wave_sets_f(f, &ws);
-    return (uint64_t)ws.len[0] << NPU_SLICE_Q;
+    int nsets = npu_wave_sets_f(f, &ws);
+    uint64_t cyc = 0;
+    if (f->bcast || nsets < 2)
+        return (uint64_t)ws.len[0] << NPU_SLICE_Q;
+    for (unsigned t = 0; t < ws.len[0]; t++) {
+        unsigned u[4], most = 1;
+        int n = 0;
+        for (int j = 0; j < nsets; j++)
+            if (t < ws.len[j])
+                u[n++] = spm_unit(cfg, (uint64_t)f->spm_addr + (uint64_t)(ws.start[j] + t) * f->spm_stride);
+        for (int a = 0; a < n; a++) {
+            unsigned same = 0;
+            for (int b = 0; b < n; b++)
+                same += u[a] == u[b];
+            most = same > most ? same : most;
+        }
+        cyc += most;
+    }
+    return cyc << NPU_SLICE_Q;
 }
+
+/* Q16 cycles of WAVE i's rows on the array (wave_cycles, kept by prepare). */
+static uint64_t wave_rows(const pt_state_t *s, size_t i) { return s->wrows[i]; }
 
 /* The rows an LDW reads, one a cycle: 2S for the full FW / VSW tile, S otherwise. */
 static uint64_t ldw_rows(const npu_cfg_t *cfg, const npu_fields_t *f)
@@ -294,7 +338,6 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
-    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f), f);
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S; LOAD / STORE: prepare */
     }
 }
@@ -336,6 +379,7 @@ static void delay_load(pt_state_t *s, size_t i, uint64_t t, uint64_t w, uint64_t
     for (int j = 0; j < nq; j++)
         s->push[pushes[j]][s->npush[pushes[j]] - 1] += w;
     s->dur[i] += w;
+    s->bend[i] += w;
     qfree[s->q[i]] = max64(qfree[s->q[i]], end + w);
 }
 
@@ -439,7 +483,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             /* a WAVE on the weights of the one before (no LDW between): its rows stream right
              * after that one's, the tile's turnaround counted once over its waves' rows (a
              * conv's row blocks on one weight tile; measured: conv_slice_check --all) */
-            uint64_t r = wave_rows(&s->f[i]);
+            uint64_t r = wave_rows(s, i);
             s->streamed = max64(s->entry + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), s->rows_end);
             s->rows_end = s->streamed + r;
             s->tile_rows += r;
@@ -450,7 +494,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->tile_open = 1;
             s->tile_bank = (int)s->f[i].wbank;
             s->tile_start = s->streamed;
-            s->tile_rows = wave_rows(&s->f[i]);
+            s->tile_rows = wave_rows(s, i);
             s->rows_end = s->streamed + s->tile_rows;
         }
         for (size_t r = lo; r < hi; r++)
@@ -458,7 +502,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         /* its record frees when its own last row's results are in (not the tile's turnaround):
          * the last result crosses the columns of its core (wave_cols), at most 6S - 2 */
         uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
-        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(&s->f[i]) + lat;
+        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(s, i) + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
     } else if (s->f[i].op == NPU_OP_DRAIN) {
@@ -500,6 +544,31 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
     return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
 
+/* Transfer i's bus time from t on, shared with the other engine's transfer in flight (a LOAD's
+ * with a STORE's and back). The DRAM model gives contested credit to the read and write ports in
+ * turn (tb/dram_model.c: prio_w flips on every contest), so while both have beats to move each
+ * gets half the bus, whichever asked first: of the other's r cycles of bus time left at t and
+ * this one's w, the shorter, m, ends at 2m from t, the longer once both are done, and the held
+ * intervals (the bus's total) do not change. bus_take places w after the other's time (the
+ * serial order); this one ends r - m sooner than that, and the other m later (delay_load).
+ * Measured: the STORE of the forward of conv 3,28,28,32,3,3,2,1,1 at small (R 5 G 2), 8,960 B
+ * beside the next band's LOADs, ended 342 cycles later on the RTL than the model had it when the
+ * STORE kept the bus and the LOADs waited. Returns this transfer's end. */
+static uint64_t bus_share(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
+{
+    int store = s->f[i].op == NPU_OP_STORE;
+    size_t o = store ? s->last_load : s->last_store; /* the other engine's last, + 1 */
+    uint64_t w = s->busw[i];
+    uint64_t end = bus_take(s, t, w, store ? s->burstw[i] : (uint64_t)cfg->max_outstanding * s->burstw[i]);
+    if (o && s->bend[o - 1] > t && s->start[o - 1] + s->lead[o - 1] <= t) {
+        uint64_t r = s->bend[o - 1] - t, m = min64(r, w);
+        end = max64(end - (r - m), t + w + m);
+        delay_load(s, o - 1, t, m, qfree);
+    }
+    s->bend[i] = end;
+    return end;
+}
+
 /* Starts instruction i at t: pops its tokens, takes its bus time, pushes at its end. */
 static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
 {
@@ -508,9 +577,7 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
-        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i],
-                                              s->f[i].op == NPU_OP_STORE ? s->burstw[i]
-                                              : (uint64_t)cfg->max_outstanding * s->burstw[i]) - t);
+        s->dur[i] = max64(s->dur[i], bus_share(cfg, s, i, t + s->lead[i], qfree) - t);
     /* EXEC: at the queue's head once dispatched and the one before left; it can issue 3 cycles
      * later, once what it waits for is ready */
     uint64_t one = 1u << NPU_SLICE_Q;
@@ -554,6 +621,10 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
+        if (s->f[i].op == NPU_OP_WAVE) {
+            s->wrows[i] = wave_cycles(cfg, &s->f[i]);
+            s->dur[i] = tile_time(cfg, s->wrows[i], &s->f[i]);
+        }
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;
             npu_dma_count_t c = dma_count(cfg, &s->f[i]);
@@ -637,12 +708,14 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.lead = calloc(n + 1, sizeof *s.lead);
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
+    s.bend = calloc(n + 1, sizeof *s.bend);
+    s.wrows = calloc(n + 1, sizeof *s.wrows);
     s.held = malloc(sizeof *s.held * (2 * n + 2));
     s.fb_end = malloc(sizeof *s.fb_end * (n + 1));
     s.nob = 2u * (size_t)cfg->obuf_rows;
     s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
     s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
-    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
+    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.bend && s.wrows && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -662,6 +735,8 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.lead);
     free(s.busw);
     free(s.burstw);
+    free(s.bend);
+    free(s.wrows);
     free(s.held);
     free(s.fb_end);
     free(s.ob_ready);
