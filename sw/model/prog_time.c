@@ -73,6 +73,8 @@ typedef struct pt_state {
                                    * one of its bursts' */
     uint64_t *bend;               /* a transfer's bus time's end (shared with the other engine's) */
     uint64_t *wrows;              /* a WAVE's cycles on the array (wave_cycles) */
+    uint64_t (*dw)[3];            /* the DRAINs' SPM writes so far: [from, to) and their cycles */
+    size_t *dwi, ndw, dw_lo;      /* ... the DRAIN each one is; the first that may end after a LOAD starts */
     uint64_t (*held)[3];          /* the bus's reserved intervals [from, to), sorted, disjoint, and
                                    * the longest a fetch burst waits behind their transfers (bus_fetch) */
     size_t nheld;
@@ -511,6 +513,9 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         uint64_t ready = latest(s->ob_ready, lo, hi), n = (uint64_t)(hi - lo) << NPU_SLICE_Q;
         uint64_t d = max64(max64(t, s->drain_free), ready > n ? ready - n : 0);
         s->drain_free = max64(d + s->dur[i], ready + (1u << NPU_SLICE_Q));
+        s->dw[s->ndw][0] = d, s->dw[s->ndw][1] = s->drain_free;
+        s->dw[s->ndw][2] = (uint64_t)(s->f[i].acc ? s->f[i].rows : (s->f[i].rows + 1) / 2) << NPU_SLICE_Q;
+        s->dwi[s->ndw++] = i;
         for (size_t r = lo; r < hi; r++)
             s->ob_free[r] = s->drain_free;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
@@ -544,6 +549,36 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
     return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
 
+/* The SPM banks [*lo, *hi] instruction f's rows touch (a LOAD's or a DRAIN's destination). */
+static void spm_banks_of(const npu_cfg_t *cfg, const npu_fields_t *f, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1, B = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t words = f->op == NPU_OP_DRAIN ? 2 : (f->row_bytes + B - 1) / B;
+    uint64_t rows = f->rows ? f->rows : 1;
+    *lo = f->spm_addr / bw;
+    *hi = (f->spm_addr + (rows - 1) * f->spm_stride + words - 1) / bw;
+}
+
+/* The cycles DRAIN write window k (s->dw) takes from LOAD l's data moving over [a, b): the drain writes
+ * two OBUF rows a cycle into four SPM words, one per sub-bank (an accumulating one a row at a
+ * time), on ports before the LOAD's (rtl/npu_spm.v: write 5 is the LOAD's and FILL's), so a LOAD
+ * into the same bank has its SPM write refused in each of them and its R beats wait (the DRAM
+ * model's credit holds 4 beats): the drain's write cycles, spread over its time on the drain
+ * unit, the part of them inside [a, b). Measured: the dX ecoflow of conv 16,14,14,64,1,1,1,0,1 at
+ * small (R 3), a LOAD of dY's 16-beat bursts 20 cycles apart but for one of 45 while a 42-row
+ * DRAIN wrote into its bank. */
+static uint64_t drain_block(const npu_cfg_t *cfg, const pt_state_t *s, size_t k, size_t l, uint64_t a, uint64_t b)
+{
+    uint64_t from = max64(s->dw[k][0], a), to = min64(s->dw[k][1], b), dl, dh, ll, lh;
+    if (to <= from || s->dw[k][1] <= s->dw[k][0])
+        return 0;
+    spm_banks_of(cfg, &s->f[s->dwi[k]], &dl, &dh);
+    spm_banks_of(cfg, &s->f[l], &ll, &lh);
+    if (dh < ll || lh < dl)
+        return 0;
+    return (uint64_t)((double)s->dw[k][2] * (double)(to - from) / (double)(s->dw[k][1] - s->dw[k][0]));
+}
+
 /* Transfer i's bus time from t on, shared with the other engine's transfer in flight (a LOAD's
  * with a STORE's and back). The DRAM model gives contested credit to the read and write ports in
  * turn (tb/dram_model.c: prio_w flips on every contest), so while both have beats to move each
@@ -565,6 +600,13 @@ static uint64_t bus_share(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_
         end = max64(end - (r - m), t + w + m);
         delay_load(s, o - 1, t, m, qfree);
     }
+    if (!store) { /* the DRAINs that write its bank meanwhile (their windows end in order: the
+                   * drain unit runs them in order; LOADs start in time order) */
+        while (s->dw_lo < s->ndw && s->dw[s->dw_lo][1] <= t)
+            s->dw_lo++;
+        for (size_t k = s->dw_lo; k < s->ndw; k++)
+            end += drain_block(cfg, s, k, i, t, end);
+    }
     s->bend[i] = end;
     return end;
 }
@@ -585,6 +627,12 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     if (s->f[i].op == NPU_OP_WAVE) /* the wave queue takes it once the WAVE two before has its rows in */
         s->entry = max64(issue, s->wend[0]);
     uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
+    if (s->f[i].op == NPU_OP_DRAIN && s->last_load) { /* its writes hold up the LOAD in flight */
+        size_t l = s->last_load - 1;
+        uint64_t a = s->start[l] + s->lead[l], w = drain_block(cfg, s, s->ndw - 1, l, a, s->bend[l]);
+        if (w)
+            delay_load(s, l, max64(a, s->dw[s->ndw - 1][0]), w, qfree);
+    }
     s->start[i] = t;
     s->dur[i] = end - t;
     if (s->f[i].op == NPU_OP_LOAD)
@@ -710,12 +758,14 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.burstw = calloc(n + 1, sizeof *s.burstw);
     s.bend = calloc(n + 1, sizeof *s.bend);
     s.wrows = calloc(n + 1, sizeof *s.wrows);
+    s.dw = malloc(sizeof *s.dw * (n + 1));
+    s.dwi = malloc(sizeof *s.dwi * (n + 1));
     s.held = malloc(sizeof *s.held * (2 * n + 2));
     s.fb_end = malloc(sizeof *s.fb_end * (n + 1));
     s.nob = 2u * (size_t)cfg->obuf_rows;
     s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
     s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
-    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.bend && s.wrows && s.held && s.fb_end && s.ob_ready && s.ob_free;
+    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.bend && s.wrows && s.dw && s.dwi && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -737,6 +787,8 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.burstw);
     free(s.bend);
     free(s.wrows);
+    free(s.dw);
+    free(s.dwi);
     free(s.held);
     free(s.fb_end);
     free(s.ob_ready);

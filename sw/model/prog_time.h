@@ -39,8 +39,12 @@
  *  - the program ends when its last instruction does, and takes at least its bus time.
  * Under NOBURST constants (the bytes-only cost the conv slicing compares, compile/conv/conv_slice.h)
  * a transfer is its payload bytes over the bandwidth: no fixed cost, no lead, no bursts.
- * Not modelled: SPM bank conflicts but a WAVE's own rows' (the DMA's and the LDW's ports lose to
- * the wave's and the drain's). A fetch burst that cuts in while a LOAD's or STORE's data
+ *  - a DRAIN writes two OBUF rows a cycle into four SPM words, one per sub-bank, on ports before
+ *    the LOAD engine's: a LOAD into a bank a DRAIN writes meanwhile ends the DRAIN's write cycles
+ *    (rows / 2, an accumulating one rows) later, in proportion to the part of the DRAIN's time on
+ *    the drain unit its data moves in.
+ * Not modelled: the other SPM bank conflicts (a STORE's or an LDW's reads refused by the wave's).
+ * A fetch burst that cuts in while a LOAD's or STORE's data
  * moves delays that transfer by its bus time (the transfers that ask after it wait for it).
  */
 #ifndef NPU_MODEL_PROG_TIME_H

@@ -313,6 +313,51 @@ Test(est_step, prog_time_load_and_store_take_turns)
                   (unsigned long long)beside, (unsigned long long)alone);
 }
 
+/* A LOAD the vector unit waits for, while a WAVE's 128 rows are drained: the drain writes two rows
+ * a cycle into four SPM words, one per sub-bank, on ports before the LOAD's (rtl/npu_spm.v), so a
+ * DRAIN into the LOAD's bank refuses its SPM writes for 64 cycles and its beats wait; into
+ * another bank it costs the LOAD nothing. A model without the refusals times both alike and
+ * fails this. */
+static uint64_t load_beside_drain(const npu_cfg_t *c, const npu_slice_cost_t *k, unsigned drain_at)
+{
+    npu_insn_t p[6];
+    npu_fields_t f;
+    uint64_t cyc = 0;
+    char why[200];
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD, f.rows = 32, f.row_bytes = 256, f.dram_stride = 256, f.spm_stride = 8, f.push_next = 1;
+    npu_encode(&f, &p[0]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LDW, f.mode = NPU_MODE_FW, f.k = 16, f.n = 16, f.spm_addr = 2048, f.spm_stride = 1;
+    npu_encode(&f, &p[1]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_WAVE, f.mode = NPU_MODE_FW, f.k = 16, f.n = 16, f.m = 128, f.spm_addr = 1024, f.spm_stride = 1;
+    npu_encode(&f, &p[2]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_DRAIN, f.rows = 128, f.spm_addr = drain_at, f.spm_stride = 2;
+    npu_encode(&f, &p[3]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VSET, f.len = 64, f.pop_prev = 1;
+    npu_encode(&f, &p[4]);
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_VEC, f.wide = 1, f.rows = 100, f.a_stride = f.b_stride = f.d_stride = 1, f.a_addr = 3584;
+    f.d_addr = 3584;
+    npu_encode(&f, &p[5]);
+    cr_assert_eq(npu_prog_time(c, k, p, 6, &cyc, why, sizeof why), 0, "%s", why);
+    return cyc;
+}
+
+Test(est_step, prog_time_a_drain_holds_up_a_load_into_its_bank)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    uint64_t same = load_beside_drain(&c, &k, 512), other = load_beside_drain(&c, &k, 3072);
+    cr_assert_geq(same, other + 32, "drain into the LOAD's bank %llu, into another %llu", (unsigned long long)same,
+                  (unsigned long long)other);
+    cr_assert_leq(same, other + 64 + 8, "drain into the LOAD's bank %llu, into another %llu",
+                  (unsigned long long)same, (unsigned long long)other);
+}
+
 /* An HSW WAVE reads row t of both sets in one cycle on two SPM read ports; two rows in one
  * sub-bank take a cycle each (rtl/npu_spm.v). Sets 14 words apart at stride 2 (the forward of conv
  * 3,28,28,32,3,3,2,1,1 at small): half the slots collide, so the wave streams 7 slots in 11
