@@ -91,6 +91,7 @@ typedef struct pt_state {
     uint64_t exec_left;           /* the EXEC instruction before: when it left the queue (a WAVE a
                                    * cycle after it entered the wave queue, its issue cycles overlapped) */
     uint64_t entry, wend[2];      /* a WAVE's entry into the wave queue; the last two WAVEs' rows in */
+    uint64_t rd_end;              /* the wave streamer: its last read row (wave_fed) */
     uint64_t ldw_ready;           /* the last LDW's weights in its bank at the earliest */
     uint64_t *tq;                 /* a WAVE head's start but for the wave queue (start_time) */
     uint64_t retire[PT_WAVES_IN_FLIGHT]; /* the last WAVEs' results all in, by issue order mod 8 */
@@ -468,6 +469,28 @@ static uint64_t latest(const uint64_t *v, size_t lo, size_t hi)
     return t;
 }
 
+/* When WAVE i's last row is in the array, given it streams from st: its slots at one a cycle,
+ * but no sooner than PT_WAVE_ENTRY cycles after the wave streamer has read them. The streamer
+ * reads the waves' rows in issue order (wave_rows: the slots and their sub-bank collisions) from
+ * a wave's entry into the wave queue on; before the array takes the wave (st) it reads at most
+ * LBUF_H_DEPTH slots ahead (the LBUF_H holds them), the rest after. So collisions cost only when
+ * the reads, not the array, are late: a tile of one short wave reads it while the array waits for
+ * the LDW or the bank's turnaround (measured: the forward of conv 3,28,28,32,3,3,2,1,1 at small,
+ * R 1, one 7-slot HSW wave per tile: 5,890 cycles on the RTL, 5,903 predicted, 6,380 with every
+ * collision charged to the array), a tile of five back-to-back waves pays most of them (the
+ * depthwise 8,10,10,8,3,3 forward, R 5: 81 stall cycles on the RTL for 95 collisions). */
+static uint64_t wave_fed(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t st)
+{
+    npu_wave_sets_t ws;
+    npu_wave_sets_f(&s->f[i], &ws);
+    uint64_t r0 = (uint64_t)ws.len[0] << NPU_SLICE_Q, c = wave_rows(s, i);
+    uint64_t depth = (uint64_t)(cfg->lbuf_h_depth > 0 ? cfg->lbuf_h_depth : 1) << NPU_SLICE_Q;
+    uint64_t rd = max64(s->entry, s->rd_end);
+    uint64_t ahead = min64(st > rd ? st - rd : 0, depth * c / (r0 ? r0 : 1)); /* read before st */
+    s->rd_end = max64(rd, st) + c - min64(c, ahead);
+    return max64(st + r0, min64(s->rd_end + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), st + c));
+}
+
 /* The EXEC queue only issues WAVEs and DRAINs (PT_EXEC_ISSUE cycles); their units run them
  * (rtl/npu_exec.v). A WAVE streams its rows once the array is free (the wave queue holds two:
  * it issues once the one before has begun, start_time) and its results reach the OBUF the
@@ -485,26 +508,27 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             /* a WAVE on the weights of the one before (no LDW between): its rows stream right
              * after that one's, the tile's turnaround counted once over its waves' rows (a
              * conv's row blocks on one weight tile; measured: conv_slice_check --all) */
-            uint64_t r = wave_rows(s, i);
             s->streamed = max64(s->entry + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), s->rows_end);
-            s->rows_end = s->streamed + r;
-            s->tile_rows += r;
+            uint64_t end = wave_fed(cfg, s, i, s->streamed);
+            s->tile_rows += end - s->streamed;
+            s->rows_end = end;
             s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i]));
         } else {
             s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
-            s->array_free = s->streamed + s->dur[i];
+            uint64_t end = wave_fed(cfg, s, i, s->streamed);
             s->tile_open = 1;
             s->tile_bank = (int)s->f[i].wbank;
             s->tile_start = s->streamed;
-            s->tile_rows = wave_rows(s, i);
-            s->rows_end = s->streamed + s->tile_rows;
+            s->tile_rows = end - s->streamed;
+            s->rows_end = end;
+            s->array_free = s->streamed + tile_time(cfg, s->tile_rows, &s->f[i]);
         }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->rows_end + res_latency(cfg);
         /* its record frees when its own last row's results are in (not the tile's turnaround):
          * the last result crosses the columns of its core (wave_cols), at most 6S - 2 */
         uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
-        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(s, i) + lat;
+        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->rows_end + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
     } else if (s->f[i].op == NPU_OP_DRAIN) {

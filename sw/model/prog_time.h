@@ -9,7 +9,8 @@
  *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
  *    bursts' cost on top; measured, step_fidelity --micro);
  *  - WAVE: max(r, (r + T) / 2, P) of its slots' cycles r (its longest row set, plus a cycle for
- *    each slot whose rows fall in one SPM sub-bank: rtl/npu_spm.v; the other weight bank hides half
+ *    each slot whose rows fall in one SPM sub-bank, rtl/npu_spm.v, when the wave streamer's reads
+ *    are late: it reads up to LBUF_H_DEPTH slots ahead of the array; the other weight bank hides half
  *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
  *    deep, T = 4S + 1 and P = S + 6: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
