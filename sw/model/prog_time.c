@@ -71,6 +71,10 @@ typedef struct pt_state {
     uint64_t bus;                 /* Q16: the DRAM bus time of every transfer and of the fetch */
     uint64_t *lead, *busw, *burstw; /* a transfer's cycles before its data moves, its bus time,
                                    * one of its bursts' */
+    uint64_t *bend;               /* a transfer's bus time's end (shared with the other engine's) */
+    uint64_t *wrows;              /* a WAVE's cycles on the array (wave_cycles) */
+    uint64_t (*dw)[3];            /* the DRAINs' SPM writes so far: [from, to) and their cycles */
+    size_t *dwi, ndw, dw_lo;      /* ... the DRAIN each one is; the first that may end after a LOAD starts */
     uint64_t (*held)[3];          /* the bus's reserved intervals [from, to), sorted, disjoint, and
                                    * the longest a fetch burst waits behind their transfers (bus_fetch) */
     size_t nheld;
@@ -87,6 +91,7 @@ typedef struct pt_state {
     uint64_t exec_left;           /* the EXEC instruction before: when it left the queue (a WAVE a
                                    * cycle after it entered the wave queue, its issue cycles overlapped) */
     uint64_t entry, wend[2];      /* a WAVE's entry into the wave queue; the last two WAVEs' rows in */
+    uint64_t rd_end;              /* the wave streamer: its last read row (wave_fed) */
     uint64_t ldw_ready;           /* the last LDW's weights in its bank at the earliest */
     uint64_t *tq;                 /* a WAVE head's start but for the wave queue (start_time) */
     uint64_t retire[PT_WAVES_IN_FLIGHT]; /* the last WAVEs' results all in, by issue order mod 8 */
@@ -242,13 +247,55 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
     return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
-/* Q16 injection slots of WAVE f: its longest row set. */
-static uint64_t wave_rows(const npu_fields_t *f)
+/* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): the bank is a / SPM_BANK_WORDS, the
+ * sub-bank the XOR over the set in-bank address bits i of the codes 01, 10, 11 (i mod 3). */
+static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
+{
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1;
+    uint64_t words = (uint64_t)npu_cfg_spm_words(cfg), in;
+    unsigned sub = 0;
+    a = words ? a % words : a;
+    in = a % bw;
+    for (unsigned i = 0; in; i++, in >>= 1)
+        if (in & 1)
+            sub ^= i % 3 + 1;
+    return (unsigned)(a / bw) * 4u + sub;
+}
+
+/* Q16 cycles WAVE f streams its A rows: slot t reads row t of every set in one cycle, one SPM
+ * read port per set (rtl/npu_exec_wave.v; a bcast wave's one port), and a slot ends when every
+ * port was granted: two rows in one sub-bank of one bank take a cycle each (the lowest port
+ * wins, the other retries; the wave's ports come before the LDW's, the STORE's and the LOAD's,
+ * rtl/npu_spm.v, so only its own rows collide). Measured: the forward of conv 3,28,28,32,3,3,2,1,1
+ * at small (R 5 G 2), HSW waves of 14 rows at an SPM stride of 2 (set 1 starts 14 words after
+ * set 0): 1,764 slots, 880 cycles of collisions by this count, 847 core-0 stall cycles on the
+ * RTL, its tiles of five WAVEs 51 cycles apart where 35 slots gave 39. */
+static uint64_t wave_cycles(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
     npu_wave_sets_t ws;
-    npu_wave_sets_f(f, &ws);
-    return (uint64_t)ws.len[0] << NPU_SLICE_Q;
+    int nsets = npu_wave_sets_f(f, &ws);
+    uint64_t cyc = 0;
+    if (f->bcast || nsets < 2)
+        return (uint64_t)ws.len[0] << NPU_SLICE_Q;
+    for (unsigned t = 0; t < ws.len[0]; t++) {
+        unsigned u[4], most = 1;
+        int n = 0;
+        for (int j = 0; j < nsets; j++)
+            if (t < ws.len[j])
+                u[n++] = spm_unit(cfg, (uint64_t)f->spm_addr + (uint64_t)(ws.start[j] + t) * f->spm_stride);
+        for (int a = 0; a < n; a++) {
+            unsigned same = 0;
+            for (int b = 0; b < n; b++)
+                same += u[a] == u[b];
+            most = same > most ? same : most;
+        }
+        cyc += most;
+    }
+    return cyc << NPU_SLICE_Q;
 }
+
+/* Q16 cycles of WAVE i's rows on the array (wave_cycles, kept by prepare). */
+static uint64_t wave_rows(const pt_state_t *s, size_t i) { return s->wrows[i]; }
 
 /* The rows an LDW reads, one a cycle: 2S for the full FW / VSW tile, S otherwise. */
 static uint64_t ldw_rows(const npu_cfg_t *cfg, const npu_fields_t *f)
@@ -294,7 +341,6 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
-    case NPU_OP_WAVE: return tile_time(cfg, wave_rows(f), f);
     default: return 0; /* LDW (behind the other bank's wave), SYNC_L, SYNC_S; LOAD / STORE: prepare */
     }
 }
@@ -336,6 +382,7 @@ static void delay_load(pt_state_t *s, size_t i, uint64_t t, uint64_t w, uint64_t
     for (int j = 0; j < nq; j++)
         s->push[pushes[j]][s->npush[pushes[j]] - 1] += w;
     s->dur[i] += w;
+    s->bend[i] += w;
     qfree[s->q[i]] = max64(qfree[s->q[i]], end + w);
 }
 
@@ -422,6 +469,28 @@ static uint64_t latest(const uint64_t *v, size_t lo, size_t hi)
     return t;
 }
 
+/* When WAVE i's last row is in the array, given it streams from st: its slots at one a cycle,
+ * but no sooner than PT_WAVE_ENTRY cycles after the wave streamer has read them. The streamer
+ * reads the waves' rows in issue order (wave_rows: the slots and their sub-bank collisions) from
+ * a wave's entry into the wave queue on; before the array takes the wave (st) it reads at most
+ * LBUF_H_DEPTH slots ahead (the LBUF_H holds them), the rest after. So collisions cost only when
+ * the reads, not the array, are late: a tile of one short wave reads it while the array waits for
+ * the LDW or the bank's turnaround (measured: the forward of conv 3,28,28,32,3,3,2,1,1 at small,
+ * R 1, one 7-slot HSW wave per tile: 5,890 cycles on the RTL, 5,903 predicted, 6,380 with every
+ * collision charged to the array), a tile of five back-to-back waves pays most of them (the
+ * depthwise 8,10,10,8,3,3 forward, R 5: 81 stall cycles on the RTL for 95 collisions). */
+static uint64_t wave_fed(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t st)
+{
+    npu_wave_sets_t ws;
+    npu_wave_sets_f(&s->f[i], &ws);
+    uint64_t r0 = (uint64_t)ws.len[0] << NPU_SLICE_Q, c = wave_rows(s, i);
+    uint64_t depth = (uint64_t)(cfg->lbuf_h_depth > 0 ? cfg->lbuf_h_depth : 1) << NPU_SLICE_Q;
+    uint64_t rd = max64(s->entry, s->rd_end);
+    uint64_t ahead = min64(st > rd ? st - rd : 0, depth * c / (r0 ? r0 : 1)); /* read before st */
+    s->rd_end = max64(rd, st) + c - min64(c, ahead);
+    return max64(st + r0, min64(s->rd_end + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), st + c));
+}
+
 /* The EXEC queue only issues WAVEs and DRAINs (PT_EXEC_ISSUE cycles); their units run them
  * (rtl/npu_exec.v). A WAVE streams its rows once the array is free (the wave queue holds two:
  * it issues once the one before has begun, start_time) and its results reach the OBUF the
@@ -439,26 +508,27 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             /* a WAVE on the weights of the one before (no LDW between): its rows stream right
              * after that one's, the tile's turnaround counted once over its waves' rows (a
              * conv's row blocks on one weight tile; measured: conv_slice_check --all) */
-            uint64_t r = wave_rows(&s->f[i]);
             s->streamed = max64(s->entry + ((uint64_t)PT_WAVE_ENTRY << NPU_SLICE_Q), s->rows_end);
-            s->rows_end = s->streamed + r;
-            s->tile_rows += r;
+            uint64_t end = wave_fed(cfg, s, i, s->streamed);
+            s->tile_rows += end - s->streamed;
+            s->rows_end = end;
             s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i]));
         } else {
             s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
-            s->array_free = s->streamed + s->dur[i];
+            uint64_t end = wave_fed(cfg, s, i, s->streamed);
             s->tile_open = 1;
             s->tile_bank = (int)s->f[i].wbank;
             s->tile_start = s->streamed;
-            s->tile_rows = wave_rows(&s->f[i]);
-            s->rows_end = s->streamed + s->tile_rows;
+            s->tile_rows = end - s->streamed;
+            s->rows_end = end;
+            s->array_free = s->streamed + tile_time(cfg, s->tile_rows, &s->f[i]);
         }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->rows_end + res_latency(cfg);
         /* its record frees when its own last row's results are in (not the tile's turnaround):
          * the last result crosses the columns of its core (wave_cols), at most 6S - 2 */
         uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
-        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->streamed + wave_rows(&s->f[i]) + lat;
+        s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->rows_end + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
         return s->array_free;
     } else if (s->f[i].op == NPU_OP_DRAIN) {
@@ -467,6 +537,9 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         uint64_t ready = latest(s->ob_ready, lo, hi), n = (uint64_t)(hi - lo) << NPU_SLICE_Q;
         uint64_t d = max64(max64(t, s->drain_free), ready > n ? ready - n : 0);
         s->drain_free = max64(d + s->dur[i], ready + (1u << NPU_SLICE_Q));
+        s->dw[s->ndw][0] = d, s->dw[s->ndw][1] = s->drain_free;
+        s->dw[s->ndw][2] = (uint64_t)(s->f[i].acc ? s->f[i].rows : (s->f[i].rows + 1) / 2) << NPU_SLICE_Q;
+        s->dwi[s->ndw++] = i;
         for (size_t r = lo; r < hi; r++)
             s->ob_free[r] = s->drain_free;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
@@ -500,6 +573,68 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
     return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
 
+/* The SPM banks [*lo, *hi] instruction f's rows touch (a LOAD's or a DRAIN's destination). */
+static void spm_banks_of(const npu_cfg_t *cfg, const npu_fields_t *f, uint64_t *lo, uint64_t *hi)
+{
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1, B = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t words = f->op == NPU_OP_DRAIN ? 2 : (f->row_bytes + B - 1) / B;
+    uint64_t rows = f->rows ? f->rows : 1;
+    *lo = f->spm_addr / bw;
+    *hi = (f->spm_addr + (rows - 1) * f->spm_stride + words - 1) / bw;
+}
+
+/* The cycles DRAIN write window k (s->dw) takes from LOAD l's data moving over [a, b): the drain writes
+ * two OBUF rows a cycle into four SPM words, one per sub-bank (an accumulating one a row at a
+ * time), on ports before the LOAD's (rtl/npu_spm.v: write 5 is the LOAD's and FILL's), so a LOAD
+ * into the same bank has its SPM write refused in each of them and its R beats wait (the DRAM
+ * model's credit holds 4 beats): the drain's write cycles, spread over its time on the drain
+ * unit, the part of them inside [a, b). Measured: the dX ecoflow of conv 16,14,14,64,1,1,1,0,1 at
+ * small (R 3), a LOAD of dY's 16-beat bursts 20 cycles apart but for one of 45 while a 42-row
+ * DRAIN wrote into its bank. */
+static uint64_t drain_block(const npu_cfg_t *cfg, const pt_state_t *s, size_t k, size_t l, uint64_t a, uint64_t b)
+{
+    uint64_t from = max64(s->dw[k][0], a), to = min64(s->dw[k][1], b), dl, dh, ll, lh;
+    if (to <= from || s->dw[k][1] <= s->dw[k][0])
+        return 0;
+    spm_banks_of(cfg, &s->f[s->dwi[k]], &dl, &dh);
+    spm_banks_of(cfg, &s->f[l], &ll, &lh);
+    if (dh < ll || lh < dl)
+        return 0;
+    return (uint64_t)((double)s->dw[k][2] * (double)(to - from) / (double)(s->dw[k][1] - s->dw[k][0]));
+}
+
+/* Transfer i's bus time from t on, shared with the other engine's transfer in flight (a LOAD's
+ * with a STORE's and back). The DRAM model gives contested credit to the read and write ports in
+ * turn (tb/dram_model.c: prio_w flips on every contest), so while both have beats to move each
+ * gets half the bus, whichever asked first: of the other's r cycles of bus time left at t and
+ * this one's w, the shorter, m, ends at 2m from t, the longer once both are done, and the held
+ * intervals (the bus's total) do not change. bus_take places w after the other's time (the
+ * serial order); this one ends r - m sooner than that, and the other m later (delay_load).
+ * Measured: the STORE of the forward of conv 3,28,28,32,3,3,2,1,1 at small (R 5 G 2), 8,960 B
+ * beside the next band's LOADs, ended 342 cycles later on the RTL than the model had it when the
+ * STORE kept the bus and the LOADs waited. Returns this transfer's end. */
+static uint64_t bus_share(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
+{
+    int store = s->f[i].op == NPU_OP_STORE;
+    size_t o = store ? s->last_load : s->last_store; /* the other engine's last, + 1 */
+    uint64_t w = s->busw[i];
+    uint64_t end = bus_take(s, t, w, store ? s->burstw[i] : (uint64_t)cfg->max_outstanding * s->burstw[i]);
+    if (o && s->bend[o - 1] > t && s->start[o - 1] + s->lead[o - 1] <= t) {
+        uint64_t r = s->bend[o - 1] - t, m = min64(r, w);
+        end = max64(end - (r - m), t + w + m);
+        delay_load(s, o - 1, t, m, qfree);
+    }
+    if (!store) { /* the DRAINs that write its bank meanwhile (their windows end in order: the
+                   * drain unit runs them in order; LOADs start in time order) */
+        while (s->dw_lo < s->ndw && s->dw[s->dw_lo][1] <= t)
+            s->dw_lo++;
+        for (size_t k = s->dw_lo; k < s->ndw; k++)
+            end += drain_block(cfg, s, k, i, t, end);
+    }
+    s->bend[i] = end;
+    return end;
+}
+
 /* Starts instruction i at t: pops its tokens, takes its bus time, pushes at its end. */
 static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uint64_t *qfree)
 {
@@ -508,9 +643,7 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
-        s->dur[i] = max64(s->dur[i], bus_take(s, t + s->lead[i], s->busw[i],
-                                              s->f[i].op == NPU_OP_STORE ? s->burstw[i]
-                                              : (uint64_t)cfg->max_outstanding * s->burstw[i]) - t);
+        s->dur[i] = max64(s->dur[i], bus_share(cfg, s, i, t + s->lead[i], qfree) - t);
     /* EXEC: at the queue's head once dispatched and the one before left; it can issue 3 cycles
      * later, once what it waits for is ready */
     uint64_t one = 1u << NPU_SLICE_Q;
@@ -518,6 +651,12 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     if (s->f[i].op == NPU_OP_WAVE) /* the wave queue takes it once the WAVE two before has its rows in */
         s->entry = max64(issue, s->wend[0]);
     uint64_t occ, end = obuf_run(cfg, s, i, t, &occ);
+    if (s->f[i].op == NPU_OP_DRAIN && s->last_load) { /* its writes hold up the LOAD in flight */
+        size_t l = s->last_load - 1;
+        uint64_t a = s->start[l] + s->lead[l], w = drain_block(cfg, s, s->ndw - 1, l, a, s->bend[l]);
+        if (w)
+            delay_load(s, l, max64(a, s->dw[s->ndw - 1][0]), w, qfree);
+    }
     s->start[i] = t;
     s->dur[i] = end - t;
     if (s->f[i].op == NPU_OP_LOAD)
@@ -554,6 +693,10 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
+        if (s->f[i].op == NPU_OP_WAVE) {
+            s->wrows[i] = wave_cycles(cfg, &s->f[i]);
+            s->dur[i] = tile_time(cfg, s->wrows[i], &s->f[i]);
+        }
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;
             npu_dma_count_t c = dma_count(cfg, &s->f[i]);
@@ -637,12 +780,16 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.lead = calloc(n + 1, sizeof *s.lead);
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
+    s.bend = calloc(n + 1, sizeof *s.bend);
+    s.wrows = calloc(n + 1, sizeof *s.wrows);
+    s.dw = malloc(sizeof *s.dw * (n + 1));
+    s.dwi = malloc(sizeof *s.dwi * (n + 1));
     s.held = malloc(sizeof *s.held * (2 * n + 2));
     s.fb_end = malloc(sizeof *s.fb_end * (n + 1));
     s.nob = 2u * (size_t)cfg->obuf_rows;
     s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
     s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
-    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.held && s.fb_end && s.ob_ready && s.ob_free;
+    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.bend && s.wrows && s.dw && s.dwi && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -662,6 +809,10 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.lead);
     free(s.busw);
     free(s.burstw);
+    free(s.bend);
+    free(s.wrows);
+    free(s.dw);
+    free(s.dwi);
     free(s.held);
     free(s.fb_end);
     free(s.ob_ready);

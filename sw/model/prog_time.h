@@ -8,7 +8,9 @@
  *    the expected counters' functions), costed by npu_slice_xfer_cost with at least one beat per
  *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
  *    bursts' cost on top; measured, step_fidelity --micro);
- *  - WAVE: max(r, (r + T) / 2, P) of its longest row set r (the other weight bank hides half
+ *  - WAVE: max(r, (r + T) / 2, P) of its slots' cycles r (its longest row set, plus a cycle for
+ *    each slot whose rows fall in one SPM sub-bank, rtl/npu_spm.v, when the wave streamer's reads
+ *    are late: it reads up to LBUF_H_DEPTH slots ahead of the array; the other weight bank hides half
  *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
  *    deep, T = 4S + 1 and P = S + 6: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
@@ -28,15 +30,22 @@
  *    fetcher has dispatched it: after the previous instruction, after its bytes are read and
  *    once its queue has room (the instruction QUEUE_DEPTH before it in its queue has started);
  *  - the DRAM bus is shared (one credit bucket for reads and writes): a transfer's bus time fills
- *    the gaps the transfers that asked before it left (instructions start in time order), so
- *    a LOAD beside a STORE ends later; the fetch reads bursts of MAX_BURST_BEATS into a buffer of
+ *    the gaps the transfers that asked before it left (instructions start in time order), and a
+ *    LOAD and a STORE in flight together take turns (the DRAM model's contested credit goes to
+ *    the read and write ports in turn): of the two, the one with less bus time left ends at twice
+ *    that, the other once both are done, whichever asked first; the fetch reads bursts of MAX_BURST_BEATS into a buffer of
  *    two (burst m once burst m - 2's instructions are dispatched), each behind at most
  *    MAX_OUTSTANDING bursts of the reads in flight (reads return in order) and one of a STORE's
  *    (the DRAM model gives contested credit to reads and writes in turn);
  *  - the program ends when its last instruction does, and takes at least its bus time.
  * Under NOBURST constants (the bytes-only cost the conv slicing compares, compile/conv/conv_slice.h)
  * a transfer is its payload bytes over the bandwidth: no fixed cost, no lead, no bursts.
- * Not modelled: SPM bank conflicts. A fetch burst that cuts in while a LOAD's or STORE's data
+ *  - a DRAIN writes two OBUF rows a cycle into four SPM words, one per sub-bank, on ports before
+ *    the LOAD engine's: a LOAD into a bank a DRAIN writes meanwhile ends the DRAIN's write cycles
+ *    (rows / 2, an accumulating one rows) later, in proportion to the part of the DRAIN's time on
+ *    the drain unit its data moves in.
+ * Not modelled: the other SPM bank conflicts (a STORE's or an LDW's reads refused by the wave's).
+ * A fetch burst that cuts in while a LOAD's or STORE's data
  * moves delays that transfer by its bus time (the transfers that ask after it wait for it).
  */
 #ifndef NPU_MODEL_PROG_TIME_H
