@@ -146,9 +146,16 @@ static const char *const k_step_cols[] = {"kernel", "phase", "layer", "macs", "v
 
 static const char *step_phase(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
 
-/* Residency: the transfers and every tensor's DRAM bytes. */
+/* Every tensor's DRAM bytes; with residency the transfers and the scheduler's events too. */
 static void print_tensors(const npu_est_kplan_t *e)
 {
+    if (!e->res_banks) {
+        printf("%-10s %10s %10s\n", "tensor", "in B", "out B");
+        for (int t = 0; t < e->nt; t++)
+            printf("%-10s %10llu %10llu\n", e->t[t].name, (unsigned long long)e->t[t].in,
+                   (unsigned long long)e->t[t].out);
+        return;
+    }
     printf("%d whole-tensor transfers, %d of them overlapping a kernel (prefetch, look-ahead write-back), "
            "the others %llu cycles and %llu bytes in programs of their own; %d accesses left to DRAM\n", e->nx,
            e->nx_app, (unsigned long long)e->xfer_cycles, (unsigned long long)e->xfer_bytes, e->demoted);
@@ -181,15 +188,14 @@ static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
                (unsigned long long)k->vec_busy, (unsigned long long)rd, (unsigned long long)wr,
                (unsigned long long)k->roof, (unsigned long long)k->cycles, k->memory_bound ? "memory" : "compute");
     }
-    if (e->res_banks)
-        print_tensors(e);
+    print_tensors(e);
     printf("step: %llu cycles; DRAM read %llu, written %llu bytes (program fetch included%s); %llu MACs\n",
            (unsigned long long)e->cycles, (unsigned long long)e->rd_bytes, (unsigned long long)e->wr_bytes,
            e->res_banks ? "; the transfers' not" : "", (unsigned long long)e->macs);
 }
 
-/* Residency: "resident_banks", "transfers" and "tensors" (per tensor: name, in / out bytes,
- * those of whole-tensor transfers, the scheduler's loads, stores, drops). */
+/* "tensors" (per tensor: name, in / out bytes, those of whole-tensor transfers, the scheduler's
+ * loads, stores, drops: 0 without residency), "resident_banks" (0: none), "transfers". */
 static void json_tensors(cJSON *root, const npu_est_kplan_t *e)
 {
     cJSON *ts = cJSON_AddArrayToObject(root, "tensors");
@@ -274,8 +280,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
             cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
             cJSON_AddNumberToObject(root, "dram_rd_bytes", (double)e.rd_bytes);
             cJSON_AddNumberToObject(root, "dram_wr_bytes", (double)e.wr_bytes);
-            if (e.res_banks)
-                json_tensors(root, &e);
+            json_tensors(root, &e);
             cJSON_AddItemToObject(root, "rows", rows);
             npu_cli_json_print(root);
             rows = NULL;

@@ -9,6 +9,7 @@
 #include "compile/slice/slice_cost.h"
 #include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
+#include "compile/step/step_tags.h"
 #include "model/prog_time.h"
 #include "prog/prog_expect.h"
 #include "run/runtime.h"
@@ -130,21 +131,29 @@ static int transfers(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_
     return 0;
 }
 
-/* Per tensor: the scheduler's events, the transfers' and the kernels' bytes. */
+/* Per tensor: the kernels' bytes split by tag (the residency's tags, or the plan's: step_tags.h),
+ * the transfers' and the scheduler's events (res NULL: none). */
 static void per_tensor(const npu_step_plan_t *p, const npu_step_res_t *res, npu_est_kplan_t *e)
 {
     uint64_t in[NPU_STEP_MAX_TENSORS] = {0}, out[NPU_STEP_MAX_TENSORS] = {0};
-    for (int i = 0; i < e->nk; i++)
-        npu_step_res_split(res, i, e->k[i].rd, e->k[i].wr, in, out);
+    for (int i = 0; i < e->nk; i++) {
+        npu_step_tagmap_t m;
+        if (res) {
+            npu_step_res_split(res, i, e->k[i].rd, e->k[i].wr, in, out);
+            continue;
+        }
+        e->shared += npu_step_tagmap(p, &p->k[i], &m) != 0;
+        e->lost += npu_step_tag_split(&m, e->k[i].rd, e->k[i].wr, in, out);
+    }
     e->nt = p->nt;
     for (int t = 0; t < p->nt; t++) {
         npu_est_tensor_t *T = &e->t[t];
         snprintf(T->name, sizeof T->name, "%s", p->t[t].name);
         T->in = in[t] + T->xfer_in;
         T->out = out[t] + T->xfer_out;
-        T->loads = res->r.tensor[t].loads;
-        T->stores = res->r.tensor[t].stores;
-        T->drops = res->r.tensor[t].drops;
+        T->loads = res ? res->r.tensor[t].loads : 0;
+        T->stores = res ? res->r.tensor[t].stores : 0;
+        T->drops = res ? res->r.tensor[t].drops : 0;
     }
 }
 
@@ -201,7 +210,8 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
         e->res_banks = res_banks;
         memcpy(e->dims, dims, (size_t)(layers + 1) * sizeof *dims);
         if (res_banks == 0) {
-            rc = kernels(cfg, &c, p, NULL, e, why, n);
+            if ((rc = kernels(cfg, &c, p, NULL, e, why, n)) == 0)
+                per_tensor(p, NULL, e);
         } else if (npu_step_res_plan_ex(cfg, p, res_banks, cap, overlap, res)) {
             snprintf(why, n, "%s", res->why);
         } else if ((rc = kernels(cfg, &c, p, res, e, why, n)) == 0 &&
@@ -232,7 +242,8 @@ int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
         e->layers = p->layers;
         e->batch = batch;
         memcpy(e->dims, p->dims, (size_t)(p->layers + 1) * sizeof *p->dims);
-        rc = kernels(cfg, &c, p, NULL, e, why, n);
+        if ((rc = kernels(cfg, &c, p, NULL, e, why, n)) == 0)
+            per_tensor(p, NULL, e);
         npu_step_plan_free(p);
     }
     free(p);

@@ -37,7 +37,9 @@ typedef struct npu_est_kernel {
     int memory_bound;             /* bytes / bandwidth > compute */
 } npu_est_kernel_t;
 
-/* A step tensor's DRAM traffic under the residency plan (npu_estimate_step_res). */
+/* A step tensor's DRAM traffic: its bytes in every kernel (each kernel's DMA tags name its own
+ * tensors, compile/step/step_tags.h) and, under the residency plan (npu_estimate_step_res), in the
+ * scheduler's whole-tensor transfers. */
 typedef struct npu_est_tensor {
     char name[16];
     uint64_t in, out;          /* DRAM -> SPM and SPM -> DRAM bytes: transfers and kernels */
@@ -56,7 +58,10 @@ typedef struct npu_est_kplan {
     uint64_t xfer_rd, xfer_wr;     /* xfer_bytes split: read (the programs' fetch included), written */
     uint64_t pre[7 * NPU_STEP_MAX_LAYERS + 2]; /* per scheduler step: its own transfer programs'
                                                   cycles before its kernel (the RTL's stall) */
-    npu_est_tensor_t t[NPU_STEP_MAX_TENSORS];
+    npu_est_tensor_t t[NPU_STEP_MAX_TENSORS]; /* nt: every tensor's DRAM bytes (with or without
+                                                 residency), the kernels' split by tag */
+    uint64_t lost;                 /* without residency: DMA bytes under a tag no tensor takes */
+    int shared;                    /* without residency: kernels with a tag two tensors share */
 } npu_est_kplan_t;
 
 /* Estimates the step of the MLP d[0] -> .. -> d[layers] at batch `batch`, GEMMs under policy

@@ -11,6 +11,7 @@
 #include "compile/conv/conv_split.h"
 #include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
+#include "compile/step/step_tags.h"
 #include "ref/bf16.h"
 #include "ref/conv_golden.h"
 #include "ref/vk_golden.h"
@@ -549,8 +550,13 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
     tally(ty, &r, 1);
     memset(&s->last[i], 0, sizeof s->last[i]);
     tally(&s->last[i], &r, 1);
-    if (s->res)
+    if (s->res) {
         npu_step_res_split(s->res, i, s->last[i].rd, s->last[i].wr, s->cur_in, s->cur_out);
+    } else { /* each kernel's tags name its own tensors (step_tags.h) */
+        npu_step_tagmap_t m;
+        s->cur_shared += (uint64_t)(npu_step_tagmap(&s->plan, k, &m) != 0);
+        s->cur_lost += npu_step_tag_split(&m, s->last[i].rd, s->last[i].wr, s->cur_in, s->cur_out);
+    }
     if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
         npu_array_expect_t ax;
         npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);
@@ -617,6 +623,7 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     memset(s->res_wr, 0, sizeof s->res_wr);
     memset(s->cur_in, 0, sizeof s->cur_in);
     memset(s->cur_out, 0, sizeof s->cur_out);
+    s->cur_lost = s->cur_shared = 0;
     if (s->res)
         memset(s->pre_cycles, 0, (size_t)(s->res->n_steps + 1) * sizeof *s->pre_cycles);
     if (run_range(s, 0, p->n_fwd, &s->fwd) || run_xfers(s, p->n_fwd, &s->fwd)) /* logits out */
@@ -637,6 +644,8 @@ int npu_step_backward(npu_step_run_t *s, const float *dlogits)
         return -1;
     memcpy(s->t_in, s->cur_in, sizeof s->t_in); /* a whole step: not clobbered by a forward alone */
     memcpy(s->t_out, s->cur_out, sizeof s->t_out);
+    s->t_lost = s->cur_lost;
+    s->t_shared = s->cur_shared;
     return 0;
 }
 

@@ -11,8 +11,8 @@
  * bytes well below those of the plain step. resident_bytes_exact (issue 16 acceptance 1): for three
  * MLPs, every tensor's DRAM In and Out bytes on the RTL (whole-tensor transfers and the kernels'
  * counters, split by tag) equal the estimator's (npu_estimate_step_res) byte for byte.
- * cnn_residual_bytes_as_estimated: a residual block's steps bit-exact, each kernel's bytes per tag
- * the estimator's.
+ * cnn_residual_tensor_bytes_exact (issue 16 acceptance 1 for CNNs): a residual block's steps
+ * bit-exact, each kernel's bytes per tag and every tensor's In and Out bytes the estimator's.
  */
 #include <math.h>
 
@@ -551,12 +551,25 @@ Test(step, cnn_bands_steps_bit_exact)
     cnn_steps(2, H, 0.02f, 93);
 }
 
+/* The last step's DMA bytes of every kernel (not the program fetch). */
+static uint64_t kernel_bytes(const npu_step_run_t *s)
+{
+    uint64_t b = 0;
+    for (int k = 0; k < s->plan.nk; k++)
+        for (int g = 1; g < NPU_NUM_TAGS; g++)
+            b += s->last[k].rd[g] + s->last[k].wr[g];
+    return b;
+}
+
 /* A residual block on the RTL (issue 16 acceptance 1, compile/step/step_plan.h
  * npu_step_plan_cnn_res): cnn:c4,c4,c4+1,fc10 on 8 x 8 images, two steps with random DRAM stalls:
  * every kernel bit-exact (the forward's bias_add_relu reading H16[1], the backward's
- * add_relu_grad_bias adding dZ16[3] into layer 1's gradient), at or above its roofline, and each
- * kernel's DRAM bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte. */
-Test(step, cnn_residual_bytes_as_estimated)
+ * add_relu_grad_bias adding dZ16[3] into layer 1's gradient), at or above its roofline, each
+ * kernel's DRAM bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte, and every
+ * tensor's DRAM In and Out bytes (conv fwd, the fused dX / dW^T backward, ReLU, the block's adds,
+ * the bias and SGD updates, the transposes, the head: the counters split by each kernel's tags,
+ * compile/step/step_tags.h) the estimator's byte for byte, every counted byte some tensor's. */
+Test(step, cnn_residual_tensor_bytes_exact)
 {
     npu_cfg_t c = rtl_cfg();
     enum { B = 4, C = 10, STEPS = 2 };
@@ -594,6 +607,23 @@ Test(step, cnn_residual_bytes_as_estimated)
                       "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e.k[k].name, t,
                       (unsigned long long)s.last[k].rd[t], (unsigned long long)s.last[k].wr[t],
                       (unsigned long long)e.k[k].rd[t], (unsigned long long)e.k[k].wr[t]);
+    cr_assert_eq(e.nt, s.plan.nt);
+    cr_assert(s.t_lost == 0 && s.t_shared == 0 && e.lost == 0 && e.shared == 0,
+              "every kernel's tags name one tensor each: %llu bytes unattributed", (unsigned long long)s.t_lost);
+    uint64_t all = 0;
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], e.t[t].in, "%s In: RTL %llu, estimator %llu", e.t[t].name,
+                     (unsigned long long)s.t_in[t], (unsigned long long)e.t[t].in);
+        cr_assert_eq(s.t_out[t], e.t[t].out, "%s Out: RTL %llu, estimator %llu", e.t[t].name,
+                     (unsigned long long)s.t_out[t], (unsigned long long)e.t[t].out);
+        all += s.t_in[t] + s.t_out[t];
+    }
+    cr_assert_eq(all, kernel_bytes(&s), "the tensors' bytes are all the kernels' DMA bytes");
+    int h1 = npu_step_tensor_find(&s.plan, "H16[1]"), dz3 = npu_step_tensor_find(&s.plan, "dZ16[3]");
+    cr_assert(h1 >= 0 && dz3 >= 0);
+    cr_log_info("%d tensors, %llu bytes per step; the skip H16[1] In %llu (L2's convolutions and L3's "
+                "add), its gradient dZ16[3] In %llu (L3's fused backward and L1's add)", s.plan.nt, (unsigned long long)all,
+                (unsigned long long)s.t_in[h1], (unsigned long long)s.t_in[dz3]);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
