@@ -124,11 +124,12 @@ int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, 
         s->n_conv = L > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, batch, s->conv, s->fc, &s->n_fc);
         for (int l = 0; l < s->n_conv; l++)
             s->res[l] = net->res[l];
-        if (s->n_conv < 1 || res_banks)
+        int refuse = s->n_conv < 1 || (res_banks && strcmp(cmd, "estimate")); /* sweep: MLPs resident only */
+        if (refuse)
             fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
                     ? "the step engine takes convolutions first (residual connections between them), at most 16 layers"
-                    : "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
-        return s->n_conv < 1 || res_banks ? -1 : 0;
+                    : "--resident-banks: a sweep's residency plan takes MLP steps (npu estimate takes a CNN's)");
+        return refuse ? -1 : 0;
     }
     for (int l = 0; l < L; l++) {
         if (net->l[l].kind != NPU_NET_FC) {
@@ -241,7 +242,11 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     }
     if (npu_cli_step_net(net, batch, a->resident_banks, "estimate", &sn))
         return NPU_EXIT_USAGE;
-    if (sn.n_conv ? npu_estimate_step_cnn(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy, &e, why, sizeof why)
+    if (sn.n_conv ? npu_estimate_step_cnn_res(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy,
+                                              (int)a->resident_banks, (uint64_t)a->spm_kib * 1024,
+                                              (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |
+                                                  (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                                              &e, why, sizeof why)
                   : npu_estimate_step_res_ex(cfg, sn.dims, L, batch, a->policy, (int)a->resident_banks,
                                              (uint64_t)a->spm_kib * 1024,
                                              (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |

@@ -88,5 +88,12 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
  * engine emits them (compile/step/step_emit.h). 0, or -1 with the reason. */
 int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res, const int *fc,
                           int n_fc, int batch, int modes, npu_est_kplan_t *e, char *why, size_t n);
+/* The same with the last res_banks SPM banks resident (0: none), the scheduler given cap bytes of
+ * them (0: all) and its prefetch / look-ahead as overlap says (step_res.h): the convolution kernels
+ * and transposes read and write DRAM, planned on the banks below the resident ones; the vector
+ * kernels and GEMMs use the resident copies. */
+int npu_estimate_step_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
+                              const int *fc, int n_fc, int batch, int modes, int res_banks, uint64_t cap,
+                              int overlap, npu_est_kplan_t *e, char *why, size_t n);
 
 #endif

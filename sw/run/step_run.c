@@ -364,7 +364,7 @@ static void each_output(npu_step_run_t *s, int i, out_fn f)
     }
 }
 
-/* A resident output's rows (tensor at DRAM address `at`) copied densely to the scratch area; NULL
+/* A resident output's rows (tensor at DRAM address `at`) copied at its DRAM pitch to the scratch area; NULL
  * after a failure. The copy's program stays out of the tallies: checking does not change what is
  * measured. */
 static const uint8_t *resident_copy(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at)
@@ -399,7 +399,7 @@ static void compare_out(npu_step_run_t *s, const npu_step_kernel_t *k, int resid
     if (resident && !copy)
         return;
     for (uint64_t r = 0; r < rows; r++) {
-        const uint8_t *got = copy ? copy + r * row_bytes : npu_sim_dram(s->sim, NULL) + at + r * pitch;
+        const uint8_t *got = (copy ? copy : npu_sim_dram(s->sim, NULL) + at) + r * pitch; /* the copy at its pitch */
         const uint8_t *exp = s->gold + at + r * pitch;
         if (!memcmp(got, exp, row_bytes))
             continue;
@@ -526,14 +526,23 @@ static int run_prog(npu_step_run_t *s, const char *what, const npu_step_prog_t *
 }
 
 /* The fused backward's DRAM bytes per tag against its plan's: dY read once, and without dX no W
- * read and no dX written. "" or the first difference in msg. */
-static void conv_bwd_bytes(const npu_conv_bwd_plan_t *bp, const npu_step_tally_t *t, char *msg, size_t n)
+ * read and no dX written; with residency less the transfers the plan appends to kernel i's
+ * program (their expected bytes). "" or the first difference in msg. */
+static void conv_bwd_bytes(const npu_step_run_t *s, int i, const npu_step_tally_t *t, char *msg, size_t n)
 {
+    const npu_conv_bwd_plan_t *bp = s->kp[i].conv;
+    npu_prog_expect_t app;
+    npu_prog_t p;
+    memset(&app, 0, sizeof app);
+    npu_prog_init(&p);
+    if (s->res && npu_step_res_append(&s->plan, s->res, i, &p) == 0)
+        npu_prog_expect(s->cfg, p.insn, p.n, &app);
+    npu_prog_free(&p);
     for (int g = 1; g < NPU_NUM_TAGS && !msg[0]; g++) /* tag 0: the program fetch */
-        if (t->rd[g] != bp->plan_rd[g] || t->wr[g] != bp->plan_wr[g])
+        if (t->rd[g] - app.rd_bytes[g] != bp->plan_rd[g] || t->wr[g] - app.wr_bytes[g] != bp->plan_wr[g])
             snprintf(msg, n, "tag %d: read %llu written %llu bytes, the plan says %llu and %llu", g,
-                     (unsigned long long)t->rd[g], (unsigned long long)t->wr[g], (unsigned long long)bp->plan_rd[g],
-                     (unsigned long long)bp->plan_wr[g]);
+                     (unsigned long long)(t->rd[g] - app.rd_bytes[g]), (unsigned long long)(t->wr[g] - app.wr_bytes[g]),
+                     (unsigned long long)bp->plan_rd[g], (unsigned long long)bp->plan_wr[g]);
 }
 
 /* Runs kernel i on the NPU and, when checking, on the golden image; compares. 0 or -1. */
@@ -563,7 +572,7 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
         npu_check_array_counters(r.cnt, &ax, msg, sizeof msg);
     }
     if (!msg[0] && k->kind == NPU_SK_CONV_BWD)
-        conv_bwd_bytes(kp->conv, &s->last[i], msg, sizeof msg);
+        conv_bwd_bytes(s, i, &s->last[i], msg, sizeof msg);
     if (msg[0])
         return fail(s, "%s: counters: %s", k->name, msg);
     if (!s->check)

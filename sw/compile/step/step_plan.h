@@ -55,6 +55,8 @@ typedef struct npu_step_conv {
     npu_conv_t c;
     uint32_t x, w, y, dy, dx, dwt;
     int no_dx;
+    unsigned spm_limit;  /* residency (step_res.h): its buffers below this SPM word, planned on
+                            the banks below it; 0: the whole SPM */
 } npu_step_conv_t;
 
 typedef struct npu_step_kernel {

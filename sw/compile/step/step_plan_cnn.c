@@ -161,7 +161,7 @@ static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w
     npu_step_sgd(p, l, T * c->C, c->F, L->w16t);
     k = npu_step_kernel_add(p, NPU_SK_XPOSE, NPU_SK_UPDATE, l, "transpose");
     npu_vk_xpose_t x = {T, c->C, c->F, p->t[L->w16t].dram, p->t[L->w16].dram,
-                        npu_step_tensor_pitch(&p->t[L->w16t]), w_pitch, NPU_TAG_W};
+                        npu_step_tensor_pitch(&p->t[L->w16t]), w_pitch, NPU_TAG_W, 0};
     k->xp = x;
 }
 
