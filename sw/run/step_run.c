@@ -487,8 +487,11 @@ static int golden_conv(npu_step_run_t *s, int i)
 static int golden_kernel(npu_step_run_t *s, int i)
 {
     const npu_step_kernel_t *k = &s->plan.k[i];
-    if (k->kind == NPU_SK_VEC)
-        return npu_vk_golden((unsigned)s->cfg->dtype, &k->v, s->gold, s->plan.end);
+    if (k->kind == NPU_SK_VEC) { /* the plan's tensors in DRAM, summed in the blocks the run's kernel sums */
+        npu_vkern_t v = k->v;
+        v.sum_chunk = kernel_run(s, i)->v.sum_chunk;
+        return npu_vk_golden((unsigned)s->cfg->dtype, &v, s->gold, s->plan.end);
+    }
     if (k->kind == NPU_SK_XPOSE)
         return npu_vk_xpose_golden(&k->xp, s->gold, s->plan.end);
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD)

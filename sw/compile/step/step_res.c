@@ -231,6 +231,7 @@ static int schedule(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
 /* ---- addresses ---- */
 
 typedef struct placer {
+    const npu_cfg_t *cfg;
     const npu_step_plan_t *p;
     npu_step_res_t *res;
     int open[NPU_STEP_MAX_TENSORS]; /* the stay a resident tensor is in, else -1 */
@@ -360,9 +361,14 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
         *(s == 0 ? &k->g.args.res_a : s == 1 ? &k->g.args.res_b : &k->g.args.res_c) = 1;
         *(s == 0 ? &k->g.args.spm_ra : s == 1 ? &k->g.args.spm_rb : &k->g.args.spm_rc) = at;
     }
-    if (k->kind == NPU_SK_VEC)
+    if (k->kind == NPU_SK_VEC) { /* its chunks below the limit: a SUM's blocks of the rows they hold */
         k->v.spm_limit = res->limit;
-    else if (k->kind == NPU_SK_XPOSE)
+        for (int o = 0; o < k->v.nop; o++)
+            if (k->v.op[o].vop == NPU_VOP_SUM && k->v.op[o].b >= 0) { /* a SUM with its scratch */
+                npu_vk_sum_chunk(pl->cfg, &k->v);
+                break;
+            }
+    } else if (k->kind == NPU_SK_XPOSE)
         k->xp.spm_limit = res->limit;
     else if (k->kind == NPU_SK_GEMM)
         k->g.args.spm_limit = res->limit;
@@ -451,11 +457,13 @@ static void index_xfers(npu_step_res_t *res)
 }
 
 /* Addresses for the plan: 0, 1 when first fit failed (*short_of words), -1 out of memory. */
-static int place(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS], unsigned *short_of)
+static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
+                 unsigned *short_of)
 {
     placer_t pl;
     int rc = 0;
     memset(&pl, 0, sizeof pl);
+    pl.cfg = cfg;
     pl.p = p;
     pl.res = res;
     for (int t = 0; t < NPU_STEP_MAX_TENSORS; t++)
@@ -559,7 +567,7 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
         unsigned short_of = 0;
         if (schedule(cfg, p, res, dem))
             goto out;
-        int prc = place(p, res, dem, &short_of);
+        int prc = place(cfg, p, res, dem, &short_of);
         if (prc <= 0) {
             rc = prc;
             if (prc < 0)
