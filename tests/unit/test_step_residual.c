@@ -4,7 +4,9 @@
  * add reading the skip (a kernel that does not read it is caught by its DRAM bytes); whole steps
  * on the functional model (bf16 at S = 2 and 8, int16) every kernel bit-exact, each kernel's DRAM
  * bytes per tag and every tensor's In / Out bytes the estimator's, the loss falling; the tag map
- * (compile/step/step_tags.h): one tensor per tag and direction in every kernel; and against the fp32 reference trainer
+ * (compile/step/step_tags.h): one tensor per tag and direction in every kernel; steps under the
+ * scheduler's plan with one bank resident (conv kernels below it, bit-exact, every tensor's bytes
+ * the estimator's, the block's add reading the skip from the SPM); and against the fp32 reference trainer
  * (ref/net_ref, which gains the same residual add): the logits and the skip source's bias gradient
  * within bf16 rounding, the engine without the add caught; the analytical estimator's add<l> timed
  * as the step engine's fused add; npu sweep --validate's probe of a residual point.
@@ -16,6 +18,7 @@
 #include <string.h>
 
 #include "compile/step/step_plan.h"
+#include "compile/step/step_res.h"
 #include "compile/step/step_tags.h"
 #include "compile/step/vkern.h"
 #include "hw/isa.h"
@@ -278,6 +281,76 @@ static void residual_on_model(const char *spec, int S, int int16, int batch, int
     free(dl);
     free(y);
 }
+
+/* spec's steps under the scheduler's plan with one bank resident (compile/step/step_res.h) on the
+ * functional model: every kernel bit-exact, the conv kernels and transposes planned below the
+ * resident bank, every tensor's In / Out bytes the estimator's (npu_estimate_step_cnn_res), and
+ * the block's add reading the skip `skip` at least one whole read less than the plain step. */
+static void resident_on_model(const char *spec, int S, int int16, int batch, int H, const char *skip)
+{
+    npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
+    rnet_t r;
+    npu_step_run_t s;
+    char why[256];
+    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
+    rnet(spec, H, batch, &r);
+    int C = r.fc[r.n_fc], n_in = H * H;
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    cr_assert_eq(npu_estimate_step_cnn(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, &est, why, sizeof why),
+                 0, "%s", why);
+    int sk;
+    uint64_t plain = 0;
+    for (int t = 0; t < est.nt; t++)
+        plain = strcmp(est.t[t].name, skip) ? plain : est.t[t].in;
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0.1f, 0.9f, 0, 0,
+                                       NULL, 50000000), 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident(&s, 1), 0, "%s", s.why);
+    cr_assert_eq(npu_estimate_step_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, 1, 0,
+                                           NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, &est, why, sizeof why), 0, "%s", why);
+    for (int i = 0; i < s.plan.nk; i++) {
+        const npu_step_kernel_t *k = &s.res->k[i];
+        if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD)
+            cr_assert_eq(k->cv.spm_limit, s.res->limit, "%s: planned below the resident bank", k->name);
+        if (k->kind == NPU_SK_XPOSE)
+            cr_assert_eq(k->xp.spm_limit, s.res->limit, "%s", k->name);
+    }
+    cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
+    npu_step_run_params(&s, w, b);
+    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    for (int i = 0; i < batch * n_in; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int i = 0; i < batch; i++)
+        y[i] = (uint8_t)(i * 3 % C);
+    for (int it = 0; it < 3; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
+        npu_softmax_xent(lg, y, batch, C, dl);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
+    }
+    cr_assert_eq(s.checked, 3u * (uint64_t)s.plan.nk);
+    cr_assert_eq(s.res->ambiguous, 0);
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], est.t[t].in, "%s In", est.t[t].name);
+        cr_assert_eq(s.t_out[t], est.t[t].out, "%s Out", est.t[t].name);
+    }
+    sk = npu_step_tensor_find(&s.plan, skip);
+    cr_assert_geq(sk, 0);
+    cr_assert_leq(s.t_in[sk] + s.plan.t[sk].bytes, plain, "%s: %llu B In resident, %llu plain", skip,
+                  (unsigned long long)s.t_in[sk], (unsigned long long)plain);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_params_free(&r.net, w, b);
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
+Test(step_residual, resident_on_model_s2) { resident_on_model("cnn:c4,c4,c4+1,c4s2,fc10", 2, 0, 2, 8, "H16[1]"); }
+Test(step_residual, resident_on_model_s2_int16) { resident_on_model("cnn:c4,c4,c4+1,c4s2,fc10", 2, 1, 2, 8, "H16[1]"); }
+Test(step_residual, resident_on_model_s8) { resident_on_model("cnn:c8,c8s2,c8,c8+2,c8s2,fc10", 8, 0, 2, 8, "H16[2]"); }
 
 Test(step_residual, on_model_s2) { residual_on_model("cnn:c4,c4,c4+1,fc10", 2, 0, 4, 6, 6); }
 Test(step_residual, on_model_s2_input_skip) { residual_on_model("cnn:c1+0,c4s2,fc10", 2, 0, 4, 6, 6); }
