@@ -72,7 +72,6 @@ else
 fi
 rm -rf "$tmp"
 check 2 "fit: resident banks leaving a GEMM fewer than 3" fit --model mlp:64,8,10 --resident-banks 2 --epochs 1
-check 2 "fit --resident-banks with a CNN (residency takes MLP steps)" fit --model cnn:c4,c8s2,fc10 --resident-banks 1 --epochs 1
 check 2 "fit --resident-banks with the kernels engine" fit --model mlp:64,8,10 --engine kernels --resident-banks 1 --epochs 1
 check 0 "1G4C policy run" gemm -m 9 -n 17 -k 19 --policy 1g4c --quiet
 check 2 "GEMM larger than the DRAM" gemm -m 30000 -n 30000 -k 30000
