@@ -128,7 +128,7 @@ int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, 
         if (refuse)
             fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
                     ? "the step engine takes convolutions first (residual connections between them), at most 16 layers"
-                    : "--resident-banks: a sweep's residency plan takes MLP steps (npu estimate takes a CNN's)");
+                    : "--resident-banks: a sweep's residency plan takes MLP steps (npu estimate and npu fit take a CNN's)");
         return refuse ? -1 : 0;
     }
     for (int l = 0; l < L; l++) {
