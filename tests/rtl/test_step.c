@@ -711,7 +711,8 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
  * whole read below the plain step's) and layer 1's gradient add the skip's gradient dZ16[3]. The
  * step: the estimator's smallest SPM (bisected over words, the allocation granule) at which H16[1]
  * is kept for the add; on the RTL one word below it H16[1] is read again and at it not, every
- * tensor's bytes the estimator's at both. */
+ * tensor's bytes the estimator's at both; the step equals the capacity formula (the add's tensors
+ * and the skip resident at once, within a word). The same for dZ16[3] and layer 1's gradient add. */
 Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
@@ -724,12 +725,14 @@ Test(step, cnn_resident_block_reuse)
     cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
                                        sizeof why), 0, "%s", why);
     uint64_t hb = p.t[npu_step_tensor_find(&p, "H16[1]")].bytes, gb = p.t[npu_step_tensor_find(&p, "dZ16[3]")].bytes;
-    uint64_t need = 0; /* the capacity formula: the add's tensors resident at once, cap(t) = rows x row words */
+    uint64_t need = 0, need_g = 0; /* the capacity formula: an add's tensors resident at once, cap(t) = rows x row words */
     for (int k = 0; k < p.nk; k++)
-        for (int i = 0; !strcmp(p.k[k].name, "fwd L3 bias_add_relu") && i < p.k[k].v.nt; i++) {
+        for (int i = 0; p.k[k].kind == NPU_SK_VEC && i < p.k[k].v.nt; i++) {
             const npu_vk_tensor_t *v = &p.k[k].v.t[i];
             int t = v->load || v->store ? npu_step_tensor_find(&p, v->name) : -1;
-            need += t < 0 ? 0 : (uint64_t)p.t[t].rows * npu_gemm_res_words(&c, p.t[t].cols, p.t[t].width == 32) * word;
+            uint64_t cap = t < 0 ? 0 : (uint64_t)p.t[t].rows * npu_gemm_res_words(&c, p.t[t].cols, p.t[t].width == 32) * word;
+            need += strcmp(p.k[k].name, "fwd L3 bias_add_relu") ? 0 : cap;
+            need_g += strcmp(p.k[k].name, "bwd L1 add_relu_grad_bias") ? 0 : cap;
         }
     npu_step_plan_free(&p);
     cnn_res_run(0, &e, in);
@@ -753,4 +756,20 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)hi, (unsigned long long)need);
     cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
               (unsigned long long)need);
+    lo = word; /* the same for the skip's gradient dZ16[3], kept for layer 1's add_relu_grad_bias */
+    hi = (uint64_t)c.spm_bank_words * word;
+    while (hi - lo > word) {
+        uint64_t mid = (lo + hi) / 2 / word * word;
+        cnn_res_est(mid, &e);
+        *(est_in(&e, "dZ16[3]") > in[1] ? &lo : &hi) = mid;
+    }
+    cnn_res_run(hi - word, &e, below);
+    cr_assert_gt(below[1], in[1], "one word below the step the skip's gradient is read again");
+    cnn_res_run(hi, &e, below);
+    cr_assert_eq(below[1], in[1], "at the step layer 1's add reads it from the SPM");
+    cr_log_info("the gradient's block-reuse step: dZ16[3] kept for layer 1's add from %llu bytes of SPM on (RTL and "
+                "estimator); the capacity formula (that add's seven tensors resident at once) %llu",
+                (unsigned long long)hi, (unsigned long long)need_g);
+    cr_assert(hi + word >= need_g && hi <= need_g + word, "the gradient's step at %llu B, the formula %llu B",
+              (unsigned long long)hi, (unsigned long long)need_g);
 }
