@@ -124,11 +124,12 @@ int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, 
         s->n_conv = L > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, batch, s->conv, s->fc, &s->n_fc);
         for (int l = 0; l < s->n_conv; l++)
             s->res[l] = net->res[l];
-        if (s->n_conv < 1 || res_banks)
+        int refuse = s->n_conv < 1 || (res_banks && strcmp(cmd, "estimate")); /* sweep: MLPs resident only */
+        if (refuse)
             fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
                     ? "the step engine takes convolutions first (residual connections between them), at most 16 layers"
-                    : "--resident-banks: the residency plan takes MLP steps; a CNN's kernels run through DRAM");
-        return s->n_conv < 1 || res_banks ? -1 : 0;
+                    : "--resident-banks: a sweep's residency plan takes MLP steps (npu estimate and npu fit take a CNN's)");
+        return refuse ? -1 : 0;
     }
     for (int l = 0; l < L; l++) {
         if (net->l[l].kind != NPU_NET_FC) {
@@ -146,9 +147,16 @@ static const char *const k_step_cols[] = {"kernel", "phase", "layer", "macs", "v
 
 static const char *step_phase(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
 
-/* Residency: the transfers and every tensor's DRAM bytes. */
+/* Every tensor's DRAM bytes; with residency the transfers and the scheduler's events too. */
 static void print_tensors(const npu_est_kplan_t *e)
 {
+    if (!e->res_banks) {
+        printf("%-10s %10s %10s\n", "tensor", "in B", "out B");
+        for (int t = 0; t < e->nt; t++)
+            printf("%-10s %10llu %10llu\n", e->t[t].name, (unsigned long long)e->t[t].in,
+                   (unsigned long long)e->t[t].out);
+        return;
+    }
     printf("%d whole-tensor transfers, %d of them overlapping a kernel (prefetch, look-ahead write-back), "
            "the others %llu cycles and %llu bytes in programs of their own; %d accesses left to DRAM\n", e->nx,
            e->nx_app, (unsigned long long)e->xfer_cycles, (unsigned long long)e->xfer_bytes, e->demoted);
@@ -181,15 +189,14 @@ static void print_step(const npu_est_kplan_t *e, const char *model, int batch)
                (unsigned long long)k->vec_busy, (unsigned long long)rd, (unsigned long long)wr,
                (unsigned long long)k->roof, (unsigned long long)k->cycles, k->memory_bound ? "memory" : "compute");
     }
-    if (e->res_banks)
-        print_tensors(e);
+    print_tensors(e);
     printf("step: %llu cycles; DRAM read %llu, written %llu bytes (program fetch included%s); %llu MACs\n",
            (unsigned long long)e->cycles, (unsigned long long)e->rd_bytes, (unsigned long long)e->wr_bytes,
            e->res_banks ? "; the transfers' not" : "", (unsigned long long)e->macs);
 }
 
-/* Residency: "resident_banks", "transfers" and "tensors" (per tensor: name, in / out bytes,
- * those of whole-tensor transfers, the scheduler's loads, stores, drops). */
+/* "tensors" (per tensor: name, in / out bytes, those of whole-tensor transfers, the scheduler's
+ * loads, stores, drops: 0 without residency), "resident_banks" (0: none), "transfers". */
 static void json_tensors(cJSON *root, const npu_est_kplan_t *e)
 {
     cJSON *ts = cJSON_AddArrayToObject(root, "tensors");
@@ -235,7 +242,11 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     }
     if (npu_cli_step_net(net, batch, a->resident_banks, "estimate", &sn))
         return NPU_EXIT_USAGE;
-    if (sn.n_conv ? npu_estimate_step_cnn(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy, &e, why, sizeof why)
+    if (sn.n_conv ? npu_estimate_step_cnn_res(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy,
+                                              (int)a->resident_banks, (uint64_t)a->spm_kib * 1024,
+                                              (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |
+                                                  (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                                              &e, why, sizeof why)
                   : npu_estimate_step_res_ex(cfg, sn.dims, L, batch, a->policy, (int)a->resident_banks,
                                              (uint64_t)a->spm_kib * 1024,
                                              (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |
@@ -274,8 +285,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
             cJSON_AddNumberToObject(root, "cycles", (double)e.cycles);
             cJSON_AddNumberToObject(root, "dram_rd_bytes", (double)e.rd_bytes);
             cJSON_AddNumberToObject(root, "dram_wr_bytes", (double)e.wr_bytes);
-            if (e.res_banks)
-                json_tensors(root, &e);
+            json_tensors(root, &e);
             cJSON_AddItemToObject(root, "rows", rows);
             npu_cli_json_print(root);
             rows = NULL;

@@ -33,11 +33,18 @@ static uint64_t sum_tags(const uint64_t *v)
     return s;
 }
 
-/* Residency: every tensor's DRAM bytes in the last step (transfers and kernels) and the
- * scheduler's loads, write-backs and drops of it. */
+/* Every tensor's DRAM bytes in the last step (its kernels' counters split by their tags); with
+ * residency its transfers' too and the scheduler's loads, write-backs and drops of it. */
 static void print_tensors(const npu_step_run_t *s)
 {
     const npu_step_res_t *r = s->res;
+    if (!r) {
+        printf("  per tensor (DRAM bytes in / out; each kernel's tags name its own tensors):\n   ");
+        for (int t = 0; t < s->plan.nt; t++)
+            printf(" %s %llu/%llu%s", s->plan.t[t].name, (unsigned long long)s->t_in[t],
+                   (unsigned long long)s->t_out[t], t + 1 < s->plan.nt ? (t % 6 == 5 ? ",\n   " : ",") : "\n");
+        return;
+    }
     printf("  resident in the SPM's last %u words: %d whole-tensor transfers, %d accesses left to DRAM; "
            "per tensor (DRAM bytes in / out, the scheduler's loads / write-backs / drops):\n   ",
            r->words - r->limit, r->nx, r->demoted);
@@ -51,15 +58,14 @@ static void print_tensors(const npu_step_run_t *s)
  * what crosses between the NPU's kernels, and what the host writes and reads. */
 static void print_traffic(const npu_fit_epoch_t *e)
 {
-    printf("  one step's DRAM traffic (bytes; PROG = the kernels' program fetch%s):\n   ",
-           e->step->res ? "; with residency each kernel's tags name its own tensors: see per tensor below" : "");
+    printf("  one step's DRAM traffic (bytes; PROG = the kernels' program fetch; each kernel's tags name "
+           "its own tensors: see per tensor below):\n   ");
     for (unsigned g = 0; g < NPU_NUM_TAGS; g++)
         printf(" %s rd %llu wr %llu%s", npu_tag_name(g), (unsigned long long)e->step_rd[g],
                (unsigned long long)e->step_wr[g], g + 1 < NPU_NUM_TAGS ? "," : "\n");
     printf("    host: wrote %llu (the batch, the loss gradient), read %llu (the logits); no other "
            "tensor crosses\n", (unsigned long long)e->step_host_wr, (unsigned long long)e->step_host_rd);
-    if (e->step->res)
-        print_tensors(e->step);
+    print_tensors(e->step);
     printf("  its kernels:                 cycles  vec_busy      MACs  DRAM rd  DRAM wr\n");
     for (int i = 0; i < e->step->plan.nk; i++) {
         const npu_step_tally_t *t = &e->step->last[i];

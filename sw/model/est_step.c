@@ -9,6 +9,7 @@
 #include "compile/slice/slice_cost.h"
 #include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
+#include "compile/step/step_tags.h"
 #include "model/prog_time.h"
 #include "prog/prog_expect.h"
 #include "run/runtime.h"
@@ -130,21 +131,29 @@ static int transfers(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_
     return 0;
 }
 
-/* Per tensor: the scheduler's events, the transfers' and the kernels' bytes. */
+/* Per tensor: the kernels' bytes split by tag (the residency's tags, or the plan's: step_tags.h),
+ * the transfers' and the scheduler's events (res NULL: none). */
 static void per_tensor(const npu_step_plan_t *p, const npu_step_res_t *res, npu_est_kplan_t *e)
 {
     uint64_t in[NPU_STEP_MAX_TENSORS] = {0}, out[NPU_STEP_MAX_TENSORS] = {0};
-    for (int i = 0; i < e->nk; i++)
-        npu_step_res_split(res, i, e->k[i].rd, e->k[i].wr, in, out);
+    for (int i = 0; i < e->nk; i++) {
+        npu_step_tagmap_t m;
+        if (res) {
+            npu_step_res_split(res, i, e->k[i].rd, e->k[i].wr, in, out);
+            continue;
+        }
+        e->shared += npu_step_tagmap(p, &p->k[i], &m) != 0;
+        e->lost += npu_step_tag_split(&m, e->k[i].rd, e->k[i].wr, in, out);
+    }
     e->nt = p->nt;
     for (int t = 0; t < p->nt; t++) {
         npu_est_tensor_t *T = &e->t[t];
         snprintf(T->name, sizeof T->name, "%s", p->t[t].name);
         T->in = in[t] + T->xfer_in;
         T->out = out[t] + T->xfer_out;
-        T->loads = res->r.tensor[t].loads;
-        T->stores = res->r.tensor[t].stores;
-        T->drops = res->r.tensor[t].drops;
+        T->loads = res ? res->r.tensor[t].loads : 0;
+        T->stores = res ? res->r.tensor[t].stores : 0;
+        T->drops = res ? res->r.tensor[t].drops : 0;
     }
 }
 
@@ -180,63 +189,71 @@ int npu_estimate_step_res_cap(const npu_cfg_t *cfg, const int *dims, int layers,
                                     NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, e, why, n);
 }
 
+/* Plan p (owned: freed here) estimated into e, with the last res_banks banks resident (0: none),
+ * the scheduler given cap bytes of them and its prefetch / look-ahead as overlap says. 0 or -1. */
+static int estimate_plan(const npu_cfg_t *cfg, npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                         npu_est_kplan_t *e, char *why, size_t n)
+{
+    npu_step_res_t *res = calloc(1, sizeof *res);
+    npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
+    int rc = -1;
+    e->layers = p->layers;
+    e->batch = p->batch;
+    e->res_banks = res_banks;
+    memcpy(e->dims, p->dims, (size_t)(p->layers + 1) * sizeof *p->dims);
+    if (!res) {
+        snprintf(why, n, "out of memory");
+    } else if (res_banks == 0) {
+        if ((rc = kernels(cfg, &c, p, NULL, e, why, n)) == 0)
+            per_tensor(p, NULL, e);
+    } else if (npu_step_res_plan_ex(cfg, p, res_banks, cap, overlap, res)) {
+        snprintf(why, n, "%s", res->why);
+    } else if ((rc = kernels(cfg, &c, p, res, e, why, n)) == 0 && (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {
+        per_tensor(p, res, e);
+        e->demoted = res->demoted;
+    }
+    if (res)
+        npu_step_res_free(res);
+    free(res);
+    npu_step_plan_free(p);
+    return rc;
+}
+
 int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                              int res_banks, uint64_t cap, int overlap, npu_est_kplan_t *e, char *why,
                              size_t n)
 {
     npu_step_plan_t *p = malloc(sizeof *p);
-    npu_step_res_t *res = calloc(1, sizeof *res);
-    npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     int rc = -1;
     memset(e, 0, sizeof *e);
-    if (!p || !res) {
+    if (!p)
         snprintf(why, n, "out of memory");
-        free(p);
-        free(res);
-        return -1;
-    }
-    if (npu_step_plan_mlp(cfg, dims, layers, batch, 0.1f, 0.9f, 0, modes, 0, p, why, n) == 0) {
-        e->layers = layers;
-        e->batch = batch;
-        e->res_banks = res_banks;
-        memcpy(e->dims, dims, (size_t)(layers + 1) * sizeof *dims);
-        if (res_banks == 0) {
-            rc = kernels(cfg, &c, p, NULL, e, why, n);
-        } else if (npu_step_res_plan_ex(cfg, p, res_banks, cap, overlap, res)) {
-            snprintf(why, n, "%s", res->why);
-        } else if ((rc = kernels(cfg, &c, p, res, e, why, n)) == 0 &&
-                   (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {
-            per_tensor(p, res, e);
-            e->demoted = res->demoted;
-        }
-        npu_step_res_free(res);
-        npu_step_plan_free(p);
-    }
+    else if (npu_step_plan_mlp(cfg, dims, layers, batch, 0.1f, 0.9f, 0, modes, 0, p, why, n) == 0)
+        rc = estimate_plan(cfg, p, res_banks, cap, overlap, e, why, n);
     free(p);
-    free(res);
+    return rc;
+}
+
+int npu_estimate_step_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
+                              const int *fc, int n_fc, int batch, int modes, int res_banks, uint64_t cap,
+                              int overlap, npu_est_kplan_t *e, char *why, size_t n)
+{
+    npu_step_plan_t *p = malloc(sizeof *p);
+    int rc = -1;
+    memset(e, 0, sizeof *e);
+    if (!p)
+        snprintf(why, n, "out of memory");
+    else if (npu_step_plan_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, 0.1f, 0.9f, 0, modes, NULL, 0, p, why,
+                                   n) == 0)
+        rc = estimate_plan(cfg, p, res_banks, cap, overlap, e, why, n);
+    free(p);
     return rc;
 }
 
 int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res, const int *fc,
                           int n_fc, int batch, int modes, npu_est_kplan_t *e, char *why, size_t n)
 {
-    npu_step_plan_t *p = malloc(sizeof *p);
-    npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
-    int rc = -1;
-    memset(e, 0, sizeof *e);
-    if (!p) {
-        snprintf(why, n, "out of memory");
-        return -1;
-    }
-    if (npu_step_plan_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, 0.1f, 0.9f, 0, modes, NULL, 0, p, why, n) == 0) {
-        e->layers = p->layers;
-        e->batch = batch;
-        memcpy(e->dims, p->dims, (size_t)(p->layers + 1) * sizeof *p->dims);
-        rc = kernels(cfg, &c, p, NULL, e, why, n);
-        npu_step_plan_free(p);
-    }
-    free(p);
-    return rc;
+    return npu_estimate_step_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, modes, 0, 0, 0, e, why, n);
 }
 
 int npu_estimate_step(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,

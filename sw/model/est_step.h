@@ -37,7 +37,9 @@ typedef struct npu_est_kernel {
     int memory_bound;             /* bytes / bandwidth > compute */
 } npu_est_kernel_t;
 
-/* A step tensor's DRAM traffic under the residency plan (npu_estimate_step_res). */
+/* A step tensor's DRAM traffic: its bytes in every kernel (each kernel's DMA tags name its own
+ * tensors, compile/step/step_tags.h) and, under the residency plan (npu_estimate_step_res), in the
+ * scheduler's whole-tensor transfers. */
 typedef struct npu_est_tensor {
     char name[16];
     uint64_t in, out;          /* DRAM -> SPM and SPM -> DRAM bytes: transfers and kernels */
@@ -56,7 +58,10 @@ typedef struct npu_est_kplan {
     uint64_t xfer_rd, xfer_wr;     /* xfer_bytes split: read (the programs' fetch included), written */
     uint64_t pre[7 * NPU_STEP_MAX_LAYERS + 2]; /* per scheduler step: its own transfer programs'
                                                   cycles before its kernel (the RTL's stall) */
-    npu_est_tensor_t t[NPU_STEP_MAX_TENSORS];
+    npu_est_tensor_t t[NPU_STEP_MAX_TENSORS]; /* nt: every tensor's DRAM bytes (with or without
+                                                 residency), the kernels' split by tag */
+    uint64_t lost;                 /* without residency: DMA bytes under a tag no tensor takes */
+    int shared;                    /* without residency: kernels with a tag two tensors share */
 } npu_est_kplan_t;
 
 /* Estimates the step of the MLP d[0] -> .. -> d[layers] at batch `batch`, GEMMs under policy
@@ -83,5 +88,12 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
  * engine emits them (compile/step/step_emit.h). 0, or -1 with the reason. */
 int npu_estimate_step_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res, const int *fc,
                           int n_fc, int batch, int modes, npu_est_kplan_t *e, char *why, size_t n);
+/* The same with the last res_banks SPM banks resident (0: none), the scheduler given cap bytes of
+ * them (0: all) and its prefetch / look-ahead as overlap says (step_res.h): the convolution kernels
+ * and transposes read and write DRAM, planned on the banks below the resident ones; the vector
+ * kernels and GEMMs use the resident copies. */
+int npu_estimate_step_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
+                              const int *fc, int n_fc, int batch, int modes, int res_banks, uint64_t cap,
+                              int overlap, npu_est_kplan_t *e, char *why, size_t n);
 
 #endif

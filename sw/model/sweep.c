@@ -125,7 +125,7 @@ static int step_cnn(const npu_cfg_t *c, const npu_sweep_step_t *o, int batch, np
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
     if (o->res_banks || o->n_conv > NPU_STEP_MAX_LAYERS) {
-        snprintf(why, n, "a CNN's step runs its kernels through DRAM (the residency plan takes MLP steps)");
+        snprintf(why, n, "a sweep's residency plan takes MLP steps (npu estimate and npu fit take a CNN's)");
         return -1;
     }
     for (int l = 0; l < o->n_conv; l++) {

@@ -11,6 +11,7 @@
 #include "compile/conv/conv_split.h"
 #include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
+#include "compile/step/step_tags.h"
 #include "ref/bf16.h"
 #include "ref/conv_golden.h"
 #include "ref/vk_golden.h"
@@ -363,7 +364,7 @@ static void each_output(npu_step_run_t *s, int i, out_fn f)
     }
 }
 
-/* A resident output's rows (tensor at DRAM address `at`) copied densely to the scratch area; NULL
+/* A resident output's rows (tensor at DRAM address `at`) copied at its DRAM pitch to the scratch area; NULL
  * after a failure. The copy's program stays out of the tallies: checking does not change what is
  * measured. */
 static const uint8_t *resident_copy(npu_step_run_t *s, const npu_step_kernel_t *k, uint32_t at)
@@ -398,7 +399,7 @@ static void compare_out(npu_step_run_t *s, const npu_step_kernel_t *k, int resid
     if (resident && !copy)
         return;
     for (uint64_t r = 0; r < rows; r++) {
-        const uint8_t *got = copy ? copy + r * row_bytes : npu_sim_dram(s->sim, NULL) + at + r * pitch;
+        const uint8_t *got = (copy ? copy : npu_sim_dram(s->sim, NULL) + at) + r * pitch; /* the copy at its pitch */
         const uint8_t *exp = s->gold + at + r * pitch;
         if (!memcmp(got, exp, row_bytes))
             continue;
@@ -486,8 +487,11 @@ static int golden_conv(npu_step_run_t *s, int i)
 static int golden_kernel(npu_step_run_t *s, int i)
 {
     const npu_step_kernel_t *k = &s->plan.k[i];
-    if (k->kind == NPU_SK_VEC)
-        return npu_vk_golden((unsigned)s->cfg->dtype, &k->v, s->gold, s->plan.end);
+    if (k->kind == NPU_SK_VEC) { /* the plan's tensors in DRAM, summed in the blocks the run's kernel sums */
+        npu_vkern_t v = k->v;
+        v.sum_chunk = kernel_run(s, i)->v.sum_chunk;
+        return npu_vk_golden((unsigned)s->cfg->dtype, &v, s->gold, s->plan.end);
+    }
     if (k->kind == NPU_SK_XPOSE)
         return npu_vk_xpose_golden(&k->xp, s->gold, s->plan.end);
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD)
@@ -525,14 +529,23 @@ static int run_prog(npu_step_run_t *s, const char *what, const npu_step_prog_t *
 }
 
 /* The fused backward's DRAM bytes per tag against its plan's: dY read once, and without dX no W
- * read and no dX written. "" or the first difference in msg. */
-static void conv_bwd_bytes(const npu_conv_bwd_plan_t *bp, const npu_step_tally_t *t, char *msg, size_t n)
+ * read and no dX written; with residency less the transfers the plan appends to kernel i's
+ * program (their expected bytes). "" or the first difference in msg. */
+static void conv_bwd_bytes(const npu_step_run_t *s, int i, const npu_step_tally_t *t, char *msg, size_t n)
 {
+    const npu_conv_bwd_plan_t *bp = s->kp[i].conv;
+    npu_prog_expect_t app;
+    npu_prog_t p;
+    memset(&app, 0, sizeof app);
+    npu_prog_init(&p);
+    if (s->res && npu_step_res_append(&s->plan, s->res, i, &p) == 0)
+        npu_prog_expect(s->cfg, p.insn, p.n, &app);
+    npu_prog_free(&p);
     for (int g = 1; g < NPU_NUM_TAGS && !msg[0]; g++) /* tag 0: the program fetch */
-        if (t->rd[g] != bp->plan_rd[g] || t->wr[g] != bp->plan_wr[g])
+        if (t->rd[g] - app.rd_bytes[g] != bp->plan_rd[g] || t->wr[g] - app.wr_bytes[g] != bp->plan_wr[g])
             snprintf(msg, n, "tag %d: read %llu written %llu bytes, the plan says %llu and %llu", g,
-                     (unsigned long long)t->rd[g], (unsigned long long)t->wr[g], (unsigned long long)bp->plan_rd[g],
-                     (unsigned long long)bp->plan_wr[g]);
+                     (unsigned long long)(t->rd[g] - app.rd_bytes[g]), (unsigned long long)(t->wr[g] - app.wr_bytes[g]),
+                     (unsigned long long)bp->plan_rd[g], (unsigned long long)bp->plan_wr[g]);
 }
 
 /* Runs kernel i on the NPU and, when checking, on the golden image; compares. 0 or -1. */
@@ -549,15 +562,20 @@ static int run_kernel(npu_step_run_t *s, int i, npu_step_tally_t *ty)
     tally(ty, &r, 1);
     memset(&s->last[i], 0, sizeof s->last[i]);
     tally(&s->last[i], &r, 1);
-    if (s->res)
+    if (s->res) {
         npu_step_res_split(s->res, i, s->last[i].rd, s->last[i].wr, s->cur_in, s->cur_out);
+    } else { /* each kernel's tags name its own tensors (step_tags.h) */
+        npu_step_tagmap_t m;
+        s->cur_shared += (uint64_t)(npu_step_tagmap(&s->plan, k, &m) != 0);
+        s->cur_lost += npu_step_tag_split(&m, s->last[i].rd, s->last[i].wr, s->cur_in, s->cur_out);
+    }
     if (npu_check_counters(r.cnt, &kp->expect, msg, sizeof msg) == 0) {
         npu_array_expect_t ax;
         npu_prog_expect_array(s->cfg, kp->prog.insn, kp->prog.n, &ax);
         npu_check_array_counters(r.cnt, &ax, msg, sizeof msg);
     }
     if (!msg[0] && k->kind == NPU_SK_CONV_BWD)
-        conv_bwd_bytes(kp->conv, &s->last[i], msg, sizeof msg);
+        conv_bwd_bytes(s, i, &s->last[i], msg, sizeof msg);
     if (msg[0])
         return fail(s, "%s: counters: %s", k->name, msg);
     if (!s->check)
@@ -617,6 +635,7 @@ int npu_step_forward(npu_step_run_t *s, const float *x, int rows, float *logits)
     memset(s->res_wr, 0, sizeof s->res_wr);
     memset(s->cur_in, 0, sizeof s->cur_in);
     memset(s->cur_out, 0, sizeof s->cur_out);
+    s->cur_lost = s->cur_shared = 0;
     if (s->res)
         memset(s->pre_cycles, 0, (size_t)(s->res->n_steps + 1) * sizeof *s->pre_cycles);
     if (run_range(s, 0, p->n_fwd, &s->fwd) || run_xfers(s, p->n_fwd, &s->fwd)) /* logits out */
@@ -637,6 +656,8 @@ int npu_step_backward(npu_step_run_t *s, const float *dlogits)
         return -1;
     memcpy(s->t_in, s->cur_in, sizeof s->t_in); /* a whole step: not clobbered by a forward alone */
     memcpy(s->t_out, s->cur_out, sizeof s->t_out);
+    s->t_lost = s->cur_lost;
+    s->t_shared = s->cur_shared;
     return 0;
 }
 

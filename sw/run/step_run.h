@@ -67,11 +67,15 @@ typedef struct npu_step_run {
     uint64_t scratch;             /* DRAM: the check program's slot, then a resident output's copy */
     uint64_t res_rd[NPU_STEP_MAX_TENSORS], res_wr[NPU_STEP_MAX_TENSORS]; /* the last step's
                                      whole-tensor transfers per tensor (DMA counters, bytes) */
-    uint64_t t_in[NPU_STEP_MAX_TENSORS], t_out[NPU_STEP_MAX_TENSORS]; /* residency: the last
-                                     whole step's (forward and backward) DRAM bytes per tensor,
-                                     transfers and kernels (their counters split by tag,
-                                     npu_step_res_split) */
+    uint64_t t_in[NPU_STEP_MAX_TENSORS], t_out[NPU_STEP_MAX_TENSORS]; /* the last whole step's
+                                     (forward and backward) DRAM bytes per tensor: the kernels'
+                                     counters split by tag (compile/step/step_tags.h; residency:
+                                     npu_step_res_split) and the residency's transfers */
+    uint64_t t_lost, t_shared;    /* without residency: the last step's DMA bytes under a tag no
+                                     tensor takes, and its kernels with a tag two tensors share
+                                     (both 0 in every step plan: a test) */
     uint64_t cur_in[NPU_STEP_MAX_TENSORS], cur_out[NPU_STEP_MAX_TENSORS]; /* the step running */
+    uint64_t cur_lost, cur_shared;
     uint64_t checked, failed;     /* kernels compared, and those that differed or failed */
     char why[512];                /* the first failure */
 } npu_step_run_t;

@@ -11,14 +11,15 @@
  * bytes well below those of the plain step. resident_bytes_exact (issue 16 acceptance 1): for three
  * MLPs, every tensor's DRAM In and Out bytes on the RTL (whole-tensor transfers and the kernels'
  * counters, split by tag) equal the estimator's (npu_estimate_step_res) byte for byte.
- * cnn_residual_bytes_as_estimated: a residual block's steps bit-exact, each kernel's bytes per tag
- * the estimator's.
+ * cnn_residual_tensor_bytes_exact (issue 16 acceptance 1 for CNNs): a residual block's steps
+ * bit-exact, each kernel's bytes per tag and every tensor's In and Out bytes the estimator's.
  */
 #include <math.h>
 
 #include "rtl_common.h"
 #include "ref/net_ref.h"
 #include "compile/conv/conv_bwd.h"
+#include "compile/gemm/gemm_emit.h"
 #include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "run/step_run.h"
@@ -551,12 +552,25 @@ Test(step, cnn_bands_steps_bit_exact)
     cnn_steps(2, H, 0.02f, 93);
 }
 
+/* The last step's DMA bytes of every kernel (not the program fetch). */
+static uint64_t kernel_bytes(const npu_step_run_t *s)
+{
+    uint64_t b = 0;
+    for (int k = 0; k < s->plan.nk; k++)
+        for (int g = 1; g < NPU_NUM_TAGS; g++)
+            b += s->last[k].rd[g] + s->last[k].wr[g];
+    return b;
+}
+
 /* A residual block on the RTL (issue 16 acceptance 1, compile/step/step_plan.h
  * npu_step_plan_cnn_res): cnn:c4,c4,c4+1,fc10 on 8 x 8 images, two steps with random DRAM stalls:
  * every kernel bit-exact (the forward's bias_add_relu reading H16[1], the backward's
- * add_relu_grad_bias adding dZ16[3] into layer 1's gradient), at or above its roofline, and each
- * kernel's DRAM bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte. */
-Test(step, cnn_residual_bytes_as_estimated)
+ * add_relu_grad_bias adding dZ16[3] into layer 1's gradient), at or above its roofline, each
+ * kernel's DRAM bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte, and every
+ * tensor's DRAM In and Out bytes (conv fwd, the fused dX / dW^T backward, ReLU, the block's adds,
+ * the bias and SGD updates, the transposes, the head: the counters split by each kernel's tags,
+ * compile/step/step_tags.h) the estimator's byte for byte, every counted byte some tensor's. */
+Test(step, cnn_residual_tensor_bytes_exact)
 {
     npu_cfg_t c = rtl_cfg();
     enum { B = 4, C = 10, STEPS = 2 };
@@ -594,7 +608,168 @@ Test(step, cnn_residual_bytes_as_estimated)
                       "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e.k[k].name, t,
                       (unsigned long long)s.last[k].rd[t], (unsigned long long)s.last[k].wr[t],
                       (unsigned long long)e.k[k].rd[t], (unsigned long long)e.k[k].wr[t]);
+    cr_assert_eq(e.nt, s.plan.nt);
+    cr_assert(s.t_lost == 0 && s.t_shared == 0 && e.lost == 0 && e.shared == 0,
+              "every kernel's tags name one tensor each: %llu bytes unattributed", (unsigned long long)s.t_lost);
+    uint64_t all = 0;
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], e.t[t].in, "%s In: RTL %llu, estimator %llu", e.t[t].name,
+                     (unsigned long long)s.t_in[t], (unsigned long long)e.t[t].in);
+        cr_assert_eq(s.t_out[t], e.t[t].out, "%s Out: RTL %llu, estimator %llu", e.t[t].name,
+                     (unsigned long long)s.t_out[t], (unsigned long long)e.t[t].out);
+        all += s.t_in[t] + s.t_out[t];
+    }
+    cr_assert_eq(all, kernel_bytes(&s), "the tensors' bytes are all the kernels' DMA bytes");
+    int h1 = npu_step_tensor_find(&s.plan, "H16[1]"), dz3 = npu_step_tensor_find(&s.plan, "dZ16[3]");
+    cr_assert(h1 >= 0 && dz3 >= 0);
+    cr_log_info("%d tensors, %llu bytes per step; the skip H16[1] In %llu (L2's convolutions and L3's "
+                "add), its gradient dZ16[3] In %llu (L3's fused backward and L1's add)", s.plan.nt, (unsigned long long)all,
+                (unsigned long long)s.t_in[h1], (unsigned long long)s.t_in[dz3]);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
+}
+
+/* cnn:c4,c4,c4+1,c4s2,fc10 on 8 x 8 images at batch 2: a residual block (layer 3 adds H16[1]) and
+ * a head small enough that the whole resident bank holds the block's tensors. */
+enum { RB = 2, RC = 10 };
+static const npu_conv_t k_rcv[4] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0},
+                                    {RB, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 4, 3, 3, 2, 1, 1, 0}};
+static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
+
+/* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
+static void cnn_res_est(uint64_t cap, npu_est_kplan_t *e)
+{
+    npu_cfg_t c = rtl_cfg();
+    char why[256];
+    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, 1, cap,
+                                           NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, e, why, sizeof why), 0, "%s", why);
+}
+
+/* Tensor `name`'s In bytes in estimate e. */
+static uint64_t est_in(const npu_est_kplan_t *e, const char *name)
+{
+    for (int t = 0; t < e->nt; t++)
+        if (!strcmp(e->t[t].name, name))
+            return e->t[t].in;
+    cr_assert_fail("no tensor %s", name);
+    return 0;
+}
+
+/* Two steps of that CNN with one bank resident on the RTL, the scheduler given cap bytes of it
+ * (0: all), random DRAM stalls: every kernel bit-exact (the runtime checks resident outputs through
+ * a copy), every tensor's In / Out bytes the estimator's byte for byte; the estimate stays in *e,
+ * the RTL's In bytes of the skip H16[1] and of its gradient dZ16[3] in in[0], in[1]. */
+static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
+{
+    npu_cfg_t c = rtl_cfg();
+    npu_net_shape_t net;
+    float *w[5], *b[5], x[RB * 64], lg[RB * RC], dl[RB * RC];
+    uint8_t y[RB];
+    char why[256];
+    npu_step_run_t s;
+    uint64_t seed = rtl_seed(97);
+    npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
+    cr_assert_eq(npu_net_parse("cnn:c4,c4,c4+1,c4s2,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 50000000),
+                 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident_cap(&s, 1, cap), 0, "%s", s.why);
+    cnn_res_est(cap, e);
+    for (int i = 0; i < RB * 64; i++)
+        x[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int r = 0; r < RB; r++)
+        y[r] = (uint8_t)(r * 3 % RC);
+    npu_step_run_params(&s, w, b);
+    for (int it = 0; it < 2; it++) {
+        cr_assert_eq(npu_step_forward(&s, x, RB, lg), 0, "cap %llu step %d: %s", (unsigned long long)cap, it, s.why);
+        npu_softmax_xent(lg, y, RB, RC, dl);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "cap %llu step %d: %s", (unsigned long long)cap, it, s.why);
+    }
+    cr_assert_eq(s.checked, 2u * (uint64_t)s.plan.nk);
+    cr_assert_eq(s.res->ambiguous, 0);
+    cr_assert_eq(e->nt, s.plan.nt);
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], e->t[t].in, "cap %llu: %s In: RTL %llu, estimator %llu", (unsigned long long)cap,
+                     e->t[t].name, (unsigned long long)s.t_in[t], (unsigned long long)e->t[t].in);
+        cr_assert_eq(s.t_out[t], e->t[t].out, "cap %llu: %s Out: RTL %llu, estimator %llu", (unsigned long long)cap,
+                     e->t[t].name, (unsigned long long)s.t_out[t], (unsigned long long)e->t[t].out);
+    }
+    in[0] = s.t_in[npu_step_tensor_find(&s.plan, "H16[1]")];
+    in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
+    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu", (unsigned long long)cap,
+                s.res->nx, s.res->demoted, (unsigned long long)in[0], (unsigned long long)in[1]);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_params_free(&net, w, b);
+}
+
+/* Issue 16 acceptances 1 and 3 for a residual block on the RTL: the CNN's steps under the
+ * scheduler's plan (compile/step/step_res.h: the conv kernels and transposes on the DRAM side,
+ * planned below the resident bank; the vector kernels and the head's GEMMs on the resident copies).
+ * With the whole bank the block's add reads the skip H16[1] from the SPM (its DRAM In at least one
+ * whole read below the plain step's) and layer 1's gradient add the skip's gradient dZ16[3]. The
+ * step: the estimator's smallest SPM (bisected over words, the allocation granule) at which H16[1]
+ * is kept for the add; on the RTL one word below it H16[1] is read again and at it not, every
+ * tensor's bytes the estimator's at both; the step equals the capacity formula (the add's tensors
+ * and the skip resident at once, within a word). The same for dZ16[3] and layer 1's gradient add. */
+Test(step, cnn_resident_block_reuse)
+{
+    static npu_est_kplan_t e, plain;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[2], below[2], word = (uint64_t)npu_cfg_beat(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    char why[256];
+    cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
+    uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
+    npu_step_plan_t p;
+    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
+                                       sizeof why), 0, "%s", why);
+    uint64_t hb = p.t[npu_step_tensor_find(&p, "H16[1]")].bytes, gb = p.t[npu_step_tensor_find(&p, "dZ16[3]")].bytes;
+    uint64_t need = 0, need_g = 0; /* the capacity formula: an add's tensors resident at once, cap(t) = rows x row words */
+    for (int k = 0; k < p.nk; k++)
+        for (int i = 0; p.k[k].kind == NPU_SK_VEC && i < p.k[k].v.nt; i++) {
+            const npu_vk_tensor_t *v = &p.k[k].v.t[i];
+            int t = v->load || v->store ? npu_step_tensor_find(&p, v->name) : -1;
+            uint64_t cap = t < 0 ? 0 : (uint64_t)p.t[t].rows * npu_gemm_res_words(&c, p.t[t].cols, p.t[t].width == 32) * word;
+            need += strcmp(p.k[k].name, "fwd L3 bias_add_relu") ? 0 : cap;
+            need_g += strcmp(p.k[k].name, "bwd L1 add_relu_grad_bias") ? 0 : cap;
+        }
+    npu_step_plan_free(&p);
+    cnn_res_run(0, &e, in);
+    cr_log_info("plain step: H16[1] In %llu, dZ16[3] In %llu (whole: %llu, %llu B)", (unsigned long long)h1,
+                (unsigned long long)g3, (unsigned long long)hb, (unsigned long long)gb);
+    cr_assert_leq(in[0] + hb, h1, "the block's add reads the skip from the SPM");
+    cr_assert_leq(in[1] + gb, g3, "layer 1's add reads the skip's gradient from the SPM");
+    cnn_res_est(lo, &e);
+    cr_assert_gt(est_in(&e, "H16[1]"), in[0], "one word of SPM keeps nothing");
+    while (hi - lo > word) { /* kept for the add at hi, not at lo */
+        uint64_t mid = (lo + hi) / 2 / word * word;
+        cnn_res_est(mid, &e);
+        *(est_in(&e, "H16[1]") > in[0] ? &lo : &hi) = mid;
+    }
+    cnn_res_run(hi - word, &e, below);
+    cr_assert_gt(below[0], in[0], "one word below the step the skip is read again");
+    cnn_res_run(hi, &e, below);
+    cr_assert_eq(below[0], in[0], "at the step the add reads it from the SPM");
+    cr_log_info("the block-reuse step: H16[1] kept for the add from %llu bytes of SPM on (RTL and estimator); "
+                "the capacity formula (the add's Z32[3], b32[3], H16[3] and the skip resident at once) %llu",
+                (unsigned long long)hi, (unsigned long long)need);
+    cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
+              (unsigned long long)need);
+    lo = word; /* the same for the skip's gradient dZ16[3], kept for layer 1's add_relu_grad_bias */
+    hi = (uint64_t)c.spm_bank_words * word;
+    while (hi - lo > word) {
+        uint64_t mid = (lo + hi) / 2 / word * word;
+        cnn_res_est(mid, &e);
+        *(est_in(&e, "dZ16[3]") > in[1] ? &lo : &hi) = mid;
+    }
+    cnn_res_run(hi - word, &e, below);
+    cr_assert_gt(below[1], in[1], "one word below the step the skip's gradient is read again");
+    cnn_res_run(hi, &e, below);
+    cr_assert_eq(below[1], in[1], "at the step layer 1's add reads it from the SPM");
+    cr_log_info("the gradient's block-reuse step: dZ16[3] kept for layer 1's add from %llu bytes of SPM on (RTL and "
+                "estimator); the capacity formula (that add's seven tensors resident at once) %llu",
+                (unsigned long long)hi, (unsigned long long)need_g);
+    cr_assert(hi + word >= need_g && hi <= need_g + word, "the gradient's step at %llu B, the formula %llu B",
+              (unsigned long long)hi, (unsigned long long)need_g);
 }

@@ -3,7 +3,10 @@
  * npu_step_plan_cnn_res, `cnn:...+J`): the plan's kernels, tensors, ops and refusals; the forward
  * add reading the skip (a kernel that does not read it is caught by its DRAM bytes); whole steps
  * on the functional model (bf16 at S = 2 and 8, int16) every kernel bit-exact, each kernel's DRAM
- * bytes per tag the estimator's, the loss falling; and against the fp32 reference trainer
+ * bytes per tag and every tensor's In / Out bytes the estimator's, the loss falling; the tag map
+ * (compile/step/step_tags.h): one tensor per tag and direction in every kernel; steps under the
+ * scheduler's plan with one bank resident (conv kernels below it, bit-exact, every tensor's bytes
+ * the estimator's, the block's add reading the skip from the SPM); and against the fp32 reference trainer
  * (ref/net_ref, which gains the same residual add): the logits and the skip source's bias gradient
  * within bf16 rounding, the engine without the add caught; the analytical estimator's add<l> timed
  * as the step engine's fused add; npu sweep --validate's probe of a residual point.
@@ -15,6 +18,8 @@
 #include <string.h>
 
 #include "compile/step/step_plan.h"
+#include "compile/step/step_res.h"
+#include "compile/step/step_tags.h"
 #include "compile/step/vkern.h"
 #include "hw/isa.h"
 #include "model/est_step.h"
@@ -91,8 +96,8 @@ static uint64_t read_bytes(const npu_cfg_t *c, const npu_vkern_t *v, unsigned ta
 
 /* cnn:c4,c4,c4+1,fc10: layer 3 adds H16[1] before its ReLU (bias_add_relu: WIDEN then AXPBY(1, 1)
  * into Z32); layer 1's relu_grad_bias adds the skip's gradient widen(dZ16[3]) to its dH. The
- * forward add reads every byte of H16[1] (X tag) besides Z32's tags: the same kernel with the
- * skip not loaded (the planted fault) reads exactly those bytes fewer. */
+ * forward add reads every byte of H16[1] under a DMA tag of its own (the plan's, one per tensor):
+ * the same kernel with the skip not loaded (the planted fault) reads exactly those bytes fewer. */
 Test(step_residual, plan_kernels_and_skip_reads)
 {
     npu_cfg_t c = bf16_cfg(8);
@@ -116,10 +121,11 @@ Test(step_residual, plan_kernels_and_skip_reads)
     cr_assert_geq(loads(g, dz3->dram), 0, "the skip's gradient: dZ16[3]");
     cr_assert_eq(loads(&kernel_named(&p, "bwd L2 relu_grad_bias")->v, dz3->dram), -1, "only into layer 1");
     cr_assert_eq(npu_step_tensor_find(&p, "dZ32[3]"), -1, "no new DRAM tensor");
-    uint64_t rd = read_bytes(&c, f, NPU_TAG_X);
+    uint64_t rd = read_bytes(&c, f, f->t[sk].tag);
     npu_vkern_t bad = *f;
     bad.t[sk].load = 0; /* planted: the add does not read the skip */
-    cr_assert_eq(rd - read_bytes(&c, &bad, NPU_TAG_X), h1->bytes, "the skip read once, whole");
+    cr_assert_eq(rd, h1->bytes, "the skip read once, whole, under a tag of its own");
+    cr_assert_eq(rd - read_bytes(&c, &bad, f->t[sk].tag), h1->bytes, "the planted fault reads none of it");
     npu_step_plan_free(&p);
     c = test_cfg(8); /* int16: the adds' scalars bring the skip to Z32's scale */
     cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
@@ -129,6 +135,63 @@ Test(step_residual, plan_kernels_and_skip_reads)
     cr_assert_eq(ldexp((int16_t)o->alpha, -(int)o->shift), 1.0, "alpha %d shift %u", (int16_t)o->alpha, o->shift);
     cr_assert_eq(ldexp((int16_t)o->beta, qh - qz - (int)o->shift), 1.0, "beta %d", (int16_t)o->beta);
     npu_step_plan_free(&p);
+}
+
+/* Every kernel's tensors in the plan's tag map (compile/step/step_tags.h) for cnn:c4,c4,c4+1,fc10
+ * at int16 and bf16: no (tag, direction) shared, each DRAM tensor a kernel moves named under its
+ * direction (the conv kernels' by role: the fused backward's X, W, DY, DX, DW; the transpose's
+ * W16T read and W16 written under its one tag). Planted: two of a vector kernel's tensors under one
+ * tag, and the first layer's backward named with a dX, are caught. */
+Test(step_residual, tag_map_one_tensor_per_tag)
+{
+    rnet_t r;
+    npu_step_plan_t p;
+    npu_step_tagmap_t m;
+    char why[256];
+    rnet("cnn:c4,c4,c4+1,fc10", 8, 4, &r);
+    for (int bf = 0; bf < 2; bf++) {
+        npu_cfg_t c = bf ? bf16_cfg(2) : test_cfg(8);
+        cr_assert_eq(plan(&c, &r, 4, &p, why, sizeof why), 0, "%s", why);
+        for (int i = 0; i < p.nk; i++) {
+            const npu_step_kernel_t *k = &p.k[i];
+            cr_assert_eq(npu_step_tagmap(&p, k, &m), 0, "%s: a tag two tensors share", k->name);
+            for (int j = 0; k->kind == NPU_SK_VEC && j < k->v.nt; j++)
+                if (k->v.t[j].load || k->v.t[j].store) {
+                    int t = npu_step_tensor_find(&p, k->v.t[j].name);
+                    cr_assert(t >= 0 && (!k->v.t[j].load || m.rd[k->v.t[j].tag] == t) &&
+                              (!k->v.t[j].store || m.wr[k->v.t[j].tag] == t), "%s: %s", k->name, k->v.t[j].name);
+                }
+        }
+        const npu_step_kernel_t *b2 = kernel_named(&p, "bwd L2 conv_bwd"), *x3 = kernel_named(&p, "update L3 transpose");
+        cr_assert_eq(npu_step_tagmap(&p, b2, &m), 0);
+        cr_assert(m.rd[NPU_TAG_X] == p.l[1].h16 && m.rd[NPU_TAG_W] == p.l[2].w16 && m.rd[NPU_TAG_DY] == p.l[2].dz16 &&
+                  m.wr[NPU_TAG_DX] == p.l[2].dh32 && m.wr[NPU_TAG_DW] == p.l[2].dw32, "the fused backward's roles");
+        cr_assert_eq(npu_step_tagmap(&p, x3, &m), 0);
+        cr_assert(m.rd[x3->xp.tag] == p.l[3].w16t && m.wr[x3->xp.tag] == p.l[3].w16, "the transpose's two sides");
+        npu_step_kernel_t bad = *kernel_named(&p, "bwd L1 add_relu_grad_bias");
+        int a = -1, z = -1;
+        for (int j = 0; j < bad.v.nt; j++) {
+            a = !strcmp(bad.v.t[j].name, "Vb[1]") ? j : a;
+            z = !strcmp(bad.v.t[j].name, "b32[1]") ? j : z;
+        }
+        cr_assert(a >= 0 && z >= 0);
+        bad.v.t[z].tag = bad.v.t[a].tag; /* planted: the bias and its velocity under one tag */
+        cr_assert_eq(npu_step_tagmap(&p, &bad, &m), -1, "two tensors under one tag are caught");
+        bad = *kernel_named(&p, "bwd L1 conv_bwd");
+        cr_assert_eq(npu_step_tagmap(&p, &bad, &m), 0);
+        cr_assert_eq(m.wr[NPU_TAG_DX], -1, "the first layer writes no dX");
+        bad.cv.no_dx = 0;
+        bad.cv.dx = p.t[p.l[1].w32].dram; /* planted: a dX that is another tensor's */
+        cr_assert_eq(npu_step_tagmap(&p, &bad, &m), 0);
+        cr_assert_eq(m.wr[NPU_TAG_DX], p.l[1].w32);
+        uint64_t rd[NPU_NUM_TAGS] = {0}, wr[NPU_NUM_TAGS] = {0}, in[NPU_STEP_MAX_TENSORS] = {0};
+        uint64_t out[NPU_STEP_MAX_TENSORS] = {0};
+        wr[NPU_TAG_PARTIAL] = 64; /* bytes on a tag no tensor takes are returned, not dropped */
+        wr[NPU_TAG_DW] = 32;
+        cr_assert_eq(npu_step_tag_split(&m, rd, wr, in, out), 64u);
+        cr_assert_eq(out[p.l[1].dw32], 32u);
+        npu_step_plan_free(&p);
+    }
 }
 
 /* A connection the plan cannot take is refused with the layer: shapes that differ (a strided
@@ -202,6 +265,12 @@ static void residual_on_model(const char *spec, int S, int int16, int batch, int
             cr_assert_eq(s.last[i].rd[t], est.k[i].rd[t], "%s tag %d read", est.k[i].name, t);
             cr_assert_eq(s.last[i].wr[t], est.k[i].wr[t], "%s tag %d written", est.k[i].name, t);
         }
+    cr_assert(s.t_lost == 0 && est.lost == 0 && s.t_shared == 0 && est.shared == 0, "%llu bytes on no tensor",
+              (unsigned long long)s.t_lost);
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], est.t[t].in, "%s In", est.t[t].name);
+        cr_assert_eq(s.t_out[t], est.t[t].out, "%s Out", est.t[t].name);
+    }
     cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
     cr_assert_lt(loss, 0.9 * first, "%s: loss %g after %d steps, %g at first", spec, loss, steps, first);
     npu_step_run_free(&s);
@@ -212,6 +281,76 @@ static void residual_on_model(const char *spec, int S, int int16, int batch, int
     free(dl);
     free(y);
 }
+
+/* spec's steps under the scheduler's plan with one bank resident (compile/step/step_res.h) on the
+ * functional model: every kernel bit-exact, the conv kernels and transposes planned below the
+ * resident bank, every tensor's In / Out bytes the estimator's (npu_estimate_step_cnn_res), and
+ * the block's add reading the skip `skip` at least one whole read less than the plain step. */
+static void resident_on_model(const char *spec, int S, int int16, int batch, int H, const char *skip)
+{
+    npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
+    rnet_t r;
+    npu_step_run_t s;
+    char why[256];
+    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
+    rnet(spec, H, batch, &r);
+    int C = r.fc[r.n_fc], n_in = H * H;
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    cr_assert_eq(npu_estimate_step_cnn(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, &est, why, sizeof why),
+                 0, "%s", why);
+    int sk;
+    uint64_t plain = 0;
+    for (int t = 0; t < est.nt; t++)
+        plain = strcmp(est.t[t].name, skip) ? plain : est.t[t].in;
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0.1f, 0.9f, 0, 0,
+                                       NULL, 50000000), 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident(&s, 1), 0, "%s", s.why);
+    cr_assert_eq(npu_estimate_step_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, 1, 0,
+                                           NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, &est, why, sizeof why), 0, "%s", why);
+    for (int i = 0; i < s.plan.nk; i++) {
+        const npu_step_kernel_t *k = &s.res->k[i];
+        if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD)
+            cr_assert_eq(k->cv.spm_limit, s.res->limit, "%s: planned below the resident bank", k->name);
+        if (k->kind == NPU_SK_XPOSE)
+            cr_assert_eq(k->xp.spm_limit, s.res->limit, "%s", k->name);
+    }
+    cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
+    npu_step_run_params(&s, w, b);
+    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    for (int i = 0; i < batch * n_in; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int i = 0; i < batch; i++)
+        y[i] = (uint8_t)(i * 3 % C);
+    for (int it = 0; it < 3; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
+        npu_softmax_xent(lg, y, batch, C, dl);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
+    }
+    cr_assert_eq(s.checked, 3u * (uint64_t)s.plan.nk);
+    cr_assert_eq(s.res->ambiguous, 0);
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert_eq(s.t_in[t], est.t[t].in, "%s In", est.t[t].name);
+        cr_assert_eq(s.t_out[t], est.t[t].out, "%s Out", est.t[t].name);
+    }
+    sk = npu_step_tensor_find(&s.plan, skip);
+    cr_assert_geq(sk, 0);
+    cr_assert_leq(s.t_in[sk] + s.plan.t[sk].bytes, plain, "%s: %llu B In resident, %llu plain", skip,
+                  (unsigned long long)s.t_in[sk], (unsigned long long)plain);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_params_free(&r.net, w, b);
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
+Test(step_residual, resident_on_model_s2) { resident_on_model("cnn:c4,c4,c4+1,c4s2,fc10", 2, 0, 2, 8, "H16[1]"); }
+Test(step_residual, resident_on_model_s2_int16) { resident_on_model("cnn:c4,c4,c4+1,c4s2,fc10", 2, 1, 2, 8, "H16[1]"); }
+Test(step_residual, resident_on_model_s8) { resident_on_model("cnn:c8,c8s2,c8,c8+2,c8s2,fc10", 8, 0, 2, 8, "H16[2]"); }
 
 Test(step_residual, on_model_s2) { residual_on_model("cnn:c4,c4,c4+1,fc10", 2, 0, 4, 6, 6); }
 Test(step_residual, on_model_s2_input_skip) { residual_on_model("cnn:c1+0,c4s2,fc10", 2, 0, 4, 6, 6); }

@@ -12,7 +12,12 @@ int npu_step_emit_other(const npu_cfg_t *cfg, const npu_step_kernel_t *k, npu_pr
                         size_t n)
 {
     const npu_step_conv_t *cv = &k->cv;
+    npu_cfg_t lo = *cfg; /* residency: a convolution planned on the banks below the resident ones */
     *conv = NULL;
+    if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD) {
+        lo.spm_banks = cv->spm_limit ? (int)(cv->spm_limit / (unsigned)cfg->spm_bank_words) : cfg->spm_banks;
+        cfg = &lo;
+    }
     if (k->kind == NPU_SK_VEC)
         return npu_vk_emit(cfg, &k->v, prog, why, n);
     if (k->kind == NPU_SK_XPOSE)

@@ -119,18 +119,25 @@ static void gemm(npu_step_plan_t *p, int phase, int layer, const char *what, int
     g->tag_c = tag_c;
 }
 
-/* A plan tensor as a vector kernel's operand. */
-static int vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int load, int store)
+/* A plan tensor as a vector kernel's operand, under a DMA tag of its own in this kernel (1, 2, ..
+ * in order; its scratch tensors move nothing): the DMA counters then split the kernel's bytes by
+ * tensor (step_tags.h). Past the 7 DMA tags the plan is refused. */
+static int vt(npu_vkern_t *v, npu_step_plan_t *p, int t, int load, int store)
 {
+    unsigned tag = 1;
+    for (int j = 0; j < v->nt; j++)
+        tag += v->t[j].load || v->t[j].store;
+    if (tag >= NPU_NUM_TAGS)
+        bad(p, "%s: more than %d DRAM tensors, one DMA tag each", v->name, NPU_NUM_TAGS - 1);
     int i = npu_vk_tensor(v, p->t[t].name, p->t[t].dram, p->t[t].width, tag, p->t[t].rows == 1, load,
                           store);
     npu_vk_pitch(v, i, p->t[t].pitch);
     return i;
 }
 
-int npu_step_vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int load, int store)
+int npu_step_vt(npu_vkern_t *v, npu_step_plan_t *p, int t, int load, int store)
 {
-    return vt(v, p, t, tag, load, store);
+    return vt(v, p, t, load, store);
 }
 
 #define Q(i) (p->t[i].q)
@@ -172,10 +179,10 @@ void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes)
     npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_FWD, l, l < p->layers ? "bias_relu" : "bias")->v;
     v->rows = B;
     v->len = p->dims[l];
-    int z = vt(v, p, L->z32, NPU_TAG_Y, 1, 1), b = vt(v, p, L->b32, NPU_TAG_W, 1, 0);
+    int z = vt(v, p, L->z32, 1, 1), b = vt(v, p, L->b32, 1, 0);
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
     if (l < p->layers) { /* ReLU after the narrowing: on half the words, the same values */
-        int h = vt(v, p, L->h16, NPU_TAG_X, 0, 1);
+        int h = vt(v, p, L->h16, 0, 1);
         narrow(p, v, z, h, Q(L->z32), Q(L->h16));
         npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
     }
@@ -190,9 +197,9 @@ static void grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l)
     npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_BWD, l, "grad_bias")->v;
     v->rows = p->batch;
     v->len = p->dims[l];
-    int dz = vt(v, p, L->dz32, NPU_TAG_DY, 1, 0), dz16 = vt(v, p, L->dz16, NPU_TAG_DY, 0, 1);
-    int db = vt(v, p, L->db32, NPU_TAG_DW, 0, 1), vb = vt(v, p, L->vb, NPU_TAG_W, 1, 1);
-    int b = vt(v, p, L->b32, NPU_TAG_W, 1, 1);
+    int dz = vt(v, p, L->dz32, 1, 0), dz16 = vt(v, p, L->dz16, 0, 1);
+    int db = vt(v, p, L->db32, 0, 1), vb = vt(v, p, L->vb, 1, 1);
+    int b = vt(v, p, L->b32, 1, 1);
     narrow(p, v, dz, dz16, Q(L->dz32), Q(L->dz16));
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, -1, db, 0, 0, 0);
     npu_step_bias_update(p, v, l, db, vb, b);
@@ -227,8 +234,8 @@ void npu_step_fc_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int modes,
         npu_vkern_t *v = &kernel(p, NPU_SK_VEC, NPU_SK_BWD, l, "relu_bwd")->v;
         v->rows = B;
         v->len = K;
-        int dh = vt(v, p, L->dh32, NPU_TAG_DX, 1, 0), z = vt(v, p, P->z32, NPU_TAG_Y, 1, 0);
-        int dz = vt(v, p, P->dz32, NPU_TAG_DY, 0, 1);
+        int dh = vt(v, p, L->dh32, 1, 0), z = vt(v, p, P->z32, 1, 0);
+        int dz = vt(v, p, P->dz32, 0, 1);
         npu_vk_op(v, NPU_VOP_RELU_BWD, 1, dh, z, dz, 0, 0, 0);
     }
     npu_step_sgd(p, l, K, N, L->w16);
@@ -240,8 +247,8 @@ void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16t)
     npu_vkern_t *u = &kernel(p, NPU_SK_VEC, NPU_SK_UPDATE, l, "sgd")->v;
     u->rows = rows;
     u->len = len;
-    int w = vt(u, p, L->w32, NPU_TAG_W, 1, 1), g = vt(u, p, L->dw32, NPU_TAG_DW, 1, 0);
-    int vw = vt(u, p, L->vw, NPU_TAG_W, 1, 1), w16 = vt(u, p, w16t, NPU_TAG_W, 0, 1);
+    int w = vt(u, p, L->w32, 1, 1), g = vt(u, p, L->dw32, 1, 0);
+    int vw = vt(u, p, L->vw, 1, 1), w16 = vt(u, p, w16t, 0, 1);
     int t = npu_vk_tensor(u, "t32", 0, 32, NPU_TAG_W, 0, 0, 0), qt = Q(L->dw32); /* t at dW's scale */
     axpby(p, u, w, g, t, Q(L->w32), Q(L->dw32), qt, bits_f32(p->wd), 1.0f);
     axpby(p, u, vw, t, vw, Q(L->vw), qt, Q(L->vw), bits_f32(p->mu), 1.0f);

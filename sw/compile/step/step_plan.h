@@ -60,6 +60,8 @@ typedef struct npu_step_conv {
     npu_conv_t c;
     uint32_t x, w, y, dy, dx, dwt;
     int no_dx;
+    unsigned spm_limit;  /* residency (step_res.h): its buffers below this SPM word, planned on
+                            the banks below it; 0: the whole SPM */
 } npu_step_conv_t;
 
 typedef struct npu_step_kernel {
@@ -168,7 +170,8 @@ void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, i
 int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
                         int rows, int cols, unsigned pitch);
 npu_step_kernel_t *npu_step_kernel_add(npu_step_plan_t *p, int kind, int phase, int layer, const char *what);
-int npu_step_vt(npu_vkern_t *v, const npu_step_plan_t *p, int t, unsigned tag, int load, int store);
+/* Tensor t as vector kernel v's operand (loaded, stored), under a DMA tag of its own in v. */
+int npu_step_vt(npu_vkern_t *v, npu_step_plan_t *p, int t, int load, int store);
 void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l);
 void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes);
 /* relu_prev: layer l-1 is fully connected (its relu_bwd follows the dX GEMM). */

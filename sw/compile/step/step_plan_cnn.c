@@ -84,12 +84,12 @@ static void conv_fwd(npu_step_plan_t *p, int l)
     npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_FWD, l, "bias_relu")->v;
     v->rows = pixels(&p->conv[l]);
     v->len = p->conv[l].F;
-    int z = npu_step_vt(v, p, L->z32, NPU_TAG_Y, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 0);
-    int h = npu_step_vt(v, p, L->h16, NPU_TAG_X, 0, 1);
+    int z = npu_step_vt(v, p, L->z32, 1, 1), b = npu_step_vt(v, p, L->b32, 1, 0);
+    int h = npu_step_vt(v, p, L->h16, 0, 1);
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
     if (p->res[l]) { /* the residual add before the ReLU: Z32 += widen(S), at Z32's scale */
         int src = p->res[l] == 1 ? p->x16 : p->l[p->res[l] - 1].h16;
-        int sk = npu_step_vt(v, p, src, NPU_TAG_X, 1, 0), s32 = npu_vk_tensor(v, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
+        int sk = npu_step_vt(v, p, src, 1, 0), s32 = npu_vk_tensor(v, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
         snprintf(v->name, sizeof v->name, "fwd L%d bias_add_relu", l);
         snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
         npu_vk_op(v, NPU_VOP_WIDEN, 0, sk, -1, s32, 0, 0, 0);
@@ -117,15 +117,15 @@ static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int 
     npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_BWD, l, "relu_grad_bias")->v;
     v->rows = pixels(&p->conv[l]);
     v->len = p->conv[l].F;
-    int h = npu_step_vt(v, p, dh, NPU_TAG_DX, 1, 0), z = npu_step_vt(v, p, L->z32, NPU_TAG_Y, 1, 0);
+    int h = npu_step_vt(v, p, dh, 1, 0), z = npu_step_vt(v, p, L->z32, 1, 0);
     int dz = npu_vk_tensor(v, "dZ32", 0, 32, NPU_TAG_DY, 0, 0, 0);
-    int dz16 = npu_step_vt(v, p, L->dz16, NPU_TAG_DY, 0, 1);
-    int db = npu_step_vt(v, p, L->db32, NPU_TAG_DW, 0, 1);
+    int dz16 = npu_step_vt(v, p, L->dz16, 0, 1);
+    int db = npu_step_vt(v, p, L->db32, 0, 1);
     int part = npu_vk_tensor(v, "db_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
-    int vb = npu_step_vt(v, p, L->vb, NPU_TAG_W, 1, 1), b = npu_step_vt(v, p, L->b32, NPU_TAG_W, 1, 1);
+    int vb = npu_step_vt(v, p, L->vb, 1, 1), b = npu_step_vt(v, p, L->b32, 1, 1);
     int m = skip_from(p, l);
     if (m > 0) { /* the skip's gradient: dZ = widen(dZ16[m]) + dH, at dH's scale, then the mask */
-        int g = npu_step_vt(v, p, p->l[m].dz16, NPU_TAG_DY, 1, 0);
+        int g = npu_step_vt(v, p, p->l[m].dz16, 1, 0);
         snprintf(v->name, sizeof v->name, "bwd L%d add_relu_grad_bias", l);
         snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
         npu_vk_op(v, NPU_VOP_WIDEN, 0, g, -1, dz, 0, 0, 0);
@@ -161,7 +161,7 @@ static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w
     npu_step_sgd(p, l, T * c->C, c->F, L->w16t);
     k = npu_step_kernel_add(p, NPU_SK_XPOSE, NPU_SK_UPDATE, l, "transpose");
     npu_vk_xpose_t x = {T, c->C, c->F, p->t[L->w16t].dram, p->t[L->w16].dram,
-                        npu_step_tensor_pitch(&p->t[L->w16t]), w_pitch, NPU_TAG_W};
+                        npu_step_tensor_pitch(&p->t[L->w16t]), w_pitch, NPU_TAG_W, 0};
     k->xp = x;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/conv/conv_bwd.h"
+#include "compile/conv/conv_split.h"
 #include "compile/gemm/gemm_emit.h"
 #include "prog/prog_expect.h"
 
@@ -46,6 +48,20 @@ int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, 
  * tensor, whether it is read / written, and whether it may use the SPM copy at all. -1: none. */
 static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int *rd, int *wr, int *spm_ok)
 {
+    if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD || k->kind == NPU_SK_XPOSE) {
+        /* DRAM side only: the conv and transpose emitters read and write DRAM */
+        const npu_step_conv_t *c = &k->cv;
+        int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
+        uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
+        if (xp)
+            at[0] = k->xp.src, at[1] = k->xp.dst;
+        if (i >= n || (!fwd && !xp && i == 3 && c->no_dx))
+            return -1;
+        *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
+        *wr = !*rd;
+        *spm_ok = 0;
+        return tensor_at(p, at[i]);
+    }
     if (k->kind == NPU_SK_GEMM) {
         const npu_gemm_args_t *a = &k->g.args;
         if (i > 2)
@@ -72,19 +88,26 @@ static void add(int *n, int *v, int t)
 }
 
 /* Scheduler step of kernel k: its SPM-side and DRAM-side reads and writes (dem: demoted slots). */
-static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k,
-                        const unsigned char *dem, npu_sched_step_t *s)
+static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_res_t *res,
+                        const npu_step_kernel_t *k, const unsigned char *dem, npu_sched_step_t *s)
 {
     uint64_t pes = 4u * (uint64_t)cfg->s * (uint64_t)cfg->s;
     s->name = k->name;
-    s->cycles = k->kind == NPU_SK_GEMM ? ((uint64_t)k->g.M * k->g.N * k->g.K + pes - 1) / pes
-                                       : (uint64_t)k->v.rows * (uint64_t)k->v.len * (uint64_t)k->v.nop /
-                                             (2u * (uint64_t)cfg->s);
+    const npu_conv_t *c = &k->cv.c;
+    uint64_t conv = (uint64_t)c->batch * npu_conv_oh(c) * npu_conv_ow(c) * c->F * c->C * c->KH * c->KW;
+    if (k->kind == NPU_SK_GEMM)
+        s->cycles = ((uint64_t)k->g.M * k->g.N * k->g.K + pes - 1) / pes;
+    else if (k->kind == NPU_SK_VEC)
+        s->cycles = (uint64_t)k->v.rows * (uint64_t)k->v.len * (uint64_t)k->v.nop / (2u * (uint64_t)cfg->s);
+    else if (k->kind == NPU_SK_XPOSE) /* its bytes' time: a DMA kernel */
+        s->cycles = 4u * (uint64_t)k->xp.taps * k->xp.rows * k->xp.cols / (uint64_t)cfg->dram_bw;
+    else /* the MACs (the fused backward's dX and dW^T: twice, once without dX) */
+        s->cycles = (k->kind == NPU_SK_CONV_BWD && !k->cv.no_dx ? 2 : 1) * (conv + pes - 1) / pes;
     for (int i = 0; i < SLOTS; i++) {
         int rd, wr, ok, t = slot(p, k, i, &rd, &wr, &ok);
         if (t < 0)
             continue;
-        int spm = ok && !dem[i];
+        int spm = ok && !dem[i] && !res->dram_only[t];
         if (rd)
             add(spm ? &s->n_in : &s->n_dram_in, spm ? s->in : s->dram_in, t);
         if (wr)
@@ -103,6 +126,9 @@ static void tensors(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
         res->st[t].name = p->t[t].name;
         res->st[t].bytes = npu_step_res_xfer_bytes(cfg, p, t);
         res->st[t].spm_bytes = (uint64_t)p->t[t].rows * res->stride[t] * B;
+        /* a pitch wider than its resident row (a convolution's padded pixel rows): a whole-tensor
+         * transfer would spill into the next rows, so it stays on the DRAM side */
+        res->dram_only[t] = npu_step_tensor_pitch(&p->t[t]) > res->stride[t] * B;
     }
     res->st[p->x16].in_dram = 1;
     for (int l = 1; l <= p->layers; l++) {
@@ -113,6 +139,34 @@ static void tensors(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
     }
 }
 
+/* Kernel k views its slot-i tensor t as the plan shapes it: a vector kernel's rows x len (or one
+ * row), a GEMM's operand M x K, K x N (untransposed) or M x N. A CNN's head reads the last
+ * convolution's pixel rows as one row per sample, and its first vector kernel the head's dH32
+ * as pixel rows: a resident copy has one row layout, so such a tensor stays on the DRAM side. */
+static int view_ok(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int t)
+{
+    const npu_step_tensor_t *T = &p->t[t];
+    if (k->kind == NPU_SK_VEC)
+        return k->v.t[i].one_row ? T->rows == 1 : T->rows == k->v.rows && T->cols == k->v.len;
+    if (k->kind != NPU_SK_GEMM)
+        return 1; /* DRAM side anyway */
+    int r = i == 0 ? k->g.M : i == 1 ? k->g.K : k->g.M, c = i == 0 ? k->g.K : k->g.N;
+    return i == 0 && k->g.args.transA ? T->rows == c && T->cols == r
+         : i == 1 && k->g.args.transB ? T->rows == k->g.N && T->cols == k->g.K
+                                       : T->rows == r && T->cols == c;
+}
+
+/* Tensors a kernel views in another shape than the plan's: DRAM side only (view_ok). */
+static void views(const npu_step_plan_t *p, npu_step_res_t *res)
+{
+    for (int i = 0; i < p->nk; i++)
+        for (int s = 0; s < SLOTS; s++) {
+            int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+            if (t >= 0 && ok && !view_ok(p, &p->k[i], s, t))
+                res->dram_only[t] = 1;
+        }
+}
+
 static void build_steps(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res,
                         unsigned char (*dem)[SLOTS])
 {
@@ -121,7 +175,7 @@ static void build_steps(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step
         int i = npu_step_res_kernel(p, j);
         npu_sched_step_t *s = &res->ss[j];
         if (i >= 0) {
-            kernel_step(cfg, p, &p->k[i], dem[i], s);
+            kernel_step(cfg, p, res, &p->k[i], dem[i], s);
             continue;
         }
         s->name = "host: logits out, their gradient in";
@@ -139,7 +193,7 @@ static int demote(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (
         return 0;
     for (int s = 0; s < SLOTS; s++) {
         int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
-        if (t >= 0 && ok && !dem[i][s] && res->st[t].spm_bytes > most) {
+        if (t >= 0 && ok && !dem[i][s] && !res->dram_only[t] && res->st[t].spm_bytes > most) {
             most = res->st[t].spm_bytes;
             best = s;
         }
@@ -177,6 +231,7 @@ static int schedule(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
 /* ---- addresses ---- */
 
 typedef struct placer {
+    const npu_cfg_t *cfg;
     const npu_step_plan_t *p;
     npu_step_res_t *res;
     int open[NPU_STEP_MAX_TENSORS]; /* the stay a resident tensor is in, else -1 */
@@ -251,13 +306,20 @@ static int xfer(placer_t *pl, const npu_sched_event_t *ev, int j, int app, unsig
     return 0;
 }
 
-/* Kernel i's tags, one per tensor it moves or may move (tag_t). */
+/* Kernel i's tags, one per tensor it moves or may move (res->tags[i]): a GEMM's and a vector
+ * kernel's given anew, 1, 2, ..; a convolution's and a transpose's role tags kept (their
+ * emitters' own; one tensor per tag and direction, step_tags.h). */
 static void retag(npu_step_res_t *res, const npu_step_plan_t *p, int i)
 {
     npu_step_kernel_t *k = &res->k[i];
+    npu_step_tagmap_t *m = &res->tags[i];
     unsigned next = 1; /* 0 is the program fetch's */
+    if (k->kind != NPU_SK_GEMM && k->kind != NPU_SK_VEC) {
+        res->ambiguous |= npu_step_tagmap(p, k, m) != 0;
+        return;
+    }
     for (int g = 0; g < NPU_NUM_TAGS; g++)
-        res->tag_t[i][g] = -1;
+        m->rd[g] = m->wr[g] = -1;
     for (int s = 0; s < SLOTS; s++) {
         int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
         if (t < 0)
@@ -266,7 +328,7 @@ static void retag(npu_step_res_t *res, const npu_step_plan_t *p, int i)
             res->ambiguous = 1;
             next = 1;
         }
-        res->tag_t[i][next] = t;
+        m->rd[next] = m->wr[next] = t;
         if (k->kind == NPU_SK_VEC)
             k->v.t[s].tag = next++;
         else
@@ -277,11 +339,7 @@ static void retag(npu_step_res_t *res, const npu_step_plan_t *p, int i)
 void npu_step_res_split(const npu_step_res_t *res, int i, const uint64_t *rd, const uint64_t *wr,
                         uint64_t *in, uint64_t *out)
 {
-    for (int g = 1; g < NPU_NUM_TAGS; g++)
-        if (res->tag_t[i][g] >= 0) {
-            in[res->tag_t[i][g]] += rd[g];
-            out[res->tag_t[i][g]] += wr[g];
-        }
+    npu_step_tag_split(&res->tags[i], rd, wr, in, out);
 }
 
 /* Kernel i with its SPM-side accesses at the tensors' current addresses. */
@@ -293,7 +351,7 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
     retag(res, p, i);
     for (int s = 0; s < SLOTS; s++) {
         int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
-        if (t < 0 || !ok || dem[s] || pl->open[t] < 0)
+        if (t < 0 || !ok || dem[s] || res->dram_only[t] || pl->open[t] < 0)
             continue;
         unsigned at = res->stay[pl->open[t]].spm;
         if (k->kind == NPU_SK_VEC) {
@@ -303,23 +361,33 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
         *(s == 0 ? &k->g.args.res_a : s == 1 ? &k->g.args.res_b : &k->g.args.res_c) = 1;
         *(s == 0 ? &k->g.args.spm_ra : s == 1 ? &k->g.args.spm_rb : &k->g.args.spm_rc) = at;
     }
-    if (k->kind == NPU_SK_VEC)
+    if (k->kind == NPU_SK_VEC) { /* its chunks below the limit: a SUM's blocks of the rows they hold */
         k->v.spm_limit = res->limit;
-    else
+        for (int o = 0; o < k->v.nop; o++)
+            if (k->v.op[o].vop == NPU_VOP_SUM && k->v.op[o].b >= 0) { /* a SUM with its scratch */
+                npu_vk_sum_chunk(pl->cfg, &k->v);
+                break;
+            }
+    } else if (k->kind == NPU_SK_XPOSE)
+        k->xp.spm_limit = res->limit;
+    else if (k->kind == NPU_SK_GEMM)
         k->g.args.spm_limit = res->limit;
+    else
+        k->cv.spm_limit = res->limit;
 }
 
-/* The tag kernel i's program moves tensor t under: its own for t, else a free one (then t's);
- * 0 when every tag is another tensor's. */
+/* The tag kernel i's program moves tensor t under: its own for t (in neither direction another
+ * tensor's), else a free one (then t's); 0 when there is none. */
 static unsigned tag_for(npu_step_res_t *res, int i, int t)
 {
-    for (int g = 1; g < NPU_NUM_TAGS; g++)
-        if (res->tag_t[i][g] == t)
-            return (unsigned)g;
-    for (int g = 1; g < NPU_NUM_TAGS; g++)
-        if (res->tag_t[i][g] < 0) {
-            res->tag_t[i][g] = t;
-            return (unsigned)g;
+    npu_step_tagmap_t *m = &res->tags[i];
+    for (int pass = 0; pass < 2; pass++)
+        for (int g = 1; g < NPU_NUM_TAGS; g++) {
+            int mine = m->rd[g] == t || m->wr[g] == t, free_rd = m->rd[g] < 0 || m->rd[g] == t;
+            if ((pass ? m->rd[g] < 0 && m->wr[g] < 0 : mine && free_rd && (m->wr[g] < 0 || m->wr[g] == t))) {
+                m->rd[g] = m->wr[g] = t;
+                return (unsigned)g;
+            }
         }
     return 0;
 }
@@ -389,11 +457,13 @@ static void index_xfers(npu_step_res_t *res)
 }
 
 /* Addresses for the plan: 0, 1 when first fit failed (*short_of words), -1 out of memory. */
-static int place(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS], unsigned *short_of)
+static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
+                 unsigned *short_of)
 {
     placer_t pl;
     int rc = 0;
     memset(&pl, 0, sizeof pl);
+    pl.cfg = cfg;
     pl.p = p;
     pl.res = res;
     for (int t = 0; t < NPU_STEP_MAX_TENSORS; t++)
@@ -410,6 +480,45 @@ static int place(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*
         index_xfers(res);
     *short_of = pl.short_of;
     return rc;
+}
+
+/* A tensor's DRAM pitch in beats against a conv plan's; 1 when they differ. */
+static int pitch_differs(const npu_step_plan_t *p, uint32_t at, unsigned beats, unsigned B)
+{
+    int t = tensor_at(p, at);
+    return t >= 0 && npu_step_tensor_pitch(&p->t[t]) != beats * B;
+}
+
+/* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
+ * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason. */
+static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, unsigned limit,
+                      char *why, size_t n)
+{
+    npu_cfg_t lo = *cfg;
+    unsigned B = (unsigned)npu_cfg_beat(cfg);
+    char msg[200] = "";
+    int bad = -1;
+    lo.spm_banks = (int)(limit / (unsigned)cfg->spm_bank_words);
+    if (k->kind == NPU_SK_CONV_FWD) {
+        npu_conv_split_t *sp = calloc(1, sizeof *sp);
+        if (sp && npu_conv_split(&lo, &k->cv.c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, sp, msg, sizeof msg) == 0)
+            bad = pitch_differs(p, k->cv.x, sp->whole.px, B) || pitch_differs(p, k->cv.w, sp->whole.pw, B) ||
+                  pitch_differs(p, k->cv.y, sp->whole.pout, B);
+        if (sp)
+            npu_conv_split_free(sp);
+        free(sp);
+    } else {
+        npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
+        if (bp && npu_conv_bwd_plan(&lo, &k->cv.c, bp, msg, sizeof msg) == 0)
+            bad = pitch_differs(p, k->cv.x, bp->dx.px, B) || pitch_differs(p, k->cv.w, bp->dx.pw, B) ||
+                  pitch_differs(p, k->cv.dy, bp->dx.pdy, B) || pitch_differs(p, k->cv.dwt, bp->pf, B) ||
+                  (!k->cv.no_dx && pitch_differs(p, k->cv.dx, bp->dx.pout, B));
+        free(bp);
+    }
+    if (bad)
+        snprintf(why, n, "residency: %s on the %u SPM words below the resident banks: %s", k->name, limit,
+                 bad < 0 ? (msg[0] ? msg : "out of memory") : "other DRAM pitches than the plan's");
+    return bad ? -1 : 0;
 }
 
 int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res)
@@ -433,13 +542,11 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
                  "a GEMM's buffers take (%d banks)", res_banks, cfg->spm_banks);
         return -1;
     }
-    for (int i = 0; i < p->nk; i++)
-        if (p->k[i].kind != NPU_SK_GEMM && p->k[i].kind != NPU_SK_VEC) {
-            snprintf(res->why, sizeof res->why, "residency: GEMM and vector kernels only, not %s (MLP steps)",
-                     p->k[i].name);
-            return -1;
-        }
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
+    for (int i = 0; i < p->nk; i++)
+        if ((p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
+            conv_below(cfg, p, &p->k[i], res->limit, res->why, sizeof res->why))
+            return -1;
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_beat(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -448,18 +555,19 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
     res->ss = calloc((size_t)res->n_steps, sizeof *res->ss);
     res->k = calloc((size_t)p->nk, sizeof *res->k);
     res->x_at = calloc((size_t)res->n_steps + 2, sizeof *res->x_at);
-    res->tag_t = calloc((size_t)p->nk, sizeof *res->tag_t);
+    res->tags = calloc((size_t)p->nk, sizeof *res->tags);
     int rc = -1;
-    if (!dem || !res->ss || !res->k || !res->x_at || !res->tag_t) {
+    if (!dem || !res->ss || !res->k || !res->x_at || !res->tags) {
         snprintf(res->why, sizeof res->why, "residency: out of memory");
         goto out;
     }
     tensors(cfg, p, res);
+    views(p, res);
     for (int tries = 0; tries < MAX_TRIES; tries++) {
         unsigned short_of = 0;
         if (schedule(cfg, p, res, dem))
             goto out;
-        int prc = place(p, res, dem, &short_of);
+        int prc = place(cfg, p, res, dem, &short_of);
         if (prc <= 0) {
             rc = prc;
             if (prc < 0)
@@ -499,6 +607,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->stay);
     free(res->x);
     free(res->x_at);
-    free(res->tag_t);
+    free(res->tags);
     memset(res, 0, sizeof *res);
 }

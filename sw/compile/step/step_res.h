@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "compile/step/step_plan.h"
+#include "compile/step/step_tags.h"
 #include "hw/isa.h"
 #include "hw/npu_defs.h"
 #include "hw/npu_cfg.h"
@@ -66,6 +67,8 @@ typedef struct npu_step_res {
     int demoted;                    /* accesses moved to the DRAM side to make the plan fit */
     npu_sched_tensor_t st[NPU_STEP_MAX_TENSORS];
     unsigned stride[NPU_STEP_MAX_TENSORS]; /* SPM words per row when resident */
+    unsigned char dram_only[NPU_STEP_MAX_TENSORS]; /* never resident: its DRAM pitch is wider
+                                       than its resident rows (every access DRAM side) */
     npu_sched_step_t *ss;           /* n_steps */
     npu_sched_result_t r;           /* the scheduler's plan and its bytes per tensor */
     npu_step_kernel_t *k;           /* the plan's kernels with their resident operands */
@@ -73,11 +76,13 @@ typedef struct npu_step_res {
     npu_res_stay_t *stay;
     npu_res_xfer_t *x;
     int *x_at;                      /* n_steps + 2 */
-    int (*tag_t)[NPU_NUM_TAGS];     /* per kernel: the step tensor each DMA tag of its program
-                                       moves (-1: none); the kernels' tags are reassigned, one per
-                                       tensor, so the DMA counters split by tensor */
-    int ambiguous;                  /* a kernel with more tensors than tags (then tag_t is not
-                                       one-to-one for it and per-tensor bytes are not split) */
+    npu_step_tagmap_t *tags;        /* per kernel: the step tensor each DMA tag of its program
+                                       moves, per direction (step_tags.h); GEMMs' and vector
+                                       kernels' tags are reassigned, one per tensor, conv kernels
+                                       and transposes keep their role tags, so the DMA counters
+                                       split by tensor */
+    int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
+                                       one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
                                        the scheduler's prefetch and look-ahead offload, their
                                        transfers appended to earlier kernels' programs */

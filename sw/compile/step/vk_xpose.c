@@ -35,7 +35,7 @@ static void xpose_step(npu_pb_t *b, const npu_vk_xpose_t *x, unsigned words, uns
 int npu_vk_xpose_emit(const npu_cfg_t *cfg, const npu_vk_xpose_t *x, npu_prog_t *out, char *why, size_t n)
 {
     unsigned L = 2u * (unsigned)cfg->s, words = ((unsigned)x->rows + L - 1) / L;
-    unsigned half = (unsigned)npu_cfg_spm_words(cfg) / 2;
+    unsigned half = (x->spm_limit ? x->spm_limit : (unsigned)npu_cfg_spm_words(cfg)) / 2;
     npu_pb_t b;
     if (x->taps < 1 || x->rows < 1 || x->cols < 1) {
         snprintf(why, n, "transpose: taps, rows and cols must be positive");

@@ -117,6 +117,7 @@ typedef struct npu_vk_xpose {
     int taps, rows, cols;
     uint32_t src, dst;
     unsigned src_pitch, dst_pitch, tag;
+    unsigned spm_limit; /* its buffers below this SPM word (residency, step_res.h); 0: the whole SPM */
 } npu_vk_xpose_t;
 
 /* The program (appended to out). 0, or -1 with the reason (one tap does not fit the SPM, a field). */
