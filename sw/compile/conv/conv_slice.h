@@ -13,8 +13,9 @@
  * at: npu_conv_dram_layout) and timed whole by the caller's program-level timing model
  * (npu_conv_time_fn; the CLI and conv_slice_check pass model/prog_time.h's npu_prog_time: the
  * queues, tokens, fetch, shared DRAM bus and a stationary tile's WAVEs with their SPM sub-bank
- * collisions, 1.9% median and 7.3% max from the RTL over conv_small's 84 candidates at small,
- * 1.1% and 7.9% over the 391 of make bench's conv layers, conv_slice_check --all), burst-aware under the slicing stage's
+ * collisions, 2.7% median and 9.8% max from the RTL over conv_small's 84 candidates at small,
+ * 1.4% and 9.8% over the 391 of make bench's conv layers, conv_slice_check --all, dense
+ * layouts), burst-aware under the slicing stage's
  * NPU_SLICE_BURST constants, bytes-only under its NPU_SLICE_NOBURST constants (each transfer its
  * payload bytes over the bandwidth), the same model otherwise. The compiler takes the function
  * as a parameter so that it does not depend on the models that judge it (sw/model/).
