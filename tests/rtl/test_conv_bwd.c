@@ -47,8 +47,15 @@ static void bwd_rtl(const npu_cfg_t *cfg, const npu_conv_t *c, uint64_t seed, un
     cr_assert_eq(rc, NPU_GEMM_PASS, "%s bwd seed %llu stall %u%%: %s (%s)\n  replay: NPU_SEED=%llu build/%s/test_rtl "
                  "--filter 'conv_bwd/*'", ls, (unsigned long long)seed, stall, npu_gemm_rc_name(rc), r->msg,
                  (unsigned long long)seed, cfg->name);
-    cr_assert_eq(r->rd[NPU_TAG_DY], r->comp_rd[NPU_TAG_DY], "%s: dY read %llu bytes, once is %llu", ls,
-                 (unsigned long long)r->rd[NPU_TAG_DY], (unsigned long long)r->comp_rd[NPU_TAG_DY]);
+    /* dY once (dense pixel rows: plus a beat where two units' dY LOADs meet inside one, at most two
+     * LOADs a unit with the ring's wrap; the run holds the bytes to its plan's exactly) */
+    npu_conv_bwd_plan_t bp;
+    char msg[256];
+    cr_assert_eq(npu_conv_bwd_plan(cfg, c, 0, &bp, msg, sizeof msg), 0, "%s", msg);
+    uint64_t slack = 2u * (uint64_t)bp.dx.units * bp.dx.B;
+    cr_assert(r->rd[NPU_TAG_DY] >= r->comp_rd[NPU_TAG_DY] && r->rd[NPU_TAG_DY] <= r->comp_rd[NPU_TAG_DY] + slack,
+              "%s: dY read %llu bytes, once is %llu (+ %llu)", ls, (unsigned long long)r->rd[NPU_TAG_DY],
+              (unsigned long long)r->comp_rd[NPU_TAG_DY], (unsigned long long)slack);
     cr_assert_eq(r->macs, r->expect_dx.total + r->expect_dw.total);
     cr_assert_eq(r->macs_zero, 0u);
 }
@@ -123,7 +130,7 @@ Test(conv_bwd, bands)
         npu_conv_bwd_plan_t bp;
         npu_conv_bwd_report_t r;
         char msg[256];
-        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, 0, &bp, msg, sizeof msg), 0, "%s", msg);
         cr_assert_geq(bp.dx.nbands, 2, "shape %zu: %d band(s)", i, bp.dx.nbands);
         bwd_rtl(&cfg, &c, seed + i, i == 1 ? 10u : 0u, &r);
         cr_log_info("%s bands %zu: %d bands, dY ring %d rows, X^T ring %d rows, %s dW^T regions, %llu cycles", cfg.name,
@@ -176,7 +183,7 @@ Test(conv_bwd, xt_ring)
         npu_conv_bwd_plan_t bp;
         npu_conv_bwd_report_t r;
         char msg[256];
-        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, &bp, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, 0, &bp, msg, sizeof msg), 0, "%s", msg);
         cr_assert_gt(bp.xt_ring, 0, "shape %d: X^T of whole images", i);
         bwd_rtl(&cfg, &c, seed + (uint64_t)i, i ? 10u : 0u, &r);
         cr_log_info("%s xt_ring %d: %d bands, dY ring %d rows, X^T ring %d rows, %llu cycles", cfg.name, i,

@@ -546,7 +546,7 @@ Test(step, cnn_bands_steps_bit_exact)
     for (int l = 0; l < 2; l++) {
         npu_conv_t cv = {2, l ? 4 : 1, H, H, l ? 8 : 4, 3, 3, l + 1, 1, 1, 0};
         npu_conv_bwd_plan_t bp;
-        cr_assert_eq(npu_conv_bwd_plan(&c, &cv, &bp, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(npu_conv_bwd_plan(&c, &cv, 1, &bp, why, sizeof why), 0, "%s", why);
         cr_assert_gt(bp.dx.nbands, 1, "L%d: %d band(s)", l + 1, bp.dx.nbands);
     }
     cnn_steps(2, H, 0.02f, 93);

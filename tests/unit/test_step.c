@@ -614,7 +614,7 @@ Test(step_run, cnn_on_model_bands)
     for (int l = 0; l < 2; l++) {
         npu_conv_t cv = {2, l ? 4 : 1, 16, 16, l ? 8 : 4, 3, 3, l + 1, 1, 1, 0};
         npu_conv_bwd_plan_t bp;
-        cr_assert_eq(npu_conv_bwd_plan(&c, &cv, &bp, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(npu_conv_bwd_plan(&c, &cv, 1, &bp, why, sizeof why), 0, "%s", why);
         cr_assert_gt(bp.dx.nbands, 1, "L%d: %d band(s)", l + 1, bp.dx.nbands);
     }
     cnn_on_model(2, 0, 2, 16, 6, 0, 0.02f);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compile/conv/conv_unit.h"
+#include "prog/prog_expect.h"
 
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
@@ -54,27 +55,45 @@ int npu_conv_bwd_phase_used(const npu_conv_t *c, int ph)
     return 0;
 }
 
-/* X bytes the X^T loads move (the DMA moves whole beats): per image and used X row, flat the
- * row's W pixels of px beats, else per used phase its nph pixels of ceil(2C / B) beats. */
-static uint64_t xt_bytes(const npu_conv_t *c, int flat, unsigned px, unsigned B)
+/* The transposed LOAD of X^T row (ih, ph) of image b (xt_loads): rows, row bytes, stride and
+ * the first pixel; 0 rows when the row or phase is not read. */
+typedef struct xt_load { unsigned rows, rb, stride; uint64_t pix; } xt_load_t;
+static xt_load_t xt_load_of(const npu_conv_bwd_plan_t *bp, int b, int ih, int ph)
 {
-    uint64_t per = 0, pix = (2u * (uint64_t)c->C + B - 1) / B * B;
-    for (int ih = 0; ih < c->H; ih++)
-        for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++)
-            if (flat)
-                per += ph ? 0 : (uint64_t)c->W * px * B;
-            else if (npu_conv_bwd_phase_used(c, ph))
-                per += (uint64_t)phase_cols(c, ph) * pix;
-    return per * (uint64_t)c->batch;
+    const npu_conv_t *c = &bp->dx.c;
+    unsigned s = (unsigned)c->stride, pitch = bp->dx.pitch_x;
+    xt_load_t t = {0, bp->xt_flat ? s * pitch : 2u * (unsigned)c->C, s * pitch,
+                   ((uint64_t)b * (uint64_t)c->H + (uint64_t)ih) * (uint64_t)c->W + (uint64_t)ph};
+    if (npu_conv_bwd_row_used(c, ih) && (bp->xt_flat ? ph == 0 : npu_conv_bwd_phase_used(c, ph)))
+        t.rows = (unsigned)(bp->xt_flat ? c->W / c->stride : phase_cols(c, ph));
+    return t;
 }
 
-/* Flat X^T loads: W a multiple of s, every phase read by some tap column, and at s > 1 pixels of
- * one beat (cw = 1: per phase, a burst per beat; with longer pixels the per-phase loads' bursts
- * are long enough, and their layout keeps a tile's kh in one WAVE: tiny, digits conv2 395k
- * cycles against 401k flat; small, cw = 1: flat 42.6k against 54.4k). */
-static int xt_flat(const npu_conv_t *c, int cw)
+/* X bytes the X^T loads move: each used (image, X row, phase) once, as the DMA counts them (whole
+ * beats of its runs: npu_dma_bursts_tr). */
+static uint64_t xt_bytes(const npu_conv_bwd_plan_t *bp)
 {
-    int all = c->W % c->stride == 0 && (c->stride == 1 || cw == 1);
+    const npu_conv_t *c = &bp->dx.c;
+    uint64_t t = 0, B = bp->dx.B;
+    for (int b = 0; b < c->batch; b++)
+        for (int ih = 0; ih < c->H; ih++)
+            for (int ph = 0; ph < c->stride; ph++) {
+                xt_load_t l = xt_load_of(bp, b, ih, ph);
+                if (l.rows)
+                    t += npu_dma_bursts_tr(B, 4096, l.pix * bp->dx.pitch_x, l.rows, l.rb, l.stride).beats * B;
+            }
+    return t;
+}
+
+/* Flat X^T loads: W a multiple of s, every phase read by some tap column, and at s > 1 in the
+ * padded layout pixels of one beat (cw = 1: per phase, a burst per beat; with longer pixels the
+ * per-phase loads' bursts are long enough, and their layout keeps a tile's kh in one WAVE: tiny,
+ * digits conv2 395k cycles against 401k flat; small, cw = 1: flat 42.6k against 54.4k). Dense
+ * pixels read per phase are a run each (2C bytes s pixels apart), so dense takes flat loads
+ * wherever they apply. */
+static int xt_flat(const npu_conv_t *c, int cw, int padded)
+{
+    int all = c->W % c->stride == 0 && (c->stride == 1 || cw == 1 || !padded);
     for (int ph = 0; ph < c->stride; ph++)
         all &= npu_conv_bwd_phase_used(c, ph);
     return all;
@@ -99,15 +118,15 @@ static int same_e_max(const npu_conv_t *c)
  * band as before; else bands of dX rows over a ring of dY rows (npu_conv_ring_rows: a band loads
  * only the dY rows no earlier band of its image holds, its halo rows stay in the ring), the
  * planner's bands and block groups. */
-static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, unsigned base, npu_conv_plan_t *p, char *msg,
-                   size_t n)
+static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, unsigned base, npu_conv_plan_t *p,
+                   char *msg, size_t n)
 {
     npu_cfg_t lo = *cfg;
-    npu_conv_plan_opts_t ring = {0, 0, 1, 1}; /* the fused kernel keeps the padded layout */
+    npu_conv_plan_opts_t ring = {0, 0, 1, padded};
     char why[200] = "";
     lo.spm_bank_words = (int)(base / (unsigned)cfg->spm_banks);
     for (int G = npu_ceildiv(c->C, npu_cfg_f(cfg)); G >= 1; G--) {
-        npu_conv_plan_opts_t o = {0, G, 0, 1};
+        npu_conv_plan_opts_t o = {0, G, 0, padded};
         if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, p, why, sizeof why) == 0 && p->nbands == 1)
             return 0;
     }
@@ -225,7 +244,7 @@ static int xt_ring_plan(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, const npu
     unsigned total = (unsigned)npu_cfg_spm_words(cfg);
     char why[200] = "the dW^T tile leaves no room";
     for (int M = c->H - 1; M >= 1 && bp->dwt_words + 64u <= total; M--) {
-        npu_conv_plan_opts_t o = {M, 0, 1, 1};
+        npu_conv_plan_opts_t o = {M, 0, 1, bp->padded};
         npu_cfg_t lo = *cfg;
         int need;
         lo.spm_bank_words = (int)((total - bp->dwt_words) / (unsigned)cfg->spm_banks);
@@ -248,7 +267,8 @@ static int xt_ring_plan(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, const npu
     return -1;
 }
 
-int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n)
+int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, npu_conv_bwd_plan_t *bp, char *msg,
+                      size_t n)
 {
     int L = npu_cfg_f(cfg), T = c->KH * c->KW;
     unsigned B = (unsigned)npu_cfg_beat(cfg), total = (unsigned)npu_cfg_spm_words(cfg), extra;
@@ -268,12 +288,13 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
         return fail(msg, n, why);
     }
     bp->pf = (4u * (unsigned)c->F + B - 1) / B;
-    bp->xt_flat = xt_flat(c, npu_ceildiv(c->C, L));
-    bp->xt_p = bp->xt_flat ? (unsigned)(npu_ceildiv(c->C, L) * L) : (unsigned)c->C;
+    bp->padded = padded;
+    bp->xt_flat = xt_flat(c, npu_ceildiv(c->C, L), padded);
+    bp->xt_p = bp->xt_flat && padded ? (unsigned)(npu_ceildiv(c->C, L) * L) : (unsigned)c->C;
     bp->dwt_words = (unsigned)(T * c->C) * bp->pf;
     xt_layout(bp, c, c->H);
     extra = 2u * bp->xt_words + bp->dwt_words;
-    if ((uint64_t)extra + 64u > total || plan_dx(cfg, c, total - extra, &bp->dx, msg, n) != 0) {
+    if ((uint64_t)extra + 64u > total || plan_dx(cfg, c, padded, total - extra, &bp->dx, msg, n) != 0) {
         if (xt_ring_plan(cfg, bp, c, msg, n) != 0)
             return -1;
     } else if (bp->dx.nbands > 1) {
@@ -298,7 +319,7 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_pl
     memcpy(bp->plan_wr, bp->dx.plan_wr, sizeof bp->plan_wr);
     memcpy(bp->comp_rd, bp->dx.comp_rd, sizeof bp->comp_rd);
     memcpy(bp->comp_wr, bp->dx.comp_wr, sizeof bp->comp_wr);
-    bp->plan_rd[NPU_TAG_X] = xt_bytes(c, bp->xt_flat, bp->dx.px, B);
+    bp->plan_rd[NPU_TAG_X] = xt_bytes(bp);
     bp->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&bp->dx, NPU_TAG_X);
     bp->plan_wr[NPU_TAG_DW] = bp->comp_wr[NPU_TAG_DW] = (uint64_t)bp->dwt_words * B;
     if (n)
@@ -355,21 +376,18 @@ static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, const npu_conv_unit_t *un,
 {
     const npu_conv_bwd_plan_t *bp = k->bp;
     const npu_conv_t *c = &bp->dx.c;
-    unsigned px = bp->dx.px, wj = (unsigned)bp->wj, s = (unsigned)c->stride;
+    unsigned wj = (unsigned)bp->wj;
     npu_insn_t in;
     int b = un->b, x0, x1, n0, n1;
     npu_conv_bwd_xrows(bp, un, &x0, &x1, &n0, &n1);
     for (int ih = n0; ih < n1; ih++)
-        for (int ph = 0; ph < c->stride && npu_conv_bwd_row_used(c, ih); ph++) {
-            int nph = bp->xt_flat ? c->W / c->stride : phase_cols(c, ph);
-            uint64_t pix = ((uint64_t)b * (uint64_t)c->H + (uint64_t)ih) * (uint64_t)c->W + (uint64_t)ph;
-            if (!nph || (bp->xt_flat ? ph > 0 : !npu_conv_bwd_phase_used(c, ph)))
-                continue;
-            npu_pb_put(&x->b, l,
-                       npu_enc_load(&in, NPU_TAG_X, 1, (unsigned)nph, npu_pb_dram(&x->b, k->a->x + pix * px * x->B),
-                                    xt_at(bp, b, ih, ph), wj,
-                                    bp->xt_flat ? s * px * x->B : 2u * (unsigned)c->C, s * px * x->B),
-                       &in, 0);
+        for (int ph = 0; ph < c->stride; ph++) {
+            xt_load_t t = xt_load_of(bp, b, ih, ph);
+            if (t.rows)
+                npu_pb_put(&x->b, l,
+                           npu_enc_load(&in, NPU_TAG_X, 1, t.rows, npu_pb_dram(&x->b, k->a->x + t.pix * bp->dx.pitch_x),
+                                        xt_at(bp, b, ih, ph), wj, t.rb, t.stride),
+                           &in, 0);
         }
 }
 

@@ -69,8 +69,11 @@ typedef struct npu_conv_bwd_plan {
     int xt_flat;              /* 1: X^T by one transposed LOAD per X row, its W/s groups of s pixels
                                  contiguous (long bursts; W % s == 0 and every phase read); 0: one
                                  per (X row, phase), pixels s apart (a burst per pixel) */
-    unsigned xt_p;            /* SPM rows of one (X row, phase): C, or flat the pixel's padded
-                                 channels (cw * 2S) */
+    unsigned xt_p;            /* SPM rows of one (X row, phase): C, or flat in the padded layout
+                                 the pixel's padded channels (cw * 2S) */
+    int padded;               /* the DRAM layouts' pixel rows padded to whole beats (the step
+                                 engine's); 0: dense (conv_plan.h "DRAM layouts"); dW^T rows are
+                                 padded either way (pf words) */
     unsigned xt_row, xt_ph;   /* SPM rows from one X row to the next and from one phase to the next:
                                  row c of (ih, ph) is ih*xt_row + ph*xt_ph + c. Per phase C and H*C
                                  (phase-major); flat at s = 1 C and - (a row's LOAD writes its
@@ -93,13 +96,14 @@ typedef struct npu_conv_bwd_plan {
 
 typedef struct npu_conv_bwd_addrs {
     uint32_t x, w, dy;  /* inputs in the dX / dW plans' layouts (conv_plan.h) */
-    uint32_t dx;        /* dX, int32 rows of pitch dx.pout beats */
+    uint32_t dx;        /* dX, int32 rows of pitch dx.pitch_out bytes */
     uint32_t dwt;       /* dW^T, int32 [KH][KW][C] rows of F, pitch pf beats */
 } npu_conv_bwd_addrs_t;
 
 /* Plans the fused backward of layer c for cfg. Returns 0, or -1 with the limit that stops it in
  * msg (depthwise, an OBUF half too small for C rows, no dX plan on the SPM left, ...). */
-int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, npu_conv_bwd_plan_t *bp, char *msg, size_t n);
+int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, npu_conv_bwd_plan_t *bp, char *msg,
+                      size_t n);
 
 /* X column phase of tap kw (ph = (kw*d - p) mod s) and its dY column offset e (ow = idx - e, idx
  * the column's index in its phase); the phase's columns nph = ceil((W - ph) / s) (0 if ph >= W). */

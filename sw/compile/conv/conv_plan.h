@@ -23,7 +23,7 @@
  *
  * DRAM layouts (NHWC, one tensor row per pixel): dense by default, each row exactly its channels
  * (pitches in bytes below); with opts.padded each row padded to whole beats (pitch cw, fw or
- * ceil(4 * channels / B) beats: the step engine's layout, conv_bwd.h's). The SPM holds a pixel in
+ * ceil(4 * channels / B) beats: the step engine's layout). The SPM holds a pixel in
  * whole words either way (cw, fw, pout): the DMA zero-fills a row's last word on LOAD and writes
  * only the row's bytes on STORE (docs/memory.md).
  *   X   [b][H][W]   rows of C int16,  pitch 2C

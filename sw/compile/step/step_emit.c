@@ -38,7 +38,7 @@ int npu_step_emit_other(const npu_cfg_t *cfg, const npu_step_kernel_t *k, npu_pr
         snprintf(why, n, "out of memory");
         return -1;
     }
-    if (npu_conv_bwd_plan(cfg, &cv->c, bp, why, n))
+    if (npu_conv_bwd_plan(cfg, &cv->c, 1, bp, why, n))
         return -1;
     if (cv->no_dx)
         npu_conv_bwd_drop_dx(bp);

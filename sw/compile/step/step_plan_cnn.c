@@ -30,7 +30,7 @@ static int conv_pitches(const npu_cfg_t *cfg, const npu_conv_t *c, int l, cnn_pi
         snprintf(why, n, "out of memory");
     else if (npu_conv_split(cfg, c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NPU_STEP_CONV_OPTS, sp, msg, sizeof msg))
         snprintf(why, n, "layer %d: the forward convolution: %s", l, msg);
-    else if (npu_conv_bwd_plan(cfg, c, bp, msg, sizeof msg))
+    else if (npu_conv_bwd_plan(cfg, c, 1, bp, msg, sizeof msg))
         snprintf(why, n, "layer %d: the fused convolution backward: %s", l, msg);
     else if (bp->dx.px != sp->whole.px || bp->dx.pw != sp->whole.pw)
         snprintf(why, n, "layer %d: fwd and bwd read X or W at different pitches", l);

@@ -509,7 +509,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
         free(sp);
     } else {
         npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
-        if (bp && npu_conv_bwd_plan(&lo, &k->cv.c, bp, msg, sizeof msg) == 0)
+        if (bp && npu_conv_bwd_plan(&lo, &k->cv.c, 1, bp, msg, sizeof msg) == 0)
             bad = pitch_differs(p, k->cv.x, bp->dx.px, B) || pitch_differs(p, k->cv.w, bp->dx.pw, B) ||
                   pitch_differs(p, k->cv.dy, bp->dx.pdy, B) || pitch_differs(p, k->cv.dwt, bp->pf, B) ||
                   (!k->cv.no_dx && pitch_differs(p, k->cv.dx, bp->dx.pout, B));
