@@ -89,10 +89,11 @@ module npu_exec_vec #(
     end
 
     // element widths and operands of an op: a 32-bit for NARROW and the wide same-width ops,
-    // d 32-bit for WIDEN and the wide same-width ops; b read by ADD, AXPBY, RELU_BWD
+    // d 32-bit for WIDEN and the wide same-width ops; b read by the ops of VOP_B_MASK (ADD,
+    // AXPBY, RELU_BWD, VMUL: npu_defs.h's table)
     wire h_a32  = f_vop == VOP_NARROW || (f_wide && f_vop != VOP_WIDEN);
     wire h_d32  = f_vop == VOP_WIDEN || (f_wide && f_vop != VOP_NARROW);
-    wire h_useb = f_vop == VOP_ADD || f_vop == VOP_AXPBY || f_vop == VOP_RELU_BWD;
+    wire h_useb = VOP_B_MASK[f_vop];
     wire h_sum  = f_vop == VOP_SUM;
     // words of a row of len elements: 2S per word (16-bit), S (32-bit)
     localparam integer F1I = F - 1, S1I = S - 1;
@@ -111,7 +112,7 @@ module npu_exec_vec #(
         // d can be in place on a source: element-wise, same width (then same words per row)
         c1_inpl <= !h_sum && h_a32 == h_d32;
         c1_bad  <= f_vop >= NUM_VOPS[3:0] || f_rows == 12'd0 || len == 16'd0
-                   || (f_wide && (f_vop == VOP_NARROW || f_vop == VOP_WIDEN));
+                   || (f_wide && VOP_NOWIDE_MASK[f_vop]);
         c1_useb <= h_useb;
         c1_pa   <= {16'd0, rm1} * {12'd0, f_as};
         c1_pb   <= {16'd0, rm1} * {12'd0, f_bs};

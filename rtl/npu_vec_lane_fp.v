@@ -27,7 +27,8 @@ module npu_vec_lane_fp (
     wire [31:0] xf = x16 ? {x[15:0], 16'd0} : x;
     wire [31:0] yf = x16 ? {y[15:0], 16'd0} : y;
     wire [31:0] pa, pb;
-    npu_fp32_mul u_ma (.a(alpha), .b(xf), .p(pa));
+    // VMUL multiplies a by the lane's b instead of alpha
+    npu_fp32_mul u_ma (.a(vop == VOP_VMUL ? yf : alpha), .b(xf), .p(pa));
     npu_fp32_mul u_mb (.a(beta),  .b(yf), .p(pb));
 
     reg [31:0] pa_q, pb_q, x_q, y_q;
@@ -50,7 +51,7 @@ module npu_vec_lane_fp (
     always @(posedge clk) if (add) begin
         case (vop)
             VOP_ADD, VOP_AXPBY, VOP_SUM: r <= sum;
-            VOP_MUL:      r <= pa_q;
+            VOP_MUL, VOP_VMUL: r <= pa_q;
             VOP_RELU:     r <= x_nan ? 32'h7FC0_0000 : x_pos ? x_q : 32'd0;
             VOP_RELU_BWD: r <= y_pos ? x_can : 32'd0;
             default:      r <= x_can;                 // NARROW, WIDEN

@@ -1,9 +1,9 @@
 `default_nettype none
 // npu_vec_lane_int: one lane of the vector unit in int16 configs (docs/isa.md "VEC", element
 // rules of the int16 configs): exact integer arithmetic; a 32-bit result keeps the low 32 bits
-// of the exact value (wrap-around), a 16-bit one saturates it to int16. MUL, AXPBY and NARROW
-// divide by 2^shift rounding half up: (v + 2^(shift-1)) >>> shift, on the exact value (the
-// DRAIN narrow's rule).
+// of the exact value (wrap-around), a 16-bit one saturates it to int16. MUL, VMUL, AXPBY and
+// NARROW divide by 2^shift rounding half up: (v + 2^(shift-1)) >>> shift, on the exact value (the
+// DRAIN narrow's rule). VMUL (16-bit only) multiplies by the lane's b instead of alpha.
 //   in:  x, y: the lane's a and b elements, raw (16-bit: int16 in [15:0]; x16 says which);
 //        alpha, beta: int16 scalars; shift; vop; mul, add, first: the stages (npu_vec_lane_fp).
 //   out: r32 = the low 32 bits of the result, r16 = the result saturated to int16.
@@ -28,7 +28,9 @@ module npu_vec_lane_int (
     localparam W = 50;
     wire signed [31:0] xs = x16 ? {{16{x[15]}}, x[15:0]} : x;
     wire signed [31:0] ys = x16 ? {{16{y[15]}}, y[15:0]} : y;
-    wire signed [47:0] pa = $signed(alpha) * xs;
+    // VMUL's multiplier is b's int16 (no 32-bit VMUL: its b is y[15:0]); the other ops' alpha
+    wire        [15:0] ma = vop == VOP_VMUL ? y[15:0] : alpha;
+    wire signed [47:0] pa = $signed(ma) * xs;
     wire signed [47:0] pb = $signed(beta) * ys;
 
     reg signed [47:0] pa_q, pb_q;
@@ -54,7 +56,7 @@ module npu_vec_lane_int (
     always @(posedge clk) if (add) begin
         case (vop)
             VOP_ADD:                     r <= xw + yw;
-            VOP_MUL, VOP_AXPBY, VOP_NARROW: r <= vr;
+            VOP_MUL, VOP_VMUL, VOP_AXPBY, VOP_NARROW: r <= vr;
             VOP_RELU:                    r <= x_q > 0 ? xw : {W{1'b0}};
             VOP_RELU_BWD:                r <= y_q > 0 ? xw : {W{1'b0}};
             VOP_SUM:                     r <= (first ? {W{1'b0}} : r) + xw;

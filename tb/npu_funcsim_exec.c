@@ -633,12 +633,11 @@ typedef struct vgeo {
 static unsigned vec_geo(const npu_sim_t *s, const npu_fields_t *f, vgeo_t *g)
 {
     unsigned v = f->vop;
-    if (v >= NPU_NUM_VOPS || !f->rows || !s->v_len ||
-        (f->wide && (v == NPU_VOP_NARROW || v == NPU_VOP_WIDEN)))
+    if (v >= NPU_NUM_VOPS || !f->rows || !s->v_len || (f->wide && !NPU_VOP_HAS_WIDE(v)))
         return NPU_ERR_BAD_DESC;
     g->ea = v == NPU_VOP_NARROW || (f->wide && v != NPU_VOP_WIDEN) ? 4 : 2;
     g->ed = v == NPU_VOP_WIDEN || (f->wide && v != NPU_VOP_NARROW) ? 4 : 2;
-    g->use_b = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    g->use_b = NPU_VOP_READS_B(v);
     g->wa = (unsigned)cdiv((uint64_t)s->v_len * g->ea, s->B);
     g->wd = (unsigned)cdiv((uint64_t)s->v_len * g->ed, s->B);
     g->rows_d = v == NPU_VOP_SUM ? 1 : f->rows;
@@ -699,6 +698,7 @@ static uint32_t vlane_fp(const npu_sim_t *s, unsigned v, uint32_t x, uint32_t y,
     uint32_t xc = xnan ? NPU_FP32_NAN : (x & 0x7F800000u) ? x : (x & 0x80000000u);
     if (v == NPU_VOP_ADD) return npu_fp32_add(x, y);
     if (v == NPU_VOP_MUL) return npu_fp32_mul(s->v_alpha, x);
+    if (v == NPU_VOP_VMUL) return npu_fp32_mul(y, x);
     if (v == NPU_VOP_AXPBY) return npu_fp32_add(npu_fp32_mul(s->v_alpha, x), npu_fp32_mul(s->v_beta, y));
     if (v == NPU_VOP_RELU) return xnan ? NPU_FP32_NAN : xpos ? x : 0;
     if (v == NPU_VOP_RELU_BWD) return ypos ? xc : 0;
@@ -713,6 +713,7 @@ static int64_t vlane_int(const npu_sim_t *s, unsigned v, int64_t x, int64_t y, i
     switch (v) {
     case NPU_VOP_ADD: return x + y;
     case NPU_VOP_MUL: return vshift(al * x, s->v_shift);
+    case NPU_VOP_VMUL: return vshift(y * x, s->v_shift);
     case NPU_VOP_AXPBY: return vshift(al * x + be * y, s->v_shift);
     case NPU_VOP_RELU: return x > 0 ? x : 0;
     case NPU_VOP_RELU_BWD: return y > 0 ? x : 0;

@@ -631,7 +631,7 @@ static const struct opt_doc {
     {OPT_TIMELINE, "F.json", "t.json",
      "Chrome trace-event timeline of every program run (Perfetto; slower: sampled each cycle)"},
     {OPT_MODEL, "mlp:D0,..,DL|cnn:L,..", "mlp:64,16,10",
-     "an MLP, or a CNN of cF[kK][sS][pP][+J] convolutions (+J: layer J's output added before the ReLU; estimate and sweep only) and fcN layers; ReLU between layers"},
+     "an MLP, or a CNN of cF[kK][sS][pP][n][+J] convolutions (n: a per-channel scale and shift, gamma Z + beta, before the ReLU, bf16 steps; +J: layer J's output added before the ReLU) and fcN layers; ReLU between layers"},
     {OPT_DATA, "digits|FILE", "digits", "the data set (default digits: sw/data/digits.csv.gz)"},
     {OPT_EPOCHS, "E", "1", "epochs, 1..10000 (default 10)"},
     {OPT_LR, "L", "0.1", "learning rate > 0 (default 0.05)"},

@@ -52,7 +52,7 @@ const char *npu_mode_name(unsigned mode)
 const char *npu_vop_name(unsigned vop)
 {
     switch (vop) {
-#define X(n, v, t) case v: return #n;
+#define X(n, v, rb, nw, t) case v: return #n;
         NPU_VOPS(X)
 #undef X
     default: return NULL;

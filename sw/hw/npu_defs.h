@@ -123,18 +123,20 @@
  * fp32 accumulation with round to nearest even, denormals flushed (docs/datapath.md section 6). */
 #define NPU_DTYPES(X) X(INT16, 0, "int16") X(BF16, 1, "bf16")
 
-/* Vector operations (VEC field vop; docs/isa.md section 4 "VEC"): X(name, value, text). Every
- * op reads a (and b where the text names it) and writes d; rows x len elements, len and the
- * scalars alpha, beta, shift from VSET. Values 8..15 are BAD_DESC. */
-#define NPU_VOPS(X)                                                               \
-    X(ADD,      0, "d = a + b")                                                   \
-    X(MUL,      1, "d = alpha * a (int16 configs: rounded shift right by shift)")  \
-    X(AXPBY,    2, "d = alpha * a + beta * b (int16 configs: then the rounded shift)") \
-    X(RELU,     3, "d = a > 0 ? a : 0")                                           \
-    X(RELU_BWD, 4, "d = b > 0 ? a : 0 (a: dY, b: the saved forward value)")     \
-    X(NARROW,   5, "32-bit a -> 16-bit d (fp32 -> bf16 RNE; int32 -> int16 shift, round, saturate)") \
-    X(WIDEN,    6, "16-bit a -> 32-bit d")                                        \
-    X(SUM,      7, "d (one row) = sum of the rows of a, in row order")
+/* Vector operations (VEC field vop; docs/isa.md section 4 "VEC"): X(name, value, b, nowide,
+ * text). Every op reads a (and b where the column b is 1) and writes d; rows x len elements, len
+ * and the scalars alpha, beta, shift from VSET. nowide 1: the op has no 32-bit form (the wide
+ * bit set is BAD_DESC). Values NPU_NUM_VOPS..15 are BAD_DESC. */
+#define NPU_VOPS(X)                                                                     \
+    X(ADD,      0, 1, 0, "d = a + b")                                                   \
+    X(MUL,      1, 0, 0, "d = alpha * a (int16 configs: rounded shift right by shift)")  \
+    X(AXPBY,    2, 1, 0, "d = alpha * a + beta * b (int16 configs: then the rounded shift)") \
+    X(RELU,     3, 0, 0, "d = a > 0 ? a : 0")                                           \
+    X(RELU_BWD, 4, 1, 0, "d = b > 0 ? a : 0 (a: dY, b: the saved forward value)")     \
+    X(NARROW,   5, 0, 1, "32-bit a -> 16-bit d (fp32 -> bf16 RNE; int32 -> int16 shift, round, saturate)") \
+    X(WIDEN,    6, 0, 1, "16-bit a -> 32-bit d")                                        \
+    X(SUM,      7, 0, 0, "d (one row) = sum of the rows of a, in row order")            \
+    X(VMUL,     8, 1, 1, "d = a * b element-wise, 16-bit (int16 configs: rounded shift right by shift)")
 
 /* FlexSA modes (ARCHITECTURE.md section 3). */
 #define NPU_MODES(X) X(FW, 0) X(VSW, 1) X(HSW, 2) X(ISW, 3)
@@ -281,8 +283,19 @@ enum npu_opcode { NPU_OPCODES(NPU_X_OP) };
 enum npu_tag { NPU_TAGS(NPU_X_TAG) NPU_NUM_TAGS = 8 };
 #define NPU_X_DTYPE(n, v, t) NPU_DTYPE_##n = v,
 enum npu_dtype { NPU_DTYPES(NPU_X_DTYPE) NPU_NUM_DTYPES = 2 };
-#define NPU_X_VOP(n, v, t) NPU_VOP_##n = v,
-enum npu_vop { NPU_VOPS(NPU_X_VOP) NPU_NUM_VOPS = 8 };
+#define NPU_X_VOP(n, v, b, nw, t) NPU_VOP_##n = v,
+#define NPU_X_VOP_ONE(n, v, b, nw, t) +1
+#define NPU_X_VOP_B(n, v, b, nw, t) | ((b) << (v))
+#define NPU_X_VOP_NW(n, v, b, nw, t) | ((nw) << (v))
+enum npu_vop { NPU_VOPS(NPU_X_VOP) NPU_NUM_VOPS = 0 NPU_VOPS(NPU_X_VOP_ONE) };
+/* Bit v set: op v reads b (NPU_VOP_B_MASK) / has no 32-bit form (NPU_VOP_NOWIDE_MASK); gencfg
+ * writes the same masks for the RTL (VOP_B_MASK, VOP_NOWIDE_MASK). */
+enum npu_vop_masks {
+    NPU_VOP_B_MASK = 0 NPU_VOPS(NPU_X_VOP_B),
+    NPU_VOP_NOWIDE_MASK = 0 NPU_VOPS(NPU_X_VOP_NW)
+};
+#define NPU_VOP_READS_B(v) ((unsigned)(v) < NPU_NUM_VOPS && ((NPU_VOP_B_MASK >> (v)) & 1))
+#define NPU_VOP_HAS_WIDE(v) ((unsigned)(v) < NPU_NUM_VOPS && !((NPU_VOP_NOWIDE_MASK >> (v)) & 1))
 #define NPU_X_MODE(n, v) NPU_MODE_##n = v,
 enum npu_mode { NPU_MODES(NPU_X_MODE) NPU_NUM_MODES = 4 };
 #define NPU_X_ERR(n, v, t) NPU_ERR_##n = v,

@@ -211,7 +211,7 @@ static uint64_t add_busy(const npu_cfg_t *cfg, int rows, int len, int *whole)
 /* The activation layer l's residual connection adds (id of X0 or of layer j's Y), or -1. */
 static int skip_of(const npu_net_shape_t *net, int l, int (*id)[T_IDS])
 {
-    int r = net->res[l];
+    int r = npu_net_skip(net->res[l]);
     return !r ? -1 : r == 1 ? id[0][T_X] : id[r - 2][T_Y];
 }
 
@@ -365,7 +365,7 @@ static void fwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t 
         int vr[] = {id[l][T_Y], id[l][T_B], -1}, vw[] = {id[l][T_Y], -1};
         zt->cycles = tile_kernel(zt, e, &r, id[l][T_X], id[l][T_W], id[l][T_Y], bw) +
                      tile_vec(zt, e, st->vec, vr, vw, bw);
-        if (net->res[l])
+        if (npu_net_skip(net->res[l]))
             add_step_res(cfg, e, net, l, batch, id, &z[e->n_steps], bw);
     }
 }
@@ -380,7 +380,7 @@ static void skip_grads(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t
     const npu_net_layer_t *P = &net->l[l - 1];
     npu_sched_step_t *ss = &e->sstep[e->n_steps - 1];
     for (int m = l; m < net->layers; m++) {
-        if (net->res[m] != l + 1) /* activation l: layer l - 1's output */
+        if (npu_net_skip(net->res[m]) != l + 1) /* activation l: layer l - 1's output */
             continue;
         uint64_t v = add_busy(cfg, batch * P->oh * P->ow, P->f, &st->modelled);
         int rd[] = {id[m][T_DY], id[l][T_DX], -1}, wr[] = {id[l][T_DX], -1};

@@ -167,7 +167,7 @@ static vgeom_t vec_geom(const npu_fields_t *f, unsigned len, unsigned S)
     uint64_t B = 4u * (uint64_t)S, F = 2u * (uint64_t)S;
     g.ea = v == NPU_VOP_NARROW || (f->wide && v != NPU_VOP_WIDEN) ? 4 : 2;
     g.ed = v == NPU_VOP_WIDEN || (f->wide && v != NPU_VOP_NARROW) ? 4 : 2;
-    g.nb = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    g.nb = NPU_VOP_READS_B(v);
     g.sum = v == NPU_VOP_SUM;
     g.wa = (len * g.ea + B - 1) / B;
     g.wd = (len * g.ed + B - 1) / B;
@@ -215,7 +215,7 @@ uint64_t npu_vec_busy(const npu_fields_t *f, unsigned len, unsigned S)
 static void expect_vec(const npu_fields_t *f, const geom_t *g, unsigned len, npu_prog_expect_t *e)
 {
     unsigned v = f->vop;
-    if (v >= NPU_NUM_VOPS || !f->rows || !len || (f->wide && (v == NPU_VOP_NARROW || v == NPU_VOP_WIDEN)))
+    if (v >= NPU_NUM_VOPS || !f->rows || !len || (f->wide && !NPU_VOP_HAS_WIDE(v)))
         return;
     vgeom_t vg = vec_geom(f, len, (unsigned)g->S);
     uint64_t rd = f->rows * vg.wa * (1 + vg.nb), wr = (vg.sum ? 1 : f->rows) * vg.wd;

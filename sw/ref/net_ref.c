@@ -54,17 +54,17 @@ static int set_residual(npu_net_shape_t *s, int l, long j, int h0, int w0, int c
                  l + 1, j, h, w, c, L->oh, L->ow, L->f);
         return -1;
     }
-    s->res[l] = (int)j + 1;
+    s->res[l] |= (int)j + 1;
     return 0;
 }
 
-/* cF[kK][sS][pP][+J] or fcN[+J] at t; 0 or -1. h0, w0, c0: the network's input (for +0). */
+/* cF[kK][sS][pP][n][+J] or fcN[+J] at t; 0 or -1. h0, w0, c0: the network's input (for +0). */
 static int parse_cnn_layer(const char *t, npu_net_shape_t *s, int *h, int *w, int *c, const int *in0,
                            char *why, size_t n)
 {
     char *e;
     long f, k = 3, st = 1, p = -1, j = -1;
-    int fc = !strncmp(t, "fc", 2);
+    int fc = !strncmp(t, "fc", 2), norm = 0;
     if (!fc && *t != 'c')
         goto bad;
     if (!fc && s->layers && s->l[s->layers - 1].kind == NPU_NET_FC) {
@@ -77,6 +77,10 @@ static int parse_cnn_layer(const char *t, npu_net_shape_t *s, int *h, int *w, in
         long v = strtol(e + 1, &e, 10);
         *(key == 'k' ? &k : key == 's' ? &st : &p) = v;
     }
+    if (!fc && *e == 'n') { /* the normalisation-like layer after the convolution */
+        norm = 1;
+        e++;
+    }
     if (*e == '+') {
         char *d = e + 1;
         j = strtol(d, &e, 10);
@@ -88,9 +92,11 @@ static int parse_cnn_layer(const char *t, npu_net_shape_t *s, int *h, int *w, in
     int rc = fc ? add_layer(s, NPU_NET_FC, h, w, c, (int)f, 1, 1, 0, why, n)
                 : add_layer(s, NPU_NET_CONV, h, w, c, (int)f, (int)k, (int)st, p < 0 ? (int)k / 2 : (int)p,
                             why, n);
+    if (!rc && norm)
+        s->res[s->layers - 1] |= NPU_NET_NORM;
     return rc || j < 0 ? rc : set_residual(s, s->layers - 1, j, in0[0], in0[1], in0[2], why, n);
 bad:
-    snprintf(why, n, "'%.*s' is not a layer (cF[kK][sS][pP][+J] or fcN[+J])", (int)strcspn(t, ","), t);
+    snprintf(why, n, "'%.*s' is not a layer (cF[kK][sS][pP][n][+J] or fcN[+J])", (int)strcspn(t, ","), t);
     return -1;
 }
 
@@ -140,16 +146,17 @@ void npu_net_describe(const npu_net_shape_t *s, char *buf, size_t n)
         if (l->kind == NPU_NET_FC)
             len += (size_t)snprintf(buf + len, n - len, "%sfc%d", i ? "-" : "", l->f);
         else
-            len += (size_t)snprintf(buf + len, n - len, "%sc%dk%ds%d", i ? "-" : "", l->f, l->k, l->s);
-        if (s->res[i] && len < n)
-            len += (size_t)snprintf(buf + len, n - len, "+%d", s->res[i] - 1);
+            len += (size_t)snprintf(buf + len, n - len, "%sc%dk%ds%d%s", i ? "-" : "", l->f, l->k, l->s,
+                                    npu_net_normed(s->res[i]) ? "n" : "");
+        if (npu_net_skip(s->res[i]) && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "+%d", npu_net_skip(s->res[i]) - 1);
     }
 }
 
 int npu_net_residual(const npu_net_shape_t *s)
 {
     for (int l = 0; l < s->layers; l++)
-        if (s->res[l])
+        if (npu_net_skip(s->res[l]))
             return l;
     return -1;
 }
@@ -205,6 +212,8 @@ void npu_net_ref_free(npu_net_ref_t *m)
         if (l < m->shape.layers) {
             free(m->w[l]); free(m->b[l]); free(m->vw[l]); free(m->vb[l]);
             free(m->gw[l]); free(m->gb[l]);
+            free(m->gam[l]); free(m->bet[l]); free(m->vgam[l]); free(m->vbet[l]);
+            free(m->ggam[l]); free(m->gbet[l]); free(m->zc[l]); free(m->dzc[l]);
         }
     }
     memset(m, 0, sizeof *m);
@@ -216,6 +225,22 @@ static float *dup_or_zero(const float *src, size_t n)
     if (p && src)
         memcpy(p, src, n * sizeof(float));
     return p;
+}
+
+/* Normalised layer l's buffers: gamma = 1, beta = 0 (nb channels), Z and dZ (na values). */
+static int norm_new(npu_net_ref_t *m, int l, size_t na, size_t nb)
+{
+    int ok = (m->gam[l] = dup_or_zero(NULL, nb)) != NULL;
+    ok &= (m->bet[l] = dup_or_zero(NULL, nb)) != NULL;
+    ok &= (m->vgam[l] = dup_or_zero(NULL, nb)) != NULL;
+    ok &= (m->vbet[l] = dup_or_zero(NULL, nb)) != NULL;
+    ok &= (m->ggam[l] = dup_or_zero(NULL, nb)) != NULL;
+    ok &= (m->gbet[l] = dup_or_zero(NULL, nb)) != NULL;
+    ok &= (m->zc[l] = dup_or_zero(NULL, na)) != NULL;
+    ok &= (m->dzc[l] = dup_or_zero(NULL, na)) != NULL;
+    for (size_t i = 0; ok && i < nb; i++)
+        m->gam[l][i] = 1.0f;
+    return ok;
 }
 
 int npu_net_ref_new(npu_net_ref_t *m, const npu_net_shape_t *s, int batch, float *const *w0,
@@ -240,6 +265,8 @@ int npu_net_ref_new(npu_net_ref_t *m, const npu_net_shape_t *s, int batch, float
         ok &= (m->vb[l] = dup_or_zero(NULL, nb)) != NULL;
         ok &= (m->gw[l] = dup_or_zero(NULL, nw)) != NULL;
         ok &= (m->gb[l] = dup_or_zero(NULL, nb)) != NULL;
+        if (npu_net_normed(s->res[l]) && ok)
+            ok = norm_new(m, l, (size_t)batch * npu_net_out(&s->l[l]), nb);
     }
     if (!ok)
         npu_net_ref_free(m);
@@ -348,14 +375,34 @@ void npu_net_ref_forward(npu_net_ref_t *m, const float *x, int rows)
         int f = s->l[l].f, relu = l + 1 < s->layers;
         size_t n = (size_t)rows * npu_net_out(&s->l[l]);
         float *y = m->act[l + 1];
-        const float *skip = s->res[l] ? m->act[s->res[l] - 1] : NULL; /* +J: before the ReLU */
+        int r = npu_net_skip(s->res[l]);
+        const float *skip = r ? m->act[r - 1] : NULL; /* +J: before the ReLU */
         layer_forward(m, l, rows);
+        if (m->gam[l]) /* normalised: Z kept for dgamma; N = gamma Z + beta, no conv bias */
+            memcpy(m->zc[l], y, n * sizeof(float));
         for (size_t i = 0; i < n; i++) {
-            y[i] += m->b[l][i % (size_t)f];
+            size_t c = i % (size_t)f;
+            y[i] = m->gam[l] ? m->gam[l][c] * y[i] + m->bet[l][c] : y[i] + m->b[l][c];
             y[i] += skip ? skip[i] : 0;
             y[i] = relu && y[i] < 0 ? 0 : y[i];
         }
     }
+}
+
+/* Normalised layer l (no values): ggam, gbet the sums of dN Z and dN over the samples and
+ * pixels, dzc = gamma dN. Returns dzc. */
+static const float *norm_backward(npu_net_ref_t *m, int l, size_t no)
+{
+    size_t f = (size_t)m->shape.l[l].f;
+    const float *dn = m->grad[l + 1];
+    memset(m->ggam[l], 0, f * sizeof(float));
+    memset(m->gbet[l], 0, f * sizeof(float));
+    for (size_t i = 0; i < no; i++) {
+        m->gbet[l][i % f] += dn[i];
+        m->ggam[l][i % f] += dn[i] * m->zc[l][i];
+        m->dzc[l][i] = m->gam[l][i % f] * dn[i];
+    }
+    return m->dzc[l];
 }
 
 /* Layer l's gradients from grad[l+1] (dL/d its pre-activation): gw, gb = the sums of g over the
@@ -365,6 +412,8 @@ static void backward_layer(npu_net_ref_t *m, int l, int rows)
     const npu_net_layer_t *L = &m->shape.l[l];
     const float *g = m->grad[l + 1], *a = m->act[l];
     size_t no = (size_t)rows * npu_net_out(L), ni = (size_t)rows * npu_net_in(L);
+    if (m->gam[l]) /* normalised: dgamma, dbeta from dN; the conv's dY is dZ = gamma dN */
+        g = norm_backward(m, l, no);
     int fused = L->kind == NPU_NET_CONV && l > 0 && m->conv_bwd;
     if (fused) /* dX and dW of the layer in one call (the NPU: dY read once) */
         fail_if(m, m->conv_bwd(m->hook_ctx, L, rows, a, m->w[l], g, m->grad[l], m->gw[l]));
@@ -374,9 +423,9 @@ static void backward_layer(npu_net_ref_t *m, int l, int rows)
         fail_if(m, m->conv(m->hook_ctx, L, rows, NPU_NET_DW, a, NULL, g, m->gw[l]));
     for (int j = 0; j < L->f; j++) {
         float acc = 0;
-        for (size_t r = (size_t)j; r < no; r += (size_t)L->f)
+        for (size_t r = (size_t)j; r < no && !m->gam[l]; r += (size_t)L->f)
             acc += g[r];
-        m->gb[l][j] = acc;
+        m->gb[l][j] = acc; /* 0 when normalised: the bias is unused */
     }
     if (l == 0)
         return;
@@ -385,7 +434,7 @@ static void backward_layer(npu_net_ref_t *m, int l, int rows)
     else if (!fused)
         fail_if(m, m->conv(m->hook_ctx, L, rows, NPU_NET_DX, NULL, m->w[l], g, m->grad[l]));
     for (int k = l; k < m->shape.layers; k++) /* a skip from act[l]: its gradient joins dX */
-        for (size_t i = 0; m->shape.res[k] == l + 1 && i < ni; i++)
+        for (size_t i = 0; npu_net_skip(m->shape.res[k]) == l + 1 && i < ni; i++)
             m->grad[l][i] += m->grad[k + 1][i];
     for (size_t i = 0; i < ni; i++)
         m->grad[l][i] = a[i] > 0 ? m->grad[l][i] : 0;
@@ -411,6 +460,10 @@ double npu_net_ref_step(npu_net_ref_t *m, const float *x, const uint8_t *labels,
     for (int l = 0; l < L; l++) {
         sgd(m->w[l], m->vw[l], m->gw[l], npu_net_params(&s->l[l]), o, o->wd);
         sgd(m->b[l], m->vb[l], m->gb[l], (size_t)s->l[l].f, o, 0);
+        if (m->gam[l]) {
+            sgd(m->gam[l], m->vgam[l], m->ggam[l], (size_t)s->l[l].f, o, 0);
+            sgd(m->bet[l], m->vbet[l], m->gbet[l], (size_t)s->l[l].f, o, 0);
+        }
     }
     return loss;
 }

@@ -1,7 +1,8 @@
 /*
  * net_ref.h - the fp32 reference trainer of `npu fit`: a network of convolution and fully
  * connected layers (ReLU after each but the last, softmax cross-entropy on the last; a layer may
- * add an earlier activation before its ReLU, a residual connection, npu_net_shape_t.res), plain fp32
+ * add an earlier activation before its ReLU, a residual connection, npu_net_shape_t.res; a
+ * convolution may be followed by a normalisation-like per-channel scale and shift), plain fp32
  * C, trained with SGD with momentum and weight decay. It is fed the initial weights and batches
  * the NPU trainer gets, so its loss per epoch is the yardstick for the NPU's (issue 15,
  * acceptance 3 and 4). Its GEMMs and convolutions go through hooks: fp32 host loops by default,
@@ -39,12 +40,26 @@ typedef struct npu_net_layer {
 typedef struct npu_net_shape {
     int layers;
     npu_net_layer_t l[NPU_NET_MAX_LAYERS];
-    int res[NPU_NET_MAX_LAYERS]; /* layer l's residual connection: 0 none; r > 0: activation r - 1
-                                    (0 the network's input, j the output of layer j counted from
-                                    1, of layer l's output shape) is added to layer l's output
-                                    before its ReLU; in backward its gradient is added to
-                                    activation r - 1's before that one's ReLU mask */
+    int res[NPU_NET_MAX_LAYERS]; /* layer l's residual connection (npu_net_skip): 0 none; r > 0:
+                                    activation r - 1 (0 the network's input, j the output of layer
+                                    j counted from 1, of layer l's output shape) is added to layer
+                                    l's output before its ReLU; in backward its gradient is added
+                                    to activation r - 1's before that one's ReLU mask. Bit
+                                    NPU_NET_NORM: the layer is normalised (npu_net_normed) */
 } npu_net_shape_t;
+
+/* A normalisation-like layer after convolution layer l (spec token cFn, res[l] | NPU_NET_NORM):
+ * per output channel f a scale gamma[f] and a shift beta[f] (initially 1 and 0), the conv's own
+ * bias unused (the shift takes its place; it stays 0):
+ *     Z = conv(X);  N = gamma . Z + beta (+ the residual connection);  Y = relu(N)
+ * backward, with dN = dY masked by N > 0 and sums over the samples and pixels:
+ *     dbeta = sum dN;  dgamma = sum dN . Z;  dZ = gamma . dN (the conv's dY)
+ * gamma and beta are updated like a bias (momentum, no weight decay). The bit rides in res so
+ * that every interface that carries a CNN's connections (the step plan, its runner, the
+ * estimator, the sweeps) carries it too. */
+#define NPU_NET_NORM 0x10000
+static inline int npu_net_skip(int r) { return r & 0xFFFF; }
+static inline int npu_net_normed(int r) { return (r & NPU_NET_NORM) != 0; }
 
 static inline size_t npu_net_in(const npu_net_layer_t *l) { return (size_t)l->h * l->w * l->c; }
 static inline size_t npu_net_out(const npu_net_layer_t *l) { return (size_t)l->oh * l->ow * l->f; }
@@ -60,6 +75,8 @@ static inline size_t npu_net_params(const npu_net_layer_t *l)
  * (counted from 1; +0 the network's input) is added to this layer's output before its ReLU, e.g.
  * "cnn:c16,c16,c16+1,fc10" (layer 3 adds layer 1's output: a block of two convolutions); J must
  * come before the layer and its output have the layer's output shape (h x w x channels).
+ * A convolution token may carry n before +J (cF[kK][sS][pP][n][+J]): the normalisation-like
+ * layer after it (NPU_NET_NORM), e.g. "cnn:c8n,c16s2,fc10" (conv -> norm -> ReLU).
  * 0, or -1 with the reason in why. */
 int npu_net_parse(const char *spec, int h, int w, int c, npu_net_shape_t *s, char *why, size_t n);
 /* "64-128-10", "c16-c32s2-fc10", "c16k3s1-c16k3s1+1": the shape in one short word (reports). */
@@ -105,6 +122,11 @@ typedef struct npu_net_ref {
     float *act[NPU_NET_MAX_LAYERS + 1];  /* act[0] the batch, act[l+1] layer l's output (post-ReLU) */
     float *grad[NPU_NET_MAX_LAYERS + 1]; /* dL/d(pre-activation) of each layer's output */
     float *gw[NPU_NET_MAX_LAYERS], *gb[NPU_NET_MAX_LAYERS];
+    /* normalised layers (NPU_NET_NORM; NULL elsewhere): gamma, beta, their velocities and
+     * gradients (f each), the conv's output Z and its gradient dZ (batch x outputs) */
+    float *gam[NPU_NET_MAX_LAYERS], *bet[NPU_NET_MAX_LAYERS], *vgam[NPU_NET_MAX_LAYERS],
+        *vbet[NPU_NET_MAX_LAYERS], *ggam[NPU_NET_MAX_LAYERS], *gbet[NPU_NET_MAX_LAYERS],
+        *zc[NPU_NET_MAX_LAYERS], *dzc[NPU_NET_MAX_LAYERS];
 } npu_net_ref_t;
 
 /* Allocates the model for batches of `batch` samples; parameters from w0/b0 (as npu_net_init

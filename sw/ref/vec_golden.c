@@ -6,7 +6,7 @@
 
 int npu_vec_widths(unsigned vop, int wide, unsigned *wa, unsigned *wd)
 {
-    if (vop >= NPU_NUM_VOPS)
+    if (vop >= NPU_NUM_VOPS || (wide && !NPU_VOP_HAS_WIDE(vop)))
         return -1;
     *wa = *wd = wide ? 32u : 16u;
     if (vop == NPU_VOP_NARROW) {
@@ -37,6 +37,7 @@ static uint32_t fp_elem(unsigned vop, const npu_vec_regs_t *g, uint32_t a, uint3
     switch (vop) {
     case NPU_VOP_ADD: return npu_fp32_add(a, b);
     case NPU_VOP_MUL: return npu_fp32_mul(g->alpha, a);
+    case NPU_VOP_VMUL: return npu_fp32_mul(a, b);
     case NPU_VOP_AXPBY: return npu_fp32_add(npu_fp32_mul(g->alpha, a), npu_fp32_mul(g->beta, b));
     case NPU_VOP_RELU: return fp_is_nan(a) ? NPU_FP32_NAN : fp_pos(a) ? a : 0;
     case NPU_VOP_RELU_BWD: return fp_pos(b) ? fp_canon(a) : 0;
@@ -73,6 +74,7 @@ static int64_t int_elem(unsigned vop, const npu_vec_regs_t *g, int64_t a, int64_
     switch (vop) {
     case NPU_VOP_ADD: return a + b;
     case NPU_VOP_MUL: return round_shift(al * a, g->shift);
+    case NPU_VOP_VMUL: return round_shift(a * b, g->shift);
     case NPU_VOP_AXPBY: return round_shift(al * a + be * b, g->shift);
     case NPU_VOP_RELU: return a > 0 ? a : 0;
     case NPU_VOP_RELU_BWD: return b > 0 ? a : 0;

@@ -18,11 +18,12 @@ typedef struct npu_vec_regs {
 } npu_vec_regs_t;
 
 /* Element widths (16 or 32) of a, b, d of an operation: the same-width ops take
- * wide ? 32 : 16; NARROW is 32 -> 16, WIDEN 16 -> 32. Returns 0, or -1 for an unknown vop. */
+ * wide ? 32 : 16; NARROW is 32 -> 16, WIDEN 16 -> 32. Returns 0, or -1 for an unknown vop or
+ * wide on an op without a 32-bit form (NPU_VOP_HAS_WIDE: NARROW, WIDEN, VMUL). */
 int npu_vec_widths(unsigned vop, int wide, unsigned *wa, unsigned *wd);
 
 /* d = vop(a, b) for rows x len elements (row-major, a row's len elements contiguous; b only for
- * ADD, AXPBY, RELU_BWD; a broadcast operand is the caller's to repeat). SUM writes one row of
+ * the ops that read it, NPU_VOP_READS_B; a broadcast operand is the caller's to repeat). SUM writes one row of
  * len: d[c] = sum over r of a[r][c], in row order from zero. dtype: NPU_DTYPE_INT16 or
  * NPU_DTYPE_BF16. Returns 0, or -1 for an unknown vop or dtype. */
 int npu_vec_golden(unsigned dtype, unsigned vop, int wide, const npu_vec_regs_t *regs,

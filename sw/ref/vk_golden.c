@@ -33,7 +33,7 @@ static void put_el(const npu_vkern_t *k, int t, uint8_t *image, size_t e, uint32
 static int run_rows(unsigned dtype, const npu_vkern_t *k, const npu_vk_op_t *o, uint32_t **el,
                     size_t r0, size_t rows, uint32_t *a, uint32_t *b)
 {
-    int nb = o->vop == NPU_VOP_ADD || o->vop == NPU_VOP_AXPBY || o->vop == NPU_VOP_RELU_BWD;
+    int nb = NPU_VOP_READS_B(o->vop);
     int one = k->t[o->d].one_row && o->vop != NPU_VOP_SUM;
     npu_vec_regs_t regs = {o->alpha, o->beta, o->shift};
     uint32_t *src[2] = {el[o->a], nb ? el[o->b] : NULL};

@@ -292,7 +292,7 @@ int npu_fit_cnn_layers(const npu_net_shape_t *s, int batch, npu_conv_t *conv, in
     }
     *n_fc = s->layers - n_conv;
     for (int l = n_conv; l < s->layers; l++) {
-        if (s->l[l].kind != NPU_NET_FC || s->res[l]) /* the step plan's skips join convolutions */
+        if (s->l[l].kind != NPU_NET_FC || s->res[l]) /* skips and norms: convolutions only */
             return -1;
         if (l - n_conv <= NPU_STEP_MAX_LAYERS)
             fc[l - n_conv] = (int)npu_net_in(&s->l[l]);

@@ -284,6 +284,24 @@ static float *per_tap_transpose(const npu_conv_t *c, const float *w)
     return t;
 }
 
+/* A normalised layer's gamma = 1 (G32, G16), beta = 0, velocities 0 (ref/net_ref.h). */
+static void norm_params(npu_step_run_t *s, const npu_step_norm_t *N, int F)
+{
+    float *one = malloc((size_t)F * sizeof *one);
+    if (!one) {
+        fail(s, "out of memory");
+        return;
+    }
+    for (int i = 0; i < F; i++)
+        one[i] = 1.0f;
+    host_write(s, N->g32, one, (size_t)F, NULL);
+    host_write(s, N->g16, one, (size_t)F, NULL);
+    host_write(s, N->vg, NULL, 0, NULL);
+    host_write(s, N->bn32, NULL, 0, NULL);
+    host_write(s, N->vbn, NULL, 0, NULL);
+    free(one);
+}
+
 void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b)
 {
     for (int l = 1; l <= s->plan.layers; l++) {
@@ -301,6 +319,8 @@ void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b)
         host_write(s, L->vw, NULL, 0, NULL);
         host_write(s, L->vb, NULL, 0, NULL);
         free(wt);
+        if (l <= s->plan.n_conv && s->plan.nrm[l].on)
+            norm_params(s, &s->plan.nrm[l], s->plan.conv[l].F);
     }
 }
 

@@ -546,10 +546,14 @@ static void gen_defs_vh(struct buf *b)
     bprintf(b, "localparam integer NUM_MODES = %d;\n", (int)NPU_NUM_MODES);
 
     bprintf(b, "\n// Vector operations (VEC field vop)\n");
-#define X(nm, v, t) bprintf(b, "localparam [3:0] VOP_%-8s = 4'd%d; // %s\n", #nm, (int)(v), t);
+#define X(nm, v, rb, nw, t) bprintf(b, "localparam [3:0] VOP_%-8s = 4'd%d; // %s\n", #nm, (int)(v), t);
     NPU_VOPS(X)
 #undef X
     bprintf(b, "localparam integer NUM_VOPS = %d;\n", (int)NPU_NUM_VOPS);
+    bprintf(b, "localparam [15:0] VOP_B_MASK = 16'h%04x; // bit v: op v reads b\n",
+            (unsigned)NPU_VOP_B_MASK);
+    bprintf(b, "localparam [15:0] VOP_NOWIDE_MASK = 16'h%04x; // bit v: op v has no 32-bit form\n",
+            (unsigned)NPU_VOP_NOWIDE_MASK);
 
     bprintf(b, "\n// Element types (parameter DTYPE, CSR HW_DTYPE)\n");
 #define X(nm, v, t) bprintf(b, "localparam integer DTYPE_%-5s = %d; // %s\n", #nm, (int)(v), t);

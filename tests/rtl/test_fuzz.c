@@ -394,7 +394,7 @@ static void gen_vec(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
     uint32_t rows = mutate(g, rnd_in(g, 1, 12), 12, 4095);
     uint64_t words = (4 * (uint64_t)g->vlen + B - 1) / B; /* a 32-bit row: any operand fits */
     put(in, NPU_FLD_VEC_vop, vop);
-    put(in, NPU_FLD_VEC_wide, mutate(g, vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN ? 0 : rnd_in(g, 0, 1), 1, 1));
+    put(in, NPU_FLD_VEC_wide, mutate(g, !NPU_VOP_HAS_WIDE(vop) ? 0 : rnd_in(g, 0, 1), 1, 1));
     put(in, NPU_FLD_VEC_rows, rows);
     for (int k = 0; k < 3; k++) {
         uint32_t st = rtl_rand(&g->x) % 4 ? (uint32_t)words + rnd_in(g, 0, 2) : 0;

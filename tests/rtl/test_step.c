@@ -13,6 +13,8 @@
  * counters, split by tag) equal the estimator's (npu_estimate_step_res) byte for byte.
  * cnn_residual_tensor_bytes_exact (issue 16 acceptance 1 for CNNs): a residual block's steps
  * bit-exact, each kernel's bytes per tag and every tensor's In and Out bytes the estimator's.
+ * cnn_norm_bytes_as_estimated: conv -> norm -> ReLU chains (VMUL) bit-exact, each kernel's bytes
+ * per tag and every tensor's In and Out bytes the estimator's.
  */
 #include <math.h>
 
@@ -772,4 +774,81 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)hi, (unsigned long long)need_g);
     cr_assert(hi + word >= need_g && hi <= need_g + word, "the gradient's step at %llu B, the formula %llu B",
               (unsigned long long)hi, (unsigned long long)need_g);
+}
+
+/* The conv -> normalisation-like -> ReLU chain on the RTL (issue 16 acceptance 1; ref/net_ref.h
+ * NPU_NET_NORM, compile/step/step_plan.h): cnn:c4n,c4,c4n+1,fc10 on 8 x 8 images (a normalised
+ * layer, a plain one, a normalised one with a residual connection from the first), two steps with
+ * random DRAM stalls: every kernel bit-exact (norm_relu's VMUL by G16, norm_relu_grad,
+ * norm_scale_grad's VMULs and sums, norm_update), at or above its roofline, each kernel's DRAM
+ * bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte. int16 configurations refuse
+ * a normalised layer with the reason (no static scales for gamma and beta). */
+Test(step, cnn_norm_bytes_as_estimated)
+{
+    npu_cfg_t c = rtl_cfg();
+    enum { B = 4, C = 10, STEPS = 2 };
+    static npu_est_kplan_t e;
+    npu_net_shape_t net;
+    npu_conv_t cv[3] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0},
+                        {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}};
+    int fc[2] = {256, C}, res[3] = {NPU_NET_NORM, 0, NPU_NET_NORM | 2};
+    float *w[4], *b[4], in[B * 64], lg[B * C], dl[B * C];
+    uint8_t y[B];
+    char why[256];
+    npu_step_run_t s;
+    uint64_t seed = rtl_seed(94);
+    npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
+    cr_assert_eq(npu_net_parse("cnn:c4n,c4,c4n+1,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    cr_assert(net.res[0] == res[0] && net.res[1] == res[1] && net.res[2] == res[2]);
+    int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 3, res, fc, 1, B, 0.1f, 0.9f, 1e-4f, 0, NULL, 50000000);
+    if (!npu_cfg_bf16(&c)) {
+        cr_assert_neq(rc, 0, "int16: refused");
+        cr_assert(strstr(s.why, "bf16") != NULL, "%s", s.why);
+        npu_sim_close(sim);
+        return;
+    }
+    cr_assert_eq(rc, 0, "%s", s.why);
+    cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
+    cr_assert_eq(npu_estimate_step_cnn(&c, cv, 3, res, fc, 1, B, 0, &e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(e.nk, s.plan.nk);
+    for (int i = 0; i < B * 64; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int r = 0; r < B; r++)
+        y[r] = (uint8_t)(r * 3 % C);
+    npu_step_run_params(&s, w, b);
+    for (int it = 0; it < STEPS; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, B, lg), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
+        npu_softmax_xent(lg, y, B, C, dl);
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
+    }
+    cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
+    roofline(&c, &s);
+    int vmuls = 0;
+    for (int k = 0; k < s.plan.nk; k++) {
+        for (int o = 0; s.plan.k[k].kind == NPU_SK_VEC && o < s.plan.k[k].v.nop; o++)
+            vmuls += s.plan.k[k].v.op[o].vop == NPU_VOP_VMUL;
+        for (int t = 0; t < NPU_NUM_TAGS; t++)
+            cr_assert(s.last[k].rd[t] == e.k[k].rd[t] && s.last[k].wr[t] == e.k[k].wr[t],
+                      "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e.k[k].name, t,
+                      (unsigned long long)s.last[k].rd[t], (unsigned long long)s.last[k].wr[t],
+                      (unsigned long long)e.k[k].rd[t], (unsigned long long)e.k[k].wr[t]);
+    }
+    cr_assert_eq(vmuls, 6, "three VMULs per normalised layer");
+    /* per tensor (acceptance 1): every tensor's In / Out bytes the estimator's, all of the DMA's */
+    cr_assert_eq(e.nt, s.plan.nt);
+    cr_assert(s.t_lost == 0 && s.t_shared == 0 && e.lost == 0 && e.shared == 0,
+              "every kernel's tags name one tensor each: %llu bytes unattributed", (unsigned long long)s.t_lost);
+    uint64_t all = 0;
+    for (int t = 0; t < s.plan.nt; t++) {
+        cr_assert(s.t_in[t] == e.t[t].in && s.t_out[t] == e.t[t].out, "%s In / Out: RTL %llu / %llu, estimator %llu / %llu",
+                  e.t[t].name, (unsigned long long)s.t_in[t], (unsigned long long)s.t_out[t],
+                  (unsigned long long)e.t[t].in, (unsigned long long)e.t[t].out);
+        all += s.t_in[t] + s.t_out[t];
+    }
+    cr_assert_eq(all, kernel_bytes(&s), "the tensors' bytes are all the kernels' DMA bytes");
+    cr_log_info("conv -> norm -> ReLU: %d tensors, %llu DMA bytes per step, each tensor's the estimator's", s.plan.nt,
+                (unsigned long long)all);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_params_free(&net, w, b);
 }

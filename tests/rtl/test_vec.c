@@ -81,7 +81,7 @@ static int layout(const npu_cfg_t *c, const vcase_t *v, vlay_t *l, uint64_t *x)
     l->ea = wa_bits; l->ed = wd_bits;
     l->wa = vwords(c, v->len, wa_bits);
     l->wd = vwords(c, v->len, wd_bits);
-    l->use_b = v->vop == NPU_VOP_ADD || v->vop == NPU_VOP_AXPBY || v->vop == NPU_VOP_RELU_BWD;
+    l->use_b = NPU_VOP_READS_B(v->vop);
     l->rows_d = v->vop == NPU_VOP_SUM ? 1 : v->rows;
     l->as = v->sa == ~0u ? 0 : l->wa + v->sa;
     l->bs = v->sb == ~0u ? 0 : l->wa + v->sb;
@@ -293,6 +293,29 @@ VEC_OP_TESTS(relu, NPU_VOP_RELU)
 VEC_OP_TESTS(relu_bwd, NPU_VOP_RELU_BWD)
 VEC_OP_TESTS(sum, NPU_VOP_SUM)
 
+/* VMUL has no 32-bit form: 16-bit random cases, with specials, and a per-channel scale (b one
+ * row broadcast over the rows, stride 0) in place on a, as the normalisation layer uses it. */
+Test(vec, vmul)
+{
+    random_cases(NPU_VOP_VMUL, 0, 0, 24, 8);
+    random_cases(NPU_VOP_VMUL, 0, 1, 12, 208);
+    npu_cfg_t c = rtl_cfg();
+    uint64_t x = rtl_seed(508) | 1;
+    for (unsigned k = 0; k < 4; k++) {
+        vcase_t v;
+        memset(&v, 0, sizeof v);
+        v.vop = NPU_VOP_VMUL;
+        v.rows = 3 + 5 * k;
+        v.len = 1 + (unsigned)(rtl_rand(&x) % (6u * (unsigned)c.s));
+        v.sa = k % 2;
+        v.sb = ~0u;
+        v.inplace = k >= 2;
+        v.stall = 10 * k;
+        rand_scalars(&c, &v, &x);
+        cr_assert_eq(run_case(&v, rtl_rand(&x)), 1);
+    }
+}
+
 Test(vec, narrow) { random_cases(NPU_VOP_NARROW, 0, 0, 16, 7); random_cases(NPU_VOP_NARROW, 0, 1, 8, 8); }
 Test(vec, widen) { random_cases(NPU_VOP_WIDEN, 0, 0, 16, 9); random_cases(NPU_VOP_WIDEN, 0, 1, 8, 10); }
 
@@ -352,7 +375,7 @@ Test(vec, specials_every_pair)
 {
     for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++) {
         specials_cross(vop, 0);
-        if (vop != NPU_VOP_NARROW && vop != NPU_VOP_WIDEN)
+        if (NPU_VOP_HAS_WIDE(vop))
             specials_cross(vop, 1);
     }
 }
@@ -370,7 +393,7 @@ Test(vec, pipeline_shapes)
     uint64_t x = rtl_seed(90) | 1;
     for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++)
         for (unsigned wide = 0; wide < 2; wide++) {
-            if (wide && (vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN))
+            if (wide && !NPU_VOP_HAS_WIDE(vop))
                 continue;
             for (unsigned i = 0; i < sizeof rows / sizeof rows[0]; i++)
                 for (unsigned j = 0; j < sizeof lens / sizeof lens[0]; j++, n++) {
@@ -408,7 +431,7 @@ static void order_ref(const npu_cfg_t *c, const npu_vec_op_t *o, uint8_t *img)
 {
     unsigned B = 4u * (unsigned)c->s, F = 2u * (unsigned)c->s, ea, ed;
     unsigned sum = o->vop == NPU_VOP_SUM, nr = sum ? o->rows : 1;
-    int use_b = o->vop == NPU_VOP_ADD || o->vop == NPU_VOP_AXPBY || o->vop == NPU_VOP_RELU_BWD;
+    int use_b = NPU_VOP_READS_B(o->vop);
     npu_vec_regs_t g = {o->alpha, o->beta, o->shift};
     uint32_t a[2048], b[2048], d[128];
     cr_assert_eq(npu_vec_widths(o->vop, (int)o->wide, &ea, &ed), 0);
@@ -505,6 +528,8 @@ Test(vec_order, overlap)
         {vop_of(NPU_VOP_ADD, 1, 4, 4 * F - 1, 0, w32, 0, w32, 0, w32), 0, "ADD d = a = b"},
         {vop_of(NPU_VOP_AXPBY, 1, 5, 4 * F - 1, 0, w32, 50, 0, 100, 0), 0, "AXPBY d stride 0, b broadcast"},
         {vop_of(NPU_VOP_ADD, 0, 3, 3 * F + 1, 0, w16, 40, w16, 12, w16), 0, "ADD d just past a"},
+        {vop_of(NPU_VOP_VMUL, 0, 3, 3 * F + 1, 40, w16, 0, w16, 1, w16), 1, "VMUL d = b + 1"},
+        {vop_of(NPU_VOP_VMUL, 0, 6, 3 * F + 1, 0, w16, 50, 0, 0, w16), 0, "VMUL in place, b broadcast"},
     };
     for (unsigned i = 0; i < sizeof t / sizeof t[0]; i++)
         run_ops(&t[i].o, &t[i].ser, 1, 160, 300 + i, t[i].tag);
@@ -556,7 +581,7 @@ static void expect_vec_error(unsigned len, unsigned vop, unsigned wide, unsigned
 }
 
 /* Unknown vop, zero rows, zero len (no VSET before: len is zero at start too), a width bit on
- * NARROW / WIDEN: BAD_DESC, ERR_INFO 0. */
+ * NARROW / WIDEN / VMUL (no 32-bit form): BAD_DESC, ERR_INFO 0. */
 Test(vec_errors, bad_desc)
 {
     for (unsigned vop = NPU_NUM_VOPS; vop < 16; vop++)
@@ -565,6 +590,7 @@ Test(vec_errors, bad_desc)
     expect_vec_error(0, NPU_VOP_RELU, 1, 3, 0, 1, 8, 1, 16, 1, NPU_ERR_BAD_DESC, 0);
     expect_vec_error(4, NPU_VOP_NARROW, 1, 1, 0, 1, 8, 1, 16, 1, NPU_ERR_BAD_DESC, 0);
     expect_vec_error(4, NPU_VOP_WIDEN, 1, 1, 0, 1, 8, 1, 16, 1, NPU_ERR_BAD_DESC, 0);
+    expect_vec_error(4, NPU_VOP_VMUL, 1, 1, 0, 1, 8, 1, 16, 1, NPU_ERR_BAD_DESC, 0);
     npu_cfg_t c = rtl_cfg();
     npu_insn_t in;
     npu_sim_t *s = rtl_open(&c, 0, 0, 1);
@@ -587,6 +613,9 @@ Test(vec_errors, spm_addr)
     expect_vec_error(len, NPU_VOP_ADD, 0, 4, W / 4, W / 4, 0, 0, 8, 0, NPU_ERR_SPM_ADDR, W + w16 - 1);
     expect_vec_error(len, NPU_VOP_ADD, 1, 2, 0, 8, W - w32, 1, 64, 8, NPU_ERR_SPM_ADDR, W);
     expect_vec_error(len, NPU_VOP_RELU_BWD, 0, 1, W - w16 - 1, 0, W - 1, 0, 0, 0, NPU_ERR_SPM_ADDR, W + 1);
+    /* VMUL reads b: a in range, b's broadcast row past the end, then d past the end */
+    expect_vec_error(len, NPU_VOP_VMUL, 0, 3, 0, w16, W - 1, 0, 64, w16, NPU_ERR_SPM_ADDR, W + 1);
+    expect_vec_error(len, NPU_VOP_VMUL, 0, 3, 0, w16, 16, 0, W - 2 * w16, w16, NPU_ERR_SPM_ADDR, W + w16 - 1);
     expect_vec_error(len, NPU_VOP_WIDEN, 0, 2, 0, 3, 0, 0, W - w32 - 3, 4, NPU_ERR_SPM_ADDR, W);
     expect_vec_error(len, NPU_VOP_AXPBY, 1, 4095, 0, 0, 0, 0, 0, 65535, NPU_ERR_SPM_ADDR,
                      4094u * 65535u + w32 - 1);

@@ -40,7 +40,33 @@ Test(vec_isa, encode_ranges_and_round_trip)
     cr_assert_eq(npu_op_queue(NPU_OP_VEC), 'E');
     cr_assert_eq(npu_op_queue(NPU_OP_VSET), 'E');
     cr_assert_str_eq(npu_vop_name(NPU_VOP_RELU_BWD), "RELU_BWD");
-    cr_assert_null(npu_vop_name(8));
+    cr_assert_str_eq(npu_vop_name(NPU_VOP_VMUL), "VMUL");
+    cr_assert_null(npu_vop_name(NPU_NUM_VOPS));
+    cr_assert_eq(npu_enc_vec(&in, NPU_VOP_VMUL, 0, 7, 0x10, 3, 0x80, 0, 0x10, 3), 0);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "VEC VMUL w16 rows=7 a=0x0010+3*r b=0x0080+0*r d=0x0010+3*r");
+}
+
+/* The table's columns (npu_defs.h NPU_VOPS): which ops read b and which have no 32-bit form. */
+Test(vec_isa, vop_table)
+{
+    static const unsigned reads_b[] = {NPU_VOP_ADD, NPU_VOP_AXPBY, NPU_VOP_RELU_BWD, NPU_VOP_VMUL};
+    static const unsigned no_wide[] = {NPU_VOP_NARROW, NPU_VOP_WIDEN, NPU_VOP_VMUL};
+    unsigned nb = 0, nw = 0, wa, wd;
+    for (unsigned v = 0; v < 16; v++) {
+        nb += NPU_VOP_READS_B(v);
+        nw += v < NPU_NUM_VOPS && !NPU_VOP_HAS_WIDE(v);
+    }
+    cr_assert_eq(nb, 4u);
+    cr_assert_eq(nw, 3u);
+    for (unsigned i = 0; i < 4; i++)
+        cr_assert(NPU_VOP_READS_B(reads_b[i]), "%s reads b", npu_vop_name(reads_b[i]));
+    for (unsigned i = 0; i < 3; i++) {
+        cr_assert(!NPU_VOP_HAS_WIDE(no_wide[i]), "%s has no 32-bit form", npu_vop_name(no_wide[i]));
+        cr_assert_eq(npu_vec_widths(no_wide[i], 1, &wa, &wd), -1);
+    }
+    cr_assert_eq(npu_vec_widths(NPU_VOP_VMUL, 0, &wa, &wd), 0);
+    cr_assert(wa == 16 && wd == 16);
 }
 
 /* One element through the golden model. */
@@ -69,6 +95,13 @@ Test(vec_golden, int16_rules)
     cr_assert_eq(g1(I, NPU_VOP_RELU_BWD, 0, 0, 0, 0, 0x1234, 0), 0u, "b = 0 masks");
     cr_assert_eq(g1(I, NPU_VOP_RELU_BWD, 0, 0, 0, 0, 0x1234, 1), 0x1234u);
     cr_assert_eq(g1(I, NPU_VOP_WIDEN, 0, 0, 0, 0, 0xFFFE, 0), 0xFFFFFFFEu, "sign-extended");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 5, 0, 0, 0xFFFD, 7), (uint32_t)-21 & 0xFFFFu, "a * b, not alpha");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 0, 0, 2, 3, 3), 2u, "9 / 4 rounds to 2");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 0, 0, 1, 0xFFFD, 1), 0xFFFFu, "-1.5 rounds half up to -1");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 0, 0, 0, 0x8000, 0x8000), 0x7FFFu, "2^30 saturates");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 0, 0, 15, 0x8000, 0x8000), 0x7FFFu, "2^15 saturates");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 0, 0, 16, 0x8000, 0x8000), 0x4000u, "2^30 / 2^16");
+    cr_assert_eq(g1(I, NPU_VOP_VMUL, 0, 0, 0, 31, 0x7FFF, 0x7FFF), 0u, "(2^30 - 2^16 + 1) / 2^31 rounds to 0");
 }
 
 Test(vec_golden, bf16_rules)
@@ -89,6 +122,11 @@ Test(vec_golden, bf16_rules)
     cr_assert_eq(g1(B, NPU_VOP_RELU_BWD, 0, 0, 0, 0, 0xC000, 0x7FC0), 0u, "b NaN masks");
     cr_assert_eq(g1(B, NPU_VOP_NARROW, 0, 0, 0, 0, 0x3F808000, 0), 0x3F80u, "RNE tie to even");
     cr_assert_eq(g1(B, NPU_VOP_WIDEN, 0, 0, 0, 0, 0x7F81, 0), 0x7FC00000u, "sNaN -> canonical");
+    cr_assert_eq(g1(B, NPU_VOP_VMUL, 0, 0x40000000, 0, 0, 0x3FC0, 0x4040), 0x4090u, "1.5 * 3, not alpha");
+    cr_assert_eq(g1(B, NPU_VOP_VMUL, 0, 0, 0, 0, 0x3F81, 0x3F81), 0x3F82u, "(1 + 2^-7)^2 = 1 + 2^-6 + 2^-14 rounds down");
+    cr_assert_eq(g1(B, NPU_VOP_VMUL, 0, 0, 0, 0, 0x0000, 0xFF80), 0x7FC0u, "0 * -Inf = NaN");
+    cr_assert_eq(g1(B, NPU_VOP_VMUL, 0, 0, 0, 0, 0x0080, 0x3F00), 0x0000u, "2^-126 * 0.5 flushes to +0");
+    cr_assert_eq(g1(B, NPU_VOP_VMUL, 0, 0, 0, 0, 0x7F00, 0x4000), 0x7F80u, "2^127 * 2 overflows to Inf");
     /* SUM in row order from +0: (1 + 2^-24) + 2^-24 = 1 (each add rounds), (-0) -> +0 */
     uint32_t a[3] = {0x3F800000, 0x33800000, 0x33800000}, d;
     npu_vec_regs_t g = {0, 0, 0};
@@ -174,8 +212,8 @@ Test(vec_fsim, matches_golden)
             c.dtype = dt ? NPU_DTYPE_BF16 : NPU_DTYPE_INT16;
             for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++)
                 for (unsigned wide = 0; wide < 2; wide++) {
-                    if (wide && (vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN))
-                        continue; /* NARROW and WIDEN have fixed widths */
+                    if (wide && !NPU_VOP_HAS_WIDE(vop))
+                        continue; /* NARROW, WIDEN, VMUL: no 32-bit form */
                     for (int k = 0; k < 3; k++)
                         fsim_case(&c, vop, wide, 1 + (unsigned)(test_rand(&x) % 8),
                                   1 + (unsigned)(test_rand(&x) % 60), &x);
@@ -192,7 +230,7 @@ Test(vec_fsim, matches_golden)
 static uint64_t busy_stepped(const npu_fields_t *f, unsigned len, unsigned S, int ser)
 {
     unsigned v = f->vop, sum = v == NPU_VOP_SUM, F = 2 * S, nch = (len + F - 1) / F, wa_, wd_;
-    unsigned nb = v == NPU_VOP_ADD || v == NPU_VOP_AXPBY || v == NPU_VOP_RELU_BWD;
+    unsigned nb = NPU_VOP_READS_B(v);
     cr_assert_eq(npu_vec_widths(v, (int)f->wide, &wa_, &wd_), 0);
     unsigned ea = wa_ / 16, ed = wd_ / 16; /* words per full chunk */
     unsigned wa = (len * wa_ / 8 + 4 * S - 1) / (4 * S), wd = (len * wd_ / 8 + 4 * S - 1) / (4 * S);
@@ -222,7 +260,7 @@ Test(vec_fsim, busy_formula)
     for (unsigned S = 2; S <= 8; S *= 2)
         for (unsigned vop = 0; vop < NPU_NUM_VOPS; vop++)
             for (unsigned wide = 0; wide < 2; wide++) {
-                if (wide && (vop == NPU_VOP_NARROW || vop == NPU_VOP_WIDEN))
+                if (wide && !NPU_VOP_HAS_WIDE(vop))
                     continue;
                 for (int k = 0; k < 40; k++) {
                     npu_fields_t f;

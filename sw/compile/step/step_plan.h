@@ -35,7 +35,7 @@
 #include "compile/step/step_scale.h"
 #include "compile/step/vkern.h"
 #include "hw/npu_cfg.h"
-#define NPU_STEP_MAX_TENSORS (1 + 12 * NPU_STEP_MAX_LAYERS)
+#define NPU_STEP_MAX_TENSORS (1 + 21 * NPU_STEP_MAX_LAYERS) /* 12 a layer, 9 more normalised */
 
 /* Kernel kinds: GEMM, vector kernel, and for CNNs (step_plan_cnn.c) a convolution's forward, its
  * fused backward (dX and dW^T reading dY once, compile/conv/conv_bwd.h) and a transpose of 16-bit
@@ -93,6 +93,15 @@ typedef struct npu_step_lt {
     int w16t;                    /* a convolution layer: W16^T; else -1 */
 } npu_step_lt_t;
 
+/* A normalised convolution layer's own tensors (step_plan_cnn.c; ref/net_ref.h NPU_NET_NORM):
+ * Z16 the conv's output in 16 bits (dgamma's operand), dN16 the gradient at the normalised
+ * output (the conv's dZ16 is gamma dN16), gamma G32 / G16 / VG, beta Bn32 / VBn, the gradients
+ * dG32, dBn32 (one row of F each). on = 0: the layer has none. */
+typedef struct npu_step_norm {
+    int on;
+    int z16, dn16, g32, g16, vg, bn32, vbn, dg32, dbn32;
+} npu_step_norm_t;
+
 typedef struct npu_step_plan {
     int layers, batch, dims[NPU_STEP_MAX_LAYERS + 1]; /* dims: each layer's outputs per sample */
     int n_conv;                  /* CNNs: layers 1..n_conv are convolutions (conv[l]), then FC */
@@ -108,6 +117,7 @@ typedef struct npu_step_plan {
     npu_step_tensor_t t[NPU_STEP_MAX_TENSORS];
     int x16;                     /* the batch: B x d[0] bf16 */
     npu_step_lt_t l[NPU_STEP_MAX_LAYERS + 1]; /* [1..L] */
+    npu_step_norm_t nrm[NPU_STEP_MAX_LAYERS + 1]; /* [1..n_conv]: normalised convolutions */
     int nk, n_fwd;               /* kernels; the first n_fwd are the forward pass */
     npu_step_kernel_t *k;        /* owned: npu_step_plan_free */
     uint64_t base, end;          /* DRAM bytes [base, end) hold the tensors */
@@ -157,7 +167,15 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
  *   bwd  layer j's relu_grad_bias (j >= 1) adds widen(dZ16[l]), the skip's gradient, to its dH
  *        before the mask (one skip's gradient per layer: NPU_STEP_MAX_SKIPS)
  * The adds are AXPBY(1, 1): fp32 at bf16 configurations, int16 scalars with a shift between the
- * tensors' scales at int16 ones. 0, or -1 with the reason (a connection that does not fit). */
+ * tensors' scales at int16 ones. res[i] | NPU_NET_NORM (ref/net_ref.h): convolution layer l is
+ * normalised (bf16 configurations; the conv's bias is unused), its activation kernels become
+ *   fwd  VEC   Z16 = bf16(Z32); Z32 = widen(VMUL(Z16, G16)) + Bn32 (+ widen(S)); H16 = relu(bf16(Z32))
+ *   bwd  VEC   dN = relu_bwd(dH, Z32) (+ the skip's gradient first); dN16 = bf16(dN);
+ *              dBn = sum dN; VBn, Bn32 updated                              (norm_relu_grad)
+ *        VEC   dG = sum widen(VMUL(dN16, Z16)); dZ16 = VMUL(dN16, G16)     (norm_scale_grad)
+ *        VEC   VG, G32 updated; G16 = bf16(G32)                            (norm_update)
+ * and a skip from it takes dN16 as its gradient. 0, or -1 with the reason (a connection that
+ * does not fit, a normalised layer at an int16 configuration). */
 #define NPU_STEP_MAX_SKIPS 1
 int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
                           const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,

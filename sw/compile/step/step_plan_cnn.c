@@ -10,6 +10,16 @@
 #include "compile/conv/conv_bwd.h"
 #include "compile/conv/conv_split.h"
 #include "hw/isa.h"
+#include "ref/net_ref.h"
+
+static float f32_of(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static int norm_on(const npu_step_plan_t *p, int l) { return l >= 1 && l <= p->n_conv && p->nrm[l].on; }
 
 /* The DRAM pitches (beats) of a convolution layer's tensors: X and W16 (px, pw: both kernels
  * read them), Y (py: the forward's output), dY (pdy), dX (pdx) and dW^T (pf: the fused
@@ -70,9 +80,66 @@ static void conv_tensors(npu_step_plan_t *p, uint64_t B, int l, const cnn_pitch_
     L->db32 = npu_step_tensor_add(p, B, "db32", l, 32, 1, F, 0);
 }
 
+/* Normalised layer l's own tensors (npu_step_norm_t). */
+static void norm_tensors(npu_step_plan_t *p, uint64_t B, int l)
+{
+    npu_step_norm_t *N = &p->nrm[l];
+    int P = pixels(&p->conv[l]), F = p->conv[l].F;
+    N->z16 = npu_step_tensor_add(p, B, "Z16", l, 16, P, F, 0);
+    N->dn16 = npu_step_tensor_add(p, B, "dN16", l, 16, P, F, 0);
+    N->g32 = npu_step_tensor_add(p, B, "G32", l, 32, 1, F, 0);
+    N->g16 = npu_step_tensor_add(p, B, "G16", l, 16, 1, F, 0);
+    N->vg = npu_step_tensor_add(p, B, "VG", l, 32, 1, F, 0);
+    N->bn32 = npu_step_tensor_add(p, B, "Bn32", l, 32, 1, F, 0);
+    N->vbn = npu_step_tensor_add(p, B, "VBn", l, 32, 1, F, 0);
+    N->dg32 = npu_step_tensor_add(p, B, "dG32", l, 32, 1, F, 0);
+    N->dbn32 = npu_step_tensor_add(p, B, "dBn32", l, 32, 1, F, 0);
+}
+
 static int conv_in(const npu_step_plan_t *p, int l) { return l == 1 ? p->x16 : p->l[l - 1].h16; }
 
-/* fwd: the convolution, then Z32 += b; H16 = relu(bf16(Z32)). */
+/* Names kernel v (the plan's last) "<phase> L<l> <what>": its ops grew (a residual connection). */
+static void rename_last(npu_step_plan_t *p, npu_vkern_t *v, const char *phase, int l, const char *what)
+{
+    snprintf(v->name, sizeof v->name, "%s L%d %s", phase, l, what);
+    snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
+}
+
+/* The residual add before the ReLU, in layer l's forward kernel v: Z32 += widen(S) at Z32's scale. */
+static void residual_add(npu_step_plan_t *p, npu_vkern_t *v, int l, int z, const char *what)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    int src = p->res[l] == 1 ? p->x16 : p->l[p->res[l] - 1].h16;
+    int sk = npu_step_vt(v, p, src, 1, 0), s32 = npu_vk_tensor(v, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
+    rename_last(p, v, "fwd", l, what);
+    npu_vk_op(v, NPU_VOP_WIDEN, 0, sk, -1, s32, 0, 0, 0);
+    npu_step_axpby(p, v, z, s32, z, p->t[L->z32].q, p->t[src].q, p->t[L->z32].q, 1.0f, 1.0f);
+}
+
+/* fwd of normalised layer l after its convolution (no bias): Z16 = bf16(Z32) kept for dgamma;
+ * Z32 = widen(VMUL(Z16, G16)) + Bn32 (+ the skip), the pre-ReLU value relu_bwd masks by;
+ * H16 = relu(bf16(Z32)). */
+static void norm_fwd(npu_step_plan_t *p, int l)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    const npu_step_norm_t *N = &p->nrm[l];
+    npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_FWD, l, "norm_relu")->v;
+    v->rows = pixels(&p->conv[l]);
+    v->len = p->conv[l].F;
+    int z = npu_step_vt(v, p, L->z32, 1, 1), z16 = npu_step_vt(v, p, N->z16, 0, 1);
+    int g = npu_step_vt(v, p, N->g16, 1, 0), bn = npu_step_vt(v, p, N->bn32, 1, 0);
+    int t = npu_vk_tensor(v, "T16", 0, 16, NPU_TAG_Y, 0, 0, 0), h = npu_step_vt(v, p, L->h16, 0, 1);
+    npu_step_narrow(p, v, z, z16, p->t[L->z32].q, p->t[N->z16].q);
+    npu_vk_op(v, NPU_VOP_VMUL, 0, z16, g, t, 0, 0, 0);
+    npu_vk_op(v, NPU_VOP_WIDEN, 0, t, -1, z, 0, 0, 0);
+    npu_vk_op(v, NPU_VOP_ADD, 1, z, bn, z, 0, 0, 0);
+    if (p->res[l])
+        residual_add(p, v, l, z, "norm_add_relu");
+    npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
+    npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
+}
+
+/* fwd: the convolution, then Z32 += b; H16 = relu(bf16(Z32)) (normalised: norm_fwd). */
 static void conv_fwd(npu_step_plan_t *p, int l)
 {
     const npu_step_lt_t *L = &p->l[l];
@@ -81,20 +148,18 @@ static void conv_fwd(npu_step_plan_t *p, int l)
     k->cv.x = p->t[conv_in(p, l)].dram;
     k->cv.w = p->t[L->w16].dram;
     k->cv.y = p->t[L->z32].dram;
+    if (norm_on(p, l)) {
+        norm_fwd(p, l);
+        return;
+    }
     npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_FWD, l, "bias_relu")->v;
     v->rows = pixels(&p->conv[l]);
     v->len = p->conv[l].F;
     int z = npu_step_vt(v, p, L->z32, 1, 1), b = npu_step_vt(v, p, L->b32, 1, 0);
     int h = npu_step_vt(v, p, L->h16, 0, 1);
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
-    if (p->res[l]) { /* the residual add before the ReLU: Z32 += widen(S), at Z32's scale */
-        int src = p->res[l] == 1 ? p->x16 : p->l[p->res[l] - 1].h16;
-        int sk = npu_step_vt(v, p, src, 1, 0), s32 = npu_vk_tensor(v, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
-        snprintf(v->name, sizeof v->name, "fwd L%d bias_add_relu", l);
-        snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
-        npu_vk_op(v, NPU_VOP_WIDEN, 0, sk, -1, s32, 0, 0, 0);
-        npu_step_axpby(p, v, z, s32, z, p->t[L->z32].q, p->t[src].q, p->t[L->z32].q, 1.0f, 1.0f);
-    }
+    if (p->res[l])
+        residual_add(p, v, l, z, "bias_add_relu");
     npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
     npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
 }
@@ -111,6 +176,21 @@ static int skip_from(const npu_step_plan_t *p, int l)
 /* bwd of layer l's activation from dh, the gradient of H16[l] (fp32 at its own pitch): dZ =
  * relu_bwd(dh, Z32) in the SPM only, dZ16 = bf16(dZ) for the fused backward, db = the sum over
  * every pixel (in blocks through a scratch when they do not fit one chunk), the bias update. */
+/* The skip's gradient into layer l's activation kernel v (the layer m it feeds, if any): dZ =
+ * widen(G) + dH at dH's scale, G the gradient at m's pre-ReLU sum (dZ16[m], normalised m:
+ * dN16[m]); returns the tensor the mask then reads (dz, or h without a skip). */
+static int skip_grad(npu_step_plan_t *p, npu_vkern_t *v, int l, int dh, int h, int dz, const char *what)
+{
+    int m = skip_from(p, l);
+    if (m <= 0)
+        return h;
+    int src = norm_on(p, m) ? p->nrm[m].dn16 : p->l[m].dz16, g = npu_step_vt(v, p, src, 1, 0);
+    rename_last(p, v, "bwd", l, what);
+    npu_vk_op(v, NPU_VOP_WIDEN, 0, g, -1, dz, 0, 0, 0);
+    npu_step_axpby(p, v, dz, h, dz, p->t[src].q, p->t[dh].q, p->t[dh].q, 1.0f, 1.0f);
+    return dz;
+}
+
 static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int dh)
 {
     const npu_step_lt_t *L = &p->l[l];
@@ -123,20 +203,67 @@ static void relu_grad_bias(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int 
     int db = npu_step_vt(v, p, L->db32, 0, 1);
     int part = npu_vk_tensor(v, "db_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
     int vb = npu_step_vt(v, p, L->vb, 1, 1), b = npu_step_vt(v, p, L->b32, 1, 1);
-    int m = skip_from(p, l);
-    if (m > 0) { /* the skip's gradient: dZ = widen(dZ16[m]) + dH, at dH's scale, then the mask */
-        int g = npu_step_vt(v, p, p->l[m].dz16, 1, 0);
-        snprintf(v->name, sizeof v->name, "bwd L%d add_relu_grad_bias", l);
-        snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
-        npu_vk_op(v, NPU_VOP_WIDEN, 0, g, -1, dz, 0, 0, 0);
-        npu_step_axpby(p, v, dz, h, dz, p->t[p->l[m].dz16].q, p->t[dh].q, p->t[dh].q, 1.0f, 1.0f);
-        h = dz;
-    }
+    h = skip_grad(p, v, l, dh, h, dz, "add_relu_grad_bias");
     npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dz, 0, 0, 0); /* dZ at dH's q */
     npu_step_narrow(p, v, dz, dz16, p->t[dh].q, p->t[L->dz16].q);
     npu_vk_op(v, NPU_VOP_SUM, 1, dz, part, db, 0, 0, 0);
     npu_step_bias_update(p, v, l, db, vb, b);
     npu_vk_sum_chunk(cfg, v);
+}
+
+/* bwd of normalised layer l's activation from dh: dN = relu_bwd(dH (+ the skip's), N in Z32),
+ * dN16 = bf16(dN), dbeta = the sum over every pixel of dN, beta's update; then dgamma = the sum
+ * of widen(VMUL(dN16, Z16)) and the conv's dZ16 = VMUL(dN16, G16) (the old gamma); then gamma's
+ * update and G16 = bf16(G32). Three kernels: one holds at most NPU_VK_MAX_T tensors. */
+static void norm_grad(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int dh)
+{
+    const npu_step_lt_t *L = &p->l[l];
+    const npu_step_norm_t *N = &p->nrm[l];
+    float mu = f32_of(p->mu), lr = f32_of(p->lr);
+    npu_vkern_t *v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_BWD, l, "norm_relu_grad")->v;
+    v->rows = pixels(&p->conv[l]);
+    v->len = p->conv[l].F;
+    int h = npu_step_vt(v, p, dh, 1, 0), z = npu_step_vt(v, p, L->z32, 1, 0);
+    int dn = npu_vk_tensor(v, "dN32", 0, 32, NPU_TAG_DY, 0, 0, 0), dn16 = npu_step_vt(v, p, N->dn16, 0, 1);
+    int dbn = npu_step_vt(v, p, N->dbn32, 0, 1), part = npu_vk_tensor(v, "sum_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
+    int vbn = npu_step_vt(v, p, N->vbn, 1, 1), bn = npu_step_vt(v, p, N->bn32, 1, 1);
+    h = skip_grad(p, v, l, dh, h, dn, "add_norm_relu_grad");
+    npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dn, 0, 0, 0);
+    npu_step_narrow(p, v, dn, dn16, p->t[dh].q, p->t[N->dn16].q);
+    npu_vk_op(v, NPU_VOP_SUM, 1, dn, part, dbn, 0, 0, 0);
+    npu_step_axpby(p, v, vbn, dbn, vbn, 0, 0, 0, mu, 1.0f);
+    npu_step_axpby(p, v, bn, vbn, bn, 0, 0, 0, 1.0f, -lr);
+    npu_vk_sum_chunk(cfg, v);
+    v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_BWD, l, "norm_scale_grad")->v;
+    v->rows = pixels(&p->conv[l]);
+    v->len = p->conv[l].F;
+    int a = npu_step_vt(v, p, N->dn16, 1, 0), zc = npu_step_vt(v, p, N->z16, 1, 0);
+    int g = npu_step_vt(v, p, N->g16, 1, 0), dz = npu_step_vt(v, p, L->dz16, 0, 1);
+    int t16 = npu_vk_tensor(v, "P16", 0, 16, NPU_TAG_DW, 0, 0, 0), t32 = npu_vk_tensor(v, "P32", 0, 32, NPU_TAG_DW, 0, 0, 0);
+    int dg = npu_step_vt(v, p, N->dg32, 0, 1);
+    part = npu_vk_tensor(v, "sum_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
+    npu_vk_op(v, NPU_VOP_VMUL, 0, a, zc, t16, 0, 0, 0);
+    npu_vk_op(v, NPU_VOP_WIDEN, 0, t16, -1, t32, 0, 0, 0);
+    npu_vk_op(v, NPU_VOP_SUM, 1, t32, part, dg, 0, 0, 0);
+    npu_vk_op(v, NPU_VOP_VMUL, 0, a, g, dz, 0, 0, 0);
+    npu_vk_sum_chunk(cfg, v);
+    v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_UPDATE, l, "norm_update")->v;
+    v->rows = 1;
+    v->len = p->conv[l].F;
+    int gd = npu_step_vt(v, p, N->dg32, 1, 0), vg = npu_step_vt(v, p, N->vg, 1, 1);
+    int g32 = npu_step_vt(v, p, N->g32, 1, 1), g16 = npu_step_vt(v, p, N->g16, 0, 1);
+    npu_step_axpby(p, v, vg, gd, vg, 0, 0, 0, mu, 1.0f);
+    npu_step_axpby(p, v, g32, vg, g32, 0, 0, 0, 1.0f, -lr);
+    npu_step_narrow(p, v, g32, g16, 0, 0);
+}
+
+/* The activation gradient kernels of convolution layer l from dh. */
+static void act_grad(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int dh)
+{
+    if (norm_on(p, l))
+        norm_grad(p, cfg, l, dh);
+    else
+        relu_grad_bias(p, cfg, l, dh);
 }
 
 /* bwd and update of convolution layer l: the fused backward (dX into dX32, dW^T into dW32; the
@@ -157,7 +284,7 @@ static void conv_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, unsigned w
     k->cv.dx = l > 1 ? p->t[L->dh32].dram : 0;
     k->cv.dwt = p->t[L->dw32].dram;
     if (l > 1)
-        relu_grad_bias(p, cfg, l - 1, L->dh32);
+        act_grad(p, cfg, l - 1, L->dh32);
     npu_step_sgd(p, l, T * c->C, c->F, L->w16t);
     k = npu_step_kernel_add(p, NPU_SK_XPOSE, NPU_SK_UPDATE, l, "transpose");
     npu_vk_xpose_t x = {T, c->C, c->F, p->t[L->w16t].dram, p->t[L->w16].dram,
@@ -222,8 +349,11 @@ static int cnn_tensors(npu_step_plan_t *p, const npu_cfg_t *cfg, cnn_pitch_t *q,
         if (conv_pitches(cfg, &p->conv[l], l, &q[l], why, n))
             return -1;
     p->x16 = npu_step_tensor_add(p, B, "X16", -1, 16, c1->batch * c1->H * c1->W, c1->C, q[1].px * (unsigned)B);
-    for (int l = 1; l <= p->n_conv; l++)
+    for (int l = 1; l <= p->n_conv; l++) {
         conv_tensors(p, B, l, &q[l], l < p->n_conv ? q[l + 1].px * (unsigned)B : 0);
+        if (norm_on(p, l))
+            norm_tensors(p, B, l);
+    }
     for (int l = p->n_conv + 1; l <= p->layers; l++)
         npu_step_fc_tensors(p, B, l);
     return 0;
@@ -255,11 +385,23 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
 {
     uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
+    int skip[NPU_STEP_MAX_LAYERS] = {0};
     memset(p, 0, sizeof *p);
-    if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n) || check_res(conv, n_conv, res, why, n))
+    if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n))
         return -1;
-    for (int i = 0; res && i < n_conv; i++)
-        p->res[i + 1] = res[i];
+    for (int i = 0; res && i < n_conv; i++) /* the connections without the norm bit */
+        skip[i] = npu_net_skip(res[i]);
+    if (check_res(conv, n_conv, res ? skip : NULL, why, n))
+        return -1;
+    for (int i = 0; res && i < n_conv; i++) {
+        p->res[i + 1] = skip[i];
+        p->nrm[i + 1].on = npu_net_normed(res[i]);
+        if (p->nrm[i + 1].on && !npu_cfg_bf16(cfg)) {
+            snprintf(why, n, "convolution layer %d: a normalised layer needs a bf16 configuration "
+                     "(no static int16 scales for gamma and beta)", i + 1);
+            return -1;
+        }
+    }
     p->layers = n_conv + n_fc;
     p->n_conv = n_conv;
     p->batch = batch;
@@ -279,7 +421,7 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
     p->int16 = !npu_cfg_bf16(cfg);
     if (p->int16)
         cnn_scales(p, q, mu);
-    if (!(p->k = calloc((size_t)7 * p->layers, sizeof *p->k))) {
+    if (!(p->k = calloc((size_t)9 * p->layers, sizeof *p->k))) { /* a normalised conv: 8 */
         snprintf(why, n, "out of memory");
         return -1;
     }
@@ -291,7 +433,7 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
     p->n_fwd = p->nk;
     for (int l = p->layers; l > n_conv; l--)
         npu_step_fc_bwd(p, cfg, l, modes, l - 1 > n_conv);
-    relu_grad_bias(p, cfg, n_conv, p->l[n_conv + 1].dh32);
+    act_grad(p, cfg, n_conv, p->l[n_conv + 1].dh32);
     for (int l = n_conv; l >= 1; l--)
         conv_bwd(p, cfg, l, pq[l].pw * (unsigned)beat);
     if (p->err[0]) {

@@ -67,7 +67,7 @@ static void op_widths(const npu_vk_op_t *o, unsigned *wa, unsigned *wd)
 
 static int reads_b(unsigned vop)
 {
-    return vop == NPU_VOP_ADD || vop == NPU_VOP_AXPBY || vop == NPU_VOP_RELU_BWD;
+    return NPU_VOP_READS_B(vop);
 }
 
 static int bad(char *why, size_t n, const char *fmt, int i, const char *s)
@@ -83,6 +83,8 @@ static int check_op(const npu_vkern_t *k, int i, char *why, size_t n)
     int nb = reads_b(o->vop);
     if (o->vop >= NPU_NUM_VOPS)
         return bad(why, n, "op %d: unknown vop%s", i, "");
+    if (o->wide && !NPU_VOP_HAS_WIDE(o->vop))
+        return bad(why, n, "op %d (%s): the op has no 32-bit form", i, npu_vop_name(o->vop));
     if (o->a < 0 || o->a >= k->nt || o->d < 0 || o->d >= k->nt || (nb && (o->b < 0 || o->b >= k->nt)))
         return bad(why, n, "op %d (%s): a tensor index out of range", i, npu_vop_name(o->vop));
     op_widths(o, &wa, &wd);

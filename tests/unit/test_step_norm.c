@@ -1,0 +1,299 @@
+/*
+ * test_step_norm.c - the normalisation-like layer (per-channel scale and shift after a
+ * convolution, `cnn:cFn,...`, ref/net_ref.h NPU_NET_NORM) in the step engine: the spec token,
+ * the plan's kernels and their VMULs, the refusal at int16; whole conv -> norm -> ReLU steps on
+ * the functional model (bf16 at S = 2 and 8, with a residual connection through a normalised
+ * layer), every kernel bit-exact, each kernel's DRAM bytes per tag the estimator's, the loss
+ * falling; and against the fp32 reference trainer (which gains the same layer): the logits, the
+ * gradients dgamma and dbeta within bf16 rounding, a dgamma that were dbeta's caught.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compile/step/step_plan.h"
+#include "hw/isa.h"
+#include "model/est_step.h"
+#include "npu_funcsim.h"
+#include "ref/net_ref.h"
+#include "run/fit.h"
+#include "run/step_run.h"
+#include "test_cfgs.h"
+
+static npu_est_kplan_t est; /* large */
+
+static npu_cfg_t bf16_cfg(int s)
+{
+    npu_cfg_t c = test_cfg(s);
+    c.dtype = NPU_DTYPE_BF16;
+    return c;
+}
+
+typedef struct nnet {
+    npu_net_shape_t net;
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_conv, n_fc;
+} nnet_t;
+
+static void nnet(const char *spec, int H, int batch, nnet_t *r)
+{
+    char why[200];
+    cr_assert_eq(npu_net_parse(spec, H, H, 1, &r->net, why, sizeof why), 0, "%s", why);
+    r->n_conv = npu_fit_cnn_layers(&r->net, batch, r->conv, r->fc, &r->n_fc);
+    cr_assert_gt(r->n_conv, 0, "%s", spec);
+}
+
+static const npu_step_kernel_t *kernel_named(const npu_step_plan_t *p, const char *name)
+{
+    for (int i = 0; i < p->nk; i++)
+        if (!strcmp(p->k[i].name, name))
+            return &p->k[i];
+    cr_assert_fail("no kernel %s", name);
+    return NULL;
+}
+
+Test(step_norm, spec_token)
+{
+    npu_net_shape_t s;
+    char why[200], d[200];
+    cr_assert_eq(npu_net_parse("cnn:c4n,c8s2,fc10", 6, 6, 1, &s, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(s.res[0], NPU_NET_NORM);
+    cr_assert(npu_net_normed(s.res[0]) && !npu_net_skip(s.res[0]) && !s.res[1]);
+    cr_assert_eq(npu_net_residual(&s), -1, "a norm is no residual connection");
+    npu_net_describe(&s, d, sizeof d);
+    cr_assert_str_eq(d, "c4k3s1n-c8k3s2-fc10");
+    cr_assert_eq(npu_net_parse("cnn:c4,c4k3p1n+1,fc10", 6, 6, 1, &s, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(s.res[1], NPU_NET_NORM | 2, "the norm and the skip from layer 1");
+    npu_net_describe(&s, d, sizeof d);
+    cr_assert_str_eq(d, "c4k3s1-c4k3s1n+1-fc10");
+    cr_assert_eq(npu_net_parse("cnn:c4,fc10n", 6, 6, 1, &s, why, sizeof why), -1, "no norm on fc");
+    cr_assert_eq(npu_net_parse("cnn:c4nn,fc10", 6, 6, 1, &s, why, sizeof why), -1);
+    cr_assert(strstr(why, "[n]"), "%s", why);
+}
+
+/* cnn:c4n,c8s2,fc10: layer 1's forward is norm_relu (NARROW to Z16, VMUL by G16 broadcast,
+ * WIDEN, ADD Bn32, NARROW, RELU, no conv bias), its backward norm_relu_grad, norm_scale_grad
+ * (VMUL(dN16, Z16) summed for dgamma, VMUL(dN16, G16) the conv's dZ16) and norm_update; layer 2
+ * unchanged. int16 configurations refuse it with the layer. */
+Test(step_norm, plan_kernels)
+{
+    npu_cfg_t c = bf16_cfg(8);
+    nnet_t r;
+    npu_step_plan_t p;
+    char why[256];
+    nnet("cnn:c4n,c8s2,fc10", 8, 8, &r);
+    cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
+                                       &p, why, sizeof why), 0, "%s", why);
+    npu_step_plan_t q;
+    int plain[2] = {0, 0};
+    cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, plain, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
+                                       &q, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(p.nk, q.nk + 2, "norm_relu for bias_relu; three backward kernels for relu_grad_bias");
+    cr_assert_eq(p.nt, q.nt + 9, "Z16, dN16, G32, G16, VG, Bn32, VBn, dG32, dBn32");
+    npu_step_plan_free(&q);
+    cr_assert(p.nrm[1].on && !p.nrm[2].on && p.res[1] == 0);
+    const npu_vkern_t *f = &kernel_named(&p, "fwd L1 norm_relu")->v;
+    static const unsigned fwd[] = {NPU_VOP_NARROW, NPU_VOP_VMUL, NPU_VOP_WIDEN, NPU_VOP_ADD, NPU_VOP_NARROW, NPU_VOP_RELU};
+    cr_assert_eq(f->nop, 6);
+    for (int i = 0; i < 6; i++)
+        cr_assert_eq(f->op[i].vop, fwd[i], "op %d: %s", i, npu_vop_name(f->op[i].vop));
+    cr_assert(f->t[f->op[1].b].one_row && f->t[f->op[1].b].dram == p.t[p.nrm[1].g16].dram, "VMUL by G16 broadcast");
+    for (int t = 0; t < f->nt; t++)
+        cr_assert_neq(f->t[t].dram, p.t[p.l[1].b32].dram, "the conv bias is not read");
+    const npu_vkern_t *s = &kernel_named(&p, "bwd L1 norm_scale_grad")->v;
+    cr_assert_eq(s->op[0].vop, NPU_VOP_VMUL);
+    cr_assert_eq(s->t[s->op[0].b].dram, p.t[p.nrm[1].z16].dram, "dN16 . Z16");
+    cr_assert_eq(s->op[2].vop, NPU_VOP_SUM);
+    cr_assert_eq(s->t[s->op[2].d].dram, p.t[p.nrm[1].dg32].dram);
+    cr_assert_eq(s->op[3].vop, NPU_VOP_VMUL);
+    cr_assert_eq(s->t[s->op[3].d].dram, p.t[p.l[1].dz16].dram, "the conv's dY = gamma . dN");
+    kernel_named(&p, "bwd L1 norm_relu_grad");
+    kernel_named(&p, "update L1 norm_update");
+    kernel_named(&p, "fwd L2 bias_relu");
+    npu_step_plan_free(&p);
+    c = test_cfg(8);
+    cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
+                                       &p, why, sizeof why), -1);
+    cr_assert(strstr(why, "layer 1") && strstr(why, "bf16"), "%s", why);
+}
+
+/* Whole steps of spec on the functional model: every kernel bit-exact, each kernel's DRAM bytes
+ * per tag the estimator's (model/est_step.h), the loss falling on a repeated batch. */
+static void norm_on_model(const char *spec, int S, int batch, int H, int steps)
+{
+    npu_cfg_t c = bf16_cfg(S);
+    nnet_t r;
+    npu_step_run_t s;
+    char why[256];
+    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
+    nnet(spec, H, batch, &r);
+    int C = r.fc[r.n_fc], n_in = H * H;
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0.1f, 0.9f, 1e-3f,
+                                       0, NULL, 50000000), 0, "%s", s.why);
+    cr_assert_eq(npu_estimate_step_cnn(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, &est, why, sizeof why),
+                 0, "%s", why);
+    cr_assert_eq(est.nk, s.plan.nk);
+    cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
+    npu_step_run_params(&s, w, b);
+    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    for (int i = 0; i < batch * n_in; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int i = 0; i < batch; i++)
+        y[i] = (uint8_t)(i * 3 % C);
+    double first = 0, loss = 0;
+    for (int it = 0; it < steps; it++) {
+        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
+        loss = npu_softmax_xent(lg, y, batch, C, dl);
+        first = it ? first : loss;
+        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
+    }
+    for (int i = 0; i < s.plan.nk; i++)
+        for (int t = 0; t < NPU_NUM_TAGS; t++) {
+            cr_assert_eq(s.last[i].rd[t], est.k[i].rd[t], "%s tag %d read", est.k[i].name, t);
+            cr_assert_eq(s.last[i].wr[t], est.k[i].wr[t], "%s tag %d written", est.k[i].name, t);
+        }
+    cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
+    cr_assert_lt(loss, 0.9 * first, "%s: loss %g after %d steps, %g at first", spec, loss, steps, first);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_params_free(&r.net, w, b);
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
+Test(step_norm, on_model_s2) { norm_on_model("cnn:c4n,c8s2,fc10", 2, 4, 6, 6); }
+Test(step_norm, on_model_s8_residual) { norm_on_model("cnn:c8n,c8n,c8n+1,c8s2,fc10", 8, 4, 8, 6); }
+
+static double max_diff(const float *a, const float *b, size_t n, double *mag)
+{
+    double d = 0;
+    *mag = 0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs((double)a[i] - b[i]));
+        *mag = fmax(*mag, fabs((double)b[i]));
+    }
+    return d;
+}
+
+/* One step of cnn:c4n,c4s2,fc10 (bf16, S = 2) beside the fp32 reference from the same
+ * parameters and batch: the logits, then the engine's dG32[1] and dBn32[1] against the
+ * reference's dgamma and dbeta, within bf16 rounding. dgamma and dbeta differ by far more than
+ * the tolerance, so a dgamma computed as dbeta (the VMUL by Z16 left out) is caught. */
+Test(step_norm, against_reference)
+{
+    enum { B = 4, H = 6, C = 10, F = 4 };
+    npu_cfg_t c = bf16_cfg(2);
+    nnet_t r;
+    npu_step_run_t s;
+    npu_net_ref_t m;
+    npu_sgd_t o = {0.1f, 0.9f, 0};
+    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[B * H * H], lg[B * C], dl[B * C], dg[F], dbn[F];
+    uint8_t y[B];
+    nnet("cnn:c4n,c4s2,fc10", H, B, &r);
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, B, o.lr, o.momentum,
+                                       o.wd, 0, NULL, 50000000), 0, "%s", s.why);
+    cr_assert_eq(npu_net_init(&r.net, 3, w, b), 0);
+    cr_assert_eq(npu_net_ref_new(&m, &r.net, B, w, b), 0);
+    cr_assert_not_null(m.gam[0]);
+    cr_assert_null(m.gam[1]);
+    npu_step_run_params(&s, w, b);
+    for (int i = 0; i < B * H * H; i++)
+        x[i] = (float)(i * 5 % 17) / 16.0f;
+    for (int i = 0; i < B; i++)
+        y[i] = (uint8_t)(i * 3 % C);
+    cr_assert_eq(npu_step_forward(&s, x, B, lg), 0, "%s", s.why);
+    npu_net_ref_forward(&m, x, B);
+    double mag, d = max_diff(lg, m.act[3], B * C, &mag);
+    cr_log_info("logits differ by %g of %g", d, mag);
+    cr_assert_lt(d, 0.02 * mag, "logits %g from the reference's (largest %g)", d, mag);
+    npu_softmax_xent(lg, y, B, C, dl);
+    cr_assert_eq(npu_step_backward(&s, dl), 0, "%s", s.why);
+    npu_net_ref_step(&m, x, y, &o);
+    memcpy(dg, npu_sim_dram(sim, NULL) + s.plan.t[s.plan.nrm[1].dg32].dram, sizeof dg);
+    memcpy(dbn, npu_sim_dram(sim, NULL) + s.plan.t[s.plan.nrm[1].dbn32].dram, sizeof dbn);
+    double mg, mb, dd = max_diff(dg, m.ggam[0], F, &mg), db = max_diff(dbn, m.gbet[0], F, &mb), gap;
+    double tol_g = 0.02 * mg + 1e-4, tol_b = 0.02 * mb + 1e-4;
+    cr_log_info("dgamma differs by %g of %g, dbeta by %g of %g", dd, mg, db, mb);
+    cr_assert_lt(dd, tol_g, "dG32[1] %g from the reference's (largest %g)", dd, mg);
+    cr_assert_lt(db, tol_b, "dBn32[1] %g from the reference's (largest %g)", db, mb);
+    gap = max_diff(m.gbet[0], m.ggam[0], F, &mg);
+    cr_assert_gt(gap, 10 * tol_g, "a dgamma that were dbeta (%g apart) would be caught", gap);
+    npu_step_run_free(&s);
+    npu_sim_close(sim);
+    npu_net_ref_free(&m);
+    npu_net_params_free(&r.net, w, b);
+}
+
+/* The loss of m on (x, y) with its current parameters. */
+static double loss_of(npu_net_ref_t *m, const float *x, const uint8_t *y)
+{
+    int L = m->shape.layers;
+    npu_net_ref_forward(m, x, m->batch);
+    return npu_softmax_xent(m->act[L], y, m->batch, m->shape.l[L - 1].f, NULL);
+}
+
+/* The derivative of the loss in *v by central differences (v restored). */
+static double numeric(npu_net_ref_t *m, const float *x, const uint8_t *y, float *v)
+{
+    float keep = *v, h = 1e-3f;
+    *v = keep + h;
+    double up = loss_of(m, x, y);
+    *v = keep - h;
+    double down = loss_of(m, x, y);
+    *v = keep;
+    return (up - down) / (2 * h);
+}
+
+/* The reference's normalised layer (the golden of the engine's): its dgamma, dbeta and the
+ * weights' gradients through dZ = gamma dN against central finite differences of the loss, with
+ * gamma and beta away from 1 and 0, a residual connection into a normalised layer included. */
+Test(step_norm, reference_gradients_finite_differences)
+{
+    static const char *specs[] = {"cnn:c3n,c4s2,fc3", "cnn:c2n,c2n+1,fc3"};
+    for (int k = 0; k < 2; k++) {
+        npu_net_shape_t s;
+        float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[4 * 50];
+        uint8_t y[4] = {0, 2, 1, 2};
+        npu_net_ref_t m;
+        npu_sgd_t zero = {0, 0, 0}; /* lr 0: the step computes the gradients, changes nothing */
+        uint64_t st = 5;
+        char why[128];
+        cr_assert_eq(npu_net_parse(specs[k], 5, 5, 2, &s, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(npu_net_init(&s, 3, w, b), 0);
+        cr_assert_eq(npu_net_ref_new(&m, &s, 4, w, b), 0);
+        for (int i = 0; i < 4 * 50; i++)
+            x[i] = (float)((npu_splitmix64(&st) >> 40) % 1000) / 500.0f - 0.5f;
+        for (int l = 0; l < s.layers; l++)
+            for (int f = 0; m.gam[l] && f < s.l[l].f; f++) {
+                m.gam[l][f] = 0.6f + 0.3f * (float)f;
+                m.bet[l][f] = 0.1f * (float)f - 0.05f;
+            }
+        npu_net_ref_step(&m, x, y, &zero);
+        for (int l = 0; l < s.layers; l++) {
+            for (size_t i = 0; i < npu_net_params(&s.l[l]); i++) {
+                double num = numeric(&m, x, y, &m.w[l][i]);
+                cr_assert(fabs(num - m.gw[l][i]) < 2e-3 + 2e-2 * fabs(num), "%s layer %d w[%zu]: analytic %g, "
+                          "numeric %g", specs[k], l, i, m.gw[l][i], num);
+            }
+            for (int f = 0; m.gam[l] && f < s.l[l].f; f++) {
+                double ng = numeric(&m, x, y, &m.gam[l][f]), nb = numeric(&m, x, y, &m.bet[l][f]);
+                cr_assert(fabs(ng - m.ggam[l][f]) < 2e-3 + 2e-2 * fabs(ng), "%s layer %d dgamma[%d]: analytic %g, "
+                          "numeric %g", specs[k], l, f, m.ggam[l][f], ng);
+                cr_assert(fabs(nb - m.gbet[l][f]) < 2e-3 + 2e-2 * fabs(nb), "%s layer %d dbeta[%d]: analytic %g, "
+                          "numeric %g", specs[k], l, f, m.gbet[l][f], nb);
+            }
+        }
+        npu_net_ref_free(&m);
+        npu_net_params_free(&s, w, b);
+    }
+}
