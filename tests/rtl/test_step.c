@@ -564,6 +564,31 @@ static uint64_t kernel_bytes(const npu_step_run_t *s)
     return b;
 }
 
+/* Each kernel's DRAM bytes per tag and every tensor's In / Out bytes of the last step on the RTL
+ * against estimate e byte for byte, every kernel's tags naming one tensor each; returns the
+ * tensors' bytes, which are all of the kernels' DMA bytes. */
+static uint64_t bytes_as_estimated(const npu_step_run_t *s, const npu_est_kplan_t *e)
+{
+    uint64_t all = 0;
+    for (int k = 0; k < s->plan.nk; k++)
+        for (int t = 0; t < NPU_NUM_TAGS; t++)
+            cr_assert(s->last[k].rd[t] == e->k[k].rd[t] && s->last[k].wr[t] == e->k[k].wr[t],
+                      "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e->k[k].name, t,
+                      (unsigned long long)s->last[k].rd[t], (unsigned long long)s->last[k].wr[t],
+                      (unsigned long long)e->k[k].rd[t], (unsigned long long)e->k[k].wr[t]);
+    cr_assert_eq(e->nt, s->plan.nt);
+    cr_assert(s->t_lost == 0 && s->t_shared == 0 && e->lost == 0 && e->shared == 0,
+              "every kernel's tags name one tensor each: %llu bytes unattributed", (unsigned long long)s->t_lost);
+    for (int t = 0; t < s->plan.nt; t++) {
+        cr_assert(s->t_in[t] == e->t[t].in && s->t_out[t] == e->t[t].out,
+                  "%s In / Out: RTL %llu / %llu, estimator %llu / %llu", e->t[t].name, (unsigned long long)s->t_in[t],
+                  (unsigned long long)s->t_out[t], (unsigned long long)e->t[t].in, (unsigned long long)e->t[t].out);
+        all += s->t_in[t] + s->t_out[t];
+    }
+    cr_assert_eq(all, kernel_bytes(s), "the tensors' bytes are all the kernels' DMA bytes");
+    return all;
+}
+
 /* A residual block on the RTL (issue 16 acceptance 1, compile/step/step_plan.h
  * npu_step_plan_cnn_res): cnn:c4,c4,c4+1,fc10 on 8 x 8 images, two steps with random DRAM stalls:
  * every kernel bit-exact (the forward's bias_add_relu reading H16[1], the backward's
@@ -604,24 +629,7 @@ Test(step, cnn_residual_tensor_bytes_exact)
     }
     cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
     roofline(&c, &s);
-    for (int k = 0; k < s.plan.nk; k++)
-        for (int t = 0; t < NPU_NUM_TAGS; t++)
-            cr_assert(s.last[k].rd[t] == e.k[k].rd[t] && s.last[k].wr[t] == e.k[k].wr[t],
-                      "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e.k[k].name, t,
-                      (unsigned long long)s.last[k].rd[t], (unsigned long long)s.last[k].wr[t],
-                      (unsigned long long)e.k[k].rd[t], (unsigned long long)e.k[k].wr[t]);
-    cr_assert_eq(e.nt, s.plan.nt);
-    cr_assert(s.t_lost == 0 && s.t_shared == 0 && e.lost == 0 && e.shared == 0,
-              "every kernel's tags name one tensor each: %llu bytes unattributed", (unsigned long long)s.t_lost);
-    uint64_t all = 0;
-    for (int t = 0; t < s.plan.nt; t++) {
-        cr_assert_eq(s.t_in[t], e.t[t].in, "%s In: RTL %llu, estimator %llu", e.t[t].name,
-                     (unsigned long long)s.t_in[t], (unsigned long long)e.t[t].in);
-        cr_assert_eq(s.t_out[t], e.t[t].out, "%s Out: RTL %llu, estimator %llu", e.t[t].name,
-                     (unsigned long long)s.t_out[t], (unsigned long long)e.t[t].out);
-        all += s.t_in[t] + s.t_out[t];
-    }
-    cr_assert_eq(all, kernel_bytes(&s), "the tensors' bytes are all the kernels' DMA bytes");
+    uint64_t all = bytes_as_estimated(&s, &e);
     int h1 = npu_step_tensor_find(&s.plan, "H16[1]"), dz3 = npu_step_tensor_find(&s.plan, "dZ16[3]");
     cr_assert(h1 >= 0 && dz3 >= 0);
     cr_log_info("%d tensors, %llu bytes per step; the skip H16[1] In %llu (L2's convolutions and L3's "
@@ -824,28 +832,11 @@ Test(step, cnn_norm_bytes_as_estimated)
     cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
     roofline(&c, &s);
     int vmuls = 0;
-    for (int k = 0; k < s.plan.nk; k++) {
+    for (int k = 0; k < s.plan.nk; k++)
         for (int o = 0; s.plan.k[k].kind == NPU_SK_VEC && o < s.plan.k[k].v.nop; o++)
             vmuls += s.plan.k[k].v.op[o].vop == NPU_VOP_VMUL;
-        for (int t = 0; t < NPU_NUM_TAGS; t++)
-            cr_assert(s.last[k].rd[t] == e.k[k].rd[t] && s.last[k].wr[t] == e.k[k].wr[t],
-                      "%s tag %d: RTL %llu / %llu, estimated %llu / %llu", e.k[k].name, t,
-                      (unsigned long long)s.last[k].rd[t], (unsigned long long)s.last[k].wr[t],
-                      (unsigned long long)e.k[k].rd[t], (unsigned long long)e.k[k].wr[t]);
-    }
     cr_assert_eq(vmuls, 6, "three VMULs per normalised layer");
-    /* per tensor (acceptance 1): every tensor's In / Out bytes the estimator's, all of the DMA's */
-    cr_assert_eq(e.nt, s.plan.nt);
-    cr_assert(s.t_lost == 0 && s.t_shared == 0 && e.lost == 0 && e.shared == 0,
-              "every kernel's tags name one tensor each: %llu bytes unattributed", (unsigned long long)s.t_lost);
-    uint64_t all = 0;
-    for (int t = 0; t < s.plan.nt; t++) {
-        cr_assert(s.t_in[t] == e.t[t].in && s.t_out[t] == e.t[t].out, "%s In / Out: RTL %llu / %llu, estimator %llu / %llu",
-                  e.t[t].name, (unsigned long long)s.t_in[t], (unsigned long long)s.t_out[t],
-                  (unsigned long long)e.t[t].in, (unsigned long long)e.t[t].out);
-        all += s.t_in[t] + s.t_out[t];
-    }
-    cr_assert_eq(all, kernel_bytes(&s), "the tensors' bytes are all the kernels' DMA bytes");
+    uint64_t all = bytes_as_estimated(&s, &e); /* per tensor: acceptance 1 */
     cr_log_info("conv -> norm -> ReLU: %d tensors, %llu DMA bytes per step, each tensor's the estimator's", s.plan.nt,
                 (unsigned long long)all);
     npu_step_run_free(&s);

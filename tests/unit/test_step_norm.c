@@ -20,30 +20,11 @@
 #include "ref/net_ref.h"
 #include "run/fit.h"
 #include "run/step_run.h"
+#include "cnn_step_test.h"
 #include "test_cfgs.h"
 
 static npu_est_kplan_t est; /* large */
 
-static npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
-
-typedef struct nnet {
-    npu_net_shape_t net;
-    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    int fc[NPU_STEP_MAX_LAYERS + 1], n_conv, n_fc;
-} nnet_t;
-
-static void nnet(const char *spec, int H, int batch, nnet_t *r)
-{
-    char why[200];
-    cr_assert_eq(npu_net_parse(spec, H, H, 1, &r->net, why, sizeof why), 0, "%s", why);
-    r->n_conv = npu_fit_cnn_layers(&r->net, batch, r->conv, r->fc, &r->n_fc);
-    cr_assert_gt(r->n_conv, 0, "%s", spec);
-}
 
 static const npu_step_kernel_t *kernel_named(const npu_step_plan_t *p, const char *name)
 {
@@ -80,10 +61,10 @@ Test(step_norm, spec_token)
 Test(step_norm, plan_kernels)
 {
     npu_cfg_t c = bf16_cfg(8);
-    nnet_t r;
+    cnn_net_t r;
     npu_step_plan_t p;
     char why[256];
-    nnet("cnn:c4n,c8s2,fc10", 8, 8, &r);
+    cnn_net("cnn:c4n,c8s2,fc10", 8, 8, &r);
     cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
                                        &p, why, sizeof why), 0, "%s", why);
     npu_step_plan_t q;
@@ -119,54 +100,12 @@ Test(step_norm, plan_kernels)
     cr_assert(strstr(why, "layer 1") && strstr(why, "bf16"), "%s", why);
 }
 
-/* Whole steps of spec on the functional model: every kernel bit-exact, each kernel's DRAM bytes
- * per tag the estimator's (model/est_step.h), the loss falling on a repeated batch. */
+/* Whole steps of spec on the functional model (cnn_step_test.h): every kernel bit-exact, each
+ * kernel's DRAM bytes per tag and every tensor's In / Out bytes the estimator's, the loss falling. */
 static void norm_on_model(const char *spec, int S, int batch, int H, int steps)
 {
     npu_cfg_t c = bf16_cfg(S);
-    nnet_t r;
-    npu_step_run_t s;
-    char why[256];
-    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
-    nnet(spec, H, batch, &r);
-    int C = r.fc[r.n_fc], n_in = H * H;
-    npu_funcsim_config(&c);
-    npu_sim_t *sim = npu_sim_open(NULL);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0.1f, 0.9f, 1e-3f,
-                                       0, NULL, 50000000), 0, "%s", s.why);
-    cr_assert_eq(npu_estimate_step_cnn(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, &est, why, sizeof why),
-                 0, "%s", why);
-    cr_assert_eq(est.nk, s.plan.nk);
-    cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
-    npu_step_run_params(&s, w, b);
-    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
-    float *dl = malloc((size_t)batch * C * sizeof(float));
-    uint8_t *y = malloc((size_t)batch);
-    for (int i = 0; i < batch * n_in; i++)
-        in[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int i = 0; i < batch; i++)
-        y[i] = (uint8_t)(i * 3 % C);
-    double first = 0, loss = 0;
-    for (int it = 0; it < steps; it++) {
-        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
-        loss = npu_softmax_xent(lg, y, batch, C, dl);
-        first = it ? first : loss;
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
-    }
-    for (int i = 0; i < s.plan.nk; i++)
-        for (int t = 0; t < NPU_NUM_TAGS; t++) {
-            cr_assert_eq(s.last[i].rd[t], est.k[i].rd[t], "%s tag %d read", est.k[i].name, t);
-            cr_assert_eq(s.last[i].wr[t], est.k[i].wr[t], "%s tag %d written", est.k[i].name, t);
-        }
-    cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
-    cr_assert_lt(loss, 0.9 * first, "%s: loss %g after %d steps, %g at first", spec, loss, steps, first);
-    npu_step_run_free(&s);
-    npu_sim_close(sim);
-    npu_net_params_free(&r.net, w, b);
-    free(in);
-    free(lg);
-    free(dl);
-    free(y);
+    cnn_steps_on_model(&c, spec, batch, H, steps, &est);
 }
 
 Test(step_norm, on_model_s2) { norm_on_model("cnn:c4n,c8s2,fc10", 2, 4, 6, 6); }
@@ -191,13 +130,13 @@ Test(step_norm, against_reference)
 {
     enum { B = 4, H = 6, C = 10, F = 4 };
     npu_cfg_t c = bf16_cfg(2);
-    nnet_t r;
+    cnn_net_t r;
     npu_step_run_t s;
     npu_net_ref_t m;
     npu_sgd_t o = {0.1f, 0.9f, 0};
     float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[B * H * H], lg[B * C], dl[B * C], dg[F], dbn[F];
     uint8_t y[B];
-    nnet("cnn:c4n,c4s2,fc10", H, B, &r);
+    cnn_net("cnn:c4n,c4s2,fc10", H, B, &r);
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, B, o.lr, o.momentum,

@@ -31,33 +31,13 @@
 #include "run/fit.h"
 #include "run/step_probe.h"
 #include "run/step_run.h"
+#include "cnn_step_test.h"
 #include "test_cfgs.h"
 
 static npu_est_kplan_t est; /* large */
 
-static npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
 
-/* A network spec on H x H x 1 images as the step engine takes it. */
-typedef struct rnet {
-    npu_net_shape_t net;
-    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    int fc[NPU_STEP_MAX_LAYERS + 1], n_conv, n_fc;
-} rnet_t;
-
-static void rnet(const char *spec, int H, int batch, rnet_t *r)
-{
-    char why[200];
-    cr_assert_eq(npu_net_parse(spec, H, H, 1, &r->net, why, sizeof why), 0, "%s", why);
-    r->n_conv = npu_fit_cnn_layers(&r->net, batch, r->conv, r->fc, &r->n_fc);
-    cr_assert_gt(r->n_conv, 0, "%s", spec);
-}
-
-static int plan(const npu_cfg_t *c, const rnet_t *r, int batch, npu_step_plan_t *p, char *why, size_t n)
+static int plan(const npu_cfg_t *c, const cnn_net_t *r, int batch, npu_step_plan_t *p, char *why, size_t n)
 {
     return npu_step_plan_cnn_res(c, r->conv, r->n_conv, r->net.res, r->fc, r->n_fc, batch, 0.1f, 0.9f, 0, 0,
                                  NULL, 0, p, why, n);
@@ -101,10 +81,10 @@ static uint64_t read_bytes(const npu_cfg_t *c, const npu_vkern_t *v, unsigned ta
 Test(step_residual, plan_kernels_and_skip_reads)
 {
     npu_cfg_t c = bf16_cfg(8);
-    rnet_t r;
+    cnn_net_t r;
     npu_step_plan_t p;
     char why[256];
-    rnet("cnn:c4,c4,c4+1,fc10", 8, 8, &r);
+    cnn_net("cnn:c4,c4,c4+1,fc10", 8, 8, &r);
     cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
     cr_assert_eq(p.nk, 24, "7 per convolution, 3 for the head");
     const npu_vkern_t *f = &kernel_named(&p, "fwd L3 bias_add_relu")->v;
@@ -144,11 +124,11 @@ Test(step_residual, plan_kernels_and_skip_reads)
  * tag, and the first layer's backward named with a dX, are caught. */
 Test(step_residual, tag_map_one_tensor_per_tag)
 {
-    rnet_t r;
+    cnn_net_t r;
     npu_step_plan_t p;
     npu_step_tagmap_t m;
     char why[256];
-    rnet("cnn:c4,c4,c4+1,fc10", 8, 4, &r);
+    cnn_net("cnn:c4,c4,c4+1,fc10", 8, 4, &r);
     for (int bf = 0; bf < 2; bf++) {
         npu_cfg_t c = bf ? bf16_cfg(2) : test_cfg(8);
         cr_assert_eq(plan(&c, &r, 4, &p, why, sizeof why), 0, "%s", why);
@@ -199,10 +179,10 @@ Test(step_residual, tag_map_one_tensor_per_tag)
 Test(step_residual, refusals)
 {
     npu_cfg_t c = bf16_cfg(2);
-    rnet_t r;
+    cnn_net_t r;
     npu_step_plan_t p;
     char why[256];
-    rnet("cnn:c4,c4,c4,fc10", 6, 4, &r);
+    cnn_net("cnn:c4,c4,c4,fc10", 6, 4, &r);
     int bad[][3] = {{0, 0, 2}, {0, 2, 2}, {0, 3, 0}, {2, 0, 0}};
     r.conv[2].stride = 2; /* 3x3 outputs: no earlier activation of its shape */
     r.fc[0] = npu_conv_oh(&r.conv[2]) * npu_conv_ow(&r.conv[2]) * 4;
@@ -226,60 +206,10 @@ Test(step_residual, refusals)
     cr_assert_eq(npu_fit_cnn_layers(&r.net, 4, cv, fc, &n_fc), -1, "a skip into the head");
 }
 
-/* Whole steps of spec on the functional model: every kernel bit-exact, each kernel's DRAM bytes
- * per tag the estimator's (model/est_step.h), the loss falling on a repeated batch. */
 static void residual_on_model(const char *spec, int S, int int16, int batch, int H, int steps)
 {
     npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
-    rnet_t r;
-    npu_step_run_t s;
-    char why[256];
-    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
-    rnet(spec, H, batch, &r);
-    int C = r.fc[r.n_fc], n_in = H * H;
-    npu_funcsim_config(&c);
-    npu_sim_t *sim = npu_sim_open(NULL);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0.1f, 0.9f, 1e-3f,
-                                       0, NULL, 50000000), 0, "%s", s.why);
-    cr_assert_eq(npu_estimate_step_cnn(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, &est, why, sizeof why),
-                 0, "%s", why);
-    cr_assert_eq(est.nk, s.plan.nk);
-    cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
-    npu_step_run_params(&s, w, b);
-    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
-    float *dl = malloc((size_t)batch * C * sizeof(float));
-    uint8_t *y = malloc((size_t)batch);
-    for (int i = 0; i < batch * n_in; i++)
-        in[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int i = 0; i < batch; i++)
-        y[i] = (uint8_t)(i * 3 % C);
-    double first = 0, loss = 0;
-    for (int it = 0; it < steps; it++) {
-        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
-        loss = npu_softmax_xent(lg, y, batch, C, dl);
-        first = it ? first : loss;
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
-    }
-    for (int i = 0; i < s.plan.nk; i++)
-        for (int t = 0; t < NPU_NUM_TAGS; t++) {
-            cr_assert_eq(s.last[i].rd[t], est.k[i].rd[t], "%s tag %d read", est.k[i].name, t);
-            cr_assert_eq(s.last[i].wr[t], est.k[i].wr[t], "%s tag %d written", est.k[i].name, t);
-        }
-    cr_assert(s.t_lost == 0 && est.lost == 0 && s.t_shared == 0 && est.shared == 0, "%llu bytes on no tensor",
-              (unsigned long long)s.t_lost);
-    for (int t = 0; t < s.plan.nt; t++) {
-        cr_assert_eq(s.t_in[t], est.t[t].in, "%s In", est.t[t].name);
-        cr_assert_eq(s.t_out[t], est.t[t].out, "%s Out", est.t[t].name);
-    }
-    cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
-    cr_assert_lt(loss, 0.9 * first, "%s: loss %g after %d steps, %g at first", spec, loss, steps, first);
-    npu_step_run_free(&s);
-    npu_sim_close(sim);
-    npu_net_params_free(&r.net, w, b);
-    free(in);
-    free(lg);
-    free(dl);
-    free(y);
+    cnn_steps_on_model(&c, spec, batch, H, steps, &est);
 }
 
 /* spec's steps under the scheduler's plan with one bank resident (compile/step/step_res.h) on the
@@ -289,11 +219,11 @@ static void residual_on_model(const char *spec, int S, int int16, int batch, int
 static void resident_on_model(const char *spec, int S, int int16, int batch, int H, const char *skip)
 {
     npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
-    rnet_t r;
+    cnn_net_t r;
     npu_step_run_t s;
     char why[256];
     float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
-    rnet(spec, H, batch, &r);
+    cnn_net(spec, H, batch, &r);
     int C = r.fc[r.n_fc], n_in = H * H;
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
@@ -377,13 +307,13 @@ static void against_reference(int plant)
 {
     enum { B = 4, H = 6, C = 10 };
     npu_cfg_t c = bf16_cfg(2);
-    rnet_t r;
+    cnn_net_t r;
     npu_step_run_t s;
     npu_net_ref_t m;
     npu_sgd_t o = {0.1f, 0.9f, 0};
     float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[B * H * H], lg[B * C], dl[B * C], db[4];
     uint8_t y[B];
-    rnet("cnn:c4,c4,c4+1,fc10", H, B, &r);
+    cnn_net("cnn:c4,c4,c4+1,fc10", H, B, &r);
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, plant ? NULL : r.net.res, r.fc, r.n_fc, B, o.lr,
@@ -433,11 +363,11 @@ Test(step_residual, analytic_add_is_the_step_engines)
 {
     static npu_est_t e;
     npu_cfg_t c = bf16_cfg(2);
-    rnet_t r;
+    cnn_net_t r;
     npu_step_plan_t p;
     char why[256];
     uint64_t with = 0, without = 0;
-    rnet("cnn:c8,c8,c8+1,fc10", 8, 8, &r);
+    cnn_net("cnn:c8,c8,c8+1,fc10", 8, 8, &r);
     cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
     cr_assert_eq(npu_vk_vec_busy(&c, &kernel_named(&p, "fwd L3 bias_add_relu")->v, &with, why, sizeof why), 0);
     cr_assert_eq(npu_vk_vec_busy(&c, &kernel_named(&p, "fwd L2 bias_relu")->v, &without, why, sizeof why), 0);
@@ -464,8 +394,8 @@ Test(step_residual, sweep_probe_bytes_as_estimated)
     npu_sweep_point_t p;
     npu_step_probe_t m;
     char why[512];
-    rnet_t r;
-    rnet("cnn:c4,c4+1,fc10", 6, 1, &r);
+    cnn_net_t r;
+    cnn_net("cnn:c4,c4+1,fc10", 6, 1, &r);
     npu_funcsim_config(&c);
     cr_assert_eq(npu_sweep_parse("batch=4", &c, 8, &sp, why, sizeof why), 0, "%s", why);
     for (int res = 1; res >= 0; res--) {
