@@ -18,7 +18,8 @@ module npu_top #(
     parameter MAX_BURST_BEATS = 16,
     parameter MAX_OUTSTANDING = 4,
     parameter WATCHDOG_CYCLES = 20000,
-    parameter DTYPE           = 0      // element type: DTYPE_INT16 or DTYPE_BF16 (npu_defs.vh)
+    parameter DTYPE           = 0,     // element type: DTYPE_INT16 or DTYPE_BF16 (npu_defs.vh)
+    parameter BEAT_WORDS      = 1      // SPM words per DRAM beat: the DRAM port is 32*S*BEAT_WORDS bits
 ) (
     input  wire             clk,
     input  wire             rst_n,
@@ -36,7 +37,7 @@ module npu_top #(
     output wire [1:0]       m_ar_id,
     input  wire             m_r_valid,
     output wire             m_r_ready,
-    input  wire [32*S-1:0]  m_r_data,
+    input  wire [32*S*BEAT_WORDS-1:0] m_r_data,
     input  wire             m_r_last,
     input  wire [1:0]       m_r_id,
     input  wire             m_r_resp,
@@ -46,8 +47,8 @@ module npu_top #(
     output wire [7:0]       m_aw_len,
     output wire             m_w_valid,
     input  wire             m_w_ready,
-    output wire [32*S-1:0]  m_w_data,
-    output wire [4*S-1:0]   m_w_strb,
+    output wire [32*S*BEAT_WORDS-1:0] m_w_data,
+    output wire [4*S*BEAT_WORDS-1:0]  m_w_strb,
     output wire             m_w_last,
     input  wire             m_b_valid,
     output wire             m_b_ready,
@@ -55,7 +56,16 @@ module npu_top #(
 );
 `include "npu_defs.vh"
     localparam F         = 2 * S;
-    localparam WB        = 32 * S;          // SPM word / DRAM beat bits
+    localparam WB        = 32 * S;          // SPM word bits
+    // The DRAM beat is BEAT_WORDS SPM words (docs/memory.md "Words and beats"). The fetch unit and
+    // the DMA engines move one word-sized beat today (their realigner, packer and burst rule are
+    // built for beat = word), so a config with wider beats is refused at elaboration: the
+    // missing module below names the reason in every tool's error.
+    generate
+        if (BEAT_WORDS != 1) begin : g_beat_words
+            npu_wide_beats_need_wide_dma_engines u_unsupported ();
+        end
+    endgenerate
     localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
     localparam SPM_AW    = $clog2(SPM_WORDS);
     localparam OBUF_AW   = $clog2(2 * OBUF_ROWS);

@@ -20,7 +20,8 @@ module npu_bench_top #(
     parameter MAX_BURST_BEATS = 16,
     parameter MAX_OUTSTANDING = 4,
     parameter WATCHDOG_CYCLES = 20000,
-    parameter DTYPE           = 0
+    parameter DTYPE           = 0,
+    parameter BEAT_WORDS      = 1
 ) (
     /* verilator lint_on UNUSEDPARAM */
     input  wire             clk,
@@ -37,7 +38,7 @@ module npu_bench_top #(
     output wire [1:0]       m_ar_id,
     input  wire             m_r_valid,
     output wire             m_r_ready,
-    input  wire [32*S-1:0]  m_r_data,
+    input  wire [32*S*BEAT_WORDS-1:0] m_r_data,
     input  wire             m_r_last,
     input  wire [1:0]       m_r_id,
     input  wire             m_r_resp,
@@ -47,8 +48,8 @@ module npu_bench_top #(
     output wire [7:0]       m_aw_len,
     output wire             m_w_valid,
     input  wire             m_w_ready,
-    output wire [32*S-1:0]  m_w_data,
-    output wire [4*S-1:0]   m_w_strb,
+    output wire [32*S*BEAT_WORDS-1:0] m_w_data,
+    output wire [4*S*BEAT_WORDS-1:0]  m_w_strb,
     output wire             m_w_last,
     input  wire             m_b_valid,
     output wire             m_b_ready,
@@ -107,8 +108,8 @@ module npu_bench_top #(
     assign m_aw_addr  = 32'd0;
     assign m_aw_len   = 8'd0;
     assign m_w_valid  = 1'b0;
-    assign m_w_data   = {32*S{1'b0}};
-    assign m_w_strb   = {4*S{1'b0}};
+    assign m_w_data   = {32*S*BEAT_WORDS{1'b0}};
+    assign m_w_strb   = {4*S*BEAT_WORDS{1'b0}};
     assign m_w_last   = 1'b0;
     assign m_b_ready  = 1'b1;
     wire unused = &{1'b0, csr_addr, csr_wdata, csr_we, m_ar_ready, m_r_valid, m_r_data, m_r_last,

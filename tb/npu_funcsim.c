@@ -47,13 +47,13 @@
 #include "npu_params.h"
 static npu_cfg_t g_cfg = NPU_CFG_INIT;
 #else
-static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0}};
+static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, 1, {0, 0, 0, 0, 0, 0, 0, 0, 0}};
 #endif
 static unsigned g_jitter;
 
 void npu_funcsim_config(const npu_cfg_t *cfg) { g_cfg = *cfg; }
 void npu_funcsim_jitter(unsigned pct) { g_jitter = pct; }
-unsigned npu_sim_beat_bytes(void) { return 4u * (unsigned)g_cfg.s; }
+unsigned npu_sim_beat_bytes(void) { return (unsigned)npu_cfg_beat(&g_cfg); }
 
 /* ---- small helpers -------------------------------------------------------------------- */
 
@@ -203,22 +203,22 @@ static int fetch(npu_sim_t *s)
     if (qu->n == qu->cap)
         return TRY_WAIT;
     /* count the program beats this instruction brings in (tag PROG) */
-    first = a / s->B;
-    last = (a + NPU_INSN_BYTES - 1) / s->B;
+    first = a / s->DB;
+    last = (a + NPU_INSN_BYTES - 1) / s->DB;
     if (first < s->next_fetch_beat)
         first = s->next_fetch_beat;
     for (uint64_t b = first; b <= last; b++) {
         if (b == s->fetch_burst_end) { /* a new fetch burst: <= MAX_BURST_BEATS, not across 4 KiB */
             uint64_t mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
-            uint64_t left = s->prog_beats - (b - s->prog_base / s->B);
-            uint64_t len = left < mb ? left : mb, to4k = (4096 - (b * s->B) % 4096) / s->B;
+            uint64_t left = s->prog_beats - (b - s->prog_base / s->DB);
+            uint64_t len = left < mb ? left : mb, to4k = (4096 - (b * s->DB) % 4096) / s->DB;
             if (to4k && len > to4k)
                 len = to4k;
             s->fetch_burst_end = b + len;
             s->cnt[NPU_CNT_dram_rd_bursts]++;
             s->rd_bursts++;
         }
-        s->cnt[NPU_CNT_dram_rd_prog] += s->B;
+        s->cnt[NPU_CNT_dram_rd_prog] += s->DB;
         s->rd_beats++;
     }
     if (last + 1 > s->next_fetch_beat)
@@ -335,12 +335,12 @@ static void start(npu_sim_t *s)
     s->v_alpha = s->v_beta = 0;
     s->v_len = s->v_shift = 0;
     s->fetch_pc = 0;
-    s->next_fetch_beat = s->fetch_burst_end = s->prog_base / s->B;
-    s->prog_beats = cdiv(NPU_INSN_BYTES * (uint64_t)s->prog_len, s->B);
+    s->next_fetch_beat = s->fetch_burst_end = s->prog_base / s->DB;
+    s->prog_beats = cdiv(NPU_INSN_BYTES * (uint64_t)s->prog_len, s->DB);
     s->err_pc = s->err_info = 0;
     s->last_progress = s->cycle;
     s->status = NPU_STATE_RUNNING;
-    if (s->prog_base % (s->B > NPU_INSN_BYTES ? s->B : NPU_INSN_BYTES) ||
+    if (s->prog_base % (s->DB > NPU_INSN_BYTES ? s->DB : NPU_INSN_BYTES) ||
         (uint64_t)s->prog_base + NPU_INSN_BYTES * (uint64_t)s->prog_len > s->dram_bytes)
         fail(s, NPU_ERR_BAD_PROGRAM, 0, s->prog_base);
 }
@@ -357,6 +357,7 @@ npu_sim_t *npu_sim_open(const npu_dram_timing_t *t)
     s->S = (unsigned)g_cfg.s;
     s->F = F = 2u * s->S;
     s->B = 4u * s->S;
+    s->DB = (unsigned)npu_cfg_beat(&g_cfg);
     if (t)
         s->t = *t;
     else {

@@ -57,18 +57,18 @@ void fsim_commit(npu_sim_t *s, unit_t *u)
 /* ---- DRAM timing ---------------------------------------------------------------------- */
 
 /* One DMA run (docs/memory.md "DMA runs and bursts"): the bytes [addr, addr + bytes) cover the
- * beats floor(addr/B) .. floor((addr+bytes-1)/B), read or written in bursts of at most
+ * DRAM beats floor(addr/DB) .. floor((addr+bytes-1)/DB), read or written in bursts of at most
  * MAX_BURST_BEATS that never cross 4 KiB. Adds its beats and bursts. */
 static void run_of(const npu_sim_t *s, uint64_t addr, uint64_t bytes, uint64_t *beats, uint64_t *bursts)
 {
     uint64_t mb = s->cfg.max_burst_beats > 0 ? (uint64_t)s->cfg.max_burst_beats : 1;
-    uint64_t a = addr / s->B * s->B, n = (addr + bytes - 1) / s->B - addr / s->B + 1;
+    uint64_t a = addr / s->DB * s->DB, n = (addr + bytes - 1) / s->DB - addr / s->DB + 1;
     *beats += n;
     while (n) {
-        uint64_t to4k = (4096 - a % 4096) / s->B, len = n < mb ? n : mb;
+        uint64_t to4k = (4096 - a % 4096) / s->DB, len = n < mb ? n : mb;
         if (len > to4k)
             len = to4k;
-        a += len * s->B;
+        a += len * s->DB;
         n -= len;
         (*bursts)++;
     }
@@ -88,7 +88,7 @@ static void rows_runs(const npu_sim_t *s, const npu_fields_t *f, uint64_t *beats
 static uint64_t dma_cost(npu_sim_t *s, uint64_t beats, uint64_t bursts)
 {
     double bw = s->t.bytes_per_cycle > 0 ? s->t.bytes_per_cycle : 1.0;
-    uint64_t c = s->t.latency + (uint64_t)((double)(beats * s->B) / bw + 0.999999) +
+    uint64_t c = s->t.latency + (uint64_t)((double)(beats * s->DB) / bw + 0.999999) +
                  bursts * s->t.burst_cost;
     if (s->t.stall_pct) {
         uint64_t extra = fsim_rnd(s) % (c * s->t.stall_pct / 100 + 1);
@@ -167,21 +167,21 @@ static void tr_runs(const npu_sim_t *s, const npu_fields_t *f, uint64_t *beats, 
 
 static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
-    uint64_t B = s->B, F = s->F, beats = cdiv(f->row_bytes, B);
+    uint64_t B = s->B, F = s->F, words = cdiv(f->row_bytes, B);
     uint64_t cols = f->row_bytes / 2, wpr = cdiv(f->rows, F), rd = 0, bursts = 0;
     unsigned err = dma_check(s, f, 0, info);
     if (err)
         return err;
-    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info)
+    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, words, s->spm_words, info)
                   : range_rows(f->spm_addr, f->spm_stride, cols, wpr, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
     if (!f->transpose) {
         for (uint64_t r = 0; r < f->rows; r++) { /* lanes past row_bytes: zero (staged zeroed) */
-            uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * B, beats * B);
+            uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * B, words * B);
             memcpy(d, s->dram + f->dram_addr + r * f->dram_stride, f->row_bytes);
         }
         rows_runs(s, f, &rd, &bursts);
-        s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
+        s->cnt[NPU_CNT_spm_wr_words] += f->rows * words;
     } else {
         /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
          * (spm_stride < the words per column) end the same */
@@ -197,7 +197,7 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
         tr_runs(s, f, &rd, &bursts);
         s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
     }
-    s->cnt[NPU_CNT_dram_rd_prog + f->tag] += rd * B;
+    s->cnt[NPU_CNT_dram_rd_prog + f->tag] += rd * s->DB;
     s->cnt[NPU_CNT_dram_rd_bursts] += bursts;
     s->rd_beats += rd;
     s->rd_bursts += bursts;
@@ -210,18 +210,18 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
  * (no DRAM address). */
 static unsigned exec_fill(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
-    uint64_t beats = cdiv(f->row_bytes, s->B);
+    uint64_t words = cdiv(f->row_bytes, s->B);
     if (!f->rows || !f->row_bytes) {
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
-    if (range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info))
+    if (range_rows(f->spm_addr, f->spm_stride, f->rows, words, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
     for (uint64_t r = 0; r < f->rows; r++)
-        stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * s->B, beats * s->B); /* staged zeroed */
-    s->cnt[NPU_CNT_spm_wr_words] += f->rows * beats;
-    s->cnt[NPU_CNT_fill_words] += f->rows * beats;
-    *cost = f->rows * beats + 4;
+        stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * s->B, words * s->B); /* staged zeroed */
+    s->cnt[NPU_CNT_spm_wr_words] += f->rows * words;
+    s->cnt[NPU_CNT_fill_words] += f->rows * words;
+    *cost = f->rows * words + 4;
     return 0;
 }
 
@@ -249,12 +249,12 @@ static void store_tr(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *b
 
 static unsigned exec_store(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
 {
-    uint64_t B = s->B, beats = cdiv(f->row_bytes, B), wr = 0, bursts = 0;
+    uint64_t B = s->B, words = cdiv(f->row_bytes, B), wr = 0, bursts = 0;
     uint64_t cols = f->row_bytes / 4, wpr = cdiv(f->rows, s->S);
     unsigned err = dma_check(s, f, 1, info);
     if (err)
         return err;
-    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, beats, s->spm_words, info)
+    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, words, s->spm_words, info)
                       : range_rows(f->spm_addr, f->spm_stride, cols, wpr, s->spm_words, info))
         return NPU_ERR_SPM_ADDR;
     if (f->transpose) {
@@ -265,9 +265,9 @@ static unsigned exec_store(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
             memcpy(stage(u, MEM_DRAM, f->dram_addr + r * f->dram_stride, f->row_bytes),
                    s->spm + (f->spm_addr + r * f->spm_stride) * B, f->row_bytes);
         rows_runs(s, f, &wr, &bursts);
-        s->cnt[NPU_CNT_spm_rd_words] += f->rows * beats;
+        s->cnt[NPU_CNT_spm_rd_words] += f->rows * words;
     }
-    s->cnt[NPU_CNT_dram_wr_prog + f->tag] += wr * B;
+    s->cnt[NPU_CNT_dram_wr_prog + f->tag] += wr * s->DB;
     s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
     s->wr_beats += wr;
     s->wr_bursts += bursts;

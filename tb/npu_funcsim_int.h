@@ -45,7 +45,8 @@ typedef struct queue {
 
 struct npu_sim {
     npu_cfg_t cfg;
-    unsigned S, F, B;
+    unsigned S, F, B; /* B: bytes per SPM word (4S) */
+    unsigned DB;      /* bytes per DRAM beat (B * BEAT_WORDS): bursts, beats, the 4 KiB rule */
     npu_dram_timing_t t;
     unsigned jitter;
     uint64_t rng;
@@ -64,7 +65,7 @@ struct npu_sim {
     uint32_t fetch_pc;
     uint64_t next_fetch_beat; /* first program beat not yet counted */
     uint64_t fetch_burst_end; /* first beat after the current fetch burst */
-    uint64_t prog_beats;      /* beats the fetcher reads: ceil(PROG_LEN * 16 / B) */
+    uint64_t prog_beats;      /* beats the fetcher reads: ceil(PROG_LEN * 16 / DB) */
     queue_t q[3];
     unit_t u[3];
     unsigned tok[4];

@@ -32,7 +32,7 @@
 
 namespace {
 
-constexpr unsigned kBeat = 4u * NPU_CFG_S;
+constexpr unsigned kBeat = NPU_CFG_BEAT_BYTES; // one DRAM beat: 4*S*BEAT_WORDS bytes
 constexpr unsigned kResetCycles = 4;
 
 // Byte view of a port whatever its C++ type: CData/SData/IData/QData (integers, little-endian)
@@ -51,13 +51,14 @@ constexpr std::size_t port_size() {
     return sizeof(typename std::remove_reference<T>::type);
 }
 
-// The verilated data ports must be 32*S bits wide (catches an -GS / npu_params.h mismatch).
+// The verilated data ports must be one DRAM beat wide (catches an -GS / -GBEAT_WORDS /
+// npu_params.h mismatch).
 static_assert(port_size<decltype(std::declval<Vnpu_top &>().m_r_data)>() == kBeat,
-              "m_r_data width != 32*NPU_CFG_S: RTL verilated with another S than npu_params.h");
+              "m_r_data width != NPU_CFG_BEAT_BYTES: RTL verilated with another S or BEAT_WORDS than npu_params.h");
 static_assert(port_size<decltype(std::declval<Vnpu_top &>().m_w_data)>() == kBeat,
-              "m_w_data width != 32*NPU_CFG_S: RTL verilated with another S than npu_params.h");
+              "m_w_data width != NPU_CFG_BEAT_BYTES: RTL verilated with another S or BEAT_WORDS than npu_params.h");
 static_assert(port_size<decltype(std::declval<Vnpu_top &>().m_w_strb)>() * 8 >= kBeat,
-              "m_w_strb narrower than 4*NPU_CFG_S");
+              "m_w_strb narrower than NPU_CFG_BEAT_BYTES bits");
 
 // The model and the Verilator runtime are compiled with -DVL_PRINTF=npu_sim_vl_printf (Makefile):
 // every $display goes through here, so the first "NPU_ASSERT <path>: <msg>" line (rtl/npu_assert.vh)

@@ -234,7 +234,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
                 "the resident banks), --no-prefetch and --no-lookahead only with --resident-banks\n");
         return NPU_EXIT_USAGE;
     }
-    uint64_t area = (uint64_t)a->resident_banks * (uint64_t)cfg->spm_bank_words * (uint64_t)npu_cfg_beat(cfg);
+    uint64_t area = (uint64_t)a->resident_banks * (uint64_t)cfg->spm_bank_words * (uint64_t)npu_cfg_word(cfg);
     if ((uint64_t)a->spm_kib * 1024 > area) {
         fprintf(stderr, "npu: estimate --plan step: --spm-kib %u exceeds the %u resident bank(s), %llu KiB\n",
                 a->spm_kib, a->resident_banks, (unsigned long long)(area / 1024));

@@ -14,9 +14,11 @@ static int print_json(const npu_cfg_t *c, const npu_args_t *a)
     }
     cJSON_AddStringToObject(j, "dtype", npu_dtype_name((unsigned)c->dtype));
     cJSON_AddNumberToObject(j, "pes", 4 * c->s * c->s);
+    cJSON_AddNumberToObject(j, "word_bytes", npu_cfg_word(c));
     cJSON_AddNumberToObject(j, "beat_bytes", npu_cfg_beat(c));
+    cJSON_AddNumberToObject(j, "beat_words", npu_cfg_beat(c) / npu_cfg_word(c));
     cJSON_AddNumberToObject(j, "lanes", npu_cfg_f(c));
-    cJSON_AddNumberToObject(j, "spm_bytes", (double)c->spm_banks * c->spm_bank_words * npu_cfg_beat(c));
+    cJSON_AddNumberToObject(j, "spm_bytes", (double)c->spm_banks * c->spm_bank_words * npu_cfg_word(c));
     cJSON_AddNumberToObject(j, "lbuf_h_depth", c->lbuf_h_depth);
     cJSON_AddNumberToObject(j, "lbuf_v_depth", c->lbuf_v_depth);
     cJSON_AddNumberToObject(j, "queue_depth", c->queue_depth);
@@ -40,9 +42,11 @@ int npu_cmd_info(const npu_cfg_t *c, const npu_args_t *a)
            4 * c->s * c->s);
     printf("element type    %s (%s accumulation)\n", npu_dtype_name((unsigned)c->dtype),
            npu_cfg_bf16(c) ? "fp32" : "int32");
-    printf("word / beat     %d bytes (%d 16-bit lanes)\n", npu_cfg_beat(c), npu_cfg_f(c));
+    printf("SPM word        %d bytes (%d 16-bit lanes)\n", npu_cfg_word(c), npu_cfg_f(c));
+    printf("DRAM beat       %d bytes (%d SPM word%s)\n", npu_cfg_beat(c), npu_cfg_beat(c) / npu_cfg_word(c),
+           npu_cfg_beat(c) > npu_cfg_word(c) ? "s" : "");
     printf("SPM             %d banks x %d words = %d KiB\n", c->spm_banks, c->spm_bank_words,
-           c->spm_banks * c->spm_bank_words * npu_cfg_beat(c) / 1024);
+           c->spm_banks * c->spm_bank_words * npu_cfg_word(c) / 1024);
     printf("OBUF            2 halves x %d rows of %d %s\n", c->obuf_rows, npu_cfg_f(c),
            npu_cfg_bf16(c) ? "fp32" : "int32");
     printf("LBUF H / V      %d / %d words per core\n", c->lbuf_h_depth, c->lbuf_v_depth);
@@ -60,7 +64,7 @@ int npu_cmd_version(const npu_cfg_t *c, const npu_args_t *a)
     npu_out_meta_t m = npu_cli_meta(c, a);
     printf("npu %s\n", m.rev);
     printf("config %s: S=%d (%d PEs), %d-byte words, SPM %d KiB, DRAM 2^%d bytes\n", c->name,
-           c->s, 4 * c->s * c->s, npu_cfg_beat(c),
-           c->spm_banks * c->spm_bank_words * npu_cfg_beat(c) / 1024, c->dram_addr_bits);
+           c->s, 4 * c->s * c->s, npu_cfg_word(c),
+           c->spm_banks * c->spm_bank_words * npu_cfg_word(c) / 1024, c->dram_addr_bits);
     return NPU_EXIT_PASS;
 }

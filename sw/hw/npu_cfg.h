@@ -24,14 +24,19 @@ typedef struct npu_cfg {
     const char *name;
     int s, spm_banks, spm_bank_words, obuf_rows, lbuf_h_depth, lbuf_v_depth, queue_depth,
         token_max, dram_addr_bits, max_burst_beats, max_outstanding, watchdog_cycles, dram_bw,
-        dram_latency, dram_burst_cost, dtype; /* dtype: NPU_DTYPE_* */
+        dram_latency, dram_burst_cost, dtype, /* dtype: NPU_DTYPE_* */
+        beat_words;                           /* SPM words per DRAM beat */
     npu_cfg_calib_t calib;
 } npu_cfg_t;
 #endif
 
 /* Derived sizes (docs/isa.md §1). */
 static inline int npu_cfg_f(const npu_cfg_t *c) { return 2 * c->s; }          /* fused array side, lanes per word */
-static inline int npu_cfg_beat(const npu_cfg_t *c) { return 4 * c->s; }       /* bytes per word / DRAM beat */
+/* An SPM word (the unit of SPM addresses, LBUF and OBUF rows, the DMA's rows) is 2S elements =
+ * 4S bytes; a DRAM beat (the unit of AXI bursts, the 4 KiB rule's granule and the DRAM model's
+ * transfers) is beat_words SPM words. Sizes inside the NPU use the word, DRAM traffic the beat. */
+static inline int npu_cfg_word(const npu_cfg_t *c) { return 4 * c->s; }       /* bytes per SPM word */
+static inline int npu_cfg_beat(const npu_cfg_t *c) { return 4 * c->s * (c->beat_words > 0 ? c->beat_words : 1); } /* bytes per DRAM beat */
 static inline int npu_cfg_bf16(const npu_cfg_t *c) { return c->dtype == NPU_DTYPE_BF16; }
 static inline int npu_cfg_spm_words(const npu_cfg_t *c) { return c->spm_banks * c->spm_bank_words; }
 

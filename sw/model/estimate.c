@@ -534,7 +534,7 @@ int npu_estimate(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_est
     }
     int(*id)[T_IDS] = malloc((size_t)net->layers * sizeof *id);
     tiled_t *z = calloc((size_t)(5 * net->layers + 1), sizeof *z);
-    uint64_t spm = o->spm_bytes ? o->spm_bytes : (uint64_t)npu_cfg_spm_words(cfg) * (uint64_t)npu_cfg_beat(cfg);
+    uint64_t spm = o->spm_bytes ? o->spm_bytes : (uint64_t)npu_cfg_spm_words(cfg) * (uint64_t)npu_cfg_word(cfg);
     if (!id || !z) {
         free(id);
         free(z);

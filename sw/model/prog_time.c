@@ -179,7 +179,7 @@ static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
  * time both read them). */
 static npu_dma_count_t dma_count(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
-    return npu_dma_bursts_of((uint64_t)npu_cfg_beat(cfg), (uint64_t)cfg->max_burst_beats, f);
+    return npu_dma_bursts_cfg(cfg, f);
 }
 
 /* A transposed LOAD's Q16 cycles from q, its transfer cost as a plain stream of its beats (lead
@@ -209,13 +209,14 @@ static uint64_t tr_load_time(const npu_fields_t *f, uint64_t B, uint64_t F, uint
 static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, int store,
                          npu_dma_count_t c)
 {
-    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
-    /* one SPM word per cycle: rows not beat-aligned take more words than beats, and the engine
-     * (realigner / packer) streams its bursts at the words' rate, their burst cost on top */
-    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B);
+    uint64_t B = (uint64_t)npu_cfg_word(cfg), DB = (uint64_t)npu_cfg_beat(cfg), bw = DB / B;
+    /* BEAT_WORDS SPM words per cycle (one beat's worth): rows not beat-aligned take more words
+     * than beats, and the engine (realigner / packer) streams its bursts at the words' rate,
+     * their burst cost on top */
+    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B), wcyc = (words + bw - 1) / bw;
     int tr = f->transpose && !store;
-    npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, words), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
-    uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)B, store), F = 2u * (uint64_t)cfg->s;
+    npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, wcyc), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
+    uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)DB, store), F = 2u * (uint64_t)cfg->s;
     uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
     if (store && k->mode != NPU_SLICE_NOBURST) /* (a bytes-only q has no fixed part to take off) */
         q -= k->xfer_fixed - fixed;
@@ -331,7 +332,7 @@ static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
 static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, unsigned len)
 {
-    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t B = (uint64_t)npu_cfg_word(cfg);
     switch (f->op) {
     case NPU_OP_FILL: return ((uint64_t)f->rows * ((f->row_bytes + B - 1) / B)) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:

@@ -44,7 +44,7 @@ int npu_sweep_parse(const char *spec, const npu_cfg_t *cfg, int batch, npu_sweep
 {
     memset(sp, 0, sizeof *sp);
     sp->v[0][0] = cfg->s;
-    sp->v[1][0] = (double)npu_cfg_spm_words(cfg) * npu_cfg_beat(cfg) / 1024;
+    sp->v[1][0] = (double)npu_cfg_spm_words(cfg) * npu_cfg_word(cfg) / 1024;
     sp->v[2][0] = cfg->dram_bw;
     sp->v[3][0] = batch;
     for (int k = 0; k < 4; k++)
@@ -103,7 +103,7 @@ int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_
         return -1;
     point_idx(sp, i, idx);
     pt->spm_bytes = (uint64_t)(sp->v[1][idx[1]] * 1024);
-    c.spm_bank_words = (int)(pt->spm_bytes / ((uint64_t)c.spm_banks * (uint64_t)npu_cfg_beat(&c)));
+    c.spm_bank_words = (int)(pt->spm_bytes / ((uint64_t)c.spm_banks * (uint64_t)npu_cfg_word(&c)));
     npu_est_opts_t o = {pt->batch, pt->spm_bytes, pt->bw, -1, 1, 1};
     pt->ok = c.spm_bank_words > 0 && npu_estimate(&c, net, &o, e, why, sizeof why) == 0;
     if (pt->ok) {
@@ -157,7 +157,7 @@ int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const 
     int idx[4];
     point_idx(sp, i, idx);
     why[0] = 0;
-    uint64_t area = (uint64_t)o->res_banks * (uint64_t)c.spm_bank_words * (uint64_t)npu_cfg_beat(&c);
+    uint64_t area = (uint64_t)o->res_banks * (uint64_t)c.spm_bank_words * (uint64_t)npu_cfg_word(&c);
     pt->spm_bytes = sp->given[1] ? (uint64_t)(sp->v[1][idx[1]] * 1024) : area;
     if (sp->given[1] && (!o->res_banks || pt->spm_bytes > area)) {
         snprintf(why, n, "spm %g KiB: more than the %d resident bank(s) hold (%llu KiB)", sp->v[1][idx[1]],

@@ -10,7 +10,7 @@ void npu_tmodel_hw_from_cfg(const npu_cfg_t *cfg, npu_tmodel_hw_t *hw)
     memset(hw, 0, sizeof *hw);
     hw->S = cfg->s;
     hw->cores = 1;
-    hw->spm_bytes = (long)cfg->spm_banks * cfg->spm_bank_words * npu_cfg_beat(cfg);
+    hw->spm_bytes = (long)cfg->spm_banks * cfg->spm_bank_words * npu_cfg_word(cfg);
     hw->dram_bw = cfg->dram_bw;
     hw->in_bytes = 2;
     hw->acc_bytes = 4;

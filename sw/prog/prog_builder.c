@@ -10,7 +10,7 @@ void npu_pb_init(npu_pb_t *b, const npu_cfg_t *cfg)
 {
     memset(b, 0, sizeof *b);
     b->cfg = cfg;
-    b->B = (uint64_t)npu_cfg_beat(cfg);
+    b->B = (uint64_t)npu_cfg_word(cfg);
 }
 
 void npu_pb_context(npu_pb_t *b, const char *fmt, ...)

@@ -5,12 +5,13 @@
 
 /* The beat geometry of the config, shared by the per-instruction rules below. */
 typedef struct geom {
-    uint64_t B, F, S; /* beat bytes, 2S, S */
+    uint64_t B, F, S; /* SPM word bytes (4S), 2S, S */
+    uint64_t DB;      /* DRAM beat bytes (B * BEAT_WORDS) */
     uint64_t mb;      /* the longest burst in beats */
 } geom_t;
 
 static uint64_t umin(uint64_t a, uint64_t b) { return a < b ? a : b; }
-static uint64_t beats_of(const npu_fields_t *f, const geom_t *g) { return (f->row_bytes + g->B - 1) / g->B; }
+static uint64_t words_of(const npu_fields_t *f, const geom_t *g) { return (f->row_bytes + g->B - 1) / g->B; }
 
 npu_dma_count_t npu_dma_run(uint64_t addr, uint64_t bytes, uint64_t B, uint64_t max_burst)
 {
@@ -46,71 +47,97 @@ npu_dma_count_t npu_dma_bursts(uint64_t B, uint64_t max_burst, uint64_t dram_add
     return t;
 }
 
-npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
-                                  uint64_t row_bytes, uint64_t dram_stride)
+/* The transposed rules' structure is the SPM word (W bytes: a group is two words of each row, a
+ * STORE's column block one word of S int32); their runs are counted in DRAM beats (DB bytes). */
+static npu_dma_count_t bursts_tr(uint64_t W, uint64_t DB, uint64_t max_burst, uint64_t dram_addr,
+                                 uint64_t rows, uint64_t row_bytes, uint64_t dram_stride)
 {
     npu_dma_count_t t = {0, 0};
-    uint64_t E = B / 2, words = (row_bytes + B - 1) / B;
+    uint64_t E = W / 2, words = (row_bytes + W - 1) / W;
     for (uint64_t r0 = 0; r0 < rows; r0 += E) {
         uint64_t nr = umin(rows - r0, E);
         for (uint64_t cb = 0; cb < words; cb += 2) {
-            uint64_t w = umin(words - cb, 2), gb = umin(row_bytes - cb * B, 2 * B);
-            uint64_t a = dram_addr + r0 * dram_stride + cb * B;
+            uint64_t w = umin(words - cb, 2), gb = umin(row_bytes - cb * W, 2 * W);
+            uint64_t a = dram_addr + r0 * dram_stride + cb * W;
             if (dram_stride == gb) /* the sub-rows are contiguous bytes */
-                add(&t, npu_dma_run(a, nr * gb, B, max_burst));
-            else if (dram_stride == w * B && dram_addr % B == 0) /* adjacent beat-padded sub-rows */
-                add(&t, npu_dma_run(a, nr * w * B, B, max_burst));
+                add(&t, npu_dma_run(a, nr * gb, DB, max_burst));
+            else if (dram_stride == w * W && dram_addr % W == 0) /* adjacent word-padded sub-rows */
+                add(&t, npu_dma_run(a, nr * w * W, DB, max_burst));
             else
                 for (uint64_t r = 0; r < nr; r++)
-                    add(&t, npu_dma_run(a + r * dram_stride, gb, B, max_burst));
+                    add(&t, npu_dma_run(a + r * dram_stride, gb, DB, max_burst));
         }
     }
     return t;
 }
 
-npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
-                                   uint64_t row_bytes, uint64_t dram_stride)
+static npu_dma_count_t bursts_str(uint64_t W, uint64_t DB, uint64_t max_burst, uint64_t dram_addr,
+                                  uint64_t rows, uint64_t row_bytes, uint64_t dram_stride)
 {
     npu_dma_count_t t = {0, 0};
-    if (row_bytes <= B && dram_stride == row_bytes) /* one column block, rows contiguous */
-        return npu_dma_run(dram_addr, rows * row_bytes, B, max_burst);
+    if (row_bytes <= W && dram_stride == row_bytes) /* one column block, rows contiguous */
+        return npu_dma_run(dram_addr, rows * row_bytes, DB, max_burst);
     for (uint64_t r = 0; r < rows; r++) /* every sub-row its own run (the order does not count) */
-        for (uint64_t cb = 0; cb * B < row_bytes; cb++)
-            add(&t, npu_dma_run(dram_addr + r * dram_stride + cb * B, umin(B, row_bytes - cb * B), B,
+        for (uint64_t cb = 0; cb * W < row_bytes; cb++)
+            add(&t, npu_dma_run(dram_addr + r * dram_stride + cb * W, umin(W, row_bytes - cb * W), DB,
                                 max_burst));
     return t;
 }
 
+npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                                  uint64_t row_bytes, uint64_t dram_stride)
+{
+    return bursts_tr(B, B, max_burst, dram_addr, rows, row_bytes, dram_stride);
+}
+
+npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
+                                   uint64_t row_bytes, uint64_t dram_stride)
+{
+    return bursts_str(B, B, max_burst, dram_addr, rows, row_bytes, dram_stride);
+}
+
+npu_dma_count_t npu_dma_bursts_wb(uint64_t W, uint64_t DB, uint64_t max_burst, const npu_fields_t *f)
+{
+    if (!f->transpose)
+        return npu_dma_bursts(DB, max_burst, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    return (f->op == NPU_OP_STORE ? bursts_str : bursts_tr)(W, DB, max_burst, f->dram_addr, f->rows,
+                                                             f->row_bytes, f->dram_stride);
+}
+
 npu_dma_count_t npu_dma_bursts_of(uint64_t B, uint64_t max_burst, const npu_fields_t *f)
 {
-    npu_dma_count_t (*rule)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t) =
-        !f->transpose ? npu_dma_bursts : f->op == NPU_OP_STORE ? npu_dma_bursts_str : npu_dma_bursts_tr;
-    return rule(B, max_burst, f->dram_addr, f->rows, f->row_bytes, f->dram_stride);
+    return npu_dma_bursts_wb(B, B, max_burst, f);
+}
+
+npu_dma_count_t npu_dma_bursts_cfg(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    return npu_dma_bursts_wb((uint64_t)npu_cfg_word(cfg), (uint64_t)npu_cfg_beat(cfg),
+                             cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1, f);
 }
 
 static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
-    uint64_t beats = beats_of(f, g);
-    npu_dma_count_t c = npu_dma_bursts_of(g->B, g->mb, f);
+    uint64_t words = words_of(f, g);
+    npu_dma_count_t c = npu_dma_bursts_wb(g->B, g->DB, g->mb, f);
     e->insn_load++;
-    e->rd_bytes[f->tag] += c.beats * g->B;
+    e->rd_bytes[f->tag] += c.beats * g->DB;
     e->rd_bursts += c.bursts;
     if (f->transpose)
         e->spm_wr_words += (uint64_t)(f->row_bytes / 2) * ((f->rows + g->F - 1) / g->F);
     else
-        e->spm_wr_words += (uint64_t)f->rows * beats;
+        e->spm_wr_words += (uint64_t)f->rows * words;
 }
 
 static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
-    npu_dma_count_t c = npu_dma_bursts_of(g->B, g->mb, f);
+    npu_dma_count_t c = npu_dma_bursts_wb(g->B, g->DB, g->mb, f);
     e->insn_store++;
-    e->wr_bytes[f->tag] += c.beats * g->B;
+    e->wr_bytes[f->tag] += c.beats * g->DB;
     e->wr_bursts += c.bursts;
     if (f->transpose) /* SPM rows c < row_bytes/4 of ceil(rows/S) words */
         e->spm_rd_words += (uint64_t)(f->row_bytes / 4) * ((f->rows + g->S - 1) / g->S);
     else
-        e->spm_rd_words += (uint64_t)f->rows * beats_of(f, g);
+        e->spm_rd_words += (uint64_t)f->rows * words_of(f, g);
 }
 
 /* Per row set, per core it passes through: the core's part of the k x n tile (bcast: each core
@@ -234,8 +261,8 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     case NPU_OP_STORE: expect_store(f, g, e); break;
     case NPU_OP_FILL:
         e->insn_load++;
-        e->fill_words += (uint64_t)f->rows * beats_of(f, g);
-        e->spm_wr_words += (uint64_t)f->rows * beats_of(f, g);
+        e->fill_words += (uint64_t)f->rows * words_of(f, g);
+        e->spm_wr_words += (uint64_t)f->rows * words_of(f, g);
         break;
     case NPU_OP_LDW:
         e->insn_exec++;
@@ -253,12 +280,13 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, npu_prog_expect_t *e)
 {
     geom_t g;
-    g.B = (uint64_t)npu_cfg_beat(cfg);
+    g.B = (uint64_t)npu_cfg_word(cfg);
+    g.DB = (uint64_t)npu_cfg_beat(cfg);
     g.F = (uint64_t)npu_cfg_f(cfg);
     g.S = (uint64_t)cfg->s;
     g.mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
     memset(e, 0, sizeof *e);
-    e->rd_bytes[NPU_TAG_PROG] = (n * NPU_INSN_BYTES + g.B - 1) / g.B * g.B;
+    e->rd_bytes[NPU_TAG_PROG] = (n * NPU_INSN_BYTES + g.DB - 1) / g.DB * g.DB;
     unsigned vlen = 0; /* the vector unit's len register: zero at start, set by VSET */
     for (size_t i = 0; i < n; i++) {
         npu_fields_t f;

@@ -77,8 +77,14 @@ npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_
  * min(B, row_bytes - cb*B) bytes at dram_addr + r * dram_stride + cb * B. */
 npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
                                    uint64_t row_bytes, uint64_t dram_stride);
-/* A LOAD's or STORE's count by the rule of its kind (normal, transposed LOAD, transposed STORE). */
+/* A LOAD's or STORE's count by the rule of its kind (normal, transposed LOAD, transposed STORE),
+ * W the SPM word's bytes (the transposed rules' groups and column blocks), DB the DRAM beat's
+ * (the runs' beats and bursts; W * BEAT_WORDS). npu_dma_bursts_of: W = DB = B (BEAT_WORDS = 1);
+ * npu_dma_bursts_cfg: the config's word, beat and MAX_BURST_BEATS. The three rules above take a
+ * single B: at BEAT_WORDS = 1, word = beat. */
+npu_dma_count_t npu_dma_bursts_wb(uint64_t W, uint64_t DB, uint64_t max_burst, const npu_fields_t *f);
 npu_dma_count_t npu_dma_bursts_of(uint64_t B, uint64_t max_burst, const npu_fields_t *f);
+npu_dma_count_t npu_dma_bursts_cfg(const npu_cfg_t *cfg, const npu_fields_t *f);
 
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
                      npu_prog_expect_t *e);

@@ -51,7 +51,7 @@ static int dma_build(const npu_cfg_t *cfg, const npu_calib_dma_pt_t *t, npu_prog
                      npu_bursts_t *acc, char *msg, size_t n)
 {
     npu_burst_geom_t g = npu_slice_geom(cfg);
-    unsigned B = (unsigned)npu_cfg_beat(cfg), words = (t->w + B - 1) / B;
+    unsigned B = (unsigned)npu_cfg_word(cfg), words = (t->w + B - 1) / B;
     unsigned pitch = t->dense ? t->w : dma_wmax(cfg);
     npu_pb_t pb;
     npu_insn_t in;
@@ -417,8 +417,9 @@ int npu_calib_write(FILE *f, const npu_cfg_t *cfg, const npu_calib_t *c, const c
             cfg->name, command, cfg->name);
     fprintf(f, "# Measured under (must equal %s.cfg):\n", cfg->name);
     fprintf(f, "S               = %d\nMAX_BURST_BEATS = %d\nMAX_OUTSTANDING = %d\nDRAM_BW         = %d\n"
-               "DRAM_LATENCY    = %d\nDRAM_BURST_COST = %d\n", cfg->s, cfg->max_burst_beats,
-            cfg->max_outstanding, cfg->dram_bw, cfg->dram_latency, cfg->dram_burst_cost);
+               "DRAM_LATENCY    = %d\nDRAM_BURST_COST = %d\nBEAT_WORDS      = %d\n", cfg->s,
+            cfg->max_burst_beats, cfg->max_outstanding, cfg->dram_bw, cfg->dram_latency,
+            cfg->dram_burst_cost, cfg->beat_words);
     fprintf(f, "QUICK           = %d   # 1: the --quick sweep\n", c->quick);
     fprintf(f, "# Q16 cycles (cycles x 65536). DMA fit over %zu LOAD programs, R^2 = %.5f; launch "
                "%.2f cycles per program (not used)\n", c->fdma.n, c->fdma.r2, c->fdma.coef[0]);

@@ -244,7 +244,7 @@ int npu_conv_bwd_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, 
     j->rep = rep;
     j->io = io;
     j->dram = npu_sim_dram(sim, &j->dram_bytes);
-    j->B = (unsigned)npu_cfg_beat(cfg);
+    j->B = (unsigned)npu_cfg_word(cfg);
     npu_prog_init(&j->prog);
     if ((rc = prepare(j, seed)) == NPU_GEMM_PASS && (rc = layout(j)) == NPU_GEMM_PASS &&
         (rc = run(j, max_cycles)) == NPU_GEMM_PASS && (rc = check_results(j)) == NPU_GEMM_PASS)

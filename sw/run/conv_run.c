@@ -429,7 +429,7 @@ static int conv_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_conv_t *c, i
     j.rep = rep;
     j.io = io;
     j.dram = npu_sim_dram(sim, &j.dram_bytes);
-    j.B = (unsigned)npu_cfg_beat(cfg);
+    j.B = (unsigned)npu_cfg_word(cfg);
     npu_prog_init(&j.prog);
     j.sp = calloc(1, sizeof *j.sp);
     if (!j.sp)

@@ -63,7 +63,7 @@ static int drain_pass(const npu_insn_t *prog, size_t n, size_t d, unsigned B)
 void npu_fcov_program(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n, int stalled,
                       npu_fcov_t *c)
 {
-    unsigned S = (unsigned)cfg->s, B = (unsigned)npu_cfg_beat(cfg);
+    unsigned S = (unsigned)cfg->s, B = (unsigned)npu_cfg_word(cfg);
     int bank_fan[2] = {NPU_FCOV_FAN2, NPU_FCOV_FAN2};
     int *dpass = malloc(n * sizeof *dpass); /* per DRAIN, its pass (-2: not computed yet) */
     if (!dpass)

@@ -362,7 +362,7 @@ static void each_output(npu_step_run_t *s, int i, out_fn f)
 {
     const npu_step_kernel_t *k = &s->plan.k[i], *r = kernel_run(s, i);
     const npu_conv_t *c = &k->cv.c;
-    unsigned B = (unsigned)npu_cfg_beat(s->cfg);
+    unsigned B = (unsigned)npu_cfg_word(s->cfg);
     if (k->kind == NPU_SK_GEMM) {
         f(s, k, r->g.args.res_c, k->g.args.c, (uint64_t)k->g.M, 4u * (unsigned)k->g.N, k->g.args.pitch_c, 32, "C");
     } else if (k->kind == NPU_SK_CONV_FWD) {
@@ -457,7 +457,7 @@ static int golden_conv(npu_step_run_t *s, int i)
 {
     const npu_step_kernel_t *k = &s->plan.k[i];
     const npu_conv_t *c = &k->cv.c;
-    unsigned B = (unsigned)npu_cfg_beat(s->cfg);
+    unsigned B = (unsigned)npu_cfg_word(s->cfg);
     size_t nx = npu_conv_x_elems(c), nw = npu_conv_w_elems(c), ny = npu_conv_y_elems(c), T = (size_t)c->KH * c->KW;
     int16_t *X = malloc(nx * 2), *W = malloc(nw * 2), *dY = malloc(ny * 2);
     int32_t *o1 = malloc((nx > ny ? nx : ny) * 4), *o2 = malloc(nw * 4), *o3 = malloc(nw * 4);

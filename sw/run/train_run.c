@@ -777,7 +777,7 @@ int npu_train_step_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp
     c.cfg = cfg;
     c.sim = sim;
     c.dram = npu_sim_dram(sim, &dram_bytes);
-    c.beat = (unsigned)npu_cfg_beat(cfg);
+    c.beat = (unsigned)npu_cfg_word(cfg);
     c.policy = policy;
     c.max_cycles = max_cycles;
     c.r = r;

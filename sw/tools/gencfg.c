@@ -59,12 +59,13 @@ static const struct key KEYS[] = {
     {"DRAM_LATENCY", "dram_latency", 0, 0},
     {"DRAM_BURST_COST", "dram_burst_cost", 0, 0},
     {"DTYPE", "dtype", 1, 1},
+    {"BEAT_WORDS", "beat_words", 1, 0},
 };
 enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
 enum {
     K_S, K_SPM_BANKS, K_SPM_BANK_WORDS, K_OBUF_ROWS, K_LBUF_H_DEPTH, K_LBUF_V_DEPTH,
     K_QUEUE_DEPTH, K_TOKEN_MAX, K_DRAM_ADDR_BITS, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING,
-    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE
+    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE, K_BEAT_WORDS
 };
 
 /* A DTYPE name (NPU_DTYPES) as its number; -1 when it names none. */
@@ -85,6 +86,7 @@ static const struct key CAL_KEYS[] = {
     {"DRAM_BW", "dram_bw", 0, 0},
     {"DRAM_LATENCY", "dram_latency", 0, 0},
     {"DRAM_BURST_COST", "dram_burst_cost", 0, 0},
+    {"BEAT_WORDS", "beat_words", 0, 0},
     {"QUICK", "quick", 0, 0},
     {"XFER_FIXED", "xfer_fixed", 0, 0},
     {"BURST", "burst", 0, 0},
@@ -95,9 +97,9 @@ static const struct key CAL_KEYS[] = {
     {"LAT_FIXED", "lat_fixed", 0, 0},
     {"WINDOW", "window", 0, 0},
 };
-enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 6, C_QUICK = 6, C_XFER_FIXED = 7 };
+enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 7, C_QUICK = 7, C_XFER_FIXED = 8 };
 static const int CAL_COND_KEY[NCAL_COND] = {K_S, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING, K_DRAM_BW,
-                                            K_DRAM_LATENCY, K_DRAM_BURST_COST};
+                                            K_DRAM_LATENCY, K_DRAM_BURST_COST, K_BEAT_WORDS};
 
 static long val[NKEYS];
 static int line_of[NKEYS]; /* 0 = not seen */
@@ -336,6 +338,13 @@ static void validate(void)
     check_range(K_DRAM_BW, 1, 1L << 20);
     check_range(K_DRAM_LATENCY, 0, 1L << 20);
     check_range(K_DRAM_BURST_COST, 0, 1L << 20);
+    /* A DRAM beat is BEAT_WORDS SPM words (4*S bytes each); a power of two that divides 4 KiB,
+     * so a burst's beats never straddle a 4 KiB line and the line rule is a shift. */
+    check_range(K_BEAT_WORDS, 1, 8);
+    check_pow2(K_BEAT_WORDS);
+    if (n_errors == before && 4 * val[K_S] * val[K_BEAT_WORDS] > 4096)
+        err_at(line_of[K_BEAT_WORDS], "a DRAM beat of 4*S*BEAT_WORDS = %ld bytes exceeds 4096",
+               4 * val[K_S] * val[K_BEAT_WORDS]);
 }
 
 /* ---- output buffer ---- */
@@ -425,7 +434,9 @@ static void gen_params_h(struct buf *b)
     for (i = 0; i < NKEYS; i++)
         bprintf(b, "#define NPU_CFG_%s %ld\n", KEYS[i].name, val[i]);
     bprintf(b, "\n/* Derived values. */\n");
-    bprintf(b, "#define NPU_CFG_BEAT_BYTES %ld /* 4*S: one SPM word = one DRAM beat */\n", 4 * val[K_S]);
+    bprintf(b, "#define NPU_CFG_WORD_BYTES %ld /* 4*S: one SPM word */\n", 4 * val[K_S]);
+    bprintf(b, "#define NPU_CFG_BEAT_BYTES %ld /* 4*S*BEAT_WORDS: one DRAM beat */\n",
+            4 * val[K_S] * val[K_BEAT_WORDS]);
     bprintf(b, "#define NPU_CFG_SPM_WORDS %ld /* SPM_BANKS*SPM_BANK_WORDS */\n",
             val[K_SPM_BANKS] * val[K_SPM_BANK_WORDS]);
     bprintf(b, "#define NPU_CFG_DRAM_BYTES (1UL << %ld)\n", val[K_DRAM_ADDR_BITS]);

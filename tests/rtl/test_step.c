@@ -166,7 +166,7 @@ static void bytes_exact_cap(const int *dims, int L, int B, uint64_t cap, npu_est
                 100.0 * ((double)e->cycles - (double)rtl) / (double)rtl);
     cr_log_info("%d-layer MLP, batch %d, %llu of %llu bytes: %llu tensor bytes per step, %d transfers, %d accesses "
                 "demoted", L, B, (unsigned long long)s.res->cap_bytes,
-                (unsigned long long)(s.res->words - s.res->limit) * npu_cfg_beat(&c), (unsigned long long)all,
+                (unsigned long long)(s.res->words - s.res->limit) * npu_cfg_word(&c), (unsigned long long)all,
                 s.res->nx, s.res->demoted);
     npu_step_run_free(&s);
     npu_sim_close(sim);
@@ -223,7 +223,7 @@ Test(step, resident_capacity_sweep)
 {
     int dims[5] = {16, 24, 20, 16, 10}, L = 4, B = 8, prefix;
     npu_cfg_t c = rtl_cfg();
-    uint64_t word = (uint64_t)npu_cfg_beat(&c), area = (uint64_t)c.spm_bank_words * word, lo = 0, hi = area;
+    uint64_t word = (uint64_t)npu_cfg_word(&c), area = (uint64_t)c.spm_bank_words * word, lo = 0, hi = area;
     npu_est_kplan_t *e = calloc(1, sizeof *e);
     char line[256], why[256];
     cr_assert_not_null(e);
@@ -315,7 +315,7 @@ Test(step, resident_prefetch_and_lookahead)
 {
     int dims[5] = {16, 24, 20, 16, 10}, L = 4, B = 8;
     npu_cfg_t c = rtl_cfg();
-    uint64_t cap = (uint64_t)c.spm_bank_words * npu_cfg_beat(&c) / 4;
+    uint64_t cap = (uint64_t)c.spm_bank_words * npu_cfg_word(&c) / 4;
     int modes[3] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_PREFETCH, NPU_RES_LOOKAHEAD};
     uint64_t pre[3][7 * NPU_STEP_MAX_LAYERS + 2];
     npu_est_kplan_t *e = calloc(3, sizeof *e);
@@ -429,7 +429,7 @@ Test(step, brief_prefetch_heavy_light)
     int dims[6] = {64, 128, 16, 128, 16, 10}, L = 5, B = 16;
     int modes[2] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_LOOKAHEAD};
     npu_cfg_t c = rtl_cfg();
-    uint64_t cap = (uint64_t)c.spm_bank_words * npu_cfg_beat(&c) / 4, pre[2][7 * NPU_STEP_MAX_LAYERS + 2];
+    uint64_t cap = (uint64_t)c.spm_bank_words * npu_cfg_word(&c) / 4, pre[2][7 * NPU_STEP_MAX_LAYERS + 2];
     uint64_t kc[2][7 * NPU_STEP_MAX_LAYERS + 2];
     npu_est_kplan_t *e = calloc(2, sizeof *e);
     npu_step_res_t r[2];

@@ -272,7 +272,7 @@ static int no_dx_same_dw(int S, int bf16, npu_conv_t c)
     nodx = full;
     npu_conv_bwd_drop_dx(&nodx);
     const npu_conv_plan_t *p = &full.dx;
-    unsigned B = (unsigned)npu_cfg_beat(&cfg);
+    unsigned B = (unsigned)npu_cfg_word(&cfg);
     uint64_t at[6], sz[5] = {npu_conv_tensor_bytes(p, NPU_TAG_X), npu_conv_tensor_bytes(p, NPU_TAG_W),
                              npu_conv_tensor_bytes(p, NPU_TAG_DY), npu_conv_tensor_bytes(p, NPU_TAG_DX),
                              (uint64_t)full.dwt_words * B};

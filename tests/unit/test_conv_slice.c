@@ -59,7 +59,7 @@ static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df
     int have = 0, same = 0;
     char msg[200];
     cr_assert_eq(npu_conv_plan(cfg, c, k, df, NULL, &p0, msg, sizeof msg), 0, "%s", msg);
-    npu_conv_dram_layout(&p0, (unsigned)npu_cfg_beat(cfg) > 16 ? (unsigned)npu_cfg_beat(cfg) : 16, &a, NULL);
+    npu_conv_dram_layout(&p0, (unsigned)npu_cfg_word(cfg) > 16 ? (unsigned)npu_cfg_word(cfg) : 16, &a, NULL);
     for (int G = k == NPU_CONV_DW ? 1 : p0.nblk; G >= 1; G--)
         for (int R = p0.rows; R >= 1; R--) {
             npu_conv_plan_opts_t o = {R, k == NPU_CONV_DW ? 0 : G, 0, 0};

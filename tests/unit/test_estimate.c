@@ -391,7 +391,7 @@ Test(estimate, block_reuse_step_at_the_capacity_formula)
     uint64_t formula = x1 + x2 + w2 + x3, step = block_step(BLOCK, 4, "Y0", "fwd2", "add2", 0);
     cr_assert_eq(step, formula + b2, "block reuse from %llu bytes; the formula %llu + b2 %llu",
                  (unsigned long long)step, (unsigned long long)formula, (unsigned long long)b2);
-    cr_assert_leq(step - formula, (uint64_t)npu_cfg_beat(&c), "more than one granule from the formula");
+    cr_assert_leq(step - formula, (uint64_t)npu_cfg_word(&c), "more than one granule from the formula");
     estimate(BLOCK, 4, step, 1);
     uint64_t in_at = e.sched.in_bytes;
     npu_est_free(&e);

@@ -11,6 +11,7 @@
 #include "run/runtime.h"
 #include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
+#include "prog/prog_expect.h"
 #include "test_cfgs.h"
 
 static npu_sim_t *open_sim(const npu_cfg_t *c, uint64_t seed, unsigned stall_pct)
@@ -431,7 +432,7 @@ static void fill(int16_t *v, size_t n, uint64_t *st)
  * (npu_dma_bursts_str). */
 static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M, int N)
 {
-    uint64_t B = 4ull * (uint64_t)c->s, y = 0;
+    uint64_t W = (uint64_t)npu_cfg_word(c), DB = (uint64_t)npu_cfg_beat(c), y = 0;
     const npu_gemm_plan_t *p = &rep->plan;
     int sw = rep->args.swap, R = sw ? N : M, Q = sw ? M : N; /* the plan's rows and columns */
     for (int r0 = 0; r0 < R; r0 += p->Mt)
@@ -439,10 +440,15 @@ static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M,
             uint64_t ra = (uint64_t)(R - r0 < p->Mt ? R - r0 : p->Mt);
             uint64_t qa = (uint64_t)(Q - q0 < p->Nt ? Q - q0 : p->Nt);
             uint64_t m0 = (uint64_t)(sw ? q0 : r0), n0 = (uint64_t)(sw ? r0 : q0);
-            y += B * (sw ? npu_dma_bursts_str : npu_dma_bursts)(B, (uint64_t)c->max_burst_beats,
-                                                                 rep->args.c + 4ull * m0 * (uint64_t)N + 4ull * n0,
-                                                                 sw ? qa : ra, 4 * (sw ? ra : qa), 4ull * (uint64_t)N)
-                          .beats;
+            npu_fields_t f;
+            memset(&f, 0, sizeof f);
+            f.op = NPU_OP_STORE;
+            f.transpose = (unsigned)sw;
+            f.dram_addr = (uint32_t)(rep->args.c + 4ull * m0 * (uint64_t)N + 4ull * n0);
+            f.rows = (unsigned)(sw ? qa : ra);
+            f.row_bytes = (unsigned)(4 * (sw ? ra : qa));
+            f.dram_stride = 4u * (unsigned)N;
+            y += DB * npu_dma_bursts_wb(W, DB, (uint64_t)c->max_burst_beats, &f).beats;
         }
     return y;
 }
@@ -529,6 +535,49 @@ Test(gemm_fake, edge_shapes_s8) {
         for (int t = 0; t < 4; t++)
             gemm_case(s, &c, sh[i][0], sh[i][1], sh[i][2], t & 1, t >> 1, 200 + i);
     npu_sim_close(s);
+}
+
+/* BEAT_WORDS = 2 (64-byte DRAM beats at S = 8) in the functional model: the GEMMs stay
+ * bit-exact, every counter equals the program's expectation at 64-byte beats (npu_gemm_run's
+ * counter check and the independent y_bytes), and a skinny GEMM's dense X and Y take half the
+ * beats and bursts they take at 32-byte beats. */
+Test(gemm_fake, wide_beats_s8) {
+    npu_cfg_t c1 = test_cfg(8), c2 = test_cfg(8);
+    static const int sh[][3] = {{1, 1, 1}, {512, 5, 5}, {300, 5, 32}, {300, 32, 5}, {97, 24, 24},
+                                {64, 256, 16}, {31, 257, 64}};
+    npu_sim_t *s;
+    c2.beat_words = 2;
+    cr_assert_eq(npu_cfg_word(&c2), 32);
+    cr_assert_eq(npu_cfg_beat(&c2), 64);
+    s = open_sim(&c2, 13, 0);
+    cr_assert_eq(npu_sim_beat_bytes(), 64u);
+    for (size_t i = 0; i < sizeof sh / sizeof sh[0]; i++)
+        for (int t = 0; t < 4; t++)
+            gemm_case(s, &c2, sh[i][0], sh[i][1], sh[i][2], t & 1, t >> 1, 300 + i);
+    npu_sim_close(s);
+    {
+        int16_t *A = calloc(4096 * 5, sizeof *A), *B = calloc(5 * 5, sizeof *B);
+        npu_gemm_report_t r1, r2;
+        s = open_sim(&c1, 14, 0);
+        cr_assert_eq(npu_gemm_run(&c1, s, 4096, 5, 5, A, B, 0, 0, NULL, 50000000, &r1), NPU_GEMM_PASS);
+        npu_sim_close(s);
+        s = open_sim(&c2, 14, 0);
+        cr_assert_eq(npu_gemm_run(&c2, s, 4096, 5, 5, A, B, 0, 0, NULL, 50000000, &r2), NPU_GEMM_PASS);
+        npu_sim_close(s);
+        /* X: 40,960 dense bytes = 1,280 beats of 32 or 640 of 64; Y: 81,920 bytes */
+        cr_assert_eq(r1.run.cnt[NPU_CNT_dram_rd_x], 40960);
+        cr_assert_eq(r2.run.cnt[NPU_CNT_dram_rd_x], 40960);
+        cr_assert_eq(r2.run.cnt[NPU_CNT_dram_wr_y], 81920);
+        cr_assert_eq(2 * r2.run.cnt[NPU_CNT_dram_wr_bursts], r1.run.cnt[NPU_CNT_dram_wr_bursts],
+                     "write bursts %llu at 64 B, %llu at 32 B",
+                     (unsigned long long)r2.run.cnt[NPU_CNT_dram_wr_bursts],
+                     (unsigned long long)r1.run.cnt[NPU_CNT_dram_wr_bursts]);
+        npu_gemm_report_free(&r1);
+        npu_gemm_report_free(&r2);
+        free(A);
+        free(B);
+    }
+    npu_funcsim_config(&c1);
 }
 
 Test(gemm_fake, random_s2_a) { gemm_batch(2, 1001, 25, 0, 0); }

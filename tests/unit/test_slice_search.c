@@ -286,7 +286,7 @@ Test(slice_search, resnet50_layer_fast, .timeout = 60)
     char msg[160];
     cfg.s = 4;
     cfg.dram_bw = 16;
-    cfg.spm_bank_words = 1024 * 1024 / (cfg.spm_banks * npu_cfg_beat(&cfg));
+    cfg.spm_bank_words = 1024 * 1024 / (cfg.spm_banks * npu_cfg_word(&cfg));
     npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
     clock_t t0 = clock();
     for (int kind = NPU_SLICE_FWD; kind <= NPU_SLICE_DW; kind++)

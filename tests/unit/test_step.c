@@ -125,7 +125,7 @@ Test(vkern, golden_bias_narrow_relu)
 static void pitched_on_model(int S, int rows, int len, int plant)
 {
     npu_cfg_t c = bf16_cfg(S);
-    unsigned B = (unsigned)npu_cfg_beat(&c), zp = (4 * len + B - 1) / B * B + B, yp = (2 * len + B - 1) / B * B;
+    unsigned B = (unsigned)npu_cfg_word(&c), zp = (4 * len + B - 1) / B * B + B, yp = (2 * len + B - 1) / B * B;
     uint32_t dh = 0, z = dh + 4u * len * rows, dy = z + zp * rows, db = dy + yp * rows, vb = db + 64, b = vb + 64;
     size_t size = b + 64 + 4096;
     npu_vkern_t k;
@@ -203,7 +203,7 @@ Test(step_plan, kernels_and_layout)
     cr_assert_str_eq(p.k[0].name, "fwd L1 gemm");
     cr_assert_str_eq(p.k[6].name, "bwd L3 grad_bias");
     cr_assert_str_eq(p.k[p.nk - 1].name, "update L1 sgd");
-    uint64_t B = (uint64_t)npu_cfg_beat(&c);
+    uint64_t B = (uint64_t)npu_cfg_word(&c);
     cr_assert_eq(p.base % B, 0);
     for (int i = 0; i < p.nt; i++) {
         cr_assert_eq(p.t[i].dram % B, 0, "%s beat-aligned", p.t[i].name);

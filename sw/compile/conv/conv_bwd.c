@@ -271,7 +271,7 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, npu
                       size_t n)
 {
     int L = npu_cfg_f(cfg), T = c->KH * c->KW;
-    unsigned B = (unsigned)npu_cfg_beat(cfg), total = (unsigned)npu_cfg_spm_words(cfg), extra;
+    unsigned B = (unsigned)npu_cfg_word(cfg), total = (unsigned)npu_cfg_spm_words(cfg), extra;
     char why[200];
     memset(bp, 0, sizeof *bp);
     if (npu_conv_check(c, why, sizeof why) != 0)

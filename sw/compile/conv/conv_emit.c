@@ -190,7 +190,7 @@ int npu_cx_emit(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_a
     x.cfg = cfg;
     x.p = p;
     x.a = a;
-    x.B = (unsigned)npu_cfg_beat(cfg);
+    x.B = (unsigned)npu_cfg_word(cfg);
     x.S = cfg->s;
     x.L = npu_cfg_f(cfg);
     up = calloc((size_t)p->units, sizeof *up);

@@ -166,7 +166,7 @@ int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const np
     c->passes = p->kernel == NPU_CONV_DW ? p->dw_passes : 1;
     w.k[NPU_SLICE_BURST] = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     w.k[NPU_SLICE_NOBURST] = npu_slice_cost_default(cfg, NPU_SLICE_NOBURST);
-    w.B = (uint64_t)npu_cfg_beat(cfg);
+    w.B = (uint64_t)npu_cfg_word(cfg);
     w.mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
     w.c = c;
     npu_prog_init(&prog);
@@ -267,7 +267,7 @@ int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
                  why);
         fail(msg, n, m);
     } else {
-        unsigned B = (unsigned)npu_cfg_beat(cfg);
+        unsigned B = (unsigned)npu_cfg_word(cfg);
         npu_conv_dram_layout(p0, B > 16 ? B : 16, &a, NULL);
         rc = enumerate(cfg, c, kernel, dataflow, p0, &a, time, r, msg, n);
         if (rc == 0)

@@ -122,7 +122,7 @@ int npu_slice_nest_init(npu_slice_nest_t *x, const npu_cfg_t *cfg, int kind, con
     x->kind = kind;
     x->S = cfg->s;
     x->L = npu_cfg_f(cfg);
-    x->B = (unsigned)npu_cfg_beat(cfg);
+    x->B = (unsigned)npu_cfg_word(cfg);
     x->g = npu_slice_geom(cfg);
     if (cfg->s < 1 || NPU_SLICE_PAGE % x->B || (x->B & (x->B - 1)))
         snprintf(why, sizeof why, "the beat (%u bytes) must be a power of two dividing 4096", x->B);

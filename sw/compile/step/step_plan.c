@@ -318,7 +318,7 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
                         float mu, float wd, int modes, const npu_step_q_t *q, uint64_t base,
                         npu_step_plan_t *p, char *why, size_t n)
 {
-    uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t beat = (uint64_t)npu_cfg_word(cfg);
     memset(p, 0, sizeof *p);
     if (check_args(dims, layers, batch, why, n))
         return -1;

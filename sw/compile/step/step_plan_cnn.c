@@ -343,7 +343,7 @@ static int check_res(const npu_conv_t *conv, int n_conv, const int *res, char *w
 /* Every tensor: X16, then per layer (convolutions in their layouts, the head dense). */
 static int cnn_tensors(npu_step_plan_t *p, const npu_cfg_t *cfg, cnn_pitch_t *q, char *why, size_t n)
 {
-    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t B = (uint64_t)npu_cfg_word(cfg);
     const npu_conv_t *c1 = &p->conv[1];
     for (int l = 1; l <= p->n_conv; l++)
         if (conv_pitches(cfg, &p->conv[l], l, &q[l], why, n))
@@ -383,7 +383,7 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
                           const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,
                           const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n)
 {
-    uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t beat = (uint64_t)npu_cfg_word(cfg);
     cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
     int skip[NPU_STEP_MAX_LAYERS] = {0};
     memset(p, 0, sizeof *p);

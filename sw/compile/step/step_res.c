@@ -119,7 +119,7 @@ static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const np
  * parameters in DRAM at the start and wanted there at the end, the batch in DRAM. */
 static void tensors(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res)
 {
-    uint64_t B = (uint64_t)npu_cfg_beat(cfg);
+    uint64_t B = (uint64_t)npu_cfg_word(cfg);
     memset(res->st, 0, sizeof res->st);
     for (int t = 0; t < p->nt; t++) {
         res->stride[t] = npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32);
@@ -548,7 +548,7 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
             conv_below(cfg, p, &p->k[i], res->limit, res->why, sizeof res->why))
             return -1;
     res->words = (unsigned)npu_cfg_spm_words(cfg);
-    res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_beat(cfg);
+    res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
     res->n_steps = p->nk + 1;
     unsigned char(*dem)[SLOTS] = calloc((size_t)p->nk, sizeof *dem);
@@ -574,7 +574,7 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
                 snprintf(res->why, sizeof res->why, "residency: out of memory");
             goto out;
         }
-        uint64_t less = (uint64_t)short_of * (uint64_t)npu_cfg_beat(cfg); /* fragmentation */
+        uint64_t less = (uint64_t)short_of * (uint64_t)npu_cfg_word(cfg); /* fragmentation */
         res->cap_bytes = res->cap_bytes > less ? res->cap_bytes - less : 0;
     }
     snprintf(res->why, sizeof res->why, "residency: no placement after %d tries", MAX_TRIES);

@@ -54,7 +54,7 @@ unsigned npu_vk_row_pitch(const npu_vkern_t *k, int t)
 
 unsigned npu_vk_row_words(const npu_cfg_t *cfg, const npu_vkern_t *k, int t)
 {
-    unsigned B = (unsigned)npu_cfg_beat(cfg);
+    unsigned B = (unsigned)npu_cfg_word(cfg);
     return (npu_vk_row_bytes(k, t) + B - 1) / B;
 }
 

@@ -42,7 +42,7 @@ static long fixed_bytes(int Tm, int Tn, int Tk)
 void npu_bwd_default_tiles(const npu_cfg_t *cfg, int M, int K, int N, int *Tm, int *Tn, int *Tk)
 {
     int F = 2 * cfg->s, T = 2 * F;
-    long spm = (long)npu_cfg_spm_words(cfg) * npu_cfg_beat(cfg);
+    long spm = (long)npu_cfg_spm_words(cfg) * npu_cfg_word(cfg);
     *Tm = imin(T, cdiv(M, F) * F);
     *Tn = imin(T, cdiv(N, F) * F);
     *Tk = imin(T, cdiv(K, F) * F);
@@ -731,7 +731,7 @@ int npu_bwd_emit(const npu_cfg_t *cfg, const npu_bwd_args_t *a, npu_prog_t *out,
     e.st = st;
     e.S = cfg->s;
     e.F = 2 * cfg->s;
-    e.B = npu_cfg_beat(cfg);
+    e.B = npu_cfg_word(cfg);
     if (st)
         memset(st, 0, sizeof *st);
     if (bwd_check(&e) == 0 && bwd_layout(&e) == 0 && bwd_schedule(&e) == 0) {
