@@ -467,7 +467,6 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
         p->PL = p->P;
     else if (kernel == NPU_CONV_FWD && cols) /* the plane columns the waves read */
         p->PW = (p->OW - 1) * c->stride + (c->KW - 1) * c->dil + 1;
-    p->padded = padded;
     p->pitch_x = padded ? p->px * p->B : 2u * (unsigned)c->C;
     p->pitch_dy = padded ? p->pdy * p->B : 2u * (unsigned)c->F;
     /* dW rows stay whole beats: its STOREs go tap group by tap group as the passes drain them,

@@ -72,7 +72,6 @@ typedef struct npu_conv_plan {
      * whole tensors (0 for a whole layer). The byte model counts beats from them (tensors start
      * on a beat). */
     uint64_t org_x, org_dy, org_w, org_out;
-    int padded;             /* opts.padded */
     int dwx, dwo, dwy;      /* pixels per DRAM row of X, of the output and of dY (W, OW / W, OW
                                whole; a part over a range of columns reads and writes rows of the
                                whole tensors) */
