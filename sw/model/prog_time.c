@@ -577,8 +577,8 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 /* The SPM banks [*lo, *hi] instruction f's rows touch (a LOAD's or a DRAIN's destination). */
 static void spm_banks_of(const npu_cfg_t *cfg, const npu_fields_t *f, uint64_t *lo, uint64_t *hi)
 {
-    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1, B = (uint64_t)npu_cfg_beat(cfg);
-    uint64_t words = f->op == NPU_OP_DRAIN ? 2 : (f->row_bytes + B - 1) / B;
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1, W = (uint64_t)npu_cfg_word(cfg);
+    uint64_t words = f->op == NPU_OP_DRAIN ? 2 : (f->row_bytes + W - 1) / W;
     uint64_t rows = f->rows ? f->rows : 1;
     *lo = f->spm_addr / bw;
     *hi = (f->spm_addr + (rows - 1) * f->spm_stride + words - 1) / bw;

@@ -564,6 +564,30 @@ static uint64_t kernel_bytes(const npu_step_run_t *s)
     return b;
 }
 
+/* `steps` training steps of s on one fixed batch of B 8 x 8 images (inputs (i * 7 % 17) / 16,
+ * labels r * 3 % C), every kernel checked by the runtime; `what` names the run in messages. */
+static void cnn_train_steps(npu_step_run_t *s, int B, int C, int steps, const char *what)
+{
+    float *in = malloc((size_t)B * 64 * sizeof(float)), *lg = malloc((size_t)B * C * sizeof(float));
+    float *dl = malloc((size_t)B * C * sizeof(float));
+    uint8_t *y = malloc((size_t)B);
+    cr_assert(in && lg && dl && y);
+    for (int i = 0; i < B * 64; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int r = 0; r < B; r++)
+        y[r] = (uint8_t)(r * 3 % C);
+    for (int it = 0; it < steps; it++) {
+        cr_assert_eq(npu_step_forward(s, in, B, lg), 0, "%s step %d: %s", what, it, s->why);
+        npu_softmax_xent(lg, y, B, C, dl);
+        cr_assert_eq(npu_step_backward(s, dl), 0, "%s step %d: %s", what, it, s->why);
+    }
+    cr_assert_eq(s->checked, (uint64_t)steps * (uint64_t)s->plan.nk);
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
 /* Each kernel's DRAM bytes per tag and every tensor's In / Out bytes of the last step on the RTL
  * against estimate e byte for byte, every kernel's tags naming one tensor each; returns the
  * tensors' bytes, which are all of the kernels' DMA bytes. */
@@ -606,8 +630,7 @@ Test(step, cnn_residual_tensor_bytes_exact)
     npu_conv_t cv[3] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0},
                         {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}};
     int fc[2] = {256, C}, res[3] = {0, 0, 2};
-    float *w[4], *b[4], in[B * 64], lg[B * C], dl[B * C];
-    uint8_t y[B];
+    float *w[4], *b[4];
     char why[256];
     npu_step_run_t s;
     uint64_t seed = rtl_seed(93);
@@ -617,17 +640,10 @@ Test(step, cnn_residual_tensor_bytes_exact)
     cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, cv, 3, res, fc, 1, B, 0.1f, 0.9f, 1e-4f, 0, NULL, 50000000), 0,
                  "%s", s.why);
     cr_assert_eq(npu_estimate_step_cnn(&c, cv, 3, res, fc, 1, B, 0, &e, why, sizeof why), 0, "%s", why);
-    for (int i = 0; i < B * 64; i++)
-        in[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int r = 0; r < B; r++)
-        y[r] = (uint8_t)(r * 3 % C);
+    char what[40];
+    snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
     npu_step_run_params(&s, w, b);
-    for (int it = 0; it < STEPS; it++) {
-        cr_assert_eq(npu_step_forward(&s, in, B, lg), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
-        npu_softmax_xent(lg, y, B, C, dl);
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
-    }
-    cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
+    cnn_train_steps(&s, B, C, STEPS, what);
     roofline(&c, &s);
     uint64_t all = bytes_as_estimated(&s, &e);
     int h1 = npu_step_tensor_find(&s.plan, "H16[1]"), dz3 = npu_step_tensor_find(&s.plan, "dZ16[3]");
@@ -674,8 +690,7 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
 {
     npu_cfg_t c = rtl_cfg();
     npu_net_shape_t net;
-    float *w[5], *b[5], x[RB * 64], lg[RB * RC], dl[RB * RC];
-    uint8_t y[RB];
+    float *w[5], *b[5];
     char why[256];
     npu_step_run_t s;
     uint64_t seed = rtl_seed(97);
@@ -686,17 +701,10 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
                  0, "%s", s.why);
     cr_assert_eq(npu_step_run_resident_cap(&s, 1, cap), 0, "%s", s.why);
     cnn_res_est(cap, e);
-    for (int i = 0; i < RB * 64; i++)
-        x[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int r = 0; r < RB; r++)
-        y[r] = (uint8_t)(r * 3 % RC);
+    char what[40];
+    snprintf(what, sizeof what, "cap %llu", (unsigned long long)cap);
     npu_step_run_params(&s, w, b);
-    for (int it = 0; it < 2; it++) {
-        cr_assert_eq(npu_step_forward(&s, x, RB, lg), 0, "cap %llu step %d: %s", (unsigned long long)cap, it, s.why);
-        npu_softmax_xent(lg, y, RB, RC, dl);
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "cap %llu step %d: %s", (unsigned long long)cap, it, s.why);
-    }
-    cr_assert_eq(s.checked, 2u * (uint64_t)s.plan.nk);
+    cnn_train_steps(&s, RB, RC, 2, what);
     cr_assert_eq(s.res->ambiguous, 0);
     cr_assert_eq(e->nt, s.plan.nt);
     for (int t = 0; t < s.plan.nt; t++) {
@@ -727,7 +735,7 @@ Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[2], below[2], word = (uint64_t)npu_cfg_beat(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    uint64_t in[2], below[2], word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
     char why[256];
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
@@ -800,8 +808,7 @@ Test(step, cnn_norm_bytes_as_estimated)
     npu_conv_t cv[3] = {{B, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0},
                         {B, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}};
     int fc[2] = {256, C}, res[3] = {NPU_NET_NORM, 0, NPU_NET_NORM | 2};
-    float *w[4], *b[4], in[B * 64], lg[B * C], dl[B * C];
-    uint8_t y[B];
+    float *w[4], *b[4];
     char why[256];
     npu_step_run_t s;
     uint64_t seed = rtl_seed(94);
@@ -819,17 +826,10 @@ Test(step, cnn_norm_bytes_as_estimated)
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
     cr_assert_eq(npu_estimate_step_cnn(&c, cv, 3, res, fc, 1, B, 0, &e, why, sizeof why), 0, "%s", why);
     cr_assert_eq(e.nk, s.plan.nk);
-    for (int i = 0; i < B * 64; i++)
-        in[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int r = 0; r < B; r++)
-        y[r] = (uint8_t)(r * 3 % C);
+    char what[40];
+    snprintf(what, sizeof what, "seed %llu", (unsigned long long)seed);
     npu_step_run_params(&s, w, b);
-    for (int it = 0; it < STEPS; it++) {
-        cr_assert_eq(npu_step_forward(&s, in, B, lg), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
-        npu_softmax_xent(lg, y, B, C, dl);
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "seed %llu step %d: %s", (unsigned long long)seed, it, s.why);
-    }
-    cr_assert_eq(s.checked, (uint64_t)STEPS * (uint64_t)s.plan.nk);
+    cnn_train_steps(&s, B, C, STEPS, what);
     roofline(&c, &s);
     int vmuls = 0;
     for (int k = 0; k < s.plan.nk; k++)

@@ -7,6 +7,7 @@
 
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compile/step/step_plan.h"
 #include "model/est_step.h"
@@ -15,13 +16,6 @@
 #include "run/fit.h"
 #include "run/step_run.h"
 #include "test_cfgs.h"
-
-static inline npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
 
 /* A network spec on H x H x 1 images as the step engine takes it. */
 typedef struct cnn_net {
@@ -38,6 +32,53 @@ static inline void cnn_net(const char *spec, int H, int batch, cnn_net_t *r)
     cr_assert_gt(r->n_conv, 0, "%s", spec);
 }
 
+/* The step plan of network r at batch (lr 0.1, momentum 0.9, no weight decay). */
+static inline int cnn_plan(const npu_cfg_t *c, const cnn_net_t *r, int batch, npu_step_plan_t *p, char *why, size_t n)
+{
+    return npu_step_plan_cnn_res(c, r->conv, r->n_conv, r->net.res, r->fc, r->n_fc, batch, 0.1f, 0.9f, 0, 0,
+                                 NULL, 0, p, why, n);
+}
+
+static inline const npu_step_kernel_t *kernel_named(const npu_step_plan_t *p, const char *name)
+{
+    for (int i = 0; i < p->nk; i++)
+        if (!strcmp(p->k[i].name, name))
+            return &p->k[i];
+    cr_assert_fail("no kernel %s", name);
+    return NULL;
+}
+
+/* `steps` training steps of s on one fixed batch (inputs (i * 7 % 17) / 16 of n_in values each,
+ * labels i * 3 % C), every kernel checked by the runtime; the first and the last loss in *first,
+ * *last (either may be NULL). */
+static inline void cnn_train_steps(npu_step_run_t *s, int batch, int n_in, int C, int steps, double *first,
+                                   double *last)
+{
+    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
+    float *dl = malloc((size_t)batch * C * sizeof(float));
+    uint8_t *y = malloc((size_t)batch);
+    double loss = 0;
+    cr_assert(in && lg && dl && y);
+    for (int i = 0; i < batch * n_in; i++)
+        in[i] = (float)(i * 7 % 17) / 16.0f;
+    for (int i = 0; i < batch; i++)
+        y[i] = (uint8_t)(i * 3 % C);
+    for (int it = 0; it < steps; it++) {
+        cr_assert_eq(npu_step_forward(s, in, batch, lg), 0, "step %d: %s", it, s->why);
+        loss = npu_softmax_xent(lg, y, batch, C, dl);
+        if (it == 0 && first)
+            *first = loss;
+        cr_assert_eq(npu_step_backward(s, dl), 0, "step %d: %s", it, s->why);
+    }
+    cr_assert_eq(s->checked, (uint64_t)steps * (uint64_t)s->plan.nk);
+    if (last)
+        *last = loss;
+    free(in);
+    free(lg);
+    free(dl);
+    free(y);
+}
+
 /* Whole steps of spec on the functional model: every kernel bit-exact, each kernel's DRAM bytes
  * per tag and every tensor's In / Out bytes the estimator's (e: model/est_step.h, large), the
  * loss falling on a repeated batch. */
@@ -49,8 +90,8 @@ static inline void cnn_steps_on_model(const npu_cfg_t *cfg, const char *spec, in
     npu_step_run_t s;
     char why[256];
     float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
+    double first = 0, loss = 0;
     cnn_net(spec, H, batch, &r);
-    int C = r.fc[r.n_fc], n_in = H * H;
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0.1f, 0.9f, 1e-3f,
@@ -60,20 +101,7 @@ static inline void cnn_steps_on_model(const npu_cfg_t *cfg, const char *spec, in
     cr_assert_eq(e->nk, s.plan.nk);
     cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
     npu_step_run_params(&s, w, b);
-    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
-    float *dl = malloc((size_t)batch * C * sizeof(float));
-    uint8_t *y = malloc((size_t)batch);
-    for (int i = 0; i < batch * n_in; i++)
-        in[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int i = 0; i < batch; i++)
-        y[i] = (uint8_t)(i * 3 % C);
-    double first = 0, loss = 0;
-    for (int it = 0; it < steps; it++) {
-        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
-        loss = npu_softmax_xent(lg, y, batch, C, dl);
-        first = it ? first : loss;
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
-    }
+    cnn_train_steps(&s, batch, H * H, r.fc[r.n_fc], steps, &first, &loss);
     for (int i = 0; i < s.plan.nk; i++)
         for (int t = 0; t < NPU_NUM_TAGS; t++) {
             cr_assert_eq(s.last[i].rd[t], e->k[i].rd[t], "%s tag %d read", e->k[i].name, t);
@@ -85,15 +113,10 @@ static inline void cnn_steps_on_model(const npu_cfg_t *cfg, const char *spec, in
         cr_assert_eq(s.t_in[t], e->t[t].in, "%s In", e->t[t].name);
         cr_assert_eq(s.t_out[t], e->t[t].out, "%s Out", e->t[t].name);
     }
-    cr_assert_eq(s.checked, (uint64_t)steps * (uint64_t)s.plan.nk);
     cr_assert_lt(loss, 0.9 * first, "%s: loss %g after %d steps, %g at first", spec, loss, steps, first);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&r.net, w, b);
-    free(in);
-    free(lg);
-    free(dl);
-    free(y);
 }
 
 #endif

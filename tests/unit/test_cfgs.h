@@ -32,6 +32,14 @@ static inline npu_cfg_t test_cfg(int s)
     return c;
 }
 
+/* test_cfg(s) with the bf16 datapath */
+static inline npu_cfg_t bf16_cfg(int s)
+{
+    npu_cfg_t c = test_cfg(s);
+    c.dtype = NPU_DTYPE_BF16;
+    return c;
+}
+
 /* xorshift64 for reproducible test data */
 static inline uint64_t test_rand(uint64_t *s)
 {

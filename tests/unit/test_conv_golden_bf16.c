@@ -28,13 +28,6 @@
 #define F_ONE 0x3F800000
 #define F_ONE_ULP 0x3F800001 /* 1 + 2^-23 */
 
-static npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
-
 /* A hand-made wave list (ctx: n waves). */
 typedef struct list { int n; npu_cwave_t w[4]; } list_t;
 

@@ -13,13 +13,6 @@
 
 static npu_est_kplan_t e; /* large */
 
-static npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
-
 Test(est_step, every_kernel_at_or_above_its_roofline)
 {
     static const int nets[][6] = {{3, 64, 128, 10}, {4, 64, 256, 256, 10}, {5, 32, 64, 64, 64, 10},

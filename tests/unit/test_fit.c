@@ -9,6 +9,7 @@
 
 #include "data/digits.h"
 #include "fake_sim.h"
+#include "ref_grad_check.h"
 #include "ref/net_ref.h"
 #include "run/fit.h"
 #include "run/runtime.h"
@@ -77,52 +78,12 @@ Test(fit, split_is_a_seeded_partition)
     npu_split_free(&c);
 }
 
-/* The loss of m on (x, y) with its current parameters. */
-static double loss_of(npu_net_ref_t *m, const float *x, const uint8_t *y)
-{
-    int L = m->shape.layers;
-    npu_net_ref_forward(m, x, m->batch);
-    return npu_softmax_xent(m->act[L], y, m->batch, m->shape.l[L - 1].f, NULL);
-}
-
-/* The gradient of every weight of a network on a 5x5x2 input (4 samples, 3 classes) against
- * central finite differences of the loss. */
-static void check_gradients(const char *spec)
-{
-    npu_net_shape_t s;
-    float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[4 * 50];
-    uint8_t y[4] = {0, 2, 1, 2};
-    npu_net_ref_t m;
-    npu_sgd_t zero = {0, 0, 0}; /* lr 0: the step computes the gradients, changes nothing */
-    uint64_t st = 5;
-    char why[128];
-    cr_assert_eq(npu_net_parse(spec, 5, 5, 2, &s, why, sizeof why), 0, "%s: %s", spec, why);
-    cr_assert_eq(npu_net_init(&s, 3, w, b), 0);
-    cr_assert_eq(npu_net_ref_new(&m, &s, 4, w, b), 0);
-    for (int i = 0; i < 4 * 50; i++)
-        x[i] = (float)((npu_splitmix64(&st) >> 40) % 1000) / 500.0f - 0.5f;
-    npu_net_ref_step(&m, x, y, &zero);
-    for (int l = 0; l < s.layers; l++)
-        for (size_t i = 0; i < npu_net_params(&s.l[l]); i++) {
-            float keep = m.w[l][i], h = 1e-3f;
-            m.w[l][i] = keep + h;
-            double up = loss_of(&m, x, y);
-            m.w[l][i] = keep - h;
-            double down = loss_of(&m, x, y);
-            m.w[l][i] = keep;
-            double num = (up - down) / (2 * h);
-            cr_assert(fabs(num - m.gw[l][i]) < 2e-3 + 2e-2 * fabs(num),
-                      "%s layer %d w[%zu]: analytic %g, numeric %g", spec, l, i, m.gw[l][i], num);
-        }
-    npu_net_ref_free(&m);
-    npu_net_params_free(&s, w, b);
-}
-
+/* The reference trainer's gradients against finite differences (ref_grad_check.h). */
 Test(fit, reference_gradients_match_finite_differences)
 {
-    check_gradients("mlp:50,5,3");
-    check_gradients("cnn:c3,c4s2,fc3");       /* padded 3x3, then strided */
-    check_gradients("cnn:c2k2s2p0,c3k3p1,fc3"); /* 2x2 stride 2 without padding */
+    check_ref_gradients("mlp:50,5,3");
+    check_ref_gradients("cnn:c3,c4s2,fc3");       /* padded 3x3, then strided */
+    check_ref_gradients("cnn:c2k2s2p0,c3k3p1,fc3"); /* 2x2 stride 2 without padding */
 }
 
 Test(fit, model_specs)

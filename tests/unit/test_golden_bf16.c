@@ -22,13 +22,6 @@
 #include "run/runtime.h"
 #include "test_cfgs.h"
 
-static npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
-
 /* A psum chain of n products with ±0 products (a = ±0) inserted after position `at`. */
 Test(golden_bf16, zero_lanes_leave_the_chain)
 {

@@ -30,13 +30,6 @@
 #include "model/sweep.h"
 #include "test_cfgs.h"
 
-static npu_cfg_t bf16_cfg(int s)
-{
-    npu_cfg_t c = test_cfg(s);
-    c.dtype = NPU_DTYPE_BF16;
-    return c;
-}
-
 Test(vkern, checks_and_refusals)
 {
     npu_cfg_t c = bf16_cfg(2);

@@ -21,19 +21,10 @@
 #include "run/fit.h"
 #include "run/step_run.h"
 #include "cnn_step_test.h"
+#include "ref_grad_check.h"
 #include "test_cfgs.h"
 
 static npu_est_kplan_t est; /* large */
-
-
-static const npu_step_kernel_t *kernel_named(const npu_step_plan_t *p, const char *name)
-{
-    for (int i = 0; i < p->nk; i++)
-        if (!strcmp(p->k[i].name, name))
-            return &p->k[i];
-    cr_assert_fail("no kernel %s", name);
-    return NULL;
-}
 
 Test(step_norm, spec_token)
 {
@@ -65,8 +56,7 @@ Test(step_norm, plan_kernels)
     npu_step_plan_t p;
     char why[256];
     cnn_net("cnn:c4n,c8s2,fc10", 8, 8, &r);
-    cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
-                                       &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
     npu_step_plan_t q;
     int plain[2] = {0, 0};
     cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, plain, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
@@ -95,8 +85,7 @@ Test(step_norm, plan_kernels)
     kernel_named(&p, "fwd L2 bias_relu");
     npu_step_plan_free(&p);
     c = test_cfg(8);
-    cr_assert_eq(npu_step_plan_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0,
-                                       &p, why, sizeof why), -1);
+    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), -1);
     cr_assert(strstr(why, "layer 1") && strstr(why, "bf16"), "%s", why);
 }
 
@@ -173,66 +162,11 @@ Test(step_norm, against_reference)
     npu_net_params_free(&r.net, w, b);
 }
 
-/* The loss of m on (x, y) with its current parameters. */
-static double loss_of(npu_net_ref_t *m, const float *x, const uint8_t *y)
-{
-    int L = m->shape.layers;
-    npu_net_ref_forward(m, x, m->batch);
-    return npu_softmax_xent(m->act[L], y, m->batch, m->shape.l[L - 1].f, NULL);
-}
-
-/* The derivative of the loss in *v by central differences (v restored). */
-static double numeric(npu_net_ref_t *m, const float *x, const uint8_t *y, float *v)
-{
-    float keep = *v, h = 1e-3f;
-    *v = keep + h;
-    double up = loss_of(m, x, y);
-    *v = keep - h;
-    double down = loss_of(m, x, y);
-    *v = keep;
-    return (up - down) / (2 * h);
-}
-
 /* The reference's normalised layer (the golden of the engine's): its dgamma, dbeta and the
  * weights' gradients through dZ = gamma dN against central finite differences of the loss, with
  * gamma and beta away from 1 and 0, a residual connection into a normalised layer included. */
 Test(step_norm, reference_gradients_finite_differences)
 {
-    static const char *specs[] = {"cnn:c3n,c4s2,fc3", "cnn:c2n,c2n+1,fc3"};
-    for (int k = 0; k < 2; k++) {
-        npu_net_shape_t s;
-        float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS], x[4 * 50];
-        uint8_t y[4] = {0, 2, 1, 2};
-        npu_net_ref_t m;
-        npu_sgd_t zero = {0, 0, 0}; /* lr 0: the step computes the gradients, changes nothing */
-        uint64_t st = 5;
-        char why[128];
-        cr_assert_eq(npu_net_parse(specs[k], 5, 5, 2, &s, why, sizeof why), 0, "%s", why);
-        cr_assert_eq(npu_net_init(&s, 3, w, b), 0);
-        cr_assert_eq(npu_net_ref_new(&m, &s, 4, w, b), 0);
-        for (int i = 0; i < 4 * 50; i++)
-            x[i] = (float)((npu_splitmix64(&st) >> 40) % 1000) / 500.0f - 0.5f;
-        for (int l = 0; l < s.layers; l++)
-            for (int f = 0; m.gam[l] && f < s.l[l].f; f++) {
-                m.gam[l][f] = 0.6f + 0.3f * (float)f;
-                m.bet[l][f] = 0.1f * (float)f - 0.05f;
-            }
-        npu_net_ref_step(&m, x, y, &zero);
-        for (int l = 0; l < s.layers; l++) {
-            for (size_t i = 0; i < npu_net_params(&s.l[l]); i++) {
-                double num = numeric(&m, x, y, &m.w[l][i]);
-                cr_assert(fabs(num - m.gw[l][i]) < 2e-3 + 2e-2 * fabs(num), "%s layer %d w[%zu]: analytic %g, "
-                          "numeric %g", specs[k], l, i, m.gw[l][i], num);
-            }
-            for (int f = 0; m.gam[l] && f < s.l[l].f; f++) {
-                double ng = numeric(&m, x, y, &m.gam[l][f]), nb = numeric(&m, x, y, &m.bet[l][f]);
-                cr_assert(fabs(ng - m.ggam[l][f]) < 2e-3 + 2e-2 * fabs(ng), "%s layer %d dgamma[%d]: analytic %g, "
-                          "numeric %g", specs[k], l, f, m.ggam[l][f], ng);
-                cr_assert(fabs(nb - m.gbet[l][f]) < 2e-3 + 2e-2 * fabs(nb), "%s layer %d dbeta[%d]: analytic %g, "
-                          "numeric %g", specs[k], l, f, m.gbet[l][f], nb);
-            }
-        }
-        npu_net_ref_free(&m);
-        npu_net_params_free(&s, w, b);
-    }
+    check_ref_gradients("cnn:c3n,c4s2,fc3");
+    check_ref_gradients("cnn:c2n,c2n+1,fc3");
 }

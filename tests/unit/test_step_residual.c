@@ -36,22 +36,6 @@
 
 static npu_est_kplan_t est; /* large */
 
-
-static int plan(const npu_cfg_t *c, const cnn_net_t *r, int batch, npu_step_plan_t *p, char *why, size_t n)
-{
-    return npu_step_plan_cnn_res(c, r->conv, r->n_conv, r->net.res, r->fc, r->n_fc, batch, 0.1f, 0.9f, 0, 0,
-                                 NULL, 0, p, why, n);
-}
-
-static const npu_step_kernel_t *kernel_named(const npu_step_plan_t *p, const char *name)
-{
-    for (int i = 0; i < p->nk; i++)
-        if (!strcmp(p->k[i].name, name))
-            return &p->k[i];
-    cr_assert_fail("no kernel %s", name);
-    return NULL;
-}
-
 /* The vector kernel's tensor at DRAM address dram that it loads, -1 if none. */
 static int loads(const npu_vkern_t *v, uint32_t dram)
 {
@@ -85,7 +69,7 @@ Test(step_residual, plan_kernels_and_skip_reads)
     npu_step_plan_t p;
     char why[256];
     cnn_net("cnn:c4,c4,c4+1,fc10", 8, 8, &r);
-    cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
     cr_assert_eq(p.nk, 24, "7 per convolution, 3 for the head");
     const npu_vkern_t *f = &kernel_named(&p, "fwd L3 bias_add_relu")->v;
     const npu_step_tensor_t *h1 = &p.t[p.l[1].h16], *dz3 = &p.t[p.l[3].dz16];
@@ -108,7 +92,7 @@ Test(step_residual, plan_kernels_and_skip_reads)
     cr_assert_eq(rd - read_bytes(&c, &bad, f->t[sk].tag), h1->bytes, "the planted fault reads none of it");
     npu_step_plan_free(&p);
     c = test_cfg(8); /* int16: the adds' scalars bring the skip to Z32's scale */
-    cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
     f = &kernel_named(&p, "fwd L3 bias_add_relu")->v;
     const npu_vk_op_t *o = &f->op[2];
     int qz = p.t[p.l[3].z32].q, qh = p.t[p.l[1].h16].q;
@@ -131,7 +115,7 @@ Test(step_residual, tag_map_one_tensor_per_tag)
     cnn_net("cnn:c4,c4,c4+1,fc10", 8, 4, &r);
     for (int bf = 0; bf < 2; bf++) {
         npu_cfg_t c = bf ? bf16_cfg(2) : test_cfg(8);
-        cr_assert_eq(plan(&c, &r, 4, &p, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(cnn_plan(&c, &r, 4, &p, why, sizeof why), 0, "%s", why);
         for (int i = 0; i < p.nk; i++) {
             const npu_step_kernel_t *k = &p.k[i];
             cr_assert_eq(npu_step_tagmap(&p, k, &m), 0, "%s: a tag two tensors share", k->name);
@@ -224,7 +208,6 @@ static void resident_on_model(const char *spec, int S, int int16, int batch, int
     char why[256];
     float *w[NPU_NET_MAX_LAYERS], *b[NPU_NET_MAX_LAYERS];
     cnn_net(spec, H, batch, &r);
-    int C = r.fc[r.n_fc], n_in = H * H;
     npu_funcsim_config(&c);
     npu_sim_t *sim = npu_sim_open(NULL);
     cr_assert_eq(npu_estimate_step_cnn(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, &est, why, sizeof why),
@@ -247,19 +230,7 @@ static void resident_on_model(const char *spec, int S, int int16, int batch, int
     }
     cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
     npu_step_run_params(&s, w, b);
-    float *in = malloc((size_t)batch * n_in * sizeof(float)), *lg = malloc((size_t)batch * C * sizeof(float));
-    float *dl = malloc((size_t)batch * C * sizeof(float));
-    uint8_t *y = malloc((size_t)batch);
-    for (int i = 0; i < batch * n_in; i++)
-        in[i] = (float)(i * 7 % 17) / 16.0f;
-    for (int i = 0; i < batch; i++)
-        y[i] = (uint8_t)(i * 3 % C);
-    for (int it = 0; it < 3; it++) {
-        cr_assert_eq(npu_step_forward(&s, in, batch, lg), 0, "step %d: %s", it, s.why);
-        npu_softmax_xent(lg, y, batch, C, dl);
-        cr_assert_eq(npu_step_backward(&s, dl), 0, "step %d: %s", it, s.why);
-    }
-    cr_assert_eq(s.checked, 3u * (uint64_t)s.plan.nk);
+    cnn_train_steps(&s, batch, H * H, r.fc[r.n_fc], 3, NULL, NULL);
     cr_assert_eq(s.res->ambiguous, 0);
     for (int t = 0; t < s.plan.nt; t++) {
         cr_assert_eq(s.t_in[t], est.t[t].in, "%s In", est.t[t].name);
@@ -272,10 +243,6 @@ static void resident_on_model(const char *spec, int S, int int16, int batch, int
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&r.net, w, b);
-    free(in);
-    free(lg);
-    free(dl);
-    free(y);
 }
 
 Test(step_residual, resident_on_model_s2) { resident_on_model("cnn:c4,c4,c4+1,c4s2,fc10", 2, 0, 2, 8, "H16[1]"); }
@@ -368,7 +335,7 @@ Test(step_residual, analytic_add_is_the_step_engines)
     char why[256];
     uint64_t with = 0, without = 0;
     cnn_net("cnn:c8,c8,c8+1,fc10", 8, 8, &r);
-    cr_assert_eq(plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
     cr_assert_eq(npu_vk_vec_busy(&c, &kernel_named(&p, "fwd L3 bias_add_relu")->v, &with, why, sizeof why), 0);
     cr_assert_eq(npu_vk_vec_busy(&c, &kernel_named(&p, "fwd L2 bias_relu")->v, &without, why, sizeof why), 0);
     npu_step_plan_free(&p);

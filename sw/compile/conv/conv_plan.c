@@ -627,9 +627,9 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
     return npu_conv_plan_cols(cfg, c, kernel, dataflow, opts, NULL, p, msg, n);
 }
 
-int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                       const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
-                       size_t n)
+int npu_conv_plan_layout(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                         const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
+                         size_t n)
 {
     npu_conv_plan_opts_t o0;
     int row_len, best;
@@ -661,8 +661,17 @@ int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, in
     if (npu_cfg_spm_words(cfg) > 65536)
         return fail(msg, n, "SPM addresses past 16 bits");
     p->units = c->batch * p->nbands * p->ngroups; /* dW: ngroups = passes */
-    npu_conv_plan_bytes(p);
     if (n)
         msg[0] = '\0';
+    return 0;
+}
+
+int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                       const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
+                       size_t n)
+{
+    if (npu_conv_plan_layout(cfg, c, kernel, dataflow, opts, cols, p, msg, n) != 0)
+        return -1;
+    npu_conv_plan_bytes(p);
     return 0;
 }

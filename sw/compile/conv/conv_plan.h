@@ -132,6 +132,11 @@ typedef struct npu_conv_cols { int pad, ow; } npu_conv_cols_t;
 int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
                        const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
                        size_t n);
+/* The same without the DRAM bytes (plan_rd, plan_wr, comp_*: zero), for a caller that sets the
+ * plan's view first and then calls npu_conv_plan_bytes (conv_split's parts). */
+int npu_conv_plan_layout(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
+                         const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
+                         size_t n);
 
 /* The geometry of kernel x dataflow of layer c (sizes, words per pixel, DRAM layout and view, the
  * compulsory bytes), without bands or an SPM layout: what a run lays out its DRAM tensors by.

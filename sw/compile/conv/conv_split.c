@@ -97,7 +97,7 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     col_view_t v = part_cols(s, i);
     npu_conv_cols_t cols = {v.pad, v.ow}; /* a column range: its own padding per side */
     int fi, ci, acc;
-    if (npu_conv_plan_cols(cfg, &c, w->kernel, w->dataflow, opts, s->nw > 1 ? &cols : NULL, p, msg, n) != 0)
+    if (npu_conv_plan_layout(cfg, &c, w->kernel, w->dataflow, opts, s->nw > 1 ? &cols : NULL, p, msg, n) != 0)
         return -1;
     part_ranges(s, i, &fi, &ci, &acc);
     p->pitch_x = w->pitch_x;

@@ -483,10 +483,10 @@ static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t 
 }
 
 /* A tensor's DRAM pitch in beats against a conv plan's; 1 when they differ. */
-static int pitch_differs(const npu_step_plan_t *p, uint32_t at, unsigned beats, unsigned B)
+static int pitch_differs(const npu_step_plan_t *p, uint32_t at, unsigned pitch)
 {
     int t = tensor_at(p, at);
-    return t >= 0 && npu_step_tensor_pitch(&p->t[t]) != beats * B;
+    return t >= 0 && npu_step_tensor_pitch(&p->t[t]) != pitch;
 }
 
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
@@ -495,24 +495,25 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
                       char *why, size_t n)
 {
     npu_cfg_t lo = *cfg;
-    unsigned B = (unsigned)npu_cfg_beat(cfg);
     char msg[200] = "";
     int bad = -1;
     lo.spm_banks = (int)(limit / (unsigned)cfg->spm_bank_words);
     if (k->kind == NPU_SK_CONV_FWD) {
         npu_conv_split_t *sp = calloc(1, sizeof *sp);
-        if (sp && npu_conv_split(&lo, &k->cv.c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, sp, msg, sizeof msg) == 0)
-            bad = pitch_differs(p, k->cv.x, sp->whole.px, B) || pitch_differs(p, k->cv.w, sp->whole.pw, B) ||
-                  pitch_differs(p, k->cv.y, sp->whole.pout, B);
+        if (sp && npu_conv_split(&lo, &k->cv.c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NPU_STEP_CONV_OPTS, sp, msg,
+                                 sizeof msg) == 0)
+            bad = pitch_differs(p, k->cv.x, sp->whole.pitch_x) || pitch_differs(p, k->cv.w, sp->whole.pitch_w) ||
+                  pitch_differs(p, k->cv.y, sp->whole.pitch_out);
         if (sp)
             npu_conv_split_free(sp);
         free(sp);
     } else {
         npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
         if (bp && npu_conv_bwd_plan(&lo, &k->cv.c, 1, bp, msg, sizeof msg) == 0)
-            bad = pitch_differs(p, k->cv.x, bp->dx.px, B) || pitch_differs(p, k->cv.w, bp->dx.pw, B) ||
-                  pitch_differs(p, k->cv.dy, bp->dx.pdy, B) || pitch_differs(p, k->cv.dwt, bp->pf, B) ||
-                  (!k->cv.no_dx && pitch_differs(p, k->cv.dx, bp->dx.pout, B));
+            bad = pitch_differs(p, k->cv.x, bp->dx.pitch_x) || pitch_differs(p, k->cv.w, bp->dx.pitch_w) ||
+                  pitch_differs(p, k->cv.dy, bp->dx.pitch_dy) ||
+                  pitch_differs(p, k->cv.dwt, bp->pf * (unsigned)npu_cfg_word(cfg)) ||
+                  (!k->cv.no_dx && pitch_differs(p, k->cv.dx, bp->dx.pitch_out));
         free(bp);
     }
     if (bad)
