@@ -50,7 +50,7 @@ check 0 "estimate --topology (SCALE-Sim, tiled steps)" estimate --topology tests
 check 2 "estimate --topology with --input" estimate --topology tests/topologies/scalesim/alexnet.csv --input 8x8x1
 check 2 "estimate with --model and --topology" estimate --model mlp:64,10 --topology tests/topologies/scalesim/alexnet.csv
 check 0 "sweep --plan step of a CNN (its kernels through DRAM)" sweep --model cnn:c4,fc10 --plan step --space 'batch=8,16' --quiet
-check 2 "sweep --plan step of a CNN with --resident-banks" sweep --model cnn:c4,fc10 --plan step --resident-banks 1
+check 0 "sweep --plan step of a CNN with --resident-banks (the scheduler's plan)" sweep --model cnn:c4,fc10 --plan step --resident-banks 1 --space 'spm=2,4;batch=4' --quiet
 check 2 "sweep --plan step: resident banks leaving a GEMM fewer than 3" sweep --model mlp:64,128,10 --plan step --resident-banks 2
 check 2 "sweep --no-prefetch without --resident-banks" sweep --model mlp:64,128,10 --plan step --no-prefetch
 # npu sweep --validate: sampled points of the step plan's sweep run on the RTL (exit 1 unless

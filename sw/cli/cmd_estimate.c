@@ -115,7 +115,7 @@ int npu_cli_parse_net(const npu_args_t *a, npu_net_shape_t *net)
     return 0;
 }
 
-int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, const char *cmd,
+int npu_cli_step_net(const npu_net_shape_t *net, int batch, const char *cmd,
                      npu_cli_step_net_t *s)
 {
     int L = net->layers;
@@ -124,12 +124,10 @@ int npu_cli_step_net(const npu_net_shape_t *net, int batch, unsigned res_banks, 
         s->n_conv = L > NPU_STEP_MAX_LAYERS ? -1 : npu_fit_cnn_layers(net, batch, s->conv, s->fc, &s->n_fc);
         for (int l = 0; l < s->n_conv; l++)
             s->res[l] = net->res[l];
-        int refuse = s->n_conv < 1 || (res_banks && strcmp(cmd, "estimate")); /* sweep: MLPs resident only */
-        if (refuse)
-            fprintf(stderr, "npu: %s --plan step of a CNN: %s\n", cmd, s->n_conv < 1
-                    ? "the step engine takes convolutions first (residual connections between them), at most 16 layers"
-                    : "--resident-banks: a sweep's residency plan takes MLP steps (npu estimate and npu fit take a CNN's)");
-        return refuse ? -1 : 0;
+        if (s->n_conv < 1)
+            fprintf(stderr, "npu: %s --plan step of a CNN: the step engine takes convolutions first (residual "
+                    "connections between them), at most 16 layers\n", cmd);
+        return s->n_conv < 1 ? -1 : 0;
     }
     for (int l = 0; l < L; l++) {
         if (net->l[l].kind != NPU_NET_FC) {
@@ -240,7 +238,7 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
                 a->spm_kib, a->resident_banks, (unsigned long long)(area / 1024));
         return NPU_EXIT_USAGE;
     }
-    if (npu_cli_step_net(net, batch, a->resident_banks, "estimate", &sn))
+    if (npu_cli_step_net(net, batch, "estimate", &sn))
         return NPU_EXIT_USAGE;
     if (sn.n_conv ? npu_estimate_step_cnn_res(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy,
                                               (int)a->resident_banks, (uint64_t)a->spm_kib * 1024,

@@ -203,7 +203,7 @@ static int estimate_points(const npu_cfg_t *cfg, const npu_net_shape_t *net, con
 static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_shape_t *net, npu_cli_step_net_t *sn,
                       npu_sweep_step_t *o)
 {
-    if (npu_cli_step_net(net, 1, a->resident_banks, "sweep", sn)) /* a CNN's batch: each point's */
+    if (npu_cli_step_net(net, 1, "sweep", sn)) /* a CNN's batch: each point's */
         return NPU_EXIT_USAGE;
     if (a->resident_banks + 3 > (unsigned)cfg->spm_banks) {
         fprintf(stderr, "npu: sweep --plan step: --resident-banks %u leaves fewer than the kernels' 3 of %d banks\n",

@@ -72,9 +72,8 @@ typedef struct npu_cli_step_net {
     int n_conv, n_fc;
     int res[NPU_STEP_MAX_LAYERS]; /* the convolutions' residual connections (npu_net_shape_t.res) */
 } npu_cli_step_net_t;
-/* net into *s; a CNN with res_banks > 0 refused unless cmd is "estimate" (npu_estimate_step_cnn_res;
- * a sweep's residency takes MLP steps). 0, or -1 after a message naming cmd. */
-int npu_cli_step_net(const struct npu_net_shape *net, int batch, unsigned res_banks, const char *cmd,
+/* net into *s (a CNN's convolutions at batch). 0, or -1 after a message naming cmd. */
+int npu_cli_step_net(const struct npu_net_shape *net, int batch, const char *cmd,
                      npu_cli_step_net_t *s);
 
 /* `npu info` (cmd_info.c): the configuration of this build. */

@@ -120,19 +120,22 @@ int npu_sweep_point(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_
     return 0;
 }
 
-/* A CNN point: its convolutions at `batch`, every kernel through DRAM. 0, or -1 with why. */
-static int step_cnn(const npu_cfg_t *c, const npu_sweep_step_t *o, int batch, npu_est_kplan_t *e, char *why, size_t n)
+/* A CNN point: its convolutions at `batch`, the scheduler given cap bytes of the resident banks
+ * (res_banks 0: every kernel through DRAM). 0, or -1 with why. */
+static int step_cnn(const npu_cfg_t *c, const npu_sweep_step_t *o, int batch, uint64_t cap, npu_est_kplan_t *e,
+                    char *why, size_t n)
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
-    if (o->res_banks || o->n_conv > NPU_STEP_MAX_LAYERS) {
-        snprintf(why, n, "a sweep's residency plan takes MLP steps (npu estimate and npu fit take a CNN's)");
+    if (o->n_conv > NPU_STEP_MAX_LAYERS) {
+        snprintf(why, n, "%d convolutions: a step takes at most %d", o->n_conv, NPU_STEP_MAX_LAYERS);
         return -1;
     }
     for (int l = 0; l < o->n_conv; l++) {
         conv[l] = o->conv[l];
         conv[l].batch = batch;
     }
-    return npu_estimate_step_cnn(c, conv, o->n_conv, o->res, o->fc, o->n_fc, batch, o->modes, e, why, n);
+    return npu_estimate_step_cnn_res(c, conv, o->n_conv, o->res, o->fc, o->n_fc, batch, o->modes, o->res_banks,
+                                     cap, o->overlap, e, why, n);
 }
 
 npu_cfg_t npu_sweep_point_cfg(const npu_cfg_t *cfg, const npu_sweep_space_t *sp, int i)
@@ -164,9 +167,10 @@ int npu_sweep_step_point(const npu_cfg_t *cfg, const npu_sweep_step_t *o, const 
                  o->res_banks, (unsigned long long)(area / 1024));
         return 0;
     }
-    if (o->n_conv > 0 ? step_cnn(&c, o, pt->batch, &e, why, n)
-                      : npu_estimate_step_res_ex(&c, o->dims, o->layers, pt->batch, o->modes, o->res_banks,
-                                                 o->res_banks ? pt->spm_bytes : 0, o->overlap, &e, why, n))
+    uint64_t cap = o->res_banks ? pt->spm_bytes : 0;
+    if (o->n_conv > 0 ? step_cnn(&c, o, pt->batch, cap, &e, why, n)
+                      : npu_estimate_step_res_ex(&c, o->dims, o->layers, pt->batch, o->modes, o->res_banks, cap,
+                                                 o->overlap, &e, why, n))
         return 0;
     pt->ok = 1;
     pt->cycles = e.cycles;
