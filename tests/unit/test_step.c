@@ -469,6 +469,32 @@ Test(step_run, mlp_resident_s2)
     }
 }
 
+/* The scheduler counts bytes, first fit places addresses: at this MLP's whole resident bank
+ * (S = 2) fragmentation leaves one tensor no range. The plan keeps the largest capacity that
+ * places, to the word: one word more does not place (it is cut again), and it is above the
+ * capacity less the whole tensor that found no range (the cut alone, which the bisection
+ * refines; planted: without it the plan sits at that cut and one word more places). */
+Test(step_run, resident_cap_bisected_to_the_word)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    int dims[4] = {20, 37, 24, 10};
+    npu_step_plan_t p;
+    npu_step_res_t full, more;
+    char why[256];
+    uint64_t word = (uint64_t)npu_cfg_word(&c);
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, 3, 13, 0.5f, 0.9f, 1e-3f, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_step_res_plan(&c, &p, 1, &full), 0, "%s", full.why);
+    uint64_t bank = (uint64_t)c.spm_bank_words * word, got = full.cap_bytes;
+    cr_assert_lt(got, bank, "the whole bank placed (%llu bytes): no fragmentation to test", (unsigned long long)bank);
+    cr_assert_eq(npu_step_res_plan_cap(&c, &p, 1, got + word, &more), 0, "%s", more.why);
+    cr_assert_lt(more.cap_bytes, got + word, "%llu + one word placed", (unsigned long long)got);
+    cr_assert_gt(got, bank - 444 * word, "%llu bytes: no more than the cut by the whole tensor",
+                 (unsigned long long)got);
+    npu_step_res_free(&more);
+    npu_step_res_free(&full);
+    npu_step_plan_free(&p);
+}
+
 /* A bias gradient over more batch rows than one chunk holds (here 32 rows of 256): the SUM in
  * blocks through a one-row scratch, bit-exact against the golden model's block order, in both
  * dtypes; a batch that fits keeps the plain row order (no scratch). */

@@ -522,6 +522,55 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
     return bad ? -1 : 0;
 }
 
+/* Schedules at res->cap_bytes and places: 0, 1 when first fit failed (*short_of words), -1 with
+ * res->why. */
+static int plan_at(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
+                   unsigned *short_of)
+{
+    *short_of = 0;
+    if (schedule(cfg, p, res, dem))
+        return -1;
+    int prc = place(cfg, p, res, dem, short_of);
+    if (prc < 0)
+        snprintf(res->why, sizeof res->why, "residency: out of memory");
+    return prc;
+}
+
+/* The plan at the largest capacity (whole SPM words, <= the given one) whose schedule first fit
+ * can place. The schedule counts bytes, not addresses, so fragmentation can leave no range for
+ * a tensor: the capacity is cut by that tensor until a schedule places, then bisected back up
+ * between the placing and the failing capacity (cutting the whole tensor alone would keep out
+ * tensors a few words of fragmentation did not need to). 0, or -1 with res->why. */
+static int plan_largest_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res,
+                            unsigned char (*dem)[SLOTS])
+{
+    uint64_t word = (uint64_t)npu_cfg_word(cfg), ok = UINT64_MAX, bad = 0;
+    for (int tries = 0; tries < MAX_TRIES; tries++) {
+        unsigned short_of;
+        uint64_t at = res->cap_bytes;
+        int prc = plan_at(cfg, p, res, dem, &short_of);
+        if (prc < 0)
+            return -1;
+        if (prc == 0)
+            ok = at;
+        else
+            bad = at;
+        uint64_t less = (uint64_t)short_of * word;
+        if (ok == UINT64_MAX) /* none placed yet: cut by the tensor that found no range */
+            res->cap_bytes = at > less ? at - less : 0;
+        else if (bad > ok + word) /* bisect (ok, bad) in whole words */
+            res->cap_bytes = ok + (bad - ok) / word / 2 * word;
+        else if (at == ok)
+            return 0;
+        else { /* the last try failed: plan again at the largest that placed */
+            res->cap_bytes = ok;
+            return plan_at(cfg, p, res, dem, &short_of) ? -1 : 0;
+        }
+    }
+    snprintf(res->why, sizeof res->why, "residency: no placement after %d tries", MAX_TRIES);
+    return -1;
+}
+
 int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res)
 {
     return npu_step_res_plan_cap(cfg, p, res_banks, 0, res);
@@ -564,21 +613,7 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
     }
     tensors(cfg, p, res);
     views(p, res);
-    for (int tries = 0; tries < MAX_TRIES; tries++) {
-        unsigned short_of = 0;
-        if (schedule(cfg, p, res, dem))
-            goto out;
-        int prc = place(cfg, p, res, dem, &short_of);
-        if (prc <= 0) {
-            rc = prc;
-            if (prc < 0)
-                snprintf(res->why, sizeof res->why, "residency: out of memory");
-            goto out;
-        }
-        uint64_t less = (uint64_t)short_of * (uint64_t)npu_cfg_word(cfg); /* fragmentation */
-        res->cap_bytes = res->cap_bytes > less ? res->cap_bytes - less : 0;
-    }
-    snprintf(res->why, sizeof res->why, "residency: no placement after %d tries", MAX_TRIES);
+    rc = plan_largest_cap(cfg, p, res, dem);
 out:
     free(dem);
     return rc;
