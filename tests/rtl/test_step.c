@@ -251,10 +251,10 @@ Test(step, resident_capacity_sweep)
  * pre (the second step), the estimator's in e->pre; the plan in *res (host side, the same). */
 static uint64_t g_kcyc[7 * NPU_STEP_MAX_LAYERS + 2]; /* overlap_run: each kernel's RTL cycles */
 
-static void overlap_run(const int *dims, int L, int B, uint64_t cap, int overlap, uint64_t *pre,
+static void overlap_run(const npu_cfg_t *cfg, const int *dims, int L, int B, uint64_t cap, int overlap, uint64_t *pre,
                         npu_est_kplan_t *e, npu_step_res_t *res)
 {
-    npu_cfg_t c = rtl_cfg();
+    npu_cfg_t c = *cfg;
     npu_step_run_t s;
     uint64_t seed = rtl_seed(95), x = seed | 1;
     npu_sim_t *sim = rtl_open(&c, 0, 0, seed); /* no stalls: cycles against the estimate */
@@ -322,7 +322,7 @@ Test(step, resident_prefetch_and_lookahead)
     npu_step_res_t r[3];
     cr_assert_not_null(e);
     for (int m = 0; m < 3; m++) {
-        overlap_run(dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
+        overlap_run(&c, dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
         for (int j = 0; j <= r[m].n_steps; j++) {
             double d = (double)pre[m][j] - (double)e[m].pre[j];
             cr_assert(d <= 0.10 * (double)e[m].pre[j] + 8 && -d <= 0.10 * (double)e[m].pre[j] + 8,
@@ -367,12 +367,13 @@ static int stores_at(const npu_step_res_t *r, int j, int t, int app)
  * relu_bwd) but cannot survive there. The scheduler's SPM (from 2 KiB up, in 512 B steps, the
  * estimator alone) is the first size where look-ahead writes Z32[1] out right after 1f (appended
  * to L2's first kernel) and, without look-ahead, the write-back is the only transfer 3f (L3's
- * first kernel) waits for. On the RTL 3f's stall is 0 with look-ahead and the write-back's time
- * without it, within 10% of the estimate and at least cap(Z32[1]) / bandwidth. */
-Test(step, brief_lookahead_three_layers)
+ * first kernel) waits for. On the RTL at DRAM timing c, 3f's stall is 0 with look-ahead and the
+ * write-back's time without it, within 10% of the estimate and at least cap(Z32[1]) / bandwidth.
+ * Returns that stall over cap(Z32[1]) / bandwidth. */
+static double lookahead_three_layers(const npu_cfg_t *cfg)
 {
     int dims[4] = {16, 64, 64, 10}, L = 3, B = 16, modes[2] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_PREFETCH};
-    npu_cfg_t c = rtl_cfg();
+    npu_cfg_t c = *cfg;
     npu_step_plan_t p;
     npu_step_res_t r[2];
     char why[256];
@@ -400,11 +401,12 @@ Test(step, brief_lookahead_three_layers)
     npu_est_kplan_t *e = calloc(2, sizeof *e);
     cr_assert_not_null(e);
     for (int m = 0; m < 2; m++)
-        overlap_run(dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
+        overlap_run(&c, dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
     double floor = (double)bytes / c.dram_bw, d = (double)pre[1][j3] - (double)e[1].pre[j3];
-    cr_log_info("check 11 at %llu B of SPM: 3f stall %llu with look-ahead, %llu without (estimated %llu; "
-                "cap(Z32[1]) / bandwidth = %.0f, %.2fx)", (unsigned long long)cap, (unsigned long long)pre[0][j3],
-                (unsigned long long)pre[1][j3], (unsigned long long)e[1].pre[j3], floor, (double)pre[1][j3] / floor);
+    cr_log_info("check 11 at %llu B of SPM, DRAM latency %d, burst cost %d: 3f stall %llu with look-ahead, %llu "
+                "without (estimated %llu; cap(Z32[1]) / bandwidth = %.0f, %.2fx)", (unsigned long long)cap,
+                c.dram_latency, c.dram_burst_cost, (unsigned long long)pre[0][j3], (unsigned long long)pre[1][j3],
+                (unsigned long long)e[1].pre[j3], floor, (double)pre[1][j3] / floor);
     cr_assert_eq(pre[0][j3], 0u, "3f waits for nothing with look-ahead");
     cr_assert(d <= 0.10 * (double)e[1].pre[j3] && -d <= 0.10 * (double)e[1].pre[j3],
               "3f's stall without look-ahead %llu on the RTL, %llu estimated", (unsigned long long)pre[1][j3],
@@ -413,6 +415,22 @@ Test(step, brief_lookahead_three_layers)
     for (int m = 0; m < 2; m++)
         npu_step_res_free(&r[m]);
     free(e);
+    return (double)pre[1][j3] / floor;
+}
+
+/* Check 11 at the build's DRAM, whose per-burst cost and latency put the stall above the brief's
+ * bare cap / bandwidth (the estimate follows them), and at a bandwidth-only DRAM (latency 1, no
+ * burst cost, the estimator's calibration dropped), the brief's own memory: there the stall
+ * without look-ahead is cap(Z32[1]) / bandwidth within 10%. */
+Test(step, brief_lookahead_three_layers)
+{
+    npu_cfg_t c = rtl_cfg();
+    lookahead_three_layers(&c);
+    c.dram_latency = 1;
+    c.dram_burst_cost = 0;
+    c.calib.valid = 0;
+    double bare = lookahead_three_layers(&c);
+    cr_assert(bare <= 1.10, "at a bandwidth-only DRAM 3f stalls %.2fx cap(Z32[1]) / bandwidth", bare);
 }
 
 /* Brief 003 check 10 (issue 16 acceptance 4): compute-heavy and light layers, 64-128-16-128-16-10
@@ -439,7 +457,7 @@ Test(step, brief_prefetch_heavy_light)
     cr_assert_not_null(e);
     cr_assert_eq(npu_step_plan_mlp(&c, dims, L, B, 0.1f, 0.9f, 0, NPU_EMIT_FLEXSA, 0, &p, why, sizeof why), 0, "%s", why);
     for (int m = 0; m < 2; m++) {
-        overlap_run(dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
+        overlap_run(&c, dims, L, B, cap, modes[m], pre[m], &e[m], &r[m]);
         memcpy(kc[m], g_kcyc, sizeof kc[m]);
     }
     for (int x = 0; x < r[0].nx; x++) {
