@@ -715,11 +715,44 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     }
     in[0] = s.t_in[npu_step_tensor_find(&s.plan, "H16[1]")];
     in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
-    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu", (unsigned long long)cap,
-                s.res->nx, s.res->demoted, (unsigned long long)in[0], (unsigned long long)in[1]);
+    in[2] = s.t_in[npu_step_tensor_find(&s.plan, "Z32[2]")];
+    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu, Z32[2] In %llu",
+                (unsigned long long)cap, s.res->nx, s.res->demoted, (unsigned long long)in[0], (unsigned long long)in[1],
+                (unsigned long long)in[2]);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
+}
+
+/* The estimator's smallest SPM (bisected over words, the allocation granule, within the resident
+ * bank) at which tensor `name`'s In bytes are at most `kept`. */
+static uint64_t est_step(const char *name, uint64_t kept)
+{
+    static npu_est_kplan_t e;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    cnn_res_est(lo, &e);
+    cr_assert_gt(est_in(&e, name), kept, "one word of SPM keeps nothing of %s", name);
+    while (hi - lo > word) { /* kept at hi, not at lo */
+        uint64_t mid = (lo + hi) / 2 / word * word;
+        cnn_res_est(mid, &e);
+        *(est_in(&e, name) > kept ? &lo : &hi) = mid;
+    }
+    return hi;
+}
+
+/* The capacity formula of kernel `kname` of plan p: its tensors resident at once, cap(t) = rows x
+ * resident row words (npu_gemm_res_words) x the word's bytes. */
+static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const char *kname)
+{
+    uint64_t need = 0, word = (uint64_t)npu_cfg_word(c);
+    for (int k = 0; k < p->nk; k++)
+        for (int i = 0; p->k[k].kind == NPU_SK_VEC && !strcmp(p->k[k].name, kname) && i < p->k[k].v.nt; i++) {
+            const npu_vk_tensor_t *v = &p->k[k].v.t[i];
+            int t = v->load || v->store ? npu_step_tensor_find(p, v->name) : -1;
+            need += t < 0 ? 0 : (uint64_t)p->t[t].rows * npu_gemm_res_words(c, p->t[t].cols, p->t[t].width == 32) * word;
+        }
+    return need;
 }
 
 /* Issue 16 acceptances 1 and 3 for a residual block on the RTL: the CNN's steps under the
@@ -735,7 +768,7 @@ Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[2], below[2], word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
     char why[256];
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
@@ -790,6 +823,50 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)hi, (unsigned long long)need_g);
     cr_assert(hi + word >= need_g && hi <= need_g + word, "the gradient's step at %llu B, the formula %llu B",
               (unsigned long long)hi, (unsigned long long)need_g);
+}
+
+/* Issue 16 acceptance 3, adjacent-layer reuse across a convolution on the RTL: layer 2's forward
+ * convolution drains its output Z32[2] into resident SPM rows (no STORE: compile/conv/conv_split.h
+ * npu_conv_split_res_out, driven by the scheduler's plan, compile/step/step_res.h) and the next
+ * layer, the point-wise bias_relu, reads it there instead of from DRAM. With the whole bank Z32[2]'s
+ * DRAM In is at least one whole read below the plain step's and its Out one write below; the
+ * step: the estimator's smallest SPM at which Z32[2] is kept from the convolution to bias_relu is
+ * the RTL's (one word below it Z32[2] is read again, at it not; every kernel bit-exact, every
+ * tensor's bytes the estimator's at both) and equals the capacity formula, bias_relu's tensors
+ * (Z32[2], b32[2], H16[2]) resident at once, within a word. The convolution's own buffers are
+ * planned below the resident bank: planned on the whole SPM, its resident output rows would lie in
+ * its own area, and the conv compiler refuses them. */
+Test(step, cnn_resident_conv_adjacent_reuse)
+{
+    static npu_est_kplan_t e, plain;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
+    char why[256];
+    cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
+    npu_step_plan_t p;
+    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
+                                       sizeof why), 0, "%s", why);
+    int z2 = npu_step_tensor_find(&p, "Z32[2]");
+    cr_assert(z2 >= 0);
+    uint64_t zb = p.t[z2].bytes, need = kernel_caps(&c, &p, "fwd L2 bias_relu");
+    npu_step_plan_free(&p);
+    uint64_t z_in = est_in(&plain, "Z32[2]"), z_out = plain.t[z2].out;
+    cnn_res_run(0, &e, in);
+    cr_log_info("Z32[2] (%llu B): plain In %llu Out %llu; with the whole bank In %llu Out %llu", (unsigned long long)zb,
+                (unsigned long long)z_in, (unsigned long long)z_out, (unsigned long long)in[2],
+                (unsigned long long)e.t[z2].out);
+    cr_assert_leq(in[2] + zb, z_in, "bias_relu reads the convolution's output from the SPM");
+    cr_assert_leq(e.t[z2].out + zb, z_out, "the convolution's output is not stored for bias_relu");
+    uint64_t hi = est_step("Z32[2]", in[2]);
+    cnn_res_run(hi - word, &e, below);
+    cr_assert_gt(below[2], in[2], "one word below the step Z32[2] is read again");
+    cnn_res_run(hi, &e, below);
+    cr_assert_eq(below[2], in[2], "at the step bias_relu reads Z32[2] from the SPM");
+    cr_log_info("the adjacent-layer step: Z32[2] kept from the convolution to bias_relu from %llu bytes of SPM on "
+                "(RTL and estimator); the capacity formula (bias_relu's Z32[2], b32[2], H16[2] resident at once) %llu",
+                (unsigned long long)hi, (unsigned long long)need);
+    cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
+              (unsigned long long)need);
 }
 
 /* The conv -> normalisation-like -> ReLU chain on the RTL (issue 16 acceptance 1; ref/net_ref.h

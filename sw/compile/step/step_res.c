@@ -44,12 +44,14 @@ int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, 
                  : npu_enc_load(in, tag ? tag : NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb);
 }
 
-/* Access slot i of kernel k (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
+/* Access slot i of kernel ki (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
  * tensor, whether it is read / written, and whether it may use the SPM copy at all. -1: none. */
-static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int *rd, int *wr, int *spm_ok)
+static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int i, int *rd, int *wr, int *spm_ok)
 {
+    const npu_step_kernel_t *k = &p->k[ki];
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD || k->kind == NPU_SK_XPOSE) {
-        /* DRAM side only: the conv and transpose emitters read and write DRAM */
+        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok): the
+         * conv and transpose emitters read and write DRAM */
         const npu_step_conv_t *c = &k->cv;
         int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
         uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
@@ -59,7 +61,7 @@ static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int
             return -1;
         *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
         *wr = !*rd;
-        *spm_ok = 0;
+        *spm_ok = fwd && i == 2 && res->y_ok[ki];
         return tensor_at(p, at[i]);
     }
     if (k->kind == NPU_SK_GEMM) {
@@ -88,9 +90,10 @@ static void add(int *n, int *v, int t)
 }
 
 /* Scheduler step of kernel k: its SPM-side and DRAM-side reads and writes (dem: demoted slots). */
-static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_res_t *res,
-                        const npu_step_kernel_t *k, const unsigned char *dem, npu_sched_step_t *s)
+static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_res_t *res, int ki,
+                        const unsigned char *dem, npu_sched_step_t *s)
 {
+    const npu_step_kernel_t *k = &p->k[ki];
     uint64_t pes = 4u * (uint64_t)cfg->s * (uint64_t)cfg->s;
     s->name = k->name;
     const npu_conv_t *c = &k->cv.c;
@@ -104,7 +107,7 @@ static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const np
     else /* the MACs (the fused backward's dX and dW^T: twice, once without dX) */
         s->cycles = (k->kind == NPU_SK_CONV_BWD && !k->cv.no_dx ? 2 : 1) * (conv + pes - 1) / pes;
     for (int i = 0; i < SLOTS; i++) {
-        int rd, wr, ok, t = slot(p, k, i, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, ki, i, &rd, &wr, &ok);
         if (t < 0)
             continue;
         int spm = ok && !dem[i] && !res->dram_only[t];
@@ -161,7 +164,7 @@ static void views(const npu_step_plan_t *p, npu_step_res_t *res)
 {
     for (int i = 0; i < p->nk; i++)
         for (int s = 0; s < SLOTS; s++) {
-            int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
             if (t >= 0 && ok && !view_ok(p, &p->k[i], s, t))
                 res->dram_only[t] = 1;
         }
@@ -175,7 +178,7 @@ static void build_steps(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step
         int i = npu_step_res_kernel(p, j);
         npu_sched_step_t *s = &res->ss[j];
         if (i >= 0) {
-            kernel_step(cfg, p, res, &p->k[i], dem[i], s);
+            kernel_step(cfg, p, res, i, dem[i], s);
             continue;
         }
         s->name = "host: logits out, their gradient in";
@@ -192,7 +195,7 @@ static int demote(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (
     if (i < 0)
         return 0;
     for (int s = 0; s < SLOTS; s++) {
-        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
         if (t >= 0 && ok && !dem[i][s] && !res->dram_only[t] && res->st[t].spm_bytes > most) {
             most = res->st[t].spm_bytes;
             best = s;
@@ -321,7 +324,7 @@ static void retag(npu_step_res_t *res, const npu_step_plan_t *p, int i)
     for (int g = 0; g < NPU_NUM_TAGS; g++)
         m->rd[g] = m->wr[g] = -1;
     for (int s = 0; s < SLOTS; s++) {
-        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
         if (t < 0)
             continue;
         if (next >= NPU_NUM_TAGS) {
@@ -350,12 +353,18 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
     npu_step_kernel_t *k = &res->k[i];
     retag(res, p, i);
     for (int s = 0; s < SLOTS; s++) {
-        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
         if (t < 0 || !ok || dem[s] || res->dram_only[t] || pl->open[t] < 0)
             continue;
         unsigned at = res->stay[pl->open[t]].spm;
         if (k->kind == NPU_SK_VEC) {
             npu_vk_resident(&k->v, s, at, res->stride[t]);
+            continue;
+        }
+        if (k->kind == NPU_SK_CONV_FWD) { /* Y (slot()): drained into its rows */
+            k->cv.res_y = 1;
+            k->cv.spm_y = at;
+            k->cv.stride_y = res->stride[t];
             continue;
         }
         *(s == 0 ? &k->g.args.res_a : s == 1 ? &k->g.args.res_b : &k->g.args.res_c) = 1;
@@ -489,10 +498,20 @@ static int pitch_differs(const npu_step_plan_t *p, uint32_t at, unsigned pitch)
     return t >= 0 && npu_step_tensor_pitch(&p->t[t]) != pitch;
 }
 
+/* A forward planned as sp may drain Y into resident rows of tensor t (npu_conv_split_res_out: one
+ * part, rows of at least a pixel's words). */
+static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
+{
+    const npu_conv_plan_t *q = &sp->part[0];
+    return t >= 0 && sp->parts == 1 && !q->acc && q->dwo == q->OW &&
+           npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= q->pout;
+}
+
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
- * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason. */
+ * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason.
+ * *y_ok: a forward whose Y may drain into resident rows. */
 static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, unsigned limit,
-                      char *why, size_t n)
+                      unsigned char *y_ok, char *why, size_t n)
 {
     npu_cfg_t lo = *cfg;
     char msg[200] = "";
@@ -504,6 +523,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
                                  sizeof msg) == 0)
             bad = pitch_differs(p, k->cv.x, sp->whole.pitch_x) || pitch_differs(p, k->cv.w, sp->whole.pitch_w) ||
                   pitch_differs(p, k->cv.y, sp->whole.pitch_out);
+        *y_ok = bad == 0 && y_may_stay(cfg, p, sp, tensor_at(p, k->cv.y));
         if (sp)
             npu_conv_split_free(sp);
         free(sp);
@@ -544,10 +564,17 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
         return -1;
     }
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
+    if (!(res->y_ok = calloc((size_t)p->nk, 1))) {
+        snprintf(res->why, sizeof res->why, "residency: out of memory");
+        return -1;
+    }
     for (int i = 0; i < p->nk; i++)
         if ((p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-            conv_below(cfg, p, &p->k[i], res->limit, res->why, sizeof res->why))
+            conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], res->why, sizeof res->why)) {
+            free(res->y_ok);
+            res->y_ok = NULL;
             return -1;
+        }
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -609,5 +636,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->x);
     free(res->x_at);
     free(res->tags);
+    free(res->y_ok);
     memset(res, 0, sizeof *res);
 }

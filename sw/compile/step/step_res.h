@@ -81,6 +81,9 @@ typedef struct npu_step_res {
                                        kernels' tags are reassigned, one per tensor, conv kernels
                                        and transposes keep their role tags, so the DMA counters
                                        split by tensor */
+    unsigned char *y_ok;            /* per kernel: a convolution forward whose Y may be drained
+                                       into resident rows (one part: conv_split.h
+                                       npu_conv_split_res_out), an SPM-side output then */
     int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
                                        one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
