@@ -663,13 +663,17 @@ static const npu_conv_t k_rcv[4] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 
                                     {RB, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 4, 3, 3, 2, 1, 1, 0}};
 static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
 
+/* The residency options of the next runs (step_res.h; the block-reuse test keeps the convolutions'
+ * outputs on the DRAM side, NPU_RES_NO_CONV_Y, the steps it measures being the vector kernels'). */
+static int k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+
 /* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
 static void cnn_res_est(uint64_t cap, npu_est_kplan_t *e)
 {
     npu_cfg_t c = rtl_cfg();
     char why[256];
-    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, 1, cap,
-                                           NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, 1, cap, k_overlap, e, why, sizeof why),
+                 0, "%s", why);
 }
 
 /* Tensor `name`'s In bytes in estimate e. */
@@ -699,7 +703,7 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
     cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 50000000),
                  0, "%s", s.why);
-    cr_assert_eq(npu_step_run_resident_cap(&s, 1, cap), 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident_ex(&s, 1, cap, k_overlap), 0, "%s", s.why);
     cnn_res_est(cap, e);
     char what[40];
     snprintf(what, sizeof what, "cap %llu", (unsigned long long)cap);
@@ -770,6 +774,7 @@ Test(step, cnn_resident_block_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
     char why[256];
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
@@ -842,6 +847,7 @@ Test(step, cnn_resident_conv_adjacent_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     npu_step_plan_t p;
     cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,

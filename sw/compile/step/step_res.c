@@ -240,6 +240,7 @@ typedef struct placer {
     int open[NPU_STEP_MAX_TENSORS]; /* the stay a resident tensor is in, else -1 */
     int cap_stay, cap_x;
     unsigned short_of;              /* first fit failed: the words it wanted */
+    int short_t, short_j;           /* for tensor short_t arriving at scheduler step short_j */
 } placer_t;
 
 static unsigned words_of(const placer_t *pl, int t) { return (unsigned)pl->p->t[t].rows * pl->res->stride[t]; }
@@ -281,6 +282,8 @@ static int arrive(placer_t *pl, int t, int j)
     unsigned at = first_fit(pl, words_of(pl, t));
     if (at == UINT32_MAX) {
         pl->short_of = words_of(pl, t);
+        pl->short_t = t;
+        pl->short_j = j;
         return 1;
     }
     if (grow((void **)&res->stay, &pl->cap_stay, res->nstay, sizeof *res->stay))
@@ -465,9 +468,34 @@ static void index_xfers(npu_step_res_t *res)
     }
 }
 
-/* Addresses for the plan: 0, 1 when first fit failed (*short_of words), -1 out of memory. */
+/* Forward convolution i, not demoted, whose output Y is tensor t; -1 when none. */
+static int y_of(const npu_step_plan_t *p, unsigned char (*dem)[SLOTS], int i, int t)
+{
+    return i >= 0 && p->k[i].kind == NPU_SK_CONV_FWD && !dem[i][2] && tensor_at(p, p->k[i].cv.y) == t ? i : -1;
+}
+
+/* When first fit failed: the forward convolution whose resident output takes the most of the area
+ * then (the one that found no range, or one still resident), else -1. */
+static int y_in_the_way(const placer_t *pl, unsigned char (*dem)[SLOTS])
+{
+    const npu_step_plan_t *p = pl->p;
+    int best = pl->short_j < pl->res->n_steps ? y_of(p, dem, npu_step_res_kernel(p, pl->short_j), pl->short_t) : -1;
+    unsigned most = 0;
+    for (int t = 0; t < p->nt && best < 0; t++) {
+        const npu_res_stay_t *s = pl->open[t] >= 0 ? &pl->res->stay[pl->open[t]] : NULL;
+        int i = s && s->from < pl->res->n_steps ? y_of(p, dem, npu_step_res_kernel(p, s->from), t) : -1;
+        if (i >= 0 && words_of(pl, t) > most) {
+            most = words_of(pl, t);
+            best = i;
+        }
+    }
+    return best;
+}
+
+/* Addresses for the plan: 0, 1 when first fit failed (*short_of words; *y_kernel a forward
+ * convolution whose resident output is in the way, y_in_the_way), -1 out of memory. */
 static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
-                 unsigned *short_of)
+                 unsigned *short_of, int *y_kernel)
 {
     placer_t pl;
     int rc = 0;
@@ -488,6 +516,7 @@ static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t 
     if (rc == 0)
         index_xfers(res);
     *short_of = pl.short_of;
+    *y_kernel = rc == 1 ? y_in_the_way(&pl, dem) : -1;
     return rc;
 }
 
@@ -553,8 +582,12 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
     return npu_step_res_plan_ex(cfg, p, res_banks, cap, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, res);
 }
 
-int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
-                         int overlap, npu_step_res_t *res)
+/* The plan (npu_step_res_plan_ex) with one fallback when first fit fails: y_first, a forward
+ * convolution's resident output in the way drained to DRAM instead (y_in_the_way); otherwise, and
+ * when none is, the area the scheduler may fill cut by the words that found no range. *y_seen: a
+ * convolution's output was in the way once. */
+static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                    int y_first, int *y_seen, npu_step_res_t *res)
 {
     memset(res, 0, sizeof *res);
     res->overlap = overlap;
@@ -575,6 +608,8 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
             res->y_ok = NULL;
             return -1;
         }
+    if (overlap & NPU_RES_NO_CONV_Y)
+        memset(res->y_ok, 0, (size_t)p->nk);
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -593,14 +628,22 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
     views(p, res);
     for (int tries = 0; tries < MAX_TRIES; tries++) {
         unsigned short_of = 0;
+        int yk = -1;
         if (schedule(cfg, p, res, dem))
             goto out;
-        int prc = place(cfg, p, res, dem, &short_of);
+        int prc = place(cfg, p, res, dem, &short_of, &yk);
         if (prc <= 0) {
             rc = prc;
             if (prc < 0)
                 snprintf(res->why, sizeof res->why, "residency: out of memory");
             goto out;
+        }
+        *y_seen |= yk >= 0;
+        if (y_first && yk >= 0) { /* a convolution's resident output in the way: drained to DRAM
+                                     instead, the area kept whole (a cut costs every later stay) */
+            dem[yk][2] = 1;
+            res->demoted++;
+            continue;
         }
         uint64_t less = (uint64_t)short_of * (uint64_t)npu_cfg_word(cfg); /* fragmentation */
         res->cap_bytes = res->cap_bytes > less ? res->cap_bytes - less : 0;
@@ -608,6 +651,29 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
     snprintf(res->why, sizeof res->why, "residency: no placement after %d tries", MAX_TRIES);
 out:
     free(dem);
+    return rc;
+}
+
+static uint64_t plan_bytes(const npu_step_res_t *r) { return r->r.in_bytes + r->r.out_bytes; }
+
+/* Both fallbacks of plan_try; the plan of fewer DRAM bytes (ties: the cut, the rule without
+ * resident convolution outputs). */
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res)
+{
+    npu_step_res_t *y = malloc(sizeof *y);
+    int seen = 0, rc = plan_try(cfg, p, res_banks, cap, overlap, 0, &seen, res);
+    if (!y || !seen)
+        goto out; /* no convolution output ever in the way: the same plan */
+    if (plan_try(cfg, p, res_banks, cap, overlap, 1, &seen, y) == 0 && (rc || plan_bytes(y) < plan_bytes(res))) {
+        npu_step_res_free(res);
+        *res = *y;
+        rc = 0;
+    } else {
+        npu_step_res_free(y);
+    }
+out:
+    free(y);
     return rc;
 }
 

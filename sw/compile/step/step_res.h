@@ -106,7 +106,9 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
                           npu_step_res_t *res);
 /* The same with the scheduler's prefetch and look-ahead offload as `overlap` says (a mask of
  * NPU_RES_PREFETCH, NPU_RES_LOOKAHEAD). npu_step_res_plan and npu_step_res_plan_cap take both. */
-enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2 };
+/* NPU_RES_NO_CONV_Y: every forward convolution's output on the DRAM side (stored, as before
+ * convolutions could drain into resident rows; for comparisons). */
+enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
 
