@@ -767,12 +767,14 @@ static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const 
  * step: the estimator's smallest SPM (bisected over words, the allocation granule) at which H16[1]
  * is kept for the add; on the RTL one word below it H16[1] is read again and at it not, every
  * tensor's bytes the estimator's at both; the step equals the capacity formula (the add's tensors
- * and the skip resident at once, within a word). The same for dZ16[3] and layer 1's gradient add. */
+ * and the skip resident at once, within a word). The same for dZ16[3] and layer 1's gradient add.
+ * The convolutions' outputs stay on the DRAM side here (NPU_RES_NO_CONV_Y: with them resident, at
+ * small the plan of fewer bytes keeps them rather than dZ16[3]; docs/estimator.md section 7.3). */
 Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
@@ -781,28 +783,15 @@ Test(step, cnn_resident_block_reuse)
     cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
                                        sizeof why), 0, "%s", why);
     uint64_t hb = p.t[npu_step_tensor_find(&p, "H16[1]")].bytes, gb = p.t[npu_step_tensor_find(&p, "dZ16[3]")].bytes;
-    uint64_t need = 0, need_g = 0; /* the capacity formula: an add's tensors resident at once, cap(t) = rows x row words */
-    for (int k = 0; k < p.nk; k++)
-        for (int i = 0; p.k[k].kind == NPU_SK_VEC && i < p.k[k].v.nt; i++) {
-            const npu_vk_tensor_t *v = &p.k[k].v.t[i];
-            int t = v->load || v->store ? npu_step_tensor_find(&p, v->name) : -1;
-            uint64_t cap = t < 0 ? 0 : (uint64_t)p.t[t].rows * npu_gemm_res_words(&c, p.t[t].cols, p.t[t].width == 32) * word;
-            need += strcmp(p.k[k].name, "fwd L3 bias_add_relu") ? 0 : cap;
-            need_g += strcmp(p.k[k].name, "bwd L1 add_relu_grad_bias") ? 0 : cap;
-        }
+    /* the capacity formulas: an add's tensors resident at once */
+    uint64_t need = kernel_caps(&c, &p, "fwd L3 bias_add_relu"), need_g = kernel_caps(&c, &p, "bwd L1 add_relu_grad_bias");
     npu_step_plan_free(&p);
     cnn_res_run(0, &e, in);
     cr_log_info("plain step: H16[1] In %llu, dZ16[3] In %llu (whole: %llu, %llu B)", (unsigned long long)h1,
                 (unsigned long long)g3, (unsigned long long)hb, (unsigned long long)gb);
     cr_assert_leq(in[0] + hb, h1, "the block's add reads the skip from the SPM");
     cr_assert_leq(in[1] + gb, g3, "layer 1's add reads the skip's gradient from the SPM");
-    cnn_res_est(lo, &e);
-    cr_assert_gt(est_in(&e, "H16[1]"), in[0], "one word of SPM keeps nothing");
-    while (hi - lo > word) { /* kept for the add at hi, not at lo */
-        uint64_t mid = (lo + hi) / 2 / word * word;
-        cnn_res_est(mid, &e);
-        *(est_in(&e, "H16[1]") > in[0] ? &lo : &hi) = mid;
-    }
+    uint64_t hi = est_step("H16[1]", in[0]); /* kept for the add at hi, not one word below */
     cnn_res_run(hi - word, &e, below);
     cr_assert_gt(below[0], in[0], "one word below the step the skip is read again");
     cnn_res_run(hi, &e, below);
@@ -812,13 +801,7 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)hi, (unsigned long long)need);
     cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
               (unsigned long long)need);
-    lo = word; /* the same for the skip's gradient dZ16[3], kept for layer 1's add_relu_grad_bias */
-    hi = (uint64_t)c.spm_bank_words * word;
-    while (hi - lo > word) {
-        uint64_t mid = (lo + hi) / 2 / word * word;
-        cnn_res_est(mid, &e);
-        *(est_in(&e, "dZ16[3]") > in[1] ? &lo : &hi) = mid;
-    }
+    hi = est_step("dZ16[3]", in[1]); /* the same for the skip's gradient, kept for layer 1's add_relu_grad_bias */
     cnn_res_run(hi - word, &e, below);
     cr_assert_gt(below[1], in[1], "one word below the step the skip's gradient is read again");
     cnn_res_run(hi, &e, below);
