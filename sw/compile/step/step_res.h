@@ -11,14 +11,19 @@
  * two words per 2S columns a DRAIN writes). The scheduler's steps are the kernels in order with
  * the host's step after the forward pass (it reads the logits and writes their gradient in DRAM).
  *
- * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both) and every
- * GEMM operand stored as the GEMM reads it; a transposed GEMM operand is read from DRAM (the DMA
- * transposes on LOAD), so its dirty resident copy is written back first. When a kernel's own
+ * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both), every
+ * GEMM operand stored as the GEMM reads it, and the output Y of a forward convolution of one part
+ * (drained into its rows, not stored: conv_split.h npu_conv_split_res_out; NPU_RES_NO_CONV_Y turns
+ * it off); a transposed GEMM operand and every other convolution or transpose access are DRAM side
+ * (the DMA transposes on LOAD, the conv emitters load their band layouts), so a dirty resident
+ * copy is written back first. When a kernel's own
  * resident tensors do not fit the area, its largest is demoted to a DRAM-side access (the kernel
  * streams it as without residency) and the plan is made again: deterministic, until it fits.
  * Addresses: first fit at each tensor's arrival; a tensor may come back at another address. When
  * first fit fails for lack of a contiguous range, the plan is made again with the area the
- * scheduler may fill reduced by that tensor's words (fragmentation), a few times at most.
+ * scheduler may fill reduced by that tensor's words (fragmentation), a few times at most; when a
+ * convolution's resident output was in the way, also with that output on the DRAM side instead,
+ * and the plan of fewer bytes is kept.
  *
  * Transfers: x[x_at[s] .. x_at[s + 1]) belong to scheduler step s (each one LOAD or one STORE of
  * a whole tensor between its DRAM address and its SPM rows). Those issued at their step (demand
