@@ -492,6 +492,32 @@ static int y_in_the_way(const placer_t *pl, unsigned char (*dem)[SLOTS])
     return best;
 }
 
+static int has(int n, const int *v, int t)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == t)
+            return 1;
+    return 0;
+}
+
+/* A forward convolution whose output Y the plan drains into the SPM but no later kernel reads
+ * there before the stay ends (written back first): it saves no byte and costs a transfer of its
+ * own after the kernel instead of the kernel's overlapped STORE. -1 when none. */
+static int idle_y(const npu_step_plan_t *p, const npu_step_res_t *res, unsigned char (*dem)[SLOTS])
+{
+    for (int x = 0; x < res->nstay; x++) {
+        const npu_res_stay_t *st = &res->stay[x];
+        int i = st->from < res->n_steps ? y_of(p, dem, npu_step_res_kernel(p, st->from), st->t) : -1, read = 0;
+        if (i < 0 || !res->y_ok[i])
+            continue;
+        for (int j = st->from + 1; j < st->to && j < res->n_steps && !read; j++)
+            read = has(res->ss[j].n_in, res->ss[j].in, st->t);
+        if (!read)
+            return i;
+    }
+    return -1;
+}
+
 /* Addresses for the plan: 0, 1 when first fit failed (*short_of words; *y_kernel a forward
  * convolution whose resident output is in the way, y_in_the_way), -1 out of memory. */
 static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
@@ -632,6 +658,12 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
         if (schedule(cfg, p, res, dem))
             goto out;
         int prc = place(cfg, p, res, dem, &short_of, &yk);
+        int idle = prc == 0 ? idle_y(p, res, dem) : -1;
+        if (idle >= 0) { /* its drained output read by no kernel in the SPM: stored as before */
+            dem[idle][2] = 1;
+            res->demoted++;
+            continue;
+        }
         if (prc <= 0) {
             rc = prc;
             if (prc < 0)

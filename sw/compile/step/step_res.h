@@ -13,8 +13,8 @@
  *
  * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both), every
  * GEMM operand stored as the GEMM reads it, and the output Y of a forward convolution of one part
- * (drained into its rows, not stored: conv_split.h npu_conv_split_res_out; NPU_RES_NO_CONV_Y turns
- * it off); a transposed GEMM operand and every other convolution or transpose access are DRAM side
+ * (drained into its rows, not stored: conv_split.h npu_conv_split_res_out; not when no kernel
+ * would read it in the SPM before its write-back; NPU_RES_NO_CONV_Y turns it off); a transposed GEMM operand and every other convolution or transpose access are DRAM side
  * (the DMA transposes on LOAD, the conv emitters load their band layouts), so a dirty resident
  * copy is written back first. When a kernel's own
  * resident tensors do not fit the area, its largest is demoted to a DRAM-side access (the kernel
