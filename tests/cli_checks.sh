@@ -45,7 +45,7 @@ check 2 "sweep --validate without --plan step" sweep --model mlp:64,128,10 --val
 check 0 "estimate --plan step of a CNN (its kernels through DRAM)" estimate --model cnn:c4,c8s2,fc10 --plan step
 check 0 "estimate --plan step of a residual CNN" estimate --model cnn:c4,c4,c4+1,fc10 --plan step
 check 2 "estimate --plan step: a residual connection into the head" estimate --model cnn:c4,fc16,fc16+2 --plan step
-check 0 "estimate --plan step of a CNN with --resident-banks (its conv kernels on the DRAM side)" estimate --model cnn:c4,c8s2,fc10 --plan step --resident-banks 1
+check 0 "estimate --plan step of a CNN with --resident-banks (its conv kernels reading DRAM)" estimate --model cnn:c4,c8s2,fc10 --plan step --resident-banks 1
 check 0 "estimate --topology (SCALE-Sim, tiled steps)" estimate --topology tests/topologies/scalesim/alexnet.csv --quiet
 check 2 "estimate --topology with --input" estimate --topology tests/topologies/scalesim/alexnet.csv --input 8x8x1
 check 2 "estimate with --model and --topology" estimate --model mlp:64,10 --topology tests/topologies/scalesim/alexnet.csv

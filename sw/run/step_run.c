@@ -367,7 +367,7 @@ static void each_output(npu_step_run_t *s, int i, out_fn f)
         f(s, k, r->g.args.res_c, k->g.args.c, (uint64_t)k->g.M, 4u * (unsigned)k->g.N, k->g.args.pitch_c, 32, "C");
     } else if (k->kind == NPU_SK_CONV_FWD) {
         const npu_conv_split_t *sp = s->kp[i].conv;
-        f(s, k, 0, k->cv.y, npu_conv_y_elems(c) / (size_t)c->F, 4u * (unsigned)c->F, sp->whole.pout * B, 32, "Y");
+        f(s, k, r->cv.res_y, k->cv.y, npu_conv_y_elems(c) / (size_t)c->F, 4u * (unsigned)c->F, sp->whole.pout * B, 32, "Y");
     } else if (k->kind == NPU_SK_CONV_BWD) {
         const npu_conv_bwd_plan_t *bp = s->kp[i].conv;
         if (!k->cv.no_dx)

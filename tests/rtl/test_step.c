@@ -681,13 +681,17 @@ static const npu_conv_t k_rcv[4] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 
                                     {RB, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 4, 3, 3, 2, 1, 1, 0}};
 static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
 
+/* The residency options of the next runs (step_res.h; the block-reuse test keeps the convolutions'
+ * outputs on the DRAM side, NPU_RES_NO_CONV_Y, the steps it measures being the vector kernels'). */
+static int k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+
 /* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
 static void cnn_res_est(uint64_t cap, npu_est_kplan_t *e)
 {
     npu_cfg_t c = rtl_cfg();
     char why[256];
-    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, 1, cap,
-                                           NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, e, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, 1, cap, k_overlap, e, why, sizeof why),
+                 0, "%s", why);
 }
 
 /* Tensor `name`'s In bytes in estimate e. */
@@ -717,7 +721,7 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
     cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 50000000),
                  0, "%s", s.why);
-    cr_assert_eq(npu_step_run_resident_cap(&s, 1, cap), 0, "%s", s.why);
+    cr_assert_eq(npu_step_run_resident_ex(&s, 1, cap, k_overlap), 0, "%s", s.why);
     cnn_res_est(cap, e);
     char what[40];
     snprintf(what, sizeof what, "cap %llu", (unsigned long long)cap);
@@ -733,11 +737,44 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     }
     in[0] = s.t_in[npu_step_tensor_find(&s.plan, "H16[1]")];
     in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
-    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu", (unsigned long long)cap,
-                s.res->nx, s.res->demoted, (unsigned long long)in[0], (unsigned long long)in[1]);
+    in[2] = s.t_in[npu_step_tensor_find(&s.plan, "Z32[2]")];
+    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu, Z32[2] In %llu",
+                (unsigned long long)cap, s.res->nx, s.res->demoted, (unsigned long long)in[0], (unsigned long long)in[1],
+                (unsigned long long)in[2]);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
+}
+
+/* The estimator's smallest SPM (bisected over words, the allocation granule, within the resident
+ * bank) at which tensor `name`'s In bytes are at most `kept`. */
+static uint64_t est_step(const char *name, uint64_t kept)
+{
+    static npu_est_kplan_t e;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    cnn_res_est(lo, &e);
+    cr_assert_gt(est_in(&e, name), kept, "one word of SPM keeps nothing of %s", name);
+    while (hi - lo > word) { /* kept at hi, not at lo */
+        uint64_t mid = (lo + hi) / 2 / word * word;
+        cnn_res_est(mid, &e);
+        *(est_in(&e, name) > kept ? &lo : &hi) = mid;
+    }
+    return hi;
+}
+
+/* The capacity formula of kernel `kname` of plan p: its tensors resident at once, cap(t) = rows x
+ * resident row words (npu_gemm_res_words) x the word's bytes. */
+static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const char *kname)
+{
+    uint64_t need = 0, word = (uint64_t)npu_cfg_word(c);
+    for (int k = 0; k < p->nk; k++)
+        for (int i = 0; p->k[k].kind == NPU_SK_VEC && !strcmp(p->k[k].name, kname) && i < p->k[k].v.nt; i++) {
+            const npu_vk_tensor_t *v = &p->k[k].v.t[i];
+            int t = v->load || v->store ? npu_step_tensor_find(p, v->name) : -1;
+            need += t < 0 ? 0 : (uint64_t)p->t[t].rows * npu_gemm_res_words(c, p->t[t].cols, p->t[t].width == 32) * word;
+        }
+    return need;
 }
 
 /* Issue 16 acceptances 1 and 3 for a residual block on the RTL: the CNN's steps under the
@@ -748,41 +785,31 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
  * step: the estimator's smallest SPM (bisected over words, the allocation granule) at which H16[1]
  * is kept for the add; on the RTL one word below it H16[1] is read again and at it not, every
  * tensor's bytes the estimator's at both; the step equals the capacity formula (the add's tensors
- * and the skip resident at once, within a word). The same for dZ16[3] and layer 1's gradient add. */
+ * and the skip resident at once, within a word). The same for dZ16[3] and layer 1's gradient add.
+ * The convolutions' outputs stay on the DRAM side here (NPU_RES_NO_CONV_Y: with them resident, at
+ * small the plan of fewer bytes keeps them rather than dZ16[3]; docs/estimator.md section 7.3). */
 Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[2], below[2], word = (uint64_t)npu_cfg_word(&c), lo = word, hi = (uint64_t)c.spm_bank_words * word;
+    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
     cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
                                        sizeof why), 0, "%s", why);
     uint64_t hb = p.t[npu_step_tensor_find(&p, "H16[1]")].bytes, gb = p.t[npu_step_tensor_find(&p, "dZ16[3]")].bytes;
-    uint64_t need = 0, need_g = 0; /* the capacity formula: an add's tensors resident at once, cap(t) = rows x row words */
-    for (int k = 0; k < p.nk; k++)
-        for (int i = 0; p.k[k].kind == NPU_SK_VEC && i < p.k[k].v.nt; i++) {
-            const npu_vk_tensor_t *v = &p.k[k].v.t[i];
-            int t = v->load || v->store ? npu_step_tensor_find(&p, v->name) : -1;
-            uint64_t cap = t < 0 ? 0 : (uint64_t)p.t[t].rows * npu_gemm_res_words(&c, p.t[t].cols, p.t[t].width == 32) * word;
-            need += strcmp(p.k[k].name, "fwd L3 bias_add_relu") ? 0 : cap;
-            need_g += strcmp(p.k[k].name, "bwd L1 add_relu_grad_bias") ? 0 : cap;
-        }
+    /* the capacity formulas: an add's tensors resident at once */
+    uint64_t need = kernel_caps(&c, &p, "fwd L3 bias_add_relu"), need_g = kernel_caps(&c, &p, "bwd L1 add_relu_grad_bias");
     npu_step_plan_free(&p);
     cnn_res_run(0, &e, in);
     cr_log_info("plain step: H16[1] In %llu, dZ16[3] In %llu (whole: %llu, %llu B)", (unsigned long long)h1,
                 (unsigned long long)g3, (unsigned long long)hb, (unsigned long long)gb);
     cr_assert_leq(in[0] + hb, h1, "the block's add reads the skip from the SPM");
     cr_assert_leq(in[1] + gb, g3, "layer 1's add reads the skip's gradient from the SPM");
-    cnn_res_est(lo, &e);
-    cr_assert_gt(est_in(&e, "H16[1]"), in[0], "one word of SPM keeps nothing");
-    while (hi - lo > word) { /* kept for the add at hi, not at lo */
-        uint64_t mid = (lo + hi) / 2 / word * word;
-        cnn_res_est(mid, &e);
-        *(est_in(&e, "H16[1]") > in[0] ? &lo : &hi) = mid;
-    }
+    uint64_t hi = est_step("H16[1]", in[0]); /* kept for the add at hi, not one word below */
     cnn_res_run(hi - word, &e, below);
     cr_assert_gt(below[0], in[0], "one word below the step the skip is read again");
     cnn_res_run(hi, &e, below);
@@ -792,13 +819,7 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)hi, (unsigned long long)need);
     cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
               (unsigned long long)need);
-    lo = word; /* the same for the skip's gradient dZ16[3], kept for layer 1's add_relu_grad_bias */
-    hi = (uint64_t)c.spm_bank_words * word;
-    while (hi - lo > word) {
-        uint64_t mid = (lo + hi) / 2 / word * word;
-        cnn_res_est(mid, &e);
-        *(est_in(&e, "dZ16[3]") > in[1] ? &lo : &hi) = mid;
-    }
+    hi = est_step("dZ16[3]", in[1]); /* the same for the skip's gradient, kept for layer 1's add_relu_grad_bias */
     cnn_res_run(hi - word, &e, below);
     cr_assert_gt(below[1], in[1], "one word below the step the skip's gradient is read again");
     cnn_res_run(hi, &e, below);
@@ -808,6 +829,51 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)hi, (unsigned long long)need_g);
     cr_assert(hi + word >= need_g && hi <= need_g + word, "the gradient's step at %llu B, the formula %llu B",
               (unsigned long long)hi, (unsigned long long)need_g);
+}
+
+/* Issue 16 acceptance 3, adjacent-layer reuse across a convolution on the RTL: layer 2's forward
+ * convolution drains its output Z32[2] into resident SPM rows (no STORE: compile/conv/conv_split.h
+ * npu_conv_split_res_out, driven by the scheduler's plan, compile/step/step_res.h) and the next
+ * layer, the point-wise bias_relu, reads it there instead of from DRAM. With the whole bank Z32[2]'s
+ * DRAM In is at least one whole read below the plain step's and its Out one write below; the
+ * step: the estimator's smallest SPM at which Z32[2] is kept from the convolution to bias_relu is
+ * the RTL's (one word below it Z32[2] is read again, at it not; every kernel bit-exact, every
+ * tensor's bytes the estimator's at both) and equals the capacity formula, bias_relu's tensors
+ * (Z32[2], b32[2], H16[2]) resident at once, within a word. The convolution's own buffers are
+ * planned below the resident bank: planned on the whole SPM, its resident output rows would lie in
+ * its own area, and the conv compiler refuses them. */
+Test(step, cnn_resident_conv_adjacent_reuse)
+{
+    static npu_est_kplan_t e, plain;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
+    char why[256];
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
+    npu_step_plan_t p;
+    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
+                                       sizeof why), 0, "%s", why);
+    int z2 = npu_step_tensor_find(&p, "Z32[2]");
+    cr_assert(z2 >= 0);
+    uint64_t zb = p.t[z2].bytes, need = kernel_caps(&c, &p, "fwd L2 bias_relu");
+    npu_step_plan_free(&p);
+    uint64_t z_in = est_in(&plain, "Z32[2]"), z_out = plain.t[z2].out;
+    cnn_res_run(0, &e, in);
+    cr_log_info("Z32[2] (%llu B): plain In %llu Out %llu; with the whole bank In %llu Out %llu", (unsigned long long)zb,
+                (unsigned long long)z_in, (unsigned long long)z_out, (unsigned long long)in[2],
+                (unsigned long long)e.t[z2].out);
+    cr_assert_leq(in[2] + zb, z_in, "bias_relu reads the convolution's output from the SPM");
+    cr_assert_leq(e.t[z2].out + zb, z_out, "the convolution's output is not stored for bias_relu");
+    uint64_t hi = est_step("Z32[2]", in[2]);
+    cnn_res_run(hi - word, &e, below);
+    cr_assert_gt(below[2], in[2], "one word below the step Z32[2] is read again");
+    cnn_res_run(hi, &e, below);
+    cr_assert_eq(below[2], in[2], "at the step bias_relu reads Z32[2] from the SPM");
+    cr_log_info("the adjacent-layer step: Z32[2] kept from the convolution to bias_relu from %llu bytes of SPM on "
+                "(RTL and estimator); the capacity formula (bias_relu's Z32[2], b32[2], H16[2] resident at once) %llu",
+                (unsigned long long)hi, (unsigned long long)need);
+    cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
+              (unsigned long long)need);
 }
 
 /* The conv -> normalisation-like -> ReLU chain on the RTL (issue 16 acceptance 1; ref/net_ref.h

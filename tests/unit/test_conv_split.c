@@ -249,3 +249,58 @@ Test(conv_split, column_ranges_padded)
     }
     cr_assert_geq(cols, runs * 3 / 4, "only %d of %d runs took column ranges: the test lost its purpose", cols, runs);
 }
+
+/* A forward's output drained into resident SPM rows (npu_conv_split_res_out, the step scheduler's
+ * adjacent-layer reuse): planned on the banks below the rows, the program stores nothing, its DRAM
+ * bytes per tag the split's (Y's now 0, X and W unchanged), its tokens balanced at every queue
+ * depth (a SYNC_S in place of each band's STORE), and every DRAIN inside the rows, pixel r of the
+ * output at word spm + r x stride; refused for rows inside the plan's SPM, narrower than a pixel or
+ * for a layer in parts. */
+Test(conv_split, resident_output)
+{
+    npu_cfg_t cfg = small_spm(4, 512), lo = cfg;
+    npu_conv_t c = conv_layer_of(2, 8, 12, 12, 20, 3, 3, 1, 1, 1);
+    npu_conv_split_t s;
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    npu_prog_t prog;
+    char msg[256];
+    lo.spm_banks = cfg.spm_banks - 1;
+    unsigned spm = (unsigned)npu_cfg_spm_words(&lo);
+    cr_assert_eq(npu_conv_split(&lo, &c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(s.parts, 1);
+    unsigned stride = s.part[0].pout + 1, rows = (unsigned)(npu_conv_y_elems(&c) / (size_t)c.F), drains = 0, syncs = 0;
+    uint64_t rd[NPU_NUM_TAGS];
+    memcpy(rd, s.plan_rd, sizeof rd);
+    cr_assert_gt(s.plan_wr[NPU_TAG_Y], 0);
+    cr_assert_gt(s.part[0].nbands * c.batch, 1, "the test wants several bands");
+    cr_assert_neq(npu_conv_split_res_out(&lo, &s, spm - 1, stride, msg, sizeof msg), 0, "rows inside the plan's SPM");
+    cr_assert_neq(npu_conv_split_res_out(&lo, &s, spm, s.part[0].pout - 1, msg, sizeof msg), 0, "rows too narrow");
+    cr_assert_eq(npu_conv_split_res_out(&lo, &s, spm, stride, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(s.plan_wr[NPU_TAG_Y], 0);
+    cr_assert(!memcmp(rd, s.plan_rd, sizeof rd), "the reads are unchanged");
+    check_split_program(&lo, &s, "resident Y");
+    npu_prog_init(&prog);
+    cr_assert_eq(npu_conv_split_emit(&lo, &s, &a, &prog, msg, sizeof msg), 0, "%s", msg);
+    for (size_t i = 0; i < prog.n; i++) {
+        npu_fields_t f;
+        cr_assert_eq(npu_decode(&prog.insn[i], &f), 0);
+        cr_assert_neq(f.op, NPU_OP_STORE, "instruction %zu stores", i);
+        syncs += f.op == NPU_OP_SYNC_S;
+        if (f.op != NPU_OP_DRAIN || f.spm_addr < spm) /* the token-only DRAINs write the plan's scratch */
+            continue;
+        drains++;
+        cr_assert_eq(f.spm_stride, stride);
+        cr_assert_lt((f.spm_addr - spm) % stride, s.part[0].pout, "a DRAIN starts inside a pixel's words");
+        cr_assert_leq(f.spm_addr + (f.rows - 1) * stride, spm + (rows - 1) * stride + s.part[0].pout - 1);
+    }
+    cr_assert_geq(drains, (unsigned)(s.part[0].nbands * c.batch), "every band drains into the rows");
+    cr_assert_eq(syncs, (unsigned)(s.part[0].nbands * c.batch), "a SYNC_S per band in place of its STORE");
+    npu_prog_free(&prog);
+    npu_conv_split_free(&s);
+    npu_cfg_t cut = small_spm(2, 128); /* a layer in parts */
+    npu_conv_t big = conv_layer_of(1, 64, 8, 8, 64, 3, 3, 1, 1, 1);
+    cr_assert_eq(npu_conv_split(&cut, &big, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_gt(s.parts, 1);
+    cr_assert_neq(npu_conv_split_res_out(&cut, &s, (unsigned)npu_cfg_spm_words(&cut), 64, msg, sizeof msg), 0);
+    npu_conv_split_free(&s);
+}

@@ -198,7 +198,7 @@ static void residual_on_model(const char *spec, int S, int int16, int batch, int
 
 /* spec's steps under the scheduler's plan with one bank resident (compile/step/step_res.h) on the
  * functional model: every kernel bit-exact, the conv kernels and transposes planned below the
- * resident bank, every tensor's In / Out bytes the estimator's (npu_estimate_step_cnn_res), and
+ * resident bank, some forward convolution draining its output into resident rows, every tensor's In / Out bytes the estimator's (npu_estimate_step_cnn_res), and
  * the block's add reading the skip `skip` at least one whole read less than the plain step. */
 static void resident_on_model(const char *spec, int S, int int16, int batch, int H, const char *skip)
 {
@@ -221,13 +221,17 @@ static void resident_on_model(const char *spec, int S, int int16, int batch, int
     cr_assert_eq(npu_step_run_resident(&s, 1), 0, "%s", s.why);
     cr_assert_eq(npu_estimate_step_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, 1, 0,
                                            NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, &est, why, sizeof why), 0, "%s", why);
+    int drained = 0; /* forward convolutions whose output the plan keeps in the SPM */
     for (int i = 0; i < s.plan.nk; i++) {
         const npu_step_kernel_t *k = &s.res->k[i];
         if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD)
             cr_assert_eq(k->cv.spm_limit, s.res->limit, "%s: planned below the resident bank", k->name);
         if (k->kind == NPU_SK_XPOSE)
             cr_assert_eq(k->xp.spm_limit, s.res->limit, "%s", k->name);
+        drained += k->kind == NPU_SK_CONV_FWD && k->cv.res_y;
+        cr_assert(!k->cv.res_y || k->cv.spm_y >= s.res->limit, "%s: its output rows in the resident area", k->name);
     }
+    cr_assert_gt(drained, 0, "%s: no convolution's output drained into the SPM", spec);
     cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
     npu_step_run_params(&s, w, b);
     cnn_train_steps(&s, batch, H * H, r.fc[r.n_fc], 3, NULL, NULL);

@@ -14,11 +14,15 @@ static int imax(int a, int b) { return a > b ? a : b; }
 static void dense_tail(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up, unsigned rows, int chans,
                        unsigned tag, uint64_t pix0)
 {
+    const npu_conv_plan_t *p = x->p;
     unsigned hb = npu_pb_obuf_half(&x->b, un->u);
+    /* a resident output (p->res_out): the band's pixels drained straight into their resident rows */
+    unsigned tile = p->res_out ? p->spm_out + (unsigned)pix0 * p->res_stride : npu_cx_tile(x, un);
+    unsigned pitch = p->res_out ? p->res_stride : p->pout;
     npu_cx_load_partial(x, up, tag, un, rows, pix0);
     for (unsigned j = 0; j < (unsigned)(un->k1 - un->k0); j++)
-        npu_cx_drain_blk(x, &up->D, rows, hb + j * rows, npu_cx_tile(x, un) + 2u * ((unsigned)un->k0 + j), x->p->pout,
-                         un->k0 + (int)j, chans);
+        npu_cx_drain_blk(x, &up->D, rows, hb + j * rows, tile + 2u * ((unsigned)un->k0 + j), pitch, un->k0 + (int)j,
+                         chans);
     npu_cx_store_tile(x, &up->S, tag, un, rows, pix0);
     if (un->u == 0)
         npu_cx_resident_weights(x, up);

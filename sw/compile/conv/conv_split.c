@@ -361,6 +361,26 @@ static void barrier(npu_pb_t *b, npu_prog_t *out, size_t from)
     sync_n(b, out, NPU_OP_SYNC_L, left[1] + 1, NPU_TOK_POP_NEXT);
 }
 
+int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned spm, unsigned stride, char *msg,
+                           size_t n)
+{
+    npu_conv_plan_t *p = &s->part[0];
+    if (p->kernel != NPU_CONV_FWD || s->parts != 1 || p->acc || p->dwo != p->OW) {
+        snprintf(msg, n, "a resident output needs a forward of one part (%d parts)", s->parts);
+        return -1;
+    }
+    if (stride < p->pout || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "resident output rows at word %u, %u words apart: inside the plan's %d SPM words or "
+                 "narrower than a pixel's %u", spm, stride, npu_cfg_spm_words(cfg), p->pout);
+        return -1;
+    }
+    p->res_out = 1;
+    p->spm_out = spm;
+    p->res_stride = stride;
+    s->plan_wr[NPU_TAG_Y] = s->comp_wr[NPU_TAG_Y] = 0; /* nothing of Y reaches DRAM */
+    return 0;
+}
+
 int npu_conv_split_emit(const npu_cfg_t *cfg, const npu_conv_split_t *s, const npu_conv_addrs_t *a,
                         npu_prog_t *out, char *msg, size_t n)
 {

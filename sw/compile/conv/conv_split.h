@@ -58,6 +58,14 @@ int npu_conv_split_col(const npu_conv_split_t *s, int i);
 /* Part i's DRAM addresses: the whole layer's, moved to its first filter and channel. */
 npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const npu_conv_addrs_t *a);
 
+/* The forward's output Y drained into resident SPM rows (the step's scheduler, compile/step/
+ * step_res.h): pixel r at word spm + r * stride, no STORE; the plan's and the compulsory bytes of
+ * Y become 0. Only a forward of one part (no split reduction, no column range) and rows of at
+ * least pout words at or above the plan's SPM (cfg: the configuration it was planned on, the banks
+ * below the resident ones). 0, or -1 with the reason in msg. */
+int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned spm, unsigned stride, char *msg,
+                           size_t n);
+
 /* The program: the parts' programs (npu_conv_emit) with a barrier between consecutive ones (the
  * next part's loads and drains wait until every STORE of the previous part has completed).
  * Appends to *out. Returns 0, or -1 with the reason in msg (part i: ...). */

@@ -320,7 +320,9 @@ void npu_cx_store_tile(npu_cx_t *x, npu_prog_t *l, unsigned tag, const npu_conv_
                        unsigned rows, uint64_t pix0)
 {
     const npu_conv_plan_t *p = x->p;
-    if (un->grp == p->ngroups - 1)
+    if (un->grp == p->ngroups - 1 && p->res_out) /* no STORE: its tokens (e2s in, s2e out) on a SYNC_S */
+        npu_pb_or_sync(&x->b, l, NPU_OP_SYNC_S);
+    else if (un->grp == p->ngroups - 1)
         out_rows(x, l, 1, tag, npu_cx_tile(x, un), rows, pix0);
 }
 

@@ -62,6 +62,9 @@ typedef struct npu_step_conv {
     int no_dx;
     unsigned spm_limit;  /* residency (step_res.h): its buffers below this SPM word, planned on
                             the banks below it; 0: the whole SPM */
+    int res_y;           /* residency, fwd: Y drained into its resident rows at word spm_y,
+                            stride_y words a pixel, not stored (conv_split.h npu_conv_split_res_out) */
+    unsigned spm_y, stride_y;
 } npu_step_conv_t;
 
 typedef struct npu_step_kernel {

@@ -44,12 +44,14 @@ int npu_step_res_xfer_insn(const npu_step_plan_t *p, const npu_step_res_t *res, 
                  : npu_enc_load(in, tag ? tag : NPU_TAG_X, 0, (unsigned)T->rows, (uint32_t)dram, spm, res->stride[t], rb, rb);
 }
 
-/* Access slot i of kernel k (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
+/* Access slot i of kernel ki (GEMM: 0 A, 1 B, 2 C; vector kernel: its tensor i): the step
  * tensor, whether it is read / written, and whether it may use the SPM copy at all. -1: none. */
-static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int *rd, int *wr, int *spm_ok)
+static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int i, int *rd, int *wr, int *spm_ok)
 {
+    const npu_step_kernel_t *k = &p->k[ki];
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD || k->kind == NPU_SK_XPOSE) {
-        /* DRAM side only: the conv and transpose emitters read and write DRAM */
+        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok): the
+         * conv and transpose emitters read and write DRAM */
         const npu_step_conv_t *c = &k->cv;
         int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
         uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
@@ -59,7 +61,7 @@ static int slot(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int
             return -1;
         *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
         *wr = !*rd;
-        *spm_ok = 0;
+        *spm_ok = fwd && i == 2 && res->y_ok[ki];
         return tensor_at(p, at[i]);
     }
     if (k->kind == NPU_SK_GEMM) {
@@ -88,9 +90,10 @@ static void add(int *n, int *v, int t)
 }
 
 /* Scheduler step of kernel k: its SPM-side and DRAM-side reads and writes (dem: demoted slots). */
-static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_res_t *res,
-                        const npu_step_kernel_t *k, const unsigned char *dem, npu_sched_step_t *s)
+static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_res_t *res, int ki,
+                        const unsigned char *dem, npu_sched_step_t *s)
 {
+    const npu_step_kernel_t *k = &p->k[ki];
     uint64_t pes = 4u * (uint64_t)cfg->s * (uint64_t)cfg->s;
     s->name = k->name;
     const npu_conv_t *c = &k->cv.c;
@@ -104,7 +107,7 @@ static void kernel_step(const npu_cfg_t *cfg, const npu_step_plan_t *p, const np
     else /* the MACs (the fused backward's dX and dW^T: twice, once without dX) */
         s->cycles = (k->kind == NPU_SK_CONV_BWD && !k->cv.no_dx ? 2 : 1) * (conv + pes - 1) / pes;
     for (int i = 0; i < SLOTS; i++) {
-        int rd, wr, ok, t = slot(p, k, i, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, ki, i, &rd, &wr, &ok);
         if (t < 0)
             continue;
         int spm = ok && !dem[i] && !res->dram_only[t];
@@ -161,7 +164,7 @@ static void views(const npu_step_plan_t *p, npu_step_res_t *res)
 {
     for (int i = 0; i < p->nk; i++)
         for (int s = 0; s < SLOTS; s++) {
-            int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
             if (t >= 0 && ok && !view_ok(p, &p->k[i], s, t))
                 res->dram_only[t] = 1;
         }
@@ -175,7 +178,7 @@ static void build_steps(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step
         int i = npu_step_res_kernel(p, j);
         npu_sched_step_t *s = &res->ss[j];
         if (i >= 0) {
-            kernel_step(cfg, p, res, &p->k[i], dem[i], s);
+            kernel_step(cfg, p, res, i, dem[i], s);
             continue;
         }
         s->name = "host: logits out, their gradient in";
@@ -192,7 +195,7 @@ static int demote(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (
     if (i < 0)
         return 0;
     for (int s = 0; s < SLOTS; s++) {
-        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
         if (t >= 0 && ok && !dem[i][s] && !res->dram_only[t] && res->st[t].spm_bytes > most) {
             most = res->st[t].spm_bytes;
             best = s;
@@ -237,6 +240,7 @@ typedef struct placer {
     int open[NPU_STEP_MAX_TENSORS]; /* the stay a resident tensor is in, else -1 */
     int cap_stay, cap_x;
     unsigned short_of;              /* first fit failed: the words it wanted */
+    int short_t, short_j;           /* for tensor short_t arriving at scheduler step short_j */
 } placer_t;
 
 static unsigned words_of(const placer_t *pl, int t) { return (unsigned)pl->p->t[t].rows * pl->res->stride[t]; }
@@ -278,6 +282,8 @@ static int arrive(placer_t *pl, int t, int j)
     unsigned at = first_fit(pl, words_of(pl, t));
     if (at == UINT32_MAX) {
         pl->short_of = words_of(pl, t);
+        pl->short_t = t;
+        pl->short_j = j;
         return 1;
     }
     if (grow((void **)&res->stay, &pl->cap_stay, res->nstay, sizeof *res->stay))
@@ -321,7 +327,7 @@ static void retag(npu_step_res_t *res, const npu_step_plan_t *p, int i)
     for (int g = 0; g < NPU_NUM_TAGS; g++)
         m->rd[g] = m->wr[g] = -1;
     for (int s = 0; s < SLOTS; s++) {
-        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
         if (t < 0)
             continue;
         if (next >= NPU_NUM_TAGS) {
@@ -350,12 +356,18 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
     npu_step_kernel_t *k = &res->k[i];
     retag(res, p, i);
     for (int s = 0; s < SLOTS; s++) {
-        int rd, wr, ok, t = slot(p, &p->k[i], s, &rd, &wr, &ok);
+        int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
         if (t < 0 || !ok || dem[s] || res->dram_only[t] || pl->open[t] < 0)
             continue;
         unsigned at = res->stay[pl->open[t]].spm;
         if (k->kind == NPU_SK_VEC) {
             npu_vk_resident(&k->v, s, at, res->stride[t]);
+            continue;
+        }
+        if (k->kind == NPU_SK_CONV_FWD) { /* Y (slot()): drained into its rows */
+            k->cv.res_y = 1;
+            k->cv.spm_y = at;
+            k->cv.stride_y = res->stride[t];
             continue;
         }
         *(s == 0 ? &k->g.args.res_a : s == 1 ? &k->g.args.res_b : &k->g.args.res_c) = 1;
@@ -456,9 +468,60 @@ static void index_xfers(npu_step_res_t *res)
     }
 }
 
-/* Addresses for the plan: 0, 1 when first fit failed (*short_of words), -1 out of memory. */
+/* Forward convolution i, not demoted, whose output Y is tensor t; -1 when none. */
+static int y_of(const npu_step_plan_t *p, unsigned char (*dem)[SLOTS], int i, int t)
+{
+    return i >= 0 && p->k[i].kind == NPU_SK_CONV_FWD && !dem[i][2] && tensor_at(p, p->k[i].cv.y) == t ? i : -1;
+}
+
+/* When first fit failed: the forward convolution whose resident output takes the most of the area
+ * then (the one that found no range, or one still resident), else -1. */
+static int y_in_the_way(const placer_t *pl, unsigned char (*dem)[SLOTS])
+{
+    const npu_step_plan_t *p = pl->p;
+    int best = pl->short_j < pl->res->n_steps ? y_of(p, dem, npu_step_res_kernel(p, pl->short_j), pl->short_t) : -1;
+    unsigned most = 0;
+    for (int t = 0; t < p->nt && best < 0; t++) {
+        const npu_res_stay_t *s = pl->open[t] >= 0 ? &pl->res->stay[pl->open[t]] : NULL;
+        int i = s && s->from < pl->res->n_steps ? y_of(p, dem, npu_step_res_kernel(p, s->from), t) : -1;
+        if (i >= 0 && words_of(pl, t) > most) {
+            most = words_of(pl, t);
+            best = i;
+        }
+    }
+    return best;
+}
+
+static int has(int n, const int *v, int t)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == t)
+            return 1;
+    return 0;
+}
+
+/* A forward convolution whose output Y the plan drains into the SPM but no later kernel reads
+ * there before the stay ends (written back first): it saves no byte and costs a transfer of its
+ * own after the kernel instead of the kernel's overlapped STORE. -1 when none. */
+static int idle_y(const npu_step_plan_t *p, const npu_step_res_t *res, unsigned char (*dem)[SLOTS])
+{
+    for (int x = 0; x < res->nstay; x++) {
+        const npu_res_stay_t *st = &res->stay[x];
+        int i = st->from < res->n_steps ? y_of(p, dem, npu_step_res_kernel(p, st->from), st->t) : -1, read = 0;
+        if (i < 0 || !res->y_ok[i])
+            continue;
+        for (int j = st->from + 1; j < st->to && j < res->n_steps && !read; j++)
+            read = has(res->ss[j].n_in, res->ss[j].in, st->t);
+        if (!read)
+            return i;
+    }
+    return -1;
+}
+
+/* Addresses for the plan: 0, 1 when first fit failed (*short_of words; *y_kernel a forward
+ * convolution whose resident output is in the way, y_in_the_way), -1 out of memory. */
 static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
-                 unsigned *short_of)
+                 unsigned *short_of, int *y_kernel)
 {
     placer_t pl;
     int rc = 0;
@@ -479,6 +542,7 @@ static int place(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t 
     if (rc == 0)
         index_xfers(res);
     *short_of = pl.short_of;
+    *y_kernel = rc == 1 ? y_in_the_way(&pl, dem) : -1;
     return rc;
 }
 
@@ -489,10 +553,20 @@ static int pitch_differs(const npu_step_plan_t *p, uint32_t at, unsigned pitch)
     return t >= 0 && npu_step_tensor_pitch(&p->t[t]) != pitch;
 }
 
+/* A forward planned as sp may drain Y into resident rows of tensor t (npu_conv_split_res_out: one
+ * part, rows of at least a pixel's words). */
+static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
+{
+    const npu_conv_plan_t *q = &sp->part[0];
+    return t >= 0 && sp->parts == 1 && !q->acc && q->dwo == q->OW &&
+           npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= q->pout;
+}
+
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
- * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason. */
+ * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason.
+ * *y_ok: a forward whose Y may drain into resident rows. */
 static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, unsigned limit,
-                      char *why, size_t n)
+                      unsigned char *y_ok, char *why, size_t n)
 {
     npu_cfg_t lo = *cfg;
     char msg[200] = "";
@@ -504,6 +578,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
                                  sizeof msg) == 0)
             bad = pitch_differs(p, k->cv.x, sp->whole.pitch_x) || pitch_differs(p, k->cv.w, sp->whole.pitch_w) ||
                   pitch_differs(p, k->cv.y, sp->whole.pitch_out);
+        *y_ok = bad == 0 && y_may_stay(cfg, p, sp, tensor_at(p, k->cv.y));
         if (sp)
             npu_conv_split_free(sp);
         free(sp);
@@ -522,15 +597,27 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
     return bad ? -1 : 0;
 }
 
-/* Schedules at res->cap_bytes and places: 0, 1 when first fit failed (*short_of words), -1 with
- * res->why. */
+int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res)
+{
+    return npu_step_res_plan_cap(cfg, p, res_banks, 0, res);
+}
+
+int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                          npu_step_res_t *res)
+{
+    return npu_step_res_plan_ex(cfg, p, res_banks, cap, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, res);
+}
+
+/* Schedules at res->cap_bytes and places: 0, 1 when first fit failed (*short_of words; *yk the
+ * convolution whose resident output was in the way, else -1), -1 with res->why. */
 static int plan_at(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS],
-                   unsigned *short_of)
+                   unsigned *short_of, int *yk)
 {
     *short_of = 0;
+    *yk = -1;
     if (schedule(cfg, p, res, dem))
         return -1;
-    int prc = place(cfg, p, res, dem, short_of);
+    int prc = place(cfg, p, res, dem, short_of, yk);
     if (prc < 0)
         snprintf(res->why, sizeof res->why, "residency: out of memory");
     return prc;
@@ -540,17 +627,30 @@ static int plan_at(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_
  * can place. The schedule counts bytes, not addresses, so fragmentation can leave no range for
  * a tensor: the capacity is cut by that tensor until a schedule places, then bisected back up
  * between the placing and the failing capacity (cutting the whole tensor alone would keep out
- * tensors a few words of fragmentation did not need to). 0, or -1 with res->why. */
+ * tensors a few words of fragmentation did not need to). Two demotions change the problem, and
+ * the search starts again from where it is: a convolution's drained output that no kernel reads
+ * in the SPM (stored as before), and with y_first a convolution's resident output in the way of
+ * first fit (drained to DRAM instead of a cut; *y_seen says one was). 0, or -1 with res->why. */
 static int plan_largest_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res,
-                            unsigned char (*dem)[SLOTS])
+                            unsigned char (*dem)[SLOTS], int y_first, int *y_seen)
 {
     uint64_t word = (uint64_t)npu_cfg_word(cfg), ok = UINT64_MAX, bad = 0;
     for (int tries = 0; tries < MAX_TRIES; tries++) {
         unsigned short_of;
+        int yk;
         uint64_t at = res->cap_bytes;
-        int prc = plan_at(cfg, p, res, dem, &short_of);
+        int prc = plan_at(cfg, p, res, dem, &short_of, &yk);
         if (prc < 0)
             return -1;
+        int idle = prc == 0 ? idle_y(p, res, dem) : -1;
+        *y_seen |= prc && yk >= 0;
+        if (idle >= 0 || (prc && y_first && yk >= 0)) {
+            dem[idle >= 0 ? idle : yk][2] = 1;
+            res->demoted++;
+            ok = UINT64_MAX;
+            bad = 0;
+            continue;
+        }
         if (prc == 0)
             ok = at;
         else
@@ -564,26 +664,19 @@ static int plan_largest_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_
             return 0;
         else { /* the last try failed: plan again at the largest that placed */
             res->cap_bytes = ok;
-            return plan_at(cfg, p, res, dem, &short_of) ? -1 : 0;
+            return plan_at(cfg, p, res, dem, &short_of, &yk) ? -1 : 0;
         }
     }
     snprintf(res->why, sizeof res->why, "residency: no placement after %d tries", MAX_TRIES);
     return -1;
 }
 
-int npu_step_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, npu_step_res_t *res)
-{
-    return npu_step_res_plan_cap(cfg, p, res_banks, 0, res);
-}
-
-int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
-                          npu_step_res_t *res)
-{
-    return npu_step_res_plan_ex(cfg, p, res_banks, cap, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, res);
-}
-
-int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
-                         int overlap, npu_step_res_t *res)
+/* The plan (npu_step_res_plan_ex) with one fallback when first fit fails: y_first, a forward
+ * convolution's resident output in the way drained to DRAM instead (y_in_the_way); otherwise, and
+ * when none is, the largest capacity that places (plan_largest_cap). *y_seen: a convolution's
+ * output was in the way once. */
+static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                    int y_first, int *y_seen, npu_step_res_t *res)
 {
     memset(res, 0, sizeof *res);
     res->overlap = overlap;
@@ -593,10 +686,19 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
         return -1;
     }
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
+    if (!(res->y_ok = calloc((size_t)p->nk, 1))) {
+        snprintf(res->why, sizeof res->why, "residency: out of memory");
+        return -1;
+    }
     for (int i = 0; i < p->nk; i++)
         if ((p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-            conv_below(cfg, p, &p->k[i], res->limit, res->why, sizeof res->why))
+            conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], res->why, sizeof res->why)) {
+            free(res->y_ok);
+            res->y_ok = NULL;
             return -1;
+        }
+    if (overlap & NPU_RES_NO_CONV_Y)
+        memset(res->y_ok, 0, (size_t)p->nk);
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -613,9 +715,32 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
     }
     tensors(cfg, p, res);
     views(p, res);
-    rc = plan_largest_cap(cfg, p, res, dem);
+    rc = plan_largest_cap(cfg, p, res, dem, y_first, y_seen);
 out:
     free(dem);
+    return rc;
+}
+
+static uint64_t plan_bytes(const npu_step_res_t *r) { return r->r.in_bytes + r->r.out_bytes; }
+
+/* Both fallbacks of plan_try; the plan of fewer DRAM bytes (ties: the cut, the rule without
+ * resident convolution outputs). */
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res)
+{
+    npu_step_res_t *y = malloc(sizeof *y);
+    int seen = 0, rc = plan_try(cfg, p, res_banks, cap, overlap, 0, &seen, res);
+    if (!y || !seen)
+        goto out; /* no convolution output ever in the way: the same plan */
+    if (plan_try(cfg, p, res_banks, cap, overlap, 1, &seen, y) == 0 && (rc || plan_bytes(y) < plan_bytes(res))) {
+        npu_step_res_free(res);
+        *res = *y;
+        rc = 0;
+    } else {
+        npu_step_res_free(y);
+    }
+out:
+    free(y);
     return rc;
 }
 
@@ -644,5 +769,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->x);
     free(res->x_at);
     free(res->tags);
+    free(res->y_ok);
     memset(res, 0, sizeof *res);
 }

@@ -11,14 +11,19 @@
  * two words per 2S columns a DRAIN writes). The scheduler's steps are the kernels in order with
  * the host's step after the forward pass (it reads the logits and writes their gradient in DRAM).
  *
- * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both) and every
- * GEMM operand stored as the GEMM reads it; a transposed GEMM operand is read from DRAM (the DMA
- * transposes on LOAD), so its dirty resident copy is written back first. When a kernel's own
+ * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both), every
+ * GEMM operand stored as the GEMM reads it, and the output Y of a forward convolution of one part
+ * (drained into its rows, not stored: conv_split.h npu_conv_split_res_out; not when no kernel
+ * would read it in the SPM before its write-back; NPU_RES_NO_CONV_Y turns it off); a transposed GEMM operand and every other convolution or transpose access are DRAM side
+ * (the DMA transposes on LOAD, the conv emitters load their band layouts), so a dirty resident
+ * copy is written back first. When a kernel's own
  * resident tensors do not fit the area, its largest is demoted to a DRAM-side access (the kernel
  * streams it as without residency) and the plan is made again: deterministic, until it fits.
  * Addresses: first fit at each tensor's arrival; a tensor may come back at another address. When
  * first fit fails for lack of a contiguous range, the plan is made again with the area the
- * scheduler may fill reduced by that tensor's words (fragmentation), a few times at most.
+ * scheduler may fill reduced by that tensor's words (fragmentation), a few times at most; when a
+ * convolution's resident output was in the way, also with that output on the DRAM side instead,
+ * and the plan of fewer bytes is kept.
  *
  * Transfers: x[x_at[s] .. x_at[s + 1]) belong to scheduler step s (each one LOAD or one STORE of
  * a whole tensor between its DRAM address and its SPM rows). Those issued at their step (demand
@@ -81,6 +86,9 @@ typedef struct npu_step_res {
                                        kernels' tags are reassigned, one per tensor, conv kernels
                                        and transposes keep their role tags, so the DMA counters
                                        split by tensor */
+    unsigned char *y_ok;            /* per kernel: a convolution forward whose Y may be drained
+                                       into resident rows (one part: conv_split.h
+                                       npu_conv_split_res_out), an SPM-side output then */
     int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
                                        one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
@@ -103,7 +111,9 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
                           npu_step_res_t *res);
 /* The same with the scheduler's prefetch and look-ahead offload as `overlap` says (a mask of
  * NPU_RES_PREFETCH, NPU_RES_LOOKAHEAD). npu_step_res_plan and npu_step_res_plan_cap take both. */
-enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2 };
+/* NPU_RES_NO_CONV_Y: every forward convolution's output on the DRAM side (stored, as before
+ * convolutions could drain into resident rows; for comparisons). */
+enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
 
