@@ -14,7 +14,8 @@
 // computed once per cycle.
 module npu_perf_counters #(
     parameter S    = 8,
-    parameter NCNT = 58              // counters (NUM_COUNTERS)
+    parameter NCNT = 58,             // counters (NUM_COUNTERS)
+    parameter BEAT_WORDS = 1         // SPM words per DRAM beat: the byte counters count DRAM beats
 ) (
     input  wire        ld_cnt_beat,      // LOAD DMA: a DRAM beat, its tag
     input  wire [2:0]  ld_cnt_tag,
@@ -68,7 +69,7 @@ module npu_perf_counters #(
     output wire [NCNT*16-1:0] cnt_inc
 );
 `include "npu_defs.vh"
-    localparam BEAT = 4 * S;         // DRAM beat bytes
+    localparam BEAT = 4 * S * BEAT_WORDS;   // DRAM beat bytes
     // Built per counter slice (the index tests fold at elaboration), cnt_dyn and cnt_sta apart
     // (see above).
     localparam [15:0] BEAT16 = BEAT[15:0];

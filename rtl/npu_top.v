@@ -57,13 +57,15 @@ module npu_top #(
 `include "npu_defs.vh"
     localparam F         = 2 * S;
     localparam WB        = 32 * S;          // SPM word bits
-    // The DRAM beat is BEAT_WORDS SPM words (docs/memory.md "Words and beats"). The fetch unit and
-    // the DMA engines move one word-sized beat today (their realigner, packer and burst rule are
-    // built for beat = word), so a config with wider beats is refused at elaboration: the
-    // missing module below names the reason in every tool's error.
+    localparam DWB       = WB * BEAT_WORDS; // DRAM beat bits
+    // The DRAM beat is BEAT_WORDS SPM words (docs/memory.md "Words and beats"): fetch and the
+    // DMA engines count bursts and beats in DRAM beats; the engines' SPM side moves one word a
+    // cycle. Their word-offset arithmetic (word j of a row at j*B modulo the beat) is built for
+    // one or two words per beat, so other values are refused at elaboration: the missing module
+    // below names the reason in every tool's error.
     generate
-        if (BEAT_WORDS != 1) begin : g_beat_words
-            npu_wide_beats_need_wide_dma_engines u_unsupported ();
+        if (BEAT_WORDS != 1 && BEAT_WORDS != 2) begin : g_beat_words
+            npu_beat_words_must_be_1_or_2 u_unsupported ();
         end
     endgenerate
     localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
@@ -134,7 +136,7 @@ module npu_top #(
     wire        f_ar_vld, f_ar_rdy, f_r_vld, f_r_rdy, f_r_last, f_r_resp;
     wire [31:0] f_ar_addr;
     wire [7:0]  f_ar_len;
-    wire [WB-1:0] f_r_data;
+    wire [DWB-1:0] f_r_data;
     wire [QW-1:0] q_din, ql_dout, qe_dout, qs_dout;
     wire        ql_push, qe_push, qs_push, ql_full, qe_full, qs_full, ql_empty, qe_empty, qs_empty;
     wire        ql_pop, qe_pop, qs_pop;
@@ -142,7 +144,8 @@ module npu_top #(
     wire [7:0]  f_err_code;
     wire [31:0] f_err_info, f_err_pc;
 
-    npu_fetch #(.S(S), .DRAM_AW(DRAM_ADDR_BITS), .MAX_BURST(MAX_BURST_BEATS)) u_fetch (
+    // fetch sees DRAM beats only: a beat of S*BEAT_WORDS' 4 bytes
+    npu_fetch #(.S(S * BEAT_WORDS), .DRAM_AW(DRAM_ADDR_BITS), .MAX_BURST(MAX_BURST_BEATS)) u_fetch (
         .clk(clk), .rst_n(unit_rst_n), .start(fetch_start), .run(run),
         .prog_base(prog_base), .prog_len(prog_len),
         .ar_vld(f_ar_vld), .ar_rdy(f_ar_rdy), .ar_addr(f_ar_addr), .ar_len(f_ar_len),
@@ -171,7 +174,7 @@ module npu_top #(
     wire        l_ar_vld, l_ar_rdy, l_r_vld, l_r_rdy, l_r_last, l_r_resp;
     wire [31:0] l_ar_addr;
     wire [7:0]  l_ar_len;
-    wire [WB-1:0] l_r_data;
+    wire [DWB-1:0] l_r_data;
     wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst, ld_cnt_fill;
     wire [SPM_AW-1:0] ld_wr_addr;
     wire [WB-1:0] ld_wr_data;
@@ -190,7 +193,7 @@ module npu_top #(
     assign busy_l = ldq_busy || ld_busy;
 
     npu_dma_load #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
-                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_load (
+                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS)) u_dma_load (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(ld_cmd_vld), .cmd_rdy(ld_cmd_rdy), .cmd_insn(ld_cmd),
         .busy(ld_busy), .done(ld_done), .err(ld_err), .err_code(ld_err_code), .err_info(ld_err_info),
@@ -200,7 +203,7 @@ module npu_top #(
         .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst), .cnt_fill(ld_cnt_fill)
     );
 
-    npu_axi_rd_arb #(.DW(WB)) u_rd_arb (
+    npu_axi_rd_arb #(.DW(DWB)) u_rd_arb (
         .clk(clk), .rst_n(rst_n),
         .s0_ar_vld(f_ar_vld), .s0_ar_rdy(f_ar_rdy), .s0_ar_addr(f_ar_addr), .s0_ar_len(f_ar_len),
         .s0_r_vld(f_r_vld), .s0_r_rdy(f_r_rdy), .s0_r_data(f_r_data), .s0_r_last(f_r_last),
@@ -236,7 +239,7 @@ module npu_top #(
     assign busy_s = stq_busy || st_busy;
 
     npu_dma_store #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
-                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_store (
+                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS)) u_dma_store (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(st_cmd_vld), .cmd_rdy(st_cmd_rdy), .cmd_insn(st_cmd),
         .busy(st_busy), .done(st_done), .err(st_err), .err_code(st_err_code), .err_info(st_err_info),
@@ -509,7 +512,7 @@ module npu_top #(
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters
-    npu_perf_counters #(.S(S), .NCNT(NUM_COUNTERS)) u_perf (
+    npu_perf_counters #(.S(S), .NCNT(NUM_COUNTERS), .BEAT_WORDS(BEAT_WORDS)) u_perf (
         .ld_cnt_beat(ld_cnt_beat), .ld_cnt_tag(ld_cnt_tag), .ld_cnt_burst(ld_cnt_burst),
         .ld_cnt_fill(ld_cnt_fill), .st_cnt_beat(st_cnt_beat), .st_cnt_tag(st_cnt_tag),
         .st_cnt_burst(st_cnt_burst), .f_beat(ev_f_beat), .f_burst(ev_f_burst),
