@@ -13,9 +13,10 @@
 // only the word's byte offset in its beat, its length and whether the next word continues in
 // the same beat (`keep`), no per-burst bookkeeping besides r_last.
 //  - normal mode: one run for the whole transfer when the rows are contiguous (dram_stride ==
-//    row_bytes), else one per row. A word goes into a holding register that writes the SPM;
-//    the realigner's output ready is !hold_vld || wr_gnt, which sustains one word per cycle
-//    while the SPM grants (one beat per cycle for long rows).
+//    row_bytes), else one per row. A chunk (one word; two with BW = 2) goes into a holding
+//    register that writes the SPM; the realigner's output ready is "the register is empty
+//    after this cycle" (hold_free), which sustains one chunk per cycle while the SPM grants
+//    (one beat per cycle for long rows).
 //  - transposed mode: blocks of 2S source rows x groups of up to 2 column blocks (the sub-row
 //    of words cb, cb+1 of each row); the group fills a pair of transpose buffers, then its
 //    columns are written out one SPM word per cycle. Two pairs: the fill side fills the next
@@ -38,10 +39,14 @@
 // read channel is not blocked, then the engine returns to idle.
 // Wide beats (BEAT_WORDS = 2, docs/memory.md "Words and beats"): a DRAM beat is DB = 2B bytes.
 // The address generator, the burst rule, span/align and every byte offset (dp_o, o_blk) work in
-// DRAM beats; the realigner takes DB-byte beats and still hands out one SPM word (<= B bytes) per
-// cycle: word j of a row starts at the row's offset + j*B modulo DB, so one beat serves two
-// words. A transposed row block's first row then sits at one of two offsets (2S rows of an even
-// pitch are a multiple of B, not of DB): the group run lengths are registered for both.
+// DRAM beats; the realigner takes DB-byte beats. Normal mode and FILL walk a row in chunks of
+// two words (j even: the row's next DB bytes from its offset, one realigner request), and the
+// holding register writes them on two SPM write ports (wr, wr2: words w and w+1 in one cycle
+// when their sub-banks differ, which they do for w even; else wr2 waits and wr writes w+1 in
+// the next cycle), so a long row moves a beat per cycle into the SPM. The transposed mode keeps
+// one word per cycle: word j of a sub-row starts at its offset + j*B modulo DB. A transposed
+// row block's first row sits at one of two offsets (2S rows of an even pitch are a multiple of
+// B, not of DB): the group run lengths are registered for both.
 // Assumes S is a power of 2 (beats divide 4 KiB), BEAT_WORDS 1 or 2 and SPM_AW <= 16.
 module npu_dma_load #(
     parameter integer S         = 8,
@@ -79,11 +84,17 @@ module npu_dma_load #(
     output wire [SPM_AW-1:0] wr_addr,
     output wire [32*S-1:0]   wr_data,
     input  wire              wr_gnt,
+    // second SPM write port (BW = 2; tied off by npu_top at BW = 1): word w+1 of a two-word
+    // chunk in the cycle port 1 writes word w, at a lower priority than port 1
+    output wire              wr2_req,
+    output wire [SPM_AW-1:0] wr2_addr,
+    output wire [32*S-1:0]   wr2_data,
+    input  wire              wr2_gnt,
     // counter pulses
     output wire              cnt_beat,
     output wire [2:0]        cnt_tag,
     output wire              cnt_burst,
-    output wire              cnt_fill      // an SPM word zeroed by FILL was written
+    output wire [1:0]        cnt_fill      // SPM words zeroed by FILL written this cycle
 );
 `include "npu_defs.vh"
     localparam integer B  = 4 * S;          // bytes per SPM word
@@ -277,9 +288,12 @@ module npu_dma_load #(
     wire ar_fire   = ar_vld && ar_rdy;
 
     // ---------------- data side ----------------
-    reg              hold_vld, hold_last;
-    reg [SPM_AW-1:0] hold_addr;
-    reg [WB-1:0]     hold_data;
+    // holding register: a chunk of up to BW words at hold_addr (hold_vld: its first word is
+    // unwritten, hold_v1: its second, BW = 2)
+    reg              hold_vld, hold_v1, hold_last;
+    reg [SPM_AW-1:0] hold_addr, hold_addr1;   // the chunk's words (hold_addr1 = hold_addr + 1,
+                                              // registered: no incrementer before the SPM grant)
+    reg [DWB-1:0]    hold_data;
     reg [7:0]        dp_bc;     // beat inside the current burst (for err_info)
     reg              dp_act;    // normal / FILL: words left
     reg [15:0]       dp_j;      // normal: word in the row
@@ -303,7 +317,10 @@ module npu_dma_load #(
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
-    wire dp_row_end   = (dp_j == nbeats_m1);
+    // normal mode / FILL at BW = 2: the data side walks chunks of two words (j even), one
+    // realigner request each, the row's next DB bytes from its offset; c_two: word j+1 exists
+    wire c_two        = (BW > 1) && (dp_j != nbeats_m1);
+    wire dp_row_end   = (dp_j == nbeats_m1) || (c_two && dp_j + 16'd1 == nbeats_m1);
     // fill side
     wire dp_g2        = (dp_cols > E16);   // two words per row in this group
     wire t_sub_end    = dp_t || !dp_g2;    // the word ends the row's sub-row
@@ -327,7 +344,9 @@ module npu_dma_load #(
     wire          w_rowlast = f_tr ? (t_last_cb && t_sub_end) : dp_row_end;
     // word j of a row (or of a group's sub-row) starts j*B bytes after the row, modulo DB
     wire [LB-1:0] w_off     = dp_o + ((f_tr ? dp_t : dp_j[0]) ? B_OFF : {LB{1'b0}});
-    wire [LB:0]   w_len     = w_rowlast ? rlast : BL;
+    localparam [LB:0] DBL   = BL << (BW - 1);            // a whole chunk's bytes (B or DB)
+    wire [LB:0]   w_len     = (!f_tr && c_two) ? (dp_row_end ? BL + rlast : DBL)
+                            : w_rowlast ? rlast : BL;
     // A padded last group's run (BW = 2): the next sub-row, pitch - t*B bytes after this word,
     // may start in the beat this word ends in (a one-word sub-row at offset 0, the next at B; a
     // two-word one from offset B, the next at B of the following beat): keep it then.
@@ -340,7 +359,10 @@ module npu_dma_load #(
     wire          w_keep    = f_tr ? (!t_sub_end || ((t_cont || t_pad_keep) && !t_fill_last))
                                    : (!dp_row_end || f_cont);
     wire          al_req    = in_run && (f_tr ? t_fill : dp_act);
-    wire          al_rdy    = f_tr || !hold_vld || wr_gnt;
+    // the holding register is empty after this cycle: each unwritten word is granted (the
+    // second on port 2 when the first is pending, else on port 1)
+    wire          hold_free = (!hold_vld || wr_gnt) && (!hold_v1 || (hold_vld ? wr2_gnt : wr_gnt));
+    wire          al_rdy    = f_tr || hold_free;
     wire          al_in_rdy, al_vld, al_uses_r;
     wire [DWB-1:0] al_beat;      // the word in the low B bytes of a beat-wide window
     // realigner beats are DRAM beats (S*BW: DB bytes); a word is at most B of them
@@ -362,15 +384,23 @@ module npu_dma_load #(
     // SPM grant -> realigner -> r_rdy path out of it)
     wire word_ok   = al_vld && al_rdy && !(al_uses_r && r_vld && r_resp && !f_fill);
 
-    assign wr_req  = in_run && (f_tr ? t_wr : hold_vld);
-    assign wr_addr = f_tr ? dp_caddr : hold_addr;
-    assign wr_data = f_tr ? tcol : hold_data;
+    assign wr_req  = in_run && (f_tr ? t_wr : (hold_vld || hold_v1));
+    // port 1 writes the chunk's first unwritten word (with BW = 1 always the first: the second
+    // word's mux folds away)
+    wire   hold_hi = (BW > 1) && !hold_vld;
+    assign wr_addr = f_tr ? dp_caddr : hold_hi ? hold_addr1 : hold_addr;
+    assign wr_data = f_tr ? tcol : hold_hi ? hold_data[DWB-1 -: WB] : hold_data[WB-1:0];
     wire wr_fire   = wr_req && wr_gnt;
+    assign wr2_req  = in_run && !f_tr && hold_vld && hold_v1;
+    assign wr2_addr = hold_addr1;
+    assign wr2_data = hold_data[DWB-1 -: WB];
+    wire wr2_fire   = wr2_req && wr2_gnt;
+    wire hold_done  = in_run && !f_tr && (hold_vld || hold_v1) && hold_free;   // the chunk is written
     wire t_grp_done = word_ok && f_tr && t_fill_last;   // pair fb now holds its group
     wire t_grp_out  = wr_fire && f_tr && t_col_last;    // pair eb is written out
     wire dp_rows_en = (word_ok && !f_tr && dp_row_end) || (t_grp_done && t_last_cb);
     wire fin       = f_tr ? (t_grp_out && e_last_cb && e_last_rb)
-                          : (wr_fire && hold_last);
+                          : (hold_done && hold_last);
 
     npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
         .clk(clk), .rst_n(rst_n),
@@ -381,7 +411,7 @@ module npu_dma_load #(
 
     assign cnt_beat  = r_fire;
     assign cnt_burst = ar_fire;
-    assign cnt_fill  = wr_fire && f_fill;
+    assign cnt_fill  = {1'b0, wr_fire && f_fill} + {1'b0, wr2_fire && f_fill};
     assign cnt_tag   = f_tag;
 
     // ---------------- control state ----------------
@@ -445,6 +475,8 @@ module npu_dma_load #(
     always @(posedge clk) begin
         hold_vld <= rst_n && !go && !r_err
                     && ((word_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
+        hold_v1  <= rst_n && !go && !r_err
+                    && ((word_ok && !f_tr && c_two) || (hold_v1 && !(hold_vld ? wr2_fire : wr_fire && !f_tr)));
         t_act    <= rst_n && (go || (t_act && !(t_grp_done && t_last_cb && t_last_rb)));
         t_fb     <= rst_n && !go && (t_fb ^ t_grp_done);
         t_eb     <= rst_n && !go && (t_eb ^ t_grp_out);
@@ -531,17 +563,18 @@ module npu_dma_load #(
 
         // normal data side: word -> holding register
         if (word_ok && !f_tr) begin
-            hold_addr <= dp_spm;
-            hold_data <= al_data;
+            hold_addr  <= dp_spm;
+            hold_addr1 <= dp_spm + 1'b1;
+            hold_data  <= al_beat;
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
                 dp_o    <= dp_o + f_dstride[LB-1:0];
                 dp_srow <= dp_srow + sstride_s;
                 dp_spm  <= dp_srow + sstride_s;
-            end else begin
-                dp_j    <= dp_j + 16'd1;
-                dp_spm  <= dp_spm + 1'b1;
+            end else begin                    // the next chunk: BW words on (c_two inside a row)
+                dp_j    <= dp_j + (c_two ? 16'd2 : 16'd1);
+                dp_spm  <= dp_spm + {{(SPM_AW-2){1'b0}}, c_two, !c_two};
             end
         end
 
@@ -637,8 +670,9 @@ module npu_dma_load #(
             `NPU_ASSERT_FAIL("LOAD next run length register stale when a run ends")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
-        if (word_ok && !f_tr && hold_vld && !wr_fire)
+        if (word_ok && !f_tr && (hold_vld || hold_v1) && !hold_free)
             `NPU_ASSERT_FAIL("LOAD word overwrites an unwritten holding register")
+        if (hold_v1 && BW == 1) `NPU_ASSERT_FAIL("LOAD second word pending with one-word beats")
         if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")

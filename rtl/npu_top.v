@@ -175,9 +175,13 @@ module npu_top #(
     wire [31:0] l_ar_addr;
     wire [7:0]  l_ar_len;
     wire [DWB-1:0] l_r_data;
-    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst, ld_cnt_fill;
+    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst;
+    wire [1:0]  ld_cnt_fill;
     wire [SPM_AW-1:0] ld_wr_addr;
     wire [WB-1:0] ld_wr_data;
+    wire        ld_wr2_req, ld_wr2_gnt;     // the LOAD's second write port (BEAT_WORDS = 2)
+    wire [SPM_AW-1:0] ld_wr2_addr;
+    wire [WB-1:0] ld_wr2_data;
     wire [2:0]  ld_cnt_tag;
     wire        ldq_busy, ldq_pop_prev_unused, ldq_push_prev_unused;
 
@@ -200,6 +204,7 @@ module npu_top #(
         .ar_vld(l_ar_vld), .ar_rdy(l_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
         .r_vld(l_r_vld), .r_rdy(l_r_rdy), .r_data(l_r_data), .r_last(l_r_last), .r_resp(l_r_resp),
         .wr_req(ld_wr_req), .wr_addr(ld_wr_addr), .wr_data(ld_wr_data), .wr_gnt(ld_wr_gnt),
+        .wr2_req(ld_wr2_req), .wr2_addr(ld_wr2_addr), .wr2_data(ld_wr2_data), .wr2_gnt(ld_wr2_gnt),
         .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst), .cnt_fill(ld_cnt_fill)
     );
 
@@ -255,7 +260,7 @@ module npu_top #(
     // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
     //             cycle), 5 = stationary stream (LDW), 6 = STORE DMA
     // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
-    //             5 = LOAD DMA
+    //             5 = LOAD DMA, 6 = LOAD DMA's second word (BEAT_WORDS = 2 only)
     // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
     // it, so a VEC takes the cycles its program says. Only the DMA engines run beside it (a VEC
     // waits for the other EXEC units), and they wait out a refused word anyway.
@@ -277,13 +282,36 @@ module npu_top #(
     wire [2:0]  spm_cnt_wr;
     wire [3:0]  spm_cnt_conf;
 
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(7), .NW(6), .SUBW(2)) u_spm (
+    // write port 6 (BEAT_WORDS = 2 only): the LOAD's second word of a chunk, lowest priority
+    localparam NWS = (BEAT_WORDS > 1) ? 7 : 6;
+    wire [NWS-1:0]        spm_wr_req_v;
+    wire [NWS*SPM_AW-1:0] spm_wr_addr_v;
+    wire [NWS*WB-1:0]     spm_wr_data_v;
+    wire [NWS-1:0]        spm_wr_gnt_v;
+    generate
+        if (BEAT_WORDS > 1) begin : g_spm_wr2
+            assign spm_wr_req_v  = {ld_wr2_req, ld_wr_req, dr_wr_req, vwr_req};
+            assign spm_wr_addr_v = {ld_wr2_addr, ld_wr_addr, dr_wr_addr, vwr_addr};
+            assign spm_wr_data_v = {ld_wr2_data, ld_wr_data, dr_wr_data, vwr_data};
+            assign ld_wr2_gnt    = spm_wr_gnt_v[NWS-1];
+        end else begin : g_spm_wr1
+            assign spm_wr_req_v  = {ld_wr_req, dr_wr_req, vwr_req};
+            assign spm_wr_addr_v = {ld_wr_addr, dr_wr_addr, vwr_addr};
+            assign spm_wr_data_v = {ld_wr_data, dr_wr_data, vwr_data};
+            assign ld_wr2_gnt    = 1'b0;
+            // verilator lint_off UNUSEDSIGNAL
+            wire unused_wr2 = &{1'b0, ld_wr2_req, ld_wr2_addr, ld_wr2_data};   // never requests at BW = 1
+            // verilator lint_on UNUSEDSIGNAL
+        end
+    endgenerate
+    assign spm_wr_gnt = spm_wr_gnt_v[5:0];
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(7), .NW(NWS), .SUBW(2)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
         .rd_req({st_rd_req, rdw_req, rda_req, vrd_req}),
         .rd_addr({st_rd_addr, rdw_addr, rda_addr, vrd_addr}),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
-        .wr_req({ld_wr_req, dr_wr_req, vwr_req}), .wr_addr({ld_wr_addr, dr_wr_addr, vwr_addr}),
-        .wr_data({ld_wr_data, dr_wr_data, vwr_data}), .wr_gnt(spm_wr_gnt),
+        .wr_req(spm_wr_req_v), .wr_addr(spm_wr_addr_v),
+        .wr_data(spm_wr_data_v), .wr_gnt(spm_wr_gnt_v),
         .cnt_rd(spm_cnt_rd), .cnt_wr(spm_cnt_wr), .cnt_conflict(spm_cnt_conf)
     );
     assign rda_gnt    = spm_rd_gnt[4:1];
@@ -507,7 +535,7 @@ module npu_top #(
     // watchdog through a register (a cycle late is fine for it): the grants do not feed the
     // watchdog counter's logic.
     reg unit_prog_q;
-    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || ld_cnt_fill || x_progress);
+    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || (|ld_cnt_fill) || x_progress);
     assign progress = ql_push || qe_push || qs_push || unit_prog_q
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
