@@ -13,7 +13,7 @@ CONFIGS  := $(sort $(basename $(notdir $(wildcard configs/*.cfg))))
 ifeq ($(wildcard configs/$(CONFIG).cfg),)
 $(error unknown CONFIG '$(CONFIG)': configs/ has $(CONFIGS))
 endif
-TEST_CONFIGS := tiny small tiny-bf16 small-bf16
+TEST_CONFIGS := tiny small tiny-bf16 small-bf16 small-w2
 # The RTL suites a bf16 configuration runs (Criterion --filter, extended glob): all but those whose
 # checks are int16 only (conv, conv_isa, fcov: int16 conv goldens, conv_bf16 runs the convolutions
 # against the order-matched conv golden; modes and policies: hand-made programs checked against the
@@ -26,7 +26,13 @@ TEST_CONFIGS := tiny small tiny-bf16 small-bf16
 # docs/datapath.md section 6.
 TEST_FILTER_BF16 := @(!(@(conv|conv_isa|fcov|modes|policies|train|train_part))/*|@(train|train_part)/bf16_*)
 TEST_FILTER_small-bf16 := @(@(bf16|conv_bf16|conv_bwd|vec|vec_errors|vec_order|step)/*|@(train|train_part)/bf16_*)
-test_filter = $(if $(findstring -bf16,$(1)),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
+# small-w2 (two SPM words per DRAM beat, issue 14): the suites of the DMA side and the GEMMs over
+# it -- dense LOAD/STORE against a C reference and the functional model (beat-sized picks in half
+# the cases), DRAM error responses, descriptor errors, timing, the descriptor fuzz, GEMMs and
+# policies -- about 30 s besides its model's build; the conv suites' plan-byte checks and the
+# rest run at the word = beat configs (docs/memory.md "Words and beats").
+TEST_FILTER_small-w2 := @(dense|dram_resp|errors|timing|fuzz|gemm|policies)/*
+test_filter = $(if $(or $(TEST_FILTER_$(1)),$(findstring -bf16,$(1))),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
 B        := build/$(CONFIG)
 CC       ?= gcc
 CXX      ?= g++
@@ -448,7 +454,7 @@ LINT_IVL_FLAGS := -g2005 -Wall -Wno-sensitivity-entire-array
 # Yosys elaborates every PE: ~33 s at S=16 against ~1 s at S=2, and the RTL is generic in S, so
 # `make lint` runs Yosys at the S <= 8 configs (every config still goes through Verilator and
 # Icarus; `make synth CONFIG=medium` or LINT_YOSYS_CONFIGS="$(CONFIGS)" covers the rest).
-LINT_YOSYS_CONFIGS ?= tiny small
+LINT_YOSYS_CONFIGS ?= tiny small small-w2
 # The bf16 units (and the narrow DRAIN in bf16), also linted on their own by all three tools
 # (from BF16_RTL): Yosys sees npu_top only at LINT_YOSYS_CONFIGS, which are int16.
 LINT_UNIT_TOPS := npu_pe:BF16=1 npu_fp32_to_bf16 npu_drain_narrow:BF16=1

@@ -1,7 +1,8 @@
 `default_nettype none
 // npu_burst_len: length of the next AXI-like burst, the one rule shared by the fetch unit and both
 // DMA engines: the beats still wanted, at most MAX_BURST, and never across a 4 KiB line (AXI).
-// Beats are 4S bytes (S a power of two), so the beats left before the line are a shift.
+// Beats are 4S*BEAT_WORDS bytes (both powers of two), so the beats left before the line are a
+// shift (docs/memory.md "Words and beats": bursts count DRAM beats, not SPM words).
 //
 // Registered (issue 7): the rule (a 12-bit subtract and two 16-bit minimums, 16 levels) used to
 // sit in series with the owner's address/remaining-beats arithmetic and the AR handshake, the
@@ -14,7 +15,8 @@
 // instruction or program.
 module npu_burst_len #(
     parameter S         = 8,
-    parameter MAX_BURST = 16
+    parameter MAX_BURST = 16,
+    parameter BEAT_WORDS = 1       // SPM words per DRAM beat
 ) (
     input  wire        clk,
     input  wire        rst_n,
@@ -25,7 +27,7 @@ module npu_burst_len #(
     output reg         whole,    // len == want: the burst takes every wanted beat
     output reg         ok        // len/whole belong to the current addr/want
 );
-    localparam integer LB = $clog2(4 * S);
+    localparam integer LB = $clog2(4 * S * BEAT_WORDS);   // log2 bytes per DRAM beat
     localparam [31:0] MAXB32 = MAX_BURST;
     localparam [15:0] MAXB16 = MAXB32[15:0];
     wire [12:0] to4k = (13'd4096 - {1'b0, addr}) >> LB;   // beats before the 4 KiB line

@@ -13,9 +13,10 @@
 // only the word's byte offset in its beat, its length and whether the next word continues in
 // the same beat (`keep`), no per-burst bookkeeping besides r_last.
 //  - normal mode: one run for the whole transfer when the rows are contiguous (dram_stride ==
-//    row_bytes), else one per row. A word goes into a holding register that writes the SPM;
-//    the realigner's output ready is !hold_vld || wr_gnt, which sustains one word per cycle
-//    while the SPM grants (one beat per cycle for long rows).
+//    row_bytes), else one per row. A chunk (one word; two with BW = 2) goes into a holding
+//    register that writes the SPM; the realigner's output ready is "the register is empty
+//    after this cycle" (hold_free), which sustains one chunk per cycle while the SPM grants
+//    (one beat per cycle for long rows).
 //  - transposed mode: blocks of 2S source rows x groups of up to 2 column blocks (the sub-row
 //    of words cb, cb+1 of each row); the group fills a pair of transpose buffers, then its
 //    columns are written out one SPM word per cycle. Two pairs: the fill side fills the next
@@ -36,14 +37,25 @@
 // Checks happen in one CHECK cycle before any request. A DRAM error response stops the address
 // generator; the beats of bursts already issued are accepted and dropped (DRAIN) so the shared
 // read channel is not blocked, then the engine returns to idle.
-// Assumes S is a power of 2 (beats divide 4 KiB) and SPM_AW <= 16 (spm_addr is 16 bits).
+// Wide beats (BEAT_WORDS = 2, docs/memory.md "Words and beats"): a DRAM beat is DB = 2B bytes.
+// The address generator, the burst rule, span/align and every byte offset (dp_o, o_blk) work in
+// DRAM beats; the realigner takes DB-byte beats. Normal mode and FILL walk a row in chunks of
+// two words (j even: the row's next DB bytes from its offset, one realigner request), and the
+// holding register writes them on two SPM write ports (wr, wr2: words w and w+1 in one cycle
+// when their sub-banks differ, which they do for w even; else wr2 waits and wr writes w+1 in
+// the next cycle), so a long row moves a beat per cycle into the SPM. The transposed mode keeps
+// one word per cycle: word j of a sub-row starts at its offset + j*B modulo DB. A transposed
+// row block's first row sits at one of two offsets (2S rows of an even pitch are a multiple of
+// B, not of DB): the group run lengths are registered for both.
+// Assumes S is a power of 2 (beats divide 4 KiB), BEAT_WORDS 1 or 2 and SPM_AW <= 16.
 module npu_dma_load #(
     parameter integer S         = 8,
     parameter integer SPM_AW    = 12,
     parameter integer SPM_WORDS = 4096,
     parameter integer DRAM_AW   = 24,
     parameter integer MAX_BURST = 16,
-    parameter integer MAX_OUT   = 4
+    parameter integer MAX_OUT   = 4,
+    parameter integer BW        = 1     // SPM words per DRAM beat (BEAT_WORDS): 1 or 2
 ) (
     input  wire              clk,
     input  wire              rst_n,
@@ -64,7 +76,7 @@ module npu_dma_load #(
     output wire [7:0]        ar_len,
     input  wire              r_vld,
     output wire              r_rdy,
-    input  wire [32*S-1:0]   r_data,
+    input  wire [32*S*BW-1:0] r_data,
     input  wire              r_last,
     input  wire              r_resp,
     // SPM write port
@@ -72,17 +84,26 @@ module npu_dma_load #(
     output wire [SPM_AW-1:0] wr_addr,
     output wire [32*S-1:0]   wr_data,
     input  wire              wr_gnt,
+    // second SPM write port (BW = 2; tied off by npu_top at BW = 1): word w+1 of a two-word
+    // chunk in the cycle port 1 writes word w, at a lower priority than port 1
+    output wire              wr2_req,
+    output wire [SPM_AW-1:0] wr2_addr,
+    output wire [32*S-1:0]   wr2_data,
+    input  wire              wr2_gnt,
     // counter pulses
     output wire              cnt_beat,
     output wire [2:0]        cnt_tag,
     output wire              cnt_burst,
-    output wire              cnt_fill      // an SPM word zeroed by FILL was written
+    output wire [1:0]        cnt_fill      // SPM words zeroed by FILL written this cycle
 );
 `include "npu_defs.vh"
-    localparam integer B  = 4 * S;          // bytes per beat / SPM word
-    localparam integer WB = 32 * S;         // bits per beat
-    localparam integer E  = 2 * S;          // int16 elements per beat (transpose block side)
-    localparam integer LB = $clog2(B);
+    localparam integer B  = 4 * S;          // bytes per SPM word
+    localparam integer WB = 32 * S;         // bits per SPM word
+    localparam integer DB = B * BW;         // bytes per DRAM beat
+    localparam integer DWB = WB * BW;       // bits per DRAM beat
+    localparam integer E  = 2 * S;          // int16 elements per word (transpose block side)
+    localparam integer LW = $clog2(B);      // log2 bytes per word
+    localparam integer LB = $clog2(DB);     // log2 bytes per beat (span, align, offsets)
     localparam integer LE = $clog2(E);
     localparam integer OW = $clog2(MAX_OUT + 1);
     localparam [31:0] E32      = E;
@@ -90,7 +111,8 @@ module npu_dma_load #(
     localparam [31:0] B32      = B;
     localparam [15:0] BB16     = B32[15:0];             // B
     localparam [15:0] B2       = BB16 << 1;             // 2B: a full transposed group's bytes
-    localparam [LB:0] BL       = B32[LB:0];
+    localparam [LB:0] BL       = B32[LB:0];             // a whole word's bytes
+    localparam [LB-1:0] B_OFF  = B32[LB-1:0];           // B mod DB: word 1's offset in its beat (0 when BW = 1)
 
     // engine states (SM_: npu_defs.vh's ST_ are the NPU's run states)
     localparam [1:0] SM_IDLE = 2'd0, SM_CHECK = 2'd1, SM_RUN = 2'd2, SM_DRAIN = 2'd3;
@@ -139,9 +161,12 @@ module npu_dma_load #(
     wire [15:0] ncols    = {1'b0, f_rbytes[15:1]};
     wire [31:0] stride   = {13'd0, f_dstride};             // DRAM row pitch in bytes
     wire [31:0] strideE  = {13'd0, f_dstride} << LE;       // pitch of a 2S-row block
-    wire [LB-1:0] o_blk  = f_daddr[LB-1:0];                // offset of every block's first row
-                                                           // (2S * an even pitch: whole beats)
-    wire [LB:0] rlast    = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
+    wire [LB-1:0] o_blk  = f_daddr[LB-1:0];                // offset of the first block's first row
+    wire [LB-1:0] o_alt  = o_blk + B_OFF;                  // the other one a block can have: 2S *
+                                                           // an even pitch is whole words, and
+                                                           // whole beats only when BW = 1
+    wire [LB:0] rlast    = (f_rbytes[LW-1:0] == {LW{1'b0}}) ? BL
+                         : {{(LB-LW+1){1'b0}}, f_rbytes[LW-1:0]};   // a row's last word's bytes
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstrideE2 = sstride_s << (LE + 1);   // a group's 2 x 2S columns
@@ -167,6 +192,7 @@ module npu_dma_load #(
     reg [31:0]  ag_cboff;   // transposed: the group's first word * B
     reg [31:0]  ag_seg;     // transposed: start of the current sub-row
     reg [LE:0]  ag_nr;      // transposed: rows in this block (<= 2S)
+    reg         ag_alt;     // transposed: this block's first row is at o_alt, not o_blk (BW = 2)
 
     wire [15:0] blen;
     wire        blen_ok;     // blen and ag_row_end belong to ag_addr/ag_rem (npu_burst_len)
@@ -175,7 +201,7 @@ module npu_dma_load #(
     // still longer than any burst
     wire [15:0] ag_want = (ag_rem[31:16] != 16'd0) ? 16'hFFFF : ag_rem[15:0];
     // registered burst rule: the next burst's length is ready one cycle after each burst
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST), .BEAT_WORDS(BW)) u_blen (
         .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_want), .upd(go || ar_fire),
         .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
@@ -185,33 +211,43 @@ module npu_dma_load #(
     // transposed groups: the last group of a row holds its last 2*cols bytes, the others 2B;
     // run = the block's sub-rows are one run: contiguous (pitch = the sub-row) or beat-padded
     // and adjacent (pitch = its words * B, beat-aligned rows)
-    wire [15:0] gb_last  = {f_rbytes[15:LB+1], {(LB+1){1'b0}}} == f_rbytes
-                           ? B2 : {{(15-LB){1'b0}}, f_rbytes[LB:0]};
+    wire [15:0] gb_last  = {f_rbytes[15:LW+1], {(LW+1){1'b0}}} == f_rbytes
+                           ? B2 : {{(15-LW){1'b0}}, f_rbytes[LW:0]};
     wire [15:0] gw_last  = (gb_last > BB16) ? B2 : BB16;          // its words * B
     wire        t_cont_full = (f_dstride == {3'd0, B2});
     wire        t_cont_last = (f_dstride == {3'd0, gb_last});
-    wire        t_run_last  = t_cont_last || (f_dstride == {3'd0, gw_last} && o_blk == {LB{1'b0}});
+    // word-padded: the sub-rows padded to whole words, adjacent, from a word-aligned address
+    // (with BW = 2 two padded one-word sub-rows may share a beat: see w_keep)
+    wire        t_run_last  = t_cont_last || (f_dstride == {3'd0, gw_last} && f_daddr[LW-1:0] == {LW{1'b0}});
     // the block's run: nr * pitch bytes, 2S * pitch for a full block; the last block's rows
     // (nr_tail) times the pitch (the pitch of a block run is at most 2B: a small product)
     wire [LE:0] nr_tail  = (f_rows[LE-1:0] == {LE{1'b0}}) ? E16[LE:0] : {1'b0, f_rows[LE-1:0]};
-    wire [LE+LB+2:0] tail_p = {{(LB+2){1'b0}}, nr_tail} * {{(LE+1){1'b0}}, f_dstride[LB+1:0]};
-    wire [31:0] tail_b   = {{(32-LE-LB-3){1'b0}}, tail_p};
-    // a group's first run (at the block's first row, offset o_blk): the block's run, or the
-    // first row's sub-row. Four values per descriptor (last group or not, full block or the
-    // last one), registered from the descriptor (latched two cycles before go at the earliest),
-    // so they are ready at go and stay while the descriptor does
-    wire [31:0] g_blk_full = span(o_blk, strideE);           // a full block's run
-    wire [31:0] g_blk_tail = span(o_blk, tail_b);            // the last block's run
-    wire [31:0] g_sub_full = span(o_blk, {16'd0, B2});       // a 2-word sub-row
-    wire [31:0] g_sub_last = span(o_blk, {16'd0, gb_last});  // a row's last sub-row
-    wire [31:0] g_rem_c[0:3];   // [{last group, full block}]
-    assign g_rem_c[0] = t_cont_full ? g_blk_tail : g_sub_full;
-    assign g_rem_c[1] = t_cont_full ? g_blk_full : g_sub_full;
-    assign g_rem_c[2] = t_run_last ? g_blk_tail : g_sub_last;
-    assign g_rem_c[3] = t_run_last ? g_blk_full : g_sub_last;
-    reg  [31:0] g_rem[0:3];
+    wire [LE+LW+2:0] tail_p = {{(LW+2){1'b0}}, nr_tail} * {{(LE+1){1'b0}}, f_dstride[LW+1:0]};
+    wire [31:0] tail_b   = {{(32-LE-LW-3){1'b0}}, tail_p};
+    // a group's first run (at the block's first row, offset o_blk or o_alt): the block's run,
+    // or the first row's sub-row. Eight values per descriptor (block offset, last group or not,
+    // full block or the last one; with BW = 1 the offsets are equal and half of them unused),
+    // registered from the descriptor (latched two cycles before go at the earliest), so they are
+    // ready at go and stay while the descriptor does. A group's next group starts 2B = BW*B
+    // bytes on: the same offset when BW <= 2.
+    wire [31:0] g_rem_c[0:7];   // [{other offset, last group, full block}]
+    genvar ga;
+    generate
+        for (ga = 0; ga < 2; ga = ga + 1) begin : g_grp_run
+            wire [LB-1:0] o_g = (ga == 0) ? o_blk : o_alt;
+            wire [31:0] g_blk_full = span(o_g, strideE);           // a full block's run
+            wire [31:0] g_blk_tail = span(o_g, tail_b);            // the last block's run
+            wire [31:0] g_sub_full = span(o_g, {16'd0, B2});       // a 2-word sub-row
+            wire [31:0] g_sub_last = span(o_g, {16'd0, gb_last});  // a row's last sub-row
+            assign g_rem_c[4*ga + 0] = t_cont_full ? g_blk_tail : g_sub_full;
+            assign g_rem_c[4*ga + 1] = t_cont_full ? g_blk_full : g_sub_full;
+            assign g_rem_c[4*ga + 2] = t_run_last ? g_blk_tail : g_sub_last;
+            assign g_rem_c[4*ga + 3] = t_run_last ? g_blk_full : g_sub_last;
+        end
+    endgenerate
+    reg  [31:0] g_rem[0:7];
     integer gi;
-    always @(posedge clk) for (gi = 0; gi < 4; gi = gi + 1) g_rem[gi] <= g_rem_c[gi];
+    always @(posedge clk) for (gi = 0; gi < 8; gi = gi + 1) g_rem[gi] <= g_rem_c[gi];
     wire [15:0] ag_i16   = {{(16-LE){1'b0}}, ag_i};
     wire [15:0] ag_nr16  = {{(15-LE){1'b0}}, ag_nr};
     wire ag_cb_last  = (ag_cols <= {E16[14:0], 1'b0});          // the block's last group
@@ -225,6 +261,8 @@ module npu_dma_load #(
     wire [LE:0] nr_nx    = (rows_nx > E16) ? E16[LE:0] : rows_nx[LE:0];
     wire [LE:0] nr_go    = (f_rows > E16) ? E16[LE:0] : f_rows[LE:0];
     wire        cbl_go   = (ncols <= {E16[14:0], 1'b0});
+    wire [31:0] blk_nx   = ag_row + strideE;                    // the next row block's first byte
+    wire        alt_nx   = (BW > 1) && (blk_nx[LB-1:0] != o_blk);
 
     // The beats of the run after this one, registered (issue 7: the group and sub-row
     // arithmetic is 29 levels from ag_cols to ag_rem otherwise). Its inputs change only when a
@@ -233,8 +271,8 @@ module npu_dma_load #(
     reg  [31:0] ag_rem_nx;
     wire [31:0] rem_nx_c = !f_tr ? span(row_nx[LB-1:0], {16'd0, f_rbytes})
                          : !ag_grp_last ? span(seg_nx[LB-1:0], ag_gb)
-                         : ag_cb_last ? g_rem[{cbl_go, nr_nx == E16[LE:0]}]
-                         : g_rem[{cbl_nx, ag_nr == E16[LE:0]}];
+                         : ag_cb_last ? g_rem[{alt_nx, cbl_go, nr_nx == E16[LE:0]}]
+                         : g_rem[{ag_alt, cbl_nx, ag_nr == E16[LE:0]}];
     always @(posedge clk) ag_rem_nx <= rem_nx_c;
 
     wire        af_full, af_empty;
@@ -250,14 +288,18 @@ module npu_dma_load #(
     wire ar_fire   = ar_vld && ar_rdy;
 
     // ---------------- data side ----------------
-    reg              hold_vld, hold_last;
-    reg [SPM_AW-1:0] hold_addr;
-    reg [WB-1:0]     hold_data;
+    // holding register: a chunk of up to BW words at hold_addr (hold_vld: its first word is
+    // unwritten, hold_v1: its second, BW = 2)
+    reg              hold_vld, hold_v1, hold_last;
+    reg [SPM_AW-1:0] hold_addr, hold_addr1;   // the chunk's words (hold_addr1 = hold_addr + 1,
+                                              // registered: no incrementer before the SPM grant)
+    reg [DWB-1:0]    hold_data;
     reg [7:0]        dp_bc;     // beat inside the current burst (for err_info)
     reg              dp_act;    // normal / FILL: words left
     reg [15:0]       dp_j;      // normal: word in the row
     reg [15:0]       dp_rows;   // rows left (normal) / rows left from this row block (transposed)
     reg [LB-1:0]     dp_o;      // byte offset of the current row in its first beat
+    reg [LB-1:0]     dp_bo;     // transposed: the same for the current row block's first row
     reg [SPM_AW-1:0] dp_spm, dp_srow;
     // transposed: two buffer pairs; the fill side fills pair fb while the write side writes the
     // columns of pair eb (t_full: the pair holds a whole group not yet written)
@@ -275,7 +317,10 @@ module npu_dma_load #(
 
     wire [15:0] dp_i16 = {{(16-LE){1'b0}}, dp_i};
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
-    wire dp_row_end   = (dp_j == nbeats_m1);
+    // normal mode / FILL at BW = 2: the data side walks chunks of two words (j even), one
+    // realigner request each, the row's next DB bytes from its offset; c_two: word j+1 exists
+    wire c_two        = (BW > 1) && (dp_j != nbeats_m1);
+    wire dp_row_end   = (dp_j == nbeats_m1) || (c_two && dp_j + 16'd1 == nbeats_m1);
     // fill side
     wire dp_g2        = (dp_cols > E16);   // two words per row in this group
     wire t_sub_end    = dp_t || !dp_g2;    // the word ends the row's sub-row
@@ -297,17 +342,39 @@ module npu_dma_load #(
     // the word the realigner is asked for: its offset, length (a row's last word: the rest) and
     // whether the next word continues in its last beat (inside a row, or contiguous rows)
     wire          w_rowlast = f_tr ? (t_last_cb && t_sub_end) : dp_row_end;
-    wire [LB:0]   w_len     = w_rowlast ? rlast : BL;
-    wire          w_keep    = f_tr ? (!t_sub_end || (t_cont && !t_fill_last)) : (!dp_row_end || f_cont);
+    // word j of a row (or of a group's sub-row) starts j*B bytes after the row, modulo DB
+    wire [LB-1:0] w_off     = dp_o + ((f_tr ? dp_t : dp_j[0]) ? B_OFF : {LB{1'b0}});
+    localparam [LB:0] DBL   = BL << (BW - 1);            // a whole chunk's bytes (B or DB)
+    wire [LB:0]   w_len     = (!f_tr && c_two) ? (dp_row_end ? BL + rlast : DBL)
+                            : w_rowlast ? rlast : BL;
+    // A padded last group's run (BW = 2): the next sub-row, pitch - t*B bytes after this word,
+    // may start in the beat this word ends in (a one-word sub-row at offset 0, the next at B; a
+    // two-word one from offset B, the next at B of the following beat): keep it then.
+    // verilator lint_off UNUSEDSIGNAL
+    wire [LB+1:0] kp_end    = {2'b00, w_off} + {1'b0, w_len} - {{(LB+1){1'b0}}, 1'b1};
+    wire [LB+1:0] kp_nx     = {2'b00, w_off} + f_dstride[LB+1:0] - (dp_t ? {2'b00, BL[LB-1:0]} : {(LB+2){1'b0}});
+    // verilator lint_on UNUSEDSIGNAL
+    wire          t_pad_keep = (BW > 1) && t_last_cb && t_run_last && !t_cont_last
+                               && kp_end[LB+1:LB] == kp_nx[LB+1:LB];
+    wire          w_keep    = f_tr ? (!t_sub_end || ((t_cont || t_pad_keep) && !t_fill_last))
+                                   : (!dp_row_end || f_cont);
     wire          al_req    = in_run && (f_tr ? t_fill : dp_act);
-    wire          al_rdy    = f_tr || !hold_vld || wr_gnt;
+    // the holding register is empty after this cycle: each unwritten word is granted (the
+    // second on port 2 when the first is pending, else on port 1)
+    wire          hold_free = (!hold_vld || wr_gnt) && (!hold_v1 || (hold_vld ? wr2_gnt : wr_gnt));
+    wire          al_rdy    = f_tr || hold_free;
     wire          al_in_rdy, al_vld, al_uses_r;
-    wire [WB-1:0] al_data;
-    npu_dma_align #(.S(S)) u_align (
+    wire [DWB-1:0] al_beat;      // the word in the low B bytes of a beat-wide window
+    // realigner beats are DRAM beats (S*BW: DB bytes); a word is at most B of them
+    npu_dma_align #(.S(S * BW)) u_align (
         .clk(clk), .rst_n(rst_n), .clr(go),
-        .req(al_req), .off(dp_o), .len(w_len), .keep(w_keep),
-        .in_vld(r_vld || f_fill), .in_rdy(al_in_rdy), .in_data(r_data & {WB{!f_fill}}),
-        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_data), .out_uses_in(al_uses_r));
+        .req(al_req), .off(w_off), .len(w_len), .keep(w_keep),
+        .in_vld(r_vld || f_fill), .in_rdy(al_in_rdy), .in_data(r_data & {DWB{!f_fill}}),
+        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_beat), .out_uses_in(al_uses_r));
+    wire [WB-1:0] al_data = al_beat[WB-1:0];
+    // verilator lint_off UNUSEDSIGNAL
+    wire unused_al = &{1'b0, al_beat};   // bytes past B are zero (len <= B)
+    // verilator lint_on UNUSEDSIGNAL
 
     // FILL: the realigner takes zero beats, never R beats
     assign r_rdy   = (state == SM_DRAIN) || (in_run && !f_fill && al_in_rdy);
@@ -317,15 +384,23 @@ module npu_dma_load #(
     // SPM grant -> realigner -> r_rdy path out of it)
     wire word_ok   = al_vld && al_rdy && !(al_uses_r && r_vld && r_resp && !f_fill);
 
-    assign wr_req  = in_run && (f_tr ? t_wr : hold_vld);
-    assign wr_addr = f_tr ? dp_caddr : hold_addr;
-    assign wr_data = f_tr ? tcol : hold_data;
+    assign wr_req  = in_run && (f_tr ? t_wr : (hold_vld || hold_v1));
+    // port 1 writes the chunk's first unwritten word (with BW = 1 always the first: the second
+    // word's mux folds away)
+    wire   hold_hi = (BW > 1) && !hold_vld;
+    assign wr_addr = f_tr ? dp_caddr : hold_hi ? hold_addr1 : hold_addr;
+    assign wr_data = f_tr ? tcol : hold_hi ? hold_data[DWB-1 -: WB] : hold_data[WB-1:0];
     wire wr_fire   = wr_req && wr_gnt;
+    assign wr2_req  = in_run && !f_tr && hold_vld && hold_v1;
+    assign wr2_addr = hold_addr1;
+    assign wr2_data = hold_data[DWB-1 -: WB];
+    wire wr2_fire   = wr2_req && wr2_gnt;
+    wire hold_done  = in_run && !f_tr && (hold_vld || hold_v1) && hold_free;   // the chunk is written
     wire t_grp_done = word_ok && f_tr && t_fill_last;   // pair fb now holds its group
     wire t_grp_out  = wr_fire && f_tr && t_col_last;    // pair eb is written out
     wire dp_rows_en = (word_ok && !f_tr && dp_row_end) || (t_grp_done && t_last_cb);
     wire fin       = f_tr ? (t_grp_out && e_last_cb && e_last_rb)
-                          : (wr_fire && hold_last);
+                          : (hold_done && hold_last);
 
     npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
         .clk(clk), .rst_n(rst_n),
@@ -336,7 +411,7 @@ module npu_dma_load #(
 
     assign cnt_beat  = r_fire;
     assign cnt_burst = ar_fire;
-    assign cnt_fill  = wr_fire && f_fill;
+    assign cnt_fill  = {1'b0, wr_fire && f_fill} + {1'b0, wr2_fire && f_fill};
     assign cnt_tag   = f_tag;
 
     // ---------------- control state ----------------
@@ -400,6 +475,8 @@ module npu_dma_load #(
     always @(posedge clk) begin
         hold_vld <= rst_n && !go && !r_err
                     && ((word_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
+        hold_v1  <= rst_n && !go && !r_err
+                    && ((word_ok && !f_tr && c_two) || (hold_v1 && !(hold_vld ? wr2_fire : wr_fire && !f_tr)));
         t_act    <= rst_n && (go || (t_act && !(t_grp_done && t_last_cb && t_last_rb)));
         t_fb     <= rst_n && !go && (t_fb ^ t_grp_done);
         t_eb     <= rst_n && !go && (t_eb ^ t_grp_out);
@@ -416,7 +493,7 @@ module npu_dma_load #(
             ag_row   <= f_daddr;
             ag_seg   <= f_daddr;
             ag_addr  <= align(f_daddr);
-            ag_rem   <= f_tr ? g_rem[{cbl_go, nr_go == E16[LE:0]}]
+            ag_rem   <= f_tr ? g_rem[{1'b0, cbl_go, nr_go == E16[LE:0]}]
                       : f_cont ? {{LB{1'b0}}, c_dlast[31:LB]} - {{LB{1'b0}}, f_daddr[31:LB]} + 32'd1
                       : span(o_blk, {16'd0, f_rbytes});
             ag_rows  <= (f_cont && !f_tr) ? 16'd1 : f_rows;
@@ -424,6 +501,8 @@ module npu_dma_load #(
             ag_cols  <= ncols;
             ag_cboff <= 32'd0;
             ag_nr    <= nr_go;
+            ag_alt   <= 1'b0;
+            dp_bo    <= o_blk;
             dp_j     <= 16'd0;
             dp_rows  <= f_rows;
             dp_o     <= o_blk;
@@ -459,9 +538,10 @@ module npu_dma_load #(
                     ag_rows  <= rows_nx;
                     ag_nr    <= nr_nx;
                     ag_rem   <= ag_rem_nx;
-                    ag_row   <= ag_row + strideE;
-                    ag_seg   <= ag_row + strideE;
-                    ag_addr  <= align(ag_row + strideE);
+                    ag_alt   <= alt_nx;
+                    ag_row   <= blk_nx;
+                    ag_seg   <= blk_nx;
+                    ag_addr  <= align(blk_nx);
                 end else begin                // next group of the block
                     ag_cols  <= cols_nx;
                     ag_cboff <= ag_cboff + 2 * B;
@@ -483,17 +563,18 @@ module npu_dma_load #(
 
         // normal data side: word -> holding register
         if (word_ok && !f_tr) begin
-            hold_addr <= dp_spm;
-            hold_data <= al_data;
+            hold_addr  <= dp_spm;
+            hold_addr1 <= dp_spm + 1'b1;
+            hold_data  <= al_beat;
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
                 dp_o    <= dp_o + f_dstride[LB-1:0];
                 dp_srow <= dp_srow + sstride_s;
                 dp_spm  <= dp_srow + sstride_s;
-            end else begin
-                dp_j    <= dp_j + 16'd1;
-                dp_spm  <= dp_spm + 1'b1;
+            end else begin                    // the next chunk: BW words on (c_two inside a row)
+                dp_j    <= dp_j + (c_two ? 16'd2 : 16'd1);
+                dp_spm  <= dp_spm + {{(SPM_AW-2){1'b0}}, c_two, !c_two};
             end
         end
 
@@ -503,7 +584,11 @@ module npu_dma_load #(
             dp_t <= dp_g2 && !dp_t;
             if (t_sub_end) begin
                 dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
-                dp_o <= t_fill_last ? o_blk : dp_o + f_dstride[LB-1:0];
+                dp_o <= !t_fill_last ? dp_o + f_dstride[LB-1:0]
+                      : t_last_cb ? dp_bo + strideE[LB-1:0] : dp_bo;
+            end
+            if (t_fill_last && t_last_cb) begin   // the next row block
+                dp_bo <= dp_bo + strideE[LB-1:0];
             end
             if (t_fill_last) dp_cols <= t_last_cb ? ncols : dp_cols - {E16[14:0], 1'b0};
         end
@@ -585,8 +670,9 @@ module npu_dma_load #(
             `NPU_ASSERT_FAIL("LOAD next run length register stale when a run ends")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
-        if (word_ok && !f_tr && hold_vld && !wr_fire)
+        if (word_ok && !f_tr && (hold_vld || hold_v1) && !hold_free)
             `NPU_ASSERT_FAIL("LOAD word overwrites an unwritten holding register")
+        if (hold_v1 && BW == 1) `NPU_ASSERT_FAIL("LOAD second word pending with one-word beats")
         if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")

@@ -23,14 +23,19 @@
 // done pulses after the B response of the last burst. A DRAM error response stops the address
 // generator; the W beats of bursts already issued are still sent and their B responses taken
 // (DRAIN), then the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle.
-// Assumes S is a power of 2 (beats divide 4 KiB) and SPM_AW <= 16 (spm_addr is 16 bits).
+// Wide beats (BEAT_WORDS = 2, docs/memory.md "Words and beats"): a DRAM beat is DB = 2B bytes.
+// The address generator, the burst rule and the packer work in DRAM beats; the reader still
+// moves one SPM word per cycle and the packer places word j of a row (transposed: column block
+// j) at the row's offset + j*B modulo DB, so two words make a beat.
+// Assumes S is a power of 2 (beats divide 4 KiB), BEAT_WORDS 1 or 2 and SPM_AW <= 16.
 module npu_dma_store #(
     parameter integer S         = 8,
     parameter integer SPM_AW    = 12,
     parameter integer SPM_WORDS = 4096,
     parameter integer DRAM_AW   = 24,
     parameter integer MAX_BURST = 16,
-    parameter integer MAX_OUT   = 4
+    parameter integer MAX_OUT   = 4,
+    parameter integer BW        = 1     // SPM words per DRAM beat (BEAT_WORDS): 1 or 2
 ) (
     input  wire              clk,
     input  wire              rst_n,
@@ -57,8 +62,8 @@ module npu_dma_store #(
     output wire [7:0]        aw_len,
     output wire              w_vld,
     input  wire              w_rdy,
-    output wire [32*S-1:0]   w_data,
-    output wire [4*S-1:0]    w_strb,
+    output wire [32*S*BW-1:0] w_data,
+    output wire [4*S*BW-1:0]  w_strb,
     output wire              w_last,
     input  wire              b_vld,
     output wire              b_rdy,
@@ -69,11 +74,14 @@ module npu_dma_store #(
     output wire              cnt_burst
 );
 `include "npu_defs.vh"
-    localparam integer B  = 4 * S;          // bytes per beat / SPM word
+    localparam integer B  = 4 * S;          // bytes per SPM word
     localparam integer WB = 32 * S;
-    localparam integer LB = $clog2(B);
+    localparam integer DB = B * BW;         // bytes per DRAM beat
+    localparam integer LW = $clog2(B);      // log2 bytes per word
+    localparam integer LB = $clog2(DB);     // log2 bytes per beat (span, align, offsets)
     localparam [31:0]  B32 = B;
-    localparam [LB:0]  BL  = B32[LB:0];
+    localparam [LB:0]  BL  = B32[LB:0];     // a whole word's bytes
+    localparam [LB-1:0] B_OFF = B32[LB-1:0];   // B mod DB: word 1's offset in its beat (0 when BW = 1)
     localparam integer OW = $clog2(MAX_OUT + 1);
     localparam integer DFD = 4;             // read-ahead depth: word in flight + pop latency slack
     localparam integer DFW = $clog2(DFD + 1);
@@ -118,7 +126,8 @@ module npu_dma_store #(
     // verilator lint_on UNUSEDSIGNAL
 
     wire [31:0] stride  = {13'd0, f_dstride};             // DRAM row pitch in bytes
-    wire [LB:0] rlast   = (f_rbytes[LB-1:0] == {LB{1'b0}}) ? BL : {1'b0, f_rbytes[LB-1:0]};
+    wire [LB:0] rlast   = (f_rbytes[LW-1:0] == {LW{1'b0}}) ? BL
+                        : {{(LB-LW+1){1'b0}}, f_rbytes[LW-1:0]};   // a row's last word's bytes
 `include "npu_dma_fn.vh"
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
@@ -165,7 +174,7 @@ module npu_dma_store #(
     integer ti;
     always @(*) begin
         for (ti = 0; ti < S; ti = ti + 1)
-            t_word[32*ti +: 32] = tbuf[ti][32*t_e[LB-3:0] +: 32];
+            t_word[32*ti +: 32] = tbuf[ti][32*t_e[LW-3:0] +: 32];
     end
     assign rd_req  = in_xfer && rd_act && (f_tr ? (!t_emit && t_fi < t_nf) : df_room);
     assign rd_addr = rd_spm;
@@ -203,7 +212,7 @@ module npu_dma_store #(
     wire [31:0] rem_nx_c = span(row_nx[LB-1:0], {16'd0, f_tr ? tr_len_nx : f_rbytes});
     always @(posedge clk) ag_rem_nx <= rem_nx_c;
     // registered burst rule: the next burst's length is ready one cycle after each burst
-    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST)) u_blen (
+    npu_burst_len #(.S(S), .MAX_BURST(MAX_BURST), .BEAT_WORDS(BW)) u_blen (
         .clk(clk), .rst_n(rst_n), .addr(ag_addr[11:0]), .want(ag_want), .upd(go || aw_fire),
         .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
@@ -231,7 +240,7 @@ module npu_dma_store #(
     reg [15:0]    pk_j, pk_rows;
     reg [LB-1:0]  pk_o;
     // transposed: each word is a sub-row (row pk_i of its block, column block pk_cb) at byte
-    // pk_o; the offset is the row's, whatever the column block (B divides cb * B)
+    // pk_o of the row, + cb * B modulo DB (pk_off)
     reg [15:0]    pk_i, pk_cb;
     reg [LB-1:0]  pk_bo;          // the block's first row's offset
     wire          pk_bend = (pk_i == S16 - 16'd1) || (pk_i + 16'd1 == pk_rows);
@@ -240,11 +249,15 @@ module npu_dma_store #(
     wire [LB:0]   pk_len  = f_tr ? (pk_cbl ? rlast : BL) : (pk_row_end ? rlast : BL);
     wire          pk_last = f_tr ? (!cont || (pk_bend && pk_cbl && pk_rows <= S16))
                                  : (pk_row_end && (!cont || pk_rows == 16'd1));
+    // word j of a row (transposed: column block j of a row) starts j*B bytes after the row,
+    // modulo DB
+    wire [LB-1:0] pk_off  = pk_o + ((f_tr ? pk_cb[0] : pk_j[0]) ? B_OFF : {LB{1'b0}});
     wire          pk_pop, pk_vld;
-    npu_dma_pack #(.S(S)) u_pack (
+    // packer beats are DRAM beats (S*BW: DB bytes); a word is at most B of them
+    npu_dma_pack #(.S(S * BW)) u_pack (
         .clk(clk), .rst_n(rst_n), .clr(go),
-        .in_vld(!df_empty && in_xfer), .in_pop(pk_pop), .in_data(df_dout),
-        .off(pk_o), .len(pk_len), .last(pk_last),
+        .in_vld(!df_empty && in_xfer), .in_pop(pk_pop), .in_data({{(WB*BW-WB){1'b0}}, df_dout}),
+        .off(pk_off), .len(pk_len), .last(pk_last),
         .out_vld(pk_vld), .out_rdy(w_rdy && in_xfer && !bf_empty),
         .out_data(w_data), .out_strb(w_strb));
     assign w_vld   = in_xfer && !bf_empty && pk_vld;
@@ -415,7 +428,7 @@ module npu_dma_store #(
         end
         // transposed reader
         if (rd_vld && f_tr) begin
-            tbuf[t_fg[LB-3:0]] <= rd_data;
+            tbuf[t_fg[LW-3:0]] <= rd_data;
             t_fg <= t_fg + 16'd1;
         end
         if (f_tr && !t_emit && in_xfer && t_fg == t_nf) t_emit <= 1'b1;
@@ -463,8 +476,8 @@ module npu_dma_store #(
     reg              aw_pend, w_pend;
     reg [31:0]       aw_addr_q;
     reg [7:0]        aw_len_q;
-    reg [32*S-1:0]   w_data_q;
-    reg [4*S-1:0]    w_strb_q;
+    reg [32*S*BW-1:0] w_data_q;
+    reg [4*S*BW-1:0]  w_strb_q;
     reg              w_last_q;
     // bursts whose last W beat was sent and whose B response has not come: a B needs one
     reg [7:0]        wb_pend;

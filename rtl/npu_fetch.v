@@ -3,7 +3,7 @@
 // splits beats into instructions, checks the opcode and pushes each instruction with its index
 // (pc) into the LOAD, EXEC or STORE queue. It stops at an illegal opcode (error with its pc).
 module npu_fetch #(
-    parameter S         = 8,
+    parameter S         = 8,     // a beat is 4S bytes: npu_top passes S * BEAT_WORDS (a DRAM beat)
     parameter DRAM_AW   = 24,
     parameter MAX_BURST = 16
 ) (

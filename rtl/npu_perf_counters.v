@@ -14,12 +14,13 @@
 // computed once per cycle.
 module npu_perf_counters #(
     parameter S    = 8,
-    parameter NCNT = 58              // counters (NUM_COUNTERS)
+    parameter NCNT = 58,             // counters (NUM_COUNTERS)
+    parameter BEAT_WORDS = 1         // SPM words per DRAM beat: the byte counters count DRAM beats
 ) (
     input  wire        ld_cnt_beat,      // LOAD DMA: a DRAM beat, its tag
     input  wire [2:0]  ld_cnt_tag,
     input  wire        ld_cnt_burst,
-    input  wire        ld_cnt_fill,      // a FILL word written
+    input  wire [1:0]  ld_cnt_fill,      // FILL words written (up to 2 with wide beats)
     input  wire        st_cnt_beat,      // STORE DMA: a DRAM beat, its tag
     input  wire [2:0]  st_cnt_tag,
     input  wire        st_cnt_burst,
@@ -68,7 +69,7 @@ module npu_perf_counters #(
     output wire [NCNT*16-1:0] cnt_inc
 );
 `include "npu_defs.vh"
-    localparam BEAT = 4 * S;         // DRAM beat bytes
+    localparam BEAT = 4 * S * BEAT_WORDS;   // DRAM beat bytes
     // Built per counter slice (the index tests fold at elaboration), cnt_dyn and cnt_sta apart
     // (see above).
     localparam [15:0] BEAT16 = BEAT[15:0];
@@ -155,7 +156,7 @@ module npu_perf_counters #(
             else if (gc == CNT_DRAIN_BUSY)        assign v = {15'd0, ev_drain_busy};
             else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
             else if (gc == CNT_MACS_ZERO)         assign v = ev_macs_zero;
-            else if (gc == CNT_FILL_WORDS)        assign v = {15'd0, ld_cnt_fill};
+            else if (gc == CNT_FILL_WORDS)        assign v = {14'd0, ld_cnt_fill};
             else if (gc == CNT_VEC_BUSY)          assign v = {15'd0, ev_vec_busy};
             else if (gc == CNT_VEC_RD_WORDS)      assign v = {15'd0, ev_vec_rd};
             else if (gc == CNT_VEC_WR_WORDS)      assign v = {15'd0, ev_vec_wr};

@@ -57,13 +57,15 @@ module npu_top #(
 `include "npu_defs.vh"
     localparam F         = 2 * S;
     localparam WB        = 32 * S;          // SPM word bits
-    // The DRAM beat is BEAT_WORDS SPM words (docs/memory.md "Words and beats"). The fetch unit and
-    // the DMA engines move one word-sized beat today (their realigner, packer and burst rule are
-    // built for beat = word), so a config with wider beats is refused at elaboration: the
-    // missing module below names the reason in every tool's error.
+    localparam DWB       = WB * BEAT_WORDS; // DRAM beat bits
+    // The DRAM beat is BEAT_WORDS SPM words (docs/memory.md "Words and beats"): fetch and the
+    // DMA engines count bursts and beats in DRAM beats; the engines' SPM side moves one word a
+    // cycle. Their word-offset arithmetic (word j of a row at j*B modulo the beat) is built for
+    // one or two words per beat, so other values are refused at elaboration: the missing module
+    // below names the reason in every tool's error.
     generate
-        if (BEAT_WORDS != 1) begin : g_beat_words
-            npu_wide_beats_need_wide_dma_engines u_unsupported ();
+        if (BEAT_WORDS != 1 && BEAT_WORDS != 2) begin : g_beat_words
+            npu_beat_words_must_be_1_or_2 u_unsupported ();
         end
     endgenerate
     localparam SPM_WORDS = SPM_BANKS * SPM_BANK_WORDS;
@@ -134,7 +136,7 @@ module npu_top #(
     wire        f_ar_vld, f_ar_rdy, f_r_vld, f_r_rdy, f_r_last, f_r_resp;
     wire [31:0] f_ar_addr;
     wire [7:0]  f_ar_len;
-    wire [WB-1:0] f_r_data;
+    wire [DWB-1:0] f_r_data;
     wire [QW-1:0] q_din, ql_dout, qe_dout, qs_dout;
     wire        ql_push, qe_push, qs_push, ql_full, qe_full, qs_full, ql_empty, qe_empty, qs_empty;
     wire        ql_pop, qe_pop, qs_pop;
@@ -142,7 +144,8 @@ module npu_top #(
     wire [7:0]  f_err_code;
     wire [31:0] f_err_info, f_err_pc;
 
-    npu_fetch #(.S(S), .DRAM_AW(DRAM_ADDR_BITS), .MAX_BURST(MAX_BURST_BEATS)) u_fetch (
+    // fetch sees DRAM beats only: a beat of S*BEAT_WORDS' 4 bytes
+    npu_fetch #(.S(S * BEAT_WORDS), .DRAM_AW(DRAM_ADDR_BITS), .MAX_BURST(MAX_BURST_BEATS)) u_fetch (
         .clk(clk), .rst_n(unit_rst_n), .start(fetch_start), .run(run),
         .prog_base(prog_base), .prog_len(prog_len),
         .ar_vld(f_ar_vld), .ar_rdy(f_ar_rdy), .ar_addr(f_ar_addr), .ar_len(f_ar_len),
@@ -171,10 +174,14 @@ module npu_top #(
     wire        l_ar_vld, l_ar_rdy, l_r_vld, l_r_rdy, l_r_last, l_r_resp;
     wire [31:0] l_ar_addr;
     wire [7:0]  l_ar_len;
-    wire [WB-1:0] l_r_data;
-    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst, ld_cnt_fill;
+    wire [DWB-1:0] l_r_data;
+    wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst;
+    wire [1:0]  ld_cnt_fill;
     wire [SPM_AW-1:0] ld_wr_addr;
     wire [WB-1:0] ld_wr_data;
+    wire        ld_wr2_req, ld_wr2_gnt;     // the LOAD's second write port (BEAT_WORDS = 2)
+    wire [SPM_AW-1:0] ld_wr2_addr;
+    wire [WB-1:0] ld_wr2_data;
     wire [2:0]  ld_cnt_tag;
     wire        ldq_busy, ldq_pop_prev_unused, ldq_push_prev_unused;
 
@@ -190,17 +197,18 @@ module npu_top #(
     assign busy_l = ldq_busy || ld_busy;
 
     npu_dma_load #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
-                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_load (
+                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS)) u_dma_load (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(ld_cmd_vld), .cmd_rdy(ld_cmd_rdy), .cmd_insn(ld_cmd),
         .busy(ld_busy), .done(ld_done), .err(ld_err), .err_code(ld_err_code), .err_info(ld_err_info),
         .ar_vld(l_ar_vld), .ar_rdy(l_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
         .r_vld(l_r_vld), .r_rdy(l_r_rdy), .r_data(l_r_data), .r_last(l_r_last), .r_resp(l_r_resp),
         .wr_req(ld_wr_req), .wr_addr(ld_wr_addr), .wr_data(ld_wr_data), .wr_gnt(ld_wr_gnt),
+        .wr2_req(ld_wr2_req), .wr2_addr(ld_wr2_addr), .wr2_data(ld_wr2_data), .wr2_gnt(ld_wr2_gnt),
         .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst), .cnt_fill(ld_cnt_fill)
     );
 
-    npu_axi_rd_arb #(.DW(WB)) u_rd_arb (
+    npu_axi_rd_arb #(.DW(DWB)) u_rd_arb (
         .clk(clk), .rst_n(rst_n),
         .s0_ar_vld(f_ar_vld), .s0_ar_rdy(f_ar_rdy), .s0_ar_addr(f_ar_addr), .s0_ar_len(f_ar_len),
         .s0_r_vld(f_r_vld), .s0_r_rdy(f_r_rdy), .s0_r_data(f_r_data), .s0_r_last(f_r_last),
@@ -236,7 +244,7 @@ module npu_top #(
     assign busy_s = stq_busy || st_busy;
 
     npu_dma_store #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
-                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING)) u_dma_store (
+                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS)) u_dma_store (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(st_cmd_vld), .cmd_rdy(st_cmd_rdy), .cmd_insn(st_cmd),
         .busy(st_busy), .done(st_done), .err(st_err), .err_code(st_err_code), .err_info(st_err_info),
@@ -252,7 +260,7 @@ module npu_top #(
     // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
     //             cycle), 5 = stationary stream (LDW), 6 = STORE DMA
     // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
-    //             5 = LOAD DMA
+    //             5 = LOAD DMA, 6 = LOAD DMA's second word (BEAT_WORDS = 2 only)
     // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
     // it, so a VEC takes the cycles its program says. Only the DMA engines run beside it (a VEC
     // waits for the other EXEC units), and they wait out a refused word anyway.
@@ -274,13 +282,36 @@ module npu_top #(
     wire [2:0]  spm_cnt_wr;
     wire [3:0]  spm_cnt_conf;
 
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(7), .NW(6), .SUBW(2)) u_spm (
+    // write port 6 (BEAT_WORDS = 2 only): the LOAD's second word of a chunk, lowest priority
+    localparam NWS = (BEAT_WORDS > 1) ? 7 : 6;
+    wire [NWS-1:0]        spm_wr_req_v;
+    wire [NWS*SPM_AW-1:0] spm_wr_addr_v;
+    wire [NWS*WB-1:0]     spm_wr_data_v;
+    wire [NWS-1:0]        spm_wr_gnt_v;
+    generate
+        if (BEAT_WORDS > 1) begin : g_spm_wr2
+            assign spm_wr_req_v  = {ld_wr2_req, ld_wr_req, dr_wr_req, vwr_req};
+            assign spm_wr_addr_v = {ld_wr2_addr, ld_wr_addr, dr_wr_addr, vwr_addr};
+            assign spm_wr_data_v = {ld_wr2_data, ld_wr_data, dr_wr_data, vwr_data};
+            assign ld_wr2_gnt    = spm_wr_gnt_v[NWS-1];
+        end else begin : g_spm_wr1
+            assign spm_wr_req_v  = {ld_wr_req, dr_wr_req, vwr_req};
+            assign spm_wr_addr_v = {ld_wr_addr, dr_wr_addr, vwr_addr};
+            assign spm_wr_data_v = {ld_wr_data, dr_wr_data, vwr_data};
+            assign ld_wr2_gnt    = 1'b0;
+            // verilator lint_off UNUSEDSIGNAL
+            wire unused_wr2 = &{1'b0, ld_wr2_req, ld_wr2_addr, ld_wr2_data};   // never requests at BW = 1
+            // verilator lint_on UNUSEDSIGNAL
+        end
+    endgenerate
+    assign spm_wr_gnt = spm_wr_gnt_v[5:0];
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(7), .NW(NWS), .SUBW(2)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
         .rd_req({st_rd_req, rdw_req, rda_req, vrd_req}),
         .rd_addr({st_rd_addr, rdw_addr, rda_addr, vrd_addr}),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
-        .wr_req({ld_wr_req, dr_wr_req, vwr_req}), .wr_addr({ld_wr_addr, dr_wr_addr, vwr_addr}),
-        .wr_data({ld_wr_data, dr_wr_data, vwr_data}), .wr_gnt(spm_wr_gnt),
+        .wr_req(spm_wr_req_v), .wr_addr(spm_wr_addr_v),
+        .wr_data(spm_wr_data_v), .wr_gnt(spm_wr_gnt_v),
         .cnt_rd(spm_cnt_rd), .cnt_wr(spm_cnt_wr), .cnt_conflict(spm_cnt_conf)
     );
     assign rda_gnt    = spm_rd_gnt[4:1];
@@ -504,12 +535,12 @@ module npu_top #(
     // watchdog through a register (a cycle late is fine for it): the grants do not feed the
     // watchdog counter's logic.
     reg unit_prog_q;
-    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || ld_cnt_fill || x_progress);
+    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || (|ld_cnt_fill) || x_progress);
     assign progress = ql_push || qe_push || qs_push || unit_prog_q
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters
-    npu_perf_counters #(.S(S), .NCNT(NUM_COUNTERS)) u_perf (
+    npu_perf_counters #(.S(S), .NCNT(NUM_COUNTERS), .BEAT_WORDS(BEAT_WORDS)) u_perf (
         .ld_cnt_beat(ld_cnt_beat), .ld_cnt_tag(ld_cnt_tag), .ld_cnt_burst(ld_cnt_burst),
         .ld_cnt_fill(ld_cnt_fill), .st_cnt_beat(st_cnt_beat), .st_cnt_tag(st_cnt_tag),
         .st_cnt_burst(st_cnt_burst), .f_beat(ev_f_beat), .f_burst(ev_f_burst),

@@ -90,6 +90,12 @@ npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_
     return bursts_tr(B, B, max_burst, dram_addr, rows, row_bytes, dram_stride);
 }
 
+npu_dma_count_t npu_dma_bursts_tr_wb(uint64_t W, uint64_t DB, uint64_t max_burst, uint64_t dram_addr,
+                                     uint64_t rows, uint64_t row_bytes, uint64_t dram_stride)
+{
+    return bursts_tr(W, DB, max_burst, dram_addr, rows, row_bytes, dram_stride);
+}
+
 npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
                                    uint64_t row_bytes, uint64_t dram_stride)
 {

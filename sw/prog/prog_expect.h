@@ -72,6 +72,10 @@ npu_dma_count_t npu_dma_bursts(uint64_t B, uint64_t max_burst, uint64_t dram_add
  * (dram_stride == the group's beats * B, dram_addr beat-aligned), else one run per sub-row. */
 npu_dma_count_t npu_dma_bursts_tr(uint64_t B, uint64_t max_burst, uint64_t dram_addr, uint64_t rows,
                                   uint64_t row_bytes, uint64_t dram_stride);
+/* The same rule with its groups in SPM words of W bytes and its runs counted in DRAM beats of DB
+ * bytes (npu_dma_bursts_tr is W = DB = B). */
+npu_dma_count_t npu_dma_bursts_tr_wb(uint64_t W, uint64_t DB, uint64_t max_burst, uint64_t dram_addr,
+                                     uint64_t rows, uint64_t row_bytes, uint64_t dram_stride);
 /* A transposed STORE (int32 elements): one run of rows * row_bytes when row_bytes <= B and the
  * rows are contiguous (dram_stride == row_bytes), else one run per sub-row (r, cb): the
  * min(B, row_bytes - cb*B) bytes at dram_addr + r * dram_stride + cb * B. */

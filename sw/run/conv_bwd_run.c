@@ -106,7 +106,8 @@ static int layout(bwd_job_t *j)
     bytes[2] = npu_conv_tensor_bytes(p, NPU_TAG_DY);
     bytes[3] = npu_conv_tensor_bytes(p, NPU_TAG_DX);
     bytes[4] = (uint64_t)j->bp.dwt_words * j->B;
-    npu_alloc_init(&al, j->dram ? j->dram_bytes : 0, j->B > 16 ? j->B : 16);
+    unsigned DB = (unsigned)npu_cfg_beat(j->cfg); /* tensors and program from a DRAM beat */
+    npu_alloc_init(&al, j->dram ? j->dram_bytes : 0, DB > 16 ? DB : 16);
     for (int i = 0; i < 5; i++)
         if (npu_alloc(&al, bytes[i], &at[i]) != 0 || al.next > 0xFFFFFFFFull)
             return done(j->rep, NPU_GEMM_NO_FIT, "the tensors do not fit the DRAM");

@@ -208,7 +208,8 @@ static int layout_and_emit(conv_job_t *j)
 {
     uint64_t end, lim = j->dram ? j->dram_bytes : 0;
     npu_alloc_t al;
-    npu_alloc_init(&al, lim, j->B > 16 ? j->B : 16);
+    unsigned DB = (unsigned)npu_cfg_beat(j->cfg); /* tensors and program from a DRAM beat */
+    npu_alloc_init(&al, lim, DB > 16 ? DB : 16);
     npu_conv_dram_layout(j->p, al.align, &j->ad, &end);
     if (end > lim || end > 0xFFFFFFFFull) {
         char msg[160];

@@ -251,11 +251,11 @@ static uint64_t whole_read(const ctx_t *c, const dtensor_t *t)
  * number of beats makes its sub-rows straddle beats, so this exceeds whole_read). */
 static uint64_t whole_read_tr(const ctx_t *c, const dtensor_t *t)
 {
-    uint64_t B = c->beat;
+    uint64_t B = c->beat; /* the DRAM beat; the rule's groups are SPM words */
     if (!t->rows || !t->pitch)
         return 0;
-    return B * npu_dma_bursts_tr(B, (uint64_t)c->cfg->max_burst_beats, t->addr, (uint64_t)t->rows,
-                                 (uint64_t)t->cols * 2u, t->pitch).beats;
+    return B * npu_dma_bursts_tr_wb((uint64_t)npu_cfg_word(c->cfg), B, (uint64_t)c->cfg->max_burst_beats, t->addr,
+                                    (uint64_t)t->rows, (uint64_t)t->cols * 2u, t->pitch).beats;
 }
 
 /* The DRAM side of a (sub-)GEMM at element offsets (m0, n0, k0) of the layer's dense tensors. */
@@ -777,7 +777,7 @@ int npu_train_step_io(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_mlp_t *mlp
     c.cfg = cfg;
     c.sim = sim;
     c.dram = npu_sim_dram(sim, &dram_bytes);
-    c.beat = (unsigned)npu_cfg_word(cfg);
+    c.beat = (unsigned)npu_cfg_beat(cfg);
     c.policy = policy;
     c.max_cycles = max_cycles;
     c.r = r;

@@ -137,14 +137,19 @@ Test(conv_isa, klo_bad_desc_and_range)
  * adjacent (dram_stride = the group's beats: dY and Z of dW), split by the burst rule
  * (MAX_BURST, 4 KiB). Bit-exact against the host's transpose (read back through a STORE; lanes
  * past `rows` zero) and the burst count against that rule, with and without DRAM stalls. */
-static uint64_t tr_bursts_of(uint64_t addr, uint64_t beats, unsigned B, unsigned mb)
+/* The bursts of the run of `bytes` bytes at addr in DRAM beats of DB bytes (the word-geometry
+ * cases below are whole words; with BEAT_WORDS > 1 a run may start or end inside a beat); its
+ * beats are added to *nb. */
+static uint64_t tr_bursts_of(uint64_t addr, uint64_t bytes, unsigned DB, unsigned mb, uint64_t *nb)
 {
-    uint64_t n = 0;
+    uint64_t n = 0, beats = (addr + bytes - 1) / DB - addr / DB + 1;
+    *nb += beats;
+    addr -= addr % DB;
     while (beats) {
-        uint64_t to4k = (4096 - addr % 4096) / B, len = beats < mb ? beats : mb;
+        uint64_t to4k = (4096 - addr % 4096) / DB, len = beats < mb ? beats : mb;
         if (len > to4k)
             len = to4k;
-        addr += len * B;
+        addr += len * DB;
         beats -= len;
         n++;
     }
@@ -155,6 +160,7 @@ Test(conv_isa, transposed_load_bursts)
 {
     npu_cfg_t cfg = rtl_cfg();
     unsigned S = (unsigned)cfg.s, E = 2 * S, B = 4 * S, mb = (unsigned)cfg.max_burst_beats;
+    unsigned DB = (unsigned)npu_cfg_beat(&cfg); /* the DRAM beat: B, or a multiple with wide beats */
     /* rows, columns (int16), dram_stride (beats), beats before a 4 KiB line (0: on it) */
     const unsigned c[][4] = {
         {2 * E + 3, E, 1, 0},          /* one beat per row, adjacent rows: a run per block */
@@ -169,6 +175,7 @@ Test(conv_isa, transposed_load_bursts)
             unsigned rows = c[i][0], cols = c[i][1], ds = c[i][2], beats = (2 * cols + B - 1) / B;
             unsigned wpr = (rows + E - 1) / E, R0 = 0x40;
             uint64_t src = 0x10000 + (c[i][3] ? 4096 - (uint64_t)c[i][3] * B : 0), dst = 0x40000, x = rtl_seed(131) + i, want = 0;
+            uint64_t nbeats = 0, nfetch = 0; /* DRAM beats of the LOAD, of the fetch */
             npu_sim_t *s = rtl_open(&cfg, stall, 0, x + stall);
             size_t dbytes;
             uint8_t *d = npu_sim_dram(s, &dbytes);
@@ -199,17 +206,18 @@ Test(conv_isa, transposed_load_bursts)
                 for (unsigned cb = 0; cb < beats; cb += 2) {
                     unsigned g = beats - cb < 2 ? beats - cb : 2;
                     if (ds == g)
-                        want += tr_bursts_of(src + ((uint64_t)r0 * ds + cb) * B, (uint64_t)nr * g, B, mb);
+                        want += tr_bursts_of(src + ((uint64_t)r0 * ds + cb) * B, (uint64_t)nr * g * B, DB, mb, &nbeats);
                     else
                         for (unsigned rr = r0; rr < r0 + nr; rr++)
-                            want += tr_bursts_of(src + ((uint64_t)rr * ds + cb) * B, g, B, mb);
+                            want += tr_bursts_of(src + ((uint64_t)rr * ds + cb) * B, (uint64_t)g * B, DB, mb, &nbeats);
                 }
             }
-            uint64_t fetch = tr_bursts_of(0, (p.n * 16 + B - 1) / B, B, mb);
+            uint64_t fetch = tr_bursts_of(0, (uint64_t)p.n * 16, DB, mb, &nfetch);
             cr_assert_eq(r.cnt[NPU_CNT_dram_rd_bursts], want + fetch, "case %zu: %llu read bursts, want %llu + %llu fetch",
                          i, (unsigned long long)r.cnt[NPU_CNT_dram_rd_bursts], (unsigned long long)want,
                          (unsigned long long)fetch);
-            cr_assert_eq(r.cnt[NPU_CNT_dram_rd_dy], (uint64_t)rows * beats * B);
+            cr_assert_eq(r.cnt[NPU_CNT_dram_rd_dy], nbeats * DB, "case %zu: %llu bytes of dY, want %llu beats",
+                         i, (unsigned long long)r.cnt[NPU_CNT_dram_rd_dy], (unsigned long long)nbeats);
             cv_check_counters(&cfg, &p, &r, "transposed LOAD");
             npu_prog_free(&p);
             npu_sim_close(s);

@@ -12,7 +12,10 @@
  *                 a plain C reference of the semantics (so a STORE touching a byte outside its
  *                 rows fails) and against the functional model (tb/npu_funcsim.c); the DRAM
  *                 byte and burst counters equal npu_prog_expect (npu_dma_bursts) exactly, read
- *                 bursts plus the program fetch's, and equal the functional model's.
+ *                 bursts plus the program fetch's, and equal the functional model's. With wide
+ *                 DRAM beats (BEAT_WORDS > 1) half the cases take their addresses and pitches in
+ *                 beats instead of SPM words: short rows sharing a 64-byte beat, unaligned starts,
+ *                 partial first and last beats, runs crossing 4 KiB lines at 64-byte beats.
  * dense/errors    BAD_DESC for an odd address, row length or pitch, a transposed STORE whose
  *                 row_bytes is not whole int32s; DRAM_ADDR with the last byte (no overflow for a
  *                 2^32-wide span); a dense transfer ending on the last byte; a transposed
@@ -71,16 +74,19 @@ static uint32_t pick_addr(uint64_t *x, uint32_t base, unsigned B, int aligned_ok
 
 static void gen(const npu_cfg_t *cfg, uint64_t *x, dcase_t *c)
 {
-    unsigned B = 4u * (unsigned)cfg->s, E = 2u * (unsigned)cfg->s;
+    unsigned B = 4u * (unsigned)cfg->s, E = 2u * (unsigned)cfg->s, DB = (unsigned)npu_cfg_beat(cfg);
     memset(c, 0, sizeof *c);
+    /* the unit of the picks below: the SPM word, or with wide beats in half the cases the beat
+     * (no draw at BEAT_WORDS = 1: the cases stay those of the word = beat configs) */
+    unsigned G = DB > B && rtl_rand(x) % 2 ? DB : B;
     c->tr = rtl_rand(x) % 4 == 0;
     unsigned len = (unsigned)(rtl_rand(x) % 3); /* short (several per beat), medium, long rows */
     c->rb = 2 * (len == 0 ? rnd(x, 1, B / 2) : len == 1 ? rnd(x, B / 2, 2 * B) : rnd(x, 2 * B, 4 * B));
     c->rows = c->tr ? rnd(x, 1, 3 * E + 2) : rnd(x, 1, 60);
-    c->ds = pick_pitch(x, c->rb, B);
-    c->da = pick_addr(x, SRC, B, 1);
+    c->ds = pick_pitch(x, c->rb, G);
+    c->da = pick_addr(x, SRC, G, 1);
     if (c->tr && rtl_rand(x) % 3 == 0) /* beat-padded adjacent sub-rows (the old layout) */
-        c->da &= ~(uint32_t)(B - 1);
+        c->da &= ~(uint32_t)(G - 1);
     if (c->tr) {
         c->srows = c->rb / 2;
         c->words = (c->rows + E - 1) / E;
@@ -92,12 +98,12 @@ static void gen(const npu_cfg_t *cfg, uint64_t *x, dcase_t *c)
     c->sa = rnd(x, 0, 64);
     c->rows2 = rnd(x, 1, c->srows);
     c->rb2 = 2 * rnd(x, 1, c->words * B / 2);
-    c->ds2 = pick_pitch(x, c->rb2, B);
-    c->da2 = pick_addr(x, D2, B, 1);
+    c->ds2 = pick_pitch(x, c->rb2, G);
+    c->da2 = pick_addr(x, D2, G, 1);
     c->rb3 = 4 * rnd(x, 1, c->srows < 3 * (unsigned)cfg->s ? c->srows : 3 * (unsigned)cfg->s);
     c->rows3 = rnd(x, 1, c->words * (unsigned)cfg->s);
-    c->ds3 = pick_pitch(x, c->rb3, B);
-    c->da3 = pick_addr(x, D3, B, 1);
+    c->ds3 = pick_pitch(x, c->rb3, G);
+    c->da3 = pick_addr(x, D3, G, 1);
     c->stall = (unsigned)(rtl_rand(x) % 3) * 15;
 }
 

@@ -74,13 +74,13 @@ static xt_load_t xt_load_of(const npu_conv_bwd_plan_t *bp, int b, int ih, int ph
 static uint64_t xt_bytes(const npu_conv_bwd_plan_t *bp)
 {
     const npu_conv_t *c = &bp->dx.c;
-    uint64_t t = 0, B = bp->dx.B;
+    uint64_t t = 0, B = bp->dx.B, DB = bp->dx.DB; /* groups in SPM words, runs in DRAM beats */
     for (int b = 0; b < c->batch; b++)
         for (int ih = 0; ih < c->H; ih++)
             for (int ph = 0; ph < c->stride; ph++) {
                 xt_load_t l = xt_load_of(bp, b, ih, ph);
                 if (l.rows)
-                    t += npu_dma_bursts_tr(B, 4096, l.pix * bp->dx.pitch_x, l.rows, l.rb, l.stride).beats * B;
+                    t += npu_dma_bursts_tr_wb(B, DB, 4096, l.pix * bp->dx.pitch_x, l.rows, l.rb, l.stride).beats * DB;
             }
     return t;
 }
@@ -321,7 +321,9 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, npu
     memcpy(bp->comp_wr, bp->dx.comp_wr, sizeof bp->comp_wr);
     bp->plan_rd[NPU_TAG_X] = xt_bytes(bp);
     bp->comp_rd[NPU_TAG_X] = npu_conv_tensor_bytes(&bp->dx, NPU_TAG_X);
-    bp->plan_wr[NPU_TAG_DW] = bp->comp_wr[NPU_TAG_DW] = (uint64_t)bp->dwt_words * B;
+    /* dW^T: one flat STORE of whole words from a DRAM beat, in whole beats */
+    bp->plan_wr[NPU_TAG_DW] = bp->comp_wr[NPU_TAG_DW] =
+        ((uint64_t)bp->dwt_words * B + bp->dx.DB - 1) / bp->dx.DB * bp->dx.DB;
     if (n)
         msg[0] = '\0';
     return 0;

@@ -17,16 +17,17 @@
 static int imin(int a, int b) { return a < b ? a : b; }
 static int imax(int a, int b) { return a > b ? a : b; }
 
-/* Bytes a normal LOAD / STORE of rows x rowb at stride moves from offset off. */
-static uint64_t xfer(unsigned B, uint64_t off, uint64_t rows, uint64_t rowb, uint64_t stride)
+/* Bytes a normal LOAD / STORE of rows x rowb at stride moves from offset off: whole DRAM beats
+ * of DB bytes. */
+static uint64_t xfer(unsigned DB, uint64_t off, uint64_t rows, uint64_t rowb, uint64_t stride)
 {
-    return rows && rowb ? npu_dma_bursts(B, BYTES_MAX_BURST, off, rows, rowb, stride).beats * B : 0;
+    return rows && rowb ? npu_dma_bursts(DB, BYTES_MAX_BURST, off, rows, rowb, stride).beats * DB : 0;
 }
 
-/* The same for a transposed LOAD. */
-static uint64_t xfer_tr(unsigned B, uint64_t off, uint64_t rows, uint64_t rowb, uint64_t stride)
+/* The same for a transposed LOAD: its groups are SPM words of B bytes, its runs DRAM beats. */
+static uint64_t xfer_tr(unsigned B, unsigned DB, uint64_t off, uint64_t rows, uint64_t rowb, uint64_t stride)
 {
-    return rows && rowb ? npu_dma_bursts_tr(B, BYTES_MAX_BURST, off, rows, rowb, stride).beats * B : 0;
+    return rows && rowb ? npu_dma_bursts_tr_wb(B, DB, BYTES_MAX_BURST, off, rows, rowb, stride).beats * DB : 0;
 }
 
 int npu_conv_rows_kind(const npu_conv_rows_t *r, unsigned B)
@@ -40,30 +41,31 @@ int npu_conv_rows_kind(const npu_conv_rows_t *r, unsigned B)
     return NPU_CONV_ROWS_EACH;
 }
 
-uint64_t npu_conv_rows_bytes(const npu_conv_rows_t *r, uint64_t off, unsigned B)
+uint64_t npu_conv_rows_bytes(const npu_conv_rows_t *r, uint64_t off, unsigned B, unsigned DB)
 {
     uint64_t t = 0;
     if (!r->nrows || !r->pix)
         return 0;
     switch (npu_conv_rows_kind(r, B)) {
     case NPU_CONV_ROWS_WHOLE:
-        return xfer(B, off, r->nrows, (uint64_t)r->pix * r->pw * B, r->nrows > 1 ? r->dpitch : 0);
-    case NPU_CONV_ROWS_PIXELS: return xfer(B, off, (uint64_t)r->nrows * r->pix, r->rowb, r->ppitch);
+        return xfer(DB, off, r->nrows, (uint64_t)r->pix * r->pw * B, r->nrows > 1 ? r->dpitch : 0);
+    case NPU_CONV_ROWS_PIXELS: return xfer(DB, off, (uint64_t)r->nrows * r->pix, r->rowb, r->ppitch);
     default:
         for (unsigned i = 0; i < r->nrows; i++)
-            t += xfer(B, off + i * r->dpitch, r->pix, r->rowb, r->ppitch);
+            t += xfer(DB, off + i * r->dpitch, r->pix, r->rowb, r->ppitch);
         return t;
     }
 }
 
-uint64_t npu_conv_px_bytes(unsigned B, uint64_t off, uint64_t n, unsigned pw, unsigned rowb, uint64_t dpitch)
+uint64_t npu_conv_px_bytes(unsigned B, unsigned DB, uint64_t off, uint64_t n, unsigned pw, unsigned rowb,
+                           uint64_t dpitch)
 {
     uint64_t t = 0;
-    if (dpitch == (uint64_t)pw * B) /* flat runs of whole words from a beat (a padded layout) */
-        return xfer(B, off, 1, n * pw * B, 0);
+    if (dpitch == (uint64_t)pw * B) /* flat runs of whole words (a padded layout) */
+        return xfer(DB, off, 1, n * pw * B, 0);
     while (n) {
         uint64_t nr = n > 65535u ? 65535u : n;
-        t += xfer(B, off, nr, rowb, dpitch);
+        t += xfer(DB, off, nr, rowb, dpitch);
         off += nr * dpitch;
         n -= nr;
     }
@@ -95,7 +97,7 @@ static uint64_t plane_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un,
                              (unsigned)(p->PW * p->cw), dpitch, p->pitch_x};
         uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
         if (in)
-            t += npu_conv_rows_bytes(&r, p->org_x + row * dpitch, p->B);
+            t += npu_conv_rows_bytes(&r, p->org_x + row * dpitch, p->B, p->DB);
         pr = q;
     }
     return t;
@@ -115,7 +117,7 @@ static uint64_t dx_dy_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un)
             int slot = p->ring ? (un->b * p->OH + n0) % p->ring : 0, n = p->ring ? imin(n1 - n0, p->ring - slot) : n1 - n0;
             npu_conv_rows_t r = {(unsigned)n, (unsigned)p->OW, (unsigned)p->fw, 2u * (unsigned)c->F,
                                  (unsigned)(p->OW * p->fw), dpitch, p->pitch_dy};
-            t += npu_conv_rows_bytes(&r, p->org_dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)n0) * dpitch, p->B);
+            t += npu_conv_rows_bytes(&r, p->org_dy + ((uint64_t)un->b * (uint64_t)p->OH + (uint64_t)n0) * dpitch, p->B, p->DB);
             n0 += n;
         }
         return t;
@@ -130,10 +132,10 @@ static uint64_t dx_dy_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un)
                 oe++;
             npu_conv_rows_t r = {(unsigned)(oe - oh), (unsigned)(ow1 - ow0), (unsigned)p->fw, 2u * (unsigned)c->F,
                                  (unsigned)(p->ZW * p->fw), dpitch, p->pitch_dy};
-            t += npu_conv_rows_bytes(&r, off, p->B);
+            t += npu_conv_rows_bytes(&r, off, p->B, p->DB);
             oh = oe - 1;
         } else {
-            t += xfer(p->B, off, (uint64_t)(ow1 - ow0), 2u * (uint64_t)c->F, p->pitch_dy);
+            t += xfer(p->DB, off, (uint64_t)(ow1 - ow0), 2u * (uint64_t)c->F, p->pitch_dy);
         }
     }
     return t;
@@ -146,9 +148,9 @@ static uint64_t tile_bytes(const npu_conv_plan_t *p, uint64_t rows, uint64_t pix
     uint64_t len = (uint64_t)(fwd ? p->OW : p->c.W), t = 0;
     unsigned rowb = 4u * (unsigned)(fwd ? p->c.F : p->c.C);
     if ((uint64_t)p->dwo == len)
-        return npu_conv_px_bytes(p->B, p->org_out + pix0 * p->pitch_out, rows, p->pout, rowb, p->pitch_out);
+        return npu_conv_px_bytes(p->B, p->DB, p->org_out + pix0 * p->pitch_out, rows, p->pout, rowb, p->pitch_out);
     for (uint64_t r = 0; r < rows / len; r++)
-        t += npu_conv_px_bytes(p->B, p->org_out + (pix0 / len + r) * (uint64_t)p->dwo * p->pitch_out, len, p->pout,
+        t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (pix0 / len + r) * (uint64_t)p->dwo * p->pitch_out, len, p->pout,
                                rowb, p->pitch_out);
     return t;
 }
@@ -163,7 +165,7 @@ static uint64_t unit_out_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *
     if (p->dataflow == NPU_CONV_ZEROPAD || p->row_pitch == c->W)
         return tile_bytes(p, Ru * (uint64_t)c->W, ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * c->W);
     for (uint64_t r = 0; r < Ru; r++) /* dX ecoflow: a STORE per row (conv_fwd_dx.c dx_row) */
-        t += npu_conv_px_bytes(p->B,
+        t += npu_conv_px_bytes(p->B, p->DB,
                                p->org_out + ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0 + r) * (uint64_t)p->dwo *
                                                 p->pitch_out,
                                (uint64_t)c->W, p->pout, 4u * (unsigned)c->C, p->pitch_out);
@@ -176,7 +178,7 @@ static void dw_unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, u
 {
     int im = un->u == 0 && un->i1 - un->i0 >= 3 ? un->i0 + (un->i1 - un->i0 + 2) / 3 : un->i1;
     for (int oh = un->o0; oh < un->o1; oh++)
-        *rd_dy += xfer_tr(p->B,
+        *rd_dy += xfer_tr(p->B, p->DB,
                           p->org_dy + ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->vOW * p->pitch_dy,
                           (uint64_t)p->vOW, 2u * (uint64_t)p->c.F, p->pitch_dy);
     *rd_x += plane_bytes(p, un, un->i0, im) + plane_bytes(p, un, im, un->i1);
@@ -206,16 +208,18 @@ static void unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, uint
 static uint64_t w_bytes(const npu_conv_plan_t *p)
 {
     const npu_conv_t *c = &p->c;
-    unsigned B = p->B;
+    unsigned B = p->B, DB = p->DB;
     uint64_t tap = (uint64_t)p->dtap_rows * p->pitch_w, t = 0;
+    /* one flat run from org_w (a DRAM beat when whole: the emitter may cut it at a tap, which
+     * costs a beat more when the tap ends inside a beat, BEAT_WORDS > 1) */
     if (c->depthwise)
-        return (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L * B;
+        return xfer(DB, p->org_w, 1, (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L * B, 0);
     if (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * B && p->pitch_w == p->pw * B)
-        return (uint64_t)p->T * (uint64_t)c->F * p->cw * B;
+        return xfer(DB, p->org_w, 1, (uint64_t)p->T * (uint64_t)c->F * p->cw * B, 0);
     for (int k = 0; k < p->T; k++)
         t += p->kernel == NPU_CONV_FWD
-                 ? xfer_tr(B, p->org_w + (uint64_t)k * tap, (uint64_t)c->F, 2u * (uint64_t)c->C, p->pitch_w)
-                 : xfer(B, p->org_w + (uint64_t)k * tap, (uint64_t)c->F, 2u * (uint64_t)c->C, p->pitch_w);
+                 ? xfer_tr(B, DB, p->org_w + (uint64_t)k * tap, (uint64_t)c->F, 2u * (uint64_t)c->C, p->pitch_w)
+                 : xfer(DB, p->org_w + (uint64_t)k * tap, (uint64_t)c->F, 2u * (uint64_t)c->C, p->pitch_w);
     return t;
 }
 
@@ -225,9 +229,9 @@ static uint64_t dw_out_bytes(const npu_conv_plan_t *p)
 {
     uint64_t t = 0, F = (uint64_t)p->c.F;
     if (p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B)
-        return (uint64_t)p->T * F * p->pout * p->B;
+        return xfer(p->DB, p->org_out, 1, (uint64_t)p->T * F * p->pout * p->B, 0);
     for (int k = 0; k < p->T; k++)
-        t += npu_conv_px_bytes(p->B, p->org_out + (uint64_t)k * p->dtap_rows * p->pitch_out, F, p->pout,
+        t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (uint64_t)k * p->dtap_rows * p->pitch_out, F, p->pout,
                                4u * (unsigned)p->c.C, p->pitch_out);
     return t;
 }
@@ -235,7 +239,7 @@ static uint64_t dw_out_bytes(const npu_conv_plan_t *p)
 uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag)
 {
     const npu_conv_t *c = &p->c;
-    uint64_t B = p->B, b = (uint64_t)c->batch, T = (uint64_t)p->T, n;
+    uint64_t B = p->B, DB = p->DB, b = (uint64_t)c->batch, T = (uint64_t)p->T, n;
     switch (tag) {
     case NPU_TAG_X: n = b * (uint64_t)c->H * (uint64_t)c->W * p->pitch_x; break;
     case NPU_TAG_W: /* depthwise: the host's diagonal blocks, 2S one-word rows per tap and block */
@@ -247,7 +251,7 @@ uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag)
     case NPU_TAG_DW: n = T * (uint64_t)c->F * p->pitch_out; break;
     default: return 0;
     }
-    return (n + B - 1) / B * B;
+    return (n + DB - 1) / DB * DB; /* the tensor from a DRAM beat, in whole beats */
 }
 
 void npu_conv_comp_bytes(npu_conv_plan_t *p)

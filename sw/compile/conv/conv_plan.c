@@ -418,6 +418,7 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     p->S = cfg->s;
     p->L = npu_cfg_f(cfg);
     p->B = (unsigned)npu_cfg_word(cfg);
+    p->DB = (unsigned)npu_cfg_beat(cfg);
     p->OH = npu_conv_oh(c);
     p->OW = cols ? cols->ow : npu_conv_ow(c);
     p->PL = cols ? cols->pad : c->pad;

@@ -58,7 +58,8 @@ typedef struct npu_conv_plan {
     npu_conv_t c;
     int kernel, dataflow;   /* NPU_CONV_FWD/DX/DW, NPU_CONV_ZEROPAD/ECOFLOW */
     int S, L;               /* core side, lanes per word (2S) */
-    unsigned B;             /* bytes per word / beat */
+    unsigned B;             /* bytes per SPM word */
+    unsigned DB;            /* bytes per DRAM beat (B * BEAT_WORDS): the unit of the byte counts */
     int OH, OW, T;          /* output size, taps KH*KW */
     int cw, fw;             /* words per pixel: C channels (X, dX blocks), F channels (dY) */
     /* SPM words of a pixel of X and dY, of a W row and of an output pixel / dW row */
@@ -221,10 +222,12 @@ enum {
     NPU_CONV_ROWS_EACH    /* one descriptor of pix pixel rows per image row */
 };
 int npu_conv_rows_kind(const npu_conv_rows_t *r, unsigned B);
-/* The bytes those descriptors move from DRAM offset off. */
-uint64_t npu_conv_rows_bytes(const npu_conv_rows_t *r, uint64_t off, unsigned B);
+/* The bytes those descriptors move from DRAM offset off (B: SPM word bytes, DB: DRAM beat bytes,
+ * the DMA moving whole beats of every run). */
+uint64_t npu_conv_rows_bytes(const npu_conv_rows_t *r, uint64_t off, unsigned B, unsigned DB);
 /* The bytes npu_cx_move_px moves: n rows of rowb bytes (pw SPM words), dpitch bytes apart. */
-uint64_t npu_conv_px_bytes(unsigned B, uint64_t off, uint64_t n, unsigned pw, unsigned rowb, uint64_t dpitch);
+uint64_t npu_conv_px_bytes(unsigned B, unsigned DB, uint64_t off, uint64_t n, unsigned pw, unsigned rowb,
+                           uint64_t dpitch);
 /* fwd / dW: the next run of plane rows from *pr below hi that npu_cx_load_plane_rows loads or
  * fills together: [*pr, *q) all used, all inside the image (*in) or all padding. 0 when none. */
 int npu_conv_plane_run(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int *pr, int hi, int *q, int *in);

@@ -36,7 +36,7 @@ void npu_conv_dram_layout(const npu_conv_plan_t *p, unsigned align, npu_conv_add
 /* The walk of one program: the constants of both costs, the DMA rule, the pipes, the totals. */
 typedef struct walk {
     npu_slice_cost_t k[2];
-    uint64_t B, mb;
+    uint64_t B, DB, mb; /* SPM word bytes, DRAM beat bytes, the longest burst in beats */
     npu_slice_pipe_t pipe[2];
     npu_conv_cand_t *c;
 } walk_t;
@@ -44,22 +44,22 @@ typedef struct walk {
 /* One LOAD or STORE: its bursts by the DMA rule, added to the totals; cost and bus time per mode. */
 static void xfer(walk_t *w, const npu_fields_t *f, int store, uint64_t *cost, uint64_t *bus)
 {
-    npu_dma_count_t d = npu_dma_bursts_of(w->B, w->mb, f);
+    npu_dma_count_t d = npu_dma_bursts_wb(w->B, w->DB, w->mb, f);
     npu_bursts_t b = {d.bursts, d.beats, (uint64_t)f->rows * f->row_bytes, 0, 1, 0};
     if (!f->transpose) /* one SPM word per cycle, each row starting one */
         b.words = (uint64_t)f->rows * ((f->row_bytes + w->B - 1) / w->B);
     for (int m = 0; m < 2; m++) {
-        cost[m] += npu_slice_xfer_cost(&w->k[m], &b, (unsigned)w->B, store);
-        bus[m] += npu_slice_xfer_bus(&w->k[m], &b, (unsigned)w->B);
+        cost[m] += npu_slice_xfer_cost(&w->k[m], &b, (unsigned)w->DB, store);
+        bus[m] += npu_slice_xfer_bus(&w->k[m], &b, (unsigned)w->DB);
     }
     if (store) { /* DRAM bytes as the counters see them: whole beats (conv_plan's plan_rd / plan_wr) */
-        w->c->wr_bytes += d.beats * w->B;
+        w->c->wr_bytes += d.beats * w->DB;
         w->c->wr_bursts += d.bursts;
-        w->c->wr_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->B;
+        w->c->wr_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->DB;
     } else {
-        w->c->rd_bytes += d.beats * w->B;
+        w->c->rd_bytes += d.beats * w->DB;
         w->c->rd_bursts += d.bursts;
-        w->c->rd_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->B;
+        w->c->rd_tag[f->tag % NPU_NUM_TAGS] += d.beats * w->DB;
     }
     w->c->xfers++;
 }
@@ -167,6 +167,7 @@ int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const np
     w.k[NPU_SLICE_BURST] = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     w.k[NPU_SLICE_NOBURST] = npu_slice_cost_default(cfg, NPU_SLICE_NOBURST);
     w.B = (uint64_t)npu_cfg_word(cfg);
+    w.DB = (uint64_t)npu_cfg_beat(cfg);
     w.mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;
     w.c = c;
     npu_prog_init(&prog);
@@ -267,8 +268,8 @@ int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
                  why);
         fail(msg, n, m);
     } else {
-        unsigned B = (unsigned)npu_cfg_word(cfg);
-        npu_conv_dram_layout(p0, B > 16 ? B : 16, &a, NULL);
+        unsigned DB = (unsigned)npu_cfg_beat(cfg); /* tensors from a DRAM beat, as conv_run places them */
+        npu_conv_dram_layout(p0, DB > 16 ? DB : 16, &a, NULL);
         rc = enumerate(cfg, c, kernel, dataflow, p0, &a, time, r, msg, n);
         if (rc == 0)
             rc = (r->heuristic = add_cand(cfg, r, r->n + 1, p0, &none, &a, time, msg, n)) < 0 ? -1 : 0;
