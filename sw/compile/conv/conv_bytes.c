@@ -213,8 +213,8 @@ static uint64_t w_bytes(const npu_conv_plan_t *p)
     const npu_conv_t *c = &p->c;
     unsigned B = p->B, DB = p->DB;
     uint64_t tap = (uint64_t)p->dtap_rows * p->pitch_w, t = 0;
-    /* one flat run from org_w (a DRAM beat when whole: the emitter may cut it at a tap, which
-     * costs a beat more when the tap ends inside a beat, BEAT_WORDS > 1) */
+    /* one flat run from org_w (the emitter cuts it only at beat boundaries: conv_unit.c
+     * flat_words, flat_head, flat_cut) */
     if (c->depthwise)
         return xfer(DB, p->org_w, 1, (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L * B, 0);
     if (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * B && p->pitch_w == p->pw * B)
