@@ -70,11 +70,15 @@ static void part_check_ex(const npu_cfg_t *cfg, int M, int K, int N, npu_order_t
                      npu_lower_form_name(L->lower.form));
         if (cores) { /* four parts on four cores; dY fetched once (brief T9) */
             cr_assert_eq(L->lower.nparts, 4);
-            /* once: a beat shared by two parts of the dense dY is read by both (<= 3 cuts) */
-            uint64_t B = 4u * (unsigned)rtl_cfg().s;
-            cr_assert(L->dy_rd_bytes >= L->dy_compulsory && L->dy_rd_bytes <= L->dy_compulsory + 3 * B,
-                      "(%d,%d,%d): dY read %llu bytes, once = %llu (+ at most 3 shared beats)",
-                      M, K, N, (unsigned long long)L->dy_rd_bytes, (unsigned long long)L->dy_compulsory);
+            /* once: a beat shared by two parts of the dense dY is read by both (<= 3 cuts); at
+             * BEAT_WORDS > 1 a part's slice row narrower than a beat reads the whole beat (N per
+             * core: a 2S-column row is one word, half a 64-byte beat, so dY is read twice over;
+             * docs/memory.md Limitations) */
+            uint64_t DB = (uint64_t)npu_cfg_beat(cfg), wpb = DB / (uint64_t)npu_cfg_word(cfg);
+            cr_assert(L->dy_rd_bytes >= L->dy_compulsory && L->dy_rd_bytes <= wpb * L->dy_compulsory + 3 * DB,
+                      "(%d,%d,%d): dY read %llu bytes, once = %llu (x %llu words per beat, + at most 3 shared beats)",
+                      M, K, N, (unsigned long long)L->dy_rd_bytes, (unsigned long long)L->dy_compulsory,
+                      (unsigned long long)wpb);
         }
     }
     if (bwd_cycles)

@@ -7,8 +7,11 @@
  * beat both read (or write) it. */
 #include "compile/conv/conv_plan.h"
 
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "compile/conv/conv_unit.h"
 #include "prog/prog_expect.h"
 
 /* The largest burst does not change the beats; a large one keeps the walk short. */
@@ -210,8 +213,8 @@ static uint64_t w_bytes(const npu_conv_plan_t *p)
     const npu_conv_t *c = &p->c;
     unsigned B = p->B, DB = p->DB;
     uint64_t tap = (uint64_t)p->dtap_rows * p->pitch_w, t = 0;
-    /* one flat run from org_w (a DRAM beat when whole: the emitter may cut it at a tap, which
-     * costs a beat more when the tap ends inside a beat, BEAT_WORDS > 1) */
+    /* one flat run from org_w (the emitter cuts it only at beat boundaries: conv_unit.c
+     * flat_words, flat_head, flat_cut) */
     if (c->depthwise)
         return xfer(DB, p->org_w, 1, (uint64_t)p->T * (uint64_t)p->cw * (uint64_t)p->L * B, 0);
     if (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * B && p->pitch_w == p->pw * B)
@@ -223,16 +226,110 @@ static uint64_t w_bytes(const npu_conv_plan_t *p)
     return t;
 }
 
-/* dW: the stores of the dW taps (conv_dw.c dw_stores): flat when the whole dW is one run of whole
- * words, else per tap its F rows. */
+int npu_conv_dw_fin_row(const npu_conv_plan_t *p, int kh)
+{
+    int oh = imin(p->vOH - 1, npu_floordiv(p->PH - 1 + p->vp - kh * p->c.dil, p->vs));
+    return oh * p->vs + kh * p->c.dil - p->vp;
+}
+
+/* dW: does the pass hold a region of row kh? */
+static int dw_pass_has_kh(const npu_conv_plan_t *p, const int *pass_of, int pass, int kh)
+{
+    for (int cb = 0; cb < p->cw; cb++)
+        for (int kw = 0; kw < p->c.KW; kw++)
+            if (pass_of[cb * p->T + kh * p->c.KW + kw] == pass)
+                return 1;
+    return 0;
+}
+
+/* The regions whose last X row comes before the unit's end are drained and stored while the
+ * waves of the later rows run, in up to two early groups, after the X rows cp[0], cp[1]: the two
+ * latest last rows but the final one (else the store of the last pass's taps was all exposed:
+ * medium, s = 4: 1.3k cycles). */
+void npu_conv_dw_early_rows(const npu_conv_plan_t *p, const int *pass_of, int pass, int i0, int cp[2])
+{
+    for (int kh = 0; kh < p->c.KH; kh++) {
+        int fin = npu_conv_dw_fin_row(p, kh), later = 0;
+        for (int k2 = 0; k2 < p->c.KH; k2++)
+            later |= npu_conv_dw_fin_row(p, k2) > fin && dw_pass_has_kh(p, pass_of, pass, k2);
+        if (!dw_pass_has_kh(p, pass_of, pass, kh) || !later || fin < i0 || fin == cp[0] || fin == cp[1])
+            continue;
+        if (fin > cp[1]) {
+            cp[0] = cp[1];
+            cp[1] = fin;
+        } else if (fin > cp[0]) {
+            cp[0] = fin;
+        }
+    }
+}
+
+int npu_conv_dw_store_run(const npu_conv_plan_t *p, const int *pass_of, int pass, int lo, int hi, int t)
+{
+    int e = t;
+    for (;; e++) {
+        int done = e < p->T, g = -1, fin = done ? npu_conv_dw_fin_row(p, e / p->c.KW) : 0;
+        for (int cb = 0; done && cb < p->cw; cb++)
+            g = pass_of[cb * p->T + e] > g ? pass_of[cb * p->T + e] : g;
+        if (!done || g != pass || fin <= lo || fin > hi)
+            return e;
+    }
+}
+
+/* dW: the bytes of the pass's STOREs of taps finishing in (lo, hi] (conv_dw.c dw_stores): a
+ * flat run per run of taps when the whole dW is one run of whole words, else per tap its F rows.
+ * *drains: whether the group drains a region (one of a tap some wave reaches). */
+static uint64_t dw_group_bytes(const npu_conv_plan_t *p, const int *pass_of, int pass, int lo, int hi, int *drains)
+{
+    uint64_t t = 0, F = (uint64_t)p->c.F, tap = F * p->pout * p->B;
+    int flat = p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B;
+    *drains = 0;
+    for (int q = 0; q < p->T * p->cw; q++) {
+        int fin = npu_conv_dw_fin_row(p, q % p->T / p->c.KW);
+        *drains |= pass_of[q] == pass && fin > lo && fin <= hi && npu_cx_dw_tap_valid(p, q % p->T);
+    }
+    for (int k = 0; k < p->T;) {
+        int e = npu_conv_dw_store_run(p, pass_of, pass, lo, hi, k);
+        if (e > k && flat)
+            t += xfer(p->DB, p->org_out + (uint64_t)k * tap, 1, (uint64_t)(e - k) * tap, 0);
+        for (int u = k; e > k && !flat && u < e; u++)
+            t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (uint64_t)u * p->dtap_rows * p->pitch_out, F, p->pout,
+                                   4u * (unsigned)p->c.C, p->pitch_out);
+        k = e + (e == k);
+    }
+    return t;
+}
+
+/* dW: the stores of the dW taps, cut as the emitter cuts them (conv_dw.c npu_cx_unit_dw): per
+ * pass, its last unit's early groups (each only when it has a store and a drain, else it goes
+ * with the next), then the rest. */
 static uint64_t dw_out_bytes(const npu_conv_plan_t *p)
 {
-    uint64_t t = 0, F = (uint64_t)p->c.F;
-    if (p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B)
-        return xfer(p->DB, p->org_out, 1, (uint64_t)p->T * F * p->pout * p->B, 0);
-    for (int k = 0; k < p->T; k++)
-        t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (uint64_t)k * p->dtap_rows * p->pitch_out, F, p->pout,
-                               4u * (unsigned)p->c.C, p->pitch_out);
+    size_t n = (size_t)p->T * (size_t)p->cw;
+    int *pass_of = calloc(n ? n : 1, sizeof *pass_of), dr;
+    unsigned *row_of = calloc(n ? n : 1, sizeof *row_of);
+    uint64_t t = 0;
+    if (pass_of && row_of && npu_conv_dw_layout(p, p->dw_obuf_rows, pass_of, row_of) > 0)
+        for (int u = 0; u < p->units; u++) {
+            npu_conv_unit_t un;
+            int cp[2] = {-1, -1}, lo = INT_MIN;
+            npu_conv_unit_at(p, u, &un);
+            if (un.b != p->c.batch - 1 || un.band != p->nbands - 1)
+                continue;
+            npu_conv_dw_early_rows(p, pass_of, un.grp, un.i0, cp);
+            for (int k = 0; k < 2; k++) {
+                uint64_t g;
+                if (cp[k] < un.i0 || cp[k] >= un.i1)
+                    continue;
+                g = dw_group_bytes(p, pass_of, un.grp, lo, cp[k], &dr);
+                if (g && dr) {
+                    t += g;
+                    lo = cp[k];
+                }
+            }
+            t += dw_group_bytes(p, pass_of, un.grp, lo, INT_MAX, &dr);
+        }
+    free(pass_of);
+    free(row_of);
     return t;
 }
 

@@ -32,13 +32,6 @@ int npu_cx_dw_tap_valid(const npu_conv_plan_t *p, int t)
     return 0;
 }
 
-/* dW: the last X plane row an (oh, kh) pair reads: the last waves into row kh's regions. */
-static int dw_fin_row(const npu_conv_plan_t *p, int kh)
-{
-    int oh = imin(p->vOH - 1, npu_floordiv(p->PH - 1 + p->vp - kh * p->c.dil, p->vs));
-    return oh * p->vs + kh * p->c.dil - p->vp;
-}
-
 /* DRAINs of the pass's covered regions whose last X row is in (lo, hi] into the dW tile, one per
  * region; returns how many. */
 static int dw_drains(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
@@ -47,7 +40,7 @@ static int dw_drains(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
     unsigned F = (unsigned)p->c.F, dwp = p->pout;
     int n = 0;
     for (int q = 0; q < p->T * p->cw; q++) {
-        int fin = dw_fin_row(p, q % p->T / p->c.KW);
+        int fin = npu_conv_dw_fin_row(p, q % p->T / p->c.KW);
         if (x->pass_of[q] == pass && x->cov[x->row_of[q]] && fin > lo && fin <= hi) {
             npu_cx_drain_blk(x, l, F, x->row_of[q], p->out_base[0] + (unsigned)(q % p->T) * F * dwp + 2u * (unsigned)(q / p->T),
                       dwp, q / p->T, p->c.C);
@@ -68,14 +61,7 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
     uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
     int flat = p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B; /* the whole dW: one run */
     for (int t = 0; t < p->T;) {
-        int e = t;
-        for (;; e++) {
-            int done = e < p->T, g = -1, fin = done ? dw_fin_row(p, e / p->c.KW) : 0;
-            for (int cb = 0; done && cb < p->cw; cb++)
-                g = x->pass_of[cb * p->T + e] > g ? x->pass_of[cb * p->T + e] : g;
-            if (!done || g != pass || fin <= lo || fin > hi)
-                break;
-        }
+        int e = npu_conv_dw_store_run(p, x->pass_of, pass, lo, hi, t);
         if (e > t && flat)
             npu_cx_store_flat(x, l, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
                        x->a->out + (uint64_t)t * tap * x->B, (uint64_t)(e - t) * tap * x->B);
@@ -85,17 +71,6 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
                             4u * (unsigned)p->c.C, p->pitch_out);
         t = e + (e == t);
     }
-}
-
-/* dW: does the pass hold a region of row kh? */
-static int dw_pass_has_kh(const npu_cx_t *x, int pass, int kh)
-{
-    const npu_conv_plan_t *p = x->p;
-    for (int cb = 0; cb < p->cw; cb++)
-        for (int kw = 0; kw < p->c.KW; kw++)
-            if (x->pass_of[cb * p->T + kh * p->c.KW + kw] == pass)
-                return 1;
-    return 0;
 }
 
 /* The last unit of a pass: drains and stores of the regions whose last X row is in (*lo, hi],
@@ -148,28 +123,6 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
         npu_cx_load_plane_rows(x, l, un, in + p->xoff, part ? im : un->i0, part ? un->i1 : im);
     }
     return im;
-}
-
-/* The pass's last unit: the regions whose last X row comes before the unit's end are drained and
- * stored while the waves of the later rows run, in up to two early groups, after the X rows
- * cp[0], cp[1]: the two latest last rows but the final one (else the store of the last pass's
- * taps was all exposed: medium, s = 4: 1.3k cycles). */
-static void dw_early_rows(const npu_cx_t *x, const npu_conv_unit_t *un, int cp[2])
-{
-    const npu_conv_plan_t *p = x->p;
-    for (int kh = 0; kh < p->c.KH; kh++) {
-        int fin = dw_fin_row(p, kh), later = 0;
-        for (int k2 = 0; k2 < p->c.KH; k2++)
-            later |= dw_fin_row(p, k2) > fin && dw_pass_has_kh(x, un->grp, k2);
-        if (!dw_pass_has_kh(x, un->grp, kh) || !later || fin < un->i0 || fin == cp[0] || fin == cp[1])
-            continue;
-        if (fin > cp[1]) {
-            cp[0] = cp[1];
-            cp[1] = fin;
-        } else if (fin > cp[0]) {
-            cp[0] = fin;
-        }
-    }
 }
 
 /* One stationary tile: X row pr's pixels of tap column kw under dY^T word j (valid lanes
@@ -257,7 +210,7 @@ void npu_cx_unit_dw(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
     if (first) /* a pass starts its regions */
         memset(x->cov, 0, 2u * (size_t)x->cfg->obuf_rows);
     if (last)
-        dw_early_rows(x, un, cp);
+        npu_conv_dw_early_rows(p, x->pass_of, un->grp, un->i0, cp);
     for (int pr = un->i0; pr < un->i1; pr++) {
         dw_row(x, un, up, pr, im);
         for (int k = 0; k < 2; k++)

@@ -192,6 +192,15 @@ int npu_conv_dw_layout(const npu_conv_plan_t *p, int obuf_rows, int *pass_of, un
 int npu_conv_dw_step(const npu_conv_plan_t *p);
 int npu_conv_dw_chained(const npu_conv_plan_t *p);
 
+/* dW stores (conv_dw.c), shared with the byte model (conv_bytes.c) so the plan follows every cut:
+ * the last X plane row the waves of kh read; the X rows after which the pass's last unit drains
+ * and stores its early groups (cp[0] < cp[1], -1 when none; i0 the unit's first row); the end of
+ * the run of consecutive taps from t that the pass completes with their last row in (lo, hi] (t
+ * when tap t is not one: each run is one STORE, or a STORE per tap for a part). */
+int npu_conv_dw_fin_row(const npu_conv_plan_t *p, int kh);
+void npu_conv_dw_early_rows(const npu_conv_plan_t *p, const int *pass_of, int pass, int i0, int cp[2]);
+int npu_conv_dw_store_run(const npu_conv_plan_t *p, const int *pass_of, int pass, int lo, int hi, int t);
+
 /* dX zeropad: the dY columns [ow0, ow1) that land inside the Z plane (s*ow in [PL-(KW-1)d, W+PL)). */
 void npu_conv_zp_cols(const npu_conv_plan_t *p, int *ow0, int *ow1);
 

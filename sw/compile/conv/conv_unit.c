@@ -139,15 +139,39 @@ void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, un
     npu_cx_load_plane_rows(x, l, un, base, un->i0, un->i1);
 }
 
+/* The words of one row of a flat run: the largest whole number of DRAM beats a row_bytes field
+ * holds, so the rows' descriptors meet at beat boundaries (a cut inside a beat moves it twice
+ * at BEAT_WORDS > 1; conv_bytes.c counts a flat run as one). */
+static unsigned flat_words(const npu_cx_t *x)
+{
+    return 65535u / x->p->DB * x->p->DB / x->B;
+}
+
+/* A flat run of `bytes` from an address inside a beat, longer than one row: a first row up to the
+ * beat boundary (0 when none), so the later rows' cuts fall on beat boundaries too. */
+static uint64_t flat_head(const npu_cx_t *x, uint64_t dram, uint64_t bytes)
+{
+    uint64_t DB = x->p->DB, head = dram % DB ? DB - dram % DB : 0;
+    return bytes > (uint64_t)flat_words(x) * x->B && head < bytes ? head : 0;
+}
+
 /* LOAD of `words` contiguous words from DRAM dram to SPM spm: rows of the largest whole number
  * of words a row_bytes field holds, each a run of long bursts (one descriptor row of a few beats
  * each is one short burst per row: at medium the dX weights' 576 two-beat rows took 3.9k cycles,
  * a flat run 1.2k). */
 void npu_cx_load_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, unsigned spm, uint64_t words)
 {
-    unsigned cw = 65535u / x->B;
-    uint64_t rows = words / cw, rest = words % cw;
+    unsigned cw = flat_words(x);
+    uint64_t rows, rest, head = flat_head(x, dram, words * x->B) / x->B;
     npu_insn_t in;
+    if (head) {
+        npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, 1, npu_pb_dram(&x->b, dram), spm, 0, (unsigned)(head * x->B), 0), &in, 0);
+        dram += head * x->B;
+        spm += (unsigned)head;
+        words -= head;
+    }
+    rows = words / cw;
+    rest = words % cw;
     while (rows) {
         unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
         npu_pb_put(&x->b, l, npu_enc_load(&in, tag, 0, nr, npu_pb_dram(&x->b, dram), spm, cw, cw * x->B, cw * x->B), &in, 0);
@@ -168,6 +192,18 @@ static unsigned tap_words(const npu_conv_plan_t *p)
     return p->kernel == NPU_CONV_FWD ? (unsigned)(c->C * p->fw) : (unsigned)(c->F * p->cw);
 }
 
+/* The word where a whole flat weight load is cut before tap t (npu_cx_resident_weights loads it
+ * in two parts): the first DRAM beat boundary at or after the tap, so the two parts never meet
+ * inside a beat (each would move it: BEAT_WORDS > 1) and the plan's one flat run (conv_bytes.c
+ * w_bytes) is exact; the first part then also brings the start of tap t, which is harmless. */
+static uint64_t flat_cut(const npu_cx_t *x, int t, uint64_t tw)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t end = (uint64_t)p->T * tw, a = x->a->w + (uint64_t)t * tw * x->B, DB = p->DB;
+    uint64_t w = t == 0 ? 0 : ((a + DB - 1) / DB * DB - x->a->w) / x->B;
+    return w < end ? w : end;
+}
+
 /* Taps [t0, t1) of the weights, resident for the whole program (unit 0). fwd: per tap a
  * transposed LOAD, SPM row c of tap t holds the F filters (B tile rows c, lanes f); dX: Wt as
  * stored, SPM row (t, f) holds the C channels (B tile rows f, lanes c), one flat run when the
@@ -184,10 +220,15 @@ static void load_weights(npu_cx_t *x, npu_prog_t *l, int t0, int t1)
     if (t0 >= t1)
         return;
     if (c->depthwise || (p->kernel == NPU_CONV_DX && 2u * (unsigned)c->C == p->pw * x->B && p->pitch_w == p->pw * x->B)) {
-        /* dense rows: one flat run (the whole tensor, or per tap for a part) */
-        for (int t = t0; t < t1; t = whole ? t1 : t + 1)
-            npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t * tap_bytes, p->w_base + (unsigned)(t * (int)tw),
-                             (uint64_t)(whole ? t1 - t : 1) * tw);
+        /* dense rows: one flat run (the whole tensor, cut at beats: flat_cut; or per tap for a part) */
+        if (whole) {
+            uint64_t w0 = flat_cut(x, t0, tw), w1 = flat_cut(x, t1, tw);
+            if (w1 > w0)
+                npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + w0 * x->B, p->w_base + (unsigned)w0, w1 - w0);
+            return;
+        }
+        for (int t = t0; t < t1; t++)
+            npu_cx_load_flat(x, l, NPU_TAG_W, x->a->w + (uint64_t)t * tap_bytes, p->w_base + (unsigned)(t * (int)tw), tw);
         return;
     }
     if (p->kernel == NPU_CONV_FWD) {
@@ -265,9 +306,17 @@ void npu_cx_drain_blk(npu_cx_t *x, npu_prog_t *l, unsigned rows, unsigned obuf, 
  * number of words a row_bytes field holds). */
 void npu_cx_store_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, unsigned spm, uint64_t dram, uint64_t bytes)
 {
-    unsigned cw = 65535u / x->B, chunk = cw * x->B;
-    uint64_t rows = bytes / chunk, rest = bytes % chunk;
+    unsigned cw = flat_words(x), chunk = cw * x->B;
+    uint64_t rows, rest, head = flat_head(x, dram, bytes);
     npu_insn_t in;
+    if (head) {
+        npu_pb_put(&x->b, l, npu_enc_store(&in, tag, 1, npu_pb_dram(&x->b, dram), spm, 0, (unsigned)head, 0), &in, 0);
+        dram += head;
+        spm += (unsigned)(head / x->B);
+        bytes -= head;
+    }
+    rows = bytes / chunk;
+    rest = bytes % chunk;
     while (rows) {
         unsigned nr = rows > 65535u ? 65535u : (unsigned)rows;
         npu_pb_put(&x->b, l, npu_enc_store(&in, tag, nr, npu_pb_dram(&x->b, dram), spm, cw, chunk, cw * x->B), &in, 0);

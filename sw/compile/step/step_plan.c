@@ -48,6 +48,8 @@ int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int
         snprintf(t->name, sizeof t->name, "%s[%d]", name, layer);
     else
         snprintf(t->name, sizeof t->name, "%s", name);
+    if (p->align > beat)
+        p->end = (p->end + p->align - 1) / p->align * p->align;
     t->dram = (uint32_t)p->end;
     t->bytes = pitch ? (uint64_t)rows * pitch : (uint64_t)rows * cols * width / 8;
     t->width = width;

@@ -124,6 +124,8 @@ typedef struct npu_step_plan {
     int nk, n_fwd;               /* kernels; the first n_fwd are the forward pass */
     npu_step_kernel_t *k;        /* owned: npu_step_plan_free */
     uint64_t base, end;          /* DRAM bytes [base, end) hold the tensors */
+    uint64_t align;              /* each tensor starts at a multiple of it (0: of the word; a CNN's:
+                                    of the DRAM beat, where the conv byte model counts beats from) */
 } npu_step_plan_t;
 
 /* The step of an MLP d[0] -> d[1] -> ... -> d[layers] (ReLU between layers, none after the

@@ -387,6 +387,8 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
     cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
     int skip[NPU_STEP_MAX_LAYERS] = {0};
     memset(p, 0, sizeof *p);
+    /* tensors on DRAM beats: the conv plans count beats from a tensor's start (conv_plan.h org_x) */
+    p->align = (uint64_t)npu_cfg_beat(cfg);
     if (check_cnn(conv, n_conv, fc, n_fc, batch, why, n))
         return -1;
     for (int i = 0; res && i < n_conv; i++) /* the connections without the norm bit */
@@ -415,7 +417,7 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
     }
     for (int i = 1; i <= n_fc; i++)
         p->dims[n_conv + i] = fc[i];
-    p->base = p->end = (base + beat - 1) / beat * beat;
+    p->base = p->end = (base + p->align - 1) / p->align * p->align;
     if (cnn_tensors(p, cfg, pq, why, n))
         return -1;
     p->int16 = !npu_cfg_bf16(cfg);
