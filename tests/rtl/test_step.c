@@ -777,6 +777,23 @@ static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const 
     return need;
 }
 
+/* Tensor `name`'s traffic step (slot i of cnn_res_run's In bytes; in[i] its In with the whole
+ * bank), the estimator's (est_step), on the RTL: one word below it the tensor is read from DRAM
+ * again, at it not (every tensor's bytes the estimator's at both), and it is the capacity
+ * formula `need` within a word. Returns the step. */
+static uint64_t step_at_formula(const char *name, int i, const uint64_t *in, uint64_t need, uint64_t word,
+                                npu_est_kplan_t *e)
+{
+    uint64_t below[3], hi = est_step(name, in[i]);
+    cnn_res_run(hi - word, e, below);
+    cr_assert_gt(below[i], in[i], "%s: one word below the step it is read again", name);
+    cnn_res_run(hi, e, below);
+    cr_assert_eq(below[i], in[i], "%s: at the step it is read from the SPM", name);
+    cr_assert(hi + word >= need && hi <= need + word, "%s: the step at %llu B, the formula %llu B", name,
+              (unsigned long long)hi, (unsigned long long)need);
+    return hi;
+}
+
 /* Issue 16 acceptances 1 and 3 for a residual block on the RTL: the CNN's steps under the
  * scheduler's plan (compile/step/step_res.h: the conv kernels and transposes on the DRAM side,
  * planned below the resident bank; the vector kernels and the head's GEMMs on the resident copies).
@@ -792,7 +809,7 @@ Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t in[3], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
@@ -809,26 +826,14 @@ Test(step, cnn_resident_block_reuse)
                 (unsigned long long)g3, (unsigned long long)hb, (unsigned long long)gb);
     cr_assert_leq(in[0] + hb, h1, "the block's add reads the skip from the SPM");
     cr_assert_leq(in[1] + gb, g3, "layer 1's add reads the skip's gradient from the SPM");
-    uint64_t hi = est_step("H16[1]", in[0]); /* kept for the add at hi, not one word below */
-    cnn_res_run(hi - word, &e, below);
-    cr_assert_gt(below[0], in[0], "one word below the step the skip is read again");
-    cnn_res_run(hi, &e, below);
-    cr_assert_eq(below[0], in[0], "at the step the add reads it from the SPM");
+    uint64_t hi = step_at_formula("H16[1]", 0, in, need, word, &e); /* kept for the add */
     cr_log_info("the block-reuse step: H16[1] kept for the add from %llu bytes of SPM on (RTL and estimator); "
                 "the capacity formula (the add's Z32[3], b32[3], H16[3] and the skip resident at once) %llu",
                 (unsigned long long)hi, (unsigned long long)need);
-    cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
-              (unsigned long long)need);
-    hi = est_step("dZ16[3]", in[1]); /* the same for the skip's gradient, kept for layer 1's add_relu_grad_bias */
-    cnn_res_run(hi - word, &e, below);
-    cr_assert_gt(below[1], in[1], "one word below the step the skip's gradient is read again");
-    cnn_res_run(hi, &e, below);
-    cr_assert_eq(below[1], in[1], "at the step layer 1's add reads it from the SPM");
+    hi = step_at_formula("dZ16[3]", 1, in, need_g, word, &e); /* kept for layer 1's add_relu_grad_bias */
     cr_log_info("the gradient's block-reuse step: dZ16[3] kept for layer 1's add from %llu bytes of SPM on (RTL and "
                 "estimator); the capacity formula (that add's seven tensors resident at once) %llu",
                 (unsigned long long)hi, (unsigned long long)need_g);
-    cr_assert(hi + word >= need_g && hi <= need_g + word, "the gradient's step at %llu B, the formula %llu B",
-              (unsigned long long)hi, (unsigned long long)need_g);
 }
 
 /* Issue 16 acceptance 3, adjacent-layer reuse across a convolution on the RTL: layer 2's forward
@@ -846,7 +851,7 @@ Test(step, cnn_resident_conv_adjacent_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[3], below[3], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t in[3], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
@@ -864,16 +869,10 @@ Test(step, cnn_resident_conv_adjacent_reuse)
                 (unsigned long long)e.t[z2].out);
     cr_assert_leq(in[2] + zb, z_in, "bias_relu reads the convolution's output from the SPM");
     cr_assert_leq(e.t[z2].out + zb, z_out, "the convolution's output is not stored for bias_relu");
-    uint64_t hi = est_step("Z32[2]", in[2]);
-    cnn_res_run(hi - word, &e, below);
-    cr_assert_gt(below[2], in[2], "one word below the step Z32[2] is read again");
-    cnn_res_run(hi, &e, below);
-    cr_assert_eq(below[2], in[2], "at the step bias_relu reads Z32[2] from the SPM");
+    uint64_t hi = step_at_formula("Z32[2]", 2, in, need, word, &e);
     cr_log_info("the adjacent-layer step: Z32[2] kept from the convolution to bias_relu from %llu bytes of SPM on "
                 "(RTL and estimator); the capacity formula (bias_relu's Z32[2], b32[2], H16[2] resident at once) %llu",
                 (unsigned long long)hi, (unsigned long long)need);
-    cr_assert(hi + word >= need && hi <= need + word, "the step at %llu B, the formula %llu B", (unsigned long long)hi,
-              (unsigned long long)need);
 }
 
 /* The conv -> normalisation-like -> ReLU chain on the RTL (issue 16 acceptance 1; ref/net_ref.h
