@@ -11,8 +11,9 @@
 // <= 4S and the rows are contiguous: the sub-rows are then in address order).
 //
 // Three decoupled walkers over the same word order:
-//  - reader: reads SPM words (1-cycle latency) into a small read-ahead FIFO, only while the FIFO
-//    has room for the word in flight, so it sustains one word per cycle without overflow;
+//  - reader: reads SPM words (1-cycle latency; two-word chunks at BW = 2, below) into a small
+//    read-ahead FIFO, only while the FIFO has room for the entry in flight, so it sustains one
+//    entry per cycle without overflow;
 //  - address generator: issues AW bursts over each run's beats (<= MAX_BURST beats, never
 //    crossing 4 KiB, at most MAX_OUT awaiting their B response) and queues each burst's length
 //    for the W side;
