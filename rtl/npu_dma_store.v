@@ -172,10 +172,10 @@ module npu_dma_store #(
                                         // the SPM grant
     wire             df_full, df_empty;
     wire [FWB-1:0]   df_dout, df_din;
-    wire [CWB-1:0]   df_chunk;          // the head entry's words (the upper one when two)
+    wire [CWB-1:0]   df_chunk;          // the head entry's data: word j low, word j+1 high (df_two)
     wire             df_two;            // the head entry is two words
     wire [DFW-1:0]   df_count;
-    // room for one more word beyond the one arriving now (rd_vld)
+    // room for one more entry beyond the one arriving now (rd_vld)
     wire df_room   = ({1'b0, df_count} + {{DFW{1'b0}}, rd_vld}) < {1'b0, DFD_C};
     // transposed reader: fill the buffer with the block's nf SPM words (rows c of column block
     // t_cb, word t_rb of each), then emit its ne DRAM sub-rows (t_e) into the FIFO

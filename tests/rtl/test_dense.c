@@ -25,6 +25,10 @@
  *                 counters, functional model). At BEAT_WORDS = 1 the same cases run one word a
  *                 cycle. dense/throughput: with wide beats a STORE of long rows takes one DRAM
  *                 beat per cycle (two SPM words), also from odd SPM row starts.
+ *                 Planted faults caught (small-w2): the two words of a chunk swapped in the
+ *                 read-ahead entry fails dense/random_*, matrix_4096x5 and wide_store on the
+ *                 byte compare; a two-word chunk ending a row sent as 64 bytes trips the
+ *                 packer's overlap assertion in wide_store.
  * dense/errors    BAD_DESC for an odd address, row length or pitch, a transposed STORE whose
  *                 row_bytes is not whole int32s; DRAM_ADDR with the last byte (no overflow for a
  *                 2^32-wide span); a dense transfer ending on the last byte; a transposed
