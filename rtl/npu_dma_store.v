@@ -202,7 +202,9 @@ module npu_dma_store #(
     // BW = 2, normal mode: word j+1 of the row exists, ask for it on rd2 (granted only with rd)
     wire rd_c2     = (BW > 1) && !f_tr && (rd_j != nbeats_m1);
     assign rd2_req  = rd_req && rd_c2;
-    assign rd2_addr = rd_spm1;
+    // at BW = 1 the port is tied off in npu_top: rd_spm1 then has no reader and synthesis drops
+    // it (the module is synthesized on its own, so an unused output would keep its register)
+    assign rd2_addr = (BW > 1) ? rd_spm1 : rd_spm;
     wire rd2_fire  = rd2_req && rd2_gnt;
     wire rd_row_end = (rd_j == nbeats_m1) || (rd2_gnt && rd_c2 && rd_j + 16'd1 == nbeats_m1);
     wire rd_last    = f_tr ? (t_eend && t_cbl && t_rbl) : (rd_fire && rd_row_end && rd_rows == 16'd1);
