@@ -2,7 +2,9 @@
 // npu_dma_pack: the STORE engine's packer (docs/memory.md "STORE"). Turns the SPM words of a
 // STORE's rows (in order) into the DRAM beats of its runs with their write strobes: a word's
 // `len` bytes (1..B, from lane 0) go to byte `off` of the current beat, continuing into the
-// next beat when off + len > B.
+// next beat when off + len > B. A "word" here is any piece of up to one beat: the STORE engine
+// instantiates the packer at the DRAM beat's width and, with two-word beats, hands it chunks of
+// two SPM words of a row as one piece.
 //
 // Contract. The owner presents the word's place with it (off, len, `last`: the word ends a run;
 // constant while the word waits). The current beat collects bytes (strobes = the union of the

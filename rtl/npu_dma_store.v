@@ -11,8 +11,9 @@
 // <= 4S and the rows are contiguous: the sub-rows are then in address order).
 //
 // Three decoupled walkers over the same word order:
-//  - reader: reads SPM words (1-cycle latency) into a small read-ahead FIFO, only while the FIFO
-//    has room for the word in flight, so it sustains one word per cycle without overflow;
+//  - reader: reads SPM words (1-cycle latency; two-word chunks at BW = 2, below) into a small
+//    read-ahead FIFO, only while the FIFO has room for the entry in flight, so it sustains one
+//    entry per cycle without overflow;
 //  - address generator: issues AW bursts over each run's beats (<= MAX_BURST beats, never
 //    crossing 4 KiB, at most MAX_OUT awaiting their B response) and queues each burst's length
 //    for the W side;
@@ -24,9 +25,14 @@
 // generator; the W beats of bursts already issued are still sent and their B responses taken
 // (DRAIN), then the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle.
 // Wide beats (BEAT_WORDS = 2, docs/memory.md "Words and beats"): a DRAM beat is DB = 2B bytes.
-// The address generator, the burst rule and the packer work in DRAM beats; the reader still
-// moves one SPM word per cycle and the packer places word j of a row (transposed: column block
-// j) at the row's offset + j*B modulo DB, so two words make a beat.
+// The address generator, the burst rule and the packer work in DRAM beats. The normal reader
+// walks a row in chunks of two words: words j, j+1 on two SPM read ports (rd, rd2) in one cycle,
+// rd2 granted only together with rd (npu_spm PAIR_RD); when rd2 is refused (another port, or w
+// and w+1 in one sub-bank: w odd with a carry through address bits 0..2) the chunk is the one
+// word j and the next starts at j+1. Each read-ahead entry is a chunk with its size (`two`), and
+// the packer takes it as one piece of up to DB bytes at the row's offset + j*B modulo DB (the
+// piece may straddle two beats), so a long row moves one DRAM beat per cycle. The transposed
+// reader keeps one word per cycle (column block j of a sub-row at its offset + j*B modulo DB).
 // Assumes S is a power of 2 (beats divide 4 KiB), BEAT_WORDS 1 or 2 and SPM_AW <= 16.
 module npu_dma_store #(
     parameter integer S         = 8,
@@ -55,6 +61,13 @@ module npu_dma_store #(
     input  wire              rd_gnt,
     input  wire              rd_vld,
     input  wire [32*S-1:0]   rd_data,
+    // second SPM read port (BW = 2; tied off by npu_top at BW = 1): word w+1 of a two-word
+    // chunk, granted only with rd (so rd2_vld implies rd_vld)
+    output wire              rd2_req,
+    output wire [SPM_AW-1:0] rd2_addr,
+    input  wire              rd2_gnt,
+    input  wire              rd2_vld,
+    input  wire [32*S-1:0]   rd2_data,
     // AXI-like write master
     output wire              aw_vld,
     input  wire              aw_rdy,
@@ -82,8 +95,11 @@ module npu_dma_store #(
     localparam [31:0]  B32 = B;
     localparam [LB:0]  BL  = B32[LB:0];     // a whole word's bytes
     localparam [LB-1:0] B_OFF = B32[LB-1:0];   // B mod DB: word 1's offset in its beat (0 when BW = 1)
+    localparam [LB:0]  DBL = BL << (BW - 1);    // a whole chunk's bytes (B or DB)
     localparam integer OW = $clog2(MAX_OUT + 1);
-    localparam integer DFD = 4;             // read-ahead depth: word in flight + pop latency slack
+    localparam integer DFD = 4;             // read-ahead depth: chunk in flight + pop latency slack
+    localparam integer CWB = WB * BW;       // a chunk's data bits (BW words)
+    localparam integer FWB = (BW > 1) ? CWB + 1 : WB;   // read-ahead entry: {two, chunk}
     localparam integer DFW = $clog2(DFD + 1);
     localparam [31:0] DFD32    = DFD;
     localparam [DFW-1:0] DFD_C = DFD32[DFW-1:0];
@@ -152,10 +168,14 @@ module npu_dma_store #(
     reg              rd_act;
     reg [15:0]       rd_j, rd_rows;
     reg [SPM_AW-1:0] rd_spm, rd_srow;
+    reg [SPM_AW-1:0] rd_spm1;           // rd_spm + 1 (BW = 2), registered: no incrementer before
+                                        // the SPM grant
     wire             df_full, df_empty;
-    wire [WB-1:0]    df_dout;
+    wire [FWB-1:0]   df_dout, df_din;
+    wire [CWB-1:0]   df_chunk;          // the head entry's data: word j low, word j+1 high (df_two)
+    wire             df_two;            // the head entry is two words
     wire [DFW-1:0]   df_count;
-    // room for one more word beyond the one arriving now (rd_vld)
+    // room for one more entry beyond the one arriving now (rd_vld)
     wire df_room   = ({1'b0, df_count} + {{DFW{1'b0}}, rd_vld}) < {1'b0, DFD_C};
     // transposed reader: fill the buffer with the block's nf SPM words (rows c of column block
     // t_cb, word t_rb of each), then emit its ne DRAM sub-rows (t_e) into the FIFO
@@ -179,7 +199,14 @@ module npu_dma_store #(
     assign rd_req  = in_xfer && rd_act && (f_tr ? (!t_emit && t_fi < t_nf) : df_room);
     assign rd_addr = rd_spm;
     wire rd_fire   = rd_req && rd_gnt;
-    wire rd_row_end = (rd_j == nbeats_m1);
+    // BW = 2, normal mode: word j+1 of the row exists, ask for it on rd2 (granted only with rd)
+    wire rd_c2     = (BW > 1) && !f_tr && (rd_j != nbeats_m1);
+    assign rd2_req  = rd_req && rd_c2;
+    // at BW = 1 the port is tied off in npu_top: rd_spm1 then has no reader and synthesis drops
+    // it (the module is synthesized on its own, so an unused output would keep its register)
+    assign rd2_addr = (BW > 1) ? rd_spm1 : rd_spm;
+    wire rd2_fire  = rd2_req && rd2_gnt;
+    wire rd_row_end = (rd_j == nbeats_m1) || (rd2_gnt && rd_c2 && rd_j + 16'd1 == nbeats_m1);
     wire rd_last    = f_tr ? (t_eend && t_cbl && t_rbl) : (rd_fire && rd_row_end && rd_rows == 16'd1);
 
     // ---------------- address generator ----------------
@@ -245,18 +272,22 @@ module npu_dma_store #(
     reg [LB-1:0]  pk_bo;          // the block's first row's offset
     wire          pk_bend = (pk_i == S16 - 16'd1) || (pk_i + 16'd1 == pk_rows);
     wire          pk_cbl  = (pk_cb == nbeats_m1);
-    wire          pk_row_end = f_tr ? 1'b1 : (pk_j == nbeats_m1);
-    wire [LB:0]   pk_len  = f_tr ? (pk_cbl ? rlast : BL) : (pk_row_end ? rlast : BL);
+    // normal mode: the head chunk is word pk_j (and pk_j+1 when df_two) of its row
+    wire          pk_row_end = f_tr ? 1'b1 : (pk_j == nbeats_m1) || (df_two && pk_j + 16'd1 == nbeats_m1);
+    wire [LB:0]   pk_len  = f_tr ? (pk_cbl ? rlast : BL)
+                        : df_two ? (pk_row_end ? BL + rlast : DBL)
+                        : (pk_row_end ? rlast : BL);
     wire          pk_last = f_tr ? (!cont || (pk_bend && pk_cbl && pk_rows <= S16))
                                  : (pk_row_end && (!cont || pk_rows == 16'd1));
     // word j of a row (transposed: column block j of a row) starts j*B bytes after the row,
     // modulo DB
     wire [LB-1:0] pk_off  = pk_o + ((f_tr ? pk_cb[0] : pk_j[0]) ? B_OFF : {LB{1'b0}});
     wire          pk_pop, pk_vld;
-    // packer beats are DRAM beats (S*BW: DB bytes); a word is at most B of them
+    // packer beats are DRAM beats (S*BW: DB bytes); a piece (a word, or a two-word chunk) is
+    // at most DB of them
     npu_dma_pack #(.S(S * BW)) u_pack (
         .clk(clk), .rst_n(rst_n), .clr(go),
-        .in_vld(!df_empty && in_xfer), .in_pop(pk_pop), .in_data({{(WB*BW-WB){1'b0}}, df_dout}),
+        .in_vld(!df_empty && in_xfer), .in_pop(pk_pop), .in_data(df_chunk),
         .off(pk_off), .len(pk_len), .last(pk_last),
         .out_vld(pk_vld), .out_rdy(w_rdy && in_xfer && !bf_empty),
         .out_data(w_data), .out_strb(w_strb));
@@ -267,9 +298,25 @@ module npu_dma_store #(
     assign b_rdy   = in_xfer;
     wire b_fire    = b_vld && b_rdy;
 
-    npu_fifo #(.W(WB), .DEPTH(DFD)) u_df (
+    // read-ahead entries: {two, word j+1, word j} at BW = 2 (rd2_vld: the pair was granted;
+    // transposed: one word), the word at BW = 1
+    generate
+        if (BW > 1) begin : g_df2
+            assign df_din   = f_tr ? {1'b0, {(CWB-WB){1'b0}}, t_word} : {rd2_vld, rd2_data, rd_data};
+            assign df_chunk = df_dout[CWB-1:0];
+            assign df_two   = df_dout[CWB];
+        end else begin : g_df1
+            assign df_din   = f_tr ? t_word : rd_data;
+            assign df_chunk = df_dout;
+            assign df_two   = 1'b0;
+            // verilator lint_off UNUSEDSIGNAL
+            wire unused_rd2 = &{1'b0, rd2_vld, rd2_data};   // no second port at BW = 1
+            // verilator lint_on UNUSEDSIGNAL
+        end
+    endgenerate
+    npu_fifo #(.W(FWB), .DEPTH(DFD)) u_df (
         .clk(clk), .rst_n(rst_n),
-        .push(f_tr ? t_push : rd_vld), .din(f_tr ? t_word : rd_data),
+        .push(f_tr ? t_push : rd_vld), .din(df_din),
         .pop(pk_pop || (state == SS_FLUSH && !df_empty)), .dout(df_dout),   // FLUSH: what is left
         .full(df_full), .empty(df_empty), .count(df_count)
     );
@@ -376,6 +423,7 @@ module npu_dma_store #(
             rd_j    <= 16'd0;
             rd_rows <= f_rows;
             rd_spm  <= saddr_s;
+            rd_spm1 <= saddr_s + 1'b1;
             rd_srow <= saddr_s;
         end
         if (aw_fire) begin
@@ -423,7 +471,7 @@ module npu_dma_store #(
                 pk_rows <= pk_rows - 16'd1;
                 pk_o    <= pk_o + f_dstride[LB-1:0];
             end else begin
-                pk_j    <= pk_j + 16'd1;
+                pk_j    <= pk_j + (df_two ? 16'd2 : 16'd1);
             end
         end
         // transposed reader
@@ -462,9 +510,15 @@ module npu_dma_store #(
                 rd_rows <= rd_rows - 16'd1;
                 rd_srow <= rd_srow + sstride_s;
                 rd_spm  <= rd_srow + sstride_s;
+                rd_spm1 <= rd_srow + sstride_s + 1'b1;
+            end else if (rd2_fire) begin      // BW = 2: the pair was read, two words on
+                rd_j    <= rd_j + 16'd2;
+                rd_spm  <= rd_spm1 + 1'b1;
+                rd_spm1 <= rd_spm1 + {{(SPM_AW-2){1'b0}}, 2'd2};
             end else begin
                 rd_j    <= rd_j + 16'd1;
                 rd_spm  <= rd_spm + 1'b1;
+                rd_spm1 <= rd_spm1 + 1'b1;
             end
         end
     end
@@ -513,6 +567,10 @@ module npu_dma_store #(
             `NPU_ASSERT_FAIL("STORE read-ahead FIFO overflow")
         if (f_tr && rd_vld && (t_emit || t_fg >= t_nf))
             `NPU_ASSERT_FAIL("STORE transposed: a word arrives outside its block's fill")
+        if (rd2_vld && (!rd_vld || f_tr || BW == 1))
+            `NPU_ASSERT_FAIL("STORE second word read without its pair (or not at BW = 2, normal mode)")
+        if (!df_empty && df_two && (f_tr || pk_j == nbeats_m1))
+            `NPU_ASSERT_FAIL("STORE two-word chunk past its row's last word")
         if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
         if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")
         if (w_vld && bf_empty) `NPU_ASSERT_FAIL("STORE W beat before its burst address")

@@ -26,7 +26,7 @@ module npu_perf_counters #(
     input  wire        st_cnt_burst,
     input  wire        f_beat,           // fetch: a program beat, a burst
     input  wire        f_burst,
-    input  wire [2:0]  spm_rd,           // SPM words read, written, refused (previous cycle)
+    input  wire [3:0]  spm_rd,           // SPM words read (8 ports at BEAT_WORDS = 2), written, refused (previous cycle)
     input  wire [2:0]  spm_wr,
     input  wire [3:0]  spm_conf,
     input  wire [1:0]  nh_flit,          // per H channel: a flit moved
@@ -113,7 +113,7 @@ module npu_perf_counters #(
                 assign v = {15'd0, ev_wave[gc - CNT_WAVES_FW]};
             else if (gc >= CNT_ROWS_FW && gc < CNT_ROWS_FW + 4)
                 assign v = {13'd0, ev_rows[(gc - CNT_ROWS_FW)*3 +: 3]};
-            else if (gc == CNT_SPM_RD_WORDS)    assign v = {13'd0, spm_rd};
+            else if (gc == CNT_SPM_RD_WORDS)    assign v = {12'd0, spm_rd};
             else if (gc == CNT_SPM_WR_WORDS)    assign v = {13'd0, spm_wr};
             else if (gc == CNT_SPM_CONFLICTS)   assign v = {12'd0, spm_conf};
             else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit[0]} + {15'd0, nh_flit[1]};

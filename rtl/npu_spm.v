@@ -21,6 +21,11 @@
 // skinny pair (even distance) in one sub-bank every time.
 // Per unit (bank, sub-bank) and per direction the lowest requesting port index wins; a request
 // to the same unit from a lower port blocks higher ones.
+// PAIR_RD = 1: the last read port is the second word of the port before it (the STORE reads
+// words w, w+1 of a two-word chunk at BEAT_WORDS = 2): it is granted only in a cycle its
+// partner is granted too. Why: a lone second word would be a read nobody uses (the STORE
+// reads w again with w+1 later) and the SPM read counter would count it, so the counters would
+// depend on the arbitration instead of on the program.
 // Grants are combinational; a write happens at the clock edge of its grant, read data comes out
 // registered the cycle after the grant (rd_vld). A read and a write of the same word in the same
 // cycle return the old data. Addresses must be in range (requestors check before issuing).
@@ -39,7 +44,8 @@ module npu_spm #(
     parameter integer WB         = 256,
     parameter integer NR         = 3,
     parameter integer NW         = 2,
-    parameter integer SUBW       = 2     // log2(sub-banks per bank)
+    parameter integer SUBW       = 2,    // log2(sub-banks per bank)
+    parameter integer PAIR_RD    = 0     // 1: port NR-1 granted only with port NR-2 (header)
 ) (
     input  wire                                   clk,
     input  wire                                   rst_n,
@@ -112,6 +118,7 @@ module npu_spm #(
             for (k = 0; k < i; k = k + 1)
                 wr_blk[i] = wr_blk[i] | (wr_req[k] && wr_unit[k*UW +: UW] == wr_unit[i*UW +: UW]);
         rd_gnt = rd_req & ~rd_blk;
+        if (PAIR_RD != 0) rd_gnt[NR-1] = rd_gnt[NR-1] & rd_gnt[NR-2];
         wr_gnt = wr_req & ~wr_blk;
     end
 
@@ -181,6 +188,7 @@ module npu_spm #(
             for (ak = 0; ak < ai; ak = ak + 1)
                 if (rd_req[ak] && same_bank(rd_addr[ai*AW +: AW], rd_addr[ak*AW +: AW]))
                     ref_rd_gnt[ai] = 1'b0;
+        if (PAIR_RD != 0 && !ref_rd_gnt[NR-2]) ref_rd_gnt[NR-1] = 1'b0;
         ref_wr_gnt = wr_req;
         for (ai = 0; ai < NW; ai = ai + 1)
             for (ak = 0; ak < ai; ak = ak + 1)

@@ -229,6 +229,9 @@ module npu_top #(
     wire        st_rd_req, st_rd_gnt, st_rd_vld, st_cnt_beat, st_cnt_burst;
     wire [SPM_AW-1:0] st_rd_addr;
     wire [WB-1:0] st_rd_data;
+    wire        st_rd2_req, st_rd2_gnt, st_rd2_vld;   // the STORE's second read port (BEAT_WORDS = 2)
+    wire [SPM_AW-1:0] st_rd2_addr;
+    wire [WB-1:0] st_rd2_data;
     wire [2:0]  st_cnt_tag;
     wire        stq_busy, stq_pop_next_unused, stq_push_next_unused;
 
@@ -250,6 +253,8 @@ module npu_top #(
         .busy(st_busy), .done(st_done), .err(st_err), .err_code(st_err_code), .err_info(st_err_info),
         .rd_req(st_rd_req), .rd_addr(st_rd_addr), .rd_gnt(st_rd_gnt), .rd_vld(st_rd_vld),
         .rd_data(st_rd_data),
+        .rd2_req(st_rd2_req), .rd2_addr(st_rd2_addr), .rd2_gnt(st_rd2_gnt), .rd2_vld(st_rd2_vld),
+        .rd2_data(st_rd2_data),
         .aw_vld(m_aw_valid), .aw_rdy(m_aw_ready), .aw_addr(m_aw_addr), .aw_len(m_aw_len),
         .w_vld(m_w_valid), .w_rdy(m_w_ready), .w_data(m_w_data), .w_strb(m_w_strb), .w_last(m_w_last),
         .b_vld(m_b_valid), .b_rdy(m_b_ready), .b_resp(m_b_resp),
@@ -258,7 +263,8 @@ module npu_top #(
 
     // ------------------------------------------------------------------ SPM
     // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
-    //             cycle), 5 = stationary stream (LDW), 6 = STORE DMA
+    //             cycle), 5 = stationary stream (LDW), 6 = STORE DMA, 7 = STORE DMA's second word
+    //             (BEAT_WORDS = 2 only; granted only with port 6: npu_spm PAIR_RD)
     // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
     //             5 = LOAD DMA, 6 = LOAD DMA's second word (BEAT_WORDS = 2 only)
     // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
@@ -271,44 +277,62 @@ module npu_top #(
     wire [4*SPM_AW-1:0] rda_addr;
     wire [4*SPM_AW-1:0] dr_wr_addr;
     wire [4*WB-1:0] dr_wr_data;
-    wire [7*WB-1:0] spm_rd_data;
-    wire [6:0]  spm_rd_vld;
-    wire [6:0]  spm_rd_gnt;
+    localparam NRS = (BEAT_WORDS > 1) ? 8 : 7;      // read port 7: BEAT_WORDS = 2 only
+    wire [NRS*WB-1:0] spm_rd_data;
+    wire [NRS-1:0] spm_rd_vld;
+    wire [NRS-1:0] spm_rd_gnt;
+    wire [NRS-1:0] spm_rd_req_v;
+    wire [NRS*SPM_AW-1:0] spm_rd_addr_v;
     wire [5:0]  spm_wr_gnt;
     wire        vrd_req, vwr_req;
     wire [SPM_AW-1:0] vrd_addr, vwr_addr;
     wire [WB-1:0] vwr_data;
-    wire [2:0]  spm_cnt_rd;
+    wire [$clog2(NRS+1)-1:0] spm_cnt_rd;
+    wire [3:0]  spm_cnt_rd4;                // up to 8 reads a cycle at BEAT_WORDS = 2
     wire [2:0]  spm_cnt_wr;
     wire [3:0]  spm_cnt_conf;
 
-    // write port 6 (BEAT_WORDS = 2 only): the LOAD's second word of a chunk, lowest priority
+    // BEAT_WORDS = 2 only: write port 6, the LOAD's second word of a chunk, and read port 7,
+    // the STORE's second word, each at the lowest priority of its direction
     localparam NWS = (BEAT_WORDS > 1) ? 7 : 6;
     wire [NWS-1:0]        spm_wr_req_v;
     wire [NWS*SPM_AW-1:0] spm_wr_addr_v;
     wire [NWS*WB-1:0]     spm_wr_data_v;
     wire [NWS-1:0]        spm_wr_gnt_v;
     generate
-        if (BEAT_WORDS > 1) begin : g_spm_wr2
+        if (BEAT_WORDS > 1) begin : g_spm_bw2
             assign spm_wr_req_v  = {ld_wr2_req, ld_wr_req, dr_wr_req, vwr_req};
             assign spm_wr_addr_v = {ld_wr2_addr, ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr2_data, ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = spm_wr_gnt_v[NWS-1];
-        end else begin : g_spm_wr1
+            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, rdw_addr, rda_addr, vrd_addr};
+            assign st_rd2_gnt    = spm_rd_gnt[7];
+            assign st_rd2_vld    = spm_rd_vld[7];
+            assign st_rd2_data   = spm_rd_data[7*WB +: WB];
+            assign spm_cnt_rd4   = spm_cnt_rd;
+        end else begin : g_spm_bw1
             assign spm_wr_req_v  = {ld_wr_req, dr_wr_req, vwr_req};
             assign spm_wr_addr_v = {ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = 1'b0;
+            assign spm_rd_req_v  = {st_rd_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd_addr, rdw_addr, rda_addr, vrd_addr};
+            assign st_rd2_gnt    = 1'b0;
+            assign st_rd2_vld    = 1'b0;
+            assign st_rd2_data   = {WB{1'b0}};
+            assign spm_cnt_rd4   = {1'b0, spm_cnt_rd};
             // verilator lint_off UNUSEDSIGNAL
-            wire unused_wr2 = &{1'b0, ld_wr2_req, ld_wr2_addr, ld_wr2_data};   // never requests at BW = 1
+            wire unused_wr2 = &{1'b0, ld_wr2_req, ld_wr2_addr, ld_wr2_data,   // never request at BW = 1
+                                st_rd2_req, st_rd2_addr};
             // verilator lint_on UNUSEDSIGNAL
         end
     endgenerate
     assign spm_wr_gnt = spm_wr_gnt_v[5:0];
-    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(7), .NW(NWS), .SUBW(2)) u_spm (
+    npu_spm #(.BANKS(SPM_BANKS), .BANK_WORDS(SPM_BANK_WORDS), .WB(WB), .NR(NRS), .NW(NWS), .SUBW(2),
+              .PAIR_RD(BEAT_WORDS > 1 ? 1 : 0)) u_spm (
         .clk(clk), .rst_n(unit_rst_n),
-        .rd_req({st_rd_req, rdw_req, rda_req, vrd_req}),
-        .rd_addr({st_rd_addr, rdw_addr, rda_addr, vrd_addr}),
+        .rd_req(spm_rd_req_v), .rd_addr(spm_rd_addr_v),
         .rd_gnt(spm_rd_gnt), .rd_vld(spm_rd_vld), .rd_data(spm_rd_data),
         .wr_req(spm_wr_req_v), .wr_addr(spm_wr_addr_v),
         .wr_data(spm_wr_data_v), .wr_gnt(spm_wr_gnt_v),
@@ -544,7 +568,7 @@ module npu_top #(
         .ld_cnt_beat(ld_cnt_beat), .ld_cnt_tag(ld_cnt_tag), .ld_cnt_burst(ld_cnt_burst),
         .ld_cnt_fill(ld_cnt_fill), .st_cnt_beat(st_cnt_beat), .st_cnt_tag(st_cnt_tag),
         .st_cnt_burst(st_cnt_burst), .f_beat(ev_f_beat), .f_burst(ev_f_burst),
-        .spm_rd(spm_cnt_rd), .spm_wr(spm_cnt_wr), .spm_conf(spm_cnt_conf),
+        .spm_rd(spm_cnt_rd4), .spm_wr(spm_cnt_wr), .spm_conf(spm_cnt_conf),
         .nh_flit(nh_flit), .nv_flit(nv_flit), .nh_deliv(nh_deliv), .nv_deliv(nv_deliv),
         .h_two(h_two), .nh_link(nh_link), .nv_link(nv_link),
         .lbh_take(nh_vld & nh_rdy), .lbv_take(nv_vld & nv_rdy),

@@ -16,6 +16,19 @@
  *                 DRAM beats (BEAT_WORDS > 1) half the cases take their addresses and pitches in
  *                 beats instead of SPM words: short rows sharing a 64-byte beat, unaligned starts,
  *                 partial first and last beats, runs crossing 4 KiB lines at 64-byte beats.
+ * dense/wide_store  the STORE's two-word chunks (BEAT_WORDS = 2: words j, j+1 of a row read in one
+ *                 cycle and packed as one piece of up to 64 bytes): odd word counts, rows
+ *                 starting at odd SPM words (w, w+1 in one sub-bank when w ends in binary 011:
+ *                 the chunk falls back to one word), partial first and last beats, unaligned
+ *                 starts at both word offsets of a beat, pitches that make rows share beats,
+ *                 runs crossing 4 KiB lines; checked as dense/random (byte-exact window,
+ *                 counters, functional model). At BEAT_WORDS = 1 the same cases run one word a
+ *                 cycle. dense/throughput: with wide beats a STORE of long rows takes one DRAM
+ *                 beat per cycle (two SPM words), also from odd SPM row starts.
+ *                 Planted faults caught (small-w2): the two words of a chunk swapped in the
+ *                 read-ahead entry fails dense/random_*, matrix_4096x5 and wide_store on the
+ *                 byte compare; a two-word chunk ending a row sent as 64 bytes trips the
+ *                 packer's overlap assertion in wide_store.
  * dense/errors    BAD_DESC for an odd address, row length or pitch, a transposed STORE whose
  *                 row_bytes is not whole int32s; DRAM_ADDR with the last byte (no overflow for a
  *                 2^32-wide span); a dense transfer ending on the last byte; a transposed
@@ -281,6 +294,49 @@ Test(dense, matrix_4096x5)
     run_case(&cfg, &c, rtl_seed(7), 9999);
 }
 
+/* One directed case for the wide STORE: a LOAD of rows x words SPM words from spm sa at pitch
+ * ss, then the dense STORE of rows2 rows of rb2 bytes to D2 + off2 at pitch ds2. */
+static void wide_case(const npu_cfg_t *cfg, unsigned rows, unsigned words, unsigned sa, unsigned ss, unsigned rb2,
+                      unsigned ds2, uint32_t off2, unsigned idx)
+{
+    unsigned B = 4u * (unsigned)cfg->s;
+    dcase_t c = {0};
+    c.rows = rows;
+    c.rb = words * B;
+    c.ds = c.rb;
+    c.da = SRC + 2;
+    c.sa = sa;
+    c.ss = ss;
+    c.srows = rows;
+    c.words = words;
+    c.rows2 = rows;
+    c.rb2 = rb2;
+    c.ds2 = ds2;
+    c.da2 = D2 + off2;
+    c.stall = idx % 2 ? 15 : 0;
+    run_case(cfg, &c, rtl_seed(11) + idx, 8000 + idx);
+}
+
+Test(dense, wide_store, .timeout = 600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    unsigned B = 4u * (unsigned)cfg.s;
+    /* odd word counts (3, 5), the last word partial, from both word offsets of a beat (+2,
+     * +B + 6), rows one after the other (one run) or sharing beats (pitch rb + 2) */
+    wide_case(&cfg, 9, 3, 0, 3, 3 * B - 4, 3 * B - 4, 2, 0);
+    wide_case(&cfg, 7, 5, 1, 5, 5 * B - 6, 5 * B - 4, B + 6, 1);
+    /* rows from SPM words 3, 11, 19, ...: words 3 and 4 share a sub-bank (a one-word chunk, then
+     * pairs from 4); odd pitch: the rows alternate between odd and even starts */
+    wide_case(&cfg, 12, 4, 3, 8, 4 * B, 4 * B + 2, 0, 2);
+    wide_case(&cfg, 11, 6, 3, 7, 6 * B - 2, 6 * B, B - 2, 3);
+    /* one run across 4 KiB lines (from 40 bytes before one), even word counts, whole rows */
+    wide_case(&cfg, 40, 2, 5, 2, 2 * B, 2 * B, 4096 - 40, 4);
+    wide_case(&cfg, 24, 7, 2, 9, 7 * B - 10, 7 * B + 14, 2 * 4096 - 6, 5);
+    /* one-word rows (no pair) and two-word rows of which the second is partial */
+    wide_case(&cfg, 16, 1, 1, 1, 10, 10, 6, 6);
+    wide_case(&cfg, 16, 2, 0, 2, B + 2, B + 2, 4096 - 2 * B - 2, 7);
+}
+
 static void dma_error(const npu_cfg_t *cfg, const npu_insn_t *in, unsigned err, uint32_t info, const char *what)
 {
     npu_sim_t *s = rtl_open(cfg, 0, 0, 1);
@@ -390,6 +446,28 @@ Test(dense, throughput)
                     (unsigned long long)n[i]);
         cr_assert(c[i] <= n[i] + 100, "%s: %llu cycles for %llu", what[i], (unsigned long long)c[i],
                   (unsigned long long)n[i]);
+    }
+    /* wide beats: a STORE of long rows moves a DRAM beat (two SPM words) per cycle, also when
+     * its rows start at odd SPM words (a one-word chunk where w, w+1 share a sub-bank) */
+    unsigned DB = (unsigned)npu_cfg_beat(&cfg);
+    if (DB > B) {
+        uint64_t dbeats = (2 + (uint64_t)rows_l * 8 * B + DB - 1) / DB;
+        uint64_t cw = xfer_cycles(&cfg, 1, rows_l, 8 * B, D2 + 2);
+        npu_dram_timing_t t = {4.0 * DB, (unsigned)cfg.dram_latency, 0, 0, 1};
+        npu_sim_t *s = npu_sim_open(&t);
+        cr_assert_not_null(s);
+        npu_insn_t in;
+        cr_assert_eq(npu_enc_store(&in, NPU_TAG_Y, rows_l, D2 + 2, 3, 9, 8 * B, 8 * B), 0);
+        npu_run_result_t r;
+        cr_assert_eq(npu_run_program(&cfg, s, 0, &in, 1, 1000000, &r), NPU_RUN_DONE);
+        npu_sim_close(s);
+        uint64_t co = r.end_cycle - r.start_cycle;
+        cr_log_info("dense throughput: wide STORE long rows: %llu cycles (odd SPM starts %llu) for %llu beats",
+                    (unsigned long long)cw, (unsigned long long)co, (unsigned long long)dbeats);
+        cr_assert(cw <= dbeats + 100, "wide STORE long rows: %llu cycles for %llu beats", (unsigned long long)cw,
+                  (unsigned long long)dbeats);
+        cr_assert(co <= dbeats + rows_l + 100, "wide STORE long rows, odd SPM starts: %llu cycles for %llu beats",
+                  (unsigned long long)co, (unsigned long long)dbeats);
     }
     cr_log_info("dense throughput: transposed LOAD of whole groups: %llu cycles for %u beats", (unsigned long long)c_t,
                 2 * rows_t);
