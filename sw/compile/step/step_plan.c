@@ -32,15 +32,16 @@ static void bad(npu_step_plan_t *p, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Places a rows x cols tensor of `width` bits at the next beat-aligned address. */
-static int tensor(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
+/* Places a rows x cols tensor of `width` bits at the next SPM-word-aligned address (the plan's
+ * align when larger). */
+static int tensor(npu_step_plan_t *p, uint64_t word, const char *name, int layer, unsigned width,
                   int rows, int cols)
 {
-    return npu_step_tensor_add(p, beat, name, layer, width, rows, cols, 0);
+    return npu_step_tensor_add(p, word, name, layer, width, rows, cols, 0);
 }
 
 /* The same with rows `pitch` bytes apart (0: dense). */
-int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
+int npu_step_tensor_add(npu_step_plan_t *p, uint64_t word, const char *name, int layer, unsigned width,
                         int rows, int cols, unsigned pitch)
 {
     npu_step_tensor_t *t = &p->t[p->nt];
@@ -48,7 +49,7 @@ int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int
         snprintf(t->name, sizeof t->name, "%s[%d]", name, layer);
     else
         snprintf(t->name, sizeof t->name, "%s", name);
-    if (p->align > beat)
+    if (p->align > word)
         p->end = (p->end + p->align - 1) / p->align * p->align;
     t->dram = (uint32_t)p->end;
     t->bytes = pitch ? (uint64_t)rows * pitch : (uint64_t)rows * cols * width / 8;
@@ -56,27 +57,27 @@ int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int
     t->rows = rows;
     t->cols = cols;
     t->pitch = pitch;
-    p->end += (t->bytes + beat - 1) / beat * beat;
+    p->end += (t->bytes + word - 1) / word * word;
     return p->nt++;
 }
 
 /* Every tensor of layer l (K inputs, N outputs). */
-void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l)
+void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t word, int l)
 {
     int K = p->dims[l - 1], N = p->dims[l], B = p->batch;
     npu_step_lt_t *L = &p->l[l];
-    L->w16 = tensor(p, beat, "W16", l, 16, K, N);
-    L->w32 = tensor(p, beat, "W32", l, 32, K, N);
-    L->vw = tensor(p, beat, "VW", l, 32, K, N);
-    L->b32 = tensor(p, beat, "b32", l, 32, 1, N);
-    L->vb = tensor(p, beat, "Vb", l, 32, 1, N);
-    L->z32 = tensor(p, beat, "Z32", l, 32, B, N);
-    L->h16 = l < p->layers ? tensor(p, beat, "H16", l, 16, B, N) : -1;
-    L->dz32 = tensor(p, beat, "dZ32", l, 32, B, N);
-    L->dz16 = tensor(p, beat, "dZ16", l, 16, B, N);
-    L->dh32 = l > 1 ? tensor(p, beat, "dH32", l, 32, B, K) : -1;
-    L->dw32 = tensor(p, beat, "dW32", l, 32, K, N);
-    L->db32 = tensor(p, beat, "db32", l, 32, 1, N);
+    L->w16 = tensor(p, word, "W16", l, 16, K, N);
+    L->w32 = tensor(p, word, "W32", l, 32, K, N);
+    L->vw = tensor(p, word, "VW", l, 32, K, N);
+    L->b32 = tensor(p, word, "b32", l, 32, 1, N);
+    L->vb = tensor(p, word, "Vb", l, 32, 1, N);
+    L->z32 = tensor(p, word, "Z32", l, 32, B, N);
+    L->h16 = l < p->layers ? tensor(p, word, "H16", l, 16, B, N) : -1;
+    L->dz32 = tensor(p, word, "dZ32", l, 32, B, N);
+    L->dz16 = tensor(p, word, "dZ16", l, 16, B, N);
+    L->dh32 = l > 1 ? tensor(p, word, "dH32", l, 32, B, K) : -1;
+    L->dw32 = tensor(p, word, "dW32", l, 32, K, N);
+    L->db32 = tensor(p, word, "db32", l, 32, 1, N);
     L->w16t = -1;
 }
 
@@ -320,7 +321,7 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
                         float mu, float wd, int modes, const npu_step_q_t *q, uint64_t base,
                         npu_step_plan_t *p, char *why, size_t n)
 {
-    uint64_t beat = (uint64_t)npu_cfg_word(cfg);
+    uint64_t word = (uint64_t)npu_cfg_word(cfg);
     memset(p, 0, sizeof *p);
     if (check_args(dims, layers, batch, why, n))
         return -1;
@@ -331,10 +332,10 @@ int npu_step_plan_mlp_q(const npu_cfg_t *cfg, const int *dims, int layers, int b
     p->lr = f32_bits(lr);
     p->mu = f32_bits(mu);
     p->wd = f32_bits(wd);
-    p->base = p->end = (base + beat - 1) / beat * beat;
-    p->x16 = tensor(p, beat, "X16", -1, 16, batch, dims[0]);
+    p->base = p->end = (base + word - 1) / word * word;
+    p->x16 = tensor(p, word, "X16", -1, 16, batch, dims[0]);
     for (int l = 1; l <= layers; l++)
-        npu_step_fc_tensors(p, beat, l);
+        npu_step_fc_tensors(p, word, l);
     if (p->int16) {
         npu_step_range_t r;
         if (!q) {

@@ -129,7 +129,7 @@ typedef struct npu_step_plan {
 } npu_step_plan_t;
 
 /* The step of an MLP d[0] -> d[1] -> ... -> d[layers] (ReLU between layers, none after the
- * last) for batches of `batch`, tensors from DRAM byte `base` on (beat-aligned), GEMMs under
+ * last) for batches of `batch`, tensors from DRAM byte `base` on (SPM-word-aligned), GEMMs under
  * policy `modes` (NPU_EMIT_*); at int16 configurations with the free scales q (NULL: those of
  * npu_step_range_nominal). 0, or -1 with the reason (too many layers, a width or batch out of
  * range, scales whose shifts or scalars do not fit the instructions, out of memory). */
@@ -190,12 +190,12 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
 void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q);
 /* d = a narrowed to 16 bits (int16: by the shift qa - qd), in vector kernel v. */
 void npu_step_narrow(npu_step_plan_t *p, npu_vkern_t *v, int a, int d, int qa, int qd);
-int npu_step_tensor_add(npu_step_plan_t *p, uint64_t beat, const char *name, int layer, unsigned width,
+int npu_step_tensor_add(npu_step_plan_t *p, uint64_t word, const char *name, int layer, unsigned width,
                         int rows, int cols, unsigned pitch);
 npu_step_kernel_t *npu_step_kernel_add(npu_step_plan_t *p, int kind, int phase, int layer, const char *what);
 /* Tensor t as vector kernel v's operand (loaded, stored), under a DMA tag of its own in v. */
 int npu_step_vt(npu_vkern_t *v, npu_step_plan_t *p, int t, int load, int store);
-void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t beat, int l);
+void npu_step_fc_tensors(npu_step_plan_t *p, uint64_t word, int l);
 void npu_step_fc_fwd(npu_step_plan_t *p, int l, int modes);
 /* relu_prev: layer l-1 is fully connected (its relu_bwd follows the dX GEMM). */
 void npu_step_fc_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int modes, int relu_prev);

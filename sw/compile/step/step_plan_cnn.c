@@ -383,7 +383,7 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
                           const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,
                           const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n)
 {
-    uint64_t beat = (uint64_t)npu_cfg_word(cfg);
+    uint64_t word = (uint64_t)npu_cfg_word(cfg);
     cnn_pitch_t pq[NPU_STEP_MAX_LAYERS + 1];
     int skip[NPU_STEP_MAX_LAYERS] = {0};
     memset(p, 0, sizeof *p);
@@ -437,7 +437,7 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
         npu_step_fc_bwd(p, cfg, l, modes, l - 1 > n_conv);
     act_grad(p, cfg, n_conv, p->l[n_conv + 1].dh32);
     for (int l = n_conv; l >= 1; l--)
-        conv_bwd(p, cfg, l, pq[l].pw * (unsigned)beat);
+        conv_bwd(p, cfg, l, pq[l].pw * (unsigned)word);
     if (p->err[0]) {
         snprintf(why, n, "%s", p->err);
         npu_step_plan_free(p);
