@@ -13,7 +13,9 @@
 #include "compile/slice/slice_cost.h"
 #include "compile/step/step_plan.h"
 
-enum { T_W, T_V, T_B, T_VB, T_Y, T_DY, T_DW, T_DB, T_X, T_DX, T_IDS }; /* a layer's tensors (ids) */
+/* a layer's tensors (ids); a normalised layer's b, Vb, db are its beta's, and it has five more
+ * (Z, its conv's output before the normalisation; dZ; gamma G, VG, dG), -1 elsewhere */
+enum { T_W, T_V, T_B, T_VB, T_Y, T_DY, T_DW, T_DB, T_X, T_DX, T_Z, T_DZ, T_G, T_VG, T_DG, T_IDS };
 
 const char *npu_est_phase_name(int phase)
 {
@@ -102,6 +104,8 @@ static kres_t kernel_res(const npu_cfg_t *cfg, const npu_net_layer_t *L, int bat
  * bias update, ReLU's backward mask of the layer's input, the SGD update of W. */
 typedef struct vbusy {
     uint64_t fwd, grad_bias, relu_bwd, sgd;
+    uint64_t norm_fwd, norm_bwd, norm_update; /* a normalised layer's kernels (norm_vbusy) */
+    int ok; /* 0: not the step plan's (layer_vec, norm_vbusy) */
 } vbusy_t;
 
 /* Busy cycles of a vector kernel as npu_vk_emit emits it (npu_vk_vec_busy: its chunks, its SPM
@@ -155,35 +159,65 @@ static int layer_vbusy(const npu_cfg_t *cfg, int rows, int K, int N, int last, v
     return rc;
 }
 
+/* A normalised layer's kernels over `rows` pixels of f channels (npu_step_plan_norm: the step
+ * plan's, bf16 whatever the configuration's type) into v; v->ok = 0 when one was split or the
+ * plan refused them. */
+static void norm_vbusy(const npu_cfg_t *cfg, int rows, int f, vbusy_t *v)
+{
+    int whole = 1;
+    npu_cfg_t c = *cfg;
+    npu_step_plan_t *p = malloc(sizeof *p);
+    char why[200];
+    c.dtype = NPU_DTYPE_BF16;
+    if (!p || npu_step_plan_norm(&c, rows, f, 0.1f, 0.9f, p, why, sizeof why) != 0) {
+        v->ok = 0;
+        free(p);
+        return;
+    }
+    for (int i = 0; i < p->nk; i++) {
+        uint64_t b = vkern_busy(&c, &p->k[i].v, &whole);
+        *(p->k[i].phase == NPU_SK_FWD ? &v->norm_fwd : p->k[i].phase == NPU_SK_BWD ? &v->norm_bwd
+                                                                                   : &v->norm_update) += b;
+    }
+    v->ok &= whole;
+    npu_step_plan_free(p);
+    free(p);
+}
+
 /* The layers' vector busy cycles an estimate has computed (identical layers computed once). */
 typedef struct vmemo {
     int n;
     struct {
-        int rows, K, N, last, ok;
+        int rows, K, N, last, normed;
         vbusy_t v;
     } k[NPU_NET_MAX_LAYERS];
 } vmemo_t;
 
 /* Layer l's vector kernels: an FC layer's over the batch's rows; a convolution's as the FC kernels
- * of its output pixels (rows batch x OH x OW, K = k x k x c, N = f). *ok = 0 when they are not
- * the step plan's (more than 8192 rows or columns: no vector cycles then; or a kernel split). */
-static vbusy_t layer_vec(const npu_cfg_t *cfg, const npu_net_shape_t *net, int l, int batch, vmemo_t *m,
-                         int *ok)
+ * of its output pixels (rows batch x OH x OW, K = k x k x c, N = f), and a normalised one's
+ * norm_vbusy. .ok = 0 when they are not the step plan's (more than 8192 rows or columns: no
+ * vector cycles then; or a kernel split). */
+static vbusy_t layer_vec(const npu_cfg_t *cfg, const npu_net_shape_t *net, int l, int batch, vmemo_t *m)
 {
     const npu_net_layer_t *L = &net->l[l];
     int rows = batch * L->oh * L->ow, K = L->k * L->k * L->c, last = l + 1 == net->layers, i;
+    int normed = npu_net_normed(net->res[l]);
     for (i = 0; i < m->n; i++)
-        if (m->k[i].rows == rows && m->k[i].K == K && m->k[i].N == L->f && m->k[i].last == last)
+        if (m->k[i].rows == rows && m->k[i].K == K && m->k[i].N == L->f && m->k[i].last == last &&
+            m->k[i].normed == normed)
             break;
     if (i == m->n) {
         m->k[i].rows = rows;
         m->k[i].K = K;
         m->k[i].N = L->f;
         m->k[i].last = last;
-        m->k[i].ok = layer_vbusy(cfg, rows, K, L->f, last, &m->k[i].v) == 0; /* split, refused: 0 */
+        m->k[i].normed = normed;
+        int rc = layer_vbusy(cfg, rows, K, L->f, last, &m->k[i].v);
+        m->k[i].v.ok = rc == 0; /* split, refused: 0 */
+        if (normed)
+            norm_vbusy(cfg, rows, L->f, &m->k[i].v);
         m->n++;
     }
-    *ok = m->k[i].ok;
     return m->k[i].v;
 }
 
@@ -229,6 +263,26 @@ static int chained(const npu_net_shape_t *net, int l)
     return l > 0 && npu_net_in(&net->l[l]) == npu_net_out(&net->l[l - 1]);
 }
 
+/* A normalised layer's own tensors (ids[T_Z..T_DG]; -1 for any other layer) and its beta's names
+ * for b, Vb, db: Z (its convolution's output, kept for dgamma) and dZ in the activations' 2 bytes,
+ * gamma G in the weights', VG and dG in 4 (docs/training.md "Normalisation-like layers"). */
+static void norm_tensors(npu_est_t *e, const npu_net_shape_t *net, int l, int batch, int *ids)
+{
+    const npu_net_layer_t *L = &net->l[l];
+    uint64_t out = 2u * batch * npu_net_out(L);
+    ids[T_Z] = ids[T_DZ] = ids[T_G] = ids[T_VG] = ids[T_DG] = -1;
+    if (!npu_net_normed(net->res[l]))
+        return;
+    snprintf(e->tensor_name[ids[T_B]], sizeof e->tensor_name[0], "Bn%d", l);
+    snprintf(e->tensor_name[ids[T_VB]], sizeof e->tensor_name[0], "VBn%d", l);
+    snprintf(e->tensor_name[ids[T_DB]], sizeof e->tensor_name[0], "dBn%d", l);
+    ids[T_Z] = tensor(e, "Z%d", l, out, 0, 0);
+    ids[T_DZ] = tensor(e, "dZ%d", l, out, 0, 0);
+    ids[T_G] = tensor(e, "G%d", l, 2u * L->f, 1, 1);
+    ids[T_VG] = tensor(e, "VG%d", l, 4u * L->f, 1, 1);
+    ids[T_DG] = tensor(e, "dG%d", l, 4u * L->f, 0, 0);
+}
+
 /* The tensors, their ids into id[l][T_*]: X0; per layer W, V, b, Vb, Y, dY, dW, db; its input X
  * (X0, the previous layer's Y, or, when it does not chain, an input X<l> of its own in DRAM) and
  * that input's gradient (none for layer 0; the previous layer's dY; or dX<l>, kept in DRAM for
@@ -252,6 +306,7 @@ static void add_tensors(npu_est_t *e, const npu_net_shape_t *net, int batch, int
         id[l][T_DB] = tensor(e, "db%d", l, 4u * L->f, 0, 0);
         id[l][T_X] = !l ? x0 : chained(net, l) ? id[l - 1][T_Y] : tensor(e, "X%d", l, in, 1, 0);
         id[l][T_DX] = !l ? -1 : chained(net, l) ? id[l - 1][T_DY] : tensor(e, "dX%d", l, in, 0, 1);
+        norm_tensors(e, net, l, batch, id[l]);
     }
 }
 
@@ -346,25 +401,41 @@ static void add_step_res(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape
     z->cycles = tile_vec(z, e, st->vec, in, out, bw);
 }
 
+/* Normalised layer l's forward activation, a step of its own after fwd l: Z, G, Bn -> Y (the
+ * step plan's norm_relu: gamma, beta, ReLU, narrowing); z: each read and written once. */
+static void norm_step(npu_est_t *e, int l, const int *id, const vbusy_t *vb, tiled_t *z, double bw)
+{
+    int in[] = {id[T_Z], id[T_G], id[T_B], -1}, out[] = {id[T_Y], -1};
+    npu_est_step_t *st = add_step(e, NPU_EST_FWD, l, in, out);
+    snprintf(st->name, sizeof st->name, "norm%d", l);
+    st->vec = vb->norm_fwd;
+    st->modelled &= vb->ok;
+    z->cycles = tile_vec(z, e, st->vec, in, out, bw);
+}
+
 /* The forward steps: the array's cycles (the slicing stage's pick) and the vector unit's (layer_vec:
- * bias, ReLU and narrowing); z: each one tile by tile (its vector work reads and writes Y once). */
+ * bias, ReLU and narrowing; a normalised layer's in its norm step); z: each one tile by tile (its
+ * vector work reads and writes Y once). */
 static void fwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch, int (*id)[T_IDS],
-                      kmemo_t *m, vmemo_t *vm, vbusy_t *vb, int *vok, tiled_t *z, double bw)
+                      kmemo_t *m, vmemo_t *vm, vbusy_t *vb, tiled_t *z, double bw)
 {
     for (int l = 0; l < net->layers; l++) {
         const npu_net_layer_t *Y = &net->l[l];
-        int in[] = {id[l][T_X], id[l][T_W], id[l][T_B], -1}, out[] = {id[l][T_Y], -1};
+        int nm = id[l][T_Z] >= 0, y = nm ? id[l][T_Z] : id[l][T_Y];
+        int in[] = {id[l][T_X], id[l][T_W], nm ? -1 : id[l][T_B], -1}, out[] = {y, -1};
         npu_est_step_t *st = add_step(e, NPU_EST_FWD, l, in, out);
         tiled_t *zt = &z[e->n_steps - 1];
-        vb[l] = layer_vec(cfg, net, l, batch, vm, &vok[l]);
+        vb[l] = layer_vec(cfg, net, l, batch, vm);
         kres_t r = kernel_res(cfg, Y, batch, NPU_NET_FWD, &st->modelled, m);
         st->macs = kernel_macs(Y, batch);
         st->compute = r.compute;
-        st->vec = vb[l].fwd;
-        st->modelled &= vok[l];
+        st->vec = nm ? 0 : vb[l].fwd;
+        st->modelled &= vb[l].ok;
         int vr[] = {id[l][T_Y], id[l][T_B], -1}, vw[] = {id[l][T_Y], -1};
-        zt->cycles = tile_kernel(zt, e, &r, id[l][T_X], id[l][T_W], id[l][T_Y], bw) +
-                     tile_vec(zt, e, st->vec, vr, vw, bw);
+        zt->cycles = tile_kernel(zt, e, &r, id[l][T_X], id[l][T_W], y, bw) +
+                     (nm ? 0 : tile_vec(zt, e, st->vec, vr, vw, bw));
+        if (nm)
+            norm_step(e, l, id[l], &vb[l], &z[e->n_steps], bw);
         if (npu_net_skip(net->res[l]))
             add_step_res(cfg, e, net, l, batch, id, &z[e->n_steps], bw);
     }
@@ -391,34 +462,66 @@ static void skip_grads(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t
     }
 }
 
+/* Normalised layer l's backward activation, a step of its own before bwd l: dY, Z, G and Y (the
+ * mask) -> dZ, dG, dBn (the step plan's norm_relu_grad and norm_scale_grad); z: each once. */
+static void dnorm_step(npu_est_t *e, int l, const int *id, const vbusy_t *vb, tiled_t *z, double bw)
+{
+    int in[] = {id[T_DY], id[T_Z], id[T_G], id[T_Y], -1}, out[] = {id[T_DZ], id[T_DG], id[T_DB], -1};
+    npu_est_step_t *st = add_step(e, NPU_EST_BWD, l, in, out);
+    snprintf(st->name, sizeof st->name, "dnorm%d", l);
+    st->vec = vb->norm_bwd;
+    st->modelled &= vb->ok;
+    z->cycles = tile_vec(z, e, st->vec, in, out, bw);
+}
+
 /* The backward steps: dW (and dX but for layer 0), the bias gradient and ReLU's mask of the
- * input; z: tile by tile (the vector work reads dY, and dX when there is one, and writes db and dX). */
+ * input (none when the input is a normalised layer's: its dnorm step masks); a normalised layer's
+ * dnorm step first, whose dZ the kernels read instead of dY and which makes beta's gradient; z:
+ * tile by tile (the vector work reads dY, and dX when there is one, and writes db and dX). */
 static void bwd_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t *net, int batch, int (*id)[T_IDS],
-                      kmemo_t *m, const vbusy_t *vb, const int *vok, tiled_t *z, double bw)
+                      kmemo_t *m, const vbusy_t *vb, tiled_t *z, double bw)
 {
     for (int l = net->layers - 1; l >= 0; l--) {
         const npu_net_layer_t *Y = &net->l[l];
-        int dx = id[l][T_DX] >= 0, fc = Y->kind == NPU_NET_FC;
-        int in[] = {id[l][T_DY], id[l][T_X], id[l][T_W], -1};
-        int out[] = {id[l][T_DW], id[l][T_DB], id[l][T_DX], -1}; /* T_DX -1 ends it for layer 0 */
-        npu_est_step_t *st = add_step(e, NPU_EST_BWD, l, in, out);
+        int dx = id[l][T_DX] >= 0, fc = Y->kind == NPU_NET_FC, nm = id[l][T_Z] >= 0;
+        int dy = nm ? id[l][T_DZ] : id[l][T_DY], mask = dx && id[l - 1][T_Z] < 0;
+        if (nm)
+            dnorm_step(e, l, id[l], &vb[l], &z[e->n_steps], bw);
+        int in[] = {dy, id[l][T_X], id[l][T_W], -1};
+        int out[] = {id[l][T_DW], nm ? id[l][T_DX] : id[l][T_DB], nm ? -1 : id[l][T_DX], -1};
+        npu_est_step_t *st = add_step(e, NPU_EST_BWD, l, in, out); /* T_DX -1 ends it for layer 0 */
         tiled_t *zt = &z[e->n_steps - 1];
         kres_t rw = kernel_res(cfg, Y, batch, NPU_NET_DW, &st->modelled, m), rx = {0, 0, 0, 0, 0, 1};
         if (dx)
             rx = kernel_res(cfg, Y, batch, NPU_NET_DX, &st->modelled, m);
         st->macs = kernel_macs(Y, batch) * (dx ? 2 : 1);
         st->compute = rw.compute + rx.compute;
-        st->vec = vb[l].grad_bias + (dx ? vb[l].relu_bwd : 0);
-        st->modelled &= vok[l];
+        st->vec = (nm ? 0 : vb[l].grad_bias) + (mask ? vb[l].relu_bwd : 0);
+        st->modelled &= vb[l].ok;
         /* dW's streamed operand: X^T of an FC layer (GEMM A), dY of a convolution */
-        zt->cycles = tile_kernel(zt, e, &rw, id[l][fc ? T_X : T_DY], id[l][fc ? T_DY : T_X], id[l][T_DW], bw);
+        zt->cycles = tile_kernel(zt, e, &rw, fc ? id[l][T_X] : dy, fc ? dy : id[l][T_X], id[l][T_DW], bw);
         if (dx)
-            zt->cycles += tile_kernel(zt, e, &rx, id[l][T_DY], id[l][T_W], id[l][T_DX], bw);
-        int vr[] = {id[l][T_DY], dx ? id[l][T_DX] : -1, -1}, vw[] = {id[l][T_DB], dx ? id[l][T_DX] : -1, -1};
+            zt->cycles += tile_kernel(zt, e, &rx, dy, id[l][T_W], id[l][T_DX], bw);
+        int vr[] = {dy, dx ? id[l][T_DX] : -1, -1}, vw[] = {nm ? -1 : id[l][T_DB], dx ? id[l][T_DX] : -1, -1};
+        if (nm) /* the lists without beta's gradient: the dnorm step made it */
+            vw[0] = vw[1], vw[1] = -1;
         zt->cycles += tile_vec(zt, e, st->vec, vr, vw, bw);
         if (dx)
             skip_grads(cfg, e, net, l, batch, id, st, zt, bw);
     }
+}
+
+/* Layer l's update: SGD with momentum of W and b (a normalised layer: and of gamma, its b beta). */
+static void update_step(npu_est_t *e, int l, const int *id, const vbusy_t *vb, tiled_t *z, double bw)
+{
+    int nm = id[T_Z] >= 0;
+    int in[] = {id[T_W], id[T_V], id[T_DW], id[T_B], id[T_VB], id[T_DB],
+                nm ? id[T_G] : -1, id[T_VG], id[T_DG], -1};
+    int out[] = {id[T_W], id[T_V], id[T_B], id[T_VB], nm ? id[T_G] : -1, id[T_VG], -1};
+    npu_est_step_t *st = add_step(e, NPU_EST_UPDATE, l, in, out);
+    st->vec = vb->sgd + (nm ? vb->norm_update : 0);
+    st->modelled &= vb->ok;
+    z->cycles = tile_vec(z, e, st->vec, in, out, bw);
 }
 
 /* Forward, loss, backward and update steps with their cycles (the array's, kernel_res, and the
@@ -429,23 +532,17 @@ static void add_steps(const npu_cfg_t *cfg, npu_est_t *e, const npu_net_shape_t 
     kmemo_t m;
     vmemo_t vm;
     vbusy_t vb[NPU_NET_MAX_LAYERS];
-    int L = net->layers, vok[NPU_NET_MAX_LAYERS];
+    int L = net->layers;
     m.n = vm.n = 0;
-    fwd_steps(cfg, e, net, batch, id, &m, &vm, vb, vok, z, bw);
+    fwd_steps(cfg, e, net, batch, id, &m, &vm, vb, z, bw);
     {
         int in[] = {id[L - 1][T_Y], -1}, out[] = {id[L - 1][T_DY], -1};
         add_step(e, NPU_EST_LOSS, L - 1, in, out);
         z[e->n_steps - 1].cycles = tile_vec(&z[e->n_steps - 1], e, 0, in, out, bw);
     }
-    bwd_steps(cfg, e, net, batch, id, &m, vb, vok, z, bw);
-    for (int l = 0; l < L; l++) {
-        int in[] = {id[l][T_W], id[l][T_V], id[l][T_DW], id[l][T_B], id[l][T_VB], id[l][T_DB], -1};
-        int out[] = {id[l][T_W], id[l][T_V], id[l][T_B], id[l][T_VB], -1};
-        npu_est_step_t *st = add_step(e, NPU_EST_UPDATE, l, in, out);
-        st->vec = vb[l].sgd;
-        st->modelled &= vok[l];
-        z[e->n_steps - 1].cycles = tile_vec(&z[e->n_steps - 1], e, st->vec, in, out, bw);
-    }
+    bwd_steps(cfg, e, net, batch, id, &m, vb, z, bw);
+    for (int l = 0; l < L; l++)
+        update_step(e, l, id[l], &vb[l], &z[e->n_steps], bw);
 }
 
 /* The bytes of step i's tensors, each once: those it keeps in the SPM and those it reads or writes
@@ -533,7 +630,7 @@ int npu_estimate(const npu_cfg_t *cfg, const npu_net_shape_t *net, const npu_est
         return -1;
     }
     int(*id)[T_IDS] = malloc((size_t)net->layers * sizeof *id);
-    tiled_t *z = calloc((size_t)(5 * net->layers + 1), sizeof *z);
+    tiled_t *z = calloc((size_t)(6 * net->layers + 1), sizeof *z);
     uint64_t spm = o->spm_bytes ? o->spm_bytes : (uint64_t)npu_cfg_spm_words(cfg) * (uint64_t)npu_cfg_word(cfg);
     if (!id || !z) {
         free(id);

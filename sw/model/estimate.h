@@ -38,7 +38,7 @@ typedef struct npu_est_opts {
 } npu_est_opts_t;
 
 typedef struct npu_est_step {
-    char name[24];        /* "fwd1", "add3", "loss", "bwd0", "update2" */
+    char name[24];        /* "fwd1", "norm1", "add3", "loss", "dnorm1", "bwd0", "update2" */
     int phase, layer;
     uint64_t macs, compute, vec; /* MACs; array cycles (slicing model); vector-unit busy cycles
                                     (the step plan's vector kernels, npu_vk_vec_busy) */
@@ -50,12 +50,16 @@ typedef struct npu_est_step {
     int tiled;            /* 1: its tensors exceed the SPM: it runs tile by tile (estimate.c) */
 } npu_est_step_t;
 
+#define NPU_EST_MAX_STEPS (6 * NPU_NET_MAX_LAYERS + 1)
+
 typedef struct npu_est {
     int n_steps, n_tensors;  /* the arrays first: npu_estimate zeroes from problem on */
-    npu_est_step_t step[5 * NPU_NET_MAX_LAYERS + 1]; /* fwd, add (residual), loss, bwd, update */
-    npu_sched_tensor_t tensor[10 * NPU_NET_MAX_LAYERS + 1]; /* a layer's 8, its own input and dX */
-    char tensor_name[10 * NPU_NET_MAX_LAYERS + 1][16];
-    npu_sched_step_t sstep[5 * NPU_NET_MAX_LAYERS + 1];
+    /* fwd, norm (normalised), add (residual), loss, dnorm (normalised), bwd, update */
+    npu_est_step_t step[NPU_EST_MAX_STEPS];
+    /* a layer's 8, its own input and dX, a normalised layer's 5 */
+    npu_sched_tensor_t tensor[15 * NPU_NET_MAX_LAYERS + 1];
+    char tensor_name[15 * NPU_NET_MAX_LAYERS + 1][16];
+    npu_sched_step_t sstep[NPU_EST_MAX_STEPS];
     npu_sched_problem_t problem;
     npu_sched_result_t sched;
     uint64_t macs, cycles;

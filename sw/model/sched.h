@@ -27,7 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define NPU_SCHED_MAX_IO 8 /* inputs or outputs of one step */
+#define NPU_SCHED_MAX_IO 12 /* inputs or outputs of one step (a normalised layer's update: 9) */
 
 typedef struct npu_sched_tensor {
     const char *name;

@@ -480,3 +480,87 @@ Test(estimate, residual_specs)
     cr_assert_eq(npu_net_parse("cnn:c8,c8+1,fc10", 8, 8, 1, &o.shape, why, sizeof why), 0);
     cr_assert_eq(npu_fit_check(&ds, &o, why, sizeof why), 0, "%s", why);
 }
+
+/* ---- normalised layers (docs/training.md "Normalisation-like layers") ---- */
+
+/* cnn:c4n,c8s2n,fc10 in the default plan: each normalised layer's forward activation is a step
+ * of its own (norm<l>: Z, G, Bn -> Y) and so is its backward (dnorm<l>: dY -> dZ, dG, dBn), with
+ * the vector cycles of the step plan's kernels for that layer (norm_relu; norm_relu_grad +
+ * norm_scale_grad; the update adds norm_update); the convolution writes Z, its backward reads dZ;
+ * the plain network has none of it and takes fewer cycles. */
+static uint64_t plan_busy(const npu_cfg_t *c, const npu_step_plan_t *p, const char *name)
+{
+    uint64_t b = 0;
+    char why[200];
+    for (int i = 0; i < p->nk; i++)
+        if (!strcmp(p->k[i].name, name)) {
+            cr_assert_eq(npu_vk_vec_busy(c, &p->k[i].v, &b, why, sizeof why), 0, "%s", why);
+            return b;
+        }
+    cr_assert_fail("no kernel %s", name);
+    return 0;
+}
+
+static int step_reads(int s, int t)
+{
+    for (int j = 0; j < e.sstep[s].n_in; j++)
+        if (e.sstep[s].in[j] == t)
+            return 1;
+    return 0;
+}
+
+Test(estimate, normalised_layers_are_steps_of_their_own)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_net_shape_t net;
+    npu_step_plan_t *p = malloc(sizeof *p);
+    char why[256], name[48];
+    cr_assert(p);
+    c.dtype = NPU_DTYPE_BF16;
+    estimate("cnn:c4,c8s2,fc10", 8, 0, 1);
+    uint64_t plain = e.cycles, plain_upd[2] = {e.step[find("update0", 1)].vec, e.step[find("update1", 1)].vec};
+    cr_assert(e.n_tensors > 0);
+    for (int i = 0; i < e.n_steps; i++)
+        cr_assert(!strstr(e.step[i].name, "norm"), "%s", e.step[i].name);
+    npu_est_free(&e);
+    cr_assert_eq(npu_net_parse("cnn:c4n,c8s2n,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    npu_conv_t conv[NPU_STEP_MAX_LAYERS];
+    int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = npu_fit_cnn_layers(&net, 8, conv, fc, &n_fc);
+    cr_assert_eq(npu_step_plan_cnn_res(&c, conv, n_conv, net.res, fc, n_fc, 8, 0.1f, 0.9f, 0, 0, NULL, 0, p, why,
+                                       sizeof why), 0, "%s", why);
+    estimate("cnn:c4n,c8s2n,fc10", 8, 0, 1);
+    cr_assert_gt(e.cycles, plain);
+    for (int l = 0; l < 2; l++) {
+        char t[16];
+        snprintf(name, sizeof name, "fwd L%d norm_relu", l + 1);
+        snprintf(t, sizeof t, "norm%d", l);
+        cr_assert_eq(e.step[find(t, 1)].vec, plan_busy(&c, p, name), "%s", t);
+        snprintf(t, sizeof t, "Z%d", l);
+        int z = find(t, 0);
+        snprintf(t, sizeof t, "fwd%d", l);
+        cr_assert_eq(e.sstep[find(t, 1)].out[0], z, "the convolution writes Z%d", l);
+        snprintf(t, sizeof t, "norm%d", l);
+        cr_assert(step_reads(find(t, 1), z), "norm%d reads Z%d", l, l);
+        snprintf(name, sizeof name, "bwd L%d norm_relu_grad", l + 1);
+        uint64_t bwd = plan_busy(&c, p, name);
+        snprintf(name, sizeof name, "bwd L%d norm_scale_grad", l + 1);
+        bwd += plan_busy(&c, p, name);
+        snprintf(t, sizeof t, "dnorm%d", l);
+        cr_assert_eq(e.step[find(t, 1)].vec, bwd, "%s", t);
+        snprintf(t, sizeof t, "dZ%d", l);
+        int dz = find(t, 0);
+        snprintf(t, sizeof t, "bwd%d", l);
+        cr_assert(step_reads(find(t, 1), dz), "bwd%d reads dZ%d", l, l);
+        snprintf(name, sizeof name, "update L%d norm_update", l + 1);
+        snprintf(t, sizeof t, "update%d", l);
+        int u = find(t, 1);
+        cr_assert_eq(e.step[u].vec, plain_upd[l] + plan_busy(&c, p, name), "%s", t);
+        snprintf(t, sizeof t, "G%d", l);
+        cr_assert(step_reads(u, find(t, 0)), "update%d reads gamma", l);
+        snprintf(t, sizeof t, "Bn%d", l);
+        cr_assert(step_reads(u, find(t, 0)), "update%d reads beta", l);
+    }
+    npu_est_free(&e);
+    npu_step_plan_free(p);
+    free(p);
+}

@@ -170,3 +170,53 @@ Test(step_norm, reference_gradients_finite_differences)
     check_ref_gradients("cnn:c3n,c4s2,fc3");
     check_ref_gradients("cnn:c2n,c2n+1,fc3");
 }
+
+/* npu_step_plan_norm (the estimator's view of a normalised layer): for each normalised layer of
+ * cnn:c4n,c8s2n,fc10 its four kernels are the whole plan's, op by op, and take the same vector
+ * busy cycles. The planted fault (the layer's pixels one row short) changes the busy cycles. */
+static uint64_t busy_of(const npu_cfg_t *c, const npu_vkern_t *k)
+{
+    uint64_t b = 0;
+    char why[200];
+    cr_assert_eq(npu_vk_vec_busy(c, k, &b, why, sizeof why), 0, "%s: %s", k->name, why);
+    return b;
+}
+
+Test(step_norm, plan_norm_is_the_layers_kernels)
+{
+    static const char *const what[4] = {"fwd L%d norm_relu", "bwd L%d norm_relu_grad", "bwd L%d norm_scale_grad",
+                                        "update L%d norm_update"};
+    npu_cfg_t c = bf16_cfg(8);
+    cnn_net_t r;
+    npu_step_plan_t p, *q = malloc(sizeof *q);
+    char why[256], name[48];
+    cr_assert(q);
+    cnn_net("cnn:c4n,c8s2n,fc10", 8, 8, &r);
+    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
+    for (int l = 1; l <= 2; l++)
+        for (int fault = 0; fault <= 1; fault++) {
+            const npu_conv_t *cv = &p.conv[l];
+            int rows = 8 * npu_conv_oh(cv) * npu_conv_ow(cv) - fault;
+            cr_assert_eq(npu_step_plan_norm(&c, rows, cv->F, 0.1f, 0.9f, q, why, sizeof why), 0, "%s", why);
+            cr_assert_eq(q->nk, 4);
+            for (int i = 0; i < 4; i++) {
+                snprintf(name, sizeof name, what[i], l);
+                const npu_step_kernel_t *k = kernel_named(&p, name);
+                const npu_vkern_t *a = &k->v, *b = &q->k[i].v;
+                cr_assert_eq(q->k[i].phase, k->phase, "%s", name);
+                cr_assert_eq(b->nop, a->nop, "%s", name);
+                cr_assert(b->rows == a->rows - (i < 3 ? fault : 0) && b->len == a->len, "%s", name);
+                for (int o = 0; o < a->nop; o++)
+                    cr_assert(b->op[o].vop == a->op[o].vop && b->op[o].wide == a->op[o].wide, "%s op %d", name, o);
+                if (!fault)
+                    cr_assert_eq(busy_of(&c, b), busy_of(&c, a), "%s", name);
+                else if (a->rows > 1 && i < 3)
+                    cr_assert_neq(busy_of(&c, b), busy_of(&c, a), "%s: the fault is seen", name);
+            }
+            npu_step_plan_free(q);
+        }
+    npu_step_plan_free(&p);
+    c = test_cfg(8);
+    cr_assert_eq(npu_step_plan_norm(&c, 64, 4, 0.1f, 0.9f, q, why, sizeof why), -1, "int16: refused");
+    free(q);
+}

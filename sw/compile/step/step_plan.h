@@ -186,6 +186,14 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
                           const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,
                           const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n);
 
+/* A normalised layer's four vector kernels alone, over `rows` output pixels of f channels (fwd
+ * norm_relu; bwd norm_relu_grad, norm_scale_grad; update norm_update), as npu_step_plan_cnn_res
+ * emits them for any layer of that size (the kernels read only its pixels and channels): the
+ * estimator times them for its `--plan sched` (model/estimate.c). bf16 configurations; p holds
+ * them in p->k[0..3] (npu_step_plan_free). 0, or -1 with the reason. */
+int npu_step_plan_norm(const npu_cfg_t *cfg, int rows, int f, float lr, float mu, npu_step_plan_t *p, char *why,
+                       size_t n);
+
 /* The MLP plan's pieces the CNN plan reuses (step_plan.c). */
 void npu_step_assign_q(npu_step_plan_t *p, const npu_step_q_t *q);
 /* d = a narrowed to 16 bits (int16: by the shift qa - qd), in vector kernel v. */

@@ -445,3 +445,39 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
     }
     return 0;
 }
+
+int npu_step_plan_norm(const npu_cfg_t *cfg, int rows, int f, float lr, float mu, npu_step_plan_t *p, char *why,
+                       size_t n)
+{
+    uint64_t B = (uint64_t)npu_cfg_word(cfg);
+    cnn_pitch_t q = {0, 0, 0, 0, 0, 0};
+    memset(p, 0, sizeof *p);
+    if (!npu_cfg_bf16(cfg) || rows < 1 || f < 1) {
+        snprintf(why, n, "the normalisation's kernels: a bf16 configuration, rows and channels >= 1");
+        return -1;
+    }
+    /* one 1x1 convolution whose output is `rows` pixels: its activation kernels are any layer's */
+    p->layers = p->n_conv = 1;
+    p->batch = rows;
+    p->conv[1] = (npu_conv_t){rows, 1, 1, 1, f, 1, 1, 1, 0, 1, 0};
+    p->nrm[1].on = 1;
+    memcpy(&p->lr, &lr, 4);
+    memcpy(&p->mu, &mu, 4);
+    p->align = (uint64_t)npu_cfg_beat(cfg);
+    p->x16 = npu_step_tensor_add(p, B, "X16", -1, 16, rows, 1, 0);
+    conv_tensors(p, B, 1, &q, 0);
+    norm_tensors(p, B, 1);
+    int dh = npu_step_tensor_add(p, B, "dH32", 2, 32, rows, f, 0);
+    if (!(p->k = calloc(4, sizeof *p->k))) {
+        snprintf(why, n, "out of memory");
+        return -1;
+    }
+    norm_fwd(p, 1);
+    norm_grad(p, cfg, 1, dh);
+    if (p->err[0]) {
+        snprintf(why, n, "%s", p->err);
+        npu_step_plan_free(p);
+        return -1;
+    }
+    return 0;
+}
