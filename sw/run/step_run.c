@@ -315,9 +315,11 @@ void npu_step_run_params(npu_step_run_t *s, float *const *w, float *const *b)
         }
         host_write(s, L->w32, wt ? wt : w[l - 1], nw, NULL);
         host_write(s, L->w16, w[l - 1], nw, NULL);
-        host_write(s, L->b32, b[l - 1], (size_t)s->plan.t[L->b32].cols, NULL);
         host_write(s, L->vw, NULL, 0, NULL);
-        host_write(s, L->vb, NULL, 0, NULL);
+        if (L->b32 >= 0) { /* a normalised layer has no bias (beta: norm_params) */
+            host_write(s, L->b32, b[l - 1], (size_t)s->plan.t[L->b32].cols, NULL);
+            host_write(s, L->vb, NULL, 0, NULL);
+        }
         free(wt);
         if (l <= s->plan.n_conv && s->plan.nrm[l].on)
             norm_params(s, &s->plan.nrm[l], s->plan.conv[l].F);

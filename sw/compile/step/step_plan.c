@@ -270,15 +270,19 @@ static void assign_q(npu_step_plan_t *p, const npu_step_q_t *q)
         Q(L->w16) = q->w[l];
         Q(L->w32) = q->w[l] + NPU_STEP_W32_EXTRA;
         Q(L->vw) = q->vw[l];
-        Q(L->z32) = Q(L->b32) = in + q->w[l];
-        Q(L->vb) = q->vb[l];
+        Q(L->z32) = in + q->w[l];
+        if (L->b32 >= 0) { /* a normalised layer has no bias */
+            Q(L->b32) = in + q->w[l];
+            Q(L->vb) = q->vb[l];
+        }
         if (L->h16 >= 0)
             Q(L->h16) = q->h[l];
         if (L->dz32 >= 0) /* a convolution's lives in the SPM only */
             Q(L->dz32) = dz32;
         if (L->w16t >= 0)
             Q(L->w16t) = q->w[l];
-        Q(L->db32) = dz32;
+        if (L->db32 >= 0)
+            Q(L->db32) = dz32;
         Q(L->dz16) = q->dz16[l];
         if (L->dh32 >= 0)
             Q(L->dh32) = q->dz16[l] + q->w[l];

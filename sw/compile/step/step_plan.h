@@ -90,7 +90,8 @@ typedef struct npu_step_tensor {
 /* A convolution layer (step_plan_cnn.c): W32, VW and dW32 are [KH][KW][C] rows of F (dW^T, the
  * fused backward's layout), W16T the same in 16 bits, W16 [KH][KW][F] rows of C (the conv
  * kernels'); Z32, H16, dZ16 rows of pixels; dh32 the fused backward's dX (pixels of C; none in
- * the first layer, whose backward computes no dX); dz32 none (the gradient lives in the SPM only). */
+ * the first layer, whose backward computes no dX); dz32 none (the gradient lives in the SPM only);
+ * a normalised one has no bias: b32, vb, db32 -1 (beta, npu_step_norm_t, takes its place). */
 typedef struct npu_step_lt {
     int w16, w32, vw, b32, vb, z32, h16, dz32, dz16, dh32, dw32, db32;
     int w16t;                    /* a convolution layer: W16^T; else -1 */

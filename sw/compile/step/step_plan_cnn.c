@@ -58,8 +58,9 @@ static int conv_pitches(const npu_cfg_t *cfg, const npu_conv_t *c, int l, cnn_pi
 
 static int pixels(const npu_conv_t *c) { return c->batch * npu_conv_oh(c) * npu_conv_ow(c); }
 
-/* Convolution layer l's tensors (no dX32 in the first: its backward computes no dX); h_pitch:
- * H16's (the next convolution's X pitch, 0 dense). */
+/* Convolution layer l's tensors (no dX32 in the first: its backward computes no dX; no bias b32,
+ * Vb, db32 in a normalised one: beta takes the bias's place); h_pitch: H16's (the next
+ * convolution's X pitch, 0 dense). */
 static void conv_tensors(npu_step_plan_t *p, uint64_t B, int l, const cnn_pitch_t *q, unsigned h_pitch)
 {
     const npu_conv_t *c = &p->conv[l];
@@ -69,15 +70,16 @@ static void conv_tensors(npu_step_plan_t *p, uint64_t B, int l, const cnn_pitch_
     L->w16t = npu_step_tensor_add(p, B, "W16T", l, 16, T * C, F, 0);
     L->w32 = npu_step_tensor_add(p, B, "W32", l, 32, T * C, F, 0);
     L->vw = npu_step_tensor_add(p, B, "VW", l, 32, T * C, F, 0);
-    L->b32 = npu_step_tensor_add(p, B, "b32", l, 32, 1, F, 0);
-    L->vb = npu_step_tensor_add(p, B, "Vb", l, 32, 1, F, 0);
+    int biased = !norm_on(p, l);
+    L->b32 = biased ? npu_step_tensor_add(p, B, "b32", l, 32, 1, F, 0) : -1;
+    L->vb = biased ? npu_step_tensor_add(p, B, "Vb", l, 32, 1, F, 0) : -1;
     L->z32 = npu_step_tensor_add(p, B, "Z32", l, 32, P, F, q->py * (unsigned)B);
     L->h16 = npu_step_tensor_add(p, B, "H16", l, 16, P, F, h_pitch);
     L->dz32 = -1;
     L->dz16 = npu_step_tensor_add(p, B, "dZ16", l, 16, P, F, q->pdy * (unsigned)B);
     L->dh32 = l > 1 ? npu_step_tensor_add(p, B, "dX32", l, 32, c->batch * c->H * c->W, C, q->pdx * (unsigned)B) : -1;
     L->dw32 = npu_step_tensor_add(p, B, "dW32", l, 32, T * C, F, q->pf * (unsigned)B);
-    L->db32 = npu_step_tensor_add(p, B, "db32", l, 32, 1, F, 0);
+    L->db32 = biased ? npu_step_tensor_add(p, B, "db32", l, 32, 1, F, 0) : -1;
 }
 
 /* Normalised layer l's own tensors (npu_step_norm_t). */

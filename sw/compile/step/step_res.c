@@ -138,7 +138,8 @@ static void tensors(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
         const npu_step_lt_t *L = &p->l[l];
         int par[5] = {L->w16, L->w32, L->vw, L->b32, L->vb};
         for (int i = 0; i < 5; i++)
-            res->st[par[i]].in_dram = res->st[par[i]].keep_out = 1;
+            if (par[i] >= 0) /* a normalised layer has no bias */
+                res->st[par[i]].in_dram = res->st[par[i]].keep_out = 1;
     }
 }
 
