@@ -282,7 +282,7 @@ step-fidelity-quick: build/tiny-bf16/step_fidelity build/small-bf16/step_fidelit
 	@echo "== estimator --plan step vs the RTL step engine, quick (make step-fidelity for the sweep)"
 	@build/tiny-bf16/step_fidelity 64,128,10@32 24,37,20,10@19 > build/step-fidelity-quick.log \
 	  && build/small-bf16/step_fidelity 64,128,10@32 64,256,256,10@16 cnn:c4,c8s2,fc10@32 cnn:c8,c8,c8+1,fc10@16 cnn:c4n,c8s2n,fc10@32 >> build/step-fidelity-quick.log \
-	  && build/tiny/step_fidelity 24,37,20,10@19 >> build/step-fidelity-quick.log \
+	  && build/tiny/step_fidelity 24,37,20,10@19 cnn:c4n,c8s2n,fc10@32 >> build/step-fidelity-quick.log \
 	  && build/tiny-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
 	  && build/small-bf16/step_fidelity --micro >> build/step-fidelity-quick.log \
 	  || { cat build/step-fidelity-quick.log; exit 1; }

@@ -327,35 +327,65 @@ int npu_fit_step_ok(const npu_cfg_t *cfg, const npu_net_shape_t *s, char *why, s
     return rc;
 }
 
+/* Normalised layer l's magnitudes (1-based, net_ref's layer l - 1) after m's step: Z, gamma, the
+ * pre-ReLU sum N = gamma Z + beta (+ the skip), dN, the conv's dZ = gamma dN, dgamma, dbeta. */
+static void norm_range(const npu_net_ref_t *m, int l, int B, npu_step_range_t *r)
+{
+    const npu_net_shape_t *s = &m->shape;
+    int f = s->l[l - 1].f, j = npu_net_skip(s->res[l - 1]);
+    size_t n = (size_t)B * npu_net_out(&s->l[l - 1]);
+    const float *skip = j ? m->act[j - 1] : NULL;
+    double nmax = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v = fabs((double)m->gam[l - 1][i % f] * m->zc[l - 1][i] + m->bet[l - 1][i % f] + (skip ? skip[i] : 0));
+        nmax = v > nmax ? v : nmax;
+    }
+    r->normed[l] = 1;
+    r->zc[l] = max_abs(m->zc[l - 1], n);
+    r->gam[l] = max_abs(m->gam[l - 1], (size_t)f);
+    r->n[l] = nmax;
+    r->dn[l] = r->dz[l];
+    r->dz[l] = max_abs(m->dzc[l - 1], n);
+    r->dg[l] = max_abs(m->ggam[l - 1], (size_t)f);
+    r->dbn[l] = max_abs(m->gbet[l - 1], (size_t)f);
+}
+
+void npu_fit_step_q(const npu_net_ref_t *m, float *const *w, float momentum, npu_step_q_t *q)
+{
+    const npu_net_shape_t *s = &m->shape;
+    npu_step_range_t r;
+    int L = s->layers, B = m->batch;
+    memset(&r, 0, sizeof r);
+    r.x = max_abs(m->act[0], (size_t)B * npu_net_in(&s->l[0]));
+    r.z_top = max_abs(m->act[L], (size_t)B * npu_net_out(&s->l[L - 1]));
+    for (int l = 1; l <= L; l++) {
+        size_t out = (size_t)B * npu_net_out(&s->l[l - 1]);
+        r.w[l] = max_abs(w[l - 1], npu_net_params(&s->l[l - 1]));
+        r.h[l] = l < L ? max_abs(m->act[l], out) : 0;
+        r.dz[l] = max_abs(m->grad[l], out);
+        r.dw[l] = max_abs(m->gw[l - 1], npu_net_params(&s->l[l - 1]));
+        r.db[l] = max_abs(m->gb[l - 1], (size_t)s->l[l - 1].f); /* a bias per filter */
+        if (m->gam[l - 1])
+            norm_range(m, l, B, &r);
+    }
+    npu_step_q_pick(&r, L, momentum, q);
+    if (s->l[0].kind == NPU_NET_CONV)
+        npu_step_q_cap_sums(&r, L, q);
+}
+
 /* The int16 step's static scales (compile/step/step_scale.h) from one step of the fp32
- * reference on the first training batch, before training: the largest |x|, |W|, |H|, |dZ|, |dW|
- * and |db| of each layer (dims: its outputs per sample; a convolution's over every position),
- * with the headroom npu_step_q_pick adds. 0 or -1 (out of memory). */
-static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_opts_t *o,
-                          const int *dims, float *const *w, float *const *b, npu_step_q_t *q)
+ * reference on the first training batch, before training (npu_fit_step_q). 0 or -1 (out of
+ * memory). */
+static int step_calibrate(fit_state_t *s, const npu_dataset_t *d, const npu_fit_opts_t *o, float *const *w,
+                          float *const *b, npu_step_q_t *q)
 {
     npu_net_ref_t m;
-    npu_step_range_t r;
-    int L = o->shape.layers, B = o->batch;
-    memset(&r, 0, sizeof r);
-    if (npu_net_ref_new(&m, &o->shape, B, w, b))
+    if (npu_net_ref_new(&m, &o->shape, o->batch, w, b))
         return -1;
-    gather(d, s->split.train, B, s->x, s->y);
-    for (int l = 1; l <= L; l++)
-        r.w[l] = max_abs(w[l - 1], npu_net_params(&o->shape.l[l - 1]));
+    gather(d, s->split.train, o->batch, s->x, s->y);
     npu_net_ref_step(&m, s->x, s->y, &o->sgd);
-    r.x = max_abs(m.act[0], (size_t)B * dims[0]);
-    r.z_top = max_abs(m.act[L], (size_t)B * dims[L]);
-    for (int l = 1; l <= L; l++) {
-        r.h[l] = l < L ? max_abs(m.act[l], (size_t)B * dims[l]) : 0;
-        r.dz[l] = max_abs(m.grad[l], (size_t)B * dims[l]);
-        r.dw[l] = max_abs(m.gw[l - 1], npu_net_params(&o->shape.l[l - 1]));
-        r.db[l] = max_abs(m.gb[l - 1], (size_t)o->shape.l[l - 1].f); /* a bias per filter */
-    }
+    npu_fit_step_q(&m, w, o->sgd.momentum, q);
     npu_net_ref_free(&m);
-    npu_step_q_pick(&r, L, o->sgd.momentum, q);
-    if (o->shape.l[0].kind == NPU_NET_CONV)
-        npu_step_q_cap_sums(&r, L, q);
     return 0;
 }
 
@@ -378,12 +408,8 @@ static int step_init_cnn(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
     int fc[NPU_STEP_MAX_LAYERS + 1], n_fc, n_conv = npu_fit_cnn_layers(&o->shape, o->batch, conv, fc, &n_fc);
-    int dims[NPU_STEP_MAX_LAYERS + 1];
     npu_step_q_t q;
-    dims[0] = (int)npu_net_in(&o->shape.l[0]);
-    for (int l = 1; l <= o->shape.layers; l++)
-        dims[l] = (int)npu_net_out(&o->shape.l[l - 1]);
-    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q)) {
+    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, w, b, &q)) {
         snprintf(why, n, "out of memory");
         return -1;
     }
@@ -412,7 +438,7 @@ static int step_init(fit_state_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, const
     for (int l = 0; l < L; l++)
         dims[l] = (int)npu_net_in(&o->shape.l[l]);
     dims[L] = (int)npu_net_out(&o->shape.l[L - 1]);
-    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, dims, w, b, &q)) {
+    if (!npu_cfg_bf16(cfg) && step_calibrate(s, d, o, w, b, &q)) {
         snprintf(why, n, "out of memory");
         return -1;
     }

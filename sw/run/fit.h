@@ -24,6 +24,7 @@
 #include <stdint.h>
 
 #include "compile/conv/conv_layer.h"
+#include "compile/step/step_scale.h"
 #include "data/digits.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
@@ -90,5 +91,11 @@ int npu_fit_run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_dataset_t *d,
  * the tensor below 2^bits (bits = 15 - ceil(log2(K)) / 2: the int32 sum of K products of two
  * such values cannot overflow). Returns e (0 for an all-zero tensor). */
 int npu_fit_i16_scale(const float *x, size_t n, int K);
+
+/* The int16 whole-step engine's free scales (compile/step/step_scale.h) from the fp32 reference
+ * m after one step on a batch (its activations, gradients, a normalised layer's Z, gamma, beta,
+ * dgamma, dbeta) and the weights w it started from: the largest magnitudes with
+ * npu_step_q_pick's headroom (CNNs: npu_step_q_cap_sums). What npu fit calibrates with. */
+void npu_fit_step_q(const npu_net_ref_t *m, float *const *w, float momentum, npu_step_q_t *q);
 
 #endif

@@ -395,7 +395,7 @@ static const char *const sweep[] = {
     "cnn:c4,fc10@32", "cnn:c16,fc10@8",
     /* residual blocks (+J: the skip added before the ReLU, its gradient into the source's) */
     "cnn:c8,c8,c8+1,fc10@16", "cnn:c1+0,c8s2,fc10@8", "cnn:c4,c4+1,c8s2,c8,c8+3,fc10@16",
-    /* conv -> normalisation-like -> ReLU chains (cFn: VMUL by gamma, the shift; bf16 only) */
+    /* conv -> normalisation-like -> ReLU chains (cFn: VMUL by gamma, the shift; fixed point at int16) */
     "cnn:c8n,c16s2,fc10@16", "cnn:c4n,c8s2n,fc10@32", "cnn:c4n,c4,c4n+1,fc10@16",
 };
 int main(int argc, char **argv)

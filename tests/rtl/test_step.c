@@ -880,8 +880,8 @@ Test(step, cnn_resident_conv_adjacent_reuse)
  * layer, a plain one, a normalised one with a residual connection from the first), two steps with
  * random DRAM stalls: every kernel bit-exact (norm_relu's VMUL by G16, norm_relu_grad,
  * norm_scale_grad's VMULs and sums, norm_update), at or above its roofline, each kernel's DRAM
- * bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte. int16 configurations refuse
- * a normalised layer with the reason (no static scales for gamma and beta). */
+ * bytes per tag the estimator's (npu_estimate_step_cnn) byte for byte; at int16 configurations in
+ * fixed point at the nominal static scales (step_scale.h). */
 Test(step, cnn_norm_bytes_as_estimated)
 {
     npu_cfg_t c = rtl_cfg();
@@ -899,12 +899,6 @@ Test(step, cnn_norm_bytes_as_estimated)
     cr_assert_eq(npu_net_parse("cnn:c4n,c4,c4n+1,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
     cr_assert(net.res[0] == res[0] && net.res[1] == res[1] && net.res[2] == res[2]);
     int rc = npu_step_run_init_cnn(&s, &c, sim, cv, 3, res, fc, 1, B, 0.1f, 0.9f, 1e-4f, 0, NULL, 50000000);
-    if (!npu_cfg_bf16(&c)) {
-        cr_assert_neq(rc, 0, "int16: refused");
-        cr_assert(strstr(s.why, "bf16") != NULL, "%s", s.why);
-        npu_sim_close(sim);
-        return;
-    }
     cr_assert_eq(rc, 0, "%s", s.why);
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
     cr_assert_eq(npu_estimate_step_cnn(&c, cv, 3, res, fc, 1, B, 0, &e, why, sizeof why), 0, "%s", why);

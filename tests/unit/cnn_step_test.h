@@ -39,6 +39,14 @@ static inline int cnn_plan(const npu_cfg_t *c, const cnn_net_t *r, int batch, np
                                  NULL, 0, p, why, n);
 }
 
+/* Network `spec` on 8 x 8 x 1 images and its step plan at batch (which must plan). */
+static inline void cnn_plan_of(const npu_cfg_t *c, const char *spec, int batch, cnn_net_t *r, npu_step_plan_t *p)
+{
+    char why[256];
+    cnn_net(spec, 8, batch, r);
+    cr_assert_eq(cnn_plan(c, r, batch, p, why, sizeof why), 0, "%s: %s", spec, why);
+}
+
 static inline const npu_step_kernel_t *kernel_named(const npu_step_plan_t *p, const char *name)
 {
     for (int i = 0; i < p->nk; i++)

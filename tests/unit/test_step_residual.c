@@ -68,8 +68,7 @@ Test(step_residual, plan_kernels_and_skip_reads)
     cnn_net_t r;
     npu_step_plan_t p;
     char why[256];
-    cnn_net("cnn:c4,c4,c4+1,fc10", 8, 8, &r);
-    cr_assert_eq(cnn_plan(&c, &r, 8, &p, why, sizeof why), 0, "%s", why);
+    cnn_plan_of(&c, "cnn:c4,c4,c4+1,fc10", 8, &r, &p);
     cr_assert_eq(p.nk, 24, "7 per convolution, 3 for the head");
     const npu_vkern_t *f = &kernel_named(&p, "fwd L3 bias_add_relu")->v;
     const npu_step_tensor_t *h1 = &p.t[p.l[1].h16], *dz3 = &p.t[p.l[3].dz16];

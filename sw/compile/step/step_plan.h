@@ -174,14 +174,16 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
  *        before the mask (one skip's gradient per layer: NPU_STEP_MAX_SKIPS)
  * The adds are AXPBY(1, 1): fp32 at bf16 configurations, int16 scalars with a shift between the
  * tensors' scales at int16 ones. res[i] | NPU_NET_NORM (ref/net_ref.h): convolution layer l is
- * normalised (bf16 configurations; the conv's bias is unused), its activation kernels become
+ * normalised (it has no bias: beta takes its place), its activation kernels become
  *   fwd  VEC   Z16 = bf16(Z32); Z32 = widen(VMUL(Z16, G16)) + Bn32 (+ widen(S)); H16 = relu(bf16(Z32))
  *   bwd  VEC   dN = relu_bwd(dH, Z32) (+ the skip's gradient first); dN16 = bf16(dN);
  *              dBn = sum dN; VBn, Bn32 updated                              (norm_relu_grad)
  *        VEC   dG = sum widen(VMUL(dN16, Z16)); dZ16 = VMUL(dN16, G16)     (norm_scale_grad)
  *        VEC   VG, G32 updated; G16 = bf16(G32)                            (norm_update)
- * and a skip from it takes dN16 as its gradient. 0, or -1 with the reason (a connection that
- * does not fit, a normalised layer at an int16 configuration). */
+ * and a skip from it takes dN16 as its gradient; at int16 configurations in fixed point (the
+ * VMULs shift to their results' q, the widened T16 and Bn32 meet in an AXPBY(1, 1) at N's 32-bit
+ * q: step_scale.h npu_step_q_t). 0, or -1 with the reason (a connection that does not fit, a
+ * shift or scalar that does not fit its instruction). */
 #define NPU_STEP_MAX_SKIPS 1
 int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
                           const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,

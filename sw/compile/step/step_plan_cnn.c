@@ -21,6 +21,8 @@ static float f32_of(uint32_t u)
 
 static int norm_on(const npu_step_plan_t *p, int l) { return l >= 1 && l <= p->n_conv && p->nrm[l].on; }
 
+#define Q(i) (p->t[i].q) /* a tensor's fractional bits (int16; 0 at bf16) */
+
 /* The DRAM pitches (beats) of a convolution layer's tensors: X and W16 (px, pw: both kernels
  * read them), Y (py: the forward's output), dY (pdy), dX (pdx) and dW^T (pf: the fused
  * backward's). */
@@ -107,15 +109,26 @@ static void rename_last(npu_step_plan_t *p, npu_vkern_t *v, const char *phase, i
     snprintf(p->k[p->nk - 1].name, sizeof p->k[p->nk - 1].name, "%s", v->name);
 }
 
-/* The residual add before the ReLU, in layer l's forward kernel v: Z32 += widen(S) at Z32's scale. */
-static void residual_add(npu_step_plan_t *p, npu_vkern_t *v, int l, int z, const char *what)
+/* The residual add before the ReLU, in layer l's forward kernel v: Z32 += widen(S) at Z32's
+ * current scale qz (a normalised layer's: N's). */
+static void residual_add(npu_step_plan_t *p, npu_vkern_t *v, int l, int z, int qz, const char *what)
 {
-    const npu_step_lt_t *L = &p->l[l];
     int src = p->res[l] == 1 ? p->x16 : p->l[p->res[l] - 1].h16;
     int sk = npu_step_vt(v, p, src, 1, 0), s32 = npu_vk_tensor(v, "S32", 0, 32, NPU_TAG_X, 0, 0, 0);
     rename_last(p, v, "fwd", l, what);
     npu_vk_op(v, NPU_VOP_WIDEN, 0, sk, -1, s32, 0, 0, 0);
-    npu_step_axpby(p, v, z, s32, z, p->t[L->z32].q, p->t[src].q, p->t[L->z32].q, 1.0f, 1.0f);
+    npu_step_axpby(p, v, z, s32, z, qz, p->t[src].q, qz, 1.0f, 1.0f);
+}
+
+/* d = a (.) b (16-bit): bf16, or int16 by a rounding shift from the exact product's scale qa + qb
+ * to d's qd. */
+static void vmul(npu_step_plan_t *p, npu_vkern_t *v, int a, int b, int d, int qa, int qb, int qd)
+{
+    int sh = p->int16 ? qa + qb - qd : 0;
+    if (sh < 0 || sh > 31)
+        snprintf(p->err, sizeof p->err, "%s: VMUL from q %d + %d to q %d: the shift must be 0..31", v->name,
+                 qa, qb, qd);
+    npu_vk_op(v, NPU_VOP_VMUL, 0, a, b, d, 0, 0, sh < 0 || sh > 31 ? 0 : (unsigned)sh);
 }
 
 /* fwd of normalised layer l after its convolution (no bias): Z16 = bf16(Z32) kept for dgamma;
@@ -131,13 +144,17 @@ static void norm_fwd(npu_step_plan_t *p, int l)
     int z = npu_step_vt(v, p, L->z32, 1, 1), z16 = npu_step_vt(v, p, N->z16, 0, 1);
     int g = npu_step_vt(v, p, N->g16, 1, 0), bn = npu_step_vt(v, p, N->bn32, 1, 0);
     int t = npu_vk_tensor(v, "T16", 0, 16, NPU_TAG_Y, 0, 0, 0), h = npu_step_vt(v, p, L->h16, 0, 1);
+    int qt = p->q.t[l], qn = p->q.n[l]; /* T16's, and N's in Z32 (Bn32's): int16; 0 at bf16 */
     npu_step_narrow(p, v, z, z16, p->t[L->z32].q, p->t[N->z16].q);
-    npu_vk_op(v, NPU_VOP_VMUL, 0, z16, g, t, 0, 0, 0);
+    vmul(p, v, z16, g, t, p->t[N->z16].q, p->t[N->g16].q, qt);
     npu_vk_op(v, NPU_VOP_WIDEN, 0, t, -1, z, 0, 0, 0);
-    npu_vk_op(v, NPU_VOP_ADD, 1, z, bn, z, 0, 0, 0);
+    if (p->int16) /* N at a 32-bit scale finer than T16's (step_scale.h): no ADD of unlike scales */
+        npu_step_axpby(p, v, z, bn, z, qt, qn, qn, 1.0f, 1.0f);
+    else
+        npu_vk_op(v, NPU_VOP_ADD, 1, z, bn, z, 0, 0, 0);
     if (p->res[l])
-        residual_add(p, v, l, z, "norm_add_relu");
-    npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
+        residual_add(p, v, l, z, qn, "norm_add_relu");
+    npu_step_narrow(p, v, z, h, qn, p->t[L->h16].q);
     npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
 }
 
@@ -161,7 +178,7 @@ static void conv_fwd(npu_step_plan_t *p, int l)
     int h = npu_step_vt(v, p, L->h16, 0, 1);
     npu_vk_op(v, NPU_VOP_ADD, 1, z, b, z, 0, 0, 0);
     if (p->res[l])
-        residual_add(p, v, l, z, "bias_add_relu");
+        residual_add(p, v, l, z, p->t[L->z32].q, "bias_add_relu");
     npu_step_narrow(p, v, z, h, p->t[L->z32].q, p->t[L->h16].q);
     npu_vk_op(v, NPU_VOP_RELU, 0, h, -1, h, 0, 0, 0);
 }
@@ -233,8 +250,8 @@ static void norm_grad(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int dh)
     npu_vk_op(v, NPU_VOP_RELU_BWD, 1, h, z, dn, 0, 0, 0);
     npu_step_narrow(p, v, dn, dn16, p->t[dh].q, p->t[N->dn16].q);
     npu_vk_op(v, NPU_VOP_SUM, 1, dn, part, dbn, 0, 0, 0);
-    npu_step_axpby(p, v, vbn, dbn, vbn, 0, 0, 0, mu, 1.0f);
-    npu_step_axpby(p, v, bn, vbn, bn, 0, 0, 0, 1.0f, -lr);
+    npu_step_axpby(p, v, vbn, dbn, vbn, Q(N->vbn), Q(N->dbn32), Q(N->vbn), mu, 1.0f);
+    npu_step_axpby(p, v, bn, vbn, bn, Q(N->bn32), Q(N->vbn), Q(N->bn32), 1.0f, -lr);
     npu_vk_sum_chunk(cfg, v);
     v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_BWD, l, "norm_scale_grad")->v;
     v->rows = pixels(&p->conv[l]);
@@ -244,19 +261,19 @@ static void norm_grad(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int dh)
     int t16 = npu_vk_tensor(v, "P16", 0, 16, NPU_TAG_DW, 0, 0, 0), t32 = npu_vk_tensor(v, "P32", 0, 32, NPU_TAG_DW, 0, 0, 0);
     int dg = npu_step_vt(v, p, N->dg32, 0, 1);
     part = npu_vk_tensor(v, "sum_part", 0, 32, NPU_TAG_DW, 1, 0, 0);
-    npu_vk_op(v, NPU_VOP_VMUL, 0, a, zc, t16, 0, 0, 0);
+    vmul(p, v, a, zc, t16, Q(N->dn16), Q(N->z16), Q(N->dg32)); /* dG32 sums them at their q */
     npu_vk_op(v, NPU_VOP_WIDEN, 0, t16, -1, t32, 0, 0, 0);
     npu_vk_op(v, NPU_VOP_SUM, 1, t32, part, dg, 0, 0, 0);
-    npu_vk_op(v, NPU_VOP_VMUL, 0, a, g, dz, 0, 0, 0);
+    vmul(p, v, a, g, dz, Q(N->dn16), Q(N->g16), Q(L->dz16));
     npu_vk_sum_chunk(cfg, v);
     v = &npu_step_kernel_add(p, NPU_SK_VEC, NPU_SK_UPDATE, l, "norm_update")->v;
     v->rows = 1;
     v->len = p->conv[l].F;
     int gd = npu_step_vt(v, p, N->dg32, 1, 0), vg = npu_step_vt(v, p, N->vg, 1, 1);
     int g32 = npu_step_vt(v, p, N->g32, 1, 1), g16 = npu_step_vt(v, p, N->g16, 0, 1);
-    npu_step_axpby(p, v, vg, gd, vg, 0, 0, 0, mu, 1.0f);
-    npu_step_axpby(p, v, g32, vg, g32, 0, 0, 0, 1.0f, -lr);
-    npu_step_narrow(p, v, g32, g16, 0, 0);
+    npu_step_axpby(p, v, vg, gd, vg, Q(N->vg), Q(N->dg32), Q(N->vg), mu, 1.0f);
+    npu_step_axpby(p, v, g32, vg, g32, Q(N->g32), Q(N->vg), Q(N->g32), 1.0f, -lr);
+    npu_step_narrow(p, v, g32, g16, Q(N->g32), Q(N->g16));
 }
 
 /* The activation gradient kernels of convolution layer l from dh. */
@@ -361,17 +378,39 @@ static int cnn_tensors(npu_step_plan_t *p, const npu_cfg_t *cfg, cnn_pitch_t *q,
     return 0;
 }
 
+/* Normalised layer l's tensors' q from the free scales (step_scale.h npu_step_q_t): dBn32 sums
+ * dN at its dH's q (dH32 of the layer after). */
+static void norm_q(npu_step_plan_t *p, int l)
+{
+    const npu_step_q_t *q = &p->q;
+    const npu_step_norm_t *N = &p->nrm[l];
+    Q(N->z16) = q->z16[l];
+    Q(N->g16) = q->g[l];
+    Q(N->g32) = q->g[l] + NPU_STEP_W32_EXTRA;
+    Q(N->vg) = q->vg[l];
+    Q(N->bn32) = q->n[l];
+    Q(N->vbn) = q->vbn[l];
+    Q(N->dn16) = q->dn16[l];
+    Q(N->dg32) = q->pg[l];
+    Q(N->dbn32) = Q(p->l[l + 1].dh32);
+}
+
 /* int16: the free scales (q, or the nominal ones) and every tensor's q from them. */
 static void cnn_scales(npu_step_plan_t *p, const npu_step_q_t *q, float mu)
 {
     npu_step_range_t r;
     if (!q) {
         npu_step_range_nominal(p->layers, p->batch, &r);
+        for (int l = 1; l <= p->n_conv; l++)
+            r.normed[l] = norm_on(p, l);
         npu_step_q_pick(&r, p->layers, mu, &p->q);
         npu_step_q_cap_sums(&r, p->layers, &p->q);
     }
     p->q = q ? *q : p->q;
     npu_step_assign_q(p, &p->q);
+    for (int l = 1; l <= p->n_conv; l++)
+        if (norm_on(p, l))
+            norm_q(p, l);
 }
 
 int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *fc,
@@ -400,11 +439,6 @@ int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_co
     for (int i = 0; res && i < n_conv; i++) {
         p->res[i + 1] = skip[i];
         p->nrm[i + 1].on = npu_net_normed(res[i]);
-        if (p->nrm[i + 1].on && !npu_cfg_bf16(cfg)) {
-            snprintf(why, n, "convolution layer %d: a normalised layer needs a bf16 configuration "
-                     "(no static int16 scales for gamma and beta)", i + 1);
-            return -1;
-        }
     }
     p->layers = n_conv + n_fc;
     p->n_conv = n_conv;

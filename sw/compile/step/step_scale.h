@@ -26,6 +26,16 @@ typedef struct npu_step_q {
     int dz_top;                        /* dZ32[L]: the loss gradient the host writes */
     int vw[NPU_STEP_MAX_LAYERS + 1];   /* VW[l], the weights' velocity */
     int vb[NPU_STEP_MAX_LAYERS + 1];   /* Vb[l], the bias' velocity */
+    /* a normalised convolution layer l (npu_step_range_t.normed): Z16 (at most Z32's q), gamma
+     * G16 (G32 at g + NPU_STEP_W32_EXTRA), gamma Z16's VMUL T16 (t: at most z16 + g), the
+     * normalised sum N in Z32 after the conv and beta Bn32 (n: a 32-bit scale, at most t + 14,
+     * so that one AXPBY adds the widened T16; H16 at most n), dN16 (at most its dH's), dgamma's
+     * products dN16 Z16 and their sum dG32 (pg: at most dn16 + z16), the velocities VG, VBn;
+     * the conv's dZ16[l] = gamma dN16 at most dn16 + g */
+    int z16[NPU_STEP_MAX_LAYERS + 1], g[NPU_STEP_MAX_LAYERS + 1], t[NPU_STEP_MAX_LAYERS + 1];
+    int n[NPU_STEP_MAX_LAYERS + 1];
+    int dn16[NPU_STEP_MAX_LAYERS + 1], pg[NPU_STEP_MAX_LAYERS + 1];
+    int vg[NPU_STEP_MAX_LAYERS + 1], vbn[NPU_STEP_MAX_LAYERS + 1];
 } npu_step_q_t;
 
 /* W32 = W16 * 2^12: 12 more fractional bits for small updates and 16 times W16's range; the
@@ -33,11 +43,18 @@ typedef struct npu_step_q {
 #define NPU_STEP_W32_EXTRA 12
 
 /* Largest magnitudes per tensor (index l = 1..L): the batch, W, the activations H (l < L), the
- * gradients dZ of each layer's pre-activation, dW and db. */
+ * gradients dZ of each layer's pre-activation (a normalised layer's: of its convolution's
+ * output, gamma dN), dW and db. */
 typedef struct npu_step_range {
     double x, w[NPU_STEP_MAX_LAYERS + 1], h[NPU_STEP_MAX_LAYERS + 1], dz[NPU_STEP_MAX_LAYERS + 1],
         dw[NPU_STEP_MAX_LAYERS + 1], db[NPU_STEP_MAX_LAYERS + 1];
     double z_top;  /* the logits (npu_step_q_cap_sums; 0: unknown) */
+    /* normalised convolution layers (normed[l] = 1; docs/training.md "Normalisation-like
+     * layers"): the convolution's output Z, gamma, the normalised pre-ReLU sum N, its gradient
+     * dN, dgamma, dbeta */
+    int normed[NPU_STEP_MAX_LAYERS + 1];
+    double zc[NPU_STEP_MAX_LAYERS + 1], gam[NPU_STEP_MAX_LAYERS + 1], n[NPU_STEP_MAX_LAYERS + 1],
+        dn[NPU_STEP_MAX_LAYERS + 1], dg[NPU_STEP_MAX_LAYERS + 1], dbn[NPU_STEP_MAX_LAYERS + 1];
 } npu_step_range_t;
 
 /* The largest q with max * headroom * 2^q <= 2^(bits-1) - 1 (headroom 8 for 16-bit tensors, 64
@@ -59,7 +76,8 @@ void npu_step_q_pick(const npu_step_range_t *r, int layers, float mu, npu_step_q
 void npu_step_q_cap_sums(const npu_step_range_t *r, int layers, npu_step_q_t *q);
 
 /* Nominal ranges (tests, the estimator): |x|, |W| <= 1, |H| <= 4, every |dZ| <= 1 / batch, |dW|
- * and |db| <= 1. */
+ * and |db| <= 1; a normalised layer's |Z|, |N| <= 4, |gamma| <= 1, |dN| <= 1 / batch, |dgamma|,
+ * |dbeta| <= 1 (normed[] all 0: the caller marks its normalised layers). */
 void npu_step_range_nominal(int layers, int batch, npu_step_range_t *r);
 
 /* d = alpha * a + beta * b in fixed point: d, a, b with fractional bits qd, qa, qb, as one
