@@ -50,8 +50,9 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
 {
     const npu_step_kernel_t *k = &p->k[ki];
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD || k->kind == NPU_SK_XPOSE) {
-        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok): the
-         * conv and transpose emitters read and write DRAM */
+        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok) and
+         * its X where it can copy from them (res->x_ok): the conv and transpose emitters read and
+         * write DRAM */
         const npu_step_conv_t *c = &k->cv;
         int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
         uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
@@ -61,7 +62,7 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
             return -1;
         *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
         *wr = !*rd;
-        *spm_ok = fwd && i == 2 && res->y_ok[ki];
+        *spm_ok = fwd && ((i == 2 && res->y_ok[ki]) || (i == 0 && res->x_ok[ki]));
         return tensor_at(p, at[i]);
     }
     if (k->kind == NPU_SK_GEMM) {
@@ -364,6 +365,12 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
             npu_vk_resident(&k->v, s, at, res->stride[t]);
             continue;
         }
+        if (k->kind == NPU_SK_CONV_FWD && s == 0) { /* X (slot()): copied from its rows */
+            k->cv.res_x = 1;
+            k->cv.spm_x = at;
+            k->cv.stride_x = res->stride[t];
+            continue;
+        }
         if (k->kind == NPU_SK_CONV_FWD) { /* Y (slot()): drained into its rows */
             k->cv.res_y = 1;
             k->cv.spm_y = at;
@@ -562,11 +569,42 @@ static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
            npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= q->pout;
 }
 
+/* Tensor t is written only by vector kernels whose last op on it is a RELU (H16: bias_relu,
+ * norm_relu and their residual forms), so a RELU copies it exactly (npu_conv_split_res_in); 0 for
+ * a tensor no kernel writes (the batch X16). */
+static int relu_made(const npu_step_plan_t *p, int t)
+{
+    int made = 0;
+    for (int i = 0; i < p->nk; i++) {
+        const npu_vkern_t *v = &p->k[i].v;
+        for (int s = 0; p->k[i].kind == NPU_SK_VEC && s < v->nt; s++) {
+            int last = -1;
+            if (!v->t[s].store || tensor_at(p, v->t[s].dram) != t)
+                continue;
+            for (int o = 0; o < v->nop; o++)
+                last = v->op[o].d == s ? o : last;
+            if (last < 0 || v->op[last].vop != NPU_VOP_RELU)
+                return 0;
+            made = 1;
+        }
+    }
+    return made;
+}
+
+/* A forward planned as sp may copy X from resident rows of tensor t (npu_conv_split_res_in: one
+ * part, rows of at least a pixel's words, X a ReLU's output). */
+static int x_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
+{
+    const npu_conv_plan_t *q = &sp->part[0];
+    return t >= 0 && sp->parts == 1 && !q->acc && q->dwx == q->c.W && q->PL == q->P &&
+           npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= (unsigned)q->cw && relu_made(p, t);
+}
+
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
  * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason.
- * *y_ok: a forward whose Y may drain into resident rows. */
+ * *y_ok, *x_ok: a forward whose Y may drain into resident rows, whose X may be copied from them. */
 static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, unsigned limit,
-                      unsigned char *y_ok, char *why, size_t n)
+                      unsigned char *y_ok, unsigned char *x_ok, char *why, size_t n)
 {
     npu_cfg_t lo = *cfg;
     char msg[200] = "";
@@ -579,6 +617,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
             bad = pitch_differs(p, k->cv.x, sp->whole.pitch_x) || pitch_differs(p, k->cv.w, sp->whole.pitch_w) ||
                   pitch_differs(p, k->cv.y, sp->whole.pitch_out);
         *y_ok = bad == 0 && y_may_stay(cfg, p, sp, tensor_at(p, k->cv.y));
+        *x_ok = bad == 0 && x_may_stay(cfg, p, sp, tensor_at(p, k->cv.x));
         if (sp)
             npu_conv_split_free(sp);
         free(sp);
@@ -686,19 +725,26 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
         return -1;
     }
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
-    if (!(res->y_ok = calloc((size_t)p->nk, 1))) {
+    res->y_ok = calloc((size_t)p->nk, 1);
+    res->x_ok = calloc((size_t)p->nk, 1);
+    if (!res->y_ok || !res->x_ok) {
         snprintf(res->why, sizeof res->why, "residency: out of memory");
+        npu_step_res_free(res);
         return -1;
     }
     for (int i = 0; i < p->nk; i++)
         if ((p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-            conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], res->why, sizeof res->why)) {
-            free(res->y_ok);
-            res->y_ok = NULL;
+            conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], res->why, sizeof res->why)) {
+            char why[sizeof res->why];
+            memcpy(why, res->why, sizeof why);
+            npu_step_res_free(res);
+            memcpy(res->why, why, sizeof why);
             return -1;
         }
     if (overlap & NPU_RES_NO_CONV_Y)
         memset(res->y_ok, 0, (size_t)p->nk);
+    if (overlap & NPU_RES_NO_CONV_X)
+        memset(res->x_ok, 0, (size_t)p->nk);
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -770,5 +816,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->x_at);
     free(res->tags);
     free(res->y_ok);
+    free(res->x_ok);
     memset(res, 0, sizeof *res);
 }
