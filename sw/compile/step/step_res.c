@@ -771,8 +771,8 @@ static uint64_t plan_bytes(const npu_step_res_t *r) { return r->r.in_bytes + r->
 
 /* Both fallbacks of plan_try; the plan of fewer DRAM bytes (ties: the cut, the rule without
  * resident convolution outputs). */
-int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
-                         int overlap, npu_step_res_t *res)
+static int plan_fallbacks(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                          npu_step_res_t *res)
 {
     npu_step_res_t *y = malloc(sizeof *y);
     int seen = 0, rc = plan_try(cfg, p, res_banks, cap, overlap, 0, &seen, res);
@@ -788,6 +788,52 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
 out:
     free(y);
     return rc;
+}
+
+/* A plan's DRAM bytes: its transfers and, a whole tensor each, every DRAM-side access of a kernel
+ * (a convolution's or transpose's, a demoted one: the kernel streams the tensor itself). The
+ * scheduler counts only its transfers, and an input copied from the SPM moves none of the
+ * convolution's reads, while the area it takes may demote other accesses. */
+static uint64_t traffic(const npu_step_res_t *r)
+{
+    uint64_t b = plan_bytes(r);
+    for (int j = 0; j < r->n_steps; j++) {
+        for (int i = 0; i < r->ss[j].n_dram_in; i++)
+            b += r->st[r->ss[j].dram_in[i]].bytes;
+        for (int i = 0; i < r->ss[j].n_dram_out; i++)
+            b += r->st[r->ss[j].dram_out[i]].bytes;
+    }
+    return b;
+}
+
+static int any(const unsigned char *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i])
+            return 1;
+    return 0;
+}
+
+/* The plan with the convolutions' inputs copied from the SPM where they may be, and without
+ * (NPU_RES_NO_CONV_X): keeping inputs resident adds to the area's pressure (at small,
+ * cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs Z32 from forward to backward
+ * without them and demoted them with them: 34 KB more a step), so the plan of less traffic
+ * (traffic(): the DRAM-side accesses counted) is kept; ties: without. */
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res)
+{
+    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res);
+    npu_step_res_t *o = NULL;
+    if (rc || (overlap & NPU_RES_NO_CONV_X) || !any(res->x_ok, p->nk) || !(o = malloc(sizeof *o)))
+        return rc;
+    if (plan_fallbacks(cfg, p, res_banks, cap, overlap | NPU_RES_NO_CONV_X, o) == 0 && traffic(o) <= traffic(res)) {
+        npu_step_res_free(res);
+        *res = *o;
+    } else {
+        npu_step_res_free(o);
+    }
+    free(o);
+    return 0;
 }
 
 int npu_step_res_append(const npu_step_plan_t *p, const npu_step_res_t *res, int i, npu_prog_t *prog)
