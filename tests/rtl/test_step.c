@@ -14,7 +14,10 @@
  * cnn_residual_tensor_bytes_exact (issue 16 acceptance 1 for CNNs): a residual block's steps
  * bit-exact, each kernel's bytes per tag and every tensor's In and Out bytes the estimator's.
  * cnn_norm_bytes_as_estimated: conv -> norm -> ReLU chains (VMUL) bit-exact, each kernel's bytes
- * per tag and every tensor's In and Out bytes the estimator's.
+ * per tag and every tensor's In and Out bytes the estimator's. cnn_resident_block_reuse,
+ * cnn_resident_conv_adjacent_reuse, cnn_resident_conv_input_reuse (issue 16 acceptance 3): the
+ * traffic steps of block reuse and of adjacent-layer reuse across a convolution (its output
+ * drained into the SPM, its input copied from it) on the RTL at the capacity formulas.
  */
 #include <math.h>
 
@@ -705,6 +708,8 @@ static uint64_t est_in(const npu_est_kplan_t *e, const char *name)
     return 0;
 }
 
+static uint64_t g_res_cycles; /* cnn_res_run: the RTL cycles of its last step (kernels and transfers) */
+
 /* Two steps of that CNN with one bank resident on the RTL, the scheduler given cap bytes of it
  * (0: all), random DRAM stalls: every kernel bit-exact (the runtime checks resident outputs through
  * a copy), each kernel's bytes per tag and every tensor's In / Out bytes the estimator's byte for
@@ -747,6 +752,9 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
     in[2] = s.t_in[npu_step_tensor_find(&s.plan, "Z32[2]")];
     in[3] = s.t_in[npu_step_tensor_find(&s.plan, "H16[2]")];
+    g_res_cycles = s.fwd.cycles + s.bwd.cycles;
+    for (int j = 0; j <= s.res->n_steps; j++)
+        g_res_cycles += s.pre_cycles[j];
     cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu, Z32[2] In %llu, "
                 "H16[2] In %llu", (unsigned long long)cap, s.res->nx, s.res->demoted, (unsigned long long)in[0],
                 (unsigned long long)in[1], (unsigned long long)in[2], (unsigned long long)in[3]);
@@ -902,8 +910,10 @@ Test(step, cnn_resident_conv_input_reuse)
     static npu_est_kplan_t e, nox;
     npu_cfg_t c = rtl_cfg();
     uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t nox_in[4], nox_cycles;
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X;
-    cnn_res_est(0, &nox);
+    cnn_res_run(0, &nox, nox_in);
+    nox_cycles = g_res_cycles;
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
     char why[256];
     npu_step_plan_t p;
@@ -916,9 +926,15 @@ Test(step, cnn_resident_conv_input_reuse)
                     (uint64_t)p.t[z2].rows * npu_gemm_res_words(&c, p.t[z2].cols, 1) * word;
     npu_step_plan_free(&p);
     cnn_res_run(0, &e, in);
-    uint64_t h_nox = est_in(&nox, "H16[2]");
-    cr_log_info("H16[2] (%llu B): In %llu with the inputs on the DRAM side, %llu with the whole bank",
-                (unsigned long long)hb, (unsigned long long)h_nox, (unsigned long long)in[3]);
+    uint64_t h_nox = est_in(&nox, "H16[2]"), all_nox = 0, all = 0;
+    for (int t = 0; t < e.nt; t++) {
+        all_nox += nox.t[t].in + nox.t[t].out;
+        all += e.t[t].in + e.t[t].out;
+    }
+    cr_log_info("H16[2] (%llu B): In %llu with the inputs on the DRAM side, %llu with the whole bank; the step "
+                "(RTL) %llu -> %llu bytes, %llu -> %llu cycles", (unsigned long long)hb, (unsigned long long)h_nox,
+                (unsigned long long)in[3], (unsigned long long)all_nox, (unsigned long long)all,
+                (unsigned long long)nox_cycles, (unsigned long long)g_res_cycles);
     cr_assert_leq(in[3] + hb, h_nox, "the convolution copies H16[2] from the SPM");
     for (int k = 0; k < e.nk; k++)
         if (!strcmp(e.k[k].name, "fwd L3 conv"))
