@@ -818,22 +818,25 @@ static int any(const unsigned char *v, int n)
  * (NPU_RES_NO_CONV_X): keeping inputs resident adds to the area's pressure (at small,
  * cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs Z32 from forward to backward
  * without them and demoted them with them: 34 KB more a step), so the plan of less traffic
- * (traffic(): the DRAM-side accesses counted) is kept; ties: without. */
+ * (traffic(): the DRAM-side accesses counted) is kept; ties: without. When the plan with them
+ * fails, the one without is tried. */
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res)
 {
     int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res);
     npu_step_res_t *o = NULL;
-    if (rc || (overlap & NPU_RES_NO_CONV_X) || !any(res->x_ok, p->nk) || !(o = malloc(sizeof *o)))
+    if ((overlap & NPU_RES_NO_CONV_X) || (rc == 0 && !any(res->x_ok, p->nk)) || !(o = malloc(sizeof *o)))
         return rc;
-    if (plan_fallbacks(cfg, p, res_banks, cap, overlap | NPU_RES_NO_CONV_X, o) == 0 && traffic(o) <= traffic(res)) {
+    if (plan_fallbacks(cfg, p, res_banks, cap, overlap | NPU_RES_NO_CONV_X, o) == 0 &&
+        (rc || traffic(o) <= traffic(res))) { /* a failed plan with resident inputs: the other one */
         npu_step_res_free(res);
         *res = *o;
+        rc = 0;
     } else {
         npu_step_res_free(o);
     }
     free(o);
-    return 0;
+    return rc;
 }
 
 int npu_step_res_append(const npu_step_plan_t *p, const npu_step_res_t *res, int i, npu_prog_t *prog)
