@@ -727,20 +727,18 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
     res->y_ok = calloc((size_t)p->nk, 1);
     res->x_ok = calloc((size_t)p->nk, 1);
-    if (!res->y_ok || !res->x_ok) {
+    int bad = !res->y_ok || !res->x_ok;
+    if (bad)
         snprintf(res->why, sizeof res->why, "residency: out of memory");
-        npu_step_res_free(res);
+    for (int i = 0; i < p->nk && !bad; i++)
+        bad = (p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
+              conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], res->why, sizeof res->why);
+    if (bad) {
+        free(res->y_ok);
+        free(res->x_ok);
+        res->y_ok = res->x_ok = NULL;
         return -1;
     }
-    for (int i = 0; i < p->nk; i++)
-        if ((p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-            conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], res->why, sizeof res->why)) {
-            char why[sizeof res->why];
-            memcpy(why, res->why, sizeof why);
-            npu_step_res_free(res);
-            memcpy(res->why, why, sizeof why);
-            return -1;
-        }
     if (overlap & NPU_RES_NO_CONV_Y)
         memset(res->y_ok, 0, (size_t)p->nk);
     if (overlap & NPU_RES_NO_CONV_X)
