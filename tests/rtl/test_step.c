@@ -14,7 +14,10 @@
  * cnn_residual_tensor_bytes_exact (issue 16 acceptance 1 for CNNs): a residual block's steps
  * bit-exact, each kernel's bytes per tag and every tensor's In and Out bytes the estimator's.
  * cnn_norm_bytes_as_estimated: conv -> norm -> ReLU chains (VMUL) bit-exact, each kernel's bytes
- * per tag and every tensor's In and Out bytes the estimator's.
+ * per tag and every tensor's In and Out bytes the estimator's. cnn_resident_block_reuse,
+ * cnn_resident_conv_adjacent_reuse, cnn_resident_conv_input_reuse (issue 16 acceptance 3): the
+ * traffic steps of block reuse and of adjacent-layer reuse across a convolution (its output
+ * drained into the SPM, its input copied from it) on the RTL at the capacity formulas.
  */
 #include <math.h>
 
@@ -682,7 +685,8 @@ static const npu_conv_t k_rcv[4] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 
 static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
 
 /* The residency options of the next runs (step_res.h; the block-reuse test keeps the convolutions'
- * outputs on the DRAM side, NPU_RES_NO_CONV_Y, the steps it measures being the vector kernels'). */
+ * outputs and inputs on the DRAM side, NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X, the steps it
+ * measures being the vector kernels'; the output-side test the inputs, NPU_RES_NO_CONV_X). */
 static int k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
 
 /* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
@@ -704,10 +708,13 @@ static uint64_t est_in(const npu_est_kplan_t *e, const char *name)
     return 0;
 }
 
+static uint64_t g_res_cycles; /* cnn_res_run: the RTL cycles of its last step (kernels and transfers) */
+
 /* Two steps of that CNN with one bank resident on the RTL, the scheduler given cap bytes of it
  * (0: all), random DRAM stalls: every kernel bit-exact (the runtime checks resident outputs through
- * a copy), every tensor's In / Out bytes the estimator's byte for byte; the estimate stays in *e,
- * the RTL's In bytes of the skip H16[1] and of its gradient dZ16[3] in in[0], in[1]. */
+ * a copy), each kernel's bytes per tag and every tensor's In / Out bytes the estimator's byte for
+ * byte; the estimate stays in *e, the RTL's In bytes of the skip H16[1], of its gradient dZ16[3],
+ * of Z32[2] and of H16[2] in in[0..3]. */
 static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
 {
     npu_cfg_t c = rtl_cfg();
@@ -729,6 +736,12 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     cnn_train_steps(&s, RB, RC, 2, what);
     cr_assert_eq(s.res->ambiguous, 0);
     cr_assert_eq(e->nt, s.plan.nt);
+    for (int k = 0; k < s.plan.nk; k++)
+        for (int g = 0; g < NPU_NUM_TAGS; g++)
+            cr_assert(s.last[k].rd[g] == e->k[k].rd[g] && s.last[k].wr[g] == e->k[k].wr[g],
+                      "cap %llu: %s tag %d: RTL %llu / %llu, estimated %llu / %llu", (unsigned long long)cap,
+                      e->k[k].name, g, (unsigned long long)s.last[k].rd[g], (unsigned long long)s.last[k].wr[g],
+                      (unsigned long long)e->k[k].rd[g], (unsigned long long)e->k[k].wr[g]);
     for (int t = 0; t < s.plan.nt; t++) {
         cr_assert_eq(s.t_in[t], e->t[t].in, "cap %llu: %s In: RTL %llu, estimator %llu", (unsigned long long)cap,
                      e->t[t].name, (unsigned long long)s.t_in[t], (unsigned long long)e->t[t].in);
@@ -738,9 +751,13 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     in[0] = s.t_in[npu_step_tensor_find(&s.plan, "H16[1]")];
     in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
     in[2] = s.t_in[npu_step_tensor_find(&s.plan, "Z32[2]")];
-    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu, Z32[2] In %llu",
-                (unsigned long long)cap, s.res->nx, s.res->demoted, (unsigned long long)in[0], (unsigned long long)in[1],
-                (unsigned long long)in[2]);
+    in[3] = s.t_in[npu_step_tensor_find(&s.plan, "H16[2]")];
+    g_res_cycles = s.fwd.cycles + s.bwd.cycles;
+    for (int j = 0; j <= s.res->n_steps; j++)
+        g_res_cycles += s.pre_cycles[j];
+    cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu, Z32[2] In %llu, "
+                "H16[2] In %llu", (unsigned long long)cap, s.res->nx, s.res->demoted, (unsigned long long)in[0],
+                (unsigned long long)in[1], (unsigned long long)in[2], (unsigned long long)in[3]);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
@@ -784,7 +801,7 @@ static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const 
 static uint64_t step_at_formula(const char *name, int i, const uint64_t *in, uint64_t need, uint64_t word,
                                 npu_est_kplan_t *e)
 {
-    uint64_t below[3], hi = est_step(name, in[i]);
+    uint64_t below[4], hi = est_step(name, in[i]);
     cnn_res_run(hi - word, e, below);
     cr_assert_gt(below[i], in[i], "%s: one word below the step it is read again", name);
     cnn_res_run(hi, e, below);
@@ -809,9 +826,9 @@ Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[3], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
@@ -846,14 +863,15 @@ Test(step, cnn_resident_block_reuse)
  * tensor's bytes the estimator's at both) and equals the capacity formula, bias_relu's tensors
  * (Z32[2], b32[2], H16[2]) resident at once, within a word. The convolution's own buffers are
  * planned below the resident bank: planned on the whole SPM, its resident output rows would lie in
- * its own area, and the conv compiler refuses them. */
+ * its own area, and the conv compiler refuses them. The convolutions' inputs stay on the DRAM side
+ * here (NPU_RES_NO_CONV_X: the table of docs/estimator.md section 7.3 was measured so). */
 Test(step, cnn_resident_conv_adjacent_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[3], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     npu_step_plan_t p;
     cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
@@ -873,6 +891,58 @@ Test(step, cnn_resident_conv_adjacent_reuse)
     cr_log_info("the adjacent-layer step: Z32[2] kept from the convolution to bias_relu from %llu bytes of SPM on "
                 "(RTL and estimator); the capacity formula (bias_relu's Z32[2], b32[2], H16[2] resident at once) %llu",
                 (unsigned long long)hi, (unsigned long long)need);
+}
+
+/* Issue 16 acceptance 3, adjacent-layer reuse across a convolution, the input side: layer 2's
+ * bias_relu writes H16[2] into resident rows and layer 3's forward convolution copies its bands from
+ * them (RELU VECs in EXEC, no LOAD: compile/conv/conv_split.h npu_conv_split_res_in, driven by the
+ * scheduler's plan). With the whole bank H16[2]'s DRAM In is one whole read below the plan's with
+ * the inputs on the DRAM side (NPU_RES_NO_CONV_X; it is still read once by layer 3's fused
+ * backward) and fwd L3 conv reads no X byte. The step: the estimator's smallest SPM at which H16[2]
+ * is kept from bias_relu to the convolution is the RTL's (one word below it H16[2] is read again,
+ * at it not; every kernel bit-exact, each kernel's bytes per tag and every tensor's bytes the
+ * estimator's at both) and equals the capacity formula within a word: bias_relu's tensors resident
+ * at once less Z32[2], which the scheduler demotes first (the largest access of a step that does
+ * not fit), i.e. cap(H16[2]) + cap(b32[2]); the convolution's own (H16[2], its output Z32[3]
+ * demoted) is less. */
+Test(step, cnn_resident_conv_input_reuse)
+{
+    static npu_est_kplan_t e, nox;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t nox_in[4], nox_cycles;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X;
+    cnn_res_run(0, &nox, nox_in);
+    nox_cycles = g_res_cycles;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    char why[256];
+    npu_step_plan_t p;
+    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
+                                       sizeof why), 0, "%s", why);
+    int h2 = npu_step_tensor_find(&p, "H16[2]"), z2 = npu_step_tensor_find(&p, "Z32[2]");
+    cr_assert(h2 >= 0 && z2 >= 0);
+    uint64_t hb = p.t[h2].bytes;
+    uint64_t need = kernel_caps(&c, &p, "fwd L2 bias_relu") -
+                    (uint64_t)p.t[z2].rows * npu_gemm_res_words(&c, p.t[z2].cols, 1) * word;
+    npu_step_plan_free(&p);
+    cnn_res_run(0, &e, in);
+    uint64_t h_nox = est_in(&nox, "H16[2]"), all_nox = 0, all = 0;
+    for (int t = 0; t < e.nt; t++) {
+        all_nox += nox.t[t].in + nox.t[t].out;
+        all += e.t[t].in + e.t[t].out;
+    }
+    cr_log_info("H16[2] (%llu B): In %llu with the inputs on the DRAM side, %llu with the whole bank; the step "
+                "(RTL) %llu -> %llu bytes, %llu -> %llu cycles", (unsigned long long)hb, (unsigned long long)h_nox,
+                (unsigned long long)in[3], (unsigned long long)all_nox, (unsigned long long)all,
+                (unsigned long long)nox_cycles, (unsigned long long)g_res_cycles);
+    cr_assert_leq(in[3] + hb, h_nox, "the convolution copies H16[2] from the SPM");
+    for (int k = 0; k < e.nk; k++)
+        if (!strcmp(e.k[k].name, "fwd L3 conv"))
+            cr_assert_eq(e.k[k].rd[NPU_TAG_X], 0, "fwd L3 conv reads X from DRAM");
+    uint64_t hi = step_at_formula("H16[2]", 3, in, need, word, &e);
+    cr_log_info("the adjacent-layer step, input side: H16[2] kept from bias_relu to layer 3's convolution from "
+                "%llu bytes of SPM on (RTL and estimator); the capacity formula (bias_relu's b32[2], H16[2] "
+                "resident at once, Z32[2] demoted) %llu", (unsigned long long)hi, (unsigned long long)need);
 }
 
 /* The conv -> normalisation-like -> ReLU chain on the RTL (issue 16 acceptance 1; ref/net_ref.h

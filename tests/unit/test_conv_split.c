@@ -304,3 +304,189 @@ Test(conv_split, resident_output)
     cr_assert_neq(npu_conv_split_res_out(&cut, &s, (unsigned)npu_cfg_spm_words(&cut), 64, msg, sizeof msg), 0);
     npu_conv_split_free(&s);
 }
+
+/* The SPM words a program's X LOADs (plain: tag X) or its RELU copies (resident input) write, in
+ * program order: one entry per word, ceil(row bytes / B) (a VEC: ceil(C / 2S)) words a row. */
+static size_t x_words(const npu_cfg_t *cfg, const npu_prog_t *prog, int vec, unsigned C, unsigned *w, size_t cap)
+{
+    unsigned B = (unsigned)npu_cfg_word(cfg), lanes = 2u * (unsigned)cfg->s;
+    size_t n = 0;
+    for (size_t i = 0; i < prog->n; i++) {
+        npu_fields_t f;
+        cr_assert_eq(npu_decode(&prog->insn[i], &f), 0);
+        int load = !vec && f.op == NPU_OP_LOAD && f.tag == NPU_TAG_X;
+        if (!load && !(vec && f.op == NPU_OP_VEC))
+            continue;
+        unsigned rw = load ? (f.row_bytes + B - 1) / B : (C + lanes - 1) / lanes;
+        unsigned st = load ? f.spm_stride : f.d_stride, d = load ? f.spm_addr : f.d_addr;
+        for (unsigned r = 0; r < f.rows; r++)
+            for (unsigned j = 0; j < rw && n < cap; j++)
+                w[n++] = d + r * st + j;
+    }
+    return n;
+}
+
+static int cmp_u(const void *a, const void *b)
+{
+    unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* A forward reading X from resident rows: no X byte from DRAM (plan and program), the other tags
+ * unchanged, tokens balanced at every depth; RELU copies in place of the X LOADs writing exactly
+ * the band words those LOADs wrote (the same multiset) and reading only the resident rows; the
+ * FILLs unchanged; refusals (rows in the plan's SPM, narrower than a pixel, a layer in parts). */
+static void resident_input_case(const npu_cfg_t *cfg, const npu_conv_t *c)
+{
+    npu_cfg_t lo = *cfg;
+    npu_conv_split_t s;
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    npu_prog_t plain, prog;
+    char msg[256];
+    lo.spm_banks = cfg->spm_banks - 1;
+    unsigned spm = (unsigned)npu_cfg_spm_words(&lo), rows = (unsigned)(c->batch * c->H * c->W), fills[2] = {0, 0};
+    cr_assert_eq(npu_conv_split(&lo, c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(s.parts, 1);
+    cr_assert_gt(s.part[0].nbands * c->batch, 1, "the test wants several bands");
+    unsigned stride = (unsigned)s.part[0].cw + 1;
+    uint64_t rd[NPU_NUM_TAGS], wr[NPU_NUM_TAGS];
+    memcpy(rd, s.plan_rd, sizeof rd);
+    memcpy(wr, s.plan_wr, sizeof wr);
+    cr_assert_gt(rd[NPU_TAG_X], 0);
+    npu_prog_init(&plain);
+    npu_prog_init(&prog);
+    cr_assert_eq(npu_conv_split_emit(&lo, &s, &a, &plain, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_neq(npu_conv_split_res_in(&lo, &s, spm - 1, stride, msg, sizeof msg), 0, "rows inside the plan's SPM");
+    cr_assert_neq(npu_conv_split_res_in(&lo, &s, spm, (unsigned)s.part[0].cw - 1, msg, sizeof msg), 0, "too narrow");
+    cr_assert_eq(npu_conv_split_res_in(&lo, &s, spm, stride, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(s.plan_rd[NPU_TAG_X], 0);
+    rd[NPU_TAG_X] = 0;
+    cr_assert(!memcmp(rd, s.plan_rd, sizeof rd) && !memcmp(wr, s.plan_wr, sizeof wr), "only X's reads change");
+    check_split_program(&lo, &s, "resident X");
+    cr_assert_eq(npu_conv_split_emit(&lo, &s, &a, &prog, msg, sizeof msg), 0, "%s", msg);
+    for (size_t i = 0; i < prog.n; i++) {
+        npu_fields_t f;
+        cr_assert_eq(npu_decode(&prog.insn[i], &f), 0);
+        cr_assert(!(f.op == NPU_OP_LOAD && f.tag == NPU_TAG_X), "instruction %zu loads X", i);
+        if (f.op != NPU_OP_VEC)
+            continue;
+        cr_assert_eq(f.vop, NPU_VOP_RELU);
+        cr_assert_eq(f.a_stride, stride);
+        cr_assert_geq(f.a_addr, spm);
+        cr_assert_eq((f.a_addr - spm) % stride, 0, "a copy starts inside a pixel's words");
+        cr_assert_leq(f.a_addr + (f.rows - 1) * stride, spm + (rows - 1) * stride, "a copy past the rows");
+        cr_assert_lt(f.d_addr + (f.rows - 1) * f.d_stride, spm, "a copy writes outside the plan's SPM");
+    }
+    for (int v = 0; v < 2; v++) /* the FILLs are the same */
+        for (size_t i = 0; i < (v ? prog.n : plain.n); i++)
+            fills[v] += npu_insn_op(&(v ? prog : plain).insn[i]) == NPU_OP_FILL;
+    cr_assert_eq(fills[0], fills[1]);
+    size_t cap = 1u << 20;
+    unsigned *w0 = malloc(cap * sizeof *w0), *w1 = malloc(cap * sizeof *w1);
+    size_t n0 = x_words(&lo, &plain, 0, (unsigned)c->C, w0, cap), n1 = x_words(&lo, &prog, 1, (unsigned)c->C, w1, cap);
+    qsort(w0, n0, sizeof *w0, cmp_u);
+    qsort(w1, n1, sizeof *w1, cmp_u);
+    cr_assert_gt(n0, 0);
+    cr_assert_eq(n1, n0, "the copies write %zu words, the LOADs %zu", n1, n0);
+    cr_assert(!memcmp(w0, w1, n0 * sizeof *w0), "the copies write other words than the LOADs");
+    free(w0);
+    free(w1);
+    npu_prog_free(&plain);
+    npu_prog_free(&prog);
+    npu_conv_split_free(&s);
+}
+
+Test(conv_split, resident_input)
+{
+    npu_cfg_t cfg = small_spm(4, 512), cut = small_spm(2, 128);
+    npu_conv_t pad = conv_layer_of(2, 8, 12, 12, 20, 3, 3, 1, 1, 1);  /* padding: a copy per row */
+    npu_conv_t flat = conv_layer_of(2, 20, 10, 10, 8, 1, 1, 1, 0, 1); /* 1x1, no padding: one run */
+    npu_conv_t wide = conv_layer_of(1, 40, 9, 9, 16, 3, 3, 2, 1, 1);  /* stride 2, 5 words a pixel */
+    npu_conv_t big = conv_layer_of(1, 64, 8, 8, 64, 3, 3, 1, 1, 1);   /* in parts on the cut SPM */
+    npu_conv_split_t s;
+    char msg[256];
+    resident_input_case(&cfg, &pad);
+    resident_input_case(&cfg, &flat);
+    resident_input_case(&cfg, &wide);
+    cr_assert_eq(npu_conv_split(&cut, &big, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_gt(s.parts, 1);
+    cr_assert_neq(npu_conv_split_res_in(&cut, &s, (unsigned)npu_cfg_spm_words(&cut), 64, msg, sizeof msg), 0);
+    npu_conv_split_free(&s);
+}
+
+/* Y of layer c's one-part forward (planned on cfg less two banks) on the C model with random W
+ * and X >= 0 (a ReLU's output) in DRAM: loaded from DRAM (res = 0), or (res = 1) copied from
+ * resident rows, pixel r at the first resident word + r * (cw + 1), which a LOAD ahead of the
+ * program fills (the LOAD queue runs in order, so before the program's first group pushes its
+ * l2e). Returns the Y bytes (malloc'd, *n of them). */
+static uint8_t *resident_input_y(const npu_cfg_t *cfg, const npu_conv_t *c, int res, uint64_t seed, size_t *n)
+{
+    npu_cfg_t lo = *cfg;
+    npu_conv_split_t s;
+    npu_conv_addrs_t a = {1u << 20, 2u << 20, 3u << 20, 4u << 20};
+    npu_prog_t prog;
+    npu_run_result_t r;
+    npu_insn_t in;
+    char msg[256];
+    uint64_t x = seed;
+    size_t dbytes;
+    lo.spm_banks = cfg->spm_banks - 2;
+    unsigned spm = (unsigned)npu_cfg_spm_words(&lo), rows = (unsigned)(c->batch * c->H * c->W);
+    cr_assert_eq(npu_conv_split(&lo, c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NULL, &s, msg, sizeof msg), 0, "%s", msg);
+    unsigned stride = (unsigned)s.part[0].cw + 1, px = s.whole.pitch_x;
+    cr_assert_gt(s.part[0].nbands * c->batch, 1, "the test wants several bands");
+    cr_assert_leq(spm + rows * stride, (unsigned)npu_cfg_spm_words(cfg), "the rows fit the two banks");
+    npu_sim_t *sim = open_fake(cfg, 200, seed);
+    uint8_t *d = npu_sim_dram(sim, &dbytes);
+    for (unsigned p = 0; p < rows; p++)
+        for (int ch = 0; ch < c->C; ch++) {
+            int16_t v = (int16_t)(test_rand(&x) % 64);
+            memcpy(d + a.x + (uint64_t)p * px + 2u * (unsigned)ch, &v, 2);
+        }
+    for (uint64_t i = 0; i < (1u << 20); i += 2) { /* W, whatever its layout: small values */
+        int16_t v = (int16_t)((int)(test_rand(&x) % 17) - 8);
+        memcpy(d + a.w + i, &v, 2);
+    }
+    npu_prog_init(&prog);
+    if (res) {
+        cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, rows, (uint32_t)a.x, spm, stride, 2u * (unsigned)c->C, px), 0);
+        cr_assert_eq(npu_prog_push(&prog, &in), 0);
+        cr_assert_eq(npu_conv_split_res_in(&lo, &s, spm, stride, msg, sizeof msg), 0, "%s", msg);
+    }
+    cr_assert_eq(npu_conv_split_emit(&lo, &s, &a, &prog, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(npu_run_program(cfg, sim, 8u << 20, prog.insn, prog.n, 100000000, &r), NPU_RUN_DONE,
+                 "res %d: the program did not finish (err %u)", res, r.err);
+    *n = (size_t)(npu_conv_y_elems(c) / (size_t)c->F) * s.whole.pitch_out;
+    uint8_t *y = malloc(*n);
+    cr_assert_not_null(y);
+    memcpy(y, d + a.out, *n);
+    npu_sim_close(sim);
+    npu_prog_free(&prog);
+    npu_conv_split_free(&s);
+    return y;
+}
+
+/* The copies compute what the LOADs do: Y bit for bit the plain program's, for layers with
+ * padding columns, without (one copy over the band's rows), with 3- and 5-word pixels at stride 2. */
+Test(conv_split, resident_input_same_y)
+{
+    npu_cfg_t cfg = small_spm(4, 768);
+    npu_conv_t layers[3] = {conv_layer_of(2, 8, 12, 12, 20, 3, 3, 1, 1, 1), conv_layer_of(2, 20, 10, 10, 8, 1, 1, 1, 0, 1),
+                            conv_layer_of(1, 40, 9, 9, 16, 3, 3, 2, 1, 1)};
+    for (int i = 0; i < 3; i++) {
+        size_t n0, n1;
+        uint8_t *y0 = resident_input_y(&cfg, &layers[i], 0, 70 + (uint64_t)i, &n0);
+        uint8_t *y1 = resident_input_y(&cfg, &layers[i], 1, 70 + (uint64_t)i, &n1);
+        cr_assert_eq(n0, n1);
+        size_t j = 0;
+        while (j < n0 && y0[j] == y1[j])
+            j++;
+        cr_assert_eq(j, n0, "layer %d: Y byte %zu differs (%u, plain %u)", i, j, j < n0 ? y1[j] : 0, j < n0 ? y0[j] : 0);
+        int nz = 0;
+        for (size_t k = 0; k < n0; k++)
+            nz |= y0[k] != 0;
+        cr_assert(nz, "layer %d: Y is all zero: the test lost its purpose", i);
+        free(y0);
+        free(y1);
+    }
+}

@@ -83,6 +83,12 @@ typedef struct npu_conv_plan {
      * tokens); 0: the dense tiles stored to DRAM */
     int res_out;
     unsigned spm_out, res_stride;
+    /* fwd, one part (conv_split.h npu_conv_split_res_in): X read from resident SPM rows, pixel r
+     * at word spm_in + r * res_in_stride (the layout res_out writes), copied into each band's
+     * buffer by a RELU VEC in EXEC (exact: X is a ReLU's output) in place of the band's LOAD; the
+     * halo and padding stay FILLs; 0: X loaded from DRAM */
+    int res_in;
+    unsigned spm_in, res_in_stride;
     int no_out;             /* dX ecoflow inside the fused backward without dX (conv_bwd.h
                                npu_conv_bwd_drop_dx): the units load their dY rows and nothing
                                else, no weights, waves, drains or stores of dX */

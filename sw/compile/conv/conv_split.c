@@ -381,6 +381,26 @@ int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned s
     return 0;
 }
 
+int npu_conv_split_res_in(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned spm, unsigned stride, char *msg,
+                          size_t n)
+{
+    npu_conv_plan_t *p = &s->part[0];
+    if (p->kernel != NPU_CONV_FWD || s->parts != 1 || p->acc || p->dwx != p->c.W || p->PL != p->P) {
+        snprintf(msg, n, "a resident input needs a forward of one part (%d parts)", s->parts);
+        return -1;
+    }
+    if (stride < (unsigned)p->cw || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "resident input rows at word %u, %u words apart: inside the plan's %d SPM words or "
+                 "narrower than a pixel's %d", spm, stride, npu_cfg_spm_words(cfg), p->cw);
+        return -1;
+    }
+    p->res_in = 1;
+    p->spm_in = spm;
+    p->res_in_stride = stride;
+    s->plan_rd[NPU_TAG_X] = s->comp_rd[NPU_TAG_X] = 0; /* nothing of X comes from DRAM */
+    return 0;
+}
+
 int npu_conv_split_emit(const npu_cfg_t *cfg, const npu_conv_split_t *s, const npu_conv_addrs_t *a,
                         npu_prog_t *out, char *msg, size_t n)
 {

@@ -139,6 +139,57 @@ void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, un
     npu_cx_load_plane_rows(x, l, un, base, un->i0, un->i1);
 }
 
+/* VECs that copy n pixels of X from resident row r0 (p->res_in) to SPM word d, cw words a pixel:
+ * RELU, the identity on a ReLU's output (int16 >= 0; bf16 +0, positive normals, +Inf and the one
+ * NaN), so the copy is exact; the rows field is 12 bits. */
+static void copy_px(npu_cx_t *x, npu_prog_t *c, uint64_t r0, unsigned n, unsigned d)
+{
+    const npu_conv_plan_t *p = x->p;
+    npu_insn_t in;
+    for (unsigned i = 0; i < n;) {
+        unsigned m = n - i < 4095u ? n - i : 4095u;
+        npu_pb_put(&x->b, c, npu_enc_vec(&in, NPU_VOP_RELU, 0, m, p->spm_in + (unsigned)(r0 + i) * p->res_in_stride,
+                                         p->res_in_stride, 0, 0, d + i * (unsigned)p->cw, (unsigned)p->cw), &in, 0);
+        i += m;
+    }
+}
+
+/* The unit's X plane from resident rows (p->res_in): border columns and padding rows FILLed in l
+ * (LOAD queue) as npu_cx_load_plane_rows does, the interior copied by VECs in c (EXEC), after a
+ * VSET of the row length. c is the band's first EXEC group, whose first instruction pops l's l2e,
+ * so the copy follows the FILLs of the same buffer (other words) and, a VEC being a barrier in
+ * EXEC, every earlier wave reading it; the band's waves come after it. */
+void npu_cx_copy_plane(npu_cx_t *x, npu_prog_t *l, npu_prog_t *c, const npu_conv_unit_t *un, unsigned base)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *cv = &p->c;
+    unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->PL, W = (unsigned)cv->W;
+    unsigned PR = (unsigned)(p->PW - p->PL - cv->W);
+    int pr = un->i0, q, inr, vset = 0;
+    npu_insn_t in;
+    while (npu_conv_plane_run(p, un, &pr, un->i1, &q, &inr)) {
+        unsigned nr = (unsigned)(q - pr), spm = base + (unsigned)(pr - un->i0) * rw;
+        uint64_t row = (uint64_t)un->b * (uint64_t)cv->H + (uint64_t)(pr - p->P);
+        if (!inr) {
+            npu_cx_fill(x, l, nr, spm, rw, rw);
+            pr = q;
+            continue;
+        }
+        if (P)
+            npu_cx_fill(x, l, nr, spm, rw, P * cw);
+        if (PR)
+            npu_cx_fill(x, l, nr, spm + (P + W) * cw, rw, PR * cw);
+        if (!vset++)
+            npu_pb_put(&x->b, c, npu_enc_vset(&in, 0, 0, (unsigned)cv->C, 0), &in, 0);
+        if (!P && !PR) /* the rows' pixels contiguous in both: one run */
+            copy_px(x, c, row * W, nr * W, spm);
+        else
+            for (unsigned r = 0; r < nr; r++)
+                copy_px(x, c, (row + r) * W, W, spm + r * rw + P * cw);
+        pr = q;
+    }
+}
+
 /* The words of one row of a flat run: the largest whole number of DRAM beats a row_bytes field
  * holds, so the rows' descriptors meet at beat boundaries (a cut inside a beat moves it twice
  * at BEAT_WORDS > 1; conv_bytes.c counts a flat run as one). */

@@ -31,6 +31,7 @@ int npu_step_emit_other(const npu_cfg_t *cfg, const npu_step_kernel_t *k, npu_pr
         }
         return npu_conv_split(cfg, &cv->c, NPU_CONV_FWD, NPU_CONV_ECOFLOW, NPU_STEP_CONV_OPTS, sp, why, n) ||
                        (cv->res_y && npu_conv_split_res_out(cfg, sp, cv->spm_y, cv->stride_y, why, n)) ||
+                       (cv->res_x && npu_conv_split_res_in(cfg, sp, cv->spm_x, cv->stride_x, why, n)) ||
                        npu_conv_split_emit(cfg, sp, &ad, prog, why, n) ? -1 : 0;
     }
     npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);

@@ -65,6 +65,9 @@ typedef struct npu_step_conv {
     int res_y;           /* residency, fwd: Y drained into its resident rows at word spm_y,
                             stride_y words a pixel, not stored (conv_split.h npu_conv_split_res_out) */
     unsigned spm_y, stride_y;
+    int res_x;           /* residency, fwd: X copied from its resident rows at word spm_x, stride_x
+                            words a pixel, not loaded (conv_split.h npu_conv_split_res_in) */
+    unsigned spm_x, stride_x;
 } npu_step_conv_t;
 
 typedef struct npu_step_kernel {

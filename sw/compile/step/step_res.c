@@ -50,8 +50,9 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
 {
     const npu_step_kernel_t *k = &p->k[ki];
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD || k->kind == NPU_SK_XPOSE) {
-        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok): the
-         * conv and transpose emitters read and write DRAM */
+        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok) and
+         * its X where it can copy from them (res->x_ok): the conv and transpose emitters read and
+         * write DRAM */
         const npu_step_conv_t *c = &k->cv;
         int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
         uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
@@ -61,7 +62,7 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
             return -1;
         *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
         *wr = !*rd;
-        *spm_ok = fwd && i == 2 && res->y_ok[ki];
+        *spm_ok = fwd && ((i == 2 && res->y_ok[ki]) || (i == 0 && res->x_ok[ki]));
         return tensor_at(p, at[i]);
     }
     if (k->kind == NPU_SK_GEMM) {
@@ -365,6 +366,12 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
             npu_vk_resident(&k->v, s, at, res->stride[t]);
             continue;
         }
+        if (k->kind == NPU_SK_CONV_FWD && s == 0) { /* X (slot()): copied from its rows */
+            k->cv.res_x = 1;
+            k->cv.spm_x = at;
+            k->cv.stride_x = res->stride[t];
+            continue;
+        }
         if (k->kind == NPU_SK_CONV_FWD) { /* Y (slot()): drained into its rows */
             k->cv.res_y = 1;
             k->cv.spm_y = at;
@@ -563,11 +570,42 @@ static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
            npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= q->pout;
 }
 
+/* Tensor t is written only by vector kernels whose last op on it is a RELU (H16: bias_relu,
+ * norm_relu and their residual forms), so a RELU copies it exactly (npu_conv_split_res_in); 0 for
+ * a tensor no kernel writes (the batch X16). */
+static int relu_made(const npu_step_plan_t *p, int t)
+{
+    int made = 0;
+    for (int i = 0; i < p->nk; i++) {
+        const npu_vkern_t *v = &p->k[i].v;
+        for (int s = 0; p->k[i].kind == NPU_SK_VEC && s < v->nt; s++) {
+            int last = -1;
+            if (!v->t[s].store || tensor_at(p, v->t[s].dram) != t)
+                continue;
+            for (int o = 0; o < v->nop; o++)
+                last = v->op[o].d == s ? o : last;
+            if (last < 0 || v->op[last].vop != NPU_VOP_RELU)
+                return 0;
+            made = 1;
+        }
+    }
+    return made;
+}
+
+/* A forward planned as sp may copy X from resident rows of tensor t (npu_conv_split_res_in: one
+ * part, rows of at least a pixel's words, X a ReLU's output). */
+static int x_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
+{
+    const npu_conv_plan_t *q = &sp->part[0];
+    return t >= 0 && sp->parts == 1 && !q->acc && q->dwx == q->c.W && q->PL == q->P &&
+           npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= (unsigned)q->cw && relu_made(p, t);
+}
+
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
  * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason.
- * *y_ok: a forward whose Y may drain into resident rows. */
+ * *y_ok, *x_ok: a forward whose Y may drain into resident rows, whose X may be copied from them. */
 static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, unsigned limit,
-                      unsigned char *y_ok, char *why, size_t n)
+                      unsigned char *y_ok, unsigned char *x_ok, char *why, size_t n)
 {
     npu_cfg_t lo = *cfg;
     char msg[200] = "";
@@ -580,6 +618,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
             bad = pitch_differs(p, k->cv.x, sp->whole.pitch_x) || pitch_differs(p, k->cv.w, sp->whole.pitch_w) ||
                   pitch_differs(p, k->cv.y, sp->whole.pitch_out);
         *y_ok = bad == 0 && y_may_stay(cfg, p, sp, tensor_at(p, k->cv.y));
+        *x_ok = bad == 0 && x_may_stay(cfg, p, sp, tensor_at(p, k->cv.x));
         if (sp)
             npu_conv_split_free(sp);
         free(sp);
@@ -687,19 +726,24 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
         return -1;
     }
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
-    if (!(res->y_ok = calloc((size_t)p->nk, 1))) {
+    res->y_ok = calloc((size_t)p->nk, 1);
+    res->x_ok = calloc((size_t)p->nk, 1);
+    int bad = !res->y_ok || !res->x_ok;
+    if (bad)
         snprintf(res->why, sizeof res->why, "residency: out of memory");
+    for (int i = 0; i < p->nk && !bad; i++)
+        bad = (p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
+              conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], res->why, sizeof res->why);
+    if (bad) {
+        free(res->y_ok);
+        free(res->x_ok);
+        res->y_ok = res->x_ok = NULL;
         return -1;
     }
-    for (int i = 0; i < p->nk; i++)
-        if ((p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-            conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], res->why, sizeof res->why)) {
-            free(res->y_ok);
-            res->y_ok = NULL;
-            return -1;
-        }
     if (overlap & NPU_RES_NO_CONV_Y)
         memset(res->y_ok, 0, (size_t)p->nk);
+    if (overlap & NPU_RES_NO_CONV_X)
+        memset(res->x_ok, 0, (size_t)p->nk);
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -726,8 +770,8 @@ static uint64_t plan_bytes(const npu_step_res_t *r) { return r->r.in_bytes + r->
 
 /* Both fallbacks of plan_try; the plan of fewer DRAM bytes (ties: the cut, the rule without
  * resident convolution outputs). */
-int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
-                         int overlap, npu_step_res_t *res)
+static int plan_fallbacks(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                          npu_step_res_t *res)
 {
     npu_step_res_t *y = malloc(sizeof *y);
     int seen = 0, rc = plan_try(cfg, p, res_banks, cap, overlap, 0, &seen, res);
@@ -742,6 +786,55 @@ int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
     }
 out:
     free(y);
+    return rc;
+}
+
+/* A plan's DRAM bytes: its transfers and, a whole tensor each, every DRAM-side access of a kernel
+ * (a convolution's or transpose's, a demoted one: the kernel streams the tensor itself). The
+ * scheduler counts only its transfers, and an input copied from the SPM moves none of the
+ * convolution's reads, while the area it takes may demote other accesses. */
+static uint64_t traffic(const npu_step_res_t *r)
+{
+    uint64_t b = plan_bytes(r);
+    for (int j = 0; j < r->n_steps; j++) {
+        for (int i = 0; i < r->ss[j].n_dram_in; i++)
+            b += r->st[r->ss[j].dram_in[i]].bytes;
+        for (int i = 0; i < r->ss[j].n_dram_out; i++)
+            b += r->st[r->ss[j].dram_out[i]].bytes;
+    }
+    return b;
+}
+
+static int any(const unsigned char *v, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i])
+            return 1;
+    return 0;
+}
+
+/* The plan with the convolutions' inputs copied from the SPM where they may be, and without
+ * (NPU_RES_NO_CONV_X): keeping inputs resident adds to the area's pressure (at small,
+ * cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs Z32 from forward to backward
+ * without them and demoted them with them: 34 KB more a step), so the plan of less traffic
+ * (traffic(): the DRAM-side accesses counted) is kept; ties: without. When the plan with them
+ * fails, the one without is tried. */
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res)
+{
+    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res);
+    npu_step_res_t *o = NULL;
+    if ((overlap & NPU_RES_NO_CONV_X) || (rc == 0 && !any(res->x_ok, p->nk)) || !(o = malloc(sizeof *o)))
+        return rc;
+    if (plan_fallbacks(cfg, p, res_banks, cap, overlap | NPU_RES_NO_CONV_X, o) == 0 &&
+        (rc || traffic(o) <= traffic(res))) { /* a failed plan with resident inputs: the other one */
+        npu_step_res_free(res);
+        *res = *o;
+        rc = 0;
+    } else {
+        npu_step_res_free(o);
+    }
+    free(o);
     return rc;
 }
 
@@ -771,5 +864,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->x_at);
     free(res->tags);
     free(res->y_ok);
+    free(res->x_ok);
     memset(res, 0, sizeof *res);
 }

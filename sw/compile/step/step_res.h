@@ -14,7 +14,10 @@
  * Which accesses use the SPM copy: every vector-kernel tensor (loaded, stored or both), every
  * GEMM operand stored as the GEMM reads it, and the output Y of a forward convolution of one part
  * (drained into its rows, not stored: conv_split.h npu_conv_split_res_out; not when no kernel
- * would read it in the SPM before its write-back; NPU_RES_NO_CONV_Y turns it off); a transposed GEMM operand and every other convolution or transpose access are DRAM side
+ * would read it in the SPM before its write-back; NPU_RES_NO_CONV_Y turns it off) and its input X
+ * when X is a ReLU's output (H16[l-1]: copied from its rows into the bands by RELU VECs, not
+ * loaded: npu_conv_split_res_in; NPU_RES_NO_CONV_X turns it off); a transposed GEMM operand and
+ * every other convolution or transpose access are DRAM side
  * (the DMA transposes on LOAD, the conv emitters load their band layouts), so a dirty resident
  * copy is written back first. When a kernel's own
  * resident tensors do not fit the area, its largest is demoted to a DRAM-side access (the kernel
@@ -89,6 +92,9 @@ typedef struct npu_step_res {
     unsigned char *y_ok;            /* per kernel: a convolution forward whose Y may be drained
                                        into resident rows (one part: conv_split.h
                                        npu_conv_split_res_out), an SPM-side output then */
+    unsigned char *x_ok;            /* per kernel: a convolution forward whose X (a ReLU's output)
+                                       may be copied from resident rows (one part: conv_split.h
+                                       npu_conv_split_res_in), an SPM-side input then */
     int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
                                        one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
@@ -112,8 +118,10 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
 /* The same with the scheduler's prefetch and look-ahead offload as `overlap` says (a mask of
  * NPU_RES_PREFETCH, NPU_RES_LOOKAHEAD). npu_step_res_plan and npu_step_res_plan_cap take both. */
 /* NPU_RES_NO_CONV_Y: every forward convolution's output on the DRAM side (stored, as before
- * convolutions could drain into resident rows; for comparisons). */
-enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4 };
+ * convolutions could drain into resident rows; for comparisons). NPU_RES_NO_CONV_X: every forward
+ * convolution's input on the DRAM side (LOADed by the emitter, as before it could copy from
+ * resident rows). */
+enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
 
