@@ -228,7 +228,8 @@ int npu_estimate_step_res_ex(const npu_cfg_t *cfg, const int *dims, int layers, 
     memset(e, 0, sizeof *e);
     if (!p)
         snprintf(why, n, "out of memory");
-    else if (npu_step_plan_mlp(cfg, dims, layers, batch, 0.1f, 0.9f, 0, modes, 0, p, why, n) == 0)
+    else if (npu_step_plan_mlp(cfg, dims, layers, batch, NPU_STEP_NOMINAL_LR, NPU_STEP_NOMINAL_MU,
+                               NPU_STEP_NOMINAL_WD, modes, 0, p, why, n) == 0)
         rc = estimate_plan(cfg, p, res_banks, cap, overlap, e, why, n);
     free(p);
     return rc;
@@ -243,8 +244,8 @@ int npu_estimate_step_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int 
     memset(e, 0, sizeof *e);
     if (!p)
         snprintf(why, n, "out of memory");
-    else if (npu_step_plan_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, 0.1f, 0.9f, 0, modes, NULL, 0, p, why,
-                                   n) == 0)
+    else if (npu_step_plan_cnn_res(cfg, conv, n_conv, res, fc, n_fc, batch, NPU_STEP_NOMINAL_LR, NPU_STEP_NOMINAL_MU,
+                                   NPU_STEP_NOMINAL_WD, modes, NULL, 0, p, why, n) == 0)
         rc = estimate_plan(cfg, p, res_banks, cap, overlap, e, why, n);
     free(p);
     return rc;

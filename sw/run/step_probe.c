@@ -94,13 +94,14 @@ static int probe_init(npu_step_run_t *s, const npu_cfg_t *cfg, npu_sim_t *sim, c
 {
     npu_conv_t conv[NPU_STEP_MAX_LAYERS];
     if (o->n_conv <= 0)
-        return npu_step_run_init(s, cfg, sim, o->dims, o->layers, o->batch, 0.1f, 0.9f, 1e-4f, o->modes, 50000000);
+        return npu_step_run_init(s, cfg, sim, o->dims, o->layers, o->batch, NPU_STEP_NOMINAL_LR, NPU_STEP_NOMINAL_MU,
+                                 NPU_STEP_NOMINAL_WD, o->modes, 50000000);
     for (int l = 0; l < o->n_conv && l < NPU_STEP_MAX_LAYERS; l++) {
         conv[l] = o->conv[l];
         conv[l].batch = o->batch;
     }
-    return npu_step_run_init_cnn(s, cfg, sim, conv, o->n_conv, o->res, o->fc, o->n_fc, o->batch, 0.1f, 0.9f, 1e-4f, o->modes,
-                                 NULL, 50000000);
+    return npu_step_run_init_cnn(s, cfg, sim, conv, o->n_conv, o->res, o->fc, o->n_fc, o->batch, NPU_STEP_NOMINAL_LR,
+                                 NPU_STEP_NOMINAL_MU, NPU_STEP_NOMINAL_WD, o->modes, NULL, 50000000);
 }
 
 int npu_step_probe(const npu_cfg_t *cfg, const npu_step_probe_opts_t *o, npu_step_probe_t *r, char *why, size_t n)

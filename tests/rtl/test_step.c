@@ -726,7 +726,10 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
     cr_assert_eq(npu_net_parse("cnn:c4,c4,c4+1,c4s2,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 50000000),
+    /* the estimator's optimizer: its plan's kernels are the run's (a decay one int16 AXPBY cannot
+     * hold is a MUL and an ADD, npu_step_sgd) */
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_rcv, 4, k_rres, k_rfc, 1, RB, NPU_STEP_NOMINAL_LR,
+                                       NPU_STEP_NOMINAL_MU, NPU_STEP_NOMINAL_WD, 0, NULL, 50000000),
                  0, "%s", s.why);
     cr_assert_eq(npu_step_run_resident_ex(&s, 1, cap, k_overlap), 0, "%s", s.why);
     cnn_res_est(cap, e);

@@ -361,6 +361,58 @@ Test(step_scale, int16_plan)
 #undef QT
 }
 
+/* Where W32 is so much finer than dW32 that one AXPBY's int16 scalars cannot hold wd beside 1
+ * (the plan was refused: "the scalars 0.0001, 1 do not fit int16", a 2-sample batch's CNN at
+ * small), the decay is a MUL by wd at its own shift, then an ADD: wd within 0.1 %. Two steps of
+ * that plan on the functional model are bit-exact (the runtime checks every kernel). */
+Test(step_scale, decay_as_mul_where_the_axpby_cannot_hold_wd)
+{
+    npu_cfg_t c = test_cfg(8);
+    int dims[4] = {20, 37, 24, 10};
+    npu_step_plan_t p;
+    npu_step_range_t r;
+    npu_step_q_t q;
+    char why[256];
+    npu_step_range_nominal(3, 13, &r);
+    npu_step_q_pick(&r, 3, 0.9f, &q);
+    q.dz16[1] = q.w[1] + NPU_STEP_W32_EXTRA - q.x - 3; /* dW32[1] three bits coarser than W32[1] */
+    cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), 0, "%s", why);
+    const npu_vkern_t *u = NULL;
+    for (int i = 0; i < p.nk; i++)
+        if (!strcmp(p.k[i].name, "update L1 sgd"))
+            u = &p.k[i].v;
+    cr_assert_not_null(u);
+    cr_assert(u->op[0].vop == NPU_VOP_MUL && u->op[0].wide && u->op[1].vop == NPU_VOP_ADD, "MUL then ADD");
+    int qw = p.t[p.l[1].w32].q, qt = p.t[p.l[1].dw32].q;
+    double wd = (int16_t)u->op[0].alpha / ldexp(1, (int)u->op[0].shift + qt - qw);
+    cr_assert_float_eq(wd, 1e-4, 1e-7, "wd %g", wd);
+    int16_t A, B;
+    unsigned s;
+    double err;
+    cr_assert_eq(npu_step_axpby_q(1e-4, 1.0, qt, qw, qt, &A, &B, &s, &err), -1, "one AXPBY cannot hold it");
+    npu_step_plan_free(&p);
+    npu_funcsim_config(&c);
+    npu_sim_t *sim = npu_sim_open(NULL);
+    npu_step_run_t st;
+    cr_assert_eq(npu_step_run_init_q(&st, &c, sim, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 50000000), 0, "%s", st.why);
+    static float w[3][37 * 24], b[3][37], x[13 * 20], lg[13 * 10], dl[13 * 10];
+    float *wp[3] = {w[0], w[1], w[2]}, *bp[3] = {b[0], b[1], b[2]};
+    for (int i = 0; i < 37 * 24; i++)
+        w[0][i] = w[1][i] = w[2][i] = (float)((i * 7 % 13) - 6) / 16.0f;
+    for (int i = 0; i < 13 * 20; i++)
+        x[i] = (float)(i % 5) / 4.0f;
+    npu_step_run_params(&st, wp, bp);
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(npu_step_forward(&st, x, 13, lg), 0, "%s", st.why);
+        for (int i = 0; i < 13 * 10; i++)
+            dl[i] = (float)((i % 10) - 4.5) / 130.0f;
+        cr_assert_eq(npu_step_backward(&st, dl), 0, "%s", st.why);
+    }
+    npu_step_run_free(&st);
+    npu_sim_close(sim);
+}
+
+
 /* Twelve steps of a 3-layer MLP on one batch, on the functional model: every kernel bit-exact and
  * its counters right (the runtime checks both), the loss falling. */
 #define STEPS 12

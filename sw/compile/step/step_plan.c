@@ -244,6 +244,26 @@ void npu_step_fc_bwd(npu_step_plan_t *p, const npu_cfg_t *cfg, int l, int modes,
     npu_step_sgd(p, l, K, N, L->w16);
 }
 
+/* t = wd W32 + dW32 at dW32's scale qt. One AXPBY, but at int16 configurations where its int16
+ * scalars cannot hold wd beside 1 (W32 a few bits finer than dW32: a small batch's nominal
+ * scales) a MUL by wd with its own shift, then an ADD. */
+static void decay(npu_step_plan_t *p, npu_vkern_t *u, int w, int g, int t, int qw, int qt)
+{
+    int16_t A, B;
+    unsigned s;
+    double err;
+    float wd = bits_f32(p->wd);
+    if (!p->int16 || wd == 0 || npu_step_axpby_q(wd, 1.0, qt, qw, qt, &A, &B, &s, &err) == 0) {
+        axpby(p, u, w, g, t, qw, qt, qt, wd, 1.0f);
+        return;
+    }
+    if (npu_step_axpby_q(wd, 0.0, qt, qw, qt, &A, &B, &s, &err))
+        bad(p, "%s: the weight decay %g does not fit int16 at scales q %d -> %d", u->name, wd, qw, qt);
+    p->scalar_err = err > p->scalar_err ? err : p->scalar_err;
+    npu_vk_op(u, NPU_VOP_MUL, 1, w, -1, t, (uint16_t)A, 0, s);
+    npu_vk_op(u, NPU_VOP_ADD, 1, t, g, t, 0, 0, 0);
+}
+
 void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16t)
 {
     const npu_step_lt_t *L = &p->l[l];
@@ -253,7 +273,7 @@ void npu_step_sgd(npu_step_plan_t *p, int l, int rows, int len, int w16t)
     int w = vt(u, p, L->w32, 1, 1), g = vt(u, p, L->dw32, 1, 0);
     int vw = vt(u, p, L->vw, 1, 1), w16 = vt(u, p, w16t, 0, 1);
     int t = npu_vk_tensor(u, "t32", 0, 32, NPU_TAG_W, 0, 0, 0), qt = Q(L->dw32); /* t at dW's scale */
-    axpby(p, u, w, g, t, Q(L->w32), Q(L->dw32), qt, bits_f32(p->wd), 1.0f);
+    decay(p, u, w, g, t, Q(L->w32), qt);
     axpby(p, u, vw, t, vw, Q(L->vw), qt, Q(L->vw), bits_f32(p->mu), 1.0f);
     axpby(p, u, w, vw, w, Q(L->w32), Q(L->vw), Q(L->w32), 1.0f, -bits_f32(p->lr));
     narrow(p, u, w, w16, Q(L->w32), Q(L->w16));

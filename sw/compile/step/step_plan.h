@@ -188,6 +188,13 @@ int npu_step_plan_cnn(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, 
  * q: step_scale.h npu_step_q_t). 0, or -1 with the reason (a connection that does not fit, a
  * shift or scalar that does not fit its instruction). */
 #define NPU_STEP_MAX_SKIPS 1
+
+/* The optimizer the estimator plans a step with (model/est_step.c) and `npu sweep --validate`'s
+ * RTL probes run (run/step_probe.c): they must agree, as a weight decay one int16 AXPBY cannot
+ * hold is emitted as a MUL and an ADD (npu_step_sgd). npu fit's defaults. */
+#define NPU_STEP_NOMINAL_LR 0.1f
+#define NPU_STEP_NOMINAL_MU 0.9f
+#define NPU_STEP_NOMINAL_WD 1e-4f
 int npu_step_plan_cnn_res(const npu_cfg_t *cfg, const npu_conv_t *conv, int n_conv, const int *res,
                           const int *fc, int n_fc, int batch, float lr, float mu, float wd, int modes,
                           const npu_step_q_t *q, uint64_t base, npu_step_plan_t *p, char *why, size_t n);
