@@ -26,10 +26,7 @@ TEST_CONFIGS := tiny small tiny-bf16 small-bf16 small-w2
 # docs/datapath.md section 6.
 TEST_FILTER_BF16 := @(!(@(conv|conv_isa|fcov|modes|policies|train|train_part))/*|@(train|train_part)/bf16_*)
 TEST_FILTER_small-bf16 := @(@(bf16|conv_bf16|conv_bwd|vec|vec_errors|vec_order|step)/*|@(train|train_part)/bf16_*)
-# small-w2 (two SPM words per DRAM beat, issue 14): every suite but modes/compute_only_utilization,
-# which fails there on the slicing stage's tile pick (docs/memory.md Limitations); 191 tests in
-# about 70 s at -j2 besides its model's build (time build/small-w2/test_rtl --filter ... -j2).
-TEST_FILTER_small-w2 := @(!(modes)/*|modes/!(compute_only_utilization))
+# small-w2 (two SPM words per DRAM beat, issue 14) runs every suite.
 test_filter = $(if $(or $(TEST_FILTER_$(1)),$(findstring -bf16,$(1))),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
 B        := build/$(CONFIG)
 CC       ?= gcc

@@ -49,7 +49,7 @@ typedef char npu_args_opt_bits_fit[OPT_VALIDATE - 256 + 3 < 64 ? 1 : -1];
                   OPTS_TRACE | B(OPT_TIMELINE))
 /* what one GEMM (-m -n -k) takes and a topology's GEMMs do not (--save-program: both) */
 #define OPTS_GEMM_ONE (OPTS_TRACE | (OPTS_TENSORS & ~B(OPT_SAVE_PROGRAM)))
-#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON))
+#define OPTS_SLICE (OPTS_DIMS | B(OPT_CONV) | B(OPT_KERNEL) | B(OPT_JSON) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
 #define OPTS_DISASM (OPTS_DIMS | B(OPT_TRANS_A) | B(OPT_TRANS_B) | B(OPT_FLEXSA) | B(OPT_POLICY) | B(OPT_SLICING) | \
                      B(OPT_JSON) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT))
 #define OPTS_TRAIN                                                                             \
@@ -185,8 +185,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--dram-latency C] [--stall-pct P] [--max-cycles N] [--json]\n"
             "                [--quiet]   (double buffering: compute-only vs transfer-only vs\n"
             "                full cycles; without --dram-bw, the bandwidth that balances them)\n"
-            "       npu slice (-m M -n N -k K | --conv SPEC [--kernel fwd|dx|dw|all])   (the slicing\n"
-            "                stage's pick under the burst-aware and the bytes-only cost; a model)\n"
+            "       npu slice (-m M -n N -k K | --conv SPEC [--kernel fwd|dx|dw|all]) [--dram-bw B]\n"
+            "                [--dram-latency C]   (the slicing stage's pick under the burst-aware and\n"
+            "                the bytes-only cost, for that timing; a model)\n"
             "       npu disasm -m M -n N -k K [--trans-a] [--trans-b] [--policy P] [--dram-bw B]\n"
             "                [--dram-latency C]   (the tiles the compiler picks for that timing)\n"
             "       npu disasm FILE   (the programs saved by --save-program FILE)\n"

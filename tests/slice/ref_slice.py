@@ -201,6 +201,62 @@ class Problem:
         return s[3], s[4], self.T, pix, self.T * cdiv(s[4], self.L) * s[3]
 
 
+def unit(cfg, a):
+    """the SPM unit (bank, sub-bank) of word a: the sub-bank is the XOR of the codes 1, 2, 3 of
+    the set in-bank address bits (bit i: code i % 3 + 1), rtl/npu_spm.v"""
+    sub, i, x = 0, 0, a % cfg.bank_words
+    while x:
+        if x & 1:
+            sub ^= i % 3 + 1
+        x, i = x >> 1, i + 1
+    return (a // cfg.bank_words, sub)
+
+
+def code(v):
+    """the sub-bank code of an offset, carries ignored (the drain engine's pair choice)"""
+    return unit(Cfg, v % (1 << 16))[1] if v else 0
+
+
+def drain_stalls(cfg, base, m, skinny, stride):
+    """cycles a DRAIN of m rows into words base + r * stride loses to sub-bank conflicts: its
+    pairs of OBUF rows, split (r, r + h) or adjacent (2i, 2i + 1) as the RTL picks them, each
+    taking as many cycles as the most of its words in one unit"""
+    rows = cdiv(m, 2) if skinny else m
+    split, hi, h = (rows if skinny else 0), m - rows, cdiv(rows, 2)
+    x, ya, ys = (code(split * stride) if skinny else 1), code(stride), code(h * stride)
+    ok = (stride != 0 and split >= rows) if skinny else stride >= 2
+    two = ok and ((x and ys and ys != x) or not (x and ya and ya != x))
+    lost = 0
+    for i in range(h):
+        pair = [i, i + h] if two else [2 * i, 2 * i + 1]
+        words = []
+        for r in pair:
+            if r >= rows:
+                continue
+            words.append(base + r * stride)
+            if not skinny:
+                words.append(base + r * stride + 1)
+            elif r < hi:
+                words.append(base + (r + split) * stride)
+        units = [unit(cfg, w) for w in words]
+        lost += max(units.count(u) for u in units) - 1
+    return lost
+
+
+def gemm_drain_stalls(pb, t, s):
+    """Q16: the C staging buffers (bank 2, Mt x 2nb words each, n-block j at word 2j), the mean
+    of the two; FlexSA's skinny DRAIN for an n-block of at most S columns"""
+    L, cfg = pb.L, pb.cfg
+    tm = t[0] if pb.ext[0] < L else cdiv(t[0], L) * L
+    nb = cdiv(t[1], L)
+    lost = 0
+    for buf in range(2):
+        for j in range(cdiv(s[1], L)):
+            lost += drain_stalls(cfg, 2 * cfg.bank_words + buf * 2 * tm * nb + 2 * j, s[0],
+                                 s[1] - j * L <= pb.S, 2 * nb)
+    return lost << (Q - 1)
+
+
 def compute(k, S, split, m, n, taps, kd):
     blk, rows = cdiv(n, S), m
     if split == 0:
@@ -257,7 +313,7 @@ def simulate(pb, k, t, split, order):
         E = compute(k, pb.S, split, m, n, taps, kd)
         Sv = 0
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
-            E += k['dfix'] + orows * k['drow']
+            E += k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
             b = cost(2)
             Sv = xfer(k, b, pb.B, store=True)[0]
             nbytes += b[2]

@@ -8,9 +8,13 @@
  * Spearman >= 0.9 on every layer) is not met, 2 when a run fails. With --all (small layers) every
  * fitting candidate runs, and the pick (least predicted cycles, the search's choice) must also be
  * within 5% of the best measured (acceptance 6).
- *   build/<config>/slice_fidelity [--burst|--noburst] [--all] [--pick N] [M,N,K ...]
+ *   build/<config>/slice_fidelity [--burst|--noburst] [--all] [--pick N] [--tiles m,n,k] [--dram-bw B]
+ *                                 [M,N,K ...]
+ * --tiles keeps only the candidates with those tiles (both loop orders); --dram-bw costs and runs
+ * them at that DRAM bandwidth (the slicing costs retimed as `npu --dram-bw` does).
  * `make test` runs a quick representative (make slice-fidelity-quick: smaller layers, --pick 12).
  */
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +29,7 @@
 #include "run/runtime.h"
 
 static int pick = 50; /* candidates run per layer */
+static int64_t only[3];  /* --tiles m,n,k: only the candidates with these tiles (0: all) */
 #define MAXC 200000
 #define MAXALL 4000 /* runs over all layers */
 
@@ -57,6 +62,8 @@ static int enumerate(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int
                             best = p;
                             found = 1;
                         }
+                    if (only[0] && (tile[0] != only[0] || tile[1] != only[1] || tile[2] != only[2]))
+                        found = 0;
                     if (found && npu_gemm_plan_from_slice(cfg, &best, M, N, K, 0, &g) == 0) {
                         out[n].p = best;
                         out[n++].pred = (double)best.cycles / 65536.0;
@@ -202,12 +209,18 @@ int main(int argc, char **argv)
             every = 1;
         else if (!strcmp(argv[i], "--pick") && i + 1 < argc && atoi(argv[i + 1]) >= 2)
             pick = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--tiles") && i + 1 < argc &&
+                 sscanf(argv[i + 1], "%" SCNd64 ",%" SCNd64 ",%" SCNd64, &only[0], &only[1], &only[2]) == 3)
+            i++;
+        else if (!strcmp(argv[i], "--dram-bw") && i + 1 < argc && atof(argv[i + 1]) > 0)
+            npu_slice_cfg_retime(&cfg, atof(argv[++i]), -1);
         else if (!strcmp(argv[i], "--noburst") || !strcmp(argv[i], "--burst"))
             mode = argv[i][2] == 'n' ? NPU_SLICE_NOBURST : NPU_SLICE_BURST;
         else if (ns < 16 && sscanf(argv[i], "%d,%d,%d", &shapes[ns][0], &shapes[ns][1], &shapes[ns][2]) == 3)
             ns++;
         else {
-            fprintf(stderr, "usage: slice_fidelity [--burst|--noburst] [--all] [--pick N] [M,N,K ...]\n");
+            fprintf(stderr, "usage: slice_fidelity [--burst|--noburst] [--all] [--pick N] [--tiles m,n,k] "
+                            "[--dram-bw B] [M,N,K ...]\n");
             return 2;
         }
     }

@@ -295,3 +295,47 @@ Test(slice_search, resnet50_layer_fast, .timeout = 60)
     cr_log_info("resnet50_layer_fast: %.3f s CPU", s);
     cr_assert(s < 0.3, "ResNet-50 conv3 shortcut's three searches took %.2f s of CPU (bound 0.3 s)", s);
 }
+
+/* The DRAINs' SPM conflicts in the GEMM emitter's C staging layout (bank 2, C(t % 2) tiles
+ * alternating, FlexSA's skinny DRAIN): summed over a program's tiles they equal the RTL's
+ * drain_stall counter of the compute-only runs of modes/compute_only_utilization at small-w2
+ * (S = 8, 1024-word banks; measured: 1024x5x32 at Mt = 160, 240 cycles; 1024x5x5 at Mt = 176,
+ * 280), and they are 0 at the power-of-two heights the drain's pair choice is built for. */
+static uint64_t program_stalls(const npu_cfg_t *cfg, int M, int Mt, int skinny)
+{
+    uint64_t lost = 0;
+    for (int t = 0; t * Mt < M; t++) {
+        int m = M - t * Mt < Mt ? M - t * Mt : Mt;
+        lost += npu_slice_drain_stalls(cfg, 2048u + (uint64_t)(t % 2) * 2u * (uint64_t)Mt, m, skinny, 2);
+    }
+    return lost;
+}
+
+Test(slice_search, drain_stalls_equal_the_rtl)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    cr_assert_eq(program_stalls(&cfg, 1024, 160, 1), 240);
+    cr_assert_eq(program_stalls(&cfg, 1024, 176, 1), 280);
+    cr_assert_eq(program_stalls(&cfg, 1024, 256, 1), 0);
+    cr_assert_eq(program_stalls(&cfg, 1024, 128, 1), 0);
+    cr_assert_eq(program_stalls(&cfg, 4096, 256, 0), 0);
+    /* a pair whose four words are in one bank's four sub-banks costs nothing; rows 0..3 at a
+     * stride of 2 (plain: words 0, 1, 2, 3 / 4, 5, 6, 7) */
+    cr_assert_eq(npu_slice_drain_stalls(&cfg, 2048, 4, 0, 2), 0);
+}
+
+/* The step walk charges them after the output tile's last step: a one-step GEMM of 160 x 5 x 16
+ * costs its transfers, its compute and the mean of the two staging buffers' stalls (32 and 48
+ * cycles: 40). */
+Test(slice_search, drain_stalls_in_the_walk)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t p;
+    int64_t tile[3] = {160, 5, 16};
+    cr_assert_eq(npu_slice_drain_stalls(&cfg, 2048, 160, 1, 2), 32);
+    cr_assert_eq(npu_slice_drain_stalls(&cfg, 2048 + 320, 160, 1, 2), 48);
+    cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 160, 5, 16, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
+    cr_assert_eq(p.steps, 1);
+    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + (40ull << NPU_SLICE_Q));
+}

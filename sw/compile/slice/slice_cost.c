@@ -155,3 +155,65 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
     uint64_t r = (uint64_t)rows << NPU_SLICE_Q, turn = (r + k->wave) / 2; /* the bank turnaround */
     return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
 }
+
+/* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): bank a / SPM_BANK_WORDS, sub-bank the
+ * XOR over the set in-bank address bits i of the codes 01, 10, 11 (i mod 3). */
+static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
+{
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1, in = a % bw;
+    unsigned sub = 0;
+    for (unsigned i = 0; in; i++, in >>= 1)
+        if (in & 1)
+            sub ^= i % 3 + 1;
+    return (unsigned)(a / bw) * 4u + sub;
+}
+
+/* The sub-bank code of an address offset, carries ignored (the drain engine's pair choice,
+ * rtl/npu_exec_decode.v sub_code: 16 bits). */
+static unsigned sub_code(uint64_t v)
+{
+    unsigned c = 0;
+    for (unsigned i = 0; i < 16; i++)
+        if (v >> i & 1)
+            c ^= i % 3 + 1;
+    return c;
+}
+
+/* Cycles one drained pair (rows r0 and r1, r1 < 0: r0 alone) takes: its SPM words (two per row;
+ * a skinny row's second only for r < hi) written one per unit and cycle, so the most words in
+ * one unit. */
+static unsigned pair_cycles(const npu_cfg_t *cfg, uint64_t base, uint64_t stride, int64_t split, int64_t hi,
+                            int64_t r0, int64_t r1)
+{
+    unsigned u[4], n = 0, most = 1;
+    for (int i = 0; i < 2; i++) {
+        int64_t r = i ? r1 : r0;
+        if (r < 0)
+            continue;
+        u[n++] = spm_unit(cfg, base + (uint64_t)r * stride);
+        if (!split || r < hi)
+            u[n++] = spm_unit(cfg, base + (uint64_t)(split ? r + split : r) * stride + (split ? 0 : 1));
+    }
+    for (unsigned a = 0; a < n; a++) {
+        unsigned same = 0;
+        for (unsigned b = 0; b < n; b++)
+            same += u[b] == u[a];
+        most = same > most ? same : most;
+    }
+    return most;
+}
+
+uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride)
+{
+    int64_t rows = skinny ? (m + 1) / 2 : m, split = skinny ? rows : 0, hi = m - rows, h = (rows + 1) / 2;
+    unsigned x = skinny ? sub_code((uint64_t)split * stride) : 1, ya = sub_code(stride);
+    unsigned ys = sub_code((uint64_t)h * stride);
+    int ok = skinny ? stride != 0 && split >= rows : stride >= 2;
+    int two = ok && ((x && ys && ys != x) || !(x && ya && ya != x)); /* the engine's pair order */
+    uint64_t lost = 0;
+    for (int64_t i = 0; i < h; i++) { /* pair i: rows i, i + h (split) or 2i, 2i + 1 */
+        int64_t r0 = two ? i : 2 * i, r1 = two ? i + h : 2 * i + 1;
+        lost += pair_cycles(cfg, base, stride, split, hi, r0, r1 < rows ? r1 : -1) - 1u;
+    }
+    return lost;
+}

@@ -83,6 +83,15 @@ typedef struct npu_slice_pipe {
 void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S);
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
 
+/* Cycles the drain engine loses to SPM sub-bank conflicts on one DRAIN of m OBUF rows (a skinny
+ * one: m rows of C in ceil(m/2) OBUF rows, split_rows = ceil(m/2)) into words base + r * stride
+ * (rtl/npu_exec_drain.v): it writes a pair of rows (four words) a cycle when their words are in
+ * four sub-banks, and picks split pairs (r, r + ceil(rows/2)) or adjacent ones (r, r + 1) by
+ * the sub-bank codes of the offsets with carries ignored; the real addresses carry, and a pair
+ * whose words meet in a sub-bank takes as many cycles as the most words in one. The sum over the
+ * pairs of (its cycles - 1). */
+uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride);
+
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
                                 int64_t taps, int64_t kd);
 

@@ -123,6 +123,7 @@ int npu_slice_nest_init(npu_slice_nest_t *x, const npu_cfg_t *cfg, int kind, con
     x->S = cfg->s;
     x->L = npu_cfg_f(cfg);
     x->B = (unsigned)npu_cfg_word(cfg);
+    x->DB = (unsigned)npu_cfg_beat(cfg);
     x->g = npu_slice_geom(cfg);
     if (cfg->s < 1 || NPU_SLICE_PAGE % x->B || (x->B & (x->B - 1)))
         snprintf(why, sizeof why, "the beat (%u bytes) must be a power of two dividing 4096", x->B);
@@ -304,4 +305,20 @@ void npu_slice_step_gemm(const npu_slice_nest_t *x, const int64_t *s, int64_t *m
         return;
     }
     *orows = *m * cdiv(*n, x->L);
+}
+
+uint64_t npu_slice_step_drain(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *s)
+{
+    const npu_cfg_t *cfg = x->cfg;
+    int64_t L = x->L, tm = x->ext[GM] < L ? tile[GM] : cdiv(tile[GM], L) * L, nb = cdiv(tile[GN], L);
+    uint64_t lost = 0, stride = (uint64_t)(2 * nb), c0 = 2u * (uint64_t)cfg->spm_bank_words;
+    if (x->kind != NPU_SLICE_GEMM)
+        return 0;
+    for (int buf = 0; buf < 2; buf++) /* the staging buffers C(t % 2), tiles alternating */
+        for (int64_t j = 0; j < cdiv(s[GN], L); j++) {
+            int skinny = s[GN] - j * L <= x->S; /* FlexSA's skinny n-block: VSW / ISW waves */
+            lost += npu_slice_drain_stalls(cfg, c0 + (uint64_t)buf * (uint64_t)(2 * tm * nb) + 2u * (uint64_t)j,
+                                           s[GM], skinny, stride);
+        }
+    return lost << (NPU_SLICE_Q - 1); /* the mean of the two buffers, a cycle each */
 }

@@ -36,7 +36,8 @@ typedef struct npu_slice_tensor {
 typedef struct npu_slice_nest {
     const npu_cfg_t *cfg;
     int kind, S, L;
-    unsigned B;
+    unsigned B;         /* an SPM word's bytes (npu_cfg_word): SPM and OBUF capacity */
+    unsigned DB;        /* a DRAM beat's bytes (npu_cfg_beat): the bus time of a beat */
     npu_burst_geom_t g; /* the burst rule (npu_slice_geom), found once */
     npu_conv_t c;  /* convolutions */
     int T;         /* taps KH*KW (GEMM: 1) */
@@ -73,5 +74,12 @@ int npu_slice_fit(const npu_slice_nest_t *x, const int64_t *tile, const int64_t 
 /* The GEMM of a step with tile sizes s: m rows, n columns, taps x kd contraction; OBUF rows. */
 void npu_slice_step_gemm(const npu_slice_nest_t *x, const int64_t *s, int64_t *m, int64_t *n,
                          int64_t *taps, int64_t *kd, int64_t *orows);
+
+/* Q16 cycles the DRAINs of a GEMM step's output tile (sizes s, full tiles `tile`) lose to SPM
+ * sub-bank conflicts in the emitter's C staging layout (gemm_tiling: bank 2, two buffers of
+ * Mt x 2nb words, row stride 2nb, n-block j at word 2j; FlexSA's skinny DRAIN for an n-block of
+ * at most S columns): npu_slice_drain_stalls per n-block, the mean over the two buffers. 0 for
+ * the convolutions (their emitters take no slice plan). */
+uint64_t npu_slice_step_drain(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *s);
 
 #endif

@@ -68,8 +68,8 @@ typedef struct step_ctx {
 static uint64_t xfer_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const npu_bursts_t *b,
                         uint64_t *bus)
 {
-    *bus = npu_slice_xfer_bus(k, b, x->B);
-    return npu_slice_xfer_cost(k, b, x->B, t == NPU_SLICE_OUT);
+    *bus = npu_slice_xfer_bus(k, b, x->DB);
+    return npu_slice_xfer_cost(k, b, x->DB, t == NPU_SLICE_OUT);
 }
 
 /* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned, their bus
@@ -206,6 +206,8 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
         npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
         c->E[cls] = npu_slice_compute_cost(c->k, c->x->S, c->p->split, m, n, taps, kd);
         c->D[cls] = c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
+        /* its SPM conflicts: not in the lower bounds (compute_sums), which stay below (>= 0) */
+        c->D[cls] += npu_slice_step_drain(c->x, c->p->tile, s);
         c->have |= 1u << cls;
     }
     *drain = c->D[cls];
