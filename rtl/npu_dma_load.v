@@ -34,9 +34,26 @@
 // check) the realigner is fed zero beats instead of R beats, so the data side writes one zero
 // word per granted cycle through the same SPM write port, walking the words of a normal LOAD.
 // No AXI request is issued.
-// Checks happen in one CHECK cycle before any request. A DRAM error response stops the address
-// generator; the beats of bursts already issued are accepted and dropped (DRAIN) so the shared
-// read channel is not blocked, then the engine returns to idle.
+// Pipelined descriptors (issue 14): the engine has two sides with their own copy of the
+// descriptor. The AG side (state: IDLE -> CHECK -> RUN -> IDLE) uses npu_dma_desc's fields;
+// it leaves RUN as soon as its last burst is issued (a FILL, with no bursts, at go), so it can
+// accept and check the next descriptor and issue its bursts while the data side still writes
+// the last one's words. The data side (ds_busy) latches the fields it uses (d_*) when it starts
+// a descriptor (ds_go): at go when it is idle, else (ds_pend) in the cycle after it finishes
+// the one before. Data returns in request order on the R channel and the realigner takes
+// exactly a descriptor's beats (asserted), so the next descriptor's beats wait on R until the
+// data side starts it, and the SPM writes stay in program order. At most two descriptors are
+// in the engine (cmd_rdy waits while one waits for the data side: npu_dmaq's INFLIGHT = 2);
+// `done` pulses once per descriptor, in order. The realigner is cleared at ds_go.
+// PIPE = 0 accepts a descriptor only when the data side is idle too: one at a time, cycle for
+// cycle the engine before the split (npu_top's LOAD_PIPELINE, off by default). The beat
+// counters count with the data side's tag (d_tag): beats are the data side's.
+// Checks happen in one CHECK cycle before any request. A failed check is reported only once
+// the data side is idle, so the last descriptor's `done` comes first, as with one descriptor
+// at a time (docs/isa.md section 5: the error's pc is then the failing one).
+// A DRAM error response stops the address generator and drops the descriptor waiting for the data side, if any; the beats of bursts
+// already issued (of both descriptors) are accepted and dropped (DRAIN) so the shared read
+// channel is not blocked, then the engine returns to idle.
 // Wide beats (BEAT_WORDS = 2, docs/memory.md "Words and beats"): a DRAM beat is DB = 2B bytes.
 // The address generator, the burst rule, span/align and every byte offset (dp_o, o_blk) work in
 // DRAM beats; the realigner takes DB-byte beats. Normal mode and FILL walk a row in chunks of
@@ -55,7 +72,9 @@ module npu_dma_load #(
     parameter integer DRAM_AW   = 24,
     parameter integer MAX_BURST = 16,
     parameter integer MAX_OUT   = 4,
-    parameter integer BW        = 1     // SPM words per DRAM beat (BEAT_WORDS): 1 or 2
+    parameter integer BW        = 1,    // SPM words per DRAM beat (BEAT_WORDS): 1 or 2
+    parameter integer PIPE      = 1     // 1: accept the next descriptor while the data side runs;
+                                        // 0: only when both sides are idle (one at a time)
 ) (
     input  wire              clk,
     input  wire              rst_n,
@@ -149,8 +168,11 @@ module npu_dma_load #(
     );
 
 
-    assign cmd_rdy = (state == SM_IDLE);
-    assign busy    = (state != SM_IDLE);
+    // data side: running a descriptor (ds_busy); a checked descriptor waits for it (ds_pend)
+    reg ds_busy, ds_pend;
+    assign cmd_rdy = (state == SM_IDLE) && !ds_pend    // two descriptors at most
+                     && (PIPE != 0 || !ds_busy);
+    assign busy    = (state != SM_IDLE) || ds_busy || ds_pend;
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
@@ -169,14 +191,32 @@ module npu_dma_load #(
                          : {{(LB-LW+1){1'b0}}, f_rbytes[LW-1:0]};   // a row's last word's bytes
     wire [SPM_AW-1:0] saddr_s   = f_saddr[SPM_AW-1:0];
     wire [SPM_AW-1:0] sstride_s = f_sstride[SPM_AW-1:0];
-    wire [SPM_AW-1:0] sstrideE2 = sstride_s << (LE + 1);   // a group's 2 x 2S columns
 
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
     wire in_check = (state == SM_CHECK);
-    wire go       = in_check && c_vld && !chk_bad && !chk_dram && !chk_spm;
-    wire in_run   = (state == SM_RUN);
+    // c_vld is a one-cycle pulse: a failed check waiting for the data side is held
+    reg  chk_held;
+    wire c_rdy    = c_vld || chk_held;
+    wire go       = in_check && c_rdy && !chk_bad && !chk_dram && !chk_spm;
+    wire in_run   = (state == SM_RUN);          // the AG issues the descriptor's bursts
+    // the data side starts the checked descriptor: at go if it is idle, else once it is
+    // (registered inputs only: no SPM grant in this enable)
+    wire ds_go    = (go || ds_pend) && !ds_busy;
+
+    // The data side's copy of the descriptor (latched at ds_go from npu_dma_desc, which holds
+    // it until the next cmd_fire: cmd_rdy waits for ds_pend to clear)
+    reg          d_tr, d_fill, d_cont;
+    reg  [2:0]   d_tag;
+    reg  [15:0]  d_nbm1;      // nbeats - 1
+    reg  [LB+1:0] d_dst;      // the DRAM pitch's low bits (offsets move modulo DB)
+    reg  [LB-1:0] d_strE;     // the same of a 2S-row block's pitch
+    reg  [15:0]  d_ncols;
+    reg  [LB:0]  d_rlast;
+    reg  [SPM_AW-1:0] d_sstride;
+    reg          d_tcf, d_tcl, d_trl;   // t_cont_full, t_cont_last, t_run_last
+    wire [SPM_AW-1:0] d_sstrideE2 = d_sstride << (LE + 1);   // a group's 2 x 2S columns
 
 `include "npu_dma_fn.vh"
 
@@ -281,6 +321,9 @@ module npu_dma_load #(
     wire [OW-1:0] af_count;   // the limit uses af_full
     // verilator lint_on UNUSEDSIGNAL
 
+    // this burst is the descriptor's last one
+    wire ag_last = !f_tr ? (ag_row_end && ag_rows == 16'd1)
+                         : (ag_row_end && ag_grp_last && ag_cb_last && ag_rows <= E16);
     // both modes wait for the registered burst length
     assign ar_vld  = in_run && run && ag_act && !af_full && blen_ok;
     assign ar_addr = ag_addr;
@@ -319,15 +362,15 @@ module npu_dma_load #(
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
     // normal mode / FILL at BW = 2: the data side walks chunks of two words (j even), one
     // realigner request each, the row's next DB bytes from its offset; c_two: word j+1 exists
-    wire c_two        = (BW > 1) && (dp_j != nbeats_m1);
-    wire dp_row_end   = (dp_j == nbeats_m1) || (c_two && dp_j + 16'd1 == nbeats_m1);
+    wire c_two        = (BW > 1) && (dp_j != d_nbm1);
+    wire dp_row_end   = (dp_j == d_nbm1) || (c_two && dp_j + 16'd1 == d_nbm1);
     // fill side
     wire dp_g2        = (dp_cols > E16);   // two words per row in this group
     wire t_sub_end    = dp_t || !dp_g2;    // the word ends the row's sub-row
     wire t_fill_last  = t_sub_end && ((dp_i16 == E16 - 16'd1) || (dp_i16 + 16'd1 == dp_rows));
     wire t_last_cb    = (dp_cols <= {E16[14:0], 1'b0});
     wire t_last_rb    = (dp_rows <= E16);
-    wire t_cont       = t_last_cb ? t_cont_last : t_cont_full;   // the sub-rows are one byte run
+    wire t_cont       = t_last_cb ? d_tcl : d_tcf;               // the sub-rows are one byte run
     wire t_fill       = t_act && !t_full[t_fb];                  // a word is wanted
     // write side
     wire e_g2         = (dp_ecols > E16);
@@ -341,35 +384,35 @@ module npu_dma_load #(
 
     // the word the realigner is asked for: its offset, length (a row's last word: the rest) and
     // whether the next word continues in its last beat (inside a row, or contiguous rows)
-    wire          w_rowlast = f_tr ? (t_last_cb && t_sub_end) : dp_row_end;
+    wire          w_rowlast = d_tr ? (t_last_cb && t_sub_end) : dp_row_end;
     // word j of a row (or of a group's sub-row) starts j*B bytes after the row, modulo DB
-    wire [LB-1:0] w_off     = dp_o + ((f_tr ? dp_t : dp_j[0]) ? B_OFF : {LB{1'b0}});
+    wire [LB-1:0] w_off     = dp_o + ((d_tr ? dp_t : dp_j[0]) ? B_OFF : {LB{1'b0}});
     localparam [LB:0] DBL   = BL << (BW - 1);            // a whole chunk's bytes (B or DB)
-    wire [LB:0]   w_len     = (!f_tr && c_two) ? (dp_row_end ? BL + rlast : DBL)
-                            : w_rowlast ? rlast : BL;
+    wire [LB:0]   w_len     = (!d_tr && c_two) ? (dp_row_end ? BL + d_rlast : DBL)
+                            : w_rowlast ? d_rlast : BL;
     // A padded last group's run (BW = 2): the next sub-row, pitch - t*B bytes after this word,
     // may start in the beat this word ends in (a one-word sub-row at offset 0, the next at B; a
     // two-word one from offset B, the next at B of the following beat): keep it then.
     // verilator lint_off UNUSEDSIGNAL
     wire [LB+1:0] kp_end    = {2'b00, w_off} + {1'b0, w_len} - {{(LB+1){1'b0}}, 1'b1};
-    wire [LB+1:0] kp_nx     = {2'b00, w_off} + f_dstride[LB+1:0] - (dp_t ? {2'b00, BL[LB-1:0]} : {(LB+2){1'b0}});
+    wire [LB+1:0] kp_nx     = {2'b00, w_off} + d_dst - (dp_t ? {2'b00, BL[LB-1:0]} : {(LB+2){1'b0}});
     // verilator lint_on UNUSEDSIGNAL
-    wire          t_pad_keep = (BW > 1) && t_last_cb && t_run_last && !t_cont_last
+    wire          t_pad_keep = (BW > 1) && t_last_cb && d_trl && !d_tcl
                                && kp_end[LB+1:LB] == kp_nx[LB+1:LB];
-    wire          w_keep    = f_tr ? (!t_sub_end || ((t_cont || t_pad_keep) && !t_fill_last))
-                                   : (!dp_row_end || f_cont);
-    wire          al_req    = in_run && (f_tr ? t_fill : dp_act);
+    wire          w_keep    = d_tr ? (!t_sub_end || ((t_cont || t_pad_keep) && !t_fill_last))
+                                   : (!dp_row_end || d_cont);
+    wire          al_req    = ds_busy && (d_tr ? t_fill : dp_act);
     // the holding register is empty after this cycle: each unwritten word is granted (the
     // second on port 2 when the first is pending, else on port 1)
     wire          hold_free = (!hold_vld || wr_gnt) && (!hold_v1 || (hold_vld ? wr2_gnt : wr_gnt));
-    wire          al_rdy    = f_tr || hold_free;
+    wire          al_rdy    = d_tr || hold_free;
     wire          al_in_rdy, al_vld, al_uses_r;
     wire [DWB-1:0] al_beat;      // the word in the low B bytes of a beat-wide window
     // realigner beats are DRAM beats (S*BW: DB bytes); a word is at most B of them
     npu_dma_align #(.S(S * BW)) u_align (
-        .clk(clk), .rst_n(rst_n), .clr(go),
+        .clk(clk), .rst_n(rst_n), .clr(ds_go),
         .req(al_req), .off(w_off), .len(w_len), .keep(w_keep),
-        .in_vld(r_vld || f_fill), .in_rdy(al_in_rdy), .in_data(r_data & {DWB{!f_fill}}),
+        .in_vld(r_vld || d_fill), .in_rdy(al_in_rdy), .in_data(r_data & {DWB{!d_fill}}),
         .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_beat), .out_uses_in(al_uses_r));
     wire [WB-1:0] al_data = al_beat[WB-1:0];
     // verilator lint_off UNUSEDSIGNAL
@@ -377,29 +420,30 @@ module npu_dma_load #(
     // verilator lint_on UNUSEDSIGNAL
 
     // FILL: the realigner takes zero beats, never R beats
-    assign r_rdy   = (state == SM_DRAIN) || (in_run && !f_fill && al_in_rdy);
+    assign r_rdy   = (state == SM_DRAIN) || (ds_busy && !d_fill && al_in_rdy);
     wire r_fire    = r_vld && r_rdy;
-    wire r_err     = r_fire && r_resp && in_run;
+    wire r_err     = r_fire && r_resp && ds_busy;
     // a word of the rows, not one made with a failed beat (al_uses_r instead of r_fire keeps the
     // SPM grant -> realigner -> r_rdy path out of it)
-    wire word_ok   = al_vld && al_rdy && !(al_uses_r && r_vld && r_resp && !f_fill);
+    wire word_ok   = al_vld && al_rdy && !(al_uses_r && r_vld && r_resp && !d_fill);
 
-    assign wr_req  = in_run && (f_tr ? t_wr : (hold_vld || hold_v1));
+    assign wr_req  = ds_busy && (d_tr ? t_wr : (hold_vld || hold_v1));
     // port 1 writes the chunk's first unwritten word (with BW = 1 always the first: the second
     // word's mux folds away)
     wire   hold_hi = (BW > 1) && !hold_vld;
-    assign wr_addr = f_tr ? dp_caddr : hold_hi ? hold_addr1 : hold_addr;
-    assign wr_data = f_tr ? tcol : hold_hi ? hold_data[DWB-1 -: WB] : hold_data[WB-1:0];
+    assign wr_addr = d_tr ? dp_caddr : hold_hi ? hold_addr1 : hold_addr;
+    assign wr_data = d_tr ? tcol : hold_hi ? hold_data[DWB-1 -: WB] : hold_data[WB-1:0];
     wire wr_fire   = wr_req && wr_gnt;
-    assign wr2_req  = in_run && !f_tr && hold_vld && hold_v1;
+    assign wr2_req  = ds_busy && !d_tr && hold_vld && hold_v1;
     assign wr2_addr = hold_addr1;
     assign wr2_data = hold_data[DWB-1 -: WB];
     wire wr2_fire   = wr2_req && wr2_gnt;
-    wire hold_done  = in_run && !f_tr && (hold_vld || hold_v1) && hold_free;   // the chunk is written
-    wire t_grp_done = word_ok && f_tr && t_fill_last;   // pair fb now holds its group
-    wire t_grp_out  = wr_fire && f_tr && t_col_last;    // pair eb is written out
-    wire dp_rows_en = (word_ok && !f_tr && dp_row_end) || (t_grp_done && t_last_cb);
-    wire fin       = f_tr ? (t_grp_out && e_last_cb && e_last_rb)
+    wire hold_done  = ds_busy && !d_tr && (hold_vld || hold_v1) && hold_free;   // the chunk is written
+    wire t_grp_done = word_ok && d_tr && t_fill_last;   // pair fb now holds its group
+    wire t_grp_out  = wr_fire && d_tr && t_col_last;    // pair eb is written out
+    wire dp_rows_en = (word_ok && !d_tr && dp_row_end) || (t_grp_done && t_last_cb);
+    // the data side's last word is written
+    wire fin       = d_tr ? (t_grp_out && e_last_cb && e_last_rb)
                           : (hold_done && hold_last);
 
     npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
@@ -411,13 +455,16 @@ module npu_dma_load #(
 
     assign cnt_beat  = r_fire;
     assign cnt_burst = ar_fire;
-    assign cnt_fill  = {1'b0, wr_fire && f_fill} + {1'b0, wr2_fire && f_fill};
-    assign cnt_tag   = f_tag;
+    assign cnt_fill  = {1'b0, wr_fire && d_fill} + {1'b0, wr2_fire && d_fill};
+    assign cnt_tag   = d_tag;          // beats are the data side's (bursts carry no tag)
 
     // ---------------- control state ----------------
     always @(posedge clk) begin
         if (!rst_n) begin
             state    <= SM_IDLE;
+            ds_busy  <= 1'b0;
+            ds_pend  <= 1'b0;
+            chk_held <= 1'b0;
             done     <= 1'b0;
             err      <= 1'b0;
             err_code <= 8'd0;
@@ -428,9 +475,14 @@ module npu_dma_load #(
             done <= 1'b0;
             err  <= 1'b0;
             if (r_fire) dp_bc <= r_last ? 8'd0 : dp_bc + 8'd1;
+            ds_busy <= ds_go || (ds_busy && !fin && !r_err);
+            ds_pend <= (go || ds_pend) && ds_busy && !r_err;
+            chk_held <= in_check && c_rdy && !go && ds_busy && !r_err;
+            if (fin && !r_err) done <= 1'b1;
             case (state)
                 SM_IDLE: if (cmd_fire) state <= SM_CHECK;
-                SM_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
+                // the descriptor's checks take two cycles; a failure waits for the data side
+                SM_CHECK: if (c_rdy && (go || !ds_busy)) begin
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= SM_IDLE;
@@ -440,30 +492,25 @@ module npu_dma_load #(
                     end else if (chk_spm) begin
                         err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
                         state <= SM_IDLE;
-                    end else begin
+                    end else begin          // go: a FILL has no bursts to issue
                         ag_act   <= !f_fill;
-                        state    <= SM_RUN;
+                        state    <= f_fill ? SM_IDLE : SM_RUN;
                     end
                 end
-                SM_RUN: begin
-                    if (ar_fire) begin
-                        if (!f_tr) begin
-                            if (ag_row_end && ag_rows == 16'd1) ag_act <= 1'b0;
-                        end else begin
-                            if (ag_row_end && ag_grp_last && ag_cb_last && ag_rows <= E16) ag_act <= 1'b0;
-                        end
-                    end
-                    if (r_err) begin
-                        err <= 1'b1; err_code <= ERR_DRAM_RESP;
-                        err_info <= af_dout + ({24'd0, dp_bc} << LB);
-                        state <= SM_DRAIN;
-                    end else if (fin) begin
-                        done  <= 1'b1;
-                        state <= SM_IDLE;
-                    end
+                SM_RUN: if (ar_fire && ag_last) begin   // the last burst: free for the next one
+                    ag_act <= 1'b0;
+                    state  <= SM_IDLE;
                 end
                 default: if (af_empty) state <= SM_IDLE;   // SM_DRAIN
             endcase
+            // a failed beat of the data side's descriptor (whatever the AG does meanwhile):
+            // stop issuing, drop the waiting descriptor, drain the bursts issued
+            if (r_err) begin
+                err <= 1'b1; err_code <= ERR_DRAM_RESP;
+                err_info <= af_dout + ({24'd0, dp_bc} << LB);
+                ag_act <= 1'b0;
+                state  <= SM_DRAIN;
+            end
         end
     end
 
@@ -473,17 +520,17 @@ module npu_dma_load #(
     // transposed mode a pair is filled only while it is not full and written only while it is,
     // so the group that completes a pair and the column that empties the other meet safely.
     always @(posedge clk) begin
-        hold_vld <= rst_n && !go && !r_err
-                    && ((word_ok && !f_tr) || (hold_vld && !(wr_fire && !f_tr)));
-        hold_v1  <= rst_n && !go && !r_err
-                    && ((word_ok && !f_tr && c_two) || (hold_v1 && !(hold_vld ? wr2_fire : wr_fire && !f_tr)));
-        t_act    <= rst_n && (go || (t_act && !(t_grp_done && t_last_cb && t_last_rb)));
-        t_fb     <= rst_n && !go && (t_fb ^ t_grp_done);
-        t_eb     <= rst_n && !go && (t_eb ^ t_grp_out);
-        t_full[0] <= rst_n && !go && ((t_grp_done && !t_fb) || (t_full[0] && !(t_grp_out && !t_eb)));
-        t_full[1] <= rst_n && !go && ((t_grp_done && t_fb) || (t_full[1] && !(t_grp_out && t_eb)));
-        dp_act   <= rst_n && ((go && !f_tr)
-                    || (dp_act && in_run && !(word_ok && dp_row_end && dp_rows == 16'd1)));
+        hold_vld <= rst_n && !ds_go && !r_err
+                    && ((word_ok && !d_tr) || (hold_vld && !(wr_fire && !d_tr)));
+        hold_v1  <= rst_n && !ds_go && !r_err
+                    && ((word_ok && !d_tr && c_two) || (hold_v1 && !(hold_vld ? wr2_fire : wr_fire && !d_tr)));
+        t_act    <= rst_n && ((ds_go && f_tr) || (t_act && !(t_grp_done && t_last_cb && t_last_rb)));
+        t_fb     <= rst_n && !ds_go && (t_fb ^ t_grp_done);
+        t_eb     <= rst_n && !ds_go && (t_eb ^ t_grp_out);
+        t_full[0] <= rst_n && !ds_go && ((t_grp_done && !t_fb) || (t_full[0] && !(t_grp_out && !t_eb)));
+        t_full[1] <= rst_n && !ds_go && ((t_grp_done && t_fb) || (t_full[1] && !(t_grp_out && t_eb)));
+        dp_act   <= rst_n && ((ds_go && !f_tr)
+                    || (dp_act && ds_busy && !(word_ok && dp_row_end && dp_rows == 16'd1)));
     end
 
     // ---------------- datapath (no reset) ----------------
@@ -502,6 +549,22 @@ module npu_dma_load #(
             ag_cboff <= 32'd0;
             ag_nr    <= nr_go;
             ag_alt   <= 1'b0;
+        end
+        // the data side starts the checked descriptor (still in npu_dma_desc's fields)
+        if (ds_go) begin
+            d_tr     <= f_tr;
+            d_fill   <= f_fill;
+            d_cont   <= f_cont;
+            d_tag    <= f_tag;
+            d_nbm1   <= nbeats_m1;
+            d_dst    <= f_dstride[LB+1:0];
+            d_strE   <= strideE[LB-1:0];
+            d_ncols  <= ncols;
+            d_rlast  <= rlast;
+            d_sstride <= sstride_s;
+            d_tcf    <= t_cont_full;
+            d_tcl    <= t_cont_last;
+            d_trl    <= t_run_last;
             dp_bo    <= o_blk;
             dp_j     <= 16'd0;
             dp_rows  <= f_rows;
@@ -559,19 +622,19 @@ module npu_dma_load #(
 
         // rows left: one writer with a precomputed value, so the late beat/grant handshakes
         // only enable it (they come through the SPM arbiter)
-        if (dp_rows_en) dp_rows <= f_tr ? dp_rows - E16 : dp_rows - 16'd1;
+        if (dp_rows_en) dp_rows <= d_tr ? dp_rows - E16 : dp_rows - 16'd1;
 
         // normal data side: word -> holding register
-        if (word_ok && !f_tr) begin
+        if (word_ok && !d_tr) begin
             hold_addr  <= dp_spm;
             hold_addr1 <= dp_spm + 1'b1;
             hold_data  <= al_beat;
             hold_last <= dp_row_end && (dp_rows == 16'd1);
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
-                dp_o    <= dp_o + f_dstride[LB-1:0];
-                dp_srow <= dp_srow + sstride_s;
-                dp_spm  <= dp_srow + sstride_s;
+                dp_o    <= dp_o + d_dst[LB-1:0];
+                dp_srow <= dp_srow + d_sstride;
+                dp_spm  <= dp_srow + d_sstride;
             end else begin                    // the next chunk: BW words on (c_two inside a row)
                 dp_j    <= dp_j + (c_two ? 16'd2 : 16'd1);
                 dp_spm  <= dp_spm + {{(SPM_AW-2){1'b0}}, c_two, !c_two};
@@ -580,38 +643,38 @@ module npu_dma_load #(
 
         // transposed fill side: a group's words come row by row, the g words of a row in turn
         // (word t -> buffer t of pair fb); the next group follows into the other pair
-        if (word_ok && f_tr) begin
+        if (word_ok && d_tr) begin
             dp_t <= dp_g2 && !dp_t;
             if (t_sub_end) begin
                 dp_i <= t_fill_last ? {LE{1'b0}} : dp_i + 1'b1;
-                dp_o <= !t_fill_last ? dp_o + f_dstride[LB-1:0]
-                      : t_last_cb ? dp_bo + strideE[LB-1:0] : dp_bo;
+                dp_o <= !t_fill_last ? dp_o + d_dst[LB-1:0]
+                      : t_last_cb ? dp_bo + d_strE : dp_bo;
             end
             if (t_fill_last && t_last_cb) begin   // the next row block
-                dp_bo <= dp_bo + strideE[LB-1:0];
+                dp_bo <= dp_bo + d_strE;
             end
-            if (t_fill_last) dp_cols <= t_last_cb ? ncols : dp_cols - {E16[14:0], 1'b0};
+            if (t_fill_last) dp_cols <= t_last_cb ? d_ncols : dp_cols - {E16[14:0], 1'b0};
         end
         // transposed write side: the columns of pair eb, one SPM word each
-        if (wr_fire && f_tr) begin
+        if (wr_fire && d_tr) begin
             if (t_col_last) begin
                 dp_k  <= {LE{1'b0}};
                 dp_et <= 1'b0;
                 if (e_last_cb) begin
-                    dp_ecols  <= ncols;
+                    dp_ecols  <= d_ncols;
                     dp_erows  <= dp_erows - E16;
                     dp_rbaddr <= dp_rbaddr + 1'b1;
                     dp_cbaddr <= dp_rbaddr + 1'b1;
                     dp_caddr  <= dp_rbaddr + 1'b1;
                 end else begin
                     dp_ecols  <= dp_ecols - {E16[14:0], 1'b0};
-                    dp_cbaddr <= dp_cbaddr + sstrideE2;
-                    dp_caddr  <= dp_cbaddr + sstrideE2;
+                    dp_cbaddr <= dp_cbaddr + d_sstrideE2;
+                    dp_caddr  <= dp_cbaddr + d_sstrideE2;
                 end
             end else begin
                 if (dp_k16 == E16 - 16'd1) dp_et <= 1'b1;
                 dp_k     <= dp_k + 1'b1;
-                dp_caddr <= dp_caddr + sstride_s;
+                dp_caddr <= dp_caddr + d_sstride;
             end
         end
     end
@@ -626,7 +689,7 @@ module npu_dma_load #(
     integer k;
     /* verilator lint_off BLKSEQ */
     always @(posedge clk) begin
-        if (word_ok && f_tr) begin
+        if (word_ok && d_tr) begin
             for (k = 0; k < E; k = k + 1) begin
                 if (dp_i == {LE{1'b0}}) tcm[{t_fb, dp_t, k[LE-1:0]}] = {{(WB-16){1'b0}}, al_data[k*16 +: 16]};
                 else                    tcm[{t_fb, dp_t, k[LE-1:0]}][dp_i*16 +: 16] = al_data[k*16 +: 16];
@@ -639,21 +702,36 @@ module npu_dma_load #(
 `ifdef NPU_ASSERTS
     // AXI AR: valid and payload hold until ready (an error stop, leaving RUN, may withdraw);
     // bursts within the rule and inside the run; the bookkeeping FIFO and the holding register
-    // never overflow; the realigner takes exactly the beats the AG asked for.
+    // never overflow; the realigner takes exactly the beats the AG asked for its descriptor.
+    // Pipelining: the data side starts descriptors in the order they pass their checks, only
+    // when idle, never one the AG has not started (seq numbers); at most two in the engine.
     reg        ar_pend, wr_pend;
     reg [31:0] ar_addr_q;
     reg [7:0]  ar_len_q;
     reg [SPM_AW-1:0] wr_addr_q;
-    reg [31:0] rd_owed;      // beats requested and not yet taken
+    reg [31:0] ag_req;       // beats the AG has requested for its current descriptor
+    reg [31:0] ds_owed;      // beats requested for the data side's descriptor and not yet taken
+    reg        ds_same;      // the data side runs the AG's current descriptor
+    reg [7:0]  ag_seq, ds_seq;   // descriptors started by each side
+    wire [31:0] ar_beats = ar_fire ? {16'd0, blen} : 32'd0;
     always @(posedge clk) begin
         ar_pend   <= rst_n && ar_vld && !ar_rdy;
         wr_pend   <= rst_n && wr_req && !wr_gnt;
         ar_addr_q <= ar_addr;
         ar_len_q  <= ar_len;
         wr_addr_q <= wr_addr;
-        if (!rst_n) rd_owed <= 32'd0;
-        else        rd_owed <= rd_owed + (ar_fire ? {16'd0, blen} : 32'd0) - {31'd0, r_fire};
+        if (!rst_n) begin
+            ag_req <= 32'd0; ds_owed <= 32'd0; ds_same <= 1'b0; ag_seq <= 8'd0; ds_seq <= 8'd0;
+        end else begin
+            ag_req  <= go ? 32'd0 : ag_req + ar_beats;
+            ds_same <= ds_go || (ds_same && !go);
+            ds_owed <= ds_go ? (go ? 32'd0 : ag_req + ar_beats)
+                     : ds_owed + (ds_same ? ar_beats : 32'd0) - {31'd0, r_fire && ds_busy};
+            if (go)    ag_seq <= ag_seq + 8'd1;
+            if (ds_go) ds_seq <= ds_seq + 8'd1;
+        end
     end
+    wire ag_pending = ds_same && in_run && ag_act;   // the AG still issues the data side's bursts
     always @(posedge clk) if (rst_n) begin
         if (ar_pend && in_run && run && !ar_vld) `NPU_ASSERT_FAIL("LOAD AR valid dropped before ready")
         if (ar_pend && ar_vld && (ar_addr != ar_addr_q || ar_len != ar_len_q))
@@ -670,19 +748,28 @@ module npu_dma_load #(
             `NPU_ASSERT_FAIL("LOAD next run length register stale when a run ends")
         if (ar_fire && af_full) `NPU_ASSERT_FAIL("LOAD burst address FIFO overflow")
         if (r_fire && af_empty) `NPU_ASSERT_FAIL("LOAD read beat without an outstanding burst")
-        if (word_ok && !f_tr && (hold_vld || hold_v1) && !hold_free)
+        if (word_ok && !d_tr && (hold_vld || hold_v1) && !hold_free)
             `NPU_ASSERT_FAIL("LOAD word overwrites an unwritten holding register")
         if (hold_v1 && BW == 1) `NPU_ASSERT_FAIL("LOAD second word pending with one-word beats")
-        if (wr_pend && in_run && (!wr_req || wr_addr != wr_addr_q))
+        if (wr_pend && ds_busy && (!wr_req || wr_addr != wr_addr_q))
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
-        if (f_fill && in_run && (ar_vld || r_fire)) `NPU_ASSERT_FAIL("FILL touches the DRAM read channel")
+        if ((in_run && f_fill && ar_vld) || (ds_busy && d_fill && r_fire))
+            `NPU_ASSERT_FAIL("FILL touches the DRAM read channel")
         if (cmd_fire && cmd_op != OP_LOAD && cmd_op != OP_FILL)
             `NPU_ASSERT_FAIL("LOAD engine given an opcode other than LOAD or FILL")
-        if (in_run && !f_fill && al_in_rdy && !ag_act && rd_owed == 32'd0)
+        if (ds_busy && !d_fill && al_in_rdy && !ag_pending && ds_owed == 32'd0)
             `NPU_ASSERT_FAIL("LOAD realigner wants a beat the address generator will not ask for")
-        if (fin && !f_fill && (ag_act || rd_owed != 32'd0))
+        if (fin && !d_fill && (ag_pending || ds_owed != 32'd0))
             `NPU_ASSERT_FAIL("LOAD finishes with beats requested or still to request")
+        if (fin && !ds_busy) `NPU_ASSERT_FAIL("LOAD data side finishes without a descriptor")
+        if (ds_go && (ds_busy || hold_vld || hold_v1 || t_act || t_full != 2'b00 || dp_act))
+            `NPU_ASSERT_FAIL("LOAD data side starts a descriptor before the last one is written")
+        if (ds_go && ds_seq + 8'd1 != ag_seq + (go ? 8'd1 : 8'd0))
+            `NPU_ASSERT_FAIL("LOAD data side starts a descriptor out of order")
+        if (ag_seq - ds_seq > 8'd1) `NPU_ASSERT_FAIL("LOAD more than one descriptor waits for the data side")
+        if ((go || cmd_fire) && ds_pend) `NPU_ASSERT_FAIL("LOAD descriptor accepted over one waiting for the data side")
+        if (ds_pend && !ds_busy && !ds_go) `NPU_ASSERT_FAIL("LOAD waiting descriptor not started by an idle data side")
     end
 `endif
 endmodule

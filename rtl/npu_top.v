@@ -19,7 +19,13 @@ module npu_top #(
     parameter MAX_OUTSTANDING = 4,
     parameter WATCHDOG_CYCLES = 20000,
     parameter DTYPE           = 0,     // element type: DTYPE_INT16 or DTYPE_BF16 (npu_defs.vh)
-    parameter BEAT_WORDS      = 1      // SPM words per DRAM beat: the DRAM port is 32*S*BEAT_WORDS bits
+    parameter BEAT_WORDS      = 1,     // SPM words per DRAM beat: the DRAM port is 32*S*BEAT_WORDS bits
+    // 1: the LOAD engine takes the next descriptor once the last one's bursts are issued
+    // (npu_dma_load PIPE). Off by default: the slicing stage's and the step estimator's DMA
+    // cost (a fixed cost per transfer, docs/compiler.md "Calibration") does not model the
+    // overlap yet, and a calibration of the pipelined engine fits that cost to ~0 cycles
+    // (docs/memory.md "Pipelined LOADs").
+    parameter LOAD_PIPELINE   = 0
 ) (
     input  wire             clk,
     input  wire             rst_n,
@@ -185,7 +191,7 @@ module npu_top #(
     wire [2:0]  ld_cnt_tag;
     wire        ldq_busy, ldq_pop_prev_unused, ldq_push_prev_unused;
 
-    npu_dmaq u_ldq (
+    npu_dmaq #(.INFLIGHT((LOAD_PIPELINE != 0) ? 2 : 1)) u_ldq (   // two: the next LOAD while the last one's data arrives
         .clk(clk), .rst_n(unit_rst_n), .run(run), .sync_op(OP_SYNC_L),
         .q_vld(!ql_empty), .q_insn(ql_dout[127:0]), .q_pc(ql_dout[159:128]), .q_pop(ql_pop),
         .prev_avail(1'b1), .next_avail(e2l_avail),
@@ -197,7 +203,8 @@ module npu_top #(
     assign busy_l = ldq_busy || ld_busy;
 
     npu_dma_load #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
-                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS)) u_dma_load (
+                   .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS),
+                   .PIPE(LOAD_PIPELINE)) u_dma_load (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(ld_cmd_vld), .cmd_rdy(ld_cmd_rdy), .cmd_insn(ld_cmd),
         .busy(ld_busy), .done(ld_done), .err(ld_err), .err_code(ld_err_code), .err_info(ld_err_info),
