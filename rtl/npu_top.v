@@ -20,7 +20,8 @@ module npu_top #(
     parameter WATCHDOG_CYCLES = 20000,
     parameter DTYPE           = 0,     // element type: DTYPE_INT16 or DTYPE_BF16 (npu_defs.vh)
     parameter BEAT_WORDS      = 1,     // SPM words per DRAM beat: the DRAM port is 32*S*BEAT_WORDS bits
-    // 1: the LOAD engine takes the next descriptor once the last one's bursts are issued
+    // 1: the LOAD engine takes the next descriptor once the last one's bursts are issued (config key
+    // LOAD_PIPELINE; tiny-pipe runs the functional suites with it)
     // (npu_dma_load PIPE). Off by default: the slicing stage's and the step estimator's DMA
     // cost (a fixed cost per transfer, docs/compiler.md "Calibration") does not model the
     // overlap yet, and a calibration of the pipelined engine fits that cost to ~0 cycles

@@ -25,7 +25,9 @@ typedef struct npu_cfg {
     int s, spm_banks, spm_bank_words, obuf_rows, lbuf_h_depth, lbuf_v_depth, queue_depth,
         token_max, dram_addr_bits, max_burst_beats, max_outstanding, watchdog_cycles, dram_bw,
         dram_latency, dram_burst_cost, dtype, /* dtype: NPU_DTYPE_* */
-        beat_words;                           /* SPM words per DRAM beat */
+        beat_words,                           /* SPM words per DRAM beat */
+        load_pipeline;                        /* 1: the LOAD engine takes the next descriptor
+                                                 while the last one's data arrives */
     npu_cfg_calib_t calib;
 } npu_cfg_t;
 #endif

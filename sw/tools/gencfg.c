@@ -60,12 +60,13 @@ static const struct key KEYS[] = {
     {"DRAM_BURST_COST", "dram_burst_cost", 0, 0},
     {"DTYPE", "dtype", 1, 1},
     {"BEAT_WORDS", "beat_words", 1, 0},
+    {"LOAD_PIPELINE", "load_pipeline", 1, 0},
 };
 enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
 enum {
     K_S, K_SPM_BANKS, K_SPM_BANK_WORDS, K_OBUF_ROWS, K_LBUF_H_DEPTH, K_LBUF_V_DEPTH,
     K_QUEUE_DEPTH, K_TOKEN_MAX, K_DRAM_ADDR_BITS, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING,
-    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE, K_BEAT_WORDS
+    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE, K_BEAT_WORDS, K_LOAD_PIPELINE
 };
 
 /* A DTYPE name (NPU_DTYPES) as its number; -1 when it names none. */
@@ -342,6 +343,7 @@ static void validate(void)
      * so a burst's beats never straddle a 4 KiB line and the line rule is a shift. */
     check_range(K_BEAT_WORDS, 1, 8);
     check_pow2(K_BEAT_WORDS);
+    check_range(K_LOAD_PIPELINE, 0, 1); /* docs/memory.md "Pipelined LOADs" */
     if (n_errors == before && 4 * val[K_S] * val[K_BEAT_WORDS] > 4096)
         err_at(line_of[K_BEAT_WORDS], "a DRAM beat of 4*S*BEAT_WORDS = %ld bytes exceeds 4096",
                4 * val[K_S] * val[K_BEAT_WORDS]);
