@@ -297,6 +297,13 @@ Test(step_scale, nominal_ranges_defined)
         cr_assert(r.w[l] == 1 && r.h[l] == 4 && r.dz[l] == 1.0 / 8 && r.dw[l] == 1 && r.db[l] == 1, "layer %d", l);
 }
 
+/* The nominal ranges of a 3-layer MLP at batch 13 and their free scales (momentum 0.9). */
+static void nominal_q13(npu_step_range_t *r, npu_step_q_t *q)
+{
+    npu_step_range_nominal(3, 13, r);
+    npu_step_q_pick(r, 3, 0.9f, q);
+}
+
 Test(step_scale, int16_plan)
 {
     npu_cfg_t c = test_cfg(8);
@@ -305,8 +312,7 @@ Test(step_scale, int16_plan)
     npu_step_range_t r;
     npu_step_q_t q;
     char why[256];
-    npu_step_range_nominal(3, 13, &r);
-    npu_step_q_pick(&r, 3, 0.9f, &q);
+    nominal_q13(&r, &q);
     cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), 0, "%s", why);
     cr_assert(p.int16);
     /* wd rounds coarsest: wd * 2^(q(dW32) - q(W32)) * 2^14 = 1e-4 * 2^15 = 3.3 -> 3 in layer 3 */
@@ -373,8 +379,7 @@ Test(step_scale, decay_as_mul_where_the_axpby_cannot_hold_wd)
     npu_step_range_t r;
     npu_step_q_t q;
     char why[256];
-    npu_step_range_nominal(3, 13, &r);
-    npu_step_q_pick(&r, 3, 0.9f, &q);
+    nominal_q13(&r, &q);
     q.dz16[1] = q.w[1] + NPU_STEP_W32_EXTRA - q.x - 3; /* dW32[1] three bits coarser than W32[1] */
     cr_assert_eq(npu_step_plan_mlp_q(&c, dims, 3, 13, 0.1f, 0.9f, 1e-4f, 0, &q, 0, &p, why, sizeof why), 0, "%s", why);
     const npu_vkern_t *u = NULL;

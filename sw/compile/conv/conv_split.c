@@ -361,19 +361,30 @@ static void barrier(npu_pb_t *b, npu_prog_t *out, size_t from)
     sync_n(b, out, NPU_OP_SYNC_L, left[1] + 1, NPU_TOK_POP_NEXT);
 }
 
+/* Resident `what` rows (pixel r at word spm + r * stride) for split s: a forward of one part
+ * (one_part: also the plan's own conditions), rows above the SPM the plan uses and at least a
+ * pixel's words apart. 0, or -1 with the reason. */
+static int res_rows_ok(const npu_cfg_t *cfg, const npu_conv_split_t *s, int one_part, const char *what,
+                       unsigned spm, unsigned stride, unsigned pixel, char *msg, size_t n)
+{
+    if (s->part[0].kernel != NPU_CONV_FWD || s->parts != 1 || !one_part) {
+        snprintf(msg, n, "a resident %s needs a forward of one part (%d parts)", what, s->parts);
+        return -1;
+    }
+    if (stride < pixel || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "resident %s rows at word %u, %u words apart: inside the plan's %d SPM words or "
+                 "narrower than a pixel's %u", what, spm, stride, npu_cfg_spm_words(cfg), pixel);
+        return -1;
+    }
+    return 0;
+}
+
 int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned spm, unsigned stride, char *msg,
                            size_t n)
 {
     npu_conv_plan_t *p = &s->part[0];
-    if (p->kernel != NPU_CONV_FWD || s->parts != 1 || p->acc || p->dwo != p->OW) {
-        snprintf(msg, n, "a resident output needs a forward of one part (%d parts)", s->parts);
+    if (res_rows_ok(cfg, s, !p->acc && p->dwo == p->OW, "output", spm, stride, p->pout, msg, n))
         return -1;
-    }
-    if (stride < p->pout || spm < (unsigned)npu_cfg_spm_words(cfg)) {
-        snprintf(msg, n, "resident output rows at word %u, %u words apart: inside the plan's %d SPM words or "
-                 "narrower than a pixel's %u", spm, stride, npu_cfg_spm_words(cfg), p->pout);
-        return -1;
-    }
     p->res_out = 1;
     p->spm_out = spm;
     p->res_stride = stride;
@@ -385,15 +396,9 @@ int npu_conv_split_res_in(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned sp
                           size_t n)
 {
     npu_conv_plan_t *p = &s->part[0];
-    if (p->kernel != NPU_CONV_FWD || s->parts != 1 || p->acc || p->dwx != p->c.W || p->PL != p->P) {
-        snprintf(msg, n, "a resident input needs a forward of one part (%d parts)", s->parts);
+    if (res_rows_ok(cfg, s, !p->acc && p->dwx == p->c.W && p->PL == p->P, "input", spm, stride, (unsigned)p->cw, msg,
+                    n))
         return -1;
-    }
-    if (stride < (unsigned)p->cw || spm < (unsigned)npu_cfg_spm_words(cfg)) {
-        snprintf(msg, n, "resident input rows at word %u, %u words apart: inside the plan's %d SPM words or "
-                 "narrower than a pixel's %d", spm, stride, npu_cfg_spm_words(cfg), p->cw);
-        return -1;
-    }
     p->res_in = 1;
     p->spm_in = spm;
     p->res_in_stride = stride;
