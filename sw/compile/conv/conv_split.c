@@ -361,19 +361,24 @@ static void barrier(npu_pb_t *b, npu_prog_t *out, size_t from)
     sync_n(b, out, NPU_OP_SYNC_L, left[1] + 1, NPU_TOK_POP_NEXT);
 }
 
-/* Resident `what` rows (pixel r at word spm + r * stride) for split s: a forward of one part
- * (one_part: also the plan's own conditions), rows above the SPM the plan uses and at least a
- * pixel's words apart. 0, or -1 with the reason. */
-static int res_rows_ok(const npu_cfg_t *cfg, const npu_conv_split_t *s, int one_part, const char *what,
-                       unsigned spm, unsigned stride, unsigned pixel, char *msg, size_t n)
+int npu_conv_split_res_ok(const npu_conv_split_t *s, int input, unsigned stride)
 {
-    if (s->part[0].kernel != NPU_CONV_FWD || s->parts != 1 || !one_part) {
-        snprintf(msg, n, "a resident %s needs a forward of one part (%d parts)", what, s->parts);
-        return -1;
-    }
-    if (stride < pixel || spm < (unsigned)npu_cfg_spm_words(cfg)) {
-        snprintf(msg, n, "resident %s rows at word %u, %u words apart: inside the plan's %d SPM words or "
-                 "narrower than a pixel's %u", what, spm, stride, npu_cfg_spm_words(cfg), pixel);
+    const npu_conv_plan_t *p = &s->part[0];
+    int one = p->kernel == NPU_CONV_FWD && s->parts == 1 && !p->acc &&
+              (input ? p->dwx == p->c.W && p->PL == p->P : p->dwo == p->OW);
+    return one && stride >= (input ? (unsigned)p->cw : p->pout);
+}
+
+/* Resident rows for split s (npu_conv_split_res_ok) at or above the SPM its plan uses. 0, or -1
+ * with the reason. */
+static int res_rows_ok(const npu_cfg_t *cfg, const npu_conv_split_t *s, int input, unsigned spm, unsigned stride,
+                       char *msg, size_t n)
+{
+    if (!npu_conv_split_res_ok(s, input, stride) || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "resident %s rows at word %u, %u words apart: a forward of one part (%d parts), "
+                 "rows at or above the plan's %d SPM words and at least a pixel's %u words apart",
+                 input ? "input" : "output", spm, stride, s->parts, npu_cfg_spm_words(cfg),
+                 input ? (unsigned)s->part[0].cw : s->part[0].pout);
         return -1;
     }
     return 0;
@@ -383,7 +388,7 @@ int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned s
                            size_t n)
 {
     npu_conv_plan_t *p = &s->part[0];
-    if (res_rows_ok(cfg, s, !p->acc && p->dwo == p->OW, "output", spm, stride, p->pout, msg, n))
+    if (res_rows_ok(cfg, s, 0, spm, stride, msg, n))
         return -1;
     p->res_out = 1;
     p->spm_out = spm;
@@ -396,8 +401,7 @@ int npu_conv_split_res_in(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned sp
                           size_t n)
 {
     npu_conv_plan_t *p = &s->part[0];
-    if (res_rows_ok(cfg, s, !p->acc && p->dwx == p->c.W && p->PL == p->P, "input", spm, stride, (unsigned)p->cw, msg,
-                    n))
+    if (res_rows_ok(cfg, s, 1, spm, stride, msg, n))
         return -1;
     p->res_in = 1;
     p->spm_in = spm;

@@ -66,6 +66,12 @@ npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const np
 int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned spm, unsigned stride, char *msg,
                            size_t n);
 
+/* Whether split s may take its forward's output (input = 0, npu_conv_split_res_out) or input
+ * (input = 1, npu_conv_split_res_in) in resident rows `stride` words apart: a forward of one part
+ * (no split reduction, no column range; an input also unpadded in columns) and rows of at least a
+ * pixel's words. The SPM address is the caller's to keep above the plan's. */
+int npu_conv_split_res_ok(const npu_conv_split_t *s, int input, unsigned stride);
+
 /* The forward's input X read from resident SPM rows (the step's scheduler): pixel r at word
  * spm + r * stride (npu_conv_split_res_out's layout), copied into each band's buffer by RELU VECs
  * in EXEC in place of the band's LOAD (exact only for X >= 0: a ReLU's output), halo and padding

@@ -561,13 +561,16 @@ static int pitch_differs(const npu_step_plan_t *p, uint32_t at, unsigned pitch)
     return t >= 0 && npu_step_tensor_pitch(&p->t[t]) != pitch;
 }
 
-/* A forward planned as sp may drain Y into resident rows of tensor t (npu_conv_split_res_out: one
- * part, rows of at least a pixel's words). */
+/* Tensor t's resident row stride in words (the rows a DRAIN writes, step_res.h). */
+static unsigned res_words(const npu_cfg_t *cfg, const npu_step_plan_t *p, int t)
+{
+    return npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32);
+}
+
+/* A forward planned as sp may drain Y into resident rows of tensor t (npu_conv_split_res_ok). */
 static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
 {
-    const npu_conv_plan_t *q = &sp->part[0];
-    return t >= 0 && sp->parts == 1 && !q->acc && q->dwo == q->OW &&
-           npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= q->pout;
+    return t >= 0 && npu_conv_split_res_ok(sp, 0, res_words(cfg, p, t));
 }
 
 /* Tensor t is written only by vector kernels whose last op on it is a RELU (H16: bias_relu,
@@ -592,13 +595,11 @@ static int relu_made(const npu_step_plan_t *p, int t)
     return made;
 }
 
-/* A forward planned as sp may copy X from resident rows of tensor t (npu_conv_split_res_in: one
- * part, rows of at least a pixel's words, X a ReLU's output). */
+/* A forward planned as sp may copy X from resident rows of tensor t (npu_conv_split_res_ok; X a
+ * ReLU's output: npu_conv_split_res_in copies by RELU). */
 static int x_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
 {
-    const npu_conv_plan_t *q = &sp->part[0];
-    return t >= 0 && sp->parts == 1 && !q->acc && q->dwx == q->c.W && q->PL == q->P &&
-           npu_gemm_res_words(cfg, p->t[t].cols, p->t[t].width == 32) >= (unsigned)q->cw && relu_made(p, t);
+    return t >= 0 && npu_conv_split_res_ok(sp, 1, res_words(cfg, p, t)) && relu_made(p, t);
 }
 
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
