@@ -708,6 +708,14 @@ static uint64_t est_in(const npu_est_kplan_t *e, const char *name)
     return 0;
 }
 
+/* The step plan of that CNN (cnn_res_run's: the estimator's optimizer) in p. */
+static void k_plan(const npu_cfg_t *c, npu_step_plan_t *p)
+{
+    char why[256];
+    cr_assert_eq(npu_step_plan_cnn_res(c, k_rcv, 4, k_rres, k_rfc, 1, RB, NPU_STEP_NOMINAL_LR, NPU_STEP_NOMINAL_MU,
+                                       NPU_STEP_NOMINAL_WD, 0, NULL, 0, p, why, sizeof why), 0, "%s", why);
+}
+
 static uint64_t g_res_cycles; /* cnn_res_run: the RTL cycles of its last step (kernels and transfers) */
 
 /* Two steps of that CNN with one bank resident on the RTL, the scheduler given cap bytes of it
@@ -783,16 +791,22 @@ static uint64_t est_step(const char *name, uint64_t kept)
     return hi;
 }
 
-/* The capacity formula of kernel `kname` of plan p: its tensors resident at once, cap(t) = rows x
- * resident row words (npu_gemm_res_words) x the word's bytes. */
+/* cap(t) of plan p's tensor t: rows x resident row words (npu_gemm_res_words) x the word's bytes. */
+static uint64_t tensor_cap(const npu_cfg_t *c, const npu_step_plan_t *p, int t)
+{
+    return (uint64_t)p->t[t].rows * npu_gemm_res_words(c, p->t[t].cols, p->t[t].width == 32) *
+           (uint64_t)npu_cfg_word(c);
+}
+
+/* The capacity formula of kernel `kname` of plan p: its tensors resident at once (tensor_cap). */
 static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const char *kname)
 {
-    uint64_t need = 0, word = (uint64_t)npu_cfg_word(c);
+    uint64_t need = 0;
     for (int k = 0; k < p->nk; k++)
         for (int i = 0; p->k[k].kind == NPU_SK_VEC && !strcmp(p->k[k].name, kname) && i < p->k[k].v.nt; i++) {
             const npu_vk_tensor_t *v = &p->k[k].v.t[i];
             int t = v->load || v->store ? npu_step_tensor_find(p, v->name) : -1;
-            need += t < 0 ? 0 : (uint64_t)p->t[t].rows * npu_gemm_res_words(c, p->t[t].cols, p->t[t].width == 32) * word;
+            need += t < 0 ? 0 : tensor_cap(c, p, t);
         }
     return need;
 }
@@ -835,8 +849,7 @@ Test(step, cnn_resident_block_reuse)
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
-    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
-                                       sizeof why), 0, "%s", why);
+    k_plan(&c, &p);
     uint64_t hb = p.t[npu_step_tensor_find(&p, "H16[1]")].bytes, gb = p.t[npu_step_tensor_find(&p, "dZ16[3]")].bytes;
     /* the capacity formulas: an add's tensors resident at once */
     uint64_t need = kernel_caps(&c, &p, "fwd L3 bias_add_relu"), need_g = kernel_caps(&c, &p, "bwd L1 add_relu_grad_bias");
@@ -877,8 +890,7 @@ Test(step, cnn_resident_conv_adjacent_reuse)
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     npu_step_plan_t p;
-    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
-                                       sizeof why), 0, "%s", why);
+    k_plan(&c, &p);
     int z2 = npu_step_tensor_find(&p, "Z32[2]");
     cr_assert(z2 >= 0);
     uint64_t zb = p.t[z2].bytes, need = kernel_caps(&c, &p, "fwd L2 bias_relu");
@@ -918,15 +930,12 @@ Test(step, cnn_resident_conv_input_reuse)
     cnn_res_run(0, &nox, nox_in);
     nox_cycles = g_res_cycles;
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
-    char why[256];
     npu_step_plan_t p;
-    cr_assert_eq(npu_step_plan_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0.1f, 0.9f, 0, 0, NULL, 0, &p, why,
-                                       sizeof why), 0, "%s", why);
+    k_plan(&c, &p);
     int h2 = npu_step_tensor_find(&p, "H16[2]"), z2 = npu_step_tensor_find(&p, "Z32[2]");
     cr_assert(h2 >= 0 && z2 >= 0);
     uint64_t hb = p.t[h2].bytes;
-    uint64_t need = kernel_caps(&c, &p, "fwd L2 bias_relu") -
-                    (uint64_t)p.t[z2].rows * npu_gemm_res_words(&c, p.t[z2].cols, 1) * word;
+    uint64_t need = kernel_caps(&c, &p, "fwd L2 bias_relu") - tensor_cap(&c, &p, z2);
     npu_step_plan_free(&p);
     cnn_res_run(0, &e, in);
     uint64_t h_nox = est_in(&nox, "H16[2]"), all_nox = 0, all = 0;
