@@ -18,6 +18,9 @@
 // So a beat-aligned row (off = 0) takes one beat per word as the old engine did, long unaligned
 // rows one beat per word, and short rows sharing a beat one word per cycle without a beat.
 // `clr` (a new instruction) drops the held beat.
+// Split words (`cut` != 0, the LOAD's two one-word rows per chunk): the word's first `cut` bytes
+// come out on out_data and the rest (len - cut bytes, from byte off + cut) on out_hi, each from
+// lane 0; a second shifter beside the first, not after it, so the split adds no depth.
 module npu_dma_align #(
     parameter integer S = 8
 ) (
@@ -29,6 +32,7 @@ module npu_dma_align #(
     input  wire [$clog2(4*S)-1:0] off,   // byte of the word's first element in its first beat
     input  wire [$clog2(4*S):0]   len,   // bytes, 1..B
     input  wire            keep,         // the next word continues in the same byte stream
+    input  wire [$clog2(4*S):0]   cut,   // 0: one word; else the bytes of out_data (< len)
     // beats
     input  wire            in_vld,
     output wire            in_rdy,
@@ -37,6 +41,7 @@ module npu_dma_align #(
     output wire            out_vld,
     input  wire            out_rdy,
     output wire [32*S-1:0] out_data,
+    output wire [32*S-1:0] out_hi,       // cut != 0: bytes cut..len-1 of the word, from lane 0
     output wire            out_uses_in   // an emitted word includes the incoming beat (registered
                                          // state only: the owner gates a failed beat's word
                                          // without the in_rdy path)
@@ -65,14 +70,22 @@ module npu_dma_align #(
     // verilator lint_off UNUSEDSIGNAL
     wire [2*WB-1:0] win   = {in_data, first} >> {off, 3'b000};   // a word is its low B bytes
     // verilator lint_on UNUSEDSIGNAL
-    wire [B:0]      bmask = ({{B{1'b0}}, 1'b1} << len) - {{B{1'b0}}, 1'b1};   // bytes < len
+    wire [LB:0]     len0  = (cut != {(LB+1){1'b0}}) ? cut : len;
+    wire [B:0]      bmask = ({{B{1'b0}}, 1'b1} << len0) - {{B{1'b0}}, 1'b1};   // bytes < len0
+    // verilator lint_off UNUSEDSIGNAL
+    wire [LB+1:0]   off1  = {2'b00, off} + {1'b0, cut};
+    wire [2*WB-1:0] win1  = {in_data, first} >> {off1, 3'b000};
+    // verilator lint_on UNUSEDSIGNAL
+    wire [LB:0]     len1  = len - cut;
+    wire [B:0]      hmask = ({{B{1'b0}}, 1'b1} << len1) - {{B{1'b0}}, 1'b1};  // bytes < len - cut
     genvar k;
     generate
         for (k = 0; k < B; k = k + 1) begin : g_byte
             assign out_data[k*8 +: 8] = bmask[k] ? win[k*8 +: 8] : 8'd0;
+            assign out_hi[k*8 +: 8]   = hmask[k] ? win1[k*8 +: 8] : 8'd0;
         end
     endgenerate
-    wire unused = &{1'b0, bmask[B]};
+    wire unused = &{1'b0, bmask[B], hmask[B]};
 
     always @(posedge clk) begin
         if (in_fire) lo <= in_data;
@@ -86,6 +99,7 @@ module npu_dma_align #(
     always @(posedge clk) if (rst_n) begin
         if (req && (len == {(LB+1){1'b0}} || len > BL)) `NPU_ASSERT_FAIL("realigner word length not in 1..B")
         if (fire && pre) `NPU_ASSERT_FAIL("realigner emits a word whose first beat is not held")
+        if (req && cut >= len && cut != {(LB+1){1'b0}}) `NPU_ASSERT_FAIL("realigner cut not inside the word")
     end
 `endif
 endmodule

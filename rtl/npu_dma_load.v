@@ -61,7 +61,11 @@
 // holding register writes them on two SPM write ports (wr, wr2: words w and w+1 in one cycle
 // when their sub-banks differ, which they do for w even; else wr2 waits and wr writes w+1 in
 // the next cycle), so a long row moves a beat per cycle into the SPM. The transposed mode keeps
-// one word per cycle: word j of a sub-row starts at its offset + j*B modulo DB. A transposed
+// one word per cycle: word j of a sub-row starts at its offset + j*B modulo DB.
+// Row pairs (BW = 2, rows of at most one word, contiguous in DRAM or a FILL's: d_pr): a chunk
+// is two rows, the next 2 x row_bytes bytes of the run, which the realigner cuts after the
+// first row (`cut`); the holding register writes them at w and w + spm_stride on wr and wr2
+// (or one after the other on wr), so rows of 10 B move two a cycle instead of one. A transposed
 // row block's first row sits at one of two offsets (2S rows of an even pitch are a multiple of
 // B, not of DB): the group run lengths are registered for both.
 // Assumes S is a power of 2 (beats divide 4 KiB), BEAT_WORDS 1 or 2 and SPM_AW <= 16.
@@ -208,6 +212,7 @@ module npu_dma_load #(
     // The data side's copy of the descriptor (latched at ds_go from npu_dma_desc, which holds
     // it until the next cmd_fire: cmd_rdy waits for ds_pend to clear)
     reg          d_tr, d_fill, d_cont;
+    reg          d_pr;        // row pairs (above)
     reg  [2:0]   d_tag;
     reg  [15:0]  d_nbm1;      // nbeats - 1
     reg  [LB+1:0] d_dst;      // the DRAM pitch's low bits (offsets move modulo DB)
@@ -362,7 +367,8 @@ module npu_dma_load #(
     wire [15:0] dp_k16 = {{(16-LE){1'b0}}, dp_k};
     // normal mode / FILL at BW = 2: the data side walks chunks of two words (j even), one
     // realigner request each, the row's next DB bytes from its offset; c_two: word j+1 exists
-    wire c_two        = (BW > 1) && (dp_j != d_nbm1);
+    wire c_two        = (BW > 1) && (d_pr ? (dp_rows != 16'd1) : (dp_j != d_nbm1));
+    wire pr2          = d_pr && c_two;    // a chunk of two rows (dp_j = 0 = d_nbm1)
     wire dp_row_end   = (dp_j == d_nbm1) || (c_two && dp_j + 16'd1 == d_nbm1);
     // fill side
     wire dp_g2        = (dp_cols > E16);   // two words per row in this group
@@ -388,7 +394,8 @@ module npu_dma_load #(
     // word j of a row (or of a group's sub-row) starts j*B bytes after the row, modulo DB
     wire [LB-1:0] w_off     = dp_o + ((d_tr ? dp_t : dp_j[0]) ? B_OFF : {LB{1'b0}});
     localparam [LB:0] DBL   = BL << (BW - 1);            // a whole chunk's bytes (B or DB)
-    wire [LB:0]   w_len     = (!d_tr && c_two) ? (dp_row_end ? BL + d_rlast : DBL)
+    wire [LB:0]   w_len     = pr2 ? {d_rlast[LB-1:0], 1'b0}
+                            : (!d_tr && c_two) ? (dp_row_end ? BL + d_rlast : DBL)
                             : w_rowlast ? d_rlast : BL;
     // A padded last group's run (BW = 2): the next sub-row, pitch - t*B bytes after this word,
     // may start in the beat this word ends in (a one-word sub-row at offset 0, the next at B; a
@@ -408,15 +415,24 @@ module npu_dma_load #(
     wire          al_rdy    = d_tr || hold_free;
     wire          al_in_rdy, al_vld, al_uses_r;
     wire [DWB-1:0] al_beat;      // the word in the low B bytes of a beat-wide window
+    wire [DWB-1:0] al_hi;        // pr2: the second row, from lane 0
+    wire [DWB-1:0] al_pair;      // pr2: the chunk's two rows, {second, first} (BW = 2 only)
+    generate
+        if (BW > 1) begin : g_pair
+            assign al_pair = {al_hi[WB-1:0], al_beat[WB-1:0]};
+        end else begin : g_nopair
+            assign al_pair = al_beat;
+        end
+    endgenerate
     // realigner beats are DRAM beats (S*BW: DB bytes); a word is at most B of them
     npu_dma_align #(.S(S * BW)) u_align (
         .clk(clk), .rst_n(rst_n), .clr(ds_go),
-        .req(al_req), .off(w_off), .len(w_len), .keep(w_keep),
+        .req(al_req), .off(w_off), .len(w_len), .keep(w_keep), .cut(pr2 ? d_rlast : {(LB+1){1'b0}}),
         .in_vld(r_vld || d_fill), .in_rdy(al_in_rdy), .in_data(r_data & {DWB{!d_fill}}),
-        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_beat), .out_uses_in(al_uses_r));
+        .out_vld(al_vld), .out_rdy(al_rdy), .out_data(al_beat), .out_hi(al_hi), .out_uses_in(al_uses_r));
     wire [WB-1:0] al_data = al_beat[WB-1:0];
     // verilator lint_off UNUSEDSIGNAL
-    wire unused_al = &{1'b0, al_beat};   // bytes past B are zero (len <= B)
+    wire unused_al = &{1'b0, al_beat, al_hi};   // bytes past B are zero (len <= B)
     // verilator lint_on UNUSEDSIGNAL
 
     // FILL: the realigner takes zero beats, never R beats
@@ -530,7 +546,7 @@ module npu_dma_load #(
         t_full[0] <= rst_n && !ds_go && ((t_grp_done && !t_fb) || (t_full[0] && !(t_grp_out && !t_eb)));
         t_full[1] <= rst_n && !ds_go && ((t_grp_done && t_fb) || (t_full[1] && !(t_grp_out && t_eb)));
         dp_act   <= rst_n && ((ds_go && !f_tr)
-                    || (dp_act && ds_busy && !(word_ok && dp_row_end && dp_rows == 16'd1)));
+                    || (dp_act && ds_busy && !(word_ok && dp_row_end && dp_rows == (pr2 ? 16'd2 : 16'd1))));
     end
 
     // ---------------- datapath (no reset) ----------------
@@ -555,6 +571,7 @@ module npu_dma_load #(
             d_tr     <= f_tr;
             d_fill   <= f_fill;
             d_cont   <= f_cont;
+            d_pr     <= (BW > 1) && !f_tr && (f_cont || f_fill) && (nbeats_m1 == 16'd0);
             d_tag    <= f_tag;
             d_nbm1   <= nbeats_m1;
             d_dst    <= f_dstride[LB+1:0];
@@ -622,19 +639,19 @@ module npu_dma_load #(
 
         // rows left: one writer with a precomputed value, so the late beat/grant handshakes
         // only enable it (they come through the SPM arbiter)
-        if (dp_rows_en) dp_rows <= d_tr ? dp_rows - E16 : dp_rows - 16'd1;
+        if (dp_rows_en) dp_rows <= d_tr ? dp_rows - E16 : dp_rows - (pr2 ? 16'd2 : 16'd1);
 
         // normal data side: word -> holding register
         if (word_ok && !d_tr) begin
             hold_addr  <= dp_spm;
-            hold_addr1 <= dp_spm + 1'b1;
-            hold_data  <= al_beat;
-            hold_last <= dp_row_end && (dp_rows == 16'd1);
+            hold_addr1 <= d_pr ? dp_spm + d_sstride : dp_spm + 1'b1;
+            hold_data  <= pr2 ? al_pair : al_beat;
+            hold_last <= dp_row_end && (dp_rows == (pr2 ? 16'd2 : 16'd1));
             if (dp_row_end) begin
                 dp_j    <= 16'd0;
-                dp_o    <= dp_o + d_dst[LB-1:0];
-                dp_srow <= dp_srow + d_sstride;
-                dp_spm  <= dp_srow + d_sstride;
+                dp_o    <= dp_o + (pr2 ? {d_dst[LB-2:0], 1'b0} : d_dst[LB-1:0]);
+                dp_srow <= dp_srow + (pr2 ? d_sstride << 1 : d_sstride);
+                dp_spm  <= dp_srow + (pr2 ? d_sstride << 1 : d_sstride);
             end else begin                    // the next chunk: BW words on (c_two inside a row)
                 dp_j    <= dp_j + (c_two ? 16'd2 : 16'd1);
                 dp_spm  <= dp_spm + {{(SPM_AW-2){1'b0}}, c_two, !c_two};
@@ -751,6 +768,8 @@ module npu_dma_load #(
         if (word_ok && !d_tr && (hold_vld || hold_v1) && !hold_free)
             `NPU_ASSERT_FAIL("LOAD word overwrites an unwritten holding register")
         if (hold_v1 && BW == 1) `NPU_ASSERT_FAIL("LOAD second word pending with one-word beats")
+        if (al_req && pr2 && (dp_rows < 16'd2 || dp_j != 16'd0))
+            `NPU_ASSERT_FAIL("LOAD row pair without two rows left")
         if (wr_pend && ds_busy && (!wr_req || wr_addr != wr_addr_q))
             `NPU_ASSERT_FAIL("LOAD SPM write request changed before its grant")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")

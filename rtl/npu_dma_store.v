@@ -33,6 +33,10 @@
 // the packer takes it as one piece of up to DB bytes at the row's offset + j*B modulo DB (the
 // piece may straddle two beats), so a long row moves one DRAM beat per cycle. The transposed
 // reader keeps one word per cycle (column block j of a sub-row at its offset + j*B modulo DB).
+// Row pairs (BW = 2, normal mode, contiguous rows of at most one word: pr): a chunk is two rows,
+// words w and w + spm_stride on rd and rd2, joined at the read-ahead FIFO's input into one piece
+// of 2 x row_bytes bytes (the second row's bytes right after the first's), so rows of 20 B leave
+// two a cycle instead of one; a refused rd2 makes the chunk the one row w.
 // Assumes S is a power of 2 (beats divide 4 KiB), BEAT_WORDS 1 or 2 and SPM_AW <= 16.
 module npu_dma_store #(
     parameter integer S         = 8,
@@ -150,6 +154,8 @@ module npu_dma_store #(
     // one run for the whole transfer: contiguous rows (transposed: of a single column block,
     // whose sub-rows the engine then writes in address order)
     wire cont = f_cont && (!f_tr || nbeats_m1 == 16'd0);
+    // row pairs (above)
+    wire pr   = (BW > 1) && !f_tr && f_cont && (nbeats_m1 == 16'd0);
     // transposed: a sub-row of the last column block holds rlast bytes (rlast/4 columns), the
     // others B; a block has min(S, rows left) DRAM rows
     wire [15:0] rlast16 = {{(15-LB){1'b0}}, rlast};
@@ -200,14 +206,15 @@ module npu_dma_store #(
     assign rd_addr = rd_spm;
     wire rd_fire   = rd_req && rd_gnt;
     // BW = 2, normal mode: word j+1 of the row exists, ask for it on rd2 (granted only with rd)
-    wire rd_c2     = (BW > 1) && !f_tr && (rd_j != nbeats_m1);
+    wire rd_c2     = (BW > 1) && !f_tr && (pr ? (rd_rows != 16'd1) : (rd_j != nbeats_m1));
     assign rd2_req  = rd_req && rd_c2;
     // at BW = 1 the port is tied off in npu_top: rd_spm1 then has no reader and synthesis drops
     // it (the module is synthesized on its own, so an unused output would keep its register)
     assign rd2_addr = (BW > 1) ? rd_spm1 : rd_spm;
     wire rd2_fire  = rd2_req && rd2_gnt;
     wire rd_row_end = (rd_j == nbeats_m1) || (rd2_gnt && rd_c2 && rd_j + 16'd1 == nbeats_m1);
-    wire rd_last    = f_tr ? (t_eend && t_cbl && t_rbl) : (rd_fire && rd_row_end && rd_rows == 16'd1);
+    wire rd_last    = f_tr ? (t_eend && t_cbl && t_rbl)
+                    : (rd_fire && rd_row_end && (rd_rows == 16'd1 || (rd2_fire && pr && rd_rows == 16'd2)));
 
     // ---------------- address generator ----------------
     reg         ag_act;
@@ -274,11 +281,13 @@ module npu_dma_store #(
     wire          pk_cbl  = (pk_cb == nbeats_m1);
     // normal mode: the head chunk is word pk_j (and pk_j+1 when df_two) of its row
     wire          pk_row_end = f_tr ? 1'b1 : (pk_j == nbeats_m1) || (df_two && pk_j + 16'd1 == nbeats_m1);
+    wire          pk_pr2  = pr && df_two;     // the head chunk is a row pair
     wire [LB:0]   pk_len  = f_tr ? (pk_cbl ? rlast : BL)
+                        : pk_pr2 ? {rlast[LB-1:0], 1'b0}
                         : df_two ? (pk_row_end ? BL + rlast : DBL)
                         : (pk_row_end ? rlast : BL);
     wire          pk_last = f_tr ? (!cont || (pk_bend && pk_cbl && pk_rows <= S16))
-                                 : (pk_row_end && (!cont || pk_rows == 16'd1));
+                                 : (pk_row_end && (!cont || pk_rows == (pk_pr2 ? 16'd2 : 16'd1)));
     // word j of a row (transposed: column block j of a row) starts j*B bytes after the row,
     // modulo DB
     wire [LB-1:0] pk_off  = pk_o + ((f_tr ? pk_cb[0] : pk_j[0]) ? B_OFF : {LB{1'b0}});
@@ -302,7 +311,18 @@ module npu_dma_store #(
     // transposed: one word), the word at BW = 1
     generate
         if (BW > 1) begin : g_df2
-            assign df_din   = f_tr ? {1'b0, {(CWB-WB){1'b0}}, t_word} : {rd2_vld, rd2_data, rd_data};
+            // a row pair: row w's rlast bytes, then row w + spm_stride's (bytes past 2 rlast are
+            // the packer's don't-care: it takes len bytes)
+            wire [B:0]     m0   = ({{B{1'b0}}, 1'b1} << rlast) - {{B{1'b0}}, 1'b1};   // bytes < rlast
+            wire [WB-1:0]  w0;
+            genvar k;
+            for (k = 0; k < B; k = k + 1) begin : g_m0
+                assign w0[k*8 +: 8] = m0[k] ? rd_data[k*8 +: 8] : 8'd0;
+            end
+            wire [CWB-1:0] pair = {{WB{1'b0}}, w0} | ({{WB{1'b0}}, rd2_data} << {rlast, 3'b000});
+            wire unused_m0 = &{1'b0, m0[B]};
+            assign df_din   = f_tr ? {1'b0, {(CWB-WB){1'b0}}, t_word}
+                            : (pr && rd2_vld) ? {1'b1, pair} : {rd2_vld, rd2_data, rd_data};
             assign df_chunk = df_dout[CWB-1:0];
             assign df_two   = df_dout[CWB];
         end else begin : g_df1
@@ -423,7 +443,7 @@ module npu_dma_store #(
             rd_j    <= 16'd0;
             rd_rows <= f_rows;
             rd_spm  <= saddr_s;
-            rd_spm1 <= saddr_s + 1'b1;
+            rd_spm1 <= pr ? saddr_s + sstride_s : saddr_s + 1'b1;
             rd_srow <= saddr_s;
         end
         if (aw_fire) begin
@@ -468,8 +488,8 @@ module npu_dma_store #(
                 end
             end else if (pk_row_end) begin
                 pk_j    <= 16'd0;
-                pk_rows <= pk_rows - 16'd1;
-                pk_o    <= pk_o + f_dstride[LB-1:0];
+                pk_rows <= pk_rows - (pk_pr2 ? 16'd2 : 16'd1);
+                pk_o    <= pk_o + (pk_pr2 ? {f_dstride[LB-2:0], 1'b0} : f_dstride[LB-1:0]);
             end else begin
                 pk_j    <= pk_j + (df_two ? 16'd2 : 16'd1);
             end
@@ -505,12 +525,18 @@ module npu_dma_store #(
             t_fi   <= t_fi + 16'd1;
             rd_spm <= rd_spm + sstride_s;
         end else if (rd_fire) begin
-            if (rd_row_end) begin
+            if (rd_row_end && pr && rd2_fire) begin   // a row pair: two rows on
+                rd_j    <= 16'd0;
+                rd_rows <= rd_rows - 16'd2;
+                rd_srow <= rd_srow + (sstride_s << 1);
+                rd_spm  <= rd_srow + (sstride_s << 1);
+                rd_spm1 <= rd_srow + (sstride_s << 1) + sstride_s;
+            end else if (rd_row_end) begin
                 rd_j    <= 16'd0;
                 rd_rows <= rd_rows - 16'd1;
                 rd_srow <= rd_srow + sstride_s;
                 rd_spm  <= rd_srow + sstride_s;
-                rd_spm1 <= rd_srow + sstride_s + 1'b1;
+                rd_spm1 <= rd_srow + sstride_s + (pr ? sstride_s : {{(SPM_AW-1){1'b0}}, 1'b1});
             end else if (rd2_fire) begin      // BW = 2: the pair was read, two words on
                 rd_j    <= rd_j + 16'd2;
                 rd_spm  <= rd_spm1 + 1'b1;
@@ -569,8 +595,9 @@ module npu_dma_store #(
             `NPU_ASSERT_FAIL("STORE transposed: a word arrives outside its block's fill")
         if (rd2_vld && (!rd_vld || f_tr || BW == 1))
             `NPU_ASSERT_FAIL("STORE second word read without its pair (or not at BW = 2, normal mode)")
-        if (!df_empty && df_two && (f_tr || pk_j == nbeats_m1))
+        if (!df_empty && df_two && (f_tr || (!pr && pk_j == nbeats_m1)))
             `NPU_ASSERT_FAIL("STORE two-word chunk past its row's last word")
+        if (!df_empty && pk_pr2 && pk_rows < 16'd2) `NPU_ASSERT_FAIL("STORE row pair without two rows left")
         if (b_fire && af_empty) `NPU_ASSERT_FAIL("STORE write response without an outstanding burst")
         if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")
         if (w_vld && bf_empty) `NPU_ASSERT_FAIL("STORE W beat before its burst address")

@@ -210,10 +210,13 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
                          npu_dma_count_t c)
 {
     uint64_t B = (uint64_t)npu_cfg_word(cfg), DB = (uint64_t)npu_cfg_beat(cfg), bw = DB / B;
-    /* BEAT_WORDS SPM words per cycle (one beat's worth): rows not beat-aligned take more words
-     * than beats, and the engine (realigner / packer) streams its bursts at the words' rate,
-     * their burst cost on top */
-    uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B), wcyc = (words + bw - 1) / bw;
+    /* one chunk per cycle (up to a beat's worth of a row, or a row pair): rows not beat-aligned
+     * take more chunks than beats, and the engine (realigner / packer) streams its bursts at the
+     * chunks' rate, their burst cost on top. In beats: a chunk per beat at one word a beat; at
+     * two, the chunks' cycles over a beat's bus cycles (DB * byte, two at 32 B/cycle). */
+    uint64_t wcyc = npu_dma_chunks(B, (unsigned)bw, f), beat_q = DB * k->byte;
+    if (bw > 1 && beat_q > 0)
+        wcyc = ((wcyc << NPU_SLICE_Q) + beat_q - 1) / beat_q;
     int tr = f->transpose && !store;
     npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, wcyc), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
     uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)DB, store), F = 2u * (uint64_t)cfg->s;
@@ -334,7 +337,7 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
 {
     uint64_t B = (uint64_t)npu_cfg_word(cfg);
     switch (f->op) {
-    case NPU_OP_FILL: return ((uint64_t)f->rows * ((f->row_bytes + B - 1) / B)) << NPU_SLICE_Q;
+    case NPU_OP_FILL: return npu_dma_chunks(B, (unsigned)(npu_cfg_beat(cfg) / npu_cfg_word(cfg)), f) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:
         if (f->acc)
             return k->drain_fixed + ((uint64_t)f->rows * PT_DRAIN_ACC_ROW << NPU_SLICE_Q);

@@ -110,6 +110,13 @@ npu_dma_count_t npu_dma_bursts_wb(uint64_t W, uint64_t DB, uint64_t max_burst, c
                                                              f->row_bytes, f->dram_stride);
 }
 
+uint64_t npu_dma_chunks(uint64_t W, unsigned bw, const npu_fields_t *f)
+{
+    uint64_t wpr = (f->row_bytes + W - 1) / W, rows = f->rows;
+    int pairs = bw > 1 && wpr == 1 && (f->op == NPU_OP_FILL || f->dram_stride == f->row_bytes);
+    return pairs ? (rows + 1) / 2 : rows * ((wpr + bw - 1) / bw);
+}
+
 npu_dma_count_t npu_dma_bursts_of(uint64_t B, uint64_t max_burst, const npu_fields_t *f)
 {
     return npu_dma_bursts_wb(B, B, max_burst, f);

@@ -89,6 +89,11 @@ npu_dma_count_t npu_dma_bursts_str(uint64_t B, uint64_t max_burst, uint64_t dram
 npu_dma_count_t npu_dma_bursts_wb(uint64_t W, uint64_t DB, uint64_t max_burst, const npu_fields_t *f);
 npu_dma_count_t npu_dma_bursts_of(uint64_t B, uint64_t max_burst, const npu_fields_t *f);
 npu_dma_count_t npu_dma_bursts_cfg(const npu_cfg_t *cfg, const npu_fields_t *f);
+/* The SPM side of a normal LOAD, a FILL or a normal STORE: its chunks, one a cycle at best (W the
+ * SPM word's bytes, bw = BEAT_WORDS). A chunk is up to bw words of one row, or, at bw = 2, two
+ * rows of at most one word when they are contiguous in DRAM (or a FILL's): the DMA's row pairs
+ * (docs/memory.md "Words and beats"). */
+uint64_t npu_dma_chunks(uint64_t W, unsigned bw, const npu_fields_t *f);
 
 void npu_prog_expect(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t n,
                      npu_prog_expect_t *e);

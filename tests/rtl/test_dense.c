@@ -423,6 +423,46 @@ static uint64_t xfer_cycles(const npu_cfg_t *cfg, int store, unsigned rows, unsi
     return xfer_cycles_tr(cfg, store, 0, rows, rb, rb, da);
 }
 
+/* Row pairs (two-word beats, docs/memory.md "Words and beats"): contiguous rows of one word move
+ * two a cycle both ways (c_load, c_store: `rows` rows of 6 B), rows a pair of which falls in one
+ * sub-bank (w odd with a carry: one in eight here) one; a FILL of one-word rows too; rows at a
+ * pitch wider than the row one a cycle (each its own run). The RTL's counts against the chunks
+ * of the DMA rule (npu_dma_chunks) that the cost models charge. */
+static void row_pairs(const npu_cfg_t *cfg, unsigned rows, uint64_t c_load, uint64_t c_store)
+{
+    unsigned B = 4u * (unsigned)cfg->s;
+    npu_fields_t f = {0};
+    f.op = NPU_OP_LOAD;
+    f.rows = rows;
+    f.row_bytes = 6;
+    f.dram_stride = 6;
+    uint64_t pairs = npu_dma_chunks(B, 2, &f);
+    f.dram_stride = 8;
+    uint64_t single = npu_dma_chunks(B, 2, &f);
+    uint64_t c_strided = xfer_cycles_tr(cfg, 0, 0, rows, 6, 8, SRC);
+    npu_dram_timing_t t = {4.0 * B, (unsigned)cfg->dram_latency, 0, 0, 1};
+    npu_sim_t *s = npu_sim_open(&t);
+    cr_assert_not_null(s);
+    npu_insn_t in;
+    cr_assert_eq(npu_enc_fill(&in, rows, 0, 1, 6), 0);
+    npu_run_result_t r;
+    cr_assert_eq(npu_run_program(cfg, s, 0, &in, 1, 1000000, &r), NPU_RUN_DONE);
+    npu_sim_close(s);
+    uint64_t c_fill = r.end_cycle - r.start_cycle;
+    cr_log_info("dense throughput: row pairs: LOAD %llu, STORE %llu, FILL %llu cycles for %llu chunks; "
+                "rows at a wider pitch %llu for %llu", (unsigned long long)c_load, (unsigned long long)c_store,
+                (unsigned long long)c_fill, (unsigned long long)pairs, (unsigned long long)c_strided,
+                (unsigned long long)single);
+    cr_assert_eq(pairs, (rows + 1) / 2);
+    cr_assert_eq(single, rows);
+    uint64_t most = pairs + rows / 8 + 100; /* the pairs a sub-bank splits */
+    cr_assert(c_load <= most && c_store <= most && c_fill <= most, "row pairs: LOAD %llu, STORE %llu, FILL %llu "
+              "cycles for %llu chunks", (unsigned long long)c_load, (unsigned long long)c_store,
+              (unsigned long long)c_fill, (unsigned long long)pairs);
+    cr_assert(c_strided >= single, "rows at a wider pitch: %llu cycles for %llu rows", (unsigned long long)c_strided,
+              (unsigned long long)single);
+}
+
 /* Throughput (docs/memory.md "LOAD", "STORE"): short dense rows (several per beat) take one SPM
  * word per cycle both ways, long unaligned rows one beat per cycle; the fixed cost (fetch,
  * descriptor checks, DRAM latency, the last B response) is below 100 cycles. A transposed LOAD
@@ -469,6 +509,8 @@ Test(dense, throughput)
         cr_assert(co <= dbeats + rows_l + 100, "wide STORE long rows, odd SPM starts: %llu cycles for %llu beats",
                   (unsigned long long)co, (unsigned long long)dbeats);
     }
+    if (DB > B)
+        row_pairs(&cfg, rows_s, c[0], c[2]);
     cr_log_info("dense throughput: transposed LOAD of whole groups: %llu cycles for %u beats", (unsigned long long)c_t,
                 2 * rows_t);
     cr_assert(c_t <= 2 * rows_t + 4 * (unsigned)cfg.s + 100, "transposed LOAD: %llu cycles for %u beats",

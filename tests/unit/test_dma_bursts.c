@@ -90,3 +90,35 @@ Test(dma_bursts, transposed_store)
     npu_dma_count_t c = npu_dma_bursts_tr(8, 16, 0, 3, 20, 24), d = npu_dma_bursts_of(8, 16, &f);
     cr_assert(c.beats == d.beats && c.bursts == d.bursts, "dispatch: LOAD transposed");
 }
+
+/* The SPM side's chunks (npu_dma_chunks): up to BEAT_WORDS words of a row a cycle, or at two
+ * words a beat two rows of at most one word when they are contiguous in DRAM or a FILL's (the
+ * row pairs of rtl/npu_dma_load.v and npu_dma_store.v). */
+Test(dma_bursts, chunks)
+{
+    npu_fields_t f = {0};
+    f.op = NPU_OP_LOAD;
+    f.rows = 1001;
+    f.row_bytes = 10;
+    f.dram_stride = 10;
+    cr_assert_eq(npu_dma_chunks(32, 1, &f), 1001u, "one word a beat: a word a cycle");
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 501u, "two words a beat, contiguous one-word rows: pairs");
+    f.op = NPU_OP_STORE;
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 501u, "the STORE's pairs");
+    f.dram_stride = 12;
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 1001u, "rows apart in DRAM: one a cycle");
+    f.op = NPU_OP_FILL;
+    f.dram_stride = 0;
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 501u, "a FILL's rows: pairs");
+    f.op = NPU_OP_LOAD;
+    f.row_bytes = 32;
+    f.dram_stride = 32;
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 501u, "a whole word is still one word");
+    f.row_bytes = 40;
+    f.dram_stride = 40;
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 1001u, "two-word rows: a chunk each, no pairs");
+    f.row_bytes = 70; /* three words: a chunk of two, then one */
+    f.dram_stride = 70;
+    cr_assert_eq(npu_dma_chunks(32, 2, &f), 2002u, "three-word rows: two chunks each");
+    cr_assert_eq(npu_dma_chunks(32, 1, &f), 3003u, "three-word rows, a word a beat");
+}

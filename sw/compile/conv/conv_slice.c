@@ -105,9 +105,9 @@ static void scan(walk_t *w, const npu_prog_t *g, size_t i0, size_t i1, part_t *p
         } else if (f.op == NPU_OP_STORE) {
             xfer(w, &f, 1, pt->St, pt->Sb);
         } else if (f.op == NPU_OP_FILL) {
-            uint64_t words = (uint64_t)f.rows * ((f.row_bytes + w->B - 1) / w->B);
-            pt->L[0] += words << NPU_SLICE_Q;
-            pt->L[1] += words << NPU_SLICE_Q;
+            uint64_t chunks = npu_dma_chunks(w->B, (unsigned)(w->DB / w->B), &f);
+            pt->L[0] += chunks << NPU_SLICE_Q;
+            pt->L[1] += chunks << NPU_SLICE_Q;
         } else {
             pt->E += exec_cost(w, &f, slots);
         }
