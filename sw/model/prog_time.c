@@ -84,6 +84,7 @@ typedef struct pt_state {
     uint64_t idle;                /* Q16: xfer_idle, what a LOAD on an idle engine pays (load_wait) */
     uint64_t *lx;                 /* a LOAD's share of it, set with its start time (start_time) */
     int l_synced;                 /* a SYNC_L started since the last LOAD: the engine is empty */
+    uint64_t ld_end[2];           /* the ends of the last two LOADs (when they started), latest first */
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
@@ -220,7 +221,9 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     uint64_t words = (uint64_t)f->rows * ((f->row_bytes + B - 1) / B), wcyc = (words + bw - 1) / bw;
     int tr = f->transpose && !store;
     npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, wcyc), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
-    uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)DB, store), F = 2u * (uint64_t)cfg->s;
+    npu_slice_cost_t kq = *k; /* a LOAD's latency on an idle engine and behind two: load_wait */
+    kq.xfer_idle = store ? k->xfer_idle : 0;
+    uint64_t q = npu_slice_xfer_cost(&kq, &b, (unsigned)DB, store), F = 2u * (uint64_t)cfg->s;
     uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
     if (store && k->mode != NPU_SLICE_NOBURST) /* (a bytes-only q has no fixed part to take off) */
         q -= npu_slice_xfer_alone(k) - fixed;
@@ -557,12 +560,14 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
  * tokens it pops pushed; UINT64_MAX while one is not pushed yet. s->tq[i]: when what it waits
  * for beside its queue, its dispatch and the wave queue is ready (tokens, OBUF rows, a record). */
 /* The read latency a LOAD that could issue at ready pays beyond xfer_fixed, the LOAD engine
- * busy until busy (slice_cost.h, xfer_idle): the pipelined engine issues it once the last LOAD's
- * bursts are out, a latency before that one's data ends, so all of it when it waits for a token
- * or dispatch past that end (or a SYNC_L emptied the engine), what its wait leaves uncovered when
- * it comes within the last latency, none when queued earlier. 0 with LOAD_PIPELINE = 0. */
+ * busy until busy (slice_cost.h, xfer_idle): the pipelined engine takes it once the last LOAD's
+ * bursts are out and the one before that is done (two descriptors in the engine), and its data
+ * follows a latency later, so all of it when it waits for a token or dispatch past the last
+ * LOAD's end (or a SYNC_L emptied the engine), what its wait leaves uncovered when it comes
+ * within the last latency, none when queued earlier. 0 with LOAD_PIPELINE = 0. */
 static uint64_t load_wait(const pt_state_t *s, uint64_t ready, uint64_t busy)
 {
+    ready = max64(ready, s->ld_end[1]);
     if (!s->idle || s->l_synced || ready >= busy)
         return s->idle;
     return ready + s->idle > busy ? ready + s->idle - busy : 0;
@@ -681,8 +686,10 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     }
     s->start[i] = t;
     s->dur[i] = end - t;
-    if (s->f[i].op == NPU_OP_LOAD)
+    if (s->f[i].op == NPU_OP_LOAD) {
         s->last_load = i + 1;
+        s->ld_end[1] = s->ld_end[0], s->ld_end[0] = end;
+    }
     if (s->f[i].op == NPU_OP_STORE)
         s->last_store = i + 1;
     if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */

@@ -288,6 +288,13 @@ Test(slice_search, pipelined_loads_pay_the_latency_when_idle)
     cr_assert_eq(npu_slice_xfer_cost(&k1, &b, 32, 1), npu_slice_xfer_cost(&k0, &b, 32, 1), "STOREs not pipelined");
     cr_assert_eq(npu_slice_xfer_cost(&k0, &b, 32, 0) - npu_slice_xfer_cost(&k1, &b, 32, 0),
                  2ull * (k0.xfer_fixed - k1.xfer_fixed), "a LOAD: xfer_fixed per transfer");
+    /* 16 one-beat LOADs: two in the engine, a latency per two (the RTL's 16 LOADs of 4 rows) */
+    npu_bursts_t t = {16, 16, 512, 16, 16, 0};
+    uint64_t bus16 = 16ull * 32 * k1.byte + 16ull * k1.burst + 16ull * k1.xfer_fixed;
+    npu_slice_cost_t kb = k1;
+    kb.lat_fixed = kb.window = 0; /* the bus and the two-in-flight terms alone */
+    cr_assert_gt((16ull * kb.xfer_idle + bus16) / 2, bus16);
+    cr_assert_eq(npu_slice_xfer_cost(&kb, &t, 32, 0), (16ull * kb.xfer_idle + bus16) / 2);
     p.calib = (npu_cfg_calib_t){1, 1u << 15, 4u << 16, 2048, 48u << 16, 8u << 16, 1u << 15, 0, 0, 37u << 16};
     npu_cfg_t r = p;
     npu_slice_cfg_retime(&r, 0, p.dram_latency + 40);

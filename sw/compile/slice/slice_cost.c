@@ -126,6 +126,10 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
     if (store) /* the STORE engine takes one descriptor at a time: each pays what a LOAD alone does */
         return bus + b->xfers * npu_slice_xfer_alone(k);
     bus += b->xfers * k->xfer_fixed;
+    /* pipelined: two descriptors in the engine, so a queued LOAD's latency hides behind the data
+     * of the one before it alone; a train of x costs at least (x * xfer_idle + bus) / 2 */
+    if ((b->xfers * k->xfer_idle + bus) / 2 > bus)
+        bus = (b->xfers * k->xfer_idle + bus) / 2;
     lat = b->xfers * k->lat_fixed + b->bursts * k->window;
     return bus > lat ? bus : lat;
 }
