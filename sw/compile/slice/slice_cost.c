@@ -30,11 +30,12 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
 
 /* A STORE's fixed cost: a LOAD's less the read latency it never waits for (the write's B
  * response follows its last W beat within a cycle or two, which the LOAD's fit also holds).
- * The estimator (model/prog_time.c) charges it; the slicing search still charges xfer_fixed. */
-static uint32_t store_fixed(uint32_t xfer_fixed, const npu_cfg_t *cfg)
+ * The estimator (model/prog_time.c) charges it; the slicing search still charges xfer_fixed +
+ * xfer_idle (npu_slice_xfer_alone). */
+static uint32_t store_fixed(uint64_t xfer_fixed, const npu_cfg_t *cfg)
 {
     uint32_t lat = cfg->dram_latency > 0 ? (uint32_t)cfg->dram_latency << NPU_SLICE_Q : 0;
-    return xfer_fixed > lat ? xfer_fixed - lat : 0;
+    return xfer_fixed > lat ? (uint32_t)(xfer_fixed - lat) : 0;
 }
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)

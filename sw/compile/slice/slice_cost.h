@@ -23,7 +23,8 @@
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
  *   store_fixed xfer_fixed + xfer_idle - DRAM_LATENCY (formula or calibrated): a STORE's descriptor stages,
  *               its first AW and its last B response; it waits for no read latency (the
- *               estimator's STORE cost, model/prog_time.c; the search below charges xfer_fixed)
+ *               estimator's STORE cost, model/prog_time.c; the search below charges xfer_fixed +
+ *               xfer_idle)
  * Transfer of bytes in beats and bursts over x descriptors, bus = beats * B * byte + bursts * burst:
  *   burst mode    store: x * (xfer_fixed + xfer_idle) + bus;
  *                 load: max(x * xfer_fixed + bus, x * lat_fixed + bursts * window,
