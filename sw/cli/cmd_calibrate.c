@@ -35,24 +35,26 @@ static void print_text(const npu_cfg_t *cfg, const npu_calib_t *c)
 {
     npu_slice_cost_t f = npu_slice_cost_formula(cfg, NPU_SLICE_BURST);
     const npu_cfg_calib_t *k = &c->k;
-    const char *name[8] = {"xfer_fixed", "burst", "byte", "wave", "drain_fixed", "drain_row", "lat_fixed", "window"};
-    unsigned was[8] = {f.xfer_fixed, f.burst, f.byte, f.wave, f.drain_fixed, f.drain_row, f.lat_fixed, f.window};
-    unsigned now[8] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row, k->lat_fixed,
-                       k->window};
-    printf("DMA fit (cycles = launch + max(xfer_fixed*transfers + burst*bursts + byte*bytes, "
-           "lat_fixed*transfers + window*bursts)) over %zu LOAD programs: R^2 = %.5f (>= %.2f required), "
+    const char *name[9] = {"xfer_fixed", "burst", "byte", "wave", "drain_fixed", "drain_row", "lat_fixed", "window",
+                           "xfer_idle"};
+    unsigned was[9] = {f.xfer_fixed, f.burst, f.byte, f.wave, f.drain_fixed, f.drain_row, f.lat_fixed, f.window,
+                       f.xfer_idle};
+    unsigned now[9] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed, k->drain_row, k->lat_fixed,
+                       k->window, k->xfer_idle};
+    printf("DMA fit (cycles = launch + xfer_idle*LOADs after a SYNC_L + max(xfer_fixed*transfers + "
+           "burst*bursts + byte*bytes, lat_fixed*transfers + window*bursts)) over %zu LOAD programs: R^2 = %.5f (>= %.2f required), "
            "launch %.1f cycles\n", c->fdma.n, c->fdma.r2, NPU_CALIB_R2_MIN, c->fdma.coef[0]);
     printf("WAVE fit (cycles = launch + sum of max(rows, (rows + wave)/2) per LDW + WAVE pair) over %zu "
            "programs: R^2 = %.5f, launch %.1f\n", c->fwave.n, c->fwave.r2, c->fwave.coef[0]);
     printf("DRAIN fit (cycles = launch + drain_fixed*drains + drain_row*rows) over %zu programs: "
            "R^2 = %.5f, launch %.1f\n", c->fdrain.n, c->fdrain.r2, c->fdrain.coef[0]);
     printf("  %-12s %14s %14s %10s\n", "constant", "config formula", "fitted", "Q16");
-    for (int i = 0; i < 8; i++)
+    for (int i = 0; i < 9; i++)
         printf("  %-12s %14.4f %14.4f %10u\n", name[i], q16(was[i]), q16(now[i]), now[i]);
 }
 
 /* {"name": value, ...} of the NPU_CALIB_CONSTS constants. */
-#define NPU_CALIB_CONSTS 8
+#define NPU_CALIB_CONSTS 9
 static void json_consts(cJSON *root, const char *key, const char *const *name, const double *v)
 {
     cJSON *o = cJSON_AddObjectToObject(root, key);
@@ -63,10 +65,10 @@ static void json_consts(cJSON *root, const char *key, const char *const *name, c
 static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, const npu_calib_t *c)
 {
     static const char *const name[NPU_CALIB_CONSTS] = {"xfer_fixed", "burst", "byte", "wave", "drain_fixed",
-                                                       "drain_row", "lat_fixed", "window"};
+                                                       "drain_row", "lat_fixed", "window", "xfer_idle"};
     const npu_cfg_calib_t *k = &c->k;
     const unsigned q[NPU_CALIB_CONSTS] = {k->xfer_fixed, k->burst, k->byte, k->wave, k->drain_fixed,
-                                          k->drain_row, k->lat_fixed, k->window};
+                                          k->drain_row, k->lat_fixed, k->window, k->xfer_idle};
     double vq[NPU_CALIB_CONSTS], vc[NPU_CALIB_CONSTS];
     cJSON *root = npu_cli_json_new(cfg, a), *o;
     if (!root)

@@ -18,7 +18,7 @@
  * config (npu_slice_cost_default). */
 typedef struct npu_cfg_calib {
     int valid;
-    unsigned xfer_fixed, burst, byte, wave, drain_fixed, drain_row, lat_fixed, window;
+    unsigned xfer_fixed, burst, byte, wave, drain_fixed, drain_row, lat_fixed, window, xfer_idle;
 } npu_cfg_calib_t;
 typedef struct npu_cfg {
     const char *name;

@@ -81,6 +81,10 @@ typedef struct pt_state {
     uint64_t *fb_end, fb_req;     /* the fetch's bursts: when each one's last beat arrives */
     size_t nfb;                   /* bursts timed so far */
     size_t last_load, last_store; /* the LOAD / STORE started last, + 1 (0: none yet) */
+    uint64_t idle;                /* Q16: xfer_idle, what a LOAD on an idle engine pays (load_wait) */
+    uint64_t *lx;                 /* a LOAD's share of it, set with its start time (start_time) */
+    int l_synced;                 /* a SYNC_L started since the last LOAD: the engine is empty */
+    uint64_t ld_end[2];           /* the ends of the last two LOADs (when they started), latest first */
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
@@ -167,7 +171,8 @@ static int queue_of(unsigned op)
 }
 
 /* A transfer's cycles from its start until its data moves on the bus: a LOAD's read latency and
- * descriptor cycles (xfer_fixed), a STORE's descriptor cycles alone (store_fixed). */
+ * descriptor cycles (xfer_fixed; pipelined LOADs: the descriptor's alone, the latency in
+ * load_wait), a STORE's descriptor cycles alone (store_fixed). */
 static uint64_t dma_lead(const npu_slice_cost_t *k, int store)
 {
     if (k->mode == NPU_SLICE_NOBURST) /* the bytes-only cost: payload over bandwidth, nothing fixed */
@@ -219,10 +224,12 @@ static uint64_t dma_cost(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
         wcyc = ((wcyc << NPU_SLICE_Q) + beat_q - 1) / beat_q;
     int tr = f->transpose && !store;
     npu_bursts_t b = {c.bursts, tr ? c.beats : max64(c.beats, wcyc), (uint64_t)f->rows * f->row_bytes, 1, 1, 0};
-    uint64_t q = npu_slice_xfer_cost(k, &b, (unsigned)DB, store), F = 2u * (uint64_t)cfg->s;
+    npu_slice_cost_t kq = *k; /* a LOAD's latency on an idle engine and behind two: load_wait */
+    kq.xfer_idle = store ? k->xfer_idle : 0;
+    uint64_t q = npu_slice_xfer_cost(&kq, &b, (unsigned)DB, store), F = 2u * (uint64_t)cfg->s;
     uint64_t fixed = dma_lead(k, store); /* a write pays no read latency */
     if (store && k->mode != NPU_SLICE_NOBURST) /* (a bytes-only q has no fixed part to take off) */
-        q -= k->xfer_fixed - fixed;
+        q -= npu_slice_xfer_alone(k) - fixed;
     if (f->transpose && !store)
         return tr_load_time(f, B, F, q, fixed);
     if (f->transpose) /* a block's SPM words are read before its sub-rows go, not meanwhile */
@@ -397,7 +404,7 @@ static void fetch_burst(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_stat
     uint64_t beats = fetch_beats(cfg, s->n), nb = beats - m * mb < mb ? beats - m * mb : mb;
     s->fb_req = fetch_request(cfg, s, s->nfb);
     uint64_t w = nb * B * k->byte + k->burst;
-    s->fb_end[s->nfb] = bus_fetch(s, s->fb_req + k->xfer_fixed, w);
+    s->fb_end[s->nfb] = bus_fetch(s, s->fb_req + npu_slice_xfer_alone(k), w); /* one at a time */
     uint64_t at = s->fb_end[s->nfb++] - w;
     bus_take(s, at, w, 0); /* the transfers that ask after it wait for its beats */
     if (s->last_load) /* the LOAD it overtakes on the read port ends its bus time later */
@@ -555,6 +562,20 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
 /* When instruction i, at the head of its queue, can start: its queue free, dispatched, the
  * tokens it pops pushed; UINT64_MAX while one is not pushed yet. s->tq[i]: when what it waits
  * for beside its queue, its dispatch and the wave queue is ready (tokens, OBUF rows, a record). */
+/* The read latency a LOAD that could issue at ready pays beyond xfer_fixed, the LOAD engine
+ * busy until busy (slice_cost.h, xfer_idle): the pipelined engine takes it once the last LOAD's
+ * bursts are out and the one before that is done (two descriptors in the engine), and its data
+ * follows a latency later, so all of it when it waits for a token or dispatch past the last
+ * LOAD's end (or a SYNC_L emptied the engine), what its wait leaves uncovered when it comes
+ * within the last latency, none when queued earlier. 0 with LOAD_PIPELINE = 0. */
+static uint64_t load_wait(const pt_state_t *s, uint64_t ready, uint64_t busy)
+{
+    ready = max64(ready, s->ld_end[1]);
+    if (!s->idle || s->l_synced || ready >= busy)
+        return s->idle;
+    return ready + s->idle > busy ? ready + s->idle - busy : 0;
+}
+
 static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
 {
     int pops[2], pushes[2], np, nq;
@@ -573,6 +594,8 @@ static uint64_t start_time(pt_state_t *s, size_t i, const uint64_t *qfree)
         t = max64(t, s->push[pops[j]][s->npop[pops[j]]]);
     }
     s->tq[i] = t;
+    if (s->f[i].op == NPU_OP_LOAD)
+        s->lx[i] = load_wait(s, max64(t, s->disp[i]), qfree[QL]);
     t = max64(max64(t, s->disp[i]), qfree[s->q[i]]);
     return s->f[i].op == NPU_OP_WAVE ? max64(t, s->streamed) : t; /* the wave before it streaming */
 }
@@ -646,6 +669,9 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     channels(&s->f[i], s->q[i], pops, &np, pushes, &nq);
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
+    s->lead[i] += s->lx[i], s->dur[i] += s->lx[i]; /* a LOAD's latency on an idle engine */
+    if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_SYNC_L)
+        s->l_synced = s->f[i].op == NPU_OP_SYNC_L;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
         s->dur[i] = max64(s->dur[i], bus_share(cfg, s, i, t + s->lead[i], qfree) - t);
     /* EXEC: at the queue's head once dispatched and the one before left; it can issue 3 cycles
@@ -663,8 +689,10 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     }
     s->start[i] = t;
     s->dur[i] = end - t;
-    if (s->f[i].op == NPU_OP_LOAD)
+    if (s->f[i].op == NPU_OP_LOAD) {
         s->last_load = i + 1;
+        s->ld_end[1] = s->ld_end[0], s->ld_end[0] = end;
+    }
     if (s->f[i].op == NPU_OP_STORE)
         s->last_store = i + 1;
     if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */
@@ -740,11 +768,12 @@ static int replay(const npu_cfg_t *cfg, const npu_slice_cost_t *k, pt_state_t *s
         int bq = -1;
         for (int q = 0; q < QUEUES; q++) {
             uint64_t t = head[q] < qpos[q] ? start_time(s, qidx[q][head[q]], qfree) : UINT64_MAX;
-            if (t != UINT64_MAX && t + s->lead[qidx[q][head[q]]] < best)
-                best = t + s->lead[qidx[q][head[q]]], bt = t, bq = q;
+            size_t h = t != UINT64_MAX ? qidx[q][head[q]] : 0;
+            if (t != UINT64_MAX && t + s->lead[h] + s->lx[h] < best)
+                best = t + s->lead[h] + s->lx[h], bt = t, bq = q;
         }
         if (nd < s->n && fetch_burst_of(cfg, nd) >= s->nfb &&
-            fetch_request(cfg, s, s->nfb) + k->xfer_fixed <= best) {
+            fetch_request(cfg, s, s->nfb) + npu_slice_xfer_alone(k) <= best) {
             fetch_burst(cfg, k, s, qfree);
             continue;
         }
@@ -782,6 +811,8 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.start = malloc(sizeof *s.start * (n + 1));
     s.tq = malloc(sizeof *s.tq * (n + 1));
     s.lead = calloc(n + 1, sizeof *s.lead);
+    s.lx = calloc(n + 1, sizeof *s.lx);
+    s.idle = k->mode == NPU_SLICE_NOBURST ? 0 : k->xfer_idle;
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
     s.bend = calloc(n + 1, sizeof *s.bend);
@@ -793,7 +824,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.nob = 2u * (size_t)cfg->obuf_rows;
     s.ob_ready = calloc(s.nob + 1, sizeof *s.ob_ready);
     s.ob_free = calloc(s.nob + 1, sizeof *s.ob_free);
-    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.busw && s.burstw && s.bend && s.wrows && s.dw && s.dwi && s.held && s.fb_end && s.ob_ready && s.ob_free;
+    int ok = s.tq && s.f && s.q && s.dur && s.disp && s.start && s.lead && s.lx && s.busw && s.burstw && s.bend && s.wrows && s.dw && s.dwi && s.held && s.fb_end && s.ob_ready && s.ob_free;
     for (int c = 0; c < CHANNELS; c++)
         ok &= (s.push[c] = malloc(sizeof *s.push[c] * (n + 1))) != NULL;
     if (!ok)
@@ -802,7 +833,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
         rc = replay(cfg, k, &s, &end, why, wn);
     /* the DRAM bus is shared: the program takes at least its transfers' and its fetch's bus time
      * after the first fetch's fixed cost */
-    end = max64(end, k->xfer_fixed + s.bus + fetch_bus(cfg, k, n));
+    end = max64(end, npu_slice_xfer_alone(k) + s.bus + fetch_bus(cfg, k, n));
     *cycles = (end + (1u << NPU_SLICE_Q) - 1) >> NPU_SLICE_Q;
     free(s.f);
     free(s.q);
@@ -811,6 +842,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     free(s.start);
     free(s.tq);
     free(s.lead);
+    free(s.lx);
     free(s.busw);
     free(s.burstw);
     free(s.bend);

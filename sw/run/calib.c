@@ -60,6 +60,8 @@ static int dma_build(const npu_cfg_t *cfg, const npu_calib_dma_pt_t *t, npu_prog
     memset(acc, 0, sizeof *acc);
     for (unsigned j = 0; j < t->xfers; j++) { /* transfer j: the j-th block of rows */
         uint64_t a = DATA_BASE + t->off + (uint64_t)j * t->rows * pitch;
+        if (j > 0 && t->waits) /* the LOAD before done: this one starts on an idle engine */
+            npu_pb_put(&pb, p, npu_enc_sync(&in, NPU_OP_SYNC_L), &in, 0);
         int rc = npu_enc_load(&in, NPU_TAG_X, 0, t->rows, npu_pb_dram(&pb, a), 0, words, t->w, pitch);
         npu_pb_put(&pb, p, rc, &in, 0);
         npu_slice_xfer(&g, a, t->rows, t->w, pitch, acc);
@@ -78,8 +80,9 @@ static int dma_check(const npu_cfg_t *cfg, const npu_calib_dma_pt_t *t, const np
     uint64_t rtl = r->cnt[NPU_CNT_dram_rd_bursts] - fetch.bursts;
     npu_prog_expect(cfg, p->insn, p->n, &e);
     if (acc->bursts != e.rd_bursts || acc->bursts != rtl || acc->beats * B != r->cnt[NPU_CNT_dram_rd_x])
-        return failf(msg, n, "LOAD w=%u rows=%u x%u off=%u%s: bursts slicer %llu, npu_dma_bursts %llu, "
-                     "RTL %llu; bytes slicer %llu, RTL %llu", t->w, t->rows, t->xfers, t->off,
+        return failf(msg, n, "LOAD w=%u rows=%u x%u%s off=%u%s: bursts slicer %llu, npu_dma_bursts %llu, "
+                     "RTL %llu; bytes slicer %llu, RTL %llu", t->w, t->rows, t->xfers,
+                     t->waits ? " after SYNC_L" : "", t->off,
                      t->dense ? " dense" : "", (unsigned long long)acc->bursts,
                      (unsigned long long)e.rd_bursts, (unsigned long long)rtl,
                      (unsigned long long)(acc->beats * B),
@@ -106,23 +109,27 @@ static int dma_point(const npu_cfg_t *cfg, npu_sim_t *sim, npu_calib_dma_pt_t *t
     return rc;
 }
 
-/* Every point of the sweep: widths innermost, so a setting's points form its sawtooth. */
+/* Every point of the sweep: widths innermost, so a setting's points form its sawtooth. Settings
+ * 0..15: 1 or 4 LOADs back to back; with LOAD_PIPELINE = 1 also 16..23: 4 LOADs each after a
+ * SYNC_L (the last one done), which pay the latency the queued ones overlap (XFER_IDLE). */
 static int dma_sweep(const npu_cfg_t *cfg, npu_sim_t *sim, npu_calib_t *c, char *msg, size_t n)
 {
     static const unsigned rows[2] = {4, 16}, xfers[2] = {1, 4};
     unsigned wmax = dma_wmax(cfg), step = c->quick ? 32 : 16, B = (unsigned)npu_cfg_beat(cfg);
     unsigned offs[2] = {0, B / 2 + 2}; /* beat-aligned, and not: one more beat per run */
-    size_t cap = 16 * (wmax / step);
+    int settings = cfg->load_pipeline ? 24 : 16;
+    size_t cap = (size_t)settings * (wmax / step);
     c->dma = calloc(cap, sizeof *c->dma);
     c->dma_lat = calloc(cap, 1);
     if (!c->dma || !c->dma_lat)
         return failf(msg, n, "out of memory");
-    for (int s = 0; s < 16; s++)
+    for (int s = 0; s < settings; s++)
         for (unsigned w = step; w <= wmax; w += step) {
             npu_calib_dma_pt_t *t = &c->dma[c->ndma];
             t->w = w;
-            t->rows = rows[s >> 3 & 1];
-            t->xfers = xfers[s >> 2 & 1];
+            t->waits = s >= 16 ? 3 : 0;
+            t->rows = rows[s >> (s >= 16 ? 2 : 3) & 1];
+            t->xfers = s >= 16 ? 4 : xfers[s >> 2 & 1];
             t->dense = (unsigned)(s >> 1 & 1);
             t->off = offs[s & 1];
             if (dma_point(cfg, sim, t, msg, n) != 0)
@@ -250,40 +257,74 @@ static int fit(const double *X, const double *y, const double *off, size_t n, in
 
 /* The DMA fit: a LOAD is bus-bound, xfer_fixed + burst per burst + byte per byte, or
  * latency-bound, lat_fixed + window per burst (MAX_OUTSTANDING round trips in flight), whichever
- * is longer (slice_cost.h). Each point is classed by its bursts (window > burst + their mean
+ * is longer (slice_cost.h), and a LOAD after a SYNC_L pays xfer_idle on top (either way: its
+ * latency follows the wait). Each point is classed by its bursts (window > burst + their mean
  * bytes' time) under the constants of the previous round (the config's formulas first) and the
- * design refitted until the classes settle. */
+ * design refitted until the classes settle. Columns without a point (no latency-bound LOAD, no
+ * waits: LOAD_PIPELINE = 0) are left out and their constants 0. */
+enum { DMA_COLS = 7 }; /* launch, xfer_fixed, burst, byte, lat_fixed, window, xfer_idle */
+
+/* The DMA design's columns col[0..p) (rows of DMA_COLS in X) fitted into k (the others 0). A
+ * constant that fits below 0 (pipelined LOADs at small: the queued transfers' latency-bound tail
+ * overlaps, and lat_fixed fits -2.7) has no cost meaning: it is held at 0 and the rest refitted,
+ * the most negative first. */
+static int fit_dma_cols(npu_calib_t *c, const double *X, const double *y, const double *off, int *col, int p,
+                        double *k)
+{
+    double *Xp = calloc(c->ndma * DMA_COLS, sizeof *Xp);
+    int rc = Xp ? 0 : -1, neg = 1;
+    while (rc == 0 && neg) {
+        for (size_t i = 0; i < c->ndma; i++)
+            for (int j = 0; j < p; j++)
+                Xp[(size_t)p * i + (size_t)j] = X[DMA_COLS * i + (size_t)col[j]];
+        if ((rc = fit(Xp, y, off, c->ndma, p, &c->fdma)) != 0)
+            break;
+        neg = 0;
+        for (int j = 1; j < p; j++)
+            if (c->fdma.coef[j] < -1e-9 && (!neg || c->fdma.coef[j] < c->fdma.coef[neg]))
+                neg = j;
+        if (neg) {
+            memmove(&col[neg], &col[neg + 1], (size_t)(p - neg - 1) * sizeof *col);
+            p--;
+        }
+    }
+    memset(k, 0, DMA_COLS * sizeof *k);
+    for (int j = 0; rc == 0 && j < p; j++)
+        k[col[j]] = c->fdma.coef[j];
+    free(Xp);
+    return rc;
+}
 static int fit_dma(const npu_cfg_t *cfg, npu_calib_t *c, double *X, double *y, double *off)
 {
     npu_slice_cost_t f = npu_slice_cost_formula(cfg, NPU_SLICE_BURST);
-    double B = (double)npu_cfg_beat(cfg), k[5] = {f.xfer_fixed / 65536.0, f.burst / 65536.0, f.byte / 65536.0,
-                                                  f.lat_fixed / 65536.0, f.window / 65536.0};
-    int moved = 1, p = 6;
+    double B = (double)npu_cfg_beat(cfg), k[DMA_COLS] = {0, f.xfer_fixed / 65536.0, f.burst / 65536.0,
+                                                         f.byte / 65536.0, f.lat_fixed / 65536.0,
+                                                         f.window / 65536.0, f.xfer_idle / 65536.0};
+    int moved = 1;
     for (int round = 0; round < 16 && moved; round++) {
-        size_t nlat = 0;
+        size_t nlat = 0, nwait = 0;
+        int col[DMA_COLS], p = 0;
         moved = 0;
         for (size_t i = 0; i < c->ndma; i++) {
             const npu_calib_dma_pt_t *t = &c->dma[i];
             double x = t->xfers, b = (double)t->bursts, by = (double)t->beats * B;
-            int lat = k[4] > k[1] + k[2] * by / b; /* by its bursts: the same class at any length */
-            double row[6] = {1, lat ? 0 : x, lat ? 0 : b, lat ? 0 : by, lat ? x : 0, lat ? b : 0};
+            int lat = k[5] > k[2] + k[3] * by / b; /* by its bursts: the same class at any length */
+            double row[DMA_COLS] = {1, lat ? 0 : x, lat ? 0 : b, lat ? 0 : by, lat ? x : 0, lat ? b : 0, t->waits};
             moved |= round == 0 || (int)c->dma_lat[i] != lat;
             c->dma_lat[i] = (unsigned char)lat;
             nlat += (size_t)lat;
-            memcpy(X + 6 * i, row, sizeof row);
+            nwait += t->waits > 0;
+            memcpy(X + DMA_COLS * i, row, sizeof row);
             y[i] = (double)t->cycles;
             off[i] = 0;
         }
-        p = nlat ? 6 : 4; /* no latency-bound LOAD: the bus terms alone */
-        for (size_t i = 0; p == 4 && i < c->ndma; i++)
-            memmove(X + 4 * i, X + 6 * i, 4 * sizeof *X);
-        if (fit(X, y, off, c->ndma, p, &c->fdma) != 0)
+        for (int j = 0; j < DMA_COLS; j++) /* the columns some point has */
+            if (j == 6 ? nwait > 0 : j == 4 || j == 5 ? nlat > 0 : 1)
+                col[p++] = j;
+        if (fit_dma_cols(c, X, y, off, col, p, k) != 0)
             return -1;
-        for (int j = 0; j < 5; j++)
-            k[j] = j + 1 < p ? c->fdma.coef[j + 1] : 0;
     }
-    c->fdma.coef[4] = k[3];
-    c->fdma.coef[5] = k[4];
+    memcpy(c->fdma.coef, k, sizeof k);
     return 0;
 }
 
@@ -322,7 +363,7 @@ static int fit_wave(const npu_cfg_t *cfg, npu_calib_t *c, double *X, double *y, 
 static int fit_all(const npu_cfg_t *cfg, npu_calib_t *c, char *msg, size_t n)
 {
     size_t N = c->ndma + c->nwave + c->ndrain;
-    double *X = calloc(N * 6, sizeof *X), *y = calloc(N, sizeof *y), *off = calloc(N, sizeof *off);
+    double *X = calloc(N * DMA_COLS, sizeof *X), *y = calloc(N, sizeof *y), *off = calloc(N, sizeof *off);
     int rc = -1;
     if (!X || !y || !off) {
         failf(msg, n, "out of memory");
@@ -376,7 +417,8 @@ static int constants(npu_calib_t *c, char *msg, size_t n)
         to_q16(c->fdrain.coef[1], "drain_fixed", &k->drain_fixed, msg, n) ||
         to_q16(c->fdrain.coef[2], "drain_row", &k->drain_row, msg, n) ||
         to_q16(c->fdma.coef[4], "lat_fixed", &k->lat_fixed, msg, n) ||
-        to_q16(c->fdma.coef[5], "window", &k->window, msg, n))
+        to_q16(c->fdma.coef[5], "window", &k->window, msg, n) ||
+        to_q16(c->fdma.coef[6], "xfer_idle", &k->xfer_idle, msg, n))
         return -1;
     k->valid = 1;
     return 0;
@@ -436,5 +478,9 @@ int npu_calib_write(FILE *f, const npu_cfg_t *cfg, const npu_calib_t *c, const c
     fprintf(f, "LAT_FIXED       = %u   # %.4f cycles per latency-bound DMA transfer\n", k->lat_fixed,
             cyc(k->lat_fixed));
     fprintf(f, "WINDOW          = %u   # %.4f cycles per latency-bound DRAM burst\n", k->window, cyc(k->window));
+    fprintf(f, "# pipelined LOADs (LOAD_PIPELINE = %d): of the DMA fit, its LOADs after a SYNC_L\n",
+            cfg->load_pipeline);
+    fprintf(f, "XFER_IDLE       = %u   # %.4f cycles per LOAD on an idle engine, beyond XFER_FIXED\n",
+            k->xfer_idle, cyc(k->xfer_idle));
     return ferror(f) ? -1 : 0;
 }

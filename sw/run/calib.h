@@ -7,11 +7,12 @@
  * tensors. Each LOAD reads `rows` rows of slice width w bytes (w = 16.. in steps of 16 B, 32 B
  * with quick, up to max(512, 2 bursts) so at least two burst periods show), either slices of a
  * wider tensor (pitch = the widest w: one run per row) or full rows of a w-wide tensor (one run),
- * 1 or 4 LOADs per program, at a beat-aligned and an unaligned base. Bursts, beats and transfers
+ * 1 or 4 LOADs per program, at a beat-aligned and an unaligned base; with LOAD_PIPELINE = 1 also
+ * 4 LOADs each after a SYNC_L (waits = 3: the engine idle, as after a token wait). Bursts, beats and transfers
  * are counted by the slicing stage's counter (slice_burst.h) and cross-checked against
  * npu_dma_bursts (prog_expect.h) and the RTL's dram_rd_bursts / dram_rd_x counters. Fit:
- *   cycles = launch + max(xfer_fixed * transfers + burst * bursts + byte * beats * B,
- *                         lat_fixed * transfers + window * bursts)
+ *   cycles = launch + xfer_idle * waits + max(xfer_fixed * transfers + burst * bursts +
+ *                         byte * beats * B, lat_fixed * transfers + window * bursts)
  * piecewise (each program classed bus- or latency-bound, refitted until the classes settle;
  * R^2 must reach NPU_CALIB_R2_MIN).
  * WAVE: trains of n (1..4) LDW + WAVE pairs (mode FW, k = n = 2S: an S x S tile per core, the two
@@ -37,6 +38,7 @@
 
 typedef struct npu_calib_dma_pt {
     unsigned w, rows, xfers, off, dense; /* dense: pitch = w (one run), else the widest w */
+    unsigned waits;                      /* LOADs after a SYNC_L (the first has none): 0 or xfers - 1 */
     uint64_t bursts, beats, cycles;
 } npu_calib_dma_pt_t;
 
@@ -61,7 +63,7 @@ typedef struct npu_calib {
     npu_calib_exec_pt_t wave[NPU_CALIB_EXEC_MAX], drain[NPU_CALIB_EXEC_MAX];
     size_t nwave, ndrain;
     npu_calib_model_t fdma, fwave, fdrain; /* fdma: launch, xfer_fixed, burst, byte, lat_fixed,
-                                              window; fwave: launch, wave; fdrain: launch,
+                                              window, xfer_idle; fwave: launch, wave; fdrain: launch,
                                               drain_fixed, drain_row */
     npu_cfg_calib_t k;                     /* the constants in Q16 cycles (valid = 1) */
     double wall_s;

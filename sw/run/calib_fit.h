@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#define NPU_LSQ_MAX 6 /* regressors */
+#define NPU_LSQ_MAX 7 /* regressors */
 
 /* Fits y[i] ~ sum_j X[i*p + j] * beta[j] (p <= NPU_LSQ_MAX, an intercept is a column of ones)
  * by the normal equations, solved with partial pivoting. *r2 (may be NULL) = 1 - SSE/SST over

@@ -97,6 +97,7 @@ static const struct key CAL_KEYS[] = {
     {"DRAIN_ROW", "drain_row", 0, 0},
     {"LAT_FIXED", "lat_fixed", 0, 0},
     {"WINDOW", "window", 0, 0},
+    {"XFER_IDLE", "xfer_idle", 0, 0},
 };
 enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 7, C_QUICK = 7, C_XFER_FIXED = 8 };
 static const int CAL_COND_KEY[NCAL_COND] = {K_S, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING, K_DRAM_BW,

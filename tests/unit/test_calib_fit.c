@@ -93,13 +93,13 @@ Test(calib_fit, slice_cost)
     npu_slice_cost_t f = npu_slice_cost_formula(&c, NPU_SLICE_BURST);
     npu_slice_cost_t d = npu_slice_cost_default(&c, NPU_SLICE_BURST);
     cr_assert(!memcmp(&f, &d, sizeof f), "uncalibrated: the formulas");
-    npu_cfg_calib_t k = {1, 101, 102, 103, 104, 105, 106, 107, 108};
+    npu_cfg_calib_t k = {1, 101, 102, 103, 104, 105, 106, 107, 108, 109};
     c.calib = k;
     for (int mode = NPU_SLICE_BURST; mode <= NPU_SLICE_NOBURST; mode++) {
         d = npu_slice_cost_default(&c, mode);
         cr_assert(d.mode == mode && d.xfer_fixed == 101 && d.burst == 102 && d.byte == 103 &&
                   d.wave == 104 && d.drain_fixed == 105 && d.drain_row == 106 && d.lat_fixed == 107 &&
-                  d.window == 108, "mode %d", mode);
+                  d.window == 108 && d.xfer_idle == 109, "mode %d", mode);
     }
     f = npu_slice_cost_formula(&c, NPU_SLICE_BURST);
     cr_assert_neq(f.burst, 102u, "the formula ignores the calibration");

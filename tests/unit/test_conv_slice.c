@@ -162,6 +162,43 @@ Test(conv_slice, pipe_overlaps_as_the_slicing_stage)
     cr_assert_eq(npu_slice_pipe_end(&p), 10 + 5 + (15 + 90) + 5);
 }
 
+/* Pipelined LOADs (idle = xfer_idle): a step's loads pay the latency the DMA did not hide --
+ * all of it at the first step, none at the second (queued), after a wait for compute all of it,
+ * part of it when the token came within a latency of the DMA's end, none behind a busy DMA; and
+ * nothing changes with idle = 0 (a zeroed state, npu_slice_pipe_init at LOAD_PIPELINE = 0). */
+Test(conv_slice, pipe_charges_the_latency_after_a_wait)
+{
+    npu_slice_cost_t k;
+    npu_slice_pipe_t p, z;
+    memset(&k, 0, sizeof k);
+    k.xfer_idle = 30;
+    npu_slice_pipe_init(&p, &k);
+    memset(&z, 0, sizeof z);
+    cr_assert_eq(p.idle, 30);
+    const uint64_t st[4][4] = {{100, 40, 200, 0}, {100, 40, 200, 0}, {100, 40, 200, 0}, {100, 40, 120, 0}};
+    for (int i = 0; i < 4; i++) {
+        npu_slice_pipe_step(&p, st[i][0], st[i][1], st[i][2], st[i][3]);
+        npu_slice_pipe_step(&z, st[i][0], st[i][1], st[i][2], st[i][3]);
+    }
+    /* step 0: 100 + 30; 1: max(200, 100) queued; 2: E_0 = 200 > D_1 = 100, all 30: max(200, 130);
+     * 3: E_1 = 200 + 30 - D_2 (130) = 100, min 30: max(200, 130); end: E_3 = 120 */
+    cr_assert_eq(npu_slice_pipe_end(&p), 130 + 200 + 200 + 200 + 120);
+    cr_assert_eq(npu_slice_pipe_end(&z), 100 + 200 + 200 + 200 + 120, "idle 0: the plain overlap");
+    /* DMA-bound: E_{i-2} = 50 + 30 <= D_{i-1} = 100: the next loads were queued, none */
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 4; i++)
+        npu_slice_pipe_step(&p, 100, 100, 50, 0);
+    cr_assert_eq(npu_slice_pipe_end(&p), 130 + 100 + 100 + 100 + 50);
+    /* the token 10 cycles before the DMA's end (E = 90, D = 100): 30 - 10 = 20 uncovered */
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 3; i++)
+        npu_slice_pipe_step(&p, 100, 100, 90, 0);
+    cr_assert_eq(npu_slice_pipe_end(&p), 130 + 100 + 120 + 90);
+    k.mode = NPU_SLICE_NOBURST; /* the bytes-only cost has no fixed part */
+    npu_slice_pipe_init(&p, &k);
+    cr_assert_eq(p.idle, 0);
+}
+
 /* The run's layout: inputs then output, each rounded up to the alignment. */
 Test(conv_slice, dram_layout_in_allocation_order)
 {

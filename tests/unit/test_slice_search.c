@@ -242,7 +242,7 @@ Test(slice_search, retime_moves_the_costs_with_the_timing)
     cr_assert_eq(k.byte, 65536u / 8, "byte at 8 B/cycle");
     cr_assert_eq(k.xfer_fixed, 104u << 16);
     c.calib = (npu_cfg_calib_t){1, 30u << 16, 4u << 16, 2048, 48u << 16, 8u << 16, 1u << 15,
-                                100u << 16, 10u << 16};
+                                100u << 16, 10u << 16, 0};
     npu_cfg_t same = c;
     npu_slice_cfg_retime(&same, c.dram_bw, c.dram_latency);
     cr_assert_eq(memcmp(&same.calib, &c.calib, sizeof c.calib), 0, "retimed to its own timing");
@@ -263,12 +263,43 @@ Test(slice_search, store_fixed_derived)
     const uint64_t lat = (uint64_t)c.dram_latency << 16;
     npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
     cr_assert_eq(k.store_fixed, k.xfer_fixed - lat);
-    c.calib = (npu_cfg_calib_t){1, 37u << 16, 4u << 16, 2048, 48u << 16, 0, 1u << 15, 30u << 16, 9u << 16};
+    c.calib = (npu_cfg_calib_t){1, 37u << 16, 4u << 16, 2048, 48u << 16, 0, 1u << 15, 30u << 16, 9u << 16, 0};
     k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
     cr_assert_eq(k.store_fixed, (37u << 16) - lat, "calibrated: the fitted xfer_fixed less the latency");
     npu_cfg_t r = c;
     npu_slice_cfg_retime(&r, 0, c.dram_latency + 50);
     cr_assert_eq(npu_slice_cost_default(&r, NPU_SLICE_BURST).store_fixed, k.store_fixed, "no read latency");
+}
+
+/* LOAD_PIPELINE = 1: a queued LOAD pays xfer_fixed, one on an idle engine xfer_fixed + xfer_idle
+ * (the latency, formula DRAM_LATENCY + 3); a STORE and the fetch (one at a time) both; a retime
+ * moves the latency in xfer_idle. LOAD_PIPELINE = 0: xfer_idle 0, the costs as they were. */
+Test(slice_search, pipelined_loads_pay_the_latency_when_idle)
+{
+    npu_cfg_t c = test_cfg(8), p = c;
+    p.load_pipeline = 1;
+    npu_slice_cost_t k0 = npu_slice_cost_default(&c, NPU_SLICE_BURST), k1 = npu_slice_cost_default(&p, NPU_SLICE_BURST);
+    cr_assert_eq(k0.xfer_idle, 0);
+    cr_assert_eq(k1.xfer_fixed, 1u << 16);
+    cr_assert_eq(k1.xfer_idle, (uint32_t)(c.dram_latency + 3) << 16);
+    cr_assert_eq(npu_slice_xfer_alone(&k1), npu_slice_xfer_alone(&k0), "the engine alone: the same cost");
+    cr_assert_eq(k1.store_fixed, k0.store_fixed);
+    npu_bursts_t b = {6, 96, 3072, 2, 2, 0}; /* two transfers */
+    cr_assert_eq(npu_slice_xfer_cost(&k1, &b, 32, 1), npu_slice_xfer_cost(&k0, &b, 32, 1), "STOREs not pipelined");
+    cr_assert_eq(npu_slice_xfer_cost(&k0, &b, 32, 0) - npu_slice_xfer_cost(&k1, &b, 32, 0),
+                 2ull * (k0.xfer_fixed - k1.xfer_fixed), "a LOAD: xfer_fixed per transfer");
+    /* 16 one-beat LOADs: two in the engine, a latency per two (the RTL's 16 LOADs of 4 rows) */
+    npu_bursts_t t = {16, 16, 512, 16, 16, 0};
+    uint64_t bus16 = 16ull * 32 * k1.byte + 16ull * k1.burst + 16ull * k1.xfer_fixed;
+    npu_slice_cost_t kb = k1;
+    kb.lat_fixed = kb.window = 0; /* the bus and the two-in-flight terms alone */
+    cr_assert_gt((16ull * kb.xfer_idle + bus16) / 2, bus16);
+    cr_assert_eq(npu_slice_xfer_cost(&kb, &t, 32, 0), (16ull * kb.xfer_idle + bus16) / 2);
+    p.calib = (npu_cfg_calib_t){1, 1u << 15, 4u << 16, 2048, 48u << 16, 8u << 16, 1u << 15, 0, 0, 37u << 16};
+    npu_cfg_t r = p;
+    npu_slice_cfg_retime(&r, 0, p.dram_latency + 40);
+    cr_assert_eq(r.calib.xfer_idle, 77u << 16);
+    cr_assert_eq(r.calib.xfer_fixed, 1u << 15, "the queued cost stays");
 }
 
 /* Speed guard (issue 16: a 100-point sweep of ResNet-50 in under a minute): the three kernels of

@@ -166,6 +166,8 @@ int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const np
     c->passes = p->kernel == NPU_CONV_DW ? p->dw_passes : 1;
     w.k[NPU_SLICE_BURST] = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
     w.k[NPU_SLICE_NOBURST] = npu_slice_cost_default(cfg, NPU_SLICE_NOBURST);
+    for (int m = 0; m < 2; m++)
+        npu_slice_pipe_init(&w.pipe[m], &w.k[m]);
     w.B = (uint64_t)npu_cfg_word(cfg);
     w.DB = (uint64_t)npu_cfg_beat(cfg);
     w.mb = cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1;

@@ -24,22 +24,24 @@ static npu_slice_cost_t calibrated(const npu_cfg_calib_t *c, int mode)
     k.drain_row = c->drain_row;
     k.lat_fixed = c->lat_fixed;
     k.window = c->window;
+    k.xfer_idle = c->xfer_idle;
     return k;
 }
 
 /* A STORE's fixed cost: a LOAD's less the read latency it never waits for (the write's B
  * response follows its last W beat within a cycle or two, which the LOAD's fit also holds).
- * The estimator (model/prog_time.c) charges it; the slicing search still charges xfer_fixed. */
-static uint32_t store_fixed(uint32_t xfer_fixed, const npu_cfg_t *cfg)
+ * The estimator (model/prog_time.c) charges it; the slicing search still charges xfer_fixed +
+ * xfer_idle (npu_slice_xfer_alone). */
+static uint32_t store_fixed(uint64_t xfer_fixed, const npu_cfg_t *cfg)
 {
     uint32_t lat = cfg->dram_latency > 0 ? (uint32_t)cfg->dram_latency << NPU_SLICE_Q : 0;
-    return xfer_fixed > lat ? xfer_fixed - lat : 0;
+    return xfer_fixed > lat ? (uint32_t)(xfer_fixed - lat) : 0;
 }
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
 {
     npu_slice_cost_t k = cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
-    k.store_fixed = store_fixed(k.xfer_fixed, cfg);
+    k.store_fixed = store_fixed(npu_slice_xfer_alone(&k), cfg);
     return k;
 }
 
@@ -62,8 +64,11 @@ void npu_slice_cfg_retime(npu_cfg_t *cfg, double bw, int latency)
     }
     if (latency >= 0) {
         double d = latency - cfg->dram_latency;
-        if (c->valid) {
-            c->xfer_fixed = q16_add(c->xfer_fixed, d);
+        if (c->valid) { /* the latency: in the idle engine's term when LOADs pipeline */
+            if (cfg->load_pipeline)
+                c->xfer_idle = q16_add(c->xfer_idle, d);
+            else
+                c->xfer_fixed = q16_add(c->xfer_fixed, d);
             c->window = q16_add(c->window, d / out);
             c->lat_fixed = q16_add(c->lat_fixed, d * (out - 1) / out);
         }
@@ -83,8 +88,11 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.mode = mode;
     k.byte = q16(1, bw);
     k.burst = q16(bc, 1);
-    k.xfer_fixed = q16(lat + 4, 1);
-    k.store_fixed = store_fixed(k.xfer_fixed, cfg);
+    /* pipelined LOADs: a queued descriptor costs the data side's cycle between descriptors, the
+     * latency and the other stages only the first after an idle engine */
+    k.xfer_fixed = q16(cfg->load_pipeline ? 1 : lat + 4, 1);
+    k.xfer_idle = cfg->load_pipeline ? q16(lat + 3, 1) : 0;
+    k.store_fixed = store_fixed(npu_slice_xfer_alone(&k), cfg);
     k.window = q16(lat + bc + 1, out);
     k.lat_fixed = q16((uint64_t)(lat + bc + 1) * (out - 1), out);
     k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);
@@ -116,17 +124,46 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
     uint64_t bus = npu_slice_xfer_bus(k, b, beat), lat;
     if (k->mode == NPU_SLICE_NOBURST)
         return bus;
+    if (store) /* the STORE engine takes one descriptor at a time: each pays what a LOAD alone does */
+        return bus + b->xfers * npu_slice_xfer_alone(k);
     bus += b->xfers * k->xfer_fixed;
-    if (store)
-        return bus;
+    /* pipelined: two descriptors in the engine, so a queued LOAD's latency hides behind the data
+     * of the one before it alone; a train of x costs at least (x * xfer_idle + bus) / 2 */
+    if ((b->xfers * k->xfer_idle + bus) / 2 > bus)
+        bus = (b->xfers * k->xfer_idle + bus) / 2;
     lat = b->xfers * k->lat_fixed + b->bursts * k->window;
     return bus > lat ? bus : lat;
 }
 
+uint64_t npu_slice_xfer_alone(const npu_slice_cost_t *k) { return k->xfer_fixed + k->xfer_idle; }
+
+void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k)
+{
+    memset(p, 0, sizeof *p);
+    p->idle = k->mode == NPU_SLICE_NOBURST ? 0 : k->xfer_idle;
+}
+
+/* The latency the loads of the step now walked pay (see slice_cost.h): all of it at the first
+ * step, none at the second (queued behind the first's), else what of it the wait for the buffer
+ * compute freed (E two steps back) leaves uncovered by the DMA's last step. */
+static uint64_t pipe_idle(const npu_slice_pipe_t *p, uint64_t L)
+{
+    uint64_t over;
+    if (!p->idle || !L || p->steps == 1)
+        return 0;
+    if (p->steps == 0)
+        return p->idle;
+    over = p->E_prev2 + p->idle > p->dma_prev ? p->E_prev2 + p->idle - p->dma_prev : 0;
+    return over < p->idle ? over : p->idle;
+}
+
 void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
 {
-    uint64_t dma = L > Lb + p->S_prev2 ? L : Lb + p->S_prev2; /* the loads in turn, the bus shared */
-    p->T += p->steps == 0 ? L : (p->E_prev > dma ? p->E_prev : dma);
+    uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->S_prev2 ? L + x : Lb + p->S_prev2; /* the loads in
+                                                                       * turn, the bus shared */
+    p->T += p->steps == 0 ? L + x : (p->E_prev > dma ? p->E_prev : dma);
+    p->dma_prev = p->steps == 0 ? L + x : dma;
+    p->E_prev2 = p->E_prev;
     p->E_prev = E;
     p->S_prev2 = p->S_prev;
     p->S_prev = S;

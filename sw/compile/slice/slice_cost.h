@@ -9,18 +9,29 @@
  *   byte        65536 / min(DRAM_BW, B)   the DRAM's bandwidth, or the LOAD's one SPM word per cycle
  *   burst       DRAM_BURST_COST: a burst's data-bus cost beyond its beats
  *   xfer_fixed  DRAM_LATENCY + 4: the first burst's latency and the descriptor's two registered
- *               stages, once per DMA transfer (the engine takes one descriptor at a time)
+ *               stages, once per DMA transfer (the engine takes one descriptor at a time);
+ *               LOAD_PIPELINE = 1: 1, the data side's cycle between two descriptors (the next
+ *               one's latency and checks overlap the last one's data)
+ *   xfer_idle   LOAD_PIPELINE = 1: DRAM_LATENCY + 3, what a LOAD on an idle engine (at the start,
+ *               after a token wait or a SYNC_L) pays beyond xfer_fixed; 0 with LOAD_PIPELINE = 0.
+ *               A STORE (not pipelined) and the fetch pay xfer_fixed + xfer_idle each
  *   window      R / MAX_OUTSTANDING, R = DRAM_LATENCY + DRAM_BURST_COST + 1 (a one-beat read's
  *               round trip): a stream of short read bursts is bound by the reads in flight
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
  *   wave        5S + 8: a weight bank's turnaround (its last rows leave the array, the next LDW
  *               shifts in); a wave of r rows takes max(r, (r + wave) / 2) with two banks
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
- *   store_fixed xfer_fixed - DRAM_LATENCY (formula or calibrated): a STORE's descriptor stages,
+ *   store_fixed xfer_fixed + xfer_idle - DRAM_LATENCY (formula or calibrated): a STORE's descriptor stages,
  *               its first AW and its last B response; it waits for no read latency (the
- *               estimator's STORE cost, model/prog_time.c; the search below charges xfer_fixed)
+ *               estimator's STORE cost, model/prog_time.c; the search below charges xfer_fixed +
+ *               xfer_idle)
  * Transfer of bytes in beats and bursts over x descriptors, bus = beats * B * byte + bursts * burst:
- *   burst mode    store: x * xfer_fixed + bus; load: max(that, x * lat_fixed + bursts * window)
+ *   burst mode    store: x * (xfer_fixed + xfer_idle) + bus;
+ *                 load: max(x * xfer_fixed + bus, x * lat_fixed + bursts * window,
+ *                           (x * xfer_idle + x * xfer_fixed + bus) / 2): the pipelined engine
+ *                 holds two descriptors, so a queued LOAD's latency hides behind the data of the
+ *                 one before it alone (16 LOADs of 4 rows back to back at tiny: 400 cycles on
+ *                 the RTL, about 21 a LOAD where their data takes 8)
  *   noburst mode  bytes * byte   (TSO-noburst: payload bytes over the bandwidth)
  */
 #ifndef NPU_SLICE_COST_H
@@ -44,8 +55,10 @@ typedef struct npu_slice_cost {
     uint32_t drain_row;   /* per drained OBUF row */
     uint32_t lat_fixed;   /* per DMA transfer whose bursts are latency-bound */
     uint32_t window;      /* per latency-bound burst: its round trip over MAX_OUTSTANDING */
-    uint32_t store_fixed; /* per STORE transfer: xfer_fixed less DRAM_LATENCY (derived, not fitted;
-                             the estimator's, see above) */
+    uint32_t store_fixed; /* per STORE transfer: xfer_fixed + xfer_idle less DRAM_LATENCY (derived,
+                             not fitted; the estimator's, see above) */
+    uint32_t xfer_idle;   /* per LOAD that starts on an idle engine, beyond xfer_fixed (pipelined
+                             LOADs; 0 with LOAD_PIPELINE = 0) */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
@@ -62,6 +75,9 @@ int npu_slice_mode_parse(const char *s);   /* -1 if unknown */
 /* Q16 cycles of transfers counted in b (beat = bytes per beat); store: DRAM writes (no read
  * latency to hide: the bus term alone). */
 uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat, int store);
+/* A transfer's fixed cost on an idle engine: xfer_fixed + xfer_idle (a STORE's always, the
+ * fetch's; a LOAD's after a wait). */
+uint64_t npu_slice_xfer_alone(const npu_slice_cost_t *k);
 /* Their DRAM bus time alone (xfer_fixed, bursts, bytes), which reads and writes share. */
 uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
 
@@ -75,11 +91,20 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
 /* The overlap of double-buffered steps (slice.h): per step i its loads L_i (of which Lb_i on the
  * DRAM bus), compute E_i and stores S_i, added in order; then
  *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0).
- * Zero the state first; npu_slice_pipe_end gives T. The slicing search and the convolution
+ * With pipelined LOADs (idle = xfer_idle > 0) a step's loads pay the latency the engine did not
+ * hide: L_i + X_i in place of L_i, X_0 = idle, X_1 = 0 (queued behind L_0: the second buffer is
+ * free), and for i >= 2, whose loads wait for the buffer compute i-2 frees, E_{i-2} into the
+ * last step (whose DMA term, with its X, is D_{i-1}): X_i = min(idle, max(0, E_{i-2} + idle -
+ * D_{i-1})) -- the whole latency after a wait, none when the DMA was busy for a latency
+ * past the token, O(1) per step; X_i = 0 for a step without loads.
+ * Zero the state first (npu_slice_pipe_init); npu_slice_pipe_end gives T. The slicing search and the convolution
  * emitter's candidates (conv_slice.h) walk their steps through it. */
 typedef struct npu_slice_pipe {
     uint64_t T, E_prev, S_prev, S_prev2, steps;
+    uint64_t idle, E_prev2, dma_prev; /* xfer_idle; E_{i-2}; the DMA term of the last step */
 } npu_slice_pipe_t;
+/* Zeroes p for a walk at the constants k (a zeroed state walks with idle = 0). */
+void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k);
 void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S);
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
 

@@ -245,7 +245,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     npu_slice_pipe_t pipe;
     rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].cost};
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
-    memset(&pipe, 0, sizeof pipe);
+    npu_slice_pipe_init(&pipe, c->k);
     for (;;) {
         uint64_t L = 0, Lb = 0, E, S = 0, bus, drain;
         int64_t key;
