@@ -50,9 +50,10 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
 {
     const npu_step_kernel_t *k = &p->k[ki];
     if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD || k->kind == NPU_SK_XPOSE) {
-        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok) and
-         * its X where it can copy from them (res->x_ok): the conv and transpose emitters read and
-         * write DRAM */
+        /* DRAM side but a forward's Y where its plan can drain into resident rows (res->y_ok), its
+         * X where it can copy from them and a fused backward's dY where it can read them in place
+         * (res->x_ok: the convolution's input): the conv and transpose emitters read and write
+         * DRAM */
         const npu_step_conv_t *c = &k->cv;
         int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
         uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
@@ -62,7 +63,7 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
             return -1;
         *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
         *wr = !*rd;
-        *spm_ok = fwd && ((i == 2 && res->y_ok[ki]) || (i == 0 && res->x_ok[ki]));
+        *spm_ok = fwd ? (i == 2 && res->y_ok[ki]) || (i == 0 && res->x_ok[ki]) : !xp && i == 2 && res->x_ok[ki];
         return tensor_at(p, at[i]);
     }
     if (k->kind == NPU_SK_GEMM) {
@@ -372,6 +373,12 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
             k->cv.stride_x = res->stride[t];
             continue;
         }
+        if (k->kind == NPU_SK_CONV_BWD) { /* dY (slot()): read in place */
+            k->cv.res_dy = 1;
+            k->cv.spm_dy = at;
+            k->cv.stride_dy = res->stride[t];
+            continue;
+        }
         if (k->kind == NPU_SK_CONV_FWD) { /* Y (slot()): drained into its rows */
             k->cv.res_y = 1;
             k->cv.spm_y = at;
@@ -625,11 +632,14 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
         free(sp);
     } else {
         npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
+        int dy = tensor_at(p, k->cv.dy);
         if (bp && npu_conv_bwd_plan(&lo, &k->cv.c, 1, bp, msg, sizeof msg) == 0)
             bad = pitch_differs(p, k->cv.x, bp->dx.pitch_x) || pitch_differs(p, k->cv.w, bp->dx.pitch_w) ||
                   pitch_differs(p, k->cv.dy, bp->dx.pitch_dy) ||
                   pitch_differs(p, k->cv.dwt, bp->pf * (unsigned)npu_cfg_word(cfg)) ||
                   (!k->cv.no_dx && pitch_differs(p, k->cv.dx, bp->dx.pitch_out));
+        /* dY read in place from its resident rows (npu_conv_bwd_res_dy: no copy, so any dY) */
+        *x_ok = bad == 0 && dy >= 0 && npu_conv_bwd_res_dy_ok(bp, res_words(cfg, p, dy));
         free(bp);
     }
     if (bad)
@@ -743,8 +753,9 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
     }
     if (overlap & NPU_RES_NO_CONV_Y)
         memset(res->y_ok, 0, (size_t)p->nk);
-    if (overlap & NPU_RES_NO_CONV_X)
-        memset(res->x_ok, 0, (size_t)p->nk);
+    for (int i = 0; i < p->nk; i++) /* the inputs the mask keeps on the DRAM side */
+        if ((overlap & (p->k[i].kind == NPU_SK_CONV_FWD ? NPU_RES_NO_CONV_X : NPU_RES_NO_CONV_DY)))
+            res->x_ok[i] = 0;
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
@@ -806,34 +817,45 @@ static uint64_t traffic(const npu_step_res_t *r)
     return b;
 }
 
-static int any(const unsigned char *v, int n)
+/* Whether some kernel of kind `kind` may read its input from resident rows (res->x_ok). */
+static int any_in(const npu_step_plan_t *p, const npu_step_res_t *r, int kind)
 {
-    for (int i = 0; i < n; i++)
-        if (v[i])
+    for (int i = 0; i < p->nk; i++)
+        if (r->x_ok[i] && p->k[i].kind == kind)
             return 1;
     return 0;
 }
 
-/* The plan with the convolutions' inputs copied from the SPM where they may be, and without
- * (NPU_RES_NO_CONV_X): keeping inputs resident adds to the area's pressure (at small,
- * cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs Z32 from forward to backward
- * without them and demoted them with them: 34 KB more a step), so the plan of less traffic
- * (traffic(): the DRAM-side accesses counted) is kept; ties: without. When the plan with them
- * fails, the one without is tried. */
+/* The plan with the convolutions' inputs in the SPM where they may be (a forward's X copied from
+ * its rows, a fused backward's dY read in place), and without either or both
+ * (NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY): keeping inputs resident adds to the area's pressure
+ * (at small, cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs Z32 from forward to
+ * backward without the forward's inputs and demoted them with them: 34 KB more a step), so the
+ * plan of least traffic (traffic(): the DRAM-side accesses counted) is kept; ties: the one with
+ * fewer inputs in the SPM. A mask that keeps nothing more on the DRAM side is not planned again;
+ * when a plan fails, the next one is tried. */
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res)
 {
-    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res);
-    npu_step_res_t *o = NULL;
-    if ((overlap & NPU_RES_NO_CONV_X) || (rc == 0 && !any(res->x_ok, p->nk)) || !(o = malloc(sizeof *o)))
-        return rc;
-    if (plan_fallbacks(cfg, p, res_banks, cap, overlap | NPU_RES_NO_CONV_X, o) == 0 &&
-        (rc || traffic(o) <= traffic(res))) { /* a failed plan with resident inputs: the other one */
-        npu_step_res_free(res);
-        *res = *o;
-        rc = 0;
-    } else {
-        npu_step_res_free(o);
+    static const int off[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY};
+    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), fx = 0, fdy = 0;
+    npu_step_res_t *o = malloc(sizeof *o);
+    if (rc == 0) {
+        fx = any_in(p, res, NPU_SK_CONV_FWD);
+        fdy = any_in(p, res, NPU_SK_CONV_BWD);
+    }
+    for (size_t m = 0; o && m < sizeof off / sizeof off[0]; m++) {
+        int more = off[m] & ~overlap, skip = more == 0 || (rc == 0 && ((more & NPU_RES_NO_CONV_X && !fx) ||
+                                                                      (more & NPU_RES_NO_CONV_DY && !fdy)));
+        if (skip)
+            continue;
+        if (plan_fallbacks(cfg, p, res_banks, cap, overlap | off[m], o) == 0 && (rc || traffic(o) <= traffic(res))) {
+            npu_step_res_free(res); /* a failed plan's too */
+            *res = *o;
+            rc = 0;
+        } else {
+            npu_step_res_free(o);
+        }
     }
     free(o);
     return rc;
