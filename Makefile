@@ -331,32 +331,33 @@ sim: $(B)/npu build/npu
 test: build/test_unit $(foreach c,$(TEST_CONFIGS),build/$(c)/test_rtl build/$(c)/npu) \
       build/$(PLANT_CONFIG)/fault/test_planted build/fcov_report slice-check slice-fidelity-quick step-fidelity-quick \
       conv-slice-quick bf16-check
-	@mkdir -p build/reports; fail=0; rm -f build/reports/fcov-test.txt; \
-	echo "== host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
-	$(foreach c,$(TEST_CONFIGS),echo "== RTL tests, config $(c) $(call test_filter,$(c))"; \
+	@mkdir -p build/reports; fail=0; t0=$$(date +%s); \
+	section() { echo "== $$1   [$$(( $$(date +%s) - t0 )) s]"; }; rm -f build/reports/fcov-test.txt; \
+	section "host unit tests"; build/test_unit --jobs $(JOBS) --xml=build/reports/unit.xml || fail=1; \
+	$(foreach c,$(TEST_CONFIGS),section "RTL tests, config $(c) $(call test_filter,$(c))"; \
 	  NPU_FCOV=$(CURDIR)/build/reports/fcov-test.txt \
 	  build/$(c)/test_rtl --jobs $(JOBS) --xml=build/reports/rtl-$(c).xml $(call test_filter,$(c)) || fail=1;) \
 	build/fcov_report build/reports/fcov-test.txt | tail -1; \
-	echo "== planted RTL bug (NPU_PLANTED_FAULT, config $(PLANT_CONFIG)): the tests must catch it"; \
+	section "planted RTL bug (NPU_PLANTED_FAULT, config $(PLANT_CONFIG)): the tests must catch it"; \
 	build/$(PLANT_CONFIG)/fault/test_planted --verbose=0 --xml=build/reports/planted.xml || fail=1; \
-	echo "== CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
-	echo "== --json of every command, CSV metadata, output paths"; \
+	section "CLI bad-input checks"; tests/cli_checks.sh build/small/npu >/dev/null || fail=1; \
+	section "--json of every command, CSV metadata, output paths"; \
 	  python3 tests/json_checks.py build/small/npu || fail=1; \
-	echo "== NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
-	echo "== npu fit: the fp32 reference trainer against NumPy, one epoch on the RTL"; \
+	section "NumPy tensors in and out (.npy)"; $(PY_NUMPY) tests/npy_checks.py build/small/npu || fail=1; \
+	section "npu fit: the fp32 reference trainer against NumPy, one epoch on the RTL"; \
 	  $(PY_NUMPY) tests/fit_checks.py build/small/npu || fail=1; \
-	echo "== saved programs replayed (--save-program of one GEMM and of multi-program commands, npu run)"; \
+	section "saved programs replayed (--save-program of one GEMM and of multi-program commands, npu run)"; \
 	  python3 tests/replay_checks.py build/small/npu build/tiny/npu || fail=1; \
-	echo "== --timeline: trace-event JSON against the counters, several runs on one clock"; \
+	section "--timeline: trace-event JSON against the counters, several runs on one clock"; \
 	  python3 tests/timeline_checks.py build/small/npu build/tmp || fail=1; \
-	echo "== make workloads' shards (SHARD=i/N) and GEMM-topology training"; \
+	section "make workloads' shards (SHARD=i/N) and GEMM-topology training"; \
 	  python3 tests/workloads_checks.py build/tiny/npu || fail=1; \
-	echo "== SCALE-Sim-shaped reports and make plots' charts"; \
+	section "SCALE-Sim-shaped reports and make plots' charts"; \
 	  $(PY_NUMPY) tests/plots_checks.py build/small/npu build/tmp/plots || fail=1; \
-	echo "== SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \
+	section "SIGINT under a terminal: progress line, exit 130, partial report, the FST"; \
 	  python3 tests/sigint_checks.py build/small/npu build/tmp || fail=1; \
-		echo "== cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
-	if [ $$fail = 0 ]; then echo "make test: all suites passed"; else echo "make test: FAILED"; exit 1; fi
+	section "cycle-count baseline (tests/perf/baseline.csv)"; tests/perf/perf_check.sh || fail=1; \
+	if [ $$fail = 0 ]; then echo "make test: all suites passed in $$(( $$(date +%s) - t0 )) s (after the builds and quick checks)"; else echo "make test: FAILED"; exit 1; fi
 
 # The full tier: every RTL test at REGRESS_CONFIGS x REGRESS_SEEDS plus the NPU fuzz at the
 # acceptance counts, split deterministically by SHARD=i/N (tests/regress.sh; runs unchanged under

@@ -53,6 +53,10 @@ check 0 "sweep --plan step of a CNN (its kernels through DRAM)" sweep --model cn
 check 0 "sweep --plan step of a CNN with --resident-banks (the scheduler's plan)" sweep --model cnn:c4,fc10 --plan step --resident-banks 1 --space 'spm=2,4;batch=4' --quiet
 check 2 "sweep --plan step: resident banks leaving a GEMM fewer than 3" sweep --model mlp:64,128,10 --plan step --resident-banks 2
 check 2 "sweep --no-prefetch without --resident-banks" sweep --model mlp:64,128,10 --plan step --no-prefetch
+check 2 "estimate --no-conv-reuse without --resident-banks" estimate --model cnn:c4,c8s2,fc10 --plan step --no-conv-reuse y
+check 2 "estimate --no-conv-reuse on the scheduler's plan" estimate --model cnn:c4,c8s2,fc10 --no-conv-reuse y
+check 2 "fit --no-conv-reuse without --resident-banks" fit --model cnn:c4,fc10 --engine step --epochs 1 --no-conv-reuse x
+check 0 "estimate --plan step --resident-banks 1 --no-conv-reuse both" estimate --model cnn:c4,c4,c4+1,c4s2,fc10 --batch 2 --plan step --resident-banks 1 --no-conv-reuse both --quiet
 # npu sweep --validate: sampled points of the step plan's sweep run on the RTL (exit 1 unless
 # every one is bytes exact and its step cycles within 10%), and SHARD=i/N splits them: the
 # shards' validated rows are the unsharded run's.

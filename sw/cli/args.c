@@ -19,13 +19,18 @@ enum {
     OPT_QUICK, OPT_OUT, OPT_A, OPT_B, OPT_SAVE, OPT_SAVE_PROGRAM, OPT_X, OPT_W, OPT_DY,
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
     OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE, OPT_PLAN,
-    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT, OPT_RESIDENT, OPT_VALIDATE
+    OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT, OPT_RESIDENT, OPT_VALIDATE,
+    OPT_NO_CONV_REUSE,
+    OPT_LAST_ /* not an option: one past the last */
 };
 
-/* Which options each command accepts (bit = option: -m -n -k bits 0..2, the long ones from 3). */
-#define B(o) (1ull << ((o) >= 256 ? (o) - 256 + 3 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
+/* Which options each command accepts (bit = option: -m -n -k bits 0..2, the long ones from 3). A
+ * 128-bit mask (GCC and Clang's __int128: the sets below are constant expressions, which a
+ * two-word struct could not be; 64 bits held 61 long options). */
+__extension__ typedef unsigned __int128 npu_optmask_t;
+#define B(o) ((npu_optmask_t)1 << ((o) >= 256 ? (o) - 256 + 3 : (o) == 'm' ? 0 : (o) == 'n' ? 1 : 2))
 /* every long option must have its bit */
-typedef char npu_args_opt_bits_fit[OPT_VALIDATE - 256 + 3 < 64 ? 1 : -1];
+typedef char npu_args_opt_bits_fit[OPT_LAST_ - 256 + 3 <= 128 ? 1 : -1];
 #define OPTS_CONV_LAYERS (B(OPT_CONV) | B(OPT_TOPOLOGY) | B(OPT_SCALE_C) | B(OPT_SCALE_S))
 /* an FST of the run: the file, its window */
 #define OPTS_TRACE (B(OPT_TRACE) | B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))
@@ -70,14 +75,16 @@ typedef char npu_args_opt_bits_fit[OPT_VALIDATE - 256 + 3 < 64 ? 1 : -1];
      B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT) | B(OPT_RESIDENT) | B(OPT_NO_PREFETCH) |          \
-     B(OPT_NO_LOOKAHEAD))
+     B(OPT_NO_LOOKAHEAD) | B(OPT_NO_CONV_REUSE))
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
-     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT) | B(OPT_TOPOLOGY))
+     B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT) | B(OPT_TOPOLOGY) |     \
+     B(OPT_NO_CONV_REUSE))
 #define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
                     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_RESIDENT) | B(OPT_POLICY) |    \
-                    B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_TOPOLOGY))
+                    B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_TOPOLOGY) |      \
+                    B(OPT_NO_CONV_REUSE))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -149,6 +156,7 @@ static const struct option long_opts[] = {
     {"space", required_argument, NULL, OPT_SPACE},
     {"plan", required_argument, NULL, OPT_PLAN},
     {"resident-banks", required_argument, NULL, OPT_RESIDENT},
+    {"no-conv-reuse", required_argument, NULL, OPT_NO_CONV_REUSE},
     {"validate", required_argument, NULL, OPT_VALIDATE},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", required_argument, NULL, OPT_TIMELINE},
@@ -241,7 +249,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
-            "                [--dtype int16|bf16] [--seed N] [--resident-banks N] [--csv FILE]\n"
+            "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
+            "                [--no-conv-reuse y|x|both] [--csv FILE]\n"
             "                [--plot F.png] [--json] [--quiet]\n"
             "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
             "                whole steps on the NPU (MLP, bf16), kernels = each GEMM / conv on the\n"
@@ -249,7 +258,8 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                the loss of both, train and test accuracy, cycles per sample)\n"
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
-            "                [--plan sched|step] [--policy P] [--resident-banks N] [--csv FILE] [--json]\n"
+            "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
+            "                [--no-conv-reuse y|x|both] [--csv FILE] [--json]\n"
             "                (the analytical\n"
             "                estimator: one training iteration planned by the SPM scheduler, or with\n"
             "                --plan step the step engine's kernels as the RTL runs them)\n"
@@ -313,7 +323,7 @@ static int bad(char *err, size_t n, const char *fmt, ...)
 static const struct cmd_def {
     const char *name;
     int cmd;
-    unsigned long long opts;
+    npu_optmask_t opts;
     const char *what; /* one line for `npu CMD --help` */
 } k_cmds[] = {
     {"gemm", NPU_CMD_GEMM, OPTS_GEMM,
@@ -366,6 +376,8 @@ static const struct word_opt {
     {OPT_ENGINE, {"npu", "step", "kernels", "ref", NULL}, "--engine needs npu, step, kernels or ref", offsetof(npu_args_t, engine)},
     {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
     {OPT_PLAN, {"sched", "step", NULL}, "--plan needs sched or step", offsetof(npu_args_t, plan)},
+    {OPT_NO_CONV_REUSE, {"y", "x", "both", NULL}, "--no-conv-reuse needs y, x or both",
+     offsetof(npu_args_t, no_conv_reuse)},
 };
 
 /* Options whose value is an unsigned count in [lo, hi]. */
@@ -647,6 +659,7 @@ static const struct opt_doc {
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
+    {OPT_NO_CONV_REUSE, "", "both", "with --resident-banks, a CNN's forward convolutions keep on the DRAM side their outputs (y: stored, not drained into resident rows), their inputs (x: loaded, not copied from resident rows) or both (default: the scheduler's plan)"},
     {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs, CNNs)"},
     {OPT_RESIDENT, "N", "1", "whole steps: keep tensors in the SPM between kernels, in its last N banks (the scheduler's plan; at least 3 banks stay the kernels'; default: none)"},
     {OPT_VALIDATE, "K", "2", "sweep --plan step: run K of the points this build can run on the RTL (spread evenly), one training step each, against the estimate (bytes exact, step cycles within 10%; exit 1 if one misses); SHARD=i/N in the environment runs share i of N only (make regress's convention)"},
@@ -758,7 +771,7 @@ const char *npu_args_cmd_name(int cmd)
 }
 
 /* argv[1]: the command. 0 (a->cmd and *allowed set), 1 (help: nothing more to parse) or 2. */
-static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned long long *allowed,
+static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, npu_optmask_t *allowed,
                      char *err, size_t errn)
 {
     for (size_t i = 0; i < NELEM(k_cmds); i++)
@@ -785,7 +798,7 @@ static int parse_cmd(const char *cmd, const char *cfg, npu_args_t *a, unsigned l
 
 /* What getopt_long returned when it is not an option of the command: 1 help, 2 error, 0 ok. */
 static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg,
-                        unsigned long long allowed, npu_args_t *a, char *err, size_t errn)
+                        npu_optmask_t allowed, npu_args_t *a, char *err, size_t errn)
 {
     if (c == OPT_CONFIG)
         return config_is_no_option(cfg, err, errn);
@@ -813,10 +826,10 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
 
 /* sweep: the step plan's options only with --plan step; SHARD=i/N (the environment, as make
  * regress) read by --validate, checked here. */
-static int check_sweep(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+static int check_sweep(const npu_args_t *a, npu_optmask_t seen, char *err, size_t errn)
 {
-    const unsigned long long step_only = B(OPT_RESIDENT) | B(OPT_POLICY) | B(OPT_NO_PREFETCH) |
-                                         B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE);
+    const npu_optmask_t step_only = B(OPT_RESIDENT) | B(OPT_POLICY) | B(OPT_NO_PREFETCH) |
+                                    B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_NO_CONV_REUSE);
     const char *shard = getenv("SHARD");
     unsigned i, n;
     char tail;
@@ -825,10 +838,10 @@ static int check_sweep(const npu_args_t *a, unsigned long long seen, char *err, 
     if (a->topology && a->input)
         return bad(err, errn, "--input applies to --model: a topology's layers give their own shapes");
     if ((seen & step_only) && !(a->plan && !strcmp(a->plan, "step")))
-        return bad(err, errn, "--resident-banks, --policy, --no-prefetch, --no-lookahead and --validate "
-                              "apply to 'sweep --plan step'");
-    if ((seen & (B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD))) && !a->resident_banks)
-        return bad(err, errn, "--no-prefetch and --no-lookahead apply with --resident-banks");
+        return bad(err, errn, "--resident-banks, --policy, --no-prefetch, --no-lookahead, --no-conv-reuse "
+                              "and --validate apply to 'sweep --plan step'");
+    if ((seen & (B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_NO_CONV_REUSE))) && !a->resident_banks)
+        return bad(err, errn, "--no-prefetch, --no-lookahead and --no-conv-reuse apply with --resident-banks");
     if (a->validate && shard && *shard && (sscanf(shard, "%u/%u%c", &i, &n, &tail) != 2 || n < 1 || i >= n))
         return bad(err, errn, "SHARD needs i/N with 0 <= i < N, not '%s'", shard);
     return 0;
@@ -842,7 +855,7 @@ static int one_conv_run(const npu_args_t *a)
            (!strcmp(k, "fwd") || (d && strcmp(d, "both")));
 }
 
-static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+static int check_trace(const npu_args_t *a, npu_optmask_t seen, char *err, size_t errn)
 {
     if ((seen & (B(OPT_TRACE_START) | B(OPT_TRACE_END) | B(OPT_TRACE_WINDOW))) && !a->trace)
         return bad(err, errn, "--trace-start/--trace-end/--trace-window need --trace FILE.fst");
@@ -859,7 +872,7 @@ static int check_trace(const npu_args_t *a, unsigned long long seen, char *err, 
 }
 
 /* gemm: one GEMM (-m -n -k) or the GEMMs of a topology. 0 or 2. */
-static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+static int check_gemm(const npu_args_t *a, npu_optmask_t seen, char *err, size_t errn)
 {
     if (a->topology && (seen & OPTS_DIMS))
         return bad(err, errn, "--topology and -m/-n/-k are alternatives: give one");
@@ -880,7 +893,7 @@ static int check_gemm(const npu_args_t *a, unsigned long long seen, char *err, s
 }
 
 /* npu conv with .npy tensors: one layer (--conv), one kernel, one dataflow, the kernel's inputs. */
-static int check_conv_tensors(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+static int check_conv_tensors(const npu_args_t *a, npu_optmask_t seen, char *err, size_t errn)
 {
     const char *k = a->kernel;
     if (!a->conv || strchr(a->conv, ';'))
@@ -901,7 +914,7 @@ static int check_conv_tensors(const npu_args_t *a, unsigned long long seen, char
 
 /* npu conv --kernel bwd (the fused dX + dW, cmd_conv_bwd.c): conv only, the ecoflow dataflow,
  * seeded tensors, no trace or saved program. */
-static int check_conv_bwd(const npu_args_t *a, unsigned long long seen, char *err, size_t errn)
+static int check_conv_bwd(const npu_args_t *a, npu_optmask_t seen, char *err, size_t errn)
 {
     if (a->cmd != NPU_CMD_CONV)
         return bad(err, errn, "--kernel bwd (the fused conv backward) applies to 'npu conv'");
@@ -917,8 +930,8 @@ static int check_conv_bwd(const npu_args_t *a, unsigned long long seen, char *er
 }
 
 /* The options together: alternatives, requirements, the CNN / MLP forms of train. 0 or 2. */
-static int check_combination(const npu_args_t *a, const char *cmd, unsigned long long allowed,
-                             unsigned long long seen, char *err, size_t errn)
+static int check_combination(const npu_args_t *a, const char *cmd, npu_optmask_t allowed,
+                             npu_optmask_t seen, char *err, size_t errn)
 {
     int train = a->cmd == NPU_CMD_TRAIN, cnn = a->conv || a->topology;
     if (a->conv && a->topology)
@@ -991,7 +1004,7 @@ static int parse_help(int argc, char **argv, npu_args_t *a, char *err, size_t er
 
 int npu_args_parse(int argc, char **argv, const char *cfg, npu_args_t *a, char *err, size_t errn)
 {
-    unsigned long long allowed = 0, seen = 0;
+    npu_optmask_t allowed = 0, seen = 0;
     int c, rc, sub_argc = argc - 1;
     char **sub_argv = argv + 1;
 

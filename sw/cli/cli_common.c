@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/commands.h"
+#include "compile/step/step_res.h"
 #include "model/topology.h"
 #include "ref/golden.h"
 #include "run/recorder.h"
@@ -53,6 +54,14 @@ int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a)
             a->n, a->k, strncmp(why, "needs", 5) ? ": " : "", why, cfg->name,
             cfg->dram_addr_bits);
     return -1;
+}
+
+int npu_cli_res_overlap(const npu_args_t *a)
+{
+    const char *r = a->no_conv_reuse ? a->no_conv_reuse : "";
+    int both = !strcmp(r, "both");
+    return (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD) |
+           (both || !strcmp(r, "y") ? NPU_RES_NO_CONV_Y : 0) | (both || !strcmp(r, "x") ? NPU_RES_NO_CONV_X : 0);
 }
 
 int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A, int16_t **B)

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include "cli/commands.h"
-#include "compile/step/step_res.h"
 #include "model/est_step.h"
 #include "model/estimate.h"
 #include "model/topology.h"
@@ -226,10 +225,10 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     npu_table_t t;
     char why[256] = "";
     if (a->dram_bw_set || a->dram_latency_set || a->input ||
-        ((a->spm_kib || a->no_prefetch || a->no_lookahead) && !a->resident_banks)) {
+        ((a->spm_kib || a->no_prefetch || a->no_lookahead || a->no_conv_reuse) && !a->resident_banks)) {
         fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
                 "--dram-bw, --dram-latency and --input do not apply; --spm-kib (the scheduler's share of "
-                "the resident banks), --no-prefetch and --no-lookahead only with --resident-banks\n");
+                "the resident banks), --no-prefetch, --no-lookahead and --no-conv-reuse only with --resident-banks\n");
         return NPU_EXIT_USAGE;
     }
     uint64_t area = (uint64_t)a->resident_banks * (uint64_t)cfg->spm_bank_words * (uint64_t)npu_cfg_word(cfg);
@@ -242,14 +241,10 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
         return NPU_EXIT_USAGE;
     if (sn.n_conv ? npu_estimate_step_cnn_res(cfg, sn.conv, sn.n_conv, sn.res, sn.fc, sn.n_fc, batch, a->policy,
                                               (int)a->resident_banks, (uint64_t)a->spm_kib * 1024,
-                                              (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |
-                                                  (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
-                                              &e, why, sizeof why)
+                                              npu_cli_res_overlap(a), &e, why, sizeof why)
                   : npu_estimate_step_res_ex(cfg, sn.dims, L, batch, a->policy, (int)a->resident_banks,
                                              (uint64_t)a->spm_kib * 1024,
-                                             (a->no_prefetch ? 0 : NPU_RES_PREFETCH) |
-                                                 (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
-                                             &e, why, sizeof why)) {
+                                             npu_cli_res_overlap(a), &e, why, sizeof why)) {
         if (why[0])
             fprintf(stderr, "npu: estimate --plan step: %s\n", why);
         return NPU_EXIT_USAGE;
@@ -310,9 +305,10 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
         return NPU_EXIT_USAGE;
     if (a->plan && !strcmp(a->plan, "step"))
         return estimate_step(cfg, a, &net, o.batch);
-    if (a->policy || a->resident_banks) {
+    if (a->policy || a->resident_banks || a->no_conv_reuse) {
         fprintf(stderr, "npu: estimate: --%s applies to --plan step (the scheduler's plan costs the array "
-                "by the slicing stage and sizes the SPM by --spm-kib)\n", a->policy ? "policy" : "resident-banks");
+                "by the slicing stage and sizes the SPM by --spm-kib)\n",
+                a->policy ? "policy" : a->resident_banks ? "resident-banks" : "no-conv-reuse");
         return NPU_EXIT_USAGE;
     }
     struct timespec t0, t1;

@@ -159,6 +159,10 @@ static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t 
                 "MLPs), not to engine %s\n", o->engine == NPU_FIT_REF ? "ref" : "kernels");
         return NPU_EXIT_USAGE;
     }
+    if ((a->no_prefetch || a->no_lookahead || a->no_conv_reuse) && !a->resident_banks) {
+        fprintf(stderr, "npu: --no-prefetch, --no-lookahead and --no-conv-reuse apply with --resident-banks\n");
+        return NPU_EXIT_USAGE;
+    }
     return 0;
 }
 
@@ -182,7 +186,7 @@ static int fit_opts(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t *o
     o->modes = npu_args_gemm_modes(a);
     o->max_cycles = a->max_cycles;
     o->res_banks = (int)a->resident_banks;
-    o->res_overlap = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
+    o->res_overlap = npu_cli_res_overlap(a);
     return 0;
 }
 

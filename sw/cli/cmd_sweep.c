@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "cli/commands.h"
-#include "compile/step/step_res.h"
 #include "model/sweep.h"
 #include "ref/net_ref.h"
 #include "run/step_probe.h"
@@ -211,7 +210,7 @@ static int step_setup(const npu_cfg_t *cfg, const npu_args_t *a, const npu_net_s
         return NPU_EXIT_USAGE;
     }
     *o = (npu_sweep_step_t){sn->dims, net->layers, a->policy, (int)a->resident_banks,
-                            (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD),
+                            npu_cli_res_overlap(a),
                             sn->conv, sn->n_conv, sn->fc, sn->n_fc, sn->res};
     return 0;
 }

@@ -109,6 +109,9 @@ npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
 /* 0 when the GEMM of -m -n -k fits the config's DRAM, else -1 with the bytes it needs and the
  * DRAM's size on stderr (the caller exits NPU_EXIT_USAGE before building any operand). */
 int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
+/* The step residency's options (compile/step/step_res.h NPU_RES_*) of --no-prefetch,
+ * --no-lookahead and --no-conv-reuse. */
+int npu_cli_res_overlap(const npu_args_t *a);
 /* The DRAM check of npu_cli_gemm_fits for an M x N x K GEMM with a's transposes and policy:
  * NPU_GEMM_PASS, or NPU_GEMM_NO_FIT / NPU_GEMM_HOST_ERROR with the reason in why. */
 int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, int N, int K,
