@@ -350,6 +350,30 @@ int npu_conv_bwd_res_dy(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned 
     return 0;
 }
 
+int npu_conv_bwd_res_dx_ok(const npu_conv_bwd_plan_t *bp, unsigned stride)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    int nx = (p->c.W + p->c.stride - 1) / p->c.stride;
+    return !p->no_out && !p->acc && p->dwo == p->c.W && nx * p->c.stride == p->c.W && stride >= p->pout;
+}
+
+int npu_conv_bwd_res_dx(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                        size_t n)
+{
+    npu_conv_plan_t *p = &bp->dx;
+    if (!npu_conv_bwd_res_dx_ok(bp, stride) || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "bwd: resident dX rows at word %u, %u words apart: a whole layer's dX whose rows the "
+                 "tiles hold contiguously (W a multiple of the stride), rows at or above the plan's %d SPM words "
+                 "and at least a pixel's %u words apart", spm, stride, npu_cfg_spm_words(cfg), p->pout);
+        return -1;
+    }
+    p->res_out = 1;
+    p->spm_out = spm;
+    p->res_stride = stride;
+    bp->plan_wr[NPU_TAG_DX] = bp->comp_wr[NPU_TAG_DX] = 0; /* nothing of dX reaches DRAM */
+    return 0;
+}
+
 void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp)
 {
     static const unsigned tags[] = {NPU_TAG_W, NPU_TAG_DX}; /* W: the dX waves' B tiles; DX: dX */

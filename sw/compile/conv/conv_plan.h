@@ -77,7 +77,8 @@ typedef struct npu_conv_plan {
                                whole; a part over a range of columns reads and writes rows of the
                                whole tensors) */
     int acc;
-    /* fwd, one part (conv_split.h npu_conv_split_res_out): the output drained into resident SPM
+    /* fwd, one part (conv_split.h npu_conv_split_res_out), and the fused backward's dX
+     * (conv_bwd.h npu_conv_bwd_res_dx): the output drained into resident SPM
      * rows, pixel r at word spm_out + r * res_stride, channel block j at word 2j of it (the dense
      * tile's layout at another pitch), by the band's DRAINs, no STORE (a SYNC_S keeps the tile's
      * tokens); 0: the dense tiles stored to DRAM */
