@@ -250,7 +250,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
             "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both] [--csv FILE]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE]\n"
             "                [--plot F.png] [--json] [--quiet]\n"
             "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
             "                whole steps on the NPU (MLP, bf16), kernels = each GEMM / conv on the\n"
@@ -259,7 +259,7 @@ void npu_args_usage(FILE *f, const char *cfg)
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
             "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both] [--csv FILE] [--json]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE] [--json]\n"
             "                (the analytical\n"
             "                estimator: one training iteration planned by the SPM scheduler, or with\n"
             "                --plan step the step engine's kernels as the RTL runs them)\n"
@@ -376,7 +376,7 @@ static const struct word_opt {
     {OPT_ENGINE, {"npu", "step", "kernels", "ref", NULL}, "--engine needs npu, step, kernels or ref", offsetof(npu_args_t, engine)},
     {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
     {OPT_PLAN, {"sched", "step", NULL}, "--plan needs sched or step", offsetof(npu_args_t, plan)},
-    {OPT_NO_CONV_REUSE, {"y", "x", "both", NULL}, "--no-conv-reuse needs y, x or both",
+    {OPT_NO_CONV_REUSE, {"y", "x", "both", "dy", "dx", "all", NULL}, "--no-conv-reuse needs y, x, both, dy, dx or all",
      offsetof(npu_args_t, no_conv_reuse)},
 };
 

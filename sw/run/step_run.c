@@ -373,7 +373,8 @@ static void each_output(npu_step_run_t *s, int i, out_fn f)
     } else if (k->kind == NPU_SK_CONV_BWD) {
         const npu_conv_bwd_plan_t *bp = s->kp[i].conv;
         if (!k->cv.no_dx)
-            f(s, k, 0, k->cv.dx, npu_conv_x_elems(c) / (size_t)c->C, 4u * (unsigned)c->C, bp->dx.pout * B, 32, "dX");
+            f(s, k, r->cv.res_dx, k->cv.dx, npu_conv_x_elems(c) / (size_t)c->C, 4u * (unsigned)c->C, bp->dx.pout * B, 32,
+              "dX");
         f(s, k, 0, k->cv.dwt, (uint64_t)c->KH * c->KW * c->C, 4u * (unsigned)c->F, bp->pf * B, 32, "dW^T");
     } else if (k->kind == NPU_SK_XPOSE) {
         f(s, k, 0, k->xp.dst, (uint64_t)k->xp.taps * k->xp.cols, 2u * (unsigned)k->xp.rows, k->xp.dst_pitch, 16,

@@ -15,9 +15,10 @@
  * bit-exact, each kernel's bytes per tag and every tensor's In and Out bytes the estimator's.
  * cnn_norm_bytes_as_estimated: conv -> norm -> ReLU chains (VMUL) bit-exact, each kernel's bytes
  * per tag and every tensor's In and Out bytes the estimator's. cnn_resident_block_reuse,
- * cnn_resident_conv_adjacent_reuse, cnn_resident_conv_input_reuse (issue 16 acceptance 3): the
- * traffic steps of block reuse and of adjacent-layer reuse across a convolution (its output
- * drained into the SPM, its input copied from it) on the RTL at the capacity formulas.
+ * cnn_resident_conv_adjacent_reuse, cnn_resident_conv_input_reuse, cnn_resident_conv_dy_reuse
+ * (issue 16 acceptance 3): the traffic steps of block reuse and of adjacent-layer reuse across a
+ * convolution (its output drained into the SPM, its input copied from it, the fused backward's dY
+ * read in place) on the RTL at the capacity formulas.
  */
 #include <math.h>
 
@@ -685,8 +686,11 @@ static const npu_conv_t k_rcv[4] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 
 static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
 
 /* The residency options of the next runs (step_res.h; the block-reuse test keeps the convolutions'
- * outputs and inputs on the DRAM side, NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X, the steps it
- * measures being the vector kernels'; the output-side test the inputs, NPU_RES_NO_CONV_X). */
+ * outputs and inputs on the DRAM side, NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY,
+ * the steps it measures being the vector kernels'; the output-side test the inputs,
+ * NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY; the input-side test the backward's dY; every test but the
+ * dX one the backward's dX, NPU_RES_NO_CONV_DX: each measures its own reuse as docs/estimator.md
+ * section 7.3 reports it). */
 static int k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
 
 /* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
@@ -722,7 +726,7 @@ static uint64_t g_res_cycles; /* cnn_res_run: the RTL cycles of its last step (k
  * (0: all), random DRAM stalls: every kernel bit-exact (the runtime checks resident outputs through
  * a copy), each kernel's bytes per tag and every tensor's In / Out bytes the estimator's byte for
  * byte; the estimate stays in *e, the RTL's In bytes of the skip H16[1], of its gradient dZ16[3],
- * of Z32[2] and of H16[2] in in[0..3]. */
+ * of Z32[2], of H16[2], of dZ16[2] and of dX32[2] in in[0..5]. */
 static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
 {
     npu_cfg_t c = rtl_cfg();
@@ -763,12 +767,15 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
     in[2] = s.t_in[npu_step_tensor_find(&s.plan, "Z32[2]")];
     in[3] = s.t_in[npu_step_tensor_find(&s.plan, "H16[2]")];
+    in[4] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[2]")];
+    in[5] = s.t_in[npu_step_tensor_find(&s.plan, "dX32[2]")];
     g_res_cycles = s.fwd.cycles + s.bwd.cycles;
     for (int j = 0; j <= s.res->n_steps; j++)
         g_res_cycles += s.pre_cycles[j];
     cr_log_info("cap %llu: %d transfers, %d accesses demoted; H16[1] In %llu, dZ16[3] In %llu, Z32[2] In %llu, "
-                "H16[2] In %llu", (unsigned long long)cap, s.res->nx, s.res->demoted, (unsigned long long)in[0],
-                (unsigned long long)in[1], (unsigned long long)in[2], (unsigned long long)in[3]);
+                "H16[2] In %llu, dZ16[2] In %llu", (unsigned long long)cap, s.res->nx, s.res->demoted,
+                (unsigned long long)in[0], (unsigned long long)in[1], (unsigned long long)in[2],
+                (unsigned long long)in[3], (unsigned long long)in[4]);
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
@@ -818,7 +825,7 @@ static uint64_t kernel_caps(const npu_cfg_t *c, const npu_step_plan_t *p, const 
 static uint64_t step_at_formula(const char *name, int i, const uint64_t *in, uint64_t need, uint64_t word,
                                 npu_est_kplan_t *e)
 {
-    uint64_t below[4], hi = est_step(name, in[i]);
+    uint64_t below[6], hi = est_step(name, in[i]);
     cnn_res_run(hi - word, e, below);
     cr_assert_gt(below[i], in[i], "%s: one word below the step it is read again", name);
     cnn_res_run(hi, e, below);
@@ -843,9 +850,10 @@ Test(step, cnn_resident_block_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY |
+                NPU_RES_NO_CONV_DX;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
@@ -885,9 +893,9 @@ Test(step, cnn_resident_conv_adjacent_reuse)
 {
     static npu_est_kplan_t e, plain;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     npu_step_plan_t p;
     k_plan(&c, &p);
@@ -924,12 +932,12 @@ Test(step, cnn_resident_conv_input_reuse)
 {
     static npu_est_kplan_t e, nox;
     npu_cfg_t c = rtl_cfg();
-    uint64_t in[4], word = (uint64_t)npu_cfg_word(&c);
-    uint64_t nox_in[4], nox_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X;
+    uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
+    uint64_t nox_in[6], nox_cycles;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
     cnn_res_run(0, &nox, nox_in);
     nox_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int h2 = npu_step_tensor_find(&p, "H16[2]"), z2 = npu_step_tensor_find(&p, "Z32[2]");
@@ -1001,4 +1009,118 @@ Test(step, cnn_norm_bytes_as_estimated)
     npu_step_run_free(&s);
     npu_sim_close(sim);
     npu_net_params_free(&net, w, b);
+}
+
+/* Issue 16 acceptance 3 for the fused convolution backward's dY: layer 2's relu_grad_bias writes
+ * dZ16[2] into resident rows and layer 2's fused backward (dX and dW^T) reads it there in place as
+ * its dY band buffer (compile/conv/conv_bwd.h npu_conv_bwd_res_dy: no LOAD, no copy), two kernels
+ * later (layer 3's SGD update and its transpose run between). With the whole bank dZ16[2]'s DRAM
+ * In is one whole read below the plan's with dY on the DRAM side (NPU_RES_NO_CONV_DY) and bwd L2
+ * conv_bwd reads no dY byte; every kernel bit-exact, each kernel's bytes per tag and every
+ * tensor's In and Out bytes the estimator's. The step: the estimator's smallest SPM at which
+ * dZ16[2] is kept to the backward is the RTL's (one word below it dZ16[2] is read again, at it
+ * not) and equals the capacity formula within a word: cap(dZ16[2]) + the SGD update's tensors
+ * resident at once (W16[3], W32[3], VW[3], dW32[3]), the largest need of the stretch dZ16[2] must
+ * survive (relu_grad_bias's other accesses are demoted first, the transpose is DRAM side). */
+Test(step, cnn_resident_conv_dy_reuse)
+{
+    static npu_est_kplan_t e, nody;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[6], nody_in[6], nody_cycles, word = (uint64_t)npu_cfg_word(&c), all_nody = 0, all = 0;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
+    cnn_res_run(0, &nody, nody_in);
+    nody_cycles = g_res_cycles;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DX;
+    npu_step_plan_t p;
+    k_plan(&c, &p);
+    int d2 = npu_step_tensor_find(&p, "dZ16[2]");
+    cr_assert(d2 >= 0);
+    uint64_t db = p.t[d2].bytes, need = tensor_cap(&c, &p, d2) + kernel_caps(&c, &p, "update L3 sgd");
+    npu_step_plan_free(&p);
+    cnn_res_run(0, &e, in);
+    for (int t = 0; t < e.nt; t++) {
+        all_nody += nody.t[t].in + nody.t[t].out;
+        all += e.t[t].in + e.t[t].out;
+    }
+    cr_log_info("dZ16[2] (%llu B): In %llu with dY on the DRAM side, %llu with the whole bank; the step (RTL) %llu -> "
+                "%llu bytes, %llu -> %llu cycles", (unsigned long long)db, (unsigned long long)nody_in[4],
+                (unsigned long long)in[4], (unsigned long long)all_nody, (unsigned long long)all,
+                (unsigned long long)nody_cycles, (unsigned long long)g_res_cycles);
+    cr_assert_leq(in[4] + db, nody_in[4], "layer 2's fused backward reads dZ16[2] from the SPM");
+    int seen = 0;
+    for (int k = 0; k < e.nk; k++)
+        if (!strcmp(e.k[k].name, "bwd L2 conv_bwd")) {
+            cr_assert_eq(e.k[k].rd[NPU_TAG_DY], 0, "bwd L2 conv_bwd reads dY from DRAM");
+            seen = 1;
+        }
+    cr_assert(seen);
+    uint64_t hi = step_at_formula("dZ16[2]", 4, in, need, word, &e);
+    cr_log_info("the dY step: dZ16[2] kept from relu_grad_bias to layer 2's fused backward from %llu bytes of SPM on "
+                "(RTL and estimator); the capacity formula (cap(dZ16[2]) + update L3 sgd's tensors) %llu",
+                (unsigned long long)hi, (unsigned long long)need);
+}
+
+/* Issue 16, adjacent-layer reuse inside the backward across a convolution, the output side: layer
+ * 3's fused backward drains dX32[2] into resident SPM rows (compile/conv/conv_bwd.h
+ * npu_conv_bwd_res_dx: the dX tile's drains at the rows' pitch, no STORE) and layer 2's
+ * relu_grad_bias reads it there. With the whole bank dX32[2]'s DRAM In and Out are each at least
+ * one whole tensor below the plan's with dX on the DRAM side (NPU_RES_NO_CONV_DX) and bwd L3
+ * conv_bwd writes no dX byte; every kernel bit-exact (the runtime checks the resident dX through a
+ * copy), each kernel's bytes per tag and every tensor's bytes the estimator's. The step: the
+ * estimator's smallest SPM at which dX32[2] is not read from DRAM is the RTL's (one word below
+ * read again, at it not) and equals, within a word, relu_grad_bias's tensors resident at once
+ * (dX32[2], Z32[2], dZ16[2], b32[2], db32[2]) plus cap(dZ16[3]), the residual block's gradient,
+ * which stays resident across that kernel for layer 1's add (it was dY of the backward before).
+ * At S > 2 (small) the plan with the whole bank keeps other dX32 but not dX32[2] (the scheduler
+ * spends the bank on other tensors), so there the test asserts only that the step moves fewer
+ * bytes and some fused backward drains its dX into the SPM; the step is shown at S = 2 (tiny). */
+Test(step, cnn_resident_conv_dx_reuse)
+{
+    static npu_est_kplan_t e, nodx;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[6], nodx_in[6], nodx_cycles, all_nodx = 0, all = 0, word = (uint64_t)npu_cfg_word(&c);
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DX;
+    cnn_res_run(0, &nodx, nodx_in);
+    nodx_cycles = g_res_cycles;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    npu_step_plan_t p;
+    k_plan(&c, &p);
+    int x2 = npu_step_tensor_find(&p, "dX32[2]"), g3 = npu_step_tensor_find(&p, "dZ16[3]");
+    cr_assert(x2 >= 0 && g3 >= 0);
+    uint64_t xb = p.t[x2].bytes, need = kernel_caps(&c, &p, "bwd L2 relu_grad_bias") + tensor_cap(&c, &p, g3);
+    npu_step_plan_free(&p);
+    cnn_res_run(0, &e, in);
+    for (int t = 0; t < e.nt; t++) {
+        all_nodx += nodx.t[t].in + nodx.t[t].out;
+        all += e.t[t].in + e.t[t].out;
+    }
+    cr_log_info("dX32[2] (%llu B): In %llu Out %llu with dX on the DRAM side, In %llu Out %llu with the whole bank; "
+                "the step (RTL) %llu -> %llu bytes, %llu -> %llu cycles", (unsigned long long)xb,
+                (unsigned long long)nodx_in[5], (unsigned long long)nodx.t[x2].out, (unsigned long long)in[5],
+                (unsigned long long)e.t[x2].out, (unsigned long long)all_nodx, (unsigned long long)all,
+                (unsigned long long)nodx_cycles, (unsigned long long)g_res_cycles);
+    cr_assert_lt(all, all_nodx, "dX drained into the SPM saves bytes");
+    if (c.s > 2) { /* small: the plan with the whole bank keeps other dX32, not dX32[2] */
+        int kept = 0;
+        for (int k = 0; k < e.nk; k++)
+            kept += !strncmp(e.k[k].name, "bwd L", 5) && strstr(e.k[k].name, "conv_bwd") && nodx.k[k].wr[NPU_TAG_DX] &&
+                    !e.k[k].wr[NPU_TAG_DX];
+        cr_assert_gt(kept, 0, "no fused backward drains its dX into the SPM");
+        cr_log_info("S = %d: %d backward(s) drain dX into the SPM (dX32[2]'s formula %llu B)", c.s, kept,
+                    (unsigned long long)need);
+        return;
+    }
+    cr_assert_leq(in[5] + xb, nodx_in[5], "relu_grad_bias reads dX32[2] from the SPM");
+    cr_assert_leq(e.t[x2].out + xb, nodx.t[x2].out, "the backward does not store dX32[2]");
+    int seen = 0;
+    for (int k = 0; k < e.nk; k++)
+        if (!strcmp(e.k[k].name, "bwd L3 conv_bwd")) {
+            cr_assert_eq(e.k[k].wr[NPU_TAG_DX], 0, "bwd L3 conv_bwd writes dX to DRAM");
+            seen = 1;
+        }
+    cr_assert(seen);
+    uint64_t hi = step_at_formula("dX32[2]", 5, in, need, word, &e);
+    cr_log_info("the dX step: dX32[2] kept from layer 3's fused backward to relu_grad_bias from %llu bytes of SPM on "
+                "(RTL and estimator); the capacity formula (relu_grad_bias's tensors + cap(dZ16[3])) %llu",
+                (unsigned long long)hi, (unsigned long long)need);
 }

@@ -246,15 +246,18 @@ Test(conv_bwd, random_layers)
 
 /* One program of bp on the C model with the DRAM as `img` (the operands in place, dX and dW^T
  * poisoned, the program at prog): the DRAM image after it into img, its counters into rr. */
-static void run_img(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
-                    uint64_t prog, uint8_t *img, size_t bytes, npu_run_result_t *rr)
+static void run_img_at(const npu_cfg_t *cfg, const npu_cfg_t *lo, const npu_insn_t *pre, int npre, const npu_insn_t *post,
+                       const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a, uint64_t prog, uint8_t *img,
+                       size_t bytes, npu_run_result_t *rr)
 {
     npu_prog_t pg;
     npu_prog_expect_t ex;
     size_t dram_bytes;
     char msg[256];
     npu_prog_init(&pg);
-    cr_assert_eq(npu_conv_bwd_emit(cfg, bp, a, &pg, msg, sizeof msg), 0, "%s", msg);
+    for (int i = 0; i < npre; i++)
+        cr_assert_eq(npu_prog_push(&pg, &pre[i]), 0);
+    cr_assert_eq(npu_conv_bwd_emit(lo, bp, a, &pg, msg, sizeof msg), 0, "%s", msg);
     npu_sim_t *sim = fake_sim(cfg);
     uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
     cr_assert_geq(dram_bytes, bytes);
@@ -262,9 +265,19 @@ static void run_img(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const n
     cr_assert_eq(npu_run_program(cfg, sim, prog, pg.insn, pg.n, 50000000, rr), NPU_RUN_DONE);
     npu_prog_expect(cfg, pg.insn, pg.n, &ex);
     cr_assert_eq(npu_check_counters(rr->cnt, &ex, msg, sizeof msg), 0, "%s", msg);
+    if (post) { /* a program of its own after it (the SPM stays): e.g. resident rows to DRAM */
+        npu_run_result_t r2;
+        cr_assert_eq(npu_run_program(cfg, sim, prog, post, 1, 50000000, &r2), NPU_RUN_DONE);
+    }
     memcpy(img, dram, bytes);
     npu_sim_close(sim);
     npu_prog_free(&pg);
+}
+
+static void run_img(const npu_cfg_t *cfg, const npu_conv_bwd_plan_t *bp, const npu_conv_bwd_addrs_t *a,
+                    uint64_t prog, uint8_t *img, size_t bytes, npu_run_result_t *rr)
+{
+    run_img_at(cfg, cfg, NULL, 0, NULL, bp, a, prog, img, bytes, rr);
 }
 
 /* Layer c at S, int16 or bf16: the program without dX writes the full program's dW^T bit for bit,
@@ -340,6 +353,133 @@ Test(conv_bwd, no_dx_same_dw)
                 seen[no_dx_same_dw(S, bf16, ls[i])]++;
     cr_assert(seen[0] && seen[1] && seen[2], "per-image %d, resident %d, groups > 1 %d", seen[0], seen[1],
               seen[2] + seen[3]);
+}
+
+/* Layer c at S, int16 or bf16, planned on the SPM less two banks: with dY read in place from
+ * resident rows in those banks (npu_conv_bwd_res_dy), pixel r at word spm + r * (fw + 1) (a pitch
+ * other than the band buffer's, so a wave or LDW at fw reads the wrong pixels), which a LOAD ahead
+ * of the program fills (the LOAD queue runs in order: before the program's first group pushes its
+ * l2e), dX and dW^T come out bit for bit as the plain program's; the program reads no dY byte but
+ * the LOAD's (the plan's DY bytes 0), every other tag's bytes are the plan's and the plain
+ * program's. Returns 1 when the plan has several bands (the dY ring). */
+static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx)
+{
+    npu_cfg_t cfg = test_cfg(S), lo;
+    npu_conv_bwd_plan_t plain, res;
+    npu_insn_t pre[2], post;
+    int npre = 0;
+    npu_prog_expect_t pex;
+    char msg[256];
+    cfg.dtype = bf16 ? NPU_DTYPE_BF16 : cfg.dtype;
+    lo = cfg;
+    lo.spm_banks = cfg.spm_banks - 2;
+    cr_assert_eq(npu_conv_bwd_plan(&lo, &c, 0, &plain, msg, sizeof msg), 0, "%s", msg);
+    const npu_conv_plan_t *p = &plain.dx;
+    unsigned B = (unsigned)npu_cfg_word(&cfg), spm = (unsigned)npu_cfg_spm_words(&lo), stride = (unsigned)p->fw + 1;
+    unsigned rows = (unsigned)(c.batch * p->OH * p->OW), xrows = (unsigned)(c.batch * c.H * c.W);
+    unsigned xstride = p->pout + 1, xspm = spm + (dy ? rows * stride : 0);
+    cr_assert_leq(xspm + (dx ? xrows * xstride : 0), (unsigned)npu_cfg_spm_words(&cfg), "the rows fit the two banks");
+    res = plain;
+    if (dy) {
+        cr_assert_neq(npu_conv_bwd_res_dy(&lo, &res, spm - 1, stride, msg, sizeof msg), 0, "rows in the plan's SPM");
+        cr_assert_neq(npu_conv_bwd_res_dy(&lo, &res, spm, (unsigned)p->fw - 1, msg, sizeof msg), 0, "rows too narrow");
+        cr_assert_eq(npu_conv_bwd_res_dy(&lo, &res, spm, stride, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(res.plan_rd[NPU_TAG_DY], 0);
+    }
+    if (dx) {
+        cr_assert_neq(npu_conv_bwd_res_dx(&lo, &res, xspm, p->pout - 1, msg, sizeof msg), 0, "rows too narrow");
+        cr_assert_eq(npu_conv_bwd_res_dx(&lo, &res, xspm, xstride, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(res.plan_wr[NPU_TAG_DX], 0);
+    }
+    uint64_t at[6], sz[5] = {npu_conv_tensor_bytes(p, NPU_TAG_X), npu_conv_tensor_bytes(p, NPU_TAG_W),
+                             npu_conv_tensor_bytes(p, NPU_TAG_DY), npu_conv_tensor_bytes(p, NPU_TAG_DX),
+                             (uint64_t)plain.dwt_words * B};
+    npu_alloc_t al;
+    npu_alloc_init(&al, 1u << 24, B > 16 ? B : 16);
+    for (int i = 0; i < 5; i++)
+        cr_assert_eq(npu_alloc(&al, sz[i], &at[i]), 0);
+    at[5] = al.next;
+    npu_conv_bwd_addrs_t a = {(uint32_t)at[0], (uint32_t)at[1], (uint32_t)at[2], (uint32_t)at[3], (uint32_t)at[4]};
+    size_t nx = npu_conv_x_elems(&c), nw = npu_conv_w_elems(&c), ny = npu_conv_y_elems(&c), bytes = (size_t)at[5];
+    int16_t *X = malloc(nx * 2), *W = malloc(nw * 2), *dY = malloc(ny * 2);
+    uint8_t *img[2] = {malloc(bytes), malloc(bytes)};
+    npu_run_result_t rr[2];
+    cr_assert(X && W && dY && img[0] && img[1]);
+    (bf16 ? npu_conv_operands_bf16 : npu_conv_operands)(&c, 13, X, W, dY);
+    memset(img[0], 0xA5, bytes);
+    npu_write_i16(img[0], at[0], p->pitch_x, c.batch * c.H * c.W, c.C, X, (size_t)c.C);
+    npu_write_i16(img[0], at[1], p->pitch_w, p->T * c.F, c.C, W, (size_t)c.C);
+    npu_write_i16(img[0], at[2], p->pitch_dy, (int)rows, c.F, dY, (size_t)c.F);
+    memcpy(img[1], img[0], bytes);
+    if (dy) /* dY into its resident rows */
+        cr_assert_eq(npu_enc_load(&pre[npre++], NPU_TAG_DY, 0, rows, (uint32_t)at[2], spm, stride, 2u * (unsigned)c.F,
+                                  p->pitch_dy), 0);
+    if (dx) /* dX's rows poisoned (the DRAM dX's 0xA5): pixels no tap reaches must be FILLed there */
+        cr_assert_eq(npu_enc_load(&pre[npre++], NPU_TAG_X, 0, xrows, (uint32_t)at[3], xspm, xstride, 4u * (unsigned)c.C,
+                                  p->pitch_out), 0);
+    npu_prog_expect(&cfg, pre, npre, &pex);
+    /* dX from its resident rows to its DRAM place, in a program after the kernel's */
+    cr_assert_eq(npu_enc_store(&post, NPU_TAG_DX, xrows, (uint32_t)at[3], xspm, xstride, 4u * (unsigned)c.C,
+                               p->pitch_out), 0);
+    run_img_at(&cfg, &lo, NULL, 0, NULL, &plain, &a, at[5], img[0], bytes, &rr[0]);
+    run_img_at(&cfg, &lo, pre, npre, dx ? &post : NULL, &res, &a, at[5], img[1], bytes, &rr[1]);
+    cr_assert_arr_eq(img[1] + at[3], img[0] + at[3], (size_t)sz[3], "dX bit for bit: S=%d bf16=%d C%d F%d s%d", S, bf16,
+                     c.C, c.F, c.stride);
+    cr_assert_arr_eq(img[1] + at[4], img[0] + at[4], (size_t)sz[4], "dW^T bit for bit: S=%d bf16=%d C%d F%d s%d", S,
+                     bf16, c.C, c.F, c.stride);
+    for (int t = 1; t < NPU_NUM_TAGS; t++) {
+        uint64_t rd = rr[1].cnt[NPU_CNT_dram_rd_prog + t] - pex.rd_bytes[t];
+        cr_assert_eq(rd, res.plan_rd[t], "tag %d: read %llu, plan %llu", t, (unsigned long long)rd,
+                     (unsigned long long)res.plan_rd[t]);
+        cr_assert_eq(rr[1].cnt[NPU_CNT_dram_wr_prog + t], res.plan_wr[t], "tag %d", t);
+        cr_assert_eq(rd + (t == NPU_TAG_DY && dy ? plain.plan_rd[t] : 0), rr[0].cnt[NPU_CNT_dram_rd_prog + t], "tag %d",
+                     t);
+        cr_assert_eq(rr[1].cnt[NPU_CNT_dram_wr_prog + t] + (t == NPU_TAG_DX && dx ? plain.plan_wr[t] : 0),
+                     rr[0].cnt[NPU_CNT_dram_wr_prog + t], "tag %d", t);
+    }
+    free(X);
+    free(W);
+    free(dY);
+    free(img[0]);
+    free(img[1]);
+    return p->nbands > 1;
+}
+
+/* dY in place: one band per image, dY pixels of several words (F = 32 at S = 2: fw = 8), stride 2,
+ * several bands over the dY ring, int16 and bf16 (bf16 dY with any sign and exponent: no copy) */
+Test(conv_bwd, resident_dy_same_out)
+{
+    npu_conv_t ls[] = {layer(2, 4, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
+                       layer(2, 4, 16, 16, 8, 3, 1, 1), layer(2, 6, 17, 15, 5, 3, 2, 1)};
+    int bands = 0;
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
+            bands += resident_same_out(2, bf16, ls[i], 1, 0);
+    cr_assert_gt(bands, 0, "no layer of several bands: the ring is not tested");
+}
+
+/* dX drained into resident rows at pout + 1 words a pixel (npu_conv_bwd_res_dx), alone and with dY
+ * in place: dX (stored from its rows by a program after the kernel's) and dW^T bit for bit as the
+ * plain program's, no dX byte written, every other tag the plan's; layers whose W is a multiple of
+ * the stride (one band, several c-block groups at C = 16, stride 2, the ring, pixels no tap reaches
+ * at stride 2 without padding); one with W odd at stride 2 is refused. */
+Test(conv_bwd, resident_dx_same_out)
+{
+    npu_conv_t ls[] = {layer(2, 4, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(2, 4, 16, 16, 8, 3, 1, 1),
+                       layer(1, 5, 8, 6, 3, 1, 2, 0)};
+    npu_conv_t odd = layer(1, 5, 7, 7, 3, 3, 2, 0);
+    npu_cfg_t cfg = test_cfg(2);
+    npu_conv_bwd_plan_t bp;
+    char msg[256];
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+            resident_same_out(2, bf16, ls[i], 0, 1);
+            resident_same_out(2, bf16, ls[i], 1, 1);
+        }
+    cr_assert_eq(npu_conv_bwd_plan(&cfg, &odd, 0, &bp, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(npu_conv_bwd_res_dx_ok(&bp, 64), 0, "W = 7 at stride 2: tile rows of 8 pixels");
+    npu_conv_bwd_drop_dx(&bp);
+    cr_assert_eq(npu_conv_bwd_res_dx_ok(&bp, 64), 0, "no dX");
 }
 
 /* Several bands of dX rows per image over a ring of dY rows: int16 and bf16, S = 2 and 8, stride 1

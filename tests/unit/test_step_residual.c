@@ -197,7 +197,9 @@ static void residual_on_model(const char *spec, int S, int int16, int batch, int
 
 /* spec's steps under the scheduler's plan with one bank resident (compile/step/step_res.h) on the
  * functional model: every kernel bit-exact, the conv kernels and transposes planned below the
- * resident bank, some forward convolution draining its output into resident rows, every tensor's In / Out bytes the estimator's (npu_estimate_step_cnn_res), and
+ * resident bank, some forward convolution draining its output into resident rows, some fused
+ * backward reading its dY in place and some draining its dX into resident rows, every tensor's In /
+ * Out bytes the estimator's (npu_estimate_step_cnn_res), and
  * the block's add reading the skip `skip` at least one whole read less than the plain step. */
 static void resident_on_model(const char *spec, int S, int int16, int batch, int H, const char *skip)
 {
@@ -220,7 +222,7 @@ static void resident_on_model(const char *spec, int S, int int16, int batch, int
     cr_assert_eq(npu_step_run_resident(&s, 1), 0, "%s", s.why);
     cr_assert_eq(npu_estimate_step_cnn_res(&c, r.conv, r.n_conv, r.net.res, r.fc, r.n_fc, batch, 0, 1, 0,
                                            NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, &est, why, sizeof why), 0, "%s", why);
-    int drained = 0; /* forward convolutions whose output the plan keeps in the SPM */
+    int drained = 0, dy_in = 0, dx_out = 0; /* convolutions whose output / dY the plan keeps in the SPM */
     for (int i = 0; i < s.plan.nk; i++) {
         const npu_step_kernel_t *k = &s.res->k[i];
         if (k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD)
@@ -229,8 +231,16 @@ static void resident_on_model(const char *spec, int S, int int16, int batch, int
             cr_assert_eq(k->xp.spm_limit, s.res->limit, "%s", k->name);
         drained += k->kind == NPU_SK_CONV_FWD && k->cv.res_y;
         cr_assert(!k->cv.res_y || k->cv.spm_y >= s.res->limit, "%s: its output rows in the resident area", k->name);
+        dy_in += k->kind == NPU_SK_CONV_BWD && k->cv.res_dy;
+        dx_out += k->kind == NPU_SK_CONV_BWD && k->cv.res_dx;
+        cr_assert(!k->cv.res_dy || k->cv.spm_dy >= s.res->limit, "%s: its dY rows in the resident area", k->name);
+        cr_assert(!k->cv.res_dx || k->cv.spm_dx >= s.res->limit, "%s: its dX rows in the resident area", k->name);
     }
     cr_assert_gt(drained, 0, "%s: no convolution's output drained into the SPM", spec);
+    cr_assert_gt(dy_in, 0, "%s: no fused backward reads its dY in place", spec);
+    cr_assert_gt(dx_out, 0, "%s: no fused backward drains its dX into the SPM", spec);
+    cr_log_info("%s: %d forward outputs drained, %d backwards read dY in place, %d drain dX", spec, drained, dy_in,
+                dx_out);
     cr_assert_eq(npu_net_init(&r.net, 7, w, b), 0);
     npu_step_run_params(&s, w, b);
     cnn_train_steps(&s, batch, H * H, r.fc[r.n_fc], 3, NULL, NULL);

@@ -329,6 +329,51 @@ int npu_conv_bwd_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, npu
     return 0;
 }
 
+int npu_conv_bwd_res_dy_ok(const npu_conv_bwd_plan_t *bp, unsigned stride)
+{
+    return stride >= (unsigned)bp->dx.fw && bp->dx.dwy == bp->dx.OW;
+}
+
+int npu_conv_bwd_res_dy(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                        size_t n)
+{
+    npu_conv_plan_t *p = &bp->dx;
+    if (!npu_conv_bwd_res_dy_ok(bp, stride) || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "bwd: resident dY rows at word %u, %u words apart: rows at or above the plan's %d SPM "
+                 "words and at least a pixel's %d words apart", spm, stride, npu_cfg_spm_words(cfg), p->fw);
+        return -1;
+    }
+    p->res_dy = 1;
+    p->spm_dy = spm;
+    p->res_dy_stride = stride;
+    bp->plan_rd[NPU_TAG_DY] = bp->comp_rd[NPU_TAG_DY] = 0; /* nothing of dY comes from DRAM */
+    return 0;
+}
+
+int npu_conv_bwd_res_dx_ok(const npu_conv_bwd_plan_t *bp, unsigned stride)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    int nx = (p->c.W + p->c.stride - 1) / p->c.stride;
+    return !p->no_out && !p->acc && p->dwo == p->c.W && nx * p->c.stride == p->c.W && stride >= p->pout;
+}
+
+int npu_conv_bwd_res_dx(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                        size_t n)
+{
+    npu_conv_plan_t *p = &bp->dx;
+    if (!npu_conv_bwd_res_dx_ok(bp, stride) || spm < (unsigned)npu_cfg_spm_words(cfg)) {
+        snprintf(msg, n, "bwd: resident dX rows at word %u, %u words apart: a whole layer's dX whose rows the "
+                 "tiles hold contiguously (W a multiple of the stride), rows at or above the plan's %d SPM words "
+                 "and at least a pixel's %u words apart", spm, stride, npu_cfg_spm_words(cfg), p->pout);
+        return -1;
+    }
+    p->res_out = 1;
+    p->spm_out = spm;
+    p->res_stride = stride;
+    bp->plan_wr[NPU_TAG_DX] = bp->comp_wr[NPU_TAG_DX] = 0; /* nothing of dX reaches DRAM */
+    return 0;
+}
+
 void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp)
 {
     static const unsigned tags[] = {NPU_TAG_W, NPU_TAG_DX}; /* W: the dX waves' B tiles; DX: dX */
@@ -457,8 +502,8 @@ static void dw_row_waves(npu_cx_t *x, const npu_conv_bwd_plan_t *bp, const npu_c
     npu_conv_bwd_phase(c, g->kw[0], &ph, &e, &nph);
     mode = npu_cx_mode(x, kmax);
     bank = npu_cx_ldw(x, &up->C,
-                      npu_conv_dy_row(p, un, oh) + (unsigned)(L * j - e + klo) * (unsigned)p->fw + (unsigned)g->fb,
-                      (unsigned)p->fw, kmax, klo, nf);
+                      npu_conv_dy_row(p, un, oh) + (unsigned)(L * j - e + klo) * npu_conv_dy_px(p) + (unsigned)g->fb,
+                      npu_conv_dy_px(p), kmax, klo, nf);
     for (int i = 0; i < g->nkw; i++) {
         /* the kh in one WAVE when X^T rows (ih, ph) and (ih + d, ph) are C rows apart (in a ring:
          * and their slots do not wrap) */

@@ -134,6 +134,34 @@ int npu_conv_bwd_groups(const npu_conv_bwd_plan_t *bp, int obuf_rows, npu_conv_b
  * program's), no W loads, no dX waves, drains or stores; the bytes per tag follow (W and DX 0). */
 void npu_conv_bwd_drop_dx(npu_conv_bwd_plan_t *bp);
 
+/* Whether the plan may read dY in place from resident rows `stride` words apart
+ * (npu_conv_bwd_res_dy): rows of at least a pixel's fw words, dY a whole layer's (not a view of
+ * a wider one). The SPM address is the caller's to keep above the plan's. */
+int npu_conv_bwd_res_dy_ok(const npu_conv_bwd_plan_t *bp, unsigned stride);
+
+/* dY read in place from resident SPM rows (the step's scheduler, compile/step/step_res.h):
+ * pixel r at word spm + r * stride, the layout a DRAIN or a vector kernel leaves. The dX ecoflow
+ * buffer of dY is unpadded rows of fw-word pixels (a band's halo rows are other dY rows), so the
+ * dX waves and the dW^T LDWs read the resident rows at their pitch and no dY is LOADed; the
+ * plan's and the compulsory bytes of dY become 0 (its band buffers or ring stay planned, unused).
+ * Rows at or above the plan's SPM (cfg: the configuration it was planned on). 0, or -1 with the
+ * reason in msg. */
+int npu_conv_bwd_res_dy(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                        size_t n);
+
+/* Whether the plan may drain dX into resident rows `stride` words apart (npu_conv_bwd_res_dx):
+ * dX written (not npu_conv_bwd_drop_dx's), a whole layer's, W a multiple of the stride (the dX
+ * tile's rows are then W pixels apart, the resident rows' order) and rows of at least a pixel's
+ * pout words. */
+int npu_conv_bwd_res_dx_ok(const npu_conv_bwd_plan_t *bp, unsigned stride);
+
+/* dX drained into resident SPM rows (the step's scheduler): pixel r at word spm + r * stride, the
+ * dense tile's layout at another pitch (conv_plan.h res_out, as a forward's output), the zero FILL
+ * of pixels no tap reaches there too, no STORE (a SYNC_S keeps the tile's tokens); the plan's and
+ * the compulsory bytes of dX become 0. Rows at or above the plan's SPM. 0, or -1 with the reason. */
+int npu_conv_bwd_res_dx(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                        size_t n);
+
 /* The dY rows [*oh0, *oh1) whose dW^T waves band unit un takes: its own with one band per image,
  * in a ring (dx.ring) the rows it loads, so that each dY row is read once for dW too. */
 void npu_conv_bwd_band_rows(const npu_conv_bwd_plan_t *bp, const npu_conv_unit_t *un, int *oh0, int *oh1);

@@ -208,6 +208,8 @@ static void dy_load(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
     const npu_conv_plan_t *p = x->p;
     unsigned row = (unsigned)(p->OW * p->fw);
     int n0 = un->i0, n1 = un->i1;
+    if (p->res_dy) /* read in place from its resident rows */
+        return;
     if (p->ring)
         npu_conv_ring_new(p, un->band, &n0, &n1);
     while (n0 < n1) {
@@ -225,9 +227,13 @@ void npu_cx_unit_dx_ecoflow(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_
     const npu_conv_plan_t *p = x->p;
     const npu_conv_t *c = &p->c;
     unsigned hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
-    unsigned fw = (unsigned)p->fw;
+    unsigned fw = npu_conv_dy_px(p); /* dY's pixel pitch in its buffer or resident rows */
     unsigned Ru = (unsigned)(un->r1 - un->r0), G = (unsigned)(un->k1 - un->k0);
-    unsigned tile = npu_cx_tile(x, un), pw = p->pout;
+    /* a resident dX (p->res_out, the fused backward's npu_conv_bwd_res_dx; Wp = W): the band's
+     * pixels drained straight into their resident rows, the zero FILL of uncovered ones there too */
+    uint64_t pix0 = ((uint64_t)un->b * (uint64_t)c->H + (uint64_t)un->r0) * (uint64_t)c->W;
+    unsigned tile = p->res_out ? p->spm_out + (unsigned)pix0 * p->res_stride : npu_cx_tile(x, un);
+    unsigned pw = p->res_out ? p->res_stride : p->pout;
     int s = c->stride, uncovered = 0, nx = (c->W + s - 1) / s;
     unsigned Wp = (unsigned)(nx * s), blk = Ru * Wp; /* OBUF rows per c-block */
     if (un->grp == 0)

@@ -307,9 +307,16 @@ void npu_conv_ring_new(const npu_conv_plan_t *p, int band, int *n0, int *n1)
     *n0 = imin(un.i1, imax(un.i0, held));
 }
 
+unsigned npu_conv_dy_px(const npu_conv_plan_t *p)
+{
+    return p->res_dy ? p->res_dy_stride : (unsigned)p->fw;
+}
+
 unsigned npu_conv_dy_row(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int oh)
 {
     unsigned row = (unsigned)(p->OW * p->fw);
+    if (p->res_dy) /* the whole tensor resident: image b's row oh where the rows hold it */
+        return p->spm_dy + (unsigned)((un->b * p->OH + oh) * p->OW) * p->res_dy_stride;
     if (p->ring)
         return p->in_base[0] + (unsigned)((un->b * p->OH + oh) % p->ring) * row;
     return p->in_base[(un->b * p->nbands + un->band) % 2] + (unsigned)(oh - un->i0) * row;

@@ -77,7 +77,8 @@ typedef struct npu_conv_plan {
                                whole; a part over a range of columns reads and writes rows of the
                                whole tensors) */
     int acc;
-    /* fwd, one part (conv_split.h npu_conv_split_res_out): the output drained into resident SPM
+    /* fwd, one part (conv_split.h npu_conv_split_res_out), and the fused backward's dX
+     * (conv_bwd.h npu_conv_bwd_res_dx): the output drained into resident SPM
      * rows, pixel r at word spm_out + r * res_stride, channel block j at word 2j of it (the dense
      * tile's layout at another pitch), by the band's DRAINs, no STORE (a SYNC_S keeps the tile's
      * tokens); 0: the dense tiles stored to DRAM */
@@ -89,6 +90,12 @@ typedef struct npu_conv_plan {
      * halo and padding stay FILLs; 0: X loaded from DRAM */
     int res_in;
     unsigned spm_in, res_in_stride;
+    /* dX ecoflow inside the fused backward (conv_bwd.h npu_conv_bwd_res_dy): dY read in place from
+     * resident SPM rows, pixel r at word spm_dy + r * res_dy_stride (the dY buffer is unpadded
+     * rows of fw-word pixels, so the resident rows are the layout at another pixel pitch), no
+     * LOAD of dY; 0: dY loaded into the band buffers or the ring */
+    int res_dy;
+    unsigned spm_dy, res_dy_stride;
     int no_out;             /* dX ecoflow inside the fused backward without dX (conv_bwd.h
                                npu_conv_bwd_drop_dx): the units load their dY rows and nothing
                                else, no weights, waves, drains or stores of dX */
@@ -177,6 +184,10 @@ int npu_conv_ring_rows(const npu_conv_plan_t *p);
 void npu_conv_ring_new(const npu_conv_plan_t *p, int band, int *n0, int *n1);
 /* The SPM word of dY row oh of unit un (dX ecoflow: in its band's buffer or in the ring). */
 unsigned npu_conv_dy_row(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int oh);
+
+/* SPM words from one dY pixel to the next in the rows npu_conv_dy_row returns: fw, or the
+ * resident rows' stride (res_dy). */
+unsigned npu_conv_dy_px(const npu_conv_plan_t *p);
 
 /* fwd / dW: is plane row pr (in [un->i0, un->i1)) read by any (output row, kh) of the unit? */
 int npu_conv_plane_row_used(const npu_conv_plan_t *p, const npu_conv_unit_t *un, int pr);

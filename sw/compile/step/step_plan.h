@@ -68,6 +68,12 @@ typedef struct npu_step_conv {
     int res_x;           /* residency, fwd: X copied from its resident rows at word spm_x, stride_x
                             words a pixel, not loaded (conv_split.h npu_conv_split_res_in) */
     unsigned spm_x, stride_x;
+    int res_dy;          /* residency, bwd: dY read in place from its resident rows at word spm_dy,
+                            stride_dy words a pixel, not loaded (conv_bwd.h npu_conv_bwd_res_dy) */
+    unsigned spm_dy, stride_dy;
+    int res_dx;          /* residency, bwd: dX drained into its resident rows at word spm_dx,
+                            stride_dx words a pixel, not stored (conv_bwd.h npu_conv_bwd_res_dx) */
+    unsigned spm_dx, stride_dx;
 } npu_step_conv_t;
 
 typedef struct npu_step_kernel {

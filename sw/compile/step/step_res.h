@@ -91,10 +91,13 @@ typedef struct npu_step_res {
                                        split by tensor */
     unsigned char *y_ok;            /* per kernel: a convolution forward whose Y may be drained
                                        into resident rows (one part: conv_split.h
-                                       npu_conv_split_res_out), an SPM-side output then */
+                                       npu_conv_split_res_out), a fused backward whose dX may
+                                       (conv_bwd.h npu_conv_bwd_res_dx): an SPM-side output then */
     unsigned char *x_ok;            /* per kernel: a convolution forward whose X (a ReLU's output)
                                        may be copied from resident rows (one part: conv_split.h
-                                       npu_conv_split_res_in), an SPM-side input then */
+                                       npu_conv_split_res_in), a fused backward whose dY may be
+                                       read in place from them (conv_bwd.h npu_conv_bwd_res_dy):
+                                       an SPM-side input then */
     int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
                                        one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
@@ -120,8 +123,12 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
 /* NPU_RES_NO_CONV_Y: every forward convolution's output on the DRAM side (stored, as before
  * convolutions could drain into resident rows; for comparisons). NPU_RES_NO_CONV_X: every forward
  * convolution's input on the DRAM side (LOADed by the emitter, as before it could copy from
- * resident rows). */
-enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8 };
+ * resident rows). NPU_RES_NO_CONV_DY: every fused backward's dY on the DRAM side (LOADed into
+ * its band layout, as before it could read the resident rows in place). NPU_RES_NO_CONV_DX:
+ * every fused backward's dX on the DRAM side (stored, as before it could drain into resident
+ * rows). */
+enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8,
+       NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
 
