@@ -163,6 +163,71 @@ static const struct option long_opts[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The usage lines of the commands that run layers (train, conv). */
+static void usage_layers(FILE *f)
+{
+    fputs(
+            "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
+            "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
+            "                (m, k: one part per core when M, K is a multiple of 4S, n: N of 8S;\n"
+            "                mseq, nseq, kseq: the parts in sequence)\n"
+            "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
+            "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"
+            "       npu train (--conv SPEC[;SPEC..] | --topology FILE.csv) [--dataflow D]\n"
+            "                [--batch B] [--scale-c N] [--scale-s N] [--seed N] [--csv FILE]\n"
+            "                (conv layers: forward, dX (not the first layer), dW, bit-exact)\n"
+            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|bwd|all]\n"
+            "                [--dataflow zeropad|ecoflow|both] [--batch B] [--scale-c N]\n"
+            "                [--scale-s N] [--seed N] [--max-cycles N] [--csv FILE] [--quiet]\n"
+            "                (convolution kernels on the RTL, bit-exact; SPEC = C,H,W,F,KH,KW,\n"
+            "                stride,pad,dil[,dw]; FILE = SCALE-Sim conv topology CSV; --scale-c/-s\n"
+            "                divide channels / height and width for quicker runs; a layer too\n"
+            "                large for one plan runs in parts over filter, channel or column\n"
+            "                ranges, the parts column; --kernel bwd: dX and dW fused in one program\n"
+            "                reading dY once, beside dx and dw run separately)\n"
+            "                [--slicing heuristic|auto|burst|noburst]   (the bands and block\n"
+            "                groups: heuristic, the default, conv_plan's; auto, burst the slicing\n"
+            "                stage's burst-aware pick over the emitter's plans (auto: conv_plan's\n"
+            "                for a layer in parts), noburst its bytes-only pick)\n"
+            "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
+            "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
+            "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
+            "                KH x KW x 1 x C), dY B x OH x OW x F; a tensor not given is seeded;\n"
+            "                --out the NPU's int32 Y / dX / dW, --save DIR every tensor and\n"
+            "                the golden result)\n",
+        f);
+}
+
+/* The usage lines of the commands that train and estimate (fit, estimate, sweep). */
+static void usage_training(FILE *f)
+{
+    fputs(
+            "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
+            "                [--epochs E]\n"
+            "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
+            "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE]\n"
+            "                [--plot F.png] [--json] [--quiet]\n"
+            "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
+            "                whole steps on the NPU (MLPs, CNNs), kernels = each GEMM / conv on the\n"
+            "                NPU, npu = step where it can, else kernels; all checked bit-exact; per epoch\n"
+            "                the loss of both, train and test accuracy, cycles per sample)\n"
+            "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
+            "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
+            "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE] [--json]\n"
+            "                (the analytical\n"
+            "                estimator: one training iteration planned by the SPM scheduler, or with\n"
+            "                --plan step the step engine's kernels as the RTL runs them)\n"
+            "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
+            "                [--batch B] [--input HxWxC] [--csv FILE] [--json]   (the estimator\n"
+            "                over every combination: one row per design point)\n"
+            "                [--plan step [--resident-banks N] [--no-conv-reuse W] [--validate K]]\n"
+            "                (MLPs and CNNs: the step engine's plan; K points run on the RTL against\n"
+            "                it, SHARD=i/N: a share)\n",
+        f);
+}
+
 void npu_args_usage(FILE *f, const char *cfg)
 {
     fprintf(f,
@@ -205,34 +270,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                DRAM timing; checks each one's expected results and every counter,\n"
             "                a report per program and the total; a file saved for another\n"
             "                configuration is refused, exit 2)\n"
-            "       npu train --layers D0,D1,..,DL [--batch B] [--order O]\n"
-            "                [--partition none|m|n|k|mseq|nseq|kseq|knn] [--tile T]\n"
-            "                (m, k: one part per core when M, K is a multiple of 4S, n: N of 8S;\n"
-            "                mseq, nseq, kseq: the parts in sequence)\n"
-            "                [--policy P] [--seed N] [--stall-pct P] [--csv FILE] [--quiet]\n"
-            "                (one MLP training step: forward, dX, dW of every layer, bit-exact)\n"
-            "       npu train (--conv SPEC[;SPEC..] | --topology FILE.csv) [--dataflow D]\n"
-            "                [--batch B] [--scale-c N] [--scale-s N] [--seed N] [--csv FILE]\n"
-            "                (conv layers: forward, dX (not the first layer), dW, bit-exact)\n"
-            "       npu conv (--conv SPEC[;SPEC..] | --topology FILE.csv) [--kernel fwd|dx|dw|bwd|all]\n"
-            "                [--dataflow zeropad|ecoflow|both] [--batch B] [--scale-c N]\n"
-            "                [--scale-s N] [--seed N] [--max-cycles N] [--csv FILE] [--quiet]\n"
-            "                (convolution kernels on the RTL, bit-exact; SPEC = C,H,W,F,KH,KW,\n"
-            "                stride,pad,dil[,dw]; FILE = SCALE-Sim conv topology CSV; --scale-c/-s\n"
-            "                divide channels / height and width for quicker runs; a layer too\n"
-            "                large for one plan runs in parts over filter, channel or column\n"
-            "                ranges, the parts column; --kernel bwd: dX and dW fused in one program\n"
-            "                reading dY once, beside dx and dw run separately)\n"
-            "                [--slicing heuristic|auto|burst|noburst]   (the bands and block\n"
-            "                groups: heuristic, the default, conv_plan's; auto, burst the slicing\n"
-            "                stage's burst-aware pick over the emitter's plans (auto: conv_plan's\n"
-            "                for a layer in parts), noburst its bytes-only pick)\n"
-            "       npu conv --conv SPEC --kernel fwd|dx|dw [--dataflow D] [--x X.npy] [--w W.npy]\n"
-            "                [--dy DY.npy] [--out OUT.npy] [--save DIR]   (one kernel on your own\n"
-            "                int16 tensors: X B x H x W x C, W KH x KW x F x C (depthwise\n"
-            "                KH x KW x 1 x C), dY B x OH x OW x F; a tensor not given is seeded;\n"
-            "                --out the NPU's int32 Y / dX / dW, --save DIR every tensor and\n"
-            "                the golden result)\n"
+            );
+    usage_layers(f);
+    fprintf(f,
             "       npu flexsa-report [--seed N] [--batch B] [--limit G] [--csv FILE] [--quiet]\n"
             "                [--slicing auto|heuristic|burst|noburst] [--dram-bw B] [--dram-latency C]\n"
             "                [--max-cycles N]   (1G1C, 1G4C and FlexSA on the RTL: the mode\n"
@@ -245,29 +285,9 @@ void npu_args_usage(FILE *f, const char *cfg)
             "                LOAD sawtooth, WAVE trains, DRAINs; least-squares fit of the slicing\n"
             "                stage's cost constants, R^2 >= 0.98 required; --out writes the\n"
             "                calibration file, e.g. configs/<config>.calib; --quick: half the\n"
-            "                LOAD widths)\n"
-            "       npu fit --model mlp:64,128,10|cnn:c16,c32s2,fc10 [--data digits|FILE.csv.gz]\n"
-            "                [--epochs E]\n"
-            "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
-            "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE]\n"
-            "                [--plot F.png] [--json] [--quiet]\n"
-            "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
-            "                whole steps on the NPU (MLP, bf16), kernels = each GEMM / conv on the\n"
-            "                NPU, npu = step where it can, else kernels; all checked bit-exact; per epoch\n"
-            "                the loss of both, train and test accuracy, cycles per sample)\n"
-            "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
-            "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
-            "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE] [--json]\n"
-            "                (the analytical\n"
-            "                estimator: one training iteration planned by the SPM scheduler, or with\n"
-            "                --plan step the step engine's kernels as the RTL runs them)\n"
-            "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
-            "                [--batch B] [--input HxWxC] [--csv FILE] [--json]   (the estimator\n"
-            "                over every combination: one row per design point)\n"
-            "                [--plan step [--resident-banks N] [--validate K]]   (MLPs: the step\n"
-            "                engine's plan; K points run on the RTL against it, SHARD=i/N: a share)\n"
+            "                LOAD widths)\n");
+    usage_training(f);
+    fprintf(f,
             "       npu info\n"
             "       npu CMD --help | npu help CMD   (CMD's options, their values and defaults)\n"
             "       npu --version   (the git revision and the configuration)\n"
