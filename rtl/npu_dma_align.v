@@ -70,22 +70,22 @@ module npu_dma_align #(
     // verilator lint_off UNUSEDSIGNAL
     wire [2*WB-1:0] win   = {in_data, first} >> {off, 3'b000};   // a word is its low B bytes
     // verilator lint_on UNUSEDSIGNAL
+    // the byte masks as one comparison per byte (a shifted-and-decremented mask ripples: 69
+    // levels at 64-byte beats)
     wire [LB:0]     len0  = (cut != {(LB+1){1'b0}}) ? cut : len;
-    wire [B:0]      bmask = ({{B{1'b0}}, 1'b1} << len0) - {{B{1'b0}}, 1'b1};   // bytes < len0
+    wire [LB:0]     len1  = len - cut;
     // verilator lint_off UNUSEDSIGNAL
     wire [LB+1:0]   off1  = {2'b00, off} + {1'b0, cut};
     wire [2*WB-1:0] win1  = {in_data, first} >> {off1, 3'b000};
     // verilator lint_on UNUSEDSIGNAL
-    wire [LB:0]     len1  = len - cut;
-    wire [B:0]      hmask = ({{B{1'b0}}, 1'b1} << len1) - {{B{1'b0}}, 1'b1};  // bytes < len - cut
     genvar k;
     generate
         for (k = 0; k < B; k = k + 1) begin : g_byte
-            assign out_data[k*8 +: 8] = bmask[k] ? win[k*8 +: 8] : 8'd0;
-            assign out_hi[k*8 +: 8]   = hmask[k] ? win1[k*8 +: 8] : 8'd0;
+            localparam [LB:0] K = k;
+            assign out_data[k*8 +: 8] = (K < len0) ? win[k*8 +: 8] : 8'd0;    // bytes < len0
+            assign out_hi[k*8 +: 8]   = (K < len1) ? win1[k*8 +: 8] : 8'd0;   // bytes < len - cut
         end
     endgenerate
-    wire unused = &{1'b0, bmask[B], hmask[B]};
 
     always @(posedge clk) begin
         if (in_fire) lo <= in_data;

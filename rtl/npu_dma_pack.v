@@ -47,14 +47,22 @@ module npu_dma_pack #(
     wire            fills = e >= BL;                 // the word reaches the beat's end
     wire            done  = fills || last;           // the current beat is sent with it
     wire [2*WB-1:0] sh    = {{WB{1'b0}}, in_data} << {off, 3'b000};
-    wire [B:0]      bmask = ({{B{1'b0}}, 1'b1} << len) - {{B{1'b0}}, 1'b1};   // bytes < len
-    wire [2*B-1:0]  msh   = {{(B-1){1'b0}}, bmask} << off;
+    // the word's bytes in the two-beat window, [off, off + len): one comparison pair per byte
+    // (a shifted-and-decremented mask ripples)
+    wire [2*B-1:0]  msh;
     wire [WB-1:0]   merged;
     genvar k;
     generate
         for (k = 0; k < B; k = k + 1) begin : g_byte
             assign merged[k*8 +: 8] = msh[k] ? sh[k*8 +: 8] : cur[k*8 +: 8];
         end
+        // verilator lint_off CMPCONST
+        // (byte 0 is always >= off and the last never < e: constant ends of the same rule)
+        for (k = 0; k < 2 * B; k = k + 1) begin : g_msh
+            localparam [LB+1:0] K = k;
+            assign msh[k] = (K >= {2'b00, off}) && (K < {1'b0, e});
+        end
+        // verilator lint_on CMPCONST
     endgenerate
 
     assign out_vld  = pend || (in_vld && done);
@@ -78,7 +86,6 @@ module npu_dma_pack #(
         end
         if (!pend && in_pop) cur <= done ? sh[2*WB-1:WB] : merged;
     end
-    wire unused = &{1'b0, bmask[B]};
 
 `include "npu_assert.vh"
 `ifdef NPU_ASSERTS

@@ -313,14 +313,13 @@ module npu_dma_store #(
         if (BW > 1) begin : g_df2
             // a row pair: row w's rlast bytes, then row w + spm_stride's (bytes past 2 rlast are
             // the packer's don't-care: it takes len bytes)
-            wire [B:0]     m0   = ({{B{1'b0}}, 1'b1} << rlast) - {{B{1'b0}}, 1'b1};   // bytes < rlast
             wire [WB-1:0]  w0;
             genvar k;
             for (k = 0; k < B; k = k + 1) begin : g_m0
-                assign w0[k*8 +: 8] = m0[k] ? rd_data[k*8 +: 8] : 8'd0;
+                localparam [LB:0] K = k;
+                assign w0[k*8 +: 8] = (K < rlast) ? rd_data[k*8 +: 8] : 8'd0;   // bytes < rlast
             end
             wire [CWB-1:0] pair = {{WB{1'b0}}, w0} | ({{WB{1'b0}}, rd2_data} << {rlast, 3'b000});
-            wire unused_m0 = &{1'b0, m0[B]};
             assign df_din   = f_tr ? {1'b0, {(CWB-WB){1'b0}}, t_word}
                             : (pr && rd2_vld) ? {1'b1, pair} : {rd2_vld, rd2_data, rd_data};
             assign df_chunk = df_dout[CWB-1:0];
