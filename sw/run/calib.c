@@ -459,9 +459,9 @@ int npu_calib_write(FILE *f, const npu_cfg_t *cfg, const npu_calib_t *c, const c
             cfg->name, command, cfg->name);
     fprintf(f, "# Measured under (must equal %s.cfg):\n", cfg->name);
     fprintf(f, "S               = %d\nMAX_BURST_BEATS = %d\nMAX_OUTSTANDING = %d\nDRAM_BW         = %d\n"
-               "DRAM_LATENCY    = %d\nDRAM_BURST_COST = %d\nBEAT_WORDS      = %d\n", cfg->s,
-            cfg->max_burst_beats, cfg->max_outstanding, cfg->dram_bw, cfg->dram_latency,
-            cfg->dram_burst_cost, cfg->beat_words);
+               "DRAM_LATENCY    = %d\nDRAM_BURST_COST = %d\nBEAT_WORDS      = %d\nLOAD_PIPELINE   = %d\n",
+            cfg->s, cfg->max_burst_beats, cfg->max_outstanding, cfg->dram_bw, cfg->dram_latency,
+            cfg->dram_burst_cost, cfg->beat_words, cfg->load_pipeline);
     fprintf(f, "QUICK           = %d   # 1: the --quick sweep\n", c->quick);
     fprintf(f, "# Q16 cycles (cycles x 65536). DMA fit over %zu LOAD programs, R^2 = %.5f; launch "
                "%.2f cycles per program (not used)\n", c->fdma.n, c->fdma.r2, c->fdma.coef[0]);
@@ -478,8 +478,7 @@ int npu_calib_write(FILE *f, const npu_cfg_t *cfg, const npu_calib_t *c, const c
     fprintf(f, "LAT_FIXED       = %u   # %.4f cycles per latency-bound DMA transfer\n", k->lat_fixed,
             cyc(k->lat_fixed));
     fprintf(f, "WINDOW          = %u   # %.4f cycles per latency-bound DRAM burst\n", k->window, cyc(k->window));
-    fprintf(f, "# pipelined LOADs (LOAD_PIPELINE = %d): of the DMA fit, its LOADs after a SYNC_L\n",
-            cfg->load_pipeline);
+    fprintf(f, "# the DMA fit's LOADs after a SYNC_L (pipelined LOADs; 0 at LOAD_PIPELINE = 0)\n");
     fprintf(f, "XFER_IDLE       = %u   # %.4f cycles per LOAD on an idle engine, beyond XFER_FIXED\n",
             k->xfer_idle, cyc(k->xfer_idle));
     return ferror(f) ? -1 : 0;

@@ -88,6 +88,7 @@ static const struct key CAL_KEYS[] = {
     {"DRAM_LATENCY", "dram_latency", 0, 0},
     {"DRAM_BURST_COST", "dram_burst_cost", 0, 0},
     {"BEAT_WORDS", "beat_words", 0, 0},
+    {"LOAD_PIPELINE", "load_pipeline", 0, 0},
     {"QUICK", "quick", 0, 0},
     {"XFER_FIXED", "xfer_fixed", 0, 0},
     {"BURST", "burst", 0, 0},
@@ -99,9 +100,9 @@ static const struct key CAL_KEYS[] = {
     {"WINDOW", "window", 0, 0},
     {"XFER_IDLE", "xfer_idle", 0, 0},
 };
-enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 7, C_QUICK = 7, C_XFER_FIXED = 8 };
+enum { NCAL = (int)(sizeof CAL_KEYS / sizeof CAL_KEYS[0]), NCAL_COND = 8, C_QUICK = 8, C_XFER_FIXED = 9 };
 static const int CAL_COND_KEY[NCAL_COND] = {K_S, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING, K_DRAM_BW,
-                                            K_DRAM_LATENCY, K_DRAM_BURST_COST, K_BEAT_WORDS};
+                                            K_DRAM_LATENCY, K_DRAM_BURST_COST, K_BEAT_WORDS, K_LOAD_PIPELINE};
 
 static long val[NKEYS];
 static int line_of[NKEYS]; /* 0 = not seen */
