@@ -812,7 +812,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.tq = malloc(sizeof *s.tq * (n + 1));
     s.lead = calloc(n + 1, sizeof *s.lead);
     s.lx = calloc(n + 1, sizeof *s.lx);
-    s.idle = k->mode == NPU_SLICE_NOBURST ? 0 : k->xfer_idle;
+    s.idle = npu_slice_idle(k);
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
     s.bend = calloc(n + 1, sizeof *s.bend);

@@ -137,10 +137,12 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
 
 uint64_t npu_slice_xfer_alone(const npu_slice_cost_t *k) { return k->xfer_fixed + k->xfer_idle; }
 
+uint64_t npu_slice_idle(const npu_slice_cost_t *k) { return k->mode == NPU_SLICE_NOBURST ? 0 : k->xfer_idle; }
+
 void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k)
 {
     memset(p, 0, sizeof *p);
-    p->idle = k->mode == NPU_SLICE_NOBURST ? 0 : k->xfer_idle;
+    p->idle = npu_slice_idle(k);
 }
 
 /* The latency the loads of the step now walked pay (see slice_cost.h): all of it at the first

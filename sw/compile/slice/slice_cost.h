@@ -78,6 +78,9 @@ uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, u
 /* A transfer's fixed cost on an idle engine: xfer_fixed + xfer_idle (a STORE's always, the
  * fetch's; a LOAD's after a wait). */
 uint64_t npu_slice_xfer_alone(const npu_slice_cost_t *k);
+/* The latency a LOAD on an idle engine pays beyond xfer_fixed, as the walks charge it: xfer_idle,
+ * 0 under the bytes-only cost (no fixed part). */
+uint64_t npu_slice_idle(const npu_slice_cost_t *k);
 /* Their DRAM bus time alone (xfer_fixed, bursts, bytes), which reads and writes share. */
 uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
 

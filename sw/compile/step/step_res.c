@@ -771,12 +771,13 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
         res->y_ok = res->x_ok = NULL;
         return -1;
     }
-    for (int i = 0; i < p->nk; i++) /* the outputs the mask keeps on the DRAM side */
-        if ((overlap & (p->k[i].kind == NPU_SK_CONV_FWD ? NPU_RES_NO_CONV_Y : NPU_RES_NO_CONV_DX)))
+    for (int i = 0; i < p->nk; i++) { /* the outputs and inputs the mask keeps on the DRAM side */
+        int fwd = p->k[i].kind == NPU_SK_CONV_FWD;
+        if (overlap & (fwd ? NPU_RES_NO_CONV_Y : NPU_RES_NO_CONV_DX))
             res->y_ok[i] = 0;
-    for (int i = 0; i < p->nk; i++) /* the inputs the mask keeps on the DRAM side */
-        if ((overlap & (p->k[i].kind == NPU_SK_CONV_FWD ? NPU_RES_NO_CONV_X : NPU_RES_NO_CONV_DY)))
+        if (overlap & (fwd ? NPU_RES_NO_CONV_X : NPU_RES_NO_CONV_DY))
             res->x_ok[i] = 0;
+    }
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
     res->cap_bytes = cap && cap < res->cap_bytes ? cap : res->cap_bytes;
