@@ -24,6 +24,8 @@ static const char *const k_phase[3] = {"fwd", "dx", "dw"};
 typedef struct agg {
     int n, pass;
     uint64_t macs, compute_cycles, cycles, lbuf_rtl, waves[NPU_NUM_MODES];
+    uint64_t dram_bytes, compulsory_bytes;
+    double bound_cycles;
     npu_flexsa_stats_t model;
 } agg_t;
 
@@ -35,6 +37,9 @@ static void agg_add(agg_t *g, const npu_policy_meas_t *m)
     g->compute_cycles += m->compute_cycles;
     g->cycles += m->cycles;
     g->lbuf_rtl += m->lbuf_elems;
+    g->dram_bytes += m->dram_bytes;
+    g->compulsory_bytes += m->compulsory_bytes;
+    g->bound_cycles += m->bound_cycles;
     for (int i = 0; i < NPU_NUM_MODES; i++)
         g->waves[i] += m->waves[i];
     npu_flexsa_stats_add(&g->model, &m->model);
@@ -43,7 +48,7 @@ static void agg_add(agg_t *g, const npu_policy_meas_t *m)
 static const char *const k_cols[] = {
     "set", "gemm", "M", "N", "K", "policy", "result", "cycles", "compute_cycles", "macs",
     "ideal_util", "measured_util", "lbuf_elems_rtl", "lbuf_elems_model", "waves_fw", "waves_hsw",
-    "waves_vsw", "waves_isw"};
+    "waves_vsw", "waves_isw", "dram_bytes", "compulsory_bytes", "bound_cycles"};
 
 static void table_line(npu_table_t *t, const char *set, const char *name, int M, int N, int K,
                      int pol, const npu_policy_meas_t *m)
@@ -65,6 +70,9 @@ static void table_line(npu_table_t *t, const char *set, const char *name, int M,
     npu_table_u64(t, npu_flexsa_traffic(&m->model));
     for (int i = 0; i < 4; i++)
         npu_table_u64(t, m->waves[modes[i]]);
+    npu_table_u64(t, m->dram_bytes);
+    npu_table_u64(t, m->compulsory_bytes);
+    npu_table_num(t, m->bound_cycles, "%.1f");
     npu_table_end_row(t);
 }
 
@@ -179,6 +187,22 @@ static int run_pruned(const npu_cfg_t *cfg, const npu_args_t *a, const npu_polic
     return 0;
 }
 
+/* Part 2's roofline (npu_policy_roofline summed over the GEMMs): no policy runs the set in fewer
+ * cycles, so bound(1G1C) / bound(FlexSA) is the most FlexSA can gain at this bandwidth. */
+static void print_roofline(const agg_t *g)
+{
+    printf("roofline per GEMM, max(MACs / (PEs x ideal utilization), compulsory DRAM bytes / bandwidth\n"
+           " or / one beat per port), summed; DRAM bytes of the full runs / compulsory:\n");
+    for (int p = 0; p < 3; p++)
+        printf("  %-7s bound %12.0f cycles, measured %.3f x the bound, DRAM bytes %.3f x compulsory\n",
+               k_name[p], g[p].bound_cycles,
+               g[p].bound_cycles > 0 ? (double)g[p].cycles / g[p].bound_cycles : 0.0,
+               g[p].compulsory_bytes ? (double)g[p].dram_bytes / (double)g[p].compulsory_bytes : 0.0);
+    printf("FlexSA / 1G1C speedup: measured %.3f, at most %.3f at this bandwidth (the bounds' ratio)\n",
+           g[2].cycles ? (double)g[0].cycles / (double)g[2].cycles : 0.0,
+           g[2].bound_cycles > 0 ? g[0].bound_cycles / g[2].bound_cycles : 0.0);
+}
+
 /* The per-policy summary of part 2. */
 static void print_summary(int S, const pruned_t *ps)
 {
@@ -210,6 +234,7 @@ static void print_summary(int S, const pruned_t *ps)
            "2S per core), / 1G1C: 1G4C %.3f, FlexSA %.3f (paper: about 1.5 and 0.98)\n",
            ps->paper_tr[0] > 0 ? ps->paper_tr[1] / ps->paper_tr[0] : 0.0,
            ps->paper_tr[0] > 0 ? ps->paper_tr[2] / ps->paper_tr[0] : 0.0);
+    print_roofline(g);
 }
 
 int npu_cmd_flexsa_report(const npu_cfg_t *cfg, const npu_args_t *a)

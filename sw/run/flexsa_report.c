@@ -18,6 +18,23 @@ npu_flexsa_policy_t npu_emit_policy_model(int emit)
     }
 }
 
+double npu_policy_roofline(const npu_cfg_t *cfg, double bytes_per_cycle, int M, int N, int K, double ideal,
+                           uint64_t *compulsory)
+{
+    double rd = 2.0 * ((double)M * K + (double)K * N), wr = 4.0 * (double)M * N;
+    double beat = (double)npu_cfg_beat(cfg), t = 0.0;
+    double pe = 4.0 * cfg->s * cfg->s;
+    if (compulsory)
+        *compulsory = (uint64_t)(rd + wr);
+    if (ideal > 0)
+        t = (double)M * N * K / (pe * ideal);
+    if (bytes_per_cycle > 0 && (rd + wr) / bytes_per_cycle > t)
+        t = (rd + wr) / bytes_per_cycle;
+    if (rd / beat > t)
+        t = rd / beat;
+    return wr / beat > t ? wr / beat : t;
+}
+
 static int fail(npu_policy_meas_t *m, int rc, const char *msg)
 {
     m->rc = rc;
@@ -96,6 +113,8 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
         m->cycles = rep.run.end_cycle - rep.run.start_cycle;
         if (rep.run.cnt[NPU_CNT_cycles])
             m->cycles = rep.run.cnt[NPU_CNT_cycles];
+        for (int t = 1; t < NPU_NUM_TAGS; t++) /* tag 0: the program */
+            m->dram_bytes += rep.run.cnt[NPU_CNT_dram_rd_prog + t] + rep.run.cnt[NPU_CNT_dram_wr_prog + t];
         if (rc != NPU_GEMM_PASS)
             snprintf(m->msg, sizeof m->msg, "full run: %s%s%s", npu_gemm_rc_name(rc),
                      rep.counters_msg[0] ? ": " : "", rep.counters_msg);
@@ -122,6 +141,8 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
     npu_flexsa_plan(S, blk, npu_emit_policy_model(emit), m->swapped ? N : M, m->swapped ? M : N, K, NULL, NULL,
                     &m->model);
     m->ideal_util = npu_flexsa_util(&m->model);
+    m->bound_cycles = npu_policy_roofline(cfg, o->timing ? o->timing->bytes_per_cycle : cfg->dram_bw, M, N, K,
+                                          m->ideal_util, &m->compulsory_bytes);
     if (m->compute_cycles)
         m->measured_util = (double)m->macs / (4.0 * S * S * (double)m->compute_cycles);
     npu_gemm_report_free(&rep);

@@ -47,7 +47,21 @@ typedef struct npu_policy_meas {
     double ideal_util;           /* model: macs / pe_cycles */
     double measured_util;        /* macs / (4 S^2 compute_cycles) */
     int swapped;                 /* the compiler ran C^T = B^T A^T (the model is of that GEMM) */
+    uint64_t dram_bytes;         /* full run: DMA bytes read and written, the program fetch excluded */
+    uint64_t compulsory_bytes;   /* A and B read once, C written once (npu_policy_roofline) */
+    double bound_cycles;         /* the roofline at the full run's bandwidth (npu_policy_roofline) */
 } npu_policy_meas_t;
+
+/* The roofline of an M x N x K GEMM under a policy of ideal utilization `ideal` (flexsa_mode.h:
+ * the model's MACs / PE cycles): the most of
+ *   MACs / (4 S^2 ideal)                   the array at the policy's ideal utilization,
+ *   (rd + wr) / bytes_per_cycle            the DRAM's bandwidth, shared by reads and writes,
+ *   rd / beat, wr / beat                   one beat a cycle on each DMA port (docs/memory.md),
+ * with the compulsory bytes rd = 2 (M K + K N) (A, B once, 16-bit) and wr = 4 M N (C once,
+ * 32-bit), *compulsory = rd + wr. No run of the policy can be faster (less the DRAM model's
+ * initial credit of a few beats); the ratio of two policies' sums bounds their speedup. */
+double npu_policy_roofline(const npu_cfg_t *cfg, double bytes_per_cycle, int M, int N, int K, double ideal,
+                           uint64_t *compulsory);
 
 /* The flexsa_mode.h policy an emission policy corresponds to. */
 npu_flexsa_policy_t npu_emit_policy_model(int emit);

@@ -174,6 +174,11 @@ Test(policies, pruned_subset_relations, .timeout = 900)
                     waves[p][i] += m.waves[i];
                 /* the RTL ran the waves the model planned */
                 cr_assert_eq(m.macs, (uint64_t)gs[j].M * gs[j].N * gs[j].K);
+                /* the roofline holds (less the DRAM model's initial credit: 4 beats) */
+                cr_assert_geq(m.dram_bytes, m.compulsory_bytes);
+                cr_assert_geq((double)m.cycles + 4.0 * npu_cfg_beat(&cfg) / cfg.dram_bw, m.bound_cycles,
+                              "%s GEMM %d policy %s: %llu cycles below the roofline %.1f", L[l].name, j,
+                              policy_opt(emit[p]), (unsigned long long)m.cycles, m.bound_cycles);
             }
         }
     }

@@ -6,6 +6,7 @@
 
 #include "compile/gemm/flexsa_mode.h"
 #include "model/pruned_layers.h"
+#include "run/flexsa_report.h"
 #include "test_cfgs.h"
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
@@ -438,4 +439,25 @@ Test(flexsa_pruned, acceptance7)
             cr_assert_eq(e.st[NPU_POLICY_FLEXSA].macs, e.st[NPU_POLICY_1G4C].macs);
         }
     cr_assert_eq(npu_flexsa_eval(8, 0, g, 0, NULL), -1);
+}
+
+/* ------------------------------------------------------------------ the policies' roofline */
+
+/* npu_policy_roofline (run/flexsa_report.h) takes the largest of its four terms, each from its
+ * formula: S = 8 (256 PEs, 32-byte beats), compulsory bytes 2 (MK + KN) read, 4 MN written. */
+Test(flexsa, policy_roofline_terms)
+{
+    npu_cfg_t c = test_cfg(8);
+    uint64_t comp = 0;
+    /* 4096 x 5 x 5 at utilization 0.25: compute 102,400 / 64 = 1,600; bytes 41,010 + 81,920 =
+     * 122,930: / 64 B = 1,920.8 (the bound), read port 1,281.6, write port 2,560 (the bound at
+     * 64 B/cycle: the write port is the tighter one) */
+    cr_assert_float_eq(npu_policy_roofline(&c, 64.0, 4096, 5, 5, 0.25, &comp), 2560.0, 1e-9);
+    cr_assert_eq(comp, 122930u);
+    cr_assert_float_eq(npu_policy_roofline(&c, 32.0, 4096, 5, 5, 0.25, NULL), 122930.0 / 32, 1e-9);
+    /* 512^3 at 0.9: compute 134,217,728 / 230.4 = 582,542.2 dwarfs 3 x 2^19 + ... bytes */
+    cr_assert_float_eq(npu_policy_roofline(&c, 32.0, 512, 512, 512, 0.9, &comp), 134217728.0 / 230.4, 1e-6);
+    cr_assert_eq(comp, 2u * 2 * 512 * 512 + 4u * 512 * 512);
+    /* no bandwidth given (<= 0): the ports and the array only */
+    cr_assert_float_eq(npu_policy_roofline(&c, 0.0, 4096, 5, 5, 1.0, NULL), 2560.0, 1e-9);
 }
