@@ -32,11 +32,7 @@ TEST_FILTER_small-bf16 := @(@(bf16|conv_bf16|conv_bwd|vec|vec_errors|vec_order|s
 # partitions, a minute and a half of the budget, which the LOAD engine's mode does not change): it
 # keeps the non-pipelined engine and its cost model (XFER_IDLE = 0) under test.
 TEST_FILTER_tiny-nopipe := @(!(@(policies|train_part))/*)
-# tiny runs every suite but step/brief_prefetch_heavy_light: with the pipelined engine one of its
-# prefetched loads (b32[2], appended to the L2 GEMM) adds 23 cycles on the RTL against the 4 the
-# estimator predicts (bound 12), not traced yet (docs/memory.md "Limitations"); it runs at small
-# (pipelined) and at tiny-nopipe.
-TEST_FILTER_tiny := @(!(step)/*|step/!(brief_prefetch_heavy_light))
+# tiny and small run every suite.
 test_filter = $(if $(or $(TEST_FILTER_$(1)),$(findstring -bf16,$(1))),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
 B        := build/$(CONFIG)
 CC       ?= gcc

@@ -339,6 +339,21 @@ static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *
     return max64(max64(r, turn), (depth + PT_PAIR_C) << NPU_SLICE_Q);
 }
 
+/* The cycles a plain DRAIN loses to SPM sub-bank conflicts at its real addresses
+ * (npu_slice_drain_stalls: the drain engine's pair choice, exact against the RTL); for the skinny
+ * form when it is the emitters' (split_rows = rows = ceil((rows + hi_rows) / 2)). A narrow DRAIN
+ * (one word a row) or another split: 0, not modelled. */
+static uint64_t drain_stalls(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    if (f->narrow || f->rows == 0)
+        return 0;
+    if (!f->split_rows)
+        return npu_slice_drain_stalls(cfg, f->spm_addr, f->rows, 0, f->spm_stride);
+    if (f->split_rows == f->rows && (f->hi_rows + 1 == f->rows || f->hi_rows == f->rows))
+        return npu_slice_drain_stalls(cfg, f->spm_addr, (int64_t)f->rows + f->hi_rows, 1, f->spm_stride);
+    return 0;
+}
+
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
 static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, unsigned len)
 {
@@ -348,7 +363,7 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
     case NPU_OP_DRAIN:
         if (f->acc)
             return k->drain_fixed + ((uint64_t)f->rows * PT_DRAIN_ACC_ROW << NPU_SLICE_Q);
-        return k->drain_fixed + (uint64_t)f->rows * k->drain_row;
+        return k->drain_fixed + (uint64_t)f->rows * k->drain_row + (drain_stalls(cfg, f) << NPU_SLICE_Q);
     case NPU_OP_VEC: return (npu_vec_busy(f, len, (unsigned)cfg->s) + PT_VEC_TAIL) << NPU_SLICE_Q;
     case NPU_OP_VSET:
     case NPU_OP_SYNC_E: return (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;

@@ -540,9 +540,10 @@ static void tally(npu_step_tally_t *t, const npu_run_result_t *r, int kernels)
         t->macs += r->cnt[NPU_CNT_macs_core0 + c];
 }
 
-/* Runs one program; 0, or -1 naming `what` and the NPU's error. */
+/* Runs one program, labelled `what` (a kernel's name, "LOAD of T"); 0, or -1 naming `what` and the NPU's error. */
 static int run_prog(npu_step_run_t *s, const char *what, const npu_step_prog_t *kp, npu_run_result_t *r)
 {
+    npu_run_set_label("%s", what); /* the recorder's and the timeline's name of the program */
     int rc = npu_run_program(s->cfg, s->sim, kp->base, kp->prog.insn, kp->prog.n, s->max_cycles, r);
     if (rc == NPU_RUN_DONE)
         return 0;
