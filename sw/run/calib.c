@@ -40,10 +40,13 @@ static int run(const npu_cfg_t *cfg, npu_sim_t *sim, const npu_prog_t *p, const 
 
 /* ---- DMA: the sawtooth ------------------------------------------------------------------ */
 
+/* The sweep's widest row: two longest bursts, at least 512 B (the brief's sawtooth) and at most
+ * 2 KiB: past that a row only adds whole bursts (4 KiB ones at small-w2 would quadruple the
+ * sweep, and `calibrate/committed` reruns it), and the dense transfers still make the longest. */
 static unsigned dma_wmax(const npu_cfg_t *cfg)
 {
     unsigned burst = (unsigned)(npu_cfg_beat(cfg) * cfg->max_burst_beats);
-    return 2 * burst > 512 ? 2 * burst : 512;
+    return 2 * burst < 512 ? 512 : 2 * burst > 2048 ? 2048 : 2 * burst;
 }
 
 /* The LOADs of point t into p; bursts, beats and transfers by the slicing stage's counter. */
