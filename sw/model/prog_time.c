@@ -82,6 +82,7 @@ typedef struct pt_state {
     size_t nfb;                   /* bursts timed so far */
     size_t last_load, last_store; /* the LOAD / STORE started last, + 1 (0: none yet) */
     uint64_t idle;                /* Q16: xfer_idle, what a LOAD on an idle engine pays (load_wait) */
+    uint64_t burst_q;             /* Q16: the cost of a burst (k->burst) */
     uint64_t *lx;                 /* a LOAD's share of it, set with its start time (start_time) */
     int l_synced;                 /* a SYNC_L started since the last LOAD: the engine is empty */
     uint64_t ld_end[2];           /* the ends of the last two LOADs (when they started), latest first */
@@ -685,6 +686,8 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     for (int j = 0; j < np; j++)
         s->npop[pops[j]]++;
     s->lead[i] += s->lx[i], s->dur[i] += s->lx[i]; /* a LOAD's latency on an idle engine */
+    if (s->lx[i]) /* its first burst's cost elapses within that latency */
+        s->dur[i] -= min64(min64(s->lx[i], s->burst_q), s->dur[i]);
     if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_SYNC_L)
         s->l_synced = s->f[i].op == NPU_OP_SYNC_L;
     if (s->busw[i]) /* a transfer: its data moves on the shared bus, from its lead on */
@@ -828,6 +831,7 @@ int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_ins
     s.lead = calloc(n + 1, sizeof *s.lead);
     s.lx = calloc(n + 1, sizeof *s.lx);
     s.idle = npu_slice_idle(k);
+    s.burst_q = k->burst;
     s.busw = calloc(n + 1, sizeof *s.busw);
     s.burstw = calloc(n + 1, sizeof *s.burstw);
     s.bend = calloc(n + 1, sizeof *s.bend);
