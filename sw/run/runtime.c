@@ -482,8 +482,7 @@ static int gemm_tiles(const npu_cfg_t *cfg, int M, int N, int K, int transposed,
         if (npu_slice_count(cfg, NPU_SLICE_GEMM, NULL, M, N, K) > NPU_GEMM_AUTO_MAX_CANDS ||
             npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, even, plan) != 0)
             return npu_gemm_tile_res(cfg, M, N, K, even, plan);
-        npu_gemm_plan_band(cfg, plan);
-        return 0;
+        return 0; /* with the band the slicing stage costed, if any */
     }
 }
 

@@ -3,9 +3,11 @@
 "Slicing"; acceptance 4 of issue 14).
 
 Re-implements the documented model without the C code: every candidate (3 splits x 2 loop orders
-x the balanced tile sizes of every dim) is checked against the capacity rules and, when it fits,
-costed by simulating its loop nest step by step, bursts counted by walking every DRAM beat of
-every run. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
+x, for a GEMM, with or without a resident band x the balanced tile sizes of every dim) is checked
+against the capacity rules and, when it fits, costed by simulating its loop nest step by step,
+bursts counted by walking every DRAM beat of every run. A GEMM's resident band (gemm_tiling.h
+"Resident band") keeps every K chunk of the input that follows the outermost loop dim in the SPM,
+so each of its tiles is read once, the first time the nest meets it. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
 search), the number of candidates visited, of those that fit, and the winner (split, order,
 tiles, predicted Q16 cycles, DRAM bytes).
 
@@ -190,6 +192,22 @@ class Problem:
             need += (1 if grid == 1 else 2) * words[ti]
         return orows <= obuf and need <= cfg.banks * cfg.bank_words
 
+    def band_fits(self, t, band_in):
+        """Capacity of the GEMM's resident band of input band_in (0: A, 1: B): its k chunks (at
+        most 16), each of the converted plan's chunk words, whole chunks packed from the start of
+        the operand's own bank (0: A, 1: B), then in the banks the plain plan leaves free (3 up)."""
+        cfg, L = self.cfg, self.L
+        tm = t[0] if self.ext[0] < L else cdiv(t[0], L) * L
+        kb, nb = cdiv(t[2], L), cdiv(t[1], L)
+        chunks = cdiv(self.ext[2], kb * L)
+        words = tm * kb if band_in == 0 else kb * L * nb
+        if chunks > 16 or words > cfg.bank_words:
+            return False
+        if chunks == 1:  # the band stays in the double buffer
+            return True
+        per_bank = cfg.bank_words // words
+        return chunks <= per_bank * (1 + max(0, cfg.banks - 3))
+
     def step_gemm(self, s):
         if self.kind == 'gemm':
             return s[0], s[1], 1, s[2], s[0] * cdiv(s[1], self.L)
@@ -281,13 +299,13 @@ def xfer(k, b, B, store=False):
     return cost, bus
 
 
-def simulate(pb, k, t, split, order):
+def simulate(pb, k, t, split, order, band=None):
     """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}; DRAM bytes."""
     nd = len(pb.ext)
     ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
     loop = pb.orders[order]
     deps = [[a[0] for a in axes] for _, _, axes in pb.tensors]
-    cache, prev, steps, nbytes = {}, [None, None], [], 0
+    cache, prev, steps, nbytes, seen = {}, [None, None], [], 0, set()
     for idx_in_order in itertools.product(*[range(ntiles[d]) for d in loop]):
         idx = [0] * nd
         for pos, d in enumerate(loop):
@@ -303,7 +321,12 @@ def simulate(pb, k, t, split, order):
         L = Lb = 0
         for ti in (0, 1):
             key = tuple(idx[d] for d in deps[ti])
-            if key != prev[ti] or pb.kind == 'gemm':  # the GEMM emitter loads both every step
+            if ti == band:  # resident: a tile already read is still in the SPM
+                load = key not in seen
+                seen.add(key)
+            else:
+                load = key != prev[ti] or pb.kind == 'gemm'  # the GEMM emitter loads both every step
+            if load:
                 b = cost(ti)
                 c, bus = xfer(k, b, pb.B)
                 L, Lb = L + c, Lb + bus
@@ -333,18 +356,22 @@ def tile_opts(ext, u):
 
 def search(pb, k):
     opts = [tile_opts(e, u) for e, u in zip(pb.ext, pb.unit)]
+    bands = (False, True) if pb.kind == 'gemm' else (False,)
     visited = fitting = 0
     best = None
-    for index, (split, order, *t) in enumerate(itertools.product(range(3), range(2), *opts)):
+    for index, (split, order, banded, *t) in enumerate(itertools.product(range(3), range(2), bands, *opts)):
         visited += 1
         ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
-        if not pb.fits(t, ntiles):
+        # the band is that of the input whose tiles follow the outermost loop dim
+        band = ([ti for ti in (0, 1) if pb.orders[order][0] in [a[0] for a in pb.tensors[ti][2]]][0]
+                if banded else None)
+        if not pb.fits(t, ntiles) or (banded and not pb.band_fits(t, band)):
             continue
         fitting += 1
-        cyc, nbytes = simulate(pb, k, t, split, order)
+        cyc, nbytes = simulate(pb, k, t, split, order, band)
         key = (cyc, nbytes, index)
         if best is None or key < best[0]:
-            best = (key, split, order, t)
+            best = (key, split, order, 0 if band is None else band + 1, t)
     return visited, fitting, best
 
 
@@ -374,8 +401,9 @@ def main():
     queries = []
     for i in range(nshapes):
         queries.append(('conv', 'burst' if i % 3 else 'noburst', ['fwd', 'dx', 'dw'][i % 3], random_conv(rng)))
-    for mnk in [(100, 40, 33), (300, 5, 5), (64, 200, 80)]:
-        queries.append(('gemm', 'burst', 'gemm', mnk))
+    for i, mnk in enumerate([(100, 40, 33), (300, 5, 5), (64, 200, 80), (1024, 64, 16), (200, 96, 48),
+                             (48, 160, 96), (256, 64, 40), (96, 120, 200)]):
+        queries.append(('gemm', 'noburst' if i == 4 else 'burst', 'gemm', mnk))
     text = cfg.line() + ''.join('gemm %s %d %d %d\n' % ((q[1],) + q[3]) if q[0] == 'gemm' else
                    'conv %s %s %s\n' % (q[1], q[2], ' '.join(map(str, q[3]))) for q in queries)
     out = subprocess.run([sys.argv[1]], input=text, capture_output=True, text=True, check=True).stdout.split('\n')
@@ -385,14 +413,15 @@ def main():
         visited, fitting, best = search(pb, constants(cfg, q[1]))
         want = 'visited %d fitting %d' % (visited, fitting)
         if best:
-            want += ' best %d %d %s %d %d' % (best[1], best[2], ','.join(map(str, best[3])), best[0][0], best[0][1])
+            want += ' best %d %d %d %s %d %d' % (best[1], best[2], best[3], ','.join(map(str, best[4])),
+                                                 best[0][0], best[0][1])
         w = line.split()
-        got = ' '.join(w[0:4] + w[6:12]) if w and w[0] == 'visited' else line
+        got = ' '.join(w[0:4] + w[6:13]) if w and w[0] == 'visited' else line
         ok = got == want
         bad += not ok
         print('%s %-5s %-7s %-40s %s' % ('ok ' if ok else 'BAD', q[2], q[1], q[3], want if ok else
                                          '\n    C:   %s\n    ref: %s' % (got, want)))
-    print('ref_slice: %d of %d shapes agree (visited, fitting, winner, cycles, bytes)' %
+    print('ref_slice: %d of %d shapes agree (visited, fitting, winner with its band, cycles, bytes)' %
           (len(queries) - bad, len(queries)))
     return 1 if bad else 0
 

@@ -116,15 +116,21 @@ void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan);
 
 /* The tiling the slicing stage picks (compile/slice, docs/compiler.md "Slicing") under its
  * burst-aware (NPU_SLICE_BURST) or bytes-only (NPU_SLICE_NOBURST) cost, converted to this plan:
- * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles);
- * its core split is not used (the emitter's policy maps the waves). even_regions as
- * npu_gemm_tile_ex. Returns 0, or -1 when the search fails or its pick does not fit this plan. */
+ * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles)
+ * and the resident band it costed (RES_A with m-major, RES_B with n-major tiles, or none; no
+ * band is added afterwards); its core split is not used (the emitter's policy maps the waves).
+ * even_regions as npu_gemm_tile_ex. Returns 0, or -1 when the search fails or its pick does not
+ * fit this plan. */
 int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
                          npu_gemm_plan_t *plan);
 /* The conversion alone, of any GEMM candidate of the slicing stage (npu_slice_eval). */
 struct npu_slice_plan;
 int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const struct npu_slice_plan *sp, int M, int N, int K,
                              int even_regions, npu_gemm_plan_t *plan);
+/* Does resident band res (NPU_GEMM_RES_A: m-major, _B: n-major) fit the plan of slicing tiles
+ * tile (m, n, k elements; converted as npu_gemm_plan_from_slice), its chunks placed as above?
+ * 1 or 0. The slicing stage's fit rule for its banded GEMM candidates. */
+int npu_gemm_band_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile, int res);
 
 /* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);
