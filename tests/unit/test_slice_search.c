@@ -41,7 +41,9 @@ Test(slice_search, count_is_visited)
         cr_assert(r.fitting >= r.evaluated && r.evaluated >= 1);
     }
     cr_assert_eq(npu_slice_gemm(&cfg, &k, 100, 40, 33, &r, msg, sizeof msg), 0);
-    cr_assert_eq(r.visited, 6u * 5 * 3 * 3); /* m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
+    /* with or without a band; m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
+    cr_assert_eq(r.visited, 6u * 2 * 5 * 3 * 3);
+    cr_assert_eq(r.visited, npu_slice_count(&cfg, NPU_SLICE_GEMM, NULL, 100, 40, 33));
 }
 
 /* One step: T = L_0 + E_0 + S_0 (nothing to overlap). */
@@ -127,7 +129,8 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
     npu_slice_plan_t p, best, second;
     int64_t opt[NPU_SLICE_DIMS][64], tile[NPU_SLICE_DIMS], ext[NPU_SLICE_DIMS];
     int nopt[NPU_SLICE_DIMS], nd = kind == NPU_SLICE_GEMM ? 3 : 5, L = 2 * cfg->s, found = 0;
-    uint64_t total = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS, fit = 0;
+    int bands = kind == NPU_SLICE_GEMM ? NPU_SLICE_BANDS : 1;
+    uint64_t total = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (uint64_t)bands, fit = 0;
     char msg[160];
     memset(&best, 0, sizeof best);
     memset(&second, 0, sizeof second);
@@ -151,7 +154,8 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
             tile[d] = opt[d][rest % (uint64_t)nopt[d]];
             rest /= (uint64_t)nopt[d];
         }
-        rc = npu_slice_eval(cfg, &k, kind, c, M, N, K, tile, (int)(rest / 2), (int)(rest % 2), &p);
+        rc = npu_slice_eval_band(cfg, &k, kind, c, M, N, K, tile, (int)(rest / (uint64_t)bands / 2),
+                                 (int)(rest / (uint64_t)bands % 2), (int)(rest % (uint64_t)bands), &p);
         cr_assert(rc == 0 || rc == 1);
         if (rc)
             continue;
@@ -177,6 +181,7 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
         memset(&g, 0, sizeof g);
         npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, 0, &g); /* the emitters' conversion */
         cr_assert_eq(npu_gemm_plan_check(cfg, &g), 0);
+        cr_assert_eq(g.res, r.best.band); /* the band costed is the band emitted (1 A, 2 B) */
     }
 }
 
@@ -369,4 +374,98 @@ Test(slice_search, drain_stalls_in_the_walk)
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 160, 5, 16, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.steps, 1);
     cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + (40ull << NPU_SLICE_Q));
+}
+
+/* The loads the emitter issues for a GEMM plan (gemm_tiling.h npu_gemm_loads_a/b over its chunks
+ * in tile order): A's in *a, B's in *b. */
+static void emitted_loads(const npu_gemm_plan_t *g, uint64_t *a, uint64_t *b)
+{
+    long n = (long)g->m_tiles * g->n_tiles * g->k_chunks;
+    *a = *b = 0;
+    for (long i = 0; i < n; i++) {
+        *a += (uint64_t)npu_gemm_loads_a(g, i);
+        *b += (uint64_t)npu_gemm_loads_b(g, i);
+    }
+}
+
+/* The resident band, costed: the banded input's tiles are each loaded once (A's M x K, B's K x N
+ * bytes exactly), the other input as without the band, the cycles no more; the candidate converts
+ * to gemm_tiling's plan with that band, whose emitter issues exactly the loads costed. */
+Test(slice_search, band_loads_once)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t plain, band;
+    npu_gemm_plan_t g;
+    int64_t tile[3] = {16, 16, 32}; /* 64 x 48 x 64: 4 m-tiles, 3 n-tiles, 2 K chunks */
+    uint64_t la, lb;
+    for (int order = 0; order < 2; order++) {
+        int in = order; /* order 0: m outermost, A's band; 1: n outermost, B's */
+        cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, 0, order,
+                                         NPU_SLICE_BAND_NONE, &plain), 0);
+        cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, 0, order,
+                                         NPU_SLICE_BAND_ON, &band), 0);
+        cr_assert_eq(plain.band, NPU_SLICE_BAND_NONE);
+        cr_assert_eq(band.band, in + 1);
+        cr_assert_eq(plain.t[in].loads, 24u); /* every chunk, both operands */
+        cr_assert_eq(band.t[in].loads, in ? 3u * 2 : 4u * 2);
+        cr_assert_eq(band.t[in].b.bytes, 64u * (in ? 48 : 64) * 2);
+        cr_assert_eq(band.t[1 - in].loads, plain.t[1 - in].loads);
+        cr_assert_eq(band.t[1 - in].b.bytes, plain.t[1 - in].b.bytes);
+        cr_assert(band.cycles < plain.cycles, "order %d: %llu vs %llu", order,
+                  (unsigned long long)band.cycles, (unsigned long long)plain.cycles);
+        cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &band, 64, 48, 64, 0, &g), 0);
+        cr_assert_eq(g.res, in ? NPU_GEMM_RES_B : NPU_GEMM_RES_A);
+        emitted_loads(&g, &la, &lb);
+        cr_assert(la == band.t[0].loads && lb == band.t[1].loads, "order %d: emitted %llu %llu", order,
+                  (unsigned long long)la, (unsigned long long)lb);
+        cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &plain, 64, 48, 64, 0, &g), 0);
+        cr_assert_eq(g.res, NPU_GEMM_RES_NONE);
+        emitted_loads(&g, &la, &lb);
+        cr_assert(la == plain.t[0].loads && lb == plain.t[1].loads);
+    }
+}
+
+/* A band fits where gemm_tiling places its chunks (npu_gemm_band_fits): at most NPU_GEMM_RES_MAX
+ * chunks; K = 300 in 16-deep chunks is 19, refused (the plain candidate fits); in 32-deep ones 10. */
+Test(slice_search, band_fit_is_gemm_tilings)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t p;
+    int64_t t16[3] = {16, 16, 16}, t32[3] = {16, 16, 32};
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 300, t16, 0, 1, 0, &p), 0);
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 300, t16, 0, 1, 1, &p), 1);
+    cr_assert_eq(npu_gemm_band_fits(&cfg, 64, 48, 300, t16, NPU_GEMM_RES_B), 0);
+    cr_assert_eq(npu_gemm_band_fits(&cfg, 64, 48, 300, t32, NPU_GEMM_RES_B), 1);
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 300, t32, 0, 1, 1, &p), 0);
+    cr_assert_eq(p.t[1].loads, 10u * 3); /* B's 3 n-tiles x 10 chunks, once */
+    /* a convolution has no band option */
+    npu_conv_t c = {1, 16, 6, 6, 16, 3, 3, 1, 1, 1, 0};
+    int64_t ct[5] = {1, 6, 6, 16, 16};
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_FWD, &c, 0, 0, 0, ct, 0, 0, 1, &p), -1);
+}
+
+/* The search's pick with a band is emitted with it: npu_gemm_tile_sliced's plan (what --slicing
+ * auto/burst run) carries the band of the search's best, on shapes whose pick keeps one. */
+Test(slice_search, pick_emits_its_band)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    static const int shapes[][3] = {{1024, 256, 16}, {2048, 6, 54}, {4096, 24, 24}, {300, 200, 100}};
+    int banded = 0;
+    for (int i = 0; i < 4; i++) {
+        npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+        npu_slice_result_t r;
+        npu_gemm_plan_t g;
+        uint64_t la, lb;
+        char msg[160];
+        int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
+        cr_assert_eq(npu_slice_gemm(&cfg, &k, M, N, K, &r, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_gemm_tile_sliced(&cfg, M, N, K, NPU_SLICE_BURST, 0, &g), 0);
+        cr_assert_eq(g.res, r.best.band, "%dx%dx%d", M, N, K);
+        emitted_loads(&g, &la, &lb);
+        cr_assert(la == r.best.t[0].loads && lb == r.best.t[1].loads, "%dx%dx%d", M, N, K);
+        banded += g.res != NPU_GEMM_RES_NONE;
+    }
+    cr_assert(banded >= 2, "the shapes lost their purpose: %d banded picks", banded);
 }
