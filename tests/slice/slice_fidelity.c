@@ -1,7 +1,8 @@
 /*
  * slice_fidelity.c - the slicing stage's cost model against the RTL (issue 14, acceptance 5):
- * for three GEMM layers, 50 fitting candidates each (--pick N: N; tile sizes and loop order; of
- * the three core splits the cheapest, as the search keeps it), spread evenly over the predicted cycles,
+ * for three GEMM layers, 50 fitting candidates each (--pick N: N; tile sizes, loop order and
+ * resident band (none or the one the order allows, slice.h); of the three core splits the
+ * cheapest, as the search keeps it), spread evenly over the predicted cycles,
  * each run on the Verilated NPU with the FlexSA policy (`npu_gemm_run_plan`, bit-exact). Prints
  * predicted and measured cycles, and per layer and overall the median and max |error| and the
  * Spearman rank correlation. Exits 1 when the acceptance (median <= 10%, max <= 25%,
@@ -10,8 +11,9 @@
  * within 5% of the best measured (acceptance 6).
  *   build/<config>/slice_fidelity [--burst|--noburst] [--all] [--pick N] [--tiles m,n,k] [--dram-bw B]
  *                                 [M,N,K ...]
- * --tiles keeps only the candidates with those tiles (both loop orders); --dram-bw costs and runs
- * them at that DRAM bandwidth (the slicing costs retimed as `npu --dram-bw` does).
+ * --tiles keeps only the candidates with those tiles (both loop orders, with and without a
+ * band); --dram-bw costs and runs them at that DRAM bandwidth (the slicing costs retimed as
+ * `npu --dram-bw` does).
  * `make test` runs a quick representative (make slice-fidelity-quick: smaller layers, --pick 12).
  */
 #include <inttypes.h>
@@ -41,7 +43,7 @@ static int by_pred(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every (tiles, order) candidate that fits the SPM and the GEMM emitter, its cheapest split. */
+/* Every (tiles, order, band) candidate that fits the SPM and the GEMM emitter, its cheapest split. */
 static int enumerate(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int N, int K, cand_t *out)
 {
     int64_t opt[3][256];
@@ -51,13 +53,15 @@ static int enumerate(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int
     for (int a = 0; a < nopt[0]; a++)
         for (int b = 0; b < nopt[1]; b++)
             for (int c = 0; c < nopt[2]; c++)
-                for (int order = 0; order < NPU_SLICE_ORDERS && n < MAXC; order++) {
+                for (int ob = 0; ob < NPU_SLICE_ORDERS * NPU_SLICE_BANDS && n < MAXC; ob++) {
+                    int order = ob / NPU_SLICE_BANDS, band = ob % NPU_SLICE_BANDS;
                     int64_t tile[3] = {opt[0][a], opt[1][b], opt[2][c]};
                     npu_slice_plan_t best, p;
                     npu_gemm_plan_t g;
                     int found = 0;
                     for (int split = 0; split < NPU_SLICE_SPLITS; split++)
-                        if (npu_slice_eval(cfg, k, NPU_SLICE_GEMM, NULL, M, N, K, tile, split, order, &p) == 0 &&
+                        if (npu_slice_eval_band(cfg, k, NPU_SLICE_GEMM, NULL, M, N, K, tile, split, order, band,
+                                                &p) == 0 &&
                             (!found || p.cycles < best.cycles)) {
                             best = p;
                             found = 1;
@@ -179,9 +183,9 @@ static int layer(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int N, 
         x->meas = run(cfg, M, N, K, x);
         if (x->meas < 0)
             return -1;
-        printf("  tiles %5lld %5lld %5lld order %d split %d  predicted %10.0f  RTL %10.0f  %+6.1f%%\n",
+        printf("  tiles %5lld %5lld %5lld order %d band %d split %d  predicted %10.0f  RTL %10.0f  %+6.1f%%\n",
                (long long)x->p.tile[0], (long long)x->p.tile[1], (long long)x->p.tile[2], x->p.order,
-               x->p.split, x->pred, x->meas, 100.0 * (x->pred - x->meas) / x->meas);
+               x->p.band, x->p.split, x->pred, x->meas, 100.0 * (x->pred - x->meas) / x->meas);
     }
     errors(&all[*na], m, &med, &max);
     rho = spearman(&all[*na], m);

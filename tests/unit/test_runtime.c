@@ -803,9 +803,11 @@ Test(gemm_fake, policy_1g4c_counters)
     npu_gemm_report_t rep;
     fill(A, sizeof A / sizeof A[0], &st);
     fill(B, sizeof B / sizeof B[0], &st);
-    cr_assert_eq(npu_gemm_run_modes(&c, s, 64, 16, 16, A, B, 0, 0, NPU_EMIT_1G4C, NULL, 1000000,
-                                    &rep),
+    /* gemm_tiling's tiles: one 64-row tile (the slicing stage splits M in two, B's band kept) */
+    cr_assert_eq(npu_gemm_run_modes(&c, s, 64, 16, 16, A, B, 0, 0, NPU_EMIT_1G4C | NPU_GEMM_SLICING_HEURISTIC,
+                                    NULL, 1000000, &rep),
                  NPU_GEMM_PASS, "%s", rep.counters_msg);
+    cr_assert_eq(rep.plan.m_tiles, 1);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_isw], 4u);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_fw] + rep.run.cnt[NPU_CNT_waves_hsw] +
                      rep.run.cnt[NPU_CNT_waves_vsw], 0u);

@@ -18,7 +18,9 @@
  * number of chunks is fixed, Kc is the smallest multiple of F giving that many chunks
  * (balanced chunks, smallest buffers).
  *
- * Resident band (npu_gemm_tile_res only, applied to the tiles chosen above): when a tile has at
+ * Resident band (npu_gemm_tile_res: applied to the tiles chosen above; the slicing stage costs
+ * it per candidate and npu_gemm_tile_sliced emits the one it picked, fitted by
+ * npu_gemm_band_fits, the placement below): when a tile has at
  * most NPU_GEMM_RES_MAX chunks and they all fit, one operand's band over the whole K stays in the
  * SPM while the inner tile loop runs over the other operand: RES_B (n-major tiles) keeps the
  * n-tile's B chunks, so B is read once; RES_A (m-major) keeps the m-tile's A chunks. A chunk
