@@ -149,7 +149,8 @@ static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int6
 /* A lower bound of the candidate's cycles (tile options oi, loop order loop): every byte moved
  * crosses the DRAM bus (T >= sum of the transfers). Bytes per pass are separable: the product
  * over the tensor's axes of the sum of the tiles' ranges along it (s->axsum). */
-static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi, int band)
+static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi,
+                            int band)
 {
     const npu_slice_nest_t *x = s->x;
     uint64_t lb = 0;
@@ -441,7 +442,8 @@ static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t,
 }
 
 /* The candidate's dims, tiles, loop and band (option b); 1 when it fits the SPM and the OBUF. */
-static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, int b, npu_slice_plan_t *p)
+static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, int b,
+                 npu_slice_plan_t *p)
 {
     memset(p, 0, sizeof *p);
     p->kind = x->kind;
@@ -675,8 +677,8 @@ static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const 
             for (int b = 0; b < s->bands; b++) {
                 if (!fits[o][b])
                     continue;
-                cs[*nc].i = (((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * (uint64_t)s->bands + (uint64_t)b) *
-                            s->combos + combo;
+                uint64_t ix = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * (uint64_t)s->bands + (uint64_t)b;
+                cs[*nc].i = ix * s->combos + combo;
                 cs[(*nc)++].lb = lt[o][b] > lc[sp] ? lt[o][b] : lc[sp];
             }
 }
@@ -740,7 +742,8 @@ static int search(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slic
     uint64_t nc = 0;
     int rc = search_init(&s, x, k);
     memset(r, 0, sizeof *r);
-    if (rc == 0 && !(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (size_t)s.bands)))
+    if (rc == 0 &&
+        !(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (size_t)s.bands)))
         rc = -1;
     if (rc == 0) {
         bound_all(&s, cs, &nc, r);
