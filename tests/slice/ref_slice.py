@@ -5,7 +5,8 @@
 Re-implements the documented model without the C code: every candidate (3 splits x 2 loop orders
 x, for a GEMM, with or without a resident band x the balanced tile sizes of every dim) is checked
 against the capacity rules and, when it fits, costed by simulating its loop nest step by step,
-bursts counted by walking every DRAM beat of every run. A GEMM's resident band (gemm_tiling.h
+bursts counted by walking every DRAM beat of every run; a GEMM step's compute is its FlexSA waves
+block by block in the emitter's serpentine order (the split plays no part). A GEMM's resident band (gemm_tiling.h
 "Resident band") keeps every K chunk of the input that follows the outermost loop dim in the SPM,
 so each of its tiles is read once, the first time the nest meets it. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
 search), the number of candidates visited, of those that fit, and the winner (split, order,
@@ -287,6 +288,35 @@ def compute(k, S, split, m, n, taps, kd):
     return taps * cdiv(kd, S) * blk * max(r, (r + k['wave']) // 2)  # a weight bank's turnaround
 
 
+# FlexSA's modes (Algorithm 1), sub-arrays and the injector's entry offsets (docs/datapath.md 2)
+PARTS = {'FW': 1, 'HSW': 2, 'VSW': 2, 'ISW': 4}
+OFFSETS = {'FW': (0, 1, 1, 2), 'HSW': (0, 1, 0, 1), 'VSW': (0, 0, 1, 1), 'ISW': (0, 0, 0, 0)}
+
+
+def flexsa_mode(S, n, k):
+    return {(True, True): 'FW', (True, False): 'HSW', (False, True): 'VSW', (False, False): 'ISW'}[(n > S, k > S)]
+
+
+def gemm_compute(k, S, m, n, kd):
+    """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
+    parts) rows, max(r, (r + T) / 2), T less S after an S-deep LDW (HSW, ISW); the blocks in the
+    serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
+    difference of the two modes, the mean of both directions, plus a switch cycle"""
+    F, t, modes = 2 * S, 0, []
+    kbs, nbs = list(range(0, kd, F)), list(range(0, n, F))
+    for i, k0 in enumerate(kbs):
+        for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
+            md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
+            r, T = cdiv(m, PARTS[md]) << Q, k['wave'] - ((S << Q) if md in ('HSW', 'ISW') else 0)
+            t += max(r, (r + max(T, 0)) // 2)
+            modes.append(md)
+    for a, b in zip(modes, modes[1:]):
+        if a != b:
+            gap = lambda x, y: max(p - q for p, q in zip(OFFSETS[x], OFFSETS[y]))
+            t += ((gap(a, b) + gap(b, a)) * S << Q) // 2 + (1 << Q)
+    return t
+
+
 def xfer(k, b, B, store=False):
     """(cost, bus time): a read is bus- or latency-bound, a write bus-bound"""
     bursts, beats, nbytes, xfers = b
@@ -333,7 +363,7 @@ def simulate(pb, k, t, split, order, band=None):
                 nbytes += b[2]
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
-        E = compute(k, pb.S, split, m, n, taps, kd)
+        E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
         Sv = 0
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
             E += k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)

@@ -6,6 +6,7 @@
 #include <time.h>
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
@@ -60,14 +61,39 @@ Test(slice_search, single_step_adds_up)
     cr_assert(p.t[0].b.bytes == 3072 && p.t[0].b.beats == 96 && p.t[0].b.bursts == 6 && p.t[0].b.xfers == 1);
     uint64_t bus = k.xfer_fixed + 3072ull * k.byte + 6ull * k.burst, lat = k.lat_fixed + 6ull * k.window;
     cr_assert_eq(p.t[0].cost, bus > lat ? bus : lat);
-    /* split M: 8 rows per core, waves = 6 S-deep chunks x 2 S-wide blocks, each max(rows, (rows +
-     * turnaround)/2); drain of 32 rows */
-    uint64_t w = (8ull << 16) > ((8ull << 16) + k.wave) / 2 ? 8ull << 16 : ((8ull << 16) + k.wave) / 2;
-    cr_assert_eq(p.compute, 12ull * w + k.drain_fixed + 32ull * k.drain_row);
+    /* FlexSA (the split plays no part in a GEMM): 3 k-blocks of one 2S x 2S block, each an FW wave
+     * of the 32 rows, max(rows, (rows + turnaround)/2); drain of 32 rows */
+    uint64_t w = (32ull << 16) > ((32ull << 16) + k.wave) / 2 ? 32ull << 16 : ((32ull << 16) + k.wave) / 2;
+    cr_assert_eq(p.compute, 3ull * w + k.drain_fixed + 32ull * k.drain_row);
     /* noburst: bytes only */
     k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST);
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.t[0].cost, 3072ull * k.byte);
+}
+
+/* A GEMM step's compute is its emitter's waves under the policy (npu_slice_gemm_compute), by hand
+ * at S = 8 (2S = 16) with the formula's turnaround T = 5S + 8 = 48: m = 40, n = 24, kd = 24 is
+ * 2 x 2 blocks (16 and 8 wide, 16 and 8 deep).
+ *   FlexSA: FW (16x16), HSW (n 16, k 8), VSW (n 8, k 16), ISW (8x8): rows 40, 20, 20, 10;
+ *     max(r, (r + T')/2), T' = 48 (2S-deep LDW: FW, VSW) or 40 (HSW, ISW): 44 + 30 + 34 + 25;
+ *     the serpentine order FW, VSW | ISW, HSW: changes FW-VSW (gaps 1 + 0), VSW-ISW (1 + 0),
+ *     ISW-HSW (0 + 1), each the mean of both directions x S plus the switch cycle: 3 x 5.
+ *   1G1C: four FW waves of 40 rows, 44 each.
+ *   1G4C: (2 + 1) x (2 + 1) = 9 S x S sub-tiles, each an ISW wave of 10 rows (25) or its four
+ *     LDWs, 4 x (S + 6) = 56: 9 x 56. */
+Test(slice_search, gemm_compute_is_the_policys_waves)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_formula(&cfg, NPU_SLICE_BURST);
+    cr_assert_eq(k.wave, 48u << 16, "the formula's turnaround");
+    cr_assert_eq(k.policy, NPU_POLICY_FLEXSA);
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (44u + 30 + 34 + 25 + 15) << 16);
+    k.policy = NPU_POLICY_1G1C;
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (4u * 44) << 16);
+    k.policy = NPU_POLICY_1G4C;
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (9u * 56) << 16);
+    /* the rows a wave streams bound it: 1G4C at m = 400 (ISW: 100 rows a core) */
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 400, 16, 16), (4u * 100) << 16);
 }
 
 /* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + S_1; A and B reloaded,
@@ -84,7 +110,7 @@ Test(slice_search, overlap_two_steps)
     {
         uint64_t L = (p.t[0].cost + p.t[1].cost) / 2, S = p.t[2].cost;
         /* E_0 has no drain, E_1 has it; both k chunks of A and B start 32-byte aligned: L_0 = L_1 */
-        uint64_t E0 = npu_slice_compute_cost(&k, 8, NPU_SLICE_SPLIT_N, 16, 16, 1, 16);
+        uint64_t E0 = npu_slice_gemm_compute(&k, 8, 16, 16, 16);
         uint64_t E1 = p.compute - E0;
         cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + S);
     }
@@ -461,7 +487,7 @@ Test(slice_search, pick_emits_its_band)
         char msg[160];
         int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
         cr_assert_eq(npu_slice_gemm(&cfg, &k, M, N, K, &r, msg, sizeof msg), 0, "%s", msg);
-        cr_assert_eq(npu_gemm_tile_sliced(&cfg, M, N, K, NPU_SLICE_BURST, 0, &g), 0);
+        cr_assert_eq(npu_gemm_tile_sliced(&cfg, M, N, K, NPU_SLICE_BURST, NPU_POLICY_FLEXSA, &g), 0);
         cr_assert_eq(g.res, r.best.band, "%dx%dx%d", M, N, K);
         emitted_loads(&g, &la, &lb);
         cr_assert(la == r.best.t[0].loads && lb == r.best.t[1].loads, "%dx%dx%d", M, N, K);

@@ -1,6 +1,7 @@
 /* gemm_tiling.c - choose Mt, nb, Kc for a GEMM; see gemm_tiling.h. */
 #include "compile/gemm/gemm_tiling.h"
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/slice/slice.h"
 
 #include <string.h>
@@ -269,16 +270,17 @@ int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, i
     return 0;
 }
 
-int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy,
                          npu_gemm_plan_t *plan)
 {
     npu_slice_cost_t k;
     npu_slice_result_t r;
     char msg[160];
-    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1)
+    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1 || policy < NPU_POLICY_1G1C || policy >= NPU_NUM_POLICIES)
         return -1;
     k = npu_slice_cost_default(cfg, cost_mode);
+    k.policy = policy;
     if (npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg) != 0)
         return -1;
-    return npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, even_regions, plan);
+    return npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, policy == NPU_POLICY_1G4C, plan);
 }

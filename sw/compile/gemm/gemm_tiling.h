@@ -121,9 +121,10 @@ void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan);
  * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles)
  * and the resident band it costed (RES_A with m-major, RES_B with n-major tiles, or none; no
  * band is added afterwards); its core split is not used (the emitter's policy maps the waves).
- * even_regions as npu_gemm_tile_ex. Returns 0, or -1 when the search fails or its pick does not
- * fit this plan. */
-int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+ * policy (npu_flexsa_policy_t): the emitter's, whose waves the search costs (slice_cost.h
+ * npu_slice_gemm_compute); 1G4C also asks for even_regions (npu_gemm_tile_ex). Returns 0, or -1
+ * when the search fails or its pick does not fit this plan. */
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy,
                          npu_gemm_plan_t *plan);
 /* The conversion alone, of any GEMM candidate of the slicing stage (npu_slice_eval). */
 struct npu_slice_plan;

@@ -43,6 +43,10 @@
 #include "hw/npu_cfg.h"
 
 #define NPU_SLICE_Q 16 /* fixed point: Q16 cycles */
+/* An LDW's least cycles beyond the rows it reads (one a cycle): an LDW / WAVE pair takes at least
+ * depth + NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains; the program-time
+ * model's P, model/prog_time.c, and a 1G4C sub-tile's four LDWs, npu_slice_gemm_compute). */
+#define NPU_SLICE_LDW_C 6
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
 
 typedef struct npu_slice_cost {
@@ -59,6 +63,10 @@ typedef struct npu_slice_cost {
                              not fitted; the estimator's, see above) */
     uint32_t xfer_idle;   /* per LOAD that starts on an idle engine, beyond xfer_fixed (pipelined
                              LOADs; 0 with LOAD_PIPELINE = 0) */
+    int policy;           /* the GEMM emitter's mapping policy (npu_flexsa_policy_t), whose waves a
+                             GEMM step's compute costs (npu_slice_gemm_compute); not a constant of
+                             the hardware: npu_slice_cost_default sets FlexSA, the GEMM runtime
+                             its run's policy */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
@@ -122,5 +130,20 @@ uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, 
 
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
                                 int64_t taps, int64_t kd);
+
+/* Q16 cycles of one GEMM tile step (m streamed rows, n stationary columns, contraction kd) as the
+ * GEMM emitter runs it under k->policy (compile/gemm/gemm_emit.c; the split plays no part): one
+ * LDW / WAVE pair per 2S x 2S (k, n) block, in mode FW (1G1C) or Algorithm 1's
+ * (npu_flexsa_mode: FW, HSW, VSW, ISW, the wave's rows npu_flexsa_split's ceil(m / parts));
+ * 1G4C cuts each block into S x S sub-tiles, each four core-masked LDWs and one ISW wave. A wave
+ * of r rows takes max(r, (r + T) / 2), T the calibrated bank turnaround (WAVE, fitted on 2S-deep
+ * FW tiles) less S for an S-deep LDW (HSW, ISW, a core mask: its rows leave the array S cycles
+ * sooner, model/prog_time.c); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_C each
+ * (one at a time; 200x150x130 at small, 1G4C: 56 to 59 cycles a sub-tile of 4 to 16 rows a
+ * core on the RTL). FlexSA adds
+ * the mode-change gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the
+ * switch cycle), each change costed as the mean of its two directions (every other chunk runs
+ * the order backwards). */
+uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
 
 #endif

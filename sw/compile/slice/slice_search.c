@@ -196,12 +196,55 @@ static int classes(const npu_slice_nest_t *x, const int64_t *tile, const int64_t
  * kd = S), each class weighted by its count; exact (integer products distribute over sums). A
  * drain ends an output tile: the other dims' classes once each, the reduction dims at their last
  * tile. */
+/* A step's compute: a GEMM's as its emitter runs it under the policy (the split plays no part),
+ * a convolution's under the split. */
+static uint64_t compute_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int split, int64_t m,
+                           int64_t n, int64_t taps, int64_t kd)
+{
+    if (x->kind == NPU_SLICE_GEMM)
+        return (uint64_t)taps * npu_slice_gemm_compute(k, x->S, m, n, kd);
+    return npu_slice_compute_cost(k, x->S, split, m, n, taps, kd);
+}
+
+/* compute_sums for a GEMM, whose step compute (npu_slice_gemm_compute) is no multiple of ceil(kd /
+ * S): every reduction class with every other class, each pair weighted by both counts (at most 2
+ * x 4 classes); the drains as compute_sums has them. The same for every split. */
+static void gemm_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
+                      const int64_t *ntiles, int s0, int s1, uint64_t *sum)
+{
+    uint64_t wr[1 << NPU_SLICE_DIMS], wo[1 << NPU_SLICE_DIMS], t = 0;
+    int64_t sr[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], so[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], s[NPU_SLICE_DIMS];
+    int64_t m, n, taps, kd, orows;
+    int nr = classes(x, tile, ntiles, x->red, wr, sr);
+    int no = classes(x, tile, ntiles, ((1u << x->nd) - 1) & ~x->red, wo, so);
+    for (int o = 0; o < no; o++) {
+        if (!wo[o])
+            continue;
+        for (int r = 0; r < nr; r++) {
+            if (!wr[r])
+                continue;
+            for (int d = 0; d < x->nd; d++)
+                s[d] = x->red >> d & 1 ? sr[r][d] : so[o][d];
+            npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
+            t += wo[o] * wr[r] * compute_of(x, k, 0, m, n, taps, kd);
+        }
+        t += wo[o] * (k->drain_fixed + (uint64_t)orows * k->drain_row);
+    }
+    for (int sp = s0; sp < s1; sp++)
+        sum[sp] = t;
+}
+
 static void compute_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
                          const int64_t *ntiles, int s0, int s1, uint64_t *sum)
 {
     uint64_t w[1 << NPU_SLICE_DIMS], kf = 0;
     int64_t s[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], m, n, taps, kd, orows;
-    int nc = classes(x, tile, ntiles, x->red, w, s);
+    int nc;
+    if (x->kind == NPU_SLICE_GEMM) {
+        gemm_sums(x, k, tile, ntiles, s0, s1, sum);
+        return;
+    }
+    nc = classes(x, tile, ntiles, x->red, w, s);
     for (int cls = 0; cls < nc; cls++)
         if (w[cls]) {
             npu_slice_step_gemm(x, s[cls], &m, &n, &taps, &kd, &orows);
@@ -228,7 +271,7 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
     if (!(c->have >> cls & 1)) {
         int64_t m, n, taps, kd, orows;
         npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
-        c->E[cls] = npu_slice_compute_cost(c->k, c->x->S, c->p->split, m, n, taps, kd);
+        c->E[cls] = compute_of(c->x, c->k, c->p->split, m, n, taps, kd);
         c->D[cls] = c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
         /* its SPM conflicts: not in the lower bounds (compute_sums), which stay below (>= 0) */
         c->D[cls] += npu_slice_step_drain(c->x, c->p->tile, s);
