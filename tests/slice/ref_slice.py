@@ -299,7 +299,8 @@ def flexsa_mode(S, n, k):
 
 def gemm_compute(k, S, m, n, kd):
     """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
-    parts) rows, max(r, (r + T) / 2), T less S after an S-deep LDW (HSW, ISW); the blocks in the
+    parts) rows, max(r, (r + T) / 2), T = 5S + 1 (the WAVE trains' bank turnaround), S less after
+    an S-deep LDW (HSW, ISW); the blocks in the
     serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
     difference of the two modes, the mean of both directions, plus a switch cycle"""
     F, t, modes = 2 * S, 0, []
@@ -307,8 +308,8 @@ def gemm_compute(k, S, m, n, kd):
     for i, k0 in enumerate(kbs):
         for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
             md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
-            r, T = cdiv(m, PARTS[md]) << Q, k['wave'] - ((S << Q) if md in ('HSW', 'ISW') else 0)
-            t += max(r, (r + max(T, 0)) // 2)
+            r, T = cdiv(m, PARTS[md]) << Q, (5 * S + 1 - (S if md in ('HSW', 'ISW') else 0)) << Q
+            t += max(r, (r + T) // 2)
             modes.append(md)
     for a, b in zip(modes, modes[1:]):
         if a != b:

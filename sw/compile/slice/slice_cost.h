@@ -1,6 +1,7 @@
 /*
- * slice_cost.h - the slicing stage's cost constants and its two primitive costs (a DMA transfer,
- * the compute of one tile step on the four cores). All costs are integers in Q16 cycles
+ * slice_cost.h - the slicing stage's cost constants and its primitive costs (a DMA transfer, the
+ * compute of one tile step: a GEMM's as its emitter runs it under a mapping policy, a
+ * convolution's on the four cores under a split). All costs are integers in Q16 cycles
  * (cycles x 65536), so the search and any reference reproduce them exactly.
  *
  * npu_slice_cost_default takes the constants `npu calibrate` fitted on the RTL's microbenchmarks
@@ -47,6 +48,14 @@
  * depth + NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains; the program-time
  * model's P, model/prog_time.c, and a 1G4C sub-tile's four LDWs, npu_slice_gemm_compute). */
 #define NPU_SLICE_LDW_C 6
+/* The bank turnaround of back-to-back LDW / WAVE pairs on 2S-deep tiles, NPU_SLICE_TURN_S x S +
+ * NPU_SLICE_TURN_C (41 at S = 8; measured by step_fidelity --micro's WAVE trains at S = 2 and 8,
+ * any k and n; the program-time model's T, model/prog_time.c). The calibration's WAVE (33 at
+ * small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a GEMM
+ * step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came out
+ * 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
+#define NPU_SLICE_TURN_S 5
+#define NPU_SLICE_TURN_C 1
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
 
 typedef struct npu_slice_cost {
@@ -92,7 +101,8 @@ uint64_t npu_slice_idle(const npu_slice_cost_t *k);
 /* Their DRAM bus time alone (xfer_fixed, bursts, bytes), which reads and writes share. */
 uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
 
-/* Q16 cycles of one tile step on the four S x S cores: a GEMM of m streamed rows, n stationary
+/* npu_slice_compute_cost: Q16 cycles of a convolution's tile step on the four S x S cores (a
+ * GEMM's: npu_slice_gemm_compute, below): a GEMM of m streamed rows, n stationary
  * columns and a contraction of taps x kd (one wave per tap, S-deep chunk of kd and S-wide block
  * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
  * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
@@ -136,9 +146,9 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
  * LDW / WAVE pair per 2S x 2S (k, n) block, in mode FW (1G1C) or Algorithm 1's
  * (npu_flexsa_mode: FW, HSW, VSW, ISW, the wave's rows npu_flexsa_split's ceil(m / parts));
  * 1G4C cuts each block into S x S sub-tiles, each four core-masked LDWs and one ISW wave. A wave
- * of r rows takes max(r, (r + T) / 2), T the calibrated bank turnaround (WAVE, fitted on 2S-deep
- * FW tiles) less S for an S-deep LDW (HSW, ISW, a core mask: its rows leave the array S cycles
- * sooner, model/prog_time.c); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_C each
+ * of r rows takes max(r, (r + T) / 2), T the bank turnaround of WAVE trains on 2S-deep tiles
+ * (NPU_SLICE_TURN_S x S + NPU_SLICE_TURN_C) less S for an S-deep LDW (HSW, ISW, a core mask:
+ * its rows leave the array S cycles sooner, model/prog_time.c); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_C each
  * (one at a time; 200x150x130 at small, 1G4C: 56 to 59 cycles a sub-tile of 4 to 16 rows a
  * core on the RTL). FlexSA adds
  * the mode-change gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the
