@@ -300,7 +300,7 @@ def flexsa_mode(S, n, k):
 def gemm_compute(k, S, m, n, kd):
     """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
     parts) rows, max(r, (r + T) / 2), T = 5S + 1 (the WAVE trains' bank turnaround), S less after
-    an S-deep LDW (HSW, ISW); the blocks in the
+    an S-deep LDW (HSW, ISW), at least the LDW's depth + 6; the blocks in the
     serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
     difference of the two modes, the mean of both directions, plus a switch cycle"""
     F, t, modes = 2 * S, 0, []
@@ -308,8 +308,9 @@ def gemm_compute(k, S, m, n, kd):
     for i, k0 in enumerate(kbs):
         for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
             md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
-            r, T = cdiv(m, PARTS[md]) << Q, (5 * S + 1 - (S if md in ('HSW', 'ISW') else 0)) << Q
-            t += max(r, (r + T) // 2)
+            shallow = md in ('HSW', 'ISW')
+            r, T = cdiv(m, PARTS[md]) << Q, (5 * S + 1 - (S if shallow else 0)) << Q
+            t += max(r, (r + T) // 2, ((S if shallow else 2 * S) + 6) << Q)  # an LDW reads its rows
             modes.append(md)
     for a, b in zip(modes, modes[1:]):
         if a != b:

@@ -198,13 +198,14 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
     return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
 }
 
-/* Q16 cycles of a wave of `rows` rows after an LDW, S deep (shallow) or 2S: max(r, (r + T) / 2)
- * (npu_slice_gemm_compute). */
+/* Q16 cycles of a wave of `rows` rows after an LDW, S deep (shallow) or 2S: max(r, (r + T) / 2,
+ * depth + NPU_SLICE_LDW_C) (npu_slice_gemm_compute). */
 static uint64_t wave_time(int S, int64_t rows, int shallow)
 {
-    uint64_t r = (uint64_t)rows << NPU_SLICE_Q;
+    uint64_t r = (uint64_t)rows << NPU_SLICE_Q, depth = (uint64_t)(shallow ? S : 2 * S);
     uint64_t T = (uint64_t)((shallow ? NPU_SLICE_TURN_S - 1 : NPU_SLICE_TURN_S) * S + NPU_SLICE_TURN_C) << NPU_SLICE_Q;
-    return r > (r + T) / 2 ? r : (r + T) / 2;
+    uint64_t t = r > (r + T) / 2 ? r : (r + T) / 2, pair = (depth + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
+    return t > pair ? t : pair;
 }
 
 /* The mode a block of nn x kk (n, k) runs in under the policy (1G4C: its sub-tiles' ISW). */
