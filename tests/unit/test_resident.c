@@ -104,7 +104,8 @@ static void compare_band(const npu_cfg_t *c, int M, int N, int K, int modes, int
                  "S=%d %dx%dx%d modes %d: %s %s", c->s, M, N, K, modes, r1.counters_msg, r1.host_msg);
     npu_sim_close(s);
     cr_assert(memcmp(C, G, sizeof *C * (size_t)M * N) == 0);
-    cr_assert_eq(r1.plan.res, want_res, "S=%d %dx%dx%d modes %d: res %d Mt %d Nt %d Kc %d", c->s, M, N, K, modes, r1.plan.res, r1.plan.Mt, r1.plan.Nt, r1.plan.Kc);
+    cr_assert_eq(r1.plan.res, want_res, "S=%d %dx%dx%d modes %d: res %d Mt %d Nt %d Kc %d", c->s, M, N, K, modes,
+                 r1.plan.res, r1.plan.Mt, r1.plan.Nt, r1.plan.Kc);
     cr_assert_eq(queue_machine_run(r1.prog.insn, r1.prog.n, c->queue_depth, &qm), 0, "%s", qm.msg);
     for (int ch = 0; ch < 4; ch++)
         cr_assert_leq(qm.max_tok[ch], 2, "channel %d", ch);

@@ -19,8 +19,8 @@
  *   tiles  per dim, a tile size from the balanced sizes (npu_slice_tile_opts).
  * The SPM is shared, so each tile is loaded from DRAM once whatever the split; the split decides
  * a convolution's per-core compute (a GEMM's is its emitter's waves under the cost constants'
- * policy, npu_slice_gemm_compute: its splits cost alike). A convolution's input tile is loaded at a step when its tile index
- * differs from the previous step's (consecutive reuse: the loop order decides which operand
+ * policy, npu_slice_gemm_compute: its splits cost alike). A convolution's input tile is loaded
+ * at a step when its tile index differs from the previous step's (consecutive reuse: the loop order decides which operand
  * stays resident); a GEMM loads both at every step, as its emitter's alternating buffers do,
  * except the banded input, whose tile loads once, at the first step of its band (the other
  * output dim at its first tile): each of its tiles is read from DRAM once.
@@ -28,8 +28,9 @@
  * Cost (Q16 cycles, slice_cost.h): per step i the load cost L_i of the input tiles it loads (of
  * which Lb_i on the DRAM bus), the compute E_i (a GEMM: the policy's waves; a convolution: max
  * over cores of its waves; each max(rows, (rows + bank turnaround) / 2); plus the drain after an
- * output tile's last reduction step) and the store cost S_i of the output tile it completes; DMA and EXEC overlap as the RTL
- * double-buffers, the loads in turn, the stores sharing only the bus with them:
+ * output tile's last reduction step) and the store cost S_i of the output tile it completes; DMA
+ * and EXEC overlap as the RTL double-buffers, the loads in turn, the stores sharing only the bus
+ * with them:
  *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0)
  * Tie-break: least cost, then least DRAM bytes, then the first visited (enumeration order:
  * split, order, band (none first), then each dim's tile from the largest down, dims in index

@@ -149,12 +149,12 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
  * of r rows takes max(r, (r + T) / 2), T the bank turnaround of WAVE trains on 2S-deep tiles
  * (NPU_SLICE_TURN_S x S + NPU_SLICE_TURN_C) less S for an S-deep LDW (HSW, ISW, a core mask:
  * its rows leave the array S cycles sooner, model/prog_time.c), and at least the LDW's depth +
- * NPU_SLICE_LDW_C (one LDW at a time reads its rows: short waves at small S); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_C each
- * (one at a time; 200x150x130 at small, 1G4C: 56 to 59 cycles a sub-tile of 4 to 16 rows a
- * core on the RTL). FlexSA adds
- * the mode-change gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the
- * switch cycle), each change costed as the mean of its two directions (every other chunk runs
- * the order backwards). */
+ * NPU_SLICE_LDW_C (one LDW at a time reads its rows: short waves at small S); a 1G4C sub-tile
+ * at least its four LDWs, S + NPU_SLICE_LDW_C each (one at a time; 200x150x130 at small, 1G4C:
+ * 56 to 59 cycles a sub-tile of 4 to 16 rows a core on the RTL). FlexSA adds the mode-change
+ * gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the switch cycle),
+ * each change costed as the mean of its two directions (every other chunk runs the order
+ * backwards). */
 uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
 
 #endif
