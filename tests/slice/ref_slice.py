@@ -366,19 +366,24 @@ def simulate(pb, k, t, split, order, band=None):
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
         E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
-        Sv = 0
+        Sv = D = 0
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
-            E += k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
+            drain = k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
+            if pb.kind == 'gemm':  # the drain engine, beside the next step's waves
+                D = drain
+            else:
+                E += drain
             b = cost(2)
             Sv = xfer(k, b, pb.B, store=True)[0]
             nbytes += b[2]
-        steps.append((L, Lb, E, Sv))
+        steps.append((L, Lb, E, Sv, D))
     T = steps[0][0]
-    for i, (L, Lb, E, Sv) in enumerate(steps):
+    for i, (L, Lb, E, Sv, D) in enumerate(steps):
         Lnext, Lbnext = steps[i + 1][:2] if i + 1 < len(steps) else (0, 0)
-        Sprev = steps[i - 1][3] if i > 0 else 0
-        T += max(E, Lnext, Lbnext + Sprev)  # loads in turn; the bus shared with the stores
-    return T + steps[-1][3], nbytes
+        Sprev, Dprev = steps[i - 1][3:5] if i > 0 else (0, 0)
+        # loads in turn; the bus shared with the stores; a drain and then its store beside
+        T += max(E, Lnext, Lbnext + Sprev, Dprev + Sprev)
+    return T + steps[-1][4] + steps[-1][3], nbytes
 
 
 def tile_opts(ext, u):

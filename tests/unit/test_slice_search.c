@@ -56,16 +56,16 @@ Test(slice_search, single_step_adds_up)
     int64_t tile[3] = {32, 16, 48};
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.steps, 1);
-    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute);
+    /* the drain (GEMM: on the drain engine, after the waves here: no next step) */
+    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + k.drain_fixed + 32ull * k.drain_row);
     /* A 32 x 48 int16 is one contiguous 3072-byte run: 96 beats, 6 bursts of 16, 1 transfer */
     cr_assert(p.t[0].b.bytes == 3072 && p.t[0].b.beats == 96 && p.t[0].b.bursts == 6 && p.t[0].b.xfers == 1);
     uint64_t bus = k.xfer_fixed + 3072ull * k.byte + 6ull * k.burst, lat = k.lat_fixed + 6ull * k.window;
     cr_assert_eq(p.t[0].cost, bus > lat ? bus : lat);
     /* FlexSA (the split plays no part in a GEMM): 3 k-blocks of one 2S x 2S block, each an FW wave
-     * of the 32 rows, max(rows, (rows + turnaround)/2), the WAVE trains' turnaround 5S + 1 = 41;
-     * drain of 32 rows */
+     * of the 32 rows, max(rows, (rows + turnaround)/2), the WAVE trains' turnaround 5S + 1 = 41 */
     uint64_t w = (32ull << 16) > ((32ull + 41) << 16) / 2 ? 32ull << 16 : ((32ull + 41) << 16) / 2;
-    cr_assert_eq(p.compute, 3ull * w + k.drain_fixed + 32ull * k.drain_row);
+    cr_assert_eq(p.compute, 3ull * w);
     /* noburst: bytes only */
     k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST);
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
@@ -97,8 +97,8 @@ Test(slice_search, gemm_compute_is_the_policys_waves)
     cr_assert_eq(npu_slice_gemm_compute(&k, 8, 400, 16, 16), (4u * 100) << 16);
 }
 
-/* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + S_1; A and B reloaded,
- * C stored once. */
+/* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + D_1 + S_1 (the drain
+ * after the last waves); A and B reloaded, C stored once. */
 Test(slice_search, overlap_two_steps)
 {
     npu_cfg_t cfg = test_cfg(8);
@@ -110,11 +110,35 @@ Test(slice_search, overlap_two_steps)
     cr_assert(p.t[0].loads == 2 && p.t[1].loads == 2 && p.t[2].loads == 1);
     {
         uint64_t L = (p.t[0].cost + p.t[1].cost) / 2, S = p.t[2].cost;
-        /* E_0 has no drain, E_1 has it; both k chunks of A and B start 32-byte aligned: L_0 = L_1 */
+        /* both k chunks of A and B start 32-byte aligned: L_0 = L_1; a drain of 16 rows */
         uint64_t E0 = npu_slice_gemm_compute(&k, 8, 16, 16, 16);
-        uint64_t E1 = p.compute - E0;
-        cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + S);
+        uint64_t E1 = p.compute - E0, D1 = k.drain_fixed + 16ull * k.drain_row;
+        cr_assert_eq(E1, E0);
+        cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + D1 + S);
     }
+}
+
+/* A GEMM's drain runs beside the next step's waves, its store after it (npu_slice_pipe_step_d),
+ * by hand with no idle latency: steps (L, Lb, E, D, S) = (10, 10, 50, 30, 40), (10, 10, 20, 30,
+ * 40), (0, 0, 20, 0, 0): T = 10 + max(50, 0, 10, 10) + max(20, 30 + 40, 0, 0 + 40) + max(20, 30
+ * + 40) + 0 + 0 = 200; with every D = 0 it is npu_slice_pipe_step's. */
+Test(slice_search, pipe_drain_beside)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST); /* no idle latency */
+    npu_slice_pipe_t p, q;
+    static const uint64_t st[3][5] = {{10, 10, 50, 30, 40}, {10, 10, 20, 30, 40}, {0, 0, 20, 0, 0}};
+    npu_slice_pipe_init(&p, &k);
+    npu_slice_pipe_init(&q, &k);
+    for (int i = 0; i < 3; i++)
+        npu_slice_pipe_step_d(&p, st[i][0], st[i][1], st[i][2], st[i][3], st[i][4]);
+    cr_assert_eq(npu_slice_pipe_end(&p), 200);
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 3; i++) {
+        npu_slice_pipe_step_d(&p, st[i][0], st[i][1], st[i][2], 0, st[i][4]);
+        npu_slice_pipe_step(&q, st[i][0], st[i][1], st[i][2], st[i][4]);
+    }
+    cr_assert_eq(npu_slice_pipe_end(&p), npu_slice_pipe_end(&q));
 }
 
 /* Dense A[M][K] with one k chunk: the GEMM emitter loads A and B at every step, in either loop
@@ -400,7 +424,8 @@ Test(slice_search, drain_stalls_in_the_walk)
     cr_assert_eq(npu_slice_drain_stalls(&cfg, 2048 + 320, 160, 1, 2), 48);
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 160, 5, 16, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.steps, 1);
-    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + (40ull << NPU_SLICE_Q));
+    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + k.drain_fixed +
+                               (uint64_t)p.obuf_rows * k.drain_row + (40ull << NPU_SLICE_Q));
 }
 
 /* The loads the emitter issues for a GEMM plan (gemm_tiling.h npu_gemm_loads_a/b over its chunks

@@ -27,11 +27,13 @@
  *
  * Cost (Q16 cycles, slice_cost.h): per step i the load cost L_i of the input tiles it loads (of
  * which Lb_i on the DRAM bus), the compute E_i (a GEMM: the policy's waves; a convolution: max
- * over cores of its waves; each max(rows, (rows + bank turnaround) / 2); plus the drain after an
- * output tile's last reduction step) and the store cost S_i of the output tile it completes; DMA
- * and EXEC overlap as the RTL double-buffers, the loads in turn, the stores sharing only the bus
- * with them:
- *   T = L_0 + sum_i max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}     (L_n = S_{-1} = 0)
+ * over cores of its waves, plus the drain after an output tile's last reduction step; each
+ * wave max(rows, (rows + bank turnaround) / 2)), a GEMM's drain D_i after an output tile's last
+ * reduction step (on the drain engine, beside the next step's waves) and the store cost S_i of
+ * the output tile it completes; DMA and EXEC overlap as the RTL double-buffers, the loads in
+ * turn, the stores sharing only the bus with them:
+ *   T = L_0 + sum_i max(E_i, D_{i-1} + S_{i-1}, L_{i+1}, Lb_{i+1} + S_{i-1}) + D_{n-1} + S_{n-1}
+ *                                                          (L_n = S_{-1} = D_{-1} = D_conv = 0)
  * Tie-break: least cost, then least DRAM bytes, then the first visited (enumeration order:
  * split, order, band (none first), then each dim's tile from the largest down, dims in index
  * order).
@@ -84,7 +86,8 @@ typedef struct npu_slice_plan {
     unsigned obuf_rows;             /* OBUF rows of one output tile */
     uint64_t steps;
     uint64_t cycles;                /* predicted, Q16 */
-    uint64_t compute, transfer;     /* sum of E_i and of all transfers, Q16 (no overlap) */
+    uint64_t compute, transfer;     /* sum of E_i (a GEMM's without its drains) and of all
+                                       transfers, Q16 (no overlap) */
     npu_slice_tstat_t t[NPU_SLICE_TENSORS];
     uint64_t index;                 /* enumeration index (the tie-break) */
 } npu_slice_plan_t;

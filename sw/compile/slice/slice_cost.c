@@ -162,22 +162,32 @@ static uint64_t pipe_idle(const npu_slice_pipe_t *p, uint64_t L)
     return over < p->idle ? over : p->idle;
 }
 
-void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
+void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S)
 {
     uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->S_prev2 ? L + x : Lb + p->S_prev2; /* the loads in
                                                                        * turn, the bus shared */
-    p->T += p->steps == 0 ? L + x : (p->E_prev > dma ? p->E_prev : dma);
+    uint64_t ex = p->E_prev > p->D_prev2 + p->S_prev2 ? p->E_prev : p->D_prev2 + p->S_prev2; /* beside:
+                                                                       * a drain, its store */
+    p->T += p->steps == 0 ? L + x : (ex > dma ? ex : dma);
     p->dma_prev = p->steps == 0 ? L + x : dma;
     p->E_prev2 = p->E_prev;
     p->E_prev = E;
     p->S_prev2 = p->S_prev;
     p->S_prev = S;
+    p->D_prev2 = p->D_prev;
+    p->D_prev = D;
     p->steps++;
+}
+
+void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
+{
+    npu_slice_pipe_step_d(p, L, Lb, E, 0, S);
 }
 
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p)
 {
-    return p->T + (p->E_prev > p->S_prev2 ? p->E_prev : p->S_prev2) + p->S_prev;
+    uint64_t tail = p->D_prev2 + p->S_prev2;
+    return p->T + (p->E_prev > tail ? p->E_prev : tail) + p->D_prev + p->S_prev;
 }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }

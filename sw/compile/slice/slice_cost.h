@@ -123,10 +123,17 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
 typedef struct npu_slice_pipe {
     uint64_t T, E_prev, S_prev, S_prev2, steps;
     uint64_t idle, E_prev2, dma_prev; /* xfer_idle; E_{i-2}; the DMA term of the last step */
+    uint64_t D_prev, D_prev2;         /* the drains beside (npu_slice_pipe_step_d) */
 } npu_slice_pipe_t;
 /* Zeroes p for a walk at the constants k (a zeroed state walks with idle = 0). */
 void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k);
 void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S);
+/* The same with the drain D of the output tile the step completes on the drain engine, beside the
+ * next step's waves (the GEMM emitter's DRAINs into one OBUF half while the next tile's waves fill
+ * the other), its STORE after it: step i's term takes max(E_i, D_{i-1} + S_{i-1}, L_{i+1},
+ * Lb_{i+1} + S_{i-1}) and the end max(E_{n-1}, D_{n-2} + S_{n-2}) + D_{n-1} + S_{n-1}; D = 0
+ * is npu_slice_pipe_step (a drain inside E: the convolutions'). */
+void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S);
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
 
 /* Cycles the drain engine loses to SPM sub-bank conflicts on one DRAIN of m OBUF rows (a skinny

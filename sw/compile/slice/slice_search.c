@@ -208,7 +208,8 @@ static uint64_t compute_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k,
 
 /* compute_sums for a GEMM, whose step compute (npu_slice_gemm_compute) is no multiple of ceil(kd /
  * S): every reduction class with every other class, each pair weighted by both counts (at most 2
- * x 4 classes); the drains as compute_sums has them. The same for every split. */
+ * x 4 classes). Its waves alone: a GEMM's drains run on the drain engine beside the next step's
+ * waves (npu_slice_pipe_step_d), not in E. The same for every split. */
 static void gemm_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
                       const int64_t *ntiles, int s0, int s1, uint64_t *sum)
 {
@@ -228,7 +229,6 @@ static void gemm_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, cons
             npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
             t += wo[o] * wr[r] * compute_of(x, k, 0, m, n, taps, kd);
         }
-        t += wo[o] * (k->drain_fixed + (uint64_t)orows * k->drain_row);
     }
     for (int sp = s0; sp < s1; sp++)
         sum[sp] = t;
@@ -314,7 +314,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     npu_slice_pipe_init(&pipe, c->k);
     for (;;) {
-        uint64_t L = 0, Lb = 0, E, S = 0, bus, drain;
+        uint64_t L = 0, Lb = 0, E, D, S = 0, bus, drain;
         int64_t key;
         unsigned cls = 0;
         int done = 1;
@@ -339,15 +339,19 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
             last[t] = key;
         }
         E = step_compute(c, cls, s, &drain);
+        D = 0;
         if (done) {
             key = 0;
             for (int d = 0; d < x->nd; d++)
                 if (x->t[NPU_SLICE_OUT].dep >> d & 1)
                     key = key * p->ntiles[d] + idx[d];
-            E += drain;
+            if (x->kind == NPU_SLICE_GEMM) /* beside the next step's waves */
+                D = drain;
+            else
+                E += drain;
             S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &bus);
         }
-        npu_slice_pipe_step(&pipe, L, Lb, E, S);
+        npu_slice_pipe_step_d(&pipe, L, Lb, E, D, S);
         p->steps = pipe.steps;
         rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
         E_in = E;
