@@ -381,8 +381,8 @@ def simulate(pb, k, t, split, order, band=None):
     for i, (L, Lb, E, Sv, D) in enumerate(steps):
         Lnext, Lbnext = steps[i + 1][:2] if i + 1 < len(steps) else (0, 0)
         Sprev, Dprev = steps[i - 1][3:5] if i > 0 else (0, 0)
-        # loads in turn; the bus shared with the stores; a drain and then its store beside
-        T += max(E, Lnext, Lbnext + Sprev, Dprev + Sprev)
+        # loads in turn; the bus shared with the stores; a drain beside
+        T += max(E, Lnext, Lbnext + Sprev, Dprev)
     return T + steps[-1][4] + steps[-1][3], nbytes
 
 

@@ -118,21 +118,21 @@ Test(slice_search, overlap_two_steps)
     }
 }
 
-/* A GEMM's drain runs beside the next step's waves, its store after it (npu_slice_pipe_step_d),
- * by hand with no idle latency: steps (L, Lb, E, D, S) = (10, 10, 50, 30, 40), (10, 10, 20, 30,
- * 40), (0, 0, 20, 0, 0): T = 10 + max(50, 0, 10, 10) + max(20, 30 + 40, 0, 0 + 40) + max(20, 30
- * + 40) + 0 + 0 = 200; with every D = 0 it is npu_slice_pipe_step's. */
+/* A GEMM's drain runs beside the next step's waves (npu_slice_pipe_step_d), by hand with no idle
+ * latency: steps (L, Lb, E, D, S) = (10, 10, 50, 60, 40), (10, 10, 20, 30, 40), (0, 0, 20, 50, 0):
+ * T = 10 + max(50, 0, 10, 10) + max(20, 60, 0, 0 + 40) + max(20, 30, 40) + 50 + 0 = 210; with
+ * every D = 0 it is npu_slice_pipe_step's. */
 Test(slice_search, pipe_drain_beside)
 {
     npu_cfg_t cfg = test_cfg(8);
     npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST); /* no idle latency */
     npu_slice_pipe_t p, q;
-    static const uint64_t st[3][5] = {{10, 10, 50, 30, 40}, {10, 10, 20, 30, 40}, {0, 0, 20, 0, 0}};
+    static const uint64_t st[3][5] = {{10, 10, 50, 60, 40}, {10, 10, 20, 30, 40}, {0, 0, 20, 50, 0}};
     npu_slice_pipe_init(&p, &k);
     npu_slice_pipe_init(&q, &k);
     for (int i = 0; i < 3; i++)
         npu_slice_pipe_step_d(&p, st[i][0], st[i][1], st[i][2], st[i][3], st[i][4]);
-    cr_assert_eq(npu_slice_pipe_end(&p), 200);
+    cr_assert_eq(npu_slice_pipe_end(&p), 210);
     npu_slice_pipe_init(&p, &k);
     for (int i = 0; i < 3; i++) {
         npu_slice_pipe_step_d(&p, st[i][0], st[i][1], st[i][2], 0, st[i][4]);

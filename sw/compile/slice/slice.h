@@ -32,7 +32,7 @@
  * reduction step (on the drain engine, beside the next step's waves) and the store cost S_i of
  * the output tile it completes; DMA and EXEC overlap as the RTL double-buffers, the loads in
  * turn, the stores sharing only the bus with them:
- *   T = L_0 + sum_i max(E_i, D_{i-1} + S_{i-1}, L_{i+1}, Lb_{i+1} + S_{i-1}) + D_{n-1} + S_{n-1}
+ *   T = L_0 + sum_i max(E_i, D_{i-1}, L_{i+1}, Lb_{i+1} + S_{i-1}) + D_{n-1} + S_{n-1}
  *                                                          (L_n = S_{-1} = D_{-1} = D_conv = 0)
  * Tie-break: least cost, then least DRAM bytes, then the first visited (enumeration order:
  * split, order, band (none first), then each dim's tile from the largest down, dims in index

@@ -166,8 +166,7 @@ void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_
 {
     uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->S_prev2 ? L + x : Lb + p->S_prev2; /* the loads in
                                                                        * turn, the bus shared */
-    uint64_t ex = p->E_prev > p->D_prev2 + p->S_prev2 ? p->E_prev : p->D_prev2 + p->S_prev2; /* beside:
-                                                                       * a drain, its store */
+    uint64_t ex = p->E_prev > p->D_prev2 ? p->E_prev : p->D_prev2; /* beside: a drain */
     p->T += p->steps == 0 ? L + x : (ex > dma ? ex : dma);
     p->dma_prev = p->steps == 0 ? L + x : dma;
     p->E_prev2 = p->E_prev;
@@ -186,7 +185,7 @@ void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t 
 
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p)
 {
-    uint64_t tail = p->D_prev2 + p->S_prev2;
+    uint64_t tail = p->D_prev2 > p->S_prev2 ? p->D_prev2 : p->S_prev2;
     return p->T + (p->E_prev > tail ? p->E_prev : tail) + p->D_prev + p->S_prev;
 }
 
