@@ -9,6 +9,7 @@
 #include "model/prog_time.h"
 
 #include "run/fcov.h"
+#include "run/flexsa_report.h"
 #include "run/perf_log.h"
 #include "run/progress.h"
 #include "run/recorder.h"
@@ -468,22 +469,22 @@ static int host_error(npu_gemm_report_t *rep, const char *msg)
  * dense tensors only, not the DMA's transposing loads) and for a search space larger than
  * NPU_GEMM_AUTO_MAX_CANDS (the search then takes seconds: 171,000 candidates of GNMT's
  * 1024 x 36548 x 1632 take 8 s, a 30000^3 GEMM minutes). 0 or -1. */
-static int gemm_tiles(const npu_cfg_t *cfg, int M, int N, int K, int transposed, int even, int choice,
+static int gemm_tiles(const npu_cfg_t *cfg, int M, int N, int K, int transposed, int modes, int choice,
                       npu_gemm_plan_t *plan)
 {
+    int even = modes == NPU_EMIT_1G4C, pol = (int)npu_emit_policy_model(modes);
     if (choice == 0 && transposed)
         choice = NPU_GEMM_SLICING_HEURISTIC;
     switch (choice) {
     case NPU_GEMM_NO_BAND: return npu_gemm_tile_ex(cfg, M, N, K, even, plan);
     case NPU_GEMM_SLICING_HEURISTIC: return npu_gemm_tile_res(cfg, M, N, K, even, plan);
-    case NPU_GEMM_SLICING_BURST: return npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, even, plan);
-    case NPU_GEMM_SLICING_NOBURST: return npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_NOBURST, even, plan);
+    case NPU_GEMM_SLICING_BURST: return npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, pol, plan);
+    case NPU_GEMM_SLICING_NOBURST: return npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_NOBURST, pol, plan);
     default: /* auto */
         if (npu_slice_count(cfg, NPU_SLICE_GEMM, NULL, M, N, K) > NPU_GEMM_AUTO_MAX_CANDS ||
-            npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, even, plan) != 0)
+            npu_gemm_tile_sliced(cfg, M, N, K, NPU_SLICE_BURST, pol, plan) != 0)
             return npu_gemm_tile_res(cfg, M, N, K, even, plan);
-        npu_gemm_plan_band(cfg, plan);
-        return 0;
+        return 0; /* with the band the slicing stage costed, if any */
     }
 }
 
@@ -525,7 +526,7 @@ static uint64_t gemm_predict(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, 
  * plan and rep->args.swap is set (the args stay the plain GEMM's). choice: the tiling choice, as
  * for the plain plan (the swapped operands are transposed unless both were: gemm_tiling's tiles).
  * Bounded (NPU_GEMM_SWAP_MAX_CHUNKS): both programs are emitted and timed. */
-static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int even, int choice, int swap,
+static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes, int choice, int swap,
                            const uint64_t size[4], npu_gemm_report_t *rep)
 {
     npu_gemm_plan_t sp;
@@ -533,7 +534,7 @@ static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int even, 
     const npu_gemm_plan_t *p = &rep->plan;
     int force = swap == NPU_GEMM_SWAP_ON;
     if (swap == NPU_GEMM_SWAP_OFF || npu_cfg_bf16(cfg) || (!force && !npu_gemm_swap_candidate(cfg, M, N, K)) ||
-        gemm_tiles(cfg, N, M, K, !sa.transA || !sa.transB, even, choice, &sp) != 0)
+        gemm_tiles(cfg, N, M, K, !sa.transA || !sa.transB, modes, choice, &sp) != 0)
         return;
     sa.swap = 1;
     if (!force && ((uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
@@ -561,7 +562,7 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
         if (npu_gemm_plan_check(cfg, fixed) != 0 || fixed->M != M || fixed->N != N || fixed->K != K)
             return host_error(rep, "the given tiling does not fit this configuration");
         rep->plan = *fixed;
-    } else if (gemm_tiles(cfg, M, N, K, transA || transB, modes == NPU_EMIT_1G4C,
+    } else if (gemm_tiles(cfg, M, N, K, transA || transB, modes,
                           plain ? NPU_GEMM_NO_BAND : slicing, &rep->plan) != 0) {
         return host_error(rep, slicing == NPU_GEMM_SLICING_BURST || slicing == NPU_GEMM_SLICING_NOBURST
                                    ? "the slicing stage's tiles do not fit the GEMM emitter"
@@ -580,7 +581,7 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     if (size[1] + size[2] + size[3] > limit)
         return 1;
     if (!fixed)
-        gemm_swap_pick(cfg, M, N, K, modes == NPU_EMIT_1G4C, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep);
+        gemm_swap_pick(cfg, M, N, K, modes, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep);
     plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
     if (plen == 0)
         return host_error(rep, "instruction emission failed (a field does not fit)");

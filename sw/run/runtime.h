@@ -158,13 +158,14 @@ int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int 
                          const int16_t *A, size_t lda, int transA, const int16_t *B, size_t ldb,
                          int transB, int32_t *C, size_t ldc);
 /* ORed into a modes argument, the tiles (npu gemm --slicing):
- *   none          auto: the slicing stage's burst-aware pick (npu_gemm_tile_sliced) with the
- *                 resident band that cuts its traffic (npu_gemm_plan_band); gemm_tiling's tiles
+ *   none          auto: the slicing stage's burst-aware pick (npu_gemm_tile_sliced), with the
+ *                 resident band it costed if its pick has one; gemm_tiling's tiles
  *                 with a band for transposed operands, a search space over
  *                 NPU_GEMM_AUTO_MAX_CANDS, or when the search fails
  *   _HEURISTIC    gemm_tiling's tiles with a band (npu_gemm_tile_res)
- *   _BURST        the slicing stage's pick under its burst-aware cost, as it planned it (no band)
- *   _NOBURST      the same under its bytes-only cost
+ *   _BURST        the slicing stage's pick under its burst-aware cost, as it planned it (its
+ *                 band, if it picked one: the same as auto where auto searches)
+ *   _NOBURST      the same under its bytes-only cost (the band costed by bytes alone too)
  *   NPU_GEMM_NO_BAND  gemm_tiling's tiles without a band (npu_gemm_tile_ex): every K chunk
  *                 loads both operands, the plain double-buffered pipeline `npu overlap` measures */
 #define NPU_GEMM_SLICING_BURST 0x100
@@ -177,9 +178,9 @@ int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int 
  * any shape, _OFF never (bf16: never, the golden's order is the plain plan's). */
 #define NPU_GEMM_SWAP_ON 0x1000
 #define NPU_GEMM_SWAP_OFF 0x2000
-/* auto searches GEMMs of at most this many slicing candidates (npu_slice_count); 512^3 has 7,986
- * at S = 8, 12544 x 64 x 147 about 10,000. */
-#define NPU_GEMM_AUTO_MAX_CANDS 65536
+/* auto searches GEMMs of at most this many slicing candidates (npu_slice_count, the band
+ * options included); 512^3 has 15,972 at S = 8, 12544 x 64 x 147 about 20,000. */
+#define NPU_GEMM_AUTO_MAX_CANDS 131072
 
 /* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
  * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =

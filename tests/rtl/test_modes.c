@@ -778,12 +778,12 @@ static int array_busy(npu_sim_t *sim, void *ctx)
     return 0;
 }
 
-/* The program is compiled for a DRAM that moves a beat per cycle (the port's rate: every
- * config's DRAM_BW but small-w2's 32 B/cycle, half its 64-byte beat), so its tiles are the
- * slicing stage's picks for a run that the loads do not bound. At 32 B/cycle small-w2 keeps
- * 1024x5x32 at Mt = 160, whose DRAINs lose 240 cycles to SPM sub-bank conflicts (the stage
- * charges them, npu_slice_drain_stalls): behind its loads in the full run (3,531 cycles against
- * 3,647 at Mt = 256), exposed in a run without loads. */
+/* The program takes gemm_tiling's tiles (--slicing heuristic: the least traffic, Mt >= 4 x 2S,
+ * power-of-two heights here), which keep the DRAINs free of SPM sub-bank conflicts. The slicing
+ * stage's pick may not: costing the resident band, it takes Mt = 160 for 1024x5x32 at small (and
+ * at small-w2), whose DRAINs lose 240 cycles to conflicts (the stage charges them,
+ * npu_slice_drain_stalls), behind its loads in the full run (3,906 cycles against 4,007 at Mt =
+ * 256, FlexSA, small) but exposed in a run without loads. */
 static void compute_only_util(const npu_cfg_t *cfg, int M, int N, int K, util_meas_t *u)
 {
     npu_gemm_report_t c;
@@ -791,7 +791,8 @@ static void compute_only_util(const npu_cfg_t *cfg, int M, int N, int K, util_me
     npu_flexsa_stats_t st;
     npu_cfg_t fast = *cfg;
     npu_slice_cfg_retime(&fast, (double)npu_cfg_beat(cfg), -1);
-    cr_assert_eq(npu_gemm_compile_modes(&fast, 1ull << cfg->dram_addr_bits, M, N, K, 0, 0, 1, &c),
+    cr_assert_eq(npu_gemm_compile_modes(&fast, 1ull << cfg->dram_addr_bits, M, N, K, 0, 0,
+                                        NPU_EMIT_FLEXSA | NPU_GEMM_SLICING_HEURISTIC, &c),
                  NPU_GEMM_PASS, "compile %dx%dx%d: %s", M, N, K, c.host_msg);
     npu_prog_init(&pe);
     cr_assert_eq(npu_prog_keep_queues(c.prog.insn, c.prog.n, "E", &pe), 0);

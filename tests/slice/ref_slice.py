@@ -3,9 +3,12 @@
 "Slicing"; acceptance 4 of issue 14).
 
 Re-implements the documented model without the C code: every candidate (3 splits x 2 loop orders
-x the balanced tile sizes of every dim) is checked against the capacity rules and, when it fits,
-costed by simulating its loop nest step by step, bursts counted by walking every DRAM beat of
-every run. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
+x, for a GEMM, with or without a resident band x the balanced tile sizes of every dim) is checked
+against the capacity rules and, when it fits, costed by simulating its loop nest step by step,
+bursts counted by walking every DRAM beat of every run; a GEMM step's compute is its FlexSA waves
+block by block in the emitter's serpentine order (the split plays no part). A GEMM's resident band (gemm_tiling.h
+"Resident band") keeps every K chunk of the input that follows the outermost loop dim in the SPM,
+so each of its tiles is read once, the first time the nest meets it. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
 search), the number of candidates visited, of those that fit, and the winner (split, order,
 tiles, predicted Q16 cycles, DRAM bytes).
 
@@ -190,6 +193,22 @@ class Problem:
             need += (1 if grid == 1 else 2) * words[ti]
         return orows <= obuf and need <= cfg.banks * cfg.bank_words
 
+    def band_fits(self, t, band_in):
+        """Capacity of the GEMM's resident band of input band_in (0: A, 1: B): its k chunks (at
+        most 16), each of the converted plan's chunk words, whole chunks packed from the start of
+        the operand's own bank (0: A, 1: B), then in the banks the plain plan leaves free (3 up)."""
+        cfg, L = self.cfg, self.L
+        tm = t[0] if self.ext[0] < L else cdiv(t[0], L) * L
+        kb, nb = cdiv(t[2], L), cdiv(t[1], L)
+        chunks = cdiv(self.ext[2], kb * L)
+        words = tm * kb if band_in == 0 else kb * L * nb
+        if chunks > 16 or words > cfg.bank_words:
+            return False
+        if chunks == 1:  # the band stays in the double buffer
+            return True
+        per_bank = cfg.bank_words // words
+        return chunks <= per_bank * (1 + max(0, cfg.banks - 3))
+
     def step_gemm(self, s):
         if self.kind == 'gemm':
             return s[0], s[1], 1, s[2], s[0] * cdiv(s[1], self.L)
@@ -269,6 +288,37 @@ def compute(k, S, split, m, n, taps, kd):
     return taps * cdiv(kd, S) * blk * max(r, (r + k['wave']) // 2)  # a weight bank's turnaround
 
 
+# FlexSA's modes (Algorithm 1), sub-arrays and the injector's entry offsets (docs/datapath.md 2)
+PARTS = {'FW': 1, 'HSW': 2, 'VSW': 2, 'ISW': 4}
+OFFSETS = {'FW': (0, 1, 1, 2), 'HSW': (0, 1, 0, 1), 'VSW': (0, 0, 1, 1), 'ISW': (0, 0, 0, 0)}
+
+
+def flexsa_mode(S, n, k):
+    return {(True, True): 'FW', (True, False): 'HSW', (False, True): 'VSW', (False, False): 'ISW'}[(n > S, k > S)]
+
+
+def gemm_compute(k, S, m, n, kd):
+    """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
+    parts) rows, max(r, (r + T) / 2), T = 5S + 1 (the WAVE trains' bank turnaround), S less after
+    an S-deep LDW (HSW, ISW), at least the LDW's depth + 6; the blocks in the
+    serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
+    difference of the two modes, the mean of both directions, plus a switch cycle"""
+    F, t, modes = 2 * S, 0, []
+    kbs, nbs = list(range(0, kd, F)), list(range(0, n, F))
+    for i, k0 in enumerate(kbs):
+        for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
+            md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
+            shallow = md in ('HSW', 'ISW')
+            r, T = cdiv(m, PARTS[md]) << Q, (5 * S + 1 - (S if shallow else 0)) << Q
+            t += max(r, (r + T) // 2, ((S if shallow else 2 * S) + 6) << Q)  # an LDW reads its rows
+            modes.append(md)
+    for a, b in zip(modes, modes[1:]):
+        if a != b:
+            gap = lambda x, y: max(p - q for p, q in zip(OFFSETS[x], OFFSETS[y]))
+            t += ((gap(a, b) + gap(b, a)) * S << Q) // 2 + (1 << Q)
+    return t
+
+
 def xfer(k, b, B, store=False):
     """(cost, bus time): a read is bus- or latency-bound, a write bus-bound"""
     bursts, beats, nbytes, xfers = b
@@ -281,13 +331,13 @@ def xfer(k, b, B, store=False):
     return cost, bus
 
 
-def simulate(pb, k, t, split, order):
+def simulate(pb, k, t, split, order, band=None):
     """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}; DRAM bytes."""
     nd = len(pb.ext)
     ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
     loop = pb.orders[order]
     deps = [[a[0] for a in axes] for _, _, axes in pb.tensors]
-    cache, prev, steps, nbytes = {}, [None, None], [], 0
+    cache, prev, steps, nbytes, seen = {}, [None, None], [], 0, set()
     for idx_in_order in itertools.product(*[range(ntiles[d]) for d in loop]):
         idx = [0] * nd
         for pos, d in enumerate(loop):
@@ -303,27 +353,37 @@ def simulate(pb, k, t, split, order):
         L = Lb = 0
         for ti in (0, 1):
             key = tuple(idx[d] for d in deps[ti])
-            if key != prev[ti] or pb.kind == 'gemm':  # the GEMM emitter loads both every step
+            if ti == band:  # resident: a tile already read is still in the SPM
+                load = key not in seen
+                seen.add(key)
+            else:
+                load = key != prev[ti] or pb.kind == 'gemm'  # the GEMM emitter loads both every step
+            if load:
                 b = cost(ti)
                 c, bus = xfer(k, b, pb.B)
                 L, Lb = L + c, Lb + bus
                 nbytes += b[2]
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
-        E = compute(k, pb.S, split, m, n, taps, kd)
-        Sv = 0
+        E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
+        Sv = D = 0
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
-            E += k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
+            drain = k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
+            if pb.kind == 'gemm':  # the drain engine, beside the next step's waves
+                D = drain
+            else:
+                E += drain
             b = cost(2)
             Sv = xfer(k, b, pb.B, store=True)[0]
             nbytes += b[2]
-        steps.append((L, Lb, E, Sv))
+        steps.append((L, Lb, E, Sv, D))
     T = steps[0][0]
-    for i, (L, Lb, E, Sv) in enumerate(steps):
+    for i, (L, Lb, E, Sv, D) in enumerate(steps):
         Lnext, Lbnext = steps[i + 1][:2] if i + 1 < len(steps) else (0, 0)
-        Sprev = steps[i - 1][3] if i > 0 else 0
-        T += max(E, Lnext, Lbnext + Sprev)  # loads in turn; the bus shared with the stores
-    return T + steps[-1][3], nbytes
+        Sprev, Dprev = steps[i - 1][3:5] if i > 0 else (0, 0)
+        # loads in turn; the bus shared with the stores; a drain beside
+        T += max(E, Lnext, Lbnext + Sprev, Dprev)
+    return T + steps[-1][4] + steps[-1][3], nbytes
 
 
 def tile_opts(ext, u):
@@ -333,18 +393,22 @@ def tile_opts(ext, u):
 
 def search(pb, k):
     opts = [tile_opts(e, u) for e, u in zip(pb.ext, pb.unit)]
+    bands = (False, True) if pb.kind == 'gemm' else (False,)
     visited = fitting = 0
     best = None
-    for index, (split, order, *t) in enumerate(itertools.product(range(3), range(2), *opts)):
+    for index, (split, order, banded, *t) in enumerate(itertools.product(range(3), range(2), bands, *opts)):
         visited += 1
         ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
-        if not pb.fits(t, ntiles):
+        # the band is that of the input whose tiles follow the outermost loop dim
+        band = ([ti for ti in (0, 1) if pb.orders[order][0] in [a[0] for a in pb.tensors[ti][2]]][0]
+                if banded else None)
+        if not pb.fits(t, ntiles) or (banded and not pb.band_fits(t, band)):
             continue
         fitting += 1
-        cyc, nbytes = simulate(pb, k, t, split, order)
+        cyc, nbytes = simulate(pb, k, t, split, order, band)
         key = (cyc, nbytes, index)
         if best is None or key < best[0]:
-            best = (key, split, order, t)
+            best = (key, split, order, 0 if band is None else band + 1, t)
     return visited, fitting, best
 
 
@@ -374,8 +438,9 @@ def main():
     queries = []
     for i in range(nshapes):
         queries.append(('conv', 'burst' if i % 3 else 'noburst', ['fwd', 'dx', 'dw'][i % 3], random_conv(rng)))
-    for mnk in [(100, 40, 33), (300, 5, 5), (64, 200, 80)]:
-        queries.append(('gemm', 'burst', 'gemm', mnk))
+    for i, mnk in enumerate([(100, 40, 33), (300, 5, 5), (64, 200, 80), (1024, 64, 16), (200, 96, 48),
+                             (48, 160, 96), (256, 64, 40), (96, 120, 200)]):
+        queries.append(('gemm', 'noburst' if i == 4 else 'burst', 'gemm', mnk))
     text = cfg.line() + ''.join('gemm %s %d %d %d\n' % ((q[1],) + q[3]) if q[0] == 'gemm' else
                    'conv %s %s %s\n' % (q[1], q[2], ' '.join(map(str, q[3]))) for q in queries)
     out = subprocess.run([sys.argv[1]], input=text, capture_output=True, text=True, check=True).stdout.split('\n')
@@ -385,14 +450,15 @@ def main():
         visited, fitting, best = search(pb, constants(cfg, q[1]))
         want = 'visited %d fitting %d' % (visited, fitting)
         if best:
-            want += ' best %d %d %s %d %d' % (best[1], best[2], ','.join(map(str, best[3])), best[0][0], best[0][1])
+            want += ' best %d %d %d %s %d %d' % (best[1], best[2], best[3], ','.join(map(str, best[4])),
+                                                 best[0][0], best[0][1])
         w = line.split()
-        got = ' '.join(w[0:4] + w[6:12]) if w and w[0] == 'visited' else line
+        got = ' '.join(w[0:4] + w[6:13]) if w and w[0] == 'visited' else line
         ok = got == want
         bad += not ok
         print('%s %-5s %-7s %-40s %s' % ('ok ' if ok else 'BAD', q[2], q[1], q[3], want if ok else
                                          '\n    C:   %s\n    ref: %s' % (got, want)))
-    print('ref_slice: %d of %d shapes agree (visited, fitting, winner, cycles, bytes)' %
+    print('ref_slice: %d of %d shapes agree (visited, fitting, winner with its band, cycles, bytes)' %
           (len(queries) - bad, len(queries)))
     return 1 if bad else 0
 

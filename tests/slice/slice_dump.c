@@ -5,7 +5,8 @@
  *   cfg S BANKS BANK_WORDS OBUF_ROWS MAX_BURST DRAM_BW LATENCY BURST_COST MAX_OUTSTANDING
  *   gemm MODE M N K
  *   conv MODE KERNEL C H W F KH KW STRIDE PAD DIL BATCH       (KERNEL fwd | dx | dw)
- * Answer per query: "visited V fitting F best SPLIT ORDER T0,T1,.. CYCLES_Q16 BYTES second ..."
+ * Answer per query: "visited V fitting F evaluated E best SPLIT ORDER BAND T0,T1,.. CYCLES_Q16 BYTES
+ * second ..." (BAND: 0 none, else the banded input + 1, slice.h)
  * or "error MESSAGE". MODE is burst or noburst.
  */
 #include <stdio.h>
@@ -15,7 +16,7 @@
 
 static void print_plan(const npu_slice_plan_t *p)
 {
-    printf(" %d %d ", p->split, p->order);
+    printf(" %d %d %d ", p->split, p->order, p->band);
     for (int d = 0; d < p->nd; d++)
         printf("%s%lld", d ? "," : "", (long long)p->tile[d]);
     printf(" %llu %llu", (unsigned long long)p->cycles,

@@ -1,7 +1,8 @@
 /*
  * slice_fidelity.c - the slicing stage's cost model against the RTL (issue 14, acceptance 5):
- * for three GEMM layers, 50 fitting candidates each (--pick N: N; tile sizes and loop order; of
- * the three core splits the cheapest, as the search keeps it), spread evenly over the predicted cycles,
+ * for three GEMM layers, 50 fitting candidates each (--pick N: N; tile sizes, loop order and
+ * resident band (none or the one the order allows, slice.h); of the three core splits the
+ * cheapest, as the search keeps it), spread evenly over the predicted cycles,
  * each run on the Verilated NPU with the FlexSA policy (`npu_gemm_run_plan`, bit-exact). Prints
  * predicted and measured cycles, and per layer and overall the median and max |error| and the
  * Spearman rank correlation. Exits 1 when the acceptance (median <= 10%, max <= 25%,
@@ -9,9 +10,12 @@
  * fitting candidate runs, and the pick (least predicted cycles, the search's choice) must also be
  * within 5% of the best measured (acceptance 6).
  *   build/<config>/slice_fidelity [--burst|--noburst] [--all] [--pick N] [--tiles m,n,k] [--dram-bw B]
- *                                 [M,N,K ...]
- * --tiles keeps only the candidates with those tiles (both loop orders); --dram-bw costs and runs
- * them at that DRAM bandwidth (the slicing costs retimed as `npu --dram-bw` does).
+ *                                 [--policy 1g1c|1g4c|flexsa] [M,N,K ...]
+ * --policy costs (slice_cost.h npu_slice_gemm_compute) and runs the candidates under that mapping
+ * policy (default FlexSA).
+ * --tiles keeps only the candidates with those tiles (both loop orders, with and without a
+ * band); --dram-bw costs and runs them at that DRAM bandwidth (the slicing costs retimed as
+ * `npu --dram-bw` does).
  * `make test` runs a quick representative (make slice-fidelity-quick: smaller layers, --pick 12).
  */
 #include <inttypes.h>
@@ -20,16 +24,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice.h"
 #include "npu_params.h"
 #include "npu_sim.h"
 #include "ref/golden.h"
+#include "run/flexsa_report.h"
 #include "run/runtime.h"
 
 static int pick = 50; /* candidates run per layer */
 static int64_t only[3];  /* --tiles m,n,k: only the candidates with these tiles (0: all) */
+static int emit = NPU_EMIT_FLEXSA; /* --policy: the emitter's modes (NPU_EMIT_*) */
 #define MAXC 200000
 #define MAXALL 4000 /* runs over all layers */
 
@@ -41,7 +48,7 @@ static int by_pred(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Every (tiles, order) candidate that fits the SPM and the GEMM emitter, its cheapest split. */
+/* Every (tiles, order, band) candidate that fits the SPM and the GEMM emitter, its cheapest split. */
 static int enumerate(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int N, int K, cand_t *out)
 {
     int64_t opt[3][256];
@@ -51,20 +58,22 @@ static int enumerate(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int
     for (int a = 0; a < nopt[0]; a++)
         for (int b = 0; b < nopt[1]; b++)
             for (int c = 0; c < nopt[2]; c++)
-                for (int order = 0; order < NPU_SLICE_ORDERS && n < MAXC; order++) {
+                for (int ob = 0; ob < NPU_SLICE_ORDERS * NPU_SLICE_BANDS && n < MAXC; ob++) {
+                    int order = ob / NPU_SLICE_BANDS, band = ob % NPU_SLICE_BANDS;
                     int64_t tile[3] = {opt[0][a], opt[1][b], opt[2][c]};
                     npu_slice_plan_t best, p;
                     npu_gemm_plan_t g;
                     int found = 0;
                     for (int split = 0; split < NPU_SLICE_SPLITS; split++)
-                        if (npu_slice_eval(cfg, k, NPU_SLICE_GEMM, NULL, M, N, K, tile, split, order, &p) == 0 &&
+                        if (npu_slice_eval_band(cfg, k, NPU_SLICE_GEMM, NULL, M, N, K, tile, split, order, band,
+                                                &p) == 0 &&
                             (!found || p.cycles < best.cycles)) {
                             best = p;
                             found = 1;
                         }
                     if (only[0] && (tile[0] != only[0] || tile[1] != only[1] || tile[2] != only[2]))
                         found = 0;
-                    if (found && npu_gemm_plan_from_slice(cfg, &best, M, N, K, 0, &g) == 0) {
+                    if (found && npu_gemm_plan_from_slice(cfg, &best, M, N, K, emit == NPU_EMIT_1G4C, &g) == 0) {
                         out[n].p = best;
                         out[n++].pred = (double)best.cycles / 65536.0;
                     }
@@ -144,8 +153,8 @@ static double run(const npu_cfg_t *cfg, int M, int N, int K, cand_t *c)
     t = npu_dram_timing_of(cfg);
     npu_sim_t *s = npu_sim_open(&t);
     npu_random_operands(M, N, K, 7, A, B);
-    npu_gemm_plan_from_slice(cfg, &c->p, M, N, K, 0, &g);
-    if (s && npu_gemm_run_plan(cfg, s, &g, A, B, NPU_EMIT_FLEXSA, NULL, 100000000, &rep) == NPU_GEMM_PASS)
+    npu_gemm_plan_from_slice(cfg, &c->p, M, N, K, emit == NPU_EMIT_1G4C, &g);
+    if (s && npu_gemm_run_plan(cfg, s, &g, A, B, emit, NULL, 100000000, &rep) == NPU_GEMM_PASS)
         cyc = (double)rep.run.cnt[NPU_CNT_cycles];
     else
         fprintf(stderr, "slice_fidelity: %dx%dx%d tiles %lld,%lld,%lld: %s %s\n", M, N, K,
@@ -179,9 +188,9 @@ static int layer(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int N, 
         x->meas = run(cfg, M, N, K, x);
         if (x->meas < 0)
             return -1;
-        printf("  tiles %5lld %5lld %5lld order %d split %d  predicted %10.0f  RTL %10.0f  %+6.1f%%\n",
+        printf("  tiles %5lld %5lld %5lld order %d band %d split %d  predicted %10.0f  RTL %10.0f  %+6.1f%%\n",
                (long long)x->p.tile[0], (long long)x->p.tile[1], (long long)x->p.tile[2], x->p.order,
-               x->p.split, x->pred, x->meas, 100.0 * (x->pred - x->meas) / x->meas);
+               x->p.band, x->p.split, x->pred, x->meas, 100.0 * (x->pred - x->meas) / x->meas);
     }
     errors(&all[*na], m, &med, &max);
     rho = spearman(&all[*na], m);
@@ -214,13 +223,16 @@ int main(int argc, char **argv)
             i++;
         else if (!strcmp(argv[i], "--dram-bw") && i + 1 < argc && atof(argv[i + 1]) > 0)
             npu_slice_cfg_retime(&cfg, atof(argv[++i]), -1);
-        else if (!strcmp(argv[i], "--noburst") || !strcmp(argv[i], "--burst"))
+        else if (!strcmp(argv[i], "--policy") && i + 1 < argc && strstr("1g1c 1g4c flexsa", argv[i + 1])) {
+            i++;
+            emit = !strcmp(argv[i], "1g4c") ? NPU_EMIT_1G4C : !strcmp(argv[i], "1g1c") ? NPU_EMIT_FW : NPU_EMIT_FLEXSA;
+        } else if (!strcmp(argv[i], "--noburst") || !strcmp(argv[i], "--burst"))
             mode = argv[i][2] == 'n' ? NPU_SLICE_NOBURST : NPU_SLICE_BURST;
         else if (ns < 16 && sscanf(argv[i], "%d,%d,%d", &shapes[ns][0], &shapes[ns][1], &shapes[ns][2]) == 3)
             ns++;
         else {
             fprintf(stderr, "usage: slice_fidelity [--burst|--noburst] [--all] [--pick N] [--tiles m,n,k] "
-                            "[--dram-bw B] [M,N,K ...]\n");
+                            "[--dram-bw B] [--policy 1g1c|1g4c|flexsa] [M,N,K ...]\n");
             return 2;
         }
     }
@@ -230,8 +242,9 @@ int main(int argc, char **argv)
         ns = 3;
     }
     npu_slice_cost_t k = npu_slice_cost_default(&cfg, mode);
-    printf("slicing cost model (%s) against the RTL, config %s, FlexSA policy, %d B/cycle\n",
-           npu_slice_mode_name(mode), cfg.name, cfg.dram_bw);
+    k.policy = (int)npu_emit_policy_model(emit);
+    printf("slicing cost model (%s) against the RTL, config %s, %s policy, %d B/cycle\n",
+           npu_slice_mode_name(mode), cfg.name, npu_flexsa_policy_name((npu_flexsa_policy_t)k.policy), cfg.dram_bw);
     for (int i = 0; i < ns; i++) {
         int r = layer(&cfg, &k, shapes[i][0], shapes[i][1], shapes[i][2], every, all, &na);
         if (r < 0)

@@ -461,3 +461,19 @@ Test(flexsa, policy_roofline_terms)
     /* no bandwidth given (<= 0): the ports and the array only */
     cr_assert_float_eq(npu_policy_roofline(&c, 0.0, 4096, 5, 5, 1.0, NULL), 2560.0, 1e-9);
 }
+
+/* The mode-change gap (units of S) is the injector's table (rtl/npu_exec_inject.v mode_gap):
+ * from FW 2 to ISW, 1 to HSW / VSW; from HSW / VSW 1 to another non-FW mode; none into FW, from
+ * ISW or to the same mode. */
+Test(flexsa, mode_gap_is_the_injectors)
+{
+    enum { F = NPU_MODE_FW, H = NPU_MODE_HSW, V = NPU_MODE_VSW, I = NPU_MODE_ISW };
+    static const int want[4][4] = {[F] = {[F] = 0, [H] = 1, [V] = 1, [I] = 2},
+                                   [H] = {[F] = 0, [H] = 0, [V] = 1, [I] = 1},
+                                   [V] = {[F] = 0, [H] = 1, [V] = 0, [I] = 1},
+                                   [I] = {[F] = 0, [H] = 0, [V] = 0, [I] = 0}};
+    for (int a = 0; a < 4; a++)
+        for (int b = 0; b < 4; b++)
+            cr_assert_eq(npu_flexsa_mode_gap((npu_mode_t)a, (npu_mode_t)b), want[a][b], "%s -> %s",
+                         npu_flexsa_mode_name((npu_mode_t)a), npu_flexsa_mode_name((npu_mode_t)b));
+}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice_cost.h"
@@ -103,7 +104,8 @@ static void compare_band(const npu_cfg_t *c, int M, int N, int K, int modes, int
                  "S=%d %dx%dx%d modes %d: %s %s", c->s, M, N, K, modes, r1.counters_msg, r1.host_msg);
     npu_sim_close(s);
     cr_assert(memcmp(C, G, sizeof *C * (size_t)M * N) == 0);
-    cr_assert_eq(r1.plan.res, want_res, "S=%d %dx%dx%d", c->s, M, N, K);
+    cr_assert_eq(r1.plan.res, want_res, "S=%d %dx%dx%d modes %d: res %d Mt %d Nt %d Kc %d", c->s, M, N, K, modes,
+                 r1.plan.res, r1.plan.Mt, r1.plan.Nt, r1.plan.Kc);
     cr_assert_eq(queue_machine_run(r1.prog.insn, r1.prog.n, c->queue_depth, &qm), 0, "%s", qm.msg);
     for (int ch = 0; ch < 4; ch++)
         cr_assert_leq(qm.max_tok[ch], 2, "channel %d", ch);
@@ -133,16 +135,21 @@ Test(resident, programs_bit_exact_band_read_once)
 {
     npu_cfg_t c8 = test_cfg(8), c2 = test_cfg(2);
     for (int modes = NPU_EMIT_FW; modes <= NPU_EMIT_1G4C; modes++) {
-        compare_band(&c8, 512, 512, 512, modes, NPU_GEMM_RES_B);
-        compare_band(&c8, 300, 200, 500, modes, NPU_GEMM_RES_A); /* edge tiles in every dim */
-        compare_band(&c8, 512, 256, 64, modes, NPU_GEMM_RES_B);  /* one chunk */
+        /* A's band: B's costs the same cycles and bytes (compute-bound, square), and the
+         * slicing stage's tie-break takes the first visited, m-major. 1G4C, costed under its own
+         * waves (its four LDWs a sub-tile: tall Mt), takes B's here and A's in the one-chunk case,
+         * so every policy runs both bands. */
+        int g4 = modes == NPU_EMIT_1G4C;
+        compare_band(&c8, 512, 512, 512, modes, g4 ? NPU_GEMM_RES_B : NPU_GEMM_RES_A);
+        compare_band(&c8, 139, 490, 169, modes, NPU_GEMM_RES_A); /* edge tiles in every dim */
+        compare_band(&c8, 512, 256, 64, modes, g4 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B); /* one chunk */
         compare_band(&c2, 200, 40, 600, modes, NPU_GEMM_RES_B); /* edge chunk, Mt not a power of 2 */
     }
 }
 
-/* The runtime's tiles (runtime.h): auto = the slicing stage's burst-aware pick plus a band;
- * transposed operands and --slicing heuristic = gemm_tiling's tiles plus a band; burst = the bare
- * pick; NO_BAND = gemm_tiling's tiles alone. */
+/* The runtime's tiles (runtime.h): auto = burst = the slicing stage's burst-aware pick with the
+ * band it costed; transposed operands and --slicing heuristic = gemm_tiling's tiles plus a band;
+ * NO_BAND = gemm_tiling's tiles alone. */
 static int plan_eq(const npu_gemm_plan_t *a, const npu_gemm_plan_t *b)
 {
     if (a->Mt != b->Mt || a->nb != b->nb || a->Kc != b->Kc || a->order != b->order || a->res != b->res)
@@ -169,13 +176,12 @@ Test(resident, runtime_tile_choices)
     npu_cfg_t c = test_cfg(8);
     npu_gemm_plan_t want, got;
     int M = 2048, N = 6, K = 54;
-    cr_assert_eq(npu_gemm_tile_sliced(&c, M, N, K, NPU_SLICE_BURST, 0, &want), 0);
-    got = compiled_plan(&c, M, N, K, 0, NPU_GEMM_SLICING_BURST);
-    cr_assert(plan_eq(&got, &want), "burst: the bare pick");
-    npu_gemm_plan_band(&c, &want);
+    cr_assert_eq(npu_gemm_tile_sliced(&c, M, N, K, NPU_SLICE_BURST, NPU_POLICY_1G1C, &want), 0);
     cr_assert_neq(want.res, NPU_GEMM_RES_NONE, "the pick keeps a band: the test lost its purpose");
+    got = compiled_plan(&c, M, N, K, 0, NPU_GEMM_SLICING_BURST);
+    cr_assert(plan_eq(&got, &want), "burst: the pick with the band it costed");
     got = compiled_plan(&c, M, N, K, 0, 0);
-    cr_assert(plan_eq(&got, &want), "auto: the pick with its band");
+    cr_assert(plan_eq(&got, &want), "auto: the same pick, no band added afterwards");
     cr_assert_eq(npu_gemm_tile_res(&c, M, N, K, 0, &want), 0);
     got = compiled_plan(&c, M, N, K, 0, NPU_GEMM_SLICING_HEURISTIC);
     cr_assert(plan_eq(&got, &want), "heuristic");

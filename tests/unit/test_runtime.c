@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "npu_funcsim.h"
 #include "ref/golden.h"
 #include "hw/isa.h"
@@ -559,10 +560,14 @@ Test(gemm_fake, wide_beats_s8) {
         int16_t *A = calloc(4096 * 5, sizeof *A), *B = calloc(5 * 5, sizeof *B);
         npu_gemm_report_t r1, r2;
         s = open_sim(&c1, 14, 0);
-        cr_assert_eq(npu_gemm_run(&c1, s, 4096, 5, 5, A, B, 0, 0, NULL, 50000000, &r1), NPU_GEMM_PASS);
+        /* FlexSA: its pick (Mt = 256) is the same at both beats and its Y tiles whole bursts */
+        cr_assert_eq(npu_gemm_run_modes(&c1, s, 4096, 5, 5, A, B, 0, 0, NPU_EMIT_FLEXSA, NULL, 50000000, &r1),
+                     NPU_GEMM_PASS);
         npu_sim_close(s);
         s = open_sim(&c2, 14, 0);
-        cr_assert_eq(npu_gemm_run(&c2, s, 4096, 5, 5, A, B, 0, 0, NULL, 50000000, &r2), NPU_GEMM_PASS);
+        cr_assert_eq(npu_gemm_run_modes(&c2, s, 4096, 5, 5, A, B, 0, 0, NPU_EMIT_FLEXSA, NULL, 50000000, &r2),
+                     NPU_GEMM_PASS);
+        cr_assert(r1.plan.Mt == r2.plan.Mt && r1.plan.Mt == 256, "Mt %d and %d", r1.plan.Mt, r2.plan.Mt);
         npu_sim_close(s);
         /* X: 40,960 dense bytes = 1,280 beats of 32 or 640 of 64; Y: 81,920 bytes */
         cr_assert_eq(r1.run.cnt[NPU_CNT_dram_rd_x], 40960);
@@ -732,7 +737,7 @@ static void sliced_batch(int S, uint64_t seed, int count)
         int M = pick(&seed, 8 * S), N = pick(&seed, 8 * S), K = pick(&seed, 4 * S);
         int slicing = i & 1 ? NPU_GEMM_SLICING_NOBURST : NPU_GEMM_SLICING_BURST;
         npu_gemm_plan_t p;
-        if (npu_gemm_tile_sliced(&c, M, N, K, i & 1 ? NPU_SLICE_NOBURST : NPU_SLICE_BURST, 0, &p) != 0)
+        if (npu_gemm_tile_sliced(&c, M, N, K, i & 1 ? NPU_SLICE_NOBURST : NPU_SLICE_BURST, NPU_POLICY_1G1C, &p) != 0)
             continue;
         cr_assert_eq(npu_gemm_plan_check(&c, &p), 0);
         nmajor += p.order;
@@ -803,9 +808,11 @@ Test(gemm_fake, policy_1g4c_counters)
     npu_gemm_report_t rep;
     fill(A, sizeof A / sizeof A[0], &st);
     fill(B, sizeof B / sizeof B[0], &st);
-    cr_assert_eq(npu_gemm_run_modes(&c, s, 64, 16, 16, A, B, 0, 0, NPU_EMIT_1G4C, NULL, 1000000,
-                                    &rep),
+    /* gemm_tiling's tiles: one 64-row tile (the slicing stage splits M in two, B's band kept) */
+    cr_assert_eq(npu_gemm_run_modes(&c, s, 64, 16, 16, A, B, 0, 0, NPU_EMIT_1G4C | NPU_GEMM_SLICING_HEURISTIC,
+                                    NULL, 1000000, &rep),
                  NPU_GEMM_PASS, "%s", rep.counters_msg);
+    cr_assert_eq(rep.plan.m_tiles, 1);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_isw], 4u);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_fw] + rep.run.cnt[NPU_CNT_waves_hsw] +
                      rep.run.cnt[NPU_CNT_waves_vsw], 0u);
@@ -828,8 +835,11 @@ Test(gemm_fake, flexsa_modes_counters)
     npu_gemm_report_t rep;
     fill(A, sizeof A / sizeof A[0], &st);
     fill(B, sizeof B / sizeof B[0], &st);
-    cr_assert_eq(npu_gemm_run_modes(&c, s, 37, 6, 21, A, B, 0, 0, 1, NULL, 1000000, &rep),
+    /* one tile (gemm_tiling's: the counts below are its waves, whatever the slicing stage picks) */
+    cr_assert_eq(npu_gemm_run_modes(&c, s, 37, 6, 21, A, B, 0, 0, NPU_EMIT_FLEXSA | NPU_GEMM_SLICING_HEURISTIC, NULL,
+                                    1000000, &rep),
                  NPU_GEMM_PASS, "%s", rep.counters_msg);
+    cr_assert_eq(rep.plan.m_tiles, 1);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_vsw], 1u);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_isw], 1u);
     cr_assert_eq(rep.run.cnt[NPU_CNT_waves_fw] + rep.run.cnt[NPU_CNT_waves_hsw], 0u);

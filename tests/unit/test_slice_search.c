@@ -6,6 +6,7 @@
 #include <time.h>
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice.h"
 #include "compile/slice/slice_cost.h"
@@ -41,7 +42,9 @@ Test(slice_search, count_is_visited)
         cr_assert(r.fitting >= r.evaluated && r.evaluated >= 1);
     }
     cr_assert_eq(npu_slice_gemm(&cfg, &k, 100, 40, 33, &r, msg, sizeof msg), 0);
-    cr_assert_eq(r.visited, 6u * 5 * 3 * 3); /* m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
+    /* with or without a band; m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
+    cr_assert_eq(r.visited, 6u * 2 * 5 * 3 * 3);
+    cr_assert_eq(r.visited, npu_slice_count(&cfg, NPU_SLICE_GEMM, NULL, 100, 40, 33));
 }
 
 /* One step: T = L_0 + E_0 + S_0 (nothing to overlap). */
@@ -53,23 +56,49 @@ Test(slice_search, single_step_adds_up)
     int64_t tile[3] = {32, 16, 48};
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.steps, 1);
-    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute);
+    /* the drain (GEMM: on the drain engine, after the waves here: no next step) */
+    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + k.drain_fixed + 32ull * k.drain_row);
     /* A 32 x 48 int16 is one contiguous 3072-byte run: 96 beats, 6 bursts of 16, 1 transfer */
     cr_assert(p.t[0].b.bytes == 3072 && p.t[0].b.beats == 96 && p.t[0].b.bursts == 6 && p.t[0].b.xfers == 1);
     uint64_t bus = k.xfer_fixed + 3072ull * k.byte + 6ull * k.burst, lat = k.lat_fixed + 6ull * k.window;
     cr_assert_eq(p.t[0].cost, bus > lat ? bus : lat);
-    /* split M: 8 rows per core, waves = 6 S-deep chunks x 2 S-wide blocks, each max(rows, (rows +
-     * turnaround)/2); drain of 32 rows */
-    uint64_t w = (8ull << 16) > ((8ull << 16) + k.wave) / 2 ? 8ull << 16 : ((8ull << 16) + k.wave) / 2;
-    cr_assert_eq(p.compute, 12ull * w + k.drain_fixed + 32ull * k.drain_row);
+    /* FlexSA (the split plays no part in a GEMM): 3 k-blocks of one 2S x 2S block, each an FW wave
+     * of the 32 rows, max(rows, (rows + turnaround)/2), the WAVE trains' turnaround 5S + 1 = 41 */
+    uint64_t w = (32ull << 16) > ((32ull + 41) << 16) / 2 ? 32ull << 16 : ((32ull + 41) << 16) / 2;
+    cr_assert_eq(p.compute, 3ull * w);
     /* noburst: bytes only */
     k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST);
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 32, 16, 48, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.t[0].cost, 3072ull * k.byte);
 }
 
-/* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + S_1; A and B reloaded,
- * C stored once. */
+/* A GEMM step's compute is its emitter's waves under the policy (npu_slice_gemm_compute), by hand
+ * at S = 8 (2S = 16) with the WAVE trains' turnaround T = 5S + 1 = 41: m = 40, n = 24, kd = 24
+ * is 2 x 2 blocks (16 and 8 wide, 16 and 8 deep).
+ *   FlexSA: FW (16x16), HSW (n 16, k 8), VSW (n 8, k 16), ISW (8x8): rows 40, 20, 20, 10;
+ *     max(r, (r + T')/2), T' = 41 (2S-deep LDW: FW, VSW) or 33 (HSW, ISW): 40.5 + 26.5 + 30.5 +
+ *     21.5;
+ *     the serpentine order FW, VSW | ISW, HSW: changes FW-VSW (gaps 1 + 0), VSW-ISW (1 + 0),
+ *     ISW-HSW (0 + 1), each the mean of both directions x S plus the switch cycle: 3 x 5.
+ *   1G1C: four FW waves of 40 rows, 40.5 each.
+ *   1G4C: (2 + 1) x (2 + 1) = 9 S x S sub-tiles, each an ISW wave of 10 rows (21.5) or its four
+ *     LDWs, 4 x (S + 6) = 56: 9 x 56. */
+Test(slice_search, gemm_compute_is_the_policys_waves)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_formula(&cfg, NPU_SLICE_BURST);
+    cr_assert_eq(k.policy, NPU_POLICY_FLEXSA);
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (119u + 15) << 16);
+    k.policy = NPU_POLICY_1G1C;
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (4u * 81) << 15);
+    k.policy = NPU_POLICY_1G4C;
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (9u * 56) << 16);
+    /* the rows a wave streams bound it: 1G4C at m = 400 (ISW: 100 rows a core) */
+    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 400, 16, 16), (4u * 100) << 16);
+}
+
+/* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + D_1 + S_1 (the drain
+ * after the last waves); A and B reloaded, C stored once. */
 Test(slice_search, overlap_two_steps)
 {
     npu_cfg_t cfg = test_cfg(8);
@@ -81,11 +110,35 @@ Test(slice_search, overlap_two_steps)
     cr_assert(p.t[0].loads == 2 && p.t[1].loads == 2 && p.t[2].loads == 1);
     {
         uint64_t L = (p.t[0].cost + p.t[1].cost) / 2, S = p.t[2].cost;
-        /* E_0 has no drain, E_1 has it; both k chunks of A and B start 32-byte aligned: L_0 = L_1 */
-        uint64_t E0 = npu_slice_compute_cost(&k, 8, NPU_SLICE_SPLIT_N, 16, 16, 1, 16);
-        uint64_t E1 = p.compute - E0;
-        cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + S);
+        /* both k chunks of A and B start 32-byte aligned: L_0 = L_1; a drain of 16 rows */
+        uint64_t E0 = npu_slice_gemm_compute(&k, 8, 16, 16, 16);
+        uint64_t E1 = p.compute - E0, D1 = k.drain_fixed + 16ull * k.drain_row;
+        cr_assert_eq(E1, E0);
+        cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + D1 + S);
     }
+}
+
+/* A GEMM's drain runs beside the next step's waves (npu_slice_pipe_step_d), by hand with no idle
+ * latency: steps (L, Lb, E, D, S) = (10, 10, 50, 60, 40), (10, 10, 20, 30, 40), (0, 0, 20, 50, 0):
+ * T = 10 + max(50, 0, 10, 10) + max(20, 60, 0, 0 + 40) + max(20, 30, 40) + 50 + 0 = 210; with
+ * every D = 0 it is npu_slice_pipe_step's. */
+Test(slice_search, pipe_drain_beside)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST); /* no idle latency */
+    npu_slice_pipe_t p, q;
+    static const uint64_t st[3][5] = {{10, 10, 50, 60, 40}, {10, 10, 20, 30, 40}, {0, 0, 20, 50, 0}};
+    npu_slice_pipe_init(&p, &k);
+    npu_slice_pipe_init(&q, &k);
+    for (int i = 0; i < 3; i++)
+        npu_slice_pipe_step_d(&p, st[i][0], st[i][1], st[i][2], st[i][3], st[i][4]);
+    cr_assert_eq(npu_slice_pipe_end(&p), 210);
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 3; i++) {
+        npu_slice_pipe_step_d(&p, st[i][0], st[i][1], st[i][2], 0, st[i][4]);
+        npu_slice_pipe_step(&q, st[i][0], st[i][1], st[i][2], st[i][4]);
+    }
+    cr_assert_eq(npu_slice_pipe_end(&p), npu_slice_pipe_end(&q));
 }
 
 /* Dense A[M][K] with one k chunk: the GEMM emitter loads A and B at every step, in either loop
@@ -127,7 +180,8 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
     npu_slice_plan_t p, best, second;
     int64_t opt[NPU_SLICE_DIMS][64], tile[NPU_SLICE_DIMS], ext[NPU_SLICE_DIMS];
     int nopt[NPU_SLICE_DIMS], nd = kind == NPU_SLICE_GEMM ? 3 : 5, L = 2 * cfg->s, found = 0;
-    uint64_t total = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS, fit = 0;
+    int bands = kind == NPU_SLICE_GEMM ? NPU_SLICE_BANDS : 1;
+    uint64_t total = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (uint64_t)bands, fit = 0;
     char msg[160];
     memset(&best, 0, sizeof best);
     memset(&second, 0, sizeof second);
@@ -151,7 +205,8 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
             tile[d] = opt[d][rest % (uint64_t)nopt[d]];
             rest /= (uint64_t)nopt[d];
         }
-        rc = npu_slice_eval(cfg, &k, kind, c, M, N, K, tile, (int)(rest / 2), (int)(rest % 2), &p);
+        rc = npu_slice_eval_band(cfg, &k, kind, c, M, N, K, tile, (int)(rest / (uint64_t)bands / 2),
+                                 (int)(rest / (uint64_t)bands % 2), (int)(rest % (uint64_t)bands), &p);
         cr_assert(rc == 0 || rc == 1);
         if (rc)
             continue;
@@ -177,6 +232,7 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
         memset(&g, 0, sizeof g);
         npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, 0, &g); /* the emitters' conversion */
         cr_assert_eq(npu_gemm_plan_check(cfg, &g), 0);
+        cr_assert_eq(g.res, r.best.band); /* the band costed is the band emitted (1 A, 2 B) */
     }
 }
 
@@ -368,5 +424,100 @@ Test(slice_search, drain_stalls_in_the_walk)
     cr_assert_eq(npu_slice_drain_stalls(&cfg, 2048 + 320, 160, 1, 2), 48);
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 160, 5, 16, tile, NPU_SLICE_SPLIT_M, 0, &p), 0);
     cr_assert_eq(p.steps, 1);
-    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + (40ull << NPU_SLICE_Q));
+    cr_assert_eq(p.cycles, p.t[0].cost + p.t[1].cost + p.t[2].cost + p.compute + k.drain_fixed +
+                               (uint64_t)p.obuf_rows * k.drain_row + (40ull << NPU_SLICE_Q));
+}
+
+/* The loads the emitter issues for a GEMM plan (gemm_tiling.h npu_gemm_loads_a/b over its chunks
+ * in tile order): A's in *a, B's in *b. */
+static void emitted_loads(const npu_gemm_plan_t *g, uint64_t *a, uint64_t *b)
+{
+    long n = (long)g->m_tiles * g->n_tiles * g->k_chunks;
+    *a = *b = 0;
+    for (long i = 0; i < n; i++) {
+        *a += (uint64_t)npu_gemm_loads_a(g, i);
+        *b += (uint64_t)npu_gemm_loads_b(g, i);
+    }
+}
+
+/* The resident band, costed: the banded input's tiles are each loaded once (A's M x K, B's K x N
+ * bytes exactly), the other input as without the band, the cycles no more; the candidate converts
+ * to gemm_tiling's plan with that band, whose emitter issues exactly the loads costed. */
+Test(slice_search, band_loads_once)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t plain, band;
+    npu_gemm_plan_t g;
+    int64_t tile[3] = {16, 16, 32}; /* 64 x 48 x 64: 4 m-tiles, 3 n-tiles, 2 K chunks */
+    uint64_t la, lb;
+    for (int order = 0; order < 2; order++) {
+        int in = order; /* order 0: m outermost, A's band; 1: n outermost, B's */
+        cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, 0, order,
+                                         NPU_SLICE_BAND_NONE, &plain), 0);
+        cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, 0, order,
+                                         NPU_SLICE_BAND_ON, &band), 0);
+        cr_assert_eq(plain.band, NPU_SLICE_BAND_NONE);
+        cr_assert_eq(band.band, in + 1);
+        cr_assert_eq(plain.t[in].loads, 24u); /* every chunk, both operands */
+        cr_assert_eq(band.t[in].loads, in ? 3u * 2 : 4u * 2);
+        cr_assert_eq(band.t[in].b.bytes, 64u * (in ? 48 : 64) * 2);
+        cr_assert_eq(band.t[1 - in].loads, plain.t[1 - in].loads);
+        cr_assert_eq(band.t[1 - in].b.bytes, plain.t[1 - in].b.bytes);
+        cr_assert(band.cycles < plain.cycles, "order %d: %llu vs %llu", order,
+                  (unsigned long long)band.cycles, (unsigned long long)plain.cycles);
+        cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &band, 64, 48, 64, 0, &g), 0);
+        cr_assert_eq(g.res, in ? NPU_GEMM_RES_B : NPU_GEMM_RES_A);
+        emitted_loads(&g, &la, &lb);
+        cr_assert(la == band.t[0].loads && lb == band.t[1].loads, "order %d: emitted %llu %llu", order,
+                  (unsigned long long)la, (unsigned long long)lb);
+        cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &plain, 64, 48, 64, 0, &g), 0);
+        cr_assert_eq(g.res, NPU_GEMM_RES_NONE);
+        emitted_loads(&g, &la, &lb);
+        cr_assert(la == plain.t[0].loads && lb == plain.t[1].loads);
+    }
+}
+
+/* A band fits where gemm_tiling places its chunks (npu_gemm_band_fits): at most NPU_GEMM_RES_MAX
+ * chunks; K = 300 in 16-deep chunks is 19, refused (the plain candidate fits); in 32-deep ones 10. */
+Test(slice_search, band_fit_is_gemm_tilings)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    npu_slice_plan_t p;
+    int64_t t16[3] = {16, 16, 16}, t32[3] = {16, 16, 32};
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 300, t16, 0, 1, 0, &p), 0);
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 300, t16, 0, 1, 1, &p), 1);
+    cr_assert_eq(npu_gemm_band_fits(&cfg, 64, 48, 300, t16, NPU_GEMM_RES_B), 0);
+    cr_assert_eq(npu_gemm_band_fits(&cfg, 64, 48, 300, t32, NPU_GEMM_RES_B), 1);
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 300, t32, 0, 1, 1, &p), 0);
+    cr_assert_eq(p.t[1].loads, 10u * 3); /* B's 3 n-tiles x 10 chunks, once */
+    /* a convolution has no band option */
+    npu_conv_t c = {1, 16, 6, 6, 16, 3, 3, 1, 1, 1, 0};
+    int64_t ct[5] = {1, 6, 6, 16, 16};
+    cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_FWD, &c, 0, 0, 0, ct, 0, 0, 1, &p), -1);
+}
+
+/* The search's pick with a band is emitted with it: npu_gemm_tile_sliced's plan (what --slicing
+ * auto/burst run) carries the band of the search's best, on shapes whose pick keeps one. */
+Test(slice_search, pick_emits_its_band)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    static const int shapes[][3] = {{1024, 256, 16}, {2048, 6, 54}, {4096, 24, 24}, {300, 200, 100}};
+    int banded = 0;
+    for (int i = 0; i < 4; i++) {
+        npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+        npu_slice_result_t r;
+        npu_gemm_plan_t g;
+        uint64_t la, lb;
+        char msg[160];
+        int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
+        cr_assert_eq(npu_slice_gemm(&cfg, &k, M, N, K, &r, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_gemm_tile_sliced(&cfg, M, N, K, NPU_SLICE_BURST, NPU_POLICY_FLEXSA, &g), 0);
+        cr_assert_eq(g.res, r.best.band, "%dx%dx%d", M, N, K);
+        emitted_loads(&g, &la, &lb);
+        cr_assert(la == r.best.t[0].loads && lb == r.best.t[1].loads, "%dx%dx%d", M, N, K);
+        banded += g.res != NPU_GEMM_RES_NONE;
+    }
+    cr_assert(banded >= 2, "the shapes lost their purpose: %d banded picks", banded);
 }

@@ -28,6 +28,20 @@ int npu_flexsa_parts(npu_mode_t mode)
     }
 }
 
+/* The largest difference over the cores of the entry offsets (npu_flexsa_mode_gap). */
+int npu_flexsa_mode_gap(npu_mode_t from, npu_mode_t to)
+{
+    static const int off[NPU_NUM_MODES][4] = {
+        [NPU_MODE_FW] = {0, 1, 1, 2}, [NPU_MODE_HSW] = {0, 1, 0, 1},
+        [NPU_MODE_VSW] = {0, 0, 1, 1}, [NPU_MODE_ISW] = {0, 0, 0, 0}};
+    int gap = 0;
+    if ((unsigned)from >= NPU_NUM_MODES || (unsigned)to >= NPU_NUM_MODES)
+        return 0;
+    for (int c = 0; c < 4; c++)
+        gap = off[from][c] - off[to][c] > gap ? off[from][c] - off[to][c] : gap;
+    return gap;
+}
+
 int npu_flexsa_split(npu_mode_t mode, int m, npu_flexsa_split_t *out)
 {
     /* The split is the hardware's (npu_wave_sets, which the emitter and the RTL follow); this

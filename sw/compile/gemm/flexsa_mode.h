@@ -61,6 +61,14 @@ npu_mode_t npu_flexsa_mode(int S, int n, int k);
 /* Sub-arrays a mode splits the array into: 1 (FW), 2 (HSW, VSW), 4 (ISW); 0 if bad mode. */
 int npu_flexsa_parts(npu_mode_t mode);
 
+/* The mode-change gap, in units of S, between the last row of mode `from` and the first of mode
+ * `to` (docs/datapath.md section 2, the injector's rule, rtl/npu_exec_inject.v mode_gap): a row
+ * enters cores (0,1,2,3) S x (0,1,1,2) cycles after injection in FW, (0,1,0,1) in HSW, (0,0,1,1)
+ * in VSW, (0,0,0,0) in ISW, and must enter every core after the old mode's last row: 2 for
+ * FW -> ISW, 1 for FW -> HSW/VSW and HSW/VSW -> another non-FW mode, else 0. A change of mode
+ * also takes one switch cycle beyond the gap. */
+int npu_flexsa_mode_gap(npu_mode_t from, npu_mode_t to);
+
 /* ------------------------------------------------------------------ sub-wave row split */
 
 /* Core masks (bit c = core c; cores 0 top-left, 1 top-right, 2 bottom-left, 3 bottom-right). */

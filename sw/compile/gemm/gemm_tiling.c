@@ -1,6 +1,7 @@
 /* gemm_tiling.c - choose Mt, nb, Kc for a GEMM; see gemm_tiling.h. */
 #include "compile/gemm/gemm_tiling.h"
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/slice/slice.h"
 
 #include <string.h>
@@ -222,39 +223,64 @@ void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan)
         place_res(cfg, plan, plan->spm_res);
 }
 
+/* The plan of slicing tiles tile (m, n, k elements) in loop order n_major with resident band res
+ * (NPU_GEMM_RES_*): Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, the buffers placed.
+ * 0, or -1 when it breaks a constraint (npu_gemm_plan_check, the band's placement included). */
+static int from_tiles(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile, int n_major, int res,
+                      npu_gemm_plan_t *g)
+{
+    int F = 2 * cfg->s;
+    memset(g, 0, sizeof *g);
+    g->M = M, g->N = N, g->K = K, g->F = F;
+    g->Mt = M < F ? M : cdiv((int)tile[0], F) * F;
+    g->nb = cdiv((int)tile[1], F);
+    g->Nt = g->nb * F;
+    g->Kc = cdiv((int)tile[2], F) * F;
+    g->m_tiles = cdiv(M, g->Mt);
+    g->n_tiles = cdiv(N, g->Nt);
+    g->k_chunks = cdiv(K, g->Kc);
+    g->order = n_major;
+    g->res = res;
+    g->est_dram_bytes = traffic(g);
+    place(cfg, g);
+    if (res != NPU_GEMM_RES_NONE && place_res(cfg, g, g->spm_res) != 0)
+        return -1;
+    return npu_gemm_plan_check(cfg, g);
+}
+
+int npu_gemm_band_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile, int res)
+{
+    npu_gemm_plan_t g;
+    if (!cfg || cfg->s < 1 || (res != NPU_GEMM_RES_A && res != NPU_GEMM_RES_B))
+        return 0;
+    return from_tiles(cfg, M, N, K, tile, res == NPU_GEMM_RES_B, res, &g) == 0;
+}
+
 int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, int M, int N, int K,
                              int even_regions, npu_gemm_plan_t *plan)
 {
     npu_gemm_plan_t g;
-    int F = 2 * cfg->s;
-    memset(&g, 0, sizeof g);
-    g.M = M, g.N = N, g.K = K, g.F = F;
-    g.Mt = M < F ? M : cdiv((int)sp->tile[0], F) * F;
-    g.nb = cdiv((int)sp->tile[1], F);
-    g.Nt = g.nb * F;
-    g.Kc = cdiv((int)sp->tile[2], F) * F;
-    g.m_tiles = cdiv(M, g.Mt);
-    g.n_tiles = cdiv(N, g.Nt);
-    g.k_chunks = cdiv(K, g.Kc);
-    g.order = sp->loop[0] == 1; /* n outermost */
-    g.est_dram_bytes = traffic(&g);
-    place(cfg, &g);
-    if (npu_gemm_plan_check(cfg, &g) != 0 || (even_regions && (long)(g.Mt + g.Mt % 2) * g.nb > cfg->obuf_rows))
+    int n_major = sp->loop[0] == 1; /* n outermost */
+    /* the slicing stage's band: that of the input following the outermost dim (slice.h) */
+    int res = sp->band == NPU_SLICE_BAND_NONE ? NPU_GEMM_RES_NONE : n_major ? NPU_GEMM_RES_B : NPU_GEMM_RES_A;
+    if (from_tiles(cfg, M, N, K, sp->tile, n_major, res, &g) != 0 ||
+        (even_regions && (long)(g.Mt + g.Mt % 2) * g.nb > cfg->obuf_rows))
         return -1;
     *plan = g;
     return 0;
 }
 
-int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy,
                          npu_gemm_plan_t *plan)
 {
     npu_slice_cost_t k;
     npu_slice_result_t r;
     char msg[160];
-    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1)
+    if (!cfg || cfg->s < 1 || M < 1 || N < 1 || K < 1 || policy < NPU_POLICY_1G1C || policy >= NPU_NUM_POLICIES)
         return -1;
     k = npu_slice_cost_default(cfg, cost_mode);
+    k.policy = policy;
     if (npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg) != 0)
         return -1;
-    return npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, even_regions, plan);
+    return npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, policy == NPU_POLICY_1G4C, plan);
 }

@@ -18,7 +18,9 @@
  * number of chunks is fixed, Kc is the smallest multiple of F giving that many chunks
  * (balanced chunks, smallest buffers).
  *
- * Resident band (npu_gemm_tile_res only, applied to the tiles chosen above): when a tile has at
+ * Resident band (npu_gemm_tile_res: applied to the tiles chosen above; the slicing stage costs
+ * it per candidate and npu_gemm_tile_sliced emits the one it picked, fitted by
+ * npu_gemm_band_fits, the placement below): when a tile has at
  * most NPU_GEMM_RES_MAX chunks and they all fit, one operand's band over the whole K stays in the
  * SPM while the inner tile loop runs over the other operand: RES_B (n-major tiles) keeps the
  * n-tile's B chunks, so B is read once; RES_A (m-major) keeps the m-tile's A chunks. A chunk
@@ -116,15 +118,22 @@ void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan);
 
 /* The tiling the slicing stage picks (compile/slice, docs/compiler.md "Slicing") under its
  * burst-aware (NPU_SLICE_BURST) or bytes-only (NPU_SLICE_NOBURST) cost, converted to this plan:
- * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles);
- * its core split is not used (the emitter's policy maps the waves). even_regions as
- * npu_gemm_tile_ex. Returns 0, or -1 when the search fails or its pick does not fit this plan. */
-int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int even_regions,
+ * Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, its loop order (m-major or n-major tiles)
+ * and the resident band it costed (RES_A with m-major, RES_B with n-major tiles, or none; no
+ * band is added afterwards); its core split is not used (the emitter's policy maps the waves).
+ * policy (npu_flexsa_policy_t): the emitter's, whose waves the search costs (slice_cost.h
+ * npu_slice_gemm_compute); 1G4C also asks for even_regions (npu_gemm_tile_ex). Returns 0, or -1
+ * when the search fails or its pick does not fit this plan. */
+int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy,
                          npu_gemm_plan_t *plan);
 /* The conversion alone, of any GEMM candidate of the slicing stage (npu_slice_eval). */
 struct npu_slice_plan;
 int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const struct npu_slice_plan *sp, int M, int N, int K,
                              int even_regions, npu_gemm_plan_t *plan);
+/* Does resident band res (NPU_GEMM_RES_A: m-major, _B: n-major) fit the plan of slicing tiles
+ * tile (m, n, k elements; converted as npu_gemm_plan_from_slice), its chunks placed as above?
+ * 1 or 0. The slicing stage's fit rule for its banded GEMM candidates. */
+int npu_gemm_band_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile, int res);
 
 /* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);

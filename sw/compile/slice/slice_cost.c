@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/slice/slice.h"
 
 static uint32_t q16(uint64_t num, uint64_t den) /* round(num / den) in Q16 */
@@ -41,6 +42,7 @@ static uint32_t store_fixed(uint64_t xfer_fixed, const npu_cfg_t *cfg)
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
 {
     npu_slice_cost_t k = cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
+    k.policy = NPU_POLICY_FLEXSA;
     k.store_fixed = store_fixed(npu_slice_xfer_alone(&k), cfg);
     return k;
 }
@@ -98,6 +100,7 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);
     k.drain_fixed = q16((uint64_t)cfg->s, 1);
     k.drain_row = q16(1, 2);
+    k.policy = NPU_POLICY_FLEXSA;
     return k;
 }
 
@@ -159,22 +162,31 @@ static uint64_t pipe_idle(const npu_slice_pipe_t *p, uint64_t L)
     return over < p->idle ? over : p->idle;
 }
 
-void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
+void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S)
 {
     uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->S_prev2 ? L + x : Lb + p->S_prev2; /* the loads in
                                                                        * turn, the bus shared */
-    p->T += p->steps == 0 ? L + x : (p->E_prev > dma ? p->E_prev : dma);
+    uint64_t ex = p->E_prev > p->D_prev2 ? p->E_prev : p->D_prev2; /* beside: a drain */
+    p->T += p->steps == 0 ? L + x : (ex > dma ? ex : dma);
     p->dma_prev = p->steps == 0 ? L + x : dma;
     p->E_prev2 = p->E_prev;
     p->E_prev = E;
     p->S_prev2 = p->S_prev;
     p->S_prev = S;
+    p->D_prev2 = p->D_prev;
+    p->D_prev = D;
     p->steps++;
+}
+
+void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)
+{
+    npu_slice_pipe_step_d(p, L, Lb, E, 0, S);
 }
 
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p)
 {
-    return p->T + (p->E_prev > p->S_prev2 ? p->E_prev : p->S_prev2) + p->S_prev;
+    uint64_t tail = p->D_prev2 > p->S_prev2 ? p->D_prev2 : p->S_prev2;
+    return p->T + (p->E_prev > tail ? p->E_prev : tail) + p->D_prev + p->S_prev;
 }
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -193,6 +205,78 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
     }
     uint64_t r = (uint64_t)rows << NPU_SLICE_Q, turn = (r + k->wave) / 2; /* the bank turnaround */
     return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
+}
+
+/* Q16 cycles of a wave of `rows` rows after an LDW, S deep (shallow) or 2S: max(r, (r + T) / 2,
+ * depth + NPU_SLICE_LDW_C) (npu_slice_gemm_compute). */
+static uint64_t wave_time(int S, int64_t rows, int shallow)
+{
+    uint64_t r = (uint64_t)rows << NPU_SLICE_Q, depth = (uint64_t)(shallow ? S : 2 * S);
+    uint64_t T = (uint64_t)((shallow ? NPU_SLICE_TURN_S - 1 : NPU_SLICE_TURN_S) * S + NPU_SLICE_TURN_C) << NPU_SLICE_Q;
+    uint64_t t = r > (r + T) / 2 ? r : (r + T) / 2, pair = (depth + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
+    return t > pair ? t : pair;
+}
+
+/* The mode a block of nn x kk (n, k) runs in under the policy (1G4C: its sub-tiles' ISW). */
+static npu_mode_t block_mode(const npu_slice_cost_t *k, int S, int64_t nn, int64_t kk)
+{
+    if (k->policy == NPU_POLICY_FLEXSA)
+        return npu_flexsa_mode(S, (int)nn, (int)kk);
+    return k->policy == NPU_POLICY_1G4C ? NPU_MODE_ISW : NPU_MODE_FW;
+}
+
+/* Q16 cycles of the waves of one nn x kk block of m rows (npu_slice_gemm_compute). */
+static uint64_t block_time(const npu_slice_cost_t *k, int S, int64_t m, int64_t nn, int64_t kk)
+{
+    npu_mode_t md = block_mode(k, S, nn, kk);
+    int64_t rows = npu_flexsa_split(md, (int)m, NULL);
+    uint64_t t = wave_time(S, rows, md == NPU_MODE_HSW || md == NPU_MODE_ISW), ldw;
+    if (k->policy != NPU_POLICY_1G4C)
+        return t;
+    ldw = (uint64_t)(4 * (S + NPU_SLICE_LDW_C)) << NPU_SLICE_Q; /* four LDWs, one at a time */
+    return (uint64_t)(cdiv(nn, S) * cdiv(kk, S)) * (t > ldw ? t : ldw);
+}
+
+/* Q16 cycles of a change from mode a to b, the mean of both directions (npu_slice_gemm_compute). */
+static uint64_t change(int S, npu_mode_t a, npu_mode_t b)
+{
+    uint64_t gaps = (uint64_t)(npu_flexsa_mode_gap(a, b) + npu_flexsa_mode_gap(b, a)) * (uint64_t)S;
+    return a == b ? 0 : (gaps << NPU_SLICE_Q) / 2 + (1u << NPU_SLICE_Q);
+}
+
+/* The mode changes of a FlexSA step's serpentine wave order (gemm_emit.c npu_gemm_block_at): k-block
+ * rows of nb n-blocks, the even ones forwards, the odd ones backwards, each row's last n-block
+ * alone possibly partial (mode ml, the others mf) and so the last k-block row (kl: its size):
+ * a change inside every row of two modes, and one between the last two rows (at the n-block
+ * they share: the last one after an even row, the first after an odd one). */
+static uint64_t mode_changes(const npu_slice_cost_t *k, int S, int64_t n, int64_t kd)
+{
+    int64_t F = 2 * S, kb = cdiv(kd, F), nb = cdiv(n, F), nl = n - (nb - 1) * F, kl = kd - (kb - 1) * F;
+    npu_mode_t mf = block_mode(k, S, F, F), ml = block_mode(k, S, nl, F);
+    npu_mode_t lf = block_mode(k, S, F, kl), ll = block_mode(k, S, nl, kl);
+    uint64_t c = 0;
+    if (k->policy != NPU_POLICY_FLEXSA)
+        return 0;
+    if (nb > 1)
+        c = (uint64_t)(kb - 1) * change(S, mf, ml) + change(S, lf, ll);
+    else
+        mf = ml, lf = ll; /* one n-block: its mode alone */
+    if (kb > 1)
+        c += (kb - 2) % 2 == 0 ? change(S, ml, ll) : change(S, mf, lf);
+    return c;
+}
+
+uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
+{
+    int64_t F = 2 * S, kf = kd / F, nf = n / F, kl = kd % F, nl = n % F;
+    uint64_t t = (uint64_t)(kf * nf) * block_time(k, S, m, F, F);
+    if (nl)
+        t += (uint64_t)kf * block_time(k, S, m, nl, F);
+    if (kl)
+        t += (uint64_t)nf * block_time(k, S, m, F, kl);
+    if (nl && kl)
+        t += block_time(k, S, m, nl, kl);
+    return t + mode_changes(k, S, n, kd);
 }
 
 /* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): bank a / SPM_BANK_WORDS, sub-bank the

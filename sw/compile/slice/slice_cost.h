@@ -1,6 +1,7 @@
 /*
- * slice_cost.h - the slicing stage's cost constants and its two primitive costs (a DMA transfer,
- * the compute of one tile step on the four cores). All costs are integers in Q16 cycles
+ * slice_cost.h - the slicing stage's cost constants and its primitive costs (a DMA transfer, the
+ * compute of one tile step: a GEMM's as its emitter runs it under a mapping policy, a
+ * convolution's on the four cores under a split). All costs are integers in Q16 cycles
  * (cycles x 65536), so the search and any reference reproduce them exactly.
  *
  * npu_slice_cost_default takes the constants `npu calibrate` fitted on the RTL's microbenchmarks
@@ -43,6 +44,18 @@
 #include "hw/npu_cfg.h"
 
 #define NPU_SLICE_Q 16 /* fixed point: Q16 cycles */
+/* An LDW's least cycles beyond the rows it reads (one a cycle): an LDW / WAVE pair takes at least
+ * depth + NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains; the program-time
+ * model's P, model/prog_time.c, and a 1G4C sub-tile's four LDWs, npu_slice_gemm_compute). */
+#define NPU_SLICE_LDW_C 6
+/* The bank turnaround of back-to-back LDW / WAVE pairs on 2S-deep tiles, NPU_SLICE_TURN_S x S +
+ * NPU_SLICE_TURN_C (41 at S = 8; measured by step_fidelity --micro's WAVE trains at S = 2 and 8,
+ * any k and n; the program-time model's T, model/prog_time.c). The calibration's WAVE (33 at
+ * small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a GEMM
+ * step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came out
+ * 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
+#define NPU_SLICE_TURN_S 5
+#define NPU_SLICE_TURN_C 1
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
 
 typedef struct npu_slice_cost {
@@ -59,6 +72,10 @@ typedef struct npu_slice_cost {
                              not fitted; the estimator's, see above) */
     uint32_t xfer_idle;   /* per LOAD that starts on an idle engine, beyond xfer_fixed (pipelined
                              LOADs; 0 with LOAD_PIPELINE = 0) */
+    int policy;           /* the GEMM emitter's mapping policy (npu_flexsa_policy_t), whose waves a
+                             GEMM step's compute costs (npu_slice_gemm_compute); not a constant of
+                             the hardware: npu_slice_cost_default sets FlexSA, the GEMM runtime
+                             its run's policy */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);
@@ -84,7 +101,8 @@ uint64_t npu_slice_idle(const npu_slice_cost_t *k);
 /* Their DRAM bus time alone (xfer_fixed, bursts, bytes), which reads and writes share. */
 uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
 
-/* Q16 cycles of one tile step on the four S x S cores: a GEMM of m streamed rows, n stationary
+/* npu_slice_compute_cost: Q16 cycles of a convolution's tile step on the four S x S cores (a
+ * GEMM's: npu_slice_gemm_compute, below): a GEMM of m streamed rows, n stationary
  * columns and a contraction of taps x kd (one wave per tap, S-deep chunk of kd and S-wide block
  * of a core's columns), cut by split (slice.h): N gives core q its share of the ceil(n/S)
  * blocks (lowest ids the extra), M its share of the m rows, 2X2 half of each; the step takes
@@ -105,10 +123,20 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
 typedef struct npu_slice_pipe {
     uint64_t T, E_prev, S_prev, S_prev2, steps;
     uint64_t idle, E_prev2, dma_prev; /* xfer_idle; E_{i-2}; the DMA term of the last step */
+    uint64_t D_prev, D_prev2;         /* the drains beside (npu_slice_pipe_step_d) */
 } npu_slice_pipe_t;
 /* Zeroes p for a walk at the constants k (a zeroed state walks with idle = 0). */
 void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k);
 void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S);
+/* The same with the drain D of the output tile the step completes on the drain engine, beside the
+ * next step's waves (the GEMM emitter's DRAINs read one OBUF half, row by row right behind the
+ * waves that finish its rows, while the next tile's waves fill the other): step i's term takes
+ * max(E_i, D_{i-1}, L_{i+1}, Lb_{i+1} + S_{i-1}) and the end max(E_{n-1}, D_{n-2}, S_{n-2}) +
+ * D_{n-1} + S_{n-1}. The STORE is not charged after its drain: the drain streams behind the
+ * tile's last waves (1024x256x16 at small-w2, 64 B/cycle, 32x128 tiles with B's band: 35,182
+ * predicted with the drain and the store in turn, 28,465 without, 27,222 on the RTL). D = 0 is
+ * npu_slice_pipe_step (a drain inside E: the convolutions'). */
+void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S);
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
 
 /* Cycles the drain engine loses to SPM sub-bank conflicts on one DRAIN of m OBUF rows (a skinny
@@ -122,5 +150,21 @@ uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, 
 
 uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int64_t m, int64_t n,
                                 int64_t taps, int64_t kd);
+
+/* Q16 cycles of one GEMM tile step (m streamed rows, n stationary columns, contraction kd) as the
+ * GEMM emitter runs it under k->policy (compile/gemm/gemm_emit.c; the split plays no part): one
+ * LDW / WAVE pair per 2S x 2S (k, n) block, in mode FW (1G1C) or Algorithm 1's
+ * (npu_flexsa_mode: FW, HSW, VSW, ISW, the wave's rows npu_flexsa_split's ceil(m / parts));
+ * 1G4C cuts each block into S x S sub-tiles, each four core-masked LDWs and one ISW wave. A wave
+ * of r rows takes max(r, (r + T) / 2), T the bank turnaround of WAVE trains on 2S-deep tiles
+ * (NPU_SLICE_TURN_S x S + NPU_SLICE_TURN_C) less S for an S-deep LDW (HSW, ISW, a core mask:
+ * its rows leave the array S cycles sooner, model/prog_time.c), and at least the LDW's depth +
+ * NPU_SLICE_LDW_C (one LDW at a time reads its rows: short waves at small S); a 1G4C sub-tile
+ * at least its four LDWs, S + NPU_SLICE_LDW_C each (one at a time; 200x150x130 at small, 1G4C:
+ * 56 to 59 cycles a sub-tile of 4 to 16 rows a core on the RTL). FlexSA adds the mode-change
+ * gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the switch cycle),
+ * each change costed as the mean of its two directions (every other chunk runs the order
+ * backwards). */
+uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
 
 #endif

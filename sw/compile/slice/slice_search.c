@@ -2,6 +2,8 @@
  * slice.h. */
 #include "compile/slice/slice_nest.h"
 
+#include "compile/gemm/gemm_tiling.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +52,7 @@ typedef struct search {
     int64_t *opt[NPU_SLICE_DIMS], *ntl[NPU_SLICE_DIMS]; /* per option: tile, tile count */
     int nopt[NPU_SLICE_DIMS];
     uint64_t combos;    /* tile combinations: the product of nopt */
+    int bands;          /* band options per split and order: NPU_SLICE_BANDS (GEMM) or 1 */
     grid_t *grid[NPU_SLICE_TENSORS];
     uint64_t *axsum[NPU_SLICE_TENSORS][4];
     uint64_t cached;    /* tiles whose costs the grids hold */
@@ -105,15 +108,35 @@ static void tile_at(const npu_slice_plan_t *p, int d, int64_t i, int64_t *o, int
  * the other kernels keep a tile whose index did not change. */
 static int reloads(const npu_slice_nest_t *x) { return x->kind == NPU_SLICE_GEMM; }
 
+/* The plan's band (slice.h) of option b under loop order loop: the input whose tiles follow the
+ * outermost dim, + 1; NPU_SLICE_BAND_NONE for b = NONE. */
+static int band_of(const npu_slice_nest_t *x, const int *loop, int b)
+{
+    if (b == NPU_SLICE_BAND_NONE)
+        return NPU_SLICE_BAND_NONE;
+    return (x->t[NPU_SLICE_IN0].dep >> loop[0] & 1) ? NPU_SLICE_IN0 + 1 : NPU_SLICE_IN1 + 1;
+}
+
+/* Does band (band_of) fit beside the plain plan of tiles? gemm_tiling's placement decides
+ * (npu_gemm_band_fits), the one the emitter then uses. */
+static int band_fits(const npu_slice_nest_t *x, const int64_t *tile, int band)
+{
+    return band == NPU_SLICE_BAND_NONE ||
+           npu_gemm_band_fits(x->cfg, (int)x->ext[0], (int)x->ext[1], (int)x->ext[2], tile,
+                              band == NPU_SLICE_IN0 + 1 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B);
+}
+
 /* Passes of the loop nest (in loop order `loop`) over tensor t's tiles: the product of the tile
  * counts of the dims it does not depend on at the loop positions down to the innermost one it
  * depends on with more than one tile (its index changes there), or at every position (reloads).
  * Its loads are passes x its tile count (every dim it depends on with more than one tile is at
- * or above that position). */
-static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int64_t *ntiles, int t)
+ * or above that position). The banded input (band = t + 1) is read once: one pass. */
+static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int64_t *ntiles, int t, int band)
 {
     int j = -1;
     uint64_t n = 1;
+    if (band == t + 1)
+        return 1;
     for (int pos = 0; pos < x->nd; pos++)
         if ((x->t[t].dep >> loop[pos] & 1) && ntiles[loop[pos]] > 1)
             j = pos;
@@ -126,7 +149,8 @@ static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int6
 /* A lower bound of the candidate's cycles (tile options oi, loop order loop): every byte moved
  * crosses the DRAM bus (T >= sum of the transfers). Bytes per pass are separable: the product
  * over the tensor's axes of the sum of the tiles' ranges along it (s->axsum). */
-static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi)
+static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi,
+                            int band)
 {
     const npu_slice_nest_t *x = s->x;
     uint64_t lb = 0;
@@ -135,7 +159,7 @@ static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *n
         uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1);
         for (int a = 0; a < ts->naxes; a++)
             bytes *= s->axsum[t][a][oi[ts->ax[a].dim]];
-        lb += bytes * (t == NPU_SLICE_OUT ? 1 : passes_of(x, loop, ntiles, t)) * s->k->byte;
+        lb += bytes * (t == NPU_SLICE_OUT ? 1 : passes_of(x, loop, ntiles, t, band)) * s->k->byte;
     }
     return lb;
 }
@@ -172,12 +196,55 @@ static int classes(const npu_slice_nest_t *x, const int64_t *tile, const int64_t
  * kd = S), each class weighted by its count; exact (integer products distribute over sums). A
  * drain ends an output tile: the other dims' classes once each, the reduction dims at their last
  * tile. */
+/* A step's compute: a GEMM's as its emitter runs it under the policy (the split plays no part),
+ * a convolution's under the split. */
+static uint64_t compute_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int split, int64_t m,
+                           int64_t n, int64_t taps, int64_t kd)
+{
+    if (x->kind == NPU_SLICE_GEMM)
+        return (uint64_t)taps * npu_slice_gemm_compute(k, x->S, m, n, kd);
+    return npu_slice_compute_cost(k, x->S, split, m, n, taps, kd);
+}
+
+/* compute_sums for a GEMM, whose step compute (npu_slice_gemm_compute) is no multiple of ceil(kd /
+ * S): every reduction class with every other class, each pair weighted by both counts (at most 2
+ * x 4 classes). Its waves alone: a GEMM's drains run on the drain engine beside the next step's
+ * waves (npu_slice_pipe_step_d), not in E. The same for every split. */
+static void gemm_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
+                      const int64_t *ntiles, int s0, int s1, uint64_t *sum)
+{
+    uint64_t wr[1 << NPU_SLICE_DIMS], wo[1 << NPU_SLICE_DIMS], t = 0;
+    int64_t sr[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], so[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], s[NPU_SLICE_DIMS];
+    int64_t m, n, taps, kd, orows;
+    int nr = classes(x, tile, ntiles, x->red, wr, sr);
+    int no = classes(x, tile, ntiles, ((1u << x->nd) - 1) & ~x->red, wo, so);
+    for (int o = 0; o < no; o++) {
+        if (!wo[o])
+            continue;
+        for (int r = 0; r < nr; r++) {
+            if (!wr[r])
+                continue;
+            for (int d = 0; d < x->nd; d++)
+                s[d] = x->red >> d & 1 ? sr[r][d] : so[o][d];
+            npu_slice_step_gemm(x, s, &m, &n, &taps, &kd, &orows);
+            t += wo[o] * wr[r] * compute_of(x, k, 0, m, n, taps, kd);
+        }
+    }
+    for (int sp = s0; sp < s1; sp++)
+        sum[sp] = t;
+}
+
 static void compute_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const int64_t *tile,
                          const int64_t *ntiles, int s0, int s1, uint64_t *sum)
 {
     uint64_t w[1 << NPU_SLICE_DIMS], kf = 0;
     int64_t s[1 << NPU_SLICE_DIMS][NPU_SLICE_DIMS], m, n, taps, kd, orows;
-    int nc = classes(x, tile, ntiles, x->red, w, s);
+    int nc;
+    if (x->kind == NPU_SLICE_GEMM) {
+        gemm_sums(x, k, tile, ntiles, s0, s1, sum);
+        return;
+    }
+    nc = classes(x, tile, ntiles, x->red, w, s);
     for (int cls = 0; cls < nc; cls++)
         if (w[cls]) {
             npu_slice_step_gemm(x, s[cls], &m, &n, &taps, &kd, &orows);
@@ -204,7 +271,7 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
     if (!(c->have >> cls & 1)) {
         int64_t m, n, taps, kd, orows;
         npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
-        c->E[cls] = npu_slice_compute_cost(c->k, c->x->S, c->p->split, m, n, taps, kd);
+        c->E[cls] = compute_of(c->x, c->k, c->p->split, m, n, taps, kd);
         c->D[cls] = c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
         /* its SPM conflicts: not in the lower bounds (compute_sums), which stay below (>= 0) */
         c->D[cls] += npu_slice_step_drain(c->x, c->p->tile, s);
@@ -247,7 +314,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     npu_slice_pipe_init(&pipe, c->k);
     for (;;) {
-        uint64_t L = 0, Lb = 0, E, S = 0, bus, drain;
+        uint64_t L = 0, Lb = 0, E, D, S = 0, bus, drain;
         int64_t key;
         unsigned cls = 0;
         int done = 1;
@@ -258,26 +325,33 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                 done = 0;
         }
         for (int t = 0; t < 2; t++) {
+            int first = 1; /* the first step of the tile's band: the other dims at their first tile */
             key = 0;
             for (int d = 0; d < x->nd; d++)
                 if (x->t[t].dep >> d & 1)
                     key = key * p->ntiles[d] + idx[d];
-            if (key != last[t] || reloads(x)) {
+                else
+                    first &= idx[d] == 0;
+            if (p->band == t + 1 ? first : key != last[t] || reloads(x)) {
                 L += tile_cost(c, t, key, o, s, &bus);
                 Lb += bus;
             }
             last[t] = key;
         }
         E = step_compute(c, cls, s, &drain);
+        D = 0;
         if (done) {
             key = 0;
             for (int d = 0; d < x->nd; d++)
                 if (x->t[NPU_SLICE_OUT].dep >> d & 1)
                     key = key * p->ntiles[d] + idx[d];
-            E += drain;
+            if (x->kind == NPU_SLICE_GEMM) /* beside the next step's waves */
+                D = drain;
+            else
+                E += drain;
             S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &bus);
         }
-        npu_slice_pipe_step(&pipe, L, Lb, E, S);
+        npu_slice_pipe_step_d(&pipe, L, Lb, E, D, S);
         p->steps = pipe.steps;
         rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
         E_in = E;
@@ -402,7 +476,7 @@ static const grid_t *grid_of(search_t *s, const npu_slice_plan_t *p, const int *
 static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t, const grid_t *g)
 {
     npu_slice_tstat_t *st = &p->t[t];
-    uint64_t passes = t == NPU_SLICE_OUT ? 1 : passes_of(x, p->loop, p->ntiles, t);
+    uint64_t passes = t == NPU_SLICE_OUT ? 1 : passes_of(x, p->loop, p->ntiles, t, p->band);
     st->loads = passes * (uint64_t)g->n;
     st->b.bursts = passes * g->b.bursts;
     st->b.beats = passes * g->b.beats;
@@ -414,13 +488,15 @@ static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t,
     st->bus = passes * g->bus;
 }
 
-/* The candidate's dims, tiles and loop; 1 when it fits the SPM and the OBUF. */
-static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, npu_slice_plan_t *p)
+/* The candidate's dims, tiles, loop and band (option b); 1 when it fits the SPM and the OBUF. */
+static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, int b,
+                 npu_slice_plan_t *p)
 {
     memset(p, 0, sizeof *p);
     p->kind = x->kind;
     p->split = split;
     p->order = order;
+    p->band = band_of(x, x->order[order], b);
     p->nd = x->nd;
     for (int d = 0; d < x->nd; d++) {
         p->dim_name[d] = x->name[d];
@@ -429,7 +505,8 @@ static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int 
         p->ntiles[d] = cdiv(x->ext[d], tile[d]);
         p->loop[d] = x->order[order][d];
     }
-    return npu_slice_fit(x, p->tile, p->ntiles, p->spm_words, p->bufs, &p->obuf_rows);
+    return npu_slice_fit(x, p->tile, p->ntiles, p->spm_words, p->bufs, &p->obuf_rows) &&
+           band_fits(x, p->tile, p->band);
 }
 
 static int free_tiles(grid_t *tmp, int rc)
@@ -560,6 +637,7 @@ static int search_init(search_t *s, const npu_slice_nest_t *x, const npu_slice_c
     s->x = x;
     s->k = k;
     s->combos = 1;
+    s->bands = x->kind == NPU_SLICE_GEMM ? NPU_SLICE_BANDS : 1;
     for (int d = 0; d < x->nd; d++) {
         s->nopt[d] = npu_slice_tile_opts(x->ext[d], x->unit[d], NULL, 0);
         s->opt[d] = malloc(sizeof *s->opt[d] * (size_t)s->nopt[d]);
@@ -570,7 +648,7 @@ static int search_init(search_t *s, const npu_slice_nest_t *x, const npu_slice_c
         for (int j = 0; j < s->nopt[d]; j++)
             s->ntl[d][j] = cdiv(x->ext[d], s->opt[d][j]);
         s->combos *= (uint64_t)s->nopt[d];
-        if (s->combos > NPU_SLICE_MAX_CANDS / (NPU_SLICE_SPLITS * NPU_SLICE_ORDERS))
+        if (s->combos > NPU_SLICE_MAX_CANDS / (NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (uint64_t)s->bands))
             return 1;
     }
     for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
@@ -620,31 +698,40 @@ static void combo_tiles(const search_t *s, uint64_t combo, int *oi, int64_t *til
     }
 }
 
-/* Tile combination `combo`'s candidates (index i = (split x ORDERS + order) x combos + combo),
- * with each dim's option index oi, tile and tile count: none when the tiles (they alone decide)
- * do not fit the SPM and the OBUF, else each with a lower bound of its cycles, max(its compute
- * sum (by split), the bus time of the bytes it moves (by loop order)), appended to cs. */
+/* Tile combination `combo`'s candidates (index i = ((split x ORDERS + order) x bands + band) x
+ * combos + combo), with each dim's option index oi, tile and tile count: none when the tiles (and
+ * the band) do not fit the SPM and the OBUF, else each with a lower bound of its cycles,
+ * max(its compute sum (by split), the bus time of the bytes it moves (by loop order and band)),
+ * appended to cs. */
 static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const int64_t *tile,
                         const int64_t *ntiles, cand_t *cs, uint64_t *nc)
 {
     const npu_slice_nest_t *x = s->x;
-    int bufs[NPU_SLICE_TENSORS];
+    int bufs[NPU_SLICE_TENSORS], fits[NPU_SLICE_ORDERS][NPU_SLICE_BANDS];
     unsigned words[NPU_SLICE_TENSORS], orows;
-    uint64_t lt[NPU_SLICE_ORDERS], lc[NPU_SLICE_SPLITS];
+    uint64_t lt[NPU_SLICE_ORDERS][NPU_SLICE_BANDS], lc[NPU_SLICE_SPLITS];
     if (!npu_slice_fit(x, tile, ntiles, words, bufs, &orows))
         return;
     for (int o = 0; o < NPU_SLICE_ORDERS; o++)
-        lt[o] = lower_bound(s, x->order[o], ntiles, oi);
+        for (int b = 0; b < s->bands; b++) {
+            int band = band_of(x, x->order[o], b);
+            fits[o][b] = band_fits(x, tile, band);
+            lt[o][b] = fits[o][b] ? lower_bound(s, x->order[o], ntiles, oi, band) : 0;
+        }
     compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
     for (int sp = 0; sp < NPU_SLICE_SPLITS; sp++)
-        for (int o = 0; o < NPU_SLICE_ORDERS; o++) {
-            cs[*nc].i = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * s->combos + combo;
-            cs[(*nc)++].lb = lt[o] > lc[sp] ? lt[o] : lc[sp];
-        }
+        for (int o = 0; o < NPU_SLICE_ORDERS; o++)
+            for (int b = 0; b < s->bands; b++) {
+                if (!fits[o][b])
+                    continue;
+                uint64_t ix = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * (uint64_t)s->bands + (uint64_t)b;
+                cs[*nc].i = ix * s->combos + combo;
+                cs[(*nc)++].lb = lt[o][b] > lc[sp] ? lt[o][b] : lc[sp];
+            }
 }
 
 /* Every candidate is visited: the tile combinations in order (dim 0 slowest), each with its
- * splits and orders (bound_combo); the fitting ones' count in *nc. */
+ * splits, orders and bands (bound_combo); the fitting ones' count in *nc. */
 static void bound_all(const search_t *s, cand_t *cs, uint64_t *nc, npu_slice_result_t *r)
 {
     const npu_slice_nest_t *x = s->x;
@@ -652,7 +739,7 @@ static void bound_all(const search_t *s, cand_t *cs, uint64_t *nc, npu_slice_res
     int oi[NPU_SLICE_DIMS];
     combo_tiles(s, 0, oi, tile, ntiles);
     for (uint64_t combo = 0; combo < s->combos; combo++) {
-        r->visited += NPU_SLICE_SPLITS * NPU_SLICE_ORDERS;
+        r->visited += NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (uint64_t)s->bands;
         bound_combo(s, combo, oi, tile, ntiles, cs, nc);
         for (int d = x->nd - 1; d >= 0; d--) { /* the next combination: the last dim fastest */
             oi[d] = oi[d] + 1 < s->nopt[d] ? oi[d] + 1 : 0;
@@ -676,13 +763,14 @@ static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t 
         cand_t c = h[0];
         npu_slice_plan_t p;
         int64_t tile[NPU_SLICE_DIMS], ntiles[NPU_SLICE_DIMS];
-        int oi[NPU_SLICE_DIMS], ix = (int)(c.i / s->combos);
+        int oi[NPU_SLICE_DIMS], ix = (int)(c.i / s->combos), b = ix % s->bands;
         if (r->evaluated >= 2 && c.lb > r->second.cycles)
             break;
         h[0] = h[--n];
         sift_down(h, n, 0);
         combo_tiles(s, c.i % s->combos, oi, tile, ntiles);
-        setup(s->x, tile, ix / NPU_SLICE_ORDERS, ix % NPU_SLICE_ORDERS, &p);
+        ix /= s->bands;
+        setup(s->x, tile, ix / NPU_SLICE_ORDERS, ix % NPU_SLICE_ORDERS, b, &p);
         p.index = c.i;
         rc = cost_steps(s, &p, oi, r->evaluated >= 2 ? r->second.cycles : UINT64_MAX);
         if (rc == 0)
@@ -701,7 +789,8 @@ static int search(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slic
     uint64_t nc = 0;
     int rc = search_init(&s, x, k);
     memset(r, 0, sizeof *r);
-    if (rc == 0 && !(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS)))
+    if (rc == 0 &&
+        !(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (size_t)s.bands)))
         rc = -1;
     if (rc == 0) {
         bound_all(&s, cs, &nc, r);
@@ -758,6 +847,7 @@ uint64_t npu_slice_count(const npu_cfg_t *cfg, int kind, const npu_conv_t *c, in
     uint64_t n = NPU_SLICE_SPLITS * NPU_SLICE_ORDERS;
     if (npu_slice_nest_init(&x, cfg, kind, c, M, N, K, NULL, 0) != 0)
         return 0;
+    n *= kind == NPU_SLICE_GEMM ? NPU_SLICE_BANDS : 1;
     for (int d = 0; d < x.nd; d++)
         n *= (uint64_t)npu_slice_tile_opts(x.ext[d], x.unit[d], NULL, 0);
     return n;
@@ -766,14 +856,22 @@ uint64_t npu_slice_count(const npu_cfg_t *cfg, int kind, const npu_conv_t *c, in
 int npu_slice_eval(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int kind, const npu_conv_t *c,
                    int M, int N, int K, const int64_t *tile, int split, int order, npu_slice_plan_t *p)
 {
+    return npu_slice_eval_band(cfg, k, kind, c, M, N, K, tile, split, order, NPU_SLICE_BAND_NONE, p);
+}
+
+int npu_slice_eval_band(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int kind, const npu_conv_t *c,
+                        int M, int N, int K, const int64_t *tile, int split, int order, int band,
+                        npu_slice_plan_t *p)
+{
     npu_slice_nest_t x;
     if (npu_slice_nest_init(&x, cfg, kind, c, M, N, K, NULL, 0) != 0 || split < 0 ||
-        split >= NPU_SLICE_SPLITS || order < 0 || order >= NPU_SLICE_ORDERS)
+        split >= NPU_SLICE_SPLITS || order < 0 || order >= NPU_SLICE_ORDERS || band < 0 ||
+        band >= (kind == NPU_SLICE_GEMM ? NPU_SLICE_BANDS : 1))
         return -1;
     for (int d = 0; d < x.nd; d++)
         if (tile[d] < 1 || tile[d] > x.ext[d])
             return -1;
-    if (!setup(&x, tile, split, order, p))
+    if (!setup(&x, tile, split, order, band, p))
         return 1;
     search_t s;
     memset(&s, 0, sizeof s);
