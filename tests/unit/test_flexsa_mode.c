@@ -450,8 +450,8 @@ Test(flexsa, policy_roofline_terms)
     npu_cfg_t c = test_cfg(8);
     uint64_t comp = 0;
     /* 4096 x 5 x 5 at utilization 0.25: compute 102,400 / 64 = 1,600; bytes 41,010 + 81,920 =
-     * 122,930: / 64 B = 1,920.8 (the bound), read port 1,281.6, write port 2,560 (the bound at
-     * 64 B/cycle: the write port is the tighter one) */
+     * 122,930: / 64 B = 1,920.8, read port 1,281.6, write port 2,560: at 64 B/cycle the write
+     * port is the bound, at 32 B/cycle the bandwidth (3,841.6) */
     cr_assert_float_eq(npu_policy_roofline(&c, 64.0, 4096, 5, 5, 0.25, &comp), 2560.0, 1e-9);
     cr_assert_eq(comp, 122930u);
     cr_assert_float_eq(npu_policy_roofline(&c, 32.0, 4096, 5, 5, 0.25, NULL), 122930.0 / 32, 1e-9);
