@@ -17,10 +17,9 @@ enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
  * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, (r + T) / 2, P), with
  * T = 5S + 1 the bank's turnaround (its last row leaves the 2S x 2S array, the next LDW shifts its
  * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
- * stage's GEMM compute takes the same T and P (slice_cost.h NPU_SLICE_TURN_*, NPU_SLICE_LDW_C);
+ * stage's GEMM compute takes the same rule (slice_cost.h npu_slice_wave_time);
  * its calibrated WAVE (the same form, T alone), which costs the convolutions' steps, is 33 at
  * S = 8, below the 41 measured here. */
-enum { PT_TURN_S = NPU_SLICE_TURN_S, PT_TURN_C = NPU_SLICE_TURN_C, PT_PAIR_S = 2, PT_PAIR_C = NPU_SLICE_LDW_C };
 /* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
  * later. The wave queue holds two WAVEs: a WAVE enters it once the one two before has all its
  * rows in, and streams its rows PT_WAVE_ENTRY cycles after it enters at the earliest (the
@@ -350,9 +349,7 @@ static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
  * 17.5 a pair = (2 + 4S + 1) / 2; 22 with the FW form). */
 static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f)
 {
-    uint64_t S = (uint64_t)cfg->s, depth = ldw_rows(cfg, f);
-    uint64_t T = depth + (PT_TURN_S - PT_PAIR_S) * S + PT_TURN_C, turn = (r + (T << NPU_SLICE_Q)) / 2;
-    return max64(max64(r, turn), (depth + PT_PAIR_C) << NPU_SLICE_Q);
+    return npu_slice_wave_time(cfg->s, r, ldw_rows(cfg, f));
 }
 
 /* The cycles a plain DRAIN loses to SPM sub-bank conflicts at its real addresses

@@ -207,12 +207,9 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
     return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
 }
 
-/* Q16 cycles of a wave of `rows` rows after an LDW, S deep (shallow) or 2S: max(r, (r + T) / 2,
- * depth + NPU_SLICE_LDW_C) (npu_slice_gemm_compute). */
-static uint64_t wave_time(int S, int64_t rows, int shallow)
+uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth)
 {
-    uint64_t r = (uint64_t)rows << NPU_SLICE_Q, depth = (uint64_t)(shallow ? S : 2 * S);
-    uint64_t T = (uint64_t)((shallow ? NPU_SLICE_TURN_S - 1 : NPU_SLICE_TURN_S) * S + NPU_SLICE_TURN_C) << NPU_SLICE_Q;
+    uint64_t T = (depth + (uint64_t)(NPU_SLICE_TURN_S - 2) * (uint64_t)S + NPU_SLICE_TURN_C) << NPU_SLICE_Q;
     uint64_t t = r > (r + T) / 2 ? r : (r + T) / 2, pair = (depth + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
     return t > pair ? t : pair;
 }
@@ -230,7 +227,8 @@ static uint64_t block_time(const npu_slice_cost_t *k, int S, int64_t m, int64_t 
 {
     npu_mode_t md = block_mode(k, S, nn, kk);
     int64_t rows = npu_flexsa_split(md, (int)m, NULL);
-    uint64_t t = wave_time(S, rows, md == NPU_MODE_HSW || md == NPU_MODE_ISW), ldw;
+    uint64_t depth = (uint64_t)(md == NPU_MODE_HSW || md == NPU_MODE_ISW ? S : 2 * S), ldw;
+    uint64_t t = npu_slice_wave_time(S, (uint64_t)rows << NPU_SLICE_Q, depth);
     if (k->policy != NPU_POLICY_1G4C)
         return t;
     ldw = (uint64_t)(4 * (S + NPU_SLICE_LDW_C)) << NPU_SLICE_Q; /* four LDWs, one at a time */

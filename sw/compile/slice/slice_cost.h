@@ -56,6 +56,11 @@
  * 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
 #define NPU_SLICE_TURN_S 5
 #define NPU_SLICE_TURN_C 1
+/* Q16 cycles of a stationary tile's waves of r (Q16) slots after an LDW of `depth` rows (2S or S):
+ * max(r, (r + T) / 2, depth + NPU_SLICE_LDW_C), T = depth + (NPU_SLICE_TURN_S - 2) S +
+ * NPU_SLICE_TURN_C (5S + 1 at 2S deep: an S-deep tile leaves the array S cycles sooner). One rule
+ * for the slicing stage's GEMM compute and the program-time model (model/prog_time.c). */
+uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth);
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
 
 typedef struct npu_slice_cost {
