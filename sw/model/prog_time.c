@@ -367,12 +367,32 @@ static uint64_t drain_stalls(const npu_cfg_t *cfg, const npu_fields_t *f)
     return 0;
 }
 
+/* The fixed cycles of a LOAD_SPM (prog_time.h npu_load_spm_cycles): measured at tiny, 64 rows of
+ * 32 B 266 cycles over a SYNC_L for 256 words, 128 rows of 8 B 138 for 128. */
+enum { PT_SPM_LEAD = 10 };
+
+uint64_t npu_load_spm_cycles(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    uint64_t B = (uint64_t)npu_cfg_word(cfg), bw = (uint64_t)npu_cfg_beat(cfg) / B, F = 2u * (uint64_t)cfg->s;
+    npu_fields_t d = *f;
+    d.dram_addr = (uint32_t)(f->src_addr * B); /* the source runs, as npu_prog_expect counts them */
+    d.dram_stride = (unsigned)(f->src_stride * B);
+    uint64_t rd = npu_dma_bursts_cfg(cfg, &d).beats * bw;
+    if (!f->transpose)
+        return PT_SPM_LEAD + max64(rd, npu_dma_chunks(B, (unsigned)bw, &d)); /* row pairs: by the pitch */
+    uint64_t words = (f->row_bytes + B - 1) / B, cols = f->row_bytes / 2, nr = f->rows < F ? f->rows : F;
+    uint64_t out = cols * ((f->rows + F - 1) / F), last = cols - (words - 1) / 2 * 2 * F;
+    uint64_t fill1 = nr * (words < 2 ? words : 2);
+    return max64(rd + last, PT_SPM_LEAD + fill1 + out);
+}
+
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
 static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, unsigned len)
 {
     uint64_t B = (uint64_t)npu_cfg_word(cfg);
     switch (f->op) {
     case NPU_OP_FILL: return npu_dma_chunks(B, (unsigned)(npu_cfg_beat(cfg) / npu_cfg_word(cfg)), f) << NPU_SLICE_Q;
+    case NPU_OP_LOAD_SPM: return npu_load_spm_cycles(cfg, f) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:
         if (f->acc)
             return k->drain_fixed + ((uint64_t)f->rows * PT_DRAIN_ACC_ROW << NPU_SLICE_Q);
