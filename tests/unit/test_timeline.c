@@ -196,7 +196,7 @@ Test(timeline, gemm_on_the_c_model)
 
 /* LOAD_SPM's cycles (prog_time.h npu_load_spm_cycles) against the RTL at tiny: the cycles over a
  * SYNC_L that `build/tiny/test_rtl --filter 'spm_copy/cycles' --verbose` logs (exact for the plain
- * copies, within 4 for the transposed ones); and the program model adds them in the LOAD queue. */
+ * copies, within 1 for the transposed ones); and the program model adds them in the LOAD queue. */
 Test(timeline, load_spm_cycles_against_the_rtl)
 {
     npu_cfg_t c = test_cfg(2);
@@ -212,7 +212,7 @@ Test(timeline, load_spm_cycles_against_the_rtl)
         cr_assert_eq(npu_enc_load_spm(&in, NPU_TAG_X, t[i].tr, t[i].rows, 0, t[i].ss, 0x1000, nd, t[i].rb), 0);
         npu_decode(&in, &f);
         uint64_t m = npu_load_spm_cycles(&c, &f), d = m > t[i].rtl ? m - t[i].rtl : t[i].rtl - m;
-        cr_assert_leq(d, t[i].tr ? 4u : 0u, "LOAD_SPM %zu: model %llu, RTL %llu", i,
+        cr_assert_leq(d, t[i].tr ? 1u : 0u, "LOAD_SPM %zu: model %llu, RTL %llu", i,
                       (unsigned long long)m, (unsigned long long)t[i].rtl);
     }
     npu_insn_t p[2];
