@@ -144,7 +144,6 @@ module npu_dma_desc #(
             daddr    <= fill ? 32'd0 : d_daddr;
             f_fill   <= fill;
             f_spm    <= spm;
-            ovl      <= 1'b0;
             saddr    <= d_saddr;
             sstride  <= d_sstride;
             rbytes   <= d_rbytes;
@@ -182,7 +181,8 @@ module npu_dma_desc #(
     wire [31:0] src_lo = daddr >> LB;
     wire [31:0] src_hi = dlast >> LB;
     always @(posedge clk) begin
-        if (s2) ovl <= src_lo <= slast && {16'd0, saddr} <= src_hi;
+        if (load)    ovl <= 1'b0;   // a LOAD / FILL / STORE: none (no stage 3)
+        else if (s2) ovl <= src_lo <= slast && {16'd0, saddr} <= src_hi;
     end
     wire unused_hi = &{1'b0, d_last[XW-1:32], s_last[SW-1:32], SPM_AW[0]};
 endmodule

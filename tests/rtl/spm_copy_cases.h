@@ -204,6 +204,65 @@ static inline void sc_errors(const npu_cfg_t *cfg, sc_open_fn open_fn)
                  t[i].err, t[i].info);
         npu_sim_close(s);
     }
+    if ((1u << 19) / B <= 0xFFFFu) { /* a source pitch past the engine's 19-bit byte pitch (S >= 4) */
+        npu_sim_t *s = open_fn(cfg);
+        sc_error(cfg, s, 1, 0x100, (1u << 19) / B, 0x200, 1, B, 0, NPU_ERR_BAD_DESC, 0x100);
+        npu_sim_close(s);
+    }
+}
+
+/* Random shapes, the source LOADed right before the LOAD_SPM (no other instruction between: the
+ * engine must finish the LOAD's writes before it reads them) and a DRAM LOAD of the same rows
+ * right after it; only the words the copies write are compared (the rest of the regions is not
+ * initialised), against the C reference. */
+static inline void sc_random_case(const npu_cfg_t *cfg, npu_sim_t *s, uint64_t seed)
+{
+    unsigned B = 4u * (unsigned)cfg->s, F = 2u * (unsigned)cfg->s;
+    uint64_t x = seed | 1;
+    sc_case_t c;
+    c.tr = (int)(sc_rand(&x) & 1);
+    c.rows = 1 + (unsigned)(sc_rand(&x) % (c.tr ? 3 * F : 40));
+    c.rb = 2 * (1 + (unsigned)(sc_rand(&x) % (c.tr ? 2 * B : 3 * B)));
+    unsigned wpr = (c.rb + B - 1) / B;
+    c.soff = (unsigned)(sc_rand(&x) % 3);
+    c.sstride = wpr + (unsigned)(sc_rand(&x) % 3);
+    c.dstride = (c.tr ? (c.rows + F - 1) / F : wpr) + (unsigned)(sc_rand(&x) % 2);
+    unsigned nd = sc_dst_words(&c), nsrc = c.soff + (c.rows - 1) * c.sstride + wpr + 2;
+    uint32_t dsrc = 0x10000, dout = 0x40000;
+    size_t dbytes;
+    uint8_t *d = npu_sim_dram(s, &dbytes), *want = malloc((size_t)nd * B);
+    cr_assert(want);
+    for (unsigned i = 0; i < nsrc * B; i++)
+        d[dsrc + i] = (uint8_t)sc_rand(&x);
+    sc_reference(&c, B, F, d + dsrc + c.soff * B, want);
+    npu_prog_t p;
+    npu_insn_t in;
+    npu_run_result_t r;
+    npu_prog_init(&p);
+    sc_push(&p, &in, npu_enc_load(&in, NPU_TAG_X, 0, nsrc, dsrc, SC_SRC, 1, B, B), 0);
+    sc_push(&p, &in, npu_enc_load_spm(&in, NPU_TAG_DX, c.tr, c.rows, SC_SRC + c.soff, c.sstride,
+                                      SC_DST, c.dstride, c.rb), 0);
+    sc_push(&p, &in, npu_enc_load(&in, NPU_TAG_W, c.tr, c.rows, dsrc + c.soff * B, SC_REF,
+                                  c.dstride, c.rb, c.sstride * B), NPU_TOK_PUSH_NEXT);
+    sc_push(&p, &in, npu_enc_sync(&in, NPU_OP_SYNC_E), NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
+    sc_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, nd, dout, SC_DST, 1, B, B), NPU_TOK_POP_PREV);
+    sc_push(&p, &in, npu_enc_store(&in, NPU_TAG_Y, nd, dout + nd * B, SC_REF, 1, B, B), 0);
+    int rc = npu_run_program(cfg, s, 0, p.insn, p.n, 2000000, &r);
+    cr_assert_eq(rc, NPU_RUN_DONE, "random LOAD_SPM (seed %llu): rc %d error %u", (unsigned long long)seed,
+                 rc, r.err);
+    unsigned n = c.tr ? c.rb / 2 : c.rows, per = c.tr ? (c.rows + F - 1) / F : wpr;
+    for (unsigned i = 0; i < n; i++)
+        for (unsigned j = 0; j < per; j++) {
+            size_t w = (size_t)i * c.dstride + j;
+            cr_assert(memcmp(d + dout + w * B, want + w * B, B) == 0 &&
+                          memcmp(d + dout + (nd + w) * B, want + w * B, B) == 0,
+                      "random LOAD_SPM (seed %llu) %s rows=%u rb=%u soff=%u sstride=%u dstride=%u: "
+                      "word %zu", (unsigned long long)seed, c.tr ? "trans" : "normal", c.rows, c.rb,
+                      c.soff, c.sstride, c.dstride, w);
+        }
+    cr_assert_eq(r.cnt[NPU_CNT_dram_rd_dx], 0u);
+    npu_prog_free(&p);
+    free(want);
 }
 
 #endif

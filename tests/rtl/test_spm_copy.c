@@ -7,8 +7,11 @@
  *    counters against the program (spm_copy_words exact, 0 DRAM bytes for the LOAD_SPM's tag,
  *    spm_rd_words / spm_wr_words exact); the program orders LOAD -> LOAD_SPM -> LOAD in one queue
  *    (the engine's source switch, docs/memory.md "LOAD_SPM");
+ *  - 40 random shapes, each LOAD_SPM right after the LOAD of its source and before a DRAM LOAD of
+ *    the same rows (the engine's in-queue order at LOAD_PIPELINE = 1), with and without stalls;
  *  - errors through STATUS / ERR_PC / ERR_INFO: BAD_DESC (rows 0, odd row_bytes, a DRAM pitch
- *    field, overlapping source and destination), SPM_ADDR (source, destination);
+ *    field, a source pitch past 19 bits, overlapping source and destination), SPM_ADDR
+ *    (source, destination);
  *  - cycles: a LOAD_SPM of R rows x rb bytes over a SYNC_L alone (logged), against the timing
  *    model (sw/model/prog_time.h npu_load_spm_cycles: within 4 cycles + 5 %).
  * The cases live in spm_copy_cases.h; tests/unit/test_fake_spm_copy.c runs them on the C model.
@@ -28,6 +31,16 @@ Test(spm_copy, copies_match_the_reference_and_a_dram_load)
             sc_copy_case(&cfg, s, &cs[i], rtl_seed(55) + (uint64_t)i);
             npu_sim_close(s);
         }
+}
+
+Test(spm_copy, random_shapes_right_after_their_load)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    for (uint64_t i = 0; i < 40; i++) {
+        npu_sim_t *s = rtl_open(&cfg, i % 2 ? 20 : 0, 0, rtl_seed(3) + i);
+        sc_random_case(&cfg, s, rtl_seed(3) * 1000 + i);
+        npu_sim_close(s);
+    }
 }
 
 static npu_sim_t *rtl_open_plain(const npu_cfg_t *cfg) { return rtl_open(cfg, 0, 0, 1); }

@@ -41,6 +41,19 @@ Test(fake_spm_copy, copies_match_the_reference_and_a_dram_load)
         }
 }
 
+Test(fake_spm_copy, random_shapes)
+{
+    for (int S = 2; S <= 8; S += 6)
+        for (int bw = 1; bw <= 2; bw++)
+            for (uint64_t i = 0; i < 20; i++) {
+                npu_cfg_t c = test_cfg(S);
+                c.beat_words = bw;
+                npu_sim_t *s = fake_open_cfg(&c);
+                sc_random_case(&c, s, 1000 + i);
+                npu_sim_close(s);
+            }
+}
+
 Test(fake_spm_copy, errors)
 {
     for (int S = 2; S <= 8; S += 6) {
