@@ -231,7 +231,9 @@ module npu_top #(
     assign l_r_data  = ld_r_spm ? sb_r_data : la_r_data;
     assign l_r_last  = ld_r_spm ? sb_r_last : la_r_last;
     assign l_r_resp  = !ld_r_spm && la_r_resp;
-    assign la_r_rdy  = l_r_rdy && !ld_r_spm;
+    // (R ready to both sides ungated: the other side has no beats owed then; a gate here put
+    // an AND in the LOAD's realigner -> r_rdy -> DRAM port -> watchdog path, 28 -> 29 levels)
+    assign la_r_rdy  = l_r_rdy;
     // (u_spm_burst: after the SPM below)
 
     npu_axi_rd_arb #(.DW(DWB)) u_rd_arb (
@@ -372,7 +374,7 @@ module npu_top #(
     npu_spm_burst #(.S(S), .SPM_AW(SPM_AW), .BW(BEAT_WORDS)) u_spm_burst (
         .clk(clk), .rst_n(unit_rst_n),
         .ar_vld(l_ar_vld && ld_ar_spm), .ar_rdy(sb_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
-        .r_vld(sb_r_vld), .r_rdy(l_r_rdy && ld_r_spm), .r_data(sb_r_data), .r_last(sb_r_last),
+        .r_vld(sb_r_vld), .r_rdy(l_r_rdy), .r_data(sb_r_data), .r_last(sb_r_last),
         .rd_req(sb_rd_req), .rd_addr(sb_rd_addr), .rd_gnt(sb_rd_gnt), .rd_vld(sb_rd_vld),
         .rd_data(spm_rd_data[6*WB +: WB])
     );
@@ -622,6 +624,16 @@ module npu_top #(
         .ev_vec_busy(ev_vec_busy), .ev_vec_rd(ev_vec_rd), .ev_vec_wr(ev_vec_wr),
         .cnt_inc(cnt_inc)
     );
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // LOAD_SPM: the engine never has beats owed by both R sources (npu_dma_load's order rule),
+    // which the ungated R ready above relies on
+    always @(posedge clk) if (unit_rst_n) begin
+        if (la_r_vld && ld_r_spm) `NPU_ASSERT_FAIL("DRAM R beat for the LOAD engine while it takes LOAD_SPM beats")
+        if (sb_r_vld && !ld_r_spm) `NPU_ASSERT_FAIL("LOAD_SPM beat while the LOAD engine takes DRAM beats")
+    end
+`endif
 
     wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[5:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
