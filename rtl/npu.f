@@ -21,6 +21,7 @@ rtl/npu_axi_owed.v
 rtl/npu_axi_rd_arb.v
 rtl/npu_spm.v
 rtl/npu_spm_reader.v
+rtl/npu_spm_burst.v
 rtl/npu_noc.v
 // control, fetch, DMA
 rtl/npu_ctrl.v

@@ -27,6 +27,13 @@
 // the DRAM fields are ignored: no transposed layout, no alignment or DRAM range check, daddr
 // (ERR_INFO of a malformed FILL) and dstride read 0 (the engine walks a FILL as a LOAD of
 // beat-aligned rows); the SPM range is checked like a normal LOAD's.
+// LOAD_SPM (`spm`, LOAD engine only): a LOAD whose rows are in the SPM. daddr and dstride are
+// the source in bytes (src_addr * 4S, src_stride * 4S), so the engine walks it as a LOAD of
+// those DRAM bytes; the "DRAM" range check is against the SPM's bytes (dram_err then means the
+// source leaves the SPM; dlast its last byte). Malformed also: LOAD's DRAM pitch bits
+// (stride_shift, dram_stride) not zero, a source pitch past the 19-bit byte pitch. `ovl`: the
+// source's and the destination's word ranges [first, last] overlap, computed in a third stage
+// from the registered last addresses, so `vld` comes one cycle later for a LOAD_SPM only.
 module npu_dma_desc #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -39,6 +46,7 @@ module npu_dma_desc #(
     input  wire         load,          // the engine accepts cmd_insn this cycle
     input  wire [127:0] cmd_insn,
     input  wire         fill,          // cmd_insn is a FILL (valid with load)
+    input  wire         spm,           // cmd_insn is a LOAD_SPM (valid with load)
     output reg  [2:0]   tag,
     output reg          tr,
     output reg  [15:0]  rows,
@@ -55,7 +63,8 @@ module npu_dma_desc #(
     output reg          dram_err,      // ERR_DRAM_ADDR, dlast = the byte
     output reg          spm_err,       // ERR_SPM_ADDR, slast = the word
     output reg  [31:0]  dlast,
-    output reg  [31:0]  slast
+    output reg  [31:0]  slast,
+    output reg          ovl            // LOAD_SPM: source and destination overlap (BAD_DESC)
 );
 `include "npu_defs.vh"
     localparam integer LB = $clog2(4 * S);  // log2 bytes per beat
@@ -68,18 +77,26 @@ module npu_dma_desc #(
     localparam [XW-1:0] DRAM_LIM = {{(XW-1){1'b0}}, 1'b1} << DRAM_AW;
     localparam [31:0]   SPMW32   = SPM_WORDS;
     localparam [SW-1:0] SPM_LIM  = {{(SW-32){1'b0}}, SPMW32};
+    localparam [XW-1:0] SRC_LIM  = {{(XW-32){1'b0}}, SPMW32} << LB;   // LOAD_SPM: the SPM's bytes
 
     // the LOAD layout: STORE and FILL have the same fields at the same bits (NPU_ISA_FIELDS)
     wire        d_tr      = cmd_insn[F_LOAD_TRANSPOSE_LSB];
     wire [15:0] d_rows    = {{(16-F_LOAD_ROWS_W){1'b0}}, cmd_insn[F_LOAD_ROWS_LSB +: F_LOAD_ROWS_W]};
-    wire [31:0] d_daddr   = cmd_insn[F_LOAD_DRAM_ADDR_LSB +: F_LOAD_DRAM_ADDR_W];
+    wire [31:0] p_daddr   = cmd_insn[F_LOAD_DRAM_ADDR_LSB +: F_LOAD_DRAM_ADDR_W];
     wire [15:0] d_saddr   = cmd_insn[F_LOAD_SPM_ADDR_LSB +: F_LOAD_SPM_ADDR_W];
     wire [15:0] d_sstride = cmd_insn[F_LOAD_SPM_STRIDE_LSB +: F_LOAD_SPM_STRIDE_W];
     wire [15:0] d_rbytes  = cmd_insn[F_LOAD_ROW_BYTES_LSB +: F_LOAD_ROW_BYTES_W];
     // the DRAM pitch: the 16-bit field shifted left by stride_shift (0..3)
     wire [15:0] d_dsfield = cmd_insn[F_LOAD_DRAM_STRIDE_LSB +: F_LOAD_DRAM_STRIDE_W];
     wire [1:0]  d_dshift  = cmd_insn[F_LOAD_STRIDE_SHIFT_LSB +: F_LOAD_STRIDE_SHIFT_W];
-    wire [18:0] d_dstride = {3'd0, d_dsfield} << d_dshift;
+    wire [18:0] p_dstride = {3'd0, d_dsfield} << d_dshift;
+    // LOAD_SPM: the source (w1) in bytes; its pitch must fit the engine's 19-bit byte pitch
+    wire [15:0] s_src     = cmd_insn[F_LOAD_SPM_SRC_ADDR_LSB +: F_LOAD_SPM_SRC_ADDR_W];
+    wire [15:0] s_srcstr  = cmd_insn[F_LOAD_SPM_SRC_STRIDE_LSB +: F_LOAD_SPM_SRC_STRIDE_W];
+    wire [34:0] s_pitch   = {19'd0, s_srcstr} << LB;
+    wire        s_bad     = spm && (d_dsfield != 16'd0 || d_dshift != 2'd0 || s_pitch[34:19] != 16'd0);
+    wire [31:0] d_daddr   = spm ? {{(16-LB){1'b0}}, s_src, {LB{1'b0}}} : p_daddr;
+    wire [18:0] d_dstride = spm ? s_pitch[18:0] : p_dstride;
     // opcode and token bits are the queue's business
     wire unused = &{1'b0, cmd_insn[F_INSN_OP_LSB +: F_INSN_OP_W], cmd_insn[F_INSN_POP_PREV_LSB],
                     cmd_insn[F_INSN_POP_NEXT_LSB], cmd_insn[F_INSN_PUSH_PREV_LSB],
@@ -93,8 +110,8 @@ module npu_dma_desc #(
     wire        tr_odd = use_tr && (TRB == 4) && d_rbytes[1];
     wire        d_bad  = (d_rows == 16'd0) || (d_rbytes == 16'd0) || (!fill && (
                          d_daddr[0] || d_rbytes[0] || d_dstride[0] || ((TR_BYTES == 0) && d_tr)
-                         || tr_odd));
-    reg         f_fill;
+                         || tr_odd)) || s_bad;
+    reg         f_fill, f_spm;
 
     // ---- stage 1: half products and pre-sums
     wire [XW-1:0] stride_x = {{(XW-19){1'b0}}, d_dstride};
@@ -110,13 +127,15 @@ module npu_dma_desc #(
     reg  [26:0]   dm_lo, dm_hi;          // rows[7:0] * dstride, rows[15:8] * dstride
     reg  [23:0]   sm_lo, sm_hi;          // n[7:0] * sstride, n[15:8] * sstride
     reg           s1;                    // stage 2 runs this cycle
+    reg           s2;                    // LOAD_SPM: stage 3 (the overlap) runs this cycle
 
     always @(posedge clk) begin
         if (!rst_n) begin
-            s1 <= 1'b0; vld <= 1'b0;
+            s1 <= 1'b0; s2 <= 1'b0; vld <= 1'b0;
         end else begin
             s1  <= load;
-            vld <= s1;
+            s2  <= s1 && f_spm;
+            vld <= (s1 && !f_spm) || s2;
         end
         if (load) begin
             tag      <= cmd_insn[F_LOAD_TAG_LSB +: F_LOAD_TAG_W];
@@ -124,6 +143,7 @@ module npu_dma_desc #(
             rows     <= d_rows;
             daddr    <= fill ? 32'd0 : d_daddr;
             f_fill   <= fill;
+            f_spm    <= spm;
             saddr    <= d_saddr;
             sstride  <= d_sstride;
             rbytes   <= d_rbytes;
@@ -133,7 +153,7 @@ module npu_dma_desc #(
             nbeats_m1 <= beats_of(d_rbytes) - 16'd1;
             bad      <= d_bad;
             dp_pre   <= d_pre;
-            dp_lim   <= d_pre - DRAM_LIM;
+            dp_lim   <= d_pre - (spm ? SRC_LIM : DRAM_LIM);
             sp_pre   <= s_pre;
             sp_lim   <= s_pre - SPM_LIM;
             dm_lo    <= {8'd0, d_rows[7:0]} * d_dstride;
@@ -155,6 +175,14 @@ module npu_dma_desc #(
             spm_err  <= !s_dist[SW-1];      // last word - SPM_WORDS >= 0
             slast    <= s_last[31:0];
         end
+    end
+    // ---- stage 3 (LOAD_SPM): the source words [daddr / 4S, dlast / 4S] against the destination's
+    // [saddr, slast] (the bounding ranges: strided rows that interleave are refused too)
+    wire [31:0] src_lo = daddr >> LB;
+    wire [31:0] src_hi = dlast >> LB;
+    always @(posedge clk) begin
+        if (load)    ovl <= 1'b0;   // a LOAD / FILL / STORE: none (no stage 3)
+        else if (s2) ovl <= src_lo <= slast && {16'd0, saddr} <= src_hi;
     end
     wire unused_hi = &{1'b0, d_last[XW-1:32], s_last[SW-1:32], SPM_AW[0]};
 endmodule

@@ -34,6 +34,17 @@
 // check) the realigner is fed zero beats instead of R beats, so the data side writes one zero
 // word per granted cycle through the same SPM write port, walking the words of a normal LOAD.
 // No AXI request is issued.
+// LOAD_SPM (opcode 0x11, the LOAD format with the source in the SPM, docs/isa.md): npu_dma_desc
+// turns the source into a byte address src_addr * B and pitch src_stride * B, so the address
+// generator, realigner and transposer run as for a LOAD of those bytes; its bursts go, flagged
+// (ar_spm = f_spm), to npu_spm_burst instead of the DRAM, whose beats come back (r_spm = d_spm:
+// npu_top selects the R source by it) in request order like the DRAM's. Its beats and bursts are
+// not DRAM traffic (cnt_beat, cnt_burst gated); cnt_copy counts the SPM words it writes. Order:
+// the engine does not mix the two sources: a LOAD_SPM is accepted only when the data side is
+// idle (no DRAM burst outstanding: every beat taken), and no descriptor is accepted while a
+// LOAD_SPM's data side runs (pipelining, PIPE = 1, stops at a LOAD_SPM). Its errors: BAD_DESC and
+// SPM_ADDR (of the source: the DRAM range check against the SPM's bytes; of the destination; an
+// overlap of the two: BAD_DESC), ERR_INFO in SPM words (BAD_DESC: src_addr).
 // Pipelined descriptors (issue 14): the engine has two sides with their own copy of the
 // descriptor. The AG side (state: IDLE -> CHECK -> RUN -> IDLE) uses npu_dma_desc's fields;
 // it leaves RUN as soon as its last burst is issued (a FILL, with no bursts, at go), so it can
@@ -117,7 +128,11 @@ module npu_dma_load #(
     output wire              cnt_beat,
     output wire [2:0]        cnt_tag,
     output wire              cnt_burst,
-    output wire [1:0]        cnt_fill      // SPM words zeroed by FILL written this cycle
+    output wire [1:0]        cnt_fill,     // SPM words zeroed by FILL written this cycle
+    output wire [1:0]        cnt_copy,     // SPM words written by LOAD_SPM this cycle
+    // LOAD_SPM: the AR request is for npu_spm_burst (with ar_vld), the R beats come from it
+    output wire              ar_spm,
+    output wire              r_spm
 );
 `include "npu_defs.vh"
     localparam integer B  = 4 * S;          // bytes per SPM word
@@ -153,7 +168,7 @@ module npu_dma_load #(
     wire [15:0] nbeats_m1;   // nbeats - 1 (registered in u_desc: not in series with the compares)
     wire [15:0] nbeats;      // beats per row (= column blocks in transposed mode)
     wire        c_vld;       // the checks are ready (two cycles after acceptance)
-    wire        c_bad, c_dram, c_spm;
+    wire        c_bad, c_dram, c_spm, c_ovl;
     wire [31:0] c_dlast, c_slast;
     // The LOAD queue hands this engine LOAD and FILL only (npu_fetch routes SYNC_L to npu_dmaq,
     // which runs it): the opcode bits in which they differ tell them apart (one bit: OP_LOAD ^
@@ -161,10 +176,14 @@ module npu_dma_load #(
     // multipliers (asserted below).
     wire [F_INSN_OP_W-1:0] cmd_op = cmd_insn[F_INSN_OP_LSB +: F_INSN_OP_W];
     wire        cmd_fill = |((cmd_op ^ OP_LOAD) & (OP_LOAD ^ OP_FILL));
+    // LOAD_SPM differs from LOAD in a bit where FILL does not (tests/unit/test_isa.c)
+    wire        cmd_spm  = |((cmd_op ^ OP_LOAD) & (OP_LOAD ^ OP_LOAD_SPM));
     reg         f_fill;      // the descriptor is a FILL
+    reg         f_spm;       // the descriptor is a LOAD_SPM
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TR_BYTES(2)) u_desc (
         .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(cmd_fill),
+        .spm(cmd_spm), .ovl(c_ovl),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .cont(f_cont),
         .nbeats(nbeats), .nbeats_m1(nbeats_m1),
@@ -174,8 +193,10 @@ module npu_dma_load #(
 
     // data side: running a descriptor (ds_busy); a checked descriptor waits for it (ds_pend)
     reg ds_busy, ds_pend;
+    reg d_spm;                // the data side runs a LOAD_SPM (its R beats come from the SPM)
     assign cmd_rdy = (state == SM_IDLE) && !ds_pend    // two descriptors at most
-                     && (PIPE != 0 || !ds_busy);
+                     && (PIPE != 0 || !ds_busy)
+                     && !(ds_busy && (d_spm || cmd_spm));   // no DRAM and SPM beats in flight together
     assign busy    = (state != SM_IDLE) || ds_busy || ds_pend;
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
@@ -203,7 +224,7 @@ module npu_dma_load #(
     // c_vld is a one-cycle pulse: a failed check waiting for the data side is held
     reg  chk_held;
     wire c_rdy    = c_vld || chk_held;
-    wire go       = in_check && c_rdy && !chk_bad && !chk_dram && !chk_spm;
+    wire go       = in_check && c_rdy && !chk_bad && !chk_dram && !chk_spm && !c_ovl;
     wire in_run   = (state == SM_RUN);          // the AG issues the descriptor's bursts
     // the data side starts the checked descriptor: at go if it is idle, else once it is
     // (registered inputs only: no SPM grant in this enable)
@@ -469,9 +490,13 @@ module npu_dma_load #(
         .full(af_full), .empty(af_empty), .count(af_count)
     );
 
-    assign cnt_beat  = r_fire;
-    assign cnt_burst = ar_fire;
+    // a LOAD_SPM's beats and bursts are the SPM's, not DRAM traffic
+    assign cnt_beat  = r_fire && !d_spm;
+    assign cnt_burst = ar_fire && !f_spm;
     assign cnt_fill  = {1'b0, wr_fire && d_fill} + {1'b0, wr2_fire && d_fill};
+    assign cnt_copy  = {1'b0, wr_fire && d_spm} + {1'b0, wr2_fire && d_spm};
+    assign ar_spm    = f_spm;
+    assign r_spm     = d_spm;
     assign cnt_tag   = d_tag;          // beats are the data side's (bursts carry no tag)
 
     // ---------------- control state ----------------
@@ -480,6 +505,7 @@ module npu_dma_load #(
             state    <= SM_IDLE;
             ds_busy  <= 1'b0;
             ds_pend  <= 1'b0;
+            d_spm    <= 1'b0;
             chk_held <= 1'b0;
             done     <= 1'b0;
             err      <= 1'b0;
@@ -492,6 +518,7 @@ module npu_dma_load #(
             err  <= 1'b0;
             if (r_fire) dp_bc <= r_last ? 8'd0 : dp_bc + 8'd1;
             ds_busy <= ds_go || (ds_busy && !fin && !r_err);
+            if (ds_go) d_spm <= f_spm;
             ds_pend <= (go || ds_pend) && ds_busy && !r_err;
             chk_held <= in_check && c_rdy && !go && ds_busy && !r_err;
             if (fin && !r_err) done <= 1'b1;
@@ -499,14 +526,19 @@ module npu_dma_load #(
                 SM_IDLE: if (cmd_fire) state <= SM_CHECK;
                 // the descriptor's checks take two cycles; a failure waits for the data side
                 SM_CHECK: if (c_rdy && (go || !ds_busy)) begin
+                    // LOAD_SPM: the source in SPM words (src_addr; its last word out of range)
                     if (chk_bad) begin
-                        err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
+                        err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_spm ? f_daddr >> LW : f_daddr;
                         state <= SM_IDLE;
                     end else if (chk_dram) begin
-                        err <= 1'b1; err_code <= ERR_DRAM_ADDR; err_info <= c_dlast;
+                        err <= 1'b1; err_code <= f_spm ? ERR_SPM_ADDR : ERR_DRAM_ADDR;
+                        err_info <= f_spm ? c_dlast >> LW : c_dlast;
                         state <= SM_IDLE;
                     end else if (chk_spm) begin
                         err <= 1'b1; err_code <= ERR_SPM_ADDR; err_info <= c_slast;
+                        state <= SM_IDLE;
+                    end else if (c_ovl) begin
+                        err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr >> LW;
                         state <= SM_IDLE;
                     end else begin          // go: a FILL has no bursts to issue
                         ag_act   <= !f_fill;
@@ -551,7 +583,10 @@ module npu_dma_load #(
 
     // ---------------- datapath (no reset) ----------------
     always @(posedge clk) begin
-        if (cmd_fire) f_fill <= cmd_fill;
+        if (cmd_fire) begin
+            f_fill <= cmd_fill;
+            f_spm  <= cmd_spm;
+        end
         if (go) begin
             ag_row   <= f_daddr;
             ag_seg   <= f_daddr;
@@ -775,8 +810,12 @@ module npu_dma_load #(
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("LOAD starts a descriptor that failed its checks")
         if ((in_run && f_fill && ar_vld) || (ds_busy && d_fill && r_fire))
             `NPU_ASSERT_FAIL("FILL touches the DRAM read channel")
-        if (cmd_fire && cmd_op != OP_LOAD && cmd_op != OP_FILL)
-            `NPU_ASSERT_FAIL("LOAD engine given an opcode other than LOAD or FILL")
+        if (cmd_fire && cmd_op != OP_LOAD && cmd_op != OP_FILL && cmd_op != OP_LOAD_SPM)
+            `NPU_ASSERT_FAIL("LOAD engine given an opcode other than LOAD, FILL or LOAD_SPM")
+        if (cmd_fire && cmd_spm && (ds_busy || !af_empty))
+            `NPU_ASSERT_FAIL("LOAD_SPM accepted with DRAM beats outstanding")
+        if (ar_vld && f_spm != d_spm && ds_busy)
+            `NPU_ASSERT_FAIL("LOAD engine mixes SPM and DRAM bursts")
         if (ds_busy && !d_fill && al_in_rdy && !ag_pending && ds_owed == 32'd0)
             `NPU_ASSERT_FAIL("LOAD realigner wants a beat the address generator will not ask for")
         if (fin && !d_fill && (ag_pending || ds_owed != 32'd0))

@@ -127,13 +127,17 @@ module npu_dma_store #(
     wire        c_vld;       // the checks are ready (two cycles after acceptance)
     wire        c_bad, c_dram, c_spm;
     wire [31:0] c_dlast, c_slast;
+    // verilator lint_off UNUSEDSIGNAL
+    wire c_ovl_unused;   // LOAD_SPM only
+    // verilator lint_on UNUSEDSIGNAL
     npu_dma_desc #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_AW),
                    .TR_BYTES(4)) u_desc (
-        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(1'b0),
+        .clk(clk), .rst_n(rst_n), .load(cmd_fire), .cmd_insn(cmd_insn), .fill(1'b0), .spm(1'b0),
         .tag(f_tag), .tr(f_tr), .rows(f_rows), .daddr(f_daddr), .saddr(f_saddr),
         .sstride(f_sstride), .rbytes(f_rbytes), .dstride(f_dstride), .cont(f_cont),
         .nbeats(nbeats), .nbeats_m1(nbeats_m1),
-        .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast)
+        .vld(c_vld), .bad(c_bad), .dram_err(c_dram), .spm_err(c_spm), .dlast(c_dlast), .slast(c_slast),
+        .ovl(c_ovl_unused)
     );
 
 

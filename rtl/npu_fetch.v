@@ -148,8 +148,8 @@ module npu_fetch #(
     wire [F_INSN_OP_W-1:0] op = insn[F_INSN_OP_LSB +: F_INSN_OP_W];
     // The opcodes the hardware executes, each listed by hand (not every name of the generated
     // list): an opcode the RTL does not implement yet stays ILLEGAL_OPCODE instead of being
-    // run as something else. FILL runs in the LOAD DMA engine (npu_dma_load).
-    wire to_l = op == OP_LOAD || op == OP_SYNC_L || op == OP_FILL;
+    // run as something else. FILL and LOAD_SPM run in the LOAD DMA engine (npu_dma_load).
+    wire to_l = op == OP_LOAD || op == OP_SYNC_L || op == OP_FILL || op == OP_LOAD_SPM;
     wire to_s = op == OP_STORE || op == OP_SYNC_S;
     wire to_e = op == OP_LDW || op == OP_WAVE || op == OP_DRAIN || op == OP_SYNC_E
              || op == OP_VEC || op == OP_VSET;

@@ -21,14 +21,15 @@ module npu_perf_counters #(
     input  wire [2:0]  ld_cnt_tag,
     input  wire        ld_cnt_burst,
     input  wire [1:0]  ld_cnt_fill,      // FILL words written (up to 2 with wide beats)
+    input  wire [1:0]  ld_cnt_copy,      // LOAD_SPM words written (up to 2 with wide beats)
     input  wire        st_cnt_beat,      // STORE DMA: a DRAM beat, its tag
     input  wire [2:0]  st_cnt_tag,
     input  wire        st_cnt_burst,
     input  wire        f_beat,           // fetch: a program beat, a burst
     input  wire        f_burst,
-    input  wire [3:0]  spm_rd,           // SPM words read (8 ports at BEAT_WORDS = 2), written, refused (previous cycle)
+    input  wire [3:0]  spm_rd,           // SPM words read (9 ports at BEAT_WORDS = 2), written, refused (previous cycle)
     input  wire [2:0]  spm_wr,
-    input  wire [3:0]  spm_conf,
+    input  wire [4:0]  spm_conf,
     input  wire [1:0]  nh_flit,          // per H channel: a flit moved
     input  wire        nv_flit,
     input  wire [3:0]  nh_deliv,         // per H channel (2 bits): deliveries
@@ -115,7 +116,7 @@ module npu_perf_counters #(
                 assign v = {13'd0, ev_rows[(gc - CNT_ROWS_FW)*3 +: 3]};
             else if (gc == CNT_SPM_RD_WORDS)    assign v = {12'd0, spm_rd};
             else if (gc == CNT_SPM_WR_WORDS)    assign v = {13'd0, spm_wr};
-            else if (gc == CNT_SPM_CONFLICTS)   assign v = {12'd0, spm_conf};
+            else if (gc == CNT_SPM_CONFLICTS)   assign v = {11'd0, spm_conf};
             else if (gc == CNT_NOC_H_FLITS)     assign v = {15'd0, nh_flit[0]} + {15'd0, nh_flit[1]};
             else if (gc == CNT_NOC_V_FLITS)     assign v = {15'd0, nv_flit};
             else if (gc == CNT_NOC_DELIVERIES)
@@ -157,6 +158,7 @@ module npu_perf_counters #(
             else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
             else if (gc == CNT_MACS_ZERO)         assign v = ev_macs_zero;
             else if (gc == CNT_FILL_WORDS)        assign v = {14'd0, ld_cnt_fill};
+            else if (gc == CNT_SPM_COPY_WORDS)    assign v = {14'd0, ld_cnt_copy};
             else if (gc == CNT_VEC_BUSY)          assign v = {15'd0, ev_vec_busy};
             else if (gc == CNT_VEC_RD_WORDS)      assign v = {15'd0, ev_vec_rd};
             else if (gc == CNT_VEC_WR_WORDS)      assign v = {15'd0, ev_vec_wr};

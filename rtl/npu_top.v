@@ -183,7 +183,13 @@ module npu_top #(
     wire [7:0]  l_ar_len;
     wire [DWB-1:0] l_r_data;
     wire        ld_wr_req, ld_wr_gnt, ld_cnt_beat, ld_cnt_burst;
-    wire [1:0]  ld_cnt_fill;
+    wire [1:0]  ld_cnt_fill, ld_cnt_copy;
+    wire        ld_ar_spm, ld_r_spm;          // LOAD_SPM: the AR for, the R beats from u_spm_burst
+    wire        la_ar_vld, la_ar_rdy, la_r_vld, la_r_rdy, la_r_last, la_r_resp;   // to/from the DRAM arbiter
+    wire [DWB-1:0] la_r_data;
+    wire        sb_ar_rdy, sb_r_vld, sb_r_last, sb_rd_req, sb_rd_gnt, sb_rd_vld;  // u_spm_burst
+    wire [DWB-1:0] sb_r_data;
+    wire [SPM_AW-1:0] sb_rd_addr;
     wire [SPM_AW-1:0] ld_wr_addr;
     wire [WB-1:0] ld_wr_data;
     wire        ld_wr2_req, ld_wr2_gnt;     // the LOAD's second write port (BEAT_WORDS = 2)
@@ -213,17 +219,31 @@ module npu_top #(
         .r_vld(l_r_vld), .r_rdy(l_r_rdy), .r_data(l_r_data), .r_last(l_r_last), .r_resp(l_r_resp),
         .wr_req(ld_wr_req), .wr_addr(ld_wr_addr), .wr_data(ld_wr_data), .wr_gnt(ld_wr_gnt),
         .wr2_req(ld_wr2_req), .wr2_addr(ld_wr2_addr), .wr2_data(ld_wr2_data), .wr2_gnt(ld_wr2_gnt),
-        .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst), .cnt_fill(ld_cnt_fill)
+        .cnt_beat(ld_cnt_beat), .cnt_tag(ld_cnt_tag), .cnt_burst(ld_cnt_burst), .cnt_fill(ld_cnt_fill),
+        .cnt_copy(ld_cnt_copy), .ar_spm(ld_ar_spm), .r_spm(ld_r_spm)
     );
+
+    // LOAD_SPM: the engine's bursts go to the SPM burst server instead of the DRAM, and its R
+    // beats come from there (npu_dma_load never has both kinds in flight)
+    assign la_ar_vld = l_ar_vld && !ld_ar_spm;
+    assign l_ar_rdy  = ld_ar_spm ? sb_ar_rdy : la_ar_rdy;
+    assign l_r_vld   = ld_r_spm ? sb_r_vld : la_r_vld;
+    assign l_r_data  = ld_r_spm ? sb_r_data : la_r_data;
+    assign l_r_last  = ld_r_spm ? sb_r_last : la_r_last;
+    assign l_r_resp  = !ld_r_spm && la_r_resp;
+    // (R ready to both sides ungated: the other side has no beats owed then; a gate here put
+    // an AND in the LOAD's realigner -> r_rdy -> DRAM port -> watchdog path, 28 -> 29 levels)
+    assign la_r_rdy  = l_r_rdy;
+    // (u_spm_burst: after the SPM below)
 
     npu_axi_rd_arb #(.DW(DWB)) u_rd_arb (
         .clk(clk), .rst_n(rst_n),
         .s0_ar_vld(f_ar_vld), .s0_ar_rdy(f_ar_rdy), .s0_ar_addr(f_ar_addr), .s0_ar_len(f_ar_len),
         .s0_r_vld(f_r_vld), .s0_r_rdy(f_r_rdy), .s0_r_data(f_r_data), .s0_r_last(f_r_last),
         .s0_r_resp(f_r_resp),
-        .s1_ar_vld(l_ar_vld), .s1_ar_rdy(l_ar_rdy), .s1_ar_addr(l_ar_addr), .s1_ar_len(l_ar_len),
-        .s1_r_vld(l_r_vld), .s1_r_rdy(l_r_rdy), .s1_r_data(l_r_data), .s1_r_last(l_r_last),
-        .s1_r_resp(l_r_resp),
+        .s1_ar_vld(la_ar_vld), .s1_ar_rdy(la_ar_rdy), .s1_ar_addr(l_ar_addr), .s1_ar_len(l_ar_len),
+        .s1_r_vld(la_r_vld), .s1_r_rdy(la_r_rdy), .s1_r_data(la_r_data), .s1_r_last(la_r_last),
+        .s1_r_resp(la_r_resp),
         .m_ar_vld(m_ar_valid), .m_ar_rdy(m_ar_ready), .m_ar_addr(m_ar_addr), .m_ar_len(m_ar_len),
         .m_ar_id(m_ar_id), .m_r_vld(m_r_valid), .m_r_rdy(m_r_ready), .m_r_data(m_r_data),
         .m_r_last(m_r_last), .m_r_id(m_r_id), .m_r_resp(m_r_resp)
@@ -271,8 +291,9 @@ module npu_top #(
 
     // ------------------------------------------------------------------ SPM
     // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
-    //             cycle), 5 = stationary stream (LDW), 6 = STORE DMA, 7 = STORE DMA's second word
-    //             (BEAT_WORDS = 2 only; granted only with port 6: npu_spm PAIR_RD)
+    //             cycle), 5 = stationary stream (LDW), 6 = LOAD_SPM's source (npu_spm_burst), 7 =
+    //             STORE DMA, 8 = STORE DMA's second word (BEAT_WORDS = 2 only; granted only with
+    //             port 7: npu_spm PAIR_RD, the last port)
     // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
     //             5 = LOAD DMA, 6 = LOAD DMA's second word (BEAT_WORDS = 2 only)
     // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
@@ -285,24 +306,25 @@ module npu_top #(
     wire [4*SPM_AW-1:0] rda_addr;
     wire [4*SPM_AW-1:0] dr_wr_addr;
     wire [4*WB-1:0] dr_wr_data;
-    localparam NRS = (BEAT_WORDS > 1) ? 8 : 7;      // read port 7: BEAT_WORDS = 2 only
+    localparam NRS = (BEAT_WORDS > 1) ? 9 : 8;      // read port 8: BEAT_WORDS = 2 only
     wire [NRS*WB-1:0] spm_rd_data;
     wire [NRS-1:0] spm_rd_vld;
     wire [NRS-1:0] spm_rd_gnt;
     wire [NRS-1:0] spm_rd_req_v;
     wire [NRS*SPM_AW-1:0] spm_rd_addr_v;
+    localparam NWS = (BEAT_WORDS > 1) ? 7 : 6;
     wire [5:0]  spm_wr_gnt;
     wire        vrd_req, vwr_req;
     wire [SPM_AW-1:0] vrd_addr, vwr_addr;
     wire [WB-1:0] vwr_data;
     wire [$clog2(NRS+1)-1:0] spm_cnt_rd;
-    wire [3:0]  spm_cnt_rd4;                // up to 8 reads a cycle at BEAT_WORDS = 2
     wire [2:0]  spm_cnt_wr;
-    wire [3:0]  spm_cnt_conf;
+    // refused requests: up to 9 + 7 a cycle at BEAT_WORDS = 2 (five bits), 8 + 6 at 1
+    wire [$clog2(NRS+NWS+1)-1:0] spm_cnt_conf;
+    wire [4:0]  spm_cnt_conf5;
 
-    // BEAT_WORDS = 2 only: write port 6, the LOAD's second word of a chunk, and read port 7,
+    // BEAT_WORDS = 2 only: write port 6, the LOAD's second word of a chunk, and read port 8,
     // the STORE's second word, each at the lowest priority of its direction
-    localparam NWS = (BEAT_WORDS > 1) ? 7 : 6;
     wire [NWS-1:0]        spm_wr_req_v;
     wire [NWS*SPM_AW-1:0] spm_wr_addr_v;
     wire [NWS*WB-1:0]     spm_wr_data_v;
@@ -313,23 +335,23 @@ module npu_top #(
             assign spm_wr_addr_v = {ld_wr2_addr, ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr2_data, ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = spm_wr_gnt_v[NWS-1];
-            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, rdw_req, rda_req, vrd_req};
-            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, rdw_addr, rda_addr, vrd_addr};
-            assign st_rd2_gnt    = spm_rd_gnt[7];
-            assign st_rd2_vld    = spm_rd_vld[7];
-            assign st_rd2_data   = spm_rd_data[7*WB +: WB];
-            assign spm_cnt_rd4   = spm_cnt_rd;
+            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, sb_rd_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, sb_rd_addr, rdw_addr, rda_addr, vrd_addr};
+            assign st_rd2_gnt    = spm_rd_gnt[8];
+            assign st_rd2_vld    = spm_rd_vld[8];
+            assign st_rd2_data   = spm_rd_data[8*WB +: WB];
+            assign spm_cnt_conf5 = spm_cnt_conf;
         end else begin : g_spm_bw1
             assign spm_wr_req_v  = {ld_wr_req, dr_wr_req, vwr_req};
             assign spm_wr_addr_v = {ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = 1'b0;
-            assign spm_rd_req_v  = {st_rd_req, rdw_req, rda_req, vrd_req};
-            assign spm_rd_addr_v = {st_rd_addr, rdw_addr, rda_addr, vrd_addr};
+            assign spm_rd_req_v  = {st_rd_req, sb_rd_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd_addr, sb_rd_addr, rdw_addr, rda_addr, vrd_addr};
             assign st_rd2_gnt    = 1'b0;
             assign st_rd2_vld    = 1'b0;
             assign st_rd2_data   = {WB{1'b0}};
-            assign spm_cnt_rd4   = {1'b0, spm_cnt_rd};
+            assign spm_cnt_conf5 = {1'b0, spm_cnt_conf};
             // verilator lint_off UNUSEDSIGNAL
             wire unused_wr2 = &{1'b0, ld_wr2_req, ld_wr2_addr, ld_wr2_data,   // never request at BW = 1
                                 st_rd2_req, st_rd2_addr};
@@ -348,9 +370,19 @@ module npu_top #(
     );
     assign rda_gnt    = spm_rd_gnt[4:1];
     assign rdw_gnt    = spm_rd_gnt[5];
-    assign st_rd_gnt  = spm_rd_gnt[6];
-    assign st_rd_vld  = spm_rd_vld[6];
-    assign st_rd_data = spm_rd_data[6*WB +: WB];
+    // LOAD_SPM's source reads: the SPM burst server on read port 6
+    npu_spm_burst #(.S(S), .SPM_AW(SPM_AW), .BW(BEAT_WORDS)) u_spm_burst (
+        .clk(clk), .rst_n(unit_rst_n),
+        .ar_vld(l_ar_vld && ld_ar_spm), .ar_rdy(sb_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
+        .r_vld(sb_r_vld), .r_rdy(l_r_rdy), .r_data(sb_r_data), .r_last(sb_r_last),
+        .rd_req(sb_rd_req), .rd_addr(sb_rd_addr), .rd_gnt(sb_rd_gnt), .rd_vld(sb_rd_vld),
+        .rd_data(spm_rd_data[6*WB +: WB])
+    );
+    assign sb_rd_gnt  = spm_rd_gnt[6];
+    assign sb_rd_vld  = spm_rd_vld[6];
+    assign st_rd_gnt  = spm_rd_gnt[7];
+    assign st_rd_vld  = spm_rd_vld[7];
+    assign st_rd_data = spm_rd_data[7*WB +: WB];
     assign dr_wr_gnt  = spm_wr_gnt[4:1];
     assign ld_wr_gnt  = spm_wr_gnt[5];
 
@@ -567,16 +599,17 @@ module npu_top #(
     // watchdog through a register (a cycle late is fine for it): the grants do not feed the
     // watchdog counter's logic.
     reg unit_prog_q;
-    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || (|ld_cnt_fill) || x_progress);
+    always @(posedge clk) unit_prog_q <= unit_rst_n && (ldq_done || stq_done || (|ld_cnt_fill)
+                                                        || (|ld_cnt_copy) || x_progress);
     assign progress = ql_push || qe_push || qs_push || unit_prog_q
                    || (m_r_valid && m_r_ready) || (m_w_valid && m_w_ready);
 
     // ------------------------------------------------------------------ performance counters
     npu_perf_counters #(.S(S), .NCNT(NUM_COUNTERS), .BEAT_WORDS(BEAT_WORDS)) u_perf (
         .ld_cnt_beat(ld_cnt_beat), .ld_cnt_tag(ld_cnt_tag), .ld_cnt_burst(ld_cnt_burst),
-        .ld_cnt_fill(ld_cnt_fill), .st_cnt_beat(st_cnt_beat), .st_cnt_tag(st_cnt_tag),
+        .ld_cnt_fill(ld_cnt_fill), .ld_cnt_copy(ld_cnt_copy), .st_cnt_beat(st_cnt_beat), .st_cnt_tag(st_cnt_tag),
         .st_cnt_burst(st_cnt_burst), .f_beat(ev_f_beat), .f_burst(ev_f_burst),
-        .spm_rd(spm_cnt_rd4), .spm_wr(spm_cnt_wr), .spm_conf(spm_cnt_conf),
+        .spm_rd(spm_cnt_rd), .spm_wr(spm_cnt_wr), .spm_conf(spm_cnt_conf5),
         .nh_flit(nh_flit), .nv_flit(nv_flit), .nh_deliv(nh_deliv), .nv_deliv(nv_deliv),
         .h_two(h_two), .nh_link(nh_link), .nv_link(nv_link),
         .lbh_take(nh_vld & nh_rdy), .lbv_take(nv_vld & nv_rdy),
@@ -591,6 +624,16 @@ module npu_top #(
         .ev_vec_busy(ev_vec_busy), .ev_vec_rd(ev_vec_rd), .ev_vec_wr(ev_vec_wr),
         .cnt_inc(cnt_inc)
     );
+
+`include "npu_assert.vh"
+`ifdef NPU_ASSERTS
+    // LOAD_SPM: the engine never has beats owed by both R sources (npu_dma_load's order rule),
+    // which the ungated R ready above relies on
+    always @(posedge clk) if (unit_rst_n) begin
+        if (la_r_vld && ld_r_spm) `NPU_ASSERT_FAIL("DRAM R beat for the LOAD engine while it takes LOAD_SPM beats")
+        if (sb_r_vld && !ld_r_spm) `NPU_ASSERT_FAIL("LOAD_SPM beat while the LOAD engine takes DRAM beats")
+    end
+`endif
 
     wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[5:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,

@@ -27,6 +27,8 @@
  *    is not a multiple of 4 (int32 elements) are BAD_DESC, and so is an LDW or WAVE window start k_lo >= k; a FILL with rows or
  *    row_bytes zero is BAD_DESC with ERR_INFO 0 (it has no DRAM address).
  *    TOKEN_OVERFLOW's ERR_PC is the pushing instruction (the RTL may differ).
+ *  - LOAD_SPM (LOAD queue) is a LOAD whose rows come from the SPM (npu_funcsim_exec.c
+ *    exec_load_spm: its checks and ERR_INFO, in SPM words); no DRAM counters, spm_copy_words.
  *  - FILL (LOAD queue) zeroes the SPM words of a LOAD without DRAM; LDW k_lo: stationary rows
  *    < k_lo are zero and not read; WAVE k_lo: A lanes < k_lo of the k-block are not MACs.
  *  - Counters: the ones npu_prog_expect (sw/compile/gemm/gemm_emit.c) defines are exact; bursts never cross

@@ -165,43 +165,106 @@ static void tr_runs(const npu_sim_t *s, const npu_fields_t *f, uint64_t *beats, 
     }
 }
 
-static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+/* The SPM words of a LOAD (normal or transposed) whose rows are row_bytes bytes at src + r * pitch
+ * (the DRAM, or the SPM for LOAD_SPM): staged; returns the words written. */
+static uint64_t load_rows(npu_sim_t *s, unit_t *u, const npu_fields_t *f, const uint8_t *src, uint64_t pitch)
 {
     uint64_t B = s->B, F = s->F, words = cdiv(f->row_bytes, B);
-    uint64_t cols = f->row_bytes / 2, wpr = cdiv(f->rows, F), rd = 0, bursts = 0;
-    unsigned err = dma_check(s, f, 0, info);
-    if (err)
-        return err;
-    if (!f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, words, s->spm_words, info)
-                  : range_rows(f->spm_addr, f->spm_stride, cols, wpr, s->spm_words, info))
-        return NPU_ERR_SPM_ADDR;
+    uint64_t cols = f->row_bytes / 2, wpr = cdiv(f->rows, F);
     if (!f->transpose) {
         for (uint64_t r = 0; r < f->rows; r++) { /* lanes past row_bytes: zero (staged zeroed) */
             uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + r * f->spm_stride) * B, words * B);
-            memcpy(d, s->dram + f->dram_addr + r * f->dram_stride, f->row_bytes);
+            memcpy(d, src + r * pitch, f->row_bytes);
         }
-        rows_runs(s, f, &rd, &bursts);
-        s->cnt[NPU_CNT_spm_wr_words] += f->rows * words;
-    } else {
-        /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
-         * (spm_stride < the words per column) end the same */
-        for (uint64_t wb = 0; wb < wpr; wb++)
-            for (uint64_t c = 0; c < cols; c++) {
-                uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + c * f->spm_stride + wb) * B, B);
-                for (uint64_t r = wb * F; r < f->rows && r < (wb + 1) * F; r++) {
-                    const uint8_t *src = s->dram + f->dram_addr + r * f->dram_stride + 2 * c;
-                    d[(r % F) * 2] = src[0];
-                    d[(r % F) * 2 + 1] = src[1];
-                }
-            }
-        tr_runs(s, f, &rd, &bursts);
-        s->cnt[NPU_CNT_spm_wr_words] += cols * wpr;
+        return f->rows * words;
     }
+    /* in the RTL's order (2S-row blocks, then columns), so that destinations that overlap
+     * (spm_stride < the words per column) end the same */
+    for (uint64_t wb = 0; wb < wpr; wb++)
+        for (uint64_t c = 0; c < cols; c++) {
+            uint8_t *d = stage(u, MEM_SPM, (f->spm_addr + c * f->spm_stride + wb) * B, B);
+            for (uint64_t r = wb * F; r < f->rows && r < (wb + 1) * F; r++) {
+                const uint8_t *e = src + r * pitch + 2 * c;
+                d[(r % F) * 2] = e[0];
+                d[(r % F) * 2 + 1] = e[1];
+            }
+        }
+    return cols * wpr;
+}
+
+/* A LOAD's destination range (ceil(row_bytes/B) words per row, or a transposed LOAD's C rows of
+ * ceil(rows/2S) words); -1 with *info = the last word when it leaves the SPM. */
+static int load_spm_range(const npu_sim_t *s, const npu_fields_t *f, uint32_t *info)
+{
+    return !f->transpose ? range_rows(f->spm_addr, f->spm_stride, f->rows, cdiv(f->row_bytes, s->B),
+                                      s->spm_words, info)
+                         : range_rows(f->spm_addr, f->spm_stride, f->row_bytes / 2,
+                                      cdiv(f->rows, s->F), s->spm_words, info);
+}
+
+static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t rd = 0, bursts = 0, wr;
+    unsigned err = dma_check(s, f, 0, info);
+    if (err)
+        return err;
+    if (load_spm_range(s, f, info))
+        return NPU_ERR_SPM_ADDR;
+    wr = load_rows(s, u, f, s->dram + f->dram_addr, f->dram_stride);
+    if (!f->transpose)
+        rows_runs(s, f, &rd, &bursts);
+    else
+        tr_runs(s, f, &rd, &bursts);
+    s->cnt[NPU_CNT_spm_wr_words] += wr;
     s->cnt[NPU_CNT_dram_rd_prog + f->tag] += rd * s->DB;
     s->cnt[NPU_CNT_dram_rd_bursts] += bursts;
     s->rd_beats += rd;
     s->rd_bursts += bursts;
     *cost = dma_cost(s, rd, bursts);
+    return 0;
+}
+
+/* LOAD_SPM (docs/isa.md): a LOAD whose rows come from the SPM, row r at byte
+ * src_addr * B + r * src_stride * B. Checks in the RTL's order: BAD_DESC (rows or row_bytes zero,
+ * row_bytes odd, a DRAM pitch field (dram_stride, stride_shift: decode() reads their raw bits) not
+ * zero, src_stride * B past the engine's 19-bit pitch; ERR_INFO src_addr), SPM_ADDR of the source
+ * (ERR_INFO its last word), SPM_ADDR of the destination, BAD_DESC when the source's and the
+ * destination's word ranges [first, last] overlap (ERR_INFO src_addr). The engine reads the
+ * source's runs as a LOAD reads its DRAM runs, a DRAM beat (BEAT_WORDS words) per run beat, with
+ * no DRAM traffic: spm_rd_words counts those beats' words. */
+static unsigned exec_load_spm(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
+{
+    uint64_t B = s->B, pitch = (uint64_t)f->src_stride * B, rd = 0, bursts = 0, wr, src_last, dst_last;
+    npu_fields_t g = *f;
+    if (!f->rows || !f->row_bytes || f->row_bytes % 2 || f->dram_stride || f->stride_shift ||
+        pitch >= (1u << 19)) {
+        *info = f->src_addr;
+        return NPU_ERR_BAD_DESC;
+    }
+    src_last = (f->src_addr * B + (f->rows - 1) * pitch + f->row_bytes - 1) / B;
+    if (src_last >= s->spm_words) {
+        *info = (uint32_t)src_last;
+        return NPU_ERR_SPM_ADDR;
+    }
+    if (load_spm_range(s, f, info))
+        return NPU_ERR_SPM_ADDR;
+    dst_last = !f->transpose ? f->spm_addr + (f->rows - 1) * f->spm_stride + cdiv(f->row_bytes, B) - 1
+                             : f->spm_addr + (f->row_bytes / 2 - 1) * f->spm_stride + cdiv(f->rows, s->F) - 1;
+    if (f->src_addr <= dst_last && f->spm_addr <= src_last) {
+        *info = f->src_addr;
+        return NPU_ERR_BAD_DESC;
+    }
+    wr = load_rows(s, u, f, s->spm + f->src_addr * B, pitch);
+    g.dram_addr = (uint32_t)(f->src_addr * B); /* the engine's runs over the source's bytes */
+    g.dram_stride = (unsigned)pitch;
+    if (!f->transpose)
+        rows_runs(s, &g, &rd, &bursts);
+    else
+        tr_runs(s, &g, &rd, &bursts);
+    s->cnt[NPU_CNT_spm_wr_words] += wr;
+    s->cnt[NPU_CNT_spm_copy_words] += wr;
+    s->cnt[NPU_CNT_spm_rd_words] += rd * (s->DB / B);
+    *cost = rd * (s->DB / B) + wr + 8;
     return 0;
 }
 
@@ -807,6 +870,10 @@ static void decode(const npu_insn_t *in, npu_fields_t *f)
     npu_decode(in, f);
     if (f->op == NPU_OP_STORE)
         f->transpose = npu_insn_get(in, NPU_FLD_LOAD_transpose);
+    if (f->op == NPU_OP_LOAD_SPM) { /* LOAD's DRAM pitch bits: must be zero (BAD_DESC) */
+        f->dram_stride = npu_insn_get(in, NPU_FLD_LOAD_dram_stride);
+        f->stride_shift = npu_insn_get(in, NPU_FLD_LOAD_stride_shift);
+    }
 }
 
 unsigned fsim_exec(npu_sim_t *s, unit_t *u, const npu_insn_t *in, uint64_t *cost, uint32_t *info)
@@ -816,6 +883,7 @@ unsigned fsim_exec(npu_sim_t *s, unit_t *u, const npu_insn_t *in, uint64_t *cost
     switch (f.op) {
     case NPU_OP_LOAD: return exec_load(s, u, &f, cost, info);
     case NPU_OP_FILL: return exec_fill(s, u, &f, cost, info);
+    case NPU_OP_LOAD_SPM: return exec_load_spm(s, u, &f, cost, info);
     case NPU_OP_STORE: return exec_store(s, u, &f, cost, info);
     case NPU_OP_LDW: return exec_ldw(s, u, &f, cost, info);
     case NPU_OP_WAVE: return exec_wave(s, u, &f, cost, info);

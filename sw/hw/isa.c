@@ -354,6 +354,23 @@ int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm
     return npu_encode(&f, out);
 }
 
+int npu_enc_load_spm(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, unsigned src_addr,
+                     unsigned src_stride, unsigned spm_addr, unsigned spm_stride, unsigned row_bytes)
+{
+    npu_fields_t f;
+    memset(&f, 0, sizeof f);
+    f.op = NPU_OP_LOAD_SPM;
+    f.tag = tag;
+    f.transpose = transpose ? 1u : 0u;
+    f.rows = rows;
+    f.src_addr = src_addr;
+    f.src_stride = src_stride;
+    f.spm_addr = spm_addr;
+    f.spm_stride = spm_stride;
+    f.row_bytes = row_bytes;
+    return npu_encode(&f, out);
+}
+
 int npu_insn_lane_hi(npu_insn_t *in)
 {
     switch (npu_insn_op(in)) {
@@ -546,6 +563,11 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
     case NPU_OP_FILL:
         app(buf, n, &len, " rows=%u bytes=%u spm=0x%04x+%u*r", f.rows, f.row_bytes, f.spm_addr,
             f.spm_stride);
+        break;
+    case NPU_OP_LOAD_SPM:
+        app(buf, n, &len, " %s%s rows=%u bytes=%u src=0x%04x+%u*r spm=0x%04x+%u*r",
+            name_or(npu_tag_name(f.tag), "?"), f.transpose ? " trans" : "", f.rows, f.row_bytes,
+            f.src_addr, f.src_stride, f.spm_addr, f.spm_stride);
         break;
     case NPU_OP_STORE:
         app(buf, n, &len, " %s%s rows=%u bytes=%u spm=0x%04x+%u*r dram=0x%06x+%u*r",

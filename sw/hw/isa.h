@@ -72,6 +72,9 @@ typedef struct npu_fields {
      * DRAIN's member above, at VSET's own bits) */
     uint32_t alpha, beta;
     unsigned len;
+    /* LOAD_SPM (docs/isa.md "LOAD_SPM"): the source rows in the SPM, row r at word
+     * src_addr + r * src_stride (row_bytes bytes from its first byte, as a LOAD's DRAM rows) */
+    unsigned src_addr, src_stride;
 } npu_fields_t;
 
 /* Generic encoder: checks that op is a known opcode and every field used by its format
@@ -153,6 +156,12 @@ int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo);
 int npu_enc_fill(npu_insn_t *out, unsigned rows, unsigned spm_addr, unsigned spm_stride,
                  unsigned row_bytes);
 
+/* LOAD_SPM: a LOAD whose source rows are in the SPM (row r: row_bytes bytes from word
+ * src_addr + r * src_stride) instead of the DRAM: the same SPM words as the LOAD of the same rows
+ * from DRAM, transposed or not; no DRAM traffic. Source and destination ranges must not overlap. */
+int npu_enc_load_spm(npu_insn_t *out, unsigned tag, int transpose, unsigned rows, unsigned src_addr,
+                     unsigned src_stride, unsigned spm_addr, unsigned spm_stride, unsigned row_bytes);
+
 /* VEC: vop (NPU_VOP_*) over rows rows of len (VSET) elements; wide selects 32-bit elements for
  * the same-width ops (NARROW and WIDEN have fixed widths and need wide = 0). */
 int npu_enc_vec(npu_insn_t *out, unsigned vop, int wide, unsigned rows, unsigned a_addr,
@@ -199,6 +208,7 @@ char npu_op_queue(unsigned op);
  *   LOAD X rows=64 bytes=32 dram=0x000400+1*r spm=0x0000+2*r
  *   LOAD W trans rows=20 bytes=64 dram=0x001000+2*r spm=0x0400+4*r
  *   FILL rows=9 bytes=64 spm=0x0400+2*r
+ *   LOAD_SPM X trans rows=20 bytes=64 src=0x0100+2*r spm=0x0400+4*r
  *   LDW FW k=16 n=16 spm=0x0400+4*r bank=0
  *   DRAIN rows=64 obuf=0 spm=0x0800+8*r
  *   STORE Y rows=64 bytes=256 spm=0x0800+8*r dram=0x004000+8*r

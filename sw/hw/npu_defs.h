@@ -24,7 +24,8 @@
     X(SYNC_S, 0x08, S, "token-only no-op in the STORE queue")                   \
     X(FILL,   0x09, L, "zero SPM words (the LOAD format without DRAM: padding, zero-inserted planes)") \
     X(VEC,    0x0A, E, "vector op: rows x len elements SPM -> vector unit -> SPM (docs/isa.md)") \
-    X(VSET,   0x0B, E, "vector unit registers: alpha, beta, len, shift")
+    X(VSET,   0x0B, E, "vector unit registers: alpha, beta, len, shift")      \
+    X(LOAD_SPM, 0x11, L, "SPM -> SPM copy by the LOAD engine (strided, optionally transposed; no DRAM)")
 
 /* The instruction fields: X(format, name, word, lsb, width) is bits [lsb + width - 1 : lsb] of
  * word w<word>. The one place a bit position is written: sw/hw/isa.c encodes and decodes with this
@@ -32,8 +33,11 @@
  * instruction, 32 * word + lsb) and F_<FORMAT>_<NAME>_W. A format is the opcode whose fields
  * follow (INSN: every instruction has these); a field a format lacks must be zero to encode and
  * decodes as zero. Names are the members of npu_fields_t (sw/hw/isa.h). STORE is the LOAD layout
- * (its transpose: int32 elements) and FILL the LOAD layout less the DRAM side (one RTL
- * descriptor decodes all three);
+ * (its transpose: int32 elements), FILL the LOAD layout less the DRAM side and LOAD_SPM the
+ * LOAD layout whose word w1 is the source in the SPM (src_addr: its first word, src_stride: its
+ * row pitch in words; the DRAM pitch bits w0[31:30], w3[31:16] must be zero: BAD_DESC) (one RTL
+ * descriptor decodes all four; LOAD_SPM's opcode differs from LOAD's only in a bit where FILL's
+ * equals LOAD's, npu_dma_load tells the three apart by two bits);
  * SYNC_L/E/S have only the INSN fields. LOAD/STORE's DRAM row pitch in bytes is
  * dram_stride << stride_shift (rows of up to 65,535 int16 or int32 elements, such as GNMT's
  * 36,548-wide layers, take one instruction); npu_fields_t.dram_stride holds the pitch itself and
@@ -64,6 +68,14 @@
     X(STORE, row_bytes,   3,  0, 16)      \
     X(STORE, dram_stride, 3, 16, 16)      \
     X(FILL,  rows,        0, 16, 14)      \
+    X(LOAD_SPM, tag,        0, 12,  3)    \
+    X(LOAD_SPM, transpose,  0, 15,  1)    \
+    X(LOAD_SPM, rows,       0, 16, 14)    \
+    X(LOAD_SPM, src_addr,   1,  0, 16)    \
+    X(LOAD_SPM, src_stride, 1, 16, 16)    \
+    X(LOAD_SPM, spm_addr,   2,  0, 16)    \
+    X(LOAD_SPM, spm_stride, 2, 16, 16)    \
+    X(LOAD_SPM, row_bytes,  3,  0, 16)    \
     X(FILL,  spm_addr,    2,  0, 16)      \
     X(FILL,  spm_stride,  2, 16, 16)      \
     X(FILL,  row_bytes,   3,  0, 16)      \
@@ -274,7 +286,8 @@
     X(fill_words,        "SPM words zeroed by FILL")                            \
     X(vec_busy,          "cycles a VEC was active (vector unit)")              \
     X(vec_rd_words,      "SPM words read by the vector unit")                  \
-    X(vec_wr_words,      "SPM words written by the vector unit")
+    X(vec_wr_words,      "SPM words written by the vector unit")                  \
+    X(spm_copy_words,    "SPM words written by LOAD_SPM (its source reads: spm_rd_words)")
 
 /* Enumerations generated from the lists above. */
 #define NPU_X_OP(n, v, q, t) NPU_OP_##n = v,

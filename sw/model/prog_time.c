@@ -367,12 +367,54 @@ static uint64_t drain_stalls(const npu_cfg_t *cfg, const npu_fields_t *f)
     return 0;
 }
 
+/* The fixed cycles of a LOAD_SPM (prog_time.h npu_load_spm_cycles), measured at tiny over a
+ * SYNC_L: 64 rows of 32 B 266 cycles for 256 words (plain), 16 rows of 16 B 49 for 4 groups of 8
+ * words and 8 columns (transposed). */
+enum { PT_SPM_LEAD = 10, PT_SPM_TR_LEAD = 9 };
+
+/* A transposed LOAD_SPM: per 2S-row block, groups of up to two source words per row (cb, cb + 1);
+ * a group's fill (its rows' source reads, rd over all in proportion to its words) overlaps the
+ * last group's columns (one SPM word each): the first fill, then per group the more of the last
+ * group's columns and its fill, then the last group's columns. */
+static uint64_t load_spm_tr_cycles(const npu_fields_t *f, uint64_t B, uint64_t F, uint64_t rd)
+{
+    uint64_t words = (f->row_bytes + B - 1) / B, cols = f->row_bytes / 2, tot = (uint64_t)f->rows * words;
+    uint64_t t = 0, last = 0;
+    int first = 1;
+    for (uint64_t r0 = 0; r0 < f->rows; r0 += F) {
+        uint64_t nr = f->rows - r0 < F ? f->rows - r0 : F;
+        for (uint64_t cb = 0; cb < words; cb += 2) {
+            uint64_t g = words - cb < 2 ? words - cb : 2, gc = cols - cb * F < 2 * F ? cols - cb * F : 2 * F;
+            uint64_t fill = (nr * g * rd + tot - 1) / tot;
+            t += first ? fill : max64(last, fill);
+            first = 0;
+            last = gc;
+        }
+    }
+    return PT_SPM_TR_LEAD + t + last;
+}
+
+uint64_t npu_load_spm_cycles(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    uint64_t B = (uint64_t)npu_cfg_word(cfg), bw = (uint64_t)npu_cfg_beat(cfg) / B, F = 2u * (uint64_t)cfg->s;
+    npu_fields_t d = *f;
+    if (!f->rows || !f->row_bytes)
+        return PT_SPM_LEAD;
+    d.dram_addr = (uint32_t)(f->src_addr * B); /* the source runs, as npu_prog_expect counts them */
+    d.dram_stride = (unsigned)(f->src_stride * B);
+    uint64_t rd = npu_dma_bursts_cfg(cfg, &d).beats * bw;
+    if (f->transpose)
+        return load_spm_tr_cycles(f, B, F, rd);
+    return PT_SPM_LEAD + max64(rd, npu_dma_chunks(B, (unsigned)bw, &d)); /* row pairs: by the pitch */
+}
+
 /* Q16 cycles of instruction f on its unit (len: the vector unit's row length, from VSET). */
 static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_fields_t *f, unsigned len)
 {
     uint64_t B = (uint64_t)npu_cfg_word(cfg);
     switch (f->op) {
     case NPU_OP_FILL: return npu_dma_chunks(B, (unsigned)(npu_cfg_beat(cfg) / npu_cfg_word(cfg)), f) << NPU_SLICE_Q;
+    case NPU_OP_LOAD_SPM: return npu_load_spm_cycles(cfg, f) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:
         if (f->acc)
             return k->drain_fixed + ((uint64_t)f->rows * PT_DRAIN_ACC_ROW << NPU_SLICE_Q);

@@ -58,6 +58,18 @@
 #include "hw/isa.h"
 #include "hw/npu_cfg.h"
 
+/* A LOAD_SPM's cycles on the LOAD engine (docs/isa.md "LOAD_SPM"; no DRAM, so no cost k): the
+ * SPM burst server (rtl/npu_spm_burst.v) reads its source runs one word a cycle (the runs' beats x
+ * BEAT_WORDS words, npu_prog_expect's spm_rd_words) behind a fixed lead (PT_SPM_LEAD: the
+ * descriptor's three check stages, the server's request FIFO, the SPM read and output register,
+ * the holding register); a plain copy writes a chunk a cycle meanwhile, so it takes the lead plus
+ * the more of reads and chunks; a transposed one fills a group (2S rows x up to two source words)
+ * while it writes the last group's columns: per group the more of the two, group by group.
+ * Against the RTL (tests/rtl/test_spm_copy.c cycles):
+ * exact at tiny and small (7 shapes each), at small-w2 within 12 cycles (5 %, the transposed
+ * 33 x 96 B: fills in proportion to the reads, not by their runs). */
+uint64_t npu_load_spm_cycles(const npu_cfg_t *cfg, const npu_fields_t *f);
+
 /* Predicted cycles of prog (n instructions) on cfg under cost k. 0, or -1 with the reason (an
  * instruction that does not decode, tokens popped that no instruction pushes, out of memory). */
 int npu_prog_time(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_insn_t *prog, size_t n,

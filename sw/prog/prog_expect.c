@@ -141,6 +141,23 @@ static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
         e->spm_wr_words += (uint64_t)f->rows * words;
 }
 
+/* LOAD_SPM: the LOAD engine reads the source's runs from the SPM, a DRAM beat's BEAT_WORDS words
+ * per beat of the runs a LOAD at byte src_addr * B with pitch src_stride * B would read. */
+static void expect_load_spm(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
+{
+    npu_fields_t d = *f;
+    npu_dma_count_t c;
+    uint64_t wr = f->transpose ? (uint64_t)(f->row_bytes / 2) * ((f->rows + g->F - 1) / g->F)
+                               : (uint64_t)f->rows * words_of(f, g);
+    d.dram_addr = (uint32_t)(f->src_addr * g->B);
+    d.dram_stride = (unsigned)(f->src_stride * g->B);
+    c = npu_dma_bursts_wb(g->B, g->DB, g->mb, &d);
+    e->insn_load++;
+    e->spm_rd_words += c.beats * (g->DB / g->B);
+    e->spm_wr_words += wr;
+    e->spm_copy_words += wr;
+}
+
 static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
     npu_dma_count_t c = npu_dma_bursts_wb(g->B, g->DB, g->mb, f);
@@ -272,6 +289,7 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     switch (f->op) {
     case NPU_OP_LOAD: expect_load(f, g, e); break;
     case NPU_OP_STORE: expect_store(f, g, e); break;
+    case NPU_OP_LOAD_SPM: expect_load_spm(f, g, e); break;
     case NPU_OP_FILL:
         e->insn_load++;
         e->fill_words += (uint64_t)f->rows * words_of(f, g);

@@ -29,6 +29,10 @@ typedef struct npu_prog_expect {
     uint64_t spm_rd_words, spm_wr_words; /* LOAD/DRAIN write, STORE/LDW/WAVE read */
     uint64_t obuf_drain_rows;
     uint64_t fill_words;             /* FILL: rows * ceil(row_bytes/B) */
+    uint64_t spm_copy_words;         /* LOAD_SPM: the words a LOAD of the same rows writes; its
+                                        source reads (spm_rd_words) are the DRAM beats of a LOAD
+                                        of the same rows at byte src_addr * B, pitch src_stride *
+                                        B, times BEAT_WORDS; no DRAM bytes */
     /* VEC (len from the last VSET before it): words of a (and b) read, of d written (rows x
      * the words of a row, SUM's d one row), and the unit's busy cycles (npu_vec_busy). Its SPM
      * ports have the first claim on every sub-bank, so the cycles do not depend on other

@@ -385,6 +385,7 @@ int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg,
     chk[k].idx = NPU_CNT_insn_store; chk[k++].want = e->insn_store;
     chk[k].idx = NPU_CNT_obuf_drain_rows; chk[k++].want = e->obuf_drain_rows;
     chk[k].idx = NPU_CNT_fill_words; chk[k++].want = e->fill_words;
+    chk[k].idx = NPU_CNT_spm_copy_words; chk[k++].want = e->spm_copy_words;
     chk[k].idx = NPU_CNT_vec_rd_words; chk[k++].want = e->vec_rd_words;
     chk[k].idx = NPU_CNT_vec_wr_words; chk[k++].want = e->vec_wr_words;
     chk[k].idx = NPU_CNT_vec_busy; chk[k++].want = e->vec_busy;

@@ -7,7 +7,7 @@
  *                   ERROR with a known error code and an ERR_PC inside the program) within a
  *                   cycle bound computed from its instructions (fuzz_bound); not halting is a hang
  *                   and fails, naming the seed, program and the instruction each queue is on.
- * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/STORE/LDW/WAVE/DRAIN/VSET/VEC (a
+ * fuzz/descriptors  random descriptors: valid opcodes LOAD/FILL/LOAD_SPM/STORE/LDW/WAVE/DRAIN/VSET/VEC (a
  *                   quarter of the DRAINs narrow, half of those with a shift) with random
  *                   fields (biased to edge values; LDW and WAVE with a window start k_lo in a
  *                   quarter of them, a quarter of the ISW WAVEs bcast), serialised by dependency tokens (SYNC_E glue
@@ -144,6 +144,8 @@ static uint64_t insn_cost(const npu_cfg_t *c, const npu_insn_t *in, unsigned vle
     }
     case NPU_OP_FILL: /* one SPM word per cycle, no DRAM */
         return 64 + 2 * rows * cdiv64(rb ? rb : 1, B);
+    case NPU_OP_LOAD_SPM: /* one source word per cycle, a word written per cycle (transposed) */
+        return 64 + 4 * rows * (cdiv64(rb ? rb : 1, B) + 1) + 2 * (rb / 2) * cdiv64(rows, F);
     case NPU_OP_LDW: return 32 * F + 200;
     case NPU_OP_WAVE: return 4 * (uint64_t)npu_insn_get(in, NPU_FLD_WAVE_m) + 32 * F + 200;
     case NPU_OP_DRAIN: return 4 * (uint64_t)npu_insn_get(in, NPU_FLD_DRAIN_rows) + 8 * F + 200;
@@ -169,7 +171,8 @@ static unsigned shrink(const npu_cfg_t *c, npu_insn_t *in, unsigned *vlen)
         uint32_t rows = npu_insn_get(in, NPU_FLD_LOAD_rows);
         uint32_t rb = npu_insn_get(in, NPU_FLD_LOAD_row_bytes);
         unsigned op = npu_insn_op(in);
-        if ((op == NPU_OP_LOAD || op == NPU_OP_STORE || op == NPU_OP_FILL) && rb > rows)
+        if ((op == NPU_OP_LOAD || op == NPU_OP_STORE || op == NPU_OP_FILL || op == NPU_OP_LOAD_SPM) &&
+            rb > rows)
             put(in, NPU_FLD_LOAD_row_bytes, rb >> 1);
         else
             put(in, NPU_FLD_LOAD_rows, rows >> 1);
@@ -205,7 +208,8 @@ static const int exact_cnt[] = { NPU_CNT_macs_core0, NPU_CNT_macs_core1, NPU_CNT
                                  NPU_CNT_macs_core3, NPU_CNT_macs_zero, NPU_CNT_fill_words,
                                  NPU_CNT_idle_pe_shape, NPU_CNT_busy_fw, NPU_CNT_busy_vsw,
                                  NPU_CNT_busy_hsw, NPU_CNT_busy_isw, NPU_CNT_spm_wr_words,
-                                 NPU_CNT_vec_busy, NPU_CNT_vec_rd_words, NPU_CNT_vec_wr_words };
+                                 NPU_CNT_vec_busy, NPU_CNT_vec_rd_words, NPU_CNT_vec_wr_words,
+                                 NPU_CNT_spm_copy_words };
 
 static void run_prog(const sim_ops_t *o, npu_sim_t *s, const npu_insn_t *p, size_t n,
                      uint64_t bound, outcome_t *r)
@@ -252,7 +256,7 @@ static const char *ename(unsigned e)
 
 /* Outcome histogram printed at the end of a run. */
 typedef struct stats {
-    uint64_t progs, words, done, err[256], cycles, shrinks, err_agree, both_done, mz, fill, vec;
+    uint64_t progs, words, done, err[256], cycles, shrinks, err_agree, both_done, mz, fill, vec, copy;
     double wall;
 } stats_t;
 
@@ -481,6 +485,35 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         }
         break;
     }
+    case NPU_OP_LOAD_SPM: { /* the LOAD layout with the source in the SPM (w1) */
+        uint32_t tr = rnd_in(g, 0, 1), rows = rnd_in(g, 1, 3 * F), rb = 2 * rnd_in(g, 1, 2 * B);
+        if (tr)
+            rb = rnd_in(g, 1, 2 * F) * 2;
+        uint32_t beats = (rb + B - 1) / B, sp = beats + rnd_in(g, 0, 3) - (rtl_rand(&g->x) % 3 == 0);
+        uint32_t ss = rnd_in(g, 0, 4) + (tr ? (rows + F - 1) / F : beats) - (rtl_rand(&g->x) % 3 == 0);
+        uint64_t dspan = tr ? (uint64_t)(rb / 2 - 1) * ss + (rows + F - 1) / F
+                            : (uint64_t)(rows - 1) * ss + beats;
+        uint32_t src = place(g, (uint64_t)(rows - 1) * sp + beats, spm_words);
+        uint32_t spm = place(g, dspan, spm_words); /* overlapping the source now and then: BAD_DESC */
+        rows = mutate(g, rows, 14, rows + 1);
+        rb = mutate(g, rb, 16, rb + 1);
+        src = mutate(g, src, 16, spm_words - 1);
+        sp = mutate(g, sp, 16, sp + 1);
+        spm = mutate(g, spm, 16, spm_words - 1);
+        ss = mutate(g, ss, 16, ss + 1);
+        put(in, NPU_FLD_INSN_op, op);
+        put(in, NPU_FLD_LOAD_SPM_tag, rnd_in(g, 0, 7));
+        put(in, NPU_FLD_LOAD_SPM_transpose, tr);
+        put(in, NPU_FLD_LOAD_SPM_rows, rows);
+        put(in, NPU_FLD_LOAD_SPM_src_addr, src);
+        put(in, NPU_FLD_LOAD_SPM_src_stride, sp);
+        put(in, NPU_FLD_LOAD_SPM_spm_addr, spm);
+        put(in, NPU_FLD_LOAD_SPM_spm_stride, ss);
+        put(in, NPU_FLD_LOAD_SPM_row_bytes, rb);
+        if (rtl_rand(&g->x) % 16 == 0) /* a DRAM pitch bit: BAD_DESC */
+            put(in, NPU_FLD_LOAD_dram_stride, rnd_in(g, 1, 0xFFFF));
+        break;
+    }
     case NPU_OP_LDW: {
         uint32_t mode = rnd_in(g, 0, 3), bank = rnd_in(g, 0, 1), cmask = 0;
         uint32_t kmax = mode == NPU_MODE_HSW || mode == NPU_MODE_ISW ? S : F;
@@ -674,7 +707,7 @@ Test(fuzz, descriptors, .timeout = 3000)
     static const unsigned ops[] = { NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_LOAD, NPU_OP_FILL,
                                     NPU_OP_STORE, NPU_OP_STORE, NPU_OP_LDW, NPU_OP_LDW,
                                     NPU_OP_WAVE, NPU_OP_WAVE, NPU_OP_DRAIN, NPU_OP_DRAIN,
-                                    NPU_OP_VSET, NPU_OP_VEC, NPU_OP_VEC };
+                                    NPU_OP_VSET, NPU_OP_VEC, NPU_OP_VEC, NPU_OP_LOAD_SPM };
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(1), total = env_u64("NPU_FUZZ_DESCS", 256);
     /* Both must fail, but which of several faulty descriptors is reported first may differ: the
@@ -770,6 +803,7 @@ Test(fuzz, descriptors, .timeout = 3000)
             st.mz += r.cnt[NPU_CNT_macs_zero] != 0;
             st.fill += r.cnt[NPU_CNT_fill_words] != 0;
             st.vec += r.cnt[NPU_CNT_vec_busy] != 0;
+            st.copy += r.cnt[NPU_CNT_spm_copy_words] != 0;
         } else {
             st.err[r.err]++;
             st.err_agree += r.err == e.err && r.err_pc == e.err_pc;
@@ -779,10 +813,11 @@ Test(fuzz, descriptors, .timeout = 3000)
     print_stats("fuzz/descriptors", &st, seed);
     uint64_t nerr = st.progs - st.done;
     fprintf(stderr, "fuzz/descriptors: RTL and model agree on every outcome; DRAM and exact "
-            "counters equal in %llu DONE programs (%llu with macs_zero > 0, %llu with a FILL, %llu with a VEC); "
+            "counters equal in %llu DONE programs (%llu with macs_zero > 0, %llu with a FILL, %llu with a VEC, "
+            "%llu with a LOAD_SPM); "
             "same error code and ERR_PC in %llu of %llu ERROR programs%s\n",
             (unsigned long long)st.done, (unsigned long long)st.mz, (unsigned long long)st.fill, (unsigned long long)st.vec,
-            (unsigned long long)st.err_agree, (unsigned long long)nerr,
+            (unsigned long long)st.copy, (unsigned long long)st.err_agree, (unsigned long long)nerr,
             strict ? " (NPU_FUZZ_STRICT)" : "");
     cr_assert(st.progs > 0 || sel.has_only || sel.parts > 1, "no program ran");
 }

@@ -167,12 +167,13 @@ Test(isa, random_round_trips)
 {
     uint64_t s = 12345;
     static const unsigned ops[] = {NPU_OP_LOAD, NPU_OP_STORE, NPU_OP_LDW, NPU_OP_WAVE,
-                                   NPU_OP_DRAIN, NPU_OP_SYNC_L, NPU_OP_SYNC_E, NPU_OP_SYNC_S};
+                                   NPU_OP_DRAIN, NPU_OP_SYNC_L, NPU_OP_SYNC_E, NPU_OP_SYNC_S,
+                                   NPU_OP_LOAD_SPM};
     for (int it = 0; it < 20000; it++) {
         npu_fields_t f, g;
         npu_insn_t in, in2;
         memset(&f, 0, sizeof f);
-        f.op = ops[it % 8];
+        f.op = ops[it % 9];
         f.pop_prev = rbits(&s, 1);
         f.pop_next = rbits(&s, 1);
         f.push_prev = rbits(&s, 1);
@@ -189,6 +190,16 @@ Test(isa, random_round_trips)
             f.row_bytes = rbits(&s, 16);
             f.stride_shift = rbits(&s, 2);
             f.dram_stride = rbits(&s, 16) << f.stride_shift; /* the pitch in bytes */
+            break;
+        case NPU_OP_LOAD_SPM:
+            f.tag = rbits(&s, 3);
+            f.transpose = rbits(&s, 1);
+            f.rows = rbits(&s, 14);
+            f.src_addr = rbits(&s, 16);
+            f.src_stride = rbits(&s, 16);
+            f.spm_addr = rbits(&s, 16);
+            f.spm_stride = rbits(&s, 16);
+            f.row_bytes = rbits(&s, 16);
             break;
         case NPU_OP_WAVE:
             f.acc = rbits(&s, 1);
@@ -641,6 +652,40 @@ Test(isa_fields, fields_of_a_format_do_not_overlap)
     }
 }
 
+Test(isa, load_spm_round_trip_and_disasm)
+{
+    npu_insn_t in, in2;
+    npu_fields_t f;
+    char buf[160];
+    cr_assert_str_eq(npu_op_name(0x11), "LOAD_SPM");
+    cr_assert_eq(npu_op_queue(NPU_OP_LOAD_SPM), 'L');
+    cr_assert_eq(npu_enc_load_spm(&in, NPU_TAG_X, 1, 20, 0x100, 3, 0x400, 4, 64), 0);
+    cr_assert_eq(in.w[0], 0x00149011u, "w0 %08x", in.w[0]);
+    cr_assert_eq(in.w[1], 0x00030100u);
+    cr_assert_eq(in.w[2], 0x00040400u);
+    cr_assert_eq(in.w[3], 64u, "w3[31:16] (a LOAD's DRAM pitch) stays 0");
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert(f.op == NPU_OP_LOAD_SPM && f.tag == NPU_TAG_X && f.transpose == 1 && f.rows == 20 &&
+              f.src_addr == 0x100 && f.src_stride == 3 && f.spm_addr == 0x400 && f.spm_stride == 4 &&
+              f.row_bytes == 64 && f.dram_addr == 0 && f.dram_stride == 0 && f.stride_shift == 0);
+    cr_assert_eq(npu_encode(&f, &in2), 0);
+    cr_assert_eq(memcmp(&in, &in2, sizeof in), 0);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "LOAD_SPM X trans rows=20 bytes=64 src=0x0100+3*r spm=0x0400+4*r");
+    cr_assert_eq(npu_enc_load_spm(&in, 0, 0, 1, 0x10000, 0, 0, 0, 2), -1, "src_addr is 16 bits");
+    cr_assert_eq(npu_enc_load_spm(&in, 0, 0, 1, 0, 0x10000, 0, 0, 2), -1, "src_stride is 16 bits");
+    /* no DRAM side: the generic encoder rejects DRAM fields */
+    f.dram_addr = 64;
+    cr_assert_eq(npu_encode(&f, &in2), -1);
+    f.dram_addr = 0;
+    f.dram_stride = 2;
+    cr_assert_eq(npu_encode(&f, &in2), -1);
+    /* the LOAD engine tells LOAD, FILL and LOAD_SPM apart by two opcode bits (npu_dma_load):
+     * LOAD_SPM must equal LOAD where FILL differs, and FILL LOAD where LOAD_SPM differs */
+    cr_assert_eq((NPU_OP_LOAD ^ NPU_OP_FILL) & (NPU_OP_LOAD ^ NPU_OP_LOAD_SPM), 0);
+    cr_assert_neq(NPU_OP_LOAD ^ NPU_OP_LOAD_SPM, 0);
+}
+
 /* npu_fields_t holds 32-bit members only: the table's offsets must reach each of them. */
 Test(isa_fields, every_npu_fields_t_member_is_in_the_table)
 {
@@ -653,13 +698,19 @@ Test(isa_fields, every_npu_fields_t_member_is_in_the_table)
     }
 }
 
-/* One RTL descriptor (npu_dma_desc) reads LOAD, STORE and FILL at the LOAD positions. */
+/* One RTL descriptor (npu_dma_desc) reads LOAD, STORE, FILL and LOAD_SPM at the LOAD positions
+ * (LOAD_SPM's source fields inside LOAD's dram_addr word). */
 Test(isa_fields, store_and_fill_share_the_load_layout)
 {
     for (unsigned i = 0; i < NPU_NUM_FIELDS; i++) {
         const npu_isa_field_desc_t *d = &npu_isa_fields[i], *l;
-        if (d->op != NPU_OP_STORE && d->op != NPU_OP_FILL)
+        if (d->op != NPU_OP_STORE && d->op != NPU_OP_FILL && d->op != NPU_OP_LOAD_SPM)
             continue;
+        if (d->op == NPU_OP_LOAD_SPM && !strncmp(d->name, "src_", 4)) {
+            l = find_field(NPU_OP_LOAD, "dram_addr");
+            cr_assert(d->word == l->word && d->lsb + d->width <= 32, "LOAD_SPM %s: not in w1", d->name);
+            continue;
+        }
         l = find_field(NPU_OP_LOAD, d->name);
         cr_assert_not_null(l, "%s %s: not a LOAD field", fmt_name(d->op), d->name);
         cr_assert(l->word == d->word && l->lsb == d->lsb && l->width == d->width,

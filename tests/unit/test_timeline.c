@@ -11,6 +11,7 @@
 
 #include "hw/isa.h"
 #include "io/file.h"
+#include "model/prog_time.h"
 #include "npu_funcsim.h"
 #include "npu_sim.h"
 #include "run/runtime.h"
@@ -115,6 +116,8 @@ Test(timeline, queue_of_every_opcode)
     cr_assert_eq(npu_tl_queue_of(&in), NPU_TL_LOAD);
     in.w[0] = NPU_OP_FILL;
     cr_assert_eq(npu_tl_queue_of(&in), NPU_TL_LOAD);
+    in.w[0] = NPU_OP_LOAD_SPM;
+    cr_assert_eq(npu_tl_queue_of(&in), NPU_TL_LOAD);
     in.w[0] = NPU_OP_WAVE;
     cr_assert_eq(npu_tl_queue_of(&in), NPU_TL_EXEC);
     in.w[0] = NPU_OP_STORE;
@@ -189,4 +192,37 @@ Test(timeline, gemm_on_the_c_model)
     npu_sim_close(s);
     close(fd);
     remove(path);
+}
+
+/* LOAD_SPM's cycles (prog_time.h npu_load_spm_cycles) against the RTL at tiny: the cycles over a
+ * SYNC_L that `build/tiny/test_rtl --filter 'spm_copy/cycles' --verbose` logs (exact for the plain
+ * copies, within 1 for the transposed ones); and the program model adds them in the LOAD queue. */
+Test(timeline, load_spm_cycles_against_the_rtl)
+{
+    npu_cfg_t c = test_cfg(2);
+    unsigned B = 8, F = 4;
+    struct { int tr; unsigned rows, rb, ss; uint64_t rtl; } t[] = {
+        {0, 64, 4 * B, 4, 266}, {0, 64, 4 * B, 5, 266}, {0, 128, B, 1, 138}, {0, 33, 2 * B + 6, 3, 109},
+        {1, 4 * F, 2 * B, 2, 49}, {1, 4 * F, 4 * B, 4, 81}, {1, 2 * F + 1, 3 * B, 5, 57},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        npu_insn_t in;
+        npu_fields_t f;
+        unsigned nd = t[i].tr ? (t[i].rows + F - 1) / F : (t[i].rb + B - 1) / B;
+        cr_assert_eq(npu_enc_load_spm(&in, NPU_TAG_X, t[i].tr, t[i].rows, 0, t[i].ss, 0x1000, nd, t[i].rb), 0);
+        npu_decode(&in, &f);
+        uint64_t m = npu_load_spm_cycles(&c, &f), d = m > t[i].rtl ? m - t[i].rtl : t[i].rtl - m;
+        cr_assert_leq(d, t[i].tr ? 1u : 0u, "LOAD_SPM %zu: model %llu, RTL %llu", i,
+                      (unsigned long long)m, (unsigned long long)t[i].rtl);
+    }
+    npu_insn_t p[2];
+    uint64_t cy[2];
+    char why[128];
+    npu_slice_cost_t k = npu_slice_cost_default(&c, NPU_SLICE_BURST);
+    cr_assert_eq(npu_enc_sync(&p[0], NPU_OP_SYNC_L), 0);
+    cr_assert_eq(npu_enc_load_spm(&p[1], NPU_TAG_X, 0, 128, 0, 1, 0x1000, 1, B), 0);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 1, &cy[0], why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_prog_time(&c, &k, p, 2, &cy[1], why, sizeof why), 0, "%s", why);
+    cr_assert(cy[1] >= cy[0] + 130 && cy[1] <= cy[0] + 146, "LOAD_SPM in the program model: %llu vs %llu",
+                  (unsigned long long)cy[1], (unsigned long long)cy[0]);
 }
