@@ -206,7 +206,7 @@ static void usage_training(FILE *f)
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
             "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|xt|all] [--csv FILE]\n"
             "                [--plot F.png] [--json] [--quiet]\n"
             "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
             "                whole steps on the NPU (MLPs, CNNs), kernels = each GEMM / conv on the\n"
@@ -215,7 +215,7 @@ static void usage_training(FILE *f)
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
             "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both|dy|dx|all] [--csv FILE] [--json]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|xt|all] [--csv FILE] [--json]\n"
             "                (the analytical\n"
             "                estimator: one training iteration planned by the SPM scheduler, or with\n"
             "                --plan step the step engine's kernels as the RTL runs them)\n"
@@ -396,7 +396,7 @@ static const struct word_opt {
     {OPT_ENGINE, {"npu", "step", "kernels", "ref", NULL}, "--engine needs npu, step, kernels or ref", offsetof(npu_args_t, engine)},
     {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
     {OPT_PLAN, {"sched", "step", NULL}, "--plan needs sched or step", offsetof(npu_args_t, plan)},
-    {OPT_NO_CONV_REUSE, {"y", "x", "both", "dy", "dx", "all", NULL}, "--no-conv-reuse needs y, x, both, dy, dx or all",
+    {OPT_NO_CONV_REUSE, {"y", "x", "both", "dy", "dx", "xt", "all", NULL}, "--no-conv-reuse needs y, x, both, dy, dx, xt or all",
      offsetof(npu_args_t, no_conv_reuse)},
 };
 

@@ -114,9 +114,9 @@ typedef struct npu_args {
     unsigned resident_banks;            /* fit, estimate --plan step: SPM banks for tensors kept
                                            between kernels (0: none) */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
-    const char *no_conv_reuse;          /* y|x|both|dy|dx|all: forward convs' outputs / inputs /
-                                           both, fused backwards' dY / dX, all of them on the DRAM
-                                           side (NULL: the plan's) */
+    const char *no_conv_reuse;          /* y|x|both|dy|dx|xt|all: forward convs' outputs / inputs /
+                                           both, fused backwards' dY / dX / X (X^T from DRAM),
+                                           all of them on the DRAM side (NULL: the plan's) */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
     const char *plan;                   /* estimate, sweep: sched|step (NULL = sched) */
     unsigned validate;                  /* sweep --plan step: points run on the RTL (0: none) */

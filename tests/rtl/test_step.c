@@ -320,7 +320,11 @@ Test(step, resident_prefetch_and_lookahead)
     int dims[5] = {16, 24, 20, 16, 10}, L = 4, B = 8;
     npu_cfg_t c = rtl_cfg();
     uint64_t cap = (uint64_t)c.spm_bank_words * npu_cfg_word(&c) / 4;
-    int modes[3] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_PREFETCH, NPU_RES_LOOKAHEAD};
+    /* the transposed reads on the DRAM side (NPU_RES_NO_XT): with the dW GEMMs' X^T LOAD_SPMed
+     * from resident rows this network's plan at this size has no step whose only transfer is a
+     * write-back (the scenario the check needs) */
+    int modes[3] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_XT, NPU_RES_PREFETCH | NPU_RES_NO_XT,
+                    NPU_RES_LOOKAHEAD | NPU_RES_NO_XT};
     uint64_t pre[3][7 * NPU_STEP_MAX_LAYERS + 2];
     npu_est_kplan_t *e = calloc(3, sizeof *e);
     npu_step_res_t r[3];
@@ -376,7 +380,10 @@ static int stores_at(const npu_step_res_t *r, int j, int t, int app)
  * Returns that stall over cap(Z32[1]) / bandwidth. */
 static double lookahead_three_layers(const npu_cfg_t *cfg)
 {
-    int dims[4] = {16, 64, 64, 10}, L = 3, B = 16, modes[2] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NPU_RES_PREFETCH};
+    /* the transposed reads on the DRAM side (NPU_RES_NO_XT): with X^T LOAD_SPMed from resident rows
+     * no SPM size from 2 to 64 KiB gives the brief's scenario for this network */
+    int dims[4] = {16, 64, 64, 10}, L = 3, B = 16;
+    int modes[2] = {NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_XT, NPU_RES_PREFETCH | NPU_RES_NO_XT};
     npu_cfg_t c = *cfg;
     npu_step_plan_t p;
     npu_step_res_t r[2];
@@ -684,13 +691,28 @@ enum { RB = 2, RC = 10 };
 static const npu_conv_t k_rcv[4] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0},
                                     {RB, 4, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 4, 3, 3, 2, 1, 1, 0}};
 static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
+/* cnn:c4,c8s2,fc10, the same images and batch: two convolutions whose tensors the whole bank
+ * holds from the forward to the backward (the forward-backward reuse test) */
+static const npu_conv_t k_scv[2] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
+static const int k_sfc[2] = {128, RC}, k_sres[2] = {0, 0};
+/* The network of the next cnn_res_run / cnn_res_est / k_plan: its spec, convolutions, residual
+ * connections and head */
+typedef struct knet {
+    const char *spec;
+    const npu_conv_t *cv;
+    int ncv;
+    const int *res, *fc;
+} knet_t;
+static const knet_t k_nets[2] = {{"cnn:c4,c4,c4+1,c4s2,fc10", k_rcv, 4, k_rres, k_rfc},
+                                 {"cnn:c4,c8s2,fc10", k_scv, 2, k_sres, k_sfc}};
+static const knet_t *k_net = &k_nets[0];
 
 /* The residency options of the next runs (step_res.h; the block-reuse test keeps the convolutions'
  * outputs and inputs on the DRAM side, NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY,
  * the steps it measures being the vector kernels'; the output-side test the inputs,
  * NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY; the input-side test the backward's dY; every test but the
- * dX one the backward's dX, NPU_RES_NO_CONV_DX: each measures its own reuse as docs/estimator.md
- * section 7.3 reports it). */
+ * dX one the backward's dX, NPU_RES_NO_CONV_DX; every test but the X^T one the backward's X,
+ * NPU_RES_NO_XT: each measures its own reuse as docs/estimator.md section 7.3 reports it). */
 static int k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
 
 /* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
@@ -698,7 +720,8 @@ static void cnn_res_est(uint64_t cap, npu_est_kplan_t *e)
 {
     npu_cfg_t c = rtl_cfg();
     char why[256];
-    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, 1, cap, k_overlap, e, why, sizeof why),
+    cr_assert_eq(npu_estimate_step_cnn_res(&c, k_net->cv, k_net->ncv, k_net->res, k_net->fc, 1, RB, 0, 1, cap, k_overlap, e,
+                                           why, sizeof why),
                  0, "%s", why);
 }
 
@@ -716,11 +739,18 @@ static uint64_t est_in(const npu_est_kplan_t *e, const char *name)
 static void k_plan(const npu_cfg_t *c, npu_step_plan_t *p)
 {
     char why[256];
-    cr_assert_eq(npu_step_plan_cnn_res(c, k_rcv, 4, k_rres, k_rfc, 1, RB, NPU_STEP_NOMINAL_LR, NPU_STEP_NOMINAL_MU,
+    cr_assert_eq(npu_step_plan_cnn_res(c, k_net->cv, k_net->ncv, k_net->res, k_net->fc, 1, RB, NPU_STEP_NOMINAL_LR, NPU_STEP_NOMINAL_MU,
                                        NPU_STEP_NOMINAL_WD, 0, NULL, 0, p, why, sizeof why), 0, "%s", why);
 }
 
 static uint64_t g_res_cycles; /* cnn_res_run: the RTL cycles of its last step (kernels and transfers) */
+
+/* The RTL In bytes of tensor `name` in run s (0 when the plan has no such tensor). */
+static uint64_t t_in_of(const npu_step_run_t *s, const char *name)
+{
+    int t = npu_step_tensor_find(&s->plan, name);
+    return t < 0 ? 0 : s->t_in[t];
+}
 
 /* Two steps of that CNN with one bank resident on the RTL, the scheduler given cap bytes of it
  * (0: all), random DRAM stalls: every kernel bit-exact (the runtime checks resident outputs through
@@ -736,11 +766,11 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     npu_step_run_t s;
     uint64_t seed = rtl_seed(97);
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    cr_assert_eq(npu_net_parse("cnn:c4,c4,c4+1,c4s2,fc10", 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_net_parse(k_net->spec, 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
     /* the estimator's optimizer: its plan's kernels are the run's (a decay one int16 AXPBY cannot
      * hold is a MUL and an ADD, npu_step_sgd) */
-    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_rcv, 4, k_rres, k_rfc, 1, RB, NPU_STEP_NOMINAL_LR,
+    cr_assert_eq(npu_step_run_init_cnn(&s, &c, sim, k_net->cv, k_net->ncv, k_net->res, k_net->fc, 1, RB, NPU_STEP_NOMINAL_LR,
                                        NPU_STEP_NOMINAL_MU, NPU_STEP_NOMINAL_WD, 0, NULL, 50000000),
                  0, "%s", s.why);
     cr_assert_eq(npu_step_run_resident_ex(&s, 1, cap, k_overlap), 0, "%s", s.why);
@@ -763,12 +793,12 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
         cr_assert_eq(s.t_out[t], e->t[t].out, "cap %llu: %s Out: RTL %llu, estimator %llu", (unsigned long long)cap,
                      e->t[t].name, (unsigned long long)s.t_out[t], (unsigned long long)e->t[t].out);
     }
-    in[0] = s.t_in[npu_step_tensor_find(&s.plan, "H16[1]")];
-    in[1] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[3]")];
-    in[2] = s.t_in[npu_step_tensor_find(&s.plan, "Z32[2]")];
-    in[3] = s.t_in[npu_step_tensor_find(&s.plan, "H16[2]")];
-    in[4] = s.t_in[npu_step_tensor_find(&s.plan, "dZ16[2]")];
-    in[5] = s.t_in[npu_step_tensor_find(&s.plan, "dX32[2]")];
+    in[0] = t_in_of(&s, "H16[1]");
+    in[1] = t_in_of(&s, "dZ16[3]");
+    in[2] = t_in_of(&s, "Z32[2]");
+    in[3] = t_in_of(&s, "H16[2]");
+    in[4] = t_in_of(&s, "dZ16[2]");
+    in[5] = t_in_of(&s, "dX32[2]");
     g_res_cycles = s.fwd.cycles + s.bwd.cycles;
     for (int j = 0; j <= s.res->n_steps; j++)
         g_res_cycles += s.pre_cycles[j];
@@ -853,7 +883,7 @@ Test(step, cnn_resident_block_reuse)
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY |
-                NPU_RES_NO_CONV_DX;
+                NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
@@ -895,7 +925,8 @@ Test(step, cnn_resident_conv_adjacent_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX |
+                NPU_RES_NO_XT;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     npu_step_plan_t p;
     k_plan(&c, &p);
@@ -918,7 +949,7 @@ Test(step, cnn_resident_conv_adjacent_reuse)
 
 /* Issue 16 acceptance 3, adjacent-layer reuse across a convolution, the input side: layer 2's
  * bias_relu writes H16[2] into resident rows and layer 3's forward convolution copies its bands from
- * them (RELU VECs in EXEC, no LOAD: compile/conv/conv_split.h npu_conv_split_res_in, driven by the
+ * them (LOAD_SPMs, no LOAD from DRAM: compile/conv/conv_split.h npu_conv_split_res_in, driven by the
  * scheduler's plan). With the whole bank H16[2]'s DRAM In is one whole read below the plan's with
  * the inputs on the DRAM side (NPU_RES_NO_CONV_X; it is still read once by layer 3's fused
  * backward) and fwd L3 conv reads no X byte. The step: the estimator's smallest SPM at which H16[2]
@@ -934,10 +965,11 @@ Test(step, cnn_resident_conv_input_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     uint64_t nox_in[6], nox_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX |
+                NPU_RES_NO_XT;
     cnn_res_run(0, &nox, nox_in);
     nox_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int h2 = npu_step_tensor_find(&p, "H16[2]"), z2 = npu_step_tensor_find(&p, "Z32[2]");
@@ -1027,10 +1059,10 @@ Test(step, cnn_resident_conv_dy_reuse)
     static npu_est_kplan_t e, nody;
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], nody_in[6], nody_cycles, word = (uint64_t)npu_cfg_word(&c), all_nody = 0, all = 0;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cnn_res_run(0, &nody, nody_in);
     nody_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DX;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int d2 = npu_step_tensor_find(&p, "dZ16[2]");
@@ -1079,10 +1111,10 @@ Test(step, cnn_resident_conv_dx_reuse)
     static npu_est_kplan_t e, nodx;
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], nodx_in[6], nodx_cycles, all_nodx = 0, all = 0, word = (uint64_t)npu_cfg_word(&c);
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DX;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cnn_res_run(0, &nodx, nodx_in);
     nodx_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_XT;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int x2 = npu_step_tensor_find(&p, "dX32[2]"), g3 = npu_step_tensor_find(&p, "dZ16[3]");
@@ -1123,4 +1155,157 @@ Test(step, cnn_resident_conv_dx_reuse)
     cr_log_info("the dX step: dX32[2] kept from layer 3's fused backward to relu_grad_bias from %llu bytes of SPM on "
                 "(RTL and estimator); the capacity formula (relu_grad_bias's tensors + cap(dZ16[3])) %llu",
                 (unsigned long long)hi, (unsigned long long)need);
+}
+
+/* The X bytes bwd L<l> conv_bwd reads from DRAM in estimate e. */
+static uint64_t bwd_x_rd(const npu_est_kplan_t *e, int l)
+{
+    char name[40];
+    snprintf(name, sizeof name, "bwd L%d conv_bwd", l);
+    for (int k = 0; k < e->nk; k++)
+        if (!strcmp(e->k[k].name, name))
+            return e->k[k].rd[NPU_TAG_X];
+    cr_assert_fail("no kernel %s", name);
+    return 0;
+}
+
+/* Whether plan r (of p, estimated in e) reads tensor t from DRAM for the backward: a backward
+ * kernel's DRAM-side read (its bytes in e, split by the plan's tags) or a load whose reader is a
+ * backward kernel. */
+static int bwd_refetch(const npu_step_plan_t *p, const npu_step_res_t *r, const npu_est_kplan_t *e, int t)
+{
+    for (int i = 0; i < p->nk; i++) {
+        uint64_t in[NPU_STEP_MAX_TENSORS] = {0}, out[NPU_STEP_MAX_TENSORS] = {0};
+        npu_step_res_split(r, i, e->k[i].rd, e->k[i].wr, in, out);
+        if (p->k[i].phase == NPU_SK_BWD && in[t])
+            return 1;
+    }
+    for (int x = 0; x < r->nx; x++) {
+        int k = npu_step_res_kernel(p, r->x[x].for_step);
+        if (!r->x[x].store && r->x[x].t == t && k >= 0 && p->k[k].phase == NPU_SK_BWD)
+            return 1;
+    }
+    return 0;
+}
+
+/* Of k_net's conv inputs H16[1..ncv-1] (what the fused backwards of layers 2..ncv read as X), a
+ * bit per layer l re-fetched for the backward under the plan with the scheduler given cap bytes
+ * (the estimator's, e; the plan's residency in r). */
+static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
+{
+    npu_step_plan_t p;
+    npu_step_res_t r;
+    unsigned bits = 0;
+    char name[16];
+    k_plan(c, &p);
+    cnn_res_est(cap, e);
+    cr_assert_eq(npu_step_res_plan_ex(c, &p, 1, cap, k_overlap, &r), 0, "%s", r.why);
+    for (int l = 1; l < k_net->ncv; l++) {
+        snprintf(name, sizeof name, "H16[%d]", l);
+        bits |= (unsigned)bwd_refetch(&p, &r, e, npu_step_tensor_find(&p, name)) << l;
+    }
+    npu_step_res_free(&r);
+    npu_step_plan_free(&p);
+    return bits;
+}
+
+/* cnn_resident_conv_xt_reuse at S = 2: with the whole bank (at least the formula's `need` bytes)
+ * H16[1] is kept for layer 2's fused backward, not without X^T reuse; a traffic step of it is the
+ * RTL's. */
+static void xt_formula_clause(const npu_cfg_t *cc, uint64_t need)
+{
+    static npu_est_kplan_t e, nox;
+    npu_cfg_t c = *cc;
+    uint64_t in[6], at = 0, word = (uint64_t)npu_cfg_word(&c); /* at 0: the whole bank */
+    k_overlap |= NPU_RES_NO_XT;
+    cr_assert_eq(refetched(&c, at, &nox), 1u << 1, "H16[1] read from DRAM for the backward without X^T reuse");
+    cnn_res_run(at, &nox, in);
+    uint64_t nox_cycles = g_res_cycles, nox_in = in[0];
+    k_overlap &= ~NPU_RES_NO_XT;
+    cr_assert_eq(refetched(&c, at, &e), 0u, "H16[1] re-fetched for the backward with the whole bank");
+    cnn_res_run(at, &e, in);
+    cr_assert_lt(in[0], nox_in, "H16[1]'s DRAM In");
+    cr_log_info("%s, the whole bank: H16[1] kept for layer 2's fused backward (X^T LOAD_SPMed): its In %llu -> %llu B, "
+                "the step (RTL) %llu -> %llu cycles", k_net->spec, (unsigned long long)nox_in,
+                (unsigned long long)in[0], (unsigned long long)nox_cycles, (unsigned long long)g_res_cycles);
+    /* a traffic step of it (the estimator's, bisected: the scheduler's traffic is not monotone in the
+     * SPM size, docs/estimator.md section 7.3) is the RTL's too: one word below re-fetched, at it not */
+    uint64_t kept = in[0], hi = est_step("H16[1]", kept), below[6];
+    cnn_res_run(hi - word, &e, below);
+    cr_assert_gt(below[0], kept, "H16[1]: one word below the step it is re-fetched");
+    cnn_res_run(hi, &e, below);
+    cr_assert_eq(below[0], kept, "H16[1]: at the step it is kept");
+    cr_log_info("a forward-backward step: H16[1] kept to layer 2's fused backward from %llu B of SPM (RTL and "
+                "estimator; the formula %llu B)", (unsigned long long)hi, (unsigned long long)need);
+    k_net = &k_nets[0];
+}
+
+/* Issue 16 acceptance 3, forward-backward reuse of the activations: a fused backward makes its X^T
+ * from X's resident rows by LOAD_SPMs (compile/conv/conv_bwd.h npu_conv_bwd_res_x) instead of
+ * transposed LOADs from DRAM, when the scheduler keeps X (NPU_RES_NO_XT keeps every transposed
+ * read on the DRAM side). cnn:c4,c8s2,fc10: the whole bank holds the capacity formula
+ * sum(cap(Y) + cap(W)) (Y: each convolution's outputs Z32[l], H16[l] and the batch X16; W: every
+ * layer's W16[l]); there the fused backward of layer 2 does not re-fetch H16[1] (no DRAM read of it
+ * for the backward, by the kernel or by a load), which it does with NPU_RES_NO_XT, on the RTL (each
+ * kernel's bytes per tag and every tensor's the estimator's: cnn_res_run) and in the estimator; a
+ * traffic step of H16[1] (the estimator's bisection) is the RTL's, one word below re-fetched, at it
+ * not. At exactly the formula's size the scheduler re-fetches H16[1] (its traffic is not monotone
+ * in the SPM size, NPU_RES_NO_XT or not: docs/estimator.md section 7.3), so the clause is checked
+ * with the whole bank, at S = 2 (tiny): at S = 8 the backward's gradients beside those tensors
+ * exceed the bank and the plan writes H16[1] back and loads it again (the fused backward still
+ * LOAD_SPMs its X^T from the loaded rows, reading no X byte itself).
+ * cnn:c4,c4,c4+1,c4s2,fc10, whose tensors the bank does not hold: over the estimator's SPM sizes
+ * from one word to the bank the conv inputs kept for the backward are always those nearest the
+ * loss (H16[l] kept implies H16[l + 1] kept), and at a size that keeps some but not all the RTL
+ * moves the estimator's bytes. Not covered: the batch X16 (the forward convolution LOADs it from
+ * DRAM, so the backward reads it again) and the head's input (through the transpose kernel,
+ * DRAM to DRAM). */
+Test(step, cnn_resident_conv_xt_reuse)
+{
+    static npu_est_kplan_t e;
+    npu_cfg_t c = rtl_cfg();
+    uint64_t in[6], word = (uint64_t)npu_cfg_word(&c), bank = (uint64_t)c.spm_bank_words * word, need = 0;
+    npu_step_plan_t p;
+    k_net = &k_nets[1];
+    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    k_plan(&c, &p);
+    for (int t = 0; t < p.nt; t++) {
+        const char *n = p.t[t].name;
+        int y = (!strncmp(n, "Z32[", 4) || !strncmp(n, "H16[", 4)) && atoi(n + 4) <= k_net->ncv;
+        need += y || !strcmp(n, "X16") || !strncmp(n, "W16[", 4) ? tensor_cap(&c, &p, t) : 0;
+    }
+    npu_step_plan_free(&p);
+    cr_log_info("%s: sum(cap(Y) + cap(W)) %llu B, the bank %llu B", k_net->spec, (unsigned long long)need,
+                (unsigned long long)bank);
+    cr_assert_leq(need, bank, "the formula within the resident bank");
+    if (c.s == 2) {
+        xt_formula_clause(&c, need);
+    } else { /* the backward's gradients beside them: the plan writes H16[1] back and loads it again */
+        npu_est_kplan_t *w = calloc(1, sizeof *w);
+        uint64_t in[6];
+        cr_assert_not_null(w);
+        cnn_res_run(0, w, in);
+        cr_assert_eq(bwd_x_rd(w, 2), 0, "bwd L2 conv_bwd reads X from DRAM (its X^T not LOAD_SPMed)");
+        cr_log_info("%s, S = %d, the whole bank: H16[1] re-fetched for the backward %s (its In %llu B); bwd L2 "
+                    "conv_bwd LOAD_SPMs X^T from its rows", k_net->spec, c.s,
+                    refetched(&c, 0, w) ? "by a load" : "not", (unsigned long long)in[0]);
+        free(w);
+        k_net = &k_nets[0];
+    }
+
+    /* less SPM than the tensors: the conv inputs kept are those nearest the loss */
+    k_net = &k_nets[0];
+    uint64_t partial = 0;
+    for (uint64_t cap = word; cap <= bank; cap += 64 * word) {
+        unsigned bits = refetched(&c, cap, &e);
+        for (int l = 1; l + 1 < k_net->ncv; l++)
+            cr_assert(!((bits >> (l + 1)) & 1) || ((bits >> l) & 1),
+                      "at %llu B H16[%d] kept for the backward, H16[%d] nearer the loss not", (unsigned long long)cap,
+                      l, l + 1);
+        partial = !partial && bits && bits != 0xEu ? cap : partial;
+    }
+    cr_assert_gt(partial, 0, "no SPM size keeps some conv inputs but not all");
+    cnn_res_run(partial, &e, in); /* the RTL's bytes: the estimator's */
+    cr_log_info("%s at %llu B of SPM: conv inputs re-fetched for the backward (bit l: H16[l]) 0x%x", k_net->spec,
+                (unsigned long long)partial, refetched(&c, partial, &e));
 }

@@ -361,12 +361,15 @@ Test(conv_bwd, no_dx_same_dw)
  * of the program fills (the LOAD queue runs in order: before the program's first group pushes its
  * l2e), dX and dW^T come out bit for bit as the plain program's; the program reads no dY byte but
  * the LOAD's (the plan's DY bytes 0), every other tag's bytes are the plan's and the plain
- * program's. Returns 1 when the plan has several bands (the dY ring). */
-static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx)
+ * program's. With x, X^T made from X's resident rows (npu_conv_bwd_res_x: LOAD_SPMs), pixel r at
+ * word + r * (cw + 1) (per-phase X^T loads; flat ones need the DRAM pitch, where it is whole
+ * words, and are refused at cw + 1), LOADed ahead too: no X byte read but the LOAD's. Returns 1
+ * when the plan has several bands (the dY ring). */
+static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx, int x)
 {
     npu_cfg_t cfg = test_cfg(S), lo;
     npu_conv_bwd_plan_t plain, res;
-    npu_insn_t pre[2], post;
+    npu_insn_t pre[3], post;
     int npre = 0;
     npu_prog_expect_t pex;
     char msg[256];
@@ -378,7 +381,13 @@ static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx)
     unsigned B = (unsigned)npu_cfg_word(&cfg), spm = (unsigned)npu_cfg_spm_words(&lo), stride = (unsigned)p->fw + 1;
     unsigned rows = (unsigned)(c.batch * p->OH * p->OW), xrows = (unsigned)(c.batch * c.H * c.W);
     unsigned xstride = p->pout + 1, xspm = spm + (dy ? rows * stride : 0);
-    cr_assert_leq(xspm + (dx ? xrows * xstride : 0), (unsigned)npu_cfg_spm_words(&cfg), "the rows fit the two banks");
+    unsigned rx = plain.xt_flat ? p->pitch_x / B : (unsigned)p->cw + 1, rxspm = xspm + (dx ? xrows * xstride : 0);
+    if (x && plain.xt_flat && p->pitch_x % B) { /* no whole-word pitch: flat loads cannot read rows */
+        for (unsigned w = (unsigned)p->cw; w <= (unsigned)p->cw + 2; w++)
+            cr_assert_eq(npu_conv_bwd_res_x_ok(&plain, w), 0, "flat X^T from rows %u words apart", w);
+        x = 0;
+    }
+    cr_assert_leq(rxspm + (x ? xrows * rx : 0), (unsigned)npu_cfg_spm_words(&cfg), "the rows fit the two banks");
     res = plain;
     if (dy) {
         cr_assert_neq(npu_conv_bwd_res_dy(&lo, &res, spm - 1, stride, msg, sizeof msg), 0, "rows in the plan's SPM");
@@ -390,6 +399,13 @@ static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx)
         cr_assert_neq(npu_conv_bwd_res_dx(&lo, &res, xspm, p->pout - 1, msg, sizeof msg), 0, "rows too narrow");
         cr_assert_eq(npu_conv_bwd_res_dx(&lo, &res, xspm, xstride, msg, sizeof msg), 0, "%s", msg);
         cr_assert_eq(res.plan_wr[NPU_TAG_DX], 0);
+    }
+    if (x) {
+        cr_assert_neq(npu_conv_bwd_res_x(&lo, &res, rxspm, (unsigned)p->cw - 1, msg, sizeof msg), 0, "rows too narrow");
+        cr_assert_eq(npu_conv_bwd_res_x_ok(&plain, plain.xt_flat ? rx + 1 : rx), !plain.xt_flat,
+                     "flat X^T loads: rows a DRAM pitch apart only");
+        cr_assert_eq(npu_conv_bwd_res_x(&lo, &res, rxspm, rx, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(res.plan_rd[NPU_TAG_X], 0);
     }
     uint64_t at[6], sz[5] = {npu_conv_tensor_bytes(p, NPU_TAG_X), npu_conv_tensor_bytes(p, NPU_TAG_W),
                              npu_conv_tensor_bytes(p, NPU_TAG_DY), npu_conv_tensor_bytes(p, NPU_TAG_DX),
@@ -414,6 +430,9 @@ static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx)
     if (dy) /* dY into its resident rows */
         cr_assert_eq(npu_enc_load(&pre[npre++], NPU_TAG_DY, 0, rows, (uint32_t)at[2], spm, stride, 2u * (unsigned)c.F,
                                   p->pitch_dy), 0);
+    if (x) /* X into its resident rows */
+        cr_assert_eq(npu_enc_load(&pre[npre++], NPU_TAG_X, 0, xrows, (uint32_t)at[0], rxspm, rx, 2u * (unsigned)c.C,
+                                  p->pitch_x), 0);
     if (dx) /* dX's rows poisoned (the DRAM dX's 0xA5): pixels no tap reaches must be FILLed there */
         cr_assert_eq(npu_enc_load(&pre[npre++], NPU_TAG_X, 0, xrows, (uint32_t)at[3], xspm, xstride, 4u * (unsigned)c.C,
                                   p->pitch_out), 0);
@@ -432,8 +451,8 @@ static int resident_same_out(int S, int bf16, npu_conv_t c, int dy, int dx)
         cr_assert_eq(rd, res.plan_rd[t], "tag %d: read %llu, plan %llu", t, (unsigned long long)rd,
                      (unsigned long long)res.plan_rd[t]);
         cr_assert_eq(rr[1].cnt[NPU_CNT_dram_wr_prog + t], res.plan_wr[t], "tag %d", t);
-        cr_assert_eq(rd + (t == NPU_TAG_DY && dy ? plain.plan_rd[t] : 0), rr[0].cnt[NPU_CNT_dram_rd_prog + t], "tag %d",
-                     t);
+        cr_assert_eq(rd + ((t == NPU_TAG_DY && dy) || (t == NPU_TAG_X && x) ? plain.plan_rd[t] : 0),
+                     rr[0].cnt[NPU_CNT_dram_rd_prog + t], "tag %d", t);
         cr_assert_eq(rr[1].cnt[NPU_CNT_dram_wr_prog + t] + (t == NPU_TAG_DX && dx ? plain.plan_wr[t] : 0),
                      rr[0].cnt[NPU_CNT_dram_wr_prog + t], "tag %d", t);
     }
@@ -454,7 +473,7 @@ Test(conv_bwd, resident_dy_same_out)
     int bands = 0;
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++)
-            bands += resident_same_out(2, bf16, ls[i], 1, 0);
+            bands += resident_same_out(2, bf16, ls[i], 1, 0, 0);
     cr_assert_gt(bands, 0, "no layer of several bands: the ring is not tested");
 }
 
@@ -473,13 +492,42 @@ Test(conv_bwd, resident_dx_same_out)
     char msg[256];
     for (int bf16 = 0; bf16 < 2; bf16++)
         for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
-            resident_same_out(2, bf16, ls[i], 0, 1);
-            resident_same_out(2, bf16, ls[i], 1, 1);
+            resident_same_out(2, bf16, ls[i], 0, 1, 0);
+            resident_same_out(2, bf16, ls[i], 1, 1, 0);
         }
     cr_assert_eq(npu_conv_bwd_plan(&cfg, &odd, 0, &bp, msg, sizeof msg), 0, "%s", msg);
     cr_assert_eq(npu_conv_bwd_res_dx_ok(&bp, 64), 0, "W = 7 at stride 2: tile rows of 8 pixels");
     npu_conv_bwd_drop_dx(&bp);
     cr_assert_eq(npu_conv_bwd_res_dx_ok(&bp, 64), 0, "no dX");
+}
+
+/* X^T made from X's resident rows by LOAD_SPMs (npu_conv_bwd_res_x), alone and with dY in place and
+ * dX drained into rows: dX and dW^T bit for bit as the plain program's, no X byte read but the
+ * LOAD that fills the rows; flat X^T loads (stride 1, W a multiple of the stride) with rows the
+ * DRAM pitch apart, per-phase ones (W odd at stride 2) at cw + 1, the ring of X^T rows (several
+ * bands: 40 x 40), several c-block groups (C = 16), S = 2 and 8, int16 and bf16; a view of a wider
+ * X is refused. */
+Test(conv_bwd, resident_x_same_out)
+{
+    npu_conv_t ls[] = {layer(2, 4, 8, 8, 4, 3, 1, 1), layer(2, 16, 8, 8, 32, 3, 2, 1), layer(1, 5, 7, 6, 3, 3, 2, 0),
+                       layer(2, 4, 16, 16, 8, 3, 1, 1), layer(2, 6, 17, 15, 5, 3, 2, 1), layer(1, 2, 40, 40, 6, 3, 1, 1)};
+    int kinds[2] = {0, 0};
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int S = 2; S <= 8; S += 6)
+            for (size_t i = 0; i < sizeof ls / sizeof ls[0]; i++) {
+                npu_cfg_t cfg = test_cfg(S);
+                npu_conv_bwd_plan_t bp;
+                char msg[256];
+                cfg.spm_banks -= 2;
+                cr_assert_eq(npu_conv_bwd_plan(&cfg, &ls[i], 0, &bp, msg, sizeof msg), 0, "%s", msg);
+                kinds[bp.xt_flat]++;
+                resident_same_out(S, bf16, ls[i], 0, 0, 1);
+                if (S == 2 && ls[i].batch * ls[i].H * ls[i].W <= 512) /* dY's and dX's rows fit too */
+                    resident_same_out(S, bf16, ls[i], 1, ls[i].W % ls[i].stride == 0, 1);
+                bp.dx.dwx = ls[i].W + 1; /* a part of a wider layer */
+                cr_assert_eq(npu_conv_bwd_res_x_ok(&bp, 64), 0, "a view of a wider X");
+            }
+    cr_assert(kinds[0] && kinds[1], "flat %d, per phase %d", kinds[1], kinds[0]);
 }
 
 /* Several bands of dX rows per image over a ring of dY rows: int16 and bf16, S = 2 and 8, stride 1

@@ -305,23 +305,20 @@ Test(conv_split, resident_output)
     npu_conv_split_free(&s);
 }
 
-/* The SPM words a program's X LOADs (plain: tag X) or its RELU copies (resident input) write, in
- * program order: one entry per word, ceil(row bytes / B) (a VEC: ceil(C / 2S)) words a row. */
-static size_t x_words(const npu_cfg_t *cfg, const npu_prog_t *prog, int vec, unsigned C, unsigned *w, size_t cap)
+/* The SPM words a program's X LOADs (plain: tag X) or its LOAD_SPMs (resident input) write, in
+ * program order: one entry per word, ceil(row bytes / B) words a row. */
+static size_t x_words(const npu_cfg_t *cfg, const npu_prog_t *prog, int spm, unsigned *w, size_t cap)
 {
-    unsigned B = (unsigned)npu_cfg_word(cfg), lanes = 2u * (unsigned)cfg->s;
+    unsigned B = (unsigned)npu_cfg_word(cfg);
     size_t n = 0;
     for (size_t i = 0; i < prog->n; i++) {
         npu_fields_t f;
         cr_assert_eq(npu_decode(&prog->insn[i], &f), 0);
-        int load = !vec && f.op == NPU_OP_LOAD && f.tag == NPU_TAG_X;
-        if (!load && !(vec && f.op == NPU_OP_VEC))
+        if (f.op != (spm ? NPU_OP_LOAD_SPM : NPU_OP_LOAD) || f.tag != NPU_TAG_X)
             continue;
-        unsigned rw = load ? (f.row_bytes + B - 1) / B : (C + lanes - 1) / lanes;
-        unsigned st = load ? f.spm_stride : f.d_stride, d = load ? f.spm_addr : f.d_addr;
         for (unsigned r = 0; r < f.rows; r++)
-            for (unsigned j = 0; j < rw && n < cap; j++)
-                w[n++] = d + r * st + j;
+            for (unsigned j = 0; j < (f.row_bytes + B - 1) / B && n < cap; j++)
+                w[n++] = f.spm_addr + r * f.spm_stride + j;
     }
     return n;
 }
@@ -333,9 +330,9 @@ static int cmp_u(const void *a, const void *b)
 }
 
 /* A forward reading X from resident rows: no X byte from DRAM (plan and program), the other tags
- * unchanged, tokens balanced at every depth; RELU copies in place of the X LOADs writing exactly
- * the band words those LOADs wrote (the same multiset) and reading only the resident rows; the
- * FILLs unchanged; refusals (rows in the plan's SPM, narrower than a pixel, a layer in parts). */
+ * unchanged, tokens balanced at every depth; LOAD_SPMs in place of the X LOADs writing exactly
+ * the band words those LOADs wrote (the same multiset, the same row bytes) and reading only the
+ * resident rows, from a pixel's first word; the FILLs unchanged; refusals (rows in the plan's SPM, narrower than a pixel, a layer in parts). */
 static void resident_input_case(const npu_cfg_t *cfg, const npu_conv_t *c)
 {
     npu_cfg_t lo = *cfg;
@@ -368,14 +365,15 @@ static void resident_input_case(const npu_cfg_t *cfg, const npu_conv_t *c)
         npu_fields_t f;
         cr_assert_eq(npu_decode(&prog.insn[i], &f), 0);
         cr_assert(!(f.op == NPU_OP_LOAD && f.tag == NPU_TAG_X), "instruction %zu loads X", i);
-        if (f.op != NPU_OP_VEC)
+        cr_assert_neq(f.op, NPU_OP_VEC, "instruction %zu: a VEC", i);
+        if (f.op != NPU_OP_LOAD_SPM)
             continue;
-        cr_assert_eq(f.vop, NPU_VOP_RELU);
-        cr_assert_eq(f.a_stride, stride);
-        cr_assert_geq(f.a_addr, spm);
-        cr_assert_eq((f.a_addr - spm) % stride, 0, "a copy starts inside a pixel's words");
-        cr_assert_leq(f.a_addr + (f.rows - 1) * stride, spm + (rows - 1) * stride, "a copy past the rows");
-        cr_assert_lt(f.d_addr + (f.rows - 1) * f.d_stride, spm, "a copy writes outside the plan's SPM");
+        cr_assert_eq(f.src_stride, stride);
+        cr_assert_eq(f.row_bytes, 2u * (unsigned)c->C);
+        cr_assert_geq(f.src_addr, spm);
+        cr_assert_eq((f.src_addr - spm) % stride, 0, "a copy starts inside a pixel's words");
+        cr_assert_leq(f.src_addr + (f.rows - 1) * stride, spm + (rows - 1) * stride, "a copy past the rows");
+        cr_assert_lt(f.spm_addr + (f.rows - 1) * f.spm_stride, spm, "a copy writes outside the plan's SPM");
     }
     for (int v = 0; v < 2; v++) /* the FILLs are the same */
         for (size_t i = 0; i < (v ? prog.n : plain.n); i++)
@@ -383,7 +381,7 @@ static void resident_input_case(const npu_cfg_t *cfg, const npu_conv_t *c)
     cr_assert_eq(fills[0], fills[1]);
     size_t cap = 1u << 20;
     unsigned *w0 = malloc(cap * sizeof *w0), *w1 = malloc(cap * sizeof *w1);
-    size_t n0 = x_words(&lo, &plain, 0, (unsigned)c->C, w0, cap), n1 = x_words(&lo, &prog, 1, (unsigned)c->C, w1, cap);
+    size_t n0 = x_words(&lo, &plain, 0, w0, cap), n1 = x_words(&lo, &prog, 1, w1, cap);
     qsort(w0, n0, sizeof *w0, cmp_u);
     qsort(w1, n1, sizeof *w1, cmp_u);
     cr_assert_gt(n0, 0);
@@ -415,7 +413,7 @@ Test(conv_split, resident_input)
 }
 
 /* Y of layer c's one-part forward (planned on cfg less two banks) on the C model with random W
- * and X >= 0 (a ReLU's output) in DRAM: loaded from DRAM (res = 0), or (res = 1) copied from
+ * and X of either sign in DRAM: loaded from DRAM (res = 0), or (res = 1) copied from
  * resident rows, pixel r at the first resident word + r * (cw + 1), which a LOAD ahead of the
  * program fills (the LOAD queue runs in order, so before the program's first group pushes its
  * l2e). Returns the Y bytes (malloc'd, *n of them). */
@@ -440,7 +438,7 @@ static uint8_t *resident_input_y(const npu_cfg_t *cfg, const npu_conv_t *c, int 
     uint8_t *d = npu_sim_dram(sim, &dbytes);
     for (unsigned p = 0; p < rows; p++)
         for (int ch = 0; ch < c->C; ch++) {
-            int16_t v = (int16_t)(test_rand(&x) % 64);
+            int16_t v = (int16_t)((int)(test_rand(&x) % 128) - 64);
             memcpy(d + a.x + (uint64_t)p * px + 2u * (unsigned)ch, &v, 2);
         }
     for (uint64_t i = 0; i < (1u << 20); i += 2) { /* W, whatever its layout: small values */

@@ -350,6 +350,32 @@ int npu_conv_bwd_res_dy(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned 
     return 0;
 }
 
+int npu_conv_bwd_res_x_ok(const npu_conv_bwd_plan_t *bp, unsigned stride)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    return p->dwx == p->c.W && p->org_x == 0 && stride >= (unsigned)p->cw &&
+           (!bp->xt_flat || stride * p->B == p->pitch_x);
+}
+
+int npu_conv_bwd_res_x(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                       size_t n)
+{
+    const npu_conv_plan_t *p = &bp->dx;
+    uint64_t end = (uint64_t)spm + (uint64_t)p->c.batch * (uint64_t)p->c.H * (uint64_t)p->c.W * stride;
+    if (!npu_conv_bwd_res_x_ok(bp, stride) || spm < (unsigned)npu_cfg_spm_words(cfg) || end > 65536) {
+        snprintf(msg, n, "bwd: resident X rows at word %u, %u words apart: a whole layer's X, rows at or above the "
+                 "plan's %d SPM words and below word 65,536 (a LOAD_SPM's source), at least a pixel's %d words "
+                 "apart (flat X^T loads: the DRAM pitch, %u bytes)", spm, stride, npu_cfg_spm_words(cfg), p->cw,
+                 p->pitch_x);
+        return -1;
+    }
+    bp->res_x = 1;
+    bp->spm_x = spm;
+    bp->res_x_stride = stride;
+    bp->plan_rd[NPU_TAG_X] = bp->comp_rd[NPU_TAG_X] = 0; /* nothing of X comes from DRAM */
+    return 0;
+}
+
 int npu_conv_bwd_res_dx_ok(const npu_conv_bwd_plan_t *bp, unsigned stride)
 {
     const npu_conv_plan_t *p = &bp->dx;
@@ -414,16 +440,28 @@ static unsigned xt_at(const npu_conv_bwd_plan_t *bp, int b, int ih, int ph)
     return bp->xt_base[bp->xt_ring ? 0 : b % 2] + (slot * bp->xt_row + (unsigned)ph * bp->xt_ph) * (unsigned)bp->wj;
 }
 
+/* The transposed load of X^T row (ih, ph) of image b: from DRAM (LOAD), or from X's resident rows
+ * (res_x: a LOAD_SPM of the same rows, s pixels of res_x_stride words apart). */
+static int xt_insn(npu_cx_t *x, const bwd_ctx_t *k, const xt_load_t *t, unsigned spm, npu_insn_t *in)
+{
+    const npu_conv_bwd_plan_t *bp = k->bp;
+    unsigned wj = (unsigned)bp->wj, s = (unsigned)bp->dx.c.stride;
+    if (bp->res_x)
+        return npu_enc_load_spm(in, NPU_TAG_X, 1, t->rows, bp->spm_x + (unsigned)t->pix * bp->res_x_stride,
+                                s * bp->res_x_stride, spm, wj, t->rb);
+    return npu_enc_load(in, NPU_TAG_X, 1, t->rows, npu_pb_dram(&x->b, k->a->x + t->pix * bp->dx.pitch_x), spm, wj,
+                        t->rb, t->stride);
+}
+
 /* Image b's X^T, SPM row c of (ih, ph) holding X[ih][ph + s*i][c] in lane i (word i / 2S), for
  * every X row some (dY row, kh) reads among those the band loads (npu_conv_bwd_xrows). Flat: one transposed LOAD of the row's W/s groups of s
  * pixels (DRAM rows of s pixels, contiguous: runs of long bursts; source column ph*xt_p + c is
  * channel c of phase ph). Else per phase some kw reads, a transposed LOAD of its nph pixels
- * (DRAM rows s pixels apart: a burst per pixel). */
+ * (DRAM rows s pixels apart: a burst per pixel). With res_x LOAD_SPMs of the resident rows. */
 static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, const npu_conv_unit_t *un, npu_prog_t *l)
 {
     const npu_conv_bwd_plan_t *bp = k->bp;
     const npu_conv_t *c = &bp->dx.c;
-    unsigned wj = (unsigned)bp->wj;
     npu_insn_t in;
     int b = un->b, x0, x1, n0, n1;
     npu_conv_bwd_xrows(bp, un, &x0, &x1, &n0, &n1);
@@ -431,10 +469,7 @@ static void xt_loads(npu_cx_t *x, const bwd_ctx_t *k, const npu_conv_unit_t *un,
         for (int ph = 0; ph < c->stride; ph++) {
             xt_load_t t = xt_load_of(bp, b, ih, ph);
             if (t.rows)
-                npu_pb_put(&x->b, l,
-                           npu_enc_load(&in, NPU_TAG_X, 1, t.rows, npu_pb_dram(&x->b, k->a->x + t.pix * bp->dx.pitch_x),
-                                        xt_at(bp, b, ih, ph), wj, t.rb, t.stride),
-                           &in, 0);
+                npu_pb_put(&x->b, l, xt_insn(x, k, &t, xt_at(bp, b, ih, ph), &in), &in, 0);
         }
 }
 

@@ -88,6 +88,10 @@ typedef struct npu_conv_bwd_plan {
                                  its dW^T waves read that no earlier band of the image loaded
                                  (npu_conv_bwd_xrows): each X row once, as dY */
     unsigned dwt_base, dwt_words;  /* the dW^T tile, T x C rows of pf words, resident */
+    int res_x;                /* X read from resident SPM rows (npu_conv_bwd_res_x): pixel r at word
+                                 spm_x + r * res_x_stride; the X^T loads are then LOAD_SPMs of those
+                                 rows (the same transposed rows, the SPM as their source) */
+    unsigned spm_x, res_x_stride;
     /* DRAM bytes per tag the program moves, and each tensor once (X, W, dY read; dX, dW^T written;
      * without dX: X and dY read, dW^T written) */
     uint64_t plan_rd[NPU_NUM_TAGS], plan_wr[NPU_NUM_TAGS];
@@ -161,6 +165,19 @@ int npu_conv_bwd_res_dx_ok(const npu_conv_bwd_plan_t *bp, unsigned stride);
  * the compulsory bytes of dX become 0. Rows at or above the plan's SPM. 0, or -1 with the reason. */
 int npu_conv_bwd_res_dx(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
                         size_t n);
+
+/* Whether the plan may read X from resident rows `stride` words apart (npu_conv_bwd_res_x): X a
+ * whole layer's (not a view of a wider one), rows of at least a pixel's cw words, and with the flat
+ * X^T loads (xt_flat: s pixels read as one row) rows exactly the DRAM pitch of a pixel apart. */
+int npu_conv_bwd_res_x_ok(const npu_conv_bwd_plan_t *bp, unsigned stride);
+
+/* X^T made from resident SPM rows of X (the step's scheduler): pixel r at word spm + r * stride,
+ * the layout a DRAIN or a vector kernel leaves. Each transposed LOAD of X becomes a LOAD_SPM of the
+ * same rows (docs/isa.md): the X^T buffers, their layout and the dW^T waves are unchanged; the
+ * plan's and the compulsory bytes of X become 0. Rows at or above the plan's SPM (cfg: the
+ * configuration it was planned on). 0, or -1 with the reason in msg. */
+int npu_conv_bwd_res_x(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned spm, unsigned stride, char *msg,
+                       size_t n);
 
 /* The dY rows [*oh0, *oh1) whose dW^T waves band unit un takes: its own with one band per image,
  * in a ring (dx.ring) the rows it loads, so that each dY row is read once for dW too. */

@@ -37,9 +37,7 @@ void npu_cx_unit_fwd(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
     unsigned in = npu_cx_in(x, un), hb = (unsigned)(un->u % 2) * (unsigned)x->cfg->obuf_rows;
     unsigned cw = (unsigned)p->cw, OW = (unsigned)p->OW, Ru = (unsigned)(un->r1 - un->r0);
     unsigned G = (unsigned)(un->k1 - un->k0);
-    if (un->grp == 0 && p->res_in) /* X from resident rows: copied in EXEC, before the taps' LDWs */
-        npu_cx_copy_plane(x, &up->L, &up->C, un, in);
-    else if (un->grp == 0)
+    if (un->grp == 0) /* from DRAM, or from X's resident rows (LOAD_SPM) */
         npu_cx_load_plane(x, &up->L, un, in);
     memset(x->cov + hb, 0, (size_t)G * Ru * OW);
     for (int t = 0; t < p->T; t++) {

@@ -86,8 +86,8 @@ typedef struct npu_conv_plan {
     unsigned spm_out, res_stride;
     /* fwd, one part (conv_split.h npu_conv_split_res_in): X read from resident SPM rows, pixel r
      * at word spm_in + r * res_in_stride (the layout res_out writes), copied into each band's
-     * buffer by a RELU VEC in EXEC (exact: X is a ReLU's output) in place of the band's LOAD; the
-     * halo and padding stay FILLs; 0: X loaded from DRAM */
+     * buffer by LOAD_SPMs in place of the band's LOADs (the same words); the halo and padding stay
+     * FILLs; 0: X loaded from DRAM */
     int res_in;
     unsigned spm_in, res_in_stride;
     /* dX ecoflow inside the fused backward (conv_bwd.h npu_conv_bwd_res_dy): dY read in place from

@@ -73,9 +73,9 @@ int npu_conv_split_res_out(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned s
 int npu_conv_split_res_ok(const npu_conv_split_t *s, int input, unsigned stride);
 
 /* The forward's input X read from resident SPM rows (the step's scheduler): pixel r at word
- * spm + r * stride (npu_conv_split_res_out's layout), copied into each band's buffer by RELU VECs
- * in EXEC in place of the band's LOAD (exact only for X >= 0: a ReLU's output), halo and padding
- * FILLed as before; the plan's and the compulsory bytes of X become 0. Only a forward of one
+ * spm + r * stride (npu_conv_split_res_out's layout), copied into each band's buffer by LOAD_SPMs
+ * (the LOAD engine with the SPM as the source, docs/isa.md) in place of the band's LOADs: the same
+ * words, any X; halo and padding FILLed as before; the plan's and the compulsory bytes of X become 0. Only a forward of one
  * part and rows of at least cw words at or above the plan's SPM. 0, or -1 with the reason. */
 int npu_conv_split_res_in(const npu_cfg_t *cfg, npu_conv_split_t *s, unsigned spm, unsigned stride, char *msg,
                           size_t n);

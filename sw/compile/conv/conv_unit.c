@@ -107,9 +107,45 @@ void npu_cx_wave_mode(npu_cx_t *x, npu_prog_t *l, unsigned bank, unsigned mode, 
     }
 }
 
+/* LOAD_SPMs of n pixels of X from resident row r0 (p->res_in) to SPM word d, cw words a pixel:
+ * what a LOAD of them from DRAM writes (2C bytes a pixel, the rest of its words zero); the rows
+ * field is 14 bits. */
+static void load_spm_px(npu_cx_t *x, npu_prog_t *l, uint64_t r0, unsigned n, unsigned d)
+{
+    const npu_conv_plan_t *p = x->p;
+    unsigned cw = (unsigned)p->cw, rowb = 2u * (unsigned)p->c.C;
+    npu_insn_t in;
+    for (unsigned i = 0; i < n;) {
+        unsigned m = n - i < 16383u ? n - i : 16383u;
+        npu_pb_put(&x->b, l, npu_enc_load_spm(&in, NPU_TAG_X, 0, m, p->spm_in + (unsigned)(r0 + i) * p->res_in_stride,
+                                              p->res_in_stride, d + i * cw, cw, rowb), &in, 0);
+        i += m;
+    }
+}
+
+/* Image rows [row, row + nr) of X into the plane at spm (rows rw words apart, their pixels P
+ * words in): from DRAM (LOAD), or from its resident rows (p->res_in: LOAD_SPM, one run when the
+ * plane has no border columns). */
+static void load_x_rows(npu_cx_t *x, npu_prog_t *l, uint64_t row, unsigned nr, unsigned spm, unsigned rw, unsigned P)
+{
+    const npu_conv_plan_t *p = x->p;
+    const npu_conv_t *c = &p->c;
+    unsigned cw = (unsigned)p->cw, W = (unsigned)c->W;
+    if (!p->res_in) {
+        npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)p->dwx * p->pitch_x,
+                         (unsigned)p->dwx * p->pitch_x, p->pitch_x, 2u * (unsigned)c->C, spm + P * cw, rw, W, cw);
+    } else if (rw == W * cw) {
+        load_spm_px(x, l, row * W, nr * W, spm);
+    } else {
+        for (unsigned r = 0; r < nr; r++)
+            load_spm_px(x, l, (row + r) * W, W, spm + r * rw + P * cw);
+    }
+}
+
 /* Rows [un->i0, un->i1) of the X plane padded by P rows (fwd: p; dW zeropad: p; dW ecoflow: 0)
  * and PL / PW - PL - W columns (P, a fwd column range its own) into SPM base: the rows some output
- * row reads, interior rows by LOAD (and their border columns by FILL), padding rows by FILL. */
+ * row reads, interior rows by LOAD (from its resident rows: LOAD_SPM) and their border columns by
+ * FILL, padding rows by FILL. */
 void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
@@ -126,9 +162,7 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
                 npu_cx_fill(x, l, nr, spm, rw, P * cw);
             if (PR)
                 npu_cx_fill(x, l, nr, spm + (P + (unsigned)c->W) * cw, rw, PR * cw);
-            uint64_t row = (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P);
-            npu_cx_load_rows(x, l, NPU_TAG_X, nr, x->a->x + row * (uint64_t)p->dwx * p->pitch_x,
-                             (unsigned)p->dwx * p->pitch_x, p->pitch_x, 2u * (unsigned)c->C, spm + P * cw, rw, (unsigned)c->W, cw);
+            load_x_rows(x, l, (uint64_t)un->b * (uint64_t)c->H + (uint64_t)(pr - p->P), nr, spm, rw, P);
         }
         pr = q;
     }
@@ -137,57 +171,6 @@ void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *u
 void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base)
 {
     npu_cx_load_plane_rows(x, l, un, base, un->i0, un->i1);
-}
-
-/* VECs that copy n pixels of X from resident row r0 (p->res_in) to SPM word d, cw words a pixel:
- * RELU, the identity on a ReLU's output (int16 >= 0; bf16 +0, positive normals, +Inf and the one
- * NaN), so the copy is exact; the rows field is 12 bits. */
-static void copy_px(npu_cx_t *x, npu_prog_t *c, uint64_t r0, unsigned n, unsigned d)
-{
-    const npu_conv_plan_t *p = x->p;
-    npu_insn_t in;
-    for (unsigned i = 0; i < n;) {
-        unsigned m = n - i < 4095u ? n - i : 4095u;
-        npu_pb_put(&x->b, c, npu_enc_vec(&in, NPU_VOP_RELU, 0, m, p->spm_in + (unsigned)(r0 + i) * p->res_in_stride,
-                                         p->res_in_stride, 0, 0, d + i * (unsigned)p->cw, (unsigned)p->cw), &in, 0);
-        i += m;
-    }
-}
-
-/* The unit's X plane from resident rows (p->res_in): border columns and padding rows FILLed in l
- * (LOAD queue) as npu_cx_load_plane_rows does, the interior copied by VECs in c (EXEC), after a
- * VSET of the row length. c is the band's first EXEC group, whose first instruction pops l's l2e,
- * so the copy follows the FILLs of the same buffer (other words) and, a VEC being a barrier in
- * EXEC, every earlier wave reading it; the band's waves come after it. */
-void npu_cx_copy_plane(npu_cx_t *x, npu_prog_t *l, npu_prog_t *c, const npu_conv_unit_t *un, unsigned base)
-{
-    const npu_conv_plan_t *p = x->p;
-    const npu_conv_t *cv = &p->c;
-    unsigned cw = (unsigned)p->cw, rw = (unsigned)p->PW * cw, P = (unsigned)p->PL, W = (unsigned)cv->W;
-    unsigned PR = (unsigned)(p->PW - p->PL - cv->W);
-    int pr = un->i0, q, inr, vset = 0;
-    npu_insn_t in;
-    while (npu_conv_plane_run(p, un, &pr, un->i1, &q, &inr)) {
-        unsigned nr = (unsigned)(q - pr), spm = base + (unsigned)(pr - un->i0) * rw;
-        uint64_t row = (uint64_t)un->b * (uint64_t)cv->H + (uint64_t)(pr - p->P);
-        if (!inr) {
-            npu_cx_fill(x, l, nr, spm, rw, rw);
-            pr = q;
-            continue;
-        }
-        if (P)
-            npu_cx_fill(x, l, nr, spm, rw, P * cw);
-        if (PR)
-            npu_cx_fill(x, l, nr, spm + (P + W) * cw, rw, PR * cw);
-        if (!vset++)
-            npu_pb_put(&x->b, c, npu_enc_vset(&in, 0, 0, (unsigned)cv->C, 0), &in, 0);
-        if (!P && !PR) /* the rows' pixels contiguous in both: one run */
-            copy_px(x, c, row * W, nr * W, spm);
-        else
-            for (unsigned r = 0; r < nr; r++)
-                copy_px(x, c, (row + r) * W, W, spm + r * rw + P * cw);
-        pr = q;
-    }
 }
 
 /* The words of one row of a flat run: the largest whole number of DRAM beats a row_bytes field

@@ -68,8 +68,6 @@ unsigned npu_cx_mode(const npu_cx_t *x, int k);
 /* Rows [lo, hi) of the unit's padded X plane into SPM base: LOAD interior rows, FILL padding. */
 void npu_cx_load_plane_rows(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base, int lo, int hi);
 void npu_cx_load_plane(npu_cx_t *x, npu_prog_t *l, const npu_conv_unit_t *un, unsigned base);
-/* fwd with p->res_in: the same plane from resident rows, FILLs in l, a VSET and RELU copies in c. */
-void npu_cx_copy_plane(npu_cx_t *x, npu_prog_t *l, npu_prog_t *c, const npu_conv_unit_t *un, unsigned base);
 /* LOAD of `words` contiguous words as runs of long bursts. */
 void npu_cx_load_flat(npu_cx_t *x, npu_prog_t *l, unsigned tag, uint64_t dram, unsigned spm, uint64_t words);
 /* fwd, dX: notes where unit 0's first LDW of tap t is. */

@@ -20,12 +20,11 @@ unsigned npu_gemm_res_words(const npu_cfg_t *cfg, int cols, int c32)
 static int res_fits(const npu_cfg_t *cfg, const char *what, int on, int trans, unsigned spm, int rows,
                     int cols, int c32, unsigned limit, char *why, size_t n)
 {
-    uint64_t end = (uint64_t)spm + (uint64_t)rows * npu_gemm_res_words(cfg, cols, c32);
+    /* a transposed operand's rows are its stored ones (cols x rows), LOAD_SPMed per tile */
+    uint64_t end = (uint64_t)spm + (uint64_t)(trans ? cols : rows) * npu_gemm_res_words(cfg, trans ? rows : cols, c32);
     if (!on)
         return 0;
-    if (trans)
-        snprintf(why, n, "resident %s: a transposed operand is read from DRAM only", what);
-    else if (spm < limit || end > (uint64_t)npu_cfg_spm_words(cfg))
+    if (spm < limit || end > (uint64_t)npu_cfg_spm_words(cfg))
         snprintf(why, n, "resident %s: words %u..%llu outside the resident area %u..%d", what, spm,
                  (unsigned long long)end, limit, npu_cfg_spm_words(cfg));
     else
@@ -92,11 +91,12 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
 static unsigned tag_or(unsigned tag, unsigned dflt) { return tag ? tag : dflt; }
 
 /* Chunk g's A: the SPM word of its first row's first k-block, and the words between its rows
- * (its buffer, or the resident matrix at row m0, k-block k0 / 2S). */
+ * (its buffer, or the resident matrix at row m0, k-block k0 / 2S; a resident transposed A is
+ * LOAD_SPMed into the buffer, emit_loads). */
 static unsigned a_at(const emitter_t *e, const chunk_t *ch, long g, unsigned *stride)
 {
     const npu_gemm_plan_t *p = e->p;
-    if (e->a->res_a) {
+    if (e->a->res_a && !e->a->transA) {
         *stride = npu_gemm_res_words(e->cfg, p->K, 0);
         return e->a->spm_ra + (unsigned)ch->m0 * *stride + (unsigned)(ch->k0 / p->F);
     }
@@ -108,7 +108,7 @@ static unsigned a_at(const emitter_t *e, const chunk_t *ch, long g, unsigned *st
 static unsigned b_at(const emitter_t *e, const chunk_t *ch, long g, unsigned *stride)
 {
     const npu_gemm_plan_t *p = e->p;
-    if (e->a->res_b) {
+    if (e->a->res_b && !e->a->transB) {
         *stride = npu_gemm_res_words(e->cfg, p->N, 0);
         return e->a->spm_rb + (unsigned)ch->k0 * *stride + (unsigned)(ch->n0 / p->F);
     }
@@ -149,8 +149,20 @@ static void put_rows(emitter_t *e, npu_prog_t *l, int store, unsigned tag, unsig
     }
 }
 
+/* The transposed LOAD_SPM of a resident operand's tile (rows of its stored matrix at `first`,
+ * `stride` words apart, row_bytes from the word holding element col0, col0 a multiple of 2S: Mt
+ * and Kc are) into buf, buf_stride words a row of the transposed tile. */
+static void put_spm_tr(emitter_t *e, npu_prog_t *l, unsigned tag, unsigned rows, unsigned first, unsigned stride,
+                       unsigned col0, unsigned buf, unsigned buf_stride, unsigned row_bytes)
+{
+    npu_insn_t in;
+    unsigned src = first + col0 / (2u * (unsigned)e->cfg->s);
+    npu_pb_put(&e->b, l, npu_enc_load_spm(&in, tag, 1, rows, src, stride, buf, buf_stride, row_bytes), &in, 0);
+}
+
 /* LOAD of chunk g's A and B into their buffers (npu_gemm_spm_a / _b; transposed by the DMA when
- * stored transposed), each unless its resident band holds it already. */
+ * stored transposed; a resident transposed operand by LOAD_SPMs from its rows), each unless its
+ * resident band, or its rows in place, hold it already. */
 static void emit_loads(emitter_t *e, int g)
 {
     const npu_gemm_plan_t *p = e->p;
@@ -160,8 +172,12 @@ static void emit_loads(emitter_t *e, int g)
     npu_prog_t *l = &e->s->ld[0];
     npu_insn_t in;
     int rc;
-    if (a->res_a || !npu_gemm_loads_a(p, g)) {
+    if ((a->res_a && !a->transA) || !npu_gemm_loads_a(p, g)) {
         /* its resident band holds it */
+    } else if (a->res_a) {
+        unsigned st = npu_gemm_res_words(e->cfg, p->M, 0);
+        put_spm_tr(e, l, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.kc_act, a->spm_ra + (unsigned)ch.k0 * st, st,
+                   (unsigned)ch.m0, sa, wpr, 2u * (unsigned)ch.m_act);
     } else if (!a->transA) {
         put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.m_act,
                  a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0, sa, wpr, 2u * (unsigned)ch.kc_act,
@@ -172,8 +188,12 @@ static void emit_loads(emitter_t *e, int g)
                           sa, wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
-    if (a->res_b || !npu_gemm_loads_b(p, g)) {
+    if ((a->res_b && !a->transB) || !npu_gemm_loads_b(p, g)) {
         /* its resident band holds it */
+    } else if (a->res_b) {
+        unsigned st = npu_gemm_res_words(e->cfg, p->K, 0);
+        put_spm_tr(e, l, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.n_act, a->spm_rb + (unsigned)ch.n0 * st, st,
+                   (unsigned)ch.k0, sb, (unsigned)p->nb, 2u * (unsigned)ch.kc_act);
     } else if (!a->transB) {
         put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.kc_act,
                  a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0, sb, (unsigned)p->nb,

@@ -44,9 +44,10 @@ typedef struct npu_gemm_args {
     /* SPM residency (a step's tensors kept in the SPM between kernels, docs/training.md): an
      * operand already in the SPM is read there instead of loaded, a resident result is drained
      * there instead of stored. Row r of a resident matrix starts at word spm_r* + r * its row
-     * words (npu_gemm_res_words): A (M x K, not transposed), B (K x N, not transposed), C (M x N,
-     * 32-bit). The GEMM's own buffers then stay below word spm_limit (0: the whole SPM), the
-     * resident tensors at or above it. */
+     * words (npu_gemm_res_words): A (M x K), B (K x N), C (M x N, 32-bit); a transposed A or B
+     * as stored (K x M, N x K), its tiles copied transposed into the chunk buffers by LOAD_SPMs
+     * (docs/isa.md), as the DMA transposes them from DRAM. The GEMM's own buffers then stay below
+     * word spm_limit (0: the whole SPM), the resident tensors at or above it. */
     int res_a, res_b, res_c;
     unsigned spm_ra, spm_rb, spm_rc, spm_limit;
     int swap;             /* the plan is of C^T = B^T A^T (an N x M x K plan, gemm_swap.h); the

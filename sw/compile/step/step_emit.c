@@ -45,6 +45,7 @@ int npu_step_emit_other(const npu_cfg_t *cfg, const npu_step_kernel_t *k, npu_pr
     if (cv->no_dx)
         npu_conv_bwd_drop_dx(bp);
     if ((cv->res_dy && npu_conv_bwd_res_dy(cfg, bp, cv->spm_dy, cv->stride_dy, why, n)) ||
+        (cv->res_x && npu_conv_bwd_res_x(cfg, bp, cv->spm_x, cv->stride_x, why, n)) ||
         (cv->res_dx && npu_conv_bwd_res_dx(cfg, bp, cv->spm_dx, cv->stride_dx, why, n)))
         return -1;
     return npu_conv_bwd_emit(cfg, bp, &ad, prog, why, n) ? -1 : 0;

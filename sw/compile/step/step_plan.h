@@ -65,8 +65,10 @@ typedef struct npu_step_conv {
     int res_y;           /* residency, fwd: Y drained into its resident rows at word spm_y,
                             stride_y words a pixel, not stored (conv_split.h npu_conv_split_res_out) */
     unsigned spm_y, stride_y;
-    int res_x;           /* residency, fwd: X copied from its resident rows at word spm_x, stride_x
-                            words a pixel, not loaded (conv_split.h npu_conv_split_res_in) */
+    int res_x;           /* residency: X read from its resident rows at word spm_x, stride_x words
+                            a pixel, not loaded; fwd: copied into the bands (conv_split.h
+                            npu_conv_split_res_in); bwd: X^T made by LOAD_SPMs of the rows
+                            (conv_bwd.h npu_conv_bwd_res_x) */
     unsigned spm_x, stride_x;
     int res_dy;          /* residency, bwd: dY read in place from its resident rows at word spm_dy,
                             stride_dy words a pixel, not loaded (conv_bwd.h npu_conv_bwd_res_dy) */

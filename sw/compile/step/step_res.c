@@ -53,7 +53,8 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
         /* DRAM side but a forward's Y and a fused backward's dX where its plan can drain into
          * resident rows (res->y_ok: the convolution's output), a forward's X where it can copy
          * from them and a fused backward's dY where it can read them in place (res->x_ok: the
-         * convolution's input): the conv and transpose emitters read and write DRAM */
+         * convolution's input) and its X where its X^T can be made from them (res->xt_ok): the
+         * conv and transpose emitters read and write DRAM */
         const npu_step_conv_t *c = &k->cv;
         int fwd = k->kind == NPU_SK_CONV_FWD, xp = k->kind == NPU_SK_XPOSE, n = xp ? 2 : fwd ? 3 : 5;
         uint32_t at[5] = {c->x, c->w, fwd ? c->y : c->dy, c->dx, c->dwt};
@@ -64,7 +65,8 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
         *rd = xp ? i == 0 : fwd ? i < 2 : i < 3;
         *wr = !*rd;
         *spm_ok = fwd ? (i == 2 && res->y_ok[ki]) || (i == 0 && res->x_ok[ki])
-                      : !xp && ((i == 2 && res->x_ok[ki]) || (i == 3 && res->y_ok[ki]));
+                      : !xp && ((i == 2 && res->x_ok[ki]) || (i == 3 && res->y_ok[ki]) ||
+                                (i == 0 && res->xt_ok[ki]));
         return tensor_at(p, at[i]);
     }
     if (k->kind == NPU_SK_GEMM) {
@@ -73,7 +75,9 @@ static int slot(const npu_step_plan_t *p, const npu_step_res_t *res, int ki, int
             return -1;
         *rd = i < 2;
         *wr = i == 2;
-        *spm_ok = i == 0 ? !a->transA : i == 1 ? !a->transB : 1;
+        /* a transposed operand resident too: its tiles LOAD_SPMed transposed (gemm_emit.h) */
+        int xt = !(res->overlap & NPU_RES_NO_XT);
+        *spm_ok = i == 0 ? !a->transA || xt : i == 1 ? !a->transB || xt : 1;
         return tensor_at(p, i == 0 ? a->a : i == 1 ? a->b : a->c);
     }
     if (i >= k->v.nt || !(k->v.t[i].load || k->v.t[i].store))
@@ -368,7 +372,8 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
             npu_vk_resident(&k->v, s, at, res->stride[t]);
             continue;
         }
-        if (k->kind == NPU_SK_CONV_FWD && s == 0) { /* X (slot()): copied from its rows */
+        /* X (slot()): a forward copies it from its rows, a fused backward LOAD_SPMs X^T from them */
+        if ((k->kind == NPU_SK_CONV_FWD || k->kind == NPU_SK_CONV_BWD) && s == 0) {
             k->cv.res_x = 1;
             k->cv.spm_x = at;
             k->cv.stride_x = res->stride[t];
@@ -596,40 +601,33 @@ static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
     return t >= 0 && npu_conv_split_res_ok(sp, 0, res_words(cfg, p, t));
 }
 
-/* Tensor t is written only by vector kernels whose last op on it is a RELU (H16: bias_relu,
- * norm_relu and their residual forms), so a RELU copies it exactly (npu_conv_split_res_in); 0 for
- * a tensor no kernel writes (the batch X16). */
-static int relu_made(const npu_step_plan_t *p, int t)
+/* Some vector kernel of plan p writes tensor t (a convolution's input: H16, made by bias_relu,
+ * norm_relu and their residual forms; not the batch X16, which the host writes in DRAM). */
+static int kernel_made(const npu_step_plan_t *p, int t)
 {
-    int made = 0;
-    for (int i = 0; i < p->nk; i++) {
-        const npu_vkern_t *v = &p->k[i].v;
-        for (int s = 0; p->k[i].kind == NPU_SK_VEC && s < v->nt; s++) {
-            int last = -1;
-            if (!v->t[s].store || tensor_at(p, v->t[s].dram) != t)
-                continue;
-            for (int o = 0; o < v->nop; o++)
-                last = v->op[o].d == s ? o : last;
-            if (last < 0 || v->op[last].vop != NPU_VOP_RELU)
-                return 0;
-            made = 1;
-        }
-    }
-    return made;
+    for (int i = 0; i < p->nk; i++)
+        for (int s = 0; p->k[i].kind == NPU_SK_VEC && s < p->k[i].v.nt; s++)
+            if (p->k[i].v.t[s].store && tensor_at(p, p->k[i].v.t[s].dram) == t)
+                return 1;
+    return 0;
 }
 
-/* A forward planned as sp may copy X from resident rows of tensor t (npu_conv_split_res_ok; X a
- * ReLU's output: npu_conv_split_res_in copies by RELU). */
+/* A forward planned as sp may read X from resident rows of tensor t (npu_conv_split_res_ok: its
+ * bands LOAD_SPMed from them) when a kernel makes X: the batch X16, which the host writes in DRAM
+ * each step, would only have its read moved into a transfer, and the plans that kept it moved
+ * more bytes (small, cnn:c4,c4,c4+1,c4s2,fc10 at batch 2: 132,704 B a step against 120,448 B). */
 static int x_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
 {
-    return t >= 0 && npu_conv_split_res_ok(sp, 1, res_words(cfg, p, t)) && relu_made(p, t);
+    return t >= 0 && npu_conv_split_res_ok(sp, 1, res_words(cfg, p, t)) && kernel_made(p, t);
 }
 
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
  * residency) reads and writes its tensors at the plan's pitches: 0, or -1 with the reason.
- * *y_ok, *x_ok: a forward whose Y may drain into resident rows, whose X may be copied from them. */
+ * *y_ok, *x_ok: a forward whose Y may drain into resident rows, whose X may be copied from them;
+ * a fused backward whose dX may drain into them, whose dY may be read there; *xt_ok: a fused
+ * backward whose X^T may be made from X's resident rows. */
 static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, unsigned limit,
-                      unsigned char *y_ok, unsigned char *x_ok, char *why, size_t n)
+                      unsigned char *y_ok, unsigned char *x_ok, unsigned char *xt_ok, char *why, size_t n)
 {
     npu_cfg_t lo = *cfg;
     char msg[200] = "";
@@ -648,7 +646,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
         free(sp);
     } else {
         npu_conv_bwd_plan_t *bp = calloc(1, sizeof *bp);
-        int dy = tensor_at(p, k->cv.dy), dx = k->cv.no_dx ? -1 : tensor_at(p, k->cv.dx);
+        int dy = tensor_at(p, k->cv.dy), dx = k->cv.no_dx ? -1 : tensor_at(p, k->cv.dx), x = tensor_at(p, k->cv.x);
         if (bp && npu_conv_bwd_plan(&lo, &k->cv.c, 1, bp, msg, sizeof msg) == 0)
             bad = pitch_differs(p, k->cv.x, bp->dx.pitch_x) || pitch_differs(p, k->cv.w, bp->dx.pitch_w) ||
                   pitch_differs(p, k->cv.dy, bp->dx.pitch_dy) ||
@@ -657,6 +655,7 @@ static int conv_below(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
         /* dY read in place from its resident rows (npu_conv_bwd_res_dy: no copy, so any dY); dX
          * drained into its rows (npu_conv_bwd_res_dx) */
         *x_ok = bad == 0 && dy >= 0 && npu_conv_bwd_res_dy_ok(bp, res_words(cfg, p, dy));
+        *xt_ok = bad == 0 && x >= 0 && npu_conv_bwd_res_x_ok(bp, res_words(cfg, p, x)); /* by LOAD_SPMs */
         if (bad == 0 && !k->cv.no_dx && dx >= 0)
             *y_ok = npu_conv_bwd_res_dx_ok(bp, res_words(cfg, p, dx));
         free(bp);
@@ -759,16 +758,19 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
     res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
     res->y_ok = calloc((size_t)p->nk, 1);
     res->x_ok = calloc((size_t)p->nk, 1);
-    int bad = !res->y_ok || !res->x_ok;
+    res->xt_ok = calloc((size_t)p->nk, 1);
+    int bad = !res->y_ok || !res->x_ok || !res->xt_ok;
     if (bad)
         snprintf(res->why, sizeof res->why, "residency: out of memory");
     for (int i = 0; i < p->nk && !bad; i++)
         bad = (p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-              conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], res->why, sizeof res->why);
+              conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], &res->xt_ok[i], res->why,
+                         sizeof res->why);
     if (bad) {
         free(res->y_ok);
         free(res->x_ok);
-        res->y_ok = res->x_ok = NULL;
+        free(res->xt_ok);
+        res->y_ok = res->x_ok = res->xt_ok = NULL;
         return -1;
     }
     for (int i = 0; i < p->nk; i++) { /* the outputs and inputs the mask keeps on the DRAM side */
@@ -777,6 +779,8 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
             res->y_ok[i] = 0;
         if (overlap & (fwd ? NPU_RES_NO_CONV_X : NPU_RES_NO_CONV_DY))
             res->x_ok[i] = 0;
+        if (overlap & NPU_RES_NO_XT)
+            res->xt_ok[i] = 0;
     }
     res->words = (unsigned)npu_cfg_spm_words(cfg);
     res->cap_bytes = (uint64_t)(res->words - res->limit) * (uint64_t)npu_cfg_word(cfg);
@@ -850,9 +854,10 @@ static int any_ok(const npu_step_plan_t *p, const unsigned char *ok, int kind)
 }
 
 /* The plan with the convolutions' SPM-side accesses where they may be (a forward's X copied from
- * its rows, a fused backward's dY read in place and its dX drained into rows), then each of them
- * turned off in turn (NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX), kept off when
- * the plan moves no more (a greedy descent: 4 plans, not the 8 of every subset). Keeping them adds
+ * its rows, a fused backward's dY read in place, its dX drained into rows and its X^T made from
+ * X's rows), then each of them turned off in turn (NPU_RES_NO_CONV_X,
+ * NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT), kept off when the plan moves no more
+ * (a greedy descent: 5 plans, not the 16 of every subset). Keeping them adds
  * to the area's pressure (at small, cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs
  * Z32 from forward to backward without the forward's inputs and demoted them with them: 34 KB more
  * a step; the same network moves 219,392 B a step with the backward's dX resident, 190,464
@@ -862,13 +867,16 @@ static int any_ok(const npu_step_plan_t *p, const unsigned char *ok, int kind)
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res)
 {
-    static const int off[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX};
-    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), cur = overlap, has[3] = {1, 1, 1};
+    static const int off[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT};
+    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), cur = overlap, has[4] = {1, 1, 1, 1};
     npu_step_res_t *o = malloc(sizeof *o);
     if (rc == 0) {
         has[0] = any_ok(p, res->x_ok, NPU_SK_CONV_FWD);
         has[1] = any_ok(p, res->x_ok, NPU_SK_CONV_BWD);
         has[2] = any_ok(p, res->y_ok, NPU_SK_CONV_BWD);
+        has[3] = any_ok(p, res->xt_ok, NPU_SK_CONV_BWD);
+        for (int i = 0; i < p->nk; i++)
+            has[3] |= p->k[i].kind == NPU_SK_GEMM && (p->k[i].g.args.transA || p->k[i].g.args.transB);
     }
     for (size_t m = 0; o && m < sizeof off / sizeof off[0]; m++) {
         if ((cur & off[m]) || !has[m])
@@ -913,5 +921,6 @@ void npu_step_res_free(npu_step_res_t *res)
     free(res->tags);
     free(res->y_ok);
     free(res->x_ok);
+    free(res->xt_ok);
     memset(res, 0, sizeof *res);
 }

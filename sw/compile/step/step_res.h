@@ -15,11 +15,12 @@
  * GEMM operand stored as the GEMM reads it, and the output Y of a forward convolution of one part
  * (drained into its rows, not stored: conv_split.h npu_conv_split_res_out; not when no kernel
  * would read it in the SPM before its write-back; NPU_RES_NO_CONV_Y turns it off) and its input X
- * when X is a ReLU's output (H16[l-1]: copied from its rows into the bands by RELU VECs, not
- * loaded: npu_conv_split_res_in; NPU_RES_NO_CONV_X turns it off); a transposed GEMM operand and
- * every other convolution or transpose access are DRAM side
- * (the DMA transposes on LOAD, the conv emitters load their band layouts), so a dirty resident
- * copy is written back first. When a kernel's own
+ * (copied from its rows into the bands by LOAD_SPMs, not loaded: npu_conv_split_res_in;
+ * NPU_RES_NO_CONV_X turns it off), a fused backward's dY (read in place), dX (drained into rows)
+ * and X (its X^T LOAD_SPMed from X's rows: npu_conv_bwd_res_x), a transposed GEMM operand (its
+ * tiles LOAD_SPMed transposed; NPU_RES_NO_XT turns both off); every other convolution or transpose
+ * access is DRAM side (the conv emitters load their band layouts), so a dirty resident copy is
+ * written back first. When a kernel's own
  * resident tensors do not fit the area, its largest is demoted to a DRAM-side access (the kernel
  * streams it as without residency) and the plan is made again: deterministic, until it fits.
  * Addresses: first fit at each tensor's arrival; a tensor may come back at another address. When
@@ -93,11 +94,14 @@ typedef struct npu_step_res {
                                        into resident rows (one part: conv_split.h
                                        npu_conv_split_res_out), a fused backward whose dX may
                                        (conv_bwd.h npu_conv_bwd_res_dx): an SPM-side output then */
-    unsigned char *x_ok;            /* per kernel: a convolution forward whose X (a ReLU's output)
-                                       may be copied from resident rows (one part: conv_split.h
+    unsigned char *x_ok;            /* per kernel: a convolution forward whose X may be copied
+                                       from resident rows (one part: conv_split.h
                                        npu_conv_split_res_in), a fused backward whose dY may be
                                        read in place from them (conv_bwd.h npu_conv_bwd_res_dy):
                                        an SPM-side input then */
+    unsigned char *xt_ok;           /* per kernel: a fused backward whose X^T may be made from X's
+                                       resident rows (conv_bwd.h npu_conv_bwd_res_x: LOAD_SPMs)
+                                       an SPM-side read of X then */
     int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
                                        one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
@@ -126,9 +130,11 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
  * resident rows). NPU_RES_NO_CONV_DY: every fused backward's dY on the DRAM side (LOADed into
  * its band layout, as before it could read the resident rows in place). NPU_RES_NO_CONV_DX:
  * every fused backward's dX on the DRAM side (stored, as before it could drain into resident
- * rows). */
+ * rows). NPU_RES_NO_XT: every operand read transposed on the DRAM side: a fused backward's X (its
+ * X^T LOADed from DRAM) and a GEMM's transposed A or B (the dW GEMMs' X, the dX GEMMs' W), as
+ * before they could be LOAD_SPMed transposed from their resident rows. */
 enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8,
-       NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32 };
+       NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32, NPU_RES_NO_XT = 64 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
 
