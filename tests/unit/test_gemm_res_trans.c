@@ -46,14 +46,14 @@ static uint8_t *run_case(const npu_cfg_t *cfg, int M, int N, int K, int ta, int 
         memcpy(d + a.b + i, &vb, 2);
     }
     npu_prog_init(&prog);
-    if (a.res_a) /* A stored K x M: its K rows into the resident rows */
+    if (a.res_a) { /* A stored K x M: its K rows into the resident rows */
         cr_assert_eq(npu_enc_load(&in, NPU_TAG_X, 0, (unsigned)K, a.a, a.spm_ra, ra, 2u * (unsigned)M, a.pitch_a), 0);
-    if (a.res_a)
         cr_assert_eq(npu_prog_push(&prog, &in), 0);
-    if (a.res_b) /* B stored N x K */
+    }
+    if (a.res_b) { /* B stored N x K */
         cr_assert_eq(npu_enc_load(&in, NPU_TAG_W, 0, (unsigned)N, a.b, a.spm_rb, rb, 2u * (unsigned)K, a.pitch_b), 0);
-    if (a.res_b)
         cr_assert_eq(npu_prog_push(&prog, &in), 0);
+    }
     cr_assert_eq(npu_gemm_compile_args(cfg, M, N, K, &a, 4u << 20, &rep), NPU_GEMM_PASS, "%s", rep.host_msg);
     int spm_loads = 0, tr_loads = 0;
     for (size_t i = 0; i < rep.prog.n; i++) {

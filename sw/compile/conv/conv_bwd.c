@@ -362,6 +362,7 @@ int npu_conv_bwd_res_x(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, unsigned s
 {
     const npu_conv_plan_t *p = &bp->dx;
     uint64_t end = (uint64_t)spm + (uint64_t)p->c.batch * (uint64_t)p->c.H * (uint64_t)p->c.W * stride;
+    /* 65,536: a LOAD_SPM's source word field is 16 bits (npu_defs.h) */
     if (!npu_conv_bwd_res_x_ok(bp, stride) || spm < (unsigned)npu_cfg_spm_words(cfg) || end > 65536) {
         snprintf(msg, n, "bwd: resident X rows at word %u, %u words apart: a whole layer's X, rows at or above the "
                  "plan's %d SPM words and below word 65,536 (a LOAD_SPM's source), at least a pixel's %d words "

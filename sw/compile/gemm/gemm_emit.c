@@ -173,7 +173,7 @@ static void emit_loads(emitter_t *e, int g)
     npu_insn_t in;
     int rc;
     if ((a->res_a && !a->transA) || !npu_gemm_loads_a(p, g)) {
-        /* its resident band holds it */
+        /* read in place from its resident rows, or its resident band holds it */
     } else if (a->res_a) {
         unsigned st = npu_gemm_res_words(e->cfg, p->M, 0);
         put_spm_tr(e, l, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.kc_act, a->spm_ra + (unsigned)ch.k0 * st, st,
@@ -189,7 +189,7 @@ static void emit_loads(emitter_t *e, int g)
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
     if ((a->res_b && !a->transB) || !npu_gemm_loads_b(p, g)) {
-        /* its resident band holds it */
+        /* read in place from its resident rows, or its resident band holds it */
     } else if (a->res_b) {
         unsigned st = npu_gemm_res_words(e->cfg, p->K, 0);
         put_spm_tr(e, l, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.n_act, a->spm_rb + (unsigned)ch.n0 * st, st,
