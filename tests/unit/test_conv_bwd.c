@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "compile/conv/conv_bwd.h"
-#include "npu_funcsim.h"
-#include "npu_sim.h"
+#include "fake_sim.h"
 #include "run/conv_bf16.h"
 #include "run/conv_bwd_run.h"
 #include "run/conv_run.h"
@@ -122,20 +121,6 @@ Test(conv_bwd, plan_limits)
     cr_assert(strstr(msg, "ring"), "%s", msg);
 }
 
-/* The C functional model at cfg. */
-static npu_sim_t *fake_sim(const npu_cfg_t *cfg)
-{
-    npu_dram_timing_t t;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = cfg->dram_bw;
-    t.latency = (unsigned)cfg->dram_latency;
-    t.burst_cost = (unsigned)cfg->dram_burst_cost;
-    npu_funcsim_config(cfg);
-    npu_sim_t *sim = npu_sim_open(&t);
-    cr_assert_not_null(sim);
-    return sim;
-}
-
 /* Runs layer c on the C model at S (bf16: the order-matched golden; bw: SPM words per DRAM beat);
  * returns the plan's resident. */
 static int run_fake(int S, int bf16, int bw, npu_conv_t c)
@@ -147,7 +132,7 @@ static int run_fake(int S, int bf16, int bw, npu_conv_t c)
     char msg[256];
     cfg.dtype = bf16 ? NPU_DTYPE_BF16 : cfg.dtype;
     cr_assert_eq(npu_conv_bwd_plan(&cfg, &c, 0, &bp, msg, sizeof msg), 0, "%s", msg);
-    npu_sim_t *sim = fake_sim(&cfg);
+    npu_sim_t *sim = open_fake_exact(&cfg);
     npu_conv_bwd_run(&cfg, sim, &c, 7, 50000000, NULL, &rep);
     npu_sim_close(sim);
     npu_funcsim_config(&c1);
@@ -202,7 +187,7 @@ Test(conv_bwd, caller_tensors)
         Wt[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
     for (size_t i = 0; i < ny; i++)
         dY[i] = (int16_t)((int)(test_rand(&r) % 2001) - 1000);
-    npu_sim_t *sim = fake_sim(&cfg);
+    npu_sim_t *sim = open_fake_exact(&cfg);
     npu_conv_bwd_io_t io = {X, Wt, dY, dX, dW, 0};
     npu_conv_bwd_run(&cfg, sim, &c, 1, 10000000, &io, &rep);
     npu_sim_close(sim);
@@ -258,7 +243,7 @@ static void run_img_at(const npu_cfg_t *cfg, const npu_cfg_t *lo, const npu_insn
     for (int i = 0; i < npre; i++)
         cr_assert_eq(npu_prog_push(&pg, &pre[i]), 0);
     cr_assert_eq(npu_conv_bwd_emit(lo, bp, a, &pg, msg, sizeof msg), 0, "%s", msg);
-    npu_sim_t *sim = fake_sim(cfg);
+    npu_sim_t *sim = open_fake_exact(cfg);
     uint8_t *dram = npu_sim_dram(sim, &dram_bytes);
     cr_assert_geq(dram_bytes, bytes);
     memcpy(dram, img, bytes);

@@ -8,22 +8,13 @@
 #include <string.h>
 
 #include "../rtl/conv_cases.h"
-#include "npu_funcsim.h"
-#include "npu_sim.h"
+#include "fake_sim.h"
 #include "test_cfgs.h"
 
 static npu_sim_t *fake_open(npu_cfg_t *c, int S)
 {
-    npu_dram_timing_t t;
     *c = test_cfg(S);
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = c->dram_bw;
-    t.latency = (unsigned)c->dram_latency;
-    t.burst_cost = (unsigned)c->dram_burst_cost;
-    npu_funcsim_config(c);
-    npu_sim_t *s = npu_sim_open(&t);
-    cr_assert_not_null(s);
-    return s;
+    return open_fake_exact(c);
 }
 
 Test(fake_conv, fill)

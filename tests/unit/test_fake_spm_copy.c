@@ -8,22 +8,8 @@
 #include <string.h>
 
 #include "../rtl/spm_copy_cases.h"
-#include "npu_funcsim.h"
-#include "npu_sim.h"
+#include "fake_sim.h"
 #include "test_cfgs.h"
-
-static npu_sim_t *fake_open_cfg(const npu_cfg_t *c)
-{
-    npu_dram_timing_t t;
-    memset(&t, 0, sizeof t);
-    t.bytes_per_cycle = c->dram_bw;
-    t.latency = (unsigned)c->dram_latency;
-    t.burst_cost = (unsigned)c->dram_burst_cost;
-    npu_funcsim_config(c);
-    npu_sim_t *s = npu_sim_open(&t);
-    cr_assert_not_null(s);
-    return s;
-}
 
 Test(fake_spm_copy, copies_match_the_reference_and_a_dram_load)
 {
@@ -34,7 +20,7 @@ Test(fake_spm_copy, copies_match_the_reference_and_a_dram_load)
             c.beat_words = bw;
             int n = sc_cases(S, cs, 16);
             for (int i = 0; i < n; i++) {
-                npu_sim_t *s = fake_open_cfg(&c);
+                npu_sim_t *s = open_fake_exact(&c);
                 sc_copy_case(&c, s, &cs[i], 77 + (uint64_t)i);
                 npu_sim_close(s);
             }
@@ -48,7 +34,7 @@ Test(fake_spm_copy, random_shapes)
             for (uint64_t i = 0; i < 20; i++) {
                 npu_cfg_t c = test_cfg(S);
                 c.beat_words = bw;
-                npu_sim_t *s = fake_open_cfg(&c);
+                npu_sim_t *s = open_fake_exact(&c);
                 sc_random_case(&c, s, 1000 + i);
                 npu_sim_close(s);
             }
@@ -58,7 +44,7 @@ Test(fake_spm_copy, errors)
 {
     for (int S = 2; S <= 8; S += 6) {
         npu_cfg_t c = test_cfg(S);
-        sc_errors(&c, fake_open_cfg);
+        sc_errors(&c, open_fake_exact);
     }
 }
 
