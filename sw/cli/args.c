@@ -20,7 +20,7 @@ enum {
     OPT_MODEL, OPT_DATA, OPT_EPOCHS, OPT_LR, OPT_MOMENTUM, OPT_WD, OPT_ENGINE, OPT_DTYPE,
     OPT_INPUT, OPT_SPM_KIB, OPT_NO_PREFETCH, OPT_NO_LOOKAHEAD, OPT_SPACE, OPT_PLAN,
     OPT_TIMELINE, OPT_TRACE_WINDOW, OPT_REPORTS, OPT_PLOT, OPT_RESIDENT, OPT_VALIDATE,
-    OPT_NO_CONV_REUSE,
+    OPT_NO_CONV_REUSE, OPT_BYPASS, OPT_OBJECTIVE,
     OPT_LAST_ /* not an option: one past the last */
 };
 
@@ -75,16 +75,16 @@ typedef char npu_args_opt_bits_fit[OPT_LAST_ - 256 + 3 <= 128 ? 1 : -1];
      B(OPT_WD) | B(OPT_ENGINE) | B(OPT_DTYPE) | B(OPT_SEED) | B(OPT_POLICY) | B(OPT_SLICING) |  \
      B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) | B(OPT_MAX_CYCLES) | B(OPT_CSV) |         \
      B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLOT) | B(OPT_RESIDENT) | B(OPT_NO_PREFETCH) |          \
-     B(OPT_NO_LOOKAHEAD) | B(OPT_NO_CONV_REUSE))
+     B(OPT_NO_LOOKAHEAD) | B(OPT_NO_CONV_REUSE) | B(OPT_BYPASS) | B(OPT_OBJECTIVE))
 #define OPTS_ESTIMATE                                                                          \
     (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPM_KIB) | B(OPT_DRAM_BW) |             \
      B(OPT_DRAM_LAT) | B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_CSV) | B(OPT_JSON) |     \
      B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_POLICY) | B(OPT_RESIDENT) | B(OPT_TOPOLOGY) |     \
-     B(OPT_NO_CONV_REUSE))
+     B(OPT_NO_CONV_REUSE) | B(OPT_BYPASS) | B(OPT_OBJECTIVE))
 #define OPTS_SWEEP (B(OPT_MODEL) | B(OPT_BATCH) | B(OPT_INPUT) | B(OPT_SPACE) | B(OPT_CSV) |      \
                     B(OPT_JSON) | B(OPT_QUIET) | B(OPT_PLAN) | B(OPT_RESIDENT) | B(OPT_POLICY) |    \
                     B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_TOPOLOGY) |      \
-                    B(OPT_NO_CONV_REUSE))
+                    B(OPT_NO_CONV_REUSE) | B(OPT_BYPASS) | B(OPT_OBJECTIVE))
 #define OPTS_OVERLAP                                                                           \
     (OPTS_DIMS | B(OPT_SEED) | B(OPT_DRAM_BW) | B(OPT_DRAM_LAT) | B(OPT_STALL) |               \
      B(OPT_MAX_CYCLES) | B(OPT_JSON) | B(OPT_QUIET))
@@ -157,6 +157,8 @@ static const struct option long_opts[] = {
     {"plan", required_argument, NULL, OPT_PLAN},
     {"resident-banks", required_argument, NULL, OPT_RESIDENT},
     {"no-conv-reuse", required_argument, NULL, OPT_NO_CONV_REUSE},
+    {"bypass", required_argument, NULL, OPT_BYPASS},
+    {"objective", required_argument, NULL, OPT_OBJECTIVE},
     {"validate", required_argument, NULL, OPT_VALIDATE},
     {"plot", required_argument, NULL, OPT_PLOT},
     {"timeline", required_argument, NULL, OPT_TIMELINE},
@@ -206,8 +208,8 @@ static void usage_training(FILE *f)
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
             "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both|dy|dx|xt|all] [--csv FILE]\n"
-            "                [--plot F.png] [--json] [--quiet]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|xt|all] [--bypass auto|on|off]\n"
+            "                [--objective cycles|traffic] [--csv FILE] [--plot F.png] [--json] [--quiet]\n"
             "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
             "                whole steps on the NPU (MLPs, CNNs), kernels = each GEMM / conv on the\n"
             "                NPU, npu = step where it can, else kernels; all checked bit-exact; per epoch\n"
@@ -215,14 +217,16 @@ static void usage_training(FILE *f)
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
             "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|both|dy|dx|xt|all] [--csv FILE] [--json]\n"
+            "                [--no-conv-reuse y|x|both|dy|dx|xt|all] [--bypass auto|on|off]\n"
+            "                [--objective cycles|traffic] [--csv FILE] [--json]\n"
             "                (the analytical\n"
             "                estimator: one training iteration planned by the SPM scheduler, or with\n"
             "                --plan step the step engine's kernels as the RTL runs them)\n"
             "       npu sweep --model SPEC [--space 's=4,8;spm=32,64;bw=16,32;batch=8,32']\n"
             "                [--batch B] [--input HxWxC] [--csv FILE] [--json]   (the estimator\n"
             "                over every combination: one row per design point)\n"
-            "                [--plan step [--resident-banks N] [--no-conv-reuse W] [--validate K]]\n"
+            "                [--plan step [--resident-banks N] [--no-conv-reuse W] [--bypass B]\n"
+            "                [--objective O] [--validate K]]\n"
             "                (MLPs and CNNs: the step engine's plan; K points run on the RTL against\n"
             "                it, SHARD=i/N: a share)\n",
         f);
@@ -398,6 +402,8 @@ static const struct word_opt {
     {OPT_PLAN, {"sched", "step", NULL}, "--plan needs sched or step", offsetof(npu_args_t, plan)},
     {OPT_NO_CONV_REUSE, {"y", "x", "both", "dy", "dx", "xt", "all", NULL}, "--no-conv-reuse needs y, x, both, dy, dx, xt or all",
      offsetof(npu_args_t, no_conv_reuse)},
+    {OPT_BYPASS, {"auto", "on", "off", NULL}, "--bypass needs auto, on or off", offsetof(npu_args_t, bypass)},
+    {OPT_OBJECTIVE, {"cycles", "traffic", NULL}, "--objective needs cycles or traffic", offsetof(npu_args_t, objective)},
 };
 
 /* Options whose value is an unsigned count in [lo, hi]. */
@@ -679,7 +685,9 @@ static const struct opt_doc {
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
-    {OPT_NO_CONV_REUSE, "", "both", "with --resident-banks, a CNN's forward convolutions keep on the DRAM side their outputs (y: stored, not drained into resident rows), their inputs (x: loaded, not copied from resident rows) or both (default: the scheduler's plan)"},
+    {OPT_NO_CONV_REUSE, "", "both", "with --resident-banks, accesses kept on the DRAM side: the forward convolutions' outputs (y: stored, not drained into resident rows), their inputs (x: loaded, not copied from resident rows) or both; the fused backwards' dY (dy: loaded, not read in place), their dX (dx: stored, not drained into rows); every transposed read (xt: the backwards' X^T and the GEMMs' transposed operands from DRAM, not LOAD_SPMed from resident rows); all of them (all) (default: the scheduler's plan)"},
+    {OPT_BYPASS, "", "off", "with --resident-banks, the tensors one kernel alone touches (an update's W32 and VW): on, streamed by that kernel from DRAM, not loaded into the SPM (Belady with bypass); off, resident like the others; auto, as --objective chooses (default)"},
+    {OPT_OBJECTIVE, "", "traffic", "with --resident-banks, what the choice between residency plans minimises (the options above left to it): cycles, the estimator's step cycles (default); traffic, the DRAM bytes (the brief's scheduler)"},
     {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs, CNNs)"},
     {OPT_RESIDENT, "N", "1", "whole steps: keep tensors in the SPM between kernels, in its last N banks (the scheduler's plan; at least 3 banks stay the kernels'; default: none)"},
     {OPT_VALIDATE, "K", "2", "sweep --plan step: run K of the points this build can run on the RTL (spread evenly), one training step each, against the estimate (bytes exact, step cycles within 10%; exit 1 if one misses); SHARD=i/N in the environment runs share i of N only (make regress's convention)"},
@@ -849,7 +857,8 @@ static int check_getopt(int c, const char *opt, const char *cmd, const char *cfg
 static int check_sweep(const npu_args_t *a, npu_optmask_t seen, char *err, size_t errn)
 {
     const npu_optmask_t step_only = B(OPT_RESIDENT) | B(OPT_POLICY) | B(OPT_NO_PREFETCH) |
-                                    B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_NO_CONV_REUSE);
+                                    B(OPT_NO_LOOKAHEAD) | B(OPT_VALIDATE) | B(OPT_NO_CONV_REUSE) |
+                                    B(OPT_BYPASS) | B(OPT_OBJECTIVE);
     const char *shard = getenv("SHARD");
     unsigned i, n;
     char tail;
@@ -858,10 +867,13 @@ static int check_sweep(const npu_args_t *a, npu_optmask_t seen, char *err, size_
     if (a->topology && a->input)
         return bad(err, errn, "--input applies to --model: a topology's layers give their own shapes");
     if ((seen & step_only) && !(a->plan && !strcmp(a->plan, "step")))
-        return bad(err, errn, "--resident-banks, --policy, --no-prefetch, --no-lookahead, --no-conv-reuse "
-                              "and --validate apply to 'sweep --plan step'");
-    if ((seen & (B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_NO_CONV_REUSE))) && !a->resident_banks)
-        return bad(err, errn, "--no-prefetch, --no-lookahead and --no-conv-reuse apply with --resident-banks");
+        return bad(err, errn, "--resident-banks, --policy, --no-prefetch, --no-lookahead, --no-conv-reuse, "
+                              "--bypass, --objective and --validate apply to 'sweep --plan step'");
+    if ((seen & (B(OPT_NO_PREFETCH) | B(OPT_NO_LOOKAHEAD) | B(OPT_NO_CONV_REUSE) | B(OPT_BYPASS) |
+                 B(OPT_OBJECTIVE))) &&
+        !a->resident_banks)
+        return bad(err, errn, "--no-prefetch, --no-lookahead, --no-conv-reuse, --bypass and --objective apply with "
+                              "--resident-banks");
     if (a->validate && shard && *shard && (sscanf(shard, "%u/%u%c", &i, &n, &tail) != 2 || n < 1 || i >= n))
         return bad(err, errn, "SHARD needs i/N with 0 <= i < N, not '%s'", shard);
     return 0;

@@ -117,6 +117,8 @@ typedef struct npu_args {
     const char *no_conv_reuse;          /* y|x|both|dy|dx|xt|all: forward convs' outputs / inputs /
                                            both, fused backwards' dY / dX / X (X^T from DRAM),
                                            all of them on the DRAM side (NULL: the plan's) */
+    const char *bypass;                 /* auto|on|off: single-use tensors streamed from DRAM (NPU_RES_BYPASS) */
+    const char *objective;              /* cycles|traffic: the residency plans' choice (NPU_RES_BY_TRAFFIC) */
     const char *space;                  /* sweep: "s=..;spm=..;bw=..;batch=.." (NULL: one point) */
     const char *plan;                   /* estimate, sweep: sched|step (NULL = sched) */
     unsigned validate;                  /* sweep --plan step: points run on the RTL (0: none) */

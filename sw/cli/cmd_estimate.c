@@ -225,10 +225,10 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     npu_table_t t;
     char why[256] = "";
     if (a->dram_bw_set || a->dram_latency_set || a->input ||
-        ((a->spm_kib || a->no_prefetch || a->no_lookahead || a->no_conv_reuse) && !a->resident_banks)) {
+        ((a->spm_kib || a->no_prefetch || a->no_lookahead || a->no_conv_reuse || a->bypass || a->objective) && !a->resident_banks)) {
         fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
                 "--dram-bw, --dram-latency and --input do not apply; --spm-kib (the scheduler's share of "
-                "the resident banks), --no-prefetch, --no-lookahead and --no-conv-reuse only with --resident-banks\n");
+                "the resident banks), --no-prefetch, --no-lookahead, --no-conv-reuse, --bypass and --objective only with --resident-banks\n");
         return NPU_EXIT_USAGE;
     }
     uint64_t area = (uint64_t)a->resident_banks * (uint64_t)cfg->spm_bank_words * (uint64_t)npu_cfg_word(cfg);
@@ -305,10 +305,10 @@ int npu_cmd_estimate(const npu_cfg_t *cfg, const npu_args_t *a)
         return NPU_EXIT_USAGE;
     if (a->plan && !strcmp(a->plan, "step"))
         return estimate_step(cfg, a, &net, o.batch);
-    if (a->policy || a->resident_banks || a->no_conv_reuse) {
+    if (a->policy || a->resident_banks || a->no_conv_reuse || a->bypass || a->objective) {
         fprintf(stderr, "npu: estimate: --%s applies to --plan step (the scheduler's plan costs the array "
                 "by the slicing stage and sizes the SPM by --spm-kib)\n",
-                a->policy ? "policy" : a->resident_banks ? "resident-banks" : "no-conv-reuse");
+                a->policy ? "policy" : a->resident_banks ? "resident-banks" : a->no_conv_reuse ? "no-conv-reuse" : a->bypass ? "bypass" : "objective");
         return NPU_EXIT_USAGE;
     }
     struct timespec t0, t1;

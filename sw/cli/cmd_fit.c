@@ -159,8 +159,8 @@ static int fit_engine(const npu_cfg_t *cfg, const npu_args_t *a, npu_fit_opts_t 
                 "MLPs), not to engine %s\n", o->engine == NPU_FIT_REF ? "ref" : "kernels");
         return NPU_EXIT_USAGE;
     }
-    if ((a->no_prefetch || a->no_lookahead || a->no_conv_reuse) && !a->resident_banks) {
-        fprintf(stderr, "npu: --no-prefetch, --no-lookahead and --no-conv-reuse apply with --resident-banks\n");
+    if ((a->no_prefetch || a->no_lookahead || a->no_conv_reuse || a->bypass || a->objective) && !a->resident_banks) {
+        fprintf(stderr, "npu: --no-prefetch, --no-lookahead, --no-conv-reuse, --bypass and --objective apply with --resident-banks\n");
         return NPU_EXIT_USAGE;
     }
     return 0;

@@ -176,6 +176,25 @@ static int kernels(const npu_cfg_t *cfg, const npu_slice_cost_t *c, const npu_st
     return rc;
 }
 
+uint64_t npu_est_res_cycles(void *cfg, const npu_step_plan_t *p, const npu_step_res_t *res)
+{
+    npu_slice_cost_t c = npu_slice_cost_default(cfg, NPU_SLICE_BURST);
+    npu_est_kplan_t *e = calloc(1, sizeof *e);
+    char why[256];
+    uint64_t cycles = UINT64_MAX; /* a plan the estimator cannot cost is never chosen */
+    if (e && kernels(cfg, &c, p, res, e, why, sizeof why) == 0 && transfers(cfg, &c, p, res, e, why, sizeof why) == 0)
+        cycles = e->cycles;
+    free(e);
+    return cycles;
+}
+
+int npu_est_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                     npu_step_res_t *res)
+{
+    npu_step_res_cost_fn by = overlap & NPU_RES_BY_TRAFFIC ? NULL : npu_est_res_cycles;
+    return npu_step_res_plan_by(cfg, p, res_banks, cap, overlap, by, (void *)cfg, res);
+}
+
 int npu_estimate_step_res(const npu_cfg_t *cfg, const int *dims, int layers, int batch, int modes,
                           int res_banks, npu_est_kplan_t *e, char *why, size_t n)
 {
@@ -206,7 +225,7 @@ static int estimate_plan(const npu_cfg_t *cfg, npu_step_plan_t *p, int res_banks
     } else if (res_banks == 0) {
         if ((rc = kernels(cfg, &c, p, NULL, e, why, n)) == 0)
             per_tensor(p, NULL, e);
-    } else if (npu_step_res_plan_ex(cfg, p, res_banks, cap, overlap, res)) {
+    } else if (npu_est_res_plan(cfg, p, res_banks, cap, overlap, res)) {
         snprintf(why, n, "%s", res->why);
     } else if ((rc = kernels(cfg, &c, p, res, e, why, n)) == 0 && (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {
         per_tensor(p, res, e);

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "compile/step/step_plan.h"
+#include "compile/step/step_res.h"
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
 
@@ -63,6 +64,17 @@ typedef struct npu_est_kplan {
     uint64_t lost;                 /* without residency: DMA bytes under a tag no tensor takes */
     int shared;                    /* without residency: kernels with a tag two tensors share */
 } npu_est_kplan_t;
+
+/* The step cycles of plan p under residency res: its kernels and transfers as
+ * npu_estimate_step_res_ex estimates them (UINT64_MAX when one cannot be costed). cfg is the
+ * npu_cfg_t; the signature is step_res.h's npu_step_res_cost_fn, the scheduler's choice between
+ * candidate plans. */
+uint64_t npu_est_res_cycles(void *cfg, const npu_step_plan_t *p, const npu_step_res_t *res);
+/* The residency plan (npu_step_res_plan_by) chosen by those cycles (with NPU_RES_BY_TRAFFIC in
+ * overlap: by its DRAM traffic): the plan the step engine runs (run/step_run.h) and the estimator
+ * costs, one function for both. 0, or -1 with res->why. */
+int npu_est_res_plan(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
+                     npu_step_res_t *res);
 
 /* Estimates the step of the MLP d[0] -> .. -> d[layers] at batch `batch`, GEMMs under policy
  * modes (NPU_EMIT_*). 0, or -1 with the reason (the step plan's: an int16 configuration, a width

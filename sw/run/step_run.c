@@ -12,6 +12,7 @@
 #include "compile/step/step_emit.h"
 #include "compile/step/step_res.h"
 #include "compile/step/step_tags.h"
+#include "model/est_step.h"
 #include "ref/bf16.h"
 #include "ref/conv_golden.h"
 #include "ref/vk_golden.h"
@@ -203,7 +204,7 @@ int npu_step_run_resident_ex(npu_step_run_t *s, int res_banks, uint64_t cap, int
     uint64_t base;
     if (!(s->res = calloc(1, sizeof *s->res)))
         return fail(s, "out of memory");
-    if (npu_step_res_plan_ex(s->cfg, &s->plan, res_banks, cap, overlap, s->res))
+    if (npu_est_res_plan(s->cfg, &s->plan, res_banks, cap, overlap, s->res))
         return fail(s, "%s", s->res->why);
     free_kernels(s); /* the plain kernels init compiled: recompiled with their resident operands */
     if (compile_kernels(s, &base))

@@ -543,7 +543,37 @@ Test(cli_args, no_conv_reuse)
     const char *b3[] = {"npu", "sweep", "--model", "cnn:c4,fc10", "--resident-banks", "1", "--no-conv-reuse", "y"};
     const char *b4[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--no-conv-reuse", "y"};
     bad(ARGC(b1), b1, "--no-conv-reuse needs y, x, both, dy, dx, xt or all, not 'z'");
-    bad(ARGC(b2), b2, "--no-conv-reuse apply with --resident-banks");
+    bad(ARGC(b2), b2, "--no-conv-reuse, --bypass and --objective apply with --resident-banks");
     bad(ARGC(b3), b3, "apply to 'sweep --plan step'");
     bad(ARGC(b4), b4, "does not apply");
+}
+
+/* --bypass: auto (the default: as the objective chooses, neither flag), on and off; --objective
+ * traffic; and where they apply */
+Test(cli_args, bypass)
+{
+    static const char *words[] = {"auto", "on", "off"};
+    static const int flags[] = {0, NPU_RES_BYPASS, NPU_RES_NO_BYPASS};
+    npu_args_t a;
+    char err[256];
+    for (int i = 0; i < 3; i++) {
+        const char *v[] = {"npu", "estimate", "--model", "mlp:8,8,4", "--plan", "step", "--resident-banks", "1",
+                           "--bypass", words[i]};
+        cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
+        cr_assert_eq(npu_cli_res_overlap(&a), NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | flags[i], "--bypass %s", words[i]);
+    }
+    const char *o[] = {"npu", "estimate", "--model", "mlp:8,8,4", "--plan", "step", "--resident-banks", "1",
+                       "--objective", "traffic"};
+    cr_assert_eq(parse(ARGC(o), o, &a, err), 0, "%s", err);
+    cr_assert_eq(npu_cli_res_overlap(&a), NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC);
+    const char *b4[] = {"npu", "estimate", "--model", "mlp:8,8,4", "--plan", "step", "--resident-banks", "1",
+                        "--objective", "bytes"};
+    bad(ARGC(b4), b4, "--objective needs cycles or traffic, not 'bytes'");
+    const char *b1[] = {"npu", "estimate", "--model", "mlp:8,8,4", "--plan", "step", "--resident-banks", "1",
+                        "--bypass", "yes"};
+    const char *b2[] = {"npu", "sweep", "--model", "mlp:8,8,4", "--plan", "step", "--bypass", "on"};
+    const char *b3[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--bypass", "on"};
+    bad(ARGC(b1), b1, "--bypass needs auto, on or off, not 'yes'");
+    bad(ARGC(b2), b2, "--bypass and --objective apply with --resident-banks");
+    bad(ARGC(b3), b3, "does not apply");
 }

@@ -450,7 +450,17 @@ static uint64_t step_bytes(const npu_step_run_t *s)
 }
 
 /* Returns the last step's DRAM bytes (operands and results, not the programs). */
+static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks,
+                             int overlap);
+
 static uint64_t steps_res(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks)
+{
+    return steps_res_ov(S, int16, dims, layers, batch, lr, res_banks, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD);
+}
+
+/* steps_res with the residency options `overlap` (step_res.h). */
+static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks,
+                             int overlap)
 {
     npu_cfg_t c = int16 ? test_cfg(S) : bf16_cfg(S);
     npu_funcsim_config(&c);
@@ -460,7 +470,7 @@ static uint64_t steps_res(int S, int int16, const int *dims, int layers, int bat
     int rc = npu_step_run_init(&s, &c, sim, dims, layers, batch, lr, 0.9f, 1e-3f, 0, 50000000);
     cr_assert_eq(rc, 0, "%s", s.why);
     if (res_banks)
-        cr_assert_eq(npu_step_run_resident(&s, res_banks), 0, "%s", s.why);
+        cr_assert_eq(npu_step_run_resident_ex(&s, res_banks, 0, overlap), 0, "%s", s.why);
     float *w[NPU_STEP_MAX_LAYERS], *b[NPU_STEP_MAX_LAYERS];
     uint64_t x = 0x5EED + (uint64_t)S;
     for (int l = 0; l < layers; l++) {
@@ -494,7 +504,8 @@ static uint64_t steps_res(int S, int int16, const int *dims, int layers, int bat
         npu_est_kplan_t *e = calloc(1, sizeof *e);
         char why[256];
         cr_assert_not_null(e);
-        cr_assert_eq(npu_estimate_step_res(&c, dims, layers, batch, 0, res_banks, e, why, sizeof why), 0, "%s", why);
+        cr_assert_eq(npu_estimate_step_res_ex(&c, dims, layers, batch, 0, res_banks, 0, overlap, e, why, sizeof why), 0,
+                     "%s", why);
         for (int t = 0; t < s.plan.nt; t++) {
             cr_assert_eq(s.t_in[t], e->t[t].in, "%s in", s.plan.t[t].name);
             cr_assert_eq(s.t_out[t], e->t[t].out, "%s out", s.plan.t[t].name);
@@ -530,7 +541,8 @@ Test(step_run, mlp_resident_s2)
  * (S = 2) fragmentation leaves one tensor no range. The plan keeps the largest capacity that
  * places, to the word: one word more does not place (it is cut again), and it is above the
  * capacity less the whole tensor that found no range (the cut alone, which the bisection
- * refines; planted: without it the plan sits at that cut and one word more places). */
+ * refines; planted: without it the plan sits at that cut and one word more places). With every
+ * tensor resident (NPU_RES_NO_BYPASS): with the update's W32 and VW streamed the bank places. */
 Test(step_run, resident_cap_bisected_to_the_word)
 {
     npu_cfg_t c = bf16_cfg(2);
@@ -539,17 +551,72 @@ Test(step_run, resident_cap_bisected_to_the_word)
     npu_step_res_t full, more;
     char why[256];
     uint64_t word = (uint64_t)npu_cfg_word(&c);
+    int ov = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_NO_BYPASS; /* bypassed, the update's tensors leave room */
     cr_assert_eq(npu_step_plan_mlp(&c, dims, 3, 13, 0.5f, 0.9f, 1e-3f, 0, 0, &p, why, sizeof why), 0, "%s", why);
-    cr_assert_eq(npu_step_res_plan(&c, &p, 1, &full), 0, "%s", full.why);
+    cr_assert_eq(npu_step_res_plan_ex(&c, &p, 1, 0, ov, &full), 0, "%s", full.why);
     uint64_t bank = (uint64_t)c.spm_bank_words * word, got = full.cap_bytes;
     cr_assert_lt(got, bank, "the whole bank placed (%llu bytes): no fragmentation to test", (unsigned long long)bank);
-    cr_assert_eq(npu_step_res_plan_cap(&c, &p, 1, got + word, &more), 0, "%s", more.why);
+    cr_assert_eq(npu_step_res_plan_ex(&c, &p, 1, got + word, ov, &more), 0, "%s", more.why);
     cr_assert_lt(more.cap_bytes, got + word, "%llu + one word placed", (unsigned long long)got);
     cr_assert_gt(got, bank - 444 * word, "%llu bytes: no more than the cut by the whole tensor",
                  (unsigned long long)got);
     npu_step_res_free(&more);
     npu_step_res_free(&full);
     npu_step_plan_free(&p);
+}
+
+/* Kernel named `name`'s scheduler step in plan p under residency r: whether tensor t is on its
+ * SPM side (1), its DRAM side (0), or not touched (-1). */
+static int side_of(const npu_step_plan_t *p, const npu_step_res_t *r, const char *name, int t)
+{
+    for (int i = 0; i < p->nk; i++) {
+        const npu_sched_step_t *ss = &r->ss[npu_step_res_step(p, i)];
+        if (strcmp(p->k[i].name, name))
+            continue;
+        for (int a = 0; a < ss->n_in; a++)
+            if (ss->in[a] == t)
+                return 1;
+        for (int a = 0; a < ss->n_dram_in; a++)
+            if (ss->dram_in[a] == t)
+                return 0;
+    }
+    return -1;
+}
+
+/* Belady with bypass (NPU_RES_BYPASS): the tensors one kernel alone touches (each update's W32 and
+ * VW, read and written by its SGD) are on that kernel's DRAM side, so they take no resident room;
+ * a tensor two kernels touch (dW32, written by the dW GEMM and read by the SGD) stays SPM side;
+ * NPU_RES_NO_BYPASS keeps them all resident. Then two training steps with bypass on the functional
+ * model: bit-exact (the runtime checks every kernel), every tensor's bytes the estimator's, fewer
+ * than without residency. */
+Test(step_run, resident_bypass_streams_single_use)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    int dims[4] = {20, 37, 24, 10};
+    npu_step_plan_t p;
+    npu_step_res_t on, off;
+    char why[256], n[32];
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, 3, 13, 0.5f, 0.9f, 1e-3f, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    int base = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    cr_assert_eq(npu_step_res_plan_ex(&c, &p, 1, 0, base | NPU_RES_BYPASS, &on), 0, "%s", on.why);
+    cr_assert_eq(npu_step_res_plan_ex(&c, &p, 1, 0, base | NPU_RES_NO_BYPASS, &off), 0, "%s", off.why);
+    for (int l = 1; l <= 3; l++) {
+        snprintf(n, sizeof n, "update L%d sgd", l);
+        int w32 = p.l[l].w32, vw = p.l[l].vw, dw = p.l[l].dw32;
+        cr_assert_eq(side_of(&p, &on, n, w32), 0, "%s: W32 bypassed", n);
+        cr_assert_eq(side_of(&p, &on, n, vw), 0, "%s: VW bypassed", n);
+        cr_assert_eq(side_of(&p, &on, n, dw), 1, "%s: dW32 (the dW GEMM's output too) resident", n);
+        cr_assert_eq(side_of(&p, &off, n, w32), 1, "%s: W32 resident without bypass", n);
+    }
+    npu_step_res_free(&on);
+    npu_step_res_free(&off);
+    npu_step_plan_free(&p);
+    for (int int16 = 0; int16 < 2; int16++) {
+        uint64_t plain = steps_res(2, int16, dims, 3, 13, 0.5f, 0);
+        uint64_t res = steps_res_ov(2, int16, dims, 3, 13, 0.5f, 1, base | NPU_RES_BYPASS);
+        cr_assert_lt(res, plain, "%llu bytes resident with bypass, %llu without residency", (unsigned long long)res,
+                     (unsigned long long)plain);
+    }
 }
 
 /* A bias gradient over more batch rows than one chunk holds (here 32 rows of 256): the SUM in

@@ -741,6 +741,33 @@ static int plan_largest_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_
     return -1;
 }
 
+/* Tensors one kernel alone touches in the step (an update's W32 and VW, read and written by its
+ * SGD): a resident copy serves no second kernel, so their accesses are demoted to the DRAM side
+ * (the kernel streams them) instead of taking room that Belady would make by evicting tensors
+ * a later kernel reads. */
+static void bypass_once(const npu_step_plan_t *p, npu_step_res_t *res, unsigned char (*dem)[SLOTS])
+{
+    int users[NPU_STEP_MAX_TENSORS] = {0}, last[NPU_STEP_MAX_TENSORS];
+    for (int t = 0; t < NPU_STEP_MAX_TENSORS; t++)
+        last[t] = -1;
+    for (int i = 0; i < p->nk; i++)
+        for (int s = 0; s < SLOTS; s++) {
+            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
+            if (t >= 0 && last[t] != i) {
+                users[t]++;
+                last[t] = i;
+            }
+        }
+    users[p->l[p->layers].z32]++; /* the host's step reads the logits and writes their gradient */
+    users[p->l[p->layers].dz32]++;
+    for (int i = 0; i < p->nk; i++)
+        for (int s = 0; s < SLOTS; s++) {
+            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
+            if (t >= 0 && ok && users[t] == 1)
+                dem[i][s] = 1;
+        }
+}
+
 /* The plan (npu_step_res_plan_ex) with one fallback when first fit fails: y_first, a forward
  * convolution's resident output in the way drained to DRAM instead (y_in_the_way); otherwise, and
  * when none is, the largest capacity that places (plan_largest_cap). *y_seen: a convolution's
@@ -798,6 +825,8 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
     }
     tensors(cfg, p, res);
     views(p, res);
+    if (overlap & NPU_RES_BYPASS)
+        bypass_once(p, res, dem);
     rc = plan_largest_cap(cfg, p, res, dem, y_first, y_seen);
 out:
     free(dem);
@@ -853,45 +882,88 @@ static int any_ok(const npu_step_plan_t *p, const unsigned char *ok, int kind)
     return 0;
 }
 
+/* Which options of the descent can change plan res (has[0..3] for off[0..3]): a convolution
+ * whose access the option moves, a transposed GEMM operand. */
+static void options_that_matter(const npu_step_plan_t *p, const npu_step_res_t *res, int *has)
+{
+    has[0] = any_ok(p, res->x_ok, NPU_SK_CONV_FWD);
+    has[1] = any_ok(p, res->x_ok, NPU_SK_CONV_BWD);
+    has[2] = any_ok(p, res->y_ok, NPU_SK_CONV_BWD);
+    has[3] = any_ok(p, res->xt_ok, NPU_SK_CONV_BWD);
+    for (int i = 0; i < p->nk; i++)
+        has[3] |= p->k[i].kind == NPU_SK_GEMM && (p->k[i].g.args.transA || p->k[i].g.args.transB);
+}
+
+/* A plan's cost: cost's (NULL: traffic()), then traffic() to break ties. */
+typedef struct plan_cost {
+    uint64_t c, bytes;
+} plan_cost_t;
+
+static plan_cost_t cost_of(npu_step_res_cost_fn cost, void *ctx, const npu_step_plan_t *p, const npu_step_res_t *r)
+{
+    plan_cost_t k = {0, traffic(r)};
+    k.c = cost ? cost(ctx, p, r) : k.bytes;
+    return k;
+}
+
+/* Options that keep something on the DRAM side, tried in every combination by
+ * npu_step_res_plan_by */
+static const int k_opts[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS};
+enum { N_OPTS = sizeof k_opts / sizeof k_opts[0] };
+
 /* The plan with the convolutions' SPM-side accesses where they may be (a forward's X copied from
  * its rows, a fused backward's dY read in place, its dX drained into rows and its X^T made from
- * X's rows), then each of them turned off in turn (NPU_RES_NO_CONV_X,
- * NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT), kept off when the plan moves no more
- * (a greedy descent: 5 plans, not the 16 of every subset). Keeping them adds
- * to the area's pressure (at small, cnn:c4,c4,c4+1,fc10 at batch 2 kept the convolutions' outputs
- * Z32 from forward to backward without the forward's inputs and demoted them with them: 34 KB more
- * a step; the same network moves 219,392 B a step with the backward's dX resident, 190,464
- * without), so the plan of least traffic (traffic(): the DRAM-side accesses counted) is kept; ties:
- * off. A bit that keeps nothing more on the DRAM side is not tried; when a plan fails, the next one
- * is tried. */
-int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
-                         int overlap, npu_step_res_t *res)
+ * X's rows) and every tensor resident, and the plans with every combination of the options that
+ * keep something on the DRAM side (k_opts: NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY,
+ * NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS; those the caller set stay set, those that
+ * change nothing are not tried): the cheapest is kept (step_res.h), ties by traffic(), then the
+ * first (fewest options). Every combination, not a greedy descent: keeping an access SPM side adds
+ * to the area's pressure, so the options interact (at small, cnn:c4,c8s2,fc10 at batch 4: the
+ * descent that turned each on in turn when the estimate did not grow kept a plan of 20,605 cycles,
+ * the least traffic's took 20,058), and fewer bytes are not always fewer cycles (a bypassed update
+ * streams its tensors in its own program instead of a prefetch beside an earlier kernel). At most
+ * 32 plans, each a few milliseconds for the networks the tests and sweeps run. */
+int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_cost_fn cost, void *ctx, npu_step_res_t *res)
 {
-    static const int off[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT};
-    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), cur = overlap, has[4] = {1, 1, 1, 1};
+    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), opts = 0;
+    int has[N_OPTS] = {1, 1, 1, 1, !(overlap & NPU_RES_NO_BYPASS)};
     npu_step_res_t *o = malloc(sizeof *o);
+    plan_cost_t best = {UINT64_MAX, UINT64_MAX};
     if (rc == 0) {
-        has[0] = any_ok(p, res->x_ok, NPU_SK_CONV_FWD);
-        has[1] = any_ok(p, res->x_ok, NPU_SK_CONV_BWD);
-        has[2] = any_ok(p, res->y_ok, NPU_SK_CONV_BWD);
-        has[3] = any_ok(p, res->xt_ok, NPU_SK_CONV_BWD);
-        for (int i = 0; i < p->nk; i++)
-            has[3] |= p->k[i].kind == NPU_SK_GEMM && (p->k[i].g.args.transA || p->k[i].g.args.transB);
+        options_that_matter(p, res, has);
+        best = cost_of(cost, ctx, p, res);
     }
-    for (size_t m = 0; o && m < sizeof off / sizeof off[0]; m++) {
-        if ((cur & off[m]) || !has[m])
+    for (int m = 0; m < N_OPTS; m++)
+        opts |= !(overlap & k_opts[m]) && has[m] ? 1 << m : 0;
+    for (int sub = 1; o && sub < 1 << N_OPTS; sub++) {
+        int ov = overlap;
+        if (sub & ~opts)
             continue;
-        if (plan_fallbacks(cfg, p, res_banks, cap, cur | off[m], o) == 0 && (rc || traffic(o) <= traffic(res))) {
-            npu_step_res_free(res); /* a failed plan's too */
+        for (int m = 0; m < N_OPTS; m++)
+            ov |= (sub >> m) & 1 ? k_opts[m] : 0;
+        if (plan_fallbacks(cfg, p, res_banks, cap, ov, o)) {
+            npu_step_res_free(o); /* a failed plan's too */
+            continue;
+        }
+        plan_cost_t k = cost_of(cost, ctx, p, o);
+        if (rc || k.c < best.c || (k.c == best.c && k.bytes < best.bytes)) {
+            npu_step_res_free(res);
             *res = *o;
             rc = 0;
-            cur |= off[m];
+            best = k;
         } else {
             npu_step_res_free(o);
         }
     }
     free(o);
     return rc;
+}
+
+int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_t *res)
+{
+    return npu_step_res_plan_by(cfg, p, res_banks, cap, overlap, NULL, NULL, res);
 }
 
 int npu_step_res_append(const npu_step_plan_t *p, const npu_step_res_t *res, int i, npu_prog_t *prog)

@@ -134,9 +134,23 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
  * X^T LOADed from DRAM) and a GEMM's transposed A or B (the dW GEMMs' X, the dX GEMMs' W), as
  * before they could be LOAD_SPMed transposed from their resident rows. */
 enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8,
-       NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32, NPU_RES_NO_XT = 64 };
+       NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32, NPU_RES_NO_XT = 64,
+       NPU_RES_BYPASS = 128, NPU_RES_NO_BYPASS = 256, NPU_RES_BY_TRAFFIC = 512 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
+/* NPU_RES_BYPASS: the tensors one kernel alone touches (an update's W32 and VW) on the DRAM side,
+ * streamed by that kernel, so that they take no room Belady would make by evicting a tensor a
+ * later kernel reads (Belady with bypass); NPU_RES_NO_BYPASS: never tried (the default tries it).
+ *
+ * The plan is chosen between candidates (each option above that keeps something on the DRAM
+ * side, turned on in turn: a greedy descent) by a cost, lower is better. `cost` NULL: the plan's
+ * DRAM-side bytes counted coarsely (traffic(): a whole tensor per DRAM-side access). The step
+ * engine and the estimator pass the estimator's step cycles (model/est_step.h
+ * npu_est_res_plan), so that the plan the RTL runs is the one the estimator costs fastest, unless
+ * NPU_RES_BY_TRAFFIC asks for the plan of least traffic (the brief's objective: DRAM bytes). */
+typedef uint64_t (*npu_step_res_cost_fn)(void *ctx, const npu_step_plan_t *p, const npu_step_res_t *res);
+int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
+                         int overlap, npu_step_res_cost_fn cost, void *ctx, npu_step_res_t *res);
 
 /* Appends to prog (kernel i's program) the transfers the plan overlaps with kernel i. 0, or -1
  * when an instruction does not fit or memory runs out. */
