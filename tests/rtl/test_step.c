@@ -1191,8 +1191,8 @@ static int bwd_refetch(const npu_step_plan_t *p, const npu_step_res_t *r, const 
     return 0;
 }
 
-/* Of k_net's conv inputs H16[1..ncv-1] (what the fused backwards of layers 2..ncv read as X), a
- * bit per layer l re-fetched for the backward under the plan with the scheduler given cap bytes
+/* Of k_net's conv inputs X16, H16[1..ncv-1] (what the fused backwards of layers 1..ncv read as X),
+ * a bit per layer l - 1 (bit 0: X16) re-fetched for the backward under the plan with the scheduler given cap bytes
  * (the estimator's, e; the plan's residency in r). */
 static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
 {
@@ -1203,8 +1203,8 @@ static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
     k_plan(c, &p);
     cnn_res_est(cap, e);
     cr_assert_eq(npu_est_res_plan(c, &p, 1, cap, k_overlap, &r), 0, "%s", r.why);
-    for (int l = 1; l < k_net->ncv; l++) {
-        snprintf(name, sizeof name, "H16[%d]", l);
+    for (int l = 0; l < k_net->ncv; l++) {
+        snprintf(name, sizeof name, l ? "H16[%d]" : "X16", l);
         bits |= (unsigned)bwd_refetch(&p, &r, e, npu_step_tensor_find(&p, name)) << l;
     }
     npu_step_res_free(&r);
@@ -1212,21 +1212,22 @@ static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
     return bits;
 }
 
-/* cnn_resident_conv_xt_reuse at S = 2: with the whole bank (at least the formula's `need` bytes)
- * H16[1] is kept for layer 2's fused backward, not without X^T reuse; a traffic step of it is the
- * RTL's. */
+/* cnn_resident_conv_xt_reuse: with the whole bank (at least the formula's `need` bytes) the batch
+ * X16 and H16[1] are kept for the fused backwards of layers 1 and 2, not without X^T reuse; a
+ * traffic step of H16[1] is the RTL's. */
 static void xt_formula_clause(const npu_cfg_t *cc, uint64_t need)
 {
     static npu_est_kplan_t e, nox;
     npu_cfg_t c = *cc;
     uint64_t in[6], at = 0, word = (uint64_t)npu_cfg_word(&c); /* at 0: the whole bank */
     k_overlap |= NPU_RES_NO_XT;
-    cr_assert_eq(refetched(&c, at, &nox), 1u << 1, "H16[1] read from DRAM for the backward without X^T reuse");
+    cr_assert_eq(refetched(&c, at, &nox), 3u, "X16 and H16[1] read from DRAM for the backward without X^T reuse");
     cnn_res_run(at, &nox, in);
     uint64_t nox_cycles = g_res_cycles, nox_in = in[0];
     k_overlap &= ~NPU_RES_NO_XT;
-    cr_assert_eq(refetched(&c, at, &e), 0u, "H16[1] re-fetched for the backward with the whole bank");
-    cr_assert_eq(bwd_x_rd(&e, 2), 0, "bwd L2 conv_bwd reads X from DRAM (its X^T not LOAD_SPMed)");
+    cr_assert_eq(refetched(&c, at, &e), 0u, "X16 or H16[1] re-fetched for the backward with the whole bank");
+    for (int l = 1; l <= 2; l++)
+        cr_assert_eq(bwd_x_rd(&e, l), 0, "bwd L%d conv_bwd reads X from DRAM (its X^T not LOAD_SPMed)", l);
     cnn_res_run(at, &e, in);
     cr_assert_lt(in[0], nox_in, "H16[1]'s DRAM In");
     cr_log_info("%s, the whole bank: H16[1] kept for layer 2's fused backward (X^T LOAD_SPMed): its In %llu -> %llu B, "
@@ -1289,14 +1290,14 @@ Test(step, cnn_resident_conv_xt_reuse)
     uint64_t partial = 0;
     for (uint64_t cap = word; cap <= bank; cap += 64 * word) {
         unsigned bits = refetched(&c, cap, &e);
-        for (int l = 1; l + 1 < k_net->ncv; l++)
+        for (int l = 0; l + 1 < k_net->ncv; l++) /* l = 0: X16, the farthest from the loss */
             cr_assert(!((bits >> (l + 1)) & 1) || ((bits >> l) & 1),
-                      "at %llu B H16[%d] kept for the backward, H16[%d] nearer the loss not", (unsigned long long)cap,
+                      "at %llu B conv input %d kept for the backward, %d nearer the loss not", (unsigned long long)cap,
                       l, l + 1);
-        partial = !partial && bits && bits != 0xEu ? cap : partial;
+        partial = !partial && bits && bits != 0xFu ? cap : partial;
     }
     cr_assert_gt(partial, 0, "no SPM size keeps some conv inputs but not all");
     cnn_res_run(partial, &e, in); /* the RTL's bytes: the estimator's */
-    cr_log_info("%s at %llu B of SPM: conv inputs re-fetched for the backward (bit l: H16[l]) 0x%x", k_net->spec,
+    cr_log_info("%s at %llu B of SPM: conv inputs re-fetched for the backward (bit 0: X16, bit l: H16[l]) 0x%x", k_net->spec,
                 (unsigned long long)partial, refetched(&c, partial, &e));
 }

@@ -601,24 +601,15 @@ static int y_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_
     return t >= 0 && npu_conv_split_res_ok(sp, 0, res_words(cfg, p, t));
 }
 
-/* Some vector kernel of plan p writes tensor t (a convolution's input: H16, made by bias_relu,
- * norm_relu and their residual forms; not the batch X16, which the host writes in DRAM). */
-static int kernel_made(const npu_step_plan_t *p, int t)
-{
-    for (int i = 0; i < p->nk; i++)
-        for (int s = 0; p->k[i].kind == NPU_SK_VEC && s < p->k[i].v.nt; s++)
-            if (p->k[i].v.t[s].store && tensor_at(p, p->k[i].v.t[s].dram) == t)
-                return 1;
-    return 0;
-}
-
 /* A forward planned as sp may read X from resident rows of tensor t (npu_conv_split_res_ok: its
- * bands LOAD_SPMed from them) when a kernel makes X: the batch X16, which the host writes in DRAM
- * each step, would only have its read moved into a transfer, and the plans that kept it moved
- * more bytes (small, cnn:c4,c4,c4+1,c4s2,fc10 at batch 2: 132,704 B a step against 120,448 B). */
+ * bands LOAD_SPMed from them). The batch X16, which the host writes in DRAM each step, then
+ * comes in by a whole-tensor load and is read once for the forward and the backward's X^T;
+ * NPU_RES_NO_BATCH_X keeps it on the DRAM side alone (with it eligible and no such option the
+ * traffic() choice of the time kept plans that moved more: small, cnn:c4,c4,c4+1,c4s2,fc10 at
+ * batch 2, 132,704 B a step against 120,448 B). */
 static int x_may_stay(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_conv_split_t *sp, int t)
 {
-    return t >= 0 && npu_conv_split_res_ok(sp, 1, res_words(cfg, p, t)) && kernel_made(p, t);
+    return t >= 0 && npu_conv_split_res_ok(sp, 1, res_words(cfg, p, t));
 }
 
 /* Convolution kernel k planned on the banks below `limit` (npu_step_emit_other's cfg with
@@ -806,6 +797,8 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
             res->y_ok[i] = 0;
         if (overlap & (fwd ? NPU_RES_NO_CONV_X : NPU_RES_NO_CONV_DY))
             res->x_ok[i] = 0;
+        if (fwd && (overlap & NPU_RES_NO_BATCH_X) && tensor_at(p, p->k[i].cv.x) == p->x16)
+            res->x_ok[i] = 0;
         if (overlap & NPU_RES_NO_XT)
             res->xt_ok[i] = 0;
     }
@@ -882,11 +875,22 @@ static int any_ok(const npu_step_plan_t *p, const unsigned char *ok, int kind)
     return 0;
 }
 
-/* Which options of the descent can change plan res (has[0..3] for off[0..3]): a convolution
- * whose access the option moves, a transposed GEMM operand. */
+/* A forward convolution that may read its input X from resident rows: the batch X16 (batch 1)
+ * or a kernel-made one (batch 0). */
+static int any_fwd_x(const npu_step_plan_t *p, const npu_step_res_t *res, int batch)
+{
+    for (int i = 0; i < p->nk; i++)
+        if (res->x_ok[i] && p->k[i].kind == NPU_SK_CONV_FWD && (tensor_at(p, p->k[i].cv.x) == p->x16) == batch)
+            return 1;
+    return 0;
+}
+
+/* Which options can change plan res (has[m] for k_opts[m]; BYPASS's is the caller's): a
+ * convolution whose access the option moves, a transposed GEMM operand. */
 static void options_that_matter(const npu_step_plan_t *p, const npu_step_res_t *res, int *has)
 {
-    has[0] = any_ok(p, res->x_ok, NPU_SK_CONV_FWD);
+    has[0] = any_fwd_x(p, res, 0);
+    has[5] = any_fwd_x(p, res, 1);
     has[1] = any_ok(p, res->x_ok, NPU_SK_CONV_BWD);
     has[2] = any_ok(p, res->y_ok, NPU_SK_CONV_BWD);
     has[3] = any_ok(p, res->xt_ok, NPU_SK_CONV_BWD);
@@ -908,26 +912,27 @@ static plan_cost_t cost_of(npu_step_res_cost_fn cost, void *ctx, const npu_step_
 
 /* Options that keep something on the DRAM side, tried in every combination by
  * npu_step_res_plan_by */
-static const int k_opts[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS};
+static const int k_opts[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS,
+                             NPU_RES_NO_BATCH_X};
 enum { N_OPTS = sizeof k_opts / sizeof k_opts[0] };
 
 /* The plan with the convolutions' SPM-side accesses where they may be (a forward's X copied from
  * its rows, a fused backward's dY read in place, its dX drained into rows and its X^T made from
  * X's rows) and every tensor resident, and the plans with every combination of the options that
  * keep something on the DRAM side (k_opts: NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY,
- * NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS; those the caller set stay set, those that
- * change nothing are not tried): the cheapest is kept (step_res.h), ties by traffic(), then the
+ * NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS, NPU_RES_NO_BATCH_X; those the caller set stay
+ * set, those that change nothing are not tried): the cheapest is kept (step_res.h), ties by traffic(), then the
  * first (fewest options). Every combination, not a greedy descent: keeping an access SPM side adds
  * to the area's pressure, so the options interact (at small, cnn:c4,c8s2,fc10 at batch 4: the
  * descent that turned each on in turn when the estimate did not grow kept a plan of 20,605 cycles,
  * the least traffic's took 20,058), and fewer bytes are not always fewer cycles (a bypassed update
  * streams its tensors in its own program instead of a prefetch beside an earlier kernel). At most
- * 32 plans, each a few milliseconds for the networks the tests and sweeps run. */
+ * 48 plans, each a few milliseconds for the networks the tests and sweeps run. */
 int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_cost_fn cost, void *ctx, npu_step_res_t *res)
 {
     int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), opts = 0;
-    int has[N_OPTS] = {1, 1, 1, 1, !(overlap & NPU_RES_NO_BYPASS)};
+    int has[N_OPTS] = {1, 1, 1, 1, !(overlap & NPU_RES_NO_BYPASS), 1};
     npu_step_res_t *o = malloc(sizeof *o);
     plan_cost_t best = {UINT64_MAX, UINT64_MAX};
     if (rc == 0) {
@@ -942,6 +947,8 @@ int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
             continue;
         for (int m = 0; m < N_OPTS; m++)
             ov |= (sub >> m) & 1 ? k_opts[m] : 0;
+        if ((ov & NPU_RES_NO_CONV_X) && (sub & (1 << 5)) && !(overlap & NPU_RES_NO_BATCH_X))
+            continue; /* NO_CONV_X keeps X16 on the DRAM side too: the plan without NO_BATCH_X */
         if (plan_fallbacks(cfg, p, res_banks, cap, ov, o)) {
             npu_step_res_free(o); /* a failed plan's too */
             continue;

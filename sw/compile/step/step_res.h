@@ -135,10 +135,12 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
  * before they could be LOAD_SPMed transposed from their resident rows. */
 enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8,
        NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32, NPU_RES_NO_XT = 64,
-       NPU_RES_BYPASS = 128, NPU_RES_NO_BYPASS = 256, NPU_RES_BY_TRAFFIC = 512 };
+       NPU_RES_BYPASS = 128, NPU_RES_NO_BYPASS = 256, NPU_RES_BY_TRAFFIC = 512, NPU_RES_NO_BATCH_X = 1024 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
-/* NPU_RES_BYPASS: the tensors one kernel alone touches (an update's W32 and VW) on the DRAM side,
+/* NPU_RES_NO_BATCH_X: the batch X16 on the DRAM side (the first convolution LOADs its bands from
+ * DRAM, the backward reads it again), the other forward inputs as NPU_RES_NO_CONV_X says.
+ * NPU_RES_BYPASS: the tensors one kernel alone touches (an update's W32 and VW) on the DRAM side,
  * streamed by that kernel, so that they take no room Belady would make by evicting a tensor a
  * later kernel reads (Belady with bypass); NPU_RES_NO_BYPASS: never tried (the default tries it).
  *
