@@ -208,7 +208,7 @@ static void usage_training(FILE *f)
             "                [--epochs E]\n"
             "                [--batch B] [--lr L] [--momentum M] [--wd W] [--engine npu|step|kernels|ref]\n"
             "                [--dtype int16|bf16] [--seed N] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|x16|both|dy|dx|xt|all] [--bypass auto|on|off]\n"
+            "                [--no-conv-reuse y|x|x16|both|dy|dx|xt|head|all] [--bypass auto|on|off]\n"
             "                [--objective cycles|traffic] [--csv FILE] [--plot F.png] [--json] [--quiet]\n"
             "                (trains on the 8x8 digits beside the fp32 reference trainer: step =\n"
             "                whole steps on the NPU (MLPs, CNNs), kernels = each GEMM / conv on the\n"
@@ -217,7 +217,7 @@ static void usage_training(FILE *f)
             "       npu estimate --model mlp:..|cnn:.. [--batch B] [--input HxWxC] [--spm-kib N]\n"
             "                [--dram-bw B] [--dram-latency C] [--no-prefetch] [--no-lookahead]\n"
             "                [--plan sched|step] [--policy P] [--resident-banks N]\n"
-            "                [--no-conv-reuse y|x|x16|both|dy|dx|xt|all] [--bypass auto|on|off]\n"
+            "                [--no-conv-reuse y|x|x16|both|dy|dx|xt|head|all] [--bypass auto|on|off]\n"
             "                [--objective cycles|traffic] [--csv FILE] [--json]\n"
             "                (the analytical\n"
             "                estimator: one training iteration planned by the SPM scheduler, or with\n"
@@ -383,7 +383,7 @@ static const struct cmd_def {
 /* Options whose value is one of a few words, kept as given (the commands parse the name). */
 static const struct word_opt {
     int opt;
-    const char *words[9]; /* NULL-terminated */
+    const char *words[10]; /* NULL-terminated */
     const char *msg;      /* "... needs <this>, not '%s'" */
     size_t field;         /* offsetof the const char * in npu_args_t */
 } k_word_opts[] = {
@@ -400,8 +400,8 @@ static const struct word_opt {
     {OPT_ENGINE, {"npu", "step", "kernels", "ref", NULL}, "--engine needs npu, step, kernels or ref", offsetof(npu_args_t, engine)},
     {OPT_DTYPE, {"int16", "bf16", NULL}, "--dtype needs int16 or bf16", offsetof(npu_args_t, dtype)},
     {OPT_PLAN, {"sched", "step", NULL}, "--plan needs sched or step", offsetof(npu_args_t, plan)},
-    {OPT_NO_CONV_REUSE, {"y", "x", "x16", "both", "dy", "dx", "xt", "all", NULL},
-     "--no-conv-reuse needs y, x, x16, both, dy, dx, xt or all",
+    {OPT_NO_CONV_REUSE, {"y", "x", "x16", "both", "dy", "dx", "xt", "head", "all", NULL},
+     "--no-conv-reuse needs y, x, x16, both, dy, dx, xt, head or all",
      offsetof(npu_args_t, no_conv_reuse)},
     {OPT_BYPASS, {"auto", "on", "off", NULL}, "--bypass needs auto, on or off", offsetof(npu_args_t, bypass)},
     {OPT_OBJECTIVE, {"cycles", "traffic", NULL}, "--objective needs cycles or traffic", offsetof(npu_args_t, objective)},
@@ -686,7 +686,7 @@ static const struct opt_doc {
     {OPT_SPACE, "KEY=V,..;..", "s=4,8;bw=16",
      "the design space: s (core side), spm (KiB), bw (bytes/cycle), batch (default: the build's)"},
     {OPT_NO_LOOKAHEAD, NULL, NULL, "write-backs when the space is needed, not after the last write"},
-    {OPT_NO_CONV_REUSE, "", "both", "with --resident-banks, accesses kept on the DRAM side: the forward convolutions' outputs (y: stored, not drained into resident rows), their inputs (x: loaded, not copied from resident rows; x16: the batch X16 alone) or both; the fused backwards' dY (dy: loaded, not read in place), their dX (dx: stored, not drained into rows); every transposed read (xt: the backwards' X^T and the GEMMs' transposed operands from DRAM, not LOAD_SPMed from resident rows); all of them (all) (default: the scheduler's plan)"},
+    {OPT_NO_CONV_REUSE, "", "both", "with --resident-banks, accesses kept on the DRAM side: the forward convolutions' outputs (y: stored, not drained into resident rows), their inputs (x: loaded, not copied from resident rows; x16: the batch X16 alone) or both; the fused backwards' dY (dy: loaded, not read in place), their dX (dx: stored, not drained into rows); every transposed read (xt: the backwards' X^T and the GEMMs' transposed operands from DRAM, not LOAD_SPMed from resident rows); a CNN head's input and its gradient (head: the tensors a kernel views in another row shape); all of them (all) (default: the scheduler's plan)"},
     {OPT_BYPASS, "", "off", "with --resident-banks, the tensors one kernel alone touches (an update's W32 and VW): on, streamed by that kernel from DRAM, not loaded into the SPM (Belady with bypass); off, resident like the others; auto, as --objective chooses (default)"},
     {OPT_OBJECTIVE, "", "traffic", "with --resident-banks, what the choice between residency plans minimises (the options above left to it): cycles, the estimator's step cycles (default); traffic, the DRAM bytes (the brief's scheduler)"},
     {OPT_PLAN, "", "step", "sched: SPM residency planned across the iteration (default); step: the step engine's kernels, each through DRAM (MLPs, CNNs)"},

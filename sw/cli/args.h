@@ -114,7 +114,7 @@ typedef struct npu_args {
     unsigned resident_banks;            /* fit, estimate --plan step: SPM banks for tensors kept
                                            between kernels (0: none) */
     int no_prefetch, no_lookahead;      /* estimate: scheduler options off */
-    const char *no_conv_reuse;          /* y|x|x16|both|dy|dx|xt|all: forward convs' outputs / inputs /
+    const char *no_conv_reuse;          /* y|x|x16|both|dy|dx|xt|head|all: forward convs' outputs / inputs /
                                            both, fused backwards' dY / dX / X (X^T from DRAM),
                                            all of them on the DRAM side (NULL: the plan's) */
     const char *bypass;                 /* auto|on|off: single-use tensors streamed from DRAM (NPU_RES_BYPASS) */

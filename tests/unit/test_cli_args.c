@@ -520,19 +520,19 @@ Test(cli_args, help_lists_what_is_accepted)
  * where it applies */
 Test(cli_args, no_conv_reuse)
 {
-    static const char *words[] = {"y", "x", "x16", "both", "dy", "dx", "xt", "all"};
+    static const char *words[] = {"y", "x", "x16", "both", "dy", "dx", "xt", "head", "all"};
     static const int flags[] = {NPU_RES_NO_CONV_Y, NPU_RES_NO_CONV_X, NPU_RES_NO_BATCH_X,
                                 NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX,
-                                NPU_RES_NO_XT,
+                                NPU_RES_NO_XT, NPU_RES_NO_RESHAPE,
                                 NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX |
-                                    NPU_RES_NO_XT | NPU_RES_NO_BATCH_X};
+                                    NPU_RES_NO_XT | NPU_RES_NO_BATCH_X | NPU_RES_NO_RESHAPE};
     const int keep = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
     npu_args_t a;
     char err[256];
     const char *plain[] = {"npu", "estimate", "--model", "cnn:c4,fc10", "--plan", "step", "--resident-banks", "1"};
     cr_assert_eq(parse(ARGC(plain), plain, &a, err), 0, "%s", err);
     cr_assert_eq(npu_cli_res_overlap(&a), keep);
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         const char *v[] = {"npu", "sweep", "--model", "cnn:c4,fc10", "--plan", "step", "--resident-banks", "1",
                            "--no-prefetch", "--no-conv-reuse", words[i]};
         cr_assert_eq(parse(ARGC(v), v, &a, err), 0, "%s", err);
@@ -543,7 +543,7 @@ Test(cli_args, no_conv_reuse)
     const char *b2[] = {"npu", "sweep", "--model", "cnn:c4,fc10", "--plan", "step", "--no-conv-reuse", "y"};
     const char *b3[] = {"npu", "sweep", "--model", "cnn:c4,fc10", "--resident-banks", "1", "--no-conv-reuse", "y"};
     const char *b4[] = {"npu", "gemm", "-m", "4", "-n", "4", "-k", "4", "--no-conv-reuse", "y"};
-    bad(ARGC(b1), b1, "--no-conv-reuse needs y, x, x16, both, dy, dx, xt or all, not 'z'");
+    bad(ARGC(b1), b1, "--no-conv-reuse needs y, x, x16, both, dy, dx, xt, head or all, not 'z'");
     bad(ARGC(b2), b2, "--no-conv-reuse, --bypass and --objective apply with --resident-banks");
     bad(ARGC(b3), b3, "apply to 'sweep --plan step'");
     bad(ARGC(b4), b4, "does not apply");

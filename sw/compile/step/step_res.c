@@ -150,32 +150,51 @@ static void tensors(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res
     }
 }
 
-/* Kernel k views its slot-i tensor t as the plan shapes it: a vector kernel's rows x len (or one
- * row), a GEMM's operand M x K, K x N (untransposed) or M x N. A CNN's head reads the last
- * convolution's pixel rows as one row per sample, and its first vector kernel the head's dH32
- * as pixel rows: a resident copy has one row layout, so such a tensor stays on the DRAM side. */
-static int view_ok(const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int t)
+/* Tensor T's resident rows read as r rows of c elements: 1 the same shape, 2 both row lengths
+ * whole SPM words (multiples of the 2S lanes) over as many elements, where the resident copy is
+ * the packed element array and any such view of it reads the same bytes (a CNN head's GEMMs read
+ * the last convolution's pixel rows as one row per sample, and its first vector kernel the head's
+ * dH32 as pixel rows); 0 neither. */
+static int same_rows(const npu_cfg_t *cfg, const npu_step_tensor_t *T, int r, int c)
+{
+    int F = 2 * cfg->s;
+    if (T->rows == r && T->cols == c)
+        return 1;
+    return (uint64_t)r * (uint64_t)c == (uint64_t)T->rows * (uint64_t)T->cols && T->cols % F == 0 && c % F == 0 ? 2
+                                                                                                               : 0;
+}
+
+/* How kernel k views its slot-i tensor t (same_rows: 1 as the plan shapes it, 2 in a shape its
+ * packed resident rows hold as well, 0 otherwise): a vector kernel's rows x len (or one row), a
+ * GEMM's operand M x K, K x N (untransposed) or M x N. A resident copy has one row layout, so a
+ * tensor viewed otherwise stays on the DRAM side. */
+static int view_ok(const npu_cfg_t *cfg, const npu_step_plan_t *p, const npu_step_kernel_t *k, int i, int t)
 {
     const npu_step_tensor_t *T = &p->t[t];
     if (k->kind == NPU_SK_VEC)
-        return k->v.t[i].one_row ? T->rows == 1 : T->rows == k->v.rows && T->cols == k->v.len;
+        return k->v.t[i].one_row ? T->rows == 1 : same_rows(cfg, T, k->v.rows, k->v.len);
     if (k->kind != NPU_SK_GEMM)
         return 1; /* DRAM side anyway */
     int r = i == 0 ? k->g.M : i == 1 ? k->g.K : k->g.M, c = i == 0 ? k->g.K : k->g.N;
-    return i == 0 && k->g.args.transA ? T->rows == c && T->cols == r
-         : i == 1 && k->g.args.transB ? T->rows == k->g.N && T->cols == k->g.K
-                                       : T->rows == r && T->cols == c;
+    return i == 0 && k->g.args.transA ? same_rows(cfg, T, c, r)
+         : i == 1 && k->g.args.transB ? same_rows(cfg, T, k->g.N, k->g.K)
+                                       : same_rows(cfg, T, r, c);
 }
 
-/* Tensors a kernel views in another shape than the plan's: DRAM side only (view_ok). */
-static void views(const npu_step_plan_t *p, npu_step_res_t *res)
+/* Tensors a kernel views in another shape than the plan's: DRAM side only (view_ok), but those
+ * whose packed rows hold the view unless NPU_RES_NO_RESHAPE (res->reshaped counts them). */
+static void views(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res)
 {
+    unsigned char re[NPU_STEP_MAX_TENSORS] = {0};
     for (int i = 0; i < p->nk; i++)
         for (int s = 0; s < SLOTS; s++) {
-            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
-            if (t >= 0 && ok && !view_ok(p, &p->k[i], s, t))
+            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok), v = t >= 0 && ok ? view_ok(cfg, p, &p->k[i], s, t) : 1;
+            if (v == 0 || (v == 2 && (res->overlap & NPU_RES_NO_RESHAPE)))
                 res->dram_only[t] = 1;
+            re[t >= 0 ? t : 0] |= v == 2;
         }
+    for (int t = 0; t < p->nt; t++)
+        res->reshaped += re[t] && !res->dram_only[t];
 }
 
 static void build_steps(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t *res,
@@ -368,8 +387,9 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
         if (t < 0 || !ok || dem[s] || res->dram_only[t] || pl->open[t] < 0)
             continue;
         unsigned at = res->stay[pl->open[t]].spm;
-        if (k->kind == NPU_SK_VEC) {
-            npu_vk_resident(&k->v, s, at, res->stride[t]);
+        if (k->kind == NPU_SK_VEC) { /* its rows of len (same_rows: the tensor's, or packed) */
+            int one = k->v.t[s].one_row || p->t[t].cols == k->v.len;
+            npu_vk_resident(&k->v, s, at, one ? res->stride[t] : npu_gemm_res_words(pl->cfg, k->v.len, p->t[t].width == 32));
             continue;
         }
         /* X (slot()): a forward copies it from its rows, a fused backward LOAD_SPMs X^T from them */
@@ -817,7 +837,7 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
         goto out;
     }
     tensors(cfg, p, res);
-    views(p, res);
+    views(cfg, p, res);
     if (overlap & NPU_RES_BYPASS)
         bypass_once(p, res, dem);
     rc = plan_largest_cap(cfg, p, res, dem, y_first, y_seen);
@@ -891,6 +911,7 @@ static void options_that_matter(const npu_step_plan_t *p, const npu_step_res_t *
 {
     has[0] = any_fwd_x(p, res, 0);
     has[5] = any_fwd_x(p, res, 1);
+    has[6] = res->reshaped > 0;
     has[1] = any_ok(p, res->x_ok, NPU_SK_CONV_BWD);
     has[2] = any_ok(p, res->y_ok, NPU_SK_CONV_BWD);
     has[3] = any_ok(p, res->xt_ok, NPU_SK_CONV_BWD);
@@ -913,26 +934,26 @@ static plan_cost_t cost_of(npu_step_res_cost_fn cost, void *ctx, const npu_step_
 /* Options that keep something on the DRAM side, tried in every combination by
  * npu_step_res_plan_by */
 static const int k_opts[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS,
-                             NPU_RES_NO_BATCH_X};
+                             NPU_RES_NO_BATCH_X, NPU_RES_NO_RESHAPE};
 enum { N_OPTS = sizeof k_opts / sizeof k_opts[0] };
 
 /* The plan with the convolutions' SPM-side accesses where they may be (a forward's X copied from
  * its rows, a fused backward's dY read in place, its dX drained into rows and its X^T made from
  * X's rows) and every tensor resident, and the plans with every combination of the options that
  * keep something on the DRAM side (k_opts: NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY,
- * NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS, NPU_RES_NO_BATCH_X; those the caller set stay
- * set, those that change nothing are not tried): the cheapest is kept (step_res.h), ties by traffic(), then the
+ * NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS, NPU_RES_NO_BATCH_X, NPU_RES_NO_RESHAPE; those
+ * the caller set stay set, those that change nothing are not tried): the cheapest is kept (step_res.h), ties by traffic(), then the
  * first (fewest options). Every combination, not a greedy descent: keeping an access SPM side adds
  * to the area's pressure, so the options interact (at small, cnn:c4,c8s2,fc10 at batch 4: the
  * descent that turned each on in turn when the estimate did not grow kept a plan of 20,605 cycles,
  * the least traffic's took 20,058), and fewer bytes are not always fewer cycles (a bypassed update
  * streams its tensors in its own program instead of a prefetch beside an earlier kernel). At most
- * 48 plans, each a few milliseconds for the networks the tests and sweeps run. */
+ * 96 plans, each a few milliseconds for the networks the tests and sweeps run. */
 int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_cost_fn cost, void *ctx, npu_step_res_t *res)
 {
     int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), opts = 0;
-    int has[N_OPTS] = {1, 1, 1, 1, !(overlap & NPU_RES_NO_BYPASS), 1};
+    int has[N_OPTS] = {1, 1, 1, 1, !(overlap & NPU_RES_NO_BYPASS), 1, 1};
     npu_step_res_t *o = malloc(sizeof *o);
     plan_cost_t best = {UINT64_MAX, UINT64_MAX};
     if (rc == 0) {

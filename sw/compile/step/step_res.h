@@ -102,6 +102,8 @@ typedef struct npu_step_res {
     unsigned char *xt_ok;           /* per kernel: a fused backward whose X^T may be made from X's
                                        resident rows (conv_bwd.h npu_conv_bwd_res_x: LOAD_SPMs)
                                        an SPM-side read of X then */
+    int reshaped;                   /* tensors some kernel views in another row shape that their
+                                       packed resident rows hold (step_res.c same_rows) */
     int ambiguous;                  /* a kernel with more tensors than tags (then its map is not
                                        one-to-one and per-tensor bytes are not split) */
     int overlap;                    /* NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD (npu_step_res_plan_ex):
@@ -135,10 +137,14 @@ int npu_step_res_plan_cap(const npu_cfg_t *cfg, const npu_step_plan_t *p, int re
  * before they could be LOAD_SPMed transposed from their resident rows. */
 enum { NPU_RES_PREFETCH = 1, NPU_RES_LOOKAHEAD = 2, NPU_RES_NO_CONV_Y = 4, NPU_RES_NO_CONV_X = 8,
        NPU_RES_NO_CONV_DY = 16, NPU_RES_NO_CONV_DX = 32, NPU_RES_NO_XT = 64,
-       NPU_RES_BYPASS = 128, NPU_RES_NO_BYPASS = 256, NPU_RES_BY_TRAFFIC = 512, NPU_RES_NO_BATCH_X = 1024 };
+       NPU_RES_BYPASS = 128, NPU_RES_NO_BYPASS = 256, NPU_RES_BY_TRAFFIC = 512, NPU_RES_NO_BATCH_X = 1024,
+       NPU_RES_NO_RESHAPE = 2048 };
 int npu_step_res_plan_ex(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_t *res);
-/* NPU_RES_NO_BATCH_X: the batch X16 on the DRAM side (the first convolution LOADs its bands from
+/* NPU_RES_NO_RESHAPE: a tensor some kernel views in another row shape on the DRAM side even where
+ * its resident rows are packed (a CNN head's input, read as one row per sample by the head's GEMMs,
+ * and the head's dH32, read as pixel rows: resident when the channels fill whole SPM words).
+ * NPU_RES_NO_BATCH_X: the batch X16 on the DRAM side (the first convolution LOADs its bands from
  * DRAM, the backward reads it again), the other forward inputs as NPU_RES_NO_CONV_X says.
  * NPU_RES_BYPASS: the tensors one kernel alone touches (an update's W32 and VW) on the DRAM side,
  * streamed by that kernel, so that they take no room Belady would make by evicting a tensor a
