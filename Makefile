@@ -31,14 +31,7 @@ TEST_FILTER_small-bf16 := @(@(bf16|conv_bf16|conv_bwd|vec|vec_errors|vec_order|s
 # every suite but policies and train_part (the array's mapping policies and the training
 # partitions, a minute and a half of the budget, which the LOAD engine's mode does not change): it
 # keeps the non-pipelined engine and its cost model (XFER_IDLE = 0) under test.
-# It also leaves out step/brief_prefetch_heavy_light: since the slicing stage's band-and-waves picks
-# (session 23) its prefetched b32[4] adds 24 cycles to the L4 GEMM there against the 4 estimated
-# (bound 12): the appended LOAD moves every later program 16 bytes, so the fetch's 4 KiB burst
-# splits fall elsewhere and a fetch burst cuts into a LOAD of W (+20 cycles), and the GEMM's
-# resident rows move to a conflicting address (+4). The estimator does not place that phase (a
-# model of the splits at the programs' real bases was tried and moved the misses: session 24).
-# The test runs at tiny, small, small-w2 and both bf16 configs (pipelined LOADs).
-TEST_FILTER_tiny-nopipe := @(!(@(policies|train_part|step))/*|step/!(brief_prefetch_heavy_light))
+TEST_FILTER_tiny-nopipe := @(!(@(policies|train_part))/*)
 # tiny and small run every suite.
 test_filter = $(if $(or $(TEST_FILTER_$(1)),$(findstring -bf16,$(1))),--filter '$(or $(TEST_FILTER_$(1)),$(TEST_FILTER_BF16))')
 B        := build/$(CONFIG)

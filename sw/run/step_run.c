@@ -36,12 +36,16 @@ static const npu_step_kernel_t *kernel_run(const npu_step_run_t *s, int i)
     return s->res ? &s->res->k[i] : &s->plan.k[i];
 }
 
-/* Kernel i's program at *base (advanced past it, beat-aligned). */
+/* Kernel i's program at *base (advanced past it, beat-aligned). Each program starts on a 4 KiB
+ * line: the fetch's bursts then split where the estimator's npu_prog_time puts them (MAX_BURST
+ * beats from the start), whatever the programs before it hold; packed one after another, an
+ * instruction appended to one program moved every later one and its fetch bursts' 4 KiB cuts
+ * (tiny-nopipe: a prefetch LOAD cost 24 cycles on the RTL, 4 in the estimate). */
 static int compile_kernel(npu_step_run_t *s, int i, uint64_t *base)
 {
     const npu_step_kernel_t *k = kernel_run(s, i);
     npu_step_prog_t *kp = &s->kp[i];
-    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg), align = beat > 16 ? beat : 16; /* PROG_BASE */
+    uint64_t beat = (uint64_t)npu_cfg_beat(s->cfg), align = 4096; /* a multiple of PROG_BASE's beat */
     char why[256] = "";
     kp->base = *base = (*base + align - 1) / align * align;
     if (k->kind == NPU_SK_GEMM) {
