@@ -695,6 +695,11 @@ static const int k_rfc[2] = {64, RC}, k_rres[4] = {0, 0, 2, 0};
  * holds from the forward to the backward (the forward-backward reuse test) */
 static const npu_conv_t k_scv[2] = {{RB, 1, 8, 8, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 8, 8, 8, 3, 3, 2, 1, 1, 0}};
 static const int k_sfc[2] = {128, RC}, k_sres[2] = {0, 0};
+/* cnn:c4,c16s2,fc10 on 6x6 images: 16 channels out of the second, so at S = 8 the head's input
+ * fills whole SPM words (16 lanes) and may stay resident (step_res.c same_rows), as c8 does at
+ * S = 2; the smaller image keeps sum(cap(Y) + cap(W)) within the bank */
+static const npu_conv_t k_scv16[2] = {{RB, 1, 6, 6, 4, 3, 3, 1, 1, 1, 0}, {RB, 4, 6, 6, 16, 3, 3, 2, 1, 1, 0}};
+static const int k_sfc16[2] = {144, RC};
 /* The network of the next cnn_res_run / cnn_res_est / k_plan: its spec, convolutions, residual
  * connections and head */
 typedef struct knet {
@@ -703,8 +708,9 @@ typedef struct knet {
     int ncv;
     const int *res, *fc;
 } knet_t;
-static const knet_t k_nets[2] = {{"cnn:c4,c4,c4+1,c4s2,fc10", k_rcv, 4, k_rres, k_rfc},
-                                 {"cnn:c4,c8s2,fc10", k_scv, 2, k_sres, k_sfc}};
+static const knet_t k_nets[3] = {{"cnn:c4,c4,c4+1,c4s2,fc10", k_rcv, 4, k_rres, k_rfc},
+                                 {"cnn:c4,c8s2,fc10", k_scv, 2, k_sres, k_sfc},
+                                 {"cnn:c4,c16s2,fc10", k_scv16, 2, k_sres, k_sfc16}};
 static const knet_t *k_net = &k_nets[0];
 
 /* The residency options of the next runs (step_res.h; the block-reuse test keeps the convolutions'
@@ -770,7 +776,8 @@ static void cnn_res_run(uint64_t cap, npu_est_kplan_t *e, uint64_t *in)
     npu_step_run_t s;
     uint64_t seed = rtl_seed(97);
     npu_sim_t *sim = rtl_open(&c, 20, 0, seed);
-    cr_assert_eq(npu_net_parse(k_net->spec, 8, 8, 1, &net, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_net_parse(k_net->spec, k_net->cv[0].H, k_net->cv[0].W, k_net->cv[0].C, &net, why, sizeof why), 0,
+                 "%s", why);
     cr_assert_eq(npu_net_init(&net, seed, w, b), 0);
     /* the estimator's optimizer: its plan's kernels are the run's (a decay one int16 AXPBY cannot
      * hold is a MUL and an ADD, npu_step_sgd) */
@@ -1200,10 +1207,11 @@ static int bwd_refetch(const npu_step_plan_t *p, const npu_step_res_t *r, const 
     return 0;
 }
 
-/* Of k_net's conv inputs X16, H16[1..ncv-1] (what the fused backwards of layers 1..ncv read as X),
- * a bit per layer l - 1 (bit 0: X16) re-fetched for the backward under the plan with the scheduler given cap bytes
- * (the estimator's, e; the plan's residency in r). */
-static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
+/* Of k_net's activations X16, H16[1..upto-1] (the conv inputs the fused backwards of layers 1..ncv
+ * read as X; upto = ncv + 1 adds the head's input, which its dW GEMM reads), a bit per tensor (bit
+ * 0: X16, bit l: H16[l]) re-fetched for the backward under the plan with the scheduler given cap
+ * bytes (the estimator's, e; the plan's residency in r). */
+static unsigned refetched_upto(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e, int upto)
 {
     npu_step_plan_t p;
     npu_step_res_t r;
@@ -1212,13 +1220,19 @@ static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
     k_plan(c, &p);
     cnn_res_est(cap, e);
     cr_assert_eq(npu_est_res_plan(c, &p, 1, cap, k_overlap, &r), 0, "%s", r.why);
-    for (int l = 0; l < k_net->ncv; l++) {
+    for (int l = 0; l < upto; l++) {
         snprintf(name, sizeof name, l ? "H16[%d]" : "X16", l);
         bits |= (unsigned)bwd_refetch(&p, &r, e, npu_step_tensor_find(&p, name)) << l;
     }
     npu_step_res_free(&r);
     npu_step_plan_free(&p);
     return bits;
+}
+
+/* The conv inputs alone (refetched_upto to ncv). */
+static unsigned refetched(const npu_cfg_t *c, uint64_t cap, npu_est_kplan_t *e)
+{
+    return refetched_upto(c, cap, e, k_net->ncv);
 }
 
 /* cnn_resident_conv_xt_reuse: with the whole bank (at least the formula's `need` bytes) the batch
@@ -1230,11 +1244,14 @@ static void xt_formula_clause(const npu_cfg_t *cc, uint64_t need)
     npu_cfg_t c = *cc;
     uint64_t in[6], at = 0, word = (uint64_t)npu_cfg_word(&c); /* at 0: the whole bank */
     k_overlap |= NPU_RES_NO_XT;
-    cr_assert_eq(refetched(&c, at, &nox), 3u, "X16 and H16[1] read from DRAM for the backward without X^T reuse");
+    unsigned all = (2u << k_net->ncv) - 1; /* X16, H16[1] and the head's input H16[2] */
+    cr_assert_eq(refetched_upto(&c, at, &nox, k_net->ncv + 1), all,
+                 "X16, H16[1] and the head's input read from DRAM for the backward without X^T reuse");
     cnn_res_run(at, &nox, in);
     uint64_t nox_cycles = g_res_cycles, nox_in = in[0];
     k_overlap &= ~NPU_RES_NO_XT;
-    cr_assert_eq(refetched(&c, at, &e), 0u, "X16 or H16[1] re-fetched for the backward with the whole bank");
+    cr_assert_eq(refetched_upto(&c, at, &e, k_net->ncv + 1), 0u,
+                 "an activation (X16, H16[1], the head's input) re-fetched for the backward with the whole bank");
     for (int l = 1; l <= 2; l++)
         cr_assert_eq(bwd_x_rd(&e, l), 0, "bwd L%d conv_bwd reads X from DRAM (its X^T not LOAD_SPMed)", l);
     cnn_res_run(at, &e, in);
@@ -1254,33 +1271,32 @@ static void xt_formula_clause(const npu_cfg_t *cc, uint64_t need)
     k_net = &k_nets[0];
 }
 
-/* Issue 16 acceptance 3, forward-backward reuse of the activations: a fused backward makes its X^T
- * from X's resident rows by LOAD_SPMs (compile/conv/conv_bwd.h npu_conv_bwd_res_x) instead of
- * transposed LOADs from DRAM, when the scheduler keeps X (NPU_RES_NO_XT keeps every transposed
- * read on the DRAM side). cnn:c4,c8s2,fc10: the whole bank holds the capacity formula
- * sum(cap(Y) + cap(W)) (Y: each convolution's outputs Z32[l], H16[l] and the batch X16; W: every
- * layer's W16[l]); there the fused backward of layer 2 does not re-fetch H16[1] (no DRAM read of it
- * for the backward, by the kernel or by a load), which it does with NPU_RES_NO_XT, on the RTL (each
- * kernel's bytes per tag and every tensor's the estimator's: cnn_res_run) and in the estimator; a
- * traffic step of H16[1] (the estimator's bisection) is the RTL's, one word below re-fetched, at it
- * not. At exactly the formula's size the scheduler re-fetches H16[1] (its traffic is not monotone
- * in the SPM size, NPU_RES_NO_XT or not: docs/estimator.md section 7.3), so the clause is checked
- * with the whole bank. At S = 8 it holds with the update's W32 and VW bypassed (NPU_RES_BYPASS, the
- * descent's choice): resident, the head's update needed 24 KiB beside the activations and Belady
- * wrote H16[1] back for it.
+/* Issue 16 acceptance 3, forward-backward reuse of the activations (the plans of least traffic,
+ * NPU_RES_BY_TRAFFIC): a fused backward makes its X^T from X's resident rows by LOAD_SPMs
+ * (compile/conv/conv_bwd.h npu_conv_bwd_res_x) and the head's dW GEMM its transposed A likewise,
+ * instead of transposed LOADs from DRAM (NPU_RES_NO_XT keeps every transposed read there). The
+ * network: cnn:c4,c8s2,fc10 at S = 2, cnn:c4,c16s2,fc10 on 6x6 images at S = 8 (the head's input
+ * in whole SPM words either way, so it may stay resident). The whole bank holds the capacity
+ * formula sum(cap(Y) + cap(W)) (Y: each convolution's outputs Z32[l], H16[l] and the batch X16;
+ * W: every layer's W16[l]); there no activation (X16, H16[1], the head's input H16[2]) is read
+ * from DRAM for the backward, by a kernel or by a load, and the fused backwards read no X byte,
+ * on the RTL (each kernel's bytes per tag and every tensor's the estimator's: cnn_res_run) and in
+ * the estimator; with NPU_RES_NO_XT all three are re-fetched. A traffic step of H16[1] (the
+ * estimator's bisection) is the RTL's, one word below re-fetched, at it not. The scheduler's
+ * traffic is not monotone in the SPM size (docs/estimator.md section 7.3), so the clause is
+ * checked with the whole bank. At S = 8 it needs bypass (NPU_RES_BYPASS, an option the choice
+ * takes): with the head's update resident Belady wrote the activations back for it.
  * cnn:c4,c4,c4+1,c4s2,fc10, whose tensors the bank does not hold: over the estimator's SPM sizes
  * from one word to the bank the conv inputs kept for the backward are always those nearest the
- * loss (H16[l] kept implies H16[l + 1] kept), and at a size that keeps some but not all the RTL
- * moves the estimator's bytes. Not covered: the batch X16 (the forward convolution LOADs it from
- * DRAM, so the backward reads it again) and the head's input (through the transpose kernel,
- * DRAM to DRAM). */
+ * loss (X16 first out, then H16[l] kept implies H16[l + 1] kept), and at a size that keeps some but
+ * not all the RTL moves the estimator's bytes. */
 Test(step, cnn_resident_conv_xt_reuse)
 {
     static npu_est_kplan_t e;
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c), bank = (uint64_t)c.spm_bank_words * word, need = 0;
     npu_step_plan_t p;
-    k_net = &k_nets[1];
+    k_net = 2 * c.s > 8 ? &k_nets[2] : &k_nets[1]; /* the head's input in whole SPM words */
     k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC;
     k_plan(&c, &p);
     for (int t = 0; t < p.nt; t++) {
