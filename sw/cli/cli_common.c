@@ -66,7 +66,8 @@ int npu_cli_res_overlap(const npu_args_t *a)
            (both || !strcmp(r, "y") ? NPU_RES_NO_CONV_Y : 0) | (both || !strcmp(r, "x") ? NPU_RES_NO_CONV_X : 0) |
            (all || !strcmp(r, "dy") ? NPU_RES_NO_CONV_DY : 0) | (all || !strcmp(r, "dx") ? NPU_RES_NO_CONV_DX : 0) |
            (xt ? NPU_RES_NO_XT : 0) | (all || !strcmp(r, "x16") ? NPU_RES_NO_BATCH_X : 0) |
-           (all || !strcmp(r, "head") ? NPU_RES_NO_RESHAPE : 0) | (!strcmp(b, "on") ? NPU_RES_BYPASS : !strcmp(b, "off") ? NPU_RES_NO_BYPASS : 0) |
+           (all || !strcmp(r, "head") ? NPU_RES_NO_RESHAPE : 0) |
+           (!strcmp(b, "on") ? NPU_RES_BYPASS : !strcmp(b, "off") ? NPU_RES_NO_BYPASS : 0) |
            (a->objective && !strcmp(a->objective, "traffic") ? NPU_RES_BY_TRAFFIC : 0);
 }
 

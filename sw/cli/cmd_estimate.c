@@ -225,10 +225,12 @@ static int estimate_step(const npu_cfg_t *cfg, const npu_args_t *a, const npu_ne
     npu_table_t t;
     char why[256] = "";
     if (a->dram_bw_set || a->dram_latency_set || a->input ||
-        ((a->spm_kib || a->no_prefetch || a->no_lookahead || a->no_conv_reuse || a->bypass || a->objective) && !a->resident_banks)) {
+        ((a->spm_kib || a->no_prefetch || a->no_lookahead || a->no_conv_reuse || a->bypass || a->objective) &&
+         !a->resident_banks)) {
         fprintf(stderr, "npu: estimate --plan step models this build's hardware and the step engine's plan: "
                 "--dram-bw, --dram-latency and --input do not apply; --spm-kib (the scheduler's share of "
-                "the resident banks), --no-prefetch, --no-lookahead, --no-conv-reuse, --bypass and --objective only with --resident-banks\n");
+                "the resident banks), --no-prefetch, --no-lookahead, --no-conv-reuse, --bypass and --objective only "
+                "with --resident-banks\n");
         return NPU_EXIT_USAGE;
     }
     uint64_t area = (uint64_t)a->resident_banks * (uint64_t)cfg->spm_bank_words * (uint64_t)npu_cfg_word(cfg);

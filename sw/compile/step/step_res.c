@@ -188,10 +188,12 @@ static void views(const npu_cfg_t *cfg, const npu_step_plan_t *p, npu_step_res_t
     unsigned char re[NPU_STEP_MAX_TENSORS] = {0};
     for (int i = 0; i < p->nk; i++)
         for (int s = 0; s < SLOTS; s++) {
-            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok), v = t >= 0 && ok ? view_ok(cfg, p, &p->k[i], s, t) : 1;
+            int rd, wr, ok, t = slot(p, res, i, s, &rd, &wr, &ok);
+            int v = t >= 0 && ok ? view_ok(cfg, p, &p->k[i], s, t) : 1;
             if (v == 0 || (v == 2 && (res->overlap & NPU_RES_NO_RESHAPE)))
                 res->dram_only[t] = 1;
-            re[t >= 0 ? t : 0] |= v == 2;
+            if (v == 2)
+                re[t] = 1;
         }
     for (int t = 0; t < p->nt; t++)
         res->reshaped += re[t] && !res->dram_only[t];
@@ -388,8 +390,9 @@ static void apply(placer_t *pl, int i, const unsigned char *dem)
             continue;
         unsigned at = res->stay[pl->open[t]].spm;
         if (k->kind == NPU_SK_VEC) { /* its rows of len (same_rows: the tensor's, or packed) */
-            int one = k->v.t[s].one_row || p->t[t].cols == k->v.len;
-            npu_vk_resident(&k->v, s, at, one ? res->stride[t] : npu_gemm_res_words(pl->cfg, k->v.len, p->t[t].width == 32));
+            int same = k->v.t[s].one_row || p->t[t].cols == k->v.len;
+            unsigned stride = same ? res->stride[t] : npu_gemm_res_words(pl->cfg, k->v.len, p->t[t].width == 32);
+            npu_vk_resident(&k->v, s, at, stride);
             continue;
         }
         /* X (slot()): a forward copies it from its rows, a fused backward LOAD_SPMs X^T from them */
@@ -935,15 +938,15 @@ static plan_cost_t cost_of(npu_step_res_cost_fn cost, void *ctx, const npu_step_
  * npu_step_res_plan_by */
 static const int k_opts[] = {NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY, NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS,
                              NPU_RES_NO_BATCH_X, NPU_RES_NO_RESHAPE};
-enum { N_OPTS = sizeof k_opts / sizeof k_opts[0] };
+enum { N_OPTS = sizeof k_opts / sizeof k_opts[0], OPT_BATCH_X = 1 << 5 /* k_opts[5]'s bit */ };
 
 /* The plan with the convolutions' SPM-side accesses where they may be (a forward's X copied from
  * its rows, a fused backward's dY read in place, its dX drained into rows and its X^T made from
  * X's rows) and every tensor resident, and the plans with every combination of the options that
  * keep something on the DRAM side (k_opts: NPU_RES_NO_CONV_X, NPU_RES_NO_CONV_DY,
  * NPU_RES_NO_CONV_DX, NPU_RES_NO_XT, NPU_RES_BYPASS, NPU_RES_NO_BATCH_X, NPU_RES_NO_RESHAPE; those
- * the caller set stay set, those that change nothing are not tried): the cheapest is kept (step_res.h), ties by traffic(), then the
- * first (fewest options). Every combination, not a greedy descent: keeping an access SPM side adds
+ * the caller set stay set, those that change nothing are not tried): the cheapest is kept
+ * (step_res.h), ties by traffic(), then the first (fewest options). Every combination, not a greedy descent: keeping an access SPM side adds
  * to the area's pressure, so the options interact (at small, cnn:c4,c8s2,fc10 at batch 4: the
  * descent that turned each on in turn when the estimate did not grow kept a plan of 20,605 cycles,
  * the least traffic's took 20,058), and fewer bytes are not always fewer cycles (a bypassed update
@@ -968,7 +971,7 @@ int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
             continue;
         for (int m = 0; m < N_OPTS; m++)
             ov |= (sub >> m) & 1 ? k_opts[m] : 0;
-        if ((ov & NPU_RES_NO_CONV_X) && (sub & (1 << 5)) && !(overlap & NPU_RES_NO_BATCH_X))
+        if ((ov & NPU_RES_NO_CONV_X) && (sub & OPT_BATCH_X) && !(overlap & NPU_RES_NO_BATCH_X))
             continue; /* NO_CONV_X keeps X16 on the DRAM side too: the plan without NO_BATCH_X */
         if (plan_fallbacks(cfg, p, res_banks, cap, ov, o)) {
             npu_step_res_free(o); /* a failed plan's too */
