@@ -39,6 +39,8 @@ RUNS = [
     (["calibrate", "--quick"], ["r2", "q16"], False),
     (["fit", "--model", "mlp:64,8,10", "--engine", "ref", "--epochs", "1"], ["result", "epochs"], True),
     (["estimate", "--model", "mlp:64,128,10"], ["cycles", "rows", "dram_in_bytes"], True),
+    (["estimate", "--model", "cnn:c4,c8s2,fc10", "--batch", "2", "--plan", "step", "--resident-banks", "1",
+      "--objective", "traffic"], ["cycles", "tensors", "plan_dram_side", "plan_bypass", "plan_objective"], False),
     (["sweep", "--model", "mlp:64,128,10", "--space", "s=4,8;bw=16,32"], ["points", "rows"], True),
 ]
 

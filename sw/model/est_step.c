@@ -230,6 +230,7 @@ static int estimate_plan(const npu_cfg_t *cfg, npu_step_plan_t *p, int res_banks
     } else if ((rc = kernels(cfg, &c, p, res, e, why, n)) == 0 && (rc = transfers(cfg, &c, p, res, e, why, n)) == 0) {
         per_tensor(p, res, e);
         e->demoted = res->demoted;
+        e->res_overlap = res->overlap;
     }
     if (res)
         npu_step_res_free(res);

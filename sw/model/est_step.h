@@ -55,6 +55,7 @@ typedef struct npu_est_kplan {
     /* residency (res_banks > 0): the kernels above are the plan's; the whole-tensor transfers run
      * as programs of their own between them (their cycles, bytes and count are in these) */
     int res_banks, nt, nx, nx_app, demoted; /* nx transfers, nx_app of them in kernels' programs */
+    int res_overlap;               /* the chosen plan's options (step_res.h NPU_RES_*) */
     uint64_t xfer_cycles, xfer_bytes;
     uint64_t xfer_rd, xfer_wr;     /* xfer_bytes split: read (the programs' fetch included), written */
     uint64_t pre[7 * NPU_STEP_MAX_LAYERS + 2]; /* per scheduler step: its own transfer programs'
