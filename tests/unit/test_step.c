@@ -449,16 +449,17 @@ static uint64_t step_bytes(const npu_step_run_t *s)
     return b;
 }
 
-/* Returns the last step's DRAM bytes (operands and results, not the programs). */
 static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks,
                              int overlap);
 
+/* steps_res_ov with the default options (prefetch, look-ahead, the plan choice's). */
 static uint64_t steps_res(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks)
 {
     return steps_res_ov(S, int16, dims, layers, batch, lr, res_banks, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD);
 }
 
-/* steps_res with the residency options `overlap` (step_res.h). */
+/* Two training steps on the functional model with the residency options `overlap` (step_res.h);
+ * returns the last step's DRAM bytes (operands and results, not the programs). */
 static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks,
                              int overlap)
 {
@@ -617,6 +618,51 @@ Test(step_run, resident_bypass_streams_single_use)
         cr_assert_lt(res, plain, "%llu bytes resident with bypass, %llu without residency", (unsigned long long)res,
                      (unsigned long long)plain);
     }
+}
+
+/* A cost for npu_step_res_plan_by that counts its calls and prefers the plan whose searched
+ * options (NPU_RES_NO_XT, NPU_RES_BYPASS) are exactly `want` (1, else 2). */
+typedef struct pick_ctx {
+    int want, calls;
+} pick_ctx_t;
+
+static uint64_t pick_cost(void *ctx, const npu_step_plan_t *p, const npu_step_res_t *r)
+{
+    pick_ctx_t *k = ctx;
+    (void)p;
+    k->calls++;
+    return (r->overlap & (NPU_RES_NO_XT | NPU_RES_BYPASS)) == k->want ? 1 : 2;
+}
+
+/* npu_step_res_plan_by costs every combination of the options that change the plan and keeps the
+ * cheapest: for an MLP those are NPU_RES_NO_XT (its dW and dX GEMMs read an operand transposed)
+ * and NPU_RES_BYPASS, so 4 plans are costed, and whichever combination the cost prefers is the
+ * one kept (planted: a greedy descent, or a search skipping a combination, misses one of them). An
+ * option the caller sets stays set and is not searched; NPU_RES_NO_BYPASS takes bypass out. */
+Test(step_run, resident_plan_choice_every_combination)
+{
+    npu_cfg_t c = bf16_cfg(2);
+    int dims[4] = {20, 37, 24, 10}, base = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD;
+    static const int wants[4] = {0, NPU_RES_NO_XT, NPU_RES_BYPASS, NPU_RES_NO_XT | NPU_RES_BYPASS};
+    npu_step_plan_t p;
+    npu_step_res_t r;
+    char why[256];
+    cr_assert_eq(npu_step_plan_mlp(&c, dims, 3, 13, 0.5f, 0.9f, 1e-3f, 0, 0, &p, why, sizeof why), 0, "%s", why);
+    for (int w = 0; w < 4; w++) {
+        pick_ctx_t k = {wants[w], 0};
+        cr_assert_eq(npu_step_res_plan_by(&c, &p, 1, 0, base, pick_cost, &k, &r), 0, "%s", r.why);
+        cr_assert_eq(k.calls, 4, "plans costed: %d", k.calls);
+        int got = r.overlap & (NPU_RES_NO_XT | NPU_RES_BYPASS);
+        cr_assert_eq(got, wants[w], "kept options 0x%x, the cost prefers 0x%x", got, wants[w]);
+        npu_step_res_free(&r);
+    }
+    pick_ctx_t k = {NPU_RES_NO_XT | NPU_RES_BYPASS, 0};
+    cr_assert_eq(npu_step_res_plan_by(&c, &p, 1, 0, base | NPU_RES_NO_XT | NPU_RES_NO_BYPASS, pick_cost, &k, &r), 0,
+                 "%s", r.why);
+    cr_assert_eq(k.calls, 1, "both options fixed by the caller: one plan");
+    cr_assert_eq(r.overlap & NPU_RES_BYPASS, 0);
+    npu_step_res_free(&r);
+    npu_step_plan_free(&p);
 }
 
 /* A bias gradient over more batch rows than one chunk holds (here 32 rows of 256): the SUM in
