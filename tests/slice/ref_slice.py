@@ -46,7 +46,11 @@ def q16(num, den):
 def constants(cfg, mode):
     B = 4 * cfg.S
     rt = cfg.latency + cfg.burst_cost + 1  # a one-beat read's round trip
-    return dict(mode=mode, byte=q16(1, min(cfg.dram_bw, B)), burst=q16(cfg.burst_cost, 1),
+    byte = q16(1, min(cfg.dram_bw, B))
+    # the credit reads and writes share, per byte: above B bytes a cycle a read and a write beat
+    # move in the same cycle (one beat a cycle per port); the bytes-only cost keeps one port
+    share = byte if mode == 'noburst' or cfg.dram_bw <= B else (byte * B + cfg.dram_bw // 2) // cfg.dram_bw
+    return dict(mode=mode, byte=byte, share=share, burst=q16(cfg.burst_cost, 1),
                 fixed=q16(cfg.latency + 4, 1), wave=q16(5 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
                 lat_fixed=q16(rt * (cfg.outstanding - 1), cfg.outstanding), window=q16(rt, cfg.outstanding))
 
@@ -320,19 +324,24 @@ def gemm_compute(k, S, m, n, kd):
 
 
 def xfer(k, b, B, store=False):
-    """(cost, bus time): a read is bus- or latency-bound, a write bus-bound"""
+    """(cost, shared-credit time): a read is bus- or latency-bound, a write bus-bound; the credit
+    part is the beats at the shared rate plus the bursts (a store's with its fixed cost)"""
     bursts, beats, nbytes, xfers = b
     if k['mode'] == 'noburst':
         return nbytes * k['byte'], nbytes * k['byte']
     bus = beats * B * k['byte'] + bursts * k['burst']
+    sh = beats * B * k['share'] + bursts * k['burst']
     cost = xfers * k['fixed'] + bus
     if not store:
         cost = max(cost, xfers * k['lat_fixed'] + bursts * k['window'])
-    return cost, bus
+    else:
+        sh += cost - bus
+    return cost, sh
 
 
 def simulate(pb, k, t, split, order, band=None):
-    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + S_{i-1}) + S_{n-1}; DRAM bytes."""
+    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + Sb_{i-1}, S_{i-1}, D_{i-1})
+    + D_{n-1} + S_{n-1}; DRAM bytes (Lb, Sb: the shared credit's part)."""
     nd = len(pb.ext)
     ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
     loop = pb.orders[order]
@@ -366,7 +375,7 @@ def simulate(pb, k, t, split, order, band=None):
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
         E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
-        Sv = D = 0
+        Sv = Sb = D = 0
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
             drain = k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
             if pb.kind == 'gemm':  # the drain engine, beside the next step's waves
@@ -374,15 +383,15 @@ def simulate(pb, k, t, split, order, band=None):
             else:
                 E += drain
             b = cost(2)
-            Sv = xfer(k, b, pb.B, store=True)[0]
+            Sv, Sb = xfer(k, b, pb.B, store=True)
             nbytes += b[2]
-        steps.append((L, Lb, E, Sv, D))
+        steps.append((L, Lb, E, Sv, D, Sb))
     T = steps[0][0]
-    for i, (L, Lb, E, Sv, D) in enumerate(steps):
+    for i, (L, Lb, E, Sv, D, Sb) in enumerate(steps):
         Lnext, Lbnext = steps[i + 1][:2] if i + 1 < len(steps) else (0, 0)
-        Sprev, Dprev = steps[i - 1][3:5] if i > 0 else (0, 0)
-        # loads in turn; the bus shared with the stores; a drain beside
-        T += max(E, Lnext, Lbnext + Sprev, Dprev)
+        Sprev, Dprev, Sbprev = steps[i - 1][3:6] if i > 0 else (0, 0, 0)
+        # loads in turn; the store on its own port and with them on the shared credit; a drain beside
+        T += max(E, Lnext, Lbnext + Sbprev, Sprev, Dprev)
     return T + steps[-1][4] + steps[-1][3], nbytes
 
 
@@ -435,19 +444,31 @@ def main():
             seed = int(args[i + 1])
     rng = random.Random(seed)
     cfg = Cfg()
+    # the same search at 64 B/cycle, above a beat a cycle (B = 32): a read and a write move in the
+    # same cycle, the stores on their own port (the shared credit's part, constants' share)
+    wide = Cfg()
+    wide.dram_bw = 64
     queries = []
     for i in range(nshapes):
-        queries.append(('conv', 'burst' if i % 3 else 'noburst', ['fwd', 'dx', 'dw'][i % 3], random_conv(rng)))
+        queries.append((cfg, 'conv', 'burst' if i % 3 else 'noburst', ['fwd', 'dx', 'dw'][i % 3], random_conv(rng)))
     for i, mnk in enumerate([(100, 40, 33), (300, 5, 5), (64, 200, 80), (1024, 64, 16), (200, 96, 48),
                              (48, 160, 96), (256, 64, 40), (96, 120, 200)]):
-        queries.append(('gemm', 'noburst' if i == 4 else 'burst', 'gemm', mnk))
-    text = cfg.line() + ''.join('gemm %s %d %d %d\n' % ((q[1],) + q[3]) if q[0] == 'gemm' else
-                   'conv %s %s %s\n' % (q[1], q[2], ' '.join(map(str, q[3]))) for q in queries)
+        queries.append((cfg, 'gemm', 'noburst' if i == 4 else 'burst', 'gemm', mnk))
+    for i, mnk in enumerate([(300, 5, 5), (1024, 64, 16), (200, 96, 48), (96, 120, 200)]):
+        queries.append((wide, 'gemm', 'noburst' if i == 2 else 'burst', 'gemm', mnk))
+    for i in range(3):
+        queries.append((wide, 'conv', 'burst', ['fwd', 'dx', 'dw'][i], random_conv(rng)))
+    text, last = '', None
+    for q in queries:
+        if q[0] is not last:
+            text, last = text + q[0].line(), q[0]
+        text += 'gemm %s %d %d %d\n' % ((q[2],) + q[4]) if q[1] == 'gemm' else \
+            'conv %s %s %s\n' % (q[2], q[3], ' '.join(map(str, q[4])))
     out = subprocess.run([sys.argv[1]], input=text, capture_output=True, text=True, check=True).stdout.split('\n')
     bad = 0
-    for q, line in zip(queries, out):
-        pb = Problem(cfg, q[2], conv=q[3] if q[0] == 'conv' else None, mnk=q[3] if q[0] == 'gemm' else None)
-        visited, fitting, best = search(pb, constants(cfg, q[1]))
+    for (qc, *q), line in zip(queries, out):
+        pb = Problem(qc, q[2], conv=q[3] if q[0] == 'conv' else None, mnk=q[3] if q[0] == 'gemm' else None)
+        visited, fitting, best = search(pb, constants(qc, q[1]))
         want = 'visited %d fitting %d' % (visited, fitting)
         if best:
             want += ' best %d %d %d %s %d %d' % (best[1], best[2], best[3], ','.join(map(str, best[4])),

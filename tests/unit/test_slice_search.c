@@ -141,6 +141,35 @@ Test(slice_search, pipe_drain_beside)
     cr_assert_eq(npu_slice_pipe_end(&p), npu_slice_pipe_end(&q));
 }
 
+/* Above a beat a cycle the store has its own port and shares only the DRAM credit with the loads
+ * (npu_slice_pipe_step_w): steps (L, Lb, E, D, S, Sb) = (40, 20, 10, 0, 40, 20) three times, then
+ * (0, 0, 10, 0, 40, 20): T = 40 + max(10, 40, 20 + 0, 0) + max(10, 40, 20 + 20, 40)
+ * + max(10, 0, 0 + 20, 40) + max(10, 40) + 0 + 40 = 240; charged in turn (Sb = S,
+ * npu_slice_pipe_step_d) the third step's loads wait for the first's store, 20 + 40: 260. The
+ * constants: share = byte x B / DRAM_BW at 64 B/cycle (B = 32) under the burst-aware cost, byte
+ * under the bytes-only one (one port, the paper's model) and at DRAM_BW <= B. */
+Test(slice_search, pipe_store_own_port)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST), kb;
+    npu_slice_pipe_t p;
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 4; i++)
+        npu_slice_pipe_step_w(&p, i < 3 ? 40 : 0, i < 3 ? 20 : 0, 10, 0, 40, 20);
+    cr_assert_eq(npu_slice_pipe_end(&p), 240);
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 4; i++)
+        npu_slice_pipe_step_d(&p, i < 3 ? 40 : 0, i < 3 ? 20 : 0, 10, 0, 40);
+    cr_assert_eq(npu_slice_pipe_end(&p), 260);
+    kb = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    cr_assert_eq(kb.share, kb.byte);
+    cfg.dram_bw = 64;
+    kb = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    k = npu_slice_cost_default(&cfg, NPU_SLICE_NOBURST);
+    cr_assert_eq(kb.share, (kb.byte + 1) / 2);
+    cr_assert_eq(k.share, k.byte);
+}
+
 /* Dense A[M][K] with one k chunk: the GEMM emitter loads A and B at every step, in either loop
  * order (its double buffers alternate), and the cost counts those loads. */
 Test(slice_search, gemm_reloads)

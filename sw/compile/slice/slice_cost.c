@@ -39,10 +39,22 @@ static uint32_t store_fixed(uint64_t xfer_fixed, const npu_cfg_t *cfg)
     return xfer_fixed > lat ? (uint32_t)(xfer_fixed - lat) : 0;
 }
 
+/* The shared credit's cost of a byte: byte x min(DRAM_BW, B) / DRAM_BW (slice_cost.h). The
+ * bytes-only cost keeps one port (share = byte): the paper's model knows bytes, not ports, and
+ * --slicing noburst is the baseline it is compared against (issue 14 acceptance 6). */
+static uint32_t share_of(uint32_t byte, const npu_cfg_t *cfg, int mode)
+{
+    uint64_t B = (uint64_t)npu_cfg_beat(cfg), bw = cfg->dram_bw > 0 ? (uint64_t)cfg->dram_bw : B;
+    if (mode == NPU_SLICE_NOBURST || bw <= B)
+        return byte;
+    return (uint32_t)(((uint64_t)byte * B + bw / 2) / bw);
+}
+
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode)
 {
     npu_slice_cost_t k = cfg->calib.valid ? calibrated(&cfg->calib, mode) : npu_slice_cost_formula(cfg, mode);
     k.policy = NPU_POLICY_FLEXSA;
+    k.share = share_of(k.byte, cfg, mode);
     k.store_fixed = store_fixed(npu_slice_xfer_alone(&k), cfg);
     return k;
 }
@@ -101,6 +113,7 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.drain_fixed = q16((uint64_t)cfg->s, 1);
     k.drain_row = q16(1, 2);
     k.policy = NPU_POLICY_FLEXSA;
+    k.share = share_of(k.byte, cfg, mode);
     return k;
 }
 
@@ -120,6 +133,14 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
     if (k->mode == NPU_SLICE_NOBURST)
         return b->bytes * k->byte;
     return b->beats * beat * k->byte + b->bursts * k->burst;
+}
+
+uint64_t npu_slice_xfer_share(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat)
+{
+    uint64_t share = k->share ? k->share : k->byte; /* a cost set by hand without it: one port */
+    if (k->mode == NPU_SLICE_NOBURST)
+        return b->bytes * share;
+    return b->beats * beat * share + b->bursts * k->burst;
 }
 
 uint64_t npu_slice_xfer_cost(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat, int store)
@@ -162,10 +183,12 @@ static uint64_t pipe_idle(const npu_slice_pipe_t *p, uint64_t L)
     return over < p->idle ? over : p->idle;
 }
 
-void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S)
+void npu_slice_pipe_step_w(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S,
+                           uint64_t Sb)
 {
-    uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->S_prev2 ? L + x : Lb + p->S_prev2; /* the loads in
-                                                                       * turn, the bus shared */
+    uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->Sb_prev2 ? L + x : Lb + p->Sb_prev2; /* the loads in
+                                                                       * turn, the credit shared */
+    dma = dma > p->S_prev2 ? dma : p->S_prev2; /* the store on its own port */
     uint64_t ex = p->E_prev > p->D_prev2 ? p->E_prev : p->D_prev2; /* beside: a drain */
     p->T += p->steps == 0 ? L + x : (ex > dma ? ex : dma);
     p->dma_prev = p->steps == 0 ? L + x : dma;
@@ -173,9 +196,16 @@ void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_
     p->E_prev = E;
     p->S_prev2 = p->S_prev;
     p->S_prev = S;
+    p->Sb_prev2 = p->Sb_prev;
+    p->Sb_prev = Sb;
     p->D_prev2 = p->D_prev;
     p->D_prev = D;
     p->steps++;
+}
+
+void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S)
+{
+    npu_slice_pipe_step_w(p, L, Lb, E, D, S, S);
 }
 
 void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t S)

@@ -77,6 +77,11 @@ typedef struct npu_slice_cost {
                              not fitted; the estimator's, see above) */
     uint32_t xfer_idle;   /* per LOAD that starts on an idle engine, beyond xfer_fixed (pipelined
                              LOADs; 0 with LOAD_PIPELINE = 0) */
+    uint32_t share;       /* per byte of the DRAM credit reads and writes share: byte x min(DRAM_BW, B)
+                             / DRAM_BW (tb/dram_model.c: one port moves at most a beat a cycle, the
+                             credit grows DRAM_BW a cycle, so above B bytes a cycle a read and a
+                             write beat move in the same cycle; = byte at DRAM_BW <= B and under the
+                             bytes-only cost, which keeps one port) */
     int policy;           /* the GEMM emitter's mapping policy (npu_flexsa_policy_t), whose waves a
                              GEMM step's compute costs (npu_slice_gemm_compute); not a constant of
                              the hardware: npu_slice_cost_default sets FlexSA, the GEMM runtime
@@ -103,8 +108,13 @@ uint64_t npu_slice_xfer_alone(const npu_slice_cost_t *k);
 /* The latency a LOAD on an idle engine pays beyond xfer_fixed, as the walks charge it: xfer_idle,
  * 0 under the bytes-only cost (no fixed part). */
 uint64_t npu_slice_idle(const npu_slice_cost_t *k);
-/* Their DRAM bus time alone (xfer_fixed, bursts, bytes), which reads and writes share. */
+/* Their DRAM bus time alone (xfer_fixed, bursts, bytes) on their port (a beat a cycle at most). */
 uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
+/* Their part of the DRAM credit that reads and writes share (the DRAM model's token bucket,
+ * tb/dram_model.c): bytes x share + bursts x burst (a burst's cost takes DRAM_BW bytes of credit a
+ * cycle: the whole bus). npu_slice_xfer_bus when DRAM_BW <= B; above, a LOAD's and a STORE's
+ * beats overlap (3136x576x64 at small, 64 B/cycle). */
+uint64_t npu_slice_xfer_share(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
 
 /* npu_slice_compute_cost: Q16 cycles of a convolution's tile step on the four S x S cores (a
  * GEMM's: npu_slice_gemm_compute, below): a GEMM of m streamed rows, n stationary
@@ -129,6 +139,7 @@ typedef struct npu_slice_pipe {
     uint64_t T, E_prev, S_prev, S_prev2, steps;
     uint64_t idle, E_prev2, dma_prev; /* xfer_idle; E_{i-2}; the DMA term of the last step */
     uint64_t D_prev, D_prev2;         /* the drains beside (npu_slice_pipe_step_d) */
+    uint64_t Sb_prev, Sb_prev2;       /* the stores' shared-credit part (npu_slice_pipe_step_w) */
 } npu_slice_pipe_t;
 /* Zeroes p for a walk at the constants k (a zeroed state walks with idle = 0). */
 void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k);
@@ -142,6 +153,12 @@ void npu_slice_pipe_step(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t 
  * predicted with the drain and the store in turn, 28,465 without, 27,222 on the RTL). D = 0 is
  * npu_slice_pipe_step (a drain inside E: the convolutions'). */
 void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S);
+/* The same with the stores' part of the shared DRAM credit Sb apart from their cost S: a step's DMA
+ * term takes max(L_i + X_i, S_{i-1}, Lb_i + Sb_{i-1}), the loads and the store on their own ports
+ * and together on the credit they share (Lb and Sb: npu_slice_xfer_share's, a STORE's fixed cost
+ * in Sb as in S). Sb = S is npu_slice_pipe_step_d. */
+void npu_slice_pipe_step_w(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S,
+                           uint64_t Sb);
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
 
 /* Cycles the drain engine loses to SPM sub-bank conflicts on one DRAIN of m OBUF rows (a skinny

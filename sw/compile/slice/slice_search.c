@@ -67,12 +67,17 @@ typedef struct step_ctx {
     uint64_t E[1 << NPU_SLICE_DIMS], D[1 << NPU_SLICE_DIMS]; /* per class: compute, drain */
 } step_ctx_t;
 
-/* The cost of tensor t's transfers b, returned, and their bus time in *bus. */
+/* The cost of tensor t's transfers b, returned, and in *bus their part of the DRAM credit reads and
+ * writes share (npu_slice_xfer_share; a store's with its fixed cost, which its port pays too:
+ * npu_slice_pipe_step_w's Sb). */
 static uint64_t xfer_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k, int t, const npu_bursts_t *b,
                         uint64_t *bus)
 {
-    *bus = npu_slice_xfer_bus(k, b, x->DB);
-    return npu_slice_xfer_cost(k, b, x->DB, t == NPU_SLICE_OUT);
+    uint64_t cost = npu_slice_xfer_cost(k, b, x->DB, t == NPU_SLICE_OUT);
+    *bus = npu_slice_xfer_share(k, b, x->DB);
+    if (t == NPU_SLICE_OUT)
+        *bus += cost - npu_slice_xfer_bus(k, b, x->DB);
+    return cost;
 }
 
 /* Tile (o, s) of tensor t: its transfers in *b (zeroed first), their cost returned, their bus
@@ -146,22 +151,28 @@ static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int6
     return n;
 }
 
-/* A lower bound of the candidate's cycles (tile options oi, loop order loop): every byte moved
- * crosses the DRAM bus (T >= sum of the transfers). Bytes per pass are separable: the product
- * over the tensor's axes of the sum of the tiles' ranges along it (s->axsum). */
+/* A lower bound of the candidate's cycles (tile options oi, loop order loop): every byte read
+ * crosses the read port, every byte written the write port, and all of them the credit the two
+ * share (T >= the sum of each). Bytes per pass are separable: the product over the tensor's axes
+ * of the sum of the tiles' ranges along it (s->axsum). */
 static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi,
                             int band)
 {
     const npu_slice_nest_t *x = s->x;
-    uint64_t lb = 0;
+    uint64_t rd = 0, wr = 0, share = s->k->share ? s->k->share : s->k->byte, lb;
     for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
         const npu_slice_tensor_t *ts = &x->t[t];
         uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1);
         for (int a = 0; a < ts->naxes; a++)
             bytes *= s->axsum[t][a][oi[ts->ax[a].dim]];
-        lb += bytes * (t == NPU_SLICE_OUT ? 1 : passes_of(x, loop, ntiles, t, band)) * s->k->byte;
+        if (t == NPU_SLICE_OUT)
+            wr += bytes;
+        else
+            rd += bytes * passes_of(x, loop, ntiles, t, band);
     }
-    return lb;
+    lb = (rd + wr) * share;
+    lb = lb > rd * s->k->byte ? lb : rd * s->k->byte;
+    return lb > wr * s->k->byte ? lb : wr * s->k->byte;
 }
 
 /* The classes of the dims in mask (bit d of a class: dim d at its last tile, else at its full
@@ -310,11 +321,11 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     npu_slice_plan_t *p = c->p;
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
     npu_slice_pipe_t pipe;
-    rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].cost};
+    rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].bus};
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     npu_slice_pipe_init(&pipe, c->k);
     for (;;) {
-        uint64_t L = 0, Lb = 0, E, D, S = 0, bus, drain;
+        uint64_t L = 0, Lb = 0, E, D, S = 0, Sb = 0, bus, drain;
         int64_t key;
         unsigned cls = 0;
         int done = 1;
@@ -349,14 +360,14 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                 D = drain;
             else
                 E += drain;
-            S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &bus);
+            S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &Sb);
         }
-        npu_slice_pipe_step_d(&pipe, L, Lb, E, D, S);
+        npu_slice_pipe_step_w(&pipe, L, Lb, E, D, S, Sb);
         p->steps = pipe.steps;
         rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
         E_in = E;
         rest.L = sub0(rest.L, L);
-        rest.LbS = sub0(rest.LbS, Lb + S);
+        rest.LbS = sub0(rest.LbS, Lb + Sb);
         if (rest_bound(&pipe, &rest) > bound)
             return 1;
         /* next step: the odometer in loop order, innermost fastest */
@@ -542,7 +553,7 @@ static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t 
         c.memo[t] = g->tile;
     }
     if (rc == 0) {
-        uint64_t ld = p->t[0].cost + p->t[1].cost, ldbus = p->t[0].bus + p->t[1].bus + p->t[2].cost;
+        uint64_t ld = p->t[0].cost + p->t[1].cost, ldbus = p->t[0].bus + p->t[1].bus + p->t[2].bus;
         uint64_t sum[NPU_SLICE_SPLITS];
         p->transfer = p->t[0].cost + p->t[1].cost + p->t[2].cost;
         ld = ld > ldbus ? ld : ldbus;
