@@ -56,19 +56,20 @@ int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a)
     return -1;
 }
 
+const npu_cli_res_word_t npu_cli_res_words[] = {
+    {"y", NPU_RES_NO_CONV_Y},   {"x", NPU_RES_NO_CONV_X},   {"x16", NPU_RES_NO_BATCH_X}, {"dy", NPU_RES_NO_CONV_DY},
+    {"dx", NPU_RES_NO_CONV_DX}, {"xt", NPU_RES_NO_XT},      {"head", NPU_RES_NO_RESHAPE}, {NULL, 0}};
+
 int npu_cli_res_overlap(const npu_args_t *a)
 {
-    const char *r = a->no_conv_reuse ? a->no_conv_reuse : "";
-    int all = !strcmp(r, "all"), both = all || !strcmp(r, "both"); /* both: the forward's y and x */
-    int xt = all || !strcmp(r, "xt");                                /* the backward's X (X^T's source) */
-    const char *b = a->bypass ? a->bypass : "auto";
-    return (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD) |
-           (both || !strcmp(r, "y") ? NPU_RES_NO_CONV_Y : 0) | (both || !strcmp(r, "x") ? NPU_RES_NO_CONV_X : 0) |
-           (all || !strcmp(r, "dy") ? NPU_RES_NO_CONV_DY : 0) | (all || !strcmp(r, "dx") ? NPU_RES_NO_CONV_DX : 0) |
-           (xt ? NPU_RES_NO_XT : 0) | (all || !strcmp(r, "x16") ? NPU_RES_NO_BATCH_X : 0) |
-           (all || !strcmp(r, "head") ? NPU_RES_NO_RESHAPE : 0) |
-           (!strcmp(b, "on") ? NPU_RES_BYPASS : !strcmp(b, "off") ? NPU_RES_NO_BYPASS : 0) |
-           (a->objective && !strcmp(a->objective, "traffic") ? NPU_RES_BY_TRAFFIC : 0);
+    const char *r = a->no_conv_reuse ? a->no_conv_reuse : "", *b = a->bypass ? a->bypass : "auto";
+    int all = !strcmp(r, "all"), both = !strcmp(r, "both"); /* both: the forward's y and x */
+    int ov = (a->no_prefetch ? 0 : NPU_RES_PREFETCH) | (a->no_lookahead ? 0 : NPU_RES_LOOKAHEAD);
+    for (const npu_cli_res_word_t *w = npu_cli_res_words; w->name; w++)
+        if (all || !strcmp(r, w->name) || (both && (w->bit & (NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X))))
+            ov |= w->bit;
+    ov |= !strcmp(b, "on") ? NPU_RES_BYPASS : !strcmp(b, "off") ? NPU_RES_NO_BYPASS : 0;
+    return ov | (a->objective && !strcmp(a->objective, "traffic") ? NPU_RES_BY_TRAFFIC : 0);
 }
 
 int npu_cli_random_inputs(const npu_cfg_t *cfg, const npu_args_t *a, int16_t **A, int16_t **B)

@@ -144,22 +144,14 @@ static const char *const k_step_cols[] = {"kernel", "phase", "layer", "macs", "v
 
 static const char *step_phase(int ph) { return ph == NPU_SK_FWD ? "fwd" : ph == NPU_SK_BWD ? "bwd" : "update"; }
 
-/* The options the chosen residency plan keeps (step_res.h), by their CLI names. */
-static const struct {
-    int bit;
-    const char *name;
-} k_res_opts[] = {{NPU_RES_NO_CONV_Y, "y"},   {NPU_RES_NO_CONV_X, "x"},    {NPU_RES_NO_BATCH_X, "x16"},
-                  {NPU_RES_NO_CONV_DY, "dy"}, {NPU_RES_NO_CONV_DX, "dx"},  {NPU_RES_NO_XT, "xt"},
-                  {NPU_RES_NO_RESHAPE, "head"}};
-
 /* "plan: ..." for the text report: what the choice kept on the DRAM side, and bypass. */
 static void print_plan_options(int ov)
 {
     int any = 0;
     printf("plan (chosen by %s): on the DRAM side:", ov & NPU_RES_BY_TRAFFIC ? "its DRAM traffic" : "the estimated step cycles");
-    for (size_t i = 0; i < sizeof k_res_opts / sizeof k_res_opts[0]; i++)
-        if (ov & k_res_opts[i].bit) {
-            printf(" %s", k_res_opts[i].name);
+    for (const npu_cli_res_word_t *w = npu_cli_res_words; w->name; w++)
+        if (ov & w->bit) {
+            printf(" %s", w->name);
             any = 1;
         }
     printf("%s; bypass %s\n", any ? "" : " none", ov & NPU_RES_BYPASS ? "on" : "off");
@@ -224,9 +216,9 @@ static void json_tensors(cJSON *root, const npu_est_kplan_t *e)
     cJSON_AddNumberToObject(root, "transfer_cycles", (double)e->xfer_cycles);
     if (e->res_banks) { /* the chosen plan's options: what it keeps on the DRAM side, bypass */
         cJSON *dram = cJSON_AddArrayToObject(root, "plan_dram_side");
-        for (size_t i = 0; dram && i < sizeof k_res_opts / sizeof k_res_opts[0]; i++)
-            if (e->res_overlap & k_res_opts[i].bit)
-                cJSON_AddItemToArray(dram, cJSON_CreateString(k_res_opts[i].name));
+        for (const npu_cli_res_word_t *w = npu_cli_res_words; dram && w->name; w++)
+            if (e->res_overlap & w->bit)
+                cJSON_AddItemToArray(dram, cJSON_CreateString(w->name));
         cJSON_AddBoolToObject(root, "plan_bypass", (e->res_overlap & NPU_RES_BYPASS) != 0);
         cJSON_AddStringToObject(root, "plan_objective", e->res_overlap & NPU_RES_BY_TRAFFIC ? "traffic" : "cycles");
     }

@@ -110,8 +110,16 @@ npu_dram_timing_t npu_cli_dram_timing(const npu_cfg_t *cfg, const npu_args_t *a)
  * DRAM's size on stderr (the caller exits NPU_EXIT_USAGE before building any operand). */
 int npu_cli_gemm_fits(const npu_cfg_t *cfg, const npu_args_t *a);
 /* The step residency's options (compile/step/step_res.h NPU_RES_*) of --no-prefetch,
- * --no-lookahead and --no-conv-reuse. */
+ * --no-lookahead, --no-conv-reuse, --bypass and --objective. */
 int npu_cli_res_overlap(const npu_args_t *a);
+/* --no-conv-reuse's words that name one residency option (step_res.h NPU_RES_*), NULL-ended; the
+ * words "both" (y and x) and "all" (every one) combine them. The estimate's report names a plan's
+ * options by them. */
+typedef struct npu_cli_res_word {
+    const char *name;
+    int bit;
+} npu_cli_res_word_t;
+extern const npu_cli_res_word_t npu_cli_res_words[];
 /* The DRAM check of npu_cli_gemm_fits for an M x N x K GEMM with a's transposes and policy:
  * NPU_GEMM_PASS, or NPU_GEMM_NO_FIT / NPU_GEMM_HOST_ERROR with the reason in why. */
 int npu_cli_gemm_dram_check(const npu_cfg_t *cfg, const npu_args_t *a, int M, int N, int K,

@@ -724,6 +724,8 @@ static const knet_t *k_net = &k_nets[0];
  * section 7.3 reports it. All choose between plans by DRAM traffic, NPU_RES_BY_TRAFFIC: acceptance
  * 3 is the scheduler's traffic, not the step's cycles the default choice minimises). */
 static int k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC;
+/* The options every capacity-formula test starts from (above) */
+enum { K_FORMULA = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE };
 
 /* The estimator's step of that CNN with one bank resident, the scheduler given cap bytes (0: all). */
 static void cnn_res_est(uint64_t cap, npu_est_kplan_t *e)
@@ -893,9 +895,8 @@ Test(step, cnn_resident_block_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_Y |
-                NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT |
-                NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_Y | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX |
+                NPU_RES_NO_XT;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     uint64_t h1 = est_in(&plain, "H16[1]"), g3 = est_in(&plain, "dZ16[3]");
     npu_step_plan_t p;
@@ -937,9 +938,7 @@ Test(step, cnn_resident_conv_adjacent_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     char why[256];
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_X |
-                NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT | NPU_RES_NO_BYPASS |
-                NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cr_assert_eq(npu_estimate_step_cnn(&c, k_rcv, 4, k_rres, k_rfc, 1, RB, 0, &plain, why, sizeof why), 0, "%s", why);
     npu_step_plan_t p;
     k_plan(&c, &p);
@@ -978,13 +977,10 @@ Test(step, cnn_resident_conv_input_reuse)
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], word = (uint64_t)npu_cfg_word(&c);
     uint64_t nox_in[6], nox_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_X |
-                NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT | NPU_RES_NO_BYPASS |
-                NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_X | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cnn_res_run(0, &nox, nox_in);
     nox_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_DY |
-                NPU_RES_NO_CONV_DX | NPU_RES_NO_XT | NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int h2 = npu_step_tensor_find(&p, "H16[2]"), z2 = npu_step_tensor_find(&p, "Z32[2]");
@@ -1074,12 +1070,10 @@ Test(step, cnn_resident_conv_dy_reuse)
     static npu_est_kplan_t e, nody;
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], nody_in[6], nody_cycles, word = (uint64_t)npu_cfg_word(&c), all_nody = 0, all = 0;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_DY |
-                NPU_RES_NO_CONV_DX | NPU_RES_NO_XT | NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_DY | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cnn_res_run(0, &nody, nody_in);
     nody_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_DX |
-                NPU_RES_NO_XT | NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int d2 = npu_step_tensor_find(&p, "dZ16[2]");
@@ -1128,12 +1122,10 @@ Test(step, cnn_resident_conv_dx_reuse)
     static npu_est_kplan_t e, nodx;
     npu_cfg_t c = rtl_cfg();
     uint64_t in[6], nodx_in[6], nodx_cycles, all_nodx = 0, all = 0, word = (uint64_t)npu_cfg_word(&c);
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_CONV_DX |
-                NPU_RES_NO_XT | NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_CONV_DX | NPU_RES_NO_XT;
     cnn_res_run(0, &nodx, nodx_in);
     nodx_cycles = g_res_cycles;
-    k_overlap = NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD | NPU_RES_BY_TRAFFIC | NPU_RES_NO_XT |
-                NPU_RES_NO_BYPASS | NPU_RES_NO_RESHAPE;
+    k_overlap = K_FORMULA | NPU_RES_NO_XT;
     npu_step_plan_t p;
     k_plan(&c, &p);
     int x2 = npu_step_tensor_find(&p, "dX32[2]"), g3 = npu_step_tensor_find(&p, "dZ16[3]");

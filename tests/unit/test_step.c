@@ -449,15 +449,6 @@ static uint64_t step_bytes(const npu_step_run_t *s)
     return b;
 }
 
-static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks,
-                             int overlap);
-
-/* steps_res_ov with the default options (prefetch, look-ahead, the plan choice's). */
-static uint64_t steps_res(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks)
-{
-    return steps_res_ov(S, int16, dims, layers, batch, lr, res_banks, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD);
-}
-
 /* Two training steps on the functional model with the residency options `overlap` (step_res.h);
  * returns the last step's DRAM bytes (operands and results, not the programs). */
 static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks,
@@ -521,6 +512,12 @@ static uint64_t steps_res_ov(int S, int int16, const int *dims, int layers, int 
                 s.res->nstay, s.res->demoted, (unsigned long long)bytes);
     run_free(&s, sim, layers, w, b, in, lg, dl, y);
     return bytes;
+}
+
+/* steps_res_ov with the default options (prefetch, look-ahead, the plan choice's). */
+static uint64_t steps_res(int S, int int16, const int *dims, int layers, int batch, float lr, int res_banks)
+{
+    return steps_res_ov(S, int16, dims, layers, batch, lr, res_banks, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD);
 }
 
 static void steps_on_model(int S, int int16, const int *dims, int layers, int batch, float lr)

@@ -135,9 +135,14 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
     return b->beats * beat * k->byte + b->bursts * k->burst;
 }
 
+uint64_t npu_slice_share(const npu_slice_cost_t *k)
+{
+    return k->share ? k->share : k->byte; /* a cost set by hand without it: one port */
+}
+
 uint64_t npu_slice_xfer_share(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat)
 {
-    uint64_t share = k->share ? k->share : k->byte; /* a cost set by hand without it: one port */
+    uint64_t share = npu_slice_share(k);
     if (k->mode == NPU_SLICE_NOBURST)
         return b->bytes * share;
     return b->beats * beat * share + b->bursts * k->burst;

@@ -115,6 +115,8 @@ uint64_t npu_slice_xfer_bus(const npu_slice_cost_t *k, const npu_bursts_t *b, un
  * cycle: the whole bus). npu_slice_xfer_bus when DRAM_BW <= B; above, a LOAD's and a STORE's
  * beats overlap (3136x576x64 at small, 64 B/cycle). */
 uint64_t npu_slice_xfer_share(const npu_slice_cost_t *k, const npu_bursts_t *b, unsigned beat);
+/* The shared credit's cost of a byte: k->share, or k->byte for a cost set without it. */
+uint64_t npu_slice_share(const npu_slice_cost_t *k);
 
 /* npu_slice_compute_cost: Q16 cycles of a convolution's tile step on the four S x S cores (a
  * GEMM's: npu_slice_gemm_compute, below): a GEMM of m streamed rows, n stationary

@@ -159,7 +159,7 @@ static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *n
                             int band)
 {
     const npu_slice_nest_t *x = s->x;
-    uint64_t rd = 0, wr = 0, share = s->k->share ? s->k->share : s->k->byte, lb;
+    uint64_t rd = 0, wr = 0, share = npu_slice_share(s->k), lb;
     for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
         const npu_slice_tensor_t *ts = &x->t[t];
         uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1);

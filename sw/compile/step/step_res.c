@@ -782,12 +782,49 @@ static void bypass_once(const npu_step_plan_t *p, npu_step_res_t *res, unsigned 
         }
 }
 
+/* What each convolution kernel may keep SPM side on the banks below `limit` (conv_below), before
+ * any option masks it: the same for every plan npu_step_res_plan_by tries, so planned once (each
+ * is a convolution's split or backward plan). */
+typedef struct conv_ok {
+    unsigned char *y, *x, *xt;
+    int bad;       /* a convolution that does not plan below the limit: why */
+    char why[200];
+} conv_ok_t;
+
+static void conv_ok_free(conv_ok_t *c)
+{
+    free(c->y);
+    free(c->x);
+    free(c->xt);
+}
+
+static void conv_ok_init(const npu_cfg_t *cfg, const npu_step_plan_t *p, unsigned limit, conv_ok_t *c)
+{
+    memset(c, 0, sizeof *c);
+    c->y = calloc((size_t)p->nk, 1);
+    c->x = calloc((size_t)p->nk, 1);
+    c->xt = calloc((size_t)p->nk, 1);
+    c->bad = !c->y || !c->x || !c->xt;
+    if (c->bad)
+        snprintf(c->why, sizeof c->why, "residency: out of memory");
+    for (int i = 0; i < p->nk && !c->bad; i++)
+        c->bad = (p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
+                 conv_below(cfg, p, &p->k[i], limit, &c->y[i], &c->x[i], &c->xt[i], c->why, sizeof c->why);
+}
+
+/* A copy of n bytes (NULL when out of memory). */
+static unsigned char *dup_bytes(const unsigned char *a, size_t n)
+{
+    unsigned char *b = malloc(n ? n : 1);
+    return b ? memcpy(b, a, n) : NULL;
+}
+
 /* The plan (npu_step_res_plan_ex) with one fallback when first fit fails: y_first, a forward
  * convolution's resident output in the way drained to DRAM instead (y_in_the_way); otherwise, and
  * when none is, the largest capacity that places (plan_largest_cap). *y_seen: a convolution's
- * output was in the way once. */
+ * output was in the way once. ok: the convolutions' SPM-side accesses before the options. */
 static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
-                    int y_first, int *y_seen, npu_step_res_t *res)
+                    const conv_ok_t *ok, int y_first, int *y_seen, npu_step_res_t *res)
 {
     memset(res, 0, sizeof *res);
     res->overlap = overlap;
@@ -796,23 +833,17 @@ static int plan_try(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_bank
                  "a GEMM's buffers take (%d banks)", res_banks, cfg->spm_banks);
         return -1;
     }
-    res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
-    res->y_ok = calloc((size_t)p->nk, 1);
-    res->x_ok = calloc((size_t)p->nk, 1);
-    res->xt_ok = calloc((size_t)p->nk, 1);
-    int bad = !res->y_ok || !res->x_ok || !res->xt_ok;
-    if (bad)
-        snprintf(res->why, sizeof res->why, "residency: out of memory");
-    for (int i = 0; i < p->nk && !bad; i++)
-        bad = (p->k[i].kind == NPU_SK_CONV_FWD || p->k[i].kind == NPU_SK_CONV_BWD) &&
-              conv_below(cfg, p, &p->k[i], res->limit, &res->y_ok[i], &res->x_ok[i], &res->xt_ok[i], res->why,
-                         sizeof res->why);
-    if (bad) {
-        free(res->y_ok);
-        free(res->x_ok);
-        free(res->xt_ok);
-        res->y_ok = res->x_ok = res->xt_ok = NULL;
+    if (ok->bad) {
+        snprintf(res->why, sizeof res->why, "%s", ok->why);
         return -1;
+    }
+    res->limit = (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words);
+    res->y_ok = dup_bytes(ok->y, (size_t)p->nk);
+    res->x_ok = dup_bytes(ok->x, (size_t)p->nk);
+    res->xt_ok = dup_bytes(ok->xt, (size_t)p->nk);
+    if (!res->y_ok || !res->x_ok || !res->xt_ok) {
+        snprintf(res->why, sizeof res->why, "residency: out of memory");
+        return -1; /* npu_step_res_free frees what was allocated */
     }
     for (int i = 0; i < p->nk; i++) { /* the outputs and inputs the mask keeps on the DRAM side */
         int fwd = p->k[i].kind == NPU_SK_CONV_FWD;
@@ -854,13 +885,13 @@ static uint64_t plan_bytes(const npu_step_res_t *r) { return r->r.in_bytes + r->
 /* Both fallbacks of plan_try; the plan of fewer DRAM bytes (ties: the cut, the rule without
  * resident convolution outputs). */
 static int plan_fallbacks(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap, int overlap,
-                          npu_step_res_t *res)
+                          const conv_ok_t *ok, npu_step_res_t *res)
 {
     npu_step_res_t *y = malloc(sizeof *y);
-    int seen = 0, rc = plan_try(cfg, p, res_banks, cap, overlap, 0, &seen, res);
+    int seen = 0, rc = plan_try(cfg, p, res_banks, cap, overlap, ok, 0, &seen, res);
     if (!y || !seen)
         goto out; /* no convolution output ever in the way: the same plan */
-    if (plan_try(cfg, p, res_banks, cap, overlap, 1, &seen, y) == 0 && (rc || plan_bytes(y) < plan_bytes(res))) {
+    if (plan_try(cfg, p, res_banks, cap, overlap, ok, 1, &seen, y) == 0 && (rc || plan_bytes(y) < plan_bytes(res))) {
         npu_step_res_free(res);
         *res = *y;
         rc = 0;
@@ -955,7 +986,12 @@ enum { N_OPTS = sizeof k_opts / sizeof k_opts[0], OPT_BATCH_X = 1 << 5 /* k_opts
 int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res_banks, uint64_t cap,
                          int overlap, npu_step_res_cost_fn cost, void *ctx, npu_step_res_t *res)
 {
-    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, res), opts = 0;
+    conv_ok_t ok;
+    if (res_banks >= 1 && cfg->spm_banks - res_banks >= 3) /* else plan_try says why */
+        conv_ok_init(cfg, p, (unsigned)((cfg->spm_banks - res_banks) * cfg->spm_bank_words), &ok);
+    else
+        memset(&ok, 0, sizeof ok);
+    int rc = plan_fallbacks(cfg, p, res_banks, cap, overlap, &ok, res), opts = 0;
     int has[N_OPTS] = {1, 1, 1, 1, !(overlap & NPU_RES_NO_BYPASS), 1, 1};
     npu_step_res_t *o = malloc(sizeof *o);
     plan_cost_t best = {UINT64_MAX, UINT64_MAX};
@@ -973,7 +1009,7 @@ int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
             ov |= (sub >> m) & 1 ? k_opts[m] : 0;
         if ((ov & NPU_RES_NO_CONV_X) && (sub & OPT_BATCH_X) && !(overlap & NPU_RES_NO_BATCH_X))
             continue; /* NO_CONV_X keeps X16 on the DRAM side too: the plan without NO_BATCH_X */
-        if (plan_fallbacks(cfg, p, res_banks, cap, ov, o)) {
+        if (plan_fallbacks(cfg, p, res_banks, cap, ov, &ok, o)) {
             npu_step_res_free(o); /* a failed plan's too */
             continue;
         }
@@ -988,6 +1024,7 @@ int npu_step_res_plan_by(const npu_cfg_t *cfg, const npu_step_plan_t *p, int res
         }
     }
     free(o);
+    conv_ok_free(&ok);
     return rc;
 }
 
