@@ -6,7 +6,8 @@ Re-implements the documented model without the C code: every candidate (3 splits
 x, for a GEMM, with or without a resident band x the balanced tile sizes of every dim) is checked
 against the capacity rules and, when it fits, costed by simulating its loop nest step by step,
 bursts counted by walking every DRAM beat of every run; a GEMM step's compute is its FlexSA waves
-block by block in the emitter's serpentine order (the split plays no part). A GEMM's resident band (gemm_tiling.h
+block by block in the emitter's serpentine order (the split plays no part), plus what they wait for
+the instruction fetch while the step's loads stream (fetch_stall; at config tiny's S = 2). A GEMM's resident band (gemm_tiling.h
 "Resident band") keeps every K chunk of the input that follows the outermost loop dim in the SPM,
 so each of its tiles is read once, the first time the nest meets it. On random conv shapes (and a few GEMMs) it compares, with build/slice_dump (the C
 search), the number of candidates visited, of those that fit, and the winner (split, order,
@@ -339,6 +340,20 @@ def xfer(k, b, B, store=False):
     return cost, sh
 
 
+def fetch_stall(cfg, k, n, kd, E, Lb, Lnb):
+    """a GEMM step's waves waiting for their instructions while its loads stream: the fetch keeps
+    two bursts of max_burst beats in flight, each behind up to `outstanding` of the loads' bursts
+    (the DRAM returns reads in order), so it brings 2 max_burst beats per round trip (latency + its
+    burst + the loads' bursts ahead); an LDW and a WAVE (16 bytes each) per 2S x 2S (k, n) block"""
+    if k['mode'] == 'noburst' or not Lnb or not E:
+        return 0
+    B, L = 4 * cfg.S, 2 * cfg.S
+    ins = 2 * cdiv(n, L) * cdiv(kd, L)
+    R = (cfg.latency << Q) + cfg.max_burst * B * k['byte'] + k['burst'] + Lb * min(Lnb, cfg.outstanding) // Lnb
+    sup = ((2 * cfg.max_burst * B // 16) * E << Q) // (R * ins)  # fetch supply over the waves' demand
+    return 0 if sup >= 1 << Q else (min(Lb, E) * ((1 << Q) - sup)) >> Q
+
+
 def simulate(pb, k, t, split, order, band=None):
     """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + Sb_{i-1}, S_{i-1}, D_{i-1})
     + D_{n-1} + S_{n-1}; DRAM bytes (Lb, Sb: the shared credit's part)."""
@@ -359,7 +374,7 @@ def simulate(pb, k, t, split, order, band=None):
             if key not in cache:
                 cache[key] = pb.tile_cost(ti, o, s)
             return cache[key]
-        L = Lb = 0
+        L = Lb = Lnb = 0
         for ti in (0, 1):
             key = tuple(idx[d] for d in deps[ti])
             if ti == band:  # resident: a tile already read is still in the SPM
@@ -370,11 +385,13 @@ def simulate(pb, k, t, split, order, band=None):
             if load:
                 b = cost(ti)
                 c, bus = xfer(k, b, pb.B)
-                L, Lb = L + c, Lb + bus
+                L, Lb, Lnb = L + c, Lb + bus, Lnb + b[0]
                 nbytes += b[2]
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
         E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
+        if pb.kind == 'gemm':
+            E += fetch_stall(pb.cfg, k, n, kd, E, Lb, Lnb)
         Sv = Sb = D = 0
         if all(idx[d] == ntiles[d] - 1 for d in pb.red):
             drain = k['dfix'] + orows * k['drow'] + (gemm_drain_stalls(pb, t, s) if pb.kind == 'gemm' else 0)
@@ -458,6 +475,12 @@ def main():
         queries.append((wide, 'gemm', 'noburst' if i == 2 else 'burst', 'gemm', mnk))
     for i in range(3):
         queries.append((wide, 'conv', 'burst', ['fwd', 'dx', 'dw'][i], random_conv(rng)))
+    # config tiny's array and DRAM (S = 2, 8 B/cycle, 8 reads in flight): its waves are short
+    # enough that the instruction fetch can starve them while long loads stream (fetch_stall)
+    tiny = Cfg()
+    tiny.S, tiny.bank_words, tiny.obuf_rows, tiny.dram_bw, tiny.outstanding = 2, 2048, 64, 8, 8
+    for mnk in [(64, 24, 40), (36, 12, 90), (48, 24, 72)]:  # the first two pick otherwise without it
+        queries.append((tiny, 'gemm', 'burst', 'gemm', mnk))
     text, last = '', None
     for q in queries:
         if q[0] is not last:

@@ -138,13 +138,15 @@ static void put_rows(emitter_t *e, npu_prog_t *l, int store, unsigned tag, unsig
                      unsigned spm, unsigned spm_stride, unsigned row_bytes, unsigned pitch)
 {
     npu_insn_t in;
-    unsigned n = pitch_too_long(pitch) ? rows : 1, r_each = pitch_too_long(pitch) ? 1 : rows;
+    int one = pitch_too_long(pitch); /* one row per instruction, which needs no pitch (a chunk of
+                                      * one row, K's last, too) */
+    unsigned n = one ? rows : 1, r_each = one ? 1 : rows;
     for (unsigned r = 0; r < n; r++) {
         uint32_t d = npu_pb_dram(&e->b, dram + (uint64_t)r * pitch);
         int rc = store ? npu_enc_store(&in, tag, r_each, d, spm + r * spm_stride, spm_stride, row_bytes,
-                                       n > 1 ? 0 : pitch)
+                                       one ? 0 : pitch)
                        : npu_enc_load(&in, tag, 0, r_each, d, spm + r * spm_stride, spm_stride, row_bytes,
-                                      n > 1 ? 0 : pitch);
+                                      one ? 0 : pitch);
         npu_pb_put(&e->b, l, rc, &in, 0);
     }
 }

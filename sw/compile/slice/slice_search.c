@@ -2,6 +2,7 @@
  * slice.h. */
 #include "compile/slice/slice_nest.h"
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_tiling.h"
 
 #include <stdio.h>
@@ -40,7 +41,7 @@ typedef struct grid {
     int64_t n;          /* tiles */
     npu_bursts_t b;     /* every tile once */
     uint64_t cost, bus;
-    uint64_t *tile;     /* 2 per tile: cost, bus (NULL when n > MEMO_MAX) */
+    uint64_t *tile;     /* 3 per tile: cost, bus, bursts (NULL when n > MEMO_MAX) */
 } grid_t;
 
 /* One search: the nest, the constants, each dim's tile options and what candidates share: each
@@ -62,7 +63,7 @@ typedef struct step_ctx {
     const npu_slice_nest_t *x;
     const npu_slice_cost_t *k;
     npu_slice_plan_t *p;
-    const uint64_t *memo[NPU_SLICE_TENSORS]; /* per tile: cost, bus (NULL: computed per step) */
+    const uint64_t *memo[NPU_SLICE_TENSORS]; /* per tile: cost, bus, bursts (NULL: computed per step) */
     unsigned have;                           /* step classes whose compute is known */
     uint64_t E[1 << NPU_SLICE_DIMS], D[1 << NPU_SLICE_DIMS]; /* per class: compute, drain */
 } step_ctx_t;
@@ -92,14 +93,18 @@ static uint64_t tile_xfer(const npu_slice_nest_t *x, const npu_slice_cost_t *k, 
 
 /* Transfer cost (and bus time in *bus) of tensor t's tile (o, s) with linear tile index key. */
 static uint64_t tile_cost(const step_ctx_t *c, int t, int64_t key, const int64_t *o, const int64_t *s,
-                          uint64_t *bus)
+                          uint64_t *bus, uint64_t *bursts)
 {
     npu_bursts_t b;
+    uint64_t cost;
     if (c->memo[t]) {
-        *bus = c->memo[t][2 * key + 1];
-        return c->memo[t][2 * key];
+        *bus = c->memo[t][3 * key + 1];
+        *bursts = c->memo[t][3 * key + 2];
+        return c->memo[t][3 * key];
     }
-    return tile_xfer(c->x, c->k, t, o, s, &b, bus);
+    cost = tile_xfer(c->x, c->k, t, o, s, &b, bus);
+    *bursts = b.bursts;
+    return cost;
 }
 
 /* Origin and size of tile i along dim d. */
@@ -292,6 +297,41 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
     return c->E[cls];
 }
 
+/* The EXEC instructions of a GEMM step as the emitter writes them: an LDW and a WAVE per 2S x 2S
+ * (k, n) block (FW, FlexSA's modes), or four core-masked LDWs and an ISW WAVE per S x S sub-tile
+ * (1G4C). */
+static uint64_t step_insns(const step_ctx_t *c, const int64_t *s)
+{
+    int sub = c->k->policy == NPU_POLICY_1G4C;
+    int64_t m, n, taps, kd, orows, u = sub ? c->x->cfg->s : 2 * c->x->cfg->s;
+    npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
+    return (sub ? 5u : 2u) * (uint64_t)(((n + u - 1) / u) * ((taps * kd + u - 1) / u));
+}
+
+/* The cycles a GEMM step's waves wait for their instructions while its loads stream (mode burst;
+ * 0 for the conv kernels, whose instructions are per tap and not costed here).
+ * The fetch (rtl/npu_fetch.v) keeps two bursts of MAX_BURST_BEATS in flight, and the DRAM returns
+ * reads in order: while the LOAD engine streams, each fetch burst waits behind up to
+ * MAX_OUTSTANDING of the loads' bursts, so the fetch brings 2 MAX_BURST_BEATS beats per round
+ * trip R = the latency + its own burst's bus time + the loads' bursts ahead of it (Lb, Lnb: the
+ * step's loads' bus time and bursts). When the instructions arrive slower than the waves use them,
+ * the waves idle that share of the loads' bus time (t_flexsa at tiny: A's rows of 180 contiguous
+ * bytes reloaded every step put 8 bursts of 16 beats ahead of each fetch burst, where B's 3-beat
+ * rows put 24 beats). */
+static uint64_t fetch_stall(const step_ctx_t *c, const int64_t *s, uint64_t E, uint64_t Lb, uint64_t Lnb)
+{
+    const npu_cfg_t *cfg = c->x->cfg;
+    const npu_slice_cost_t *k = c->k;
+    uint64_t DB = (uint64_t)npu_cfg_beat(cfg), MB = (uint64_t)cfg->max_burst_beats;
+    uint64_t MO = (uint64_t)(cfg->max_outstanding > 0 ? cfg->max_outstanding : 1);
+    uint64_t lat = (uint64_t)(cfg->dram_latency > 0 ? cfg->dram_latency : 0), R, sup, one = 1u << NPU_SLICE_Q;
+    if (k->mode == NPU_SLICE_NOBURST || c->x->kind != NPU_SLICE_GEMM || !Lnb || !E)
+        return 0;
+    R = (lat << NPU_SLICE_Q) + MB * DB * k->byte + k->burst + Lb * (Lnb < MO ? Lnb : MO) / Lnb;
+    sup = (2 * MB * DB / NPU_INSN_BYTES * E << NPU_SLICE_Q) / (R * step_insns(c, s)); /* supply / demand */
+    return sup >= one ? 0 : ((Lb < E ? Lb : E) * (one - sup)) >> NPU_SLICE_Q;
+}
+
 /* The walk's totals still to come after the steps walked: the compute (from the step holding
  * E_prev on), the loads' cost, and their bus time with the stores. */
 typedef struct rest { uint64_t E, L, LbS; } rest_t;
@@ -308,13 +348,14 @@ static uint64_t rest_bound(const npu_slice_pipe_t *pipe, const rest_t *r)
     return pipe->T + (m > r->LbS ? m : r->LbS);
 }
 
-/* The step walk: per step the loads of the input tiles whose index changed, the compute (and the
- * drain after an output tile's last reduction step) and the store; T by the overlap formula. The
- * loads take L (one after another on the read side) and share the bus with the stores: the DMA
- * time of a step is max(L, Lb + S) (Lb: the loads' bus time). The walk stops (returns 1, the
- * plan's cycles unset) once the lower bound of its T exceeds bound: the candidate can be neither
- * best nor runner-up (the totals are the plan's, which the bounds of cost_steps already take as
- * those of the walk); else 0. */
+/* The step walk: per step the loads of the input tiles whose index changed, the compute (with
+ * the waves' wait for the instruction fetch, fetch_stall, and the drain after an output tile's
+ * last reduction step) and the store; T by the overlap formula. The loads take L (one after
+ * another on the read side) and share the bus with the stores: the DMA time of a step is
+ * max(L, Lb + S) (Lb: the loads' bus time). The walk stops (returns 1, the plan's cycles unset)
+ * once the lower bound of its T exceeds bound: the candidate can be neither best nor runner-up
+ * (the totals are the plan's, which the bounds of cost_steps already take as those of the walk,
+ * fetch_stall only adding to it); else 0. */
 static int walk_steps(step_ctx_t *c, uint64_t bound)
 {
     const npu_slice_nest_t *x = c->x;
@@ -325,7 +366,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     npu_slice_pipe_init(&pipe, c->k);
     for (;;) {
-        uint64_t L = 0, Lb = 0, E, D, S = 0, Sb = 0, bus, drain;
+        uint64_t L = 0, Lb = 0, Lnb = 0, E, D, S = 0, Sb = 0, bus, drain, nb;
         int64_t key;
         unsigned cls = 0;
         int done = 1;
@@ -344,12 +385,14 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                 else
                     first &= idx[d] == 0;
             if (p->band == t + 1 ? first : key != last[t] || reloads(x)) {
-                L += tile_cost(c, t, key, o, s, &bus);
+                L += tile_cost(c, t, key, o, s, &bus, &nb);
                 Lb += bus;
+                Lnb += nb;
             }
             last[t] = key;
         }
         E = step_compute(c, cls, s, &drain);
+        E += fetch_stall(c, s, E, Lb, Lnb);
         D = 0;
         if (done) {
             key = 0;
@@ -360,7 +403,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                 D = drain;
             else
                 E += drain;
-            S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &Sb);
+            S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &Sb, &nb);
         }
         npu_slice_pipe_step_w(&pipe, L, Lb, E, D, S, Sb);
         p->steps = pipe.steps;
@@ -421,7 +464,7 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
     for (int d = 0; d < x->nd; d++)
         if (ts->dep >> d & 1)
             n *= p->ntiles[d];
-    if (n <= MEMO_MAX && !(g->tile = malloc(sizeof *g->tile * 2 * (size_t)n)))
+    if (n <= MEMO_MAX && !(g->tile = malloc(sizeof *g->tile * 3 * (size_t)n)))
         return -1;
     if (!(rng = axis_ranges(x, p, t, at)))
         return -1; /* the caller frees g->tile */
@@ -437,8 +480,9 @@ static int grid_fill(const npu_slice_nest_t *x, const npu_slice_cost_t *k, const
         npu_slice_range_bursts(x, t, lo, len, &b);
         cost = xfer_of(x, k, t, &b, &bus);
         if (g->tile) {
-            g->tile[2 * key] = cost;
-            g->tile[2 * key + 1] = bus;
+            g->tile[3 * key] = cost;
+            g->tile[3 * key + 1] = bus;
+            g->tile[3 * key + 2] = b.bursts;
         }
         g->b.bursts += b.bursts;
         g->b.beats += b.beats;
