@@ -28,9 +28,10 @@
 // the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle. No done follows an
 // error response.
 // Pipelined descriptors (PIPE = 1, npu_top's STORE_PIPELINE, docs/memory.md "Pipelined STOREs"):
-// the walkers (reader, address generator, packer) leave RUN for IDLE as soon as the descriptor's
-// last W beat is sent (every AW issued, every burst's W done, so they hold nothing more of it);
-// its B responses are still due. The engine then accepts, checks and runs the next descriptor
+// the walkers (reader, address generator, packer) leave RUN as soon as the descriptor's last W
+// beat is sent (every AW issued, every burst's W done, so they hold nothing more of it; the
+// engine accepts the next descriptor in that cycle already); its B responses are still due.
+// The engine then accepts, checks and runs the next descriptor
 // while they come (b_rdy whenever a burst awaits its B); the burst FIFO is shared, so MAX_OUT
 // bursts of both descriptors at most. `done` still pulses once per descriptor after all of its
 // own B responses, in order (the last-burst flags), and npu_dmaq's INFLIGHT = 2 keeps at most
@@ -160,7 +161,9 @@ module npu_dma_store #(
 
 
     wire af_empty;   // no burst awaits its B response (below)
-    assign cmd_rdy = (state == SS_IDLE);
+    wire w_all;      // every W beat of the running descriptor is sent (below)
+    // PIPE = 1: also in the cycle the walkers are freed (registered terms only)
+    assign cmd_rdy = (state == SS_IDLE) || (PIPE != 0 && w_all);
     assign busy    = (state != SS_IDLE) || !af_empty;   // PIPE = 1: B responses of an older one
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
@@ -343,7 +346,7 @@ module npu_dma_store #(
     assign b_err   = b_fire && b_resp && state != SS_DRAIN;   // the first one: draining takes the rest
     // every W beat of the descriptor is sent: all AW issued (ag_act clears with the last one)
     // and no burst awaits W; the walkers hold nothing more of it
-    wire w_all     = in_run && !ag_act && bf_empty;
+    assign w_all   = in_run && !ag_act && bf_empty;
 
     // read-ahead entries: {two, word j+1, word j} at BW = 2 (rd2_vld: the pair was granted;
     // transposed: one word), the word at BW = 1
@@ -443,7 +446,7 @@ module npu_dma_store #(
                 end
                 // PIPE = 1: free for the next one once the last W beat is sent; PIPE = 0: at
                 // the last B response (done)
-                SS_RUN: if (PIPE != 0 ? w_all : (b_fire && af_lastb)) state <= SS_IDLE;
+                SS_RUN: if (PIPE != 0 ? w_all : (b_fire && af_lastb)) state <= cmd_fire ? SS_CHECK : SS_IDLE;
                 SS_DRAIN: if (af_empty) state <= SS_FLUSH;
                 default: if (df_empty && !rd_vld) state <= SS_IDLE;   // SS_FLUSH
             endcase
