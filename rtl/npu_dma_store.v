@@ -21,9 +21,26 @@
 //    run's beats with strobes covering only the rows' bytes (rows sharing a beat share it, with
 //    the union of their strobes); they are sent in AW order (a burst's W starts after its AW
 //    handshake). Bytes outside the rows are never written.
-// done pulses after the B response of the last burst. A DRAM error response stops the address
-// generator; the W beats of bursts already issued are still sent and their B responses taken
-// (DRAIN), then the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle.
+// done pulses after the B response of the last burst: each burst FIFO entry carries a flag
+// marking its descriptor's last burst, and B responses come in burst order, so the flagged
+// response is the descriptor's last one. A DRAM error response stops the address generator;
+// the W beats of bursts already issued are still sent and their B responses taken (DRAIN), then
+// the read-ahead FIFO is emptied (FLUSH) and the engine returns to idle. No done follows an
+// error response.
+// Pipelined descriptors (PIPE = 1, npu_top's STORE_PIPELINE, docs/memory.md "Pipelined STOREs"):
+// the walkers (reader, address generator, packer) leave RUN as soon as the descriptor's last W
+// beat is sent (every AW issued, every burst's W done, so they hold nothing more of it; the
+// engine accepts the next descriptor in that cycle already); its B responses are still due.
+// The engine then accepts, checks and runs the next descriptor
+// while they come (b_rdy whenever a burst awaits its B); the burst FIFO is shared, so MAX_OUT
+// bursts of both descriptors at most. `done` still pulses once per descriptor after all of its
+// own B responses, in order (the last-burst flags), and npu_dmaq's INFLIGHT = 2 keeps at most
+// two descriptors in the engine. A failed check of the next descriptor is reported only once
+// the bursts before it have their B responses (af empty, the last done given), so the error's
+// pc is the failing STORE's (docs/isa.md section 5), as with one at a time. An error response
+// of the older descriptor while the next one is checked or runs stops both: DRAIN (no done for
+// either). PIPE = 0 accepts a descriptor only when every B response has come: cycle for cycle
+// the engine before pipelining.
 // Wide beats (BEAT_WORDS = 2, docs/memory.md "Words and beats"): a DRAM beat is DB = 2B bytes.
 // The address generator, the burst rule and the packer work in DRAM beats. The normal reader
 // walks a row in chunks of two words: words j, j+1 on two SPM read ports (rd, rd2) in one cycle,
@@ -45,7 +62,9 @@ module npu_dma_store #(
     parameter integer DRAM_AW   = 24,
     parameter integer MAX_BURST = 16,
     parameter integer MAX_OUT   = 4,
-    parameter integer BW        = 1     // SPM words per DRAM beat (BEAT_WORDS): 1 or 2
+    parameter integer BW        = 1,    // SPM words per DRAM beat (BEAT_WORDS): 1 or 2
+    parameter integer PIPE      = 0     // 1: accept the next descriptor once the last W beat is
+                                        // sent (B responses still due); 0: after the last B
 ) (
     input  wire              clk,
     input  wire              rst_n,
@@ -141,8 +160,11 @@ module npu_dma_store #(
     );
 
 
-    assign cmd_rdy = (state == SS_IDLE);
-    assign busy    = (state != SS_IDLE);
+    wire af_empty;   // no burst awaits its B response (below)
+    wire w_all;      // every W beat of the running descriptor is sent (below)
+    // PIPE = 1: also in the cycle the walkers are freed (registered terms only)
+    assign cmd_rdy = (state == SS_IDLE) || (PIPE != 0 && w_all);
+    assign busy    = (state != SS_IDLE) || !af_empty;   // PIPE = 1: B responses of an older one
     wire cmd_fire  = cmd_vld && cmd_rdy;
     // opcode and token bits are the queue's business
     // verilator lint_off UNUSEDSIGNAL
@@ -170,7 +192,13 @@ module npu_dma_store #(
     wire chk_bad  = c_bad;
     wire chk_dram = c_dram;
     wire chk_spm  = c_spm;
-    wire go       = (state == SS_CHECK) && c_vld && !chk_bad && !chk_dram && !chk_spm;
+    wire chk_fail = chk_bad || chk_dram || chk_spm;
+    // c_vld is a one-cycle pulse: a failed check waiting for the older descriptor's B responses
+    // (PIPE = 1) is held
+    reg  chk_held;
+    wire c_rdy    = c_vld || chk_held;
+    wire b_err;      // a failed B response this cycle (below): no go then, DRAIN
+    wire go       = (state == SS_CHECK) && c_rdy && !chk_fail && !b_err;
     wire in_run   = (state == SS_RUN);
     wire in_xfer  = in_run || (state == SS_DRAIN);   // W and B still flow while draining
 
@@ -255,9 +283,12 @@ module npu_dma_store #(
         .len(blen), .whole(ag_row_end), .ok(blen_ok));
     wire [7:0]  blen_m1 = blen[7:0] - 8'd1;   // MAX_BURST <= 256: 256 wraps to 255
 
-    wire          af_full, af_empty;      // bursts awaiting B (address kept for err_info)
+    wire          af_full;                // bursts awaiting B (address kept for err_info)
     wire [31:0]   af_dout;
-    wire [OW-1:0] af_count;
+    wire          af_lastb;               // the head burst is its descriptor's last one
+    // verilator lint_off UNUSEDSIGNAL
+    wire [OW-1:0] af_count;               // full/empty and the last-burst flags suffice
+    // verilator lint_on UNUSEDSIGNAL
     wire          bf_full, bf_empty;      // bursts awaiting W: len-1
     wire [7:0]    bf_dout;
     // verilator lint_off UNUSEDSIGNAL
@@ -308,8 +339,14 @@ module npu_dma_store #(
     assign w_last  = (wc == bf_dout);
     wire w_fire    = w_vld && w_rdy;
 
-    assign b_rdy   = in_xfer;
+    // PIPE = 1: B responses of the older descriptor also while idle or checking the next one
+    // (PIPE = 0: no burst awaits one outside RUN and DRAIN, so this is in_xfer)
+    assign b_rdy   = in_xfer || !af_empty;
     wire b_fire    = b_vld && b_rdy;
+    assign b_err   = b_fire && b_resp && state != SS_DRAIN;   // the first one: draining takes the rest
+    // every W beat of the descriptor is sent: all AW issued (ag_act clears with the last one)
+    // and no burst awaits W; the walkers hold nothing more of it
+    assign w_all   = in_run && !ag_act && bf_empty;
 
     // read-ahead entries: {two, word j+1, word j} at BW = 2 (rd2_vld: the pair was granted;
     // transposed: one word), the word at BW = 1
@@ -347,10 +384,11 @@ module npu_dma_store #(
     wire df_full_unused = df_full;   // df_room keeps the FIFO from overflowing
     // verilator lint_on UNUSEDSIGNAL
 
-    npu_fifo #(.W(32), .DEPTH(MAX_OUT)) u_af (
+    // {last burst of its descriptor, address}
+    npu_fifo #(.W(33), .DEPTH(MAX_OUT)) u_af (
         .clk(clk), .rst_n(rst_n),
-        .push(aw_fire), .din(ag_addr),
-        .pop(b_fire), .dout(af_dout),
+        .push(aw_fire), .din({ag_row_end && ag_last, ag_addr}),
+        .pop(b_fire), .dout({af_lastb, af_dout}),
         .full(af_full), .empty(af_empty), .count(af_count)
     );
 
@@ -376,9 +414,12 @@ module npu_dma_store #(
             ag_act   <= 1'b0;
             rd_act   <= 1'b0;
             wc       <= 8'd0;
+            chk_held <= 1'b0;
         end else begin
-            done <= 1'b0;
+            // the descriptor's last B response, none failed (an error response: DRAIN)
+            done <= b_fire && !b_resp && af_lastb && state != SS_DRAIN;
             err  <= 1'b0;
+            chk_held <= (state == SS_CHECK) && c_rdy && chk_fail && !af_empty && !b_err;
             if (w_fire) wc <= w_last ? 8'd0 : wc + 8'd1;
             if (aw_fire && ag_row_end && ag_last) ag_act <= 1'b0;
             // set at go, cleared after the last word or when the drain ends: one set/clear
@@ -386,7 +427,9 @@ module npu_dma_store #(
             rd_act <= go || (rd_act && !rd_last && !(state == SS_DRAIN && af_empty));
             case (state)
                 SS_IDLE: if (cmd_fire) state <= SS_CHECK;
-                SS_CHECK: if (c_vld) begin   // the descriptor's checks take two cycles
+                // the descriptor's checks take two cycles; a failure waits for the B responses
+                // of the descriptor before it (PIPE = 1; none are due with PIPE = 0)
+                SS_CHECK: if (c_rdy && (!chk_fail || af_empty)) begin
                     if (chk_bad) begin
                         err <= 1'b1; err_code <= ERR_BAD_DESC; err_info <= f_daddr;
                         state <= SS_IDLE;
@@ -401,19 +444,20 @@ module npu_dma_store #(
                         state  <= SS_RUN;
                     end
                 end
-                SS_RUN: begin
-                    if (b_fire && b_resp) begin
-                        err <= 1'b1; err_code <= ERR_DRAM_RESP; err_info <= af_dout;
-                        ag_act <= 1'b0;
-                        state <= SS_DRAIN;
-                    end else if (b_fire && !ag_act && af_count == {{(OW-1){1'b0}}, 1'b1}) begin
-                        done  <= 1'b1;
-                        state <= SS_IDLE;
-                    end
-                end
+                // PIPE = 1: free for the next one once the last W beat is sent; PIPE = 0: at
+                // the last B response (done)
+                SS_RUN: if (PIPE != 0 ? w_all : (b_fire && af_lastb)) state <= cmd_fire ? SS_CHECK : SS_IDLE;
                 SS_DRAIN: if (af_empty) state <= SS_FLUSH;
                 default: if (df_empty && !rd_vld) state <= SS_IDLE;   // SS_FLUSH
             endcase
+            // a failed B response (of the running descriptor, or with PIPE = 1 of the one before
+            // it while the engine is idle or checks the next one): stop issuing, drop the next
+            // one, send the W beats of the bursts issued and take their B responses
+            if (b_err) begin
+                err <= 1'b1; err_code <= ERR_DRAM_RESP; err_info <= af_dout;
+                ag_act <= 1'b0;
+                state <= SS_DRAIN;
+            end
         end
     end
 
@@ -587,7 +631,7 @@ module npu_dma_store #(
         if (aw_vld && ag_addr[LB-1:0] != {LB{1'b0}}) `NPU_ASSERT_FAIL("STORE burst address not beat-aligned")
         if (aw_fire && ag_row_end && ag_rem_nx != rem_nx_c)
             `NPU_ASSERT_FAIL("STORE next run length register stale when a run ends")
-        if (done && (pk_rows != 16'd0 || !df_empty))
+        if ((PIPE != 0 ? w_all : done) && (pk_rows != 16'd0 || !df_empty))
             `NPU_ASSERT_FAIL("STORE done with words not packed (the runs and the rows disagree)")
         if (aw_vld && {20'd0, ag_addr[11:0]} + ({16'd0, blen} << LB) > 32'd4096)
             `NPU_ASSERT_FAIL("STORE burst crosses a 4 KiB line")
@@ -605,6 +649,11 @@ module npu_dma_store #(
         if (b_vld && wb_pend == 8'd0) `NPU_ASSERT_FAIL("STORE B with no write outstanding (or before its last W)")
         if (w_vld && bf_empty) `NPU_ASSERT_FAIL("STORE W beat before its burst address")
         if (go && (c_bad || c_dram || c_spm)) `NPU_ASSERT_FAIL("STORE starts a descriptor that failed its checks")
+        if (PIPE != 0 && w_all && (rd_act || rd_vld || t_emit))
+            `NPU_ASSERT_FAIL("STORE walkers freed with words of the descriptor still read")
+        if (cmd_fire && !af_empty && PIPE == 0) `NPU_ASSERT_FAIL("STORE (PIPE = 0) accepts a descriptor with B responses due")
+        if (err && err_code != ERR_DRAM_RESP && !af_empty)
+            `NPU_ASSERT_FAIL("STORE check error reported before the older descriptor's B responses")
     end
 `endif
 endmodule

@@ -2,14 +2,16 @@
 // npu_dmaq: issue logic of the LOAD or the STORE queue. Pops the dependency tokens the head
 // instruction asks for, hands a LOAD/STORE to its DMA engine and pushes tokens when the engine
 // reports completion. SYNC instructions only move tokens.
-// INFLIGHT descriptors may be in the engine at once (1: STORE; 2: LOAD, whose engine takes the
-// next descriptor while the last one's data still arrives, npu_dma_load). Their push tokens and
+// INFLIGHT descriptors may be in the engine at once (1; 2: the LOAD engine with LOAD_PIPELINE,
+// which takes the next descriptor while the last one's data still arrives, npu_dma_load, and the
+// STORE engine with STORE_PIPELINE, which takes it while the last one's B responses are due,
+// npu_dma_store). Their push tokens and
 // pcs wait in a small FIFO: the engine completes its descriptors in order, one `dma_done` each,
 // so each done pops the oldest and the token pushes stay in program order. A SYNC issues only
 // with nothing in flight (docs/isa.md section 3: it waits for every earlier LOAD/STORE).
 // pc_cur (the error and deadlock pc) is the oldest descriptor in flight: an engine error
-// belongs to it (npu_dma_load reports a failed check of the next one only after the last
-// one is done, so the next one is the oldest by then).
+// belongs to it (npu_dma_load and npu_dma_store report a failed check of the next one only
+// after the last one is done, so the next one is the oldest by then).
 module npu_dmaq #(
     parameter integer INFLIGHT = 1    // 1 or 2
 ) (

@@ -26,7 +26,11 @@ module npu_top #(
     // cost (a fixed cost per transfer, docs/compiler.md "Calibration") does not model the
     // overlap yet, and a calibration of the pipelined engine fits that cost to ~0 cycles
     // (docs/memory.md "Pipelined LOADs").
-    parameter LOAD_PIPELINE   = 0
+    parameter LOAD_PIPELINE   = 0,
+    // 1: the STORE engine takes the next descriptor once the last one's W beats are sent, while
+    // its B responses are still due (config key STORE_PIPELINE; npu_dma_store PIPE, docs/memory.md
+    // "Pipelined STOREs"); each STORE's done still follows all of its own B responses
+    parameter STORE_PIPELINE  = 0
 ) (
     input  wire             clk,
     input  wire             rst_n,
@@ -263,7 +267,7 @@ module npu_top #(
     wire [2:0]  st_cnt_tag;
     wire        stq_busy, stq_pop_next_unused, stq_push_next_unused;
 
-    npu_dmaq u_stq (
+    npu_dmaq #(.INFLIGHT((STORE_PIPELINE != 0) ? 2 : 1)) u_stq (   // two: the next STORE while the last one's B responses come
         .clk(clk), .rst_n(unit_rst_n), .run(run), .sync_op(OP_SYNC_S),
         .q_vld(!qs_empty), .q_insn(qs_dout[127:0]), .q_pc(qs_dout[159:128]), .q_pop(qs_pop),
         .prev_avail(e2s_avail), .next_avail(1'b1),
@@ -275,7 +279,8 @@ module npu_top #(
     assign busy_s = stq_busy || st_busy;
 
     npu_dma_store #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .DRAM_AW(DRAM_ADDR_BITS),
-                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS)) u_dma_store (
+                    .MAX_BURST(MAX_BURST_BEATS), .MAX_OUT(MAX_OUTSTANDING), .BW(BEAT_WORDS),
+                    .PIPE(STORE_PIPELINE)) u_dma_store (
         .clk(clk), .rst_n(unit_rst_n), .run(run),
         .cmd_vld(st_cmd_vld), .cmd_rdy(st_cmd_rdy), .cmd_insn(st_cmd),
         .busy(st_busy), .done(st_done), .err(st_err), .err_code(st_err_code), .err_info(st_err_info),

@@ -55,6 +55,10 @@ struct dram {
 
     uint8_t bq[DRAM_MAX_WR_BURSTS];
     unsigned bq_head, bq_count;
+    /* dram_set_write_delay: a B response's burst (its bytes, not readable before the response is
+     * taken) and the first cycle it may be offered */
+    uint64_t bq_addr[DRAM_MAX_WR_BURSTS], bq_bytes[DRAM_MAX_WR_BURSTS], bq_ready[DRAM_MAX_WR_BURSTS];
+    unsigned wr_delay;
 
     unsigned stall; /* ST_* bits withheld in the current cycle */
     int r_hold, b_hold;
@@ -68,6 +72,7 @@ struct dram {
     unsigned faults; /* DRAM_FAULT_* */
     uint64_t err_lo, err_hi; /* dram_set_error_range: beats in [err_lo, err_hi) answer resp = 1 */
     uint8_t zero[DRAM_MAX_BEAT_BYTES];
+    uint8_t poison[DRAM_MAX_BEAT_BYTES]; /* a read of a write not yet answered (wr_delay) */
     dram_burst_fn hook; /* dram_set_burst_hook */
     void *hook_ctx;
 };
@@ -79,6 +84,30 @@ void dram_set_burst_hook(dram_t *d, dram_burst_fn fn, void *ctx)
 }
 
 void dram_set_faults(dram_t *d, unsigned faults) { d->faults = faults; }
+
+void dram_set_write_delay(dram_t *d, unsigned cycles)
+{
+    d->wr_delay = cycles;
+    memset(d->poison, 0xA5, sizeof d->poison);
+}
+
+/* wr_delay: does [a, a + n) touch a write burst whose B response has not been taken (its beats
+ * still arriving, or answered later)? O(bursts in flight), only with a delay set. */
+static int unanswered(const dram_t *d, uint64_t a, uint64_t n)
+{
+    unsigned i;
+    for (i = 0; i < d->wq_count; i++) {
+        const wr_burst_t *w = &d->wq[(d->wq_head + i) % DRAM_MAX_WR_BURSTS];
+        if (a < w->addr + (uint64_t)w->beats * d->beat && a + n > w->addr)
+            return 1;
+    }
+    for (i = 0; i < d->bq_count; i++) {
+        unsigned k = (d->bq_head + i) % DRAM_MAX_WR_BURSTS;
+        if (a < d->bq_addr[k] + d->bq_bytes[k] && a + n > d->bq_addr[k])
+            return 1;
+    }
+    return 0;
+}
 
 void dram_set_error_range(dram_t *d, uint64_t lo, uint64_t hi)
 {
@@ -230,7 +259,7 @@ void dram_drive(dram_t *d, dram_out_t *o)
     if (stall) {
         withheld = ((stall & ST_AR) && ar_free) || ((stall & ST_AW) && aw_free) ||
                    ((stall & ST_R) && r_can && !d->r_hold) || ((stall & ST_W) && w_can) ||
-                   ((stall & ST_B) && d->bq_count && !d->b_hold);
+                   ((stall & ST_B) && d->bq_count && d->now >= d->bq_ready[d->bq_head] && !d->b_hold);
         if (stall & ST_AR)
             ar_free = 0;
         if (stall & ST_AW)
@@ -271,7 +300,7 @@ void dram_drive(dram_t *d, dram_out_t *o)
         uint64_t a = h->addr + (uint64_t)h->done * d->beat;
         /* past the end: every beat of the burst; error range: the beats inside it */
         int err = h->err || in_err_range(d, a, d->beat);
-        o->r_data = err ? d->zero : d->mem + a;
+        o->r_data = err ? d->zero : (d->wr_delay && unanswered(d, a, d->beat)) ? d->poison : d->mem + a;
         o->r_last = (uint8_t)(h->done + 1 == h->beats);
         o->r_id = h->id;
         o->r_resp = (uint8_t)err;
@@ -281,7 +310,7 @@ void dram_drive(dram_t *d, dram_out_t *o)
         o->r_id = 0;
         o->r_resp = 0;
     }
-    b_ok = d->bq_count && (d->b_hold || !(stall & ST_B));
+    b_ok = d->bq_count && d->now >= d->bq_ready[d->bq_head] && (d->b_hold || !(stall & ST_B));
     o->b_valid = (uint8_t)b_ok;
     o->b_resp = b_ok ? d->bq[d->bq_head] : 0;
     d->withheld = withheld;
@@ -365,6 +394,17 @@ static void accept_aw(dram_t *d, const dram_in_t *in)
     d->st.err_bursts += b->err;
 }
 
+/* Queues burst h's B response, offered from the next cycle (wr_delay: that many cycles later). */
+static void queue_b(dram_t *d, const wr_burst_t *h)
+{
+    unsigned k = (d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS;
+    d->bq[k] = h->err;
+    d->bq_addr[k] = h->addr;
+    d->bq_bytes[k] = (uint64_t)h->beats * d->beat;
+    d->bq_ready[k] = d->now + 1 + d->wr_delay;
+    d->bq_count++;
+}
+
 /* W beat taken: write it; the burst's last beat queues its B response(s). */
 static void accept_w(dram_t *d, const dram_in_t *in)
 {
@@ -381,12 +421,9 @@ static void accept_w(dram_t *d, const dram_in_t *in)
         return;
     if (d->hook)
         d->hook(d->hook_ctx, 1, h->addr, h->beats, h->accepted, d->now + 1);
-    d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
-    d->bq_count++;
-    if ((d->faults & DRAM_FAULT_B_EXTRA) && d->bq_count < DRAM_MAX_WR_BURSTS) {
-        d->bq[(d->bq_head + d->bq_count) % DRAM_MAX_WR_BURSTS] = h->err;
-        d->bq_count++;
-    }
+    queue_b(d, h);
+    if ((d->faults & DRAM_FAULT_B_EXTRA) && d->bq_count < DRAM_MAX_WR_BURSTS)
+        queue_b(d, h);
     d->wq_head = (d->wq_head + 1) % DRAM_MAX_WR_BURSTS;
     d->wq_count--;
     d->wr_active = 0;

@@ -126,6 +126,13 @@ void dram_set_faults(dram_t *d, unsigned faults);
  * gets b_resp = 1. lo = hi (the default) = none. The NPU must stop with STATUS ERROR DRAM_RESP. */
 void dram_set_error_range(dram_t *d, uint64_t lo, uint64_t hi);
 
+/* Test-only write latency (a DRAM that answers a write once it is committed): a write burst's B
+ * response is offered `cycles` cycles after its last W beat (0, the default: the next cycle),
+ * and until the NPU takes it, read beats touching the burst's bytes return 0xA5 bytes (r_resp
+ * 0), as they do while its W beats still arrive: a LOAD that reads a STORE's bytes before the
+ * STORE's last B response gets wrong data (tests/rtl/test_store_pipe.c). */
+void dram_set_write_delay(dram_t *d, unsigned cycles);
+
 #ifdef __cplusplus
 }
 #endif

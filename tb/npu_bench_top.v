@@ -22,7 +22,8 @@ module npu_bench_top #(
     parameter WATCHDOG_CYCLES = 20000,
     parameter DTYPE           = 0,
     parameter BEAT_WORDS      = 1,
-    parameter LOAD_PIPELINE   = 0
+    parameter LOAD_PIPELINE   = 0,
+    parameter STORE_PIPELINE  = 0
 ) (
     /* verilator lint_on UNUSEDPARAM */
     input  wire             clk,

@@ -49,7 +49,7 @@
 #include "npu_params.h"
 static npu_cfg_t g_cfg = NPU_CFG_INIT;
 #else
-static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, 1, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+static npu_cfg_t g_cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, 1, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
 #endif
 static unsigned g_jitter;
 

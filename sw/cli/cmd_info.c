@@ -27,6 +27,7 @@ static int print_json(const npu_cfg_t *c, const npu_args_t *a)
     cJSON_AddNumberToObject(j, "max_burst_beats", c->max_burst_beats);
     cJSON_AddNumberToObject(j, "max_outstanding", c->max_outstanding);
     cJSON_AddNumberToObject(j, "load_pipeline", c->load_pipeline);
+    cJSON_AddNumberToObject(j, "store_pipeline", c->store_pipeline);
     cJSON_AddNumberToObject(j, "dram_bw", c->dram_bw);
     cJSON_AddNumberToObject(j, "dram_latency", c->dram_latency);
     cJSON_AddNumberToObject(j, "dram_burst_cost", c->dram_burst_cost);
@@ -55,6 +56,8 @@ int npu_cmd_info(const npu_cfg_t *c, const npu_args_t *a)
     printf("DRAM            2^%d bytes, bursts up to %d beats, %d outstanding\n",
            c->dram_addr_bits, c->max_burst_beats, c->max_outstanding);
     printf("LOAD engine     %s\n", c->load_pipeline ? "pipelined (two descriptors in flight)" : "one descriptor at a time");
+    printf("STORE engine    %s\n", c->store_pipeline ? "pipelined (the next descriptor while the last one's B responses are due)"
+                                                      : "one descriptor at a time");
     printf("DRAM timing     %d B/cycle, latency %d, burst cost %d (defaults)\n", c->dram_bw,
            c->dram_latency, c->dram_burst_cost);
     printf("watchdog        %d cycles\n", c->watchdog_cycles);

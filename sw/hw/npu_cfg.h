@@ -26,8 +26,10 @@ typedef struct npu_cfg {
         token_max, dram_addr_bits, max_burst_beats, max_outstanding, watchdog_cycles, dram_bw,
         dram_latency, dram_burst_cost, dtype, /* dtype: NPU_DTYPE_* */
         beat_words,                           /* SPM words per DRAM beat */
-        load_pipeline;                        /* 1: the LOAD engine takes the next descriptor
+        load_pipeline,                        /* 1: the LOAD engine takes the next descriptor
                                                  while the last one's data arrives */
+        store_pipeline;                       /* 1: the STORE engine takes the next descriptor
+                                                 while the last one's B responses are due */
     npu_cfg_calib_t calib;
 } npu_cfg_t;
 #endif

@@ -61,12 +61,14 @@ static const struct key KEYS[] = {
     {"DTYPE", "dtype", 1, 1},
     {"BEAT_WORDS", "beat_words", 1, 0},
     {"LOAD_PIPELINE", "load_pipeline", 1, 0},
+    {"STORE_PIPELINE", "store_pipeline", 1, 0},
 };
 enum { NKEYS = (int)(sizeof KEYS / sizeof KEYS[0]) };
 enum {
     K_S, K_SPM_BANKS, K_SPM_BANK_WORDS, K_OBUF_ROWS, K_LBUF_H_DEPTH, K_LBUF_V_DEPTH,
     K_QUEUE_DEPTH, K_TOKEN_MAX, K_DRAM_ADDR_BITS, K_MAX_BURST_BEATS, K_MAX_OUTSTANDING,
-    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE, K_BEAT_WORDS, K_LOAD_PIPELINE
+    K_WATCHDOG_CYCLES, K_DRAM_BW, K_DRAM_LATENCY, K_DRAM_BURST_COST, K_DTYPE, K_BEAT_WORDS, K_LOAD_PIPELINE,
+    K_STORE_PIPELINE
 };
 
 /* A DTYPE name (NPU_DTYPES) as its number; -1 when it names none. */
@@ -346,6 +348,7 @@ static void validate(void)
     check_range(K_BEAT_WORDS, 1, 8);
     check_pow2(K_BEAT_WORDS);
     check_range(K_LOAD_PIPELINE, 0, 1); /* docs/memory.md "Pipelined LOADs" */
+    check_range(K_STORE_PIPELINE, 0, 1); /* docs/memory.md "Pipelined STOREs" */
     if (n_errors == before && 4 * val[K_S] * val[K_BEAT_WORDS] > 4096)
         err_at(line_of[K_BEAT_WORDS], "a DRAM beat of 4*S*BEAT_WORDS = %ld bytes exceeds 4096",
                4 * val[K_S] * val[K_BEAT_WORDS]);

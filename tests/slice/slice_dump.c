@@ -30,7 +30,7 @@ static int kind_of(const char *s)
 
 int main(void)
 {
-    npu_cfg_t cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, 1, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
+    npu_cfg_t cfg = {"small", 8, 4, 1024, 256, 8, 16, 8, 15, 24, 16, 4, 20000, 32, 30, 4, 0, 1, 0, 0, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0}};
     char line[512], w0[16], mode[16], kname[16], msg[200];
     while (fgets(line, sizeof line, stdin)) {
         npu_slice_result_t r;

@@ -29,6 +29,7 @@ static inline npu_cfg_t test_cfg(int s)
     c.dtype = NPU_DTYPE_INT16;
     c.beat_words = 1;
     c.load_pipeline = 0;
+    c.store_pipeline = 0;
     memset(&c.calib, 0, sizeof c.calib); /* uncalibrated: the slicing stage's config formulas */
     return c;
 }
