@@ -84,6 +84,16 @@ static inline void rtl_fill(int16_t *v, size_t n, uint64_t *x)
     for (size_t i = 0; i < n; i++) v[i] = (int16_t)(rtl_rand(x) & 0xFFFF);
 }
 
+/* n random bytes (rtl_seed(seed): NPU_SEED overrides), malloc'ed; the caller frees them. */
+static inline uint8_t *rtl_random_bytes(size_t n, uint64_t seed)
+{
+    uint8_t *b = malloc(n);
+    uint64_t x = rtl_seed(seed);
+    cr_assert_not_null(b);
+    for (size_t i = 0; i < n; i++) b[i] = (uint8_t)rtl_rand(&x);
+    return b;
+}
+
 /* Cycle budget: generous against the ideal compute and transfer time, so only a hang hits it. */
 static inline uint64_t rtl_budget(const npu_cfg_t *cfg, int M, int N, int K)
 {

@@ -58,11 +58,7 @@ Test(store_pipe, store_then_load_bit_exact)
     unsigned W = word(), RB = 2 * W - 8, rows = NS * R;
     uint32_t src = 1u << 16, dst = 2u << 16, dst2 = 3u << 16;
     size_t bytes = (size_t)rows * RB;
-    uint8_t *init = malloc(bytes);
-    cr_assert_not_null(init);
-    uint64_t x = rtl_seed(0x5707e);
-    for (size_t i = 0; i < bytes; i++)
-        init[i] = (uint8_t)rtl_rand(&x);
+    uint8_t *init = rtl_random_bytes(bytes, 0x5707e);
     npu_prog_t p; npu_prog_init(&p);
     PUSHT(p, npu_enc_load(I, NPU_TAG_X, 0, rows, src, 0, 2, RB, RB), NPU_TOK_PUSH_NEXT);
     PUSHT(p, npu_enc_sync(I, NPU_OP_SYNC_E), NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);
@@ -169,11 +165,7 @@ Test(store_pipe, next_check_error_waits)
     uint32_t src = 1u << 16, dst = 2u << 16;
     uint32_t end = (uint32_t)((uint64_t)1 << cfg.dram_addr_bits); /* 4 GiB: 0, addresses wrap */
     size_t bytes = (size_t)rows * W;
-    uint8_t *init = malloc(bytes);
-    cr_assert_not_null(init);
-    uint64_t x = rtl_seed(0xc4ec);
-    for (size_t i = 0; i < bytes; i++)
-        init[i] = (uint8_t)rtl_rand(&x);
+    uint8_t *init = rtl_random_bytes(bytes, 0xc4ec);
     npu_prog_t p; npu_prog_init(&p);
     PUSHT(p, npu_enc_load(I, NPU_TAG_X, 0, rows, src, 0, 1, W, W), NPU_TOK_PUSH_NEXT);
     PUSHT(p, npu_enc_sync(I, NPU_OP_SYNC_E), NPU_TOK_POP_PREV | NPU_TOK_PUSH_NEXT);

@@ -66,6 +66,7 @@ typedef struct step_ctx {
     const uint64_t *memo[NPU_SLICE_TENSORS]; /* per tile: cost, bus, bursts (NULL: computed per step) */
     unsigned have;                           /* step classes whose compute is known */
     uint64_t E[1 << NPU_SLICE_DIMS], D[1 << NPU_SLICE_DIMS]; /* per class: compute, drain */
+    uint64_t I[1 << NPU_SLICE_DIMS];                         /* per class: EXEC instructions */
 } step_ctx_t;
 
 /* The cost of tensor t's transfers b, returned, and in *bus their part of the DRAM credit reads and
@@ -279,15 +280,26 @@ static void compute_sums(const npu_slice_nest_t *x, const npu_slice_cost_t *k, c
     }
 }
 
+/* The EXEC instructions of a GEMM step as the emitter writes them: an LDW and a WAVE per 2S x 2S
+ * (k, n) block (FW, FlexSA's modes), or four core-masked LDWs and an ISW WAVE per S x S sub-tile
+ * (1G4C). */
+static uint64_t step_insns(const step_ctx_t *c, int64_t n, int64_t taps, int64_t kd)
+{
+    int sub = c->k->policy == NPU_POLICY_1G4C;
+    int64_t u = sub ? c->x->cfg->s : 2 * c->x->cfg->s;
+    return (sub ? 5u : 2u) * (uint64_t)(((n + u - 1) / u) * ((taps * kd + u - 1) / u));
+}
+
 /* The compute of a step of class cls (bit d: at dim d's last tile; tile sizes s) and, in *drain,
  * the drain after an output tile's last reduction step: the same for every step of the class,
- * so computed once per walk. */
+ * so computed once per walk (its EXEC instructions too, for fetch_stall). */
 static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint64_t *drain)
 {
     if (!(c->have >> cls & 1)) {
         int64_t m, n, taps, kd, orows;
         npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
         c->E[cls] = compute_of(c->x, c->k, c->p->split, m, n, taps, kd);
+        c->I[cls] = step_insns(c, n, taps, kd);
         c->D[cls] = c->k->drain_fixed + (uint64_t)orows * c->k->drain_row;
         /* its SPM conflicts: not in the lower bounds (compute_sums), which stay below (>= 0) */
         c->D[cls] += npu_slice_step_drain(c->x, c->p->tile, s);
@@ -295,17 +307,6 @@ static uint64_t step_compute(step_ctx_t *c, unsigned cls, const int64_t *s, uint
     }
     *drain = c->D[cls];
     return c->E[cls];
-}
-
-/* The EXEC instructions of a GEMM step as the emitter writes them: an LDW and a WAVE per 2S x 2S
- * (k, n) block (FW, FlexSA's modes), or four core-masked LDWs and an ISW WAVE per S x S sub-tile
- * (1G4C). */
-static uint64_t step_insns(const step_ctx_t *c, const int64_t *s)
-{
-    int sub = c->k->policy == NPU_POLICY_1G4C;
-    int64_t m, n, taps, kd, orows, u = sub ? c->x->cfg->s : 2 * c->x->cfg->s;
-    npu_slice_step_gemm(c->x, s, &m, &n, &taps, &kd, &orows);
-    return (sub ? 5u : 2u) * (uint64_t)(((n + u - 1) / u) * ((taps * kd + u - 1) / u));
 }
 
 /* The cycles a GEMM step's waves wait for their instructions while its loads stream (mode burst;
@@ -318,7 +319,7 @@ static uint64_t step_insns(const step_ctx_t *c, const int64_t *s)
  * the waves idle that share of the loads' bus time (t_flexsa at tiny: A's rows of 180 contiguous
  * bytes reloaded every step put 8 bursts of 16 beats ahead of each fetch burst, where B's 3-beat
  * rows put 24 beats). */
-static uint64_t fetch_stall(const step_ctx_t *c, const int64_t *s, uint64_t E, uint64_t Lb, uint64_t Lnb)
+static uint64_t fetch_stall(const step_ctx_t *c, unsigned cls, uint64_t E, uint64_t Lb, uint64_t Lnb)
 {
     const npu_cfg_t *cfg = c->x->cfg;
     const npu_slice_cost_t *k = c->k;
@@ -328,7 +329,7 @@ static uint64_t fetch_stall(const step_ctx_t *c, const int64_t *s, uint64_t E, u
     if (k->mode == NPU_SLICE_NOBURST || c->x->kind != NPU_SLICE_GEMM || !Lnb || !E)
         return 0;
     R = (lat << NPU_SLICE_Q) + MB * DB * k->byte + k->burst + Lb * (Lnb < MO ? Lnb : MO) / Lnb;
-    sup = (2 * MB * DB / NPU_INSN_BYTES * E << NPU_SLICE_Q) / (R * step_insns(c, s)); /* supply / demand */
+    sup = (2 * MB * DB / NPU_INSN_BYTES * E << NPU_SLICE_Q) / (R * c->I[cls]); /* supply / demand */
     return sup >= one ? 0 : ((Lb < E ? Lb : E) * (one - sup)) >> NPU_SLICE_Q;
 }
 
@@ -392,7 +393,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
             last[t] = key;
         }
         E = step_compute(c, cls, s, &drain);
-        E += fetch_stall(c, s, E, Lb, Lnb);
+        E += fetch_stall(c, cls, E, Lb, Lnb);
         D = 0;
         if (done) {
             key = 0;
