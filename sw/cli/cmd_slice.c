@@ -24,6 +24,8 @@ static void print_plan(const char *what, const npu_slice_plan_t *p)
         printf(" %s=%lld", p->dim_name[d], (long long)p->tile[d]);
     if (p->band != NPU_SLICE_BAND_NONE)
         printf(", %s band resident", k_tensor[p->band - 1]);
+    if (p->cband)
+        printf(", %s band (whole rows stored once per m-tile)", k_tensor[NPU_SLICE_OUT]);
     printf("\n          %.0f cycles predicted (compute %.0f, transfers %.0f), %llu steps\n",
            q16(p->cycles), q16(p->compute), q16(p->transfer), (unsigned long long)p->steps);
     for (int t = 0; t < NPU_SLICE_TENSORS; t++)
@@ -44,6 +46,7 @@ static cJSON *json_plan(const npu_slice_plan_t *p)
     for (int d = 0; d < p->nd; d++)
         cJSON_AddNumberToObject(j, p->dim_name[d], (double)p->tile[d]);
     cJSON_AddStringToObject(o, "band", p->band != NPU_SLICE_BAND_NONE ? k_tensor[p->band - 1] : "none");
+    cJSON_AddBoolToObject(o, "out_band", p->cband);
     cJSON_AddNumberToObject(o, "cycles", q16(p->cycles));
     cJSON_AddNumberToObject(o, "compute", q16(p->compute));
     cJSON_AddNumberToObject(o, "transfer", q16(p->transfer));

@@ -4,10 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The element inside its tile: row and column in the tile, and the tile's index. */
+/* The element inside its tile: row and column in the tile, the index of the STORE that writes
+ * it (its tile's; with the C band its m-tile's), and its staging word: the buffer's first word
+ * and the word in the row. */
 typedef struct elem {
     int r_in, c_in;
     long t;
+    unsigned base, word;
 } elem_t;
 
 /* The t-th STORE of C; -1 when there is none. */
@@ -39,10 +42,8 @@ static int drain_hits(const npu_fields_t *f, unsigned word, unsigned w0, const e
 }
 
 /* The DRAIN that moved the element: back over the tile's DRAINs from its STORE. 0 or -1. */
-static int find_drain(const npu_gemm_plan_t *plan, const npu_insn_t *prog, unsigned tag_c, unsigned S,
-                      const elem_t *el, npu_gemm_loc_t *loc)
+static int find_drain(const npu_insn_t *prog, unsigned tag_c, const elem_t *el, npu_gemm_loc_t *loc)
 {
-    unsigned word = (unsigned)(2 * loc->n_block) + (unsigned)((el->c_in % plan->F) / (int)S);
     for (long i = loc->store_pc - 1; i >= 0; i--) {
         npu_fields_t f;
         unsigned orow;
@@ -51,7 +52,7 @@ static int find_drain(const npu_gemm_plan_t *plan, const npu_insn_t *prog, unsig
         if (f.op == NPU_OP_STORE && f.tag == tag_c)
             break; /* the previous tile */
         if (f.op == NPU_OP_DRAIN &&
-            drain_hits(&f, word, f.spm_addr - plan->spm_c[(unsigned)el->t % 2u], el, loc, &orow)) {
+            drain_hits(&f, el->word, f.spm_addr - el->base, el, loc, &orow)) {
             loc->drain_pc = i;
             loc->obuf_row = orow;
             return 0;
@@ -156,8 +157,15 @@ int npu_prog_locate_gemm(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, cons
     el.c_in = col % plan->Nt;
     el.t = npu_gemm_tile_index(plan, loc->m_tile, loc->n_tile);
     loc->n_block = el.c_in / plan->F;
+    el.base = plan->spm_c[(unsigned)el.t % 2u];
+    el.word = (unsigned)(2 * loc->n_block) + (unsigned)((el.c_in % plan->F) / (int)S);
+    if (plan->cband) { /* band m_tile % 2, all of N in its rows; one STORE per m-tile */
+        el.t = loc->m_tile;
+        el.base = plan->spm_c[(unsigned)loc->m_tile % 2u];
+        el.word += 2u * (unsigned)(loc->n_tile * plan->Nt / plan->F);
+    }
     loc->store_pc = find_store(prog, n, tag_c, el.t);
-    if (loc->store_pc < 0 || find_drain(plan, prog, tag_c, S, &el, loc) != 0)
+    if (loc->store_pc < 0 || find_drain(prog, tag_c, &el, loc) != 0)
         return -1;
     find_waves(prog, loc);
     if (loc->wave_pc[1] >= 0)

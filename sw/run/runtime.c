@@ -660,6 +660,10 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
     if (gemm_layout(&below, M, N, K, args->transA, args->transB, args->modes | NPU_GEMM_SWAP_OFF, NULL,
                     UINT64_MAX, rep, size, &plen) != 0)
         return rep->rc;
+    /* a C kept in the SPM is drained in place: the tiles without a C band (else gemm_tiling's) */
+    if (args->res_c && rep->plan.cband && npu_gemm_plan_no_cband(&below, &rep->plan) != 0 &&
+        npu_gemm_tile_res(&below, M, N, K, rep->args.modes == NPU_EMIT_1G4C, &rep->plan) != 0)
+        return host_error(rep, "no tiling fits this configuration");
     int resident = args->res_a || args->res_b || args->res_c; /* fewer LOADs, SYNCs instead */
     int modes = rep->args.modes; /* without the tiling choice bits */
     rep->args = *args;

@@ -4,6 +4,7 @@
  * per tag, MACs per core, waves, instructions, drained rows) against the program. Every GEMM runs
  * on a fresh model with its own seed, so a failure prints the `npu gemm` command that replays it.
  */
+#include "compile/slice/slice.h"
 #include "rtl_common.h"
 
 static const unsigned STALL = 10; /* % of cycles the DRAM withholds a handshake */
@@ -139,7 +140,7 @@ Test(gemm, resident_bands)
 {
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(8);
-    int shapes[3][3] = {{300, 200, 500}, {512, 128, 256}, {512, 256, 64}}; /* A, B, B of one chunk */
+    int shapes[3][3] = {{300, 200, 500}, {600, 128, 384}, {512, 256, 64}}; /* A, B, B of one chunk */
     static const int policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
     if (cfg.s <= 2) { /* the tiny array: bands of the same kinds at a tenth of the cycles */
         shapes[0][0] = 100, shapes[0][1] = 60, shapes[0][2] = 300;
@@ -154,6 +155,45 @@ Test(gemm, resident_bands)
             cr_assert_neq(r.plan.res, NPU_GEMM_RES_NONE, "%dx%dx%d keeps no band: the test lost its purpose",
                           shapes[i][0], shapes[i][1], shapes[i][2]);
             npu_gemm_report_free(&r);
+        }
+}
+
+/* The C band (gemm_tiling.h): m-tiles' output rows over all of N in two SPM bands, stored once per
+ * m-tile, whole rows, under the three policies with DRAM stalls: a DRAIN into the band before the
+ * STORE of the m-tile two back has read it, or a STORE before the m-tile's last DRAIN, shows as a
+ * mismatch. The plans are the slicing stage's candidates with the C band (A's band over one, and
+ * over four K chunks, two of them above the bands), forced whatever the search would pick. */
+Test(gemm, c_band)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
+    static const int policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
+    int tiny = cfg.s <= 2;
+    const int shape[2][3] = {{tiny ? 70 : 300, tiny ? 21 : 180, tiny ? 30 : 40}, {tiny ? 50 : 256, tiny ? 30 : 64, tiny ? 9 : 512}};
+    const int64_t tiles[2][3] = {{tiny ? 20 : 32, tiny ? 12 : 96, tiny ? 12 : 40}, {tiny ? 12 : 64, tiny ? 8 : 32, tiny ? 9 : 128}};
+    uint64_t seed = rtl_seed(10);
+    for (int i = 0; i < 2; i++)
+        for (int p = 0; p < 3 - i; p++) { /* 1G4C on the first shape */
+            int M = shape[i][0], N = shape[i][1], K = shape[i][2];
+            npu_slice_plan_t sp;
+            npu_gemm_plan_t g;
+            npu_gemm_report_t r;
+            int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
+            cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, M, N, K, tiles[i], 0, 0,
+                                             NPU_SLICE_BAND_OUT, &sp), 0);
+            cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &sp, M, N, K, policy[p] == NPU_EMIT_1G4C, &g), 0);
+            cr_assert(g.cband && g.m_tiles >= 3, "the bands must cycle");
+            npu_random_operands_dt(npu_cfg_bf16(&cfg), M, N, K, seed, A, B);
+            npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
+            int rc = npu_gemm_run_plan(&cfg, s, &g, A, B, policy[p], NULL, rtl_budget(&cfg, M, N, K), &r);
+            cr_assert_eq(rc, NPU_GEMM_PASS, "C band %dx%dx%d policy %d seed %llu: %s %s %s", M, N, K, policy[p],
+                         (unsigned long long)seed, npu_gemm_rc_name(rc), r.counters_msg, r.host_msg);
+            cr_assert_eq(r.run.cnt[NPU_CNT_insn_store], (uint64_t)g.m_tiles, "one STORE per m-tile");
+            npu_gemm_report_free(&r);
+            npu_sim_close(s);
+            free(A);
+            free(B);
+            seed++;
         }
 }
 

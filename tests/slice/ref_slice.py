@@ -198,21 +198,28 @@ class Problem:
             need += (1 if grid == 1 else 2) * words[ti]
         return orows <= obuf and need <= cfg.banks * cfg.bank_words
 
-    def band_fits(self, t, band_in):
+    def band_fits(self, t, band_in, cband=False):
         """Capacity of the GEMM's resident band of input band_in (0: A, 1: B): its k chunks (at
         most 16), each of the converted plan's chunk words, whole chunks packed from the start of
-        the operand's own bank (0: A, 1: B), then in the banks the plain plan leaves free (3 up)."""
+        the operand's own bank (0: A, 1: B), then in the banks the plain plan leaves free (3 up).
+        With the C band (A's band, m-major, more than one m-tile and n-tile) C's two buffers of Mt rows x 2
+        words per 2S columns of all of N sit from bank 2 on, and the free banks start above them."""
         cfg, L = self.cfg, self.L
         tm = t[0] if self.ext[0] < L else cdiv(t[0], L) * L
         kb, nb = cdiv(t[2], L), cdiv(t[1], L)
         chunks = cdiv(self.ext[2], kb * L)
         words = tm * kb if band_in == 0 else kb * L * nb
+        free0 = 3
+        if cband:
+            free0 = cdiv(2 * cfg.bank_words + 2 * tm * 2 * cdiv(self.ext[1], L), cfg.bank_words)
+            if cdiv(self.ext[1], nb * L) < 2 or t[0] >= self.ext[0] or free0 > cfg.banks:
+                return False
         if chunks > 16 or words > cfg.bank_words:
             return False
         if chunks == 1:  # the band stays in the double buffer
             return True
         per_bank = cfg.bank_words // words
-        return chunks <= per_bank * (1 + max(0, cfg.banks - 3))
+        return chunks <= per_bank * (1 + max(0, cfg.banks - free0))
 
     def step_gemm(self, s):
         if self.kind == 'gemm':
@@ -354,14 +361,21 @@ def fetch_stall(cfg, k, n, kd, E, Lb, Lnb):
     return 0 if sup >= 1 << Q else (min(Lb, E) * ((1 << Q) - sup)) >> Q
 
 
-def simulate(pb, k, t, split, order, band=None):
+def simulate(pb, k, t, split, order, band=None, cband=False):
     """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + Sb_{i-1}, S_{i-1}, D_{i-1})
-    + D_{n-1} + S_{n-1}; DRAM bytes (Lb, Sb: the shared credit's part)."""
+    + D_{n-1} + S_{n-1}; DRAM bytes (Lb, Sb: the shared credit's part). A GEMM input is loaded
+    unless the tile two steps back is the same (its double buffer of that parity holds it). With
+    the C band, an m-tile's whole rows are stored after its last n-tile, the store spread evenly
+    over that step and the next m-tile's other steps (all that is left at the last step)."""
     nd = len(pb.ext)
     ntiles = [cdiv(e, x) for e, x in zip(pb.ext, t)]
     loop = pb.orders[order]
     deps = [[a[0] for a in axes] for _, _, axes in pb.tensors]
-    cache, prev, steps, nbytes, seen = {}, [None, None], [], 0, set()
+    cache, prev, prev2, steps, nbytes, seen = {}, [None, None], [None, None], [], 0, set()
+    pend = [0, 0, 0]  # the C band's store still to spread: cost, credit part, pieces
+    nsteps = 1
+    for d in range(nd):
+        nsteps *= ntiles[d]
     for idx_in_order in itertools.product(*[range(ntiles[d]) for d in loop]):
         idx = [0] * nd
         for pos, d in enumerate(loop):
@@ -380,13 +394,16 @@ def simulate(pb, k, t, split, order, band=None):
             if ti == band:  # resident: a tile already read is still in the SPM
                 load = key not in seen
                 seen.add(key)
+            elif pb.kind == 'gemm':  # the emitter's double buffers alternate
+                load = key != prev2[ti]
             else:
-                load = key != prev[ti] or pb.kind == 'gemm'  # the GEMM emitter loads both every step
+                load = key != prev[ti]
             if load:
                 b = cost(ti)
                 c, bus = xfer(k, b, pb.B)
                 L, Lb, Lnb = L + c, Lb + bus, Lnb + b[0]
                 nbytes += b[2]
+            prev2[ti] = prev[ti]
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
         E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
@@ -399,9 +416,20 @@ def simulate(pb, k, t, split, order, band=None):
                 D = drain
             else:
                 E += drain
-            b = cost(2)
-            Sv, Sb = xfer(k, b, pb.B, store=True)
-            nbytes += b[2]
+            if not cband:
+                b = cost(2)
+                Sv, Sb = xfer(k, b, pb.B, store=True)
+                nbytes += b[2]
+            elif idx[1] == ntiles[1] - 1:  # the m-tile's band: all of N
+                ob, sb = list(o), list(s)
+                ob[1], sb[1] = 0, pb.ext[1]
+                b = pb.tile_cost(2, ob, sb)
+                pend = list(xfer(k, b, pb.B, store=True)) + [ntiles[1] * ntiles[2]]
+                nbytes += b[2]
+        if cband and pend[2]:
+            n = 1 if len(steps) == nsteps - 1 else pend[2]
+            Sv, Sb = pend[0] // n, pend[1] // n
+            pend = [pend[0] - Sv, pend[1] - Sb, 0 if n == 1 and len(steps) == nsteps - 1 else pend[2] - 1]
         steps.append((L, Lb, E, Sv, D, Sb))
     T = steps[0][0]
     for i, (L, Lb, E, Sv, D, Sb) in enumerate(steps):
@@ -419,7 +447,7 @@ def tile_opts(ext, u):
 
 def search(pb, k):
     opts = [tile_opts(e, u) for e, u in zip(pb.ext, pb.unit)]
-    bands = (False, True) if pb.kind == 'gemm' else (False,)
+    bands = (0, 1, 2) if pb.kind == 'gemm' else (0,)  # none, the input's band, with C's band
     visited = fitting = 0
     best = None
     for index, (split, order, banded, *t) in enumerate(itertools.product(range(3), range(2), bands, *opts)):
@@ -428,13 +456,16 @@ def search(pb, k):
         # the band is that of the input whose tiles follow the outermost loop dim
         band = ([ti for ti in (0, 1) if pb.orders[order][0] in [a[0] for a in pb.tensors[ti][2]]][0]
                 if banded else None)
-        if not pb.fits(t, ntiles) or (banded and not pb.band_fits(t, band)):
+        cband = banded == 2
+        if cband and pb.orders[order][0] != 0:  # the C band: m outermost
+            continue
+        if not pb.fits(t, ntiles) or (banded and not pb.band_fits(t, band, cband)):
             continue
         fitting += 1
-        cyc, nbytes = simulate(pb, k, t, split, order, band)
+        cyc, nbytes = simulate(pb, k, t, split, order, band, cband)
         key = (cyc, nbytes, index)
         if best is None or key < best[0]:
-            best = (key, split, order, 0 if band is None else band + 1, t)
+            best = (key, split, order, 3 if cband else 0 if band is None else band + 1, t)
     return visited, fitting, best
 
 

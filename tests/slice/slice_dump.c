@@ -16,7 +16,7 @@
 
 static void print_plan(const npu_slice_plan_t *p)
 {
-    printf(" %d %d %d ", p->split, p->order, p->band);
+    printf(" %d %d %d ", p->split, p->order, p->cband ? 3 : p->band); /* 3: A's band and C's */
     for (int d = 0; d < p->nd; d++)
         printf("%s%lld", d ? "," : "", (long long)p->tile[d]);
     printf(" %llu %llu", (unsigned long long)p->cycles,

@@ -429,17 +429,19 @@ static void fill(int16_t *v, size_t n, uint64_t *st)
 
 /* DRAM bytes the STOREs of C write: each (m-tile, n-tile) of the plan stores its rows of the
  * dense M x N int32 C (pitch 4N) as one transfer, counted by the DMA's rule (npu_dma_bursts);
- * a swapped plan's tiles are C^T's (rows n, columns m), each one transposed STORE
+ * with the C band each m-tile its whole rows (one transfer of Mt x 4N contiguous bytes); a
+ * swapped plan's tiles are C^T's (rows n, columns m), each one transposed STORE
  * (npu_dma_bursts_str). */
 static uint64_t y_bytes(const npu_cfg_t *c, const npu_gemm_report_t *rep, int M, int N)
 {
     uint64_t W = (uint64_t)npu_cfg_word(c), DB = (uint64_t)npu_cfg_beat(c), y = 0;
     const npu_gemm_plan_t *p = &rep->plan;
     int sw = rep->args.swap, R = sw ? N : M, Q = sw ? M : N; /* the plan's rows and columns */
+    int nt = p->cband ? Q : p->Nt;
     for (int r0 = 0; r0 < R; r0 += p->Mt)
-        for (int q0 = 0; q0 < Q; q0 += p->Nt) {
+        for (int q0 = 0; q0 < Q; q0 += nt) {
             uint64_t ra = (uint64_t)(R - r0 < p->Mt ? R - r0 : p->Mt);
-            uint64_t qa = (uint64_t)(Q - q0 < p->Nt ? Q - q0 : p->Nt);
+            uint64_t qa = (uint64_t)(Q - q0 < nt ? Q - q0 : nt);
             uint64_t m0 = (uint64_t)(sw ? q0 : r0), n0 = (uint64_t)(sw ? r0 : q0);
             npu_fields_t f;
             memset(&f, 0, sizeof f);

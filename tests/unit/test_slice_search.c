@@ -42,8 +42,8 @@ Test(slice_search, count_is_visited)
         cr_assert(r.fitting >= r.evaluated && r.evaluated >= 1);
     }
     cr_assert_eq(npu_slice_gemm(&cfg, &k, 100, 40, 33, &r, msg, sizeof msg), 0);
-    /* with or without a band; m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
-    cr_assert_eq(r.visited, 6u * 2 * 5 * 3 * 3);
+    /* no band, the input's band, or A's and C's; m: 7 blocks {7 4 3 2 1}, n {3 2 1}, k {3 2 1} */
+    cr_assert_eq(r.visited, 6u * 3 * 5 * 3 * 3);
     cr_assert_eq(r.visited, npu_slice_count(&cfg, NPU_SLICE_GEMM, NULL, 100, 40, 33));
 }
 
@@ -170,8 +170,11 @@ Test(slice_search, pipe_store_own_port)
     cr_assert_eq(k.share, k.byte);
 }
 
-/* Dense A[M][K] with one k chunk: the GEMM emitter loads A and B at every step, in either loop
- * order (its double buffers alternate), and the cost counts those loads. */
+/* Dense A[M][K] with one k chunk (2 m-tiles, 3 n-tiles): the GEMM emitter loads an operand at
+ * every step unless the step two back loaded the same tile (its double buffers alternate), and
+ * the cost counts those loads. m outermost: A's tile at n-tiles 0 and 1 of each m-tile (4), B's
+ * 3 n-tiles cycle every step (6); n outermost: A's 2 m-tiles stay in the two buffers (2), B's
+ * tile at m-tiles 0 and 1 of each n-tile (6). */
 Test(slice_search, gemm_reloads)
 {
     npu_cfg_t cfg = test_cfg(8);
@@ -179,12 +182,13 @@ Test(slice_search, gemm_reloads)
     npu_slice_plan_t p;
     int64_t tile[3] = {32, 16, 64};
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, NPU_SLICE_SPLIT_2X2, 0, &p), 0);
-    cr_assert_eq(p.t[0].loads, 6, "A: every step");
-    cr_assert_eq(p.t[0].b.bytes, 3u * 64u * 64u * 2u);
+    cr_assert_eq(p.t[0].loads, 4, "A: twice per m-tile");
+    cr_assert_eq(p.t[0].b.bytes, 2u * 64u * 64u * 2u);
     cr_assert_eq(p.t[1].loads, 6, "B: every step");
     cr_assert_eq(p.t[1].b.bytes, 2u * 64u * 48u * 2u);
     cr_assert_eq(npu_slice_eval(&cfg, &k, NPU_SLICE_GEMM, NULL, 64, 48, 64, tile, NPU_SLICE_SPLIT_2X2, 1, &p), 0);
-    cr_assert(p.t[0].loads == 6 && p.t[1].loads == 6, "order (n, m, k): both every step");
+    cr_assert(p.t[0].loads == 2 && p.t[1].loads == 6, "order (n, m, k): A once, B twice per n-tile");
+    cr_assert_eq(p.t[0].b.bytes, 64u * 64u * 2u);
 }
 
 static uint64_t bytes_of(const npu_slice_plan_t *p)
@@ -478,7 +482,7 @@ Test(slice_search, band_loads_once)
     npu_slice_cost_t k = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
     npu_slice_plan_t plain, band;
     npu_gemm_plan_t g;
-    int64_t tile[3] = {16, 16, 32}; /* 64 x 48 x 64: 4 m-tiles, 3 n-tiles, 2 K chunks */
+    int64_t tile[3] = {16, 16, 16}; /* 64 x 48 x 64: 4 m-tiles, 3 n-tiles, 4 K chunks */
     uint64_t la, lb;
     for (int order = 0; order < 2; order++) {
         int in = order; /* order 0: m outermost, A's band; 1: n outermost, B's */
@@ -488,8 +492,8 @@ Test(slice_search, band_loads_once)
                                          NPU_SLICE_BAND_ON, &band), 0);
         cr_assert_eq(plain.band, NPU_SLICE_BAND_NONE);
         cr_assert_eq(band.band, in + 1);
-        cr_assert_eq(plain.t[in].loads, 24u); /* every chunk, both operands */
-        cr_assert_eq(band.t[in].loads, in ? 3u * 2 : 4u * 2);
+        cr_assert_eq(plain.t[in].loads, 48u); /* every chunk (4 > 2: never the tile two back) */
+        cr_assert_eq(band.t[in].loads, in ? 3u * 4 : 4u * 4);
         cr_assert_eq(band.t[in].b.bytes, 64u * (in ? 48 : 64) * 2);
         cr_assert_eq(band.t[1 - in].loads, plain.t[1 - in].loads);
         cr_assert_eq(band.t[1 - in].b.bytes, plain.t[1 - in].b.bytes);

@@ -124,8 +124,18 @@ static unsigned c_at(const emitter_t *e, const chunk_t *ch, unsigned *stride)
         *stride = npu_gemm_res_words(e->cfg, p->N, 1);
         return e->a->spm_rc + (unsigned)ch->m0 * *stride + 2u * (unsigned)(ch->n0 / p->F);
     }
+    if (p->cband) { /* m-tile mi's band, the tile at its columns */
+        *stride = npu_gemm_res_words(e->cfg, p->N, 1);
+        return p->spm_c[(ch->m0 / p->Mt) % 2] + 2u * (unsigned)(ch->n0 / p->F);
+    }
     *stride = 2u * (unsigned)p->nb;
     return p->spm_c[ch->t % 2];
+}
+
+/* Does chunk ch's tile end with a STORE? Every tile, or with the C band its m-tile's last. */
+static int stores_tile(const npu_gemm_plan_t *p, const chunk_t *ch)
+{
+    return !p->cband || ch->n0 + p->Nt >= p->N;
 }
 
 /* A LOAD (or STORE) of `rows` rows of row_bytes at DRAM pitch `pitch` to (from) SPM words spm +
@@ -379,6 +389,14 @@ static void emit_drain_store(emitter_t *e, int g)
                                             : jj;
         emit_drain_block(e, &e->s->ex, &ch, j, cs, stride);
     }
+    if (!stores_tile(p, &ch)) /* the C band's m-tile goes on: stored with its last tile */
+        return;
+    if (p->cband) { /* the band: its Mt rows of all of N, whole rows */
+        cs = p->spm_c[(ch.m0 / p->Mt) % 2];
+        put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act, a->c + (uint64_t)ch.m0 * a->pitch_c,
+                 cs, stride, 4u * (unsigned)p->N, a->pitch_c);
+        return;
+    }
     if (a->res_c) { /* the tile stays in the SPM; the STORE group still carries the tokens */
         npu_pb_or_sync(&e->b, &e->s->st, NPU_OP_SYNC_S);
         return;
@@ -414,12 +432,20 @@ static void emit_chunk(emitter_t *e, int g)
         npu_pb_wait(&e->b, s, NPU_PB_E2L, g - 2, 0, 0);
     if (ch.c == p->k_chunks - 1) {
         size_t first_drain = s->ex.n;
+        int mi = ch.m0 / p->Mt;
         emit_drain_store(e, g);
-        s->push_e2s = s->ex.n - 1;
-        s->free |= 1u << NPU_PB_S2E;
-        if (ch.t >= 2)
+        if (p->cband) { /* band mi % 2 was last stored by m-tile mi - 2 (its last chunk) */
+            if (mi >= 2)
+                npu_pb_wait(&e->b, s, NPU_PB_S2E, (long)(mi - 1) * p->n_tiles * p->k_chunks - 1, 0,
+                            first_drain);
+        } else if (ch.t >= 2) {
             npu_pb_wait(&e->b, s, NPU_PB_S2E, g - 2 * p->k_chunks, 0, first_drain);
-        npu_pb_wait(&e->b, s, NPU_PB_E2S, 0, 0, 0);
+        }
+        if (stores_tile(p, &ch)) {
+            s->push_e2s = s->ex.n - 1;
+            s->free |= 1u << NPU_PB_S2E;
+            npu_pb_wait(&e->b, s, NPU_PB_E2S, 0, 0, 0);
+        }
     }
 }
 
@@ -449,6 +475,8 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
         return -1;
     if (args->swap && (args->res_a || args->res_b || args->res_c))
         return -1; /* resident operands are laid out for the plain form */
+    if (plan->cband && (args->swap || args->trans_c || args->res_c))
+        return -1; /* the C band stores whole rows of the plain form's C */
     if (args->swap) { /* C^T = B^T A^T: the plan's operands are B^T and A^T */
         swapped = npu_gemm_swap_args(args);
         args = &swapped;
@@ -477,7 +505,12 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
      * to arrive. (One chunk ahead, LOAD(g+2) would be fetched only when EXEC(g+1) is almost
      * done, because the fetcher sits on the full EXEC queue.) The farthest wait: a tile's
      * DRAINs for the STORE two tiles back. */
-    if (npu_pb_stream_init(&e.b, &e.st, 2L * plan->k_chunks, lookahead(cfg, plan, args), 0, out) == 0)
+    /* the farthest wait: a tile's DRAINs (at its last chunk) for the STORE two tiles back, with the
+     * C band for that of m-tile mi - 2 (its last chunk), from m-tile mi's first tile's last chunk */
+    long span = 2L * plan->k_chunks;
+    if (plan->cband)
+        span = (long)(plan->n_tiles + 1) * plan->k_chunks;
+    if (npu_pb_stream_init(&e.b, &e.st, span, lookahead(cfg, plan, args), 0, out) == 0)
         for (int g = 0; g < total && !e.b.err; g++) {
             emit_chunk(&e, g);
             npu_pb_stream_commit(&e.b, &e.st);

@@ -13,6 +13,9 @@
  *   after the tile's last chunk: DRAIN per n-block -> C_(t%2)
  *                                         first [pop_next if t >= 2: s2e], last [push_next: e2s]
  *   STORE Y (C tile)   [pop_prev: e2s, push_prev: s2e]
+ * A chunk whose A or B buffer holds its chunk already (its band, or chunk g-2's) loads nothing of
+ * it (gemm_tiling.h). With the C band, tiles drain into band mi%2 (the first DRAINs wait for the
+ * STORE of m-tile mi-2) and only an m-tile's last tile STOREs, its whole rows.
  * Program order is software-pipelined by two chunks (npu_gemm_lookahead; one chunk when
  * QUEUE_DEPTH < 4, or when two chunks' LOADs overflow the LOAD queue: rows whose DRAM pitch
  * the instruction cannot hold, npu_dram_stride_shift, take one LOAD / STORE each): LOAD(g+2) is emitted before EXEC(g). It

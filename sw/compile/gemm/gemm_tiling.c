@@ -13,7 +13,7 @@ static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
     unsigned bw = (unsigned)cfg->spm_bank_words;
     unsigned a = (unsigned)(p->Mt * (p->Kc / p->F));
     unsigned b = (unsigned)(p->Kc * p->nb);
-    unsigned c = (unsigned)(p->Mt * p->nb * 2);
+    unsigned c = npu_gemm_c_words(p);
     p->spm_a[0] = 0;
     p->spm_a[1] = a;
     p->spm_b[0] = bw;
@@ -22,12 +22,19 @@ static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
     p->spm_c[1] = 2 * bw + c;
 }
 
-/* The resident band's chunk buffers (gemm_tiling.h): in the operand's bank from its first
- * buffer, then in banks 3, 4, ... (none for one chunk: the double buffer holds the band); -1
- * when they do not fit. */
-static int place_res(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, unsigned *res)
+/* The first bank above the C buffers (bank 2; with the C band, the banks its two buffers span). */
+static unsigned c_end_bank(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
 {
     unsigned bw = (unsigned)cfg->spm_bank_words;
+    return (2u * bw + 2u * npu_gemm_c_words(p) + bw - 1) / bw;
+}
+
+/* The resident band's chunk buffers (gemm_tiling.h): in the operand's bank from its first
+ * buffer, then in the banks above the C buffers (3, 4, ...; none for one chunk: the double
+ * buffer holds the band); -1 when they do not fit. */
+static int place_res(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, unsigned *res)
+{
+    unsigned bw = (unsigned)cfg->spm_bank_words, free0 = c_end_bank(cfg, p);
     unsigned size = p->res == NPU_GEMM_RES_A ? (unsigned)(p->Mt * (p->Kc / p->F)) : (unsigned)(p->Kc * p->nb);
     unsigned bank = p->res == NPU_GEMM_RES_A ? 0u : 1u, at = 0;
     if (p->k_chunks < 1 || p->k_chunks > NPU_GEMM_RES_MAX || size == 0 || size > bw)
@@ -36,7 +43,7 @@ static int place_res(const npu_cfg_t *cfg, const npu_gemm_plan_t *p, unsigned *r
         return 0;
     for (int c = 0; c < p->k_chunks; c++) {
         if (at + size > bw) { /* the next free bank */
-            bank = bank < 3u ? 3u : bank + 1u;
+            bank = bank < free0 ? free0 : bank + 1u;
             at = 0;
         }
         if (bank >= (unsigned)cfg->spm_banks)
@@ -60,9 +67,13 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
         return -1;
     if ((long)p->Mt * p->nb > cfg->obuf_rows)
         return -1;
-    if (2L * p->Mt * (p->Kc / F) > bw || 2L * p->Kc * p->nb > bw || 4L * p->Mt * p->nb > bw)
+    if (2L * p->Mt * (p->Kc / F) > bw || 2L * p->Kc * p->nb > bw || (!p->cband && 4L * p->Mt * p->nb > bw))
         return -1;
     if (cfg->spm_banks < 3)
+        return -1;
+    /* the C band: m-major tiles over several n-tiles, its two buffers from bank 2 on */
+    if (p->cband && (p->order != 0 || p->n_tiles < 2 || p->res == NPU_GEMM_RES_B ||
+                     c_end_bank(cfg, p) > (unsigned)cfg->spm_banks))
         return -1;
     if (p->m_tiles != cdiv(p->M, p->Mt) || p->n_tiles != cdiv(p->N, p->Nt) ||
         p->k_chunks != cdiv(p->K, p->Kc))
@@ -70,7 +81,7 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
     /* buffers inside their banks and disjoint */
     if (p->spm_a[0] != 0 || p->spm_a[1] != (unsigned)(p->Mt * (p->Kc / F)) ||
         p->spm_b[0] != (unsigned)bw || p->spm_b[1] != (unsigned)(bw + p->Kc * p->nb) ||
-        p->spm_c[0] != (unsigned)(2 * bw) || p->spm_c[1] != (unsigned)(2 * bw + 2 * p->Mt * p->nb))
+        p->spm_c[0] != (unsigned)(2 * bw) || p->spm_c[1] != (unsigned)(2 * bw) + npu_gemm_c_words(p))
         return -1;
     if (p->res != NPU_GEMM_RES_NONE) {
         unsigned res[NPU_GEMM_RES_MAX];
@@ -227,7 +238,7 @@ void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan)
  * (NPU_GEMM_RES_*): Mt, Kc rounded up to whole 2S blocks, Nt = nb * 2S, the buffers placed.
  * 0, or -1 when it breaks a constraint (npu_gemm_plan_check, the band's placement included). */
 static int from_tiles(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile, int n_major, int res,
-                      npu_gemm_plan_t *g)
+                      int cband, npu_gemm_plan_t *g)
 {
     int F = 2 * cfg->s;
     memset(g, 0, sizeof *g);
@@ -241,6 +252,7 @@ static int from_tiles(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *
     g->k_chunks = cdiv(K, g->Kc);
     g->order = n_major;
     g->res = res;
+    g->cband = cband;
     g->est_dram_bytes = traffic(g);
     place(cfg, g);
     if (res != NPU_GEMM_RES_NONE && place_res(cfg, g, g->spm_res) != 0)
@@ -253,7 +265,26 @@ int npu_gemm_band_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t 
     npu_gemm_plan_t g;
     if (!cfg || cfg->s < 1 || (res != NPU_GEMM_RES_A && res != NPU_GEMM_RES_B))
         return 0;
-    return from_tiles(cfg, M, N, K, tile, res == NPU_GEMM_RES_B, res, &g) == 0;
+    return from_tiles(cfg, M, N, K, tile, res == NPU_GEMM_RES_B, res, 0, &g) == 0;
+}
+
+int npu_gemm_plan_no_cband(const npu_cfg_t *cfg, npu_gemm_plan_t *plan)
+{
+    npu_gemm_plan_t g = *plan;
+    g.cband = 0;
+    place(cfg, &g);
+    if (g.res != NPU_GEMM_RES_NONE && place_res(cfg, &g, g.spm_res) != 0)
+        return -1;
+    if (npu_gemm_plan_check(cfg, &g) != 0)
+        return -1;
+    *plan = g;
+    return 0;
+}
+
+int npu_gemm_cband_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile)
+{
+    npu_gemm_plan_t g;
+    return cfg && cfg->s >= 1 && from_tiles(cfg, M, N, K, tile, 0, NPU_GEMM_RES_A, 1, &g) == 0;
 }
 
 int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, int M, int N, int K,
@@ -263,7 +294,7 @@ int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, i
     int n_major = sp->loop[0] == 1; /* n outermost */
     /* the slicing stage's band: that of the input following the outermost dim (slice.h) */
     int res = sp->band == NPU_SLICE_BAND_NONE ? NPU_GEMM_RES_NONE : n_major ? NPU_GEMM_RES_B : NPU_GEMM_RES_A;
-    if (from_tiles(cfg, M, N, K, sp->tile, n_major, res, &g) != 0 ||
+    if (from_tiles(cfg, M, N, K, sp->tile, n_major, res, sp->cband, &g) != 0 ||
         (even_regions && (long)(g.Mt + g.Mt % 2) * g.nb > cfg->obuf_rows))
         return -1;
     *plan = g;

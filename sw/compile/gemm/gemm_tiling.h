@@ -34,6 +34,21 @@
  * Either way that load waits for EXEC(g-2) like every load: the tokens are the plain plan's. The
  * variant that cuts the traffic most is taken (the band counted once); at equal traffic the one
  * with fewer DMA rows (RES_B when A's rows are the longer).
+ *
+ * Double-buffer reuse (every plan): chunk g's A (B) is not loaded when chunk g - 2 used the same
+ * chunk of it, since buffer g % 2 still holds it (npu_gemm_loads_a/b). So the inner operand of a
+ * loop whose tiles x chunks repeat with period 1 or 2 (B of an m-major plan with n_tiles x
+ * k_chunks <= 2) is loaded by the first two chunks only, and an outer operand in one or two
+ * chunks at most twice per outer tile.
+ *
+ * C band (cband, only with RES_A and m-major tiles over >= 2 n-tiles; the slicing stage's
+ * NPU_SLICE_BAND_OUT): the C buffers are two bands, each Mt rows x 2 ceil(N / 2S) words (all of N,
+ * npu_gemm_c_words) from bank 2 on, possibly over several banks (the A band's extra chunks then
+ * start in the first bank above them). Tile (mi, ni) drains into band mi % 2 at its columns, and
+ * only the m-tile's last tile STOREs: the band's Mt whole rows, contiguous in DRAM, so the STORE
+ * runs in the longest bursts the 4 KiB rule allows instead of one burst per tile row (1024 x 256 x
+ * 16 at small-w2: 2,048 bursts of 512 B became 256 of 4 KiB). The first DRAINs of m-tile mi wait
+ * for the STORE of m-tile mi - 2 (the same band).
  */
 #ifndef NPU_GEMM_TILING_H
 #define NPU_GEMM_TILING_H
@@ -57,6 +72,8 @@ typedef struct npu_gemm_plan {
     unsigned spm_a[2], spm_b[2], spm_c[2]; /* SPM word addresses of the double buffers */
     int res;         /* resident band: NPU_GEMM_RES_NONE, _A (order 0) or _B (order 1) */
     unsigned spm_res[NPU_GEMM_RES_MAX]; /* the band's chunk c buffer (res != NONE) */
+    int cband;       /* C's output band (order 0, n_tiles >= 2): spm_c[0], spm_c[1] hold m-tile
+                        mi % 2's Mt rows of all of N, one STORE of whole rows per m-tile */
     uint64_t est_dram_bytes; /* criterion 1 (operand bytes, without padding or C) */
 } npu_gemm_plan_t;
 
@@ -82,10 +99,34 @@ static inline long npu_gemm_tile_index(const npu_gemm_plan_t *p, int mi, int ni)
     return p->order ? (long)ni * p->m_tiles + mi : (long)mi * p->n_tiles + ni;
 }
 
-/* "" or ", A band resident" / ", B band resident": the reports' spelling of plan->res. */
+/* "" or ", A band resident" / ", B band resident", then ", C band": the reports' spelling of
+ * plan->res and plan->cband. */
 static inline const char *npu_gemm_res_text(const npu_gemm_plan_t *p)
 {
+    if (p->cband)
+        return p->res == NPU_GEMM_RES_A ? ", A band resident, C band" : ", C band";
     return p->res == NPU_GEMM_RES_A ? ", A band resident" : p->res == NPU_GEMM_RES_B ? ", B band resident" : "";
+}
+
+/* SPM words of one C staging buffer: an output tile's Mt rows x 2 nb words, or with the C band
+ * Mt rows of all of N (2 ceil(N / 2S) words each). */
+static inline unsigned npu_gemm_c_words(const npu_gemm_plan_t *p)
+{
+    return (unsigned)p->Mt * 2u * (unsigned)(p->cband ? (p->N + p->F - 1) / p->F : p->nb);
+}
+
+/* Chunk g's tile of A (B): m-tile (n-tile) x K chunks + its chunk. */
+static inline long npu_gemm_key_a(const npu_gemm_plan_t *p, long g)
+{
+    int mi, ni;
+    npu_gemm_tile_at(p, g / p->k_chunks, &mi, &ni);
+    return (long)mi * p->k_chunks + g % p->k_chunks;
+}
+static inline long npu_gemm_key_b(const npu_gemm_plan_t *p, long g)
+{
+    int mi, ni;
+    npu_gemm_tile_at(p, g / p->k_chunks, &mi, &ni);
+    return (long)ni * p->k_chunks + g % p->k_chunks;
 }
 
 /* SPM word address of chunk g's A and B buffers. */
@@ -102,14 +143,20 @@ static inline unsigned npu_gemm_spm_b(const npu_gemm_plan_t *p, long g)
     return p->k_chunks > 1 ? p->spm_res[g % p->k_chunks] : p->spm_b[(g / p->m_tiles) % 2];
 }
 /* Does chunk g load its A (B) chunk? Not when its resident band is there already: the tile
- * before it in the order shares its m-tile (n-tile). */
+ * before it in the order shares its m-tile (n-tile). Nor when its double buffer g % 2 holds it
+ * already: chunk g - 2 used the same chunk of the operand (the inner operand of a loop whose
+ * tiles x chunks cycle with period 2 or 1 is loaded in the first two chunks only). */
 static inline int npu_gemm_loads_a(const npu_gemm_plan_t *p, long g)
 {
-    return p->res != NPU_GEMM_RES_A || (g / p->k_chunks) % p->n_tiles == 0;
+    if (p->res == NPU_GEMM_RES_A)
+        return (g / p->k_chunks) % p->n_tiles == 0;
+    return g < 2 || npu_gemm_key_a(p, g) != npu_gemm_key_a(p, g - 2);
 }
 static inline int npu_gemm_loads_b(const npu_gemm_plan_t *p, long g)
 {
-    return p->res != NPU_GEMM_RES_B || (g / p->k_chunks) % p->m_tiles == 0;
+    if (p->res == NPU_GEMM_RES_B)
+        return (g / p->k_chunks) % p->m_tiles == 0;
+    return g < 2 || npu_gemm_key_b(p, g) != npu_gemm_key_b(p, g - 2);
 }
 
 /* Gives plan (valid, no band) the resident band that cuts its traffic most, if one fits (the
@@ -134,6 +181,14 @@ int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const struct npu_slice_plan *
  * tile (m, n, k elements; converted as npu_gemm_plan_from_slice), its chunks placed as above?
  * 1 or 0. The slicing stage's fit rule for its banded GEMM candidates. */
 int npu_gemm_band_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile, int res);
+/* Does the C band with A's band (m-major, "C band" above) fit the plan of slicing tiles tile?
+ * 1 or 0. The slicing stage's fit rule for its NPU_SLICE_BAND_OUT candidates. */
+int npu_gemm_cband_fits(const npu_cfg_t *cfg, int M, int N, int K, const int64_t *tile);
+
+/* The plan's tiles, order and band without its C band (for a result kept resident in the SPM,
+ * which the C band does not apply to), its buffers placed again. 0, or -1 (plan unchanged) when
+ * those tiles do not fit without it. */
+int npu_gemm_plan_no_cband(const npu_cfg_t *cfg, npu_gemm_plan_t *plan);
 
 /* Checks every constraint of a plan against cfg (used by the tests); 0 = valid, else -1. */
 int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);

@@ -21,9 +21,10 @@
  * a convolution's per-core compute (a GEMM's is its emitter's waves under the cost constants'
  * policy, npu_slice_gemm_compute: its splits cost alike). A convolution's input tile is loaded
  * at a step when its tile index differs from the previous step's (consecutive reuse: the loop order decides which operand
- * stays resident); a GEMM loads both at every step, as its emitter's alternating buffers do,
- * except the banded input, whose tile loads once, at the first step of its band (the other
- * output dim at its first tile): each of its tiles is read from DRAM once.
+ * stays resident); a GEMM loads an input at a step unless the step two back had the same tile
+ * (its emitter's alternating buffers still hold it), except the banded input, whose tile loads
+ * once, at the first step of its band (the other output dim at its first tile): each of its tiles
+ * is read from DRAM once.
  *
  * Cost (Q16 cycles, slice_cost.h): per step i the load cost L_i of the input tiles it loads (of
  * which Lb_i on the DRAM bus), the compute E_i (a GEMM: the policy's waves; a convolution: max
@@ -34,6 +35,9 @@
  * turn, the stores sharing only the bus with them:
  *   T = L_0 + sum_i max(E_i, D_{i-1}, L_{i+1}, Lb_{i+1} + S_{i-1}) + D_{n-1} + S_{n-1}
  *                                                          (L_n = S_{-1} = D_{-1} = D_conv = 0)
+ * With OUT's band the m-tile's store (its whole rows) is spread evenly over its last step and the
+ * next m-tile's other steps, as S of each (all that is left at the last step): the STORE runs
+ * beside them while they fill the other band buffer.
  * Tie-break: least cost, then least DRAM bytes, then the first visited (enumeration order:
  * split, order, band (none first), then each dim's tile from the largest down, dims in index
  * order).
@@ -56,8 +60,11 @@ enum { NPU_SLICE_SPLIT_N = 0, NPU_SLICE_SPLIT_M, NPU_SLICE_SPLIT_2X2, NPU_SLICE_
 #define NPU_SLICE_ORDERS 2
 /* A GEMM candidate's resident band (compile/gemm/gemm_tiling.h "Resident band"): none, or the
  * band of the input whose tiles follow the outermost loop dim (m outermost: IN0's m-tile band,
- * n outermost: IN1's n-tile band) kept over the whole K. The convolutions have none. */
-enum { NPU_SLICE_BAND_NONE = 0, NPU_SLICE_BAND_ON, NPU_SLICE_BANDS };
+ * n outermost: IN1's n-tile band) kept over the whole K; or (_OUT, m outermost and more than one
+ * m-tile and n-tile) IN0's band and OUT's: the m-tile's output rows of all of N kept in the SPM (two band
+ * buffers) and stored once, whole rows, after its last n-tile (gemm_tiling.h "C band"). The
+ * convolutions have none. */
+enum { NPU_SLICE_BAND_NONE = 0, NPU_SLICE_BAND_ON, NPU_SLICE_BAND_OUT, NPU_SLICE_BANDS };
 #define NPU_SLICE_MAX_CANDS (1 << 24) /* a larger search space is refused */
 /* The tensors of a problem: IN0 the streamed operand (A, X; dW: dY), IN1 the stationary one
  * (B, W; dW: X), OUT the result (C, Y, dX, dW). */
@@ -75,6 +82,7 @@ typedef struct npu_slice_plan {
     int kind, split, order;
     int band;                       /* NPU_SLICE_BAND_NONE, or the banded input + 1 (GEMM: 1 = IN0
                                        (A, m outermost), 2 = IN1 (B, n outermost)) */
+    int cband;                      /* OUT's band too (option NPU_SLICE_BAND_OUT) */
     int nd;
     const char *dim_name[NPU_SLICE_DIMS];
     int64_t ext[NPU_SLICE_DIMS];    /* extent of each dim (elements) */

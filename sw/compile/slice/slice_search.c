@@ -115,8 +115,9 @@ static void tile_at(const npu_slice_plan_t *p, int d, int64_t i, int64_t *o, int
     s[d] = p->tile[d] < p->ext[d] - o[d] ? p->tile[d] : p->ext[d] - o[d];
 }
 
-/* A GEMM's emitter loads both operands at every step (chunk), as its double buffers alternate;
- * the other kernels keep a tile whose index did not change. */
+/* A GEMM's emitter loads an operand at every step (chunk) unless the buffer of the step's
+ * parity holds its tile already (the tile two steps back; its double buffers alternate); the
+ * other kernels keep a tile whose index did not change. */
 static int reloads(const npu_slice_nest_t *x) { return x->kind == NPU_SLICE_GEMM; }
 
 /* The plan's band (slice.h) of option b under loop order loop: the input whose tiles follow the
@@ -128,13 +129,35 @@ static int band_of(const npu_slice_nest_t *x, const int *loop, int b)
     return (x->t[NPU_SLICE_IN0].dep >> loop[0] & 1) ? NPU_SLICE_IN0 + 1 : NPU_SLICE_IN1 + 1;
 }
 
-/* Does band (band_of) fit beside the plain plan of tiles? gemm_tiling's placement decides
- * (npu_gemm_band_fits), the one the emitter then uses. */
-static int band_fits(const npu_slice_nest_t *x, const int64_t *tile, int band)
+/* Does option b (band_of: band) fit beside the plain plan of tiles? gemm_tiling's placement
+ * decides (npu_gemm_band_fits, npu_gemm_cband_fits), the one the emitter then uses. The C band
+ * (_OUT) needs m outermost and more than one n-tile, and is offered with more than one m-tile
+ * only (one m-tile's band is stored at the very end, beside nothing: C's store as one tile
+ * with Nt = N, which its own candidate costs without the band's constraints). */
+static int band_fits(const npu_slice_nest_t *x, const int64_t *tile, const int *loop, int b, int band)
 {
+    int M = (int)x->ext[0], N = (int)x->ext[1], K = (int)x->ext[2];
+    if (b == NPU_SLICE_BAND_OUT)
+        return loop[0] == 0 && tile[0] < x->ext[0] && tile[1] < x->ext[1] &&
+               npu_gemm_cband_fits(x->cfg, M, N, K, tile);
     return band == NPU_SLICE_BAND_NONE ||
-           npu_gemm_band_fits(x->cfg, (int)x->ext[0], (int)x->ext[1], (int)x->ext[2], tile,
-                              band == NPU_SLICE_IN0 + 1 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B);
+           npu_gemm_band_fits(x->cfg, M, N, K, tile, band == NPU_SLICE_IN0 + 1 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B);
+}
+
+/* Passes of a GEMM's loop nest (outer, middle dim, then k) over input t's tiles, loaded unless
+ * the tile two steps back is the same one (reloads): one depending on the outer dim has P =
+ * n_mid x kc steps per outer tile, of which it loads min(P, 2) when kc <= 2 (n_mid passes at kc =
+ * 1, else one), all when kc > 2 (n_mid passes); one depending on the middle dim repeats its
+ * T = n_mid x kc tiles in every outer tile, so T <= 2 loads min(n_outer T, 2) (passes: that / T),
+ * more all of them (n_outer passes). */
+static uint64_t gemm_passes(const npu_slice_nest_t *x, const int *loop, const int64_t *ntiles, int t)
+{
+    uint64_t no = (uint64_t)ntiles[loop[0]], nm = (uint64_t)ntiles[loop[1]], kc = (uint64_t)ntiles[loop[2]];
+    if (x->t[t].dep >> loop[0] & 1)
+        return kc > 2 ? nm : kc == 1 ? (nm < 2 ? nm : 2) : 1;
+    if (nm * kc > 2)
+        return no;
+    return (no * nm * kc < 2 ? no * nm * kc : 2) / (nm * kc);
 }
 
 /* Passes of the loop nest (in loop order `loop`) over tensor t's tiles: the product of the tile
@@ -148,10 +171,11 @@ static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int6
     uint64_t n = 1;
     if (band == t + 1)
         return 1;
+    if (reloads(x))
+        return gemm_passes(x, loop, ntiles, t);
     for (int pos = 0; pos < x->nd; pos++)
         if ((x->t[t].dep >> loop[pos] & 1) && ntiles[loop[pos]] > 1)
             j = pos;
-    j = reloads(x) ? x->nd - 1 : j;
     for (int pos = 0; pos <= j; pos++)
         n *= x->t[t].dep >> loop[pos] & 1 ? 1u : (uint64_t)ntiles[loop[pos]];
     return n;
@@ -349,6 +373,47 @@ static uint64_t rest_bound(const npu_slice_pipe_t *pipe, const rest_t *r)
     return pipe->T + (m > r->LbS ? m : r->LbS);
 }
 
+/* A C band's store spread over the steps of the next m-tile (slice.h): what is left of it and
+ * the pieces still to come. */
+typedef struct band_store { uint64_t S, Sb, n; } band_store_t;
+
+/* The store of m-tile mi's band (its Mt rows of all of N), after its last n-tile: spread evenly
+ * over this step and the next m-tile's other steps, as the STORE engine runs beside them while
+ * they fill the other band buffer. */
+static void band_store(const step_ctx_t *c, band_store_t *bs, int64_t mi)
+{
+    const npu_slice_plan_t *p = c->p;
+    int64_t o[NPU_SLICE_DIMS] = {0}, s[NPU_SLICE_DIMS];
+    uint64_t nb;
+    memcpy(s, p->ext, sizeof s);
+    tile_at(p, 0, mi, o, s);
+    bs->S = tile_cost(c, NPU_SLICE_OUT, mi, o, s, &bs->Sb, &nb);
+    bs->n = (uint64_t)(p->ntiles[1] * p->ntiles[2]);
+}
+
+/* This step's piece of the band's store in *S, *Sb: an equal share of what is left, all of it at
+ * the walk's last step. */
+static void band_piece(band_store_t *bs, uint64_t *S, uint64_t *Sb, int last)
+{
+    uint64_t n = last ? 1 : bs->n;
+    if (!bs->n)
+        return;
+    *S = bs->S / n;
+    *Sb = bs->Sb / n;
+    bs->S -= *S;
+    bs->Sb -= *Sb;
+    bs->n = last ? 0 : bs->n - 1;
+}
+
+/* Is idx the walk's last step (every dim at its last tile)? */
+static int final_step(const npu_slice_plan_t *p, const int64_t *idx)
+{
+    for (int d = 0; d < p->nd; d++)
+        if (idx[d] != p->ntiles[d] - 1)
+            return 0;
+    return 1;
+}
+
 /* The step walk: per step the loads of the input tiles whose index changed, the compute (with
  * the waves' wait for the instruction fetch, fetch_stall, and the drain after an output tile's
  * last reduction step) and the store; T by the overlap formula. The loads take L (one after
@@ -362,6 +427,8 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     const npu_slice_nest_t *x = c->x;
     npu_slice_plan_t *p = c->p;
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
+    int64_t last2[2] = {-1, -1}; /* the tiles two steps back (a GEMM's buffer of this parity) */
+    band_store_t bs = {0, 0, 0};
     npu_slice_pipe_t pipe;
     rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].bus};
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
@@ -385,11 +452,12 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                     key = key * p->ntiles[d] + idx[d];
                 else
                     first &= idx[d] == 0;
-            if (p->band == t + 1 ? first : key != last[t] || reloads(x)) {
+            if (p->band == t + 1 ? first : reloads(x) ? key != last2[t] : key != last[t]) {
                 L += tile_cost(c, t, key, o, s, &bus, &nb);
                 Lb += bus;
                 Lnb += nb;
             }
+            last2[t] = last[t];
             last[t] = key;
         }
         E = step_compute(c, cls, s, &drain);
@@ -404,8 +472,13 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                 D = drain;
             else
                 E += drain;
-            S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &Sb, &nb);
+            if (!p->cband)
+                S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &Sb, &nb);
+            else if (idx[1] == p->ntiles[1] - 1)
+                band_store(c, &bs, idx[0]);
         }
+        if (p->cband)
+            band_piece(&bs, &S, &Sb, final_step(p, idx));
         npu_slice_pipe_step_w(&pipe, L, Lb, E, D, S, Sb);
         p->steps = pipe.steps;
         rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
@@ -527,6 +600,21 @@ static const grid_t *grid_of(search_t *s, const npu_slice_plan_t *p, const int *
     return grid_fill(x, s->k, p, t, g) ? NULL : g;
 }
 
+/* OUT's grid of a C band (slice.h): its tiles are the m-tiles' whole rows, the grid of n's
+ * largest tile option (all of N, option 0). */
+static const grid_t *band_grid(search_t *s, const npu_slice_plan_t *p, const int *oi, grid_t *tmp)
+{
+    npu_slice_plan_t q = *p;
+    int oq[NPU_SLICE_DIMS];
+    q.tile[1] = q.ext[1];
+    q.ntiles[1] = 1;
+    if (oi) {
+        memcpy(oq, oi, sizeof oq);
+        oq[1] = 0;
+    }
+    return grid_of(s, &q, oi ? oq : NULL, NPU_SLICE_OUT, tmp);
+}
+
 /* The plan's totals for tensor t from its grid: each tile is moved passes = loads / tiles times
  * (every pass of the loop nest over the tensor's dims visits each of its tiles once). */
 static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t, const grid_t *g)
@@ -553,6 +641,7 @@ static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int 
     p->split = split;
     p->order = order;
     p->band = band_of(x, x->order[order], b);
+    p->cband = b == NPU_SLICE_BAND_OUT;
     p->nd = x->nd;
     for (int d = 0; d < x->nd; d++) {
         p->dim_name[d] = x->name[d];
@@ -562,7 +651,7 @@ static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int 
         p->loop[d] = x->order[order][d];
     }
     return npu_slice_fit(x, p->tile, p->ntiles, p->spm_words, p->bufs, &p->obuf_rows) &&
-           band_fits(x, p->tile, p->band);
+           band_fits(x, p->tile, p->loop, b, p->band);
 }
 
 static int free_tiles(grid_t *tmp, int rc)
@@ -589,7 +678,7 @@ static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t 
     for (int t = 0; t < NPU_SLICE_TENSORS; t++)
         tmp[t].tile = NULL;
     for (int t = 0; t < NPU_SLICE_TENSORS && rc == 0; t++) {
-        const grid_t *g = grid_of(s, p, oi, t, &tmp[t]);
+        const grid_t *g = t == NPU_SLICE_OUT && p->cband ? band_grid(s, p, oi, &tmp[t]) : grid_of(s, p, oi, t, &tmp[t]);
         if (!g) {
             rc = -1;
             break;
@@ -771,7 +860,7 @@ static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const 
     for (int o = 0; o < NPU_SLICE_ORDERS; o++)
         for (int b = 0; b < s->bands; b++) {
             int band = band_of(x, x->order[o], b);
-            fits[o][b] = band_fits(x, tile, band);
+            fits[o][b] = band_fits(x, tile, x->order[o], b, band);
             lt[o][b] = fits[o][b] ? lower_bound(s, x->order[o], ntiles, oi, band) : 0;
         }
     compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
