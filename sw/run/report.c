@@ -222,6 +222,7 @@ static void json_plan(cJSON *root, const npu_gemm_report_t *r)
     cJSON_AddNumberToObject(j, "n_tiles", p->n_tiles);
     cJSON_AddStringToObject(j, "order", p->order ? "n" : "m");
     cJSON_AddStringToObject(j, "band", p->res == NPU_GEMM_RES_A ? "A" : p->res == NPU_GEMM_RES_B ? "B" : "none");
+    cJSON_AddBoolToObject(j, "c_band", p->cband);
     cJSON_AddNumberToObject(j, "k_chunks", p->k_chunks);
     cJSON_AddNumberToObject(j, "instructions", (double)r->prog.n);
 }

@@ -362,8 +362,10 @@ def fetch_stall(cfg, k, n, kd, E, Lb, Lnb):
 
 
 def simulate(pb, k, t, split, order, band=None, cband=False):
-    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1}, Lb_{i+1} + Sb_{i-1}, S_{i-1}, D_{i-1})
-    + D_{n-1} + S_{n-1}; DRAM bytes (Lb, Sb: the shared credit's part). A GEMM input is loaded
+    """Walk the loop nest: T = L_0 + sum max(E_i, L_{i+1} + Sc_{i-1}, Lb_{i+1} + Sb_{i-1},
+    S_{i-1} + Lc_{i+1}, D_{i-1}) + D_{n-1} + S_{n-1}; DRAM bytes (Lb, Sb: the shared credit's part;
+    Lc, Sc: the burst costs, which take the whole credit, so with two ports (above a beat a cycle)
+    the other port waits them out). A GEMM input is loaded
     unless the tile two steps back is the same (its double buffer of that parity holds it). With
     the C band, an m-tile's whole rows are stored after its last n-tile, the store spread evenly
     over that step and the next m-tile's other steps (all that is left at the last step)."""
@@ -372,7 +374,9 @@ def simulate(pb, k, t, split, order, band=None, cband=False):
     loop = pb.orders[order]
     deps = [[a[0] for a in axes] for _, _, axes in pb.tensors]
     cache, prev, prev2, steps, nbytes, seen = {}, [None, None], [None, None], [], 0, set()
-    pend = [0, 0, 0]  # the C band's store still to spread: cost, credit part, pieces
+    pend = [0, 0, 0, 0]  # the C band's store still to spread: cost, credit part, burst costs, pieces
+    two = k['mode'] == 'burst' and k['share'] < k['byte']
+    cross = lambda bursts: bursts * k['burst'] if two else 0
     nsteps = 1
     for d in range(nd):
         nsteps *= ntiles[d]
@@ -388,7 +392,7 @@ def simulate(pb, k, t, split, order, band=None, cband=False):
             if key not in cache:
                 cache[key] = pb.tile_cost(ti, o, s)
             return cache[key]
-        L = Lb = Lnb = 0
+        L = Lb = Lnb = Sc = 0
         for ti in (0, 1):
             key = tuple(idx[d] for d in deps[ti])
             if ti == band:  # resident: a tile already read is still in the SPM
@@ -419,24 +423,27 @@ def simulate(pb, k, t, split, order, band=None, cband=False):
             if not cband:
                 b = cost(2)
                 Sv, Sb = xfer(k, b, pb.B, store=True)
+                Sc = cross(b[0])
                 nbytes += b[2]
             elif idx[1] == ntiles[1] - 1:  # the m-tile's band: all of N
                 ob, sb = list(o), list(s)
                 ob[1], sb[1] = 0, pb.ext[1]
                 b = pb.tile_cost(2, ob, sb)
-                pend = list(xfer(k, b, pb.B, store=True)) + [ntiles[1] * ntiles[2]]
+                pend = list(xfer(k, b, pb.B, store=True)) + [cross(b[0]), ntiles[1] * ntiles[2]]
                 nbytes += b[2]
-        if cband and pend[2]:
-            n = 1 if len(steps) == nsteps - 1 else pend[2]
-            Sv, Sb = pend[0] // n, pend[1] // n
-            pend = [pend[0] - Sv, pend[1] - Sb, 0 if n == 1 and len(steps) == nsteps - 1 else pend[2] - 1]
-        steps.append((L, Lb, E, Sv, D, Sb))
+        if cband and pend[3]:
+            last = len(steps) == nsteps - 1
+            n = 1 if last else pend[3]
+            Sv, Sb, Sc = pend[0] // n, pend[1] // n, pend[2] // n
+            pend = [pend[0] - Sv, pend[1] - Sb, pend[2] - Sc, 0 if last else pend[3] - 1]
+        steps.append((L, Lb, E, Sv, D, Sb, cross(Lnb), Sc))
     T = steps[0][0]
-    for i, (L, Lb, E, Sv, D, Sb) in enumerate(steps):
-        Lnext, Lbnext = steps[i + 1][:2] if i + 1 < len(steps) else (0, 0)
-        Sprev, Dprev, Sbprev = steps[i - 1][3:6] if i > 0 else (0, 0, 0)
-        # loads in turn; the store on its own port and with them on the shared credit; a drain beside
-        T += max(E, Lnext, Lbnext + Sbprev, Sprev, Dprev)
+    for i, (L, Lb, E, Sv, D, Sb, Lc, Sc) in enumerate(steps):
+        Lnext, Lbnext, Lcnext = (steps[i + 1][0], steps[i + 1][1], steps[i + 1][6]) if i + 1 < len(steps) else (0, 0, 0)
+        Sprev, Dprev, Sbprev, Scprev = steps[i - 1][3:6] + (steps[i - 1][7],) if i > 0 else (0, 0, 0, 0)
+        # loads in turn; the store on its own port and with them on the shared credit (each port
+        # waiting out the other's burst costs); a drain beside
+        T += max(E, Lnext + Scprev, Lbnext + Sbprev, Sprev + Lcnext, Dprev)
     return T + steps[-1][4] + steps[-1][3], nbytes
 
 

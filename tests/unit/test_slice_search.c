@@ -161,6 +161,16 @@ Test(slice_search, pipe_store_own_port)
     for (int i = 0; i < 4; i++)
         npu_slice_pipe_step_d(&p, i < 3 ? 40 : 0, i < 3 ? 20 : 0, 10, 0, 40);
     cr_assert_eq(npu_slice_pipe_end(&p), 260);
+    /* the burst costs hold the other port: steps 1 and 2 wait 8 more for the other side's bursts
+     * (48 = L + Sc_{i-1} = S_{i-1} + Lc at step 2) */
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 4; i++)
+        npu_slice_pipe_step_x(&p, i < 3 ? 40 : 0, i < 3 ? 20 : 0, i < 3 ? 8 : 0, 10, 0, 40, 20, 8);
+    cr_assert_eq(npu_slice_pipe_end(&p), 248);
+    npu_slice_pipe_init(&p, &k);
+    for (int i = 0; i < 4; i++)
+        npu_slice_pipe_step_x(&p, i < 3 ? 40 : 0, i < 3 ? 20 : 0, 0, 10, 0, 40, 20, 0);
+    cr_assert_eq(npu_slice_pipe_end(&p), 240, "no burst costs: npu_slice_pipe_step_w");
     kb = npu_slice_cost_default(&cfg, NPU_SLICE_BURST);
     cr_assert_eq(kb.share, kb.byte);
     cfg.dram_bw = 64;

@@ -188,12 +188,12 @@ static uint64_t pipe_idle(const npu_slice_pipe_t *p, uint64_t L)
     return over < p->idle ? over : p->idle;
 }
 
-void npu_slice_pipe_step_w(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S,
-                           uint64_t Sb)
+void npu_slice_pipe_step_x(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t Lc, uint64_t E, uint64_t D,
+                           uint64_t S, uint64_t Sb, uint64_t Sc)
 {
-    uint64_t x = pipe_idle(p, L), dma = L + x > Lb + p->Sb_prev2 ? L + x : Lb + p->Sb_prev2; /* the loads in
-                                                                       * turn, the credit shared */
-    dma = dma > p->S_prev2 ? dma : p->S_prev2; /* the store on its own port */
+    uint64_t x = pipe_idle(p, L), rd = L + x + p->Sc_prev2, wr = p->S_prev2 + Lc;
+    uint64_t dma = rd > Lb + p->Sb_prev2 ? rd : Lb + p->Sb_prev2; /* the loads in turn, the credit shared */
+    dma = dma > wr ? dma : wr; /* the store on its own port */
     uint64_t ex = p->E_prev > p->D_prev2 ? p->E_prev : p->D_prev2; /* beside: a drain */
     p->T += p->steps == 0 ? L + x : (ex > dma ? ex : dma);
     p->dma_prev = p->steps == 0 ? L + x : dma;
@@ -203,9 +203,17 @@ void npu_slice_pipe_step_w(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_
     p->S_prev = S;
     p->Sb_prev2 = p->Sb_prev;
     p->Sb_prev = Sb;
+    p->Sc_prev2 = p->Sc_prev;
+    p->Sc_prev = Sc;
     p->D_prev2 = p->D_prev;
     p->D_prev = D;
     p->steps++;
+}
+
+void npu_slice_pipe_step_w(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S,
+                           uint64_t Sb)
+{
+    npu_slice_pipe_step_x(p, L, Lb, 0, E, D, S, Sb, 0);
 }
 
 void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S)

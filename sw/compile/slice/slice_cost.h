@@ -142,6 +142,7 @@ typedef struct npu_slice_pipe {
     uint64_t idle, E_prev2, dma_prev; /* xfer_idle; E_{i-2}; the DMA term of the last step */
     uint64_t D_prev, D_prev2;         /* the drains beside (npu_slice_pipe_step_d) */
     uint64_t Sb_prev, Sb_prev2;       /* the stores' shared-credit part (npu_slice_pipe_step_w) */
+    uint64_t Sc_prev, Sc_prev2;       /* the stores' burst costs (npu_slice_pipe_step_x) */
 } npu_slice_pipe_t;
 /* Zeroes p for a walk at the constants k (a zeroed state walks with idle = 0). */
 void npu_slice_pipe_init(npu_slice_pipe_t *p, const npu_slice_cost_t *k);
@@ -161,6 +162,16 @@ void npu_slice_pipe_step_d(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_
  * in Sb as in S). Sb = S is npu_slice_pipe_step_d. */
 void npu_slice_pipe_step_w(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t E, uint64_t D, uint64_t S,
                            uint64_t Sb);
+/* The same with the burst costs of the loads (Lc) and of the stores (Sc), which take the whole
+ * credit while they are paid (tb/dram_model.c: a burst's start debits DRAM_BURST_COST cycles of
+ * it), so with a DRAM faster than a beat a cycle (two ports, one beat each) the other port waits
+ * them out: the DMA term takes max(L_i + X_i + Sc_{i-1}, S_{i-1} + Lc_i, Lb_i + Sb_{i-1}).
+ * 1024x256x16 at small, 64 B/cycle, 32x64 tiles with the C band (B reloaded every step: 2,166 read
+ * bursts beside 2,048 write bursts): 49,635 cycles on the RTL, 32,768 write beats + 4 x 4,214
+ * bursts exactly; 43,232 predicted without these terms. Lc = Sc = 0 is npu_slice_pipe_step_w
+ * (one port: Lb + Sb holds every burst already). */
+void npu_slice_pipe_step_x(npu_slice_pipe_t *p, uint64_t L, uint64_t Lb, uint64_t Lc, uint64_t E, uint64_t D,
+                           uint64_t S, uint64_t Sb, uint64_t Sc);
 uint64_t npu_slice_pipe_end(const npu_slice_pipe_t *p);
 
 /* Cycles the drain engine loses to SPM sub-bank conflicts on one DRAIN of m OBUF rows (a skinny

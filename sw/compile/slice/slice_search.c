@@ -373,9 +373,16 @@ static uint64_t rest_bound(const npu_slice_pipe_t *pipe, const rest_t *r)
     return pipe->T + (m > r->LbS ? m : r->LbS);
 }
 
+/* The burst costs of `bursts` bursts that hold the other DRAM port (npu_slice_pipe_step_x): with
+ * two ports (a DRAM faster than a beat a cycle, share < byte) in the burst-aware cost; 0 else. */
+static uint64_t cross_cost(const npu_slice_cost_t *k, uint64_t bursts)
+{
+    return k->mode == NPU_SLICE_BURST && k->share < k->byte ? bursts * k->burst : 0;
+}
+
 /* A C band's store spread over the steps of the next m-tile (slice.h): what is left of it and
  * the pieces still to come. */
-typedef struct band_store { uint64_t S, Sb, n; } band_store_t;
+typedef struct band_store { uint64_t S, Sb, Sc, n; } band_store_t;
 
 /* The store of m-tile mi's band (its Mt rows of all of N), after its last n-tile: spread evenly
  * over this step and the next m-tile's other steps, as the STORE engine runs beside them while
@@ -388,20 +395,23 @@ static void band_store(const step_ctx_t *c, band_store_t *bs, int64_t mi)
     memcpy(s, p->ext, sizeof s);
     tile_at(p, 0, mi, o, s);
     bs->S = tile_cost(c, NPU_SLICE_OUT, mi, o, s, &bs->Sb, &nb);
+    bs->Sc = cross_cost(c->k, nb);
     bs->n = (uint64_t)(p->ntiles[1] * p->ntiles[2]);
 }
 
-/* This step's piece of the band's store in *S, *Sb: an equal share of what is left, all of it at
- * the walk's last step. */
-static void band_piece(band_store_t *bs, uint64_t *S, uint64_t *Sb, int last)
+/* This step's piece of the band's store in *S, *Sb, *Sc: an equal share of what is left, all of it
+ * at the walk's last step. */
+static void band_piece(band_store_t *bs, uint64_t *S, uint64_t *Sb, uint64_t *Sc, int last)
 {
     uint64_t n = last ? 1 : bs->n;
     if (!bs->n)
         return;
     *S = bs->S / n;
     *Sb = bs->Sb / n;
+    *Sc = bs->Sc / n;
     bs->S -= *S;
     bs->Sb -= *Sb;
+    bs->Sc -= *Sc;
     bs->n = last ? 0 : bs->n - 1;
 }
 
@@ -428,13 +438,13 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
     npu_slice_plan_t *p = c->p;
     int64_t idx[NPU_SLICE_DIMS] = {0}, o[NPU_SLICE_DIMS], s[NPU_SLICE_DIMS], last[2] = {-1, -1};
     int64_t last2[2] = {-1, -1}; /* the tiles two steps back (a GEMM's buffer of this parity) */
-    band_store_t bs = {0, 0, 0};
+    band_store_t bs = {0, 0, 0, 0};
     npu_slice_pipe_t pipe;
     rest_t rest = {p->compute, p->t[0].cost + p->t[1].cost, p->t[0].bus + p->t[1].bus + p->t[2].bus};
     uint64_t E_in = 0; /* the compute of the step before the last walked (0 before the second) */
     npu_slice_pipe_init(&pipe, c->k);
     for (;;) {
-        uint64_t L = 0, Lb = 0, Lnb = 0, E, D, S = 0, Sb = 0, bus, drain, nb;
+        uint64_t L = 0, Lb = 0, Lnb = 0, E, D, S = 0, Sb = 0, Sc = 0, bus, drain, nb;
         int64_t key;
         unsigned cls = 0;
         int done = 1;
@@ -472,14 +482,16 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
                 D = drain;
             else
                 E += drain;
-            if (!p->cband)
+            if (!p->cband) {
                 S = tile_cost(c, NPU_SLICE_OUT, key, o, s, &Sb, &nb);
-            else if (idx[1] == p->ntiles[1] - 1)
+                Sc = cross_cost(c->k, nb);
+            } else if (idx[1] == p->ntiles[1] - 1) {
                 band_store(c, &bs, idx[0]);
+            }
         }
         if (p->cband)
-            band_piece(&bs, &S, &Sb, final_step(p, idx));
-        npu_slice_pipe_step_w(&pipe, L, Lb, E, D, S, Sb);
+            band_piece(&bs, &S, &Sb, &Sc, final_step(p, idx));
+        npu_slice_pipe_step_x(&pipe, L, Lb, cross_cost(c->k, Lnb), E, D, S, Sb, Sc);
         p->steps = pipe.steps;
         rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
         E_in = E;
