@@ -504,9 +504,8 @@ int npu_gemm_emit(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, const npu_g
      * EXEC(g) to free its buffer and starts the moment it does, so it has the whole of EXEC(g+1)
      * to arrive. (One chunk ahead, LOAD(g+2) would be fetched only when EXEC(g+1) is almost
      * done, because the fetcher sits on the full EXEC queue.) The farthest wait: a tile's
-     * DRAINs for the STORE two tiles back. */
-    /* the farthest wait: a tile's DRAINs (at its last chunk) for the STORE two tiles back, with the
-     * C band for that of m-tile mi - 2 (its last chunk), from m-tile mi's first tile's last chunk */
+     * DRAINs (at its last chunk) for the STORE two tiles back; with the C band, those of m-tile
+     * mi's first tile for the STORE of m-tile mi - 2 (at its last chunk). */
     long span = 2L * plan->k_chunks;
     if (plan->cband)
         span = (long)(plan->n_tiles + 1) * plan->k_chunks;
