@@ -669,9 +669,13 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
     rep->args = *args;
     rep->args.modes = modes;
     rep->prog_base = prog_base;
-    rep->dram_used = rep->dram_need = prog_base + size[0];
     if (npu_gemm_emit(cfg, &rep->plan, &rep->args, &rep->prog) != 0 || (!resident && rep->prog.n != plen))
         return host_error(rep, "instruction emission failed (a field does not fit)");
+    /* the program as emitted: a resident one has SYNCs for LOADs and STOREs, and its plan may be
+     * the one without the C band, so its length is not the layout's */
+    size[0] = ((uint64_t)rep->prog.n * NPU_INSN_BYTES + npu_cfg_beat(cfg) - 1) / (uint64_t)npu_cfg_beat(cfg) *
+              (uint64_t)npu_cfg_beat(cfg);
+    rep->dram_used = rep->dram_need = prog_base + size[0];
     npu_prog_expect(cfg, rep->prog.insn, rep->prog.n, &rep->expect);
     return rep->rc = NPU_GEMM_PASS;
 }
