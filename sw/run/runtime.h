@@ -178,9 +178,10 @@ int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int 
  * any shape, _OFF never (bf16: never, the golden's order is the plain plan's). */
 #define NPU_GEMM_SWAP_ON 0x1000
 #define NPU_GEMM_SWAP_OFF 0x2000
-/* auto searches GEMMs of at most this many slicing candidates (npu_slice_count, the band
- * options included); 512^3 has 15,972 at S = 8, 12544 x 64 x 147 about 20,000. */
-#define NPU_GEMM_AUTO_MAX_CANDS 131072
+/* auto searches GEMMs of at most this many slicing candidates (npu_slice_count, the three band
+ * options included: 1.5 x the 131,072 of two, so the same shapes are searched); 512^3 has 23,958
+ * at S = 8, 12544 x 64 x 147 about 30,000. */
+#define NPU_GEMM_AUTO_MAX_CANDS 196608
 
 /* npu_gemm_run with the emitter's mapping policy args.modes (NPU_EMIT_*, gemm_emit.h:
  * NPU_EMIT_FW = FW only as npu_gemm_run, NPU_EMIT_FLEXSA = Algorithm 1 per wave, NPU_EMIT_1G4C =
