@@ -529,8 +529,10 @@ perf-baseline: build/tiny/npu build/small/npu
 
 # the bf16 build of the config beside it, when there is one (configs/<config>-bf16.cfg)
 BENCH_BF16 := $(if $(wildcard configs/$(CONFIG)-bf16.cfg),build/$(CONFIG)-bf16/npu)
-bench: $(B)/npu $(B)/bench_array $(B)/conv_slice_check $(BENCH_BF16)
-	tests/bench.sh $(B)/npu $(B)/bench_array $(BENCH_BF16)
+# and its two-word-beat build (configs/<config>-w2.cfg): issue 14 acceptance 8's roofline table
+BENCH_W2 := $(if $(wildcard configs/$(CONFIG)-w2.cfg),build/$(CONFIG)-w2/npu)
+bench: $(B)/npu $(B)/bench_array $(B)/conv_slice_check $(BENCH_BF16) $(BENCH_W2)
+	BENCH_W2=$(BENCH_W2) tests/bench.sh $(B)/npu $(B)/bench_array $(BENCH_BF16)
 
 # PNG charts (plots/plots.py, matplotlib) from the CSVs of a bench run: SCALE-Sim's NCF GEMM
 # topology (utilization and DRAM traffic per layer, --reports and --csv), the conv layers of

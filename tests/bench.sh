@@ -40,6 +40,11 @@
 #      minute), and of ResNet-50 (SCALE-Sim's topology, 53 layers, batch 1: every conv kernel's
 #      slicing searched at every point) over the same 100 points (required: under a minute of CPU,
 #      user + sys, so that other jobs on a shared machine do not decide it; its wall time beside).
+# (xi) with BENCH_W2 (the config's two-word-beat build, build/<config>-w2/npu): issue 14's
+#      acceptance 8, the nine roofline shapes with the FlexSA policy at 64 B/cycle: RTL cycles
+#      against 1.25 x the roofline `npu gemm --json` reports (max(MACs / (PEs x the policy's
+#      ideal utilization), compulsory DRAM bytes / 64, one beat a cycle a port)); reported, met
+#      or not (a shape over its limit does not fail the bench, a failed run does).
 # Needs only bash, grep and sed (the CLI's JSON is one line per run). Exits non-zero if a run
 # fails (not PASS, or overlap POOR).
 set -u
@@ -125,6 +130,18 @@ for sh in "${sl_shapes[@]}"; do
     done
     sl_out+=("$row")
 done
+
+w2=${BENCH_W2:-}
+r8_out=()
+if [ -n "$w2" ]; then
+    echo "-- (xi) roofline shapes at 64-byte beats ($(basename "$(dirname "$w2")"), FlexSA, 64 B/cycle)"
+    for sh in 4096,5,5 4096,5,32 4096,32,5 4096,24,24 3136,64,576 3136,576,64 576,64,3136 1024,256,16 512,512,512; do
+        IFS=, read -r M N K <<<"$sh"
+        j=$("$w2" gemm -m "$M" -n "$N" -k "$K" --policy flexsa --dram-bw 64 --json) || {
+            echo "bench: $w2 gemm $sh failed" >&2; fail=1; }
+        r8_out+=("$sh $(jget cycles "$j") $(printf '%s\n' "$j" | grep -o '"bound_cycles":[^,}]*' | cut -d: -f2)")
+    done
+fi
 
 echo "-- (vi-conv) burst-aware vs bytes-only slicing of conv layers (RTL, $cfg's DRAM timing)"
 csc=$(dirname "$npu")/conv_slice_check
@@ -302,5 +319,12 @@ printf '  %-38s %s\n' "conv slicing (RTL cycles)" "pick / bytes-only pick / conv
 printf '  %-38s %s\n' "  burst-aware vs bytes-only" "$(sed -n 's/^conv slicing, [^:]*: //p' "$cs_log" 2>/dev/null)"
 printf '  %-38s %s\n' "  pick vs every candidate (small)" \
     "$(sed -n 's/^  pick more than 1.05x the best candidate: /more than 1.05x the best: /p' "$bdir/conv_slice_all.txt" 2>/dev/null), table $bdir/conv_slice_all.txt"
+if [ ${#r8_out[@]} -gt 0 ]; then
+    printf '  %-38s %s\n' "roofline shapes, 64-byte beats (RTL)" "cycles / 1.25 x roofline, met"
+    printf '%s\n' "${r8_out[@]}" | awk '
+        { lim = 1.25 * $3; ok = ($2 > 0 && $2 <= lim); n++; m += ok
+          printf "    %-36s %9s / %9.0f  %s\n", $1, $2, lim, ok ? "yes" : "no" }
+        END { printf "    %-36s %d of %d\n", "met", m, n }'
+fi
 [ "$fail" -eq 0 ] && echo "bench: OK" || echo "bench: FAILED"
 exit "$fail"

@@ -35,6 +35,19 @@ double npu_policy_roofline(const npu_cfg_t *cfg, double bytes_per_cycle, int M, 
     return wr / beat > t ? wr / beat : t;
 }
 
+double npu_gemm_ideal_util(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, int emit, npu_flexsa_stats_t *model)
+{
+    /* the model on the RTL's waves: m_act rows per (k, n) block, a quarter per 1G4C core; of
+     * the GEMM the program computes (a swapped plan: C^T = B^T A^T, N x M x K) */
+    npu_flexsa_stats_t tmp, *p = model ? model : &tmp;
+    int S = cfg->s, blk = rep->plan.Mt > 0 ? rep->plan.Mt : 4 * S, sw = rep->args.swap;
+    if (emit == NPU_EMIT_1G4C)
+        blk = (blk + 3) / 4;
+    npu_flexsa_plan(S, blk, npu_emit_policy_model(emit), sw ? rep->N : rep->M, sw ? rep->M : rep->N, rep->K, NULL,
+                    NULL, p);
+    return npu_flexsa_util(p);
+}
+
 static int fail(npu_policy_meas_t *m, int rc, const char *msg)
 {
     m->rc = rc;
@@ -87,7 +100,7 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
     uint64_t max_cycles = o->max_cycles;
     npu_gemm_report_t rep;
     int16_t *A, *B;
-    int rc, S = cfg->s, blk;
+    int rc, S = cfg->s;
 
     memset(m, 0, sizeof *m);
     m->emit = emit;
@@ -132,15 +145,8 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
         if (rc == NPU_GEMM_PASS)
             m->rc = crc;
     }
-    /* the model on the RTL's waves: m_act rows per (k, n) block, a quarter per 1G4C core; of
-     * the GEMM the program computes (a swapped plan: C^T = B^T A^T, N x M x K) */
-    blk = rep.plan.Mt > 0 ? rep.plan.Mt : 4 * S;
-    if (emit == NPU_EMIT_1G4C)
-        blk = (blk + 3) / 4;
     m->swapped = rep.args.swap;
-    npu_flexsa_plan(S, blk, npu_emit_policy_model(emit), m->swapped ? N : M, m->swapped ? M : N, K, NULL, NULL,
-                    &m->model);
-    m->ideal_util = npu_flexsa_util(&m->model);
+    m->ideal_util = npu_gemm_ideal_util(cfg, &rep, emit, &m->model);
     m->bound_cycles = npu_policy_roofline(cfg, o->timing ? o->timing->bytes_per_cycle : cfg->dram_bw, M, N, K,
                                           m->ideal_util, &m->compulsory_bytes);
     if (m->compute_cycles)

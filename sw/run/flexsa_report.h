@@ -22,6 +22,7 @@
 #include "hw/npu_cfg.h"
 #include "hw/npu_defs.h"
 #include "npu_sim.h"
+#include "run/runtime.h"
 
 /* How a GEMM is measured: the tiling (runtime.h NPU_GEMM_SLICING_*, 0 = gemm_tiling's
  * heuristic), the full run's DRAM timing (NULL: the config's defaults), the cycle bound of each
@@ -65,6 +66,11 @@ double npu_policy_roofline(const npu_cfg_t *cfg, double bytes_per_cycle, int M, 
 
 /* The flexsa_mode.h policy an emission policy corresponds to. */
 npu_flexsa_policy_t npu_emit_policy_model(int emit);
+
+/* The ideal utilization of the GEMM rep's program computes (its plan, swapped or not) under its
+ * emission policy emit: the model on the RTL's waves, Mt rows per (k, n) block (a quarter per
+ * 1G4C core); model, when not NULL, gets the whole plan (npu_flexsa_plan). */
+double npu_gemm_ideal_util(const npu_cfg_t *cfg, const npu_gemm_report_t *rep, int emit, npu_flexsa_stats_t *model);
 
 /* Measures C = A * B (random operands from seed, npu_random_operands) under emission policy
  * emit, as o says (rc reports the compute run when o->full = 0). Returns m->rc (NPU_GEMM_*). */

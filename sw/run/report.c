@@ -1,6 +1,8 @@
 /* report.c - text and JSON run reports; see report.h. */
 #include "run/report.h"
 
+#include "run/flexsa_report.h"
+
 #include <string.h>
 
 #include "hw/isa.h"
@@ -155,6 +157,17 @@ static void text_chip(FILE *f, const npu_cfg_t *cfg, const uint64_t *c)
             u(c[NPU_CNT_wait_exec_unit]));
 }
 
+/* The run's roofline (flexsa_report.h npu_policy_roofline) at its DRAM bandwidth, under its
+ * policy's ideal utilization (npu_gemm_ideal_util): the bound issue 14's acceptance 8 takes. */
+typedef struct roofline { double ideal, bound; uint64_t compulsory; } roofline_t;
+static roofline_t roofline(const npu_cfg_t *cfg, const npu_gemm_report_t *r, const npu_report_opts_t *o)
+{
+    roofline_t rf;
+    rf.ideal = npu_gemm_ideal_util(cfg, r, r->args.modes, NULL);
+    rf.bound = npu_policy_roofline(cfg, o->dram_bw, r->M, r->N, r->K, rf.ideal, &rf.compulsory);
+    return rf;
+}
+
 void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                      const npu_report_opts_t *o)
 {
@@ -180,6 +193,12 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
             r->run.wall_s, cycles_per_s(&r->run));
     fprintf(f, "  PE util      %.1f %% (%llu useful MACs, expected %llu)\n",
             100.0 * npu_report_pe_util(cfg, c), u(npu_report_useful_macs(c)), u(r->expect.macs));
+    if (o) {
+        roofline_t rf = roofline(cfg, r, o);
+        fprintf(f, "  roofline     %.0f cycles (ideal utilization %.1f %%, %llu compulsory DRAM bytes): "
+                   "measured %.3f x\n", rf.bound, 100.0 * rf.ideal, u(rf.compulsory),
+                rf.bound > 0 ? (double)c[NPU_CNT_cycles] / rf.bound : 0.0);
+    }
     text_dram(f, r);
     text_chip(f, cfg, c);
 }
@@ -305,6 +324,14 @@ void npu_report_json_add(cJSON *root, const npu_cfg_t *cfg, const npu_gemm_repor
     cJSON_AddNumberToObject(root, "useful_macs", (double)npu_report_useful_macs(c));
     cJSON_AddNumberToObject(root, "expected_macs", (double)r->expect.macs);
     json_dram(root, r);
+    if (o) {
+        roofline_t rf = roofline(cfg, r, o);
+        j = cJSON_AddObjectToObject(root, "roofline");
+        cJSON_AddNumberToObject(j, "ideal_util", rf.ideal);
+        cJSON_AddNumberToObject(j, "compulsory_bytes", (double)rf.compulsory);
+        cJSON_AddNumberToObject(j, "bound_cycles", rf.bound);
+        cJSON_AddNumberToObject(j, "ratio", rf.bound > 0 ? (double)c[NPU_CNT_cycles] / rf.bound : 0.0);
+    }
     j = cJSON_AddObjectToObject(root, "counters");
     for (unsigned i = 0; i < NPU_NUM_COUNTERS; i++)
         cJSON_AddNumberToObject(j, cnt_names[i], (double)c[i]);
