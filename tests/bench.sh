@@ -139,7 +139,7 @@ if [ -n "$w2" ]; then
         IFS=, read -r M N K <<<"$sh"
         j=$("$w2" gemm -m "$M" -n "$N" -k "$K" --policy flexsa --dram-bw 64 --json) || {
             echo "bench: $w2 gemm $sh failed" >&2; fail=1; }
-        r8_out+=("$sh $(jget cycles "$j") $(printf '%s\n' "$j" | grep -o '"bound_cycles":[^,}]*' | cut -d: -f2)")
+        r8_out+=("$sh $(jget cycles "$j") $(jget bound_cycles "$j")")
     done
 fi
 

@@ -546,6 +546,13 @@ static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes,
     rep->args.swap = 1;
 }
 
+/* DRAM bytes of a program of n instructions, rounded up to the allocator's beat alignment. */
+static uint64_t prog_bytes(const npu_cfg_t *cfg, size_t n)
+{
+    uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
+    return ((uint64_t)n * NPU_INSN_BYTES + beat - 1) / beat * beat;
+}
+
 /* The plan, pitches and program length of a GEMM, and the DRAM bytes of its four regions
  * (program, A, B, C), each rounded up to the allocator's beat alignment. When the tensors alone
  * exceed `limit` the program is not emitted (a GEMM that large has an enormous program): size[0]
@@ -554,7 +561,6 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
                        int modes, const npu_gemm_plan_t *fixed, uint64_t limit, npu_gemm_report_t *rep,
                        uint64_t size[4], size_t *plen_out)
 {
-    uint64_t beat = (uint64_t)npu_cfg_beat(cfg);
     size_t plen;
     int slicing = modes & NPU_GEMM_SLICING_MASK, plain = modes & NPU_GEMM_NO_BAND;
     int swap = modes & (NPU_GEMM_SWAP_ON | NPU_GEMM_SWAP_OFF);
@@ -586,7 +592,7 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
     if (plen == 0)
         return host_error(rep, "instruction emission failed (a field does not fit)");
-    size[0] = ((uint64_t)plen * NPU_INSN_BYTES + beat - 1) / beat * beat;
+    size[0] = prog_bytes(cfg, plen);
     *plen_out = plen;
     return 0;
 }
@@ -673,8 +679,7 @@ int npu_gemm_compile_args(const npu_cfg_t *cfg, int M, int N, int K, const npu_g
         return host_error(rep, "instruction emission failed (a field does not fit)");
     /* the program as emitted: a resident one has SYNCs for LOADs and STOREs, and its plan may be
      * the one without the C band, so its length is not the layout's */
-    size[0] = ((uint64_t)rep->prog.n * NPU_INSN_BYTES + npu_cfg_beat(cfg) - 1) / (uint64_t)npu_cfg_beat(cfg) *
-              (uint64_t)npu_cfg_beat(cfg);
+    size[0] = prog_bytes(cfg, rep->prog.n);
     rep->dram_used = rep->dram_need = prog_base + size[0];
     npu_prog_expect(cfg, rep->prog.insn, rep->prog.n, &rep->expect);
     return rep->rc = NPU_GEMM_PASS;

@@ -9,8 +9,7 @@
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice_cost.h"
-#include "fake_sim.h"
-#include "queue_machine.h"
+#include "fake_gemm.h"
 #include "ref/golden.h"
 #include "run/runtime.h"
 #include "test_cfgs.h"
@@ -80,41 +79,25 @@ Test(resident, none_where_it_cannot_cut_traffic)
     cr_assert_eq(p.res, NPU_GEMM_RES_NONE);
 }
 
-static void fill(int16_t *x, size_t n, uint64_t *seed)
-{
-    for (size_t i = 0; i < n; i++)
-        x[i] = (int16_t)((int)(test_rand(seed) % 2001) - 1000);
-}
-
 /* One GEMM with its resident band and with the same tiles without it: both bit-exact, the band's
  * operand read reuse times fewer bytes, the other operand the same. */
 static void compare_band(const npu_cfg_t *c, int M, int N, int K, int modes, int want_res)
 {
-    uint64_t seed = 7 + (uint64_t)(M * 31 + N * 7 + K);
-    int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
-    int32_t *C = malloc(sizeof *C * (size_t)M * N), *G = malloc(sizeof *G * (size_t)M * N);
+    fake_gemm_t g;
     npu_gemm_report_t r1, r0;
     npu_gemm_plan_t plain;
-    queue_machine_t qm;
-    fill(A, (size_t)M * K, &seed);
-    fill(B, (size_t)K * N, &seed);
-    npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N);
-    npu_sim_t *s = open_fake(c, 3, seed);
-    cr_assert_eq(npu_gemm_run_modes(c, s, M, N, K, A, B, 0, 0, modes, C, 50000000, &r1), NPU_GEMM_PASS,
+    fake_gemm_init(&g, M, N, K, 7 + (uint64_t)(M * 31 + N * 7 + K));
+    npu_sim_t *s = open_fake(c, 3, g.seed);
+    cr_assert_eq(npu_gemm_run_modes(c, s, M, N, K, g.A, g.B, 0, 0, modes, g.C, 50000000, &r1), NPU_GEMM_PASS,
                  "S=%d %dx%dx%d modes %d: %s %s", c->s, M, N, K, modes, r1.counters_msg, r1.host_msg);
     npu_sim_close(s);
-    cr_assert(memcmp(C, G, sizeof *C * (size_t)M * N) == 0);
+    cr_assert(fake_gemm_exact(&g));
     cr_assert_eq(r1.plan.res, want_res, "S=%d %dx%dx%d modes %d: res %d Mt %d Nt %d Kc %d", c->s, M, N, K, modes,
                  r1.plan.res, r1.plan.Mt, r1.plan.Nt, r1.plan.Kc);
-    cr_assert_eq(queue_machine_run(r1.prog.insn, r1.prog.n, c->queue_depth, &qm), 0, "%s", qm.msg);
-    for (int ch = 0; ch < 4; ch++)
-        cr_assert_leq(qm.max_tok[ch], 2, "channel %d", ch);
+    fake_gemm_tokens(c, &r1);
     plain = r1.plan;
     plain.res = NPU_GEMM_RES_NONE;
-    s = open_fake(c, 3, seed);
-    cr_assert_eq(npu_gemm_run_plan(c, s, &plain, A, B, modes, C, 50000000, &r0), NPU_GEMM_PASS);
-    npu_sim_close(s);
-    cr_assert(memcmp(C, G, sizeof *C * (size_t)M * N) == 0);
+    fake_gemm_run_plan(c, &g, &plain, modes, &r0);
     /* without the band the operand is read once per tile of the inner dim (nt of them), but
      * the double buffers keep a chunk the chunk two back used: K in one chunk, twice per band;
      * in two, once */
@@ -130,10 +113,7 @@ static void compare_band(const npu_cfg_t *c, int M, int N, int K, int modes, int
     cr_assert_lt(r1.prog.n, r0.prog.n, "fewer LOADs");
     npu_gemm_report_free(&r1);
     npu_gemm_report_free(&r0);
-    free(A);
-    free(B);
-    free(C);
-    free(G);
+    fake_gemm_free(&g);
 }
 
 Test(resident, programs_bit_exact_band_read_once)

@@ -68,6 +68,7 @@ typedef struct emitter {
 
 typedef struct chunk {
     int t, c;        /* tile index, chunk index within the tile */
+    int mi, ni;      /* the tile's m-tile and n-tile */
     int m0, n0, k0;  /* origins */
     int m_act, n_act, kc_act;
 } chunk_t;
@@ -75,12 +76,11 @@ typedef struct chunk {
 static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
 {
     chunk_t ch;
-    int mi, ni;
     ch.t = g / p->k_chunks;
     ch.c = g % p->k_chunks;
-    npu_gemm_tile_at(p, ch.t, &mi, &ni);
-    ch.m0 = mi * p->Mt;
-    ch.n0 = ni * p->Nt;
+    npu_gemm_tile_at(p, ch.t, &ch.mi, &ch.ni);
+    ch.m0 = ch.mi * p->Mt;
+    ch.n0 = ch.ni * p->Nt;
     ch.k0 = ch.c * p->Kc;
     ch.m_act = imin(p->Mt, p->M - ch.m0);
     ch.n_act = imin(p->Nt, p->N - ch.n0);
@@ -126,7 +126,7 @@ static unsigned c_at(const emitter_t *e, const chunk_t *ch, unsigned *stride)
     }
     if (p->cband) { /* m-tile mi's band, the tile at its columns */
         *stride = npu_gemm_res_words(e->cfg, p->N, 1);
-        return p->spm_c[(ch->m0 / p->Mt) % 2] + 2u * (unsigned)(ch->n0 / p->F);
+        return p->spm_c[ch->mi % 2] + 2u * (unsigned)(ch->n0 / p->F);
     }
     *stride = 2u * (unsigned)p->nb;
     return p->spm_c[ch->t % 2];
@@ -135,7 +135,7 @@ static unsigned c_at(const emitter_t *e, const chunk_t *ch, unsigned *stride)
 /* Does chunk ch's tile end with a STORE? Every tile, or with the C band its m-tile's last. */
 static int stores_tile(const npu_gemm_plan_t *p, const chunk_t *ch)
 {
-    return !p->cband || ch->n0 + p->Nt >= p->N;
+    return !p->cband || ch->ni == p->n_tiles - 1;
 }
 
 /* A LOAD (or STORE) of `rows` rows of row_bytes at DRAM pitch `pitch` to (from) SPM words spm +
@@ -392,7 +392,7 @@ static void emit_drain_store(emitter_t *e, int g)
     if (!stores_tile(p, &ch)) /* the C band's m-tile goes on: stored with its last tile */
         return;
     if (p->cband) { /* the band: its Mt rows of all of N, whole rows */
-        cs = p->spm_c[(ch.m0 / p->Mt) % 2];
+        cs = p->spm_c[ch.mi % 2];
         put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act, a->c + (uint64_t)ch.m0 * a->pitch_c,
                  cs, stride, 4u * (unsigned)p->N, a->pitch_c);
         return;
@@ -432,11 +432,10 @@ static void emit_chunk(emitter_t *e, int g)
         npu_pb_wait(&e->b, s, NPU_PB_E2L, g - 2, 0, 0);
     if (ch.c == p->k_chunks - 1) {
         size_t first_drain = s->ex.n;
-        int mi = ch.m0 / p->Mt;
         emit_drain_store(e, g);
         if (p->cband) { /* band mi % 2 was last stored by m-tile mi - 2 (its last chunk) */
-            if (mi >= 2)
-                npu_pb_wait(&e->b, s, NPU_PB_S2E, (long)(mi - 1) * p->n_tiles * p->k_chunks - 1, 0,
+            if (ch.mi >= 2)
+                npu_pb_wait(&e->b, s, NPU_PB_S2E, (long)(ch.mi - 1) * p->n_tiles * p->k_chunks - 1, 0,
                             first_drain);
         } else if (ch.t >= 2) {
             npu_pb_wait(&e->b, s, NPU_PB_S2E, g - 2 * p->k_chunks, 0, first_drain);

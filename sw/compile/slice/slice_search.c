@@ -415,15 +415,6 @@ static void band_piece(band_store_t *bs, uint64_t *S, uint64_t *Sb, uint64_t *Sc
     bs->n = last ? 0 : bs->n - 1;
 }
 
-/* Is idx the walk's last step (every dim at its last tile)? */
-static int final_step(const npu_slice_plan_t *p, const int64_t *idx)
-{
-    for (int d = 0; d < p->nd; d++)
-        if (idx[d] != p->ntiles[d] - 1)
-            return 0;
-    return 1;
-}
-
 /* The step walk: per step the loads of the input tiles whose index changed, the compute (with
  * the waves' wait for the instruction fetch, fetch_stall, and the drain after an output tile's
  * last reduction step) and the store; T by the overlap formula. The loads take L (one after
@@ -490,7 +481,7 @@ static int walk_steps(step_ctx_t *c, uint64_t bound)
             }
         }
         if (p->cband)
-            band_piece(&bs, &S, &Sb, &Sc, final_step(p, idx));
+            band_piece(&bs, &S, &Sb, &Sc, cls == (1u << x->nd) - 1u); /* the walk's last step */
         npu_slice_pipe_step_x(&pipe, L, Lb, cross_cost(c->k, Lnb), E, D, S, Sb, Sc);
         p->steps = pipe.steps;
         rest.E = sub0(rest.E, E_in); /* the previous step's compute is in T now */
