@@ -173,7 +173,9 @@ class Problem:
             tm = t[0] if self.ext[0] < L else cdiv(t[0], L) * L
             kb, nb = cdiv(t[2], L), cdiv(t[1], L)
             bw = cfg.bank_words
-            return cfg.banks >= 3 and 2 * tm * kb <= bw and 2 * kb * L * nb <= bw and 4 * tm * nb <= bw \
+            # A's two buffers in bank 0, or split over banks 0 and 3
+            a_fits = 2 * tm * kb <= bw or (cfg.banks >= 4 and tm * kb <= bw)
+            return cfg.banks >= 3 and a_fits and 2 * kb * L * nb <= bw and 4 * tm * nb <= bw \
                 and tm * nb <= cfg.obuf_rows
         C, H, W, F, KH, KW, st, p, d, nb = self.conv
         b, r, c, f, ch = t
@@ -203,13 +205,16 @@ class Problem:
         most 16), each of the converted plan's chunk words, whole chunks packed from the start of
         the operand's own bank (0: A, 1: B), then in the banks the plain plan leaves free (3 up).
         With the C band (A's band, m-major, more than one m-tile and n-tile) C's two buffers of Mt rows x 2
-        words per 2S columns of all of N sit from bank 2 on, and the free banks start above them."""
+        words per 2S columns of all of N sit from bank 2 on, and the free banks start above them.
+        With A's double buffer split over banks 0 and 3 only a one-chunk band (no C band) fits."""
         cfg, L = self.cfg, self.L
         tm = t[0] if self.ext[0] < L else cdiv(t[0], L) * L
         kb, nb = cdiv(t[2], L), cdiv(t[1], L)
         chunks = cdiv(self.ext[2], kb * L)
         words = tm * kb if band_in == 0 else kb * L * nb
         free0 = 3
+        if 2 * tm * kb > cfg.bank_words:  # A split over banks 0 and 3: no C band, no chunk buffers
+            return not cband and chunks == 1 and words <= cfg.bank_words
         if cband:
             free0 = cdiv(2 * cfg.bank_words + 2 * tm * 2 * cdiv(self.ext[1], L), cfg.bank_words)
             if cdiv(self.ext[1], nb * L) < 2 or t[0] >= self.ext[0] or free0 > cfg.banks:

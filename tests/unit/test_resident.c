@@ -122,12 +122,16 @@ Test(resident, programs_bit_exact_band_read_once)
     for (int modes = NPU_EMIT_FW; modes <= NPU_EMIT_1G4C; modes++) {
         /* A's band: B's costs the same cycles and bytes (compute-bound, square), and the
          * slicing stage's tie-break takes the first visited, m-major. 1G4C, costed under its own
-         * waves (its four LDWs a sub-tile: tall Mt), takes B's here and A's in the one-chunk case,
-         * so every policy runs both bands. */
+         * waves (its four LDWs a sub-tile: tall Mt), takes a split A without a band at 512^3
+         * (gemm_tiling.h "Split A"), so it runs A's one-chunk band on 1024 x 256 x 64 instead;
+         * every policy runs both bands. */
         int g4 = modes == NPU_EMIT_1G4C;
-        compare_band(&c8, 512, 512, 512, modes, g4 ? NPU_GEMM_RES_B : NPU_GEMM_RES_A);
+        if (g4)
+            compare_band(&c8, 1024, 256, 64, modes, NPU_GEMM_RES_A); /* one chunk */
+        else
+            compare_band(&c8, 512, 512, 512, modes, NPU_GEMM_RES_A);
         compare_band(&c8, 145, 237, 327, modes, NPU_GEMM_RES_A); /* edge tiles in every dim */
-        compare_band(&c8, 512, 256, 64, modes, g4 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B); /* one chunk */
+        compare_band(&c8, 512, 256, 64, modes, NPU_GEMM_RES_B); /* one chunk */
         compare_band(&c2, 200, 24, 500, modes, NPU_GEMM_RES_B); /* edge chunk, Mt not a power of 2 */
     }
 }

@@ -8,14 +8,28 @@
 
 static int cdiv(int a, int b) { return (a + b - 1) / b; }
 
+/* A's double buffer split over two banks (A0 in bank 0, A1 in bank 3) when two A buffers do not
+ * fit one bank but one does, and bank 3 is free: no C band, no band chunks of their own. */
+static int a_split_ok(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
+{
+    long a = (long)p->Mt * (p->Kc / p->F);
+    return cfg->spm_banks >= 4 && a <= cfg->spm_bank_words && !p->cband &&
+           (p->res == NPU_GEMM_RES_NONE || p->k_chunks == 1);
+}
+/* Where place() puts A1. */
+static unsigned a_second(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
+{
+    unsigned a = (unsigned)(p->Mt * (p->Kc / p->F)), bw = (unsigned)cfg->spm_bank_words;
+    return 2u * a > bw ? 3u * bw : a;
+}
+
 static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
 {
     unsigned bw = (unsigned)cfg->spm_bank_words;
-    unsigned a = (unsigned)(p->Mt * (p->Kc / p->F));
     unsigned b = (unsigned)(p->Kc * p->nb);
     unsigned c = npu_gemm_c_words(p);
     p->spm_a[0] = 0;
-    p->spm_a[1] = a;
+    p->spm_a[1] = a_second(cfg, p);
     p->spm_b[0] = bw;
     p->spm_b[1] = bw + b;
     p->spm_c[0] = 2 * bw;
@@ -67,7 +81,8 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
         return -1;
     if ((long)p->Mt * p->nb > cfg->obuf_rows)
         return -1;
-    if (2L * p->Mt * (p->Kc / F) > bw || 2L * p->Kc * p->nb > bw || (!p->cband && 4L * p->Mt * p->nb > bw))
+    if ((2L * p->Mt * (p->Kc / F) > bw && !a_split_ok(cfg, p)) || 2L * p->Kc * p->nb > bw ||
+        (!p->cband && 4L * p->Mt * p->nb > bw))
         return -1;
     if (cfg->spm_banks < 3)
         return -1;
@@ -79,7 +94,7 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
         p->k_chunks != cdiv(p->K, p->Kc))
         return -1;
     /* buffers inside their banks and disjoint */
-    if (p->spm_a[0] != 0 || p->spm_a[1] != (unsigned)(p->Mt * (p->Kc / F)) ||
+    if (p->spm_a[0] != 0 || p->spm_a[1] != a_second(cfg, p) ||
         p->spm_b[0] != (unsigned)bw || p->spm_b[1] != (unsigned)(bw + p->Kc * p->nb) ||
         p->spm_c[0] != (unsigned)(2 * bw) || p->spm_c[1] != (unsigned)(2 * bw) + npu_gemm_c_words(p))
         return -1;

@@ -3,7 +3,7 @@
  *
  * F = 2S is the fused array side. An output tile is Mt rows x Nt = nb*F columns; K is streamed
  * in chunks of Kc (a multiple of F) through double-buffered SPM buffers:
- *   bank 0: A0, A1   each Mt rows x Kc/F words       (2*Mt*(Kc/F) <= SPM_BANK_WORDS)
+ *   bank 0: A0, A1   each Mt rows x Kc/F words       (2*Mt*(Kc/F) <= SPM_BANK_WORDS; split A below)
  *   bank 1: B0, B1   each Kc rows x nb words         (2*Kc*nb     <= SPM_BANK_WORDS)
  *   bank 2: C0, C1   each Mt rows x 2*nb words (int32 staging, 2*Mt*nb*2 <= SPM_BANK_WORDS)
  * and the OBUF half holds the tile as nb blocks of Mt rows (Mt*nb <= OBUF_ROWS).
@@ -40,6 +40,10 @@
  * loop whose tiles x chunks repeat with period 1 or 2 (B of an m-major plan with n_tiles x
  * k_chunks <= 2) is loaded by the first two chunks only, and an outer operand in one or two
  * chunks at most twice per outer tile.
+ *
+ * Split A (the slicing stage's candidates; the search above never needs it): when one A buffer
+ * fits a bank but two do not, A0 stays at word 0 and A1 goes to the start of bank 3. Bank 3 is then
+ * taken, so such a plan has no C band and a band only with one K chunk (in the double buffer).
  *
  * C band (cband, only with RES_A and m-major tiles over >= 2 n-tiles; the slicing stage's
  * NPU_SLICE_BAND_OUT): the C buffers are two bands, each Mt rows x 2 ceil(N / 2S) words (all of N,

@@ -206,8 +206,9 @@ void npu_slice_range_bursts(const npu_slice_nest_t *x, int t, const int64_t *lo,
     }
 }
 
-/* GEMM: gemm_tiling's rules (A, B, C double buffers in banks 0, 1, 2; Mt and Kc padded to the
- * lanes; the OBUF holds Mt x nb rows). */
+/* GEMM: gemm_tiling's rules (A, B, C double buffers in banks 0, 1, 2, A's split over banks 0 and 3
+ * when two do not fit one bank; Mt and Kc padded to the lanes; the OBUF holds Mt x nb rows; the
+ * bands' rules: npu_gemm_band_fits, npu_gemm_cband_fits). */
 static int fit_gemm(const npu_slice_nest_t *x, const int64_t *t, uint64_t *w, int64_t *orows)
 {
     const npu_cfg_t *cfg = x->cfg;
@@ -217,7 +218,9 @@ static int fit_gemm(const npu_slice_nest_t *x, const int64_t *t, uint64_t *w, in
     w[NPU_SLICE_IN1] = (uint64_t)(kb * L * nb);
     w[NPU_SLICE_OUT] = (uint64_t)(2 * tm * nb);
     *orows = tm * nb;
-    return cfg->spm_banks >= 3 && 2 * (int64_t)w[0] <= bw && 2 * (int64_t)w[1] <= bw &&
+    /* A's two buffers in bank 0, or one there and one in bank 3 (gemm_tiling.h "Split A") */
+    int a_fits = 2 * (int64_t)w[0] <= bw || (cfg->spm_banks >= 4 && (int64_t)w[0] <= bw);
+    return cfg->spm_banks >= 3 && a_fits && 2 * (int64_t)w[1] <= bw &&
            2 * (int64_t)w[2] <= bw && *orows <= cfg->obuf_rows;
 }
 
