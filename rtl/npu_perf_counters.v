@@ -44,6 +44,8 @@ module npu_perf_counters #(
     input  wire        stq_done,
     input  wire        ld_wait_tok,
     input  wire        st_wait_tok,
+    input  wire        busy_l,           // QSTATE busy_l / busy_s: an instruction in flight in the DMA queue
+    input  wire        busy_s,
     // npu_exec
     input  wire [3:0]  ev_busy,
     input  wire [3:0]  ev_stall,
@@ -155,6 +157,8 @@ module npu_perf_counters #(
             else if (gc >= CNT_NOC_V_LINK0 && gc < CNT_NOC_V_LINK0 + 4)
                 assign v = {15'd0, nv_link[gc - CNT_NOC_V_LINK0]};
             else if (gc == CNT_DRAIN_BUSY)        assign v = {15'd0, ev_drain_busy};
+            else if (gc == CNT_BUSY_LOAD)         assign v = {15'd0, busy_l};
+            else if (gc == CNT_BUSY_STORE)        assign v = {15'd0, busy_s};
             else if (gc == CNT_DRAIN_STALL)       assign v = {15'd0, ev_drain_stall};
             else if (gc == CNT_MACS_ZERO)         assign v = ev_macs_zero;
             else if (gc == CNT_FILL_WORDS)        assign v = {14'd0, ld_cnt_fill};

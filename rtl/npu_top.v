@@ -619,7 +619,7 @@ module npu_top #(
         .h_two(h_two), .nh_link(nh_link), .nv_link(nv_link),
         .lbh_take(nh_vld & nh_rdy), .lbv_take(nv_vld & nv_rdy),
         .ldq_done(ldq_done), .x_done(x_done), .stq_done(stq_done),
-        .ld_wait_tok(ld_wait_tok), .st_wait_tok(st_wait_tok),
+        .ld_wait_tok(ld_wait_tok), .st_wait_tok(st_wait_tok), .busy_l(busy_l), .busy_s(busy_s),
         .ev_busy(ev_busy), .ev_stall(ev_stall), .ev_macs(ev_macs), .ev_wave(ev_wave),
         .ev_row(ev_row), .ev_rows(ev_rows), .ev_mode_switch(ev_mode_switch), .ev_bypass(ev_bypass),
         .ev_path2(ev_path2), .ev_wait_tok(ev_wait_tok), .ev_wait_weights(ev_wait_weights),

@@ -232,6 +232,15 @@ static int fetch(npu_sim_t *s)
     return TRY_STARTED;
 }
 
+/* busy_load / busy_store: cycles the LOAD / STORE unit has an instruction (QSTATE's busy bits). */
+static void count_busy(npu_sim_t *s, uint64_t span)
+{
+    if (s->u[QL].busy)
+        s->cnt[NPU_CNT_busy_load] += span;
+    if (s->u[QS].busy)
+        s->cnt[NPU_CNT_busy_store] += span;
+}
+
 /* Processes the cycle s->cycle and returns the number of cycles consumed (1, or a jump over
  * cycles in which nothing can change), at most limit (>= 1). */
 static uint64_t tick(npu_sim_t *s, uint64_t limit)
@@ -292,6 +301,7 @@ static uint64_t tick(npu_sim_t *s, uint64_t limit)
     for (unsigned q = 0; q < 3; q++)
         if (waiting[q])
             s->cnt[NPU_CNT_wait_tok_load + q] += span - 1;
+    count_busy(s, span);
     s->cnt[NPU_CNT_cycles] += span;
     s->cycle += span;
     if (!anybusy && s->watchdog && s->cycle >= s->last_progress + s->watchdog) {
@@ -306,6 +316,7 @@ static uint64_t tick(npu_sim_t *s, uint64_t limit)
     }
     return span;
 one:
+    count_busy(s, 1);
     s->cnt[NPU_CNT_cycles]++;
     s->cycle++;
     return 1;

@@ -6,7 +6,8 @@ whose slices agree with the run's counters:
   - one LOAD / STORE slice per LOAD / STORE instruction completed, each named by the
     disassembly of an instruction of its queue; slices of one track never overlap;
   - every counter track's summed slice durations equal its counter (waves per mode, drains,
-    the token / weight / OBUF / unit stalls), one DRAM lane slice per burst the counters count;
+    the token / weight / OBUF / unit stalls, the LOAD and STORE queues' busy cycles), one DRAM
+    lane slice per burst the counters count;
   - LOAD, EXEC and STORE overlap: their busy times add up to more than the run's cycles, and
     the shorter of the LOAD time and the array's wave time mostly hides under the other
     (double buffering at work);
@@ -32,7 +33,8 @@ COUNTER_TRACKS = {"array FW": "busy_fw", "array VSW": "busy_vsw", "array HSW": "
                   "LOAD stall: token": "wait_tok_load", "EXEC stall: token": "wait_tok_exec",
                   "EXEC stall: weights": "wait_exec_weights",
                   "EXEC stall: OBUF": "wait_exec_obuf", "EXEC stall: unit": "wait_exec_unit",
-                  "STORE stall: token": "wait_tok_store"}
+                  "STORE stall: token": "wait_tok_store",
+                  "LOAD": "busy_load", "STORE": "busy_store"}
 QUEUE_OPS = {"LOAD": ("LOAD", "FILL"), "EXEC": ("LDW", "WAVE", "DRAIN", "SYNC_E"),
              "STORE": ("STORE",)}
 

@@ -287,7 +287,9 @@
     X(vec_busy,          "cycles a VEC was active (vector unit)")              \
     X(vec_rd_words,      "SPM words read by the vector unit")                  \
     X(vec_wr_words,      "SPM words written by the vector unit")                  \
-    X(spm_copy_words,    "SPM words written by LOAD_SPM (its source reads: spm_rd_words)")
+    X(spm_copy_words,    "SPM words written by LOAD_SPM (its source reads: spm_rd_words)") \
+    X(busy_load,         "cycles the LOAD queue had an instruction in flight (QSTATE busy_l)") \
+    X(busy_store,        "cycles the STORE queue had an instruction in flight (QSTATE busy_s)")
 
 /* Enumerations generated from the lists above. */
 #define NPU_X_OP(n, v, q, t) NPU_OP_##n = v,

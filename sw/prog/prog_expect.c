@@ -128,17 +128,23 @@ npu_dma_count_t npu_dma_bursts_cfg(const npu_cfg_t *cfg, const npu_fields_t *f)
                              cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1, f);
 }
 
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
+{
+    uint64_t m = a > b ? a : b;
+    return m > c ? m : c;
+}
+
 static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
     uint64_t words = words_of(f, g);
     npu_dma_count_t c = npu_dma_bursts_wb(g->B, g->DB, g->mb, f);
+    uint64_t wr = f->transpose ? (uint64_t)(f->row_bytes / 2) * ((f->rows + g->F - 1) / g->F)
+                               : (uint64_t)f->rows * words;
     e->insn_load++;
     e->rd_bytes[f->tag] += c.beats * g->DB;
     e->rd_bursts += c.bursts;
-    if (f->transpose)
-        e->spm_wr_words += (uint64_t)(f->row_bytes / 2) * ((f->rows + g->F - 1) / g->F);
-    else
-        e->spm_wr_words += (uint64_t)f->rows * words;
+    e->spm_wr_words += wr;
+    e->load_busy_min += max3(c.beats, f->transpose ? wr : npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1);
 }
 
 /* LOAD_SPM: the LOAD engine reads the source's runs from the SPM, a DRAM beat's BEAT_WORDS words
@@ -156,18 +162,20 @@ static void expect_load_spm(const npu_fields_t *f, const geom_t *g, npu_prog_exp
     e->spm_rd_words += c.beats * (g->DB / g->B);
     e->spm_wr_words += wr;
     e->spm_copy_words += wr;
+    e->load_busy_min += max3(c.beats * (g->DB / g->B), 1, 1);
 }
 
 static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
     npu_dma_count_t c = npu_dma_bursts_wb(g->B, g->DB, g->mb, f);
+    /* transposed: SPM rows c < row_bytes/4 of ceil(rows/S) words */
+    uint64_t rd = f->transpose ? (uint64_t)(f->row_bytes / 4) * ((f->rows + g->S - 1) / g->S)
+                               : (uint64_t)f->rows * words_of(f, g);
     e->insn_store++;
     e->wr_bytes[f->tag] += c.beats * g->DB;
     e->wr_bursts += c.bursts;
-    if (f->transpose) /* SPM rows c < row_bytes/4 of ceil(rows/S) words */
-        e->spm_rd_words += (uint64_t)(f->row_bytes / 4) * ((f->rows + g->S - 1) / g->S);
-    else
-        e->spm_rd_words += (uint64_t)f->rows * words_of(f, g);
+    e->spm_rd_words += rd;
+    e->store_busy_min += max3(c.beats, f->transpose ? rd : npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1);
 }
 
 /* Per row set, per core it passes through: the core's part of the k x n tile (bcast: each core
@@ -292,6 +300,7 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     case NPU_OP_LOAD_SPM: expect_load_spm(f, g, e); break;
     case NPU_OP_FILL:
         e->insn_load++;
+        e->load_busy_min += max3(npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1, 1);
         e->fill_words += (uint64_t)f->rows * words_of(f, g);
         e->spm_wr_words += (uint64_t)f->rows * words_of(f, g);
         break;

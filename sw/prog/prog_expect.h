@@ -38,6 +38,12 @@ typedef struct npu_prog_expect {
      * ports have the first claim on every sub-bank, so the cycles do not depend on other
      * traffic. */
     uint64_t vec_rd_words, vec_wr_words, vec_busy;
+    /* The least cycles the LOAD and STORE queues can have an instruction in flight (counters
+     * busy_load, busy_store, checked as lower bounds): per instruction the most of its DRAM
+     * beats (one a cycle on the port), its chunks (npu_dma_chunks: the realigner and the packer
+     * move one a cycle) or, transposed, its SPM words (one a cycle), a LOAD_SPM's source words
+     * (the burst server reads one a cycle), a FILL's chunks. */
+    uint64_t load_busy_min, store_busy_min;
 } npu_prog_expect_t;
 
 /* ---- the vector unit's cycles (docs/isa.md "VEC", docs/datapath.md "Vector unit") ------------

@@ -127,6 +127,26 @@ static void text_dram(FILE *f, const npu_gemm_report_t *r)
 }
 
 /* On chip: SPM, NoC, waves, array, drain, per core, waits. */
+
+/* The units' busy cycles side by side: the DMA queues (busy_load / busy_store: an instruction in
+ * flight, QSTATE's busy bits), the array (injection slots) and the drain engine, as shares of the
+ * run, and the busiest: where a run's time goes first. */
+static void busy_line(FILE *f, const uint64_t *c)
+{
+    static const char *const name[4] = {"LOAD queue", "STORE queue", "array", "drain"};
+    uint64_t b[4] = {c[NPU_CNT_busy_load], c[NPU_CNT_busy_store],
+                     c[NPU_CNT_busy_fw] + c[NPU_CNT_busy_vsw] + c[NPU_CNT_busy_hsw] + c[NPU_CNT_busy_isw],
+                     c[NPU_CNT_drain_busy]};
+    double cyc = c[NPU_CNT_cycles] ? (double)c[NPU_CNT_cycles] : 1.0;
+    int top = 0;
+    for (int i = 1; i < 4; i++)
+        if (b[i] > b[top])
+            top = i;
+    fprintf(f, "  busy         LOAD %llu (%.1f %%), STORE %llu (%.1f %%), array %llu (%.1f %%), drain %llu "
+               "(%.1f %%) of %llu cycles: the %s most\n",
+            u(b[0]), 100.0 * (double)b[0] / cyc, u(b[1]), 100.0 * (double)b[1] / cyc, u(b[2]),
+            100.0 * (double)b[2] / cyc, u(b[3]), 100.0 * (double)b[3] / cyc, u(c[NPU_CNT_cycles]), name[top]);
+}
 static void text_chip(FILE *f, const npu_cfg_t *cfg, const uint64_t *c)
 {
     fprintf(f, "  SPM          %llu words read, %llu written, %llu bank conflicts\n",
@@ -138,6 +158,7 @@ static void text_chip(FILE *f, const npu_cfg_t *cfg, const uint64_t *c)
             u(c[NPU_CNT_noc_h_link0]), u(c[NPU_CNT_noc_h_link1]), u(c[NPU_CNT_noc_h_link2]),
             u(c[NPU_CNT_noc_h_link3]), u(c[NPU_CNT_noc_v_link0]), u(c[NPU_CNT_noc_v_link1]),
             u(c[NPU_CNT_noc_v_link2]), u(c[NPU_CNT_noc_v_link3]), u(c[NPU_CNT_noc_mcast_saved]));
+    busy_line(f, c);
     fprintf(f, "  waves        FW %llu, VSW %llu, HSW %llu, ISW %llu\n", u(c[NPU_CNT_waves_fw]),
             u(c[NPU_CNT_waves_vsw]), u(c[NPU_CNT_waves_hsw]), u(c[NPU_CNT_waves_isw]));
     fprintf(f, "  array busy   FW %llu, VSW %llu, HSW %llu, ISW %llu cycles (utilization while busy "

@@ -396,6 +396,17 @@ int npu_check_counters(const uint64_t *c, const npu_prog_expect_t *e, char *msg,
                      (unsigned long long)c[chk[i].idx], (unsigned long long)chk[i].want);
             return -1;
         }
+    /* the DMA queues' busy cycles: at least what their instructions move at one beat, chunk or
+     * word a cycle, at most the run */
+    const struct { int id; uint64_t lo; } busy[2] = {{NPU_CNT_busy_load, e->load_busy_min},
+                                                     {NPU_CNT_busy_store, e->store_busy_min}};
+    for (int i = 0; i < 2; i++)
+        if (c[busy[i].id] < busy[i].lo || c[busy[i].id] > c[NPU_CNT_cycles]) {
+            snprintf(msg, n, "counter %s = %llu, outside [%llu, %llu]: the program's transfers, the run's cycles",
+                     names[busy[i].id], (unsigned long long)c[busy[i].id], (unsigned long long)busy[i].lo,
+                     (unsigned long long)c[NPU_CNT_cycles]);
+            return -1;
+        }
     /* read bursts: the DMA's (exact in the program) plus the fetch's (not: it may over-read) */
     if (c[NPU_CNT_dram_rd_bursts] < e->rd_bursts) {
         snprintf(msg, n, "counter dram_rd_bursts = %llu, below the %llu the program's LOADs imply",
