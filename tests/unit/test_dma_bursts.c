@@ -5,6 +5,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "hw/isa.h"
 #include "prog/prog_expect.h"
 
 static void eq(npu_dma_count_t c, uint64_t beats, uint64_t bursts, const char *what)
@@ -121,4 +122,31 @@ Test(dma_bursts, chunks)
     f.dram_stride = 70;
     cr_assert_eq(npu_dma_chunks(32, 2, &f), 2002u, "three-word rows: two chunks each");
     cr_assert_eq(npu_dma_chunks(32, 1, &f), 3003u, "three-word rows, a word a beat");
+}
+
+/* npu_prog_expect's least busy cycles of the DMA queues (counters busy_load / busy_store): per
+ * instruction the most of its beats, its chunks or (transposed) its SPM words, at least one. S = 8:
+ * 32-byte words; beat_words 1 and 2. */
+Test(dma_bursts, busy_minimum)
+{
+    npu_cfg_t c = {0};
+    npu_insn_t p[5];
+    npu_prog_expect_t e;
+    c.s = 8, c.spm_banks = 4, c.spm_bank_words = 1024, c.obuf_rows = 256, c.max_burst_beats = 16;
+    /* 256 contiguous 10-byte rows: 80 beats at 32 bytes; a chunk each, or a pair each at two words a beat */
+    cr_assert_eq(npu_enc_load(&p[0], NPU_TAG_X, 0, 256, 0, 0, 1, 10, 10), 0);
+    /* 64 rows of 100 bytes, 128 apart: 4 words (4 chunks, 2 at two words a beat), 4 beats */
+    cr_assert_eq(npu_enc_store(&p[1], NPU_TAG_Y, 64, 1u << 20, 0, 4, 100, 128), 0);
+    /* transposed: 16 rows x 64 bytes (32 columns) -> 32 SPM words, 16 x 2 beats */
+    cr_assert_eq(npu_enc_load(&p[2], NPU_TAG_W, 1, 16, 1u << 16, 512, 1, 64, 64), 0);
+    cr_assert_eq(npu_enc_fill(&p[3], 9, 600, 1, 30), 0); /* 9 one-word rows: 9 chunks, 5 pairs */
+    cr_assert_eq(npu_enc_store_tr(&p[4], NPU_TAG_Y, 8, 2u << 20, 700, 1, 64, 64), 0); /* 16 columns x 1 word */
+    c.beat_words = 1;
+    npu_prog_expect(&c, p, 5, &e);
+    cr_assert_eq(e.load_busy_min, 256u + 32u + 9u, "%llu", (unsigned long long)e.load_busy_min);
+    cr_assert_eq(e.store_busy_min, 256u + 16u, "%llu", (unsigned long long)e.store_busy_min);
+    c.beat_words = 2; /* 64-byte beats: 40 beats, 128 pairs; 2 chunks a row; the transposed LOAD's words stay */
+    npu_prog_expect(&c, p, 5, &e);
+    cr_assert_eq(e.load_busy_min, 128u + 32u + 5u, "%llu", (unsigned long long)e.load_busy_min);
+    cr_assert_eq(e.store_busy_min, 128u + 16u, "%llu", (unsigned long long)e.store_busy_min);
 }

@@ -247,6 +247,31 @@ Test(report, pass_report_text_and_json)
     npu_gemm_report_free(&rep);
 }
 
+/* The busy line: the LOAD and STORE queues', the array's (the sum of busy_<mode>) and the
+ * drain's busy cycles as shares of the run, and the busiest of the four named. */
+Test(report, busy_line_names_the_busiest)
+{
+    npu_cfg_t c = test_cfg(2);
+    npu_gemm_report_t rep;
+    char *txt;
+    uint64_t *k;
+    run_small(&c, &rep, 0);
+    k = rep.run.cnt;
+    cr_assert(k[NPU_CNT_busy_load] > 0 && k[NPU_CNT_busy_store] > 0, "the run counts both queues");
+    k[NPU_CNT_cycles] = 200;
+    k[NPU_CNT_busy_load] = 20, k[NPU_CNT_busy_store] = 150, k[NPU_CNT_drain_busy] = 40;
+    k[NPU_CNT_busy_fw] = 30, k[NPU_CNT_busy_vsw] = 10, k[NPU_CNT_busy_hsw] = 0, k[NPU_CNT_busy_isw] = 0;
+    txt = capture(npu_report_text, &c, &rep, NULL);
+    cr_assert(strstr(txt, "busy         LOAD 20 (10.0 %), STORE 150 (75.0 %), array 40 (20.0 %), drain 40 (20.0 %) "
+                          "of 200 cycles: the STORE queue most") != NULL, "%s", txt);
+    free(txt);
+    k[NPU_CNT_busy_isw] = 160; /* the array: 200 of 200 */
+    txt = capture(npu_report_text, &c, &rep, NULL);
+    cr_assert(strstr(txt, "array 200 (100.0 %), drain 40 (20.0 %) of 200 cycles: the array most") != NULL, "%s", txt);
+    free(txt);
+    npu_gemm_report_free(&rep);
+}
+
 Test(report, error_and_host_error_reports)
 {
     npu_cfg_t c = test_cfg(2);
