@@ -128,11 +128,8 @@ npu_dma_count_t npu_dma_bursts_cfg(const npu_cfg_t *cfg, const npu_fields_t *f)
                              cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1, f);
 }
 
-static uint64_t max3(uint64_t a, uint64_t b, uint64_t c)
-{
-    uint64_t m = a > b ? a : b;
-    return m > c ? m : c;
-}
+static uint64_t max2(uint64_t a, uint64_t b) { return a > b ? a : b; }
+static uint64_t max3(uint64_t a, uint64_t b, uint64_t c) { return max2(max2(a, b), c); }
 
 static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
@@ -162,7 +159,7 @@ static void expect_load_spm(const npu_fields_t *f, const geom_t *g, npu_prog_exp
     e->spm_rd_words += c.beats * (g->DB / g->B);
     e->spm_wr_words += wr;
     e->spm_copy_words += wr;
-    e->load_busy_min += max3(c.beats * (g->DB / g->B), 1, 1);
+    e->load_busy_min += max2(c.beats * (g->DB / g->B), 1);
 }
 
 static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
@@ -300,7 +297,7 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     case NPU_OP_LOAD_SPM: expect_load_spm(f, g, e); break;
     case NPU_OP_FILL:
         e->insn_load++;
-        e->load_busy_min += max3(npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1, 1);
+        e->load_busy_min += max2(npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1);
         e->fill_words += (uint64_t)f->rows * words_of(f, g);
         e->spm_wr_words += (uint64_t)f->rows * words_of(f, g);
         break;

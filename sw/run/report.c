@@ -126,8 +126,6 @@ static void text_dram(FILE *f, const npu_gemm_report_t *r)
             u(r->rd_beats), u(r->rd_bursts), u(r->wr_beats), u(r->wr_bursts), u(r->stall_cycles));
 }
 
-/* On chip: SPM, NoC, waves, array, drain, per core, waits. */
-
 /* The units' busy cycles side by side: the DMA queues (busy_load / busy_store: an instruction in
  * flight, QSTATE's busy bits), the array (injection slots) and the drain engine, as shares of the
  * run, and the busiest: where a run's time goes first. */
@@ -147,6 +145,8 @@ static void busy_line(FILE *f, const uint64_t *c)
             u(b[0]), 100.0 * (double)b[0] / cyc, u(b[1]), 100.0 * (double)b[1] / cyc, u(b[2]),
             100.0 * (double)b[2] / cyc, u(b[3]), 100.0 * (double)b[3] / cyc, u(c[NPU_CNT_cycles]), name[top]);
 }
+
+/* On chip: SPM, NoC, waves, array, drain, per core, waits. */
 static void text_chip(FILE *f, const npu_cfg_t *cfg, const uint64_t *c)
 {
     fprintf(f, "  SPM          %llu words read, %llu written, %llu bank conflicts\n",
