@@ -25,6 +25,7 @@ typedef struct agg {
     int n, pass;
     uint64_t macs, compute_cycles, cycles, lbuf_rtl, waves[NPU_NUM_MODES];
     uint64_t dram_bytes, compulsory_bytes;
+    uint64_t busy[3]; /* the full runs' LOAD queue, STORE queue, array busy cycles */
     double bound_cycles;
     npu_flexsa_stats_t model;
 } agg_t;
@@ -39,6 +40,9 @@ static void agg_add(agg_t *g, const npu_policy_meas_t *m)
     g->lbuf_rtl += m->lbuf_elems;
     g->dram_bytes += m->dram_bytes;
     g->compulsory_bytes += m->compulsory_bytes;
+    g->busy[0] += m->busy_load;
+    g->busy[1] += m->busy_store;
+    g->busy[2] += m->busy_array;
     g->bound_cycles += m->bound_cycles;
     for (int i = 0; i < NPU_NUM_MODES; i++)
         g->waves[i] += m->waves[i];
@@ -198,6 +202,12 @@ static void print_roofline(const agg_t *g)
                k_name[p], g[p].bound_cycles,
                g[p].bound_cycles > 0 ? (double)g[p].cycles / g[p].bound_cycles : 0.0,
                g[p].compulsory_bytes ? (double)g[p].dram_bytes / (double)g[p].compulsory_bytes : 0.0);
+    printf("where the full runs' cycles go (busy cycles summed over the GEMMs, shares of their cycles):\n");
+    for (int p = 0; p < 3; p++) {
+        double c = g[p].cycles ? (double)g[p].cycles : 1.0;
+        printf("  %-7s LOAD queue %5.1f %%, STORE queue %5.1f %%, array %5.1f %%\n", k_name[p],
+               100.0 * (double)g[p].busy[0] / c, 100.0 * (double)g[p].busy[1] / c, 100.0 * (double)g[p].busy[2] / c);
+    }
     printf("FlexSA / 1G1C speedup: measured %.3f, at most %.3f at this bandwidth (the bounds' ratio)\n",
            g[2].cycles ? (double)g[0].cycles / (double)g[2].cycles : 0.0,
            g[2].bound_cycles > 0 ? g[0].bound_cycles / g[2].bound_cycles : 0.0);

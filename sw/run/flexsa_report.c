@@ -128,6 +128,10 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
             m->cycles = rep.run.cnt[NPU_CNT_cycles];
         for (int t = 1; t < NPU_NUM_TAGS; t++) /* tag 0: the program */
             m->dram_bytes += rep.run.cnt[NPU_CNT_dram_rd_prog + t] + rep.run.cnt[NPU_CNT_dram_wr_prog + t];
+        m->busy_load = rep.run.cnt[NPU_CNT_busy_load];
+        m->busy_store = rep.run.cnt[NPU_CNT_busy_store];
+        for (int i = 0; i < NPU_NUM_MODES; i++)
+            m->busy_array += rep.run.cnt[NPU_CNT_busy_fw + i];
         if (rc != NPU_GEMM_PASS)
             snprintf(m->msg, sizeof m->msg, "full run: %s%s%s", npu_gemm_rc_name(rc),
                      rep.counters_msg[0] ? ": " : "", rep.counters_msg);

@@ -51,6 +51,8 @@ typedef struct npu_policy_meas {
     uint64_t dram_bytes;         /* full run: DMA bytes read and written, the program fetch excluded */
     uint64_t compulsory_bytes;   /* A and B read once, C written once (npu_policy_roofline) */
     double bound_cycles;         /* the roofline at the full run's bandwidth (npu_policy_roofline) */
+    uint64_t busy_load, busy_store, busy_array; /* full run: the DMA queues' busy cycles and the
+                                                   array's injection slots (counters) */
 } npu_policy_meas_t;
 
 /* The roofline of an M x N x K GEMM under a policy of ideal utilization `ideal` (flexsa_mode.h:
