@@ -557,6 +557,26 @@ static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes,
     rep->args.swap = 1;
 }
 
+/* A split-A pick of the slicing stage (gemm_tiling.h "Split A": taller tiles, which its cost can
+ * rank too high: the skinny DRAIN's row pairs meeting in a sub-bank, rows of two chunks; 8192 x 6 x
+ * 54 at small-w2 ran 19,259 -> 25,748 cycles) is kept only when the program-time model times it
+ * faster than the stage's best pick without the split (which it ranks within a few percent: 20,112
+ * and 25,672 predicted there); else that pick. Auto tiles only (--slicing burst / noburst stay the
+ * stage's own picks); bounded as the swap is (both programs are emitted and timed). */
+static void gemm_split_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes, const uint64_t size[4],
+                            npu_gemm_report_t *rep)
+{
+    npu_gemm_plan_t q;
+    const npu_gemm_plan_t *p = &rep->plan;
+    if (!npu_gemm_split_a(cfg, p) ||
+        (uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
+        npu_gemm_tile_sliced_ex(cfg, M, N, K, NPU_SLICE_BURST, (int)npu_emit_policy_model(modes), 1, &q) != 0 ||
+        (uint64_t)q.m_tiles * (uint64_t)q.n_tiles * (uint64_t)q.k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS)
+        return;
+    if (gemm_predict(cfg, &q, &rep->args, size) <= gemm_predict(cfg, p, &rep->args, size))
+        rep->plan = q;
+}
+
 /* DRAM bytes of a program of n instructions, rounded up to the allocator's beat alignment. */
 static uint64_t prog_bytes(const npu_cfg_t *cfg, size_t n)
 {
@@ -598,6 +618,8 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     *plen_out = 0;
     if (size[1] + size[2] + size[3] > limit)
         return 1;
+    if (!fixed && !plain && !slicing)
+        gemm_split_pick(cfg, M, N, K, modes, size, rep);
     if (!fixed)
         gemm_swap_pick(cfg, M, N, K, modes, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep);
     plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);

@@ -159,7 +159,9 @@ int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int 
                          int transB, int32_t *C, size_t ldc);
 /* ORed into a modes argument, the tiles (npu gemm --slicing):
  *   none          auto: the slicing stage's burst-aware pick (npu_gemm_tile_sliced), with the
- *                 resident band it costed if its pick has one; gemm_tiling's tiles
+ *                 resident band it costed if its pick has one (a split-A pick only when the
+ *                 program-time model times it faster than the best pick without the split,
+ *                 gemm_tiling.h); gemm_tiling's tiles
  *                 with a band for transposed operands, a search space over
  *                 NPU_GEMM_AUTO_MAX_CANDS, or when the search fails
  *   _HEURISTIC    gemm_tiling's tiles with a band (npu_gemm_tile_res)

@@ -140,8 +140,8 @@ Test(gemm, resident_bands)
 {
     npu_cfg_t cfg = rtl_cfg();
     uint64_t seed = rtl_seed(8);
-    /* A's band over K chunks with edge tiles in every dim (1G4C, too, keeps it: at 300 x 200 x 500
-     * it takes a split A, gemm_tiling.h), B's, B's of one chunk */
+    /* A's band over K chunks with edge tiles in every dim (under all three policies), B's, B's of
+     * one chunk */
     int shapes[3][3] = {{145, 237, 327}, {600, 128, 384}, {512, 256, 64}};
     static const int policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
     if (cfg.s <= 2) { /* the tiny array: bands of the same kinds at a tenth of the cycles */

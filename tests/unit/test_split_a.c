@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "compile/gemm/flexsa_mode.h"
 #include "compile/gemm/gemm_emit.h"
 #include "compile/gemm/gemm_tiling.h"
 #include "compile/slice/slice.h"
@@ -89,4 +90,39 @@ Test(split_a, programs_bit_exact)
             npu_gemm_report_free(&r);
             fake_gemm_free(&fg);
         }
+}
+
+/* The runtime keeps a split-A pick of the slicing stage only when the program-time model times it
+ * faster than the stage's best pick without the split (run/runtime.c gemm_split_pick): auto tiles
+ * are the split pick or exactly the no-split one, the no-split search never splits, and over
+ * these shapes both outcomes occur. S = 8 with two-word beats at 128 B/cycle (small-w2's port). */
+Test(split_a, runtime_times_a_split_pick)
+{
+    npu_cfg_t c = test_cfg(8);
+    static const int shapes[][3] = {{8192, 6, 54}, {2048, 6, 54}, {8192, 5, 147}, {1200, 5, 147}, {2048, 3, 54}};
+    int kept = 0, dropped = 0;
+    c.beat_words = 2;
+    c.dram_bw = 128;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int M = shapes[i][0], N = shapes[i][1], K = shapes[i][2];
+        npu_gemm_plan_t s, ns;
+        npu_gemm_report_t r;
+        cr_assert_eq(npu_gemm_tile_sliced(&c, M, N, K, NPU_SLICE_BURST, NPU_POLICY_FLEXSA, &s), 0);
+        cr_assert_eq(npu_gemm_tile_sliced_ex(&c, M, N, K, NPU_SLICE_BURST, NPU_POLICY_FLEXSA, 1, &ns), 0);
+        cr_assert(!npu_gemm_split_a(&c, &ns), "%dx%dx%d: the no-split search split A", M, N, K);
+        cr_assert(npu_gemm_split_a(&c, &s), "%dx%dx%d: the search does not split A here: the case lost its purpose",
+                  M, N, K);
+        cr_assert_eq(npu_gemm_compile_modes(&c, 1ull << c.dram_addr_bits, M, N, K, 0, 0, NPU_EMIT_FLEXSA, &r),
+                     NPU_GEMM_PASS, "%s", r.host_msg);
+        if (npu_gemm_split_a(&c, &r.plan)) {
+            cr_assert(r.plan.Mt == s.Mt && r.plan.Kc == s.Kc && r.plan.order == s.order, "%dx%dx%d", M, N, K);
+            kept++;
+        } else {
+            cr_assert(r.plan.Mt == ns.Mt && r.plan.Kc == ns.Kc && r.plan.nb == ns.nb && r.plan.order == ns.order &&
+                          r.plan.res == ns.res, "%dx%dx%d: neither pick", M, N, K);
+            dropped++;
+        }
+        npu_gemm_report_free(&r);
+    }
+    cr_assert(kept > 0 && dropped > 0, "kept %d, dropped %d: one outcome never occurs", kept, dropped);
 }

@@ -316,8 +316,19 @@ int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const npu_slice_plan_t *sp, i
     return 0;
 }
 
+int npu_gemm_split_a(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan)
+{
+    return 2L * plan->Mt * (plan->Kc / plan->F) > cfg->spm_bank_words;
+}
+
 int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy,
                          npu_gemm_plan_t *plan)
+{
+    return npu_gemm_tile_sliced_ex(cfg, M, N, K, cost_mode, policy, 0, plan);
+}
+
+int npu_gemm_tile_sliced_ex(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy, int no_split_a,
+                            npu_gemm_plan_t *plan)
 {
     npu_slice_cost_t k;
     npu_slice_result_t r;
@@ -326,6 +337,7 @@ int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mod
         return -1;
     k = npu_slice_cost_default(cfg, cost_mode);
     k.policy = policy;
+    k.no_split_a = no_split_a;
     if (npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg) != 0)
         return -1;
     return npu_gemm_plan_from_slice(cfg, &r.best, M, N, K, policy == NPU_POLICY_1G4C, plan);

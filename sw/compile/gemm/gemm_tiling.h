@@ -44,6 +44,8 @@
  * Split A (the slicing stage's candidates; the search above never needs it): when one A buffer
  * fits a bank but two do not, A0 stays at word 0 and A1 goes to the start of bank 3. Bank 3 is then
  * taken, so such a plan has no C band and a band only with one K chunk (in the double buffer).
+ * The GEMM runtime keeps such a pick only when the program-time model times it faster than the
+ * stage's best pick without it (npu_gemm_tile_sliced_ex, run/runtime.c).
  *
  * C band (cband, only with RES_A and m-major tiles over >= 2 n-tiles; the slicing stage's
  * NPU_SLICE_BAND_OUT): the C buffers are two bands, each Mt rows x 2 ceil(N / 2S) words (all of N,
@@ -177,6 +179,12 @@ void npu_gemm_plan_band(const npu_cfg_t *cfg, npu_gemm_plan_t *plan);
  * when the search fails or its pick does not fit this plan. */
 int npu_gemm_tile_sliced(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy,
                          npu_gemm_plan_t *plan);
+/* npu_gemm_tile_sliced with no_split_a = 1: the stage's pick among the candidates that keep both A
+ * buffers in bank 0 (the runtime times it against a split-A pick, run/runtime.c). */
+int npu_gemm_tile_sliced_ex(const npu_cfg_t *cfg, int M, int N, int K, int cost_mode, int policy, int no_split_a,
+                            npu_gemm_plan_t *plan);
+/* Is plan's A double buffer split over banks 0 and 3 ("Split A" above)? 1 or 0. */
+int npu_gemm_split_a(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan);
 /* The conversion alone, of any GEMM candidate of the slicing stage (npu_slice_eval). */
 struct npu_slice_plan;
 int npu_gemm_plan_from_slice(const npu_cfg_t *cfg, const struct npu_slice_plan *sp, int M, int N, int K,

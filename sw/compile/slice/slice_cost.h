@@ -86,6 +86,9 @@ typedef struct npu_slice_cost {
                              GEMM step's compute costs (npu_slice_gemm_compute); not a constant of
                              the hardware: npu_slice_cost_default sets FlexSA, the GEMM runtime
                              its run's policy */
+    int no_split_a;       /* 1: GEMM candidates keep both A buffers in bank 0 (no split A,
+                             gemm_tiling.h): the runtime's best pick without it, which the
+                             program-time model times against a split pick (run/runtime.c) */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);

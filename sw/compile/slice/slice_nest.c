@@ -219,7 +219,7 @@ static int fit_gemm(const npu_slice_nest_t *x, const int64_t *t, uint64_t *w, in
     w[NPU_SLICE_OUT] = (uint64_t)(2 * tm * nb);
     *orows = tm * nb;
     /* A's two buffers in bank 0, or one there and one in bank 3 (gemm_tiling.h "Split A") */
-    int a_fits = 2 * (int64_t)w[0] <= bw || (cfg->spm_banks >= 4 && (int64_t)w[0] <= bw);
+    int a_fits = 2 * (int64_t)w[0] <= bw || (!x->no_split_a && cfg->spm_banks >= 4 && (int64_t)w[0] <= bw);
     return cfg->spm_banks >= 3 && a_fits && 2 * (int64_t)w[1] <= bw &&
            2 * (int64_t)w[2] <= bw && *orows <= cfg->obuf_rows;
 }

@@ -47,6 +47,7 @@ typedef struct npu_slice_nest {
     unsigned red;  /* reduction dims (bit mask) */
     int order[NPU_SLICE_ORDERS][NPU_SLICE_DIMS];
     npu_slice_tensor_t t[NPU_SLICE_TENSORS];
+    int no_split_a; /* GEMM: A's two buffers in bank 0 only (the cost's no_split_a) */
 } npu_slice_nest_t;
 
 /* The nest of a GEMM (kind NPU_SLICE_GEMM, M N K) or a convolution kernel (c). 0, or -1 with the

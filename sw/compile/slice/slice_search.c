@@ -974,6 +974,7 @@ int npu_slice_gemm(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int M, int N
     npu_slice_nest_t x;
     if (npu_slice_nest_init(&x, cfg, NPU_SLICE_GEMM, NULL, M, N, K, msg, n) != 0)
         return -1;
+    x.no_split_a = k->no_split_a;
     return finish(search(&x, k, r), r, msg, n);
 }
 
@@ -1016,6 +1017,7 @@ int npu_slice_eval_band(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int kin
         split >= NPU_SLICE_SPLITS || order < 0 || order >= NPU_SLICE_ORDERS || band < 0 ||
         band >= (kind == NPU_SLICE_GEMM ? NPU_SLICE_BANDS : 1))
         return -1;
+    x.no_split_a = k->no_split_a;
     for (int d = 0; d < x.nd; d++)
         if (tile[d] < 1 || tile[d] > x.ext[d])
             return -1;
