@@ -204,8 +204,9 @@ static int load_spm_range(const npu_sim_t *s, const npu_fields_t *f, uint32_t *i
 
 /* A DMA instruction takes at least a cycle per chunk its engine moves (npu_dma_chunks; transposed:
  * per SPM word), the RTL's rate: the lower bound the runtime checks busy_load / busy_store by. */
-static uint64_t engine_floor(uint64_t cost, uint64_t chunks)
+static uint64_t engine_floor(const npu_sim_t *s, uint64_t cost, const npu_fields_t *f, uint64_t transposed_words)
 {
+    uint64_t chunks = f->transpose ? transposed_words : npu_dma_chunks(s->B, (unsigned)(s->DB / s->B), f);
     return cost > chunks ? cost : chunks;
 }
 
@@ -227,7 +228,7 @@ static unsigned exec_load(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64
     s->cnt[NPU_CNT_dram_rd_bursts] += bursts;
     s->rd_beats += rd;
     s->rd_bursts += bursts;
-    *cost = engine_floor(dma_cost(s, rd, bursts), f->transpose ? wr : npu_dma_chunks(s->B, (unsigned)(s->DB / s->B), f));
+    *cost = engine_floor(s, dma_cost(s, rd, bursts), f, wr);
     return 0;
 }
 
@@ -341,7 +342,7 @@ static unsigned exec_store(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
     s->cnt[NPU_CNT_dram_wr_bursts] += bursts;
     s->wr_beats += wr;
     s->wr_bursts += bursts;
-    *cost = engine_floor(dma_cost(s, wr, bursts), f->transpose ? cols * wpr : npu_dma_chunks(s->B, (unsigned)(s->DB / s->B), f));
+    *cost = engine_floor(s, dma_cost(s, wr, bursts), f, cols * wpr);
     return 0;
 }
 

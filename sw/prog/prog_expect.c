@@ -128,6 +128,9 @@ npu_dma_count_t npu_dma_bursts_cfg(const npu_cfg_t *cfg, const npu_fields_t *f)
                              cfg->max_burst_beats > 0 ? (uint64_t)cfg->max_burst_beats : 1, f);
 }
 
+/* The DMA engine's chunks of instruction f (npu_dma_chunks at the config's words a beat). */
+static uint64_t chunks_of(const npu_fields_t *f, const geom_t *g) { return npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f); }
+
 static uint64_t max2(uint64_t a, uint64_t b) { return a > b ? a : b; }
 static uint64_t max3(uint64_t a, uint64_t b, uint64_t c) { return max2(max2(a, b), c); }
 
@@ -141,7 +144,7 @@ static void expect_load(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     e->rd_bytes[f->tag] += c.beats * g->DB;
     e->rd_bursts += c.bursts;
     e->spm_wr_words += wr;
-    e->load_busy_min += max3(c.beats, f->transpose ? wr : npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1);
+    e->load_busy_min += max3(c.beats, f->transpose ? wr : chunks_of(f, g), 1);
 }
 
 /* LOAD_SPM: the LOAD engine reads the source's runs from the SPM, a DRAM beat's BEAT_WORDS words
@@ -172,7 +175,7 @@ static void expect_store(const npu_fields_t *f, const geom_t *g, npu_prog_expect
     e->wr_bytes[f->tag] += c.beats * g->DB;
     e->wr_bursts += c.bursts;
     e->spm_rd_words += rd;
-    e->store_busy_min += max3(c.beats, f->transpose ? rd : npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1);
+    e->store_busy_min += max3(c.beats, f->transpose ? rd : chunks_of(f, g), 1);
 }
 
 /* Per row set, per core it passes through: the core's part of the k x n tile (bcast: each core
@@ -297,7 +300,7 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     case NPU_OP_LOAD_SPM: expect_load_spm(f, g, e); break;
     case NPU_OP_FILL:
         e->insn_load++;
-        e->load_busy_min += max2(npu_dma_chunks(g->B, (unsigned)(g->DB / g->B), f), 1);
+        e->load_busy_min += max2(chunks_of(f, g), 1);
         e->fill_words += (uint64_t)f->rows * words_of(f, g);
         e->spm_wr_words += (uint64_t)f->rows * words_of(f, g);
         break;

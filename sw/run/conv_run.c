@@ -10,6 +10,7 @@
 #include "compile/conv/conv_split.h"
 #include "ref/golden.h"
 #include "run/conv_bf16.h"
+#include "run/report.h"
 #include "run/runtime.h"
 
 static const char *const k_kernel[3] = {"fwd", "dx", "dw"};
@@ -286,9 +287,7 @@ static int run_kernel(conv_job_t *j, uint64_t max_cycles)
 
 npu_conv_sums_t npu_conv_run_sums(const uint64_t *cnt)
 {
-    npu_conv_sums_t s = {cnt[NPU_CNT_cycles], 0, 0, cnt[NPU_CNT_macs_zero]};
-    for (int m = 0; m < NPU_NUM_MODES; m++)
-        s.exec_busy += cnt[NPU_CNT_busy_fw + m];
+    npu_conv_sums_t s = {cnt[NPU_CNT_cycles], npu_report_array_busy(cnt), 0, cnt[NPU_CNT_macs_zero]};
     for (int i = 0; i < 4; i++)
         s.macs += cnt[NPU_CNT_macs_core0 + i];
     return s;

@@ -7,6 +7,7 @@
 
 #include "compile/gemm/gemm_emit.h"
 #include "ref/golden.h"
+#include "run/report.h"
 #include "run/runtime.h"
 
 npu_flexsa_policy_t npu_emit_policy_model(int emit)
@@ -130,8 +131,7 @@ int npu_policy_measure(const npu_cfg_t *cfg, int M, int N, int K, int emit, uint
             m->dram_bytes += rep.run.cnt[NPU_CNT_dram_rd_prog + t] + rep.run.cnt[NPU_CNT_dram_wr_prog + t];
         m->busy_load = rep.run.cnt[NPU_CNT_busy_load];
         m->busy_store = rep.run.cnt[NPU_CNT_busy_store];
-        for (int i = 0; i < NPU_NUM_MODES; i++)
-            m->busy_array += rep.run.cnt[NPU_CNT_busy_fw + i];
+        m->busy_array = npu_report_array_busy(rep.run.cnt);
         if (rc != NPU_GEMM_PASS)
             snprintf(m->msg, sizeof m->msg, "full run: %s%s%s", npu_gemm_rc_name(rc),
                      rep.counters_msg[0] ? ": " : "", rep.counters_msg);

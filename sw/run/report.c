@@ -37,11 +37,18 @@ double npu_report_pe_util(const npu_cfg_t *cfg, const uint64_t *cnt)
     return (double)npu_report_useful_macs(cnt) / (pes * (double)cnt[NPU_CNT_cycles]);
 }
 
+uint64_t npu_report_array_busy(const uint64_t *cnt)
+{
+    uint64_t busy = 0;
+    for (int m = 0; m < NPU_NUM_MODES; m++)
+        busy += cnt[NPU_CNT_busy_fw + m];
+    return busy;
+}
+
 double npu_report_busy_util(const npu_cfg_t *cfg, const uint64_t *cnt)
 {
     double pes = 4.0 * cfg->s * cfg->s;
-    uint64_t busy = cnt[NPU_CNT_busy_fw] + cnt[NPU_CNT_busy_vsw] + cnt[NPU_CNT_busy_hsw] +
-                    cnt[NPU_CNT_busy_isw];
+    uint64_t busy = npu_report_array_busy(cnt);
     if (!busy)
         return 0.0;
     return (double)npu_report_useful_macs(cnt) / (pes * (double)busy);
@@ -132,9 +139,7 @@ static void text_dram(FILE *f, const npu_gemm_report_t *r)
 static void busy_line(FILE *f, const uint64_t *c)
 {
     static const char *const name[4] = {"LOAD queue", "STORE queue", "array", "drain"};
-    uint64_t b[4] = {c[NPU_CNT_busy_load], c[NPU_CNT_busy_store],
-                     c[NPU_CNT_busy_fw] + c[NPU_CNT_busy_vsw] + c[NPU_CNT_busy_hsw] + c[NPU_CNT_busy_isw],
-                     c[NPU_CNT_drain_busy]};
+    uint64_t b[4] = {c[NPU_CNT_busy_load], c[NPU_CNT_busy_store], npu_report_array_busy(c), c[NPU_CNT_drain_busy]};
     double cyc = c[NPU_CNT_cycles] ? (double)c[NPU_CNT_cycles] : 1.0;
     int top = 0;
     for (int i = 1; i < 4; i++)

@@ -31,6 +31,8 @@ double npu_report_pe_util(const npu_cfg_t *cfg, const uint64_t *cnt);
 /* Useful MACs / (4S^2 x array-busy cycles): array busy = sum of busy_<mode> (injection slots);
  * 0 if the array never ran. The array's own efficiency, independent of how fast it is fed. */
 double npu_report_busy_util(const npu_cfg_t *cfg, const uint64_t *cnt);
+/* The array's busy cycles: the injection slots of every mode (the sum of busy_<mode>). */
+uint64_t npu_report_array_busy(const uint64_t *cnt);
 
 void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
                      const npu_report_opts_t *o);

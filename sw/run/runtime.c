@@ -532,6 +532,13 @@ static uint64_t gemm_predict(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, 
     return cyc;
 }
 
+/* Is plan's program too long to emit and time for a choice between two forms
+ * (NPU_GEMM_SWAP_MAX_CHUNKS output tiles x K chunks)? */
+static int too_long(const npu_gemm_plan_t *p)
+{
+    return (uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS;
+}
+
 /* The swapped form C^T = B^T A^T (compile/gemm/gemm_swap.h): taken for a tiny-M GEMM when the
  * program-time model predicts it faster than the plain plan (swap = 0), always (NPU_GEMM_SWAP_ON,
  * any shape at int16), never (NPU_GEMM_SWAP_OFF, and at bf16). rep->plan becomes the N x M x K
@@ -549,8 +556,7 @@ static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes,
         gemm_tiles(cfg, N, M, K, !sa.transA || !sa.transB, modes, choice, &sp) != 0)
         return;
     sa.swap = 1;
-    if (!force && ((uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
-                   (uint64_t)sp.m_tiles * (uint64_t)sp.n_tiles * (uint64_t)sp.k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
+    if (!force && (too_long(p) || too_long(&sp) ||
                    gemm_predict(cfg, &sp, &sa, size) >= gemm_predict(cfg, p, &rep->args, size)))
         return;
     rep->plan = sp;
@@ -568,10 +574,9 @@ static void gemm_split_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes
 {
     npu_gemm_plan_t q;
     const npu_gemm_plan_t *p = &rep->plan;
-    if (!npu_gemm_split_a(cfg, p) ||
-        (uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS ||
+    if (!npu_gemm_split_a(cfg, p) || too_long(p) ||
         npu_gemm_tile_sliced_ex(cfg, M, N, K, NPU_SLICE_BURST, (int)npu_emit_policy_model(modes), 1, &q) != 0 ||
-        (uint64_t)q.m_tiles * (uint64_t)q.n_tiles * (uint64_t)q.k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS)
+        too_long(&q))
         return;
     if (gemm_predict(cfg, &q, &rep->args, size) <= gemm_predict(cfg, p, &rep->args, size))
         rep->plan = q;

@@ -13,10 +13,8 @@ void npu_scalesim_of(const npu_cfg_t *cfg, const uint64_t *cnt, unsigned tag_a, 
 {
     double pes = 4.0 * cfg->s * cfg->s, s = cfg->s;
     double useful = (double)npu_report_useful_macs(cnt);
-    uint64_t busy = 0;
+    uint64_t busy = npu_report_array_busy(cnt);
     memset(o, 0, sizeof *o);
-    for (int m = 0; m < NPU_NUM_MODES; m++)
-        busy += cnt[NPU_CNT_busy_fw + m];
     o->total_cycles = cnt[NPU_CNT_cycles];
     o->stall_cycles = o->total_cycles > busy ? o->total_cycles - busy : 0;
     o->overall_util = 100.0 * ratio(useful, pes * (double)o->total_cycles);

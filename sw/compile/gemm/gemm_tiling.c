@@ -19,8 +19,7 @@ static int a_split_ok(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
 /* Where place() puts A1. */
 static unsigned a_second(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
 {
-    unsigned a = (unsigned)(p->Mt * (p->Kc / p->F)), bw = (unsigned)cfg->spm_bank_words;
-    return 2u * a > bw ? 3u * bw : a;
+    return npu_gemm_split_a(cfg, p) ? 3u * (unsigned)cfg->spm_bank_words : (unsigned)(p->Mt * (p->Kc / p->F));
 }
 
 static void place(const npu_cfg_t *cfg, npu_gemm_plan_t *p)
