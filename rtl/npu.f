@@ -9,6 +9,8 @@ rtl/npu_bf16_mul.v
 rtl/npu_fp32_add.v
 rtl/npu_fp32_to_bf16.v
 rtl/npu_drain_narrow.v
+// the packed DRAIN's lane packer (issue 14: short output rows back to back in the SPM)
+rtl/npu_drain_pack.v
 rtl/npu_fp32_mul.v
 rtl/npu_pe.v
 rtl/npu_core.v

@@ -153,6 +153,7 @@ module npu_exec #(
     wire               is_ldw, is_wave, is_drain, is_sync, t_pop_prv, t_pop_nxt, t_psh_prv, t_psh_nxt;
     wire               f_bank, chk_vld, chk_err, ld_bhi, wv_bc, wv_acc, wv_ahi, wv_skinny;
     wire               dr_two, dr_acc, dr_narrow;
+    wire [4:0]         dr_pack;
     wire [4:0]         dr_shift;
     wire [1:0]         f_mode, wv_mode;
     wire [7:0]         chk_code, ld_k, wv_n;
@@ -185,7 +186,7 @@ module npu_exec #(
         .wv_m(wv_m), .wv_skinny(wv_skinny), .rows_lo(rows_lo), .rows_hi(rows_hi),
         .dr_two(dr_two), .dr_h(dr_h), .dr_hs(dr_hs), .dr_hoff(dr_hoff), .dr_acc(dr_acc),
         .dr_stride(dr_stride), .dr_spm(dr_spm), .dr_ob(dr_ob), .dr_rows(dr_rows), .dr_split(dr_split),
-        .dr_hirows(dr_hirows), .dr_narrow(dr_narrow), .dr_shift(dr_shift)
+        .dr_hirows(dr_hirows), .dr_narrow(dr_narrow), .dr_pack(dr_pack), .dr_shift(dr_shift)
     );
 
     // ------------------------------------------------------------------ issue
@@ -329,7 +330,7 @@ module npu_exec #(
     npu_exec_drain #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS), .OBUF_AW(OBUF_AW),
                     .BF16(BF16)) u_drain (
         .clk(clk), .rst_n(rst_n), .issue(issue_drain), .two(dr_two), .h(dr_h), .hs(dr_hs),
-        .hoff(dr_hoff), .acc(dr_acc), .narrow(dr_narrow), .shift(dr_shift), .push({t_psh_nxt, t_psh_prv}), .stride(dr_stride),
+        .hoff(dr_hoff), .acc(dr_acc), .narrow(dr_narrow), .pack(dr_pack), .shift(dr_shift), .push({t_psh_nxt, t_psh_prv}), .stride(dr_stride),
         .spm(dr_spm), .ob(dr_ob), .rows(dr_rows), .rows_end(rows_hi), .split(dr_split),
         .hirows(dr_hirows), .full(dq_full), .busy(dr_busy), .progress(dr_progress),
         .done(dr_done), .done_push(dr_push),

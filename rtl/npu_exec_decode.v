@@ -85,6 +85,7 @@ module npu_exec_decode #(
     output wire [15:0]           dr_hoff,      // split_rows * stride
     output wire                  dr_acc,
     output wire                  dr_narrow,    // one 16-bit word per row (npu_drain_narrow)
+    output wire [4:0]            dr_pack,      // n: rows' first n lanes back to back (npu_drain_pack), 0 off
     output wire [4:0]            dr_shift,
     output wire [15:0]           dr_stride,
     output wire [15:0]           dr_spm,
@@ -97,6 +98,7 @@ module npu_exec_decode #(
     localparam F  = 2 * S;           // fused array side
     localparam [7:0]  F8   = F[7:0];
     localparam [7:0]  S8   = S[7:0];
+    localparam        LS   = $clog2(S); // lanes of a word (packed DRAIN): S = 2^LS
     localparam [33:0] SPM_WORDS34 = {2'd0, SPM_WORDS[31:0]};
     localparam [16:0] OBUF_ROWS17 = OBUF_ROWS[16:0];
 
@@ -129,6 +131,8 @@ module npu_exec_decode #(
     wire [15:0] f_hirows  = q_insn[F_DRAIN_HI_ROWS_LSB +: F_DRAIN_HI_ROWS_W];
     wire        f_narrow  = q_insn[F_DRAIN_NARROW_LSB];                   // DRAIN (LDW/WAVE wbank)
     wire [4:0]  f_shift   = q_insn[F_DRAIN_SHIFT_LSB +: F_DRAIN_SHIFT_W];
+    wire [4:0]  f_pack    = q_insn[F_DRAIN_PACK_LSB +: F_DRAIN_PACK_W];    // DRAIN pack: n lanes a row (0: off)
+    wire        f_pk      = f_pack != 5'd0;
 
     assign is_ldw   = op == OP_LDW;
     assign is_wave  = op == OP_WAVE;
@@ -188,9 +192,9 @@ module npu_exec_decode #(
     // both 1 for DRAIN only (asserted: NPU_ASSERTS).
     wire        mul_ldw = op[2] == OP_LDW[2];
     wire        mul_drn = op[2] == OP_DRAIN[2] && op[0] == OP_DRAIN[0];
-    wire [15:0] mul_s  = mul_drn ? f_w2hi : f_w1hi;
+    wire [15:0] mul_s  = mul_drn ? (f_pk ? {11'd0, f_pack} : f_w2hi) : f_w1hi;
     wire [15:0] mul_a0 = mul_ldw ? {2'd0, f_klo_l, f_k} : f_cnt;
-    wire [15:0] mul_a1 = mul_drn ? f_split : {1'b0, f_cnt[15:1]};
+    wire [15:0] mul_a1 = (mul_drn && !f_pk) ? f_split : {1'b0, f_cnt[15:1]};
     wire [15:0] mul_a2 = mul_drn ? f_hirows : {2'b0, f_cnt[15:2]};
     // An LDW reads its rows k_lo..k-1 from base + (r - k_lo) * stride: its count is k - k_lo,
     // and its last word, base + (k - k_lo - 1) * stride, is the address of its first row read
@@ -226,6 +230,11 @@ module npu_exec_decode #(
     // DRAIN acc reads the words it writes: its destinations must not overlap
     wire        dr_acc_overlap = f_acc && (dr_splitm ? (f_w2hi == 16'd0 || f_split < f_cnt)
                                                      : f_w2hi < 16'd2);
+    // packed DRAIN (pack = n): hn = rows/2 * n lanes a segment (p1: the products take n and rows/2);
+    // the last word is that of the last segment (1 plain, 3 skinny), base + j * stride + hn/S - 1
+    wire [33:0] pk_hn   = {10'd0, c1_p1l} + {2'd0, c1_p1h, 8'd0};
+    wire [33:0] pk_segs = dr_splitm ? {18'd0, f_w2hi} + {17'd0, f_w2hi, 1'b0} : {18'd0, f_w2hi};
+    wire [33:0] pk_last = {18'd0, f_w2lo} + pk_segs + (pk_hn >> LS) - 34'd1;
     // skinny DRAIN: last word of the high rows, base + (split + hi - 1) * stride (bms_ci = 0)
     wire [33:0] dr_hi_lastw = c1_bms + {10'd0, c1_p1l} + {2'd0, c1_p1h, 8'd0}
                                      + {10'd0, c1_p2l} + {2'd0, c1_p2h, 8'd0};
@@ -341,7 +350,7 @@ module npu_exec_decode #(
     wire [16:0] hs_m   = c1_p0l[16:0] + {c1_p0h[8:0], 8'd0} + (f_cnt[0] ? {1'b0, f_w2hi} : 17'd0);
     reg        chk_two_q;            // DRAIN: split pairs allowed (npu_exec_drain) and chosen
     always @(posedge clk)
-        chk_two_q <= dq_two_ok && ((sc_x != 2'b00 && sc_ys != 2'b00 && sc_ys != sc_x)
+        chk_two_q <= f_pk || dq_two_ok && ((sc_x != 2'b00 && sc_ys != 2'b00 && sc_ys != sc_x)
                                    || !(sc_x != 2'b00 && sc_ya != 2'b00 && sc_ya != sc_x));
     always @(posedge clk) begin
         chk_hoff_q <= hoff_m[15:0];
@@ -359,9 +368,15 @@ module npu_exec_decode #(
     wire wave_bad  = f_cnt == 16'd0 || f_k == 8'd0 || f_k > F8 || f_n == 8'd0 || f_n > F8 || !mode_ok
                   || {2'd0, f_klo_w} >= f_k || (f_bc && (f_mode != MODE_ISW || f_cnt[15]));
     // narrow: not with acc or split_rows; shift only with narrow and int16 elements
+    // pack: not with narrow or acc; even rows; a segment's hn lanes end on a word and fit in stride
+    // words; n < 2S (skinny: n <= S, split_rows = hi_rows = rows)
+    wire pack_bad  = f_narrow || f_acc || f_cnt[0] || pk_hn[LS-1:0] != {LS{1'b0}}
+                  || pk_hn > ({18'd0, f_w2hi} << LS)
+                  || (dr_splitm ? ({3'd0, f_pack} > S8 || f_split != f_cnt || f_hirows != f_cnt)
+                                : {3'd0, f_pack} >= F8);
     wire drain_bad = f_cnt == 16'd0 || (!dr_splitm && f_hirows != 16'd0) || f_hirows > f_cnt
                   || dr_acc_overlap || (f_narrow && (f_acc || dr_splitm))
-                  || (f_shift != 5'd0 && (!f_narrow || BF16 != 0));
+                  || (f_shift != 5'd0 && (!f_narrow || BF16 != 0)) || (f_pk && pack_bad);
     wire chk_f_bad = is_ldw ? ldw_bad : is_wave ? wave_bad : is_drain && drain_bad;
     wire chk_f_ob  = is_wave ? (wave_obuf_end > 2 * OBUF_ROWS17 || wave_in_half > OBUF_ROWS17)
                    : is_drain && (dr_obuf_end > 2 * OBUF_ROWS17 || dr_in_half > OBUF_ROWS17);
@@ -387,9 +402,9 @@ module npu_exec_decode #(
         if (!rst_n || !q_vld || q_pop) chk_st <= 2'd0;
         else if (!chk_vld)             chk_st <= chk_st + 2'd1;
         chk_bad_q  <= chk_f_bad;
-        chk_sl_q   <= last0;
+        chk_sl_q   <= (is_drain && f_pk) ? pk_last : last0;
         chk_sh_q   <= dr_hi_lastw;
-        chk_shv_q  <= is_drain && dr_splitm && f_hirows != 16'd0;
+        chk_shv_q  <= is_drain && dr_splitm && f_hirows != 16'd0 && !f_pk;
         chk_sv_q   <= is_ldw || is_wave || is_drain;
         chk_obf_q  <= chk_f_ob;
         chk_ill_q  <= chk_f_ill;
@@ -550,6 +565,7 @@ module npu_exec_decode #(
     assign dr_hoff   = chk_hoff_q;
     assign dr_acc    = f_acc;
     assign dr_narrow = f_narrow;
+    assign dr_pack   = f_pack;
     assign dr_shift  = f_shift;
     assign dr_stride = f_w2hi;
     assign dr_spm    = f_w2lo;
@@ -558,7 +574,8 @@ module npu_exec_decode #(
     assign dr_split  = f_split;
     assign dr_hirows = f_hirows;
 
-    wire unused = &{1'b0, k0_8, k1_8, kk_8, n0_8, n1_8, hs_m[0], sh_p0h, sh_p1h, sh_p2h, ha17[16]};
+    wire unused = &{1'b0, k0_8, k1_8, kk_8, n0_8, n1_8, hs_m[0], sh_p0h, sh_p1h, sh_p2h, ha17[16],
+                    pk_hn[33:32]};
 
 `ifdef NPU_ASSERTS
     always @(posedge clk) if (rst_n) begin

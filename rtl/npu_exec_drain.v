@@ -33,6 +33,7 @@ module npu_exec_drain #(
     input  wire [15:0]           hoff,       // split_rows * stride
     input  wire                  acc,
     input  wire                  narrow,     // one 16-bit word per row (npu_drain_narrow)
+    input  wire [4:0]            pack,       // n: rows' first n lanes back to back (npu_drain_pack), 0 off
     input  wire [4:0]            shift,
     input  wire [1:0]            push,       // token pushes {next, prev}
     input  wire [15:0]           stride,
@@ -107,9 +108,9 @@ module npu_exec_drain #(
     // A DRAIN leaves the queue as soon as the drain engine has read every row of the previous
     // one (the hold stage carries its own write parameters), then reads its rows as they become
     // final (npu_exec_obuf_hazard): it streams behind the wave that writes them.
-    // queue entry: {narrow, shift, two, half rows, hs, hoff, acc, push[1:0], stride, spm_addr,
+    // queue entry: {pack, narrow, shift, two, half rows, hs, hoff, acc, push[1:0], stride, spm_addr,
     // obuf_addr, rows, end row, split_rows, hi_rows}
-    localparam DQW = 6 + 1 + OBUF_AW + 16 + 16 + 1 + 2 + 16 + 16 + OBUF_AW + 16 + RW + 16 + 16;
+    localparam DQW = 11 + 1 + OBUF_AW + 16 + 16 + 1 + 2 + 16 + 16 + OBUF_AW + 16 + RW + 16 + 16;
     // Split pairs (two = 1): the pair read in one cycle is rows r and r + h (h = ceil(rows/2))
     // instead of r and r + 1, r = 0 .. h-1 (the last alone when rows is odd). HSW and ISW waves
     // write their OBUF rows two per slot in that pattern (rows t and ha + t, or t and qa + t),
@@ -127,7 +128,7 @@ module npu_exec_drain #(
     npu_fifo #(.W(DQW), .DEPTH(4)) u_dq (
         .clk(clk), .rst_n(rst_n),
         .push(issue),
-        .din({narrow, shift, two, h, hs, hoff, acc, push, stride, spm, ob, rows, rows_end, split, hirows}),
+        .din({pack, narrow, shift, two, h, hs, hoff, acc, push, stride, spm, ob, rows, rows_end, split, hirows}),
         .pop(dq_pop), .dout(dq_dout), .full(full), .empty(dq_empty), .count(dq_count)
     );
     wire [15:0]        dq_hirows = dq_dout[15:0];
@@ -142,9 +143,10 @@ module npu_exec_drain #(
     wire [15:0]        dq_hoff   = dq_dout[83 + RW + OBUF_AW +: 16];
     wire [15:0]        dq_hs     = dq_dout[99 + RW + OBUF_AW +: 16];
     wire [OBUF_AW-1:0] dq_h      = dq_dout[115 + RW + OBUF_AW +: OBUF_AW];
-    wire               dq_two    = dq_dout[DQW-7];
-    wire [4:0]         dq_shift  = dq_dout[DQW-6 +: 5];
-    wire               dq_narrow = dq_dout[DQW-1];
+    wire               dq_two    = dq_dout[DQW-12];
+    wire [4:0]         dq_shift  = dq_dout[DQW-11 +: 5];
+    wire               dq_narrow = dq_dout[DQW-6];
+    wire [4:0]         dq_pack   = dq_dout[DQW-5 +: 5];
     wire [RW-1:0]      dq_lo     = {1'b0, dq_ob};
 
     // Read side: the active DRAIN (dr_*), rows dr_row (and dr_row1 of a pair) next.
@@ -208,9 +210,52 @@ module npu_exec_drain #(
     // r+1 are read together on the OBUF's two read ports and their four words go out on write
     // ports 0..3 (npu_spm's sub-bank codes keep them apart for the compiler's layouts); the pair
     // is done when all four are written. An accumulating drain stays one row at a time.
+    // Packed DRAIN (pack = n; docs/isa.md "DRAIN"): pairs are split (rows r and r + h, h = rows/2:
+    // the drain keeps pace with HSW/ISW waves, which write their rows in that pattern) and each
+    // row feeds its own stream: segment A lanes 0..n-1 of rows [0, h), B of rows [h, rows);
+    // skinny also C lanes S..S+n-1 of rows [0, h) and D of [h, rows). Segment j starts at word
+    // spm_addr + j * stride (the decoder has each end on a word and fit in stride words), so with
+    // a power-of-two stride the four words a cycle are in four sub-banks (npu_spm's codes), as
+    // the unpacked skinny drain's. A stream's position is a lane address (word * S + lane),
+    // known when its row is read; the first c = position % S lanes of its word wait in its
+    // carry, so a held pair writes the whole words npu_drain_pack forms (plain: A on ports 0,
+    // 1, B on 2, 3; skinny: A, B, C, D on 0..3, one word each at most) and keeps the rest.
+    localparam LS = $clog2(S);
+    reg          dr_pk, hold_pk, hold_pkc, h2_pkd, pk_sk;
+    reg  [5:0]   dr_pn, hold_pn;     // n: lanes a row
+    reg  [31:0]  dr_pa, dr_pb, dr_pc, dr_pd;          // the streams' lane addresses
+    reg  [31:0]  hold_pa, hold_pb, hold_pc, hold_pd;  // (of the held pair)
+    reg  [WB-1:0] pk_ca, pk_cb, pk_cc, pk_cd;         // the streams' carries
+    reg  [3:0]   pk_done;            // the held pair's words written
+    wire [2*WB-1:0] pk_wa, pk_wb;
+    wire [WB-1:0]   pk_wc, pk_wd, pk_ra, pk_rb, pk_rc, pk_rd;
+    wire [1:0]      pk_ka, pk_kb, pk_kc, pk_kd;
+    npu_drain_pack #(.S(S), .MAXN(2*S-1)) u_pka (
+        .carry(pk_ca), .c(hold_pa[LS-1:0]), .n(hold_pn), .a(ob_rd_data[0 +: 32*(2*S-1)]),
+        .words(pk_wa), .k(pk_ka), .rest(pk_ra));
+    npu_drain_pack #(.S(S), .MAXN(2*S-1)) u_pkb (
+        .carry(pk_cb), .c(hold_pb[LS-1:0]), .n(h2_vld ? hold_pn : 6'd0), .a(ob_rd2_data[0 +: 32*(2*S-1)]),
+        .words(pk_wb), .k(pk_kb), .rest(pk_rb));
+    npu_drain_pack #(.S(S), .MAXN(S)) u_pkc (
+        .carry(pk_cc), .c(hold_pc[LS-1:0]), .n(hold_pkc ? hold_pn : 6'd0), .a(ob_rd_data[WB +: WB]),
+        .words(pk_wc), .k(pk_kc), .rest(pk_rc));
+    npu_drain_pack #(.S(S), .MAXN(S)) u_pkd (
+        .carry(pk_cd), .c(hold_pd[LS-1:0]), .n(h2_pkd ? hold_pn : 6'd0), .a(ob_rd2_data[WB +: WB]),
+        .words(pk_wd), .k(pk_kd), .rest(pk_rd));
+    wire [SPM_AW-1:0] pwa = hold_pa[LS +: SPM_AW];
+    wire [SPM_AW-1:0] pwb = hold_pb[LS +: SPM_AW];
+    wire [SPM_AW-1:0] pwc = hold_pc[LS +: SPM_AW];
+    wire [SPM_AW-1:0] pwd = hold_pd[LS +: SPM_AW];
+    localparam [SPM_AW-1:0] W1 = 1;
+    wire [3:0]  pk_need = pk_sk ? {pk_kd != 2'd0, pk_kc != 2'd0, pk_kb != 2'd0, pk_ka != 2'd0}
+                                : {pk_kb > 2'd1, pk_kb != 2'd0, pk_ka > 2'd1, pk_ka != 2'd0};
+    wire [3:0]  pk_req  = (hold_vld && hold_pk) ? pk_need & ~pk_done : 4'd0;
+    wire        pk_ok   = (pk_need & ~(pk_done | (pk_req & wr_gnt))) == 4'd0;
+    wire [4*SPM_AW-1:0] pk_addr = pk_sk ? {pwd, pwc, pwb, pwa} : {pwb + W1, pwb, pwa + W1, pwa};
+    wire [4*WB-1:0]     pk_data = pk_sk ? {pk_wd, pk_wc, pk_wb[0 +: WB], pk_wa[0 +: WB]} : {pk_wb, pk_wa};
     wire h2_done   = !h2_vld || ((!h2_lo || wr_gnt[2]) && (!h2_hi || wr_gnt[3]));
     wire hold_done = hold_vld && (!hold_lo || (lo_ready && wr_gnt[0])) && (!hold_hi || (hi_ready && wr_gnt[1]))
-                  && h2_done;
+                  && h2_done && (!hold_pk || pk_ok);
     wire   dr_pair    = !dr_acc && dr_left[15:1] != 15'd0;
     wire   dr_step2   = dr_pair && !dr_two;
     wire   dr_rdy     = !young && !pend_a && (!dr_pair || !pend_b);
@@ -222,14 +267,15 @@ module npu_exec_drain #(
     assign dq_pop     = !dq_empty && (!dr_act || rd_last);
     wire [31:0] dr_hioff = dr_splitm_r ? dr_hoff : 32'd1;
     assign wr_req  = {h2_vld && h2_hi, h2_vld && h2_lo,
-                      hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready};
-    assign wr_addr = {h2_hiaddr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
-                      hold_hiaddr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+                      hold_vld && hold_hi && hi_ready, hold_vld && hold_lo && lo_ready} | pk_req;
+    assign wr_addr = hold_pk ? pk_addr : {h2_hiaddr[SPM_AW-1:0], h2_addr[SPM_AW-1:0],
+                                          hold_hiaddr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
     // narrow: each row's lanes as 16-bit lanes in its low word (the high words are not written)
     wire [WB-1:0] nw1, nw2;
     npu_drain_narrow #(.S(S), .BF16(BF16)) u_nar1 (.row(ob_rd_data), .shift(hold_shift), .word(nw1));
     npu_drain_narrow #(.S(S), .BF16(BF16)) u_nar2 (.row(ob_rd2_data), .shift(hold_shift), .word(nw2));
-    assign wr_data = {ob_rd2_data[WB +: WB], hold_narrow ? nw2 : ob_rd2_data[0 +: WB],
+    assign wr_data = hold_pk ? pk_data
+                   : {ob_rd2_data[WB +: WB], hold_narrow ? nw2 : ob_rd2_data[0 +: WB],
                       dr_sum[WB +: WB], hold_narrow ? nw1 : dr_sum[0 +: WB]};
     wire dr_done = hold_done && hold_last;   // the last rows of a DRAIN written
     assign ev_drain_row   = hold_done ? (h2_vld ? 2'd2 : 2'd1) : 2'd0;
@@ -242,6 +288,7 @@ module npu_exec_drain #(
             h2_vld <= 1'b0; h2_lo <= 1'b0; h2_hi <= 1'b0; hold_last <= 1'b0; hold_acc <= 1'b0;
             dr_acc <= 1'b0; dr_narrow <= 1'b0; hold_narrow <= 1'b0; acc_rd <= 2'b00; acc_lo_ok <= 1'b0; acc_hi_ok <= 1'b0;
             dr_left <= 16'd0; dr_ri <= 16'd0;
+            dr_pk <= 1'b0; hold_pk <= 1'b0; hold_pkc <= 1'b0; h2_pkd <= 1'b0; pk_done <= 4'd0;
         end else begin
             if (ob_rd_en) begin
                 dr_left     <= dr_left - (dr_pair ? 16'd2 : 16'd1);
@@ -254,8 +301,22 @@ module npu_exec_drain #(
                 hold_addr   <= dr_spm_next;
                 hold_hiaddr <= dr_spm_next + dr_hioff;
                 hold_vld    <= 1'b1;
-                hold_lo     <= 1'b1;
-                hold_hi     <= !dr_narrow && (!dr_splitm_r || dr_ri < dr_hi);
+                hold_lo     <= !dr_pk;
+                hold_hi     <= !dr_pk && !dr_narrow && (!dr_splitm_r || dr_ri < dr_hi);
+                hold_pk     <= dr_pk;
+                hold_pn     <= dr_pn;
+                hold_pa     <= dr_pa;
+                hold_pb     <= dr_pb;
+                hold_pc     <= dr_pc;
+                hold_pd     <= dr_pd;
+                hold_pkc    <= dr_pk && dr_splitm_r && dr_ri < dr_hi;
+                h2_pkd      <= dr_pk && dr_pair && dr_splitm_r && dr_ri2 < dr_hi;
+                pk_sk       <= dr_splitm_r;
+                dr_pa       <= dr_pa + {26'd0, dr_pn};
+                dr_pb       <= dr_pb + (dr_pair ? {26'd0, dr_pn} : 32'd0);
+                dr_pc       <= dr_pc + ((dr_splitm_r && dr_ri < dr_hi) ? {26'd0, dr_pn} : 32'd0);
+                dr_pd       <= dr_pd + ((dr_pair && dr_splitm_r && dr_ri2 < dr_hi) ? {26'd0, dr_pn} : 32'd0);
+                pk_done     <= 4'd0;
                 hold_acc    <= dr_acc;
                 hold_narrow <= dr_narrow;
                 hold_shift  <= dr_shift;
@@ -264,8 +325,8 @@ module npu_exec_drain #(
                 h2_addr     <= dr_spm1;
                 h2_hiaddr   <= dr_spm1 + dr_hioff;
                 h2_vld      <= dr_pair;
-                h2_lo       <= dr_pair;
-                h2_hi       <= dr_pair && !dr_narrow && (!dr_splitm_r || dr_ri2 < dr_hi);
+                h2_lo       <= dr_pair && !dr_pk;
+                h2_hi       <= dr_pair && !dr_pk && !dr_narrow && (!dr_splitm_r || dr_ri2 < dr_hi);
             end else if (hold_done) begin
                 hold_vld <= 1'b0;
                 hold_lo  <= 1'b0;
@@ -274,6 +335,7 @@ module npu_exec_drain #(
                 h2_lo    <= 1'b0;
                 h2_hi    <= 1'b0;
             end else if (hold_vld) begin
+                pk_done <= pk_done | (pk_req & wr_gnt);
                 hold_lo <= hold_lo && !(wr_req[0] && wr_gnt[0]);
                 hold_hi <= hold_hi && !(wr_req[1] && wr_gnt[1]);
                 h2_lo   <= h2_lo && !wr_gnt[2];
@@ -283,6 +345,13 @@ module npu_exec_drain #(
                 dr_act      <= 1'b1;
                 dr_acc      <= dq_acc;
                 dr_narrow   <= dq_narrow;
+                dr_pk       <= dq_pack != 5'd0;
+                dr_pn       <= {1'b0, dq_pack};
+                // pack: segment j at word spm + j * stride
+                dr_pa       <= {16'd0, dq_spm} << LS;
+                dr_pb       <= ({16'd0, dq_spm} + {16'd0, dq_stride}) << LS;
+                dr_pc       <= ({16'd0, dq_spm} + {15'd0, dq_stride, 1'b0}) << LS;
+                dr_pd       <= ({16'd0, dq_spm} + {15'd0, dq_stride, 1'b0} + {16'd0, dq_stride}) << LS;
                 dr_shift    <= dq_shift;
                 dr_push     <= dq_push;
                 dr_stride   <= dq_stride;
@@ -301,6 +370,13 @@ module npu_exec_drain #(
                 dr_hoff     <= {16'd0, dq_hoff};
             end else if (rd_last) begin
                 dr_act <= 1'b0;
+            end
+            // packed: the words written, the lanes after them carry on to the next pair
+            if (hold_done && hold_pk) begin
+                pk_ca <= pk_ra;
+                pk_cb <= pk_rb;
+                pk_cc <= pk_rc;
+                pk_cd <= pk_rd;
             end
             // accumulating drain: old words read and kept until their write is granted
             acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
@@ -327,17 +403,22 @@ module npu_exec_drain #(
     assign head_end  = dq_end;
     assign start     = dq_pop;
 
-    wire unused = &{1'b0, dq_count, hold_addr[31:SPM_AW], hold_hiaddr[31:SPM_AW], h2_addr[31:SPM_AW],
+    wire unused = &{1'b0, dq_count, hold_pa, hold_pb, hold_pc, hold_pd, hold_addr[31:SPM_AW], hold_hiaddr[31:SPM_AW], h2_addr[31:SPM_AW],
                     h2_hiaddr[31:SPM_AW]};
 
 `ifdef NPU_ASSERTS
     localparam [33:0] SPM_WORDS34 = {2'd0, SPM_WORDS[31:0]};
     always @(posedge clk) if (rst_n) begin
         // SPM address bounds (issue checked them; the running addresses must agree)
-        if (wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
-        if (wr_req[1] && {2'd0, hold_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain high word past the SPM")
-        if (wr_req[2] && {2'd0, h2_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain pair low word past the SPM")
-        if (wr_req[3] && {2'd0, h2_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain pair high word past the SPM")
+        if (!hold_pk && wr_req[0] && {2'd0, hold_addr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain low word past the SPM")
+        if (!hold_pk && wr_req[1] && {2'd0, hold_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain high word past the SPM")
+        if (!hold_pk && wr_req[2] && {2'd0, h2_addr} >= SPM_WORDS34)   `NPU_ASSERT_FAIL("drain pair low word past the SPM")
+        if (!hold_pk && wr_req[3] && {2'd0, h2_hiaddr} >= SPM_WORDS34) `NPU_ASSERT_FAIL("drain pair high word past the SPM")
+        // packed: every stream's word inside the SPM (the decoder checked the last segment's end)
+        if (hold_pk && |pk_req && ({2'd0, hold_pa >> LS} >= SPM_WORDS34 || {2'd0, hold_pb >> LS} >= SPM_WORDS34
+                                   || (pk_sk && ({2'd0, hold_pc >> LS} >= SPM_WORDS34 || {2'd0, hold_pd >> LS} >= SPM_WORDS34))))
+            `NPU_ASSERT_FAIL("packed drain word past the SPM")
+        if (hold_pk && hold_vld && !hold_done && pk_need == 4'd0) `NPU_ASSERT_FAIL("packed drain pair stuck with no word to write")
         if (h2_vld && (!hold_vld || hold_acc)) `NPU_ASSERT_FAIL("drain pair without its first row, or accumulating")
         if (!hold_vld && (hold_lo || hold_hi)) `NPU_ASSERT_FAIL("drain word pending without a held row")
         if (dr_act && dr_left == 16'd0)  `NPU_ASSERT_FAIL("active DRAIN without rows to read")

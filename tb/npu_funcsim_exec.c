@@ -644,11 +644,51 @@ static void drain_narrow_row(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t 
 
 /* DRAIN's BAD_DESC rules: rows, the skinny fields, non-overlapping acc destinations; narrow not
  * with acc or split_rows; shift only with narrow at int16. */
+/* Packed DRAIN (pack = n lanes a row): even rows, h = rows/2 rows a segment of h*n lanes that ends
+ * on a word and fits in spm_stride words; skinny: split_rows = hi_rows = rows, n <= S. */
+static int drain_pack_bad(const npu_sim_t *s, const npu_fields_t *f)
+{
+    unsigned S = s->F / 2, n = f->pack;
+    uint64_t hn = (uint64_t)(f->rows / 2) * n;
+    if (f->narrow || f->acc || f->rows % 2 || hn % S || hn > (uint64_t)f->spm_stride * S)
+        return 1;
+    if (!f->split_rows)
+        return n >= 2 * S;
+    return n > S || f->split_rows != f->rows || f->hi_rows != f->rows;
+}
+
 static int drain_bad(const npu_sim_t *s, const npu_fields_t *f)
 {
+    if (f->pack && drain_pack_bad(s, f))
+        return 1;
     return !f->rows || (!f->split_rows && f->hi_rows) || f->hi_rows > f->rows ||
            (f->acc && (f->split_rows ? (!f->spm_stride || f->split_rows < f->rows) : f->spm_stride < 2)) ||
            (f->narrow && (f->acc || f->split_rows)) || (f->shift && (!f->narrow || npu_cfg_bf16(&s->cfg)));
+}
+
+/* Packed DRAIN (drain_bad passed): segment j (rows [0, h) then [h, rows), low lanes, then skinny
+ * their high lanes) at word spm_addr + j * spm_stride, h*n lanes back to back, whole words. */
+static unsigned drain_packed(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint32_t *info)
+{
+    unsigned S = s->F / 2, n = f->pack, h = f->rows / 2, segs = f->split_rows ? 4 : 2;
+    uint64_t hw = (uint64_t)h * n / S; /* words a segment */
+    uint64_t last = f->spm_addr + (uint64_t)(segs - 1) * f->spm_stride + hw - 1;
+    if (last >= s->spm_words) {
+        *info = (uint32_t)last;
+        return NPU_ERR_SPM_ADDR;
+    }
+    if (obuf_bad(s, f->obuf_addr, f->rows, info))
+        return NPU_ERR_OBUF_ADDR;
+    for (unsigned j = 0; j < segs; j++) {
+        uint8_t *d = stage(u, MEM_SPM, ((uint64_t)f->spm_addr + (uint64_t)j * f->spm_stride) * s->B, hw * s->B);
+        for (unsigned i = 0; i < h; i++) {
+            const uint8_t *o = s->obuf + ((size_t)f->obuf_addr + (j & 1u) * h + i) * s->F * 4;
+            memcpy(d + (uint64_t)i * n * 4, o + (j >> 1) * s->B, n * 4u);
+        }
+    }
+    s->cnt[NPU_CNT_obuf_drain_rows] += f->rows;
+    s->cnt[NPU_CNT_spm_wr_words] += segs * hw;
+    return 0;
 }
 
 static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_t *cost, uint32_t *info)
@@ -658,6 +698,9 @@ static unsigned exec_drain(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint6
         *info = 0;
         return NPU_ERR_BAD_DESC;
     }
+    *cost = 2u * f->rows;
+    if (f->pack)
+        return drain_packed(s, u, f, info);
     if (!f->split_rows) {
         if (range_rows(f->spm_addr, f->spm_stride, f->rows, f->narrow ? 1 : 2, s->spm_words, info))
             return NPU_ERR_SPM_ADDR;

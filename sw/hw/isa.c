@@ -332,6 +332,13 @@ int npu_insn_drain_narrow(npu_insn_t *in, unsigned shift)
     return npu_insn_put(in, NPU_FLD_DRAIN_narrow, 1);
 }
 
+int npu_insn_drain_pack(npu_insn_t *in, unsigned n)
+{
+    if (npu_insn_op(in) != NPU_OP_DRAIN || n == 0)
+        return -1;
+    return npu_insn_put(in, NPU_FLD_DRAIN_pack, n);
+}
+
 int npu_insn_k_lo(npu_insn_t *in, unsigned k_lo)
 {
     switch (npu_insn_op(in)) {
@@ -596,10 +603,12 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             app(buf, n, &len, " k_lo=%u", f.k_lo);
         break;
     case NPU_OP_DRAIN:
-        app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*r", f.rows, f.obuf_addr, f.spm_addr,
-            f.spm_stride);
+        app(buf, n, &len, " rows=%u obuf=%u spm=0x%04x+%u*%s", f.rows, f.obuf_addr, f.spm_addr,
+            f.spm_stride, f.pack ? "seg" : "r");
         if (f.split_rows || f.hi_rows)
             app(buf, n, &len, " split=%u hi=%u", f.split_rows, f.hi_rows);
+        if (f.pack)
+            app(buf, n, &len, " pack=%u", f.pack);
         if (f.acc)
             app(buf, n, &len, " acc");
         if (f.narrow)

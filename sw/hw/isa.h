@@ -47,6 +47,9 @@ typedef struct npu_fields {
     /* DRAIN narrow: an OBUF row's 2S lanes as 16-bit lanes in one SPM word (bf16: fp32 -> bf16
      * RNE; int16: int32 >> shift, rounding, saturated); shift 0..31 (int16 configs only) */
     unsigned narrow, shift;
+    /* DRAIN pack = n (0: off; int32 lanes, not with narrow or acc): the rows' first n lanes back
+     * to back in segments spm_stride words apart (docs/isa.md "DRAIN") */
+    unsigned pack;
     /* Lane select (both 0 = the mode's own halves): LDW (b_hi) every core keeps stationary lanes
      * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE (a_hi) every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
@@ -143,6 +146,16 @@ int npu_insn_drain_acc(npu_insn_t *in);
  * (0..31) and saturation. With acc or split_rows, or shift != 0 at a bf16 config, the hardware
  * reports BAD_DESC. Returns 0, or -1 for other opcodes or a shift past 31. */
 int npu_insn_drain_narrow(npu_insn_t *in, unsigned shift);
+/* Makes an encoded DRAIN packed (docs/isa.md "DRAIN"): its field pack = n, the 32-bit lanes kept
+ * per row. With h = rows/2, lanes 0..n-1 of rows [0, h) go back to back to segment 0 at
+ * spm_addr, of rows [h, rows) to segment 1 at spm_addr + spm_stride; skinny (split_rows = hi_rows
+ * = rows) lanes S..S+n-1 of the same rows to segments 2 and 3 (spm_addr + 2, 3 spm_stride). So a
+ * short output row takes n/S of a word instead of two, and a STORE of 2 (4) rows of h*n*4 bytes
+ * at SPM pitch spm_stride writes the tile's rows densely. The hardware reports BAD_DESC with
+ * narrow or acc, n >= 2S (skinny: n > S), rows odd, h*n not a multiple of S or more than
+ * spm_stride words' lanes, or a skinny split_rows or hi_rows != rows. Returns 0, or -1 for other
+ * opcodes or n = 0 or past the field. */
+int npu_insn_drain_pack(npu_insn_t *in, unsigned n);
 /* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
 int npu_insn_lane_hi(npu_insn_t *in);
 /* Sets bcast (see npu_fields_t) on an encoded WAVE. Returns 0, or -1 for other opcodes. */

@@ -105,6 +105,7 @@
     X(DRAIN, rows,        0, 16, 16)      \
     X(DRAIN, obuf_addr,   1,  0, 16)      \
     X(DRAIN, shift,       1, 16,  5)      \
+    X(DRAIN, pack,        1, 21,  5)      \
     X(DRAIN, spm_addr,    2,  0, 16)      \
     X(DRAIN, spm_stride,  2, 16, 16)      \
     X(DRAIN, split_rows,  3,  0, 16)      \

@@ -205,10 +205,12 @@ static void expect_wave(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
     }
 }
 
-static void expect_drain(const npu_fields_t *f, npu_prog_expect_t *e)
+static void expect_drain(const npu_fields_t *f, const geom_t *g, npu_prog_expect_t *e)
 {
-    /* a narrow DRAIN writes one word per row */
+    /* a narrow DRAIN writes one word per row, a packed one n lanes per row (whole words, S lanes) */
     uint64_t words = (uint64_t)f->rows + (f->narrow ? 0 : f->split_rows ? f->hi_rows : f->rows);
+    if (f->pack) /* two (skinny: four) segments of rows/2 rows */
+        words = (f->split_rows ? 4u : 2u) * ((uint64_t)(f->rows / 2) * f->pack / g->S);
     e->insn_exec++;
     e->spm_wr_words += words;
     if (f->acc) /* an accumulating DRAIN reads every word it writes */
@@ -309,7 +311,7 @@ static void expect_insn(const npu_fields_t *f, const geom_t *g, npu_prog_expect_
         e->spm_rd_words += f->k - umin(f->k_lo, f->k); /* rows < k_lo are not read */
         break;
     case NPU_OP_WAVE: expect_wave(f, g, e); break;
-    case NPU_OP_DRAIN: expect_drain(f, e); break;
+    case NPU_OP_DRAIN: expect_drain(f, g, e); break;
     case NPU_OP_SYNC_L: e->insn_load++; break;
     case NPU_OP_SYNC_E: e->insn_exec++; break;
     case NPU_OP_SYNC_S: e->insn_store++; break;

@@ -14,6 +14,7 @@
 #include "npu_params.h" /* NPU_CFG_INIT of this build */
 #include "prog/prog_locate.h"
 #include "ref/golden.h"
+#include "ref/golden_bf16.h"
 #include "run/report.h"
 #include "run/runtime.h"
 
@@ -82,6 +83,38 @@ static inline npu_sim_t *rtl_open(const npu_cfg_t *cfg, unsigned stall_pct, doub
 static inline void rtl_fill(int16_t *v, size_t n, uint64_t *x)
 {
     for (size_t i = 0; i < n; i++) v[i] = (int16_t)(rtl_rand(x) & 0xFFFF);
+}
+
+/* Operands of the config's element type: int16 patterns, or bf16 (npu_random_operands_bf16). */
+static inline void rtl_operands(const npu_cfg_t *cfg, int16_t *A, size_t na, int16_t *B, size_t nb, uint64_t *x)
+{
+    if (!npu_cfg_bf16(cfg)) {
+        rtl_fill(A, na, x);
+        rtl_fill(B, nb, x);
+        return;
+    }
+    npu_random_operands_bf16((int)na, (int)nb, 1, rtl_rand(x), A, B); /* na x 1 and 1 x nb */
+}
+
+/* The one wave's result A . B_j (K <= 2S: a single wave, its psum chain in k order in bf16). */
+static inline size_t rtl_one_wave(void *ctx, int i, int j, int *k0, int *k1, size_t max)
+{
+    (void)i;
+    (void)j;
+    if (max) {
+        k0[0] = 0;
+        k1[0] = *(const int *)ctx;
+    }
+    return 1;
+}
+static inline void rtl_golden_one_wave(const npu_cfg_t *cfg, int M, int N, int K, const int16_t *A,
+                            const int16_t *B, int32_t *G)
+{
+    if (npu_cfg_bf16(cfg))
+        cr_assert_eq(npu_golden_gemm_bf16(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N,
+                                          rtl_one_wave, &K), 0);
+    else
+        npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N);
 }
 
 /* n random bytes (rtl_seed(seed): NPU_SEED overrides), malloc'ed; the caller frees them. */

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "ref/bf16.h"
-#include "ref/golden_bf16.h"
 #include "rtl_common.h"
 
 #define PUSH(p, expr) do { npu_insn_t _i; cr_assert_eq((expr), 0, "encoding failed: %s", #expr); \
@@ -18,38 +17,6 @@
                            npu_insn_tok(&_i, tok); tok = 0;                                      \
                            cr_assert_eq(npu_prog_push(&(p), &_i), 0); } while (0)
 #define I (&_i)
-
-/* Operands of the config's element type: int16 patterns, or bf16 (npu_random_operands_bf16). */
-static void acc_operands(const npu_cfg_t *cfg, int16_t *A, size_t na, int16_t *B, size_t nb, uint64_t *x)
-{
-    if (!npu_cfg_bf16(cfg)) {
-        rtl_fill(A, na, x);
-        rtl_fill(B, nb, x);
-        return;
-    }
-    npu_random_operands_bf16((int)na, (int)nb, 1, rtl_rand(x), A, B); /* na x 1 and 1 x nb */
-}
-
-/* The one wave's result A . B_j (K <= 2S: a single wave, its psum chain in k order in bf16). */
-static size_t one_wave(void *ctx, int i, int j, int *k0, int *k1, size_t max)
-{
-    (void)i;
-    (void)j;
-    if (max) {
-        k0[0] = 0;
-        k1[0] = *(const int *)ctx;
-    }
-    return 1;
-}
-static void acc_golden_wave(const npu_cfg_t *cfg, int M, int N, int K, const int16_t *A,
-                            const int16_t *B, int32_t *G)
-{
-    if (npu_cfg_bf16(cfg))
-        cr_assert_eq(npu_golden_gemm_bf16(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N,
-                                          one_wave, &K), 0);
-    else
-        npu_golden_gemm(M, N, K, A, (size_t)K, 0, B, (size_t)N, 0, G, (size_t)N);
-}
 
 /* C = A . (B_0 + ... + B_{nb-1}): one wave per B_j (banks and OBUF halves alternate), the first
  * DRAIN plain, the others accumulating. skinny: ISW waves (n, k <= S) with split DRAINs. */
@@ -66,10 +33,10 @@ static void acc_case(int M, int N, int K, int nb, int skinny, uint64_t seed)
     int32_t *C = malloc(sizeof(int32_t) * (size_t)M * N), *G = malloc(sizeof(int32_t) * (size_t)M * N);
     int32_t *Gj = malloc(sizeof(int32_t) * (size_t)M * N);
     cr_assert(A && Bs && C && G && Gj);
-    acc_operands(&cfg, A, (size_t)M * K, Bs, (size_t)nb * K * N, &x);
+    rtl_operands(&cfg, A, (size_t)M * K, Bs, (size_t)nb * K * N, &x);
     memset(G, 0, sizeof(int32_t) * (size_t)M * N);
     for (int j = 0; j < nb; j++) { /* sum of products mod 2^32 (not the product of a sum) */
-        acc_golden_wave(&cfg, M, N, K, A, Bs + (size_t)j * K * N, Gj);
+        rtl_golden_one_wave(&cfg, M, N, K, A, Bs + (size_t)j * K * N, Gj);
         for (size_t i = 0; i < (size_t)M * N; i++) /* bf16: old + new, in fp32 (DRAIN acc) */
             G[i] = j == 0 ? Gj[i]
                  : npu_cfg_bf16(&cfg) ? (int32_t)npu_fp32_add((uint32_t)G[i], (uint32_t)Gj[i])

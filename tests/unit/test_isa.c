@@ -549,6 +549,29 @@ Test(isa, drain_narrow_round_trip_and_disasm)
     cr_assert_eq(npu_insn_drain_narrow(&in, 0), -1, "only a DRAIN narrows");
 }
 
+/* DRAIN pack (issue 14): w1[25:21] n, round trip and disassembly; the other fields kept. */
+Test(isa, drain_pack_round_trip_and_disasm)
+{
+    npu_insn_t in, g;
+    npu_fields_t f;
+    char buf[160];
+    cr_assert_eq(npu_enc_drain_split(&in, 128, 256, 0x800, 64, 128, 128), 0);
+    cr_assert_eq(npu_insn_drain_pack(&in, 5), 0);
+    cr_assert_eq(in.w[1] >> 21 & 0x1Fu, 5u);
+    cr_assert_eq(in.w[1] & 0xFFFFu, 256u, "obuf_addr kept");
+    cr_assert_eq(in.w[2] >> 16, 64u, "spm_stride kept: the segment pitch");
+    cr_assert_eq(npu_decode(&in, &f), 0);
+    cr_assert(f.pack == 5 && f.rows == 128 && f.split_rows == 128 && f.hi_rows == 128 && f.narrow == 0);
+    npu_disasm(&in, buf, sizeof buf);
+    cr_assert_str_eq(buf, "DRAIN rows=128 obuf=256 spm=0x0800+64*seg split=128 hi=128 pack=5");
+    cr_assert_eq(npu_encode(&f, &g), 0);
+    cr_assert_eq(memcmp(&g, &in, sizeof g), 0);
+    cr_assert_eq(npu_insn_drain_pack(&in, 32), -1, "pack is 5 bits");
+    cr_assert_eq(npu_insn_drain_pack(&in, 0), -1, "pack 0 is the plain DRAIN");
+    cr_assert_eq(npu_enc_ldw(&in, 0, NPU_MODE_FW, 0, 1, 4, 4), 0);
+    cr_assert_eq(npu_insn_drain_pack(&in, 3), -1, "only a DRAIN packs");
+}
+
 Test(isa, fill_and_k_lo)
 {
     npu_insn_t in;

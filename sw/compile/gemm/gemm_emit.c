@@ -172,49 +172,75 @@ static void put_spm_tr(emitter_t *e, npu_prog_t *l, unsigned tag, unsigned rows,
     npu_pb_put(&e->b, l, npu_enc_load_spm(&in, tag, 1, rows, src, stride, buf, buf_stride, row_bytes), &in, 0);
 }
 
+/* Chunk g's LOAD of A (unless resident or still in its buffer). */
+static void emit_load_a(emitter_t *e, int g, const chunk_t *ch, npu_prog_t *l)
+{
+    const npu_gemm_plan_t *p = e->p;
+    const npu_gemm_args_t *a = e->a;
+    unsigned wpr = (unsigned)(p->Kc / p->F), sa = npu_gemm_spm_a(p, g);
+    npu_insn_t in;
+    if ((a->res_a && !a->transA) || !npu_gemm_loads_a(p, g)) {
+        /* read in place from its resident rows, or its resident band holds it */
+    } else if (a->res_a) {
+        unsigned st = npu_gemm_res_words(e->cfg, p->M, 0);
+        put_spm_tr(e, l, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch->kc_act, a->spm_ra + (unsigned)ch->k0 * st, st,
+                   (unsigned)ch->m0, sa, wpr, 2u * (unsigned)ch->m_act);
+    } else if (!a->transA) {
+        put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch->m_act,
+                 a->a + (uint64_t)ch->m0 * a->pitch_a + 2ull * ch->k0, sa, wpr, 2u * (unsigned)ch->kc_act,
+                 a->pitch_a);
+    } else {
+        int rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch->kc_act,
+                              npu_pb_dram(&e->b, a->a + (uint64_t)ch->k0 * a->pitch_a + 2ull * ch->m0),
+                              sa, wpr, 2u * (unsigned)ch->m_act, a->pitch_a);
+        npu_pb_put(&e->b, l, rc, &in, 0);
+    }
+}
+
+/* Chunk g's LOAD of B (unless resident or still in its buffer). */
+static void emit_load_b(emitter_t *e, int g, const chunk_t *ch, npu_prog_t *l)
+{
+    const npu_gemm_plan_t *p = e->p;
+    const npu_gemm_args_t *a = e->a;
+    unsigned sb = npu_gemm_spm_b(p, g);
+    npu_insn_t in;
+    if ((a->res_b && !a->transB) || !npu_gemm_loads_b(p, g)) {
+        /* read in place from its resident rows, or its resident band holds it */
+    } else if (a->res_b) {
+        unsigned st = npu_gemm_res_words(e->cfg, p->K, 0);
+        put_spm_tr(e, l, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch->n_act, a->spm_rb + (unsigned)ch->n0 * st, st,
+                   (unsigned)ch->k0, sb, (unsigned)p->nb, 2u * (unsigned)ch->kc_act);
+    } else if (!a->transB) {
+        put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch->kc_act,
+                 a->b + (uint64_t)ch->k0 * a->pitch_b + 2ull * ch->n0, sb, (unsigned)p->nb,
+                 2u * (unsigned)ch->n_act, a->pitch_b);
+    } else {
+        int rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch->n_act,
+                              npu_pb_dram(&e->b, a->b + (uint64_t)ch->n0 * a->pitch_b + 2ull * ch->k0),
+                              sb, (unsigned)p->nb, 2u * (unsigned)ch->kc_act, a->pitch_b);
+        npu_pb_put(&e->b, l, rc, &in, 0);
+    }
+}
+
 /* LOAD of chunk g's A and B into their buffers (npu_gemm_spm_a / _b; transposed by the DMA when
  * stored transposed; a resident transposed operand by LOAD_SPMs from its rows), each unless its
  * resident band, or its rows in place, hold it already. */
 static void emit_loads(emitter_t *e, int g)
 {
-    const npu_gemm_plan_t *p = e->p;
-    const npu_gemm_args_t *a = e->a;
-    chunk_t ch = chunk_at(p, g);
-    unsigned wpr = (unsigned)(p->Kc / p->F), sa = npu_gemm_spm_a(p, g), sb = npu_gemm_spm_b(p, g);
+    chunk_t ch = chunk_at(e->p, g);
     npu_prog_t *l = &e->s->ld[0];
-    npu_insn_t in;
-    int rc;
-    if ((a->res_a && !a->transA) || !npu_gemm_loads_a(p, g)) {
-        /* read in place from its resident rows, or its resident band holds it */
-    } else if (a->res_a) {
-        unsigned st = npu_gemm_res_words(e->cfg, p->M, 0);
-        put_spm_tr(e, l, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.kc_act, a->spm_ra + (unsigned)ch.k0 * st, st,
-                   (unsigned)ch.m0, sa, wpr, 2u * (unsigned)ch.m_act);
-    } else if (!a->transA) {
-        put_rows(e, l, 0, tag_or(a->tag_a, NPU_TAG_X), (unsigned)ch.m_act,
-                 a->a + (uint64_t)ch.m0 * a->pitch_a + 2ull * ch.k0, sa, wpr, 2u * (unsigned)ch.kc_act,
-                 a->pitch_a);
+    /* The first chunk loads the smaller operand first. The LOAD engine holds two descriptors (it
+     * takes the next once the last one's bursts are out): small, large lets the next chunk's
+     * LOAD in as soon as the small one is done, so its bursts go out during the large one's
+     * stream; large, small, large would issue the third only when the first is done and wait
+     * out its DRAM latency (4096 x 5 x 5: 30 cycles). Later chunks keep A, B: they follow a
+     * stream already, either order exposes the same. */
+    if (g == 0 && (uint64_t)ch.kc_act * (uint64_t)ch.n_act < (uint64_t)ch.m_act * (uint64_t)ch.kc_act) {
+        emit_load_b(e, g, &ch, l);
+        emit_load_a(e, g, &ch, l);
     } else {
-        rc = npu_enc_load(&in, tag_or(a->tag_a, NPU_TAG_X), 1, (unsigned)ch.kc_act,
-                          npu_pb_dram(&e->b, a->a + (uint64_t)ch.k0 * a->pitch_a + 2ull * ch.m0),
-                          sa, wpr, 2u * (unsigned)ch.m_act, a->pitch_a);
-        npu_pb_put(&e->b, l, rc, &in, 0);
-    }
-    if ((a->res_b && !a->transB) || !npu_gemm_loads_b(p, g)) {
-        /* read in place from its resident rows, or its resident band holds it */
-    } else if (a->res_b) {
-        unsigned st = npu_gemm_res_words(e->cfg, p->K, 0);
-        put_spm_tr(e, l, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.n_act, a->spm_rb + (unsigned)ch.n0 * st, st,
-                   (unsigned)ch.k0, sb, (unsigned)p->nb, 2u * (unsigned)ch.kc_act);
-    } else if (!a->transB) {
-        put_rows(e, l, 0, tag_or(a->tag_b, NPU_TAG_W), (unsigned)ch.kc_act,
-                 a->b + (uint64_t)ch.k0 * a->pitch_b + 2ull * ch.n0, sb, (unsigned)p->nb,
-                 2u * (unsigned)ch.n_act, a->pitch_b);
-    } else {
-        rc = npu_enc_load(&in, tag_or(a->tag_b, NPU_TAG_W), 1, (unsigned)ch.n_act,
-                          npu_pb_dram(&e->b, a->b + (uint64_t)ch.n0 * a->pitch_b + 2ull * ch.k0),
-                          sb, (unsigned)p->nb, 2u * (unsigned)ch.kc_act, a->pitch_b);
-        npu_pb_put(&e->b, l, rc, &in, 0);
+        emit_load_a(e, g, &ch, l);
+        emit_load_b(e, g, &ch, l);
     }
     npu_pb_or_sync(&e->b, l, NPU_OP_SYNC_L); /* both resident: the group still carries the tokens */
 }
@@ -348,6 +374,32 @@ static void emit_exec(emitter_t *e, int g)
     }
 }
 
+/* The packed form of the tile of chunk ch (docs/isa.md "DRAIN" pack), or 0 segments: when its rows
+ * are all of C's (dense, pitch 4N, not transposed, staged alone in C(t%2)) and shorter than an
+ * OBUF row, a row of n < 2S int32 lanes takes n/S words instead of two, so the STORE moves whole
+ * words at the DMA's word rate instead of one or two rows a cycle. The DRAIN writes 2 (skinny: 4)
+ * segments of the tile's rows, each of seg_words whole words, *pitch words apart (a power of two:
+ * its four words a cycle in four sub-banks; plain, not the sub-bank code of bit 0, so that its
+ * two-word writes keep apart too); the STORE writes them as rows contiguous in DRAM. */
+static int packs_tile(const emitter_t *e, const chunk_t *ch, unsigned *seg_words, unsigned *pitch)
+{
+    const npu_gemm_plan_t *p = e->p;
+    const npu_gemm_args_t *a = e->a;
+    unsigned S = (unsigned)e->cfg->s, n = (unsigned)ch->n_act, m = (unsigned)ch->m_act;
+    int skinny = a->modes == NPU_EMIT_FLEXSA && n <= S;
+    unsigned segs = skinny ? 4u : 2u, hn = m / segs * n, P = 1, k = 0;
+    if (p->cband || a->res_c || a->trans_c || ch->n0 != 0 || ch->n_act != p->N || a->pitch_c != 4u * n ||
+        a->modes == NPU_EMIT_1G4C || n >= 2 * S || m % segs || hn % S)
+        return 0;
+    while (P < hn / S || (!skinny && k % 3 == 0))
+        P *= 2, k++;
+    if (segs * P > npu_gemm_c_words(p))
+        return 0;
+    *seg_words = hn / S;
+    *pitch = P;
+    return (int)segs;
+}
+
 /* The DRAIN(s) of n-block j of the tile of chunk ch into its staging buffer at cs. */
 static void emit_drain_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int j, unsigned cs,
                              unsigned stride)
@@ -357,7 +409,15 @@ static void emit_drain_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int
     unsigned ob = npu_pb_obuf_half(&e->b, ch->t) + (unsigned)j * region_rows(e);
     unsigned ha = ((unsigned)ch->m_act + 1) / 2, lo = (unsigned)ch->m_act - ha;
     npu_insn_t in;
-    if (e->a->modes == NPU_EMIT_1G4C) { /* one split DRAIN per n-half (C words 2j, 2j+1) */
+    unsigned seg_words, pitch;
+    int segs = packs_tile(e, ch, &seg_words, &pitch);
+    if (segs) { /* one n-block: its segments from cs */
+        int rc = segs == 4 ? npu_enc_drain_split(&in, ha, ob, cs, pitch, ha, lo)
+                           : npu_enc_drain(&in, (unsigned)ch->m_act, ob, cs, pitch);
+        if (rc == 0)
+            rc = npu_insn_drain_pack(&in, (unsigned)n);
+        npu_pb_put(&e->b, l, rc, &in, 0);
+    } else if (e->a->modes == NPU_EMIT_1G4C) { /* one split DRAIN per n-half (C words 2j, 2j+1) */
         int nh_n = (n + e->cfg->s - 1) / e->cfg->s;
         for (int nh = 0; nh < nh_n; nh++)
             npu_pb_put(&e->b, l,
@@ -409,8 +469,28 @@ static void emit_drain_store(emitter_t *e, int g)
         npu_pb_put(&e->b, &e->s->st, rc, &in, 0);
         return;
     }
+    unsigned seg_words, pitch;
+    int segs = packs_tile(e, &ch, &seg_words, &pitch);
+    if (segs) { /* the packed segments: rows of seg_words words, contiguous in DRAM */
+        unsigned seg_bytes = seg_words * 4u * (unsigned)e->cfg->s;
+        put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)segs, a->c + (uint64_t)ch.m0 * a->pitch_c,
+                 cs, pitch, seg_bytes, seg_bytes);
+        return;
+    }
     put_rows(e, &e->s->st, 1, tag_or(a->tag_c, NPU_TAG_Y), (unsigned)ch.m_act,
              a->c + (uint64_t)ch.m0 * a->pitch_c + 4ull * ch.n0, cs, stride, 4u * (unsigned)ch.n_act, a->pitch_c);
+}
+
+/* May chunk g's first LDW run ahead of its LOADs (the L2E wait on its first WAVE instead)? When the
+ * chunk loads no B (its buffer or band holds it, or B is read in place), so its LDWs read what an
+ * earlier chunk's EXEC waited for: the weights are then in the array when the A rows arrive
+ * (skinny GEMMs: ~10 cycles a chunk on the path LOAD -> wave -> buffer free -> next LOAD).
+ * Not 1G4C, whose first instructions are its own. */
+static int ldw_ahead(const emitter_t *e, int g)
+{
+    const npu_gemm_args_t *a = e->a;
+    int loads_b = !(a->res_b && !a->transB) && npu_gemm_loads_b(e->p, g);
+    return a->modes != NPU_EMIT_1G4C && !loads_b && e->s->ex.n >= 2;
 }
 
 /* Chunk g's tokens (gemm_emit.h): its EXEC waits for its loads, which wait (g >= 2) for chunk
@@ -427,7 +507,7 @@ static void emit_chunk(emitter_t *e, int g)
     emit_exec(e, g);
     s->push_e2l = s->ex.n - 1;
     s->free = 1u << NPU_PB_E2L;
-    npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, 0);
+    npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, ldw_ahead(e, g) ? 1 : 0);
     if (g >= 2)
         npu_pb_wait(&e->b, s, NPU_PB_E2L, g - 2, 0, 0);
     if (ch.c == p->k_chunks - 1) {
