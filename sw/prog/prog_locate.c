@@ -34,11 +34,11 @@ static int drain_hits(const npu_fields_t *f, unsigned word, unsigned w0, const e
     unsigned r = (unsigned)el->r_in;
     if (!f->split_rows) { /* normal: words w0, w0+1 of each row */
         *orow = f->obuf_addr + r;
-        return word == w0 || word == w0 + 1;
+        return f->pack || word == w0 || word == w0 + 1; /* packed: the tile's one DRAIN */
     }
     loc->skinny_hi = r >= f->split_rows;
     *orow = f->obuf_addr + (r < f->split_rows ? r : r - f->split_rows);
-    return word == w0;
+    return f->pack || word == w0;
 }
 
 /* The DRAIN that moved the element: back over the tile's DRAINs from its STORE. 0 or -1. */
@@ -151,9 +151,9 @@ int npu_prog_locate_gemm(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, cons
     loc->store_pc = loc->drain_pc = loc->wave_pc[0] = loc->wave_pc[1] = -1;
     if (row < 0 || col < 0 || row >= plan->M || col >= plan->N || plan->Mt < 1 || plan->Nt < 1)
         return -1;
-    loc->m_tile = row / plan->Mt;
+    loc->m_tile = npu_gemm_mtile_of(plan, row);
     loc->n_tile = col / plan->Nt;
-    el.r_in = row % plan->Mt;
+    el.r_in = row - npu_gemm_m0(plan, loc->m_tile);
     el.c_in = col % plan->Nt;
     el.t = npu_gemm_tile_index(plan, loc->m_tile, loc->n_tile);
     loc->n_block = el.c_in / plan->F;

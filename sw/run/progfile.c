@@ -46,7 +46,7 @@ static void gemm_fields(const npu_gemm_report_t *r, int64_t *p, int64_t *a)
     int64_t pv[PLAN_FIELDS] = {q->M, q->N, q->K, q->F, q->Mt, q->nb, q->Nt, q->Kc, q->m_tiles,
                                q->n_tiles, q->k_chunks, q->order, q->spm_a[0], q->spm_a[1],
                                q->spm_b[0], q->spm_b[1], q->spm_c[0], q->spm_c[1],
-                               (int64_t)q->est_dram_bytes, q->res | q->cband << 4};
+                               (int64_t)q->est_dram_bytes, q->res | q->cband << 4 | q->split_last << 5};
     int64_t av[ARGS_FIELDS] = {g->transA, g->transB, g->a, g->b, g->c, g->pitch_a, g->pitch_b,
                                g->pitch_c, g->modes, g->tag_a, g->tag_b, g->tag_c};
     for (int i = 0; i < NPU_GEMM_RES_MAX; i++) /* the resident band's chunk buffers */
@@ -68,8 +68,9 @@ static void set_fields(npu_gemm_report_t *r, const int64_t *p, const int64_t *a)
         q->spm_c[i] = (unsigned)p[16 + i];
     }
     q->est_dram_bytes = (uint64_t)p[EST_BYTES_FIELD];
-    q->res = (int)(p[19] & 15); /* bit 4: the C band (gemm_tiling.h) */
+    q->res = (int)(p[19] & 15); /* bit 4: the C band, bit 5: the split last m-tile (gemm_tiling.h) */
     q->cband = (int)(p[19] >> 4 & 1);
+    q->split_last = (int)(p[19] >> 5 & 1);
     for (int i = 0; i < NPU_GEMM_RES_MAX; i++)
         q->spm_res[i] = (unsigned)p[20 + i];
     g->transA = (int)a[0], g->transB = (int)a[1], g->a = (uint32_t)a[2], g->b = (uint32_t)a[3];

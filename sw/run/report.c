@@ -210,10 +210,10 @@ void npu_report_text(FILE *f, const npu_cfg_t *cfg, const npu_gemm_report_t *r,
         fprintf(f, "  host error   %s\n", r->host_msg);
         return;
     }
-    fprintf(f, "  plan         %sMt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles %s-major, %d K chunks%s, %zu instructions\n",
+    fprintf(f, "  plan         %sMt=%d Nt=%d (nb=%d) Kc=%d: %dx%d tiles %s-major, %d K chunks%s%s, %zu instructions\n",
             r->args.swap ? "swapped, C^T = B^T A^T (N x M x K), C stored transposed: " : "", p->Mt, p->Nt,
             p->nb, p->Kc, p->m_tiles, p->n_tiles, p->order ? "n" : "m", p->k_chunks, npu_gemm_res_text(p),
-            r->prog.n);
+            p->split_last ? ", last m-tile split in two" : "", r->prog.n);
     text_failure(f, cfg, r);
     fprintf(f, "  cycles       %llu (%.3f s wall, %.0f simulated cycles/s)\n", u(c[NPU_CNT_cycles]),
             r->run.wall_s, cycles_per_s(&r->run));
@@ -268,6 +268,7 @@ static void json_plan(cJSON *root, const npu_gemm_report_t *r)
     cJSON_AddStringToObject(j, "order", p->order ? "n" : "m");
     cJSON_AddStringToObject(j, "band", p->res == NPU_GEMM_RES_A ? "A" : p->res == NPU_GEMM_RES_B ? "B" : "none");
     cJSON_AddBoolToObject(j, "c_band", p->cband);
+    cJSON_AddBoolToObject(j, "split_last", p->split_last);
     cJSON_AddNumberToObject(j, "k_chunks", p->k_chunks);
     cJSON_AddNumberToObject(j, "instructions", (double)r->prog.n);
 }

@@ -582,6 +582,19 @@ static void gemm_split_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes
         rep->plan = q;
 }
 
+/* The split last m-tile (compile/gemm/gemm_tiling.h "Split last"): kept when the program-time
+ * model times the plan with it faster than without (strictly: ties keep the plain tiles). */
+static void gemm_split_last_pick(const npu_cfg_t *cfg, const uint64_t size[4], npu_gemm_report_t *rep)
+{
+    npu_gemm_plan_t q = rep->plan;
+    if (!npu_gemm_split_last_ok(&q) || too_long(&q))
+        return;
+    q.split_last = 1;
+    q.m_tiles++;
+    if (gemm_predict(cfg, &q, &rep->args, size) < gemm_predict(cfg, &rep->plan, &rep->args, size))
+        rep->plan = q;
+}
+
 /* DRAM bytes of a program of n instructions, rounded up to the allocator's beat alignment. */
 static uint64_t prog_bytes(const npu_cfg_t *cfg, size_t n)
 {
@@ -627,6 +640,8 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
         gemm_split_pick(cfg, M, N, K, modes, size, rep);
     if (!fixed)
         gemm_swap_pick(cfg, M, N, K, modes, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep);
+    if (!fixed && !plain && !slicing)
+        gemm_split_last_pick(cfg, size, rep);
     plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
     if (plen == 0)
         return host_error(rep, "instruction emission failed (a field does not fit)");
@@ -823,7 +838,8 @@ typedef struct kwaves_ctx {
 static size_t gemm_kwaves(void *ctx, int i, int j, int *k0, int *k1, size_t max)
 {
     const kwaves_ctx_t *c = ctx;
-    return npu_gemm_kwaves(c->plan, c->modes, c->S, i / c->plan->Mt, j / c->plan->Nt, k0, k1, max);
+    return npu_gemm_kwaves(c->plan, c->modes, c->S, npu_gemm_mtile_of(c->plan, i), j / c->plan->Nt, k0, k1,
+                           max);
 }
 
 int npu_gemm_golden_plan(const npu_cfg_t *cfg, const npu_gemm_plan_t *plan, int modes,

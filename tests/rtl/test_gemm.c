@@ -237,6 +237,41 @@ Test(gemm, split_a)
         }
 }
 
+/* The last m-tile split in two (gemm_tiling.h "Split last"), under FW, FlexSA and 1G4C with DRAM
+ * stalls, bit-exact with every counter: a skinny tile that drains packed (M a multiple of 4 * 2S
+ * rows) and one that does not (its halves of 2S and the rest), and a K of two chunks. */
+Test(gemm, split_last)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    static const int policy[3] = {NPU_EMIT_FW, NPU_EMIT_FLEXSA, NPU_EMIT_1G4C};
+    int F = 2 * cfg.s;
+    const int shape[3][3] = {{16 * F, 5 % F ? 5 % F : 1, 5}, {9 * F + 3, 3, 2 * F}, {6 * F, 2, 5 * F}};
+    uint64_t seed = rtl_seed(14);
+    for (int i = 0; i < 3; i++)
+        for (int p = 0; p < 3; p++) {
+            int M = shape[i][0], N = shape[i][1], K = shape[i][2];
+            npu_gemm_plan_t g;
+            npu_gemm_report_t r;
+            int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
+            cr_assert_eq(npu_gemm_tile_ex(&cfg, M, N, K, policy[p] == NPU_EMIT_1G4C, &g), 0);
+            cr_assert(npu_gemm_split_last_ok(&g), "%dx%dx%d: Mt %d, the last tile splits", M, N, K, g.Mt);
+            g.split_last = 1;
+            g.m_tiles++;
+            cr_assert_eq(npu_gemm_plan_check(&cfg, &g), 0);
+            cr_assert_eq(npu_gemm_m0(&g, g.m_tiles - 1) + npu_gemm_mrows(&g, g.m_tiles - 1), M);
+            npu_random_operands_dt(npu_cfg_bf16(&cfg), M, N, K, seed, A, B);
+            npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
+            int rc = npu_gemm_run_plan(&cfg, s, &g, A, B, policy[p], NULL, rtl_budget(&cfg, M, N, K), &r);
+            cr_assert_eq(rc, NPU_GEMM_PASS, "split last %dx%dx%d policy %d seed %llu: %s %s %s", M, N, K,
+                         policy[p], (unsigned long long)seed, npu_gemm_rc_name(rc), r.counters_msg, r.host_msg);
+            npu_gemm_report_free(&r);
+            npu_sim_close(s);
+            free(A);
+            free(B);
+            seed++;
+        }
+}
+
 /* A problem whose operands do not fit the SPM: tiles, K chunks and double buffers all cycle. */
 Test(gemm, larger_than_spm)
 {

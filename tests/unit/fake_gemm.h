@@ -66,13 +66,13 @@ static inline void fake_gemm_run_plan(const npu_cfg_t *c, fake_gemm_t *g, const 
 }
 
 /* The program's tokens on the queue machine: no deadlock at the configured queue depth, no
- * counter above 2. */
+ * counter above 2 (l2e 3: the first chunk may push it twice, B's LOAD and A's, gemm_emit.c). */
 static inline void fake_gemm_tokens(const npu_cfg_t *c, const npu_gemm_report_t *r)
 {
     queue_machine_t qm;
     cr_assert_eq(queue_machine_run(r->prog.insn, r->prog.n, c->queue_depth, &qm), 0, "%s", qm.msg);
     for (int ch = 0; ch < 4; ch++)
-        cr_assert_leq(qm.max_tok[ch], 2, "channel %d", ch);
+        cr_assert_leq(qm.max_tok[ch], ch == 0 ? 3 : 2, "channel %d", ch);
 }
 
 #endif

@@ -172,3 +172,41 @@ Test(tiling, plan_check_catches_broken_plans)
     q = p; q.spm_b[1] = q.spm_b[0]; cr_assert_eq(npu_gemm_plan_check(&c, &q), -1);
     q = p; q.k_chunks = 1;          cr_assert_eq(npu_gemm_plan_check(&c, &q), -1);
 }
+
+/* Split last (gemm_tiling.h): the last m-tile's rows as two m-tiles, halves rounded to 2S blocks;
+ * only with one n-tile, counted in m_tiles; the rows tile M exactly. */
+Test(tiling, split_last_rows_and_check)
+{
+    npu_cfg_t c = test_cfg(8);
+    npu_gemm_plan_t p, q;
+    cr_assert_eq(npu_gemm_tile(&c, 1000, 5, 7, &p), 0);
+    cr_assert_eq(p.Mt, 256);
+    cr_assert_eq(p.m_tiles, 4);
+    cr_assert(npu_gemm_split_last_ok(&p));
+    q = p;
+    q.split_last = 1;
+    cr_assert_neq(npu_gemm_plan_check(&c, &q), 0, "m_tiles must count the extra tile");
+    q.m_tiles++;
+    cr_assert_eq(npu_gemm_plan_check(&c, &q), 0);
+    static const int m0[5] = {0, 256, 512, 768, 880}, rows[5] = {256, 256, 256, 112, 120};
+    for (int i = 0; i < 5; i++) {
+        cr_assert_eq(npu_gemm_m0(&q, i), m0[i], "tile %d", i);
+        cr_assert_eq(npu_gemm_mrows(&q, i), rows[i], "tile %d", i);
+        cr_assert_eq(npu_gemm_m0(&p, i < 4 ? i : 3), (i < 4 ? i : 3) * 256, "unsplit");
+    }
+    cr_assert(!npu_gemm_split_last_ok(&q), "split once");
+    /* halves under 2S rows: not offered; several n-tiles: rejected by the check */
+    q = p;
+    q.M = 768 + 20; /* a last tile of 20 rows: halves of 0 and 20 */
+    cr_assert(!npu_gemm_split_last_ok(&q));
+    q.M = 768 + 32;
+    cr_assert(npu_gemm_split_last_ok(&q));
+    q = p; /* the 1000 x 5 plan with N = 20: two n-tiles of 16 columns */
+    q.N = 20;
+    q.n_tiles = 2;
+    cr_assert_eq(npu_gemm_plan_check(&c, &q), 0);
+    cr_assert(!npu_gemm_split_last_ok(&q));
+    q.split_last = 1;
+    q.m_tiles++;
+    cr_assert_neq(npu_gemm_plan_check(&c, &q), 0);
+}

@@ -79,10 +79,10 @@ static chunk_t chunk_at(const npu_gemm_plan_t *p, int g)
     ch.t = g / p->k_chunks;
     ch.c = g % p->k_chunks;
     npu_gemm_tile_at(p, ch.t, &ch.mi, &ch.ni);
-    ch.m0 = ch.mi * p->Mt;
+    ch.m0 = npu_gemm_m0(p, ch.mi);
     ch.n0 = ch.ni * p->Nt;
     ch.k0 = ch.c * p->Kc;
-    ch.m_act = imin(p->Mt, p->M - ch.m0);
+    ch.m_act = npu_gemm_mrows(p, ch.mi);
     ch.n_act = imin(p->Nt, p->N - ch.n0);
     ch.kc_act = imin(p->Kc, p->K - ch.k0);
     return ch;
@@ -225,7 +225,7 @@ static void emit_load_b(emitter_t *e, int g, const chunk_t *ch, npu_prog_t *l)
 /* LOAD of chunk g's A and B into their buffers (npu_gemm_spm_a / _b; transposed by the DMA when
  * stored transposed; a resident transposed operand by LOAD_SPMs from its rows), each unless its
  * resident band, or its rows in place, hold it already. */
-static void emit_loads(emitter_t *e, int g)
+static int emit_loads(emitter_t *e, int g)
 {
     chunk_t ch = chunk_at(e->p, g);
     npu_prog_t *l = &e->s->ld[0];
@@ -234,15 +234,26 @@ static void emit_loads(emitter_t *e, int g)
      * LOAD in as soon as the small one is done, so its bursts go out during the large one's
      * stream; large, small, large would issue the third only when the first is done and wait
      * out its DRAM latency (4096 x 5 x 5: 30 cycles). Later chunks keep A, B: they follow a
-     * stream already, either order exposes the same. */
-    if (g == 0 && (uint64_t)ch.kc_act * (uint64_t)ch.n_act < (uint64_t)ch.m_act * (uint64_t)ch.kc_act) {
+     * stream already, either order exposes the same. B first in its own load group, with its
+     * own L2E token to the first LDW (split_l2e), so the weights go into the array while A
+     * streams. Returns 1 for that split. */
+    if (g == 0 && e->a->modes != NPU_EMIT_1G4C &&
+        (uint64_t)ch.kc_act * (uint64_t)ch.n_act < (uint64_t)ch.m_act * (uint64_t)ch.kc_act) {
         emit_load_b(e, g, &ch, l);
-        emit_load_a(e, g, &ch, l);
-    } else {
-        emit_load_a(e, g, &ch, l);
-        emit_load_b(e, g, &ch, l);
+        if (l->n == 0) { /* B resident: A alone */
+            emit_load_a(e, g, &ch, l);
+            npu_pb_or_sync(&e->b, l, NPU_OP_SYNC_L);
+            return 0;
+        }
+        emit_load_a(e, g, &ch, &e->s->ld[1]);
+        if (e->s->ld[1].n)
+            return 1;
+        return 0;
     }
+    emit_load_a(e, g, &ch, l);
+    emit_load_b(e, g, &ch, l);
     npu_pb_or_sync(&e->b, l, NPU_OP_SYNC_L); /* both resident: the group still carries the tokens */
+    return 0;
 }
 
 /* OBUF rows per n-block region: Mt, or Mt + 1 for 1G4C when Mt is odd (its two n-halves take
@@ -503,11 +514,16 @@ static void emit_chunk(emitter_t *e, int g)
     npu_pb_step_t *s = e->s = npu_pb_stream_step(&e->st);
     chunk_t ch = chunk_at(p, g);
     npu_pb_context(&e->b, "chunk %d (tile %d)", g, ch.t);
-    emit_loads(e, g);
+    int split_l2e = emit_loads(e, g);
     emit_exec(e, g);
     s->push_e2l = s->ex.n - 1;
     s->free = 1u << NPU_PB_E2L;
-    npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, ldw_ahead(e, g) ? 1 : 0);
+    if (split_l2e && s->ex.n >= 2) { /* the first LDW waits for B, the first WAVE for A */
+        npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, 0);
+        npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 1, 1);
+    } else {
+        npu_pb_wait(&e->b, s, NPU_PB_L2E, 0, 0, ldw_ahead(e, g) ? 1 : 0);
+    }
     if (g >= 2)
         npu_pb_wait(&e->b, s, NPU_PB_E2L, g - 2, 0, 0);
     if (ch.c == p->k_chunks - 1) {

@@ -89,7 +89,8 @@ int npu_gemm_plan_check(const npu_cfg_t *cfg, const npu_gemm_plan_t *p)
     if (p->cband && (p->order != 0 || p->n_tiles < 2 || p->res == NPU_GEMM_RES_B ||
                      c_end_bank(cfg, p) > (unsigned)cfg->spm_banks))
         return -1;
-    if (p->m_tiles != cdiv(p->M, p->Mt) || p->n_tiles != cdiv(p->N, p->Nt) ||
+    if ((p->split_last != 0 && p->split_last != 1) || (p->split_last && (p->n_tiles != 1 || p->cband)) ||
+        p->m_tiles != cdiv(p->M, p->Mt) + p->split_last || p->n_tiles != cdiv(p->N, p->Nt) ||
         p->k_chunks != cdiv(p->K, p->Kc))
         return -1;
     /* buffers inside their banks and disjoint */

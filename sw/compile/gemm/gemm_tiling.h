@@ -47,6 +47,14 @@
  * The GEMM runtime keeps such a pick only when the program-time model times it faster than the
  * stage's best pick without it (npu_gemm_tile_sliced_ex, run/runtime.c).
  *
+ * Split last (split_last, the GEMM runtime's choice by the program-time model, run/runtime.c):
+ * with one n-tile the last m-tile's rows go as two m-tiles of about half each, so the work left
+ * after the last LOAD (its waves, DRAIN and STORE) is half a tile's and the first half's STORE
+ * overlaps the second half's waves: 4096 x 5 x 5 at small-w2, 64 B/cycle, ends 9 cycles sooner
+ * (the DRAM bus runs all along). Only the last tile: smaller tiles before it would have their
+ * LOADs wait for the waves two tiles back (the double buffer), and a smaller first tile paid in
+ * bursts what it gained at the head (both measured, not kept).
+ *
  * C band (cband, only with RES_A and m-major tiles over >= 2 n-tiles; the slicing stage's
  * NPU_SLICE_BAND_OUT): the C buffers are two bands, each Mt rows x 2 ceil(N / 2S) words (all of N,
  * npu_gemm_c_words) from bank 2 on, possibly over several banks (the A band's extra chunks then
@@ -80,8 +88,46 @@ typedef struct npu_gemm_plan {
     unsigned spm_res[NPU_GEMM_RES_MAX]; /* the band's chunk c buffer (res != NONE) */
     int cband;       /* C's output band (order 0, n_tiles >= 2): spm_c[0], spm_c[1] hold m-tile
                         mi % 2's Mt rows of all of N, one STORE of whole rows per m-tile */
+    int split_last;  /* the last m-tile's rows as two m-tiles, both counted in m_tiles ("Split
+                        last" above; one n-tile only) */
     uint64_t est_dram_bytes; /* criterion 1 (operand bytes, without padding or C) */
 } npu_gemm_plan_t;
+
+/* Rows of the first of the two halves of the last m-tile's R rows: half of them, rounded down to
+ * whole 2S blocks (the other half takes the rest). */
+static inline int npu_gemm_half_rows(const npu_gemm_plan_t *p, int R)
+{
+    return R / 2 / p->F * p->F;
+}
+/* First row and rows of m-tile mi: mi * Mt and min(Mt, M - m0), except the halves of a split
+ * last m-tile. */
+static inline int npu_gemm_m0(const npu_gemm_plan_t *p, int mi)
+{
+    int last = p->m_tiles - 2; /* the first half of a split last m-tile */
+    if (!p->split_last || mi <= last)
+        return mi * p->Mt;
+    return last * p->Mt + npu_gemm_half_rows(p, p->M - last * p->Mt);
+}
+static inline int npu_gemm_mrows(const npu_gemm_plan_t *p, int mi)
+{
+    int m0 = npu_gemm_m0(p, mi);
+    int end = mi + 1 < p->m_tiles ? npu_gemm_m0(p, mi + 1) : p->M;
+    return end - m0 < p->Mt ? end - m0 : p->Mt;
+}
+/* The m-tile holding row `row` (0 <= row < M). */
+static inline int npu_gemm_mtile_of(const npu_gemm_plan_t *p, int row)
+{
+    int mi = row / p->Mt;
+    if (p->split_last && mi >= p->m_tiles - 2)
+        return row >= npu_gemm_m0(p, p->m_tiles - 1) ? p->m_tiles - 1 : p->m_tiles - 2;
+    return mi;
+}
+/* Can plan p (not split) split its last m-tile? One n-tile, no C band, both halves >= 2S rows. */
+static inline int npu_gemm_split_last_ok(const npu_gemm_plan_t *p)
+{
+    int R = p->M - (p->m_tiles - 1) * p->Mt, h = npu_gemm_half_rows(p, R);
+    return !p->split_last && p->n_tiles == 1 && !p->cband && h >= p->F && R - h >= p->F;
+}
 
 /* Returns 0 and fills *plan, or -1 (bad sizes, or no plan fits the config). No resident band. */
 int npu_gemm_tile(const npu_cfg_t *cfg, int M, int N, int K, npu_gemm_plan_t *plan);
