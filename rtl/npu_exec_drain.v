@@ -3,8 +3,9 @@
 // npu_exec_drain: the drain engine of npu_exec: OBUF rows (int32) -> SPM, one DRAIN at a time
 // behind a queue of four.
 //   in:  issue (a DRAIN issues) with its fields (npu_exec_decode's dr_*: OBUF rows [ob,
-//        rows_end), SPM address, stride, split_rows, hi_rows, acc, the pair order two, h and
-//        its SPM offsets hs / hoff) and token pushes; young / pend_a / pend_b
+//        rows_end), SPM address, stride, split_rows, hi_rows, acc, narrow, pack (n lanes a
+//        row: the packed streams below), the pair order two, h and its SPM offsets hs / hoff)
+//        and token pushes; young / pend_a / pend_b
 //        (npu_exec_obuf_hazard: a wave in flight still writes the active DRAIN's rows, rows
 //        `row` / `row1`); the OBUF read data, the SPM write grants, the SPM read port W (shared
 //        with the weight loader, which has priority: wl_rd_*).
