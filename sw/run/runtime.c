@@ -539,6 +539,16 @@ static int too_long(const npu_gemm_plan_t *p)
     return (uint64_t)p->m_tiles * (uint64_t)p->n_tiles * (uint64_t)p->k_chunks > NPU_GEMM_SWAP_MAX_CHUNKS;
 }
 
+/* The program-time model's cycles of rep's current plan and args, predicted once across the picks
+ * below (*cur: 0 until known; a pick that changes the plan sets it to the new plan's). */
+static uint64_t current_cycles(const npu_cfg_t *cfg, const uint64_t size[4], const npu_gemm_report_t *rep,
+                               uint64_t *cur)
+{
+    if (!*cur)
+        *cur = gemm_predict(cfg, &rep->plan, &rep->args, size);
+    return *cur;
+}
+
 /* The swapped form C^T = B^T A^T (compile/gemm/gemm_swap.h): taken for a tiny-M GEMM when the
  * program-time model predicts it faster than the plain plan (swap = 0), always (NPU_GEMM_SWAP_ON,
  * any shape at int16), never (NPU_GEMM_SWAP_OFF, and at bf16). rep->plan becomes the N x M x K
@@ -546,8 +556,9 @@ static int too_long(const npu_gemm_plan_t *p)
  * for the plain plan (the swapped operands are transposed unless both were: gemm_tiling's tiles).
  * Bounded (NPU_GEMM_SWAP_MAX_CHUNKS): both programs are emitted and timed. */
 static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes, int choice, int swap,
-                           const uint64_t size[4], npu_gemm_report_t *rep)
+                           const uint64_t size[4], npu_gemm_report_t *rep, uint64_t *cur)
 {
+    uint64_t qc = 0;
     npu_gemm_plan_t sp;
     npu_gemm_args_t sa = rep->args;
     const npu_gemm_plan_t *p = &rep->plan;
@@ -557,10 +568,11 @@ static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes,
         return;
     sa.swap = 1;
     if (!force && (too_long(p) || too_long(&sp) ||
-                   gemm_predict(cfg, &sp, &sa, size) >= gemm_predict(cfg, p, &rep->args, size)))
+                   (qc = gemm_predict(cfg, &sp, &sa, size)) >= current_cycles(cfg, size, rep, cur)))
         return;
     rep->plan = sp;
     rep->args.swap = 1;
+    *cur = qc; /* 0 when forced: not predicted */
 }
 
 /* A split-A pick of the slicing stage (gemm_tiling.h "Split A": taller tiles, which its cost can
@@ -570,29 +582,38 @@ static void gemm_swap_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes,
  * and 25,672 predicted there); else that pick. Auto tiles only (--slicing burst / noburst stay the
  * stage's own picks); bounded as the swap is (both programs are emitted and timed). */
 static void gemm_split_pick(const npu_cfg_t *cfg, int M, int N, int K, int modes, const uint64_t size[4],
-                            npu_gemm_report_t *rep)
+                            npu_gemm_report_t *rep, uint64_t *cur)
 {
     npu_gemm_plan_t q;
+    uint64_t qc;
     const npu_gemm_plan_t *p = &rep->plan;
     if (!npu_gemm_split_a(cfg, p) || too_long(p) ||
         npu_gemm_tile_sliced_ex(cfg, M, N, K, NPU_SLICE_BURST, (int)npu_emit_policy_model(modes), 1, &q) != 0 ||
         too_long(&q))
         return;
-    if (gemm_predict(cfg, &q, &rep->args, size) <= gemm_predict(cfg, p, &rep->args, size))
+    qc = gemm_predict(cfg, &q, &rep->args, size);
+    if (qc <= current_cycles(cfg, size, rep, cur)) {
         rep->plan = q;
+        *cur = qc;
+    }
 }
 
 /* The split last m-tile (compile/gemm/gemm_tiling.h "Split last"): kept when the program-time
  * model times the plan with it faster than without (strictly: ties keep the plain tiles). */
-static void gemm_split_last_pick(const npu_cfg_t *cfg, const uint64_t size[4], npu_gemm_report_t *rep)
+static void gemm_split_last_pick(const npu_cfg_t *cfg, const uint64_t size[4], npu_gemm_report_t *rep,
+                                 uint64_t *cur)
 {
     npu_gemm_plan_t q = rep->plan;
+    uint64_t qc;
     if (!npu_gemm_split_last_ok(&q) || too_long(&q))
         return;
     q.split_last = 1;
     q.m_tiles++;
-    if (gemm_predict(cfg, &q, &rep->args, size) < gemm_predict(cfg, &rep->plan, &rep->args, size))
+    qc = gemm_predict(cfg, &q, &rep->args, size);
+    if (qc < current_cycles(cfg, size, rep, cur)) {
         rep->plan = q;
+        *cur = qc;
+    }
 }
 
 /* DRAM bytes of a program of n instructions, rounded up to the allocator's beat alignment. */
@@ -636,12 +657,13 @@ static int gemm_layout(const npu_cfg_t *cfg, int M, int N, int K, int transA, in
     *plen_out = 0;
     if (size[1] + size[2] + size[3] > limit)
         return 1;
+    uint64_t cur = 0; /* the current plan's predicted cycles, once needed */
     if (!fixed && !plain && !slicing)
-        gemm_split_pick(cfg, M, N, K, modes, size, rep);
+        gemm_split_pick(cfg, M, N, K, modes, size, rep, &cur);
     if (!fixed)
-        gemm_swap_pick(cfg, M, N, K, modes, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep);
+        gemm_swap_pick(cfg, M, N, K, modes, plain ? NPU_GEMM_NO_BAND : slicing, swap, size, rep, &cur);
     if (!fixed && !plain && !slicing)
-        gemm_split_last_pick(cfg, size, rep);
+        gemm_split_last_pick(cfg, size, rep, &cur);
     plen = npu_gemm_emit_len(cfg, &rep->plan, &rep->args);
     if (plen == 0)
         return host_error(rep, "instruction emission failed (a field does not fit)");

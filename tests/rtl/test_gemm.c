@@ -160,6 +160,25 @@ Test(gemm, resident_bands)
         }
 }
 
+/* A forced plan g (whatever the search would pick) run under policy with DRAM stalls on random
+ * operands of seed: asserts it passes bit-exact with every counter; *r stays for more checks (the
+ * caller frees it). */
+static void run_forced(const npu_cfg_t *cfg, const npu_gemm_plan_t *g, int policy, uint64_t seed,
+                       const char *what, npu_gemm_report_t *r)
+{
+    int M = g->M, N = g->N, K = g->K;
+    int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
+    cr_assert(A && B);
+    npu_random_operands_dt(npu_cfg_bf16(cfg), M, N, K, seed, A, B);
+    npu_sim_t *s = rtl_open(cfg, STALL, 0, seed);
+    int rc = npu_gemm_run_plan(cfg, s, g, A, B, policy, NULL, rtl_budget(cfg, M, N, K), r);
+    cr_assert_eq(rc, NPU_GEMM_PASS, "%s %dx%dx%d policy %d seed %llu: %s %s %s", what, M, N, K, policy,
+                 (unsigned long long)seed, npu_gemm_rc_name(rc), r->counters_msg, r->host_msg);
+    npu_sim_close(s);
+    free(A);
+    free(B);
+}
+
 /* The C band (gemm_tiling.h): m-tiles' output rows over all of N in two SPM bands, stored once per
  * m-tile, whole rows, under the three policies with DRAM stalls: a DRAIN into the band before the
  * STORE of the m-tile two back has read it, or a STORE before the m-tile's last DRAIN, shows as a
@@ -180,21 +199,13 @@ Test(gemm, c_band)
             npu_slice_plan_t sp;
             npu_gemm_plan_t g;
             npu_gemm_report_t r;
-            int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
             cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, M, N, K, tiles[i], 0, 0,
                                              NPU_SLICE_BAND_OUT, &sp), 0);
             cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &sp, M, N, K, policy[p] == NPU_EMIT_1G4C, &g), 0);
             cr_assert(g.cband && g.m_tiles >= 3, "the bands must cycle");
-            npu_random_operands_dt(npu_cfg_bf16(&cfg), M, N, K, seed, A, B);
-            npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
-            int rc = npu_gemm_run_plan(&cfg, s, &g, A, B, policy[p], NULL, rtl_budget(&cfg, M, N, K), &r);
-            cr_assert_eq(rc, NPU_GEMM_PASS, "C band %dx%dx%d policy %d seed %llu: %s %s %s", M, N, K, policy[p],
-                         (unsigned long long)seed, npu_gemm_rc_name(rc), r.counters_msg, r.host_msg);
+            run_forced(&cfg, &g, policy[p], seed, "C band", &r);
             cr_assert_eq(r.run.cnt[NPU_CNT_insn_store], (uint64_t)g.m_tiles, "one STORE per m-tile");
             npu_gemm_report_free(&r);
-            npu_sim_close(s);
-            free(A);
-            free(B);
             seed++;
         }
 }
@@ -218,21 +229,13 @@ Test(gemm, split_a)
             npu_slice_plan_t sp;
             npu_gemm_plan_t g;
             npu_gemm_report_t r;
-            int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
             cr_assert_eq(npu_slice_eval_band(&cfg, &k, NPU_SLICE_GEMM, NULL, M, N, K, tiles[i], 0, i == 0,
                                              i == 0 ? NPU_SLICE_BAND_ON : NPU_SLICE_BAND_NONE, &sp), 0);
             cr_assert_eq(npu_gemm_plan_from_slice(&cfg, &sp, M, N, K, 0, &g), 0);
             cr_assert(g.spm_a[1] == 3u * (unsigned)cfg.spm_bank_words && g.m_tiles >= 3, "A1 in bank 3, used");
             cr_assert_eq(g.k_chunks, i + 1);
-            npu_random_operands_dt(npu_cfg_bf16(&cfg), M, N, K, seed, A, B);
-            npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
-            int rc = npu_gemm_run_plan(&cfg, s, &g, A, B, policy[p], NULL, rtl_budget(&cfg, M, N, K), &r);
-            cr_assert_eq(rc, NPU_GEMM_PASS, "split A %dx%dx%d policy %d seed %llu: %s %s %s", M, N, K, policy[p],
-                         (unsigned long long)seed, npu_gemm_rc_name(rc), r.counters_msg, r.host_msg);
+            run_forced(&cfg, &g, policy[p], seed, "split A", &r);
             npu_gemm_report_free(&r);
-            npu_sim_close(s);
-            free(A);
-            free(B);
             seed++;
         }
 }
@@ -252,22 +255,14 @@ Test(gemm, split_last)
             int M = shape[i][0], N = shape[i][1], K = shape[i][2];
             npu_gemm_plan_t g;
             npu_gemm_report_t r;
-            int16_t *A = malloc(sizeof *A * (size_t)M * K), *B = malloc(sizeof *B * (size_t)K * N);
             cr_assert_eq(npu_gemm_tile_ex(&cfg, M, N, K, policy[p] == NPU_EMIT_1G4C, &g), 0);
             cr_assert(npu_gemm_split_last_ok(&g), "%dx%dx%d: Mt %d, the last tile splits", M, N, K, g.Mt);
             g.split_last = 1;
             g.m_tiles++;
             cr_assert_eq(npu_gemm_plan_check(&cfg, &g), 0);
             cr_assert_eq(npu_gemm_m0(&g, g.m_tiles - 1) + npu_gemm_mrows(&g, g.m_tiles - 1), M);
-            npu_random_operands_dt(npu_cfg_bf16(&cfg), M, N, K, seed, A, B);
-            npu_sim_t *s = rtl_open(&cfg, STALL, 0, seed);
-            int rc = npu_gemm_run_plan(&cfg, s, &g, A, B, policy[p], NULL, rtl_budget(&cfg, M, N, K), &r);
-            cr_assert_eq(rc, NPU_GEMM_PASS, "split last %dx%dx%d policy %d seed %llu: %s %s %s", M, N, K,
-                         policy[p], (unsigned long long)seed, npu_gemm_rc_name(rc), r.counters_msg, r.host_msg);
+            run_forced(&cfg, &g, policy[p], seed, "split last", &r);
             npu_gemm_report_free(&r);
-            npu_sim_close(s);
-            free(A);
-            free(B);
             seed++;
         }
 }

@@ -246,9 +246,7 @@ static int emit_loads(emitter_t *e, int g)
             return 0;
         }
         emit_load_a(e, g, &ch, &e->s->ld[1]);
-        if (e->s->ld[1].n)
-            return 1;
-        return 0;
+        return e->s->ld[1].n != 0;
     }
     emit_load_a(e, g, &ch, l);
     emit_load_b(e, g, &ch, l);

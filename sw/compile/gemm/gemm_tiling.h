@@ -100,7 +100,7 @@ static inline int npu_gemm_half_rows(const npu_gemm_plan_t *p, int R)
     return R / 2 / p->F * p->F;
 }
 /* First row and rows of m-tile mi: mi * Mt and min(Mt, M - m0), except the halves of a split
- * last m-tile. */
+ * last m-tile (the rows run to the next tile's first, or to M). */
 static inline int npu_gemm_m0(const npu_gemm_plan_t *p, int mi)
 {
     int last = p->m_tiles - 2; /* the first half of a split last m-tile */
@@ -110,9 +110,7 @@ static inline int npu_gemm_m0(const npu_gemm_plan_t *p, int mi)
 }
 static inline int npu_gemm_mrows(const npu_gemm_plan_t *p, int mi)
 {
-    int m0 = npu_gemm_m0(p, mi);
-    int end = mi + 1 < p->m_tiles ? npu_gemm_m0(p, mi + 1) : p->M;
-    return end - m0 < p->Mt ? end - m0 : p->Mt;
+    return (mi + 1 < p->m_tiles ? npu_gemm_m0(p, mi + 1) : p->M) - npu_gemm_m0(p, mi);
 }
 /* The m-tile holding row `row` (0 <= row < M). */
 static inline int npu_gemm_mtile_of(const npu_gemm_plan_t *p, int row)
