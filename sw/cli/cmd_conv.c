@@ -163,9 +163,21 @@ static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int fails, int
 }
 
 /* --slicing (conv_slice.h): the plan options of kernel k x dataflow df of layer c in *o, *use set
- * when they replace conv_plan's own. heuristic (and no --slicing): conv_plan's; auto, burst: the
- * burst-aware pick, noburst the bytes-only pick; a layer that does not plan whole keeps
- * conv_plan's under auto and is refused under burst or noburst (-1, the reason in rep). */
+ * when they replace conv_plan's own. heuristic (and no --slicing): conv_plan's (and conv_split's
+ * split); auto, burst: the burst-aware pick, noburst the bytes-only pick, split or not; a layer
+ * that does not plan at all keeps conv_plan's under auto (its error then) and is refused under
+ * burst or noburst (-1, the reason in rep). */
+/* The pick's line: its split (ranges of filters, channels, columns), part 0's bands and groups. */
+static void print_pick(const npu_conv_slicing_t *r, int mode)
+{
+    const npu_conv_cand_t *p = &r->cand[r->pick[mode]], *h = &r->cand[r->heuristic];
+    printf("slicing %s: %d candidates; pick %d part%s (%d filter x %d channel x %d column ranges), R %d (%d bands) "
+           "x G %d (%d groups), predicted %.0f cycles; conv_plan's %d part%s, R %d x G %d, predicted %.0f\n",
+           npu_slice_mode_name(mode), r->n, p->parts, p->parts > 1 ? "s" : "", p->nf, p->nc, p->nw, p->R, p->nbands,
+           p->G, p->ngroups, p->cycles[mode] / 65536.0, h->parts, h->parts > 1 ? "s" : "", h->R, h->G,
+           h->cycles[mode] / 65536.0);
+}
+
 static int slicing_opts(const npu_cfg_t *cfg, const npu_args_t *a, const npu_conv_t *c, int k, int df,
                         npu_conv_plan_opts_t *o, int *use, npu_conv_report_t *rep)
 {
@@ -185,11 +197,7 @@ static int slicing_opts(const npu_cfg_t *cfg, const npu_args_t *a, const npu_con
     *o = r.cand[r.pick[mode]].opts;
     *use = 1;
     if (!a->quiet && !a->json)
-        printf("slicing %s: %d candidates; pick R %d (%d bands) x G %d (%d groups), predicted %.0f cycles; "
-               "conv_plan's R %d x G %d, predicted %.0f\n",
-               npu_slice_mode_name(mode), r.n, r.cand[r.pick[mode]].R, r.cand[r.pick[mode]].nbands,
-               r.cand[r.pick[mode]].G, r.cand[r.pick[mode]].ngroups, r.cand[r.pick[mode]].cycles[mode] / 65536.0,
-               r.cand[r.heuristic].R, r.cand[r.heuristic].G, r.cand[r.heuristic].cycles[mode] / 65536.0);
+        print_pick(&r, mode);
     npu_conv_slicing_free(&r);
     return 0;
 }

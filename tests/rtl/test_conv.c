@@ -82,7 +82,7 @@ static void sweep(int k)
     for (size_t i = 0; i < sizeof k_sweep / sizeof k_sweep[0]; i++) {
         shape_t sh = scaled(&cfg, k_sweep[i]);
         npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.F, sh.KH, sh.KW, sh.s, sh.p, sh.d);
-        npu_conv_plan_opts_t o = {sh.bands, sh.blocks, 0, 0};
+        npu_conv_plan_opts_t o = {.max_band_rows = sh.bands, .max_blocks = sh.blocks};
         both(&cfg, &c, k, &o, rtl_seed(100 + 10 * (uint64_t)i + (uint64_t)k));
     }
 }
@@ -104,7 +104,7 @@ Test(conv, depthwise, .timeout = 900)
     for (size_t i = 0; i < sizeof dws / sizeof dws[0]; i++) {
         shape_t sh = scaled(&cfg, dws[i]);
         npu_conv_t c = conv_layer_of(sh.b, sh.C, sh.H, sh.W, sh.C, sh.KH, sh.KW, sh.s, sh.p, sh.d);
-        npu_conv_plan_opts_t o = {sh.bands, sh.blocks, 0, 0};
+        npu_conv_plan_opts_t o = {.max_band_rows = sh.bands, .max_blocks = sh.blocks};
         c.depthwise = 1;
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
             both(&cfg, &c, k, &o, rtl_seed(400 + 10 * (uint64_t)i + (uint64_t)k));
@@ -128,7 +128,9 @@ Test(conv, random_layers, .timeout = 1800)
         int H = (KH - 1) * d + 1 + (int)(rtl_rand(&x) % 8), W = (KW - 1) * d + 1 + (int)(rtl_rand(&x) % 8);
         int C = 1 + (int)(rtl_rand(&x) % (uint64_t)(3 * cfg.s)), F = 1 + (int)(rtl_rand(&x) % (uint64_t)(3 * cfg.s));
         npu_conv_t c = conv_layer_of(1 + (int)(rtl_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
-        npu_conv_plan_opts_t o = {(int)(rtl_rand(&x) % 4), (int)(rtl_rand(&x) % 3), 0, (int)(rtl_rand(&x) % 2)};
+        npu_conv_plan_opts_t o = {.max_band_rows = (int)(rtl_rand(&x) % 4),
+            .max_blocks = (int)(rtl_rand(&x) % 3),
+            .padded = (int)(rtl_rand(&x) % 2)};
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++) {
             npu_conv_plan_t pl;
             char msg[160];
@@ -200,7 +202,7 @@ Test(conv, dram_bytes_3x3, .timeout = 900)
     for (int padded = 0; padded < 2; padded++)
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
             for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
-                npu_conv_plan_opts_t o1 = {0, 0, 0, padded}, o3 = {3, 0, 0, padded};
+                npu_conv_plan_opts_t o1 = {.padded = padded}, o3 = {.max_band_rows = 3, .padded = padded};
                 npu_conv_report_t r;
                 npu_conv_plan_t p;
                 char msg[160];

@@ -134,7 +134,9 @@ static int random_part(int part, int count)
     for (int i = 0; i < count;) {
         npu_conv_t c = random_layer(&cfg, &x);
         int k = (i + part) % 3, df = draw(&x, 2);
-        npu_conv_plan_opts_t o = {draw(&x, 3), draw(&x, 3) ? 0 : 1, 0, draw(&x, 2)};
+        npu_conv_plan_opts_t o = {.max_band_rows = draw(&x, 3),
+            .max_blocks = draw(&x, 3) ? 0 : 1,
+            .padded = draw(&x, 2)};
         npu_conv_split_t sp;
         char msg[256];
         unsigned stall = (unsigned)draw(&x, 26);

@@ -49,6 +49,17 @@ static double run(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, cons
 
 static double q16(uint64_t v) { return (double)v / 65536.0; }
 
+/* The candidate's split as "f<ranges>c<ranges>w<ranges>" (one static buffer per call site's use:
+ * printf takes the pointers before the next call; two buffers in turn). */
+static const char *split_name(const npu_conv_cand_t *c)
+{
+    static char buf[2][24];
+    static int k;
+    k ^= 1;
+    snprintf(buf[k], sizeof buf[k], "f%dc%dw%d", c->nf, c->nc, c->nw);
+    return buf[k];
+}
+
 /* One kernel x dataflow of layer c: 0 ok, 1 a bound not met, 2 a run failed. */
 static int one(const npu_cfg_t *cfg, const char *spec, const npu_conv_t *c, int k, int df, int every, totals_t *t)
 {
@@ -67,15 +78,17 @@ static int one(const npu_cfg_t *cfg, const char *spec, const npu_conv_t *c, int 
         if (!every && i != pb && i != pn && i != r.heuristic)
             continue;
         meas[i] = run(cfg, c, k, df, &r.cand[i].opts, &parts);
-        if (meas[i] < 0 || parts != 1) {
-            fprintf(stderr, "conv_slice_check: %s: candidate %d failed or split (%d parts)\n", spec, i, parts);
+        if (meas[i] < 0 || parts != r.cand[i].parts) {
+            fprintf(stderr, "conv_slice_check: %s: candidate %d failed or ran in %d parts (planned %d)\n", spec, i,
+                    parts, r.cand[i].parts);
             free(meas);
             npu_conv_slicing_free(&r);
             return 2;
         }
         if (every)
-            printf("    cand R %3d x%3d G %2d x%2d  burst %10.0f  bytes %10.0f  RTL %10.0f%s%s%s\n", r.cand[i].R,
-                   r.cand[i].nbands, r.cand[i].G, r.cand[i].ngroups, q16(r.cand[i].cycles[0]),
+            printf("    cand %s R %3d x%3d G %2d x%2d  burst %10.0f  bytes %10.0f  RTL %10.0f%s%s%s\n",
+                   split_name(&r.cand[i]), r.cand[i].R, r.cand[i].nbands, r.cand[i].G, r.cand[i].ngroups,
+                   q16(r.cand[i].cycles[0]),
                    q16(r.cand[i].cycles[1]), meas[i], i == pb ? " pick" : "", i == pn ? " bytes-pick" : "",
                    i == r.heuristic ? " heuristic" : "");
         best = best < 0 || meas[i] < best ? meas[i] : best;
@@ -83,10 +96,11 @@ static int one(const npu_cfg_t *cfg, const char *spec, const npu_conv_t *c, int 
     if (!meas)
         return 2;
     double ratio = meas[pb] / meas[pn];
-    printf("%-24s %-3s %-7s cands %3d  pick R%3d G%2d %9.0f  bytes-only R%3d G%2d %9.0f  heuristic %9.0f  "
+    printf("%-24s %-3s %-7s cands %3d  pick %s R%3d G%2d %9.0f  bytes-only %s R%3d G%2d %9.0f  heuristic %9.0f  "
            "pick/bytes %.3f",
-           spec, npu_conv_kernel_name(k), k == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(df), r.n, r.cand[pb].R,
-           r.cand[pb].G, meas[pb], r.cand[pn].R, r.cand[pn].G, meas[pn], meas[r.heuristic], ratio);
+           spec, npu_conv_kernel_name(k), k == NPU_CONV_FWD ? "-" : npu_conv_dataflow_name(df), r.n,
+           split_name(&r.cand[pb]), r.cand[pb].R, r.cand[pb].G, meas[pb], split_name(&r.cand[pn]), r.cand[pn].R,
+           r.cand[pn].G, meas[pn], meas[r.heuristic], ratio);
     if (every)
         printf("  best %9.0f  pick/best %.3f", best, meas[pb] / best);
     printf("\n");

@@ -111,7 +111,9 @@ static void random_layers(int S, int beat_words, uint64_t seed, int count)
             continue;
         int C = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S)), F = 1 + (int)(test_rand(&x) % (uint64_t)(3 * S));
         npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 2), C, H, W, F, KH, KW, s, p, d);
-        npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 4), (int)(test_rand(&x) % 3), 0, (int)(test_rand(&x) % 2)};
+        npu_conv_plan_opts_t o = {.max_band_rows = (int)(test_rand(&x) % 4),
+            .max_blocks = (int)(test_rand(&x) % 3),
+            .padded = (int)(test_rand(&x) % 2)};
         if (i % 4 == 3) { /* depthwise */
             c.depthwise = 1;
             c.F = c.C;
@@ -134,7 +136,7 @@ Test(conv_fake, dw_unit_without_waves)
 {
     npu_cfg_t cfg = test_cfg(2);
     npu_conv_t c = conv_layer_of(1, 6, 7, 1, 6, 7, 6, 1, 3, 1);
-    npu_conv_plan_opts_t o = {2, 1, 0, 0};
+    npu_conv_plan_opts_t o = {.max_band_rows = 2, .max_blocks = 1};
     c.depthwise = 1;
     conv_check(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, &o, 27);
 }
@@ -319,7 +321,9 @@ Test(conv_plan, invariants_random)
             int H = (KH - 1) * d + 1 + (int)(test_rand(&x) % 40), W = (KW - 1) * d + 1 + (int)(test_rand(&x) % 40);
             int C = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si])), F = 1 + (int)(test_rand(&x) % (uint64_t)(5 * ss[si]));
             npu_conv_t c = conv_layer_of(1 + (int)(test_rand(&x) % 3), C, H, W, F, KH, KW, s, p, d);
-            npu_conv_plan_opts_t o = {(int)(test_rand(&x) % 5), (int)(test_rand(&x) % 3), 0, (int)(test_rand(&x) % 2)};
+            npu_conv_plan_opts_t o = {.max_band_rows = (int)(test_rand(&x) % 5),
+                .max_blocks = (int)(test_rand(&x) % 3),
+                .padded = (int)(test_rand(&x) % 2)};
             if (i % 5 == 4) {
                 c.depthwise = 1;
                 c.F = c.C;
@@ -343,7 +347,7 @@ Test(conv_plan, compulsory_one_band)
     for (int padded = 0; padded < 2; padded++)
         for (int k = NPU_CONV_FWD; k <= NPU_CONV_DW; k++)
             for (int df = NPU_CONV_ZEROPAD; df <= NPU_CONV_ECOFLOW; df++) {
-                npu_conv_plan_opts_t o = {0, 0, 0, padded};
+                npu_conv_plan_opts_t o = {.padded = padded};
                 npu_conv_plan_t p;
                 char msg[160];
                 cr_assert_eq(npu_conv_plan(&cfg, &c, k, df, &o, &p, msg, sizeof msg), 0, "%s", msg);

@@ -8,6 +8,8 @@
 
 #include "compile/conv/conv_plan.h"
 #include "compile/conv/conv_slice.h"
+#include "compile/conv/conv_split.h"
+#include "compile/slice/slice.h"
 #include "compile/conv/conv_unit.h"
 #include "compile/slice/slice_cost.h"
 #include "model/prog_time.h"
@@ -20,81 +22,115 @@ static const npu_conv_t k_layers[] = {
     {1, 8, 10, 10, 8, 3, 3, 1, 1, 1, 1},
 };
 
-static int same_plan(const npu_conv_cand_t *c, const npu_conv_plan_t *p)
+static int same_cand(const npu_conv_cand_t *a, const npu_conv_cand_t *b)
 {
-    return c->R == p->R && c->nbands == p->nbands && c->G == p->G && c->ngroups == p->ngroups;
+    return a->R == b->R && a->nbands == b->nbands && a->G == b->G && a->ngroups == b->ngroups && a->nf == b->nf &&
+           a->nc == b->nc && a->nw == b->nw && a->units == b->units;
 }
 
-/* The reference's cost of plan p at a under the program-time model: its program emitted alone and
- * timed whole under each mode's constants, its bytes conv_plan's planned bytes (not the search's
- * walk). */
-static void time_plan(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const npu_conv_addrs_t *a, npu_conv_cand_t *x)
+/* The reference's cost of options o at a: the split npu_conv_split makes of them (NULL when it
+ * does not plan: 0); under the program-time model its program (npu_conv_split_emit) timed whole
+ * under each mode's constants, else its parts' unit walks (npu_conv_slice_cost) end to end; its
+ * bytes the split's planned bytes (not the search's walk). */
+static int ref_cost(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, const npu_conv_plan_opts_t *o,
+                    const npu_conv_addrs_t *a, npu_conv_time_fn time, npu_conv_cand_t *x)
 {
+    npu_conv_split_t sp;
     npu_prog_t g;
     char msg[200];
+    memset(x, 0, sizeof *x);
+    if (npu_conv_split(cfg, c, k, df, o, &sp, msg, sizeof msg) != 0)
+        return 0;
     npu_prog_init(&g);
-    cr_assert_eq(npu_cx_emit(cfg, p, a, NULL, NULL, &g, msg, sizeof msg), 0, "%s", msg);
-    for (int m = 0; m < 2; m++) {
-        npu_slice_cost_t k = npu_slice_cost_default(cfg, m);
+    cr_assert_eq(npu_conv_split_emit(cfg, &sp, a, &g, msg, sizeof msg), 0, "%s", msg);
+    for (int m = 0; m < 2 && time; m++) {
+        npu_slice_cost_t kc = npu_slice_cost_default(cfg, m);
         uint64_t cyc;
-        cr_assert_eq(npu_prog_time(cfg, &k, g.insn, g.n, &cyc, msg, sizeof msg), 0, "%s", msg);
+        cr_assert_eq(npu_prog_time(cfg, &kc, g.insn, g.n, &cyc, msg, sizeof msg), 0, "%s", msg);
         x->cycles[m] = cyc << NPU_SLICE_Q;
     }
+    for (int i = 0; i < sp.parts; i++) {
+        npu_conv_cand_t y;
+        npu_conv_addrs_t ai = npu_conv_split_addrs(&sp, i, a);
+        cr_assert_eq(npu_conv_slice_cost(cfg, &sp.part[i], &ai, NULL, &y, msg, sizeof msg), 0, "%s", msg);
+        for (int m = 0; m < 2 && !time; m++)
+            x->cycles[m] += y.cycles[m];
+        x->units += sp.part[i].units;
+    }
     npu_prog_free(&g);
-    x->R = p->R, x->nbands = p->nbands, x->G = p->G, x->ngroups = p->ngroups;
+    x->opts = *o;
+    x->R = sp.part[0].R, x->nbands = sp.part[0].nbands, x->G = sp.part[0].G, x->ngroups = sp.part[0].ngroups;
+    x->nf = sp.nf, x->nc = sp.nc, x->nw = sp.nw, x->parts = sp.parts;
+    x->rows = sp.part[0].rows, x->gmax = sp.part[0].nblk;
     for (int t = 0; t < NPU_NUM_TAGS; t++)
-        x->rd_bytes += p->plan_rd[t], x->wr_bytes += p->plan_wr[t];
+        x->rd_bytes += sp.plan_rd[t], x->wr_bytes += sp.plan_wr[t];
+    npu_conv_split_free(&sp);
+    return 1;
 }
 
-/* Every (max_blocks, max_band_rows) option planned and costed independently (time: the whole
- * program by time_plan; NULL: the unit walk, npu_conv_slice_cost); the least cycles, then fewest
- * bytes, first in the order G, R descending: the pick must be that plan, and every distinct plan a
- * candidate. */
+static int known(const npu_conv_slicing_t *r, const npu_conv_cand_t *x)
+{
+    for (int i = 0; i < r->n; i++)
+        if (same_cand(&r->cand[i], x))
+            return 1;
+    return 0;
+}
+
+/* Every split (filters and channels per range: their balanced 2S-block sizes; 1 .. 4 column
+ * ranges for fwd and dX) with every (max_blocks, max_band_rows) option on it, each planned and
+ * costed independently (ref_cost): the search's pick must cost what the least of them costs, every
+ * split at conv_plan's own bands and, for a layer that plans whole, every plan of it must be a
+ * candidate, and no two candidates the same plan. */
 static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, npu_conv_time_fn time,
                         const npu_conv_slicing_t *r)
 {
-    npu_conv_plan_t p, p0;
+    npu_conv_plan_t p0;
     npu_conv_addrs_t a;
     npu_conv_cand_t best[2], x;
-    int have = 0, same = 0;
+    int64_t fo[64], co[64];
+    int have = 0, whole, L = 2 * cfg->s, ncols;
+    int nfo = c->depthwise ? 1 : npu_slice_tile_opts(c->F, L, fo, 64), nco = npu_slice_tile_opts(c->C, L, co, 64);
     char msg[200];
-    cr_assert_eq(npu_conv_plan(cfg, c, k, df, NULL, &p0, msg, sizeof msg), 0, "%s", msg);
+    cr_assert_eq(npu_conv_geometry(cfg, c, k, df, NULL, &p0, msg, sizeof msg), 0, "%s", msg);
+    ncols = k == NPU_CONV_FWD ? p0.OW : c->W;
     npu_conv_dram_layout(&p0, (unsigned)npu_cfg_word(cfg) > 16 ? (unsigned)npu_cfg_word(cfg) : 16, &a, NULL);
-    for (int G = k == NPU_CONV_DW ? 1 : p0.nblk; G >= 1; G--)
-        for (int R = p0.rows; R >= 1; R--) {
-            npu_conv_plan_opts_t o = {R, k == NPU_CONV_DW ? 0 : G, 0, 0};
-            int known = 0;
-            if (npu_conv_plan(cfg, c, k, df, &o, &p, NULL, 0) != 0)
-                continue;
-            for (int i = 0; i < r->n; i++)
-                known |= same_plan(&r->cand[i], &p);
-            cr_assert(known, "kernel %d: the plan R %d G %d is no candidate", k, p.R, p.G);
-            memset(&x, 0, sizeof x);
-            x.opts = o;
-            if (time)
-                time_plan(cfg, &p, &a, &x);
-            else
-                cr_assert_eq(npu_conv_slice_cost(cfg, &p, &a, NULL, &x, msg, sizeof msg), 0, "%s", msg);
-            for (int m = 0; m < 2; m++)
-                if (!have || npu_conv_cand_better(&x, &best[m], m))
-                    best[m] = x;
-            have = 1;
-        }
+    whole = npu_conv_plan(cfg, c, k, df, NULL, &p0, msg, sizeof msg) == 0;
+    for (int nw = 1; nw <= (k == NPU_CONV_DW ? 1 : 4) && nw <= ncols; nw++)
+        for (int i = 0; i < nfo; i++)
+            for (int j = 0; j < nco; j++) {
+                npu_conv_plan_opts_t o = {.split_f = c->depthwise ? 0 : (int)fo[i], .split_c = (int)co[j],
+                                          .split_w = (ncols + nw - 1) / nw};
+                if (!ref_cost(cfg, c, k, df, &o, &a, time, &x))
+                    continue;
+                cr_assert(known(r, &x), "kernel %d: the split f%d c%d w%d is no candidate", k, x.nf, x.nc, x.nw);
+                for (int G = k == NPU_CONV_DW ? 1 : x.gmax, rows = x.rows; G >= 1; G--)
+                    for (int R = rows; R >= 1; R--) {
+                        o.max_band_rows = R;
+                        o.max_blocks = k == NPU_CONV_DW ? 0 : G;
+                        if (!ref_cost(cfg, c, k, df, &o, &a, time, &x))
+                            continue;
+                        cr_assert(!whole || x.parts > 1 || known(r, &x), "kernel %d: the plan R %d G %d is no "
+                                  "candidate", k, x.R, x.G);
+                        for (int m = 0; m < 2; m++)
+                            if (!have || npu_conv_cand_better(&x, &best[m], m))
+                                best[m] = x;
+                        have = 1;
+                    }
+            }
     for (int i = 0; i < r->n; i++)
         for (int j = 0; j < i; j++)
-            same += r->cand[i].R == r->cand[j].R && r->cand[i].nbands == r->cand[j].nbands &&
-                    r->cand[i].G == r->cand[j].G && r->cand[i].ngroups == r->cand[j].ngroups;
-    cr_assert_eq(same, 0, "two candidates of the same plan");
+            cr_assert(!same_cand(&r->cand[i], &r->cand[j]), "two candidates of the same plan");
     cr_assert(have);
     for (int m = 0; m < 2; m++) {
         const npu_conv_cand_t *pk = &r->cand[r->pick[m]];
-        cr_assert_eq(pk->cycles[m], best[m].cycles[m], "kernel %d mode %d: pick %llu, brute force %llu", k, m,
-                     (unsigned long long)pk->cycles[m], (unsigned long long)best[m].cycles[m]);
-        cr_assert(pk->R == best[m].R && pk->G == best[m].G && pk->nbands == best[m].nbands,
-                  "kernel %d mode %d: pick R %d G %d, brute force R %d G %d", k, m, pk->R, pk->G, best[m].R,
-                  best[m].G);
+        cr_assert_eq(pk->cycles[m], best[m].cycles[m], "kernel %d mode %d: pick %llu (f%dc%dw%d R %d G %d), brute "
+                     "force %llu (f%dc%dw%d R %d G %d)", k, m, (unsigned long long)pk->cycles[m], pk->nf, pk->nc,
+                     pk->nw, pk->R, pk->G, (unsigned long long)best[m].cycles[m], best[m].nf, best[m].nc, best[m].nw,
+                     best[m].R, best[m].G);
     }
-    cr_assert(same_plan(&r->cand[r->heuristic], &p0), "the heuristic candidate is conv_plan's own plan");
+    if (whole)
+        cr_assert(r->cand[r->heuristic].parts == 1 && r->cand[r->heuristic].R == p0.R &&
+                  r->cand[r->heuristic].G == p0.G, "the heuristic candidate is conv_plan's own plan");
 }
 
 /* The search against the brute force on every layer, kernel and dataflow, costed by time. */
@@ -123,7 +159,7 @@ Test(conv_slice, pick_is_the_brute_force_least) { pick_against_brute_force(npu_p
 Test(conv_slice, walk_pick_is_the_brute_force_least) { pick_against_brute_force(NULL); }
 
 /* One source of truth for the bytes: the LOADs and STOREs each candidate's program issues, per
- * tag, are the bytes conv_plan says the plan moves. */
+ * tag, are the bytes conv_split says the split's plans move (partial sums included). */
 Test(conv_slice, program_bytes_are_the_plans)
 {
     npu_cfg_t cfg = test_cfg(8);
@@ -134,14 +170,15 @@ Test(conv_slice, program_bytes_are_the_plans)
             char msg[300];
             cr_assert_eq(npu_conv_slice(&cfg, &k_layers[l], k, df, npu_prog_time, &r, msg, sizeof msg), 0, "%s", msg);
             for (int i = 0; i < r.n; i++) {
-                npu_conv_plan_t p;
-                cr_assert_eq(npu_conv_plan(&cfg, &k_layers[l], k, df, &r.cand[i].opts, &p, msg, sizeof msg), 0);
+                npu_conv_split_t sp;
+                cr_assert_eq(npu_conv_split(&cfg, &k_layers[l], k, df, &r.cand[i].opts, &sp, msg, sizeof msg), 0);
                 for (int t = 1; t < NPU_NUM_TAGS; t++) {
-                    cr_assert_eq(r.cand[i].rd_tag[t], p.plan_rd[t], "layer %zu kernel %d cand %d tag %d: read %llu, "
+                    cr_assert_eq(r.cand[i].rd_tag[t], sp.plan_rd[t], "layer %zu kernel %d cand %d tag %d: read %llu, "
                                  "plan %llu", l, k, i, t, (unsigned long long)r.cand[i].rd_tag[t],
-                                 (unsigned long long)p.plan_rd[t]);
-                    cr_assert_eq(r.cand[i].wr_tag[t], p.plan_wr[t], "layer %zu kernel %d cand %d tag %d", l, k, i, t);
+                                 (unsigned long long)sp.plan_rd[t]);
+                    cr_assert_eq(r.cand[i].wr_tag[t], sp.plan_wr[t], "layer %zu kernel %d cand %d tag %d", l, k, i, t);
                 }
+                npu_conv_split_free(&sp);
             }
             npu_conv_slicing_free(&r);
         }
@@ -221,11 +258,52 @@ Test(conv_slice, refusals)
 {
     npu_cfg_t cfg = test_cfg(8);
     npu_conv_slicing_t r;
-    npu_conv_t big = {1, 512, 16, 16, 512, 3, 3, 1, 1, 1, 0}, bad = {1, 4, 10, 10, 8, 3, 3, 0, 1, 1, 0};
+    npu_conv_t bad = {1, 4, 10, 10, 8, 3, 3, 0, 1, 1, 0};
     char msg[300];
-    cr_assert_eq(npu_conv_slice(&cfg, &big, NPU_CONV_FWD, NPU_CONV_ZEROPAD, npu_prog_time, &r, msg, sizeof msg), -1);
-    cr_assert(strstr(msg, "does not plan whole") && strstr(msg, "one part"), "%s", msg);
-    cr_assert(r.cand == NULL && r.n == 0);
     cr_assert_eq(npu_conv_slice(&cfg, &bad, NPU_CONV_FWD, NPU_CONV_ZEROPAD, npu_prog_time, &r, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "stride"), "%s", msg);
+    cr_assert(r.cand == NULL && r.n == 0);
+}
+
+/* A layer that does not plan whole: its candidates are splits (conv_split.h), the heuristic is
+ * npu_conv_split's own, and the pick runs as planned (its options give the same split). */
+Test(conv_slice, a_layer_too_large_slices_in_parts)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_conv_slicing_t r;
+    npu_conv_t big = {1, 512, 16, 16, 512, 3, 3, 1, 1, 1, 0};
+    npu_conv_split_t sp;
+    char msg[300];
+    cr_assert_eq(npu_conv_slice(&cfg, &big, NPU_CONV_FWD, NPU_CONV_ZEROPAD, npu_prog_time, &r, msg, sizeof msg), 0,
+                 "%s", msg);
+    cr_assert(r.n > 1);
+    for (int i = 0; i < r.n; i++)
+        cr_assert(r.cand[i].parts > 1 && r.cand[i].parts == r.cand[i].nf * r.cand[i].nc * r.cand[i].nw);
+    cr_assert_eq(npu_conv_split(&cfg, &big, NPU_CONV_FWD, NPU_CONV_ZEROPAD, NULL, &sp, msg, sizeof msg), 0);
+    cr_assert(sp.nf == r.cand[r.heuristic].nf && sp.nc == r.cand[r.heuristic].nc && sp.nw == r.cand[r.heuristic].nw);
+    npu_conv_split_free(&sp);
+    for (int m = 0; m < 2; m++) {
+        const npu_conv_cand_t *pk = &r.cand[r.pick[m]];
+        cr_assert_eq(npu_conv_split(&cfg, &big, NPU_CONV_FWD, NPU_CONV_ZEROPAD, &pk->opts, &sp, msg, sizeof msg), 0);
+        cr_assert(sp.nf == pk->nf && sp.nc == pk->nc && sp.nw == pk->nw && sp.part[0].R == pk->R);
+        npu_conv_split_free(&sp);
+    }
+    npu_conv_slicing_free(&r);
+}
+
+/* Split options a split cannot take are refused with the reason. */
+Test(conv_slice, given_splits_are_checked)
+{
+    npu_cfg_t cfg = test_cfg(8);
+    npu_conv_t c = {1, 32, 10, 10, 32, 3, 3, 1, 1, 1, 0};
+    npu_conv_plan_opts_t f = {.split_f = 8}, w = {.split_w = 4}, ok = {.split_f = 16, .split_c = 16, .split_w = 4};
+    npu_conv_split_t sp;
+    char msg[200];
+    cr_assert_eq(npu_conv_split(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, &f, &sp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "filter range (8)"), "%s", msg);
+    cr_assert_eq(npu_conv_split(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, &w, &sp, msg, sizeof msg), -1);
+    cr_assert(strstr(msg, "column ranges"), "%s", msg);
+    cr_assert_eq(npu_conv_split(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, &ok, &sp, msg, sizeof msg), 0, "%s", msg);
+    cr_assert(sp.nf == 2 && sp.nc == 2 && sp.nw == 3 && sp.parts == 12 && sp.wseg == 4);
+    npu_conv_split_free(&sp);
 }

@@ -122,11 +122,11 @@ static int plan_dx(const npu_cfg_t *cfg, const npu_conv_t *c, int padded, unsign
                    char *msg, size_t n)
 {
     npu_cfg_t lo = *cfg;
-    npu_conv_plan_opts_t ring = {0, 0, 1, padded};
+    npu_conv_plan_opts_t ring = {.dy_ring = 1, .padded = padded};
     char why[200] = "";
     lo.spm_bank_words = (int)(base / (unsigned)cfg->spm_banks);
     for (int G = npu_ceildiv(c->C, npu_cfg_f(cfg)); G >= 1; G--) {
-        npu_conv_plan_opts_t o = {0, G, 0, padded};
+        npu_conv_plan_opts_t o = {.max_blocks = G, .padded = padded};
         if (npu_conv_plan(&lo, c, NPU_CONV_DX, NPU_CONV_ECOFLOW, &o, p, why, sizeof why) == 0 && p->nbands == 1)
             return 0;
     }
@@ -244,7 +244,7 @@ static int xt_ring_plan(const npu_cfg_t *cfg, npu_conv_bwd_plan_t *bp, const npu
     unsigned total = (unsigned)npu_cfg_spm_words(cfg);
     char why[200] = "the dW^T tile leaves no room";
     for (int M = c->H - 1; M >= 1 && bp->dwt_words + 64u <= total; M--) {
-        npu_conv_plan_opts_t o = {M, 0, 1, bp->padded};
+        npu_conv_plan_opts_t o = {.max_band_rows = M, .dy_ring = 1, .padded = bp->padded};
         npu_cfg_t lo = *cfg;
         int need;
         lo.spm_bank_words = (int)((total - bp->dwt_words) / (unsigned)cfg->spm_banks);

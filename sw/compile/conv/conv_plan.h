@@ -52,6 +52,11 @@ typedef struct npu_conv_plan_opts {
     int max_blocks;    /* 0: as many output-channel blocks per unit as the OBUF allows */
     int dy_ring;       /* dX ecoflow: the dY rows in one ring (npu_conv_ring_rows), each loaded once */
     int padded;        /* DRAM pixel rows padded to whole beats (else dense) */
+    /* The layer cut into parts (conv_split.h) as given, not by npu_conv_split's own search: filters
+     * and channels per range (multiples of 2S, or at least F / C: one range), columns per range
+     * (fwd output, dX dX columns; at least their count: one range; dW none). All 0: npu_conv_split's
+     * own split (the slicing stage's candidates set them, conv_slice.h). Plans ignore them. */
+    int split_f, split_c, split_w;
 } npu_conv_plan_opts_t;
 
 typedef struct npu_conv_plan {

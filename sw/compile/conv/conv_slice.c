@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compile/conv/conv_split.h"
 #include "compile/conv/conv_unit.h"
+#include "compile/slice/slice.h"
 #include "prog/prog_expect.h"
 
 void npu_conv_dram_layout(const npu_conv_plan_t *p, unsigned align, npu_conv_addrs_t *a, uint64_t *end)
@@ -196,7 +198,7 @@ void npu_conv_slicing_free(npu_conv_slicing_t *r)
 {
     free(r->cand);
     r->cand = NULL;
-    r->n = 0;
+    r->n = r->cap = 0;
 }
 
 static int fail(char *msg, size_t n, const char *why)
@@ -206,83 +208,220 @@ static int fail(char *msg, size_t n, const char *why)
     return -1;
 }
 
-/* The candidate of plan p (options o) appended unless a plan of the same shape is there; its index,
- * or -1 with the reason. */
-static int add_cand(const npu_cfg_t *cfg, npu_conv_slicing_t *r, int cap, const npu_conv_plan_t *p,
+/* Split sp's cost at addresses a (fills every field of *c but opts): each part walked at its own
+ * addresses (npu_conv_slice_cost), the parts' bytes, bursts and compute summed and their walks
+ * end to end (a barrier between parts); with a timing model, the split's whole program timed
+ * instead. The shape fields are part 0's; units and parts the split's. 0, or -1 with the reason. */
+static int split_cost(const npu_cfg_t *cfg, const npu_conv_split_t *sp, const npu_conv_addrs_t *a,
+                      npu_conv_time_fn time, npu_conv_cand_t *c, char *msg, size_t n)
+{
+    npu_conv_cand_t pc, sum;
+    npu_prog_t prog;
+    int rc = 0;
+    if (sp->parts == 1) /* the layer's own plan: its program as npu_conv_slice_cost emits it */
+        rc = npu_conv_slice_cost(cfg, &sp->part[0], a, time, c, msg, n);
+    for (int i = 0; i < sp->parts && sp->parts > 1 && rc == 0; i++) {
+        npu_conv_addrs_t ai = npu_conv_split_addrs(sp, i, a);
+        pc.opts = c->opts;
+        if ((rc = npu_conv_slice_cost(cfg, &sp->part[i], &ai, NULL, &pc, msg, n)) != 0)
+            break;
+        if (i == 0) {
+            sum = pc;
+            continue;
+        }
+        for (int m = 0; m < 2; m++)
+            sum.cycles[m] += pc.cycles[m];
+        sum.compute += pc.compute, sum.units += pc.units, sum.xfers += pc.xfers;
+        sum.rd_bytes += pc.rd_bytes, sum.wr_bytes += pc.wr_bytes;
+        sum.rd_bursts += pc.rd_bursts, sum.wr_bursts += pc.wr_bursts;
+        for (int t = 0; t < NPU_NUM_TAGS; t++)
+            sum.rd_tag[t] += pc.rd_tag[t], sum.wr_tag[t] += pc.wr_tag[t];
+    }
+    if (sp->parts > 1 && rc == 0) {
+        *c = sum;
+        npu_prog_init(&prog);
+        rc = time ? npu_conv_split_emit(cfg, sp, a, &prog, msg, n) : 0;
+        for (int m = 0; m < 2 && rc == 0 && time; m++) {
+            npu_slice_cost_t k = npu_slice_cost_default(cfg, m);
+            uint64_t cyc;
+            rc = time(cfg, &k, prog.insn, prog.n, &cyc, msg, n);
+            c->cycles[m] = cyc << NPU_SLICE_Q;
+        }
+        npu_prog_free(&prog);
+    }
+    c->nf = sp->nf, c->nc = sp->nc, c->nw = sp->nw, c->parts = sp->parts;
+    c->rows = sp->part[0].rows, c->gmax = sp->part[0].nblk;
+    return rc;
+}
+
+static int same_shape(const npu_conv_cand_t *a, const npu_conv_split_t *sp, int units)
+{
+    const npu_conv_plan_t *p = &sp->part[0];
+    return a->nf == sp->nf && a->nc == sp->nc && a->nw == sp->nw && a->R == p->R && a->nbands == p->nbands &&
+           a->G == p->G && a->ngroups == p->ngroups && a->units == units;
+}
+
+/* The candidate of options o: its split appended unless one of the same shape is there; its index,
+ * -1 with the reason, or -2 when o does not plan. */
+static int add_cand(const npu_cfg_t *cfg, npu_conv_slicing_t *r, const npu_conv_t *l, int kernel, int dataflow,
                     const npu_conv_plan_opts_t *o, const npu_conv_addrs_t *a, npu_conv_time_fn time, char *msg,
                     size_t n)
 {
-    npu_conv_cand_t *c;
-    for (int i = 0; i < r->n; i++)
-        if (r->cand[i].R == p->R && r->cand[i].nbands == p->nbands && r->cand[i].G == p->G &&
-            r->cand[i].ngroups == p->ngroups)
-            return i;
-    if (r->n == cap)
-        return fail(msg, n, "too many candidates");
-    c = &r->cand[r->n];
-    c->opts = *o;
-    if (npu_conv_slice_cost(cfg, p, a, time, c, msg, n) != 0)
-        return -1;
-    return r->n++;
+    npu_conv_split_t sp;
+    char why[300];
+    int i, rc = 0;
+    if (npu_conv_split(cfg, l, kernel, dataflow, o, &sp, why, sizeof why) != 0) {
+        fail(msg, n, why);
+        return -2;
+    }
+    for (i = 0; i < r->n && !same_shape(&r->cand[i], &sp, sp.units); i++)
+        ;
+    if (i == r->n) {
+        if (r->n == r->cap) {
+            int cap = r->cap ? 2 * r->cap : 64;
+            npu_conv_cand_t *m = realloc(r->cand, (size_t)cap * sizeof *m);
+            if (!m) {
+                npu_conv_split_free(&sp);
+                return fail(msg, n, "out of memory");
+            }
+            r->cand = m, r->cap = cap;
+        }
+        memset(&r->cand[i], 0, sizeof r->cand[i]);
+        r->cand[i].opts = *o;
+        rc = split_cost(cfg, &sp, a, time, &r->cand[i], msg, n);
+        r->n += rc == 0;
+    }
+    npu_conv_split_free(&sp);
+    return rc == 0 ? i : -1;
 }
 
-/* Every (G, R) of the options, G and R from the largest down; each distinct plan costed. */
-static int enumerate(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
-                     const npu_conv_plan_t *p0, const npu_conv_addrs_t *a, npu_conv_time_fn time,
-                     npu_conv_slicing_t *r, char *msg, size_t n)
+/* Stage B: every (G, R) on the split of candidate `base` (its split options kept), G and R from
+ * the largest down, bounded by its part 0's blocks and rows; each distinct plan costed. */
+static int bands_and_groups(const npu_cfg_t *cfg, npu_conv_slicing_t *r, const npu_conv_t *l, int kernel,
+                            int dataflow, int base, const npu_conv_addrs_t *a, npu_conv_time_fn time, char *msg,
+                            size_t n)
 {
-    int gmax = kernel == NPU_CONV_DW ? 1 : p0->nblk, cap = gmax * p0->rows + 1;
-    npu_conv_plan_t *p = malloc(sizeof *p);
-    if (!p || !(r->cand = calloc((size_t)cap, sizeof *r->cand))) {
-        free(p);
-        return fail(msg, n, "out of memory");
-    }
+    npu_conv_plan_opts_t o0 = r->cand[base].opts;
+    int gmax = kernel == NPU_CONV_DW ? 1 : r->cand[base].gmax, rows = r->cand[base].rows;
     for (int G = gmax; G >= 1; G--)
-        for (int R = p0->rows; R >= 1; R--) {
-            npu_conv_plan_opts_t o = {R, kernel == NPU_CONV_DW ? 0 : G, 0, 0};
-            if ((p0->rows + R - 1) / R == (p0->rows + R) / (R + 1) && R < p0->rows)
+        for (int R = rows; R >= 1; R--) {
+            npu_conv_plan_opts_t o = o0;
+            if ((rows + R - 1) / R == (rows + R) / (R + 1) && R < rows)
                 continue; /* the same bands as R + 1 (balanced heights) */
-            if (npu_conv_plan(cfg, c, kernel, dataflow, &o, p, NULL, 0) != 0)
-                continue;
-            if (add_cand(cfg, r, cap, p, &o, a, time, msg, n) < 0) {
-                free(p);
+            o.max_band_rows = R;
+            o.max_blocks = kernel == NPU_CONV_DW ? 0 : G;
+            if (add_cand(cfg, r, l, kernel, dataflow, &o, a, time, msg, n) == -1)
                 return -1;
-            }
         }
-    free(p);
     return 0;
+}
+
+/* Stage A: every split (filters and channels per range: npu_slice_tile_opts of F and C in 2S
+ * blocks, largest first; fwd and dX columns per range for 1 .. NW_MAX ranges) of at most
+ * PARTS_MAX parts, its parts planned by conv_plan's own bands and groups. */
+#define NW_MAX 4
+#define PARTS_MAX 64
+#define SPLIT_OPTS 64
+static int splits(const npu_cfg_t *cfg, npu_conv_slicing_t *r, const npu_conv_t *l, int kernel, int dataflow,
+                  const npu_conv_plan_t *w, const npu_conv_addrs_t *a, npu_conv_time_fn time, char *msg, size_t n)
+{
+    int64_t fo[SPLIT_OPTS], co[SPLIT_OPTS];
+    int nfo = l->depthwise ? 1 : npu_slice_tile_opts(l->F, w->L, fo, SPLIT_OPTS);
+    int nco = npu_slice_tile_opts(l->C, w->L, co, SPLIT_OPTS);
+    int ncols = kernel == NPU_CONV_FWD ? w->OW : w->c.W, prev = 0;
+    nfo = nfo < SPLIT_OPTS ? nfo : SPLIT_OPTS;
+    nco = nco < SPLIT_OPTS ? nco : SPLIT_OPTS;
+    for (int nw = 1; nw <= (kernel == NPU_CONV_DW ? 1 : NW_MAX) && nw <= ncols; nw++) {
+        int wseg = (ncols + nw - 1) / nw;
+        if (wseg == prev)
+            continue;
+        prev = wseg;
+        for (int i = 0; i < nfo; i++)
+            for (int j = 0; j < nco; j++) {
+                npu_conv_plan_opts_t o = {0};
+                int parts = (l->depthwise ? 1 : (int)((l->F + fo[i] - 1) / fo[i])) *
+                            (int)((l->C + co[j] - 1) / co[j]) * ((ncols + wseg - 1) / wseg);
+                if (parts > PARTS_MAX)
+                    continue;
+                o.split_f = l->depthwise ? 0 : (int)fo[i];
+                o.split_c = (int)co[j];
+                o.split_w = wseg;
+                if (add_cand(cfg, r, l, kernel, dataflow, &o, a, time, msg, n) == -1)
+                    return -1;
+            }
+    }
+    return 0;
+}
+
+/* The (G, R) options bands_and_groups tries on candidate c: its distinct band counts x blocks. */
+static int band_opts(const npu_conv_cand_t *c, int kernel)
+{
+    int k = 0;
+    for (int R = c->rows; R >= 1; R--)
+        k += R == c->rows || (c->rows + R - 1) / R != (c->rows + R) / (R + 1);
+    return k * (kernel == NPU_CONV_DW ? 1 : c->gmax);
+}
+
+/* Stage B on the splits of stage A (candidates [0, ns)): on every one when their (G, R) options
+ * number at most PLANS_FULL in all, else on the SPLITS_TOP cheapest under each cost. */
+#define PLANS_FULL 512
+#define SPLITS_TOP 3
+static int stage_b(const npu_cfg_t *cfg, npu_conv_slicing_t *r, const npu_conv_t *l, int kernel, int dataflow,
+                   const npu_conv_addrs_t *a, npu_conv_time_fn time, char *msg, size_t n)
+{
+    int ns = r->n, total = 0, rc = 0;
+    char *pick = calloc((size_t)ns, 1);
+    if (!pick)
+        return fail(msg, n, "out of memory");
+    for (int i = 0; i < ns; i++)
+        total += band_opts(&r->cand[i], kernel);
+    for (int m = 0; m < 2; m++)
+        for (int t = 0; t < (total <= PLANS_FULL ? ns : SPLITS_TOP); t++) {
+            int b = -1; /* the cheapest split not yet taken under cost m */
+            for (int i = 0; i < ns; i++)
+                if (!(pick[i] & (1 << m)) && (b < 0 || npu_conv_cand_better(&r->cand[i], &r->cand[b], m)))
+                    b = i;
+            if (b >= 0)
+                pick[b] |= (char)(1 << m);
+        }
+    for (int i = 0; i < ns && rc == 0; i++)
+        if (pick[i])
+            rc = bands_and_groups(cfg, r, l, kernel, dataflow, i, a, time, msg, n);
+    free(pick);
+    return rc;
+}
+
+static int least(const npu_conv_slicing_t *r, int mode)
+{
+    int b = 0;
+    for (int i = 1; i < r->n; i++)
+        if (npu_conv_cand_better(&r->cand[i], &r->cand[b], mode))
+            b = i;
+    return b;
 }
 
 int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_time_fn time,
                    npu_conv_slicing_t *r, char *msg, size_t n)
 {
-    npu_conv_plan_t *p0 = malloc(sizeof *p0);
+    npu_conv_plan_t *w = malloc(sizeof *w);
     npu_conv_addrs_t a;
-    npu_conv_plan_opts_t none = {0, 0, 0, 0};
-    char why[200];
+    npu_conv_plan_opts_t none = {0};
+    unsigned DB = (unsigned)npu_cfg_beat(cfg); /* tensors from a DRAM beat, as conv_run places them */
     int rc = -1;
     memset(r, 0, sizeof *r);
-    if (!p0)
+    if (!w)
         return fail(msg, n, "out of memory");
-    if (npu_conv_plan(cfg, c, kernel, dataflow, NULL, p0, why, sizeof why) != 0) {
-        char m[300];
-        snprintf(m, sizeof m, "the layer does not plan whole (%s): the slicing selection takes layers of one part",
-                 why);
-        fail(msg, n, m);
-    } else {
-        unsigned DB = (unsigned)npu_cfg_beat(cfg); /* tensors from a DRAM beat, as conv_run places them */
-        npu_conv_dram_layout(p0, DB > 16 ? DB : 16, &a, NULL);
-        rc = enumerate(cfg, c, kernel, dataflow, p0, &a, time, r, msg, n);
-        if (rc == 0)
-            rc = (r->heuristic = add_cand(cfg, r, r->n + 1, p0, &none, &a, time, msg, n)) < 0 ? -1 : 0;
+    if (npu_conv_geometry(cfg, c, kernel, dataflow, NULL, w, msg, n) == 0) {
+        npu_conv_dram_layout(w, DB > 16 ? DB : 16, &a, NULL);
+        rc = 0;
     }
-    for (int m = 0; m < 2 && rc == 0; m++) {
-        r->pick[m] = 0;
-        for (int i = 1; i < r->n; i++)
-            if (npu_conv_cand_better(&r->cand[i], &r->cand[r->pick[m]], m))
-                r->pick[m] = i;
-    }
-    free(p0);
+    if (rc == 0 && (r->heuristic = add_cand(cfg, r, c, kernel, dataflow, &none, &a, time, msg, n)) < 0)
+        rc = -1; /* the layer does not plan, split or not: npu_conv_split's reason */
+    rc = rc == 0 ? splits(cfg, r, c, kernel, dataflow, w, &a, time, msg, n) : rc;
+    rc = rc == 0 ? stage_b(cfg, r, c, kernel, dataflow, &a, time, msg, n) : rc;
+    for (int m = 0; m < 2 && rc == 0; m++)
+        r->pick[m] = least(r, m);
+    free(w);
     if (rc != 0)
         npu_conv_slicing_free(r);
     else if (n)

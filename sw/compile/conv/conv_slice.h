@@ -2,13 +2,24 @@
  * conv_slice.h - burst-aware slicing of a convolution kernel over the plans its emitter runs
  * (docs/conv.md "Slicing", docs/compiler.md "Slicing"; issue 14 acceptance 6 on conv layers).
  *
- * Candidates. Every distinct plan conv_plan makes under its options (npu_conv_plan_opts_t):
- * fwd / dX every block group size G (max_blocks, 1 .. the output-channel blocks) with every
- * band height R (max_band_rows, the balanced heights of the banded rows, conv_plan.h); dW every
- * band height (its passes are fixed by the OBUF layout, npu_conv_dw_layout: no option moves
- * them). Plans that come out the same (R, bands, G, groups) are one candidate. Enumeration order:
- * G from the largest down, then R from the tallest down.
- *
+ * Candidates: the tile sizes along every dimension the emitter can cut, as options of
+ * npu_conv_split (conv_plan.h npu_conv_plan_opts_t; batch 1 needs no batch tile):
+ *   - filters and channels per DRAM range (split_f, split_c: the balanced 2S-block sizes of F and
+ *     C, npu_slice_tile_opts; depthwise: channels only) and, for fwd and dX, columns per range
+ *     (split_w, 1 .. NW_MAX ranges): the split's parts (conv_split.h; at most PARTS_MAX);
+ *   - per part, fwd / dX the output-channel blocks per unit G (max_blocks, 1 .. part 0's blocks)
+ *     and the band height R (max_band_rows, the balanced heights of the banded rows, conv_plan.h);
+ *     dW the band height (its passes are fixed by the OBUF layout, npu_conv_dw_layout: no option
+ *     moves them).
+ * Two stages. A: every split, its parts at conv_plan's own bands and groups. B: every (G, R) on
+ * every split of A when their options number at most PLANS_FULL (512) in all, else on the
+ * SPLITS_TOP (3) cheapest splits of A under each cost. Plans that come out the same (split,
+ * part 0's R, bands, G, groups, units) are one candidate. Enumeration order: conv_plan's own
+ * (npu_conv_split without options: the heuristic) first, then A (columns ranges, filter ranges,
+ * channel ranges, each from the fewest up), then B (G, then R from the largest down).
+ * A layer of one part is costed as its plan (below); a split's parts are walked one after the
+ * other at their own addresses (a barrier between parts), or its whole program (conv_split_emit)
+ * timed.
  * Cost. Each candidate is emitted (npu_cx_emit, at the DRAM addresses a run lays its tensors
  * at: npu_conv_dram_layout) and timed whole by the caller's program-level timing model
  * (npu_conv_time_fn; the CLI and conv_slice_check pass model/prog_time.h's npu_prog_time: the
@@ -34,7 +45,9 @@
  * and misorders close ones. Either way the walk fills the candidate's bytes, bursts and compute.
  *
  * Pick: least predicted cycles, then fewest DRAM bytes, then the first enumerated.
- * Layers whose plan does not fit whole (conv_split.h parts) are refused.
+ * Measured (make bench, conv_slice_check): the bytes-only cost picks channel ranges where a
+ * depthwise dW would read a pixel's channels in pieces, a burst per pixel and range; the
+ * burst-aware cost sees those bursts.
  */
 #ifndef NPU_CONV_SLICE_H
 #define NPU_CONV_SLICE_H
@@ -51,7 +64,9 @@
  * predicted cycles under both costs. */
 typedef struct npu_conv_cand {
     npu_conv_plan_opts_t opts;
-    int R, nbands, G, ngroups, units, passes;
+    int R, nbands, G, ngroups, units, passes; /* part 0's bands, groups, dW passes; units: all parts' */
+    int nf, nc, nw, parts;          /* the split (conv_split.h): filter, channel, column ranges */
+    int rows, gmax;                 /* part 0's rows cut into bands and output-channel blocks */
     uint64_t cycles[2];             /* Q16, [NPU_SLICE_BURST], [NPU_SLICE_NOBURST] */
     uint64_t compute;               /* Q16, the sum of the units' compute (no overlap) */
     uint64_t rd_bytes, wr_bytes;    /* DRAM bytes of the LOADs / STOREs: their beats x B, as the
@@ -62,7 +77,7 @@ typedef struct npu_conv_cand {
 } npu_conv_cand_t;
 
 typedef struct npu_conv_slicing {
-    int n;
+    int n, cap;
     npu_conv_cand_t *cand;          /* n candidates, in enumeration order */
     int pick[2];                    /* the pick under each cost (index into cand) */
     int heuristic;                  /* conv_plan's own choice (no options) */
@@ -86,8 +101,8 @@ int npu_conv_slice_cost(const npu_cfg_t *cfg, const npu_conv_plan_t *p, const np
                         npu_conv_time_fn time, npu_conv_cand_t *c, char *msg, size_t n);
 
 /* Every candidate of kernel x dataflow of layer c, costed, and the picks. 0, or -1 with the reason
- * in msg (layer invalid, a split layer, nothing plans, out of memory). Free with
- * npu_conv_slicing_free. */
+ * in msg (layer invalid, nothing plans, split or not: npu_conv_split's reason; out of memory).
+ * Free with npu_conv_slicing_free. */
 int npu_conv_slice(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow, npu_conv_time_fn time,
                    npu_conv_slicing_t *r, char *msg, size_t n);
 void npu_conv_slicing_free(npu_conv_slicing_t *r);

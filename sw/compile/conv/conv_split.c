@@ -263,6 +263,31 @@ static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, np
     return 0;
 }
 
+/* The split opts gives (split_f, split_c, split_w): ranges set, 0; or -1 with the reason when a
+ * size is not whole 2S-channel blocks or columns are cut for dW. */
+static int split_given(const npu_conv_plan_opts_t *o, npu_conv_split_t *s, char *msg, size_t n)
+{
+    const npu_conv_t *c = &s->whole.c;
+    int L = s->whole.L, ncols = split_ncols(&s->whole);
+    int64_t fsz = o->split_f > 0 && o->split_f < c->F ? o->split_f : c->F;
+    int64_t csz = o->split_c > 0 && o->split_c < c->C ? o->split_c : c->C;
+    if (fsz % L && fsz < c->F)
+        return snprintf(msg, n, "a split's filter range (%d) is not whole %d-channel blocks", o->split_f, L), -1;
+    if (csz % L && csz < c->C)
+        return snprintf(msg, n, "a split's channel range (%d) is not whole %d-channel blocks", o->split_c, L), -1;
+    if (o->split_w > 0 && o->split_w < ncols && s->whole.kernel == NPU_CONV_DW)
+        return snprintf(msg, n, "dW is not split into column ranges"), -1;
+    set_ranges(s, fsz, csz); /* depthwise: one filter range, the filters go with the channels */
+    s->wseg = o->split_w > 0 && o->split_w < ncols ? o->split_w : ncols;
+    s->nw = cdiv(ncols, s->wseg);
+    return 0;
+}
+
+static int split_is_given(const npu_conv_plan_opts_t *o)
+{
+    return o && (o->split_f > 0 || o->split_c > 0 || o->split_w > 0);
+}
+
 int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
                    const npu_conv_plan_opts_t *opts, npu_conv_split_t *s, char *msg, size_t n)
 {
@@ -276,8 +301,15 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     s->fblk = s->whole.fw;
     s->cblk = s->whole.cw;
     s->wseg = split_ncols(&s->whole);
-    whole = npu_conv_plan(cfg, c, kernel, dataflow, opts, &whole_plan, why, sizeof why) == 0;
-    if (!whole && split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
+    if (split_is_given(opts)) {
+        if (split_given(opts, s, msg, n) != 0)
+            return -1;
+        whole = s->nf * s->nc * s->nw == 1 &&
+                npu_conv_plan(cfg, c, kernel, dataflow, opts, &whole_plan, msg, n) == 0;
+        if (s->nf * s->nc * s->nw == 1 && !whole)
+            return -1;
+    } else if (!(whole = npu_conv_plan(cfg, c, kernel, dataflow, opts, &whole_plan, why, sizeof why) == 0) &&
+               split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
         snprintf(msg, n, "%s; no split into filter%s and channel ranges fits either (one 2S-channel "
                          "range each: %s)", why, kernel != NPU_CONV_DW ? ", column" : "", last);
         return -1;

@@ -45,7 +45,7 @@ enum { NPU_SK_FWD = 0, NPU_SK_BWD = 1, NPU_SK_UPDATE = 2 };
 
 /* The step engine's convolutions keep their DRAM pixel rows padded to whole beats: its vector
  * kernels walk the NHWC tensors a pixel row per beat (conv_plan.h "DRAM layouts"). */
-#define NPU_STEP_CONV_OPTS (&(const npu_conv_plan_opts_t){0, 0, 0, 1})
+#define NPU_STEP_CONV_OPTS (&(const npu_conv_plan_opts_t){.padded = 1})
 
 typedef struct npu_step_gemm {
     int M, N, K;
