@@ -9,6 +9,8 @@
 #ifndef NPU_CFG_H
 #define NPU_CFG_H
 
+#include <stdint.h>
+
 #include "npu_defs.h"
 
 #ifndef NPU_CFG_T_DEFINED
@@ -43,5 +45,17 @@ static inline int npu_cfg_word(const npu_cfg_t *c) { return 4 * c->s; }       /*
 static inline int npu_cfg_beat(const npu_cfg_t *c) { return 4 * c->s * (c->beat_words > 0 ? c->beat_words : 1); } /* bytes per DRAM beat */
 static inline int npu_cfg_bf16(const npu_cfg_t *c) { return c->dtype == NPU_DTYPE_BF16; }
 static inline int npu_cfg_spm_words(const npu_cfg_t *c) { return c->spm_banks * c->spm_bank_words; }
+
+/* The SPM sub-bank code of an in-bank word address (rtl/npu_spm.v sub_code): the XOR over its set
+ * bits i of the codes 01, 10, 11 (i mod 3). By parities: bit 0 of the code flips with every set bit
+ * i = 0 or 2 (mod 3), bit 1 with every set bit i = 1 or 2 (mod 3). */
+static inline unsigned npu_spm_sub_code(uint64_t v)
+{
+    const uint64_t m0 = 0x9249249249249249ull, m1 = m0 << 1, m2 = m0 << 2; /* bits i = 0, 1, 2 mod 3 */
+    uint64_t lo = v & (m0 | m2), hi = v & (m1 | m2);
+    for (unsigned sh = 32; sh; sh >>= 1) /* fold to the parities */
+        lo ^= lo >> sh, hi ^= hi >> sh;
+    return (unsigned)(lo & 1) | (unsigned)(hi & 1) << 1;
+}
 
 #endif

@@ -278,14 +278,9 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
 static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
 {
     uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1;
-    uint64_t words = (uint64_t)npu_cfg_spm_words(cfg), in;
-    unsigned sub = 0;
+    uint64_t words = (uint64_t)npu_cfg_spm_words(cfg);
     a = words ? a % words : a;
-    in = a % bw;
-    for (unsigned i = 0; in; i++, in >>= 1)
-        if (in & 1)
-            sub ^= i % 3 + 1;
-    return (unsigned)(a / bw) * 4u + sub;
+    return (unsigned)(a / bw) * 4u + npu_spm_sub_code(a % bw);
 }
 
 /* Q16 cycles WAVE f streams its A rows: slot t reads row t of every set in one cycle, one SPM

@@ -324,24 +324,13 @@ uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int
  * XOR over the set in-bank address bits i of the codes 01, 10, 11 (i mod 3). */
 static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
 {
-    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1, in = a % bw;
-    unsigned sub = 0;
-    for (unsigned i = 0; in; i++, in >>= 1)
-        if (in & 1)
-            sub ^= i % 3 + 1;
-    return (unsigned)(a / bw) * 4u + sub;
+    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1;
+    return (unsigned)(a / bw) * 4u + npu_spm_sub_code(a % bw);
 }
 
 /* The sub-bank code of an address offset, carries ignored (the drain engine's pair choice,
  * rtl/npu_exec_decode.v sub_code: 16 bits). */
-static unsigned sub_code(uint64_t v)
-{
-    unsigned c = 0;
-    for (unsigned i = 0; i < 16; i++)
-        if (v >> i & 1)
-            c ^= i % 3 + 1;
-    return c;
-}
+static unsigned sub_code(uint64_t v) { return npu_spm_sub_code(v & 0xFFFFu); }
 
 /* Cycles one drained pair (rows r0 and r1, r1 < 0: r0 alone) takes: its SPM words (two per row;
  * a skinny row's second only for r < hi) written one per unit and cycle, so the most words in
@@ -367,7 +356,29 @@ static unsigned pair_cycles(const npu_cfg_t *cfg, uint64_t base, uint64_t stride
     return most;
 }
 
+static uint64_t drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride);
+
+/* npu_slice_drain_stalls walks every pair of rows: the slicing search asks it for the same few
+ * tiles over and over (the estimator's searches spent half their time there), so the answers are
+ * kept in a small direct-mapped table (the host is single-threaded). */
+#define DS_MEMO 1024
+typedef struct ds_memo { uint64_t base, stride, lost; int64_t m; int bank_words, skinny, valid; } ds_memo_t;
+
 uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride)
+{
+    static ds_memo_t memo[DS_MEMO];
+    uint64_t h = (base * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)m * 0xC2B2AE3D27D4EB4Full) ^ (stride << 7) ^
+                 (uint64_t)skinny ^ ((uint64_t)(unsigned)cfg->spm_bank_words << 20);
+    ds_memo_t *e = &memo[(h ^ (h >> 29)) % DS_MEMO];
+    if (!e->valid || e->base != base || e->m != m || e->skinny != skinny || e->stride != stride ||
+        e->bank_words != cfg->spm_bank_words) {
+        ds_memo_t n = {base, stride, drain_stalls(cfg, base, m, skinny, stride), m, cfg->spm_bank_words, skinny, 1};
+        *e = n;
+    }
+    return e->lost;
+}
+
+static uint64_t drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride)
 {
     int64_t rows = skinny ? (m + 1) / 2 : m, split = skinny ? rows : 0, hi = m - rows, h = (rows + 1) / 2;
     unsigned x = skinny ? sub_code((uint64_t)split * stride) : 1, ya = sub_code(stride);
