@@ -315,7 +315,10 @@ printf '  %-38s %s of %s strictly faster, mean gain %s%% [paper 7.4-21.7%%]; wor
     "  burst-aware vs bytes-only" "$sl_f" "$sl_n" "$sl_g" "$sl_bad"
 [ "${sl_bad:-1}" -eq 0 ] || { echo "bench: a burst-aware pick is more than 1.01x its bytes-only pick" >&2; fail=1; }
 printf '  %-38s %s\n' "conv slicing (RTL cycles)" "pick / bytes-only pick / conv_plan's, pick/bytes-only"
-[ -f "$cs_log" ] && awk '/ cands / { printf "    %-24s %-3s %-7s %3s cand %9s / %9s / %9s  %s\n", $1, $2, $3, $5, $11, $17, $19, $21 }' "$cs_log"
+# fields by their labels (a pick is "pick <split> R <r> G <g> <cycles>", the bytes-only pick alike)
+[ -f "$cs_log" ] && awk '/ cands / { for (i = 1; i <= NF; i++) v[$i] = i
+    printf "    %-24s %-3s %-7s %3s cand %9s / %9s / %9s  %s\n", $1, $2, $3, $(v["cands"] + 1), $(v["pick"] + 6),
+        $(v["bytes-only"] + 6), $(v["heuristic"] + 1), $(v["pick/bytes"] + 1); delete v }' "$cs_log"
 printf '  %-38s %s\n' "  burst-aware vs bytes-only" "$(sed -n 's/^conv slicing, [^:]*: //p' "$cs_log" 2>/dev/null)"
 printf '  %-38s %s\n' "  pick vs every candidate (small)" \
     "$(sed -n 's/^  pick more than 1.05x the best candidate: /more than 1.05x the best: /p' "$bdir/conv_slice_all.txt" 2>/dev/null), table $bdir/conv_slice_all.txt"

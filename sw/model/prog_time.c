@@ -52,6 +52,10 @@ enum { PT_DRAIN_ACC_ROW = 3 };
  * the forward of conv 16,8,8,32,3,3,2,1,1 (batch 16; 13 at tiny); tiles of four 4-row FW WAVEs
  * there 34.5 cycles apart at small, not the 28.5 of the alternating-bank form. */
 enum { PT_LDW_C = 6 };
+/* A FILL takes its SPM words plus 2 cycles on the LOAD engine (its descriptor's check stage and
+ * hand-over; RTL timelines at small: 18 words in 20 cycles, 12 in 14, 2 in 4), and one of the
+ * engine's two descriptor slots (load_wait). */
+enum { PT_FILL_C = 2 };
 /* A WAVE's results reach the OBUF 4S + 2 cycles after its own last row (measured at small-bf16:
  * a DRAIN behind the lone WAVE of gemm -m 4 | 16 | 40 -k 16 -n 16 ends 34, 34 and 38 cycles after
  * its last row; its drain_busy, rows + 6S - 2, counts from before the WAVE streams, and the bank's
@@ -86,7 +90,8 @@ typedef struct pt_state {
     uint64_t burst_q;             /* Q16: the cost of a burst (k->burst) */
     uint64_t *lx;                 /* a LOAD's share of it, set with its start time (start_time) */
     int l_synced;                 /* a SYNC_L started since the last LOAD: the engine is empty */
-    uint64_t ld_end[2];           /* the ends of the last two LOADs (when they started), latest first */
+    uint64_t ld_end[2];           /* the ends of the last two LOADs or FILLs (when they started), latest
+                                     first: the engine's two descriptor slots */
     uint64_t *ob_ready, *ob_free; /* per OBUF row: its last WAVE's results in, its last DRAIN done */
     uint64_t drain_free;          /* the drain unit: its last DRAIN done */
     uint64_t array_free, streamed; /* the array: its last WAVE's rows in, and when they began */
@@ -408,7 +413,8 @@ static uint64_t duration(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const 
 {
     uint64_t B = (uint64_t)npu_cfg_word(cfg);
     switch (f->op) {
-    case NPU_OP_FILL: return npu_dma_chunks(B, (unsigned)(npu_cfg_beat(cfg) / npu_cfg_word(cfg)), f) << NPU_SLICE_Q;
+    case NPU_OP_FILL: return (npu_dma_chunks(B, (unsigned)(npu_cfg_beat(cfg) / npu_cfg_word(cfg)), f) + PT_FILL_C)
+                             << NPU_SLICE_Q;
     case NPU_OP_LOAD_SPM: return npu_load_spm_cycles(cfg, f) << NPU_SLICE_Q;
     case NPU_OP_DRAIN:
         if (f->acc)
@@ -606,7 +612,10 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
         uint64_t lat = min64(pipe_latency(cfg), (uint64_t)(4 * cfg->s - 2 + wave_cols(cfg, &s->f[i])) << NPU_SLICE_Q);
         s->retire[s->nwaves++ % PT_WAVES_IN_FLIGHT] = s->rows_end + lat;
         *occ = (uint64_t)PT_EXEC_ISSUE << NPU_SLICE_Q;
-        return s->array_free;
+        /* it ends (pushes its tokens) when it retires (rtl/npu_exec_obuf_hazard.v wave_push: its
+         * last row's results in), not when the array is free for the next tile: a LOAD waiting
+         * on its e2l came ~35 cycles after the tile's turnaround (conv dW zeropad at small) */
+        return max64(s->array_free, s->rows_end + lat);
     } else if (s->f[i].op == NPU_OP_DRAIN) {
         /* it streams behind the WAVEs into its rows, which become final a row a cycle: a drain
          * slower than that (accumulating) starts with the first and runs at its own pace */
@@ -629,7 +638,9 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
  * for beside its queue, its dispatch and the wave queue is ready (tokens, OBUF rows, a record). */
 /* The read latency a LOAD that could issue at ready pays beyond xfer_fixed, the LOAD engine
  * busy until busy (slice_cost.h, xfer_idle): the pipelined engine takes it once the last LOAD's
- * bursts are out and the one before that is done (two descriptors in the engine), and its data
+ * bursts are out and the one before that is done (two descriptors in the engine, a FILL one of
+ * them: a LOAD behind a FILL issues once the descriptor before the FILL is done; measured, the dY
+ * LOADs between FILLs of conv 8,9,9,16 1x1 s2 dX zeropad at small, 25 cycles each, not 11), and its data
  * follows a latency later, so all of it when it waits for a token or dispatch past the last
  * LOAD's end (or a SYNC_L emptied the engine), what its wait leaves uncovered when it comes
  * within the last latency, none when queued earlier. 0 with LOAD_PIPELINE = 0. */
@@ -756,10 +767,10 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
     }
     s->start[i] = t;
     s->dur[i] = end - t;
-    if (s->f[i].op == NPU_OP_LOAD) {
-        s->last_load = i + 1;
+    if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_FILL) /* a FILL holds a descriptor slot too */
         s->ld_end[1] = s->ld_end[0], s->ld_end[0] = end;
-    }
+    if (s->f[i].op == NPU_OP_LOAD)
+        s->last_load = i + 1;
     if (s->f[i].op == NPU_OP_STORE)
         s->last_store = i + 1;
     if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */

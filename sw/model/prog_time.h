@@ -24,7 +24,10 @@
  *  - DRAIN: drain_fixed + rows x drain_row on the drain unit, in order, streaming behind the
  *    WAVEs into its rows (it ends a cycle after their results at the earliest); an accumulating
  *    DRAIN 3 cycles a row from its first row's results; the EXEC queue only issues it (4 cycles);
- *  - VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle;
+ *  - VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle, plus 2, holding one of the
+ *    LOAD engine's two descriptor slots like a LOAD;
+ *  - a WAVE ends (pushes its tokens) when it retires, its last row's results in the OBUF, or when
+ *    the array is free for the next tile, whichever is later;
  *  - an instruction starts when its queue is free, the tokens it pops are pushed (the k-th pop
  *    of a channel takes the k-th push, pushed when that instruction ends) and the in-order
  *    fetcher has dispatched it: after the previous instruction, after its bytes are read and
