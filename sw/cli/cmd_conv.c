@@ -162,11 +162,6 @@ static void print_json(const npu_cfg_t *cfg, const npu_args_t *a, int fails, int
     npu_cli_json_print(root);
 }
 
-/* --slicing (conv_slice.h): the plan options of kernel k x dataflow df of layer c in *o, *use set
- * when they replace conv_plan's own. heuristic (and no --slicing): conv_plan's (and conv_split's
- * split); auto, burst: the burst-aware pick, noburst the bytes-only pick, split or not; a layer
- * that does not plan at all keeps conv_plan's under auto (its error then) and is refused under
- * burst or noburst (-1, the reason in rep). */
 /* The pick's line: its split (ranges of filters, channels, columns), part 0's bands and groups. */
 static void print_pick(const npu_conv_slicing_t *r, int mode)
 {
@@ -178,6 +173,11 @@ static void print_pick(const npu_conv_slicing_t *r, int mode)
            h->cycles[mode] / 65536.0);
 }
 
+/* --slicing (conv_slice.h): the plan options of kernel k x dataflow df of layer c in *o, *use set
+ * when they replace conv_plan's own. heuristic (and no --slicing): conv_plan's (and conv_split's
+ * split); auto, burst: the burst-aware pick, noburst the bytes-only pick, split or not; a layer
+ * that does not plan at all keeps conv_plan's under auto (its error then) and is refused under
+ * burst or noburst (-1, the reason in rep). */
 static int slicing_opts(const npu_cfg_t *cfg, const npu_args_t *a, const npu_conv_t *c, int k, int df,
                         npu_conv_plan_opts_t *o, int *use, npu_conv_report_t *rep)
 {

@@ -19,6 +19,8 @@
  * Ranges are balanced in 2S-channel blocks, so every view is beat-aligned. The split is the one
  * whose parts all plan with the fewest DRAM bytes (the partial sums' loads and stores included),
  * then the fewest parts; a layer that plans whole is one part, and its program is the plan's.
+ * Options that give a split (npu_conv_plan_opts_t split_f, split_c, split_w: the slicing stage's
+ * candidates, conv_slice.h) replace that choice; their parts must plan.
  * A pure function of (cfg, layer, kernel, dataflow, options).
  */
 #ifndef NPU_CONV_SPLIT_H
