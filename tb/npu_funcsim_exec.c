@@ -642,8 +642,6 @@ static void drain_narrow_row(npu_sim_t *s, unit_t *u, uint64_t w, const uint8_t 
     }
 }
 
-/* DRAIN's BAD_DESC rules: rows, the skinny fields, non-overlapping acc destinations; narrow not
- * with acc or split_rows; shift only with narrow at int16. */
 /* Packed DRAIN (pack = n lanes a row): even rows, h = rows/2 rows a segment of h*n lanes that ends
  * on a word and fits in spm_stride words; skinny: split_rows = hi_rows = rows, n <= S. */
 static int drain_pack_bad(const npu_sim_t *s, const npu_fields_t *f)
@@ -657,6 +655,8 @@ static int drain_pack_bad(const npu_sim_t *s, const npu_fields_t *f)
     return n > S || f->split_rows != f->rows || f->hi_rows != f->rows;
 }
 
+/* DRAIN's BAD_DESC rules: rows, the skinny fields, non-overlapping acc destinations; narrow not
+ * with acc or split_rows; shift only with narrow at int16. */
 static int drain_bad(const npu_sim_t *s, const npu_fields_t *f)
 {
     if (f->pack && drain_pack_bad(s, f))

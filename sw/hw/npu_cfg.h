@@ -58,4 +58,12 @@ static inline unsigned npu_spm_sub_code(uint64_t v)
     return (unsigned)(lo & 1) | (unsigned)(hi & 1) << 1;
 }
 
+/* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): bank a / SPM_BANK_WORDS, then the
+ * sub-bank code of the in-bank address; bank * 4 + sub-bank. */
+static inline unsigned npu_spm_unit(const npu_cfg_t *c, uint64_t a)
+{
+    uint64_t bw = c->spm_bank_words > 0 ? (uint64_t)c->spm_bank_words : 1;
+    return (unsigned)(a / bw) * 4u + npu_spm_sub_code(a % bw);
+}
+
 #endif

@@ -278,14 +278,11 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
     return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
-/* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): the bank is a / SPM_BANK_WORDS, the
- * sub-bank the XOR over the set in-bank address bits i of the codes 01, 10, 11 (i mod 3). */
+/* The SPM unit {bank, sub-bank} of word a (npu_spm_unit), the address wrapped to the SPM. */
 static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
 {
-    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1;
     uint64_t words = (uint64_t)npu_cfg_spm_words(cfg);
-    a = words ? a % words : a;
-    return (unsigned)(a / bw) * 4u + npu_spm_sub_code(a % bw);
+    return npu_spm_unit(cfg, words ? a % words : a);
 }
 
 /* Q16 cycles WAVE f streams its A rows: slot t reads row t of every set in one cycle, one SPM

@@ -1,5 +1,5 @@
 /*
- * test_drain_pack.c - DRAIN pack (w0[13]; docs/isa.md "DRAIN") on the Verilated NPU: the first n
+ * test_drain_pack.c - DRAIN pack (w1[25:21]; docs/isa.md "DRAIN") on the Verilated NPU: the first n
  * int32 lanes of each OBUF row back to back in the SPM, so one contiguous STORE writes a dense
  * M x n result. Plain (FW waves, one stream) and skinny (ISW waves, two streams) tiles, with
  * random DRAM stalls, checked bit-exact against golden and against the C functional model (its

@@ -172,6 +172,13 @@ static void put_spm_tr(emitter_t *e, npu_prog_t *l, unsigned tag, unsigned rows,
     npu_pb_put(&e->b, l, npu_enc_load_spm(&in, tag, 1, rows, src, stride, buf, buf_stride, row_bytes), &in, 0);
 }
 
+/* Does chunk g move B into its buffer (not read in place from resident rows, and not held by its
+ * resident band or its buffer from an earlier chunk)? */
+static int chunk_loads_b(const emitter_t *e, int g)
+{
+    return !(e->a->res_b && !e->a->transB) && npu_gemm_loads_b(e->p, g);
+}
+
 /* Chunk g's LOAD of A (unless resident or still in its buffer). */
 static void emit_load_a(emitter_t *e, int g, const chunk_t *ch, npu_prog_t *l)
 {
@@ -204,7 +211,7 @@ static void emit_load_b(emitter_t *e, int g, const chunk_t *ch, npu_prog_t *l)
     const npu_gemm_args_t *a = e->a;
     unsigned sb = npu_gemm_spm_b(p, g);
     npu_insn_t in;
-    if ((a->res_b && !a->transB) || !npu_gemm_loads_b(p, g)) {
+    if (!chunk_loads_b(e, g)) {
         /* read in place from its resident rows, or its resident band holds it */
     } else if (a->res_b) {
         unsigned st = npu_gemm_res_words(e->cfg, p->K, 0);
@@ -240,7 +247,7 @@ static int emit_loads(emitter_t *e, int g)
     if (g == 0 && e->a->modes != NPU_EMIT_1G4C &&
         (uint64_t)ch.kc_act * (uint64_t)ch.n_act < (uint64_t)ch.m_act * (uint64_t)ch.kc_act) {
         emit_load_b(e, g, &ch, l);
-        if (l->n == 0) { /* B resident: A alone */
+        if (!chunk_loads_b(e, g)) { /* B resident: A alone */
             emit_load_a(e, g, &ch, l);
             npu_pb_or_sync(&e->b, l, NPU_OP_SYNC_L);
             return 0;
@@ -497,9 +504,7 @@ static void emit_drain_store(emitter_t *e, int g)
  * Not 1G4C, whose first instructions are its own. */
 static int ldw_ahead(const emitter_t *e, int g)
 {
-    const npu_gemm_args_t *a = e->a;
-    int loads_b = !(a->res_b && !a->transB) && npu_gemm_loads_b(e->p, g);
-    return a->modes != NPU_EMIT_1G4C && !loads_b && e->s->ex.n >= 2;
+    return e->a->modes != NPU_EMIT_1G4C && !chunk_loads_b(e, g) && e->s->ex.n >= 2;
 }
 
 /* Chunk g's tokens (gemm_emit.h): its EXEC waits for its loads, which wait (g >= 2) for chunk

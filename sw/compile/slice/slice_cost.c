@@ -320,14 +320,6 @@ uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int
     return t + mode_changes(k, S, n, kd);
 }
 
-/* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): bank a / SPM_BANK_WORDS, sub-bank the
- * XOR over the set in-bank address bits i of the codes 01, 10, 11 (i mod 3). */
-static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
-{
-    uint64_t bw = cfg->spm_bank_words > 0 ? (uint64_t)cfg->spm_bank_words : 1;
-    return (unsigned)(a / bw) * 4u + npu_spm_sub_code(a % bw);
-}
-
 /* The sub-bank code of an address offset, carries ignored (the drain engine's pair choice,
  * rtl/npu_exec_decode.v sub_code: 16 bits). */
 static unsigned sub_code(uint64_t v) { return npu_spm_sub_code(v & 0xFFFFu); }
@@ -343,9 +335,9 @@ static unsigned pair_cycles(const npu_cfg_t *cfg, uint64_t base, uint64_t stride
         int64_t r = i ? r1 : r0;
         if (r < 0)
             continue;
-        u[n++] = spm_unit(cfg, base + (uint64_t)r * stride);
+        u[n++] = npu_spm_unit(cfg, base + (uint64_t)r * stride);
         if (!split || r < hi)
-            u[n++] = spm_unit(cfg, base + (uint64_t)(split ? r + split : r) * stride + (split ? 0 : 1));
+            u[n++] = npu_spm_unit(cfg, base + (uint64_t)(split ? r + split : r) * stride + (split ? 0 : 1));
     }
     for (unsigned a = 0; a < n; a++) {
         unsigned same = 0;
