@@ -52,10 +52,7 @@ static inline int npu_cfg_spm_words(const npu_cfg_t *c) { return c->spm_banks * 
 static inline unsigned npu_spm_sub_code(uint64_t v)
 {
     const uint64_t m0 = 0x9249249249249249ull, m1 = m0 << 1, m2 = m0 << 2; /* bits i = 0, 1, 2 mod 3 */
-    uint64_t lo = v & (m0 | m2), hi = v & (m1 | m2);
-    for (unsigned sh = 32; sh; sh >>= 1) /* fold to the parities */
-        lo ^= lo >> sh, hi ^= hi >> sh;
-    return (unsigned)(lo & 1) | (unsigned)(hi & 1) << 1;
+    return (unsigned)__builtin_parityll(v & (m0 | m2)) | (unsigned)__builtin_parityll(v & (m1 | m2)) << 1;
 }
 
 /* The SPM unit {bank, sub-bank} of word a (rtl/npu_spm.v): bank a / SPM_BANK_WORDS, then the
@@ -63,6 +60,10 @@ static inline unsigned npu_spm_sub_code(uint64_t v)
 static inline unsigned npu_spm_unit(const npu_cfg_t *c, uint64_t a)
 {
     uint64_t bw = c->spm_bank_words > 0 ? (uint64_t)c->spm_bank_words : 1;
+    if ((bw & (bw - 1)) == 0) { /* every generated config: no division (the slicing search asks often) */
+        unsigned sh = (unsigned)__builtin_ctzll(bw);
+        return (unsigned)(a >> sh) * 4u + npu_spm_sub_code(a & (bw - 1));
+    }
     return (unsigned)(a / bw) * 4u + npu_spm_sub_code(a % bw);
 }
 

@@ -48,11 +48,13 @@ int main(void)
         memset(&c, 0, sizeof c);
         if (!strcmp(w0, "gemm") && sscanf(line, "%*s %15s %d %d %d", mode, &M, &N, &K) == 4) {
             k = npu_slice_cost_default(&cfg, npu_slice_mode_parse(mode));
+            k.runner = 1;
             rc = npu_slice_gemm(&cfg, &k, M, N, K, &r, msg, sizeof msg);
         } else if (!strcmp(w0, "conv") &&
                    sscanf(line, "%*s %15s %15s %d %d %d %d %d %d %d %d %d %d", mode, kname, &c.C, &c.H, &c.W,
                           &c.F, &c.KH, &c.KW, &c.stride, &c.pad, &c.dil, &c.batch) == 12) {
             k = npu_slice_cost_default(&cfg, npu_slice_mode_parse(mode));
+            k.runner = 1;
             rc = npu_slice_conv(&cfg, &k, &c, kind_of(kname), &r, msg, sizeof msg);
         } else {
             snprintf(msg, sizeof msg, "bad query");

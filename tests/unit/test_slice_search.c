@@ -228,9 +228,17 @@ static void brute(const npu_cfg_t *cfg, int mode, int kind, const npu_conv_t *c,
     char msg[160];
     memset(&best, 0, sizeof best);
     memset(&second, 0, sizeof second);
-    int rc = kind == NPU_SLICE_GEMM ? npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg)
-                                    : npu_slice_conv(cfg, &k, c, kind, &r, msg, sizeof msg);
+    npu_slice_result_t alone; /* the search without the runner-up: the same best, fewer costed */
+    int rc = kind == NPU_SLICE_GEMM ? npu_slice_gemm(cfg, &k, M, N, K, &alone, msg, sizeof msg)
+                                    : npu_slice_conv(cfg, &k, c, kind, &alone, msg, sizeof msg);
     cr_assert_eq(rc, 0, "%s", msg);
+    k.runner = 1;
+    rc = kind == NPU_SLICE_GEMM ? npu_slice_gemm(cfg, &k, M, N, K, &r, msg, sizeof msg)
+                                : npu_slice_conv(cfg, &k, c, kind, &r, msg, sizeof msg);
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_assert(alone.best.index == r.best.index && alone.best.cycles == r.best.cycles &&
+                  alone.evaluated <= r.evaluated, "best alone %llu vs with the runner-up %llu",
+              (unsigned long long)alone.best.index, (unsigned long long)r.best.index);
     if (kind == NPU_SLICE_GEMM) {
         ext[0] = M, ext[1] = N, ext[2] = K;
     } else {

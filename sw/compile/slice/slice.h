@@ -101,11 +101,12 @@ typedef struct npu_slice_plan {
 } npu_slice_plan_t;
 
 typedef struct npu_slice_result {
-    npu_slice_plan_t best, second;  /* second: the runner-up by the same order (valid if fitting > 1) */
+    npu_slice_plan_t best, second;  /* second: the runner-up by the same order (valid if fitting > 1
+                                       and the cost's runner is set) */
     uint64_t visited;               /* candidates enumerated: npu_slice_count() */
     uint64_t fitting;               /* of which fit the SPM and the OBUF */
     uint64_t evaluated;             /* of which were costed step by step (the others' lower bound
-                                       exceeds the runner-up's cycles) */
+                                       exceeds the best's cycles, or with runner the runner-up's) */
 } npu_slice_result_t;
 
 /* The balanced tile sizes of a dim of ext elements in units of u: for every count n of

@@ -326,11 +326,13 @@ static unsigned sub_code(uint64_t v) { return npu_spm_sub_code(v & 0xFFFFu); }
 
 /* Cycles one drained pair (rows r0 and r1, r1 < 0: r0 alone) takes: its SPM words (two per row;
  * a skinny row's second only for r < hi) written one per unit and cycle, so the most words in
- * one unit. */
+ * one unit. Of at most four words, e equal pairs mean a most of 1 (e = 0), 2 (one or two
+ * disjoint pairs), 3 (a triple: three pairs) or 4 (six). */
 static unsigned pair_cycles(const npu_cfg_t *cfg, uint64_t base, uint64_t stride, int64_t split, int64_t hi,
                             int64_t r0, int64_t r1)
 {
-    unsigned u[4], n = 0, most = 1;
+    static const unsigned most[7] = {1, 2, 2, 3, 0, 0, 4};
+    unsigned u[4] = {~0u - 3, ~0u - 2, ~0u - 1, ~0u}, n = 0, e;
     for (int i = 0; i < 2; i++) {
         int64_t r = i ? r1 : r0;
         if (r < 0)
@@ -339,13 +341,9 @@ static unsigned pair_cycles(const npu_cfg_t *cfg, uint64_t base, uint64_t stride
         if (!split || r < hi)
             u[n++] = npu_spm_unit(cfg, base + (uint64_t)(split ? r + split : r) * stride + (split ? 0 : 1));
     }
-    for (unsigned a = 0; a < n; a++) {
-        unsigned same = 0;
-        for (unsigned b = 0; b < n; b++)
-            same += u[b] == u[a];
-        most = same > most ? same : most;
-    }
-    return most;
+    /* the unused slots hold distinct values no unit takes (units are bank * 4 + sub-bank) */
+    e = (u[0] == u[1]) + (u[0] == u[2]) + (u[0] == u[3]) + (u[1] == u[2]) + (u[1] == u[3]) + (u[2] == u[3]);
+    return most[e];
 }
 
 static uint64_t drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride);

@@ -89,6 +89,9 @@ typedef struct npu_slice_cost {
     int no_split_a;       /* 1: GEMM candidates keep both A buffers in bank 0 (no split A,
                              gemm_tiling.h): the runtime's best pick without it, which the
                              program-time model times against a split pick (run/runtime.c) */
+    int runner;           /* 1: the search finds the runner-up too (npu slice reports it), costing
+                             every candidate whose bound is below the runner-up's cycles; 0 (the
+                             compiler and the estimator): the best alone, below the best's */
 } npu_slice_cost_t;
 
 npu_slice_cost_t npu_slice_cost_default(const npu_cfg_t *cfg, int mode);

@@ -189,20 +189,31 @@ static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *n
                             int band)
 {
     const npu_slice_nest_t *x = s->x;
-    uint64_t rd = 0, wr = 0, share = npu_slice_share(s->k), lb;
+    const npu_slice_cost_t *k = s->k;
+    uint64_t rd = 0, wr = 0, xf = 0, share = npu_slice_share(k), lb;
     for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
         const npu_slice_tensor_t *ts = &x->t[t];
-        uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1);
+        uint64_t bytes = ts->ebytes * (uint64_t)(ts->layout == NPU_SLICE_T_KFC ? x->T : 1), passes, tiles = 1;
         for (int a = 0; a < ts->naxes; a++)
             bytes *= s->axsum[t][a][oi[ts->ax[a].dim]];
-        if (t == NPU_SLICE_OUT)
+        if (t == NPU_SLICE_OUT) {
             wr += bytes;
-        else
-            rd += bytes * passes_of(x, loop, ntiles, t, band);
+            continue;
+        }
+        passes = passes_of(x, loop, ntiles, t, band);
+        rd += bytes * passes;
+        for (int d = 0; d < x->nd; d++)
+            tiles *= ts->dep >> d & 1 ? (uint64_t)ntiles[d] : 1u;
+        if (band != t + 1) /* every tile load is a descriptor with a burst at least */
+            xf += passes * tiles;
     }
     lb = (rd + wr) * share;
-    lb = lb > rd * s->k->byte ? lb : rd * s->k->byte;
-    return lb > wr * s->k->byte ? lb : wr * s->k->byte;
+    lb = lb > rd * k->byte ? lb : rd * k->byte;
+    lb = lb > wr * k->byte ? lb : wr * k->byte;
+    if (k->mode == NPU_SLICE_NOBURST)
+        return lb;
+    /* the loads' costs (cost_steps' ld): each at least its bytes, a burst and xfer_fixed */
+    return lb > rd * k->byte + xf * (k->burst + k->xfer_fixed) ? lb : rd * k->byte + xf * (k->burst + k->xfer_fixed);
 }
 
 /* The classes of the dims in mask (bit d of a class: dim d at its last tile, else at its full
@@ -846,6 +857,32 @@ static void combo_tiles(const search_t *s, uint64_t combo, int *oi, int64_t *til
     }
 }
 
+/* The walk's ends at these tiles: the first step's loads (each input's first tile) in ends[0],
+ * ends[1], the last step's store (the output's last tile) in ends[2]. */
+static void ends_of(const search_t *s, const int64_t *tile, const int64_t *ntiles, uint64_t *ends)
+{
+    const npu_slice_nest_t *x = s->x;
+    int64_t o[NPU_SLICE_DIMS], sz[NPU_SLICE_DIMS];
+    npu_bursts_t b;
+    uint64_t bus;
+    for (int t = 0; t < NPU_SLICE_TENSORS; t++) {
+        for (int d = 0; d < x->nd; d++) {
+            o[d] = t == NPU_SLICE_OUT ? (ntiles[d] - 1) * tile[d] : 0;
+            sz[d] = tile[d] < x->ext[d] - o[d] ? tile[d] : x->ext[d] - o[d];
+        }
+        ends[t] = tile_xfer(x, s->k, t, o, sz, &b, &bus);
+    }
+}
+
+/* What the walk adds to the compute sum at its ends (npu_slice_pipe_step_x, _end): T >= the
+ * first step's loads and their idle latency + every step's compute + the last step's store
+ * (T = L0 + x0 + sum over later steps of max(E_prev, ...) + max(E_last, ...) + D + S_last). A
+ * banded input's first load (the band) and a C band's store (spread over steps) are left out. */
+static uint64_t ends_bound(const npu_slice_cost_t *k, const uint64_t *ends, int band, int cband)
+{
+    return npu_slice_idle(k) + (band == 1 ? 0 : ends[0]) + (band == 2 ? 0 : ends[1]) + (cband ? 0 : ends[2]);
+}
+
 /* Tile combination `combo`'s candidates (index i = ((split x ORDERS + order) x bands + band) x
  * combos + combo), with each dim's option index oi, tile and tile count: none when the tiles (and
  * the band) do not fit the SPM and the OBUF, else each with a lower bound of its cycles,
@@ -857,7 +894,7 @@ static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const 
     const npu_slice_nest_t *x = s->x;
     int bufs[NPU_SLICE_TENSORS], fits[NPU_SLICE_ORDERS][NPU_SLICE_BANDS];
     unsigned words[NPU_SLICE_TENSORS], orows;
-    uint64_t lt[NPU_SLICE_ORDERS][NPU_SLICE_BANDS], lc[NPU_SLICE_SPLITS];
+    uint64_t lt[NPU_SLICE_ORDERS][NPU_SLICE_BANDS], lc[NPU_SLICE_SPLITS], ends[NPU_SLICE_TENSORS];
     if (!npu_slice_fit(x, tile, ntiles, words, bufs, &orows))
         return;
     for (int o = 0; o < NPU_SLICE_ORDERS; o++)
@@ -867,14 +904,16 @@ static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const 
             lt[o][b] = fits[o][b] ? lower_bound(s, x->order[o], ntiles, oi, band) : 0;
         }
     compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
+    ends_of(s, tile, ntiles, ends);
     for (int sp = 0; sp < NPU_SLICE_SPLITS; sp++)
         for (int o = 0; o < NPU_SLICE_ORDERS; o++)
             for (int b = 0; b < s->bands; b++) {
                 if (!fits[o][b])
                     continue;
                 uint64_t ix = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * (uint64_t)s->bands + (uint64_t)b;
+                uint64_t lcb = lc[sp] + ends_bound(s->k, ends, band_of(x, x->order[o], b), b == NPU_SLICE_BAND_OUT);
                 cs[*nc].i = ix * s->combos + combo;
-                cs[(*nc)++].lb = lt[o][b] > lc[sp] ? lt[o][b] : lc[sp];
+                cs[(*nc)++].lb = lt[o][b] > lcb ? lt[o][b] : lcb;
             }
 }
 
@@ -899,8 +938,17 @@ static void bound_all(const search_t *s, cand_t *cs, uint64_t *nc, npu_slice_res
     }
 }
 
+/* The cycles a candidate must not exceed to be kept: the runner-up's once two are costed (the
+ * best's once one is, without k->runner); UINT64_MAX before. */
+static uint64_t keep_limit(const search_t *s, const npu_slice_result_t *r)
+{
+    if (s->k->runner)
+        return r->evaluated >= 2 ? r->second.cycles : UINT64_MAX;
+    return r->evaluated >= 1 ? r->best.cycles : UINT64_MAX;
+}
+
 /* The fitting candidates are costed in the order of their bound (then index), until the bound
- * exceeds the runner-up's cycles: the rest can be neither best nor runner-up, so the choice is
+ * exceeds keep_limit: the rest can be neither best nor (k->runner) runner-up, so the choice is
  * that of costing every candidate. A heap yields that order without sorting the tail. */
 static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t *r)
 {
@@ -912,7 +960,8 @@ static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t 
         npu_slice_plan_t p;
         int64_t tile[NPU_SLICE_DIMS], ntiles[NPU_SLICE_DIMS];
         int oi[NPU_SLICE_DIMS], ix = (int)(c.i / s->combos), b = ix % s->bands;
-        if (r->evaluated >= 2 && c.lb > r->second.cycles)
+        uint64_t limit = keep_limit(s, r);
+        if (c.lb > limit)
             break;
         h[0] = h[--n];
         sift_down(h, n, 0);
@@ -920,10 +969,10 @@ static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t 
         ix /= s->bands;
         setup(s->x, tile, ix / NPU_SLICE_ORDERS, ix % NPU_SLICE_ORDERS, b, &p);
         p.index = c.i;
-        rc = cost_steps(s, &p, oi, r->evaluated >= 2 ? r->second.cycles : UINT64_MAX);
+        rc = cost_steps(s, &p, oi, limit);
         if (rc == 0)
             keep(r, &p);
-        r->evaluated += rc == 3; /* walked, more cycles than the runner-up: kept by neither */
+        r->evaluated += rc == 3; /* walked, more cycles than keep_limit: kept by neither */
         rc = rc == 2 || rc == 3 ? 0 : rc;
     }
     return rc;
