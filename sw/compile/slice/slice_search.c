@@ -57,6 +57,8 @@ typedef struct search {
     grid_t *grid[NPU_SLICE_TENSORS];
     uint64_t *axsum[NPU_SLICE_TENSORS][4];
     uint64_t cached;    /* tiles whose costs the grids hold */
+    uint64_t *lc;       /* per tile combination and split: the compute sum (bound_combo's, which
+                           cost_steps then takes; NULL: cost_steps sums it) */
 } search_t;
 
 typedef struct step_ctx {
@@ -646,9 +648,9 @@ static void tensor_totals(const npu_slice_nest_t *x, npu_slice_plan_t *p, int t,
     st->bus = passes * g->bus;
 }
 
-/* The candidate's dims, tiles, loop and band (option b); 1 when it fits the SPM and the OBUF. */
-static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, int b,
-                 npu_slice_plan_t *p)
+/* The candidate's dims, tiles, loop and band (option b), without its buffers (setup). */
+static void fields(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, int b,
+                   npu_slice_plan_t *p)
 {
     memset(p, 0, sizeof *p);
     p->kind = x->kind;
@@ -664,6 +666,13 @@ static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int 
         p->ntiles[d] = cdiv(x->ext[d], tile[d]);
         p->loop[d] = x->order[order][d];
     }
+}
+
+/* fields, and the buffers: 1 when the candidate fits the SPM and the OBUF. */
+static int setup(const npu_slice_nest_t *x, const int64_t *tile, int split, int order, int b,
+                 npu_slice_plan_t *p)
+{
+    fields(x, tile, split, order, b, p);
     return npu_slice_fit(x, p->tile, p->ntiles, p->spm_words, p->bufs, &p->obuf_rows) &&
            band_fits(x, p->tile, p->loop, b, p->band);
 }
@@ -707,7 +716,10 @@ static int cost_steps(search_t *s, npu_slice_plan_t *p, const int *oi, uint64_t 
         ld = ld > ldbus ? ld : ldbus;
         if (ld > bound) /* out whatever its compute: not summed */
             return free_tiles(tmp, 2);
-        compute_sums(s->x, s->k, p->tile, p->ntiles, p->split, p->split + 1, sum);
+        if (s->lc && oi)
+            sum[p->split] = s->lc[p->index % s->combos * NPU_SLICE_SPLITS + (uint64_t)p->split];
+        else
+            compute_sums(s->x, s->k, p->tile, p->ntiles, p->split, p->split + 1, sum);
         p->compute = sum[p->split];
         if (p->compute > bound)
             rc = 2;
@@ -785,6 +797,7 @@ static void search_free(search_t *s)
         free(s->opt[d]);
         free(s->ntl[d]);
     }
+    free(s->lc);
 }
 
 /* The tile options per dim (largest first), the grid tables (none for a tensor with more than
@@ -843,6 +856,24 @@ static void sift_down(cand_t *h, uint64_t n, uint64_t i)
         h[m] = c;
         i = m;
     }
+}
+
+/* Removes the top of the min-heap h of n + 1 candidates (Floyd's way: the hole goes down to a leaf
+ * along the smaller children, one comparison a level, then h[n] rises from there). */
+static void pop(cand_t *h, uint64_t n)
+{
+    uint64_t i = 0, c;
+    cand_t last = h[n];
+    while ((c = 2 * i + 1) < n) {
+        c += c + 1 < n && cand_less(&h[c + 1], &h[c]);
+        h[i] = h[c];
+        i = c;
+    }
+    while (i > 0 && cand_less(&last, &h[(i - 1) / 2])) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = last;
 }
 
 /* Tile combination `combo` (dim 0 slowest): each dim's option index, tile and tile count. */
@@ -904,6 +935,8 @@ static void bound_combo(const search_t *s, uint64_t combo, const int *oi, const 
             lt[o][b] = fits[o][b] ? lower_bound(s, x->order[o], ntiles, oi, band) : 0;
         }
     compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
+    if (s->lc)
+        memcpy(&s->lc[combo * NPU_SLICE_SPLITS], lc, sizeof lc);
     ends_of(s, tile, ntiles, ends);
     for (int sp = 0; sp < NPU_SLICE_SPLITS; sp++)
         for (int o = 0; o < NPU_SLICE_ORDERS; o++)
@@ -963,15 +996,16 @@ static int cost_in_order(search_t *s, cand_t *h, uint64_t n, npu_slice_result_t 
         uint64_t limit = keep_limit(s, r);
         if (c.lb > limit)
             break;
-        h[0] = h[--n];
-        sift_down(h, n, 0);
+        pop(h, --n);
         combo_tiles(s, c.i % s->combos, oi, tile, ntiles);
         ix /= s->bands;
-        setup(s->x, tile, ix / NPU_SLICE_ORDERS, ix % NPU_SLICE_ORDERS, b, &p);
+        fields(s->x, tile, ix / NPU_SLICE_ORDERS, ix % NPU_SLICE_ORDERS, b, &p); /* it fits (bound_combo) */
         p.index = c.i;
         rc = cost_steps(s, &p, oi, limit);
-        if (rc == 0)
+        if (rc == 0) {
+            npu_slice_fit(s->x, p.tile, p.ntiles, p.spm_words, p.bufs, &p.obuf_rows); /* its buffers */
             keep(r, &p);
+        }
         r->evaluated += rc == 3; /* walked, more cycles than keep_limit: kept by neither */
         rc = rc == 2 || rc == 3 ? 0 : rc;
     }
@@ -987,7 +1021,8 @@ static int search(const npu_slice_nest_t *x, const npu_slice_cost_t *k, npu_slic
     int rc = search_init(&s, x, k);
     memset(r, 0, sizeof *r);
     if (rc == 0 &&
-        !(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (size_t)s.bands)))
+        (!(cs = malloc(sizeof *cs * s.combos * NPU_SLICE_SPLITS * NPU_SLICE_ORDERS * (size_t)s.bands)) ||
+         !(s.lc = malloc(sizeof *s.lc * s.combos * NPU_SLICE_SPLITS))))
         rc = -1;
     if (rc == 0) {
         bound_all(&s, cs, &nc, r);
