@@ -5,6 +5,7 @@
 #   make bf16-check              the bf16 arithmetic units' RTL against their C model (in make test)
 #   make bench  [CONFIG=small]   simulated cycles per second and utilization (reproducible)
 #   make workloads [CONFIG=small] every shipped topology at full size on the RTL, per-network tables
+#   make conv-slice-nets         burst-aware vs bytes-only slicing of every network's conv layers (RTL, ~1 h)
 #   make synth  [CONFIG=small]   Yosys area and logic-depth estimates (synth.mk)
 # Everything a config needs is generated from configs/<config>.cfg into build/<config>/.
 
@@ -76,7 +77,7 @@ VASSERT  := $(if $(filter 1,$(NPU_ASSERTS)),+define+NPU_ASSERTS)
 VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 
 .PHONY: sweep-validate
-.PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick conv-slice-quick bf16-check plots
+.PHONY: slice-check slice-fidelity slice-fidelity-quick step-fidelity step-fidelity-quick conv-slice-quick conv-slice-nets bf16-check plots
 .PHONY: all sim test test-asan lint lint-all lint-deps perf-check perf-baseline bench workloads deps clean model cli unit-tests help regress fuzz-npu fcov-report
 .DELETE_ON_ERROR:
 # Generated headers and model libraries are intermediate files of pattern rules: keep them.
@@ -85,7 +86,7 @@ VMAKE_OPT := OPT_FAST="-O2 -fno-stack-protector" OPT_SLOW="-O1" OPT_GLOBAL="-O2"
 all: cli
 
 help:
-	@sed -n '1,9p' Makefile
+	@sed -n '1,10p' Makefile
 
 # ----------------------------------------------------------------------------- dependencies
 # Installs what is missing (Debian packages) or says clearly what to install.
@@ -258,6 +259,11 @@ conv-slice-quick: build/small/conv_slice_check
 	@build/small/conv_slice_check --all --no-half 4,10,10,8,3,3,1,1,1 > build/conv-slice-quick.log \
 	  || { cat build/conv-slice-quick.log; exit 1; }
 	@grep -E "^conv slicing|more than" build/conv-slice-quick.log
+# Acceptance 6 on conv at full size: every distinct layer of the conv topologies in
+# ../shared/workloads, batch 1, burst-aware against bytes-only pick on the RTL (about an hour on
+# two cores; build/small/conv-slice-<net>.log per network, the summary on stdout).
+conv-slice-nets: build/small/conv_slice_check
+	tests/slice/conv_slice_nets.sh build/small
 slice-fidelity: $(B)/slice_fidelity
 	$(B)/slice_fidelity
 # make test's representative: three smaller layers, 12 candidates each (about 15 s of CPU).
