@@ -307,7 +307,28 @@ static uint64_t mode_changes(const npu_slice_cost_t *k, int S, int64_t n, int64_
     return c;
 }
 
+static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
+
+/* The slicing searches ask for the same few step shapes over and over (every tile combination's
+ * classes): the answers, which depend on the policy, S, m, n and kd alone, are kept in a small
+ * direct-mapped table (single-threaded host). */
+#define GC_MEMO 128
+typedef struct gc_memo { int64_t m, n, kd; uint64_t t; int policy, S, valid; } gc_memo_t;
+
 uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
+{
+    static gc_memo_t memo[GC_MEMO];
+    uint64_t h = ((uint64_t)m * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)n * 0xC2B2AE3D27D4EB4Full) ^
+                 ((uint64_t)kd * 0x165667B19E3779F9ull) ^ (uint64_t)(k->policy * 131 + S);
+    gc_memo_t *e = &memo[(h ^ (h >> 31)) % GC_MEMO];
+    if (!e->valid || e->m != m || e->n != n || e->kd != kd || e->policy != k->policy || e->S != S) {
+        gc_memo_t v = {m, n, kd, gemm_compute(k, S, m, n, kd), k->policy, S, 1};
+        *e = v;
+    }
+    return e->t;
+}
+
+static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
 {
     int64_t F = 2 * S, kf = kd / F, nf = n / F, kl = kd % F, nl = n % F;
     uint64_t t = (uint64_t)(kf * nf) * block_time(k, S, m, F, F);
@@ -351,7 +372,7 @@ static uint64_t drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int
 /* npu_slice_drain_stalls walks every pair of rows: the slicing search asks it for the same few
  * tiles over and over (the estimator's searches spent half their time there), so the answers are
  * kept in a small direct-mapped table (the host is single-threaded). */
-#define DS_MEMO 1024
+#define DS_MEMO 256
 typedef struct ds_memo { uint64_t base, stride, lost; int64_t m; int bank_words, skinny, valid; } ds_memo_t;
 
 uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride)

@@ -312,7 +312,7 @@ void npu_slice_step_gemm(const npu_slice_nest_t *x, const int64_t *s, int64_t *m
 
 /* The searches ask npu_slice_step_drain for the same few tiles over and over: the answers are kept
  * in a small direct-mapped table, keyed by everything they depend on (single-threaded host). */
-#define SD_MEMO 256
+#define SD_MEMO 64
 typedef struct sd_memo { int64_t key[7]; uint64_t lost; int valid; } sd_memo_t;
 
 static uint64_t step_drain(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *s);

@@ -54,7 +54,8 @@ typedef struct search {
     int nopt[NPU_SLICE_DIMS];
     uint64_t combos;    /* tile combinations: the product of nopt */
     int bands;          /* band options per split and order: NPU_SLICE_BANDS (GEMM) or 1 */
-    grid_t *grid[NPU_SLICE_TENSORS];
+    grid_t **grid[NPU_SLICE_TENSORS];   /* per grid a pointer, the grid allocated on first use
+                                           (a search uses few of them: fewer pages touched) */
     uint64_t *axsum[NPU_SLICE_TENSORS][4];
     uint64_t cached;    /* tiles whose costs the grids hold */
     uint64_t *lc;       /* per tile combination and split: the compute sum (bound_combo's, which
@@ -608,7 +609,9 @@ static const grid_t *grid_of(search_t *s, const npu_slice_plan_t *p, const int *
             n *= (uint64_t)p->ntiles[d];
         }
     if (oi && s->grid[t] && (n > MEMO_MAX || s->cached + n <= CACHE_MAX)) {
-        g = &s->grid[t][key];
+        if (!s->grid[t][key] && !(s->grid[t][key] = calloc(1, sizeof **s->grid[t])))
+            return NULL;
+        g = s->grid[t][key];
         if (g->done)
             return g;
         s->cached += n > MEMO_MAX ? 0 : n;
@@ -788,7 +791,10 @@ static void search_free(search_t *s)
         for (int d = 0; d < s->x->nd && s->grid[t]; d++)
             n *= s->x->t[t].dep >> d & 1 ? (uint64_t)s->nopt[d] : 1u;
         for (uint64_t g = 0; s->grid[t] && g < n; g++)
-            free(s->grid[t][g].tile);
+            if (s->grid[t][g]) {
+                free(s->grid[t][g]->tile);
+                free(s->grid[t][g]);
+            }
         free(s->grid[t]);
         for (int a = 0; a < 4; a++)
             free(s->axsum[t][a]);
