@@ -186,7 +186,7 @@ static uint64_t passes_of(const npu_slice_nest_t *x, const int *loop, const int6
 
 /* A lower bound of the candidate's cycles (tile options oi, loop order loop): every byte read
  * crosses the read port, every byte written the write port, and all of them the credit the two
- * share (T >= the sum of each). Bytes per pass are separable: the product over the tensor's axes
+ * share (T >= the sum of each); burst-aware, the loads also cost a burst and xfer_fixed each. Bytes per pass are separable: the product over the tensor's axes
  * of the sum of the tiles' ranges along it (s->axsum). */
 static uint64_t lower_bound(const search_t *s, const int *loop, const int64_t *ntiles, const int *oi,
                             int band)
@@ -946,8 +946,9 @@ static uint64_t ends_bound(const npu_slice_cost_t *k, const uint64_t *ends, int 
 /* Tile combination `combo`'s candidates (index i = ((split x ORDERS + order) x bands + band) x
  * combos + combo), with each dim's option index oi, tile and tile count: none when the tiles (and
  * the band) do not fit the SPM and the OBUF, else each with a lower bound of its cycles,
- * max(its compute sum (by split), the bus time of the bytes it moves (by loop order and band)),
- * appended to cs. */
+ * appended to cs: the max of its compute sum (by split) plus the walk's ends (ends_bound), the
+ * bus time of the bytes it moves and its loads' descriptors (lower_bound, by loop order and
+ * band) and, for a GEMM, its loads' exact cost (loads_of). */
 static void bound_combo(search_t *s, uint64_t combo, const int *oi, const int64_t *tile,
                         const int64_t *ntiles, cand_t *cs, uint64_t *nc)
 {
