@@ -160,12 +160,8 @@ static int topology(const npu_cfg_t *cfg, const char *path, const int *kern, int
     for (int i = 0; i < topo.n; i++) {
         const npu_conv_t *c = &topo.layer[i].conv;
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++) {
-            const npu_conv_t *d = &topo.layer[j].conv;
-            seen = c->C == d->C && c->H == d->H && c->W == d->W && c->F == d->F && c->KH == d->KH &&
-                   c->KW == d->KW && c->stride == d->stride && c->pad == d->pad && c->dil == d->dil &&
-                   c->depthwise == d->depthwise;
-        }
+        for (int j = 0; j < i && !seen; j++) /* the same geometry (npu_conv_t: ints only) */
+            seen = !memcmp(c, &topo.layer[j].conv, sizeof *c);
         if (seen)
             continue;
         snprintf(spec, sizeof spec, "%d,%d,%d,%d,%d,%d,%d,%d,%d%s", c->C, c->H, c->W, c->F, c->KH, c->KW, c->stride,

@@ -5,6 +5,7 @@
 
 #include "compile/gemm/flexsa_mode.h"
 #include "compile/slice/slice.h"
+#include "compile/slice/slice_memo.h"
 
 static uint32_t q16(uint64_t num, uint64_t den) /* round(num / den) in Q16 */
 {
@@ -310,22 +311,17 @@ static uint64_t mode_changes(const npu_slice_cost_t *k, int S, int64_t n, int64_
 static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
 
 /* The slicing searches ask for the same few step shapes over and over (every tile combination's
- * classes): the answers, which depend on the policy, S, m, n and kd alone, are kept in a small
- * direct-mapped table (single-threaded host). */
+ * classes): the answers, which depend on the policy, S, m, n and kd alone, are remembered. */
 #define GC_MEMO 128
-typedef struct gc_memo { int64_t m, n, kd; uint64_t t; int policy, S, valid; } gc_memo_t;
 
 uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
 {
-    static gc_memo_t memo[GC_MEMO];
-    uint64_t h = ((uint64_t)m * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)n * 0xC2B2AE3D27D4EB4Full) ^
-                 ((uint64_t)kd * 0x165667B19E3779F9ull) ^ (uint64_t)(k->policy * 131 + S);
-    gc_memo_t *e = &memo[(h ^ (h >> 31)) % GC_MEMO];
-    if (!e->valid || e->m != m || e->n != n || e->kd != kd || e->policy != k->policy || e->S != S) {
-        gc_memo_t v = {m, n, kd, gemm_compute(k, S, m, n, kd), k->policy, S, 1};
-        *e = v;
-    }
-    return e->t;
+    static npu_memo_slot_t memo[GC_MEMO];
+    const int64_t key[NPU_MEMO_KEY] = {m, n, kd, 0, (int64_t)k->policy * 256 + S + 1};
+    npu_memo_slot_t *e;
+    if (!npu_memo_find(memo, GC_MEMO, key, &e))
+        e->v = gemm_compute(k, S, m, n, kd);
+    return e->v;
 }
 
 static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
@@ -371,22 +367,18 @@ static uint64_t drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int
 
 /* npu_slice_drain_stalls walks every pair of rows: the slicing search asks it for the same few
  * tiles over and over (the estimator's searches spent half their time there), so the answers are
- * kept in a small direct-mapped table (the host is single-threaded). */
+ * remembered. */
 #define DS_MEMO 256
-typedef struct ds_memo { uint64_t base, stride, lost; int64_t m; int bank_words, skinny, valid; } ds_memo_t;
 
 uint64_t npu_slice_drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride)
 {
-    static ds_memo_t memo[DS_MEMO];
-    uint64_t h = (base * 0x9E3779B97F4A7C15ull) ^ ((uint64_t)m * 0xC2B2AE3D27D4EB4Full) ^ (stride << 7) ^
-                 (uint64_t)skinny ^ ((uint64_t)(unsigned)cfg->spm_bank_words << 20);
-    ds_memo_t *e = &memo[(h ^ (h >> 29)) % DS_MEMO];
-    if (!e->valid || e->base != base || e->m != m || e->skinny != skinny || e->stride != stride ||
-        e->bank_words != cfg->spm_bank_words) {
-        ds_memo_t n = {base, stride, drain_stalls(cfg, base, m, skinny, stride), m, cfg->spm_bank_words, skinny, 1};
-        *e = n;
-    }
-    return e->lost;
+    static npu_memo_slot_t memo[DS_MEMO];
+    const int64_t key[NPU_MEMO_KEY] = {(int64_t)base, (int64_t)stride, m, skinny,
+                                       (int64_t)cfg->spm_bank_words + 1};
+    npu_memo_slot_t *e;
+    if (!npu_memo_find(memo, DS_MEMO, key, &e))
+        e->v = drain_stalls(cfg, base, m, skinny, stride);
+    return e->v;
 }
 
 static uint64_t drain_stalls(const npu_cfg_t *cfg, uint64_t base, int64_t m, int skinny, uint64_t stride)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compile/slice/slice_memo.h"
+
 enum { DB = 0, DR, DC, DF, DCH }; /* convolution dims: images, rows, columns, filters, channels */
 enum { GM = 0, GN, GK };          /* GEMM dims */
 
@@ -310,29 +312,24 @@ void npu_slice_step_gemm(const npu_slice_nest_t *x, const int64_t *s, int64_t *m
     *orows = *m * cdiv(*n, x->L);
 }
 
-/* The searches ask npu_slice_step_drain for the same few tiles over and over: the answers are kept
- * in a small direct-mapped table, keyed by everything they depend on (single-threaded host). */
+/* The searches ask npu_slice_step_drain for the same few tiles over and over: the answers are
+ * remembered, keyed by everything they depend on (L, whether M is below it, S, the bank size). */
 #define SD_MEMO 64
-typedef struct sd_memo { int64_t key[7]; uint64_t lost; int valid; } sd_memo_t;
 
 static uint64_t step_drain(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *s);
 
 uint64_t npu_slice_step_drain(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *s)
 {
-    static sd_memo_t memo[SD_MEMO];
-    const int64_t key[7] = {x->L, x->ext[GM] < x->L, tile[GM], tile[GN], s[GM], s[GN], x->S + 64 * (int64_t)x->cfg->spm_bank_words};
-    uint64_t h = 0;
+    static npu_memo_slot_t memo[SD_MEMO];
+    const int64_t key[NPU_MEMO_KEY] = {tile[GM], tile[GN], s[GM], s[GN],
+                                       (((int64_t)x->cfg->spm_bank_words * 128 + x->S) * 128 + x->L) * 2 +
+                                           (x->ext[GM] < x->L) + 1};
+    npu_memo_slot_t *e;
     if (x->kind != NPU_SLICE_GEMM)
         return 0;
-    for (int i = 0; i < 7; i++)
-        h = (h ^ (uint64_t)key[i]) * 0x9E3779B97F4A7C15ull;
-    sd_memo_t *e = &memo[(h >> 40) % SD_MEMO];
-    if (!e->valid || memcmp(e->key, key, sizeof key)) {
-        memcpy(e->key, key, sizeof key);
-        e->lost = step_drain(x, tile, s);
-        e->valid = 1;
-    }
-    return e->lost;
+    if (!npu_memo_find(memo, SD_MEMO, key, &e))
+        e->v = step_drain(x, tile, s);
+    return e->v;
 }
 
 static uint64_t step_drain(const npu_slice_nest_t *x, const int64_t *tile, const int64_t *s)

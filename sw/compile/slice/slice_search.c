@@ -953,7 +953,7 @@ static void bound_combo(search_t *s, uint64_t combo, const int *oi, const int64_
                         const int64_t *ntiles, cand_t *cs, uint64_t *nc)
 {
     const npu_slice_nest_t *x = s->x;
-    int bufs[NPU_SLICE_TENSORS], fits[NPU_SLICE_ORDERS][NPU_SLICE_BANDS];
+    int bufs[NPU_SLICE_TENSORS], fits[NPU_SLICE_ORDERS][NPU_SLICE_BANDS], band[NPU_SLICE_ORDERS][NPU_SLICE_BANDS];
     unsigned words[NPU_SLICE_TENSORS], orows;
     uint64_t lt[NPU_SLICE_ORDERS][NPU_SLICE_BANDS], lc[NPU_SLICE_SPLITS], ends[NPU_SLICE_TENSORS], tile_ld[2];
     if (!npu_slice_fit(x, tile, ntiles, words, bufs, &orows))
@@ -961,12 +961,12 @@ static void bound_combo(search_t *s, uint64_t combo, const int *oi, const int64_
     loads_of(s, oi, tile, ntiles, tile_ld);
     for (int o = 0; o < NPU_SLICE_ORDERS; o++)
         for (int b = 0; b < s->bands; b++) {
-            int band = band_of(x, x->order[o], b);
-            fits[o][b] = band_fits(x, tile, x->order[o], b, band);
-            lt[o][b] = fits[o][b] ? lower_bound(s, x->order[o], ntiles, oi, band) : 0;
+            band[o][b] = band_of(x, x->order[o], b);
+            fits[o][b] = band_fits(x, tile, x->order[o], b, band[o][b]);
+            lt[o][b] = fits[o][b] ? lower_bound(s, x->order[o], ntiles, oi, band[o][b]) : 0;
             /* the loads' cost, which cost_steps would find the candidate out by */
-            uint64_t ld = tile_ld[0] * passes_of(x, x->order[o], ntiles, 0, band) +
-                          tile_ld[1] * passes_of(x, x->order[o], ntiles, 1, band);
+            uint64_t ld = tile_ld[0] * passes_of(x, x->order[o], ntiles, 0, band[o][b]) +
+                          tile_ld[1] * passes_of(x, x->order[o], ntiles, 1, band[o][b]);
             lt[o][b] = ld > lt[o][b] ? ld : lt[o][b];
         }
     compute_sums(x, s->k, tile, ntiles, 0, NPU_SLICE_SPLITS, lc);
@@ -979,7 +979,7 @@ static void bound_combo(search_t *s, uint64_t combo, const int *oi, const int64_
                 if (!fits[o][b])
                     continue;
                 uint64_t ix = ((uint64_t)sp * NPU_SLICE_ORDERS + (uint64_t)o) * (uint64_t)s->bands + (uint64_t)b;
-                uint64_t lcb = lc[sp] + ends_bound(s->k, ends, band_of(x, x->order[o], b), b == NPU_SLICE_BAND_OUT);
+                uint64_t lcb = lc[sp] + ends_bound(s->k, ends, band[o][b], b == NPU_SLICE_BAND_OUT);
                 cs[*nc].i = ix * s->combos + combo;
                 cs[(*nc)++].lb = lt[o][b] > lcb ? lt[o][b] : lcb;
             }
