@@ -52,7 +52,8 @@ module npu_exec #(
     output wire                  busy,
     output wire                  progress,
     output wire [2:0]            done_cnt,
-    // SPM: port A (streamed operand), port W (stationary operand), drain write port
+    // SPM: port A (streamed operand), port W (stationary operand), the drain's read (DRAIN acc)
+    // and write ports
     output wire [3:0]            rda_req,      // one A port per stream position (see streamer)
     output wire [4*SPM_AW-1:0]   rda_addr,
     input  wire [3:0]            rda_gnt,
@@ -61,6 +62,10 @@ module npu_exec #(
     output wire [SPM_AW-1:0]     rdw_addr,
     input  wire                  rdw_gnt,
     input  wire [32*S-1:0]       rdw_data,
+    output wire [1:0]            ard_req,      // drain: DRAIN acc's old low / high word
+    output wire [2*SPM_AW-1:0]   ard_addr,
+    input  wire [1:0]            ard_gnt,
+    input  wire [2*32*S-1:0]     ard_data,
     output wire [3:0]            wr_req,       // drain: [0]/[1] low/high word of row r, [2]/[3] row r+1
     output wire [4*SPM_AW-1:0]   wr_addr,
     output wire [4*32*S-1:0]     wr_data,
@@ -191,10 +196,9 @@ module npu_exec #(
 
     // ------------------------------------------------------------------ issue
     wire issue_ldw, issue_wave, issue_drain, issue_sync;
-    wire ldw_act, ldw_bank, ldw_done, ldw_busy, ldw_shift, wl_rd_req, wl_rd_gnt;
+    wire ldw_act, ldw_bank, ldw_done, ldw_busy, ldw_shift;
     wire [1:0] wok, wearly, ldw_push, bank_idle;
     wire [3:0] bank_mode, wpend;
-    wire [SPM_AW-1:0] wl_rd_addr;
     wire inj_full, haz_full, dq_full, war_blk;
     wire tokens_ok = (!t_pop_prv || l2e_avail) && (!t_pop_nxt || s2e_avail);
     // A WAVE issues when its bank is loaded, or is being loaded by the active LDW so that every
@@ -254,7 +258,7 @@ module npu_exec #(
         .push_in({t_psh_nxt, t_psh_prv}), .wave_early(issue_wave && wave_w_early), .wpend(wpend),
         .bank_idle(bank_idle), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act),
         .act_bank(ldw_bank), .done(ldw_done), .push(ldw_push), .busy(ldw_busy), .shifting(ldw_shift),
-        .rd_req(wl_rd_req), .rd_addr(wl_rd_addr), .rd_gnt(wl_rd_gnt), .rd_data(rdw_data),
+        .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
         .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
         .lbv_empty(lbv_empty), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
         .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in)
@@ -340,8 +344,7 @@ module npu_exec #(
         .ob_rd_en(ob_rd_en), .ob_rd_addr(ob_rd_addr), .ob_rd_data(ob_rd_data),
         .ob_rd2_en(ob_rd2_en), .ob_rd2_addr(ob_rd2_addr), .ob_rd2_data(ob_rd2_data),
         .wr_req(wr_req), .wr_addr(wr_addr), .wr_data(wr_data), .wr_gnt(wr_gnt),
-        .wl_rd_req(wl_rd_req), .wl_rd_addr(wl_rd_addr), .wl_rd_gnt(wl_rd_gnt),
-        .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(rdw_data),
+        .ar_req(ard_req), .ar_addr(ard_addr), .ar_gnt(ard_gnt), .ar_data(ard_data),
         .ev_drain_row(ev_drain_row), .ev_drain_busy(ev_drain_busy), .ev_drain_stall(ev_drain_stall)
     );
 

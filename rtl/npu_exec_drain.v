@@ -7,10 +7,10 @@
 //        row: the packed streams below), the pair order two, h and its SPM offsets hs / hoff)
 //        and token pushes; young / pend_a / pend_b
 //        (npu_exec_obuf_hazard: a wave in flight still writes the active DRAIN's rows, rows
-//        `row` / `row1`); the OBUF read data, the SPM write grants, the SPM read port W (shared
-//        with the weight loader, which has priority: wl_rd_*).
+//        `row` / `row1`); the OBUF read data, the SPM write grants, the grants and data of
+//        its two SPM read ports (ar_*: DRAIN acc's old words, low and high).
 //   out: full (the queue; no DRAIN issues); the OBUF reads, the SPM writes (ports 0..3), the SPM
-//        read port W; for the hazards the active DRAIN's rows [rd_lo, rd_end) and next rows
+//        reads of DRAIN acc's old words (ar_*); for the hazards the active DRAIN's rows [rd_lo, rd_end) and next rows
 //        row / row1, the queue head's [head_lo, head_end) and start (the head becomes the
 //        active DRAIN); done / done_push: a DRAIN's last words are written, its token pushes;
 //        busy, progress (a pair written); the drain events.
@@ -69,18 +69,15 @@ module npu_exec_drain #(
     output wire [OBUF_AW-1:0]    ob_rd2_addr,
     input  wire [2*S*32-1:0]     ob_rd2_data,
     // SPM: write ports 0..3 ([0]/[1] low/high word of the first row, [2]/[3] of the second),
-    // read port W (DRAIN acc, after the weight loader's requests)
+    // read ports [0]/[1]: DRAIN acc's old low / high word of the held row
     output wire [3:0]            wr_req,
     output wire [4*SPM_AW-1:0]   wr_addr,
     output wire [4*32*S-1:0]     wr_data,
     input  wire [3:0]            wr_gnt,
-    input  wire                  wl_rd_req,
-    input  wire [SPM_AW-1:0]     wl_rd_addr,
-    output wire                  wl_rd_gnt,
-    output wire                  rdw_req,
-    output wire [SPM_AW-1:0]     rdw_addr,
-    input  wire                  rdw_gnt,
-    input  wire [32*S-1:0]       rdw_data,
+    output wire [1:0]            ar_req,
+    output wire [2*SPM_AW-1:0]   ar_addr,
+    input  wire [1:0]            ar_gnt,
+    input  wire [2*32*S-1:0]     ar_data,
     // events
     output wire [1:0]            ev_drain_row,
     output wire                  ev_drain_busy,  // a DRAIN is active
@@ -167,29 +164,26 @@ module npu_exec_drain #(
     // Skinny (split_rows != 0): the high word of row r goes to SPM row r + split_rows (word 0),
     // for r < hi_rows only.
     // DRAIN acc: a word written is the old SPM word plus the OBUF lanes (int32, mod 2^32; fp32 in
-    // bf16). The old
-    // words come through the weight loader's SPM read port (rdw; the weight loader has priority),
-    // one per cycle, each used in the cycle its data arrives (or kept if its write is refused):
-    // a row takes 3 cycles (read lo | write lo, read hi | write hi, next OBUF row) instead of 1.
+    // bf16). The old words come through two SPM read ports of the drain's own (ar_*: low and
+    // high word, read in the same cycle; they are in different sub-banks, as the two writes),
+    // each used in the cycle its data arrives (or kept if its write is refused): a row takes 2
+    // cycles (read lo and hi | write lo and hi, next OBUF row) instead of 1. Own ports, not the
+    // weight loader's: sharing its port (it had priority) ran a row in 3 cycles alone and in
+    // ~4.8 beside a conv's LDWs, which read 2S rows every few waves.
     reg  [31:0]  hold_hiaddr, h2_hiaddr;
     reg          hold_acc, hold_last;
     reg          hold_narrow;        // the held rows' DRAIN is narrow (by dr_shift: the shift
     reg  [4:0]   hold_shift;         // of the held rows' DRAIN)
     reg  [1:0]   hold_push;
-    reg  [1:0]   acc_rd;             // read granted last cycle: 01 low word, 10 high word
+    reg  [1:0]   acc_rd;             // reads granted last cycle: [0] low word, [1] high word
     reg          acc_lo_ok, acc_hi_ok;
     reg  [WB-1:0] acc_lo_old, acc_hi_old;
-    wire lo_ready = !hold_acc || acc_lo_ok || acc_rd == 2'b01;
-    wire hi_ready = !hold_acc || acc_hi_ok || acc_rd == 2'b10;
-    wire acc_rd_lo = hold_acc && hold_vld && hold_lo && !lo_ready;
-    wire acc_rd_hi = hold_acc && hold_vld && hold_hi && !hi_ready && !acc_rd_lo;
-    wire dacc_req  = acc_rd_lo || acc_rd_hi;
-    assign rdw_req   = wl_rd_req || dacc_req;
-    assign rdw_addr  = wl_rd_req ? wl_rd_addr : acc_rd_lo ? hold_addr[SPM_AW-1:0] : hold_hiaddr[SPM_AW-1:0];
-    assign wl_rd_gnt = rdw_gnt && wl_rd_req;
-    wire dacc_gnt    = rdw_gnt && !wl_rd_req && dacc_req;
-    wire [WB-1:0] lo_old = !hold_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : rdw_data;
-    wire [WB-1:0] hi_old = !hold_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : rdw_data;
+    wire lo_ready = !hold_acc || acc_lo_ok || acc_rd[0];
+    wire hi_ready = !hold_acc || acc_hi_ok || acc_rd[1];
+    assign ar_req  = {hold_acc && hold_vld && hold_hi && !hi_ready, hold_acc && hold_vld && hold_lo && !lo_ready};
+    assign ar_addr = {hold_hiaddr[SPM_AW-1:0], hold_addr[SPM_AW-1:0]};
+    wire [WB-1:0] lo_old = !hold_acc ? {WB{1'b0}} : acc_lo_ok ? acc_lo_old : ar_data[0 +: WB];
+    wire [WB-1:0] hi_old = !hold_acc ? {WB{1'b0}} : acc_hi_ok ? acc_hi_old : ar_data[WB +: WB];
     // the old word's lanes plus the OBUF's: OBUF lane first (the adder's operand order does not
     // change an fp32 sum; the golden model adds old + new)
     wire [2*WB-1:0] dr_sum;
@@ -380,13 +374,13 @@ module npu_exec_drain #(
                 pk_cd <= pk_rd;
             end
             // accumulating drain: old words read and kept until their write is granted
-            acc_rd <= dacc_gnt ? (acc_rd_lo ? 2'b01 : 2'b10) : 2'b00;
+            acc_rd <= ar_req & ar_gnt;
             if (ob_rd_en || hold_done) begin
                 acc_lo_ok <= 1'b0;
                 acc_hi_ok <= 1'b0;
             end else begin
-                if (acc_rd == 2'b01) begin acc_lo_old <= rdw_data; acc_lo_ok <= 1'b1; end
-                if (acc_rd == 2'b10) begin acc_hi_old <= rdw_data; acc_hi_ok <= 1'b1; end
+                if (acc_rd[0]) begin acc_lo_old <= ar_data[0 +: WB]; acc_lo_ok <= 1'b1; end
+                if (acc_rd[1]) begin acc_hi_old <= ar_data[WB +: WB]; acc_hi_ok <= 1'b1; end
             end
         end
     end

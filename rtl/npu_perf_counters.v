@@ -27,7 +27,7 @@ module npu_perf_counters #(
     input  wire        st_cnt_burst,
     input  wire        f_beat,           // fetch: a program beat, a burst
     input  wire        f_burst,
-    input  wire [3:0]  spm_rd,           // SPM words read (9 ports at BEAT_WORDS = 2), written, refused (previous cycle)
+    input  wire [3:0]  spm_rd,           // SPM words read (11 ports at BEAT_WORDS = 2), written, refused (previous cycle)
     input  wire [2:0]  spm_wr,
     input  wire [4:0]  spm_conf,
     input  wire [1:0]  nh_flit,          // per H channel: a flit moved

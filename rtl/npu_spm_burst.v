@@ -10,9 +10,9 @@
 //    beats - 1; accepted into a two-entry request FIFO (ar_rdy = not full: registered).
 //  - R: the beats of the bursts in request order, BW words each (word w in bits [0, WB), w + 1
 //    above), r_last on each burst's last beat; r_vld / r_rdy handshake; no error response.
-//  - SPM: one read port (npu_top: read port 6, below the vector unit's, the A and stationary
-//    streams', above the STORE's), one word per granted cycle; data the cycle after the grant
-//    (rd_vld). Word addresses wrap modulo 2^SPM_AW (the SPM's size: npu_spm's banks are a power
+//  - SPM: one read port (npu_top: read port 8, below the vector unit's, the A and stationary
+//    streams' and the drain's, above the STORE's), one word per granted cycle; data the cycle
+//    after the grant (rd_vld). Word addresses wrap modulo 2^SPM_AW (the SPM's size: npu_spm's banks are a power
 //    of two), so a padded run past the end reads words the engine drops anyway.
 // Throughput: one word per cycle while granted and the output FIFO has room: a beat per cycle at
 // BW = 1, per two cycles at BW = 2 (one port). A read is issued only when the output FIFO has

@@ -296,22 +296,25 @@ module npu_top #(
 
     // ------------------------------------------------------------------ SPM
     // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
-    //             cycle), 5 = stationary stream (LDW), 6 = LOAD_SPM's source (npu_spm_burst), 7 =
-    //             STORE DMA, 8 = STORE DMA's second word (BEAT_WORDS = 2 only; granted only with
-    //             port 7: npu_spm PAIR_RD, the last port)
+    //             cycle), 5 = stationary stream (LDW), 6/7 = DRAIN acc's old low / high word,
+    //             8 = LOAD_SPM's source (npu_spm_burst), 9 = STORE DMA, 10 = STORE DMA's second
+    //             word (BEAT_WORDS = 2 only; granted only with port 9: npu_spm PAIR_RD, the last
+    //             port)
     // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
     //             5 = LOAD DMA, 6 = LOAD DMA's second word (BEAT_WORDS = 2 only)
     // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
     // it, so a VEC takes the cycles its program says. Only the DMA engines run beside it (a VEC
     // waits for the other EXEC units), and they wait out a refused word anyway.
     wire        rdw_req, rdw_gnt;
+    wire [1:0]  ard_req, ard_gnt;
+    wire [2*SPM_AW-1:0] ard_addr;
     wire [3:0]  rda_req, rda_gnt;
     wire [3:0]  dr_wr_req, dr_wr_gnt;
     wire [SPM_AW-1:0] rdw_addr;
     wire [4*SPM_AW-1:0] rda_addr;
     wire [4*SPM_AW-1:0] dr_wr_addr;
     wire [4*WB-1:0] dr_wr_data;
-    localparam NRS = (BEAT_WORDS > 1) ? 9 : 8;      // read port 8: BEAT_WORDS = 2 only
+    localparam NRS = (BEAT_WORDS > 1) ? 11 : 10;    // read port 10: BEAT_WORDS = 2 only
     wire [NRS*WB-1:0] spm_rd_data;
     wire [NRS-1:0] spm_rd_vld;
     wire [NRS-1:0] spm_rd_gnt;
@@ -324,7 +327,7 @@ module npu_top #(
     wire [WB-1:0] vwr_data;
     wire [$clog2(NRS+1)-1:0] spm_cnt_rd;
     wire [2:0]  spm_cnt_wr;
-    // refused requests: up to 9 + 7 a cycle at BEAT_WORDS = 2 (five bits), 8 + 6 at 1
+    // refused requests: up to 11 + 7 a cycle at BEAT_WORDS = 2, 10 + 6 at 1 (five bits)
     wire [$clog2(NRS+NWS+1)-1:0] spm_cnt_conf;
     wire [4:0]  spm_cnt_conf5;
 
@@ -340,23 +343,23 @@ module npu_top #(
             assign spm_wr_addr_v = {ld_wr2_addr, ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr2_data, ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = spm_wr_gnt_v[NWS-1];
-            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, sb_rd_req, rdw_req, rda_req, vrd_req};
-            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, sb_rd_addr, rdw_addr, rda_addr, vrd_addr};
-            assign st_rd2_gnt    = spm_rd_gnt[8];
-            assign st_rd2_vld    = spm_rd_vld[8];
-            assign st_rd2_data   = spm_rd_data[8*WB +: WB];
+            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, sb_rd_req, ard_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, sb_rd_addr, ard_addr, rdw_addr, rda_addr, vrd_addr};
+            assign st_rd2_gnt    = spm_rd_gnt[10];
+            assign st_rd2_vld    = spm_rd_vld[10];
+            assign st_rd2_data   = spm_rd_data[10*WB +: WB];
             assign spm_cnt_conf5 = spm_cnt_conf;
         end else begin : g_spm_bw1
             assign spm_wr_req_v  = {ld_wr_req, dr_wr_req, vwr_req};
             assign spm_wr_addr_v = {ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = 1'b0;
-            assign spm_rd_req_v  = {st_rd_req, sb_rd_req, rdw_req, rda_req, vrd_req};
-            assign spm_rd_addr_v = {st_rd_addr, sb_rd_addr, rdw_addr, rda_addr, vrd_addr};
+            assign spm_rd_req_v  = {st_rd_req, sb_rd_req, ard_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd_addr, sb_rd_addr, ard_addr, rdw_addr, rda_addr, vrd_addr};
             assign st_rd2_gnt    = 1'b0;
             assign st_rd2_vld    = 1'b0;
             assign st_rd2_data   = {WB{1'b0}};
-            assign spm_cnt_conf5 = {1'b0, spm_cnt_conf};
+            assign spm_cnt_conf5 = spm_cnt_conf;
             // verilator lint_off UNUSEDSIGNAL
             wire unused_wr2 = &{1'b0, ld_wr2_req, ld_wr2_addr, ld_wr2_data,   // never request at BW = 1
                                 st_rd2_req, st_rd2_addr};
@@ -375,19 +378,20 @@ module npu_top #(
     );
     assign rda_gnt    = spm_rd_gnt[4:1];
     assign rdw_gnt    = spm_rd_gnt[5];
-    // LOAD_SPM's source reads: the SPM burst server on read port 6
+    assign ard_gnt    = spm_rd_gnt[7:6];
+    // LOAD_SPM's source reads: the SPM burst server on read port 8
     npu_spm_burst #(.S(S), .SPM_AW(SPM_AW), .BW(BEAT_WORDS)) u_spm_burst (
         .clk(clk), .rst_n(unit_rst_n),
         .ar_vld(l_ar_vld && ld_ar_spm), .ar_rdy(sb_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
         .r_vld(sb_r_vld), .r_rdy(l_r_rdy), .r_data(sb_r_data), .r_last(sb_r_last),
         .rd_req(sb_rd_req), .rd_addr(sb_rd_addr), .rd_gnt(sb_rd_gnt), .rd_vld(sb_rd_vld),
-        .rd_data(spm_rd_data[6*WB +: WB])
+        .rd_data(spm_rd_data[8*WB +: WB])
     );
-    assign sb_rd_gnt  = spm_rd_gnt[6];
-    assign sb_rd_vld  = spm_rd_vld[6];
-    assign st_rd_gnt  = spm_rd_gnt[7];
-    assign st_rd_vld  = spm_rd_vld[7];
-    assign st_rd_data = spm_rd_data[7*WB +: WB];
+    assign sb_rd_gnt  = spm_rd_gnt[8];
+    assign sb_rd_vld  = spm_rd_vld[8];
+    assign st_rd_gnt  = spm_rd_gnt[9];
+    assign st_rd_vld  = spm_rd_vld[9];
+    assign st_rd_data = spm_rd_data[9*WB +: WB];
     assign dr_wr_gnt  = spm_wr_gnt[4:1];
     assign ld_wr_gnt  = spm_wr_gnt[5];
 
@@ -530,6 +534,7 @@ module npu_top #(
         .busy(x_busy), .progress(x_progress), .done_cnt(x_done),
         .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[WB +: 4*WB]),
         .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[5*WB +: WB]),
+        .ard_req(ard_req), .ard_addr(ard_addr), .ard_gnt(ard_gnt), .ard_data(spm_rd_data[6*WB +: 2*WB]),
         .wr_req(dr_wr_req), .wr_addr(dr_wr_addr), .wr_data(dr_wr_data), .wr_gnt(dr_wr_gnt),
         .vrd_req(vrd_req), .vrd_addr(vrd_addr), .vrd_gnt(spm_rd_gnt[0]), .vrd_data(spm_rd_data[0 +: WB]),
         .vwr_req(vwr_req), .vwr_addr(vwr_addr), .vwr_data(vwr_data), .vwr_gnt(spm_wr_gnt[0]),
@@ -640,7 +645,7 @@ module npu_top #(
     end
 `endif
 
-    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[5:0],
+    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[7:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
                     stq_push_next_unused, s2e_avail};
 endmodule

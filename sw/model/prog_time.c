@@ -34,12 +34,10 @@ enum { PT_HEAD_ISSUE = 3, PT_WAVE_ENTRY = 5 };
  * latency and wait here (measured: the forward of conv 1,8,8,16,3,3 at small, 5.45 cycles per
  * WAVE in EXEC, not 4). */
 enum { PT_WAVES_IN_FLIGHT = 8 };
-/* An accumulating DRAIN reads the old words of each row through the SPM port it shares with the
- * weight loader (which has priority), one row at a time: a row per 3 cycles (rtl/npu_exec_drain.v,
- * docs/datapath.md), not the plain drain's two rows a cycle. Measured: the fused backward of conv
- * 16,8,8,32,3,3,2,1,1 at tiny, batch 16, its 16-row dW^T DRAIN accs ~4.3 cycles a row beside
- * the LDWs (201,504 cycles on the RTL; predicted 189,388 at half a cycle a row, 195,235 at 3). */
-enum { PT_DRAIN_ACC_ROW = 3 };
+/* An accumulating DRAIN reads the two old words of each row on its own two SPM read ports, one
+ * row at a time: a row per 2 cycles (read | add and write, rtl/npu_exec_drain.v, docs/datapath.md),
+ * not the plain drain's two rows a cycle. */
+enum { PT_DRAIN_ACC_ROW = 2 };
 /* An LDW's weights are in its bank rows + PT_LDW_C cycles after it issues at the earliest: it
  * reads one row a cycle from the SPM (2S rows in FW / VSW, S in HSW / ISW or with a core mask,
  * rtl/npu_exec_ldw.v), sends them over the V channel into the LBUF_Vs and shifts them in, so a

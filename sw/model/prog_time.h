@@ -23,7 +23,7 @@
  *    its own last row; LDW, VSET, SYNC: 0 on their queue's time line;
  *  - DRAIN: drain_fixed + rows x drain_row on the drain unit, in order, streaming behind the
  *    WAVEs into its rows (it ends a cycle after their results at the earliest); an accumulating
- *    DRAIN 3 cycles a row from its first row's results; the EXEC queue only issues it (4 cycles);
+ *    DRAIN 2 cycles a row from its first row's results; the EXEC queue only issues it (4 cycles);
  *  - VEC: npu_vec_busy (prog_expect.h); FILL: its words, one per cycle, plus 2, holding one of the
  *    LOAD engine's two descriptor slots like a LOAD;
  *  - a WAVE ends (pushes its tokens) when it retires, its last row's results in the OBUF, or when

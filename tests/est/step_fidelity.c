@@ -292,7 +292,7 @@ static int micro_waves(const npu_cfg_t *cfg, int m)
 }
 
 /* A WAVE of m rows, then `drains` DRAINs of its rows into the SPM, plain or accumulating (an
- * accumulating DRAIN reads the old words through the weight loader's port, a row per 3 cycles;
+ * accumulating DRAIN reads the old words on its own two SPM ports, a row per 2 cycles;
  * prog_time.c). 1 if off bound. */
 static int micro_drain(const npu_cfg_t *cfg, int m, int drains, int acc)
 {
