@@ -391,8 +391,9 @@ static int check_macs(conv_job_t *j)
             uint64_t ck = (uint64_t)(c->C - cb * j->p->L < j->p->L ? c->C - cb * j->p->L : j->p->L);
             sq += ck * ck;
         }
-        uint64_t dense = 0; /* dW: each part's dense C' x C' per tap (C' = C whole) */
-        for (int i = 0; i < j->sp->parts; i++)
+        uint64_t dense = 0; /* dW: each channel range's dense C' x C' per tap (C' = C whole; its
+                               column ranges, the outer index, share its pixels) */
+        for (int i = 0; i < j->sp->nf * j->sp->nc; i++)
             dense += (uint64_t)j->sp->part[i].c.C * (uint64_t)j->sp->part[i].c.C;
         rep->expect.zero = rep->expect.zero / (uint64_t)c->C * (j->kernel == NPU_CONV_DW ? dense : sq);
     }

@@ -188,6 +188,17 @@ Test(conv, column_ranges, .timeout = 900)
         conv_rtl(&cfg, c[i], k[i], df[i], NULL, rtl_seed(1560 + (uint64_t)i), 10, &r);
         cr_assert_gt(r.parts, 1, "case %d planned whole: the test lost its purpose", i);
     }
+    /* zeropad dW over ranges of dY columns (given), each after the first adding its partial dW
+     * to the stored one through DRAIN acc: strided and padded, and depthwise */
+    npu_conv_t dws = conv_layer_of(1, 5, 6, 13, 2 * S + 3, 3, 3, 2, 1, 1);
+    npu_conv_t dwd = conv_layer_of(1, 2 * S + 2, 5, 11, 2 * S + 2, 3, 3, 1, 1, 1);
+    npu_conv_plan_opts_t o3 = {.split_w = 3};
+    dwd.depthwise = 1;
+    for (int i = 0; i < 2; i++) {
+        npu_conv_report_t r;
+        conv_rtl(&cfg, i ? &dwd : &dws, NPU_CONV_DW, NPU_CONV_ZEROPAD, &o3, rtl_seed(1570 + (uint64_t)i), 10, &r);
+        cr_assert_gt(r.parts, 2, "dW case %d: %d parts", i, r.parts);
+    }
 }
 
 /* (c) DRAM bytes of a 3x3 conv: the plan's always (checked by every run above); each tensor

@@ -30,6 +30,10 @@
 
 typedef struct totals { int rows, faster, worse, far, failed; double gain; } totals_t;
 
+/* Cycles a run may take: AlexNet's first layer's zeropad dW (11x11 s4, its 221 x 221 Z against
+ * three channels: 3 of 16 columns in every tile) takes ~104M at small. */
+#define RUN_MAX_CYCLES 1000000000ull
+
 /* Candidate opts on a fresh model (NULL: conv_plan's own plan); RTL cycles, or -1. */
 static double run(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, const npu_conv_plan_opts_t *o,
                   int *parts)
@@ -40,7 +44,7 @@ static double run(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df, cons
     t = npu_dram_timing_of(cfg);
     npu_sim_t *s = npu_sim_open(&t);
     memset(&rep, 0, sizeof rep);
-    if (s && npu_conv_run_opts(cfg, s, c, k, df, o, 1, 100000000, &rep) == NPU_GEMM_PASS)
+    if (s && npu_conv_run_opts(cfg, s, c, k, df, o, 1, RUN_MAX_CYCLES, &rep) == NPU_GEMM_PASS)
         cyc = (double)rep.cycles;
     else
         fprintf(stderr, "conv_slice_check: run R %d G %d: %s %s\n", o ? o->max_band_rows : 0,

@@ -92,10 +92,11 @@ static void brute_force(const npu_cfg_t *cfg, const npu_conv_t *c, int k, int df
     int nfo = c->depthwise ? 1 : npu_slice_tile_opts(c->F, L, fo, 64), nco = npu_slice_tile_opts(c->C, L, co, 64);
     char msg[200];
     cr_assert_eq(npu_conv_geometry(cfg, c, k, df, NULL, &p0, msg, sizeof msg), 0, "%s", msg);
-    ncols = k == NPU_CONV_FWD ? p0.OW : c->W;
+    ncols = k == NPU_CONV_DX ? c->W : p0.OW;
     npu_conv_dram_layout(&p0, (unsigned)npu_cfg_word(cfg) > 16 ? (unsigned)npu_cfg_word(cfg) : 16, &a, NULL);
     whole = npu_conv_plan(cfg, c, k, df, NULL, &p0, msg, sizeof msg) == 0;
-    for (int nw = 1; nw <= (k == NPU_CONV_DW ? 1 : 4) && nw <= ncols; nw++)
+    /* dW: column ranges only where the heuristic split needs them (conv_slice.c splits) */
+    for (int nw = 1; nw <= (k == NPU_CONV_DW && r->cand[r->heuristic].nw == 1 ? 1 : 4) && nw <= ncols; nw++)
         for (int i = 0; i < nfo; i++)
             for (int j = 0; j < nco; j++) {
                 npu_conv_plan_opts_t o = {.split_f = c->depthwise ? 0 : (int)fo[i], .split_c = (int)co[j],
@@ -303,6 +304,10 @@ Test(conv_slice, given_splits_are_checked)
     cr_assert(strstr(msg, "filter range (8)"), "%s", msg);
     cr_assert_eq(npu_conv_split(&cfg, &c, NPU_CONV_DW, NPU_CONV_ECOFLOW, &w, &sp, msg, sizeof msg), -1);
     cr_assert(strstr(msg, "column ranges"), "%s", msg);
+    /* zeropad dW: column ranges of dY, each after the first adding to the partial dW */
+    cr_assert_eq(npu_conv_split(&cfg, &c, NPU_CONV_DW, NPU_CONV_ZEROPAD, &w, &sp, msg, sizeof msg), 0, "%s", msg);
+    cr_assert(sp.nw == 3 && sp.parts == 3 && !sp.part[0].acc && sp.part[1].acc && sp.part[2].acc);
+    npu_conv_split_free(&sp);
     cr_assert_eq(npu_conv_split(&cfg, &c, NPU_CONV_FWD, NPU_CONV_ZEROPAD, &ok, &sp, msg, sizeof msg), 0, "%s", msg);
     cr_assert(sp.nf == 2 && sp.nc == 2 && sp.nw == 3 && sp.parts == 12 && sp.wseg == 4);
     npu_conv_split_free(&sp);

@@ -182,7 +182,7 @@ static void dw_unit_bytes(const npu_conv_plan_t *p, const npu_conv_unit_t *un, u
     int im = un->u == 0 && un->i1 - un->i0 >= 3 ? un->i0 + (un->i1 - un->i0 + 2) / 3 : un->i1;
     for (int oh = un->o0; oh < un->o1; oh++)
         *rd_dy += xfer_tr(p->B, p->DB,
-                          p->org_dy + ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->vOW * p->pitch_dy,
+                          p->org_dy + ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->dwy * p->pitch_dy,
                           (uint64_t)p->vOW, 2u * (uint64_t)p->c.F, p->pitch_dy);
     *rd_x += plane_bytes(p, un, un->i0, im) + plane_bytes(p, un, im, un->i1);
 }
@@ -330,6 +330,18 @@ static uint64_t dw_out_bytes(const npu_conv_plan_t *p)
         }
     free(pass_of);
     free(row_of);
+    return t;
+}
+
+uint64_t npu_conv_dw_partial_bytes(const npu_conv_plan_t *p)
+{
+    uint64_t tap = (uint64_t)p->dtap_rows * p->pitch_out, t = 0;
+    if (p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B) /* one run */
+        return npu_conv_px_bytes(p->B, p->DB, p->org_out, (uint64_t)p->T * (uint64_t)p->c.F, p->pout,
+                                 4u * (unsigned)p->c.C, p->pitch_out);
+    for (int k = 0; k < p->T; k++)
+        t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (uint64_t)k * tap, (uint64_t)p->c.F, p->pout,
+                               4u * (unsigned)p->c.C, p->pitch_out);
     return t;
 }
 

@@ -95,8 +95,25 @@ static void dw_early_group(npu_cx_t *x, npu_cx_unit_t *up, int pass, int *lo, in
     npu_prog_free(&st);
 }
 
+/* A column range after the first (p->acc, conv_split.h): the partial dW of the ranges before it,
+ * every tap, into the dW tiles (the part's DRAINs add to it), as dw_stores stores them. */
+static void dw_load_partial(npu_cx_t *x, npu_prog_t *l)
+{
+    const npu_conv_plan_t *p = x->p;
+    uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
+    if (p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B) { /* one run */
+        npu_cx_load_flat(x, l, NPU_TAG_DW, x->a->out, p->out_base[0], (uint64_t)p->T * tap);
+        return;
+    }
+    for (int t = 0; t < p->T; t++)
+        npu_cx_move_px(x, l, 0, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
+                       x->a->out + (uint64_t)t * p->dtap_rows * p->pitch_out, (uint64_t)p->c.F, p->pout,
+                       4u * (unsigned)p->c.C, p->pitch_out);
+}
+
 /* The unit's input: dY^T rows (a transposed LOAD per dY row) and the X plane rows; unit 0 first
- * zeroes the dW taps no wave reaches. The first unit's load is exposed: its input comes in two
+ * zeroes the dW taps no wave reaches (or loads the partial dW: dw_load_partial). The first unit's
+ * load is exposed: its input comes in two
  * parts, the X rows below im (about a third) with the dY rows they read, then the rest (L2),
  * which C pops for at its first LDW of an X row >= im (the waves of the first rows hide it).
  * Returns im. */
@@ -105,7 +122,9 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
     const npu_conv_plan_t *p = x->p;
     unsigned in = npu_cx_in(x, un), F = (unsigned)p->c.F, dwp = p->pout, owj = (unsigned)p->owj;
     npu_insn_t ins;
-    if (un->u == 0)
+    if (un->u == 0 && p->acc)
+        dw_load_partial(x, &up->L);
+    else if (un->u == 0)
         for (int t = 0; t < p->T; t++)
             if (!x->tap_valid[t])
                 npu_cx_fill(x, &up->L, F, p->out_base[0] + (unsigned)t * F * dwp, dwp, dwp);
@@ -114,7 +133,7 @@ static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
     for (int part = 0; part < 2; part++) {
         npu_prog_t *l = part ? &up->L2 : &up->L;
         for (int oh = part ? ohm : un->o0; oh < (part ? un->o1 : ohm); oh++) {
-            uint64_t pix = ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->vOW;
+            uint64_t pix = ((uint64_t)un->b * (uint64_t)p->vOH + (uint64_t)oh) * (uint64_t)p->dwy;
             npu_pb_put(&x->b, l,
                        npu_enc_load(&ins, NPU_TAG_DY, 1, (unsigned)p->vOW, npu_pb_dram(&x->b, x->a->dy + pix * p->pitch_dy),
                                     in + (unsigned)(oh - un->o0) * F * owj, owj, 2u * F, p->pitch_dy),

@@ -52,8 +52,10 @@ static void dx_waves(const npu_conv_plan_t *p, int f0, int col, const int o[4], 
 }
 
 /* npu_cx_unit_dw: units (image, band of X plane rows), per X row pr its dY row for kh
- * (dw_tile_waves' condition), per dY^T word j its valid columns (dw_cols, dw_row). */
-static void dw_waves(const npu_conv_plan_t *p, int kh, int kw, npu_conv_wave_t *w, size_t *n, size_t max)
+ * (dw_tile_waves' condition), per dY^T word j its valid columns (dw_cols, dw_row), the part's
+ * first dY (zeropad: Z) column z0 on. */
+static void dw_waves(const npu_conv_plan_t *p, int kh, int kw, int z0, npu_conv_wave_t *w, size_t *n,
+                     size_t max)
 {
     const npu_conv_t *c = &p->c;
     int ow_a = imax(0, npu_ceildiv(p->vp - kw * c->dil, p->vs));
@@ -66,7 +68,7 @@ static void dw_waves(const npu_conv_plan_t *p, int kh, int kw, npu_conv_wave_t *
             for (int j = 0; j * p->L < ow_b; j++) {
                 int klo = imax(ow_a - j * p->L, 0), khi = imin(ow_b - j * p->L, p->L);
                 if (klo < khi)
-                    put(w, n, max, kh, kw, j * p->L + klo, j * p->L + khi, b, num / p->vs);
+                    put(w, n, max, kh, kw, z0 + j * p->L + klo, z0 + j * p->L + khi, b, num / p->vs);
             }
         }
 }
@@ -85,7 +87,7 @@ size_t npu_conv_waves(const npu_conv_split_t *s, const int o[4], npu_conv_wave_t
         else if (kernel == NPU_CONV_DX && o[3] >= c0 && o[3] < c0 + p->c.C && o[2] >= col && o[2] < col + p->c.W)
             dx_waves(p, f0, col, o, o[3] - c0, w, &n, max);
         else if (kernel == NPU_CONV_DW && o[2] >= f0 && o[2] < f0 + p->c.F && o[3] >= c0 && o[3] < c0 + p->c.C)
-            dw_waves(p, o[0], o[1], w, &n, max);
+            dw_waves(p, o[0], o[1], col * (p->dataflow == NPU_CONV_ZEROPAD ? p->c.stride : 1), w, &n, max);
         if (n > first && first < max) /* the part's OBUF sum: written, or added to the partial sums */
             w[first].start = p->acc ? NPU_CONV_WAVE_ACC : NPU_CONV_WAVE_WRITE;
     }

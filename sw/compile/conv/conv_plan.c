@@ -461,7 +461,7 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     default:
         if (dataflow == NPU_CONV_ZEROPAD) { /* the zero-inserted dY against the padded X plane */
             p->vOH = c->stride * (p->OH - 1) + 1;
-            p->vOW = c->stride * (p->OW - 1) + 1;
+            p->vOW = c->stride * (p->OW - 1) + 1 + (cols ? cols->tail : 0);
             p->vs = 1;
             p->vp = 0;
             p->P = c->pad;
@@ -471,10 +471,12 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     }
     p->PH = c->H + 2 * p->P;
     p->PW = c->W + 2 * p->P;
-    if (kernel == NPU_CONV_DW)
+    if (kernel == NPU_CONV_DW && !cols)
         p->PL = p->P;
     else if (kernel == NPU_CONV_FWD && cols) /* the plane columns the waves read */
         p->PW = (p->OW - 1) * c->stride + (c->KW - 1) * c->dil + 1;
+    else if (cols) /* dW (zeropad: vs = 1) */
+        p->PW = p->vOW + (c->KW - 1) * c->dil;
     p->pitch_x = padded ? p->px * p->B : 2u * (unsigned)c->C;
     p->pitch_dy = padded ? p->pdy * p->B : 2u * (unsigned)c->F;
     /* dW rows stay whole beats: its STOREs go tap group by tap group as the passes drain them,
@@ -485,7 +487,7 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
     p->dtap_rows = c->depthwise && kernel != NPU_CONV_DW ? (unsigned)(p->cw * p->L) : (unsigned)c->F;
     p->dwx = c->W;
     p->dwo = kernel == NPU_CONV_FWD ? p->OW : c->W;
-    p->dwy = p->OW;
+    p->dwy = p->vOW; /* dW zeropad: the zero-inserted dY's row */
     if (kernel == NPU_CONV_DW) /* the X plane rows some (oh, kh) reads, from row 0 */
         p->rows = imax(1, imin(p->PH, (p->vOH - 1) * p->vs + (c->KH - 1) * c->dil - p->vp + 1));
     return row_len;
@@ -617,14 +619,16 @@ int npu_conv_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int
 }
 
 /* The layer check; a column range (cols) is checked as a layer wide enough for its kernel (its
- * padding is per side), with at least one output column and a nonnegative padding. */
-static int check_cols(const npu_conv_t *c, int kernel, const npu_conv_cols_t *cols, char *msg, size_t n)
+ * padding is per side), with at least one output column and a nonnegative padding. dW columns
+ * are zeropad's only: ecoflow's dW reads X rows and columns through one padding (vp). */
+static int check_cols(const npu_conv_t *c, int kernel, int dataflow, const npu_conv_cols_t *cols, char *msg,
+                      size_t n)
 {
     npu_conv_t w = *c;
     if (!cols)
         return npu_conv_check(c, msg, n);
-    if (kernel == NPU_CONV_DW || c->W < 1 || cols->ow < 1 || cols->pad < 0)
-        return fail(msg, n, "a column range without columns, with a negative padding or of a dW");
+    if ((kernel == NPU_CONV_DW && dataflow != NPU_CONV_ZEROPAD) || c->W < 1 || cols->ow < 1 || cols->pad < 0)
+        return fail(msg, n, "a column range without columns, with a negative padding or of an ecoflow dW");
     w.W = imax(c->W, (c->KW - 1) * c->dil + 1);
     return npu_conv_check(&w, msg, n);
 }
@@ -647,7 +651,7 @@ int npu_conv_plan_layout(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
         memset(&o0, 0, sizeof o0);
         opts = &o0;
     }
-    if (check_cols(c, kernel, cols, why, sizeof why) != 0)
+    if (check_cols(c, kernel, dataflow, cols, why, sizeof why) != 0)
         return fail(msg, n, why);
     if (kernel < NPU_CONV_FWD || kernel > NPU_CONV_DW || dataflow < NPU_CONV_ZEROPAD ||
         dataflow > NPU_CONV_ECOFLOW)

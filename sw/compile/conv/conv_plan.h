@@ -78,9 +78,9 @@ typedef struct npu_conv_plan {
      * whole tensors (0 for a whole layer). The byte model counts beats from them (tensors start
      * on a beat). */
     uint64_t org_x, org_dy, org_w, org_out;
-    int dwx, dwo, dwy;      /* pixels per DRAM row of X, of the output and of dY (W, OW / W, OW
-                               whole; a part over a range of columns reads and writes rows of the
-                               whole tensors) */
+    int dwx, dwo, dwy;      /* pixels per DRAM row of X, of the output and of dY (W, OW / W, vOW
+                               whole: dW zeropad reads the zero-inserted dY; a part over a range of
+                               columns reads and writes rows of the whole tensors) */
     int acc;
     /* fwd, one part (conv_split.h npu_conv_split_res_out), and the fused backward's dX
      * (conv_bwd.h npu_conv_bwd_res_dx): the output drained into resident SPM
@@ -149,11 +149,13 @@ int npu_conv_plan(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dat
                   const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p, char *msg, size_t n);
 
 /* A range of columns of a larger layer (conv_split.h "column ranges"), planned as the sub-layer c
- * whose W is the range's X (fwd) or dX columns, with its own padding on each side: pad columns of
- * padding on the left (fwd: before its first X column; dX: the horizontal p of the index math,
- * dY column ow = (iw + pad - kw*d) / s) and ow output (dX: dY) columns, in place of c->pad and the
- * layer's own OW (fwd: the plane's right padding is what its ow columns read past its W). */
-typedef struct npu_conv_cols { int pad, ow; } npu_conv_cols_t;
+ * whose W is the range's X (fwd, dW) or dX columns, with its own padding on each side: pad columns
+ * of padding on the left (fwd, dW: before its first X column; dX: the horizontal p of the index
+ * math, dY column ow = (iw + pad - kw*d) / s) and ow output (dX, dW: dY) columns, in place of
+ * c->pad and the layer's own OW (fwd, dW: the plane's right padding is what its ow columns read
+ * past its W). dW (zeropad): tail zero-inserted dY columns after its last one (s - 1 but in the
+ * last range), so the ranges' zero-inserted dY columns are the layer's, each once. */
+typedef struct npu_conv_cols { int pad, ow, tail; } npu_conv_cols_t;
 int npu_conv_plan_cols(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int dataflow,
                        const npu_conv_plan_opts_t *opts, const npu_conv_cols_t *cols, npu_conv_plan_t *p, char *msg,
                        size_t n);
@@ -234,6 +236,8 @@ static inline int npu_ceildiv(int a, int b) { return -npu_floordiv(-a, b); }
  * (npu_dma_bursts). Bytes of a DRAM tensor in the plan's layout (tag X, W, DY, Y, DX or DW),
  * rounded up to a beat. */
 uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag);
+/* DRAM bytes of a dW column range's load of the partial dW (conv_dw.c dw_load_partial). */
+uint64_t npu_conv_dw_partial_bytes(const npu_conv_plan_t *p);
 /* plan_rd / plan_wr: what the plan's units move, from the view's pitches and origin (a split
  * recomputes them once it has set a part's view); comp_rd / comp_wr: each tensor once. */
 void npu_conv_plan_bytes(npu_conv_plan_t *p);

@@ -317,8 +317,10 @@ static int bands_and_groups(const npu_cfg_t *cfg, npu_conv_slicing_t *r, const n
 }
 
 /* Stage A: every split (filters and channels per range: npu_slice_tile_opts of F and C in 2S
- * blocks, largest first; fwd and dX columns per range for 1 .. NW_MAX ranges) of at most
- * PARTS_MAX parts, its parts planned by conv_plan's own bands and groups. */
+ * blocks, largest first; fwd and dX columns per range for 1 .. NW_MAX ranges, dW's only where the
+ * heuristic split needed them: zeropad dW whose dY band does not fit whole, each range adding the
+ * whole dW's partial sums) of at most PARTS_MAX parts, its parts planned by conv_plan's own bands
+ * and groups. */
 #define NW_MAX 4
 #define PARTS_MAX 64
 #define SPLIT_OPTS 64
@@ -328,10 +330,11 @@ static int splits(const npu_cfg_t *cfg, npu_conv_slicing_t *r, const npu_conv_t 
     int64_t fo[SPLIT_OPTS], co[SPLIT_OPTS];
     int nfo = l->depthwise ? 1 : npu_slice_tile_opts(l->F, w->L, fo, SPLIT_OPTS);
     int nco = npu_slice_tile_opts(l->C, w->L, co, SPLIT_OPTS);
-    int ncols = kernel == NPU_CONV_FWD ? w->OW : w->c.W, prev = 0;
+    int ncols = kernel == NPU_CONV_DX ? w->c.W : w->OW, prev = 0;
+    int nw_max = kernel != NPU_CONV_DW || r->cand[r->heuristic].nw > 1 ? NW_MAX : 1;
     nfo = nfo < SPLIT_OPTS ? nfo : SPLIT_OPTS;
     nco = nco < SPLIT_OPTS ? nco : SPLIT_OPTS;
-    for (int nw = 1; nw <= (kernel == NPU_CONV_DW ? 1 : NW_MAX) && nw <= ncols; nw++) {
+    for (int nw = 1; nw <= nw_max && nw <= ncols; nw++) {
         int wseg = (ncols + nw - 1) / nw;
         if (wseg == prev)
             continue;

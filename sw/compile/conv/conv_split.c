@@ -18,9 +18,10 @@ static unsigned out_tag(int kernel)
 }
 
 /* Part i's range indices (reduction innermost: fwd channels, dX filters) and whether it adds to
- * partial sums. */
+ * partial sums (dW: every column range after the first). */
 static void part_ranges(const npu_conv_split_t *s, int i, int *fi, int *ci, int *acc)
 {
+    int col = i / (s->nf * s->nc);
     i %= s->nf * s->nc; /* the column range is i / (nf * nc) */
     if (s->whole.kernel == NPU_CONV_DX) {
         *ci = i / s->nf;
@@ -30,7 +31,10 @@ static void part_ranges(const npu_conv_split_t *s, int i, int *fi, int *ci, int 
         *ci = i % s->nc;
     }
     /* depthwise: a channel range is its own filters, no reduction across ranges */
-    *acc = s->whole.c.depthwise ? 0 : s->whole.kernel == NPU_CONV_FWD ? *ci > 0 : s->whole.kernel == NPU_CONV_DX ? *fi > 0 : 0;
+    *acc = s->whole.kernel == NPU_CONV_DW ? col > 0
+           : s->whole.c.depthwise         ? 0
+           : s->whole.kernel == NPU_CONV_FWD ? *ci > 0
+                                             : *fi > 0;
 }
 
 void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0)
@@ -46,34 +50,42 @@ int npu_conv_split_col(const npu_conv_split_t *s, int i)
     return i / (s->nf * s->nc) * s->wseg;
 }
 
-/* Part i's column range [a, a + wseg) of the split columns (fwd: output columns; dX: dX
+/* Part i's column range [a, a + wseg) of the split columns (fwd, dW: output columns; dX: dX
  * columns): its sub-layer's W, its plan's left padding and output (dX: dY) columns, the first X
- * (dX: dY) column it reads. fwd: the X columns its output columns read, the padding they meet on
+ * (dX: dY) column it reads. fwd, dW: the X columns its output columns read, the padding they meet on
  * the left (only the first range's is the layer's; the last range's right padding is what the
  * plane holds past its X columns). dX: every dY column that reaches one of its dX columns, its
  * padding p + a - s*oa such that dX column a + iw reads dY column (iw + PL - kw*d) / s of it. */
-typedef struct col_view { int W, pad, ow, in0; } col_view_t;
+typedef struct col_view { int W, pad, ow, in0, tail; } col_view_t;
 static col_view_t part_cols(const npu_conv_split_t *s, int i)
 {
     const npu_conv_plan_t *w = &s->whole;
     const npu_conv_t *c = &w->c;
     int st = c->stride, ext = (c->KW - 1) * c->dil, a = npu_conv_split_col(s, i);
     col_view_t v;
-    if (w->kernel == NPU_CONV_FWD) {
+    if (w->kernel != NPU_CONV_DX) {
         int b = imin(w->OW, a + s->wseg), x0 = a * st - c->pad, xa = x0 > 0 ? x0 : 0;
         int xb = imin(c->W, (b - 1) * st + ext - c->pad + 1);
-        v = (col_view_t){xb - xa, xa - x0, b - a, xa};
+        /* dW zeropad: the zero-inserted columns up to the next range's first */
+        v = (col_view_t){xb - xa, xa - x0, b - a, xa, w->kernel == NPU_CONV_DW && b < w->OW ? st - 1 : 0};
     } else {
         int b = imin(c->W, a + s->wseg), oa = npu_floordiv(a + c->pad - ext, st);
         int ob = imin(w->OW, npu_floordiv(b - 1 + c->pad, st) + 1);
         oa = oa > 0 ? oa : 0;
-        v = (col_view_t){b - a, c->pad + a - oa * st, ob - oa, oa};
+        v = (col_view_t){b - a, c->pad + a - oa * st, ob - oa, oa, 0};
     }
     return v;
 }
 
-/* The columns ranges are cut over: fwd the output's, dX the dX's. */
-static int split_ncols(const npu_conv_plan_t *w) { return w->kernel == NPU_CONV_FWD ? w->OW : w->c.W; }
+/* The columns ranges are cut over: fwd and dW the output's (dW: dY's), dX the dX's. */
+static int split_ncols(const npu_conv_plan_t *w) { return w->kernel == NPU_CONV_DX ? w->c.W : w->OW; }
+
+/* Whether the layer's kernel may be cut into column ranges: dW only in zeropad (conv_plan.c
+ * check_cols). */
+static int cols_ok(const npu_conv_plan_t *w)
+{
+    return w->kernel != NPU_CONV_DW || w->dataflow == NPU_CONV_ZEROPAD;
+}
 
 /* The sub-layer of part i (a column range: part_cols). */
 static npu_conv_t part_layer(const npu_conv_split_t *s, int i)
@@ -95,7 +107,7 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     const npu_conv_plan_t *w = &s->whole;
     npu_conv_t c = part_layer(s, i);
     col_view_t v = part_cols(s, i);
-    npu_conv_cols_t cols = {v.pad, v.ow}; /* a column range: its own padding per side */
+    npu_conv_cols_t cols = {v.pad, v.ow, v.tail}; /* a column range: its own padding per side */
     int fi, ci, acc;
     if (npu_conv_plan_layout(cfg, &c, w->kernel, w->dataflow, opts, s->nw > 1 ? &cols : NULL, p, msg, n) != 0)
         return -1;
@@ -115,8 +127,9 @@ static int plan_part(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, con
     p->org_out = org.out;
     npu_conv_plan_bytes(p); /* in the view: the whole tensors' pitches, from the part's origin */
     p->acc = acc;
-    if (acc) /* each tile's partial sums are loaded once, where they are stored */
-        p->plan_rd[out_tag(w->kernel)] = p->plan_wr[out_tag(w->kernel)];
+    if (acc) /* each tile's partial sums are loaded once, where they are stored (dW: in one run) */
+        p->plan_rd[out_tag(w->kernel)] = w->kernel == NPU_CONV_DW ? npu_conv_dw_partial_bytes(p)
+                                                                   : p->plan_wr[out_tag(w->kernel)];
     return 0;
 }
 
@@ -151,7 +164,10 @@ static uint64_t split_bytes(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *op
     int fidx[2], fcnt[2], cidx[2], ccnt[2], widx[2], wcnt[2];
     int nfc = range_classes(s->nf, fidx, fcnt), ncc = range_classes(s->nc, cidx, ccnt);
     int nwc = range_classes(s->nw, widx, wcnt);
-    int red = s->whole.c.depthwise ? 1 : s->whole.kernel == NPU_CONV_FWD ? s->nc : s->whole.kernel == NPU_CONV_DX ? s->nf : 1;
+    int red = s->whole.kernel == NPU_CONV_DW ? s->nw
+              : s->whole.c.depthwise         ? 1
+              : s->whole.kernel == NPU_CONV_FWD ? s->nc
+                                                : s->nf;
     unsigned tag = out_tag(s->whole.kernel);
     uint64_t total = 0;
     for (int a = 0; a < nfc; a++)
@@ -213,13 +229,13 @@ static int split_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, 
     return 0;
 }
 
-/* fwd, dX: the fewest ranges of columns (balanced: fwd output, dX dX columns) with which some
- * filter and channel split fits. 0, or -1 (s->nw back to 1). */
+/* The fewest ranges of columns (balanced: fwd, dW output, dX dX columns) with which some filter
+ * and channel split fits (not ecoflow's dW: cols_ok). 0, or -1 (s->nw back to 1). */
 static int split_columns(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_split_t *s)
 {
     char why[256];
     int ncols = split_ncols(&s->whole);
-    if (s->whole.kernel != NPU_CONV_DW)
+    if (cols_ok(&s->whole))
         for (int nw = 2; nw <= ncols; nw++) {
             s->wseg = cdiv(ncols, nw);
             s->nw = cdiv(ncols, s->wseg);
@@ -264,7 +280,7 @@ static int split_fill(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, np
 }
 
 /* The split opts gives (split_f, split_c, split_w): ranges set, 0; or -1 with the reason when a
- * size is not whole 2S-channel blocks or columns are cut for dW. */
+ * size is not whole 2S-channel blocks or columns are cut for ecoflow's dW. */
 static int split_given(const npu_conv_plan_opts_t *o, npu_conv_split_t *s, char *msg, size_t n)
 {
     const npu_conv_t *c = &s->whole.c;
@@ -275,8 +291,8 @@ static int split_given(const npu_conv_plan_opts_t *o, npu_conv_split_t *s, char 
         return snprintf(msg, n, "a split's filter range (%d) is not whole %d-channel blocks", o->split_f, L), -1;
     if (csz % L && csz < c->C)
         return snprintf(msg, n, "a split's channel range (%d) is not whole %d-channel blocks", o->split_c, L), -1;
-    if (o->split_w > 0 && o->split_w < ncols && s->whole.kernel == NPU_CONV_DW)
-        return snprintf(msg, n, "dW is not split into column ranges"), -1;
+    if (o->split_w > 0 && o->split_w < ncols && !cols_ok(&s->whole))
+        return snprintf(msg, n, "ecoflow's dW is not split into column ranges"), -1;
     set_ranges(s, fsz, csz); /* depthwise: one filter range, the filters go with the channels */
     s->wseg = o->split_w > 0 && o->split_w < ncols ? o->split_w : ncols;
     s->nw = cdiv(ncols, s->wseg);
@@ -311,7 +327,7 @@ int npu_conv_split(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, int da
     } else if (!(whole = npu_conv_plan(cfg, c, kernel, dataflow, opts, &whole_plan, why, sizeof why) == 0) &&
                split_search(cfg, opts, s, last, sizeof last) != 0 && split_columns(cfg, opts, s) != 0) {
         snprintf(msg, n, "%s; no split into filter%s and channel ranges fits either (one 2S-channel "
-                         "range each: %s)", why, kernel != NPU_CONV_DW ? ", column" : "", last);
+                         "range each: %s)", why, cols_ok(&s->whole) ? ", column" : "", last);
         return -1;
     }
     if (split_fill(cfg, opts, s, whole ? &whole_plan : NULL, msg, n) != 0) {
@@ -335,8 +351,11 @@ npu_conv_addrs_t npu_conv_split_addrs(const npu_conv_split_t *s, int i, const np
     npu_conv_addrs_t r = *a;
     int f0, c0, col = npu_conv_split_col(s, i), in0 = s->nw > 1 ? part_cols(s, i).in0 : 0;
     npu_conv_split_origin(s, i, &f0, &c0);
-    r.x += (uint32_t)(2 * c0) + (w->kernel == NPU_CONV_FWD ? (uint32_t)in0 * w->pitch_x : 0u);
-    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX ? (uint32_t)in0 * w->pitch_dy : 0u);
+    r.x += (uint32_t)(2 * c0) + (w->kernel != NPU_CONV_DX ? (uint32_t)in0 * w->pitch_x : 0u);
+    /* dW (zeropad): its first dY column in the zero-inserted dY */
+    r.dy += (uint32_t)(2 * f0) + (w->kernel == NPU_CONV_DX   ? (uint32_t)in0 * w->pitch_dy
+                                  : w->kernel == NPU_CONV_DW ? (uint32_t)(col * w->c.stride) * w->pitch_dy
+                                                             : 0u);
     r.w += w->c.depthwise ? (uint32_t)c0 * w->pitch_w /* diagonal blocks: rows of one word */
                           : (uint32_t)f0 * w->pitch_w + (uint32_t)(2 * c0);
     switch (w->kernel) {

@@ -12,9 +12,14 @@
  *                     over output (dX: dX) columns, each reading the X (dX: dY) columns it needs,
  *                     with its own padding on each side (npu_conv_plan_cols): the first range
  *                     pads on the left only, the last on the right only, the inner ones not.
- *   reduction ranges  fwd channels, dX filters: the parts of one output range run consecutively;
- *                     the first writes the output tensor, each later one loads those partial sums
- *                     into its output tiles and its DRAINs add to them (acc) before it stores.
+ *                     Zeropad dW whose zero-inserted dY band does not fit (ResNet-50's and
+ *                     AlexNet's conv1): ranges of dY columns (each with the zero-inserted
+ *                     columns up to the next range's first), each a reduction range of the whole
+ *                     dW (below). Not ecoflow's dW (its dY view pads rows and columns alike).
+ *   reduction ranges  fwd channels, dX filters, dW columns: the parts of one output range run
+ *                     consecutively; the first writes the output tensor, each later one loads
+ *                     those partial sums into its output tiles and its DRAINs add to them (acc)
+ *                     before it stores.
  *
  * Ranges are balanced in 2S-channel blocks, so every view is beat-aligned. The split is the one
  * whose parts all plan with the fewest DRAM bytes (the partial sums' loads and stores included),
@@ -36,7 +41,7 @@ typedef struct npu_conv_split {
     npu_conv_plan_t whole; /* geometry and DRAM layout of the whole layer (npu_conv_geometry) */
     int nf, nc;            /* ranges of filters, of channels */
     int fblk, cblk;        /* 2S-channel blocks per range (the last range may have fewer) */
-    int nw, wseg;          /* ranges of columns (fwd: output, dX: dX columns), columns per range */
+    int nw, wseg;          /* ranges of columns (fwd, dW: output, dX: dX columns), columns per range */
     int parts;             /* nw x nf x nc, column ranges outermost, reduction ranges innermost */
     npu_conv_plan_t *part; /* the parts' plans, views set */
     int units;             /* the parts' units */
@@ -54,7 +59,7 @@ void npu_conv_split_free(npu_conv_split_t *s);
 
 /* Part i's first filter and first channel in the whole layer. */
 void npu_conv_split_origin(const npu_conv_split_t *s, int i, int *f0, int *c0);
-/* Part i's first output column (fwd: Y, dX: dX; 0 without column ranges). */
+/* Part i's first output column (fwd: Y, dX: dX, dW: dY; 0 without column ranges). */
 int npu_conv_split_col(const npu_conv_split_t *s, int i);
 
 /* Part i's DRAM addresses: the whole layer's, moved to its first filter and channel. */
