@@ -566,6 +566,7 @@ static int parse_opt(int c, const char *v, const char *opt, npu_args_t *a, char 
     case OPT_MAX_CYCLES:
         if (parse_u64(v, &a->max_cycles) || a->max_cycles == 0)
             return bad(err, errn, "--max-cycles needs a positive integer, not '%s'", v);
+        a->max_cycles_given = 1;
         return 0;
     case OPT_POLICY: return parse_policy(v, a, err, errn);
     case OPT_SLICING:
@@ -632,7 +633,7 @@ static const struct opt_doc {
      "gemm --topology: DIR/COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv, SCALE-Sim's columns"},
     {OPT_TRACE_WINDOW, "N", "5000",
      "cycles traced when --trace-end is not given (default 100000: ~90 MB of FST at small)"},
-    {OPT_MAX_CYCLES, "N", "1000", "simulation timeout in cycles, exit 3 (default 100000000)"},
+    {OPT_MAX_CYCLES, "N", "1000", "simulation timeout in cycles, exit 3 (default 100000000, or 64 per cycle of the run's MACs on the full array when more: conv, gemm)"},
     {OPT_JSON, NULL, NULL, "one JSON object on one line on stdout instead of the text"},
     {OPT_QUIET, NULL, NULL, "no text report (errors still go to stderr)"},
     {OPT_CSV, "FILE", "c.csv", "the table as CSV, metadata first (default: none)"},

@@ -73,6 +73,7 @@ typedef struct npu_args {
     uint64_t trace_start, trace_end;    /* trace_end = UINT64_MAX: not given (the window) */
     uint64_t trace_window;              /* cycles traced without --trace-end (0: the default) */
     uint64_t max_cycles;
+    int max_cycles_given;               /* --max-cycles given (else it follows the work) */
     int json, quiet;
     const char *csv;                    /* NULL: no counters CSV */
     int slicing;                        /* gemm, disasm, flexsa-report, conv: 0 (auto) or
@@ -148,6 +149,15 @@ const char *npu_args_cmd_name(int cmd);
 
 /* The runtime's GEMM `modes` argument (runtime.h): the policy and the tiling (--slicing). */
 static inline int npu_args_gemm_modes(const npu_args_t *a) { return a->policy | a->slicing; }
+/* The simulation timeout of a run of `macs` MACs (zero MACs included) on `pes` PEs: --max-cycles
+ * when given, else the default or 64 cycles per cycle of the full array, whichever is more
+ * (AlexNet's first layer's zeropad dW takes 111.7M cycles at small, 17x its 6.4M; a GEMM of
+ * 3000^3, 105M at full use). The hardware watchdog reports a deadlock long before either. */
+static inline uint64_t npu_args_max_cycles(const npu_args_t *a, uint64_t macs, unsigned pes)
+{
+    uint64_t work = pes ? macs / pes * 64u : 0;
+    return a->max_cycles_given || work <= a->max_cycles ? a->max_cycles : work;
+}
 /* The --slicing value's spelling. */
 const char *npu_args_slicing_name(int slicing);
 

@@ -93,8 +93,10 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
         return;
     }
     npu_random_operands_dt(npu_cfg_bf16(cfg), r->M, r->N, r->K, a->seed + (uint64_t)i, A, B);
+    uint64_t mc = npu_args_max_cycles(a, (uint64_t)r->M * (uint64_t)r->N * (uint64_t)r->K,
+                                      4u * (unsigned)cfg->s * (unsigned)cfg->s);
     r->rc = npu_gemm_run_modes(cfg, sim, r->M, r->N, r->K, A, B, a->trans_a, a->trans_b,
-                               npu_args_gemm_modes(a), NULL, a->max_cycles, &rep);
+                               npu_args_gemm_modes(a), NULL, mc, &rep);
     r->cycles = rep.run.cnt[NPU_CNT_cycles];
     r->macs = npu_report_useful_macs(rep.run.cnt);
     r->util = npu_report_pe_util(cfg, rep.run.cnt);
@@ -105,7 +107,7 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
     r->tag[1] = rep.args.tag_b ? rep.args.tag_b : NPU_TAG_W;
     r->tag[2] = rep.args.tag_c ? rep.args.tag_c : NPU_TAG_Y;
     if (r->rc != NPU_GEMM_PASS)
-        fail_reason(&rep, a->max_cycles, r->why, sizeof r->why);
+        fail_reason(&rep, mc, r->why, sizeof r->why);
     npu_gemm_report_free(&rep);
     npu_sim_close(sim);
     free(A);

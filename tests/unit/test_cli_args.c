@@ -41,6 +41,11 @@ Test(cli_args, gemm_defaults)
     cr_assert_eq(a.k, 16);
     cr_assert_eq(a.seed, (uint64_t)NPU_ARGS_DEFAULT_SEED);
     cr_assert_eq(a.max_cycles, NPU_ARGS_DEFAULT_MAX_CYCLES);
+    cr_assert_eq(a.max_cycles_given, 0);
+    /* the timeout follows the work when not given: 64 cycles per full-array cycle, at least the
+     * default (AlexNet's conv1 zeropad dW: 1.64G MACs on 256 PEs -> 410M) */
+    cr_assert_eq(npu_args_max_cycles(&a, 1000000, 256), NPU_ARGS_DEFAULT_MAX_CYCLES);
+    cr_assert_eq(npu_args_max_cycles(&a, 1640957472ull, 256), 1640957472ull / 256 * 64);
     cr_assert_eq(a.dram_bw_set, 0);
     cr_assert_eq(a.dram_latency_set, 0);
     cr_assert_eq(a.stall_pct, 0u);
@@ -70,6 +75,7 @@ Test(cli_args, gemm_all_options)
     cr_assert_eq(a.trace_start, 100u);
     cr_assert_eq(a.trace_end, 200u);
     cr_assert_eq(a.max_cycles, 5000u);
+    cr_assert_eq(npu_args_max_cycles(&a, 1640957472ull, 256), 5000u); /* given: as given */
     cr_assert_eq(a.json, 1);
     cr_assert_eq(a.quiet, 1);
 }

@@ -112,11 +112,10 @@ static void dw_load_partial(npu_cx_t *x, npu_prog_t *l)
 }
 
 /* The unit's input: dY^T rows (a transposed LOAD per dY row) and the X plane rows; unit 0 first
- * zeroes the dW taps no wave reaches (or loads the partial dW: dw_load_partial). The first unit's
- * load is exposed: its input comes in two
- * parts, the X rows below im (about a third) with the dY rows they read, then the rest (L2),
- * which C pops for at its first LDW of an X row >= im (the waves of the first rows hide it).
- * Returns im. */
+ * zeroes the dW taps no wave reaches (a later column range instead loads the partial dW:
+ * dw_load_partial). The first unit's load is exposed: its input comes in two parts, the X rows
+ * below im (about a third) with the dY rows they read, then the rest (L2), which C pops for at
+ * its first LDW of an X row >= im (the waves of the first rows hide it). Returns im. */
 static int dw_loads(npu_cx_t *x, const npu_conv_unit_t *un, npu_cx_unit_t *up)
 {
     const npu_conv_plan_t *p = x->p;

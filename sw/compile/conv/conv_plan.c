@@ -475,7 +475,7 @@ static int plan_geometry(const npu_cfg_t *cfg, const npu_conv_t *c, int kernel, 
         p->PL = p->P;
     else if (kernel == NPU_CONV_FWD && cols) /* the plane columns the waves read */
         p->PW = (p->OW - 1) * c->stride + (c->KW - 1) * c->dil + 1;
-    else if (cols) /* dW (zeropad: vs = 1) */
+    else if (kernel == NPU_CONV_DW && cols) /* zeropad (vs = 1): the plane columns its Z columns read */
         p->PW = p->vOW + (c->KW - 1) * c->dil;
     p->pitch_x = padded ? p->px * p->B : 2u * (unsigned)c->C;
     p->pitch_dy = padded ? p->pdy * p->B : 2u * (unsigned)c->F;
