@@ -10,8 +10,9 @@
 //        `row` / `row1`); the OBUF read data, the SPM write grants, the grants and data of
 //        its two SPM read ports (ar_*: DRAIN acc's old words, low and high).
 //   out: full (the queue; no DRAIN issues); the OBUF reads, the SPM writes (ports 0..3), the SPM
-//        reads of DRAIN acc's old words (ar_*); for the hazards the active DRAIN's rows [rd_lo, rd_end) and next rows
-//        row / row1, the queue head's [head_lo, head_end) and start (the head becomes the
+//        reads of DRAIN acc's old words (ar_*); for the hazards the active DRAIN's rows
+//        [rd_lo, rd_end) and next rows row / row1, the queue head's [head_lo, head_end) and
+//        start (the head becomes the
 //        active DRAIN); done / done_push: a DRAIN's last words are written, its token pushes;
 //        busy, progress (a pair written); the drain events.
 // A DRAIN leaves the queue in the cycle the previous one reads its last rows; it reads each
