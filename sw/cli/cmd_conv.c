@@ -245,7 +245,7 @@ static int run_all(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_tim
                 npu_conv_plan_opts_t o;
                 int use;
                 uint64_t mc = npu_args_max_cycles(a, npu_conv_macs(&t->layer[l].conv, k, r->dataflow).total,
-                                                  4u * (unsigned)cfg->s * (unsigned)cfg->s);
+                                                  npu_cfg_pes(cfg));
                 if (slicing_opts(cfg, a, &t->layer[l].conv, k, r->dataflow, &o, &use, &r->rep) == 0)
                     npu_conv_run_opts_io(cfg, sim, &t->layer[l].conv, k, r->dataflow, use ? &o : NULL,
                                          seed + (uint64_t)l, mc, io, &r->rep);

@@ -151,8 +151,7 @@ int npu_cmd_gemm(const npu_cfg_t *cfg, const npu_args_t *a)
         printf("npu gemm M=%d N=%d K=%d%s%s seed %llu (config %s)\n", g.m, g.n, g.k,
                g.trans_a ? " --trans-a" : "", g.trans_b ? " --trans-b" : "",
                (unsigned long long)g.seed, cfg->name);
-    g.max_cycles = npu_args_max_cycles(&g, (uint64_t)g.m * (uint64_t)g.n * (uint64_t)g.k,
-                                       4u * (unsigned)cfg->s * (unsigned)cfg->s);
+    g.max_cycles = npu_args_max_cycles(&g, (uint64_t)g.m * (uint64_t)g.n * (uint64_t)g.k, npu_cfg_pes(cfg));
     rc = npu_gemm_run_modes(cfg, sim, g.m, g.n, g.k, A, B, g.trans_a, g.trans_b,
                             npu_args_gemm_modes(&g), C, g.max_cycles, &rep);
     out_err = npu_cli_gemm_outputs(cfg, &g, rc, &rep, &o, A, B, C);

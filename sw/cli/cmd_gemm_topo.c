@@ -93,8 +93,7 @@ static void run_layer(const npu_cfg_t *cfg, const npu_args_t *a, const npu_dram_
         return;
     }
     npu_random_operands_dt(npu_cfg_bf16(cfg), r->M, r->N, r->K, a->seed + (uint64_t)i, A, B);
-    uint64_t mc = npu_args_max_cycles(a, (uint64_t)r->M * (uint64_t)r->N * (uint64_t)r->K,
-                                      4u * (unsigned)cfg->s * (unsigned)cfg->s);
+    uint64_t mc = npu_args_max_cycles(a, (uint64_t)r->M * (uint64_t)r->N * (uint64_t)r->K, npu_cfg_pes(cfg));
     r->rc = npu_gemm_run_modes(cfg, sim, r->M, r->N, r->K, A, B, a->trans_a, a->trans_b,
                                npu_args_gemm_modes(a), NULL, mc, &rep);
     r->cycles = rep.run.cnt[NPU_CNT_cycles];

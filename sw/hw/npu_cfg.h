@@ -38,6 +38,7 @@ typedef struct npu_cfg {
 
 /* Derived sizes (docs/isa.md §1). */
 static inline int npu_cfg_f(const npu_cfg_t *c) { return 2 * c->s; }          /* fused array side, lanes per word */
+static inline unsigned npu_cfg_pes(const npu_cfg_t *c) { return 4u * (unsigned)c->s * (unsigned)c->s; } /* PEs */
 /* An SPM word (the unit of SPM addresses, LBUF and OBUF rows, the DMA's rows) is 2S elements =
  * 4S bytes; a DRAM beat (the unit of AXI bursts, the 4 KiB rule's granule and the DRAM model's
  * transfers) is beat_words SPM words. Sizes inside the NPU use the word, DRAM traffic the beat. */

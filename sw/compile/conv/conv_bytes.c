@@ -281,7 +281,7 @@ int npu_conv_dw_store_run(const npu_conv_plan_t *p, const int *pass_of, int pass
 static uint64_t dw_group_bytes(const npu_conv_plan_t *p, const int *pass_of, int pass, int lo, int hi, int *drains)
 {
     uint64_t t = 0, F = (uint64_t)p->c.F, tap = F * p->pout * p->B;
-    int flat = p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B;
+    int flat = npu_conv_dw_flat(p);
     *drains = 0;
     for (int q = 0; q < p->T * p->cw; q++) {
         int fin = npu_conv_dw_fin_row(p, q % p->T / p->c.KW);
@@ -335,12 +335,10 @@ static uint64_t dw_out_bytes(const npu_conv_plan_t *p)
 
 uint64_t npu_conv_dw_partial_bytes(const npu_conv_plan_t *p)
 {
-    uint64_t tap = (uint64_t)p->dtap_rows * p->pitch_out, t = 0;
-    if (p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B) /* one run */
-        return npu_conv_px_bytes(p->B, p->DB, p->org_out, (uint64_t)p->T * (uint64_t)p->c.F, p->pout,
-                                 4u * (unsigned)p->c.C, p->pitch_out);
-    for (int k = 0; k < p->T; k++)
-        t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (uint64_t)k * tap, (uint64_t)p->c.F, p->pout,
+    int runs = npu_conv_dw_flat(p) ? 1 : p->T; /* conv_dw.c dw_load_partial */
+    uint64_t rows = (uint64_t)p->c.F * (uint64_t)(p->T / runs), t = 0;
+    for (int k = 0; k < runs; k++)
+        t += npu_conv_px_bytes(p->B, p->DB, p->org_out + (uint64_t)k * p->dtap_rows * p->pitch_out, rows, p->pout,
                                4u * (unsigned)p->c.C, p->pitch_out);
     return t;
 }

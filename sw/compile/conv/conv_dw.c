@@ -59,7 +59,7 @@ static void dw_stores(npu_cx_t *x, npu_prog_t *l, int pass, int lo, int hi)
 {
     const npu_conv_plan_t *p = x->p;
     uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
-    int flat = p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B; /* the whole dW: one run */
+    int flat = npu_conv_dw_flat(p);
     for (int t = 0; t < p->T;) {
         int e = npu_conv_dw_store_run(p, x->pass_of, pass, lo, hi, t);
         if (e > t && flat)
@@ -96,18 +96,16 @@ static void dw_early_group(npu_cx_t *x, npu_cx_unit_t *up, int pass, int *lo, in
 }
 
 /* A column range after the first (p->acc, conv_split.h): the partial dW of the ranges before it,
- * every tap, into the dW tiles (the part's DRAINs add to it), as dw_stores stores them. */
+ * every tap, into the dW tiles (the part's DRAINs add to it): one run when the dW is flat
+ * (npu_cx_move_px of dense rows is one flat LOAD), else per tap its F rows. */
 static void dw_load_partial(npu_cx_t *x, npu_prog_t *l)
 {
     const npu_conv_plan_t *p = x->p;
-    uint64_t tap = (uint64_t)p->c.F * p->pout; /* words */
-    if (p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B) { /* one run */
-        npu_cx_load_flat(x, l, NPU_TAG_DW, x->a->out, p->out_base[0], (uint64_t)p->T * tap);
-        return;
-    }
-    for (int t = 0; t < p->T; t++)
-        npu_cx_move_px(x, l, 0, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * tap),
-                       x->a->out + (uint64_t)t * p->dtap_rows * p->pitch_out, (uint64_t)p->c.F, p->pout,
+    int runs = npu_conv_dw_flat(p) ? 1 : p->T;
+    uint64_t rows = (uint64_t)p->c.F * (uint64_t)(p->T / runs);
+    for (int t = 0; t < runs; t++)
+        npu_cx_move_px(x, l, 0, NPU_TAG_DW, p->out_base[0] + (unsigned)((uint64_t)t * p->c.F * p->pout),
+                       x->a->out + (uint64_t)t * p->dtap_rows * p->pitch_out, rows, p->pout,
                        4u * (unsigned)p->c.C, p->pitch_out);
 }
 

@@ -238,6 +238,12 @@ static inline int npu_ceildiv(int a, int b) { return -npu_floordiv(-a, b); }
 uint64_t npu_conv_tensor_bytes(const npu_conv_plan_t *p, unsigned tag);
 /* DRAM bytes of a dW column range's load of the partial dW (conv_dw.c dw_load_partial). */
 uint64_t npu_conv_dw_partial_bytes(const npu_conv_plan_t *p);
+/* dW: the plan's taps are one run of whole words in DRAM (all the tensor's filters, dense words;
+ * else a part of a filter range: per tap its F rows of the whole dW). */
+static inline int npu_conv_dw_flat(const npu_conv_plan_t *p)
+{
+    return p->dtap_rows == (unsigned)p->c.F && p->pitch_out == p->pout * p->B;
+}
 /* plan_rd / plan_wr: what the plan's units move, from the view's pitches and origin (a split
  * recomputes them once it has set a part's view); comp_rd / comp_wr: each tensor once. */
 void npu_conv_plan_bytes(npu_conv_plan_t *p);
