@@ -21,7 +21,7 @@ module npu_core_ref #(
     input  wire [S*16-1:0]   inj_a,
     input  wire              inj_sel,
     input  wire [TAGW-1:0]   inj_tag,
-    input  wire              w_shift,
+    input  wire [S-1:0]      w_row,
     input  wire              w_bank,
     input  wire [S*16-1:0]   w_in,
     output wire [S-1:0]      out_vld,
@@ -58,7 +58,7 @@ module npu_core_ref #(
     npu_core #(.S(S)) u_core (
         .clk(clk), .a_in(sk_a), .sel_in(sk_sel), .a_out(a_o), .sel_out(s_o),
         .psum_in({S*32{1'b0}}), .psum_out(out_data),
-        .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in));
+        .w_row(w_row), .w_bank(w_bank), .w_in(w_in));
 
     reg [2*S-2:0] cv;
     always @(posedge clk) begin
@@ -97,7 +97,7 @@ module synth_cmp #(
     input  wire [S*16-1:0]     b_inj_a,
     input  wire                b_inj_sel,
     input  wire [TAGW-1:0]     b_inj_tag,
-    input  wire                b_w_shift,
+    input  wire [S-1:0]        b_w_row,
     input  wire                b_w_bank,
     input  wire [S*16-1:0]     b_w_in,
     output wire [S-1:0]        b_out_vld,
@@ -108,7 +108,7 @@ module synth_cmp #(
     input  wire [2*S*16-1:0]   c_inj_a,
     input  wire                c_inj_sel,
     input  wire [TAGW-1:0]     c_inj_tag,
-    input  wire                c_w_shift,
+    input  wire [2*S-1:0]      c_w_row,
     input  wire                c_w_bank,
     input  wire [2*S*16-1:0]   c_w_in,
     output wire [2*S-1:0]      c_out_vld,
@@ -117,12 +117,12 @@ module synth_cmp #(
 );
     npu_core_ref #(.S(S), .TAGW(TAGW)) u_four (
         .clk(clk), .rst_n(rst_n), .inj_vld(b_inj_vld), .inj_a(b_inj_a), .inj_sel(b_inj_sel),
-        .inj_tag(b_inj_tag), .w_shift(b_w_shift), .w_bank(b_w_bank), .w_in(b_w_in),
+        .inj_tag(b_inj_tag), .w_row(b_w_row), .w_bank(b_w_bank), .w_in(b_w_in),
         .out_vld(b_out_vld), .out_tag(b_out_tag), .out_data(b_out_data));
 
     npu_core_ref #(.S(2*S), .TAGW(TAGW)) u_mono (
         .clk(clk), .rst_n(rst_n), .inj_vld(c_inj_vld), .inj_a(c_inj_a), .inj_sel(c_inj_sel),
-        .inj_tag(c_inj_tag), .w_shift(c_w_shift), .w_bank(c_w_bank), .w_in(c_w_in),
+        .inj_tag(c_inj_tag), .w_row(c_w_row), .w_bank(c_w_bank), .w_in(c_w_in),
         .out_vld(c_out_vld), .out_tag(c_out_tag), .out_data(c_out_data));
 endmodule
 `default_nettype wire

@@ -1,8 +1,8 @@
 `default_nettype none
 // npu_core: one S x S FlexSA core (docs/datapath.md). No internal skew: the caller delivers
 // row j already delayed j cycles. A enters at the left and leaves at the right edge (for the
-// neighbouring core), psums enter at the top and leave at the bottom. The weight chain runs
-// down each column: after S pushes the first word pushed sits in row S-1.
+// neighbouring core), psums enter at the top and leave at the bottom. Weights: a bus per column
+// (w_in, lane c) and a one-hot row select (w_row): the selected row's PEs write bank w_bank.
 // PE nets are declared per PE (not as one flattened vector) because event-driven simulators
 // re-evaluate every reader of a vector when any slice of it changes.
 // Not traced: the S x S PE internals would dominate the FST and slow every traced build by a
@@ -19,9 +19,9 @@ module npu_core #(
     output wire [S-1:0]    sel_out,
     input  wire [S*32-1:0] psum_in,   // top, column c
     output wire [S*32-1:0] psum_out,  // bottom (row S-1), column c
-    input  wire            w_shift,
+    input  wire [S-1:0]    w_row,     // one-hot: the PE row whose bank w_bank is written
     input  wire            w_bank,
-    input  wire [S*16-1:0] w_in       // top of column c
+    input  wire [S*16-1:0] w_in       // column c's weight bus (every row)
 );
     genvar r, c;
     generate
@@ -30,11 +30,6 @@ module npu_core #(
                 wire [15:0] a_i, a_o;
                 wire        s_i, s_o;
                 wire [31:0] p_i, p_o;
-                wire [15:0] w_i;
-                // The bottom row's w_out has nowhere to go.
-                /* verilator lint_off UNUSED */
-                wire [15:0] w_o;
-                /* verilator lint_on UNUSED */
 
                 if (c == 0) begin : g_left
                     assign a_i = a_in[r*16 +: 16];
@@ -45,10 +40,8 @@ module npu_core #(
                 end
                 if (r == 0) begin : g_top
                     assign p_i = psum_in[c*32 +: 32];
-                    assign w_i = w_in[c*16 +: 16];
                 end else begin : g_inner_v
                     assign p_i = g_row[r-1].g_col[c].p_o;
-                    assign w_i = g_row[r-1].g_col[c].w_o;
                 end
 
                 npu_pe #(.BF16(BF16)) u_pe (
@@ -56,13 +49,12 @@ module npu_core #(
                     .a_in      (a_i),
                     .a_sel_in  (s_i),
                     .psum_in   (p_i),
-                    .w_shift   (w_shift),
+                    .w_we      (w_row[r]),
                     .w_bank    (w_bank),
-                    .w_in      (w_i),
+                    .w_in      (w_in[c*16 +: 16]),
                     .a_out     (a_o),
                     .a_sel_out (s_o),
-                    .psum_out  (p_o),
-                    .w_out     (w_o)
+                    .psum_out  (p_o)
                 );
             end
             assign a_out[r*16 +: 16] = g_row[r].g_col[S-1].a_o;

@@ -12,7 +12,9 @@
 // npu_exec_events. This module keeps the issue (tokens, unit and hazard interlocks), the
 // errors and the completion (token pushes, done count, busy, progress).
 // Hazards are interlocked, so a program only needs tokens for DMA <-> EXEC ordering:
-//   LDW(bank b) shifts only when no issued wave using b is pending or still in the array;
+//   LDW(bank b) writes a PE row of b only after the last row of the waves issued before it that
+//   use b has passed it, and the waves issued early on b inject only once the LDW's writes are
+//   sure to stay ahead of their rows (its commit, npu_exec_ldw);
 //   WAVE(bank b) issues only when b is loaded (or being loaded to a full cover: early), in the
 //   mode b was loaded for (else BAD_DESC), and no DRAIN queued or reading covers its OBUF rows;
 //   a DRAIN reads its OBUF rows only when no wave in flight still writes them.
@@ -97,6 +99,7 @@ module npu_exec #(
     input  wire [4*S*16-1:0]     lbh_dout,
     output wire [3:0]            lbh_pop,
     input  wire [3:0]            lbv_empty,
+    input  wire [4*8-1:0]        lbv_cnt,
     input  wire [4*S*16-1:0]     lbv_dout,
     output wire [3:0]            lbv_pop,
     // FlexSA
@@ -105,7 +108,7 @@ module npu_exec #(
     output wire [4*S*16-1:0]     inj_a,
     output wire [3:0]            inj_sel,
     output wire [4*TAGW-1:0]     inj_tag,
-    output wire [3:0]            w_shift,
+    output wire [4*S-1:0]        w_row,
     output wire [3:0]            w_bank,
     output wire [4*S*16-1:0]     w_in,
     input  wire [2*S-1:0]        out_vld,
@@ -163,6 +166,7 @@ module npu_exec #(
     wire [1:0]         f_mode, wv_mode;
     wire [7:0]         chk_code, ld_k, wv_n;
     wire [31:0]        chk_info, ld_addr;
+    wire [15:0]        ld_base;
     wire [5:0]         ld_klo;
     wire [3:0]         ld_cmask;
     wire [15:0]        ld_stride, wv_stride, wv_idle, wv_m, dr_hs, dr_hoff, dr_stride, dr_spm;
@@ -184,7 +188,7 @@ module npu_exec #(
         .bank(f_bank), .mode_f(f_mode),
         .chk_vld(chk_vld), .chk_err(chk_err), .chk_code(chk_code), .chk_info(chk_info),
         .ld_k(ld_k), .ld_klo(ld_klo), .ld_stride(ld_stride), .ld_cmask(ld_cmask), .ld_bhi(ld_bhi),
-        .ld_addr(ld_addr),
+        .ld_base(ld_base), .ld_addr(ld_addr),
         .wv_mode(wv_mode), .wv_bc(wv_bc), .wv_acc(wv_acc), .wv_ahi(wv_ahi), .wv_sa(wv_sa),
         .wv_stride(wv_stride), .wv_len(wv_len), .wv_ob(wv_ob), .wv_pass(wv_pass), .wv_cntm(wv_cntm),
         .wv_macs(wv_macs), .wv_idle(wv_idle), .wv_n(wv_n), .wv_lr(wv_lr), .wv_nset(wv_nset),
@@ -196,8 +200,8 @@ module npu_exec #(
 
     // ------------------------------------------------------------------ issue
     wire issue_ldw, issue_wave, issue_drain, issue_sync;
-    wire ldw_act, ldw_bank, ldw_done, ldw_busy, ldw_shift;
-    wire [1:0] wok, wearly, ldw_push, bank_idle;
+    wire ldw_act, ldw_bank, ldw_done, ldw_busy, ldw_shift, ldw_cmt, ldw_cmtd;
+    wire [1:0] wok, wearly, ldw_push, bank_clr;
     wire [3:0] bank_mode, wpend;
     wire inj_full, haz_full, dq_full, war_blk;
     wire tokens_ok = (!t_pop_prv || l2e_avail) && (!t_pop_nxt || s2e_avail);
@@ -254,14 +258,14 @@ module npu_exec #(
     // ------------------------------------------------------------------ units
     npu_exec_ldw #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS)) u_ldw (
         .clk(clk), .rst_n(rst_n), .issue(issue_ldw), .bank(f_bank), .mode(f_mode), .k(ld_k),
-        .klo(ld_klo), .stride(ld_stride), .cmask(ld_cmask), .bhi(ld_bhi), .addr(ld_addr),
+        .klo(ld_klo), .stride(ld_stride), .cmask(ld_cmask), .bhi(ld_bhi), .base(ld_base), .addr(ld_addr),
         .push_in({t_psh_nxt, t_psh_prv}), .wave_early(issue_wave && wave_w_early), .wpend(wpend),
-        .bank_idle(bank_idle), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act),
-        .act_bank(ldw_bank), .done(ldw_done), .push(ldw_push), .busy(ldw_busy), .shifting(ldw_shift),
+        .bank_clr(bank_clr), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act),
+        .act_bank(ldw_bank), .done(ldw_done), .commit(ldw_cmt), .committed(ldw_cmtd), .push(ldw_push), .busy(ldw_busy), .shifting(ldw_shift),
         .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
         .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
-        .lbv_empty(lbv_empty), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
-        .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in)
+        .lbv_empty(lbv_empty), .lbv_cnt(lbv_cnt), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
+        .w_row(w_row), .w_bank(w_bank), .w_in(w_in)
     );
 
     wire       st_busy, st_progress;
@@ -286,7 +290,7 @@ module npu_exec #(
     npu_exec_inject #(.S(S), .OBUF_AW(OBUF_AW), .TAGW(TAGW)) u_inj (
         .clk(clk), .rst_n(rst_n), .issue(issue_wave), .bank(f_bank), .wv_mode(wv_mode),
         .wv_acc(wv_acc), .wv_len(wv_len), .wv_ob(wv_ob), .wv_pass(wv_pass), .early(wave_w_early),
-        .ldw_done(ldw_done), .r_bank(r_bank), .full(inj_full), .wpend(wpend), .bank_idle(bank_idle),
+        .ldw_done(ldw_done), .ldw_cmt(ldw_cmt), .ldw_cmtd(ldw_cmtd), .r_bank(r_bank), .full(inj_full), .wpend(wpend), .bank_clr(bank_clr),
         .busy(inj_busy), .q_wr(wq_wr), .q_modes(wq_modes), .q_lens(wq_lens),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
         .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),

@@ -57,7 +57,8 @@ module npu_exec_decode #(
     output wire [15:0]           ld_stride,
     output wire [3:0]            ld_cmask,     // core mask (ISW)
     output wire                  ld_bhi,       // every core keeps lanes S..2S-1
-    output wire [31:0]           ld_addr,      // SPM address of row k-1, the first row read
+    output wire [15:0]           ld_base,      // SPM address of row k_lo, the first row read
+    output wire [31:0]           ld_addr,      // SPM address of row k-1, the last row read
     // WAVE
     output wire [1:0]            wv_mode,      // the mode the array runs its rows in (bcast: HSW)
     output wire                  wv_bc,        // ISW bcast
@@ -198,7 +199,7 @@ module npu_exec_decode #(
     wire [15:0] mul_a2 = mul_drn ? f_hirows : {2'b0, f_cnt[15:2]};
     // An LDW reads its rows k_lo..k-1 from base + (r - k_lo) * stride: its count is k - k_lo,
     // and its last word, base + (k - k_lo - 1) * stride, is the address of its first row read
-    // (row k-1: rows go bottom first), which the weight loader takes from chk_sl_q.
+    // (row k-1, the last read: rows go top first), which the weight loader checks (chk_sl_q).
     // c1_bms = base - stride, + 1 for an LDW (two's complement of k_lo * stride: ~x + 1) and for
     // a plain DRAIN (its check word is the one after the last; a narrow DRAIN writes one word
     // per row), so stage 2 needs no carry-in.
@@ -539,6 +540,7 @@ module npu_exec_decode #(
     assign ld_stride = f_w1hi;
     assign ld_cmask  = f_cmask;
     assign ld_bhi    = f_bhi;
+    assign ld_base   = f_w1lo;
     assign ld_addr   = chk_sl_q[31:0];
     assign wv_mode   = s_mode;
     assign wv_bc     = bc;

@@ -7,7 +7,7 @@
 //        bank this cycle (npu_exec_obuf_hazard).
 //   out: lbh_pop, the injected rows (mode, inj_*: a row of every set in one slot per cycle,
 //        the tag {mode, last, bank, acc, OBUF row}); full (two waves queued, no WAVE issues);
-//        per bank the waves not fully injected (wpend) and no rows in the array (bank_idle),
+//        per bank the waves not fully injected (wpend) and whether its rows have passed every PE (bank_clr),
 //        for the weight loader; the injection decision and its slot (inj, in_last, mode_sw,
 //        in_act, in_mode, in_need, in_cores, in_nrows) for npu_exec_events; busy.
 // A slot goes in when every LBUF_H it needs has data, the wave is not early (wq_early, until
@@ -30,10 +30,12 @@ module npu_exec_inject #(
     input  wire [4*S-1:0]        wv_pass,
     input  wire                  early,
     input  wire                  ldw_done,
+    input  wire                  ldw_cmt,    // the LDW commits: its early waves may inject
+    input  wire                  ldw_cmtd,   // the active LDW has committed (checks only)
     input  wire [5:0]            r_bank,     // per bank (3 bits): rows retired this cycle
     output wire                  full,
     output wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
-    output wire [1:0]            bank_idle,  // per bank: no rows in the array
+    output wire [1:0]            bank_clr,   // per bank: its rows have passed every PE (row 0 writable)
     output wire                  busy,
     // the wave queue's slots, shared with npu_exec_wave (which streams them from its own pointer)
     output wire                  q_wr,       // the slot the next issued wave takes
@@ -111,6 +113,7 @@ module npu_exec_inject #(
     reg  [15:0]  in_t;
     reg  [1:0]   wpend_r [0:1];      // per bank: waves issued, not fully injected
     reg  [15:0]  infl  [0:1];        // per bank: rows in the array
+    reg  [FW_:0] bclr  [0:1];        // per bank: cycles until its rows have passed (below)
     reg  [1:0]   amode;              // mode of the array (rows in flight)
     wire [2:0]   r_bank0 = r_bank[2:0];
     wire [2:0]   r_bank1 = r_bank[5:3];
@@ -181,7 +184,8 @@ module npu_exec_inject #(
     // like in_sets (the value for the next head, selected by in_last), so the injection decision
     // has no more terms than before early issue
     reg         in_go;
-    wire [1:0]  early_nx = ldw_done ? 2'b00
+    wire        ldw_rel  = ldw_cmt || ldw_done;   // waves issued early after the commit: done
+    wire [1:0]  early_nx = ldw_rel ? 2'b00
                          : (issue ? (wq_wr ? {early, wq_early[0]} : {wq_early[1], early})
                                   : wq_early);
     wire [1:0]  cnt_s   = wq_cnt + {1'b0, issue};
@@ -209,9 +213,24 @@ module npu_exec_inject #(
         end
     endgenerate
 
+    // Weight bank clearance. A row injected in cycle t uses PE (r, c) of core k in cycle
+    // t + 1 + off(k) + r + c (npu_top's injection register, then npu_flexsa's skew; off per mode in
+    // its header, at most offmax = 2S in FW, S in HSW and VSW, 0 in ISW). npu_exec_ldw writes a
+    // bank one PE row a cycle, top row first, and a PE reads the old value in the cycle its bank is
+    // written, so row r of every core may be written from cycle t + offmax + S + r on: bclr is
+    // loaded with offmax + S - 1 at the injection and is zero from cycle t + offmax + S on.
+    function [FW_:0] clr_cycles(input [1:0] md);
+        case (md)
+            MODE_FW:  clr_cycles = FC + SC - 1'b1;
+            MODE_ISW: clr_cycles = SC - 1'b1;
+            default:  clr_cycles = FC - 1'b1;
+        endcase
+    endfunction
+
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
+            bclr[0] <= 0; bclr[1] <= 0;
             wq_cnt <= 0; wq_wr <= 0; wq_in <= 0; wq_early <= 2'b00;
             in_t <= 0; since_inj <= FC; in_sets <= 4'd0; in_go <= 1'b0; amode <= MODE_FW;
             wpend_r[0] <= 0; wpend_r[1] <= 0; infl[0] <= 0; infl[1] <= 0;
@@ -226,7 +245,7 @@ module npu_exec_inject #(
                 wq_pass[wq_wr]  <= wv_pass;
                 wq_wr <= ~wq_wr;
             end
-            if (ldw_done) wq_early <= 2'b00;   // after the issue above: the LDW is done
+            if (ldw_rel) wq_early <= 2'b00;   // after the issue above: the LDW committed
             wq_cnt  <= wq_cnt + {1'b0, issue} - {1'b0, in_last};
             in_sets <= in_last ? lt_next : inj ? lt_step : lt_same;
             in_go   <= in_last ? cnt_s != 2'd1 && !early_nx[~wq_in] : cnt_s != 2'd0 && !early_nx[wq_in];
@@ -244,6 +263,10 @@ module npu_exec_inject #(
                 wpend_r[i] <= wpend_r[i] + {1'b0, issue && bank == i[0]}
                                          - {1'b0, in_last && in_bank == i[0]};
             end
+            for (i = 0; i < 2; i = i + 1) begin
+                if (inj && in_bank == i[0])      bclr[i] <= clr_cycles(in_mode);
+                else if (bclr[i] != {(FW_+1){1'b0}}) bclr[i] <= bclr[i] - 1'b1;
+            end
             infl[0]  <= infl[0]  + ((inj && !in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank0};
             infl[1]  <= infl[1]  + ((inj &&  in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank1};
         end
@@ -251,10 +274,10 @@ module npu_exec_inject #(
 
     assign full      = wq_cnt == 2'd2;
     assign wpend     = {wpend_r[1], wpend_r[0]};
-    assign bank_idle = {infl[1] == 16'd0, infl[0] == 16'd0};
+    assign bank_clr  = {bclr[1] == {(FW_+1){1'b0}}, bclr[0] == {(FW_+1){1'b0}}};
     assign busy      = wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0;
 
-    wire unused = &{1'b0, ldw_act, ldw_bank, ldw_shift, st_waves};
+    wire unused = &{1'b0, ldw_act, ldw_bank, ldw_shift, ldw_cmtd, st_waves};
 
 `ifdef NPU_ASSERTS
     always @(posedge clk) if (rst_n) begin
@@ -269,10 +292,10 @@ module npu_exec_inject #(
         if (wq_cnt == 2'd3 || st_waves > wq_cnt) `NPU_ASSERT_FAIL("wave queue count out of range")
         if ({13'd0, r_bank0} > infl[0] || {13'd0, r_bank1} > infl[1])
             `NPU_ASSERT_FAIL("row retired that was not in flight")
-        if (ldw_shift && in_act && in_bank == ldw_bank && !wq_early[wq_in])
-            `NPU_ASSERT_FAIL("weights shifted into the bank of a wave issued before the LDW")
-        if (inj && ldw_act && in_bank == ldw_bank && wq_early[wq_in])
-            `NPU_ASSERT_FAIL("early wave injected before its LDW completed")
+        if (ldw_shift && !ldw_cmtd && in_act && in_bank == ldw_bank && !wq_early[wq_in])
+            `NPU_ASSERT_FAIL("weights written into the bank of a wave issued before the LDW")
+        if (inj && ldw_act && !ldw_cmtd && in_bank == ldw_bank && wq_early[wq_in])
+            `NPU_ASSERT_FAIL("early wave injected before its LDW committed")
         if (in_go != (in_act && !wq_early[wq_in])) `NPU_ASSERT_FAIL("registered in_go differs from the wave queue")
     end
 `endif

@@ -3,10 +3,12 @@
 // npu_exec_ldw: the weight loader of npu_exec. An LDW (issue, with its decoded fields) reads its
 // rows from the SPM (read port W, through npu_exec_drain's port sharing), sends them over the V
 // channel into the LBUF_Vs and shifts them into the PEs' shadow weight bank `bank`:
-//   SPM -> V channel -> LBUF_V -> PE weight bank (column shift chains)
-// It reads the next LDW's rows while the previous waves still use the bank, but shifts only
-// when no wave on the bank issued before the LDW is pending or in the array (wpend = early
-// waves issued after it, bank_idle: no rows of the bank in flight; from npu_exec_inject).
+//   SPM -> V channel -> LBUF_V -> PE weight bank (a PE row a cycle, over the column buses)
+// It reads the next LDW's rows while the previous waves still use the bank, and writes a core's
+// rows into the bank, top row first, a row a cycle as they arrive, once no wave on the bank
+// issued before the LDW is pending (wpend = early waves issued after it) and the bank's last rows
+// have passed every PE of row 0 (bank_clr, from npu_exec_inject): row r is then written no
+// earlier than the last use of row r, so the write follows the data's wavefront.
 // Per bank it reports whether a WAVE may issue (wok: loaded, or being loaded by the active
 // LDW so that every core will hold its tile; wearly: the latter, the wave is early) and the
 // mode whose layout the bank holds (bank_mode, for the issue's mode check); both registered
@@ -30,17 +32,20 @@ module npu_exec_ldw #(
     input  wire [15:0]           stride,
     input  wire [3:0]            cmask,      // ISW core mask (0: every core)
     input  wire                  bhi,        // every core keeps lanes S..2S-1
-    input  wire [31:0]           addr,       // SPM address of row k-1 (the range check's last word)
+    input  wire [15:0]           base,       // SPM address of row k_lo, the first row read
+    input  wire [31:0]           addr,       // SPM address of row k-1 (the range check's last word; checks only)
     input  wire [1:0]            push_in,    // token pushes {next, prev}
     input  wire                  wave_early, // a WAVE issues early on the active LDW's bank
     input  wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
-    input  wire [1:0]            bank_idle,  // per bank: no rows in the array
+    input  wire [1:0]            bank_clr,   // per bank: its rows have passed every PE of row 0
     output wire [1:0]            wok,
     output wire [1:0]            wearly,
     output wire [3:0]            bank_mode,  // per bank (2 bits)
     output wire                  act,
     output wire                  act_bank,
     output wire                  done,
+    output wire                  commit,     // the early waves on the bank may inject (pulse)
+    output wire                  committed,  // commit happened (until done)
     output wire [1:0]            push,
     output wire                  busy,
     output wire                  shifting,   // weights shifted this cycle (progress)
@@ -57,9 +62,10 @@ module npu_exec_ldw #(
     input  wire                  v_rdy,
     // LBUF_Vs and PE weight banks
     input  wire [3:0]            lbv_empty,
+    input  wire [4*8-1:0]        lbv_cnt,    // per core: words in the LBUF_V
     input  wire [4*S*16-1:0]     lbv_dout,
     output wire [3:0]            lbv_pop,
-    output wire [3:0]            w_shift,
+    output wire [4*S-1:0]        w_row,      // per core: one-hot PE row written
     output wire [3:0]            w_bank,
     output wire [4*S*16-1:0]     w_in
 );
@@ -79,8 +85,8 @@ module npu_exec_ldw #(
     reg  [FW_:0] ldw_nrows;          // rows sent: 2S (FW, VSW) or S
     reg  [31:0]  ldw_addr;           // running SPM address of the row being requested
     reg  [15:0]  ldw_stride;
-    reg  [FW_:0] ldw_i;              // rows requested so far (bottom row first)
-    reg  [FW_:0] sh_cnt [0:3];       // words shifted into each core
+    reg  [FW_:0] ldw_i;              // rows requested so far (top row first)
+    reg  [FW_:0] sh_cnt [0:3];       // rows written into each core (the next row written)
     reg  [1:0]   ldw_push;
     reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
     reg  [1:0]   bank_mode_r [0:1];  // per bank: the mode whose layout its LDW loaded
@@ -88,27 +94,26 @@ module npu_exec_ldw #(
     reg  [1:0]   w_early;            // early waves on the active LDW's bank (issued after it)
     reg  [1:0]   wok_q, wearly_q;
 
-    // Rows go bottom-first so that after S shifts each core's chain holds its rows in place;
-    // rows >= k are zero words that never touch the SPM. Per mode (one SPM read per row, the
-    // NoC multicasts it):
-    //   FW : rows 2S-1..0; rows >= S to cores {2,3}, rows < S to {0,1}; cores 1/3 keep the high half
-    //   VSW: rows 2S-1..0 like FW, every core keeps the low half (columns 0..S-1)
-    //   HSW: rows S-1..0 to all four cores; cores 1/3 keep the high half
-    //   ISW: rows S-1..0 to all four, low halves; with a core mask: to the masked cores only
+    // Rows go top-first, in the order the wave's rows reach them (cores 2/3's rows of the fused
+    // column after cores 0/1's); rows < k_lo and >= k are zero words that never touch the SPM.
+    // Per mode (one SPM read per row, the NoC multicasts it):
+    //   FW : rows 0..2S-1; rows < S to cores {0,1}, rows >= S to {2,3}; cores 1/3 keep the high half
+    //   VSW: rows 0..2S-1 like FW, every core keeps the low half (columns 0..S-1)
+    //   HSW: rows 0..S-1 to all four cores; cores 1/3 keep the high half
+    //   ISW: rows 0..S-1 to all four, low halves; with a core mask: to the masked cores only
     wire [3:0]   ld_mask   = (cmask != 4'd0) ? cmask : 4'b1111;
     wire         ld_full   = cmask == 4'd0 && (mode == MODE_FW || mode == MODE_VSW);
     wire [FW_:0] ld_nrows  = ld_full ? FC : SC;
-    wire [FW_:0] ldw_row   = ldw_nrows - 1'b1 - ldw_i;
+    wire [FW_:0] ldw_row   = ldw_i;
     // "more rows" and "this row is a zero row" are registered (updated with ldw_i), so the SPM
     // request and its grant, which gate ldw_addr/ldw_i, follow no compare
     reg          ldw_more, ldw_zero;
     wire         ldw_req   = ldw_act && ldw_more;
     wire         ldw_rdy;
     wire         rdw_idle;
-    // The running address is that of the next row read: it starts at row k-1 (the first
-    // nonzero row, bottom first; k <= nrows), base + (k - 1 - k_lo) * stride = the range
-    // check's last word (addr, registered: no adder on the issue path), and steps down by
-    // the stride after each row read (rows >= k and < k_lo are zero, not read).
+    // The running address is that of the next nonzero row read: it starts at the base (row
+    // k_lo) and steps up by the stride after each row read (rows < k_lo and >= k are zero, not
+    // read); the last row read, k-1, is at the range check's last word (addr, asserted).
     wire [3:0]   ldw_gid   = (ldw_gid_r != 4'd0) ? ldw_gid_r :
                              (ldw_row >= SC) ? 4'b1100 : 4'b0011;
     wire [5:0]   v_tag;
@@ -125,12 +130,23 @@ module npu_exec_ldw #(
     // the waves on its bank issued before it (pending or in the array) are done; the early waves
     // issued after it (w_early, not injected before it completes) do not count
     wire [1:0] wpend_b  = ldw_bank ? wpend[3:2] : wpend[1:0];
-    wire bank_free = wpend_b == w_early && bank_idle[ldw_bank];
+    wire bank_free = wpend_b == w_early && bank_clr[ldw_bank];
+    // Commit: the bank is free and every core holds the rest of its rows in its LBUF_V (or has
+    // written them all). From then on each core writes a row every cycle, top row first, so row
+    // r of a core is written before a row injected in this cycle or later reaches it (it needs
+    // 1 + r cycles at least): the early waves may inject before the LDW is done. After the commit
+    // the writes no longer wait for the bank (the early waves now injecting are its new users).
+    reg          cmt_q;
+    wire [3:0]   c_rest;
+    wire         cmt_now = ldw_act && !cmt_q && bank_free && &c_rest;
+    wire         wr_ok   = cmt_q || bank_free;
     genvar c;
     generate
         for (c = 0; c < 4; c = c + 1) begin : g_shift
-            assign lbv_pop[c] = ldw_act && bank_free && !lbv_empty[c] && sh_cnt[c] < SC;
-            assign w_shift[c] = lbv_pop[c];
+            assign c_rest[c]  = sh_cnt[c] == SC || lbv_cnt[c*8 +: 8] >= SC - sh_cnt[c];
+            assign lbv_pop[c] = ldw_act && wr_ok && !lbv_empty[c] && sh_cnt[c] < SC;
+            // the core's words arrive top row first: word j goes to row j
+            assign w_row[c*S +: S] = lbv_pop[c] ? ({{(S-1){1'b0}}, 1'b1} << sh_cnt[c]) : {S{1'b0}};
             assign w_bank[c]  = ldw_bank;
             assign w_in[c*S*16 +: S*16] = lbv_dout[c*S*16 +: S*16];
         end
@@ -153,13 +169,14 @@ module npu_exec_ldw #(
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
-            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000;
+            ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; cmt_q <= 1'b0;
             w_early <= 2'd0;
             ldw_i <= 0;
             for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
         end else begin
             if (issue) begin
                 ldw_act    <= 1'b1;
+                cmt_q      <= 1'b0;
                 ldw_bank   <= bank;
                 ldw_k      <= k;
                 ldw_stride <= stride;
@@ -168,11 +185,10 @@ module npu_exec_ldw #(
                 ldw_gid_r  <= ld_full ? 4'b0000 : ld_mask;
                 ldw_lanes  <= {bhi || cmask != 4'd0 || mode == MODE_VSW || mode == MODE_ISW, bhi};
                 ldw_klo    <= klo;
-                ldw_addr   <= addr;
+                ldw_addr   <= {16'd0, base};
                 ldw_i      <= 0;
                 ldw_more   <= 1'b1;
-                ldw_zero   <= {{(8-FW_){1'b0}}, ld_nrows - 1'b1} >= {1'b0, k}
-                           || {{(8-FW_){1'b0}}, ld_nrows - 1'b1} < {3'd0, klo};
+                ldw_zero   <= klo != 6'd0;   // row 0 (k >= 1: an LDW with k = 0 is BAD_DESC)
                 ldw_push   <= push_in;
                 loaded4[bank]  <= loaded4[bank] & ~ld_mask;
                 bank_mode_r[bank] <= (cmask != 4'd0) ? MODE_ISW : mode;
@@ -180,17 +196,19 @@ module npu_exec_ldw #(
             end else begin
                 if (ldw_req && ldw_rdy) begin
                     ldw_i    <= ldw_i + 1'b1;
-                    if (!ldw_zero) ldw_addr <= ldw_addr - {16'd0, ldw_stride};
+                    if (!ldw_zero) ldw_addr <= ldw_addr + {16'd0, ldw_stride};
                     ldw_more <= ldw_i + 1'b1 < ldw_nrows;
-                    ldw_zero <= {{(8-FW_){1'b0}}, ldw_row - 1'b1} >= {1'b0, ldw_k}
-                             || {{(8-FW_){1'b0}}, ldw_row - 1'b1} < {3'd0, ldw_klo};
+                    ldw_zero <= {{(8-FW_){1'b0}}, ldw_row + 1'b1} >= {1'b0, ldw_k}
+                             || {{(8-FW_){1'b0}}, ldw_row + 1'b1} < {3'd0, ldw_klo};
                 end
                 for (i = 0; i < 4; i = i + 1)
                     if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
                 if (wave_early) w_early <= w_early + 2'd1;
+                if (cmt_now)    cmt_q <= 1'b1;
                 if (ldw_done) begin
                     w_early <= 2'd0;
                     ldw_act <= 1'b0;
+                    cmt_q   <= 1'b0;
                     loaded4[ldw_bank]  <= loaded4[ldw_bank] | ldw_mask;
                 end
             end
@@ -203,24 +221,29 @@ module npu_exec_ldw #(
     assign act       = ldw_act;
     assign act_bank  = ldw_bank;
     assign done      = ldw_done;
+    assign commit    = cmt_now;
+    assign committed = cmt_q;
     assign push      = ldw_push;
     assign busy      = ldw_act || !rdw_idle;
     assign shifting  = |lbv_pop;
 
-    wire unused = &{1'b0, ldw_rdy};
+    wire unused = &{1'b0, ldw_rdy, addr};   // addr: the checks only
 
 `ifdef NPU_ASSERTS
     integer ax;
     localparam [33:0] SPM_WORDS34 = {2'd0, SPM_WORDS[31:0]};
     reg ldw_iss_q;
+    reg [31:0] ldw_last;             // the range check's last word, latched at the issue
     always @(posedge clk) ldw_iss_q <= issue;
+    always @(posedge clk) if (issue) ldw_last <= addr;
     always @(posedge clk) if (rst_n) begin
         if (ldw_act && (ldw_more != (ldw_i < ldw_nrows)
                         || (ldw_more && ldw_zero != ({{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k}
                                                      || {{(8-FW_){1'b0}}, ldw_row} < {3'd0, ldw_klo}))))
             `NPU_ASSERT_FAIL("registered LDW row state differs")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
-        if (|lbv_pop && !bank_free)     `NPU_ASSERT_FAIL("weights shifted into a bank in use")
+        if (|lbv_pop && !bank_free && !cmt_q) `NPU_ASSERT_FAIL("weights written into a bank in use")
+        if (ldw_done && !cmt_q && !cmt_now)   `NPU_ASSERT_FAIL("LDW done without a commit")
         // the registered bank states (issue) agree with the LDW state, except the cycle after an
         // LDW issued (no WAVE is past its check stages then)
         if (!ldw_iss_q) for (ax = 0; ax < 2; ax = ax + 1)
@@ -230,6 +253,8 @@ module npu_exec_ldw #(
                 `NPU_ASSERT_FAIL("registered bank state differs from the LDW state")
         if (ldw_req && !ldw_zero && {2'd0, ldw_addr} >= SPM_WORDS34)
             `NPU_ASSERT_FAIL("LDW address past the SPM")
+        if (ldw_req && !ldw_zero && {1'b0, ldw_row} == {1'b0, ldw_k} - 9'd1 && ldw_addr != ldw_last)
+            `NPU_ASSERT_FAIL("LDW's last row read is not at the range check's last word")
     end
 `endif
 endmodule

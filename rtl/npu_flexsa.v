@@ -49,7 +49,7 @@ module npu_flexsa #(
     input  wire [4*S*16-1:0]   inj_a,
     input  wire [3:0]          inj_sel,
     input  wire [4*TAGW-1:0]   inj_tag,
-    input  wire [3:0]          w_shift,
+    input  wire [4*S-1:0]      w_row,     // per core (S bits): one-hot PE row written
     input  wire [3:0]          w_bank,
     input  wire [4*S*16-1:0]   w_in,
     output wire [2*S-1:0]      out_vld,
@@ -160,19 +160,19 @@ module npu_flexsa #(
     npu_core #(.S(S), .BF16(BF16)) u_core0 (
         .clk(clk), .a_in(sk_a[0*S*16 +: S*16]), .sel_in(sk_sel[0*S +: S]),
         .a_out(c0_ao), .sel_out(c0_so), .psum_in({S*32{1'b0}}), .psum_out(c0_po),
-        .w_shift(w_shift[0]), .w_bank(w_bank[0]), .w_in(w_in[0*S*16 +: S*16]));
+        .w_row(w_row[0*S +: S]), .w_bank(w_bank[0]), .w_in(w_in[0*S*16 +: S*16]));
     npu_core #(.S(S), .BF16(BF16)) u_core1 (
         .clk(clk), .a_in(c1_ai), .sel_in(c1_si),
         .a_out(c1_ao), .sel_out(c1_so), .psum_in({S*32{1'b0}}), .psum_out(c1_po),
-        .w_shift(w_shift[1]), .w_bank(w_bank[1]), .w_in(w_in[1*S*16 +: S*16]));
+        .w_row(w_row[1*S +: S]), .w_bank(w_bank[1]), .w_in(w_in[1*S*16 +: S*16]));
     npu_core #(.S(S), .BF16(BF16)) u_core2 (
         .clk(clk), .a_in(sk_a[2*S*16 +: S*16]), .sel_in(sk_sel[2*S +: S]),
         .a_out(c2_ao), .sel_out(c2_so), .psum_in(c2_pi), .psum_out(c2_po),
-        .w_shift(w_shift[2]), .w_bank(w_bank[2]), .w_in(w_in[2*S*16 +: S*16]));
+        .w_row(w_row[2*S +: S]), .w_bank(w_bank[2]), .w_in(w_in[2*S*16 +: S*16]));
     npu_core #(.S(S), .BF16(BF16)) u_core3 (
         .clk(clk), .a_in(c3_ai), .sel_in(c3_si),
         .a_out(c3_ao), .sel_out(c3_so), .psum_in(c3_pi), .psum_out(c3_po),
-        .w_shift(w_shift[3]), .w_bank(w_bank[3]), .w_in(w_in[3*S*16 +: S*16]));
+        .w_row(w_row[3*S +: S]), .w_bank(w_bank[3]), .w_in(w_in[3*S*16 +: S*16]));
 
     // ---------------- output tag pipeline ----------------
     // e_* is the tag/valid of the row entering core k's row 0 this cycle, with the row's {hf, vf};

@@ -1,8 +1,10 @@
 `default_nettype none
 // npu_pe: one weight-stationary MAC cell of the FlexSA array (docs/datapath.md).
 // A moves right, partial sums move down, both registered (one cycle per PE).
-// Two stationary registers: the bank named by a_sel computes while the other bank can be
-// shifted in from above (w_bank), so the next tile preloads during the current wave.
+// Two stationary registers: the bank named by a_sel (which travels with the row) computes while
+// the other bank is written (w_we, w_bank) from the column's weight bus, so the next tile
+// preloads during the current wave. A bank is written one PE row per cycle, top row first, right
+// behind the last row that uses it (npu_exec_ldw): the write follows the data's wavefront.
 // BF16 = 0: int16 x int16 -> int32 with wrap-around. BF16 = 1 (issue 15; no config uses it
 // yet): a and w are bf16, psum fp32, psum + a * w with the product exact and one RNE rounding
 // (docs/datapath.md section 6, C model npu_bf16_mac in sw/ref/bf16.c).
@@ -19,13 +21,12 @@ module npu_pe #(
     input  wire [15:0] a_in,
     input  wire        a_sel_in,
     input  wire [31:0] psum_in,
-    input  wire        w_shift,
+    input  wire        w_we,
     input  wire        w_bank,
     input  wire [15:0] w_in,
     output reg  [15:0] a_out,
     output reg         a_sel_out,
-    output reg  [31:0] psum_out,
-    output wire [15:0] w_out
+    output reg  [31:0] psum_out
 );
     reg [15:0] w0, w1;
 
@@ -73,13 +74,10 @@ module npu_pe #(
     always @(posedge clk) begin
         a_out     <= a_in;
         a_sel_out <= a_sel_in;
-        if (w_shift) begin
+        if (w_we) begin
             if (w_bank) w1 <= w_in;
             else        w0 <= w_in;
         end
     end
-
-    // Column shift chain: the PE below loads what this PE held in the bank being shifted.
-    assign w_out = w_bank ? w1 : w0;
 endmodule
 `default_nettype wire

@@ -474,6 +474,7 @@ module npu_top #(
 
     wire [3:0] lbh_empty, lbh_full, lbh_pop, lbv_empty, lbv_full, lbv_pop;
     wire [4*S*16-1:0] lbh_dout, lbv_dout;
+    wire [4*8-1:0]    lbv_cnt;       // per core: words in the LBUF_V (npu_exec_ldw's commit)
     generate
         for (e = 0; e < 4; e = e + 1) begin : g_lbuf
             wire [LHW-1:0] hc;
@@ -490,13 +491,15 @@ module npu_top #(
                 .full(lbv_full[e]), .empty(lbv_empty[e]), .count(vc));
             assign nh_rdy[e] = !lbh_full[e];
             assign nv_rdy[e] = !lbv_full[e];
-            wire unused_cnt = &{1'b0, hc, vc};
+            assign lbv_cnt[e*8 +: 8] = {{(8-LVW){1'b0}}, vc};
+            wire unused_cnt = &{1'b0, hc};
         end
     endgenerate
 
     // ------------------------------------------------------------------ EXEC, FlexSA, OBUF
     wire [1:0]  mode;
-    wire [3:0]  inj_vld, inj_sel, w_shift, w_bank;
+    wire [3:0]  inj_vld, inj_sel, w_bank;
+    wire [4*S-1:0] w_row;
     wire [4*S*16-1:0] inj_a, w_in;
     wire [4*TAGW-1:0] inj_tag;
     wire [F-1:0] out_vld, top_vld;
@@ -541,9 +544,9 @@ module npu_top #(
         .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_two(h_two), .h_rdy(h_rdy),
         .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
-        .lbv_empty(lbv_empty), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
+        .lbv_empty(lbv_empty), .lbv_cnt(lbv_cnt), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
         .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
-        .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
+        .w_row(w_row), .w_bank(w_bank), .w_in(w_in),
         .out_vld(out_vld), .out_tag(out_tag), .top_vld(top_vld), .top_tag(top_tag),
         .ob_wr_en(ob_wr_en), .ob_wr_addr(ob_wr_addr), .ob_wr_acc(ob_wr_acc),
         .ob2_wr_en(ob2_wr_en), .ob2_wr_addr(ob2_wr_addr), .ob2_wr_acc(ob2_wr_acc),
@@ -563,9 +566,8 @@ module npu_top #(
     // array's first MAC (synthesis: 36 levels, LBUF_H count -> npu_exec -> FlexSA muxes -> PE,
     // against the PE's 24). The stage is transparent to npu_exec: it counts a row in flight from
     // its injection and retires it by the tag coming out of the array, so the stage only adds a
-    // cycle to the array latency; weights (w_*) are not delayed, which only makes a bank loaded
-    // for a wave earlier than the rows that use it (an LDW never shifts a bank with rows in
-    // flight, this stage included).
+    // cycle to the array latency; weights (w_*) are not delayed: npu_exec_ldw times a bank's
+    // writes from the injections, this stage included.
     reg  [1:0]         mode_q;
     reg  [3:0]         inj_vld_q, inj_sel_q;
     reg  [4*S*16-1:0]  inj_a_q;
@@ -586,7 +588,7 @@ module npu_top #(
     npu_flexsa #(.S(S), .TAGW(TAGW), .BF16(BF16)) u_flexsa (
         .clk(clk), .rst_n(unit_rst_n), .mode(mode_q),
         .inj_vld(inj_vld_q), .inj_a(inj_a_q), .inj_sel(inj_sel_q), .inj_tag(inj_tag_q),
-        .w_shift(w_shift), .w_bank(w_bank), .w_in(w_in),
+        .w_row(w_row), .w_bank(w_bank), .w_in(w_in),
         .out_vld(out_vld), .out_tag(out_tag), .out_data(out_data),
         .top_vld(top_vld), .top_tag(top_tag), .top_data(top_data)
     );

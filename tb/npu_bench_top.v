@@ -63,6 +63,7 @@ module npu_bench_top #(
     reg  [31:0] sum;
     reg  [7:0]  row;
     reg  [7:0]  shift_cnt;
+    reg  [S-1:0] wsel;               // the PE row written (one-hot, rotating)
     wire [F*32-1:0] out_data, top_data;
     wire [F-1:0]    out_vld, top_vld;
     wire [F*TAGW-1:0] out_tag, top_tag;
@@ -81,10 +82,12 @@ module npu_bench_top #(
     always @(posedge clk) begin
         if (!rst_n) begin
             lfsr <= 64'h9E3779B97F4A7C15; sum <= 32'd0; row <= 8'd0; shift_cnt <= 8'd0;
+            wsel <= {{(S-1){1'b0}}, 1'b1};
         end else begin
             lfsr      <= {lfsr[62:0], lfsr[63] ^ lfsr[62] ^ lfsr[60] ^ lfsr[59]};
             row       <= row + 8'd1;
             shift_cnt <= shift_cnt + 8'd1;
+            wsel      <= {wsel[S-2:0], wsel[S-1]};
             sum       <= sum ^ fold ^ {24'd0, out_tag[TAGW-1:0]};
         end
     end
@@ -93,8 +96,8 @@ module npu_bench_top #(
         .clk(clk), .rst_n(rst_n), .mode(2'd0),
         .inj_vld(4'b0101), .inj_a({{S*16{1'b0}}, a_row, {S*16{1'b0}}, a_row}),
         .inj_sel({4{bank}}), .inj_tag({4{row}}),
-        // the bank not in use shifts continuously, as during back-to-back waves
-        .w_shift({4{shift_cnt[3]}}), .w_bank({4{~bank}}), .w_in({4{a_row}}),
+        // the bank not in use is written a PE row a cycle half the time, as during back-to-back waves
+        .w_row({4{shift_cnt[3] ? wsel : {S{1'b0}}}}), .w_bank({4{~bank}}), .w_in({4{a_row}}),
         .out_vld(out_vld), .out_tag(out_tag), .out_data(out_data),
         .top_vld(top_vld), .top_tag(top_tag), .top_data(top_data)
     );

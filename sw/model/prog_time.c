@@ -15,11 +15,12 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
 /* Back-to-back LDW / WAVE pairs on alternating weight banks (measured by step_fidelity --micro's
  * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, (r + T) / 2, P), with
- * T = 5S + 1 the bank's turnaround (its last row leaves the 2S x 2S array, the next LDW shifts its
- * S words in) and P = 2S + 6 a pair's least (one LDW at a time reads its 2S rows). The slicing
- * stage's GEMM compute takes the same rule (slice_cost.h npu_slice_wave_time);
- * its calibrated WAVE (the same form, T alone), which costs the convolutions' steps, is 33 at
- * S = 8, below the 41 measured here. */
+ * T = 3S + 4 the bank's turnaround (its last row passes the 2S x 2S array's row 0, 3S cycles after
+ * its injection in FW, and the next LDW writes the bank a PE row a cycle behind it; its early
+ * WAVE injects once the writes are sure to stay ahead, rtl/npu_exec_ldw.v) and P = 2S + 6 a
+ * pair's least (one LDW at a time reads its 2S rows). The slicing stage's GEMM compute takes the
+ * same rule (slice_cost.h npu_slice_wave_time); its calibrated WAVE (the same form, T alone),
+ * which costs the convolutions' steps, is 26 at S = 8, below the 28 measured here. */
 /* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
  * later. The wave queue holds two WAVEs: a WAVE enters it once the one two before has all its
  * rows in, and streams its rows PT_WAVE_ENTRY cycles after it enters at the earliest (the
@@ -337,11 +338,11 @@ static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
 
 /* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW; f one of them):
  * max(r, (r + T) / 2, P), the next tile's LDW waiting for the bank's turnaround. T and P are
- * measured with FW tiles, 2S rows deep (5S + 1 and 2S + 6); a tile of S rows (HSW / ISW) leaves
- * the array S cycles sooner and its LDW reads S rows fewer: T = depth + 3S + 1, P = depth + 6
- * (measured: the HSW LDW / WAVE pairs of the fused backward of conv 1,8,8,4,3,3,1,1,1 at small,
- * batch 32, 3-row WAVEs after LDWs of S rows, 14 and 21 cycles alternately on the RTL timeline,
- * 17.5 a pair = (2 + 4S + 1) / 2; 22 with the FW form). */
+ * measured with FW tiles, 2S rows deep (3S + 4 and 2S + 6); a tile of S rows (HSW / ISW) passes
+ * the array S cycles sooner and its LDW reads S rows fewer: T = depth + S + 4, P = depth + 6
+ * (P measured on the HSW LDW / WAVE pairs of the fused backward of conv 1,8,8,4,3,3,1,1,1 at
+ * small, batch 32, 3-row WAVEs after LDWs of S rows; an ISW tile's rows clear the array S cycles
+ * sooner still, which the rule does not count). */
 static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f)
 {
     return npu_slice_wave_time(cfg->s, r, ldw_rows(cfg, f));

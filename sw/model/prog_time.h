@@ -11,8 +11,8 @@
  *  - WAVE: max(r, (r + T) / 2, P) of its slots' cycles r (its longest row set, plus a cycle for
  *    each slot whose rows fall in one SPM sub-bank, rtl/npu_spm.v, when the wave streamer's reads
  *    are late: it reads up to LBUF_H_DEPTH slots ahead of the array; the other weight bank hides half
- *    the turnaround T = 5S + 1; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
- *    deep, T = 4S + 1 and P = S + 6: measured, prog_time.c) on
+ *    the turnaround T = 3S + 4; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
+ *    deep, T = 2S + 4 and P = S + 6: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
  *    LDW between) pay that form once over the tile's rows, each right behind the one before; a
  *    tile's first WAVE streams once its LDW's weights are in, the LDW's rows + 6 cycles after it

@@ -332,8 +332,8 @@ static int fit_dma(const npu_cfg_t *cfg, npu_calib_t *c, double *X, double *y, d
 }
 
 /* The WAVE fit: a pair of m rows costs max(m, (m + wave) / 2), wave the turnaround of a weight
- * bank (its last rows leave the array, the next LDW shifts in), classed and refitted as above
- * from wave = 5S + 8. cycles - off = launch + wave * x, off = pairs * m or pairs * m / 2. */
+ * bank (the next LDW writes its rows behind the last rows on it), classed and refitted as above
+ * from wave = 3S + 8. cycles - off = launch + wave * x, off = pairs * m or pairs * m / 2. */
 static int fit_wave(const npu_cfg_t *cfg, npu_calib_t *c, double *X, double *y, double *off)
 {
     double turn = npu_slice_cost_formula(cfg, NPU_SLICE_BURST).wave / 65536.0;

@@ -270,9 +270,9 @@ static void micro_run(const npu_cfg_t *cfg, const char *what, int *bad)
     npu_sim_close(sim);
 }
 
-/* 24 LDW / WAVE pairs of m rows (k = n = 2S, FW) on alternating weight banks: the wave
- * turnaround and a pair's least (prog_time.c). 1 if off bound. */
-static int micro_waves(const npu_cfg_t *cfg, int m)
+/* 24 LDW / WAVE pairs of m rows (FW: k = n = 2S; HSW: k = S, n = 2S) on alternating weight
+ * banks: the wave turnaround and a pair's least (prog_time.c). 1 if off bound. */
+static int micro_waves(const npu_cfg_t *cfg, int m, unsigned mode)
 {
     npu_fields_t f;
     char w[64];
@@ -280,13 +280,14 @@ static int micro_waves(const npu_cfg_t *cfg, int m)
     mn = 0;
     for (int i = 0; i < 24; i++) {
         memset(&f, 0, sizeof f);
-        f.op = NPU_OP_LDW, f.k = f.n = 2u * (unsigned)cfg->s, f.spm_addr = 2048, f.spm_stride = 1;
+        f.op = NPU_OP_LDW, f.mode = mode, f.n = 2u * (unsigned)cfg->s, f.spm_addr = 2048, f.spm_stride = 1;
+        f.k = mode == NPU_MODE_HSW ? (unsigned)cfg->s : 2u * (unsigned)cfg->s;
         f.wbank = (unsigned)i & 1;
         mput(&f);
         f.op = NPU_OP_WAVE, f.m = (unsigned)m, f.spm_addr = 0, f.obuf_addr = 64u * ((unsigned)i & 1), f.acc = i >= 2;
         mput(&f);
     }
-    snprintf(w, sizeof w, "24 LDW + WAVE of %d rows", m);
+    snprintf(w, sizeof w, "24 %sLDW + WAVE of %d rows", mode == NPU_MODE_HSW ? "HSW " : "", m);
     micro_run(cfg, w, &bad);
     return bad;
 }
@@ -374,8 +375,13 @@ static int micro(const npu_cfg_t *cfg)
             snprintf(w, sizeof w, "4 %s of 13 x 40 B at +%u", st ? "STORE" : "LOAD", off);
             micro_run(cfg, w, &bad);
         }
-    for (int m = 1; m <= 64; m *= 4) /* LDW / WAVE pairs on alternating banks: turnaround, least */
-        bad += micro_waves(cfg, m);
+    /* LDW / WAVE pairs on alternating banks: the least (short waves), the turnaround (between),
+     * the rows (long waves) */
+    static const int wave_rows[] = {1, 4, 8, 12, 16, 24, 32, 48, 64};
+    for (size_t i = 0; i < sizeof wave_rows / sizeof wave_rows[0]; i++)
+        bad += micro_waves(cfg, wave_rows[i], NPU_MODE_FW);
+    for (int m = 1; m <= 16; m *= 2) /* S-deep tiles: T and P S less */
+        bad += micro_waves(cfg, m, NPU_MODE_HSW);
     for (int acc = 0; acc < 2; acc++)
         for (int m = 8; m <= 32; m *= 4)
             for (int drains = 1; drains <= 4; drains *= 4)

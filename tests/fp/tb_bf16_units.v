@@ -3,7 +3,7 @@
 // (tests/fp/bf16_vectors.c writes the vector files; `make bf16-check` runs both).
 //   vvp tb.vvp +dir=DIR    reads DIR/counts.hex and DIR/{mul,add,cvt,mac,fpm}.hex
 // Applies every vector to npu_bf16_mul, npu_fp32_add, npu_fp32_to_bf16, npu_fp32_mul (combinational) and to
-// npu_pe with BF16 = 1 (clocked: the weight shifted into one bank, then one MAC step with that bank
+// npu_pe with BF16 = 1 (clocked: the weight written into one bank, then one MAC step with that bank
 // selected, banks alternating), compares bit for bit (an X counts as a mismatch), prints the first
 // mismatches and a summary line, and ends with $fatal (exit status 1) on any mismatch (an
 // unreadable vector leaves X, a mismatch) or a bad count.
@@ -20,10 +20,10 @@ module tb_bf16_units;
     wire [15:0] cvt_y;
     reg  [31:0] fpm_a, fpm_b;
     wire [31:0] fpm_p;
-    reg         clk, a_sel, w_shift, w_bank;
+    reg         clk, a_sel, w_we, w_bank;
     reg  [15:0] pe_a, pe_w;
     reg  [31:0] pe_psum;
-    wire [15:0] pe_a_out, pe_w_out;
+    wire [15:0] pe_a_out;
     wire        pe_sel_out;
     wire [31:0] pe_out;
 
@@ -32,8 +32,8 @@ module tb_bf16_units;
     npu_fp32_to_bf16 u_cvt (.x(cvt_x), .y(cvt_y));
     npu_fp32_mul     u_fpm (.a(fpm_a), .b(fpm_b), .p(fpm_p));
     npu_pe #(.BF16(1)) u_pe (.clk(clk), .a_in(pe_a), .a_sel_in(a_sel), .psum_in(pe_psum),
-                           .w_shift(w_shift), .w_bank(w_bank), .w_in(pe_w), .a_out(pe_a_out),
-                           .a_sel_out(pe_sel_out), .psum_out(pe_out), .w_out(pe_w_out));
+                           .w_we(w_we), .w_bank(w_bank), .w_in(pe_w), .a_out(pe_a_out),
+                           .a_sel_out(pe_sel_out), .psum_out(pe_out));
 
     integer n, i, f, bad, total;
     reg [31:0] counts [0:4];
@@ -70,11 +70,11 @@ module tb_bf16_units;
                 2: begin cvt_x = v[47:16]; want = {16'd0, v[15:0]}; #1 got = {16'd0, cvt_y}; end
                 4: begin {fpm_a, fpm_b} = v[95:32]; #1 got = fpm_p; end
                 default: begin
-                    // Shift w into bank i % 2 (the PE holds the other bank's previous weight) ...
-                    w_shift = 1; w_bank = i[0]; pe_w = v[47:32];
+                    // Write w into bank i % 2 (the PE holds the other bank's previous weight) ...
+                    w_we = 1; w_bank = i[0]; pe_w = v[47:32];
                     #1 clk = 1; #1 clk = 0;
-                    // ... then one MAC with that bank, a junk weight shifted into the other bank.
-                    w_shift = 1; w_bank = !i[0]; pe_w = ~v[47:32];
+                    // ... then one MAC with that bank, a junk weight written into the other bank.
+                    w_we = 1; w_bank = !i[0]; pe_w = ~v[47:32];
                     a_sel = i[0]; pe_a = v[63:48]; pe_psum = v[95:64];
                     #1 clk = 1; #1 clk = 0;
                     got = pe_out;
@@ -89,7 +89,7 @@ module tb_bf16_units;
         bad = 0; total = 0;
         $sformat(path, "%0s/counts.hex", dir);
         $readmemh(path, counts);
-        clk = 0; a_sel = 0; w_shift = 0; w_bank = 0; pe_a = 0; pe_w = 0; pe_psum = 0;
+        clk = 0; a_sel = 0; w_we = 0; w_bank = 0; pe_a = 0; pe_w = 0; pe_psum = 0;
         for (f = 0; f < 5; f = f + 1) begin
             load(f);
             for (i = 0; i < n; i = i + 1) begin

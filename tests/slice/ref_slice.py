@@ -52,7 +52,7 @@ def constants(cfg, mode):
     # move in the same cycle (one beat a cycle per port); the bytes-only cost keeps one port
     share = byte if mode == 'noburst' or cfg.dram_bw <= B else (byte * B + cfg.dram_bw // 2) // cfg.dram_bw
     return dict(mode=mode, byte=byte, share=share, burst=q16(cfg.burst_cost, 1),
-                fixed=q16(cfg.latency + 4, 1), wave=q16(5 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
+                fixed=q16(cfg.latency + 4, 1), wave=q16(3 * cfg.S + 8, 1), dfix=q16(cfg.S, 1), drow=q16(1, 2),
                 lat_fixed=q16(rt * (cfg.outstanding - 1), cfg.outstanding), window=q16(rt, cfg.outstanding))
 
 
@@ -316,7 +316,7 @@ def flexsa_mode(S, n, k):
 
 def gemm_compute(k, S, m, n, kd):
     """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
-    parts) rows, max(r, (r + T) / 2), T = 5S + 1 (the WAVE trains' bank turnaround), S less after
+    parts) rows, max(r, (r + T) / 2), T = 3S + 4 (the WAVE trains' bank turnaround), S less after
     an S-deep LDW (HSW, ISW), at least the LDW's depth + 6; the blocks in the
     serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
     difference of the two modes, the mean of both directions, plus a switch cycle"""
@@ -326,7 +326,7 @@ def gemm_compute(k, S, m, n, kd):
         for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
             md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
             shallow = md in ('HSW', 'ISW')
-            r, T = cdiv(m, PARTS[md]) << Q, (5 * S + 1 - (S if shallow else 0)) << Q
+            r, T = cdiv(m, PARTS[md]) << Q, (3 * S + 4 - (S if shallow else 0)) << Q
             t += max(r, (r + T) // 2, ((S if shallow else 2 * S) + 6) << Q)  # an LDW reads its rows
             modes.append(md)
     for a, b in zip(modes, modes[1:]):

@@ -533,15 +533,16 @@ static uint64_t ldw_wave_pairs(const npu_cfg_t *c, unsigned mode, int pairs)
     return cyc;
 }
 
-/* An HSW tile is S rows deep: its LDW / WAVE pairs take (r + 4S + 1) / 2 = 17.5 cycles at S = 8
- * (the RTL timeline of the fused backward of conv 1,8,8,4,3,3,1,1,1: 14 and 21 alternately),
- * the FW pairs 2S + 6 = 22. A planted model that times HSW tiles as FW ones gives 22 and fails. */
+/* An HSW tile is S rows deep: its LDW / WAVE pairs of 3 rows take S + 6 = 14 cycles at S = 8
+ * (its LDW reads S rows; the turnaround 2S + 4 is hidden: step_fidelity --micro's HSW trains,
+ * about 13.2 a pair on the RTL), the FW pairs 2S + 6 = 22. A planted model that times HSW tiles
+ * as FW ones gives 22 and fails. */
 Test(est_step, prog_time_hsw_tiles_turn_around_sooner)
 {
     npu_cfg_t c = test_cfg(8);
     uint64_t hsw = ldw_wave_pairs(&c, NPU_MODE_HSW, 24) - ldw_wave_pairs(&c, NPU_MODE_HSW, 8);
     uint64_t fw = ldw_wave_pairs(&c, NPU_MODE_FW, 24) - ldw_wave_pairs(&c, NPU_MODE_FW, 8);
-    cr_assert(hsw >= 16 * 16 && hsw <= 16 * 19, "16 HSW pairs %llu", (unsigned long long)hsw);
+    cr_assert(hsw >= 16 * 13 && hsw <= 16 * 15, "16 HSW pairs %llu", (unsigned long long)hsw);
     cr_assert(fw >= 16 * 21 && fw <= 16 * 23, "16 FW pairs %llu", (unsigned long long)fw);
 }
 

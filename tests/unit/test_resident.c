@@ -120,14 +120,15 @@ Test(resident, programs_bit_exact_band_read_once)
 {
     npu_cfg_t c8 = test_cfg(8), c2 = test_cfg(2);
     for (int modes = NPU_EMIT_FW; modes <= NPU_EMIT_1G4C; modes++) {
-        /* A's band: B's costs the same cycles and bytes (compute-bound, square), and the
+        /* 512^3: A's band: B's costs the same cycles and bytes (compute-bound, square), and the
          * slicing stage's tie-break takes the first visited, m-major. 1G4C, costed under its own
-         * waves (its four LDWs a sub-tile: tall Mt), takes B's here and A's in the one-chunk case,
-         * so every policy runs both bands. */
+         * waves (its four LDWs a sub-tile: tall Mt), takes B's there; the other shapes are the
+         * slicing stage's picks under the WAVE trains' turnaround (slice_cost.h), so every policy
+         * runs both bands. */
         int g4 = modes == NPU_EMIT_1G4C;
         compare_band(&c8, 512, 512, 512, modes, g4 ? NPU_GEMM_RES_B : NPU_GEMM_RES_A);
-        compare_band(&c8, 145, 237, 327, modes, NPU_GEMM_RES_A); /* edge tiles in every dim */
-        compare_band(&c8, 512, 256, 64, modes, g4 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B); /* one chunk */
+        compare_band(&c8, 145, 237, 327, modes, g4 ? NPU_GEMM_RES_A : NPU_GEMM_RES_B); /* edge tiles in every dim */
+        compare_band(&c8, 512, 256, 64, modes, NPU_GEMM_RES_A); /* one chunk */
         compare_band(&c2, 200, 24, 500, modes, NPU_GEMM_RES_B); /* edge chunk, Mt not a power of 2 */
     }
 }

@@ -110,7 +110,7 @@ npu_slice_cost_t npu_slice_cost_formula(const npu_cfg_t *cfg, int mode)
     k.store_fixed = store_fixed(npu_slice_xfer_alone(&k), cfg);
     k.window = q16(lat + bc + 1, out);
     k.lat_fixed = q16((uint64_t)(lat + bc + 1) * (out - 1), out);
-    k.wave = q16(5 * (uint64_t)cfg->s + 8, 1);
+    k.wave = q16(3 * (uint64_t)cfg->s + 8, 1);
     k.drain_fixed = q16((uint64_t)cfg->s, 1);
     k.drain_row = q16(1, 2);
     k.policy = NPU_POLICY_FLEXSA;

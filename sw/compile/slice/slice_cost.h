@@ -19,8 +19,8 @@
  *   window      R / MAX_OUTSTANDING, R = DRAM_LATENCY + DRAM_BURST_COST + 1 (a one-beat read's
  *               round trip): a stream of short read bursts is bound by the reads in flight
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
- *   wave        5S + 8: a weight bank's turnaround (its last rows leave the array, the next LDW
- *               shifts in); a wave of r rows takes max(r, (r + wave) / 2) with two banks
+ *   wave        3S + 8: a weight bank's turnaround (its last rows pass the array, the next LDW
+ *               writes its rows); a wave of r rows takes max(r, (r + wave) / 2) with two banks
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
  *   store_fixed xfer_fixed + xfer_idle - DRAM_LATENCY (formula or calibrated): a STORE's descriptor stages,
  *               its first AW and its last B response; it waits for no read latency (the
@@ -49,16 +49,18 @@
  * model's P, model/prog_time.c, and a 1G4C sub-tile's four LDWs, npu_slice_gemm_compute). */
 #define NPU_SLICE_LDW_C 6
 /* The bank turnaround of back-to-back LDW / WAVE pairs on 2S-deep tiles, NPU_SLICE_TURN_S x S +
- * NPU_SLICE_TURN_C (41 at S = 8; measured by step_fidelity --micro's WAVE trains at S = 2 and 8,
- * any k and n; the program-time model's T, model/prog_time.c). The calibration's WAVE (33 at
- * small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a GEMM
- * step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came out
- * 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
-#define NPU_SLICE_TURN_S 5
-#define NPU_SLICE_TURN_C 1
+ * NPU_SLICE_TURN_C (28 at S = 8: the bank's rows are written behind the last rows on it, 3S
+ * cycles after the last injection in FW, docs/datapath.md; measured by step_fidelity --micro's
+ * WAVE trains of 1 to 64 rows at S = 8, within 3.3 %; the program-time model's T,
+ * model/prog_time.c). The calibration's WAVE
+ * (26 at small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a
+ * GEMM step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came
+ * out 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
+#define NPU_SLICE_TURN_S 3
+#define NPU_SLICE_TURN_C 4
 /* Q16 cycles of a stationary tile's waves of r (Q16) slots after an LDW of `depth` rows (2S or S):
  * max(r, (r + T) / 2, depth + NPU_SLICE_LDW_C), T = depth + (NPU_SLICE_TURN_S - 2) S +
- * NPU_SLICE_TURN_C (5S + 1 at 2S deep: an S-deep tile leaves the array S cycles sooner). One rule
+ * NPU_SLICE_TURN_C (3S + 4 at 2S deep: an S-deep tile's rows pass the array S cycles sooner). One rule
  * for the slicing stage's GEMM compute and the program-time model (model/prog_time.c). */
 uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth);
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
