@@ -36,6 +36,7 @@ rtl/npu_dma_load.v
 rtl/npu_dma_store.v
 // EXEC queue: the units, then npu_exec
 rtl/npu_exec_decode.v
+rtl/npu_exec_ldw_rows.v
 rtl/npu_exec_ldw.v
 rtl/npu_exec_wave.v
 rtl/npu_exec_inject.v

@@ -2,7 +2,9 @@
 // npu_core: one S x S FlexSA core (docs/datapath.md). No internal skew: the caller delivers
 // row j already delayed j cycles. A enters at the left and leaves at the right edge (for the
 // neighbouring core), psums enter at the top and leave at the bottom. Weights: a bus per column
-// (w_in, lane c) and a one-hot row select (w_row): the selected row's PEs write bank w_bank.
+// (w_in, lane c) and a one-hot row select (w_row): the selected row's PEs write bank w_bank,
+// column c c cycles after the row is offered (a delay line per column), so a row's writes follow
+// the A rows' wavefront as it crosses the core (docs/datapath.md "Weight banks").
 // PE nets are declared per PE (not as one flattened vector) because event-driven simulators
 // re-evaluate every reader of a vector when any slice of it changes.
 // Not traced: the S x S PE internals would dominate the FST and slow every traced build by a
@@ -24,7 +26,28 @@ module npu_core #(
     input  wire [S*16-1:0] w_in       // column c's weight bus (every row)
 );
     genvar r, c;
+    // column c's weight write, delayed c cycles: {row select, bank, data}
+    wire [S-1:0]    wr_c [0:S-1];
+    wire            wb_c [0:S-1];
+    wire [15:0]     wd_c [0:S-1];
     generate
+        for (c = 0; c < S; c = c + 1) begin : g_wskew
+            if (c == 0) begin : g_now
+                assign wr_c[c] = w_row;
+                assign wb_c[c] = w_bank;
+                assign wd_c[c] = w_in[15:0];
+            end else begin : g_delay
+                reg [S+16:0] d [0:c-1];   // stage j: the write offered j + 1 cycles ago
+                integer j;
+                always @(posedge clk) begin
+                    d[0] <= {w_row, w_bank, w_in[c*16 +: 16]};
+                    for (j = 1; j < c; j = j + 1) d[j] <= d[j-1];
+                end
+                assign wr_c[c] = d[c-1][S+16:17];
+                assign wb_c[c] = d[c-1][16];
+                assign wd_c[c] = d[c-1][15:0];
+            end
+        end
         for (r = 0; r < S; r = r + 1) begin : g_row
             for (c = 0; c < S; c = c + 1) begin : g_col
                 wire [15:0] a_i, a_o;
@@ -49,9 +72,9 @@ module npu_core #(
                     .a_in      (a_i),
                     .a_sel_in  (s_i),
                     .psum_in   (p_i),
-                    .w_we      (w_row[r]),
-                    .w_bank    (w_bank),
-                    .w_in      (w_in[c*16 +: 16]),
+                    .w_we      (wr_c[c][r]),
+                    .w_bank    (wb_c[c]),
+                    .w_in      (wd_c[c]),
                     .a_out     (a_o),
                     .a_sel_out (s_o),
                     .psum_out  (p_o)

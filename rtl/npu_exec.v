@@ -64,6 +64,10 @@ module npu_exec #(
     output wire [SPM_AW-1:0]     rdw_addr,
     input  wire                  rdw_gnt,
     input  wire [32*S-1:0]       rdw_data,
+    output wire                  rdw2_req,     // the weight loader's second stream (pair loads)
+    output wire [SPM_AW-1:0]     rdw2_addr,
+    input  wire                  rdw2_gnt,
+    input  wire [32*S-1:0]       rdw2_data,
     output wire [1:0]            ard_req,      // drain: DRAIN acc's old low / high word
     output wire [2*SPM_AW-1:0]   ard_addr,
     input  wire [1:0]            ard_gnt,
@@ -92,7 +96,8 @@ module npu_exec #(
     output wire                  v_vld,
     output wire [3:0]            v_gid,
     output wire [3:0]            v_half,       // NoC V endpoint halves for the head flit
-    output wire [32*S-1:0]       v_data,
+    output wire [3:0]            v_word,       // NoC V endpoint words (pair flits: cores 2/3 word 1)
+    output wire [64*S-1:0]       v_data,
     input  wire                  v_rdy,
     // per-core local buffers
     input  wire [3:0]            lbh_empty,
@@ -166,7 +171,8 @@ module npu_exec #(
     wire [1:0]         f_mode, wv_mode;
     wire [7:0]         chk_code, ld_k, wv_n;
     wire [31:0]        chk_info, ld_addr;
-    wire [15:0]        ld_base;
+    wire [15:0]        ld_base, ld_base2;
+    wire               ld_mono;
     wire [5:0]         ld_klo;
     wire [3:0]         ld_cmask;
     wire [15:0]        ld_stride, wv_stride, wv_idle, wv_m, dr_hs, dr_hoff, dr_stride, dr_spm;
@@ -188,7 +194,7 @@ module npu_exec #(
         .bank(f_bank), .mode_f(f_mode),
         .chk_vld(chk_vld), .chk_err(chk_err), .chk_code(chk_code), .chk_info(chk_info),
         .ld_k(ld_k), .ld_klo(ld_klo), .ld_stride(ld_stride), .ld_cmask(ld_cmask), .ld_bhi(ld_bhi),
-        .ld_base(ld_base), .ld_addr(ld_addr),
+        .ld_base(ld_base), .ld_base2(ld_base2), .ld_mono(ld_mono), .ld_addr(ld_addr),
         .wv_mode(wv_mode), .wv_bc(wv_bc), .wv_acc(wv_acc), .wv_ahi(wv_ahi), .wv_sa(wv_sa),
         .wv_stride(wv_stride), .wv_len(wv_len), .wv_ob(wv_ob), .wv_pass(wv_pass), .wv_cntm(wv_cntm),
         .wv_macs(wv_macs), .wv_idle(wv_idle), .wv_n(wv_n), .wv_lr(wv_lr), .wv_nset(wv_nset),
@@ -200,7 +206,7 @@ module npu_exec #(
 
     // ------------------------------------------------------------------ issue
     wire issue_ldw, issue_wave, issue_drain, issue_sync;
-    wire ldw_act, ldw_bank, ldw_done, ldw_busy, ldw_shift, ldw_cmt, ldw_cmtd;
+    wire ldw_act, ldw_rdy, ldw_bank, ldw_done, ldw_busy, ldw_shift, ldw_cmt, ldw_cmtd;
     wire [1:0] wok, wearly, ldw_push, bank_clr;
     wire [3:0] bank_mode, wpend;
     wire inj_full, haz_full, dq_full, war_blk;
@@ -216,7 +222,7 @@ module npu_exec #(
     wire v_is, v_vec, v_err, v_busy;
     wire others_idle = !ldw_busy && !inj_busy && !dr_busy && !haz_busy && !st_busy && !ev_busy_mz;
     wire unit_ok = v_busy   ? 1'b0 :                 // nothing issues while a VEC runs
-                   is_ldw   ? !ldw_act :
+                   is_ldw   ? ldw_rdy :
                    is_wave  ? (!inj_full && !haz_full) :
                    is_drain ? !dq_full :
                    v_vec    ? others_idle : 1'b1;
@@ -258,12 +264,13 @@ module npu_exec #(
     // ------------------------------------------------------------------ units
     npu_exec_ldw #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS)) u_ldw (
         .clk(clk), .rst_n(rst_n), .issue(issue_ldw), .bank(f_bank), .mode(f_mode), .k(ld_k),
-        .klo(ld_klo), .stride(ld_stride), .cmask(ld_cmask), .bhi(ld_bhi), .base(ld_base), .addr(ld_addr),
+        .klo(ld_klo), .stride(ld_stride), .cmask(ld_cmask), .bhi(ld_bhi), .base(ld_base), .base2(ld_base2), .mono(ld_mono), .addr(ld_addr),
         .push_in({t_psh_nxt, t_psh_prv}), .wave_early(issue_wave && wave_w_early), .wpend(wpend),
-        .bank_clr(bank_clr), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act),
+        .bank_clr(bank_clr), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act), .ready(ldw_rdy),
         .act_bank(ldw_bank), .done(ldw_done), .commit(ldw_cmt), .committed(ldw_cmtd), .push(ldw_push), .busy(ldw_busy), .shifting(ldw_shift),
         .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
-        .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
+        .rd2_req(rdw2_req), .rd2_addr(rdw2_addr), .rd2_gnt(rdw2_gnt), .rd2_data(rdw2_data),
+        .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_word(v_word), .v_data(v_data), .v_rdy(v_rdy),
         .lbv_empty(lbv_empty), .lbv_cnt(lbv_cnt), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
         .w_row(w_row), .w_bank(w_bank), .w_in(w_in)
     );

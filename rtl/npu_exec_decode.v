@@ -58,6 +58,8 @@ module npu_exec_decode #(
     output wire [3:0]            ld_cmask,     // core mask (ISW)
     output wire                  ld_bhi,       // every core keeps lanes S..2S-1
     output wire [15:0]           ld_base,      // SPM address of row k_lo, the first row read
+    output wire [15:0]           ld_base2,     // SPM address of row max(S, k_lo) (pair stream B)
+    output wire                  ld_mono,      // one row a cycle (the 1G1C baseline's preload)
     output wire [31:0]           ld_addr,      // SPM address of row k-1, the last row read
     // WAVE
     output wire [1:0]            wv_mode,      // the mode the array runs its rows in (bcast: HSW)
@@ -195,7 +197,9 @@ module npu_exec_decode #(
     wire        mul_drn = op[2] == OP_DRAIN[2] && op[0] == OP_DRAIN[0];
     wire [15:0] mul_s  = mul_drn ? (f_pk ? {11'd0, f_pack} : f_w2hi) : f_w1hi;
     wire [15:0] mul_a0 = mul_ldw ? {2'd0, f_klo_l, f_k} : f_cnt;
-    wire [15:0] mul_a1 = (mul_drn && !f_pk) ? f_split : {1'b0, f_cnt[15:1]};
+    // LDW: (S - k_lo) * stride, stream B's first row read (row max(S, k_lo)) from the base
+    wire [7:0]  s_klo  = ({2'd0, f_klo_l} < S8) ? S8 - {2'd0, f_klo_l} : 8'd0;
+    wire [15:0] mul_a1 = mul_ldw ? {8'd0, s_klo} : (mul_drn && !f_pk) ? f_split : {1'b0, f_cnt[15:1]};
     wire [15:0] mul_a2 = mul_drn ? f_hirows : {2'b0, f_cnt[15:2]};
     // An LDW reads its rows k_lo..k-1 from base + (r - k_lo) * stride: its count is k - k_lo,
     // and its last word, base + (k - k_lo - 1) * stride, is the address of its first row read
@@ -394,6 +398,7 @@ module npu_exec_decode #(
     assign      chk_vld = chk_st == 2'd3;   // chk_*_q describe the current head
     reg         chk_bad_q, chk_obf_q, chk_ill_q, chk_shv_q, chk_sv_q;
     reg  [33:0] chk_sl_q, chk_sh_q;  // last SPM word (+1 for a plain DRAIN), skinny DRAIN high
+    reg  [15:0] chk_b2_q;            // LDW stream B's base (an LDW's addresses are < 2^16)
     // ERR_INFO candidates are registered beside the code and selected after the register: the
     // selection depends on the range compares, so selecting before would chain them
     reg  [31:0] chk_spm_q;
@@ -405,6 +410,7 @@ module npu_exec_decode #(
         chk_bad_q  <= chk_f_bad;
         chk_sl_q   <= (is_drain && f_pk) ? pk_last : last0;
         chk_sh_q   <= dr_hi_lastw;
+        chk_b2_q   <= f_w1lo + c1_p1l[15:0] + {c1_p1h[7:0], 8'd0};
         chk_shv_q  <= is_drain && dr_splitm && f_hirows != 16'd0 && !f_pk;
         chk_sv_q   <= is_ldw || is_wave || is_drain;
         chk_obf_q  <= chk_f_ob;
@@ -541,6 +547,8 @@ module npu_exec_decode #(
     assign ld_cmask  = f_cmask;
     assign ld_bhi    = f_bhi;
     assign ld_base   = f_w1lo;
+    assign ld_base2  = chk_b2_q;
+    assign ld_mono   = q_insn[F_LDW_MONO_LSB];
     assign ld_addr   = chk_sl_q[31:0];
     assign wv_mode   = s_mode;
     assign wv_bc     = bc;

@@ -7,7 +7,7 @@
 //        bank this cycle (npu_exec_obuf_hazard).
 //   out: lbh_pop, the injected rows (mode, inj_*: a row of every set in one slot per cycle,
 //        the tag {mode, last, bank, acc, OBUF row}); full (two waves queued, no WAVE issues);
-//        per bank the waves not fully injected (wpend) and whether its rows have passed every PE (bank_clr),
+//        per bank the waves not fully injected (wpend) and whether its rows have passed PE (0, 0) of every core (bank_clr),
 //        for the weight loader; the injection decision and its slot (inj, in_last, mode_sw,
 //        in_act, in_mode, in_need, in_cores, in_nrows) for npu_exec_events; busy.
 // A slot goes in when every LBUF_H it needs has data, the wave is not early (wq_early, until
@@ -35,7 +35,7 @@ module npu_exec_inject #(
     input  wire [5:0]            r_bank,     // per bank (3 bits): rows retired this cycle
     output wire                  full,
     output wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
-    output wire [1:0]            bank_clr,   // per bank: its rows have passed every PE (row 0 writable)
+    output wire [1:0]            bank_clr,   // per bank: its rows have passed PE (0, 0) of every core (row 0 may be offered)
     output wire                  busy,
     // the wave queue's slots, shared with npu_exec_wave (which streams them from its own pointer)
     output wire                  q_wr,       // the slot the next issued wave takes
@@ -215,15 +215,16 @@ module npu_exec_inject #(
 
     // Weight bank clearance. A row injected in cycle t uses PE (r, c) of core k in cycle
     // t + 1 + off(k) + r + c (npu_top's injection register, then npu_flexsa's skew; off per mode in
-    // its header, at most offmax = 2S in FW, S in HSW and VSW, 0 in ISW). npu_exec_ldw writes a
-    // bank one PE row a cycle, top row first, and a PE reads the old value in the cycle its bank is
-    // written, so row r of every core may be written from cycle t + offmax + S + r on: bclr is
-    // loaded with offmax + S - 1 at the injection and is zero from cycle t + offmax + S on.
+    // its header, at most offmax = 2S in FW, S in HSW and VSW, 0 in ISW). npu_exec_ldw offers a
+    // bank's rows one a cycle, top row first; npu_core writes column c of a row c cycles after it
+    // is offered, and a PE reads the old value in the cycle its bank is written, so row r of every
+    // core may be offered from cycle t + 1 + offmax + r on: bclr is loaded with offmax at the
+    // injection and is zero from cycle t + offmax + 1 on.
     function [FW_:0] clr_cycles(input [1:0] md);
         case (md)
-            MODE_FW:  clr_cycles = FC + SC - 1'b1;
-            MODE_ISW: clr_cycles = SC - 1'b1;
-            default:  clr_cycles = FC - 1'b1;
+            MODE_FW:  clr_cycles = FC;
+            MODE_ISW: clr_cycles = {(FW_+1){1'b0}};
+            default:  clr_cycles = SC;
         endcase
     endfunction
 

@@ -1,20 +1,31 @@
 `default_nettype none
 `include "npu_assert.vh"
 // npu_exec_ldw: the weight loader of npu_exec. An LDW (issue, with its decoded fields) reads its
-// rows from the SPM (read port W, through npu_exec_drain's port sharing), sends them over the V
-// channel into the LBUF_Vs and shifts them into the PEs' shadow weight bank `bank`:
+// rows from the SPM (read ports W and W2), sends them over the V channel into the LBUF_Vs and
+// writes them into the PEs' shadow weight bank `bank`:
 //   SPM -> V channel -> LBUF_V -> PE weight bank (a PE row a cycle, over the column buses)
+// A full FW / VSW tile (2S rows, no core mask) is read by two row streams in parallel, unless
+// the LDW is `mono`: stream A reads rows 0..S-1 for cores 0/1 on port W, stream B rows S..2S-1
+// for cores 2/3 on port W2, and each V flit carries both words (row r and row S + r; cores 2/3
+// take the second): the four cores preload in parallel, S flits instead of 2S (FlexSA's
+// preload). A mono LDW (the monolithic 1G1C baseline) and every S-row tile use stream A alone,
+// one row a flit.
 // It reads the next LDW's rows while the previous waves still use the bank, and writes a core's
 // rows into the bank, top row first, a row a cycle as they arrive, once no wave on the bank
 // issued before the LDW is pending (wpend = early waves issued after it) and the bank's last rows
-// have passed every PE of row 0 (bank_clr, from npu_exec_inject): row r is then written no
-// earlier than the last use of row r, so the write follows the data's wavefront.
+// have passed PE (0, 0) of every core (bank_clr, from npu_exec_inject): npu_core writes column c
+// of a row c cycles after it is offered, so PE (r, c) is written no earlier than the last use of
+// it: the writes follow the data's wavefront.
 // Per bank it reports whether a WAVE may issue (wok: loaded, or being loaded by the active
 // LDW so that every core will hold its tile; wearly: the latter, the wave is early) and the
 // mode whose layout the bank holds (bank_mode, for the issue's mode check); both registered
 // (from the state of the next cycle as far as LDW completion changes it; an LDW issue changes
 // them a cycle late, which no WAVE sees: the next head is in its check stages). done: the LDW
-// completes this cycle (push: its token pushes). One LDW at a time (issue only when !act).
+// completes this cycle (push: its token pushes).
+// Two LDWs overlap: the writer (act: it writes its bank, commits, completes) and a pending one,
+// issued once the writer's rows have all been requested (ready), on the other bank: the pending
+// LDW reads its rows meanwhile (they queue in the LBUF_Vs behind the writer's) and becomes the
+// writer when the writer completes. WAVEs issue early only on the writer's bank.
 module npu_exec_ldw #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -33,15 +44,18 @@ module npu_exec_ldw #(
     input  wire [3:0]            cmask,      // ISW core mask (0: every core)
     input  wire                  bhi,        // every core keeps lanes S..2S-1
     input  wire [15:0]           base,       // SPM address of row k_lo, the first row read
+    input  wire [15:0]           base2,      // SPM address of row max(S, k_lo) (stream B's first)
+    input  wire                  mono,       // one row a cycle (the 1G1C baseline's preload)
     input  wire [31:0]           addr,       // SPM address of row k-1 (the range check's last word; checks only)
     input  wire [1:0]            push_in,    // token pushes {next, prev}
     input  wire                  wave_early, // a WAVE issues early on the active LDW's bank
     input  wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
-    input  wire [1:0]            bank_clr,   // per bank: its rows have passed every PE of row 0
+    input  wire [1:0]            bank_clr,   // per bank: its rows have passed PE (0, 0) of every core
     output wire [1:0]            wok,
     output wire [1:0]            wearly,
     output wire [3:0]            bank_mode,  // per bank (2 bits)
     output wire                  act,
+    output wire                  ready,      // an LDW on `bank` may issue now
     output wire                  act_bank,
     output wire                  done,
     output wire                  commit,     // the early waves on the bank may inject (pulse)
@@ -54,11 +68,17 @@ module npu_exec_ldw #(
     output wire [SPM_AW-1:0]     rd_addr,
     input  wire                  rd_gnt,
     input  wire [32*S-1:0]       rd_data,
+    // SPM read port W2 (stream B)
+    output wire                  rd2_req,
+    output wire [SPM_AW-1:0]     rd2_addr,
+    input  wire                  rd2_gnt,
+    input  wire [32*S-1:0]       rd2_data,
     // V channel
     output wire                  v_vld,
     output wire [3:0]            v_gid,
     output wire [3:0]            v_half,     // NoC V endpoint halves for the head flit
-    output wire [32*S-1:0]       v_data,
+    output wire [3:0]            v_word,     // NoC V endpoint words (1: the flit's second word)
+    output wire [64*S-1:0]       v_data,
     input  wire                  v_rdy,
     // LBUF_Vs and PE weight banks
     input  wire [3:0]            lbv_empty,
@@ -78,14 +98,12 @@ module npu_exec_ldw #(
 
     reg          ldw_act;
     reg          ldw_bank;
-    reg  [7:0]   ldw_k;
-    reg  [5:0]   ldw_klo;            // rows below k_lo are zero (not read)
     reg  [3:0]   ldw_gid_r;          // 0: FW/VSW row halves; else the fixed group
     reg  [1:0]   ldw_lanes;          // {forced, high}: 0x = the mode's halves, 10 low, 11 high
-    reg  [FW_:0] ldw_nrows;          // rows sent: 2S (FW, VSW) or S
-    reg  [31:0]  ldw_addr;           // running SPM address of the row being requested
-    reg  [15:0]  ldw_stride;
-    reg  [FW_:0] ldw_i;              // rows requested so far (top row first)
+    reg          ldw_pair;           // streams A and B in parallel (the reading LDW)
+    reg          nx_vld, nx_bank;    // the pending LDW (issued behind the writer)
+    reg  [3:0]   nx_mask;
+    reg  [1:0]   nx_push;
     reg  [FW_:0] sh_cnt [0:3];       // rows written into each core (the next row written)
     reg  [1:0]   ldw_push;
     reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
@@ -103,30 +121,54 @@ module npu_exec_ldw #(
     //   ISW: rows 0..S-1 to all four, low halves; with a core mask: to the masked cores only
     wire [3:0]   ld_mask   = (cmask != 4'd0) ? cmask : 4'b1111;
     wire         ld_full   = cmask == 4'd0 && (mode == MODE_FW || mode == MODE_VSW);
-    wire [FW_:0] ld_nrows  = ld_full ? FC : SC;
-    wire [FW_:0] ldw_row   = ldw_i;
-    // "more rows" and "this row is a zero row" are registered (updated with ldw_i), so the SPM
-    // request and its grant, which gate ldw_addr/ldw_i, follow no compare
-    reg          ldw_more, ldw_zero;
-    wire         ldw_req   = ldw_act && ldw_more;
-    wire         ldw_rdy;
-    wire         rdw_idle;
-    // The running address is that of the next nonzero row read: it starts at the base (row
-    // k_lo) and steps up by the stride after each row read (rows < k_lo and >= k are zero, not
-    // read); the last row read, k-1, is at the range check's last word (addr, asserted).
-    wire [3:0]   ldw_gid   = (ldw_gid_r != 4'd0) ? ldw_gid_r :
-                             (ldw_row >= SC) ? 4'b1100 : 4'b0011;
-    wire [5:0]   v_tag;
-    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(6)) u_rdw (
-        .clk(clk), .rst_n(rst_n),
-        .req_vld(ldw_req), .req_addr(ldw_addr[SPM_AW-1:0]), .req_zero(ldw_zero),
-        .req_gid({ldw_lanes, ldw_gid}), .req_rdy(ldw_rdy),
-        .rd_req(rd_req), .rd_addr(rd_addr), .rd_gnt(rd_gnt), .rd_data(rd_data),
-        .out_vld(v_vld), .out_gid(v_tag), .out_data(v_data), .out_rdy(v_rdy), .idle(rdw_idle)
+    wire         ld_pair   = ld_full && !mono;
+    wire [FW_:0] ld_nrows  = (ld_full && mono) ? FC : SC;   // stream A's rows
+    // Row streams: A from row 0 at the base, B (pair only) from row S at base2. Rows < k_lo and
+    // >= k are zero, not read; the last row read, k-1, is at the range check's last word (addr,
+    // asserted). Each SPM reader turns its stream into words in order.
+    wire         a_vld, a_zero, a_rdy, b_vld, b_zero, b_rdy, a_idle, b_idle;
+    wire [31:0]  a_addr, b_addr;
+    wire [FW_:0] a_row, b_row;
+    npu_exec_ldw_rows #(.FW_(FW_)) u_rows_a (
+        .clk(clk), .rst_n(rst_n), .start(issue), .row0({(FW_+1){1'b0}}), .nrows(ld_nrows),
+        .k(k), .klo(klo), .base(base), .stride(stride),
+        .req_vld(a_vld), .req_addr(a_addr), .req_zero(a_zero), .req_row(a_row), .req_rdy(a_rdy)
     );
+    npu_exec_ldw_rows #(.FW_(FW_)) u_rows_b (
+        .clk(clk), .rst_n(rst_n), .start(issue), .row0(SC), .nrows(ld_pair ? SC : {(FW_+1){1'b0}}),
+        .k(k), .klo(klo), .base(base2), .stride(stride),
+        .req_vld(b_vld), .req_addr(b_addr), .req_zero(b_zero), .req_row(b_row), .req_rdy(b_rdy)
+    );
+    // A's flits: the fixed group (pair: all four cores; a core mask; S-row tiles), else the
+    // core pair of the row (mono FW / VSW); the lanes and the pair bit travel with the flit (an
+    // LDW may start while the previous one drains)
+    wire [3:0]   a_gid = (ldw_gid_r != 4'd0) ? ldw_gid_r : (a_row >= SC) ? 4'b1100 : 4'b0011;
+    wire [6:0]   v_tag;
+    wire         fa_vld, fb_vld;
+    wire [WB-1:0] fa_data, fb_data;
+    wire         fb_tag;             // B's words carry no tag (unused)
+    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(7)) u_rdw (
+        .clk(clk), .rst_n(rst_n),
+        .req_vld(a_vld), .req_addr(a_addr[SPM_AW-1:0]), .req_zero(a_zero),
+        .req_gid({ldw_pair, ldw_lanes, a_gid}), .req_rdy(a_rdy),
+        .rd_req(rd_req), .rd_addr(rd_addr), .rd_gnt(rd_gnt), .rd_data(rd_data),
+        .out_vld(fa_vld), .out_gid(v_tag), .out_data(fa_data), .out_rdy(v_rdy && (!v_tag[6] || fb_vld)),
+        .idle(a_idle)
+    );
+    npu_spm_reader #(.AW(SPM_AW), .WB(WB), .GW(1)) u_rdw2 (
+        .clk(clk), .rst_n(rst_n),
+        .req_vld(b_vld), .req_addr(b_addr[SPM_AW-1:0]), .req_zero(b_zero),
+        .req_gid(1'b0), .req_rdy(b_rdy),
+        .rd_req(rd2_req), .rd_addr(rd2_addr), .rd_gnt(rd2_gnt), .rd_data(rd2_data),
+        .out_vld(fb_vld), .out_gid(fb_tag), .out_data(fb_data), .out_rdy(v_rdy && fa_vld && v_tag[6]),
+        .idle(b_idle)
+    );
+    // a pair flit waits for its second word (B's words are exactly those of A's pair flits)
+    assign v_vld  = fa_vld && (!v_tag[6] || fb_vld);
+    assign v_data = {fb_data, fa_data};
     assign v_gid  = v_tag[3:0];
-    // the lane choice travels with the flit (an LDW may start while the previous one drains)
     assign v_half = v_tag[5] ? {4{v_tag[4]}} : 4'b1010;
+    assign v_word = v_tag[6] ? 4'b1100 : 4'b0000;
     // the waves on its bank issued before it (pending or in the array) are done; the early waves
     // issued after it (w_early, not injected before it completes) do not count
     wire [1:0] wpend_b  = ldw_bank ? wpend[3:2] : wpend[1:0];
@@ -152,16 +194,26 @@ module npu_exec_ldw #(
         end
     endgenerate
     wire ldw_done = ldw_act && sh_cnt[0] == SC && sh_cnt[1] == SC && sh_cnt[2] == SC && sh_cnt[3] == SC;
-    // wok_q / wearly_q (issue): bank b loaded, or loading by the active LDW to a full cover
+    // An LDW issues into the writer when there is none (or it completes now), else it is the
+    // pending one: once every row of the writer has been requested, on the other bank
+    assign ready = !nx_vld && !a_vld && !b_vld && (!ldw_act || ldw_done || bank != ldw_bank);
+    wire   iss_w   = issue && (!ldw_act || ldw_done);
+    wire   iss_n   = issue && !iss_w;
+    wire   promote = ldw_done && nx_vld;
+    // the writer of the next cycle as far as completion and promotion change it (an issue changes
+    // wok / wearly a cycle late, which no WAVE sees: the next head is in its check stages)
+    wire       wa_n = (ldw_act && !ldw_done) || promote;
+    wire       wb_n = promote ? nx_bank : ldw_bank;
+    wire [3:0] wm_n = promote ? nx_mask : ldw_mask;
+    // wok_q / wearly_q (issue): bank b loaded, or loading by the writer to a full cover
     genvar wb;
     generate
         for (wb = 0; wb < 2; wb = wb + 1) begin : g_wok
-            wire       own   = ldw_bank == wb[0];
-            wire [3:0] ld_n  = (ldw_done && own) ? (loaded4[wb] | ldw_mask) : loaded4[wb];
-            wire       act_n = ldw_act && !ldw_done && own;
+            wire [3:0] ld_n  = (ldw_done && ldw_bank == wb[0]) ? (loaded4[wb] | ldw_mask) : loaded4[wb];
+            wire       act_n = wa_n && wb_n == wb[0];
             always @(posedge clk) begin
-                wearly_q[wb] <= rst_n && act_n && (ld_n | ldw_mask) == 4'b1111;
-                wok_q[wb]    <= rst_n && ((ld_n == 4'b1111 && !act_n) || (act_n && (ld_n | ldw_mask) == 4'b1111));
+                wearly_q[wb] <= rst_n && act_n && (ld_n | wm_n) == 4'b1111;
+                wok_q[wb]    <= rst_n && ((ld_n == 4'b1111 && !act_n) || (act_n && (ld_n | wm_n) == 4'b1111));
             end
         end
     endgenerate
@@ -170,37 +222,31 @@ module npu_exec_ldw #(
     always @(posedge clk) begin
         if (!rst_n) begin
             ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; cmt_q <= 1'b0;
-            w_early <= 2'd0;
-            ldw_i <= 0;
+            w_early <= 2'd0; nx_vld <= 1'b0;
             for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
         end else begin
+            // the reading LDW's request tags and its bank's mode
             if (issue) begin
+                ldw_pair   <= ld_pair;
+                ldw_gid_r  <= (ld_full && mono) ? 4'b0000 : ld_mask;
+                ldw_lanes  <= {bhi || cmask != 4'd0 || mode == MODE_VSW || mode == MODE_ISW, bhi};
+                bank_mode_r[bank] <= (cmask != 4'd0) ? MODE_ISW : mode;
+            end
+            // per bank: the writer's cores loaded at its completion, the issued LDW's cleared
+            for (i = 0; i < 2; i = i + 1)
+                loaded4[i] <= (loaded4[i] | ((ldw_done && ldw_bank == i[0]) ? ldw_mask : 4'b0000))
+                            & ~((issue && bank == i[0]) ? ld_mask : 4'b0000);
+            // the writer: a new one (issued now or promoted from pending), else its progress
+            if (iss_w || promote) begin
                 ldw_act    <= 1'b1;
                 cmt_q      <= 1'b0;
-                ldw_bank   <= bank;
-                ldw_k      <= k;
-                ldw_stride <= stride;
-                ldw_nrows  <= ld_nrows;
-                ldw_mask   <= ld_mask;
-                ldw_gid_r  <= ld_full ? 4'b0000 : ld_mask;
-                ldw_lanes  <= {bhi || cmask != 4'd0 || mode == MODE_VSW || mode == MODE_ISW, bhi};
-                ldw_klo    <= klo;
-                ldw_addr   <= {16'd0, base};
-                ldw_i      <= 0;
-                ldw_more   <= 1'b1;
-                ldw_zero   <= klo != 6'd0;   // row 0 (k >= 1: an LDW with k = 0 is BAD_DESC)
-                ldw_push   <= push_in;
-                loaded4[bank]  <= loaded4[bank] & ~ld_mask;
-                bank_mode_r[bank] <= (cmask != 4'd0) ? MODE_ISW : mode;
-                for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= ld_mask[i] ? {(FW_+1){1'b0}} : SC;
+                w_early    <= 2'd0;
+                ldw_bank   <= iss_w ? bank : nx_bank;
+                ldw_mask   <= iss_w ? ld_mask : nx_mask;
+                ldw_push   <= iss_w ? push_in : nx_push;
+                for (i = 0; i < 4; i = i + 1)
+                    sh_cnt[i] <= (iss_w ? ld_mask[i] : nx_mask[i]) ? {(FW_+1){1'b0}} : SC;
             end else begin
-                if (ldw_req && ldw_rdy) begin
-                    ldw_i    <= ldw_i + 1'b1;
-                    if (!ldw_zero) ldw_addr <= ldw_addr + {16'd0, ldw_stride};
-                    ldw_more <= ldw_i + 1'b1 < ldw_nrows;
-                    ldw_zero <= {{(8-FW_){1'b0}}, ldw_row + 1'b1} >= {1'b0, ldw_k}
-                             || {{(8-FW_){1'b0}}, ldw_row + 1'b1} < {3'd0, ldw_klo};
-                end
                 for (i = 0; i < 4; i = i + 1)
                     if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
                 if (wave_early) w_early <= w_early + 2'd1;
@@ -209,8 +255,15 @@ module npu_exec_ldw #(
                     w_early <= 2'd0;
                     ldw_act <= 1'b0;
                     cmt_q   <= 1'b0;
-                    loaded4[ldw_bank]  <= loaded4[ldw_bank] | ldw_mask;
                 end
+            end
+            if (iss_n) begin
+                nx_vld  <= 1'b1;
+                nx_bank <= bank;
+                nx_mask <= ld_mask;
+                nx_push <= push_in;
+            end else if (promote) begin
+                nx_vld  <= 1'b0;
             end
         end
     end
@@ -224,23 +277,26 @@ module npu_exec_ldw #(
     assign commit    = cmt_now;
     assign committed = cmt_q;
     assign push      = ldw_push;
-    assign busy      = ldw_act || !rdw_idle;
+    assign busy      = ldw_act || nx_vld || !a_idle || !b_idle;
     assign shifting  = |lbv_pop;
 
-    wire unused = &{1'b0, ldw_rdy, addr};   // addr: the checks only
+    // addr, b_row and the addresses' high bits: the checks only
+    wire unused = &{1'b0, addr, b_row, a_addr[31:SPM_AW], b_addr[31:SPM_AW], fb_tag};
 
 `ifdef NPU_ASSERTS
     integer ax;
     localparam [33:0] SPM_WORDS34 = {2'd0, SPM_WORDS[31:0]};
     reg ldw_iss_q;
     reg [31:0] ldw_last;             // the range check's last word, latched at the issue
+    reg [8:0]  ldw_klast;            // row k-1
     always @(posedge clk) ldw_iss_q <= issue;
-    always @(posedge clk) if (issue) ldw_last <= addr;
+    always @(posedge clk) if (issue) begin ldw_last <= addr; ldw_klast <= {1'b0, k} - 9'd1; end
+    wire [8:0] a_row9 = {{(8-FW_){1'b0}}, a_row}, b_row9 = {{(8-FW_){1'b0}}, b_row};
     always @(posedge clk) if (rst_n) begin
-        if (ldw_act && (ldw_more != (ldw_i < ldw_nrows)
-                        || (ldw_more && ldw_zero != ({{(8-FW_){1'b0}}, ldw_row} >= {1'b0, ldw_k}
-                                                     || {{(8-FW_){1'b0}}, ldw_row} < {3'd0, ldw_klo}))))
-            `NPU_ASSERT_FAIL("registered LDW row state differs")
+        if ((a_vld || b_vld) && !ldw_act && !nx_vld) `NPU_ASSERT_FAIL("LDW row requested with no LDW active")
+        if (issue && !ready)              `NPU_ASSERT_FAIL("LDW issued while the loader is not ready")
+        if (nx_vld && (!ldw_act || nx_bank == ldw_bank)) `NPU_ASSERT_FAIL("pending LDW without a writer on the other bank")
+        if (b_vld && !ldw_pair)           `NPU_ASSERT_FAIL("LDW stream B requested outside a pair load")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
         if (|lbv_pop && !bank_free && !cmt_q) `NPU_ASSERT_FAIL("weights written into a bank in use")
         if (ldw_done && !cmt_q && !cmt_now)   `NPU_ASSERT_FAIL("LDW done without a commit")
@@ -251,9 +307,11 @@ module npu_exec_ldw #(
                               || (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
                 || wearly_q[ax] != (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
                 `NPU_ASSERT_FAIL("registered bank state differs from the LDW state")
-        if (ldw_req && !ldw_zero && {2'd0, ldw_addr} >= SPM_WORDS34)
+        if ((a_vld && !a_zero && {2'd0, a_addr} >= SPM_WORDS34)
+            || (b_vld && !b_zero && {2'd0, b_addr} >= SPM_WORDS34))
             `NPU_ASSERT_FAIL("LDW address past the SPM")
-        if (ldw_req && !ldw_zero && {1'b0, ldw_row} == {1'b0, ldw_k} - 9'd1 && ldw_addr != ldw_last)
+        if ((a_vld && !a_zero && a_row9 == ldw_klast && a_addr != ldw_last)
+            || (b_vld && !b_zero && b_row9 == ldw_klast && b_addr != ldw_last))
             `NPU_ASSERT_FAIL("LDW's last row read is not at the range check's last word")
     end
 `endif

@@ -1,24 +1,27 @@
 `default_nettype none
 `include "npu_assert.vh"
 // npu_noc: one multicast channel from the SPM side to NEP core endpoints.
-// A flit (2S int16 lanes) with group id in_gid goes to every endpoint e with accept[e*16+gid];
-// endpoint e keeps the low (half[e]=0, lanes 0..S-1) or high (half[e]=1, lanes S..2S-1) half.
+// A flit (WORDS words of 2S int16 lanes) with group id in_gid goes to every endpoint e with
+// accept[e*16+gid]; endpoint e keeps the low (half[e]=0, lanes 0..S-1) or high (half[e]=1, lanes
+// S..2S-1) half of word word[e] (WORDS = 2: the V channel's pair flits, npu_exec_ldw).
 // Each endpoint has exactly one output register (one link stage). The flit moves only when all
 // its destinations can take it (register empty or emptied this cycle), so a multicast is atomic
 // and in_rdy depends combinationally on in_gid and out_rdy. A flit with no destination is
 // consumed and flagged with err_nodest.
 module npu_noc #(
     parameter integer S   = 8,
-    parameter integer NEP = 4
+    parameter integer NEP = 4,
+    parameter integer WORDS = 1      // 1 or 2
 ) (
     input  wire                       clk,
     input  wire                       rst_n,
     input  wire                       in_vld,
     output wire                       in_rdy,
     input  wire [3:0]                 in_gid,
-    input  wire [2*S*16-1:0]          in_data,
+    input  wire [WORDS*2*S*16-1:0]    in_data,
     input  wire [NEP*16-1:0]          accept,
     input  wire [NEP-1:0]             half,
+    input  wire [NEP-1:0]             word,       // per endpoint: the word it keeps (WORDS = 2)
     output reg  [NEP-1:0]             out_vld,
     output reg  [NEP*S*16-1:0]        out_data,
     input  wire [NEP-1:0]             out_rdy,
@@ -56,10 +59,25 @@ module npu_noc #(
             if (fire && dest[i]) cnt_deliv = cnt_deliv + 1'b1;
     end
 
+    // per endpoint the S lanes it keeps: word, then half
+    wire [NEP*HW-1:0] kept;
+    generate
+        for (e = 0; e < NEP; e = e + 1) begin : g_kept
+            wire [2*HW-1:0] w_e;
+            if (WORDS > 1) begin : g_two
+                assign w_e = word[e] ? in_data[2*HW +: 2*HW] : in_data[0 +: 2*HW];
+            end else begin : g_one
+                assign w_e = in_data[0 +: 2*HW];
+                wire unused_w = &{1'b0, word[e]};
+            end
+            assign kept[e*HW +: HW] = half[e] ? w_e[HW +: HW] : w_e[0 +: HW];
+        end
+    endgenerate
+
     always @(posedge clk) begin
         for (i = 0; i < NEP; i = i + 1)
             if (fire && dest[i])
-                out_data[i*HW +: HW] <= half[i] ? in_data[HW +: HW] : in_data[0 +: HW];
+                out_data[i*HW +: HW] <= kept[i*HW +: HW];
     end
 
     always @(posedge clk) begin
@@ -72,7 +90,7 @@ module npu_noc #(
     // show-ahead FIFOs); every flit has a destination; a link register is never overwritten.
     reg              a_hold;
     reg [3:0]        a_gid;
-    reg [2*S*16-1:0] a_data;
+    reg [WORDS*2*S*16-1:0] a_data;
     always @(posedge clk) begin
         if (!rst_n) a_hold <= 1'b0;
         else        a_hold <= in_vld && !in_rdy;

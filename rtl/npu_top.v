@@ -296,25 +296,25 @@ module npu_top #(
 
     // ------------------------------------------------------------------ SPM
     // read ports: 0 = vector unit, 1..4 = A stream positions (WAVE: one row per sub-array and
-    //             cycle), 5 = stationary stream (LDW), 6/7 = DRAIN acc's old low / high word,
-    //             8 = LOAD_SPM's source (npu_spm_burst), 9 = STORE DMA, 10 = STORE DMA's second
-    //             word (BEAT_WORDS = 2 only; granted only with port 9: npu_spm PAIR_RD, the last
-    //             port)
+    //             cycle), 5/6 = stationary streams A/B (LDW; B: rows S..2S-1 of a pair load),
+    //             7/8 = DRAIN acc's old low / high word, 9 = LOAD_SPM's source (npu_spm_burst),
+    //             10 = STORE DMA, 11 = STORE DMA's second word (BEAT_WORDS = 2 only; granted
+    //             only with port 10: npu_spm PAIR_RD, the last port)
     // write ports: 0 = vector unit, 1/2 = OBUF drain low/high word of row r, 3/4 = of row r+1,
     //             5 = LOAD DMA, 6 = LOAD DMA's second word (BEAT_WORDS = 2 only)
     // The vector unit's ports come first (the lowest index wins a sub-bank): nothing refuses
     // it, so a VEC takes the cycles its program says. Only the DMA engines run beside it (a VEC
     // waits for the other EXEC units), and they wait out a refused word anyway.
-    wire        rdw_req, rdw_gnt;
+    wire        rdw_req, rdw_gnt, rdw2_req, rdw2_gnt;
     wire [1:0]  ard_req, ard_gnt;
     wire [2*SPM_AW-1:0] ard_addr;
     wire [3:0]  rda_req, rda_gnt;
     wire [3:0]  dr_wr_req, dr_wr_gnt;
-    wire [SPM_AW-1:0] rdw_addr;
+    wire [SPM_AW-1:0] rdw_addr, rdw2_addr;
     wire [4*SPM_AW-1:0] rda_addr;
     wire [4*SPM_AW-1:0] dr_wr_addr;
     wire [4*WB-1:0] dr_wr_data;
-    localparam NRS = (BEAT_WORDS > 1) ? 11 : 10;    // read port 10: BEAT_WORDS = 2 only
+    localparam NRS = (BEAT_WORDS > 1) ? 12 : 11;    // read port 11: BEAT_WORDS = 2 only
     wire [NRS*WB-1:0] spm_rd_data;
     wire [NRS-1:0] spm_rd_vld;
     wire [NRS-1:0] spm_rd_gnt;
@@ -327,7 +327,7 @@ module npu_top #(
     wire [WB-1:0] vwr_data;
     wire [$clog2(NRS+1)-1:0] spm_cnt_rd;
     wire [2:0]  spm_cnt_wr;
-    // refused requests: up to 11 + 7 a cycle at BEAT_WORDS = 2, 10 + 6 at 1 (five bits)
+    // refused requests: up to 12 + 7 a cycle at BEAT_WORDS = 2, 11 + 6 at 1 (five bits)
     wire [$clog2(NRS+NWS+1)-1:0] spm_cnt_conf;
     wire [4:0]  spm_cnt_conf5;
 
@@ -343,19 +343,19 @@ module npu_top #(
             assign spm_wr_addr_v = {ld_wr2_addr, ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr2_data, ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = spm_wr_gnt_v[NWS-1];
-            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, sb_rd_req, ard_req, rdw_req, rda_req, vrd_req};
-            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, sb_rd_addr, ard_addr, rdw_addr, rda_addr, vrd_addr};
-            assign st_rd2_gnt    = spm_rd_gnt[10];
-            assign st_rd2_vld    = spm_rd_vld[10];
-            assign st_rd2_data   = spm_rd_data[10*WB +: WB];
+            assign spm_rd_req_v  = {st_rd2_req, st_rd_req, sb_rd_req, ard_req, rdw2_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd2_addr, st_rd_addr, sb_rd_addr, ard_addr, rdw2_addr, rdw_addr, rda_addr, vrd_addr};
+            assign st_rd2_gnt    = spm_rd_gnt[11];
+            assign st_rd2_vld    = spm_rd_vld[11];
+            assign st_rd2_data   = spm_rd_data[11*WB +: WB];
             assign spm_cnt_conf5 = spm_cnt_conf;
         end else begin : g_spm_bw1
             assign spm_wr_req_v  = {ld_wr_req, dr_wr_req, vwr_req};
             assign spm_wr_addr_v = {ld_wr_addr, dr_wr_addr, vwr_addr};
             assign spm_wr_data_v = {ld_wr_data, dr_wr_data, vwr_data};
             assign ld_wr2_gnt    = 1'b0;
-            assign spm_rd_req_v  = {st_rd_req, sb_rd_req, ard_req, rdw_req, rda_req, vrd_req};
-            assign spm_rd_addr_v = {st_rd_addr, sb_rd_addr, ard_addr, rdw_addr, rda_addr, vrd_addr};
+            assign spm_rd_req_v  = {st_rd_req, sb_rd_req, ard_req, rdw2_req, rdw_req, rda_req, vrd_req};
+            assign spm_rd_addr_v = {st_rd_addr, sb_rd_addr, ard_addr, rdw2_addr, rdw_addr, rda_addr, vrd_addr};
             assign st_rd2_gnt    = 1'b0;
             assign st_rd2_vld    = 1'b0;
             assign st_rd2_data   = {WB{1'b0}};
@@ -378,20 +378,21 @@ module npu_top #(
     );
     assign rda_gnt    = spm_rd_gnt[4:1];
     assign rdw_gnt    = spm_rd_gnt[5];
-    assign ard_gnt    = spm_rd_gnt[7:6];
+    assign rdw2_gnt   = spm_rd_gnt[6];
+    assign ard_gnt    = spm_rd_gnt[8:7];
     // LOAD_SPM's source reads: the SPM burst server on read port 8
     npu_spm_burst #(.S(S), .SPM_AW(SPM_AW), .BW(BEAT_WORDS)) u_spm_burst (
         .clk(clk), .rst_n(unit_rst_n),
         .ar_vld(l_ar_vld && ld_ar_spm), .ar_rdy(sb_ar_rdy), .ar_addr(l_ar_addr), .ar_len(l_ar_len),
         .r_vld(sb_r_vld), .r_rdy(l_r_rdy), .r_data(sb_r_data), .r_last(sb_r_last),
         .rd_req(sb_rd_req), .rd_addr(sb_rd_addr), .rd_gnt(sb_rd_gnt), .rd_vld(sb_rd_vld),
-        .rd_data(spm_rd_data[8*WB +: WB])
+        .rd_data(spm_rd_data[9*WB +: WB])
     );
-    assign sb_rd_gnt  = spm_rd_gnt[8];
-    assign sb_rd_vld  = spm_rd_vld[8];
-    assign st_rd_gnt  = spm_rd_gnt[9];
-    assign st_rd_vld  = spm_rd_vld[9];
-    assign st_rd_data = spm_rd_data[9*WB +: WB];
+    assign sb_rd_gnt  = spm_rd_gnt[9];
+    assign sb_rd_vld  = spm_rd_vld[9];
+    assign st_rd_gnt  = spm_rd_gnt[10];
+    assign st_rd_vld  = spm_rd_vld[10];
+    assign st_rd_data = spm_rd_data[10*WB +: WB];
     assign dr_wr_gnt  = spm_wr_gnt[4:1];
     assign ld_wr_gnt  = spm_wr_gnt[5];
 
@@ -417,9 +418,9 @@ module npu_top #(
     wire        v_vld, v_rdy;
     wire [1:0]  h_vld, h_rdy, h_two;
     wire [7:0]  h_gid;
-    wire [3:0]  v_gid, v_half;
+    wire [3:0]  v_gid, v_half, v_word;
     wire [2*WB-1:0] h_data;
-    wire [WB-1:0] v_data;
+    wire [2*WB-1:0] v_data;          // pair flits: row r for cores 0/1, row S + r for cores 2/3
     wire [3:0]  nh_vld, nh_rdy, nv_vld, nv_rdy;     // per core
     wire [4*S*16-1:0] nh_data, nv_data;             // per core
     wire [3:0]  nhc_vld, nhc_rdy;                   // per channel endpoint (2c + e)
@@ -437,7 +438,7 @@ module npu_top #(
                 .clk(clk), .rst_n(unit_rst_n),
                 .in_vld(h_vld[e]), .in_rdy(h_rdy[e]), .in_gid(h_gid[e*4 +: 4]),
                 .in_data(h_data[e*WB +: WB]),
-                .accept(accept_h[e*32 +: 32]), .half(2'b10),
+                .accept(accept_h[e*32 +: 32]), .half(2'b10), .word(2'b00),
                 .out_vld(nhc_vld[e*2 +: 2]), .out_rdy(nhc_rdy[e*2 +: 2]),
                 .out_data(nhc_data[e*2*S*16 +: 2*S*16]),
                 .err_nodest(nh_nodest[e]), .cnt_flit(nh_flit[e]), .cnt_link(nhc_link[e*2 +: 2]),
@@ -453,10 +454,10 @@ module npu_top #(
             assign nh_link[e] = nhc_link[CE];
         end
     endgenerate
-    npu_noc #(.S(S), .NEP(4)) u_noc_v (
+    npu_noc #(.S(S), .NEP(4), .WORDS(2)) u_noc_v (
         .clk(clk), .rst_n(unit_rst_n),
         .in_vld(v_vld), .in_rdy(v_rdy), .in_gid(v_gid), .in_data(v_data),
-        .accept(accept), .half(v_half),
+        .accept(accept), .half(v_half), .word(v_word),
         .out_vld(nv_vld), .out_rdy(nv_rdy), .out_data(nv_data),
         .err_nodest(nv_nodest), .cnt_flit(nv_flit), .cnt_link(nv_link), .cnt_deliv(nv_deliv),
         .blocked(nv_blocked)
@@ -537,12 +538,13 @@ module npu_top #(
         .busy(x_busy), .progress(x_progress), .done_cnt(x_done),
         .rda_req(rda_req), .rda_addr(rda_addr), .rda_gnt(rda_gnt), .rda_data(spm_rd_data[WB +: 4*WB]),
         .rdw_req(rdw_req), .rdw_addr(rdw_addr), .rdw_gnt(rdw_gnt), .rdw_data(spm_rd_data[5*WB +: WB]),
-        .ard_req(ard_req), .ard_addr(ard_addr), .ard_gnt(ard_gnt), .ard_data(spm_rd_data[6*WB +: 2*WB]),
+        .rdw2_req(rdw2_req), .rdw2_addr(rdw2_addr), .rdw2_gnt(rdw2_gnt), .rdw2_data(spm_rd_data[6*WB +: WB]),
+        .ard_req(ard_req), .ard_addr(ard_addr), .ard_gnt(ard_gnt), .ard_data(spm_rd_data[7*WB +: 2*WB]),
         .wr_req(dr_wr_req), .wr_addr(dr_wr_addr), .wr_data(dr_wr_data), .wr_gnt(dr_wr_gnt),
         .vrd_req(vrd_req), .vrd_addr(vrd_addr), .vrd_gnt(spm_rd_gnt[0]), .vrd_data(spm_rd_data[0 +: WB]),
         .vwr_req(vwr_req), .vwr_addr(vwr_addr), .vwr_data(vwr_data), .vwr_gnt(spm_wr_gnt[0]),
         .h_vld(h_vld), .h_gid(h_gid), .h_data(h_data), .h_two(h_two), .h_rdy(h_rdy),
-        .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_data(v_data), .v_rdy(v_rdy),
+        .v_vld(v_vld), .v_gid(v_gid), .v_half(v_half), .v_word(v_word), .v_data(v_data), .v_rdy(v_rdy),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
         .lbv_empty(lbv_empty), .lbv_cnt(lbv_cnt), .lbv_dout(lbv_dout), .lbv_pop(lbv_pop),
         .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),
@@ -647,7 +649,7 @@ module npu_top #(
     end
 `endif
 
-    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[7:0],
+    wire unused = &{1'b0, nh_nodest, nv_nodest, spm_rd_vld[8:0],
                     ldq_pop_prev_unused, ldq_push_prev_unused, stq_pop_next_unused,
                     stq_push_next_unused, s2e_avail};
 endmodule

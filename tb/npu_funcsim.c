@@ -7,7 +7,7 @@
  *  - The fetcher reads one instruction per cycle from DRAM, checks its opcode and appends it to
  *    the LOAD, EXEC or STORE queue (QUEUE_DEPTH entries; it waits while the queue is full).
  *  - Each queue runs its head when the tokens it pops are available (all at once), then stays
- *    busy for a crude cost in cycles (DMA: latency + bytes/bandwidth + per-burst cost; LDW: 2S;
+ *    busy for a crude cost in cycles (DMA: latency + bytes/bandwidth + per-burst cost; LDW: its flits;
  *    WAVE: m + 4S; DRAIN: 2*rows), optionally stretched by a seeded random jitter. An
  *    instruction reads its sources when it starts and writes its results when it completes,
  *    then pushes its tokens: a program with a missing token sees stale or future data.
@@ -32,8 +32,8 @@
  *  - FILL (LOAD queue) zeroes the SPM words of a LOAD without DRAM; LDW k_lo: stationary rows
  *    < k_lo are zero and not read; WAVE k_lo: A lanes < k_lo of the k-block are not MACs.
  *  - Counters: the ones npu_prog_expect (sw/compile/gemm/gemm_emit.c) defines are exact; bursts never cross
- *    4 KiB; NoC/LBUF counts follow the RTL (an LDW sends all 2S rows, zero rows included, each
- *    to two cores; an FW A row enters cores 0 and 2); stalls, SPM conflicts and exec waits are 0.
+ *    4 KiB; NoC/LBUF counts follow the RTL (an LDW sends all its rows, zero rows included, a
+ *    full tile's rows r and S + r in one flit unless mono; an FW A row enters cores 0 and 2); stalls, SPM conflicts and exec waits are 0.
  * npu_sim_trace and npu_sim_burst_hook are not supported (return -1); npu_sim_dram_model (tb/) is
  * not provided.
  * This file holds the queues, tokens, fetch, time and the API; the instruction semantics are in

@@ -385,7 +385,9 @@ static unsigned exec_ldw(npu_sim_t *s, unit_t *u, const npu_fields_t *f, uint64_
     }
     s->bank_mode[f->wbank] = f->core_mask ? (unsigned)NPU_MODE_ISW : f->mode;
     s->bank_loaded[f->wbank] = 1;
-    nrows = vsplit ? F : S; /* rows sent (bottom first), each one flit */
+    /* flits sent: a full tile's rows r and S + r share one (the core pairs load in parallel), one
+     * row a flit when mono (the 1G1C baseline) and for S-row tiles */
+    nrows = vsplit && f->mono ? F : S;
     s->cnt[NPU_CNT_spm_rd_words] += f->k - f->k_lo; /* rows >= k or < k_lo: zero flits, no read */
     s->cnt[NPU_CNT_noc_v_flits] += nrows;
     s->cnt[NPU_CNT_noc_deliveries] += (uint64_t)ndel * S;

@@ -387,6 +387,13 @@ int npu_insn_lane_hi(npu_insn_t *in)
     }
 }
 
+int npu_insn_ldw_mono(npu_insn_t *in)
+{
+    if (npu_insn_op(in) != NPU_OP_LDW)
+        return -1;
+    return npu_insn_put(in, NPU_FLD_LDW_mono, 1);
+}
+
 int npu_insn_bcast(npu_insn_t *in)
 {
     if (npu_insn_op(in) != NPU_OP_WAVE)
@@ -588,6 +595,8 @@ int npu_disasm(const npu_insn_t *in, char *buf, size_t n)
             app(buf, n, &len, " cores=0x%x", f.core_mask);
         if (f.lane_hi)
             app(buf, n, &len, " b_hi");
+        if (f.mono)
+            app(buf, n, &len, " mono");
         if (f.k_lo)
             app(buf, n, &len, " k_lo=%u", f.k_lo);
         break;

@@ -54,6 +54,11 @@ typedef struct npu_fields {
      * S..2S-1 (an S-wide n-block in the high half of its SPM words); WAVE (a_hi) every core takes
      * A lanes S..2S-1 (an S-deep k-block in the high half). Used by the 1G4C policy. */
     unsigned lane_hi;
+    /* LDW mono: a full FW / VSW tile is read one row a cycle, 2S rows, as the monolithic 2S x 2S
+     * array of the 1G1C baseline loads its column chains; 0: the two core pairs load in parallel
+     * (rows r and S + r in one cycle, S cycles: FlexSA's parallel preload, docs/datapath.md). No
+     * effect on S-row tiles (HSW, ISW, a core mask). Same weights either way. */
+    unsigned mono;
     /* Window start (0 = none), for zero-free convolution windows (docs/isa.md):
      * LDW: stationary rows r < k_lo are zero and not read, row r >= k_lo comes from
      * spm_addr + (r - k_lo)*spm_stride; WAVE: A lanes j < k_lo of the k-block are fed
@@ -158,6 +163,8 @@ int npu_insn_drain_narrow(npu_insn_t *in, unsigned shift);
 int npu_insn_drain_pack(npu_insn_t *in, unsigned n);
 /* Sets lane_hi on an encoded LDW or WAVE (see npu_fields_t). Returns 0, or -1 for other opcodes. */
 int npu_insn_lane_hi(npu_insn_t *in);
+/* Sets mono (see npu_fields_t) on an encoded LDW. Returns 0, or -1 for other opcodes. */
+int npu_insn_ldw_mono(npu_insn_t *in);
 /* Sets bcast (see npu_fields_t) on an encoded WAVE. Returns 0, or -1 for other opcodes. */
 int npu_insn_bcast(npu_insn_t *in);
 int npu_enc_sync(npu_insn_t *out, unsigned op /* NPU_OP_SYNC_L/E/S */);

@@ -87,6 +87,7 @@
     X(LDW,   n,           2,  8,  8)      \
     X(LDW,   core_mask,   2, 16,  4)      \
     X(LDW,   lane_hi,     2, 20,  1)      \
+    X(LDW,   mono,        2, 21,  1)      \
     X(LDW,   k_lo,        2, 24,  6)      \
     X(WAVE,  wbank,       0, 12,  1)      \
     X(WAVE,  mode,        0, 13,  2)      \

@@ -15,10 +15,12 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
 /* Back-to-back LDW / WAVE pairs on alternating weight banks (measured by step_fidelity --micro's
  * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, (r + T) / 2, P), with
- * T = 3S + 4 the bank's turnaround (its last row passes the 2S x 2S array's row 0, 3S cycles after
- * its injection in FW, and the next LDW writes the bank a PE row a cycle behind it; its early
- * WAVE injects once the writes are sure to stay ahead, rtl/npu_exec_ldw.v) and P = 2S + 6 a
- * pair's least (one LDW at a time reads its 2S rows). The slicing stage's GEMM compute takes the
+ * T = 2S + 1 the bank's turnaround (its last row passes PE (0, 0) of the bottom-right core 2S + 1
+ * cycles after its injection in FW, and the next LDW writes the bank behind it, a PE row a cycle
+ * and column c of a row c cycles after column 0; its early WAVE injects once the writes are sure
+ * to stay ahead, rtl/npu_exec_ldw.v) and P = steps + 2 a
+ * pair's least (an LDW reads its rows while the one before writes: S steps, the two core pairs
+ * in parallel, or 2S for a mono LDW, the 1G1C baseline). The slicing stage's GEMM compute takes the
  * same rule (slice_cost.h npu_slice_wave_time); its calibrated WAVE (the same form, T alone),
  * which costs the convolutions' steps, is 26 at S = 8, below the 28 measured here. */
 /* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
@@ -103,6 +105,7 @@ typedef struct pt_state {
     uint64_t entry, wend[2];      /* a WAVE's entry into the wave queue; the last two WAVEs' rows in */
     uint64_t rd_end;              /* the wave streamer: its last read row (wave_fed) */
     uint64_t ldw_ready;           /* the last LDW's weights in its bank at the earliest */
+    uint64_t ldw_steps;           /* the last LDW's read cycles (ldw_steps) */
     uint64_t *tq;                 /* a WAVE head's start but for the wave queue (start_time) */
     uint64_t retire[PT_WAVES_IN_FLIGHT]; /* the last WAVEs' results all in, by issue order mod 8 */
     size_t nwaves;                /* WAVEs issued so far */
@@ -319,11 +322,18 @@ static uint64_t wave_cycles(const npu_cfg_t *cfg, const npu_fields_t *f)
 /* Q16 cycles of WAVE i's rows on the array (wave_cycles, kept by prepare). */
 static uint64_t wave_rows(const pt_state_t *s, size_t i) { return s->wrows[i]; }
 
-/* The rows an LDW reads, one a cycle: 2S for the full FW / VSW tile, S otherwise. */
+/* The rows of an LDW's tile (or a WAVE's): 2S for the full FW / VSW tile, S otherwise. */
 static uint64_t ldw_rows(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
     int full = !f->core_mask && (f->mode == NPU_MODE_FW || f->mode == NPU_MODE_VSW);
     return (uint64_t)(full ? 2 : 1) * (uint64_t)cfg->s;
+}
+
+/* The cycles an LDW reads its rows in, one step a cycle: its 2S rows when mono (the 1G1C
+ * baseline), else S (a full tile's core pairs in parallel, rtl/npu_exec_ldw.v). */
+static uint64_t ldw_steps(const npu_cfg_t *cfg, const npu_fields_t *f)
+{
+    return f->mono ? ldw_rows(cfg, f) : (uint64_t)cfg->s;
 }
 
 /* The columns a WAVE's last result crosses in its core: its tile's n; in HSW / ISW the cores of a
@@ -336,16 +346,17 @@ static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
     return split && f->n > (unsigned)cfg->s ? (uint64_t)cfg->s : (uint64_t)f->n;
 }
 
-/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW; f one of them):
- * max(r, (r + T) / 2, P), the next tile's LDW waiting for the bank's turnaround. T and P are
- * measured with FW tiles, 2S rows deep (3S + 4 and 2S + 6); a tile of S rows (HSW / ISW) passes
- * the array S cycles sooner and its LDW reads S rows fewer: T = depth + S + 4, P = depth + 6
+/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW, read in `steps`
+ * cycles; f one of them): max(r, (r + T) / 2, P), the next tile's LDW waiting for the bank's
+ * turnaround. T and P are measured with FW tiles, 2S rows deep (2S + 1, and 2S + 2 mono or S + 2
+ * in parallel); a tile of S rows (HSW / ISW) passes the array S cycles sooner: T = depth + 1,
+ * P = S + 2
  * (P measured on the HSW LDW / WAVE pairs of the fused backward of conv 1,8,8,4,3,3,1,1,1 at
  * small, batch 32, 3-row WAVEs after LDWs of S rows; an ISW tile's rows clear the array S cycles
  * sooner still, which the rule does not count). */
-static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f)
+static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f, uint64_t steps)
 {
-    return npu_slice_wave_time(cfg->s, r, ldw_rows(cfg, f));
+    return npu_slice_wave_time(cfg->s, r, ldw_rows(cfg, f), steps);
 }
 
 /* The cycles a plain DRAIN loses to SPM sub-bank conflicts at its real addresses
@@ -590,7 +601,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             uint64_t end = wave_fed(cfg, s, i, s->streamed);
             s->tile_rows += end - s->streamed;
             s->rows_end = end;
-            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i]));
+            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i], s->ldw_steps));
         } else {
             s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
             uint64_t end = wave_fed(cfg, s, i, s->streamed);
@@ -599,7 +610,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->tile_start = s->streamed;
             s->tile_rows = end - s->streamed;
             s->rows_end = end;
-            s->array_free = s->streamed + tile_time(cfg, s->tile_rows, &s->f[i]);
+            s->array_free = s->streamed + tile_time(cfg, s->tile_rows, &s->f[i], s->ldw_steps);
         }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->rows_end + res_latency(cfg);
@@ -771,7 +782,8 @@ static void start(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t t, uin
         s->last_store = i + 1;
     if (s->f[i].op == NPU_OP_LDW) { /* the next WAVE begins a tile, once the weights are in */
         s->tile_open = 0;
-        s->ldw_ready = issue + ((ldw_rows(cfg, &s->f[i]) + PT_LDW_C) << NPU_SLICE_Q);
+        s->ldw_steps = ldw_steps(cfg, &s->f[i]);
+        s->ldw_ready = issue + ((s->ldw_steps + PT_LDW_C) << NPU_SLICE_Q);
     }
     if (s->f[i].op == NPU_OP_WAVE) {
         s->exec_left = s->entry + one;
@@ -791,6 +803,7 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
                    char *why, size_t wn)
 {
     unsigned len = 0;
+    uint64_t steps = (uint64_t)cfg->s;
     for (size_t i = 0; i < s->n; i++) {
         if (npu_decode(&prog[i], &s->f[i]) != 0 || (s->q[i] = queue_of(s->f[i].op)) < 0) {
             snprintf(why, wn, "instruction %zu does not decode", i);
@@ -799,9 +812,11 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
         if (s->f[i].op == NPU_OP_VSET)
             len = s->f[i].len;
         s->dur[i] = duration(cfg, k, &s->f[i], len);
+        if (s->f[i].op == NPU_OP_LDW)
+            steps = ldw_steps(cfg, &s->f[i]);
         if (s->f[i].op == NPU_OP_WAVE) {
             s->wrows[i] = wave_cycles(cfg, &s->f[i]);
-            s->dur[i] = tile_time(cfg, s->wrows[i], &s->f[i]);
+            s->dur[i] = tile_time(cfg, s->wrows[i], &s->f[i], steps);
         }
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;

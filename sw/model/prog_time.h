@@ -11,12 +11,12 @@
  *  - WAVE: max(r, (r + T) / 2, P) of its slots' cycles r (its longest row set, plus a cycle for
  *    each slot whose rows fall in one SPM sub-bank, rtl/npu_spm.v, when the wave streamer's reads
  *    are late: it reads up to LBUF_H_DEPTH slots ahead of the array; the other weight bank hides half
- *    the turnaround T = 3S + 4; P = 2S + 6 a LDW / WAVE pair's least; an HSW / ISW tile, S rows
- *    deep, T = 2S + 4 and P = S + 6: measured, prog_time.c) on
+ *    the turnaround T = 2S + 1; P = S + 2 a LDW / WAVE pair's least, 2S + 2 after a mono LDW (1G1C);
+ *    an HSW / ISW tile, S rows deep, T = S + 1 and P = S + 2: measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
  *    LDW between) pay that form once over the tile's rows, each right behind the one before; a
- *    tile's first WAVE streams once its LDW's weights are in, the LDW's rows + 6 cycles after it
- *    issued (2S rows FW / VSW, S HSW / ISW). The EXEC head issues 3 cycles after it arrives and
+ *    tile's first WAVE streams once its LDW's weights are in, the LDW's read steps + 6 cycles after it
+ *    issued (S steps; 2S for a mono FW / VSW tile). The EXEC head issues 3 cycles after it arrives and
  *    once what it waits for is ready; a WAVE enters the wave queue (it holds two) once the one two
  *    before has its rows in, and streams 5 cycles later at the earliest; it needs its OBUF rows
  *    drained and a free completion record of 8; its results reach the OBUF 4S + 2 cycles after

@@ -366,7 +366,7 @@ void npu_prog_expect_array(const npu_cfg_t *cfg, const npu_insn_t *prog, size_t 
                     x->noc_v_link[q] += S; /* its own S rows (of 2S when k is split) */
                     ndel++;
                 }
-            x->noc_v_flits += vsplit ? 2 * S : S;
+            x->noc_v_flits += vsplit && f.mono ? 2 * S : S; /* a pair flit: rows r and S + r */
             x->noc_deliveries += ndel * S;
             x->lbuf_v_words += ndel * S;
             continue;

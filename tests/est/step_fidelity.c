@@ -243,7 +243,7 @@ static int point(const npu_cfg_t *cfg, const char *pt, int modes, errs_t *E)
 
 /* ---- --micro: the program timing model's constants against the RTL on small programs ---- */
 
-static npu_insn_t mprog[64]; /* 48 for the wave trains */
+static npu_insn_t mprog[64]; /* 48 for the wave trains, 40 for the conv tiles */
 static size_t mn;
 
 static void mput(const npu_fields_t *f) { npu_encode(f, &mprog[mn++]); }
@@ -270,9 +270,10 @@ static void micro_run(const npu_cfg_t *cfg, const char *what, int *bad)
     npu_sim_close(sim);
 }
 
-/* 24 LDW / WAVE pairs of m rows (FW: k = n = 2S; HSW: k = S, n = 2S) on alternating weight
- * banks: the wave turnaround and a pair's least (prog_time.c). 1 if off bound. */
-static int micro_waves(const npu_cfg_t *cfg, int m, unsigned mode)
+/* 24 LDW / WAVE pairs of m rows (FW: k = n = 2S, mono or the two core pairs in parallel; HSW:
+ * k = S, n = 2S) on alternating weight banks: the wave turnaround and a pair's least
+ * (prog_time.c). 1 if off bound. */
+static int micro_waves(const npu_cfg_t *cfg, int m, unsigned mode, int mono)
 {
     npu_fields_t f;
     char w[64];
@@ -283,11 +284,66 @@ static int micro_waves(const npu_cfg_t *cfg, int m, unsigned mode)
         f.op = NPU_OP_LDW, f.mode = mode, f.n = 2u * (unsigned)cfg->s, f.spm_addr = 2048, f.spm_stride = 1;
         f.k = mode == NPU_MODE_HSW ? (unsigned)cfg->s : 2u * (unsigned)cfg->s;
         f.wbank = (unsigned)i & 1;
+        f.mono = (unsigned)mono;
         mput(&f);
+        f.mono = 0;
         f.op = NPU_OP_WAVE, f.m = (unsigned)m, f.spm_addr = 0, f.obuf_addr = 64u * ((unsigned)i & 1), f.acc = i >= 2;
         mput(&f);
     }
-    snprintf(w, sizeof w, "24 %sLDW + WAVE of %d rows", mode == NPU_MODE_HSW ? "HSW " : "", m);
+    snprintf(w, sizeof w, "24 %sLDW + WAVE of %d rows", mode == NPU_MODE_HSW ? "HSW " : mono ? "mono " : "", m);
+    micro_run(cfg, w, &bad);
+    return bad;
+}
+
+/* 8 stationary tiles of four 4-row FW WAVEs each (a conv's row blocks), the tiles' LDWs (mono or
+ * not) on alternating banks: a tile's weights are in its LDW's read steps + 9 cycles after it
+ * issues (prog_time.c; est_step prog_time_a_tile_waits_for_its_weights). 1 if off bound. */
+static int micro_tiles(const npu_cfg_t *cfg, int mono)
+{
+    npu_fields_t f;
+    char w[64];
+    int bad = 0;
+    unsigned F = 2u * (unsigned)cfg->s;
+    mn = 0;
+    for (unsigned t = 0; t < 8; t++) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_LDW, f.mode = NPU_MODE_FW, f.k = f.n = F, f.spm_addr = t, f.spm_stride = 2;
+        f.wbank = t & 1u, f.mono = (unsigned)mono;
+        mput(&f);
+        for (unsigned v = 0; v < 4; v++) {
+            memset(&f, 0, sizeof f);
+            f.op = NPU_OP_WAVE, f.mode = NPU_MODE_FW, f.k = f.n = F, f.wbank = t & 1u, f.acc = t > 0;
+            f.m = 4, f.spm_addr = 64 + 8 * v, f.spm_stride = 2, f.obuf_addr = 4 * v;
+            mput(&f);
+        }
+    }
+    snprintf(w, sizeof w, "8 %sconv tiles of 4 4-row WAVEs", mono ? "mono " : "");
+    micro_run(cfg, w, &bad);
+    return bad;
+}
+
+/* 20 tiles of one 14-row HSW wave each on alternating banks, its rows at `stride` from `at`
+ * (stride 2 from 0: 4 of 7 slots collide in an SPM sub-bank; 7 from 16: none): whether the
+ * wave streamer's reads during the LDW hide the collisions (est_step
+ * prog_time_a_lone_wave_reads_its_rows_during_its_ldw). 1 if off bound. */
+static int micro_lone(const npu_cfg_t *cfg, unsigned stride, unsigned at)
+{
+    npu_fields_t f;
+    char w[64];
+    int bad = 0;
+    unsigned k = cfg->s < 3 ? (unsigned)cfg->s : 3, n = 2u * (unsigned)cfg->s; /* HSW: k <= S < n */
+    mn = 0;
+    for (unsigned t = 0; t < 20; t++) {
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_LDW, f.mode = NPU_MODE_HSW, f.k = k, f.n = n, f.spm_addr = 512, f.spm_stride = 1;
+        f.wbank = t % 2;
+        mput(&f);
+        memset(&f, 0, sizeof f);
+        f.op = NPU_OP_WAVE, f.mode = NPU_MODE_HSW, f.k = k, f.n = n, f.m = 14, f.wbank = t % 2;
+        f.spm_addr = at, f.spm_stride = stride, f.obuf_addr = 16u * (t % 8);
+        mput(&f);
+    }
+    snprintf(w, sizeof w, "20 lone HSW waves, stride %u", stride);
     micro_run(cfg, w, &bad);
     return bad;
 }
@@ -378,10 +434,14 @@ static int micro(const npu_cfg_t *cfg)
     /* LDW / WAVE pairs on alternating banks: the least (short waves), the turnaround (between),
      * the rows (long waves) */
     static const int wave_rows[] = {1, 4, 8, 12, 16, 24, 32, 48, 64};
-    for (size_t i = 0; i < sizeof wave_rows / sizeof wave_rows[0]; i++)
-        bad += micro_waves(cfg, wave_rows[i], NPU_MODE_FW);
-    for (int m = 1; m <= 16; m *= 2) /* S-deep tiles: T and P S less */
-        bad += micro_waves(cfg, m, NPU_MODE_HSW);
+    for (int mono = 0; mono < 2; mono++)
+        for (size_t i = 0; i < sizeof wave_rows / sizeof wave_rows[0]; i++)
+            bad += micro_waves(cfg, wave_rows[i], NPU_MODE_FW, mono);
+    for (int m = 1; m <= 16; m *= 2) /* S-deep tiles: T S less */
+        bad += micro_waves(cfg, m, NPU_MODE_HSW, 0);
+    for (int mono = 0; mono < 2; mono++)
+        bad += micro_tiles(cfg, mono);
+    bad += micro_lone(cfg, 2, 0) + micro_lone(cfg, 7, 16);
     for (int acc = 0; acc < 2; acc++)
         for (int m = 8; m <= 32; m *= 4)
             for (int drains = 1; drains <= 4; drains *= 4)

@@ -152,6 +152,7 @@ typedef struct cv_klo {
     unsigned kl_ldw, kl_wave; /* window starts of the LDW and of the WAVE */
     int a_hi;                 /* WAVE a_hi (HSW, ISW): the k-block in lanes S..2S-1 of A */
     int zeros;                /* plant zeros in A (also below k_lo and past k) */
+    int mono;                 /* the LDW mono (FW / VSW: one row a flit, not the two core pairs) */
 } cv_klo_t;
 
 /* C = A . W over the k-block lanes r in [max(kl_ldw, kl_wave), K): the LDW reads B rows
@@ -199,6 +200,8 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
             NPU_TOK_PUSH_NEXT);
     cr_assert_eq(npu_enc_ldw(&in, 0, c->mode, SB + c->kl_ldw, 1, (unsigned)K, (unsigned)N), 0);
     cr_assert_eq(npu_insn_k_lo(&in, c->kl_ldw), 0);
+    if (c->mono)
+        cr_assert_eq(npu_insn_ldw_mono(&in), 0);
     cv_push(&p, &in, 0, NPU_TOK_POP_PREV);
     cr_assert_eq(npu_enc_wave(&in, 0, c->mode, 0, (unsigned)M, 0, 1, (unsigned)K, (unsigned)N, 0), 0);
     cr_assert_eq(npu_insn_k_lo(&in, c->kl_wave), 0);
@@ -213,9 +216,9 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
             NPU_TOK_POP_PREV);
 
     char what[160];
-    snprintf(what, sizeof what, "%s M=%d K=%d N=%d LDW k_lo=%u WAVE k_lo=%u%s%s seed=%llu",
-             npu_mode_name(c->mode), M, K, N, c->kl_ldw, c->kl_wave, c->a_hi ? " a_hi" : "",
-             c->zeros ? " zeros" : "", (unsigned long long)seed);
+    snprintf(what, sizeof what, "%s M=%d K=%d N=%d LDW k_lo=%u%s WAVE k_lo=%u%s%s seed=%llu",
+             npu_mode_name(c->mode), M, K, N, c->kl_ldw, c->mono ? " mono" : "", c->kl_wave,
+             c->a_hi ? " a_hi" : "", c->zeros ? " zeros" : "", (unsigned long long)seed);
     npu_run_result_t r;
     int rc = npu_run_program(cfg, s, 0, p.insn, p.n, 500000, &r);
     cr_assert_eq(rc, NPU_RUN_DONE, "%s: rc %d, %s at pc %u", what, rc, cv_err(r.err), (unsigned)r.err_pc);
@@ -234,7 +237,8 @@ static inline void cv_klo_case(const npu_cfg_t *cfg, npu_sim_t *s, const cv_klo_
 
 /* The k_lo cases of one mode for core side S: window starts 1, S-1, S, S+1, kmax-1 (those below
  * the mode's largest k), each for the LDW alone, the WAVE alone (a k below kmax, planted zeros)
- * and both with different starts (planted zeros; a_hi in HSW/ISW). Returns the count. */
+ * and both with different starts (planted zeros; a_hi in HSW/ISW); every other case a mono LDW
+ * (FW / VSW: the two core pairs' streams, B from row max(S, k_lo), or one). Returns the count. */
 static inline int cv_klo_cases(int S, unsigned mode, cv_klo_t *out, int max)
 {
     int F = 2 * S, n = 0, M = 3 * F + 3;
@@ -250,7 +254,7 @@ static inline int cv_klo_cases(int S, unsigned mode, cv_klo_t *out, int max)
         const unsigned which[3][2] = {{(unsigned)kl, 0}, {0, (unsigned)kl}, {(unsigned)kl / 2, (unsigned)kl}};
         for (int w = 0; w < 3 && n < max; w++) {
             cv_klo_t c = {mode, M - (w + v) % 4, kmax - (w == 1 && kl + 1 < kmax), nmax - (int)(v % 2),
-                          which[w][0], which[w][1], lanehi && w == 2, w != 0};
+                          which[w][0], which[w][1], lanehi && w == 2, w != 0, (int)((v + (unsigned)w) % 2)};
             if (c.N < 1)
                 c.N = 1;
             if (c.kl_ldw >= (unsigned)c.K || c.kl_wave >= (unsigned)c.K)

@@ -96,9 +96,9 @@ Test(conv_isa, macs_zero_without_zeros)
 {
     npu_cfg_t cfg = rtl_cfg();
     int S = cfg.s, F = 2 * S;
-    cv_klo_t cs[3] = {{NPU_MODE_FW, 2 * F + 1, F, F, 0, 0, 0, 0},
-                      {NPU_MODE_FW, 2 * F + 1, F, F, 1, F - 1, 0, 0},
-                      {NPU_MODE_ISW, 4 * S + 3, S, S, 0, 1, 1, 0}};
+    cv_klo_t cs[3] = {{NPU_MODE_FW, 2 * F + 1, F, F, 0, 0, 0, 0, 0},
+                      {NPU_MODE_FW, 2 * F + 1, F, F, 1, F - 1, 0, 0, 1},
+                      {NPU_MODE_ISW, 4 * S + 3, S, S, 0, 1, 1, 0, 0}};
     for (int i = 0; i < 3; i++) {
         npu_sim_t *s = rtl_open(&cfg, 0, 0, 7);
         cv_klo_case(&cfg, s, &cs[i], rtl_seed(105) + (uint64_t)i);

@@ -542,6 +542,7 @@ static void gen_desc(const npu_cfg_t *c, gen_t *g, unsigned op, npu_insn_t *in)
         put(in, NPU_FLD_LDW_n, n);
         put(in, NPU_FLD_LDW_core_mask, cmask);
         put(in, NPU_FLD_LDW_k_lo, klo);
+        put(in, NPU_FLD_LDW_mono, rnd_in(g, 0, 1));
         break;
     }
     case NPU_OP_WAVE: {

@@ -37,6 +37,15 @@ static unsigned pick_mode(int pol, unsigned k, unsigned n, unsigned S)
 }
 static int skinny_mode(unsigned mode) { return mode == NPU_MODE_VSW || mode == NPU_MODE_ISW; }
 
+/* LDW encoder of run_gemm_modes: mono LDWs (the 1G1C baseline's preload) when g_mono is set. */
+static int g_mono;
+static int ldw_enc(npu_insn_t *in, unsigned bank, unsigned mode, unsigned spm, unsigned stride, unsigned k,
+                   unsigned n)
+{
+    int rc = npu_enc_ldw(in, bank, mode, spm, stride, k, n);
+    return rc == 0 && g_mono ? npu_insn_ldw_mono(in) : rc;
+}
+
 typedef struct run_info {
     npu_run_result_t r;
     uint64_t waves[4], rows[4], macs_core[4];
@@ -88,7 +97,7 @@ static void run_gemm_modes(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int
             npu_wave_sets(mode, (unsigned)M, &ws);
             if (first) tok = NPU_TOK_POP_PREV;
             first = 0;
-            PUSH(p, npu_enc_ldw(I, bank, mode, SB + kb * F * nbk + j, nbk, k, n));
+            PUSH(p, ldw_enc(I, bank, mode, SB + kb * F * nbk + j, nbk, k, n));
             PUSH(p, npu_enc_wave(I, bank, mode, kb > 0, (unsigned)M, SA + kb, ka, k, n, OB(j)));
             ri->waves[mode]++;
             ri->rows[mode] += (unsigned)M;
@@ -159,8 +168,9 @@ static void check_counters(const run_info_t *ri, const char *what)
                      (unsigned long long)ri->macs_core[c]);
 }
 
-static void one(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K, int pol, uint64_t seed,
-                int32_t *C_out)
+/* One GEMM under pol, bit-exact and its counters exact; C_out / ri_out (either NULL): its C and run. */
+static void one_run(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K, int pol, uint64_t seed,
+                    int32_t *C_out, run_info_t *ri_out)
 {
     uint64_t x = seed | 1;
     int16_t *A = malloc(sizeof(int16_t) * (size_t)M * K), *B = malloc(sizeof(int16_t) * (size_t)K * N);
@@ -175,7 +185,44 @@ static void one(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K, int pol
     check_exact(M, N, K, A, B, C, what);
     check_counters(&ri, what);
     if (C_out) memcpy(C_out, C, sizeof(int32_t) * (size_t)M * N);
+    if (ri_out) *ri_out = ri;
     free(A); free(B); free(C);
+}
+
+static void one(const npu_cfg_t *cfg, npu_sim_t *s, int M, int N, int K, int pol, uint64_t seed,
+                int32_t *C_out)
+{
+    one_run(cfg, s, M, N, K, pol, seed, C_out, NULL);
+}
+
+/* (1b) A full FW / VSW tile loads its two core pairs in parallel (rows r and S + r in one V flit,
+ * stream B from row max(S, k_lo)), or mono (one row a flit): both bit-exact at k on either side of
+ * S, the V flits S or 2S an LDW, and short waves faster in parallel. */
+Test(modes, ldw_pair_and_mono, .timeout = 600)
+{
+    npu_cfg_t cfg = rtl_cfg();
+    int S = cfg.s, F = 2 * S;
+    uint64_t seed = rtl_seed(12);
+    npu_sim_t *s = rtl_open(&cfg, 5, 0, seed);
+    const int ks[] = {1, S - 1, S, S + 1, F, 3 * F - 1};
+    for (int mode = 0; mode < 2; mode++)       /* FW, VSW */
+        for (unsigned t = 0; t < sizeof ks / sizeof ks[0]; t++) {
+            int K = ks[t] < 1 ? 1 : ks[t], N = mode == NPU_MODE_VSW ? S : 3 * F - 2, M = 3;
+            uint64_t cyc[2], ldws = (uint64_t)((K + F - 1) / F) * (uint64_t)((N + F - 1) / F);
+            for (g_mono = 0; g_mono < 2; g_mono++) {
+                run_info_t ri;
+                one_run(&cfg, s, M, N, K, mode, seed + (uint64_t)t, NULL, &ri);
+                cr_assert_eq(ri.r.cnt[NPU_CNT_noc_v_flits], ldws * (uint64_t)(g_mono ? F : S),
+                             "mode %d K=%d N=%d %s: %llu V flits", mode, K, N, g_mono ? "mono" : "pair",
+                             (unsigned long long)ri.r.cnt[NPU_CNT_noc_v_flits]);
+                cyc[g_mono] = ri.r.cnt[NPU_CNT_cycles];
+            }
+            if (ldws >= 4)
+                cr_assert_lt(cyc[0], cyc[1], "mode %d K=%d: pair %llu cycles, mono %llu", mode, K,
+                             (unsigned long long)cyc[0], (unsigned long long)cyc[1]);
+        }
+    g_mono = 0;
+    npu_sim_close(s);
 }
 
 /* (1) Random single waves in every legal mode. */

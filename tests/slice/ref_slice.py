@@ -316,8 +316,9 @@ def flexsa_mode(S, n, k):
 
 def gemm_compute(k, S, m, n, kd):
     """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
-    parts) rows, max(r, (r + T) / 2), T = 3S + 4 (the WAVE trains' bank turnaround), S less after
-    an S-deep LDW (HSW, ISW), at least the LDW's depth + 6; the blocks in the
+    parts) rows, max(r, (r + T) / 2), T = 2S + 1 (the WAVE trains' bank turnaround), S less after
+    an S-deep LDW (HSW, ISW), at least the LDW's S read steps + 6 (FlexSA's LDWs load the two
+    core pairs in parallel, a 2S-deep tile in S steps too); the blocks in the
     serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
     difference of the two modes, the mean of both directions, plus a switch cycle"""
     F, t, modes = 2 * S, 0, []
@@ -326,8 +327,8 @@ def gemm_compute(k, S, m, n, kd):
         for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
             md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
             shallow = md in ('HSW', 'ISW')
-            r, T = cdiv(m, PARTS[md]) << Q, (3 * S + 4 - (S if shallow else 0)) << Q
-            t += max(r, (r + T) // 2, ((S if shallow else 2 * S) + 6) << Q)  # an LDW reads its rows
+            r, T = cdiv(m, PARTS[md]) << Q, (2 * S + 1 - (S if shallow else 0)) << Q
+            t += max(r, (r + T) // 2, (S + 2) << Q)  # an LDW reads its rows, S steps
             modes.append(md)
     for a, b in zip(modes, modes[1:]):
         if a != b:

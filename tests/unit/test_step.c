@@ -919,7 +919,7 @@ Test(step_run, sweep_probe_bytes_as_estimated)
     char why[512];
     const int d[3] = {16, 24, 5};
     npu_funcsim_config(&c);
-    cr_assert_eq(npu_sweep_parse("spm=1,2;bw=2;batch=12", &c, 8, &sp, why, sizeof why), 0, "%s", why);
+    cr_assert_eq(npu_sweep_parse("spm=1,2;bw=1;batch=12", &c, 8, &sp, why, sizeof why), 0, "%s", why);
     for (int res = 0; res <= 1; res++)
         for (int i = 0; i < (res ? 2 : 1); i++) {
             npu_sweep_step_t o = {d, 2, 0, res, NPU_RES_PREFETCH | NPU_RES_LOOKAHEAD, NULL, 0, NULL, 0, NULL};

@@ -378,10 +378,11 @@ static void emit_exec(emitter_t *e, int g)
         unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
                                                        : NPU_MODE_FW;
         unsigned bank = npu_pb_bank(&e->b);
-        npu_pb_put(&e->b, l,
-                   npu_enc_ldw(&in, bank, mode, sb + (unsigned)(kb * p->F) * nbs + (unsigned)j,
-                               nbs, (unsigned)k, (unsigned)n),
-                   &in, 0);
+        int rc = npu_enc_ldw(&in, bank, mode, sb + (unsigned)(kb * p->F) * nbs + (unsigned)j, nbs, (unsigned)k,
+                             (unsigned)n);
+        if (rc == 0 && e->a->modes == NPU_EMIT_FW) /* 1G1C: the monolithic array's preload */
+            rc = npu_insn_ldw_mono(&in);
+        npu_pb_put(&e->b, l, rc, &in, 0);
         npu_pb_put(&e->b, l,
                    npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, sa + (unsigned)kb, wpr,
                                 (unsigned)k, (unsigned)n,

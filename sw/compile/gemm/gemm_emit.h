@@ -67,7 +67,9 @@ int npu_gemm_res_check(const npu_cfg_t *cfg, int M, int N, int K, const npu_gemm
                        char *why, size_t n);
 
 /* args.modes: the three mapping policies of the FlexSA brief, on the same RTL.
- *   NPU_EMIT_FW      1G1C: every wave FW on the 2S x 2S array (default)
+ *   NPU_EMIT_FW      1G1C: every wave FW on the 2S x 2S array (default), its LDWs mono (2S rows
+ *                    one a cycle, as the monolithic array's column chains load; the other
+ *                    policies' full tiles load both core pairs in parallel, S cycles)
  *   NPU_EMIT_FLEXSA  each wave's mode from its (n, k) by Algorithm 1 (npu_flexsa_mode): n-blocks
  *                    with n <= S use the skinny OBUF layout (VSW/ISW waves, skinny DRAIN)
  *   NPU_EMIT_1G4C    four independent S x S cores, no sharing: every 2S x 2S block is cut into

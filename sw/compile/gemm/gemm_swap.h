@@ -2,7 +2,7 @@
  * gemm_swap.h - the swapped form of a GEMM: C = A B computed as C^T = B^T A^T (issue 14).
  *
  * A GEMM with a tiny M (the dW GEMMs of a pruned network: M = the pruned channel count, 3..16)
- * streams only M rows per wave, shorter than the 3S + 8 rows a weight bank needs to turn around,
+ * streams only M rows per wave, shorter than the 2S + 1 rows a weight bank needs to turn around,
  * so the array idles. Swapped, N streams (M' = N) and the tiny M is the stationary side (N' = M:
  * skinny n-blocks, FlexSA's VSW / ISW). The operands swap roles and transposes: A' = B^T (B
  * stored K x N is A' stored transposed), B' = A^T; the result C^T is written into C's own

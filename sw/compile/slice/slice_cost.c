@@ -251,10 +251,10 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
     return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
 }
 
-uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth)
+uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth, uint64_t steps)
 {
     uint64_t T = (depth + (uint64_t)(NPU_SLICE_TURN_S - 2) * (uint64_t)S + NPU_SLICE_TURN_C) << NPU_SLICE_Q;
-    uint64_t t = r > (r + T) / 2 ? r : (r + T) / 2, pair = (depth + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
+    uint64_t t = r > (r + T) / 2 ? r : (r + T) / 2, pair = (steps + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
     return t > pair ? t : pair;
 }
 
@@ -272,10 +272,11 @@ static uint64_t block_time(const npu_slice_cost_t *k, int S, int64_t m, int64_t 
     npu_mode_t md = block_mode(k, S, nn, kk);
     int64_t rows = npu_flexsa_split(md, (int)m, NULL);
     uint64_t depth = (uint64_t)(md == NPU_MODE_HSW || md == NPU_MODE_ISW ? S : 2 * S), ldw;
-    uint64_t t = npu_slice_wave_time(S, (uint64_t)rows << NPU_SLICE_Q, depth);
+    uint64_t steps = k->policy == NPU_POLICY_1G1C ? depth : (uint64_t)S; /* 1G1C: mono LDWs */
+    uint64_t t = npu_slice_wave_time(S, (uint64_t)rows << NPU_SLICE_Q, depth, steps);
     if (k->policy != NPU_POLICY_1G4C)
         return t;
-    ldw = (uint64_t)(4 * (S + NPU_SLICE_LDW_C)) << NPU_SLICE_Q; /* four LDWs, one at a time */
+    ldw = (uint64_t)(4 * (S + NPU_SLICE_LDW_ONE_C)) << NPU_SLICE_Q; /* four LDWs, one at a time */
     return (uint64_t)(cdiv(nn, S) * cdiv(kk, S)) * (t > ldw ? t : ldw);
 }
 

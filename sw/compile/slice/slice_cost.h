@@ -20,7 +20,11 @@
  *               round trip): a stream of short read bursts is bound by the reads in flight
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
  *   wave        3S + 8: a weight bank's turnaround (its last rows pass the array, the next LDW
- *               writes its rows); a wave of r rows takes max(r, (r + wave) / 2) with two banks
+ *               writes its rows); a wave of r rows takes max(r, (r + wave) / 2) with two banks.
+ *               The RTL turns a bank around sooner now (calibrated at small: 17.7, was 26.3;
+ *               NPU_SLICE_TURN below), but this formula, which the uncalibrated configs (the
+ *               sweeps' paper-scaled ones) use, stays: with 2S + 8 (tried) the conv search's early stop
+ *               prunes less and a search takes twice the CPU (slice_search resnet50_layer_fast)
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
  *   store_fixed xfer_fixed + xfer_idle - DRAM_LATENCY (formula or calibrated): a STORE's descriptor stages,
  *               its first AW and its last B response; it waits for no read latency (the
@@ -44,25 +48,33 @@
 #include "hw/npu_cfg.h"
 
 #define NPU_SLICE_Q 16 /* fixed point: Q16 cycles */
-/* An LDW's least cycles beyond the rows it reads (one a cycle): an LDW / WAVE pair takes at least
- * depth + NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains; the program-time
- * model's P, model/prog_time.c, and a 1G4C sub-tile's four LDWs, npu_slice_gemm_compute). */
-#define NPU_SLICE_LDW_C 6
+/* An LDW's least cycles beyond its read steps (one a cycle: 2S rows of a mono FW / VSW tile, the
+ * 1G1C baseline; S otherwise, a full tile's core pairs in parallel, rtl/npu_exec_ldw.v), reading
+ * while the LDW before writes (on the other bank): an LDW / WAVE pair takes at least steps +
+ * NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains, 24 pairs of 1 to 16 rows:
+ * the model -3 to +12 % of the RTL; the program-time model's P, model/prog_time.c). */
+#define NPU_SLICE_LDW_C 2
+/* The same for an LDW that cannot overlap the one before (on the same bank: the 1G4C policy's four
+ * core-masked LDWs of a sub-tile): S + NPU_SLICE_LDW_ONE_C each (200x150x130 at small, 1G4C: 56
+ * to 59 cycles a sub-tile of 4 to 16 rows a core on the RTL). */
+#define NPU_SLICE_LDW_ONE_C 6
 /* The bank turnaround of back-to-back LDW / WAVE pairs on 2S-deep tiles, NPU_SLICE_TURN_S x S +
- * NPU_SLICE_TURN_C (28 at S = 8: the bank's rows are written behind the last rows on it, 3S
- * cycles after the last injection in FW, docs/datapath.md; measured by step_fidelity --micro's
- * WAVE trains of 1 to 64 rows at S = 8, within 3.3 %; the program-time model's T,
- * model/prog_time.c). The calibration's WAVE
- * (26 at small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a
+ * NPU_SLICE_TURN_C (24 at S = 8: the bank's rows are written behind the last rows on it, column
+ * c of a row c cycles after column 0, from 2S + 1 cycles after the last injection in FW,
+ * docs/datapath.md; measured by step_fidelity --micro's WAVE trains of 1 to 64 rows at S = 8,
+ * the model 0 to 12 % above the RTL; the program-time model's T, model/prog_time.c). The
+ * calibration's WAVE
+ * (17.7 at small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a
  * GEMM step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came
  * out 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
-#define NPU_SLICE_TURN_S 3
-#define NPU_SLICE_TURN_C 4
-/* Q16 cycles of a stationary tile's waves of r (Q16) slots after an LDW of `depth` rows (2S or S):
- * max(r, (r + T) / 2, depth + NPU_SLICE_LDW_C), T = depth + (NPU_SLICE_TURN_S - 2) S +
- * NPU_SLICE_TURN_C (3S + 4 at 2S deep: an S-deep tile's rows pass the array S cycles sooner). One rule
- * for the slicing stage's GEMM compute and the program-time model (model/prog_time.c). */
-uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth);
+#define NPU_SLICE_TURN_S 2
+#define NPU_SLICE_TURN_C 1
+/* Q16 cycles of a stationary tile's waves of r (Q16) slots after an LDW of `depth` rows (2S or S)
+ * read in `steps` cycles (2S mono, else S): max(r, (r + T) / 2, steps + NPU_SLICE_LDW_C),
+ * T = depth + (NPU_SLICE_TURN_S - 2) S + NPU_SLICE_TURN_C (2S + 1 at 2S deep: an S-deep tile's rows
+ * pass the array S cycles sooner). One rule for the slicing stage's GEMM compute and the
+ * program-time model (model/prog_time.c). */
+uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth, uint64_t steps);
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
 
 typedef struct npu_slice_cost {
@@ -201,10 +213,10 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
  * 1G4C cuts each block into S x S sub-tiles, each four core-masked LDWs and one ISW wave. A wave
  * of r rows takes max(r, (r + T) / 2), T the bank turnaround of WAVE trains on 2S-deep tiles
  * (NPU_SLICE_TURN_S x S + NPU_SLICE_TURN_C) less S for an S-deep LDW (HSW, ISW, a core mask:
- * its rows leave the array S cycles sooner, model/prog_time.c), and at least the LDW's depth +
- * NPU_SLICE_LDW_C (one LDW at a time reads its rows: short waves at small S); a 1G4C sub-tile
- * at least its four LDWs, S + NPU_SLICE_LDW_C each (one at a time; 200x150x130 at small, 1G4C:
- * 56 to 59 cycles a sub-tile of 4 to 16 rows a core on the RTL). FlexSA adds the mode-change
+ * its rows leave the array S cycles sooner, model/prog_time.c), and at least the LDW's steps +
+ * NPU_SLICE_LDW_C (an LDW reads its rows while the one before writes, 2S steps for 1G1C's mono
+ * LDWs, S for the others: short waves at small S); a 1G4C sub-tile
+ * at least its four LDWs, S + NPU_SLICE_LDW_ONE_C each (one at a time: one bank). FlexSA adds the mode-change
  * gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the switch cycle),
  * each change costed as the mean of its two directions (every other chunk runs the order
  * backwards). */

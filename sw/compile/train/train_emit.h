@@ -53,7 +53,7 @@ typedef struct npu_bwd_args {
     int M, K, N;            /* layer: X (M x K), W (K x N), dY (M x N) */
     int Tm, Tn, Tk;         /* tile sizes, multiples of 2S (edge tiles are cut) */
     npu_order_t order;     /* SEQ, INTERLEAVE, DXMAJOR or DWMAJOR */
-    int policy;             /* NPU_EMIT_FW or NPU_EMIT_FLEXSA (modes per wave) */
+    int policy;             /* NPU_EMIT_FW (1G1C, mono LDWs) or NPU_EMIT_FLEXSA (modes per wave) */
     long budget;            /* pin window bytes; <= 0: the SPM left after the stream slots */
     unsigned acc_in;        /* bit NPU_PHASE_DX / NPU_PHASE_DW: that gradient's tensor in DRAM
                                (io.dx / io.dw) already holds the partial sum of an earlier
