@@ -124,6 +124,7 @@ module npu_exec_decode #(
     wire [7:0]  f_n       = q_insn[F_WAVE_N_LSB +: F_WAVE_N_W];          // LDW, WAVE
     wire [3:0]  f_cmask   = q_insn[F_LDW_CORE_MASK_LSB +: F_LDW_CORE_MASK_W];
     wire        f_bhi     = q_insn[F_LDW_LANE_HI_LSB];   // LDW b_hi: every core keeps lanes S..2S-1
+    wire        f_mono    = q_insn[F_LDW_MONO_LSB];      // LDW mono: one row a flit (1G1C's preload)
     wire        f_ahi     = q_insn[F_WAVE_LANE_HI_LSB];  // WAVE a_hi: every core takes lanes S..2S-1
     wire        f_bc      = q_insn[F_WAVE_BCAST_LSB];    // WAVE bcast: every row to all four cores
     wire [5:0]  f_klo_l   = q_insn[F_LDW_K_LO_LSB +: F_LDW_K_LO_W];     // LDW window start k_lo
@@ -548,7 +549,7 @@ module npu_exec_decode #(
     assign ld_bhi    = f_bhi;
     assign ld_base   = f_w1lo;
     assign ld_base2  = chk_b2_q;
-    assign ld_mono   = q_insn[F_LDW_MONO_LSB];
+    assign ld_mono   = f_mono;
     assign ld_addr   = chk_sl_q[31:0];
     assign wv_mode   = s_mode;
     assign wv_bc     = bc;

@@ -122,7 +122,8 @@ module npu_exec_ldw #(
     wire [3:0]   ld_mask   = (cmask != 4'd0) ? cmask : 4'b1111;
     wire         ld_full   = cmask == 4'd0 && (mode == MODE_FW || mode == MODE_VSW);
     wire         ld_pair   = ld_full && !mono;
-    wire [FW_:0] ld_nrows  = (ld_full && mono) ? FC : SC;   // stream A's rows
+    wire         ld_mono   = ld_full && mono;               // 2S rows on stream A, one a flit
+    wire [FW_:0] ld_nrows  = ld_mono ? FC : SC;             // stream A's rows
     // Row streams: A from row 0 at the base, B (pair only) from row S at base2. Rows < k_lo and
     // >= k are zero, not read; the last row read, k-1, is at the range check's last word (addr,
     // asserted). Each SPM reader turns its stream into words in order.
@@ -228,7 +229,7 @@ module npu_exec_ldw #(
             // the reading LDW's request tags and its bank's mode
             if (issue) begin
                 ldw_pair   <= ld_pair;
-                ldw_gid_r  <= (ld_full && mono) ? 4'b0000 : ld_mask;
+                ldw_gid_r  <= ld_mono ? 4'b0000 : ld_mask;
                 ldw_lanes  <= {bhi || cmask != 4'd0 || mode == MODE_VSW || mode == MODE_ISW, bhi};
                 bank_mode_r[bank] <= (cmask != 4'd0) ? MODE_ISW : mode;
             end

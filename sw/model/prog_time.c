@@ -22,7 +22,7 @@ enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
  * pair's least (an LDW reads its rows while the one before writes: S steps, the two core pairs
  * in parallel, or 2S for a mono LDW, the 1G1C baseline). The slicing stage's GEMM compute takes the
  * same rule (slice_cost.h npu_slice_wave_time); its calibrated WAVE (the same form, T alone),
- * which costs the convolutions' steps, is 26 at S = 8, below the 28 measured here. */
+ * which costs the convolutions' steps, is 13.9 at S = 8, below the 17 here. */
 /* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
  * later. The wave queue holds two WAVEs: a WAVE enters it once the one two before has all its
  * rows in, and streams its rows PT_WAVE_ENTRY cycles after it enters at the earliest (the

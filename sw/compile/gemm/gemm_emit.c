@@ -312,6 +312,13 @@ static void emit_1g4c_block(emitter_t *e, npu_prog_t *l, const chunk_t *ch, int 
  * the four modes of one tile (K and N of two 2S-blocks, the second partial: FW, VSW, ISW, HSW,
  * then HSW, ISW, VSW, FW) that is 1.5 gaps of S per tile instead of three. The sums are the same
  * in any order (int32 wrap-around): the first wave of each OBUF region in the chunk starts it. */
+int npu_gemm_enc_ldw(npu_insn_t *in, int modes, unsigned bank, unsigned mode, unsigned spm, unsigned stride,
+                     unsigned k, unsigned n)
+{
+    int rc = npu_enc_ldw(in, bank, mode, spm, stride, k, n);
+    return rc == 0 && modes == NPU_EMIT_FW ? npu_insn_ldw_mono(in) : rc;
+}
+
 int npu_gemm_block_at(int modes, long g, int i, int kblocks, int nblocks)
 {
     int kb, j;
@@ -378,11 +385,10 @@ static void emit_exec(emitter_t *e, int g)
         unsigned mode = e->a->modes == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(e->cfg->s, n, k)
                                                        : NPU_MODE_FW;
         unsigned bank = npu_pb_bank(&e->b);
-        int rc = npu_enc_ldw(&in, bank, mode, sb + (unsigned)(kb * p->F) * nbs + (unsigned)j, nbs, (unsigned)k,
-                             (unsigned)n);
-        if (rc == 0 && e->a->modes == NPU_EMIT_FW) /* 1G1C: the monolithic array's preload */
-            rc = npu_insn_ldw_mono(&in);
-        npu_pb_put(&e->b, l, rc, &in, 0);
+        npu_pb_put(&e->b, l,
+                   npu_gemm_enc_ldw(&in, e->a->modes, bank, mode, sb + (unsigned)(kb * p->F) * nbs + (unsigned)j,
+                                    nbs, (unsigned)k, (unsigned)n),
+                   &in, 0);
         npu_pb_put(&e->b, l,
                    npu_enc_wave(&in, bank, mode, acc, (unsigned)ch.m_act, sa + (unsigned)kb, wpr,
                                 (unsigned)k, (unsigned)n,

@@ -93,6 +93,10 @@ int npu_gemm_lookahead(const npu_cfg_t *cfg);
 /* The order in which chunk g runs its waves (FlexSA: serpentine, gemm_emit.c): the plain index
  * (kb * nblocks + j) of its i-th wave. */
 int npu_gemm_block_at(int modes, long g, int i, int kblocks, int nblocks);
+/* Encodes the LDW of a (k, n) block as the policy `modes` loads it: mono under NPU_EMIT_FW (1G1C:
+ * the monolithic array's 2S-row preload), the core pairs in parallel otherwise. 0 or -1. */
+int npu_gemm_enc_ldw(npu_insn_t *in, int modes, unsigned bank, unsigned mode, unsigned spm, unsigned stride,
+                     unsigned k, unsigned n);
 
 /* The K partition of output tile (mi, ni) under policy modes: its waves' k ranges [k0, k1), in
  * the order the OBUF accumulates them (the first writes, the others add; issue 15's bf16 golden

@@ -21,7 +21,7 @@
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
  *   wave        3S + 8: a weight bank's turnaround (its last rows pass the array, the next LDW
  *               writes its rows); a wave of r rows takes max(r, (r + wave) / 2) with two banks.
- *               The RTL turns a bank around sooner now (calibrated at small: 17.7, was 26.3;
+ *               The RTL turns a bank around sooner now (calibrated at small: 13.9, was 26.3;
  *               NPU_SLICE_TURN below), but this formula, which the uncalibrated configs (the
  *               sweeps' paper-scaled ones) use, stays: with 2S + 8 (tried) the conv search's early stop
  *               prunes less and a search takes twice the CPU (slice_search resnet50_layer_fast)
@@ -59,12 +59,12 @@
  * to 59 cycles a sub-tile of 4 to 16 rows a core on the RTL). */
 #define NPU_SLICE_LDW_ONE_C 6
 /* The bank turnaround of back-to-back LDW / WAVE pairs on 2S-deep tiles, NPU_SLICE_TURN_S x S +
- * NPU_SLICE_TURN_C (24 at S = 8: the bank's rows are written behind the last rows on it, column
+ * NPU_SLICE_TURN_C (17 at S = 8: the bank's rows are written behind the last rows on it, column
  * c of a row c cycles after column 0, from 2S + 1 cycles after the last injection in FW,
  * docs/datapath.md; measured by step_fidelity --micro's WAVE trains of 1 to 64 rows at S = 8,
- * the model 0 to 12 % above the RTL; the program-time model's T, model/prog_time.c). The
+ * the model -3 to +12 % of the RTL; the program-time model's T, model/prog_time.c). The
  * calibration's WAVE
- * (17.7 at small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a
+ * (13.9 at small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a
  * GEMM step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came
  * out 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
 #define NPU_SLICE_TURN_S 2

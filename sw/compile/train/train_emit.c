@@ -284,11 +284,8 @@ static int emit_exec(em_t *e, npu_prog_t *p, long i, const npu_order_op_t *o, un
             int n = imin(F, C - cb * F);
             unsigned bank = npu_pb_bank(&e->b);
             unsigned mode = a->policy == NPU_EMIT_FLEXSA ? (unsigned)npu_flexsa_mode(S, n, k) : NPU_MODE_FW;
-            int rc = npu_enc_ldw(&in, bank, mode, b0 + (unsigned)(rb * F) * wpr_b + (unsigned)cb, wpr_b,
-                                 (unsigned)k, (unsigned)n);
-            if (rc == 0 && a->policy == NPU_EMIT_FW) /* 1G1C: the monolithic array's preload */
-                rc = npu_insn_ldw_mono(&in);
-            npu_pb_put(&e->b, p, rc, &in, 0);
+            npu_pb_put(&e->b, p, npu_gemm_enc_ldw(&in, a->policy, bank, mode, b0 + (unsigned)(rb * F) * wpr_b + (unsigned)cb,
+                                                  wpr_b, (unsigned)k, (unsigned)n), &in, 0);
             npu_pb_put(&e->b, p, npu_enc_wave(&in, bank, mode, rb > 0, (unsigned)R, a0 + (unsigned)rb, wpr_a,
                                     (unsigned)k, (unsigned)n, base + (unsigned)(cb * R)), &in, 0);
         }
