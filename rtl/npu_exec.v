@@ -207,7 +207,9 @@ module npu_exec #(
     // ------------------------------------------------------------------ issue
     wire issue_ldw, issue_wave, issue_drain, issue_sync;
     wire ldw_act, ldw_rdy, ldw_bank, ldw_done, ldw_busy, ldw_shift, ldw_cmt, ldw_cmtd;
-    wire [1:0] wok, wearly, ldw_push, bank_clr;
+    wire [1:0] wok, wearly, ldw_push;
+    wire [3:0] bank_lmode;
+    wire [15:0] bank_since;
     wire [3:0] bank_mode, wpend;
     wire inj_full, haz_full, dq_full, war_blk;
     wire tokens_ok = (!t_pop_prv || l2e_avail) && (!t_pop_nxt || s2e_avail);
@@ -266,7 +268,7 @@ module npu_exec #(
         .clk(clk), .rst_n(rst_n), .issue(issue_ldw), .bank(f_bank), .mode(f_mode), .k(ld_k),
         .klo(ld_klo), .stride(ld_stride), .cmask(ld_cmask), .bhi(ld_bhi), .base(ld_base), .base2(ld_base2), .mono(ld_mono), .addr(ld_addr),
         .push_in({t_psh_nxt, t_psh_prv}), .wave_early(issue_wave && wave_w_early), .wpend(wpend),
-        .bank_clr(bank_clr), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act), .ready(ldw_rdy),
+        .bank_lmode(bank_lmode), .bank_since(bank_since), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act), .ready(ldw_rdy),
         .act_bank(ldw_bank), .done(ldw_done), .commit(ldw_cmt), .committed(ldw_cmtd), .push(ldw_push), .busy(ldw_busy), .shifting(ldw_shift),
         .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),
         .rd2_req(rdw2_req), .rd2_addr(rdw2_addr), .rd2_gnt(rdw2_gnt), .rd2_data(rdw2_data),
@@ -297,7 +299,7 @@ module npu_exec #(
     npu_exec_inject #(.S(S), .OBUF_AW(OBUF_AW), .TAGW(TAGW)) u_inj (
         .clk(clk), .rst_n(rst_n), .issue(issue_wave), .bank(f_bank), .wv_mode(wv_mode),
         .wv_acc(wv_acc), .wv_len(wv_len), .wv_ob(wv_ob), .wv_pass(wv_pass), .early(wave_w_early),
-        .ldw_done(ldw_done), .ldw_cmt(ldw_cmt), .ldw_cmtd(ldw_cmtd), .r_bank(r_bank), .full(inj_full), .wpend(wpend), .bank_clr(bank_clr),
+        .ldw_done(ldw_done), .ldw_cmt(ldw_cmt), .ldw_cmtd(ldw_cmtd), .r_bank(r_bank), .full(inj_full), .wpend(wpend), .bank_lmode(bank_lmode), .bank_since(bank_since),
         .busy(inj_busy), .q_wr(wq_wr), .q_modes(wq_modes), .q_lens(wq_lens),
         .lbh_empty(lbh_empty), .lbh_dout(lbh_dout), .lbh_pop(lbh_pop),
         .mode(mode), .inj_vld(inj_vld), .inj_a(inj_a), .inj_sel(inj_sel), .inj_tag(inj_tag),

@@ -7,8 +7,8 @@
 //        bank this cycle (npu_exec_obuf_hazard).
 //   out: lbh_pop, the injected rows (mode, inj_*: a row of every set in one slot per cycle,
 //        the tag {mode, last, bank, acc, OBUF row}); full (two waves queued, no WAVE issues);
-//        per bank the waves not fully injected (wpend) and whether its rows have passed PE (0, 0) of every core (bank_clr),
-//        for the weight loader; the injection decision and its slot (inj, in_last, mode_sw,
+//        per bank the waves not fully injected (wpend), the mode of its last row and the cycles
+//        since it was injected (bank_lmode, bank_since), for the weight loader; the injection decision and its slot (inj, in_last, mode_sw,
 //        in_act, in_mode, in_need, in_cores, in_nrows) for npu_exec_events; busy.
 // A slot goes in when every LBUF_H it needs has data, the wave is not early (wq_early, until
 // its LDW completes) and the array runs the wave's mode; a different mode waits for the mode
@@ -35,7 +35,8 @@ module npu_exec_inject #(
     input  wire [5:0]            r_bank,     // per bank (3 bits): rows retired this cycle
     output wire                  full,
     output wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
-    output wire [1:0]            bank_clr,   // per bank: its rows have passed PE (0, 0) of every core (row 0 may be offered)
+    output wire [3:0]            bank_lmode, // per bank (2 bits): mode of the last row injected on it
+    output wire [15:0]           bank_since, // per bank (8 bits): x - t - 1 in cycle x, t its last injection (saturates at 2S)
     output wire                  busy,
     // the wave queue's slots, shared with npu_exec_wave (which streams them from its own pointer)
     output wire                  q_wr,       // the slot the next issued wave takes
@@ -66,6 +67,7 @@ module npu_exec_inject #(
     input  wire [1:0]            st_waves    // npu_exec_wave's waves not fully read
 );
 `include "npu_defs.vh"
+`include "npu_mode_fn.vh"
     localparam F  = 2 * S;           // fused array side
     localparam FW_ = 7;              // counters 0..2S (S <= 64) in FW_+1 bits
     localparam [FW_:0] FC  = F[FW_:0];
@@ -113,7 +115,8 @@ module npu_exec_inject #(
     reg  [15:0]  in_t;
     reg  [1:0]   wpend_r [0:1];      // per bank: waves issued, not fully injected
     reg  [15:0]  infl  [0:1];        // per bank: rows in the array
-    reg  [FW_:0] bclr  [0:1];        // per bank: cycles until its rows have passed (below)
+    reg  [FW_:0] bsince [0:1];       // per bank: cycles since its last injection (below)
+    reg  [1:0]   blmode [0:1];       // per bank: mode of its last injected row
     reg  [1:0]   amode;              // mode of the array (rows in flight)
     wire [2:0]   r_bank0 = r_bank[2:0];
     wire [2:0]   r_bank1 = r_bank[5:3];
@@ -165,14 +168,6 @@ module npu_exec_inject #(
     // 2S for FW -> ISW, S for FW -> HSW/VSW, HSW/VSW -> VSW/HSW/ISW, none otherwise (the array
     // needs no drain: each row carries its mode through the muxes). The switch itself takes the
     // cycle in which amode changes.
-    function [1:0] mode_gap(input [1:0] from, input [1:0] to);   // in units of S
-        case (from)
-            MODE_FW:  mode_gap = (to == MODE_ISW) ? 2'd2 : (to == MODE_FW) ? 2'd0 : 2'd1;
-            MODE_HSW: mode_gap = (to == MODE_FW || to == MODE_HSW) ? 2'd0 : 2'd1;
-            MODE_VSW: mode_gap = (to == MODE_FW || to == MODE_VSW) ? 2'd0 : 2'd1;
-            default:  mode_gap = 2'd0;
-        endcase
-    endfunction
     // since_inj = x - t_last - 1 in cycle x (saturating at 2S); a switch in cycle x lets the
     // first new slot go in cycle x + 1, so gap G * S needs since_inj >= G * S - 1
     reg  [FW_:0] since_inj;
@@ -214,24 +209,17 @@ module npu_exec_inject #(
     endgenerate
 
     // Weight bank clearance. A row injected in cycle t uses PE (r, c) of core k in cycle
-    // t + 1 + off(k) + r + c (npu_top's injection register, then npu_flexsa's skew; off per mode in
-    // its header, at most offmax = 2S in FW, S in HSW and VSW, 0 in ISW). npu_exec_ldw offers a
-    // bank's rows one a cycle, top row first; npu_core writes column c of a row c cycles after it
-    // is offered, and a PE reads the old value in the cycle its bank is written, so row r of every
-    // core may be offered from cycle t + 1 + offmax + r on: bclr is loaded with offmax at the
-    // injection and is zero from cycle t + offmax + 1 on.
-    function [FW_:0] clr_cycles(input [1:0] md);
-        case (md)
-            MODE_FW:  clr_cycles = FC;
-            MODE_ISW: clr_cycles = {(FW_+1){1'b0}};
-            default:  clr_cycles = SC;
-        endcase
-    endfunction
+    // t + 1 + S * mode_off(k) + r + c (npu_top's injection register, then npu_flexsa's skew).
+    // npu_exec_ldw decides a bank's rows one a cycle, top row first, and core k writes its row S *
+    // mode_off(k) cycles after the decision (the LDW's mode), npu_core column c c cycles after that;
+    // a PE reads the old value in the cycle its bank is written. So an LDW whose mode is the last
+    // rows' may decide row 0 from cycle t + 1 on, one of another mode S * mode_gap(last, new)
+    // cycles later: the bank's last mode and bsince = x - t - 1 (saturating at 2S) tell it.
 
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
-            bclr[0] <= 0; bclr[1] <= 0;
+            bsince[0] <= FC; bsince[1] <= FC; blmode[0] <= MODE_FW; blmode[1] <= MODE_FW;
             wq_cnt <= 0; wq_wr <= 0; wq_in <= 0; wq_early <= 2'b00;
             in_t <= 0; since_inj <= FC; in_sets <= 4'd0; in_go <= 1'b0; amode <= MODE_FW;
             wpend_r[0] <= 0; wpend_r[1] <= 0; infl[0] <= 0; infl[1] <= 0;
@@ -265,8 +253,12 @@ module npu_exec_inject #(
                                          - {1'b0, in_last && in_bank == i[0]};
             end
             for (i = 0; i < 2; i = i + 1) begin
-                if (inj && in_bank == i[0])      bclr[i] <= clr_cycles(in_mode);
-                else if (bclr[i] != {(FW_+1){1'b0}}) bclr[i] <= bclr[i] - 1'b1;
+                if (inj && in_bank == i[0]) begin
+                    bsince[i] <= {(FW_+1){1'b0}};
+                    blmode[i] <= in_mode;
+                end else if (bsince[i] < FC) begin
+                    bsince[i] <= bsince[i] + 1'b1;
+                end
             end
             infl[0]  <= infl[0]  + ((inj && !in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank0};
             infl[1]  <= infl[1]  + ((inj &&  in_bank) ? {13'd0, in_nrows} : 16'd0) - {13'd0, r_bank1};
@@ -275,7 +267,8 @@ module npu_exec_inject #(
 
     assign full      = wq_cnt == 2'd2;
     assign wpend     = {wpend_r[1], wpend_r[0]};
-    assign bank_clr  = {bclr[1] == {(FW_+1){1'b0}}, bclr[0] == {(FW_+1){1'b0}}};
+    assign bank_lmode = {blmode[1], blmode[0]};
+    assign bank_since = {bsince[1], bsince[0]};   // FW_ = 7: 8 bits each
     assign busy      = wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0;
 
     wire unused = &{1'b0, ldw_act, ldw_bank, ldw_shift, ldw_cmtd, st_waves};

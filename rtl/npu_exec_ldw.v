@@ -10,12 +10,15 @@
 // take the second): the four cores preload in parallel, S flits instead of 2S (FlexSA's
 // preload). A mono LDW (the monolithic 1G1C baseline) and every S-row tile use stream A alone,
 // one row a flit.
-// It reads the next LDW's rows while the previous waves still use the bank, and writes a core's
-// rows into the bank, top row first, a row a cycle as they arrive, once no wave on the bank
-// issued before the LDW is pending (wpend = early waves issued after it) and the bank's last rows
-// have passed PE (0, 0) of every core (bank_clr, from npu_exec_inject): npu_core writes column c
-// of a row c cycles after it is offered, so PE (r, c) is written no earlier than the last use of
-// it: the writes follow the data's wavefront.
+// It reads the next LDW's rows while the previous waves still use the bank, and decides a core's
+// rows, top row first, a row a cycle as they arrive, once no wave on the bank issued before the
+// LDW is pending (wpend = early waves issued after it) and, when the bank's last rows ran in
+// another mode, mode_gap of them later (bank_lmode, bank_since, from npu_exec_inject). Core k
+// writes a decided row S * mode_off(mode, k) cycles later (a delay line of decisions per core: the
+// row stays in its LBUF_V until then), and npu_core column c of it c cycles after that, so PE
+// (r, c) of every core is written in the cycle the bank's last row leaves it, no sooner: the
+// writes follow the data's wavefront across the cores and across each core, and a bank turns
+// around in a cycle (docs/datapath.md "Weight banks").
 // Per bank it reports whether a WAVE may issue (wok: loaded, or being loaded by the active
 // LDW so that every core will hold its tile; wearly: the latter, the wave is early) and the
 // mode whose layout the bank holds (bank_mode, for the issue's mode check); both registered
@@ -50,7 +53,8 @@ module npu_exec_ldw #(
     input  wire [1:0]            push_in,    // token pushes {next, prev}
     input  wire                  wave_early, // a WAVE issues early on the active LDW's bank
     input  wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
-    input  wire [1:0]            bank_clr,   // per bank: its rows have passed PE (0, 0) of every core
+    input  wire [3:0]            bank_lmode, // per bank (2 bits): mode of its last injected row
+    input  wire [15:0]           bank_since, // per bank (8 bits): cycles since then, less one (saturating at 2S)
     output wire [1:0]            wok,
     output wire [1:0]            wearly,
     output wire [3:0]            bank_mode,  // per bank (2 bits)
@@ -90,6 +94,7 @@ module npu_exec_ldw #(
     output wire [4*S*16-1:0]     w_in
 );
 `include "npu_defs.vh"
+`include "npu_mode_fn.vh"
     localparam F  = 2 * S;
     localparam WB = 32 * S;
     localparam FW_ = 7;              // counters 0..2S (S <= 64) in FW_+1 bits
@@ -104,7 +109,11 @@ module npu_exec_ldw #(
     reg          nx_vld, nx_bank;    // the pending LDW (issued behind the writer)
     reg  [3:0]   nx_mask;
     reg  [1:0]   nx_push;
-    reg  [FW_:0] sh_cnt [0:3];       // rows written into each core (the next row written)
+    reg  [FW_:0] sh_cnt [0:3];       // rows decided for each core (the next row decided)
+    reg  [FW_:0] pend   [0:3];       // per core: rows decided, not yet written (its delay line)
+    reg  [FW_:0] wr_cnt [0:3];       // per core: the next row written (mod S)
+    reg  [1:0]   lmode_q;            // mode of the last rows decided
+    reg  [FW_:0] dsince;             // cycles since the last decision, less one (saturating at 2S)
     reg  [1:0]   ldw_push;
     reg  [3:0]   loaded4 [0:1];      // per bank, per core: tile present
     reg  [1:0]   bank_mode_r [0:1];  // per bank: the mode whose layout its LDW loaded
@@ -171,26 +180,72 @@ module npu_exec_ldw #(
     assign v_half = v_tag[5] ? {4{v_tag[4]}} : 4'b1010;
     assign v_word = v_tag[6] ? 4'b1100 : 4'b0000;
     // the waves on its bank issued before it (pending or in the array) are done; the early waves
-    // issued after it (w_early, not injected before it completes) do not count
-    wire [1:0] wpend_b  = ldw_bank ? wpend[3:2] : wpend[1:0];
-    wire bank_free = wpend_b == w_early && bank_clr[ldw_bank];
+    // issued after it (w_early, not injected before it completes) do not count. A row decided in
+    // cycle x is written into core k in cycle x + S * mode_off(wmode, k), so the first decision
+    // waits S * mode_gap cycles after the bank's last injection when that ran in another mode, and
+    // as long after the last decision (the previous LDW's) when that one had another mode, so no
+    // core writes a row of this LDW before one of the previous (its delay line stays in order).
+    wire [1:0]   wmode   = bank_mode_r[ldw_bank];     // the writer's layout
+    wire [1:0]   wpend_b = ldw_bank ? wpend[3:2] : wpend[1:0];
+    wire [FW_:0] since_b = ldw_bank ? bank_since[15:8] : bank_since[7:0];
+    wire [1:0]   lmode_b = ldw_bank ? bank_lmode[3:2] : bank_lmode[1:0];
+    function clear(input [FW_:0] since, input [1:0] gap);
+        clear = gap == 2'd0 || (gap == 2'd1 && since >= SC) || since >= FC;
+    endfunction
+    wire bank_free = wpend_b == w_early && clear(since_b, mode_gap(lmode_b, wmode))
+                  && clear(dsince, mode_gap(lmode_q, wmode));
     // Commit: the bank is free and every core holds the rest of its rows in its LBUF_V (or has
-    // written them all). From then on each core writes a row every cycle, top row first, so row
-    // r of a core is written before a row injected in this cycle or later reaches it (it needs
-    // 1 + r cycles at least): the early waves may inject before the LDW is done. After the commit
-    // the writes no longer wait for the bank (the early waves now injecting are its new users).
+    // decided them all). From then on each core decides a row every cycle, top row first, so row
+    // r of core k is written before a row injected in this cycle or later reaches it (it needs
+    // 1 + S * mode_off(k) + r cycles at least): the early waves may inject before the LDW is done.
+    // After the commit the decisions no longer wait for the bank (the early waves now injecting
+    // are its new users).
     reg          cmt_q;
-    wire [3:0]   c_rest;
+    wire [3:0]   c_rest, dec, wr;
+    wire [3:0]   wr_bank;
     wire         cmt_now = ldw_act && !cmt_q && bank_free && &c_rest;
     wire         wr_ok   = cmt_q || bank_free;
     genvar c;
     generate
         for (c = 0; c < 4; c = c + 1) begin : g_shift
-            assign c_rest[c]  = sh_cnt[c] == SC || lbv_cnt[c*8 +: 8] >= SC - sh_cnt[c];
-            assign lbv_pop[c] = ldw_act && wr_ok && !lbv_empty[c] && sh_cnt[c] < SC;
+            wire [7:0] avail = lbv_cnt[c*8 +: 8] - {{(7-FW_){1'b0}}, pend[c]};   // rows not decided
+            wire [1:0] d     = mode_off(wmode, c);
+            assign c_rest[c] = sh_cnt[c] == SC || avail >= {{(7-FW_){1'b0}}, SC - sh_cnt[c]};
+            assign dec[c]    = ldw_act && wr_ok && avail != 8'd0 && sh_cnt[c] < SC;
+            if (c == 0) begin : g_now
+                assign wr[c]      = dec[c];
+                assign wr_bank[c] = ldw_bank;
+                wire unused_d = &{1'b0, d};
+            end else begin : g_delay
+                // the decisions {valid, bank}, inserted at stage S * d - 1, out at stage 0
+                localparam D = (c == 3) ? 2 * S : S;
+                reg [D-1:0] dv, db;
+                always @(posedge clk) begin
+                    if (!rst_n) begin
+                        dv <= {D{1'b0}};
+                    end else begin
+                        dv <= dv >> 1;
+                        if (dec[c] && d == 2'd1) dv[S-1] <= 1'b1;
+                        if (dec[c] && d == 2'd2) dv[D-1] <= 1'b1;
+                    end
+                    db <= db >> 1;
+                    if (dec[c] && d == 2'd1) db[S-1] <= ldw_bank;
+                    if (dec[c] && d == 2'd2) db[D-1] <= ldw_bank;
+                end
+                assign wr[c]      = dv[0] || (dec[c] && d == 2'd0);
+                assign wr_bank[c] = dv[0] ? db[0] : ldw_bank;
+`ifdef NPU_ASSERTS
+                // a decision enters behind every earlier one (the mode gaps above): none leaves
+                // in its cycle (d = 0), none shifts into its stage (d = 1 at core 3)
+                wire late = (c == 3 && d == 2'd1) ? dv[D > S ? S : 0] : 1'b0;
+                always @(posedge clk) if (rst_n && dec[c] && ((d == 2'd0 && dv[0]) || late))
+                    `NPU_ASSERT_FAIL("weight write delay line out of order")
+`endif
+            end
+            assign lbv_pop[c] = wr[c];
             // the core's words arrive top row first: word j goes to row j
-            assign w_row[c*S +: S] = lbv_pop[c] ? ({{(S-1){1'b0}}, 1'b1} << sh_cnt[c]) : {S{1'b0}};
-            assign w_bank[c]  = ldw_bank;
+            assign w_row[c*S +: S] = wr[c] ? ({{(S-1){1'b0}}, 1'b1} << wr_cnt[c]) : {S{1'b0}};
+            assign w_bank[c]  = wr_bank[c];
             assign w_in[c*S*16 +: S*16] = lbv_dout[c*S*16 +: S*16];
         end
     endgenerate
@@ -223,8 +278,8 @@ module npu_exec_ldw #(
     always @(posedge clk) begin
         if (!rst_n) begin
             ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; cmt_q <= 1'b0;
-            w_early <= 2'd0; nx_vld <= 1'b0;
-            for (i = 0; i < 4; i = i + 1) sh_cnt[i] <= 0;
+            w_early <= 2'd0; nx_vld <= 1'b0; lmode_q <= MODE_FW; dsince <= FC;
+            for (i = 0; i < 4; i = i + 1) begin sh_cnt[i] <= 0; pend[i] <= 0; wr_cnt[i] <= 0; end
         end else begin
             // the reading LDW's request tags and its bank's mode
             if (issue) begin
@@ -249,7 +304,7 @@ module npu_exec_ldw #(
                     sh_cnt[i] <= (iss_w ? ld_mask[i] : nx_mask[i]) ? {(FW_+1){1'b0}} : SC;
             end else begin
                 for (i = 0; i < 4; i = i + 1)
-                    if (lbv_pop[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
+                    if (dec[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
                 if (wave_early) w_early <= w_early + 2'd1;
                 if (cmt_now)    cmt_q <= 1'b1;
                 if (ldw_done) begin
@@ -257,6 +312,18 @@ module npu_exec_ldw #(
                     ldw_act <= 1'b0;
                     cmt_q   <= 1'b0;
                 end
+            end
+            // the write side: rows in the delay lines, the row each core writes next
+            for (i = 0; i < 4; i = i + 1) begin
+                pend[i] <= pend[i] + {{FW_{1'b0}}, dec[i] && !(wr[i] && pend[i] == 0)}
+                                   - {{FW_{1'b0}}, wr[i] && pend[i] != 0};
+                if (wr[i]) wr_cnt[i] <= (wr_cnt[i] == SC - 1'b1) ? {(FW_+1){1'b0}} : wr_cnt[i] + 1'b1;
+            end
+            if (|dec) begin
+                lmode_q <= wmode;
+                dsince  <= {(FW_+1){1'b0}};
+            end else if (dsince < FC) begin
+                dsince  <= dsince + 1'b1;
             end
             if (iss_n) begin
                 nx_vld  <= 1'b1;
@@ -278,11 +345,11 @@ module npu_exec_ldw #(
     assign commit    = cmt_now;
     assign committed = cmt_q;
     assign push      = ldw_push;
-    assign busy      = ldw_act || nx_vld || !a_idle || !b_idle;
-    assign shifting  = |lbv_pop;
+    assign busy      = ldw_act || nx_vld || !a_idle || !b_idle || |{pend[3], pend[2], pend[1]};
+    assign shifting  = |dec;
 
-    // addr, b_row and the addresses' high bits: the checks only
-    wire unused = &{1'b0, addr, b_row, a_addr[31:SPM_AW], b_addr[31:SPM_AW], fb_tag};
+    // addr, b_row, lbv_empty and the addresses' high bits: the checks only
+    wire unused = &{1'b0, addr, b_row, a_addr[31:SPM_AW], b_addr[31:SPM_AW], fb_tag, lbv_empty};
 
 `ifdef NPU_ASSERTS
     integer ax;
@@ -299,7 +366,7 @@ module npu_exec_ldw #(
         if (nx_vld && (!ldw_act || nx_bank == ldw_bank)) `NPU_ASSERT_FAIL("pending LDW without a writer on the other bank")
         if (b_vld && !ldw_pair)           `NPU_ASSERT_FAIL("LDW stream B requested outside a pair load")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
-        if (|lbv_pop && !bank_free && !cmt_q) `NPU_ASSERT_FAIL("weights written into a bank in use")
+        if (|dec && !bank_free && !cmt_q) `NPU_ASSERT_FAIL("weights decided for a bank in use")
         if (ldw_done && !cmt_q && !cmt_now)   `NPU_ASSERT_FAIL("LDW done without a commit")
         // the registered bank states (issue) agree with the LDW state, except the cycle after an
         // LDW issued (no WAVE is past its check stages then)

@@ -14,15 +14,12 @@ enum { L2E, E2L, E2S, S2E, CHANNELS };
  * 7): a VSET or SYNC_E occupies the queue 4 cycles, a VEC one cycle beyond its busy cycles. */
 enum { PT_EXEC_ISSUE = 4, PT_VEC_TAIL = 1 };
 /* Back-to-back LDW / WAVE pairs on alternating weight banks (measured by step_fidelity --micro's
- * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, (r + T) / 2, P), with
- * T = 2S + 1 the bank's turnaround (its last row passes PE (0, 0) of the bottom-right core 2S + 1
- * cycles after its injection in FW, and the next LDW writes the bank behind it, a PE row a cycle
- * and column c of a row c cycles after column 0; its early WAVE injects once the writes are sure
- * to stay ahead, rtl/npu_exec_ldw.v) and P = steps + 2 a
- * pair's least (an LDW reads its rows while the one before writes: S steps, the two core pairs
- * in parallel, or 2S for a mono LDW, the 1G1C baseline). The slicing stage's GEMM compute takes the
- * same rule (slice_cost.h npu_slice_wave_time); its calibrated WAVE (the same form, T alone),
- * which costs the convolutions' steps, is 13.9 at S = 8, below the 17 here. */
+ * WAVE trains at S = 2 and 8, any k and n): a wave of r rows takes max(r, P), P = steps + 1 a
+ * pair's least (an LDW reads its rows while the one before writes: S steps, the two core pairs in
+ * parallel, or 2S for a mono LDW, the 1G1C baseline). A bank turns around in a cycle: the next
+ * LDW decides its rows from the cycle after the bank's last injection and each core writes them
+ * as the last rows leave it (rtl/npu_exec_ldw.v). The slicing stage's GEMM compute takes the same
+ * rule (slice_cost.h npu_slice_wave_time). */
 /* The EXEC queue's head issues in its fourth cycle (its checks, rtl/npu_exec.v) and leaves a cycle
  * later. The wave queue holds two WAVEs: a WAVE enters it once the one two before has all its
  * rows in, and streams its rows PT_WAVE_ENTRY cycles after it enters at the earliest (the
@@ -280,13 +277,6 @@ static uint64_t fetch_bus(const npu_cfg_t *cfg, const npu_slice_cost_t *k, size_
     return npu_slice_xfer_bus(k, &b, (unsigned)B);
 }
 
-/* The SPM unit {bank, sub-bank} of word a (npu_spm_unit), the address wrapped to the SPM. */
-static unsigned spm_unit(const npu_cfg_t *cfg, uint64_t a)
-{
-    uint64_t words = (uint64_t)npu_cfg_spm_words(cfg);
-    return npu_spm_unit(cfg, words ? a % words : a);
-}
-
 /* Q16 cycles WAVE f streams its A rows: slot t reads row t of every set in one cycle, one SPM
  * read port per set (rtl/npu_exec_wave.v; a bcast wave's one port), and a slot ends when every
  * port was granted: two rows in one sub-bank of one bank take a cycle each (the lowest port
@@ -299,23 +289,9 @@ static uint64_t wave_cycles(const npu_cfg_t *cfg, const npu_fields_t *f)
 {
     npu_wave_sets_t ws;
     int nsets = npu_wave_sets_f(f, &ws);
-    uint64_t cyc = 0;
-    if (f->bcast || nsets < 2)
-        return (uint64_t)ws.len[0] << NPU_SLICE_Q;
-    for (unsigned t = 0; t < ws.len[0]; t++) {
-        unsigned u[4], most = 1;
-        int n = 0;
-        for (int j = 0; j < nsets; j++)
-            if (t < ws.len[j])
-                u[n++] = spm_unit(cfg, (uint64_t)f->spm_addr + (uint64_t)(ws.start[j] + t) * f->spm_stride);
-        for (int a = 0; a < n; a++) {
-            unsigned same = 0;
-            for (int b = 0; b < n; b++)
-                same += u[a] == u[b];
-            most = same > most ? same : most;
-        }
-        cyc += most;
-    }
+    uint64_t cyc = ws.len[0];
+    if (!f->bcast && nsets >= 2)
+        cyc += npu_slice_wave_collisions(cfg, &ws, nsets, f->spm_addr, f->spm_stride);
     return cyc << NPU_SLICE_Q;
 }
 
@@ -347,17 +323,8 @@ static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
 }
 
 /* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW, read in `steps`
- * cycles; f one of them): max(r, (r + T) / 2, P), the next tile's LDW waiting for the bank's
- * turnaround. T and P are measured with FW tiles, 2S rows deep (2S + 1, and 2S + 2 mono or S + 2
- * in parallel); a tile of S rows (HSW / ISW) passes the array S cycles sooner: T = depth + 1,
- * P = S + 2
- * (P measured on the HSW LDW / WAVE pairs of the fused backward of conv 1,8,8,4,3,3,1,1,1 at
- * small, batch 32, 3-row WAVEs after LDWs of S rows; an ISW tile's rows clear the array S cycles
- * sooner still, which the rule does not count). */
-static uint64_t tile_time(const npu_cfg_t *cfg, uint64_t r, const npu_fields_t *f, uint64_t steps)
-{
-    return npu_slice_wave_time(cfg->s, r, ldw_rows(cfg, f), steps);
-}
+ * cycles; f one of them): max(r, P) (npu_slice_wave_time, above). */
+static uint64_t tile_time(uint64_t r, uint64_t steps) { return npu_slice_wave_time(r, steps); }
 
 /* The cycles a plain DRAIN loses to SPM sub-bank conflicts at its real addresses
  * (npu_slice_drain_stalls: the drain engine's pair choice, exact against the RTL); for the skinny
@@ -601,7 +568,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             uint64_t end = wave_fed(cfg, s, i, s->streamed);
             s->tile_rows += end - s->streamed;
             s->rows_end = end;
-            s->array_free = max64(s->rows_end, s->tile_start + tile_time(cfg, s->tile_rows, &s->f[i], s->ldw_steps));
+            s->array_free = max64(s->rows_end, s->tile_start + tile_time(s->tile_rows, s->ldw_steps));
         } else {
             s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
             uint64_t end = wave_fed(cfg, s, i, s->streamed);
@@ -610,7 +577,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->tile_start = s->streamed;
             s->tile_rows = end - s->streamed;
             s->rows_end = end;
-            s->array_free = s->streamed + tile_time(cfg, s->tile_rows, &s->f[i], s->ldw_steps);
+            s->array_free = s->streamed + tile_time(s->tile_rows, s->ldw_steps);
         }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->rows_end + res_latency(cfg);
@@ -816,7 +783,7 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
             steps = ldw_steps(cfg, &s->f[i]);
         if (s->f[i].op == NPU_OP_WAVE) {
             s->wrows[i] = wave_cycles(cfg, &s->f[i]);
-            s->dur[i] = tile_time(cfg, s->wrows[i], &s->f[i], steps);
+            s->dur[i] = tile_time(s->wrows[i], steps);
         }
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;

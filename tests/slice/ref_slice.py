@@ -314,22 +314,43 @@ def flexsa_mode(S, n, k):
     return {(True, True): 'FW', (True, False): 'HSW', (False, True): 'VSW', (False, False): 'ISW'}[(n > S, k > S)]
 
 
-def gemm_compute(k, S, m, n, kd):
+def wave_sets(md, m):
+    """(first row, rows) of each set of an m-row wave (docs/isa.md): halves, quarters by halves"""
+    ha = cdiv(m, 2)
+    hb = m - ha
+    qa, qb = cdiv(ha, 2), cdiv(hb, 2)
+    return {'FW': [(0, m)], 'HSW': [(0, ha), (ha, hb)], 'VSW': [(0, ha), (ha, hb)],
+            'ISW': [(0, qa), (qa, ha - qa), (ha, qb), (ha + qb, hb - qb)]}[md]
+
+
+def collisions(cfg, md, m, base, stride):
+    """cycles a wave's slots lose to SPM sub-bank collisions: slot t reads row t of every set
+    in a cycle, rows in one unit one a cycle"""
+    sets, lost = wave_sets(md, m), 0
+    for t in range(sets[0][1]):
+        units = [unit(cfg, (base + (r0 + t) * stride) % (cfg.banks * cfg.bank_words)) for r0, rows in sets if t < rows]
+        lost += max(units.count(u) for u in units) - 1
+    return lost
+
+
+def gemm_compute(k, S, m, n, kd, cfg):
     """a GEMM step under FlexSA as its emitter runs it: every 2S x 2S block a wave of ceil(m /
-    parts) rows, max(r, (r + T) / 2), T = 2S + 1 (the WAVE trains' bank turnaround), S less after
-    an S-deep LDW (HSW, ISW), at least the LDW's S read steps + 6 (FlexSA's LDWs load the two
-    core pairs in parallel, a 2S-deep tile in S steps too); the blocks in the
+    parts) rows, at least the LDW's S read steps + 1 (FlexSA's LDWs load the two core pairs in
+    parallel, a 2S-deep tile in S steps too; a bank turns around in a cycle); the blocks in the
     serpentine order (k-block rows, odd ones backwards), each mode change S x the largest offset
-    difference of the two modes, the mean of both directions, plus a switch cycle"""
+    difference of the two modes, the mean of both directions, plus a switch cycle; the SPM
+    sub-bank collisions of the HSW, VSW and ISW waves' sets"""
     F, t, modes = 2 * S, 0, []
     kbs, nbs = list(range(0, kd, F)), list(range(0, n, F))
     for i, k0 in enumerate(kbs):
         for n0 in (nbs if i % 2 == 0 else nbs[::-1]):
             md = flexsa_mode(S, min(F, n - n0), min(F, kd - k0))
-            shallow = md in ('HSW', 'ISW')
-            r, T = cdiv(m, PARTS[md]) << Q, (2 * S + 1 - (S if shallow else 0)) << Q
-            t += max(r, (r + T) // 2, (S + 2) << Q)  # an LDW reads its rows, S steps
+            r = cdiv(m, PARTS[md]) << Q
+            t += max(r, (S + 1) << Q)  # an LDW reads its rows, S steps
             modes.append(md)
+            if md != 'FW':  # A's rows cdiv(kd, 2S) words apart from 0 or m rows on: the mean
+                w = cdiv(kd, F)
+                t += sum(collisions(cfg, md, m, b * m * w + i, w) for b in (0, 1)) << Q >> 1
     for a, b in zip(modes, modes[1:]):
         if a != b:
             gap = lambda x, y: max(p - q for p, q in zip(OFFSETS[x], OFFSETS[y]))
@@ -416,7 +437,7 @@ def simulate(pb, k, t, split, order, band=None, cband=False):
             prev2[ti] = prev[ti]
             prev[ti] = key
         m, n, taps, kd, orows = pb.step_gemm(s)
-        E = gemm_compute(k, pb.S, m, n, kd) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
+        E = gemm_compute(k, pb.S, m, n, kd, pb.cfg) if pb.kind == 'gemm' else compute(k, pb.S, split, m, n, taps, kd)
         if pb.kind == 'gemm':
             E += fetch_stall(pb.cfg, k, n, kd, E, Lb, Lnb)
         Sv = Sb = D = 0

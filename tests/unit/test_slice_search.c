@@ -81,7 +81,11 @@ Test(slice_search, single_step_adds_up)
  *     10 (an LDW reads in S steps, a full tile's core pairs in parallel, while the one before
  *     writes): 40 + 20 + 20 + 10;
  *     the serpentine order FW, VSW | ISW, HSW: changes FW-VSW (gaps 1 + 0), VSW-ISW (1 + 0),
- *     ISW-HSW (0 + 1), each the mean of both directions x S plus the switch cycle: 3 x 5.
+ *     ISW-HSW (0 + 1), each the mean of both directions x S plus the switch cycle: 3 x 5;
+ *     SPM sub-bank collisions of the sets' rows (A's 40 rows 2 words apart from word 0 or 80,
+ *     the mean): VSW in word 0 (sets at rows 0, 20) 4 and 4, HSW in word 1 (0, 20) 4 and 4, ISW
+ *     in word 1 (rows 0, 10, 20, 30) 8 and 12: 36 / 2 = 18 (tests/slice/ref_slice.py counts
+ *     them by its own sub-bank code).
  *   1G1C: four FW waves of 40 rows, 40 each (P = 2S + 2 = 18 after its mono LDWs).
  *   1G4C: (2 + 1) x (2 + 1) = 9 S x S sub-tiles, each an ISW wave of 10 rows (15) or its four
  *     LDWs, one at a time (one bank), 4 x (S + 6) = 56: 9 x 56. */
@@ -90,13 +94,13 @@ Test(slice_search, gemm_compute_is_the_policys_waves)
     npu_cfg_t cfg = test_cfg(8);
     npu_slice_cost_t k = npu_slice_cost_formula(&cfg, NPU_SLICE_BURST);
     cr_assert_eq(k.policy, NPU_POLICY_FLEXSA);
-    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (90u + 15) << 16);
+    cr_assert_eq(npu_slice_gemm_compute(&cfg, &k, 40, 24, 24), (90u + 15 + 18) << 16);
     k.policy = NPU_POLICY_1G1C;
-    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (4u * 40) << 16);
+    cr_assert_eq(npu_slice_gemm_compute(&cfg, &k, 40, 24, 24), (4u * 40) << 16);
     k.policy = NPU_POLICY_1G4C;
-    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 40, 24, 24), (9u * 56) << 16);
+    cr_assert_eq(npu_slice_gemm_compute(&cfg, &k, 40, 24, 24), (9u * 56) << 16);
     /* the rows a wave streams bound it: 1G4C at m = 400 (ISW: 100 rows a core) */
-    cr_assert_eq(npu_slice_gemm_compute(&k, 8, 400, 16, 16), (4u * 100) << 16);
+    cr_assert_eq(npu_slice_gemm_compute(&cfg, &k, 400, 16, 16), (4u * 100) << 16);
 }
 
 /* Two steps along k: T = L_0 + max(E_0, L_1) + max(E_1, S_{-1} = 0) + D_1 + S_1 (the drain
@@ -113,7 +117,7 @@ Test(slice_search, overlap_two_steps)
     {
         uint64_t L = (p.t[0].cost + p.t[1].cost) / 2, S = p.t[2].cost;
         /* both k chunks of A and B start 32-byte aligned: L_0 = L_1; a drain of 16 rows */
-        uint64_t E0 = npu_slice_gemm_compute(&k, 8, 16, 16, 16);
+        uint64_t E0 = npu_slice_gemm_compute(&cfg, &k, 16, 16, 16);
         uint64_t E1 = p.compute - E0, D1 = k.drain_fixed + 16ull * k.drain_row;
         cr_assert_eq(E1, E0);
         cr_assert_eq(p.cycles, L + (E0 > L ? E0 : L) + E1 + D1 + S);

@@ -538,10 +538,9 @@ static int plan_dw_bands(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts,
 typedef struct band_cand { int R, G, ok, units, bands; } band_cand_t;
 
 /* Block groups per unit G and band rows R (the largest fitting the SPM and an OBUF half for that
- * G). An LDW writes a weight bank's rows only behind the last rows of the waves on it (the bank
- * turnaround T = NPU_SLICE_TURN_S x S + NPU_SLICE_TURN_C in FW, docs/datapath.md), so with two
- * banks a tile needs >= ~T + 4 injection slots of waves or
- * the array waits (measured on the RTL): among the G whose bands give that, the fewest units
+ * G). The next tile's LDW reads its rows while a tile's waves run (S steps, NPU_SLICE_LDW_C
+ * beyond, slice_cost.h npu_slice_wave_time), so a tile needs >= ~S + NPU_SLICE_LDW_C + 4
+ * injection slots of waves or the array waits: among the G whose bands give that, the fewest units
  * (per-unit overheads), then the fewest bands (halo rows re-loaded per band); none reaching it:
  * the tallest bands. Returns the choice (R 0: none fits). */
 static band_cand_t plan_band_search(const npu_cfg_t *cfg, const npu_conv_plan_opts_t *opts, npu_conv_plan_t *p,
@@ -565,7 +564,7 @@ static band_cand_t plan_band_search(const npu_cfg_t *cfg, const npu_conv_plan_op
         double slots = p->kernel == NPU_CONV_DX && p->dataflow == NPU_CONV_ECOFLOW
                            ? (double)fitR * (double)row_len / ((double)p->c.stride * (double)p->c.stride)
                            : (double)fitR * (double)row_len;
-        band_cand_t c = {fitR, g, slots >= (double)(NPU_SLICE_TURN_S * cfg->s + NPU_SLICE_TURN_C + 4), 0,
+        band_cand_t c = {fitR, g, slots >= (double)(cfg->s + NPU_SLICE_LDW_C + 4), 0,
                          (p->rows + fitR - 1) / fitR};
         c.units = c.bands * ng;
         int better = !best.R || (c.ok && !best.ok) ||

@@ -251,11 +251,10 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
     return (uint64_t)(taps * cdiv(kd, S) * blk) * (r > turn ? r : turn);
 }
 
-uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth, uint64_t steps)
+uint64_t npu_slice_wave_time(uint64_t r, uint64_t steps)
 {
-    uint64_t T = (depth + (uint64_t)(NPU_SLICE_TURN_S - 2) * (uint64_t)S + NPU_SLICE_TURN_C) << NPU_SLICE_Q;
-    uint64_t t = r > (r + T) / 2 ? r : (r + T) / 2, pair = (steps + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
-    return t > pair ? t : pair;
+    uint64_t pair = (steps + NPU_SLICE_LDW_C) << NPU_SLICE_Q;
+    return r > pair ? r : pair;
 }
 
 /* The mode a block of nn x kk (n, k) runs in under the policy (1G4C: its sub-tiles' ISW). */
@@ -273,7 +272,7 @@ static uint64_t block_time(const npu_slice_cost_t *k, int S, int64_t m, int64_t 
     int64_t rows = npu_flexsa_split(md, (int)m, NULL);
     uint64_t depth = (uint64_t)(md == NPU_MODE_HSW || md == NPU_MODE_ISW ? S : 2 * S), ldw;
     uint64_t steps = k->policy == NPU_POLICY_1G1C ? depth : (uint64_t)S; /* 1G1C: mono LDWs */
-    uint64_t t = npu_slice_wave_time(S, (uint64_t)rows << NPU_SLICE_Q, depth, steps);
+    uint64_t t = npu_slice_wave_time((uint64_t)rows << NPU_SLICE_Q, steps);
     if (k->policy != NPU_POLICY_1G4C)
         return t;
     ldw = (uint64_t)(4 * (S + NPU_SLICE_LDW_ONE_C)) << NPU_SLICE_Q; /* four LDWs, one at a time */
@@ -309,24 +308,77 @@ static uint64_t mode_changes(const npu_slice_cost_t *k, int S, int64_t n, int64_
     return c;
 }
 
-static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
+static uint64_t gemm_compute(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int64_t m, int64_t n, int64_t kd);
 
 /* The slicing searches ask for the same few step shapes over and over (every tile combination's
- * classes): the answers, which depend on the policy, S, m, n and kd alone, are remembered. */
+ * classes): the answers, which depend on the policy, the SPM's banks, S, m, n and kd alone, are
+ * remembered. */
 #define GC_MEMO 128
 
-uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
+uint64_t npu_slice_gemm_compute(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int64_t m, int64_t n, int64_t kd)
 {
     static npu_memo_slot_t memo[GC_MEMO];
-    const int64_t key[NPU_MEMO_KEY] = {m, n, kd, 0, (int64_t)k->policy * 256 + S + 1};
+    const int64_t key[NPU_MEMO_KEY] = {m, n, kd, (int64_t)cfg->spm_bank_words * 64 + cfg->spm_banks,
+                                       (int64_t)k->policy * 256 + cfg->s + 1};
     npu_memo_slot_t *e;
     if (!npu_memo_find(memo, GC_MEMO, key, &e))
-        e->v = gemm_compute(k, S, m, n, kd);
+        e->v = gemm_compute(cfg, k, m, n, kd);
     return e->v;
 }
 
-static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd)
+uint64_t npu_slice_wave_collisions(const npu_cfg_t *cfg, const npu_wave_sets_t *ws, int nsets, uint64_t base,
+                                   uint64_t stride)
 {
+    uint64_t words = (uint64_t)npu_cfg_spm_words(cfg), c = 0;
+    for (unsigned t = 0; t < ws->len[0]; t++) {
+        unsigned u[4], most = 1;
+        int n = 0;
+        for (int j = 0; j < nsets; j++)
+            if (t < ws->len[j]) {
+                uint64_t a = base + (uint64_t)(ws->start[j] + t) * stride;
+                u[n++] = npu_spm_unit(cfg, words ? a % words : a);
+            }
+        for (int a = 0; a < n; a++) {
+            unsigned same = 0;
+            for (int b = 0; b < n; b++)
+                same += u[a] == u[b];
+            most = same > most ? same : most;
+        }
+        c += most - 1;
+    }
+    return c;
+}
+
+/* Q16 cycles a FlexSA step's waves lose to SPM sub-bank collisions between their sets (its HSW,
+ * VSW and ISW blocks; FW has one set): A's m rows are cdiv(kd, 2S) words apart (the GEMM
+ * emitter's tile), from word 0 or from its second buffer's (m rows on), the mean of the two, and
+ * the waves of the k-block in word w read word w of each row, every n-block's alike. Measured:
+ * 2048 x 6 x 21 at small-w2 lost 704 cycles over its 11 tiles of 192 rows (VSW and ISW waves at
+ * stride 2) and none at 256 rows. */
+static uint64_t gemm_collisions(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int64_t m, int64_t n,
+                                int64_t kd)
+{
+    int64_t F = 2 * cfg->s, kb = cdiv(kd, F), nb = cdiv(n, F), nl = n - (nb - 1) * F, kl = kd - (kb - 1) * F;
+    uint64_t stride = (uint64_t)kb, c = 0;
+    if (k->policy != NPU_POLICY_FLEXSA)
+        return 0;
+    for (int64_t w = 0; w < kb; w++)
+        for (int last = 0; last < 2; last++) {
+            int64_t cnt = last ? 1 : nb - 1;
+            npu_mode_t md = block_mode(k, cfg->s, last ? nl : F, w < kb - 1 ? F : kl);
+            npu_wave_sets_t ws;
+            if (!cnt || md == NPU_MODE_FW)
+                continue;
+            int ns = npu_wave_sets((unsigned)md, (unsigned)m, &ws);
+            for (uint64_t b = 0; b < 2; b++)
+                c += (uint64_t)cnt * npu_slice_wave_collisions(cfg, &ws, ns, b * (uint64_t)m * stride + (uint64_t)w, stride);
+        }
+    return (c << NPU_SLICE_Q) / 2;
+}
+
+static uint64_t gemm_compute(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int64_t m, int64_t n, int64_t kd)
+{
+    int S = cfg->s;
     int64_t F = 2 * S, kf = kd / F, nf = n / F, kl = kd % F, nl = n % F;
     uint64_t t = (uint64_t)(kf * nf) * block_time(k, S, m, F, F);
     if (nl)
@@ -335,7 +387,7 @@ static uint64_t gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_
         t += (uint64_t)nf * block_time(k, S, m, F, kl);
     if (nl && kl)
         t += block_time(k, S, m, nl, kl);
-    return t + mode_changes(k, S, n, kd);
+    return t + mode_changes(k, S, n, kd) + gemm_collisions(cfg, k, m, n, kd);
 }
 
 /* The sub-bank code of an address offset, carries ignored (the drain engine's pair choice,

@@ -21,8 +21,8 @@
  *   lat_fixed   R (MAX_OUTSTANDING - 1) / MAX_OUTSTANDING: the last round trip of such a stream
  *   wave        3S + 8: a weight bank's turnaround (its last rows pass the array, the next LDW
  *               writes its rows); a wave of r rows takes max(r, (r + wave) / 2) with two banks.
- *               The RTL turns a bank around sooner now (calibrated at small: 13.9, was 26.3;
- *               NPU_SLICE_TURN below), but this formula, which the uncalibrated configs (the
+ *               The RTL turns a bank around in a cycle now (npu_slice_wave_time below), but
+ *               this formula, which the uncalibrated configs (the
  *               sweeps' paper-scaled ones) use, stays: with 2S + 8 (tried) the conv search's early stop
  *               prunes less and a search takes twice the CPU (slice_search resnet50_layer_fast)
  *   drain_fixed S, drain_row 1/2: a DRAIN writes two OBUF rows per cycle
@@ -45,36 +45,28 @@
 #include <stdint.h>
 
 #include "compile/slice/slice_burst.h"
+#include "hw/isa.h"
 #include "hw/npu_cfg.h"
 
 #define NPU_SLICE_Q 16 /* fixed point: Q16 cycles */
 /* An LDW's least cycles beyond its read steps (one a cycle: 2S rows of a mono FW / VSW tile, the
  * 1G1C baseline; S otherwise, a full tile's core pairs in parallel, rtl/npu_exec_ldw.v), reading
  * while the LDW before writes (on the other bank): an LDW / WAVE pair takes at least steps +
- * NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains, 24 pairs of 1 to 16 rows:
- * the model -3 to +12 % of the RTL; the program-time model's P, model/prog_time.c). */
-#define NPU_SLICE_LDW_C 2
+ * NPU_SLICE_LDW_C (measured by step_fidelity --micro's WAVE trains, 24 pairs of 1 to 64 rows at
+ * small: 8.7 cycles a pair up to 8 rows, mono 16.7; the program-time model's P,
+ * model/prog_time.c). */
+#define NPU_SLICE_LDW_C 1
 /* The same for an LDW that cannot overlap the one before (on the same bank: the 1G4C policy's four
  * core-masked LDWs of a sub-tile): S + NPU_SLICE_LDW_ONE_C each (200x150x130 at small, 1G4C: 56
  * to 59 cycles a sub-tile of 4 to 16 rows a core on the RTL). */
 #define NPU_SLICE_LDW_ONE_C 6
-/* The bank turnaround of back-to-back LDW / WAVE pairs on 2S-deep tiles, NPU_SLICE_TURN_S x S +
- * NPU_SLICE_TURN_C (17 at S = 8: the bank's rows are written behind the last rows on it, column
- * c of a row c cycles after column 0, from 2S + 1 cycles after the last injection in FW,
- * docs/datapath.md; measured by step_fidelity --micro's WAVE trains of 1 to 64 rows at S = 8,
- * the model -3 to +12 % of the RTL; the program-time model's T, model/prog_time.c). The
- * calibration's WAVE
- * (13.9 at small) is fitted with a launch term on trains of 1 to 4 pairs, which takes part of it; a
- * GEMM step's compute (npu_slice_gemm_compute) takes this one: with WAVE its 32-row waves came
- * out 7 % short on the RTL and the stage picked them over 48-row ones (360x28x129 at small). */
-#define NPU_SLICE_TURN_S 2
-#define NPU_SLICE_TURN_C 1
-/* Q16 cycles of a stationary tile's waves of r (Q16) slots after an LDW of `depth` rows (2S or S)
- * read in `steps` cycles (2S mono, else S): max(r, (r + T) / 2, steps + NPU_SLICE_LDW_C),
- * T = depth + (NPU_SLICE_TURN_S - 2) S + NPU_SLICE_TURN_C (2S + 1 at 2S deep: an S-deep tile's rows
- * pass the array S cycles sooner). One rule for the slicing stage's GEMM compute and the
- * program-time model (model/prog_time.c). */
-uint64_t npu_slice_wave_time(int S, uint64_t r, uint64_t depth, uint64_t steps);
+/* Q16 cycles of a stationary tile's waves of r (Q16) slots after an LDW read in `steps` cycles (2S
+ * mono, else S): max(r, steps + NPU_SLICE_LDW_C). A weight bank turns around in a cycle: an LDW
+ * decides its rows from the cycle after the bank's last injection and each core writes them as
+ * the last rows leave it (docs/datapath.md "Weight banks"), so on two banks the waves follow each
+ * other with no gap (24 pairs of 12 to 64 rows at small: r a pair, after a launch of 87 cycles).
+ * One rule for the slicing stage's GEMM compute and the program-time model (model/prog_time.c). */
+uint64_t npu_slice_wave_time(uint64_t r, uint64_t steps);
 enum { NPU_SLICE_BURST = 0, NPU_SLICE_NOBURST = 1 };
 
 typedef struct npu_slice_cost {
@@ -211,15 +203,21 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
  * LDW / WAVE pair per 2S x 2S (k, n) block, in mode FW (1G1C) or Algorithm 1's
  * (npu_flexsa_mode: FW, HSW, VSW, ISW, the wave's rows npu_flexsa_split's ceil(m / parts));
  * 1G4C cuts each block into S x S sub-tiles, each four core-masked LDWs and one ISW wave. A wave
- * of r rows takes max(r, (r + T) / 2), T the bank turnaround of WAVE trains on 2S-deep tiles
- * (NPU_SLICE_TURN_S x S + NPU_SLICE_TURN_C) less S for an S-deep LDW (HSW, ISW, a core mask:
- * its rows leave the array S cycles sooner, model/prog_time.c), and at least the LDW's steps +
- * NPU_SLICE_LDW_C (an LDW reads its rows while the one before writes, 2S steps for 1G1C's mono
- * LDWs, S for the others: short waves at small S); a 1G4C sub-tile
- * at least its four LDWs, S + NPU_SLICE_LDW_ONE_C each (one at a time: one bank). FlexSA adds the mode-change
+ * of r rows takes npu_slice_wave_time: max(r, the LDW's steps + NPU_SLICE_LDW_C) (an LDW reads
+ * its rows while the one before writes, 2S steps for 1G1C's mono LDWs, S for the others: short
+ * waves at small S); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_ONE_C each (one at a time: one bank). FlexSA adds the mode-change
  * gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the switch cycle),
  * each change costed as the mean of its two directions (every other chunk runs the order
  * backwards). */
-uint64_t npu_slice_gemm_compute(const npu_slice_cost_t *k, int S, int64_t m, int64_t n, int64_t kd);
+uint64_t npu_slice_gemm_compute(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int64_t m, int64_t n, int64_t kd);
+
+/* Cycles a wave's slots lose to SPM sub-bank collisions: slot t reads row t of each of its nsets
+ * sets (ws) in one cycle, one read port a set, and rows in one sub-bank of one bank take a cycle
+ * each (the lowest port wins, the others retry: rtl/npu_exec_wave.v, rtl/npu_spm.v), so a slot
+ * takes as many cycles as the most of its rows in one SPM unit; row r of the wave is at word base
+ * + r * stride (wrapped to the SPM). The sum over the slots of (its cycles - 1); exact on the RTL
+ * (model/prog_time.c wave_cycles). */
+uint64_t npu_slice_wave_collisions(const npu_cfg_t *cfg, const npu_wave_sets_t *ws, int nsets, uint64_t base,
+                                   uint64_t stride);
 
 #endif

@@ -257,7 +257,7 @@ static uint64_t compute_of(const npu_slice_nest_t *x, const npu_slice_cost_t *k,
                            int64_t n, int64_t taps, int64_t kd)
 {
     if (x->kind == NPU_SLICE_GEMM)
-        return (uint64_t)taps * npu_slice_gemm_compute(k, x->S, m, n, kd);
+        return (uint64_t)taps * npu_slice_gemm_compute(x->cfg, k, m, n, kd);
     return npu_slice_compute_cost(k, x->S, split, m, n, taps, kd);
 }
 
