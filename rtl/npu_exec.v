@@ -267,7 +267,7 @@ module npu_exec #(
     npu_exec_ldw #(.S(S), .SPM_AW(SPM_AW), .SPM_WORDS(SPM_WORDS)) u_ldw (
         .clk(clk), .rst_n(rst_n), .issue(issue_ldw), .bank(f_bank), .mode(f_mode), .k(ld_k),
         .klo(ld_klo), .stride(ld_stride), .cmask(ld_cmask), .bhi(ld_bhi), .base(ld_base), .base2(ld_base2), .mono(ld_mono), .addr(ld_addr),
-        .push_in({t_psh_nxt, t_psh_prv}), .wave_early(issue_wave && wave_w_early), .wpend(wpend),
+        .push_in({t_psh_nxt, t_psh_prv}), .wave_early(issue_wave && wave_w_early), .wave_bank(f_bank), .wpend(wpend),
         .bank_lmode(bank_lmode), .bank_since(bank_since), .wok(wok), .wearly(wearly), .bank_mode(bank_mode), .act(ldw_act), .ready(ldw_rdy),
         .act_bank(ldw_bank), .done(ldw_done), .commit(ldw_cmt), .committed(ldw_cmtd), .push(ldw_push), .busy(ldw_busy), .shifting(ldw_shift),
         .rd_req(rdw_req), .rd_addr(rdw_addr), .rd_gnt(rdw_gnt), .rd_data(rdw_data),

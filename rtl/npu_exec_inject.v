@@ -32,6 +32,7 @@ module npu_exec_inject #(
     input  wire                  ldw_done,
     input  wire                  ldw_cmt,    // the LDW commits: its early waves may inject
     input  wire                  ldw_cmtd,   // the active LDW has committed (checks only)
+    input  wire                  ldw_bank,   // the writing LDW's bank (its commit releases that bank's early waves)
     input  wire [5:0]            r_bank,     // per bank (3 bits): rows retired this cycle
     output wire                  full,
     output wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
@@ -62,7 +63,6 @@ module npu_exec_inject #(
     output reg  [2:0]            in_nrows,   // rows in the slot
     // checks only (NPU_ASSERTS)
     input  wire                  ldw_act,
-    input  wire                  ldw_bank,
     input  wire                  ldw_shift,
     input  wire [1:0]            st_waves    // npu_exec_wave's waves not fully read
 );
@@ -179,10 +179,12 @@ module npu_exec_inject #(
     // like in_sets (the value for the next head, selected by in_last), so the injection decision
     // has no more terms than before early issue
     reg         in_go;
-    wire        ldw_rel  = ldw_cmt || ldw_done;   // waves issued early after the commit: done
-    wire [1:0]  early_nx = ldw_rel ? 2'b00
-                         : (issue ? (wq_wr ? {early, wq_early[0]} : {wq_early[1], early})
-                                  : wq_early);
+    // The writing LDW's commit (or completion) releases the early waves on its bank (ldw_bank);
+    // those on the pending LDW's bank wait for its own.
+    wire        ldw_rel  = ldw_cmt || ldw_done;
+    wire [1:0]  early_is = issue ? (wq_wr ? {early, wq_early[0]} : {wq_early[1], early}) : wq_early;
+    wire [1:0]  bank_is  = {(issue && wq_wr) ? bank : wq_bank[1], (issue && !wq_wr) ? bank : wq_bank[0]};
+    wire [1:0]  early_nx = early_is & ~({2{ldw_rel}} & ~(bank_is ^ {2{ldw_bank}}));
     wire [1:0]  cnt_s   = wq_cnt + {1'b0, issue};
     assign      inj     = in_go && in_mode == amode && (in_need & lbh_empty) == 4'd0;
     assign      in_last = inj && !lt_step[0];
@@ -227,14 +229,13 @@ module npu_exec_inject #(
             if (issue) begin
                 wq_mode[wq_wr]  <= wv_mode;
                 wq_bank[wq_wr]  <= bank;
-                wq_early[wq_wr] <= early;
                 wq_acc[wq_wr]   <= wv_acc;
                 wq_len[wq_wr]   <= wv_len;
                 wq_ob[wq_wr]    <= wv_ob;
                 wq_pass[wq_wr]  <= wv_pass;
                 wq_wr <= ~wq_wr;
             end
-            if (ldw_rel) wq_early <= 2'b00;   // after the issue above: the LDW committed
+            wq_early <= early_nx;             // the issue above, less the released ones
             wq_cnt  <= wq_cnt + {1'b0, issue} - {1'b0, in_last};
             in_sets <= in_last ? lt_next : inj ? lt_step : lt_same;
             in_go   <= in_last ? cnt_s != 2'd1 && !early_nx[~wq_in] : cnt_s != 2'd0 && !early_nx[wq_in];
@@ -271,7 +272,7 @@ module npu_exec_inject #(
     assign bank_since = {bsince[1], bsince[0]};   // FW_ = 7: 8 bits each
     assign busy      = wq_cnt != 2'd0 || infl[0] != 16'd0 || infl[1] != 16'd0;
 
-    wire unused = &{1'b0, ldw_act, ldw_bank, ldw_shift, ldw_cmtd, st_waves};
+    wire unused = &{1'b0, ldw_act, ldw_shift, ldw_cmtd, st_waves};
 
 `ifdef NPU_ASSERTS
     always @(posedge clk) if (rst_n) begin

@@ -28,7 +28,9 @@
 // Two LDWs overlap: the writer (act: it writes its bank, commits, completes) and a pending one,
 // issued once the writer's rows have all been requested (ready), on the other bank: the pending
 // LDW reads its rows meanwhile (they queue in the LBUF_Vs behind the writer's) and becomes the
-// writer when the writer completes. WAVEs issue early only on the writer's bank.
+// writer when the writer completes. WAVEs issue early on either LDW's bank (each LDW counts its
+// own, w_early and nx_early): the next LDW's WAVE leaves the EXEC head while that LDW is still
+// pending, so the LDW after it is checked and issues as soon as the loader is ready.
 module npu_exec_ldw #(
     parameter S         = 8,
     parameter SPM_AW    = 12,
@@ -51,7 +53,8 @@ module npu_exec_ldw #(
     input  wire                  mono,       // one row a cycle (the 1G1C baseline's preload)
     input  wire [31:0]           addr,       // SPM address of row k-1 (the range check's last word; checks only)
     input  wire [1:0]            push_in,    // token pushes {next, prev}
-    input  wire                  wave_early, // a WAVE issues early on the active LDW's bank
+    input  wire                  wave_early, // a WAVE issues early (on a bank an LDW in flight loads)
+    input  wire                  wave_bank,  // its bank
     input  wire [3:0]            wpend,      // per bank (2 bits): waves issued, not fully injected
     input  wire [3:0]            bank_lmode, // per bank (2 bits): mode of its last injected row
     input  wire [15:0]           bank_since, // per bank (8 bits): cycles since then, less one (saturating at 2S)
@@ -107,6 +110,7 @@ module npu_exec_ldw #(
     reg  [1:0]   ldw_lanes;          // {forced, high}: 0x = the mode's halves, 10 low, 11 high
     reg          ldw_pair;           // streams A and B in parallel (the reading LDW)
     reg          nx_vld, nx_bank;    // the pending LDW (issued behind the writer)
+    reg  [1:0]   nx_early;           // early waves on the pending LDW's bank (issued after it)
     reg  [3:0]   nx_mask;
     reg  [1:0]   nx_push;
     reg  [FW_:0] sh_cnt [0:3];       // rows decided for each core (the next row decided)
@@ -261,24 +265,29 @@ module npu_exec_ldw #(
     wire       wa_n = (ldw_act && !ldw_done) || promote;
     wire       wb_n = promote ? nx_bank : ldw_bank;
     wire [3:0] wm_n = promote ? nx_mask : ldw_mask;
-    // wok_q / wearly_q (issue): bank b loaded, or loading by the writer to a full cover
+    wire       pa_n = nx_vld && !promote;            // the pending one (an issue: a cycle late)
+    // wok_q / wearly_q (issue): bank b loaded, or loading by an LDW in flight to a full cover
     genvar wb;
     generate
         for (wb = 0; wb < 2; wb = wb + 1) begin : g_wok
             wire [3:0] ld_n  = (ldw_done && ldw_bank == wb[0]) ? (loaded4[wb] | ldw_mask) : loaded4[wb];
             wire       act_n = wa_n && wb_n == wb[0];
+            wire       pnd_n = pa_n && nx_bank == wb[0];
+            wire       cov_n = (act_n && (ld_n | wm_n) == 4'b1111) || (pnd_n && (ld_n | nx_mask) == 4'b1111);
             always @(posedge clk) begin
-                wearly_q[wb] <= rst_n && act_n && (ld_n | wm_n) == 4'b1111;
-                wok_q[wb]    <= rst_n && ((ld_n == 4'b1111 && !act_n) || (act_n && (ld_n | wm_n) == 4'b1111));
+                wearly_q[wb] <= rst_n && cov_n;
+                wok_q[wb]    <= rst_n && ((ld_n == 4'b1111 && !act_n && !pnd_n) || cov_n);
             end
         end
     endgenerate
+    wire e_wr = wave_early && ldw_act && wave_bank == ldw_bank;   // early on the writer's bank
+    wire e_nx = wave_early && nx_vld && wave_bank == nx_bank;     // early on the pending one's
 
     integer i;
     always @(posedge clk) begin
         if (!rst_n) begin
             ldw_act <= 1'b0; loaded4[0] <= 4'b0000; loaded4[1] <= 4'b0000; cmt_q <= 1'b0;
-            w_early <= 2'd0; nx_vld <= 1'b0; lmode_q <= MODE_FW; dsince <= FC;
+            w_early <= 2'd0; nx_vld <= 1'b0; nx_early <= 2'd0; lmode_q <= MODE_FW; dsince <= FC;
             for (i = 0; i < 4; i = i + 1) begin sh_cnt[i] <= 0; pend[i] <= 0; wr_cnt[i] <= 0; end
         end else begin
             // the reading LDW's request tags and its bank's mode
@@ -296,7 +305,7 @@ module npu_exec_ldw #(
             if (iss_w || promote) begin
                 ldw_act    <= 1'b1;
                 cmt_q      <= 1'b0;
-                w_early    <= 2'd0;
+                w_early    <= promote ? nx_early + {1'b0, e_nx} : 2'd0;
                 ldw_bank   <= iss_w ? bank : nx_bank;
                 ldw_mask   <= iss_w ? ld_mask : nx_mask;
                 ldw_push   <= iss_w ? push_in : nx_push;
@@ -305,7 +314,7 @@ module npu_exec_ldw #(
             end else begin
                 for (i = 0; i < 4; i = i + 1)
                     if (dec[i]) sh_cnt[i] <= sh_cnt[i] + 1'b1;
-                if (wave_early) w_early <= w_early + 2'd1;
+                if (e_wr) w_early <= w_early + 2'd1;
                 if (cmt_now)    cmt_q <= 1'b1;
                 if (ldw_done) begin
                     w_early <= 2'd0;
@@ -326,12 +335,15 @@ module npu_exec_ldw #(
                 dsince  <= dsince + 1'b1;
             end
             if (iss_n) begin
-                nx_vld  <= 1'b1;
-                nx_bank <= bank;
-                nx_mask <= ld_mask;
-                nx_push <= push_in;
+                nx_vld   <= 1'b1;
+                nx_bank  <= bank;
+                nx_mask  <= ld_mask;
+                nx_push  <= push_in;
+                nx_early <= 2'd0;
             end else if (promote) begin
-                nx_vld  <= 1'b0;
+                nx_vld   <= 1'b0;
+            end else if (e_nx) begin
+                nx_early <= nx_early + 2'd1;
             end
         end
     end
@@ -367,13 +379,16 @@ module npu_exec_ldw #(
         if (b_vld && !ldw_pair)           `NPU_ASSERT_FAIL("LDW stream B requested outside a pair load")
         if ((lbv_pop & lbv_empty) != 4'd0) `NPU_ASSERT_FAIL("LBUF_V popped while empty")
         if (|dec && !bank_free && !cmt_q) `NPU_ASSERT_FAIL("weights decided for a bank in use")
+        if (wave_early && !e_wr && !e_nx)  `NPU_ASSERT_FAIL("early WAVE on a bank no LDW in flight loads")
         if (ldw_done && !cmt_q && !cmt_now)   `NPU_ASSERT_FAIL("LDW done without a commit")
         // the registered bank states (issue) agree with the LDW state, except the cycle after an
         // LDW issued (no WAVE is past its check stages then)
         if (!ldw_iss_q) for (ax = 0; ax < 2; ax = ax + 1)
-            if (wok_q[ax] != ((loaded4[ax] == 4'b1111 && !(ldw_act && ldw_bank == ax[0]))
-                              || (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
-                || wearly_q[ax] != (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111))
+            if (wok_q[ax] != ((loaded4[ax] == 4'b1111 && !(ldw_act && ldw_bank == ax[0]) && !(nx_vld && nx_bank == ax[0]))
+                              || (ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111)
+                              || (nx_vld && nx_bank == ax[0] && (loaded4[ax] | nx_mask) == 4'b1111))
+                || wearly_q[ax] != ((ldw_act && ldw_bank == ax[0] && (loaded4[ax] | ldw_mask) == 4'b1111)
+                                    || (nx_vld && nx_bank == ax[0] && (loaded4[ax] | nx_mask) == 4'b1111)))
                 `NPU_ASSERT_FAIL("registered bank state differs from the LDW state")
         if ((a_vld && !a_zero && {2'd0, a_addr} >= SPM_WORDS34)
             || (b_vld && !b_zero && {2'd0, b_addr} >= SPM_WORDS34))

@@ -386,10 +386,9 @@ Test(est_step, prog_time_wave_rows_collide_in_a_sub_bank)
 /* Tiles of one 14-row HSW wave each, LDWs on alternating banks: the wave streamer reads the
  * wave's rows into the LBUF_H (8 slots deep) while the tile's LDW runs, so rows colliding in a
  * sub-bank (stride 2 from word 0: 4 of 7 slots) cost only what the LDW does not hide against
- * rows that do not (stride 7 from word 16): 20 cycles over the 20 tiles on the RTL at small
- * (step_fidelity --micro "20 lone HSW waves": 296 and 276 cycles; with one LDW at a time they
- * cost nothing). The model charges 37 (it hides less behind an LDW of S + 1 cycles than the
- * RTL's LBUF_H does). Charging every collision to the array (2 cycles a tile, 40) or none fails
+ * rows that do not (stride 7 from word 16): 29 cycles over the 20 tiles on the RTL at small
+ * (step_fidelity --micro "20 lone HSW waves": 296 and 267 cycles; with one LDW at a time they
+ * cost nothing). The model charges 37. Charging every collision to the array (2 cycles a tile, 40) or none fails
  * this. */
 static uint64_t lone_waves(const npu_cfg_t *c, const npu_slice_cost_t *k, unsigned stride, unsigned at)
 {
