@@ -8,11 +8,10 @@
  *    the expected counters' functions), costed by npu_slice_xfer_cost with at least one beat per
  *    SPM word (rows that are not beat-aligned: the realigner / packer stream a word a cycle, the
  *    bursts' cost on top; measured, step_fidelity --micro);
- *  - WAVE: max(r, (r + T) / 2, P) of its slots' cycles r (its longest row set, plus a cycle for
- *    each slot whose rows fall in one SPM sub-bank, rtl/npu_spm.v, when the wave streamer's reads
- *    are late: it reads up to LBUF_H_DEPTH slots ahead of the array; the other weight bank hides half
- *    the turnaround T = 2S + 1; P = S + 2 a LDW / WAVE pair's least, 2S + 2 after a mono LDW (1G1C);
- *    an HSW / ISW tile, S rows deep, T = S + 1 and P = S + 2: measured, prog_time.c) on
+ *  - WAVE: max(r, P) of its slots' cycles r (its longest row set, plus a cycle for each slot
+ *    whose rows fall in one SPM sub-bank, rtl/npu_spm.v, when the wave streamer's reads are late:
+ *    it reads up to LBUF_H_DEPTH slots ahead of the array; a weight bank turns around in a cycle;
+ *    P = S + 1 a LDW / WAVE pair's least, 2S + 1 after a mono LDW (1G1C): measured, prog_time.c) on
  *    the array, which streams the WAVEs in order; WAVEs on one stationary tile (the same bank, no
  *    LDW between) pay that form once over the tile's rows, each right behind the one before; a
  *    tile's first WAVE streams once its LDW's weights are in, the LDW's read steps + 6 cycles after it
