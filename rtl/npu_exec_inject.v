@@ -8,8 +8,9 @@
 //   out: lbh_pop, the injected rows (mode, inj_*: a row of every set in one slot per cycle,
 //        the tag {mode, last, bank, acc, OBUF row}); full (two waves queued, no WAVE issues);
 //        per bank the waves not fully injected (wpend), the mode of its last row and the cycles
-//        since it was injected (bank_lmode, bank_since), for the weight loader; the injection decision and its slot (inj, in_last, mode_sw,
-//        in_act, in_mode, in_need, in_cores, in_nrows) for npu_exec_events; busy.
+//        since it was injected (bank_lmode, bank_since), for the weight loader; the injection
+//        decision and its slot (inj, in_last, mode_sw, in_act, in_mode, in_need, in_cores,
+//        in_nrows) for npu_exec_events; busy.
 // A slot goes in when every LBUF_H it needs has data, the wave is not early (wq_early, until
 // its LDW completes) and the array runs the wave's mode; a different mode waits for the mode
 // change gap, then switches (amode). It keeps its own copy of the fields it needs of the (at

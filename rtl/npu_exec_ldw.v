@@ -207,6 +207,7 @@ module npu_exec_ldw #(
     reg          cmt_q;
     wire [3:0]   c_rest, dec, wr;
     wire [3:0]   wr_bank;
+    wire [3:0]   d_in, d_out;        // per core: a decision enters / leaves its delay line
     wire         cmt_now = ldw_act && !cmt_q && bank_free && &c_rest;
     wire         wr_ok   = cmt_q || bank_free;
     genvar c;
@@ -219,6 +220,8 @@ module npu_exec_ldw #(
             if (c == 0) begin : g_now
                 assign wr[c]      = dec[c];
                 assign wr_bank[c] = ldw_bank;
+                assign d_in[c]    = 1'b0;
+                assign d_out[c]   = 1'b0;
                 wire unused_d = &{1'b0, d};
             end else begin : g_delay
                 // the decisions {valid, bank}, inserted at stage S * d - 1, out at stage 0
@@ -238,6 +241,8 @@ module npu_exec_ldw #(
                 end
                 assign wr[c]      = dv[0] || (dec[c] && d == 2'd0);
                 assign wr_bank[c] = dv[0] ? db[0] : ldw_bank;
+                assign d_in[c]    = dec[c] && d != 2'd0;
+                assign d_out[c]   = dv[0];
 `ifdef NPU_ASSERTS
                 // a decision enters behind every earlier one (the mode gaps above): none leaves
                 // in its cycle (d = 0), none shifts into its stage (d = 1 at core 3)
@@ -324,8 +329,7 @@ module npu_exec_ldw #(
             end
             // the write side: rows in the delay lines, the row each core writes next
             for (i = 0; i < 4; i = i + 1) begin
-                pend[i] <= pend[i] + {{FW_{1'b0}}, dec[i] && !(wr[i] && pend[i] == 0)}
-                                   - {{FW_{1'b0}}, wr[i] && pend[i] != 0};
+                pend[i] <= pend[i] + {{FW_{1'b0}}, d_in[i]} - {{FW_{1'b0}}, d_out[i]};
                 if (wr[i]) wr_cnt[i] <= (wr_cnt[i] == SC - 1'b1) ? {(FW_+1){1'b0}} : wr_cnt[i] + 1'b1;
             end
             if (|dec) begin

@@ -322,10 +322,6 @@ static uint64_t wave_cols(const npu_cfg_t *cfg, const npu_fields_t *f)
     return split && f->n > (unsigned)cfg->s ? (uint64_t)cfg->s : (uint64_t)f->n;
 }
 
-/* Q16 cycles of a stationary tile's waves of r slots in all (those after one LDW, read in `steps`
- * cycles; f one of them): max(r, P) (npu_slice_wave_time, above). */
-static uint64_t tile_time(uint64_t r, uint64_t steps) { return npu_slice_wave_time(r, steps); }
-
 /* The cycles a plain DRAIN loses to SPM sub-bank conflicts at its real addresses
  * (npu_slice_drain_stalls: the drain engine's pair choice, exact against the RTL); for the skinny
  * form when it is the emitters' (split_rows = rows = ceil((rows + hi_rows) / 2)). A narrow DRAIN
@@ -568,7 +564,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             uint64_t end = wave_fed(cfg, s, i, s->streamed);
             s->tile_rows += end - s->streamed;
             s->rows_end = end;
-            s->array_free = max64(s->rows_end, s->tile_start + tile_time(s->tile_rows, s->ldw_steps));
+            s->array_free = max64(s->rows_end, s->tile_start + npu_slice_wave_time(s->tile_rows, s->ldw_steps));
         } else {
             s->streamed = max64(max64(t, s->array_free), s->ldw_ready);
             uint64_t end = wave_fed(cfg, s, i, s->streamed);
@@ -577,7 +573,7 @@ static uint64_t obuf_run(const npu_cfg_t *cfg, pt_state_t *s, size_t i, uint64_t
             s->tile_start = s->streamed;
             s->tile_rows = end - s->streamed;
             s->rows_end = end;
-            s->array_free = s->streamed + tile_time(s->tile_rows, s->ldw_steps);
+            s->array_free = s->streamed + npu_slice_wave_time(s->tile_rows, s->ldw_steps);
         }
         for (size_t r = lo; r < hi; r++)
             s->ob_ready[r] = s->rows_end + res_latency(cfg);
@@ -783,7 +779,7 @@ static int prepare(const npu_cfg_t *cfg, const npu_slice_cost_t *k, const npu_in
             steps = ldw_steps(cfg, &s->f[i]);
         if (s->f[i].op == NPU_OP_WAVE) {
             s->wrows[i] = wave_cycles(cfg, &s->f[i]);
-            s->dur[i] = tile_time(s->wrows[i], steps);
+            s->dur[i] = npu_slice_wave_time(s->wrows[i], steps);
         }
         if (s->f[i].op == NPU_OP_LOAD || s->f[i].op == NPU_OP_STORE) {
             int st = s->f[i].op == NPU_OP_STORE;

@@ -205,10 +205,11 @@ uint64_t npu_slice_compute_cost(const npu_slice_cost_t *k, int S, int split, int
  * 1G4C cuts each block into S x S sub-tiles, each four core-masked LDWs and one ISW wave. A wave
  * of r rows takes npu_slice_wave_time: max(r, the LDW's steps + NPU_SLICE_LDW_C) (an LDW reads
  * its rows while the one before writes, 2S steps for 1G1C's mono LDWs, S for the others: short
- * waves at small S); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_ONE_C each (one at a time: one bank). FlexSA adds the mode-change
- * gaps of its serpentine wave order (npu_flexsa_mode_gap, S per unit, plus the switch cycle),
- * each change costed as the mean of its two directions (every other chunk runs the order
- * backwards). */
+ * waves at small S); a 1G4C sub-tile at least its four LDWs, S + NPU_SLICE_LDW_ONE_C each (one
+ * at a time: one bank). FlexSA adds the mode-change gaps of its serpentine wave order
+ * (npu_flexsa_mode_gap, S per unit, plus the switch cycle), each change costed as the mean of its
+ * two directions (every other chunk runs the order backwards), and the SPM sub-bank collisions of
+ * its HSW / VSW / ISW waves' sets (npu_slice_wave_collisions). */
 uint64_t npu_slice_gemm_compute(const npu_cfg_t *cfg, const npu_slice_cost_t *k, int64_t m, int64_t n, int64_t kd);
 
 /* Cycles a wave's slots lose to SPM sub-bank collisions: slot t reads row t of each of its nsets
